@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# The test command: build (normal and ASan+UBSan) and run every test under ctest.
+# GPU tests report "skipped" on machines without a GPU.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+jobs=$(nproc 2>/dev/null || echo 2)
+
+if [ ! -x /usr/local/cuda/bin/nvcc ] && ! command -v nvcc >/dev/null 2>&1; then
+  echo "vramtrace tests: the CUDA toolkit (nvcc, CUPTI) was not found at /usr/local/cuda;" >&2
+  echo "install CUDA 13 or put nvcc on PATH" >&2
+  exit 2
+fi
+export PATH="/usr/local/cuda/bin:$PATH"
+
+echo "== build (RelWithDebInfo) =="
+cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo
+cmake --build build -j"$jobs"
+echo "== tests =="
+ctest --test-dir build --output-on-failure -j"$jobs" --timeout 900
+
+echo "== build (ASan+UBSan) =="
+cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DVT_SANITIZE=ON -DVT_BUILD_SAMPLES=OFF -DVT_BUILD_BENCH=OFF
+cmake --build build-asan -j"$jobs"
+echo "== tests under ASan+UBSan (core, analyzer) =="
+ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+  ctest --test-dir build-asan --output-on-failure -j"$jobs" -L 'core|analyzer' --timeout 900

@@ -1,0 +1,164 @@
+/* Trace schema creation, version stamping and validation, shared by the tracer and the analyzer. */
+#include "schema.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* Insert one enum_api row per VT_API_LIST entry. */
+static int insert_api_enum(sqlite3 *db)
+{
+    sqlite3_stmt *pStmt = NULL;
+    int rc = sqlite3_prepare_v2(db, "INSERT INTO enum_api(id, name, family) VALUES(?,?,?)", -1,
+                                &pStmt, NULL);
+    if (rc != SQLITE_OK) return rc;
+#define VT__API_ROW(id, name, family)                                  \
+    if (rc == SQLITE_OK) {                                             \
+        sqlite3_bind_int(pStmt, 1, id);                                \
+        sqlite3_bind_text(pStmt, 2, name, -1, SQLITE_STATIC);          \
+        sqlite3_bind_text(pStmt, 3, family, -1, SQLITE_STATIC);        \
+        rc = sqlite3_step(pStmt) == SQLITE_DONE ? SQLITE_OK : SQLITE_ERROR; \
+        sqlite3_reset(pStmt);                                          \
+    }
+    VT_API_LIST(VT__API_ROW)
+#undef VT__API_ROW
+    sqlite3_finalize(pStmt);
+    return rc;
+}
+
+int vt__schema_create(sqlite3 *db, char **zErr)
+{
+    char zPragma[128];
+    int rc = sqlite3_exec(db, "BEGIN", NULL, NULL, zErr);
+    if (rc != SQLITE_OK) return rc;
+    rc = sqlite3_exec(db, VT_SCHEMA_DDL, NULL, NULL, zErr);
+    if (rc == SQLITE_OK) rc = insert_api_enum(db);
+    if (rc == SQLITE_OK) {
+        snprintf(zPragma, sizeof zPragma, "PRAGMA user_version=%d; PRAGMA application_id=%d;",
+                 VT_SCHEMA_VERSION, VT_SCHEMA_APPLICATION_ID);
+        rc = sqlite3_exec(db, zPragma, NULL, NULL, zErr);
+    }
+    if (rc == SQLITE_OK) {
+        char zVer[16];
+        snprintf(zVer, sizeof zVer, "%d", VT_SCHEMA_VERSION);
+        rc = vt__meta_set(db, "schema_version", zVer);
+    }
+    if (rc == SQLITE_OK) return sqlite3_exec(db, "COMMIT", NULL, NULL, zErr);
+    sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+    return rc;
+}
+
+/* Run a single-integer query; returns SQLite code, value in *pOut. */
+static int query_int(sqlite3 *db, const char *zSql, long long *pOut)
+{
+    sqlite3_stmt *pStmt = NULL;
+    int rc = sqlite3_prepare_v2(db, zSql, -1, &pStmt, NULL);
+    if (rc != SQLITE_OK) return rc;
+    rc = sqlite3_step(pStmt);
+    if (rc == SQLITE_ROW) {
+        *pOut = sqlite3_column_int64(pStmt, 0);
+        rc = SQLITE_OK;
+    } else if (rc == SQLITE_DONE) {
+        *pOut = 0;
+        rc = SQLITE_OK;
+    }
+    sqlite3_finalize(pStmt);
+    return rc;
+}
+
+enum vt_schema_status vt__schema_check(sqlite3 *db, int *pVersion, char *zMsg, size_t nMsg)
+{
+    static const char *const azTable[] = {"meta", "device", "string", "memory_event", "memcpy",
+                                          "memset", "kernel", "nvtx_range", "oom_event", "dropped"};
+    long long appId = 0, version = 0, nTables = 0;
+    int rc;
+    size_t i;
+
+    if (pVersion) *pVersion = 0;
+    rc = query_int(db, "PRAGMA application_id", &appId);
+    if (rc == SQLITE_NOTADB) {
+        snprintf(zMsg, nMsg, "not an SQLite database");
+        return VT_SCHEMA_NOT_SQLITE;
+    }
+    if (rc != SQLITE_OK) {
+        snprintf(zMsg, nMsg, "cannot read database: %s", sqlite3_errstr(rc));
+        return rc == SQLITE_CORRUPT ? VT_SCHEMA_CORRUPT : VT_SCHEMA_NOT_SQLITE;
+    }
+    rc = query_int(db, "SELECT count(*) FROM sqlite_schema", &nTables);
+    if (rc != SQLITE_OK) {
+        snprintf(zMsg, nMsg, "database is damaged: %s", sqlite3_errstr(rc));
+        return rc == SQLITE_NOTADB ? VT_SCHEMA_NOT_SQLITE : VT_SCHEMA_CORRUPT;
+    }
+    if (appId != VT_SCHEMA_APPLICATION_ID) {
+        snprintf(zMsg, nMsg, nTables ? "an SQLite database, but not a vramtrace trace"
+                                     : "an empty SQLite database, not a vramtrace trace");
+        return VT_SCHEMA_FOREIGN;
+    }
+    rc = query_int(db, "PRAGMA user_version", &version);
+    if (rc != SQLITE_OK) {
+        snprintf(zMsg, nMsg, "cannot read schema version: %s", sqlite3_errstr(rc));
+        return VT_SCHEMA_CORRUPT;
+    }
+    if (pVersion) *pVersion = (int)version;
+    if (version > VT_SCHEMA_VERSION) {
+        snprintf(zMsg, nMsg,
+                 "trace schema version %lld is newer than this vramtrace reads (%d): upgrade "
+                 "vramtrace",
+                 version, VT_SCHEMA_VERSION);
+        return VT_SCHEMA_NEWER;
+    }
+    if (version < 1) {
+        snprintf(zMsg, nMsg, "trace has no schema version: incomplete or damaged");
+        return VT_SCHEMA_CORRUPT;
+    }
+    for (i = 0; i < sizeof azTable / sizeof azTable[0]; i++) {
+        char zSql[160];
+        long long n = 0;
+        snprintf(zSql, sizeof zSql,
+                 "SELECT count(*) FROM sqlite_schema WHERE type='table' AND name='%s'", azTable[i]);
+        if (query_int(db, zSql, &n) != SQLITE_OK || n != 1) {
+            snprintf(zMsg, nMsg, "trace is damaged: table '%s' is missing", azTable[i]);
+            return VT_SCHEMA_CORRUPT;
+        }
+    }
+    return VT_SCHEMA_OK;
+}
+
+int vt__schema_index(sqlite3 *db)
+{
+    return sqlite3_exec(db, VT_SCHEMA_INDEXES, NULL, NULL, NULL);
+}
+
+int vt__meta_set(sqlite3 *db, const char *zKey, const char *zValue)
+{
+    sqlite3_stmt *pStmt = NULL;
+    int rc = sqlite3_prepare_v2(db, "INSERT OR REPLACE INTO meta(key, value) VALUES(?, ?)", -1,
+                                &pStmt, NULL);
+    if (rc != SQLITE_OK) return rc;
+    sqlite3_bind_text(pStmt, 1, zKey, -1, SQLITE_STATIC);
+    sqlite3_bind_text(pStmt, 2, zValue, -1, SQLITE_STATIC);
+    rc = sqlite3_step(pStmt);
+    sqlite3_finalize(pStmt);
+    return rc == SQLITE_DONE ? SQLITE_OK : rc;
+}
+
+int vt__meta_get(sqlite3 *db, const char *zKey, char *zOut, size_t nOut)
+{
+    sqlite3_stmt *pStmt = NULL;
+    int found = -1;
+    if (sqlite3_prepare_v2(db, "SELECT value FROM meta WHERE key = ?", -1, &pStmt, NULL) !=
+        SQLITE_OK)
+        return -1;
+    sqlite3_bind_text(pStmt, 1, zKey, -1, SQLITE_STATIC);
+    switch (sqlite3_step(pStmt)) {
+    case SQLITE_ROW: {
+        const unsigned char *z = sqlite3_column_text(pStmt, 0);
+        snprintf(zOut, nOut, "%s", z ? (const char *)z : "");
+        found = 1;
+        break;
+    }
+    case SQLITE_DONE: found = 0; break;
+    default: found = -1; break;
+    }
+    sqlite3_finalize(pStmt);
+    return found;
+}
