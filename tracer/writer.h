@@ -1,0 +1,154 @@
+/* Internal: the trace writer — one thread that decodes CUPTI buffers and host records into SQLite. */
+#ifndef VT_TRACER_WRITER_H
+#define VT_TRACER_WRITER_H
+
+/*
+ * Contract between the CUPTI glue (inject.c) and the core (writer.c, decode.c).
+ * The glue never touches SQLite; the writer never calls CUPTI. Everything here is
+ * exercised by tests without a GPU by feeding real CUPTI record structs.
+ *
+ * Threading: every vt__writer_* function except open/start/close/abandon may be
+ * called from any thread, including CUPTI callbacks, concurrently. They never
+ * block on I/O: records go into bounded queues; when a queue is full the record
+ * is dropped and counted (written later as a `dropped` row, source VT_DROP_QUEUE).
+ *
+ * Memory bound: activity buffers handed out by vt__writer_buffer_alloc plus the
+ * host-record ring never exceed cfg.max_memory bytes.
+ */
+#include <stddef.h>
+#include <stdint.h>
+
+struct vt_writer;
+
+struct vt_writer_config {
+    size_t cbSize;            /* sizeof(struct vt_writer_config): lets the struct grow */
+    size_t buffer_size;       /* bytes per CUPTI activity buffer (default 4 MiB) */
+    size_t max_memory;        /* bound on buffers + host ring, bytes (default 256 MiB) */
+    size_t host_ring_records; /* capacity of the host-record ring (default 65536) */
+    unsigned flush_ms;        /* commit at least this often (default 500 ms; <= 1000) */
+    unsigned batch_rows;      /* commit after this many rows (default 50000) */
+};
+
+/* Host-side record types (from CUPTI callbacks), see struct vt_hrec. */
+enum vt_hrec_type {
+    VT_HREC_API_CALL = 1, /* -> api_call */
+    VT_HREC_OOM,          /* -> oom_event */
+    VT_HREC_MEMORY,       /* -> memory_event (VMM and other events seen only in callbacks) */
+    VT_HREC_BUFFER_USE,   /* -> buffer_use */
+    VT_HREC_DROPPED,      /* -> dropped */
+    VT_HREC_OVERHEAD,     /* -> overhead (source 'vramtrace') */
+    VT_HREC_STACK,        /* -> stack + frame (one new deduplicated stack) */
+    VT_HREC_DEVICE,       /* -> device */
+    VT_HREC_META,         /* -> meta */
+};
+
+struct vt_frame {
+    int kind;          /* VT_FRAME_NATIVE or VT_FRAME_PYTHON */
+    uint64_t pc;       /* native: return address; python: 0 */
+    char *zFunction;   /* heap strings, owned by the writer after submit; may be NULL */
+    char *zFile;
+    char *zModule;
+    int line;          /* 0 if unknown */
+};
+
+struct vt_hrec {
+    int type; /* enum vt_hrec_type */
+    union {
+        struct { /* VT_HREC_API_CALL */
+            int api; uint32_t correlation; uint64_t start, end; int64_t thread;
+            int device; int status; uint64_t bytes, ptr, src, dst, stream; int64_t stack_id;
+        } api;
+        struct { /* VT_HREC_OOM */
+            uint64_t ts; int api; uint32_t correlation; int device; int status;
+            uint64_t bytes, free_bytes, total_bytes; int64_t thread; int64_t stack_id;
+        } oom;
+        struct { /* VT_HREC_MEMORY */
+            uint64_t ts; int op, mem_kind; uint64_t address, bytes; int device;
+            uint32_t correlation; int api; uint64_t handle; int64_t thread; int64_t stack_id;
+        } mem;
+        struct { /* VT_HREC_BUFFER_USE */
+            uint32_t correlation; int kind; uint64_t address, ts; int device;
+        } use;
+        struct { /* VT_HREC_DROPPED; zWhat is a static string */
+            uint64_t ts; int source; const char *zWhat; uint64_t count;
+        } dropped;
+        struct { /* VT_HREC_OVERHEAD; zKind is a static string */
+            const char *zKind; uint64_t start, end, count;
+        } overhead;
+        struct { /* VT_HREC_STACK; aFrame is heap, owned by the writer after submit */
+            int64_t id; uint64_t hash; int nFrame; struct vt_frame *aFrame;
+        } stack;
+        struct { /* VT_HREC_DEVICE */
+            int id; char zName[128]; char zUuid[40]; uint64_t total_bytes;
+            int cc_major, cc_minor, sm_count, pci_bus, pci_device; uint64_t bandwidth_kbps;
+        } device;
+        struct { /* VT_HREC_META; zValue is heap, owned by the writer after submit */
+            char zKey[64]; char *zValue;
+        } meta;
+    } u;
+};
+
+/* Fill *cfg with defaults. */
+void vt__writer_config_default(struct vt_writer_config *cfg);
+
+/*
+ * Create the trace file at zPath (already opened securely by the caller as fd,
+ * mode 0600, see outfile.h) and its schema. Does not start the thread.
+ * Returns NULL and writes a one-line reason into zErr on failure.
+ */
+struct vt_writer *vt__writer_open(const char *zPath, const struct vt_writer_config *cfg,
+                                  char *zErr, size_t nErr);
+
+/* Start the writer thread (all signals blocked in it). Returns 0 or -errno. */
+int vt__writer_start(struct vt_writer *w);
+
+/*
+ * Hand out one activity buffer for CUPTI (8-byte aligned, *pSize bytes).
+ * Returns NULL when the memory bound is reached: CUPTI then drops records and
+ * counts them itself (the glue reports that count with VT_HREC_DROPPED).
+ */
+uint8_t *vt__writer_buffer_alloc(struct vt_writer *w, size_t *pSize);
+
+/*
+ * Give a completed CUPTI buffer to the writer (ownership passes; validSize bytes
+ * of records). A buffer with validSize == 0 is just returned to the pool.
+ */
+void vt__writer_buffer_submit(struct vt_writer *w, uint8_t *pBuf, size_t validSize);
+
+/* Queue one host record (copied; heap pointers inside pass to the writer). Returns 0, or -1 if dropped. */
+int vt__writer_submit(struct vt_writer *w, const struct vt_hrec *rec);
+
+/* Records dropped so far at the queue (for tests and the exit summary). */
+uint64_t vt__writer_dropped(const struct vt_writer *w);
+
+/*
+ * Drain everything queued, commit, create read indexes, write the closing meta
+ * rows (end time, counts), close the database and free w. Waits at most
+ * timeout_ms for the thread; past it, abandons what is left (counted). Returns 0
+ * or a negative code.
+ */
+int vt__writer_close(struct vt_writer *w, unsigned timeout_ms);
+
+/*
+ * In a forked child: forget w without touching its database, thread or locks
+ * (they belong to the parent). Memory is leaked on purpose: it may be in an
+ * inconsistent state.
+ */
+void vt__writer_abandon(struct vt_writer *w);
+
+/* pthread_atfork support: the glue calls these from its prepare/parent handlers. */
+void vt__writer_fork_prepare(struct vt_writer *w);
+void vt__writer_fork_parent(struct vt_writer *w);
+
+/* Decoding statistics, for tests and `info`. */
+struct vt_writer_stats {
+    uint64_t records_decoded; /* CUPTI activity records seen */
+    uint64_t records_unknown; /* activity kinds we do not store */
+    uint64_t rows_written;
+    uint64_t commits;
+    uint64_t dropped_queue;
+    uint64_t dropped_writer;
+};
+void vt__writer_stats(const struct vt_writer *w, struct vt_writer_stats *pStats);
+
+#endif
