@@ -1,0 +1,48 @@
+/* The vramtrace command: dispatch to the record, analyze, info, sql and export subcommands. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+
+static const struct {
+    const char *zName;
+    int (*xRun)(int, char **);
+    const char *zSummary;
+} aCmd[] = {
+    {"record", vt__cmd_record, "run a command under the tracer, one trace per process"},
+    {"analyze", vt__cmd_analyze, "find leaks, retained memory, spikes, slow copies and OOM causes"},
+    {"info", vt__cmd_info, "devices, versions, duration, event counts, drops of a trace"},
+    {"sql", vt__cmd_sql, "run read-only SQL over one or more traces"},
+    {"export", vt__cmd_export, "write a Perfetto / Chrome trace-event JSON file"},
+};
+
+static void usage(FILE *f)
+{
+    size_t i;
+    fprintf(f, "usage: vramtrace COMMAND [OPTIONS] ...\n\n"
+               "Record and explain GPU memory use of CUDA processes.\n\ncommands:\n");
+    for (i = 0; i < sizeof aCmd / sizeof aCmd[0]; i++)
+        fprintf(f, "  %-8s %s\n", aCmd[i].zName, aCmd[i].zSummary);
+    fprintf(f, "\nRun 'vramtrace COMMAND --help' for a command's options.\n"
+               "Exit codes: 0 ok, 1 findings (analyze --fail-on), 2 usage, 3 file missing or\n"
+               "unreadable, 4 not a trace, 5 trace from a newer vramtrace, 6 damaged trace,\n"
+               "7 internal error, 8 tracer library not found; record returns the job's status.\n"
+               "See docs/cli.md.\n");
+}
+
+int main(int argc, char **argv)
+{
+    size_t i;
+    if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
+        usage(argc < 2 ? stderr : stdout);
+        return argc < 2 ? VT_EXIT_USAGE : VT_EXIT_OK;
+    }
+    if (!strcmp(argv[1], "--version")) {
+        printf("vramtrace %s\n", VT_VERSION);
+        return VT_EXIT_OK;
+    }
+    for (i = 0; i < sizeof aCmd / sizeof aCmd[0]; i++)
+        if (!strcmp(argv[1], aCmd[i].zName)) return aCmd[i].xRun(argc - 1, argv + 1);
+    vt__errorf("unknown command '%s' (try 'vramtrace --help')", argv[1]);
+    return VT_EXIT_USAGE;
+}
