@@ -27,6 +27,14 @@ struct vt_writer_config {
     size_t host_ring_records; /* capacity of the host-record ring (default 65536) */
     unsigned flush_ms;        /* commit at least this often (default 500 ms; <= 1000) */
     unsigned batch_rows;      /* commit after this many rows (default 50000) */
+    /*
+     * Iterator over the records of a completed activity buffer: the .so passes a
+     * wrapper of cuptiActivityGetNextRecord; tests pass their own over records
+     * they laid out. Sets *ppRecord to the next record (NULL to start: pass the
+     * previous record back in). Returns 0 for a record, 1 at the end, -1 on a
+     * malformed buffer (the rest of the buffer is counted as dropped).
+     */
+    int (*xNextRecord)(uint8_t *pBuf, size_t validSize, void **ppRecord);
 };
 
 /* Host-side record types (from CUPTI callbacks), see struct vt_hrec. */
