@@ -1,0 +1,6 @@
+# Attribution core: call-site capture and dedup (stack.c), the CPython frame
+# reader found at run time (pyframes.c), the interval index of live allocations
+# (intervals.c). dladdr/dlsym need libdl (part of libc on current glibc).
+target_sources(vtcore PRIVATE
+  ${CMAKE_CURRENT_LIST_DIR}/intervals.c)
+target_link_libraries(vtcore PUBLIC ${CMAKE_DL_LIBS})
