@@ -1,0 +1,381 @@
+/* Printing SQL results as an aligned table, RFC 4180 CSV or JSON, and JSON text helpers. */
+#include "sql.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define TABLE_SAMPLE_ROWS 1000 /* table: rows measured before the widths are fixed */
+
+void vt__json_string(FILE *f, const char *z, int n)
+{
+    const unsigned char *p = (const unsigned char *)z;
+    size_t i, len = n < 0 ? strlen(z) : (size_t)n;
+    fputc('"', f);
+    for (i = 0; i < len; i++) {
+        unsigned c = p[i];
+        if (c == '"' || c == '\\') {
+            fputc('\\', f);
+            fputc((int)c, f);
+        } else if (c < 0x20) {
+            switch (c) {
+            case '\n': fputs("\\n", f); break;
+            case '\r': fputs("\\r", f); break;
+            case '\t': fputs("\\t", f); break;
+            case '\b': fputs("\\b", f); break;
+            case '\f': fputs("\\f", f); break;
+            default: fprintf(f, "\\u%04x", c); break;
+            }
+        } else if (c < 0x80) {
+            fputc((int)c, f);
+        } else {
+            /* Copy a well-formed UTF-8 sequence; anything else becomes U+FFFD. */
+            size_t need = 0, k;
+            unsigned cp;
+            int ok;
+            if (c >= 0xC2 && c <= 0xDF) need = 1;
+            else if (c >= 0xE0 && c <= 0xEF) need = 2;
+            else if (c >= 0xF0 && c <= 0xF4) need = 3;
+            cp = need == 3 ? c & 0x07 : need == 2 ? c & 0x0F : c & 0x1F;
+            ok = need > 0 && i + need < len;
+            for (k = 1; ok && k <= need; k++) {
+                if (i + k >= len || (p[i + k] & 0xC0) != 0x80) ok = 0;
+                else cp = (cp << 6) | (p[i + k] & 0x3F);
+            }
+            /* reject overlong forms, surrogates and values past U+10FFFF */
+            if (ok && ((need == 2 && cp < 0x800) || (need == 3 && cp < 0x10000) || cp > 0x10FFFF ||
+                       (cp >= 0xD800 && cp <= 0xDFFF)))
+                ok = 0;
+            if (ok) {
+                fwrite(p + i, 1, need + 1, f);
+                i += need;
+            } else {
+                fputs("\\ufffd", f);
+            }
+        }
+    }
+    fputc('"', f);
+}
+
+void vt__json_double(FILE *f, double r)
+{
+    char zBuf[64];
+    if (isnan(r) || isinf(r)) {
+        fputs("null", f);
+        return;
+    }
+    snprintf(zBuf, sizeof zBuf, "%.17g", r);
+    /* %.17g never produces a JSON-invalid form for finite values ("1e+20", "-0.5"). */
+    fputs(zBuf, f);
+}
+
+/* Hex text of a blob, sqlite3_malloc'd. */
+static char *blob_hex(const unsigned char *p, int n)
+{
+    char *z = sqlite3_malloc64((sqlite3_uint64)n * 2 + 1);
+    int i;
+    if (!z) return NULL;
+    for (i = 0; i < n; i++) snprintf(z + 2 * i, 3, "%02x", p[i]);
+    z[2 * n] = 0;
+    return z;
+}
+
+/* Text of column i for table and csv output: sqlite3_malloc'd, or NULL for SQL NULL. */
+static char *cell_text(sqlite3_stmt *pStmt, int i)
+{
+    switch (sqlite3_column_type(pStmt, i)) {
+    case SQLITE_NULL: return NULL;
+    case SQLITE_INTEGER: return sqlite3_mprintf("%lld", (long long)sqlite3_column_int64(pStmt, i));
+    case SQLITE_FLOAT: return sqlite3_mprintf("%!.15g", sqlite3_column_double(pStmt, i));
+    case SQLITE_BLOB:
+        return blob_hex(sqlite3_column_blob(pStmt, i), sqlite3_column_bytes(pStmt, i));
+    default: return sqlite3_mprintf("%s", (const char *)sqlite3_column_text(pStmt, i));
+    }
+}
+
+/* Number of display characters (UTF-8 code points) in z. */
+static int utf8_width(const char *z)
+{
+    int n = 0;
+    for (; *z; z++)
+        if (((unsigned char)*z & 0xC0) != 0x80) n++;
+    return n;
+}
+
+/* Byte offset of the first nChar characters of z. */
+static size_t utf8_prefix(const char *z, int nChar)
+{
+    size_t i = 0;
+    int n = 0;
+    while (z[i]) {
+        if (((unsigned char)z[i] & 0xC0) != 0x80) {
+            if (n == nChar) break;
+            n++;
+        }
+        i++;
+    }
+    return i;
+}
+
+/* One table cell: text shown (control characters as spaces), NULL shown as "NULL". */
+struct cell {
+    char *z;
+    int bNum;
+};
+
+struct table {
+    int nCol, maxWidth, *aWidth, *aNum;
+    long long nTrunc;
+};
+
+/* Print one cell padded to width w; truncated (counted) when longer. */
+static void table_cell(FILE *f, struct table *t, int iCol, const char *z, int bLast)
+{
+    int w = t->aWidth[iCol], len = utf8_width(z), pad;
+    size_t nByte = strlen(z);
+    if (w >= 4 && len > w) {
+        nByte = utf8_prefix(z, w - 3);
+        t->nTrunc++;
+        fwrite(z, 1, nByte, f);
+        fputs("...", f);
+        pad = 0;
+    } else {
+        pad = w > len ? w - len : 0;
+        if (t->aNum[iCol]) fprintf(f, "%*s", pad, "");
+        fwrite(z, 1, nByte, f);
+        if (t->aNum[iCol]) pad = 0;
+    }
+    if (!bLast) fprintf(f, "%*s  ", pad, "");
+}
+
+static void table_row(FILE *f, struct table *t, struct cell *aCell)
+{
+    int i;
+    for (i = 0; i < t->nCol; i++) table_cell(f, t, i, aCell[i].z ? aCell[i].z : "NULL", i == t->nCol - 1);
+    fputc('\n', f);
+}
+
+/* Read the current row into aCell (sqlite3_malloc'd strings, control characters blanked). */
+static int table_read(sqlite3_stmt *pStmt, int nCol, struct cell *aCell)
+{
+    int i;
+    for (i = 0; i < nCol; i++) {
+        int type = sqlite3_column_type(pStmt, i);
+        char *z = cell_text(pStmt, i), *p;
+        if (!z && type != SQLITE_NULL) return SQLITE_NOMEM;
+        for (p = z; p && *p; p++)
+            if ((unsigned char)*p < 0x20 || *p == 0x7f) *p = ' ';
+        aCell[i].z = z;
+        aCell[i].bNum = type == SQLITE_INTEGER || type == SQLITE_FLOAT;
+    }
+    return SQLITE_OK;
+}
+
+static void cells_free(struct cell *aCell, size_t n)
+{
+    size_t i;
+    for (i = 0; i < n; i++) sqlite3_free(aCell[i].z);
+}
+
+/* Table output: sample rows, fix widths, print, stream the rest. */
+static int print_table(sqlite3_stmt *pStmt, FILE *f, const struct vt_sql_print *opt,
+                       long long *pnRow)
+{
+    int nCol = sqlite3_column_count(pStmt), rc = SQLITE_OK, i, step = SQLITE_ROW;
+    struct table t = {nCol, opt->maxWidth, NULL, NULL, 0};
+    struct cell *aSample = NULL, *aRow = NULL;
+    size_t nSample = 0, j;
+    long long nRow = 0;
+
+    t.aWidth = calloc((size_t)nCol, sizeof(int));
+    t.aNum = calloc((size_t)nCol, sizeof(int));
+    aSample = calloc((size_t)nCol * TABLE_SAMPLE_ROWS, sizeof(struct cell));
+    aRow = calloc((size_t)nCol, sizeof(struct cell));
+    if (!t.aWidth || !t.aNum || !aSample || !aRow) {
+        rc = SQLITE_NOMEM;
+        goto done;
+    }
+    for (i = 0; i < nCol; i++) {
+        t.aWidth[i] = opt->bHeader ? utf8_width(sqlite3_column_name(pStmt, i)) : 0;
+        t.aNum[i] = -1; /* unknown until a non-NULL value is seen */
+    }
+    while (nSample < TABLE_SAMPLE_ROWS && (step = sqlite3_step(pStmt)) == SQLITE_ROW) {
+        struct cell *a = aSample + nSample * (size_t)nCol;
+        rc = table_read(pStmt, nCol, a);
+        nSample++;
+        if (rc != SQLITE_OK) goto done;
+        for (i = 0; i < nCol; i++) {
+            int w = utf8_width(a[i].z ? a[i].z : "NULL");
+            if (w > t.aWidth[i]) t.aWidth[i] = w;
+            if (a[i].z) t.aNum[i] = (t.aNum[i] != 0) && a[i].bNum;
+        }
+    }
+    for (i = 0; i < nCol; i++) {
+        if (t.aNum[i] < 0) t.aNum[i] = 0;
+        if (opt->maxWidth > 0 && t.aWidth[i] > opt->maxWidth) t.aWidth[i] = opt->maxWidth;
+    }
+    if (opt->bHeader && nCol > 0) {
+        for (i = 0; i < nCol; i++)
+            table_cell(f, &t, i, sqlite3_column_name(pStmt, i), i == nCol - 1);
+        fputc('\n', f);
+        for (i = 0; i < nCol; i++) {
+            int k;
+            for (k = 0; k < t.aWidth[i]; k++) fputc('-', f);
+            if (i < nCol - 1) fputs("  ", f);
+        }
+        fputc('\n', f);
+    }
+    for (j = 0; j < nSample; j++) table_row(f, &t, aSample + j * (size_t)nCol);
+    nRow = (long long)nSample;
+    if (step == SQLITE_ROW) {
+        while ((step = sqlite3_step(pStmt)) == SQLITE_ROW) {
+            rc = table_read(pStmt, nCol, aRow);
+            if (rc == SQLITE_OK) table_row(f, &t, aRow);
+            cells_free(aRow, (size_t)nCol);
+            memset(aRow, 0, sizeof(struct cell) * (size_t)nCol);
+            if (rc != SQLITE_OK) goto done;
+            nRow++;
+        }
+    }
+    if (step != SQLITE_DONE) {
+        rc = step;
+        goto done;
+    }
+    if (nCol > 0) {
+        fprintf(f, "(%lld row%s)\n", nRow, nRow == 1 ? "" : "s");
+        if (t.nTrunc)
+            fprintf(f, "(%lld cell%s cut to %d characters: use --max-width 0 or --format csv for "
+                       "full values)\n",
+                    t.nTrunc, t.nTrunc == 1 ? "" : "s", opt->maxWidth);
+    }
+done:
+    if (aSample) cells_free(aSample, nSample * (size_t)nCol);
+    free(aSample);
+    free(aRow);
+    free(t.aWidth);
+    free(t.aNum);
+    *pnRow = nRow;
+    return rc;
+}
+
+/* One CSV field, quoted when it holds a comma, quote, CR or LF (RFC 4180). */
+static void csv_field(FILE *f, const char *z)
+{
+    const char *p;
+    if (!z) return;
+    if (!strpbrk(z, ",\"\r\n")) {
+        fputs(z, f);
+        return;
+    }
+    fputc('"', f);
+    for (p = z; *p; p++) {
+        if (*p == '"') fputc('"', f);
+        fputc(*p, f);
+    }
+    fputc('"', f);
+}
+
+static int print_csv(sqlite3_stmt *pStmt, FILE *f, const struct vt_sql_print *opt, long long *pnRow)
+{
+    int nCol = sqlite3_column_count(pStmt), i, step;
+    long long nRow = 0;
+    if (opt->bHeader && nCol > 0) {
+        for (i = 0; i < nCol; i++) {
+            if (i) fputc(',', f);
+            csv_field(f, sqlite3_column_name(pStmt, i));
+        }
+        fputc('\n', f);
+    }
+    while ((step = sqlite3_step(pStmt)) == SQLITE_ROW) {
+        for (i = 0; i < nCol; i++) {
+            char *z = cell_text(pStmt, i);
+            if (!z && sqlite3_column_type(pStmt, i) != SQLITE_NULL) {
+                *pnRow = nRow;
+                return SQLITE_NOMEM;
+            }
+            if (i) fputc(',', f);
+            csv_field(f, z);
+            sqlite3_free(z);
+        }
+        fputc('\n', f);
+        nRow++;
+    }
+    *pnRow = nRow;
+    return step == SQLITE_DONE ? SQLITE_OK : step;
+}
+
+/*
+ * JSON keys: the column names, a repeated name gets ":2", ":3"... so that no
+ * object holds a duplicate key. Returns an array of sqlite3_malloc'd strings.
+ */
+static char **json_keys(sqlite3_stmt *pStmt, int nCol)
+{
+    char **azKey = calloc((size_t)(nCol ? nCol : 1), sizeof(char *));
+    int i, j;
+    if (!azKey) return NULL;
+    for (i = 0; i < nCol; i++) {
+        const char *zName = sqlite3_column_name(pStmt, i);
+        int nSame = 1;
+        for (j = 0; j < i; j++)
+            if (strcmp(sqlite3_column_name(pStmt, j), zName) == 0) nSame++;
+        azKey[i] = nSame > 1 ? sqlite3_mprintf("%s:%d", zName, nSame) : sqlite3_mprintf("%s", zName);
+        if (!azKey[i]) {
+            for (j = 0; j < i; j++) sqlite3_free(azKey[j]);
+            free(azKey);
+            return NULL;
+        }
+    }
+    return azKey;
+}
+
+static int print_json(sqlite3_stmt *pStmt, FILE *f, long long *pnRow)
+{
+    int nCol = sqlite3_column_count(pStmt), i, step;
+    long long nRow = 0;
+    char **azKey = json_keys(pStmt, nCol);
+    if (!azKey) return SQLITE_NOMEM;
+    fputc('[', f);
+    while ((step = sqlite3_step(pStmt)) == SQLITE_ROW) {
+        fputs(nRow ? ",\n{" : "\n{", f);
+        for (i = 0; i < nCol; i++) {
+            if (i) fputc(',', f);
+            vt__json_string(f, azKey[i], -1);
+            fputc(':', f);
+            switch (sqlite3_column_type(pStmt, i)) {
+            case SQLITE_NULL: fputs("null", f); break;
+            case SQLITE_INTEGER: fprintf(f, "%lld", (long long)sqlite3_column_int64(pStmt, i)); break;
+            case SQLITE_FLOAT: vt__json_double(f, sqlite3_column_double(pStmt, i)); break;
+            case SQLITE_BLOB: {
+                char *z = blob_hex(sqlite3_column_blob(pStmt, i), sqlite3_column_bytes(pStmt, i));
+                vt__json_string(f, z ? z : "", -1);
+                sqlite3_free(z);
+                break;
+            }
+            default:
+                vt__json_string(f, (const char *)sqlite3_column_text(pStmt, i),
+                                sqlite3_column_bytes(pStmt, i));
+                break;
+            }
+        }
+        fputc('}', f);
+        nRow++;
+    }
+    fputs(nRow ? "\n]\n" : "]\n", f);
+    for (i = 0; i < nCol; i++) sqlite3_free(azKey[i]);
+    free(azKey);
+    *pnRow = nRow;
+    return step == SQLITE_DONE ? SQLITE_OK : step;
+}
+
+int vt__sql_print(sqlite3_stmt *pStmt, FILE *f, const struct vt_sql_print *opt, long long *pnRow)
+{
+    int rc;
+    *pnRow = 0;
+    switch (opt->format) {
+    case VT_SQL_CSV: rc = print_csv(pStmt, f, opt, pnRow); break;
+    case VT_SQL_JSON: rc = print_json(pStmt, f, pnRow); break;
+    default: rc = print_table(pStmt, f, opt, pnRow); break;
+    }
+    if (rc == SQLITE_OK && ferror(f)) rc = SQLITE_IOERR;
+    return rc;
+}
