@@ -1,6 +1,9 @@
 # Attribution core: call-site capture and dedup (stack.c), the CPython frame
 # reader found at run time (pyframes.c), the interval index of live allocations
-# (intervals.c). dladdr/dlsym need libdl (part of libc on current glibc).
+# (intervals.c). dladdr/dlsym need libdl (part of libc on current glibc); no
+# build-time dependency on Python.
 target_sources(vtcore PRIVATE
-  ${CMAKE_CURRENT_LIST_DIR}/intervals.c)
+  ${CMAKE_CURRENT_LIST_DIR}/intervals.c
+  ${CMAKE_CURRENT_LIST_DIR}/pyframes.c
+  ${CMAKE_CURRENT_LIST_DIR}/stack.c)
 target_link_libraries(vtcore PUBLIC ${CMAKE_DL_LIBS})

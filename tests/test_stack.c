@@ -1,0 +1,338 @@
+/* Tests of native call-site capture: dedup into stack ids, symbolization, bounds, lost records, threads. */
+#include "stack.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <limits.h>
+#include <pthread.h>
+
+#include "vt_test.h"
+#include "vramtrace/schema.h"
+
+/* Line of the capture call in vt_test_site_a, for the addr2line check. */
+static int siteALine;
+
+/* Capture sites: exported (the test links with -rdynamic) and never inlined, so dladdr names them. */
+__attribute__((noinline)) int64_t vt_test_site_a(struct vt__sites *s, int depth, struct vt_hrec *pRec)
+{
+    int64_t id;
+    siteALine = __LINE__ + 1;
+    id = vt__site_capture(s, depth, 0, pRec);
+    __asm__ volatile("" ::: "memory"); /* keep the call from becoming a tail call */
+    return id;
+}
+
+__attribute__((noinline)) int64_t vt_test_site_b(struct vt__sites *s, int depth, struct vt_hrec *pRec)
+{
+    int64_t id = vt__site_capture(s, depth, 0, pRec);
+    __asm__ volatile("" ::: "memory");
+    return id;
+}
+
+/* Dispatch through a variable depth of recursion: each n gives a distinct stack. */
+__attribute__((noinline)) int64_t vt_test_site_rec(struct vt__sites *s, int n, struct vt_hrec *pRec)
+{
+    int64_t id = n > 0 ? vt_test_site_rec(s, n - 1, pRec) : vt__site_capture(s, 16, 0, pRec);
+    __asm__ volatile("" ::: "memory");
+    return id;
+}
+
+static void exe_path(char *zOut, size_t nOut)
+{
+    ssize_t n = readlink("/proc/self/exe", zOut, nOut - 1);
+    ASSERT(n > 0);
+    zOut[n] = '\0';
+}
+
+TEST(dedup_same_site)
+{
+    struct vt__sites *s = vt__sites_open(NULL);
+    struct vt_hrec rec;
+    struct vt_sites_stats st;
+    int64_t id = 0, id2;
+    int i;
+    ASSERT(s);
+    /* One call location, so one stack: only the first capture emits a record. */
+    for (i = 0; i < 101; i++) {
+        id2 = vt_test_site_a(s, 16, &rec);
+        ASSERT(id2 >= 1);
+        if (i == 0) {
+            id = id2;
+            ASSERT_EQ(VT_HREC_STACK, rec.type);
+            ASSERT_EQ(id, rec.u.stack.id);
+            ASSERT(rec.u.stack.nFrame >= 3); /* site_a, the test body, the harness, ... */
+            vt__frames_free(rec.u.stack.aFrame, rec.u.stack.nFrame);
+        } else {
+            ASSERT_EQ(id, id2);
+            ASSERT_EQ(0, rec.type); /* already emitted */
+        }
+    }
+    id2 = vt_test_site_b(s, 16, &rec);
+    ASSERT(id2 >= 1);
+    ASSERT_NE(id, id2);
+    ASSERT_EQ(VT_HREC_STACK, rec.type);
+    vt__frames_free(rec.u.stack.aFrame, rec.u.stack.nFrame);
+    vt__sites_stats(s, &st);
+    ASSERT_EQ(102, st.captures);
+    ASSERT_EQ(2, st.stacks);
+    ASSERT_EQ(2, st.emitted);
+    ASSERT_EQ(0, st.undeduped);
+    ASSERT_EQ(0, st.python);
+    vt__sites_close(s);
+}
+
+/* The innermost frame is the caller of vt__site_capture, named, with module and relative pc. */
+TEST(symbolized_frames)
+{
+    struct vt__sites *s = vt__sites_open(NULL);
+    struct vt_hrec rec;
+    char zExe[PATH_MAX], zCmd[PATH_MAX + 128], zOut[512];
+    const struct vt_frame *f;
+    FILE *pPipe;
+    ASSERT(vt_test_site_a(s, 16, &rec) >= 1);
+    ASSERT_EQ(VT_HREC_STACK, rec.type);
+    f = &rec.u.stack.aFrame[0];
+    exe_path(zExe, sizeof zExe);
+    ASSERT_EQ(VT_FRAME_NATIVE, f->kind);
+    ASSERT_STREQ("vt_test_site_a", f->zFunction);
+    ASSERT_STREQ(zExe, f->zModule);
+    ASSERT(f->zFile == NULL);
+    ASSERT_EQ(0, f->line);
+    /* pc is module-relative: inside vt_test_site_a's code once the load bias is added back. */
+    {
+        Dl_info info;
+        ASSERT(dladdr((void *)vt_test_site_a, &info));
+        ASSERT((uint64_t)(uintptr_t)info.dli_fbase + f->pc > (uint64_t)(uintptr_t)vt_test_site_a);
+        ASSERT((uint64_t)(uintptr_t)info.dli_fbase + f->pc < (uint64_t)(uintptr_t)vt_test_site_a + 256);
+    }
+    /* Offline symbolization as documented: addr2line on the module and pc - 1 gives file:line. */
+    snprintf(zCmd, sizeof zCmd, "addr2line -f -e '%s' 0x%llx 2>/dev/null", zExe,
+             (unsigned long long)(f->pc - 1));
+    pPipe = popen(zCmd, "r");
+    if (pPipe && fgets(zOut, sizeof zOut, pPipe)) {
+        char zWant[64];
+        ASSERT_CONTAINS(zOut, "vt_test_site_a");
+        ASSERT(fgets(zOut, sizeof zOut, pPipe));
+        snprintf(zWant, sizeof zWant, "test_stack.c:%d", siteALine);
+        ASSERT_CONTAINS(zOut, zWant);
+        pclose(pPipe);
+    } else {
+        if (pPipe) pclose(pPipe);
+        fprintf(stderr, "  (addr2line not available: file:line check not run)\n");
+    }
+    /* The next frame is this test function's caller chain: in the same program. */
+    ASSERT_STREQ(zExe, rec.u.stack.aFrame[1].zModule);
+    vt__frames_free(rec.u.stack.aFrame, rec.u.stack.nFrame);
+    vt__sites_close(s);
+}
+
+TEST(depth_bound)
+{
+    struct vt__sites *s = vt__sites_open(NULL);
+    struct vt_hrec rec;
+    int64_t id3, id16;
+    id3 = vt_test_site_a(s, 3, &rec);
+    ASSERT(id3 >= 1);
+    ASSERT_EQ(3, rec.u.stack.nFrame);
+    ASSERT_STREQ("vt_test_site_a", rec.u.stack.aFrame[0].zFunction);
+    vt__frames_free(rec.u.stack.aFrame, rec.u.stack.nFrame);
+    /* A deeper capture of the same site is a different stack. */
+    id16 = vt_test_site_a(s, 16, &rec);
+    ASSERT_NE(id3, id16);
+    ASSERT(rec.u.stack.nFrame > 3 && rec.u.stack.nFrame <= 16);
+    vt__frames_free(rec.u.stack.aFrame, rec.u.stack.nFrame);
+    /* Depth 0 without Python: nothing captured, no stack. */
+    ASSERT_EQ(0, vt_test_site_a(s, 0, &rec));
+    ASSERT_EQ(0, rec.type);
+    /* Depth above the bound is clipped. */
+    ASSERT(vt__site_capture(s, 1000, 0, &rec) >= 1);
+    ASSERT_EQ(VT_HREC_STACK, rec.type);
+    ASSERT(rec.u.stack.nFrame >= 2 && rec.u.stack.nFrame <= VT_SITE_MAX_DEPTH);
+    vt__frames_free(rec.u.stack.aFrame, rec.u.stack.nFrame);
+    vt__sites_close(s);
+}
+
+/* A record the writer could not take is emitted again on the next capture of that site. */
+TEST(lost_record_reemitted)
+{
+    struct vt__sites *s = vt__sites_open(NULL);
+    struct vt_hrec aRec[4];
+    struct vt_sites_stats st;
+    int64_t aId[4];
+    int i;
+    for (i = 0; i < 4; i++) { /* one call location: one stack */
+        aId[i] = vt_test_site_a(s, 16, &aRec[i]);
+        if (i == 0) {
+            ASSERT_EQ(VT_HREC_STACK, aRec[0].type);
+            vt__site_lost(s, &aRec[0]);
+        }
+    }
+    ASSERT_EQ(aId[0], aId[1]);
+    ASSERT_EQ(aId[0], aId[2]);
+    ASSERT_EQ(VT_HREC_STACK, aRec[1].type); /* re-emitted ... */
+    ASSERT_EQ(aId[0], aRec[1].u.stack.id);
+    ASSERT_EQ(aRec[0].u.stack.hash, aRec[1].u.stack.hash);
+    ASSERT_EQ(aRec[0].u.stack.nFrame, aRec[1].u.stack.nFrame);
+    ASSERT_EQ(aRec[0].u.stack.aFrame[0].pc, aRec[1].u.stack.aFrame[0].pc);
+    ASSERT_STREQ(aRec[0].u.stack.aFrame[0].zFunction, aRec[1].u.stack.aFrame[0].zFunction);
+    ASSERT_EQ(0, aRec[2].type); /* ... only once */
+    ASSERT_EQ(0, aRec[3].type);
+    vt__frames_free(aRec[0].u.stack.aFrame, aRec[0].u.stack.nFrame);
+    vt__frames_free(aRec[1].u.stack.aFrame, aRec[1].u.stack.nFrame);
+    vt__sites_stats(s, &st);
+    ASSERT_EQ(2, st.emitted);
+    ASSERT_EQ(1, st.stacks);
+    vt__sites_close(s);
+}
+
+/* Past max_stacks, sites are still captured and emitted, each with a fresh id, and counted. */
+TEST(bounded_table)
+{
+    struct vt_sites_config cfg;
+    struct vt__sites *s;
+    struct vt_hrec rec;
+    struct vt_sites_stats st;
+    int64_t aId[5];
+    int n, pass;
+    vt__sites_config_default(&cfg);
+    cfg.max_stacks = 3;
+    cfg.max_pcs = 4; /* also exercises symbolization without the cache */
+    s = vt__sites_open(&cfg);
+    ASSERT(s);
+    /* One call location, recursion depth n: five distinct stacks, each captured twice. */
+    for (pass = 0; pass < 2; pass++) {
+        for (n = 0; n < 5; n++) {
+            int64_t id = vt_test_site_rec(s, n, &rec);
+            if (pass == 0) {
+                aId[n] = id;
+                ASSERT_EQ(VT_HREC_STACK, rec.type);
+                ASSERT_STREQ("vt_test_site_rec", rec.u.stack.aFrame[0].zFunction);
+                vt__frames_free(rec.u.stack.aFrame, rec.u.stack.nFrame);
+            } else if (n < 3) { /* the first three are deduplicated */
+                ASSERT_EQ(aId[n], id);
+                ASSERT_EQ(0, rec.type);
+            } else { /* the others are emitted again, under a new id */
+                ASSERT_EQ(VT_HREC_STACK, rec.type);
+                ASSERT(id > aId[4]);
+                vt__frames_free(rec.u.stack.aFrame, rec.u.stack.nFrame);
+            }
+        }
+    }
+    vt__sites_stats(s, &st);
+    ASSERT_EQ(3, st.stacks);
+    ASSERT_EQ(4, st.undeduped);
+    ASSERT_EQ(7, st.emitted);
+    ASSERT_EQ(4, st.pcs);
+    vt__sites_close(s);
+}
+
+/* Leading frames in a skipped module are dropped: skipping this program leaves libc's frames. */
+TEST(skip_modules)
+{
+    struct vt_sites_config cfg;
+    struct vt__sites *s;
+    struct vt_hrec rec;
+    char zExe[PATH_MAX];
+    const char *azSkip[3];
+    const char *zBase;
+    exe_path(zExe, sizeof zExe);
+    zBase = strrchr(zExe, '/') ? strrchr(zExe, '/') + 1 : zExe;
+    azSkip[0] = "no-such-module";
+    azSkip[1] = zBase;
+    azSkip[2] = NULL;
+    vt__sites_config_default(&cfg);
+    cfg.azSkipModule = azSkip;
+    s = vt__sites_open(&cfg);
+    ASSERT(vt_test_site_a(s, 4, &rec) >= 1);
+    ASSERT_EQ(VT_HREC_STACK, rec.type);
+    ASSERT(rec.u.stack.nFrame >= 1);
+    ASSERT_CONTAINS(rec.u.stack.aFrame[0].zModule, "libc.so");
+    vt__frames_free(rec.u.stack.aFrame, rec.u.stack.nFrame);
+    vt__sites_close(s);
+}
+
+struct worker {
+    struct vt__sites *s;
+    int64_t id;
+    int nEmit;
+    int bad;
+};
+
+static void *worker_main(void *pArg)
+{
+    struct worker *w = pArg;
+    int i;
+    for (i = 0; i < 2000; i++) {
+        struct vt_hrec rec;
+        int64_t id = vt_test_site_b(w->s, 16, &rec);
+        if (rec.type == VT_HREC_STACK) {
+            w->nEmit++;
+            vt__frames_free(rec.u.stack.aFrame, rec.u.stack.nFrame);
+        }
+        if (w->id == 0) w->id = id;
+        else if (w->id != id) w->bad++;
+    }
+    return NULL;
+}
+
+/* Several threads capturing the same site at once: one id, emitted exactly once. */
+TEST(threads_same_site)
+{
+    struct vt__sites *s = vt__sites_open(NULL);
+    struct worker aw[4];
+    pthread_t at[4];
+    struct vt_sites_stats st;
+    int k, nEmit = 0;
+    for (k = 0; k < 4; k++) {
+        memset(&aw[k], 0, sizeof aw[k]);
+        aw[k].s = s;
+        ASSERT_EQ(0, pthread_create(&at[k], NULL, worker_main, &aw[k]));
+    }
+    for (k = 0; k < 4; k++) {
+        pthread_join(at[k], NULL);
+        ASSERT_EQ(0, aw[k].bad);
+        ASSERT(aw[k].id >= 1);
+        ASSERT_EQ(aw[0].id, aw[k].id);
+        nEmit += aw[k].nEmit;
+    }
+    ASSERT_EQ(1, nEmit);
+    vt__sites_stats(s, &st);
+    ASSERT_EQ(8000, st.captures);
+    ASSERT_EQ(1, st.stacks);
+    ASSERT_EQ(1, st.emitted);
+    vt__sites_close(s);
+}
+
+/* No Python in this process: asking for Python frames changes nothing. */
+TEST(python_absent)
+{
+    struct vt__sites *s = vt__sites_open(NULL);
+    struct vt_hrec rec;
+    struct vt_sites_stats st;
+    ASSERT(vt__site_capture(s, 8, 1, &rec) >= 1);
+    ASSERT_EQ(VT_HREC_STACK, rec.type);
+    ASSERT_EQ(VT_FRAME_NATIVE, rec.u.stack.aFrame[0].kind);
+    vt__frames_free(rec.u.stack.aFrame, rec.u.stack.nFrame);
+    ASSERT_EQ(0, vt__site_capture(s, 0, 1, &rec));
+    vt__sites_stats(s, &st);
+    ASSERT_EQ(0, st.python);
+    ASSERT_EQ(0, st.codes);
+    vt__sites_close(s);
+}
+
+TEST(bad_config)
+{
+    struct vt_sites_config cfg;
+    vt__sites_config_default(&cfg);
+    cfg.max_stacks = 0;
+    ASSERT(vt__sites_open(&cfg) == NULL);
+    vt__sites_config_default(&cfg);
+    cfg.py_depth = VT_SITE_MAX_PYDEPTH + 1;
+    ASSERT(vt__sites_open(&cfg) == NULL);
+    vt__sites_config_default(&cfg);
+    cfg.cbSize = 8;
+    ASSERT(vt__sites_open(&cfg) == NULL);
+}
+
+VT_TEST_LIST(T(dedup_same_site) T(symbolized_frames) T(depth_bound) T(lost_record_reemitted)
+             T(bounded_table) T(skip_modules) T(threads_same_site) T(python_absent) T(bad_config))

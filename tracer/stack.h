@@ -1,0 +1,126 @@
+/* Internal: call-site capture — native backtrace plus Python stack, deduplicated into stack ids, symbolized once. */
+#ifndef VT_TRACER_STACK_H
+#define VT_TRACER_STACK_H
+
+/*
+ * A site is the combined stack of the calling thread: its Python frames
+ * (innermost first, only when the thread holds the GIL, see pyframes.h),
+ * followed by its native frames (innermost first, from glibc's backtrace()).
+ *
+ * Dedup: the site's key (Python code objects and lines, native return
+ * addresses) is hashed; a lock-free, insert-only table maps known keys to
+ * stack ids, so a repeated site costs one backtrace, one hash and one probe.
+ * Only a site never seen before is symbolized and handed to the caller as a
+ * VT_HREC_STACK record to submit to the writer.
+ *
+ * Symbolization, once per distinct return address (cached): dladdr1 gives the
+ * module and the nearest exported symbol. No DWARF is read in the process:
+ * native frames carry the module path and the module-relative address, which
+ * `addr2line -f -i -e MODULE ADDRESS-1` (or the analyzer) turns into
+ * function, file and line offline. Python frames carry file, line and
+ * function (co_qualname on 3.11+, co_name before), read once per code object.
+ *
+ * Frames in the struct vt_frame records this module produces:
+ *   native: kind VT_FRAME_NATIVE; pc = return address minus the module's load
+ *           bias (the ELF virtual address addr2line takes; absolute when the
+ *           module is unknown, e.g. JIT code); zModule = module path (the main
+ *           program as /proc/self/exe resolves); zFunction = dynamic symbol
+ *           name or NULL (static functions have none: use addr2line); zFile
+ *           NULL; line 0.
+ *   python: kind VT_FRAME_PYTHON; pc 0; zFile = co_filename; line; zFunction;
+ *           zModule NULL.
+ *
+ * Bounded memory: at most cfg.max_stacks distinct stacks, cfg.max_pcs cached
+ * return addresses and cfg.max_codes cached code objects (each cached code
+ * object is kept alive with a strong reference so its address cannot be reused
+ * by another code object). Past a bound, sites are still captured and emitted
+ * complete, but not deduplicated: each such capture gets a fresh stack id and
+ * its own VT_HREC_STACK record, counted in vt_sites_stats.undeduped.
+ *
+ * Threading: vt__site_capture and vt__site_lost may run on any number of
+ * threads at once. No lock of this module is held while calling dladdr,
+ * backtrace or the Python C API.
+ */
+#include <stddef.h>
+#include <stdint.h>
+
+#include "writer.h"
+
+#define VT_SITE_MAX_DEPTH 64    /* bound on native frames per site */
+#define VT_SITE_MAX_PYDEPTH 128 /* bound on Python frames per site */
+
+struct vt__sites;
+
+struct vt_sites_config {
+    size_t cbSize;     /* sizeof(struct vt_sites_config) */
+    int max_stacks;    /* distinct stacks kept for dedup (default 65536) */
+    int max_pcs;       /* return addresses whose symbolization is cached (default 65536) */
+    int max_codes;     /* Python code objects cached (default 16384) */
+    int py_depth;      /* Python frames per site (default 32, at most VT_SITE_MAX_PYDEPTH) */
+    /*
+     * NULL-terminated list of substrings of module paths (e.g. "libvramtrace",
+     * "libcupti", "libcuda.so"): leading (innermost) native frames in modules
+     * whose path contains one are dropped, so sites start at the caller of the
+     * CUDA API. Matched against the modules loaded when vt__sites_open runs.
+     * May be NULL. The frames of this module's own functions are always dropped.
+     */
+    const char *const *azSkipModule;
+};
+
+struct vt_sites_stats {
+    uint64_t captures;  /* vt__site_capture calls that produced a stack id */
+    uint64_t stacks;    /* distinct stacks in the dedup table */
+    uint64_t emitted;   /* VT_HREC_STACK records handed out (new, re-sent and undeduped) */
+    uint64_t undeduped; /* captures past a bound: emitted without dedup */
+    uint64_t python;    /* captures that included Python frames */
+    uint64_t pcs;       /* cached return addresses */
+    uint64_t codes;     /* cached code objects */
+};
+
+/* Fill *cfg with defaults. */
+void vt__sites_config_default(struct vt_sites_config *cfg);
+
+/*
+ * Create a site table (cfg NULL: defaults). Warms up backtrace() (its first
+ * call loads the unwinder) and resolves the skip modules. Returns NULL when out
+ * of memory or cfg is invalid.
+ */
+struct vt__sites *vt__sites_open(const struct vt_sites_config *cfg);
+
+/*
+ * Free the table. Strong references to cached Python code objects are dropped
+ * only if the interpreter is still initialized and the calling thread holds the
+ * GIL; otherwise they are left to the interpreter's exit. NULL is a no-op; no
+ * other call may be in flight.
+ */
+void vt__sites_close(struct vt__sites *s);
+
+/*
+ * Capture the calling thread's site: up to depth native frames (0..
+ * VT_SITE_MAX_DEPTH, after the skipped ones) and, when bPython is non-zero and
+ * the thread holds the GIL, up to cfg.py_depth Python frames before them.
+ *
+ * Returns the site's stack id (>= 1), 0 if the site is empty (nothing
+ * captured), or -ENOMEM. pNew->type is set to VT_HREC_STACK when the caller
+ * must submit *pNew to the writer (the site is new, or was reported lost, or
+ * was not deduplicated): u.stack.{id, hash, nFrame, aFrame} are filled and the
+ * heap frames belong to whoever receives the record (vt__writer_submit takes
+ * them; on any other path free them with vt__frames_free). Otherwise
+ * pNew->type is 0 and the stack id refers to a record emitted earlier.
+ */
+int64_t vt__site_capture(struct vt__sites *s, int depth, int bPython, struct vt_hrec *pNew);
+
+/*
+ * The VT_HREC_STACK record rec (as filled by vt__site_capture) never reached
+ * the trace (the writer's queue was full): the next capture of the same site
+ * emits it again. The caller still owns and must free rec's frames.
+ */
+void vt__site_lost(struct vt__sites *s, const struct vt_hrec *rec);
+
+/* Free an array of n frames and their strings (NULL is a no-op). */
+void vt__frames_free(struct vt_frame *aFrame, int n);
+
+/* Snapshot the counters. */
+void vt__sites_stats(struct vt__sites *s, struct vt_sites_stats *pStats);
+
+#endif
