@@ -1,10 +1,117 @@
-/* The 'export' subcommand (placeholder until implemented). */
+/* The 'export' subcommand: write traces as Chrome trace-event JSON for the Perfetto UI. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
 #include "cli.h"
+#include "export.h"
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: vramtrace export --perfetto OUT.json TRACE...\n\n"
+            "Write one Chrome trace-event JSON file (open it at https://ui.perfetto.dev or in\n"
+            "chrome://tracing): one process per trace, a track per GPU stream with kernels,\n"
+            "copies and memsets, NVTX ranges on their host thread, a live-bytes counter per\n"
+            "device and memory kind, allocation and free instants with size, address and\n"
+            "call site, and OOM instants. OUT.json '-' writes to standard output. Rows are\n"
+            "streamed, so traces larger than memory export. See docs/queries.md.\n\n"
+            "Exit codes: 0 ok, 2 bad arguments, 3 trace missing or output not writable,\n"
+            "4 not a trace, 5 newer trace, 6 damaged trace, 7 internal error.\n");
+}
 
 int vt__cmd_export(int argc, char **argv)
 {
-    (void)argc;
-    (void)argv;
-    vt__errorf("'export' is not built yet");
-    return VT_EXIT_INTERNAL;
+    const char *zOut = NULL;
+    char **azPath = calloc((size_t)argc + 1, sizeof(char *)), *zTmp = NULL, *zErr = NULL;
+    sqlite3 **adb = calloc((size_t)argc + 1, sizeof(sqlite3 *));
+    struct vt_export_stats stats;
+    FILE *f = NULL;
+    int nPath = 0, i, rc = VT_EXIT_OK, bOpts = 1, src;
+
+    if (!azPath || !adb) {
+        vt__errorf("export: out of memory");
+        rc = VT_EXIT_INTERNAL;
+        goto done;
+    }
+    for (i = 1; i < argc; i++) {
+        const char *z = argv[i];
+        if (bOpts && !strcmp(z, "--")) {
+            bOpts = 0;
+        } else if (bOpts && (!strcmp(z, "-h") || !strcmp(z, "--help"))) {
+            usage(stdout);
+            goto done;
+        } else if (bOpts && (!strcmp(z, "--perfetto") || !strcmp(z, "--chrome") || !strcmp(z, "-o"))) {
+            if (i + 1 >= argc) {
+                vt__errorf("export: %s needs an output file name", z);
+                rc = VT_EXIT_USAGE;
+                goto done;
+            }
+            zOut = argv[++i];
+        } else if (bOpts && !strncmp(z, "--perfetto=", 11)) {
+            zOut = z + 11;
+        } else if (bOpts && z[0] == '-' && z[1]) {
+            vt__errorf("export: unknown option '%s' (try 'vramtrace export --help')", z);
+            rc = VT_EXIT_USAGE;
+            goto done;
+        } else {
+            azPath[nPath++] = argv[i];
+        }
+    }
+    if (!zOut || !*zOut || nPath == 0) {
+        vt__errorf("export: usage: vramtrace export --perfetto OUT.json TRACE...");
+        rc = VT_EXIT_USAGE;
+        goto done;
+    }
+    for (i = 0; i < nPath; i++) {
+        if (strcmp(azPath[i], zOut) == 0) {
+            vt__errorf("export: %s is both a trace and the output", zOut);
+            rc = VT_EXIT_USAGE;
+            goto done;
+        }
+        rc = vt__trace_open(azPath[i], 0, &adb[i]);
+        if (rc != VT_EXIT_OK) goto done;
+    }
+    /* Write next to the destination and rename at the end: no half-written file is left. */
+    if (strcmp(zOut, "-") == 0) {
+        f = stdout;
+    } else {
+        zTmp = sqlite3_mprintf("%s.part", zOut);
+        f = zTmp ? fopen(zTmp, "w") : NULL;
+        if (!f) {
+            vt__errorf("%s: cannot write: %s", zOut, zTmp ? strerror(errno) : "out of memory");
+            rc = VT_EXIT_NOFILE;
+            goto done;
+        }
+    }
+    setvbuf(f, NULL, _IOFBF, 1 << 20);
+    src = vt__export_perfetto(f, nPath, adb, azPath, &stats, &zErr);
+    if (f != stdout && fclose(f) != 0 && src == SQLITE_OK) src = SQLITE_IOERR;
+    f = NULL;
+    if (src == SQLITE_IOERR) {
+        vt__errorf("%s: write failed: %s", zOut, strerror(errno ? errno : EIO));
+        rc = VT_EXIT_NOFILE;
+    } else if (src != SQLITE_OK) {
+        vt__errorf("export: %s", zErr ? zErr : sqlite3_errstr(src));
+        rc = (src & 0xff) == SQLITE_CORRUPT || (src & 0xff) == SQLITE_NOTADB ? VT_EXIT_CORRUPT
+                                                                            : VT_EXIT_INTERNAL;
+    } else if (zTmp && rename(zTmp, zOut) != 0) {
+        vt__errorf("%s: cannot rename %s: %s", zOut, zTmp, strerror(errno));
+        rc = VT_EXIT_NOFILE;
+    } else {
+        fprintf(stderr,
+                "vramtrace: wrote %s: %lld kernels, %lld copies, %lld memsets, %lld NVTX, "
+                "%lld allocs, %lld frees, %lld OOM\n",
+                zOut, stats.nKernel, stats.nMemcpy, stats.nMemset, stats.nNvtx, stats.nAlloc,
+                stats.nFree, stats.nOom);
+    }
+    if (rc != VT_EXIT_OK && zTmp) remove(zTmp);
+done:
+    if (f && f != stdout) fclose(f);
+    for (i = 0; adb && i < nPath; i++) sqlite3_close(adb[i]);
+    sqlite3_free(zTmp);
+    sqlite3_free(zErr);
+    free(azPath);
+    free(adb);
+    return rc;
 }

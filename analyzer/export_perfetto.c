@@ -1,0 +1,728 @@
+/* Streaming export of traces to Chrome trace-event JSON (kernels, copies, NVTX, memory counters). */
+#include "export.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sql.h"
+#include "vramtrace/schema.h"
+
+/* Track ids (JSON "tid") for GPU tracks; host threads keep their OS thread id. */
+#define GPU_TID_BASE 10000000LL  /* + device * GPU_TID_STRIDE: the device's allocation track */
+#define GPU_TID_STRIDE 1000000LL /* streams: base + 1 + stream */
+#define NVTX_TID_NONE 0          /* NVTX ranges without a recorded thread */
+
+/* The call site of stack `col`: innermost frame (Python frames come first). */
+#define SITE_SQL(col)                                                                       \
+    "(SELECT coalesce(fn.value, '?') || CASE WHEN fl.value IS NOT NULL THEN ' (' ||"        \
+    " fl.value || coalesce(':' || f.line, '') || ')' ELSE '' END FROM frame f"              \
+    " LEFT JOIN string fn ON fn.id = f.function_id LEFT JOIN string fl ON fl.id = f.file_id" \
+    " WHERE f.stack_id = " col " ORDER BY f.idx LIMIT 1)"
+
+/* One live allocation (or VMM physical handle), keyed by device, kind and address. */
+struct live {
+    int64_t address;
+    int device, kind; /* kind -1: VMM physical handle, 0: allocation */
+    int memKind;      /* memory kind of the allocation: its counter series */
+    int64_t bytes;
+    int used;         /* 0 empty, 1 used, 2 deleted */
+};
+
+/* Open-addressing map of live allocations: memory bounded by what is live at once. */
+struct live_map {
+    struct live *a;
+    size_t nSlot, nUsed, nLive;
+};
+
+/* Running live bytes of one counter series (device, series name). */
+struct series {
+    int device;
+    const char *zName;
+    int64_t bytes;
+};
+
+struct exporter {
+    FILE *f;
+    int bFirst;        /* no event written yet */
+    int64_t t0;        /* global ns origin */
+    int64_t shift;     /* current trace: ns added to its timestamps */
+    long long pid;     /* current trace: JSON pid */
+    sqlite3 *db;       /* current trace */
+    struct live_map live;
+    struct series *aSeries;
+    int nSeries;
+    struct vt_export_stats *pStats;
+};
+
+static uint64_t live_hash(int device, int kind, int64_t address)
+{
+    uint64_t h = (uint64_t)address * 0x9E3779B97F4A7C15ULL;
+    h ^= ((uint64_t)(uint32_t)device << 32) ^ (uint64_t)(uint32_t)(kind + 1) * 0xC2B2AE3D27D4EB4FULL;
+    return h ^ (h >> 29);
+}
+
+/* Find the slot of a key, or the slot to insert it (first deleted or empty). */
+static struct live *live_slot(struct live_map *m, int device, int kind, int64_t address, int bInsert)
+{
+    size_t i = live_hash(device, kind, address) & (m->nSlot - 1);
+    struct live *pTomb = NULL;
+    for (;;) {
+        struct live *p = &m->a[i];
+        if (p->used == 0) return bInsert ? (pTomb ? pTomb : p) : NULL;
+        if (p->used == 2) {
+            if (!pTomb) pTomb = p;
+        } else if (p->address == address && p->device == device && p->kind == kind) {
+            return p;
+        }
+        i = (i + 1) & (m->nSlot - 1);
+    }
+}
+
+/* Grow (rehash) when more than half the slots are used or deleted. Returns 0 or -1. */
+static int live_reserve(struct live_map *m)
+{
+    struct live *aOld = m->a;
+    size_t nOld = m->nSlot, i;
+    if (m->a && (m->nUsed + 1) * 2 < m->nSlot) return 0;
+    m->nSlot = nOld ? (m->nLive * 4 > nOld ? nOld * 2 : nOld) : 1024;
+    if (m->nSlot < 1024) m->nSlot = 1024;
+    m->a = calloc(m->nSlot, sizeof(struct live));
+    if (!m->a) {
+        m->a = aOld;
+        m->nSlot = nOld;
+        return -1;
+    }
+    m->nUsed = m->nLive = 0;
+    for (i = 0; i < nOld; i++) {
+        if (aOld[i].used == 1) {
+            struct live *p = live_slot(m, aOld[i].device, aOld[i].kind, aOld[i].address, 1);
+            *p = aOld[i];
+            m->nUsed++;
+            m->nLive++;
+        }
+    }
+    free(aOld);
+    return 0;
+}
+
+/* The running total of (device, zName), created at 0. NULL when out of memory. */
+static struct series *series_get(struct exporter *x, int device, const char *zName)
+{
+    struct series *aNew;
+    int i;
+    for (i = 0; i < x->nSeries; i++)
+        if (x->aSeries[i].device == device && !strcmp(x->aSeries[i].zName, zName))
+            return &x->aSeries[i];
+    aNew = realloc(x->aSeries, sizeof(struct series) * (size_t)(x->nSeries + 1));
+    if (!aNew) return NULL;
+    x->aSeries = aNew;
+    aNew[x->nSeries].device = device;
+    aNew[x->nSeries].zName = zName;
+    aNew[x->nSeries].bytes = 0;
+    return &aNew[x->nSeries++];
+}
+
+/* Write a trace timestamp (ns) as microseconds relative to the origin, 3 decimals. */
+static void put_us(struct exporter *x, int64_t ns, int bAbsolute)
+{
+    int64_t v = bAbsolute ? ns : ns + x->shift - x->t0;
+    if (v < 0) {
+        fputc('-', x->f);
+        v = -v;
+    }
+    fprintf(x->f, "%lld.%03lld", (long long)(v / 1000), (long long)(v % 1000));
+}
+
+/* Start one event object: separator, then {"ph":..,"pid":..,"tid":..,"name":.. */
+static void event_begin(struct exporter *x, const char *zPh, long long tid, const char *zName)
+{
+    fputs(x->bFirst ? "\n{" : ",\n{", x->f);
+    x->bFirst = 0;
+    fprintf(x->f, "\"ph\":\"%s\",\"pid\":%lld,\"tid\":%lld,\"name\":", zPh, x->pid, tid);
+    vt__json_string(x->f, zName ? zName : "", -1);
+}
+
+/* Human size, e.g. "16.0 MiB". */
+static void human_bytes(int64_t n, char *zOut, size_t nOut)
+{
+    static const char *const azUnit[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+    double r = (double)(n < 0 ? -n : n);
+    int u = 0;
+    while (r >= 1024.0 && u < 4) r /= 1024.0, u++;
+    if (u == 0) snprintf(zOut, nOut, "%lld B", (long long)n);
+    else snprintf(zOut, nOut, "%s%.1f %s", n < 0 ? "-" : "", r, azUnit[u]);
+}
+
+static const char *mem_kind_name(int k)
+{
+    static const char *const az[] = {"unknown", "pageable", "pinned", "device",
+                                     "array", "managed", "device_static", "managed_static"};
+    return k >= 0 && k < 8 ? az[k] : "unknown";
+}
+
+static const char *copy_kind_name(int k)
+{
+    static const char *const az[] = {"unknown", "HtoD", "DtoH", "HtoA", "AtoH", "AtoA",
+                                     "AtoD", "DtoA", "DtoD", "HtoH", "PtoP"};
+    return k >= 0 && k < 11 ? az[k] : "unknown";
+}
+
+static long long stream_tid(int device, long long stream)
+{
+    if (stream >= 0 && stream < GPU_TID_STRIDE - 1)
+        return GPU_TID_BASE + device * GPU_TID_STRIDE + 1 + stream;
+    return GPU_TID_BASE + 64 * GPU_TID_STRIDE + (stream & 0xFFFFFFFLL) + device * 0x10000000LL;
+}
+
+/* Optional integer argument: ,"key":value (nothing when the column is NULL). */
+static void arg_int(struct exporter *x, sqlite3_stmt *p, int i, const char *zKey)
+{
+    if (sqlite3_column_type(p, i) == SQLITE_NULL) return;
+    fprintf(x->f, ",\"%s\":%lld", zKey, (long long)sqlite3_column_int64(p, i));
+}
+
+static void arg_hex(struct exporter *x, sqlite3_stmt *p, int i, const char *zKey)
+{
+    if (sqlite3_column_type(p, i) == SQLITE_NULL) return;
+    fprintf(x->f, ",\"%s\":\"0x%llx\"", zKey, (unsigned long long)sqlite3_column_int64(p, i));
+}
+
+static void arg_text(struct exporter *x, sqlite3_stmt *p, int i, const char *zKey)
+{
+    if (sqlite3_column_type(p, i) == SQLITE_NULL) return;
+    fprintf(x->f, ",\"%s\":", zKey);
+    vt__json_string(x->f, (const char *)sqlite3_column_text(p, i), sqlite3_column_bytes(p, i));
+}
+
+/* Prepare zSql on the current trace; on failure copy SQLite's message into *pzErr. */
+static int prepare(struct exporter *x, const char *zSql, sqlite3_stmt **pp, char **pzErr)
+{
+    int rc = sqlite3_prepare_v2(x->db, zSql, -1, pp, NULL);
+    if (rc != SQLITE_OK && !*pzErr) *pzErr = sqlite3_mprintf("%s", sqlite3_errmsg(x->db));
+    return rc;
+}
+
+/* Finish a step loop: SQLITE_DONE -> SQLITE_OK, else record the message. */
+static int step_end(struct exporter *x, int rc, char **pzErr)
+{
+    if (rc == SQLITE_DONE) return SQLITE_OK;
+    if (!*pzErr) *pzErr = sqlite3_mprintf("%s", sqlite3_errmsg(x->db));
+    return rc;
+}
+
+/* Metadata: process name and sort order, names of every stream, host-thread and memory track. */
+static int write_tracks(struct exporter *x, int iTrace, const char *zPath, char **pzErr)
+{
+    sqlite3_stmt *p = NULL;
+    char zName[256];
+    int rc;
+
+    rc = prepare(x,
+                 "SELECT (SELECT value FROM meta WHERE key='rank'),"
+                 " (SELECT value FROM meta WHERE key='hostname'),"
+                 " (SELECT value FROM meta WHERE key='cmdline')",
+                 &p, pzErr);
+    if (rc != SQLITE_OK) goto done;
+    if ((rc = sqlite3_step(p)) == SQLITE_ROW) {
+        const char *zRank = (const char *)sqlite3_column_text(p, 0);
+        const char *zHost = (const char *)sqlite3_column_text(p, 1);
+        snprintf(zName, sizeof zName, "%s%s%spid %lld%s%s", zRank ? "rank " : "",
+                 zRank ? zRank : "", zRank ? " " : "", x->pid, zHost ? " @" : "",
+                 zHost ? zHost : "");
+        event_begin(x, "M", 0, "process_name");
+        fputs(",\"args\":{\"name\":", x->f);
+        vt__json_string(x->f, zName, -1);
+        fputs("}}", x->f);
+        event_begin(x, "M", 0, "process_labels");
+        fputs(",\"args\":{\"labels\":", x->f);
+        vt__json_string(x->f, zPath, -1);
+        fputs("}}", x->f);
+        event_begin(x, "M", 0, "process_sort_index");
+        fprintf(x->f, ",\"args\":{\"sort_index\":%d}}", iTrace);
+        x->pStats->nMeta += 3;
+        rc = SQLITE_DONE;
+    }
+    if ((rc = step_end(x, rc, pzErr)) != SQLITE_OK) goto done;
+    sqlite3_finalize(p);
+    p = NULL;
+
+    rc = prepare(x,
+                 "SELECT DISTINCT coalesce(device, 0), stream FROM (SELECT device, stream FROM kernel"
+                 " UNION SELECT device, stream FROM memcpy UNION SELECT device, stream FROM memset)"
+                 " ORDER BY 1, 2",
+                 &p, pzErr);
+    if (rc != SQLITE_OK) goto done;
+    while ((rc = sqlite3_step(p)) == SQLITE_ROW) {
+        int device = sqlite3_column_int(p, 0);
+        long long stream = sqlite3_column_type(p, 1) == SQLITE_NULL ? -1 : sqlite3_column_int64(p, 1);
+        long long tid = stream_tid(device, stream);
+        if (stream < 0) snprintf(zName, sizeof zName, "GPU %d (no stream)", device);
+        else snprintf(zName, sizeof zName, "GPU %d stream %lld", device, stream);
+        event_begin(x, "M", tid, "thread_name");
+        fputs(",\"args\":{\"name\":", x->f);
+        vt__json_string(x->f, zName, -1);
+        fputs("}}", x->f);
+        event_begin(x, "M", tid, "thread_sort_index");
+        fprintf(x->f, ",\"args\":{\"sort_index\":%lld}}", 1000 + device * 1000 + (stream & 511));
+        x->pStats->nMeta += 2;
+    }
+    if ((rc = step_end(x, rc, pzErr)) != SQLITE_OK) goto done;
+    sqlite3_finalize(p);
+    p = NULL;
+
+    rc = prepare(x,
+                 "SELECT DISTINCT coalesce(device, 0) FROM memory_event WHERE thread IS NULL"
+                 " ORDER BY 1",
+                 &p, pzErr);
+    if (rc != SQLITE_OK) goto done;
+    while ((rc = sqlite3_step(p)) == SQLITE_ROW) {
+        int device = sqlite3_column_int(p, 0);
+        snprintf(zName, sizeof zName, "GPU %d allocations", device);
+        event_begin(x, "M", GPU_TID_BASE + device * GPU_TID_STRIDE, "thread_name");
+        fputs(",\"args\":{\"name\":", x->f);
+        vt__json_string(x->f, zName, -1);
+        fputs("}}", x->f);
+        x->pStats->nMeta++;
+    }
+    if ((rc = step_end(x, rc, pzErr)) != SQLITE_OK) goto done;
+    sqlite3_finalize(p);
+    p = NULL;
+
+    rc = prepare(x,
+                 "SELECT DISTINCT coalesce(thread, 0) FROM (SELECT thread FROM nvtx_range UNION"
+                 " SELECT thread FROM memory_event WHERE thread IS NOT NULL UNION"
+                 " SELECT thread FROM oom_event WHERE thread IS NOT NULL) ORDER BY 1",
+                 &p, pzErr);
+    if (rc != SQLITE_OK) goto done;
+    while ((rc = sqlite3_step(p)) == SQLITE_ROW) {
+        long long tid = sqlite3_column_int64(p, 0);
+        if (tid == NVTX_TID_NONE) snprintf(zName, sizeof zName, "NVTX (thread unknown)");
+        else snprintf(zName, sizeof zName, "thread %lld", tid);
+        event_begin(x, "M", tid, "thread_name");
+        fputs(",\"args\":{\"name\":", x->f);
+        vt__json_string(x->f, zName, -1);
+        fputs("}}", x->f);
+        x->pStats->nMeta++;
+    }
+    rc = step_end(x, rc, pzErr);
+done:
+    sqlite3_finalize(p);
+    return rc;
+}
+
+/* Kernels as complete ("X") events on their stream's track. */
+static int write_kernels(struct exporter *x, char **pzErr)
+{
+    sqlite3_stmt *p = NULL;
+    int rc = prepare(x,
+                     "SELECT k.start, k.end, coalesce(k.device, 0), k.stream, k.correlation,"
+                     " s.value, k.grid_x, k.grid_y, k.grid_z, k.block_x, k.block_y, k.block_z,"
+                     " k.registers, k.static_smem, k.dynamic_smem, k.graph_id FROM kernel k"
+                     " LEFT JOIN string s ON s.id = k.name_id",
+                     &p, pzErr);
+    if (rc != SQLITE_OK) return rc;
+    while ((rc = sqlite3_step(p)) == SQLITE_ROW) {
+        int64_t start = sqlite3_column_int64(p, 0), end = sqlite3_column_int64(p, 1);
+        int device = sqlite3_column_int(p, 2);
+        long long stream = sqlite3_column_type(p, 3) == SQLITE_NULL ? -1 : sqlite3_column_int64(p, 3);
+        const char *zName = (const char *)sqlite3_column_text(p, 5);
+        event_begin(x, "X", stream_tid(device, stream), zName ? zName : "kernel");
+        fputs(",\"cat\":\"kernel\",\"ts\":", x->f);
+        put_us(x, start, 0);
+        fputs(",\"dur\":", x->f);
+        put_us(x, end > start ? end - start : 0, 1);
+        fprintf(x->f, ",\"args\":{\"device\":%d", device);
+        arg_int(x, p, 3, "stream");
+        arg_int(x, p, 4, "correlation");
+        fprintf(x->f, ",\"grid\":[%lld,%lld,%lld],\"block\":[%lld,%lld,%lld]",
+                (long long)sqlite3_column_int64(p, 6), (long long)sqlite3_column_int64(p, 7),
+                (long long)sqlite3_column_int64(p, 8), (long long)sqlite3_column_int64(p, 9),
+                (long long)sqlite3_column_int64(p, 10), (long long)sqlite3_column_int64(p, 11));
+        arg_int(x, p, 12, "registers_per_thread");
+        arg_int(x, p, 13, "static_shared_memory");
+        arg_int(x, p, 14, "dynamic_shared_memory");
+        arg_int(x, p, 15, "graph_id");
+        fputs("}}", x->f);
+        x->pStats->nKernel++;
+    }
+    rc = step_end(x, rc, pzErr);
+    sqlite3_finalize(p);
+    return rc;
+}
+
+/* Copies and memsets as "X" events on their stream's track. */
+static int write_copies(struct exporter *x, char **pzErr)
+{
+    sqlite3_stmt *p = NULL;
+    char zName[96], zSize[32];
+    int rc = prepare(x,
+                     "SELECT start, end, coalesce(device, 0), stream, correlation, copy_kind,"
+                     " src_kind, dst_kind, bytes, is_async, src, dst, src_device, dst_device"
+                     " FROM memcpy",
+                     &p, pzErr);
+    if (rc != SQLITE_OK) return rc;
+    while ((rc = sqlite3_step(p)) == SQLITE_ROW) {
+        int64_t start = sqlite3_column_int64(p, 0), end = sqlite3_column_int64(p, 1);
+        int64_t bytes = sqlite3_column_int64(p, 8);
+        int device = sqlite3_column_int(p, 2);
+        long long stream = sqlite3_column_type(p, 3) == SQLITE_NULL ? -1 : sqlite3_column_int64(p, 3);
+        human_bytes(bytes, zSize, sizeof zSize);
+        snprintf(zName, sizeof zName, "memcpy %s %s", copy_kind_name(sqlite3_column_int(p, 5)),
+                 zSize);
+        event_begin(x, "X", stream_tid(device, stream), zName);
+        fputs(",\"cat\":\"memcpy\",\"ts\":", x->f);
+        put_us(x, start, 0);
+        fputs(",\"dur\":", x->f);
+        put_us(x, end > start ? end - start : 0, 1);
+        fprintf(x->f, ",\"args\":{\"device\":%d", device);
+        arg_int(x, p, 3, "stream");
+        arg_int(x, p, 4, "correlation");
+        fprintf(x->f, ",\"copy_kind\":\"%s\",\"src_kind\":\"%s\",\"dst_kind\":\"%s\",\"bytes\":%lld",
+                copy_kind_name(sqlite3_column_int(p, 5)), mem_kind_name(sqlite3_column_int(p, 6)),
+                mem_kind_name(sqlite3_column_int(p, 7)), (long long)bytes);
+        if (end > start) {
+            fprintf(x->f, ",\"gb_per_s\":%.3f", (double)bytes / (double)(end - start));
+        }
+        arg_int(x, p, 9, "async");
+        arg_hex(x, p, 10, "src");
+        arg_hex(x, p, 11, "dst");
+        arg_int(x, p, 12, "src_device");
+        arg_int(x, p, 13, "dst_device");
+        fputs("}}", x->f);
+        x->pStats->nMemcpy++;
+    }
+    rc = step_end(x, rc, pzErr);
+    sqlite3_finalize(p);
+    if (rc != SQLITE_OK) return rc;
+
+    rc = prepare(x,
+                 "SELECT start, end, coalesce(device, 0), stream, correlation, bytes, value,"
+                 " mem_kind, is_async, dst FROM memset",
+                 &p, pzErr);
+    if (rc != SQLITE_OK) return rc;
+    while ((rc = sqlite3_step(p)) == SQLITE_ROW) {
+        int64_t start = sqlite3_column_int64(p, 0), end = sqlite3_column_int64(p, 1);
+        int device = sqlite3_column_int(p, 2);
+        long long stream = sqlite3_column_type(p, 3) == SQLITE_NULL ? -1 : sqlite3_column_int64(p, 3);
+        human_bytes(sqlite3_column_int64(p, 5), zSize, sizeof zSize);
+        snprintf(zName, sizeof zName, "memset %s", zSize);
+        event_begin(x, "X", stream_tid(device, stream), zName);
+        fputs(",\"cat\":\"memset\",\"ts\":", x->f);
+        put_us(x, start, 0);
+        fputs(",\"dur\":", x->f);
+        put_us(x, end > start ? end - start : 0, 1);
+        fprintf(x->f, ",\"args\":{\"device\":%d", device);
+        arg_int(x, p, 3, "stream");
+        arg_int(x, p, 4, "correlation");
+        arg_int(x, p, 5, "bytes");
+        arg_int(x, p, 6, "value");
+        if (sqlite3_column_type(p, 7) != SQLITE_NULL)
+            fprintf(x->f, ",\"mem_kind\":\"%s\"", mem_kind_name(sqlite3_column_int(p, 7)));
+        arg_int(x, p, 8, "async");
+        arg_hex(x, p, 9, "dst");
+        fputs("}}", x->f);
+        x->pStats->nMemset++;
+    }
+    rc = step_end(x, rc, pzErr);
+    sqlite3_finalize(p);
+    return rc;
+}
+
+/* NVTX ranges ("X", unterminated ones end at the trace end) and marks ("i") on their thread. */
+static int write_nvtx(struct exporter *x, int64_t traceEnd, char **pzErr)
+{
+    sqlite3_stmt *p = NULL;
+    int rc = prepare(x,
+                     "SELECT n.start, n.end, n.kind, coalesce(n.thread, 0), s.value, d.value,"
+                     " n.depth FROM nvtx_range n LEFT JOIN string s ON s.id = n.name_id"
+                     " LEFT JOIN string d ON d.id = n.domain_id",
+                     &p, pzErr);
+    if (rc != SQLITE_OK) return rc;
+    while ((rc = sqlite3_step(p)) == SQLITE_ROW) {
+        int64_t start = sqlite3_column_int64(p, 0), end;
+        int bOpen = sqlite3_column_type(p, 1) == SQLITE_NULL;
+        int kind = sqlite3_column_int(p, 2);
+        const char *zName = (const char *)sqlite3_column_text(p, 4);
+        end = bOpen ? traceEnd : sqlite3_column_int64(p, 1);
+        event_begin(x, kind == VT_NVTX_MARK ? "i" : "X", sqlite3_column_int64(p, 3),
+                    zName ? zName : "(unnamed range)");
+        fputs(",\"cat\":\"nvtx\",\"ts\":", x->f);
+        put_us(x, start, 0);
+        if (kind == VT_NVTX_MARK) {
+            fputs(",\"s\":\"t\"", x->f);
+        } else {
+            fputs(",\"dur\":", x->f);
+            put_us(x, end > start ? end - start : 0, 1);
+        }
+        fputs(",\"args\":{", x->f);
+        fprintf(x->f, "\"kind\":\"%s\"",
+                kind == VT_NVTX_PUSHPOP ? "push/pop" : kind == VT_NVTX_STARTEND ? "start/end" : "mark");
+        arg_text(x, p, 5, "domain");
+        arg_int(x, p, 6, "depth");
+        if (bOpen) fputs(",\"unterminated\":true", x->f);
+        fputs("}}", x->f);
+        x->pStats->nNvtx++;
+    }
+    rc = step_end(x, rc, pzErr);
+    sqlite3_finalize(p);
+    return rc;
+}
+
+/* One "C" event: the new live-bytes value of a series. */
+static void write_counter(struct exporter *x, int64_t ts, const struct series *s)
+{
+    char zName[64];
+    snprintf(zName, sizeof zName, "GPU %d memory", s->device);
+    event_begin(x, "C", 0, zName);
+    fputs(",\"ts\":", x->f);
+    put_us(x, ts, 0);
+    fputs(",\"args\":{", x->f);
+    vt__json_string(x->f, s->zName, -1);
+    fprintf(x->f, ":%lld}}", (long long)s->bytes);
+    x->pStats->nCounter++;
+}
+
+/*
+ * Memory events in time order: a counter of live bytes per device and memory kind
+ * (VMM physical handles as series "vmm_physical"), and one instant per
+ * allocation and free with size, address, API and call site.
+ */
+static int write_memory(struct exporter *x, char **pzErr)
+{
+    sqlite3_stmt *p = NULL;
+    char zName[96], zSize[32];
+    int rc = prepare(x,
+                     "SELECT m.ts, m.op, m.mem_kind, m.address, m.bytes, coalesce(m.device, 0),"
+                     " m.thread, a.name, m.stream, m.is_async, m.correlation, " SITE_SQL("m.stack_id")
+                     " FROM memory_event m LEFT JOIN enum_api a ON a.id = m.api"
+                     " WHERE m.op IN (1, 2, 3, 4) ORDER BY m.ts, m.id",
+                     &p, pzErr);
+    if (rc != SQLITE_OK) return rc;
+    while ((rc = sqlite3_step(p)) == SQLITE_ROW) {
+        int64_t ts = sqlite3_column_int64(p, 0), address = sqlite3_column_int64(p, 3);
+        int64_t bytes = sqlite3_column_int64(p, 4), delta = 0;
+        int op = sqlite3_column_int(p, 1), memKind = sqlite3_column_int(p, 2);
+        int device = sqlite3_column_int(p, 5), bAlloc = op == VT_MEMOP_ALLOC || op == VT_MEMOP_VMM_CREATE;
+        int key = op >= VT_MEMOP_VMM_CREATE ? -1 : 0, bKnown = 1;
+        const char *zSeries;
+        struct live *pLive;
+        struct series *s;
+        long long tid;
+
+        if (live_reserve(&x->live) != 0) {
+            rc = SQLITE_NOMEM;
+            break;
+        }
+        pLive = live_slot(&x->live, device, key, address, bAlloc);
+        if (bAlloc) {
+            if (pLive->used == 1) delta -= pLive->bytes; /* its free was never seen */
+            else {
+                if (pLive->used == 0) x->live.nUsed++;
+                x->live.nLive++;
+            }
+            pLive->used = 1;
+            pLive->address = address;
+            pLive->device = device;
+            pLive->kind = key;
+            pLive->memKind = memKind;
+            pLive->bytes = bytes;
+            delta += bytes;
+        } else if (pLive) {
+            if (bytes == 0) bytes = pLive->bytes; /* a free recorded without its size */
+            memKind = pLive->memKind;
+            delta = -pLive->bytes;
+            pLive->used = 2;
+            x->live.nLive--;
+        } else {
+            bKnown = 0; /* free of an address never seen allocated: counter unchanged */
+        }
+        zSeries = key < 0 ? "vmm_physical" : mem_kind_name(memKind);
+        if (delta != 0) {
+            s = series_get(x, device, zSeries);
+            if (!s) {
+                rc = SQLITE_NOMEM;
+                break;
+            }
+            s->bytes += delta;
+            write_counter(x, ts, s);
+        }
+        human_bytes(bytes, zSize, sizeof zSize);
+        snprintf(zName, sizeof zName, "%s %s %s",
+                 op == VT_MEMOP_ALLOC ? "alloc" : op == VT_MEMOP_FREE ? "free"
+                 : op == VT_MEMOP_VMM_CREATE ? "vmm create" : "vmm release",
+                 zSize, key < 0 ? "physical" : mem_kind_name(memKind));
+        tid = sqlite3_column_type(p, 6) == SQLITE_NULL ? GPU_TID_BASE + device * GPU_TID_STRIDE
+                                                       : sqlite3_column_int64(p, 6);
+        event_begin(x, "i", tid, zName);
+        fprintf(x->f, ",\"cat\":\"%s\",\"s\":\"t\",\"ts\":", bAlloc ? "alloc" : "free");
+        put_us(x, ts, 0);
+        fprintf(x->f, ",\"args\":{\"bytes\":%lld,\"address\":\"0x%llx\",\"mem_kind\":\"%s\",\"device\":%d",
+                (long long)bytes, (unsigned long long)address, mem_kind_name(memKind), device);
+        arg_text(x, p, 7, "api");
+        arg_int(x, p, 8, "stream");
+        if (sqlite3_column_int(p, 9)) fputs(",\"async\":1", x->f);
+        arg_int(x, p, 10, "correlation");
+        arg_text(x, p, 11, "site");
+        if (!bKnown) fputs(",\"unmatched_free\":true", x->f);
+        fputs("}}", x->f);
+        if (bAlloc) x->pStats->nAlloc++;
+        else x->pStats->nFree++;
+    }
+    if (rc == SQLITE_NOMEM) {
+        if (!*pzErr) *pzErr = sqlite3_mprintf("out of memory");
+    } else {
+        rc = step_end(x, rc, pzErr);
+    }
+    sqlite3_finalize(p);
+    return rc;
+}
+
+/* Failed allocations as process-wide instants. */
+static int write_oom(struct exporter *x, char **pzErr)
+{
+    sqlite3_stmt *p = NULL;
+    char zName[128], zSize[32];
+    int rc = prepare(x,
+                     "SELECT o.ts, o.bytes, coalesce(o.device, 0), a.name, o.status, o.free_bytes,"
+                     " o.total_bytes, o.thread, o.correlation, " SITE_SQL("o.stack_id")
+                     " FROM oom_event o LEFT JOIN enum_api a ON a.id = o.api ORDER BY o.ts",
+                     &p, pzErr);
+    if (rc != SQLITE_OK) return rc;
+    while ((rc = sqlite3_step(p)) == SQLITE_ROW) {
+        const char *zApi = (const char *)sqlite3_column_text(p, 3);
+        human_bytes(sqlite3_column_int64(p, 1), zSize, sizeof zSize);
+        snprintf(zName, sizeof zName, "OOM: %s %s on GPU %d", zApi ? zApi : "allocation", zSize,
+                 sqlite3_column_int(p, 2));
+        event_begin(x, "i", sqlite3_column_type(p, 7) == SQLITE_NULL ? 0 : sqlite3_column_int64(p, 7),
+                    zName);
+        fputs(",\"cat\":\"oom\",\"s\":\"p\",\"ts\":", x->f);
+        put_us(x, sqlite3_column_int64(p, 0), 0);
+        fprintf(x->f, ",\"args\":{\"requested_bytes\":%lld,\"device\":%d",
+                (long long)sqlite3_column_int64(p, 1), sqlite3_column_int(p, 2));
+        arg_text(x, p, 3, "api");
+        arg_int(x, p, 4, "status");
+        arg_int(x, p, 5, "free_bytes");
+        arg_int(x, p, 6, "total_bytes");
+        arg_int(x, p, 8, "correlation");
+        arg_text(x, p, 9, "site");
+        fputs("}}", x->f);
+        x->pStats->nOom++;
+    }
+    rc = step_end(x, rc, pzErr);
+    sqlite3_finalize(p);
+    return rc;
+}
+
+/* Run a one-row, one-column integer query; *pbNull set when the value is NULL. */
+static int query_i64(sqlite3 *db, const char *zSql, int64_t *pOut, int *pbNull)
+{
+    sqlite3_stmt *p = NULL;
+    int rc = sqlite3_prepare_v2(db, zSql, -1, &p, NULL);
+    *pbNull = 1;
+    if (rc == SQLITE_OK && (rc = sqlite3_step(p)) == SQLITE_ROW) {
+        *pbNull = sqlite3_column_type(p, 0) == SQLITE_NULL;
+        *pOut = sqlite3_column_int64(p, 0);
+        rc = SQLITE_OK;
+    } else if (rc == SQLITE_DONE) {
+        rc = SQLITE_OK;
+    }
+    sqlite3_finalize(p);
+    return rc;
+}
+
+static const char zFirstSql[] =
+    "SELECT min(t) FROM (SELECT min(ts) AS t FROM memory_event UNION ALL SELECT min(start)"
+    " FROM kernel UNION ALL SELECT min(start) FROM memcpy UNION ALL SELECT min(start) FROM memset"
+    " UNION ALL SELECT min(start) FROM nvtx_range UNION ALL SELECT min(ts) FROM oom_event"
+    " UNION ALL SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'start_ns')";
+static const char zLastSql[] =
+    "SELECT max(t) FROM (SELECT max(ts) AS t FROM memory_event UNION ALL SELECT max(end)"
+    " FROM kernel UNION ALL SELECT max(end) FROM memcpy UNION ALL SELECT max(end) FROM memset"
+    " UNION ALL SELECT max(coalesce(end, start)) FROM nvtx_range UNION ALL SELECT max(ts)"
+    " FROM oom_event UNION ALL SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'end_ns')";
+
+int vt__export_perfetto(FILE *f, int nTrace, sqlite3 **adb, char **azPath,
+                        struct vt_export_stats *pStats, char **pzErr)
+{
+    struct exporter x;
+    int64_t *aShift = NULL, *aEnd = NULL, v, anchorC, anchorW;
+    long long *aPid = NULL;
+    int rc = SQLITE_OK, i, j, bNull, bAnchors = nTrace > 1, bHave = 0;
+
+    memset(&x, 0, sizeof x);
+    memset(pStats, 0, sizeof *pStats);
+    *pzErr = NULL;
+    x.f = f;
+    x.bFirst = 1;
+    x.pStats = pStats;
+    aShift = calloc((size_t)nTrace, sizeof(int64_t));
+    aEnd = calloc((size_t)nTrace, sizeof(int64_t));
+    aPid = calloc((size_t)nTrace, sizeof(long long));
+    if (!aShift || !aEnd || !aPid) {
+        rc = SQLITE_NOMEM;
+        *pzErr = sqlite3_mprintf("out of memory");
+        goto done;
+    }
+    /* Clock alignment: wall clock when every trace has anchors (several traces only). */
+    for (i = 0; i < nTrace && bAnchors; i++) {
+        if (query_i64(adb[i], "SELECT CAST(value AS INTEGER) FROM meta WHERE key='clock_anchor_cupti_ns'",
+                      &anchorC, &bNull) != SQLITE_OK || bNull)
+            bAnchors = 0;
+        else if (query_i64(adb[i], "SELECT CAST(value AS INTEGER) FROM meta WHERE key='clock_anchor_wall_ns'",
+                           &anchorW, &bNull) != SQLITE_OK || bNull)
+            bAnchors = 0;
+        else
+            aShift[i] = anchorW - anchorC;
+    }
+    for (i = 0; i < nTrace; i++) {
+        if (!bAnchors) aShift[i] = 0;
+        rc = query_i64(adb[i], zFirstSql, &v, &bNull);
+        if (rc != SQLITE_OK) {
+            *pzErr = sqlite3_mprintf("%s: %s", azPath[i], sqlite3_errmsg(adb[i]));
+            goto done;
+        }
+        if (!bNull && (!bHave || v + aShift[i] < x.t0)) x.t0 = v + aShift[i], bHave = 1;
+        rc = query_i64(adb[i], zLastSql, &aEnd[i], &bNull);
+        if (rc != SQLITE_OK) {
+            *pzErr = sqlite3_mprintf("%s: %s", azPath[i], sqlite3_errmsg(adb[i]));
+            goto done;
+        }
+        rc = query_i64(adb[i], "SELECT CAST(value AS INTEGER) FROM meta WHERE key='pid'", &v, &bNull);
+        aPid[i] = rc == SQLITE_OK && !bNull && v > 0 ? v : 1000000 + i;
+        for (j = 0; j < i; j++)
+            if (aPid[j] == aPid[i]) aPid[i] = 1000000 + i; /* same pid on two hosts */
+        rc = SQLITE_OK;
+    }
+    fprintf(f, "{\"displayTimeUnit\":\"ns\",\"otherData\":{\"generator\":\"vramtrace %s\","
+               "\"traces\":%d,\"origin_ns\":%lld,\"clock\":\"%s\"},\"traceEvents\":[",
+            VT_VERSION, nTrace, (long long)x.t0, bAnchors ? "wall" : "cupti");
+    for (i = 0; i < nTrace && rc == SQLITE_OK; i++) {
+        x.db = adb[i];
+        x.shift = aShift[i];
+        x.pid = aPid[i];
+        x.nSeries = 0;
+        free(x.live.a);
+        memset(&x.live, 0, sizeof x.live);
+        rc = write_tracks(&x, i, azPath[i], pzErr);
+        if (rc == SQLITE_OK) rc = write_kernels(&x, pzErr);
+        if (rc == SQLITE_OK) rc = write_copies(&x, pzErr);
+        if (rc == SQLITE_OK) rc = write_nvtx(&x, aEnd[i], pzErr);
+        if (rc == SQLITE_OK) rc = write_memory(&x, pzErr);
+        if (rc == SQLITE_OK) rc = write_oom(&x, pzErr);
+        if (rc != SQLITE_OK && *pzErr) {
+            char *z = sqlite3_mprintf("%s: %s", azPath[i], *pzErr);
+            sqlite3_free(*pzErr);
+            *pzErr = z;
+        }
+    }
+    if (rc == SQLITE_OK) fputs("\n]}\n", f);
+    if (rc == SQLITE_OK && (fflush(f) != 0 || ferror(f))) rc = SQLITE_IOERR;
+done:
+    free(x.live.a);
+    free(x.aSeries);
+    free(aShift);
+    free(aEnd);
+    free(aPid);
+    return rc;
+}
