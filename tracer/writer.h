@@ -35,6 +35,9 @@ struct vt_writer_config {
      * malformed buffer (the rest of the buffer is counted as dropped).
      */
     int (*xNextRecord)(uint8_t *pBuf, size_t validSize, void **ppRecord);
+    /* Added fields (0 takes the default; callers that fill cbSize are unaffected): */
+    size_t corr_map_entries;  /* API calls awaiting their activity record (default 65536) */
+    size_t nvtx_map_entries;  /* NVTX ranges open at once (default 16384) */
 };
 
 /* Host-side record types (from CUPTI callbacks), see struct vt_hrec. */
@@ -156,6 +159,7 @@ struct vt_writer_stats {
     uint64_t commits;
     uint64_t dropped_queue;
     uint64_t dropped_writer;
+    uint64_t buffers_refused; /* vt__writer_buffer_alloc calls answered NULL (memory bound) */
 };
 void vt__writer_stats(const struct vt_writer *w, struct vt_writer_stats *pStats);
 

@@ -1,0 +1,2 @@
+# Tracer core tests: decoding, writer, crash safety (label core; also run under ASan+UBSan).
+vt_add_test(NAME test_decode SOURCES test_decode.c LIBS vtcore LABELS core)

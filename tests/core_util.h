@@ -1,0 +1,133 @@
+/* Test helpers for the tracer core: laying out activity records, temporary traces, SQL checks. */
+#ifndef VT_TESTS_CORE_UTIL_H
+#define VT_TESTS_CORE_UTIL_H
+
+#include <sqlite3.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "vt_test.h"
+#include "writer.h"
+
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/lsan_interface.h>
+#define CORE_LEAK_CHECK() ASSERT_EQ(0, __lsan_do_recoverable_leak_check())
+#else
+#define CORE_LEAK_CHECK() ((void)0)
+#endif
+
+/*
+ * Test buffer layout: each record is preceded by an 8-byte header
+ * {uint32 size, uint32 magic} and starts 8-byte aligned, like CUPTI's own
+ * records. core_next_record walks it the way cuptiActivityGetNextRecord walks a
+ * real buffer.
+ */
+#define CORE_REC_MAGIC 0x76747263u
+
+/* Append record rec (size bytes) to buf at *pOff; returns 0, or -1 if it does not fit. */
+static inline int core_lay(uint8_t *buf, size_t cap, size_t *pOff, const void *rec, size_t size)
+{
+    size_t need = 8 + ((size + 7) & ~(size_t)7);
+    uint32_t hdr[2] = {(uint32_t)size, CORE_REC_MAGIC};
+    if (*pOff + need > cap) return -1;
+    memcpy(buf + *pOff, hdr, 8);
+    memcpy(buf + *pOff + 8, rec, size);
+    *pOff += need;
+    return 0;
+}
+
+/* xNextRecord over core_lay buffers: 0 with a record, 1 at the end, -1 on a bad header. */
+static inline int core_next_record(uint8_t *pBuf, size_t validSize, void **ppRecord)
+{
+    size_t off = 0;
+    uint32_t hdr[2];
+    if (*ppRecord) {
+        uint8_t *p = (uint8_t *)*ppRecord;
+        memcpy(hdr, p - 8, 8);
+        off = (size_t)(p - pBuf) + ((hdr[0] + 7) & ~(size_t)7);
+    }
+    if (off + 8 > validSize) return 1;
+    memcpy(hdr, pBuf + off, 8);
+    if (hdr[1] != CORE_REC_MAGIC || off + 8 + hdr[0] > validSize) return -1;
+    *ppRecord = pBuf + off + 8;
+    return 0;
+}
+
+/* A fresh trace path in a new temporary directory (zOut at least 64 bytes). */
+static inline void core_tmp_path(char *zOut, size_t n, const char *zName)
+{
+    char zDir[] = "/tmp/vt_core_XXXXXX";
+    ASSERT(mkdtemp(zDir) != NULL);
+    snprintf(zOut, n, "%s/%s", zDir, zName);
+}
+
+/* Open a finished trace read-only. */
+static inline sqlite3 *core_open_ro(const char *zPath)
+{
+    sqlite3 *db = NULL;
+    ASSERT_EQ(SQLITE_OK, sqlite3_open_v2(zPath, &db, SQLITE_OPEN_READONLY, NULL));
+    return db;
+}
+
+/* First column of the first row of zSql as an integer (0 when no row or NULL). */
+static inline long long core_q_int(sqlite3 *db, const char *zSql)
+{
+    sqlite3_stmt *s = NULL;
+    long long v = 0;
+    int rc = sqlite3_prepare_v2(db, zSql, -1, &s, NULL);
+    if (rc != SQLITE_OK) VT__FAIL("prepare %s: %s", zSql, sqlite3_errmsg(db));
+    rc = sqlite3_step(s);
+    if (rc == SQLITE_ROW) v = sqlite3_column_int64(s, 0);
+    else if (rc != SQLITE_DONE) VT__FAIL("step %s: %s", zSql, sqlite3_errmsg(db));
+    sqlite3_finalize(s);
+    return v;
+}
+
+/*
+ * Every row of zSql, columns joined with '|', rows with ';', NULL spelt NULL,
+ * into zOut (static, overwritten by the next call).
+ */
+static inline const char *core_q_rows(sqlite3 *db, const char *zSql)
+{
+    static char zOut[8192];
+    sqlite3_stmt *s = NULL;
+    size_t n = 0;
+    int rc, i, nRow = 0;
+    zOut[0] = '\0';
+    rc = sqlite3_prepare_v2(db, zSql, -1, &s, NULL);
+    if (rc != SQLITE_OK) VT__FAIL("prepare %s: %s", zSql, sqlite3_errmsg(db));
+    while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+        if (nRow++) n += (size_t)snprintf(zOut + n, sizeof zOut - n, ";");
+        for (i = 0; i < sqlite3_column_count(s) && n < sizeof zOut; i++) {
+            const char *z = (const char *)sqlite3_column_text(s, i);
+            n += (size_t)snprintf(zOut + n, sizeof zOut - n, "%s%s", i ? "|" : "", z ? z : "NULL");
+        }
+    }
+    if (rc != SQLITE_DONE) VT__FAIL("step %s: %s", zSql, sqlite3_errmsg(db));
+    sqlite3_finalize(s);
+    return zOut;
+}
+
+/* Default test configuration: small buffers, the test record iterator. */
+static inline void core_config(struct vt_writer_config *cfg)
+{
+    vt__writer_config_default(cfg);
+    cfg->buffer_size = 64 * 1024;
+    cfg->max_memory = 64u << 20;
+    cfg->host_ring_records = 4096;
+    cfg->xNextRecord = core_next_record;
+}
+
+/* Open a writer at zPath or fail the test. */
+static inline struct vt_writer *core_open(const char *zPath, const struct vt_writer_config *cfg)
+{
+    char zErr[256] = "";
+    struct vt_writer *w = vt__writer_open(zPath, cfg, zErr, sizeof zErr);
+    if (!w) VT__FAIL("vt__writer_open: %s", zErr);
+    return w;
+}
+
+#endif

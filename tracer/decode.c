@@ -1,0 +1,777 @@
+/* Decoding of CUPTI activity records and host records into trace rows, with the correlation join. */
+#include "decode.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ring.h"
+#include "vramtrace/schema.h"
+
+#define TXT(i) (1u << (i))
+
+const struct vt__table_spec vt__aTable[VT_T__COUNT] = {
+    [VT_T_STRING] = {"string", "INSERT INTO string(id, value) VALUES(?1,?2)", 2, TXT(1)},
+    [VT_T_DEVICE] = {"device",
+                     "INSERT OR IGNORE INTO device(id, name, uuid, total_bytes, cc_major, cc_minor,"
+                     " sm_count, pci_bus, pci_device, global_memory_bandwidth_kbps)"
+                     " VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10)",
+                     10, TXT(1) | TXT(2)},
+    [VT_T_DEVICE_HOST] = {"device",
+                          "INSERT OR REPLACE INTO device(id, name, uuid, total_bytes, cc_major,"
+                          " cc_minor, sm_count, pci_bus, pci_device, global_memory_bandwidth_kbps)"
+                          " VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10)",
+                          10, TXT(1) | TXT(2)},
+    [VT_T_STACK] = {"stack", "INSERT OR IGNORE INTO stack(id, hash, depth) VALUES(?1,?2,?3)", 3, 0},
+    [VT_T_FRAME] = {"frame",
+                    "INSERT OR IGNORE INTO frame(stack_id, idx, kind, pc, function_id, file_id, line,"
+                    " module_id) VALUES(?1,?2,?3,?4,?5,?6,?7,?8)",
+                    8, 0},
+    [VT_T_API_CALL] = {"api_call",
+                       "INSERT INTO api_call(api, correlation, start, end, thread, device, status,"
+                       " bytes, ptr, src, dst, stream, stack_id)"
+                       " VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13)",
+                       13, 0},
+    [VT_T_MEMORY_EVENT] = {"memory_event",
+                           "INSERT INTO memory_event(ts, op, mem_kind, address, bytes, device,"
+                           " context, stream, correlation, api, is_async, pool_type, pool_address,"
+                           " pool_threshold, pool_size, pool_used, pc, thread, stack_id, source_id)"
+                           " VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,"
+                           "?18,?19,?20)",
+                           20, 0},
+    [VT_T_OOM_EVENT] = {"oom_event",
+                        "INSERT INTO oom_event(ts, api, correlation, device, bytes, status,"
+                        " free_bytes, total_bytes, thread, stack_id)"
+                        " VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10)",
+                        10, 0},
+    [VT_T_MEMCPY] = {"memcpy",
+                     "INSERT INTO memcpy(start, end, device, context, stream, correlation, copy_kind,"
+                     " src_kind, dst_kind, bytes, is_async, src_device, dst_device, src, dst,"
+                     " graph_id) VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16)",
+                     16, 0},
+    [VT_T_MEMSET] = {"memset",
+                     "INSERT INTO memset(start, end, device, context, stream, correlation, bytes,"
+                     " value, mem_kind, is_async, dst, graph_id)"
+                     " VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12)",
+                     12, 0},
+    [VT_T_KERNEL] = {"kernel",
+                     "INSERT INTO kernel(start, end, device, context, stream, correlation, name_id,"
+                     " grid_x, grid_y, grid_z, block_x, block_y, block_z, static_smem,"
+                     " dynamic_smem, registers, graph_id)"
+                     " VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17)",
+                     17, 0},
+    [VT_T_BUFFER_USE] = {"buffer_use",
+                         "INSERT INTO buffer_use(correlation, kind, address, ts, device)"
+                         " VALUES(?1,?2,?3,?4,?5)",
+                         5, 0},
+    [VT_T_NVTX_RANGE] = {"nvtx_range",
+                         "INSERT INTO nvtx_range(start, end, kind, name_id, domain_id, thread, depth)"
+                         " VALUES(?1,?2,?3,?4,?5,?6,?7)",
+                         7, 0},
+    [VT_T_SYNC_EVENT] = {"sync_event",
+                         "INSERT INTO sync_event(start, end, type, device, context, stream,"
+                         " correlation, event) VALUES(?1,?2,?3,?4,?5,?6,?7,?8)",
+                         8, 0},
+    [VT_T_POOL_EVENT] = {"pool_event",
+                         "INSERT INTO pool_event(ts, op, device, pool_type, address, threshold, size,"
+                         " used, correlation) VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9)",
+                         9, 0},
+    [VT_T_DROPPED] = {"dropped",
+                      "INSERT INTO dropped(ts, source, what, count, device, context, stream)"
+                      " VALUES(?1,?2,?3,?4,?5,?6,?7)",
+                      7, TXT(2)},
+    [VT_T_OVERHEAD] = {"overhead",
+                       "INSERT INTO overhead(source, kind, start, end, object_kind, object_id, count)"
+                       " VALUES(?1,?2,?3,?4,?5,?6,?7)",
+                       7, TXT(0) | TXT(1)},
+    [VT_T_META] = {"meta", "INSERT OR REPLACE INTO meta(key, value) VALUES(?1,?2)", 2,
+                   TXT(0) | TXT(1)},
+};
+
+/* What the correlation join keeps of an API call. */
+struct corr_val {
+    int64_t thread;
+    int64_t stack_id;
+    uint64_t src;
+    uint64_t dst;
+    int32_t api;
+    int32_t pad;
+};
+
+/* An NVTX range whose end has not been seen yet. */
+struct nvtx_val {
+    int64_t start;
+    int64_t thread;
+    int64_t name_id;   /* -1: NULL */
+    int64_t domain_id; /* -1: NULL */
+    int32_t kind;
+    int32_t depth;     /* -1: NULL */
+};
+
+/* Per-thread push/pop nesting depth: open addressing, never deleted, bounded. */
+#define DEPTH_SLOTS 4096
+struct depth_slot {
+    int64_t thread;
+    int32_t used;
+    int32_t depth;
+};
+
+#define ROW_INIT(r, t) ((r).table = (t), (r).nullMask = 0)
+#define SET(r, c, val) ((r).v[c].i = (int64_t)(val))
+#define SETZ(r, c, s) setz(&(r), c, s)
+#define SETNULL(r, c) ((void)((r).nullMask |= 1u << (c)))
+/* A 32-bit id where all ones means "not applicable" (CUPTI_INVALID_*_ID, ...). */
+#define SET_ID32(r, c, val) \
+    ((uint32_t)(val) == 0xFFFFFFFFu ? SETNULL(r, c) : (void)SET(r, c, (uint32_t)(val)))
+#define SET_OPT(r, c, val, cond) ((cond) ? (void)SET(r, c, val) : SETNULL(r, c))
+
+/* Text column c = z, or NULL when z is NULL. */
+static void setz(struct vt__row *r, int c, const char *z)
+{
+    if (z) r->v[c].z = z;
+    else r->nullMask |= 1u << c;
+}
+
+int vt__decoder_init(struct vt__decoder *d, const struct vt__decoder_config *cfg,
+                     void (*xEmit)(void *, const struct vt__row *), void *pCtx)
+{
+    struct vt__decoder_config c = {65536, 16384, 262144, 32u << 20};
+    int rc;
+    memset(d, 0, sizeof *d);
+    if (cfg) {
+        if (cfg->corr_entries) c.corr_entries = cfg->corr_entries;
+        if (cfg->nvtx_entries) c.nvtx_entries = cfg->nvtx_entries;
+        if (cfg->intern_entries) c.intern_entries = cfg->intern_entries;
+        if (cfg->intern_bytes) c.intern_bytes = cfg->intern_bytes;
+    }
+    d->xEmit = xEmit;
+    d->pCtx = pCtx;
+    rc = vt__intern_init(&d->intern, c.intern_entries, c.intern_bytes);
+    if (rc == 0) rc = vt__boundmap_init(&d->corr, c.corr_entries, sizeof(struct corr_val));
+    if (rc == 0) rc = vt__boundmap_init(&d->nvtx, c.nvtx_entries, sizeof(struct nvtx_val));
+    if (rc == 0) {
+        d->aDepth = calloc(DEPTH_SLOTS, sizeof *d->aDepth);
+        if (!d->aDepth) rc = -ENOMEM;
+    }
+    if (rc != 0) vt__decoder_free(d);
+    return rc;
+}
+
+void vt__decoder_free(struct vt__decoder *d)
+{
+    vt__intern_free(&d->intern);
+    vt__boundmap_free(&d->corr);
+    vt__boundmap_free(&d->nvtx);
+    free(d->aDepth);
+    d->aDepth = NULL;
+}
+
+/* Remember ts as the latest time seen. */
+static void see_ts(struct vt__decoder *d, uint64_t ts)
+{
+    if (ts > d->lastTs) d->lastTs = ts;
+}
+
+/* Id of string z, emitting its `string` row on first sight; -1 for NULL. */
+static int64_t intern(struct vt__decoder *d, const char *z)
+{
+    int isNew = 0;
+    int64_t id;
+    if (!z) return -1;
+    id = vt__intern(&d->intern, z, &isNew);
+    if (isNew) {
+        struct vt__row r;
+        ROW_INIT(r, VT_T_STRING);
+        SET(r, 0, id);
+        r.v[1].z = z;
+        d->xEmit(d->pCtx, &r);
+    }
+    return id;
+}
+
+#define SET_STR(r, c, id) SET_OPT(r, c, id, (id) >= 0)
+
+/* Family of an API id ("alloc", "free", "vmm", "memcpy", "memset", "launch", "sync") or "". */
+static const char *api_family(int api)
+{
+    switch (api) {
+#define VT__API_CASE(id, name, family) \
+    case id:                           \
+        return family;
+        VT_API_LIST(VT__API_CASE)
+#undef VT__API_CASE
+    default:
+        return "";
+    }
+}
+
+/* Take (and forget) the API call arguments joined to correlation id corr; 1 if found. */
+static int take_corr(struct vt__decoder *d, uint32_t corr, struct corr_val *pOut)
+{
+    if (corr == 0 || !vt__boundmap_remove(&d->corr, corr, pOut)) return 0;
+    d->nJoined++;
+    return 1;
+}
+
+/* MEMORY2: one memory_event row. */
+static int decode_memory(struct vt__decoder *d, const CUpti_ActivityMemory4 *p)
+{
+    struct vt__row r;
+    struct corr_val cv;
+    int op, joined, hasPool;
+    int64_t sourceId;
+    if (p->memoryOperationType == CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_ALLOCATION) op = VT_MEMOP_ALLOC;
+    else if (p->memoryOperationType == CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_RELEASE) op = VT_MEMOP_FREE;
+    else return 1;
+    see_ts(d, p->timestamp);
+    sourceId = intern(d, p->source);
+    joined = take_corr(d, p->correlationId, &cv);
+    hasPool = p->memoryPoolConfig.memoryPoolType != CUPTI_ACTIVITY_MEMORY_POOL_TYPE_INVALID;
+    ROW_INIT(r, VT_T_MEMORY_EVENT);
+    SET(r, 0, p->timestamp);
+    SET(r, 1, op);
+    SET(r, 2, p->memoryKind);
+    SET(r, 3, p->address);
+    SET(r, 4, p->bytes);
+    SET_ID32(r, 5, p->deviceId);
+    SET_ID32(r, 6, p->contextId);
+    SET_ID32(r, 7, p->streamId);
+    SET_OPT(r, 8, p->correlationId, p->correlationId != 0);
+    SET_OPT(r, 9, cv.api, joined && cv.api != 0);
+    SET(r, 10, p->isAsync ? 1 : 0);
+    SET_OPT(r, 11, p->memoryPoolConfig.memoryPoolType, hasPool);
+    SET_OPT(r, 12, p->memoryPoolConfig.address, hasPool);
+    SET_OPT(r, 13, p->memoryPoolConfig.releaseThreshold, hasPool);
+    SET_OPT(r, 14, p->memoryPoolConfig.pool.size, hasPool);
+    SET_OPT(r, 15, p->memoryPoolConfig.utilizedSize, hasPool);
+    SET_OPT(r, 16, p->PC, p->PC != 0);
+    SET_OPT(r, 17, cv.thread, joined);
+    SET_OPT(r, 18, cv.stack_id, joined && cv.stack_id > 0);
+    SET_STR(r, 19, sourceId);
+    d->xEmit(d->pCtx, &r);
+    return 0;
+}
+
+/* MEMORY_POOL: one pool_event row. */
+static int decode_pool(struct vt__decoder *d, const CUpti_ActivityMemoryPool3 *p)
+{
+    struct vt__row r;
+    see_ts(d, p->timestamp);
+    ROW_INIT(r, VT_T_POOL_EVENT);
+    SET(r, 0, p->timestamp);
+    SET(r, 1, p->memoryPoolOperationType);
+    SET_ID32(r, 2, p->deviceId);
+    SET(r, 3, p->memoryPoolType);
+    SET(r, 4, p->address);
+    SET(r, 5, p->releaseThreshold);
+    SET(r, 6, p->size);
+    SET(r, 7, p->utilizedSize);
+    SET_OPT(r, 8, p->correlationId, p->correlationId != 0);
+    d->xEmit(d->pCtx, &r);
+    return 0;
+}
+
+/* Columns shared by MEMCPY and MEMCPY2 (everything but the device pair and addresses). */
+static void memcpy_common(struct vt__row *r, uint64_t start, uint64_t end, uint32_t device,
+                          uint32_t context, uint32_t stream, uint32_t corr, uint8_t copyKind,
+                          uint8_t srcKind, uint8_t dstKind, uint64_t bytes, int isAsync,
+                          uint32_t graphId)
+{
+    ROW_INIT(*r, VT_T_MEMCPY);
+    SET(*r, 0, start);
+    SET(*r, 1, end);
+    SET_ID32(*r, 2, device);
+    SET_ID32(*r, 3, context);
+    SET_ID32(*r, 4, stream);
+    SET_OPT(*r, 5, corr, corr != 0);
+    SET(*r, 6, copyKind);
+    SET(*r, 7, srcKind);
+    SET(*r, 8, dstKind);
+    SET(*r, 9, bytes);
+    SET(*r, 10, isAsync ? 1 : 0);
+    SET_OPT(*r, 15, graphId, graphId != 0);
+}
+
+/* MEMCPY: one memcpy row; src/dst addresses from the API call with the same correlation. */
+static int decode_memcpy(struct vt__decoder *d, const CUpti_ActivityMemcpy6 *p)
+{
+    struct vt__row r;
+    struct corr_val cv;
+    int joined = take_corr(d, p->correlationId, &cv);
+    if (!joined) joined = take_corr(d, p->runtimeCorrelationId, &cv);
+    see_ts(d, p->end);
+    memcpy_common(&r, p->start, p->end, p->deviceId, p->contextId, p->streamId, p->correlationId,
+                  p->copyKind, p->srcKind, p->dstKind, p->bytes,
+                  (p->flags & CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC) != 0, p->graphId);
+    SETNULL(r, 11);
+    SETNULL(r, 12);
+    SET_OPT(r, 13, cv.src, joined && cv.src != 0);
+    SET_OPT(r, 14, cv.dst, joined && cv.dst != 0);
+    d->xEmit(d->pCtx, &r);
+    return 0;
+}
+
+/* MEMCPY2 (peer to peer): one memcpy row with the source and destination devices. */
+static int decode_memcpy_p2p(struct vt__decoder *d, const CUpti_ActivityMemcpyPtoP4 *p)
+{
+    struct vt__row r;
+    struct corr_val cv;
+    int joined = take_corr(d, p->correlationId, &cv);
+    see_ts(d, p->end);
+    memcpy_common(&r, p->start, p->end, p->deviceId, p->contextId, p->streamId, p->correlationId,
+                  p->copyKind, p->srcKind, p->dstKind, p->bytes,
+                  (p->flags & CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC) != 0, p->graphId);
+    SET_ID32(r, 11, p->srcDeviceId);
+    SET_ID32(r, 12, p->dstDeviceId);
+    SET_OPT(r, 13, cv.src, joined && cv.src != 0);
+    SET_OPT(r, 14, cv.dst, joined && cv.dst != 0);
+    d->xEmit(d->pCtx, &r);
+    return 0;
+}
+
+/* MEMSET: one memset row; dst from the API call. */
+static int decode_memset(struct vt__decoder *d, const CUpti_ActivityMemset4 *p)
+{
+    struct vt__row r;
+    struct corr_val cv;
+    int joined = take_corr(d, p->correlationId, &cv);
+    see_ts(d, p->end);
+    ROW_INIT(r, VT_T_MEMSET);
+    SET(r, 0, p->start);
+    SET(r, 1, p->end);
+    SET_ID32(r, 2, p->deviceId);
+    SET_ID32(r, 3, p->contextId);
+    SET_ID32(r, 4, p->streamId);
+    SET_OPT(r, 5, p->correlationId, p->correlationId != 0);
+    SET(r, 6, p->bytes);
+    SET(r, 7, p->value);
+    SET(r, 8, p->memoryKind);
+    SET(r, 9, (p->flags & CUPTI_ACTIVITY_FLAG_MEMSET_ASYNC) ? 1 : 0);
+    SET_OPT(r, 10, cv.dst, joined && cv.dst != 0);
+    SET_OPT(r, 11, p->graphId, p->graphId != 0);
+    d->xEmit(d->pCtx, &r);
+    return 0;
+}
+
+/* KERNEL / CONCURRENT_KERNEL: one kernel row, name interned. */
+static int decode_kernel(struct vt__decoder *d, const CUpti_ActivityKernel10 *p)
+{
+    struct vt__row r;
+    int64_t nameId = intern(d, p->name);
+    see_ts(d, p->end);
+    ROW_INIT(r, VT_T_KERNEL);
+    SET(r, 0, p->start);
+    SET(r, 1, p->end);
+    SET_ID32(r, 2, p->deviceId);
+    SET_ID32(r, 3, p->contextId);
+    SET_ID32(r, 4, p->streamId);
+    SET_OPT(r, 5, p->correlationId, p->correlationId != 0);
+    SET_STR(r, 6, nameId);
+    SET(r, 7, p->gridX);
+    SET(r, 8, p->gridY);
+    SET(r, 9, p->gridZ);
+    SET(r, 10, p->blockX);
+    SET(r, 11, p->blockY);
+    SET(r, 12, p->blockZ);
+    SET(r, 13, p->staticSharedMemory);
+    SET(r, 14, p->dynamicSharedMemory);
+    SET(r, 15, p->registersPerThread);
+    SET_OPT(r, 16, p->graphId, p->graphId != 0);
+    d->xEmit(d->pCtx, &r);
+    return 0;
+}
+
+/* Slot of thread's nesting depth, or NULL when the bounded table is full. */
+static struct depth_slot *depth_slot(struct vt__decoder *d, int64_t thread)
+{
+    size_t i = (size_t)(((uint64_t)thread * 0x9E3779B97F4A7C15ull) >> 52) & (DEPTH_SLOTS - 1);
+    size_t n;
+    for (n = 0; n < DEPTH_SLOTS; n++, i = (i + 1) & (DEPTH_SLOTS - 1)) {
+        struct depth_slot *s = &d->aDepth[i];
+        if (s->used && s->thread == thread) return s;
+        if (!s->used) {
+            s->used = 1;
+            s->thread = thread;
+            s->depth = 0;
+            return s;
+        }
+    }
+    return NULL;
+}
+
+/* Write one nvtx_range row. end < 0 means the range never ended (end NULL). */
+static void emit_nvtx(struct vt__decoder *d, const struct nvtx_val *v, int64_t end)
+{
+    struct vt__row r;
+    ROW_INIT(r, VT_T_NVTX_RANGE);
+    SET(r, 0, v->start);
+    SET_OPT(r, 1, end, end >= 0);
+    SET(r, 2, v->kind);
+    SET_STR(r, 3, v->name_id);
+    SET_STR(r, 4, v->domain_id);
+    SET_OPT(r, 5, v->thread, v->thread >= 0);
+    SET_OPT(r, 6, v->depth, v->depth >= 0);
+    d->xEmit(d->pCtx, &r);
+}
+
+/* An open range is being written without its end: undo its push/pop nesting. */
+static void nvtx_unnest(struct vt__decoder *d, const struct nvtx_val *v)
+{
+    struct depth_slot *s;
+    if (v->kind != VT_NVTX_PUSHPOP || v->depth < 0) return;
+    s = depth_slot(d, v->thread);
+    if (s && s->depth > 0) s->depth--;
+}
+
+/* MARKER: marks become rows at once; START is held until its END (paired by id). */
+static int decode_marker(struct vt__decoder *d, const CUpti_ActivityMarker2 *p)
+{
+    struct nvtx_val v;
+    int isThread = p->objectKind == CUPTI_ACTIVITY_OBJECT_THREAD;
+    see_ts(d, p->timestamp);
+    memset(&v, 0, sizeof v);
+    v.start = (int64_t)p->timestamp;
+    v.thread = isThread ? (int64_t)p->objectId.pt.threadId : -1;
+    if (p->flags & CUPTI_ACTIVITY_FLAG_MARKER_INSTANTANEOUS) {
+        v.kind = VT_NVTX_MARK;
+        v.name_id = intern(d, p->name);
+        v.domain_id = intern(d, p->domain);
+        v.depth = -1;
+        if (!isThread) v.thread = -1;
+        emit_nvtx(d, &v, v.start);
+        return 0;
+    }
+    if (p->flags & CUPTI_ACTIVITY_FLAG_MARKER_START) {
+        struct nvtx_val old;
+        uint32_t oldKey = 0;
+        v.kind = isThread ? VT_NVTX_PUSHPOP : VT_NVTX_STARTEND;
+        v.name_id = intern(d, p->name);
+        v.domain_id = intern(d, p->domain);
+        v.depth = -1;
+        if (isThread) {
+            struct depth_slot *s = depth_slot(d, v.thread);
+            if (s) v.depth = s->depth++;
+        }
+        if (vt__boundmap_put(&d->nvtx, p->id, &v, &oldKey, &old)) {
+            d->nDroppedNvtx++;
+            nvtx_unnest(d, &old);
+            emit_nvtx(d, &old, -1);
+        }
+        return 0;
+    }
+    if (p->flags & CUPTI_ACTIVITY_FLAG_MARKER_END) {
+        struct nvtx_val open;
+        if (vt__boundmap_remove(&d->nvtx, p->id, &open)) {
+            nvtx_unnest(d, &open);
+            emit_nvtx(d, &open, (int64_t)p->timestamp);
+        }
+        return 0;
+    }
+    return 0; /* synchronization markers (acquire/release): nothing stored */
+}
+
+/* SYNCHRONIZATION: one sync_event row. */
+static int decode_sync(struct vt__decoder *d, const CUpti_ActivitySynchronization2 *p)
+{
+    struct vt__row r;
+    see_ts(d, p->end);
+    ROW_INIT(r, VT_T_SYNC_EVENT);
+    SET(r, 0, p->start);
+    SET(r, 1, p->end);
+    SET(r, 2, p->type);
+    SETNULL(r, 3);
+    SET_ID32(r, 4, p->contextId);
+    SET_ID32(r, 5, p->streamId);
+    SET_OPT(r, 6, p->correlationId, p->correlationId != 0);
+    SET_ID32(r, 7, p->cudaEventId);
+    d->xEmit(d->pCtx, &r);
+    return 0;
+}
+
+/* Lower-case name of a CUPTI overhead kind. */
+static const char *overhead_name(CUpti_ActivityOverheadKind k)
+{
+    switch (k) {
+    case CUPTI_ACTIVITY_OVERHEAD_UNKNOWN: return "unknown";
+    case CUPTI_ACTIVITY_OVERHEAD_DRIVER_COMPILER: return "driver_compiler";
+    case CUPTI_ACTIVITY_OVERHEAD_CUPTI_BUFFER_FLUSH: return "cupti_buffer_flush";
+    case CUPTI_ACTIVITY_OVERHEAD_CUPTI_INSTRUMENTATION: return "cupti_instrumentation";
+    case CUPTI_ACTIVITY_OVERHEAD_CUPTI_RESOURCE: return "cupti_resource";
+    case CUPTI_ACTIVITY_OVERHEAD_RUNTIME_TRIGGERED_MODULE_LOADING:
+        return "runtime_triggered_module_loading";
+    case CUPTI_ACTIVITY_OVERHEAD_LAZY_FUNCTION_LOADING: return "lazy_function_loading";
+    case CUPTI_ACTIVITY_OVERHEAD_COMMAND_BUFFER_FULL: return "command_buffer_full";
+    case CUPTI_ACTIVITY_OVERHEAD_ACTIVITY_BUFFER_REQUEST: return "activity_buffer_request";
+    case CUPTI_ACTIVITY_OVERHEAD_UVM_ACTIVITY_INIT: return "uvm_activity_init";
+    default: return "other";
+    }
+}
+
+/* OVERHEAD: one overhead row, source 'cupti'. */
+static int decode_overhead(struct vt__decoder *d, const CUpti_ActivityOverhead3 *p)
+{
+    struct vt__row r;
+    int64_t objId;
+    switch (p->objectKind) {
+    case CUPTI_ACTIVITY_OBJECT_PROCESS: objId = p->objectId.pt.processId; break;
+    case CUPTI_ACTIVITY_OBJECT_THREAD: objId = p->objectId.pt.threadId; break;
+    case CUPTI_ACTIVITY_OBJECT_DEVICE: objId = p->objectId.dcs.deviceId; break;
+    case CUPTI_ACTIVITY_OBJECT_CONTEXT: objId = p->objectId.dcs.contextId; break;
+    case CUPTI_ACTIVITY_OBJECT_STREAM: objId = p->objectId.dcs.streamId; break;
+    default: objId = -1; break;
+    }
+    see_ts(d, p->end);
+    ROW_INIT(r, VT_T_OVERHEAD);
+    r.v[0].z = "cupti";
+    r.v[1].z = overhead_name(p->overheadKind);
+    SET(r, 2, p->start);
+    SET(r, 3, p->end);
+    SET(r, 4, p->objectKind);
+    SET_OPT(r, 5, objId, objId >= 0);
+    SET(r, 6, 1);
+    d->xEmit(d->pCtx, &r);
+    return 0;
+}
+
+/* DEVICE: one device row unless the device is already described. */
+static int decode_device(struct vt__decoder *d, const CUpti_ActivityDevice5 *p)
+{
+    struct vt__row r;
+    char zUuid[48];
+    const unsigned char *u = (const unsigned char *)p->uuid.bytes;
+    snprintf(zUuid, sizeof zUuid,
+             "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", u[0], u[1],
+             u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12], u[13], u[14], u[15]);
+    ROW_INIT(r, VT_T_DEVICE);
+    SET(r, 0, p->id);
+    SETZ(r, 1, p->name);
+    r.v[2].z = zUuid;
+    SET(r, 3, p->globalMemorySize);
+    SET(r, 4, p->computeCapabilityMajor);
+    SET(r, 5, p->computeCapabilityMinor);
+    SET(r, 6, p->numMultiprocessors);
+    SETNULL(r, 7);
+    SETNULL(r, 8);
+    SET(r, 9, p->globalMemoryBandwidth);
+    d->xEmit(d->pCtx, &r);
+    return 0;
+}
+
+int vt__decode_activity(struct vt__decoder *d, const CUpti_Activity *pRec)
+{
+    int rc;
+    d->nDecoded++;
+    switch (pRec->kind) {
+    case CUPTI_ACTIVITY_KIND_MEMORY2: rc = decode_memory(d, (const CUpti_ActivityMemory4 *)pRec); break;
+    case CUPTI_ACTIVITY_KIND_MEMORY_POOL:
+        rc = decode_pool(d, (const CUpti_ActivityMemoryPool3 *)pRec);
+        break;
+    case CUPTI_ACTIVITY_KIND_MEMCPY: rc = decode_memcpy(d, (const CUpti_ActivityMemcpy6 *)pRec); break;
+    case CUPTI_ACTIVITY_KIND_MEMCPY2:
+        rc = decode_memcpy_p2p(d, (const CUpti_ActivityMemcpyPtoP4 *)pRec);
+        break;
+    case CUPTI_ACTIVITY_KIND_MEMSET: rc = decode_memset(d, (const CUpti_ActivityMemset4 *)pRec); break;
+    case CUPTI_ACTIVITY_KIND_KERNEL:
+    case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
+        rc = decode_kernel(d, (const CUpti_ActivityKernel10 *)pRec);
+        break;
+    case CUPTI_ACTIVITY_KIND_MARKER: rc = decode_marker(d, (const CUpti_ActivityMarker2 *)pRec); break;
+    case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION:
+        rc = decode_sync(d, (const CUpti_ActivitySynchronization2 *)pRec);
+        break;
+    case CUPTI_ACTIVITY_KIND_OVERHEAD:
+        rc = decode_overhead(d, (const CUpti_ActivityOverhead3 *)pRec);
+        break;
+    case CUPTI_ACTIVITY_KIND_DEVICE: rc = decode_device(d, (const CUpti_ActivityDevice5 *)pRec); break;
+    default: rc = 1; break;
+    }
+    if (rc) d->nUnknown++;
+    return rc;
+}
+
+/* API_CALL: one api_call row; remember the arguments for the join with the activity record. */
+static void host_api(struct vt__decoder *d, const struct vt_hrec *p)
+{
+    struct vt__row r;
+    const char *zFamily = api_family(p->u.api.api);
+    see_ts(d, p->u.api.end > p->u.api.start ? p->u.api.end : p->u.api.start);
+    ROW_INIT(r, VT_T_API_CALL);
+    SET(r, 0, p->u.api.api);
+    SET_OPT(r, 1, p->u.api.correlation, p->u.api.correlation != 0);
+    SET(r, 2, p->u.api.start);
+    SET_OPT(r, 3, p->u.api.end, p->u.api.end != 0);
+    SET(r, 4, p->u.api.thread);
+    SET_OPT(r, 5, p->u.api.device, p->u.api.device >= 0);
+    SET(r, 6, p->u.api.status);
+    SET_OPT(r, 7, p->u.api.bytes, p->u.api.bytes != 0);
+    SET_OPT(r, 8, p->u.api.ptr, p->u.api.ptr != 0);
+    SET_OPT(r, 9, p->u.api.src, p->u.api.src != 0);
+    SET_OPT(r, 10, p->u.api.dst, p->u.api.dst != 0);
+    SET_OPT(r, 11, p->u.api.stream, p->u.api.stream != 0);
+    SET_OPT(r, 12, p->u.api.stack_id, p->u.api.stack_id > 0);
+    d->xEmit(d->pCtx, &r);
+
+    if (p->u.api.status == 0 && p->u.api.correlation != 0 &&
+        (!strcmp(zFamily, "alloc") || !strcmp(zFamily, "free") || !strcmp(zFamily, "memcpy") ||
+         !strcmp(zFamily, "memset"))) {
+        struct corr_val cv;
+        memset(&cv, 0, sizeof cv);
+        cv.api = p->u.api.api;
+        cv.thread = p->u.api.thread;
+        cv.stack_id = p->u.api.stack_id;
+        cv.src = p->u.api.src;
+        cv.dst = p->u.api.dst ? p->u.api.dst : (!strcmp(zFamily, "memset") ? p->u.api.ptr : 0);
+        if (vt__boundmap_put(&d->corr, p->u.api.correlation, &cv, NULL, NULL)) d->nDroppedCorr++;
+    }
+}
+
+/* STACK: the stack row and one frame row per frame, names interned. */
+static void host_stack(struct vt__decoder *d, const struct vt_hrec *p)
+{
+    struct vt__row r;
+    int i;
+    ROW_INIT(r, VT_T_STACK);
+    SET(r, 0, p->u.stack.id);
+    SET(r, 1, p->u.stack.hash);
+    SET(r, 2, p->u.stack.nFrame);
+    d->xEmit(d->pCtx, &r);
+    for (i = 0; p->u.stack.aFrame && i < p->u.stack.nFrame; i++) {
+        const struct vt_frame *f = &p->u.stack.aFrame[i];
+        int64_t fn = intern(d, f->zFunction), file = intern(d, f->zFile), mod = intern(d, f->zModule);
+        ROW_INIT(r, VT_T_FRAME);
+        SET(r, 0, p->u.stack.id);
+        SET(r, 1, i);
+        SET(r, 2, f->kind);
+        SET_OPT(r, 3, f->pc, f->pc != 0);
+        SET_STR(r, 4, fn);
+        SET_STR(r, 5, file);
+        SET_OPT(r, 6, f->line, f->line > 0);
+        SET_STR(r, 7, mod);
+        d->xEmit(d->pCtx, &r);
+    }
+}
+
+void vt__decode_host(struct vt__decoder *d, struct vt_hrec *p)
+{
+    struct vt__row r;
+    switch (p->type) {
+    case VT_HREC_API_CALL: host_api(d, p); break;
+    case VT_HREC_OOM:
+        see_ts(d, p->u.oom.ts);
+        ROW_INIT(r, VT_T_OOM_EVENT);
+        SET(r, 0, p->u.oom.ts);
+        SET(r, 1, p->u.oom.api);
+        SET_OPT(r, 2, p->u.oom.correlation, p->u.oom.correlation != 0);
+        SET_OPT(r, 3, p->u.oom.device, p->u.oom.device >= 0);
+        SET(r, 4, p->u.oom.bytes);
+        SET(r, 5, p->u.oom.status);
+        SET_OPT(r, 6, p->u.oom.free_bytes, p->u.oom.total_bytes != 0);
+        SET_OPT(r, 7, p->u.oom.total_bytes, p->u.oom.total_bytes != 0);
+        SET(r, 8, p->u.oom.thread);
+        SET_OPT(r, 9, p->u.oom.stack_id, p->u.oom.stack_id > 0);
+        d->xEmit(d->pCtx, &r);
+        break;
+    case VT_HREC_MEMORY:
+        see_ts(d, p->u.mem.ts);
+        ROW_INIT(r, VT_T_MEMORY_EVENT);
+        SET(r, 0, p->u.mem.ts);
+        SET(r, 1, p->u.mem.op);
+        SET(r, 2, p->u.mem.mem_kind);
+        SET(r, 3, p->u.mem.address);
+        SET(r, 4, p->u.mem.bytes);
+        SET_OPT(r, 5, p->u.mem.device, p->u.mem.device >= 0);
+        SETNULL(r, 6);
+        SETNULL(r, 7);
+        SET_OPT(r, 8, p->u.mem.correlation, p->u.mem.correlation != 0);
+        SET_OPT(r, 9, p->u.mem.api, p->u.mem.api != 0);
+        SET(r, 10, 0);
+        SETNULL(r, 11);
+        SET_OPT(r, 12, p->u.mem.handle, p->u.mem.handle != 0);
+        SETNULL(r, 13);
+        SETNULL(r, 14);
+        SETNULL(r, 15);
+        SETNULL(r, 16);
+        SET(r, 17, p->u.mem.thread);
+        SET_OPT(r, 18, p->u.mem.stack_id, p->u.mem.stack_id > 0);
+        SETNULL(r, 19);
+        d->xEmit(d->pCtx, &r);
+        break;
+    case VT_HREC_BUFFER_USE:
+        ROW_INIT(r, VT_T_BUFFER_USE);
+        SET(r, 0, p->u.use.correlation);
+        SET(r, 1, p->u.use.kind);
+        SET(r, 2, p->u.use.address);
+        SET_OPT(r, 3, p->u.use.ts, p->u.use.ts != 0);
+        SET_OPT(r, 4, p->u.use.device, p->u.use.device >= 0);
+        d->xEmit(d->pCtx, &r);
+        break;
+    case VT_HREC_DROPPED:
+        ROW_INIT(r, VT_T_DROPPED);
+        SET(r, 0, p->u.dropped.ts ? p->u.dropped.ts : d->lastTs);
+        SET(r, 1, p->u.dropped.source);
+        SETZ(r, 2, p->u.dropped.zWhat);
+        SET(r, 3, p->u.dropped.count);
+        SETNULL(r, 4);
+        SETNULL(r, 5);
+        SETNULL(r, 6);
+        d->xEmit(d->pCtx, &r);
+        break;
+    case VT_HREC_OVERHEAD:
+        see_ts(d, p->u.overhead.end);
+        ROW_INIT(r, VT_T_OVERHEAD);
+        r.v[0].z = "vramtrace";
+        r.v[1].z = p->u.overhead.zKind ? p->u.overhead.zKind : "unknown";
+        SET(r, 2, p->u.overhead.start);
+        SET(r, 3, p->u.overhead.end);
+        SETNULL(r, 4);
+        SETNULL(r, 5);
+        SET(r, 6, p->u.overhead.count);
+        d->xEmit(d->pCtx, &r);
+        break;
+    case VT_HREC_STACK: host_stack(d, p); break;
+    case VT_HREC_DEVICE: {
+        char zName[sizeof p->u.device.zName], zUuid[sizeof p->u.device.zUuid];
+        snprintf(zName, sizeof zName, "%.*s", (int)sizeof zName - 1, p->u.device.zName);
+        snprintf(zUuid, sizeof zUuid, "%.*s", (int)sizeof zUuid - 1, p->u.device.zUuid);
+        ROW_INIT(r, VT_T_DEVICE_HOST);
+        SET(r, 0, p->u.device.id);
+        SETZ(r, 1, zName[0] ? zName : NULL);
+        SETZ(r, 2, zUuid[0] ? zUuid : NULL);
+        SET(r, 3, p->u.device.total_bytes);
+        SET(r, 4, p->u.device.cc_major);
+        SET(r, 5, p->u.device.cc_minor);
+        SET(r, 6, p->u.device.sm_count);
+        SET_OPT(r, 7, p->u.device.pci_bus, p->u.device.pci_bus >= 0);
+        SET_OPT(r, 8, p->u.device.pci_device, p->u.device.pci_device >= 0);
+        SET_OPT(r, 9, p->u.device.bandwidth_kbps, p->u.device.bandwidth_kbps != 0);
+        d->xEmit(d->pCtx, &r);
+        break;
+    }
+    case VT_HREC_META:
+        if (p->u.meta.zValue) {
+            char zKey[sizeof p->u.meta.zKey + 1];
+            memcpy(zKey, p->u.meta.zKey, sizeof p->u.meta.zKey);
+            zKey[sizeof p->u.meta.zKey] = '\0';
+            ROW_INIT(r, VT_T_META);
+            r.v[0].z = zKey;
+            r.v[1].z = p->u.meta.zValue;
+            d->xEmit(d->pCtx, &r);
+        }
+        break;
+    default: break;
+    }
+    vt__hrec_release(p);
+}
+
+/* Drain visitor: write one open range with end NULL. */
+static void finish_one(void *pCtx, uint32_t key, void *pVal)
+{
+    (void)key;
+    emit_nvtx((struct vt__decoder *)pCtx, (const struct nvtx_val *)pVal, -1);
+}
+
+void vt__decoder_finish(struct vt__decoder *d)
+{
+    vt__boundmap_drain(&d->nvtx, finish_one, d);
+}

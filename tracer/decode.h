@@ -1,0 +1,112 @@
+/* Internal: decode CUPTI activity records and host records into trace rows. */
+#ifndef VT_TRACER_DECODE_H
+#define VT_TRACER_DECODE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cupti_activity.h>
+
+#include "boundmap.h"
+#include "strintern.h"
+#include "writer.h"
+
+/*
+ * The decoder is pure with respect to SQLite: it turns one record into zero or
+ * more rows and hands each to an emit callback (the writer binds and inserts
+ * it; tests may collect rows directly). It keeps the bounded state a correct
+ * trace needs across records: the string table, the correlation join (API call
+ * arguments waiting for their activity record) and NVTX ranges still open.
+ * Single-threaded: only the writer thread uses a decoder.
+ */
+
+/* The tables rows are written to; vt__aTable gives each one's INSERT statement. */
+enum vt__table {
+    VT_T_STRING,
+    VT_T_DEVICE,      /* from CUPTI: INSERT OR IGNORE (first description wins) */
+    VT_T_DEVICE_HOST, /* from the glue: INSERT OR REPLACE (it knows the PCI location) */
+    VT_T_STACK,
+    VT_T_FRAME,
+    VT_T_API_CALL,
+    VT_T_MEMORY_EVENT,
+    VT_T_OOM_EVENT,
+    VT_T_MEMCPY,
+    VT_T_MEMSET,
+    VT_T_KERNEL,
+    VT_T_BUFFER_USE,
+    VT_T_NVTX_RANGE,
+    VT_T_SYNC_EVENT,
+    VT_T_POOL_EVENT,
+    VT_T_DROPPED,
+    VT_T_OVERHEAD,
+    VT_T_META,
+    VT_T__COUNT
+};
+
+#define VT__ROW_MAXCOL 20
+
+/* One row: values in the column order of the table's INSERT statement. */
+struct vt__row {
+    int table;         /* enum vt__table */
+    uint32_t nullMask; /* bit i set: column i is NULL */
+    union {
+        int64_t i;
+        const char *z; /* text columns (see vt__table_spec.textMask); valid during emit only */
+    } v[VT__ROW_MAXCOL];
+};
+
+struct vt__table_spec {
+    const char *zName;
+    const char *zInsert; /* parameters ?1..?nCol in column order */
+    int nCol;
+    uint32_t textMask;   /* bit i set: column i is text */
+};
+extern const struct vt__table_spec vt__aTable[VT_T__COUNT];
+
+/* Bounds of the decoder's maps; zero fields take the defaults named. */
+struct vt__decoder_config {
+    size_t corr_entries;   /* pending API calls for the correlation join (65536) */
+    size_t nvtx_entries;   /* NVTX ranges open at once (16384) */
+    size_t intern_entries; /* distinct strings cached (262144) */
+    size_t intern_bytes;   /* text cached (32 MiB) */
+};
+
+struct vt__decoder {
+    void (*xEmit)(void *pCtx, const struct vt__row *pRow);
+    void *pCtx;
+    struct vt__intern intern;
+    struct vt__boundmap corr;
+    struct vt__boundmap nvtx;
+    struct depth_slot *aDepth; /* per-thread push/pop nesting, bounded */
+    uint64_t lastTs;           /* latest timestamp seen, for rows that have no time of their own */
+    uint64_t nDecoded;         /* activity records seen */
+    uint64_t nUnknown;         /* activity records of kinds not stored */
+    uint64_t nDroppedCorr;     /* API calls evicted from the correlation map unmatched */
+    uint64_t nDroppedNvtx;     /* open NVTX ranges evicted (written with end NULL) */
+    uint64_t nJoined;          /* activity records completed from an API call */
+};
+
+/* Initialise d. Returns 0 or -ENOMEM. */
+int vt__decoder_init(struct vt__decoder *d, const struct vt__decoder_config *cfg,
+                     void (*xEmit)(void *, const struct vt__row *), void *pCtx);
+
+/* Free d's memory. Does not emit anything: call vt__decoder_finish first to keep open ranges. */
+void vt__decoder_free(struct vt__decoder *d);
+
+/*
+ * Decode one CUPTI activity record into rows. Returns 0 when the record's kind
+ * is stored, 1 when it is not (counted in nUnknown).
+ */
+int vt__decode_activity(struct vt__decoder *d, const CUpti_Activity *pRec);
+
+/*
+ * Decode one host record into rows and release the heap memory it owns.
+ * API calls of the alloc, free, memcpy and memset families that succeeded are
+ * also remembered for the correlation join with their activity record.
+ */
+void vt__decode_host(struct vt__decoder *d, struct vt_hrec *pRec);
+
+/* Write the NVTX ranges still open (end NULL). Call once, at close. */
+void vt__decoder_finish(struct vt__decoder *d);
+
+#endif

@@ -1,0 +1,674 @@
+/* The trace writer: one thread that decodes CUPTI buffers and host records into SQLite in batches. */
+#include "writer.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include <sqlite3.h>
+
+#include "decode.h"
+#include "ring.h"
+#include "schema.h"
+
+#define HOST_BATCH 256        /* host records taken from the ring per lock */
+#define TIME_CHECK_EVERY 4096 /* activity records between two looks at the clock */
+
+struct queued_buf {
+    uint8_t *p;
+    size_t n;
+};
+
+struct vt_writer {
+    struct vt_writer_config cfg;
+    sqlite3 *db;
+    sqlite3_stmt *aStmt[VT_T__COUNT];
+    struct vt__decoder dec;
+    struct vt__ring ring;
+
+    /* Everything below up to the thread state is under mu. */
+    pthread_mutex_t mu;
+    pthread_cond_t wake; /* the writer thread waits here */
+    pthread_cond_t done; /* close waits here */
+    uint8_t **aBuf;      /* every buffer allocated so far (nBuf of nBufMax) */
+    size_t nBuf, nBufMax;
+    uint8_t **aFree;     /* idle buffers */
+    size_t nFree;
+    struct queued_buf *aQueue; /* completed buffers, FIFO, capacity nBufMax */
+    size_t iQueue, nQueue;
+    int bWakeRing;       /* the ring is filling up */
+    int bStop;           /* close asked: drain and finish */
+    int bDone;           /* the thread has closed the database */
+    int bOrphaned;       /* close gave up waiting: the thread frees w itself */
+
+    pthread_t thread;
+    int bStarted;
+    atomic_int bAbort;   /* close is out of patience: stop decoding, finish quickly */
+
+    /* Writer-thread state. */
+    int bInTxn;
+    unsigned nPending;        /* rows in the open transaction */
+    uint64_t tFirstPendingMs; /* when the open transaction got its first row */
+    uint64_t nMalformed;      /* buffers cut short by xNextRecord */
+    uint64_t nAbandonedBufs;  /* buffers not decoded because close ran out of time */
+    uint64_t nAbandonedRecs;  /* host records not decoded for the same reason */
+    uint64_t aWritten[6];     /* drop counts already written as `dropped` rows (see write_drops) */
+    uint64_t nReported;       /* bit per SQLite primary error code already reported on stderr */
+    int bClosedCleanly;
+
+    /* Statistics, readable from any thread. */
+    atomic_uint_fast64_t nRecordsDecoded, nRecordsUnknown, nRowsWritten, nCommits, nDroppedWriter,
+        nBuffersRefused;
+};
+
+/* Milliseconds on the monotonic clock. */
+static uint64_t now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+/* Absolute CLOCK_MONOTONIC time ms from now, for pthread_cond_timedwait. */
+static struct timespec deadline_in(unsigned ms)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    ts.tv_sec += ms / 1000u;
+    ts.tv_nsec += (long)(ms % 1000u) * 1000000L;
+    if (ts.tv_nsec >= 1000000000L) {
+        ts.tv_sec++;
+        ts.tv_nsec -= 1000000000L;
+    }
+    return ts;
+}
+
+void vt__writer_config_default(struct vt_writer_config *cfg)
+{
+    memset(cfg, 0, sizeof *cfg);
+    cfg->cbSize = sizeof *cfg;
+    cfg->buffer_size = 4u << 20;
+    cfg->max_memory = 256u << 20;
+    cfg->host_ring_records = 65536;
+    cfg->flush_ms = 500;
+    cfg->batch_rows = 50000;
+    cfg->xNextRecord = NULL;
+    cfg->corr_map_entries = 65536;
+    cfg->nvtx_map_entries = 16384;
+}
+
+/* Print one "vramtrace:" line the first time SQLite error rc is met. */
+static void report(struct vt_writer *w, int rc, const char *zWhat)
+{
+    int bit = rc & 0x3f;
+    if (w->nReported & (1ull << bit)) return;
+    w->nReported |= 1ull << bit;
+    fprintf(stderr, "vramtrace: trace write failed (%s: %s); affected rows are counted as dropped\n",
+            zWhat, w->db ? sqlite3_errmsg(w->db) : sqlite3_errstr(rc));
+}
+
+/*
+ * A failed statement may have rolled the open transaction back (disk full, I/O
+ * error): then every row of it is lost. Count them and forget the transaction.
+ */
+static void check_rollback(struct vt_writer *w)
+{
+    if (w->bInTxn && sqlite3_get_autocommit(w->db)) {
+        atomic_fetch_add(&w->nDroppedWriter, w->nPending);
+        atomic_fetch_sub(&w->nRowsWritten, w->nPending);
+        w->bInTxn = 0;
+        w->nPending = 0;
+    }
+}
+
+/* Bind and insert one row (opening a transaction if none is open). Returns an SQLite code. */
+static int insert_row(struct vt_writer *w, const struct vt__row *pRow)
+{
+    const struct vt__table_spec *t = &vt__aTable[pRow->table];
+    sqlite3_stmt *s = w->aStmt[pRow->table];
+    int i, rc;
+    if (!w->bInTxn) {
+        rc = sqlite3_exec(w->db, "BEGIN", NULL, NULL, NULL);
+        if (rc != SQLITE_OK) {
+            report(w, rc, "begin");
+            atomic_fetch_add(&w->nDroppedWriter, 1);
+            return rc;
+        }
+        w->bInTxn = 1;
+        w->tFirstPendingMs = now_ms();
+    }
+    for (i = 0; i < t->nCol; i++) {
+        if (pRow->nullMask & (1u << i)) sqlite3_bind_null(s, i + 1);
+        else if (t->textMask & (1u << i)) sqlite3_bind_text(s, i + 1, pRow->v[i].z, -1, SQLITE_STATIC);
+        else sqlite3_bind_int64(s, i + 1, pRow->v[i].i);
+    }
+    rc = sqlite3_step(s);
+    sqlite3_reset(s);
+    if (rc == SQLITE_DONE) {
+        w->nPending++;
+        atomic_fetch_add_explicit(&w->nRowsWritten, 1, memory_order_relaxed);
+        return SQLITE_OK;
+    }
+    report(w, rc, t->zName);
+    atomic_fetch_add(&w->nDroppedWriter, 1);
+    check_rollback(w);
+    return rc;
+}
+
+/* Insert one `dropped` row. */
+static void insert_dropped(struct vt_writer *w, int source, const char *zWhat, uint64_t count)
+{
+    struct vt__row r;
+    memset(&r, 0, sizeof r);
+    r.table = VT_T_DROPPED;
+    r.nullMask = (1u << 4) | (1u << 5) | (1u << 6);
+    r.v[0].i = (int64_t)w->dec.lastTs;
+    r.v[1].i = source;
+    r.v[2].z = zWhat;
+    r.v[3].i = (int64_t)count;
+    insert_row(w, &r);
+}
+
+/*
+ * Write a `dropped` row for every loss counter that grew since the last call.
+ * bWithWriter also writes rows lost to SQLite errors (only at close: writing
+ * them is itself an insert that may fail).
+ */
+static void write_drops(struct vt_writer *w, int bWithWriter)
+{
+    static const struct {
+        int source;
+        const char *zWhat;
+    } aKind[6] = {
+        {VT_DROP_QUEUE, "host records (queue full)"},
+        {VT_DROP_MAP, "correlation map (API call evicted before its activity record)"},
+        {VT_DROP_MAP, "open NVTX ranges (evicted, written without end)"},
+        {VT_DROP_CUPTI, "malformed activity buffers"},
+        {VT_DROP_QUEUE, "activity buffers not decoded at close (timeout)"},
+        {VT_DROP_WRITER, "rows (SQLite error)"},
+    };
+    uint64_t aNow[6];
+    int i;
+    aNow[0] = vt__ring_dropped(&w->ring) + w->nAbandonedRecs;
+    aNow[1] = w->dec.nDroppedCorr;
+    aNow[2] = w->dec.nDroppedNvtx;
+    aNow[3] = w->nMalformed;
+    aNow[4] = w->nAbandonedBufs;
+    aNow[5] = bWithWriter ? atomic_load(&w->nDroppedWriter) : w->aWritten[5];
+    for (i = 0; i < 6; i++) {
+        if (aNow[i] > w->aWritten[i]) {
+            insert_dropped(w, aKind[i].source, aKind[i].zWhat, aNow[i] - w->aWritten[i]);
+            w->aWritten[i] = aNow[i];
+        }
+    }
+}
+
+/* Commit the open transaction (after recording new losses in it). Returns an SQLite code. */
+static int commit(struct vt_writer *w)
+{
+    int rc;
+    if (!w->bInTxn) return SQLITE_OK;
+    write_drops(w, 0);
+    if (!w->bInTxn) return SQLITE_OK; /* rolled back while writing them */
+    rc = sqlite3_exec(w->db, "COMMIT", NULL, NULL, NULL);
+    if (rc == SQLITE_OK) {
+        if (w->nPending > 0) atomic_fetch_add(&w->nCommits, 1);
+    } else {
+        report(w, rc, "commit");
+        if (!sqlite3_get_autocommit(w->db)) sqlite3_exec(w->db, "ROLLBACK", NULL, NULL, NULL);
+        atomic_fetch_add(&w->nDroppedWriter, w->nPending);
+        atomic_fetch_sub(&w->nRowsWritten, w->nPending);
+    }
+    w->bInTxn = 0;
+    w->nPending = 0;
+    return rc;
+}
+
+/* Commit if the open transaction is older than flush_ms. */
+static void commit_if_due(struct vt_writer *w)
+{
+    if (w->bInTxn && now_ms() - w->tFirstPendingMs >= w->cfg.flush_ms) commit(w);
+}
+
+/* Decoder emit callback: insert the row; commit when the batch is full. */
+static void emit_row(void *pCtx, const struct vt__row *pRow)
+{
+    struct vt_writer *w = pCtx;
+    insert_row(w, pRow);
+    if (w->nPending >= w->cfg.batch_rows) commit(w);
+}
+
+/* Publish the decoder's counters to the statistics. */
+static void publish_stats(struct vt_writer *w)
+{
+    atomic_store(&w->nRecordsDecoded, w->dec.nDecoded);
+    atomic_store(&w->nRecordsUnknown, w->dec.nUnknown);
+}
+
+/* Decode every record of one completed buffer. */
+static void decode_buffer(struct vt_writer *w, uint8_t *pBuf, size_t n)
+{
+    void *pRec = NULL;
+    unsigned nSince = 0;
+    int rc;
+    if (!w->cfg.xNextRecord) return;
+    while ((rc = w->cfg.xNextRecord(pBuf, n, &pRec)) == 0 && pRec) {
+        vt__decode_activity(&w->dec, (const CUpti_Activity *)pRec);
+        if (++nSince == TIME_CHECK_EVERY) {
+            nSince = 0;
+            commit_if_due(w);
+        }
+    }
+    if (rc < 0) w->nMalformed++;
+    publish_stats(w);
+}
+
+/* Drain the host ring. bAbandon: release records without decoding them (counted). */
+static size_t drain_ring(struct vt_writer *w, int bAbandon)
+{
+    struct vt_hrec aRec[HOST_BATCH];
+    size_t n, i, nTotal = 0;
+    /* Bounded per call: producers may keep adding while we decode. */
+    while (nTotal < w->ring.nCap && (n = vt__ring_pop(&w->ring, aRec, HOST_BATCH)) > 0) {
+        for (i = 0; i < n; i++) {
+            if (bAbandon) {
+                vt__hrec_release(&aRec[i]);
+                w->nAbandonedRecs++;
+            } else {
+                vt__decode_host(&w->dec, &aRec[i]);
+            }
+        }
+        nTotal += n;
+        commit_if_due(w);
+    }
+    return nTotal;
+}
+
+/* Return a buffer to the idle list (caller holds mu). */
+static void recycle_locked(struct vt_writer *w, uint8_t *p)
+{
+    w->aFree[w->nFree++] = p;
+}
+
+/*
+ * One writer cycle: take the queued buffers first, then drain the host ring,
+ * then decode the buffers. Host records submitted before a buffer are thus
+ * always decoded before it (the correlation join depends on it).
+ */
+static int cycle(struct vt_writer *w, struct queued_buf *aTake)
+{
+    size_t nTake = 0, i, nHost;
+    int bAbort = atomic_load(&w->bAbort);
+    pthread_mutex_lock(&w->mu);
+    while (w->nQueue > 0) {
+        aTake[nTake++] = w->aQueue[w->iQueue];
+        w->iQueue = (w->iQueue + 1) % w->nBufMax;
+        w->nQueue--;
+    }
+    w->bWakeRing = 0;
+    pthread_mutex_unlock(&w->mu);
+
+    nHost = drain_ring(w, bAbort);
+    for (i = 0; i < nTake; i++) {
+        if (!bAbort) bAbort = atomic_load(&w->bAbort);
+        if (bAbort) w->nAbandonedBufs++;
+        else decode_buffer(w, aTake[i].p, aTake[i].n);
+        commit_if_due(w);
+    }
+    if (nTake) {
+        pthread_mutex_lock(&w->mu);
+        for (i = 0; i < nTake; i++) recycle_locked(w, aTake[i].p);
+        pthread_mutex_unlock(&w->mu);
+    }
+    commit_if_due(w);
+    return nTake > 0 || nHost > 0;
+}
+
+/* Meta value from an unsigned counter. */
+static void meta_u64(struct vt_writer *w, const char *zKey, uint64_t v)
+{
+    char z[32];
+    snprintf(z, sizeof z, "%llu", (unsigned long long)v);
+    vt__meta_set(w->db, zKey, z);
+}
+
+/*
+ * Close the trace: open NVTX ranges, losses, commit; then (unless close ran out
+ * of time) the read indexes, the closing meta rows and a WAL checkpoint so the
+ * trace is a single file; then close the connection.
+ */
+static void finish_db(struct vt_writer *w)
+{
+    int bAbort = atomic_load(&w->bAbort), rc, i;
+    vt__decoder_finish(&w->dec);
+    publish_stats(w);
+    commit(w);
+    if (!bAbort && vt__schema_index(w->db) != SQLITE_OK) report(w, SQLITE_ERROR, "indexes");
+    rc = sqlite3_exec(w->db, "BEGIN", NULL, NULL, NULL);
+    if (rc == SQLITE_OK) {
+        w->bInTxn = 1;
+        write_drops(w, 1);
+        meta_u64(w, "end_ns", w->dec.lastTs);
+        meta_u64(w, "records_decoded", w->dec.nDecoded);
+        meta_u64(w, "records_unknown", w->dec.nUnknown);
+        meta_u64(w, "rows_written", atomic_load(&w->nRowsWritten));
+        meta_u64(w, "commits", atomic_load(&w->nCommits));
+        meta_u64(w, "dropped_queue", vt__ring_dropped(&w->ring) + w->nAbandonedRecs);
+        meta_u64(w, "dropped_writer", atomic_load(&w->nDroppedWriter));
+        meta_u64(w, "dropped_map", w->dec.nDroppedCorr + w->dec.nDroppedNvtx);
+        vt__meta_set(w->db, "closed_cleanly", bAbort ? "0" : "1");
+        rc = sqlite3_exec(w->db, "COMMIT", NULL, NULL, NULL);
+        if (rc != SQLITE_OK) {
+            report(w, rc, "closing commit");
+            sqlite3_exec(w->db, "ROLLBACK", NULL, NULL, NULL);
+        }
+        w->bInTxn = 0;
+        w->nPending = 0;
+    }
+    w->bClosedCleanly = !bAbort && rc == SQLITE_OK;
+    for (i = 0; i < VT_T__COUNT; i++) {
+        sqlite3_finalize(w->aStmt[i]);
+        w->aStmt[i] = NULL;
+    }
+    if (!bAbort) sqlite3_wal_checkpoint_v2(w->db, NULL, SQLITE_CHECKPOINT_TRUNCATE, NULL, NULL);
+    /* The last connection to close a WAL database checkpoints and removes the -wal file. */
+    sqlite3_close_v2(w->db);
+    w->db = NULL;
+}
+
+/* Free everything w owns (the database must already be closed). */
+static void free_writer(struct vt_writer *w)
+{
+    size_t i;
+    int t;
+    for (t = 0; t < VT_T__COUNT; t++) sqlite3_finalize(w->aStmt[t]);
+    if (w->db) sqlite3_close_v2(w->db);
+    vt__decoder_free(&w->dec);
+    vt__ring_free(&w->ring);
+    for (i = 0; i < w->nBuf; i++) free(w->aBuf[i]);
+    free(w->aBuf);
+    free(w->aFree);
+    free(w->aQueue);
+    pthread_mutex_destroy(&w->mu);
+    pthread_cond_destroy(&w->wake);
+    pthread_cond_destroy(&w->done);
+    free(w);
+}
+
+/* Drain everything queued: loop cycles until the queue and ring are empty. */
+static void drain_all(struct vt_writer *w, struct queued_buf *aTake)
+{
+    for (;;) {
+        int bEmpty;
+        cycle(w, aTake);
+        pthread_mutex_lock(&w->mu);
+        bEmpty = w->nQueue == 0;
+        pthread_mutex_unlock(&w->mu);
+        if (bEmpty && vt__ring_count(&w->ring) == 0) break;
+    }
+}
+
+/* The writer thread: cycles until close asks it to stop, then drains and closes the trace. */
+static void *writer_main(void *pArg)
+{
+    struct vt_writer *w = pArg;
+    struct queued_buf *aTake = malloc((w->nBufMax ? w->nBufMax : 1) * sizeof *aTake);
+    unsigned tick = w->cfg.flush_ms / 4;
+    int bOrphaned;
+    if (tick < 2) tick = 2;
+    if (tick > 100) tick = 100;
+    if (aTake) {
+        for (;;) {
+            int bStop;
+            struct timespec until;
+            pthread_mutex_lock(&w->mu);
+            until = deadline_in(tick);
+            while (!w->bStop && w->nQueue == 0 && !w->bWakeRing) {
+                if (pthread_cond_timedwait(&w->wake, &w->mu, &until) == ETIMEDOUT) break;
+            }
+            bStop = w->bStop;
+            pthread_mutex_unlock(&w->mu);
+            if (bStop) break;
+            cycle(w, aTake);
+        }
+        drain_all(w, aTake);
+    } else {
+        report(w, SQLITE_NOMEM, "writer start");
+        atomic_store(&w->bAbort, 1);
+        drain_ring(w, 1);
+    }
+    finish_db(w);
+    free(aTake);
+    pthread_mutex_lock(&w->mu);
+    w->bDone = 1;
+    bOrphaned = w->bOrphaned;
+    pthread_cond_broadcast(&w->done);
+    pthread_mutex_unlock(&w->mu);
+    if (bOrphaned) free_writer(w);
+    return NULL;
+}
+
+struct vt_writer *vt__writer_open(const char *zPath, const struct vt_writer_config *cfg, char *zErr,
+                                  size_t nErr)
+{
+    struct vt_writer *w = NULL;
+    struct vt__decoder_config dc;
+    pthread_condattr_t ca;
+    struct stat st;
+    char *zMsg = NULL;
+    size_t ringBytes;
+    int rc, i;
+
+    w = calloc(1, sizeof *w);
+    if (!w) {
+        snprintf(zErr, nErr, "out of memory");
+        return NULL;
+    }
+    vt__writer_config_default(&w->cfg);
+    if (cfg) memcpy(&w->cfg, cfg, cfg->cbSize < sizeof w->cfg ? cfg->cbSize : sizeof w->cfg);
+    w->cfg.cbSize = sizeof w->cfg;
+    if (!w->cfg.buffer_size) w->cfg.buffer_size = 4u << 20;
+    w->cfg.buffer_size = (w->cfg.buffer_size + 7) & ~(size_t)7;
+    if (!w->cfg.host_ring_records) w->cfg.host_ring_records = 65536;
+    if (!w->cfg.flush_ms || w->cfg.flush_ms > 1000) w->cfg.flush_ms = w->cfg.flush_ms ? 1000 : 500;
+    if (!w->cfg.batch_rows) w->cfg.batch_rows = 50000;
+    pthread_mutex_init(&w->mu, NULL);
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&w->wake, &ca);
+    pthread_cond_init(&w->done, &ca);
+    pthread_condattr_destroy(&ca);
+
+    ringBytes = w->cfg.host_ring_records * sizeof(struct vt_hrec);
+    if (w->cfg.max_memory < ringBytes + w->cfg.buffer_size) {
+        snprintf(zErr, nErr, "memory bound %zu bytes is below one buffer plus the host ring (%zu)",
+                 w->cfg.max_memory, ringBytes + w->cfg.buffer_size);
+        goto fail;
+    }
+    w->nBufMax = (w->cfg.max_memory - ringBytes) / w->cfg.buffer_size;
+    w->aBuf = calloc(w->nBufMax, sizeof *w->aBuf);
+    w->aFree = calloc(w->nBufMax, sizeof *w->aFree);
+    w->aQueue = calloc(w->nBufMax, sizeof *w->aQueue);
+    memset(&dc, 0, sizeof dc);
+    dc.corr_entries = w->cfg.corr_map_entries;
+    dc.nvtx_entries = w->cfg.nvtx_map_entries;
+    if (!w->aBuf || !w->aFree || !w->aQueue || vt__ring_init(&w->ring, w->cfg.host_ring_records) ||
+        vt__decoder_init(&w->dec, &dc, emit_row, w)) {
+        snprintf(zErr, nErr, "out of memory");
+        goto fail;
+    }
+
+    if (stat(zPath, &st) == 0 && st.st_size > 0) {
+        snprintf(zErr, nErr, "%s: not empty: a new trace needs an empty file", zPath);
+        goto fail;
+    }
+    rc = sqlite3_open_v2(zPath, &w->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL);
+    if (rc == SQLITE_OK) rc = sqlite3_exec(w->db, "PRAGMA journal_mode=WAL", NULL, NULL, &zMsg);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_exec(w->db,
+                          "PRAGMA synchronous=NORMAL; PRAGMA cache_size=-16384;"
+                          " PRAGMA wal_autocheckpoint=4096;",
+                          NULL, NULL, &zMsg);
+    if (rc == SQLITE_OK) rc = vt__schema_create(w->db, &zMsg);
+    for (i = 0; rc == SQLITE_OK && i < VT_T__COUNT; i++)
+        rc = sqlite3_prepare_v3(w->db, vt__aTable[i].zInsert, -1, SQLITE_PREPARE_PERSISTENT,
+                                &w->aStmt[i], NULL);
+    if (rc != SQLITE_OK) {
+        snprintf(zErr, nErr, "%s: %s", zPath,
+                 zMsg ? zMsg : w->db ? sqlite3_errmsg(w->db) : sqlite3_errstr(rc));
+        sqlite3_free(zMsg);
+        goto fail;
+    }
+    return w;
+
+fail:
+    free_writer(w);
+    return NULL;
+}
+
+int vt__writer_start(struct vt_writer *w)
+{
+    sigset_t all, old;
+    int rc;
+    if (!w || w->bStarted) return -EINVAL;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old); /* the thread inherits the mask: all blocked */
+    rc = pthread_create(&w->thread, NULL, writer_main, w);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (rc != 0) return -rc;
+    w->bStarted = 1;
+    return 0;
+}
+
+uint8_t *vt__writer_buffer_alloc(struct vt_writer *w, size_t *pSize)
+{
+    uint8_t *p = NULL;
+    pthread_mutex_lock(&w->mu);
+    if (w->nFree > 0) {
+        p = w->aFree[--w->nFree];
+    } else if (w->nBuf < w->nBufMax) {
+        p = aligned_alloc(8, w->cfg.buffer_size);
+        if (p) w->aBuf[w->nBuf++] = p;
+    }
+    pthread_mutex_unlock(&w->mu);
+    if (!p) atomic_fetch_add(&w->nBuffersRefused, 1);
+    *pSize = p ? w->cfg.buffer_size : 0;
+    return p;
+}
+
+void vt__writer_buffer_submit(struct vt_writer *w, uint8_t *pBuf, size_t validSize)
+{
+    size_t i;
+    int bOurs = 0;
+    if (!pBuf) return;
+    pthread_mutex_lock(&w->mu);
+    for (i = 0; i < w->nBuf && !bOurs; i++) bOurs = w->aBuf[i] == pBuf;
+    if (bOurs && validSize == 0) {
+        recycle_locked(w, pBuf);
+    } else if (bOurs) {
+        /* Never full: the queue has room for every buffer that exists. */
+        w->aQueue[(w->iQueue + w->nQueue) % w->nBufMax].p = pBuf;
+        w->aQueue[(w->iQueue + w->nQueue) % w->nBufMax].n =
+            validSize < w->cfg.buffer_size ? validSize : w->cfg.buffer_size;
+        w->nQueue++;
+        pthread_cond_signal(&w->wake);
+    }
+    pthread_mutex_unlock(&w->mu);
+}
+
+int vt__writer_submit(struct vt_writer *w, const struct vt_hrec *rec)
+{
+    long n = vt__ring_push(&w->ring, rec);
+    if (n < 0) return -1;
+    if ((size_t)n == (w->ring.nCap + 1) / 2) {
+        pthread_mutex_lock(&w->mu);
+        w->bWakeRing = 1;
+        pthread_cond_signal(&w->wake);
+        pthread_mutex_unlock(&w->mu);
+    }
+    return 0;
+}
+
+uint64_t vt__writer_dropped(const struct vt_writer *w)
+{
+    return vt__ring_dropped((struct vt__ring *)&w->ring);
+}
+
+int vt__writer_close(struct vt_writer *w, unsigned timeout_ms)
+{
+    struct timespec until;
+    int rc = 0;
+    if (!w) return -EINVAL;
+    if (!w->bStarted) {
+        /* Never started: drain and close on the caller's thread. */
+        struct queued_buf *aTake = malloc((w->nBufMax ? w->nBufMax : 1) * sizeof *aTake);
+        if (aTake) drain_all(w, aTake);
+        else drain_ring(w, 1);
+        free(aTake);
+        finish_db(w);
+        rc = w->bClosedCleanly ? 0 : -EIO;
+        free_writer(w);
+        return rc;
+    }
+    pthread_mutex_lock(&w->mu);
+    w->bStop = 1;
+    pthread_cond_signal(&w->wake);
+    until = deadline_in(timeout_ms - timeout_ms / 4);
+    while (!w->bDone && pthread_cond_timedwait(&w->done, &w->mu, &until) != ETIMEDOUT) {
+    }
+    if (!w->bDone) {
+        /* Out of patience: stop decoding, close what is written. */
+        atomic_store(&w->bAbort, 1);
+        until = deadline_in(timeout_ms / 4);
+        while (!w->bDone && pthread_cond_timedwait(&w->done, &w->mu, &until) != ETIMEDOUT) {
+        }
+    }
+    if (!w->bDone) {
+        w->bOrphaned = 1; /* the thread frees w when it gets there */
+        pthread_mutex_unlock(&w->mu);
+        pthread_detach(w->thread);
+        return -ETIMEDOUT;
+    }
+    pthread_mutex_unlock(&w->mu);
+    pthread_join(w->thread, NULL);
+    rc = w->bClosedCleanly ? 0 : -EIO;
+    free_writer(w);
+    return rc;
+}
+
+void vt__writer_abandon(struct vt_writer *w)
+{
+    (void)w; /* the parent's: its memory, locks and connection are left exactly as they are */
+}
+
+void vt__writer_fork_prepare(struct vt_writer *w)
+{
+    if (!w) return;
+    pthread_mutex_lock(&w->ring.mu);
+    pthread_mutex_lock(&w->mu);
+}
+
+void vt__writer_fork_parent(struct vt_writer *w)
+{
+    if (!w) return;
+    pthread_mutex_unlock(&w->mu);
+    pthread_mutex_unlock(&w->ring.mu);
+}
+
+void vt__writer_stats(const struct vt_writer *w, struct vt_writer_stats *pStats)
+{
+    struct vt_writer *m = (struct vt_writer *)w;
+    memset(pStats, 0, sizeof *pStats);
+    pStats->records_decoded = atomic_load(&m->nRecordsDecoded);
+    pStats->records_unknown = atomic_load(&m->nRecordsUnknown);
+    pStats->rows_written = atomic_load(&m->nRowsWritten);
+    pStats->commits = atomic_load(&m->nCommits);
+    pStats->dropped_queue = vt__ring_dropped(&m->ring);
+    pStats->dropped_writer = atomic_load(&m->nDroppedWriter);
+    pStats->buffers_refused = atomic_load(&m->nBuffersRefused);
+}
