@@ -16,6 +16,7 @@
 #include "vramtrace/schema.h"
 
 #define OWN_FRAMES 2      /* capture_native + vt__site_capture: dropped from every site */
+#define OWN_SLACK 4       /* frames an interposed backtrace() may add in front */
 #define MAX_SKIP_RANGES 64
 #define MAX_SKIPPED 32    /* extra frames requested from backtrace() to make up for skipped ones */
 #define MAX_KEY (1 + 2 * VT_SITE_MAX_PYDEPTH + VT_SITE_MAX_DEPTH)
@@ -297,15 +298,20 @@ static int in_skipped(const struct vt__sites *s, uintptr_t pc)
 /*
  * Native frames of the caller of vt__site_capture, innermost first, with
  * leading frames in skipped modules dropped. Writes at most depth return
- * addresses to aPc and returns their number. Never inlined: OWN_FRAMES counts
- * on this frame and vt__site_capture's.
+ * addresses to aPc and returns their number. Never inlined: its own return
+ * address marks where vt__site_capture's frame is in backtrace()'s answer,
+ * whatever frames an interposed backtrace (a sanitizer's) adds before it.
  */
 __attribute__((noinline)) static int capture_native(const struct vt__sites *s, uint64_t *aPc, int depth)
 {
-    void *aRaw[VT_SITE_MAX_DEPTH + OWN_FRAMES + MAX_SKIPPED];
-    int nWant = depth + OWN_FRAMES + (s->nSkip ? MAX_SKIPPED : 0), nRaw, i = OWN_FRAMES, n = 0;
+    void *aRaw[VT_SITE_MAX_DEPTH + OWN_FRAMES + OWN_SLACK + MAX_SKIPPED];
+    void *pRet = __builtin_return_address(0); /* inside vt__site_capture */
+    int nWant = depth + OWN_FRAMES + OWN_SLACK + (s->nSkip ? MAX_SKIPPED : 0), nRaw, i, n = 0;
     if (depth <= 0) return 0;
     nRaw = backtrace(aRaw, nWant);
+    for (i = 0; i < nRaw && i <= OWN_SLACK + 1 && aRaw[i] != pRet; i++) {
+    }
+    i = i < nRaw && aRaw[i] == pRet ? i + 1 : OWN_FRAMES; /* first frame of our caller */
     while (i < nRaw && s->nSkip && in_skipped(s, (uintptr_t)aRaw[i])) i++;
     for (; i < nRaw && n < depth; i++) aPc[n++] = (uint64_t)(uintptr_t)aRaw[i];
     return n;

@@ -1,0 +1,310 @@
+/* Tests of the Python stack reader: an embedded CPython calls a C extension that captures its site. */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#include "pyframes.h"
+#include "stack.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <pthread.h>
+
+#include "vt_test.h"
+#include "vramtrace/schema.h"
+
+/* The module the tests import: line numbers below are asserted exactly. */
+static const char zModuleSource[] =
+    "import vtcap\n"                                  /* 1 */
+    "def inner(depth):\n"                             /* 2 */
+    "    return vtcap.capture(depth)\n"               /* 3 */
+    "def outer():\n"                                  /* 4 */
+    "    return inner(8)\n"                           /* 5 */
+    "def twice():\n"                                  /* 6 */
+    "    return [inner(8) for _ in range(2)]\n"       /* 7 */
+    "class Model:\n"                                  /* 8 */
+    "    def forward(self):\n"                        /* 9 */
+    "        return vtcap.capture(4)\n"               /* 10 */
+    "def nogil():\n"                                  /* 11 */
+    "    return vtcap.capture_nogil(8)\n"             /* 12 */
+    "def pending():\n"                                /* 13 */
+    "    return vtcap.capture_with_error(8)\n";       /* 14 */
+
+static struct vt__sites *pSites;
+static struct vt_hrec aRec[16]; /* records emitted by the captures, in order */
+static int nRec;
+static char zModulePath[PATH_MAX];
+
+/* Keep an emitted record for the test to inspect. */
+static void keep(const struct vt_hrec *rec)
+{
+    if (rec->type != VT_HREC_STACK) return;
+    if (nRec < 16) aRec[nRec++] = *rec;
+    else vt__frames_free(rec->u.stack.aFrame, rec->u.stack.nFrame);
+}
+
+/* vtcap.capture(depth) -> stack id, captured with the GIL held. */
+static PyObject *vtcap_capture(PyObject *self, PyObject *args)
+{
+    struct vt_hrec rec;
+    int depth;
+    int64_t id;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "i", &depth)) return NULL;
+    id = vt__site_capture(pSites, depth, 1, &rec);
+    keep(&rec);
+    return PyLong_FromLongLong(id);
+}
+
+/* vtcap.capture_nogil(depth): the same, with the GIL released around the capture. */
+static PyObject *vtcap_capture_nogil(PyObject *self, PyObject *args)
+{
+    struct vt_hrec rec;
+    int depth;
+    int64_t id;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "i", &depth)) return NULL;
+    Py_BEGIN_ALLOW_THREADS
+    id = vt__site_capture(pSites, depth, 1, &rec);
+    Py_END_ALLOW_THREADS
+    keep(&rec);
+    return PyLong_FromLongLong(id);
+}
+
+/* vtcap.capture_with_error(depth): capture while an exception is pending; it must survive. */
+static PyObject *vtcap_capture_with_error(PyObject *self, PyObject *args)
+{
+    struct vt_hrec rec;
+    int depth, bSame;
+    int64_t id;
+    PyObject *pType, *pValue, *pTrace;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "i", &depth)) return NULL;
+    PyErr_SetString(PyExc_KeyError, "pending");
+    id = vt__site_capture(pSites, depth, 1, &rec);
+    keep(&rec);
+    bSame = PyErr_ExceptionMatches(PyExc_KeyError);
+    PyErr_Fetch(&pType, &pValue, &pTrace);
+    Py_XDECREF(pType);
+    Py_XDECREF(pValue);
+    Py_XDECREF(pTrace);
+    return PyLong_FromLongLong(bSame ? id : -1);
+}
+
+static PyMethodDef aMethod[] = {
+    {"capture", vtcap_capture, METH_VARARGS, NULL},
+    {"capture_nogil", vtcap_capture_nogil, METH_VARARGS, NULL},
+    {"capture_with_error", vtcap_capture_with_error, METH_VARARGS, NULL},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef vtcapModule = {PyModuleDef_HEAD_INIT, "vtcap", NULL, -1, aMethod,
+                                         NULL, NULL, NULL, NULL};
+
+static PyObject *vtcap_init(void)
+{
+    return PyModule_Create(&vtcapModule);
+}
+
+/* Write the module to a fresh directory, start Python with it on sys.path, import it. */
+static PyObject *start_python(void)
+{
+    char zDir[] = "/tmp/vt_pyframes_XXXXXX";
+    FILE *f;
+    PyObject *pSys, *pPath, *pDir, *pMod;
+    ASSERT(mkdtemp(zDir));
+    snprintf(zModulePath, sizeof zModulePath, "%s/vtsite.py", zDir);
+    f = fopen(zModulePath, "w");
+    ASSERT(f);
+    ASSERT_EQ(1, fwrite(zModuleSource, sizeof zModuleSource - 1, 1, f));
+    ASSERT_EQ(0, fclose(f));
+    pSites = vt__sites_open(NULL);
+    ASSERT(pSites);
+    ASSERT_EQ(0, PyImport_AppendInittab("vtcap", vtcap_init));
+    Py_InitializeEx(0);
+    pSys = PyImport_ImportModule("sys");
+    pPath = PyObject_GetAttrString(pSys, "path");
+    pDir = PyUnicode_FromString(zDir);
+    ASSERT_EQ(0, PyList_Insert(pPath, 0, pDir));
+    Py_DECREF(pDir);
+    Py_DECREF(pPath);
+    Py_DECREF(pSys);
+    pMod = PyImport_ImportModule("vtsite");
+    if (!pMod) PyErr_Print();
+    ASSERT(pMod);
+    return pMod;
+}
+
+/* Call vtsite.<zName>() and return its integer result. */
+static long long call(PyObject *pMod, const char *zName)
+{
+    PyObject *pRes = PyObject_CallMethod(pMod, zName, NULL);
+    long long v;
+    if (!pRes) PyErr_Print();
+    ASSERT(pRes);
+    v = PyLong_AsLongLong(pRes);
+    Py_DECREF(pRes);
+    return v;
+}
+
+static void stop_python(PyObject *pMod)
+{
+    int i;
+    Py_DECREF(pMod);
+    vt__sites_close(pSites); /* GIL held: drops its references to code objects */
+    ASSERT_EQ(0, Py_FinalizeEx());
+    for (i = 0; i < nRec; i++) vt__frames_free(aRec[i].u.stack.aFrame, aRec[i].u.stack.nFrame);
+    unlink(zModulePath);
+    *strrchr(zModulePath, '/') = '\0';
+    rmdir(zModulePath);
+}
+
+/* Python frames come first, innermost first, with exact file, line and function; then native. */
+TEST(file_line_function)
+{
+    PyObject *pMod = start_python();
+    const struct vt_frame *a;
+    long long id = call(pMod, "outer");
+    int i, nPy = 0;
+    ASSERT(id >= 1);
+    ASSERT_EQ(1, nRec);
+    ASSERT_EQ(id, aRec[0].u.stack.id);
+    a = aRec[0].u.stack.aFrame;
+    ASSERT_EQ(VT_FRAME_PYTHON, a[0].kind);
+    ASSERT_STREQ(zModulePath, a[0].zFile);
+    ASSERT_EQ(3, a[0].line);
+    ASSERT_STREQ("inner", a[0].zFunction);
+    ASSERT_EQ(0, a[0].pc);
+    ASSERT(a[0].zModule == NULL);
+    ASSERT_EQ(VT_FRAME_PYTHON, a[1].kind);
+    ASSERT_STREQ(zModulePath, a[1].zFile);
+    ASSERT_EQ(5, a[1].line);
+    ASSERT_STREQ("outer", a[1].zFunction);
+    for (i = 0; i < aRec[0].u.stack.nFrame; i++) {
+        if (a[i].kind == VT_FRAME_PYTHON) {
+            ASSERT_EQ(nPy, i); /* all Python frames before the native ones */
+            nPy++;
+        }
+    }
+    ASSERT_EQ(2, nPy);                      /* outer was called from C: no frame above it */
+    ASSERT(aRec[0].u.stack.nFrame == 2 + 8); /* plus depth 8 native frames */
+    ASSERT_EQ(VT_FRAME_NATIVE, a[2].kind);
+    ASSERT(a[2].zModule != NULL);
+    stop_python(pMod);
+}
+
+/* Same Python line and same native stack: deduplicated; a different line: a new stack. */
+TEST(dedup_and_lines)
+{
+    PyObject *pMod = start_python();
+    struct vt_sites_stats st;
+    long long idA, idB;
+    PyObject *pList;
+    pList = PyObject_CallMethod(pMod, "twice", NULL);
+    ASSERT(pList && PyList_Size(pList) == 2);
+    idA = PyLong_AsLongLong(PyList_GetItem(pList, 0));
+    idB = PyLong_AsLongLong(PyList_GetItem(pList, 1));
+    Py_DECREF(pList);
+    ASSERT(idA >= 1);
+    ASSERT_EQ(idA, idB);
+    ASSERT_EQ(1, nRec);
+    ASSERT_EQ(7, aRec[0].u.stack.aFrame[1].line);
+    ASSERT_EQ(3, aRec[0].u.stack.aFrame[0].line);
+    /* The comprehension is its own frame on 3.11, inlined from 3.12: accept both. */
+    if (strcmp(aRec[0].u.stack.aFrame[1].zFunction, "twice") != 0)
+        ASSERT_CONTAINS(aRec[0].u.stack.aFrame[1].zFunction, "listcomp");
+    ASSERT_NE(idA, call(pMod, "outer")); /* same inner line, different caller line */
+    ASSERT_EQ(2, nRec);
+    vt__sites_stats(pSites, &st);
+    ASSERT_EQ(3, st.captures);
+    ASSERT_EQ(3, st.python);
+    ASSERT_EQ(2, st.stacks);
+    ASSERT(st.codes >= 2);
+    stop_python(pMod);
+}
+
+/* Methods carry their qualified name (co_qualname, 3.11+). */
+TEST(method_qualname)
+{
+    PyObject *pMod = start_python(), *pRes;
+    const struct vt_frame *a;
+    pRes = PyRun_String("import vtsite\nvtsite.Model().forward()\n", Py_file_input,
+                        PyModule_GetDict(pMod), PyModule_GetDict(pMod));
+    if (!pRes) PyErr_Print();
+    ASSERT(pRes);
+    Py_DECREF(pRes);
+    ASSERT_EQ(1, nRec);
+    a = aRec[0].u.stack.aFrame;
+    ASSERT_EQ(10, a[0].line);
+    ASSERT_STREQ(zModulePath, a[0].zFile);
+#if PY_VERSION_HEX >= 0x030B0000
+    ASSERT_STREQ("Model.forward", a[0].zFunction);
+#else
+    ASSERT_STREQ("forward", a[0].zFunction);
+#endif
+    ASSERT_EQ(VT_FRAME_PYTHON, a[1].kind); /* the <module> frame of the PyRun_String code */
+    ASSERT_STREQ("<string>", a[1].zFile);
+    ASSERT_EQ(2, a[1].line);
+    ASSERT_STREQ("<module>", a[1].zFunction);
+    stop_python(pMod);
+}
+
+/* Without the GIL the reader never touches Python: native frames only. */
+TEST(no_gil_no_python_frames)
+{
+    PyObject *pMod = start_python();
+    struct vt_sites_stats st;
+    ASSERT(call(pMod, "nogil") >= 1);
+    ASSERT_EQ(1, nRec);
+    ASSERT_EQ(8, aRec[0].u.stack.nFrame);
+    ASSERT_EQ(VT_FRAME_NATIVE, aRec[0].u.stack.aFrame[0].kind);
+    vt__sites_stats(pSites, &st);
+    ASSERT_EQ(0, st.python);
+    stop_python(pMod);
+}
+
+/* A pending exception survives a capture that reads code-object names. */
+TEST(pending_exception_kept)
+{
+    PyObject *pMod = start_python();
+    long long id = call(pMod, "pending");
+    ASSERT(id >= 1);
+    ASSERT_EQ(1, nRec);
+    ASSERT_EQ(14, aRec[0].u.stack.aFrame[0].line);
+    ASSERT_STREQ("pending", aRec[0].u.stack.aFrame[0].zFunction);
+    stop_python(pMod);
+}
+
+/* The cache keeps each code object alive with one reference, dropped at close. */
+TEST(code_objects_retained)
+{
+    PyObject *pMod = start_python(), *pInner, *pCode;
+    Py_ssize_t nBefore, nAfter;
+    pInner = PyObject_GetAttrString(pMod, "inner");
+    pCode = PyObject_GetAttrString(pInner, "__code__");
+    nBefore = Py_REFCNT(pCode);
+    ASSERT(call(pMod, "outer") >= 1);
+    nAfter = Py_REFCNT(pCode);
+    ASSERT_EQ(nBefore + 1, nAfter);
+    ASSERT(call(pMod, "outer") >= 1); /* a known site takes no further reference */
+    ASSERT_EQ(nAfter, Py_REFCNT(pCode));
+    vt__sites_close(pSites);
+    pSites = vt__sites_open(NULL);
+    ASSERT_EQ(nBefore, Py_REFCNT(pCode));
+    Py_DECREF(pCode);
+    Py_DECREF(pInner);
+    stop_python(pMod);
+}
+
+/* Python not yet initialized (library loaded, interpreter not started): no frames, no crash. */
+TEST(not_initialized)
+{
+    struct vt__pyframe a[4];
+    ASSERT_EQ(1, vt__py_resolve()); /* libpython is linked in: the API is found */
+    ASSERT_EQ(0, Py_IsInitialized());
+    ASSERT_EQ(0, vt__py_holds_gil());
+    ASSERT_EQ(0, vt__py_capture(a, 4));
+}
+
+VT_TEST_LIST(T(file_line_function) T(dedup_and_lines) T(method_qualname)
+             T(no_gil_no_python_frames) T(pending_exception_kept) T(code_objects_retained)
+             T(not_initialized))
