@@ -1,0 +1,196 @@
+/* Tests of tracer/outfile.c: pattern expansion, 0600 creation, symlink refusal, safe replacement. */
+#include <errno.h>
+#include <fcntl.h>
+#include <sqlite3.h>
+#include <sys/stat.h>
+
+#include "outfile.h"
+#include "schema.h"
+#include "vt_test.h"
+
+/* A fresh private directory for one test. */
+static void make_dir(char *zDir, size_t n)
+{
+    snprintf(zDir, n, "/tmp/vt_outfile_XXXXXX");
+    ASSERT(mkdtemp(zDir) != NULL);
+}
+
+static void write_file(const char *zPath, const char *zText)
+{
+    int fd = open(zPath, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    ASSERT(fd >= 0);
+    ASSERT_EQ((long)strlen(zText), write(fd, zText, strlen(zText)));
+    close(fd);
+}
+
+static void read_file(const char *zPath, char *z, size_t n)
+{
+    int fd = open(zPath, O_RDONLY);
+    ssize_t k;
+    ASSERT(fd >= 0);
+    k = read(fd, z, n - 1);
+    ASSERT(k >= 0);
+    z[k] = '\0';
+    close(fd);
+}
+
+/* Make a complete trace at zPath (schema created, header written). */
+static void make_trace(const char *zPath)
+{
+    sqlite3 *db = NULL;
+    ASSERT_EQ(SQLITE_OK, sqlite3_open(zPath, &db));
+    ASSERT_EQ(SQLITE_OK, vt__schema_create(db, NULL));
+    ASSERT_EQ(SQLITE_OK, sqlite3_exec(db, "INSERT INTO meta VALUES('pid','1')", NULL, NULL, NULL));
+    sqlite3_close(db);
+}
+
+TEST(expand_patterns)
+{
+    char z[64];
+    ASSERT_EQ(0, vt__outfile_expand("vramtrace-%h-%p.db", 4242, "3", "node7", z, sizeof z));
+    ASSERT_STREQ("vramtrace-node7-4242.db", z);
+    ASSERT_EQ(0, vt__outfile_expand("/out/r%r/%p%%.db", 17, "12", "h", z, sizeof z));
+    ASSERT_STREQ("/out/r12/17%.db", z);
+    ASSERT_EQ(0, vt__outfile_expand("t-%r.db", 1, NULL, "h", z, sizeof z));
+    ASSERT_STREQ("t-0.db", z); /* no rank variable: rank 0 */
+    ASSERT_EQ(0, vt__outfile_expand("plain.db", 1, "", "", z, sizeof z));
+    ASSERT_STREQ("plain.db", z);
+    ASSERT_EQ(-1, vt__outfile_expand("bad-%q.db", 1, "0", "h", z, sizeof z));
+    ASSERT_STREQ("", z);
+    ASSERT_EQ(-1, vt__outfile_expand("trailing-%", 1, "0", "h", z, sizeof z));
+    ASSERT_EQ(-1, vt__outfile_expand("", 1, "0", "h", z, sizeof z));
+    ASSERT_EQ(-1, vt__outfile_expand("%h%h%h%h%h%h%h%h%h", 1, "0", "abcdefghij", z, sizeof z));
+    ASSERT_STREQ("", z);
+}
+
+TEST(create_mode_0600)
+{
+    char zDir[64], zPath[128], zErr[256];
+    struct vt_outfile f;
+    struct stat st;
+    mode_t old = umask(0);
+    make_dir(zDir, sizeof zDir);
+    snprintf(zPath, sizeof zPath, "%s/t.db", zDir);
+    ASSERT_EQ(0, vt__outfile_create(zPath, &f, zErr, sizeof zErr));
+    umask(old);
+    ASSERT_EQ(0, lstat(zPath, &st));
+    ASSERT(S_ISREG(st.st_mode));
+    ASSERT_EQ(0600, st.st_mode & 07777);
+    ASSERT_EQ(0, st.st_size);
+    ASSERT_EQ(st.st_ino, f.ino);
+    ASSERT_STREQ(zPath, f.zPath);
+    ASSERT_EQ(0, vt__outfile_verify(&f, zErr, sizeof zErr));
+    vt__outfile_remove(&f);
+    ASSERT_EQ(-1, lstat(zPath, &st));
+    rmdir(zDir);
+}
+
+TEST(refuse_symlink)
+{
+    char zDir[64], zPath[128], zTarget[128], zErr[256], zBuf[64];
+    struct vt_outfile f;
+    struct stat st;
+    make_dir(zDir, sizeof zDir);
+    snprintf(zPath, sizeof zPath, "%s/t.db", zDir);
+    snprintf(zTarget, sizeof zTarget, "%s/victim", zDir);
+    write_file(zTarget, "precious");
+    ASSERT_EQ(0, symlink(zTarget, zPath));
+    ASSERT_EQ(-1, vt__outfile_create(zPath, &f, zErr, sizeof zErr));
+    ASSERT_CONTAINS(zErr, "symbolic link");
+    read_file(zTarget, zBuf, sizeof zBuf);
+    ASSERT_STREQ("precious", zBuf);
+    ASSERT_EQ(0, lstat(zPath, &st));
+    ASSERT(S_ISLNK(st.st_mode));
+    /* a dangling symlink is refused too, and nothing is created at its target */
+    unlink(zTarget);
+    ASSERT_EQ(-1, vt__outfile_create(zPath, &f, zErr, sizeof zErr));
+    ASSERT_EQ(-1, stat(zTarget, &st));
+    unlink(zPath);
+    rmdir(zDir);
+}
+
+TEST(refuse_foreign_files)
+{
+    char zDir[64], zPath[128], zErr[256], zBuf[64];
+    struct vt_outfile f;
+    sqlite3 *db = NULL;
+    make_dir(zDir, sizeof zDir);
+    snprintf(zPath, sizeof zPath, "%s/t.db", zDir);
+    /* a text file */
+    write_file(zPath, "my notes");
+    ASSERT_EQ(-1, vt__outfile_create(zPath, &f, zErr, sizeof zErr));
+    ASSERT_CONTAINS(zErr, "not a vramtrace trace");
+    read_file(zPath, zBuf, sizeof zBuf);
+    ASSERT_STREQ("my notes", zBuf);
+    /* an empty file */
+    write_file(zPath, "");
+    ASSERT_EQ(-1, vt__outfile_create(zPath, &f, zErr, sizeof zErr));
+    ASSERT_CONTAINS(zErr, "not a vramtrace trace");
+    /* someone else's SQLite database */
+    unlink(zPath);
+    ASSERT_EQ(SQLITE_OK, sqlite3_open(zPath, &db));
+    ASSERT_EQ(SQLITE_OK, sqlite3_exec(db, "CREATE TABLE t(x); INSERT INTO t VALUES(42);", NULL,
+                                      NULL, NULL));
+    sqlite3_close(db);
+    ASSERT_EQ(0, vt__outfile_is_trace(zPath));
+    ASSERT_EQ(-1, vt__outfile_create(zPath, &f, zErr, sizeof zErr));
+    ASSERT_CONTAINS(zErr, "not a vramtrace trace");
+    ASSERT_EQ(SQLITE_OK, sqlite3_open(zPath, &db));
+    ASSERT_EQ(SQLITE_OK, sqlite3_exec(db, "SELECT x FROM t", NULL, NULL, NULL));
+    sqlite3_close(db);
+    unlink(zPath);
+    /* a directory */
+    ASSERT_EQ(0, mkdir(zPath, 0700));
+    ASSERT_EQ(-1, vt__outfile_create(zPath, &f, zErr, sizeof zErr));
+    ASSERT_CONTAINS(zErr, "not a regular file");
+    rmdir(zPath);
+    rmdir(zDir);
+}
+
+TEST(replace_old_trace)
+{
+    char zDir[64], zPath[128], zWal[160], zErr[256];
+    struct vt_outfile f;
+    struct stat st;
+    make_dir(zDir, sizeof zDir);
+    snprintf(zPath, sizeof zPath, "%s/t.db", zDir);
+    snprintf(zWal, sizeof zWal, "%s-wal", zPath);
+    make_trace(zPath);
+    write_file(zWal, "stale log");
+    ASSERT_EQ(1, vt__outfile_is_trace(zPath));
+    ASSERT_EQ(0, vt__outfile_create(zPath, &f, zErr, sizeof zErr));
+    ASSERT_EQ(0, lstat(zPath, &st));
+    ASSERT_EQ(0, st.st_size); /* a fresh empty file */
+    ASSERT_EQ(0600, st.st_mode & 07777);
+    ASSERT_EQ(-1, lstat(zWal, &st)); /* the old log went with it */
+    vt__outfile_remove(&f);
+    rmdir(zDir);
+}
+
+TEST(missing_directory)
+{
+    char zErr[256];
+    struct vt_outfile f;
+    ASSERT_EQ(-1, vt__outfile_create("/tmp/vt-no-such-dir-4711/x/t.db", &f, zErr, sizeof zErr));
+    ASSERT_CONTAINS(zErr, "directory /tmp/vt-no-such-dir-4711/x does not exist");
+}
+
+TEST(verify_detects_swap)
+{
+    char zDir[64], zPath[128], zErr[256];
+    struct vt_outfile f;
+    make_dir(zDir, sizeof zDir);
+    snprintf(zPath, sizeof zPath, "%s/t.db", zDir);
+    ASSERT_EQ(0, vt__outfile_create(zPath, &f, zErr, sizeof zErr));
+    unlink(zPath);
+    ASSERT_EQ(-1, vt__outfile_verify(&f, zErr, sizeof zErr));
+    ASSERT_CONTAINS(zErr, "vanished");
+    ASSERT_EQ(0, symlink("/etc/passwd", zPath));
+    ASSERT_EQ(-1, vt__outfile_verify(&f, zErr, sizeof zErr));
+    ASSERT_CONTAINS(zErr, "replaced");
+    unlink(zPath);
+    rmdir(zDir);
+}
+
+VT_TEST_LIST(T(expand_patterns) T(create_mode_0600) T(refuse_symlink) T(refuse_foreign_files)
+             T(replace_old_trace) T(missing_directory) T(verify_detects_swap))

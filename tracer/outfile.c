@@ -1,0 +1,205 @@
+/* Naming and creating the trace file: pattern expansion, 0600, O_NOFOLLOW|O_EXCL, safe replacement. */
+#include "outfile.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <sqlite3.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "vramtrace/schema.h"
+
+/* Append zSrc to zOut at *pN; returns -1 when it does not fit. */
+static int append(char *zOut, size_t nOut, size_t *pN, const char *zSrc)
+{
+    size_t n = strlen(zSrc);
+    if (*pN + n >= nOut) return -1;
+    memcpy(zOut + *pN, zSrc, n);
+    *pN += n;
+    zOut[*pN] = '\0';
+    return 0;
+}
+
+int vt__outfile_expand(const char *zPattern, long pid, const char *zRank, const char *zHost,
+                       char *zOut, size_t nOut)
+{
+    char zNum[32];
+    char zOne[2] = {0, 0};
+    size_t n = 0;
+    const char *p;
+    if (nOut == 0) return -1;
+    zOut[0] = '\0';
+    if (!zPattern[0]) return -1;
+    for (p = zPattern; *p; p++) {
+        int rc;
+        if (*p != '%') {
+            zOne[0] = *p;
+            rc = append(zOut, nOut, &n, zOne);
+        } else {
+            switch (*++p) {
+            case 'p':
+                snprintf(zNum, sizeof zNum, "%ld", pid);
+                rc = append(zOut, nOut, &n, zNum);
+                break;
+            case 'r': rc = append(zOut, nOut, &n, zRank && zRank[0] ? zRank : "0"); break;
+            case 'h': rc = append(zOut, nOut, &n, zHost && zHost[0] ? zHost : "localhost"); break;
+            case '%': rc = append(zOut, nOut, &n, "%"); break;
+            default: rc = -1; break;
+            }
+        }
+        if (rc) {
+            zOut[0] = '\0';
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* Read the 100-byte SQLite header of an open file; 1 if it is SQLite with our application_id, 0 if
+ * SQLite with another id, 2 if not SQLite at all, -1 on read error. */
+static int header_kind(int fd)
+{
+    unsigned char a[100];
+    ssize_t n = pread(fd, a, sizeof a, 0);
+    uint32_t id;
+    if (n < 0) return -1;
+    if (n < (ssize_t)sizeof a || memcmp(a, "SQLite format 3", 16) != 0) return 2;
+    id = (uint32_t)a[68] << 24 | (uint32_t)a[69] << 16 | (uint32_t)a[70] << 8 | a[71];
+    return id == (uint32_t)VT_SCHEMA_APPLICATION_ID ? 1 : 0;
+}
+
+int vt__outfile_is_trace(const char *zPath)
+{
+    int fd = open(zPath, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK);
+    int kind, rc;
+    sqlite3 *db = NULL;
+    sqlite3_stmt *pStmt = NULL;
+    struct stat st;
+    if (fd < 0) return -1;
+    kind = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) ? header_kind(fd) : 2;
+    close(fd);
+    if (kind != 0) return kind == 1 ? 1 : kind == 2 ? 0 : -1;
+    /* SQLite, but the id is not in the main file: a trace whose first pages are still in its
+     * write-ahead log (the process was killed before a checkpoint). Ask SQLite. */
+    rc = 0;
+    if (sqlite3_open_v2(zPath, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOFOLLOW, NULL) == SQLITE_OK &&
+        sqlite3_prepare_v2(db, "PRAGMA application_id", -1, &pStmt, NULL) == SQLITE_OK &&
+        sqlite3_step(pStmt) == SQLITE_ROW)
+        rc = sqlite3_column_int(pStmt, 0) == VT_SCHEMA_APPLICATION_ID;
+    sqlite3_finalize(pStmt);
+    sqlite3_close(db);
+    return rc;
+}
+
+/* Remove zPath's SQLite companion files (-wal, -shm, -journal); ignores absent ones. */
+static void remove_companions(const char *zPath)
+{
+    static const char *const azSuffix[] = {"-wal", "-shm", "-journal"};
+    char z[4200];
+    size_t i;
+    for (i = 0; i < sizeof azSuffix / sizeof azSuffix[0]; i++) {
+        if ((size_t)snprintf(z, sizeof z, "%s%s", zPath, azSuffix[i]) >= sizeof z) continue;
+        unlink(z);
+    }
+}
+
+/* Explain why open(zPath, O_CREAT|O_EXCL) failed with errno e into zErr. */
+static void explain_open_error(const char *zPath, int e, char *zErr, size_t nErr)
+{
+    char zDir[4096];
+    if (e == ENOENT) {
+        snprintf(zDir, sizeof zDir, "%s", zPath);
+        snprintf(zErr, nErr, "cannot create trace %s: directory %s does not exist", zPath,
+                 dirname(zDir));
+    } else {
+        snprintf(zErr, nErr, "cannot create trace %s: %s", zPath, strerror(e));
+    }
+}
+
+int vt__outfile_create(const char *zPath, struct vt_outfile *pOut, char *zErr, size_t nErr)
+{
+    const int flags = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC;
+    struct stat st;
+    int fd = -1, isTrace, rc = -1;
+
+    memset(pOut, 0, sizeof *pOut);
+    if (!zPath[0] || strlen(zPath) >= sizeof pOut->zPath) {
+        snprintf(zErr, nErr, "trace path is empty or too long");
+        goto done;
+    }
+    fd = open(zPath, flags, 0600);
+    if (fd < 0 && errno == EEXIST) {
+        /* The name exists: replace it only if it is our own earlier trace. */
+        if (lstat(zPath, &st) != 0) {
+            explain_open_error(zPath, errno, zErr, nErr);
+            goto done;
+        }
+        if (S_ISLNK(st.st_mode)) {
+            snprintf(zErr, nErr, "refusing to write trace %s: it is a symbolic link", zPath);
+            goto done;
+        }
+        if (!S_ISREG(st.st_mode) || st.st_uid != geteuid()) {
+            snprintf(zErr, nErr, "refusing to replace %s: not a regular file owned by this user",
+                     zPath);
+            goto done;
+        }
+        isTrace = st.st_size > 0 ? vt__outfile_is_trace(zPath) : 0;
+        if (isTrace != 1) {
+            snprintf(zErr, nErr,
+                     "refusing to replace %s: it exists and is not a vramtrace trace "
+                     "(choose another VRAMTRACE_OUTPUT)",
+                     zPath);
+            goto done;
+        }
+        if (unlink(zPath) != 0) {
+            snprintf(zErr, nErr, "cannot replace old trace %s: %s", zPath, strerror(errno));
+            goto done;
+        }
+        remove_companions(zPath);
+        fd = open(zPath, flags, 0600);
+    }
+    if (fd < 0) {
+        explain_open_error(zPath, errno, zErr, nErr);
+        goto done;
+    }
+    /* A stale write-ahead log next to a new database would be replayed into it. */
+    remove_companions(zPath);
+    if (fchmod(fd, 0600) != 0 || fstat(fd, &st) != 0) {
+        snprintf(zErr, nErr, "cannot set up trace %s: %s", zPath, strerror(errno));
+        unlink(zPath);
+        goto done;
+    }
+    snprintf(pOut->zPath, sizeof pOut->zPath, "%s", zPath);
+    pOut->dev = st.st_dev;
+    pOut->ino = st.st_ino;
+    rc = 0;
+done:
+    if (fd >= 0) close(fd);
+    return rc;
+}
+
+int vt__outfile_verify(const struct vt_outfile *pFile, char *zErr, size_t nErr)
+{
+    struct stat st;
+    if (lstat(pFile->zPath, &st) != 0) {
+        snprintf(zErr, nErr, "trace %s vanished: %s", pFile->zPath, strerror(errno));
+        return -1;
+    }
+    if (!S_ISREG(st.st_mode) || st.st_dev != pFile->dev || st.st_ino != pFile->ino) {
+        snprintf(zErr, nErr, "trace %s was replaced by another file while opening it",
+                 pFile->zPath);
+        return -1;
+    }
+    return 0;
+}
+
+void vt__outfile_remove(const struct vt_outfile *pFile)
+{
+    if (!pFile->zPath[0]) return;
+    unlink(pFile->zPath);
+    remove_companions(pFile->zPath);
+}
