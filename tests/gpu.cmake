@@ -1,0 +1,31 @@
+# GPU tests: each CUDA sample run under libvramtrace.so, its trace checked against
+# the sample's known answer (tests/gpu_verify.c). Without a GPU they report skipped.
+
+# The known-answer checks themselves, on hand-made traces: runs everywhere (and under
+# ASan/UBSan), so the SQL in the checker cannot rot unseen.
+vt_add_test(NAME gpu_verify_test SOURCES gpu_verify_test.c gpu_verify.c LIBS vtcore
+  LABELS core)
+
+# The driver: probes for a GPU (dlopen libcuda.so.1: no link to the driver), runs
+# one sample with the injection environment, checks the trace it left.
+add_executable(gpu_check gpu_check.c gpu_verify.c)
+target_include_directories(gpu_check PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
+target_link_libraries(gpu_check PRIVATE vtcore ${CMAKE_DL_LIBS})
+
+if(TARGET vramtrace_inject AND VT_BUILD_SAMPLES)
+  # NVTX_INJECTION64_PATH must name libcupti; gpu_check also puts its directory
+  # first on the sample's LD_LIBRARY_PATH. VT_CUPTI_LIB in the test's environment
+  # overrides it where the GPU machine keeps libcupti elsewhere.
+  get_target_property(VT_CUPTI_LOCATION CUDA::cupti IMPORTED_LOCATION)
+  if(VT_CUPTI_LOCATION)
+    file(REAL_PATH "${VT_CUPTI_LOCATION}" VT_CUPTI_LOCATION)
+  else()
+    set(VT_CUPTI_LOCATION "$<TARGET_FILE:CUDA::cupti>")
+  endif()
+  foreach(name ${VT_SAMPLES})
+    add_test(NAME gpu_${name}
+      COMMAND gpu_check ${name} $<TARGET_FILE:sample_${name}> $<TARGET_FILE:vramtrace_inject>
+        ${VT_CUPTI_LOCATION})
+    set_tests_properties(gpu_${name} PROPERTIES SKIP_RETURN_CODE 77 LABELS gpu TIMEOUT 300)
+  endforeach()
+endif()

@@ -1,0 +1,344 @@
+/* GPU test driver: run one CUDA sample under libvramtrace.so and check its trace against the known answer. */
+/*
+ * Usage: gpu_check SAMPLE_NAME SAMPLE_BINARY LIB CUPTI_LIB
+ *
+ * Exit codes: 0 the trace holds the sample's known answer; 1 it does not (or
+ * the sample failed); 2 usage; 77 skipped: no CUDA driver or no GPU here.
+ * Environment: VT_CUPTI_LIB overrides CUPTI_LIB (the GPU machine may keep
+ * libcupti elsewhere than the build machine); VT_GPU_TIMEOUT bounds the
+ * sample's run in seconds (default 240); VT_GPU_KEEP=1 keeps the temporary
+ * directory (trace, stdout, stderr) even on success.
+ */
+#include <dirent.h>
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <sqlite3.h>
+
+#include "gpu_verify.h"
+#include "schema.h"
+
+#define EXIT_SKIP 77
+
+extern char **environ;
+
+/* Release an array from build_env (its first four strings are ours; the rest are borrowed). */
+static void free_env(char **azEnv)
+{
+    int i;
+    if (!azEnv) return;
+    for (i = 0; i < 4; i++) sqlite3_free(azEnv[i]);
+    free(azEnv);
+}
+
+/*
+ * Is there a GPU? dlopen the driver (no link-time dependency on it), cuInit(0),
+ * cuDeviceGetCount. Returns 1 if at least one device, else 0 with the reason in
+ * zWhy. The injection variables are unset first so a tracer configured in the
+ * caller's environment does not attach to this probe.
+ */
+static int probe_gpu(char *zWhy, size_t nWhy)
+{
+    typedef int (*cu_init_fn)(unsigned int);
+    typedef int (*cu_count_fn)(int *);
+    void *pLib;
+    cu_init_fn xInit;
+    cu_count_fn xCount;
+    int rc, nDevice = 0, found = 0;
+
+    unsetenv("CUDA_INJECTION64_PATH");
+    unsetenv("NVTX_INJECTION64_PATH");
+    pLib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (!pLib) {
+        snprintf(zWhy, nWhy, "no CUDA driver: %s", dlerror());
+        return 0;
+    }
+    xInit = (cu_init_fn)(size_t)dlsym(pLib, "cuInit");
+    xCount = (cu_count_fn)(size_t)dlsym(pLib, "cuDeviceGetCount");
+    if (!xInit || !xCount) snprintf(zWhy, nWhy, "libcuda.so.1 lacks cuInit/cuDeviceGetCount");
+    else if ((rc = xInit(0)) != 0) snprintf(zWhy, nWhy, "cuInit(0) failed with CUresult %d", rc);
+    else if ((rc = xCount(&nDevice)) != 0)
+        snprintf(zWhy, nWhy, "cuDeviceGetCount failed with CUresult %d", rc);
+    else if (nDevice < 1) snprintf(zWhy, nWhy, "the CUDA driver sees no device");
+    else found = 1;
+    /* The driver stays loaded: unloading it after cuInit is not supported. */
+    return found;
+}
+
+/*
+ * Build the sample's environment: our four settings first (the CUPTI directory
+ * goes first on LD_LIBRARY_PATH so libvramtrace.so resolves libcupti.so.13
+ * from it), then the caller's environment minus any injection settings and
+ * LD_LIBRARY_PATH. Done before fork, since a child of a threaded process may
+ * only exec. Returns a NULL-terminated array to release with free_env, or NULL
+ * when out of memory.
+ */
+static char **build_env(const char *zLib, const char *zCupti, const char *zDir)
+{
+    static const char *const azDrop[] = {"CUDA_INJECTION64_PATH=", "NVTX_INJECTION64_PATH=",
+                                         "VRAMTRACE_OUTPUT=", "LD_LIBRARY_PATH="};
+    const char *zOldPath = getenv("LD_LIBRARY_PATH");
+    char zCuptiDir[4096], *zSlash;
+    size_t n = 0, i, k = 4;
+    char **azEnv;
+
+    while (environ[n]) n++;
+    azEnv = calloc(n + 5, sizeof *azEnv);
+    if (!azEnv) return NULL;
+    snprintf(zCuptiDir, sizeof zCuptiDir, "%s", zCupti);
+    zSlash = strrchr(zCuptiDir, '/');
+    if (zSlash) *zSlash = 0;
+    else snprintf(zCuptiDir, sizeof zCuptiDir, ".");
+    azEnv[0] = sqlite3_mprintf("CUDA_INJECTION64_PATH=%s", zLib);
+    azEnv[1] = sqlite3_mprintf("NVTX_INJECTION64_PATH=%s", zCupti);
+    azEnv[2] = sqlite3_mprintf("VRAMTRACE_OUTPUT=%s/trace-%%p.db", zDir);
+    azEnv[3] = sqlite3_mprintf("LD_LIBRARY_PATH=%s%s%s", zCuptiDir, zOldPath ? ":" : "",
+                               zOldPath ? zOldPath : "");
+    if (!azEnv[0] || !azEnv[1] || !azEnv[2] || !azEnv[3]) {
+        free_env(azEnv);
+        return NULL;
+    }
+    for (i = 0; i < n; i++) {
+        int bDrop = 0;
+        size_t d;
+        for (d = 0; d < sizeof azDrop / sizeof azDrop[0]; d++)
+            if (strncmp(environ[i], azDrop[d], strlen(azDrop[d])) == 0) bDrop = 1;
+        if (!bDrop) azEnv[k++] = environ[i];
+    }
+    return azEnv;
+}
+
+/*
+ * Run zBinary with envp, stdout and stderr to files in zDir, for at most
+ * timeout seconds. Returns the child's pid (> 0) with its wait status in
+ * *pStatus, or -1 with a message printed (fork failure, timeout: the child is
+ * killed).
+ */
+static pid_t run_sample(const char *zBinary, char **azEnv, const char *zDir, unsigned timeout,
+                        int *pStatus)
+{
+    char zOut[1200], zErr[1200];
+    struct timespec delay = {0, 20 * 1000 * 1000};
+    unsigned long waited_ms = 0;
+    int fdOut, fdErr;
+    pid_t pid;
+
+    snprintf(zOut, sizeof zOut, "%s/stdout.txt", zDir);
+    snprintf(zErr, sizeof zErr, "%s/stderr.txt", zDir);
+    fdOut = open(zOut, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    fdErr = open(zErr, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (fdOut < 0 || fdErr < 0) {
+        fprintf(stderr, "gpu_check: cannot create %s: %s\n", zOut, strerror(errno));
+        if (fdOut >= 0) close(fdOut);
+        if (fdErr >= 0) close(fdErr);
+        return -1;
+    }
+    fflush(stdout);
+    fflush(stderr);
+    pid = fork();
+    if (pid == 0) {
+        char *azArgv[2];
+        azArgv[0] = (char *)zBinary;
+        azArgv[1] = NULL;
+        if (dup2(fdOut, 1) < 0 || dup2(fdErr, 2) < 0) _exit(126);
+        execve(zBinary, azArgv, azEnv);
+        _exit(127);
+    }
+    close(fdOut);
+    close(fdErr);
+    if (pid < 0) {
+        fprintf(stderr, "gpu_check: fork: %s\n", strerror(errno));
+        return -1;
+    }
+    for (;;) {
+        pid_t r = waitpid(pid, pStatus, WNOHANG);
+        if (r == pid) return pid;
+        if (r < 0 && errno != EINTR) {
+            fprintf(stderr, "gpu_check: waitpid: %s\n", strerror(errno));
+            return -1;
+        }
+        if (waited_ms >= timeout * 1000UL) {
+            fprintf(stderr, "gpu_check: %s ran past %u s: killed\n", zBinary, timeout);
+            kill(pid, SIGKILL);
+            waitpid(pid, pStatus, 0);
+            return -1;
+        }
+        nanosleep(&delay, NULL);
+        waited_ms += 20;
+    }
+}
+
+/* Read a whole (small) file into a NUL-terminated heap string; NULL on error. */
+static char *read_text(const char *zPath)
+{
+    FILE *pFile = fopen(zPath, "rb");
+    char *zText = NULL;
+    long n;
+    if (!pFile) return NULL;
+    if (fseek(pFile, 0, SEEK_END) == 0 && (n = ftell(pFile)) >= 0 && fseek(pFile, 0, SEEK_SET) == 0) {
+        zText = malloc((size_t)n + 1);
+        if (zText && fread(zText, 1, (size_t)n, pFile) != (size_t)n) {
+            free(zText);
+            zText = NULL;
+        }
+        if (zText) zText[n] = 0;
+    }
+    fclose(pFile);
+    return zText;
+}
+
+/*
+ * Find the traces the run left in zDir: exactly one, named trace-PID.db, is
+ * expected. Returns 0 and writes its path to zPath, or -1 with a message
+ * listing what was there.
+ */
+static int find_trace(const char *zDir, pid_t pid, char *zPath, size_t nPath)
+{
+    char zWant[64];
+    int nTrace = 0, bFound = 0;
+    struct dirent *pEnt;
+    DIR *pDir = opendir(zDir);
+    if (!pDir) {
+        fprintf(stderr, "gpu_check: cannot list %s: %s\n", zDir, strerror(errno));
+        return -1;
+    }
+    snprintf(zWant, sizeof zWant, "trace-%ld.db", (long)pid);
+    while ((pEnt = readdir(pDir)) != NULL) {
+        size_t n = strlen(pEnt->d_name);
+        if (strncmp(pEnt->d_name, "trace-", 6) != 0 || n < 4 || strcmp(pEnt->d_name + n - 3, ".db"))
+            continue;
+        nTrace++;
+        if (strcmp(pEnt->d_name, zWant) == 0) bFound = 1;
+        else fprintf(stderr, "gpu_check: unexpected trace %s/%s\n", zDir, pEnt->d_name);
+    }
+    closedir(pDir);
+    if (nTrace != 1 || !bFound) {
+        fprintf(stderr, "gpu_check: expected exactly one trace, %s, in %s; found %d trace(s)%s\n",
+                zWant, zDir, nTrace, bFound ? "" : ", none for the sample's pid");
+        return -1;
+    }
+    snprintf(zPath, nPath, "%s/%s", zDir, zWant);
+    return 0;
+}
+
+/* Remove the run's directory and what the run left in it (one level deep). */
+static void remove_dir(const char *zDir)
+{
+    struct dirent *pEnt;
+    DIR *pDir = opendir(zDir);
+    if (pDir) {
+        while ((pEnt = readdir(pDir)) != NULL) {
+            char zPath[1400];
+            if (strcmp(pEnt->d_name, ".") == 0 || strcmp(pEnt->d_name, "..") == 0) continue;
+            snprintf(zPath, sizeof zPath, "%s/%s", zDir, pEnt->d_name);
+            unlink(zPath);
+        }
+        closedir(pDir);
+    }
+    rmdir(zDir);
+}
+
+int main(int argc, char **argv)
+{
+    const char *zSample, *zBinary, *zLib, *zCupti, *zTmp, *zTimeout;
+    char zWhy[512], zDir[1024], zTrace[1200], zFile[1200], zMsg[256];
+    char *zStdout = NULL, *zStderr = NULL, **azEnv = NULL;
+    struct vt_gpu_facts facts;
+    unsigned timeout = 240;
+    sqlite3 *db = NULL;
+    int status = 0, rc = 1, nFail;
+    pid_t pid;
+
+    if (argc != 5 || !vt__gpu_sample_known(argv[1])) {
+        fprintf(stderr, "usage: gpu_check SAMPLE_NAME SAMPLE_BINARY LIB CUPTI_LIB\n"
+                        "  SAMPLE_NAME: leak, copies, oom, pool, phases, managed or vmm\n");
+        return 2;
+    }
+    zSample = argv[1];
+    zBinary = argv[2];
+    zLib = argv[3];
+    zCupti = getenv("VT_CUPTI_LIB") && *getenv("VT_CUPTI_LIB") ? getenv("VT_CUPTI_LIB") : argv[4];
+    zTimeout = getenv("VT_GPU_TIMEOUT");
+    if (zTimeout && atoi(zTimeout) > 0) timeout = (unsigned)atoi(zTimeout);
+
+    if (!probe_gpu(zWhy, sizeof zWhy)) {
+        printf("gpu_%s: skipped: %s\n", zSample, zWhy);
+        return EXIT_SKIP;
+    }
+    if (access(zBinary, X_OK) != 0 || access(zLib, R_OK) != 0) {
+        fprintf(stderr, "gpu_check: %s or %s is missing: build the project first\n", zBinary, zLib);
+        return 1;
+    }
+    if (access(zCupti, R_OK) != 0) {
+        fprintf(stderr, "gpu_check: CUPTI library %s not found: set VT_CUPTI_LIB to the "
+                        "libcupti.so.13 of this machine\n", zCupti);
+        return 1;
+    }
+
+    zTmp = getenv("TMPDIR") && *getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
+    if ((size_t)snprintf(zDir, sizeof zDir, "%s/vt-gpu-%s-XXXXXX", zTmp, zSample) >= sizeof zDir ||
+        !mkdtemp(zDir)) {
+        fprintf(stderr, "gpu_check: mkdtemp %s: %s\n", zDir, strerror(errno));
+        return 1;
+    }
+    azEnv = build_env(zLib, zCupti, zDir);
+    if (!azEnv) {
+        fprintf(stderr, "gpu_check: out of memory\n");
+        goto done;
+    }
+
+    printf("gpu_%s: running %s under %s (trace in %s)\n", zSample, zBinary, zLib, zDir);
+    pid = run_sample(zBinary, azEnv, zDir, timeout, &status);
+    snprintf(zFile, sizeof zFile, "%s/stdout.txt", zDir);
+    zStdout = read_text(zFile);
+    snprintf(zFile, sizeof zFile, "%s/stderr.txt", zDir);
+    zStderr = read_text(zFile);
+    printf("-- sample stdout --\n%s-- sample stderr --\n%s--\n", zStdout ? zStdout : "",
+           zStderr ? zStderr : "");
+    if (pid < 0) goto done;
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+        if (WIFSIGNALED(status)) fprintf(stderr, "gpu_check: the sample died of signal %d\n", WTERMSIG(status));
+        else fprintf(stderr, "gpu_check: the sample exited with status %d\n", WEXITSTATUS(status));
+        goto done;
+    }
+    if (vt__gpu_facts_parse(zStdout ? zStdout : "", &facts) < 0) {
+        fprintf(stderr, "gpu_check: malformed \"vt-fact:\" line in the sample's output\n");
+        goto done;
+    }
+    if (find_trace(zDir, pid, zTrace, sizeof zTrace) != 0) goto done;
+    /* Read-write open: a WAL trace may need its -shm file created; nothing is written. */
+    if (sqlite3_open_v2(zTrace, &db, SQLITE_OPEN_READWRITE, NULL) != SQLITE_OK) {
+        fprintf(stderr, "gpu_check: cannot open %s: %s\n", zTrace, db ? sqlite3_errmsg(db) : "out of memory");
+        goto done;
+    }
+    if (vt__schema_check(db, NULL, zMsg, sizeof zMsg) != VT_SCHEMA_OK) {
+        fprintf(stderr, "gpu_check: %s: %s\n", zTrace, zMsg);
+        goto done;
+    }
+    nFail = vt__gpu_verify(db, zSample, (long long)pid, &facts, stdout);
+    if (nFail == 0) {
+        printf("gpu_%s: the trace holds the known answer\n", zSample);
+        rc = 0;
+    }
+
+done:
+    sqlite3_close(db);
+    free_env(azEnv);
+    free(zStdout);
+    free(zStderr);
+    if (rc == 0 && !(getenv("VT_GPU_KEEP") && strcmp(getenv("VT_GPU_KEEP"), "1") == 0))
+        remove_dir(zDir);
+    else
+        printf("gpu_%s: kept %s\n", zSample, zDir);
+    fflush(stdout);
+    return rc;
+}
