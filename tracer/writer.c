@@ -189,7 +189,7 @@ static void write_drops(struct vt_writer *w, int bWithWriter)
         {VT_DROP_MAP, "correlation map (API call evicted before its activity record)"},
         {VT_DROP_MAP, "open NVTX ranges (evicted, written without end)"},
         {VT_DROP_CUPTI, "malformed activity buffers"},
-        {VT_DROP_QUEUE, "activity buffers not decoded at close (timeout)"},
+        {VT_DROP_QUEUE, "activity buffers not or only partly decoded at close (timeout)"},
         {VT_DROP_WRITER, "rows (SQLite error)"},
     };
     uint64_t aNow[6];
@@ -258,6 +258,10 @@ static void decode_buffer(struct vt_writer *w, uint8_t *pBuf, size_t n)
     int rc;
     if (!w->cfg.xNextRecord) return;
     while ((rc = w->cfg.xNextRecord(pBuf, n, &pRec)) == 0 && pRec) {
+        if (atomic_load_explicit(&w->bAbort, memory_order_relaxed)) {
+            w->nAbandonedBufs++; /* close is out of time: the rest of this buffer is lost */
+            break;
+        }
         vt__decode_activity(&w->dec, (const CUpti_Activity *)pRec);
         if (++nSince == TIME_CHECK_EVERY) {
             nSince = 0;

@@ -1,0 +1,431 @@
+/* Writer tests: batching, flush at close, timed commits, memory bounds and drops, fork, close timeout. */
+#include <cupti_activity.h>
+#include <errno.h>
+#include <pthread.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "core_util.h"
+#include "vramtrace/schema.h"
+
+/* Queue one cudaMalloc API record with correlation corr; returns vt__writer_submit's result. */
+static int submit_api(struct vt_writer *w, uint32_t corr)
+{
+    struct vt_hrec h;
+    memset(&h, 0, sizeof h);
+    h.type = VT_HREC_API_CALL;
+    h.u.api.api = VT_API_ID_1;
+    h.u.api.correlation = corr;
+    h.u.api.start = 1000 + (uint64_t)corr * 10;
+    h.u.api.end = h.u.api.start + 5;
+    h.u.api.thread = 1;
+    h.u.api.bytes = 4096;
+    h.u.api.ptr = 0x7f0000000000ull + (uint64_t)corr * 4096;
+    return vt__writer_submit(w, &h);
+}
+
+/* Fill and submit one buffer with n kernel records starting at correlation corr0. */
+static void submit_kernels(struct vt_writer *w, uint32_t corr0, int n)
+{
+    size_t cap = 0, off = 0;
+    uint8_t *buf = vt__writer_buffer_alloc(w, &cap);
+    CUpti_ActivityKernel10 k;
+    int i;
+    ASSERT(buf != NULL);
+    for (i = 0; i < n; i++) {
+        memset(&k, 0, sizeof k);
+        k.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
+        k.name = (i % 2) ? "kernel_odd" : "kernel_even";
+        k.correlationId = corr0 + (uint32_t)i;
+        k.start = 100000 + (uint64_t)(corr0 + (uint32_t)i) * 100;
+        k.end = k.start + 50;
+        k.streamId = 7;
+        k.gridX = k.gridY = k.gridZ = 1;
+        k.blockX = k.blockY = k.blockZ = 32;
+        ASSERT_EQ(0, core_lay(buf, cap, &off, &k, sizeof k));
+    }
+    vt__writer_buffer_submit(w, buf, off);
+}
+
+static void sleep_ms(unsigned ms)
+{
+    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+    while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
+    }
+}
+
+static uint64_t mono_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+/* A meta value as an integer. */
+static long long meta_int(sqlite3 *db, const char *zKey)
+{
+    char zSql[128];
+    snprintf(zSql, sizeof zSql, "SELECT CAST(value AS INTEGER) FROM meta WHERE key='%s'", zKey);
+    return core_q_int(db, zSql);
+}
+
+TEST(writer_batching)
+{
+    char zPath[128];
+    struct vt_writer_config cfg;
+    struct vt_writer *w;
+    sqlite3 *db;
+    uint32_t i;
+    core_tmp_path(zPath, sizeof zPath, "t.db");
+    core_config(&cfg);
+    cfg.batch_rows = 100;
+    cfg.flush_ms = 1000;
+    w = core_open(zPath, &cfg);
+    for (i = 1; i <= 1050; i++) ASSERT_EQ(0, submit_api(w, i));
+    ASSERT_EQ(0, vt__writer_start(w));
+    ASSERT_EQ(0, vt__writer_close(w, 10000));
+    db = core_open_ro(zPath);
+    ASSERT_EQ(1050, core_q_int(db, "SELECT count(*) FROM api_call"));
+    /* 10 full batches of 100 rows, then the last 50 rows at close. */
+    ASSERT_EQ(11, meta_int(db, "commits"));
+    ASSERT_EQ(1050, meta_int(db, "rows_written"));
+    sqlite3_close(db);
+    CORE_LEAK_CHECK();
+}
+
+TEST(writer_flush_at_close)
+{
+    char zPath[160], zWal[200];
+    struct vt_writer_config cfg;
+    struct vt_writer *w;
+    struct stat st;
+    sqlite3 *db;
+    uint32_t i;
+    core_tmp_path(zPath, sizeof zPath, "t.db");
+    core_config(&cfg);
+    w = core_open(zPath, &cfg);
+    ASSERT_EQ(0, vt__writer_start(w));
+    for (i = 0; i < 3; i++) submit_kernels(w, 1 + i * 200, 200);
+    for (i = 1; i <= 500; i++) ASSERT_EQ(0, submit_api(w, 10000 + i));
+    /* Closed straight away: everything queued must still reach the file. */
+    ASSERT_EQ(0, vt__writer_close(w, 10000));
+    snprintf(zWal, sizeof zWal, "%s-wal", zPath);
+    ASSERT(stat(zWal, &st) != 0 || st.st_size == 0); /* checkpointed: the trace is one file */
+    db = core_open_ro(zPath);
+    ASSERT_STREQ("ok", core_q_rows(db, "PRAGMA integrity_check"));
+    ASSERT_EQ(600, core_q_int(db, "SELECT count(*) FROM kernel"));
+    ASSERT_EQ(600, core_q_int(db, "SELECT count(DISTINCT correlation) FROM kernel"));
+    ASSERT_EQ(500, core_q_int(db, "SELECT count(*) FROM api_call"));
+    ASSERT_EQ(2, core_q_int(db, "SELECT count(*) FROM string"));
+    ASSERT_EQ(1, meta_int(db, "closed_cleanly"));
+    ASSERT_EQ(100000 + 600 * 100 + 50, meta_int(db, "end_ns"));
+    ASSERT_EQ(600, meta_int(db, "records_decoded"));
+    ASSERT_EQ(0, meta_int(db, "dropped_queue"));
+    ASSERT_EQ(1, core_q_int(db, "SELECT count(*) FROM sqlite_schema WHERE type='index'"
+                                " AND name='kernel_start'"));
+    sqlite3_close(db);
+    CORE_LEAK_CHECK();
+}
+
+TEST(writer_timed_commit)
+{
+    char zPath[128];
+    struct vt_writer_config cfg;
+    struct vt_writer *w;
+    struct vt_writer_stats st;
+    sqlite3 *db;
+    uint32_t i;
+    core_tmp_path(zPath, sizeof zPath, "t.db");
+    core_config(&cfg);
+    cfg.flush_ms = 200;
+    cfg.batch_rows = 1000000; /* never reached: only the timer can commit */
+    w = core_open(zPath, &cfg);
+    ASSERT_EQ(0, vt__writer_start(w));
+    for (i = 1; i <= 10; i++) ASSERT_EQ(0, submit_api(w, i));
+    submit_kernels(w, 100, 5);
+    sleep_ms(3 * cfg.flush_ms);
+    /* A second connection, while the writer is still open, sees the rows. */
+    db = core_open_ro(zPath);
+    ASSERT_EQ(10, core_q_int(db, "SELECT count(*) FROM api_call"));
+    ASSERT_EQ(5, core_q_int(db, "SELECT count(*) FROM kernel"));
+    sqlite3_close(db);
+    vt__writer_stats(w, &st);
+    ASSERT(st.commits >= 1);
+    ASSERT_EQ(5, st.records_decoded);
+    ASSERT_EQ(0, vt__writer_close(w, 10000));
+    CORE_LEAK_CHECK();
+}
+
+TEST(writer_buffer_bound)
+{
+    char zPath[128], zErr[256];
+    struct vt_writer_config cfg;
+    struct vt_writer *w;
+    struct vt_writer_stats st;
+    uint8_t *a[3], *p;
+    size_t n = 0;
+    int i;
+    core_tmp_path(zPath, sizeof zPath, "t.db");
+    core_config(&cfg);
+    cfg.host_ring_records = 16;
+    cfg.buffer_size = 4096;
+    cfg.max_memory = 16 * sizeof(struct vt_hrec) + 3 * 4096 + 100;
+    w = core_open(zPath, &cfg);
+    for (i = 0; i < 3; i++) {
+        a[i] = vt__writer_buffer_alloc(w, &n);
+        ASSERT(a[i] != NULL);
+        ASSERT_EQ(4096, n);
+        ASSERT_EQ(0, (uintptr_t)a[i] % 8);
+    }
+    ASSERT(a[0] != a[1] && a[1] != a[2] && a[0] != a[2]);
+    ASSERT(vt__writer_buffer_alloc(w, &n) == NULL);
+    ASSERT_EQ(0, n);
+    vt__writer_buffer_submit(w, a[1], 0); /* empty: straight back to the pool */
+    p = vt__writer_buffer_alloc(w, &n);
+    ASSERT(p == a[1]);
+    ASSERT(vt__writer_buffer_alloc(w, &n) == NULL);
+    vt__writer_stats(w, &st);
+    ASSERT_EQ(2, st.buffers_refused);
+    vt__writer_buffer_submit(w, a[0], 0);
+    vt__writer_buffer_submit(w, a[1], 0);
+    vt__writer_buffer_submit(w, a[2], 0);
+    ASSERT_EQ(0, vt__writer_close(w, 10000));
+
+    /* A bound below one buffer plus the ring is refused at open, with a reason. */
+    core_tmp_path(zPath, sizeof zPath, "t2.db");
+    cfg.max_memory = 4096;
+    ASSERT(vt__writer_open(zPath, &cfg, zErr, sizeof zErr) == NULL);
+    ASSERT_CONTAINS(zErr, "memory bound");
+    CORE_LEAK_CHECK();
+}
+
+TEST(writer_ring_drops_stalled)
+{
+    char zPath[128];
+    struct vt_writer_config cfg;
+    struct vt_writer *w;
+    struct vt_hrec h;
+    sqlite3 *db;
+    int i, nRefused = 0;
+    core_tmp_path(zPath, sizeof zPath, "t.db");
+    core_config(&cfg);
+    cfg.host_ring_records = 16;
+    w = core_open(zPath, &cfg);
+    /* The writer thread is not running: nothing leaves the ring. */
+    for (i = 1; i <= 100; i++) nRefused += submit_api(w, (uint32_t)i) != 0;
+    ASSERT_EQ(84, nRefused);
+    /* Refused records that own heap memory have it released (LSan checks below). */
+    for (i = 0; i < 10; i++) {
+        memset(&h, 0, sizeof h);
+        h.type = VT_HREC_META;
+        strcpy(h.u.meta.zKey, "refused");
+        h.u.meta.zValue = strdup("value");
+        ASSERT_EQ(-1, vt__writer_submit(w, &h));
+        memset(&h, 0, sizeof h);
+        h.type = VT_HREC_STACK;
+        h.u.stack.id = i + 1;
+        h.u.stack.nFrame = 1;
+        h.u.stack.aFrame = calloc(1, sizeof(struct vt_frame));
+        h.u.stack.aFrame[0].zFunction = strdup("f");
+        h.u.stack.aFrame[0].zFile = strdup("f.py");
+        ASSERT_EQ(-1, vt__writer_submit(w, &h));
+    }
+    nRefused += 20;
+    ASSERT_EQ(nRefused, vt__writer_dropped(w));
+    ASSERT_EQ(0, vt__writer_start(w));
+    ASSERT_EQ(0, vt__writer_close(w, 10000));
+    db = core_open_ro(zPath);
+    ASSERT_EQ(16, core_q_int(db, "SELECT count(*) FROM api_call"));
+    ASSERT_EQ(nRefused, core_q_int(db, "SELECT sum(count) FROM dropped WHERE source = 1"));
+    ASSERT_EQ(nRefused, meta_int(db, "dropped_queue"));
+    ASSERT_EQ(0, core_q_int(db, "SELECT count(*) FROM meta WHERE key='refused'"));
+    sqlite3_close(db);
+    CORE_LEAK_CHECK();
+}
+
+struct producer {
+    struct vt_writer *w;
+    uint32_t corr0;
+    int n;
+    int nRefused;
+};
+
+static void *produce(void *pArg)
+{
+    struct producer *p = pArg;
+    int i;
+    for (i = 0; i < p->n; i++) p->nRefused += submit_api(p->w, p->corr0 + (uint32_t)i) != 0;
+    return NULL;
+}
+
+TEST(writer_ring_drops_concurrent)
+{
+    char zPath[128];
+    struct vt_writer_config cfg;
+    struct vt_writer *w;
+    struct producer aProd[4];
+    pthread_t aThread[4];
+    sqlite3 *db;
+    long long nRefused = 0;
+    int i;
+    core_tmp_path(zPath, sizeof zPath, "t.db");
+    core_config(&cfg);
+    cfg.host_ring_records = 64;
+    w = core_open(zPath, &cfg);
+    ASSERT_EQ(0, vt__writer_start(w));
+    for (i = 0; i < 4; i++) {
+        aProd[i].w = w;
+        aProd[i].corr0 = 1 + (uint32_t)i * 100000;
+        aProd[i].n = 20000;
+        aProd[i].nRefused = 0;
+        ASSERT_EQ(0, pthread_create(&aThread[i], NULL, produce, &aProd[i]));
+    }
+    for (i = 0; i < 4; i++) {
+        pthread_join(aThread[i], NULL);
+        nRefused += aProd[i].nRefused;
+    }
+    ASSERT_EQ(nRefused, vt__writer_dropped(w));
+    ASSERT_EQ(0, vt__writer_close(w, 20000));
+    db = core_open_ro(zPath);
+    /* Every submit is either a row or a counted drop: exactly. */
+    ASSERT_EQ(80000 - nRefused, core_q_int(db, "SELECT count(*) FROM api_call"));
+    ASSERT_EQ(nRefused, core_q_int(db, "SELECT coalesce(sum(count), 0) FROM dropped WHERE source = 1"));
+    sqlite3_close(db);
+    printf("       (%lld of 80000 host records refused at a 64-record ring)\n", nRefused);
+    CORE_LEAK_CHECK();
+}
+
+TEST(writer_fork_abandon)
+{
+    char zPath[128], zChild[160];
+    struct vt_writer_config cfg;
+    struct vt_writer *w;
+    sqlite3 *db;
+    pid_t pid;
+    int status = 0;
+    uint32_t i;
+    core_tmp_path(zPath, sizeof zPath, "t.db");
+    snprintf(zChild, sizeof zChild, "%s.child", zPath);
+    core_config(&cfg);
+    w = core_open(zPath, &cfg);
+    ASSERT_EQ(0, vt__writer_start(w));
+    for (i = 1; i <= 500; i++) ASSERT_EQ(0, submit_api(w, i));
+    submit_kernels(w, 1, 100);
+    vt__writer_fork_prepare(w);
+    pid = fork();
+    ASSERT(pid >= 0);
+    if (pid == 0) {
+        /* Child: forget the parent's writer, start a trace of its own. */
+        char zErr[256];
+        struct vt_writer *c;
+        vt__writer_abandon(w);
+        c = vt__writer_open(zChild, &cfg, zErr, sizeof zErr);
+        if (!c || vt__writer_start(c) != 0) _exit(2);
+        for (i = 1; i <= 10; i++)
+            if (submit_api(c, 900000 + i) != 0) _exit(3);
+        _exit(vt__writer_close(c, 10000) == 0 ? 0 : 4);
+    }
+    vt__writer_fork_parent(w);
+    for (i = 501; i <= 1000; i++) ASSERT_EQ(0, submit_api(w, i));
+    submit_kernels(w, 101, 100);
+    ASSERT_EQ(pid, waitpid(pid, &status, 0));
+    ASSERT(WIFEXITED(status));
+    ASSERT_EQ(0, WEXITSTATUS(status));
+    ASSERT_EQ(0, vt__writer_close(w, 10000));
+    db = core_open_ro(zPath);
+    ASSERT_STREQ("ok", core_q_rows(db, "PRAGMA integrity_check"));
+    ASSERT_EQ(1000, core_q_int(db, "SELECT count(*) FROM api_call"));
+    ASSERT_EQ(200, core_q_int(db, "SELECT count(*) FROM kernel"));
+    ASSERT_EQ(1, meta_int(db, "closed_cleanly"));
+    sqlite3_close(db);
+    db = core_open_ro(zChild);
+    ASSERT_EQ(10, core_q_int(db, "SELECT count(*) FROM api_call"));
+    ASSERT_EQ(0, core_q_int(db, "SELECT count(*) FROM api_call WHERE correlation < 900000"));
+    sqlite3_close(db);
+    CORE_LEAK_CHECK();
+}
+
+TEST(writer_open_nonempty)
+{
+    char zPath[128], zErr[256] = "";
+    struct vt_writer_config cfg;
+    FILE *f;
+    core_tmp_path(zPath, sizeof zPath, "t.db");
+    f = fopen(zPath, "w");
+    ASSERT(f != NULL);
+    fputs("someone else's data", f);
+    fclose(f);
+    core_config(&cfg);
+    ASSERT(vt__writer_open(zPath, &cfg, zErr, sizeof zErr) == NULL);
+    ASSERT_CONTAINS(zErr, "not empty");
+    CORE_LEAK_CHECK();
+}
+
+/* Record iterator that takes ms_per_record to walk each record: a writer that cannot keep up. */
+static unsigned g_msPerRecord;
+static int slow_next_record(uint8_t *pBuf, size_t validSize, void **ppRecord)
+{
+    sleep_ms(g_msPerRecord);
+    return core_next_record(pBuf, validSize, ppRecord);
+}
+
+TEST(writer_close_timeout_abort)
+{
+    char zPath[128];
+    struct vt_writer_config cfg;
+    struct vt_writer *w;
+    sqlite3 *db;
+    uint64_t t0, dt;
+    core_tmp_path(zPath, sizeof zPath, "t.db");
+    core_config(&cfg);
+    cfg.xNextRecord = slow_next_record;
+    g_msPerRecord = 20;
+    w = core_open(zPath, &cfg);
+    ASSERT_EQ(0, vt__writer_start(w));
+    submit_kernels(w, 1, 200); /* 4 s of decoding */
+    submit_kernels(w, 201, 200);
+    t0 = mono_ms();
+    ASSERT_EQ(-EIO, vt__writer_close(w, 400)); /* finished, but not everything was decoded */
+    dt = mono_ms() - t0;
+    ASSERT(dt < 400 + 1000);
+    db = core_open_ro(zPath);
+    ASSERT_STREQ("ok", core_q_rows(db, "PRAGMA integrity_check"));
+    ASSERT_EQ(0, meta_int(db, "closed_cleanly"));
+    ASSERT(core_q_int(db, "SELECT count(*) FROM kernel") < 400);
+    ASSERT_EQ(2, core_q_int(db, "SELECT sum(count) FROM dropped WHERE source = 1"));
+    sqlite3_close(db);
+    CORE_LEAK_CHECK();
+}
+
+TEST(writer_close_timeout_orphan)
+{
+    char zPath[128];
+    struct vt_writer_config cfg;
+    struct vt_writer *w;
+    sqlite3 *db;
+    uint64_t t0, dt;
+    core_tmp_path(zPath, sizeof zPath, "t.db");
+    core_config(&cfg);
+    cfg.xNextRecord = slow_next_record;
+    g_msPerRecord = 1500; /* one step the writer cannot be interrupted in */
+    w = core_open(zPath, &cfg);
+    ASSERT_EQ(0, vt__writer_start(w));
+    submit_kernels(w, 1, 3);
+    sleep_ms(100); /* let the writer enter the slow step */
+    t0 = mono_ms();
+    ASSERT_EQ(-ETIMEDOUT, vt__writer_close(w, 300));
+    dt = mono_ms() - t0;
+    ASSERT(dt < 300 + 700);
+    /* The host goes on; the writer finishes on its own, closes the trace and frees itself. */
+    sleep_ms(3000);
+    db = core_open_ro(zPath);
+    ASSERT_STREQ("ok", core_q_rows(db, "PRAGMA integrity_check"));
+    ASSERT_EQ(0, meta_int(db, "closed_cleanly"));
+    sqlite3_close(db);
+    CORE_LEAK_CHECK();
+}
+
+VT_TEST_LIST(T(writer_batching) T(writer_flush_at_close) T(writer_timed_commit) T(writer_buffer_bound)
+                 T(writer_ring_drops_stalled) T(writer_ring_drops_concurrent) T(writer_fork_abandon)
+                     T(writer_open_nonempty) T(writer_close_timeout_abort)
+                         T(writer_close_timeout_orphan))
