@@ -1,10 +1,339 @@
-/* The 'record' subcommand (placeholder until implemented). */
+/* The 'record' subcommand: run a command with the tracer injected, then say where its traces are and summarize them. */
 #include "cli.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "record.h"
+
+/* Options of one record run. */
+struct record_opts {
+    const char *zOutput; /* -o, or NULL */
+    int bTensors;
+    int bNoPython;
+    int bNoKernelArgs;
+    int backtrace; /* -1: not given */
+    char **azCmd;  /* the job's argv, NULL-terminated */
+};
+
+static const char zUsage[] =
+    "usage: vramtrace record [OPTIONS] [--] COMMAND [ARG...]\n"
+    "\n"
+    "Run COMMAND with the vramtrace tracer attached to every CUDA process it starts\n"
+    "(one SQLite trace per process), then print where the traces are and a summary.\n"
+    "\n"
+    "options:\n"
+    "  -o, --output PATH     trace file pattern, or a directory to put traces in\n"
+    "                        (default vramtrace-%h-%p.db in the current directory;\n"
+    "                        %p pid, %r rank, %h host name, %% a percent sign)\n"
+    "      --tensors         make PyTorch allocate each tensor with its own CUDA call\n"
+    "                        (backend:cudaMallocAsync in PYTORCH_ALLOC_CONF), so the\n"
+    "                        trace shows tensors, not allocator segments\n"
+    "      --no-python-stacks  do not record Python call stacks at allocations\n"
+    "      --no-kernel-args  do not scan kernel arguments for buffer uses\n"
+    "      --backtrace N     native call-stack depth at allocations (0-64, 0 = off)\n"
+    "  -h, --help            show this help\n"
+    "\n"
+    "environment: VRAMTRACE_LIB (tracer library), VRAMTRACE_CUPTI (libcupti for NVTX),\n"
+    "VRAMTRACE_OUTPUT (default pattern); see docs/cli.md for the tracer's variables.\n"
+    "\n"
+    "exit status: the job's own (128+N if killed by signal N); 2 bad arguments,\n"
+    "3 output directory missing or unwritable, 8 tracer library not found,\n"
+    "127 the command could not be started.\n";
+
+/* The job's pid, for the signal forwarder (0 when no job runs). */
+static volatile sig_atomic_t g_child;
+
+/*
+ * Forward a termination signal to the job. A signal the terminal sent to the
+ * whole foreground process group (si_code SI_KERNEL) already reached the job,
+ * so it is not sent twice.
+ */
+static void forward_signal(int sig, siginfo_t *pInfo, void *pCtx)
+{
+    int saved = errno;
+    (void)pCtx;
+    if (g_child > 0 && (!pInfo || pInfo->si_code != SI_KERNEL)) kill((pid_t)g_child, sig);
+    errno = saved;
+}
+
+static const int aForward[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
+#define N_FORWARD (sizeof aForward / sizeof aForward[0])
+
+/*
+ * Parse record's arguments into *pOpts. Returns VT_EXIT_OK, VT_EXIT_USAGE
+ * (message printed), or -1 for --help (help printed).
+ */
+static int parse_args(int argc, char **argv, struct record_opts *pOpts)
+{
+    int i;
+    memset(pOpts, 0, sizeof *pOpts);
+    pOpts->backtrace = -1;
+    for (i = 1; i < argc; i++) {
+        const char *zArg = argv[i], *zVal = NULL;
+        if (!strcmp(zArg, "--")) {
+            i++;
+            break;
+        }
+        if (zArg[0] != '-' || !zArg[1]) break; /* the command starts here */
+        if (!strcmp(zArg, "-h") || !strcmp(zArg, "--help")) {
+            fputs(zUsage, stdout);
+            return -1;
+        } else if (!strcmp(zArg, "--tensors")) {
+            pOpts->bTensors = 1;
+        } else if (!strcmp(zArg, "--no-python-stacks")) {
+            pOpts->bNoPython = 1;
+        } else if (!strcmp(zArg, "--no-kernel-args")) {
+            pOpts->bNoKernelArgs = 1;
+        } else if (!strcmp(zArg, "-o") || !strcmp(zArg, "--output") || !strncmp(zArg, "--output=", 9) ||
+                   (!strncmp(zArg, "-o", 2) && zArg[2])) {
+            if (!strncmp(zArg, "--output=", 9)) zVal = zArg + 9;
+            else if (zArg[1] == 'o' && zArg[2]) zVal = zArg + 2;
+            else if (i + 1 < argc) zVal = argv[++i];
+            if (!zVal || !*zVal) {
+                vt__errorf("record: %s needs a path", zArg);
+                return VT_EXIT_USAGE;
+            }
+            pOpts->zOutput = zVal;
+        } else if (!strcmp(zArg, "--backtrace") || !strncmp(zArg, "--backtrace=", 12)) {
+            char *zEnd = NULL;
+            long n;
+            if (zArg[11] == '=') zVal = zArg + 12;
+            else if (i + 1 < argc) zVal = argv[++i];
+            if (!zVal) {
+                vt__errorf("record: --backtrace needs a depth");
+                return VT_EXIT_USAGE;
+            }
+            errno = 0;
+            n = strtol(zVal, &zEnd, 10);
+            if (errno || !*zVal || *zEnd || n < 0 || n > VT_RECORD_MAX_BACKTRACE) {
+                vt__errorf("record: --backtrace '%s': expected a depth from 0 to %d", zVal,
+                           VT_RECORD_MAX_BACKTRACE);
+                return VT_EXIT_USAGE;
+            }
+            pOpts->backtrace = (int)n;
+        } else {
+            vt__errorf("record: unknown option '%s' (try 'vramtrace record --help')", zArg);
+            return VT_EXIT_USAGE;
+        }
+    }
+    if (i >= argc) {
+        vt__errorf("record: no command given (usage: vramtrace record [OPTIONS] -- COMMAND [ARG...])");
+        return VT_EXIT_USAGE;
+    }
+    pOpts->azCmd = argv + i;
+    return VT_EXIT_OK;
+}
+
+/* setenv that reports failure (only ENOMEM is possible with valid names). */
+static int set_var(const char *zName, const char *zValue)
+{
+    if (setenv(zName, zValue, 1) == 0) return 0;
+    vt__errorf("record: cannot set %s: %s", zName, strerror(errno));
+    return -1;
+}
+
+/* Set PYTORCH_ALLOC_CONF and PYTORCH_CUDA_ALLOC_CONF for --tensors. Returns 0 or VT_EXIT_USAGE. */
+static int set_tensor_mode(void)
+{
+    const char *zUser = getenv("PYTORCH_ALLOC_CONF");
+    char zMerged[4096];
+    int bDropped = 0;
+    /* PyTorch reads PYTORCH_ALLOC_CONF and falls back to the older name: merge with what it would use. */
+    if (!zUser || !*zUser) zUser = getenv("PYTORCH_CUDA_ALLOC_CONF");
+    if (vt__alloc_conf_merge(zUser, zMerged, sizeof zMerged, &bDropped) != 0) {
+        vt__errorf("record: --tensors: PYTORCH_ALLOC_CONF is too long to extend");
+        return VT_EXIT_USAGE;
+    }
+    if (bDropped)
+        vt__errorf("record: --tensors: dropped expandable_segments from the PyTorch allocator "
+                   "configuration (the cudaMallocAsync backend does not support it)");
+    if (set_var("PYTORCH_ALLOC_CONF", zMerged) || set_var("PYTORCH_CUDA_ALLOC_CONF", zMerged) ||
+        set_var("VRAMTRACE_TENSORS", "1"))
+        return VT_EXIT_INTERNAL;
+    return 0;
+}
+
+/*
+ * Set every variable the job needs: injection paths, output pattern, tracer
+ * options. Returns VT_EXIT_OK or an exit code (message printed).
+ */
+static int set_environment(const struct record_opts *pOpts, char *zPattern, size_t nPattern)
+{
+    char zExe[PATH_MAX], zLib[PATH_MAX], zCupti[PATH_MAX], zWhy[PATH_MAX + 256], zNum[16];
+    const char *zOld;
+    int rc;
+
+    if (vt__record_self_exe(zExe, sizeof zExe) != 0) zExe[0] = 0;
+    if (vt__record_find_lib(zExe[0] ? zExe : NULL, zLib, sizeof zLib, zWhy, sizeof zWhy) != 0) {
+        vt__errorf("record: %s", zWhy);
+        return VT_EXIT_NOLIB;
+    }
+    rc = vt__record_output(pOpts->zOutput, getenv("VRAMTRACE_OUTPUT"), zPattern, nPattern, zWhy,
+                           sizeof zWhy);
+    if (rc != 0) {
+        vt__errorf("record: %s", zWhy);
+        return rc;
+    }
+    zOld = getenv("CUDA_INJECTION64_PATH");
+    if (zOld && *zOld && strcmp(zOld, zLib) != 0)
+        vt__errorf("record: replacing CUDA_INJECTION64_PATH=%s (only one injection library can be loaded)",
+                   zOld);
+    if (set_var("CUDA_INJECTION64_PATH", zLib)) return VT_EXIT_INTERNAL;
+    if (vt__record_find_cupti(zCupti, sizeof zCupti, zWhy, sizeof zWhy) == 0) {
+        if (set_var("NVTX_INJECTION64_PATH", zCupti)) return VT_EXIT_INTERNAL;
+    } else {
+        vt__errorf("record: %s; NVTX ranges will not be recorded", zWhy);
+    }
+    if (set_var("VRAMTRACE_OUTPUT", zPattern)) return VT_EXIT_INTERNAL;
+    if (pOpts->backtrace >= 0) {
+        snprintf(zNum, sizeof zNum, "%d", pOpts->backtrace);
+        if (set_var("VRAMTRACE_BACKTRACE", zNum)) return VT_EXIT_INTERNAL;
+    }
+    if (pOpts->bNoPython && set_var("VRAMTRACE_PYTHON_STACKS", "0")) return VT_EXIT_INTERNAL;
+    if (pOpts->bNoKernelArgs && set_var("VRAMTRACE_KERNEL_ARGS", "0")) return VT_EXIT_INTERNAL;
+    if (pOpts->bTensors) return set_tensor_mode();
+    unsetenv("VRAMTRACE_TENSORS"); /* only record's --tensors sets up that mode */
+    return VT_EXIT_OK;
+}
+
+/*
+ * Start azCmd with inherited stdio and environment, forward termination
+ * signals to it, and wait. Returns the job's exit status (128+N when killed by
+ * signal N), or VT_EXIT_EXEC if it could not be started (message printed);
+ * *pbStarted tells which.
+ */
+static int run_job(char **azCmd, int *pbStarted)
+{
+    struct sigaction sa, aOld[N_FORWARD];
+    sigset_t block, saved;
+    int aPipe[2], err = 0, status = 0, rc;
+    ssize_t n;
+    pid_t pid;
+    size_t i;
+
+    *pbStarted = 0;
+    if (pipe2(aPipe, O_CLOEXEC) != 0) {
+        vt__errorf("record: cannot start '%s': %s", azCmd[0], strerror(errno));
+        return VT_EXIT_EXEC;
+    }
+    memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = forward_signal;
+    sa.sa_flags = SA_SIGINFO | SA_RESTART;
+    sigemptyset(&sa.sa_mask);
+    sigemptyset(&block);
+    for (i = 0; i < N_FORWARD; i++) sigaddset(&block, aForward[i]);
+    sigprocmask(SIG_BLOCK, &block, &saved);
+    for (i = 0; i < N_FORWARD; i++) sigaction(aForward[i], &sa, &aOld[i]);
+
+    fflush(stdout);
+    fflush(stderr);
+    pid = fork();
+    if (pid == 0) {
+        /* The job gets the dispositions and mask vramtrace itself started with. */
+        for (i = 0; i < N_FORWARD; i++) sigaction(aForward[i], &aOld[i], NULL);
+        sigprocmask(SIG_SETMASK, &saved, NULL);
+        execvp(azCmd[0], azCmd);
+        err = errno;
+        n = write(aPipe[1], &err, sizeof err);
+        (void)n;
+        _exit(VT_EXIT_EXEC);
+    }
+    if (pid > 0) g_child = pid;
+    else err = errno;
+    sigprocmask(SIG_SETMASK, &saved, NULL);
+    close(aPipe[1]);
+
+    if (pid > 0) {
+        do n = read(aPipe[0], &err, sizeof err);
+        while (n < 0 && errno == EINTR);
+        if (n != (ssize_t)sizeof err) err = 0; /* EOF: exec succeeded */
+        while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+        }
+    }
+    close(aPipe[0]);
+    g_child = 0;
+    for (i = 0; i < N_FORWARD; i++) sigaction(aForward[i], &aOld[i], NULL);
+
+    if (pid < 0 || err) {
+        vt__errorf("record: cannot run '%s': %s", azCmd[0], strerror(err));
+        return VT_EXIT_EXEC;
+    }
+    *pbStarted = 1;
+    if (WIFEXITED(status)) {
+        if (WEXITSTATUS(status) != 0) vt__errorf("record: the job exited with status %d", WEXITSTATUS(status));
+        return WEXITSTATUS(status);
+    }
+    if (WIFSIGNALED(status)) {
+        rc = 128 + WTERMSIG(status);
+        vt__errorf("record: the job was killed by signal %d (%s)", WTERMSIG(status),
+                   strsignal(WTERMSIG(status)));
+        return rc;
+    }
+    return VT_EXIT_INTERNAL;
+}
+
+/*
+ * Report the traces matching zPattern that the job produced (not in pBefore).
+ * Prints to stderr; never changes the exit status.
+ */
+static void report_traces(const char *zPattern, const struct vt_trace_set *pBefore)
+{
+    struct vt_trace_set after;
+    size_t i, nNew = 0;
+
+    if (vt__trace_set_list(zPattern, &after) != 0) {
+        vt__errorf("record: out of memory while listing traces matching %s", zPattern);
+        return;
+    }
+    for (i = 0; i < after.nFile; i++) nNew += vt__trace_set_is_new(pBefore, &after.aFile[i]);
+    if (nNew == 0) {
+        vt__errorf("no trace was written (pattern %s).", zPattern);
+        fprintf(stderr,
+                "  Either the job never used CUDA (the tracer is loaded by the CUDA driver when a\n"
+                "  process initializes CUDA), or the tracer could not attach: look for a\n"
+                "  'vramtrace:' line in the job's output above.\n");
+    } else {
+        size_t nLen = 0;
+        vt__errorf("%zu trace%s written:", nNew, nNew == 1 ? "" : "s");
+        for (i = 0; i < after.nFile; i++) {
+            if (!vt__trace_set_is_new(pBefore, &after.aFile[i])) continue;
+            vt__info_summary(stderr, after.aFile[i].zPath);
+            nLen += strlen(after.aFile[i].zPath) + 1;
+        }
+        /* The next step, spelled out when it fits on a line. */
+        fprintf(stderr, "  next: vramtrace analyze");
+        for (i = 0; i < after.nFile && nLen <= 160; i++)
+            if (vt__trace_set_is_new(pBefore, &after.aFile[i])) fprintf(stderr, " %s", after.aFile[i].zPath);
+        fprintf(stderr, "%s\n", nLen <= 160 ? "" : " TRACE... (the paths above)");
+    }
+    vt__trace_set_free(&after);
+}
 
 int vt__cmd_record(int argc, char **argv)
 {
-    (void)argc;
-    (void)argv;
-    vt__errorf("'record' is not built yet");
-    return VT_EXIT_INTERNAL;
+    struct record_opts opts;
+    struct vt_trace_set before = {NULL, 0};
+    char zPattern[PATH_MAX];
+    int rc, bStarted = 0;
+
+    rc = parse_args(argc, argv, &opts);
+    if (rc == -1) return VT_EXIT_OK;
+    if (rc != VT_EXIT_OK) return rc;
+    rc = set_environment(&opts, zPattern, sizeof zPattern);
+    if (rc != VT_EXIT_OK) return rc;
+    if (vt__trace_set_list(zPattern, &before) != 0) {
+        vt__errorf("record: out of memory");
+        return VT_EXIT_INTERNAL;
+    }
+    rc = run_job(opts.azCmd, &bStarted);
+    if (bStarted) report_traces(zPattern, &before);
+    vt__trace_set_free(&before);
+    return rc;
 }

@@ -1,0 +1,289 @@
+/* The environment of a recorded job: where the tracer and libcupti are, the output pattern, PyTorch allocator settings. */
+#include "record.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <glob.h>
+#include <limits.h>
+#include <link.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+#ifndef VT_INSTALL_LIBDIR
+#define VT_INSTALL_LIBDIR "lib"
+#endif
+#ifndef VT_CUPTI_SONAME
+#define VT_CUPTI_SONAME "libcupti.so.13"
+#endif
+
+/* If zPath names a regular file (following links), write its canonical path to zOut: 1, else 0. */
+static int take_file(const char *zPath, char *zOut, size_t nOut)
+{
+    struct stat st;
+    char zReal[PATH_MAX];
+    if (stat(zPath, &st) != 0 || !S_ISREG(st.st_mode)) return 0;
+    if (!realpath(zPath, zReal)) return 0;
+    if ((size_t)snprintf(zOut, nOut, "%s", zReal) >= nOut) return 0;
+    return 1;
+}
+
+int vt__record_self_exe(char *zOut, size_t nOut)
+{
+    ssize_t n;
+    if (nOut == 0) return -1;
+    n = readlink("/proc/self/exe", zOut, nOut - 1);
+    if (n <= 0 || (size_t)n >= nOut - 1) {
+        zOut[0] = 0;
+        return -1;
+    }
+    zOut[n] = 0;
+    return 0;
+}
+
+int vt__record_find_lib(const char *zExe, char *zOut, size_t nOut, char *zWhy, size_t nWhy)
+{
+    static const char *const azRel[] = {"../tracer", "..", "../" VT_INSTALL_LIBDIR, "../lib", "../lib64"};
+    const char *zEnv = getenv("VRAMTRACE_LIB");
+    char zDir[PATH_MAX], zTry[PATH_MAX + 64];
+    const char *zSlash;
+    glob_t g;
+    size_t i;
+    int found = 0;
+
+    if (zEnv && *zEnv) {
+        if (take_file(zEnv, zOut, nOut)) return 0;
+        snprintf(zWhy, nWhy, "VRAMTRACE_LIB=%s does not name a file", zEnv);
+        return -1;
+    }
+    zSlash = zExe ? strrchr(zExe, '/') : NULL;
+    if (!zSlash) {
+        snprintf(zWhy, nWhy, "cannot tell where the vramtrace command is installed; set VRAMTRACE_LIB");
+        return -1;
+    }
+    snprintf(zDir, sizeof zDir, "%.*s", (int)(zSlash - zExe), zExe);
+    for (i = 0; i < sizeof azRel / sizeof azRel[0] && !found; i++) {
+        snprintf(zTry, sizeof zTry, "%s/%s/libvramtrace.so", zDir, azRel[i]);
+        found = take_file(zTry, zOut, nOut);
+    }
+    if (!found) {
+        snprintf(zTry, sizeof zTry, "%s/../lib*/libvramtrace.so", zDir);
+        if (glob(zTry, 0, NULL, &g) == 0) {
+            for (i = 0; i < g.gl_pathc && !found; i++) found = take_file(g.gl_pathv[i], zOut, nOut);
+            globfree(&g);
+        }
+    }
+    if (!found) {
+        snprintf(zTry, sizeof zTry, "%s/libvramtrace.so", zDir);
+        found = take_file(zTry, zOut, nOut);
+    }
+    if (found) return 0;
+    snprintf(zWhy, nWhy,
+             "libvramtrace.so not found in %s/../tracer, %s/.., %s/../lib* or %s; set "
+             "VRAMTRACE_LIB to its path",
+             zDir, zDir, zDir, zDir);
+    return -1;
+}
+
+/* Ask the dynamic loader which file the libcupti soname resolves to: 1 and zOut set, or 0. */
+static int cupti_from_loader(char *zOut, size_t nOut)
+{
+    struct link_map *pMap = NULL;
+    int found = 0;
+    void *pLib = dlopen(VT_CUPTI_SONAME, RTLD_LAZY | RTLD_LOCAL);
+    if (!pLib) return 0;
+    if (dlinfo(pLib, RTLD_DI_LINKMAP, &pMap) == 0 && pMap && pMap->l_name)
+        found = take_file(pMap->l_name, zOut, nOut);
+    dlclose(pLib);
+    return found;
+}
+
+int vt__record_find_cupti(char *zOut, size_t nOut, char *zWhy, size_t nWhy)
+{
+    static const char *const azDir[] = {
+#ifdef VT_CUPTI_DIR
+        VT_CUPTI_DIR,
+#endif
+#ifdef VT_TOOLKIT_LIBDIR
+        VT_TOOLKIT_LIBDIR,
+#endif
+        ""};
+    const char *zEnv = getenv("VRAMTRACE_CUPTI");
+    char zTry[PATH_MAX + 64];
+    size_t i;
+
+    if (zEnv && *zEnv) {
+        if (take_file(zEnv, zOut, nOut)) return 0;
+        snprintf(zWhy, nWhy, "VRAMTRACE_CUPTI=%s does not name a file", zEnv);
+        return -1;
+    }
+    for (i = 0; i < sizeof azDir / sizeof azDir[0]; i++) {
+        if (!azDir[i][0]) continue;
+        snprintf(zTry, sizeof zTry, "%s/%s", azDir[i], VT_CUPTI_SONAME);
+        if (take_file(zTry, zOut, nOut)) return 0;
+    }
+    if (cupti_from_loader(zOut, nOut)) return 0;
+    snprintf(zWhy, nWhy,
+             "%s not found in the CUDA toolkit or the loader's search path; set VRAMTRACE_CUPTI "
+             "to its path",
+             VT_CUPTI_SONAME);
+    return -1;
+}
+
+/* mkdir -p for zDir (mode 0777 less umask). Returns 0 or -1 with errno set. */
+static int make_dirs(const char *zDir)
+{
+    char zPath[PATH_MAX];
+    char *p;
+    if ((size_t)snprintf(zPath, sizeof zPath, "%s", zDir) >= sizeof zPath) {
+        errno = ENAMETOOLONG;
+        return -1;
+    }
+    for (p = zPath + 1; *p; p++) {
+        if (*p != '/') continue;
+        *p = 0;
+        if (mkdir(zPath, 0777) != 0 && errno != EEXIST) return -1;
+        *p = '/';
+    }
+    if (mkdir(zPath, 0777) != 0 && errno != EEXIST) return -1;
+    return 0;
+}
+
+int vt__record_output(const char *zOpt, const char *zEnv, char *zOut, size_t nOut, char *zWhy,
+                      size_t nWhy)
+{
+    const char *zVal = zOpt ? zOpt : (zEnv && *zEnv) ? zEnv : VT_RECORD_DEFAULT_NAME;
+    char zPat[PATH_MAX], zCwd[PATH_MAX];
+    size_t n = strlen(zVal);
+    struct stat st;
+    const char *p, *zSlash;
+    int bDir;
+
+    if (n == 0) {
+        snprintf(zWhy, nWhy, "the output path is empty");
+        return VT_EXIT_USAGE;
+    }
+    for (p = zVal; *p; p++) {
+        if (*p != '%') continue;
+        p++;
+        if (*p != 'p' && *p != 'r' && *p != 'h' && *p != '%') {
+            snprintf(zWhy, nWhy, "output '%s': unknown escape '%%%c' (use %%p pid, %%r rank, %%h host, %%%% percent)",
+                     zVal, *p ? *p : ' ');
+            return VT_EXIT_USAGE;
+        }
+    }
+    bDir = zVal[n - 1] == '/' || (stat(zVal, &st) == 0 && S_ISDIR(st.st_mode));
+    if (bDir && zVal[n - 1] == '/' && !strchr(zVal, '%') && make_dirs(zVal) != 0) {
+        snprintf(zWhy, nWhy, "cannot create output directory %s: %s", zVal, strerror(errno));
+        return VT_EXIT_NOFILE;
+    }
+    if ((size_t)snprintf(zPat, sizeof zPat, "%s%s%s", zVal, bDir && zVal[n - 1] != '/' ? "/" : "",
+                         bDir ? VT_RECORD_DEFAULT_NAME : "") >= sizeof zPat) {
+        snprintf(zWhy, nWhy, "output path too long");
+        return VT_EXIT_USAGE;
+    }
+    if (zPat[0] == '/') {
+        if ((size_t)snprintf(zOut, nOut, "%s", zPat) >= nOut) goto too_long;
+    } else {
+        if (!getcwd(zCwd, sizeof zCwd)) {
+            snprintf(zWhy, nWhy, "cannot read the current directory: %s", strerror(errno));
+            return VT_EXIT_NOFILE;
+        }
+        if ((size_t)snprintf(zOut, nOut, "%s/%s", zCwd, zPat[0] == '.' && zPat[1] == '/' ? zPat + 2 : zPat) >= nOut)
+            goto too_long;
+    }
+    /* The directory part must exist now unless it is itself a pattern. */
+    zSlash = strrchr(zOut, '/');
+    if (zSlash && zSlash != zOut) {
+        char zDir[PATH_MAX];
+        snprintf(zDir, sizeof zDir, "%.*s", (int)(zSlash - zOut), zOut);
+        if (!strchr(zDir, '%')) {
+            if (stat(zDir, &st) != 0 || !S_ISDIR(st.st_mode)) {
+                snprintf(zWhy, nWhy, "output directory %s does not exist", zDir);
+                return VT_EXIT_NOFILE;
+            }
+            if (access(zDir, W_OK | X_OK) != 0) {
+                snprintf(zWhy, nWhy, "output directory %s is not writable", zDir);
+                return VT_EXIT_NOFILE;
+            }
+        }
+    }
+    return 0;
+too_long:
+    snprintf(zWhy, nWhy, "output path too long");
+    return VT_EXIT_USAGE;
+}
+
+/* Append z[0..n) to the buffer zOut (size nOut, current length *pLen). Returns 0 or -1 if full. */
+static int append(char *zOut, size_t nOut, size_t *pLen, const char *z, size_t n)
+{
+    if (*pLen + n + 1 > nOut) return -1;
+    memcpy(zOut + *pLen, z, n);
+    *pLen += n;
+    zOut[*pLen] = 0;
+    return 0;
+}
+
+/* 1 if the option value z[0..n) turns a flag on (PyTorch accepts True/true/1). */
+static int value_is_true(const char *z, size_t n)
+{
+    return (n == 4 && (!strncmp(z, "True", 4) || !strncmp(z, "true", 4))) || (n == 1 && z[0] == '1');
+}
+
+int vt__alloc_conf_merge(const char *zUser, char *zOut, size_t nOut, int *pbDropped)
+{
+    static const char zBackend[] = "backend:cudaMallocAsync";
+    const char *p = zUser ? zUser : "";
+    size_t len = 0;
+    int bHaveBackend = 0, bFirst = 1, rc = 0;
+
+    *pbDropped = 0;
+    if (nOut == 0) return -1;
+    zOut[0] = 0;
+    while (*p && rc == 0) {
+        const char *zStart = p, *zEnd, *zColon;
+        int depth = 0;
+        size_t nKey;
+        while (*p && (depth > 0 || *p != ',')) {
+            if (*p == '[') depth++;
+            else if (*p == ']' && depth > 0) depth--;
+            p++;
+        }
+        zEnd = p;
+        if (*p == ',') p++;
+        while (zStart < zEnd && (*zStart == ' ' || *zStart == '\t')) zStart++;
+        while (zEnd > zStart && (zEnd[-1] == ' ' || zEnd[-1] == '\t')) zEnd--;
+        if (zStart == zEnd) continue;
+        zColon = memchr(zStart, ':', (size_t)(zEnd - zStart));
+        nKey = (size_t)((zColon ? zColon : zEnd) - zStart);
+        while (nKey > 0 && (zStart[nKey - 1] == ' ' || zStart[nKey - 1] == '\t')) nKey--;
+        if (nKey == 19 && !strncmp(zStart, "expandable_segments", 19)) {
+            const char *zVal = zColon ? zColon + 1 : zEnd;
+            while (zVal < zEnd && *zVal == ' ') zVal++;
+            if (value_is_true(zVal, (size_t)(zEnd - zVal))) *pbDropped = 1;
+            continue;
+        }
+        if (nKey == 7 && !strncmp(zStart, "backend", 7)) {
+            if (bHaveBackend) continue; /* a repeated backend entry: keep only ours */
+            bHaveBackend = 1;
+            zStart = zBackend;
+            zEnd = zBackend + sizeof zBackend - 1;
+        }
+        if (!bFirst) rc = append(zOut, nOut, &len, ",", 1);
+        if (rc == 0) rc = append(zOut, nOut, &len, zStart, (size_t)(zEnd - zStart));
+        bFirst = 0;
+    }
+    if (rc == 0 && !bHaveBackend) {
+        /* No backend given: ours goes first, the user's options follow. */
+        size_t nRest = len;
+        if (len + sizeof zBackend + 1 > nOut) return -1;
+        memmove(zOut + sizeof zBackend - 1 + (nRest ? 1 : 0), zOut, nRest + 1);
+        memcpy(zOut, zBackend, sizeof zBackend - 1);
+        if (nRest) zOut[sizeof zBackend - 1] = ',';
+    }
+    return rc;
+}

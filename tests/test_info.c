@@ -1,0 +1,236 @@
+/* Tests of 'vramtrace info' on generated traces: exact text and JSON output, bad input. */
+#include "cli_util.h"
+#include "cli.h"
+
+/* Run `vramtrace info ARGS...`; stdout and stderr (heap strings) into *pzOut, *pzErr. */
+static int run_info(char **azArg, char **pzOut, char **pzErr)
+{
+    const char *zDir = cli_tmpdir();
+    char zOut[PATH_MAX + 16], zErr[PATH_MAX + 16];
+    char *azArgv[16];
+    int n = 0, rc;
+    azArgv[n++] = (char *)cli_vramtrace();
+    azArgv[n++] = "info";
+    for (; *azArg && n < 15; azArg++) azArgv[n++] = *azArg;
+    azArgv[n] = NULL;
+    snprintf(zOut, sizeof zOut, "%s/out.txt", zDir);
+    snprintf(zErr, sizeof zErr, "%s/err.txt", zDir);
+    rc = cli_run(azArgv, NULL, zOut, zErr);
+    *pzOut = cli_read(zOut);
+    *pzErr = cli_read(zErr);
+    return rc;
+}
+
+TEST(info_text_exact)
+{
+    const char *zDir = cli_tmpdir();
+    char zTrace[PATH_MAX + 16], zWant[PATH_MAX + 64], *zOut, *zErr;
+    char *azArg[] = {zTrace, NULL};
+    /* every line after the file size, exactly */
+    static const char zBody[] =
+        "process     pid 4242 (parent 4200), rank 1 of 4 (local 1), host gpu-node-7\n"
+        "command     python train.py --epochs 3\n"
+        "executable  /usr/bin/python3.11\n"
+        "versions    tracer 0.1.0, CUDA driver 13000, CUPTI 130001, schema 1\n"
+        "status      closed cleanly, traced for 2.700 s\n"
+        "devices     0  NVIDIA H100 80GB HBM3, 79.6 GiB, compute 9.0, 132 SMs, PCI 1b:00, GPU-1234\n"
+        "duration    2.500 s (first to last event), started 2025-11-21 18:40:01.123 UTC\n"
+        "memory      4 allocations (3.5 MiB), 1 free\n"
+        "            peak live device memory 3.0 MiB on device 0 at +100.000 ms\n"
+        "            pinned         1 allocation, 4.0 KiB\n"
+        "            device         3 allocations, 3.5 MiB\n"
+        "copies      2 (1.0 MiB), 1 from or to pageable host memory\n"
+        "            HtoD           1, 1.0 MiB\n"
+        "            DtoH           1, 4.0 KiB\n"
+        "kernels     3\n"
+        "OOMs        1\n"
+        "            +900.000 ms cudaMalloc of 8.0 GiB on device 0 failed (status 2), 1.0 GiB free of 79.6 GiB\n"
+        "dropped     WARNING: 150 records lost; counts, peaks and findings are incomplete\n"
+        "            cupti   activity records             100\n"
+        "            queue   host records                 50\n"
+        "overhead    cupti     instrumentation          10.000 ms in 1 event\n"
+        "            vramtrace stack capture            3.000 ms in 50 events\n"
+        "rows        memory_event   5\n"
+        "            api_call       0\n"
+        "            memcpy         2\n"
+        "            memset         0\n"
+        "            kernel         3\n"
+        "            buffer_use     0\n"
+        "            nvtx_range     0\n"
+        "            sync_event     0\n"
+        "            pool_event     0\n"
+        "            oom_event      1\n"
+        "            dropped        2\n"
+        "            overhead       3\n"
+        "            device         1\n"
+        "            string         0\n"
+        "            stack          0\n"
+        "            frame          0\n"
+        "config      backtrace = 16\n"
+        "            python_stacks = 1\n"
+        "            tensors = 1\n"
+        "environment PYTORCH_ALLOC_CONF=backend:cudaMallocAsync\n"
+        "meta        note = hand-made \"fixture\"\n";
+    const char *zRest;
+    snprintf(zTrace, sizeof zTrace, "%s/t.db", zDir);
+    cli_make_trace(zTrace, 1);
+    ASSERT_EQ(VT_EXIT_OK, run_info(azArg, &zOut, &zErr));
+    ASSERT_STREQ("", zErr);
+    snprintf(zWant, sizeof zWant, "trace       %s\nfile        ", zTrace);
+    ASSERT(!strncmp(zOut, zWant, strlen(zWant)));
+    ASSERT_CONTAINS(zOut, " bytes (");
+    ASSERT_CONTAINS(zOut, "), schema version 1\n");
+    zRest = strstr(zOut, "\nprocess ");
+    ASSERT(zRest != NULL);
+    ASSERT_STREQ(zBody, zRest + 1);
+    free(zOut);
+    free(zErr);
+}
+
+TEST(info_unclosed_empty_trace)
+{
+    const char *zDir = cli_tmpdir();
+    char zTrace[PATH_MAX + 16], *zOut, *zErr;
+    char *azArg[] = {zTrace, NULL};
+    sqlite3 *db = NULL;
+    char *zMsg = NULL;
+    snprintf(zTrace, sizeof zTrace, "%s/empty.db", zDir);
+    ASSERT_EQ(SQLITE_OK, sqlite3_open(zTrace, &db));
+    ASSERT_EQ(SQLITE_OK, vt__schema_create(db, &zMsg));
+    cli_exec(db, "INSERT INTO meta VALUES('pid','77')");
+    sqlite3_close(db);
+    ASSERT_EQ(VT_EXIT_OK, run_info(azArg, &zOut, &zErr));
+    ASSERT_CONTAINS(zOut, "\nprocess     pid 77\n");
+    ASSERT_CONTAINS(zOut, "\nversions    tracer ?, CUDA driver ?, CUPTI ?, schema 1\n");
+    ASSERT_CONTAINS(zOut, "\nstatus      WARNING: not closed cleanly");
+    ASSERT_CONTAINS(zOut, "\ndevices     none recorded\n");
+    ASSERT_CONTAINS(zOut, "\nduration    no events\n");
+    ASSERT_CONTAINS(zOut, "\nmemory      0 allocations (0 B), 0 frees\n");
+    ASSERT_CONTAINS(zOut, "\ncopies      0 (0 B), 0 from or to pageable host memory\n");
+    ASSERT_CONTAINS(zOut, "\nOOMs        0\n");
+    ASSERT_CONTAINS(zOut, "\ndropped     none\n");
+    ASSERT_CONTAINS(zOut, "\noverhead    none recorded\n");
+    ASSERT(strstr(zOut, "peak live") == NULL);
+    ASSERT(strstr(zOut, "\nconfig") == NULL);
+    free(zOut);
+    free(zErr);
+}
+
+TEST(info_json)
+{
+    const char *zDir = cli_tmpdir();
+    char zTrace[PATH_MAX + 16], zTrace2[PATH_MAX + 16], zJson[PATH_MAX + 16], zCmd[3 * PATH_MAX], *zOut, *zErr;
+    char *azArg[] = {"--json", zTrace, zTrace2, NULL};
+    FILE *f;
+    snprintf(zTrace, sizeof zTrace, "%s/t.db", zDir);
+    snprintf(zTrace2, sizeof zTrace2, "%s/t2.db", zDir);
+    cli_make_trace(zTrace, 1);
+    cli_make_trace(zTrace2, 0);
+    ASSERT_EQ(VT_EXIT_OK, run_info(azArg, &zOut, &zErr));
+    ASSERT_STREQ("", zErr);
+    ASSERT(!strncmp(zOut, "{\"format\":\"vramtrace-info\",\"format_version\":1,\"traces\":[{\"path\":", 63));
+    ASSERT_CONTAINS(zOut, "\"process\":{\"pid\":4242,\"ppid\":4200,\"rank\":1,\"local_rank\":1,\"world_size\":4,"
+                          "\"hostname\":\"gpu-node-7\",\"cmdline\":\"python train.py --epochs 3\","
+                          "\"executable\":\"/usr/bin/python3.11\"}");
+    ASSERT_CONTAINS(zOut, "\"versions\":{\"tracer\":\"0.1.0\",\"cuda_driver\":13000,\"cuda_runtime\":null,"
+                          "\"cupti\":130001,\"schema\":1}");
+    ASSERT_CONTAINS(zOut, "\"time\":{\"first_ns\":1100000000,\"last_ns\":3600000000,\"duration_ns\":2500000000,"
+                          "\"wall_start_ns\":1763750401123000000,\"wall_start\":\"2025-11-21 18:40:01.123 UTC\"");
+    ASSERT_CONTAINS(zOut, "\"peak_live_device\":[{\"device\":0,\"bytes\":3145728,\"ts\":1200000000}]");
+    ASSERT_CONTAINS(zOut, "\"memory\":{\"allocations\":4,\"allocated_bytes\":3674112,\"frees\":1,\"vmm_maps\":0");
+    ASSERT_CONTAINS(zOut, "\"copies\":{\"count\":2,\"bytes\":1052672,\"pageable\":1,");
+    ASSERT_CONTAINS(zOut, "\"kernels\":3,");
+    ASSERT_CONTAINS(zOut, "\"ooms\":[{\"ts\":2000000000,\"api\":\"cudaMalloc\",\"device\":0,\"bytes\":8589934592,"
+                          "\"status\":2,\"free_bytes\":1073741824,\"total_bytes\":85520809984}]");
+    ASSERT_CONTAINS(zOut, "\"dropped\":{\"total\":150,\"by_source\":[{\"source\":\"cupti\",\"what\":\"activity "
+                          "records\",\"count\":100},{\"source\":\"queue\",\"what\":\"host records\",\"count\":50}]}");
+    ASSERT_CONTAINS(zOut, "{\"source\":\"vramtrace\",\"kind\":\"stack capture\",\"rows\":2,\"events\":50,"
+                          "\"total_ns\":3000000}");
+    ASSERT_CONTAINS(zOut, "\"config\":{\"backtrace\":\"16\",\"python_stacks\":\"1\",\"tensors\":\"1\"}");
+    ASSERT_CONTAINS(zOut, "\"note\":\"hand-made \\\"fixture\\\"\"");
+    ASSERT_CONTAINS(zOut, "\"closed_cleanly\":true");
+    ASSERT_CONTAINS(zOut, "\"closed_cleanly\":false");
+    /* a real JSON parser agrees, when one is at hand */
+    snprintf(zJson, sizeof zJson, "%s/out.json", zDir);
+    f = fopen(zJson, "w");
+    ASSERT(f && fputs(zOut, f) >= 0 && fclose(f) == 0);
+    if (system("python3 -c 'import json' 2>/dev/null") == 0) {
+        snprintf(zCmd, sizeof zCmd,
+                 "python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); t=d[\"traces\"];"
+                 " assert len(t)==2 and t[0][\"devices\"][0][\"total_bytes\"]==85520809984"
+                 " and t[1][\"process\"][\"pid\"]==4242 and t[0][\"rows\"][\"kernel\"]==3' '%s'",
+                 zJson);
+        ASSERT_EQ(0, system(zCmd));
+    }
+    free(zOut);
+    free(zErr);
+}
+
+TEST(info_json_escapes_text)
+{
+    const char *zDir = cli_tmpdir();
+    char zTrace[PATH_MAX + 16], *zOut, *zErr;
+    char *azArg[] = {"--json", zTrace, NULL};
+    sqlite3 *db = NULL;
+    char *zMsg = NULL;
+    snprintf(zTrace, sizeof zTrace, "%s/t.db", zDir);
+    ASSERT_EQ(SQLITE_OK, sqlite3_open(zTrace, &db));
+    ASSERT_EQ(SQLITE_OK, vt__schema_create(db, &zMsg));
+    cli_exec(db, "INSERT INTO meta VALUES('cmdline', 'a\tb\\c' || char(10) || 'd ' || char(233) || ' '"
+                 " || CAST(X'FF41' AS TEXT))");
+    sqlite3_close(db);
+    ASSERT_EQ(VT_EXIT_OK, run_info(azArg, &zOut, &zErr));
+    /* control characters escaped, valid UTF-8 kept, an invalid byte replaced */
+    ASSERT_CONTAINS(zOut, "\"cmdline\":\"a\\u0009b\\\\c\\u000ad \xc3\xa9 \\ufffdA\"");
+    free(zOut);
+    free(zErr);
+}
+
+TEST(info_bad_input)
+{
+    const char *zDir = cli_tmpdir();
+    char zText[PATH_MAX + 16], zEmpty[PATH_MAX + 16], zTrace[PATH_MAX + 16], zMissing[PATH_MAX + 16];
+    char *zOut, *zErr;
+    char *azNone[] = {NULL};
+    char *azOpt[] = {"--bogus", zTrace, NULL};
+    char *azMissing[] = {zMissing, NULL};
+    char *azText[] = {zText, NULL};
+    char *azEmpty[] = {zEmpty, NULL};
+    char *azMixed[] = {zMissing, zTrace, NULL};
+    char *azHelp[] = {"--help", NULL};
+    snprintf(zText, sizeof zText, "%s/notes.txt", zDir);
+    snprintf(zEmpty, sizeof zEmpty, "%s/empty.db", zDir);
+    snprintf(zTrace, sizeof zTrace, "%s/t.db", zDir);
+    snprintf(zMissing, sizeof zMissing, "%s/missing.db", zDir);
+    cli_write(zText, "this is not a database, just some text that is long enough to be read\n");
+    cli_write(zEmpty, "");
+    cli_make_trace(zTrace, 1);
+
+    ASSERT_EQ(VT_EXIT_USAGE, run_info(azNone, &zOut, &zErr));
+    ASSERT_CONTAINS(zErr, "info: no trace given");
+    free(zOut), free(zErr);
+    ASSERT_EQ(VT_EXIT_USAGE, run_info(azOpt, &zOut, &zErr));
+    ASSERT_CONTAINS(zErr, "unknown option '--bogus'");
+    free(zOut), free(zErr);
+    ASSERT_EQ(VT_EXIT_NOFILE, run_info(azMissing, &zOut, &zErr));
+    ASSERT_CONTAINS(zErr, "missing.db: No such file or directory");
+    ASSERT_STREQ("", zOut);
+    free(zOut), free(zErr);
+    ASSERT_EQ(VT_EXIT_NOT_TRACE, run_info(azText, &zOut, &zErr));
+    ASSERT_CONTAINS(zErr, "notes.txt: not an SQLite database");
+    free(zOut), free(zErr);
+    ASSERT_EQ(VT_EXIT_NOT_TRACE, run_info(azEmpty, &zOut, &zErr));
+    ASSERT_CONTAINS(zErr, "empty file");
+    free(zOut), free(zErr);
+    /* one bad trace among good ones: the good one is still shown, the status is the failure */
+    ASSERT_EQ(VT_EXIT_NOFILE, run_info(azMixed, &zOut, &zErr));
+    ASSERT_CONTAINS(zOut, "\nprocess     pid 4242 (parent 4200)");
+    ASSERT_CONTAINS(zErr, "missing.db: No such file or directory");
+    free(zOut), free(zErr);
+    ASSERT_EQ(VT_EXIT_OK, run_info(azHelp, &zOut, &zErr));
+    ASSERT_CONTAINS(zOut, "usage: vramtrace info [--json] TRACE...");
+    free(zOut), free(zErr);
+}
+
+VT_TEST_LIST(T(info_text_exact) T(info_unclosed_empty_trace) T(info_json) T(info_json_escapes_text)
+                 T(info_bad_input))

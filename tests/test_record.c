@@ -1,0 +1,465 @@
+/* Tests of 'vramtrace record': the job's environment, exit status, signals, trace discovery and summary, installation. */
+#include <signal.h>
+#include <time.h>
+
+#include "cli_util.h"
+#include "cli.h"
+#include "record.h"
+
+/* Value of NAME in an `env` dump (static buffer), or NULL when absent. */
+static const char *env_value(const char *zDump, const char *zName)
+{
+    static char zVal[4096];
+    size_t n = strlen(zName);
+    const char *p = zDump;
+    while (p && *p) {
+        const char *zEol = strchr(p, '\n');
+        size_t len = zEol ? (size_t)(zEol - p) : strlen(p);
+        if (len > n && !strncmp(p, zName, n) && p[n] == '=') {
+            snprintf(zVal, sizeof zVal, "%.*s", (int)(len - n - 1), p + n + 1);
+            return zVal;
+        }
+        p = zEol ? zEol + 1 : NULL;
+    }
+    return NULL;
+}
+
+/* Canonical path of the tracer library in the build tree (static buffer); skips if not built. */
+static const char *built_lib(void)
+{
+    static char zReal[PATH_MAX];
+    char zPath[PATH_MAX];
+    snprintf(zPath, sizeof zPath, "%s/tracer/libvramtrace.so", getenv("VT_BUILD_DIR"));
+    if (realpath(zPath, zReal)) return zReal;
+    snprintf(zPath, sizeof zPath, "%s/libvramtrace.so", getenv("VT_BUILD_DIR"));
+    if (realpath(zPath, zReal)) return zReal;
+    SKIP("libvramtrace.so is not built in this tree");
+}
+
+/*
+ * Run `vramtrace record OPTS... -- /bin/sh -c 'env > DIR/env.txt; exit 3'`
+ * and return the env dump (heap); *pRc gets the exit status, stderr goes to
+ * DIR/err.txt.
+ */
+static char *record_env(const char *zDir, const char *const *azOpt, const char *const *azEnv, int *pRc)
+{
+    char zScript[PATH_MAX + 64], zEnvFile[PATH_MAX], zErr[PATH_MAX];
+    char *azArgv[32];
+    int n = 0;
+    snprintf(zEnvFile, sizeof zEnvFile, "%s/env.txt", zDir);
+    snprintf(zErr, sizeof zErr, "%s/err.txt", zDir);
+    snprintf(zScript, sizeof zScript, "env > '%s'; exit 3", zEnvFile);
+    azArgv[n++] = (char *)cli_vramtrace();
+    azArgv[n++] = "record";
+    for (; azOpt && *azOpt; azOpt++) azArgv[n++] = (char *)*azOpt;
+    azArgv[n++] = "--";
+    azArgv[n++] = "/bin/sh";
+    azArgv[n++] = "-c";
+    azArgv[n++] = zScript;
+    azArgv[n] = NULL;
+    *pRc = cli_run(azArgv, azEnv, NULL, zErr);
+    return cli_read(zEnvFile);
+}
+
+TEST(record_sets_environment)
+{
+    const char *zLib = built_lib();
+    const char *zDir = cli_tmpdir();
+    const char *azOpt[] = {"-o", zDir, NULL};
+    const char *azEnv[] = {"VRAMTRACE_TENSORS=1", "PYTORCH_ALLOC_CONF", "PYTORCH_CUDA_ALLOC_CONF",
+                           "VRAMTRACE_OUTPUT=/elsewhere/x.db", NULL};
+    char zWant[PATH_MAX + 32];
+    const char *zCupti;
+    struct stat st;
+    int rc;
+    char *zDump = record_env(zDir, azOpt, azEnv, &rc);
+
+    ASSERT_EQ(3, rc); /* the job's exit status passes through */
+    ASSERT_STREQ(zLib, env_value(zDump, "CUDA_INJECTION64_PATH"));
+    zCupti = env_value(zDump, "NVTX_INJECTION64_PATH");
+    ASSERT(zCupti != NULL);
+    ASSERT(zCupti[0] == '/');
+    ASSERT(stat(zCupti, &st) == 0 && S_ISREG(st.st_mode));
+    ASSERT(!strncmp(strrchr(zCupti, '/'), "/libcupti.so", 12));
+    snprintf(zWant, sizeof zWant, "%s/vramtrace-%%h-%%p.db", zDir); /* -o beats VRAMTRACE_OUTPUT */
+    ASSERT_STREQ(zWant, env_value(zDump, "VRAMTRACE_OUTPUT"));
+    ASSERT(env_value(zDump, "VRAMTRACE_TENSORS") == NULL); /* only --tensors turns that mode on */
+    ASSERT(env_value(zDump, "PYTORCH_ALLOC_CONF") == NULL);
+    ASSERT(env_value(zDump, "PYTORCH_CUDA_ALLOC_CONF") == NULL);
+    ASSERT(env_value(zDump, "VRAMTRACE_BACKTRACE") == NULL);
+    free(zDump);
+}
+
+TEST(record_tensors_merges_alloc_conf)
+{
+    const char *zDir = cli_tmpdir();
+    const char *azOpt[] = {"--tensors", "--backtrace", "12", "--no-python-stacks", "--no-kernel-args",
+                           "-o", zDir, NULL};
+    const char *azEnv[] = {"VRAMTRACE_LIB=/bin/sh", "PYTORCH_ALLOC_CONF",
+                           "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True, max_split_size_mb:128,"
+                           "roundup_power2_divisions:[256:1,512:2,>:4]",
+                           NULL};
+    const char *zWant = "backend:cudaMallocAsync,max_split_size_mb:128,"
+                        "roundup_power2_divisions:[256:1,512:2,>:4]";
+    char zErrFile[PATH_MAX], zSh[PATH_MAX], *zErr;
+    int rc;
+    char *zDump = record_env(zDir, azOpt, azEnv, &rc);
+
+    ASSERT_EQ(3, rc);
+    ASSERT(realpath("/bin/sh", zSh) != NULL);
+    ASSERT_STREQ(zSh, env_value(zDump, "CUDA_INJECTION64_PATH")); /* VRAMTRACE_LIB wins, canonical */
+    ASSERT_STREQ(zWant, env_value(zDump, "PYTORCH_ALLOC_CONF"));
+    ASSERT_STREQ(zWant, env_value(zDump, "PYTORCH_CUDA_ALLOC_CONF"));
+    ASSERT_STREQ("1", env_value(zDump, "VRAMTRACE_TENSORS"));
+    ASSERT_STREQ("12", env_value(zDump, "VRAMTRACE_BACKTRACE"));
+    ASSERT_STREQ("0", env_value(zDump, "VRAMTRACE_PYTHON_STACKS"));
+    ASSERT_STREQ("0", env_value(zDump, "VRAMTRACE_KERNEL_ARGS"));
+    snprintf(zErrFile, sizeof zErrFile, "%s/err.txt", zDir);
+    zErr = cli_read(zErrFile);
+    ASSERT_CONTAINS(zErr, "dropped expandable_segments");
+    ASSERT_CONTAINS(zErr, "the job exited with status 3");
+    free(zErr);
+    free(zDump);
+}
+
+TEST(record_tensors_replaces_backend)
+{
+    const char *zDir = cli_tmpdir();
+    const char *azOpt[] = {"--tensors", "-o", zDir, NULL};
+    const char *azEnv[] = {"VRAMTRACE_LIB=/bin/sh",
+                           "PYTORCH_ALLOC_CONF=backend:native,garbage_collection_threshold:0.6",
+                           "PYTORCH_CUDA_ALLOC_CONF=ignored:1", NULL};
+    int rc;
+    char *zDump = record_env(zDir, azOpt, azEnv, &rc);
+    ASSERT_EQ(3, rc);
+    ASSERT_STREQ("backend:cudaMallocAsync,garbage_collection_threshold:0.6",
+                 env_value(zDump, "PYTORCH_ALLOC_CONF"));
+    ASSERT_STREQ("backend:cudaMallocAsync,garbage_collection_threshold:0.6",
+                 env_value(zDump, "PYTORCH_CUDA_ALLOC_CONF"));
+    free(zDump);
+}
+
+TEST(alloc_conf_merge)
+{
+    char z[256];
+    int bDropped = -1;
+    ASSERT_EQ(0, vt__alloc_conf_merge(NULL, z, sizeof z, &bDropped));
+    ASSERT_STREQ("backend:cudaMallocAsync", z);
+    ASSERT_EQ(0, bDropped);
+    ASSERT_EQ(0, vt__alloc_conf_merge(" , ", z, sizeof z, &bDropped));
+    ASSERT_STREQ("backend:cudaMallocAsync", z);
+    ASSERT_EQ(0, vt__alloc_conf_merge("backend:cudaMallocAsync", z, sizeof z, &bDropped));
+    ASSERT_STREQ("backend:cudaMallocAsync", z);
+    ASSERT_EQ(0, vt__alloc_conf_merge("max_split_size_mb:64,expandable_segments:False", z, sizeof z,
+                                      &bDropped));
+    ASSERT_STREQ("backend:cudaMallocAsync,max_split_size_mb:64", z);
+    ASSERT_EQ(0, bDropped); /* it was off: nothing to warn about */
+    ASSERT_EQ(0, vt__alloc_conf_merge("a:1,backend : native,b:[1:2,3:4],backend:x,expandable_segments:true",
+                                      z, sizeof z, &bDropped));
+    ASSERT_STREQ("a:1,backend:cudaMallocAsync,b:[1:2,3:4]", z);
+    ASSERT_EQ(1, bDropped);
+    ASSERT_EQ(-1, vt__alloc_conf_merge("max_split_size_mb:64", z, 30, &bDropped));
+}
+
+TEST(record_output_pattern)
+{
+    const char *zDir = cli_tmpdir();
+    char zOut[PATH_MAX], zWhy[PATH_MAX + 256], zWant[PATH_MAX + 64], zCwd[PATH_MAX];
+    struct stat st;
+    ASSERT(getcwd(zCwd, sizeof zCwd) != NULL);
+    ASSERT_EQ(0, vt__record_output(NULL, NULL, zOut, sizeof zOut, zWhy, sizeof zWhy));
+    snprintf(zWant, sizeof zWant, "%s/vramtrace-%%h-%%p.db", zCwd);
+    ASSERT_STREQ(zWant, zOut);
+    ASSERT_EQ(0, vt__record_output(NULL, "./t-%r.db", zOut, sizeof zOut, zWhy, sizeof zWhy));
+    snprintf(zWant, sizeof zWant, "%s/t-%%r.db", zCwd);
+    ASSERT_STREQ(zWant, zOut);
+    ASSERT_EQ(0, vt__record_output(zDir, "ignored.db", zOut, sizeof zOut, zWhy, sizeof zWhy));
+    snprintf(zWant, sizeof zWant, "%s/vramtrace-%%h-%%p.db", zDir);
+    ASSERT_STREQ(zWant, zOut);
+    snprintf(zWant, sizeof zWant, "%s/new/sub/", zDir); /* a trailing slash: created */
+    ASSERT_EQ(0, vt__record_output(zWant, NULL, zOut, sizeof zOut, zWhy, sizeof zWhy));
+    ASSERT(stat(zWant, &st) == 0 && S_ISDIR(st.st_mode));
+    snprintf(zWant, sizeof zWant, "%s/new/sub/vramtrace-%%h-%%p.db", zDir);
+    ASSERT_STREQ(zWant, zOut);
+    ASSERT_EQ(VT_EXIT_USAGE, vt__record_output("t-%x.db", NULL, zOut, sizeof zOut, zWhy, sizeof zWhy));
+    ASSERT_CONTAINS(zWhy, "unknown escape '%x'");
+    ASSERT_EQ(VT_EXIT_USAGE, vt__record_output("t-%", NULL, zOut, sizeof zOut, zWhy, sizeof zWhy));
+    snprintf(zWant, sizeof zWant, "%s/missing/t.db", zDir);
+    ASSERT_EQ(VT_EXIT_NOFILE, vt__record_output(zWant, NULL, zOut, sizeof zOut, zWhy, sizeof zWhy));
+    ASSERT_CONTAINS(zWhy, "does not exist");
+}
+
+TEST(trace_set_matches_pattern)
+{
+    const char *zDir = cli_tmpdir();
+    static const char *const azName[] = {"t-h1-10.db", "t-h1-11.db", "t-h1-11.db-wal", "t-h1-12.db-shm",
+                                         "other.db", "t-[x]-1.db", "t-h1-9.dbx"};
+    char zPath[PATH_MAX + 64], zPattern[PATH_MAX + 64];
+    struct vt_trace_set before, after;
+    size_t i;
+    for (i = 0; i < sizeof azName / sizeof azName[0]; i++) {
+        snprintf(zPath, sizeof zPath, "%s/%s", zDir, azName[i]);
+        cli_write(zPath, "x");
+    }
+    snprintf(zPattern, sizeof zPattern, "%s/t-%%h-%%p.db", zDir);
+    ASSERT_EQ(0, vt__trace_set_list(zPattern, &before));
+    ASSERT_EQ(3, before.nFile);
+    ASSERT_CONTAINS(before.aFile[0].zPath, "/t-[x]-1.db");
+    ASSERT_CONTAINS(before.aFile[1].zPath, "/t-h1-10.db");
+    ASSERT_CONTAINS(before.aFile[2].zPath, "/t-h1-11.db");
+    /* a new file, and an old one rewritten, count as new; the untouched one does not */
+    snprintf(zPath, sizeof zPath, "%s/t-h2-13.db", zDir);
+    cli_write(zPath, "y");
+    snprintf(zPath, sizeof zPath, "%s/t-h1-11.db", zDir);
+    unlink(zPath);
+    cli_write(zPath, "longer");
+    ASSERT_EQ(0, vt__trace_set_list(zPattern, &after));
+    ASSERT_EQ(4, after.nFile);
+    ASSERT_EQ(0, vt__trace_set_is_new(&before, &after.aFile[0]));
+    ASSERT_EQ(0, vt__trace_set_is_new(&before, &after.aFile[1]));
+    ASSERT_EQ(1, vt__trace_set_is_new(&before, &after.aFile[2]));
+    ASSERT_EQ(1, vt__trace_set_is_new(&before, &after.aFile[3]));
+    /* %% is a literal percent sign */
+    snprintf(zPath, sizeof zPath, "%s/p%%1.db", zDir);
+    cli_write(zPath, "z");
+    vt__trace_set_free(&after);
+    snprintf(zPattern, sizeof zPattern, "%s/p%%%%%%p.db", zDir);
+    ASSERT_EQ(0, vt__trace_set_list(zPattern, &after));
+    ASSERT_EQ(1, after.nFile);
+    vt__trace_set_free(&after);
+    /* with no extension in the pattern, SQLite's companion files must still be left out */
+    static const char *const azBare[] = {"q-5", "q-5-wal", "q-5-shm", "q-5-journal"};
+    for (i = 0; i < sizeof azBare / sizeof azBare[0]; i++) {
+        snprintf(zPath, sizeof zPath, "%s/%s", zDir, azBare[i]);
+        cli_write(zPath, "q");
+    }
+    snprintf(zPattern, sizeof zPattern, "%s/q-%%p", zDir);
+    ASSERT_EQ(0, vt__trace_set_list(zPattern, &after));
+    ASSERT_EQ(1, after.nFile);
+    ASSERT_CONTAINS(after.aFile[0].zPath, "/q-5");
+    vt__trace_set_free(&after);
+    vt__trace_set_free(&before);
+}
+
+TEST(record_exit_by_signal)
+{
+    const char *zDir = cli_tmpdir();
+    char zErr[PATH_MAX + 16], *z;
+    char *azArgv[] = {(char *)cli_vramtrace(), "record", "-o", (char *)zDir, "--", "/bin/sh", "-c",
+                      "kill -TERM $$", NULL};
+    const char *azEnv[] = {"VRAMTRACE_LIB=/bin/sh", NULL};
+    snprintf(zErr, sizeof zErr, "%s/err.txt", zDir);
+    ASSERT_EQ(128 + SIGTERM, cli_run(azArgv, azEnv, NULL, zErr));
+    z = cli_read(zErr);
+    ASSERT_CONTAINS(z, "vramtrace: record: the job was killed by signal 15");
+    ASSERT_CONTAINS(z, "vramtrace: no trace was written");
+    free(z);
+}
+
+TEST(record_forwards_sigterm)
+{
+    const char *zDir = cli_tmpdir();
+    char zReady[PATH_MAX + 16], zScript[PATH_MAX + 128];
+    int status = 0, i;
+    pid_t pid;
+    snprintf(zReady, sizeof zReady, "%s/ready", zDir);
+    snprintf(zScript, sizeof zScript, "trap 'exit 42' TERM; : > '%s'; while :; do sleep 0.05; done", zReady);
+    pid = fork();
+    ASSERT(pid >= 0);
+    if (pid == 0) {
+        char *azArgv[] = {(char *)cli_vramtrace(), "record", "-o", (char *)zDir, "--", "/bin/sh", "-c",
+                          zScript, NULL};
+        setenv("VRAMTRACE_LIB", "/bin/sh", 1);
+        freopen("/dev/null", "w", stderr);
+        execv(azArgv[0], azArgv);
+        _exit(121);
+    }
+    for (i = 0; i < 400 && access(zReady, F_OK) != 0; i++) usleep(10000);
+    ASSERT(access(zReady, F_OK) == 0);
+    ASSERT_EQ(0, kill(pid, SIGTERM)); /* to vramtrace only: it must pass it on */
+    ASSERT_EQ(pid, waitpid(pid, &status, 0));
+    ASSERT(WIFEXITED(status));
+    ASSERT_EQ(42, WEXITSTATUS(status));
+}
+
+TEST(record_missing_command)
+{
+    const char *zDir = cli_tmpdir();
+    char zErr[PATH_MAX + 16], *z;
+    char *azArgv[] = {(char *)cli_vramtrace(), "record", "-o", (char *)zDir, "--",
+                      "vt-no-such-command-xyz", "arg", NULL};
+    const char *azEnv[] = {"VRAMTRACE_LIB=/bin/sh", NULL};
+    snprintf(zErr, sizeof zErr, "%s/err.txt", zDir);
+    ASSERT_EQ(127, cli_run(azArgv, azEnv, NULL, zErr));
+    z = cli_read(zErr);
+    ASSERT_STREQ("vramtrace: record: cannot run 'vt-no-such-command-xyz': No such file or directory\n", z);
+    free(z);
+}
+
+TEST(record_usage_errors)
+{
+    const char *zDir = cli_tmpdir();
+    char zErr[PATH_MAX + 16], *z;
+    char *azNone[] = {(char *)cli_vramtrace(), "record", NULL};
+    char *azOnlyOpt[] = {(char *)cli_vramtrace(), "record", "-o", (char *)zDir, NULL};
+    char *azEmpty[] = {(char *)cli_vramtrace(), "record", "--tensors", "--", NULL};
+    char *azBad[] = {(char *)cli_vramtrace(), "record", "--bogus", "--", "true", NULL};
+    char *azDepth[] = {(char *)cli_vramtrace(), "record", "--backtrace", "65", "--", "true", NULL};
+    char *azHelp[] = {(char *)cli_vramtrace(), "record", "--help", NULL};
+    const char *azEnv[] = {"VRAMTRACE_LIB=/bin/sh", NULL};
+    snprintf(zErr, sizeof zErr, "%s/err.txt", zDir);
+    ASSERT_EQ(VT_EXIT_USAGE, cli_run(azNone, azEnv, NULL, zErr));
+    z = cli_read(zErr);
+    ASSERT_CONTAINS(z, "record: no command given");
+    free(z);
+    ASSERT_EQ(VT_EXIT_USAGE, cli_run(azOnlyOpt, azEnv, NULL, NULL));
+    ASSERT_EQ(VT_EXIT_USAGE, cli_run(azEmpty, azEnv, NULL, NULL));
+    ASSERT_EQ(VT_EXIT_USAGE, cli_run(azBad, azEnv, NULL, zErr));
+    z = cli_read(zErr);
+    ASSERT_CONTAINS(z, "unknown option '--bogus'");
+    free(z);
+    ASSERT_EQ(VT_EXIT_USAGE, cli_run(azDepth, azEnv, NULL, NULL));
+    ASSERT_EQ(VT_EXIT_OK, cli_run(azHelp, azEnv, zErr, NULL));
+    z = cli_read(zErr);
+    ASSERT_CONTAINS(z, "usage: vramtrace record [OPTIONS] [--] COMMAND [ARG...]");
+    ASSERT_CONTAINS(z, "--no-kernel-args");
+    free(z);
+}
+
+TEST(record_library_not_found)
+{
+    const char *zDir = cli_tmpdir();
+    char zErr[PATH_MAX + 16], zCopy[PATH_MAX + 16], zCmd[4 * PATH_MAX], *z;
+    char *azArgv[] = {(char *)cli_vramtrace(), "record", "--", "true", NULL};
+    const char *azEnv[] = {"VRAMTRACE_LIB=/nonexistent/libvramtrace.so", NULL};
+    const char *azNoEnv[] = {"VRAMTRACE_LIB", NULL};
+    snprintf(zErr, sizeof zErr, "%s/err.txt", zDir);
+    ASSERT_EQ(VT_EXIT_NOLIB, cli_run(azArgv, azEnv, NULL, zErr));
+    z = cli_read(zErr);
+    ASSERT_STREQ("vramtrace: record: VRAMTRACE_LIB=/nonexistent/libvramtrace.so does not name a file\n", z);
+    free(z);
+    /* a copy of the command in a directory with no library beside it */
+    snprintf(zCopy, sizeof zCopy, "%s/bin/vramtrace", zDir);
+    snprintf(zCmd, sizeof zCmd, "mkdir -p '%s/bin' && cp '%s' '%s'", zDir, cli_vramtrace(), zCopy);
+    ASSERT_EQ(0, system(zCmd));
+    azArgv[0] = zCopy;
+    snprintf(zErr, sizeof zErr, "%s/err.txt", zDir);
+    ASSERT_EQ(VT_EXIT_NOLIB, cli_run(azArgv, azNoEnv, NULL, zErr));
+    z = cli_read(zErr);
+    ASSERT_CONTAINS(z, "libvramtrace.so not found in");
+    ASSERT_CONTAINS(z, "set VRAMTRACE_LIB");
+    free(z);
+}
+
+TEST(record_finds_and_summarizes_traces)
+{
+    const char *zDir = cli_tmpdir();
+    char zFix[PATH_MAX + 16], zOut[PATH_MAX + 16], zOld[PATH_MAX + 64], zErr[PATH_MAX + 16];
+    char zScript[4 * PATH_MAX], zWant[3 * PATH_MAX], *z;
+    const char *azEnv[] = {"VRAMTRACE_LIB=/bin/sh", NULL};
+    snprintf(zFix, sizeof zFix, "%s/fixture.db", zDir);
+    snprintf(zOut, sizeof zOut, "%s/out", zDir);
+    snprintf(zErr, sizeof zErr, "%s/err.txt", zDir);
+    ASSERT_EQ(0, mkdir(zOut, 0755));
+    cli_make_trace(zFix, 1);
+    snprintf(zOld, sizeof zOld, "%s/vramtrace-old-1.db", zOut); /* from an earlier run: not reported */
+    snprintf(zScript, sizeof zScript, "cp '%s' '%s'", zFix, zOld);
+    ASSERT_EQ(0, system(zScript));
+    /* two traced processes of one job, as the tracer names them, plus a WAL companion */
+    snprintf(zScript, sizeof zScript,
+             "cp '%s' \"$(dirname \"$VRAMTRACE_OUTPUT\")/vramtrace-testhost-4242.db\" && "
+             "cp '%s' \"$(dirname \"$VRAMTRACE_OUTPUT\")/vramtrace-testhost-4343.db\" && "
+             ": > \"$(dirname \"$VRAMTRACE_OUTPUT\")/vramtrace-testhost-4343.db-wal\"",
+             zFix, zFix);
+    {
+        char *azArgv[] = {(char *)cli_vramtrace(), "record", "-o", zOut, "--", "/bin/sh", "-c", zScript,
+                          NULL};
+        ASSERT_EQ(0, cli_run(azArgv, azEnv, NULL, zErr));
+    }
+    z = cli_read(zErr);
+    ASSERT_CONTAINS(z, "vramtrace: 2 traces written:\n");
+    snprintf(zWant, sizeof zWant, "\n  %s/vramtrace-testhost-4242.db\n", zOut);
+    ASSERT_CONTAINS(z, zWant);
+    snprintf(zWant, sizeof zWant, "\n  %s/vramtrace-testhost-4343.db\n", zOut);
+    ASSERT_CONTAINS(z, zWant);
+    ASSERT(strstr(z, "vramtrace-old-1.db") == NULL);
+    ASSERT(strstr(z, ".db-wal") == NULL);
+    ASSERT_CONTAINS(z, "\n    process     pid 4242 (parent 4200), rank 1 of 4 (local 1), host gpu-node-7\n");
+    ASSERT_CONTAINS(z, "\n    devices     0  NVIDIA H100 80GB HBM3 (79.6 GiB)\n");
+    ASSERT_CONTAINS(z, "\n    duration    2.500 s (first to last event), started 2025-11-21 18:40:01.123 UTC\n");
+    ASSERT_CONTAINS(z, "\n    memory      4 allocations (3.5 MiB), 1 free\n");
+    ASSERT_CONTAINS(z, "\n                peak live device memory 3.0 MiB on device 0 at +100.000 ms\n");
+    ASSERT_CONTAINS(z, "\n    activity    2 copies (1.0 MiB), 3 kernels, 1 OOM\n");
+    ASSERT_CONTAINS(z, "\n    dropped     WARNING: 150 records lost; counts, peaks and findings are incomplete\n");
+    snprintf(zWant, sizeof zWant, "  next: vramtrace analyze %s/vramtrace-testhost-4242.db %s/vramtrace-testhost-4343.db\n",
+             zOut, zOut);
+    ASSERT_CONTAINS(z, zWant);
+    free(z);
+}
+
+TEST(record_reports_missing_trace)
+{
+    const char *zDir = cli_tmpdir();
+    char zErr[PATH_MAX + 16], zWant[PATH_MAX + 128], *z;
+    char *azArgv[] = {(char *)cli_vramtrace(), "record", "-o", (char *)zDir, "--", "true", NULL};
+    const char *azEnv[] = {"VRAMTRACE_LIB=/bin/sh", NULL};
+    snprintf(zErr, sizeof zErr, "%s/err.txt", zDir);
+    ASSERT_EQ(0, cli_run(azArgv, azEnv, NULL, zErr));
+    z = cli_read(zErr);
+    snprintf(zWant, sizeof zWant, "vramtrace: no trace was written (pattern %s/vramtrace-%%h-%%p.db).\n", zDir);
+    ASSERT_CONTAINS(z, zWant);
+    ASSERT_CONTAINS(z, "look for a\n  'vramtrace:' line in the job's output above");
+    free(z);
+}
+
+#ifndef VT_CMAKE_COMMAND
+#define VT_CMAKE_COMMAND "cmake"
+#endif
+
+TEST(record_from_installed_tree)
+{
+    const char *zLibBuilt = built_lib();
+    const char *zDir = cli_tmpdir();
+    char zCmd[4 * PATH_MAX], zPath[PATH_MAX + 64], zLib[PATH_MAX], zEnvFile[PATH_MAX + 16];
+    char zScript[PATH_MAX + 64], zInstLib[PATH_MAX + 64], *zDump;
+    struct stat st;
+    int rc;
+    (void)zLibBuilt;
+    snprintf(zCmd, sizeof zCmd, "'%s' --install '%s' --prefix '%s/inst' > '%s/install.log' 2>&1",
+             VT_CMAKE_COMMAND, getenv("VT_BUILD_DIR"), zDir, zDir);
+    ASSERT_EQ(0, system(zCmd));
+    snprintf(zPath, sizeof zPath, "%s/inst/bin/vramtrace", zDir);
+    ASSERT(access(zPath, X_OK) == 0);
+    snprintf(zPath, sizeof zPath, "%s/inst/share/man/man1/vramtrace.1", zDir);
+    ASSERT(stat(zPath, &st) == 0 && st.st_size > 1000);
+    snprintf(zPath, sizeof zPath, "%s/inst/include/vramtrace/schema.h", zDir);
+    ASSERT(access(zPath, R_OK) == 0);
+    snprintf(zCmd, sizeof zCmd, "ls '%s'/inst/lib*/libvramtrace.so > '%s/lib.txt' 2>/dev/null", zDir, zDir);
+    ASSERT_EQ(0, system(zCmd)); /* the tracer library is installed */
+    snprintf(zPath, sizeof zPath, "%s/lib.txt", zDir);
+    zDump = cli_read(zPath);
+    *strchr(zDump, '\n') = 0;
+    ASSERT(realpath(zDump, zInstLib) != NULL);
+    free(zDump);
+    /* the installed command finds the installed library, not the build tree's */
+    snprintf(zEnvFile, sizeof zEnvFile, "%s/env.txt", zDir);
+    snprintf(zScript, sizeof zScript, "env > '%s'", zEnvFile);
+    snprintf(zPath, sizeof zPath, "%s/inst/bin/vramtrace", zDir);
+    {
+        char *azArgv[] = {zPath, "record", "-o", (char *)zDir, "--", "/bin/sh", "-c", zScript, NULL};
+        const char *azEnv[] = {"VRAMTRACE_LIB", NULL};
+        rc = cli_run(azArgv, azEnv, NULL, NULL);
+    }
+    ASSERT_EQ(0, rc);
+    zDump = cli_read(zEnvFile);
+    snprintf(zLib, sizeof zLib, "%s", env_value(zDump, "CUDA_INJECTION64_PATH"));
+    ASSERT_STREQ(zInstLib, zLib);
+    free(zDump);
+}
+
+VT_TEST_LIST(T(record_sets_environment) T(record_tensors_merges_alloc_conf) T(record_tensors_replaces_backend)
+                 T(alloc_conf_merge) T(record_output_pattern) T(trace_set_matches_pattern)
+                     T(record_exit_by_signal) T(record_forwards_sigterm) T(record_missing_command)
+                         T(record_usage_errors) T(record_library_not_found)
+                             T(record_finds_and_summarizes_traces) T(record_reports_missing_trace)
+                                 T(record_from_installed_tree))
