@@ -8,3 +8,12 @@ vt_add_test(NAME test_session SOURCES test_session.c LIBS vtcore LABELS core)
 vt_add_test(NAME test_inject SOURCES test_inject.c LIBS ${CMAKE_DL_LIBS} LABELS cli)
 add_dependencies(test_inject vramtrace_inject)
 target_compile_definitions(test_inject PRIVATE VT_INJECT_SO="$<TARGET_FILE:vramtrace_inject>")
+
+# Drives the library's CUPTI glue through a scripted CUPTI and driver that the
+# test program itself exports (-rdynamic), so callbacks are exercised without a GPU.
+vt_add_test(NAME test_inject_cupti SOURCES test_inject_cupti.c LIBS vt_sqlite3 ${CMAKE_DL_LIBS}
+  LABELS cli)
+set_target_properties(test_inject_cupti PROPERTIES ENABLE_EXPORTS ON)
+target_include_directories(test_inject_cupti PRIVATE ${CUDAToolkit_INCLUDE_DIRS})
+add_dependencies(test_inject_cupti vramtrace_inject)
+target_compile_definitions(test_inject_cupti PRIVATE VT_INJECT_SO="$<TARGET_FILE:vramtrace_inject>")

@@ -799,7 +799,7 @@ static void record_device(int dev)
     CUdevice d;
     CUuuid uuid;
     size_t total = 0;
-    int v = 0, clock = 0, width = 0, i;
+    int v = 0, clock = 0, width = 0;
     uint_fast64_t bit;
 
     if (dev < 0 || dev >= MAX_TRACKED_DEVICES) return;
@@ -817,12 +817,13 @@ static void record_device(int dev)
         if (g_drv.xDeviceTotalMem && g_drv.xDeviceTotalMem(&total, d) == CUDA_SUCCESS)
             rec.u.device.total_bytes = total;
         if (g_drv.xDeviceGetUuid && g_drv.xDeviceGetUuid(&uuid, d) == CUDA_SUCCESS) {
-            char *z = rec.u.device.zUuid;
+            /* canonical 8-4-4-4-12 form (36 characters: nvidia-smi's "GPU-" prefix does not fit
+             * the record's 40-byte field) */
             const unsigned char *b = (const unsigned char *)uuid.bytes;
-            int n = snprintf(z, sizeof rec.u.device.zUuid, "GPU-");
-            for (i = 0; i < 16 && n > 0 && (size_t)n < sizeof rec.u.device.zUuid; i++)
-                n += snprintf(z + n, sizeof rec.u.device.zUuid - (size_t)n, "%s%02x",
-                              i == 4 || i == 6 || i == 8 || i == 10 ? "-" : "", b[i]);
+            snprintf(rec.u.device.zUuid, sizeof rec.u.device.zUuid,
+                     "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", b[0],
+                     b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12],
+                     b[13], b[14], b[15]);
         }
         if (g_drv.xDeviceGetAttribute) {
 #define ATTR(a, field) if (g_drv.xDeviceGetAttribute(&v, a, d) == CUDA_SUCCESS) rec.u.device.field = v
@@ -1044,10 +1045,10 @@ static int subscribe(void)
         return 0;
     }
     if (r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
-        say("tracing off: another CUPTI tool already profiles this process%s%s%s (Nsight Systems, "
-            "Nsight Compute, compute-sanitizer, cuda-gdb or PyTorch's profiler; CUPTI allows only "
-            "one); run without the other profiler, or use it alone",
-            zOld[0] ? " (" : "", zOld, zOld[0] ? ")" : "");
+        say("tracing off: another CUPTI tool already profiles this process%s%s%s and CUPTI allows "
+            "only one (%s; e.g. Nsight Systems, Nsight Compute, compute-sanitizer, cuda-gdb, "
+            "PyTorch's profiler); run without the other profiler, or use it alone",
+            zOld[0] ? " (" : "", zOld, zOld[0] ? ")" : "", result_name(r));
     } else {
         say("tracing off: CUPTI cannot attach (cuptiSubscribe: %s); the program runs untraced",
             result_name(r));

@@ -1,0 +1,518 @@
+/* Tests of libvramtrace.so's CUPTI glue against a scripted CUPTI and driver interposed by this program. */
+#include <cupti.h>
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <sqlite3.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include "vt_test.h"
+
+#ifndef VT_INJECT_SO
+#error "VT_INJECT_SO must name the built libvramtrace.so"
+#endif
+
+/*
+ * This program is linked with -rdynamic: the CUPTI and driver functions below
+ * are found before libcupti's own by the library's symbol lookup (and the
+ * driver ones by its dlsym), so the tests can drive InitializeInjection and
+ * the callbacks exactly as CUDA would, on a machine without a GPU.
+ */
+enum { MODE_OK, MODE_MULTIPLE, MODE_REGISTER_FAILS };
+static int g_mode;
+static CUpti_CallbackFunc g_callback;
+static CUpti_BuffersCallbackRequestFunc g_request;
+static CUpti_BuffersCallbackCompleteFunc g_complete;
+static int g_nEnabledCallbacks, g_nEnabledKinds, g_nUnsubscribed, g_nFlushes;
+static size_t g_nDropped;
+
+#define FAKE_FREE ((size_t)1 << 30)
+#define FAKE_TOTAL ((size_t)80 << 30)
+
+CUptiResult cuptiSubscribe_v2(CUpti_SubscriberHandle *subscriber, CUpti_CallbackFunc callback,
+                              void *userdata, CUpti_SubscriberParams *pParams)
+{
+    (void)userdata;
+    if (g_mode == MODE_MULTIPLE) {
+        if (pParams && pParams->oldSubscriberName)
+            snprintf(pParams->oldSubscriberName, pParams->oldSubscriberSize, "CUPTI for Nsight Systems");
+        return CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED;
+    }
+    g_callback = callback;
+    *subscriber = (CUpti_SubscriberHandle)(uintptr_t)0x5b;
+    return CUPTI_SUCCESS;
+}
+
+CUptiResult cuptiUnsubscribe(CUpti_SubscriberHandle subscriber)
+{
+    (void)subscriber;
+    g_nUnsubscribed++;
+    return CUPTI_SUCCESS;
+}
+
+CUptiResult cuptiActivityRegisterCallbacks(CUpti_BuffersCallbackRequestFunc funcBufferRequested,
+                                           CUpti_BuffersCallbackCompleteFunc funcBufferCompleted)
+{
+    if (g_mode == MODE_REGISTER_FAILS) return CUPTI_ERROR_INVALID_OPERATION;
+    g_request = funcBufferRequested;
+    g_complete = funcBufferCompleted;
+    return CUPTI_SUCCESS;
+}
+
+CUptiResult cuptiEnableCallback(uint32_t enable, CUpti_SubscriberHandle subscriber,
+                                CUpti_CallbackDomain domain, CUpti_CallbackId cbid)
+{
+    (void)subscriber;
+    (void)domain;
+    (void)cbid;
+    g_nEnabledCallbacks += enable ? 1 : 0;
+    return CUPTI_SUCCESS;
+}
+
+CUptiResult cuptiEnableDomain(uint32_t enable, CUpti_SubscriberHandle subscriber,
+                              CUpti_CallbackDomain domain)
+{
+    (void)enable;
+    (void)subscriber;
+    (void)domain;
+    return CUPTI_SUCCESS;
+}
+
+CUptiResult cuptiActivityEnable(CUpti_ActivityKind kind)
+{
+    /* one kind fails, as on a driver without it */
+    if (kind == CUPTI_ACTIVITY_KIND_MEMORY_POOL) return CUPTI_ERROR_NOT_SUPPORTED;
+    g_nEnabledKinds++;
+    return CUPTI_SUCCESS;
+}
+
+CUptiResult cuptiActivityDisable(CUpti_ActivityKind kind)
+{
+    (void)kind;
+    return CUPTI_SUCCESS;
+}
+
+CUptiResult cuptiActivityFlushAll(uint32_t flag)
+{
+    (void)flag;
+    g_nFlushes++;
+    return CUPTI_SUCCESS;
+}
+
+CUptiResult cuptiGetDeviceId(CUcontext context, uint32_t *deviceId)
+{
+    if (!context) return CUPTI_ERROR_INVALID_CONTEXT;
+    *deviceId = (uint32_t)((uintptr_t)context - 0x100); /* context 0x100 + d is on device d */
+    return CUPTI_SUCCESS;
+}
+
+CUptiResult cuptiGetStreamIdEx(CUcontext context, CUstream stream, uint8_t perThreadStream,
+                               uint32_t *streamId)
+{
+    (void)context;
+    *streamId = (uint32_t)(uintptr_t)stream + (perThreadStream ? 1000 : 0);
+    return CUPTI_SUCCESS;
+}
+
+CUptiResult cuptiActivityGetNumDroppedRecords(CUcontext context, uint32_t streamId, size_t *dropped)
+{
+    (void)context;
+    (void)streamId;
+    *dropped = g_nDropped;
+    g_nDropped = 0;
+    return CUPTI_SUCCESS;
+}
+
+/* The driver, as the library finds it with dlsym. */
+CUresult cuMemGetInfo_v2(size_t *pFree, size_t *pTotal)
+{
+    *pFree = FAKE_FREE;
+    *pTotal = FAKE_TOTAL;
+    return CUDA_SUCCESS;
+}
+
+CUresult cuDriverGetVersion(int *v)
+{
+    *v = 13000;
+    return CUDA_SUCCESS;
+}
+
+CUresult cuDeviceGet(CUdevice *d, int ordinal)
+{
+    *d = ordinal;
+    return CUDA_SUCCESS;
+}
+
+CUresult cuDeviceGetName(char *z, int n, CUdevice d)
+{
+    snprintf(z, (size_t)n, "Fake GPU %d", d);
+    return CUDA_SUCCESS;
+}
+
+CUresult cuDeviceTotalMem_v2(size_t *p, CUdevice d)
+{
+    (void)d;
+    *p = FAKE_TOTAL;
+    return CUDA_SUCCESS;
+}
+
+CUresult cuDeviceGetAttribute(int *v, CUdevice_attribute a, CUdevice d)
+{
+    (void)d;
+    switch (a) {
+    case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR: *v = 9; break;
+    case CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR: *v = 0; break;
+    case CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT: *v = 132; break;
+    case CU_DEVICE_ATTRIBUTE_PCI_BUS_ID: *v = 27; break;
+    case CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID: *v = 0; break;
+    case CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE: *v = 2619000; break;
+    case CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH: *v = 5120; break;
+    default: return CUDA_ERROR_INVALID_VALUE;
+    }
+    return CUDA_SUCCESS;
+}
+
+CUresult cuDeviceGetUuid_v2(CUuuid *u, CUdevice d)
+{
+    (void)d;
+    for (int i = 0; i < 16; i++) u->bytes[i] = (char)(0x10 + i);
+    return CUDA_SUCCESS;
+}
+
+/* ---- driving the callbacks ---- */
+
+#define CTX0 ((CUcontext)(uintptr_t)0x100)
+
+static uint64_t g_corrData[64];
+static int g_depth;
+
+/* Deliver one API callback (enter or exit) as CUPTI does. */
+static void api(CUpti_CallbackDomain dom, CUpti_CallbackId cbid, CUpti_ApiCallbackSite site,
+                const void *params, int *pStatus, uint32_t correlation)
+{
+    CUpti_CallbackData cb;
+    memset(&cb, 0, sizeof cb);
+    cb.callbackSite = site;
+    cb.functionName = "fake";
+    cb.functionParams = params;
+    cb.functionReturnValue = pStatus;
+    cb.context = CTX0;
+    cb.correlationData = &g_corrData[g_depth];
+    cb.correlationId = correlation;
+    g_callback(NULL, dom, cbid, &cb);
+}
+
+/* A whole call: enter, then exit with the given status. */
+static void call(CUpti_CallbackDomain dom, CUpti_CallbackId cbid, const void *params, int status,
+                 uint32_t correlation)
+{
+    api(dom, cbid, CUPTI_API_ENTER, params, &status, correlation);
+    api(dom, cbid, CUPTI_API_EXIT, params, &status, correlation);
+}
+
+#define RT CUPTI_CB_DOMAIN_RUNTIME_API
+#define DRV CUPTI_CB_DOMAIN_DRIVER_API
+
+/* In a child: set up, dlopen, init, run xBody, exit(0). Returns wait status; stderr to zErrFile. */
+static int run_child(const char *zDir, const char *zErrFile, int mode, void (*xBody)(void))
+{
+    int status = -1;
+    pid_t pid = fork();
+    if (pid < 0) return -1;
+    if (pid == 0) {
+        char zOut[256];
+        void *h;
+        int (*xInit)(void);
+        int fd = open(zErrFile, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+        if (fd < 0 || dup2(fd, 2) < 0) _exit(20);
+        close(fd);
+        g_mode = mode;
+        snprintf(zOut, sizeof zOut, "%s/trace.db", zDir);
+        setenv("VRAMTRACE_OUTPUT", zOut, 1);
+        h = dlopen(VT_INJECT_SO, RTLD_NOW | RTLD_LOCAL);
+        if (!h) {
+            fprintf(stderr, "dlopen: %s\n", dlerror());
+            _exit(22);
+        }
+        *(void **)&xInit = dlsym(h, "InitializeInjection");
+        if (!xInit || xInit() != 1) _exit(23);
+        if (xBody) xBody();
+        exit(0); /* runs the library's exit handler: flush, close the trace */
+    }
+    while (waitpid(pid, &status, 0) < 0) {
+    }
+    return status;
+}
+
+static void read_all(const char *zPath, char *z, size_t n)
+{
+    int fd = open(zPath, O_RDONLY);
+    ssize_t k = fd >= 0 ? read(fd, z, n - 1) : -1;
+    z[k > 0 ? k : 0] = '\0';
+    if (fd >= 0) close(fd);
+}
+
+static int count_lines(const char *z)
+{
+    int n = 0;
+    for (; *z; z++) n += *z == '\n';
+    return n;
+}
+
+static sqlite3_int64 q(sqlite3 *db, const char *zSql)
+{
+    sqlite3_stmt *pStmt = NULL;
+    sqlite3_int64 v = -1;
+    if (sqlite3_prepare_v2(db, zSql, -1, &pStmt, NULL) != SQLITE_OK)
+        VT__FAIL("%s: %s", zSql, sqlite3_errmsg(db));
+    if (sqlite3_step(pStmt) == SQLITE_ROW) v = sqlite3_column_int64(pStmt, 0);
+    sqlite3_finalize(pStmt);
+    return v;
+}
+
+static void qtext(sqlite3 *db, const char *zSql, char *z, size_t n)
+{
+    sqlite3_stmt *pStmt = NULL;
+    z[0] = '\0';
+    if (sqlite3_prepare_v2(db, zSql, -1, &pStmt, NULL) != SQLITE_OK)
+        VT__FAIL("%s: %s", zSql, sqlite3_errmsg(db));
+    if (sqlite3_step(pStmt) == SQLITE_ROW && sqlite3_column_text(pStmt, 0))
+        snprintf(z, n, "%s", (const char *)sqlite3_column_text(pStmt, 0));
+    sqlite3_finalize(pStmt);
+}
+
+/* The scripted CUDA session the main test replays. */
+static void script(void)
+{
+    CUpti_ResourceData rd;
+    void *pDev = NULL;
+    int saved;
+
+    /* a context on device 0 is created (twice: one device row) */
+    memset(&rd, 0, sizeof rd);
+    rd.context = CTX0;
+    g_callback(NULL, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_CONTEXT_CREATED, &rd);
+    g_callback(NULL, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_CONTEXT_CREATED, &rd);
+
+    /* cudaMalloc(1 MiB) succeeds; the driver's cuMemAlloc inside it is not recorded again */
+    {
+        cudaMalloc_v3020_params rp = {&pDev, 1 << 20};
+        CUdeviceptr dptr = 0;
+        cuMemAlloc_v2_params dp = {&dptr, 1 << 20};
+        int st = 0;
+        api(RT, CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020, CUPTI_API_ENTER, &rp, &st, 10);
+        g_depth++;
+        dptr = 0x7000000;
+        call(DRV, CUPTI_DRIVER_TRACE_CBID_cuMemAlloc_v2, &dp, 0, 10);
+        g_depth--;
+        pDev = (void *)(uintptr_t)0x7000000;
+        saved = 4321;
+        errno = saved;
+        api(RT, CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020, CUPTI_API_EXIT, &rp, &st, 10);
+        if (errno != saved) _exit(30); /* callbacks keep errno */
+    }
+    /* cudaMalloc(1 TiB) fails with cudaErrorMemoryAllocation (2): an OOM event */
+    {
+        void *p2 = NULL;
+        cudaMalloc_v3020_params rp = {&p2, (size_t)1 << 40};
+        call(RT, CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020, &rp, 2, 11);
+    }
+    /* a driver-only copy and an async memset on a per-thread stream */
+    {
+        static char host[64];
+        cuMemcpyHtoD_v2_params cp = {0x7000000, host, sizeof host};
+        cudaMemsetAsync_v3020_params mp = {(void *)(uintptr_t)0x7000100, 0, 256,
+                                           (cudaStream_t)(uintptr_t)7};
+        call(DRV, CUPTI_DRIVER_TRACE_CBID_cuMemcpyHtoD_v2, &cp, 0, 12);
+        call(RT, CUPTI_RUNTIME_TRACE_CBID_cudaMemsetAsync_ptsz_v7000, &mp, 0, 13);
+    }
+    /* expandable segments: create, map, unmap, release */
+    {
+        CUmemGenericAllocationHandle hMem = 0;
+        CUmemAllocationProp prop;
+        memset(&prop, 0, sizeof prop);
+        prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+        prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+        prop.location.id = 0;
+        cuMemCreate_params cp = {&hMem, 2 << 20, &prop, 0};
+        int st = 0;
+        api(DRV, CUPTI_DRIVER_TRACE_CBID_cuMemCreate, CUPTI_API_ENTER, &cp, &st, 14);
+        hMem = 0xabc;
+        api(DRV, CUPTI_DRIVER_TRACE_CBID_cuMemCreate, CUPTI_API_EXIT, &cp, &st, 14);
+        cuMemMap_params mp = {0x9000000, 2 << 20, 0, 0xabc, 0};
+        call(DRV, CUPTI_DRIVER_TRACE_CBID_cuMemMap, &mp, 0, 15);
+        cuMemUnmap_params up = {0x9000000, 2 << 20};
+        call(DRV, CUPTI_DRIVER_TRACE_CBID_cuMemUnmap, &up, 0, 16);
+        cuMemRelease_params rp = {0xabc};
+        call(DRV, CUPTI_DRIVER_TRACE_CBID_cuMemRelease, &rp, 0, 17);
+        /* a failed cuMemCreate is an OOM too */
+        cuMemCreate_params cp2 = {&hMem, (size_t)64 << 30, &prop, 0};
+        call(DRV, CUPTI_DRIVER_TRACE_CBID_cuMemCreate, &cp2, CUDA_ERROR_OUT_OF_MEMORY, 18);
+    }
+    /* cudaFree */
+    {
+        cudaFree_v3020_params fp = {(void *)(uintptr_t)0x7000000};
+        call(RT, CUPTI_RUNTIME_TRACE_CBID_cudaFree_v3020, &fp, 0, 19);
+    }
+    /* an API this library does not record is ignored */
+    {
+        int st = 0;
+        api(RT, CUPTI_RUNTIME_TRACE_CBID_cudaGetDevice_v3020, CUPTI_API_ENTER, NULL, &st, 20);
+        api(RT, CUPTI_RUNTIME_TRACE_CBID_cudaGetDevice_v3020, CUPTI_API_EXIT, NULL, &st, 20);
+    }
+    /* an activity buffer goes round; CUPTI reports 5 records it had to drop */
+    {
+        uint8_t *pBuf = NULL;
+        size_t n = 0, nMax = 99;
+        g_request(&pBuf, &n, &nMax);
+        if (!pBuf || n != ((size_t)4 << 20) || nMax != 0) _exit(31);
+        g_nDropped = 5;
+        g_complete(NULL, 0, pBuf, n, 0);
+    }
+}
+
+TEST(scripted_session_records_exactly)
+{
+    char zDir[64], zErrFile[128], zPath[128], z[4096], zLine[256];
+    sqlite3 *db = NULL;
+    struct stat st;
+    int status;
+    snprintf(zDir, sizeof zDir, "/tmp/vt_cupti_XXXXXX");
+    ASSERT(mkdtemp(zDir) != NULL);
+    snprintf(zErrFile, sizeof zErrFile, "%s.err", zDir);
+    snprintf(zPath, sizeof zPath, "%s/trace.db", zDir);
+    status = run_child(zDir, zErrFile, MODE_OK, script);
+    read_all(zErrFile, z, sizeof z);
+    unlink(zErrFile);
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) VT__FAIL("child status %d: %s", status, z);
+    /* one warning for the activity kind that failed, one start line */
+    ASSERT_EQ(2, count_lines(z));
+    ASSERT_CONTAINS(z, "vramtrace: cannot enable CUPTI activity MEMORY_POOL (CUPTI_ERROR_NOT_SUPPORTED)");
+    snprintf(zLine, sizeof zLine, "to %s\n", zPath);
+    ASSERT_CONTAINS(z, "vramtrace: tracing process ");
+    ASSERT_CONTAINS(z, zLine);
+    ASSERT_EQ(0, stat(zPath, &st));
+    ASSERT_EQ(0600, st.st_mode & 07777);
+
+    ASSERT_EQ(SQLITE_OK, sqlite3_open_v2(zPath, &db, SQLITE_OPEN_READONLY, NULL));
+    /* api_call: 2 cudaMalloc, copy, memset, 5 VMM, cudaFree; the nested cuMemAlloc is not there */
+    ASSERT_EQ(10, q(db, "SELECT count(*) FROM api_call"));
+    ASSERT_EQ(0, q(db, "SELECT count(*) FROM api_call WHERE api = 20"));
+    ASSERT_EQ(2, q(db, "SELECT count(*) FROM api_call WHERE api = 1"));
+    ASSERT_EQ(0x7000000, q(db, "SELECT ptr FROM api_call WHERE correlation = 10"));
+    ASSERT_EQ(1 << 20, q(db, "SELECT bytes FROM api_call WHERE correlation = 10"));
+    ASSERT_EQ(0, q(db, "SELECT status FROM api_call WHERE correlation = 10"));
+    ASSERT_EQ(0, q(db, "SELECT device FROM api_call WHERE correlation = 10"));
+    ASSERT_EQ(1, q(db, "SELECT count(*) FROM api_call WHERE correlation = 10 AND end >= start AND start > 0"));
+    ASSERT_EQ(2, q(db, "SELECT status FROM api_call WHERE correlation = 11"));
+    ASSERT_EQ(0, q(db, "SELECT count(*) FROM api_call WHERE correlation = 11 AND ptr IS NOT NULL"));
+    ASSERT_EQ(68, q(db, "SELECT api FROM api_call WHERE correlation = 12"));
+    ASSERT_EQ(0x7000000, q(db, "SELECT dst FROM api_call WHERE correlation = 12"));
+    ASSERT_EQ(64, q(db, "SELECT bytes FROM api_call WHERE correlation = 12"));
+    ASSERT_EQ(81, q(db, "SELECT api FROM api_call WHERE correlation = 13"));
+    ASSERT_EQ(0x7000100, q(db, "SELECT dst FROM api_call WHERE correlation = 13"));
+    ASSERT_EQ(1007, q(db, "SELECT stream FROM api_call WHERE correlation = 13"));
+    ASSERT_EQ(2, q(db, "SELECT api FROM api_call WHERE correlation = 19"));
+    ASSERT_EQ(0x7000000, q(db, "SELECT ptr FROM api_call WHERE correlation = 19"));
+    ASSERT_EQ(0, q(db, "SELECT count(*) FROM api_call WHERE correlation = 20"));
+    ASSERT_EQ(1, q(db, "SELECT count(DISTINCT thread) FROM api_call"));
+
+    /* oom_event: the failed cudaMalloc and the failed cuMemCreate, with free/total then */
+    ASSERT_EQ(2, q(db, "SELECT count(*) FROM oom_event"));
+    ASSERT_EQ(1ll << 40, q(db, "SELECT bytes FROM oom_event WHERE api = 1"));
+    ASSERT_EQ(2, q(db, "SELECT status FROM oom_event WHERE api = 1"));
+    ASSERT_EQ(1ll << 30, q(db, "SELECT free_bytes FROM oom_event WHERE api = 1"));
+    ASSERT_EQ(80ll << 30, q(db, "SELECT total_bytes FROM oom_event WHERE api = 1"));
+    ASSERT_EQ(11, q(db, "SELECT correlation FROM oom_event WHERE api = 1"));
+    ASSERT_EQ(64ll << 30, q(db, "SELECT bytes FROM oom_event WHERE api = 40"));
+    ASSERT_EQ(CUDA_ERROR_OUT_OF_MEMORY, q(db, "SELECT status FROM oom_event WHERE api = 40"));
+
+    /* memory_event from the VMM calls (the host records; no activity records were fed) */
+    ASSERT_EQ(4, q(db, "SELECT count(*) FROM memory_event"));
+    ASSERT_EQ(0xabc, q(db, "SELECT address FROM memory_event WHERE op = 3"));
+    ASSERT_EQ(2 << 20, q(db, "SELECT bytes FROM memory_event WHERE op = 3"));
+    ASSERT_EQ(0, q(db, "SELECT device FROM memory_event WHERE op = 3"));
+    ASSERT_EQ(3, q(db, "SELECT mem_kind FROM memory_event WHERE op = 3"));
+    ASSERT_EQ(0x9000000, q(db, "SELECT address FROM memory_event WHERE op = 5"));
+    ASSERT_EQ(0xabc, q(db, "SELECT pool_address FROM memory_event WHERE op = 5"));
+    ASSERT_EQ(0x9000000, q(db, "SELECT address FROM memory_event WHERE op = 6"));
+    ASSERT_EQ(0xabc, q(db, "SELECT address FROM memory_event WHERE op = 4"));
+
+    /* device row: once, from the driver queries */
+    ASSERT_EQ(1, q(db, "SELECT count(*) FROM device"));
+    qtext(db, "SELECT name FROM device WHERE id = 0", zLine, sizeof zLine);
+    ASSERT_STREQ("Fake GPU 0", zLine);
+    qtext(db, "SELECT uuid FROM device WHERE id = 0", zLine, sizeof zLine);
+    ASSERT_STREQ("10111213-1415-1617-1819-1a1b1c1d1e1f", zLine);
+    ASSERT_EQ(80ll << 30, q(db, "SELECT total_bytes FROM device"));
+    ASSERT_EQ(9, q(db, "SELECT cc_major FROM device"));
+    ASSERT_EQ(132, q(db, "SELECT sm_count FROM device"));
+    ASSERT_EQ(27, q(db, "SELECT pci_bus FROM device"));
+    ASSERT_EQ(2619000ll * 2 * 640, q(db, "SELECT global_memory_bandwidth_kbps FROM device"));
+
+    /* CUPTI's own drop count */
+    ASSERT_EQ(5, q(db, "SELECT sum(count) FROM dropped WHERE source = 0"));
+
+    /* meta written by the glue */
+    qtext(db, "SELECT value FROM meta WHERE key = 'cuda_driver_version'", zLine, sizeof zLine);
+    ASSERT_STREQ("13000", zLine);
+    ASSERT(q(db, "SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'cupti_version'") >= 130000);
+    ASSERT(q(db, "SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'clock_anchor_wall_ns'") >
+           1600000000ll * 1000000000ll);
+    ASSERT(q(db, "SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'clock_anchor_cupti_ns'") > 0);
+    ASSERT(q(db, "SELECT (SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'end_ns') -"
+                 " (SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'start_ns')") >= 0);
+    ASSERT_EQ(8, q(db, "SELECT count(*) FROM meta WHERE key LIKE 'config.%'"));
+    ASSERT_EQ(1, q(db, "SELECT count(*) FROM meta WHERE key = 'tracer_version'"));
+    sqlite3_close(db);
+    {
+        char zCmd[160];
+        snprintf(zCmd, sizeof zCmd, "rm -rf %s", zDir);
+        ASSERT_EQ(0, system(zCmd));
+    }
+}
+
+/* Another profiler holds CUPTI: one line naming it and what to do; nothing on disk. */
+TEST(multiple_subscribers_named)
+{
+    char zDir[64], zErrFile[128], z[4096];
+    int status;
+    snprintf(zDir, sizeof zDir, "/tmp/vt_cupti_XXXXXX");
+    ASSERT(mkdtemp(zDir) != NULL);
+    snprintf(zErrFile, sizeof zErrFile, "%s.err", zDir);
+    status = run_child(zDir, zErrFile, MODE_MULTIPLE, NULL);
+    read_all(zErrFile, z, sizeof z);
+    unlink(zErrFile);
+    ASSERT(WIFEXITED(status));
+    ASSERT_EQ(0, WEXITSTATUS(status));
+    ASSERT_EQ(1, count_lines(z));
+    ASSERT_CONTAINS(z, "vramtrace: tracing off: another CUPTI tool already profiles this process "
+                       "(CUPTI for Nsight Systems)");
+    ASSERT_CONTAINS(z, "CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED");
+    ASSERT_CONTAINS(z, "PyTorch's profiler");
+    ASSERT_CONTAINS(z, "run without the other profiler, or use it alone");
+    ASSERT_EQ(0, rmdir(zDir)); /* empty: no trace left behind */
+}
+
+/* CUPTI refuses the buffer callbacks after the trace was created: the file is removed again. */
+TEST(late_failure_removes_trace)
+{
+    char zDir[64], zErrFile[128], z[4096];
+    int status;
+    snprintf(zDir, sizeof zDir, "/tmp/vt_cupti_XXXXXX");
+    ASSERT(mkdtemp(zDir) != NULL);
+    snprintf(zErrFile, sizeof zErrFile, "%s.err", zDir);
+    status = run_child(zDir, zErrFile, MODE_REGISTER_FAILS, NULL);
+    read_all(zErrFile, z, sizeof z);
+    unlink(zErrFile);
+    ASSERT(WIFEXITED(status));
+    ASSERT_EQ(0, WEXITSTATUS(status));
+    ASSERT_EQ(1, count_lines(z));
+    ASSERT_CONTAINS(z, "vramtrace: tracing off: cannot register CUPTI activity buffers "
+                       "(CUPTI_ERROR_INVALID_OPERATION)");
+    ASSERT_EQ(0, rmdir(zDir));
+}
+
+VT_TEST_LIST(T(scripted_session_records_exactly) T(multiple_subscribers_named)
+             T(late_failure_removes_trace))
