@@ -147,7 +147,8 @@ static int meta_is_known(const char *zKey)
         "schema_version", "tracer_version", "pid", "ppid", "hostname", "exe", "executable",
         "cmdline", "rank", "local_rank", "world_size", "cuda_driver_version",
         "cuda_runtime_version", "cupti_version", "clock_anchor_cupti_ns", "clock_anchor_wall_ns",
-        "start_ns", "end_ns", "closed_cleanly"};
+        "start_ns", "end_ns", "closed_cleanly", "records_decoded", "records_unknown", "rows_written",
+        "commits", "dropped_queue", "dropped_writer", "dropped_map"};
     size_t i;
     if (!strncmp(zKey, "config.", 7) || !strncmp(zKey, "env.", 4)) return 1;
     for (i = 0; i < sizeof azKnown / sizeof azKnown[0]; i++)
@@ -494,6 +495,14 @@ static int info_load(sqlite3 *db, const char *zPath, int bFull, struct trace_inf
                  MAX_OOM_LISTED);
         rc = each_row(db, zSql, p, row_oom);
     }
+    if (rc == SQLITE_OK) {
+        /* The writer's closing counters: trust them if they count more losses than the rows do. */
+        long long nMetaDrop = 0, v;
+        static const char *const azDropKey[] = {"dropped_queue", "dropped_writer", "dropped_map"};
+        for (i = 0; i < sizeof azDropKey / sizeof azDropKey[0]; i++)
+            if ((v = parse_int(meta_get(p, azDropKey[i]))) > 0) nMetaDrop += v;
+        if (nMetaDrop > p->nDropTotal) p->nDropTotal = nMetaDrop;
+    }
     if (rc == SQLITE_OK && bFull && table_exists(db, "overhead"))
         rc = each_row(db,
                       "SELECT source, kind, count(*), sum(count), sum(end - start) FROM overhead"
@@ -645,6 +654,12 @@ static void print_text(FILE *f, const struct trace_info *p)
                    "running); the last events may be missing\n",
                 "status");
     }
+    if (meta_get(p, "records_decoded"))
+        fprintf(f, "%-11s %s CUPTI records decoded (%s of kinds not stored), %s rows in %s commits\n",
+                "writer", meta_get(p, "records_decoded"),
+                meta_get(p, "records_unknown") ? meta_get(p, "records_unknown") : "?",
+                meta_get(p, "rows_written") ? meta_get(p, "rows_written") : "?",
+                meta_get(p, "commits") ? meta_get(p, "commits") : "?");
     print_devices(f, p, "devices");
     print_duration(f, p, "");
     print_memory(f, p, "");
@@ -852,6 +867,18 @@ static void print_json(FILE *f, const struct trace_info *p)
     json_kv_int(f, &c, "cuda_runtime", parse_int(meta_get(p, "cuda_runtime_version")));
     json_kv_int(f, &c, "cupti", parse_int(meta_get(p, "cupti_version")));
     json_kv_int(f, &c, "schema", p->schemaVersion);
+    fputc('}', f);
+
+    json_key(f, &b, "writer");
+    c = 1;
+    fputc('{', f);
+    json_kv_int(f, &c, "records_decoded", parse_int(meta_get(p, "records_decoded")));
+    json_kv_int(f, &c, "records_unknown", parse_int(meta_get(p, "records_unknown")));
+    json_kv_int(f, &c, "rows_written", parse_int(meta_get(p, "rows_written")));
+    json_kv_int(f, &c, "commits", parse_int(meta_get(p, "commits")));
+    json_kv_int(f, &c, "dropped_queue", parse_int(meta_get(p, "dropped_queue")));
+    json_kv_int(f, &c, "dropped_writer", parse_int(meta_get(p, "dropped_writer")));
+    json_kv_int(f, &c, "dropped_map", parse_int(meta_get(p, "dropped_map")));
     fputc('}', f);
 
     json_key(f, &b, "devices");

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "record.h"
+#include "schema.h"
 
 /* Options of one record run. */
 struct record_opts {
@@ -280,10 +281,33 @@ static int run_job(char **azCmd, int *pbStarted)
 }
 
 /*
- * Report the traces matching zPattern that the job produced (not in pBefore).
- * Prints to stderr; never changes the exit status.
+ * Record config.tensors=1 in a trace written under --tensors, unless the
+ * tracer already stored the key. Returns 0, or -1 (message printed).
  */
-static void report_traces(const char *zPattern, const struct vt_trace_set *pBefore)
+static int stamp_tensors(const char *zPath)
+{
+    sqlite3 *db = NULL;
+    char zMsg[256];
+    int rc = sqlite3_open_v2(zPath, &db, SQLITE_OPEN_READWRITE, NULL);
+    if (rc == SQLITE_OK) {
+        sqlite3_busy_timeout(db, 2000);
+        if (vt__schema_check(db, NULL, zMsg, sizeof zMsg) != VT_SCHEMA_OK) rc = SQLITE_NOTADB;
+    }
+    if (rc == SQLITE_OK)
+        rc = sqlite3_exec(db, "INSERT OR IGNORE INTO meta(key, value) VALUES('config.tensors', '1')",
+                          NULL, NULL, NULL);
+    if (rc != SQLITE_OK && rc != SQLITE_NOTADB)
+        vt__errorf("%s: cannot record config.tensors: %s", zPath, sqlite3_errstr(rc));
+    sqlite3_close(db);
+    return rc == SQLITE_OK ? 0 : -1;
+}
+
+/*
+ * Report the traces matching zPattern that the job produced (not in pBefore),
+ * stamping them with config.tensors when bTensors. Prints to stderr; never
+ * changes the exit status.
+ */
+static void report_traces(const char *zPattern, const struct vt_trace_set *pBefore, int bTensors)
 {
     struct vt_trace_set after;
     size_t i, nNew = 0;
@@ -304,6 +328,7 @@ static void report_traces(const char *zPattern, const struct vt_trace_set *pBefo
         vt__errorf("%zu trace%s written:", nNew, nNew == 1 ? "" : "s");
         for (i = 0; i < after.nFile; i++) {
             if (!vt__trace_set_is_new(pBefore, &after.aFile[i])) continue;
+            if (bTensors) stamp_tensors(after.aFile[i].zPath);
             vt__info_summary(stderr, after.aFile[i].zPath);
             nLen += strlen(after.aFile[i].zPath) + 1;
         }
@@ -333,7 +358,7 @@ int vt__cmd_record(int argc, char **argv)
         return VT_EXIT_INTERNAL;
     }
     rc = run_job(opts.azCmd, &bStarted);
-    if (bStarted) report_traces(zPattern, &before);
+    if (bStarted) report_traces(zPattern, &before, opts.bTensors);
     vt__trace_set_free(&before);
     return rc;
 }

@@ -117,7 +117,8 @@ CLI_FN void cli_exec(sqlite3 *db, const char *zSql)
  *   device 3145728 bytes at 1.2e9; 2 copies (HtoD 1 MiB pageable, DtoH 4096
  *   bytes); 3 kernels; 1 OOM (8 GiB cudaMalloc, 1 GiB free);
  *   150 dropped (100 cupti + 50 queue); overhead: cupti instrumentation 10 ms
- *   in 1 event, vramtrace stack capture 3 ms in 50 events.
+ *   in 1 event, vramtrace stack capture 3 ms in 50 events; writer counters
+ *   1234 records decoded (5 unknown), 1300 rows, 3 commits.
  * With bClosed = 0 the closed_cleanly row is left out.
  */
 CLI_FN void cli_make_trace(const char *zPath, int bClosed)
@@ -135,7 +136,9 @@ CLI_FN void cli_make_trace(const char *zPath, int bClosed)
              "('clock_anchor_cupti_ns','1000000000'),('clock_anchor_wall_ns','1763750401023000000'),"
              "('start_ns','1000000000'),('end_ns','3700000000'),('config.backtrace','16'),"
              "('config.python_stacks','1'),('config.tensors','1'),"
-             "('env.PYTORCH_ALLOC_CONF','backend:cudaMallocAsync'),('note','hand-made \"fixture\"');"
+             "('env.PYTORCH_ALLOC_CONF','backend:cudaMallocAsync'),('note','hand-made \"fixture\"'),"
+             "('records_decoded','1234'),('records_unknown','5'),('rows_written','1300'),"
+             "('commits','3'),('dropped_queue','50'),('dropped_writer','0'),('dropped_map','0');"
              "INSERT INTO device VALUES(0,'NVIDIA H100 80GB HBM3','GPU-1234',85520809984,9,0,132,27,0,"
              "3352000000);"
              "INSERT INTO memory_event(ts, op, mem_kind, address, bytes, device) VALUES"

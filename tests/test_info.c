@@ -33,6 +33,7 @@ TEST(info_text_exact)
         "executable  /usr/bin/python3.11\n"
         "versions    tracer 0.1.0, CUDA driver 13000, CUPTI 130001, schema 1\n"
         "status      closed cleanly, traced for 2.700 s\n"
+        "writer      1234 CUPTI records decoded (5 of kinds not stored), 1300 rows in 3 commits\n"
         "devices     0  NVIDIA H100 80GB HBM3, 79.6 GiB, compute 9.0, 132 SMs, PCI 1b:00, GPU-1234\n"
         "duration    2.500 s (first to last event), started 2025-11-21 18:40:01.123 UTC\n"
         "memory      4 allocations (3.5 MiB), 1 free\n"
@@ -140,6 +141,8 @@ TEST(info_json)
     ASSERT_CONTAINS(zOut, "\"memory\":{\"allocations\":4,\"allocated_bytes\":3674112,\"frees\":1,\"vmm_maps\":0");
     ASSERT_CONTAINS(zOut, "\"copies\":{\"count\":2,\"bytes\":1052672,\"pageable\":1,");
     ASSERT_CONTAINS(zOut, "\"kernels\":3,");
+    ASSERT_CONTAINS(zOut, "\"writer\":{\"records_decoded\":1234,\"records_unknown\":5,\"rows_written\":1300,"
+                          "\"commits\":3,\"dropped_queue\":50,\"dropped_writer\":0,\"dropped_map\":0}");
     ASSERT_CONTAINS(zOut, "\"ooms\":[{\"ts\":2000000000,\"api\":\"cudaMalloc\",\"device\":0,\"bytes\":8589934592,"
                           "\"status\":2,\"free_bytes\":1073741824,\"total_bytes\":85520809984}]");
     ASSERT_CONTAINS(zOut, "\"dropped\":{\"total\":150,\"by_source\":[{\"source\":\"cupti\",\"what\":\"activity "

@@ -351,6 +351,19 @@ TEST(record_library_not_found)
     free(z);
 }
 
+/* 2 if the trace's meta has config.tensors = '1', 1 if it lacks the key. */
+static int tensors_stamped(const char *zPath)
+{
+    sqlite3 *db = NULL;
+    char zVal[16];
+    int found;
+    ASSERT_EQ(SQLITE_OK, sqlite3_open_v2(zPath, &db, SQLITE_OPEN_READONLY, NULL));
+    found = vt__meta_get(db, "config.tensors", zVal, sizeof zVal);
+    sqlite3_close(db);
+    ASSERT(found >= 0);
+    return found == 0 ? 1 : !strcmp(zVal, "1") ? 2 : 0;
+}
+
 TEST(record_finds_and_summarizes_traces)
 {
     const char *zDir = cli_tmpdir();
@@ -362,6 +375,12 @@ TEST(record_finds_and_summarizes_traces)
     snprintf(zErr, sizeof zErr, "%s/err.txt", zDir);
     ASSERT_EQ(0, mkdir(zOut, 0755));
     cli_make_trace(zFix, 1);
+    {
+        sqlite3 *db = NULL;
+        ASSERT_EQ(SQLITE_OK, sqlite3_open(zFix, &db));
+        cli_exec(db, "DELETE FROM meta WHERE key = 'config.tensors'"); /* record adds it */
+        sqlite3_close(db);
+    }
     snprintf(zOld, sizeof zOld, "%s/vramtrace-old-1.db", zOut); /* from an earlier run: not reported */
     snprintf(zScript, sizeof zScript, "cp '%s' '%s'", zFix, zOld);
     ASSERT_EQ(0, system(zScript));
@@ -372,10 +391,15 @@ TEST(record_finds_and_summarizes_traces)
              ": > \"$(dirname \"$VRAMTRACE_OUTPUT\")/vramtrace-testhost-4343.db-wal\"",
              zFix, zFix);
     {
-        char *azArgv[] = {(char *)cli_vramtrace(), "record", "-o", zOut, "--", "/bin/sh", "-c", zScript,
-                          NULL};
+        char *azArgv[] = {(char *)cli_vramtrace(), "record", "--tensors", "-o", zOut, "--", "/bin/sh", "-c",
+                          zScript, NULL};
         ASSERT_EQ(0, cli_run(azArgv, azEnv, NULL, zErr));
     }
+    ASSERT_EQ(1, tensors_stamped(zOld)); /* not this run's trace: untouched */
+    snprintf(zWant, sizeof zWant, "%s/vramtrace-testhost-4242.db", zOut);
+    ASSERT_EQ(2, tensors_stamped(zWant));
+    snprintf(zWant, sizeof zWant, "%s/vramtrace-testhost-4343.db", zOut);
+    ASSERT_EQ(2, tensors_stamped(zWant));
     z = cli_read(zErr);
     ASSERT_CONTAINS(z, "vramtrace: 2 traces written:\n");
     snprintf(zWant, sizeof zWant, "\n  %s/vramtrace-testhost-4242.db\n", zOut);
