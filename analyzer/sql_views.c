@@ -104,8 +104,11 @@ static int pragma_reads(const char *zName)
 
 /*
  * Authorizer installed once the views exist: reading, functions and
- * transactions are allowed; anything that changes a database or the
- * connection (ATTACH, DETACH, DDL, DML, setting pragmas) is refused.
+ * transactions are allowed; DDL, ATTACH, DETACH and setting pragmas are
+ * refused. INSERT/UPDATE/DELETE checks pass here (SQLite also raises them
+ * internally, e.g. for pragma table-valued functions): data changes are
+ * stopped by the read-only open, PRAGMA query_only and the caller's
+ * sqlite3_stmt_readonly check.
  */
 static int authorize(void *pArg, int op, const char *z3, const char *z4, const char *zDb,
                      const char *zTrigger)
@@ -120,6 +123,9 @@ static int authorize(void *pArg, int op, const char *z3, const char *z4, const c
     case SQLITE_RECURSIVE:
     case SQLITE_TRANSACTION:
     case SQLITE_SAVEPOINT:
+    case SQLITE_INSERT:
+    case SQLITE_UPDATE:
+    case SQLITE_DELETE:
         return SQLITE_OK;
     case SQLITE_PRAGMA:
         return (z4 == NULL || pragma_reads(z3)) ? SQLITE_OK : SQLITE_DENY;

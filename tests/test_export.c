@@ -1,0 +1,233 @@
+/* Tests for `vramtrace export --perfetto`: strict JSON structure, event counts, exact values, streaming. */
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <fcntl.h>
+
+#include "sql_fixture.h"
+#include "sql_run.h"
+#include "vt_test.h"
+
+/*
+ * Strict checker run with python3: rejects NaN/Infinity and duplicate keys,
+ * checks every event's required fields and types, then prints a summary (event
+ * counts per phase.category and a few exact values) that the tests compare.
+ */
+static const char zChecker[] =
+    "import json, sys\n"
+    "def nodup(pairs):\n"
+    "    keys = [k for k, _ in pairs]\n"
+    "    if len(keys) != len(set(keys)): raise ValueError('duplicate key %r' % keys)\n"
+    "    return dict(pairs)\n"
+    "def bad(x): raise ValueError('not JSON: ' + x)\n"
+    "d = json.load(open(sys.argv[1], encoding='utf-8'), object_pairs_hook=nodup, parse_constant=bad)\n"
+    "assert set(d) == {'displayTimeUnit', 'otherData', 'traceEvents'}, d.keys()\n"
+    "assert d['displayTimeUnit'] == 'ns'\n"
+    "ev = d['traceEvents']\n"
+    "counts = {}\n"
+    "for e in ev:\n"
+    "    for k in ('ph', 'pid', 'tid', 'name'): assert k in e, e\n"
+    "    assert type(e['pid']) is int and type(e['tid']) is int, e\n"
+    "    ph = e['ph']\n"
+    "    assert ph in ('M', 'X', 'i', 'C'), e\n"
+    "    if ph != 'M': assert type(e['ts']) in (int, float) and e['ts'] >= 0, e\n"
+    "    if ph == 'X': assert type(e['dur']) in (int, float) and e['dur'] >= 0, e\n"
+    "    if ph == 'i': assert e['s'] in ('t', 'p'), e\n"
+    "    if ph == 'C': assert all(type(v) is int for v in e['args'].values()), e\n"
+    "    key = ph + '.' + (e['name'] if ph == 'M' else e.get('cat', ''))\n"
+    "    counts[key] = counts.get(key, 0) + 1\n"
+    "print('clock', d['otherData']['clock'])\n"
+    "for k in sorted(counts): print(k, counts[k])\n"
+    "for pid in sorted({e['pid'] for e in ev}):\n"
+    "    mine = [e for e in ev if e['pid'] == pid]\n"
+    "    name = [e['args']['name'] for e in mine if e['name'] == 'process_name'][0]\n"
+    "    dev = [e['args']['device'] for e in mine if e['ph'] == 'C' and 'device' in e['args']]\n"
+    "    k = [e for e in mine if e.get('cat') == 'kernel' and e['name'] == 'sgemm_bwd'][0]\n"
+    "    tn = [e['args']['name'] for e in mine if e['name'] == 'thread_name' and e['tid'] == k['tid']][0]\n"
+    "    a = [e for e in mine if e.get('cat') == 'alloc' and e['args']['address'] == '0x50000000'][0]\n"
+    "    o = [e for e in mine if e.get('cat') == 'oom'][0]\n"
+    "    c = [e for e in mine if e.get('cat') == 'memcpy' and e['args']['src_kind'] == 'pinned'][0]\n"
+    "    n = [e for e in mine if e.get('cat') == 'nvtx' and e['name'] == 'validation'][0]\n"
+    "    print(pid, repr(name), 'peak', max(dev), 'last', dev[-1])\n"
+    "    print(pid, 'kernel', k['ts'], k['dur'], repr(tn), k['args']['grid'], k['args']['correlation'])\n"
+    "    print(pid, 'alloc', a['ts'], a['args']['bytes'], repr(a['args']['site']), a['tid'])\n"
+    "    print(pid, 'oom', o['ts'], repr(o['name']), o['args']['free_bytes'], repr(o['args']['site']))\n"
+    "    print(pid, 'copy', c['ts'], c['dur'], c['args']['bytes'], c['args']['dst'])\n"
+    "    print(pid, 'nvtx', n['ts'], n['dur'], n['tid'])\n";
+
+/* Run the checker on zJson; returns its stdout (malloc'd), fails the test when it fails. */
+static char *check_json(const char *zDir, const char *zJson)
+{
+    char zScript[300], zCmd[1200], zOut[300];
+    FILE *f;
+    int status;
+    if (system("python3 -c 'import json' >/dev/null 2>&1") != 0) SKIP("python3 not found");
+    snprintf(zScript, sizeof zScript, "%s/check.py", zDir);
+    snprintf(zOut, sizeof zOut, "%s/check.out", zDir);
+    f = fopen(zScript, "w");
+    ASSERT(f != NULL);
+    fputs(zChecker, f);
+    fclose(f);
+    snprintf(zCmd, sizeof zCmd, "python3 %s %s >%s", zScript, zJson, zOut);
+    status = system(zCmd);
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) VT__FAIL("the JSON checker failed on %s", zJson);
+    return vt_slurp(zOut);
+}
+
+static const char zSummaryCounts[] = "C. 10\n"
+                                     "M.process_labels 1\n"
+                                     "M.process_name 1\n"
+                                     "M.process_sort_index 1\n"
+                                     "M.thread_name 2\n"
+                                     "M.thread_sort_index 1\n"
+                                     "X.kernel 4\n"
+                                     "X.memcpy 5\n"
+                                     "X.memset 1\n"
+                                     "X.nvtx 3\n"
+                                     "i.alloc 6\n"
+                                     "i.free 4\n"
+                                     "i.nvtx 1\n"
+                                     "i.oom 1\n";
+
+TEST(export_one_trace)
+{
+    const char *zDir = vt_tmpdir();
+    char zTrace[256], zJson[256], zArgs[1024], zPart[300], *zOut, *zErr, *zSum;
+    struct stat st;
+    snprintf(zTrace, sizeof zTrace, "%s/rank0.db", zDir);
+    snprintf(zJson, sizeof zJson, "%s/out.json", zDir);
+    ASSERT_EQ(0, vt_fixture_write(zTrace, 0));
+    snprintf(zArgs, sizeof zArgs, "export --perfetto %s %s", zJson, zTrace);
+    ASSERT_EQ(0, vt_run(zDir, zArgs, &zOut, &zErr));
+    ASSERT_CONTAINS(zErr, "4 kernels, 5 copies, 1 memsets, 4 NVTX, 6 allocs, 4 frees, 1 OOM");
+    snprintf(zPart, sizeof zPart, "%s.part", zJson);
+    ASSERT(stat(zPart, &st) != 0); /* renamed into place */
+    zSum = check_json(zDir, zJson);
+    /* Times are µs from the trace start (meta start_ns = 0), so ns / 1000. */
+    {
+        char zWant[4096];
+        snprintf(zWant, sizeof zWant,
+                 "clock cupti\n%s"
+                 "4242 'rank 0 pid 4242 @node1' peak 209715200 last 75497472\n"
+                 "4242 kernel 16.0 3.0 'GPU 0 stream 7' [128, 1, 1] 104\n"
+                 "4242 alloc 55.0 8388608 'validate (eval.py:88)' 100\n"
+                 "4242 oom 65.0 'OOM: cudaMalloc 1.0 GiB on GPU 0' 536870912 'validate (eval.py:88)'\n"
+                 "4242 copy 8.0 0.5 4194304 0x30000000\n"
+                 "4242 nvtx 50.0 30.0 100\n",
+                 zSummaryCounts);
+        ASSERT_STREQ(zWant, zSum);
+    }
+    free(zSum);
+    free(zOut);
+    free(zErr);
+    vt_cleanup(zDir);
+}
+
+TEST(export_two_ranks_aligned)
+{
+    const char *zDir = vt_tmpdir();
+    char zT0[256], zT1[256], zJson[256], zArgs[1024], *zOut, *zErr, *zSum;
+    sqlite3 *db;
+    snprintf(zT0, sizeof zT0, "%s/rank0.db", zDir);
+    snprintf(zT1, sizeof zT1, "%s/rank1.db", zDir);
+    snprintf(zJson, sizeof zJson, "%s/both.json", zDir);
+    ASSERT_EQ(0, vt_fixture_write(zT0, 0));
+    ASSERT_EQ(0, vt_fixture_write(zT1, 1));
+    /* rank 1 started 2 µs later on the wall clock: its events shift by 2 µs. */
+    ASSERT_EQ(SQLITE_OK, sqlite3_open(zT1, &db));
+    ASSERT_EQ(SQLITE_OK, sqlite3_exec(db, "UPDATE meta SET value = '1700000000000002000'"
+                                          " WHERE key = 'clock_anchor_wall_ns'",
+                                      NULL, NULL, NULL));
+    sqlite3_close(db);
+    snprintf(zArgs, sizeof zArgs, "export --perfetto %s %s %s", zJson, zT0, zT1);
+    ASSERT_EQ(0, vt_run(zDir, zArgs, &zOut, &zErr));
+    zSum = check_json(zDir, zJson);
+    ASSERT_CONTAINS(zSum, "clock wall\n");
+    ASSERT_CONTAINS(zSum, "X.kernel 8\n");
+    ASSERT_CONTAINS(zSum, "i.oom 2\n");
+    ASSERT_CONTAINS(zSum, "M.process_name 2\n");
+    ASSERT_CONTAINS(zSum, "4242 'rank 0 pid 4242 @node1' peak 209715200 last 75497472\n");
+    ASSERT_CONTAINS(zSum, "4243 'rank 1 pid 4243 @node1' peak 343932928 last 75497472\n");
+    ASSERT_CONTAINS(zSum, "4242 kernel 16.0 3.0 'GPU 0 stream 7'");
+    ASSERT_CONTAINS(zSum, "4243 kernel 18.0 3.0 'GPU 0 stream 7'");
+    free(zSum);
+    free(zOut);
+    free(zErr);
+    vt_cleanup(zDir);
+}
+
+TEST(export_errors)
+{
+    const char *zDir = vt_tmpdir();
+    char zTrace[256], zArgs[1024], *zOut, *zErr;
+    snprintf(zTrace, sizeof zTrace, "%s/rank0.db", zDir);
+    ASSERT_EQ(0, vt_fixture_write(zTrace, 0));
+    snprintf(zArgs, sizeof zArgs, "export --perfetto %s/no/such/dir/out.json %s", zDir, zTrace);
+    ASSERT_EQ(3, vt_run(zDir, zArgs, &zOut, &zErr));
+    ASSERT_CONTAINS(zErr, "cannot write");
+    free(zOut), free(zErr);
+    snprintf(zArgs, sizeof zArgs, "export %s", zTrace);
+    ASSERT_EQ(2, vt_run(zDir, zArgs, &zOut, &zErr));
+    free(zOut), free(zErr);
+    snprintf(zArgs, sizeof zArgs, "export --perfetto %s/o.json %s/absent.db", zDir, zDir);
+    ASSERT_EQ(3, vt_run(zDir, zArgs, &zOut, &zErr));
+    free(zOut), free(zErr);
+    vt_cleanup(zDir);
+}
+
+/*
+ * A trace with 100k kernels and 100k alloc/free pairs exports to stdout with a
+ * peak RSS far below the size of its JSON: rows are streamed, not loaded.
+ */
+TEST(export_streams_large_trace)
+{
+    const char *zDir = vt_tmpdir();
+    char zTrace[256], zErrPath[300], *zErr;
+    sqlite3 *db;
+    struct rusage ru;
+    pid_t pid;
+    int status, fd;
+    snprintf(zTrace, sizeof zTrace, "%s/big.db", zDir);
+    snprintf(zErrPath, sizeof zErrPath, "%s/stderr", zDir);
+    ASSERT_EQ(0, vt_fixture_write(zTrace, 0));
+    ASSERT_EQ(SQLITE_OK, sqlite3_open(zTrace, &db));
+    ASSERT_EQ(SQLITE_OK,
+              sqlite3_exec(db,
+                           "BEGIN;"
+                           "WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n"
+                           " WHERE i < 99999)"
+                           " INSERT INTO kernel(start, end, device, stream, correlation, name_id)"
+                           " SELECT 200000 + i * 10, 200000 + i * 10 + 5, 0, 7 + i % 4,"
+                           " 1000 + i, 1 + i % 3 FROM n;"
+                           "WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n"
+                           " WHERE i < 99999)"
+                           " INSERT INTO memory_event(ts, op, mem_kind, address, bytes, device)"
+                           " SELECT 200000 + i * 10 + (i % 2) * 5, 1 + i % 2, 3,"
+                           " 0x60000000 + (i / 2) * 4096, 4096, 0 FROM n;"
+                           "COMMIT;",
+                           NULL, NULL, NULL));
+    sqlite3_close(db);
+    pid = fork();
+    ASSERT(pid >= 0);
+    if (pid == 0) {
+        fd = open("/dev/null", O_WRONLY);
+        dup2(fd, 1);
+        fd = open(zErrPath, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+        dup2(fd, 2);
+        execl(vt_bin(), "vramtrace", "export", "--perfetto", "-", zTrace, (char *)NULL);
+        _exit(127);
+    }
+    ASSERT_EQ(pid, wait4(pid, &status, 0, &ru));
+    ASSERT(WIFEXITED(status));
+    ASSERT_EQ(0, WEXITSTATUS(status));
+    zErr = vt_slurp(zErrPath);
+    ASSERT_CONTAINS(zErr, "100004 kernels, 5 copies, 1 memsets, 4 NVTX, 50006 allocs, 50004 frees");
+    free(zErr);
+    /* The JSON is ~50 MB; the exporter's peak RSS stays bounded (ASan adds its own). */
+    if (ru.ru_maxrss > 96 * 1024) VT__FAIL("peak RSS %ld KiB: export is not streaming", ru.ru_maxrss);
+    vt_cleanup(zDir);
+}
+
+VT_TEST_LIST(T(export_one_trace) T(export_two_ranks_aligned) T(export_errors)
+                 T(export_streams_large_trace))
