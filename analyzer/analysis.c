@@ -1,0 +1,233 @@
+/* The analysis pipeline driver and the small helpers its stages share. */
+#include "analysis.h"
+
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "schema.h"
+
+void vt__opts_default(struct vt_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    o->format = VT_FMT_TEXT;
+    o->zPhaseRe = "train|val|eval|test";
+    o->zEvalRe = "val|eval|test|infer";
+    o->zIterRe = "step|iter|batch";
+    o->minBytes = 1 << 20;
+    o->nTop = 10;
+    o->failOn = -1;
+}
+
+char *vt__strdupf(const char *zFmt, ...)
+{
+    va_list ap;
+    char *z;
+    int n;
+    va_start(ap, zFmt);
+    n = vsnprintf(NULL, 0, zFmt, ap);
+    va_end(ap);
+    if (n < 0) return NULL;
+    z = malloc((size_t)n + 1);
+    if (!z) return NULL;
+    va_start(ap, zFmt);
+    vsnprintf(z, (size_t)n + 1, zFmt, ap);
+    va_end(ap);
+    return z;
+}
+
+void vt__fmt_bytes(int64_t n, char *zOut, size_t nOut)
+{
+    static const char *azUnit[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+    double v = (double)(n < 0 ? -n : n);
+    int u = 0;
+    while (v >= 1024.0 && u < 4) {
+        v /= 1024.0;
+        u++;
+    }
+    if (u == 0) snprintf(zOut, nOut, "%s%lld B", n < 0 ? "-" : "", (long long)(n < 0 ? -n : n));
+    else snprintf(zOut, nOut, "%s%.*f %s", n < 0 ? "-" : "", v >= 100 ? 0 : v >= 10 ? 1 : 2, v, azUnit[u]);
+}
+
+void vt__fmt_ns(int64_t ns, char *zOut, size_t nOut)
+{
+    double v = (double)ns;
+    if (ns < 0) snprintf(zOut, nOut, "?");
+    else if (ns < 1000) snprintf(zOut, nOut, "%lld ns", (long long)ns);
+    else if (ns < 1000000) snprintf(zOut, nOut, "%.1f us", v / 1e3);
+    else if (ns < 1000000000) snprintf(zOut, nOut, "%.1f ms", v / 1e6);
+    else snprintf(zOut, nOut, "%.2f s", v / 1e9);
+}
+
+const char *vt__sev_name(int sev)
+{
+    static const char *az[] = {"info", "low", "medium", "high"};
+    return sev >= 0 && sev <= VT_SEV_HIGH ? az[sev] : "?";
+}
+
+int vt__sev_parse(const char *z)
+{
+    for (int i = 0; i <= VT_SEV_HIGH; i++)
+        if (!strcmp(z, vt__sev_name(i))) return i;
+    return -1;
+}
+
+const char *vt__phase_kind_name(int kind)
+{
+    return kind == VT_PHASE_TRAIN ? "training" : kind == VT_PHASE_EVAL ? "evaluation" : "other";
+}
+
+void vt__trace_note(struct vt_trace *t, const char *zFmt, ...)
+{
+    va_list ap;
+    char zBuf[1024];
+    if (t->nNote >= (int)(sizeof t->azNote / sizeof t->azNote[0])) return;
+    va_start(ap, zFmt);
+    vsnprintf(zBuf, sizeof zBuf, zFmt, ap);
+    va_end(ap);
+    t->azNote[t->nNote] = vt__strdupf("%s", zBuf);
+    if (t->azNote[t->nNote]) t->nNote++;
+}
+
+struct vt_finding *vt__finding_add(struct vt_result *r, int trace, const char *zKind, int sev)
+{
+    struct vt_finding *f;
+    if (r->nFind == r->nFindAlloc) {
+        int nNew = r->nFindAlloc ? r->nFindAlloc * 2 : 32;
+        struct vt_finding *aNew = realloc(r->aFind, sizeof *aNew * (size_t)nNew);
+        if (!aNew) return NULL;
+        r->aFind = aNew;
+        r->nFindAlloc = nNew;
+    }
+    f = &r->aFind[r->nFind++];
+    memset(f, 0, sizeof *f);
+    f->zKind = zKind;
+    f->severity = sev;
+    f->trace = trace;
+    f->firstTs = f->lastTs = -1;
+    f->stackId = -1;
+    f->device = -1;
+    return f;
+}
+
+int vt__phase_at(const struct vt_trace *t, int64_t ts)
+{
+    for (int i = 0; i < t->nPhase; i++)
+        if (ts >= t->aPhase[i].start && ts < t->aPhase[i].end) return i;
+    return -1;
+}
+
+static int cmp_finding(const void *pa, const void *pb)
+{
+    const struct vt_finding *a = pa, *b = pb;
+    if (a->severity != b->severity) return b->severity - a->severity;
+    if (a->bytes != b->bytes) return a->bytes < b->bytes ? 1 : -1;
+    if (a->trace != b->trace) return a->trace - b->trace;
+    return strcmp(a->zTitle ? a->zTitle : "", b->zTitle ? b->zTitle : "");
+}
+
+void vt__findings_sort(struct vt_result *r)
+{
+    if (r->nFind > 1) qsort(r->aFind, (size_t)r->nFind, sizeof *r->aFind, cmp_finding);
+}
+
+void vt__trace_free(struct vt_trace *t)
+{
+    for (int i = 0; i < t->nSite; i++) free(t->aSite[i].zSite);
+    for (int i = 0; i < t->nNote; i++) free(t->azNote[i]);
+    free(t->aSite);
+    free(t->aSiteHash);
+    free(t->aDev);
+    free(t->aPhase);
+    free(t->aIter);
+    free(t->aOom);
+    if (t->pLifeIns) sqlite3_finalize(t->pLifeIns);
+    if (t->db) sqlite3_close(t->db);
+    memset(t, 0, sizeof *t);
+}
+
+void vt__result_free(struct vt_result *r)
+{
+    for (int i = 0; i < r->nFind; i++) {
+        free(r->aFind[i].zTitle);
+        free(r->aFind[i].zEvidence);
+        free(r->aFind[i].zFix);
+        free(r->aFind[i].zSite);
+    }
+    for (int i = 0; i < r->nTrace; i++) vt__trace_free(&r->aTrace[i]);
+    free(r->aTrace);
+    free(r->aFind);
+    memset(r, 0, sizeof *r);
+}
+
+/*
+ * Open one trace for analysis: writable unless --no-write or the file (or its
+ * directory, which SQLite needs for its journal) is not writable, in which
+ * case it is opened read-only and a note says so.
+ */
+static int open_trace(struct vt_trace *t, const struct vt_opts *o)
+{
+    int bWrite = !o->bNoWrite, rc;
+    if (bWrite) {
+        char zDir[4096];
+        const char *zSlash = strrchr(t->zPath, '/');
+        if (zSlash) snprintf(zDir, sizeof zDir, "%.*s", (int)(zSlash - t->zPath + 1), t->zPath);
+        else snprintf(zDir, sizeof zDir, ".");
+        if (access(t->zPath, F_OK) == 0 && (access(t->zPath, W_OK) != 0 || access(zDir, W_OK) != 0)) {
+            bWrite = 0;
+            t->bReadOnly = 1;
+            vt__trace_note(t, "the trace is read-only: results were not written back into it");
+        }
+    }
+    rc = vt__trace_open(t->zPath, bWrite, &t->db);
+    if (rc != VT_EXIT_OK) return rc;
+    if (bWrite) {
+        /* a killed recording has no read indexes yet; failure to add them is not fatal */
+        if (vt__schema_index(t->db) != SQLITE_OK) {
+            sqlite3_close(t->db);
+            t->db = NULL;
+            t->bReadOnly = 1;
+            vt__trace_note(t, "the trace could not be written: results were not written back into it");
+            return vt__trace_open(t->zPath, 0, &t->db);
+        }
+    }
+    t->bWritten = bWrite;
+    return VT_EXIT_OK;
+}
+
+int vt__analyze(const char **azPath, int nPath, const struct vt_opts *o, struct vt_result *r)
+{
+    int rc = VT_EXIT_OK, i;
+    memset(r, 0, sizeof *r);
+    r->pOpts = o;
+    r->aTrace = calloc((size_t)(nPath > 0 ? nPath : 1), sizeof *r->aTrace);
+    if (!r->aTrace) return VT_EXIT_INTERNAL;
+    for (i = 0; i < nPath && rc == VT_EXIT_OK; i++) {
+        struct vt_trace *t = &r->aTrace[i];
+        r->nTrace++;
+        t->zPath = azPath[i];
+        rc = open_trace(t, o);
+        if (rc == VT_EXIT_OK && t->bWritten) rc = vt__writeback_begin(t);
+        if (rc == VT_EXIT_OK) rc = vt__load(t, o);
+        if (rc == VT_EXIT_OK) rc = vt__phases(t, o);
+        if (rc == VT_EXIT_OK) rc = vt__replay(t, o);
+        if (rc == VT_EXIT_OK) rc = vt__transfers(t);
+        if (rc == VT_EXIT_OK) rc = vt__detect_leak(r, i);
+        if (rc == VT_EXIT_OK) rc = vt__detect_retained(r, i);
+        if (rc == VT_EXIT_OK) rc = vt__detect_spike(r, i);
+        if (rc == VT_EXIT_OK) rc = vt__detect_transfer(r, i);
+        if (rc == VT_EXIT_OK) rc = vt__detect_oom(r, i);
+        if (rc == VT_EXIT_OK && t->bWritten) rc = vt__writeback_end(r, i);
+        if (t->db) {
+            if (t->pLifeIns) sqlite3_finalize(t->pLifeIns);
+            t->pLifeIns = NULL;
+            if (rc != VT_EXIT_OK && t->bWritten) sqlite3_exec(t->db, "ROLLBACK", NULL, NULL, NULL);
+            sqlite3_close(t->db);
+            t->db = NULL;
+        }
+    }
+    vt__findings_sort(r);
+    return rc;
+}

@@ -1,0 +1,266 @@
+/* Internal: the analysis pipeline's plain structs and stage entry points (load → report). */
+#ifndef VT_ANALYZER_ANALYSIS_H
+#define VT_ANALYZER_ANALYSIS_H
+
+#include <sqlite3.h>
+#include <stdint.h>
+#include <stdio.h>
+
+/*
+ * Pipeline, one file per stage, stages pass these structs (never SQLite handles
+ * beyond load/replay/writeback):
+ *   load.c       meta, devices, call sites, NVTX-independent facts
+ *   phase.c      phases and iterations (NVTX, else inferred from kernel names)
+ *   lifetime.c   streaming replay of memory events and uses: lifetimes, live set
+ *   timeline.c   live bytes per device, peaks, per-phase and per-iteration minima
+ *   detect_*.c   one detector each, appending vt_finding rows
+ *   writeback.c  lifetime / phase / finding tables written back into the trace
+ *   report_*.c   text, JSON, Markdown, HTML
+ */
+
+#define VT_REPORT_VERSION 1
+#define VT_TIMELINE_BUCKETS 400 /* points per device in the downsampled timeline */
+#define VT_SLICES 16            /* time slices per phase / per trace for baseline trends */
+#define VT_TOPMAX 32            /* most allocations kept in a peak / OOM snapshot */
+
+enum vt_sev { VT_SEV_INFO = 0, VT_SEV_LOW, VT_SEV_MEDIUM, VT_SEV_HIGH };
+enum vt_phase_kind { VT_PHASE_TRAIN = 0, VT_PHASE_EVAL, VT_PHASE_OTHER };
+enum vt_life_status {
+    VT_LIFE_FREED = 0,     /* "freed" */
+    VT_LIFE_LIVE_AT_END,   /* "live_at_end" */
+    VT_LIFE_FREE_UNKNOWN,  /* "free_unknown": a free of an address never allocated in the trace */
+    VT_LIFE_DOUBLE_FREE,   /* "double_free": a free of an address already freed */
+    VT_LIFE_FREE_MISSING   /* "free_missing": a new allocation at its address came first */
+};
+const char *vt__life_status_name(int status);
+enum vt_format { VT_FMT_TEXT = 0, VT_FMT_JSON, VT_FMT_MARKDOWN, VT_FMT_HTML };
+
+struct vt_opts {
+    enum vt_format format;
+    const char *zOut;       /* NULL: stdout */
+    const char *zPhaseRe;   /* NVTX ranges that are phases */
+    const char *zEvalRe;    /* which phase names are evaluation */
+    const char *zIterRe;    /* NVTX ranges that are iterations */
+    int64_t minBytes;       /* findings below this are not reported */
+    int nTop;               /* list lengths */
+    int failOn;             /* -1: never; else enum vt_sev */
+    int bNoWrite;
+    int bBySite;
+};
+
+/* Fill *o with the defaults documented in --help and docs/analysis.md. */
+void vt__opts_default(struct vt_opts *o);
+
+/* One reconstructed allocation lifetime (live ones sit in the live set). */
+struct vt_life {
+    int64_t address, bytes;
+    int64_t allocTs, freeTs;       /* -1 when unknown / not freed */
+    int64_t firstUse, lastUse;     /* -1 when never used */
+    int64_t useCount;
+    int64_t allocEventId, freeEventId, stackId; /* -1 when absent */
+    int device, memKind, allocApi, freeApi;
+    int acct;                      /* device id whose live bytes it counts in; -1 pinned host; -2 none */
+    int site;                      /* index into vt_trace.aSite */
+    int phase;                     /* phase index at allocation, -1 none */
+    int iter;                      /* iteration index at allocation, -1 none */
+    int status;                    /* enum vt_life_status */
+};
+
+/* One allocation kept in a snapshot (peak, OOM, live at end). */
+struct vt_snap {
+    int64_t address, bytes, allocTs, lastUse;
+    int site, memKind;
+};
+
+/* A call site: a deduplicated stack, or (without stacks) an allocation size class. */
+struct vt_site {
+    int64_t key;        /* stack id >= 0, or -(bytes)-1 for "size class" when no stack */
+    int64_t stackId;    /* -1 when not recorded */
+    char *zSite;        /* "file:line in function", or a description */
+    int64_t nAlloc, totalBytes, nLive, liveBytes, peakLiveBytes;
+    /* growth across iteration boundaries */
+    int64_t firstBoundaryBytes, prevBoundaryBytes;
+    int nBoundary, nUp, nDown;
+    int64_t maxDrop;
+    /* leak at end (filled at the end of replay) */
+    int64_t endCount, endBytes, endFirstTs, endLastTs, endUsedLate;
+    /* retained: idle after last use, and held across an evaluation phase */
+    int64_t idleCount, idleBytes, idleMaxNs, idleFirstTs, idleLastTs;
+    int64_t crossCount, crossBytes, crossFirstTs, crossLastTs;
+    int crossPhase;
+};
+
+struct vt_device {
+    int id;                 /* CUDA device id; -1 for pinned host memory */
+    char zName[128];
+    int64_t totalBytes;
+    int64_t live, peak, peakTs;
+    int64_t poolReserved, poolUsed, poolPeakReserved;
+    int64_t aMax[VT_TIMELINE_BUCKETS]; /* highest live bytes in each bucket, -1 = no event */
+    int64_t aPool[VT_TIMELINE_BUCKETS]; /* pool reserved (latest) in each bucket, -1 none */
+    int64_t slice[VT_SLICES];           /* lowest live bytes in each trace slice */
+    struct vt_snap aTop[VT_TOPMAX];     /* largest allocations live at the peak */
+    int nTop;
+    int64_t snapPeak;                   /* live bytes when aTop was taken */
+    int bPeakDirty;
+    int nSnapshots;
+};
+
+struct vt_phase {
+    int kind;               /* enum vt_phase_kind */
+    char zName[96];
+    int64_t start, end;
+    const char *zSource;    /* "nvtx" or "kernels" */
+    int nIter;
+    int64_t peak, peakTs, startLive, minLive;
+    int64_t carried;        /* bytes allocated in training, live at start, never used after it */
+    int64_t slice[VT_SLICES];
+    int firstIter, lastIter; /* iteration index range inside it, -1 when none */
+};
+
+struct vt_iter {
+    int64_t start, end;
+    int phase;
+    int64_t minLive, maxLive;
+};
+
+struct vt_oom {
+    int64_t ts, requested, freeBytes, totalBytes, held, poolCached, others;
+    int device, api, site;
+    const char *zVerdict;   /* "fragmentation/caching", "another process", "real demand" */
+    struct vt_snap aTop[VT_TOPMAX];
+    int nTop;
+};
+
+struct vt_xfer {           /* one direction: 0 HtoD, 1 DtoH */
+    int64_t count, bytes, ns;
+    int64_t pageCount, pageBytes, pageNs;
+    double bestBw;          /* bytes/ns of the fastest copy >= 64 KiB, any host kind */
+    int64_t firstPageTs, lastPageTs;
+};
+
+struct vt_finding {
+    const char *zKind;      /* leak, retained, validation_spike, transfer, oom, info */
+    int severity;
+    char *zTitle, *zEvidence, *zFix, *zSite;
+    int64_t bytes, count, firstTs, lastTs, stackId;
+    int device;
+    char zPhase[96];
+    int trace;              /* index of the trace (process) */
+};
+
+/* Everything known about one trace (one process) after analysis. */
+struct vt_trace {
+    const char *zPath;
+    char zPid[32], zRank[32], zHost[128], zCmd[256];
+    int bTensors, bSegments, bCleanClose, bWritten, bReadOnly;
+    char *azNote[16];
+    int nNote;
+    int64_t t0, t1;
+    /* lifetimes */
+    int64_t nAlloc, nFree, nFreeUnknown, nDoubleFree, nFreeMissing, nLiveEnd, liveEndBytes;
+    int64_t idleNs;         /* retained: idle threshold used */
+    int64_t nKernelUse, nCopyUse;
+    int bHaveKernelUses, bHaveCopyAddr;
+    int64_t nDevAlloc, nSegmentLike;
+    /* devices (index 0.. nDev-1); pinned host memory is the entry with id -1 */
+    struct vt_device *aDev;
+    int nDev;
+    struct vt_phase *aPhase;
+    int nPhase;
+    struct vt_iter *aIter;
+    int nIter;
+    int curPhase, curIter;  /* replay cursors (timeline.c) */
+    const char *zPhaseSource; /* "nvtx", "kernels", or "none" */
+    struct vt_site *aSite;
+    int nSite, nSiteAlloc;
+    int *aSiteHash;
+    int nSiteHash;
+    struct vt_oom *aOom;
+    int nOom;
+    struct vt_xfer xfer[2];
+    int64_t copyNs, copySerialNs, kernelBusyNs;
+    int64_t pinnedSlice[VT_SLICES];
+    int64_t totalLiveNow, totalPeak, totalPeakTs;
+    struct vt_snap aEnd[VT_TOPMAX]; /* largest allocations live at the end */
+    int nEnd;
+    sqlite3 *db;            /* open during load/replay/writeback only */
+    sqlite3_stmt *pLifeIns; /* lifetime insert when writing back */
+};
+
+/* The findings of all traces, sorted worst first. */
+struct vt_result {
+    struct vt_trace *aTrace;
+    int nTrace;
+    struct vt_finding *aFind;
+    int nFind, nFindAlloc;
+    const struct vt_opts *pOpts;
+};
+
+/* ---- shared helpers (util.c) ---- */
+char *vt__strdupf(const char *zFmt, ...) __attribute__((format(printf, 1, 2)));
+void vt__fmt_bytes(int64_t n, char *zOut, size_t nOut); /* "1.5 GiB" */
+void vt__fmt_ns(int64_t ns, char *zOut, size_t nOut);   /* "1.25 s" */
+const char *vt__sev_name(int sev);
+int vt__sev_parse(const char *z);                      /* -1 if unknown */
+void vt__trace_note(struct vt_trace *t, const char *zFmt, ...) __attribute__((format(printf, 2, 3)));
+/* Append a finding (strings are taken over, may be NULL). Returns it or NULL on OOM. */
+struct vt_finding *vt__finding_add(struct vt_result *r, int trace, const char *zKind, int sev);
+/* Index of the phase containing ts, or -1. */
+int vt__phase_at(const struct vt_trace *t, int64_t ts);
+const char *vt__phase_kind_name(int kind);
+void vt__trace_free(struct vt_trace *t);
+void vt__result_free(struct vt_result *r);
+
+/* ---- stages; each returns a VT_EXIT_* code and prints one line on error ---- */
+int vt__load(struct vt_trace *t, const struct vt_opts *o);          /* load.c */
+int vt__site_get(struct vt_trace *t, int64_t stackId, int64_t bytes); /* load.c: site index, -1 OOM */
+int vt__phases(struct vt_trace *t, const struct vt_opts *o);        /* phase.c */
+int vt__replay(struct vt_trace *t, const struct vt_opts *o);        /* lifetime.c */
+int vt__transfers(struct vt_trace *t);                              /* detect_transfer.c (pass over copies) */
+
+/* timeline.c: called by the replay after every change of live bytes */
+int vt__dev_index(struct vt_trace *t, int device);                  /* creates entries, -1 OOM */
+void vt__timeline_begin(struct vt_trace *t);
+void vt__timeline_update(struct vt_trace *t, int iDev, int64_t ts);
+void vt__timeline_snapshot(struct vt_trace *t, int iDev, struct vt_life **apLive, int nLive);
+void vt__timeline_phase_step(struct vt_trace *t, int64_t ts); /* phase/iteration minima */
+/* Insert l into the top list a (n entries, descending by bytes, at most cap). */
+void vt__top_insert(struct vt_snap *a, int *pN, int cap, const struct vt_life *l);
+
+/* detectors: append findings for trace index i */
+int vt__detect_leak(struct vt_result *r, int i);
+int vt__detect_retained(struct vt_result *r, int i);
+int vt__detect_spike(struct vt_result *r, int i);
+int vt__detect_transfer(struct vt_result *r, int i);
+int vt__detect_oom(struct vt_result *r, int i);
+void vt__findings_sort(struct vt_result *r);
+/*
+ * Rising baseline test shared by the detectors (detect_leak.c): a[0..n-1] with
+ * -1 entries carried forward from the previous value. Growing when at least 4
+ * steps exist, 60 % of steps go up, the total rise is >= minRise and no single
+ * drop exceeds a quarter of the rise. *pRise receives last - first.
+ */
+int vt__trend(const int64_t *a, int n, int64_t minRise, int64_t *pRise);
+/* Largest device (not pinned host) peak of the trace, for relative severities. */
+int64_t vt__main_peak(const struct vt_trace *t);
+/* "12.5 s" style offset of ts from the trace start, into z. */
+void vt__fmt_at(const struct vt_trace *t, int64_t ts, char *z, size_t n);
+
+/* write-back (writeback.c) */
+int vt__writeback_begin(struct vt_trace *t);   /* DDL + lifetime insert statement */
+int vt__writeback_life(struct vt_trace *t, const struct vt_life *l);
+int vt__writeback_end(struct vt_result *r, int i); /* phases, findings, commit */
+
+/* reports: return 0 or -1 on write error */
+int vt__report_text(FILE *f, const struct vt_result *r);
+int vt__report_json(FILE *f, const struct vt_result *r);
+int vt__report_markdown(FILE *f, const struct vt_result *r);
+int vt__report_html(FILE *f, const struct vt_result *r);
+void vt__json_str(FILE *f, const char *z);     /* report_json.c: a JSON string literal */
+void vt__html_str(FILE *f, const char *z);     /* report_html.c: HTML-escaped text */
+
+/* The whole pipeline for the given paths (used by cmd_analyze.c and the tests). */
+int vt__analyze(const char **azPath, int nPath, const struct vt_opts *o, struct vt_result *r);
+
+#endif

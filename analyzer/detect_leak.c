@@ -1,0 +1,203 @@
+/* Detector: leaks — allocations never freed (by site) and memory growing across iterations. */
+#include "analysis.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+
+int vt__trend(const int64_t *a, int n, int64_t minRise, int64_t *pRise)
+{
+    int64_t first = -1, prev = -1, maxDrop = 0;
+    int nStep = 0, nUp = 0;
+    *pRise = 0;
+    for (int i = 0; i < n; i++) {
+        int64_t v = a[i] >= 0 ? a[i] : prev;
+        if (v < 0) continue;
+        if (first < 0) first = v;
+        else {
+            nStep++;
+            if (v > prev) nUp++;
+            else if (prev - v > maxDrop) maxDrop = prev - v;
+        }
+        prev = v;
+    }
+    if (first < 0) return 0;
+    *pRise = prev - first;
+    return nStep >= 4 && nUp * 10 >= nStep * 6 && *pRise >= minRise && *pRise > 0 && maxDrop * 4 <= *pRise;
+}
+
+int64_t vt__main_peak(const struct vt_trace *t)
+{
+    int64_t peak = 0;
+    for (int i = 0; i < t->nDev; i++)
+        if (t->aDev[i].id >= 0 && t->aDev[i].peak > peak) peak = t->aDev[i].peak;
+    return peak;
+}
+
+void vt__fmt_at(const struct vt_trace *t, int64_t ts, char *z, size_t n)
+{
+    if (ts < 0) snprintf(z, n, "?");
+    else snprintf(z, n, "%.3f s", (double)(ts - t->t0) / 1e9);
+}
+
+/* Severity of bytes relative to the device peak. */
+static int size_severity(int64_t bytes, int64_t peak)
+{
+    if (bytes >= ((int64_t)1 << 30) || (peak > 0 && bytes * 10 >= peak)) return VT_SEV_HIGH;
+    if (bytes >= ((int64_t)64 << 20) || (peak > 0 && bytes * 100 >= peak)) return VT_SEV_MEDIUM;
+    return VT_SEV_LOW;
+}
+
+static const char *zFixLeak =
+    "Something keeps these tensors alive. Accumulate plain numbers (total += loss.item()) instead "
+    "of tensors; store tensor.detach() (or .cpu()) when you must keep one; do not append outputs "
+    "or losses that carry their autograd graph to lists or attributes; drop references with del "
+    "and run gc.collect() if reference cycles hold them. In CUDA C, pair every cudaMalloc with "
+    "cudaFree.";
+
+static const char *zSiteHelp = " (record with call stacks to see where: vramtrace record --help)";
+
+/* Never freed at the end, grouped by site. */
+static int leak_at_end(struct vt_result *r, int iTrace)
+{
+    struct vt_trace *t = &r->aTrace[iTrace];
+    const struct vt_opts *o = r->pOpts;
+    int64_t peak = vt__main_peak(t), segBytes = 0, segCount = 0, segFirst = -1, segLast = -1;
+    char zB[32], zA[32], zZ[32];
+    for (int i = 0; i < t->nSite; i++) {
+        struct vt_site *s = &t->aSite[i];
+        struct vt_finding *f;
+        int sev;
+        if (s->endCount == 0) continue;
+        if (t->bSegments) {
+            segBytes += s->endBytes;
+            segCount += s->endCount;
+            if (segFirst < 0 || s->endFirstTs < segFirst) segFirst = s->endFirstTs;
+            if (s->endLastTs > segLast) segLast = s->endLastTs;
+            continue;
+        }
+        if (s->endBytes < o->minBytes) continue;
+        if (t->bHaveKernelUses && s->endUsedLate == s->endCount) continue; /* in use until the end */
+        sev = size_severity(s->endBytes, peak);
+        if (!t->bCleanClose && sev > VT_SEV_LOW) sev = VT_SEV_LOW;
+        f = vt__finding_add(r, iTrace, "leak", sev);
+        if (!f) return -1;
+        vt__fmt_bytes(s->endBytes, zB, sizeof zB);
+        vt__fmt_at(t, s->endFirstTs, zA, sizeof zA);
+        vt__fmt_at(t, s->endLastTs, zZ, sizeof zZ);
+        f->bytes = s->endBytes;
+        f->count = s->endCount;
+        f->firstTs = s->endFirstTs;
+        f->lastTs = s->endLastTs;
+        f->stackId = s->stackId;
+        f->zSite = vt__strdupf("%s%s", s->zSite, s->stackId < 0 ? zSiteHelp : "");
+        f->zTitle = vt__strdupf("%s never freed: %lld allocation%s still live at exit", zB,
+                                (long long)s->endCount, s->endCount == 1 ? "" : "s");
+        f->zEvidence = vt__strdupf(
+            "%lld of %lld allocations from this site (%s) were allocated between %s and %s and never "
+            "freed%s%s.",
+            (long long)s->endCount, (long long)s->nAlloc, zB, zA, zZ,
+            t->bHaveKernelUses ? "; not used in the last 5% of the run" : "",
+            t->bCleanClose ? "" : "; the trace was not closed cleanly, so some may have been freed later");
+        f->zFix = vt__strdupf("%s", zFixLeak);
+        if (!f->zTitle || !f->zEvidence || !f->zFix || !f->zSite) return -1;
+    }
+    if (segCount > 0 && segBytes >= o->minBytes) {
+        struct vt_finding *f = vt__finding_add(r, iTrace, "leak", VT_SEV_INFO);
+        if (!f) return -1;
+        vt__fmt_bytes(segBytes, zB, sizeof zB);
+        f->bytes = segBytes;
+        f->count = segCount;
+        f->firstTs = segFirst;
+        f->lastTs = segLast;
+        f->zSite = vt__strdupf("caching allocator (segment level)");
+        f->zTitle = vt__strdupf("%s of cached allocator segments still reserved at exit (a cache, not a leak)", zB);
+        f->zEvidence = vt__strdupf(
+            "%lld segments (%s) were never returned to the driver. PyTorch's caching allocator keeps "
+            "segments for reuse until the process ends, so this alone is not a leak; tensor-level "
+            "leaks inside them are not visible at segment level.",
+            (long long)segCount, zB);
+        f->zFix = vt__strdupf("Nothing to fix if memory is flat across iterations. To see which tensors "
+                              "hold the memory, record with 'vramtrace record --tensors'.");
+        if (!f->zTitle || !f->zEvidence || !f->zFix || !f->zSite) return -1;
+    }
+    return 0;
+}
+
+/* Growth across training iterations: per site, else the device baseline. */
+static int growth(struct vt_result *r, int iTrace)
+{
+    struct vt_trace *t = &r->aTrace[iTrace];
+    const struct vt_opts *o = r->pOpts;
+    int64_t peak = vt__main_peak(t), rise, *aB = NULL;
+    int nSiteFound = 0, n = 0, rc = 0;
+    char zB[32], zP[32];
+    for (int i = 0; i < t->nSite; i++) {
+        struct vt_site *s = &t->aSite[i];
+        int64_t riseS = s->prevBoundaryBytes - s->firstBoundaryBytes;
+        int nStep = s->nBoundary - 1;
+        struct vt_finding *f;
+        if (nStep < 4 || riseS < o->minBytes || riseS <= 0 || s->nUp * 10 < nStep * 6 || s->maxDrop * 4 > riseS)
+            continue;
+        f = vt__finding_add(r, iTrace, "leak", size_severity(riseS, peak) == VT_SEV_LOW ? VT_SEV_MEDIUM : VT_SEV_HIGH);
+        if (!f) return -1;
+        nSiteFound++;
+        vt__fmt_bytes(riseS, zB, sizeof zB);
+        vt__fmt_bytes(s->peakLiveBytes, zP, sizeof zP);
+        f->bytes = riseS;
+        f->count = s->nBoundary;
+        f->stackId = s->stackId;
+        snprintf(f->zPhase, sizeof f->zPhase, "training");
+        f->zSite = vt__strdupf("%s%s", s->zSite, s->stackId < 0 ? zSiteHelp : "");
+        f->zTitle = vt__strdupf("Memory grows every iteration: +%s over %d iterations%s", zB, nStep,
+                                t->bSegments ? " (caching-allocator segments)" : "");
+        f->zEvidence = vt__strdupf(
+            "Live bytes from this site at the end of each training iteration rose in %d of %d "
+            "iterations (fell in %d), from the first iteration's level by %s; its live bytes peaked "
+            "at %s.%s",
+            s->nUp, nStep, s->nDown, zB, zP,
+            t->bSegments ? " At segment level this is the allocator reserving more and more: tensors "
+                           "are accumulating." : "");
+        f->zFix = vt__strdupf("%s", zFixLeak);
+        if (!f->zTitle || !f->zEvidence || !f->zFix || !f->zSite) return -1;
+    }
+    if (nSiteFound) return 0;
+    /* device baseline: lowest live bytes of each training iteration after the first, else of each
+     * slice of the run after its first quarter */
+    aB = malloc(sizeof *aB * (size_t)(t->nIter + VT_SLICES));
+    if (!aB) return -1;
+    for (int i = 1; i < t->nIter; i++)
+        if (t->aIter[i].phase < 0 || t->aPhase[t->aIter[i].phase].kind == VT_PHASE_TRAIN) aB[n++] = t->aIter[i].minLive;
+    if (n < 5 && t->nPhase == 0) {
+        int iMain = -1;
+        n = 0;
+        for (int d = 0; d < t->nDev; d++)
+            if (t->aDev[d].id >= 0 && (iMain < 0 || t->aDev[d].peak > t->aDev[iMain].peak)) iMain = d;
+        for (int k = VT_SLICES / 4; iMain >= 0 && k < VT_SLICES; k++) aB[n++] = t->aDev[iMain].slice[k];
+    }
+    if (vt__trend(aB, n, o->minBytes, &rise)) {
+        struct vt_finding *f = vt__finding_add(r, iTrace, "leak", size_severity(rise, peak) == VT_SEV_LOW ? VT_SEV_MEDIUM : VT_SEV_HIGH);
+        if (!f) { rc = -1; goto done; }
+        vt__fmt_bytes(rise, zB, sizeof zB);
+        f->bytes = rise;
+        f->count = n;
+        snprintf(f->zPhase, sizeof f->zPhase, "%s", t->nIter ? "training" : "");
+        f->zSite = vt__strdupf("no single site: device total");
+        f->zTitle = vt__strdupf("Memory baseline rises: +%s over %d %s", zB, n, t->nIter ? "iterations" : "slices of the run");
+        f->zEvidence = vt__strdupf("The lowest live device memory of each %s (the bottom of the sawtooth) "
+                                   "rose by %s; no single call site explains it.",
+                                   t->nIter ? "training iteration" : "sixteenth of the run", zB);
+        f->zFix = vt__strdupf("%s", zFixLeak);
+        if (!f->zTitle || !f->zEvidence || !f->zFix || !f->zSite) rc = -1;
+    }
+done:
+    free(aB);
+    return rc;
+}
+
+int vt__detect_leak(struct vt_result *r, int i)
+{
+    if (leak_at_end(r, i) != 0 || growth(r, i) != 0) return VT_EXIT_INTERNAL;
+    return VT_EXIT_OK;
+}

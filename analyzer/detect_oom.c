@@ -1,0 +1,95 @@
+/* Detector: out-of-memory events — what was asked, what was free, what was live, and why. */
+#include "analysis.h"
+
+#include <string.h>
+
+#include "cli.h"
+#include "vramtrace/schema.h"
+
+/* Name of an API id from the enum list (static string). */
+static const char *api_name(int api)
+{
+#define VT__API_CASE(id, name, family) case id: return name;
+    switch (api) {
+        VT_API_LIST(VT__API_CASE)
+    }
+#undef VT__API_CASE
+    return "allocation";
+}
+
+#define OTHERS_MIN ((int64_t)1 << 30) /* beyond the ~0.3-0.5 GiB a CUDA context takes */
+
+int vt__detect_oom(struct vt_result *r, int iTrace)
+{
+    struct vt_trace *t = &r->aTrace[iTrace];
+    for (int i = 0; i < t->nOom; i++) {
+        struct vt_oom *o = &t->aOom[i];
+        struct vt_finding *f = vt__finding_add(r, iTrace, "oom", VT_SEV_HIGH);
+        char zR[32], zF[32], zT[32], zH[32], zO[32], zC[32], zAt[32], zList[1200] = "";
+        const char *zFix;
+        size_t n = 0;
+        int p;
+        if (!f) return VT_EXIT_INTERNAL;
+        vt__fmt_bytes(o->requested, zR, sizeof zR);
+        vt__fmt_bytes(o->freeBytes, zF, sizeof zF);
+        vt__fmt_bytes(o->totalBytes, zT, sizeof zT);
+        vt__fmt_bytes(o->held, zH, sizeof zH);
+        vt__fmt_bytes(o->others, zO, sizeof zO);
+        vt__fmt_bytes(o->poolCached, zC, sizeof zC);
+        vt__fmt_at(t, o->ts, zAt, sizeof zAt);
+        if (o->freeBytes >= 0 && o->freeBytes >= o->requested) {
+            o->zVerdict = "fragmentation/caching";
+            zFix = "The device had enough free memory in total but no block large enough: set "
+                   "PYTORCH_ALLOC_CONF=expandable_segments:True to cut fragmentation, avoid tensors whose "
+                   "sizes change every step (pad to a few bucket sizes), and free large temporaries "
+                   "with del before the big allocation.";
+        } else if (o->poolCached > 0 && (o->freeBytes > 0 ? o->freeBytes : 0) + o->poolCached >= o->requested) {
+            o->zVerdict = "fragmentation/caching";
+            zFix = "This process's memory pool was caching enough freed memory but could not hand it "
+                   "out for this request: set PYTORCH_ALLOC_CONF=expandable_segments:True, lower the "
+                   "pool release threshold, or call torch.cuda.empty_cache() before the large allocation.";
+        } else if (o->others >= OTHERS_MIN && (o->freeBytes > 0 ? o->freeBytes : 0) + o->others >= o->requested) {
+            o->zVerdict = "another process";
+            zFix = "Memory this process did not allocate fills the GPU: check nvidia-smi for other jobs "
+                   "or notebook kernels on the same GPU, stop them, or give each job its own GPU with "
+                   "CUDA_VISIBLE_DEVICES.";
+        } else {
+            o->zVerdict = "real demand";
+            zFix = "The working set does not fit: use a smaller batch with gradient accumulation, mixed "
+                   "precision (torch.autocast / AMP), activation checkpointing "
+                   "(torch.utils.checkpoint), and torch.no_grad() for evaluation; fix any leak or "
+                   "retained-memory finding first, it may be what fills the GPU.";
+        }
+        for (int k = 0; k < o->nTop && k < r->pOpts->nTop && k < 5 && n + 200 < sizeof zList; k++) {
+            char zB[32];
+            vt__fmt_bytes(o->aTop[k].bytes, zB, sizeof zB);
+            p = snprintf(zList + n, sizeof zList - n, "%s%s from %s", k ? "; " : "", zB,
+                         o->aTop[k].site >= 0 ? t->aSite[o->aTop[k].site].zSite : "?");
+            if (p < 0) break;
+            n += (size_t)p < sizeof zList - n ? (size_t)p : sizeof zList - n - 1;
+        }
+        f->bytes = o->requested;
+        f->count = 1;
+        f->firstTs = f->lastTs = o->ts;
+        f->device = o->device;
+        p = vt__phase_at(t, o->ts);
+        if (p >= 0) snprintf(f->zPhase, sizeof f->zPhase, "%s", t->aPhase[p].zName);
+        f->stackId = o->site >= 0 ? t->aSite[o->site].stackId : -1;
+        f->zSite = o->site >= 0 ? vt__strdupf("%s", t->aSite[o->site].zSite)
+                                : vt__strdupf("site not recorded (record with call stacks to see where: vramtrace record --help)");
+        f->zTitle = vt__strdupf("Out of memory: %s of %s failed on device %d (%s)", api_name(o->api), zR,
+                                o->device, o->zVerdict);
+        f->zEvidence = vt__strdupf(
+            "At %s, %s was requested with %s free of %s; this process held %s in live allocations%s%s%s, "
+            "and %s was in use by something else (other processes or contexts). Largest live: %s.%s",
+            zAt, zR, o->freeBytes >= 0 ? zF : "unknown", o->totalBytes > 0 ? zT : "unknown", zH,
+            o->poolCached > 0 ? " (pool caching " : "", o->poolCached > 0 ? zC : "",
+            o->poolCached > 0 ? " freed)" : "", o->freeBytes >= 0 ? zO : "an unknown amount",
+            n ? zList : "none recorded",
+            t->bSegments ? " At segment level the free space inside cached segments is not visible; "
+                           "record with --tensors." : "");
+        f->zFix = vt__strdupf("%s", zFix);
+        if (!f->zTitle || !f->zEvidence || !f->zFix || !f->zSite) return VT_EXIT_INTERNAL;
+    }
+    return VT_EXIT_OK;
+}

@@ -1,0 +1,518 @@
+/* Analysis stage: streaming replay of memory events and buffer uses into allocation lifetimes. */
+#include "analysis.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "schema.h"
+
+const char *vt__life_status_name(int status)
+{
+    static const char *az[] = {"freed", "live_at_end", "free_unknown", "double_free", "free_missing"};
+    return status >= 0 && status <= VT_LIFE_FREE_MISSING ? az[status] : "?";
+}
+
+/* One time-ordered input: a prepared statement and its current row's time. */
+struct cursor {
+    sqlite3_stmt *pStmt;
+    int bRow;
+    int64_t ts;
+};
+
+/* Replay state: the live set sorted by (address, device, mem_kind), and freed addresses. */
+struct replay {
+    struct vt_trace *t;
+    struct vt_life **apLive;
+    int nLive, nLiveAlloc;
+    int64_t *aFreed; /* open-addressing set of freed addresses (0 = empty slot) */
+    int nFreed, nFreedAlloc;
+    int nextBoundary; /* next iteration whose end is a growth boundary */
+    int64_t uses;
+};
+
+static int cursor_step(struct cursor *c)
+{
+    int rc = sqlite3_step(c->pStmt);
+    c->bRow = rc == SQLITE_ROW;
+    if (c->bRow) c->ts = sqlite3_column_int64(c->pStmt, 0);
+    return rc == SQLITE_ROW || rc == SQLITE_DONE ? SQLITE_OK : rc;
+}
+
+static int col_int(sqlite3_stmt *p, int i, int dflt)
+{
+    return sqlite3_column_type(p, i) == SQLITE_NULL ? dflt : sqlite3_column_int(p, i);
+}
+static int64_t col_i64(sqlite3_stmt *p, int i, int64_t dflt)
+{
+    return sqlite3_column_type(p, i) == SQLITE_NULL ? dflt : sqlite3_column_int64(p, i);
+}
+
+static int cmp_life(const struct vt_life *a, int64_t addr, int dev, int kind)
+{
+    if (a->address != addr) return a->address < addr ? -1 : 1;
+    if (a->device != dev) return a->device < dev ? -1 : 1;
+    if (a->memKind != kind) return a->memKind < kind ? -1 : 1;
+    return 0;
+}
+
+/* First index whose key is >= (addr, dev, kind). */
+static int live_lower(const struct replay *r, int64_t addr, int dev, int kind)
+{
+    int lo = 0, hi = r->nLive;
+    while (lo < hi) {
+        int mid = (lo + hi) / 2;
+        if (cmp_life(r->apLive[mid], addr, dev, kind) < 0) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo;
+}
+
+/* Index of the live allocation with base address addr (preferring device/kind match), or -1. */
+static int live_find_base(const struct replay *r, int64_t addr, int dev, int kind)
+{
+    int i = live_lower(r, addr, INT32_MIN, INT32_MIN), best = -1;
+    for (; i < r->nLive && r->apLive[i]->address == addr; i++) {
+        const struct vt_life *l = r->apLive[i];
+        if ((dev < 0 || l->device == dev) && (kind == 0 || l->memKind == kind)) return i;
+        if (best < 0) best = i;
+    }
+    /* a free with a different device/kind than its allocation: accept only when unambiguous */
+    return best >= 0 && (dev < 0 || kind == 0) ? best : -1;
+}
+
+/* Index of the live allocation containing addr, or -1. */
+static int live_find_containing(const struct replay *r, int64_t addr)
+{
+    int i = live_lower(r, addr, INT32_MAX, INT32_MAX) - 1;
+    for (int k = 0; i >= 0 && k < 4; i--, k++) {
+        const struct vt_life *l = r->apLive[i];
+        if (addr >= l->address && addr < l->address + (l->bytes > 0 ? l->bytes : 1)) return i;
+    }
+    return -1;
+}
+
+static void freed_add(struct replay *r, int64_t addr);
+static int freed_has(const struct replay *r, int64_t addr)
+{
+    if (!r->nFreedAlloc) return 0;
+    uint64_t h = (uint64_t)(addr | 1) * 0x9E3779B97F4A7C15ull;
+    for (int i = (int)(h >> 33) & (r->nFreedAlloc - 1);; i = (i + 1) & (r->nFreedAlloc - 1)) {
+        if (r->aFreed[i] == 0) return 0;
+        if (r->aFreed[i] == (addr | 1)) return 1;
+    }
+}
+
+static int freed_grow(struct replay *r)
+{
+    int nNew = r->nFreedAlloc ? r->nFreedAlloc * 2 : 1024;
+    int64_t *aOld = r->aFreed;
+    int nOld = r->nFreedAlloc;
+    r->aFreed = calloc((size_t)nNew, sizeof(int64_t));
+    if (!r->aFreed) {
+        r->aFreed = aOld;
+        return -1;
+    }
+    r->nFreedAlloc = nNew;
+    r->nFreed = 0;
+    for (int i = 0; i < nOld; i++)
+        if (aOld[i]) freed_add(r, aOld[i]);
+    free(aOld);
+    return 0;
+}
+
+/* Remember a freed address (stored with its low bit set so 0 stays the empty marker). */
+static void freed_add(struct replay *r, int64_t addr)
+{
+    int64_t key = addr | 1;
+    if ((r->nFreed + 1) * 2 > r->nFreedAlloc && freed_grow(r) != 0) return;
+    uint64_t h = (uint64_t)key * 0x9E3779B97F4A7C15ull;
+    for (int i = (int)(h >> 33) & (r->nFreedAlloc - 1);; i = (i + 1) & (r->nFreedAlloc - 1)) {
+        if (r->aFreed[i] == key) return;
+        if (r->aFreed[i] == 0) {
+            r->aFreed[i] = key;
+            r->nFreed++;
+            return;
+        }
+    }
+}
+
+/* Accounting device of an allocation: device id, -1 pinned host, -2 not counted. */
+static int acct_of(int op, int kind, int device)
+{
+    if (kind == VT_MEMKIND_PINNED) return -1;
+    if (op == VT_MEMOP_VMM_MAP) return device >= 0 ? device : 0;
+    if (kind == VT_MEMKIND_DEVICE || kind == VT_MEMKIND_ARRAY || kind == VT_MEMKIND_DEVICE_STATIC ||
+        kind == VT_MEMKIND_UNKNOWN)
+        return device >= 0 ? device : 0;
+    return -2;
+}
+
+/* Add (sign +1) or remove (-1) l's bytes from its device's live total at ts. */
+static int account(struct replay *r, struct vt_life *l, int sign, int64_t ts)
+{
+    struct vt_trace *t = r->t;
+    int iDev;
+    struct vt_site *s = &t->aSite[l->site];
+    s->nLive += sign;
+    s->liveBytes += sign * l->bytes;
+    if (s->liveBytes > s->peakLiveBytes) s->peakLiveBytes = s->liveBytes;
+    if (l->acct == -2) return 0;
+    iDev = vt__dev_index(t, l->acct);
+    if (iDev < 0) return -1;
+    if (sign < 0) vt__timeline_snapshot(t, iDev, r->apLive, r->nLive);
+    t->aDev[iDev].live += sign * l->bytes;
+    if (l->acct >= 0) t->totalLiveNow += sign * l->bytes;
+    vt__timeline_update(t, iDev, ts);
+    return 0;
+}
+
+/* Retained-reference bookkeeping for a lifetime that ends (freed, or live at the end). */
+static void retained_check(struct vt_trace *t, struct vt_life *l)
+{
+    struct vt_site *s = &t->aSite[l->site];
+    int bUses = t->bHaveKernelUses || t->bHaveCopyAddr;
+    if (t->bSegments || l->allocTs < 0) return;
+    if (t->bHaveKernelUses && l->freeTs >= 0) {
+        int64_t from = l->lastUse >= 0 ? l->lastUse : l->allocTs;
+        int64_t idle = l->freeTs - from, life = l->freeTs - l->allocTs;
+        if (idle >= t->idleNs && idle * 10 >= life * 6) {
+            s->idleCount++;
+            s->idleBytes += l->bytes;
+            if (idle > s->idleMaxNs) s->idleMaxNs = idle;
+            if (s->idleFirstTs < 0) s->idleFirstTs = l->allocTs;
+            s->idleLastTs = l->freeTs;
+        }
+    }
+    if (!bUses || l->phase < 0 || t->aPhase[l->phase].kind != VT_PHASE_TRAIN) return;
+    for (int k = l->phase + 1; k < t->nPhase; k++) {
+        struct vt_phase *e = &t->aPhase[k];
+        int64_t last = l->lastUse >= 0 ? l->lastUse : l->allocTs;
+        int bTrainAfter = 0;
+        if (e->kind != VT_PHASE_EVAL || e->start < l->allocTs) continue;
+        if (l->freeTs >= 0 && l->freeTs <= e->start) break;
+        if (last >= e->start) continue;
+        e->carried += l->bytes;
+        for (int j = k + 1; j < t->nPhase; j++) bTrainAfter |= t->aPhase[j].kind == VT_PHASE_TRAIN;
+        if ((l->freeTs >= 0 && l->freeTs >= e->end) || (l->freeTs < 0 && bTrainAfter)) {
+            s->crossCount++;
+            s->crossBytes += l->bytes;
+            if (s->crossFirstTs < 0) s->crossFirstTs = l->allocTs;
+            s->crossLastTs = l->freeTs >= 0 ? l->freeTs : t->t1;
+            if (s->crossPhase < 0) s->crossPhase = k;
+        }
+        break;
+    }
+}
+
+/* End a lifetime: write it back, update retained stats, free it (not for live-at-end). */
+static int close_life(struct replay *r, struct vt_life *l)
+{
+    struct vt_trace *t = r->t;
+    retained_check(t, l);
+    if (t->pLifeIns && vt__writeback_life(t, l) != SQLITE_OK) return -1;
+    return 0;
+}
+
+/* Remove live entry i from the sorted live set (does not free it). */
+static void live_remove(struct replay *r, int i)
+{
+    memmove(&r->apLive[i], &r->apLive[i + 1], sizeof(r->apLive[0]) * (size_t)(r->nLive - i - 1));
+    r->nLive--;
+}
+
+/* Growth boundaries: at the end of each training iteration, note every site's live bytes. */
+static void boundaries_upto(struct replay *r, int64_t ts)
+{
+    struct vt_trace *t = r->t;
+    while (r->nextBoundary < t->nIter && t->aIter[r->nextBoundary].end <= ts) {
+        const struct vt_iter *it = &t->aIter[r->nextBoundary++];
+        if (it->phase >= 0 && t->aPhase[it->phase].kind != VT_PHASE_TRAIN) continue;
+        for (int i = 0; i < t->nSite; i++) {
+            struct vt_site *s = &t->aSite[i];
+            if (s->nBoundary == 0) {
+                s->firstBoundaryBytes = s->liveBytes;
+            } else if (s->liveBytes > s->prevBoundaryBytes) {
+                s->nUp++;
+            } else if (s->liveBytes < s->prevBoundaryBytes) {
+                s->nDown++;
+                if (s->prevBoundaryBytes - s->liveBytes > s->maxDrop) s->maxDrop = s->prevBoundaryBytes - s->liveBytes;
+            }
+            s->prevBoundaryBytes = s->liveBytes;
+            s->nBoundary++;
+        }
+    }
+}
+
+/* An allocation or VMM map. Returns 0 or -1 (out of memory / write error). */
+static int on_alloc(struct replay *r, sqlite3_stmt *p)
+{
+    struct vt_trace *t = r->t;
+    struct vt_life *l;
+    int op = sqlite3_column_int(p, 2), kind = sqlite3_column_int(p, 3);
+    int64_t addr = sqlite3_column_int64(p, 4), ts = sqlite3_column_int64(p, 0);
+    int dev = col_int(p, 5, -1), i;
+    i = live_find_base(r, addr, dev, kind);
+    if (i >= 0) { /* the free of the previous allocation here was never seen */
+        struct vt_life *old = r->apLive[i];
+        old->freeTs = ts;
+        old->status = VT_LIFE_FREE_MISSING;
+        t->nFreeMissing++;
+        if (account(r, old, -1, ts) != 0 || close_life(r, old) != 0) return -1;
+        live_remove(r, i);
+        free(old);
+    }
+    l = calloc(1, sizeof *l);
+    if (!l) return -1;
+    l->address = addr;
+    l->bytes = sqlite3_column_int64(p, 6);
+    l->allocTs = ts;
+    l->freeTs = l->firstUse = l->lastUse = -1;
+    l->allocEventId = sqlite3_column_int64(p, 1);
+    l->freeEventId = -1;
+    l->stackId = col_i64(p, 8, -1);
+    l->device = dev;
+    l->memKind = kind;
+    l->allocApi = col_int(p, 7, 0);
+    l->acct = acct_of(op, kind, dev);
+    l->phase = vt__phase_at(t, ts);
+    l->iter = -1;
+    l->site = vt__site_get(t, l->stackId, l->bytes);
+    if (l->site < 0) {
+        free(l);
+        return -1;
+    }
+    t->aSite[l->site].nAlloc++;
+    t->aSite[l->site].totalBytes += l->bytes;
+    t->nAlloc++;
+    if (r->nLive == r->nLiveAlloc) {
+        int nNew = r->nLiveAlloc ? r->nLiveAlloc * 2 : 1024;
+        struct vt_life **aNew = realloc(r->apLive, sizeof *aNew * (size_t)nNew);
+        if (!aNew) {
+            free(l);
+            return -1;
+        }
+        r->apLive = aNew;
+        r->nLiveAlloc = nNew;
+    }
+    i = live_lower(r, addr, dev, kind);
+    memmove(&r->apLive[i + 1], &r->apLive[i], sizeof(r->apLive[0]) * (size_t)(r->nLive - i));
+    r->apLive[i] = l;
+    r->nLive++;
+    if (sqlite3_column_type(p, 9) != SQLITE_NULL && l->acct >= 0) {
+        int iDev = vt__dev_index(t, l->acct);
+        if (iDev < 0) return -1;
+        t->aDev[iDev].poolReserved = sqlite3_column_int64(p, 9);
+        t->aDev[iDev].poolUsed = col_i64(p, 10, 0);
+    }
+    return account(r, l, +1, ts);
+}
+
+/* A free or VMM unmap. Returns 0 or -1. */
+static int on_free(struct replay *r, sqlite3_stmt *p)
+{
+    struct vt_trace *t = r->t;
+    int kind = sqlite3_column_int(p, 3), dev = col_int(p, 5, -1);
+    int64_t addr = sqlite3_column_int64(p, 4), ts = sqlite3_column_int64(p, 0);
+    int i = live_find_base(r, addr, dev, kind), rc = 0;
+    if (i >= 0) {
+        struct vt_life *l = r->apLive[i];
+        l->freeTs = ts;
+        l->freeEventId = sqlite3_column_int64(p, 1);
+        l->freeApi = col_int(p, 7, 0);
+        l->status = VT_LIFE_FREED;
+        t->nFree++;
+        if (account(r, l, -1, ts) != 0) return -1;
+        live_remove(r, i);
+        rc = close_life(r, l);
+        free(l);
+    } else {
+        struct vt_life u;
+        memset(&u, 0, sizeof u);
+        u.address = addr;
+        u.bytes = sqlite3_column_int64(p, 6);
+        u.allocTs = u.firstUse = u.lastUse = -1;
+        u.freeTs = ts;
+        u.allocEventId = -1;
+        u.freeEventId = sqlite3_column_int64(p, 1);
+        u.stackId = col_i64(p, 8, -1);
+        u.device = dev;
+        u.memKind = kind;
+        u.freeApi = col_int(p, 7, 0);
+        u.phase = vt__phase_at(t, ts);
+        u.status = freed_has(r, addr) ? VT_LIFE_DOUBLE_FREE : VT_LIFE_FREE_UNKNOWN;
+        if (u.status == VT_LIFE_DOUBLE_FREE) t->nDoubleFree++;
+        else t->nFreeUnknown++;
+        if (t->pLifeIns && vt__writeback_life(t, &u) != SQLITE_OK) rc = -1;
+    }
+    freed_add(r, addr);
+    if (sqlite3_column_type(p, 9) != SQLITE_NULL && dev >= 0) {
+        int iDev = vt__dev_index(t, dev);
+        if (iDev < 0) return -1;
+        t->aDev[iDev].poolReserved = sqlite3_column_int64(p, 9);
+        t->aDev[iDev].poolUsed = col_i64(p, 10, 0);
+    }
+    return rc;
+}
+
+/* A use of addr at ts: kernel argument (base address) or copy/memset (any address inside). */
+static void on_use(struct replay *r, int64_t addr, int64_t ts, int bBase)
+{
+    int i = bBase ? live_find_base(r, addr, -1, 0) : -1;
+    if (i < 0) i = live_find_containing(r, addr);
+    if (i < 0) return;
+    struct vt_life *l = r->apLive[i];
+    if (l->firstUse < 0) l->firstUse = ts;
+    if (ts > l->lastUse) l->lastUse = ts;
+    l->useCount++;
+    r->uses++;
+}
+
+/* An OOM: what this process held on the device then, and the largest live allocations. */
+static int on_oom(struct replay *r, sqlite3_stmt *p)
+{
+    struct vt_trace *t = r->t;
+    struct vt_oom *o, *aNew = realloc(t->aOom, sizeof *aNew * (size_t)(t->nOom + 1));
+    int iDev;
+    if (!aNew) return -1;
+    t->aOom = aNew;
+    o = &aNew[t->nOom++];
+    memset(o, 0, sizeof *o);
+    o->ts = sqlite3_column_int64(p, 0);
+    o->api = sqlite3_column_int(p, 1);
+    o->device = col_int(p, 2, 0);
+    o->requested = sqlite3_column_int64(p, 3);
+    o->freeBytes = col_i64(p, 4, -1);
+    o->totalBytes = col_i64(p, 5, -1);
+    o->site = -1;
+    if (sqlite3_column_type(p, 6) != SQLITE_NULL) {
+        o->site = vt__site_get(t, sqlite3_column_int64(p, 6), o->requested);
+        if (o->site < 0) return -1;
+    }
+    iDev = vt__dev_index(t, o->device);
+    if (iDev < 0) return -1;
+    o->held = t->aDev[iDev].live;
+    if (t->aDev[iDev].poolReserved > t->aDev[iDev].poolUsed)
+        o->poolCached = t->aDev[iDev].poolReserved - t->aDev[iDev].poolUsed;
+    if (o->totalBytes <= 0) o->totalBytes = t->aDev[iDev].totalBytes;
+    if (o->freeBytes >= 0 && o->totalBytes > 0) {
+        int64_t held = o->held > t->aDev[iDev].poolReserved ? o->held : t->aDev[iDev].poolReserved;
+        o->others = o->totalBytes - o->freeBytes - held;
+        if (o->others < 0) o->others = 0;
+    }
+    for (int i = 0; i < r->nLive; i++)
+        if (r->apLive[i]->acct == o->device) vt__top_insert(o->aTop, &o->nTop, VT_TOPMAX, r->apLive[i]);
+    return 0;
+}
+
+/* Everything still live at the end: status live_at_end, per-site leak totals. */
+static int finish_live(struct replay *r)
+{
+    struct vt_trace *t = r->t;
+    int64_t late = t->t1 - (t->t1 - t->t0) / 20;
+    for (int i = 0; i < t->nDev; i++) {
+        t->aDev[i].nSnapshots = 0; /* force the final snapshot */
+        vt__timeline_snapshot(t, i, r->apLive, r->nLive);
+    }
+    for (int i = 0; i < r->nLive; i++) {
+        struct vt_life *l = r->apLive[i];
+        struct vt_site *s = &t->aSite[l->site];
+        l->status = VT_LIFE_LIVE_AT_END;
+        t->nLiveEnd++;
+        t->liveEndBytes += l->bytes;
+        if (l->acct != -1) {
+            s->endCount++;
+            s->endBytes += l->bytes;
+            if (s->endFirstTs < 0 || l->allocTs < s->endFirstTs) s->endFirstTs = l->allocTs;
+            if (l->allocTs > s->endLastTs) s->endLastTs = l->allocTs;
+            if (l->lastUse >= late) s->endUsedLate++;
+            vt__top_insert(t->aEnd, &t->nEnd, VT_TOPMAX, l);
+        }
+        if (close_life(r, l) != 0) return -1;
+    }
+    return 0;
+}
+
+/* The idle threshold of the retained detector: 10 median iterations, else 10 % of the trace. */
+static int64_t idle_threshold(const struct vt_trace *t)
+{
+    int64_t aD[64], n = 0, dur = t->t1 - t->t0, th;
+    for (int i = 0; i < t->nIter && n < 64; i++) aD[n++] = t->aIter[i].end - t->aIter[i].start;
+    if (n == 0) return dur / 10 > 0 ? dur / 10 : 1;
+    for (int i = 1; i < n; i++)
+        for (int j = i; j > 0 && aD[j - 1] > aD[j]; j--) {
+            int64_t x = aD[j];
+            aD[j] = aD[j - 1];
+            aD[j - 1] = x;
+        }
+    th = 10 * aD[n / 2];
+    return th > 0 ? th : 1;
+}
+
+int vt__replay(struct vt_trace *t, const struct vt_opts *o)
+{
+    static const char *azSql[] = {
+        "SELECT ts, id, op, mem_kind, address, device, bytes, api, stack_id, pool_size, pool_used"
+        " FROM memory_event WHERE op IN (1, 2, 5, 6) ORDER BY ts, id",
+        "SELECT ts, address FROM buffer_use WHERE kind = 0 AND ts IS NOT NULL ORDER BY ts",
+        "SELECT start, src, dst FROM memcpy WHERE src IS NOT NULL OR dst IS NOT NULL ORDER BY start",
+        "SELECT start, dst FROM memset WHERE dst IS NOT NULL ORDER BY start",
+        "SELECT ts, api, device, bytes, free_bytes, total_bytes, stack_id FROM oom_event ORDER BY ts"};
+    enum { C_MEM, C_KUSE, C_COPY, C_SET, C_OOM, C_N };
+    struct cursor ac[C_N];
+    struct replay r;
+    int rc = SQLITE_OK, i, bMem = 0;
+    (void)o;
+
+    memset(&r, 0, sizeof r);
+    memset(ac, 0, sizeof ac);
+    r.t = t;
+    t->idleNs = idle_threshold(t);
+    vt__timeline_begin(t);
+    for (i = 0; i < C_N && rc == SQLITE_OK; i++) {
+        rc = sqlite3_prepare_v2(t->db, azSql[i], -1, &ac[i].pStmt, NULL);
+        if (rc == SQLITE_OK) rc = cursor_step(&ac[i]);
+    }
+    while (rc == SQLITE_OK) {
+        int best = -1;
+        for (i = 0; i < C_N; i++) /* ties: memory events, then uses, then OOMs */
+            if (ac[i].bRow && (best < 0 || ac[i].ts < ac[best].ts)) best = i;
+        if (best < 0) break;
+        struct cursor *c = &ac[best];
+        boundaries_upto(&r, c->ts);
+        switch (best) {
+        case C_MEM: {
+            int op = sqlite3_column_int(c->pStmt, 2);
+            bMem = 1;
+            vt__timeline_phase_step(t, c->ts); /* the level just before this event */
+            if (op == VT_MEMOP_ALLOC || op == VT_MEMOP_VMM_MAP) rc = on_alloc(&r, c->pStmt);
+            else rc = on_free(&r, c->pStmt);
+            rc = rc == 0 ? SQLITE_OK : SQLITE_NOMEM;
+            break;
+        }
+        case C_KUSE: on_use(&r, sqlite3_column_int64(c->pStmt, 1), c->ts, 1); t->nKernelUse++; break;
+        case C_COPY:
+            if (sqlite3_column_type(c->pStmt, 1) != SQLITE_NULL) on_use(&r, sqlite3_column_int64(c->pStmt, 1), c->ts, 0);
+            if (sqlite3_column_type(c->pStmt, 2) != SQLITE_NULL) on_use(&r, sqlite3_column_int64(c->pStmt, 2), c->ts, 0);
+            t->nCopyUse++;
+            break;
+        case C_SET: on_use(&r, sqlite3_column_int64(c->pStmt, 1), c->ts, 0); t->nCopyUse++; break;
+        case C_OOM: rc = on_oom(&r, c->pStmt) == 0 ? SQLITE_OK : SQLITE_NOMEM; break;
+        }
+        if (rc == SQLITE_OK) rc = cursor_step(c);
+    }
+    (void)bMem;
+    if (rc == SQLITE_OK) {
+        boundaries_upto(&r, INT64_MAX);
+        vt__timeline_phase_step(t, INT64_MAX);
+        if (finish_live(&r) != 0) rc = SQLITE_NOMEM;
+    }
+    for (i = 0; i < C_N; i++) sqlite3_finalize(ac[i].pStmt);
+    for (i = 0; i < r.nLive; i++) free(r.apLive[i]);
+    free(r.apLive);
+    free(r.aFreed);
+    if (rc == SQLITE_OK) return VT_EXIT_OK;
+    vt__errorf("%s: cannot replay memory events: %s", t->zPath,
+               rc == SQLITE_NOMEM ? "out of memory or write-back failed" : sqlite3_errstr(rc));
+    return rc == SQLITE_CORRUPT || rc == SQLITE_NOTADB ? VT_EXIT_CORRUPT : VT_EXIT_INTERNAL;
+}

@@ -1,0 +1,240 @@
+/* Analysis stage 1: meta, devices, call-site resolution and time bounds of one trace. */
+#include "analysis.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "schema.h"
+
+/* Run a query returning two integers (NULL → -1). Returns an SQLite code. */
+static int query2(sqlite3 *db, const char *zSql, int64_t *pA, int64_t *pB)
+{
+    sqlite3_stmt *pStmt = NULL;
+    int rc = sqlite3_prepare_v2(db, zSql, -1, &pStmt, NULL);
+    *pA = *pB = -1;
+    if (rc != SQLITE_OK) return rc;
+    rc = sqlite3_step(pStmt);
+    if (rc == SQLITE_ROW) {
+        if (sqlite3_column_type(pStmt, 0) != SQLITE_NULL) *pA = sqlite3_column_int64(pStmt, 0);
+        if (sqlite3_column_type(pStmt, 1) != SQLITE_NULL) *pB = sqlite3_column_int64(pStmt, 1);
+        rc = SQLITE_OK;
+    } else if (rc == SQLITE_DONE) {
+        rc = SQLITE_OK;
+    }
+    sqlite3_finalize(pStmt);
+    return rc;
+}
+
+/* Is a Python file path library code (torch, site-packages, the interpreter)? */
+static int is_library_file(const char *z)
+{
+    return strstr(z, "site-packages/") || strstr(z, "dist-packages/") || strstr(z, "/torch/") ||
+           !strncmp(z, "torch/", 6) || strstr(z, "<frozen") || strstr(z, "/lib/python3");
+}
+
+/*
+ * Describe a stack: the top Python frame outside library code as "file:line in
+ * function", else the top Python frame, else the top native frame. Returns a
+ * malloc'd string, or NULL on OOM / SQLite error (*pRc set).
+ */
+static char *describe_stack(sqlite3 *db, int64_t stackId, int *pRc)
+{
+    static const char *zSql =
+        "SELECT f.kind, fn.value, fi.value, f.line, mo.value, f.pc FROM frame f"
+        " LEFT JOIN string fn ON fn.id = f.function_id LEFT JOIN string fi ON fi.id = f.file_id"
+        " LEFT JOIN string mo ON mo.id = f.module_id WHERE f.stack_id = ? ORDER BY f.idx";
+    sqlite3_stmt *pStmt = NULL;
+    char *zPy = NULL, *zPyAny = NULL, *zNative = NULL, *zRet = NULL;
+    int rc = sqlite3_prepare_v2(db, zSql, -1, &pStmt, NULL);
+    if (rc != SQLITE_OK) goto done;
+    sqlite3_bind_int64(pStmt, 1, stackId);
+    while ((rc = sqlite3_step(pStmt)) == SQLITE_ROW) {
+        int kind = sqlite3_column_int(pStmt, 0);
+        const char *zFn = (const char *)sqlite3_column_text(pStmt, 1);
+        const char *zFile = (const char *)sqlite3_column_text(pStmt, 2);
+        int line = sqlite3_column_int(pStmt, 3);
+        const char *zMod = (const char *)sqlite3_column_text(pStmt, 4);
+        if (kind == 1 /* VT_FRAME_PYTHON */) {
+            char *z = vt__strdupf("%s:%d in %s", zFile ? zFile : "?", line, zFn ? zFn : "?");
+            if (!z) { rc = SQLITE_NOMEM; goto done; }
+            if (!zPy && zFile && !is_library_file(zFile)) zPy = z;
+            else if (!zPyAny) zPyAny = z;
+            else free(z);
+        } else if (!zNative) {
+            const char *zBase = zMod ? strrchr(zMod, '/') : NULL;
+            zBase = zBase ? zBase + 1 : zMod;
+            if (zFn && zFile && line > 0)
+                zNative = vt__strdupf("%s:%d in %s", zFile, line, zFn);
+            else if (zFn)
+                zNative = vt__strdupf("%s (%s)", zFn, zBase ? zBase : "?");
+            else
+                zNative = vt__strdupf("0x%llx (%s)", (unsigned long long)sqlite3_column_int64(pStmt, 5),
+                                      zBase ? zBase : "?");
+            if (!zNative) { rc = SQLITE_NOMEM; goto done; }
+        }
+    }
+    if (rc != SQLITE_DONE) goto done;
+    rc = SQLITE_OK;
+    if (zPy) { zRet = zPy; zPy = NULL; }
+    else if (zPyAny) { zRet = zPyAny; zPyAny = NULL; }
+    else if (zNative) { zRet = zNative; zNative = NULL; }
+    else zRet = vt__strdupf("stack %lld (no frames recorded)", (long long)stackId);
+    if (!zRet) rc = SQLITE_NOMEM;
+done:
+    free(zPy);
+    free(zPyAny);
+    free(zNative);
+    sqlite3_finalize(pStmt);
+    *pRc = rc;
+    return zRet;
+}
+
+int vt__site_get(struct vt_trace *t, int64_t stackId, int64_t bytes)
+{
+    int64_t key = stackId >= 0 ? stackId : -bytes - 1;
+    int i, rc = SQLITE_OK;
+    uint64_t h;
+    struct vt_site *s;
+
+    if (t->nSiteHash == 0 || t->nSite * 2 >= t->nSiteHash) {
+        int nNew = t->nSiteHash ? t->nSiteHash * 2 : 256;
+        int *aNew = malloc(sizeof(int) * (size_t)nNew);
+        if (!aNew) return -1;
+        for (i = 0; i < nNew; i++) aNew[i] = -1;
+        for (i = 0; i < t->nSite; i++) {
+            h = (uint64_t)t->aSite[i].key * 0x9E3779B97F4A7C15ull;
+            int j = (int)(h >> 40) & (nNew - 1);
+            while (aNew[j] >= 0) j = (j + 1) & (nNew - 1);
+            aNew[j] = i;
+        }
+        free(t->aSiteHash);
+        t->aSiteHash = aNew;
+        t->nSiteHash = nNew;
+    }
+    h = (uint64_t)key * 0x9E3779B97F4A7C15ull;
+    i = (int)(h >> 40) & (t->nSiteHash - 1);
+    while (t->aSiteHash[i] >= 0) {
+        if (t->aSite[t->aSiteHash[i]].key == key) return t->aSiteHash[i];
+        i = (i + 1) & (t->nSiteHash - 1);
+    }
+    if (t->nSite == t->nSiteAlloc) {
+        int nNew = t->nSiteAlloc ? t->nSiteAlloc * 2 : 64;
+        struct vt_site *aNew = realloc(t->aSite, sizeof *aNew * (size_t)nNew);
+        if (!aNew) return -1;
+        t->aSite = aNew;
+        t->nSiteAlloc = nNew;
+    }
+    s = &t->aSite[t->nSite];
+    memset(s, 0, sizeof *s);
+    s->key = key;
+    s->stackId = stackId;
+    s->crossPhase = -1;
+    s->endFirstTs = s->idleFirstTs = s->crossFirstTs = -1;
+    if (stackId >= 0) {
+        s->zSite = describe_stack(t->db, stackId, &rc);
+        if (rc != SQLITE_OK) return -1;
+    } else {
+        char zB[32];
+        vt__fmt_bytes(bytes, zB, sizeof zB);
+        s->zSite = vt__strdupf("site not recorded (allocations of %s)", zB);
+        if (!s->zSite) return -1;
+    }
+    t->aSiteHash[i] = t->nSite;
+    return t->nSite++;
+}
+
+/* Copy meta(key) into z (size n), empty when absent. */
+static void meta_copy(sqlite3 *db, const char *zKey, char *z, size_t n)
+{
+    if (vt__meta_get(db, zKey, z, n) != 1) z[0] = 0;
+}
+
+/*
+ * Read meta, devices and the time bounds; decide whether the trace is at
+ * segment level (caching allocator without tensor tracing). Returns VT_EXIT_OK
+ * or VT_EXIT_CORRUPT / VT_EXIT_INTERNAL after printing one line.
+ */
+int vt__load(struct vt_trace *t, const struct vt_opts *o)
+{
+    sqlite3 *db = t->db;
+    sqlite3_stmt *pStmt = NULL;
+    char zVal[64];
+    int64_t a, b;
+    int rc;
+    (void)o;
+
+    meta_copy(db, "pid", t->zPid, sizeof t->zPid);
+    meta_copy(db, "rank", t->zRank, sizeof t->zRank);
+    meta_copy(db, "hostname", t->zHost, sizeof t->zHost);
+    meta_copy(db, "cmdline", t->zCmd, sizeof t->zCmd);
+    meta_copy(db, "config.tensors", zVal, sizeof zVal);
+    t->bTensors = !strcmp(zVal, "1");
+    meta_copy(db, "closed_cleanly", zVal, sizeof zVal);
+    t->bCleanClose = !strcmp(zVal, "1");
+
+    rc = sqlite3_prepare_v2(db, "SELECT id, name, total_bytes FROM device ORDER BY id", -1, &pStmt, NULL);
+    while (rc == SQLITE_OK && (rc = sqlite3_step(pStmt)) == SQLITE_ROW) {
+        int i = vt__dev_index(t, sqlite3_column_int(pStmt, 0));
+        const char *zName = (const char *)sqlite3_column_text(pStmt, 1);
+        if (i < 0) { rc = SQLITE_NOMEM; break; }
+        snprintf(t->aDev[i].zName, sizeof t->aDev[i].zName, "%s", zName ? zName : "");
+        t->aDev[i].totalBytes = sqlite3_column_int64(pStmt, 2);
+        rc = SQLITE_OK;
+    }
+    if (rc == SQLITE_DONE) rc = SQLITE_OK;
+    sqlite3_finalize(pStmt);
+    pStmt = NULL;
+
+    /* time bounds over every timed table */
+    t->t0 = INT64_MAX;
+    t->t1 = INT64_MIN;
+    {
+        static const char *azSql[] = {
+            "SELECT min(ts), max(ts) FROM memory_event", "SELECT min(start), max(end) FROM kernel",
+            "SELECT min(start), max(end) FROM memcpy", "SELECT min(start), max(end) FROM memset",
+            "SELECT min(ts), max(ts) FROM oom_event",
+            "SELECT min(start), max(coalesce(end, start)) FROM nvtx_range"};
+        for (size_t k = 0; rc == SQLITE_OK && k < sizeof azSql / sizeof azSql[0]; k++) {
+            rc = query2(db, azSql[k], &a, &b);
+            if (a >= 0 && a < t->t0) t->t0 = a;
+            if (b >= 0 && b > t->t1) t->t1 = b;
+        }
+    }
+    if (t->t0 == INT64_MAX) t->t0 = t->t1 = 0;
+    if (t->t1 <= t->t0) t->t1 = t->t0 + 1;
+
+    /* segment-level pattern: device cudaMalloc'd blocks of 2 MiB or >= 20 MiB multiples of 2 MiB */
+    if (rc == SQLITE_OK)
+        rc = query2(db,
+                    "SELECT count(*), sum(bytes = 2097152 OR (bytes >= 20971520 AND bytes % 2097152 = 0))"
+                    " FROM memory_event WHERE op IN (1, 5) AND mem_kind IN (0, 3)",
+                    &t->nDevAlloc, &t->nSegmentLike);
+    if (rc == SQLITE_OK)
+        rc = query2(db, "SELECT (SELECT count(*) FROM buffer_use WHERE kind = 0),"
+                        " (SELECT count(*) FROM memcpy WHERE src IS NOT NULL OR dst IS NOT NULL)"
+                        " + (SELECT count(*) FROM memset WHERE dst IS NOT NULL)",
+                    &a, &b);
+    if (rc != SQLITE_OK) {
+        vt__errorf("%s: cannot read trace: %s", t->zPath, sqlite3_errstr(rc));
+        return rc == SQLITE_CORRUPT || rc == SQLITE_NOTADB ? VT_EXIT_CORRUPT : VT_EXIT_INTERNAL;
+    }
+    t->bHaveKernelUses = a > 0;
+    t->bHaveCopyAddr = b > 0;
+    if (t->nSegmentLike < 0) t->nSegmentLike = 0;
+    t->bSegments = !t->bTensors && t->nDevAlloc >= 2 && t->nSegmentLike * 10 >= t->nDevAlloc * 8;
+    if (t->bSegments)
+        vt__trace_note(t, "recorded without tensor-level tracing: %lld of %lld device allocations "
+                          "look like caching-allocator segments (2 MiB, or >= 20 MiB in 2 MiB "
+                          "steps), so findings are at segment level; record with "
+                          "'vramtrace record --tensors' to see individual tensors",
+                       (long long)t->nSegmentLike, (long long)t->nDevAlloc);
+    if (!t->bCleanClose)
+        vt__trace_note(t, "the trace was not closed cleanly (process killed or still running): "
+                          "its last second of events may be missing and allocations live at the "
+                          "end include ones the process would have freed");
+    if (!t->bHaveKernelUses)
+        vt__trace_note(t, "no kernel buffer uses recorded: first/last use come from copies only; "
+                          "idle-allocation checks are skipped");
+    return VT_EXIT_OK;
+}

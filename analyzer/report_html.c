@@ -1,0 +1,158 @@
+/* Report: one self-contained HTML file with an SVG memory timeline per process (no scripts, no network). */
+#include "analysis.h"
+
+#include <string.h>
+
+void vt__html_str(FILE *f, const char *z)
+{
+    for (; z && *z; z++) {
+        switch (*z) {
+        case '<': fputs("&lt;", f); break;
+        case '>': fputs("&gt;", f); break;
+        case '&': fputs("&amp;", f); break;
+        case '"': fputs("&quot;", f); break;
+        default: fputc(*z, f);
+        }
+    }
+}
+
+#define SVG_W 960
+#define SVG_H 260
+#define PAD_L 70
+#define PAD_B 24
+#define PAD_T 16
+
+static double xpos(const struct vt_trace *t, int64_t ts)
+{
+    double u = (double)(ts - t->t0) / (double)(t->t1 - t->t0 + 1);
+    if (u < 0) u = 0;
+    if (u > 1) u = 1;
+    return PAD_L + u * (SVG_W - PAD_L - 10);
+}
+
+static double ypos(int64_t v, int64_t vmax)
+{
+    return PAD_T + (SVG_H - PAD_T - PAD_B) * (1.0 - (double)v / (double)(vmax > 0 ? vmax : 1));
+}
+
+/* The SVG timeline of trace i: phases shaded, live bytes per device, peak and OOMs marked. */
+static void svg(FILE *f, const struct vt_result *r, int i)
+{
+    static const char *azColor[] = {"#1f77b4", "#2ca02c", "#9467bd", "#8c564b", "#17becf", "#7f7f7f"};
+    const struct vt_trace *t = &r->aTrace[i];
+    int64_t vmax = 1;
+    char zB[32], zA[32];
+    for (int d = 0; d < t->nDev; d++)
+        if (t->aDev[d].peak > vmax) vmax = t->aDev[d].peak;
+    fprintf(f, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" viewBox=\"0 0 %d %d\" "
+               "role=\"img\" aria-label=\"live memory over time\">\n", SVG_W, SVG_H, SVG_W, SVG_H);
+    fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"#fafafa\" stroke=\"#ccc\"/>\n", PAD_L, PAD_T,
+            SVG_W - PAD_L - 10, SVG_H - PAD_T - PAD_B);
+    for (int k = 0; k < t->nPhase; k++) {
+        const struct vt_phase *p = &t->aPhase[k];
+        double x0 = xpos(t, p->start), x1 = xpos(t, p->end);
+        fprintf(f, "<rect x=\"%.1f\" y=\"%d\" width=\"%.1f\" height=\"%d\" fill=\"%s\" opacity=\"0.35\"><title>",
+                x0, PAD_T, x1 - x0 > 0.5 ? x1 - x0 : 0.5, SVG_H - PAD_T - PAD_B,
+                p->kind == VT_PHASE_EVAL ? "#ffbb78" : p->kind == VT_PHASE_TRAIN ? "#aec7e8" : "#dddddd");
+        vt__html_str(f, p->zName);
+        fprintf(f, " (%s)</title></rect>\n", vt__phase_kind_name(p->kind));
+    }
+    for (int g = 0; g <= 4; g++) {
+        int64_t v = vmax * g / 4;
+        vt__fmt_bytes(v, zB, sizeof zB);
+        fprintf(f, "<text x=\"%d\" y=\"%.1f\" font-size=\"10\" text-anchor=\"end\">%s</text>\n", PAD_L - 4,
+                ypos(v, vmax) + 3, zB);
+    }
+    vt__fmt_ns(t->t1 - t->t0, zA, sizeof zA);
+    fprintf(f, "<text x=\"%d\" y=\"%d\" font-size=\"10\">0 s</text><text x=\"%d\" y=\"%d\" font-size=\"10\" "
+               "text-anchor=\"end\">%s</text>\n", PAD_L, SVG_H - 8, SVG_W - 10, SVG_H - 8, zA);
+    for (int d = 0; d < t->nDev; d++) {
+        const struct vt_device *dv = &t->aDev[d];
+        int64_t v = 0;
+        if (dv->peak <= 0) continue;
+        fprintf(f, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"1.5\"%s points=\"",
+                dv->id < 0 ? "#d62728" : azColor[d % 6], dv->id < 0 ? " stroke-dasharray=\"4 2\"" : "");
+        for (int k = 0; k < VT_TIMELINE_BUCKETS; k++) {
+            if (dv->aMax[k] >= 0) v = dv->aMax[k];
+            fprintf(f, "%.1f,%.1f ", PAD_L + (double)k * (SVG_W - PAD_L - 10) / VT_TIMELINE_BUCKETS, ypos(v, vmax));
+        }
+        fprintf(f, "\"><title>%s %d live bytes</title></polyline>\n", dv->id < 0 ? "pinned host" : "device", dv->id);
+        if (dv->peakTs >= 0) {
+            vt__fmt_bytes(dv->peak, zB, sizeof zB);
+            fprintf(f, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"4\" fill=\"%s\"><title>peak %s</title></circle>"
+                       "<text x=\"%.1f\" y=\"%.1f\" font-size=\"10\">peak %s</text>\n",
+                    xpos(t, dv->peakTs), ypos(dv->peak, vmax), dv->id < 0 ? "#d62728" : azColor[d % 6], zB,
+                    xpos(t, dv->peakTs) + 5, ypos(dv->peak, vmax) + 10, zB);
+        }
+    }
+    for (int k = 0; k < t->nOom; k++) {
+        int iFind = -1;
+        for (int j = 0; j < r->nFind; j++)
+            if (r->aFind[j].trace == i && !strcmp(r->aFind[j].zKind, "oom") && r->aFind[j].firstTs == t->aOom[k].ts)
+                iFind = j;
+        vt__fmt_bytes(t->aOom[k].requested, zB, sizeof zB);
+        if (iFind >= 0) fprintf(f, "<a href=\"#f%d\">", iFind + 1);
+        fprintf(f, "<line x1=\"%.1f\" x2=\"%.1f\" y1=\"%d\" y2=\"%d\" stroke=\"#d62728\" stroke-width=\"2\"/>"
+                   "<text x=\"%.1f\" y=\"%d\" font-size=\"10\" fill=\"#d62728\">OOM %s<title>out of memory: %s requested</title></text>",
+                xpos(t, t->aOom[k].ts), xpos(t, t->aOom[k].ts), PAD_T, SVG_H - PAD_B, xpos(t, t->aOom[k].ts) + 3,
+                PAD_T + 10, zB, zB);
+        if (iFind >= 0) fputs("</a>", f);
+        fputc('\n', f);
+    }
+    fputs("</svg>\n", f);
+}
+
+int vt__report_html(FILE *f, const struct vt_result *r)
+{
+    char zB[32], zA[32], zZ[32];
+    fputs("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>vramtrace analysis</title>\n"
+          "<style>body{font-family:system-ui,sans-serif;margin:2em;max-width:1000px;color:#222}"
+          "table{border-collapse:collapse}td,th{border:1px solid #ccc;padding:3px 6px;text-align:left;font-size:90%}"
+          ".high{color:#fff;background:#c0392b}.medium{background:#f39c12}.low{background:#f7dc6f}.info{background:#d6eaf8}"
+          ".sev{padding:1px 6px;border-radius:3px;font-weight:bold}.finding{border-left:4px solid #ccc;padding-left:1em;margin:1em 0}"
+          "code{background:#f4f4f4}</style></head><body>\n<h1>vramtrace analysis</h1>\n", f);
+    fprintf(f, "<p>%d trace%s, %d finding%s.</p>\n", r->nTrace, r->nTrace == 1 ? "" : "s", r->nFind,
+            r->nFind == 1 ? "" : "s");
+    for (int i = 0; i < r->nTrace; i++) {
+        const struct vt_trace *t = &r->aTrace[i];
+        fprintf(f, "<h2>Process %s%s%s</h2>\n<p><code>", t->zPid[0] ? t->zPid : "?", t->zRank[0] ? ", rank " : "", t->zRank);
+        vt__html_str(f, t->zPath);
+        vt__fmt_ns(t->t1 - t->t0, zA, sizeof zA);
+        fprintf(f, "</code>, %s; %lld allocations, %lld live at exit. Phases from %s: "
+                   "<span style=\"background:#aec7e8\">training</span> "
+                   "<span style=\"background:#ffbb78\">evaluation</span>; dashed red: pinned host memory.</p>\n",
+                zA, (long long)t->nAlloc, (long long)t->nLiveEnd, t->zPhaseSource);
+        svg(f, r, i);
+        for (int k = 0; k < t->nNote; k++) {
+            fputs("<p><em>note:</em> ", f);
+            vt__html_str(f, t->azNote[k]);
+            fputs("</p>\n", f);
+        }
+    }
+    fputs("<h2>Findings (worst first)</h2>\n", f);
+    if (!r->nFind) fputs("<p>No problems found.</p>\n", f);
+    for (int i = 0; i < r->nFind; i++) {
+        const struct vt_finding *x = &r->aFind[i];
+        const struct vt_trace *t = &r->aTrace[x->trace];
+        vt__fmt_bytes(x->bytes, zB, sizeof zB);
+        vt__fmt_at(t, x->firstTs, zA, sizeof zA);
+        vt__fmt_at(t, x->lastTs, zZ, sizeof zZ);
+        fprintf(f, "<div class=\"finding\" id=\"f%d\"><h3><span class=\"sev %s\">%s</span> %s: ", i + 1,
+                vt__sev_name(x->severity), vt__sev_name(x->severity), x->zKind);
+        vt__html_str(f, x->zTitle);
+        fprintf(f, "</h3>\n<p>process %s; %s; %lld events; %s .. %s", t->zPid[0] ? t->zPid : "?", zB, (long long)x->count, zA, zZ);
+        if (x->zPhase[0]) {
+            fputs("; phase ", f);
+            vt__html_str(f, x->zPhase);
+        }
+        fputs("</p>\n<p><b>where:</b> <code>", f);
+        vt__html_str(f, x->zSite);
+        fputs("</code></p>\n<p><b>evidence:</b> ", f);
+        vt__html_str(f, x->zEvidence);
+        fputs("</p>\n<p><b>fix:</b> ", f);
+        vt__html_str(f, x->zFix);
+        fputs("</p></div>\n", f);
+    }
+    fputs("</body></html>\n", f);
+    return ferror(f) ? -1 : 0;
+}

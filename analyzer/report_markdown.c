@@ -1,0 +1,104 @@
+/* Report: Markdown (findings first, then one section per process). */
+#include "analysis.h"
+
+#include <string.h>
+
+/* Text for a Markdown table cell: pipes and newlines escaped. */
+static void cell(FILE *f, const char *z)
+{
+    for (; z && *z; z++) {
+        if (*z == '|') fputs("\\|", f);
+        else if (*z == '\n') fputc(' ', f);
+        else fputc(*z, f);
+    }
+}
+
+int vt__report_markdown(FILE *f, const struct vt_result *r)
+{
+    const struct vt_opts *o = r->pOpts;
+    char zB[32], zA[32], zZ[32];
+    fprintf(f, "# vramtrace analysis\n\n%d trace%s, %d finding%s.\n\n", r->nTrace, r->nTrace == 1 ? "" : "s",
+            r->nFind, r->nFind == 1 ? "" : "s");
+    if (r->nFind) {
+        fprintf(f, "## Findings (worst first)\n\n");
+        fprintf(f, "| # | severity | kind | process | finding | bytes | phase |\n|---|---|---|---|---|---|---|\n");
+        for (int i = 0; i < r->nFind; i++) {
+            const struct vt_finding *x = &r->aFind[i];
+            vt__fmt_bytes(x->bytes, zB, sizeof zB);
+            fprintf(f, "| %d | %s | %s | %s | ", i + 1, vt__sev_name(x->severity), x->zKind,
+                    r->aTrace[x->trace].zPid[0] ? r->aTrace[x->trace].zPid : "?");
+            cell(f, x->zTitle);
+            fprintf(f, " | %s | ", zB);
+            cell(f, x->zPhase);
+            fputs(" |\n", f);
+        }
+        for (int i = 0; i < r->nFind; i++) {
+            const struct vt_finding *x = &r->aFind[i];
+            const struct vt_trace *t = &r->aTrace[x->trace];
+            vt__fmt_at(t, x->firstTs, zA, sizeof zA);
+            vt__fmt_at(t, x->lastTs, zZ, sizeof zZ);
+            fprintf(f, "\n### %d. [%s] %s\n\n", i + 1, vt__sev_name(x->severity), x->zTitle ? x->zTitle : "");
+            fprintf(f, "- **kind**: %s; **count**: %lld; **time**: %s .. %s%s%s\n", x->zKind, (long long)x->count, zA, zZ,
+                    x->zPhase[0] ? "; **phase**: " : "", x->zPhase);
+            if (x->zSite) fprintf(f, "- **where**: `%s`\n", x->zSite);
+            fprintf(f, "- **evidence**: %s\n- **fix**: %s\n", x->zEvidence ? x->zEvidence : "", x->zFix ? x->zFix : "");
+        }
+    } else {
+        fprintf(f, "No problems found.\n");
+    }
+    for (int i = 0; i < r->nTrace; i++) {
+        const struct vt_trace *t = &r->aTrace[i];
+        fprintf(f, "\n## Process %s%s%s: `%s`\n\n", t->zPid[0] ? t->zPid : "?", t->zRank[0] ? ", rank " : "",
+                t->zRank, t->zPath);
+        vt__fmt_ns(t->t1 - t->t0, zA, sizeof zA);
+        vt__fmt_bytes(t->liveEndBytes, zB, sizeof zB);
+        fprintf(f, "- duration %s; %lld allocations, %lld freed, %lld live at exit (%s)\n", zA, (long long)t->nAlloc,
+                (long long)t->nFree, (long long)t->nLiveEnd, zB);
+        fprintf(f, "- frees of unknown addresses %lld, double frees %lld, frees missing %lld\n",
+                (long long)t->nFreeUnknown, (long long)t->nDoubleFree, (long long)t->nFreeMissing);
+        fprintf(f, "- level: %s; phases from %s (%d phases, %d iterations)\n",
+                t->bSegments ? "caching-allocator segments" : t->bTensors ? "tensors" : "allocations", t->zPhaseSource,
+                t->nPhase, t->nIter);
+        for (int k = 0; k < t->nNote; k++) fprintf(f, "- note: %s\n", t->azNote[k]);
+        fprintf(f, "\n| device | peak | at | largest live at peak |\n|---|---|---|---|\n");
+        for (int d = 0; d < t->nDev; d++) {
+            const struct vt_device *dv = &t->aDev[d];
+            vt__fmt_bytes(dv->peak, zB, sizeof zB);
+            vt__fmt_at(t, dv->peakTs, zA, sizeof zA);
+            if (dv->id >= 0) fprintf(f, "| %d %s | %s | %s | ", dv->id, dv->zName, zB, zA);
+            else fprintf(f, "| pinned host | %s | %s | ", zB, zA);
+            for (int k = 0; k < dv->nTop && k < o->nTop && k < 3; k++) {
+                vt__fmt_bytes(dv->aTop[k].bytes, zZ, sizeof zZ);
+                fprintf(f, "%s%s from ", k ? "; " : "", zZ);
+                cell(f, dv->aTop[k].site >= 0 ? t->aSite[dv->aTop[k].site].zSite : "?");
+            }
+            fputs(" |\n", f);
+        }
+        if (t->nPhase) {
+            fprintf(f, "\n| phase | kind | start | end | peak | iterations |\n|---|---|---|---|---|---|\n");
+            for (int k = 0; k < t->nPhase; k++) {
+                const struct vt_phase *p = &t->aPhase[k];
+                vt__fmt_at(t, p->start, zA, sizeof zA);
+                vt__fmt_at(t, p->end, zZ, sizeof zZ);
+                vt__fmt_bytes(p->peak > 0 ? p->peak : 0, zB, sizeof zB);
+                fputs("| ", f);
+                cell(f, p->zName);
+                fprintf(f, " | %s | %s | %s | %s | %d |\n", vt__phase_kind_name(p->kind), zA, zZ, zB, p->nIter);
+            }
+        }
+        if (o->bBySite && t->nSite) {
+            fprintf(f, "\n| site | allocations | total | peak live | live at exit |\n|---|---|---|---|---|\n");
+            for (int k = 0; k < t->nSite; k++) {
+                const struct vt_site *s = &t->aSite[k];
+                char zP[32], zE[32];
+                vt__fmt_bytes(s->totalBytes, zB, sizeof zB);
+                vt__fmt_bytes(s->peakLiveBytes, zP, sizeof zP);
+                vt__fmt_bytes(s->endBytes, zE, sizeof zE);
+                fputs("| ", f);
+                cell(f, s->zSite);
+                fprintf(f, " | %lld | %s | %s | %s |\n", (long long)s->nAlloc, zB, zP, zE);
+            }
+        }
+    }
+    return ferror(f) ? -1 : 0;
+}

@@ -1,0 +1,150 @@
+/* Analysis stage: live bytes per device over time, peaks with what was live, phase minima. */
+#include "analysis.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+int vt__dev_index(struct vt_trace *t, int device)
+{
+    struct vt_device *aNew, *d;
+    int i;
+    for (i = 0; i < t->nDev; i++)
+        if (t->aDev[i].id == device) return i;
+    aNew = realloc(t->aDev, sizeof *aNew * (size_t)(t->nDev + 1));
+    if (!aNew) return -1;
+    t->aDev = aNew;
+    d = &aNew[t->nDev];
+    memset(d, 0, sizeof *d);
+    d->id = device;
+    d->peakTs = -1;
+    for (i = 0; i < VT_TIMELINE_BUCKETS; i++) d->aMax[i] = d->aPool[i] = -1;
+    for (i = 0; i < VT_SLICES; i++) d->slice[i] = -1;
+    if (device < 0) snprintf(d->zName, sizeof d->zName, "pinned host memory");
+    return t->nDev++;
+}
+
+/* Start of the replay: every per-phase / per-iteration statistic at its initial value. */
+void vt__timeline_begin(struct vt_trace *t)
+{
+    for (int i = 0; i < t->nPhase; i++) {
+        struct vt_phase *p = &t->aPhase[i];
+        p->peak = p->startLive = p->minLive = -1;
+        p->peakTs = -1;
+        for (int k = 0; k < VT_SLICES; k++) p->slice[k] = -1;
+    }
+    for (int i = 0; i < t->nIter; i++) t->aIter[i].minLive = t->aIter[i].maxLive = -1;
+    for (int k = 0; k < VT_SLICES; k++) t->pinnedSlice[k] = -1;
+    t->curPhase = t->curIter = 0;
+}
+
+static int slice_of(int64_t ts, int64_t a, int64_t b)
+{
+    int64_t k;
+    if (b <= a) return 0;
+    k = (ts - a) * VT_SLICES / (b - a);
+    return k < 0 ? 0 : k >= VT_SLICES ? VT_SLICES - 1 : (int)k;
+}
+
+static void lower(int64_t *p, int64_t v)
+{
+    if (*p < 0 || v < *p) *p = v;
+}
+
+/*
+ * Account the device-memory total at ts in the phase and iteration containing
+ * ts. Both arrays are sorted and non-overlapping, so a cursor walks each once;
+ * a phase or iteration with no event inside takes the level current when it is
+ * passed. Calls must come with non-decreasing ts.
+ */
+void vt__timeline_phase_step(struct vt_trace *t, int64_t ts)
+{
+    int64_t live = t->totalLiveNow;
+    while (t->curPhase < t->nPhase && t->aPhase[t->curPhase].end <= ts) {
+        struct vt_phase *p = &t->aPhase[t->curPhase++];
+        if (p->startLive < 0) p->startLive = p->minLive = p->peak = live, p->peakTs = p->start;
+    }
+    if (t->curPhase < t->nPhase && ts >= t->aPhase[t->curPhase].start) {
+        struct vt_phase *p = &t->aPhase[t->curPhase];
+        if (p->startLive < 0) p->startLive = p->minLive = live, p->peak = live, p->peakTs = ts;
+        if (live > p->peak) p->peak = live, p->peakTs = ts;
+        lower(&p->minLive, live);
+        lower(&p->slice[slice_of(ts, p->start, p->end)], live);
+    }
+    while (t->curIter < t->nIter && t->aIter[t->curIter].end <= ts) {
+        struct vt_iter *it = &t->aIter[t->curIter++];
+        if (it->minLive < 0) it->minLive = it->maxLive = live;
+    }
+    if (t->curIter < t->nIter && ts >= t->aIter[t->curIter].start) {
+        struct vt_iter *it = &t->aIter[t->curIter];
+        lower(&it->minLive, live);
+        if (live > it->maxLive) it->maxLive = live;
+    }
+}
+
+/* Record the change of device iDev's live bytes at ts. */
+void vt__timeline_update(struct vt_trace *t, int iDev, int64_t ts)
+{
+    struct vt_device *d = &t->aDev[iDev];
+    int64_t b = (ts - t->t0) * VT_TIMELINE_BUCKETS / (t->t1 - t->t0 + 1);
+    if (b < 0) b = 0;
+    if (b >= VT_TIMELINE_BUCKETS) b = VT_TIMELINE_BUCKETS - 1;
+    if (d->live > d->aMax[b]) d->aMax[b] = d->live;
+    if (d->poolReserved > 0) d->aPool[b] = d->poolReserved;
+    lower(&d->slice[slice_of(ts, t->t0, t->t1 + 1)], d->live);
+    if (d->live > d->peak) {
+        d->peak = d->live;
+        d->peakTs = ts;
+        d->bPeakDirty = 1;
+    }
+    if (d->poolReserved > d->poolPeakReserved) d->poolPeakReserved = d->poolReserved;
+    if (d->id < 0) lower(&t->pinnedSlice[slice_of(ts, t->t0, t->t1 + 1)], d->live);
+    if (d->id >= 0) {
+        if (t->totalLiveNow > t->totalPeak) t->totalPeak = t->totalLiveNow, t->totalPeakTs = ts;
+        vt__timeline_phase_step(t, ts);
+    }
+}
+
+/* Insert l into the descending-by-bytes top list a (n entries, at most cap). */
+static void top_insert(struct vt_snap *a, int *pN, int cap, const struct vt_life *l)
+{
+    int n = *pN, j;
+    if (n == cap && a[n - 1].bytes >= l->bytes) return;
+    j = n < cap ? n : cap - 1;
+    while (j > 0 && a[j - 1].bytes < l->bytes) {
+        a[j] = a[j - 1];
+        j--;
+    }
+    a[j].address = l->address;
+    a[j].bytes = l->bytes;
+    a[j].allocTs = l->allocTs;
+    a[j].lastUse = l->lastUse;
+    a[j].site = l->site;
+    a[j].memKind = l->memKind;
+    if (n < cap) (*pN)++;
+}
+
+/*
+ * Take the peak snapshot of device iDev from the live set if its peak moved
+ * since the last one. Called just before live bytes go down, so the live set is
+ * exactly the peak's. Past 64 snapshots a new one is taken only when the peak
+ * grew by 0.5 %, bounding the cost on long ramps (the list is then within 0.5 %).
+ */
+void vt__timeline_snapshot(struct vt_trace *t, int iDev, struct vt_life **apLive, int nLive)
+{
+    struct vt_device *d = &t->aDev[iDev];
+    if (!d->bPeakDirty) return;
+    if (d->nSnapshots >= 64 && d->peak < d->snapPeak + d->snapPeak / 200) return;
+    d->bPeakDirty = 0;
+    d->nSnapshots++;
+    d->nTop = 0;
+    d->snapPeak = d->peak;
+    for (int i = 0; i < nLive; i++) {
+        struct vt_life *l = apLive[i];
+        if (l->acct == d->id) top_insert(d->aTop, &d->nTop, VT_TOPMAX, l);
+    }
+}
+
+void vt__top_insert(struct vt_snap *a, int *pN, int cap, const struct vt_life *l)
+{
+    top_insert(a, pN, cap, l);
+}

@@ -1,0 +1,135 @@
+/* Tests for lifetime reconstruction, buffer uses, the timeline and the written-back tables. */
+#include <string.h>
+
+#include "analysis.h"
+#include "tracegen.h"
+#include "vt_test.h"
+
+#define A 0x10000000
+#define B 0x20000000
+
+static int analyze1(const char *zPath, struct vt_opts *o, struct vt_result *r)
+{
+    const char *az[1] = {zPath};
+    return vt__analyze(az, 1, o, r);
+}
+
+/* The reference scenario described in each assertion below. */
+static void build_basic(const char *zPath)
+{
+    struct tg *g = tg_open(zPath);
+    int64_t s1, k;
+    ASSERT(g);
+    tg_device(g, 0, "Test GPU", 16 * GiB);
+    s1 = tg_stack(g, "train.py", 42, "make_buffers");
+    tg_alloc(g, 1 * MS, 0, 3, A, 10 * MiB, s1);                         /* A */
+    tg_alloc(g, 2 * MS, 0, 3, B, 20 * MiB, -1);                         /* B */
+    tg_alloc(g, 2 * MS + 500000, 0, 2, 0x70000000, 4 * MiB, -1);        /* D pinned, never freed */
+    tg_memcpy(g, 3 * MS, 3 * MS + 1000, 1, 2, 3, 4096, 0x70000000, A + 4096); /* interior dst of A */
+    k = tg_kernel(g, 4 * MS, 4 * MS + 100, "void scale_kernel<float>(float*, int)");
+    tg_use(g, 4 * MS, k, B);
+    k = tg_kernel(g, 5 * MS, 5 * MS + 100, "void scale_kernel<float>(float*, int)");
+    tg_use(g, 5 * MS, k, A);
+    tg_free(g, 6 * MS, 0, 3, A, 10 * MiB);
+    tg_alloc(g, 7 * MS, 0, 3, A, 5 * MiB, s1);                          /* C reuses A's address */
+    tg_free(g, 8 * MS, 0, 3, 0x90000000, 1 * MiB);                      /* never allocated */
+    tg_free(g, 9 * MS, 0, 3, B, 20 * MiB);
+    tg_free(g, 10 * MS, 0, 3, B, 20 * MiB);                             /* double free */
+    tg_memop(g, 11 * MS, 5, 0, 3, 0x30000000, 2 * MiB, -1, -1, -1);     /* VMM map */
+    tg_memop(g, 12 * MS, 6, 0, 3, 0x30000000, 2 * MiB, -1, -1, -1);     /* VMM unmap */
+    tg_alloc(g, 13 * MS, 0, 3, 0x50000000, 1 * MiB, -1);                /* E */
+    tg_alloc(g, 14 * MS, 0, 3, 0x50000000, 1 * MiB, -1);                /* F at E's address: E's free lost */
+    ASSERT_EQ(0, tg_close(g));
+}
+
+TEST(pairing_reuse_unknown_double)
+{
+    const char *zPath = tg_path("basic.db");
+    struct vt_opts o;
+    struct vt_result r;
+    build_basic(zPath);
+    vt__opts_default(&o);
+    ASSERT_EQ(0, analyze1(zPath, &o, &r));
+    ASSERT_EQ(1, r.nTrace);
+    struct vt_trace *t = &r.aTrace[0];
+    ASSERT_EQ(7, t->nAlloc);      /* A B D C map E F */
+    ASSERT_EQ(3, t->nFree);       /* A, B, unmap */
+    ASSERT_EQ(1, t->nFreeUnknown);
+    ASSERT_EQ(1, t->nDoubleFree);
+    ASSERT_EQ(1, t->nFreeMissing);
+    ASSERT_EQ(3, t->nLiveEnd);    /* C, D, F */
+    ASSERT_EQ(5 * MiB + 4 * MiB + 1 * MiB, t->liveEndBytes);
+    ASSERT_EQ(1, t->bWritten);
+    vt__result_free(&r);
+
+    ASSERT_EQ(9, tg_query(zPath, "SELECT count(*) FROM lifetime"));
+    ASSERT_EQ(3, tg_query(zPath, "SELECT count(*) FROM allocation WHERE status = 'freed'"));
+    ASSERT_EQ(3, tg_query(zPath, "SELECT count(*) FROM allocation WHERE status = 'live_at_end'"));
+    ASSERT_EQ(1, tg_query(zPath, "SELECT count(*) FROM allocation WHERE status = 'free_unknown' AND alloc_ts IS NULL"));
+    ASSERT_EQ(1, tg_query(zPath, "SELECT count(*) FROM allocation WHERE status = 'double_free' AND free_ts = 10000000"));
+    ASSERT_EQ(1, tg_query(zPath, "SELECT count(*) FROM allocation WHERE status = 'free_missing' AND free_ts = 14000000"));
+    /* A: first use from the interior memcpy address, last use from the kernel argument */
+    ASSERT_EQ(3 * MS, tg_query(zPath, "SELECT first_use_ts FROM allocation WHERE address = 268435456 AND bytes = 10485760"));
+    ASSERT_EQ(5 * MS, tg_query(zPath, "SELECT last_use_ts FROM allocation WHERE address = 268435456 AND bytes = 10485760"));
+    ASSERT_EQ(2, tg_query(zPath, "SELECT use_count FROM allocation WHERE address = 268435456 AND bytes = 10485760"));
+    ASSERT_EQ(5 * MS, tg_query(zPath, "SELECT duration FROM allocation WHERE address = 268435456 AND bytes = 10485760"));
+    /* C reuses the address: its own lifetime, still live, never used */
+    ASSERT_EQ(1, tg_query(zPath, "SELECT count(*) FROM allocation WHERE address = 268435456 AND bytes = 5242880"
+                                 " AND status = 'live_at_end' AND use_count = 0 AND first_use_ts IS NULL"));
+    ASSERT_EQ(1, tg_query(zPath, "SELECT count(*) FROM allocation WHERE address = 536870912 AND status = 'freed'"
+                                 " AND first_use_ts = 4000000 AND free_ts = 9000000"));
+    ASSERT_EQ(1, tg_query(zPath, "SELECT count(*) FROM allocation WHERE mem_kind_name = 'pinned'"));
+    tg_cleanup();
+}
+
+TEST(timeline_peak_and_live_at_peak)
+{
+    const char *zPath = tg_path("basic.db");
+    struct vt_opts o;
+    struct vt_result r;
+    build_basic(zPath);
+    vt__opts_default(&o);
+    o.bNoWrite = 1;
+    ASSERT_EQ(0, analyze1(zPath, &o, &r));
+    struct vt_trace *t = &r.aTrace[0];
+    int iDev = -1, iPin = -1;
+    for (int i = 0; i < t->nDev; i++) {
+        if (t->aDev[i].id == 0) iDev = i;
+        if (t->aDev[i].id == -1) iPin = i;
+    }
+    ASSERT(iDev >= 0 && iPin >= 0);
+    ASSERT_EQ(30 * MiB, t->aDev[iDev].peak);
+    ASSERT_EQ(2 * MS, t->aDev[iDev].peakTs);
+    ASSERT_EQ(2, t->aDev[iDev].nTop);
+    ASSERT_EQ(20 * MiB, t->aDev[iDev].aTop[0].bytes);
+    ASSERT_EQ(10 * MiB, t->aDev[iDev].aTop[1].bytes);
+    ASSERT_STREQ("train.py:42 in make_buffers", t->aSite[t->aDev[iDev].aTop[1].site].zSite);
+    ASSERT_CONTAINS(t->aSite[t->aDev[iDev].aTop[0].site].zSite, "site not recorded");
+    ASSERT_EQ(4 * MiB, t->aDev[iPin].peak);
+    ASSERT_EQ(6 * MiB, t->aDev[iDev].live); /* C 5 MiB + F 1 MiB at the end */
+    vt__result_free(&r);
+    /* --no-write: nothing written back */
+    ASSERT_EQ(0, tg_query(zPath, "SELECT count(*) FROM sqlite_schema WHERE name = 'lifetime'"));
+    tg_cleanup();
+}
+
+TEST(pool_reserved_tracked)
+{
+    const char *zPath = tg_path("pool.db");
+    struct tg *g = tg_open(zPath);
+    struct vt_opts o;
+    struct vt_result r;
+    ASSERT(g);
+    tg_memop(g, 1 * MS, 1, 0, 3, A, 8 * MiB, -1, 64 * MiB, 8 * MiB);
+    tg_memop(g, 2 * MS, 1, 0, 3, B, 8 * MiB, -1, 64 * MiB, 16 * MiB);
+    tg_memop(g, 3 * MS, 2, 0, 3, A, 8 * MiB, -1, 32 * MiB, 8 * MiB);
+    ASSERT_EQ(0, tg_close(g));
+    vt__opts_default(&o);
+    ASSERT_EQ(0, analyze1(zPath, &o, &r));
+    ASSERT_EQ(64 * MiB, r.aTrace[0].aDev[0].poolPeakReserved);
+    ASSERT_EQ(16 * MiB, r.aTrace[0].aDev[0].peak);
+    vt__result_free(&r);
+    tg_cleanup();
+}
+
+VT_TEST_LIST(T(pairing_reuse_unknown_double) T(timeline_peak_and_live_at_peak) T(pool_reserved_tracked))

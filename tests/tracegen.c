@@ -1,0 +1,254 @@
+/* Synthetic trace builder for the analyzer tests: writes traces through the schema module. */
+#include "tracegen.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <dirent.h>
+#include <unistd.h>
+
+#include "schema.h"
+
+static void exec(struct tg *g, sqlite3_stmt *p)
+{
+    if (sqlite3_step(p) != SQLITE_DONE) {
+        fprintf(stderr, "tracegen: %s\n", sqlite3_errmsg(g->db));
+        abort();
+    }
+    sqlite3_finalize(p);
+}
+
+static sqlite3_stmt *prep(struct tg *g, const char *zSql)
+{
+    sqlite3_stmt *p = NULL;
+    if (sqlite3_prepare_v2(g->db, zSql, -1, &p, NULL) != SQLITE_OK) {
+        fprintf(stderr, "tracegen: %s: %s\n", zSql, sqlite3_errmsg(g->db));
+        abort();
+    }
+    return p;
+}
+
+static void bind_opt(sqlite3_stmt *p, int i, int64_t v)
+{
+    if (v < 0) sqlite3_bind_null(p, i);
+    else sqlite3_bind_int64(p, i, v);
+}
+
+struct tg *tg_open(const char *zPath)
+{
+    struct tg *g = calloc(1, sizeof *g);
+    if (!g) return NULL;
+    unlink(zPath);
+    if (sqlite3_open(zPath, &g->db) != SQLITE_OK || vt__schema_create(g->db, NULL) != SQLITE_OK) {
+        sqlite3_close(g->db);
+        free(g);
+        return NULL;
+    }
+    g->nextCorr = 1;
+    sqlite3_exec(g->db, "BEGIN", NULL, NULL, NULL);
+    tg_meta(g, "pid", "1234");
+    tg_meta(g, "closed_cleanly", "1");
+    tg_meta(g, "config.tensors", "1");
+    return g;
+}
+
+int tg_close(struct tg *g)
+{
+    int rc = sqlite3_exec(g->db, "COMMIT", NULL, NULL, NULL);
+    rc |= sqlite3_close(g->db);
+    free(g);
+    return rc == SQLITE_OK ? 0 : -1;
+}
+
+void tg_meta(struct tg *g, const char *zKey, const char *zValue)
+{
+    vt__meta_set(g->db, zKey, zValue);
+}
+
+void tg_device(struct tg *g, int id, const char *zName, int64_t totalBytes)
+{
+    sqlite3_stmt *p = prep(g, "INSERT INTO device(id, name, total_bytes) VALUES(?,?,?)");
+    sqlite3_bind_int(p, 1, id);
+    sqlite3_bind_text(p, 2, zName, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_int64(p, 3, totalBytes);
+    exec(g, p);
+}
+
+int64_t tg_string(struct tg *g, const char *z)
+{
+    sqlite3_stmt *p = prep(g, "SELECT id FROM string WHERE value = ?");
+    int64_t id = -1;
+    sqlite3_bind_text(p, 1, z, -1, SQLITE_TRANSIENT);
+    if (sqlite3_step(p) == SQLITE_ROW) id = sqlite3_column_int64(p, 0);
+    sqlite3_finalize(p);
+    if (id >= 0) return id;
+    p = prep(g, "INSERT INTO string(value) VALUES(?)");
+    sqlite3_bind_text(p, 1, z, -1, SQLITE_TRANSIENT);
+    exec(g, p);
+    return sqlite3_last_insert_rowid(g->db);
+}
+
+int64_t tg_stack(struct tg *g, const char *zFile, int line, const char *zFunc)
+{
+    int64_t fn = tg_string(g, zFunc), fi = tg_string(g, zFile), lib = tg_string(g, "/usr/lib/python3/site-packages/torch/nn/modules/module.py");
+    int64_t fwd = tg_string(g, "_call_impl"), mod = tg_string(g, "libc10_cuda.so"), nat = tg_string(g, "c10::cuda::CUDACachingAllocator::malloc");
+    sqlite3_stmt *p = prep(g, "INSERT INTO stack(hash, depth) VALUES(abs(random()), 3)");
+    int64_t id;
+    exec(g, p);
+    id = sqlite3_last_insert_rowid(g->db);
+    /* innermost first: a library Python frame, the user's frame, then a native frame */
+    p = prep(g, "INSERT INTO frame(stack_id, idx, kind, pc, function_id, file_id, line, module_id) VALUES"
+                "(?1, 0, 1, NULL, ?2, ?3, 1501, NULL), (?1, 1, 1, NULL, ?4, ?5, ?6, NULL),"
+                "(?1, 2, 0, 4096, ?7, NULL, NULL, ?8)");
+    sqlite3_bind_int64(p, 1, id);
+    sqlite3_bind_int64(p, 2, fwd);
+    sqlite3_bind_int64(p, 3, lib);
+    sqlite3_bind_int64(p, 4, fn);
+    sqlite3_bind_int64(p, 5, fi);
+    sqlite3_bind_int(p, 6, line);
+    sqlite3_bind_int64(p, 7, nat);
+    sqlite3_bind_int64(p, 8, mod);
+    exec(g, p);
+    return id;
+}
+
+void tg_memop(struct tg *g, int64_t ts, int op, int device, int kind, int64_t addr, int64_t bytes, int64_t stack,
+              int64_t poolSize, int64_t poolUsed)
+{
+    sqlite3_stmt *p = prep(g, "INSERT INTO memory_event(ts, op, mem_kind, address, bytes, device, correlation, api,"
+                              " stack_id, pool_size, pool_used) VALUES(?,?,?,?,?,?,?,?,?,?,?)");
+    sqlite3_bind_int64(p, 1, ts);
+    sqlite3_bind_int(p, 2, op);
+    sqlite3_bind_int(p, 3, kind);
+    sqlite3_bind_int64(p, 4, addr);
+    sqlite3_bind_int64(p, 5, bytes);
+    bind_opt(p, 6, device);
+    sqlite3_bind_int64(p, 7, g->nextCorr++);
+    sqlite3_bind_int(p, 8, op == 1 ? (kind == 2 ? 6 : 1) : op == 2 ? (kind == 2 ? 8 : 2) : op == 5 ? 42 : 43);
+    bind_opt(p, 9, stack);
+    bind_opt(p, 10, poolSize);
+    bind_opt(p, 11, poolUsed);
+    exec(g, p);
+}
+
+void tg_alloc(struct tg *g, int64_t ts, int device, int kind, int64_t addr, int64_t bytes, int64_t stack)
+{
+    tg_memop(g, ts, 1, device, kind, addr, bytes, stack, -1, -1);
+}
+
+void tg_free(struct tg *g, int64_t ts, int device, int kind, int64_t addr, int64_t bytes)
+{
+    tg_memop(g, ts, 2, device, kind, addr, bytes, -1, -1, -1);
+}
+
+int64_t tg_kernel(struct tg *g, int64_t start, int64_t end, const char *zName)
+{
+    int64_t name = tg_string(g, zName), corr = g->nextCorr++;
+    sqlite3_stmt *p = prep(g, "INSERT INTO kernel(start, end, device, stream, correlation, name_id) VALUES(?,?,0,7,?,?)");
+    sqlite3_bind_int64(p, 1, start);
+    sqlite3_bind_int64(p, 2, end);
+    sqlite3_bind_int64(p, 3, corr);
+    sqlite3_bind_int64(p, 4, name);
+    exec(g, p);
+    return corr;
+}
+
+void tg_use(struct tg *g, int64_t ts, int64_t corr, int64_t addr)
+{
+    sqlite3_stmt *p = prep(g, "INSERT INTO buffer_use(correlation, kind, address, ts, device) VALUES(?,0,?,?,0)");
+    sqlite3_bind_int64(p, 1, corr);
+    sqlite3_bind_int64(p, 2, addr);
+    sqlite3_bind_int64(p, 3, ts);
+    exec(g, p);
+}
+
+void tg_memcpy(struct tg *g, int64_t start, int64_t end, int copyKind, int srcKind, int dstKind, int64_t bytes,
+               int64_t src, int64_t dst)
+{
+    sqlite3_stmt *p = prep(g, "INSERT INTO memcpy(start, end, device, stream, correlation, copy_kind, src_kind,"
+                              " dst_kind, bytes, src, dst) VALUES(?,?,0,7,?,?,?,?,?,?,?)");
+    sqlite3_bind_int64(p, 1, start);
+    sqlite3_bind_int64(p, 2, end);
+    sqlite3_bind_int64(p, 3, g->nextCorr++);
+    sqlite3_bind_int(p, 4, copyKind);
+    sqlite3_bind_int(p, 5, srcKind);
+    sqlite3_bind_int(p, 6, dstKind);
+    sqlite3_bind_int64(p, 7, bytes);
+    bind_opt(p, 8, src);
+    bind_opt(p, 9, dst);
+    exec(g, p);
+}
+
+void tg_nvtx(struct tg *g, int64_t start, int64_t end, const char *zName)
+{
+    int64_t name = tg_string(g, zName);
+    sqlite3_stmt *p = prep(g, "INSERT INTO nvtx_range(start, end, kind, name_id, thread, depth) VALUES(?,?,0,?,1,0)");
+    sqlite3_bind_int64(p, 1, start);
+    sqlite3_bind_int64(p, 2, end);
+    sqlite3_bind_int64(p, 3, name);
+    exec(g, p);
+}
+
+void tg_oom(struct tg *g, int64_t ts, int device, int64_t bytes, int64_t freeBytes, int64_t totalBytes, int64_t stack)
+{
+    sqlite3_stmt *p = prep(g, "INSERT INTO oom_event(ts, api, device, bytes, status, free_bytes, total_bytes, stack_id)"
+                              " VALUES(?,1,?,?,2,?,?,?)");
+    sqlite3_bind_int64(p, 1, ts);
+    sqlite3_bind_int(p, 2, device);
+    sqlite3_bind_int64(p, 3, bytes);
+    bind_opt(p, 4, freeBytes);
+    bind_opt(p, 5, totalBytes);
+    bind_opt(p, 6, stack);
+    exec(g, p);
+}
+
+int64_t tg_query(const char *zPath, const char *zSql)
+{
+    sqlite3 *db = NULL;
+    sqlite3_stmt *p = NULL;
+    int64_t v = -1;
+    if (sqlite3_open_v2(zPath, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK &&
+        sqlite3_prepare_v2(db, zSql, -1, &p, NULL) == SQLITE_OK && sqlite3_step(p) == SQLITE_ROW)
+        v = sqlite3_column_int64(p, 0);
+    else
+        fprintf(stderr, "tg_query: %s: %s\n", zSql, sqlite3_errmsg(db));
+    sqlite3_finalize(p);
+    sqlite3_close(db);
+    return v;
+}
+
+static char zDir[256];
+
+const char *tg_tmpdir(void)
+{
+    if (!zDir[0]) {
+        snprintf(zDir, sizeof zDir, "/tmp/vt_analyzer_XXXXXX");
+        if (!mkdtemp(zDir)) abort();
+    }
+    return zDir;
+}
+
+const char *tg_path(const char *zName)
+{
+    static char zPath[4][512];
+    static int i;
+    i = (i + 1) % 4;
+    snprintf(zPath[i], sizeof zPath[i], "%s/%s", tg_tmpdir(), zName);
+    return zPath[i];
+}
+
+void tg_cleanup(void)
+{
+    DIR *d;
+    struct dirent *e;
+    if (!zDir[0] || !(d = opendir(zDir))) return;
+    while ((e = readdir(d)) != NULL) {
+        char zPath[600];
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
+        snprintf(zPath, sizeof zPath, "%s/%s", zDir, e->d_name);
+        unlink(zPath);
+    }
+    closedir(d);
+    rmdir(zDir);
+    zDir[0] = 0;
+}
