@@ -655,11 +655,12 @@ static void print_text(FILE *f, const struct trace_info *p)
                 "status");
     }
     if (meta_get(p, "records_decoded"))
-        fprintf(f, "%-11s %s CUPTI records decoded (%s of kinds not stored), %s rows in %s commits\n",
+        fprintf(f, "%-11s %s CUPTI records decoded (%s of kinds not stored), %s rows in %s commit%s\n",
                 "writer", meta_get(p, "records_decoded"),
                 meta_get(p, "records_unknown") ? meta_get(p, "records_unknown") : "?",
                 meta_get(p, "rows_written") ? meta_get(p, "rows_written") : "?",
-                meta_get(p, "commits") ? meta_get(p, "commits") : "?");
+                meta_get(p, "commits") ? meta_get(p, "commits") : "?",
+                parse_int(meta_get(p, "commits")) == 1 ? "" : "s");
     print_devices(f, p, "devices");
     print_duration(f, p, "");
     print_memory(f, p, "");

@@ -187,7 +187,7 @@ static int set_environment(const struct record_opts *pOpts, char *zPattern, size
         vt__errorf("record: replacing CUDA_INJECTION64_PATH=%s (only one injection library can be loaded)",
                    zOld);
     if (set_var("CUDA_INJECTION64_PATH", zLib)) return VT_EXIT_INTERNAL;
-    if (vt__record_find_cupti(zCupti, sizeof zCupti, zWhy, sizeof zWhy) == 0) {
+    if (vt__record_find_cupti(pOpts->azCmd[0], zCupti, sizeof zCupti, zWhy, sizeof zWhy) == 0) {
         if (set_var("NVTX_INJECTION64_PATH", zCupti)) return VT_EXIT_INTERNAL;
     } else {
         vt__errorf("record: %s; NVTX ranges will not be recorded", zWhy);

@@ -27,12 +27,16 @@ int vt__record_find_lib(const char *zExe, char *zOut, size_t nOut, char *zWhy, s
 
 /*
  * Find libcupti for NVTX_INJECTION64_PATH: the VRAMTRACE_CUPTI variable if set
- * (it must name a file), else the CUDA toolkit library directory recorded at
- * build time, else the copy the dynamic loader resolves for the libcupti
- * soname. Writes the canonical absolute path into zOut. Returns 0, or -1 with
- * a one-line reason in zWhy.
+ * (it must name a file); else, when the job's command zCmd (as given, resolved
+ * through PATH) lives in <prefix>/bin of a Python environment, or $VIRTUAL_ENV
+ * or $CONDA_PREFIX is set, the copy its CUDA wheels bring
+ * (lib/python3.X/site-packages/nvidia/cu13/lib: PyTorch loads that copy, and
+ * NVTX must use the same one); else the CUDA toolkit library directory
+ * recorded at build time; else the copy the dynamic loader resolves for the
+ * libcupti soname. Writes the canonical absolute path into zOut. Returns 0, or
+ * -1 with a one-line reason in zWhy.
  */
-int vt__record_find_cupti(char *zOut, size_t nOut, char *zWhy, size_t nWhy);
+int vt__record_find_cupti(const char *zCmd, char *zOut, size_t nOut, char *zWhy, size_t nWhy);
 
 /*
  * Turn the output option (zOpt, from -o; may be NULL) or else the inherited

@@ -102,7 +102,85 @@ static int cupti_from_loader(char *zOut, size_t nOut)
     return found;
 }
 
-int vt__record_find_cupti(char *zOut, size_t nOut, char *zWhy, size_t nWhy)
+/*
+ * Resolve a command name the way execvp does (names with a '/' as they are,
+ * others through PATH) into zOut, without resolving symbolic links: a Python
+ * virtual environment's bin/python is a link, and its environment is where
+ * the link is. Returns 1 if found, 0 if not.
+ */
+static int which(const char *zCmd, char *zOut, size_t nOut)
+{
+    const char *zPath = getenv("PATH"), *p, *zEnd;
+    if (!zCmd || !*zCmd) return 0;
+    if (strchr(zCmd, '/')) return (size_t)snprintf(zOut, nOut, "%s", zCmd) < nOut && access(zOut, X_OK) == 0;
+    for (p = zPath && *zPath ? zPath : "/usr/local/bin:/usr/bin:/bin"; *p; p = *zEnd ? zEnd + 1 : zEnd) {
+        zEnd = strchr(p, ':');
+        if (!zEnd) zEnd = p + strlen(p);
+        if (zEnd == p) {
+            if ((size_t)snprintf(zOut, nOut, "./%s", zCmd) >= nOut) continue; /* empty entry: . */
+        } else if ((size_t)snprintf(zOut, nOut, "%.*s/%s", (int)(zEnd - p), p, zCmd) >= nOut) {
+            continue;
+        }
+        if (access(zOut, X_OK) == 0) return 1;
+    }
+    return 0;
+}
+
+/* First libcupti of a CUDA wheel (nvidia/cu13 or nvidia/cuda_cupti) under the Python prefix zPrefix. */
+static int cupti_in_prefix(const char *zPrefix, char *zOut, size_t nOut)
+{
+    static const char *const azSub[] = {"site-packages/nvidia/cu*/lib/", "dist-packages/nvidia/cu*/lib/",
+                                        "site-packages/nvidia/cuda_cupti/lib/",
+                                        "dist-packages/nvidia/cuda_cupti/lib/"};
+    char zGlob[PATH_MAX + 128];
+    glob_t g;
+    size_t i, j;
+    int found = 0;
+    for (i = 0; i < sizeof azSub / sizeof azSub[0] && !found; i++) {
+        snprintf(zGlob, sizeof zGlob, "%s/lib/python3*/%s%s", zPrefix, azSub[i], VT_CUPTI_SONAME);
+        if (glob(zGlob, 0, NULL, &g) != 0) continue;
+        for (j = g.gl_pathc; j > 0 && !found; j--) found = take_file(g.gl_pathv[j - 1], zOut, nOut);
+        globfree(&g);
+    }
+    return found;
+}
+
+/*
+ * The libcupti a Python job's CUDA wheels bring (PyTorch loads that copy when
+ * imported, before CUDA starts the tracer): looked for in the environment the
+ * command runs from (<prefix>/bin/CMD; for /usr/bin also /usr/local and
+ * ~/.local, where pip installs for the system Python), $VIRTUAL_ENV and
+ * $CONDA_PREFIX.
+ * Returns 1 and zOut set, or 0.
+ */
+static int cupti_from_python_env(const char *zCmd, char *zOut, size_t nOut)
+{
+    const char *azEnv[] = {getenv("VIRTUAL_ENV"), getenv("CONDA_PREFIX")};
+    char zExe[PATH_MAX], *zSlash;
+    size_t i;
+    if (which(zCmd, zExe, sizeof zExe) && (zSlash = strrchr(zExe, '/')) != NULL) {
+        *zSlash = 0; /* .../bin */
+        zSlash = strrchr(zExe, '/');
+        if (zSlash && !strcmp(zSlash, "/bin")) {
+            *zSlash = 0; /* the prefix */
+            if (cupti_in_prefix(zExe[0] ? zExe : "/", zOut, nOut)) return 1;
+            if (!strcmp(zExe, "/usr")) {
+                /* the system Python: pip puts packages under /usr/local or ~/.local */
+                const char *zHome = getenv("HOME");
+                char zUser[PATH_MAX];
+                if (cupti_in_prefix("/usr/local", zOut, nOut)) return 1;
+                if (zHome && *zHome && (size_t)snprintf(zUser, sizeof zUser, "%s/.local", zHome) < sizeof zUser &&
+                    cupti_in_prefix(zUser, zOut, nOut))
+                    return 1;
+            }
+        }
+    }
+    for (i = 0; i < sizeof azEnv / sizeof azEnv[0]; i++)
+        if (azEnv[i] && *azEnv[i] && cupti_in_prefix(azEnv[i], zOut, nOut)) return 1;
+    return 0;
+}
+
+int vt__record_find_cupti(const char *zCmd, char *zOut, size_t nOut, char *zWhy, size_t nWhy)
 {
     static const char *const azDir[] = {
 #ifdef VT_CUPTI_DIR
@@ -121,6 +199,7 @@ int vt__record_find_cupti(char *zOut, size_t nOut, char *zWhy, size_t nWhy)
         snprintf(zWhy, nWhy, "VRAMTRACE_CUPTI=%s does not name a file", zEnv);
         return -1;
     }
+    if (cupti_from_python_env(zCmd, zOut, nOut)) return 0;
     for (i = 0; i < sizeof azDir / sizeof azDir[0]; i++) {
         if (!azDir[i][0]) continue;
         snprintf(zTry, sizeof zTry, "%s/%s", azDir[i], VT_CUPTI_SONAME);
@@ -128,8 +207,8 @@ int vt__record_find_cupti(char *zOut, size_t nOut, char *zWhy, size_t nWhy)
     }
     if (cupti_from_loader(zOut, nOut)) return 0;
     snprintf(zWhy, nWhy,
-             "%s not found in the CUDA toolkit or the loader's search path; set VRAMTRACE_CUPTI "
-             "to its path",
+             "%s not found in the job's Python environment, the CUDA toolkit or the loader's "
+             "search path; set VRAMTRACE_CUPTI to its path",
              VT_CUPTI_SONAME);
     return -1;
 }

@@ -139,6 +139,67 @@ TEST(record_tensors_replaces_backend)
     free(zDump);
 }
 
+TEST(record_nvtx_follows_python_env)
+{
+    const char *zDir = cli_tmpdir();
+    char zPy[PATH_MAX + 32], zCupti[PATH_MAX + 96], zOther[PATH_MAX + 32], zReal[PATH_MAX];
+    char zScript[3 * PATH_MAX], zEnvFile[PATH_MAX + 16], zVenv[PATH_MAX + 16], zPath[2 * PATH_MAX];
+    char *zDump;
+    snprintf(zVenv, sizeof zVenv, "%s/venv", zDir);
+    snprintf(zScript, sizeof zScript, "mkdir -p '%s/bin' '%s/lib/python3.12/site-packages/nvidia/cu13/lib'",
+             zVenv, zVenv);
+    ASSERT_EQ(0, system(zScript));
+    snprintf(zCupti, sizeof zCupti, "%s/lib/python3.12/site-packages/nvidia/cu13/lib/libcupti.so.13", zVenv);
+    cli_write(zCupti, "not loaded, only named");
+    ASSERT(realpath(zCupti, zReal) != NULL);
+    snprintf(zEnvFile, sizeof zEnvFile, "%s/env.txt", zDir);
+    snprintf(zPy, sizeof zPy, "%s/bin/python", zVenv);
+    snprintf(zScript, sizeof zScript, "#!/bin/sh\nenv > '%s'\n", zEnvFile);
+    cli_write(zPy, zScript);
+    ASSERT_EQ(0, chmod(zPy, 0755));
+    {
+        /* the job is the environment's python, by path */
+        char *azArgv[] = {(char *)cli_vramtrace(), "record", "-o", (char *)zDir, "--", zPy, NULL};
+        const char *azEnv[] = {"VRAMTRACE_LIB=/bin/sh", "VRAMTRACE_CUPTI", "VIRTUAL_ENV", "CONDA_PREFIX", NULL};
+        ASSERT_EQ(0, cli_run(azArgv, azEnv, NULL, NULL));
+        zDump = cli_read(zEnvFile);
+        ASSERT_STREQ(zReal, env_value(zDump, "NVTX_INJECTION64_PATH"));
+        free(zDump);
+    }
+    {
+        /* found through PATH */
+        char *azArgv[] = {(char *)cli_vramtrace(), "record", "-o", (char *)zDir, "--", "python", NULL};
+        const char *azEnv[] = {"VRAMTRACE_LIB=/bin/sh", "VRAMTRACE_CUPTI", "VIRTUAL_ENV", "CONDA_PREFIX", zPath,
+                               NULL};
+        snprintf(zPath, sizeof zPath, "PATH=%s/bin:/usr/bin:/bin", zVenv);
+        ASSERT_EQ(0, cli_run(azArgv, azEnv, NULL, NULL));
+        zDump = cli_read(zEnvFile);
+        ASSERT_STREQ(zReal, env_value(zDump, "NVTX_INJECTION64_PATH"));
+        free(zDump);
+    }
+    {
+        /* an activated environment, another command; VRAMTRACE_CUPTI beats everything */
+        char *azArgv[] = {(char *)cli_vramtrace(), "record", "-o", (char *)zDir, "--", "/bin/sh", "-c",
+                          zScript, NULL};
+        const char *azEnv[] = {"VRAMTRACE_LIB=/bin/sh", "VRAMTRACE_CUPTI", zPath, "CONDA_PREFIX", NULL};
+        snprintf(zScript, sizeof zScript, "env > '%s'", zEnvFile);
+        snprintf(zPath, sizeof zPath, "VIRTUAL_ENV=%s", zVenv);
+        ASSERT_EQ(0, cli_run(azArgv, azEnv, NULL, NULL));
+        zDump = cli_read(zEnvFile);
+        ASSERT_STREQ(zReal, env_value(zDump, "NVTX_INJECTION64_PATH"));
+        free(zDump);
+        snprintf(zOther, sizeof zOther, "%s/mycupti.so", zDir);
+        cli_write(zOther, "x");
+        ASSERT(realpath(zOther, zReal) != NULL);
+        snprintf(zCupti, sizeof zCupti, "VRAMTRACE_CUPTI=%s", zOther);
+        azEnv[1] = zCupti;
+        ASSERT_EQ(0, cli_run(azArgv, azEnv, NULL, NULL));
+        zDump = cli_read(zEnvFile);
+        ASSERT_STREQ(zReal, env_value(zDump, "NVTX_INJECTION64_PATH"));
+        free(zDump);
+    }
+}
+
 TEST(alloc_conf_merge)
 {
     char z[256];
@@ -482,8 +543,8 @@ TEST(record_from_installed_tree)
 }
 
 VT_TEST_LIST(T(record_sets_environment) T(record_tensors_merges_alloc_conf) T(record_tensors_replaces_backend)
-                 T(alloc_conf_merge) T(record_output_pattern) T(trace_set_matches_pattern)
-                     T(record_exit_by_signal) T(record_forwards_sigterm) T(record_missing_command)
-                         T(record_usage_errors) T(record_library_not_found)
-                             T(record_finds_and_summarizes_traces) T(record_reports_missing_trace)
-                                 T(record_from_installed_tree))
+             T(record_nvtx_follows_python_env) T(alloc_conf_merge) T(record_output_pattern)
+             T(trace_set_matches_pattern) T(record_exit_by_signal) T(record_forwards_sigterm)
+             T(record_missing_command) T(record_usage_errors) T(record_library_not_found)
+             T(record_finds_and_summarizes_traces) T(record_reports_missing_trace)
+             T(record_from_installed_tree))
