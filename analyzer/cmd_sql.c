@@ -23,7 +23,9 @@ static void usage(FILE *f)
             "With one trace its tables are read directly; with several each is attached as\n"
             "t0, t1, ... and the views all_memory_event, all_kernel, all_memcpy, all_memset,\n"
             "all_nvtx_range, all_oom_event, all_api_call, all_buffer_use, all_device,\n"
-            "all_dropped, all_meta and process add trace, pid and rank columns. Nsight\n"
+            "all_dropped, all_sync_event, all_pool_event, all_meta and process add trace,\n"
+            "pid and rank columns (all_finding, all_lifetime, all_phase too once every\n"
+            "trace was analyzed). Nsight\n"
             "Systems' names work too: CUPTI_ACTIVITY_KIND_KERNEL, _MEMCPY, _MEMSET, _RUNTIME,\n"
             "_DRIVER, CUDA_GPU_MEMORY_USAGE_EVENTS, NVTX_EVENTS, StringIds, ENUM_CUDA_*.\n"
             "See docs/queries.md and docs/nsight.md.\n\n"
@@ -107,6 +109,12 @@ static int run_sql(sqlite3 *db, const char *zSql, const struct vt_sql_print *opt
         if (src != SQLITE_OK) {
             if ((src & 0xff) == SQLITE_AUTH || (src & 0xff) == SQLITE_READONLY)
                 refuse_write(zStart, "this statement is not allowed");
+            else if (strstr(sqlite3_errmsg(db), "no such table: all_finding") ||
+                     strstr(sqlite3_errmsg(db), "no such table: all_lifetime") ||
+                     strstr(sqlite3_errmsg(db), "no such table: all_phase"))
+                vt__errorf("sql: %s (these views exist when every trace given was analyzed: run "
+                           "'vramtrace analyze' on each)",
+                           sqlite3_errmsg(db));
             else
                 vt__errorf("sql: %s", sqlite3_errmsg(db));
             rc = (src & 0xff) == SQLITE_NOMEM ? VT_EXIT_INTERNAL : VT_EXIT_USAGE;

@@ -69,9 +69,29 @@ static int create_view(sqlite3 *db, const char *zName, const char *zTemplate, in
     return rc;
 }
 
+/* 1 when every trace has table zTable, 0 when one lacks it, -1 on error. */
+static int all_have(sqlite3 *db, int nTrace, const char *zTable)
+{
+    char zSchema[16], *zSql;
+    sqlite3_stmt *p = NULL;
+    int i, n = 1;
+    for (i = 0; i < nTrace && n == 1; i++) {
+        schema_name(nTrace, i, zSchema, sizeof zSchema);
+        zSql = sqlite3_mprintf("SELECT count(*) FROM \"%w\".sqlite_schema WHERE type = 'table'"
+                               " AND name = %Q", zSchema, zTable);
+        if (!zSql || sqlite3_prepare_v2(db, zSql, -1, &p, NULL) != SQLITE_OK) n = -1;
+        else if (sqlite3_step(p) != SQLITE_ROW) n = -1;
+        else n = sqlite3_column_int(p, 0) > 0;
+        sqlite3_finalize(p);
+        p = NULL;
+        sqlite3_free(zSql);
+    }
+    return n;
+}
+
 int vt__sql_create_views(sqlite3 *db, int nTrace, char **azPath, char **pzErr)
 {
-    int rc = SQLITE_OK;
+    int rc = SQLITE_OK, bHave;
     *pzErr = NULL;
 #define VT__PER_TRACE(zName, zTemplate)                                                    \
     if (rc == SQLITE_OK)                                                                   \
@@ -83,8 +103,18 @@ int vt__sql_create_views(sqlite3 *db, int nTrace, char **azPath, char **pzErr)
     VT_NSIGHT_TRACE_VIEWS(VT__PER_TRACE)
     VT_UNION_TRACE_VIEWS(VT__PER_TRACE)
     VT_NSIGHT_STATIC_VIEWS(VT__STATIC)
+#define VT__ANALYSIS(zName, zTable)                                                          \
+    if (rc == SQLITE_OK) {                                                                 \
+        bHave = all_have(db, nTrace, zTable);                                              \
+        if (bHave < 0) rc = SQLITE_ERROR;                                                  \
+        else if (bHave)                                                                    \
+            rc = create_view(db, zName, "SELECT " VT_UNION_COLS ", x.* FROM $S." zTable " x", \
+                             1, NULL, nTrace, azPath, pzErr);                              \
+    }
+    VT_UNION_ANALYSIS_VIEWS(VT__ANALYSIS)
 #undef VT__PER_TRACE
 #undef VT__STATIC
+#undef VT__ANALYSIS
     return rc;
 }
 

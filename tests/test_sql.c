@@ -181,6 +181,33 @@ TEST(multi_trace_views)
     vt_cleanup(zFixDir);
 }
 
+TEST(analysis_union_views)
+{
+    sqlite3 *db;
+    char *z;
+    int i;
+    fixtures();
+    /* Only rank 0 analyzed: no all_finding view. */
+    for (i = 0; i < 2; i++) {
+        ASSERT_EQ(SQLITE_OK, sqlite3_open(i ? zTrace1 : zTrace0, &db));
+        ASSERT_EQ(SQLITE_OK, sqlite3_exec(db, VT_ANALYSIS_DDL, NULL, NULL, NULL));
+        ASSERT_EQ(SQLITE_OK, sqlite3_exec(db, "INSERT INTO finding(kind, severity, title, bytes)"
+                                              " VALUES('leak', 'low', 'never freed', 8388608)",
+                                          NULL, NULL, NULL));
+        sqlite3_close(db);
+        db = open_traces(2);
+        ASSERT_EQ(i, q_int(db, "SELECT count(*) FROM sqlite_temp_schema WHERE name = 'all_finding'", 0));
+        sqlite3_close(db);
+    }
+    db = open_traces(2);
+    z = q_csv(db, "SELECT trace, pid, rank, kind, bytes FROM all_finding ORDER BY trace");
+    ASSERT_STREQ("0,4242,0,leak,8388608\n1,4243,1,leak,8388608\n", z);
+    free(z);
+    ASSERT_EQ(0, q_int(db, "SELECT count(*) FROM all_lifetime", 0));
+    sqlite3_close(db);
+    vt_cleanup(zFixDir);
+}
+
 TEST(read_only_guard)
 {
     static const char *const azWrite[] = {
@@ -357,5 +384,5 @@ TEST(cli_queries_and_errors)
 }
 
 VT_TEST_LIST(T(nsight_kernel_names) T(nsight_memcpy_enums) T(nsight_memory_usage_events)
-                 T(nsight_nvtx_and_api) T(multi_trace_views) T(read_only_guard)
+                 T(nsight_nvtx_and_api) T(multi_trace_views) T(analysis_union_views) T(read_only_guard)
                      T(json_string_escaping) T(output_formats) T(cli_queries_and_errors))

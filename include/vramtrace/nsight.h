@@ -85,7 +85,19 @@
       " " VT_NSIGHT_GPID " + (c.thread & 16777215) AS globalTid,"                             \
       " c.correlation AS correlationId, 4611686018427387904 + c.api AS nameId,"               \
       " c.status AS returnValue, NULL AS callchainId"                                         \
-      " FROM $S.api_call c JOIN $S.enum_api a ON a.id = c.api WHERE a.name NOT GLOB 'cuda*'")
+      " FROM $S.api_call c JOIN $S.enum_api a ON a.id = c.api WHERE a.name NOT GLOB 'cuda*'")    \
+    X("CUPTI_ACTIVITY_KIND_SYNCHRONIZATION",                                                  \
+      "SELECT start, end, device AS deviceId, context AS contextId, stream AS streamId,"      \
+      " correlation AS correlationId, " VT_NSIGHT_GPID " AS globalPid, type AS syncType,"     \
+      " event AS eventId FROM $S.sync_event")                                                 \
+    X("TARGET_INFO_GPU",                                                                      \
+      "SELECT id, name, uuid, total_bytes AS totalMemory, sm_count AS smCount,"               \
+      " cc_major AS computeMajor, cc_minor AS computeMinor,"                                  \
+      " global_memory_bandwidth_kbps * 1000 AS memoryBandwidth, id AS cuDevice,"              \
+      " " VT_NSIGHT_GPID " AS globalPid FROM $S.device")                                      \
+    X("PROCESSES",                                                                            \
+      "SELECT " VT_NSIGHT_GPID " AS globalPid, " VT_NSIGHT_PID " AS pid,"                     \
+      " (SELECT value FROM $S.meta WHERE key = 'exe') AS name")
 
 /*
  * vramtrace's own multi-trace views: every row of the table in every trace,
@@ -112,7 +124,18 @@
       "SELECT " VT_UNION_COLS ", x.*, a.name AS api_name FROM $S.api_call x"                  \
       " LEFT JOIN $S.enum_api a ON a.id = x.api")                                             \
     X("all_buffer_use", "SELECT " VT_UNION_COLS ", x.* FROM $S.buffer_use x")                 \
-    X("all_dropped", "SELECT " VT_UNION_COLS ", x.* FROM $S.dropped x")
+    X("all_dropped", "SELECT " VT_UNION_COLS ", x.* FROM $S.dropped x")                       \
+    X("all_sync_event", "SELECT " VT_UNION_COLS ", x.* FROM $S.sync_event x")                 \
+    X("all_pool_event", "SELECT " VT_UNION_COLS ", x.* FROM $S.pool_event x")
+
+/*
+ * Union views over the tables `vramtrace analyze` writes back: X(view, table).
+ * Created only when every trace holds the table (all were analyzed).
+ */
+#define VT_UNION_ANALYSIS_VIEWS(X)                                                            \
+    X("all_finding", "finding")                                                               \
+    X("all_lifetime", "lifetime")                                                             \
+    X("all_phase", "phase")
 
 /*
  * Views that do not depend on a trace (created once). The API names in
@@ -146,6 +169,13 @@
       "SELECT column1 AS id, column2 AS name, column3 AS label FROM (VALUES"                  \
       " (0,'CUDA_DEV_MEM_EVENT_OPR_ALLOCATION','Allocation'),"                                \
       " (1,'CUDA_DEV_MEM_EVENT_OPR_DEALLOCATION','Deallocation'))")                           \
+    X("ENUM_CUPTI_SYNC_TYPE",                                                                 \
+      "SELECT column1 AS id, column2 AS name, column3 AS label FROM (VALUES"                  \
+      " (0,'CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_UNKNOWN','Unknown'),"                         \
+      " (1,'CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_EVENT_SYNCHRONIZE','Event sync'),"            \
+      " (2,'CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_WAIT_EVENT','Stream wait event'),"     \
+      " (3,'CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_SYNCHRONIZE','Stream sync'),"          \
+      " (4,'CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_CONTEXT_SYNCHRONIZE','Context sync'))")       \
     X("ENUM_NSYS_EVENT_TYPE",                                                                 \
       "SELECT column1 AS id, column2 AS name, column3 AS label FROM (VALUES"                  \
       " (34,'NvtxMark','NVTX Mark'),"                                                         \
