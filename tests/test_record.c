@@ -323,13 +323,14 @@ TEST(record_forwards_sigterm)
     char zReady[PATH_MAX + 16], zScript[PATH_MAX + 128];
     int status = 0, i;
     pid_t pid;
+    const char *zVramtrace = cli_vramtrace();
     snprintf(zReady, sizeof zReady, "%s/ready", zDir);
     snprintf(zScript, sizeof zScript, "trap 'exit 42' TERM; : > '%s'; while :; do sleep 0.05; done", zReady);
     pid = fork();
     ASSERT(pid >= 0);
     if (pid == 0) {
-        char *azArgv[] = {(char *)cli_vramtrace(), "record", "-o", (char *)zDir, "--", "/bin/sh", "-c",
-                          zScript, NULL};
+        char *azArgv[] = {(char *)zVramtrace, "record", "-o", (char *)zDir, "--", "/bin/sh", "-c", zScript,
+                          NULL};
         setenv("VRAMTRACE_LIB", "/bin/sh", 1);
         freopen("/dev/null", "w", stderr);
         execv(azArgv[0], azArgv);
