@@ -1,4 +1,4 @@
-/* GPU test driver: run one CUDA sample under libvramtrace.so and check its trace against the known answer. */
+/* GPU test driver: run one CUDA sample under libvramtrace.so, check its trace's known answer. */
 /*
  * Usage: gpu_check SAMPLE_NAME SAMPLE_BINARY LIB CUPTI_LIB
  *
@@ -64,12 +64,16 @@ static int probe_gpu(char *zWhy, size_t nWhy)
     }
     xInit = (cu_init_fn)(size_t)dlsym(pLib, "cuInit");
     xCount = (cu_count_fn)(size_t)dlsym(pLib, "cuDeviceGetCount");
-    if (!xInit || !xCount) snprintf(zWhy, nWhy, "libcuda.so.1 lacks cuInit/cuDeviceGetCount");
-    else if ((rc = xInit(0)) != 0) snprintf(zWhy, nWhy, "cuInit(0) failed with CUresult %d", rc);
+    if (!xInit || !xCount)
+        snprintf(zWhy, nWhy, "libcuda.so.1 lacks cuInit/cuDeviceGetCount");
+    else if ((rc = xInit(0)) != 0)
+        snprintf(zWhy, nWhy, "cuInit(0) failed with CUresult %d", rc);
     else if ((rc = xCount(&nDevice)) != 0)
         snprintf(zWhy, nWhy, "cuDeviceGetCount failed with CUresult %d", rc);
-    else if (nDevice < 1) snprintf(zWhy, nWhy, "the CUDA driver sees no device");
-    else found = 1;
+    else if (nDevice < 1)
+        snprintf(zWhy, nWhy, "the CUDA driver sees no device");
+    else
+        found = 1;
     /* The driver stays loaded: unloading it after cuInit is not supported. */
     return found;
 }
@@ -96,8 +100,10 @@ static char **build_env(const char *zLib, const char *zCupti, const char *zDir)
     if (!azEnv) return NULL;
     snprintf(zCuptiDir, sizeof zCuptiDir, "%s", zCupti);
     zSlash = strrchr(zCuptiDir, '/');
-    if (zSlash) *zSlash = 0;
-    else snprintf(zCuptiDir, sizeof zCuptiDir, ".");
+    if (zSlash)
+        *zSlash = 0;
+    else
+        snprintf(zCuptiDir, sizeof zCuptiDir, ".");
     azEnv[0] = sqlite3_mprintf("CUDA_INJECTION64_PATH=%s", zLib);
     azEnv[1] = sqlite3_mprintf("NVTX_INJECTION64_PATH=%s", zCupti);
     azEnv[2] = sqlite3_mprintf("VRAMTRACE_OUTPUT=%s/trace-%%p.db", zDir);
@@ -184,7 +190,8 @@ static char *read_text(const char *zPath)
     char *zText = NULL;
     long n;
     if (!pFile) return NULL;
-    if (fseek(pFile, 0, SEEK_END) == 0 && (n = ftell(pFile)) >= 0 && fseek(pFile, 0, SEEK_SET) == 0) {
+    if (fseek(pFile, 0, SEEK_END) == 0 && (n = ftell(pFile)) >= 0 &&
+        fseek(pFile, 0, SEEK_SET) == 0) {
         zText = malloc((size_t)n + 1);
         if (zText && fread(zText, 1, (size_t)n, pFile) != (size_t)n) {
             free(zText);
@@ -217,8 +224,10 @@ static int find_trace(const char *zDir, pid_t pid, char *zPath, size_t nPath)
         if (strncmp(pEnt->d_name, "trace-", 6) != 0 || n < 4 || strcmp(pEnt->d_name + n - 3, ".db"))
             continue;
         nTrace++;
-        if (strcmp(pEnt->d_name, zWant) == 0) bFound = 1;
-        else fprintf(stderr, "gpu_check: unexpected trace %s/%s\n", zDir, pEnt->d_name);
+        if (strcmp(pEnt->d_name, zWant) == 0)
+            bFound = 1;
+        else
+            fprintf(stderr, "gpu_check: unexpected trace %s/%s\n", zDir, pEnt->d_name);
     }
     closedir(pDir);
     if (nTrace != 1 || !bFound) {
@@ -279,8 +288,10 @@ int main(int argc, char **argv)
         return 1;
     }
     if (access(zCupti, R_OK) != 0) {
-        fprintf(stderr, "gpu_check: CUPTI library %s not found: set VT_CUPTI_LIB to the "
-                        "libcupti.so.13 of this machine\n", zCupti);
+        fprintf(stderr,
+                "gpu_check: CUPTI library %s not found: set VT_CUPTI_LIB to the "
+                "libcupti.so.13 of this machine\n",
+                zCupti);
         return 1;
     }
 
@@ -306,8 +317,10 @@ int main(int argc, char **argv)
            zStderr ? zStderr : "");
     if (pid < 0) goto done;
     if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-        if (WIFSIGNALED(status)) fprintf(stderr, "gpu_check: the sample died of signal %d\n", WTERMSIG(status));
-        else fprintf(stderr, "gpu_check: the sample exited with status %d\n", WEXITSTATUS(status));
+        if (WIFSIGNALED(status))
+            fprintf(stderr, "gpu_check: the sample died of signal %d\n", WTERMSIG(status));
+        else
+            fprintf(stderr, "gpu_check: the sample exited with status %d\n", WEXITSTATUS(status));
         goto done;
     }
     if (vt__gpu_facts_parse(zStdout ? zStdout : "", &facts) < 0) {
@@ -317,7 +330,8 @@ int main(int argc, char **argv)
     if (find_trace(zDir, pid, zTrace, sizeof zTrace) != 0) goto done;
     /* Read-write open: a WAL trace may need its -shm file created; nothing is written. */
     if (sqlite3_open_v2(zTrace, &db, SQLITE_OPEN_READWRITE, NULL) != SQLITE_OK) {
-        fprintf(stderr, "gpu_check: cannot open %s: %s\n", zTrace, db ? sqlite3_errmsg(db) : "out of memory");
+        fprintf(stderr, "gpu_check: cannot open %s: %s\n", zTrace,
+                db ? sqlite3_errmsg(db) : "out of memory");
         goto done;
     }
     if (vt__schema_check(db, NULL, zMsg, sizeof zMsg) != VT_SCHEMA_OK) {

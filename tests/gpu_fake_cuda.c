@@ -1,4 +1,4 @@
-/* Test double of the CUDA driver (built as libcuda.so.1) for gpu_check's GPU probe: cuInit and cuDeviceGetCount only. */
+/* Test double of the CUDA driver (libcuda.so.1) for gpu_check's probe: cuInit, cuDeviceGetCount. */
 #include <stdlib.h>
 
 /* CUDA_SUCCESS, or CUDA_ERROR_NO_DEVICE (100) when VT_FAKE_CUINIT_FAIL is set. */

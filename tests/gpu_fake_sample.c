@@ -1,4 +1,4 @@
-/* Test double of a CUDA sample for gpu_check: checks the injection environment it was given, then leaves the trace a real run would. */
+/* Test double of a CUDA sample: checks its injection environment, leaves a real run's trace. */
 /*
  * Environment read:
  *   VT_FAKE_SAMPLE       which sample to imitate (default leak)
@@ -25,7 +25,8 @@ static int check_env(void)
 {
     const char *zLib = getenv("CUDA_INJECTION64_PATH"), *zNvtx = getenv("NVTX_INJECTION64_PATH");
     const char *zOut = getenv("VRAMTRACE_OUTPUT"), *zPath = getenv("LD_LIBRARY_PATH");
-    const char *zWantLib = getenv("VT_FAKE_EXPECT_LIB"), *zWantCupti = getenv("VT_FAKE_EXPECT_CUPTI");
+    const char *zWantLib = getenv("VT_FAKE_EXPECT_LIB"),
+               *zWantCupti = getenv("VT_FAKE_EXPECT_CUPTI");
     const char *zSlash = zWantCupti ? strrchr(zWantCupti, '/') : NULL;
     size_t nDir = zSlash ? (size_t)(zSlash - zWantCupti) : 0;
 
@@ -65,7 +66,8 @@ static int write_trace(const char *zSample, long long pid, int bWrong)
     int rc = 1;
 
     snprintf(zPath, sizeof zPath, "%.*s%lld%s", (int)(zP - zPattern), zPattern, pid, zP + 2);
-    if (sqlite3_open_v2(zPath, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) != SQLITE_OK) {
+    if (sqlite3_open_v2(zPath, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) !=
+        SQLITE_OK) {
         fprintf(stderr, "fake sample: cannot create %s\n", zPath);
         goto done;
     }
@@ -76,8 +78,9 @@ static int write_trace(const char *zSample, long long pid, int bWrong)
         goto done;
     }
     if (bWrong)
-        vt__fake_sql(db, "DELETE FROM memory_event WHERE id = (SELECT max(id) FROM memory_event "
-                         "WHERE op = %d)",
+        vt__fake_sql(db,
+                     "DELETE FROM memory_event WHERE id = (SELECT max(id) FROM memory_event "
+                     "WHERE op = %d)",
                      VT_MEMOP_FREE);
     rc = vt__schema_index(db) == SQLITE_OK ? 0 : 1;
 done:

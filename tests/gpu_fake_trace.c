@@ -1,4 +1,4 @@
-/* Test fixture: traces shaped like real runs of each CUDA sample, built with the schema module and SQL. */
+/* Test fixture: traces shaped like real runs of each CUDA sample, built with plain SQL. */
 #include "gpu_fake_trace.h"
 
 #include <stdarg.h>
@@ -46,53 +46,65 @@ void vt__fake_open(struct vt_fake *f, sqlite3 *db, long long pid)
         fprintf(stderr, "  fixture: cannot create the schema: %s\n", zErr ? zErr : "?");
         _exit(1);
     }
-    vt__fake_sql(f->db, "INSERT INTO meta VALUES('pid','%lld'),('ppid','1'),('tracer_version','0.1.0'),"
-               "('clock_anchor_cupti_ns','%lld'),('clock_anchor_wall_ns','1763750000000000000'),"
-               "('start_ns','%lld'),('closed_cleanly','1')",
-        pid, f->ts, f->ts);
-    vt__fake_sql(f->db, "INSERT INTO device(id, name, uuid, total_bytes, cc_major, cc_minor, sm_count) "
-               "VALUES(0, 'NVIDIA H100 80GB HBM3', 'GPU-0000', 85029158912, 9, 0, 132)");
-    vt__fake_sql(f->db, "INSERT INTO string VALUES(%d, '_Z14vt_sample_fillPfmf'), (%d, '_Z5otherv')",
-        FILL_NAME, OTHER_NAME);
-    vt__fake_sql(f->db, "INSERT INTO memory_event(ts, op, mem_kind, address, bytes, device, correlation) "
-               "VALUES(%lld, 1, 3, 140000000000000, %lld, 0, 0)",
-        tick(f), 2 * MIB);
-    vt__fake_sql(f->db, "INSERT INTO kernel(start, end, device, correlation, name_id) VALUES(%lld, %lld, 0, "
-               "0, %d)",
+    vt__fake_sql(f->db,
+                 "INSERT INTO meta VALUES('pid','%lld'),('ppid','1'),('tracer_version','0.1.0'),"
+                 "('clock_anchor_cupti_ns','%lld'),('clock_anchor_wall_ns','1763750000000000000'),"
+                 "('start_ns','%lld'),('closed_cleanly','1')",
+                 pid, f->ts, f->ts);
+    vt__fake_sql(f->db,
+                 "INSERT INTO device(id, name, uuid, total_bytes, cc_major, cc_minor, sm_count) "
+                 "VALUES(0, 'NVIDIA H100 80GB HBM3', 'GPU-0000', 85029158912, 9, 0, 132)");
+    vt__fake_sql(f->db,
+                 "INSERT INTO string VALUES(%d, '_Z14vt_sample_fillPfmf'), (%d, '_Z5otherv')",
+                 FILL_NAME, OTHER_NAME);
+    vt__fake_sql(f->db,
+                 "INSERT INTO memory_event(ts, op, mem_kind, address, bytes, device, correlation) "
+                 "VALUES(%lld, 1, 3, 140000000000000, %lld, 0, 0)",
+                 tick(f), 2 * MIB);
+    vt__fake_sql(
+        f->db,
+        "INSERT INTO kernel(start, end, device, correlation, name_id) VALUES(%lld, %lld, 0, "
+        "0, %d)",
         tick(f), tick(f), OTHER_NAME);
 }
 
 void vt__fake_mem(struct vt_fake *f, int op, int kind, long long address, long long bytes)
 {
     long long ts = tick(f), corr = ++f->corr;
-    int api = kind == VT_MEMKIND_PINNED ? (op == VT_MEMOP_ALLOC ? 6 : 8)
+    int api = kind == VT_MEMKIND_PINNED    ? (op == VT_MEMOP_ALLOC ? 6 : 8)
               : kind == VT_MEMKIND_MANAGED ? (op == VT_MEMOP_ALLOC ? 9 : 2)
                                            : (op == VT_MEMOP_ALLOC ? 1 : 2);
-    vt__fake_sql(f->db, "INSERT INTO memory_event(ts, op, mem_kind, address, bytes, device, correlation, api) "
-               "VALUES(%lld, %d, %d, %lld, %lld, 0, %lld, %d)",
+    vt__fake_sql(
+        f->db,
+        "INSERT INTO memory_event(ts, op, mem_kind, address, bytes, device, correlation, api) "
+        "VALUES(%lld, %d, %d, %lld, %lld, 0, %lld, %d)",
         ts, op, kind, address, bytes, corr, api);
-    vt__fake_sql(f->db, "INSERT INTO api_call(api, correlation, start, end, device, bytes, ptr) "
-               "VALUES(%d, %lld, %lld, %lld, 0, %lld, %lld)",
-        api, corr, ts - 500, ts + 500, bytes, address);
+    vt__fake_sql(f->db,
+                 "INSERT INTO api_call(api, correlation, start, end, device, bytes, ptr) "
+                 "VALUES(%d, %lld, %lld, %lld, 0, %lld, %lld)",
+                 api, corr, ts - 500, ts + 500, bytes, address);
 }
 
 /* One stream-ordered pool allocation or free on stream 13 of the pool at poolAddr. */
 static void fake_async(struct vt_fake *f, int op, long long address, long long bytes,
                        long long poolAddr, long long threshold)
 {
-    vt__fake_sql(f->db, "INSERT INTO memory_event(ts, op, mem_kind, address, bytes, device, stream, "
-               "correlation, api, is_async, pool_type, pool_address, pool_threshold) "
-               "VALUES(%lld, %d, 3, %lld, %lld, 0, 13, %lld, %d, 1, 1, %lld, %lld)",
-        tick(f), op, address, bytes, ++f->corr, op == VT_MEMOP_ALLOC ? 3 : 4, poolAddr, threshold);
+    vt__fake_sql(f->db,
+                 "INSERT INTO memory_event(ts, op, mem_kind, address, bytes, device, stream, "
+                 "correlation, api, is_async, pool_type, pool_address, pool_threshold) "
+                 "VALUES(%lld, %d, 3, %lld, %lld, 0, 13, %lld, %d, 1, 1, %lld, %lld)",
+                 tick(f), op, address, bytes, ++f->corr, op == VT_MEMOP_ALLOC ? 3 : 4, poolAddr,
+                 threshold);
 }
 
 /* One vt_sample_fill launch, executing right away. */
 static void fake_fill(struct vt_fake *f)
 {
     long long start = tick(f);
-    vt__fake_sql(f->db, "INSERT INTO kernel(start, end, device, stream, correlation, name_id, grid_x, "
-               "block_x) VALUES(%lld, %lld, 0, 7, %lld, %d, 256, 256)",
-        start, tick(f), ++f->corr, FILL_NAME);
+    vt__fake_sql(f->db,
+                 "INSERT INTO kernel(start, end, device, stream, correlation, name_id, grid_x, "
+                 "block_x) VALUES(%lld, %lld, 0, 7, %lld, %d, 256, 256)",
+                 start, tick(f), ++f->corr, FILL_NAME);
 }
 
 /* One cudaMemcpy of bytes from src to dst, with its memcpy activity row. */
@@ -100,12 +112,15 @@ static void fake_copy(struct vt_fake *f, int copyKind, int srcKind, int dstKind,
                       long long dst, long long bytes)
 {
     long long start = tick(f), corr = ++f->corr, end = tick(f);
-    vt__fake_sql(f->db, "INSERT INTO api_call(api, correlation, start, end, device, bytes, src, dst) "
-               "VALUES(60, %lld, %lld, %lld, 0, %lld, %lld, %lld)",
-        corr, start - 100, end + 100, bytes, src, dst);
-    vt__fake_sql(f->db, "INSERT INTO memcpy(start, end, device, stream, correlation, copy_kind, src_kind, "
-               "dst_kind, bytes, src, dst) VALUES(%lld, %lld, 0, 7, %lld, %d, %d, %d, %lld, %lld, "
-               "%lld)",
+    vt__fake_sql(f->db,
+                 "INSERT INTO api_call(api, correlation, start, end, device, bytes, src, dst) "
+                 "VALUES(60, %lld, %lld, %lld, 0, %lld, %lld, %lld)",
+                 corr, start - 100, end + 100, bytes, src, dst);
+    vt__fake_sql(
+        f->db,
+        "INSERT INTO memcpy(start, end, device, stream, correlation, copy_kind, src_kind, "
+        "dst_kind, bytes, src, dst) VALUES(%lld, %lld, 0, 7, %lld, %d, %d, %d, %lld, %lld, "
+        "%lld)",
         start, end, corr, copyKind, srcKind, dstKind, bytes, src, dst);
 }
 
@@ -115,7 +130,7 @@ static void build_leak(struct vt_fake *f)
     int i;
     for (i = 0; i < 8; i++) {
         vt__fake_mem(f, VT_MEMOP_ALLOC, VT_MEMKIND_DEVICE, 0x7f0000000000LL + i * 0x1000000LL,
-                 3 * MIB + 4096 * i);
+                     3 * MIB + 4096 * i);
         fake_fill(f);
     }
     for (i = 0; i < 4; i++) {
@@ -126,7 +141,6 @@ static void build_leak(struct vt_fake *f)
     }
 }
 
-
 /* copies: a real run's events. */
 static void build_copies(struct vt_fake *f)
 {
@@ -134,29 +148,34 @@ static void build_copies(struct vt_fake *f)
     vt__fake_mem(f, VT_MEMOP_ALLOC, VT_MEMKIND_PINNED, VT_FAKE_PINNED, VT_FAKE_COPY_BYTES);
     vt__fake_mem(f, VT_MEMOP_ALLOC, VT_MEMKIND_DEVICE, VT_FAKE_DEVICE, VT_FAKE_COPY_BYTES);
     for (i = 0; i < 5; i++)
-        fake_copy(f, VT_COPY_HTOD, VT_MEMKIND_PAGEABLE, VT_MEMKIND_DEVICE, VT_FAKE_PAGEABLE, VT_FAKE_DEVICE, VT_FAKE_COPY_BYTES);
+        fake_copy(f, VT_COPY_HTOD, VT_MEMKIND_PAGEABLE, VT_MEMKIND_DEVICE, VT_FAKE_PAGEABLE,
+                  VT_FAKE_DEVICE, VT_FAKE_COPY_BYTES);
     for (i = 0; i < 5; i++)
-        fake_copy(f, VT_COPY_DTOH, VT_MEMKIND_DEVICE, VT_MEMKIND_PAGEABLE, VT_FAKE_DEVICE, VT_FAKE_PAGEABLE, VT_FAKE_COPY_BYTES);
+        fake_copy(f, VT_COPY_DTOH, VT_MEMKIND_DEVICE, VT_MEMKIND_PAGEABLE, VT_FAKE_DEVICE,
+                  VT_FAKE_PAGEABLE, VT_FAKE_COPY_BYTES);
     for (i = 0; i < 5; i++)
-        fake_copy(f, VT_COPY_HTOD, VT_MEMKIND_PINNED, VT_MEMKIND_DEVICE, VT_FAKE_PINNED, VT_FAKE_DEVICE, VT_FAKE_COPY_BYTES);
+        fake_copy(f, VT_COPY_HTOD, VT_MEMKIND_PINNED, VT_MEMKIND_DEVICE, VT_FAKE_PINNED,
+                  VT_FAKE_DEVICE, VT_FAKE_COPY_BYTES);
     for (i = 0; i < 5; i++)
-        fake_copy(f, VT_COPY_DTOH, VT_MEMKIND_DEVICE, VT_MEMKIND_PINNED, VT_FAKE_DEVICE, VT_FAKE_PINNED, VT_FAKE_COPY_BYTES);
+        fake_copy(f, VT_COPY_DTOH, VT_MEMKIND_DEVICE, VT_MEMKIND_PINNED, VT_FAKE_DEVICE,
+                  VT_FAKE_PINNED, VT_FAKE_COPY_BYTES);
     vt__fake_mem(f, VT_MEMOP_FREE, VT_MEMKIND_DEVICE, VT_FAKE_DEVICE, VT_FAKE_COPY_BYTES);
     vt__fake_mem(f, VT_MEMOP_FREE, VT_MEMKIND_PINNED, VT_FAKE_PINNED, VT_FAKE_COPY_BYTES);
 }
-
 
 /* oom: a real run's events: the failed call, the OOM row, then 4 allocations that work. */
 static void build_oom(struct vt_fake *f)
 {
     long long ts = tick(f), request = VT_FAKE_TOTAL + 1024 * MIB;
     int i;
-    vt__fake_sql(f->db, "INSERT INTO api_call(api, correlation, start, end, device, status, bytes, ptr) "
-               "VALUES(1, %lld, %lld, %lld, 0, 2, %lld, 0)",
-        ++f->corr, ts, ts + 800, request);
-    vt__fake_sql(f->db, "INSERT INTO oom_event(ts, api, correlation, device, bytes, status, free_bytes, "
-               "total_bytes) VALUES(%lld, 1, %lld, 0, %lld, 2, 84456357888, %lld)",
-        ts + 800, f->corr, request, VT_FAKE_TOTAL);
+    vt__fake_sql(f->db,
+                 "INSERT INTO api_call(api, correlation, start, end, device, status, bytes, ptr) "
+                 "VALUES(1, %lld, %lld, %lld, 0, 2, %lld, 0)",
+                 ++f->corr, ts, ts + 800, request);
+    vt__fake_sql(f->db,
+                 "INSERT INTO oom_event(ts, api, correlation, device, bytes, status, free_bytes, "
+                 "total_bytes) VALUES(%lld, 1, %lld, 0, %lld, 2, 84456357888, %lld)",
+                 ts + 800, f->corr, request, VT_FAKE_TOTAL);
     for (i = 0; i < 4; i++) {
         long long address = 0x7f3000000000LL + i * 0x1000000LL;
         vt__fake_mem(f, VT_MEMOP_ALLOC, VT_MEMKIND_DEVICE, address, 7 * MIB + 4096 * i);
@@ -165,14 +184,14 @@ static void build_oom(struct vt_fake *f)
     }
 }
 
-
 /* pool: a real run's events, the default pool's CREATED row included. */
 static void build_pool(struct vt_fake *f)
 {
     int i;
-    vt__fake_sql(f->db, "INSERT INTO pool_event(ts, op, device, pool_type, address, threshold, size) "
-               "VALUES(%lld, 1, 0, 1, %lld, 0, 0)",
-        tick(f), VT_FAKE_POOL_DEFAULT);
+    vt__fake_sql(f->db,
+                 "INSERT INTO pool_event(ts, op, device, pool_type, address, threshold, size) "
+                 "VALUES(%lld, 1, 0, 1, %lld, 0, 0)",
+                 tick(f), VT_FAKE_POOL_DEFAULT);
     for (i = 0; i < 6; i++) {
         fake_async(f, VT_MEMOP_ALLOC, VT_FAKE_POOL_DEFAULT + i * 0x1000000LL, 9 * MIB + 4096 * i,
                    VT_FAKE_POOL_DEFAULT, 0);
@@ -181,9 +200,10 @@ static void build_pool(struct vt_fake *f)
     for (i = 0; i < 6; i++)
         fake_async(f, VT_MEMOP_FREE, VT_FAKE_POOL_DEFAULT + i * 0x1000000LL, 9 * MIB + 4096 * i,
                    VT_FAKE_POOL_DEFAULT, 0);
-    vt__fake_sql(f->db, "INSERT INTO pool_event(ts, op, device, pool_type, address, threshold, size) "
-               "VALUES(%lld, 1, 0, 1, %lld, 0, 0)",
-        tick(f), VT_FAKE_POOL_EXPLICIT);
+    vt__fake_sql(f->db,
+                 "INSERT INTO pool_event(ts, op, device, pool_type, address, threshold, size) "
+                 "VALUES(%lld, 1, 0, 1, %lld, 0, 0)",
+                 tick(f), VT_FAKE_POOL_EXPLICIT);
     for (i = 0; i < 4; i++) {
         fake_async(f, VT_MEMOP_ALLOC, VT_FAKE_POOL_EXPLICIT + i * 0x1000000LL, 11 * MIB + 4096 * i,
                    VT_FAKE_POOL_EXPLICIT, 64 * MIB);
@@ -192,9 +212,10 @@ static void build_pool(struct vt_fake *f)
     for (i = 0; i < 4; i++)
         fake_async(f, VT_MEMOP_FREE, VT_FAKE_POOL_EXPLICIT + i * 0x1000000LL, 11 * MIB + 4096 * i,
                    VT_FAKE_POOL_EXPLICIT, 64 * MIB);
-    vt__fake_sql(f->db, "INSERT INTO pool_event(ts, op, device, pool_type, address, threshold) "
-               "VALUES(%lld, 3, 0, 1, %lld, 67108864), (%lld, 2, 0, 1, %lld, 67108864)",
-        tick(f), VT_FAKE_POOL_EXPLICIT, tick(f), VT_FAKE_POOL_EXPLICIT);
+    vt__fake_sql(f->db,
+                 "INSERT INTO pool_event(ts, op, device, pool_type, address, threshold) "
+                 "VALUES(%lld, 3, 0, 1, %lld, 67108864), (%lld, 2, 0, 1, %lld, 67108864)",
+                 tick(f), VT_FAKE_POOL_EXPLICIT, tick(f), VT_FAKE_POOL_EXPLICIT);
 }
 
 /* Intern zValue as a new string row and return its id. */
@@ -205,11 +226,13 @@ static long long fake_string(struct vt_fake *f, const char *zValue)
 }
 
 /* One closed push/pop NVTX range on thread 777. */
-static void fake_range(struct vt_fake *f, const char *zName, long long start, long long end, int depth)
+static void fake_range(struct vt_fake *f, const char *zName, long long start, long long end,
+                       int depth)
 {
-    vt__fake_sql(f->db, "INSERT INTO nvtx_range(start, end, kind, name_id, thread, depth) VALUES(%lld, "
-               "%lld, 0, %lld, 777, %d)",
-        start, end, fake_string(f, zName), depth);
+    vt__fake_sql(f->db,
+                 "INSERT INTO nvtx_range(start, end, kind, name_id, thread, depth) VALUES(%lld, "
+                 "%lld, 0, %lld, 777, %d)",
+                 start, end, fake_string(f, zName), depth);
 }
 
 void vt__fake_build_phases(struct vt_fake *f, int bKeepOutputs)
@@ -225,11 +248,13 @@ void vt__fake_build_phases(struct vt_fake *f, int bKeepOutputs)
     for (it = 0; it < 5; it++) {
         long long start = tick(f);
         for (j = 0; j < 3; j++) {
-            vt__fake_mem(f, VT_MEMOP_ALLOC, VT_MEMKIND_DEVICE, act + j * 0x1000000LL, 8 * MIB + 4096 * j);
+            vt__fake_mem(f, VT_MEMOP_ALLOC, VT_MEMKIND_DEVICE, act + j * 0x1000000LL,
+                         8 * MIB + 4096 * j);
             fake_fill(f);
         }
         for (j = 0; j < 3; j++)
-            vt__fake_mem(f, VT_MEMOP_FREE, VT_MEMKIND_DEVICE, act + j * 0x1000000LL, 8 * MIB + 4096 * j);
+            vt__fake_mem(f, VT_MEMOP_FREE, VT_MEMKIND_DEVICE, act + j * 0x1000000LL,
+                         8 * MIB + 4096 * j);
         snprintf(zName, sizeof zName, "iter %d", it);
         fake_range(f, zName, start, tick(f), 1);
     }
@@ -237,16 +262,19 @@ void vt__fake_build_phases(struct vt_fake *f, int bKeepOutputs)
     valStart = tick(f);
     for (b = 0; b < 6; b++) {
         long long start = tick(f);
-        vt__fake_mem(f, VT_MEMOP_ALLOC, VT_MEMKIND_DEVICE, out + b * 0x1000000LL, 10 * MIB + 4096 * b);
+        vt__fake_mem(f, VT_MEMOP_ALLOC, VT_MEMKIND_DEVICE, out + b * 0x1000000LL,
+                     10 * MIB + 4096 * b);
         fake_fill(f);
         if (!bKeepOutputs)
-            vt__fake_mem(f, VT_MEMOP_FREE, VT_MEMKIND_DEVICE, out + b * 0x1000000LL, 10 * MIB + 4096 * b);
+            vt__fake_mem(f, VT_MEMOP_FREE, VT_MEMKIND_DEVICE, out + b * 0x1000000LL,
+                         10 * MIB + 4096 * b);
         snprintf(zName, sizeof zName, "batch %d", b);
         fake_range(f, zName, start, tick(f), 1);
     }
     fake_range(f, "validation", valStart, tick(f), 0);
     for (b = 0; b < 6 && bKeepOutputs; b++)
-        vt__fake_mem(f, VT_MEMOP_FREE, VT_MEMKIND_DEVICE, out + b * 0x1000000LL, 10 * MIB + 4096 * b);
+        vt__fake_mem(f, VT_MEMOP_FREE, VT_MEMKIND_DEVICE, out + b * 0x1000000LL,
+                     10 * MIB + 4096 * b);
     vt__fake_mem(f, VT_MEMOP_FREE, VT_MEMKIND_DEVICE, weights, 17 * MIB);
 }
 
@@ -256,26 +284,27 @@ static void build_managed(struct vt_fake *f)
     int i;
     for (i = 0; i < 3; i++) {
         vt__fake_mem(f, VT_MEMOP_ALLOC, VT_MEMKIND_MANAGED, 0x7fa000000000LL + i * 0x1000000LL,
-                 13 * MIB + 4096 * i);
+                     13 * MIB + 4096 * i);
         fake_fill(f);
     }
     for (i = 0; i < 3; i++)
         vt__fake_mem(f, VT_MEMOP_FREE, VT_MEMKIND_MANAGED, 0x7fa000000000LL + i * 0x1000000LL,
-                 13 * MIB + 4096 * i);
+                     13 * MIB + 4096 * i);
 }
-
 
 /* One VMM memory_event from the API callback (handle 0: none), with its api_call row. */
 static void fake_vmm(struct vt_fake *f, int op, int api, long long address, long long bytes,
                      long long handle)
 {
     long long ts = tick(f), corr = ++f->corr;
-    vt__fake_sql(f->db, "INSERT INTO memory_event(ts, op, mem_kind, address, bytes, device, correlation, "
-               "api, pool_address) VALUES(%lld, %d, 3, %lld, %lld, 0, %lld, %d, NULLIF(%lld, 0))",
-        ts, op, address, bytes, corr, api, handle);
-    vt__fake_sql(f->db, "INSERT INTO api_call(api, correlation, start, end, device, bytes, ptr) "
-               "VALUES(%d, %lld, %lld, %lld, 0, %lld, %lld)",
-        api, corr, ts - 100, ts + 100, bytes, address);
+    vt__fake_sql(f->db,
+                 "INSERT INTO memory_event(ts, op, mem_kind, address, bytes, device, correlation, "
+                 "api, pool_address) VALUES(%lld, %d, 3, %lld, %lld, 0, %lld, %d, NULLIF(%lld, 0))",
+                 ts, op, address, bytes, corr, api, handle);
+    vt__fake_sql(f->db,
+                 "INSERT INTO api_call(api, correlation, start, end, device, bytes, ptr) "
+                 "VALUES(%d, %lld, %lld, %lld, 0, %lld, %lld)",
+                 api, corr, ts - 100, ts + 100, bytes, address);
 }
 
 /* vmm: a real run's events. */
@@ -285,9 +314,10 @@ static void build_vmm(struct vt_fake *f)
     fake_vmm(f, VT_MEMOP_VMM_CREATE, 40, 0x10, 3 * VT_FAKE_GRAN, 0);
     fake_vmm(f, VT_MEMOP_VMM_CREATE, 40, 0x20, 5 * VT_FAKE_GRAN, 0);
     ts = tick(f);
-    vt__fake_sql(f->db, "INSERT INTO api_call(api, correlation, start, end, device, bytes, ptr) "
-               "VALUES(44, %lld, %lld, %lld, 0, %lld, %lld)",
-        ++f->corr, ts, ts + 100, 8 * VT_FAKE_GRAN, VT_FAKE_VA);
+    vt__fake_sql(f->db,
+                 "INSERT INTO api_call(api, correlation, start, end, device, bytes, ptr) "
+                 "VALUES(44, %lld, %lld, %lld, 0, %lld, %lld)",
+                 ++f->corr, ts, ts + 100, 8 * VT_FAKE_GRAN, VT_FAKE_VA);
     fake_vmm(f, VT_MEMOP_VMM_MAP, 42, VT_FAKE_VA, 3 * VT_FAKE_GRAN, 0x10);
     fake_vmm(f, VT_MEMOP_VMM_MAP, 42, VT_FAKE_VA + 3 * VT_FAKE_GRAN, 5 * VT_FAKE_GRAN, 0x20);
     fake_fill(f);
@@ -296,11 +326,11 @@ static void build_vmm(struct vt_fake *f)
     fake_vmm(f, VT_MEMOP_VMM_RELEASE, 41, 0x10, 3 * VT_FAKE_GRAN, 0);
     fake_vmm(f, VT_MEMOP_VMM_RELEASE, 41, 0x20, 5 * VT_FAKE_GRAN, 0);
     ts = tick(f);
-    vt__fake_sql(f->db, "INSERT INTO api_call(api, correlation, start, end, device, bytes, ptr) "
-               "VALUES(45, %lld, %lld, %lld, 0, %lld, %lld)",
-        ++f->corr, ts, ts + 100, 8 * VT_FAKE_GRAN, VT_FAKE_VA);
+    vt__fake_sql(f->db,
+                 "INSERT INTO api_call(api, correlation, start, end, device, bytes, ptr) "
+                 "VALUES(45, %lld, %lld, %lld, 0, %lld, %lld)",
+                 ++f->corr, ts, ts + 100, 8 * VT_FAKE_GRAN, VT_FAKE_VA);
 }
-
 
 const char *vt__fake_stdout(const char *zSample)
 {
@@ -318,13 +348,21 @@ const char *vt__fake_stdout(const char *zSample)
 
 int vt__fake_build(struct vt_fake *f, const char *zSample)
 {
-    if (strcmp(zSample, "leak") == 0) build_leak(f);
-    else if (strcmp(zSample, "copies") == 0) build_copies(f);
-    else if (strcmp(zSample, "oom") == 0) build_oom(f);
-    else if (strcmp(zSample, "pool") == 0) build_pool(f);
-    else if (strcmp(zSample, "phases") == 0) vt__fake_build_phases(f, 1);
-    else if (strcmp(zSample, "managed") == 0) build_managed(f);
-    else if (strcmp(zSample, "vmm") == 0) build_vmm(f);
-    else return -1;
+    if (strcmp(zSample, "leak") == 0)
+        build_leak(f);
+    else if (strcmp(zSample, "copies") == 0)
+        build_copies(f);
+    else if (strcmp(zSample, "oom") == 0)
+        build_oom(f);
+    else if (strcmp(zSample, "pool") == 0)
+        build_pool(f);
+    else if (strcmp(zSample, "phases") == 0)
+        vt__fake_build_phases(f, 1);
+    else if (strcmp(zSample, "managed") == 0)
+        build_managed(f);
+    else if (strcmp(zSample, "vmm") == 0)
+        build_vmm(f);
+    else
+        return -1;
     return 0;
 }

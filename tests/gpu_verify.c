@@ -36,13 +36,13 @@
 #define MANAGED_N 3
 
 /* The sample's kernel, matched in the mangled or demangled name. */
-#define FILL_KERNELS                                                                     \
-    "SELECT count(*) FROM kernel k JOIN string s ON s.id = k.name_id WHERE s.value LIKE " \
+#define FILL_KERNELS                                                                               \
+    "SELECT count(*) FROM kernel k JOIN string s ON s.id = k.name_id WHERE s.value LIKE "          \
     "'%%vt_sample_fill%%'"
 
 /* NVTX ranges with their names, as a CTE named r. */
-#define RANGES                                                                                 \
-    "WITH r AS (SELECT n.id, n.start, n.end, n.kind, n.depth, n.thread, s.value AS name FROM " \
+#define RANGES                                                                                     \
+    "WITH r AS (SELECT n.id, n.start, n.end, n.kind, n.depth, n.thread, s.value AS name FROM "     \
     "nvtx_range n JOIN string s ON s.id = n.name_id) "
 
 struct check {
@@ -70,7 +70,8 @@ int vt__gpu_facts_parse(const char *zText, struct vt_gpu_facts *pFacts)
         const char *zEnd = strchr(z, '\n');
         size_t nLine = zEnd ? (size_t)(zEnd - z) : strlen(z);
         if (nLine > sizeof zTag - 1 && strncmp(z, zTag, sizeof zTag - 1) == 0) {
-            const char *zKey = z + sizeof zTag - 1, *zEq = memchr(zKey, '=', nLine - (sizeof zTag - 1));
+            const char *zKey = z + sizeof zTag - 1,
+                       *zEq = memchr(zKey, '=', nLine - (sizeof zTag - 1));
             char zValue[32], *zStop = NULL;
             size_t nKey = zEq ? (size_t)(zEq - zKey) : 0;
             size_t nValue = zEq ? (size_t)(z + nLine - zEq - 1) : 0;
@@ -125,8 +126,10 @@ static long long query_int(struct check *c, const char *zFmt, ...)
     }
     rc = sqlite3_prepare_v2(c->db, zSql, -1, &pStmt, NULL);
     if (rc == SQLITE_OK) rc = sqlite3_step(pStmt);
-    if (rc == SQLITE_ROW) v = sqlite3_column_int64(pStmt, 0);
-    else if (rc == SQLITE_DONE) v = 0;
+    if (rc == SQLITE_ROW)
+        v = sqlite3_column_int64(pStmt, 0);
+    else if (rc == SQLITE_DONE)
+        v = 0;
     else {
         fprintf(c->pOut, "FAIL  SQL error: %s\n      in: %s\n", sqlite3_errmsg(c->db), zSql);
         c->nFail++;
@@ -143,8 +146,10 @@ static void expect_eq(struct check *c, const char *zWhat, long long expected, lo
         fprintf(c->pOut, "ok    %s: %lld\n", zWhat, found);
         return;
     }
-    if (found == LLONG_MIN) fprintf(c->pOut, "FAIL  %s: query failed\n", zWhat);
-    else fprintf(c->pOut, "FAIL  %s: expected %lld, found %lld\n", zWhat, expected, found);
+    if (found == LLONG_MIN)
+        fprintf(c->pOut, "FAIL  %s: query failed\n", zWhat);
+    else
+        fprintf(c->pOut, "FAIL  %s: expected %lld, found %lld\n", zWhat, expected, found);
     c->nFail++;
 }
 
@@ -209,8 +214,9 @@ static void dump(struct check *c, const char *zTitle, const char *zSql)
 static void dump_overview(struct check *c)
 {
     fprintf(c->pOut, "what the trace holds:\n");
-    dump(c, "meta", "SELECT key, value FROM meta WHERE key NOT LIKE 'config.%' "
-                    "AND key NOT LIKE 'env.%' ORDER BY key");
+    dump(c, "meta",
+         "SELECT key, value FROM meta WHERE key NOT LIKE 'config.%' "
+         "AND key NOT LIKE 'env.%' ORDER BY key");
     dump(c, "device(id, name, total_bytes)", "SELECT id, name, total_bytes FROM device");
     dump(c, "dropped(source, what, count)", "SELECT source, what, count FROM dropped");
     dump(c, "memory_event(op, mem_kind, is_async, bytes, rows, pool_threshold)",
@@ -257,18 +263,20 @@ static void verify_common(struct check *c, long long pid)
 /* Rows of memory_event with this op and kind whose bytes are in zSet, and zExtra (SQL) if given. */
 static long long count_mem(struct check *c, int op, int kind, const char *zSet, const char *zExtra)
 {
-    return query_int(c, "SELECT count(*) FROM memory_event WHERE op = %d AND mem_kind = %d AND "
-                        "bytes IN %s AND (%s)",
+    return query_int(c,
+                     "SELECT count(*) FROM memory_event WHERE op = %d AND mem_kind = %d AND "
+                     "bytes IN %s AND (%s)",
                      op, kind, zSet, zExtra ? zExtra : "1");
 }
 
-/* Frees of kind whose bytes are in zSet that release an earlier allocation of the same address and size. */
+/* Frees of kind with bytes in zSet that release an earlier allocation of that address and size. */
 static long long count_paired_frees(struct check *c, int kind, const char *zSet)
 {
-    return query_int(c, "SELECT count(*) FROM memory_event f WHERE f.op = %d AND f.mem_kind = %d "
-                        "AND f.bytes IN %s AND EXISTS (SELECT 1 FROM memory_event a WHERE "
-                        "a.op = %d AND a.mem_kind = f.mem_kind AND a.address = f.address AND "
-                        "a.bytes = f.bytes AND a.ts <= f.ts)",
+    return query_int(c,
+                     "SELECT count(*) FROM memory_event f WHERE f.op = %d AND f.mem_kind = %d "
+                     "AND f.bytes IN %s AND EXISTS (SELECT 1 FROM memory_event a WHERE "
+                     "a.op = %d AND a.mem_kind = f.mem_kind AND a.address = f.address AND "
+                     "a.bytes = f.bytes AND a.ts <= f.ts)",
                      VT_MEMOP_FREE, kind, zSet, VT_MEMOP_ALLOC);
 }
 
@@ -281,13 +289,15 @@ static void verify_leak(struct check *c)
     expect_eq(c, "device allocations of the leaked sizes", LEAK_LEAKED_N,
               count_mem(c, VT_MEMOP_ALLOC, VT_MEMKIND_DEVICE, zLeaked, NULL));
     expect_eq(c, "distinct leaked sizes allocated", LEAK_LEAKED_N,
-              query_int(c, "SELECT count(DISTINCT bytes) FROM memory_event WHERE op = %d AND "
-                           "mem_kind = %d AND bytes IN %s",
+              query_int(c,
+                        "SELECT count(DISTINCT bytes) FROM memory_event WHERE op = %d AND "
+                        "mem_kind = %d AND bytes IN %s",
                         VT_MEMOP_ALLOC, VT_MEMKIND_DEVICE, zLeaked));
     expect_eq(c, "frees of leaked buffers", 0,
-              query_int(c, "SELECT count(*) FROM memory_event f JOIN memory_event a ON "
-                           "a.address = f.address AND a.op = %d AND a.mem_kind = %d AND "
-                           "a.bytes IN %s WHERE f.op = %d AND f.ts >= a.ts",
+              query_int(c,
+                        "SELECT count(*) FROM memory_event f JOIN memory_event a ON "
+                        "a.address = f.address AND a.op = %d AND a.mem_kind = %d AND "
+                        "a.bytes IN %s WHERE f.op = %d AND f.ts >= a.ts",
                         VT_MEMOP_ALLOC, VT_MEMKIND_DEVICE, zLeaked, VT_MEMOP_FREE));
     expect_eq(c, "device allocations of the freed sizes", LEAK_FREED_N,
               count_mem(c, VT_MEMOP_ALLOC, VT_MEMKIND_DEVICE, zFreed, NULL));
@@ -295,24 +305,27 @@ static void verify_leak(struct check *c)
               count_mem(c, VT_MEMOP_FREE, VT_MEMKIND_DEVICE, zFreed, NULL));
     expect_eq(c, "frees paired with their allocation (address, bytes)", LEAK_FREED_N,
               count_paired_frees(c, VT_MEMKIND_DEVICE, zFreed));
-    expect_eq(c, "vt_sample_fill launches", LEAK_LEAKED_N + LEAK_FREED_N, query_int(c, FILL_KERNELS));
+    expect_eq(c, "vt_sample_fill launches", LEAK_LEAKED_N + LEAK_FREED_N,
+              query_int(c, FILL_KERNELS));
 }
 
 /* Copies of COPY_BYTES with this copy kind, source and destination kinds and addresses. */
 static long long count_copies(struct check *c, int copyKind, int srcKind, int dstKind,
                               long long src, long long dst)
 {
-    return query_int(c, "SELECT count(*) FROM memcpy WHERE bytes = %lld AND copy_kind = %d AND "
-                        "src_kind = %d AND dst_kind = %d AND src = %lld AND dst = %lld",
+    return query_int(c,
+                     "SELECT count(*) FROM memcpy WHERE bytes = %lld AND copy_kind = %d AND "
+                     "src_kind = %d AND dst_kind = %d AND src = %lld AND dst = %lld",
                      COPY_BYTES, copyKind, srcKind, dstKind, src, dst);
 }
 
 /* api_call rows of cudaMemcpy of COPY_BYTES from src to dst whose correlation has a memcpy row. */
 static long long count_copy_calls(struct check *c, long long src, long long dst)
 {
-    return query_int(c, "SELECT count(*) FROM api_call a WHERE a.api = %d AND a.bytes = %lld AND "
-                        "a.status = 0 AND a.src = %lld AND a.dst = %lld AND EXISTS (SELECT 1 FROM "
-                        "memcpy m WHERE m.correlation = a.correlation AND m.bytes = a.bytes)",
+    return query_int(c,
+                     "SELECT count(*) FROM api_call a WHERE a.api = %d AND a.bytes = %lld AND "
+                     "a.status = 0 AND a.src = %lld AND a.dst = %lld AND EXISTS (SELECT 1 FROM "
+                     "memcpy m WHERE m.correlation = a.correlation AND m.bytes = a.bytes)",
                      VT_API_ID_60, COPY_BYTES, src, dst);
 }
 
@@ -325,10 +338,12 @@ static void verify_copies(struct check *c, const struct vt_gpu_facts *pFacts)
         return;
     expect_eq(c, "copies of COPY_BYTES", 4 * COPY_REPEAT,
               query_int(c, "SELECT count(*) FROM memcpy WHERE bytes = %lld", COPY_BYTES));
-    expect_eq(c, "HtoD pageable -> device (addresses match)", COPY_REPEAT,
-              count_copies(c, VT_COPY_HTOD, VT_MEMKIND_PAGEABLE, VT_MEMKIND_DEVICE, pageable, device));
-    expect_eq(c, "DtoH device -> pageable (addresses match)", COPY_REPEAT,
-              count_copies(c, VT_COPY_DTOH, VT_MEMKIND_DEVICE, VT_MEMKIND_PAGEABLE, device, pageable));
+    expect_eq(
+        c, "HtoD pageable -> device (addresses match)", COPY_REPEAT,
+        count_copies(c, VT_COPY_HTOD, VT_MEMKIND_PAGEABLE, VT_MEMKIND_DEVICE, pageable, device));
+    expect_eq(
+        c, "DtoH device -> pageable (addresses match)", COPY_REPEAT,
+        count_copies(c, VT_COPY_DTOH, VT_MEMKIND_DEVICE, VT_MEMKIND_PAGEABLE, device, pageable));
     expect_eq(c, "HtoD pinned -> device (addresses match)", COPY_REPEAT,
               count_copies(c, VT_COPY_HTOD, VT_MEMKIND_PINNED, VT_MEMKIND_DEVICE, pinned, device));
     expect_eq(c, "DtoH device -> pinned (addresses match)", COPY_REPEAT,
@@ -337,23 +352,29 @@ static void verify_copies(struct check *c, const struct vt_gpu_facts *pFacts)
               count_copy_calls(c, pageable, device));
     expect_eq(c, "cudaMemcpy calls device -> pageable", COPY_REPEAT,
               count_copy_calls(c, device, pageable));
-    expect_eq(c, "cudaMemcpy calls pinned -> device", COPY_REPEAT, count_copy_calls(c, pinned, device));
-    expect_eq(c, "cudaMemcpy calls device -> pinned", COPY_REPEAT, count_copy_calls(c, device, pinned));
+    expect_eq(c, "cudaMemcpy calls pinned -> device", COPY_REPEAT,
+              count_copy_calls(c, pinned, device));
+    expect_eq(c, "cudaMemcpy calls device -> pinned", COPY_REPEAT,
+              count_copy_calls(c, device, pinned));
     expect_eq(c, "pinned allocation (cudaMallocHost) at the pinned address", 1,
-              query_int(c, "SELECT count(*) FROM memory_event WHERE op = %d AND mem_kind = %d AND "
-                           "bytes = %lld AND address = %lld",
+              query_int(c,
+                        "SELECT count(*) FROM memory_event WHERE op = %d AND mem_kind = %d AND "
+                        "bytes = %lld AND address = %lld",
                         VT_MEMOP_ALLOC, VT_MEMKIND_PINNED, COPY_BYTES, pinned));
     expect_eq(c, "pinned free (cudaFreeHost)", 1,
-              query_int(c, "SELECT count(*) FROM memory_event WHERE op = %d AND mem_kind = %d AND "
-                           "address = %lld",
+              query_int(c,
+                        "SELECT count(*) FROM memory_event WHERE op = %d AND mem_kind = %d AND "
+                        "address = %lld",
                         VT_MEMOP_FREE, VT_MEMKIND_PINNED, pinned));
     expect_eq(c, "device allocation at the device address", 1,
-              query_int(c, "SELECT count(*) FROM memory_event WHERE op = %d AND mem_kind = %d AND "
-                           "bytes = %lld AND address = %lld",
+              query_int(c,
+                        "SELECT count(*) FROM memory_event WHERE op = %d AND mem_kind = %d AND "
+                        "bytes = %lld AND address = %lld",
                         VT_MEMOP_ALLOC, VT_MEMKIND_DEVICE, COPY_BYTES, device));
     expect_eq(c, "device free", 1,
-              query_int(c, "SELECT count(*) FROM memory_event WHERE op = %d AND mem_kind = %d AND "
-                           "address = %lld AND bytes = %lld",
+              query_int(c,
+                        "SELECT count(*) FROM memory_event WHERE op = %d AND mem_kind = %d AND "
+                        "address = %lld AND bytes = %lld",
                         VT_MEMOP_FREE, VT_MEMKIND_DEVICE, device, COPY_BYTES));
 }
 
@@ -366,16 +387,19 @@ static void verify_oom(struct check *c, const struct vt_gpu_facts *pFacts)
     series(zAfter, sizeof zAfter, OOM_AFTER_BASE, OOM_AFTER_N);
     expect_eq(c, "oom_event rows", 1, query_int(c, "SELECT count(*) FROM oom_event"));
     expect_eq(c, "oom_event: cudaMalloc of the request, cudaErrorMemoryAllocation", 1,
-              query_int(c, "SELECT count(*) FROM oom_event WHERE api = %d AND bytes = %lld AND "
-                           "status = 2",
+              query_int(c,
+                        "SELECT count(*) FROM oom_event WHERE api = %d AND bytes = %lld AND "
+                        "status = 2",
                         VT_API_ID_1, request));
     expect_eq(c, "that oom_event: 0 < free_bytes <= total_bytes = device total", 1,
-              query_int(c, "SELECT count(*) FROM oom_event WHERE api = %d AND bytes = %lld AND "
-                           "free_bytes > 0 AND free_bytes <= total_bytes AND total_bytes = %lld",
+              query_int(c,
+                        "SELECT count(*) FROM oom_event WHERE api = %d AND bytes = %lld AND "
+                        "free_bytes > 0 AND free_bytes <= total_bytes AND total_bytes = %lld",
                         VT_API_ID_1, request, total));
     expect_eq(c, "api_call of the failed cudaMalloc (status 2)", 1,
-              query_int(c, "SELECT count(*) FROM api_call WHERE api = %d AND bytes = %lld AND "
-                           "status = 2",
+              query_int(c,
+                        "SELECT count(*) FROM api_call WHERE api = %d AND bytes = %lld AND "
+                        "status = 2",
                         VT_API_ID_1, request));
     expect_eq(c, "allocations of the requested size", 0,
               query_int(c, "SELECT count(*) FROM memory_event WHERE op = %d AND bytes = %lld",
@@ -398,8 +422,9 @@ static void verify_pool(struct check *c)
     expect_eq(c, "async allocations, default pool sizes", POOL_DEFAULT_N,
               count_mem(c, VT_MEMOP_ALLOC, VT_MEMKIND_DEVICE, zDefault, "is_async = 1"));
     expect_eq(c, "distinct default pool sizes", POOL_DEFAULT_N,
-              query_int(c, "SELECT count(DISTINCT bytes) FROM memory_event WHERE op = %d AND "
-                           "is_async = 1 AND bytes IN %s",
+              query_int(c,
+                        "SELECT count(DISTINCT bytes) FROM memory_event WHERE op = %d AND "
+                        "is_async = 1 AND bytes IN %s",
                         VT_MEMOP_ALLOC, zDefault));
     expect_eq(c, "async frees, default pool sizes", POOL_DEFAULT_N,
               count_mem(c, VT_MEMOP_FREE, VT_MEMKIND_DEVICE, zDefault, "is_async = 1"));
@@ -412,21 +437,23 @@ static void verify_pool(struct check *c)
     expect_eq(c, "explicit pool frees paired", POOL_EXPLICIT_N,
               count_paired_frees(c, VT_MEMKIND_DEVICE, zExplicit));
     expect_eq(c, "explicit pool allocations carry the 64 MiB release threshold", POOL_EXPLICIT_N,
-              count_mem(c, VT_MEMOP_ALLOC, VT_MEMKIND_DEVICE, zExplicit,
-                        zThreshold));
+              count_mem(c, VT_MEMOP_ALLOC, VT_MEMKIND_DEVICE, zExplicit, zThreshold));
     expect_eq(c, "all 10 allocations on one stream", 1,
-              query_int(c, "SELECT count(DISTINCT stream) FROM memory_event WHERE op = %d AND "
-                           "stream IS NOT NULL AND (bytes IN %s OR bytes IN %s)",
+              query_int(c,
+                        "SELECT count(DISTINCT stream) FROM memory_event WHERE op = %d AND "
+                        "stream IS NOT NULL AND (bytes IN %s OR bytes IN %s)",
                         VT_MEMOP_ALLOC, zDefault, zExplicit));
     expect_eq(c, "explicit pool allocations share one pool, not the default one", 1,
-              query_int(c, "SELECT count(DISTINCT pool_address) FROM memory_event WHERE op = %d "
-                           "AND bytes IN %s AND pool_address IS NOT NULL AND pool_address NOT IN "
-                           "(SELECT pool_address FROM memory_event WHERE op = %d AND bytes IN %s "
-                           "AND pool_address IS NOT NULL)",
+              query_int(c,
+                        "SELECT count(DISTINCT pool_address) FROM memory_event WHERE op = %d "
+                        "AND bytes IN %s AND pool_address IS NOT NULL AND pool_address NOT IN "
+                        "(SELECT pool_address FROM memory_event WHERE op = %d AND bytes IN %s "
+                        "AND pool_address IS NOT NULL)",
                         VT_MEMOP_ALLOC, zExplicit, VT_MEMOP_ALLOC, zDefault));
     expect_eq(c, "pool_event CREATED for the explicit pool", 1,
-              query_int(c, "SELECT count(*) FROM pool_event WHERE op = %d AND address IN (SELECT "
-                           "pool_address FROM memory_event WHERE op = %d AND bytes IN %s)",
+              query_int(c,
+                        "SELECT count(*) FROM pool_event WHERE op = %d AND address IN (SELECT "
+                        "pool_address FROM memory_event WHERE op = %d AND bytes IN %s)",
                         VT_POOLOP_CREATED, VT_MEMOP_ALLOC, zExplicit));
     expect_eq(c, "vt_sample_fill launches", POOL_DEFAULT_N + POOL_EXPLICIT_N,
               query_int(c, FILL_KERNELS));
@@ -435,12 +462,14 @@ static void verify_pool(struct check *c)
 /* Peak of the phases sample's own live device bytes while NVTX range zRange is open. */
 static long long phase_peak(struct check *c, const char *zOwn, const char *zRange)
 {
-    return query_int(c, RANGES ", own AS (SELECT id, ts, CASE op WHEN %d THEN bytes ELSE -bytes "
-                               "END AS d FROM memory_event WHERE mem_kind = %d AND op IN (%d, %d) "
-                               "AND bytes IN %s), live AS (SELECT ts, SUM(d) OVER (ORDER BY ts, "
-                               "id) AS b FROM own) SELECT max(live.b) FROM live JOIN r ON "
-                               "r.name = %Q AND live.ts BETWEEN r.start AND r.end",
-                     VT_MEMOP_ALLOC, VT_MEMKIND_DEVICE, VT_MEMOP_ALLOC, VT_MEMOP_FREE, zOwn, zRange);
+    return query_int(c,
+                     RANGES ", own AS (SELECT id, ts, CASE op WHEN %d THEN bytes ELSE -bytes "
+                            "END AS d FROM memory_event WHERE mem_kind = %d AND op IN (%d, %d) "
+                            "AND bytes IN %s), live AS (SELECT ts, SUM(d) OVER (ORDER BY ts, "
+                            "id) AS b FROM own) SELECT max(live.b) FROM live JOIN r ON "
+                            "r.name = %Q AND live.ts BETWEEN r.start AND r.end",
+                     VT_MEMOP_ALLOC, VT_MEMKIND_DEVICE, VT_MEMOP_ALLOC, VT_MEMOP_FREE, zOwn,
+                     zRange);
 }
 
 /* phases: train (5 iterations) then validation (6 batches whose outputs stay alive). */
@@ -464,10 +493,11 @@ static void verify_phases(struct check *c)
               query_int(c, RANGES "SELECT count(*) FROM r WHERE name IN ('batch 0', 'batch 1', "
                                   "'batch 2', 'batch 3', 'batch 4', 'batch 5')"));
     expect_eq(c, "closed push/pop ranges, all on one thread", 2 + PHASES_ITER_N + PHASES_BATCH_N,
-              query_int(c, RANGES "SELECT count(*) FROM r WHERE kind = %d AND end > start AND "
-                                  "thread = (SELECT thread FROM r WHERE name = 'train') AND "
-                                  "(name IN ('train', 'validation') OR name GLOB 'iter [0-9]*' OR "
-                                  "name GLOB 'batch [0-9]*')",
+              query_int(c,
+                        RANGES "SELECT count(*) FROM r WHERE kind = %d AND end > start AND "
+                               "thread = (SELECT thread FROM r WHERE name = 'train') AND "
+                               "(name IN ('train', 'validation') OR name GLOB 'iter [0-9]*' OR "
+                               "name GLOB 'batch [0-9]*')",
                         VT_NVTX_PUSHPOP));
     expect_eq(c, "depth 0: train, validation", 2,
               query_int(c, RANGES "SELECT count(*) FROM r WHERE depth = 0 AND name IN ('train', "
@@ -490,34 +520,38 @@ static void verify_phases(struct check *c)
               query_int(c, FILL_KERNELS));
     expect_eq(c, "iterations each holding 3 fills and 3 activation allocations and frees",
               PHASES_ITER_N,
-              query_int(c, RANGES "SELECT count(*) FROM r WHERE name GLOB 'iter [0-9]*' AND "
-                                  "(SELECT count(*) FROM kernel k JOIN string s ON s.id = "
-                                  "k.name_id WHERE s.value LIKE '%%vt_sample_fill%%' AND k.start "
-                                  "BETWEEN r.start AND r.end) = 3 AND (SELECT count(*) FROM "
-                                  "memory_event m WHERE m.op = %d AND m.mem_kind = %d AND m.bytes "
-                                  "IN %s AND m.ts BETWEEN r.start AND r.end) = 3 AND (SELECT "
-                                  "count(*) FROM memory_event m WHERE m.op = %d AND m.bytes IN %s "
-                                  "AND m.ts BETWEEN r.start AND r.end) = 3",
+              query_int(c,
+                        RANGES "SELECT count(*) FROM r WHERE name GLOB 'iter [0-9]*' AND "
+                               "(SELECT count(*) FROM kernel k JOIN string s ON s.id = "
+                               "k.name_id WHERE s.value LIKE '%%vt_sample_fill%%' AND k.start "
+                               "BETWEEN r.start AND r.end) = 3 AND (SELECT count(*) FROM "
+                               "memory_event m WHERE m.op = %d AND m.mem_kind = %d AND m.bytes "
+                               "IN %s AND m.ts BETWEEN r.start AND r.end) = 3 AND (SELECT "
+                               "count(*) FROM memory_event m WHERE m.op = %d AND m.bytes IN %s "
+                               "AND m.ts BETWEEN r.start AND r.end) = 3",
                         VT_MEMOP_ALLOC, VT_MEMKIND_DEVICE, zAct, VT_MEMOP_FREE, zAct));
     expect_eq(c, "activation allocations in all", PHASES_ITER_N * PHASES_ACT_N,
               count_mem(c, VT_MEMOP_ALLOC, VT_MEMKIND_DEVICE, zAct, NULL));
     expect_eq(c, "batches each holding 1 fill and 1 output allocation", PHASES_BATCH_N,
-              query_int(c, RANGES "SELECT count(*) FROM r WHERE name GLOB 'batch [0-9]*' AND "
-                                  "(SELECT count(*) FROM kernel k JOIN string s ON s.id = "
-                                  "k.name_id WHERE s.value LIKE '%%vt_sample_fill%%' AND k.start "
-                                  "BETWEEN r.start AND r.end) = 1 AND (SELECT count(*) FROM "
-                                  "memory_event m WHERE m.op = %d AND m.mem_kind = %d AND m.bytes "
-                                  "IN %s AND m.ts BETWEEN r.start AND r.end) = 1",
+              query_int(c,
+                        RANGES "SELECT count(*) FROM r WHERE name GLOB 'batch [0-9]*' AND "
+                               "(SELECT count(*) FROM kernel k JOIN string s ON s.id = "
+                               "k.name_id WHERE s.value LIKE '%%vt_sample_fill%%' AND k.start "
+                               "BETWEEN r.start AND r.end) = 1 AND (SELECT count(*) FROM "
+                               "memory_event m WHERE m.op = %d AND m.mem_kind = %d AND m.bytes "
+                               "IN %s AND m.ts BETWEEN r.start AND r.end) = 1",
                         VT_MEMOP_ALLOC, VT_MEMKIND_DEVICE, zOut));
     expect_eq(c, "outputs and weights freed after validation", PHASES_BATCH_N + 1,
-              query_int(c, RANGES "SELECT count(*) FROM memory_event m JOIN r ON r.name = "
-                                  "'validation' WHERE m.op = %d AND m.mem_kind = %d AND m.ts > "
-                                  "r.end AND (m.bytes IN %s OR m.bytes = %lld)",
+              query_int(c,
+                        RANGES "SELECT count(*) FROM memory_event m JOIN r ON r.name = "
+                               "'validation' WHERE m.op = %d AND m.mem_kind = %d AND m.ts > "
+                               "r.end AND (m.bytes IN %s OR m.bytes = %lld)",
                         VT_MEMOP_FREE, VT_MEMKIND_DEVICE, zOut, PHASES_WEIGHTS));
     expect_eq(c, "weights allocated before train", 1,
-              query_int(c, RANGES "SELECT count(*) FROM memory_event m JOIN r ON r.name = 'train' "
-                                  "WHERE m.op = %d AND m.mem_kind = %d AND m.bytes = %lld AND "
-                                  "m.ts < r.start",
+              query_int(c,
+                        RANGES "SELECT count(*) FROM memory_event m JOIN r ON r.name = 'train' "
+                               "WHERE m.op = %d AND m.mem_kind = %d AND m.bytes = %lld AND "
+                               "m.ts < r.start",
                         VT_MEMOP_ALLOC, VT_MEMKIND_DEVICE, PHASES_WEIGHTS));
     train = phase_peak(c, zOwn, "train");
     validation = phase_peak(c, zOwn, "validation");
@@ -533,10 +567,12 @@ static void verify_managed(struct check *c)
     series(zSet, sizeof zSet, MANAGED_BASE, MANAGED_N);
     expect_eq(c, "managed allocations", MANAGED_N,
               count_mem(c, VT_MEMOP_ALLOC, VT_MEMKIND_MANAGED, zSet, NULL));
-    expect_eq(c, "managed frees paired", MANAGED_N, count_paired_frees(c, VT_MEMKIND_MANAGED, zSet));
+    expect_eq(c, "managed frees paired", MANAGED_N,
+              count_paired_frees(c, VT_MEMKIND_MANAGED, zSet));
     expect_eq(c, "allocations of those sizes of any other kind", 0,
-              query_int(c, "SELECT count(*) FROM memory_event WHERE op IN (%d, %d) AND bytes IN %s "
-                           "AND mem_kind <> %d",
+              query_int(c,
+                        "SELECT count(*) FROM memory_event WHERE op IN (%d, %d) AND bytes IN %s "
+                        "AND mem_kind <> %d",
                         VT_MEMOP_ALLOC, VT_MEMOP_FREE, zSet, VT_MEMKIND_MANAGED));
     expect_eq(c, "vt_sample_fill launches", MANAGED_N, query_int(c, FILL_KERNELS));
 }
@@ -545,8 +581,9 @@ static void verify_managed(struct check *c)
 static long long count_vmm(struct check *c, int op, long long address, long long bytes,
                            long long handle)
 {
-    return query_int(c, "SELECT count(*) FROM memory_event WHERE op = %d AND address = %lld AND "
-                        "(%lld < 0 OR bytes = %lld) AND (%lld < 0 OR pool_address = %lld)",
+    return query_int(c,
+                     "SELECT count(*) FROM memory_event WHERE op = %d AND address = %lld AND "
+                     "(%lld < 0 OR bytes = %lld) AND (%lld < 0 OR pool_address = %lld)",
                      op, address, bytes, bytes, handle, handle);
 }
 
@@ -577,25 +614,30 @@ static void verify_vmm(struct check *c, const struct vt_gpu_facts *pFacts)
               count_vmm(c, VT_MEMOP_VMM_UNMAP, va, n1, -1));
     expect_eq(c, "vmm_unmap right after it (5 G bytes)", 1,
               count_vmm(c, VT_MEMOP_VMM_UNMAP, va + n1, n2, -1));
-    expect_eq(c, "vmm_release rows", 2,
-              query_int(c, "SELECT count(*) FROM memory_event WHERE op = %d", VT_MEMOP_VMM_RELEASE));
+    expect_eq(
+        c, "vmm_release rows", 2,
+        query_int(c, "SELECT count(*) FROM memory_event WHERE op = %d", VT_MEMOP_VMM_RELEASE));
     expect_eq(c, "vmm_release of both handles", 2,
-              query_int(c, "SELECT count(*) FROM memory_event WHERE op = %d AND address IN "
-                           "(%lld, %lld)",
+              query_int(c,
+                        "SELECT count(*) FROM memory_event WHERE op = %d AND address IN "
+                        "(%lld, %lld)",
                         VT_MEMOP_VMM_RELEASE, h1, h2));
     expect_eq(c, "each handle created, mapped, unmapped, released in that order", 2,
-              query_int(c, "SELECT count(*) FROM memory_event cr JOIN memory_event mp ON mp.op = "
-                           "%d AND mp.pool_address = cr.address JOIN memory_event um ON um.op = %d "
-                           "AND um.address = mp.address JOIN memory_event rl ON rl.op = %d AND "
-                           "rl.address = cr.address WHERE cr.op = %d AND cr.ts <= mp.ts AND "
-                           "mp.ts <= um.ts AND um.ts <= rl.ts",
+              query_int(c,
+                        "SELECT count(*) FROM memory_event cr JOIN memory_event mp ON mp.op = "
+                        "%d AND mp.pool_address = cr.address JOIN memory_event um ON um.op = %d "
+                        "AND um.address = mp.address JOIN memory_event rl ON rl.op = %d AND "
+                        "rl.address = cr.address WHERE cr.op = %d AND cr.ts <= mp.ts AND "
+                        "mp.ts <= um.ts AND um.ts <= rl.ts",
                         VT_MEMOP_VMM_MAP, VT_MEMOP_VMM_UNMAP, VT_MEMOP_VMM_RELEASE,
                         VT_MEMOP_VMM_CREATE));
-    expect_eq(c, "api_call: cuMemCreate, cuMemMap, cuMemUnmap, cuMemRelease x2, "
-                 "cuMemAddressReserve, cuMemAddressFree x1",
+    expect_eq(c,
+              "api_call: cuMemCreate, cuMemMap, cuMemUnmap, cuMemRelease x2, "
+              "cuMemAddressReserve, cuMemAddressFree x1",
               10,
-              query_int(c, "SELECT count(*) FROM api_call WHERE status = 0 AND api IN (%d, %d, %d, "
-                           "%d, %d, %d)",
+              query_int(c,
+                        "SELECT count(*) FROM api_call WHERE status = 0 AND api IN (%d, %d, %d, "
+                        "%d, %d, %d)",
                         VT_API_ID_40, VT_API_ID_41, VT_API_ID_42, VT_API_ID_43, VT_API_ID_44,
                         VT_API_ID_45));
     expect_eq(c, "vt_sample_fill launches", 1, query_int(c, FILL_KERNELS));
@@ -608,13 +650,20 @@ int vt__gpu_verify(sqlite3 *db, const char *zSample, long long pid,
     if (!vt__gpu_sample_known(zSample)) return -1;
     fprintf(pOut, "known answer of sample \"%s\":\n", zSample);
     verify_common(&c, pid);
-    if (strcmp(zSample, "leak") == 0) verify_leak(&c);
-    else if (strcmp(zSample, "copies") == 0) verify_copies(&c, pFacts);
-    else if (strcmp(zSample, "oom") == 0) verify_oom(&c, pFacts);
-    else if (strcmp(zSample, "pool") == 0) verify_pool(&c);
-    else if (strcmp(zSample, "phases") == 0) verify_phases(&c);
-    else if (strcmp(zSample, "managed") == 0) verify_managed(&c);
-    else verify_vmm(&c, pFacts);
+    if (strcmp(zSample, "leak") == 0)
+        verify_leak(&c);
+    else if (strcmp(zSample, "copies") == 0)
+        verify_copies(&c, pFacts);
+    else if (strcmp(zSample, "oom") == 0)
+        verify_oom(&c, pFacts);
+    else if (strcmp(zSample, "pool") == 0)
+        verify_pool(&c);
+    else if (strcmp(zSample, "phases") == 0)
+        verify_phases(&c);
+    else if (strcmp(zSample, "managed") == 0)
+        verify_managed(&c);
+    else
+        verify_vmm(&c, pFacts);
     if (c.nFail) {
         fprintf(pOut, "%d check(s) failed\n", c.nFail);
         dump_overview(&c);

@@ -1,4 +1,4 @@
-/* Internal: the known answer of each CUDA sample, checked with SQL against the trace it produced. */
+/* Internal: the known answer of each CUDA sample, checked with SQL against its trace. */
 #ifndef VT_TESTS_GPU_VERIFY_H
 #define VT_TESTS_GPU_VERIFY_H
 

@@ -1,4 +1,4 @@
-/* Tests of the GPU samples' known-answer checks on hand-made traces shaped like real runs (no GPU needed). */
+/* Tests of the samples' known-answer checks and of gpu_check, without a GPU. */
 #include <dirent.h>
 #include <fcntl.h>
 #include <ftw.h>
@@ -60,7 +60,6 @@ static void expect_fail(struct vt_fake *f, const char *zSample, const struct vt_
     free(zOut);
 }
 
-
 TEST(leak_known_answer)
 {
     struct vt_fake f;
@@ -75,7 +74,8 @@ TEST(leak_freed_leaked_buffer_fails)
     struct vt_fake f;
     struct vt_gpu_facts facts;
     start(&f, "leak", &facts);
-    vt__fake_mem(&f, VT_MEMOP_FREE, VT_MEMKIND_DEVICE, 0x7f0000000000LL + 0x3000000LL, 3 * MIB + 4096 * 3);
+    vt__fake_mem(&f, VT_MEMOP_FREE, VT_MEMKIND_DEVICE, 0x7f0000000000LL + 0x3000000LL,
+                 3 * MIB + 4096 * 3);
     expect_fail(&f, "leak", &facts, 1, "FAIL  frees of leaked buffers: expected 0, found 1");
     sqlite3_close(f.db);
 }
@@ -105,9 +105,11 @@ TEST(copies_pinned_seen_as_pageable_fails)
     struct vt_fake f;
     struct vt_gpu_facts facts;
     start(&f, "copies", &facts);
-    vt__fake_sql(f.db, "UPDATE memcpy SET src_kind = 1 WHERE id = (SELECT min(id) FROM memcpy WHERE "
-              "src_kind = 2)");
-    expect_fail(&f, "copies", &facts, 1, "FAIL  HtoD pinned -> device (addresses match): expected 5, found 4");
+    vt__fake_sql(f.db,
+                 "UPDATE memcpy SET src_kind = 1 WHERE id = (SELECT min(id) FROM memcpy WHERE "
+                 "src_kind = 2)");
+    expect_fail(&f, "copies", &facts, 1,
+                "FAIL  HtoD pinned -> device (addresses match): expected 5, found 4");
     sqlite3_close(f.db);
 }
 
@@ -117,7 +119,8 @@ TEST(copies_without_addresses_fails)
     struct vt_gpu_facts facts;
     start(&f, "copies", &facts);
     vt__fake_sql(f.db, "UPDATE memcpy SET src = NULL, dst = NULL");
-    expect_fail(&f, "copies", &facts, 4, "FAIL  DtoH device -> pageable (addresses match): expected 5, found 0");
+    expect_fail(&f, "copies", &facts, 4,
+                "FAIL  DtoH device -> pageable (addresses match): expected 5, found 0");
     sqlite3_close(f.db);
 }
 
@@ -127,7 +130,8 @@ TEST(copies_missing_fact_fails)
     struct vt_gpu_facts facts;
     start(&f, "copies", &facts);
     ASSERT_EQ(2, vt__gpu_facts_parse("vt-fact: pageable=0x5600a0000000\n"
-                                     "vt-fact: device=0x7f2000000000\n", &facts));
+                                     "vt-fact: device=0x7f2000000000\n",
+                                     &facts));
     expect_fail(&f, "copies", &facts, 1, "the sample printed no usable \"vt-fact: pinned=\" line");
     sqlite3_close(f.db);
 }
@@ -147,9 +151,10 @@ TEST(oom_recorded_twice_fails)
     struct vt_gpu_facts facts;
     start(&f, "oom", &facts);
     /* The driver call under cudaMalloc must not add a second OOM row. */
-    vt__fake_sql(f.db, "INSERT INTO oom_event(ts, api, correlation, device, bytes, status, free_bytes, "
-              "total_bytes) SELECT ts, 20, correlation, device, bytes, status, free_bytes, "
-              "total_bytes FROM oom_event");
+    vt__fake_sql(f.db,
+                 "INSERT INTO oom_event(ts, api, correlation, device, bytes, status, free_bytes, "
+                 "total_bytes) SELECT ts, 20, correlation, device, bytes, status, free_bytes, "
+                 "total_bytes FROM oom_event");
     expect_fail(&f, "oom", &facts, 1, "FAIL  oom_event rows: expected 1, found 2");
     sqlite3_close(f.db);
 }
@@ -160,7 +165,8 @@ TEST(oom_without_memory_info_fails)
     struct vt_gpu_facts facts;
     start(&f, "oom", &facts);
     vt__fake_sql(f.db, "UPDATE oom_event SET free_bytes = NULL, total_bytes = NULL");
-    expect_fail(&f, "oom", &facts, 1, "FAIL  that oom_event: 0 < free_bytes <= total_bytes = device total");
+    expect_fail(&f, "oom", &facts, 1,
+                "FAIL  that oom_event: 0 < free_bytes <= total_bytes = device total");
     sqlite3_close(f.db);
 }
 
@@ -178,9 +184,13 @@ TEST(pool_not_async_and_no_threshold_fail)
     struct vt_fake f;
     struct vt_gpu_facts facts;
     start(&f, "pool", &facts);
-    vt__fake_sql(f.db, "UPDATE memory_event SET is_async = 0 WHERE op = 1 AND bytes = %lld", 9 * MIB);
-    vt__fake_sql(f.db, "UPDATE memory_event SET pool_threshold = NULL WHERE bytes = %lld", 11 * MIB);
-    expect_fail(&f, "pool", &facts, 3, "FAIL  explicit pool allocations carry the 64 MiB release threshold: expected 4, found 3");
+    vt__fake_sql(f.db, "UPDATE memory_event SET is_async = 0 WHERE op = 1 AND bytes = %lld",
+                 9 * MIB);
+    vt__fake_sql(f.db, "UPDATE memory_event SET pool_threshold = NULL WHERE bytes = %lld",
+                 11 * MIB);
+    expect_fail(
+        &f, "pool", &facts, 3,
+        "FAIL  explicit pool allocations carry the 64 MiB release threshold: expected 4, found 3");
     sqlite3_close(f.db);
 }
 
@@ -189,8 +199,10 @@ TEST(pool_without_created_event_fails)
     struct vt_fake f;
     struct vt_gpu_facts facts;
     start(&f, "pool", &facts);
-    vt__fake_sql(f.db, "DELETE FROM pool_event WHERE op = 1 AND address = %lld", VT_FAKE_POOL_EXPLICIT);
-    expect_fail(&f, "pool", &facts, 1, "FAIL  pool_event CREATED for the explicit pool: expected 1, found 0");
+    vt__fake_sql(f.db, "DELETE FROM pool_event WHERE op = 1 AND address = %lld",
+                 VT_FAKE_POOL_EXPLICIT);
+    expect_fail(&f, "pool", &facts, 1,
+                "FAIL  pool_event CREATED for the explicit pool: expected 1, found 0");
     sqlite3_close(f.db);
 }
 
@@ -212,7 +224,9 @@ TEST(phases_without_spike_fails)
     vt__fake_open(&f, db, PID);
     vt__fake_build_phases(&f, 0);
     /* Peak during validation: weights + the largest output = 17 MiB + 10 MiB + 20480. */
-    expect_fail(&f, "phases", &facts, 3, "FAIL  validation peak exceeds training peak: expected more than 43003904, found 28332032");
+    expect_fail(
+        &f, "phases", &facts, 3,
+        "FAIL  validation peak exceeds training peak: expected more than 43003904, found 28332032");
     sqlite3_close(f.db);
 }
 
@@ -222,7 +236,8 @@ TEST(phases_flat_nesting_fails)
     struct vt_gpu_facts facts;
     start(&f, "phases", &facts);
     vt__fake_sql(f.db, "UPDATE nvtx_range SET depth = 0");
-    expect_fail(&f, "phases", &facts, 1, "FAIL  depth 1: every iter and batch: expected 11, found 0");
+    expect_fail(&f, "phases", &facts, 1,
+                "FAIL  depth 1: every iter and batch: expected 11, found 0");
     sqlite3_close(f.db);
 }
 
@@ -241,7 +256,8 @@ TEST(managed_seen_as_device_fails)
     struct vt_gpu_facts facts;
     start(&f, "managed", &facts);
     vt__fake_sql(f.db, "UPDATE memory_event SET mem_kind = 3 WHERE bytes = %lld", 13 * MIB + 4096);
-    expect_fail(&f, "managed", &facts, 3, "FAIL  allocations of those sizes of any other kind: expected 0, found 2");
+    expect_fail(&f, "managed", &facts, 3,
+                "FAIL  allocations of those sizes of any other kind: expected 0, found 2");
     sqlite3_close(f.db);
 }
 
@@ -259,8 +275,10 @@ TEST(vmm_missing_unmap_fails)
     struct vt_fake f;
     struct vt_gpu_facts facts;
     start(&f, "vmm", &facts);
-    vt__fake_sql(f.db, "DELETE FROM memory_event WHERE op = 6 AND address = %lld", VT_FAKE_VA + 3 * VT_FAKE_GRAN);
-    expect_fail(&f, "vmm", &facts, 3, "FAIL  vmm_unmap right after it (5 G bytes): expected 1, found 0");
+    vt__fake_sql(f.db, "DELETE FROM memory_event WHERE op = 6 AND address = %lld",
+                 VT_FAKE_VA + 3 * VT_FAKE_GRAN);
+    expect_fail(&f, "vmm", &facts, 3,
+                "FAIL  vmm_unmap right after it (5 G bytes): expected 1, found 0");
     sqlite3_close(f.db);
 }
 
@@ -480,16 +498,20 @@ TEST(driver_skips_without_gpu)
     driver_cleanup(&d);
 }
 
-
-VT_TEST_LIST(T(leak_known_answer) T(leak_freed_leaked_buffer_fails)
-             T(leak_wrong_kind_and_missing_launch_fail) T(copies_known_answer)
-             T(copies_pinned_seen_as_pageable_fails) T(copies_without_addresses_fails)
-             T(copies_missing_fact_fails) T(oom_known_answer) T(oom_recorded_twice_fails)
-             T(oom_without_memory_info_fails) T(pool_known_answer)
-             T(pool_not_async_and_no_threshold_fail) T(pool_without_created_event_fails)
-             T(phases_known_answer) T(phases_without_spike_fails) T(phases_flat_nesting_fails)
-             T(managed_known_answer) T(managed_seen_as_device_fails) T(vmm_known_answer)
-             T(vmm_missing_unmap_fails) T(common_meta_device_dropped) T(facts_parse)
-             T(unknown_sample) T(driver_runs_sample_and_passes) T(driver_reports_wrong_trace)
-             T(driver_reports_sample_failure_and_timeout) T(driver_wants_exactly_one_trace)
-             T(driver_skips_without_gpu))
+VT_TEST_LIST(
+    T(leak_known_answer) T(leak_freed_leaked_buffer_fails)
+        T(leak_wrong_kind_and_missing_launch_fail) T(copies_known_answer)
+            T(copies_pinned_seen_as_pageable_fails) T(copies_without_addresses_fails)
+                T(copies_missing_fact_fails) T(oom_known_answer) T(oom_recorded_twice_fails)
+                    T(oom_without_memory_info_fails) T(pool_known_answer)
+                        T(pool_not_async_and_no_threshold_fail) T(pool_without_created_event_fails)
+                            T(phases_known_answer) T(phases_without_spike_fails)
+                                T(phases_flat_nesting_fails) T(managed_known_answer)
+                                    T(managed_seen_as_device_fails) T(vmm_known_answer)
+                                        T(vmm_missing_unmap_fails) T(common_meta_device_dropped)
+                                            T(facts_parse) T(unknown_sample)
+                                                T(driver_runs_sample_and_passes)
+                                                    T(driver_reports_wrong_trace)
+                                                        T(driver_reports_sample_failure_and_timeout)
+                                                            T(driver_wants_exactly_one_trace)
+                                                                T(driver_skips_without_gpu))

@@ -53,7 +53,8 @@ int main(void)
 
     rc = cudaMalloc(&p, nRequest);
     if (rc != cudaErrorMemoryAllocation) {
-        fprintf(stderr, "oom: cudaMalloc(%llu) returned %d (%s), expected cudaErrorMemoryAllocation\n",
+        fprintf(stderr,
+                "oom: cudaMalloc(%llu) returned %d (%s), expected cudaErrorMemoryAllocation\n",
                 (unsigned long long)nRequest, (int)rc, cudaGetErrorString(rc));
         if (rc == cudaSuccess) cudaFree(p);
         return 1;

@@ -1,4 +1,4 @@
-/* phases: NVTX-marked training and validation phases; validation keeps its outputs and peaks higher. */
+/* phases: NVTX-marked train and validation phases; validation keeps its outputs, peaks higher. */
 /*
  * Known answer (asserted by tests/gpu_verify.c, sample "phases"):
  *   - one "weights" buffer of 17 MiB (17,825,792 bytes), allocated first and
