@@ -98,7 +98,7 @@ static int leak_at_end(struct vt_result *r, int iTrace)
             "%lld of %lld allocations from this site (%s) were allocated between %s and %s and never "
             "freed%s%s.",
             (long long)s->endCount, (long long)s->nAlloc, zB, zA, zZ,
-            t->bHaveKernelUses ? "; not used in the last 5% of the run" : "",
+            t->bHaveKernelUses ? "; not used in the last iteration or the last 10% of the run" : "",
             t->bCleanClose ? "" : "; the trace was not closed cleanly, so some may have been freed later");
         f->zFix = vt__strdupf("%s", zFixLeak);
         if (!f->zTitle || !f->zEvidence || !f->zFix || !f->zSite) return -1;

@@ -194,7 +194,8 @@ static void retained_check(struct vt_trace *t, struct vt_life *l)
         if (last >= e->start) continue;
         e->carried += l->bytes;
         for (int j = k + 1; j < t->nPhase; j++) bTrainAfter |= t->aPhase[j].kind == VT_PHASE_TRAIN;
-        if ((l->freeTs >= 0 && l->freeTs >= e->end) || (l->freeTs < 0 && bTrainAfter)) {
+        /* held through it: still live for at least 90 % of the evaluation phase */
+        if ((l->freeTs >= 0 && l->freeTs >= e->end - (e->end - e->start) / 10) || (l->freeTs < 0 && bTrainAfter)) {
             s->crossCount++;
             s->crossBytes += l->bytes;
             if (s->crossFirstTs < 0) s->crossFirstTs = l->allocTs;
@@ -409,7 +410,8 @@ static int on_oom(struct replay *r, sqlite3_stmt *p)
 static int finish_live(struct replay *r)
 {
     struct vt_trace *t = r->t;
-    int64_t late = t->t1 - (t->t1 - t->t0) / 20;
+    int64_t late = t->t1 - (t->t1 - t->t0) / 10;
+    if (t->nIter > 0 && t->aIter[t->nIter - 1].start < late) late = t->aIter[t->nIter - 1].start;
     for (int i = 0; i < t->nDev; i++) {
         t->aDev[i].nSnapshots = 0; /* force the final snapshot */
         vt__timeline_snapshot(t, i, r->apLive, r->nLive);

@@ -9,21 +9,23 @@
 /* Print z word-wrapped to WIDTH, first line after zLead, following lines indented by nIndent. */
 static void wrap(FILE *f, const char *zLead, int nIndent, const char *z)
 {
-    int col = fprintf(f, "%s", zLead);
+    int col = fprintf(f, "%s", zLead), bFirst = 1;
     if (!z) z = "";
+    while (*z == ' ') z++;
     while (*z) {
         const char *zEnd = z;
         while (*zEnd && *zEnd != ' ') zEnd++;
         int len = (int)(zEnd - z);
-        if (col > nIndent && col + 1 + len > WIDTH) {
+        if (!bFirst && col + 1 + len > WIDTH) {
             fprintf(f, "\n%*s", nIndent, "");
             col = nIndent;
-        } else if (col > nIndent) {
+        } else if (!bFirst) {
             fputc(' ', f);
             col++;
         }
         fwrite(z, 1, (size_t)len, f);
         col += len;
+        bFirst = 0;
         z = zEnd;
         while (*z == ' ') z++;
     }
@@ -95,7 +97,7 @@ static void trace_section(FILE *f, const struct vt_result *r, int iTrace)
         for (int k = 0; k < dv->nTop && k < o->nTop && k < 5; k++) {
             const struct vt_snap *s = &dv->aTop[k];
             vt__fmt_bytes(s->bytes, zB, sizeof zB);
-            snprintf(zLine, sizeof zLine, "%10s  %s", zB, s->site >= 0 ? t->aSite[s->site].zSite : "?");
+            snprintf(zLine, sizeof zLine, "%s from %s", zB, s->site >= 0 ? t->aSite[s->site].zSite : "?");
             wrap(f, k == 0 ? "    live at peak: " : "                  ", 30, zLine);
         }
     }

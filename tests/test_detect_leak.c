@@ -1,0 +1,174 @@
+/* Tests for the leak detector: planted leaks, a healthy training loop, a caching allocator. */
+#include <string.h>
+
+#include "analysis.h"
+#include "tracegen.h"
+#include "vt_test.h"
+
+#define WEIGHTS 0x100000000LL
+#define ACT 0x200000000LL
+#define LEAK 0x300000000LL
+
+/* Ten 10 ms training steps (NVTX "train_epoch" > "step"): 200 MiB of weights used every
+ * step, 100 MiB of activations allocated and freed each step; with bLeak, 4 MiB per step
+ * from one site kept forever (losses appended to a list). */
+static void build_loop(const char *zPath, int bLeak)
+{
+    struct tg *g = tg_open(zPath);
+    int64_t sW, sA, sL, k;
+    ASSERT(g);
+    tg_device(g, 0, "Test GPU", 16 * GiB);
+    sW = tg_stack(g, "model.py", 10, "__init__");
+    sA = tg_stack(g, "model.py", 30, "forward");
+    sL = tg_stack(g, "train.py", 88, "train_step");
+    tg_alloc(g, 1 * MS, 0, 3, WEIGHTS, 200 * MiB, sW);
+    tg_nvtx(g, 5 * MS, 106 * MS, "train_epoch");
+    for (int i = 0; i < 10; i++) {
+        int64_t t0 = 5 * MS + i * 10 * MS;
+        tg_nvtx(g, t0, t0 + 10 * MS, "step");
+        tg_alloc(g, t0 + 1 * MS, 0, 3, ACT, 100 * MiB, sA);
+        k = tg_kernel(g, t0 + 2 * MS, t0 + 3 * MS, "forward_gemm");
+        tg_use(g, t0 + 2 * MS, k, WEIGHTS);
+        tg_use(g, t0 + 2 * MS, k, ACT);
+        if (bLeak) {
+            tg_alloc(g, t0 + 3 * MS, 0, 3, LEAK + i * 0x1000000, 4 * MiB, sL);
+            tg_use(g, t0 + 3 * MS, k, LEAK + i * 0x1000000);
+        }
+        tg_free(g, t0 + 8 * MS, 0, 3, ACT, 100 * MiB);
+    }
+    ASSERT_EQ(0, tg_close(g));
+}
+
+static int count_kind(const struct vt_result *r, const char *zKind, int minSev)
+{
+    int n = 0;
+    for (int i = 0; i < r->nFind; i++)
+        if ((!zKind || !strcmp(r->aFind[i].zKind, zKind)) && r->aFind[i].severity >= minSev) n++;
+    return n;
+}
+
+static void run(const char *zPath, struct vt_result *r)
+{
+    struct vt_opts o;
+    const char *az[1] = {zPath};
+    vt__opts_default(&o);
+    ASSERT_EQ(0, vt__analyze(az, 1, &o, r));
+}
+
+TEST(leak_growth_and_never_freed_by_site)
+{
+    const char *zPath = tg_path("leak.db");
+    struct vt_result r;
+    build_loop(zPath, 1);
+    run(zPath, &r);
+    ASSERT_EQ(1, r.aTrace[0].nPhase);
+    ASSERT_EQ(10, r.aTrace[0].nIter);
+    ASSERT_EQ(2, r.nFind);
+    ASSERT_EQ(2, count_kind(&r, "leak", VT_SEV_HIGH));
+    /* worst first: the 40 MiB never freed, then the 36 MiB growth */
+    ASSERT_EQ(40 * MiB, r.aFind[0].bytes);
+    ASSERT_EQ(10, r.aFind[0].count);
+    ASSERT_STREQ("train.py:88 in train_step", r.aFind[0].zSite);
+    ASSERT_CONTAINS(r.aFind[0].zTitle, "never freed");
+    ASSERT_CONTAINS(r.aFind[0].zFix, ".item()");
+    ASSERT_EQ(36 * MiB, r.aFind[1].bytes);
+    ASSERT_CONTAINS(r.aFind[1].zTitle, "grows every iteration");
+    ASSERT_STREQ("train.py:88 in train_step", r.aFind[1].zSite);
+    vt__result_free(&r);
+    ASSERT_EQ(2, tg_query(zPath, "SELECT count(*) FROM finding WHERE kind = 'leak' AND severity = 'high'"));
+    ASSERT_EQ(1, tg_query(zPath, "SELECT count(*) FROM phase WHERE kind = 'training' AND source = 'nvtx' AND iteration = 10"));
+    tg_cleanup();
+}
+
+TEST(healthy_training_loop_has_no_finding)
+{
+    const char *zPath = tg_path("healthy.db");
+    struct vt_result r;
+    build_loop(zPath, 0);
+    run(zPath, &r);
+    ASSERT_EQ(0, r.nFind);
+    ASSERT_EQ(300 * MiB, r.aTrace[0].aDev[0].peak);
+    ASSERT_EQ(1, r.aTrace[0].nLiveEnd); /* the weights, in use until the end: not a leak */
+    vt__result_free(&r);
+    tg_cleanup();
+}
+
+/* Caching-allocator segments (no --tensors): 2 MiB and 20 MiB blocks kept; with bGrow one
+ * more 20 MiB segment every step. */
+static void build_segments(const char *zPath, int bGrow)
+{
+    struct tg *g = tg_open(zPath);
+    ASSERT(g);
+    tg_meta(g, "config.tensors", "0");
+    tg_alloc(g, 1 * MS, 0, 3, WEIGHTS, 2 * MiB, -1);
+    tg_alloc(g, 2 * MS, 0, 3, WEIGHTS + 0x10000000, 20 * MiB, -1);
+    tg_alloc(g, 3 * MS, 0, 3, WEIGHTS + 0x20000000, 40 * MiB, -1);
+    for (int i = 0; i < 8; i++) {
+        int64_t t0 = 10 * MS + i * 10 * MS;
+        tg_nvtx(g, t0, t0 + 10 * MS, "train_step");
+        tg_kernel(g, t0 + 1 * MS, t0 + 2 * MS, "forward_gemm");
+        if (bGrow) tg_alloc(g, t0 + 3 * MS, 0, 3, ACT + i * 0x10000000LL, 20 * MiB, -1);
+    }
+    ASSERT_EQ(0, tg_close(g));
+}
+
+TEST(caching_allocator_segments_are_not_a_leak)
+{
+    const char *zPath = tg_path("segments.db");
+    struct vt_result r;
+    build_segments(zPath, 0);
+    run(zPath, &r);
+    ASSERT_EQ(1, r.aTrace[0].bSegments);
+    ASSERT_EQ(1, r.nFind);
+    ASSERT_EQ(VT_SEV_INFO, r.aFind[0].severity);
+    ASSERT_STREQ("leak", r.aFind[0].zKind);
+    ASSERT_EQ(62 * MiB, r.aFind[0].bytes);
+    ASSERT_CONTAINS(r.aFind[0].zFix, "--tensors");
+    ASSERT_CONTAINS(r.aTrace[0].azNote[0], "segment level");
+    vt__result_free(&r);
+    tg_cleanup();
+}
+
+TEST(caching_allocator_growth_is_reported)
+{
+    const char *zPath = tg_path("segments_grow.db");
+    struct vt_result r;
+    build_segments(zPath, 1);
+    run(zPath, &r);
+    ASSERT_EQ(2, r.nFind);
+    ASSERT_EQ(1, count_kind(&r, "leak", VT_SEV_MEDIUM)); /* growth; the cache itself stays info */
+    ASSERT_EQ(1, count_kind(&r, "leak", VT_SEV_INFO) - count_kind(&r, "leak", VT_SEV_LOW));
+    for (int i = 0; i < r.nFind; i++)
+        if (r.aFind[i].severity >= VT_SEV_MEDIUM) {
+            ASSERT_EQ(140 * MiB, r.aFind[i].bytes); /* 7 steps x 20 MiB after the first boundary */
+            ASSERT_CONTAINS(r.aFind[i].zTitle, "caching-allocator segments");
+        }
+    vt__result_free(&r);
+    tg_cleanup();
+}
+
+/* A plain CUDA program: cudaMalloc in a loop, never freed, no kernels, no NVTX. */
+TEST(plain_cuda_leak_without_phases)
+{
+    const char *zPath = tg_path("plain.db");
+    struct tg *g = tg_open(zPath);
+    struct vt_result r;
+    ASSERT(g);
+    tg_meta(g, "config.tensors", "0");
+    for (int i = 0; i < 32; i++) tg_alloc(g, (1 + i) * MS, 0, 3, ACT + i * 0x1000000LL, 3 * MiB, -1);
+    ASSERT_EQ(0, tg_close(g));
+    run(zPath, &r);
+    ASSERT_EQ(0, r.aTrace[0].bSegments); /* 3 MiB blocks are not the caching pattern */
+    ASSERT_EQ(2, r.nFind);
+    ASSERT_EQ(96 * MiB, r.aFind[0].bytes); /* never freed: 32 x 3 MiB, one size-class site */
+    ASSERT_EQ(32, r.aFind[0].count);
+    ASSERT_EQ(VT_SEV_HIGH, r.aFind[0].severity);
+    ASSERT_CONTAINS(r.aFind[0].zSite, "site not recorded");
+    ASSERT_CONTAINS(r.aFind[1].zTitle, "baseline rises");
+    vt__result_free(&r);
+    tg_cleanup();
+}
+
+VT_TEST_LIST(T(leak_growth_and_never_freed_by_site) T(healthy_training_loop_has_no_finding)
+                 T(caching_allocator_segments_are_not_a_leak) T(caching_allocator_growth_is_reported)
+                     T(plain_cuda_leak_without_phases))

@@ -1,0 +1,124 @@
+/* Tests for the retained-reference detector and phases inferred from kernel names. */
+#include <string.h>
+
+#include "analysis.h"
+#include "tracegen.h"
+#include "vt_test.h"
+
+#define W 0x100000000LL
+#define ACT 0x200000000LL
+#define LOSS 0x300000000LL
+#define IDLE 0x400000000LL
+#define CACHE 0x500000000LL
+
+/* One 10 ms training step at t0 (forward, backward, optimizer kernels) using the weights. */
+static void step(struct tg *g, int64_t t0)
+{
+    int64_t k;
+    tg_alloc(g, t0 + 1 * MS, 0, 3, ACT, 100 * MiB, -1);
+    k = tg_kernel(g, t0 + 2 * MS, t0 + 3 * MS, "void gemm_fwd_kernel<float>()");
+    tg_use(g, t0 + 2 * MS, k, W);
+    tg_use(g, t0 + 2 * MS, k, ACT);
+    k = tg_kernel(g, t0 + 4 * MS, t0 + 5 * MS, "void relu_backward_kernel<float>()");
+    tg_use(g, t0 + 4 * MS, k, ACT);
+    k = tg_kernel(g, t0 + 6 * MS, t0 + 7 * MS, "void multi_tensor_apply_kernel<AdamFunctor<float>>()");
+    tg_use(g, t0 + 6 * MS, k, W);
+    tg_free(g, t0 + 8 * MS, 0, 3, ACT, 100 * MiB);
+}
+
+/* No NVTX: 5 steps, a 20-kernel forward-only evaluation window, 3 more steps. The last
+ * step before evaluation leaves an 80 MiB loss graph alive until the next step. */
+TEST(training_memory_held_through_inferred_evaluation)
+{
+    const char *zPath = tg_path("carry.db");
+    struct tg *g = tg_open(zPath);
+    struct vt_opts o;
+    struct vt_result r;
+    const char *az[1] = {zPath};
+    int64_t k;
+    ASSERT(g);
+    tg_device(g, 0, "Test GPU", 16 * GiB);
+    tg_alloc(g, 1 * MS, 0, 3, W, 200 * MiB, tg_stack(g, "model.py", 5, "__init__"));
+    for (int i = 0; i < 5; i++) step(g, 10 * MS + i * 10 * MS);
+    /* inside the last step before evaluation (backward at 54 ms, optimizer at 56 ms) */
+    tg_alloc(g, 53 * MS + 500000, 0, 3, LOSS, 80 * MiB, tg_stack(g, "train.py", 77, "train_step"));
+    k = tg_kernel(g, 54 * MS + 500000, 55 * MS, "void loss_backward_kernel<float>()");
+    tg_use(g, 54 * MS + 500000, k, LOSS);
+    for (int i = 0; i < 20; i++) {
+        k = tg_kernel(g, 61 * MS + i * MS, 61 * MS + i * MS + 500000, "void gemm_fwd_kernel<float>()");
+        tg_use(g, 61 * MS + i * MS, k, W);
+    }
+    for (int i = 0; i < 3; i++) {
+        step(g, 90 * MS + i * 10 * MS);
+        if (i == 0) tg_free(g, 90 * MS + 500000, 0, 3, LOSS, 80 * MiB);
+    }
+    ASSERT_EQ(0, tg_close(g));
+    vt__opts_default(&o);
+    ASSERT_EQ(0, vt__analyze(az, 1, &o, &r));
+    struct vt_trace *t = &r.aTrace[0];
+    ASSERT_STREQ("kernels", t->zPhaseSource);
+    ASSERT_EQ(3, t->nPhase);
+    ASSERT_EQ(VT_PHASE_TRAIN, t->aPhase[0].kind);
+    ASSERT_EQ(VT_PHASE_EVAL, t->aPhase[1].kind);
+    ASSERT_EQ(VT_PHASE_TRAIN, t->aPhase[2].kind);
+    ASSERT_EQ(61 * MS, t->aPhase[1].start);
+    ASSERT_EQ(8, t->nIter);
+    ASSERT_EQ(5, t->aPhase[0].nIter);
+    ASSERT_EQ(80 * MiB, t->aPhase[1].carried);
+    ASSERT_EQ(2, r.nFind);
+    ASSERT_STREQ("retained", r.aFind[0].zKind);
+    ASSERT_EQ(VT_SEV_HIGH, r.aFind[0].severity);
+    ASSERT_EQ(80 * MiB, r.aFind[0].bytes);
+    ASSERT_EQ(1, r.aFind[0].count);
+    ASSERT_STREQ("train.py:77 in train_step", r.aFind[0].zSite);
+    ASSERT_CONTAINS(r.aFind[0].zTitle, "held through evaluation");
+    ASSERT_CONTAINS(r.aFind[0].zFix, "set_to_none=True");
+    ASSERT_STREQ("validation_spike", r.aFind[1].zKind);
+    ASSERT_EQ(VT_SEV_MEDIUM, r.aFind[1].severity);
+    ASSERT_CONTAINS(r.aFind[1].zTitle, "carried over from training");
+    vt__result_free(&r);
+    ASSERT_EQ(3, tg_query(zPath, "SELECT count(*) FROM phase WHERE source = 'kernels'"));
+    tg_cleanup();
+}
+
+/* 30 steps with NVTX; a 64 MiB buffer used once then kept 300 ms (idle), and a 32 MiB cache
+ * used every step and never freed (healthy). */
+TEST(idle_allocation_and_reused_cache)
+{
+    const char *zPath = tg_path("idle.db");
+    struct tg *g = tg_open(zPath);
+    struct vt_opts o;
+    struct vt_result r;
+    const char *az[1] = {zPath};
+    int64_t k;
+    ASSERT(g);
+    tg_alloc(g, 1 * MS, 0, 3, W, 200 * MiB, -1);
+    tg_alloc(g, 2 * MS, 0, 3, IDLE, 64 * MiB, tg_stack(g, "prep.py", 12, "load_table"));
+    k = tg_kernel(g, 3 * MS, 4 * MS, "init_kernel");
+    tg_use(g, 3 * MS, k, IDLE);
+    tg_alloc(g, 4 * MS, 0, 3, CACHE, 32 * MiB, tg_stack(g, "model.py", 50, "rope_cache"));
+    tg_nvtx(g, 10 * MS, 310 * MS, "train");
+    for (int i = 0; i < 30; i++) {
+        int64_t t0 = 10 * MS + i * 10 * MS;
+        tg_nvtx(g, t0, t0 + 10 * MS, "step");
+        step(g, t0);
+        k = tg_kernel(g, t0 + 7 * MS, t0 + 7 * MS + 100, "rope_kernel");
+        tg_use(g, t0 + 7 * MS, k, CACHE);
+    }
+    tg_free(g, 311 * MS, 0, 3, IDLE, 64 * MiB);
+    ASSERT_EQ(0, tg_close(g));
+    vt__opts_default(&o);
+    ASSERT_EQ(0, vt__analyze(az, 1, &o, &r));
+    ASSERT_EQ(100 * MS, r.aTrace[0].idleNs);
+    ASSERT_EQ(1, r.nFind);
+    ASSERT_STREQ("retained", r.aFind[0].zKind);
+    ASSERT_EQ(VT_SEV_MEDIUM, r.aFind[0].severity);
+    ASSERT_EQ(64 * MiB, r.aFind[0].bytes);
+    ASSERT_STREQ("prep.py:12 in load_table", r.aFind[0].zSite);
+    ASSERT_CONTAINS(r.aFind[0].zTitle, "idle long after last use");
+    ASSERT_CONTAINS(r.aFind[0].zTitle, "up to 308.0 ms");
+    vt__result_free(&r);
+    tg_cleanup();
+}
+
+VT_TEST_LIST(T(training_memory_held_through_inferred_evaluation) T(idle_allocation_and_reused_cache))

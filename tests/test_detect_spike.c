@@ -1,0 +1,122 @@
+/* Tests for the validation-spike detector: missing no_grad, and a legitimately large batch. */
+#include <string.h>
+
+#include "analysis.h"
+#include "tracegen.h"
+#include "vt_test.h"
+
+#define W 0x100000000LL
+#define ACT 0x200000000LL
+#define OUT 0x300000000LL
+
+/* NVTX "train" (5 steps, 100 MiB activations each) then "validation" (8 batches). With
+ * bKeep each batch keeps a 50 MiB output until validation ends (missing no_grad / outputs
+ * stored with their graph); otherwise each batch uses 500 MiB and frees it. */
+static void build(const char *zPath, int bKeep)
+{
+    struct tg *g = tg_open(zPath);
+    int64_t k, t0;
+    ASSERT(g);
+    tg_device(g, 0, "Test GPU", 16 * GiB);
+    tg_alloc(g, 1 * MS, 0, 3, W, 200 * MiB, -1);
+    tg_nvtx(g, 5 * MS, 55 * MS, "train");
+    for (int i = 0; i < 5; i++) {
+        t0 = 5 * MS + i * 10 * MS;
+        tg_nvtx(g, t0, t0 + 10 * MS, "train_step");
+        tg_alloc(g, t0 + 1 * MS, 0, 3, ACT, 100 * MiB, -1);
+        k = tg_kernel(g, t0 + 2 * MS, t0 + 3 * MS, "gemm");
+        tg_use(g, t0 + 2 * MS, k, W);
+        tg_use(g, t0 + 2 * MS, k, ACT);
+        tg_free(g, t0 + 8 * MS, 0, 3, ACT, 100 * MiB);
+    }
+    tg_nvtx(g, 60 * MS, 141 * MS, "Validation");
+    for (int i = 0; i < 8; i++) {
+        t0 = 60 * MS + i * 10 * MS;
+        tg_nvtx(g, t0, t0 + 10 * MS, "val_step");
+        k = tg_kernel(g, t0 + 2 * MS, t0 + 3 * MS, "gemm");
+        tg_use(g, t0 + 2 * MS, k, W);
+        if (bKeep) {
+            tg_alloc(g, t0 + 1 * MS, 0, 3, OUT + i * 0x10000000LL, 50 * MiB, -1);
+            tg_use(g, t0 + 2 * MS, k, OUT + i * 0x10000000LL);
+        } else {
+            tg_alloc(g, t0 + 1 * MS, 0, 3, OUT, 500 * MiB, -1);
+            tg_use(g, t0 + 2 * MS, k, OUT);
+            tg_free(g, t0 + 8 * MS, 0, 3, OUT, 500 * MiB);
+        }
+    }
+    if (bKeep)
+        for (int i = 0; i < 8; i++) tg_free(g, 140 * MS, 0, 3, OUT + i * 0x10000000LL, 50 * MiB);
+    ASSERT_EQ(0, tg_close(g));
+}
+
+static void run(const char *zPath, struct vt_result *r)
+{
+    struct vt_opts o;
+    const char *az[1] = {zPath};
+    vt__opts_default(&o);
+    ASSERT_EQ(0, vt__analyze(az, 1, &o, r));
+}
+
+TEST(missing_no_grad_grows_batch_by_batch)
+{
+    const char *zPath = tg_path("nograd.db");
+    struct vt_result r;
+    build(zPath, 1);
+    run(zPath, &r);
+    struct vt_trace *t = &r.aTrace[0];
+    ASSERT_EQ(2, t->nPhase);
+    ASSERT_EQ(VT_PHASE_TRAIN, t->aPhase[0].kind);
+    ASSERT_EQ(VT_PHASE_EVAL, t->aPhase[1].kind);
+    ASSERT_EQ(8, t->aPhase[1].nIter);
+    ASSERT_EQ(300 * MiB, t->aPhase[0].peak);
+    ASSERT_EQ(600 * MiB, t->aPhase[1].peak);
+    ASSERT_EQ(2, r.nFind);
+    ASSERT_STREQ("validation_spike", r.aFind[0].zKind);
+    ASSERT_EQ(VT_SEV_HIGH, r.aFind[0].severity);
+    ASSERT_EQ(350 * MiB, r.aFind[0].bytes); /* 7 batches x 50 MiB */
+    ASSERT_CONTAINS(r.aFind[0].zTitle, "grows batch by batch");
+    ASSERT_CONTAINS(r.aFind[0].zFix, "torch.no_grad()");
+    ASSERT_STREQ("Validation", r.aFind[0].zPhase);
+    ASSERT_STREQ("validation_spike", r.aFind[1].zKind);
+    ASSERT_EQ(VT_SEV_MEDIUM, r.aFind[1].severity);
+    ASSERT_EQ(300 * MiB, r.aFind[1].bytes);
+    ASSERT_CONTAINS(r.aFind[1].zTitle, "peaks 300 MiB above training");
+    vt__result_free(&r);
+    tg_cleanup();
+}
+
+TEST(large_validation_batch_is_only_info)
+{
+    const char *zPath = tg_path("bigbatch.db");
+    struct vt_result r;
+    build(zPath, 0);
+    run(zPath, &r);
+    ASSERT_EQ(1, r.nFind);
+    ASSERT_STREQ("validation_spike", r.aFind[0].zKind);
+    ASSERT_EQ(VT_SEV_INFO, r.aFind[0].severity);
+    ASSERT_EQ(400 * MiB, r.aFind[0].bytes);
+    ASSERT_CONTAINS(r.aFind[0].zEvidence, "larger evaluation batch");
+    vt__result_free(&r);
+    tg_cleanup();
+}
+
+TEST(phase_regex_override)
+{
+    const char *zPath = tg_path("nograd.db");
+    struct vt_opts o;
+    struct vt_result r;
+    const char *az[1] = {zPath};
+    build(zPath, 1);
+    vt__opts_default(&o);
+    o.zPhaseRe = "^train$"; /* only the training range is a phase now */
+    ASSERT_EQ(0, vt__analyze(az, 1, &o, &r));
+    ASSERT_EQ(1, r.aTrace[0].nPhase);
+    for (int i = 0; i < r.nFind; i++) ASSERT(strcmp(r.aFind[i].zKind, "validation_spike") != 0);
+    vt__result_free(&r);
+    o.zPhaseRe = "([";
+    ASSERT_EQ(2, vt__analyze(az, 1, &o, &r)); /* VT_EXIT_USAGE */
+    vt__result_free(&r);
+    tg_cleanup();
+}
+
+VT_TEST_LIST(T(missing_no_grad_grows_batch_by_batch) T(large_validation_batch_is_only_info) T(phase_regex_override))
