@@ -429,13 +429,28 @@ static int write_copies(struct exporter *x, char **pzErr)
     return rc;
 }
 
-/* NVTX ranges ("X", unterminated ones end at the trace end) and marks ("i") on their thread. */
+/* The args object of an NVTX event (kind, domain, depth, unterminated). */
+static void nvtx_args(struct exporter *x, sqlite3_stmt *p, int kind, int bOpen)
+{
+    fprintf(x->f, ",\"args\":{\"kind\":\"%s\"",
+            kind == VT_NVTX_PUSHPOP ? "push/pop" : kind == VT_NVTX_STARTEND ? "start/end" : "mark");
+    arg_text(x, p, 5, "domain");
+    arg_int(x, p, 6, "depth");
+    if (bOpen) fputs(",\"unterminated\":true", x->f);
+    fputs("}}", x->f);
+}
+
+/*
+ * NVTX on the thread that opened them: push/pop ranges as "X" (they nest),
+ * start/end ranges as async "b"/"e" pairs (they may overlap and cross threads),
+ * marks as "i". A range never closed ends at the trace end.
+ */
 static int write_nvtx(struct exporter *x, int64_t traceEnd, char **pzErr)
 {
     sqlite3_stmt *p = NULL;
     int rc = prepare(x,
                      "SELECT n.start, n.end, n.kind, coalesce(n.thread, 0), s.value, d.value,"
-                     " n.depth FROM nvtx_range n LEFT JOIN string s ON s.id = n.name_id"
+                     " n.depth, n.id FROM nvtx_range n LEFT JOIN string s ON s.id = n.name_id"
                      " LEFT JOIN string d ON d.id = n.domain_id",
                      &p, pzErr);
     if (rc != SQLITE_OK) return rc;
@@ -443,25 +458,32 @@ static int write_nvtx(struct exporter *x, int64_t traceEnd, char **pzErr)
         int64_t start = sqlite3_column_int64(p, 0), end;
         int bOpen = sqlite3_column_type(p, 1) == SQLITE_NULL;
         int kind = sqlite3_column_int(p, 2);
+        long long tid = sqlite3_column_int64(p, 3), id = sqlite3_column_int64(p, 7);
         const char *zName = (const char *)sqlite3_column_text(p, 4);
+        if (!zName) zName = "(unnamed range)";
         end = bOpen ? traceEnd : sqlite3_column_int64(p, 1);
-        event_begin(x, kind == VT_NVTX_MARK ? "i" : "X", sqlite3_column_int64(p, 3),
-                    zName ? zName : "(unnamed range)");
-        fputs(",\"cat\":\"nvtx\",\"ts\":", x->f);
-        put_us(x, start, 0);
-        if (kind == VT_NVTX_MARK) {
-            fputs(",\"s\":\"t\"", x->f);
+        if (end < start) end = start;
+        if (kind == VT_NVTX_STARTEND) {
+            event_begin(x, "b", tid, zName);
+            fprintf(x->f, ",\"cat\":\"nvtx\",\"id\":\"nvtx%lld\",\"ts\":", id);
+            put_us(x, start, 0);
+            nvtx_args(x, p, kind, bOpen);
+            event_begin(x, "e", tid, zName);
+            fprintf(x->f, ",\"cat\":\"nvtx\",\"id\":\"nvtx%lld\",\"ts\":", id);
+            put_us(x, end, 0);
+            fputs("}", x->f);
         } else {
-            fputs(",\"dur\":", x->f);
-            put_us(x, end > start ? end - start : 0, 1);
+            event_begin(x, kind == VT_NVTX_MARK ? "i" : "X", tid, zName);
+            fputs(",\"cat\":\"nvtx\",\"ts\":", x->f);
+            put_us(x, start, 0);
+            if (kind == VT_NVTX_MARK) {
+                fputs(",\"s\":\"t\"", x->f);
+            } else {
+                fputs(",\"dur\":", x->f);
+                put_us(x, end - start, 1);
+            }
+            nvtx_args(x, p, kind, bOpen);
         }
-        fputs(",\"args\":{", x->f);
-        fprintf(x->f, "\"kind\":\"%s\"",
-                kind == VT_NVTX_PUSHPOP ? "push/pop" : kind == VT_NVTX_STARTEND ? "start/end" : "mark");
-        arg_text(x, p, 5, "domain");
-        arg_int(x, p, 6, "depth");
-        if (bOpen) fputs(",\"unterminated\":true", x->f);
-        fputs("}}", x->f);
         x->pStats->nNvtx++;
     }
     rc = step_end(x, rc, pzErr);

@@ -30,7 +30,8 @@ static const char zChecker[] =
     "    for k in ('ph', 'pid', 'tid', 'name'): assert k in e, e\n"
     "    assert type(e['pid']) is int and type(e['tid']) is int, e\n"
     "    ph = e['ph']\n"
-    "    assert ph in ('M', 'X', 'i', 'C'), e\n"
+    "    assert ph in ('M', 'X', 'i', 'C', 'b', 'e'), e\n"
+    "    if ph in ('b', 'e'): assert type(e['id']) is str, e\n"
     "    if ph != 'M': assert type(e['ts']) in (int, float) and e['ts'] >= 0, e\n"
     "    if ph == 'X': assert type(e['dur']) in (int, float) and e['dur'] >= 0, e\n"
     "    if ph == 'i': assert e['s'] in ('t', 'p'), e\n"
@@ -54,7 +55,10 @@ static const char zChecker[] =
     "    print(pid, 'alloc', a['ts'], a['args']['bytes'], repr(a['args']['site']), a['tid'])\n"
     "    print(pid, 'oom', o['ts'], repr(o['name']), o['args']['free_bytes'], repr(o['args']['site']))\n"
     "    print(pid, 'copy', c['ts'], c['dur'], c['args']['bytes'], c['args']['dst'])\n"
-    "    print(pid, 'nvtx', n['ts'], n['dur'], n['tid'])\n";
+    "    print(pid, 'nvtx', n['ts'], n['dur'], n['tid'])\n"
+    "    for e in mine:\n"
+    "        if e['ph'] in ('b', 'e'): print(pid, e['ph'], e['name'], e['id'], e['ts'], e['tid'])\n"
+    "        if e.get('args', {}).get('unterminated'): print(pid, 'open', e['name'], e['ts'], e['dur'])\n";
 
 /* Run the checker on zJson; returns its stdout (malloc'd), fails the test when it fails. */
 static char *check_json(const char *zDir, const char *zJson)
@@ -157,6 +161,39 @@ TEST(export_two_ranks_aligned)
     vt_cleanup(zDir);
 }
 
+TEST(export_nvtx_kinds)
+{
+    const char *zDir = vt_tmpdir();
+    char zTrace[256], zJson[256], zArgs[1024], *zOut, *zErr, *zSum;
+    sqlite3 *db;
+    snprintf(zTrace, sizeof zTrace, "%s/rank0.db", zDir);
+    snprintf(zJson, sizeof zJson, "%s/nvtx.json", zDir);
+    ASSERT_EQ(0, vt_fixture_write(zTrace, 0));
+    ASSERT_EQ(SQLITE_OK, sqlite3_open(zTrace, &db));
+    ASSERT_EQ(SQLITE_OK,
+              sqlite3_exec(db, "INSERT INTO string VALUES(30, 'prefetch'), (31, 'teardown');"
+                               "INSERT INTO nvtx_range(id, start, end, kind, name_id, thread, depth)"
+                               " VALUES(10, 20000, 30000, 1, 30, 200, NULL),"
+                               " (11, 90000, NULL, 0, 31, 100, 0)",
+                           NULL, NULL, NULL));
+    sqlite3_close(db);
+    snprintf(zArgs, sizeof zArgs, "export --perfetto %s %s", zJson, zTrace);
+    ASSERT_EQ(0, vt_run(zDir, zArgs, &zOut, &zErr));
+    ASSERT_CONTAINS(zErr, "6 NVTX");
+    zSum = check_json(zDir, zJson);
+    ASSERT_CONTAINS(zSum, "X.nvtx 4\n");
+    ASSERT_CONTAINS(zSum, "b.nvtx 1\n");
+    ASSERT_CONTAINS(zSum, "e.nvtx 1\n");
+    ASSERT_CONTAINS(zSum, "M.thread_name 3\n"); /* stream 7, threads 100 and 200 */
+    ASSERT_CONTAINS(zSum, "4242 b prefetch nvtx10 20.0 200\n4242 e prefetch nvtx10 30.0 200\n");
+    /* never closed: ends at meta end_ns (100 µs) */
+    ASSERT_CONTAINS(zSum, "4242 open teardown 90.0 10.0\n");
+    free(zSum);
+    free(zOut);
+    free(zErr);
+    vt_cleanup(zDir);
+}
+
 TEST(export_errors)
 {
     const char *zDir = vt_tmpdir();
@@ -246,5 +283,5 @@ TEST(export_streams_large_trace)
     vt_cleanup(zDir);
 }
 
-VT_TEST_LIST(T(export_one_trace) T(export_two_ranks_aligned) T(export_errors)
+VT_TEST_LIST(T(export_one_trace) T(export_two_ranks_aligned) T(export_nvtx_kinds) T(export_errors)
                  T(export_streams_large_trace))
