@@ -252,7 +252,7 @@ static int step(sqlite3_stmt *s)
 /*
  * The ceiling: the same rows (same tables, columns and values) inserted by a
  * plain loop over prepared statements, WAL, synchronous=NORMAL, 50000 rows per
- * transaction, on one thread, no decoding, no queues.
+ * transaction, the same indexes at the end, on one thread, no decoding, no queues.
  */
 static int run_raw(const char *zPath, uint64_t nGroups, double *pCpu, long long *pBytes)
 {
@@ -264,7 +264,9 @@ static int run_raw(const char *zPath, uint64_t nGroups, double *pCpu, long long 
     double t0;
     int i, nErr = 0;
     unlink(zPath);
-    if (sqlite3_open(zPath, &db) != SQLITE_OK) return 1;
+    if (sqlite3_open_v2(zPath, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
+                        NULL) != SQLITE_OK)
+        return 1;
     sqlite3_exec(db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA cache_size=-16384;",
                  NULL, NULL, NULL);
     if (sqlite3_exec(db, VT_SCHEMA_DDL, NULL, NULL, NULL) != SQLITE_OK) return 1;
@@ -392,6 +394,8 @@ static int run_raw(const char *zPath, uint64_t nGroups, double *pCpu, long long 
         }
     }
     sqlite3_exec(db, "COMMIT", NULL, NULL, NULL);
+    /* The trace gets its read indexes at close: so does the ceiling. */
+    if (sqlite3_exec(db, VT_SCHEMA_INDEXES, NULL, NULL, NULL) != SQLITE_OK) nErr++;
     *pCpu = now_s(CLOCK_THREAD_CPUTIME_ID) - t0;
     sqlite3_finalize(sK);
     sqlite3_finalize(sC);
@@ -432,7 +436,7 @@ int main(int argc, char **argv)
     printf("writer : %8.3f s CPU (writer thread), %6.3f s wall, %6.2f M events/s per core,"
            " %5.1f bytes/event (with indexes)\n",
            cpuW, wallW, rateW / 1e6, (double)bytesW / (double)nEvents);
-    printf("raw    : %8.3f s CPU, %6.2f M rows/s per core, %5.1f bytes/row (no indexes)\n", cpuR,
+    printf("raw    : %8.3f s CPU, %6.2f M rows/s per core, %5.1f bytes/row (with indexes)\n", cpuR,
            rateR / 1e6, (double)bytesR / (double)nEvents);
     printf("ratio  : writer/raw throughput %.0f %%, bytes %.2f x\n", 100.0 * rateW / rateR,
            (double)bytesW / (double)bytesR);

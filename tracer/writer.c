@@ -511,7 +511,9 @@ struct vt_writer *vt__writer_open(const char *zPath, const struct vt_writer_conf
         snprintf(zErr, nErr, "%s: not empty: a new trace needs an empty file", zPath);
         goto fail;
     }
-    rc = sqlite3_open_v2(zPath, &w->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL);
+    /* One thread at a time uses the connection (open, then the writer thread): no SQLite mutexes. */
+    rc = sqlite3_open_v2(zPath, &w->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
+                         NULL);
     if (rc == SQLITE_OK) rc = sqlite3_exec(w->db, "PRAGMA journal_mode=WAL", NULL, NULL, &zMsg);
     if (rc == SQLITE_OK)
         rc = sqlite3_exec(w->db,
