@@ -252,3 +252,73 @@ void tg_cleanup(void)
     rmdir(zDir);
     zDir[0] = 0;
 }
+
+/* Recursive-descent JSON syntax check; returns the end of the value or NULL. */
+static const char *json_value(const char *z, int depth);
+
+static const char *json_ws(const char *z)
+{
+    while (*z == ' ' || *z == '\n' || *z == '\t' || *z == '\r') z++;
+    return z;
+}
+
+static const char *json_string(const char *z)
+{
+    if (*z++ != '"') return NULL;
+    while (*z && *z != '"') {
+        if ((unsigned char)*z < 0x20) return NULL;
+        if (*z == '\\') {
+            z++;
+            if (*z == 'u') {
+                for (int i = 1; i <= 4; i++)
+                    if (!strchr("0123456789abcdefABCDEF", z[i]) || !z[i]) return NULL;
+                z += 4;
+            } else if (!*z || !strchr("\"\\/bfnrt", *z)) {
+                return NULL;
+            }
+        }
+        z++;
+    }
+    return *z == '"' ? z + 1 : NULL;
+}
+
+static const char *json_value(const char *z, int depth)
+{
+    if (depth > 64) return NULL;
+    z = json_ws(z);
+    if (*z == '{' || *z == '[') {
+        char close = *z == '{' ? '}' : ']';
+        int bObj = *z == '{';
+        z = json_ws(z + 1);
+        if (*z == close) return z + 1;
+        for (;;) {
+            if (bObj) {
+                z = json_string(json_ws(z));
+                if (!z) return NULL;
+                z = json_ws(z);
+                if (*z++ != ':') return NULL;
+            }
+            z = json_value(z, depth + 1);
+            if (!z) return NULL;
+            z = json_ws(z);
+            if (*z == ',') { z++; continue; }
+            return *z == close ? z + 1 : NULL;
+        }
+    }
+    if (*z == '"') return json_string(z);
+    if (!strncmp(z, "true", 4)) return z + 4;
+    if (!strncmp(z, "false", 5)) return z + 5;
+    if (!strncmp(z, "null", 4)) return z + 4;
+    if (*z == '-' || (*z >= '0' && *z <= '9')) {
+        char *zEnd;
+        strtod(z, &zEnd);
+        return zEnd > z ? zEnd : NULL;
+    }
+    return NULL;
+}
+
+int tg_json_valid(const char *z)
+{
+    const char *zEnd = json_value(z, 0);
+    return zEnd && *json_ws(zEnd) == 0;
+}

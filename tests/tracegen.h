@@ -45,6 +45,9 @@ int64_t tg_query(const char *zPath, const char *zSql);
 /* A fresh temporary directory for a test's traces (static buffer), and a path inside it. */
 const char *tg_tmpdir(void);
 const char *tg_path(const char *zName);
+/* 1 if z is one syntactically valid JSON value (RFC 8259), else 0. */
+int tg_json_valid(const char *z);
+
 /* Remove the temporary directory and every file in it. */
 void tg_cleanup(void);
 

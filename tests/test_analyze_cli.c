@@ -1,0 +1,182 @@
+/* Tests for 'vramtrace analyze' as a user runs it: bad input, options, formats, exit codes. */
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "tracegen.h"
+#include "vt_test.h"
+
+static char zOut[1 << 16], zErr[4096];
+
+static void slurp(const char *zPath, char *z, size_t n)
+{
+    FILE *f = fopen(zPath, "r");
+    size_t k = f ? fread(z, 1, n - 1, f) : 0;
+    z[k] = 0;
+    if (f) fclose(f);
+}
+
+/* Run vramtrace analyze with up to 8 arguments; stdout/stderr land in zOut/zErr. Returns the exit code. */
+static int run(const char *a1, const char *a2, const char *a3, const char *a4, const char *a5)
+{
+    const char *zDir = getenv("VT_BUILD_DIR");
+    char zBin[1024], zO[600], zE[600];
+    const char *argv[9] = {"vramtrace", "analyze", a1, a2, a3, a4, a5, NULL, NULL};
+    int status = 0;
+    pid_t pid;
+    if (!zDir) SKIP("VT_BUILD_DIR not set (run under ctest)");
+    snprintf(zBin, sizeof zBin, "%s/analyzer/vramtrace", zDir);
+    snprintf(zO, sizeof zO, "%s/stdout.txt", tg_tmpdir());
+    snprintf(zE, sizeof zE, "%s/stderr.txt", tg_tmpdir());
+    pid = fork();
+    ASSERT(pid >= 0);
+    if (pid == 0) {
+        int fo = open(zO, O_WRONLY | O_CREAT | O_TRUNC, 0600), fe = open(zE, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+        dup2(fo, 1);
+        dup2(fe, 2);
+        execv(zBin, (char **)argv);
+        _exit(126);
+    }
+    waitpid(pid, &status, 0);
+    slurp(zO, zOut, sizeof zOut);
+    slurp(zE, zErr, sizeof zErr);
+    ASSERT(WIFEXITED(status));
+    return WEXITSTATUS(status);
+}
+
+static void write_file(const char *zPath, const void *p, size_t n)
+{
+    FILE *f = fopen(zPath, "wb");
+    ASSERT(f);
+    ASSERT_EQ(n, fwrite(p, 1, n, f));
+    fclose(f);
+}
+
+/* A small trace with a planted leak (high) growing over 6 NVTX steps. */
+static void build_leaky(const char *zPath)
+{
+    struct tg *g = tg_open(zPath);
+    ASSERT(g);
+    for (int i = 0; i < 6; i++) {
+        tg_nvtx(g, i * 10 * MS, (i + 1) * 10 * MS, "train_step");
+        tg_alloc(g, i * 10 * MS + 1, 0, 3, 0x100000000LL + i * 0x10000000LL, 64 * MiB, -1);
+    }
+    ASSERT_EQ(0, tg_close(g));
+}
+
+TEST(usage_errors)
+{
+    ASSERT_EQ(2, run(NULL, NULL, NULL, NULL, NULL));
+    ASSERT_CONTAINS(zErr, "no trace given");
+    ASSERT_EQ(2, run("--bogus", "x.db", NULL, NULL, NULL));
+    ASSERT_CONTAINS(zErr, "unknown option '--bogus'");
+    ASSERT_EQ(2, run("--format", "pdf", "x.db", NULL, NULL));
+    ASSERT_EQ(2, run("--fail-on", "severe", "x.db", NULL, NULL));
+    ASSERT_EQ(2, run("--min-bytes", "12Q", "x.db", NULL, NULL));
+    ASSERT_EQ(2, run("x.db", "--top", NULL, NULL, NULL));
+    ASSERT_CONTAINS(zErr, "needs a value");
+    ASSERT_EQ(0, run("--help", NULL, NULL, NULL, NULL));
+    ASSERT_CONTAINS(zOut, "--fail-on SEV");
+    ASSERT_CONTAINS(zOut, "exit codes:");
+    tg_cleanup();
+}
+
+TEST(bad_input_files)
+{
+    const char *zMissing = tg_path("missing.db"), *zEmpty = tg_path("empty.db"), *zText = tg_path("notes.txt");
+    const char *zForeign = tg_path("foreign.db"), *zNewer = tg_path("newer.db");
+    char zText200[200];
+    sqlite3 *db;
+    ASSERT_EQ(3, run(zMissing, NULL, NULL, NULL, NULL));
+    ASSERT_CONTAINS(zErr, "No such file");
+    ASSERT_EQ(3, run(tg_tmpdir(), NULL, NULL, NULL, NULL));
+    write_file(zEmpty, "", 0);
+    ASSERT_EQ(4, run(zEmpty, NULL, NULL, NULL, NULL));
+    ASSERT_CONTAINS(zErr, "empty file");
+    memset(zText200, 'x', sizeof zText200);
+    write_file(zText, zText200, sizeof zText200);
+    ASSERT_EQ(4, run(zText, NULL, NULL, NULL, NULL));
+    ASSERT_CONTAINS(zErr, "not an SQLite database");
+    ASSERT_EQ(SQLITE_OK, sqlite3_open(zForeign, &db));
+    ASSERT_EQ(SQLITE_OK, sqlite3_exec(db, "CREATE TABLE t(x); INSERT INTO t VALUES(1);", NULL, NULL, NULL));
+    sqlite3_close(db);
+    ASSERT_EQ(4, run(zForeign, NULL, NULL, NULL, NULL));
+    ASSERT_CONTAINS(zErr, "not a vramtrace trace");
+    build_leaky(zNewer);
+    ASSERT_EQ(SQLITE_OK, sqlite3_open(zNewer, &db));
+    ASSERT_EQ(SQLITE_OK, sqlite3_exec(db, "PRAGMA user_version = 99", NULL, NULL, NULL));
+    sqlite3_close(db);
+    ASSERT_EQ(5, run(zNewer, NULL, NULL, NULL, NULL));
+    ASSERT_CONTAINS(zErr, "newer");
+    ASSERT_EQ(0, zOut[0]); /* never a silent empty report: nothing on stdout, one line on stderr */
+    ASSERT(strchr(zErr, '\n') == zErr + strlen(zErr) - 1);
+    tg_cleanup();
+}
+
+TEST(truncated_trace)
+{
+    const char *zPath = tg_path("trunc.db");
+    struct tg *g = tg_open(zPath);
+    struct stat st;
+    ASSERT(g);
+    for (int i = 0; i < 20000; i++) tg_alloc(g, i * 1000, 0, 3, 0x100000000LL + i * 4096LL, 4096, -1);
+    ASSERT_EQ(0, tg_close(g));
+    ASSERT_EQ(0, stat(zPath, &st));
+    ASSERT_EQ(0, truncate(zPath, st.st_size / 2));
+    int rc = run(zPath, NULL, NULL, NULL, NULL);
+    ASSERT_EQ(6, rc);
+    ASSERT_CONTAINS(zErr, "vramtrace: ");
+    ASSERT_EQ(0, zOut[0]);
+    rc = run("--no-write", zPath, NULL, NULL, NULL);
+    ASSERT_EQ(6, rc);
+    tg_cleanup();
+}
+
+TEST(formats_output_file_and_fail_on)
+{
+    const char *zPath = tg_path("leaky.db"), *zReport = tg_path("report.html");
+    char zHtml[1 << 16];
+    build_leaky(zPath);
+    ASSERT_EQ(0, run(zPath, NULL, NULL, NULL, NULL));
+    ASSERT_CONTAINS(zOut, "[HIGH] leak: 384 MiB never freed: 6 allocations");
+    ASSERT_EQ(0, run("--format", "json", zPath, NULL, NULL));
+    ASSERT(tg_json_valid(zOut));
+    ASSERT_CONTAINS(zOut, "\"vramtrace_report_version\": 1");
+    ASSERT_EQ(0, run("--format", "markdown", zPath, NULL, NULL));
+    ASSERT_CONTAINS(zOut, "# vramtrace analysis");
+    ASSERT_EQ(0, run("--format", "html", "-o", zReport, zPath));
+    ASSERT_EQ(0, zOut[0]);
+    slurp(zReport, zHtml, sizeof zHtml);
+    ASSERT_CONTAINS(zHtml, "<svg");
+    ASSERT_EQ(3, run("-o", "/nonexistent-dir/r.txt", zPath, NULL, NULL));
+    ASSERT_CONTAINS(zErr, "cannot write report");
+    ASSERT_EQ(1, run("--fail-on", "high", zPath, NULL, NULL));
+    ASSERT_EQ(2, tg_query(zPath, "SELECT count(*) FROM finding WHERE severity = 'high'"));
+    ASSERT_EQ(0, run("--fail-on", "high", "--min-bytes", "1G", zPath));
+    ASSERT_EQ(0, tg_query(zPath, "SELECT count(*) FROM finding")); /* results replaced */
+    tg_cleanup();
+}
+
+TEST(read_only_trace_and_several_processes)
+{
+    const char *zA = tg_path("a.db"), *zB = tg_path("b.db");
+    build_leaky(zA);
+    build_leaky(zB);
+    ASSERT_EQ(0, run("--no-write", zA, zB, NULL, NULL));
+    ASSERT_CONTAINS(zOut, "2 traces");
+    ASSERT_CONTAINS(zOut, "== All processes ==");
+    ASSERT_EQ(0, tg_query(zA, "SELECT count(*) FROM sqlite_schema WHERE name = 'finding'"));
+    if (geteuid() != 0) { /* root may write anything: the read-only path cannot be shown */
+        ASSERT_EQ(0, chmod(zA, 0444));
+        ASSERT_EQ(0, run(zA, NULL, NULL, NULL, NULL));
+        ASSERT_CONTAINS(zOut, "read-only: results were not written back");
+        chmod(zA, 0644);
+    }
+    tg_cleanup();
+}
+
+VT_TEST_LIST(T(usage_errors) T(bad_input_files) T(truncated_trace) T(formats_output_file_and_fail_on)
+                 T(read_only_trace_and_several_processes))

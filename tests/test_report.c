@@ -1,0 +1,134 @@
+/* Tests for the report formats: text leads with the worst, JSON is valid and versioned, HTML is self-contained. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis.h"
+#include "tracegen.h"
+#include "vt_test.h"
+
+/* A trace with one OOM (high), one leak, NVTX phases, and a call site with HTML-special text. */
+static void build(const char *zPath)
+{
+    struct tg *g = tg_open(zPath);
+    int64_t s;
+    ASSERT(g);
+    tg_device(g, 0, "Test \"GPU\" <1>", 16 * GiB);
+    s = tg_stack(g, "train<&>.py", 9, "main");
+    tg_nvtx(g, 1 * MS, 50 * MS, "train");
+    tg_nvtx(g, 50 * MS, 90 * MS, "eval");
+    tg_alloc(g, 2 * MS, 0, 3, 0x100000000LL, 3 * GiB, s);
+    tg_alloc(g, 60 * MS, 0, 3, 0x300000000LL, 64 * MiB, -1);
+    tg_oom(g, 70 * MS, 0, 14 * GiB, 1 * GiB, 16 * GiB, s);
+    tg_alloc(g, 80 * MS, -1, 2, 0x7f0000000000LL, 8 * MiB, -1);
+    ASSERT_EQ(0, tg_close(g));
+}
+
+/* Render r in format fmt into a malloc'd string. */
+static char *render(const struct vt_result *r, int fmt)
+{
+    char *z = NULL;
+    size_t n = 0;
+    FILE *f = open_memstream(&z, &n);
+    ASSERT(f);
+    switch (fmt) {
+    case VT_FMT_JSON: ASSERT_EQ(0, vt__report_json(f, r)); break;
+    case VT_FMT_MARKDOWN: ASSERT_EQ(0, vt__report_markdown(f, r)); break;
+    case VT_FMT_HTML: ASSERT_EQ(0, vt__report_html(f, r)); break;
+    default: ASSERT_EQ(0, vt__report_text(f, r)); break;
+    }
+    fclose(f);
+    return z;
+}
+
+static void analyze(struct vt_result *r, struct vt_opts *o, int n)
+{
+    const char *az[2];
+    az[0] = tg_path("r.db");
+    az[1] = tg_path("r2.db");
+    build(az[0]);
+    if (n > 1) build(az[1]);
+    vt__opts_default(o);
+    o->bBySite = 1;
+    ASSERT_EQ(0, vt__analyze(az, n, o, r));
+}
+
+TEST(text_leads_with_worst)
+{
+    struct vt_opts o;
+    struct vt_result r;
+    analyze(&r, &o, 1);
+    ASSERT_EQ(3, r.nFind);
+    char *z = render(&r, VT_FMT_TEXT);
+    ASSERT_CONTAINS(z, "vramtrace analyze: 1 trace, 3 findings (2 high, 1 medium, 0 low, 0 info)");
+    /* the 14 GiB OOM, then the 3 GiB leak, then the 64 MiB one */
+    char *zOom = strstr(z, "[HIGH] oom:"), *zLeak = strstr(z, "[HIGH] leak: 3.00 GiB never freed");
+    ASSERT(zLeak && strstr(z, "[MEDIUM] leak: 64.0 MiB") > zLeak);
+    ASSERT(zOom && zLeak && zOom < zLeak);
+    ASSERT_CONTAINS(z, "(real demand)");
+    ASSERT_CONTAINS(z, "allocation sites (by peak live bytes)");
+    ASSERT_CONTAINS(z, "live at peak: 3.00 GiB from train<&>.py:9 in main");
+    /* every line fits a terminal */
+    for (char *p = z, *q; (q = strchr(p, '\n')); p = q + 1) ASSERT((q - p) <= 100);
+    free(z);
+    vt__result_free(&r);
+    tg_cleanup();
+}
+
+TEST(json_valid_versioned)
+{
+    struct vt_opts o;
+    struct vt_result r;
+    analyze(&r, &o, 2);
+    char *z = render(&r, VT_FMT_JSON);
+    ASSERT(tg_json_valid(z));
+    ASSERT(!strncmp(z, "{\n  \"vramtrace_report_version\": 1,", strlen("{\n  \"vramtrace_report_version\": 1,")));
+    ASSERT_CONTAINS(z, "\"traces\": [");
+    ASSERT_CONTAINS(z, "\"findings\": [");
+    ASSERT_CONTAINS(z, "\"verdict\": \"real demand\"");
+    ASSERT_CONTAINS(z, "\"name\": \"Test \\\"GPU\\\" <1>\"");
+    ASSERT_CONTAINS(z, "\"summary\": {\"traces\": 2, \"findings\": 6, \"high\": 4, \"medium\": 2");
+    ASSERT_CONTAINS(z, "\"sites\": [");
+    ASSERT(!tg_json_valid("{\"a\": [1, 2,]}"));
+    free(z);
+    vt__result_free(&r);
+    tg_cleanup();
+}
+
+TEST(html_self_contained_with_timeline)
+{
+    struct vt_opts o;
+    struct vt_result r;
+    analyze(&r, &o, 1);
+    char *z = render(&r, VT_FMT_HTML);
+    ASSERT(!strncmp(z, "<!DOCTYPE html>", 15));
+    ASSERT_CONTAINS(z, "<svg");
+    ASSERT_CONTAINS(z, "<polyline");
+    ASSERT_CONTAINS(z, "<a href=\"#f1\">"); /* the OOM marker links to its finding */
+    ASSERT_CONTAINS(z, "id=\"f1\"");
+    ASSERT_CONTAINS(z, "(evaluation)</title>");
+    ASSERT_CONTAINS(z, "train&lt;&amp;&gt;.py:9 in main");
+    ASSERT(!strstr(z, "<script"));
+    ASSERT(!strstr(z, "src="));
+    ASSERT(!strstr(z, "<link"));
+    ASSERT(!strstr(z, "train<&>"));
+    free(z);
+    vt__result_free(&r);
+    tg_cleanup();
+}
+
+TEST(markdown_tables)
+{
+    struct vt_opts o;
+    struct vt_result r;
+    analyze(&r, &o, 1);
+    char *z = render(&r, VT_FMT_MARKDOWN);
+    ASSERT_CONTAINS(z, "# vramtrace analysis");
+    ASSERT_CONTAINS(z, "| 1 | high | oom | 1234 |");
+    ASSERT_CONTAINS(z, "| eval | evaluation |");
+    ASSERT_CONTAINS(z, "- **fix**: ");
+    free(z);
+    vt__result_free(&r);
+    tg_cleanup();
+}
+
+VT_TEST_LIST(T(text_leads_with_worst) T(json_valid_versioned) T(html_self_contained_with_timeline) T(markdown_tables))
