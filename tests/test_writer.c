@@ -1,7 +1,9 @@
 /* Writer tests: batching, flush at close, timed commits, memory bounds and drops, fork, close timeout. */
 #include <cupti_activity.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 
@@ -425,7 +427,66 @@ TEST(writer_close_timeout_orphan)
     CORE_LEAK_CHECK();
 }
 
+/* Disk full (RLIMIT_FSIZE): rows are counted, one stderr line, the trace stays readable. */
+TEST(writer_disk_full)
+{
+    char zPath[128], zLog[160], zText[4096];
+    struct vt_writer_config cfg;
+    struct vt_writer *w;
+    struct vt_writer_stats st;
+    struct rlimit rl;
+    sqlite3 *db;
+    FILE *f;
+    int fdLog, nLines = 0;
+    uint32_t i, n = 200000;
+    uint64_t t0;
+    const char *z;
+    core_tmp_path(zPath, sizeof zPath, "t.db");
+    snprintf(zLog, sizeof zLog, "%s.stderr", zPath);
+    core_config(&cfg);
+    cfg.host_ring_records = 200000; /* room for every record: no queue drops in the counts */
+    cfg.max_memory = cfg.host_ring_records * sizeof(struct vt_hrec) + (8u << 20);
+    cfg.corr_map_entries = 262144; /* no correlation-map evictions either: only api_call rows */
+    cfg.batch_rows = 5000;
+    w = core_open(zPath, &cfg);
+    /* Every file this process writes stops growing at 1 MiB: the disk is "full". */
+    signal(SIGXFSZ, SIG_IGN);
+    rl.rlim_cur = rl.rlim_max = 1u << 20;
+    ASSERT_EQ(0, setrlimit(RLIMIT_FSIZE, &rl));
+    fdLog = open(zLog, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    ASSERT(fdLog >= 0);
+    ASSERT(dup2(fdLog, 2) == 2);
+    for (i = 1; i <= n; i++) ASSERT_EQ(0, submit_api(w, i));
+    ASSERT_EQ(0, vt__writer_start(w));
+    t0 = mono_ms();
+    do {
+        sleep_ms(20);
+        vt__writer_stats(w, &st);
+    } while (st.rows_written + st.dropped_writer < n && mono_ms() - t0 < 20000);
+    ASSERT(st.dropped_writer > 0);
+    ASSERT_EQ(n, st.rows_written + st.dropped_writer); /* every row is either in or counted */
+    ASSERT(vt__writer_close(w, 10000) != 0);           /* not clean, but it returns */
+    db = core_open_ro(zPath);
+    ASSERT_STREQ("ok", core_q_rows(db, "PRAGMA integrity_check"));
+    ASSERT_EQ(st.rows_written, core_q_int(db, "SELECT count(*) FROM api_call"));
+    /* When the small closing transaction still fits, the loss is recorded in the trace too. */
+    if (core_q_int(db, "SELECT count(*) FROM meta WHERE key = 'closed_cleanly'"))
+        ASSERT_EQ(st.dropped_writer, core_q_int(db, "SELECT sum(count) FROM dropped WHERE source = 2"));
+    sqlite3_close(db);
+    /* One stderr line per distinct problem, not one per row. */
+    f = fopen(zLog, "r");
+    ASSERT(f != NULL);
+    memset(zText, 0, sizeof zText);
+    ASSERT(fread(zText, 1, sizeof zText - 1, f) > 0);
+    fclose(f);
+    for (z = zText; (z = strstr(z, "vramtrace: ")) != NULL; z++) nLines++;
+    ASSERT(nLines >= 1 && nLines <= 3);
+    printf("       %llu rows written, %llu counted as dropped, %d stderr line(s)\n",
+           (unsigned long long)st.rows_written, (unsigned long long)st.dropped_writer, nLines);
+    CORE_LEAK_CHECK();
+}
+
 VT_TEST_LIST(T(writer_batching) T(writer_flush_at_close) T(writer_timed_commit) T(writer_buffer_bound)
                  T(writer_ring_drops_stalled) T(writer_ring_drops_concurrent) T(writer_fork_abandon)
                      T(writer_open_nonempty) T(writer_close_timeout_abort)
-                         T(writer_close_timeout_orphan))
+                         T(writer_close_timeout_orphan) T(writer_disk_full))

@@ -108,7 +108,7 @@ static void report(struct vt_writer *w, int rc, const char *zWhat)
     int bit = rc & 0x3f;
     if (w->nReported & (1ull << bit)) return;
     w->nReported |= 1ull << bit;
-    fprintf(stderr, "vramtrace: trace write failed (%s: %s); affected rows are counted as dropped\n",
+    fprintf(stderr, "vramtrace: trace write failed (%s: %s); rows not written are counted as dropped\n",
             zWhat, w->db ? sqlite3_errmsg(w->db) : sqlite3_errstr(rc));
 }
 
@@ -211,14 +211,20 @@ static void write_drops(struct vt_writer *w, int bWithWriter)
 /* Commit the open transaction (after recording new losses in it). Returns an SQLite code. */
 static int commit(struct vt_writer *w)
 {
+    uint64_t aSaved[6];
     int rc;
     if (!w->bInTxn) return SQLITE_OK;
+    memcpy(aSaved, w->aWritten, sizeof aSaved);
     write_drops(w, 0);
-    if (!w->bInTxn) return SQLITE_OK; /* rolled back while writing them */
+    if (!w->bInTxn) { /* rolled back while writing them: they are still to be written */
+        memcpy(w->aWritten, aSaved, sizeof aSaved);
+        return SQLITE_OK;
+    }
     rc = sqlite3_exec(w->db, "COMMIT", NULL, NULL, NULL);
     if (rc == SQLITE_OK) {
         if (w->nPending > 0) atomic_fetch_add(&w->nCommits, 1);
     } else {
+        memcpy(w->aWritten, aSaved, sizeof aSaved);
         report(w, rc, "commit");
         if (!sqlite3_get_autocommit(w->db)) sqlite3_exec(w->db, "ROLLBACK", NULL, NULL, NULL);
         atomic_fetch_add(&w->nDroppedWriter, w->nPending);
@@ -352,7 +358,7 @@ static void finish_db(struct vt_writer *w)
     vt__decoder_finish(&w->dec);
     publish_stats(w);
     commit(w);
-    if (!bAbort && vt__schema_index(w->db) != SQLITE_OK) report(w, SQLITE_ERROR, "indexes");
+    if (!bAbort && (rc = vt__schema_index(w->db)) != SQLITE_OK) report(w, rc, "indexes");
     rc = sqlite3_exec(w->db, "BEGIN", NULL, NULL, NULL);
     if (rc == SQLITE_OK) {
         w->bInTxn = 1;
@@ -374,7 +380,8 @@ static void finish_db(struct vt_writer *w)
         w->bInTxn = 0;
         w->nPending = 0;
     }
-    w->bClosedCleanly = !bAbort && rc == SQLITE_OK;
+    /* Clean: everything drained and written, nothing lost to SQLite errors. */
+    w->bClosedCleanly = !bAbort && rc == SQLITE_OK && atomic_load(&w->nDroppedWriter) == 0;
     for (i = 0; i < VT_T__COUNT; i++) {
         sqlite3_finalize(w->aStmt[i]);
         w->aStmt[i] = NULL;
