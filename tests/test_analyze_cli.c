@@ -1,4 +1,5 @@
 /* Tests for 'vramtrace analyze' as a user runs it: bad input, options, formats, exit codes. */
+#include <dirent.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
@@ -178,5 +179,44 @@ TEST(read_only_trace_and_several_processes)
     tg_cleanup();
 }
 
+/* Every real trace kept in tests/data (recorded on a GPU) must analyze cleanly in every format. */
+TEST(real_traces_in_test_data)
+{
+    const char *zData = getenv("VT_TEST_DATA");
+    DIR *d = zData ? opendir(zData) : NULL;
+    struct dirent *e;
+    int n = 0;
+    if (!d) SKIP("no tests/data directory");
+    while ((e = readdir(d)) != NULL) {
+        char zPath[1024], zCopy[1024];
+        size_t len = strlen(e->d_name);
+        if (len < 4 || strcmp(e->d_name + len - 3, ".db")) continue;
+        snprintf(zPath, sizeof zPath, "%s/%s", zData, e->d_name);
+        snprintf(zCopy, sizeof zCopy, "%s/copy.db", tg_tmpdir());
+        ASSERT_EQ(0, run("--no-write", "--format", "json", zPath, NULL));
+        ASSERT(tg_json_valid(zOut));
+        ASSERT_CONTAINS(zOut, "\"vramtrace_report_version\": 1");
+        ASSERT_EQ(0, run("--no-write", zPath, NULL, NULL, NULL));
+        ASSERT_CONTAINS(zOut, "vramtrace analyze: 1 trace");
+        /* write-back works on a copy (the checked-in file stays untouched) */
+        {
+            FILE *fi = fopen(zPath, "rb"), *fo = fopen(zCopy, "wb");
+            char buf[65536];
+            size_t k;
+            ASSERT(fi && fo);
+            while ((k = fread(buf, 1, sizeof buf, fi)) > 0) ASSERT_EQ(k, fwrite(buf, 1, k, fo));
+            fclose(fi);
+            fclose(fo);
+        }
+        ASSERT_EQ(0, run("--format", "html", "-o", tg_path("real.html"), zCopy));
+        ASSERT_EQ(tg_query(zCopy, "SELECT count(*) FROM memory_event WHERE op IN (1, 5)"),
+                  tg_query(zCopy, "SELECT count(*) FROM lifetime WHERE alloc_ts IS NOT NULL"));
+        n++;
+    }
+    closedir(d);
+    if (n == 0) SKIP("no real traces in tests/data yet");
+    tg_cleanup();
+}
+
 VT_TEST_LIST(T(usage_errors) T(bad_input_files) T(truncated_trace) T(formats_output_file_and_fail_on)
-                 T(read_only_trace_and_several_processes))
+                 T(read_only_trace_and_several_processes) T(real_traces_in_test_data))

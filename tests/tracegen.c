@@ -241,6 +241,10 @@ void tg_cleanup(void)
 {
     DIR *d;
     struct dirent *e;
+    if (getenv("VT_TEST_KEEP")) { /* keep the traces for a closer look */
+        fprintf(stderr, "  traces kept in %s\n", zDir);
+        return;
+    }
     if (!zDir[0] || !(d = opendir(zDir))) return;
     while ((e = readdir(d)) != NULL) {
         char zPath[600];
