@@ -299,7 +299,7 @@ TEST(writer_ring_drops_concurrent)
 
 TEST(writer_fork_abandon)
 {
-    char zPath[128], zChild[160];
+    char zPath[128];
     struct vt_writer_config cfg;
     struct vt_writer *w;
     sqlite3 *db;
@@ -307,7 +307,6 @@ TEST(writer_fork_abandon)
     int status = 0;
     uint32_t i;
     core_tmp_path(zPath, sizeof zPath, "t.db");
-    snprintf(zChild, sizeof zChild, "%s.child", zPath);
     core_config(&cfg);
     w = core_open(zPath, &cfg);
     ASSERT_EQ(0, vt__writer_start(w));
@@ -317,15 +316,11 @@ TEST(writer_fork_abandon)
     pid = fork();
     ASSERT(pid >= 0);
     if (pid == 0) {
-        /* Child: forget the parent's writer, start a trace of its own. */
-        char zErr[256];
-        struct vt_writer *c;
+        /* Child: forget the parent's writer and leave, as a worker process does. It must not
+         * use SQLite here: the parent's writer thread may have held SQLite's global locks at
+         * the fork. */
         vt__writer_abandon(w);
-        c = vt__writer_open(zChild, &cfg, zErr, sizeof zErr);
-        if (!c || vt__writer_start(c) != 0) _exit(2);
-        for (i = 1; i <= 10; i++)
-            if (submit_api(c, 900000 + i) != 0) _exit(3);
-        _exit(vt__writer_close(c, 10000) == 0 ? 0 : 4);
+        _exit(0);
     }
     vt__writer_fork_parent(w);
     for (i = 501; i <= 1000; i++) ASSERT_EQ(0, submit_api(w, i));
@@ -339,10 +334,6 @@ TEST(writer_fork_abandon)
     ASSERT_EQ(1000, core_q_int(db, "SELECT count(*) FROM api_call"));
     ASSERT_EQ(200, core_q_int(db, "SELECT count(*) FROM kernel"));
     ASSERT_EQ(1, meta_int(db, "closed_cleanly"));
-    sqlite3_close(db);
-    db = core_open_ro(zChild);
-    ASSERT_EQ(10, core_q_int(db, "SELECT count(*) FROM api_call"));
-    ASSERT_EQ(0, core_q_int(db, "SELECT count(*) FROM api_call WHERE correlation < 900000"));
     sqlite3_close(db);
     CORE_LEAK_CHECK();
 }
