@@ -114,9 +114,13 @@ struct vt_finding *vt__finding_add(struct vt_result *r, int trace, const char *z
 
 int vt__phase_at(const struct vt_trace *t, int64_t ts)
 {
-    for (int i = 0; i < t->nPhase; i++)
-        if (ts >= t->aPhase[i].start && ts < t->aPhase[i].end) return i;
-    return -1;
+    int lo = 0, hi = t->nPhase; /* phases are sorted by start and do not overlap */
+    while (lo < hi) {
+        int mid = (lo + hi) / 2;
+        if (t->aPhase[mid].start <= ts) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo > 0 && ts < t->aPhase[lo - 1].end ? lo - 1 : -1;
 }
 
 static int cmp_finding(const void *pa, const void *pb)

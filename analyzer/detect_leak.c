@@ -56,7 +56,8 @@ static const char *zFixLeak =
     "and run gc.collect() if reference cycles hold them. In CUDA C, pair every cudaMalloc with "
     "cudaFree.";
 
-static const char *zSiteHelp = " (record with call stacks to see where: vramtrace record --help)";
+static const char *zSiteHelp = " (call sites are recorded by default: keep VRAMTRACE_BACKTRACE above 0 and "
+                                "do not pass --no-python-stacks to vramtrace record)";
 
 /* Never freed at the end, grouped by site. */
 static int leak_at_end(struct vt_result *r, int iTrace)

@@ -76,7 +76,7 @@ int vt__detect_oom(struct vt_result *r, int iTrace)
         if (p >= 0) snprintf(f->zPhase, sizeof f->zPhase, "%s", t->aPhase[p].zName);
         f->stackId = o->site >= 0 ? t->aSite[o->site].stackId : -1;
         f->zSite = o->site >= 0 ? vt__strdupf("%s", t->aSite[o->site].zSite)
-                                : vt__strdupf("site not recorded (record with call stacks to see where: vramtrace record --help)");
+                                : vt__strdupf("site not recorded (keep VRAMTRACE_BACKTRACE above 0 and do not pass --no-python-stacks to vramtrace record)");
         f->zTitle = vt__strdupf("Out of memory: %s of %s failed on device %d (%s)", api_name(o->api), zR,
                                 o->device, o->zVerdict);
         f->zEvidence = vt__strdupf(

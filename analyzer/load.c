@@ -233,8 +233,11 @@ int vt__load(struct vt_trace *t, const struct vt_opts *o)
         vt__trace_note(t, "the trace was not closed cleanly (process killed or still running): "
                           "its last second of events may be missing and allocations live at the "
                           "end include ones the process would have freed");
+    meta_copy(db, "config.kernel_args", zVal, sizeof zVal);
     if (!t->bHaveKernelUses)
-        vt__trace_note(t, "no kernel buffer uses recorded: first/last use come from copies only; "
-                          "idle-allocation checks are skipped");
+        vt__trace_note(t, "no kernel buffer uses recorded%s: first/last use come from copies only, "
+                          "idle-allocation checks are skipped and allocations live at exit cannot be "
+                          "told apart from buffers in use until the end",
+                       !strcmp(zVal, "0") ? " (kernel-argument scanning was off: VRAMTRACE_KERNEL_ARGS=0)" : "");
     return VT_EXIT_OK;
 }
