@@ -97,6 +97,7 @@ struct vt_device {
     int64_t live, peak, peakTs;
     int64_t poolReserved, poolUsed, poolPeakReserved;
     int64_t aMax[VT_TIMELINE_BUCKETS]; /* highest live bytes in each bucket, -1 = no event */
+    int64_t aLast[VT_TIMELINE_BUCKETS]; /* live bytes after the bucket's last event, -1 = no event */
     int64_t aPool[VT_TIMELINE_BUCKETS]; /* pool reserved (latest) in each bucket, -1 none */
     int64_t slice[VT_SLICES];           /* lowest live bytes in each trace slice */
     struct vt_snap aTop[VT_TOPMAX];     /* largest allocations live at the peak */
@@ -116,6 +117,9 @@ struct vt_phase {
     int64_t carried;        /* bytes allocated in training, live at start, never used after it */
     int64_t slice[VT_SLICES];
     int firstIter, lastIter; /* iteration index range inside it, -1 when none */
+    struct vt_snap aTop[8];  /* largest allocations live at its peak (all devices) */
+    int nTop, bPeakDirty, nSnapshots;
+    int64_t snapPeak;
 };
 
 struct vt_iter {
@@ -171,6 +175,8 @@ struct vt_trace {
     struct vt_iter *aIter;
     int nIter;
     int curPhase, curIter;  /* replay cursors (timeline.c) */
+    struct vt_life **apLive; /* the replay's live set, for phase peak snapshots */
+    int nLive;
     const char *zPhaseSource; /* "nvtx", "kernels", or "none" */
     struct vt_site *aSite;
     int nSite, nSiteAlloc;
@@ -224,6 +230,7 @@ int vt__dev_index(struct vt_trace *t, int device);                  /* creates e
 void vt__timeline_begin(struct vt_trace *t);
 void vt__timeline_update(struct vt_trace *t, int iDev, int64_t ts);
 void vt__timeline_snapshot(struct vt_trace *t, int iDev, struct vt_life **apLive, int nLive);
+void vt__timeline_phase_snapshot(struct vt_trace *t); /* current phase, before live bytes drop */
 void vt__timeline_phase_step(struct vt_trace *t, int64_t ts); /* phase/iteration minima */
 /* Insert l into the top list a (n entries, descending by bytes, at most cap). */
 void vt__top_insert(struct vt_snap *a, int *pN, int cap, const struct vt_life *l);

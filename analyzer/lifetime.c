@@ -160,7 +160,12 @@ static int account(struct replay *r, struct vt_life *l, int sign, int64_t ts)
     if (l->acct == -2) return 0;
     iDev = vt__dev_index(t, l->acct);
     if (iDev < 0) return -1;
-    if (sign < 0) vt__timeline_snapshot(t, iDev, r->apLive, r->nLive);
+    if (sign < 0) {
+        vt__timeline_snapshot(t, iDev, r->apLive, r->nLive);
+        t->apLive = r->apLive;
+        t->nLive = r->nLive;
+        if (l->acct >= 0) vt__timeline_phase_snapshot(t);
+    }
     t->aDev[iDev].live += sign * l->bytes;
     if (l->acct >= 0) t->totalLiveNow += sign * l->bytes;
     vt__timeline_update(t, iDev, ts);
@@ -486,6 +491,8 @@ int vt__replay(struct vt_trace *t, const struct vt_opts *o)
         case C_MEM: {
             int op = sqlite3_column_int(c->pStmt, 2);
             bMem = 1;
+            t->apLive = r.apLive;
+            t->nLive = r.nLive;
             vt__timeline_phase_step(t, c->ts); /* the level just before this event */
             if (op == VT_MEMOP_ALLOC || op == VT_MEMOP_VMM_MAP) rc = on_alloc(&r, c->pStmt);
             else rc = on_free(&r, c->pStmt);
@@ -506,10 +513,14 @@ int vt__replay(struct vt_trace *t, const struct vt_opts *o)
     (void)bMem;
     if (rc == SQLITE_OK) {
         boundaries_upto(&r, INT64_MAX);
+        t->apLive = r.apLive;
+        t->nLive = r.nLive;
         vt__timeline_phase_step(t, INT64_MAX);
         if (finish_live(&r) != 0) rc = SQLITE_NOMEM;
     }
     for (i = 0; i < C_N; i++) sqlite3_finalize(ac[i].pStmt);
+    t->apLive = NULL;
+    t->nLive = 0;
     for (i = 0; i < r.nLive; i++) free(r.apLive[i]);
     free(r.apLive);
     free(r.aFreed);

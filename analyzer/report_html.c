@@ -72,10 +72,16 @@ static void svg(FILE *f, const struct vt_result *r, int i)
         if (dv->peak <= 0) continue;
         fprintf(f, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"1.5\"%s points=\"",
                 dv->id < 0 ? "#d62728" : azColor[d % 6], dv->id < 0 ? " stroke-dasharray=\"4 2\"" : "");
-        for (int k = 0; k < VT_TIMELINE_BUCKETS; k++) {
-            if (dv->aMax[k] >= 0) v = dv->aMax[k];
-            fprintf(f, "%.1f,%.1f ", PAD_L + (double)k * (SVG_W - PAD_L - 10) / VT_TIMELINE_BUCKETS, ypos(v, vmax));
+        for (int k = 0; k < VT_TIMELINE_BUCKETS; k++) { /* the bucket's highest level, then where it ended */
+            double x = PAD_L + (double)k * (SVG_W - PAD_L - 10) / VT_TIMELINE_BUCKETS;
+            if (dv->aMax[k] >= 0) {
+                fprintf(f, "%.1f,%.1f ", x, ypos(v, vmax));
+                fprintf(f, "%.1f,%.1f ", x, ypos(dv->aMax[k], vmax));
+                v = dv->aLast[k];
+                fprintf(f, "%.1f,%.1f ", x + (double)(SVG_W - PAD_L - 10) / VT_TIMELINE_BUCKETS, ypos(v, vmax));
+            }
         }
+        fprintf(f, "%d,%.1f", SVG_W - 10, ypos(v, vmax));
         fprintf(f, "\"><title>%s %d live bytes</title></polyline>\n", dv->id < 0 ? "pinned host" : "device", dv->id);
         if (dv->peakTs >= 0) {
             vt__fmt_bytes(dv->peak, zB, sizeof zB);
@@ -98,6 +104,18 @@ static void svg(FILE *f, const struct vt_result *r, int i)
                 PAD_T + 10, zB, zB);
         if (iFind >= 0) fputs("</a>", f);
         fputc('\n', f);
+    }
+    /* every other finding: a marker under the plot at its first time, linked to it */
+    for (int j = 0; j < r->nFind; j++) {
+        const struct vt_finding *x = &r->aFind[j];
+        double cx;
+        if (x->trace != i || x->firstTs < 0 || !strcmp(x->zKind, "oom")) continue;
+        cx = xpos(t, x->firstTs);
+        fprintf(f, "<a href=\"#f%d\"><polygon points=\"%.1f,%d %.1f,%d %.1f,%d\" fill=\"%s\"><title>", j + 1, cx,
+                SVG_H - PAD_B, cx - 5, SVG_H - PAD_B + 8, cx + 5, SVG_H - PAD_B + 8,
+                x->severity == VT_SEV_HIGH ? "#c0392b" : x->severity == VT_SEV_MEDIUM ? "#f39c12" : "#7f8c8d");
+        vt__html_str(f, x->zTitle);
+        fputs("</title></polygon></a>\n", f);
     }
     fputs("</svg>\n", f);
 }

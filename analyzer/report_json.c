@@ -94,6 +94,8 @@ static void trace_json(FILE *f, const struct vt_result *r, int i)
         fprintf(f, ",\n         \"timeline\": {\"start_ns\": %lld, \"bucket_ns\": %lld, \"max_live_bytes\": [",
                 (long long)t->t0, (long long)((t->t1 - t->t0 + 1 + VT_TIMELINE_BUCKETS - 1) / VT_TIMELINE_BUCKETS));
         for (int k = 0; k < VT_TIMELINE_BUCKETS; k++) fprintf(f, "%s%lld", k ? "," : "", (long long)dv->aMax[k]);
+        fputs("], \"last_live_bytes\": [", f);
+        for (int k = 0; k < VT_TIMELINE_BUCKETS; k++) fprintf(f, "%s%lld", k ? "," : "", (long long)dv->aLast[k]);
         fputs("], \"pool_reserved_bytes\": [", f);
         for (int k = 0; k < VT_TIMELINE_BUCKETS; k++) fprintf(f, "%s%lld", k ? "," : "", (long long)dv->aPool[k]);
         fputs("]}}", f);
@@ -114,7 +116,9 @@ static void trace_json(FILE *f, const struct vt_result *r, int i)
         jint(f, "peak_bytes", p->peak, 1);
         jint(f, "peak_ts", p->peakTs, 1);
         jint(f, "start_live_bytes", p->startLive, 1);
-        jint(f, "carried_from_training_bytes", p->carried, 0);
+        jint(f, "carried_from_training_bytes", p->carried, 1);
+        fputs("\"live_at_peak\": ", f);
+        snaps(f, t, p->aTop, p->nTop, o->nTop);
         fputc('}', f);
     }
     fputs("],\n      \"ooms\": [", f);

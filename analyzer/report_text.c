@@ -111,6 +111,12 @@ static void trace_section(FILE *f, const struct vt_result *r, int iTrace)
             vt__fmt_bytes(p->peak > 0 ? p->peak : 0, zB, sizeof zB);
             fprintf(f, "    %-10s %-20.20s %s .. %s, peak %s, %d iterations\n", vt__phase_kind_name(p->kind),
                     p->zName, zA, zZ, zB, p->nIter);
+            if (p->nTop > 0) {
+                vt__fmt_bytes(p->aTop[0].bytes, zB, sizeof zB);
+                snprintf(zLine, sizeof zLine, "largest at its peak: %s from %s", zB,
+                         p->aTop[0].site >= 0 ? t->aSite[p->aTop[0].site].zSite : "?");
+                wrap(f, "      ", 8, zLine);
+            }
         }
         if (t->nPhase > 12) fprintf(f, "    ... %d more (see --format json)\n", t->nPhase - 12);
     } else {

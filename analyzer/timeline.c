@@ -17,7 +17,7 @@ int vt__dev_index(struct vt_trace *t, int device)
     memset(d, 0, sizeof *d);
     d->id = device;
     d->peakTs = -1;
-    for (i = 0; i < VT_TIMELINE_BUCKETS; i++) d->aMax[i] = d->aPool[i] = -1;
+    for (i = 0; i < VT_TIMELINE_BUCKETS; i++) d->aMax[i] = d->aLast[i] = d->aPool[i] = -1;
     for (i = 0; i < VT_SLICES; i++) d->slice[i] = -1;
     if (device < 0) snprintf(d->zName, sizeof d->zName, "pinned host memory");
     return t->nDev++;
@@ -60,13 +60,15 @@ void vt__timeline_phase_step(struct vt_trace *t, int64_t ts)
 {
     int64_t live = t->totalLiveNow;
     while (t->curPhase < t->nPhase && t->aPhase[t->curPhase].end <= ts) {
-        struct vt_phase *p = &t->aPhase[t->curPhase++];
-        if (p->startLive < 0) p->startLive = p->minLive = p->peak = live, p->peakTs = p->start;
+        struct vt_phase *p = &t->aPhase[t->curPhase];
+        if (p->startLive < 0) p->startLive = p->minLive = p->peak = live, p->peakTs = p->start, p->bPeakDirty = 1;
+        vt__timeline_phase_snapshot(t); /* nothing changed since its peak if still dirty */
+        t->curPhase++;
     }
     if (t->curPhase < t->nPhase && ts >= t->aPhase[t->curPhase].start) {
         struct vt_phase *p = &t->aPhase[t->curPhase];
-        if (p->startLive < 0) p->startLive = p->minLive = live, p->peak = live, p->peakTs = ts;
-        if (live > p->peak) p->peak = live, p->peakTs = ts;
+        if (p->startLive < 0) p->startLive = p->minLive = live, p->peak = live, p->peakTs = ts, p->bPeakDirty = 1;
+        if (live > p->peak) p->peak = live, p->peakTs = ts, p->bPeakDirty = 1;
         lower(&p->minLive, live);
         lower(&p->slice[slice_of(ts, p->start, p->end)], live);
     }
@@ -89,6 +91,7 @@ void vt__timeline_update(struct vt_trace *t, int iDev, int64_t ts)
     if (b < 0) b = 0;
     if (b >= VT_TIMELINE_BUCKETS) b = VT_TIMELINE_BUCKETS - 1;
     if (d->live > d->aMax[b]) d->aMax[b] = d->live;
+    d->aLast[b] = d->live;
     if (d->poolReserved > 0) d->aPool[b] = d->poolReserved;
     lower(&d->slice[slice_of(ts, t->t0, t->t1 + 1)], d->live);
     if (d->live > d->peak) {
@@ -142,6 +145,25 @@ void vt__timeline_snapshot(struct vt_trace *t, int iDev, struct vt_life **apLive
         struct vt_life *l = apLive[i];
         if (l->acct == d->id) top_insert(d->aTop, &d->nTop, VT_TOPMAX, l);
     }
+}
+
+/*
+ * Snapshot the current phase's largest live allocations if its peak moved since
+ * the last snapshot (same throttling as the device snapshot).
+ */
+void vt__timeline_phase_snapshot(struct vt_trace *t)
+{
+    struct vt_phase *p;
+    if (t->curPhase >= t->nPhase) return;
+    p = &t->aPhase[t->curPhase];
+    if (!p->bPeakDirty) return;
+    if (p->nSnapshots >= 64 && p->peak < p->snapPeak + p->snapPeak / 200) return;
+    p->bPeakDirty = 0;
+    p->nSnapshots++;
+    p->snapPeak = p->peak;
+    p->nTop = 0;
+    for (int i = 0; i < t->nLive; i++)
+        if (t->apLive[i]->acct >= 0) top_insert(p->aTop, &p->nTop, (int)(sizeof p->aTop / sizeof p->aTop[0]), t->apLive[i]);
 }
 
 void vt__top_insert(struct vt_snap *a, int *pN, int cap, const struct vt_life *l)

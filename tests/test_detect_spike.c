@@ -70,6 +70,11 @@ TEST(missing_no_grad_grows_batch_by_batch)
     ASSERT_EQ(8, t->aPhase[1].nIter);
     ASSERT_EQ(300 * MiB, t->aPhase[0].peak);
     ASSERT_EQ(600 * MiB, t->aPhase[1].peak);
+    ASSERT_EQ(8, t->aPhase[1].nTop); /* at the validation peak: the weights and 8 kept outputs (7 fit) */
+    ASSERT_EQ(200 * MiB, t->aPhase[1].aTop[0].bytes);
+    ASSERT_EQ(50 * MiB, t->aPhase[1].aTop[7].bytes);
+    ASSERT_EQ(2, t->aPhase[0].nTop); /* at the training peak: weights and activations */
+    ASSERT_EQ(100 * MiB, t->aPhase[0].aTop[1].bytes);
     ASSERT_EQ(2, r.nFind);
     ASSERT_STREQ("validation_spike", r.aFind[0].zKind);
     ASSERT_EQ(VT_SEV_HIGH, r.aFind[0].severity);

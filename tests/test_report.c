@@ -105,6 +105,7 @@ TEST(html_self_contained_with_timeline)
     ASSERT_CONTAINS(z, "<polyline");
     ASSERT_CONTAINS(z, "<a href=\"#f1\">"); /* the OOM marker links to its finding */
     ASSERT_CONTAINS(z, "id=\"f1\"");
+    ASSERT_CONTAINS(z, "<a href=\"#f2\"><polygon"); /* the leak marker links to its finding */
     ASSERT_CONTAINS(z, "(evaluation)</title>");
     ASSERT_CONTAINS(z, "train&lt;&amp;&gt;.py:9 in main");
     ASSERT(!strstr(z, "<script"));
