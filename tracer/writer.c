@@ -17,6 +17,7 @@
 #include "schema.h"
 
 #define HOST_BATCH 256        /* host records taken from the ring per lock */
+#define MULTI_ROWS 16         /* rows per multi-row INSERT (tables without text columns) */
 #define TIME_CHECK_EVERY 4096 /* activity records between two looks at the clock */
 
 struct queued_buf {
@@ -28,6 +29,10 @@ struct vt_writer {
     struct vt_writer_config cfg;
     sqlite3 *db;
     sqlite3_stmt *aStmt[VT_T__COUNT];
+    sqlite3_stmt *aStmtN[VT_T__COUNT]; /* MULTI_ROWS-row INSERT; NULL for tables with text */
+    struct vt__row *aHeld;             /* per table, up to MULTI_ROWS rows awaiting aStmtN */
+    unsigned anHeld[VT_T__COUNT];
+    unsigned nHeld;                    /* sum of anHeld */
     struct vt__decoder dec;
     struct vt__ring ring;
 
@@ -126,38 +131,89 @@ static void check_rollback(struct vt_writer *w)
     }
 }
 
-/* Bind and insert one row (opening a transaction if none is open). Returns an SQLite code. */
-static int insert_row(struct vt_writer *w, const struct vt__row *pRow)
+/* Open a transaction if none is open. Returns an SQLite code. */
+static int ensure_txn(struct vt_writer *w)
+{
+    int rc;
+    if (w->bInTxn) return SQLITE_OK;
+    rc = sqlite3_exec(w->db, "BEGIN", NULL, NULL, NULL);
+    if (rc != SQLITE_OK) {
+        report(w, rc, "begin");
+        return rc;
+    }
+    w->bInTxn = 1;
+    w->tFirstPendingMs = now_ms();
+    return SQLITE_OK;
+}
+
+/* Bind row pRow's values to parameters iFirst+1.. of s. */
+static void bind_row(sqlite3_stmt *s, int iFirst, const struct vt__row *pRow)
 {
     const struct vt__table_spec *t = &vt__aTable[pRow->table];
-    sqlite3_stmt *s = w->aStmt[pRow->table];
-    int i, rc;
-    if (!w->bInTxn) {
-        rc = sqlite3_exec(w->db, "BEGIN", NULL, NULL, NULL);
-        if (rc != SQLITE_OK) {
-            report(w, rc, "begin");
-            atomic_fetch_add(&w->nDroppedWriter, 1);
-            return rc;
-        }
-        w->bInTxn = 1;
-        w->tFirstPendingMs = now_ms();
-    }
+    int i;
     for (i = 0; i < t->nCol; i++) {
-        if (pRow->nullMask & (1u << i)) sqlite3_bind_null(s, i + 1);
-        else if (t->textMask & (1u << i)) sqlite3_bind_text(s, i + 1, pRow->v[i].z, -1, SQLITE_STATIC);
-        else sqlite3_bind_int64(s, i + 1, pRow->v[i].i);
+        if (pRow->nullMask & (1u << i)) sqlite3_bind_null(s, iFirst + i + 1);
+        else if (t->textMask & (1u << i))
+            sqlite3_bind_text(s, iFirst + i + 1, pRow->v[i].z, -1, SQLITE_STATIC);
+        else sqlite3_bind_int64(s, iFirst + i + 1, pRow->v[i].i);
     }
-    rc = sqlite3_step(s);
+}
+
+/* Step s, which inserts nRow rows of table zName; account for them. Returns an SQLite code. */
+static int step_rows(struct vt_writer *w, sqlite3_stmt *s, unsigned nRow, const char *zName)
+{
+    int rc = sqlite3_step(s);
     sqlite3_reset(s);
     if (rc == SQLITE_DONE) {
-        w->nPending++;
-        atomic_fetch_add_explicit(&w->nRowsWritten, 1, memory_order_relaxed);
+        w->nPending += nRow;
+        atomic_fetch_add_explicit(&w->nRowsWritten, nRow, memory_order_relaxed);
         return SQLITE_OK;
     }
-    report(w, rc, t->zName);
-    atomic_fetch_add(&w->nDroppedWriter, 1);
+    report(w, rc, zName);
+    atomic_fetch_add(&w->nDroppedWriter, nRow);
     check_rollback(w);
     return rc;
+}
+
+/* Insert one row now (opening a transaction if none is open). Returns an SQLite code. */
+static int insert_row(struct vt_writer *w, const struct vt__row *pRow)
+{
+    sqlite3_stmt *s = w->aStmt[pRow->table];
+    int rc = ensure_txn(w);
+    if (rc != SQLITE_OK) {
+        atomic_fetch_add(&w->nDroppedWriter, 1);
+        return rc;
+    }
+    bind_row(s, 0, pRow);
+    return step_rows(w, s, 1, vt__aTable[pRow->table].zName);
+}
+
+/* Insert the rows held for table t: one multi-row INSERT when full, else one by one. */
+static void flush_table(struct vt_writer *w, int t)
+{
+    const struct vt__row *aRow = &w->aHeld[(size_t)t * MULTI_ROWS];
+    unsigned n = w->anHeld[t], i;
+    w->anHeld[t] = 0;
+    w->nHeld -= n;
+    if (n == MULTI_ROWS) {
+        sqlite3_stmt *s = w->aStmtN[t];
+        if (ensure_txn(w) != SQLITE_OK) {
+            atomic_fetch_add(&w->nDroppedWriter, n);
+            return;
+        }
+        for (i = 0; i < n; i++) bind_row(s, (int)i * vt__aTable[t].nCol, &aRow[i]);
+        step_rows(w, s, n, vt__aTable[t].zName);
+        return;
+    }
+    for (i = 0; i < n; i++) insert_row(w, &aRow[i]);
+}
+
+/* Insert every held row (before a commit). */
+static void flush_held(struct vt_writer *w)
+{
+    int t;
+    for (t = 0; t < VT_T__COUNT && w->nHeld > 0; t++)
+        if (w->anHeld[t]) flush_table(w, t);
 }
 
 /* Insert one `dropped` row. */
@@ -213,6 +269,7 @@ static int commit(struct vt_writer *w)
 {
     uint64_t aSaved[6];
     int rc;
+    flush_held(w);
     if (!w->bInTxn) return SQLITE_OK;
     memcpy(aSaved, w->aWritten, sizeof aSaved);
     write_drops(w, 0);
@@ -241,12 +298,27 @@ static void commit_if_due(struct vt_writer *w)
     if (w->bInTxn && now_ms() - w->tFirstPendingMs >= w->cfg.flush_ms) commit(w);
 }
 
-/* Decoder emit callback: insert the row; commit when the batch is full. */
+/*
+ * Decoder emit callback. Rows without text are held and inserted MULTI_ROWS at
+ * a time (text may point into a buffer about to be recycled, so those rows go
+ * in at once). Commits when the batch is full.
+ */
 static void emit_row(void *pCtx, const struct vt__row *pRow)
 {
     struct vt_writer *w = pCtx;
-    insert_row(w, pRow);
-    if (w->nPending >= w->cfg.batch_rows) commit(w);
+    int t = pRow->table;
+    if (w->aStmtN[t]) {
+        if (ensure_txn(w) != SQLITE_OK) {
+            atomic_fetch_add(&w->nDroppedWriter, 1);
+            return;
+        }
+        w->aHeld[(size_t)t * MULTI_ROWS + w->anHeld[t]++] = *pRow;
+        w->nHeld++;
+        if (w->anHeld[t] == MULTI_ROWS) flush_table(w, t);
+    } else {
+        insert_row(w, pRow);
+    }
+    if (w->nPending + w->nHeld >= w->cfg.batch_rows) commit(w);
 }
 
 /* Publish the decoder's counters to the statistics. */
@@ -384,7 +456,8 @@ static void finish_db(struct vt_writer *w)
     w->bClosedCleanly = !bAbort && rc == SQLITE_OK && atomic_load(&w->nDroppedWriter) == 0;
     for (i = 0; i < VT_T__COUNT; i++) {
         sqlite3_finalize(w->aStmt[i]);
-        w->aStmt[i] = NULL;
+        sqlite3_finalize(w->aStmtN[i]);
+        w->aStmt[i] = w->aStmtN[i] = NULL;
     }
     if (!bAbort) sqlite3_wal_checkpoint_v2(w->db, NULL, SQLITE_CHECKPOINT_TRUNCATE, NULL, NULL);
     /* The last connection to close a WAL database checkpoints and removes the -wal file. */
@@ -397,7 +470,11 @@ static void free_writer(struct vt_writer *w)
 {
     size_t i;
     int t;
-    for (t = 0; t < VT_T__COUNT; t++) sqlite3_finalize(w->aStmt[t]);
+    for (t = 0; t < VT_T__COUNT; t++) {
+        sqlite3_finalize(w->aStmt[t]);
+        sqlite3_finalize(w->aStmtN[t]);
+    }
+    free(w->aHeld);
     if (w->db) sqlite3_close_v2(w->db);
     vt__decoder_free(&w->dec);
     vt__ring_free(&w->ring);
@@ -464,6 +541,38 @@ static void *writer_main(void *pArg)
     return NULL;
 }
 
+/*
+ * Prepare the MULTI_ROWS-row form of table t's INSERT: its text up to VALUES,
+ * then MULTI_ROWS groups of nCol anonymous parameters. Returns an SQLite code.
+ */
+static int prepare_multi(sqlite3 *db, const struct vt__table_spec *t, sqlite3_stmt **ppStmt)
+{
+    const char *zValues = strstr(t->zInsert, " VALUES(");
+    size_t nPrefix, cap, n;
+    char *zSql;
+    int r, c, rc;
+    if (!zValues) return SQLITE_INTERNAL;
+    nPrefix = (size_t)(zValues - t->zInsert);
+    cap = nPrefix + 16 + (size_t)MULTI_ROWS * ((size_t)t->nCol * 2 + 3);
+    zSql = malloc(cap);
+    if (!zSql) return SQLITE_NOMEM;
+    memcpy(zSql, t->zInsert, nPrefix);
+    n = nPrefix + (size_t)snprintf(zSql + nPrefix, cap - nPrefix, " VALUES");
+    for (r = 0; r < MULTI_ROWS; r++) {
+        zSql[n++] = r ? ',' : ' ';
+        zSql[n++] = '(';
+        for (c = 0; c < t->nCol; c++) {
+            if (c) zSql[n++] = ',';
+            zSql[n++] = '?';
+        }
+        zSql[n++] = ')';
+    }
+    zSql[n] = '\0';
+    rc = sqlite3_prepare_v3(db, zSql, (int)n, SQLITE_PREPARE_PERSISTENT, ppStmt, NULL);
+    free(zSql);
+    return rc;
+}
+
 struct vt_writer *vt__writer_open(const char *zPath, const struct vt_writer_config *cfg, char *zErr,
                                   size_t nErr)
 {
@@ -508,7 +617,8 @@ struct vt_writer *vt__writer_open(const char *zPath, const struct vt_writer_conf
     memset(&dc, 0, sizeof dc);
     dc.corr_entries = w->cfg.corr_map_entries;
     dc.nvtx_entries = w->cfg.nvtx_map_entries;
-    if (!w->aBuf || !w->aFree || !w->aQueue || vt__ring_init(&w->ring, w->cfg.host_ring_records) ||
+    w->aHeld = calloc((size_t)VT_T__COUNT * MULTI_ROWS, sizeof *w->aHeld);
+    if (!w->aBuf || !w->aFree || !w->aQueue || !w->aHeld || vt__ring_init(&w->ring, w->cfg.host_ring_records) ||
         vt__decoder_init(&w->dec, &dc, emit_row, w)) {
         snprintf(zErr, nErr, "out of memory");
         goto fail;
@@ -528,9 +638,12 @@ struct vt_writer *vt__writer_open(const char *zPath, const struct vt_writer_conf
                           " PRAGMA wal_autocheckpoint=4096;",
                           NULL, NULL, &zMsg);
     if (rc == SQLITE_OK) rc = vt__schema_create(w->db, &zMsg);
-    for (i = 0; rc == SQLITE_OK && i < VT_T__COUNT; i++)
+    for (i = 0; rc == SQLITE_OK && i < VT_T__COUNT; i++) {
         rc = sqlite3_prepare_v3(w->db, vt__aTable[i].zInsert, -1, SQLITE_PREPARE_PERSISTENT,
                                 &w->aStmt[i], NULL);
+        if (rc == SQLITE_OK && vt__aTable[i].textMask == 0)
+            rc = prepare_multi(w->db, &vt__aTable[i], &w->aStmtN[i]);
+    }
     if (rc != SQLITE_OK) {
         snprintf(zErr, nErr, "%s: %s", zPath,
                  zMsg ? zMsg : w->db ? sqlite3_errmsg(w->db) : sqlite3_errstr(rc));
