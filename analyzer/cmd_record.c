@@ -182,6 +182,10 @@ static int set_environment(const struct record_opts *pOpts, char *zPattern, size
         vt__errorf("record: %s", zWhy);
         return rc;
     }
+    if (!strstr(zPattern, "%p"))
+        vt__errorf("record: the output pattern %s has no %%p: if the job starts several CUDA "
+                   "processes, each replaces the previous one's trace",
+                   zPattern);
     zOld = getenv("CUDA_INJECTION64_PATH");
     if (zOld && *zOld && strcmp(zOld, zLib) != 0)
         vt__errorf("record: replacing CUDA_INJECTION64_PATH=%s (only one injection library can be loaded)",

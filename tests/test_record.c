@@ -495,6 +495,15 @@ TEST(record_reports_missing_trace)
     snprintf(zWant, sizeof zWant, "vramtrace: no trace was written (pattern %s/vramtrace-%%h-%%p.db).\n", zDir);
     ASSERT_CONTAINS(z, zWant);
     ASSERT_CONTAINS(z, "look for a\n  'vramtrace:' line in the job's output above");
+    ASSERT(strstr(z, "has no %p") == NULL);
+    free(z);
+    /* a single file name: a note that several processes would overwrite each other */
+    snprintf(zWant, sizeof zWant, "%s/one.db", zDir);
+    azArgv[3] = zWant;
+    ASSERT_EQ(0, cli_run(azArgv, azEnv, NULL, zErr));
+    z = cli_read(zErr);
+    ASSERT_CONTAINS(z, "one.db has no %p: if the job starts several CUDA processes");
+    ASSERT_CONTAINS(z, "one.db).\n");
     free(z);
 }
 
