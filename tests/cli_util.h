@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <ftw.h>
 #include <limits.h>
 #include <sqlite3.h>
 #include <stdio.h>
@@ -29,14 +30,37 @@ CLI_FN const char *cli_vramtrace(void)
     return zPath;
 }
 
-/* A fresh temporary directory (static buffer), removed by nothing: tests run in /tmp. */
+/* Temporary directories made by cli_tmpdir in this test, removed by cli_cleanup. */
+static char g_azTmp[32][PATH_MAX];
+static int g_nTmp;
+
+/* A fresh temporary directory (static buffer), removed by cli_cleanup at the end of a passing test. */
 CLI_FN const char *cli_tmpdir(void)
 {
-    static char zDir[PATH_MAX];
     const char *zBase = getenv("TMPDIR");
-    snprintf(zDir, sizeof zDir, "%s/vt-cli-XXXXXX", zBase && *zBase ? zBase : "/tmp");
+    char *zDir;
+    if (g_nTmp >= 32) VT__FAIL("too many temporary directories");
+    zDir = g_azTmp[g_nTmp];
+    snprintf(zDir, PATH_MAX, "%s/vt-cli-XXXXXX", zBase && *zBase ? zBase : "/tmp");
     if (!mkdtemp(zDir)) VT__FAIL("mkdtemp: %s", strerror(errno));
+    g_nTmp++;
     return zDir;
+}
+
+static int remove_entry(const char *zPath, const struct stat *pSt, int type, struct FTW *pFtw)
+{
+    (void)pSt, (void)type, (void)pFtw;
+    return remove(zPath) == 0 ? 0 : -1;
+}
+
+/* Remove every directory cli_tmpdir made (a failing test keeps them for inspection). */
+CLI_FN void cli_cleanup(void)
+{
+    while (g_nTmp > 0) {
+        g_nTmp--;
+        if (nftw(g_azTmp[g_nTmp], remove_entry, 16, FTW_DEPTH | FTW_PHYS) != 0)
+            VT__FAIL("cannot remove %s: %s", g_azTmp[g_nTmp], strerror(errno));
+    }
 }
 
 /*

@@ -86,6 +86,7 @@ TEST(info_text_exact)
     ASSERT_STREQ(zBody, zRest + 1);
     free(zOut);
     free(zErr);
+    cli_cleanup();
 }
 
 TEST(info_unclosed_empty_trace)
@@ -115,6 +116,7 @@ TEST(info_unclosed_empty_trace)
     ASSERT(strstr(zOut, "\nconfig") == NULL);
     free(zOut);
     free(zErr);
+    cli_cleanup();
 }
 
 TEST(info_json)
@@ -167,6 +169,7 @@ TEST(info_json)
     }
     free(zOut);
     free(zErr);
+    cli_cleanup();
 }
 
 TEST(info_json_escapes_text)
@@ -187,6 +190,7 @@ TEST(info_json_escapes_text)
     ASSERT_CONTAINS(zOut, "\"cmdline\":\"a\\u0009b\\\\c\\u000ad \xc3\xa9 \\ufffdA\"");
     free(zOut);
     free(zErr);
+    cli_cleanup();
 }
 
 TEST(info_bad_input)
@@ -233,6 +237,7 @@ TEST(info_bad_input)
     ASSERT_EQ(VT_EXIT_OK, run_info(azHelp, &zOut, &zErr));
     ASSERT_CONTAINS(zOut, "usage: vramtrace info [--json] TRACE...");
     free(zOut), free(zErr);
+    cli_cleanup();
 }
 
 VT_TEST_LIST(T(info_text_exact) T(info_unclosed_empty_trace) T(info_json) T(info_json_escapes_text)

@@ -88,6 +88,7 @@ TEST(record_sets_environment)
     ASSERT(env_value(zDump, "PYTORCH_CUDA_ALLOC_CONF") == NULL);
     ASSERT(env_value(zDump, "VRAMTRACE_BACKTRACE") == NULL);
     free(zDump);
+    cli_cleanup();
 }
 
 TEST(record_tensors_merges_alloc_conf)
@@ -120,6 +121,7 @@ TEST(record_tensors_merges_alloc_conf)
     ASSERT_CONTAINS(zErr, "the job exited with status 3");
     free(zErr);
     free(zDump);
+    cli_cleanup();
 }
 
 TEST(record_tensors_replaces_backend)
@@ -137,6 +139,7 @@ TEST(record_tensors_replaces_backend)
     ASSERT_STREQ("backend:cudaMallocAsync,garbage_collection_threshold:0.6",
                  env_value(zDump, "PYTORCH_CUDA_ALLOC_CONF"));
     free(zDump);
+    cli_cleanup();
 }
 
 TEST(record_nvtx_follows_python_env)
@@ -198,6 +201,7 @@ TEST(record_nvtx_follows_python_env)
         ASSERT_STREQ(zReal, env_value(zDump, "NVTX_INJECTION64_PATH"));
         free(zDump);
     }
+    cli_cleanup();
 }
 
 TEST(alloc_conf_merge)
@@ -220,6 +224,7 @@ TEST(alloc_conf_merge)
     ASSERT_STREQ("a:1,backend:cudaMallocAsync,b:[1:2,3:4]", z);
     ASSERT_EQ(1, bDropped);
     ASSERT_EQ(-1, vt__alloc_conf_merge("max_split_size_mb:64", z, 30, &bDropped));
+    cli_cleanup();
 }
 
 TEST(record_output_pattern)
@@ -248,6 +253,7 @@ TEST(record_output_pattern)
     snprintf(zWant, sizeof zWant, "%s/missing/t.db", zDir);
     ASSERT_EQ(VT_EXIT_NOFILE, vt__record_output(zWant, NULL, zOut, sizeof zOut, zWhy, sizeof zWhy));
     ASSERT_CONTAINS(zWhy, "does not exist");
+    cli_cleanup();
 }
 
 TEST(trace_set_matches_pattern)
@@ -300,6 +306,7 @@ TEST(trace_set_matches_pattern)
     ASSERT_CONTAINS(after.aFile[0].zPath, "/q-5");
     vt__trace_set_free(&after);
     vt__trace_set_free(&before);
+    cli_cleanup();
 }
 
 TEST(record_exit_by_signal)
@@ -315,6 +322,7 @@ TEST(record_exit_by_signal)
     ASSERT_CONTAINS(z, "vramtrace: record: the job was killed by signal 15");
     ASSERT_CONTAINS(z, "vramtrace: no trace was written");
     free(z);
+    cli_cleanup();
 }
 
 TEST(record_forwards_sigterm)
@@ -342,6 +350,7 @@ TEST(record_forwards_sigterm)
     ASSERT_EQ(pid, waitpid(pid, &status, 0));
     ASSERT(WIFEXITED(status));
     ASSERT_EQ(42, WEXITSTATUS(status));
+    cli_cleanup();
 }
 
 TEST(record_missing_command)
@@ -356,6 +365,7 @@ TEST(record_missing_command)
     z = cli_read(zErr);
     ASSERT_STREQ("vramtrace: record: cannot run 'vt-no-such-command-xyz': No such file or directory\n", z);
     free(z);
+    cli_cleanup();
 }
 
 TEST(record_usage_errors)
@@ -386,6 +396,7 @@ TEST(record_usage_errors)
     ASSERT_CONTAINS(z, "usage: vramtrace record [OPTIONS] [--] COMMAND [ARG...]");
     ASSERT_CONTAINS(z, "--no-kernel-args");
     free(z);
+    cli_cleanup();
 }
 
 TEST(record_library_not_found)
@@ -411,6 +422,7 @@ TEST(record_library_not_found)
     ASSERT_CONTAINS(z, "libvramtrace.so not found in");
     ASSERT_CONTAINS(z, "set VRAMTRACE_LIB");
     free(z);
+    cli_cleanup();
 }
 
 /* 2 if the trace's meta has config.tensors = '1', 1 if it lacks the key. */
@@ -481,6 +493,7 @@ TEST(record_finds_and_summarizes_traces)
              zOut, zOut);
     ASSERT_CONTAINS(z, zWant);
     free(z);
+    cli_cleanup();
 }
 
 TEST(record_reports_missing_trace)
@@ -505,6 +518,7 @@ TEST(record_reports_missing_trace)
     ASSERT_CONTAINS(z, "one.db has no %p: if the job starts several CUDA processes");
     ASSERT_CONTAINS(z, "one.db).\n");
     free(z);
+    cli_cleanup();
 }
 
 #ifndef VT_CMAKE_COMMAND
@@ -550,6 +564,7 @@ TEST(record_from_installed_tree)
     snprintf(zLib, sizeof zLib, "%s", env_value(zDump, "CUDA_INJECTION64_PATH"));
     ASSERT_STREQ(zInstLib, zLib);
     free(zDump);
+    cli_cleanup();
 }
 
 VT_TEST_LIST(T(record_sets_environment) T(record_tensors_merges_alloc_conf) T(record_tensors_replaces_backend)
