@@ -235,7 +235,11 @@ static int run_job(char **azCmd, int *pbStarted)
     sigemptyset(&block);
     for (i = 0; i < N_FORWARD; i++) sigaddset(&block, aForward[i]);
     sigprocmask(SIG_BLOCK, &block, &saved);
-    for (i = 0; i < N_FORWARD; i++) sigaction(aForward[i], &sa, &aOld[i]);
+    for (i = 0; i < N_FORWARD; i++) {
+        sigaction(aForward[i], &sa, &aOld[i]);
+        /* A signal ignored from the start (nohup, a background job) stays ignored. */
+        if (!(aOld[i].sa_flags & SA_SIGINFO) && aOld[i].sa_handler == SIG_IGN) sigaction(aForward[i], &aOld[i], NULL);
+    }
 
     fflush(stdout);
     fflush(stderr);
