@@ -59,7 +59,7 @@ struct vt_life {
     int64_t useCount;
     int64_t allocEventId, freeEventId, stackId; /* -1 when absent */
     int device, memKind, allocApi, freeApi;
-    int acct;                      /* device id whose live bytes it counts in; -1 pinned host; -2 none */
+    int acct;                      /* device id whose live bytes it counts in; -1 pinned host; -2 managed; -3 none */
     int site;                      /* index into vt_trace.aSite */
     int phase;                     /* phase index at allocation, -1 none */
     int iter;                      /* iteration index at allocation, -1 none */
@@ -91,7 +91,7 @@ struct vt_site {
 };
 
 struct vt_device {
-    int id;                 /* CUDA device id; -1 for pinned host memory */
+    int id;                 /* CUDA device id; -1 pinned host memory; -2 managed memory */
     char zName[128];
     int64_t totalBytes;
     int64_t live, peak, peakTs;

@@ -81,11 +81,13 @@ int vt__detect_oom(struct vt_result *r, int iTrace)
                                 o->device, o->zVerdict);
         f->zEvidence = vt__strdupf(
             "At %s, %s was requested with %s free of %s; this process held %s in live allocations%s%s%s, "
-            "and %s was in use by something else (other processes or contexts). Largest live: %s.%s",
+            "and %s was in use by something else (other processes or contexts). Largest live: %s.%s%s",
             zAt, zR, o->freeBytes >= 0 ? zF : "unknown", o->totalBytes > 0 ? zT : "unknown", zH,
             o->poolCached > 0 ? " (pool caching " : "", o->poolCached > 0 ? zC : "",
             o->poolCached > 0 ? " freed)" : "", o->freeBytes >= 0 ? zO : "an unknown amount",
             n ? zList : "none recorded",
+            o->totalBytes > 0 && o->requested > o->totalBytes ? " The request alone is larger than the device's "
+                                                                 "total memory." : "",
             t->bSegments ? " At segment level the free space inside cached segments is not visible; "
                            "record with --tensors." : "");
         f->zFix = vt__strdupf("%s", zFix);

@@ -152,28 +152,49 @@ int vt__detect_transfer(struct vt_result *r, int iTrace)
     const struct vt_opts *o = r->pOpts;
     int64_t dur = t->t1 - t->t0, rise;
     char zB[32], zT[32], zP[32];
-    for (int dir = 0; dir < 2; dir++) {
-        const struct vt_xfer *x = &t->xfer[dir];
-        double bw, pct;
-        int sev;
-        if (x->pageCount == 0 || x->pageBytes < o->minBytes) continue;
-        bw = (double)x->pageBytes / (double)(x->pageNs > 0 ? x->pageNs : 1);
-        pct = 100.0 * (double)x->pageNs / (double)(dur > 0 ? dur : 1);
-        sev = pct >= 10 ? VT_SEV_HIGH : (pct >= 1 || (x->bestBw > 0 && bw < 0.5 * x->bestBw)) ? VT_SEV_MEDIUM : VT_SEV_LOW;
-        vt__fmt_bytes(x->pageBytes, zB, sizeof zB);
-        vt__fmt_ns(x->pageNs, zT, sizeof zT);
-        if (add(r, iTrace, sev, x->pageBytes, x->pageCount, x->firstPageTs, x->lastPageTs,
-                vt__strdupf("%lld %s copies (%s) from pageable host memory", (long long)x->pageCount,
-                            dir == 0 ? "host-to-device" : "device-to-host", zB),
-                vt__strdupf("%s in %lld pageable copies took %s (%.1f%% of the run) at %.2f GB/s; the "
-                            "fastest %s copy of 64 KiB or more reached %.2f GB/s. Pageable copies are "
-                            "staged through a driver buffer and block the host.",
-                            zB, (long long)x->pageCount, zT, pct, bw, dir == 0 ? "host-to-device" : "device-to-host",
-                            x->bestBw),
-                "Copy from pinned memory: DataLoader(..., pin_memory=True) and "
-                "tensor.to('cuda', non_blocking=True); pin your own staging buffers with "
-                "tensor.pin_memory() or torch.empty(..., pin_memory=True) and reuse them.") != 0)
-            return VT_EXIT_INTERNAL;
+    {
+        /* one finding for both directions, with each direction's bandwidth against its best */
+        int64_t nCount = t->xfer[0].pageCount + t->xfer[1].pageCount;
+        int64_t nBytes = t->xfer[0].pageBytes + t->xfer[1].pageBytes, nNs = t->xfer[0].pageNs + t->xfer[1].pageNs;
+        char zDir[2][400];
+        int bSlow = 0, sev, nDir = 0;
+        double pct = 100.0 * (double)nNs / (double)(dur > 0 ? dur : 1);
+        int64_t a = -1, b = -1;
+        for (int dir = 0; dir < 2; dir++) {
+            const struct vt_xfer *x = &t->xfer[dir];
+            double bw = (double)x->pageBytes / (double)(x->pageNs > 0 ? x->pageNs : 1);
+            zDir[dir][0] = 0;
+            if (x->pageCount == 0) continue;
+            nDir++;
+            if (x->bestBw > 0 && bw < 0.5 * x->bestBw) bSlow = 1;
+            if (a < 0 || x->firstPageTs < a) a = x->firstPageTs;
+            if (x->lastPageTs > b) b = x->lastPageTs;
+            vt__fmt_bytes(x->pageBytes, zB, sizeof zB);
+            vt__fmt_ns(x->pageNs, zT, sizeof zT);
+            snprintf(zDir[dir], sizeof zDir[dir],
+                     "%s%s: %lld pageable copies, %s in %s at %.2f GB/s; the fastest %s copy of 64 KiB or "
+                     "more reached %.2f GB/s.",
+                     dir == 1 && t->xfer[0].pageCount ? " " : "", dir == 0 ? "Host to device" : "Device to host",
+                     (long long)x->pageCount, zB, zT, bw, dir == 0 ? "host-to-device" : "device-to-host", x->bestBw);
+        }
+        if (nCount > 0 && nBytes >= o->minBytes) {
+            sev = pct >= 10 ? VT_SEV_HIGH : (pct >= 1 || bSlow) ? VT_SEV_MEDIUM : VT_SEV_LOW;
+            vt__fmt_bytes(nBytes, zB, sizeof zB);
+            vt__fmt_ns(nNs, zT, sizeof zT);
+            if (add(r, iTrace, sev, nBytes, nCount, a, b,
+                    nDir == 2 ? vt__strdupf("%lld copies (%s) to and from pageable host memory", (long long)nCount, zB)
+                              : vt__strdupf("%lld %s copies (%s) %s pageable host memory", (long long)nCount,
+                                            t->xfer[0].pageCount ? "host-to-device" : "device-to-host", zB,
+                                            t->xfer[0].pageCount ? "from" : "to"),
+                    vt__strdupf("%s%s Together they took %s (%.1f%% of the run). Pageable copies are staged "
+                                "through a driver buffer and block the host.",
+                                zDir[0], zDir[1], zT, pct),
+                    "Copy from pinned memory: DataLoader(..., pin_memory=True) and "
+                    "tensor.to('cuda', non_blocking=True); pin your own staging buffers with "
+                    "tensor.pin_memory() or torch.empty(..., pin_memory=True) and reuse them (in CUDA C, "
+                    "cudaMallocHost or cudaHostRegister).") != 0)
+                return VT_EXIT_INTERNAL;
+        }
     }
     if (t->copyNs > 0 && t->kernelBusyNs > 0 && t->copySerialNs * 10 >= dur && t->copySerialNs >= 1000000) {
         double pct = 100.0 * (double)t->copySerialNs / (double)dur;

@@ -137,15 +137,16 @@ static void freed_add(struct replay *r, int64_t addr)
     }
 }
 
-/* Accounting device of an allocation: device id, -1 pinned host, -2 not counted. */
+/* Accounting device of an allocation: device id, -1 pinned host, -2 managed, -3 not counted. */
 static int acct_of(int op, int kind, int device)
 {
     if (kind == VT_MEMKIND_PINNED) return -1;
+    if (kind == VT_MEMKIND_MANAGED || kind == VT_MEMKIND_MANAGED_STATIC) return -2;
     if (op == VT_MEMOP_VMM_MAP) return device >= 0 ? device : 0;
     if (kind == VT_MEMKIND_DEVICE || kind == VT_MEMKIND_ARRAY || kind == VT_MEMKIND_DEVICE_STATIC ||
         kind == VT_MEMKIND_UNKNOWN)
         return device >= 0 ? device : 0;
-    return -2;
+    return -3;
 }
 
 /* Add (sign +1) or remove (-1) l's bytes from its device's live total at ts. */
@@ -157,7 +158,7 @@ static int account(struct replay *r, struct vt_life *l, int sign, int64_t ts)
     s->nLive += sign;
     s->liveBytes += sign * l->bytes;
     if (s->liveBytes > s->peakLiveBytes) s->peakLiveBytes = s->liveBytes;
-    if (l->acct == -2) return 0;
+    if (l->acct == -3) return 0;
     iDev = vt__dev_index(t, l->acct);
     if (iDev < 0) return -1;
     if (sign < 0) {

@@ -33,6 +33,17 @@ static int is_library_file(const char *z)
            !strncmp(z, "torch/", 6) || strstr(z, "<frozen") || strstr(z, "/lib/python3");
 }
 
+/* Is a native module a runtime library (PyTorch, Python, C/C++ runtime) rather than the program? */
+static int is_library_module(const char *z)
+{
+    static const char *az[] = {"libc10", "libtorch", "libpython", "libc.so", "libstdc++", "libnccl",
+                               "libcublas", "libcudnn", "ld-linux"};
+    if (!z) return 0;
+    for (size_t i = 0; i < sizeof az / sizeof az[0]; i++)
+        if (strstr(z, az[i])) return 1;
+    return 0;
+}
+
 /*
  * Describe a stack: the top Python frame outside library code as "file:line in
  * function", else the top Python frame, else the top native frame. Returns a
@@ -46,6 +57,7 @@ static char *describe_stack(sqlite3 *db, int64_t stackId, int *pRc)
         " LEFT JOIN string mo ON mo.id = f.module_id WHERE f.stack_id = ? ORDER BY f.idx";
     sqlite3_stmt *pStmt = NULL;
     char *zPy = NULL, *zPyAny = NULL, *zNative = NULL, *zRet = NULL;
+    int bNativeLib = 0;
     int rc = sqlite3_prepare_v2(db, zSql, -1, &pStmt, NULL);
     if (rc != SQLITE_OK) goto done;
     sqlite3_bind_int64(pStmt, 1, stackId);
@@ -61,8 +73,10 @@ static char *describe_stack(sqlite3 *db, int64_t stackId, int *pRc)
             if (!zPy && zFile && !is_library_file(zFile)) zPy = z;
             else if (!zPyAny) zPyAny = z;
             else free(z);
-        } else if (!zNative) {
+        } else if (!zNative || (bNativeLib && !is_library_module(zMod))) {
             const char *zBase = zMod ? strrchr(zMod, '/') : NULL;
+            free(zNative);
+            bNativeLib = is_library_module(zMod);
             zBase = zBase ? zBase + 1 : zMod;
             if (zFn && zFile && line > 0)
                 zNative = vt__strdupf("%s:%d in %s", zFile, line, zFn);

@@ -71,7 +71,8 @@ static void svg(FILE *f, const struct vt_result *r, int i)
         int64_t v = 0;
         if (dv->peak <= 0) continue;
         fprintf(f, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"1.5\"%s points=\"",
-                dv->id < 0 ? "#d62728" : azColor[d % 6], dv->id < 0 ? " stroke-dasharray=\"4 2\"" : "");
+                dv->id == -1 ? "#d62728" : dv->id == -2 ? "#e377c2" : azColor[d % 6],
+                dv->id < 0 ? " stroke-dasharray=\"4 2\"" : "");
         for (int k = 0; k < VT_TIMELINE_BUCKETS; k++) { /* the bucket's highest level, then where it ended */
             double x = PAD_L + (double)k * (SVG_W - PAD_L - 10) / VT_TIMELINE_BUCKETS;
             if (dv->aMax[k] >= 0) {
@@ -82,12 +83,13 @@ static void svg(FILE *f, const struct vt_result *r, int i)
             }
         }
         fprintf(f, "%d,%.1f", SVG_W - 10, ypos(v, vmax));
-        fprintf(f, "\"><title>%s %d live bytes</title></polyline>\n", dv->id < 0 ? "pinned host" : "device", dv->id);
+        if (dv->id >= 0) fprintf(f, "\"><title>device %d live bytes</title></polyline>\n", dv->id);
+        else fprintf(f, "\"><title>%s live bytes</title></polyline>\n", dv->zName);
         if (dv->peakTs >= 0) {
             vt__fmt_bytes(dv->peak, zB, sizeof zB);
             fprintf(f, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"4\" fill=\"%s\"><title>peak %s</title></circle>"
                        "<text x=\"%.1f\" y=\"%.1f\" font-size=\"10\">peak %s</text>\n",
-                    xpos(t, dv->peakTs), ypos(dv->peak, vmax), dv->id < 0 ? "#d62728" : azColor[d % 6], zB,
+                    xpos(t, dv->peakTs), ypos(dv->peak, vmax), dv->id == -1 ? "#d62728" : dv->id == -2 ? "#e377c2" : azColor[d % 6], zB,
                     xpos(t, dv->peakTs) + 5, ypos(dv->peak, vmax) + 10, zB);
         }
     }
@@ -138,7 +140,7 @@ int vt__report_html(FILE *f, const struct vt_result *r)
         vt__fmt_ns(t->t1 - t->t0, zA, sizeof zA);
         fprintf(f, "</code>, %s; %lld allocations, %lld live at exit. Phases from %s: "
                    "<span style=\"background:#aec7e8\">training</span> "
-                   "<span style=\"background:#ffbb78\">evaluation</span>; dashed red: pinned host memory.</p>\n",
+                   "<span style=\"background:#ffbb78\">evaluation</span>; dashed red: pinned host memory; dashed pink: managed memory.</p>\n",
                 zA, (long long)t->nAlloc, (long long)t->nLiveEnd, t->zPhaseSource);
         svg(f, r, i);
         for (int k = 0; k < t->nNote; k++) {

@@ -66,7 +66,7 @@ int vt__report_markdown(FILE *f, const struct vt_result *r)
             vt__fmt_bytes(dv->peak, zB, sizeof zB);
             vt__fmt_at(t, dv->peakTs, zA, sizeof zA);
             if (dv->id >= 0) fprintf(f, "| %d %s | %s | %s | ", dv->id, dv->zName, zB, zA);
-            else fprintf(f, "| pinned host | %s | %s | ", zB, zA);
+            else fprintf(f, "| %s | %s | %s | ", dv->zName, zB, zA);
             for (int k = 0; k < dv->nTop && k < o->nTop && k < 3; k++) {
                 vt__fmt_bytes(dv->aTop[k].bytes, zZ, sizeof zZ);
                 fprintf(f, "%s%s from ", k ? "; " : "", zZ);

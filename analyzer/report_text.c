@@ -88,7 +88,7 @@ static void trace_section(FILE *f, const struct vt_result *r, int iTrace)
             fprintf(f, "  device %d%s%s%s: peak %s at %s%s%s", dv->id, dv->zName[0] ? " (" : "", dv->zName,
                     dv->zName[0] ? ")" : "", zB, zAt, dv->totalBytes > 0 ? " of " : "", dv->totalBytes > 0 ? zC : "");
         else
-            fprintf(f, "  pinned host memory: peak %s at %s", zB, zAt);
+            fprintf(f, "  %s: peak %s at %s", dv->zName, zB, zAt);
         if (dv->poolPeakReserved > 0) {
             vt__fmt_bytes(dv->poolPeakReserved, zC, sizeof zC);
             fprintf(f, "; pool reserved peak %s", zC);

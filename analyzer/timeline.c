@@ -19,7 +19,8 @@ int vt__dev_index(struct vt_trace *t, int device)
     d->peakTs = -1;
     for (i = 0; i < VT_TIMELINE_BUCKETS; i++) d->aMax[i] = d->aLast[i] = d->aPool[i] = -1;
     for (i = 0; i < VT_SLICES; i++) d->slice[i] = -1;
-    if (device < 0) snprintf(d->zName, sizeof d->zName, "pinned host memory");
+    if (device == -1) snprintf(d->zName, sizeof d->zName, "pinned host memory");
+    if (device == -2) snprintf(d->zName, sizeof d->zName, "managed memory");
     return t->nDev++;
 }
 
@@ -100,7 +101,7 @@ void vt__timeline_update(struct vt_trace *t, int iDev, int64_t ts)
         d->bPeakDirty = 1;
     }
     if (d->poolReserved > d->poolPeakReserved) d->poolPeakReserved = d->poolReserved;
-    if (d->id < 0) lower(&t->pinnedSlice[slice_of(ts, t->t0, t->t1 + 1)], d->live);
+    if (d->id == -1) lower(&t->pinnedSlice[slice_of(ts, t->t0, t->t1 + 1)], d->live);
     if (d->id >= 0) {
         if (t->totalLiveNow > t->totalPeak) t->totalPeak = t->totalLiveNow, t->totalPeakTs = ts;
         vt__timeline_phase_step(t, ts);

@@ -169,6 +169,50 @@ TEST(plain_cuda_leak_without_phases)
     tg_cleanup();
 }
 
-VT_TEST_LIST(T(leak_growth_and_never_freed_by_site) T(healthy_training_loop_has_no_finding)
+/* The 'leak' sample: 8 buffers of 3 MiB + 4096 i never freed and 4 of 5 MiB + 4096 j freed, all
+ * from one native call site in main, each filled by one kernel. */
+TEST(leak_sample_shape)
+{
+    const char *zPath = tg_path("leak_sample.db");
+    struct tg *g = tg_open(zPath);
+    struct vt_result r;
+    int64_t ts = 1 * MS, k, s;
+    sqlite3_stmt *p;
+    ASSERT(g);
+    tg_meta(g, "config.tensors", "0");
+    ASSERT_EQ(SQLITE_OK, sqlite3_exec(g->db, "INSERT INTO stack(id, hash, depth) VALUES(77, 1, 2)", NULL, NULL, NULL));
+    ASSERT_EQ(SQLITE_OK, sqlite3_prepare_v2(g->db, "INSERT INTO frame VALUES(77, 0, 0, 4198400, ?, NULL, NULL, ?),"
+                                                   "(77, 1, 0, 140000000, ?, NULL, NULL, ?)", -1, &p, NULL));
+    sqlite3_bind_int64(p, 1, tg_string(g, "main"));
+    sqlite3_bind_int64(p, 2, tg_string(g, "/work/build/samples/cuda/leak"));
+    sqlite3_bind_int64(p, 3, tg_string(g, "__libc_start_call_main"));
+    sqlite3_bind_int64(p, 4, tg_string(g, "/lib/x86_64-linux-gnu/libc.so.6"));
+    ASSERT_EQ(SQLITE_DONE, sqlite3_step(p));
+    sqlite3_finalize(p);
+    s = 77;
+    for (int i = 0; i < 8; i++, ts += MS) {
+        tg_alloc(g, ts, 0, 3, LEAK + i * 0x1000000LL, 3 * MiB + 4096 * i, s);
+        k = tg_kernel(g, ts + 100, ts + 200, "vt_sample_fill(float*, unsigned long, float)");
+        tg_use(g, ts + 100, k, LEAK + i * 0x1000000LL);
+    }
+    for (int j = 0; j < 4; j++, ts += MS) {
+        tg_alloc(g, ts, 0, 3, ACT, 5 * MiB + 4096 * j, s);
+        k = tg_kernel(g, ts + 100, ts + 200, "vt_sample_fill(float*, unsigned long, float)");
+        tg_use(g, ts + 100, k, ACT);
+        tg_free(g, ts + 500000, 0, 3, ACT, 5 * MiB + 4096 * j);
+    }
+    ASSERT_EQ(0, tg_close(g));
+    run(zPath, &r);
+    ASSERT_EQ(0, r.aTrace[0].bSegments);
+    ASSERT_EQ(1, r.nFind);
+    ASSERT_STREQ("leak", r.aFind[0].zKind);
+    ASSERT_EQ(8, r.aFind[0].count);
+    ASSERT_EQ(25280512, r.aFind[0].bytes);
+    ASSERT_STREQ("main (leak)", r.aFind[0].zSite);
+    vt__result_free(&r);
+    tg_cleanup();
+}
+
+VT_TEST_LIST(T(leak_sample_shape) T(leak_growth_and_never_freed_by_site) T(healthy_training_loop_has_no_finding)
                  T(caching_allocator_segments_are_not_a_leak) T(caching_allocator_growth_is_reported)
                      T(plain_cuda_leak_without_phases))

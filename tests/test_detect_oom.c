@@ -72,4 +72,37 @@ TEST(three_verdicts_three_processes)
     tg_cleanup();
 }
 
-VT_TEST_LIST(T(three_verdicts_three_processes))
+/* The 'oom' sample: cudaMalloc of total + 1 GiB fails with nothing of its own live, then 4
+ * buffers of 7 MiB + 4096 i are allocated and freed. */
+TEST(oom_sample_shape)
+{
+    const char *zPath = tg_path("oom.db");
+    struct tg *g = tg_open(zPath);
+    struct vt_result r;
+    struct vt_opts o;
+    const char *az[1] = {zPath};
+    const int64_t total = 80 * GiB;
+    ASSERT(g);
+    tg_meta(g, "config.tensors", "0");
+    tg_device(g, 0, "H100", total);
+    tg_oom(g, 1 * MS, 0, total + GiB, total - GiB / 2, total, -1);
+    for (int i = 0; i < 4; i++) {
+        tg_alloc(g, (2 + i) * MS, 0, 3, 0x100000000LL, 7 * MiB + 4096 * i, -1);
+        tg_free(g, (2 + i) * MS + 500000, 0, 3, 0x100000000LL, 7 * MiB + 4096 * i);
+    }
+    ASSERT_EQ(0, tg_close(g));
+    vt__opts_default(&o);
+    ASSERT_EQ(0, vt__analyze(az, 1, &o, &r));
+    ASSERT_EQ(1, r.nFind);
+    ASSERT_STREQ("oom", r.aFind[0].zKind);
+    ASSERT_EQ(total + GiB, r.aFind[0].bytes);
+    ASSERT_CONTAINS(r.aFind[0].zTitle, "(real demand)");
+    ASSERT_CONTAINS(r.aFind[0].zEvidence, "with 79.5 GiB free of 80.0 GiB; this process held 0 B");
+    ASSERT_CONTAINS(r.aFind[0].zEvidence, "Largest live: none recorded.");
+    ASSERT_CONTAINS(r.aFind[0].zEvidence, "larger than the device's total memory");
+    ASSERT_EQ(0, r.aTrace[0].aOom[0].nTop);
+    vt__result_free(&r);
+    tg_cleanup();
+}
+
+VT_TEST_LIST(T(three_verdicts_three_processes) T(oom_sample_shape))

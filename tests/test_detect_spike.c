@@ -124,4 +124,72 @@ TEST(phase_regex_override)
     tg_cleanup();
 }
 
-VT_TEST_LIST(T(missing_no_grad_grows_batch_by_batch) T(large_validation_batch_is_only_info) T(phase_regex_override))
+/* The 'phases' sample: 17 MiB weights; NVTX "train" > "iter 0".."iter 4" with 3 activations of
+ * 8 MiB + 4096 j each, freed; "validation" > "batch 0".."batch 5" keeping an output of
+ * 10 MiB + 4096 b each until validation ends. */
+TEST(phases_sample_shape)
+{
+    const char *zPath = tg_path("phases.db");
+    struct tg *g = tg_open(zPath);
+    struct vt_result r;
+    int64_t ts = 1 * MS, k, s = -1;
+    ASSERT(g);
+    tg_meta(g, "config.tensors", "0");
+    s = tg_stack(g, "phases.cu", 55, "alloc_filled");
+    tg_alloc(g, ts, 0, 3, W, 17 * MiB, s);
+    k = tg_kernel(g, ts + 100, ts + 200, "vt_sample_fill(float*, unsigned long, float)");
+    tg_use(g, ts + 100, k, W);
+    ts = 10 * MS;
+    tg_nvtx(g, ts, ts + 5 * 10 * MS, "train");
+    for (int it = 0; it < 5; it++, ts += 10 * MS) {
+        char zName[16];
+        snprintf(zName, sizeof zName, "iter %d", it);
+        tg_nvtx(g, ts + 10, ts + 10 * MS - 10, zName);
+        for (int j = 0; j < 3; j++) {
+            tg_alloc(g, ts + (1 + j) * MS, 0, 3, ACT + j * 0x10000000LL, 8 * MiB + 4096 * j, s);
+            k = tg_kernel(g, ts + (1 + j) * MS + 100, ts + (1 + j) * MS + 200, "vt_sample_fill(float*, unsigned long, float)");
+            tg_use(g, ts + (1 + j) * MS + 100, k, ACT + j * 0x10000000LL);
+        }
+        for (int j = 0; j < 3; j++) tg_free(g, ts + 8 * MS + j, 0, 3, ACT + j * 0x10000000LL, 8 * MiB + 4096 * j);
+    }
+    ts += 5 * MS;
+    tg_nvtx(g, ts, ts + 6 * 10 * MS, "validation");
+    for (int b = 0; b < 6; b++, ts += 10 * MS) {
+        char zName[16];
+        snprintf(zName, sizeof zName, "batch %d", b);
+        tg_nvtx(g, ts + 10, ts + 10 * MS - 10, zName);
+        tg_alloc(g, ts + 1 * MS, 0, 3, OUT + b * 0x10000000LL, 10 * MiB + 4096 * b, s);
+        k = tg_kernel(g, ts + 2 * MS, ts + 2 * MS + 100, "vt_sample_fill(float*, unsigned long, float)");
+        tg_use(g, ts + 2 * MS, k, OUT + b * 0x10000000LL);
+    }
+    for (int b = 0; b < 6; b++) tg_free(g, ts + 1 * MS + b, 0, 3, OUT + b * 0x10000000LL, 10 * MiB + 4096 * b);
+    tg_free(g, ts + 2 * MS, 0, 3, W, 17 * MiB);
+    ASSERT_EQ(0, tg_close(g));
+    run(zPath, &r);
+    struct vt_trace *t = &r.aTrace[0];
+    ASSERT_EQ(0, t->bSegments);
+    ASSERT_EQ(2, t->nPhase);
+    ASSERT_EQ(11, t->nIter);
+    ASSERT_EQ(43003904, t->aPhase[0].peak);
+    ASSERT_EQ(80801792, t->aPhase[1].peak);
+    ASSERT_EQ(6, t->aPhase[1].nIter);
+    int nSpike = 0, nOther = 0;
+    for (int i = 0; i < r.nFind; i++) {
+        if (!strcmp(r.aFind[i].zKind, "validation_spike")) {
+            nSpike++;
+            if (strstr(r.aFind[i].zTitle, "peaks")) ASSERT_EQ(80801792 - 43003904, r.aFind[i].bytes);
+            else ASSERT_EQ(50 * MiB + 4096 * 10, r.aFind[i].bytes); /* batches 0..4 kept at batch 5 */
+        } else {
+            /* the weights are filled once and never used again: idle until freed */
+            ASSERT_STREQ("retained", r.aFind[i].zKind);
+            ASSERT_EQ(17 * MiB, r.aFind[i].bytes);
+            nOther++;
+        }
+    }
+    ASSERT_EQ(2, nSpike);
+    ASSERT_EQ(1, nOther);
+    vt__result_free(&r);
+    tg_cleanup();
+}
+
+VT_TEST_LIST(T(phases_sample_shape) T(missing_no_grad_grows_batch_by_batch) T(large_validation_batch_is_only_info) T(phase_regex_override))

@@ -50,7 +50,7 @@ TEST(pageable_serialized_and_pinned_growth)
     ASSERT_EQ(160 * MiB, f->bytes);
     ASSERT_EQ(20, f->count);
     ASSERT_CONTAINS(f->zTitle, "20 host-to-device copies");
-    ASSERT_CONTAINS(f->zEvidence, "at 2.10 GB/s");
+    ASSERT_CONTAINS(f->zEvidence, "Host to device: 20 pageable copies, 160 MiB in 80.0 ms at 2.10 GB/s");
     ASSERT_CONTAINS(f->zEvidence, "reached 11.98 GB/s");
     ASSERT_CONTAINS(f->zFix, "pin_memory=True");
     f = find(&r, "serialized with compute");
@@ -92,4 +92,41 @@ TEST(pinned_overlapped_copies_are_fine)
     tg_cleanup();
 }
 
-VT_TEST_LIST(T(pageable_serialized_and_pinned_growth) T(pinned_overlapped_copies_are_fine))
+/* The 'copies' sample: one buffer of 25,178,112 bytes copied 5 times each way from pageable
+ * memory, then 5 times each way from pinned memory; no kernels. One transfer finding. */
+TEST(copies_sample_shape)
+{
+    const char *zPath = tg_path("copies.db");
+    struct tg *g = tg_open(zPath);
+    struct vt_result r;
+    const int64_t n = 25178112;
+    int64_t ts = 1 * MS;
+    ASSERT(g);
+    tg_meta(g, "config.tensors", "0");
+    tg_alloc(g, 0, 0, 3, DEV, n, -1);
+    tg_alloc(g, 1, 0, 2, HOST, n, -1);
+    for (int k = 0; k < 4; k++)
+        for (int i = 0; i < 5; i++) {
+            int bPinned = k >= 2, bHtoD = k % 2 == 0;
+            int64_t dur = bPinned ? 2 * MS : 5 * MS;
+            tg_memcpy(g, ts, ts + dur, bHtoD ? 1 : 2, bHtoD ? (bPinned ? 2 : 1) : 3, bHtoD ? 3 : (bPinned ? 2 : 1), n,
+                      bHtoD ? (bPinned ? HOST : 0x5000) : DEV, bHtoD ? DEV : (bPinned ? HOST : 0x5000));
+            ts += dur + 100000;
+        }
+    tg_free(g, ts, 0, 3, DEV, n);
+    tg_free(g, ts + 1, 0, 2, HOST, n);
+    ASSERT_EQ(0, tg_close(g));
+    run(zPath, &r);
+    ASSERT_EQ(1, r.nFind);
+    ASSERT_STREQ("transfer", r.aFind[0].zKind);
+    ASSERT_EQ(10, r.aFind[0].count);
+    ASSERT_EQ(251781120, r.aFind[0].bytes);
+    ASSERT_EQ(VT_SEV_HIGH, r.aFind[0].severity);
+    ASSERT_CONTAINS(r.aFind[0].zTitle, "10 copies (240 MiB) to and from pageable host memory");
+    ASSERT_CONTAINS(r.aFind[0].zEvidence, "at 5.04 GB/s; the fastest host-to-device copy of 64 KiB or more reached 12.59 GB/s");
+    ASSERT_CONTAINS(r.aFind[0].zFix, "cudaMallocHost");
+    vt__result_free(&r);
+    tg_cleanup();
+}
+
+VT_TEST_LIST(T(copies_sample_shape) T(pageable_serialized_and_pinned_growth) T(pinned_overlapped_copies_are_fine))

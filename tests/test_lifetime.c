@@ -132,4 +132,53 @@ TEST(pool_reserved_tracked)
     tg_cleanup();
 }
 
-VT_TEST_LIST(T(pairing_reuse_unknown_double) T(timeline_peak_and_live_at_peak) T(pool_reserved_tracked))
+/* The 'vmm', 'managed' and 'pool' samples: mapped bytes count as device memory, managed memory
+ * has its own series, async pool allocations pair with their frees; no leak anywhere. */
+TEST(vmm_managed_pool_sample_shapes)
+{
+    const char *zPath = tg_path("shapes.db");
+    struct tg *g = tg_open(zPath);
+    struct vt_opts o;
+    struct vt_result r;
+    const int64_t G = 32 * MiB; /* large enough that the mapped range is the peak */
+    ASSERT(g);
+    tg_meta(g, "config.tensors", "0");
+    tg_memop(g, 1 * MS, 3, 0, 3, 0x11, 3 * G, -1, -1, -1); /* create: address = handle */
+    tg_memop(g, 2 * MS, 3, 0, 3, 0x12, 5 * G, -1, -1, -1);
+    tg_memop(g, 3 * MS, 5, 0, 3, A, 3 * G, -1, -1, -1);    /* map back to back */
+    tg_memop(g, 4 * MS, 5, 0, 3, A + 3 * G, 5 * G, -1, -1, -1);
+    tg_memop(g, 5 * MS, 6, 0, 3, A, 3 * G, -1, -1, -1);
+    tg_memop(g, 6 * MS, 6, 0, 3, A + 3 * G, 5 * G, -1, -1, -1);
+    tg_memop(g, 7 * MS, 4, 0, 3, 0x11, 3 * G, -1, -1, -1);
+    tg_memop(g, 8 * MS, 4, 0, 3, 0x12, 5 * G, -1, -1, -1);
+    for (int i = 0; i < 3; i++) {
+        tg_alloc(g, (10 + i) * MS, 0, 5, B + i * 0x1000000LL, 13 * MiB + 4096 * i, -1);
+        tg_free(g, (10 + i) * MS + 500000, 0, 5, B + i * 0x1000000LL, 13 * MiB + 4096 * i);
+    }
+    for (int i = 0; i < 6; i++)
+        tg_memop(g, 20 * MS + i * MS, 1, 0, 3, 0x40000000 + i * 0x1000000LL, 9 * MiB + 4096 * i, -1, 64 * MiB, (i + 1) * 10 * MiB);
+    for (int i = 0; i < 6; i++)
+        tg_memop(g, 30 * MS + i * MS, 2, 0, 3, 0x40000000 + i * 0x1000000LL, 9 * MiB + 4096 * i, -1, 64 * MiB, 0);
+    ASSERT_EQ(0, tg_close(g));
+    vt__opts_default(&o);
+    ASSERT_EQ(0, analyze1(zPath, &o, &r));
+    struct vt_trace *t = &r.aTrace[0];
+    ASSERT_EQ(0, r.nFind);
+    ASSERT_EQ(0, t->nLiveEnd);
+    ASSERT_EQ(11, t->nFree);
+    int iDev = -1, iMan = -1;
+    for (int i = 0; i < t->nDev; i++) {
+        if (t->aDev[i].id == 0) iDev = i;
+        if (t->aDev[i].id == -2) iMan = i;
+    }
+    ASSERT(iDev >= 0 && iMan >= 0);
+    ASSERT_EQ(8 * G, t->aDev[iDev].peak);
+    ASSERT_EQ(4 * MS, t->aDev[iDev].peakTs);
+    ASSERT_EQ(13 * MiB + 4096 * 2, t->aDev[iMan].peak);
+    ASSERT_STREQ("managed memory", t->aDev[iMan].zName);
+    ASSERT_EQ(64 * MiB, t->aDev[iDev].poolPeakReserved);
+    vt__result_free(&r);
+    tg_cleanup();
+}
+
+VT_TEST_LIST(T(vmm_managed_pool_sample_shapes) T(pairing_reuse_unknown_double) T(timeline_peak_and_live_at_peak) T(pool_reserved_tracked))
