@@ -518,6 +518,10 @@ int vt__replay(struct vt_trace *t, const struct vt_opts *o)
         t->nLive = r.nLive;
         vt__timeline_phase_step(t, INT64_MAX);
         if (finish_live(&r) != 0) rc = SQLITE_NOMEM;
+        if (t->nAlloc == 0 && t->nOom == 0)
+            vt__trace_note(t, "the trace holds no allocation: nothing to say about memory (was the "
+                              "process's CUDA work done before tracing started, or in a child process "
+                              "with a trace of its own?)");
     }
     for (i = 0; i < C_N; i++) sqlite3_finalize(ac[i].pStmt);
     t->apLive = NULL;
