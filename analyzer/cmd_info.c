@@ -282,15 +282,65 @@ static int row_dev(struct trace_info *p, sqlite3_stmt *s)
     return 0;
 }
 
-static int row_peak(struct trace_info *p, sqlite3_stmt *s)
+/*
+ * Peak of live device memory per device: the running total of device-kind
+ * allocations minus frees in (ts, id) order, as the memory_timeline view
+ * defines it, computed in one ordered scan (the index on ts serves the order;
+ * the view's window function is many times slower on large traces). Appends
+ * one info_peak per device, in device order. Returns an SQLite code.
+ */
+static int load_peaks(sqlite3 *db, struct trace_info *p)
 {
-    struct info_peak *k;
-    if (grow((void **)&p->aPeak, p->nPeak, sizeof *p->aPeak)) return -1;
-    k = &p->aPeak[p->nPeak++];
-    k->device = col_int(s, 0);
-    k->bytes = col_int(s, 1);
-    k->ts = col_int(s, 2);
-    return 0;
+    sqlite3_stmt *pStmt = NULL;
+    long long *aLive = NULL;
+    int rc, i, j;
+
+    rc = sqlite3_prepare_v2(db,
+                            "SELECT device, op, bytes, ts FROM memory_event WHERE mem_kind = 3"
+                            " AND op IN (1, 2) ORDER BY ts, id",
+                            -1, &pStmt, NULL);
+    while (rc == SQLITE_OK) {
+        long long device, bytes, ts;
+        int step = sqlite3_step(pStmt);
+        if (step == SQLITE_DONE) break;
+        if (step != SQLITE_ROW) {
+            rc = step;
+            break;
+        }
+        device = col_int(pStmt, 0);
+        bytes = sqlite3_column_int64(pStmt, 2);
+        ts = col_int(pStmt, 3);
+        for (i = 0; i < p->nPeak && p->aPeak[i].device != device; i++) {
+        }
+        if (i == p->nPeak) {
+            long long *aNew;
+            if (grow((void **)&p->aPeak, p->nPeak, sizeof *p->aPeak) ||
+                !(aNew = realloc(aLive, (size_t)(p->nPeak + 1) * sizeof *aLive))) {
+                rc = SQLITE_NOMEM;
+                break;
+            }
+            aLive = aNew;
+            aLive[i] = 0;
+            p->aPeak[i].device = device;
+            p->aPeak[i].bytes = 0;
+            p->aPeak[i].ts = NUL_INT;
+            p->nPeak++;
+        }
+        aLive[i] += sqlite3_column_int(pStmt, 1) == VT_MEMOP_ALLOC ? bytes : -bytes;
+        if (aLive[i] > p->aPeak[i].bytes) {
+            p->aPeak[i].bytes = aLive[i];
+            p->aPeak[i].ts = ts;
+        }
+    }
+    sqlite3_finalize(pStmt);
+    free(aLive);
+    /* devices in ascending order (NULL, stored as NUL_INT, first) */
+    for (i = 1; i < p->nPeak; i++) {
+        struct info_peak k = p->aPeak[i];
+        for (j = i; j > 0 && p->aPeak[j - 1].device > k.device; j--) p->aPeak[j] = p->aPeak[j - 1];
+        p->aPeak[j] = k;
+    }
+    return rc;
 }
 
 static int row_memop(struct trace_info *p, sqlite3_stmt *s)
@@ -424,11 +474,6 @@ static int info_load(sqlite3 *db, const char *zPath, int bFull, struct trace_inf
         " UNION ALL SELECT min(start), max(end) FROM kernel"
         " UNION ALL SELECT min(start), max(coalesce(end, start)) FROM nvtx_range"
         " UNION ALL SELECT min(ts), max(ts) FROM oom_event%s%s%s)";
-    /* Highest running total of live device bytes per device, and when it was reached. */
-    static const char zPeak[] =
-        "SELECT device, live_bytes, ts FROM (SELECT device, live_bytes, ts, row_number() OVER"
-        " (PARTITION BY device ORDER BY live_bytes DESC, ts) AS rn FROM memory_timeline"
-        " WHERE mem_kind = 3) WHERE rn = 1 ORDER BY device";
     char zSql[1024];
     struct stat st;
     size_t i;
@@ -471,7 +516,7 @@ static int info_load(sqlite3 *db, const char *zPath, int bFull, struct trace_inf
     if (rc == SQLITE_OK)
         rc = each_row(db, "SELECT op, count(*), sum(bytes) FROM memory_event GROUP BY op", p,
                       row_memop);
-    if (rc == SQLITE_OK && table_exists(db, "memory_timeline")) rc = each_row(db, zPeak, p, row_peak);
+    if (rc == SQLITE_OK) rc = load_peaks(db, p);
     if (rc == SQLITE_OK)
         rc = each_row(db,
                       "SELECT copy_kind, count(*), coalesce(sum(bytes), 0),"

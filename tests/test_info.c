@@ -193,6 +193,30 @@ TEST(info_json_escapes_text)
     cli_cleanup();
 }
 
+TEST(info_peaks_per_device)
+{
+    const char *zDir = cli_tmpdir();
+    char zTrace[PATH_MAX + 16], *zOut, *zErr;
+    char *azArg[] = {"--json", zTrace, NULL};
+    sqlite3 *db = NULL;
+    char *zMsg = NULL;
+    snprintf(zTrace, sizeof zTrace, "%s/t.db", zDir);
+    ASSERT_EQ(SQLITE_OK, sqlite3_open(zTrace, &db));
+    ASSERT_EQ(SQLITE_OK, vt__schema_create(db, &zMsg));
+    /* inserted out of time order; the peak is the first time the highest total is reached */
+    cli_exec(db, "INSERT INTO memory_event(ts, op, mem_kind, address, bytes, device) VALUES"
+                 "(60,1,3,9000,100,1),(10,1,3,1000,100,1),(20,1,3,2000,50,0),(30,1,3,3000,300,1),"
+                 "(40,2,3,1000,100,1),(50,1,3,5000,70,0),(70,1,2,7000,1000,0),(80,5,3,8000,5000,0)");
+    sqlite3_close(db);
+    ASSERT_EQ(VT_EXIT_OK, run_info(azArg, &zOut, &zErr));
+    ASSERT_CONTAINS(zOut, "\"peak_live_device\":[{\"device\":0,\"bytes\":120,\"ts\":50},"
+                          "{\"device\":1,\"bytes\":400,\"ts\":30}]");
+    ASSERT_CONTAINS(zOut, "\"allocations\":6,\"allocated_bytes\":1620,\"frees\":1,\"vmm_maps\":1");
+    free(zOut);
+    free(zErr);
+    cli_cleanup();
+}
+
 TEST(info_bad_input)
 {
     const char *zDir = cli_tmpdir();
@@ -241,4 +265,4 @@ TEST(info_bad_input)
 }
 
 VT_TEST_LIST(T(info_text_exact) T(info_unclosed_empty_trace) T(info_json) T(info_json_escapes_text)
-                 T(info_bad_input))
+             T(info_peaks_per_device) T(info_bad_input))
