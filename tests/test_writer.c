@@ -126,6 +126,23 @@ TEST(writer_flush_at_close)
     ASSERT_EQ(1, core_q_int(db, "SELECT count(*) FROM sqlite_schema WHERE type='index'"
                                 " AND name='kernel_start'"));
     sqlite3_close(db);
+
+    /* An end_ns given by the glue (the clock at exit) is kept. */
+    core_tmp_path(zPath, sizeof zPath, "t2.db");
+    w = core_open(zPath, &cfg);
+    submit_kernels(w, 1, 10);
+    {
+        struct vt_hrec h;
+        memset(&h, 0, sizeof h);
+        h.type = VT_HREC_META;
+        strcpy(h.u.meta.zKey, "end_ns");
+        h.u.meta.zValue = strdup("999999999");
+        ASSERT_EQ(0, vt__writer_submit(w, &h));
+    }
+    ASSERT_EQ(0, vt__writer_close(w, 10000));
+    db = core_open_ro(zPath);
+    ASSERT_EQ(999999999, meta_int(db, "end_ns"));
+    sqlite3_close(db);
     CORE_LEAK_CHECK();
 }
 

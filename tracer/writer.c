@@ -435,7 +435,11 @@ static void finish_db(struct vt_writer *w)
     if (rc == SQLITE_OK) {
         w->bInTxn = 1;
         write_drops(w, 1);
-        meta_u64(w, "end_ns", w->dec.lastTs);
+        {
+            /* The glue's end_ns (the clock at exit) wins; else the latest timestamp seen. */
+            char z[32];
+            if (vt__meta_get(w->db, "end_ns", z, sizeof z) != 1) meta_u64(w, "end_ns", w->dec.lastTs);
+        }
         meta_u64(w, "records_decoded", w->dec.nDecoded);
         meta_u64(w, "records_unknown", w->dec.nUnknown);
         meta_u64(w, "rows_written", atomic_load(&w->nRowsWritten));
