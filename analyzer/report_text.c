@@ -142,7 +142,9 @@ static void trace_section(FILE *f, const struct vt_result *r, int iTrace)
             vt__fmt_bytes(s->totalBytes, zB, sizeof zB);
             vt__fmt_bytes(s->peakLiveBytes, zP, sizeof zP);
             vt__fmt_bytes(s->endBytes, zE, sizeof zE);
-            fprintf(f, "    %8lld %10s %10s %10s  %s\n", (long long)s->nAlloc, zB, zP, zE, s->zSite);
+            int nSite = (int)strlen(s->zSite);
+            if (nSite <= WIDTH - 48) fprintf(f, "    %8lld %10s %10s %10s  %s\n", (long long)s->nAlloc, zB, zP, zE, s->zSite);
+            else fprintf(f, "    %8lld %10s %10s %10s  ...%s\n", (long long)s->nAlloc, zB, zP, zE, s->zSite + nSite - (WIDTH - 51));
         }
         free(aIdx);
     }

@@ -9,6 +9,10 @@
 
 #include "schema.h"
 
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/lsan_interface.h>
+#endif
+
 static void exec(struct tg *g, sqlite3_stmt *p)
 {
     if (sqlite3_step(p) != SQLITE_DONE) {
@@ -241,6 +245,13 @@ void tg_cleanup(void)
 {
     DIR *d;
     struct dirent *e;
+#if defined(__SANITIZE_ADDRESS__)
+    /* each test ends with _exit in its own process, where LeakSanitizer would not run: check now */
+    if (__lsan_do_recoverable_leak_check()) {
+        fprintf(stderr, "  LeakSanitizer found leaks\n");
+        _exit(1);
+    }
+#endif
     if (getenv("VT_TEST_KEEP")) { /* keep the traces for a closer look */
         fprintf(stderr, "  traces kept in %s\n", zDir);
         return;

@@ -48,7 +48,8 @@ const char *tg_path(const char *zName);
 /* 1 if z is one syntactically valid JSON value (RFC 8259), else 0. */
 int tg_json_valid(const char *z);
 
-/* Remove the temporary directory and every file in it (kept when VT_TEST_KEEP is set). */
+/* End of a test: under ASan, run LeakSanitizer now; then remove the temporary directory and
+ * every file in it (kept when VT_TEST_KEEP is set). */
 void tg_cleanup(void);
 
 #endif
