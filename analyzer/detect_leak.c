@@ -59,17 +59,51 @@ static const char *zFixLeak =
 static const char *zSiteHelp = " (call sites are recorded by default: keep VRAMTRACE_BACKTRACE above 0 and "
                                 "do not pass --no-python-stacks to vramtrace record)";
 
-/* Never freed at the end, grouped by site. */
+/* One never-freed finding. Returns 0 or -1 (out of memory). */
+static int emit_end(struct vt_result *r, int iTrace, int64_t bytes, int64_t count, int64_t nAlloc, int64_t first,
+                    int64_t last, int64_t stackId, const char *zSite)
+{
+    struct vt_trace *t = &r->aTrace[iTrace];
+    int sev = size_severity(bytes, vt__main_peak(t));
+    struct vt_finding *f;
+    char zB[32], zA[32], zZ[32];
+    if (!t->bCleanClose && sev > VT_SEV_LOW) sev = VT_SEV_LOW;
+    f = vt__finding_add(r, iTrace, "leak", sev);
+    if (!f) return -1;
+    vt__fmt_bytes(bytes, zB, sizeof zB);
+    vt__fmt_at(t, first, zA, sizeof zA);
+    vt__fmt_at(t, last, zZ, sizeof zZ);
+    f->bytes = bytes;
+    f->count = count;
+    f->firstTs = first;
+    f->lastTs = last;
+    f->stackId = stackId;
+    f->zSite = vt__strdupf("%s%s", zSite, stackId < 0 ? zSiteHelp : "");
+    f->zTitle = vt__strdupf("%s never freed: %lld allocation%s still live at exit", zB, (long long)count,
+                            count == 1 ? "" : "s");
+    f->zEvidence = vt__strdupf(
+        "%lld of %lld allocations from %s (%s) were allocated between %s and %s and never freed%s%s.",
+        (long long)count, (long long)nAlloc, stackId >= 0 ? "this site" : "sites not recorded", zB, zA, zZ,
+        t->bHaveKernelUses ? "; not used in the last iteration or the last 10% of the run" : "",
+        t->bCleanClose ? "" : "; the trace was not closed cleanly, so some may have been freed later");
+    f->zFix = vt__strdupf("%s", zFixLeak);
+    return f->zTitle && f->zEvidence && f->zFix && f->zSite ? 0 : -1;
+}
+
+/*
+ * Never freed at the end, grouped by site; allocations without a recorded site
+ * form one group (their sites are unknown, their sizes alone would split them).
+ */
 static int leak_at_end(struct vt_result *r, int iTrace)
 {
     struct vt_trace *t = &r->aTrace[iTrace];
     const struct vt_opts *o = r->pOpts;
-    int64_t peak = vt__main_peak(t), segBytes = 0, segCount = 0, segFirst = -1, segLast = -1;
-    char zB[32], zA[32], zZ[32];
+    int64_t segBytes = 0, segCount = 0, segFirst = -1, segLast = -1;
+    int64_t nsBytes = 0, nsCount = 0, nsAlloc = 0, nsFirst = -1, nsLast = -1;
+    int nsSites = 0, nsOne = -1;
+    char zB[32];
     for (int i = 0; i < t->nSite; i++) {
         struct vt_site *s = &t->aSite[i];
-        struct vt_finding *f;
-        int sev;
         if (s->endCount == 0) continue;
         if (t->bSegments) {
             segBytes += s->endBytes;
@@ -78,31 +112,27 @@ static int leak_at_end(struct vt_result *r, int iTrace)
             if (s->endLastTs > segLast) segLast = s->endLastTs;
             continue;
         }
-        if (s->endBytes < o->minBytes) continue;
         if (t->bHaveKernelUses && s->endUsedLate == s->endCount) continue; /* in use until the end */
-        sev = size_severity(s->endBytes, peak);
-        if (!t->bCleanClose && sev > VT_SEV_LOW) sev = VT_SEV_LOW;
-        f = vt__finding_add(r, iTrace, "leak", sev);
-        if (!f) return -1;
-        vt__fmt_bytes(s->endBytes, zB, sizeof zB);
-        vt__fmt_at(t, s->endFirstTs, zA, sizeof zA);
-        vt__fmt_at(t, s->endLastTs, zZ, sizeof zZ);
-        f->bytes = s->endBytes;
-        f->count = s->endCount;
-        f->firstTs = s->endFirstTs;
-        f->lastTs = s->endLastTs;
-        f->stackId = s->stackId;
-        f->zSite = vt__strdupf("%s%s", s->zSite, s->stackId < 0 ? zSiteHelp : "");
-        f->zTitle = vt__strdupf("%s never freed: %lld allocation%s still live at exit", zB,
-                                (long long)s->endCount, s->endCount == 1 ? "" : "s");
-        f->zEvidence = vt__strdupf(
-            "%lld of %lld allocations from this site (%s) were allocated between %s and %s and never "
-            "freed%s%s.",
-            (long long)s->endCount, (long long)s->nAlloc, zB, zA, zZ,
-            t->bHaveKernelUses ? "; not used in the last iteration or the last 10% of the run" : "",
-            t->bCleanClose ? "" : "; the trace was not closed cleanly, so some may have been freed later");
-        f->zFix = vt__strdupf("%s", zFixLeak);
-        if (!f->zTitle || !f->zEvidence || !f->zFix || !f->zSite) return -1;
+        if (s->stackId < 0) {
+            nsBytes += s->endBytes;
+            nsCount += s->endCount;
+            nsAlloc += s->nAlloc;
+            if (nsFirst < 0 || s->endFirstTs < nsFirst) nsFirst = s->endFirstTs;
+            if (s->endLastTs > nsLast) nsLast = s->endLastTs;
+            nsSites++;
+            nsOne = i;
+            continue;
+        }
+        if (s->endBytes < o->minBytes) continue;
+        if (emit_end(r, iTrace, s->endBytes, s->endCount, s->nAlloc, s->endFirstTs, s->endLastTs, s->stackId,
+                     s->zSite) != 0)
+            return -1;
+    }
+    if (nsCount > 0 && nsBytes >= o->minBytes) {
+        char zSite[96];
+        if (nsSites == 1) snprintf(zSite, sizeof zSite, "%s", t->aSite[nsOne].zSite);
+        else snprintf(zSite, sizeof zSite, "site not recorded (%d allocation sizes)", nsSites);
+        if (emit_end(r, iTrace, nsBytes, nsCount, nsAlloc, nsFirst, nsLast, -1, zSite) != 0) return -1;
     }
     if (segCount > 0 && segBytes >= o->minBytes) {
         struct vt_finding *f = vt__finding_add(r, iTrace, "leak", VT_SEV_INFO);

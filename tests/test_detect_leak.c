@@ -210,6 +210,20 @@ TEST(leak_sample_shape)
     ASSERT_EQ(25280512, r.aFind[0].bytes);
     ASSERT_STREQ("main (leak)", r.aFind[0].zSite);
     vt__result_free(&r);
+    /* without call sites the 8 sizes still make one finding */
+    {
+        sqlite3 *db = NULL;
+        ASSERT_EQ(SQLITE_OK, sqlite3_open(zPath, &db));
+        ASSERT_EQ(SQLITE_OK, sqlite3_exec(db, "UPDATE memory_event SET stack_id = NULL", NULL, NULL, NULL));
+        sqlite3_close(db);
+    }
+    run(zPath, &r);
+    ASSERT_EQ(1, r.nFind);
+    ASSERT_EQ(8, r.aFind[0].count);
+    ASSERT_EQ(25280512, r.aFind[0].bytes);
+    ASSERT_CONTAINS(r.aFind[0].zSite, "site not recorded (8 allocation sizes)");
+    ASSERT_CONTAINS(r.aFind[0].zSite, "VRAMTRACE_BACKTRACE");
+    vt__result_free(&r);
     tg_cleanup();
 }
 
