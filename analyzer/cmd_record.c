@@ -53,14 +53,17 @@ static volatile sig_atomic_t g_child;
 
 /*
  * Forward a termination signal to the job. A signal the terminal sent to the
- * whole foreground process group (si_code SI_KERNEL) already reached the job,
- * so it is not sent twice.
+ * whole foreground process group (si_code SI_KERNEL) already reached the job
+ * when the job is still in vramtrace's process group, so it is not sent twice
+ * then; a job that moved to a group of its own gets it forwarded.
  */
 static void forward_signal(int sig, siginfo_t *pInfo, void *pCtx)
 {
     int saved = errno;
+    pid_t child = (pid_t)g_child;
     (void)pCtx;
-    if (g_child > 0 && (!pInfo || pInfo->si_code != SI_KERNEL)) kill((pid_t)g_child, sig);
+    if (child > 0 && (!pInfo || pInfo->si_code != SI_KERNEL || getpgid(child) != getpgrp()))
+        kill(child, sig);
     errno = saved;
 }
 

@@ -1,5 +1,7 @@
 /* Tests of 'vramtrace record': the job's environment, exit status, signals, trace discovery and summary, installation. */
 #include <signal.h>
+#include <sys/select.h>
+#include <sys/time.h>
 #include <time.h>
 
 #include "cli_util.h"
@@ -353,6 +355,89 @@ TEST(record_forwards_sigterm)
     cli_cleanup();
 }
 
+/*
+ * Run `vramtrace record -- /bin/sh -c SCRIPT` on a new pseudo-terminal, wait
+ * for DIR/ready, type Ctrl-C, and return the exit status. SCRIPT counts the
+ * SIGINTs it gets in DIR/ints.
+ */
+static int record_on_terminal(const char *zDir, const char *zPrefix, int *pnInt)
+{
+    const char *zVramtrace = cli_vramtrace();
+    char zReady[PATH_MAX + 16], zInts[PATH_MAX + 16], zScript[3 * PATH_MAX], *zCount;
+    int fdMaster, status = 0, i;
+    pid_t pid;
+    snprintf(zReady, sizeof zReady, "%s/ready", zDir);
+    snprintf(zInts, sizeof zInts, "%s/ints", zDir);
+    snprintf(zScript, sizeof zScript,
+             "exec %s sh -c \"trap 'echo int >> %s' INT; : > %s; i=0; "
+             "while [ \\$i -lt 20 ]; do sleep 0.05; i=\\$((i+1)); done; exit 5\"",
+             zPrefix, zInts, zReady);
+    cli_write(zInts, "");
+    fdMaster = posix_openpt(O_RDWR | O_NOCTTY);
+    ASSERT(fdMaster >= 0 && grantpt(fdMaster) == 0 && unlockpt(fdMaster) == 0);
+    pid = fork();
+    ASSERT(pid >= 0);
+    if (pid == 0) {
+        /* a session of its own whose controlling terminal is the new pty */
+        char *azArgv[] = {(char *)zVramtrace, "record", "-o", (char *)zDir, "--", "/bin/sh", "-c", zScript, NULL};
+        int fdSlave;
+        setsid();
+        fdSlave = open(ptsname(fdMaster), O_RDWR);
+        if (fdSlave < 0) _exit(120);
+        dup2(fdSlave, 0);
+        dup2(fdSlave, 1);
+        dup2(fdSlave, 2);
+        close(fdMaster);
+        setenv("VRAMTRACE_LIB", "/bin/sh", 1);
+        execv(azArgv[0], azArgv);
+        _exit(121);
+    }
+    for (i = 0; i < 500 && access(zReady, F_OK) != 0; i++) usleep(10000);
+    ASSERT(access(zReady, F_OK) == 0);
+    ASSERT_EQ(1, write(fdMaster, "\003", 1)); /* Ctrl-C: the terminal signals its foreground group */
+    for (;;) { /* drain the terminal so the job never blocks on output */
+        char aBuf[256];
+        pid_t done = waitpid(pid, &status, WNOHANG);
+        if (done == pid) break;
+        ASSERT(done == 0);
+        {
+            struct timeval tv = {0, 20000};
+            fd_set set;
+            FD_ZERO(&set);
+            FD_SET(fdMaster, &set);
+            if (select(fdMaster + 1, &set, NULL, NULL, &tv) > 0 && read(fdMaster, aBuf, sizeof aBuf) < 0) {
+                /* EIO once the slave side is closed */
+            }
+        }
+    }
+    close(fdMaster);
+    zCount = cli_read(zInts);
+    *pnInt = 0;
+    for (i = 0; zCount[i]; i++) *pnInt += zCount[i] == '\n';
+    free(zCount);
+    ASSERT(WIFEXITED(status));
+    return WEXITSTATUS(status);
+}
+
+TEST(record_terminal_interrupt_once)
+{
+    int nInt = -1;
+    /*
+     * The job shares vramtrace's process group: the terminal's SIGINT reaches it
+     * directly, its trap runs once and it finishes with its own status.
+     * (vramtrace does not forward this one; a forwarded copy would usually
+     * coalesce with the pending signal, so that part is not observable here.)
+     */
+    ASSERT_EQ(5, record_on_terminal(cli_tmpdir(), "", &nInt));
+    ASSERT_EQ(1, nInt);
+    /* a job in a process group of its own gets the terminal's SIGINT from vramtrace */
+    if (access("/usr/bin/setsid", X_OK) == 0) {
+        ASSERT_EQ(5, record_on_terminal(cli_tmpdir(), "/usr/bin/setsid", &nInt));
+        ASSERT_EQ(1, nInt);
+    }
+    cli_cleanup();
+}
+
 TEST(record_missing_command)
 {
     const char *zDir = cli_tmpdir();
@@ -569,7 +654,7 @@ TEST(record_from_installed_tree)
 
 VT_TEST_LIST(T(record_sets_environment) T(record_tensors_merges_alloc_conf) T(record_tensors_replaces_backend)
              T(record_nvtx_follows_python_env) T(alloc_conf_merge) T(record_output_pattern)
-             T(trace_set_matches_pattern) T(record_exit_by_signal) T(record_forwards_sigterm)
+             T(trace_set_matches_pattern) T(record_exit_by_signal) T(record_forwards_sigterm) T(record_terminal_interrupt_once)
              T(record_missing_command) T(record_usage_errors) T(record_library_not_found)
              T(record_finds_and_summarizes_traces) T(record_reports_missing_trace)
              T(record_from_installed_tree))
