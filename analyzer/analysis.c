@@ -189,7 +189,12 @@ static int open_trace(struct vt_trace *t, const struct vt_opts *o)
     if (rc != VT_EXIT_OK) return rc;
     if (bWrite) {
         /* a killed recording has no read indexes yet; failure to add them is not fatal */
-        if (vt__schema_index(t->db) != SQLITE_OK) {
+        int rcIdx = vt__schema_index(t->db);
+        if ((rcIdx & 0xff) == SQLITE_BUSY) {
+            t->bWritten = 1; /* vt__writeback_begin meets the same lock and says so */
+            return VT_EXIT_OK;
+        }
+        if (rcIdx != SQLITE_OK) {
             sqlite3_close(t->db);
             t->db = NULL;
             t->bReadOnly = 1;

@@ -6,11 +6,22 @@
 
 /*
  * Replace earlier results (VT_ANALYSIS_DDL) and prepare the lifetime insert, all
- * inside one transaction that vt__writeback_end commits. Returns a VT_EXIT code.
+ * inside one transaction that vt__writeback_end commits. A trace locked by its
+ * writer or not writable is analyzed without writing back (t->bWritten = 0, with
+ * a note). Returns a VT_EXIT code.
  */
 int vt__writeback_begin(struct vt_trace *t)
 {
     int rc = sqlite3_exec(t->db, "BEGIN IMMEDIATE", NULL, NULL, NULL);
+    if ((rc & 0xff) == SQLITE_BUSY || (rc & 0xff) == SQLITE_READONLY) {
+        /* still being recorded, or not writable after all: analyze without writing back */
+        t->bWritten = 0;
+        t->bReadOnly = 1;
+        vt__trace_note(t, "%s: results were not written back into the trace",
+                       (rc & 0xff) == SQLITE_BUSY ? "the trace is locked by another process (still being recorded?)"
+                                                  : "the trace cannot be written");
+        return VT_EXIT_OK;
+    }
     if (rc == SQLITE_OK) rc = sqlite3_exec(t->db, VT_ANALYSIS_DDL, NULL, NULL, NULL);
     if (rc == SQLITE_OK)
         rc = sqlite3_prepare_v2(t->db,

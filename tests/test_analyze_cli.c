@@ -170,6 +170,17 @@ TEST(read_only_trace_and_several_processes)
     ASSERT_CONTAINS(zOut, "2 traces");
     ASSERT_CONTAINS(zOut, "== All processes ==");
     ASSERT_EQ(0, tg_query(zA, "SELECT count(*) FROM sqlite_schema WHERE name = 'finding'"));
+    { /* a trace locked by its writer (still being recorded) is analyzed without writing back */
+        sqlite3 *db = NULL;
+        ASSERT_EQ(SQLITE_OK, sqlite3_open(zB, &db));
+        ASSERT_EQ(SQLITE_OK, sqlite3_exec(db, "BEGIN IMMEDIATE; INSERT INTO meta VALUES('lock', '1')", NULL, NULL, NULL));
+        ASSERT_EQ(0, run(zB, NULL, NULL, NULL, NULL));
+        ASSERT_CONTAINS(zOut, "locked by another process");
+        ASSERT_CONTAINS(zOut, "[HIGH] leak");
+        sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+        sqlite3_close(db);
+        ASSERT_EQ(0, tg_query(zB, "SELECT count(*) FROM sqlite_schema WHERE name = 'finding'"));
+    }
     if (geteuid() != 0) { /* root may write anything: the read-only path cannot be shown */
         ASSERT_EQ(0, chmod(zA, 0444));
         ASSERT_EQ(0, run(zA, NULL, NULL, NULL, NULL));
