@@ -1101,21 +1101,20 @@ int vt__cmd_info(int argc, char **argv)
     for (i = 1; i < argc; i++) {
         if (bOptions && (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help"))) {
             fputs(zInfoUsage, stdout);
-            free(azTrace);
-            return VT_EXIT_OK;
+            goto done;
         }
         if (bOptions && !strcmp(argv[i], "--json")) bJson = 1;
         else if (bOptions && !strcmp(argv[i], "--")) bOptions = 0;
         else if (bOptions && argv[i][0] == '-' && argv[i][1]) {
             vt__errorf("info: unknown option '%s' (try 'vramtrace info --help')", argv[i]);
-            free(azTrace);
-            return VT_EXIT_USAGE;
+            rcAll = VT_EXIT_USAGE;
+            goto done;
         } else azTrace[nTrace++] = argv[i];
     }
     if (nTrace == 0) {
         vt__errorf("info: no trace given (usage: vramtrace info [--json] TRACE...)");
-        free(azTrace);
-        return VT_EXIT_USAGE;
+        rcAll = VT_EXIT_USAGE;
+        goto done;
     }
     if (bJson) printf("{\"format\":\"vramtrace-info\",\"format_version\":1,\"traces\":[");
     for (i = 0; i < nTrace; i++) {
@@ -1143,6 +1142,7 @@ int vt__cmd_info(int argc, char **argv)
         vt__errorf("info: cannot write the output");
         rcAll = VT_EXIT_INTERNAL;
     }
+done:
     free(azTrace);
     return rcAll;
 }
