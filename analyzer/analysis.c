@@ -147,6 +147,7 @@ void vt__trace_free(struct vt_trace *t)
     free(t->aPhase);
     free(t->aIter);
     free(t->aOom);
+    free(t->aBoundary);
     if (t->pLifeIns) sqlite3_finalize(t->pLifeIns);
     if (t->db) sqlite3_close(t->db);
     memset(t, 0, sizeof *t);

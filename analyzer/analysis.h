@@ -175,6 +175,8 @@ struct vt_trace {
     struct vt_iter *aIter;
     int nIter;
     int curPhase, curIter;  /* replay cursors (timeline.c) */
+    int64_t *aBoundary;     /* growth boundaries (lifetime.c): iteration ends, or slice ends */
+    int nBoundaryTs, bSliceBoundaries;
     struct vt_life **apLive; /* the replay's live set, for phase peak snapshots */
     int nLive;
     const char *zPhaseSource; /* "nvtx", "kernels", or "none" */

@@ -179,14 +179,18 @@ static int growth(struct vt_result *r, int iTrace)
         f->bytes = riseS;
         f->count = s->nBoundary;
         f->stackId = s->stackId;
-        snprintf(f->zPhase, sizeof f->zPhase, "training");
+        if (!t->bSliceBoundaries) snprintf(f->zPhase, sizeof f->zPhase, "training");
         f->zSite = vt__strdupf("%s%s", s->zSite, s->stackId < 0 ? zSiteHelp : "");
-        f->zTitle = vt__strdupf("Memory grows every iteration: +%s over %d iterations%s", zB, nStep,
-                                t->bSegments ? " (caching-allocator segments)" : "");
+        if (t->bSliceBoundaries)
+            f->zTitle = vt__strdupf("Memory grows steadily: +%s over the run%s", zB,
+                                    t->bSegments ? " (caching-allocator segments)" : "");
+        else
+            f->zTitle = vt__strdupf("Memory grows every iteration: +%s over %d iterations%s", zB, nStep,
+                                    t->bSegments ? " (caching-allocator segments)" : "");
         f->zEvidence = vt__strdupf(
-            "Live bytes from this site at the end of each training iteration rose in %d of %d "
-            "iterations (fell in %d), from the first iteration's level by %s; its live bytes peaked "
-            "at %s.%s",
+            "Live bytes from this site at the end of each %s rose in %d of %d steps (fell in %d), "
+            "by %s in all; its live bytes peaked at %s.%s",
+            t->bSliceBoundaries ? "sixteenth of the run (after its first quarter)" : "training iteration",
             s->nUp, nStep, s->nDown, zB, zP,
             t->bSegments ? " At segment level this is the allocator reserving more and more: tensors "
                            "are accumulating." : "");
@@ -200,12 +204,19 @@ static int growth(struct vt_result *r, int iTrace)
     if (!aB) return -1;
     for (int i = 1; i < t->nIter; i++)
         if (t->aIter[i].phase < 0 || t->aPhase[t->aIter[i].phase].kind == VT_PHASE_TRAIN) aB[n++] = t->aIter[i].minLive;
-    if (n < 5 && t->nPhase == 0) {
-        int iMain = -1;
+    if (n < 5) {
+        int iMain = -1, iLong = -1;
         n = 0;
+        for (int k = 0; k < t->nPhase; k++)
+            if (t->aPhase[k].kind == VT_PHASE_TRAIN &&
+                (iLong < 0 || t->aPhase[k].end - t->aPhase[k].start > t->aPhase[iLong].end - t->aPhase[iLong].start))
+                iLong = k;
         for (int d = 0; d < t->nDev; d++)
             if (t->aDev[d].id >= 0 && (iMain < 0 || t->aDev[d].peak > t->aDev[iMain].peak)) iMain = d;
-        for (int k = VT_SLICES / 4; iMain >= 0 && k < VT_SLICES; k++) aB[n++] = t->aDev[iMain].slice[k];
+        if (iLong >= 0)
+            for (int k = VT_SLICES / 4; k < VT_SLICES; k++) aB[n++] = t->aPhase[iLong].slice[k];
+        else if (t->nPhase == 0)
+            for (int k = VT_SLICES / 4; iMain >= 0 && k < VT_SLICES; k++) aB[n++] = t->aDev[iMain].slice[k];
     }
     if (vt__trend(aB, n, o->minBytes, &rise)) {
         struct vt_finding *f = vt__finding_add(r, iTrace, "leak", size_severity(rise, peak) == VT_SEV_LOW ? VT_SEV_MEDIUM : VT_SEV_HIGH);

@@ -27,7 +27,7 @@ struct replay {
     int nLive, nLiveAlloc;
     int64_t *aFreed; /* open-addressing set of freed addresses (0 = empty slot) */
     int nFreed, nFreedAlloc;
-    int nextBoundary; /* next iteration whose end is a growth boundary */
+    int nextBoundary; /* next growth boundary (index into t->aBoundary) */
     int64_t uses;
 };
 
@@ -155,9 +155,11 @@ static int account(struct replay *r, struct vt_life *l, int sign, int64_t ts)
     struct vt_trace *t = r->t;
     int iDev;
     struct vt_site *s = &t->aSite[l->site];
-    s->nLive += sign;
-    s->liveBytes += sign * l->bytes;
-    if (s->liveBytes > s->peakLiveBytes) s->peakLiveBytes = s->liveBytes;
+    if (l->acct != -1) { /* pinned host memory is judged by the transfer detector, not per site */
+        s->nLive += sign;
+        s->liveBytes += sign * l->bytes;
+        if (s->liveBytes > s->peakLiveBytes) s->peakLiveBytes = s->liveBytes;
+    }
     if (l->acct == -3) return 0;
     iDev = vt__dev_index(t, l->acct);
     if (iDev < 0) return -1;
@@ -228,13 +230,32 @@ static void live_remove(struct replay *r, int i)
     r->nLive--;
 }
 
-/* Growth boundaries: at the end of each training iteration, note every site's live bytes. */
+/*
+ * Growth boundaries: the end of each training iteration (or of each iteration
+ * outside any phase); without iterations, the ends of the 16 slices of the run
+ * after its first quarter. Fills t->aBoundary; returns 0 or -1 (out of memory).
+ */
+static int boundaries_build(struct vt_trace *t)
+{
+    t->aBoundary = malloc(sizeof(int64_t) * (size_t)(t->nIter + VT_SLICES));
+    if (!t->aBoundary) return -1;
+    t->nBoundaryTs = 0;
+    for (int i = 0; i < t->nIter; i++)
+        if (t->aIter[i].phase < 0 || t->aPhase[t->aIter[i].phase].kind == VT_PHASE_TRAIN)
+            t->aBoundary[t->nBoundaryTs++] = t->aIter[i].end;
+    t->bSliceBoundaries = t->nBoundaryTs == 0;
+    if (t->bSliceBoundaries)
+        for (int k = VT_SLICES / 4; k < VT_SLICES; k++)
+            t->aBoundary[t->nBoundaryTs++] = t->t0 + (t->t1 - t->t0) * (k + 1) / VT_SLICES;
+    return 0;
+}
+
+/* At each growth boundary up to ts, note every site's live bytes. */
 static void boundaries_upto(struct replay *r, int64_t ts)
 {
     struct vt_trace *t = r->t;
-    while (r->nextBoundary < t->nIter && t->aIter[r->nextBoundary].end <= ts) {
-        const struct vt_iter *it = &t->aIter[r->nextBoundary++];
-        if (it->phase >= 0 && t->aPhase[it->phase].kind != VT_PHASE_TRAIN) continue;
+    while (r->nextBoundary < t->nBoundaryTs && t->aBoundary[r->nextBoundary] <= ts) {
+        r->nextBoundary++;
         for (int i = 0; i < t->nSite; i++) {
             struct vt_site *s = &t->aSite[i];
             if (s->nBoundary == 0) {
@@ -476,6 +497,7 @@ int vt__replay(struct vt_trace *t, const struct vt_opts *o)
     memset(ac, 0, sizeof ac);
     r.t = t;
     t->idleNs = idle_threshold(t);
+    if (boundaries_build(t) != 0) rc = SQLITE_NOMEM;
     vt__timeline_begin(t);
     for (i = 0; i < C_N && rc == SQLITE_OK; i++) {
         rc = sqlite3_prepare_v2(t->db, azSql[i], -1, &ac[i].pStmt, NULL);
