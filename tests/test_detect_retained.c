@@ -121,4 +121,55 @@ TEST(idle_allocation_and_reused_cache)
     tg_cleanup();
 }
 
-VT_TEST_LIST(T(training_memory_held_through_inferred_evaluation) T(idle_allocation_and_reused_cache))
+/* Kernel-name phase inference with realistic noise: forward kernels with generic names,
+ * elementwise kernels between backward kernels, gradient clipping and AMP unscale through
+ * multi_tensor_apply before the optimizer; an evaluation window mid-run and one at the end. */
+TEST(inferred_phases_with_noisy_kernels)
+{
+    const char *zPath = tg_path("noisy.db");
+    struct tg *g = tg_open(zPath);
+    struct vt_opts o;
+    struct vt_result r;
+    const char *az[1] = {zPath};
+    int64_t ts = 1 * MS;
+    ASSERT(g);
+    for (int step = 0; step < 6; step++) {
+        if (step == 3) /* evaluation: 30 forward kernels */
+            for (int i = 0; i < 30; i++, ts += 100000) tg_kernel(g, ts, ts + 50000, "void at::native::vectorized_elementwise_kernel<4, GeluFunctor>()");
+        for (int i = 0; i < 10; i++, ts += 100000) tg_kernel(g, ts, ts + 50000, "sm90_xmma_gemm_f16f16_f32_tn_n");
+        for (int i = 0; i < 5; i++) {
+            tg_kernel(g, ts, ts + 50000, "void at::native::GeluBackwardCUDAKernelImpl()");
+            ts += 100000;
+            tg_kernel(g, ts, ts + 50000, "void at::native::vectorized_elementwise_kernel<4, MulFunctor>()");
+            ts += 100000;
+        }
+        tg_kernel(g, ts, ts + 50000, "void multi_tensor_apply_kernel<LpNormFunctor<float>>()");
+        ts += 100000;
+        tg_kernel(g, ts, ts + 50000, "void at::native::reduce_kernel<512, 1>()");
+        ts += 100000;
+        for (int i = 0; i < 3; i++, ts += 100000) tg_kernel(g, ts, ts + 50000, "void multi_tensor_apply_kernel<AdamFunctor<float>>()");
+    }
+    for (int i = 0; i < 25; i++, ts += 100000) tg_kernel(g, ts, ts + 50000, "sm90_xmma_gemm_f16f16_f32_tn_n");
+    tg_alloc(g, 1 * MS, 0, 3, W, 64 * MiB, -1);
+    tg_free(g, ts, 0, 3, W, 64 * MiB);
+    ASSERT_EQ(0, tg_close(g));
+    vt__opts_default(&o);
+    ASSERT_EQ(0, vt__analyze(az, 1, &o, &r));
+    struct vt_trace *t = &r.aTrace[0];
+    ASSERT_STREQ("kernels", t->zPhaseSource);
+    ASSERT_EQ(6, t->nIter);
+    ASSERT_EQ(4, t->nPhase);
+    ASSERT_EQ(VT_PHASE_TRAIN, t->aPhase[0].kind);
+    ASSERT_EQ(3, t->aPhase[0].nIter);
+    ASSERT_EQ(VT_PHASE_EVAL, t->aPhase[1].kind);
+    ASSERT_EQ(VT_PHASE_TRAIN, t->aPhase[2].kind);
+    ASSERT_EQ(3, t->aPhase[2].nIter);
+    ASSERT_EQ(VT_PHASE_EVAL, t->aPhase[3].kind);
+    /* the mid-run evaluation is exactly its 30 kernels: it ends where the next step's first gemm starts */
+    ASSERT_EQ(t->aPhase[1].start + 30 * 100000, t->aPhase[1].end);
+    ASSERT_EQ(t->aPhase[1].end, t->aPhase[2].start);
+    vt__result_free(&r);
+    tg_cleanup();
+}
+
+VT_TEST_LIST(T(inferred_phases_with_noisy_kernels) T(training_memory_held_through_inferred_evaluation) T(idle_allocation_and_reused_cache))
