@@ -192,4 +192,35 @@ TEST(phases_sample_shape)
     tg_cleanup();
 }
 
-VT_TEST_LIST(T(phases_sample_shape) T(missing_no_grad_grows_batch_by_batch) T(large_validation_batch_is_only_info) T(phase_regex_override))
+/* Operator ranges a profiler emits are neither phases nor iterations. */
+TEST(operator_ranges_are_not_phases)
+{
+    const char *zPath = tg_path("ops.db");
+    struct tg *g = tg_open(zPath);
+    struct vt_opts o;
+    struct vt_result r;
+    const char *az[1] = {zPath};
+    ASSERT(g);
+    tg_nvtx(g, 1 * MS, 2 * MS, "aten::values");
+    tg_nvtx(g, 3 * MS, 4 * MS, "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__");
+    tg_nvtx(g, 10 * MS, 50 * MS, "epoch 0 train");
+    for (int i = 0; i < 4; i++) {
+        tg_nvtx(g, (10 + 10 * i) * MS, (20 + 10 * i) * MS, i % 2 ? "Step 7" : "batch_12");
+        tg_nvtx(g, (11 + 10 * i) * MS, (12 + 10 * i) * MS, "Optimizer.step#Adam.step");
+    }
+    tg_nvtx(g, 60 * MS, 70 * MS, "aten::_validate_sparse_coo_tensor_args");
+    tg_alloc(g, 1 * MS, 0, 3, W, 2 * MiB, -1);
+    tg_free(g, 70 * MS, 0, 3, W, 2 * MiB);
+    ASSERT_EQ(0, tg_close(g));
+    vt__opts_default(&o);
+    ASSERT_EQ(0, vt__analyze(az, 1, &o, &r));
+    ASSERT_EQ(1, r.aTrace[0].nPhase);
+    ASSERT_STREQ("epoch 0 train", r.aTrace[0].aPhase[0].zName);
+    ASSERT_EQ(VT_PHASE_TRAIN, r.aTrace[0].aPhase[0].kind);
+    ASSERT_EQ(4, r.aTrace[0].nIter);
+    ASSERT_EQ(4, r.aTrace[0].aPhase[0].nIter);
+    vt__result_free(&r);
+    tg_cleanup();
+}
+
+VT_TEST_LIST(T(operator_ranges_are_not_phases) T(phases_sample_shape) T(missing_no_grad_grows_batch_by_batch) T(large_validation_batch_is_only_info) T(phase_regex_override))
