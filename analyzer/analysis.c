@@ -82,6 +82,7 @@ const char *vt__phase_kind_name(int kind)
     return kind == VT_PHASE_TRAIN ? "training" : kind == VT_PHASE_EVAL ? "evaluation" : "other";
 }
 
+/* Add a note (printf-style) shown with the trace in every report; at most 16, extra ones dropped. */
 void vt__trace_note(struct vt_trace *t, const char *zFmt, ...)
 {
     va_list ap;
@@ -94,6 +95,7 @@ void vt__trace_note(struct vt_trace *t, const char *zFmt, ...)
     if (t->azNote[t->nNote]) t->nNote++;
 }
 
+/* Append a zeroed finding (unknown times, stack and device = -1); NULL when out of memory. */
 struct vt_finding *vt__finding_add(struct vt_result *r, int trace, const char *zKind, int sev)
 {
     struct vt_finding *f;
@@ -140,6 +142,7 @@ void vt__findings_sort(struct vt_result *r)
     if (r->nFind > 1) qsort(r->aFind, (size_t)r->nFind, sizeof *r->aFind, cmp_finding);
 }
 
+/* Release everything a trace owns (closing its database if still open); *t is zeroed. */
 void vt__trace_free(struct vt_trace *t)
 {
     for (int i = 0; i < t->nSite; i++) free(t->aSite[i].zSite);
@@ -156,6 +159,7 @@ void vt__trace_free(struct vt_trace *t)
     memset(t, 0, sizeof *t);
 }
 
+/* Release the findings and every trace of r; *r is zeroed. */
 void vt__result_free(struct vt_result *r)
 {
     for (int i = 0; i < r->nFind; i++) {
@@ -210,6 +214,11 @@ static int open_trace(struct vt_trace *t, const struct vt_opts *o)
     return VT_EXIT_OK;
 }
 
+/*
+ * Run the pipeline on each path in order, stopping at the first trace that fails
+ * (its one-line error already printed); findings end sorted worst first. Returns
+ * a VT_EXIT code; r holds what was done and must be freed with vt__result_free.
+ */
 int vt__analyze(const char **azPath, int nPath, const struct vt_opts *o, struct vt_result *r)
 {
     int rc = VT_EXIT_OK, i;

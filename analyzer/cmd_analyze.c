@@ -6,6 +6,7 @@
 #include "analysis.h"
 #include "cli.h"
 
+/* The --help text: every option and the exit codes. */
 static void usage(FILE *f)
 {
     fprintf(f,
@@ -62,6 +63,10 @@ static int64_t parse_bytes(const char *z)
     return *zEnd || v > 9.0e18 ? -1 : (int64_t)v;
 }
 
+/*
+ * vramtrace analyze: parse options, analyze every trace, write the report. Returns
+ * VT_EXIT_OK, VT_EXIT_FINDINGS (--fail-on), or the first error's exit code.
+ */
 int vt__cmd_analyze(int argc, char **argv)
 {
     struct vt_opts o;

@@ -19,6 +19,7 @@ static const char *api_name(int api)
 
 #define OTHERS_MIN ((int64_t)1 << 30) /* beyond the ~0.3-0.5 GiB a CUDA context takes */
 
+/* One finding per OOM event, with its verdict (stored in the vt_oom too). */
 int vt__detect_oom(struct vt_result *r, int iTrace)
 {
     struct vt_trace *t = &r->aTrace[iTrace];

@@ -5,6 +5,7 @@
 
 #include "cli.h"
 
+/* Retained findings per site (idle after last use; held through an evaluation phase). */
 int vt__detect_retained(struct vt_result *r, int iTrace)
 {
     struct vt_trace *t = &r->aTrace[iTrace];

@@ -10,6 +10,7 @@ static const char *zFixNoGrad =
     "metrics as numbers (loss.item()) or detached tensors (.detach().cpu()), never outputs that "
     "carry their graph.";
 
+/* Fill the phase-related fields of f (strings taken over); 0 or -1 when out of memory. */
 static int fill(struct vt_finding *f, const struct vt_phase *p, const char *zTitle, char *zEvidence,
                 const char *zFix)
 {
@@ -23,6 +24,7 @@ static int fill(struct vt_finding *f, const struct vt_phase *p, const char *zTit
     return f->zTitle && f->zEvidence && f->zFix && f->zSite ? 0 : -1;
 }
 
+/* For each evaluation phase: batch-by-batch growth, memory carried from training, peak above training. */
 int vt__detect_spike(struct vt_result *r, int iTrace)
 {
     struct vt_trace *t = &r->aTrace[iTrace];

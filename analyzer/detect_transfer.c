@@ -130,6 +130,7 @@ int vt__transfers(struct vt_trace *t)
     return rc == SQLITE_CORRUPT || rc == SQLITE_NOTADB ? VT_EXIT_CORRUPT : VT_EXIT_INTERNAL;
 }
 
+/* Append a transfer finding (title and evidence are taken over); 0 or -1 when out of memory. */
 static int add(struct vt_result *r, int iTrace, int sev, int64_t bytes, int64_t count, int64_t a, int64_t b,
                char *zTitle, char *zEvidence, const char *zFix)
 {
@@ -146,6 +147,7 @@ static int add(struct vt_result *r, int iTrace, int sev, int64_t bytes, int64_t 
     return f->zTitle && f->zEvidence && f->zSite && f->zFix ? 0 : -1;
 }
 
+/* Pageable-copy, copy/compute serialization and pinned-growth findings of trace iTrace. */
 int vt__detect_transfer(struct vt_result *r, int iTrace)
 {
     struct vt_trace *t = &r->aTrace[iTrace];

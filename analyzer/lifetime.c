@@ -93,6 +93,7 @@ static int live_find_containing(const struct replay *r, int64_t addr)
 }
 
 static void freed_add(struct replay *r, int64_t addr);
+/* 1 if addr was freed before (see freed_add). */
 static int freed_has(const struct replay *r, int64_t addr)
 {
     if (!r->nFreedAlloc) return 0;
@@ -103,6 +104,7 @@ static int freed_has(const struct replay *r, int64_t addr)
     }
 }
 
+/* Double the freed-address set and rehash; 0, or -1 when out of memory (set unchanged). */
 static int freed_grow(struct replay *r)
 {
     int nNew = r->nFreedAlloc ? r->nFreedAlloc * 2 : 1024;
@@ -478,6 +480,12 @@ static int64_t idle_threshold(const struct vt_trace *t)
     return th > 0 ? th : 1;
 }
 
+/*
+ * Replay the trace in time order: pair allocations and frees into lifetimes, attach
+ * uses, feed the timeline, snapshot peaks and OOMs, note growth boundaries and
+ * retained memory, write lifetimes back when t->pLifeIns is set. Returns a
+ * VT_EXIT code (one line printed on error).
+ */
 int vt__replay(struct vt_trace *t, const struct vt_opts *o)
 {
     static const char *azSql[] = {

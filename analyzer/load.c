@@ -104,6 +104,11 @@ done:
     return zRet;
 }
 
+/*
+ * Index of the site of (stackId, bytes) in t->aSite, created (and its stack
+ * described) on first sight; without a stack (-1) the size class is the site.
+ * Returns -1 when out of memory or on an SQLite error.
+ */
 int vt__site_get(struct vt_trace *t, int64_t stackId, int64_t bytes)
 {
     int64_t key = stackId >= 0 ? stackId : -bytes - 1;

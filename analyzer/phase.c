@@ -17,6 +17,7 @@ static void *push(void **pA, int *pN, size_t sz)
     return aNew + sz * (size_t)(*pN)++;
 }
 
+/* Append a phase [a, b) (at least 1 ns long); NULL when out of memory. */
 static struct vt_phase *add_phase(struct vt_trace *t, int kind, const char *zName, int64_t a,
                                   int64_t b, const char *zSource)
 {
@@ -31,6 +32,7 @@ static struct vt_phase *add_phase(struct vt_trace *t, int kind, const char *zNam
     return p;
 }
 
+/* Append an iteration [a, b); NULL when out of memory. */
 static struct vt_iter *add_iter(struct vt_trace *t, int64_t a, int64_t b)
 {
     struct vt_iter *it = push((void **)&t->aIter, &t->nIter, sizeof *it);
@@ -273,6 +275,11 @@ static void link_iterations(struct vt_trace *t)
     }
 }
 
+/*
+ * Find phases and iterations: NVTX first, else kernel names. Returns VT_EXIT_OK,
+ * VT_EXIT_USAGE for a bad regular expression, or CORRUPT / INTERNAL on read errors
+ * (one line printed).
+ */
 int vt__phases(struct vt_trace *t, const struct vt_opts *o)
 {
     regex_t rePhase, reEval, reIter;

@@ -122,6 +122,7 @@ static void svg(FILE *f, const struct vt_result *r, int i)
     fputs("</svg>\n", f);
 }
 
+/* The whole HTML report (inline CSS, SVG, no script); 0, or -1 on a write error. */
 int vt__report_html(FILE *f, const struct vt_result *r)
 {
     char zB[32], zA[32], zZ[32];

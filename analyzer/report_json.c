@@ -37,6 +37,7 @@ static void jstr(FILE *f, const char *zKey, const char *z, int bComma)
     if (bComma) fputs(", ", f);
 }
 
+/* A JSON array of at most nMax allocations from a snapshot. */
 static void snaps(FILE *f, const struct vt_trace *t, const struct vt_snap *a, int n, int nMax)
 {
     fputc('[', f);
@@ -53,6 +54,7 @@ static void snaps(FILE *f, const struct vt_trace *t, const struct vt_snap *a, in
     fputc(']', f);
 }
 
+/* One element of "traces" (keys documented in docs/analysis.md). */
 static void trace_json(FILE *f, const struct vt_result *r, int i)
 {
     const struct vt_trace *t = &r->aTrace[i];
@@ -180,6 +182,7 @@ static void trace_json(FILE *f, const struct vt_result *r, int i)
     fputs("]}", f);
 }
 
+/* The whole JSON report; 0, or -1 on a write error. */
 int vt__report_json(FILE *f, const struct vt_result *r)
 {
     int aSev[VT_SEV_HIGH + 1] = {0};

@@ -13,6 +13,7 @@ static void cell(FILE *f, const char *z)
     }
 }
 
+/* The whole Markdown report; 0, or -1 on a write error. */
 int vt__report_markdown(FILE *f, const struct vt_result *r)
 {
     const struct vt_opts *o = r->pOpts;

@@ -39,6 +39,7 @@ static const char *who(const struct vt_trace *t, char *z, size_t n)
     return z;
 }
 
+/* One finding: severity, title, size and time, where, evidence, fix. */
 static void finding(FILE *f, const struct vt_result *r, const struct vt_finding *x)
 {
     const struct vt_trace *t = &r->aTrace[x->trace];
@@ -61,6 +62,7 @@ static void finding(FILE *f, const struct vt_result *r, const struct vt_finding 
     wrap(f, "    fix:      ", 14, x->zFix);
 }
 
+/* One process: lifetime counts, device peaks with what was live, phases, notes, sites. */
 static void trace_section(FILE *f, const struct vt_result *r, int iTrace)
 {
     const struct vt_trace *t = &r->aTrace[iTrace];
@@ -150,6 +152,7 @@ static void trace_section(FILE *f, const struct vt_result *r, int iTrace)
     }
 }
 
+/* The whole text report; 0, or -1 on a write error. */
 int vt__report_text(FILE *f, const struct vt_result *r)
 {
     int aSev[VT_SEV_HIGH + 1] = {0};

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Index of the device entry for id device, created on first sight; -1 when out of memory. */
 int vt__dev_index(struct vt_trace *t, int device)
 {
     struct vt_device *aNew, *d;
