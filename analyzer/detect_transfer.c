@@ -11,6 +11,14 @@ struct ival {
     int64_t a, b;
 };
 
+/* Start and end of the current kernel row; an end before the start (incomplete record) is the start. */
+static void kernel_row(sqlite3_stmt *p, int64_t *pA, int64_t *pB)
+{
+    *pA = sqlite3_column_int64(p, 0);
+    *pB = sqlite3_column_int64(p, 1);
+    if (*pB < *pA) *pB = *pA;
+}
+
 /*
  * One streaming pass over host<->device copies and kernels (both in start
  * order): per-direction volume, pageable share, best bandwidth, and how much
@@ -32,7 +40,7 @@ int vt__transfers(struct vt_trace *t)
     if (rc == SQLITE_OK) {
         rc = sqlite3_step(pKer);
         bKer = rc == SQLITE_ROW;
-        if (bKer) kA = sqlite3_column_int64(pKer, 0), kB = sqlite3_column_int64(pKer, 1);
+        if (bKer) kernel_row(pKer, &kA, &kB);
         rc = rc == SQLITE_ROW || rc == SQLITE_DONE ? SQLITE_OK : rc;
     }
     while (rc == SQLITE_OK && (rc = sqlite3_step(pCopy)) == SQLITE_ROW) {
@@ -68,7 +76,7 @@ int vt__transfers(struct vt_trace *t)
             }
             rc = sqlite3_step(pKer);
             bKer = rc == SQLITE_ROW;
-            if (bKer) kA = sqlite3_column_int64(pKer, 0), kB = sqlite3_column_int64(pKer, 1);
+            if (bKer) kernel_row(pKer, &kA, &kB);
             rc = rc == SQLITE_ROW || rc == SQLITE_DONE ? SQLITE_OK : rc;
         }
         if (rc != SQLITE_OK) break;
@@ -117,7 +125,7 @@ int vt__transfers(struct vt_trace *t)
             }
             rc = sqlite3_step(pKer);
             bKer = rc == SQLITE_ROW;
-            if (bKer) kA = sqlite3_column_int64(pKer, 0), kB = sqlite3_column_int64(pKer, 1);
+            if (bKer) kernel_row(pKer, &kA, &kB);
             rc = rc == SQLITE_ROW || rc == SQLITE_DONE ? SQLITE_OK : rc;
         }
         if (curB >= 0) t->kernelBusyNs += curB - curA;

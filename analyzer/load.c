@@ -209,11 +209,14 @@ int vt__load(struct vt_trace *t, const struct vt_opts *o)
     t->t0 = INT64_MAX;
     t->t1 = INT64_MIN;
     {
+        /* zero times are placeholders of incomplete records (a forced flush): not the trace's start */
         static const char *azSql[] = {
-            "SELECT min(ts), max(ts) FROM memory_event", "SELECT min(start), max(end) FROM kernel",
-            "SELECT min(start), max(end) FROM memcpy", "SELECT min(start), max(end) FROM memset",
-            "SELECT min(ts), max(ts) FROM oom_event",
-            "SELECT min(start), max(coalesce(end, start)) FROM nvtx_range"};
+            "SELECT min(ts), max(ts) FROM memory_event WHERE ts > 0",
+            "SELECT min(start), max(end) FROM kernel WHERE start > 0 AND end >= start",
+            "SELECT min(start), max(end) FROM memcpy WHERE start > 0 AND end >= start",
+            "SELECT min(start), max(end) FROM memset WHERE start > 0 AND end >= start",
+            "SELECT min(ts), max(ts) FROM oom_event WHERE ts > 0",
+            "SELECT min(start), max(coalesce(end, start)) FROM nvtx_range WHERE start > 0"};
         for (size_t k = 0; rc == SQLITE_OK && k < sizeof azSql / sizeof azSql[0]; k++) {
             rc = query2(db, azSql[k], &a, &b);
             if (a >= 0 && a < t->t0) t->t0 = a;

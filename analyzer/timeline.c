@@ -43,7 +43,7 @@ static int slice_of(int64_t ts, int64_t a, int64_t b)
 {
     int64_t k;
     if (b <= a) return 0;
-    k = (ts - a) * VT_SLICES / (b - a);
+    k = (int64_t)((double)(ts - a) * VT_SLICES / (double)(b - a)); /* double: no overflow on wide spans */
     return k < 0 ? 0 : k >= VT_SLICES ? VT_SLICES - 1 : (int)k;
 }
 
@@ -89,7 +89,7 @@ void vt__timeline_phase_step(struct vt_trace *t, int64_t ts)
 void vt__timeline_update(struct vt_trace *t, int iDev, int64_t ts)
 {
     struct vt_device *d = &t->aDev[iDev];
-    int64_t b = (ts - t->t0) * VT_TIMELINE_BUCKETS / (t->t1 - t->t0 + 1);
+    int64_t b = (int64_t)((double)(ts - t->t0) * VT_TIMELINE_BUCKETS / (double)(t->t1 - t->t0 + 1));
     if (b < 0) b = 0;
     if (b >= VT_TIMELINE_BUCKETS) b = VT_TIMELINE_BUCKETS - 1;
     if (d->live > d->aMax[b]) d->aMax[b] = d->live;

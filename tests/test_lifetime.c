@@ -1,4 +1,5 @@
 /* Tests for lifetime reconstruction, buffer uses, the timeline and the written-back tables. */
+#include <stdlib.h>
 #include <string.h>
 
 #include "analysis.h"
@@ -181,4 +182,43 @@ TEST(vmm_managed_pool_sample_shapes)
     tg_cleanup();
 }
 
-VT_TEST_LIST(T(vmm_managed_pool_sample_shapes) T(pairing_reuse_unknown_double) T(timeline_peak_and_live_at_peak) T(pool_reserved_tracked))
+/* CUPTI-scale timestamps (~1.7e18 ns) next to the zero times of incomplete records: the
+ * trace starts at its first real time and nothing overflows (checked under UBSan). */
+TEST(wide_timestamps_and_incomplete_records)
+{
+    const char *zPath = tg_path("wide.db");
+    struct tg *g = tg_open(zPath);
+    struct vt_opts o;
+    struct vt_result r;
+    const int64_t base = 1700000000000000000LL;
+    ASSERT(g);
+    tg_alloc(g, base + 1 * MS, 0, 3, A, 10 * MiB, -1);
+    tg_kernel(g, 0, 0, "incomplete_kernel");
+    tg_memcpy(g, 0, 0, 1, 1, 3, 4 * MiB, -1, A);
+    tg_kernel(g, base + 2 * MS, base + 3 * MS, "gemm");
+    tg_memcpy(g, base + 4 * MS, base + 5 * MS, 1, 1, 3, 4 * MiB, -1, A);
+    tg_free(g, base + 6 * MS, 0, 3, A, 10 * MiB);
+    ASSERT_EQ(0, tg_close(g));
+    vt__opts_default(&o);
+    o.format = VT_FMT_HTML;
+    ASSERT_EQ(0, analyze1(zPath, &o, &r));
+    ASSERT_EQ(base + 1 * MS, r.aTrace[0].t0);
+    ASSERT_EQ(base + 6 * MS, r.aTrace[0].t1);
+    ASSERT_EQ(10 * MiB, r.aTrace[0].aDev[0].peak);
+    ASSERT_EQ(10 * MiB, r.aTrace[0].aDev[0].aMax[0]);
+    ASSERT_EQ(0, r.aTrace[0].aDev[0].aLast[VT_TIMELINE_BUCKETS - 1]);
+    ASSERT_EQ(1 * MS, r.aTrace[0].kernelBusyNs); /* the incomplete kernel adds nothing */
+    {
+        char *z = NULL;
+        size_t n = 0;
+        FILE *f = open_memstream(&z, &n);
+        ASSERT_EQ(0, vt__report_html(f, &r));
+        fclose(f);
+        ASSERT_CONTAINS(z, "<polyline");
+        free(z);
+    }
+    vt__result_free(&r);
+    tg_cleanup();
+}
+
+VT_TEST_LIST(T(wide_timestamps_and_incomplete_records) T(vmm_managed_pool_sample_shapes) T(pairing_reuse_unknown_double) T(timeline_peak_and_live_at_peak) T(pool_reserved_tracked))
