@@ -186,7 +186,7 @@ static void retained_check(struct vt_trace *t, struct vt_life *l)
     if (t->bHaveKernelUses && l->freeTs >= 0) {
         int64_t from = l->lastUse >= 0 ? l->lastUse : l->allocTs;
         int64_t idle = l->freeTs - from, life = l->freeTs - l->allocTs;
-        if (idle >= t->idleNs && idle * 10 >= life * 6) {
+        if (idle >= t->idleNs && idle >= life / 10 * 6) {
             s->idleCount++;
             s->idleBytes += l->bytes;
             if (idle > s->idleMaxNs) s->idleMaxNs = idle;
