@@ -136,7 +136,13 @@ int vt__report_html(FILE *f, const struct vt_result *r)
             r->nFind == 1 ? "" : "s");
     for (int i = 0; i < r->nTrace; i++) {
         const struct vt_trace *t = &r->aTrace[i];
-        fprintf(f, "<h2>Process %s%s%s</h2>\n<p><code>", t->zPid[0] ? t->zPid : "?", t->zRank[0] ? ", rank " : "", t->zRank);
+        fputs("<h2>Process ", f);
+        vt__html_str(f, t->zPid[0] ? t->zPid : "?");
+        if (t->zRank[0]) {
+            fputs(", rank ", f);
+            vt__html_str(f, t->zRank);
+        }
+        fputs("</h2>\n<p><code>", f);
         vt__html_str(f, t->zPath);
         vt__fmt_ns(t->t1 - t->t0, zA, sizeof zA);
         fprintf(f, "</code>, %s; %lld allocations, %lld live at exit. Phases from %s: "
@@ -150,6 +156,29 @@ int vt__report_html(FILE *f, const struct vt_result *r)
             fputs("</p>\n", f);
         }
     }
+    if (r->nTrace > 1) {
+        int64_t sum = 0;
+        fputs("<h2>All processes</h2>\n<table><tr><th>pid</th><th>rank</th><th>device peak</th><th>findings</th>"
+              "<th>worst</th></tr>\n", f);
+        for (int i = 0; i < r->nTrace; i++) {
+            const struct vt_trace *t = &r->aTrace[i];
+            int n = 0, worst = -1;
+            for (int k = 0; k < r->nFind; k++)
+                if (r->aFind[k].trace == i) {
+                    n++;
+                    if (r->aFind[k].severity > worst) worst = r->aFind[k].severity;
+                }
+            sum += vt__main_peak(t);
+            vt__fmt_bytes(vt__main_peak(t), zB, sizeof zB);
+            fputs("<tr><td>", f);
+            vt__html_str(f, t->zPid[0] ? t->zPid : "?");
+            fputs("</td><td>", f);
+            vt__html_str(f, t->zRank[0] ? t->zRank : "-");
+            fprintf(f, "</td><td>%s</td><td>%d</td><td>%s</td></tr>\n", zB, n, worst >= 0 ? vt__sev_name(worst) : "-");
+        }
+        vt__fmt_bytes(sum, zB, sizeof zB);
+        fprintf(f, "</table>\n<p>Sum of per-process device peaks: %s.</p>\n", zB);
+    }
     fputs("<h2>Findings (worst first)</h2>\n", f);
     if (!r->nFind) fputs("<p>No problems found.</p>\n", f);
     for (int i = 0; i < r->nFind; i++) {
@@ -161,7 +190,9 @@ int vt__report_html(FILE *f, const struct vt_result *r)
         fprintf(f, "<div class=\"finding\" id=\"f%d\"><h3><span class=\"sev %s\">%s</span> %s: ", i + 1,
                 vt__sev_name(x->severity), vt__sev_name(x->severity), x->zKind);
         vt__html_str(f, x->zTitle);
-        fprintf(f, "</h3>\n<p>process %s; %s; %lld events; %s .. %s", t->zPid[0] ? t->zPid : "?", zB, (long long)x->count, zA, zZ);
+        fputs("</h3>\n<p>process ", f);
+        vt__html_str(f, t->zPid[0] ? t->zPid : "?");
+        fprintf(f, "; %s; %lld events; %s .. %s", zB, (long long)x->count, zA, zZ);
         if (x->zPhase[0]) {
             fputs("; phase ", f);
             vt__html_str(f, x->zPhase);

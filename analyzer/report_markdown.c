@@ -101,5 +101,24 @@ int vt__report_markdown(FILE *f, const struct vt_result *r)
             }
         }
     }
+    if (r->nTrace > 1) {
+        int64_t sum = 0;
+        fprintf(f, "\n## All processes\n\n| pid | rank | device peak | findings | worst |\n|---|---|---|---|---|\n");
+        for (int i = 0; i < r->nTrace; i++) {
+            const struct vt_trace *t = &r->aTrace[i];
+            int n = 0, worst = -1;
+            for (int k = 0; k < r->nFind; k++)
+                if (r->aFind[k].trace == i) {
+                    n++;
+                    if (r->aFind[k].severity > worst) worst = r->aFind[k].severity;
+                }
+            sum += vt__main_peak(t);
+            vt__fmt_bytes(vt__main_peak(t), zB, sizeof zB);
+            fprintf(f, "| %s | %s | %s | %d | %s |\n", t->zPid[0] ? t->zPid : "?", t->zRank[0] ? t->zRank : "-", zB, n,
+                    worst >= 0 ? vt__sev_name(worst) : "-");
+        }
+        vt__fmt_bytes(sum, zB, sizeof zB);
+        fprintf(f, "\nSum of per-process device peaks: %s.\n", zB);
+    }
     return ferror(f) ? -1 : 0;
 }

@@ -121,12 +121,14 @@ TEST(markdown_tables)
 {
     struct vt_opts o;
     struct vt_result r;
-    analyze(&r, &o, 1);
+    analyze(&r, &o, 2);
     char *z = render(&r, VT_FMT_MARKDOWN);
     ASSERT_CONTAINS(z, "# vramtrace analysis");
     ASSERT_CONTAINS(z, "| 1 | high | oom | 1234 |");
     ASSERT_CONTAINS(z, "| eval | evaluation |");
     ASSERT_CONTAINS(z, "- **fix**: ");
+    ASSERT_CONTAINS(z, "## All processes");
+    ASSERT_CONTAINS(z, "| 1234 | - | 3.06 GiB | 3 | high |");
     free(z);
     vt__result_free(&r);
     tg_cleanup();
