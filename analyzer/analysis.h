@@ -64,6 +64,7 @@ struct vt_life {
     int phase;                     /* phase index at allocation, -1 none */
     int iter;                      /* iteration index at allocation, -1 none */
     int status;                    /* enum vt_life_status */
+    int liveIdx;                   /* index in the replay's dense live array */
 };
 
 /* One allocation kept in a snapshot (peak, OOM, live at end). */

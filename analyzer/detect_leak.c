@@ -60,14 +60,17 @@ static const char *zSiteHelp = " (call sites are recorded by default: keep VRAMT
                                 "do not pass --no-python-stacks to vramtrace record)";
 
 /* One never-freed finding. Returns 0 or -1 (out of memory). */
-static int emit_end(struct vt_result *r, int iTrace, int64_t bytes, int64_t count, int64_t nAlloc, int64_t first,
-                    int64_t last, int64_t stackId, const char *zSite)
+static int emit_end(struct vt_result *r, int iTrace, int64_t bytes, int64_t count, int64_t nLate, int64_t nAlloc,
+                    int64_t first, int64_t last, int64_t stackId, const char *zSite)
 {
     struct vt_trace *t = &r->aTrace[iTrace];
     int sev = size_severity(bytes, vt__main_peak(t));
     struct vt_finding *f;
-    char zB[32], zA[32], zZ[32];
+    char zB[32], zA[32], zZ[32], zUse[160] = "";
     if (!t->bCleanClose && sev > VT_SEV_LOW) sev = VT_SEV_LOW;
+    if (t->bHaveKernelUses)
+        snprintf(zUse, sizeof zUse, "; %lld of them %s not used in the last iteration or the last 10%% of the run",
+                 (long long)(count - nLate), count - nLate == 1 ? "was" : "were");
     f = vt__finding_add(r, iTrace, "leak", sev);
     if (!f) return -1;
     vt__fmt_bytes(bytes, zB, sizeof zB);
@@ -83,8 +86,7 @@ static int emit_end(struct vt_result *r, int iTrace, int64_t bytes, int64_t coun
                             count == 1 ? "" : "s");
     f->zEvidence = vt__strdupf(
         "%lld of %lld allocations from %s (%s) were allocated between %s and %s and never freed%s%s.",
-        (long long)count, (long long)nAlloc, stackId >= 0 ? "this site" : "sites not recorded", zB, zA, zZ,
-        t->bHaveKernelUses ? "; not used in the last iteration or the last 10% of the run" : "",
+        (long long)count, (long long)nAlloc, stackId >= 0 ? "this site" : "sites not recorded", zB, zA, zZ, zUse,
         t->bCleanClose ? "" : "; the trace was not closed cleanly, so some may have been freed later");
     f->zFix = vt__strdupf("%s", zFixLeak);
     return f->zTitle && f->zEvidence && f->zFix && f->zSite ? 0 : -1;
@@ -99,7 +101,7 @@ static int leak_at_end(struct vt_result *r, int iTrace)
     struct vt_trace *t = &r->aTrace[iTrace];
     const struct vt_opts *o = r->pOpts;
     int64_t segBytes = 0, segCount = 0, segFirst = -1, segLast = -1;
-    int64_t nsBytes = 0, nsCount = 0, nsAlloc = 0, nsFirst = -1, nsLast = -1;
+    int64_t nsBytes = 0, nsCount = 0, nsAlloc = 0, nsFirst = -1, nsLast = -1, nsLate = 0;
     int nsSites = 0, nsOne = -1;
     char zB[32];
     for (int i = 0; i < t->nSite; i++) {
@@ -117,6 +119,7 @@ static int leak_at_end(struct vt_result *r, int iTrace)
             nsBytes += s->endBytes;
             nsCount += s->endCount;
             nsAlloc += s->nAlloc;
+            nsLate += s->endUsedLate;
             if (nsFirst < 0 || s->endFirstTs < nsFirst) nsFirst = s->endFirstTs;
             if (s->endLastTs > nsLast) nsLast = s->endLastTs;
             nsSites++;
@@ -124,15 +127,15 @@ static int leak_at_end(struct vt_result *r, int iTrace)
             continue;
         }
         if (s->endBytes < o->minBytes) continue;
-        if (emit_end(r, iTrace, s->endBytes, s->endCount, s->nAlloc, s->endFirstTs, s->endLastTs, s->stackId,
-                     s->zSite) != 0)
+        if (emit_end(r, iTrace, s->endBytes, s->endCount, s->endUsedLate, s->nAlloc, s->endFirstTs, s->endLastTs,
+                     s->stackId, s->zSite) != 0)
             return -1;
     }
     if (nsCount > 0 && nsBytes >= o->minBytes) {
         char zSite[96];
         if (nsSites == 1) snprintf(zSite, sizeof zSite, "%s", t->aSite[nsOne].zSite);
         else snprintf(zSite, sizeof zSite, "site not recorded (%d allocation sizes)", nsSites);
-        if (emit_end(r, iTrace, nsBytes, nsCount, nsAlloc, nsFirst, nsLast, -1, zSite) != 0) return -1;
+        if (emit_end(r, iTrace, nsBytes, nsCount, nsLate, nsAlloc, nsFirst, nsLast, -1, zSite) != 0) return -1;
     }
     if (segCount > 0 && segBytes >= o->minBytes) {
         struct vt_finding *f = vt__finding_add(r, iTrace, "leak", VT_SEV_INFO);

@@ -20,11 +20,28 @@ struct cursor {
     int64_t ts;
 };
 
-/* Replay state: the live set sorted by (address, device, mem_kind), and freed addresses. */
+/* The live allocations overlapping one 2 MiB page of the address space. */
+struct page {
+    int64_t page;
+    struct vt_life **a;
+    int n, cap;
+};
+
+#define PAGE_SHIFT 21
+
+/*
+ * Replay state: the live set (a dense array for walking it, and a hash of 2 MiB
+ * pages to the allocations overlapping each, for lookups by base address or by
+ * any address inside: both O(allocations sharing a page)), and freed addresses.
+ */
 struct replay {
     struct vt_trace *t;
     struct vt_life **apLive;
     int nLive, nLiveAlloc;
+    struct page *aPage;   /* page lists, never removed (bounded by the pages ever used) */
+    int nPage, nPageAlloc;
+    int *aPageHash;       /* open addressing: index into aPage, -1 empty */
+    int nPageHash;
     int64_t *aFreed; /* open-addressing set of freed addresses (0 = empty slot) */
     int nFreed, nFreedAlloc;
     int nextBoundary; /* next growth boundary (index into t->aBoundary) */
@@ -48,48 +65,131 @@ static int64_t col_i64(sqlite3_stmt *p, int i, int64_t dflt)
     return sqlite3_column_type(p, i) == SQLITE_NULL ? dflt : sqlite3_column_int64(p, i);
 }
 
-static int cmp_life(const struct vt_life *a, int64_t addr, int dev, int kind)
+static uint64_t page_hash(int64_t page)
 {
-    if (a->address != addr) return a->address < addr ? -1 : 1;
-    if (a->device != dev) return a->device < dev ? -1 : 1;
-    if (a->memKind != kind) return a->memKind < kind ? -1 : 1;
+    return (uint64_t)page * 0x9E3779B97F4A7C15ull;
+}
+
+/* The list of page pg, created when bCreate; NULL if absent (or out of memory when creating). */
+static struct page *page_get(struct replay *r, int64_t pg, int bCreate)
+{
+    int i;
+    if (r->nPageHash) {
+        for (i = (int)(page_hash(pg) >> 40) & (r->nPageHash - 1); r->aPageHash[i] >= 0;
+             i = (i + 1) & (r->nPageHash - 1))
+            if (r->aPage[r->aPageHash[i]].page == pg) return &r->aPage[r->aPageHash[i]];
+    }
+    if (!bCreate) return NULL;
+    if ((r->nPage + 1) * 2 > r->nPageHash) { /* grow and rehash */
+        int nNew = r->nPageHash ? r->nPageHash * 2 : 1024;
+        int *aNew = malloc(sizeof(int) * (size_t)nNew);
+        if (!aNew) return NULL;
+        for (i = 0; i < nNew; i++) aNew[i] = -1;
+        for (int k = 0; k < r->nPage; k++) {
+            int j = (int)(page_hash(r->aPage[k].page) >> 40) & (nNew - 1);
+            while (aNew[j] >= 0) j = (j + 1) & (nNew - 1);
+            aNew[j] = k;
+        }
+        free(r->aPageHash);
+        r->aPageHash = aNew;
+        r->nPageHash = nNew;
+    }
+    if (r->nPage == r->nPageAlloc) {
+        int nNew = r->nPageAlloc ? r->nPageAlloc * 2 : 512;
+        struct page *aNew = realloc(r->aPage, sizeof *aNew * (size_t)nNew);
+        if (!aNew) return NULL;
+        r->aPage = aNew;
+        r->nPageAlloc = nNew;
+    }
+    for (i = (int)(page_hash(pg) >> 40) & (r->nPageHash - 1); r->aPageHash[i] >= 0; i = (i + 1) & (r->nPageHash - 1)) {
+    }
+    r->aPageHash[i] = r->nPage;
+    memset(&r->aPage[r->nPage], 0, sizeof r->aPage[0]);
+    r->aPage[r->nPage].page = pg;
+    return &r->aPage[r->nPage++];
+}
+
+/* Last page an allocation covers; sizes beyond 2 TiB (a damaged row) are indexed as 2 TiB. */
+static int64_t last_page(const struct vt_life *l)
+{
+    int64_t n = l->bytes > 0 ? l->bytes : 1;
+    if (n > ((int64_t)1 << 41)) n = (int64_t)1 << 41;
+    if (l->address > INT64_MAX - n) return l->address >> PAGE_SHIFT;
+    return (l->address + n - 1) >> PAGE_SHIFT;
+}
+
+/* The live allocation with base address addr (preferring a device/kind match), or NULL. */
+static struct vt_life *live_find_base(struct replay *r, int64_t addr, int dev, int kind)
+{
+    struct page *p = page_get(r, addr >> PAGE_SHIFT, 0);
+    struct vt_life *best = NULL;
+    for (int i = 0; p && i < p->n; i++) {
+        struct vt_life *l = p->a[i];
+        if (l->address != addr) continue;
+        if ((dev < 0 || l->device == dev) && (kind == 0 || l->memKind == kind)) return l;
+        if (!best) best = l;
+    }
+    /* a free with a different device/kind than its allocation: accept only when unambiguous */
+    return best && (dev < 0 || kind == 0) ? best : NULL;
+}
+
+/* The live allocation containing addr, or NULL. */
+static struct vt_life *live_find_containing(struct replay *r, int64_t addr)
+{
+    struct page *p = page_get(r, addr >> PAGE_SHIFT, 0);
+    for (int i = 0; p && i < p->n; i++) {
+        struct vt_life *l = p->a[i];
+        if (addr >= l->address && addr < l->address + (l->bytes > 0 ? l->bytes : 1)) return l;
+    }
+    return NULL;
+}
+
+/* Add l to the live set. Returns 0 or -1 when out of memory (l not added). */
+static int live_add(struct replay *r, struct vt_life *l)
+{
+    int64_t pg;
+    if (r->nLive == r->nLiveAlloc) {
+        int nNew = r->nLiveAlloc ? r->nLiveAlloc * 2 : 1024;
+        struct vt_life **aNew = realloc(r->apLive, sizeof *aNew * (size_t)nNew);
+        if (!aNew) return -1;
+        r->apLive = aNew;
+        r->nLiveAlloc = nNew;
+    }
+    for (pg = l->address >> PAGE_SHIFT; pg <= last_page(l); pg++) {
+        struct page *p = page_get(r, pg, 1);
+        if (p && p->n == p->cap) {
+            int nNew = p->cap ? p->cap * 2 : 4;
+            struct vt_life **aNew = realloc(p->a, sizeof *aNew * (size_t)nNew);
+            if (!aNew) p = NULL;
+            else p->a = aNew, p->cap = nNew;
+        }
+        if (!p) { /* undo the pages already linked */
+            for (int64_t q = l->address >> PAGE_SHIFT; q < pg; q++) {
+                struct page *pq = page_get(r, q, 0);
+                if (pq) pq->n--;
+            }
+            return -1;
+        }
+        p->a[p->n++] = l;
+    }
+    l->liveIdx = r->nLive;
+    r->apLive[r->nLive++] = l;
     return 0;
 }
 
-/* First index whose key is >= (addr, dev, kind). */
-static int live_lower(const struct replay *r, int64_t addr, int dev, int kind)
+/* Remove l from the live set (does not free it). */
+static void live_remove(struct replay *r, struct vt_life *l)
 {
-    int lo = 0, hi = r->nLive;
-    while (lo < hi) {
-        int mid = (lo + hi) / 2;
-        if (cmp_life(r->apLive[mid], addr, dev, kind) < 0) lo = mid + 1;
-        else hi = mid;
+    for (int64_t pg = l->address >> PAGE_SHIFT; pg <= last_page(l); pg++) {
+        struct page *p = page_get(r, pg, 0);
+        for (int i = 0; p && i < p->n; i++)
+            if (p->a[i] == l) {
+                p->a[i] = p->a[--p->n];
+                break;
+            }
     }
-    return lo;
-}
-
-/* Index of the live allocation with base address addr (preferring device/kind match), or -1. */
-static int live_find_base(const struct replay *r, int64_t addr, int dev, int kind)
-{
-    int i = live_lower(r, addr, INT32_MIN, INT32_MIN), best = -1;
-    for (; i < r->nLive && r->apLive[i]->address == addr; i++) {
-        const struct vt_life *l = r->apLive[i];
-        if ((dev < 0 || l->device == dev) && (kind == 0 || l->memKind == kind)) return i;
-        if (best < 0) best = i;
-    }
-    /* a free with a different device/kind than its allocation: accept only when unambiguous */
-    return best >= 0 && (dev < 0 || kind == 0) ? best : -1;
-}
-
-/* Index of the live allocation containing addr, or -1. */
-static int live_find_containing(const struct replay *r, int64_t addr)
-{
-    int i = live_lower(r, addr, INT32_MAX, INT32_MAX) - 1;
-    for (int k = 0; i >= 0 && k < 4; i--, k++) {
-        const struct vt_life *l = r->apLive[i];
-        if (addr >= l->address && addr < l->address + (l->bytes > 0 ? l->bytes : 1)) return i;
-    }
-    return -1;
+    r->apLive[l->liveIdx] = r->apLive[--r->nLive];
+    r->apLive[l->liveIdx]->liveIdx = l->liveIdx;
 }
 
 static void freed_add(struct replay *r, int64_t addr);
@@ -225,13 +325,6 @@ static int close_life(struct replay *r, struct vt_life *l)
     return 0;
 }
 
-/* Remove live entry i from the sorted live set (does not free it). */
-static void live_remove(struct replay *r, int i)
-{
-    memmove(&r->apLive[i], &r->apLive[i + 1], sizeof(r->apLive[0]) * (size_t)(r->nLive - i - 1));
-    r->nLive--;
-}
-
 /*
  * Growth boundaries: the end of each training iteration (or of each iteration
  * outside any phase); without iterations, the ends of the 16 slices of the run
@@ -281,15 +374,18 @@ static int on_alloc(struct replay *r, sqlite3_stmt *p)
     struct vt_life *l;
     int op = sqlite3_column_int(p, 2), kind = sqlite3_column_int(p, 3);
     int64_t addr = sqlite3_column_int64(p, 4), ts = sqlite3_column_int64(p, 0);
-    int dev = col_int(p, 5, -1), i;
-    i = live_find_base(r, addr, dev, kind);
-    if (i >= 0) { /* the free of the previous allocation here was never seen */
-        struct vt_life *old = r->apLive[i];
+    int dev = col_int(p, 5, -1);
+    struct vt_life *old = live_find_base(r, addr, dev, kind);
+    if (old) { /* the free of the previous allocation here was never seen */
         old->freeTs = ts;
         old->status = VT_LIFE_FREE_MISSING;
         t->nFreeMissing++;
-        if (account(r, old, -1, ts) != 0 || close_life(r, old) != 0) return -1;
-        live_remove(r, i);
+        if (account(r, old, -1, ts) != 0) return -1;
+        live_remove(r, old);
+        if (close_life(r, old) != 0) {
+            free(old);
+            return -1;
+        }
         free(old);
     }
     l = calloc(1, sizeof *l);
@@ -315,20 +411,10 @@ static int on_alloc(struct replay *r, sqlite3_stmt *p)
     t->aSite[l->site].nAlloc++;
     t->aSite[l->site].totalBytes += l->bytes;
     t->nAlloc++;
-    if (r->nLive == r->nLiveAlloc) {
-        int nNew = r->nLiveAlloc ? r->nLiveAlloc * 2 : 1024;
-        struct vt_life **aNew = realloc(r->apLive, sizeof *aNew * (size_t)nNew);
-        if (!aNew) {
-            free(l);
-            return -1;
-        }
-        r->apLive = aNew;
-        r->nLiveAlloc = nNew;
+    if (live_add(r, l) != 0) {
+        free(l);
+        return -1;
     }
-    i = live_lower(r, addr, dev, kind);
-    memmove(&r->apLive[i + 1], &r->apLive[i], sizeof(r->apLive[0]) * (size_t)(r->nLive - i));
-    r->apLive[i] = l;
-    r->nLive++;
     if (sqlite3_column_type(p, 9) != SQLITE_NULL && l->acct >= 0) {
         int iDev = vt__dev_index(t, l->acct);
         if (iDev < 0) return -1;
@@ -344,16 +430,16 @@ static int on_free(struct replay *r, sqlite3_stmt *p)
     struct vt_trace *t = r->t;
     int kind = sqlite3_column_int(p, 3), dev = col_int(p, 5, -1);
     int64_t addr = sqlite3_column_int64(p, 4), ts = sqlite3_column_int64(p, 0);
-    int i = live_find_base(r, addr, dev, kind), rc = 0;
-    if (i >= 0) {
-        struct vt_life *l = r->apLive[i];
+    struct vt_life *l = live_find_base(r, addr, dev, kind);
+    int rc = 0;
+    if (l) {
         l->freeTs = ts;
         l->freeEventId = sqlite3_column_int64(p, 1);
         l->freeApi = col_int(p, 7, 0);
         l->status = VT_LIFE_FREED;
         t->nFree++;
         if (account(r, l, -1, ts) != 0) return -1;
-        live_remove(r, i);
+        live_remove(r, l);
         rc = close_life(r, l);
         free(l);
     } else {
@@ -388,10 +474,9 @@ static int on_free(struct replay *r, sqlite3_stmt *p)
 /* A use of addr at ts: kernel argument (base address) or copy/memset (any address inside). */
 static void on_use(struct replay *r, int64_t addr, int64_t ts, int bBase)
 {
-    int i = bBase ? live_find_base(r, addr, -1, 0) : -1;
-    if (i < 0) i = live_find_containing(r, addr);
-    if (i < 0) return;
-    struct vt_life *l = r->apLive[i];
+    struct vt_life *l = bBase ? live_find_base(r, addr, -1, 0) : NULL;
+    if (!l) l = live_find_containing(r, addr);
+    if (!l) return;
     if (l->firstUse < 0) l->firstUse = ts;
     if (ts > l->lastUse) l->lastUse = ts;
     l->useCount++;
@@ -558,6 +643,9 @@ int vt__replay(struct vt_trace *t, const struct vt_opts *o)
     t->nLive = 0;
     for (i = 0; i < r.nLive; i++) free(r.apLive[i]);
     free(r.apLive);
+    for (i = 0; i < r.nPage; i++) free(r.aPage[i].a);
+    free(r.aPage);
+    free(r.aPageHash);
     free(r.aFreed);
     if (rc == SQLITE_OK) return VT_EXIT_OK;
     vt__errorf("%s: cannot replay memory events: %s", t->zPath,
