@@ -82,6 +82,7 @@ struct vt_site {
     /* growth across iteration boundaries */
     int64_t firstBoundaryBytes, prevBoundaryBytes;
     int nBoundary, nUp, nDown;
+    int seenBoundary;       /* boundaries already accounted (lifetime.c: site_catch_up) */
     int64_t maxDrop;
     /* leak at end (filled at the end of replay) */
     int64_t endCount, endBytes, endFirstTs, endLastTs, endUsedLate;
@@ -178,6 +179,7 @@ struct vt_trace {
     int curPhase, curIter;  /* replay cursors (timeline.c) */
     int64_t *aBoundary;     /* growth boundaries (lifetime.c): iteration ends, or slice ends */
     int nBoundaryTs, bSliceBoundaries;
+    int nBoundaryDone;      /* boundaries passed so far in the replay */
     struct vt_life **apLive; /* the replay's live set, for phase peak snapshots */
     int nLive;
     const char *zPhaseSource; /* "nvtx", "kernels", or "none" */

@@ -251,6 +251,29 @@ static int acct_of(int op, int kind, int device)
     return -3;
 }
 
+/*
+ * Bring site s up to date with the growth boundaries passed since it last
+ * changed. Its live bytes were constant since then, so only the first of those
+ * boundaries can differ from the previous one. O(1): boundaries cost nothing
+ * for sites that do not change.
+ */
+static void site_catch_up(struct vt_trace *t, struct vt_site *s)
+{
+    int nNew = t->nBoundaryDone - s->seenBoundary;
+    if (nNew <= 0) return;
+    if (s->nBoundary == 0) {
+        s->firstBoundaryBytes = s->liveBytes;
+    } else if (s->liveBytes > s->prevBoundaryBytes) {
+        s->nUp++;
+    } else if (s->liveBytes < s->prevBoundaryBytes) {
+        s->nDown++;
+        if (s->prevBoundaryBytes - s->liveBytes > s->maxDrop) s->maxDrop = s->prevBoundaryBytes - s->liveBytes;
+    }
+    s->prevBoundaryBytes = s->liveBytes;
+    s->nBoundary += nNew;
+    s->seenBoundary = t->nBoundaryDone;
+}
+
 /* Add (sign +1) or remove (-1) l's bytes from its device's live total at ts. */
 static int account(struct replay *r, struct vt_life *l, int sign, int64_t ts)
 {
@@ -258,6 +281,7 @@ static int account(struct replay *r, struct vt_life *l, int sign, int64_t ts)
     int iDev;
     struct vt_site *s = &t->aSite[l->site];
     if (l->acct != -1) { /* pinned host memory is judged by the transfer detector, not per site */
+        site_catch_up(t, s);
         s->nLive += sign;
         s->liveBytes += sign * l->bytes;
         if (s->liveBytes > s->peakLiveBytes) s->peakLiveBytes = s->liveBytes;
@@ -334,36 +358,25 @@ static int boundaries_build(struct vt_trace *t)
 {
     t->aBoundary = malloc(sizeof(int64_t) * (size_t)(t->nIter + VT_SLICES));
     if (!t->aBoundary) return -1;
-    t->nBoundaryTs = 0;
+    t->nBoundaryTs = t->nBoundaryDone = 0;
     for (int i = 0; i < t->nIter; i++)
         if (t->aIter[i].phase < 0 || t->aPhase[t->aIter[i].phase].kind == VT_PHASE_TRAIN)
             t->aBoundary[t->nBoundaryTs++] = t->aIter[i].end;
     t->bSliceBoundaries = t->nBoundaryTs == 0;
     if (t->bSliceBoundaries)
         for (int k = VT_SLICES / 4; k < VT_SLICES; k++)
-            t->aBoundary[t->nBoundaryTs++] = t->t0 + (t->t1 - t->t0) * (k + 1) / VT_SLICES;
+            t->aBoundary[t->nBoundaryTs++] = t->t0 + (t->t1 - t->t0) / VT_SLICES * (k + 1) +
+                                             (t->t1 - t->t0) % VT_SLICES * (k + 1) / VT_SLICES;
     return 0;
 }
 
-/* At each growth boundary up to ts, note every site's live bytes. */
+/* Pass the growth boundaries up to ts (sites catch up lazily, see site_catch_up). */
 static void boundaries_upto(struct replay *r, int64_t ts)
 {
     struct vt_trace *t = r->t;
     while (r->nextBoundary < t->nBoundaryTs && t->aBoundary[r->nextBoundary] <= ts) {
         r->nextBoundary++;
-        for (int i = 0; i < t->nSite; i++) {
-            struct vt_site *s = &t->aSite[i];
-            if (s->nBoundary == 0) {
-                s->firstBoundaryBytes = s->liveBytes;
-            } else if (s->liveBytes > s->prevBoundaryBytes) {
-                s->nUp++;
-            } else if (s->liveBytes < s->prevBoundaryBytes) {
-                s->nDown++;
-                if (s->prevBoundaryBytes - s->liveBytes > s->maxDrop) s->maxDrop = s->prevBoundaryBytes - s->liveBytes;
-            }
-            s->prevBoundaryBytes = s->liveBytes;
-            s->nBoundary++;
-        }
+        t->nBoundaryDone++;
     }
 }
 
@@ -629,6 +642,7 @@ int vt__replay(struct vt_trace *t, const struct vt_opts *o)
     (void)bMem;
     if (rc == SQLITE_OK) {
         boundaries_upto(&r, INT64_MAX);
+        for (i = 0; i < t->nSite; i++) site_catch_up(t, &t->aSite[i]);
         t->apLive = r.apLive;
         t->nLive = r.nLive;
         vt__timeline_phase_step(t, INT64_MAX);

@@ -149,6 +149,7 @@ int vt__site_get(struct vt_trace *t, int64_t stackId, int64_t bytes)
     s->key = key;
     s->stackId = stackId;
     s->crossPhase = -1;
+    s->seenBoundary = t->nBoundaryDone;
     s->endFirstTs = s->idleFirstTs = s->crossFirstTs = -1;
     if (stackId >= 0) {
         s->zSite = describe_stack(t->db, stackId, &rc);
