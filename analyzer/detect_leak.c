@@ -159,6 +159,30 @@ static int leak_at_end(struct vt_result *r, int iTrace)
     return 0;
 }
 
+/*
+ * " At this rate ..." sentence: per-step growth and how many more steps fill the
+ * largest device (when its size is known), into z; returns z ("" when unknown).
+ */
+static const char *projection(const struct vt_trace *t, int64_t rise, int nStep, char *z, size_t n)
+{
+    int64_t total = 0, peak = 0, perStep;
+    char zS[32], zF[32];
+    z[0] = 0;
+    for (int d = 0; d < t->nDev; d++)
+        if (t->aDev[d].id >= 0 && t->aDev[d].peak >= peak) peak = t->aDev[d].peak, total = t->aDev[d].totalBytes;
+    if (nStep <= 0 || rise <= 0) return z;
+    perStep = rise / nStep;
+    vt__fmt_bytes(perStep, zS, sizeof zS);
+    if (total > peak && perStep > 0) {
+        vt__fmt_bytes(total - peak, zF, sizeof zF);
+        snprintf(z, n, " That is %s per step; the %s still free on the device last about %lld more steps.",
+                 zS, zF, (long long)((total - peak) / perStep));
+    } else {
+        snprintf(z, n, " That is %s per step.", zS);
+    }
+    return z;
+}
+
 /* Growth across training iterations: per site, else the device baseline. */
 static int growth(struct vt_result *r, int iTrace)
 {
@@ -166,7 +190,7 @@ static int growth(struct vt_result *r, int iTrace)
     const struct vt_opts *o = r->pOpts;
     int64_t peak = vt__main_peak(t), rise, *aB = NULL;
     int nSiteFound = 0, n = 0, rc = 0;
-    char zB[32], zP[32];
+    char zB[32], zP[32], zProj[200];
     for (int i = 0; i < t->nSite; i++) {
         struct vt_site *s = &t->aSite[i];
         int64_t riseS = s->prevBoundaryBytes - s->firstBoundaryBytes;
@@ -192,9 +216,9 @@ static int growth(struct vt_result *r, int iTrace)
                                     t->bSegments ? " (caching-allocator segments)" : "");
         f->zEvidence = vt__strdupf(
             "Live bytes from this site at the end of each %s rose in %d of %d steps (fell in %d), "
-            "by %s in all; its live bytes peaked at %s.%s",
+            "by %s in all; its live bytes peaked at %s.%s%s",
             t->bSliceBoundaries ? "sixteenth of the run (after its first quarter)" : "training iteration",
-            s->nUp, nStep, s->nDown, zB, zP,
+            s->nUp, nStep, s->nDown, zB, zP, projection(t, riseS, nStep, zProj, sizeof zProj),
             t->bSegments ? " At segment level this is the allocator reserving more and more: tensors "
                            "are accumulating." : "");
         f->zFix = vt__strdupf("%s", zFixLeak);
@@ -231,8 +255,9 @@ static int growth(struct vt_result *r, int iTrace)
         f->zSite = vt__strdupf("no single site: device total");
         f->zTitle = vt__strdupf("Memory baseline rises: +%s over %d %s", zB, n, t->nIter ? "iterations" : "slices of the run");
         f->zEvidence = vt__strdupf("The lowest live device memory of each %s (the bottom of the sawtooth) "
-                                   "rose by %s; no single call site explains it.",
-                                   t->nIter ? "training iteration" : "sixteenth of the run", zB);
+                                   "rose by %s; no single call site explains it.%s",
+                                   t->nIter ? "training iteration" : "sixteenth of the run", zB,
+                                   projection(t, rise, n - 1, zProj, sizeof zProj));
         f->zFix = vt__strdupf("%s", zFixLeak);
         if (!f->zTitle || !f->zEvidence || !f->zFix || !f->zSite) rc = -1;
     }

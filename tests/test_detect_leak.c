@@ -73,6 +73,8 @@ TEST(leak_growth_and_never_freed_by_site)
     ASSERT_CONTAINS(r.aFind[0].zFix, ".item()");
     ASSERT_EQ(36 * MiB, r.aFind[1].bytes);
     ASSERT_CONTAINS(r.aFind[1].zTitle, "grows every iteration");
+    /* 4 MiB per step; 16 GiB - 340 MiB = 16044 MiB free: 4011 more steps */
+    ASSERT_CONTAINS(r.aFind[1].zEvidence, "That is 4.00 MiB per step; the 15.7 GiB still free on the device last about 4011 more steps.");
     ASSERT_STREQ("train.py:88 in train_step", r.aFind[1].zSite);
     vt__result_free(&r);
     ASSERT_EQ(2, tg_query(zPath, "SELECT count(*) FROM finding WHERE kind = 'leak' AND severity = 'high'"));
