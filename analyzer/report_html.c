@@ -155,6 +155,21 @@ int vt__report_html(FILE *f, const struct vt_result *r)
             vt__html_str(f, t->azNote[k]);
             fputs("</p>\n", f);
         }
+        if (r->pOpts->bBySite && t->nSite) {
+            fputs("<table><tr><th>site</th><th>allocations</th><th>total</th><th>peak live</th><th>live at exit</th></tr>\n", f);
+            for (int k = 0; k < t->nSite; k++) {
+                const struct vt_site *st = &t->aSite[k];
+                char zP[32], zE[32];
+                vt__fmt_bytes(st->totalBytes, zB, sizeof zB);
+                vt__fmt_bytes(st->peakLiveBytes, zP, sizeof zP);
+                vt__fmt_bytes(st->endBytes, zE, sizeof zE);
+                fputs("<tr><td><code>", f);
+                vt__html_str(f, st->zSite);
+                fprintf(f, "</code></td><td>%lld</td><td>%s</td><td>%s</td><td>%s</td></tr>\n", (long long)st->nAlloc, zB,
+                        zP, zE);
+            }
+            fputs("</table>\n", f);
+        }
     }
     if (r->nTrace > 1) {
         int64_t sum = 0;

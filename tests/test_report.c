@@ -108,6 +108,7 @@ TEST(html_self_contained_with_timeline)
     ASSERT_CONTAINS(z, "<a href=\"#f2\"><polygon"); /* the leak marker links to its finding */
     ASSERT_CONTAINS(z, "(evaluation)</title>");
     ASSERT_CONTAINS(z, "train&lt;&amp;&gt;.py:9 in main");
+    ASSERT_CONTAINS(z, "<tr><td><code>train&lt;&amp;&gt;.py:9 in main</code></td><td>1</td><td>3.00 GiB</td>");
     ASSERT(!strstr(z, "<script"));
     ASSERT(!strstr(z, "src="));
     ASSERT(!strstr(z, "<link"));
