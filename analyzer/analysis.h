@@ -65,6 +65,7 @@ struct vt_life {
     int iter;                      /* iteration index at allocation, -1 none */
     int status;                    /* enum vt_life_status */
     int liveIdx;                   /* index in the replay's dense live array */
+    int bInternal;                 /* made by the CUDA runtime/driver (no API call, no site) */
 };
 
 /* One allocation kept in a snapshot (peak, OOM, live at end). */
@@ -165,6 +166,7 @@ struct vt_trace {
     int64_t t0, t1;
     /* lifetimes */
     int64_t nAlloc, nFree, nFreeUnknown, nDoubleFree, nFreeMissing, nLiveEnd, liveEndBytes;
+    int64_t nInternalEnd, internalEndBytes; /* runtime/driver allocations live at exit */
     int64_t idleNs;         /* retained: idle threshold used */
     int64_t nKernelUse, nCopyUse;
     int bHaveKernelUses, bHaveCopyAddr;

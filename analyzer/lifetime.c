@@ -413,6 +413,8 @@ static int on_alloc(struct replay *r, sqlite3_stmt *p)
     l->device = dev;
     l->memKind = kind;
     l->allocApi = col_int(p, 7, 0);
+    /* no API call behind it (correlation 0, no api): the CUDA runtime or driver allocating for itself */
+    l->bInternal = col_i64(p, 11, 0) == 0 && l->allocApi == 0 && l->stackId < 0 && op == VT_MEMOP_ALLOC;
     l->acct = acct_of(op, kind, dev);
     l->phase = vt__phase_at(t, ts);
     l->iter = -1;
@@ -549,7 +551,10 @@ static int finish_live(struct replay *r)
         l->status = VT_LIFE_LIVE_AT_END;
         t->nLiveEnd++;
         t->liveEndBytes += l->bytes;
-        if (l->acct != -1) {
+        if (l->bInternal) {
+            t->nInternalEnd++;
+            t->internalEndBytes += l->bytes;
+        } else if (l->acct != -1) {
             s->endCount++;
             s->endBytes += l->bytes;
             if (s->endFirstTs < 0 || l->allocTs < s->endFirstTs) s->endFirstTs = l->allocTs;
@@ -558,6 +563,14 @@ static int finish_live(struct replay *r)
             vt__top_insert(t->aEnd, &t->nEnd, VT_TOPMAX, l);
         }
         if (close_life(r, l) != 0) return -1;
+    }
+    if (t->nInternalEnd) {
+        char zB[32];
+        vt__fmt_bytes(t->internalEndBytes, zB, sizeof zB);
+        vt__trace_note(t, "%lld allocation%s (%s) made by the CUDA runtime or driver itself (no API call "
+                          "behind %s) %s still live at exit: not counted as leaks",
+                       (long long)t->nInternalEnd, t->nInternalEnd == 1 ? "" : "s", zB,
+                       t->nInternalEnd == 1 ? "it" : "them", t->nInternalEnd == 1 ? "is" : "are");
     }
     return 0;
 }
@@ -587,7 +600,7 @@ static int64_t idle_threshold(const struct vt_trace *t)
 int vt__replay(struct vt_trace *t, const struct vt_opts *o)
 {
     static const char *azSql[] = {
-        "SELECT ts, id, op, mem_kind, address, device, bytes, api, stack_id, pool_size, pool_used"
+        "SELECT ts, id, op, mem_kind, address, device, bytes, api, stack_id, pool_size, pool_used, correlation"
         " FROM memory_event WHERE op IN (1, 2, 5, 6) ORDER BY ts, id",
         "SELECT ts, address FROM buffer_use WHERE kind = 0 AND ts IS NOT NULL ORDER BY ts",
         "SELECT start, src, dst FROM memcpy WHERE src IS NOT NULL OR dst IS NOT NULL ORDER BY start",

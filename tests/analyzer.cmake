@@ -3,3 +3,7 @@ foreach(t test_lifetime test_detect_leak test_detect_oom test_detect_spike
     test_detect_retained test_detect_transfer test_report test_analyze_cli)
   vt_add_test(NAME ${t} SOURCES ${t}.c tracegen.c LIBS vtanalysis LABELS analyzer)
 endforeach()
+
+# The traces the GPU tests' fixture builds for each CUDA sample, analyzed as docs/samples.md says.
+vt_add_test(NAME test_analyze_samples SOURCES test_analyze_samples.c tracegen.c gpu_fake_trace.c
+  LIBS vtanalysis LABELS analyzer)

@@ -200,6 +200,10 @@ TEST(leak_sample_shape)
         k = tg_kernel(g, ts + 100, ts + 200, "vt_sample_fill(float*, unsigned long, float)");
         tg_use(g, ts + 100, k, LEAK + i * 0x1000000LL);
     }
+    /* the CUDA runtime's own allocation: no correlation, no API, no site; never freed */
+    ASSERT_EQ(SQLITE_OK, sqlite3_exec(g->db, "INSERT INTO memory_event(ts, op, mem_kind, address, bytes, device, "
+                                             "correlation) VALUES(500000, 1, 3, 140000000000000, 2097152, 0, 0)",
+                                      NULL, NULL, NULL));
     for (int j = 0; j < 4; j++, ts += MS) {
         tg_alloc(g, ts, 0, 3, ACT, 5 * MiB + 4096 * j, s);
         k = tg_kernel(g, ts + 100, ts + 200, "vt_sample_fill(float*, unsigned long, float)");
@@ -214,6 +218,8 @@ TEST(leak_sample_shape)
     ASSERT_EQ(8, r.aFind[0].count);
     ASSERT_EQ(25280512, r.aFind[0].bytes);
     ASSERT_STREQ("main (leak)", r.aFind[0].zSite);
+    ASSERT_EQ(1, r.aTrace[0].nInternalEnd);
+    ASSERT_CONTAINS(r.aTrace[0].azNote[0], "1 allocation (2.00 MiB) made by the CUDA runtime or driver itself");
     vt__result_free(&r);
     /* without call sites the 8 sizes still make one finding */
     {
