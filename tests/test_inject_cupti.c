@@ -180,6 +180,16 @@ CUresult cuDeviceGetUuid_v2(CUuuid *u, CUdevice d)
     return CUDA_SUCCESS;
 }
 
+/* Kernel 0x1234 takes (pointer, int, pointer); no other function is known. */
+CUresult cuFuncGetParamInfo(CUfunction func, size_t paramIndex, size_t *paramOffset, size_t *paramSize)
+{
+    static const size_t aOff[] = {0, 8, 16}, aSize[] = {8, 4, 8};
+    if ((uintptr_t)func != 0x1234 || paramIndex >= 3) return CUDA_ERROR_INVALID_VALUE;
+    *paramOffset = aOff[paramIndex];
+    *paramSize = aSize[paramIndex];
+    return CUDA_SUCCESS;
+}
+
 /* ---- driving the callbacks ---- */
 
 #define CTX0 ((CUcontext)(uintptr_t)0x100)
@@ -282,6 +292,36 @@ static void qtext(sqlite3 *db, const char *zSql, char *z, size_t n)
     sqlite3_finalize(pStmt);
 }
 
+/* Kernel launches while 0x7000000 (1 MiB) and 0x9000000 (2 MiB, mapped) are live. */
+static void launches(void)
+{
+    /* cudaLaunchKernel: recorded once (the runtime call), its arguments scanned at the driver
+     * launch it makes, under the runtime call's correlation id */
+    {
+        uint64_t a = 0x7000010, b = 0x5555;
+        int i32 = 7, st = 0;
+        void *apArg[] = {&a, &i32, &b};
+        cudaLaunchKernel_v7000_params rp;
+        cuLaunchKernel_params lp = {(CUfunction)(uintptr_t)0x1234, 1, 1, 1, 32, 1, 1, 0, NULL, apArg, NULL};
+        memset(&rp, 0, sizeof rp);
+        rp.args = apArg;
+        api(RT, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, CUPTI_API_ENTER, &rp, &st, 30);
+        g_depth++;
+        call(DRV, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, &lp, 0, 31);
+        g_depth--;
+        api(RT, CUPTI_RUNTIME_TRACE_CBID_cudaLaunchKernel_v7000, CUPTI_API_EXIT, &rp, &st, 30);
+    }
+    /* cuLaunchKernel with an argument buffer in `extra`: two allocations used */
+    {
+        uint64_t aBuf[3] = {7, 0x9000100, 0x7000008};
+        size_t nBuf = sizeof aBuf;
+        void *aExtra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, aBuf, CU_LAUNCH_PARAM_BUFFER_SIZE, &nBuf,
+                          CU_LAUNCH_PARAM_END};
+        cuLaunchKernel_params lp = {(CUfunction)(uintptr_t)0x99, 1, 1, 1, 32, 1, 1, 0, NULL, NULL, aExtra};
+        call(DRV, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, &lp, 0, 32);
+    }
+}
+
 /* The scripted CUDA session the main test replays. */
 static void script(void)
 {
@@ -342,6 +382,7 @@ static void script(void)
         api(DRV, CUPTI_DRIVER_TRACE_CBID_cuMemCreate, CUPTI_API_EXIT, &cp, &st, 14);
         cuMemMap_params mp = {0x9000000, 2 << 20, 0, 0xabc, 0};
         call(DRV, CUPTI_DRIVER_TRACE_CBID_cuMemMap, &mp, 0, 15);
+        launches();
         cuMemUnmap_params up = {0x9000000, 2 << 20};
         call(DRV, CUPTI_DRIVER_TRACE_CBID_cuMemUnmap, &up, 0, 16);
         cuMemRelease_params rp = {0xabc};
@@ -354,6 +395,14 @@ static void script(void)
     {
         cudaFree_v3020_params fp = {(void *)(uintptr_t)0x7000000};
         call(RT, CUPTI_RUNTIME_TRACE_CBID_cudaFree_v3020, &fp, 0, 19);
+    }
+    /* after the free, a pointer into the old allocation is no longer a use */
+    {
+        uint64_t a = 0x7000010, b = 0;
+        int i32 = 3;
+        void *apArg[] = {&a, &i32, &b};
+        cuLaunchKernel_params lp = {(CUfunction)(uintptr_t)0x1234, 1, 1, 1, 32, 1, 1, 0, NULL, apArg, NULL};
+        call(DRV, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, &lp, 0, 33);
     }
     /* an API this library does not record is ignored */
     {
@@ -396,8 +445,9 @@ TEST(scripted_session_records_exactly)
     ASSERT_EQ(0600, st.st_mode & 07777);
 
     ASSERT_EQ(SQLITE_OK, sqlite3_open_v2(zPath, &db, SQLITE_OPEN_READONLY, NULL));
-    /* api_call: 2 cudaMalloc, copy, memset, 5 VMM, cudaFree; the nested cuMemAlloc is not there */
-    ASSERT_EQ(10, q(db, "SELECT count(*) FROM api_call"));
+    /* api_call: 2 cudaMalloc, copy, memset, 5 VMM, cudaFree, 3 launches; the nested
+     * cuMemAlloc and cuLaunchKernel are not there */
+    ASSERT_EQ(13, q(db, "SELECT count(*) FROM api_call"));
     ASSERT_EQ(0, q(db, "SELECT count(*) FROM api_call WHERE api = 20"));
     ASSERT_EQ(2, q(db, "SELECT count(*) FROM api_call WHERE api = 1"));
     ASSERT_EQ(0x7000000, q(db, "SELECT ptr FROM api_call WHERE correlation = 10"));
@@ -417,6 +467,30 @@ TEST(scripted_session_records_exactly)
     ASSERT_EQ(0x7000000, q(db, "SELECT ptr FROM api_call WHERE correlation = 19"));
     ASSERT_EQ(0, q(db, "SELECT count(*) FROM api_call WHERE correlation = 20"));
     ASSERT_EQ(1, q(db, "SELECT count(DISTINCT thread) FROM api_call"));
+
+    /* launches: the runtime one once, the direct driver ones; uses found by argument scans */
+    ASSERT_EQ(1, q(db, "SELECT count(*) FROM api_call WHERE api = 100"));
+    ASSERT_EQ(2, q(db, "SELECT count(*) FROM api_call WHERE api = 102"));
+    ASSERT_EQ(0, q(db, "SELECT count(*) FROM api_call WHERE correlation = 31"));
+    ASSERT_EQ(3, q(db, "SELECT count(*) FROM buffer_use"));
+    ASSERT_EQ(3, q(db, "SELECT count(*) FROM buffer_use WHERE kind = 0 AND device = 0"));
+    ASSERT_EQ(0x7000000, q(db, "SELECT address FROM buffer_use WHERE correlation = 30"));
+    ASSERT_EQ(1, q(db, "SELECT count(*) FROM buffer_use WHERE correlation = 30"));
+    ASSERT_EQ(0x9000000 + 0x7000000, q(db, "SELECT sum(address) FROM buffer_use WHERE correlation = 32"));
+    ASSERT_EQ(0, q(db, "SELECT count(*) FROM buffer_use WHERE correlation = 33"));
+
+    /* call sites: every allocation, free, VMM, copy and set call has one; launches do not */
+    ASSERT_EQ(0, q(db, "SELECT count(*) FROM api_call WHERE api < 100 AND stack_id IS NULL"));
+    ASSERT_EQ(3, q(db, "SELECT count(*) FROM api_call WHERE api >= 100 AND stack_id IS NULL"));
+    ASSERT(q(db, "SELECT count(*) FROM stack") >= 2);
+    ASSERT_EQ(0, q(db, "SELECT count(*) FROM api_call a WHERE stack_id IS NOT NULL AND"
+                       " NOT EXISTS (SELECT 1 FROM stack s WHERE s.id = a.stack_id)"));
+    /* innermost frame: this program's code, not the tracer's */
+    qtext(db, "SELECT s.value FROM api_call a JOIN frame f ON f.stack_id = a.stack_id AND f.idx = 0"
+              " JOIN string s ON s.id = f.module_id WHERE a.correlation = 10", zLine, sizeof zLine);
+    ASSERT_CONTAINS(zLine, "test_inject_cupti");
+    ASSERT_EQ(1, q(db, "SELECT stack_id = (SELECT stack_id FROM oom_event WHERE api = 1) FROM api_call"
+                       " WHERE correlation = 11"));
 
     /* oom_event: the failed cudaMalloc and the failed cuMemCreate, with free/total then */
     ASSERT_EQ(2, q(db, "SELECT count(*) FROM oom_event"));

@@ -4,6 +4,7 @@
 
 #include <dlfcn.h>
 #include <errno.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -14,13 +15,18 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "intervals.h"
 #include "session.h"
+#include "stack.h"
 #include "vramtrace/schema.h"
 #include "writer.h"
 
 #define VT_EXPORT __attribute__((visibility("default")))
 #define EXIT_TIMEOUT_MS 5000u
 #define MAX_TRACKED_DEVICES 64
+#define PARAM_CACHE_SLOTS 512 /* kernels whose parameter sizes are cached */
+#define PARAM_MAX 128         /* parameters scanned per kernel */
+#define USES_MAX 64           /* buffer_use rows per launch */
 
 /*
  * How each traced API's parameters are read. One shape per parameter layout;
@@ -195,6 +201,8 @@ static struct {
     CUresult (*xDeviceTotalMem)(size_t *, CUdevice);
     CUresult (*xDeviceGetAttribute)(int *, CUdevice_attribute, CUdevice);
     CUresult (*xDeviceGetUuid)(CUuuid *, CUdevice);
+    CUresult (*xFuncGetParamInfo)(CUfunction, size_t, size_t *, size_t *);
+    CUresult (*xKernelGetParamInfo)(CUkernel, size_t, size_t *, size_t *);
 } g_drv;
 
 static atomic_int g_init;                  /* InitializeInjection ran (double init is a no-op) */
@@ -203,7 +211,24 @@ static int g_subscribed;
 static struct vt_config g_cfg;             /* read once in InitializeInjection */
 static atomic_uint_fast64_t g_devSeen;     /* bit d: device d's row was written */
 
+/*
+ * Attribution (tracer/stack.c, tracer/intervals.c), opened at start when
+ * configured. Neither needs fork handlers here: a forked child never calls
+ * into them (its session is inactive, so every callback returns early).
+ */
+static struct vt__sites *g_sites; /* call-site capture, or NULL */
+static struct vt__ivl *g_ivl;     /* live allocations for kernel-argument scanning, or NULL */
+
+/* Kernel parameter sizes, cached per function handle (open addressing, never evicted). */
+static struct param_entry {
+    uintptr_t f;               /* CUfunction, 0 = empty slot */
+    int nParam;
+    uint32_t aSize[PARAM_MAX];
+} g_aParam[PARAM_CACHE_SLOTS];
+static pthread_mutex_t g_paramMutex = PTHREAD_MUTEX_INITIALIZER;
+
 static _Thread_local int t_runtimeDepth; /* > 0 inside a recorded runtime API call */
+static _Thread_local uint32_t t_runtimeCorrelation; /* correlation id of that runtime call */
 static _Thread_local int t_inTracer;     /* > 0 while the tracer itself calls the driver */
 static _Thread_local int64_t t_tid;      /* cached gettid() */
 
@@ -242,6 +267,8 @@ static void load_driver(void)
     SYM(xDeviceTotalMem, "cuDeviceTotalMem_v2");
     SYM(xDeviceGetAttribute, "cuDeviceGetAttribute");
     SYM(xDeviceGetUuid, "cuDeviceGetUuid_v2");
+    SYM(xFuncGetParamInfo, "cuFuncGetParamInfo");
+    SYM(xKernelGetParamInfo, "cuKernelGetParamInfo");
 #undef SYM
     /* The handle stays open for the life of the process: libcuda is never unloaded anyway. */
 }
@@ -279,30 +306,145 @@ static uint64_t stream_id(CUcontext ctx, const void *hStream, int perThread)
 }
 
 /*
- * Hook: call-site capture. The attribution module (native backtrace to
- * g_cfg.backtrace frames, Python stack when g_cfg.python_stacks) plugs in here,
- * submits a VT_HREC_STACK for a new stack and returns its id; 0 = no site.
- * Called on API exit of allocation, free, VMM, copy and set calls.
+ * Call-site capture: the calling thread's native stack (VRAMTRACE_BACKTRACE
+ * frames) and Python stack (VRAMTRACE_PYTHON_STACKS), deduplicated by
+ * stack.c. A site seen for the first time is submitted as a VT_HREC_STACK
+ * record; if the writer drops it, the next capture of that site re-sends it.
+ * Returns the stack id, or 0 (no capture configured, or nothing captured).
  */
-static int64_t capture_site(int api)
+static int64_t capture_site(void)
 {
-    (void)api;
-    return 0;
+    struct vt_hrec rec;
+    int64_t id;
+    if (!g_sites) return 0;
+    memset(&rec, 0, sizeof rec);
+    t_inTracer++;
+    id = vt__site_capture(g_sites, g_cfg.backtrace, g_cfg.python_stacks, &rec);
+    t_inTracer--;
+    if (rec.type == VT_HREC_STACK && vt__session_submit(&rec) != 0) vt__site_lost(g_sites, &rec);
+    return id > 0 ? id : 0;
 }
 
 /*
- * Hook: kernel-argument scanning. The attribution module (interval index of
- * live allocations) plugs in here when g_cfg.kernel_args is set: it reads the
- * launch parameters (kernelParams / args, or the `extra` buffer) and submits a
- * VT_HREC_BUFFER_USE per allocation a parameter word points into, keyed by the
- * launch's correlation id. Called on API exit of every successful launch.
+ * Sizes of a kernel's parameters (cuFuncGetParamInfo, or cuKernelGetParamInfo
+ * for a CUkernel passed as a function), cached per handle. Returns the number
+ * of parameters written to aSize (at most PARAM_MAX), 0 if unknown.
+ */
+static int param_sizes(CUfunction f, size_t *aSize)
+{
+    size_t iSlot = (size_t)(((uintptr_t)f >> 4) * 0x9e3779b97f4a7c15ull) % PARAM_CACHE_SLOTS;
+    size_t i, k, off, sz;
+    int n = 0;
+
+    pthread_mutex_lock(&g_paramMutex);
+    for (k = 0; k < 8; k++) {
+        struct param_entry *e = &g_aParam[(iSlot + k) % PARAM_CACHE_SLOTS];
+        if (e->f != (uintptr_t)f) continue;
+        for (i = 0; i < (size_t)e->nParam; i++) aSize[i] = e->aSize[i];
+        n = e->nParam;
+        pthread_mutex_unlock(&g_paramMutex);
+        return n;
+    }
+    pthread_mutex_unlock(&g_paramMutex);
+
+    t_inTracer++;
+    for (i = 0; g_drv.xFuncGetParamInfo && i < PARAM_MAX; i++) {
+        if (g_drv.xFuncGetParamInfo(f, i, &off, &sz) != CUDA_SUCCESS) break;
+        aSize[n++] = sz;
+    }
+    if (n == 0 && g_drv.xKernelGetParamInfo) {
+        for (i = 0; i < PARAM_MAX; i++) {
+            if (g_drv.xKernelGetParamInfo((CUkernel)f, i, &off, &sz) != CUDA_SUCCESS) break;
+            aSize[n++] = sz;
+        }
+    }
+    t_inTracer--;
+
+    pthread_mutex_lock(&g_paramMutex);
+    for (k = 0; k < 8; k++) {
+        struct param_entry *e = &g_aParam[(iSlot + k) % PARAM_CACHE_SLOTS];
+        if (e->f != 0 && e->f != (uintptr_t)f) continue;
+        e->f = (uintptr_t)f;
+        e->nParam = n;
+        for (i = 0; i < (size_t)n; i++) e->aSize[i] = (uint32_t)aSize[i];
+        break;
+    }
+    pthread_mutex_unlock(&g_paramMutex);
+    return n;
+}
+
+/* The argument buffer of a launch made through `extra` (CU_LAUNCH_PARAM_BUFFER_*), or NULL. */
+static const void *extra_buffer(void **extra, size_t *pSize)
+{
+    const void *pBuf = NULL;
+    int i;
+    *pSize = 0;
+    for (i = 0; extra && i < 32 && extra[i] != CU_LAUNCH_PARAM_END; i += 2) {
+        if (extra[i] == CU_LAUNCH_PARAM_BUFFER_POINTER) pBuf = extra[i + 1];
+        else if (extra[i] == CU_LAUNCH_PARAM_BUFFER_SIZE && extra[i + 1]) *pSize = *(size_t *)extra[i + 1];
+    }
+    return *pSize ? pBuf : NULL;
+}
+
+/*
+ * Kernel-argument scanning: look up every 8-byte word of a driver launch's
+ * parameters in the index of live allocations and submit one VT_HREC_BUFFER_USE
+ * per allocation found, keyed by `correlation` (the runtime call's when the
+ * launch came through cudaLaunchKernel*, so it joins the kernel record).
  */
 static void scan_kernel_args(int shape, const void *pParams, uint32_t correlation, int device)
 {
-    (void)shape;
-    (void)pParams;
-    (void)correlation;
-    (void)device;
+    uint64_t aBase[USES_MAX];
+    size_t aSize[PARAM_MAX];
+    void **apParam, **extra;
+    CUfunction f;
+    const void *pBlock;
+    size_t nBlock;
+    struct vt_hrec rec;
+    uint64_t ts;
+    int n = 0, nParam, i;
+
+    if (!g_ivl) return;
+    if (shape == S_CU_LAUNCH) {
+        const cuLaunchKernel_params *p = pParams;
+        f = p->f;
+        apParam = p->kernelParams;
+        extra = p->extra;
+    } else if (shape == S_CU_LAUNCH_EX) {
+        const cuLaunchKernelEx_params *p = pParams;
+        f = p->f;
+        apParam = p->kernelParams;
+        extra = p->extra;
+    } else {
+        return; /* runtime launches are scanned at the driver launch they make */
+    }
+    if (apParam) {
+        nParam = param_sizes(f, aSize);
+        if (nParam > 0) n = vt__ivl_scan_params(g_ivl, apParam, aSize, nParam, aBase, USES_MAX);
+    } else if ((pBlock = extra_buffer(extra, &nBlock)) != NULL) {
+        n = vt__ivl_scan(g_ivl, pBlock, nBlock, aBase, USES_MAX);
+    }
+    if (n <= 0) return;
+    ts = now_cupti();
+    for (i = 0; i < n && i < USES_MAX; i++) {
+        memset(&rec, 0, sizeof rec);
+        rec.type = VT_HREC_BUFFER_USE;
+        rec.u.use.correlation = correlation;
+        rec.u.use.kind = VT_USE_KERNEL_ARG;
+        rec.u.use.address = aBase[i];
+        rec.u.use.ts = ts;
+        rec.u.use.device = device;
+        vt__session_submit(&rec);
+    }
+    if (n > USES_MAX) {
+        memset(&rec, 0, sizeof rec);
+        rec.type = VT_HREC_DROPPED;
+        rec.u.dropped.ts = ts;
+        rec.u.dropped.source = VT_DROP_MAP;
+        rec.u.dropped.zWhat = "buffer uses of one launch beyond 64";
+        rec.u.dropped.count = (uint64_t)(n - USES_MAX);
+        vt__session_submit(&rec);
+    }
 }
 
 /* Query free/total device memory through the driver, never traced. Returns 0 or -1. */
@@ -704,6 +846,27 @@ static int is_alloc_shape(int shape)
     }
 }
 
+/* True for the calls that end an allocation's life. */
+static int is_free_shape(int shape)
+{
+    switch (shape) {
+    case S_FREE: case S_FREE_STREAM: case S_CU_FREE: case S_CU_FREE_STREAM: case S_CU_HOST_FREE:
+        return 1;
+    default: return 0;
+    }
+}
+
+/* Keep the index of live allocations current after a successful call (for argument scans). */
+static void track_live(int shape, const struct call *c)
+{
+    if (!g_ivl) return;
+    if (shape == S_VMM_MAP || (is_alloc_shape(shape) && shape != S_VMM_CREATE)) {
+        if (c->ptr) vt__ivl_insert(g_ivl, c->ptr, c->bytes);
+    } else if (shape == S_VMM_UNMAP || is_free_shape(shape)) {
+        if (c->ptr) vt__ivl_remove(g_ivl, c->ptr);
+    }
+}
+
 /* True for the calls that carry a call site (allocation, free, VMM, copy, set). */
 static int wants_site(int shape)
 {
@@ -724,7 +887,7 @@ static void record_exit(const struct api_entry *e, const CUpti_CallbackData *cb)
 
     read_params(e->shape, cb->functionParams, ok, &c);
     if (c.device >= 0 && device < 0) device = c.device;
-    if (wants_site(e->shape)) stack = capture_site(e->api);
+    if (wants_site(e->shape)) stack = capture_site();
 
     memset(&rec, 0, sizeof rec);
     rec.type = VT_HREC_API_CALL;
@@ -779,7 +942,8 @@ static void record_exit(const struct api_entry *e, const CUpti_CallbackData *cb)
         vt__session_submit(&rec);
     }
 
-    if (ok && e->shape >= S_LAUNCH && e->shape <= S_CU_LAUNCH_EX && g_cfg.kernel_args)
+    if (ok) track_live(e->shape, &c);
+    if (ok && (e->shape == S_CU_LAUNCH || e->shape == S_CU_LAUNCH_EX))
         scan_kernel_args(e->shape, cb->functionParams, cb->correlationId, device);
 }
 
@@ -859,16 +1023,25 @@ static void CUPTIAPI on_callback(void *pUser, CUpti_CallbackDomain domain, CUpti
         if (!e) goto done;
         if (cb->callbackSite == CUPTI_API_ENTER) {
             t_runtimeDepth++;
+            t_runtimeCorrelation = cb->correlationId;
             if (cb->correlationData) *cb->correlationData = now_cupti();
             goto done;
         }
         if (t_runtimeDepth > 0) t_runtimeDepth--;
         if (vt__session_active()) record_exit(e, cb);
     } else if (domain == CUPTI_CB_DOMAIN_DRIVER_API) {
-        /* A runtime call already recorded covers the driver calls it makes. */
-        if (t_runtimeDepth > 0) goto done;
         e = find_api(aDriver, sizeof aDriver / sizeof aDriver[0], cbid);
         if (!e) goto done;
+        if (t_runtimeDepth > 0) {
+            /* A runtime call already recorded covers the driver calls it makes; only its
+             * launch is looked at here, where the kernel's parameter layout is known. */
+            if (cb->callbackSite == CUPTI_API_EXIT && vt__session_active() &&
+                (e->shape == S_CU_LAUNCH || e->shape == S_CU_LAUNCH_EX) && cb->functionReturnValue &&
+                *(const int *)cb->functionReturnValue == 0)
+                scan_kernel_args(e->shape, cb->functionParams, t_runtimeCorrelation,
+                                 context_device(cb->context));
+            goto done;
+        }
         if (cb->callbackSite == CUPTI_API_ENTER) {
             if (cb->correlationData) *cb->correlationData = now_cupti();
             goto done;
@@ -992,6 +1165,24 @@ static void record_glue_meta(void)
     vt__session_meta("clock_anchor_wall_ns", z);
 }
 
+/* Open call-site capture and the live-allocation index as configured; warn when one cannot. */
+static void open_attribution(void)
+{
+    static const char *const azSkip[] = {"libvramtrace", "libcupti", "libcuda.so", "libcudart",
+                                         NULL};
+    struct vt_sites_config sc;
+    if (g_cfg.backtrace > 0 || g_cfg.python_stacks) {
+        vt__sites_config_default(&sc);
+        sc.azSkipModule = azSkip;
+        g_sites = vt__sites_open(&sc);
+        if (!g_sites) say("call sites are not recorded: cannot set up site capture");
+    }
+    if (g_cfg.kernel_args) {
+        g_ivl = vt__ivl_open();
+        if (!g_ivl) say("kernel arguments are not scanned: out of memory");
+    }
+}
+
 /* Enable the API callbacks we record; returns how many could not be enabled. */
 static int enable_callbacks(void)
 {
@@ -1087,6 +1278,7 @@ VT_EXPORT int InitializeInjection(void)
         vt__session_abort();
         goto fail;
     }
+    open_attribution();
     enable_activities();
     nFail = enable_callbacks();
     if (nFail) say("%d CUPTI API callbacks could not be enabled; those calls are not recorded", nFail);
