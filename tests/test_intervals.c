@@ -272,5 +272,36 @@ TEST(concurrent)
     vt__ivl_close(idx);
 }
 
+/* Around fork(): both copies of the index stay consistent and usable. */
+TEST(fork_child_usable)
+{
+    struct vt__ivl *idx = vt__ivl_open();
+    int status = -1;
+    pid_t pid;
+    ASSERT_EQ(0, vt__ivl_insert(idx, 0x7f5000000000ull, 4096));
+    vt__ivl_fork_prepare(idx);
+    pid = fork();
+    if (pid == 0) {
+        alarm(10); /* never outlive the test */
+        vt__ivl_fork_child(idx);
+    } else {
+        vt__ivl_fork_parent(idx);
+    }
+    ASSERT(pid >= 0);
+    if (pid == 0) {
+        uint64_t base = 0;
+        if (vt__ivl_find(idx, 0x7f5000000010ull, &base, NULL) != 1 || base != 0x7f5000000000ull) _exit(1);
+        if (vt__ivl_insert(idx, 0x7f5000100000ull, 64) || vt__ivl_remove(idx, 0x7f5000000000ull)) _exit(2);
+        _exit(vt__ivl_find(idx, 0x7f5000100020ull, NULL, NULL) == 1 ? 0 : 3);
+    }
+    ASSERT_EQ(pid, waitpid(pid, &status, 0));
+    ASSERT(WIFEXITED(status));
+    ASSERT_EQ(0, WEXITSTATUS(status));
+    ASSERT_EQ(1, vt__ivl_find(idx, 0x7f5000000010ull, NULL, NULL)); /* the parent's copy is untouched */
+    ASSERT_EQ(0, vt__ivl_find(idx, 0x7f5000100020ull, NULL, NULL));
+    vt__ivl_close(idx);
+}
+
 VT_TEST_LIST(T(find_basic) T(zero_size_and_wrap) T(overlap_replaces_stale)
-             T(randomized_against_model) T(scan_block) T(scan_params) T(concurrent))
+             T(randomized_against_model) T(scan_block) T(scan_params) T(concurrent)
+             T(fork_child_usable))

@@ -29,10 +29,22 @@ __attribute__((noinline)) int64_t vt_test_site_b(struct vt__sites *s, int depth,
     return id;
 }
 
-/* Dispatch through a variable depth of recursion: each n gives a distinct stack. */
-__attribute__((noinline)) int64_t vt_test_site_rec(struct vt__sites *s, int n, struct vt_hrec *pRec)
+/* A two-frame site (vt_test_site_a and this helper): the same wherever the helper is called from. */
+__attribute__((noinline)) static int64_t site_depth2(struct vt__sites *s, struct vt_hrec *pRec)
 {
-    int64_t id = n > 0 ? vt_test_site_rec(s, n - 1, pRec) : vt__site_capture(s, 16, 0, pRec);
+    int64_t id = vt_test_site_a(s, 2, pRec);
+    __asm__ volatile("" ::: "memory");
+    return id;
+}
+
+/*
+ * Recurse n levels, then capture depth frames: with depth n + 1 the site is
+ * exactly the n + 1 frames of vt_test_site_rec, whoever called it, so each n
+ * gives one distinct stack.
+ */
+__attribute__((noinline)) int64_t vt_test_site_rec(struct vt__sites *s, int n, int depth, struct vt_hrec *pRec)
+{
+    int64_t id = n > 0 ? vt_test_site_rec(s, n - 1, depth, pRec) : vt__site_capture(s, depth, 0, pRec);
     __asm__ volatile("" ::: "memory");
     return id;
 }
@@ -52,15 +64,16 @@ TEST(dedup_same_site)
     int64_t id = 0, id2;
     int i;
     ASSERT(s);
-    /* One call location, so one stack: only the first capture emits a record. */
+    /* One two-frame site: only the first capture emits a record. */
     for (i = 0; i < 101; i++) {
-        id2 = vt_test_site_a(s, 16, &rec);
+        id2 = site_depth2(s, &rec);
         ASSERT(id2 >= 1);
         if (i == 0) {
             id = id2;
             ASSERT_EQ(VT_HREC_STACK, rec.type);
             ASSERT_EQ(id, rec.u.stack.id);
-            ASSERT(rec.u.stack.nFrame >= 3); /* site_a, the test body, the harness, ... */
+            ASSERT_EQ(2, rec.u.stack.nFrame);
+            ASSERT_STREQ("vt_test_site_a", rec.u.stack.aFrame[0].zFunction);
             vt__frames_free(rec.u.stack.aFrame, rec.u.stack.nFrame);
         } else {
             ASSERT_EQ(id, id2);
@@ -160,8 +173,8 @@ TEST(lost_record_reemitted)
     struct vt_sites_stats st;
     int64_t aId[4];
     int i;
-    for (i = 0; i < 4; i++) { /* one call location: one stack */
-        aId[i] = vt_test_site_a(s, 16, &aRec[i]);
+    for (i = 0; i < 4; i++) { /* one two-frame site */
+        aId[i] = site_depth2(s, &aRec[i]);
         if (i == 0) {
             ASSERT_EQ(VT_HREC_STACK, aRec[0].type);
             vt__site_lost(s, &aRec[0]);
@@ -196,17 +209,19 @@ TEST(bounded_table)
     int n, pass;
     vt__sites_config_default(&cfg);
     cfg.max_stacks = 3;
-    cfg.max_pcs = 4; /* also exercises symbolization without the cache */
+    cfg.max_pcs = 1; /* of the 2 return addresses, one is symbolized anew each time */
     s = vt__sites_open(&cfg);
     ASSERT(s);
-    /* One call location, recursion depth n: five distinct stacks, each captured twice. */
+    /* Recursion depth n: five distinct stacks, each captured twice. */
     for (pass = 0; pass < 2; pass++) {
         for (n = 0; n < 5; n++) {
-            int64_t id = vt_test_site_rec(s, n, &rec);
+            int64_t id = vt_test_site_rec(s, n, n + 1, &rec);
             if (pass == 0) {
                 aId[n] = id;
                 ASSERT_EQ(VT_HREC_STACK, rec.type);
+                ASSERT_EQ(n + 1, rec.u.stack.nFrame);
                 ASSERT_STREQ("vt_test_site_rec", rec.u.stack.aFrame[0].zFunction);
+                ASSERT_STREQ("vt_test_site_rec", rec.u.stack.aFrame[n].zFunction);
                 vt__frames_free(rec.u.stack.aFrame, rec.u.stack.nFrame);
             } else if (n < 3) { /* the first three are deduplicated */
                 ASSERT_EQ(aId[n], id);
@@ -222,7 +237,7 @@ TEST(bounded_table)
     ASSERT_EQ(3, st.stacks);
     ASSERT_EQ(4, st.undeduped);
     ASSERT_EQ(7, st.emitted);
-    ASSERT_EQ(4, st.pcs);
+    ASSERT_EQ(1, st.pcs);
     vt__sites_close(s);
 }
 
@@ -320,6 +335,39 @@ TEST(python_absent)
     vt__sites_close(s);
 }
 
+/* Around fork(): the child's table works (known sites stay known, new ones are added). */
+TEST(fork_child_usable)
+{
+    struct vt__sites *s = vt__sites_open(NULL);
+    struct vt_hrec rec;
+    int64_t id;
+    int status = -1;
+    pid_t pid;
+    id = site_depth2(s, &rec);
+    ASSERT(id >= 1);
+    ASSERT_EQ(VT_HREC_STACK, rec.type);
+    ASSERT_EQ(2, rec.u.stack.nFrame);
+    vt__frames_free(rec.u.stack.aFrame, rec.u.stack.nFrame);
+    vt__sites_fork_prepare(s);
+    pid = fork();
+    if (pid == 0) {
+        alarm(10); /* never outlive the test */
+        vt__sites_fork_child(s);
+        if (site_depth2(s, &rec) != id || rec.type != 0) _exit(1);
+        if (vt_test_site_b(s, 8, &rec) <= id || rec.type != VT_HREC_STACK) _exit(2);
+        vt__frames_free(rec.u.stack.aFrame, rec.u.stack.nFrame);
+        _exit(0);
+    }
+    vt__sites_fork_parent(s);
+    ASSERT(pid > 0);
+    ASSERT_EQ(pid, waitpid(pid, &status, 0));
+    ASSERT(WIFEXITED(status));
+    ASSERT_EQ(0, WEXITSTATUS(status));
+    ASSERT_EQ(id, site_depth2(s, &rec)); /* the parent's table is unchanged and usable */
+    ASSERT_EQ(0, rec.type);
+    vt__sites_close(s);
+}
+
 TEST(bad_config)
 {
     struct vt_sites_config cfg;
@@ -335,4 +383,5 @@ TEST(bad_config)
 }
 
 VT_TEST_LIST(T(dedup_same_site) T(symbolized_frames) T(depth_bound) T(lost_record_reemitted)
-             T(bounded_table) T(skip_modules) T(threads_same_site) T(python_absent) T(bad_config))
+             T(bounded_table) T(skip_modules) T(threads_same_site) T(python_absent) T(fork_child_usable)
+             T(bad_config))

@@ -268,13 +268,13 @@ struct scan {
 static void scan_block(const struct vt__ivl *idx, const unsigned char *pBlock, size_t nByte,
                        struct scan *pScan)
 {
-    const uint64_t lo = idx->lo, hi = idx->hi;
+    const uint64_t lo = idx->lo, span = idx->hi > idx->lo ? idx->hi - idx->lo : 0;
     size_t off;
     for (off = 0; off + 8 <= nByte; off += 8) {
         uint64_t w, base;
         int L, i, k, nStored;
         memcpy(&w, pBlock + off, 8);
-        if (w < lo || w >= hi) continue; /* the cheap range pre-check */
+        if (w - lo >= span) continue; /* the range pre-check: one unsigned compare, no branch mix */
         if (!locate(idx, w, &L, &i)) continue;
         base = idx->apLeaf[L]->aBase[i];
         nStored = pScan->nFound < pScan->nMax ? pScan->nFound : pScan->nMax;
@@ -325,6 +325,21 @@ int vt__ivl_scan_params(struct vt__ivl *idx, void *const *apParam, const size_t 
     }
     scan_done(idx, &sc);
     return sc.nFound;
+}
+
+void vt__ivl_fork_prepare(struct vt__ivl *idx)
+{
+    pthread_rwlock_wrlock(&idx->lock);
+}
+
+void vt__ivl_fork_parent(struct vt__ivl *idx)
+{
+    pthread_rwlock_unlock(&idx->lock);
+}
+
+void vt__ivl_fork_child(struct vt__ivl *idx)
+{
+    pthread_rwlock_init(&idx->lock, NULL);
 }
 
 void vt__ivl_stats(struct vt__ivl *idx, struct vt_ivl_stats *pStats)

@@ -90,6 +90,17 @@ int vt__ivl_scan(struct vt__ivl *idx, const void *pBlock, size_t nByte, uint64_t
 int vt__ivl_scan_params(struct vt__ivl *idx, void *const *apParam, const size_t *aSize,
                         int nParam, uint64_t *aBase, int nMax);
 
+/*
+ * fork() support, for the glue's pthread_atfork handlers: prepare takes the
+ * write lock so no thread is half-way through an update when the process
+ * forks; parent releases it; child re-initializes it (a reader-writer lock
+ * cannot be unlocked in the child: its owner's thread id changed). The
+ * child's copy of the index is then consistent and usable.
+ */
+void vt__ivl_fork_prepare(struct vt__ivl *idx);
+void vt__ivl_fork_parent(struct vt__ivl *idx);
+void vt__ivl_fork_child(struct vt__ivl *idx);
+
 /* Snapshot the counters. */
 void vt__ivl_stats(struct vt__ivl *idx, struct vt_ivl_stats *pStats);
 

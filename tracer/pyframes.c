@@ -159,6 +159,21 @@ int vt__py_code_names(const void *pCode, char **pzFile, char **pzFunction)
     return rc;
 }
 
+void vt__py_fork_prepare(void)
+{
+    pthread_mutex_lock(&resolveLock);
+}
+
+void vt__py_fork_parent(void)
+{
+    pthread_mutex_unlock(&resolveLock);
+}
+
+void vt__py_fork_child(void)
+{
+    pthread_mutex_init(&resolveLock, NULL);
+}
+
 void vt__py_code_ref(const void *pCode, int delta)
 {
     if (atomic_load_explicit(&state, memory_order_acquire) != PY_FOUND || !pCode) return;

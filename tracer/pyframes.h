@@ -61,6 +61,11 @@ int vt__py_code_names(const void *pCode, char **pzFile, char **pzFunction);
 /* Returns 1 if CPython is initialized and the calling thread holds its GIL, else 0. */
 int vt__py_holds_gil(void);
 
+/* fork() support: hold the lookup lock (prepare), release it (parent), re-initialize it (child). */
+void vt__py_fork_prepare(void);
+void vt__py_fork_parent(void);
+void vt__py_fork_child(void);
+
 /* Take (1) or drop (-1) a strong reference to a code object. GIL held. */
 void vt__py_code_ref(const void *pCode, int delta);
 

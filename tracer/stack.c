@@ -72,6 +72,7 @@ struct vt__sites {
     struct table stacks, pcs, codes;
     struct range aSkip[MAX_SKIP_RANGES];
     int nSkip;
+    int nOwn; /* frames of this module at the top of backtrace()'s answer */
     char zExe[PATH_MAX]; /* the main program's path ("" if unknown) */
     _Atomic int64_t nextId;
     _Atomic uint64_t nCapture, nEmitted, nUndeduped, nPython;
@@ -225,6 +226,8 @@ void vt__sites_config_default(struct vt_sites_config *cfg)
     cfg->azSkipModule = NULL;
 }
 
+static void calibrate(struct vt__sites *s);
+
 /* dl_iterate_phdr callback: record the executable segments of modules matching a skip pattern. */
 static int skip_module_cb(struct dl_phdr_info *pInfo, size_t nInfo, void *pArg)
 {
@@ -271,6 +274,7 @@ struct vt__sites *vt__sites_open(const struct vt_sites_config *cfg)
     s->zExe[n > 0 ? n : 0] = '\0';
     if (cfg->azSkipModule) dl_iterate_phdr(skip_module_cb, s);
     backtrace(aWarm, 4); /* the first call loads libgcc_s's unwinder: do it now, not in a callback */
+    calibrate(s);
     vt__py_resolve();
     return s;
 }
@@ -302,19 +306,36 @@ static int in_skipped(const struct vt__sites *s, uintptr_t pc)
  * address marks where vt__site_capture's frame is in backtrace()'s answer,
  * whatever frames an interposed backtrace (a sanitizer's) adds before it.
  */
-__attribute__((noinline)) static int capture_native(const struct vt__sites *s, uint64_t *aPc, int depth)
+__attribute__((noinline)) static int capture_native(const struct vt__sites *s, uint64_t *aPc, int depth,
+                                                    int *pOwn)
 {
     void *aRaw[VT_SITE_MAX_DEPTH + OWN_FRAMES + OWN_SLACK + MAX_SKIPPED];
     void *pRet = __builtin_return_address(0); /* inside vt__site_capture */
-    int nWant = depth + OWN_FRAMES + OWN_SLACK + (s->nSkip ? MAX_SKIPPED : 0), nRaw, i, n = 0;
+    int nWant = depth + s->nOwn + (s->nSkip ? MAX_SKIPPED : 0), nRaw, i, n = 0;
     if (depth <= 0) return 0;
     nRaw = backtrace(aRaw, nWant);
     for (i = 0; i < nRaw && i <= OWN_SLACK + 1 && aRaw[i] != pRet; i++) {
     }
     i = i < nRaw && aRaw[i] == pRet ? i + 1 : OWN_FRAMES; /* first frame of our caller */
+    if (pOwn) *pOwn = i;
     while (i < nRaw && s->nSkip && in_skipped(s, (uintptr_t)aRaw[i])) i++;
     for (; i < nRaw && n < depth; i++) aPc[n++] = (uint64_t)(uintptr_t)aRaw[i];
     return n;
+}
+
+/*
+ * Count the frames backtrace() reports before the caller of capture_native
+ * (2 normally, more when a sanitizer interposes backtrace), so captures ask
+ * for no more frames than they keep. Never inlined, like vt__site_capture.
+ */
+__attribute__((noinline)) static void calibrate(struct vt__sites *s)
+{
+    uint64_t aPc[1];
+    int nOwn = OWN_FRAMES + OWN_SLACK;
+    s->nOwn = OWN_FRAMES + OWN_SLACK;
+    capture_native(s, aPc, 1, &nOwn);
+    __asm__ volatile("" ::: "memory");
+    s->nOwn = nOwn;
 }
 
 /* Symbolize one return address into *e (strings malloc'd). Returns 0 or -ENOMEM. */
@@ -498,7 +519,7 @@ int64_t vt__site_capture(struct vt__sites *s, int depth, int bPython, struct vt_
     pNew->type = 0;
     if (depth > VT_SITE_MAX_DEPTH) depth = VT_SITE_MAX_DEPTH;
     if (bPython && s->cfg.py_depth > 0) nPy = vt__py_capture(aPy, s->cfg.py_depth);
-    nNative = capture_native(s, &aKey[1 + 2 * nPy], depth);
+    nNative = capture_native(s, &aKey[1 + 2 * nPy], depth, NULL);
     if (nPy + nNative == 0) return 0;
     aKey[0] = (uint64_t)nPy;
     for (i = 0; i < nPy; i++) {
@@ -577,6 +598,30 @@ void vt__site_lost(struct vt__sites *s, const struct vt_hrec *rec)
             return;
         }
     }
+}
+
+void vt__sites_fork_prepare(struct vt__sites *s)
+{
+    vt__py_fork_prepare();
+    pthread_mutex_lock(&s->stacks.lock);
+    pthread_mutex_lock(&s->pcs.lock);
+    pthread_mutex_lock(&s->codes.lock);
+}
+
+void vt__sites_fork_parent(struct vt__sites *s)
+{
+    pthread_mutex_unlock(&s->codes.lock);
+    pthread_mutex_unlock(&s->pcs.lock);
+    pthread_mutex_unlock(&s->stacks.lock);
+    vt__py_fork_parent();
+}
+
+void vt__sites_fork_child(struct vt__sites *s)
+{
+    pthread_mutex_init(&s->codes.lock, NULL);
+    pthread_mutex_init(&s->pcs.lock, NULL);
+    pthread_mutex_init(&s->stacks.lock, NULL);
+    vt__py_fork_child();
 }
 
 void vt__sites_stats(struct vt__sites *s, struct vt_sites_stats *pStats)

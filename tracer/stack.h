@@ -117,6 +117,18 @@ int64_t vt__site_capture(struct vt__sites *s, int depth, int bPython, struct vt_
  */
 void vt__site_lost(struct vt__sites *s, const struct vt_hrec *rec);
 
+/*
+ * fork() support, for the glue's pthread_atfork handlers: prepare takes every
+ * lock of the table (and of the Python-API lookup) so none is held by a
+ * thread that will not exist in the child; parent releases them; child
+ * re-initializes them. The child's table stays valid: stack ids already
+ * emitted refer to the parent's trace, so a child that starts a fresh trace
+ * should open a fresh table instead.
+ */
+void vt__sites_fork_prepare(struct vt__sites *s);
+void vt__sites_fork_parent(struct vt__sites *s);
+void vt__sites_fork_child(struct vt__sites *s);
+
 /* Free an array of n frames and their strings (NULL is a no-op). */
 void vt__frames_free(struct vt_frame *aFrame, int n);
 
