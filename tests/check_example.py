@@ -1,0 +1,41 @@
+#!/usr/bin/env python3
+"""Analyze the shipped example trace and check the exact findings (kind, severity, site)."""
+import json
+import subprocess
+import sys
+
+EXPECTED = sorted([
+    ("validation_spike", "high", "phase 'validation' (nvtx)"),
+    ("validation_spike", "high", "phase 'validation' (nvtx)"),
+    ("oom", "high", "train.py:88 in validate"),
+    ("transfer", "high", "host-device copies"),
+    ("transfer", "low", "host-device copies"),
+    ("leak", "high", "train.py:57 in train_one_epoch"),
+    ("leak", "medium", "train.py:57 in train_one_epoch"),
+])
+
+
+def main():
+    vramtrace, trace = sys.argv[1], sys.argv[2]
+    run = subprocess.run([vramtrace, "analyze", "--no-write", "--format", "json", trace],
+                         capture_output=True, text=True, timeout=120)
+    if run.returncode != 0:
+        print(f"analyze exited {run.returncode}: {run.stderr}")
+        return 1
+    report = json.loads(run.stdout)
+    got = sorted((f["kind"], f["severity"], f["site"]) for f in report["findings"])
+    if got != EXPECTED:
+        print("findings differ from the expected ones")
+        print("expected:", *EXPECTED, sep="\n  ")
+        print("got:", *got, sep="\n  ")
+        return 1
+    oom = [f for f in report["findings"] if f["kind"] == "oom"][0]
+    if "real demand" not in oom["title"] or oom["bytes"] != 32 << 30:
+        print("OOM verdict or size wrong:", oom["title"], oom["bytes"])
+        return 1
+    print(f"{len(got)} findings as expected")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
