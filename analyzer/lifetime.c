@@ -192,7 +192,7 @@ static void live_remove(struct replay *r, struct vt_life *l)
     r->apLive[l->liveIdx]->liveIdx = l->liveIdx;
 }
 
-static void freed_add(struct replay *r, int64_t addr);
+static int freed_add(struct replay *r, int64_t addr);
 /* 1 if addr was freed before (see freed_add). */
 static int freed_has(const struct replay *r, int64_t addr)
 {
@@ -217,24 +217,24 @@ static int freed_grow(struct replay *r)
     }
     r->nFreedAlloc = nNew;
     r->nFreed = 0;
-    for (int i = 0; i < nOld; i++)
-        if (aOld[i]) freed_add(r, aOld[i]);
+    for (int i = 0; i < nOld; i++) /* cannot fail: the new table has room for all */
+        if (aOld[i]) (void)freed_add(r, aOld[i]);
     free(aOld);
     return 0;
 }
 
-/* Remember a freed address (stored with its low bit set so 0 stays the empty marker). */
-static void freed_add(struct replay *r, int64_t addr)
+/* Remember a freed address (stored with its low bit set so 0 stays the empty marker); 0 or -1 (out of memory). */
+static int freed_add(struct replay *r, int64_t addr)
 {
     int64_t key = addr | 1;
-    if ((r->nFreed + 1) * 2 > r->nFreedAlloc && freed_grow(r) != 0) return;
+    if ((r->nFreed + 1) * 2 > r->nFreedAlloc && freed_grow(r) != 0) return -1;
     uint64_t h = (uint64_t)key * 0x9E3779B97F4A7C15ull;
     for (int i = (int)(h >> 33) & (r->nFreedAlloc - 1);; i = (i + 1) & (r->nFreedAlloc - 1)) {
-        if (r->aFreed[i] == key) return;
+        if (r->aFreed[i] == key) return 0;
         if (r->aFreed[i] == 0) {
             r->aFreed[i] = key;
             r->nFreed++;
-            return;
+            return 0;
         }
     }
 }
@@ -476,7 +476,7 @@ static int on_free(struct replay *r, sqlite3_stmt *p)
         else t->nFreeUnknown++;
         if (t->pLifeIns && vt__writeback_life(t, &u) != SQLITE_OK) rc = -1;
     }
-    freed_add(r, addr);
+    if (freed_add(r, addr) != 0) rc = -1;
     if (sqlite3_column_type(p, 9) != SQLITE_NULL && dev >= 0) {
         int iDev = vt__dev_index(t, dev);
         if (iDev < 0) return -1;

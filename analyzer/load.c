@@ -164,10 +164,12 @@ int vt__site_get(struct vt_trace *t, int64_t stackId, int64_t bytes)
     return t->nSite++;
 }
 
-/* Copy meta(key) into z (size n), empty when absent. */
-static void meta_copy(sqlite3 *db, const char *zKey, char *z, size_t n)
+/* Copy meta(key) into z (size n), empty when absent; *pBad set when the meta table cannot be read. */
+static void meta_copy(sqlite3 *db, const char *zKey, char *z, size_t n, int *pBad)
 {
-    if (vt__meta_get(db, zKey, z, n) != 1) z[0] = 0;
+    int found = vt__meta_get(db, zKey, z, n);
+    if (found != 1) z[0] = 0;
+    if (found < 0) *pBad = 1;
 }
 
 /*
@@ -181,18 +183,22 @@ int vt__load(struct vt_trace *t, const struct vt_opts *o)
     sqlite3_stmt *pStmt = NULL;
     char zVal[64];
     int64_t a, b;
-    int rc;
+    int rc, bBadMeta = 0;
     (void)o;
 
-    meta_copy(db, "pid", t->zPid, sizeof t->zPid);
-    meta_copy(db, "rank", t->zRank, sizeof t->zRank);
-    meta_copy(db, "hostname", t->zHost, sizeof t->zHost);
-    meta_copy(db, "cmdline", t->zCmd, sizeof t->zCmd);
-    meta_copy(db, "config.tensors", zVal, sizeof zVal);
+    meta_copy(db, "pid", t->zPid, sizeof t->zPid, &bBadMeta);
+    meta_copy(db, "rank", t->zRank, sizeof t->zRank, &bBadMeta);
+    meta_copy(db, "hostname", t->zHost, sizeof t->zHost, &bBadMeta);
+    meta_copy(db, "cmdline", t->zCmd, sizeof t->zCmd, &bBadMeta);
+    meta_copy(db, "config.tensors", zVal, sizeof zVal, &bBadMeta);
     t->bTensors = !strcmp(zVal, "1");
-    meta_copy(db, "closed_cleanly", zVal, sizeof zVal);
+    meta_copy(db, "closed_cleanly", zVal, sizeof zVal, &bBadMeta);
     t->bCleanClose = !strcmp(zVal, "1");
 
+    if (bBadMeta) {
+        vt__errorf("%s: cannot read the trace's meta table: %s", t->zPath, sqlite3_errmsg(db));
+        return VT_EXIT_CORRUPT;
+    }
     rc = sqlite3_prepare_v2(db, "SELECT id, name, total_bytes FROM device ORDER BY id", -1, &pStmt, NULL);
     while (rc == SQLITE_OK && (rc = sqlite3_step(pStmt)) == SQLITE_ROW) {
         int i = vt__dev_index(t, sqlite3_column_int(pStmt, 0));
@@ -212,7 +218,8 @@ int vt__load(struct vt_trace *t, const struct vt_opts *o)
     {
         /* zero times are placeholders of incomplete records (a forced flush): not the trace's start */
         static const char *azSql[] = {
-            "SELECT min(ts), max(ts) FROM memory_event WHERE ts > 0",
+            /* two subqueries: each min/max alone is one index lookup, together they scan */
+            "SELECT (SELECT min(ts) FROM memory_event WHERE ts > 0), (SELECT max(ts) FROM memory_event WHERE ts > 0)",
             "SELECT min(start), max(end) FROM kernel WHERE start > 0 AND end >= start",
             "SELECT min(start), max(end) FROM memcpy WHERE start > 0 AND end >= start",
             "SELECT min(start), max(end) FROM memset WHERE start > 0 AND end >= start",
@@ -234,9 +241,10 @@ int vt__load(struct vt_trace *t, const struct vt_opts *o)
                     " FROM memory_event WHERE op IN (1, 5) AND mem_kind IN (0, 3)",
                     &t->nDevAlloc, &t->nSegmentLike);
     if (rc == SQLITE_OK)
-        rc = query2(db, "SELECT (SELECT count(*) FROM buffer_use WHERE kind = 0),"
-                        " (SELECT count(*) FROM memcpy WHERE src IS NOT NULL OR dst IS NOT NULL)"
-                        " + (SELECT count(*) FROM memset WHERE dst IS NOT NULL)",
+        /* existence only: EXISTS stops at the first row instead of counting whole tables */
+        rc = query2(db, "SELECT EXISTS(SELECT 1 FROM buffer_use WHERE kind = 0),"
+                        " EXISTS(SELECT 1 FROM memcpy WHERE src IS NOT NULL OR dst IS NOT NULL)"
+                        " OR EXISTS(SELECT 1 FROM memset WHERE dst IS NOT NULL)",
                     &a, &b);
     if (rc != SQLITE_OK) {
         vt__errorf("%s: cannot read trace: %s", t->zPath, sqlite3_errstr(rc));
@@ -256,7 +264,32 @@ int vt__load(struct vt_trace *t, const struct vt_opts *o)
         vt__trace_note(t, "the trace was not closed cleanly (process killed or still running): "
                           "its last second of events may be missing and allocations live at the "
                           "end include ones the process would have freed");
-    meta_copy(db, "config.kernel_args", zVal, sizeof zVal);
+    /* Records lost while tracing: the dropped rows, or the writer's closing counters when they
+     * count more (the same total `vramtrace info` shows). total() cannot overflow. */
+    rc = query2(db, "SELECT CAST(min(total(count), 9e18) AS INTEGER) FROM dropped WHERE count > 0",
+                &a, &b);
+    if (rc == SQLITE_OK) {
+        int64_t nMeta = 0;
+        static const char *const azKey[] = {"dropped_queue", "dropped_writer", "dropped_map"};
+        for (size_t k = 0; k < sizeof azKey / sizeof azKey[0]; k++) {
+            long long v;
+            meta_copy(db, azKey[k], zVal, sizeof zVal, &bBadMeta);
+            if (sscanf(zVal, "%lld", &v) == 1 && v > 0 && v < INT64_MAX - nMeta) nMeta += v;
+        }
+        if (nMeta > a) a = nMeta;
+        if (a > 0)
+            vt__trace_note(t, "%lld records were lost while tracing (see the 'dropped' table): counts, "
+                              "peaks and findings are incomplete",
+                           (long long)a);
+    } else {
+        vt__errorf("%s: cannot read trace: %s", t->zPath, sqlite3_errstr(rc));
+        return rc == SQLITE_CORRUPT || rc == SQLITE_NOTADB ? VT_EXIT_CORRUPT : VT_EXIT_INTERNAL;
+    }
+    meta_copy(db, "config.kernel_args", zVal, sizeof zVal, &bBadMeta);
+    if (bBadMeta) {
+        vt__errorf("%s: cannot read the trace's meta table: %s", t->zPath, sqlite3_errmsg(db));
+        return VT_EXIT_CORRUPT;
+    }
     if (!t->bHaveKernelUses)
         vt__trace_note(t, "no kernel buffer uses recorded%s: first/last use come from copies only, "
                           "idle-allocation checks are skipped and allocations live at exit cannot be "

@@ -176,10 +176,15 @@ static int kernel_segments(struct vt_trace *t, struct seg **paSeg, int *pnSeg)
         } else {
             cls = 0;
             if (nameId >= 0) {
+                int rcName;
                 sqlite3_bind_int64(pName, 1, nameId);
-                if (sqlite3_step(pName) == SQLITE_ROW && sqlite3_column_text(pName, 0))
+                rcName = sqlite3_step(pName);
+                if (rcName == SQLITE_ROW && sqlite3_column_text(pName, 0))
                     cls = kernel_class((const char *)sqlite3_column_text(pName, 0));
+                else if (rcName != SQLITE_ROW && rcName != SQLITE_DONE)
+                    rc = rcName;
                 sqlite3_reset(pName);
+                if (rc != SQLITE_OK) break;
             }
             aKey[slot] = nameId;
             aCls[slot] = cls;
