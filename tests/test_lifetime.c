@@ -129,6 +129,18 @@ TEST(pool_reserved_tracked)
     ASSERT_EQ(0, analyze1(zPath, &o, &r));
     ASSERT_EQ(64 * MiB, r.aTrace[0].aDev[0].poolPeakReserved);
     ASSERT_EQ(16 * MiB, r.aTrace[0].aDev[0].peak);
+    ASSERT_EQ(0, r.aTrace[0].nNote > 1); /* only the "no kernel uses" note */
+    vt__result_free(&r);
+    /* losses while tracing are said, with the larger of the two counts */
+    {
+        sqlite3 *db = NULL;
+        ASSERT_EQ(SQLITE_OK, sqlite3_open(zPath, &db));
+        ASSERT_EQ(SQLITE_OK, sqlite3_exec(db, "INSERT INTO dropped(ts, source, what, count) VALUES(1, 0, 'cupti', 5);"
+                                              "INSERT INTO meta VALUES('dropped_queue', '7')", NULL, NULL, NULL));
+        sqlite3_close(db);
+    }
+    ASSERT_EQ(0, analyze1(zPath, &o, &r));
+    ASSERT_CONTAINS(r.aTrace[0].azNote[0], "7 records were lost while tracing");
     vt__result_free(&r);
     tg_cleanup();
 }
