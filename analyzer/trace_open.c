@@ -40,7 +40,8 @@ int vt__trace_open(const char *zPath, int bWrite, sqlite3 **pDb)
                    zPath);
         return VT_EXIT_NOT_TRACE;
     }
-    flags = bWrite ? SQLITE_OPEN_READWRITE : SQLITE_OPEN_READONLY;
+    /* one thread per connection: SQLite's per-call mutexes are pure cost here */
+    flags = (bWrite ? SQLITE_OPEN_READWRITE : SQLITE_OPEN_READONLY) | SQLITE_OPEN_NOMUTEX;
     rc = sqlite3_open_v2(zPath, &db, flags, NULL);
     if (rc != SQLITE_OK) {
         vt__errorf("%s: cannot open: %s", zPath, db ? sqlite3_errmsg(db) : sqlite3_errstr(rc));
