@@ -1,4 +1,4 @@
-/* copies: the same host<->device copies from pageable (malloc) and pinned (cudaMallocHost) memory */
+/* copies: equal host<->device copies from pageable (malloc) and pinned (cudaMallocHost) memory. */
 /*
  * Known answer (asserted by tests/gpu_verify.c, sample "copies"):
  *   - one device buffer (cudaMalloc) and one pinned host buffer (cudaMallocHost)
