@@ -113,7 +113,8 @@ int64_t vt__site_capture(struct vt__sites *s, int depth, int bPython, struct vt_
 /*
  * The VT_HREC_STACK record rec (as filled by vt__site_capture) never reached
  * the trace (the writer's queue was full): the next capture of the same site
- * emits it again. The caller still owns and must free rec's frames.
+ * emits it again. Reads only rec's type, id and hash, so it may be called
+ * after the frames were freed (the writer frees them when it drops a record).
  */
 void vt__site_lost(struct vt__sites *s, const struct vt_hrec *rec);
 
