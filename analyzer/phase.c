@@ -52,11 +52,15 @@ static struct vt_iter *add_iter(struct vt_trace *t, int64_t a, int64_t b)
 static int from_nvtx(struct vt_trace *t, regex_t *pPhase, regex_t *pEval, regex_t *pIter)
 {
     static const char *zSql =
-        "SELECT r.start, r.end, s.value FROM nvtx_range r LEFT JOIN string s ON s.id = r.name_id"
-        " WHERE r.kind != 2 AND r.end IS NOT NULL AND s.value IS NOT NULL ORDER BY r.start, r.end DESC";
+        /* a range never closed (the process died inside it, often of the OOM being
+         * investigated) lasts to the end of the trace */
+        "SELECT r.start, coalesce(r.end, ?1) AS e, s.value FROM nvtx_range r"
+        " LEFT JOIN string s ON s.id = r.name_id"
+        " WHERE r.kind != 2 AND r.start > 0 AND s.value IS NOT NULL ORDER BY r.start, e DESC";
     sqlite3_stmt *pStmt = NULL;
     int64_t phaseEnd = INT64_MIN, iterEnd = INT64_MIN;
     int rc = sqlite3_prepare_v2(t->db, zSql, -1, &pStmt, NULL);
+    if (rc == SQLITE_OK) sqlite3_bind_int64(pStmt, 1, t->t1 + 1); /* ends are exclusive */
     int *aIterKind = NULL, nIterKind = 0;
     while (rc == SQLITE_OK && (rc = sqlite3_step(pStmt)) == SQLITE_ROW) {
         int64_t a = sqlite3_column_int64(pStmt, 0), b = sqlite3_column_int64(pStmt, 1);

@@ -223,4 +223,40 @@ TEST(operator_ranges_are_not_phases)
     tg_cleanup();
 }
 
-VT_TEST_LIST(T(operator_ranges_are_not_phases) T(phases_sample_shape) T(missing_no_grad_grows_batch_by_batch) T(large_validation_batch_is_only_info) T(phase_regex_override))
+/* Killed by an OOM inside validation: the range never closed still makes a phase to the end. */
+TEST(unclosed_validation_range)
+{
+    const char *zPath = tg_path("killed.db");
+    struct tg *g = tg_open(zPath);
+    struct vt_opts o;
+    struct vt_result r;
+    const char *az[1] = {zPath};
+    ASSERT(g);
+    tg_meta(g, "closed_cleanly", "0");
+    tg_nvtx(g, 1 * MS, 50 * MS, "train");
+    {
+        char zSql[200];
+        snprintf(zSql, sizeof zSql, "INSERT INTO nvtx_range(start, end, kind, name_id) VALUES(%lld, NULL, 0, %lld)",
+                 (long long)(60 * MS), (long long)tg_string(g, "val"));
+        ASSERT_EQ(SQLITE_OK, sqlite3_exec(g->db, zSql, NULL, NULL, NULL));
+    }
+    tg_alloc(g, 2 * MS, 0, 3, W, 1 * GiB, -1);
+    tg_oom(g, 70 * MS, 0, 20 * GiB, 2 * GiB, 16 * GiB, -1);
+    ASSERT_EQ(0, tg_close(g));
+    vt__opts_default(&o);
+    ASSERT_EQ(0, vt__analyze(az, 1, &o, &r));
+    ASSERT_EQ(2, r.aTrace[0].nPhase);
+    ASSERT_EQ(VT_PHASE_EVAL, r.aTrace[0].aPhase[1].kind);
+    ASSERT_EQ(70 * MS + 1, r.aTrace[0].aPhase[1].end);
+    int nOom = 0;
+    for (int i = 0; i < r.nFind; i++)
+        if (!strcmp(r.aFind[i].zKind, "oom")) {
+            nOom++;
+            ASSERT_STREQ("val", r.aFind[i].zPhase);
+        }
+    ASSERT_EQ(1, nOom);
+    vt__result_free(&r);
+    tg_cleanup();
+}
+
+VT_TEST_LIST(T(unclosed_validation_range) T(operator_ranges_are_not_phases) T(phases_sample_shape) T(missing_no_grad_grows_batch_by_batch) T(large_validation_batch_is_only_info) T(phase_regex_override))
