@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <sqlite3.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 
 #include "outfile.h"
 #include "schema.h"
@@ -34,14 +35,39 @@ static void read_file(const char *zPath, char *z, size_t n)
     close(fd);
 }
 
-/* Make a complete trace at zPath (schema created, header written). */
-static void make_trace(const char *zPath)
+/* Make a complete trace at zPath (schema created, header written) with the given meta rows
+ * (NULL: row absent). */
+static void make_trace_meta(const char *zPath, const char *zPid, const char *zHost, const char *zEnd)
 {
     sqlite3 *db = NULL;
+    char zSql[512];
     ASSERT_EQ(SQLITE_OK, sqlite3_open(zPath, &db));
     ASSERT_EQ(SQLITE_OK, vt__schema_create(db, NULL));
-    ASSERT_EQ(SQLITE_OK, sqlite3_exec(db, "INSERT INTO meta VALUES('pid','1')", NULL, NULL, NULL));
+    if (zPid) {
+        snprintf(zSql, sizeof zSql, "INSERT INTO meta VALUES('pid','%s')", zPid);
+        ASSERT_EQ(SQLITE_OK, sqlite3_exec(db, zSql, NULL, NULL, NULL));
+    }
+    if (zHost) {
+        snprintf(zSql, sizeof zSql, "INSERT INTO meta VALUES('hostname','%s')", zHost);
+        ASSERT_EQ(SQLITE_OK, sqlite3_exec(db, zSql, NULL, NULL, NULL));
+    }
+    if (zEnd) {
+        snprintf(zSql, sizeof zSql, "INSERT INTO meta VALUES('end_ns','%s')", zEnd);
+        ASSERT_EQ(SQLITE_OK, sqlite3_exec(db, zSql, NULL, NULL, NULL));
+    }
     sqlite3_close(db);
+}
+
+/* A finished trace (end_ns written by its closing process). */
+static void make_trace(const char *zPath)
+{
+    make_trace_meta(zPath, "1", NULL, "12345");
+}
+
+static void my_host(char *z, size_t n)
+{
+    ASSERT_EQ(0, gethostname(z, n - 1));
+    z[n - 1] = '\0';
 }
 
 TEST(expand_patterns)
@@ -167,6 +193,54 @@ TEST(replace_old_trace)
     rmdir(zDir);
 }
 
+/* An unfinished trace is replaced only when its writer is gone. */
+TEST(unfinished_trace_of_live_process_refused)
+{
+    char zDir[64], zPath[128], zErr[512], zHost[256], zPid[32];
+    struct vt_outfile f;
+    struct stat st;
+    pid_t pid;
+    int status;
+    make_dir(zDir, sizeof zDir);
+    snprintf(zPath, sizeof zPath, "%s/t.db", zDir);
+    my_host(zHost, sizeof zHost);
+
+    /* writer still running here (our parent) */
+    snprintf(zPid, sizeof zPid, "%ld", (long)getppid());
+    make_trace_meta(zPath, zPid, zHost, NULL);
+    ASSERT_EQ(-1, vt__outfile_create(zPath, &f, zErr, sizeof zErr));
+    ASSERT_CONTAINS(zErr, "the trace of running process");
+    ASSERT_CONTAINS(zErr, "use %p in VRAMTRACE_OUTPUT");
+    ASSERT_EQ(0, stat(zPath, &st));
+    ASSERT(st.st_size > 0);
+    unlink(zPath);
+
+    /* written on another host: cannot tell, refused */
+    make_trace_meta(zPath, zPid, "some-other-node", NULL);
+    ASSERT_EQ(-1, vt__outfile_create(zPath, &f, zErr, sizeof zErr));
+    ASSERT_CONTAINS(zErr, "on host some-other-node");
+    unlink(zPath);
+
+    /* writer gone (a reaped child): replaced */
+    pid = fork();
+    ASSERT(pid >= 0);
+    if (pid == 0) _exit(0);
+    ASSERT_EQ(pid, waitpid(pid, &status, 0));
+    snprintf(zPid, sizeof zPid, "%ld", (long)pid);
+    make_trace_meta(zPath, zPid, zHost, NULL);
+    ASSERT_EQ(0, vt__outfile_create(zPath, &f, zErr, sizeof zErr));
+    ASSERT_EQ(0, stat(zPath, &st));
+    ASSERT_EQ(0, st.st_size);
+    unlink(zPath);
+
+    /* finished trace of a live process: replaced */
+    snprintf(zPid, sizeof zPid, "%ld", (long)getppid());
+    make_trace_meta(zPath, zPid, "some-other-node", "999");
+    ASSERT_EQ(0, vt__outfile_create(zPath, &f, zErr, sizeof zErr));
+    vt__outfile_remove(&f);
+    rmdir(zDir);
+}
+
 TEST(missing_directory)
 {
     char zErr[256];
@@ -193,4 +267,5 @@ TEST(verify_detects_swap)
 }
 
 VT_TEST_LIST(T(expand_patterns) T(create_mode_0600) T(refuse_symlink) T(refuse_foreign_files)
-             T(replace_old_trace) T(missing_directory) T(verify_detects_swap))
+             T(replace_old_trace) T(unfinished_trace_of_live_process_refused) T(missing_directory)
+             T(verify_detects_swap))

@@ -2,6 +2,8 @@
 #include "outfile.h"
 
 #include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
 #include <fcntl.h>
 #include <libgen.h>
 #include <sqlite3.h>
@@ -95,6 +97,60 @@ int vt__outfile_is_trace(const char *zPath)
     return rc;
 }
 
+/* Read meta(key) of the trace open in db into z (size n); 1 if present, else 0 (z = ""). */
+static int read_meta(sqlite3 *db, const char *zKey, char *z, size_t n)
+{
+    sqlite3_stmt *pStmt = NULL;
+    int found = 0;
+    z[0] = '\0';
+    if (sqlite3_prepare_v2(db, "SELECT value FROM meta WHERE key = ?1", -1, &pStmt, NULL) == SQLITE_OK &&
+        sqlite3_bind_text(pStmt, 1, zKey, -1, SQLITE_STATIC) == SQLITE_OK &&
+        sqlite3_step(pStmt) == SQLITE_ROW && sqlite3_column_text(pStmt, 0)) {
+        snprintf(z, n, "%s", (const char *)sqlite3_column_text(pStmt, 0));
+        found = 1;
+    }
+    sqlite3_finalize(pStmt);
+    return found;
+}
+
+/*
+ * Decide whether the existing trace at zPath may still be written by another
+ * process: it was not closed (no meta 'end_ns') and its writer is alive on this
+ * host, or ran on another host (which cannot be checked). Returns 1 and a
+ * reason in zErr if so, 0 if the trace is finished or its writer is gone.
+ */
+static int trace_in_use(const char *zPath, char *zErr, size_t nErr)
+{
+    sqlite3 *db = NULL;
+    char zPid[32], zHost[256], zMyHost[256], zEnd[32];
+    long pid;
+    int bUse = 0;
+    if (sqlite3_open_v2(zPath, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOFOLLOW, NULL) != SQLITE_OK)
+        goto done;
+    if (read_meta(db, "end_ns", zEnd, sizeof zEnd)) goto done; /* closed by its writer */
+    read_meta(db, "pid", zPid, sizeof zPid);
+    read_meta(db, "hostname", zHost, sizeof zHost);
+    pid = atol(zPid);
+    if (gethostname(zMyHost, sizeof zMyHost - 1) != 0) zMyHost[0] = '\0';
+    zMyHost[sizeof zMyHost - 1] = '\0';
+    if (zHost[0] && strcmp(zHost, zMyHost) != 0) {
+        snprintf(zErr, nErr,
+                 "refusing to replace %s: an unfinished trace of process %ld on host %s, which may "
+                 "still be writing it (use %%p and %%h in VRAMTRACE_OUTPUT)",
+                 zPath, pid, zHost);
+        bUse = 1;
+    } else if (pid > 0 && pid != (long)getpid() && (kill((pid_t)pid, 0) == 0 || errno == EPERM)) {
+        snprintf(zErr, nErr,
+                 "refusing to replace %s: the trace of running process %ld (use %%p in "
+                 "VRAMTRACE_OUTPUT)",
+                 zPath, pid);
+        bUse = 1;
+    }
+done:
+    sqlite3_close(db);
+    return bUse;
+}
+
 /* Remove zPath's SQLite companion files (-wal, -shm, -journal); ignores absent ones. */
 static void remove_companions(const char *zPath)
 {
@@ -155,6 +211,7 @@ int vt__outfile_create(const char *zPath, struct vt_outfile *pOut, char *zErr, s
                      zPath);
             goto done;
         }
+        if (trace_in_use(zPath, zErr, nErr)) goto done;
         if (unlink(zPath) != 0) {
             snprintf(zErr, nErr, "cannot replace old trace %s: %s", zPath, strerror(errno));
             goto done;

@@ -25,8 +25,10 @@ int vt__outfile_expand(const char *zPattern, long pid, const char *zRank, const 
  * it is never opened through a symlink. If the name exists and is a regular
  * file owned by this user holding a vramtrace trace (SQLite header and the
  * trace application_id), it is replaced, together with its -wal, -shm and
- * -journal companions; anything else (symlink, foreign file, empty file,
- * another user's file) is refused. The directory must exist. The file is
+ * -journal companions, unless that trace is unfinished (no meta 'end_ns') and
+ * its process (meta 'pid') still runs on this host or ran on another host;
+ * anything else (symlink, foreign file, empty file, another user's file, a
+ * trace in use) is refused. The directory must exist. The file is
  * closed again (SQLite reopens it by name) and its identity kept in *pOut.
  * Returns 0, or -1 with a one-line reason (without "vramtrace:") in zErr.
  */
