@@ -70,6 +70,7 @@ TEST(linkage)
     ASSERT(strstr(z, "libcudart") == NULL);
     ASSERT(strstr(z, "libsqlite3") == NULL);
     ASSERT(strstr(z, "libcuda.so") == NULL);
+    ASSERT(strstr(z, "libpython") == NULL);
     ASSERT_CONTAINS(z, "(RUNPATH)");
     ASSERT_CONTAINS(z, "$ORIGIN");
 }
