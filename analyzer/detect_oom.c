@@ -24,13 +24,25 @@ int vt__detect_oom(struct vt_result *r, int iTrace)
 {
     struct vt_trace *t = &r->aTrace[iTrace];
     for (int i = 0; i < t->nOom; i++) {
-        struct vt_oom *o = &t->aOom[i];
+        /* a retried request (same size and device, each attempt within 1 s of the previous, as
+         * PyTorch retries after releasing its cache) is one finding judged on its last attempt */
+        int j = i;
+        while (j + 1 < t->nOom && t->aOom[j + 1].requested == t->aOom[i].requested &&
+               t->aOom[j + 1].device == t->aOom[i].device && t->aOom[j + 1].ts - t->aOom[j].ts <= 1000000000)
+            j++;
+        struct vt_oom *o = &t->aOom[j];
         struct vt_finding *f = vt__finding_add(r, iTrace, "oom", VT_SEV_HIGH);
-        char zR[32], zF[32], zT[32], zH[32], zO[32], zC[32], zAt[32], zList[1200] = "";
+        char zR[32], zF[32], zT[32], zH[32], zO[32], zC[32], zAt[32], zList[1200] = "", zRetry[200] = "";
         const char *zFix;
         size_t n = 0;
         int p;
         if (!f) return VT_EXIT_INTERNAL;
+        if (j > i) {
+            char zH0[32];
+            vt__fmt_bytes(t->aOom[i].held, zH0, sizeof zH0);
+            snprintf(zRetry, sizeof zRetry, " The request failed %d times; at the first attempt this process held %s.",
+                     j - i + 1, zH0);
+        }
         vt__fmt_bytes(o->requested, zR, sizeof zR);
         vt__fmt_bytes(o->freeBytes, zF, sizeof zF);
         vt__fmt_bytes(o->totalBytes, zT, sizeof zT);
@@ -70,8 +82,9 @@ int vt__detect_oom(struct vt_result *r, int iTrace)
             n += (size_t)p < sizeof zList - n ? (size_t)p : sizeof zList - n - 1;
         }
         f->bytes = o->requested;
-        f->count = 1;
-        f->firstTs = f->lastTs = o->ts;
+        f->count = j - i + 1;
+        f->firstTs = t->aOom[i].ts;
+        f->lastTs = o->ts;
         f->device = o->device;
         p = vt__phase_at(t, o->ts);
         if (p >= 0) snprintf(f->zPhase, sizeof f->zPhase, "%s", t->aPhase[p].zName);
@@ -82,17 +95,20 @@ int vt__detect_oom(struct vt_result *r, int iTrace)
                                 o->device, o->zVerdict);
         f->zEvidence = vt__strdupf(
             "At %s, %s was requested with %s free of %s; this process held %s in live allocations%s%s%s, "
-            "and %s was in use by something else (other processes or contexts). Largest live: %s.%s%s",
+            "and %s was in use by something else (other processes or contexts). Largest live: %s.%s%s%s",
             zAt, zR, o->freeBytes >= 0 ? zF : "unknown", o->totalBytes > 0 ? zT : "unknown", zH,
             o->poolCached > 0 ? " (pool caching " : "", o->poolCached > 0 ? zC : "",
             o->poolCached > 0 ? " freed)" : "", o->freeBytes >= 0 ? zO : "an unknown amount",
             n ? zList : "none recorded",
+            zRetry,
             o->totalBytes > 0 && o->requested > o->totalBytes ? " The request alone is larger than the device's "
                                                                  "total memory." : "",
             t->bSegments ? " At segment level the free space inside cached segments is not visible; "
                            "record with --tensors." : "");
         f->zFix = vt__strdupf("%s", zFix);
         if (!f->zTitle || !f->zEvidence || !f->zFix || !f->zSite) return VT_EXIT_INTERNAL;
+        for (int k = i; k < j; k++) t->aOom[k].zVerdict = o->zVerdict;
+        i = j;
     }
     return VT_EXIT_OK;
 }

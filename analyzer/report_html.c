@@ -96,7 +96,8 @@ static void svg(FILE *f, const struct vt_result *r, int i)
     for (int k = 0; k < t->nOom; k++) {
         int iFind = -1;
         for (int j = 0; j < r->nFind; j++)
-            if (r->aFind[j].trace == i && !strcmp(r->aFind[j].zKind, "oom") && r->aFind[j].firstTs == t->aOom[k].ts)
+            if (r->aFind[j].trace == i && !strcmp(r->aFind[j].zKind, "oom") && r->aFind[j].firstTs <= t->aOom[k].ts &&
+                t->aOom[k].ts <= r->aFind[j].lastTs)
                 iFind = j;
         vt__fmt_bytes(t->aOom[k].requested, zB, sizeof zB);
         if (iFind >= 0) fprintf(f, "<a href=\"#f%d\">", iFind + 1);

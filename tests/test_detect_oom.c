@@ -105,4 +105,45 @@ TEST(oom_sample_shape)
     tg_cleanup();
 }
 
-VT_TEST_LIST(T(three_verdicts_three_processes) T(oom_sample_shape))
+/* PyTorch's retry: the first cudaMalloc fails, the caching allocator frees its cached segments,
+ * the retry fails too. One finding, judged on the last attempt. */
+TEST(retried_request_is_one_finding)
+{
+    const char *zPath = tg_path("retry.db");
+    struct tg *g = tg_open(zPath);
+    struct vt_result r;
+    struct vt_opts o;
+    const char *az[1] = {zPath};
+    ASSERT(g);
+    tg_meta(g, "config.tensors", "0");
+    tg_device(g, 0, "Test GPU", 16 * GiB);
+    tg_alloc(g, 1 * MS, 0, 3, 0x100000000LL, 12 * GiB, -1);
+    tg_alloc(g, 2 * MS, 0, 3, 0x900000000LL, 2 * GiB, -1);
+    tg_oom(g, 10 * MS, 0, 4 * GiB, 1 * GiB, 16 * GiB, -1);
+    tg_free(g, 10 * MS + 1000, 0, 3, 0x900000000LL, 2 * GiB); /* cache released */
+    tg_oom(g, 10 * MS + 2000, 0, 4 * GiB, 3 * GiB, 16 * GiB, -1);
+    tg_oom(g, 5000 * MS, 0, 4 * GiB, 3 * GiB, 16 * GiB, -1); /* much later: a new request */
+    ASSERT_EQ(0, tg_close(g));
+    vt__opts_default(&o);
+    ASSERT_EQ(0, vt__analyze(az, 1, &o, &r));
+    int nOom = 0;
+    for (int i = 0; i < r.nFind; i++) {
+        if (strcmp(r.aFind[i].zKind, "oom")) continue;
+        nOom++;
+        if (r.aFind[i].count == 2) {
+            ASSERT_EQ(10 * MS, r.aFind[i].firstTs);
+            ASSERT_EQ(10 * MS + 2000, r.aFind[i].lastTs);
+            ASSERT_CONTAINS(r.aFind[i].zEvidence, "this process held 12.0 GiB in live allocations");
+            ASSERT_CONTAINS(r.aFind[i].zEvidence, "The request failed 2 times; at the first attempt this process held 14.0 GiB.");
+        } else {
+            ASSERT_EQ(1, r.aFind[i].count);
+            ASSERT_EQ(5000 * MS, r.aFind[i].firstTs);
+        }
+    }
+    ASSERT_EQ(2, nOom);
+    ASSERT_STREQ(r.aTrace[0].aOom[1].zVerdict, r.aTrace[0].aOom[0].zVerdict);
+    vt__result_free(&r);
+    tg_cleanup();
+}
+
+VT_TEST_LIST(T(three_verdicts_three_processes) T(oom_sample_shape) T(retried_request_is_one_finding))
