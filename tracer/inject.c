@@ -1223,14 +1223,26 @@ static int subscribe(void)
 {
     char zOld[CUPTI_OLD_SUBSCRIBER_NAME_MIN_LEN + 1];
     CUpti_SubscriberParams params;
+    CUptiResult (*xSubscribe2)(CUpti_SubscriberHandle *, CUpti_CallbackFunc, void *,
+                               CUpti_SubscriberParams *);
+    void *hCupti;
     CUptiResult r;
+
+    /* cuptiSubscribe_v2 (it names the other subscriber) is looked up, not linked: a libcupti.so.13
+     * the process loaded before us may predate it, and a missing symbol must not kill the host. */
+    *(void **)&xSubscribe2 = dlsym(RTLD_DEFAULT, "cuptiSubscribe_v2");
+    if (!xSubscribe2 && (hCupti = dlopen("libcupti.so.13", RTLD_LAZY | RTLD_NOLOAD)) != NULL) {
+        *(void **)&xSubscribe2 = dlsym(hCupti, "cuptiSubscribe_v2");
+        dlclose(hCupti); /* drops only the reference RTLD_NOLOAD took */
+    }
     memset(&params, 0, sizeof params);
     memset(zOld, 0, sizeof zOld);
     params.structSize = CUpti_SubscriberParams_STRUCT_SIZE;
     params.subscriberName = "vramtrace";
     params.oldSubscriberName = zOld;
     params.oldSubscriberSize = sizeof zOld - 1;
-    r = cuptiSubscribe_v2(&g_subscriber, (CUpti_CallbackFunc)on_callback, NULL, &params);
+    r = xSubscribe2 ? xSubscribe2(&g_subscriber, (CUpti_CallbackFunc)on_callback, NULL, &params)
+                    : cuptiSubscribe(&g_subscriber, (CUpti_CallbackFunc)on_callback, NULL);
     if (r == CUPTI_SUCCESS) {
         g_subscribed = 1;
         return 0;
