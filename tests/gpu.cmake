@@ -43,3 +43,10 @@ if(TARGET vramtrace_inject AND VT_BUILD_SAMPLES)
     set_tests_properties(gpu_${name} PROPERTIES SKIP_RETURN_CODE 77 LABELS gpu TIMEOUT 300)
   endforeach()
 endif()
+
+# What the analyzer reports for each sample (docs/samples.md), on the same traces.
+vt_add_test(NAME gpu_analyze_test SOURCES gpu_analyze_test.c gpu_fake_trace.c LIBS vtcore
+  LABELS analyzer)
+add_dependencies(gpu_analyze_test vramtrace)
+set_property(TEST gpu_analyze_test APPEND PROPERTY ENVIRONMENT
+  "VT_VRAMTRACE=$<TARGET_FILE:vramtrace>")
