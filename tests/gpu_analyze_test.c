@@ -1,4 +1,4 @@
-/* What `vramtrace analyze` finds in traces shaped like runs of each CUDA sample (docs/samples.md). */
+/* What `vramtrace analyze` finds in traces shaped like runs of each CUDA sample. */
 #include <fcntl.h>
 #include <sqlite3.h>
 #include <stdarg.h>
