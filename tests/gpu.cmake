@@ -44,9 +44,3 @@ if(TARGET vramtrace_inject AND VT_BUILD_SAMPLES)
   endforeach()
 endif()
 
-# What the analyzer reports for each sample (docs/samples.md), on the same traces.
-vt_add_test(NAME gpu_analyze_test SOURCES gpu_analyze_test.c gpu_fake_trace.c LIBS vtcore
-  LABELS analyzer)
-add_dependencies(gpu_analyze_test vramtrace)
-set_property(TEST gpu_analyze_test APPEND PROPERTY ENVIRONMENT
-  "VT_VRAMTRACE=$<TARGET_FILE:vramtrace>")
