@@ -2,8 +2,10 @@
 #include <cupti.h>
 #include <dlfcn.h>
 #include <errno.h>
+#include <pthread.h>
 #include <fcntl.h>
 #include <sqlite3.h>
+#include <stdatomic.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 
@@ -194,8 +196,8 @@ CUresult cuFuncGetParamInfo(CUfunction func, size_t paramIndex, size_t *paramOff
 
 #define CTX0 ((CUcontext)(uintptr_t)0x100)
 
-static uint64_t g_corrData[64];
-static int g_depth;
+static _Thread_local uint64_t g_corrData[64];
+static _Thread_local int g_depth;
 
 /* Deliver one API callback (enter or exit) as CUPTI does. */
 static void api(CUpti_CallbackDomain dom, CUpti_CallbackId cbid, CUpti_ApiCallbackSite site,
@@ -588,5 +590,66 @@ TEST(late_failure_removes_trace)
     ASSERT_EQ(0, rmdir(zDir));
 }
 
+/* Threads keep calling cudaMalloc/cudaFree while the process exits. */
+static atomic_long g_nCalls;
+
+static void *hammer(void *pArg)
+{
+    uint32_t corr = (uint32_t)(uintptr_t)pArg;
+    for (;;) {
+        void *p = NULL;
+        cudaMalloc_v3020_params mp = {&p, 4096};
+        cudaFree_v3020_params fp = {NULL};
+        int st = 0;
+        api(RT, CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020, CUPTI_API_ENTER, &mp, &st, corr);
+        p = (void *)(uintptr_t)(0x100000000ull + (uint64_t)corr * 4096);
+        api(RT, CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020, CUPTI_API_EXIT, &mp, &st, corr);
+        fp.devPtr = p;
+        call(RT, CUPTI_RUNTIME_TRACE_CBID_cudaFree_v3020, &fp, 0, corr + 1);
+        corr += 2;
+        atomic_fetch_add(&g_nCalls, 2);
+    }
+    return NULL;
+}
+
+static void exit_under_load(void)
+{
+    pthread_t aTh[4];
+    for (int i = 0; i < 4; i++)
+        if (pthread_create(&aTh[i], NULL, hammer, (void *)(uintptr_t)(1000000u * (i + 1))) != 0) _exit(40);
+    while (atomic_load(&g_nCalls) < 20000) usleep(1000);
+    /* return: run_child calls exit(0) with the threads still inside the callbacks */
+}
+
+TEST(exit_while_threads_call_cuda)
+{
+    char zDir[64], zErrFile[128], zPath[128], z[4096];
+    sqlite3 *db = NULL;
+    int status;
+    sqlite3_int64 nCalls;
+    snprintf(zDir, sizeof zDir, "/tmp/vt_cupti_XXXXXX");
+    ASSERT(mkdtemp(zDir) != NULL);
+    snprintf(zErrFile, sizeof zErrFile, "%s.err", zDir);
+    snprintf(zPath, sizeof zPath, "%s/trace.db", zDir);
+    status = run_child(zDir, zErrFile, MODE_OK, exit_under_load);
+    read_all(zErrFile, z, sizeof z);
+    unlink(zErrFile);
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) VT__FAIL("child status %d: %s", status, z);
+    ASSERT_EQ(SQLITE_OK, sqlite3_open_v2(zPath, &db, SQLITE_OPEN_READONLY, NULL));
+    qtext(db, "PRAGMA integrity_check", z, sizeof z);
+    ASSERT_STREQ("ok", z);
+    qtext(db, "SELECT value FROM meta WHERE key = 'closed_cleanly'", z, sizeof z);
+    ASSERT_STREQ("1", z);
+    nCalls = q(db, "SELECT count(*) FROM api_call") + q(db, "SELECT coalesce(sum(count), 0) FROM dropped WHERE source = 1");
+    ASSERT(nCalls >= 20000);
+    ASSERT_EQ(q(db, "SELECT count(*) FROM api_call WHERE api = 1") > 0, 1);
+    sqlite3_close(db);
+    {
+        char zCmd[160];
+        snprintf(zCmd, sizeof zCmd, "rm -rf %s", zDir);
+        ASSERT_EQ(0, system(zCmd));
+    }
+}
+
 VT_TEST_LIST(T(scripted_session_records_exactly) T(multiple_subscribers_named)
-             T(late_failure_removes_trace))
+             T(late_failure_removes_trace) T(exit_while_threads_call_cuda))
