@@ -651,5 +651,51 @@ TEST(exit_while_threads_call_cuda)
     }
 }
 
+/* A forked worker calls CUDA and exits normally: nothing of it reaches the parent's trace. */
+static void fork_worker(void)
+{
+    void *p = NULL;
+    cudaMalloc_v3020_params mp = {&p, 8192};
+    pid_t pid;
+    int status = -1;
+    call(RT, CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020, &mp, 0, 500);
+    pid = fork();
+    if (pid < 0) _exit(41);
+    if (pid == 0) {
+        call(RT, CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020, &mp, 0, 600);
+        exit(0); /* runs the library's exit handler in the child: it must do nothing */
+    }
+    if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status) || WEXITSTATUS(status) != 0) _exit(42);
+    call(RT, CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020, &mp, 0, 501);
+}
+
+TEST(forked_worker_not_traced)
+{
+    char zDir[64], zErrFile[128], zPath[128], z[4096];
+    sqlite3 *db = NULL;
+    int status;
+    snprintf(zDir, sizeof zDir, "/tmp/vt_cupti_XXXXXX");
+    ASSERT(mkdtemp(zDir) != NULL);
+    snprintf(zErrFile, sizeof zErrFile, "%s.err", zDir);
+    snprintf(zPath, sizeof zPath, "%s/trace.db", zDir);
+    status = run_child(zDir, zErrFile, MODE_OK, fork_worker);
+    read_all(zErrFile, z, sizeof z);
+    unlink(zErrFile);
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) VT__FAIL("child status %d: %s", status, z);
+    ASSERT_EQ(2, count_lines(z)); /* the MEMORY_POOL warning and the start line, from the parent only */
+    ASSERT_EQ(SQLITE_OK, sqlite3_open_v2(zPath, &db, SQLITE_OPEN_READONLY, NULL));
+    ASSERT_EQ(2, q(db, "SELECT count(*) FROM api_call"));
+    ASSERT_EQ(500 + 501, q(db, "SELECT sum(correlation) FROM api_call"));
+    qtext(db, "SELECT value FROM meta WHERE key = 'closed_cleanly'", z, sizeof z);
+    ASSERT_STREQ("1", z);
+    sqlite3_close(db);
+    {
+        char zCmd[160];
+        snprintf(zCmd, sizeof zCmd, "rm -rf %s", zDir);
+        ASSERT_EQ(0, system(zCmd));
+    }
+}
+
 VT_TEST_LIST(T(scripted_session_records_exactly) T(multiple_subscribers_named)
-             T(late_failure_removes_trace) T(exit_while_threads_call_cuda))
+             T(late_failure_removes_trace) T(exit_while_threads_call_cuda)
+             T(forked_worker_not_traced))
