@@ -5,12 +5,15 @@
  * Exit codes: 0 the trace holds the sample's known answer; 1 it does not (or
  * the sample failed); 2 usage; 77 skipped: no CUDA driver or no GPU here.
  * Environment: VT_CUPTI_LIB overrides CUPTI_LIB (the GPU machine may keep
- * libcupti elsewhere than the build machine); VT_GPU_TIMEOUT bounds the
- * sample's run in seconds (default 240); VT_GPU_KEEP=1 keeps the temporary
- * directory (trace, stdout, stderr) even on success.
+ * libcupti elsewhere than the build machine; without it, a CUPTI_LIB that does
+ * not exist falls back to the libcupti.so.13 the dynamic loader finds);
+ * VT_GPU_TIMEOUT bounds the sample's run in seconds (default 240);
+ * VT_GPU_KEEP=1 keeps the temporary directory (trace, stdout, stderr) even on
+ * success.
  */
 #include <dirent.h>
 #include <dlfcn.h>
+#include <link.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -76,6 +79,36 @@ static int probe_gpu(char *zWhy, size_t nWhy)
         found = 1;
     /* The driver stays loaded: unloading it after cuInit is not supported. */
     return found;
+}
+
+/*
+ * The libcupti to use: VT_CUPTI_LIB if set, else zConfigured (found at
+ * configure time) if it exists here, else the file the dynamic loader
+ * resolves libcupti.so.13 to (the build machine's path may not exist on the
+ * GPU machine). Returns 0 with the path in zOut, or -1.
+ */
+static int find_cupti(const char *zConfigured, char *zOut, size_t nOut)
+{
+    const char *zEnv = getenv("VT_CUPTI_LIB");
+    struct link_map *pMap = NULL;
+    void *pLib;
+    int rc = -1;
+
+    if (zEnv && *zEnv) {
+        snprintf(zOut, nOut, "%s", zEnv);
+        return access(zOut, R_OK) == 0 ? 0 : -1;
+    }
+    if (access(zConfigured, R_OK) == 0) {
+        snprintf(zOut, nOut, "%s", zConfigured);
+        return 0;
+    }
+    pLib = dlopen("libcupti.so.13", RTLD_LAZY | RTLD_LOCAL);
+    if (!pLib) return -1;
+    if (dlinfo(pLib, RTLD_DI_LINKMAP, &pMap) == 0 && pMap && pMap->l_name &&
+        pMap->l_name[0] == '/' && (size_t)snprintf(zOut, nOut, "%s", pMap->l_name) < nOut)
+        rc = 0;
+    dlclose(pLib);
+    return rc;
 }
 
 /*
@@ -258,8 +291,8 @@ static void remove_dir(const char *zDir)
 
 int main(int argc, char **argv)
 {
-    const char *zSample, *zBinary, *zLib, *zCupti, *zTmp, *zTimeout;
-    char zWhy[512], zDir[1024], zTrace[1200], zFile[1200], zMsg[256];
+    const char *zSample, *zBinary, *zLib, *zTmp, *zTimeout;
+    char zWhy[512], zDir[1024], zTrace[1200], zFile[1200], zMsg[256], zCupti[1024];
     char *zStdout = NULL, *zStderr = NULL, **azEnv = NULL;
     struct vt_gpu_facts facts;
     unsigned timeout = 240;
@@ -275,7 +308,6 @@ int main(int argc, char **argv)
     zSample = argv[1];
     zBinary = argv[2];
     zLib = argv[3];
-    zCupti = getenv("VT_CUPTI_LIB") && *getenv("VT_CUPTI_LIB") ? getenv("VT_CUPTI_LIB") : argv[4];
     zTimeout = getenv("VT_GPU_TIMEOUT");
     if (zTimeout && atoi(zTimeout) > 0) timeout = (unsigned)atoi(zTimeout);
 
@@ -287,11 +319,12 @@ int main(int argc, char **argv)
         fprintf(stderr, "gpu_check: %s or %s is missing: build the project first\n", zBinary, zLib);
         return 1;
     }
-    if (access(zCupti, R_OK) != 0) {
+    if (find_cupti(argv[4], zCupti, sizeof zCupti) != 0) {
         fprintf(stderr,
-                "gpu_check: CUPTI library %s not found: set VT_CUPTI_LIB to the "
-                "libcupti.so.13 of this machine\n",
-                zCupti);
+                "gpu_check: no libcupti: %s does not exist here, and neither VT_CUPTI_LIB nor "
+                "the dynamic loader names one; set VT_CUPTI_LIB to this machine's "
+                "libcupti.so.13\n",
+                argv[4]);
         return 1;
     }
 

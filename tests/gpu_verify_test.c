@@ -328,9 +328,10 @@ TEST(unknown_sample)
 
 /* The test doubles and gpu_check, as built; the driver tests skip when run outside ctest. */
 struct driver {
-    const char *zCheck;  /* gpu_check */
-    const char *zSample; /* gpu_fake_sample: the sample, and also passed as LIB */
-    const char *zCuda;   /* the fake libcuda.so.1: passed as CUPTI_LIB */
+    const char *zCheck;    /* gpu_check */
+    const char *zSample;   /* gpu_fake_sample: the sample, and also passed as LIB */
+    const char *zCuda;     /* the fake libcuda.so.1: expected as NVTX_INJECTION64_PATH */
+    const char *zCuptiArg; /* passed as CUPTI_LIB: zCuda unless a test says otherwise */
     char zCudaDir[1024];
     char zTmp[1024]; /* TMPDIR for gpu_check: its run directories land here */
 };
@@ -342,6 +343,7 @@ static void driver_init(struct driver *d)
     d->zCheck = getenv("VT_GPU_CHECK");
     d->zSample = getenv("VT_FAKE_SAMPLE_BIN");
     d->zCuda = getenv("VT_FAKE_CUDA");
+    d->zCuptiArg = d->zCuda;
     if (!d->zCheck || !d->zSample || !d->zCuda)
         SKIP("VT_GPU_CHECK, VT_FAKE_SAMPLE_BIN, VT_FAKE_CUDA unset: run under ctest");
     ASSERT_EQ(0, access(d->zCheck, X_OK));
@@ -389,7 +391,7 @@ static int driver_run(struct driver *d, const char *zSample, const char *zMode, 
         unsetenv("VT_CUPTI_LIB");
         unsetenv("VT_GPU_KEEP");
         if (zEnv) putenv((char *)zEnv);
-        execl(d->zCheck, d->zCheck, zSample, d->zSample, d->zSample, d->zCuda, (char *)NULL);
+        execl(d->zCheck, d->zCheck, zSample, d->zSample, d->zSample, d->zCuptiArg, (char *)NULL);
         _exit(127);
     }
     ASSERT_EQ(pid, waitpid(pid, &status, 0));
@@ -486,6 +488,21 @@ TEST(driver_wants_exactly_one_trace)
     driver_cleanup(&d);
 }
 
+TEST(driver_cupti_override)
+{
+    struct driver d;
+    char zEnv[1100];
+    driver_init(&d);
+    /* The configured path does not exist on this machine: VT_CUPTI_LIB names the one to use. */
+    d.zCuptiArg = "/nonexistent/libcupti.so.13";
+    snprintf(zEnv, sizeof zEnv, "VT_CUPTI_LIB=%s", d.zCuda);
+    driver_expect(&d, "managed", "ok", zEnv, 0, "gpu_managed: the trace holds the known answer");
+    driver_expect(&d, "managed", "ok", "VT_CUPTI_LIB=/nonexistent/libcupti.so.13", 1,
+                  "gpu_check: no libcupti: /nonexistent/libcupti.so.13 does not exist here");
+    ASSERT_EQ(0, driver_leftovers(&d));
+    driver_cleanup(&d);
+}
+
 TEST(driver_skips_without_gpu)
 {
     struct driver d;
@@ -514,4 +531,5 @@ VT_TEST_LIST(
                                                     T(driver_reports_wrong_trace)
                                                         T(driver_reports_sample_failure_and_timeout)
                                                             T(driver_wants_exactly_one_trace)
-                                                                T(driver_skips_without_gpu))
+                                                                T(driver_cupti_override)
+                                                                    T(driver_skips_without_gpu))
