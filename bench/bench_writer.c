@@ -395,7 +395,7 @@ static int run_raw(const char *zPath, uint64_t nGroups, double *pCpu, long long 
     }
     sqlite3_exec(db, "COMMIT", NULL, NULL, NULL);
     /* The trace gets its read indexes at close: so does the ceiling. */
-    if (sqlite3_exec(db, VT_SCHEMA_INDEXES, NULL, NULL, NULL) != SQLITE_OK) nErr++;
+    if (sqlite3_exec(db, VT_SCHEMA_CLOSE_INDEXES, NULL, NULL, NULL) != SQLITE_OK) nErr++;
     *pCpu = now_s(CLOCK_THREAD_CPUTIME_ID) - t0;
     sqlite3_finalize(sK);
     sqlite3_finalize(sC);

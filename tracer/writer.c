@@ -430,7 +430,9 @@ static void finish_db(struct vt_writer *w)
     vt__decoder_finish(&w->dec);
     publish_stats(w);
     commit(w);
-    if (!bAbort && (rc = vt__schema_index(w->db)) != SQLITE_OK) report(w, rc, "indexes");
+    /* only the time-order indexes: the analyzer adds the others (schema.h) */
+    if (!bAbort && (rc = sqlite3_exec(w->db, VT_SCHEMA_CLOSE_INDEXES, NULL, NULL, NULL)) != SQLITE_OK)
+        report(w, rc, "indexes");
     rc = sqlite3_exec(w->db, "BEGIN", NULL, NULL, NULL);
     if (rc == SQLITE_OK) {
         w->bInTxn = 1;

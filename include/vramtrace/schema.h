@@ -244,9 +244,13 @@ enum vt_api {
 "  FROM memory_event WHERE op IN (1, 2);\n"
 
 /*
- * Indexes, created when the trace is closed cleanly (vt__schema_finish) or by
- * the analyzer on first open, never while the tracer is inserting: they would
- * slow the hot path. All use IF NOT EXISTS.
+ * Indexes, created by the analyzer on first writable open (all of them), never
+ * while the tracer is inserting: they would slow the hot path. All use IF NOT
+ * EXISTS. When the trace is closed cleanly the writer creates only
+ * VT_SCHEMA_CLOSE_INDEXES below: the time-ordered reads every reader makes.
+ * The correlation and address indexes serve ad-hoc joins; building them at
+ * close cost the traced process 25-40 % of the writer's CPU time and ~12 bytes
+ * per kernel row, so they wait for the analyzer (docs/performance.md).
  */
 #define VT_SCHEMA_INDEXES \
 "CREATE INDEX IF NOT EXISTS memory_event_ts ON memory_event(ts);\n" \
@@ -256,6 +260,12 @@ enum vt_api {
 "CREATE INDEX IF NOT EXISTS memcpy_start ON memcpy(start);\n" \
 "CREATE INDEX IF NOT EXISTS buffer_use_address ON buffer_use(address);\n" \
 "CREATE INDEX IF NOT EXISTS buffer_use_correlation ON buffer_use(correlation);\n"
+
+/* The subset of VT_SCHEMA_INDEXES the writer creates at a clean close. */
+#define VT_SCHEMA_CLOSE_INDEXES \
+"CREATE INDEX IF NOT EXISTS memory_event_ts ON memory_event(ts);\n" \
+"CREATE INDEX IF NOT EXISTS kernel_start ON kernel(start);\n" \
+"CREATE INDEX IF NOT EXISTS memcpy_start ON memcpy(start);\n"
 
 /*
  * Tables the analyzer writes back (dropped and re-created on each analyze run).
