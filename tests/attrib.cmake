@@ -1,13 +1,20 @@
 # Attribution core tests: interval index, call-site capture and dedup, Python frames.
-vt_add_test(NAME test_intervals SOURCES test_intervals.c LIBS vtcore LABELS core)
-# -rdynamic: the test's own functions must be visible to dladdr.
-vt_add_test(NAME test_stack SOURCES test_stack.c LIBS vtcore -rdynamic LABELS core)
-# The Python-frame test embeds CPython: libpython is linked into this test only
-# (the tracer itself finds Python at run time).
 find_package(PkgConfig QUIET)
 if(PkgConfig_FOUND)
   pkg_check_modules(VT_PYEMBED QUIET IMPORTED_TARGET python3-embed)
 endif()
+
+vt_add_test(NAME test_intervals SOURCES test_intervals.c LIBS vtcore LABELS core)
+# -rdynamic: the test's own functions must be visible to dladdr.
+vt_add_test(NAME test_stack SOURCES test_stack.c LIBS vtcore -rdynamic LABELS core)
+if(VT_PYEMBED_FOUND)
+  # Not linked: test_stack loads it with dlopen to check that a late Python is noticed.
+  list(GET VT_PYEMBED_LINK_LIBRARIES 0 VT_LIBPYTHON_PATH)
+  target_compile_definitions(test_stack PRIVATE VT_TEST_LIBPYTHON="${VT_LIBPYTHON_PATH}")
+endif()
+
+# The Python-frame test embeds CPython: libpython is linked into this test only
+# (the tracer itself finds Python at run time).
 if(VT_PYEMBED_FOUND)
   vt_add_test(NAME test_pyframes SOURCES test_pyframes.c LIBS vtcore PkgConfig::VT_PYEMBED -rdynamic
               LABELS core)

@@ -6,6 +6,7 @@
 #include <limits.h>
 #include <pthread.h>
 
+#include "pyframes.h"
 #include "vt_test.h"
 #include "vramtrace/schema.h"
 
@@ -368,6 +369,34 @@ TEST(fork_child_usable)
     vt__sites_close(s);
 }
 
+/* CPython loaded after the tracer started: noticed within VT_PY_RETRY captures; harmless before Py_Initialize. */
+TEST(python_loaded_late)
+{
+#ifndef VT_TEST_LIBPYTHON
+    SKIP("libpython not found at build time");
+#else
+    struct vt__sites *s;
+    struct vt__pyframe aPy[4];
+    struct vt_hrec rec;
+    void *pLib;
+    int i, bFound = 0;
+    ASSERT_EQ(0, vt__py_resolve());
+    pLib = dlopen(VT_TEST_LIBPYTHON, RTLD_NOW | RTLD_GLOBAL);
+    if (!pLib) SKIP(dlerror());
+    for (i = 1; i <= VT_PY_RETRY && !bFound; i++) bFound = vt__py_resolve();
+    ASSERT(bFound);
+    ASSERT(i > 2); /* not looked up again on every call */
+    ASSERT_EQ(0, vt__py_holds_gil()); /* loaded, never initialized */
+    ASSERT_EQ(0, vt__py_capture(aPy, 4));
+    s = vt__sites_open(NULL);
+    ASSERT(vt__site_capture(s, 2, 1, &rec) >= 1); /* Python asked for, none there */
+    ASSERT_EQ(2, rec.u.stack.nFrame);
+    ASSERT_EQ(VT_FRAME_NATIVE, rec.u.stack.aFrame[0].kind);
+    vt__frames_free(rec.u.stack.aFrame, rec.u.stack.nFrame);
+    vt__sites_close(s);
+#endif
+}
+
 TEST(bad_config)
 {
     struct vt_sites_config cfg;
@@ -384,4 +413,4 @@ TEST(bad_config)
 
 VT_TEST_LIST(T(dedup_same_site) T(symbolized_frames) T(depth_bound) T(lost_record_reemitted)
              T(bounded_table) T(skip_modules) T(threads_same_site) T(python_absent) T(fork_child_usable)
-             T(bad_config))
+             T(python_loaded_late) T(bad_config))
