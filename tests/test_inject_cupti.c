@@ -520,7 +520,7 @@ TEST(scripted_session_records_exactly)
     qtext(db, "SELECT name FROM device WHERE id = 0", zLine, sizeof zLine);
     ASSERT_STREQ("Fake GPU 0", zLine);
     qtext(db, "SELECT uuid FROM device WHERE id = 0", zLine, sizeof zLine);
-    ASSERT_STREQ("10111213-1415-1617-1819-1a1b1c1d1e1f", zLine);
+    ASSERT_STREQ("GPU-10111213-1415-1617-1819-1a1b1c1d1e1f", zLine);
     ASSERT_EQ(80ll << 30, q(db, "SELECT total_bytes FROM device"));
     ASSERT_EQ(9, q(db, "SELECT cc_major FROM device"));
     ASSERT_EQ(132, q(db, "SELECT sm_count FROM device"));

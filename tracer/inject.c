@@ -981,11 +981,10 @@ static void record_device(int dev)
         if (g_drv.xDeviceTotalMem && g_drv.xDeviceTotalMem(&total, d) == CUDA_SUCCESS)
             rec.u.device.total_bytes = total;
         if (g_drv.xDeviceGetUuid && g_drv.xDeviceGetUuid(&uuid, d) == CUDA_SUCCESS) {
-            /* canonical 8-4-4-4-12 form (36 characters: nvidia-smi's "GPU-" prefix does not fit
-             * the record's 40-byte field) */
+            /* nvidia-smi's form, GPU-8-4-4-4-12, as the DEVICE activity record path writes it */
             const unsigned char *b = (const unsigned char *)uuid.bytes;
             snprintf(rec.u.device.zUuid, sizeof rec.u.device.zUuid,
-                     "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", b[0],
+                     "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", b[0],
                      b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12],
                      b[13], b[14], b[15]);
         }

@@ -90,7 +90,7 @@ struct vt_hrec {
             int64_t id; uint64_t hash; int nFrame; struct vt_frame *aFrame;
         } stack;
         struct { /* VT_HREC_DEVICE */
-            int id; char zName[128]; char zUuid[40]; uint64_t total_bytes;
+            int id; char zName[128]; char zUuid[48]; uint64_t total_bytes;
             int cc_major, cc_minor, sm_count, pci_bus, pci_device; uint64_t bandwidth_kbps;
         } device;
         struct { /* VT_HREC_META; zValue is heap, owned by the writer after submit */
