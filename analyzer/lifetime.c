@@ -28,11 +28,14 @@ struct page {
 };
 
 #define PAGE_SHIFT 21
+#define HUGE ((int64_t)1 << 30) /* larger allocations are few: scanned instead of paged */
 
 /*
  * Replay state: the live set (a dense array for walking it, and a hash of 2 MiB
  * pages to the allocations overlapping each, for lookups by base address or by
- * any address inside: both O(allocations sharing a page)), and freed addresses.
+ * any address inside: both O(allocations sharing a page); allocations over 1 GiB
+ * sit under their first page and in a short list scanned for inside addresses),
+ * and freed addresses.
  */
 struct replay {
     struct vt_trace *t;
@@ -42,6 +45,8 @@ struct replay {
     int nPage, nPageAlloc;
     int *aPageHash;       /* open addressing: index into aPage, -1 empty */
     int nPageHash;
+    struct vt_life **apHuge; /* live allocations over HUGE bytes: indexed by their first page only */
+    int nHuge, nHugeAlloc;
     int64_t *aFreed; /* open-addressing set of freed addresses (0 = empty slot) */
     int nFreed, nFreedAlloc;
     int nextBoundary; /* next growth boundary (index into t->aBoundary) */
@@ -109,13 +114,17 @@ static struct page *page_get(struct replay *r, int64_t pg, int bCreate)
     return &r->aPage[r->nPage++];
 }
 
-/* Last page an allocation covers; sizes beyond 2 TiB (a damaged row) are indexed as 2 TiB. */
+/* Last page under which an allocation is indexed: its first page only when it is huge. */
 static int64_t last_page(const struct vt_life *l)
 {
     int64_t n = l->bytes > 0 ? l->bytes : 1;
-    if (n > ((int64_t)1 << 41)) n = (int64_t)1 << 41;
-    if (l->address > INT64_MAX - n) return l->address >> PAGE_SHIFT;
+    if (n > HUGE || l->address > INT64_MAX - n) return l->address >> PAGE_SHIFT;
     return (l->address + n - 1) >> PAGE_SHIFT;
+}
+
+static int contains(const struct vt_life *l, int64_t addr)
+{
+    return addr >= l->address && addr - l->address < (l->bytes > 0 ? l->bytes : 1);
 }
 
 /* The live allocation with base address addr (preferring a device/kind match), or NULL. */
@@ -137,10 +146,10 @@ static struct vt_life *live_find_base(struct replay *r, int64_t addr, int dev, i
 static struct vt_life *live_find_containing(struct replay *r, int64_t addr)
 {
     struct page *p = page_get(r, addr >> PAGE_SHIFT, 0);
-    for (int i = 0; p && i < p->n; i++) {
-        struct vt_life *l = p->a[i];
-        if (addr >= l->address && addr < l->address + (l->bytes > 0 ? l->bytes : 1)) return l;
-    }
+    for (int i = 0; p && i < p->n; i++)
+        if (contains(p->a[i], addr)) return p->a[i];
+    for (int i = 0; i < r->nHuge; i++)
+        if (contains(r->apHuge[i], addr)) return r->apHuge[i];
     return NULL;
 }
 
@@ -154,6 +163,13 @@ static int live_add(struct replay *r, struct vt_life *l)
         if (!aNew) return -1;
         r->apLive = aNew;
         r->nLiveAlloc = nNew;
+    }
+    if (l->bytes > HUGE && r->nHuge == r->nHugeAlloc) {
+        int nNew = r->nHugeAlloc ? r->nHugeAlloc * 2 : 16;
+        struct vt_life **aNew = realloc(r->apHuge, sizeof *aNew * (size_t)nNew);
+        if (!aNew) return -1;
+        r->apHuge = aNew;
+        r->nHugeAlloc = nNew;
     }
     for (pg = l->address >> PAGE_SHIFT; pg <= last_page(l); pg++) {
         struct page *p = page_get(r, pg, 1);
@@ -174,6 +190,7 @@ static int live_add(struct replay *r, struct vt_life *l)
     }
     l->liveIdx = r->nLive;
     r->apLive[r->nLive++] = l;
+    if (l->bytes > HUGE) r->apHuge[r->nHuge++] = l;
     return 0;
 }
 
@@ -190,6 +207,11 @@ static void live_remove(struct replay *r, struct vt_life *l)
     }
     r->apLive[l->liveIdx] = r->apLive[--r->nLive];
     r->apLive[l->liveIdx]->liveIdx = l->liveIdx;
+    for (int i = 0; l->bytes > HUGE && i < r->nHuge; i++)
+        if (r->apHuge[i] == l) {
+            r->apHuge[i] = r->apHuge[--r->nHuge];
+            break;
+        }
 }
 
 static int freed_add(struct replay *r, int64_t addr);
@@ -587,7 +609,7 @@ static int64_t idle_threshold(const struct vt_trace *t)
             aD[j] = aD[j - 1];
             aD[j - 1] = x;
         }
-    th = 10 * aD[n / 2];
+    th = aD[n / 2] < INT64_MAX / 10 ? 10 * aD[n / 2] : INT64_MAX; /* no overflow on absurd gaps */
     return th > 0 ? th : 1;
 }
 
@@ -673,6 +695,7 @@ int vt__replay(struct vt_trace *t, const struct vt_opts *o)
     for (i = 0; i < r.nPage; i++) free(r.aPage[i].a);
     free(r.aPage);
     free(r.aPageHash);
+    free(r.apHuge);
     free(r.aFreed);
     if (rc == SQLITE_OK) return VT_EXIT_OK;
     vt__errorf("%s: cannot replay memory events: %s", t->zPath,

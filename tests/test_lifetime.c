@@ -233,4 +233,28 @@ TEST(wide_timestamps_and_incomplete_records)
     tg_cleanup();
 }
 
-VT_TEST_LIST(T(wide_timestamps_and_incomplete_records) T(vmm_managed_pool_sample_shapes) T(pairing_reuse_unknown_double) T(timeline_peak_and_live_at_peak) T(pool_reserved_tracked))
+/* Allocations over 1 GiB are found by any address inside them; absurd sizes cost nothing. */
+TEST(huge_allocations)
+{
+    const char *zPath = tg_path("huge.db");
+    struct tg *g = tg_open(zPath);
+    struct vt_opts o;
+    struct vt_result r;
+    ASSERT(g);
+    tg_alloc(g, 1 * MS, 0, 3, 0x10000000000LL, 4 * GiB, -1);
+    tg_alloc(g, 2 * MS, 0, 3, 0x20000000000LL, (int64_t)1 << 50, -1); /* 1 PiB: damaged row */
+    tg_memcpy(g, 3 * MS, 4 * MS, 1, 2, 3, MiB, -1, 0x10000000000LL + 3 * GiB);
+    tg_memcpy(g, 5 * MS, 6 * MS, 1, 2, 3, MiB, -1, 0x20000000000LL + ((int64_t)1 << 49));
+    tg_free(g, 7 * MS, 0, 3, 0x10000000000LL, 4 * GiB);
+    tg_free(g, 8 * MS, 0, 3, 0x20000000000LL, (int64_t)1 << 50);
+    ASSERT_EQ(0, tg_close(g));
+    vt__opts_default(&o);
+    ASSERT_EQ(0, analyze1(zPath, &o, &r));
+    ASSERT_EQ(2, r.aTrace[0].nFree);
+    vt__result_free(&r);
+    ASSERT_EQ(3 * MS, tg_query(zPath, "SELECT first_use_ts FROM lifetime WHERE bytes = 4294967296"));
+    ASSERT_EQ(5 * MS, tg_query(zPath, "SELECT last_use_ts FROM lifetime WHERE address = 2199023255552"));
+    tg_cleanup();
+}
+
+VT_TEST_LIST(T(huge_allocations) T(wide_timestamps_and_incomplete_records) T(vmm_managed_pool_sample_shapes) T(pairing_reuse_unknown_double) T(timeline_peak_and_live_at_peak) T(pool_reserved_tracked))
