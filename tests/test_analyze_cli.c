@@ -114,6 +114,17 @@ TEST(bad_input_files)
     ASSERT_CONTAINS(zErr, "newer");
     ASSERT_EQ(0, zOut[0]); /* never a silent empty report: nothing on stdout, one line on stderr */
     ASSERT(strchr(zErr, '\n') == zErr + strlen(zErr) - 1);
+    {   /* a valid trace with no event at all: a report that says so, not an empty one */
+        const char *zBare = tg_path("bare.db");
+        struct tg *g = tg_open(zBare);
+        ASSERT(g);
+        ASSERT_EQ(0, tg_close(g));
+        ASSERT_EQ(0, run("--no-write", zBare, NULL, NULL, NULL));
+        ASSERT_CONTAINS(zOut, "No problems found.");
+        ASSERT_CONTAINS(zOut, "the trace holds no allocation");
+    }
+    ASSERT_EQ(5, run(zNewer, NULL, NULL, NULL, NULL));
+    ASSERT(strchr(zErr, '\n') == zErr + strlen(zErr) - 1);
     tg_cleanup();
 }
 
