@@ -18,6 +18,15 @@ endif()
 if(VT_PYEMBED_FOUND)
   vt_add_test(NAME test_pyframes SOURCES test_pyframes.c LIBS vtcore PkgConfig::VT_PYEMBED -rdynamic
               LABELS core)
+  # The same reader inside a real `python3` process (not embedded), through ctypes.
+  find_package(Python3 QUIET COMPONENTS Interpreter)
+  if(Python3_Interpreter_FOUND)
+    add_library(vt_attrib_probe SHARED attrib_probe.c)
+    target_link_libraries(vt_attrib_probe PRIVATE vtcore)
+    target_compile_definitions(test_pyframes PRIVATE VT_TEST_PYTHON_EXE="${Python3_EXECUTABLE}"
+                               VT_TEST_PROBE_LIB="$<TARGET_FILE:vt_attrib_probe>")
+    add_dependencies(test_pyframes vt_attrib_probe)
+  endif()
 else()
   message(WARNING "python3-embed not found (install libpython3-dev): test_pyframes is not built")
 endif()

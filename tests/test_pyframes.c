@@ -305,6 +305,61 @@ TEST(not_initialized)
     ASSERT_EQ(0, vt__py_capture(a, 4));
 }
 
+/*
+ * A real `python3` process (not an embedded interpreter) loads a library
+ * holding the reader through ctypes: PyDLL calls keep the GIL, so the Python
+ * frames are read with exact file and line; CDLL calls release the GIL, so none
+ * are. Shows dlsym(RTLD_DEFAULT) finds the API in the interpreter executable.
+ */
+TEST(real_interpreter_ctypes)
+{
+#if !defined(VT_TEST_PYTHON_EXE) || !defined(VT_TEST_PROBE_LIB)
+    SKIP("python3 or the probe library not built");
+#elif defined(__SANITIZE_ADDRESS__)
+    SKIP("a sanitized library cannot be loaded into an unsanitized python3");
+#else
+    static const char zScript[] =
+        "import ctypes, sys\n"                                        /* 1 */
+        "buf = ctypes.create_string_buffer(8192)\n"                   /* 2 */
+        "gil = ctypes.PyDLL(sys.argv[1]).vt_probe_capture\n"          /* 3 */
+        "nogil = ctypes.CDLL(sys.argv[1]).vt_probe_capture\n"         /* 4 */
+        "def leaf(f):\n"                                              /* 5 */
+        "    return f(buf, 8192)\n"                                   /* 6 */
+        "def mid(f):\n"                                               /* 7 */
+        "    return leaf(f)\n"                                        /* 8 */
+        "print('id', mid(gil)); print(buf.value.decode(), end='')\n"  /* 9 */
+        "print('id', mid(gil)); print(buf.value.decode(), end='')\n"  /* 10 */
+        "print('id', mid(nogil)); print(buf.value.decode(), end='')\n"; /* 11 */
+    char zDir[] = "/tmp/vt_pyctypes_XXXXXX", zPath[PATH_MAX], zCmd[2 * PATH_MAX + 64], zOut[8192];
+    char zWant[4 * PATH_MAX];
+    FILE *f;
+    size_t n;
+    ASSERT(mkdtemp(zDir));
+    snprintf(zPath, sizeof zPath, "%s/probe.py", zDir);
+    f = fopen(zPath, "w");
+    ASSERT(f);
+    ASSERT_EQ(1, fwrite(zScript, sizeof zScript - 1, 1, f));
+    ASSERT_EQ(0, fclose(f));
+    snprintf(zCmd, sizeof zCmd, "'%s' '%s' '%s' 2>&1", VT_TEST_PYTHON_EXE, zPath, VT_TEST_PROBE_LIB);
+    f = popen(zCmd, "r");
+    ASSERT(f);
+    n = fread(zOut, 1, sizeof zOut - 1, f);
+    zOut[n] = '\0';
+    ASSERT_EQ(0, pclose(f));
+    unlink(zPath);
+    rmdir(zDir);
+    /* First call: new site with leaf (line 6), mid (line 8), <module> (line 9), then 4 native. */
+    snprintf(zWant, sizeof zWant, "id 1\npy %s:6:leaf\npy %s:8:mid\npy %s:9:<module>\nnative 4\n",
+             zPath, zPath, zPath);
+    ASSERT_CONTAINS(zOut, zWant);
+    /* Second call from another line: a new site. Third: no GIL, so native frames only. */
+    snprintf(zWant, sizeof zWant, "id 2\npy %s:6:leaf\npy %s:8:mid\npy %s:10:<module>\nnative 4\n",
+             zPath, zPath, zPath);
+    ASSERT_CONTAINS(zOut, zWant);
+    ASSERT_CONTAINS(zOut, "id 3\nnative 4\n");
+#endif
+}
+
 VT_TEST_LIST(T(file_line_function) T(dedup_and_lines) T(method_qualname)
              T(no_gil_no_python_frames) T(pending_exception_kept) T(code_objects_retained)
-             T(not_initialized))
+             T(not_initialized) T(real_interpreter_ctypes))
