@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "analysis.h"
 #include "cli.h"
@@ -132,6 +133,15 @@ int vt__cmd_analyze(int argc, char **argv)
     if (rc == VT_EXIT_OK && nPath == 0) {
         vt__errorf("analyze: no trace given (usage: vramtrace analyze [OPTIONS] TRACE...)");
         rc = VT_EXIT_USAGE;
+    }
+    if (rc == VT_EXIT_OK && o.zOut) { /* never write the report over a trace */
+        struct stat stOut, stIn;
+        for (i = 0; i < nPath && rc == VT_EXIT_OK; i++)
+            if (stat(o.zOut, &stOut) == 0 && stat(azPath[i], &stIn) == 0 && stOut.st_dev == stIn.st_dev &&
+                stOut.st_ino == stIn.st_ino) {
+                vt__errorf("analyze: -o %s is one of the traces; choose another report file", o.zOut);
+                rc = VT_EXIT_USAGE;
+            }
     }
     if (rc != VT_EXIT_OK) {
         free(azPath);
