@@ -165,6 +165,32 @@ static int set_tensor_mode(void)
 }
 
 /*
+ * Put the directory of the file zFile first on LD_LIBRARY_PATH (unless it is already
+ * first). Returns VT_EXIT_OK or VT_EXIT_INTERNAL.
+ */
+static int prepend_library_dir(const char *zFile)
+{
+    const char *zSlash = strrchr(zFile, '/'), *zOld = getenv("LD_LIBRARY_PATH");
+    size_t nDir = zSlash ? (size_t)(zSlash - zFile) : 0;
+    char *zNew;
+    int rc;
+
+    if (nDir == 0) return VT_EXIT_OK;
+    if (zOld && !strncmp(zOld, zFile, nDir) && (zOld[nDir] == ':' || zOld[nDir] == 0)) return VT_EXIT_OK;
+    zNew = malloc(nDir + 2 + (zOld ? strlen(zOld) : 0));
+    if (!zNew) return VT_EXIT_INTERNAL;
+    memcpy(zNew, zFile, nDir);
+    zNew[nDir] = 0;
+    if (zOld && *zOld) {
+        zNew[nDir] = ':';
+        strcpy(zNew + nDir + 1, zOld);
+    }
+    rc = set_var("LD_LIBRARY_PATH", zNew) ? VT_EXIT_INTERNAL : VT_EXIT_OK;
+    free(zNew);
+    return rc;
+}
+
+/*
  * Set every variable the job needs: injection paths, output pattern, tracer
  * options. Returns VT_EXIT_OK or an exit code (message printed).
  */
@@ -194,10 +220,16 @@ static int set_environment(const struct record_opts *pOpts, char *zPattern, size
         vt__errorf("record: replacing CUDA_INJECTION64_PATH=%s (only one injection library can be loaded)",
                    zOld);
     if (set_var("CUDA_INJECTION64_PATH", zLib)) return VT_EXIT_INTERNAL;
+    /* NVTX loads the tracer too: its InitializeInjectionNvtx2 forwards to the libcupti
+     * the tracer itself uses, so there is never a second CUPTI in the process. */
+    if (set_var("NVTX_INJECTION64_PATH", zLib)) return VT_EXIT_INTERNAL;
     if (vt__record_find_cupti(pOpts->azCmd[0], zCupti, sizeof zCupti, zWhy, sizeof zWhy) == 0) {
-        if (set_var("NVTX_INJECTION64_PATH", zCupti)) return VT_EXIT_INTERNAL;
+        /* Make the tracer's libcupti dependency resolve to the copy the job's own
+         * environment loads (PyTorch's wheel), not to another one. */
+        rc = prepend_library_dir(zCupti);
+        if (rc != VT_EXIT_OK) return rc;
     } else {
-        vt__errorf("record: %s; NVTX ranges will not be recorded", zWhy);
+        vt__errorf("record: %s; the tracer will use the libcupti the system resolves", zWhy);
     }
     if (set_var("VRAMTRACE_OUTPUT", zPattern)) return VT_EXIT_INTERNAL;
     if (pOpts->backtrace >= 0) {

@@ -112,9 +112,9 @@ static int find_cupti(const char *zConfigured, char *zOut, size_t nOut)
 }
 
 /*
- * Build the sample's environment: our four settings first (the CUPTI directory
- * goes first on LD_LIBRARY_PATH so libvramtrace.so resolves libcupti.so.13
- * from it), then the caller's environment minus any injection settings and
+ * Build the sample's environment: our four settings first (NVTX loads the tracer
+ * too, which forwards NVTX to its own libcupti; the CUPTI directory goes first on
+ * LD_LIBRARY_PATH so libvramtrace.so resolves libcupti.so.13 from it), then the caller's environment minus any injection settings and
  * LD_LIBRARY_PATH. Done before fork, since a child of a threaded process may
  * only exec. Returns a NULL-terminated array to release with free_env, or NULL
  * when out of memory.
@@ -138,7 +138,7 @@ static char **build_env(const char *zLib, const char *zCupti, const char *zDir)
     else
         snprintf(zCuptiDir, sizeof zCuptiDir, ".");
     azEnv[0] = sqlite3_mprintf("CUDA_INJECTION64_PATH=%s", zLib);
-    azEnv[1] = sqlite3_mprintf("NVTX_INJECTION64_PATH=%s", zCupti);
+    azEnv[1] = sqlite3_mprintf("NVTX_INJECTION64_PATH=%s", zLib); /* forwards to its libcupti */
     azEnv[2] = sqlite3_mprintf("VRAMTRACE_OUTPUT=%s/trace-%%p.db", zDir);
     azEnv[3] = sqlite3_mprintf("LD_LIBRARY_PATH=%s%s%s", zCuptiDir, zOldPath ? ":" : "",
                                zOldPath ? zOldPath : "");

@@ -5,9 +5,8 @@
  *   VT_FAKE_MODE         ok (default); wrong: the trace lacks one free; exit3: fail
  *                        with status 3; hang: sleep 60 s; notrace: write no trace;
  *                        twotraces: also write a trace for another pid
- *   VT_FAKE_EXPECT_LIB   the value CUDA_INJECTION64_PATH must have
- *   VT_FAKE_EXPECT_CUPTI the value NVTX_INJECTION64_PATH must have; its directory
- *                        must come first on LD_LIBRARY_PATH
+ *   VT_FAKE_EXPECT_LIB   the value CUDA_INJECTION64_PATH and NVTX_INJECTION64_PATH must have
+ *   VT_FAKE_EXPECT_CUPTI the libcupti whose directory must come first on LD_LIBRARY_PATH
  * Exit status 4 when the injection environment is not as expected.
  */
 #include <stdio.h>
@@ -35,7 +34,7 @@ static int check_env(void)
                 zLib ? zLib : "unset", zWantLib ? zWantLib : "(VT_FAKE_EXPECT_LIB unset)");
         return 4;
     }
-    if (!zNvtx || !zWantCupti || strcmp(zNvtx, zWantCupti) != 0) {
+    if (!zNvtx || strcmp(zNvtx, zWantLib) != 0 || !zWantCupti) {
         fprintf(stderr, "fake sample: NVTX_INJECTION64_PATH is %s\n", zNvtx ? zNvtx : "unset");
         return 4;
     }

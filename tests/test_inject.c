@@ -41,7 +41,7 @@ static int run_capture(char *const argv[], char *z, size_t n)
     return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
-/* Only InitializeInjection is exported: no SQLite, no internal vt__ symbol. */
+/* Only the CUDA and NVTX injection entry points are exported: no SQLite, no internal vt__ symbol. */
 TEST(exports_only_entry_point)
 {
     static char z[1 << 16];
@@ -53,11 +53,12 @@ TEST(exports_only_entry_point)
         const char *zName = strrchr(zLine, ' ');
         zName = zName ? zName + 1 : zLine;
         nSym++;
-        if (strcmp(zName, "InitializeInjection") == 0) nEntry++;
+        if (strcmp(zName, "InitializeInjection") == 0 || strcmp(zName, "InitializeInjectionNvtx2") == 0)
+            nEntry++;
         else VT__FAIL("unexpected exported symbol: %s", zLine);
     }
-    ASSERT_EQ(1, nSym);
-    ASSERT_EQ(1, nEntry);
+    ASSERT_EQ(2, nSym);
+    ASSERT_EQ(2, nEntry);
 }
 
 /* libcupti by soname, no CUDA runtime, RUNPATH with $ORIGIN and the toolkit as fallbacks. */

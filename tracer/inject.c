@@ -1311,3 +1311,27 @@ done:
     errno = saved;
     return 1;
 }
+
+/*
+ * NVTX's injection entry, called by the NVTX library in the traced process when
+ * NVTX_INJECTION64_PATH names this library. Forwards to the libcupti this library
+ * is linked against (already loaded, by soname), so NVTX ranges reach the very
+ * CUPTI instance that records everything else — pointing NVTX_INJECTION64_PATH at
+ * a libcupti file instead can load a second, different copy. Returns what CUPTI
+ * returns (0 refuses the injection: NVTX then stays a no-op), 0 if CUPTI lacks the
+ * entry.
+ */
+VT_EXPORT int InitializeInjectionNvtx2(const void *pGetExportTable)
+{
+    typedef int (*nvtx_init_fn)(const void *);
+    int saved = errno, ok = 0;
+    nvtx_init_fn xInit = NULL;
+    void *h = dlopen("libcupti.so.13", RTLD_NOW | RTLD_NOLOAD);
+
+    if (h) *(void **)&xInit = dlsym(h, "InitializeInjectionNvtx2");
+    if (xInit) ok = xInit(pGetExportTable);
+    else say("NVTX ranges are not recorded: libcupti has no InitializeInjectionNvtx2");
+    if (h) dlclose(h);
+    errno = saved;
+    return ok;
+}
