@@ -148,6 +148,7 @@ static void table_cell(FILE *f, struct table *t, int iCol, const char *z, int bL
     if (!bLast) fprintf(f, "%*s  ", pad, "");
 }
 
+/* Print one row of cells (NULL as "NULL"), padded to the fixed widths. */
 static void table_row(FILE *f, struct table *t, struct cell *aCell)
 {
     int i;
@@ -171,6 +172,7 @@ static int table_read(sqlite3_stmt *pStmt, int nCol, struct cell *aCell)
     return SQLITE_OK;
 }
 
+/* Free the strings of n cells. */
 static void cells_free(struct cell *aCell, size_t n)
 {
     size_t i;
@@ -275,6 +277,7 @@ static void csv_field(FILE *f, const char *z)
     fputc('"', f);
 }
 
+/* CSV output, streamed. Returns SQLITE_OK at the end of the rows or the step's error code. */
 static int print_csv(sqlite3_stmt *pStmt, FILE *f, const struct vt_sql_print *opt, long long *pnRow)
 {
     int nCol = sqlite3_column_count(pStmt), i, step;
@@ -328,6 +331,7 @@ static char **json_keys(sqlite3_stmt *pStmt, int nCol)
     return azKey;
 }
 
+/* JSON output: an array of row objects, streamed. Returns like print_csv. */
 static int print_json(sqlite3_stmt *pStmt, FILE *f, long long *pnRow)
 {
     int nCol = sqlite3_column_count(pStmt), i, step;
