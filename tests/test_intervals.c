@@ -183,6 +183,43 @@ TEST(scan_block)
     vt__ivl_close(idx);
 }
 
+/*
+ * A multi-tensor-apply style block: 512 words pointing into 300 distinct
+ * allocations, each several times and in no order. The count stays exact past
+ * the list and output sizes.
+ */
+TEST(scan_many_pointers)
+{
+    enum { NALLOC = 300, NWORD = 512 };
+    struct vt__ivl *idx = vt__ivl_open();
+    static uint64_t aWord[NWORD], aBase[64];
+    static int aSeen[NALLOC];
+    uint64_t seed = 12345;
+    struct vt_ivl_stats st;
+    int i, nDistinct = 0;
+    for (i = 0; i < NALLOC; i++) ASSERT_EQ(0, vt__ivl_insert(idx, 0x7f6000000000ull + (uint64_t)i * 0x10000, 0x8000));
+    for (i = 0; i < NWORD; i++) {
+        int k = (int)(rnd(&seed) % NALLOC);
+        aWord[i] = 0x7f6000000000ull + (uint64_t)k * 0x10000 + rnd(&seed) % 0x8000;
+        if (!aSeen[k]++) nDistinct++;
+    }
+    ASSERT(nDistinct > 200);
+    ASSERT_EQ(nDistinct, vt__ivl_scan(idx, aWord, sizeof aWord, aBase, 64));
+    for (i = 0; i < 64; i++) { /* the first 64 distinct, in order of first appearance */
+        ASSERT_EQ(0, (aBase[i] - 0x7f6000000000ull) % 0x10000);
+        ASSERT(aSeen[(aBase[i] - 0x7f6000000000ull) / 0x10000] > 0);
+    }
+    ASSERT_EQ(aWord[0] & ~0xffffull, aBase[0]);
+    vt__ivl_stats(idx, &st);
+    ASSERT_EQ(nDistinct, st.hits);
+    ASSERT_EQ(nDistinct - 64, st.truncated);
+    /* Base 0 is a valid key too, counted once. */
+    ASSERT_EQ(0, vt__ivl_insert(idx, 0, 64));
+    for (i = 0; i < NWORD; i++) aWord[i] = i < 20 ? 0x7f6000000000ull + (uint64_t)i * 0x10000 : (uint64_t)(i % 3) * 8;
+    ASSERT_EQ(21, vt__ivl_scan(idx, aWord, sizeof aWord, aBase, 64));
+    vt__ivl_close(idx);
+}
+
 /* Parameters given as kernelParams: a pointer, an int, a struct holding two pointers. */
 TEST(scan_params)
 {
@@ -303,5 +340,5 @@ TEST(fork_child_usable)
 }
 
 VT_TEST_LIST(T(find_basic) T(zero_size_and_wrap) T(overlap_replaces_stale)
-             T(randomized_against_model) T(scan_block) T(scan_params) T(concurrent)
+             T(randomized_against_model) T(scan_block) T(scan_many_pointers) T(scan_params) T(concurrent)
              T(fork_child_usable))

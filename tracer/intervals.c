@@ -256,13 +256,58 @@ int vt__ivl_find(struct vt__ivl *idx, uint64_t addr, uint64_t *pBase, uint64_t *
     return found;
 }
 
-/* Scan state shared by the words of one launch. */
+#define SCAN_LIST 16    /* distinct hits kept in a list before switching to the hash set */
+#define SCAN_SET 1024   /* hash-set slots (power of two), filled at most to SCAN_SET_MAX */
+#define SCAN_SET_MAX 768
+
+/*
+ * Scan state shared by the words of one launch. Hits are deduplicated exactly:
+ * the first SCAN_LIST distinct bases in a list, then in a hash set (set up only
+ * when needed, so a small launch never pays for clearing it). Past
+ * SCAN_SET_MAX distinct allocations, further hits are counted without dedup.
+ */
 struct scan {
     uint64_t *aBase;
     int nMax;
-    int nFound; /* distinct allocations found (an upper bound once past nMax) */
+    int nFound;                /* distinct allocations found (an upper bound past SCAN_SET_MAX) */
     uint64_t nWord;
+    uint64_t lastLo, lastHi;   /* range of the previous hit: repeated pointers skip the search */
+    int nList, nSet, bZero;
+    uint64_t aList[SCAN_LIST];
+    uint64_t aSet[SCAN_SET];   /* 0 = empty slot (a base of 0 is tracked by bZero) */
 };
+
+/* Add base to the set; returns 1 if it was new. */
+static int set_add(struct scan *pScan, uint64_t base)
+{
+    size_t i = (size_t)((base >> 6) * 0x9e3779b97f4a7c15ull >> 54) & (SCAN_SET - 1);
+    while (pScan->aSet[i]) {
+        if (pScan->aSet[i] == base) return 0;
+        i = (i + 1) & (SCAN_SET - 1);
+    }
+    pScan->aSet[i] = base;
+    pScan->nSet++;
+    return 1;
+}
+
+/* Record base if this launch has not seen it yet. */
+static void scan_hit(struct scan *pScan, uint64_t base)
+{
+    int k, bNew = 1;
+    for (k = 0; k < pScan->nList && bNew; k++) bNew = pScan->aList[k] != base;
+    if (!bNew) return;
+    if (pScan->nList < SCAN_LIST) {
+        pScan->aList[pScan->nList++] = base;
+    } else if (base == 0) { /* 0 marks an empty set slot: tracked apart */
+        if (pScan->bZero) return;
+        pScan->bZero = 1;
+    } else if (pScan->nSet < SCAN_SET_MAX) {
+        if (pScan->nSet == 0) memset(pScan->aSet, 0, sizeof pScan->aSet);
+        if (!set_add(pScan, base)) return;
+    }
+    if (pScan->nFound < pScan->nMax) pScan->aBase[pScan->nFound] = base;
+    pScan->nFound++;
+}
 
 /* Look up the aligned words of one block and record hits in *pScan. Read lock held. */
 static void scan_block(const struct vt__ivl *idx, const unsigned char *pBlock, size_t nByte,
@@ -271,18 +316,15 @@ static void scan_block(const struct vt__ivl *idx, const unsigned char *pBlock, s
     const uint64_t lo = idx->lo, span = idx->hi > idx->lo ? idx->hi - idx->lo : 0;
     size_t off;
     for (off = 0; off + 8 <= nByte; off += 8) {
-        uint64_t w, base;
-        int L, i, k, nStored;
+        uint64_t w;
+        int L, i;
         memcpy(&w, pBlock + off, 8);
         if (w - lo >= span) continue; /* the range pre-check: one unsigned compare, no branch mix */
+        if (w - pScan->lastLo < pScan->lastHi - pScan->lastLo) continue; /* same as the last hit */
         if (!locate(idx, w, &L, &i)) continue;
-        base = idx->apLeaf[L]->aBase[i];
-        nStored = pScan->nFound < pScan->nMax ? pScan->nFound : pScan->nMax;
-        for (k = nStored - 1; k >= 0 && pScan->aBase[k] != base; k--) {
-        }
-        if (k >= 0) continue; /* already recorded for this launch */
-        if (pScan->nFound < pScan->nMax) pScan->aBase[pScan->nFound] = base;
-        pScan->nFound++;
+        pScan->lastLo = idx->apLeaf[L]->aBase[i];
+        pScan->lastHi = idx->apLeaf[L]->aEnd[i];
+        scan_hit(pScan, pScan->lastLo);
     }
     pScan->nWord += nByte / 8;
 }
@@ -300,9 +342,21 @@ static void scan_done(struct vt__ivl *idx, const struct scan *pScan)
     }
 }
 
+/* Start a scan's state (the set is left uncleared until used). */
+static void scan_init(struct scan *pScan, uint64_t *aBase, int nMax)
+{
+    pScan->aBase = aBase;
+    pScan->nMax = nMax < 0 ? 0 : nMax;
+    pScan->nFound = 0;
+    pScan->nWord = 0;
+    pScan->lastLo = pScan->lastHi = 0;
+    pScan->nList = pScan->nSet = pScan->bZero = 0;
+}
+
 int vt__ivl_scan(struct vt__ivl *idx, const void *pBlock, size_t nByte, uint64_t *aBase, int nMax)
 {
-    struct scan sc = {aBase, nMax < 0 ? 0 : nMax, 0, 0};
+    struct scan sc;
+    scan_init(&sc, aBase, nMax);
     if (pBlock && nByte >= 8) {
         pthread_rwlock_rdlock(&idx->lock);
         scan_block(idx, pBlock, nByte, &sc);
@@ -315,8 +369,9 @@ int vt__ivl_scan(struct vt__ivl *idx, const void *pBlock, size_t nByte, uint64_t
 int vt__ivl_scan_params(struct vt__ivl *idx, void *const *apParam, const size_t *aSize,
                         int nParam, uint64_t *aBase, int nMax)
 {
-    struct scan sc = {aBase, nMax < 0 ? 0 : nMax, 0, 0};
+    struct scan sc;
     int j;
+    scan_init(&sc, aBase, nMax);
     if (apParam && aSize && nParam > 0) {
         pthread_rwlock_rdlock(&idx->lock);
         for (j = 0; j < nParam; j++)

@@ -73,7 +73,8 @@ int vt__ivl_find(struct vt__ivl *idx, uint64_t addr, uint64_t *pBase, uint64_t *
  * Writes the distinct bases of the allocations found into aBase (at most
  * nMax, in order of first appearance) and returns how many distinct
  * allocations were found, which may exceed nMax (the excess is counted in
- * stats.truncated). pBlock needs no particular alignment.
+ * stats.truncated). The count is exact up to 784 distinct allocations per
+ * launch, an upper bound beyond. pBlock needs no particular alignment.
  */
 int vt__ivl_scan(struct vt__ivl *idx, const void *pBlock, size_t nByte, uint64_t *aBase,
                  int nMax);
