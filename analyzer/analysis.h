@@ -78,6 +78,7 @@ struct vt_snap {
 struct vt_site {
     int64_t key;        /* stack id >= 0, or -(bytes)-1 for "size class" when no stack */
     int64_t stackId;    /* -1 when not recorded */
+    int bNccl;          /* allocated from inside NCCL: communication buffers */
     char *zSite;        /* "file:line in function", or a description */
     int64_t nAlloc, totalBytes, nLive, liveBytes, peakLiveBytes;
     /* growth across iteration boundaries */

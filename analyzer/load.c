@@ -45,11 +45,11 @@ static int is_library_module(const char *z)
 }
 
 /*
- * Describe a stack: the top Python frame outside library code as "file:line in
+ * Describe a stack (*pbNccl set when a native frame is in NCCL): the top Python frame outside library code as "file:line in
  * function", else the top Python frame, else the top native frame. Returns a
  * malloc'd string, or NULL on OOM / SQLite error (*pRc set).
  */
-static char *describe_stack(sqlite3 *db, int64_t stackId, int *pRc)
+static char *describe_stack(sqlite3 *db, int64_t stackId, int *pRc, int *pbNccl)
 {
     static const char *zSql =
         "SELECT f.kind, fn.value, fi.value, f.line, mo.value, f.pc FROM frame f"
@@ -67,6 +67,7 @@ static char *describe_stack(sqlite3 *db, int64_t stackId, int *pRc)
         const char *zFile = (const char *)sqlite3_column_text(pStmt, 2);
         int line = sqlite3_column_int(pStmt, 3);
         const char *zMod = (const char *)sqlite3_column_text(pStmt, 4);
+        if (kind != 1 && zMod && strstr(zMod, "libnccl")) *pbNccl = 1;
         if (kind == 1 /* VT_FRAME_PYTHON */) {
             char *z = vt__strdupf("%s:%d in %s", zFile ? zFile : "?", line, zFn ? zFn : "?");
             if (!z) { rc = SQLITE_NOMEM; goto done; }
@@ -152,7 +153,7 @@ int vt__site_get(struct vt_trace *t, int64_t stackId, int64_t bytes)
     s->seenBoundary = t->nBoundaryDone;
     s->endFirstTs = s->idleFirstTs = s->crossFirstTs = -1;
     if (stackId >= 0) {
-        s->zSite = describe_stack(t->db, stackId, &rc);
+        s->zSite = describe_stack(t->db, stackId, &rc, &s->bNccl);
         if (rc != SQLITE_OK) return -1;
     } else {
         char zB[32];

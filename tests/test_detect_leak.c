@@ -238,6 +238,40 @@ TEST(leak_sample_shape)
     tg_cleanup();
 }
 
-VT_TEST_LIST(T(leak_sample_shape) T(leak_growth_and_never_freed_by_site) T(healthy_training_loop_has_no_finding)
+/* NCCL's communication buffers (allocated from inside libnccl, reached by its kernels through
+ * device-side structures) are not leaks; a leak next to them still is. */
+TEST(nccl_buffers_are_not_leaks)
+{
+    const char *zPath = tg_path("nccl.db");
+    struct tg *g = tg_open(zPath);
+    struct vt_result r;
+    sqlite3_stmt *p;
+    int64_t k;
+    ASSERT(g);
+    ASSERT_EQ(SQLITE_OK, sqlite3_exec(g->db, "INSERT INTO stack(id, hash, depth) VALUES(91, 5, 2)", NULL, NULL, NULL));
+    ASSERT_EQ(SQLITE_OK, sqlite3_prepare_v2(g->db, "INSERT INTO frame VALUES(91, 0, 0, 4096, ?, NULL, NULL, ?),"
+                                                   "(91, 1, 1, NULL, ?, ?, 12, NULL)", -1, &p, NULL));
+    sqlite3_bind_int64(p, 1, tg_string(g, "ncclCommInitRank"));
+    sqlite3_bind_int64(p, 2, tg_string(g, "/usr/lib/python3/site-packages/nvidia/nccl/lib/libnccl.so.2"));
+    sqlite3_bind_int64(p, 3, tg_string(g, "init_process_group"));
+    sqlite3_bind_int64(p, 4, tg_string(g, "train.py"));
+    ASSERT_EQ(SQLITE_DONE, sqlite3_step(p));
+    sqlite3_finalize(p);
+    tg_alloc(g, 1 * MS, 0, 3, WEIGHTS, 400 * MiB, 91);
+    tg_alloc(g, 2 * MS, 0, 3, LEAK, 64 * MiB, tg_stack(g, "train.py", 40, "step"));
+    k = tg_kernel(g, 3 * MS, 4 * MS, "ncclDevKernel_AllReduce_Sum_f32_RING_LL");
+    tg_use(g, 3 * MS, k, LEAK);
+    for (int i = 0; i < 20; i++) tg_kernel(g, (10 + i) * MS, (10 + i) * MS + 100, "gemm");
+    ASSERT_EQ(0, tg_close(g));
+    run(zPath, &r);
+    ASSERT_EQ(1, r.nFind);
+    ASSERT_EQ(64 * MiB, r.aFind[0].bytes);
+    ASSERT_STREQ("train.py:40 in step", r.aFind[0].zSite);
+    ASSERT_CONTAINS(r.aTrace[0].azNote[r.aTrace[0].nNote - 1], "1 allocation (400 MiB) made inside NCCL is live at exit");
+    vt__result_free(&r);
+    tg_cleanup();
+}
+
+VT_TEST_LIST(T(nccl_buffers_are_not_leaks) T(leak_sample_shape) T(leak_growth_and_never_freed_by_site) T(healthy_training_loop_has_no_finding)
                  T(caching_allocator_segments_are_not_a_leak) T(caching_allocator_growth_is_reported)
                      T(plain_cuda_leak_without_phases))
