@@ -72,11 +72,12 @@ TEST(valid_values)
         "VRAMTRACE_OUTPUT", "/tmp/run-%r-%p-%h-%%.db", "VRAMTRACE_BUFFER_SIZE", "1M",
         "VRAMTRACE_MAX_MEMORY", "1GiB", "VRAMTRACE_FLUSH_MS", "250", "VRAMTRACE_BACKTRACE", "0",
         "VRAMTRACE_PYTHON_STACKS", "off", "VRAMTRACE_KERNEL_ARGS", "FALSE", "VRAMTRACE_QUIET", "yes",
-        "VRAMTRACE_DISABLE", "0", NULL};
+        "VRAMTRACE_DISABLE", "0", "VRAMTRACE_TENSORS", "1", NULL};
     struct vt_config cfg;
     g_env = env;
     vt__config_load(&cfg, fake_getenv);
     ASSERT_STREQ("/tmp/run-%r-%p-%h-%%.db", cfg.zOutput);
+    ASSERT_EQ(1, cfg.tensors);
     ASSERT_EQ(1 << 20, cfg.buffer_size);
     ASSERT_EQ(1ull << 30, cfg.max_memory);
     ASSERT_EQ(250, cfg.flush_ms);
@@ -181,7 +182,7 @@ TEST(config_meta_rows)
     g_env = env;
     vt__config_load(&cfg, fake_getenv);
     ASSERT_EQ(0, vt__config_meta(&cfg, collect, &m));
-    ASSERT_EQ(8, m.n);
+    ASSERT_EQ(9, m.n);
     ASSERT_STREQ("vramtrace-%h-%p.db", lookup(&m, "config.output"));
     ASSERT_STREQ("4194304", lookup(&m, "config.buffer_size"));
     ASSERT_STREQ("268435456", lookup(&m, "config.max_memory"));
@@ -190,6 +191,7 @@ TEST(config_meta_rows)
     ASSERT_STREQ("1", lookup(&m, "config.python_stacks"));
     ASSERT_STREQ("0", lookup(&m, "config.kernel_args"));
     ASSERT_STREQ("0", lookup(&m, "config.quiet"));
+    ASSERT_STREQ("0", lookup(&m, "config.tensors"));
 }
 
 /* Rank resolution: torchrun's RANK wins over MPI and SLURM; non-numbers are ignored. */

@@ -163,6 +163,7 @@ void vt__config_load(struct vt_config *cfg, const char *(*xGetenv)(const char *z
     load_bool(cfg, xGetenv, "VRAMTRACE_QUIET", &cfg->quiet);
     load_bool(cfg, xGetenv, "VRAMTRACE_PYTHON_STACKS", &cfg->python_stacks);
     load_bool(cfg, xGetenv, "VRAMTRACE_KERNEL_ARGS", &cfg->kernel_args);
+    load_bool(cfg, xGetenv, "VRAMTRACE_TENSORS", &cfg->tensors);
 
     z = xGetenv("VRAMTRACE_OUTPUT");
     if (z) {
@@ -236,6 +237,7 @@ int vt__config_meta(const struct vt_config *cfg, int (*xMeta)(void *pCtx, const 
     if (rc == 0) rc = xMeta(pCtx, "config.python_stacks", cfg->python_stacks ? "1" : "0");
     if (rc == 0) rc = xMeta(pCtx, "config.kernel_args", cfg->kernel_args ? "1" : "0");
     if (rc == 0) rc = xMeta(pCtx, "config.quiet", cfg->quiet ? "1" : "0");
+    if (rc == 0) rc = xMeta(pCtx, "config.tensors", cfg->tensors ? "1" : "0");
     return rc;
 }
 

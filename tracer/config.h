@@ -16,6 +16,8 @@ struct vt_config {
     int python_stacks;   /* VRAMTRACE_PYTHON_STACKS: 0/1 */
     int kernel_args;     /* VRAMTRACE_KERNEL_ARGS: 0/1 */
     int quiet;           /* VRAMTRACE_QUIET: 0/1, suppresses the start line */
+    int tensors;         /* VRAMTRACE_TENSORS: 0/1, set by `record --tensors` (PyTorch per-tensor
+                          * allocations); stored so the analyzer knows the trace's level */
     int disabled;        /* VRAMTRACE_DISABLE: 0/1, tracing off entirely */
     int nWarn;           /* number of warnings in zWarn */
     char zWarn[2048];    /* warning lines ("vramtrace: ...\n" each), for the caller to print */
