@@ -215,6 +215,25 @@ static int open_trace(struct vt_trace *t, const struct vt_opts *o)
 }
 
 /*
+ * Hide rows no real trace can hold from the stages (vt__trace_guard) and say how
+ * many there were. Returns a VT_EXIT code (one line printed on error).
+ */
+static int guard_trace(struct vt_trace *t)
+{
+    int64_t nHidden = 0;
+    int rc = vt__trace_guard(t->db, &nHidden);
+    if (rc != SQLITE_OK) {
+        vt__errorf("%s: cannot read trace: %s", t->zPath, sqlite3_errstr(rc));
+        return rc == SQLITE_CORRUPT || rc == SQLITE_NOTADB ? VT_EXIT_CORRUPT : VT_EXIT_INTERNAL;
+    }
+    if (nHidden > 0)
+        vt__trace_note(t, "%lld rows with impossible values (timestamps, sizes or addresses out of range, "
+                          "or not numbers) were ignored: the trace is damaged or was not written by vramtrace",
+                       (long long)nHidden);
+    return VT_EXIT_OK;
+}
+
+/*
  * Run the pipeline on each path in order, stopping at the first trace that fails
  * (its one-line error already printed); findings end sorted worst first. Returns
  * a VT_EXIT code; r holds what was done and must be freed with vt__result_free.
@@ -231,6 +250,7 @@ int vt__analyze(const char **azPath, int nPath, const struct vt_opts *o, struct 
         r->nTrace++;
         t->zPath = azPath[i];
         rc = open_trace(t, o);
+        if (rc == VT_EXIT_OK) rc = guard_trace(t);
         if (rc == VT_EXIT_OK && t->bWritten) rc = vt__writeback_begin(t);
         if (rc == VT_EXIT_OK) rc = vt__load(t, o);
         if (rc == VT_EXIT_OK) rc = vt__phases(t, o);

@@ -3,6 +3,7 @@
 #define VT_ANALYZER_CLI_H
 
 #include <sqlite3.h>
+#include <stdint.h>
 #include <stdio.h>
 
 /* Exit codes of every subcommand (documented in docs/cli.md and --help). */
@@ -35,6 +36,15 @@ int vt__cmd_export(int argc, char **argv);
  * VT_EXIT_OK and *pDb is open.
  */
 int vt__trace_open(const char *zPath, int bWrite, sqlite3 **pDb);
+
+/*
+ * Hide the rows no real trace can hold (timestamps outside [0, 2^62), sizes
+ * outside [0, 1 PiB], addresses beyond +-2^62, text or NULL where numbers
+ * belong) from every later query on db, by temporary views that shadow the
+ * event tables; the file is not changed. *pnHidden receives the number of rows
+ * hidden. Returns an SQLite code.
+ */
+int vt__trace_guard(sqlite3 *db, int64_t *pnHidden);
 
 /* Print "vramtrace: " + message + newline to stderr. */
 void vt__errorf(const char *zFmt, ...) __attribute__((format(printf, 1, 2)));

@@ -71,6 +71,17 @@ int vt__cmd_export(int argc, char **argv)
         }
         rc = vt__trace_open(azPath[i], 0, &adb[i]);
         if (rc != VT_EXIT_OK) goto done;
+        {
+            int64_t nHidden = 0; /* rows no real trace holds are left out of the export */
+            if (vt__trace_guard(adb[i], &nHidden) != SQLITE_OK) {
+                vt__errorf("%s: cannot read trace: %s", azPath[i], sqlite3_errmsg(adb[i]));
+                rc = VT_EXIT_CORRUPT;
+                goto done;
+            }
+            if (nHidden > 0)
+                vt__errorf("%s: %lld rows with impossible values were left out (damaged trace)", azPath[i],
+                           (long long)nHidden);
+        }
     }
     /* Write next to the destination and rename at the end: no half-written file is left. */
     if (strcmp(zOut, "-") == 0) {

@@ -485,6 +485,13 @@ static int info_load(sqlite3 *db, const char *zPath, int bFull, struct trace_inf
     p->fileBytes = stat(zPath, &st) == 0 ? (long long)st.st_size : -1;
     p->schemaVersion = 0;
     vt__schema_check(db, &p->schemaVersion, zSql, sizeof zSql);
+    {
+        int64_t nHidden = 0; /* rows no real trace can hold are neither counted nor summed */
+        if ((rc = vt__trace_guard(db, &nHidden)) != SQLITE_OK) return rc;
+        if (nHidden > 0)
+            vt__errorf("%s: %lld rows with impossible values were ignored (damaged trace)", zPath,
+                       (long long)nHidden);
+    }
 
     rc = each_row(db, "SELECT key, value FROM meta ORDER BY key", p, row_meta);
     if (rc == SQLITE_OK)

@@ -264,7 +264,7 @@ static int write_tracks(struct exporter *x, int iTrace, const char *zPath, char 
         vt__json_string(x->f, zName, -1);
         fputs("}}", x->f);
         event_begin(x, "M", tid, "thread_sort_index");
-        fprintf(x->f, ",\"args\":{\"sort_index\":%lld}}", 1000 + device * 1000 + (stream & 511));
+        fprintf(x->f, ",\"args\":{\"sort_index\":%lld}}", 1000 + (long long)device * 1000 + (stream & 511));
         x->pStats->nMeta += 2;
     }
     if ((rc = step_end(x, rc, pzErr)) != SQLITE_OK) goto done;

@@ -60,3 +60,57 @@ int vt__trace_open(const char *zPath, int bWrite, sqlite3 **pDb)
     sqlite3_close(db);
     return rc;
 }
+
+/*
+ * The rows a real trace can hold. Timestamps are CUPTI nanoseconds (about 2^61
+ * today), sizes at most 1 PiB, addresses within +-2^62: any two of them can be
+ * added or subtracted without overflow. A damaged or hand-made trace may hold
+ * anything (INT64_MIN, text, 1e300): such rows are hidden from the readers.
+ */
+#define TS(c) "(" c " BETWEEN 0 AND 4611686018427387903)"
+#define TSN(c) "(" c " IS NULL OR " TS(c) ")"
+#define SZ(c) "(" c " BETWEEN 0 AND 1125899906842624)"
+#define SZN(c) "(" c " IS NULL OR " SZ(c) ")"
+#define AD(c) "(" c " BETWEEN -4611686018427387904 AND 4611686018427387903)"
+#define ADN(c) "(" c " IS NULL OR " AD(c) ")"
+static const struct {
+    const char *zTable, *zWhere;
+} aGuard[] = {
+    {"memory_event", TS("ts") " AND " SZ("bytes") " AND " AD("address") " AND " SZN("pool_size") " AND "
+                     SZN("pool_used") " AND " SZN("pool_threshold")},
+    {"oom_event", TS("ts") " AND " SZ("bytes") " AND " SZN("free_bytes") " AND " SZN("total_bytes")},
+    {"memcpy", TS("start") " AND " TS("end") " AND " SZ("bytes") " AND " ADN("src") " AND " ADN("dst")},
+    {"memset", TS("start") " AND " TS("end") " AND " SZ("bytes") " AND " ADN("dst")},
+    {"kernel", TS("start") " AND " TS("end")},
+    {"buffer_use", TSN("ts") " AND " AD("address")},
+    {"nvtx_range", TS("start") " AND " TSN("end")},
+    {"api_call", TS("start") " AND " TSN("end") " AND " SZN("bytes")},
+    {"sync_event", TS("start") " AND " TS("end")},
+    {"pool_event", TS("ts") " AND " SZN("size") " AND " SZN("used") " AND " SZN("threshold")},
+    {"device", SZN("total_bytes")},
+};
+
+int vt__trace_guard(sqlite3 *db, int64_t *pnHidden)
+{
+    char zSql[1024];
+    sqlite3_stmt *pStmt = NULL;
+    int rc = SQLITE_OK;
+    size_t i;
+    *pnHidden = 0;
+    for (i = 0; rc == SQLITE_OK && i < sizeof aGuard / sizeof aGuard[0]; i++) {
+        snprintf(zSql, sizeof zSql, "CREATE TEMP VIEW IF NOT EXISTS \"%s\" AS SELECT * FROM main.\"%s\" WHERE %s",
+                 aGuard[i].zTable, aGuard[i].zTable, aGuard[i].zWhere);
+        rc = sqlite3_exec(db, zSql, NULL, NULL, NULL);
+        if (rc != SQLITE_OK) break;
+        snprintf(zSql, sizeof zSql, "SELECT count(*) FROM main.\"%s\" WHERE NOT coalesce(%s, 0)",
+                 aGuard[i].zTable, aGuard[i].zWhere);
+        rc = sqlite3_prepare_v2(db, zSql, -1, &pStmt, NULL);
+        if (rc == SQLITE_OK && (rc = sqlite3_step(pStmt)) == SQLITE_ROW) {
+            *pnHidden += sqlite3_column_int64(pStmt, 0);
+            rc = SQLITE_OK;
+        }
+        sqlite3_finalize(pStmt);
+        pStmt = NULL;
+    }
+    return rc;
+}

@@ -4,3 +4,46 @@
 vt_add_test(NAME test_rel_sigkill SOURCES test_rel_sigkill.c LIBS vtcore LABELS core)
 vt_add_test(NAME test_rel_exit SOURCES test_rel_exit.c LIBS vtcore LABELS core)
 vt_add_test(NAME test_rel_fork SOURCES test_rel_fork.c LIBS vtcore LABELS core tsan)
+# Runs the built command too (info, analyze on the flooded trace).
+vt_add_test(NAME test_rel_flood SOURCES test_rel_flood.c LIBS vtcore LABELS core cli)
+add_dependencies(test_rel_flood vramtrace)
+
+# Fuzzing (tests/fuzz). The targets' shared part drives the real subcommands
+# (analyze, info, export, sql) in-process on a trace built from the fuzz input.
+add_library(vt_fuzz_common STATIC
+  fuzz/fuzz_common.c
+  ${PROJECT_SOURCE_DIR}/analyzer/cmd_analyze.c
+  ${PROJECT_SOURCE_DIR}/analyzer/cmd_info.c
+  ${PROJECT_SOURCE_DIR}/analyzer/cmd_export.c
+  ${PROJECT_SOURCE_DIR}/analyzer/export_perfetto.c
+  ${PROJECT_SOURCE_DIR}/analyzer/cmd_sql.c
+  ${PROJECT_SOURCE_DIR}/analyzer/sql_views.c
+  ${PROJECT_SOURCE_DIR}/analyzer/sql_output.c)
+target_include_directories(vt_fuzz_common PUBLIC ${CMAKE_CURRENT_SOURCE_DIR}/fuzz
+  ${PROJECT_SOURCE_DIR}/analyzer ${PROJECT_SOURCE_DIR}/tracer)
+target_link_libraries(vt_fuzz_common PUBLIC vtanalysis)
+
+# Regression tests for each class of hostile input the fuzzers found.
+vt_add_test(NAME test_rel_hostile SOURCES test_rel_hostile.c tracegen.c LIBS vt_fuzz_common LABELS analyzer)
+
+# Every build replays the stored inputs (seed corpus + one file per crash class
+# found, tests/fuzz/regress) as plain tests; under ASan+UBSan in tests/run.sh.
+foreach(t trace tracedb)
+  vt_add_test(NAME test_rel_fuzz_${t} SOURCES fuzz/fuzz_${t}.c fuzz/fuzz_replay.c
+    LIBS vt_fuzz_common LABELS analyzer)
+  target_compile_definitions(test_rel_fuzz_${t} PRIVATE
+    VT_FUZZ_DIRS="${CMAKE_CURRENT_SOURCE_DIR}/fuzz/corpus/${t}:${CMAKE_CURRENT_SOURCE_DIR}/fuzz/regress/${t}")
+endforeach()
+
+# libFuzzer targets: clang, configured by tests/fuzz/run.sh (-DVT_FUZZ=ON and
+# -fsanitize=fuzzer-no-link,address,undefined for everything).
+option(VT_FUZZ "Build the libFuzzer targets fuzz_trace and fuzz_tracedb (clang)" OFF)
+if(VT_FUZZ)
+  foreach(t trace tracedb)
+    add_executable(fuzz_${t} fuzz/fuzz_${t}.c)
+    target_link_libraries(fuzz_${t} PRIVATE vt_fuzz_common)
+    target_link_options(fuzz_${t} PRIVATE -fsanitize=fuzzer)
+  endforeach()
+  add_executable(fuzz_mkseed fuzz/fuzz_mkseed.c)
+  target_link_libraries(fuzz_mkseed PRIVATE vt_fuzz_common)
+endif()
