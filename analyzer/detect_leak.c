@@ -38,7 +38,8 @@ int64_t vt__main_peak(const struct vt_trace *t)
 void vt__fmt_at(const struct vt_trace *t, int64_t ts, char *z, size_t n)
 {
     if (ts < 0) snprintf(z, n, "?");
-    else snprintf(z, n, "%.3f s", (double)(ts - t->t0) / 1e9);
+    else if (ts <= t->t0) snprintf(z, n, "0 s");
+    else vt__fmt_ns(ts - t->t0, z, n);
 }
 
 /* Severity of bytes relative to the device peak. */
