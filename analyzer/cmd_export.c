@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cli.h"
 #include "export.h"
@@ -26,6 +27,7 @@ int vt__cmd_export(int argc, char **argv)
     char **azPath = calloc((size_t)argc + 1, sizeof(char *)), *zTmp = NULL, *zErr = NULL;
     sqlite3 **adb = calloc((size_t)argc + 1, sizeof(sqlite3 *));
     struct vt_export_stats stats;
+    struct stat st;
     FILE *f = NULL;
     int nPath = 0, i, rc = VT_EXIT_OK, bOpts = 1, src;
 
@@ -83,9 +85,21 @@ int vt__cmd_export(int argc, char **argv)
                            (long long)nHidden);
         }
     }
-    /* Write next to the destination and rename at the end: no half-written file is left. */
+    /*
+     * A new or regular file is written next to its destination and renamed into
+     * place at the end, so no half-written file is left. Anything else that
+     * exists (a device such as /dev/null, a FIFO, a symbolic link) is written
+     * directly: renaming over it would replace it.
+     */
     if (strcmp(zOut, "-") == 0) {
         f = stdout;
+    } else if (lstat(zOut, &st) == 0 && !S_ISREG(st.st_mode)) {
+        f = fopen(zOut, "w");
+        if (!f) {
+            vt__errorf("%s: cannot write: %s", zOut, strerror(errno));
+            rc = VT_EXIT_NOFILE;
+            goto done;
+        }
     } else {
         zTmp = sqlite3_mprintf("%s.part", zOut);
         f = zTmp ? fopen(zTmp, "w") : NULL;

@@ -23,7 +23,7 @@ static void usage(FILE *f)
             "With one trace its tables are read directly; with several each is attached as\n"
             "t0, t1, ... and the views all_memory_event, all_kernel, all_memcpy, all_memset,\n"
             "all_nvtx_range, all_oom_event, all_api_call, all_buffer_use, all_device,\n"
-            "all_dropped, all_sync_event, all_pool_event, all_meta and process add trace,\n"
+            "all_dropped, all_sync_event, all_pool_event, all_meta, site and process add trace,\n"
             "pid and rank columns (all_finding, all_lifetime, all_phase too once every\n"
             "trace was analyzed). Nsight\n"
             "Systems' names work too: CUPTI_ACTIVITY_KIND_KERNEL, _MEMCPY, _MEMSET, _RUNTIME,\n"

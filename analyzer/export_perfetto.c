@@ -13,12 +13,8 @@
 #define GPU_TID_STRIDE 1000000LL /* streams: base + 1 + stream */
 #define NVTX_TID_NONE 0          /* NVTX ranges without a recorded thread */
 
-/* The call site of stack `col`: innermost frame (Python frames come first). */
-#define SITE_SQL(col)                                                                       \
-    "(SELECT coalesce(fn.value, '?') || CASE WHEN fl.value IS NOT NULL THEN ' (' ||"        \
-    " fl.value || coalesce(':' || f.line, '') || ')' ELSE '' END FROM frame f"              \
-    " LEFT JOIN string fn ON fn.id = f.function_id LEFT JOIN string fl ON fl.id = f.file_id" \
-    " WHERE f.stack_id = " col " ORDER BY f.idx LIMIT 1)"
+/* The call site of stack `col`: the `site` view (created on the connection, see nsight.h). */
+#define SITE_SQL(col) "(SELECT site FROM site WHERE stack_id = " col ")"
 
 /* One live allocation (or VMM physical handle), keyed by device, kind and address. */
 struct live {
@@ -698,6 +694,14 @@ int vt__export_perfetto(FILE *f, int nTrace, sqlite3 **adb, char **azPath,
             aShift[i] = anchorW - anchorC;
     }
     for (i = 0; i < nTrace; i++) {
+        if (vt__sql_create_views(adb[i], 1, &azPath[i], pzErr) != SQLITE_OK) {
+            char *z = sqlite3_mprintf("%s: cannot create the views: %s", azPath[i],
+                                      *pzErr ? *pzErr : sqlite3_errmsg(adb[i]));
+            sqlite3_free(*pzErr);
+            *pzErr = z;
+            rc = SQLITE_ERROR;
+            goto done;
+        }
         if (!bAnchors) aShift[i] = 0;
         rc = query_i64(adb[i], zFirstSql, &v, &bNull);
         if (rc != SQLITE_OK) {

@@ -115,8 +115,8 @@ TEST(export_one_trace)
                  "clock cupti\n%s"
                  "4242 'rank 0 pid 4242 @node1' peak 209715200 last 75497472\n"
                  "4242 kernel 16.0 3.0 'GPU 0 stream 7' [128, 1, 1] 104\n"
-                 "4242 alloc 55.0 8388608 'validate (eval.py:88)' 100\n"
-                 "4242 oom 65.0 'OOM: cudaMalloc 1.0 GiB on GPU 0' 536870912 'validate (eval.py:88)'\n"
+                 "4242 alloc 55.0 8388608 'eval.py:88 in validate' 100\n"
+                 "4242 oom 65.0 'OOM: cudaMalloc 1.0 GiB on GPU 0' 536870912 'eval.py:88 in validate'\n"
                  "4242 copy 8.0 0.5 4194304 0x30000000\n"
                  "4242 nvtx 50.0 30.0 100\n",
                  zSummaryCounts);
@@ -191,6 +191,53 @@ TEST(export_nvtx_kinds)
     free(zSum);
     free(zOut);
     free(zErr);
+    vt_cleanup(zDir);
+}
+
+/* Outputs that are not regular files are written through, never renamed over. */
+TEST(export_to_fifo_and_symlink)
+{
+    const char *zDir = vt_tmpdir();
+    char zTrace[256], zFifo[256], zCopy[256], zLink[256], zReal[256], zArgs[1200], *zOut, *zErr;
+    char *zJson;
+    struct stat st;
+    pid_t pid;
+    int status;
+    snprintf(zTrace, sizeof zTrace, "%s/rank0.db", zDir);
+    snprintf(zFifo, sizeof zFifo, "%s/fifo", zDir);
+    snprintf(zCopy, sizeof zCopy, "%s/from_fifo.json", zDir);
+    snprintf(zLink, sizeof zLink, "%s/link.json", zDir);
+    snprintf(zReal, sizeof zReal, "%s/real.json", zDir);
+    ASSERT_EQ(0, vt_fixture_write(zTrace, 0));
+    ASSERT_EQ(0, mkfifo(zFifo, 0600));
+    pid = fork(); /* the reader of the FIFO */
+    ASSERT(pid >= 0);
+    if (pid == 0) {
+        char zCmd[600];
+        snprintf(zCmd, sizeof zCmd, "cat %s > %s", zFifo, zCopy);
+        _exit(system(zCmd) == 0 ? 0 : 1);
+    }
+    snprintf(zArgs, sizeof zArgs, "export --perfetto %s %s", zFifo, zTrace);
+    ASSERT_EQ(0, vt_run(zDir, zArgs, &zOut, &zErr));
+    free(zOut), free(zErr);
+    ASSERT_EQ(pid, waitpid(pid, &status, 0));
+    ASSERT(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    ASSERT_EQ(0, lstat(zFifo, &st));
+    ASSERT(S_ISFIFO(st.st_mode));
+    zJson = vt_slurp(zCopy);
+    ASSERT_CONTAINS(zJson, "\"displayTimeUnit\":\"ns\"");
+    ASSERT_CONTAINS(zJson, "\"name\":\"sgemm_bwd\"");
+    free(zJson);
+
+    ASSERT_EQ(0, symlink("real.json", zLink));
+    snprintf(zArgs, sizeof zArgs, "export --perfetto %s %s", zLink, zTrace);
+    ASSERT_EQ(0, vt_run(zDir, zArgs, &zOut, &zErr));
+    free(zOut), free(zErr);
+    ASSERT_EQ(0, lstat(zLink, &st));
+    ASSERT(S_ISLNK(st.st_mode));
+    zJson = vt_slurp(zReal);
+    ASSERT_CONTAINS(zJson, "\"name\":\"sgemm_bwd\"");
+    free(zJson);
     vt_cleanup(zDir);
 }
 
@@ -283,5 +330,5 @@ TEST(export_streams_large_trace)
     vt_cleanup(zDir);
 }
 
-VT_TEST_LIST(T(export_one_trace) T(export_two_ranks_aligned) T(export_nvtx_kinds) T(export_errors)
+VT_TEST_LIST(T(export_one_trace) T(export_two_ranks_aligned) T(export_nvtx_kinds) T(export_to_fifo_and_symlink) T(export_errors)
                  T(export_streams_large_trace))

@@ -154,6 +154,41 @@ TEST(nsight_nvtx_and_api)
     vt_cleanup(zFixDir);
 }
 
+TEST(site_view)
+{
+    sqlite3 *db;
+    char *z;
+    fixtures();
+    ASSERT_EQ(SQLITE_OK, sqlite3_open(zTrace0, &db));
+    ASSERT_EQ(SQLITE_OK,
+              sqlite3_exec(db,
+                           "INSERT INTO string VALUES(40, 'c10::cuda::malloc'),"
+                           " (41, '/usr/lib/libc10_cuda.so'), (42, 'app_alloc'), (43, '/opt/app/bin/app'),"
+                           " (44, '/x/libfoo.so'), (45, '_call_impl'),"
+                           " (46, '/usr/lib/python3/site-packages/torch/nn/modules/module.py'),"
+                           " (47, 'solve'), (48, 'solver.cu');"
+                           "INSERT INTO stack VALUES(10, 1, 2), (11, 2, 1), (12, 3, 0), (13, 4, 2),"
+                           " (14, 5, 1);"
+                           "INSERT INTO frame VALUES(10, 0, 0, 100, 40, NULL, NULL, 41),"
+                           " (10, 1, 0, 200, 42, NULL, NULL, 43),"
+                           " (11, 0, 0, 4660, NULL, NULL, NULL, 44),"
+                           " (13, 0, 1, NULL, 45, 46, 1501, NULL), (13, 1, 0, 300, 40, NULL, NULL, 41),"
+                           " (14, 0, 0, 400, 47, 48, 12, 43)",
+                           NULL, NULL, NULL));
+    sqlite3_close(db);
+    db = open_traces(1);
+    z = q_csv(db, "SELECT stack_id, site FROM site ORDER BY stack_id");
+    ASSERT_STREQ("1,model.py:42 in train_step\n2,data.py:17 in load_batch\n3,eval.py:88 in validate\n"
+                 "4,model.py:10 in init_model\n10,app_alloc (app)\n11,0x1234 (libfoo.so)\n"
+                 "12,stack 12 (no frames recorded)\n"
+                 "13,/usr/lib/python3/site-packages/torch/nn/modules/module.py:1501 in _call_impl\n"
+                 "14,solver.cu:12 in solve\n",
+                 z);
+    free(z);
+    sqlite3_close(db);
+    vt_cleanup(zFixDir);
+}
+
 TEST(multi_trace_views)
 {
     sqlite3 *db;
@@ -384,5 +419,5 @@ TEST(cli_queries_and_errors)
 }
 
 VT_TEST_LIST(T(nsight_kernel_names) T(nsight_memcpy_enums) T(nsight_memory_usage_events)
-                 T(nsight_nvtx_and_api) T(multi_trace_views) T(analysis_union_views) T(read_only_guard)
+                 T(nsight_nvtx_and_api) T(site_view) T(multi_trace_views) T(analysis_union_views) T(read_only_guard)
                      T(json_string_escaping) T(output_formats) T(cli_queries_and_errors))

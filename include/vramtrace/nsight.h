@@ -104,7 +104,35 @@
  * prefixed with the trace index, pid and rank. Same template rules.
  */
 #define VT_UNION_COLS "$T AS trace, " VT_NSIGHT_PID " AS pid, " VT_NSIGHT_RANK " AS rank"
+/*
+ * The call site of a stack, described as `vramtrace analyze` does: the innermost
+ * Python frame outside library code ("file:line in function"), else the innermost
+ * Python frame, else the innermost native frame outside runtime libraries, else
+ * the innermost native frame ("function (module)", "0xPC (module)").
+ */
+#define VT_SITE_LIBFILE(f)                                                                    \
+    "(" f " GLOB '*site-packages/*' OR " f " GLOB '*dist-packages/*' OR " f " GLOB '*/torch/*'" \
+    " OR " f " GLOB 'torch/*' OR " f " GLOB '*<frozen*' OR " f " GLOB '*/lib/python3*')"
+#define VT_SITE_LIBMOD(m)                                                                     \
+    "(" m " GLOB '*libc10*' OR " m " GLOB '*libtorch*' OR " m " GLOB '*libpython*' OR " m      \
+    " GLOB '*libc.so*' OR " m " GLOB '*libstdc++*' OR " m " GLOB '*libnccl*' OR " m            \
+    " GLOB '*libcublas*' OR " m " GLOB '*libcudnn*' OR " m " GLOB '*ld-linux*')"
+#define VT_SITE_BASE "coalesce(substr(mo.value, length(rtrim(mo.value, replace(mo.value, '/', ''))) + 1), '?')"
+#define VT_SITE_SELECT                                                                        \
+    "SELECT $T AS trace, s.id AS stack_id, coalesce((SELECT CASE"                             \
+    " WHEN f.kind = 1 OR (fn.value IS NOT NULL AND fi.value IS NOT NULL AND f.line > 0)"      \
+    " THEN coalesce(fi.value, '?') || ':' || coalesce(f.line, 0) || ' in ' || coalesce(fn.value, '?')" \
+    " WHEN fn.value IS NOT NULL THEN fn.value || ' (' || " VT_SITE_BASE " || ')'"             \
+    " ELSE printf('0x%x (%s)', f.pc, " VT_SITE_BASE ") END"                                   \
+    " FROM $S.frame f LEFT JOIN $S.string fn ON fn.id = f.function_id"                        \
+    " LEFT JOIN $S.string fi ON fi.id = f.file_id LEFT JOIN $S.string mo ON mo.id = f.module_id" \
+    " WHERE f.stack_id = s.id ORDER BY CASE WHEN f.kind = 1 THEN"                             \
+    " (CASE WHEN fi.value IS NOT NULL AND NOT " VT_SITE_LIBFILE("fi.value") " THEN 0 ELSE 1 END)" \
+    " ELSE (CASE WHEN mo.value IS NOT NULL AND " VT_SITE_LIBMOD("mo.value") " THEN 3 ELSE 2 END)" \
+    " END, f.idx LIMIT 1), 'stack ' || s.id || ' (no frames recorded)') AS site FROM $S.stack s"
+
 #define VT_UNION_TRACE_VIEWS(X)                                                               \
+    X("site", VT_SITE_SELECT)                                                                 \
     X("process",                                                                              \
       "SELECT $T AS trace, '$S' AS schema_name, $F AS path, " VT_NSIGHT_PID " AS pid, "       \
       VT_NSIGHT_RANK " AS rank, " VT_NSIGHT_HOST " AS host")                                  \
