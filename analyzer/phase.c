@@ -76,8 +76,26 @@ static int from_nvtx(struct vt_trace *t, regex_t *pPhase, regex_t *pEval, regex_
             *pK = regexec(pPhase, zName, 0, NULL, 0) == 0 ? (bEval ? VT_PHASE_EVAL : VT_PHASE_TRAIN) : -1;
             iterEnd = b;
         } else if (regexec(pPhase, zName, 0, NULL, 0) == 0) {
-            if (a < phaseEnd) continue;
-            if (!add_phase(t, bEval ? VT_PHASE_EVAL : VT_PHASE_TRAIN, zName, a, b, "nvtx")) {
+            int kind = bEval ? VT_PHASE_EVAL : VT_PHASE_TRAIN;
+            if (a < phaseEnd) {
+                /* nested: ignored, unless it is of the other kind (validation run inside a
+                 * "train" range), which splits the enclosing phase around it */
+                struct vt_phase *p = &t->aPhase[t->nPhase - 1];
+                char zOuter[sizeof p->zName];
+                int outerKind = p->kind;
+                int64_t outerEnd = p->end;
+                if (p->kind == kind || b > phaseEnd) continue;
+                snprintf(zOuter, sizeof zOuter, "%s", p->zName);
+                p->end = a;
+                if (p->end <= p->start) t->nPhase--; /* nothing of it before the nested range */
+                if (!add_phase(t, kind, zName, a, b, "nvtx") ||
+                    (b < outerEnd && !add_phase(t, outerKind, zOuter, b, outerEnd, "nvtx"))) {
+                    rc = SQLITE_NOMEM;
+                    break;
+                }
+                continue;
+            }
+            if (!add_phase(t, kind, zName, a, b, "nvtx")) {
                 rc = SQLITE_NOMEM;
                 break;
             }

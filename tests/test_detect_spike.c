@@ -259,4 +259,38 @@ TEST(unclosed_validation_range)
     tg_cleanup();
 }
 
-VT_TEST_LIST(T(unclosed_validation_range) T(operator_ranges_are_not_phases) T(phases_sample_shape) T(missing_no_grad_grows_batch_by_batch) T(large_validation_batch_is_only_info) T(phase_regex_override))
+/* Validation run inside the "train" range: the training phase is split around it. */
+TEST(validation_nested_in_training_range)
+{
+    const char *zPath = tg_path("nested.db");
+    struct tg *g = tg_open(zPath);
+    struct vt_opts o;
+    struct vt_result r;
+    const char *az[1] = {zPath};
+    ASSERT(g);
+    tg_nvtx(g, 1 * MS, 100 * MS, "train");
+    tg_nvtx(g, 30 * MS, 40 * MS, "validate");
+    tg_nvtx(g, 32 * MS, 34 * MS, "val_step");
+    tg_nvtx(g, 70 * MS, 80 * MS, "validate");
+    tg_alloc(g, 2 * MS, 0, 3, W, 2 * MiB, -1);
+    tg_free(g, 99 * MS, 0, 3, W, 2 * MiB);
+    ASSERT_EQ(0, tg_close(g));
+    vt__opts_default(&o);
+    ASSERT_EQ(0, vt__analyze(az, 1, &o, &r));
+    struct vt_trace *t = &r.aTrace[0];
+    ASSERT_EQ(5, t->nPhase);
+    ASSERT_EQ(VT_PHASE_TRAIN, t->aPhase[0].kind);
+    ASSERT_EQ(30 * MS, t->aPhase[0].end);
+    ASSERT_EQ(VT_PHASE_EVAL, t->aPhase[1].kind);
+    ASSERT_EQ(1, t->aPhase[1].nIter);
+    ASSERT_EQ(VT_PHASE_TRAIN, t->aPhase[2].kind);
+    ASSERT_EQ(40 * MS, t->aPhase[2].start);
+    ASSERT_EQ(70 * MS, t->aPhase[2].end);
+    ASSERT_EQ(VT_PHASE_EVAL, t->aPhase[3].kind);
+    ASSERT_EQ(VT_PHASE_TRAIN, t->aPhase[4].kind);
+    ASSERT_EQ(100 * MS, t->aPhase[4].end);
+    vt__result_free(&r);
+    tg_cleanup();
+}
+
+VT_TEST_LIST(T(validation_nested_in_training_range) T(unclosed_validation_range) T(operator_ranges_are_not_phases) T(phases_sample_shape) T(missing_no_grad_grows_batch_by_batch) T(large_validation_batch_is_only_info) T(phase_regex_override))
