@@ -7,6 +7,9 @@ vt_add_test(NAME test_rel_fork SOURCES test_rel_fork.c LIBS vtcore LABELS core t
 # Runs the built command too (info, analyze on the flooded trace).
 vt_add_test(NAME test_rel_flood SOURCES test_rel_flood.c LIBS vtcore LABELS core cli)
 add_dependencies(test_rel_flood vramtrace)
+# Security: file mode, symlinks, foreign files, environment allow-list, read-only `sql`.
+vt_add_test(NAME test_rel_security SOURCES test_rel_security.c LIBS vtcore LABELS core cli)
+add_dependencies(test_rel_security vramtrace)
 
 # Fuzzing (tests/fuzz). The targets' shared part drives the real subcommands
 # (analyze, info, export, sql) in-process on a trace built from the fuzz input.
