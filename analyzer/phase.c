@@ -323,8 +323,19 @@ int vt__phases(struct vt_trace *t, const struct vt_opts *o)
     }
     t->zPhaseSource = "none";
     rc = from_nvtx(t, &rePhase, &reEval, &reIter);
-    if (rc == SQLITE_OK && (t->nPhase || t->nIter)) {
+    if (rc == SQLITE_OK && t->nPhase) {
         t->zPhaseSource = "nvtx";
+    } else if (rc == SQLITE_OK && t->nIter) {
+        /* NVTX iterations but no phase: phases from kernel names, iterations from NVTX */
+        struct vt_iter *aNvtx = t->aIter;
+        int nNvtx = t->nIter;
+        t->aIter = NULL;
+        t->nIter = 0;
+        rc = from_kernels(t);
+        free(t->aIter);
+        t->aIter = aNvtx;
+        t->nIter = nNvtx;
+        t->zPhaseSource = rc == SQLITE_OK && t->nPhase ? "kernels" : "nvtx";
     } else if (rc == SQLITE_OK) {
         free(t->aIter);
         t->aIter = NULL;

@@ -169,6 +169,23 @@ TEST(inferred_phases_with_noisy_kernels)
     ASSERT_EQ(t->aPhase[1].start + 30 * 100000, t->aPhase[1].end);
     ASSERT_EQ(t->aPhase[1].end, t->aPhase[2].start);
     vt__result_free(&r);
+    /* with NVTX step ranges but no phase range: the same phases, the NVTX iterations */
+    {
+        sqlite3 *db = NULL;
+        ASSERT_EQ(SQLITE_OK, sqlite3_open(zPath, &db));
+        ASSERT_EQ(SQLITE_OK, sqlite3_exec(db, "INSERT INTO string(value) VALUES('step 1');"
+                                              "INSERT INTO nvtx_range(start, end, kind, name_id) VALUES"
+                                              "(1000000, 2000000, 0, (SELECT id FROM string WHERE value = 'step 1')),"
+                                              "(2000000, 3000000, 0, (SELECT id FROM string WHERE value = 'step 1'))",
+                                          NULL, NULL, NULL));
+        sqlite3_close(db);
+    }
+    ASSERT_EQ(0, vt__analyze(az, 1, &o, &r));
+    t = &r.aTrace[0];
+    ASSERT_STREQ("kernels", t->zPhaseSource);
+    ASSERT_EQ(4, t->nPhase);
+    ASSERT_EQ(2, t->nIter);
+    vt__result_free(&r);
     tg_cleanup();
 }
 
