@@ -99,7 +99,7 @@ static int run_sql(sqlite3 *db, const char *zSql, const struct vt_sql_print *opt
 {
     sqlite3_stmt **apStmt = NULL, **apNew;
     const char *zTail = zSql, *zStart;
-    int nStmt = 0, nRows = 0, rc = VT_EXIT_OK, i, src;
+    int nStmt = 0, nResult = 0, nPrinted = 0, rc = VT_EXIT_OK, i, src;
     long long nRow;
 
     while (zTail && *zTail) {
@@ -136,17 +136,18 @@ static int run_sql(sqlite3 *db, const char *zSql, const struct vt_sql_print *opt
         }
         apStmt = apNew;
         apStmt[nStmt++] = pStmt;
-        if (sqlite3_column_count(pStmt) > 0) nRows++;
+        if (sqlite3_column_count(pStmt) > 0) nResult++;
     }
     if (nStmt == 0) {
         vt__errorf("sql: no SQL statement given");
         rc = VT_EXIT_USAGE;
         goto done;
     }
-    if (opt->format == VT_SQL_JSON && nRows > 1) fputs("[", stdout);
-    for (i = 0, nRows = nRows > 1 ? -nRows : 0; i < nStmt; i++) {
-        int bRows = sqlite3_column_count(apStmt[i]) > 0;
-        if (bRows && nRows < -1 && i > 0) fputs(opt->format == VT_SQL_JSON ? "," : "\n", stdout);
+    /* Several result sets: blank-line separated; in JSON, an array of arrays. */
+    if (opt->format == VT_SQL_JSON && nResult > 1) fputs("[", stdout);
+    for (i = 0; i < nStmt; i++) {
+        if (sqlite3_column_count(apStmt[i]) > 0 && nPrinted++ > 0)
+            fputs(opt->format == VT_SQL_JSON ? "," : "\n", stdout);
         src = vt__sql_print(apStmt[i], stdout, opt, &nRow);
         if (src == SQLITE_IOERR && ferror(stdout)) {
             vt__errorf("sql: cannot write the output: %s", strerror(errno));
@@ -162,7 +163,7 @@ static int run_sql(sqlite3 *db, const char *zSql, const struct vt_sql_print *opt
             goto done;
         }
     }
-    if (opt->format == VT_SQL_JSON && nRows < -1) fputs("]\n", stdout);
+    if (opt->format == VT_SQL_JSON && nResult > 1) fputs("]\n", stdout);
     if (fflush(stdout) != 0 || ferror(stdout)) {
         vt__errorf("sql: cannot write the output: %s", strerror(errno));
         rc = VT_EXIT_INTERNAL;

@@ -44,7 +44,8 @@ struct vt_sql_print {
 /*
  * Step pStmt to completion and print its rows to f in the given format. Table
  * output measures column widths over the first rows, then streams; csv and json
- * stream. Returns SQLITE_OK (SQLITE_DONE reached), or the SQLite error code of
+ * stream; a statement without result columns is run and prints nothing. Returns
+ * SQLITE_OK (SQLITE_DONE reached), or the SQLite error code of
  * the failing step, or SQLITE_IOERR when writing f failed. *pnRow receives the
  * number of rows printed.
  */

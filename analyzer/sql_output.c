@@ -375,6 +375,11 @@ int vt__sql_print(sqlite3_stmt *pStmt, FILE *f, const struct vt_sql_print *opt, 
 {
     int rc;
     *pnRow = 0;
+    if (sqlite3_column_count(pStmt) == 0) { /* BEGIN, COMMIT, ...: run, print nothing */
+        while ((rc = sqlite3_step(pStmt)) == SQLITE_ROW) {
+        }
+        return rc == SQLITE_DONE ? SQLITE_OK : rc;
+    }
     switch (opt->format) {
     case VT_SQL_CSV: rc = print_csv(pStmt, f, opt, pnRow); break;
     case VT_SQL_JSON: rc = print_json(pStmt, f, pnRow); break;

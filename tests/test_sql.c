@@ -408,6 +408,13 @@ TEST(cli_queries_and_errors)
     ASSERT_STREQ("kernels\n4\n\ncopies\n3\n", zOut);
     free(zOut), free(zErr);
 
+    /* JSON of several statements: an array of arrays (statements without rows print nothing). */
+    snprintf(zArgs, sizeof zArgs, "sql --format json %s 'BEGIN; SELECT 1 AS a; SELECT 2 AS b"
+                                  " WHERE 0; COMMIT'", zTrace0);
+    ASSERT_EQ(0, vt_run(zDir, zArgs, &zOut, &zErr));
+    ASSERT_STREQ("[[\n{\"a\":1}\n]\n,[]\n]\n", zOut);
+    free(zOut), free(zErr);
+
     /* Usage errors. */
     snprintf(zArgs, sizeof zArgs, "sql --format xml %s 'SELECT 1'", zTrace0);
     ASSERT_EQ(VT_EXIT_USAGE, vt_run(zDir, zArgs, &zOut, &zErr));
