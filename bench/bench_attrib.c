@@ -89,6 +89,20 @@ static void bench_native(void)
         printf("capture native depth %2d, known stack:              %8.0f ns\n", aDepth[i],
                (double)(now_ns() - u0) / (NWARM / 4));
     }
+    /* The same with glibc's backtrace() instead of the cached unwinder. */
+    {
+        struct vt_sites_config cfgBt;
+        struct vt__sites *sBt;
+        vt__sites_config_default(&cfgBt);
+        cfgBt.fast_unwind = 0;
+        sBt = vt__sites_open(&cfgBt);
+        descend(sBt, LEVELS, 0, 16);
+        t0 = now_ns();
+        for (i = 0; i < NWARM / 4; i++) descend(sBt, LEVELS, 0, 16);
+        t1 = now_ns();
+        printf("  same with backtrace() instead of cached CFI:     %8.0f ns\n", (double)(t1 - t0) / (NWARM / 4));
+        vt__sites_close(sBt);
+    }
     /* Recursion cost alone, for reference: depth 0 captures nothing but still recurses. */
     t0 = now_ns();
     for (i = 0; i < NWARM; i++) descend(s, LEVELS, 0, 0);

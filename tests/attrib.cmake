@@ -30,3 +30,5 @@ if(VT_PYEMBED_FOUND)
 else()
   message(WARNING "python3-embed not found (install libpython3-dev): test_pyframes is not built")
 endif()
+
+vt_add_test(NAME test_unwind SOURCES test_unwind.c LIBS vtcore LABELS core)

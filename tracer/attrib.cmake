@@ -5,5 +5,6 @@
 target_sources(vtcore PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/intervals.c
   ${CMAKE_CURRENT_LIST_DIR}/pyframes.c
-  ${CMAKE_CURRENT_LIST_DIR}/stack.c)
+  ${CMAKE_CURRENT_LIST_DIR}/stack.c
+  ${CMAKE_CURRENT_LIST_DIR}/unwind.c)
 target_link_libraries(vtcore PUBLIC ${CMAKE_DL_LIBS})

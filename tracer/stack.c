@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "pyframes.h"
+#include "unwind.h"
 #include "vramtrace/schema.h"
 
 #define OWN_FRAMES 2      /* capture_native + vt__site_capture: dropped from every site */
@@ -224,6 +225,7 @@ void vt__sites_config_default(struct vt_sites_config *cfg)
     cfg->max_codes = 16384;
     cfg->py_depth = 32;
     cfg->azSkipModule = NULL;
+    cfg->fast_unwind = 1;
 }
 
 static void calibrate(struct vt__sites *s);
@@ -274,6 +276,7 @@ struct vt__sites *vt__sites_open(const struct vt_sites_config *cfg)
     s->zExe[n > 0 ? n : 0] = '\0';
     if (cfg->azSkipModule) dl_iterate_phdr(skip_module_cb, s);
     backtrace(aWarm, 4); /* the first call loads libgcc_s's unwinder: do it now, not in a callback */
+    vt__unwind(aWarm, 4, cfg->fast_unwind);
     calibrate(s);
     vt__py_resolve();
     return s;
@@ -313,7 +316,7 @@ __attribute__((noinline)) static int capture_native(const struct vt__sites *s, u
     void *pRet = __builtin_return_address(0); /* inside vt__site_capture */
     int nWant = depth + s->nOwn + (s->nSkip ? MAX_SKIPPED : 0), nRaw, i, n = 0;
     if (depth <= 0) return 0;
-    nRaw = backtrace(aRaw, nWant);
+    nRaw = vt__unwind(aRaw, nWant, s->cfg.fast_unwind);
     for (i = 0; i < nRaw && i <= OWN_SLACK + 1 && aRaw[i] != pRet; i++) {
     }
     i = i < nRaw && aRaw[i] == pRet ? i + 1 : OWN_FRAMES; /* first frame of our caller */

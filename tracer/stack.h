@@ -5,7 +5,8 @@
 /*
  * A site is the combined stack of the calling thread: its Python frames
  * (innermost first, only when the thread holds the GIL, see pyframes.h),
- * followed by its native frames (innermost first, from glibc's backtrace()).
+ * followed by its native frames (innermost first, as glibc's backtrace()
+ * reports them; see unwind.h).
  *
  * Dedup: the site's key (Python code objects and lines, native return
  * addresses) is hashed; a lock-free, insert-only table maps known keys to
@@ -65,6 +66,11 @@ struct vt_sites_config {
      * May be NULL. The frames of this module's own functions are always dropped.
      */
     const char *const *azSkipModule;
+    /*
+     * 1 (default): unwind with cached CFI rules (unwind.h), same answer as
+     * backtrace() several times faster; 0: always glibc's backtrace().
+     */
+    int fast_unwind;
 };
 
 struct vt_sites_stats {
