@@ -169,7 +169,7 @@ struct vt_trace {
     int64_t nAlloc, nFree, nFreeUnknown, nDoubleFree, nFreeMissing, nLiveEnd, liveEndBytes;
     int64_t nInternalEnd, internalEndBytes; /* runtime/driver allocations live at exit */
     int64_t idleNs;         /* retained: idle threshold used */
-    int64_t nKernelUse, nCopyUse;
+    int64_t nKernelUse, nCopyUse, nUseMatched; /* use events read; those that hit a live allocation */
     int bHaveKernelUses, bHaveCopyAddr;
     int64_t nDevAlloc, nSegmentLike;
     /* devices (index 0.. nDev-1); pinned host memory is the entry with id -1 */

@@ -50,7 +50,6 @@ struct replay {
     int64_t *aFreed; /* open-addressing set of freed addresses (0 = empty slot) */
     int nFreed, nFreedAlloc;
     int nextBoundary; /* next growth boundary (index into t->aBoundary) */
-    int64_t uses;
 };
 
 static int cursor_step(struct cursor *c)
@@ -328,7 +327,8 @@ static void retained_check(struct vt_trace *t, struct vt_life *l)
 {
     struct vt_site *s = &t->aSite[l->site];
     int bUses = t->bHaveKernelUses || t->bHaveCopyAddr;
-    if (t->bSegments || l->allocTs < 0) return;
+    /* a cache of segments, the runtime's own memory and NCCL's buffers are held by design */
+    if (t->bSegments || l->allocTs < 0 || l->bInternal || s->bNccl) return;
     if (t->bHaveKernelUses && l->freeTs >= 0) {
         int64_t from = l->lastUse >= 0 ? l->lastUse : l->allocTs;
         int64_t idle = l->freeTs - from, life = l->freeTs - l->allocTs;
@@ -517,7 +517,7 @@ static void on_use(struct replay *r, int64_t addr, int64_t ts, int bBase)
     if (l->firstUse < 0) l->firstUse = ts;
     if (ts > l->lastUse) l->lastUse = ts;
     l->useCount++;
-    r->uses++;
+    r->t->nUseMatched++;
 }
 
 /* An OOM: what this process held on the device then, and the largest live allocations. */

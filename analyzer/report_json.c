@@ -80,7 +80,8 @@ static void trace_json(FILE *f, const struct vt_result *r, int i)
     jint(f, "double_free", t->nDoubleFree, 1);
     jint(f, "free_missing", t->nFreeMissing, 1);
     jint(f, "kernel_uses", t->nKernelUse, 1);
-    jint(f, "copy_uses", t->nCopyUse, 0);
+    jint(f, "copy_uses", t->nCopyUse, 1);
+    jint(f, "uses_matched", t->nUseMatched, 0);
     fputs("},\n      \"devices\": [", f);
     for (int d = 0; d < t->nDev; d++) {
         const struct vt_device *dv = &t->aDev[d];

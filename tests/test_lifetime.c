@@ -61,6 +61,9 @@ TEST(pairing_reuse_unknown_double)
     ASSERT_EQ(3, t->nLiveEnd);    /* C, D, F */
     ASSERT_EQ(5 * MiB + 4 * MiB + 1 * MiB, t->liveEndBytes);
     ASSERT_EQ(1, t->bWritten);
+    ASSERT_EQ(2, t->nKernelUse);
+    ASSERT_EQ(1, t->nCopyUse);
+    ASSERT_EQ(4, t->nUseMatched); /* the copy's pinned source and device destination, two kernel args */
     vt__result_free(&r);
 
     ASSERT_EQ(9, tg_query(zPath, "SELECT count(*) FROM lifetime"));
