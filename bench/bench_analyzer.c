@@ -585,7 +585,7 @@ static int bench_size(const char *zBin, const char *zDir, int64_t nEvents, int n
            100.0 * c.ker / c.total, 100.0 * c.use / c.total, 100.0 * c.mem / c.total, 100.0 * c.cpy / c.total,
            100.0 * c.set / c.total);
     for (int i = 0; i < nRuns; i++) { /* interleaved: analyze, raw scan, ordered scan */
-        struct run r;
+        struct run r = {0, 0, 0, -1};
         if (run_analyze(zBin, zPath, &r) != 0 || r.status != 0) {
             fprintf(stderr, "bench_analyzer: %s analyze %s failed (status %d)\n", zBin, zPath, r.status);
             return -1;

@@ -440,6 +440,7 @@ int main(int argc, char **argv)
            rateR / 1e6, (double)bytesR / (double)nEvents);
     printf("ratio  : writer/raw throughput %.0f %%, bytes %.2f x\n", 100.0 * rateW / rateR,
            (double)bytesW / (double)bytesR);
+    printf("goals  : >= 1.0 M events/s per core, >= 60 %% of raw, <= 48 bytes/event (docs/performance.md)\n");
     unlink(zPath);
     unlink(zRaw);
     return 0;
