@@ -4,6 +4,7 @@
 
 #include "pyframes.h"
 #include "stack.h"
+#include "unwind.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -90,7 +91,27 @@ static PyObject *vtcap_capture_with_error(PyObject *self, PyObject *args)
     return PyLong_FromLongLong(bSame ? id : -1);
 }
 
+/*
+ * vtcap.compare_unwind() -> number of frames: the cached unwinder and
+ * backtrace() walk the whole stack through the interpreter (libpython's own
+ * CFI); -1 if they differ anywhere.
+ */
+static PyObject *vtcap_compare_unwind(PyObject *self, PyObject *args)
+{
+    void *a[2][256];
+    int an[2], k, i;
+    static volatile int nWalk = 2; /* one call site for both walks */
+    (void)self;
+    (void)args;
+    for (k = 0; k < nWalk; k++) an[k] = vt__unwind(a[k], 256, k == 0);
+    if (an[0] != an[1]) return PyLong_FromLong(-1);
+    for (i = 0; i < an[0]; i++)
+        if (a[0][i] != a[1][i]) return PyLong_FromLong(-1);
+    return PyLong_FromLong(an[0]);
+}
+
 static PyMethodDef aMethod[] = {
+    {"compare_unwind", vtcap_compare_unwind, METH_NOARGS, NULL},
     {"capture", vtcap_capture, METH_VARARGS, NULL},
     {"capture_nogil", vtcap_capture_nogil, METH_VARARGS, NULL},
     {"capture_with_error", vtcap_capture_with_error, METH_VARARGS, NULL},
@@ -360,6 +381,38 @@ TEST(real_interpreter_ctypes)
 #endif
 }
 
+/* The cached unwinder agrees with backtrace() through the interpreter's frames, to the end. */
+TEST(unwind_through_interpreter)
+{
+    PyObject *pMod = start_python(), *pRes;
+    struct vt_unwind_stats st0, st1;
+    long n;
+    vt__unwind_stats(&st0);
+    pRes = PyRun_String("import vtcap\n"
+                        "def f(k):\n"
+                        "    return f(k - 1) if k else vtcap.compare_unwind()\n"
+                        "n = min(f(k) for k in range(12))\n",
+                        Py_file_input, PyModule_GetDict(pMod), PyModule_GetDict(pMod));
+    if (!pRes) PyErr_Print();
+    ASSERT(pRes);
+    Py_DECREF(pRes);
+    pRes = PyObject_GetAttrString(pMod, "n");
+    ASSERT(pRes);
+    n = PyLong_AsLong(pRes);
+    Py_DECREF(pRes);
+    ASSERT(n > 10); /* equal walks (a difference gives -1), through many interpreter frames */
+#if defined(__x86_64__) && defined(__linux__)
+    vt__unwind_stats(&st1);
+    ASSERT_EQ(12, st1.fast - st0.fast);         /* every fast walk finished on its own */
+    ASSERT_EQ(12, st1.fallback - st0.fallback); /* only the forced reference walks */
+#else
+    (void)st0;
+    (void)st1;
+#endif
+    stop_python(pMod);
+}
+
 VT_TEST_LIST(T(file_line_function) T(dedup_and_lines) T(method_qualname)
              T(no_gil_no_python_frames) T(pending_exception_kept) T(code_objects_retained)
-             T(not_initialized) T(real_interpreter_ctypes))
+             T(not_initialized) T(real_interpreter_ctypes)
+             T(unwind_through_interpreter))
