@@ -217,15 +217,15 @@ static int write_tracks(struct exporter *x, int iTrace, const char *zPath, char 
     rc = prepare(x,
                  "SELECT (SELECT value FROM meta WHERE key='rank'),"
                  " (SELECT value FROM meta WHERE key='hostname'),"
-                 " (SELECT value FROM meta WHERE key='cmdline')",
+                 " (SELECT value FROM meta WHERE key='pid')",
                  &p, pzErr);
     if (rc != SQLITE_OK) goto done;
     if ((rc = sqlite3_step(p)) == SQLITE_ROW) {
         const char *zRank = (const char *)sqlite3_column_text(p, 0);
         const char *zHost = (const char *)sqlite3_column_text(p, 1);
-        snprintf(zName, sizeof zName, "%s%s%spid %lld%s%s", zRank ? "rank " : "",
-                 zRank ? zRank : "", zRank ? " " : "", x->pid, zHost ? " @" : "",
-                 zHost ? zHost : "");
+        const char *zPid = (const char *)sqlite3_column_text(p, 2);
+        snprintf(zName, sizeof zName, "%s%s%spid %s%s%s", zRank ? "rank " : "", zRank ? zRank : "",
+                 zRank ? " " : "", zPid ? zPid : "unknown", zHost ? " @" : "", zHost ? zHost : "");
         event_begin(x, "M", 0, "process_name");
         fputs(",\"args\":{\"name\":", x->f);
         vt__json_string(x->f, zName, -1);
