@@ -251,7 +251,7 @@ int vt__detect_transfer(struct vt_result *r, int i);
 int vt__detect_oom(struct vt_result *r, int i);
 void vt__findings_sort(struct vt_result *r);
 /*
- * Rising baseline test shared by the detectors (detect_leak.c): a[0..n-1] with
+ * Rising baseline test shared by the detectors (analysis.c): a[0..n-1] with
  * -1 entries carried forward from the previous value. Growing when at least 4
  * steps exist, 60 % of steps go up, the total rise is >= minRise and no single
  * drop exceeds a quarter of the rise. *pRise receives last - first.

@@ -6,42 +6,6 @@
 
 #include "cli.h"
 
-int vt__trend(const int64_t *a, int n, int64_t minRise, int64_t *pRise)
-{
-    int64_t first = -1, prev = -1, maxDrop = 0;
-    int nStep = 0, nUp = 0;
-    *pRise = 0;
-    for (int i = 0; i < n; i++) {
-        int64_t v = a[i] >= 0 ? a[i] : prev;
-        if (v < 0) continue;
-        if (first < 0) first = v;
-        else {
-            nStep++;
-            if (v > prev) nUp++;
-            else if (prev - v > maxDrop) maxDrop = prev - v;
-        }
-        prev = v;
-    }
-    if (first < 0) return 0;
-    *pRise = prev - first;
-    return nStep >= 4 && nUp * 10 >= nStep * 6 && *pRise >= minRise && *pRise > 0 && maxDrop * 4 <= *pRise;
-}
-
-int64_t vt__main_peak(const struct vt_trace *t)
-{
-    int64_t peak = 0;
-    for (int i = 0; i < t->nDev; i++)
-        if (t->aDev[i].id >= 0 && t->aDev[i].peak > peak) peak = t->aDev[i].peak;
-    return peak;
-}
-
-void vt__fmt_at(const struct vt_trace *t, int64_t ts, char *z, size_t n)
-{
-    if (ts < 0) snprintf(z, n, "?");
-    else if (ts <= t->t0) snprintf(z, n, "0 s");
-    else vt__fmt_ns(ts - t->t0, z, n);
-}
-
 /* Severity of bytes relative to the device peak. */
 static int size_severity(int64_t bytes, int64_t peak)
 {
