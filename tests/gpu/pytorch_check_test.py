@@ -1,0 +1,356 @@
+#!/usr/bin/env python3
+"""Tests of pytorch_check.py's logic on generated traces, stats and reports (no GPU, no PyTorch).
+
+The traces are real vramtrace schema (the DDL is read from include/vramtrace/schema.h) with
+the events a PyTorch run leaves: caching-allocator segments (first native frame in
+libc10_cuda), a cuBLAS cudaMalloc, the runtime's own allocation, cudaMallocAsync tensors,
+failed requests. Each case asserts the checker's exact verdicts, then breaks one fact and
+asserts the exact failure. Usage: pytorch_check_test.py REPO_ROOT
+"""
+import io
+import json
+import os
+import re
+import sqlite3
+import sys
+import tempfile
+
+REPO = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else
+                       os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+sys.path.insert(0, os.path.join(REPO, "tests", "gpu"))
+import pytorch_check as pc  # noqa: E402
+
+MIB = 1 << 20
+FAILS = []
+
+
+def check(cond, what):
+    """Record a failed assertion (all are reported, the exit status says whether any failed)."""
+    if not cond:
+        FAILS.append(what)
+        print("FAIL:", what)
+
+
+def schema_ddl():
+    """The VT_SCHEMA_DDL string of include/vramtrace/schema.h, C escapes decoded."""
+    text = open(os.path.join(REPO, "include", "vramtrace", "schema.h"), encoding="utf-8").read()
+    m = re.search(r"#define VT_SCHEMA_DDL \\\n((?:.*\\\n)*.*\n)", text)
+    assert m, "VT_SCHEMA_DDL not found"
+    parts = re.findall(r'"((?:[^"\\]|\\.)*)"', m.group(1))
+    return "".join(p.replace("\\n", "\n").replace('\\"', '"').replace("\\\\", "\\") for p in parts)
+
+
+DDL = schema_ddl()
+
+
+class Trace:
+    """A generated trace: events are appended in time order, then save() writes the file."""
+
+    def __init__(self, pid, tensors):
+        self.db = sqlite3.connect(":memory:")
+        self.db.executescript(DDL)
+        self.ts = 1000
+        self.strings = {}
+        meta = {"pid": str(pid), "closed_cleanly": "1", "config.tensors": "1" if tensors else "0"}
+        self.db.executemany("INSERT INTO meta VALUES(?, ?)", meta.items())
+        self.stack_c10 = self.stack("/venv/lib/python3.12/site-packages/torch/lib/libc10_cuda.so")
+        self.stack_cublas = self.stack("/venv/lib/python3.12/site-packages/nvidia/cu13/lib/libcublas.so.13")
+
+    def string(self, value):
+        if value not in self.strings:
+            self.strings[value] = len(self.strings) + 1
+            self.db.execute("INSERT INTO string VALUES(?, ?)", (self.strings[value], value))
+        return self.strings[value]
+
+    def stack(self, module):
+        """A stack whose first native frame is in module (after one Python frame)."""
+        sid = self.db.execute("SELECT coalesce(max(id), 0) + 1 FROM stack").fetchone()[0]
+        self.db.execute("INSERT INTO stack VALUES(?, ?, 2)", (sid, sid * 7919))
+        self.db.execute("INSERT INTO frame VALUES(?, 0, 1, NULL, ?, ?, 12, NULL)",
+                        (sid, self.string("step"), self.string("/work/train.py")))
+        self.db.execute("INSERT INTO frame VALUES(?, 1, 0, 4096, NULL, NULL, NULL, ?)",
+                        (sid, self.string(module)))
+        self.db.execute("INSERT INTO frame VALUES(?, 2, 0, 8192, NULL, NULL, NULL, ?)",
+                        (sid, self.string("/venv/lib/python3.12/site-packages/torch/lib/libtorch_cuda.so")))
+        return sid
+
+    def event(self, op, address, nbytes, api, is_async=0, stack=None, kind=pc.MEMKIND_DEVICE, pool=None):
+        self.ts += 100
+        self.db.execute("INSERT INTO memory_event(ts, op, mem_kind, address, bytes, device, api, is_async,"
+                        " stack_id, pool_size) VALUES(?, ?, ?, ?, ?, 0, ?, ?, ?, ?)",
+                        (self.ts, op, kind, address, nbytes, api, is_async, stack, pool))
+
+    def malloc(self, address, nbytes, stack=None):
+        self.event(pc.MEMOP_ALLOC, address, nbytes, pc.API_CUDA_MALLOC,
+                   stack=self.stack_c10 if stack is None else stack)
+
+    def free(self, address, nbytes, api=2, is_async=0):
+        self.event(pc.MEMOP_FREE, address, nbytes, api, is_async=is_async)
+
+    def oom(self, nbytes):
+        self.ts += 100
+        self.db.execute("INSERT INTO oom_event(ts, api, bytes, status, device) VALUES(?, 1, ?, 2, 0)",
+                        (self.ts, nbytes))
+
+    def save(self, path):
+        self.db.commit()
+        out = sqlite3.connect(path)
+        self.db.backup(out)
+        out.close()
+
+
+def segment_trace(pid):
+    """Default mode: 3 caching-allocator segments (2, 20, 20 MiB), the second freed after the
+    third is made (peak 42 MiB), plus a cuBLAS cudaMalloc and the runtime's own allocation.
+    Ground truth: segment.all.allocated 3, segment.all.freed 1, reserved peak 42 MiB."""
+    t = Trace(pid, tensors=False)
+    t.event(pc.MEMOP_ALLOC, 0x7000, 2 * MIB, None, stack=None)  # the runtime's own, no API
+    t.malloc(0x10000000, 2 * MIB)
+    t.malloc(0x20000000, 20 * MIB)
+    t.malloc(0x30000000, 4 * MIB, stack=t.stack_cublas)
+    t.malloc(0x40000000, 20 * MIB)
+    t.free(0x20000000, 20 * MIB)
+    return t
+
+
+def segment_stats(pid, scenario, **result):
+    return {"format": "vramtrace-pytorch-stats", "version": 1, "scenario": scenario, "pid": pid,
+            "completed": True, "seconds": 1.5, "torch": "2.11.0+cu130", "cuda": "13.0",
+            "device": {"name": "NVIDIA H100 80GB HBM3", "total_memory": 85 * 10**9},
+            "allocator": {"backend": "native"},
+            "memory_stats": {"segment.all.allocated": 3, "segment.all.freed": 1,
+                             "reserved_bytes.all.peak": 42 * MIB, "allocation.all.allocated": 5},
+            "host_memory_stats": {}, "result": result}
+
+
+def tensor_trace(pid):
+    """--tensors mode: 5 cudaMallocAsync tensors of 1 MiB, the first two freed early (peak 3 MiB),
+    then four 4-byte losses from one line left live (the growing site)."""
+    t = Trace(pid, tensors=True)
+    for i in range(5):
+        t.event(pc.MEMOP_ALLOC, 0x50000000 + i * MIB, MIB, pc.API_CUDA_MALLOC_ASYNC, is_async=1,
+                stack=t.stack_c10, pool=32 * MIB)
+        if i < 2:
+            t.free(0x50000000 + i * MIB, MIB, api=4, is_async=1)
+    return t
+
+
+def tensor_stats(pid, scenario, **result):
+    s = segment_stats(pid, scenario, **result)
+    s["allocator"] = {"backend": "cudaMallocAsync"}
+    s["memory_stats"] = {"allocated_bytes.all.peak": 3 * MIB, "reserved_bytes.all.peak": 32 * MIB,
+                         "allocation.all.allocated": 0}
+    return s
+
+
+def write_run(base, name, mode, trace, stats, findings, status=0, worker_pid=None):
+    """Lay out one run as pytorch-run.sh leaves it."""
+    trace.save(os.path.join(base, f"{name}-{mode}-{stats['pid']}.db"))
+    if worker_pid:
+        Trace(worker_pid, mode == "tensors").save(os.path.join(base, f"{name}-{mode}-{worker_pid}.db"))
+    with open(os.path.join(base, f"{name}-{mode}.stats.json"), "w") as f:
+        json.dump(stats, f)
+    with open(os.path.join(base, f"{name}-{mode}.exit"), "w") as f:
+        f.write(f"{status}\n")
+    report = {"vramtrace_report_version": 1,
+              "findings": [dict(pid=str(stats["pid"]), **x) for x in findings]
+              + [{"pid": "99999", "kind": "leak", "severity": "high", "title": "another process"}]}
+    with open(os.path.join(base, f"{name}-{mode}.report.json"), "w") as f:
+        json.dump(report, f)
+
+
+def finding(kind, severity, site=None, title="t"):
+    return {"kind": kind, "severity": severity, "site": site, "title": title}
+
+
+def rows_of(base, name, mode, repo=REPO, default_stats=None):
+    sc = next(s for s in pc.SCENARIOS if s.name == name)
+    rows, stats, facts = pc.check_run(base, sc, mode, repo, os.path.join(base, "keep"), default_stats)
+    return {r.what: r for r in rows}, stats, facts
+
+
+def verdict(rows, prefix):
+    r = next((r for w, r in rows.items() if w.startswith(prefix)), None)
+    return (r.trace, r.torch, r.verdict, r.ok) if r else None
+
+
+def test_static():
+    """Markers, site parsing, the run list, and every scenario script's marker per required kind."""
+    check(pc.parse_site("/r/samples/pytorch/x.py:42 in main") == ("/r/samples/pytorch/x.py", 42), "parse_site")
+    check(pc.parse_site("c10::alloc (libc10_cuda.so)") is None, "parse_site native")
+    check(pc.parse_site(None) is None, "parse_site None")
+    buf = io.StringIO()
+    pc.list_runs(buf)
+    lines = buf.getvalue().splitlines()
+    check(len(lines) == 2 * len(pc.SCENARIOS), f"list_runs: {len(lines)} lines")
+    check("loss_no_item|tensors|samples/pytorch/loss_no_item.py||--min-bytes 128" in lines, "list_runs loss")
+    check("healthy_transformer|default|samples/pytorch/healthy.py|--model transformer|" in lines,
+          "list_runs transformer")
+    for sc in pc.SCENARIOS:
+        path = os.path.join(REPO, pc.SCRIPT_DIR, sc.script)
+        check(os.path.exists(path), f"{sc.script} exists")
+        markers = pc.read_markers(path)
+        for mode in pc.MODES:
+            for kind in sc.expect[mode].require:
+                check(kind in markers and len(markers[kind]) == 1, f"{sc.script}: one marker for {kind}")
+        if sc.name.startswith("healthy"):
+            check(markers == {}, f"{sc.script}: no marker")
+    src = open(os.path.join(REPO, pc.SCRIPT_DIR, "loss_no_item.py")).read().splitlines()
+    line = pc.read_markers(os.path.join(REPO, pc.SCRIPT_DIR, "loss_no_item.py"))["leak"][0]
+    check("history.append(loss * x.size(0))" in src[line - 1], "loss_no_item marker on the append line")
+
+
+def test_trace_facts(tmp):
+    """The ground-truth side of a trace, exactly."""
+    p = os.path.join(tmp, "facts.db")
+    segment_trace(4242).save(p)
+    f = pc.trace_facts(p)
+    check((f["pid"], f["seg_allocs"], f["seg_frees"], f["seg_peak"], f["other_mallocs"]) ==
+          ("4242", 3, 1, 42 * MIB, 1), f"segment facts {f}")
+    check(f["native_stacks"] and f["ooms"] == 0 and f["dropped"] == 0 and f["tensors"] == "0", "flags")
+    p2 = os.path.join(tmp, "facts2.db")
+    tensor_trace(4243).save(p2)
+    f = pc.trace_facts(p2)
+    check((f["async_allocs"], f["async_frees"], f["async_peak"], f["seg_allocs"], f["async_pool_size_max"]) ==
+          (5, 2, 3 * MIB, 0, 32 * MIB), f"async facts {f}")
+    # Without native frames every cudaMalloc counts as the caching allocator's.
+    t = Trace(1, False)
+    t.db.execute("DELETE FROM frame")
+    t.malloc(0x1000, 2 * MIB)
+    t.malloc(0x2000, 2 * MIB, stack=t.stack_cublas)
+    p3 = os.path.join(tmp, "facts3.db")
+    t.save(p3)
+    f = pc.trace_facts(p3)
+    check((f["native_stacks"], f["seg_allocs"], f["other_mallocs"]) == (False, 2, 0), f"no native {f}")
+
+
+def test_loss_no_item(tmp):
+    """Both modes pass; the tensors run names the marker line; then each fact broken in turn."""
+    base = os.path.join(tmp, "loss", "pytorch")
+    os.makedirs(base)
+    line = pc.read_markers(os.path.join(REPO, pc.SCRIPT_DIR, "loss_no_item.py"))["leak"][0]
+    site = f"/repo/samples/pytorch/loss_no_item.py:{line} in train_epoch_keeping_losses"
+    write_run(base, "loss_no_item", "default", segment_trace(100), segment_stats(100, "loss_no_item"),
+              [finding("leak", "info", title="segments cached at exit")], worker_pid=101)
+    write_run(base, "loss_no_item", "tensors", tensor_trace(200), tensor_stats(200, "loss_no_item"),
+              [finding("leak", "medium", site)])
+    rows, stats, _ = rows_of(base, "loss_no_item", "default")
+    check(verdict(rows, "cudaMalloc calls") == (3, 3, "match", True), f"segments {verdict(rows, 'cudaMalloc calls')}")
+    check(verdict(rows, "their cudaFree") == (1, 1, "match", True), "frees")
+    check(verdict(rows, "peak live bytes") == (42 * MIB, 42 * MIB, "match", True), "peak")
+    check(verdict(rows, "trace of the scenario") == ("loss_no_item-default-100.db", "pid 100",
+                                                     "found (2 traces in the run)", True), "main trace")
+    check(not any(r.failed() for r in rows.values()), "default passes")
+    rows, _, _ = rows_of(base, "loss_no_item", "tensors", default_stats=stats)
+    check(verdict(rows, "cudaMallocAsync allocations")[:3] ==
+          (5, 5, "match"), f"async count from default run {verdict(rows, 'cudaMallocAsync allocations')}")
+    check("default-mode run" in next(w for w in rows if w.startswith("cudaMallocAsync allocations")),
+          "reference named")
+    check(verdict(rows, "peak live cudaMallocAsync") == (3 * MIB, 3 * MIB, "match", True), "async peak")
+    check(verdict(rows, "leak site") == (f"loss_no_item.py:{line}", f"loss_no_item.py:{line}", "match", True),
+          f"site {verdict(rows, 'leak site')}")
+    check(not any(r.failed() for r in rows.values()), "tensors passes")
+    check(os.path.exists(os.path.join(base, "keep", "loss_no_item-tensors.db")), "trace kept")
+    kept = json.load(open(os.path.join(base, "keep", "loss_no_item-tensors.expected.json")))
+    check([f["site"] for f in kept["findings"]] == [site], "kept findings are this process's")
+
+    ok, text = pc.check_all(os.path.join(tmp, "loss"), REPO, {"loss_no_item"})
+    check(ok and "loss_no_item [tensors]: PASS (1.5 s)" in text, f"check_all pass:\n{text}")
+    md = open(os.path.join(base, "summary.md")).read()
+    check("Overall: PASS." in md and "| cudaMalloc calls of the caching allocator vs segment.all.allocated"
+          " | 3 | 3 | match |" in md, "summary.md rows")
+
+    # Broken: the site names another line, then only a native frame (not named: required here).
+    write_run(base, "loss_no_item", "tensors", tensor_trace(200), tensor_stats(200, "loss_no_item"),
+              [finding("leak", "medium", site.replace(f":{line} ", f":{line + 1} "))])
+    rows, _, _ = rows_of(base, "loss_no_item", "tensors", default_stats=stats)
+    check(verdict(rows, "leak site") == (f"loss_no_item.py:{line + 1}", f"loss_no_item.py:{line}", "DIFFER", False),
+          f"wrong line {verdict(rows, 'leak site')}")
+    write_run(base, "loss_no_item", "tensors", tensor_trace(200), tensor_stats(200, "loss_no_item"),
+              [finding("leak", "medium", "c10::cuda::malloc (libc10_cuda.so)")])
+    rows, _, _ = rows_of(base, "loss_no_item", "tensors", default_stats=stats)
+    check(verdict(rows, "leak site")[2:] == ("not named", False), f"native site {verdict(rows, 'leak site')}")
+    ok, text = pc.check_all(os.path.join(tmp, "loss"), REPO, {"loss_no_item"})
+    check(not ok and "loss_no_item [tensors]: FAIL" in text and "overall: FAIL" in text, "check_all fails")
+
+    # Broken: the trace counts one segment more than PyTorch; the peak differs; wrong backend.
+    t = segment_trace(100)
+    t.malloc(0x50000000, 2 * MIB)
+    st = segment_stats(100, "loss_no_item")
+    st["memory_stats"]["reserved_bytes.all.peak"] = 40 * MIB
+    st["allocator"]["backend"] = "cudaMallocAsync"
+    write_run(base, "loss_no_item", "default", t, st, [])
+    rows, _, _ = rows_of(base, "loss_no_item", "default")
+    check(verdict(rows, "cudaMalloc calls") == (4, 3, "DIFFER by +1", False), "count differs")
+    check(verdict(rows, "peak live bytes") == (42 * MIB, 40 * MIB, f"DIFFER by {2 * MIB:+d}", False),
+          f"peak differs {verdict(rows, 'peak live bytes')}")
+    check(verdict(rows, "allocator backend") == ("cudaMallocAsync", "native", "DIFFER", False), "backend")
+
+    # Broken: no trace of the scenario's pid, and a failed run without stats.
+    st = segment_stats(555, "loss_no_item")
+    with open(os.path.join(base, "loss_no_item-default.stats.json"), "w") as f:
+        json.dump(st, f)
+    rows, _, _ = rows_of(base, "loss_no_item", "default")
+    check(verdict(rows, "trace of the scenario")[2:] == ("MISSING", False), "no main trace")
+    os.remove(os.path.join(base, "loss_no_item-default.stats.json"))
+    with open(os.path.join(base, "loss_no_item-default.exit"), "w") as f:
+        f.write("1\n")
+    rows, _, _ = rows_of(base, "loss_no_item", "default")
+    check(verdict(rows, "exit status") == (1, 0, "DIFFER", False) and verdict(rows, "stats file")[2] == "MISSING",
+          "failed run")
+
+
+def test_healthy_and_oom(tmp):
+    """healthy: info/low findings pass, a medium one fails; oom: events, request size, result."""
+    base = os.path.join(tmp, "h", "pytorch")
+    os.makedirs(base)
+    write_run(base, "healthy", "default", segment_trace(300), segment_stats(300, "healthy"),
+              [finding("leak", "info"), finding("transfer", "low")])
+    rows, _, _ = rows_of(base, "healthy", "default")
+    check(verdict(rows, "findings of severity medium") == ("none", "none", "clean", True), "healthy clean")
+    write_run(base, "healthy", "default", segment_trace(300), segment_stats(300, "healthy"),
+              [finding("retained", "medium", title="gradients held")])
+    rows, _, _ = rows_of(base, "healthy", "default")
+    check(verdict(rows, "findings of severity medium") ==
+          ("medium retained: gradients held", "none", "UNEXPECTED", False), "healthy with a medium finding")
+
+    request = 100 * 10**9
+    t = segment_trace(400)
+    t.oom(request + MIB)
+    t.oom(request + MIB)
+    line = pc.read_markers(os.path.join(REPO, pc.SCRIPT_DIR, "oom_in_validation.py"))["oom"][0]
+    write_run(base, "oom_in_validation", "default", t,
+              segment_stats(400, "oom_in_validation", oom_caught=True, expected_request_bytes=request),
+              [finding("oom", "high", f"/r/samples/pytorch/oom_in_validation.py:{line} in validate_whole_set")])
+    rows, _, _ = rows_of(base, "oom_in_validation", "default")
+    check(verdict(rows, "oom_event rows") == (2, "at least 1", "found", True), "oom rows")
+    check(verdict(rows, "failed request bytes") == (request + MIB, request, "rounded up to 2 MiB", True),
+          f"request {verdict(rows, 'failed request bytes')}")
+    check(verdict(rows, "stats result.oom_caught") == (True, True, "match", True), "oom caught")
+    check(verdict(rows, "oom site")[2:] == ("match", True), "oom site (not required, matched)")
+    check(not any(r.failed() for r in rows.values()), "oom default passes")
+    t = segment_trace(400)
+    write_run(base, "oom_in_validation", "default", t,
+              segment_stats(400, "oom_in_validation", oom_caught=False, expected_request_bytes=request), [])
+    rows, _, _ = rows_of(base, "oom_in_validation", "default")
+    check(verdict(rows, "oom_event rows")[2:] == ("MISSING", False), "no oom row")
+    check(verdict(rows, "finding oom")[2:] == ("MISSING", False), "no oom finding")
+    check(verdict(rows, "stats result.oom_caught")[2:] == ("DIFFER", False), "not caught")
+    check(verdict(rows, "failed request bytes")[3] is False, "no request")
+
+
+def main():
+    with tempfile.TemporaryDirectory(prefix="vt-pytorch-check-") as tmp:
+        test_static()
+        test_trace_facts(tmp)
+        test_loss_no_item(tmp)
+        test_healthy_and_oom(tmp)
+    if FAILS:
+        print(f"{len(FAILS)} check(s) failed")
+        return 1
+    print("pytorch_check: all checks passed")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

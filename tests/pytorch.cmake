@@ -1,0 +1,17 @@
+# PyTorch scenarios (samples/pytorch/) and their GPU checker (tests/gpu/pytorch_check.py):
+# the scenarios need a GPU and PyTorch, so here they are compiled, and the checker's logic is
+# tested on generated traces, stats and reports (label cli). The GPU run itself is
+# tests/gpu/pytorch-run.sh (docs/samples.md, "PyTorch scenarios").
+find_package(Python3 COMPONENTS Interpreter)
+if(Python3_Interpreter_FOUND)
+  file(GLOB VT_PYTORCH_SCRIPTS ${PROJECT_SOURCE_DIR}/samples/pytorch/*.py)
+  set(VT_PYTORCH_ENV PYTHONPYCACHEPREFIX=${CMAKE_CURRENT_BINARY_DIR}/pycache)
+  add_test(NAME pytorch_scripts_compile
+    COMMAND ${CMAKE_COMMAND} -E env ${VT_PYTORCH_ENV} ${Python3_EXECUTABLE} -m py_compile
+      ${VT_PYTORCH_SCRIPTS} ${CMAKE_CURRENT_SOURCE_DIR}/gpu/pytorch_check.py
+      ${CMAKE_CURRENT_SOURCE_DIR}/gpu/pytorch_check_test.py)
+  add_test(NAME pytorch_check_test
+    COMMAND ${CMAKE_COMMAND} -E env ${VT_PYTORCH_ENV} ${Python3_EXECUTABLE}
+      ${CMAKE_CURRENT_SOURCE_DIR}/gpu/pytorch_check_test.py ${PROJECT_SOURCE_DIR})
+  set_tests_properties(pytorch_scripts_compile pytorch_check_test PROPERTIES LABELS cli)
+endif()
