@@ -326,7 +326,8 @@ static int account(struct replay *r, struct vt_life *l, int sign, int64_t ts)
 static void retained_check(struct vt_trace *t, struct vt_life *l)
 {
     struct vt_site *s = &t->aSite[l->site];
-    int bUses = t->bHaveKernelUses || t->bHaveCopyAddr;
+    /* uses from copies alone would make every buffer only kernels touch look unused */
+    int bUses = t->bHaveKernelUses;
     /* a cache of segments, the runtime's own memory and NCCL's buffers are held by design */
     if (t->bSegments || l->allocTs < 0 || l->bInternal || s->bNccl) return;
     if (t->bHaveKernelUses && l->freeTs >= 0) {
