@@ -349,8 +349,11 @@ static void retained_check(struct vt_trace *t, struct vt_life *l)
         if (e->kind != VT_PHASE_EVAL || e->start < l->allocTs) continue;
         if (l->freeTs >= 0 && l->freeTs <= e->start) break;
         if (last >= e->start) continue;
-        e->carried += l->bytes;
         for (int j = k + 1; j < t->nPhase; j++) bTrainAfter |= t->aPhase[j].kind == VT_PHASE_TRAIN;
+        /* live to the end of a trace that ends in evaluation: optimizer state and the like, whose
+         * next use would come with the next training step; nothing can be said */
+        if (l->freeTs < 0 && !bTrainAfter) break;
+        e->carried += l->bytes;
         /* held through it: still live for at least 90 % of the evaluation phase */
         if ((l->freeTs >= 0 && l->freeTs >= e->end - (e->end - e->start) / 10) || (l->freeTs < 0 && bTrainAfter)) {
             s->crossCount++;

@@ -189,4 +189,41 @@ TEST(inferred_phases_with_noisy_kernels)
     tg_cleanup();
 }
 
-VT_TEST_LIST(T(inferred_phases_with_noisy_kernels) T(training_memory_held_through_inferred_evaluation) T(idle_allocation_and_reused_cache))
+/* A healthy loop whose trace ends in evaluation: optimizer state made in the first step stays
+ * live, unused during the final evaluation: neither retained nor carried over. */
+TEST(trace_ending_in_evaluation)
+{
+    const char *zPath = tg_path("ends_in_eval.db");
+    struct tg *g = tg_open(zPath);
+    struct vt_opts o;
+    struct vt_result r;
+    const char *az[1] = {zPath};
+    int64_t k;
+    ASSERT(g);
+    tg_device(g, 0, "Test GPU", 16 * GiB);
+    tg_alloc(g, 1 * MS, 0, 3, W, 200 * MiB, -1);
+    tg_nvtx(g, 10 * MS, 60 * MS, "train");
+    for (int i = 0; i < 5; i++) {
+        int64_t t0 = 10 * MS + i * 10 * MS;
+        tg_nvtx(g, t0, t0 + 10 * MS, "step");
+        step(g, t0);
+        if (i == 0) tg_alloc(g, t0 + 6 * MS + 500000, 0, 3, IDLE, 400 * MiB, tg_stack(g, "optim.py", 9, "_init_group"));
+        k = tg_kernel(g, t0 + 6 * MS + 600000, t0 + 6 * MS + 700000, "void multi_tensor_apply_kernel<AdamFunctor<float>>()");
+        tg_use(g, t0 + 6 * MS + 600000, k, IDLE);
+    }
+    tg_nvtx(g, 70 * MS, 120 * MS, "validation");
+    for (int i = 0; i < 5; i++) {
+        k = tg_kernel(g, (72 + 10 * i) * MS, (73 + 10 * i) * MS, "void gemm_fwd_kernel<float>()");
+        tg_use(g, (72 + 10 * i) * MS, k, W);
+    }
+    ASSERT_EQ(0, tg_close(g));
+    vt__opts_default(&o);
+    ASSERT_EQ(0, vt__analyze(az, 1, &o, &r));
+    ASSERT_EQ(2, r.aTrace[0].nPhase);
+    ASSERT_EQ(0, r.aTrace[0].aPhase[1].carried);
+    ASSERT_EQ(0, r.nFind);
+    vt__result_free(&r);
+    tg_cleanup();
+}
+
+VT_TEST_LIST(T(trace_ending_in_evaluation) T(inferred_phases_with_noisy_kernels) T(training_memory_held_through_inferred_evaluation) T(idle_allocation_and_reused_cache))
