@@ -19,7 +19,7 @@ int vt__detect_retained(struct vt_result *r, int iTrace)
         if (s->crossCount > 0 && s->crossBytes >= o->minBytes) {
             const struct vt_phase *e = &t->aPhase[s->crossPhase];
             f = vt__finding_add(r, iTrace, "retained",
-                                e->peak > 0 && s->crossBytes * 4 >= e->peak ? VT_SEV_HIGH : VT_SEV_MEDIUM);
+                                e->peak > 0 && s->crossBytes * 2 >= e->peak ? VT_SEV_HIGH : VT_SEV_MEDIUM);
             if (!f) return VT_EXIT_INTERNAL;
             vt__fmt_bytes(s->crossBytes, zB, sizeof zB);
             f->bytes = s->crossBytes;
