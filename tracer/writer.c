@@ -31,6 +31,8 @@ struct vt_writer {
     sqlite3_stmt *aStmt[VT_T__COUNT];
     sqlite3_stmt *aStmtN[VT_T__COUNT]; /* MULTI_ROWS-row INSERT; NULL for tables with text */
     struct vt__row *aHeld;             /* per table, up to MULTI_ROWS rows awaiting aStmtN */
+    int64_t *aBoundVal;                /* per table, row slot, column: value bound to aStmtN */
+    uint8_t *aBoundState;              /* same layout: 0 unknown, 1 NULL bound, 2 aBoundVal bound */
     unsigned anHeld[VT_T__COUNT];
     unsigned nHeld;                    /* sum of anHeld */
     struct vt__decoder dec;
@@ -159,6 +161,33 @@ static void bind_row(sqlite3_stmt *s, int iFirst, const struct vt__row *pRow)
     }
 }
 
+/*
+ * Bind row pRow into row slot iSlot of table t's multi-row INSERT, skipping the
+ * parameters that already hold the same value: bindings survive sqlite3_reset,
+ * and most columns (device, context, stream, launch shape, NULLs) repeat from
+ * one batch to the next, so about half the bind calls are saved.
+ */
+static void bind_row_multi(struct vt_writer *w, int t, unsigned iSlot, const struct vt__row *pRow)
+{
+    sqlite3_stmt *s = w->aStmtN[t];
+    int nCol = vt__aTable[t].nCol, iFirst = (int)iSlot * nCol, i;
+    size_t base = ((size_t)t * MULTI_ROWS + iSlot) * VT__ROW_MAXCOL;
+    int64_t *aVal = &w->aBoundVal[base];
+    uint8_t *aState = &w->aBoundState[base];
+    for (i = 0; i < nCol; i++) {
+        if (pRow->nullMask & (1u << i)) {
+            if (aState[i] != 1) {
+                sqlite3_bind_null(s, iFirst + i + 1);
+                aState[i] = 1;
+            }
+        } else if (aState[i] != 2 || aVal[i] != pRow->v[i].i) {
+            sqlite3_bind_int64(s, iFirst + i + 1, pRow->v[i].i);
+            aVal[i] = pRow->v[i].i;
+            aState[i] = 2;
+        }
+    }
+}
+
 /* Step s, which inserts nRow rows of table zName; account for them. Returns an SQLite code. */
 static int step_rows(struct vt_writer *w, sqlite3_stmt *s, unsigned nRow, const char *zName)
 {
@@ -201,7 +230,7 @@ static void flush_table(struct vt_writer *w, int t)
             atomic_fetch_add(&w->nDroppedWriter, n);
             return;
         }
-        for (i = 0; i < n; i++) bind_row(s, (int)i * vt__aTable[t].nCol, &aRow[i]);
+        for (i = 0; i < n; i++) bind_row_multi(w, t, i, &aRow[i]);
         step_rows(w, s, n, vt__aTable[t].zName);
         return;
     }
@@ -481,6 +510,8 @@ static void free_writer(struct vt_writer *w)
         sqlite3_finalize(w->aStmtN[t]);
     }
     free(w->aHeld);
+    free(w->aBoundVal);
+    free(w->aBoundState);
     if (w->db) sqlite3_close_v2(w->db);
     vt__decoder_free(&w->dec);
     vt__ring_free(&w->ring);
@@ -624,7 +655,10 @@ struct vt_writer *vt__writer_open(const char *zPath, const struct vt_writer_conf
     dc.corr_entries = w->cfg.corr_map_entries;
     dc.nvtx_entries = w->cfg.nvtx_map_entries;
     w->aHeld = calloc((size_t)VT_T__COUNT * MULTI_ROWS, sizeof *w->aHeld);
-    if (!w->aBuf || !w->aFree || !w->aQueue || !w->aHeld || vt__ring_init(&w->ring, w->cfg.host_ring_records) ||
+    w->aBoundVal = calloc((size_t)VT_T__COUNT * MULTI_ROWS * VT__ROW_MAXCOL, sizeof *w->aBoundVal);
+    w->aBoundState = calloc((size_t)VT_T__COUNT * MULTI_ROWS * VT__ROW_MAXCOL, sizeof *w->aBoundState);
+    if (!w->aBuf || !w->aFree || !w->aQueue || !w->aHeld || !w->aBoundVal || !w->aBoundState ||
+        vt__ring_init(&w->ring, w->cfg.host_ring_records) ||
         vt__decoder_init(&w->dec, &dc, emit_row, w)) {
         snprintf(zErr, nErr, "out of memory");
         goto fail;
