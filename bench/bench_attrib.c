@@ -232,6 +232,15 @@ static void bench_python(void)
     PyRun_SimpleString(zCode);
     t1 = now_ns();
     printf("capture Python 10 frames + native 16, known stack: %8.0f ns\n", (double)(t1 - t0) / N);
+    /* The capture 1000 lines into one function (a long training script's <module>, say). */
+    PyRun_SimpleString("src = 'def long_body(k):\\n' + '    x = 0\\n' * 1000 + '    return f(9, k)\\n'\n"
+                       "exec(src)\n"
+                       "long_body(1)\n");
+    snprintf(zCode, sizeof zCode, "long_body(%d)\n", N);
+    t0 = now_ns();
+    PyRun_SimpleString(zCode);
+    t1 = now_ns();
+    printf("  same, called from line 1000 of a function:       %8.0f ns\n", (double)(t1 - t0) / N);
     vt__sites_close(pPySites);
     Py_FinalizeEx();
 }

@@ -381,6 +381,39 @@ TEST(real_interpreter_ctypes)
 #endif
 }
 
+/*
+ * Lines deep inside a long function (where PyFrame_GetLineNumber would scan
+ * hundreds of entries): exact, per call instruction, and repeated sites
+ * deduplicated through the per-code line cache.
+ */
+TEST(lines_in_long_function)
+{
+    PyObject *pMod = start_python(), *pRes, *pA, *pB;
+    pRes = PyRun_String("import vtcap\n"
+                        "src = 'def big():\\n' + '    x = 0\\n' * 300 + "
+                        "'    a = vtcap.capture(4)\\n    b = vtcap.capture(4)\\n    return a, b\\n'\n"
+                        "exec(compile(src, 'gen.py', 'exec'))\n"
+                        "r1, r2 = [big() for _ in range(2)]\n",
+                        Py_file_input, PyModule_GetDict(pMod), PyModule_GetDict(pMod));
+    if (!pRes) PyErr_Print();
+    ASSERT(pRes);
+    Py_DECREF(pRes);
+    pA = PyObject_GetAttrString(pMod, "r1");
+    pB = PyObject_GetAttrString(pMod, "r2");
+    ASSERT(pA && pB);
+    ASSERT_EQ(1, PyObject_RichCompareBool(pA, pB, Py_EQ)); /* same two sites on the second call */
+    ASSERT_NE(PyLong_AsLongLong(PyTuple_GetItem(pA, 0)), PyLong_AsLongLong(PyTuple_GetItem(pA, 1)));
+    Py_DECREF(pA);
+    Py_DECREF(pB);
+    ASSERT_EQ(2, nRec);
+    ASSERT_STREQ("gen.py", aRec[0].u.stack.aFrame[0].zFile);
+    ASSERT_STREQ("big", aRec[0].u.stack.aFrame[0].zFunction);
+    ASSERT_EQ(302, aRec[0].u.stack.aFrame[0].line);
+    ASSERT_EQ(303, aRec[1].u.stack.aFrame[0].line);
+    ASSERT_EQ(4, aRec[0].u.stack.aFrame[1].line); /* the comprehension line of the <string> code */
+    stop_python(pMod);
+}
+
 /* The cached unwinder agrees with backtrace() through the interpreter's frames, to the end. */
 TEST(unwind_through_interpreter)
 {
@@ -415,4 +448,4 @@ TEST(unwind_through_interpreter)
 VT_TEST_LIST(T(file_line_function) T(dedup_and_lines) T(method_qualname)
              T(no_gil_no_python_frames) T(pending_exception_kept) T(code_objects_retained)
              T(not_initialized) T(real_interpreter_ctypes)
-             T(unwind_through_interpreter))
+             T(unwind_through_interpreter) T(lines_in_long_function))

@@ -17,6 +17,8 @@ struct pyapi {
     void *(*xFrameGetBack)(void *);
     void *(*xFrameGetCode)(void *);
     int (*xFrameGetLineNumber)(void *);
+    int (*xFrameGetLasti)(void *);         /* optional (3.11+) */
+    int (*xCodeAddr2Line)(void *, int);
     void *(*xGetAttrString)(void *, const char *);
     const char *(*xUnicodeAsUTF8)(void *);
     void (*xIncRef)(void *);
@@ -53,6 +55,8 @@ static int resolve_locked(void)
     lookup(&a.xFrameGetBack, "PyFrame_GetBack");
     lookup(&a.xFrameGetCode, "PyFrame_GetCode");
     lookup(&a.xFrameGetLineNumber, "PyFrame_GetLineNumber");
+    lookup(&a.xFrameGetLasti, "PyFrame_GetLasti");
+    lookup(&a.xCodeAddr2Line, "PyCode_Addr2Line");
     lookup(&a.xGetAttrString, "PyObject_GetAttrString");
     lookup(&a.xUnicodeAsUTF8, "PyUnicode_AsUTF8");
     lookup(&a.xIncRef, "Py_IncRef");
@@ -61,7 +65,8 @@ static int resolve_locked(void)
     lookup(&a.xErrRestore, "PyErr_Restore");
     lookup(&a.xErrClear, "PyErr_Clear");
     if (!a.xIsInitialized || !a.xGILStateCheck || !a.xEvalGetFrame || !a.xFrameGetBack ||
-        !a.xFrameGetCode || !a.xFrameGetLineNumber || !a.xGetAttrString || !a.xUnicodeAsUTF8 ||
+        !a.xFrameGetCode || !a.xFrameGetLineNumber || !a.xCodeAddr2Line || !a.xGetAttrString ||
+        !a.xUnicodeAsUTF8 ||
         !a.xIncRef || !a.xDecRef || !a.xErrFetch || !a.xErrRestore || !a.xErrClear)
         return PY_ABSENT;
     api = a;
@@ -103,8 +108,13 @@ int vt__py_capture(struct vt__pyframe *aFrame, int nMax)
     while (pFrame && n < nMax) {
         void *pCode = api.xFrameGetCode(pFrame), *pBack;
         aFrame[n].pCode = pCode;
-        aFrame[n].line = api.xFrameGetLineNumber(pFrame);
-        if (aFrame[n].line < 0) aFrame[n].line = 0;
+        aFrame[n].lasti = api.xFrameGetLasti ? api.xFrameGetLasti(pFrame) : -1;
+        aFrame[n].line = 0;
+        if (aFrame[n].lasti < 0) { /* before 3.11, or a frame that has not started */
+            aFrame[n].lasti = -1;
+            aFrame[n].line = api.xFrameGetLineNumber(pFrame);
+            if (aFrame[n].line < 0) aFrame[n].line = 0;
+        }
         n++;
         /* The running frame keeps its code object alive, so the pointer stays valid. */
         if (pCode) api.xDecRef(pCode);
@@ -157,6 +167,14 @@ int vt__py_code_names(const void *pCode, char **pzFile, char **pzFunction)
         *pzFunction = zFunction;
     }
     return rc;
+}
+
+int vt__py_code_line(const void *pCode, int lasti)
+{
+    int line;
+    if (atomic_load_explicit(&state, memory_order_acquire) != PY_FOUND || !pCode) return 0;
+    line = api.xCodeAddr2Line((void *)pCode, lasti);
+    return line < 0 ? 0 : line;
 }
 
 void vt__py_fork_prepare(void)

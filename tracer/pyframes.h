@@ -9,10 +9,12 @@
  *
  *   Py_IsInitialized, PyGILState_Check, PyEval_GetFrame (borrowed),
  *   PyFrame_GetBack (new reference, 3.9+), PyFrame_GetCode (new reference,
- *   3.9+), PyFrame_GetLineNumber, PyObject_GetAttrString, PyUnicode_AsUTF8,
+ *   3.9+), PyFrame_GetLineNumber, PyCode_Addr2Line, PyObject_GetAttrString,
+ *   PyUnicode_AsUTF8,
  *   Py_IncRef, Py_DecRef, PyErr_Fetch, PyErr_Restore, PyErr_Clear; and, when
  *   present, PyThreadState_GetUnchecked (3.13) or _PyThreadState_UncheckedGet
- *   (3.9-3.12) as an extra "a thread state is attached" check.
+ *   (3.9-3.12) as an extra "a thread state is attached" check, and
+ *   PyFrame_GetLasti (3.11+) for cheap line lookups.
  *
  * A process without Python (or with CPython older than 3.9, which lacks
  * PyFrame_GetCode) simply yields no Python frames. Frames are read only when
@@ -27,10 +29,19 @@
 
 #define VT_PY_RETRY 4096
 
-/* One Python frame as captured: the code object (borrowed) and the current line. */
+/*
+ * One Python frame as captured: the code object (borrowed) and where it is.
+ * On 3.11+ the position is the byte offset of the current instruction
+ * (PyFrame_GetLasti) and the line is left for vt__py_code_line, which the
+ * caller can cache per (code, offset): PyFrame_GetLineNumber scans the code's
+ * line table from its start, so its cost grows with the line's position in the
+ * function (tens of µs deep inside a long module). Before 3.11 lasti is -1 and
+ * line comes from PyFrame_GetLineNumber.
+ */
 struct vt__pyframe {
     const void *pCode; /* PyCodeObject *, valid while the GIL is held and the frame runs */
-    int line;          /* PyFrame_GetLineNumber; 0 if unknown */
+    int lasti;         /* byte offset of the current instruction, or -1 */
+    int line;          /* line when lasti is -1 (0 if unknown); 0 otherwise */
 };
 
 /*
@@ -57,6 +68,9 @@ int vt__py_capture(struct vt__pyframe *aFrame, int nMax);
  * and before returning to the caller's caller).
  */
 int vt__py_code_names(const void *pCode, char **pzFile, char **pzFunction);
+
+/* Line of byte offset lasti in a code object (PyCode_Addr2Line). GIL held. */
+int vt__py_code_line(const void *pCode, int lasti);
 
 /* Returns 1 if CPython is initialized and the calling thread holds its GIL, else 0. */
 int vt__py_holds_gil(void);

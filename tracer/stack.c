@@ -56,12 +56,16 @@ struct pcentry {
     char *zFunction;  /* NULL if no symbol */
 };
 
+#define CODE_LINES 32 /* (instruction offset, line) pairs cached per code object */
+
 /* One Python code object, kept alive by a strong reference. */
 struct codeentry {
     uint64_t hash;
     const void *pCode;
     char *zFile;
     char *zFunction;
+    /* (lasti + 1) << 32 | line, 0 = empty; filled lock-free, never changed once set */
+    _Atomic uint64_t aLine[CODE_LINES];
 };
 
 struct range {
@@ -423,6 +427,32 @@ static int code_cache(struct vt__sites *s, const void *pCode)
     return pIn ? 1 : 0;
 }
 
+/*
+ * Line of instruction offset lasti in pCode: from the code object's cache when
+ * it is cached (adding the pair if there is room), else from
+ * PyCode_Addr2Line. Called with the GIL held.
+ */
+static int code_line(struct vt__sites *s, const void *pCode, int lasti)
+{
+    struct codeentry *e = table_find(&s->codes, fmix64((uint64_t)(uintptr_t)pCode), code_eq, pCode);
+    uint64_t want = (uint64_t)(uint32_t)(lasti + 1) << 32, v;
+    int i, line;
+    if (e)
+        for (i = 0; i < CODE_LINES; i++) {
+            v = atomic_load_explicit(&e->aLine[i], memory_order_acquire);
+            if (v == 0) break;
+            if ((v & 0xffffffff00000000ull) == want) return (int)(uint32_t)v;
+        }
+    line = vt__py_code_line(pCode, lasti);
+    if (e)
+        for (i = 0; i < CODE_LINES; i++) {
+            uint64_t expected = 0;
+            if (atomic_compare_exchange_strong(&e->aLine[i], &expected, want | (uint32_t)line)) break;
+            if ((expected & 0xffffffff00000000ull) == want) break; /* another thread added it */
+        }
+    return line;
+}
+
 /* strdup that maps NULL to NULL and reports failure through *pbFail. */
 static char *dup_or_null(const char *z, int *pbFail)
 {
@@ -522,6 +552,8 @@ int64_t vt__site_capture(struct vt__sites *s, int depth, int bPython, struct vt_
     pNew->type = 0;
     if (depth > VT_SITE_MAX_DEPTH) depth = VT_SITE_MAX_DEPTH;
     if (bPython && s->cfg.py_depth > 0) nPy = vt__py_capture(aPy, s->cfg.py_depth);
+    for (i = 0; i < nPy; i++)
+        if (aPy[i].lasti >= 0) aPy[i].line = code_line(s, aPy[i].pCode, aPy[i].lasti);
     nNative = capture_native(s, &aKey[1 + 2 * nPy], depth, NULL);
     if (nPy + nNative == 0) return 0;
     aKey[0] = (uint64_t)nPy;
