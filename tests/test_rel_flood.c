@@ -28,6 +28,14 @@
  *    total.
  */
 
+#if defined(__SANITIZE_ADDRESS__)
+#define REL_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define REL_ASAN 1
+#endif
+#endif
+
 #define N_PRODUCERS 4
 #define FLOOD_MS 1500
 #define BUF_RECORDS 100 /* records CUPTI "drops" per refused buffer, reported like the glue does */
@@ -169,7 +177,7 @@ static uint64_t flood(const char *zPath, int bPrint)
                (double)(rssMax - rss0) / 1048576.0, cfg.max_memory >> 20, RSS_SLACK >> 20);
     /* A flood indeed: the writer could not take everything. */
     ASSERT(nRefused > 0);
-#if !defined(__SANITIZE_ADDRESS__)
+#if !defined(REL_ASAN)
     /* (Under ASan freed memory sits in the quarantine and shadow memory grows with it.) */
     ASSERT(rssMax - rss0 <= (long)cfg.max_memory + RSS_SLACK);
 #endif

@@ -17,11 +17,12 @@
 int vt_fuzz_build(const uint8_t *data, size_t size, const char *zPath, int pageSize);
 
 /*
- * Run what reads traces, on zPath, the way a user runs them: `analyze` (all
- * four formats; writing results back into the trace unless flags & 1),
- * `info` and `info --json`, `export --perfetto`, and `sql` over the
- * compatibility and analysis views. Output goes to /dev/null. Exit codes are
- * not checked: a hostile trace may be refused; it must never crash, hang or leak.
+ * Run what reads traces, on zPath, the way a user runs them: `analyze`
+ * (format, --by-site and writing results back chosen by flags; then a
+ * read-only run in another format), `info` (text or --json), `export
+ * --perfetto`, and `sql` over the compatibility and analysis views. Output
+ * goes to /dev/null. Exit codes are not checked: a hostile trace may be
+ * refused; it must never crash, hang or leak.
  */
 void vt_fuzz_read_all(const char *zPath, unsigned flags);
 
