@@ -24,3 +24,17 @@ cmake --build build-asan -j"$jobs"
 echo "== tests under ASan+UBSan (core, analyzer) =="
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   ctest --test-dir build-asan --output-on-failure -j"$jobs" -L 'core|analyzer' --timeout 900
+
+# ---- reliability (tests/reliability.cmake, tests/fuzz, docs/reliability.md) ----
+# Fork + threads, the writer and the session under ThreadSanitizer, then bounded
+# fuzzing of every trace reader (VT_FUZZ_SECONDS per target, default 60).
+echo "== build (ThreadSanitizer) =="
+cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DVT_SANITIZE=OFF -DVT_BUILD_SAMPLES=OFF \
+  -DVT_BUILD_BENCH=OFF "-DCMAKE_C_FLAGS=-fsanitize=thread -fno-omit-frame-pointer" \
+  -DCMAKE_EXE_LINKER_FLAGS=-fsanitize=thread -DCMAKE_SHARED_LINKER_FLAGS=-fsanitize=thread
+cmake --build build-tsan -j"$jobs" --target test_rel_fork test_session test_writer
+echo "== tests under ThreadSanitizer =="
+TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
+  ctest --test-dir build-tsan --output-on-failure -R '^(test_rel_fork|test_session|test_writer)$' --timeout 600
+echo "== bounded fuzzing =="
+bash tests/fuzz/run.sh
