@@ -9,9 +9,10 @@ if(Python3_Interpreter_FOUND)
   add_test(NAME pytorch_scripts_compile
     COMMAND ${CMAKE_COMMAND} -E env ${VT_PYTORCH_ENV} ${Python3_EXECUTABLE} -m py_compile
       ${VT_PYTORCH_SCRIPTS} ${CMAKE_CURRENT_SOURCE_DIR}/gpu/pytorch_check.py
-      ${CMAKE_CURRENT_SOURCE_DIR}/gpu/pytorch_check_test.py)
+      ${CMAKE_CURRENT_SOURCE_DIR}/gpu/pytorch_check_test.py
+      ${CMAKE_CURRENT_SOURCE_DIR}/gpu/pytorch_fake_vramtrace.py)
   add_test(NAME pytorch_check_test
     COMMAND ${CMAKE_COMMAND} -E env ${VT_PYTORCH_ENV} ${Python3_EXECUTABLE}
-      ${CMAKE_CURRENT_SOURCE_DIR}/gpu/pytorch_check_test.py ${PROJECT_SOURCE_DIR})
+      ${CMAKE_CURRENT_SOURCE_DIR}/gpu/pytorch_check_test.py)
   set_tests_properties(pytorch_scripts_compile pytorch_check_test PROPERTIES LABELS cli)
 endif()

@@ -393,6 +393,7 @@ def check_all(out, repo, names=None):
     text, md = [], ["# PyTorch scenarios under vramtrace", ""]
     env = ""
     all_ok = True
+    overview = ["| scenario | mode | result | failed checks |", "|---|---|---|---|"]
     for sc in SCENARIOS:
         if names and sc.name not in names:
             continue
@@ -406,12 +407,14 @@ def check_all(out, repo, names=None):
                        f"{(stats.get('device') or {}).get('name')}")
             ok = not any(r.failed() for r in rows)
             all_ok &= ok
+            overview.append(f"| {sc.name} | {mode} | {'PASS' if ok else 'FAIL'} | "
+                            + ("; ".join(r.what for r in rows if r.failed()) or "-") + " |")
             secs = stats.get("seconds") if stats else None
             head = f"{sc.name} [{mode}{' ' + ' '.join(sc.args) if sc.args else ''}]: {'PASS' if ok else 'FAIL'}" + \
                 (f" ({secs} s)" if secs is not None else "")
             text.append(head)
             md += [f"## {sc.name}, {mode} mode: {'PASS' if ok else 'FAIL'}", "",
-                   f"`{os.path.join(SCRIPT_DIR, sc.script)} {' '.join(sc.args)}`"
+                   f"`{' '.join((os.path.join(SCRIPT_DIR, sc.script),) + sc.args)}`"
                    + (f", analyzed with `{' '.join(sc.analyze)}`" if sc.analyze else "")
                    + (f", ran {secs} s" if secs is not None else ""), "",
                    "| check | trace / vramtrace | PyTorch / expected | verdict |", "|---|---|---|---|"]
@@ -423,7 +426,7 @@ def check_all(out, repo, names=None):
                           f"{'' if r.required else ' (not required)'} |")
             md.append("")
     md[1:1] = [f"Environment: {env}." if env else "Environment: no stats found.",
-               f"Overall: {'PASS' if all_ok else 'FAIL'}.", ""]
+               f"Overall: {'PASS' if all_ok else 'FAIL'}.", ""] + overview + [""]
     os.makedirs(base, exist_ok=True)
     with open(os.path.join(base, "summary.md"), "w") as f:
         f.write("\n".join(md) + "\n")

@@ -5,19 +5,22 @@ The traces are real vramtrace schema (the DDL is read from include/vramtrace/sch
 the events a PyTorch run leaves: caching-allocator segments (first native frame in
 libc10_cuda), a cuBLAS cudaMalloc, the runtime's own allocation, cudaMallocAsync tensors,
 failed requests. Each case asserts the checker's exact verdicts, then breaks one fact and
-asserts the exact failure. Usage: pytorch_check_test.py REPO_ROOT
+asserts the exact failure. Last, tests/gpu/pytorch-run.sh itself runs end to end with a test
+double of `vramtrace` (pytorch_fake_vramtrace.py). Usage: pytorch_check_test.py
 """
 import io
 import json
 import os
 import re
+import shutil
 import sqlite3
+import subprocess
 import sys
 import tempfile
 
-REPO = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else
-                       os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
-sys.path.insert(0, os.path.join(REPO, "tests", "gpu"))
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.abspath(os.path.join(HERE, "..", ".."))
+sys.path.insert(0, HERE)
 import pytorch_check as pc  # noqa: E402
 
 MIB = 1 << 20
@@ -339,12 +342,56 @@ def test_healthy_and_oom(tmp):
     check(verdict(rows, "failed request bytes")[3] is False, "no request")
 
 
+def test_run_script(tmp):
+    """pytorch-run.sh with the test double: the command lines it builds, the files it leaves,
+    the checker's verdict as its exit status."""
+    if not shutil.which("bash"):
+        print("skip: no bash")
+        return
+    build = os.path.join(tmp, "build")
+    os.makedirs(os.path.join(build, "analyzer"))
+    fake = os.path.join(build, "analyzer", "vramtrace")
+    with open(fake, "w") as f:
+        f.write(f'#!/bin/sh\nexec "{sys.executable}" "{os.path.join(HERE, "pytorch_fake_vramtrace.py")}" "$@"\n')
+    os.chmod(fake, 0o755)
+    names = ["healthy", "loss_no_item", "oom_in_validation"]
+
+    def run(out, env_extra):
+        env = dict(os.environ, OUT=out, PYTHON=sys.executable, **env_extra)
+        return subprocess.run(["bash", os.path.join(REPO, "tests", "gpu", "pytorch-run.sh"), build] + names,
+                              cwd=REPO, env=env, capture_output=True, text=True, timeout=120)
+
+    out = os.path.join(tmp, "run-ok")
+    p = run(out, {})
+    check(p.returncode == 0, f"pytorch-run.sh exit {p.returncode}:\n{p.stdout[-3000:]}\n{p.stderr[-2000:]}")
+    base = os.path.join(out, "pytorch")
+    for name in names:
+        for mode in pc.MODES:
+            run_id = f"{name}-{mode}"
+            for suffix in (".exit", ".stats.json", ".report.json", ".report.txt", ".log"):
+                check(os.path.exists(os.path.join(base, run_id + suffix)), f"{run_id}{suffix} written")
+            check(open(os.path.join(base, run_id + ".exit")).read() == "0\n", f"{run_id} exit recorded")
+            check(os.path.exists(os.path.join(base, "keep", run_id + ".db")), f"{run_id} kept")
+    report = json.load(open(os.path.join(base, "loss_no_item-tensors.report.json")))
+    check(report["argv"] == ["--no-write", "--min-bytes", "128"], f"analyze options {report['argv']}")
+    check(not os.path.exists(os.path.join(base, "val_no_grad-default.exit")), "only the scenarios asked for")
+    summary = open(os.path.join(base, "summary.md")).read()
+    check("Overall: PASS." in summary and summary.count(" mode: PASS") == 6, "summary: 6 runs pass")
+    check(open(os.path.join(base, "check.txt")).read().endswith(
+        f"overall: PASS (summary: {os.path.join(base, 'summary.md')})\n"), "check.txt")
+
+    p = run(os.path.join(tmp, "run-broken"), {"FAKE_VT_BREAK": "oom_in_validation-tensors"})
+    check(p.returncode == 1 and "oom_in_validation [tensors]: FAIL" in p.stdout
+          and "healthy [default]: PASS" in p.stdout, f"broken run: exit {p.returncode}\n{p.stdout[-3000:]}")
+
+
 def main():
     with tempfile.TemporaryDirectory(prefix="vt-pytorch-check-") as tmp:
         test_static()
         test_trace_facts(tmp)
         test_loss_no_item(tmp)
         test_healthy_and_oom(tmp)
+        test_run_script(tmp)
     if FAILS:
         print(f"{len(FAILS)} check(s) failed")
         return 1
