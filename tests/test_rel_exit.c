@@ -230,9 +230,33 @@ TEST(sigterm_default) { run_mode("sigterm", 0, 0, SIGTERM); }
 TEST(sigint_default) { run_mode("sigint", 0, 0, SIGINT); }
 TEST(underscore_exit) { run_mode("_exit", 0, 4, 0); }
 
+/*
+ * Python (3.8+) ends on an uncaught KeyboardInterrupt (Ctrl-C) by re-raising
+ * SIGINT with the default disposition after finalizing: C atexit handlers do
+ * not run, so a Ctrl-C'd Python job is the sigint_default case above, not the
+ * error_exit one. Checked here so the documentation stays true.
+ */
+TEST(python_ctrl_c_is_default_sigint)
+{
+    int status = 0;
+    pid_t pid;
+    if (access("/usr/bin/python3", X_OK) != 0) SKIP("no /usr/bin/python3");
+    pid = fork();
+    ASSERT(pid >= 0);
+    if (pid == 0) {
+        signal(SIGINT, SIG_DFL);
+        execl("/usr/bin/python3", "python3", "-c", "raise KeyboardInterrupt", (char *)NULL);
+        _exit(127);
+    }
+    ASSERT_EQ(pid, waitpid(pid, &status, 0));
+    if (!WIFSIGNALED(status) || WTERMSIG(status) != SIGINT)
+        VT__FAIL("python3 ended with status 0x%x, not by SIGINT", status);
+}
+
 static const struct vt__test_case vt__aCase[] = {
     T(return_from_main) T(exit_call) T(error_exit) T(sigterm_handled)
     T(abort_call) T(sigterm_default) T(sigint_default) T(underscore_exit)
+    T(python_ctrl_c_is_default_sigint)
 };
 
 int main(int argc, char **argv)
