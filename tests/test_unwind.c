@@ -154,6 +154,14 @@ TEST(alternate_stack)
     ASSERT_EQ(0, sigaction(SIGUSR2, &sa, NULL));
     ASSERT_EQ(0, raise(SIGUSR2));
     ASSERT_EQ(1, nCompared);
+#if defined(__x86_64__) && defined(__linux__)
+    {
+        struct vt_unwind_stats st;
+        vt__unwind_stats(&st);
+        ASSERT_EQ(0, st.fast);     /* off the thread's stack: never walked by the fast path */
+        ASSERT_EQ(2, st.fallback); /* the handed-over walk and the reference walk */
+    }
+#endif
 }
 
 TEST(zero_frames)

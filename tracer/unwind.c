@@ -64,7 +64,7 @@ struct slot {
 #define STATE_STACK 8
 
 static __thread struct slot tCache[CACHE_SLOTS];
-static __thread uintptr_t tStackHi; /* top of this thread's stack; 0 unknown */
+static __thread uintptr_t tStackLo, tStackHi; /* this thread's stack region */
 static __thread int tStackState;    /* 0 not looked up, 1 known, 2 unusable */
 
 /* Cursor over CFI bytes; bErr set on any overrun. */
@@ -423,6 +423,7 @@ static int stack_known(void)
         tStackState = 2;
         if (pthread_getattr_np(pthread_self(), &attr) == 0) {
             if (pthread_attr_getstack(&attr, &pAddr, &nSize) == 0 && pAddr && nSize) {
+                tStackLo = (uintptr_t)pAddr;
                 tStackHi = (uintptr_t)pAddr + nSize;
                 tStackState = 1;
             }
@@ -446,7 +447,9 @@ static inline __attribute__((always_inline)) int walk_fast(void **aPc, int nMax)
                      : "=r"(pc), "=r"(sp), "=r"(bp));
     lo = sp;
     hi = tStackHi;
-    if (sp >= hi) return -1; /* not on the thread's stack (a coroutine, an alternate stack) */
+    /* Not on the thread's stack (a coroutine's, an alternate signal stack): everything between
+     * sp and the top would not be known to be mapped. */
+    if (sp < tStackLo || sp >= hi) return -1;
     while (n < nMax) {
         const struct rule *r = rule_at(bFirst ? pc : pc - 1);
         uintptr_t cfa, ra, a;

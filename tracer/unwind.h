@@ -11,9 +11,10 @@
  * _Unwind_Find_FDE) and kept in a per-thread cache, so a frame costs a cache
  * probe and two loads instead of a DWARF interpretation.
  *
- * Safety: every load is from the calling thread's own stack, between the
- * current stack pointer and the top of the stack (pthread_getattr_np), and
- * frame addresses must strictly increase. Whenever a rule is outside the
+ * Safety: the walk starts only when the stack pointer lies in the calling
+ * thread's stack region (pthread_getattr_np); every load is between that
+ * stack pointer and the top of the region, all of which is mapped, and frame
+ * addresses must strictly increase. Whenever a rule is outside the
  * supported subset (DWARF expressions, a frame address kept in a register other
  * than rsp/rbp, signal frames) or a bound would be crossed, the whole walk is
  * redone with backtrace(): the answer never depends on which path ran. Other
