@@ -19,7 +19,7 @@
 #define OWN_FRAMES 2      /* capture_native + vt__site_capture: dropped from every site */
 #define OWN_SLACK 4       /* frames an interposed backtrace() may add in front */
 #define MAX_SKIP_RANGES 64
-#define MAX_SKIPPED 32    /* extra frames requested from backtrace() to make up for skipped ones */
+#define MAX_SKIPPED 64    /* extra frames unwound to make up for skipped ones */
 #define MAX_KEY (1 + 2 * VT_SITE_MAX_PYDEPTH + VT_SITE_MAX_DEPTH)
 
 /*
