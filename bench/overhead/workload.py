@@ -59,10 +59,11 @@ def build_transformer(torch, nn, vocab, d_model, n_layers, seq):
             self.pos = nn.Parameter(torch.zeros(1, seq, d_model))
             layer = nn.TransformerEncoderLayer(d_model, 8, 4 * d_model, dropout=0.1, batch_first=True,
                                                norm_first=True)
-            self.body = nn.TransformerEncoder(layer, n_layers)
+            self.body = nn.TransformerEncoder(layer, n_layers, enable_nested_tensor=False)
             self.norm = nn.LayerNorm(d_model)
             self.head = nn.Linear(d_model, vocab)
-            self.register_buffer("mask", torch.triu(torch.full((seq, seq), float("-inf")), diagonal=1))
+            # boolean (True: masked), valid whatever dtype autocast gives the attention
+            self.register_buffer("mask", torch.triu(torch.ones(seq, seq, dtype=torch.bool), diagonal=1))
 
         def forward(self, x):
             h = self.emb(x) + self.pos
