@@ -251,6 +251,9 @@ TEST(skip_modules)
     char zExe[PATH_MAX];
     const char *azSkip[3];
     const char *zBase;
+    int64_t aId[2];
+    int i;
+    static volatile int nRound = 2;
     exe_path(zExe, sizeof zExe);
     zBase = strrchr(zExe, '/') ? strrchr(zExe, '/') + 1 : zExe;
     azSkip[0] = "no-such-module";
@@ -259,11 +262,21 @@ TEST(skip_modules)
     vt__sites_config_default(&cfg);
     cfg.azSkipModule = azSkip;
     s = vt__sites_open(&cfg);
-    ASSERT(vt_test_site_a(s, 4, &rec) >= 1);
-    ASSERT_EQ(VT_HREC_STACK, rec.type);
-    ASSERT(rec.u.stack.nFrame >= 1);
-    ASSERT_CONTAINS(rec.u.stack.aFrame[0].zModule, "libc.so");
-    vt__frames_free(rec.u.stack.aFrame, rec.u.stack.nFrame);
+    /* The first walk learns how many frames are skipped (walking again when it fell short);
+     * the second uses that and must find the same site. One call location for both. */
+    for (i = 0; i < nRound; i++) {
+        aId[i] = vt_test_site_a(s, 4, &rec);
+        ASSERT(aId[i] >= 1);
+        if (i == 0) {
+            ASSERT_EQ(VT_HREC_STACK, rec.type);
+            ASSERT(rec.u.stack.nFrame >= 2);
+            ASSERT_CONTAINS(rec.u.stack.aFrame[0].zModule, "libc.so");
+            vt__frames_free(rec.u.stack.aFrame, rec.u.stack.nFrame);
+        } else {
+            ASSERT_EQ(0, rec.type);
+        }
+    }
+    ASSERT_EQ(aId[0], aId[1]);
     vt__sites_close(s);
 }
 

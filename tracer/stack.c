@@ -78,6 +78,7 @@ struct vt__sites {
     struct range aSkip[MAX_SKIP_RANGES];
     int nSkip;
     int nOwn; /* frames of this module at the top of backtrace()'s answer */
+    _Atomic int nSkipSeen; /* most leading frames skipped by one capture so far */
     char zExe[PATH_MAX]; /* the main program's path ("" if unknown) */
     _Atomic int64_t nextId;
     _Atomic uint64_t nCapture, nEmitted, nUndeduped, nPython;
@@ -310,23 +311,36 @@ static int in_skipped(const struct vt__sites *s, uintptr_t pc)
  * Native frames of the caller of vt__site_capture, innermost first, with
  * leading frames in skipped modules dropped. Writes at most depth return
  * addresses to aPc and returns their number. Never inlined: its own return
- * address marks where vt__site_capture's frame is in backtrace()'s answer,
- * whatever frames an interposed backtrace (a sanitizer's) adds before it.
+ * address marks where vt__site_capture's frame is in the unwinder's answer.
+ *
+ * Skipped frames must be unwound too. The walk asks for as many extra frames
+ * as the most ever skipped so far (plus a margin); when that falls short of
+ * depth on a deeper stack it walks again with the full allowance.
  */
-__attribute__((noinline)) static int capture_native(const struct vt__sites *s, uint64_t *aPc, int depth,
+__attribute__((noinline)) static int capture_native(struct vt__sites *s, uint64_t *aPc, int depth,
                                                     int *pOwn)
 {
     void *aRaw[VT_SITE_MAX_DEPTH + OWN_FRAMES + OWN_SLACK + MAX_SKIPPED];
     void *pRet = __builtin_return_address(0); /* inside vt__site_capture */
-    int nWant = depth + s->nOwn + (s->nSkip ? MAX_SKIPPED : 0), nRaw, i, n = 0;
+    int extra = s->nSkip ? atomic_load_explicit(&s->nSkipSeen, memory_order_relaxed) + 4 : 0;
+    int nWant, nRaw, i, iFirst, n;
     if (depth <= 0) return 0;
-    nRaw = vt__unwind(aRaw, nWant, s->cfg.fast_unwind);
-    for (i = 0; i < nRaw && i <= OWN_SLACK + 1 && aRaw[i] != pRet; i++) {
+    for (;;) {
+        if (extra > MAX_SKIPPED) extra = MAX_SKIPPED;
+        nWant = depth + s->nOwn + extra;
+        nRaw = vt__unwind(aRaw, nWant, s->cfg.fast_unwind);
+        for (i = 0; i < nRaw && i <= OWN_SLACK + 1 && aRaw[i] != pRet; i++) {
+        }
+        i = i < nRaw && aRaw[i] == pRet ? i + 1 : OWN_FRAMES; /* first frame of our caller */
+        if (pOwn) *pOwn = i;
+        iFirst = i;
+        while (i < nRaw && s->nSkip && in_skipped(s, (uintptr_t)aRaw[i])) i++;
+        if (i - iFirst > atomic_load_explicit(&s->nSkipSeen, memory_order_relaxed))
+            atomic_store_explicit(&s->nSkipSeen, i - iFirst, memory_order_relaxed);
+        if (nRaw < nWant || nRaw - i >= depth || extra >= MAX_SKIPPED) break;
+        extra = MAX_SKIPPED; /* the stack goes on and too few frames are left: walk further */
     }
-    i = i < nRaw && aRaw[i] == pRet ? i + 1 : OWN_FRAMES; /* first frame of our caller */
-    if (pOwn) *pOwn = i;
-    while (i < nRaw && s->nSkip && in_skipped(s, (uintptr_t)aRaw[i])) i++;
-    for (; i < nRaw && n < depth; i++) aPc[n++] = (uint64_t)(uintptr_t)aRaw[i];
+    for (n = 0; i < nRaw && n < depth; i++) aPc[n++] = (uint64_t)(uintptr_t)aRaw[i];
     return n;
 }
 
