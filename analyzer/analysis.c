@@ -132,22 +132,32 @@ int vt__phase_at(const struct vt_trace *t, int64_t ts)
 int vt__trend(const int64_t *a, int n, int64_t minRise, int64_t *pRise)
 {
     int64_t first = -1, prev = -1, maxDrop = 0;
-    int nStep = 0, nUp = 0;
+    int nStep = 0, nUp = 0, aThird[3] = {0, 0, 0}, nValid = 0, iStep = 0;
     *pRise = 0;
+    for (int i = 0; i < n; i++) /* steps counted first, so ups can be placed in thirds */
+        if (a[i] >= 0 || nValid) nValid++;
     for (int i = 0; i < n; i++) {
         int64_t v = a[i] >= 0 ? a[i] : prev;
         if (v < 0) continue;
         if (first < 0) first = v;
         else {
             nStep++;
-            if (v > prev) nUp++;
-            else if (prev - v > maxDrop) maxDrop = prev - v;
+            if (v > prev) {
+                nUp++;
+                aThird[nValid > 1 ? iStep * 3 / (nValid - 1) : 0]++;
+            } else if (prev - v > maxDrop) {
+                maxDrop = prev - v;
+            }
+            iStep++;
         }
         prev = v;
     }
     if (first < 0) return 0;
     *pRise = prev - first;
-    return nStep >= 4 && nUp * 10 >= nStep * 6 && *pRise >= minRise && *pRise > 0 && maxDrop * 4 <= *pRise;
+    if (nStep < 4 || *pRise < minRise || *pRise <= 0 || maxDrop * 4 > *pRise) return 0;
+    /* rising most of the time, or a staircase (a caching allocator reserving in big steps)
+     * still climbing in every third of the run: warm-up alone climbs only at the start */
+    return nUp * 10 >= nStep * 6 || (nUp >= 3 && aThird[0] && aThird[1] && aThird[2]);
 }
 
 int64_t vt__main_peak(const struct vt_trace *t)

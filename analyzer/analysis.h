@@ -253,8 +253,9 @@ void vt__findings_sort(struct vt_result *r);
 /*
  * Rising baseline test shared by the detectors (analysis.c): a[0..n-1] with
  * -1 entries carried forward from the previous value. Growing when at least 4
- * steps exist, 60 % of steps go up, the total rise is >= minRise and no single
- * drop exceeds a quarter of the rise. *pRise receives last - first.
+ * steps exist, the total rise is >= minRise, no single drop exceeds a quarter of
+ * the rise, and either 60 % of steps go up or (a staircase) at least 3 do, with
+ * a rise in each third of the steps. *pRise receives last - first.
  */
 int vt__trend(const int64_t *a, int n, int64_t minRise, int64_t *pRise);
 /* Largest device (not pinned host) peak of the trace, for relative severities. */

@@ -167,7 +167,7 @@ int vt__detect_transfer(struct vt_result *r, int iTrace)
         int64_t nCount = t->xfer[0].pageCount + t->xfer[1].pageCount;
         int64_t nBytes = t->xfer[0].pageBytes + t->xfer[1].pageBytes, nNs = t->xfer[0].pageNs + t->xfer[1].pageNs;
         char zDir[2][400];
-        int bSlow = 0, sev, nDir = 0;
+        int sev, nDir = 0;
         double pct = 100.0 * (double)nNs / (double)(dur > 0 ? dur : 1);
         int64_t a = -1, b = -1;
         for (int dir = 0; dir < 2; dir++) {
@@ -176,7 +176,6 @@ int vt__detect_transfer(struct vt_result *r, int iTrace)
             zDir[dir][0] = 0;
             if (x->pageCount == 0) continue;
             nDir++;
-            if (x->bestBw > 0 && bw < 0.5 * x->bestBw) bSlow = 1;
             if (a < 0 || x->firstPageTs < a) a = x->firstPageTs;
             if (x->lastPageTs > b) b = x->lastPageTs;
             vt__fmt_bytes(x->pageBytes, zB, sizeof zB);
@@ -188,7 +187,8 @@ int vt__detect_transfer(struct vt_result *r, int iTrace)
                      (long long)x->pageCount, zB, zT, bw, dir == 0 ? "host-to-device" : "device-to-host", x->bestBw);
         }
         if (nCount > 0 && nBytes >= o->minBytes) {
-            sev = pct >= 10 ? VT_SEV_HIGH : (pct >= 1 || bSlow) ? VT_SEV_MEDIUM : VT_SEV_LOW;
+            /* by the time they cost: a one-off pageable copy (weights moved at start) is low */
+            sev = pct >= 10 ? VT_SEV_HIGH : pct >= 1 ? VT_SEV_MEDIUM : VT_SEV_LOW;
             vt__fmt_bytes(nBytes, zB, sizeof zB);
             vt__fmt_ns(nNs, zT, sizeof zT);
             if (add(r, iTrace, sev, nBytes, nCount, a, b,

@@ -272,6 +272,25 @@ TEST(nccl_buffers_are_not_leaks)
     tg_cleanup();
 }
 
-VT_TEST_LIST(T(nccl_buffers_are_not_leaks) T(leak_sample_shape) T(leak_growth_and_never_freed_by_site) T(healthy_training_loop_has_no_finding)
+/* The baseline trend test: steady rise, staircase (segments reserved in big steps), warm-up. */
+TEST(trend_shapes)
+{
+    int64_t rise;
+    const int64_t steady[] = {10, 11, 12, 13, 14, 15, 16, 17};
+    const int64_t stairs[] = {10, 10, 30, 30, 30, 50, 50, 50, 70, 70};
+    const int64_t warmup[] = {10, 30, 50, 70, 70, 70, 70, 70, 70, 70};
+    const int64_t flat[] = {10, -1, 10, 10, -1, 10};
+    const int64_t sawtooth[] = {10, 40, 10, 40, 10, 40, 10, 40};
+    ASSERT_EQ(1, vt__trend(steady, 8, 1, &rise));
+    ASSERT_EQ(7, rise);
+    ASSERT_EQ(0, vt__trend(steady, 8, 8, &rise)); /* below the minimum rise */
+    ASSERT_EQ(1, vt__trend(stairs, 10, 1, &rise));
+    ASSERT_EQ(60, rise);
+    ASSERT_EQ(0, vt__trend(warmup, 10, 1, &rise));
+    ASSERT_EQ(0, vt__trend(flat, 6, 1, &rise));
+    ASSERT_EQ(0, vt__trend(sawtooth, 8, 1, &rise));
+}
+
+VT_TEST_LIST(T(trend_shapes) T(nccl_buffers_are_not_leaks) T(leak_sample_shape) T(leak_growth_and_never_freed_by_site) T(healthy_training_loop_has_no_finding)
                  T(caching_allocator_segments_are_not_a_leak) T(caching_allocator_growth_is_reported)
                      T(plain_cuda_leak_without_phases))

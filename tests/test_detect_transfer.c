@@ -129,4 +129,28 @@ TEST(copies_sample_shape)
     tg_cleanup();
 }
 
-VT_TEST_LIST(T(copies_sample_shape) T(pageable_serialized_and_pinned_growth) T(pinned_overlapped_copies_are_fine))
+/* Weights moved once from pageable memory at the start of a long run: low, whatever the bandwidth. */
+TEST(one_off_pageable_copy_is_low)
+{
+    const char *zPath = tg_path("once.db");
+    struct tg *g = tg_open(zPath);
+    struct vt_result r;
+    ASSERT(g);
+    tg_alloc(g, 0, 0, 3, DEV, 8 * MiB, -1);
+    tg_memcpy(g, 1 * MS, 2 * MS, 1, 1, 3, 8 * MiB, HOST, DEV);              /* 8.4 GB/s, pageable */
+    for (int i = 0; i < 100; i++) {
+        int64_t t0 = 5 * MS + i * 5 * MS;
+        tg_kernel(g, t0, t0 + 4 * MS, "gemm");
+        tg_memcpy(g, t0 + 1 * MS, t0 + 1 * MS + 100000, 1, 2, 3, 4 * MiB, HOST, DEV); /* 42 GB/s, pinned */
+    }
+    tg_free(g, 505 * MS, 0, 3, DEV, 8 * MiB);
+    ASSERT_EQ(0, tg_close(g));
+    run(zPath, &r);
+    ASSERT_EQ(1, r.nFind);
+    ASSERT_EQ(VT_SEV_LOW, r.aFind[0].severity);
+    ASSERT_CONTAINS(r.aFind[0].zTitle, "1 host-to-device copies (8.00 MiB) from pageable host memory");
+    vt__result_free(&r);
+    tg_cleanup();
+}
+
+VT_TEST_LIST(T(one_off_pageable_copy_is_low) T(copies_sample_shape) T(pageable_serialized_and_pinned_growth) T(pinned_overlapped_copies_are_fine))
