@@ -223,7 +223,9 @@ static int growth(struct vt_result *r, int iTrace)
         else if (t->nPhase == 0)
             for (int k = VT_SLICES / 4; iMain >= 0 && k < VT_SLICES; k++) aB[n++] = t->aDev[iMain].slice[k];
     }
-    if (vt__trend(aB, n, o->minBytes, &rise)) {
+    /* segments come 2-20 MiB at a time and fragmentation adds a few now and then: at segment
+     * level only a rise of 5 % of the peak counts */
+    if (vt__trend(aB, n, t->bSegments && peak / 20 > o->minBytes ? peak / 20 : o->minBytes, &rise)) {
         struct vt_finding *f = vt__finding_add(r, iTrace, "leak", size_severity(rise, peak) == VT_SEV_LOW ? VT_SEV_MEDIUM : VT_SEV_HIGH);
         if (!f) { rc = -1; goto done; }
         vt__fmt_bytes(rise, zB, sizeof zB);

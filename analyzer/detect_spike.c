@@ -45,7 +45,9 @@ int vt__detect_spike(struct vt_result *r, int iTrace)
             for (int k = p->firstIter; k <= p->lastIter; k++) aB[n++] = t->aIter[k].minLive;
         else
             for (int k = 0; k < VT_SLICES; k++) aB[n++] = p->slice[k];
-        bGrow = vt__trend(aB, n, o->minBytes, &rise);
+        /* at segment level, as for leaks, only a rise of 5 % of the device peak counts */
+        bGrow = vt__trend(aB, n, t->bSegments && vt__main_peak(t) / 20 > o->minBytes ? vt__main_peak(t) / 20 : o->minBytes,
+                          &rise);
         bCarried = p->carried >= o->minBytes && p->carried * 10 >= p->peak && !t->bSegments;
         if (bGrow) {
             f = vt__finding_add(r, iTrace, "validation_spike",

@@ -224,11 +224,14 @@ int vt__detect_transfer(struct vt_result *r, int iTrace)
     {
         int64_t aB[VT_SLICES];
         int n = 0;
+        int iDev = -1;
+        int64_t minRise;
+        for (int d = 0; d < t->nDev; d++)
+            if (t->aDev[d].id == -1) iDev = d;
+        /* a pinned-memory cache fills in steps: only a rise of a tenth of its peak counts */
+        minRise = iDev >= 0 && t->aDev[iDev].peak / 10 > o->minBytes ? t->aDev[iDev].peak / 10 : o->minBytes;
         for (int k = VT_SLICES / 8; k < VT_SLICES; k++) aB[n++] = t->pinnedSlice[k];
-        if (vt__trend(aB, n, o->minBytes, &rise)) {
-            int iDev = -1;
-            for (int d = 0; d < t->nDev; d++)
-                if (t->aDev[d].id == -1) iDev = d;
+        if (vt__trend(aB, n, minRise, &rise)) {
             vt__fmt_bytes(rise, zB, sizeof zB);
             vt__fmt_bytes(iDev >= 0 ? t->aDev[iDev].peak : 0, zP, sizeof zP);
             if (add(r, iTrace, VT_SEV_MEDIUM, rise, n, t->t0, t->t1,

@@ -235,10 +235,11 @@ int vt__load(struct vt_trace *t, const struct vt_opts *o)
     if (t->t0 == INT64_MAX) t->t0 = t->t1 = 0;
     if (t->t1 <= t->t0) t->t1 = t->t0 + 1;
 
-    /* segment-level pattern: device cudaMalloc'd blocks of 2 MiB or >= 20 MiB multiples of 2 MiB */
+    /* segment-level pattern: the caching allocator's 2 MiB small-pool segments and its large
+     * segments (20 MiB for requests up to 10 MiB, larger requests rounded to 2 MiB) */
     if (rc == SQLITE_OK)
         rc = query2(db,
-                    "SELECT count(*), sum(bytes = 2097152 OR (bytes >= 20971520 AND bytes % 2097152 = 0))"
+                    "SELECT count(*), sum(bytes = 2097152 OR (bytes >= 10485760 AND bytes % 2097152 = 0))"
                     " FROM memory_event WHERE op IN (1, 5) AND mem_kind IN (0, 3)",
                     &t->nDevAlloc, &t->nSegmentLike);
     if (rc == SQLITE_OK)

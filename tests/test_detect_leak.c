@@ -291,6 +291,32 @@ TEST(trend_shapes)
     ASSERT_EQ(0, vt__trend(sawtooth, 8, 1, &rise));
 }
 
-VT_TEST_LIST(T(trend_shapes) T(nccl_buffers_are_not_leaks) T(leak_sample_shape) T(leak_growth_and_never_freed_by_site) T(healthy_training_loop_has_no_finding)
+/* A healthy run at segment level: 480 MiB reserved during warm-up, then fragmentation makes
+ * the allocator add a 2 MiB segment now and then (a staircase, but small): no growth finding. */
+TEST(segment_creep_is_not_growth)
+{
+    const char *zPath = tg_path("creep.db");
+    struct tg *g = tg_open(zPath);
+    struct vt_result r;
+    int nSeg = 0;
+    ASSERT(g);
+    tg_meta(g, "config.tensors", "0");
+    for (int i = 0; i < 24; i++) tg_alloc(g, (1 + i) * 1000, 0, 3, WEIGHTS + i * 0x10000000LL, 20 * MiB, -1);
+    for (int i = 0; i < 30; i++) {
+        int64_t t0 = 1 * MS + i * 10 * MS;
+        tg_nvtx(g, t0, t0 + 10 * MS, "train_step");
+        tg_kernel(g, t0 + 1 * MS, t0 + 2 * MS, "gemm");
+        if (i % 8 == 5) tg_alloc(g, t0 + 3 * MS, 0, 3, ACT + (nSeg++) * 0x1000000LL, 2 * MiB, -1);
+    }
+    ASSERT_EQ(0, tg_close(g));
+    run(zPath, &r);
+    ASSERT_EQ(1, r.aTrace[0].bSegments);
+    ASSERT_EQ(1, r.nFind); /* only the info about the cache */
+    ASSERT_EQ(VT_SEV_INFO, r.aFind[0].severity);
+    vt__result_free(&r);
+    tg_cleanup();
+}
+
+VT_TEST_LIST(T(segment_creep_is_not_growth) T(trend_shapes) T(nccl_buffers_are_not_leaks) T(leak_sample_shape) T(leak_growth_and_never_freed_by_site) T(healthy_training_loop_has_no_finding)
                  T(caching_allocator_segments_are_not_a_leak) T(caching_allocator_growth_is_reported)
                      T(plain_cuda_leak_without_phases))

@@ -293,4 +293,41 @@ TEST(validation_nested_in_training_range)
     tg_cleanup();
 }
 
-VT_TEST_LIST(T(validation_nested_in_training_range) T(unclosed_validation_range) T(operator_ranges_are_not_phases) T(phases_sample_shape) T(missing_no_grad_grows_batch_by_batch) T(large_validation_batch_is_only_info) T(phase_regex_override))
+/* Missing no_grad at segment level: graphs kept during validation make the allocator reserve a
+ * 20 MiB segment every third batch (a staircase). */
+TEST(segment_level_validation_staircase)
+{
+    const char *zPath = tg_path("seg_val.db");
+    struct tg *g = tg_open(zPath);
+    struct vt_opts o;
+    struct vt_result r;
+    const char *az[1] = {zPath};
+    int nSeg = 0;
+    ASSERT(g);
+    tg_meta(g, "config.tensors", "0");
+    for (int i = 0; i < 10; i++) tg_alloc(g, (1 + i) * 1000, 0, 3, W + i * 0x10000000LL, 20 * MiB, -1);
+    tg_nvtx(g, 1 * MS, 51 * MS, "train");
+    tg_nvtx(g, 60 * MS, 180 * MS, "validation");
+    for (int b = 0; b < 12; b++) {
+        int64_t t0 = 60 * MS + b * 10 * MS;
+        char zName[16];
+        snprintf(zName, sizeof zName, "batch %d", b);
+        tg_nvtx(g, t0, t0 + 10 * MS, zName);
+        if (b % 3 == 2) tg_alloc(g, t0 + 2 * MS, 0, 3, OUT + (nSeg++) * 0x10000000LL, 20 * MiB, -1);
+    }
+    ASSERT_EQ(0, tg_close(g));
+    vt__opts_default(&o);
+    ASSERT_EQ(0, vt__analyze(az, 1, &o, &r));
+    ASSERT_EQ(1, r.aTrace[0].bSegments);
+    int nGrow = 0;
+    for (int i = 0; i < r.nFind; i++)
+        if (strstr(r.aFind[i].zTitle, "grows batch by batch")) {
+            nGrow++;
+            ASSERT_EQ(60 * MiB, r.aFind[i].bytes); /* 3 segments before the last batch started */
+        }
+    ASSERT_EQ(1, nGrow);
+    vt__result_free(&r);
+    tg_cleanup();
+}
+
+VT_TEST_LIST(T(segment_level_validation_staircase) T(validation_nested_in_training_range) T(unclosed_validation_range) T(operator_ranges_are_not_phases) T(phases_sample_shape) T(missing_no_grad_grows_batch_by_batch) T(large_validation_batch_is_only_info) T(phase_regex_override))
