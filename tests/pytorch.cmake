@@ -1,6 +1,7 @@
 # PyTorch scenarios (samples/pytorch/) and their GPU checker (tests/gpu/pytorch_check.py):
 # the scenarios need a GPU and PyTorch, so here they are compiled, and the checker's logic is
-# tested on generated traces, stats and reports (label cli). The GPU run itself is
+# tested on generated traces, stats and reports, the harness script with a test double of
+# vramtrace, and the scripts on a shape-only stand-in of PyTorch (label cli). The GPU run itself is
 # tests/gpu/pytorch-run.sh (docs/samples.md, "PyTorch scenarios").
 find_package(Python3 COMPONENTS Interpreter)
 if(Python3_Interpreter_FOUND)
@@ -11,8 +12,13 @@ if(Python3_Interpreter_FOUND)
       ${VT_PYTORCH_SCRIPTS} ${CMAKE_CURRENT_SOURCE_DIR}/gpu/pytorch_check.py
       ${CMAKE_CURRENT_SOURCE_DIR}/gpu/pytorch_check_test.py
       ${CMAKE_CURRENT_SOURCE_DIR}/gpu/pytorch_fake_vramtrace.py)
-  add_test(NAME pytorch_check_test
-    COMMAND ${CMAKE_COMMAND} -E env ${VT_PYTORCH_ENV} ${Python3_EXECUTABLE}
-      ${CMAKE_CURRENT_SOURCE_DIR}/gpu/pytorch_check_test.py)
-  set_tests_properties(pytorch_scripts_compile pytorch_check_test PROPERTIES LABELS cli)
+  # logic: the checker on generated runs; harness: pytorch-run.sh with a test double of
+  # vramtrace; scenarios: every script on a shape-only stand-in of PyTorch.
+  foreach(group logic harness scenarios)
+    add_test(NAME pytorch_check_${group}
+      COMMAND ${CMAKE_COMMAND} -E env ${VT_PYTORCH_ENV} ${Python3_EXECUTABLE}
+        ${CMAKE_CURRENT_SOURCE_DIR}/gpu/pytorch_check_test.py ${group})
+    set_tests_properties(pytorch_check_${group} PROPERTIES LABELS cli)
+  endforeach()
+  set_tests_properties(pytorch_scripts_compile PROPERTIES LABELS cli)
 endif()

@@ -25,7 +25,7 @@ def validate_with_grad(run, epoch):
                 total = total + run.loss_fn(out, y)
                 correct += int((out.argmax(1) == y).sum())
                 seen += y.numel()
-        mean = total.item() / max(run.args.val_batches, 1)
+        mean = float(total) / max(run.args.val_batches, 1)
     return mean, correct / max(seen, 1)
 
 

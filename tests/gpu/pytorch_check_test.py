@@ -6,7 +6,8 @@ the events a PyTorch run leaves: caching-allocator segments (first native frame 
 libc10_cuda), a cuBLAS cudaMalloc, the runtime's own allocation, cudaMallocAsync tensors,
 failed requests. Each case asserts the checker's exact verdicts, then breaks one fact and
 asserts the exact failure. Last, tests/gpu/pytorch-run.sh itself runs end to end with a test
-double of `vramtrace` (pytorch_fake_vramtrace.py). Usage: pytorch_check_test.py
+double of `vramtrace` (pytorch_fake_vramtrace.py), and every scenario script runs on a
+shape-only stand-in of PyTorch (fake_torch/). Usage: pytorch_check_test.py [logic|harness|scenarios]...
 """
 import io
 import json
@@ -385,19 +386,63 @@ def test_run_script(tmp):
           and "oom_in_validation [default]: PASS" in p.stdout, f"broken run: exit {p.returncode}\n{p.stdout[-3000:]}")
 
 
-def main():
+def test_scenarios_fake_torch(tmp):
+    """Every scenario script runs to its end on the shape-only stand-in of PyTorch
+    (tests/gpu/fake_torch) and leaves the stats file the checker reads, in both modes."""
+    env = dict(os.environ, PYTHONPATH=os.path.join(HERE, "fake_torch"))
+    env.pop("PYTORCH_ALLOC_CONF", None)
+    env.pop("PYTORCH_CUDA_ALLOC_CONF", None)
+    for sc in pc.SCENARIOS:
+        for mode in pc.MODES:
+            stats_path = os.path.join(tmp, f"{sc.name}-{mode}.stats.json")
+            e = dict(env, VRAMTRACE_STATS_OUT=stats_path)
+            if mode == "tensors":
+                e["PYTORCH_ALLOC_CONF"] = e["PYTORCH_CUDA_ALLOC_CONF"] = "backend:cudaMallocAsync"
+            p = subprocess.run([sys.executable, os.path.join(REPO, pc.SCRIPT_DIR, sc.script), *sc.args,
+                                "--iters", "3", "--val-batches", "2"],
+                               env=e, capture_output=True, text=True, timeout=60)
+            check(p.returncode == 0, f"{sc.name} [{mode}] on the stand-in: exit {p.returncode}\n{p.stderr[-2000:]}")
+            if p.returncode != 0:
+                continue
+            check(f"allocator backend {'cudaMallocAsync' if mode == 'tensors' else 'native'}" in p.stdout,
+                  f"{sc.name} prints the allocator mode")
+            st = pc.load_json(stats_path) or {}
+            check(st.get("format") == "vramtrace-pytorch-stats" and st.get("completed") is True,
+                  f"{sc.name} stats completed")
+            check(isinstance(st.get("pid"), int) and st.get("scenario") == sc.script[:-3], f"{sc.name} pid, scenario")
+            check(st.get("allocator", {}).get("backend") == ("cudaMallocAsync" if mode == "tensors" else "native"),
+                  f"{sc.name} [{mode}] backend in stats")
+            check("segment.all.allocated" in st.get("memory_stats", {}), f"{sc.name} memory_stats")
+            for key, value in sc.expect[mode].result.items():
+                check(st.get("result", {}).get(key) == value, f"{sc.name} result.{key}")
+            if "oom" in sc.expect[mode].require:
+                check(st["result"].get("expected_request_bytes", 0) > st["device"]["total_memory"],
+                      "the OOM request exceeds the device")
+
+
+GROUPS = {
+    "logic": lambda tmp: (test_static(), test_trace_facts(tmp), test_loss_no_item(tmp),
+                          test_healthy_and_oom(tmp)),
+    "harness": test_run_script,
+    "scenarios": test_scenarios_fake_torch,
+}
+
+
+def main(argv):
+    groups = argv[1:] or list(GROUPS)
+    unknown = [g for g in groups if g not in GROUPS]
+    if unknown:
+        print(f"usage: pytorch_check_test.py [{'|'.join(GROUPS)}]...")
+        return 2
     with tempfile.TemporaryDirectory(prefix="vt-pytorch-check-") as tmp:
-        test_static()
-        test_trace_facts(tmp)
-        test_loss_no_item(tmp)
-        test_healthy_and_oom(tmp)
-        test_run_script(tmp)
+        for g in groups:
+            GROUPS[g](tmp)
     if FAILS:
         print(f"{len(FAILS)} check(s) failed")
         return 1
-    print("pytorch_check: all checks passed")
+    print(f"pytorch_check_test {' '.join(groups)}: all checks passed")
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(sys.argv))

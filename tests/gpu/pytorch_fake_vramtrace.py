@@ -14,8 +14,6 @@ import re
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import pytorch_check as pc  # noqa: E402
-import pytorch_check_test as t  # noqa: E402
 
 
 def bad(msg):
@@ -24,6 +22,8 @@ def bad(msg):
 
 
 def record(argv):
+    import pytorch_check as pc
+    import pytorch_check_test as t
     tensors = argv[0] == "--tensors"
     if tensors:
         argv = argv[1:]
