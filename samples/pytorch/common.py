@@ -26,6 +26,9 @@ from torch.utils.data import DataLoader, Dataset
 STATS_FORMAT = "vramtrace-pytorch-stats"
 STATS_VERSION = 1
 
+# NVTX push/pop ranges opened by nvtx(), counted for the stats (the trace must hold as many).
+NVTX_PUSHED = [0]
+
 
 class SyntheticImages(Dataset):
     """Deterministic random images: sample i depends only on (seed, i), whatever the worker."""
@@ -83,6 +86,7 @@ def make_transformer(num_classes, vocab, seq_len, d_model):
 def nvtx(name, sync=False):
     """An NVTX push/pop range; with sync, the range waits for its kernels before it closes."""
     torch.cuda.nvtx.range_push(name)
+    NVTX_PUSHED[0] += 1
     try:
         yield
         if sync:
@@ -254,7 +258,8 @@ def write_stats(run, completed):
 
     Content: format/version, scenario, pid, versions, device, allocator mode,
     torch.cuda.memory_stats() (scalar counters), host_memory_stats() when this PyTorch has
-    it, the scenario's own results, and whether the run completed.
+    it, the number of NVTX ranges pushed, the scenario's own results, and whether the run
+    completed.
     """
     if run.stats_written or not run.args.stats_out:
         return
@@ -273,7 +278,7 @@ def write_stats(run, completed):
            "device": {"name": props.name, "total_memory": props.total_memory},
            "allocator": allocator_mode(), "args": {k: v for k, v in vars(run.args).items()},
            "memory_stats": _scalar_stats(torch.cuda.memory_stats(run.device)),
-           "host_memory_stats": host, "result": run.result}
+           "host_memory_stats": host, "nvtx_ranges": NVTX_PUSHED[0], "result": run.result}
     tmp = run.args.stats_out + ".tmp"
     with open(tmp, "w") as f:
         json.dump(doc, f, indent=1, sort_keys=True)

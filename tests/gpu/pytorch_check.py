@@ -17,7 +17,7 @@ call site where the scenario requires it, and the ground truth (default mode: cu
 calls of PyTorch's caching allocator = memory_stats segment.all.allocated, their frees =
 segment.all.freed, peak live bytes of those segments = reserved_bytes.all.peak; --tensors
 mode: cudaMallocAsync allocations = allocation.all.allocated, peak live bytes ~
-allocated_bytes.all.peak). Every comparison is printed with both numbers and a verdict, and
+allocated_bytes.all.peak; both: NVTX ranges in the trace = ranges the script pushed). Every comparison is printed with both numbers and a verdict, and
 OUT/pytorch/summary.md holds the same as Markdown. Traces of at most 2 MB are copied to
 OUT/pytorch/keep/ with the findings they produced, ready for tests/data/.
 
@@ -45,6 +45,10 @@ MEMKIND_PAGEABLE, MEMKIND_PINNED, MEMKIND_DEVICE = 1, 2, 3
 API_CUDA_MALLOC, API_CUDA_MALLOC_ASYNC = 1, 3
 COPY_HTOD = 1
 FRAME_NATIVE = 0
+NVTX_PUSHPOP = 0
+
+# The names of the NVTX ranges samples/pytorch/common.py opens.
+SCENARIO_RANGE = re.compile(r"^(train|validation|train pin_memory=(True|False)|iter \d+|batch \d+)$")
 
 # Relative tolerance of the --tensors peak comparison: the driver pool's used-memory
 # high-water mark (allocated_bytes.all.peak under the cudaMallocAsync backend) is the
@@ -127,7 +131,8 @@ def trace_facts(path):
     cudaMalloc when no native frame was recorded), other_mallocs, async_allocs / async_frees /
     async_peak (is_async allocations), async_pool_size_max, async_pool_used_max; ooms and
     oom_max_bytes (largest failed request),
-    pinned_allocs, pageable_htod (count, bytes).
+    pinned_allocs, pageable_htod (count, bytes), nvtx_scenario / nvtx_other (push/pop
+    ranges with and without one of the scenarios' range names).
     """
     db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
     try:
@@ -179,6 +184,11 @@ def trace_facts(path):
                           " WHERE copy_kind = ? AND src_kind = ?", (COPY_HTOD, MEMKIND_PAGEABLE)).fetchone()
         f["pageable_htod"] = (n, b)
         f["dropped"] = db.execute("SELECT coalesce(sum(count), 0) FROM dropped").fetchone()[0]
+        names = [r[0] or "" for r in db.execute(
+            "SELECT s.value FROM nvtx_range n LEFT JOIN string s ON s.id = n.name_id WHERE n.kind = ?",
+            (NVTX_PUSHPOP,))]
+        f["nvtx_scenario"] = sum(1 for n in names if SCENARIO_RANGE.match(n))
+        f["nvtx_other"] = len(names) - f["nvtx_scenario"]
         return f
     finally:
         db.close()
@@ -249,6 +259,9 @@ def ground_truth_rows(mode, facts, stats, default_stats):
     if "num_host_alloc" in host:
         rows.append(exact("pinned host allocations vs host_memory_stats num_host_alloc",
                           facts["pinned_allocs"], host["num_host_alloc"], required=False))
+    rows.append(exact("NVTX ranges with the scenario's names vs ranges it pushed",
+                      facts["nvtx_scenario"], stats.get("nvtx_ranges")))
+    rows.append(Row("other NVTX ranges (not compared)", facts["nvtx_other"], "-", True, "info", False))
     rows.append(exact("records dropped by the tracer", facts["dropped"], 0))
     return rows
 

@@ -91,6 +91,11 @@ class Trace:
     def free(self, address, nbytes, api=2, is_async=0):
         self.event(pc.MEMOP_FREE, address, nbytes, api, is_async=is_async)
 
+    def nvtx(self, name):
+        self.ts += 100
+        self.db.execute("INSERT INTO nvtx_range(start, end, kind, name_id, depth) VALUES(?, ?, 0, ?, 0)",
+                        (self.ts, self.ts + 50, self.string(name)))
+
     def oom(self, nbytes):
         self.ts += 100
         self.db.execute("INSERT INTO oom_event(ts, api, bytes, status, device) VALUES(?, 1, ?, 2, 0)",
@@ -108,6 +113,8 @@ def segment_trace(pid):
     third is made (peak 42 MiB), plus a cuBLAS cudaMalloc and the runtime's own allocation.
     Ground truth: segment.all.allocated 3, segment.all.freed 1, reserved peak 42 MiB."""
     t = Trace(pid, tensors=False)
+    for name in ("train", "iter 0", "iter 1", "validation", "batch 0", "cublasLtMatmul"):
+        t.nvtx(name)
     t.event(pc.MEMOP_ALLOC, 0x7000, 2 * MIB, None, stack=None)  # the runtime's own, no API
     t.malloc(0x10000000, 2 * MIB)
     t.malloc(0x20000000, 20 * MIB)
@@ -124,13 +131,15 @@ def segment_stats(pid, scenario, **result):
             "allocator": {"backend": "native"},
             "memory_stats": {"segment.all.allocated": 3, "segment.all.freed": 1,
                              "reserved_bytes.all.peak": 42 * MIB, "allocation.all.allocated": 5},
-            "host_memory_stats": {}, "result": result}
+            "host_memory_stats": {}, "nvtx_ranges": 5, "result": result}
 
 
 def tensor_trace(pid):
     """--tensors mode: 5 cudaMallocAsync tensors of 1 MiB, the first two freed early (peak 3 MiB),
     then four 4-byte losses from one line left live (the growing site)."""
     t = Trace(pid, tensors=True)
+    for name in ("train pin_memory=False", "iter 12", "train pin_memory=True", "iter 13", "batch 7"):
+        t.nvtx(name)
     for i in range(5):
         t.event(pc.MEMOP_ALLOC, 0x50000000 + i * MIB, MIB, pc.API_CUDA_MALLOC_ASYNC, is_async=1,
                 stack=t.stack_c10, pool=32 * MIB)
@@ -244,6 +253,8 @@ def test_loss_no_item(tmp):
     check(verdict(rows, "peak live bytes") == (42 * MIB, 42 * MIB, "match", True), "peak")
     check(verdict(rows, "trace of the scenario") == ("loss_no_item-default-100.db", "pid 100",
                                                      "found (2 traces in the run)", True), "main trace")
+    check(verdict(rows, "NVTX ranges") == (5, 5, "match", True), f"nvtx {verdict(rows, 'NVTX ranges')}")
+    check(verdict(rows, "other NVTX") == (1, "-", "info", True), "other nvtx")
     check(not any(r.failed() for r in rows.values()), "default passes")
     rows, _, _ = rows_of(base, "loss_no_item", "tensors", default_stats=stats)
     check(verdict(rows, "cudaMallocAsync allocations")[:3] ==
@@ -289,6 +300,11 @@ def test_loss_no_item(tmp):
     check(verdict(rows, "peak live bytes") == (42 * MIB, 40 * MIB, f"DIFFER by {2 * MIB:+d}", False),
           f"peak differs {verdict(rows, 'peak live bytes')}")
     check(verdict(rows, "allocator backend") == ("cudaMallocAsync", "native", "DIFFER", False), "backend")
+    t = segment_trace(100)
+    t.db.execute("DELETE FROM nvtx_range WHERE id = 2")
+    write_run(base, "loss_no_item", "default", t, segment_stats(100, "loss_no_item"), [])
+    rows, _, _ = rows_of(base, "loss_no_item", "default")
+    check(verdict(rows, "NVTX ranges") == (4, 5, "DIFFER by -1", False), "an NVTX range lost")
 
     # Broken: no trace of the scenario's pid, and a failed run without stats.
     st = segment_stats(555, "loss_no_item")
@@ -413,6 +429,10 @@ def test_scenarios_fake_torch(tmp):
             check(st.get("allocator", {}).get("backend") == ("cudaMallocAsync" if mode == "tensors" else "native"),
                   f"{sc.name} [{mode}] backend in stats")
             check("segment.all.allocated" in st.get("memory_stats", {}), f"{sc.name} memory_stats")
+            a = st.get("args", {})
+            want = {"healthy": 2 * (2 + 3 + 2), "dataloader_pinned": 2 * (1 + 3),
+                    "oom_in_validation": 1 + 3 + 2}.get(sc.script[:-3], 2 + 3 + 2)
+            check(st.get("nvtx_ranges") == want, f"{sc.name}: {st.get('nvtx_ranges')} NVTX ranges, want {want} {a}")
             for key, value in sc.expect[mode].result.items():
                 check(st.get("result", {}).get(key) == value, f"{sc.name} result.{key}")
             if "oom" in sc.expect[mode].require:
