@@ -26,7 +26,8 @@
 #define MAX_TRACKED_DEVICES 64
 #define PARAM_CACHE_SLOTS 512 /* kernels whose parameter sizes are cached */
 #define PARAM_MAX 128         /* parameters scanned per kernel */
-#define USES_MAX 64           /* buffer_use rows per launch */
+#define USES_MAX 512          /* buffer_use rows per launch: a 4 KB parameter block holds at most 512
+                                 * pointers (PyTorch's fused multi-tensor kernels pass hundreds) */
 
 /*
  * How each traced API's parameters are read. One shape per parameter layout;
