@@ -20,5 +20,9 @@ if(Python3_Interpreter_FOUND)
         ${CMAKE_CURRENT_SOURCE_DIR}/gpu/pytorch_check_test.py ${group})
     set_tests_properties(pytorch_check_${group} PROPERTIES LABELS cli)
   endforeach()
-  set_tests_properties(pytorch_scripts_compile PROPERTIES LABELS cli)
+  # analyzer: the checker on reports of the real `vramtrace analyze`.
+  add_test(NAME pytorch_check_analyzer
+    COMMAND ${CMAKE_COMMAND} -E env ${VT_PYTORCH_ENV} VT_VRAMTRACE=$<TARGET_FILE:vramtrace>
+      ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/gpu/pytorch_check_test.py analyzer)
+  set_tests_properties(pytorch_scripts_compile pytorch_check_analyzer PROPERTIES LABELS cli)
 endif()

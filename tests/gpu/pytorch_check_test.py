@@ -7,7 +7,7 @@ libc10_cuda), a cuBLAS cudaMalloc, the runtime's own allocation, cudaMallocAsync
 failed requests. Each case asserts the checker's exact verdicts, then breaks one fact and
 asserts the exact failure. Last, tests/gpu/pytorch-run.sh itself runs end to end with a test
 double of `vramtrace` (pytorch_fake_vramtrace.py), and every scenario script runs on a
-shape-only stand-in of PyTorch (fake_torch/). Usage: pytorch_check_test.py [logic|harness|scenarios]...
+shape-only stand-in of PyTorch (fake_torch/). Usage: pytorch_check_test.py [logic|analyzer|harness|scenarios]...
 """
 import io
 import json
@@ -47,12 +47,22 @@ def schema_ddl():
 DDL = schema_ddl()
 
 
+def schema_define(name):
+    """An integer #define of include/vramtrace/schema.h."""
+    text = open(os.path.join(REPO, "include", "vramtrace", "schema.h"), encoding="utf-8").read()
+    return int(re.search(rf"#define {name} (\w+)", text).group(1), 0)
+
+
 class Trace:
     """A generated trace: events are appended in time order, then save() writes the file."""
 
     def __init__(self, pid, tensors):
         self.db = sqlite3.connect(":memory:")
         self.db.executescript(DDL)
+        self.db.execute(f"PRAGMA user_version = {schema_define('VT_SCHEMA_VERSION')}")
+        self.db.execute(f"PRAGMA application_id = {schema_define('VT_SCHEMA_APPLICATION_ID')}")
+        self.db.execute("INSERT INTO device(id, name, total_bytes) VALUES(0, 'NVIDIA H100 80GB HBM3', ?)",
+                        (80 << 30,))
         self.ts = 1000
         self.strings = {}
         meta = {"pid": str(pid), "closed_cleanly": "1", "config.tensors": "1" if tensors else "0"}
@@ -154,6 +164,33 @@ def tensor_stats(pid, scenario, **result):
     s["memory_stats"] = {"allocated_bytes.all.peak": 3 * MIB, "reserved_bytes.all.peak": 32 * MIB,
                          "allocation.all.allocated": 0}
     return s
+
+
+def loss_trace(pid, line):
+    """--tensors run of loss_no_item as the tracer should record it: NVTX `train` around 60
+    `iter N`; per step a 1 MiB temporary and the 4-byte kept loss, allocated at the marker
+    line (a Python frame), all losses freed after the loop. Peak: 1 MiB + 240 bytes."""
+    t = Trace(pid, tensors=True)
+    sid = t.db.execute("SELECT coalesce(max(id), 0) + 1 FROM stack").fetchone()[0]
+    t.db.execute("INSERT INTO stack VALUES(?, ?, 2)", (sid, 99))
+    t.db.execute("INSERT INTO frame VALUES(?, 0, 1, NULL, ?, ?, ?, NULL)",
+                 (sid, t.string("train_epoch_keeping_losses"), t.string("/repo/samples/pytorch/loss_no_item.py"), line))
+    t.db.execute("INSERT INTO frame VALUES(?, 1, 0, 4096, NULL, NULL, NULL, ?)",
+                 (sid, t.string("/venv/lib/python3.12/site-packages/torch/lib/libc10_cuda.so")))
+    start = t.ts
+    for i in range(60):
+        s = t.ts
+        t.event(pc.MEMOP_ALLOC, 0x50000000, MIB, pc.API_CUDA_MALLOC_ASYNC, is_async=1, stack=t.stack_c10)
+        t.event(pc.MEMOP_ALLOC, 0x60000000 + i * 512, 4, pc.API_CUDA_MALLOC_ASYNC, is_async=1, stack=sid)
+        t.free(0x50000000, MIB, api=4, is_async=1)
+        t.ts += 1000
+        t.db.execute("INSERT INTO nvtx_range(start, end, kind, name_id, depth) VALUES(?, ?, 0, ?, 1)",
+                     (s, t.ts, t.string(f"iter {i}")))
+    for i in range(60):
+        t.free(0x60000000 + i * 512, 4, api=4, is_async=1)
+    t.db.execute("INSERT INTO nvtx_range(start, end, kind, name_id, depth) VALUES(?, ?, 0, ?, 0)",
+                 (start, t.ts + 10, t.string("train")))
+    return t
 
 
 def write_run(base, name, mode, trace, stats, findings, status=0, worker_pid=None):
@@ -440,9 +477,74 @@ def test_scenarios_fake_torch(tmp):
                       "the OOM request exceeds the device")
 
 
+def test_real_analyzer(tmp):
+    """The checker on reports of the real `vramtrace analyze` (path in $VT_VRAMTRACE): the JSON
+    keys it reads, the leak growth of loss_no_item named at the marker line with
+    --min-bytes 128 (and not reported at the default 1 MiB), an OOM found, healthy clean."""
+    vt = os.environ.get("VT_VRAMTRACE")
+    if not vt:
+        print("skip: VT_VRAMTRACE not set")
+        return
+    base = os.path.join(tmp, "real", "pytorch")
+    os.makedirs(base)
+    line = pc.read_markers(os.path.join(REPO, pc.SCRIPT_DIR, "loss_no_item.py"))["leak"][0]
+
+    def analyze(run_id, extra=()):
+        traces = [os.path.join(base, p) for p in sorted(os.listdir(base))
+                  if p.startswith(run_id + "-") and p.endswith(".db")]
+        out = os.path.join(base, run_id + ".report.json")
+        p = subprocess.run([vt, "analyze", "--no-write", "--format", "json", *extra, "-o", out, *traces],
+                           capture_output=True, text=True, timeout=60)
+        check(p.returncode == 0, f"analyze {run_id}: {p.returncode} {p.stderr}")
+        return json.load(open(out))
+
+    def lay_out(name, mode, trace, stats):
+        trace.save(os.path.join(base, f"{name}-{mode}-{stats['pid']}.db"))
+        json.dump(stats, open(os.path.join(base, f"{name}-{mode}.stats.json"), "w"))
+        open(os.path.join(base, f"{name}-{mode}.exit"), "w").write("0\n")
+
+    st = tensor_stats(10, "loss_no_item")
+    st["memory_stats"]["allocated_bytes.all.peak"] = MIB + 240
+    st["nvtx_ranges"] = 61
+    lay_out("loss_no_item", "tensors", loss_trace(10, line), st)
+    default = segment_stats(9, "loss_no_item")
+    default["memory_stats"]["allocation.all.allocated"] = 120
+    report = analyze("loss_no_item-tensors")
+    check(not [f for f in report["findings"] if f["kind"] == "leak"], "no leak reported at --min-bytes 1M")
+    analyze("loss_no_item-tensors", ("--min-bytes", "128"))
+    rows, _, _ = rows_of(base, "loss_no_item", "tensors", default_stats=default)
+    check(verdict(rows, "leak site") == (f"loss_no_item.py:{line}", f"loss_no_item.py:{line}", "match", True),
+          f"real analyzer: site {verdict(rows, 'leak site')}")
+    check(verdict(rows, "finding leak")[2:] == ("found", True), f"leak {verdict(rows, 'finding leak')}")
+    check(verdict(rows, "cudaMallocAsync allocations")[:3] == (120, 120, "match"), "120 allocations")
+    check(verdict(rows, "peak live cudaMallocAsync") == (MIB + 240, MIB + 240, "match", True), "async peak")
+    failed = [w for w, r in rows.items() if r.failed()]
+    check(not failed, f"loss_no_item tensors on the real report: {failed}")
+
+    request = 100 << 30
+    t = segment_trace(20)
+    t.oom(request)
+    t.oom(request)
+    lay_out("oom_in_validation", "default", t,
+            segment_stats(20, "oom_in_validation", oom_caught=True, expected_request_bytes=request))
+    analyze("oom_in_validation-default")
+    rows, _, _ = rows_of(base, "oom_in_validation", "default")
+    check(verdict(rows, "finding oom")[2:] == ("found", True), f"oom {verdict(rows, 'finding oom')}")
+    check(verdict(rows, "oom site")[2] == "no Python site (not required)",
+          f"oom site {verdict(rows, 'oom site')}")
+    failed = [w for w, r in rows.items() if r.failed()]
+    check(not failed, f"oom_in_validation on the real report: {failed}")
+
+    lay_out("healthy", "default", segment_trace(30), segment_stats(30, "healthy"))
+    analyze("healthy-default")
+    rows, _, _ = rows_of(base, "healthy", "default")
+    check(verdict(rows, "findings of severity medium") == ("none", "none", "clean", True), "healthy clean")
+
+
 GROUPS = {
     "logic": lambda tmp: (test_static(), test_trace_facts(tmp), test_loss_no_item(tmp),
                           test_healthy_and_oom(tmp)),
+    "analyzer": test_real_analyzer,
     "harness": test_run_script,
     "scenarios": test_scenarios_fake_torch,
 }
