@@ -187,13 +187,15 @@ static void trace_json(FILE *f, const struct vt_result *r, int i)
 int vt__report_json(FILE *f, const struct vt_result *r)
 {
     int aSev[VT_SEV_HIGH + 1] = {0};
-    int64_t sum = 0;
+    int64_t sum = 0, hi = -1, lo = -1;
     fprintf(f, "{\n  \"vramtrace_report_version\": %d,\n  \"generator\": \"vramtrace %s\",\n  \"traces\": [\n",
             VT_REPORT_VERSION, VT_VERSION);
     for (int i = 0; i < r->nTrace; i++) {
         if (i) fputs(",\n", f);
         trace_json(f, r, i);
         sum += vt__main_peak(&r->aTrace[i]);
+        if (hi < 0 || vt__main_peak(&r->aTrace[i]) > hi) hi = vt__main_peak(&r->aTrace[i]);
+        if (lo < 0 || vt__main_peak(&r->aTrace[i]) < lo) lo = vt__main_peak(&r->aTrace[i]);
     }
     fputs("\n  ],\n  \"findings\": [", f);
     for (int i = 0; i < r->nFind; i++) {
@@ -218,8 +220,9 @@ int vt__report_json(FILE *f, const struct vt_result *r)
         fputc('}', f);
     }
     fprintf(f, "\n  ],\n  \"summary\": {\"traces\": %d, \"findings\": %d, \"high\": %d, \"medium\": %d, "
-               "\"low\": %d, \"info\": %d, \"sum_of_device_peaks_bytes\": %lld}\n}\n",
+               "\"low\": %d, \"info\": %d, \"sum_of_device_peaks_bytes\": %lld, \"max_device_peak_bytes\": %lld, "
+               "\"min_device_peak_bytes\": %lld}\n}\n",
             r->nTrace, r->nFind, aSev[VT_SEV_HIGH], aSev[VT_SEV_MEDIUM], aSev[VT_SEV_LOW], aSev[VT_SEV_INFO],
-            (long long)sum);
+            (long long)sum, (long long)(hi > 0 ? hi : 0), (long long)(lo > 0 ? lo : 0));
     return ferror(f) ? -1 : 0;
 }

@@ -187,6 +187,24 @@ int vt__report_text(FILE *f, const struct vt_result *r)
         }
         vt__fmt_bytes(sum, zB, sizeof zB);
         fprintf(f, "  sum of per-process device peaks: %s\n", zB);
+        {   /* ranks doing the same work should peak alike: name the one that does not */
+            int iMax = 0, iMin = 0;
+            for (int i = 1; i < r->nTrace; i++) {
+                if (vt__main_peak(&r->aTrace[i]) > vt__main_peak(&r->aTrace[iMax])) iMax = i;
+                if (vt__main_peak(&r->aTrace[i]) < vt__main_peak(&r->aTrace[iMin])) iMin = i;
+            }
+            int64_t hi = vt__main_peak(&r->aTrace[iMax]), lo = vt__main_peak(&r->aTrace[iMin]);
+            if (lo > 0 && hi - lo >= lo / 5) {
+                char zLine[300], zH[32], zL[32];
+                vt__fmt_bytes(hi, zH, sizeof zH);
+                vt__fmt_bytes(lo, zL, sizeof zL);
+                snprintf(zLine, sizeof zLine, "imbalance: %s peaks at %s, %.0f%% above %s (%s); ranks that do the same "
+                                              "work should peak alike",
+                         who(&r->aTrace[iMax], zW, sizeof zW), zH, 100.0 * (double)(hi - lo) / (double)lo,
+                         r->aTrace[iMin].zRank[0] ? "the lowest rank" : "the lowest process", zL);
+                wrap(f, "  ", 4, zLine);
+            }
+        }
     }
     return ferror(f) ? -1 : 0;
 }

@@ -183,6 +183,18 @@ TEST(read_only_trace_and_several_processes)
     ASSERT_EQ(0, run("--no-write", zA, zB, NULL, NULL));
     ASSERT_CONTAINS(zOut, "2 traces");
     ASSERT_CONTAINS(zOut, "== All processes ==");
+    ASSERT(!strstr(zOut, "imbalance:")); /* the same work, the same peak */
+    {
+        const char *zSmall = tg_path("small.db");
+        struct tg *g = tg_open(zSmall);
+        ASSERT(g);
+        tg_meta(g, "pid", "77");
+        tg_alloc(g, 1 * MS, 0, 3, 0x100000000LL, 64 * MiB, -1);
+        tg_free(g, 2 * MS, 0, 3, 0x100000000LL, 64 * MiB);
+        ASSERT_EQ(0, tg_close(g));
+        ASSERT_EQ(0, run("--no-write", zA, zSmall, NULL, NULL));
+        ASSERT_CONTAINS(zOut, "imbalance: pid 1234 peaks at 384 MiB, 500% above the lowest process (64.0 MiB)");
+    }
     ASSERT_EQ(0, tg_query(zA, "SELECT count(*) FROM sqlite_schema WHERE name = 'finding'"));
     { /* a trace locked by its writer (still being recorded) is analyzed without writing back */
         sqlite3 *db = NULL;

@@ -88,6 +88,7 @@ TEST(json_valid_versioned)
     ASSERT_CONTAINS(z, "\"name\": \"Test \\\"GPU\\\" <1>\"");
     ASSERT_CONTAINS(z, "\"summary\": {\"traces\": 2, \"findings\": 6, \"high\": 4, \"medium\": 2");
     ASSERT_CONTAINS(z, "\"sites\": [");
+    ASSERT_CONTAINS(z, "\"max_device_peak_bytes\": 3288334336, \"min_device_peak_bytes\": 3288334336}");
     ASSERT(!tg_json_valid("{\"a\": [1, 2,]}"));
     free(z);
     vt__result_free(&r);
