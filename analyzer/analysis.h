@@ -62,7 +62,6 @@ struct vt_life {
     int acct;                      /* device id whose live bytes it counts in; -1 pinned host; -2 managed; -3 none */
     int site;                      /* index into vt_trace.aSite */
     int phase;                     /* phase index at allocation, -1 none */
-    int iter;                      /* iteration index at allocation, -1 none */
     int status;                    /* enum vt_life_status */
     int liveIdx;                   /* index in the replay's dense live array */
     int bInternal;                 /* made by the CUDA runtime/driver (no API call, no site) */

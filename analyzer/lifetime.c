@@ -443,7 +443,6 @@ static int on_alloc(struct replay *r, sqlite3_stmt *p)
     l->bInternal = col_i64(p, 11, 0) == 0 && l->allocApi == 0 && l->stackId < 0 && op == VT_MEMOP_ALLOC;
     l->acct = acct_of(op, kind, dev);
     l->phase = vt__phase_at(t, ts);
-    l->iter = -1;
     l->site = vt__site_get(t, l->stackId, l->bytes);
     if (l->site < 0) {
         free(l);
@@ -635,7 +634,7 @@ int vt__replay(struct vt_trace *t, const struct vt_opts *o)
     enum { C_MEM, C_KUSE, C_COPY, C_SET, C_OOM, C_N };
     struct cursor ac[C_N];
     struct replay r;
-    int rc = SQLITE_OK, i, bMem = 0;
+    int rc = SQLITE_OK, i;
     (void)o;
 
     memset(&r, 0, sizeof r);
@@ -658,7 +657,6 @@ int vt__replay(struct vt_trace *t, const struct vt_opts *o)
         switch (best) {
         case C_MEM: {
             int op = sqlite3_column_int(c->pStmt, 2);
-            bMem = 1;
             t->apLive = r.apLive;
             t->nLive = r.nLive;
             vt__timeline_phase_step(t, c->ts); /* the level just before this event */
@@ -678,7 +676,6 @@ int vt__replay(struct vt_trace *t, const struct vt_opts *o)
         }
         if (rc == SQLITE_OK) rc = cursor_step(c);
     }
-    (void)bMem;
     if (rc == SQLITE_OK) {
         boundaries_upto(&r, INT64_MAX);
         for (i = 0; i < t->nSite; i++) site_catch_up(t, &t->aSite[i]);
