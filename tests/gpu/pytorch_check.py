@@ -269,7 +269,8 @@ def ground_truth_rows(mode, facts, stats, default_stats):
 def finding_rows(sc, mode, findings, markers, stats):
     """Check the run's findings (those of its own process) against sc.expect[mode]."""
     exp = sc.expect[mode]
-    rows = []
+    listed = ", ".join(f"{f.get('severity')} {f.get('kind')}" for f in findings) or "none"
+    rows = [Row("findings reported (all, worst first)", listed, "-", True, "info", False)]
     for kind in exp.require:
         got = [f for f in findings if f.get("kind") == kind]
         if got:

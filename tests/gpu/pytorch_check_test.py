@@ -365,6 +365,7 @@ def test_healthy_and_oom(tmp):
               [finding("leak", "info"), finding("transfer", "low")])
     rows, _, _ = rows_of(base, "healthy", "default")
     check(verdict(rows, "findings of severity medium") == ("none", "none", "clean", True), "healthy clean")
+    check(verdict(rows, "findings reported") == ("info leak, low transfer", "-", "info", True), "findings listed")
     write_run(base, "healthy", "default", segment_trace(300), segment_stats(300, "healthy"),
               [finding("retained", "medium", title="gradients held")])
     rows, _, _ = rows_of(base, "healthy", "default")
