@@ -5,7 +5,8 @@
 # Build where the CUDA toolkit and SQLite headers are (cmake -S . -B build), then run from
 # the repository root on the GPU machine, with the python3 that has PyTorch first on PATH:
 #   OUT=/some/dir bash tests/gpu/pytorch-run.sh [build-dir] [SCENARIO...]
-# Results: OUT/pytorch/ (traces, stats, reports, logs), OUT/pytorch/summary.md, and traces
+# The report of each run covers the scenario's own process (DataLoader workers' traces, if
+# any, are left aside). Results: OUT/pytorch/ (traces, stats, reports, logs), OUT/pytorch/summary.md, and traces
 # of at most 2 MB with their findings in OUT/pytorch/keep/. Exit status: the checker's.
 set -uo pipefail
 build=${1:-build}
@@ -46,7 +47,14 @@ wanted=" $* "
     < /dev/null > "$dir/$run.log" 2>&1
   echo "$?" > "$dir/$run.exit"
   tail -n 3 "$dir/$run.log"
-  traces=("$dir/$run"-*.db)
+  # The scenario's own process (its pid is in the stats); every trace of the run otherwise.
+  pid=$("$py" -c 'import json, sys; print(json.load(open(sys.argv[1]))["pid"])' \
+        "$dir/$run.stats.json" 2>/dev/null)
+  if [ -n "$pid" ] && [ -e "$dir/$run-$pid.db" ]; then
+    traces=("$dir/$run-$pid.db")
+  else
+    traces=("$dir/$run"-*.db)
+  fi
   if [ -e "${traces[0]}" ]; then
     # shellcheck disable=SC2086
     "$vt" analyze --no-write --format json $aargs -o "$dir/$run.report.json" "${traces[@]}" \

@@ -347,7 +347,7 @@ def check_run(base, sc, mode, repo, keep_dir, default_stats):
         try:
             fx = trace_facts(os.path.join(base, t))
         except sqlite3.Error as e:
-            rows.append(Row(f"trace {t}", f"unreadable: {e}", "readable", False, "ERROR"))
+            rows.append(Row(f"trace {t}", f"unreadable: {e}", "readable", False, "ERROR", False))
             continue
         if str(fx["pid"]) == str(stats.get("pid")):
             main, facts = t, fx

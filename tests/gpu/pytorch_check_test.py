@@ -429,6 +429,8 @@ def test_run_script(tmp):
             check(os.path.exists(os.path.join(base, "keep", run_id + ".db")), f"{run_id} kept")
     report = json.load(open(os.path.join(base, "loss_no_item-tensors.report.json")))
     check(report["argv"] == ["--no-write", "--min-bytes", "128"], f"analyze options {report['argv']}")
+    check(report["traces"] == [os.path.join(base, "loss_no_item-tensors-1021.db")],
+          f"only the scenario's own trace analyzed: {report['traces']}")
     check(not os.path.exists(os.path.join(base, "val_no_grad-default.exit")), "only the scenarios asked for")
     summary = open(os.path.join(base, "summary.md")).read()
     check("Overall: PASS." in summary and summary.count(" mode: PASS") == 4, "summary: 4 runs pass")

@@ -85,7 +85,7 @@ def analyze(argv):
     for p in traces:
         if os.path.exists(p + ".findings.json"):
             findings += json.load(open(p + ".findings.json"))
-    doc = {"vramtrace_report_version": 1, "argv": opts, "findings": findings}
+    doc = {"vramtrace_report_version": 1, "argv": opts, "traces": traces, "findings": findings}
     text = json.dumps(doc) if fmt == "json" else f"{len(findings)} findings\n"
     if out:
         with open(out, "w") as f:
