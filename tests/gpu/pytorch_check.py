@@ -16,8 +16,8 @@ medium or above), the script line of the `# vramtrace-expect: KIND` marker in th
 call site where the scenario requires it, and the ground truth (default mode: cudaMalloc
 calls of PyTorch's caching allocator = memory_stats segment.all.allocated, their frees =
 segment.all.freed, peak live bytes of those segments = reserved_bytes.all.peak; --tensors
-mode: cudaMallocAsync allocations = allocation.all.allocated, peak live bytes ~
-allocated_bytes.all.peak; both: NVTX ranges in the trace = ranges the script pushed). Every comparison is printed with both numbers and a verdict, and
+mode: cudaMallocAsync allocations = allocation.all.allocated, and shown, not required: peak
+live bytes ~ allocated_bytes.all.peak; both: NVTX ranges in the trace = ranges the script pushed). Every comparison is printed with both numbers and a verdict, and
 OUT/pytorch/summary.md holds the same as Markdown. Traces of at most 2 MB are copied to
 OUT/pytorch/keep/ with the findings they produced, ready for tests/data/.
 
@@ -50,9 +50,10 @@ NVTX_PUSHPOP = 0
 # The names of the NVTX ranges samples/pytorch/common.py opens.
 SCENARIO_RANGE = re.compile(r"^(train|validation|train pin_memory=(True|False)|iter \d+|batch \d+)$")
 
-# Relative tolerance of the --tensors peak comparison: the driver pool's used-memory
-# high-water mark (allocated_bytes.all.peak under the cudaMallocAsync backend) is the
-# driver's own figure, sampled on its clock, not a sum PyTorch keeps.
+# Relative tolerance of the --tensors peak comparison, which is shown but not required: the
+# driver pool's used-memory high-water mark (allocated_bytes.all.peak under the
+# cudaMallocAsync backend) is the driver's own figure, with its own rounding of each
+# allocation, not a sum PyTorch keeps.
 ASYNC_PEAK_TOLERANCE = 0.01
 
 
@@ -248,7 +249,8 @@ def ground_truth_rows(mode, facts, stats, default_stats):
             label = "allocation.all.allocated of the default-mode run (this backend keeps no count)"
         rows.append(exact(f"cudaMallocAsync allocations vs {label}", facts["async_allocs"], ref))
         rows.append(close("peak live cudaMallocAsync bytes vs allocated_bytes.all.peak",
-                          facts["async_peak"], ms.get("allocated_bytes.all.peak"), ASYNC_PEAK_TOLERANCE))
+                          facts["async_peak"], ms.get("allocated_bytes.all.peak"), ASYNC_PEAK_TOLERANCE,
+                          required=False))
         if facts["async_pool_size_max"] is not None:
             rows.append(close("largest pool size recorded vs reserved_bytes.all.peak",
                               facts["async_pool_size_max"], ms.get("reserved_bytes.all.peak"),

@@ -302,6 +302,19 @@ def test_loss_no_item(tmp):
     check(verdict(rows, "leak site") == (f"loss_no_item.py:{line}", f"loss_no_item.py:{line}", "match", True),
           f"site {verdict(rows, 'leak site')}")
     check(not any(r.failed() for r in rows.values()), "tensors passes")
+    st = tensor_stats(200, "loss_no_item")
+    st["memory_stats"]["allocated_bytes.all.peak"] = 4 * MIB
+    json.dump(st, open(os.path.join(base, "loss_no_item-tensors.stats.json"), "w"))
+    rows, _, _ = rows_of(base, "loss_no_item", "tensors", default_stats=stats)
+    check(verdict(rows, "peak live cudaMallocAsync") ==
+          (3 * MIB, 4 * MIB, "DIFFER: 25.00 % (tolerance 1 %)", False), "async peak differs")
+    check(not any(r.failed() for r in rows.values()), "the driver's peak is shown, not required")
+    st["memory_stats"]["allocated_bytes.all.peak"] = 3 * MIB + 1000
+    json.dump(st, open(os.path.join(base, "loss_no_item-tensors.stats.json"), "w"))
+    rows, _, _ = rows_of(base, "loss_no_item", "tensors", default_stats=stats)
+    check(verdict(rows, "peak live cudaMallocAsync")[2:] == ("within 0.03 % (tolerance 1 %)", True),
+          f"async peak within {verdict(rows, 'peak live cudaMallocAsync')}")
+    json.dump(tensor_stats(200, "loss_no_item"), open(os.path.join(base, "loss_no_item-tensors.stats.json"), "w"))
     check(os.path.exists(os.path.join(base, "keep", "loss_no_item-tensors.db")), "trace kept")
     kept = json.load(open(os.path.join(base, "keep", "loss_no_item-tensors.expected.json")))
     check([f["site"] for f in kept["findings"]] == [site], "kept findings are this process's")
