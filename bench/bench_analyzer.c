@@ -476,7 +476,8 @@ static int raw_scan(const char *zPath, int bOrdered, int64_t *pRows, double *pWa
         "SELECT start, dst FROM memset WHERE dst IS NOT NULL ORDER BY start"};
     const char **az = bOrdered ? azOrdered : azPlain;
     sqlite3 *db = NULL;
-    int64_t sum = 0, n = 0;
+    uint64_t sum = 0; /* wraps: only keeps the reads from being optimized away */
+    int64_t n = 0;
     double t0 = now_s(), c0 = clock_s(CLOCK_PROCESS_CPUTIME_ID);
     int rc = sqlite3_open_v2(zPath, &db, SQLITE_OPEN_READONLY, NULL);
     for (int i = 0; i < 5 && rc == SQLITE_OK; i++) {
@@ -484,7 +485,7 @@ static int raw_scan(const char *zPath, int bOrdered, int64_t *pRows, double *pWa
         rc = sqlite3_prepare_v2(db, az[i], -1, &p, NULL);
         while (rc == SQLITE_OK && (rc = sqlite3_step(p)) == SQLITE_ROW) {
             int nCol = sqlite3_column_count(p);
-            for (int j = 0; j < nCol; j++) sum += sqlite3_column_int64(p, j);
+            for (int j = 0; j < nCol; j++) sum += (uint64_t)sqlite3_column_int64(p, j);
             n++;
             rc = SQLITE_OK;
         }
