@@ -82,6 +82,7 @@ struct vt_site {
     int64_t nAlloc, totalBytes, nLive, liveBytes, peakLiveBytes;
     /* growth across iteration boundaries */
     int64_t firstBoundaryBytes, prevBoundaryBytes;
+    int64_t firstBoundaryTs, lastBoundaryTs; /* times of the first and latest boundary sampled */
     int nBoundary, nUp, nDown;
     int seenBoundary;       /* boundaries already accounted (lifetime.c: site_catch_up) */
     int64_t maxDrop;

@@ -183,6 +183,8 @@ static int growth(struct vt_result *r, int iTrace)
         vt__fmt_bytes(s->peakLiveBytes, zP, sizeof zP);
         f->bytes = riseS;
         f->count = s->nBoundary;
+        f->firstTs = s->firstBoundaryTs;
+        f->lastTs = s->lastBoundaryTs;
         f->stackId = s->stackId;
         if (!t->bSliceBoundaries) snprintf(f->zPhase, sizeof f->zPhase, "training");
         f->zSite = vt__strdupf("%s%s", s->zSite, s->stackId < 0 ? zSiteHelp : "");

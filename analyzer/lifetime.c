@@ -284,6 +284,7 @@ static void site_catch_up(struct vt_trace *t, struct vt_site *s)
     if (nNew <= 0) return;
     if (s->nBoundary == 0) {
         s->firstBoundaryBytes = s->liveBytes;
+        s->firstBoundaryTs = t->aBoundary[s->seenBoundary];
     } else if (s->liveBytes > s->prevBoundaryBytes) {
         s->nUp++;
     } else if (s->liveBytes < s->prevBoundaryBytes) {
@@ -291,6 +292,7 @@ static void site_catch_up(struct vt_trace *t, struct vt_site *s)
         if (s->prevBoundaryBytes - s->liveBytes > s->maxDrop) s->maxDrop = s->prevBoundaryBytes - s->liveBytes;
     }
     s->prevBoundaryBytes = s->liveBytes;
+    s->lastBoundaryTs = t->aBoundary[t->nBoundaryDone - 1];
     s->nBoundary += nNew;
     s->seenBoundary = t->nBoundaryDone;
 }
