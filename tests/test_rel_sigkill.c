@@ -129,6 +129,25 @@ static void child_main(const char *zPath, unsigned flushMs, int fd)
     }
 }
 
+/* Remove a trace made under core_tmp_path, its companions and its directory (kept on failure). */
+static void remove_trace(const char *zPath)
+{
+    static const char *const azSuffix[] = {"", "-wal", "-shm", "-journal"};
+    char z[256];
+    char *zSlash;
+    size_t i;
+    for (i = 0; i < sizeof azSuffix / sizeof azSuffix[0]; i++) {
+        snprintf(z, sizeof z, "%s%s", zPath, azSuffix[i]);
+        unlink(z);
+    }
+    snprintf(z, sizeof z, "%s", zPath);
+    zSlash = strrchr(z, '/');
+    if (zSlash) {
+        *zSlash = '\0';
+        rmdir(z);
+    }
+}
+
 /* Rows of api_call + kernel committed in the trace at zPath as a reader sees them now; -1 if unreadable. */
 static long long committed_rows(const char *zPath)
 {
@@ -234,6 +253,7 @@ static struct outcome trial(int iTrial, unsigned killAfterMs, unsigned flushMs)
         VT__FAIL("trial %d: events accepted more than %llu ms before the kill are missing (%lld of %llu)",
                  iTrial, (unsigned long long)(flushMs + backlogMs + LOSS_SLACK_MS), out.nHave,
                  (unsigned long long)nNeed);
+    remove_trace(zPath);
     return out;
 }
 
