@@ -56,12 +56,15 @@ static inline int core_next_record(uint8_t *pBuf, size_t validSize, void **ppRec
     return 0;
 }
 
-/* A fresh trace path in a new temporary directory (zOut at least 64 bytes). */
+/* A fresh trace path in a new temporary directory under the test program's scratch
+ * directory (VT_TEST_TMP, removed when the program ends), zOut at least 128 bytes. */
 static inline void core_tmp_path(char *zOut, size_t n, const char *zName)
 {
-    char zDir[] = "/tmp/vt_core_XXXXXX";
+    const char *zBase = getenv("VT_TEST_TMP");
+    char zDir[80];
+    snprintf(zDir, sizeof zDir, "%.60s/vt_core_XXXXXX", zBase ? zBase : "/tmp");
     ASSERT(mkdtemp(zDir) != NULL);
-    snprintf(zOut, n, "%s/%s", zDir, zName);
+    snprintf(zOut, n, "%s/%.40s", zDir, zName);
 }
 
 /* Open a finished trace read-only. */

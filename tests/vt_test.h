@@ -12,7 +12,10 @@
  * prints one line per test and a closing "N passed, N failed" line, and exits
  * non-zero if any failed. Exit code 77 from a test (SKIP()) counts as skipped.
  * VT_TEST_TIMEOUT (seconds, default 120) bounds each test.
+ * Each program gets a scratch directory, exported as VT_TEST_TMP, that is removed
+ * with everything in it when the program ends (kept if VT_TEST_KEEP is set).
  */
+#include <ftw.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -97,9 +100,22 @@ static int vt__run_one(const struct vt__test_case *pCase, unsigned timeout)
     return 1;
 }
 
+/* nftw callback: remove one entry (depth first). */
+static int vt__rm_entry(const char *zPath, const struct stat *pSt, int flag, struct FTW *pFtw)
+{
+    (void)pSt;
+    (void)flag;
+    (void)pFtw;
+    remove(zPath);
+    return 0;
+}
+
 static int vt__test_main(const struct vt__test_case *aCase, size_t nCase, int argc, char **argv)
 {
     int nPass = 0, nFail = 0, nSkip = 0;
+    char zTmp[] = "/tmp/vt_test_XXXXXX";
+    int bTmp = mkdtemp(zTmp) != NULL;
+    if (bTmp) setenv("VT_TEST_TMP", zTmp, 1);
     unsigned timeout = 120;
     const char *zTimeout = getenv("VT_TEST_TIMEOUT");
     size_t i;
@@ -116,6 +132,7 @@ static int vt__test_main(const struct vt__test_case *aCase, size_t nCase, int ar
         else nFail++;
     }
     printf("%d passed, %d failed, %d skipped\n", nPass, nFail, nSkip);
+    if (bTmp && !getenv("VT_TEST_KEEP")) nftw(zTmp, vt__rm_entry, 16, FTW_DEPTH | FTW_PHYS);
     if (nFail) return 1;
     if (nPass == 0 && nSkip > 0) return 77; /* everything skipped: ctest reports SKIPPED */
     return nPass ? 0 : 1;                   /* a program that ran nothing has failed */
