@@ -6,7 +6,7 @@
 #include "vramtrace/schema.h"
 
 /*
- * Capture the calling thread's site (Python frames when it holds the GIL,
+ * Capture the calling thread's site (its Python frames, with or without the GIL,
  * then 4 native frames) and describe it in zOut: one line per Python frame,
  * "py FILE:LINE:FUNCTION", then "native N". Returns the stack id, or -1 when
  * the site table cannot be created. Called by Python through ctypes.

@@ -269,17 +269,24 @@ TEST(method_qualname)
     stop_python(pMod);
 }
 
-/* Without the GIL the reader never touches Python: native frames only. */
-TEST(no_gil_no_python_frames)
+/*
+ * Without the GIL the C API is never called: the raw reader (pyframes_raw.h)
+ * supplies the same Python frame, then the 8 native ones.
+ */
+TEST(no_gil_raw_python_frames)
 {
     PyObject *pMod = start_python();
     struct vt_sites_stats st;
     ASSERT(call(pMod, "nogil") >= 1);
     ASSERT_EQ(1, nRec);
-    ASSERT_EQ(8, aRec[0].u.stack.nFrame);
-    ASSERT_EQ(VT_FRAME_NATIVE, aRec[0].u.stack.aFrame[0].kind);
+    ASSERT_EQ(9, aRec[0].u.stack.nFrame);
+    ASSERT_EQ(VT_FRAME_PYTHON, aRec[0].u.stack.aFrame[0].kind);
+    ASSERT_STREQ(zModulePath, aRec[0].u.stack.aFrame[0].zFile);
+    ASSERT_EQ(12, aRec[0].u.stack.aFrame[0].line);
+    ASSERT_STREQ("nogil", aRec[0].u.stack.aFrame[0].zFunction);
+    ASSERT_EQ(VT_FRAME_NATIVE, aRec[0].u.stack.aFrame[1].kind);
     vt__sites_stats(pSites, &st);
-    ASSERT_EQ(0, st.python);
+    ASSERT_EQ(1, st.python);
     stop_python(pMod);
 }
 
@@ -329,8 +336,9 @@ TEST(not_initialized)
 /*
  * A real `python3` process (not an embedded interpreter) loads a library
  * holding the reader through ctypes: PyDLL calls keep the GIL, so the Python
- * frames are read with exact file and line; CDLL calls release the GIL, so none
- * are. Shows dlsym(RTLD_DEFAULT) finds the API in the interpreter executable.
+ * frames are read with exact file and line through the C API; CDLL calls
+ * release the GIL, so the raw reader reads the same frames. Shows
+ * dlsym(RTLD_DEFAULT) finds the API in the interpreter executable.
  */
 TEST(real_interpreter_ctypes)
 {
@@ -373,11 +381,13 @@ TEST(real_interpreter_ctypes)
     snprintf(zWant, sizeof zWant, "id 1\npy %s:6:leaf\npy %s:8:mid\npy %s:9:<module>\nnative 4\n",
              zPath, zPath, zPath);
     ASSERT_CONTAINS(zOut, zWant);
-    /* Second call from another line: a new site. Third: no GIL, so native frames only. */
+    /* Second call from another line: a new site. Third: no GIL, the same frames read raw. */
     snprintf(zWant, sizeof zWant, "id 2\npy %s:6:leaf\npy %s:8:mid\npy %s:10:<module>\nnative 4\n",
              zPath, zPath, zPath);
     ASSERT_CONTAINS(zOut, zWant);
-    ASSERT_CONTAINS(zOut, "id 3\nnative 4\n");
+    snprintf(zWant, sizeof zWant, "id 3\npy %s:6:leaf\npy %s:8:mid\npy %s:11:<module>\nnative 4\n",
+             zPath, zPath, zPath);
+    ASSERT_CONTAINS(zOut, zWant);
 #endif
 }
 
@@ -446,6 +456,6 @@ TEST(unwind_through_interpreter)
 }
 
 VT_TEST_LIST(T(file_line_function) T(dedup_and_lines) T(method_qualname)
-             T(no_gil_no_python_frames) T(pending_exception_kept) T(code_objects_retained)
+             T(no_gil_raw_python_frames) T(pending_exception_kept) T(code_objects_retained)
              T(not_initialized) T(real_interpreter_ctypes)
              T(unwind_through_interpreter) T(lines_in_long_function))

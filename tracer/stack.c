@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "pyframes.h"
+#include "pyframes_raw.h"
 #include "unwind.h"
 #include "vramtrace/schema.h"
 
@@ -44,7 +45,7 @@ struct sentry {
     int64_t id;
     _Atomic int bLost; /* its record never reached the trace: emit again */
     int nKey;
-    uint64_t aKey[]; /* [nPy, (code, line) x nPy, pc x nNative] */
+    uint64_t aKey[]; /* [nPy, (code, fp << 32 | line) x nPy, pc x nNative] */
 };
 
 /* One symbolized return address. */
@@ -58,10 +59,17 @@ struct pcentry {
 
 #define CODE_LINES 32 /* (instruction offset, line) pairs cached per code object */
 
-/* One Python code object, kept alive by a strong reference. */
+/*
+ * One Python code object. Cached with the GIL held, it is kept alive by a
+ * strong reference (bRef); cached without the GIL (read raw), it cannot be,
+ * so its identity fingerprint fp (pyframes_raw.h) is part of the key: a new
+ * code object at a freed one's address gets an entry of its own.
+ */
 struct codeentry {
     uint64_t hash;
     const void *pCode;
+    uint32_t fp; /* vt__pyraw_code_fp(pCode), 0 when the raw reader is off */
+    int bRef;    /* holds a strong reference */
     char *zFile;
     char *zFunction;
     /* (lasti + 1) << 32 | line, 0 = empty; filled lock-free, never changed once set */
@@ -87,6 +95,11 @@ struct vt__sites {
 struct stackkey {
     const uint64_t *aKey;
     int nKey;
+};
+
+struct codekey {
+    const void *pCode;
+    uint32_t fp;
 };
 
 /* Final mix of a 64-bit value (murmur3 fmix64). */
@@ -194,7 +207,9 @@ static int pc_eq(const void *pEntry, const void *pKey)
 
 static int code_eq(const void *pEntry, const void *pKey)
 {
-    return ((const struct codeentry *)pEntry)->pCode == pKey;
+    const struct codeentry *e = pEntry;
+    const struct codekey *k = pKey;
+    return e->pCode == k->pCode && e->fp == k->fp;
 }
 
 static void stack_free(void *p, void *pArg)
@@ -215,7 +230,7 @@ static void pc_free(void *p, void *pArg)
 static void code_free(void *p, void *pArg)
 {
     struct codeentry *e = p;
-    if (*(int *)pArg) vt__py_code_ref(e->pCode, -1);
+    if (*(int *)pArg && e->bRef) vt__py_code_ref(e->pCode, -1);
     free(e->zFile);
     free(e->zFunction);
     free(e);
@@ -283,7 +298,7 @@ struct vt__sites *vt__sites_open(const struct vt_sites_config *cfg)
     backtrace(aWarm, 4); /* the first call loads libgcc_s's unwinder: do it now, not in a callback */
     vt__unwind(aWarm, 4, cfg->fast_unwind);
     calibrate(s);
-    vt__py_resolve();
+    if (vt__py_resolve()) vt__pyraw_resolve();
     return s;
 }
 
@@ -411,28 +426,50 @@ static const struct pcentry *pc_lookup(struct vt__sites *s, uint64_t pc, struct 
     return pTmp;
 }
 
+/* Names of a code object: through the C API when bGil, else read raw ("?" if unreadable). 0 or -ENOMEM. */
+static int code_names(const void *pCode, int bGil, char **pzFile, char **pzFunction)
+{
+    int rc = bGil ? vt__py_code_names(pCode, pzFile, pzFunction)
+                  : vt__pyraw_code_names(pCode, pzFile, pzFunction);
+    if (rc == -EINVAL) {
+        *pzFile = strdup("?");
+        *pzFunction = strdup("?");
+        rc = *pzFile && *pzFunction ? 0 : -ENOMEM;
+        if (rc) {
+            free(*pzFile);
+            free(*pzFunction);
+            *pzFile = *pzFunction = NULL;
+        }
+    }
+    return rc;
+}
+
 /*
- * Make sure pCode is in the code cache (taking a strong reference on it).
- * Called with the GIL held. Returns 1 if cached, 0 if the cache is full,
- * -ENOMEM.
+ * Make sure (pCode, fp) is in the code cache. With the GIL held (bGil) the
+ * names come from the C API and the entry takes a strong reference on the
+ * code object; without it they are read raw and no reference is taken.
+ * Returns 1 if cached, 0 if the cache is full, -ENOMEM.
  */
-static int code_cache(struct vt__sites *s, const void *pCode)
+static int code_cache(struct vt__sites *s, const void *pCode, uint32_t fp, int bGil)
 {
     uint64_t h = fmix64((uint64_t)(uintptr_t)pCode);
+    struct codekey k = {pCode, fp};
     struct codeentry *e, *pIn;
-    if (table_find(&s->codes, h, code_eq, pCode)) return 1;
+    if (table_find(&s->codes, h, code_eq, &k)) return 1;
     if (atomic_load_explicit(&s->codes.n, memory_order_relaxed) >= s->codes.nMax) return 0;
     e = calloc(1, sizeof(*e));
     if (!e) return -ENOMEM;
     e->hash = h;
     e->pCode = pCode;
-    if (vt__py_code_names(pCode, &e->zFile, &e->zFunction)) {
+    e->fp = fp;
+    e->bRef = bGil;
+    if (code_names(pCode, bGil, &e->zFile, &e->zFunction)) {
         free(e);
         return -ENOMEM;
     }
-    pIn = table_insert(&s->codes, h, e, code_eq, pCode);
+    pIn = table_insert(&s->codes, h, e, code_eq, &k);
     if (pIn == e) {
-        vt__py_code_ref(pCode, 1);
+        if (bGil) vt__py_code_ref(pCode, 1);
         return 1;
     }
     free(e->zFile);
@@ -444,11 +481,12 @@ static int code_cache(struct vt__sites *s, const void *pCode)
 /*
  * Line of instruction offset lasti in pCode: from the code object's cache when
  * it is cached (adding the pair if there is room), else from
- * PyCode_Addr2Line. Called with the GIL held.
+ * PyCode_Addr2Line when bGil (the GIL is held) or the raw line-table decoder.
  */
-static int code_line(struct vt__sites *s, const void *pCode, int lasti)
+static int code_line(struct vt__sites *s, const void *pCode, uint32_t fp, int lasti, int bGil)
 {
-    struct codeentry *e = table_find(&s->codes, fmix64((uint64_t)(uintptr_t)pCode), code_eq, pCode);
+    struct codekey k = {pCode, fp};
+    struct codeentry *e = table_find(&s->codes, fmix64((uint64_t)(uintptr_t)pCode), code_eq, &k);
     uint64_t want = (uint64_t)(uint32_t)(lasti + 1) << 32, v;
     int i, line;
     if (e)
@@ -457,7 +495,7 @@ static int code_line(struct vt__sites *s, const void *pCode, int lasti)
             if (v == 0) break;
             if ((v & 0xffffffff00000000ull) == want) return (int)(uint32_t)v;
         }
-    line = vt__py_code_line(pCode, lasti);
+    line = bGil ? vt__py_code_line(pCode, lasti) : vt__pyraw_code_line(pCode, lasti);
     if (e)
         for (i = 0; i < CODE_LINES; i++) {
             uint64_t expected = 0;
@@ -491,9 +529,10 @@ void vt__frames_free(struct vt_frame *aFrame, int n)
 
 /*
  * Build the frame records of a stack key. Python names come from the code
- * cache, or are read directly when bGil says the GIL is held (a code object
- * the full cache could not take). Returns the heap array, or NULL when out of
- * memory.
+ * cache, or are read directly (a code object the full cache could not take):
+ * through the C API when bGil says the GIL is held, else raw. Only called
+ * while the key's code objects are on the calling thread's stack. Returns the
+ * heap array, or NULL when out of memory.
  */
 static struct vt_frame *frames_build(struct vt__sites *s, const uint64_t *aKey, int nKey, int bGil)
 {
@@ -501,18 +540,15 @@ static struct vt_frame *frames_build(struct vt__sites *s, const uint64_t *aKey, 
     struct vt_frame *aFrame = calloc((size_t)(nFrame > 0 ? nFrame : 1), sizeof(*aFrame));
     if (!aFrame) return NULL;
     for (i = 0; i < nPy && !bFail; i++) {
-        const void *pCode = (const void *)(uintptr_t)aKey[1 + 2 * i];
-        const struct codeentry *e = table_find(&s->codes, fmix64(aKey[1 + 2 * i]), code_eq, pCode);
+        struct codekey k = {(const void *)(uintptr_t)aKey[1 + 2 * i], (uint32_t)(aKey[2 + 2 * i] >> 32)};
+        const struct codeentry *e = table_find(&s->codes, fmix64(aKey[1 + 2 * i]), code_eq, &k);
         aFrame[i].kind = VT_FRAME_PYTHON;
-        aFrame[i].line = (int)aKey[2 + 2 * i];
+        aFrame[i].line = (int)(uint32_t)aKey[2 + 2 * i];
         if (e) {
             aFrame[i].zFile = dup_or_null(e->zFile, &bFail);
             aFrame[i].zFunction = dup_or_null(e->zFunction, &bFail);
-        } else if (bGil) {
-            if (vt__py_code_names(pCode, &aFrame[i].zFile, &aFrame[i].zFunction)) bFail = 1;
-        } else {
-            aFrame[i].zFile = dup_or_null("?", &bFail);
-            aFrame[i].zFunction = dup_or_null("?", &bFail);
+        } else if (code_names(k.pCode, bGil, &aFrame[i].zFile, &aFrame[i].zFunction)) {
+            bFail = 1;
         }
     }
     for (i = nPy; i < nFrame && !bFail; i++) {
@@ -553,27 +589,54 @@ static void emit(struct vt__sites *s, struct vt_hrec *pNew, int64_t id, uint64_t
     atomic_fetch_add_explicit(&s->nEmitted, 1, memory_order_relaxed);
 }
 
+/*
+ * The calling thread's Python frames (at most nMax): through the C API when
+ * it holds the GIL (*pbGil = 1), else read raw from CPython's structures
+ * (pyframes_raw.h). Lines are filled in; fp is the code object's fingerprint
+ * (0 when the raw reader is off). Returns the number of frames.
+ */
+static int capture_python(struct vt__sites *s, struct vt__pyraw_frame *aPy, int nMax, int *pbGil)
+{
+    struct vt__pyframe aApi[VT_SITE_MAX_PYDEPTH];
+    int n = 0, i;
+    *pbGil = 0;
+    if (!vt__py_resolve()) return 0;
+    if (vt__py_holds_gil()) {
+        *pbGil = 1;
+        n = vt__py_capture(aApi, nMax);
+        for (i = 0; i < n; i++) {
+            aPy[i].pCode = aApi[i].pCode;
+            aPy[i].fp = vt__pyraw_code_fp(aApi[i].pCode);
+            aPy[i].lasti = aApi[i].lasti;
+            aPy[i].line = aApi[i].line;
+        }
+    } else if (vt__pyraw_resolve()) {
+        n = vt__pyraw_capture(aPy, nMax);
+    }
+    for (i = 0; i < n; i++)
+        if (aPy[i].lasti >= 0) aPy[i].line = code_line(s, aPy[i].pCode, aPy[i].fp, aPy[i].lasti, *pbGil);
+    return n;
+}
+
 int64_t vt__site_capture(struct vt__sites *s, int depth, int bPython, struct vt_hrec *pNew)
 {
     uint64_t aKey[MAX_KEY], h;
-    struct vt__pyframe aPy[VT_SITE_MAX_PYDEPTH];
+    struct vt__pyraw_frame aPy[VT_SITE_MAX_PYDEPTH];
     struct stackkey key;
     struct sentry *e, *pIn;
     struct vt_frame *aFrame;
-    int nPy = 0, nNative, nKey, i, bDedup = 1;
+    int nPy = 0, nNative, nKey, i, bDedup = 1, bGil = 0;
     int64_t id;
 
     pNew->type = 0;
     if (depth > VT_SITE_MAX_DEPTH) depth = VT_SITE_MAX_DEPTH;
-    if (bPython && s->cfg.py_depth > 0) nPy = vt__py_capture(aPy, s->cfg.py_depth);
-    for (i = 0; i < nPy; i++)
-        if (aPy[i].lasti >= 0) aPy[i].line = code_line(s, aPy[i].pCode, aPy[i].lasti);
+    if (bPython && s->cfg.py_depth > 0) nPy = capture_python(s, aPy, s->cfg.py_depth, &bGil);
     nNative = capture_native(s, &aKey[1 + 2 * nPy], depth, NULL);
     if (nPy + nNative == 0) return 0;
     aKey[0] = (uint64_t)nPy;
     for (i = 0; i < nPy; i++) {
         aKey[1 + 2 * i] = (uint64_t)(uintptr_t)aPy[i].pCode;
-        aKey[2 + 2 * i] = (uint64_t)aPy[i].line;
+        aKey[2 + 2 * i] = (uint64_t)aPy[i].fp << 32 | (uint32_t)aPy[i].line;
     }
     nKey = 1 + 2 * nPy + nNative;
     h = hash_words(aKey, nKey);
@@ -587,7 +650,7 @@ int64_t vt__site_capture(struct vt__sites *s, int depth, int bPython, struct vt_
         /* Known site; re-emit only if its record was lost (one thread wins the exchange). */
         if (atomic_load_explicit(&e->bLost, memory_order_relaxed) &&
             atomic_exchange_explicit(&e->bLost, 0, memory_order_acq_rel)) {
-            aFrame = frames_build(s, aKey, nKey, nPy > 0);
+            aFrame = frames_build(s, aKey, nKey, bGil);
             if (!aFrame) {
                 atomic_store(&e->bLost, 1);
                 return -ENOMEM;
@@ -597,13 +660,13 @@ int64_t vt__site_capture(struct vt__sites *s, int depth, int bPython, struct vt_
         return e->id;
     }
 
-    /* A new site: cache its code objects (the GIL is still held if nPy > 0), then symbolize. */
+    /* A new site: cache its code objects (still on this thread's stack), then symbolize. */
     for (i = 0; i < nPy; i++) {
-        int rc = code_cache(s, aPy[i].pCode);
+        int rc = code_cache(s, aPy[i].pCode, aPy[i].fp, bGil);
         if (rc < 0) return rc;
         if (rc == 0) bDedup = 0;
     }
-    aFrame = frames_build(s, aKey, nKey, nPy > 0);
+    aFrame = frames_build(s, aKey, nKey, bGil);
     if (!aFrame) return -ENOMEM;
     if (bDedup && atomic_load_explicit(&s->stacks.n, memory_order_relaxed) < s->stacks.nMax) {
         e = malloc(sizeof(*e) + (size_t)nKey * sizeof(aKey[0]));

@@ -4,7 +4,9 @@
 
 /*
  * A site is the combined stack of the calling thread: its Python frames
- * (innermost first, only when the thread holds the GIL, see pyframes.h),
+ * (innermost first; through the C API when the thread holds the GIL, see
+ * pyframes.h, else read directly from CPython's structures, see
+ * pyframes_raw.h),
  * followed by its native frames (innermost first, as glibc's backtrace()
  * reports them; see unwind.h).
  *
@@ -34,7 +36,8 @@
  * Bounded memory: at most cfg.max_stacks distinct stacks, cfg.max_pcs cached
  * return addresses and cfg.max_codes cached code objects (each cached code
  * object is kept alive with a strong reference so its address cannot be reused
- * by another code object). Past a bound, sites are still captured and emitted
+ * by another code object; one first met without the GIL cannot be, so its
+ * entry is also keyed by an identity fingerprint). Past a bound, sites are still captured and emitted
  * complete, but not deduplicated: each such capture gets a fresh stack id and
  * its own VT_HREC_STACK record, counted in vt_sites_stats.undeduped.
  *
@@ -103,8 +106,8 @@ void vt__sites_close(struct vt__sites *s);
 
 /*
  * Capture the calling thread's site: up to depth native frames (0..
- * VT_SITE_MAX_DEPTH, after the skipped ones) and, when bPython is non-zero and
- * the thread holds the GIL, up to cfg.py_depth Python frames before them.
+ * VT_SITE_MAX_DEPTH, after the skipped ones) and, when bPython is non-zero,
+ * up to cfg.py_depth Python frames before them (with or without the GIL).
  *
  * Returns the site's stack id (>= 1), 0 if the site is empty (nothing
  * captured), or -ENOMEM. pNew->type is set to VT_HREC_STACK when the caller

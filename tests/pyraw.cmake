@@ -1,0 +1,34 @@
+# GIL-free Python frame reader: compared frame for frame with the C-API reader
+# inside an embedded CPython (the python3-embed found by tests/attrib.cmake).
+if(VT_PYEMBED_FOUND)
+  vt_add_test(NAME test_pyframes_raw SOURCES test_pyframes_raw.c
+              LIBS vtcore PkgConfig::VT_PYEMBED -rdynamic LABELS core)
+endif()
+
+# The same test against other CPython installations, one program each:
+#   -DVT_PYRAW_TEST_PYTHONS="/opt/py312;/root/.pyenv/versions/3.13.0"
+# Each prefix needs include/python3.X/Python.h and a shared lib/libpython3.X.so.
+set(VT_PYRAW_TEST_PYTHONS "" CACHE STRING "Extra CPython prefixes test_pyframes_raw is built against")
+foreach(prefix ${VT_PYRAW_TEST_PYTHONS})
+  file(GLOB VT_PYRAW_INC "${prefix}/include/python3.*")
+  list(FILTER VT_PYRAW_INC EXCLUDE REGEX "[dmu]$")
+  list(LENGTH VT_PYRAW_INC VT_PYRAW_NINC)
+  if(NOT VT_PYRAW_NINC EQUAL 1)
+    message(WARNING "VT_PYRAW_TEST_PYTHONS: no single include/python3.X under ${prefix}")
+    continue()
+  endif()
+  get_filename_component(VT_PYRAW_VER "${VT_PYRAW_INC}" NAME) # python3.X
+  set(VT_PYRAW_LIB "${prefix}/lib/lib${VT_PYRAW_VER}.so")
+  if(NOT EXISTS "${VT_PYRAW_LIB}")
+    message(WARNING "VT_PYRAW_TEST_PYTHONS: ${VT_PYRAW_LIB} not found")
+    continue()
+  endif()
+  string(REPLACE "python" "" VT_PYRAW_SUFFIX "${VT_PYRAW_VER}")
+  string(REPLACE "." "" VT_PYRAW_SUFFIX "${VT_PYRAW_SUFFIX}")
+  set(VT_PYRAW_NAME test_pyframes_raw_py${VT_PYRAW_SUFFIX})
+  vt_add_test(NAME ${VT_PYRAW_NAME} SOURCES test_pyframes_raw.c
+              LIBS vtcore "${VT_PYRAW_LIB}" -rdynamic "-Wl,-rpath,${prefix}/lib" LABELS core)
+  target_include_directories(${VT_PYRAW_NAME} PRIVATE "${VT_PYRAW_INC}")
+  # The interpreter must find its own standard library, not the system one.
+  set_property(TEST ${VT_PYRAW_NAME} APPEND PROPERTY ENVIRONMENT "PYTHONHOME=${prefix}")
+endforeach()
