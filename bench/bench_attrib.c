@@ -1,5 +1,7 @@
 /* Benchmark of the attribution core: site capture (warm, new stack, cold symbolization, Python) and parameter scans. */
 #include "intervals.h"
+#include "pyframes.h"
+#include "pyframes_raw.h"
 #include "stack.h"
 
 #include <stdio.h>
@@ -192,17 +194,50 @@ static void bench_scan(void)
 #ifdef VT_BENCH_PYTHON
 static struct vt__sites *pPySites;
 
-/* bench.capture(n): n captures with Python frames from the calling Python frame. */
-static PyObject *py_capture(PyObject *self, PyObject *args)
+static int nPyFrames; /* Python frames seen by the last reader-only run */
+
+/* n site captures; the GIL is released around the loop when bNoGil (the raw reader then runs). */
+static void site_loop(int n, int bNoGil)
 {
-    int n, i;
-    (void)self;
-    if (!PyArg_ParseTuple(args, "i", &n)) return NULL;
+    PyThreadState *pTs = bNoGil ? PyEval_SaveThread() : NULL;
+    int i;
     for (i = 0; i < n; i++) {
         struct vt_hrec rec;
         vt__site_capture(pPySites, 16, 1, &rec);
         consume(&rec);
     }
+    if (pTs) PyEval_RestoreThread(pTs);
+}
+
+/* n stack reads: through the C API (bRaw 0, GIL held) or raw; with every line decoded when bLines. */
+static void reader_loop(int n, int bRaw, int bLines)
+{
+    struct vt__pyframe aApi[VT_SITE_MAX_PYDEPTH];
+    struct vt__pyraw_frame aRaw[VT_SITE_MAX_PYDEPTH];
+    int i, k;
+    for (i = 0; i < n; i++) {
+        if (bRaw) {
+            nPyFrames = vt__pyraw_capture(aRaw, 32);
+            for (k = 0; k < nPyFrames && bLines; k++) aRaw[k].line = vt__pyraw_code_line(aRaw[k].pCode, aRaw[k].lasti);
+        } else {
+            nPyFrames = vt__py_capture(aApi, 32);
+            for (k = 0; k < nPyFrames && bLines; k++) aApi[k].line = vt__py_code_line(aApi[k].pCode, aApi[k].lasti);
+        }
+    }
+}
+
+/*
+ * bench.capture(n, mode): n captures from the calling Python frame. mode 0:
+ * site capture with the GIL held; 1: site capture with the GIL released (raw
+ * reader); 2/3: C-API / raw reader only, frames; 4/5: the same and every line.
+ */
+static PyObject *py_capture(PyObject *self, PyObject *args)
+{
+    int n, mode = 0;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "i|i", &n, &mode)) return NULL;
+    if (mode <= 1) site_loop(n, mode);
+    else reader_loop(n, mode & 1, mode >= 4);
     Py_RETURN_NONE;
 }
 
@@ -219,13 +254,14 @@ static void bench_python(void)
     enum { N = 100000 };
     uint64_t t0, t1;
     char zCode[512];
+    int mode;
     pPySites = vt__sites_open(NULL);
     PyImport_AppendInittab("vtbench", py_init);
     Py_InitializeEx(0);
     /* 10 Python frames deep, then N captures in one C call (same site each time). */
     PyRun_SimpleString("import vtbench\n"
-                       "def f(n, k):\n"
-                       "    return f(n - 1, k) if n else vtbench.capture(k)\n"
+                       "def f(n, k, mode=0):\n"
+                       "    return f(n - 1, k, mode) if n else vtbench.capture(k, mode)\n"
                        "f(9, 1)\n");
     snprintf(zCode, sizeof zCode, "f(9, %d)\n", N);
     t0 = now_ns();
@@ -241,6 +277,24 @@ static void bench_python(void)
     PyRun_SimpleString(zCode);
     t1 = now_ns();
     printf("  same, called from line 1000 of a function:       %8.0f ns\n", (double)(t1 - t0) / N);
+    /* Without the GIL (as inside PyTorch's allocator): the raw reader supplies the frames. */
+    PyRun_SimpleString("f(9, 1, 1)\n");
+    snprintf(zCode, sizeof zCode, "f(9, %d, 1)\n", N);
+    t0 = now_ns();
+    PyRun_SimpleString(zCode);
+    t1 = now_ns();
+    printf("  same stack, GIL released (raw reader):           %8.0f ns\n", (double)(t1 - t0) / N);
+    /* The readers alone on the same 11-frame stack, no site table (which caches lines per code). */
+    for (mode = 2; mode <= 5; mode++) {
+        static const char *const azWhat[] = {"C API (GIL held)", "raw reader", "C API + every line",
+                                             "raw + every line"};
+        snprintf(zCode, sizeof zCode, "f(9, %d, %d)\n", N, mode);
+        t0 = now_ns();
+        PyRun_SimpleString(zCode);
+        t1 = now_ns();
+        printf("read %2d Python frames, %-19s: %8.0f ns\n", nPyFrames, azWhat[mode - 2],
+               (double)(t1 - t0) / N);
+    }
     vt__sites_close(pPySites);
     Py_FinalizeEx();
 }
