@@ -62,7 +62,9 @@ static const char zModuleSource[] =
     "    t.start(); t.join()\n"                       /* 46 */
     "    return r[0]\n"                               /* 47 */
     "def sites():\n"                                  /* 48 */
-    "    return vtraw.sites()\n";                     /* 49 */
+    "    return vtraw.sites()\n"                      /* 49 */
+    "def raw_count():\n"                              /* 50 */
+    "    return vtraw.raw_count()\n";                 /* 51 */
 
 #define MAX_FRAMES VT_SITE_MAX_PYDEPTH
 #define LINE_MAX_ 512
@@ -201,7 +203,21 @@ static PyObject *vtraw_sites(PyObject *self, PyObject *args)
     return PyLong_FromLong(bSame ? n[0] : -1);
 }
 
+/* vtraw.raw_count(): frames the raw reader sees with the GIL released. */
+static PyObject *vtraw_raw_count(PyObject *self, PyObject *args)
+{
+    struct vt__pyraw_frame a[8];
+    int n;
+    (void)self;
+    (void)args;
+    Py_BEGIN_ALLOW_THREADS
+    n = vt__pyraw_capture(a, 8);
+    Py_END_ALLOW_THREADS
+    return PyLong_FromLong(n);
+}
+
 static PyMethodDef aMethod[] = {
+    {"raw_count", vtraw_raw_count, METH_NOARGS, NULL},
     {"both", vtraw_both, METH_VARARGS, NULL},
     {"sites", vtraw_sites, METH_NOARGS, NULL},
     {NULL, NULL, 0, NULL},
@@ -458,7 +474,27 @@ TEST(site_capture_without_gil)
     stop_python(pMod);
 }
 
+/* VRAMTRACE_PYTHON_RAW=0 turns the raw reader off: no frames without the GIL. */
+TEST(disabled_by_environment)
+{
+    PyObject *pMod;
+    ASSERT_EQ(0, setenv("VRAMTRACE_PYTHON_RAW", "0", 1));
+    pMod = start_python();
+    ASSERT_EQ(0, vt__pyraw_resolve());
+    ASSERT_EQ(0, vt__pyraw_version());
+    ASSERT_EQ(0, call(pMod, "raw_count"));
+    stop_python(pMod);
+}
+
+/* The same call with the reader on: one frame. */
+TEST(raw_count_enabled)
+{
+    PyObject *pMod = start_python();
+    ASSERT_EQ(1, call(pMod, "raw_count"));
+    stop_python(pMod);
+}
+
 VT_TEST_LIST(T(version_supported) T(nested_calls) T(closure_method_lambda) T(generator_and_coroutine)
              T(non_ascii_names) T(deep_recursion) T(python_thread) T(thread_without_thread_state)
              T(not_initialized) T(bad_objects_refused) T(line_table_matches_addr2line)
-             T(site_capture_without_gil))
+             T(site_capture_without_gil) T(disabled_by_environment) T(raw_count_enabled))

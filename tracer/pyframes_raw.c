@@ -146,8 +146,11 @@ static int resolve_now(void)
     uintptr_t code = sym("PyCode_Type"), uni = sym("PyUnicode_Type"), bytes = sym("PyBytes_Type");
     uintptr_t frame = sym("PyFrame_Type"), xTs = sym("PyGILState_GetThisThreadState");
     uintptr_t xInit = sym("Py_IsInitialized");
-    int v = running_version();
+    const char *zOff = getenv("VRAMTRACE_PYTHON_RAW");
+    int v;
     size_t i;
+    if (zOff && strcmp(zOff, "0") == 0) return RAW_OFF; /* the user's way out: GIL path only */
+    v = running_version();
     for (i = 0; i < sizeof aLayout / sizeof aLayout[0]; i++)
         if (aLayout[i].version == v) L = &aLayout[i];
     if (!L || !code || !uni || !bytes || !xTs || !xInit) return RAW_OFF;

@@ -24,7 +24,8 @@
  * PyUnicode_Type.tp_basicsize (and PyFrame_Type's before 3.11) must equal the
  * sizes the table implies. A debug (Py_TRACE_REFS) or free-threaded build, an
  * unknown version, or any mismatch leaves the raw reader off: it then yields
- * no frames and the caller keeps only the GIL path.
+ * no frames and the caller keeps only the GIL path. VRAMTRACE_PYTHON_RAW=0 in
+ * the environment (read at resolution) turns it off too.
  *
  * Every object reached is checked before it is used: code objects by ob_type
  * == &PyCode_Type, strings by &PyUnicode_Type (compact, ready), line tables by
