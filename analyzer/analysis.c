@@ -262,13 +262,14 @@ static int open_trace(struct vt_trace *t, const struct vt_opts *o)
 }
 
 /*
- * Hide rows no real trace can hold from the stages (vt__trace_guard) and say how
- * many there were. Returns a VT_EXIT code (one line printed on error).
+ * Hide rows no real trace can hold from the stages (vt__scan: the guard's views, its
+ * count made in the pass that also finds what load and replay need) and say how many
+ * there were. Returns a VT_EXIT code (one line printed on error).
  */
 static int guard_trace(struct vt_trace *t)
 {
     int64_t nHidden = 0;
-    int rc = vt__trace_guard(t->db, &nHidden);
+    int rc = vt__scan(t, &nHidden);
     if (rc != SQLITE_OK) {
         vt__errorf("%s: cannot read trace: %s", t->zPath, sqlite3_errstr(rc));
         return rc == SQLITE_CORRUPT || rc == SQLITE_NOTADB ? VT_EXIT_CORRUPT : VT_EXIT_INTERNAL;

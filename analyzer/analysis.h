@@ -172,6 +172,12 @@ struct vt_trace {
     int64_t nKernelUse, nCopyUse, nUseMatched; /* use events read; those that hit a live allocation */
     int bHaveKernelUses, bHaveCopyAddr;
     int64_t nDevAlloc, nSegmentLike;
+    /* found by the guard's pass over the large tables (load.c: vt__scan) */
+    int bMemRowid, bUseRowid, bKerRowid, bCopyRowid, bSetRowid; /* rowid order is the readers' time order */
+    int bSegKnown;          /* nDevAlloc and nSegmentLike counted */
+    int mGuarded;           /* bit k: large table k holds impossible rows (load.c: S_*) */
+    int bKerBounds;         /* kerT0/kerT1 hold min(start)/max(end) of the complete kernels (-1 none) */
+    int64_t kerT0, kerT1;
     /* devices (index 0.. nDev-1); pinned host memory is the entry with id -1 */
     struct vt_device *aDev;
     int nDev;
@@ -227,6 +233,12 @@ void vt__trace_free(struct vt_trace *t);
 void vt__result_free(struct vt_result *r);
 
 /* ---- stages; each returns a VT_EXIT_* code and prints one line on error ---- */
+/* load.c: hide impossible rows (vt__trace_guard's views) and count them into *pnHidden, reading each
+ * large event table once in rowid order for the facts vt__load and the replay need */
+int vt__scan(struct vt_trace *t, int64_t *pnHidden);
+/* load.c: SQL reading zTable in time order, by rowid when bRowid (see vt__scan); malloc'd, NULL on OOM */
+char *vt__ordered_sql(const struct vt_trace *t, int bRowid, const char *zCols, const char *zTable, const char *zFilter,
+                      const char *zOrder);
 int vt__load(struct vt_trace *t, const struct vt_opts *o);          /* load.c */
 int vt__site_get(struct vt_trace *t, int64_t stackId, int64_t bytes); /* load.c: site index, -1 OOM */
 int vt__phases(struct vt_trace *t, const struct vt_opts *o);        /* phase.c */

@@ -45,6 +45,12 @@ int vt__trace_open(const char *zPath, int bWrite, sqlite3 **pDb);
  * hidden. Returns an SQLite code.
  */
 int vt__trace_guard(sqlite3 *db, int64_t *pnHidden);
+/* The parts of vt__trace_guard, for readers that count impossible rows in passes of their own:
+ * the guard's WHERE condition for a table (NULL when unguarded), one table's view alone, one
+ * table's count added to *pn. The last two return an SQLite code. */
+const char *vt__trace_guard_where(const char *zTable);
+int vt__trace_guard_view(sqlite3 *db, const char *zTable);
+int vt__trace_guard_count(sqlite3 *db, const char *zTable, int64_t *pn);
 
 /* Print "vramtrace: " + message + newline to stderr. */
 void vt__errorf(const char *zFmt, ...) __attribute__((format(printf, 1, 2)));

@@ -32,11 +32,13 @@ int vt__transfers(struct vt_trace *t)
     int nU = 0, nUAlloc = 0, head = 0, bKer = 0, rc;
     int64_t kA = 0, kB = 0;
 
-    rc = sqlite3_prepare_v2(t->db,
-                            "SELECT start, end, copy_kind, src_kind, dst_kind, bytes FROM memcpy"
-                            " WHERE copy_kind IN (1, 2) ORDER BY start",
-                            -1, &pCopy, NULL);
-    if (rc == SQLITE_OK) rc = sqlite3_prepare_v2(t->db, "SELECT start, end FROM kernel ORDER BY start", -1, &pKer, NULL);
+    /* in rowid order where vt__scan found that to be start order */
+    char *zCopy = vt__ordered_sql(t, t->bCopyRowid, "start, end, copy_kind, src_kind, dst_kind, bytes", "memcpy",
+                                  "copy_kind IN (1, 2)", "start");
+    char *zKer = vt__ordered_sql(t, t->bKerRowid, "start, end", "kernel", "1", "start");
+
+    rc = zCopy && zKer ? sqlite3_prepare_v2(t->db, zCopy, -1, &pCopy, NULL) : SQLITE_NOMEM;
+    if (rc == SQLITE_OK) rc = sqlite3_prepare_v2(t->db, zKer, -1, &pKer, NULL);
     if (rc == SQLITE_OK) {
         rc = sqlite3_step(pKer);
         bKer = rc == SQLITE_ROW;
@@ -133,6 +135,8 @@ int vt__transfers(struct vt_trace *t)
     free(aU);
     sqlite3_finalize(pCopy);
     sqlite3_finalize(pKer);
+    free(zCopy);
+    free(zKer);
     if (rc == SQLITE_OK) return VT_EXIT_OK;
     vt__errorf("%s: cannot read copies: %s", t->zPath, sqlite3_errstr(rc));
     return rc == SQLITE_CORRUPT || rc == SQLITE_NOTADB ? VT_EXIT_CORRUPT : VT_EXIT_INTERNAL;

@@ -626,14 +626,16 @@ static int64_t idle_threshold(const struct vt_trace *t)
  */
 int vt__replay(struct vt_trace *t, const struct vt_opts *o)
 {
-    static const char *azSql[] = {
-        "SELECT ts, id, op, mem_kind, address, device, bytes, api, stack_id, pool_size, pool_used, correlation"
-        " FROM memory_event WHERE op IN (1, 2, 5, 6) ORDER BY ts, id",
-        "SELECT ts, address FROM buffer_use WHERE kind = 0 AND ts IS NOT NULL ORDER BY ts",
-        "SELECT start, src, dst FROM memcpy WHERE src IS NOT NULL OR dst IS NOT NULL ORDER BY start",
-        "SELECT start, dst FROM memset WHERE dst IS NOT NULL ORDER BY start",
-        "SELECT ts, api, device, bytes, free_bytes, total_bytes, stack_id FROM oom_event ORDER BY ts"};
     enum { C_MEM, C_KUSE, C_COPY, C_SET, C_OOM, C_N };
+    /* each input in time order: by rowid where vt__scan found that to be time order */
+    char *azSql[C_N] = {
+        vt__ordered_sql(t, t->bMemRowid,
+                        "ts, id, op, mem_kind, address, device, bytes, api, stack_id, pool_size, pool_used, correlation",
+                        "memory_event", "op IN (1, 2, 5, 6)", "ts, id"),
+        vt__ordered_sql(t, t->bUseRowid, "ts, address", "buffer_use", "kind = 0 AND ts IS NOT NULL", "ts"),
+        vt__ordered_sql(t, t->bCopyRowid, "start, src, dst", "memcpy", "src IS NOT NULL OR dst IS NOT NULL", "start"),
+        vt__ordered_sql(t, t->bSetRowid, "start, dst", "memset", "dst IS NOT NULL", "start"),
+        vt__strdupf("SELECT ts, api, device, bytes, free_bytes, total_bytes, stack_id FROM oom_event ORDER BY ts")};
     struct cursor ac[C_N];
     struct replay r;
     int rc = SQLITE_OK, i;
@@ -646,7 +648,7 @@ int vt__replay(struct vt_trace *t, const struct vt_opts *o)
     if (boundaries_build(t) != 0) rc = SQLITE_NOMEM;
     vt__timeline_begin(t);
     for (i = 0; i < C_N && rc == SQLITE_OK; i++) {
-        rc = sqlite3_prepare_v2(t->db, azSql[i], -1, &ac[i].pStmt, NULL);
+        rc = azSql[i] ? sqlite3_prepare_v2(t->db, azSql[i], -1, &ac[i].pStmt, NULL) : SQLITE_NOMEM;
         if (rc == SQLITE_OK) rc = cursor_step(&ac[i]);
     }
     while (rc == SQLITE_OK) {
@@ -690,7 +692,10 @@ int vt__replay(struct vt_trace *t, const struct vt_opts *o)
                               "process's CUDA work done before tracing started, or in a child process "
                               "with a trace of its own?)");
     }
-    for (i = 0; i < C_N; i++) sqlite3_finalize(ac[i].pStmt);
+    for (i = 0; i < C_N; i++) {
+        sqlite3_finalize(ac[i].pStmt);
+        free(azSql[i]);
+    }
     t->apLive = NULL;
     t->nLive = 0;
     for (i = 0; i < r.nLive; i++) free(r.apLive[i]);

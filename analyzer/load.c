@@ -26,6 +26,208 @@ static int query2(sqlite3 *db, const char *zSql, int64_t *pA, int64_t *pB)
     return rc;
 }
 
+/* The large event tables vt__scan reads, and what each pass computes besides the count. */
+enum { S_MEM = 0, S_USE, S_KER, S_COPY, S_SET, S_N };
+/* The guard's checks (trace_open.c, aGuard): times, sizes, addresses, each maybe nullable. */
+enum { G_TS, G_TSN, G_SZ, G_SZN, G_AD, G_ADN };
+static const struct {
+    const char *zTable;
+    const char *zArgs;           /* vt_scan_row's arguments: the guarded columns (time first), then extras */
+    int nGuard;
+    unsigned char aGuard[6];     /* G_* of each guarded column, as in trace_open.c's aGuard */
+} aScan[S_N] = {
+    {"memory_event", "ts, bytes, address, pool_size, pool_used, pool_threshold, op, mem_kind", 6,
+     {G_TS, G_SZ, G_AD, G_SZN, G_SZN, G_SZN}},
+    {"buffer_use", "ts, address, kind", 2, {G_TSN, G_AD}},
+    {"kernel", "start, end", 2, {G_TS, G_TS}},
+    {"memcpy", "start, end, bytes, src, dst", 5, {G_TS, G_TS, G_SZ, G_ADN, G_ADN}},
+    {"memset", "start, end, bytes, dst", 4, {G_TS, G_TS, G_SZ, G_ADN}},
+};
+
+/*
+ * SQL reading zCols of zTable's rows that pass zFilter ("1" for all) in time order: in
+ * rowid order straight from the table when bRowid says rowid order is that time order
+ * (no index lookups, no sort), under the guard's condition only when vt__scan found
+ * impossible rows there; else through the guard's view (if any) ordered by zOrder.
+ * Returns a malloc'd string, NULL when out of memory.
+ */
+char *vt__ordered_sql(const struct vt_trace *t, int bRowid, const char *zCols, const char *zTable, const char *zFilter,
+                      const char *zOrder)
+{
+    int bGuard = 1;
+    for (int k = 0; k < S_N; k++)
+        if (!strcmp(aScan[k].zTable, zTable)) bGuard = (t->mGuarded >> k) & 1;
+    if (bRowid)
+        /* NOT INDEXED: a range on the time column would otherwise pick its index, then sort */
+        return vt__strdupf("SELECT %s FROM main.\"%s\" NOT INDEXED WHERE (%s) AND (%s) ORDER BY rowid", zCols, zTable,
+                           bGuard && vt__trace_guard_where(zTable) ? vt__trace_guard_where(zTable) : "1", zFilter);
+    return vt__strdupf("SELECT %s FROM \"%s\" WHERE %s ORDER BY %s", zCols, zTable, zFilter, zOrder);
+}
+
+/* What the pass over one table found: the state of vt_scan_row. */
+struct scan {
+    int k;                  /* S_* */
+    int bOrdered;           /* the readers' rows in time order so far */
+    int bIrregular;         /* a value only SQL can judge exactly (a real number): SQL decides instead */
+    int64_t nHidden, prev, nDev, nSeg, k0, k1;
+};
+
+/* Does one value pass guard check g (exactly as its SQL in trace_open.c)? -1: a real number, undecided here. */
+static int guard_ok(sqlite3_value *v, int g)
+{
+    static const int64_t aLo[] = {0, 0, 0, 0, -4611686018427387904LL, -4611686018427387904LL};
+    static const int64_t aHi[] = {4611686018427387903LL, 4611686018427387903LL, 1125899906842624LL,
+                                  1125899906842624LL, 4611686018427387903LL, 4611686018427387903LL};
+    int64_t x;
+    switch (sqlite3_value_type(v)) {
+    case SQLITE_INTEGER: x = sqlite3_value_int64(v); return x >= aLo[g] && x <= aHi[g];
+    case SQLITE_NULL: return g == G_TSN || g == G_SZN || g == G_ADN;
+    case SQLITE_FLOAT: return -1;
+    default: return 0; /* text and blobs sort after every number: never in range */
+    }
+}
+
+/* An integer argument of vt_scan_row, or -1 (marking the pass irregular) for any other type. */
+static int64_t arg_int(struct scan *s, sqlite3_value *v)
+{
+    if (sqlite3_value_type(v) == SQLITE_INTEGER) return sqlite3_value_int64(v);
+    s->bIrregular = 1;
+    return -1;
+}
+
+/*
+ * SQL function vt_scan_row(guarded columns..., extras...) (aScan), called once per
+ * row of a table scan in rowid order (scan_table): counts impossible rows, checks
+ * that the times of the rows the readers take never decrease, and collects load's
+ * segment counts (memory events) and time bounds (kernels). Returns NULL: no row
+ * is output.
+ */
+static void scan_row(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+    struct scan *s = sqlite3_user_data(ctx);
+    int64_t ts, x, y;
+    (void)argc;
+    if (s->bIrregular) return;
+    for (int i = 0; i < aScan[s->k].nGuard; i++) {
+        int ok = guard_ok(argv[i], aScan[s->k].aGuard[i]);
+        if (ok < 0) {
+            s->bIrregular = 1;
+            return;
+        }
+        if (!ok) {
+            s->nHidden++;
+            return;
+        }
+    }
+    ts = sqlite3_value_int64(argv[0]); /* an integer: it passed its check */
+    switch (s->k) {
+    case S_MEM:
+        x = arg_int(s, argv[6]); /* op */
+        y = arg_int(s, argv[7]); /* mem_kind */
+        if (x != 1 && x != 2 && x != 5 && x != 6) return;
+        if ((x == 1 || x == 5) && (y == 0 || y == 3)) {
+            int64_t n = sqlite3_value_int64(argv[1]);
+            s->nDev++;
+            s->nSeg += n == 2097152 || (n >= 10485760 && n % 2097152 == 0);
+        }
+        break;
+    case S_USE:
+        if (arg_int(s, argv[2]) != 0 || sqlite3_value_type(argv[0]) == SQLITE_NULL) return;
+        break;
+    case S_KER:
+        x = sqlite3_value_int64(argv[1]);
+        if (ts > 0 && x >= ts) {
+            if (s->k0 < 0 || ts < s->k0) s->k0 = ts;
+            if (s->k1 < 0 || x > s->k1) s->k1 = x;
+        }
+        break;
+    default: break;
+    }
+    if (ts < s->prev) s->bOrdered = 0;
+    s->prev = ts;
+}
+
+/*
+ * One pass over table k in rowid order (a table scan visits rows in rowid order)
+ * through vt_scan_row, state *s reset here: the table's impossible rows, whether the
+ * readers' rows come in time order, and what vt__load would otherwise scan for. On
+ * a value only SQL can judge, the guard's own count decides and the readers keep
+ * their ordered queries. Returns an SQLite code.
+ */
+static int scan_table(struct vt_trace *t, int k, struct scan *s)
+{
+    sqlite3_stmt *pStmt = NULL;
+    char *zSql = vt__strdupf("SELECT count(*) FROM main.\"%s\" NOT INDEXED WHERE vt_scan_row(%s)", aScan[k].zTable,
+                             aScan[k].zArgs);
+    int rc;
+
+    memset(s, 0, sizeof *s);
+    s->k = k;
+    s->bOrdered = 1;
+    s->prev = INT64_MIN;
+    s->k0 = s->k1 = -1;
+    if (!zSql) return SQLITE_NOMEM;
+    rc = sqlite3_prepare_v2(t->db, zSql, -1, &pStmt, NULL);
+    if (rc == SQLITE_OK) rc = sqlite3_step(pStmt);
+    if (rc == SQLITE_ROW) rc = SQLITE_OK;
+    if (rc == SQLITE_OK && s->bIrregular) {
+        s->nHidden = 0;
+        s->bOrdered = 0;
+        rc = vt__trace_guard_count(t->db, aScan[k].zTable, &s->nHidden);
+    }
+    if (rc == SQLITE_OK) {
+        switch (k) {
+        case S_MEM:
+            t->bMemRowid = s->bOrdered;
+            t->bSegKnown = !s->bIrregular;
+            t->nDevAlloc = s->nDev;
+            t->nSegmentLike = s->nSeg;
+            break;
+        case S_USE: t->bUseRowid = s->bOrdered; break;
+        case S_KER:
+            t->bKerRowid = s->bOrdered;
+            t->bKerBounds = !s->bIrregular;
+            t->kerT0 = s->k0;
+            t->kerT1 = s->k1;
+            break;
+        case S_COPY: t->bCopyRowid = s->bOrdered; break;
+        default: t->bSetRowid = s->bOrdered; break;
+        }
+    }
+    sqlite3_finalize(pStmt);
+    free(zSql);
+    return rc;
+}
+
+int vt__scan(struct vt_trace *t, int64_t *pnHidden)
+{
+    /* the small tables keep the guard's own count */
+    static const char *azOther[] = {"oom_event", "nvtx_range", "api_call", "sync_event", "pool_event", "device"};
+    struct scan s;
+    int rc = sqlite3_create_function(t->db, "vt_scan_row", -1, SQLITE_UTF8 | SQLITE_DIRECTONLY, &s, scan_row, NULL,
+                                     NULL);
+    *pnHidden = 0;
+    t->mGuarded = 0;
+    /* a table without impossible rows needs no view: its readers read it as it is */
+    for (int k = 0; rc == SQLITE_OK && k < S_N; k++) {
+        rc = scan_table(t, k, &s);
+        *pnHidden += s.nHidden;
+        if (rc == SQLITE_OK && s.nHidden > 0) {
+            t->mGuarded |= 1 << k;
+            rc = vt__trace_guard_view(t->db, aScan[k].zTable);
+        }
+    }
+    for (size_t k = 0; rc == SQLITE_OK && k < sizeof azOther / sizeof azOther[0]; k++) {
+        int64_t n = 0;
+        rc = vt__trace_guard_count(t->db, azOther[k], &n);
+        *pnHidden += n;
+        if (rc == SQLITE_OK && n > 0) rc = vt__trace_guard_view(t->db, azOther[k]);
+    }
+    /* remove the function: its state lives in this frame */
+    sqlite3_create_function(t->db, "vt_scan_row", -1, SQLITE_UTF8, NULL, NULL, NULL, NULL);
+    return rc;
+}
+
 /* Is a Python file path library code (torch, site-packages, the interpreter)? */
 static int is_library_file(const char *z)
 {
@@ -227,7 +429,12 @@ int vt__load(struct vt_trace *t, const struct vt_opts *o)
             "SELECT min(ts), max(ts) FROM oom_event WHERE ts > 0",
             "SELECT min(start), max(coalesce(end, start)) FROM nvtx_range WHERE start > 0"};
         for (size_t k = 0; rc == SQLITE_OK && k < sizeof azSql / sizeof azSql[0]; k++) {
-            rc = query2(db, azSql[k], &a, &b);
+            if (k == 1 && t->bKerBounds) { /* found by vt__scan */
+                a = t->kerT0;
+                b = t->kerT1;
+            } else {
+                rc = query2(db, azSql[k], &a, &b);
+            }
             if (a >= 0 && a < t->t0) t->t0 = a;
             if (b >= 0 && b > t->t1) t->t1 = b;
         }
@@ -237,7 +444,7 @@ int vt__load(struct vt_trace *t, const struct vt_opts *o)
 
     /* segment-level pattern: the caching allocator's 2 MiB small-pool segments and its large
      * segments (20 MiB for requests up to 10 MiB, larger requests rounded to 2 MiB) */
-    if (rc == SQLITE_OK)
+    if (rc == SQLITE_OK && !t->bSegKnown) /* else found by vt__scan */
         rc = query2(db,
                     "SELECT count(*), sum(bytes = 2097152 OR (bytes >= 10485760 AND bytes % 2097152 = 0))"
                     " FROM memory_event WHERE op IN (1, 5) AND mem_kind IN (0, 3)",

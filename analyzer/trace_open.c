@@ -90,27 +90,50 @@ static const struct {
     {"device", SZN("total_bytes")},
 };
 
-int vt__trace_guard(sqlite3 *db, int64_t *pnHidden)
+/* The guard's condition on the rows of zTable that a real trace can hold, or NULL when it has none. */
+const char *vt__trace_guard_where(const char *zTable)
+{
+    for (size_t i = 0; i < sizeof aGuard / sizeof aGuard[0]; i++)
+        if (!strcmp(aGuard[i].zTable, zTable)) return aGuard[i].zWhere;
+    return NULL;
+}
+
+/* Create the temporary view that hides zTable's impossible rows (no scan). Returns an SQLite code. */
+int vt__trace_guard_view(sqlite3 *db, const char *zTable)
+{
+    char zSql[1024];
+    const char *zWhere = vt__trace_guard_where(zTable);
+    if (!zWhere) return SQLITE_OK;
+    snprintf(zSql, sizeof zSql, "CREATE TEMP VIEW IF NOT EXISTS \"%s\" AS SELECT * FROM main.\"%s\" WHERE %s", zTable,
+             zTable, zWhere);
+    return sqlite3_exec(db, zSql, NULL, NULL, NULL);
+}
+
+/* Add to *pn the impossible rows of one guarded table (one scan of it). Returns an SQLite code. */
+int vt__trace_guard_count(sqlite3 *db, const char *zTable, int64_t *pn)
 {
     char zSql[1024];
     sqlite3_stmt *pStmt = NULL;
+    const char *zWhere = vt__trace_guard_where(zTable);
+    int rc;
+    if (!zWhere) return SQLITE_OK;
+    snprintf(zSql, sizeof zSql, "SELECT count(*) FROM main.\"%s\" WHERE NOT coalesce(%s, 0)", zTable, zWhere);
+    rc = sqlite3_prepare_v2(db, zSql, -1, &pStmt, NULL);
+    if (rc == SQLITE_OK && (rc = sqlite3_step(pStmt)) == SQLITE_ROW) {
+        *pn += sqlite3_column_int64(pStmt, 0);
+        rc = SQLITE_OK;
+    }
+    sqlite3_finalize(pStmt);
+    return rc;
+}
+
+int vt__trace_guard(sqlite3 *db, int64_t *pnHidden)
+{
     int rc = SQLITE_OK;
-    size_t i;
     *pnHidden = 0;
-    for (i = 0; rc == SQLITE_OK && i < sizeof aGuard / sizeof aGuard[0]; i++) {
-        snprintf(zSql, sizeof zSql, "CREATE TEMP VIEW IF NOT EXISTS \"%s\" AS SELECT * FROM main.\"%s\" WHERE %s",
-                 aGuard[i].zTable, aGuard[i].zTable, aGuard[i].zWhere);
-        rc = sqlite3_exec(db, zSql, NULL, NULL, NULL);
-        if (rc != SQLITE_OK) break;
-        snprintf(zSql, sizeof zSql, "SELECT count(*) FROM main.\"%s\" WHERE NOT coalesce(%s, 0)",
-                 aGuard[i].zTable, aGuard[i].zWhere);
-        rc = sqlite3_prepare_v2(db, zSql, -1, &pStmt, NULL);
-        if (rc == SQLITE_OK && (rc = sqlite3_step(pStmt)) == SQLITE_ROW) {
-            *pnHidden += sqlite3_column_int64(pStmt, 0);
-            rc = SQLITE_OK;
-        }
-        sqlite3_finalize(pStmt);
-        pStmt = NULL;
+    for (size_t i = 0; rc == SQLITE_OK && i < sizeof aGuard / sizeof aGuard[0]; i++) {
+        rc = vt__trace_guard_view(db, aGuard[i].zTable);
+        if (rc == SQLITE_OK) rc = vt__trace_guard_count(db, aGuard[i].zTable, pnHidden);
     }
     return rc;
 }
