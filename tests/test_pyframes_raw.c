@@ -64,7 +64,19 @@ static const char zModuleSource[] =
     "def sites():\n"                                  /* 48 */
     "    return vtraw.sites()\n"                      /* 49 */
     "def raw_count():\n"                              /* 50 */
-    "    return vtraw.raw_count()\n";                 /* 51 */
+    "    return vtraw.raw_count()\n"                  /* 51 */
+    "def spin(n):\n"                                  /* 52 */
+    "    return sum(middle2(i) for i in range(n))\n"  /* 53 */
+    "def middle2(i):\n"                               /* 54 */
+    "    return vtraw.check(i % 7) if i % 3 else busy(i)\n" /* 55 */
+    "def busy(i):\n"                                  /* 56 */
+    "    return 0 * sum(range(i % 50))\n"             /* 57 */
+    "def contended():\n"                              /* 58 */
+    "    r = []\n"                                    /* 59 */
+    "    ts = [threading.Thread(target=lambda: r.append(spin(3000))) for _ in range(4)]\n" /* 60 */
+    "    for t in ts: t.start()\n"                    /* 61 */
+    "    for t in ts: t.join()\n"                     /* 62 */
+    "    return len(r) * 1000000 + sum(r)\n";         /* 63 */
 
 #define MAX_FRAMES VT_SITE_MAX_PYDEPTH
 #define LINE_MAX_ 512
@@ -216,7 +228,31 @@ static PyObject *vtraw_raw_count(PyObject *self, PyObject *args)
     return PyLong_FromLong(n);
 }
 
+/*
+ * vtraw.check(k): on any thread, at once with others: read the stack through
+ * the C API, then k times raw without the GIL (other threads run Python
+ * meanwhile); every raw read must equal the C API's. Returns 0, or fails the test.
+ */
+static PyObject *vtraw_check(PyObject *self, PyObject *args)
+{
+    char aApi[16][LINE_MAX_], aRaw[16][LINE_MAX_];
+    int k, nApi, nRaw = 0, i, r, bSame = 1;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "i", &k)) return NULL;
+    nApi = read_api(aApi, 16);
+    for (r = 0; r < k && bSame; r++) {
+        Py_BEGIN_ALLOW_THREADS
+        nRaw = read_raw(aRaw, 16);
+        Py_END_ALLOW_THREADS
+        bSame = nApi == nRaw;
+        for (i = 0; bSame && i < nRaw; i++) bSame = strcmp(aApi[i], aRaw[i]) == 0;
+    }
+    if (!bSame) VT__FAIL("concurrent raw read differs: api %d frames, raw %d", nApi, nRaw);
+    return PyLong_FromLong(0);
+}
+
 static PyMethodDef aMethod[] = {
+    {"check", vtraw_check, METH_VARARGS, NULL},
     {"raw_count", vtraw_raw_count, METH_NOARGS, NULL},
     {"both", vtraw_both, METH_VARARGS, NULL},
     {"sites", vtraw_sites, METH_NOARGS, NULL},
@@ -474,6 +510,17 @@ TEST(site_capture_without_gil)
     stop_python(pMod);
 }
 
+/*
+ * Four Python threads read their own stacks raw, each while the others run
+ * Python (and switch the GIL among themselves): every read is exact.
+ */
+TEST(concurrent_threads)
+{
+    PyObject *pMod = start_python();
+    ASSERT_EQ(4 * 1000000, call(pMod, "contended"));
+    stop_python(pMod);
+}
+
 /* VRAMTRACE_PYTHON_RAW=0 turns the raw reader off: no frames without the GIL. */
 TEST(disabled_by_environment)
 {
@@ -497,4 +544,5 @@ TEST(raw_count_enabled)
 VT_TEST_LIST(T(version_supported) T(nested_calls) T(closure_method_lambda) T(generator_and_coroutine)
              T(non_ascii_names) T(deep_recursion) T(python_thread) T(thread_without_thread_state)
              T(not_initialized) T(bad_objects_refused) T(line_table_matches_addr2line)
-             T(site_capture_without_gil) T(disabled_by_environment) T(raw_count_enabled))
+             T(site_capture_without_gil) T(concurrent_threads)
+             T(disabled_by_environment) T(raw_count_enabled))
