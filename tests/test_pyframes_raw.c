@@ -76,7 +76,9 @@ static const char zModuleSource[] =
     "    ts = [threading.Thread(target=lambda: r.append(spin(3000))) for _ in range(4)]\n" /* 60 */
     "    for t in ts: t.start()\n"                    /* 61 */
     "    for t in ts: t.join()\n"                     /* 62 */
-    "    return len(r) * 1000000 + sum(r)\n";         /* 63 */
+    "    return len(r) * 1000000 + sum(r)\n"          /* 63 */
+    "def confirm(bad=False):\n"                       /* 64 */
+    "    return vtraw.confirm(bad)\n";                /* 65 */
 
 #define MAX_FRAMES VT_SITE_MAX_PYDEPTH
 #define LINE_MAX_ 512
@@ -251,7 +253,27 @@ static PyObject *vtraw_check(PyObject *self, PyObject *args)
     return PyLong_FromLong(0);
 }
 
+/*
+ * vtraw.confirm(bad): cross-check the raw reader with the C API's frames, as
+ * the site table does with the GIL; with bad, one code object is replaced by
+ * another. Returns vt__pyraw_confirm's answer.
+ */
+static PyObject *vtraw_confirm(PyObject *self, PyObject *args)
+{
+    struct vt__pyframe aF[8];
+    const void *apCode[8];
+    int bBad, n, i;
+    (void)self;
+    if (!PyArg_ParseTuple(args, "p", &bBad)) return NULL;
+    n = vt__py_capture(aF, 8);
+    ASSERT(n >= 1);
+    for (i = 0; i < n; i++) apCode[i] = aF[i].pCode;
+    if (bBad) apCode[n - 1] = apCode[0] == apCode[n - 1] ? NULL : apCode[0];
+    return PyLong_FromLong(vt__pyraw_confirm(apCode, n));
+}
+
 static PyMethodDef aMethod[] = {
+    {"confirm", vtraw_confirm, METH_VARARGS, NULL},
     {"check", vtraw_check, METH_VARARGS, NULL},
     {"raw_count", vtraw_raw_count, METH_NOARGS, NULL},
     {"both", vtraw_both, METH_VARARGS, NULL},
@@ -521,6 +543,34 @@ TEST(concurrent_threads)
     stop_python(pMod);
 }
 
+/* GIL-held site captures cross-check the raw reader: they agree, and only the first ones are compared. */
+TEST(gil_captures_confirm)
+{
+    PyObject *pMod = start_python();
+    int i;
+    ASSERT_EQ(0, vt__pyraw_confirmed());
+    ASSERT_EQ(1, call(pMod, "sites")); /* one GIL-held capture */
+    ASSERT_EQ(1, vt__pyraw_confirmed());
+    for (i = 0; i < VT_PYRAW_CONFIRMATIONS + 10; i++) ASSERT_EQ(1, call(pMod, "confirm"));
+    ASSERT_EQ(VT_PYRAW_CONFIRMATIONS, vt__pyraw_confirmed());
+    ASSERT_EQ(1, call(pMod, "raw_count"));
+    stop_python(pMod);
+}
+
+/* A cross-check that disagrees turns the raw reader off for good: no frames without the GIL. */
+TEST(disagreement_turns_off)
+{
+    PyObject *pMod = start_python(), *pRes;
+    ASSERT_EQ(1, call(pMod, "raw_count"));
+    pRes = PyObject_CallMethod(pMod, "confirm", "i", 1);
+    ASSERT(pRes);
+    ASSERT_EQ(0, PyLong_AsLong(pRes));
+    Py_DECREF(pRes);
+    ASSERT_EQ(0, vt__pyraw_resolve());
+    ASSERT_EQ(0, call(pMod, "raw_count"));
+    stop_python(pMod);
+}
+
 /* VRAMTRACE_PYTHON_RAW=0 turns the raw reader off: no frames without the GIL. */
 TEST(disabled_by_environment)
 {
@@ -545,4 +595,5 @@ VT_TEST_LIST(T(version_supported) T(nested_calls) T(closure_method_lambda) T(gen
              T(non_ascii_names) T(deep_recursion) T(python_thread) T(thread_without_thread_state)
              T(not_initialized) T(bad_objects_refused) T(line_table_matches_addr2line)
              T(site_capture_without_gil) T(concurrent_threads)
+             T(gil_captures_confirm) T(disagreement_turns_off)
              T(disabled_by_environment) T(raw_count_enabled))

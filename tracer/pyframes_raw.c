@@ -69,6 +69,8 @@ static _Atomic int state;
 static _Atomic(const struct layout *) pLayout;
 static _Atomic uintptr_t xThisThreadState, xIsInitialized; /* function addresses */
 static _Atomic uintptr_t pCodeType, pUnicodeType, pBytesType, pFrameType;
+static _Atomic int nConfirm; /* cross-checks started (may pass VT_PYRAW_CONFIRMATIONS) */
+static _Atomic int nAgreed;  /* cross-checks that agreed */
 
 /* Read a pointer-sized word at p + off. */
 static inline const void *rd_ptr(const void *p, int off)
@@ -292,6 +294,32 @@ int vt__pyraw_capture(struct vt__pyraw_frame *aFrame, int nMax)
         pFrame = rd_ptr(pFrame, L->cfCurrent);
     }
     return walk_interp(L, pFrame, aFrame, nMax);
+}
+
+int vt__pyraw_confirm(const void *const *apCode, int n)
+{
+    struct vt__pyraw_frame aFrame[64];
+    int nRaw, i, bSame;
+    if (!layout_on()) return 0;
+    if (n <= 0 || atomic_load_explicit(&nConfirm, memory_order_relaxed) >= VT_PYRAW_CONFIRMATIONS)
+        return 1;
+    if (atomic_fetch_add_explicit(&nConfirm, 1, memory_order_relaxed) >= VT_PYRAW_CONFIRMATIONS)
+        return 1;
+    if (n > 64) n = 64;
+    nRaw = vt__pyraw_capture(aFrame, n);
+    bSame = nRaw == n;
+    for (i = 0; bSame && i < n; i++) bSame = aFrame[i].pCode == apCode[i];
+    if (!bSame) {
+        atomic_store_explicit(&state, RAW_OFF, memory_order_release);
+        return 0;
+    }
+    atomic_fetch_add_explicit(&nAgreed, 1, memory_order_relaxed);
+    return 1;
+}
+
+int vt__pyraw_confirmed(void)
+{
+    return atomic_load_explicit(&nAgreed, memory_order_relaxed);
 }
 
 uint32_t vt__pyraw_code_fp(const void *pCode)

@@ -45,6 +45,7 @@
 #include <stdint.h>
 
 #define VT_PYRAW_MAX_WALK 4096 /* interpreter frames visited per capture, at most */
+#define VT_PYRAW_CONFIRMATIONS 64 /* GIL-held captures cross-checked against the C API */
 
 /* One Python frame read without the GIL. */
 struct vt__pyraw_frame {
@@ -73,6 +74,20 @@ int vt__pyraw_version(void);
  * Takes no lock and allocates nothing.
  */
 int vt__pyraw_capture(struct vt__pyraw_frame *aFrame, int nMax);
+
+/*
+ * Cross-check: apCode[0..n) are the code objects the C API has just read on
+ * the calling thread (GIL held, innermost first, all of its frames or the
+ * first n). The raw reader reads the same stack; if it finds other code
+ * objects, its layout is wrong for this interpreter and it is turned off for
+ * the rest of the process. Only the first VT_PYRAW_CONFIRMATIONS calls with
+ * frames compare anything; later ones return at once. Returns 1 when the raw
+ * reader is (still) on, 0 when it is off.
+ */
+int vt__pyraw_confirm(const void *const *apCode, int n);
+
+/* How many cross-checks agreed so far (at most VT_PYRAW_CONFIRMATIONS). */
+int vt__pyraw_confirmed(void);
 
 /*
  * A 32-bit fingerprint of a code object's identity (the addresses of its

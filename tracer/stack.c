@@ -598,12 +598,16 @@ static void emit(struct vt__sites *s, struct vt_hrec *pNew, int64_t id, uint64_t
 static int capture_python(struct vt__sites *s, struct vt__pyraw_frame *aPy, int nMax, int *pbGil)
 {
     struct vt__pyframe aApi[VT_SITE_MAX_PYDEPTH];
+    const void *apCode[VT_SITE_MAX_PYDEPTH];
     int n = 0, i;
     *pbGil = 0;
     if (!vt__py_resolve()) return 0;
     if (vt__py_holds_gil()) {
         *pbGil = 1;
         n = vt__py_capture(aApi, nMax);
+        for (i = 0; i < n; i++) apCode[i] = aApi[i].pCode;
+        /* The first GIL-held captures also check the raw reader against the C API. */
+        if (vt__pyraw_resolve()) vt__pyraw_confirm(apCode, n);
         for (i = 0; i < n; i++) {
             aPy[i].pCode = aApi[i].pCode;
             aPy[i].fp = vt__pyraw_code_fp(aApi[i].pCode);
