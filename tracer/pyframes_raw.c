@@ -152,6 +152,8 @@ static int resolve_now(void)
     int v;
     size_t i;
     if (zOff && strcmp(zOff, "0") == 0) return RAW_OFF; /* the user's way out: GIL path only */
+    /* The tables are for LP64 little-endian ABIs (the str state bit-field order depends on it). */
+    if (sizeof(void *) != 8 || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__) return RAW_OFF;
     v = running_version();
     for (i = 0; i < sizeof aLayout / sizeof aLayout[0]; i++)
         if (aLayout[i].version == v) L = &aLayout[i];

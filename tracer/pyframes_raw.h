@@ -18,7 +18,8 @@
  *
  * Layouts: one table per CPython minor version, 3.9 to 3.13 (offsets checked
  * with offsetof against the headers of 3.9.18, 3.10.13, 3.11.7, 3.12.1 and
- * 3.13.0, the x86-64/aarch64 LP64 ABI). The running version comes from
+ * 3.13.0, for LP64 little-endian ABIs such as x86-64 and aarch64; off
+ * elsewhere). The running version comes from
  * Py_Version (3.11+) or Py_GetVersion(). Before the table is trusted, the
  * running interpreter must confirm it: PyCode_Type.tp_basicsize,
  * PyUnicode_Type.tp_basicsize (and PyFrame_Type's before 3.11) must equal the
