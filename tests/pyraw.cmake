@@ -1,13 +1,26 @@
 # GIL-free Python frame reader: compared frame for frame with the C-API reader
-# inside an embedded CPython (the python3-embed found by tests/attrib.cmake).
+# inside an embedded CPython (the python3-embed found by tests/attrib.cmake),
+# and its layout table checked with offsetof() against the CPython headers.
+
+# test_pyframes_raw_layout includes tracer/pyframes_raw.c itself (to read its
+# static table) with the internal CPython headers, so it does not link vtcore.
+function(vt_pyraw_layout_test NAME)
+  cmake_parse_arguments(L "" "" "LIBS;INCLUDES" ${ARGN})
+  vt_add_test(NAME ${NAME} SOURCES test_pyframes_raw_layout.c LIBS ${L_LIBS} ${CMAKE_DL_LIBS}
+              LABELS core)
+  target_include_directories(${NAME} PRIVATE ${PROJECT_SOURCE_DIR}/tracer ${L_INCLUDES})
+endfunction()
+
 if(VT_PYEMBED_FOUND)
   vt_add_test(NAME test_pyframes_raw SOURCES test_pyframes_raw.c
               LIBS vtcore PkgConfig::VT_PYEMBED -rdynamic LABELS core)
+  vt_pyraw_layout_test(test_pyframes_raw_layout LIBS PkgConfig::VT_PYEMBED)
 endif()
 
-# The same test against other CPython installations, one program each:
+# The same tests against other CPython installations, two programs each:
 #   -DVT_PYRAW_TEST_PYTHONS="/opt/py312;/root/.pyenv/versions/3.13.0"
-# Each prefix needs include/python3.X/Python.h and a shared lib/libpython3.X.so.
+# Each prefix needs include/python3.X/Python.h (with internal/) and a shared
+# lib/libpython3.X.so.
 set(VT_PYRAW_TEST_PYTHONS "" CACHE STRING "Extra CPython prefixes test_pyframes_raw is built against")
 foreach(prefix ${VT_PYRAW_TEST_PYTHONS})
   file(GLOB VT_PYRAW_INC "${prefix}/include/python3.*")
@@ -29,6 +42,9 @@ foreach(prefix ${VT_PYRAW_TEST_PYTHONS})
   vt_add_test(NAME ${VT_PYRAW_NAME} SOURCES test_pyframes_raw.c
               LIBS vtcore "${VT_PYRAW_LIB}" -rdynamic "-Wl,-rpath,${prefix}/lib" LABELS core)
   target_include_directories(${VT_PYRAW_NAME} PRIVATE "${VT_PYRAW_INC}")
+  vt_pyraw_layout_test(${VT_PYRAW_NAME}_layout LIBS "${VT_PYRAW_LIB}" "-Wl,-rpath,${prefix}/lib"
+                       INCLUDES "${VT_PYRAW_INC}")
   # The interpreter must find its own standard library, not the system one.
-  set_property(TEST ${VT_PYRAW_NAME} APPEND PROPERTY ENVIRONMENT "PYTHONHOME=${prefix}")
+  set_property(TEST ${VT_PYRAW_NAME} ${VT_PYRAW_NAME}_layout APPEND PROPERTY ENVIRONMENT
+               "PYTHONHOME=${prefix}")
 endforeach()
