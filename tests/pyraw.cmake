@@ -11,10 +11,28 @@ function(vt_pyraw_layout_test NAME)
   target_include_directories(${NAME} PRIVATE ${PROJECT_SOURCE_DIR}/tracer ${L_INCLUDES})
 endfunction()
 
+# A real interpreter executable of the test's CPython runs the probe library
+# (tests/attrib.cmake builds vt_attrib_probe) through ctypes.
+function(vt_pyraw_real_interpreter NAME EXE)
+  if(TARGET vt_attrib_probe AND EXISTS "${EXE}")
+    target_compile_definitions(${NAME} PRIVATE VT_TEST_PYRAW_EXE="${EXE}"
+                               VT_TEST_PROBE_LIB="$<TARGET_FILE:vt_attrib_probe>")
+    add_dependencies(${NAME} vt_attrib_probe)
+  endif()
+endfunction()
+
 if(VT_PYEMBED_FOUND)
   vt_add_test(NAME test_pyframes_raw SOURCES test_pyframes_raw.c
               LIBS vtcore PkgConfig::VT_PYEMBED -rdynamic LABELS core)
   vt_pyraw_layout_test(test_pyframes_raw_layout LIBS PkgConfig::VT_PYEMBED)
+  # An interpreter of python3-embed's minor version (the test's expectations follow it).
+  string(REGEX MATCH "^[0-9]+[.][0-9]+" VT_PYRAW_EMBED_MINOR "${VT_PYEMBED_VERSION}")
+  if(VT_PYRAW_EMBED_MINOR)
+    find_program(VT_PYRAW_EMBED_EXE NAMES python${VT_PYRAW_EMBED_MINOR})
+    if(VT_PYRAW_EMBED_EXE)
+      vt_pyraw_real_interpreter(test_pyframes_raw "${VT_PYRAW_EMBED_EXE}")
+    endif()
+  endif()
 endif()
 
 # The same tests against other CPython installations, two programs each:
@@ -42,6 +60,7 @@ foreach(prefix ${VT_PYRAW_TEST_PYTHONS})
   vt_add_test(NAME ${VT_PYRAW_NAME} SOURCES test_pyframes_raw.c
               LIBS vtcore "${VT_PYRAW_LIB}" -rdynamic "-Wl,-rpath,${prefix}/lib" LABELS core)
   target_include_directories(${VT_PYRAW_NAME} PRIVATE "${VT_PYRAW_INC}")
+  vt_pyraw_real_interpreter(${VT_PYRAW_NAME} "${prefix}/bin/${VT_PYRAW_VER}")
   vt_pyraw_layout_test(${VT_PYRAW_NAME}_layout LIBS "${VT_PYRAW_LIB}" "-Wl,-rpath,${prefix}/lib"
                        INCLUDES "${VT_PYRAW_INC}")
   # The interpreter must find its own standard library, not the system one.

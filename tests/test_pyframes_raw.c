@@ -548,6 +548,50 @@ TEST(concurrent_threads)
     stop_python(pMod);
 }
 
+/*
+ * A real interpreter executable of the same version (not an embedding
+ * program) loads the probe library through ctypes.CDLL, which releases the
+ * GIL around the call: the frames come from the raw reader, exact.
+ */
+TEST(real_interpreter_without_gil)
+{
+#if !defined(VT_TEST_PYRAW_EXE) || !defined(VT_TEST_PROBE_LIB)
+    SKIP("no interpreter executable or probe library configured");
+#elif defined(__SANITIZE_ADDRESS__)
+    SKIP("a sanitized library cannot be loaded into an unsanitized interpreter");
+#else
+    static const char zScript[] =
+        "import ctypes, sys\n"                                     /* 1 */
+        "buf = ctypes.create_string_buffer(8192)\n"                /* 2 */
+        "nogil = ctypes.CDLL(sys.argv[1]).vt_probe_capture\n"      /* 3 */
+        "def leaf(f):\n"                                           /* 4 */
+        "    return f(buf, 8192)\n"                                /* 5 */
+        "class K:\n"                                               /* 6 */
+        "    def mid(self, f):\n"                                  /* 7 */
+        "        return leaf(f)\n"                                 /* 8 */
+        "print('id', K().mid(nogil)); print(buf.value.decode(), end='')\n"; /* 9 */
+    char zPath[PATH_MAX], zCmd[3 * PATH_MAX], zOut[8192], zWant[4 * PATH_MAX];
+    const char *zTmp = getenv("VT_TEST_TMP");
+    FILE *f;
+    size_t n;
+    snprintf(zPath, sizeof zPath, "%s/probe_raw.py", zTmp ? zTmp : "/tmp");
+    f = fopen(zPath, "w");
+    ASSERT(f);
+    ASSERT_EQ(1, fwrite(zScript, sizeof zScript - 1, 1, f));
+    ASSERT_EQ(0, fclose(f));
+    snprintf(zCmd, sizeof zCmd, "'%s' '%s' '%s' 2>&1", VT_TEST_PYRAW_EXE, zPath, VT_TEST_PROBE_LIB);
+    f = popen(zCmd, "r");
+    ASSERT(f);
+    n = fread(zOut, 1, sizeof zOut - 1, f);
+    zOut[n] = '\0';
+    ASSERT_EQ(0, pclose(f));
+    unlink(zPath);
+    snprintf(zWant, sizeof zWant, "id 1\npy %s:5:leaf\npy %s:8:%s\npy %s:9:<module>\nnative 4\n", zPath,
+             zPath, PY_VERSION_HEX >= 0x030b0000 ? "K.mid" : "mid", zPath);
+    ASSERT_STREQ(zWant, zOut);
+#endif
+}
+
 /* GIL-held site captures cross-check the raw reader: they agree, and only the first ones are compared. */
 TEST(gil_captures_confirm)
 {
@@ -600,5 +644,5 @@ VT_TEST_LIST(T(version_supported) T(nested_calls) T(closure_method_lambda) T(gen
              T(non_ascii_names) T(deep_recursion) T(python_thread) T(thread_without_thread_state)
              T(not_initialized) T(bad_objects_refused) T(line_table_matches_addr2line)
              T(site_capture_without_gil) T(concurrent_threads)
-             T(gil_captures_confirm) T(disagreement_turns_off)
+             T(gil_captures_confirm) T(disagreement_turns_off) T(real_interpreter_without_gil)
              T(disabled_by_environment) T(raw_count_enabled))
