@@ -72,7 +72,7 @@ int vt__pyraw_version(void);
  * aFrame (at most nMax frames), whether or not the thread holds the GIL.
  * Returns the number of frames written: 0 when the raw reader is off, Python
  * is not initialized, or the thread has no Python thread state or frames.
- * Takes no lock and allocates nothing.
+ * Allocates nothing; takes no lock once resolved (vt__sites_open resolves it).
  */
 int vt__pyraw_capture(struct vt__pyraw_frame *aFrame, int nMax);
 
