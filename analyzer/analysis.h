@@ -176,6 +176,7 @@ struct vt_trace {
     int bMemRowid, bUseRowid, bKerRowid, bCopyRowid, bSetRowid; /* rowid order is the readers' time order */
     int bSegKnown;          /* nDevAlloc and nSegmentLike counted */
     int mGuarded;           /* bit k: large table k holds impossible rows (load.c: S_*) */
+    int bXferDone;          /* the transfer pass was made during vt__scan */
     int bKerBounds;         /* kerT0/kerT1 hold min(start)/max(end) of the complete kernels (-1 none) */
     int64_t kerT0, kerT1;
     /* devices (index 0.. nDev-1); pinned host memory is the entry with id -1 */
@@ -244,6 +245,12 @@ int vt__site_get(struct vt_trace *t, int64_t stackId, int64_t bytes); /* load.c:
 int vt__phases(struct vt_trace *t, const struct vt_opts *o);        /* phase.c */
 int vt__replay(struct vt_trace *t, const struct vt_opts *o);        /* lifetime.c */
 int vt__transfers(struct vt_trace *t);                              /* detect_transfer.c (pass over copies) */
+/* detect_transfer.c: the transfer pass fed kernel by kernel in start order (vt__scan feeds it while
+ * reading the kernel table); begin resets the totals, end with bFinish = 0 only releases. SQLite codes. */
+struct vt_xfer_run;
+int vt__xfer_begin(struct vt_trace *t, struct vt_xfer_run **px);
+int vt__xfer_kernel(struct vt_xfer_run *x, int64_t start, int64_t end);
+int vt__xfer_end(struct vt_xfer_run *x, int bFinish);
 
 /* timeline.c: called by the replay after every change of live bytes */
 int vt__dev_index(struct vt_trace *t, int device);                  /* creates entries, -1 OOM */

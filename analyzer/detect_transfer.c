@@ -11,131 +11,173 @@ struct ival {
     int64_t a, b;
 };
 
-/* Start and end of the current kernel row; an end before the start (incomplete record) is the start. */
-static void kernel_row(sqlite3_stmt *p, int64_t *pA, int64_t *pB)
+/*
+ * The transfer pass: host<->device copies read in start order, fed the kernels in
+ * start order (by vt__transfers, or by vt__scan's pass over the kernel table):
+ * per-direction volume, pageable share, best bandwidth, and how much copy time had
+ * no kernel running. Keeps only the kernel intervals that can still overlap a later
+ * copy (a union of busy intervals, aU[head..nU-1]).
+ */
+struct vt_xfer_run {
+    struct vt_trace *t;
+    sqlite3_stmt *pCopy;
+    char *zCopy;
+    int bCopy;              /* pCopy holds a row not yet accounted */
+    struct ival *aU;
+    int nU, nUAlloc, head;
+};
+
+/* Step to the next copy; returns an SQLite code. */
+static int copy_next(struct vt_xfer_run *x)
 {
-    *pA = sqlite3_column_int64(p, 0);
-    *pB = sqlite3_column_int64(p, 1);
-    if (*pB < *pA) *pB = *pA;
+    int rc = sqlite3_step(x->pCopy);
+    x->bCopy = rc == SQLITE_ROW;
+    return rc == SQLITE_ROW || rc == SQLITE_DONE ? SQLITE_OK : rc;
+}
+
+/* Account the pending copy against the kernels fed so far (all that start before it ends), then step. */
+static int copy_account(struct vt_xfer_run *x)
+{
+    struct vt_trace *t = x->t;
+    sqlite3_stmt *p = x->pCopy;
+    int64_t s = sqlite3_column_int64(p, 0), e = sqlite3_column_int64(p, 1), bytes = sqlite3_column_int64(p, 5);
+    int kind = sqlite3_column_int(p, 2), dir = kind == VT_COPY_HTOD ? 0 : 1;
+    int hostKind = sqlite3_column_int(p, dir == 0 ? 3 : 4);
+    int64_t dur = e > s ? e - s : 1, overlap = 0;
+    struct vt_xfer *xf = &t->xfer[dir];
+    while (x->head < x->nU && x->aU[x->head].b <= s) {
+        t->kernelBusyNs += x->aU[x->head].b - x->aU[x->head].a;
+        x->head++;
+    }
+    for (int i = x->head; i < x->nU && x->aU[i].a < e; i++) {
+        int64_t a = x->aU[i].a > s ? x->aU[i].a : s, b = x->aU[i].b < e ? x->aU[i].b : e;
+        if (b > a) overlap += b - a;
+    }
+    xf->count++;
+    xf->bytes += bytes;
+    xf->ns += dur;
+    t->copyNs += dur;
+    t->copySerialNs += dur - (overlap < dur ? overlap : dur);
+    if (bytes >= 65536 && (double)bytes / (double)dur > xf->bestBw) xf->bestBw = (double)bytes / (double)dur;
+    if (hostKind == VT_MEMKIND_PAGEABLE) {
+        xf->pageCount++;
+        xf->pageBytes += bytes;
+        xf->pageNs += dur;
+        if (xf->firstPageTs == 0) xf->firstPageTs = s;
+        xf->lastPageTs = e;
+    }
+    return copy_next(x);
 }
 
 /*
- * One streaming pass over host<->device copies and kernels (both in start
- * order): per-direction volume, pageable share, best bandwidth, and how much
- * copy time had no kernel running. Keeps only the kernel intervals that can
- * still overlap a later copy. Returns a VT_EXIT code.
+ * Start the pass: reset the trace's transfer totals and read the first copy.
+ * Returns it in *px (NULL when out of memory) and an SQLite code.
+ */
+int vt__xfer_begin(struct vt_trace *t, struct vt_xfer_run **px)
+{
+    struct vt_xfer_run *x = calloc(1, sizeof *x);
+    int rc = SQLITE_NOMEM;
+    *px = x;
+    if (!x) return rc;
+    x->t = t;
+    memset(t->xfer, 0, sizeof t->xfer);
+    t->copyNs = t->copySerialNs = t->kernelBusyNs = 0;
+    /* in rowid order where vt__scan found that to be start order */
+    x->zCopy = vt__ordered_sql(t, t->bCopyRowid, "start, end, copy_kind, src_kind, dst_kind, bytes", "memcpy",
+                               "copy_kind IN (1, 2)", "start");
+    if (x->zCopy) rc = sqlite3_prepare_v2(t->db, x->zCopy, -1, &x->pCopy, NULL);
+    if (rc == SQLITE_OK) rc = copy_next(x);
+    return rc;
+}
+
+/*
+ * Feed the next kernel (start a, end b; an end before the start, an incomplete
+ * record, counts as the start): copies ending by its start are accounted first.
+ * Returns an SQLite code.
+ */
+int vt__xfer_kernel(struct vt_xfer_run *x, int64_t a, int64_t b)
+{
+    int rc = SQLITE_OK;
+    if (b < a) b = a;
+    while (rc == SQLITE_OK && x->bCopy && !(a < sqlite3_column_int64(x->pCopy, 1))) rc = copy_account(x);
+    if (rc != SQLITE_OK) return rc;
+    if (x->nU > x->head && a <= x->aU[x->nU - 1].b) {
+        if (b > x->aU[x->nU - 1].b) x->aU[x->nU - 1].b = b;
+        return SQLITE_OK;
+    }
+    /* no copy left to overlap: the union's intervals (disjoint) only add to the busy time */
+    for (; !x->bCopy && x->head < x->nU; x->head++) x->t->kernelBusyNs += x->aU[x->head].b - x->aU[x->head].a;
+    if (x->nU == x->nUAlloc) {
+        if (x->head > 0) { /* compact before growing */
+            memmove(x->aU, x->aU + x->head, sizeof *x->aU * (size_t)(x->nU - x->head));
+            x->nU -= x->head;
+            x->head = 0;
+        }
+        if (x->nU == x->nUAlloc) {
+            int nNew = x->nUAlloc ? x->nUAlloc * 2 : 256;
+            struct ival *aNew = realloc(x->aU, sizeof *aNew * (size_t)nNew);
+            if (!aNew) return SQLITE_NOMEM;
+            x->aU = aNew;
+            x->nUAlloc = nNew;
+        }
+    }
+    x->aU[x->nU].a = a;
+    x->aU[x->nU].b = b;
+    x->nU++;
+    return SQLITE_OK;
+}
+
+/*
+ * End the pass (x may be NULL): when bFinish, account the remaining copies and the
+ * busy time left in the union; then release x. Returns an SQLite code.
+ */
+int vt__xfer_end(struct vt_xfer_run *x, int bFinish)
+{
+    int rc = SQLITE_OK;
+    if (!x) return rc;
+    while (bFinish && rc == SQLITE_OK && x->bCopy) rc = copy_account(x);
+    if (bFinish && rc == SQLITE_OK) {
+        int64_t curA = -1, curB = -1;
+        for (int i = x->head; i < x->nU; i++) {
+            if (curB >= 0 && x->aU[i].a <= curB) {
+                if (x->aU[i].b > curB) curB = x->aU[i].b;
+                continue;
+            }
+            if (curB >= 0) x->t->kernelBusyNs += curB - curA;
+            curA = x->aU[i].a;
+            curB = x->aU[i].b;
+        }
+        if (curB >= 0) x->t->kernelBusyNs += curB - curA;
+    }
+    sqlite3_finalize(x->pCopy);
+    free(x->zCopy);
+    free(x->aU);
+    free(x);
+    return rc;
+}
+
+/*
+ * The transfer pass over the kernels in start order, unless vt__scan already made it
+ * (t->bXferDone). Returns a VT_EXIT code.
  */
 int vt__transfers(struct vt_trace *t)
 {
-    sqlite3_stmt *pCopy = NULL, *pKer = NULL;
-    struct ival *aU = NULL;
-    int nU = 0, nUAlloc = 0, head = 0, bKer = 0, rc;
-    int64_t kA = 0, kB = 0;
+    struct vt_xfer_run *x = NULL;
+    sqlite3_stmt *pKer = NULL;
+    char *zKer = NULL;
+    int rc;
 
-    /* in rowid order where vt__scan found that to be start order */
-    char *zCopy = vt__ordered_sql(t, t->bCopyRowid, "start, end, copy_kind, src_kind, dst_kind, bytes", "memcpy",
-                                  "copy_kind IN (1, 2)", "start");
-    char *zKer = vt__ordered_sql(t, t->bKerRowid, "start, end", "kernel", "1", "start");
-
-    rc = zCopy && zKer ? sqlite3_prepare_v2(t->db, zCopy, -1, &pCopy, NULL) : SQLITE_NOMEM;
-    if (rc == SQLITE_OK) rc = sqlite3_prepare_v2(t->db, zKer, -1, &pKer, NULL);
+    if (t->bXferDone) return VT_EXIT_OK;
+    rc = vt__xfer_begin(t, &x);
     if (rc == SQLITE_OK) {
-        rc = sqlite3_step(pKer);
-        bKer = rc == SQLITE_ROW;
-        if (bKer) kernel_row(pKer, &kA, &kB);
-        rc = rc == SQLITE_ROW || rc == SQLITE_DONE ? SQLITE_OK : rc;
+        zKer = vt__ordered_sql(t, t->bKerRowid, "start, end", "kernel", "1", "start");
+        rc = zKer ? sqlite3_prepare_v2(t->db, zKer, -1, &pKer, NULL) : SQLITE_NOMEM;
     }
-    while (rc == SQLITE_OK && (rc = sqlite3_step(pCopy)) == SQLITE_ROW) {
-        int64_t s = sqlite3_column_int64(pCopy, 0), e = sqlite3_column_int64(pCopy, 1), bytes;
-        int kind = sqlite3_column_int(pCopy, 2), dir = kind == VT_COPY_HTOD ? 0 : 1;
-        int hostKind = sqlite3_column_int(pCopy, dir == 0 ? 3 : 4);
-        int64_t dur = e > s ? e - s : 1, overlap = 0;
-        struct vt_xfer *x = &t->xfer[dir];
-        rc = SQLITE_OK;
-        bytes = sqlite3_column_int64(pCopy, 5);
-        /* pull kernels that start before this copy ends into the union of busy intervals */
-        while (rc == SQLITE_OK && bKer && kA < e) {
-            if (nU > head && kA <= aU[nU - 1].b) {
-                if (kB > aU[nU - 1].b) aU[nU - 1].b = kB;
-            } else {
-                if (nU == nUAlloc) {
-                    if (head > 0) { /* compact before growing */
-                        memmove(aU, aU + head, sizeof *aU * (size_t)(nU - head));
-                        nU -= head;
-                        head = 0;
-                    }
-                    if (nU == nUAlloc) {
-                        int nNew = nUAlloc ? nUAlloc * 2 : 256;
-                        struct ival *aNew = realloc(aU, sizeof *aNew * (size_t)nNew);
-                        if (!aNew) { rc = SQLITE_NOMEM; break; }
-                        aU = aNew;
-                        nUAlloc = nNew;
-                    }
-                }
-                aU[nU].a = kA;
-                aU[nU].b = kB;
-                nU++;
-            }
-            rc = sqlite3_step(pKer);
-            bKer = rc == SQLITE_ROW;
-            if (bKer) kernel_row(pKer, &kA, &kB);
-            rc = rc == SQLITE_ROW || rc == SQLITE_DONE ? SQLITE_OK : rc;
-        }
-        if (rc != SQLITE_OK) break;
-        while (head < nU && aU[head].b <= s) {
-            t->kernelBusyNs += aU[head].b - aU[head].a;
-            head++;
-        }
-        for (int i = head; i < nU && aU[i].a < e; i++) {
-            int64_t a = aU[i].a > s ? aU[i].a : s, b = aU[i].b < e ? aU[i].b : e;
-            if (b > a) overlap += b - a;
-        }
-        x->count++;
-        x->bytes += bytes;
-        x->ns += dur;
-        t->copyNs += dur;
-        t->copySerialNs += dur - (overlap < dur ? overlap : dur);
-        if (bytes >= 65536 && (double)bytes / (double)dur > x->bestBw) x->bestBw = (double)bytes / (double)dur;
-        if (hostKind == VT_MEMKIND_PAGEABLE) {
-            x->pageCount++;
-            x->pageBytes += bytes;
-            x->pageNs += dur;
-            if (x->firstPageTs == 0) x->firstPageTs = s;
-            x->lastPageTs = e;
-        }
-    }
+    while (rc == SQLITE_OK && (rc = sqlite3_step(pKer)) == SQLITE_ROW)
+        rc = vt__xfer_kernel(x, sqlite3_column_int64(pKer, 0), sqlite3_column_int64(pKer, 1));
     if (rc == SQLITE_DONE) rc = SQLITE_OK;
-    /* the busy total: what is left of the union, then the rest of the kernels */
-    {
-        int64_t curA = -1, curB = -1;
-        for (int i = head; i < nU; i++) {
-            if (curB >= 0 && aU[i].a <= curB) {
-                if (aU[i].b > curB) curB = aU[i].b;
-                continue;
-            }
-            if (curB >= 0) t->kernelBusyNs += curB - curA;
-            curA = aU[i].a;
-            curB = aU[i].b;
-        }
-        while (rc == SQLITE_OK && bKer) {
-            if (curB >= 0 && kA <= curB) {
-                if (kB > curB) curB = kB;
-            } else {
-                if (curB >= 0) t->kernelBusyNs += curB - curA;
-                curA = kA;
-                curB = kB;
-            }
-            rc = sqlite3_step(pKer);
-            bKer = rc == SQLITE_ROW;
-            if (bKer) kernel_row(pKer, &kA, &kB);
-            rc = rc == SQLITE_ROW || rc == SQLITE_DONE ? SQLITE_OK : rc;
-        }
-        if (curB >= 0) t->kernelBusyNs += curB - curA;
-    }
-    free(aU);
-    sqlite3_finalize(pCopy);
+    rc = rc == SQLITE_OK ? vt__xfer_end(x, 1) : (vt__xfer_end(x, 0), rc);
     sqlite3_finalize(pKer);
-    free(zCopy);
     free(zKer);
     if (rc == SQLITE_OK) return VT_EXIT_OK;
     vt__errorf("%s: cannot read copies: %s", t->zPath, sqlite3_errstr(rc));

@@ -27,7 +27,8 @@ static int query2(sqlite3 *db, const char *zSql, int64_t *pA, int64_t *pB)
 }
 
 /* The large event tables vt__scan reads, and what each pass computes besides the count. */
-enum { S_MEM = 0, S_USE, S_KER, S_COPY, S_SET, S_N };
+/* kernels last: the transfer pass they feed reads the copies in the order their own pass found */
+enum { S_MEM = 0, S_USE, S_COPY, S_SET, S_KER, S_N };
 /* The guard's checks (trace_open.c, aGuard): times, sizes, addresses, each maybe nullable. */
 enum { G_TS, G_TSN, G_SZ, G_SZN, G_AD, G_ADN };
 static const struct {
@@ -39,9 +40,9 @@ static const struct {
     {"memory_event", "ts, bytes, address, pool_size, pool_used, pool_threshold, op, mem_kind", 6,
      {G_TS, G_SZ, G_AD, G_SZN, G_SZN, G_SZN}},
     {"buffer_use", "ts, address, kind", 2, {G_TSN, G_AD}},
-    {"kernel", "start, end", 2, {G_TS, G_TS}},
     {"memcpy", "start, end, bytes, src, dst", 5, {G_TS, G_TS, G_SZ, G_ADN, G_ADN}},
     {"memset", "start, end, bytes, dst", 4, {G_TS, G_TS, G_SZ, G_ADN}},
+    {"kernel", "start, end", 2, {G_TS, G_TS}},
 };
 
 /*
@@ -70,6 +71,8 @@ struct scan {
     int bOrdered;           /* the readers' rows in time order so far */
     int bIrregular;         /* a value only SQL can judge exactly (a real number): SQL decides instead */
     int64_t nHidden, prev, nDev, nSeg, k0, k1;
+    struct vt_xfer_run *pXfer; /* kernels: the transfer pass fed while they come in start order */
+    int rcXfer;
 };
 
 /* Does one value pass guard check g (exactly as its SQL in trace_open.c)? -1: a real number, undecided here. */
@@ -140,6 +143,8 @@ static void scan_row(sqlite3_context *ctx, int argc, sqlite3_value **argv)
             if (s->k0 < 0 || ts < s->k0) s->k0 = ts;
             if (s->k1 < 0 || x > s->k1) s->k1 = x;
         }
+        if (ts < s->prev) s->bOrdered = 0;
+        if (s->bOrdered && s->pXfer && s->rcXfer == SQLITE_OK) s->rcXfer = vt__xfer_kernel(s->pXfer, ts, x);
         break;
     default: break;
     }
@@ -167,9 +172,19 @@ static int scan_table(struct vt_trace *t, int k, struct scan *s)
     s->prev = INT64_MIN;
     s->k0 = s->k1 = -1;
     if (!zSql) return SQLITE_NOMEM;
+    /* a failure here only leaves the transfer pass to vt__transfers, which reports it */
+    if (k == S_KER && (s->rcXfer = vt__xfer_begin(t, &s->pXfer)) != SQLITE_OK) {
+        vt__xfer_end(s->pXfer, 0);
+        s->pXfer = NULL;
+    }
     rc = sqlite3_prepare_v2(t->db, zSql, -1, &pStmt, NULL);
     if (rc == SQLITE_OK) rc = sqlite3_step(pStmt);
     if (rc == SQLITE_ROW) rc = SQLITE_OK;
+    if (s->pXfer) {
+        int bDone = rc == SQLITE_OK && s->bOrdered && !s->bIrregular && s->rcXfer == SQLITE_OK;
+        t->bXferDone = vt__xfer_end(s->pXfer, bDone) == SQLITE_OK && bDone;
+        s->pXfer = NULL;
+    }
     if (rc == SQLITE_OK && s->bIrregular) {
         s->nHidden = 0;
         s->bOrdered = 0;
