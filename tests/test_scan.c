@@ -1,0 +1,199 @@
+/* Tests for the analyzer's pass over the large tables (load.c: vt__scan) and the rowid-order reads it enables. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis.h"
+#include "cli.h"
+#include "tracegen.h"
+#include "vt_test.h"
+
+#define DEV 0x100000000LL
+#define HOST 0x7f0000000000LL
+
+static void run(const char *zPath, struct vt_result *r)
+{
+    struct vt_opts o;
+    const char *az[1] = {zPath};
+    vt__opts_default(&o);
+    o.bNoWrite = 1;
+    ASSERT_EQ(0, vt__analyze(az, 1, &o, r));
+}
+
+static void exec(const char *zPath, const char *zSql)
+{
+    sqlite3 *db = NULL;
+    ASSERT_EQ(SQLITE_OK, sqlite3_open(zPath, &db));
+    ASSERT_EQ(SQLITE_OK, sqlite3_exec(db, zSql, NULL, NULL, NULL));
+    ASSERT_EQ(SQLITE_OK, sqlite3_close(db));
+}
+
+/* Store every large table's rows in reverse: rowid order becomes the reverse of time order. */
+static void reverse_tables(const char *zPath)
+{
+    exec(zPath, "BEGIN;"
+                "UPDATE memory_event SET id = -id; UPDATE memory_event SET id = 1000000 + id;"
+                "UPDATE kernel SET id = -id; UPDATE kernel SET id = 1000000 + id;"
+                "UPDATE memcpy SET id = -id; UPDATE memcpy SET id = 1000000 + id;"
+                "UPDATE memset SET id = -id; UPDATE memset SET id = 1000000 + id;"
+                "CREATE TEMP TABLE u AS SELECT * FROM main.buffer_use ORDER BY rowid DESC;"
+                "DELETE FROM main.buffer_use; INSERT INTO main.buffer_use SELECT * FROM u; COMMIT;");
+}
+
+/* The number at the start of the note about impossible rows, 0 when there is none. */
+static int64_t hidden_note(const struct vt_trace *t)
+{
+    for (int i = 0; i < t->nNote; i++)
+        if (strstr(t->azNote[i], "rows with impossible values")) return strtoll(t->azNote[i], NULL, 10);
+    return 0;
+}
+
+/* The guard's own count (vt__trace_guard, as info and export use it). */
+static int64_t guard_count(const char *zPath)
+{
+    sqlite3 *db = NULL;
+    int64_t n = -1;
+    ASSERT_EQ(0, vt__trace_open(zPath, 0, &db));
+    ASSERT_EQ(SQLITE_OK, vt__trace_guard(db, &n));
+    sqlite3_close(db);
+    return n;
+}
+
+/* Ten iterations: an 8 MiB buffer, a kernel using it, a pageable copy into it half
+ * overlapped by the kernel, a memset; all freed but the last. */
+static void build(const char *zPath)
+{
+    struct tg *g = tg_open(zPath);
+    ASSERT(g);
+    tg_device(g, 0, "GPU", 16 * GiB);
+    for (int i = 0; i < 10; i++) {
+        int64_t t0 = 1 * MS + i * 10 * MS, a = DEV + i * 16 * MiB;
+        tg_alloc(g, t0, 0, 3, a, 8 * MiB, -1);
+        tg_use(g, t0 + 1 * MS, tg_kernel(g, t0 + 1 * MS, t0 + 3 * MS, "gemm"), a);
+        tg_memcpy(g, t0 + 2 * MS, t0 + 4 * MS, 1, 1, 3, MiB, HOST, a + 4096);
+        char zSql[256];
+        snprintf(zSql, sizeof zSql, "INSERT INTO memset(start, end, bytes, value, dst) VALUES (%lld, %lld, 4096, 0, %lld)",
+                 (long long)(t0 + 4 * MS), (long long)(t0 + 4 * MS + 1000), (long long)(a + 8192));
+        ASSERT_EQ(SQLITE_OK, sqlite3_exec(g->db, zSql, NULL, NULL, NULL));
+        if (i < 9) tg_free(g, t0 + 5 * MS, 0, 3, a, 8 * MiB);
+    }
+    ASSERT_EQ(0, tg_close(g));
+}
+
+/* What the two reading strategies must agree on, with the exact values of build(). */
+static void check_build(const struct vt_result *r)
+{
+    const struct vt_trace *t = &r->aTrace[0];
+    ASSERT_EQ(10, t->nAlloc);
+    ASSERT_EQ(9, t->nFree);
+    ASSERT_EQ(1, t->nLiveEnd);
+    ASSERT_EQ(8 * MiB, t->liveEndBytes);
+    ASSERT_EQ(8 * MiB, t->aDev[0].peak);
+    ASSERT_EQ(10, t->nKernelUse);
+    ASSERT_EQ(20, t->nCopyUse);
+    ASSERT_EQ(30, t->nUseMatched);
+    ASSERT_EQ(20 * MS, t->kernelBusyNs);
+    ASSERT_EQ(20 * MS, t->copyNs);
+    ASSERT_EQ(10 * MS, t->copySerialNs);
+    ASSERT_EQ(10, t->xfer[0].pageCount);
+    ASSERT_EQ(1 * MS, t->t0);
+    ASSERT_EQ(95 * MS + 1000, t->t1);
+}
+
+/* Rows stored in time order are read by rowid; stored in reverse, through the time indexes: same analysis. */
+TEST(rowid_order_and_time_order_agree)
+{
+    const char *zPath = tg_path("scan.db");
+    struct vt_result a, b;
+    build(zPath);
+    run(zPath, &a);
+    check_build(&a);
+    ASSERT(a.aTrace[0].bMemRowid && a.aTrace[0].bUseRowid && a.aTrace[0].bKerRowid);
+    ASSERT(a.aTrace[0].bCopyRowid && a.aTrace[0].bSetRowid && a.aTrace[0].bXferDone);
+    ASSERT(a.aTrace[0].bKerBounds && a.aTrace[0].bSegKnown);
+    ASSERT_EQ(0, a.aTrace[0].mGuarded);
+
+    reverse_tables(zPath);
+    run(zPath, &b);
+    check_build(&b);
+    ASSERT(!b.aTrace[0].bMemRowid && !b.aTrace[0].bUseRowid && !b.aTrace[0].bKerRowid);
+    ASSERT(!b.aTrace[0].bCopyRowid && !b.aTrace[0].bSetRowid && !b.aTrace[0].bXferDone);
+    ASSERT_EQ(a.nFind, b.nFind);
+    ASSERT(a.nFind > 0);
+    for (int i = 0; i < a.nFind; i++) {
+        ASSERT_STREQ(a.aFind[i].zTitle, b.aFind[i].zTitle);
+        ASSERT_EQ(a.aFind[i].bytes, b.aFind[i].bytes);
+        ASSERT_EQ(a.aFind[i].count, b.aFind[i].count);
+    }
+    vt__result_free(&a);
+    vt__result_free(&b);
+    tg_cleanup();
+}
+
+/* Impossible rows in every large table, in and out of the readers' subsets: counted exactly as the
+ * guard counts them, skipped by the rowid-order readers, whatever the storage order. */
+TEST(impossible_rows_counted_like_the_guard)
+{
+    const char *zPath = tg_path("hidden.db");
+    struct vt_result r;
+    build(zPath);
+    exec(zPath, "INSERT INTO memory_event(ts, op, mem_kind, address, bytes, device) VALUES"
+                " (96000000, 1, 3, 4096, -1, 0),"                     /* negative size */
+                " (96000000, 3, 3, 4096, 1024, 0),"                   /* op outside the replay: fine */
+                " (96000000, 3, 3, 9223372036854775807, 1024, 0);"    /* and impossible */
+                "UPDATE memory_event SET pool_used = -5 WHERE id = 2;"  /* the first free */
+                "INSERT INTO buffer_use(correlation, kind, address, ts) VALUES"
+                " (1, 0, 4611686018427387904, 2000000),"              /* address beyond 2^62 */
+                " (1, 1, 4096, -3),"                                  /* another kind, impossible time */
+                " (1, 0, 4096, NULL);"                                /* no time: allowed, not read */
+                "INSERT INTO kernel(start, end) VALUES (5, 'soon'), (96000000, 96000001);"
+                "INSERT INTO memcpy(start, end, copy_kind, src_kind, dst_kind, bytes, src) VALUES"
+                " (96000000, 96000001, 1, 1, 3, 1024, X'00');"        /* blob address */
+                "INSERT INTO memset(start, end, bytes, dst) VALUES (96000000, 96000001, 1125899906842625, 1);");
+    ASSERT_EQ(8, guard_count(zPath));
+    run(zPath, &r);
+    ASSERT_EQ(8, hidden_note(&r.aTrace[0]));
+    /* the freed buffer whose free row is hidden stays live */
+    ASSERT_EQ(10, r.aTrace[0].nAlloc);
+    ASSERT_EQ(8, r.aTrace[0].nFree);
+    ASSERT_EQ(10, r.aTrace[0].nKernelUse);
+    ASSERT_EQ(20 * MS + 1, r.aTrace[0].kernelBusyNs); /* the 1 ns kernel added at 96 ms */
+    ASSERT(r.aTrace[0].bMemRowid && r.aTrace[0].bUseRowid && r.aTrace[0].bXferDone);
+    ASSERT_EQ(0x1f, r.aTrace[0].mGuarded); /* every large table holds one */
+    vt__result_free(&r);
+
+    reverse_tables(zPath);
+    ASSERT_EQ(8, guard_count(zPath));
+    run(zPath, &r);
+    ASSERT_EQ(8, hidden_note(&r.aTrace[0]));
+    ASSERT_EQ(8, r.aTrace[0].nFree);
+    ASSERT_EQ(10, r.aTrace[0].nKernelUse);
+    ASSERT(!r.aTrace[0].bMemRowid && !r.aTrace[0].bXferDone);
+    vt__result_free(&r);
+    tg_cleanup();
+}
+
+/* Real numbers, which only SQL compares exactly: the table's facts come from SQL, as before the pass. */
+TEST(real_numbers_fall_back_to_sql)
+{
+    const char *zPath = tg_path("real.db");
+    struct vt_result r;
+    build(zPath);
+    exec(zPath, "UPDATE memory_event SET ts = ts + 0.5 WHERE id = 3;"
+                "UPDATE kernel SET end = 4611686018427387904.0 WHERE id = 2;" /* 2^62: out of range */
+                "UPDATE kernel SET start = start + 0.25 WHERE id = 3;");
+    ASSERT_EQ(1, guard_count(zPath));
+    run(zPath, &r);
+    ASSERT_EQ(1, hidden_note(&r.aTrace[0]));
+    ASSERT(!r.aTrace[0].bMemRowid && !r.aTrace[0].bSegKnown);
+    ASSERT(!r.aTrace[0].bKerRowid && !r.aTrace[0].bKerBounds && !r.aTrace[0].bXferDone);
+    ASSERT(r.aTrace[0].bUseRowid);
+    ASSERT_EQ(10, r.aTrace[0].nAlloc);
+    ASSERT_EQ(9, r.aTrace[0].nFree);
+    ASSERT_EQ(18 * MS, r.aTrace[0].kernelBusyNs); /* one kernel hidden, one starting 0.25 ns late */
+    vt__result_free(&r);
+    tg_cleanup();
+}
+
+VT_TEST_LIST(T(rowid_order_and_time_order_agree) T(impossible_rows_counted_like_the_guard)
+                 T(real_numbers_fall_back_to_sql))
