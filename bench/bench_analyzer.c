@@ -36,7 +36,10 @@
  * memset (what the analysis replays). Traces are cached in DIR (default /tmp)
  * under a name holding the generator version and the event count.
  *
- * Usage: bench_analyzer [-r RUNS] [-d DIR] [EVENTS...]   (default 1000000 10000000, 3 runs)
+ * Usage: bench_analyzer [-r RUNS] [-d DIR] [-j] [EVENTS...]   (default 1000000 10000000, 3 runs)
+ * -j also measures a copy of each trace whose large tables store their rows out of
+ * time order (jitter_copy; cached beside it with a _j2ms suffix): the analyzer's
+ * path for traces where rowid order is not time order.
  * The vramtrace command used is the one built beside this benchmark
  * (VT_BENCH_VRAMTRACE), or $VRAMTRACE_BIN.
  */
@@ -555,41 +558,20 @@ static double median(double *a, int n)
 
 #define MAX_RUNS 15
 
-/* Generate (or reuse) the trace for nEvents, then measure; prints one block. Returns 0 or -1. */
-static int bench_size(const char *zBin, const char *zDir, int64_t nEvents, int nRuns, long *pRss)
+/*
+ * Measure one trace: analyze, raw scan and ordered scan, interleaved nRuns times;
+ * prints one block, *pRss receives the analyzer's peak RSS (KiB). Returns 0 or -1.
+ */
+static int measure(const char *zBin, const char *zPath, int nRuns, long *pRss)
 {
-    char zPath[4096];
     struct stat st;
     struct counts c;
-    struct gen g;
     double aWall[MAX_RUNS], aCpu[MAX_RUNS], aRaw[MAX_RUNS], aRawCpu[MAX_RUNS], aOrd[MAX_RUNS], aOrdCpu[MAX_RUNS];
     double wall, cpu, raw, rawCpu, ord, ordCpu;
     long rss = 0;
     int64_t nRaw = 0, nOrd = 0;
 
-    snprintf(zPath, sizeof zPath, "%s/vt_bench_analyzer_v%d_l%d_p%d_e%lld.db", zDir, GEN_VERSION, LAYERS, NPARAM,
-             (long long)nEvents);
-    if (stat(zPath, &st) != 0 || count_rows(zPath, &c) != 0 || c.total < nEvents) {
-        double t0 = now_s();
-        int status = 0;
-        pid_t pid;
-        printf("generating %s ...\n", zPath);
-        fflush(stdout);
-        /* in a child, so that the generator's page cache never counts in the analyzer's RSS
-         * (a forked child starts with its parent's resident pages) */
-        pid = fork();
-        if (pid < 0) return -1;
-        if (pid == 0) {
-            int rcGen = generate(zPath, nEvents, &g);
-            if (rcGen == 0) printf("  generated in %.1f s (largest live set %d allocations)\n", now_s() - t0, g.maxLive);
-            fflush(stdout);
-            _exit(rcGen == 0 ? 0 : 1);
-        }
-        while (waitpid(pid, &status, 0) < 0)
-            if (errno != EINTR) return -1;
-        if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) return -1;
-        if (count_rows(zPath, &c) != 0 || stat(zPath, &st) != 0) return -1;
-    }
+    if (stat(zPath, &st) != 0 || count_rows(zPath, &c) != 0 || c.total <= 0) return -1;
     printf("\ntrace %s: %lld events (%.1f MB, %.1f bytes/event)\n", zPath, (long long)c.total, st.st_size / 1e6,
            (double)st.st_size / (double)c.total);
     printf("  mix: %.1f %% kernel, %.1f %% buffer_use, %.1f %% memory_event, %.2f %% memcpy, %.2f %% memset\n",
@@ -632,21 +614,125 @@ static int bench_size(const char *zBin, const char *zDir, int64_t nEvents, int n
     return 0;
 }
 
+/*
+ * Copy the trace zSrc to zDst with the rows of each large event table stored out
+ * of time order, as a writer receiving records late would store them: reinserted
+ * in the order of their time plus a random delay of up to 2 ms (new ids and rowids
+ * in that order). Returns 0, or -1 on an SQLite error.
+ */
+static int jitter_copy(const char *zSrc, const char *zDst)
+{
+    static const char *azTable[][2] = {
+        {"memory_event", "ts"}, {"buffer_use", "coalesce(ts, 0)"}, {"kernel", "start"}, {"memcpy", "start"},
+        {"memset", "start"}};
+    sqlite3 *pFrom = NULL, *db = NULL;
+    sqlite3_backup *pBak;
+    char zSql[1024];
+    int rc;
+
+    unlink(zDst);
+    rc = sqlite3_open_v2(zSrc, &pFrom, SQLITE_OPEN_READONLY, NULL);
+    if (rc == SQLITE_OK) rc = sqlite3_open(zDst, &db);
+    if (rc == SQLITE_OK) {
+        pBak = sqlite3_backup_init(db, "main", pFrom, "main");
+        rc = pBak ? sqlite3_backup_step(pBak, -1) : sqlite3_errcode(db);
+        if (pBak) sqlite3_backup_finish(pBak);
+        rc = rc == SQLITE_DONE ? SQLITE_OK : rc;
+    }
+    if (rc == SQLITE_OK) rc = sqlite3_exec(db, "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; BEGIN", NULL, NULL, NULL);
+    for (size_t i = 0; rc == SQLITE_OK && i < sizeof azTable / sizeof azTable[0]; i++) {
+        const char *zT = azTable[i][0];
+        /* the ids (where the table has them) are renumbered in the new order */
+        snprintf(zSql, sizeof zSql,
+                 "CREATE TEMP TABLE x AS SELECT * FROM main.%s ORDER BY %s + abs(random() %% 2000000);"
+                 "%s DELETE FROM main.%s; INSERT INTO main.%s SELECT * FROM x ORDER BY rowid; DROP TABLE x;",
+                 zT, azTable[i][1], strcmp(zT, "buffer_use") ? "UPDATE x SET id = NULL;" : "", zT, zT);
+        rc = sqlite3_exec(db, zSql, NULL, NULL, NULL);
+    }
+    if (rc == SQLITE_OK) rc = sqlite3_exec(db, "COMMIT", NULL, NULL, NULL);
+    if (rc != SQLITE_OK) fprintf(stderr, "bench_analyzer: %s: %s\n", zDst, sqlite3_errmsg(db));
+    sqlite3_close(db);
+    sqlite3_close(pFrom);
+    if (rc != SQLITE_OK) unlink(zDst);
+    return rc == SQLITE_OK ? 0 : -1;
+}
+
+/*
+ * Generate (or reuse) the trace for nEvents, then measure it; with bJitter, the
+ * same for its copy stored out of time order (jitter_copy). Returns 0 or -1.
+ */
+static int bench_size(const char *zBin, const char *zDir, int64_t nEvents, int nRuns, int bJitter, long *pRss)
+{
+    char zPath[4096], zJit[4096];
+    struct stat st;
+    struct counts c;
+    struct gen g;
+    long rss = 0;
+
+    snprintf(zPath, sizeof zPath, "%s/vt_bench_analyzer_v%d_l%d_p%d_e%lld.db", zDir, GEN_VERSION, LAYERS, NPARAM,
+             (long long)nEvents);
+    if (stat(zPath, &st) != 0 || count_rows(zPath, &c) != 0 || c.total < nEvents) {
+        double t0 = now_s();
+        int status = 0;
+        pid_t pid;
+        printf("generating %s ...\n", zPath);
+        fflush(stdout);
+        /* in a child, so that the generator's page cache never counts in the analyzer's RSS
+         * (a forked child starts with its parent's resident pages) */
+        pid = fork();
+        if (pid < 0) return -1;
+        if (pid == 0) {
+            int rcGen = generate(zPath, nEvents, &g);
+            if (rcGen == 0) printf("  generated in %.1f s (largest live set %d allocations)\n", now_s() - t0, g.maxLive);
+            fflush(stdout);
+            _exit(rcGen == 0 ? 0 : 1);
+        }
+        while (waitpid(pid, &status, 0) < 0)
+            if (errno != EINTR) return -1;
+        if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) return -1;
+        if (count_rows(zPath, &c) != 0 || stat(zPath, &st) != 0) return -1;
+    }
+    if (measure(zBin, zPath, nRuns, pRss) != 0) return -1;
+    if (!bJitter) return 0;
+    snprintf(zJit, sizeof zJit, "%s/vt_bench_analyzer_v%d_l%d_p%d_e%lld_j2ms.db", zDir, GEN_VERSION, LAYERS, NPARAM,
+             (long long)nEvents);
+    if (stat(zJit, &st) != 0 || count_rows(zJit, &c) != 0 || c.total < nEvents) {
+        double t0 = now_s();
+        int status = 0;
+        pid_t pid;
+        printf("\nwriting %s: the same rows, each large table stored out of time order ...\n", zJit);
+        fflush(stdout);
+        pid = fork(); /* in a child, like the generator */
+        if (pid < 0) return -1;
+        if (pid == 0) {
+            int rcJit = jitter_copy(zPath, zJit);
+            if (rcJit == 0) printf("  written in %.1f s\n", now_s() - t0);
+            fflush(stdout);
+            _exit(rcJit == 0 ? 0 : 1);
+        }
+        while (waitpid(pid, &status, 0) < 0)
+            if (errno != EINTR) return -1;
+        if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) return -1;
+    }
+    return measure(zBin, zJit, nRuns, &rss);
+}
+
 int main(int argc, char **argv)
 {
     const char *zBin = getenv("VRAMTRACE_BIN"), *zDir = "/tmp";
     int64_t aSize[8];
     long aRss[8];
-    int nSize = 0, nRuns = 3, rc = 0;
+    int nSize = 0, nRuns = 3, bJitter = 0, rc = 0;
 #ifdef VT_BENCH_VRAMTRACE
     if (!zBin || !*zBin) zBin = VT_BENCH_VRAMTRACE;
 #endif
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "-r") && i + 1 < argc) nRuns = atoi(argv[++i]);
         else if (!strcmp(argv[i], "-d") && i + 1 < argc) zDir = argv[++i];
+        else if (!strcmp(argv[i], "-j")) bJitter = 1;
         else if (argv[i][0] != '-' && nSize < 8 && atoll(argv[i]) > 0) aSize[nSize++] = atoll(argv[i]);
         else {
-            fprintf(stderr, "usage: bench_analyzer [-r RUNS] [-d DIR] [EVENTS...]\n");
+            fprintf(stderr, "usage: bench_analyzer [-r RUNS] [-d DIR] [-j] [EVENTS...]\n");
             return 2;
         }
     }
@@ -660,7 +746,7 @@ int main(int argc, char **argv)
         aSize[nSize++] = 10000000;
     }
     printf("bench_analyzer: %s analyze --no-write --format json -o /dev/null TRACE\n", zBin);
-    for (int i = 0; i < nSize && rc == 0; i++) rc = bench_size(zBin, zDir, aSize[i], nRuns, &aRss[i]);
+    for (int i = 0; i < nSize && rc == 0; i++) rc = bench_size(zBin, zDir, aSize[i], nRuns, bJitter, &aRss[i]);
     if (rc == 0 && nSize > 1) {
         printf("\npeak RSS by trace size (live set is the same in every trace):\n");
         for (int i = 0; i < nSize; i++)
