@@ -269,7 +269,13 @@ static int open_trace(struct vt_trace *t, const struct vt_opts *o)
 static int guard_trace(struct vt_trace *t)
 {
     int64_t nHidden = 0;
-    int rc = vt__scan(t, &nHidden);
+    int rc = SQLITE_OK;
+    /* one snapshot for every stage: the readers rely on what the pass found (time order,
+     * which tables hold impossible rows), so rows a writer adds later must stay unseen.
+     * With write-back, vt__writeback_begin's BEGIN IMMEDIATE right after the pass takes
+     * the write lock; a still-recording trace makes it fall back to reading only. */
+    if (!t->bWritten) rc = sqlite3_exec(t->db, "BEGIN", NULL, NULL, NULL);
+    if (rc == SQLITE_OK) rc = vt__scan(t, &nHidden);
     if (rc != SQLITE_OK) {
         vt__errorf("%s: cannot read trace: %s", t->zPath, sqlite3_errstr(rc));
         return rc == SQLITE_CORRUPT || rc == SQLITE_NOTADB ? VT_EXIT_CORRUPT : VT_EXIT_INTERNAL;
@@ -313,7 +319,7 @@ int vt__analyze(const char **azPath, int nPath, const struct vt_opts *o, struct 
         if (t->db) {
             if (t->pLifeIns) sqlite3_finalize(t->pLifeIns);
             t->pLifeIns = NULL;
-            if (rc != VT_EXIT_OK && t->bWritten) sqlite3_exec(t->db, "ROLLBACK", NULL, NULL, NULL);
+            if (rc != VT_EXIT_OK || !t->bWritten) sqlite3_exec(t->db, "ROLLBACK", NULL, NULL, NULL);
             sqlite3_close(t->db);
             t->db = NULL;
         }
