@@ -273,7 +273,8 @@ static int guard_trace(struct vt_trace *t)
     /* one snapshot for every stage: the readers rely on what the pass found (time order,
      * which tables hold impossible rows), so rows a writer adds later must stay unseen.
      * With write-back, vt__writeback_begin's BEGIN IMMEDIATE right after the pass takes
-     * the write lock; a still-recording trace makes it fall back to reading only. */
+     * the write lock (rows committed between the two are read unchecked: only a writer
+     * still recording adds rows, and it writes possible values). */
     if (!t->bWritten) rc = sqlite3_exec(t->db, "BEGIN", NULL, NULL, NULL);
     if (rc == SQLITE_OK) rc = vt__scan(t, &nHidden);
     if (rc != SQLITE_OK) {
@@ -305,7 +306,11 @@ int vt__analyze(const char **azPath, int nPath, const struct vt_opts *o, struct 
         t->zPath = azPath[i];
         rc = open_trace(t, o);
         if (rc == VT_EXIT_OK) rc = guard_trace(t);
-        if (rc == VT_EXIT_OK && t->bWritten) rc = vt__writeback_begin(t);
+        if (rc == VT_EXIT_OK && t->bWritten) {
+            rc = vt__writeback_begin(t);
+            /* locked by a writer still recording: read one snapshot from here on */
+            if (rc == VT_EXIT_OK && !t->bWritten) sqlite3_exec(t->db, "BEGIN", NULL, NULL, NULL);
+        }
         if (rc == VT_EXIT_OK) rc = vt__load(t, o);
         if (rc == VT_EXIT_OK) rc = vt__phases(t, o);
         if (rc == VT_EXIT_OK) rc = vt__replay(t, o);

@@ -177,7 +177,6 @@ struct vt_trace {
     int bSegKnown;          /* nDevAlloc and nSegmentLike counted */
     int mGuarded;           /* bit k: large table k holds impossible rows (load.c: S_*) */
     int bXferDone;          /* the transfer pass was made during vt__scan */
-    int64_t aLastRowid[8];  /* last rowid vt__scan saw in large table k (load.c: S_*) */
     int bKerBounds;         /* kerT0/kerT1 hold min(start)/max(end) of the complete kernels (-1 none) */
     int64_t kerT0, kerT1;
     /* devices (index 0.. nDev-1); pinned host memory is the entry with id -1 */

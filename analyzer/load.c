@@ -29,7 +29,6 @@ static int query2(sqlite3 *db, const char *zSql, int64_t *pA, int64_t *pB)
 /* The large event tables vt__scan reads, and what each pass computes besides the count. */
 /* kernels last: the transfer pass they feed reads the copies in the order their own pass found */
 enum { S_MEM = 0, S_USE, S_COPY, S_SET, S_KER, S_N };
-_Static_assert(S_N <= 8, "vt_trace.aLastRowid holds 8 tables");
 /* The guard's checks (trace_open.c, aGuard): times, sizes, addresses, each maybe nullable. */
 enum { G_TS, G_TSN, G_SZ, G_SZN, G_AD, G_ADN };
 static const struct {
@@ -49,23 +48,19 @@ static const struct {
 /*
  * SQL reading zCols of zTable's rows that pass zFilter ("1" for all) in time order: in
  * rowid order straight from the table when bRowid says rowid order is that time order
- * (no index lookups, no sort), up to the last row vt__scan saw, under the guard's
- * condition only when vt__scan found impossible rows there; else through the guard's
- * view (if any) ordered by zOrder.
+ * (no index lookups, no sort), under the guard's condition only when vt__scan found
+ * impossible rows there; else through the guard's view (if any) ordered by zOrder.
  * Returns a malloc'd string, NULL when out of memory.
  */
 char *vt__ordered_sql(const struct vt_trace *t, int bRowid, const char *zCols, const char *zTable, const char *zFilter,
                       const char *zOrder)
 {
     int bGuard = 1;
-    int64_t last = INT64_MAX;
     for (int k = 0; k < S_N; k++)
-        if (!strcmp(aScan[k].zTable, zTable)) bGuard = (t->mGuarded >> k) & 1, last = t->aLastRowid[k];
+        if (!strcmp(aScan[k].zTable, zTable)) bGuard = (t->mGuarded >> k) & 1;
     if (bRowid)
-        /* NOT INDEXED: a range on the time column would otherwise pick its index, then sort;
-         * rows past the last one the pass saw (added since by a writer) were not checked */
-        return vt__strdupf("SELECT %s FROM main.\"%s\" NOT INDEXED WHERE rowid <= %lld AND (%s) AND (%s) ORDER BY rowid",
-                           zCols, zTable, (long long)last,
+        /* NOT INDEXED: a range on the time column would otherwise pick its index, then sort */
+        return vt__strdupf("SELECT %s FROM main.\"%s\" NOT INDEXED WHERE (%s) AND (%s) ORDER BY rowid", zCols, zTable,
                            bGuard && vt__trace_guard_where(zTable) ? vt__trace_guard_where(zTable) : "1", zFilter);
     return vt__strdupf("SELECT %s FROM \"%s\" WHERE %s ORDER BY %s", zCols, zTable, zFilter, zOrder);
 }
@@ -76,7 +71,6 @@ struct scan {
     int bOrdered;           /* the readers' rows in time order so far */
     int bIrregular;         /* a value only SQL can judge exactly (a real number): SQL decides instead */
     int64_t nHidden, prev, nDev, nSeg, k0, k1;
-    int64_t lastRowid;      /* of the last row seen (the largest: rows come in rowid order) */
     struct vt_xfer_run *pXfer; /* kernels: the transfer pass fed while they come in start order */
     int rcXfer;
 };
@@ -115,7 +109,7 @@ static void scan_row(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 {
     struct scan *s = sqlite3_user_data(ctx);
     int64_t ts, x, y;
-    s->lastRowid = sqlite3_value_int64(argv[argc - 1]);
+    (void)argc;
     if (s->bIrregular) return;
     for (int i = 0; i < aScan[s->k].nGuard; i++) {
         int ok = guard_ok(argv[i], aScan[s->k].aGuard[i]);
@@ -168,7 +162,7 @@ static void scan_row(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 static int scan_table(struct vt_trace *t, int k, struct scan *s)
 {
     sqlite3_stmt *pStmt = NULL;
-    char *zSql = vt__strdupf("SELECT count(*) FROM main.\"%s\" NOT INDEXED WHERE vt_scan_row(%s, rowid)", aScan[k].zTable,
+    char *zSql = vt__strdupf("SELECT count(*) FROM main.\"%s\" NOT INDEXED WHERE vt_scan_row(%s)", aScan[k].zTable,
                              aScan[k].zArgs);
     int rc;
 
@@ -177,7 +171,6 @@ static int scan_table(struct vt_trace *t, int k, struct scan *s)
     s->bOrdered = 1;
     s->prev = INT64_MIN;
     s->k0 = s->k1 = -1;
-    s->lastRowid = INT64_MIN;
     if (!zSql) return SQLITE_NOMEM;
     /* a failure here only leaves the transfer pass to vt__transfers, which reports it */
     if (k == S_KER && (s->rcXfer = vt__xfer_begin(t, &s->pXfer)) != SQLITE_OK) {
@@ -198,7 +191,6 @@ static int scan_table(struct vt_trace *t, int k, struct scan *s)
         rc = vt__trace_guard_count(t->db, aScan[k].zTable, &s->nHidden);
     }
     if (rc == SQLITE_OK) {
-        t->aLastRowid[k] = s->lastRowid;
         switch (k) {
         case S_MEM:
             t->bMemRowid = s->bOrdered;

@@ -195,37 +195,5 @@ TEST(real_numbers_fall_back_to_sql)
     tg_cleanup();
 }
 
-/* Rows a writer adds after the pass (out of order, or impossible) stay unread by the rowid-order readers. */
-TEST(rows_added_after_the_pass_are_not_read)
-{
-    const char *zPath = tg_path("live.db");
-    struct vt_trace t;
-    sqlite3_stmt *p = NULL;
-    int64_t nHidden = -1, n = 0;
-    char *zSql;
-    build(zPath);
-    memset(&t, 0, sizeof t);
-    t.zPath = zPath;
-    ASSERT_EQ(0, vt__trace_open(zPath, 0, &t.db));
-    ASSERT_EQ(SQLITE_OK, vt__scan(&t, &nHidden));
-    ASSERT_EQ(0, nHidden);
-    ASSERT(t.bUseRowid);
-    ASSERT_EQ(10, t.aLastRowid[1]); /* S_USE: ten uses */
-    exec(zPath, "INSERT INTO buffer_use(correlation, kind, address, ts) VALUES"
-                " (1, 0, 4096, 5), (1, 0, 9223372036854775807, 6);");
-    zSql = vt__ordered_sql(&t, t.bUseRowid, "ts, address", "buffer_use", "kind = 0 AND ts IS NOT NULL", "ts");
-    ASSERT(zSql);
-    ASSERT_EQ(SQLITE_OK, sqlite3_prepare_v2(t.db, zSql, -1, &p, NULL));
-    while (sqlite3_step(p) == SQLITE_ROW) {
-        ASSERT(sqlite3_column_int64(p, 0) >= 2 * MS);
-        n++;
-    }
-    ASSERT_EQ(10, n);
-    sqlite3_finalize(p);
-    free(zSql);
-    sqlite3_close(t.db);
-    tg_cleanup();
-}
-
 VT_TEST_LIST(T(rowid_order_and_time_order_agree) T(impossible_rows_counted_like_the_guard)
-                 T(real_numbers_fall_back_to_sql) T(rows_added_after_the_pass_are_not_read))
+                 T(real_numbers_fall_back_to_sql))
