@@ -7,6 +7,9 @@ endif()
 vt_add_test(NAME test_intervals SOURCES test_intervals.c LIBS vtcore LABELS core)
 # -rdynamic: the test's own functions must be visible to dladdr.
 vt_add_test(NAME test_stack SOURCES test_stack.c LIBS vtcore -rdynamic LABELS core)
+# The file:line check symbolizes this program offline with addr2line: it needs debug
+# information whatever the build type.
+target_compile_options(test_stack PRIVATE -g)
 if(VT_PYEMBED_FOUND)
   # Not linked: test_stack loads it with dlopen to check that a late Python is noticed.
   list(GET VT_PYEMBED_LINK_LIBRARIES 0 VT_LIBPYTHON_PATH)
