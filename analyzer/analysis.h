@@ -173,7 +173,9 @@ struct vt_trace {
     int bHaveKernelUses, bHaveCopyAddr;
     int64_t nDevAlloc, nSegmentLike;
     /* found by the guard's pass over the large tables (load.c: vt__scan) */
-    int bMemRowid, bUseRowid, bKerRowid, bCopyRowid, bSetRowid; /* rowid order is the readers' time order */
+    /* reorder window of each reader's rows in rowid order (vt_rows): 0 time order, w > 0 each row has at most
+     * w older-timed rows before it (restored through a heap of w + 1 rows), -1 read through the time indexes */
+    int wMem, wUse, wKer, wCopy, wSet;
     int bSegKnown;          /* nDevAlloc and nSegmentLike counted */
     int mGuarded;           /* bit k: large table k holds impossible rows (load.c: S_*) */
     int bXferDone;          /* the transfer pass was made during vt__scan */
@@ -237,9 +239,45 @@ void vt__result_free(struct vt_result *r);
 /* load.c: hide impossible rows (vt__trace_guard's views) and count them into *pnHidden, reading each
  * large event table once in rowid order for the facts vt__load and the replay need */
 int vt__scan(struct vt_trace *t, int64_t *pnHidden);
-/* load.c: SQL reading zTable in time order, by rowid when bRowid (see vt__scan); malloc'd, NULL on OOM */
-char *vt__ordered_sql(const struct vt_trace *t, int bRowid, const char *zCols, const char *zTable, const char *zFilter,
+/* load.c: SQL reading zTable in time order, by rowid (then with the rowid as an extra last column) when
+ * w >= 0 (see vt__scan); malloc'd, NULL on OOM */
+char *vt__ordered_sql(const struct vt_trace *t, int w, const char *zCols, const char *zTable, const char *zFilter,
                       const char *zOrder);
+/*
+ * load.c: a reader of one input in time order. With w <= 0 its statement is already in that order
+ * (the ordered SQL, or rowid order found to be time order) and rows are read from it as they come;
+ * with w > 0 it reads rowid order (vt__ordered_sql with that w) and restores the order (time, then
+ * rowid: the ordered SQL's order) through a min-heap of w + 1 rows of nCol integer columns, time
+ * first. Memory: (w + 1) * (sizeof(struct vt_row) + 24) bytes, w <= VT_REORDER_CAP.
+ */
+#define VT_REORDER_CAP 65536
+#define VT_ROW_MAXCOL 12
+struct vt_row {
+    int64_t a[VT_ROW_MAXCOL]; /* sqlite3_column_int64 of each column */
+    uint32_t mNull;           /* bit i: column i is NULL */
+};
+struct vt_rows {
+    sqlite3_stmt *pStmt;
+    int nCol, w;
+    int bRow;                 /* a current row is there (after vt__rows_next) */
+    int64_t ts;               /* its time (column 0) */
+    const struct vt_row *pRow; /* it, when w > 0 (else read from pStmt) */
+    struct vt_row *aSlot;     /* w + 1 row slots */
+    struct vt_rows_ent { int64_t ts, rowid; int slot; } *aHeap;
+    int nHeap, *aFree, nFree, lastSlot, bEof;
+};
+int vt__rows_open(struct vt_rows *c, sqlite3 *db, const char *zSql, int nCol, int w); /* SQLite code */
+int vt__rows_next(struct vt_rows *c);  /* step to the next row in time order (c->bRow); SQLite code */
+void vt__rows_close(struct vt_rows *c); /* release (c zeroed or opened) */
+/* Column i of the current row: its int64 value, and whether it is NULL. */
+static inline int64_t vt__rows_i64(const struct vt_rows *c, int i)
+{
+    return c->w > 0 ? c->pRow->a[i] : sqlite3_column_int64(c->pStmt, i);
+}
+static inline int vt__rows_null(const struct vt_rows *c, int i)
+{
+    return c->w > 0 ? (int)(c->pRow->mNull >> i & 1) : sqlite3_column_type(c->pStmt, i) == SQLITE_NULL;
+}
 int vt__load(struct vt_trace *t, const struct vt_opts *o);          /* load.c */
 int vt__site_get(struct vt_trace *t, int64_t stackId, int64_t bytes); /* load.c: site index, -1 OOM */
 int vt__phases(struct vt_trace *t, const struct vt_opts *o);        /* phase.c */

@@ -20,9 +20,9 @@ struct ival {
  */
 struct vt_xfer_run {
     struct vt_trace *t;
-    sqlite3_stmt *pCopy;
+    struct vt_rows copy;    /* the copies in start order */
     char *zCopy;
-    int bCopy;              /* pCopy holds a row not yet accounted */
+    int bCopy;              /* copy holds a row not yet accounted */
     struct ival *aU;
     int nU, nUAlloc, head;
 };
@@ -30,19 +30,19 @@ struct vt_xfer_run {
 /* Step to the next copy; returns an SQLite code. */
 static int copy_next(struct vt_xfer_run *x)
 {
-    int rc = sqlite3_step(x->pCopy);
-    x->bCopy = rc == SQLITE_ROW;
-    return rc == SQLITE_ROW || rc == SQLITE_DONE ? SQLITE_OK : rc;
+    int rc = vt__rows_next(&x->copy);
+    x->bCopy = x->copy.bRow;
+    return rc;
 }
 
 /* Account the pending copy against the kernels fed so far (all that start before it ends), then step. */
 static int copy_account(struct vt_xfer_run *x)
 {
     struct vt_trace *t = x->t;
-    sqlite3_stmt *p = x->pCopy;
-    int64_t s = sqlite3_column_int64(p, 0), e = sqlite3_column_int64(p, 1), bytes = sqlite3_column_int64(p, 5);
-    int kind = sqlite3_column_int(p, 2), dir = kind == VT_COPY_HTOD ? 0 : 1;
-    int hostKind = sqlite3_column_int(p, dir == 0 ? 3 : 4);
+    const struct vt_rows *p = &x->copy;
+    int64_t s = vt__rows_i64(p, 0), e = vt__rows_i64(p, 1), bytes = vt__rows_i64(p, 5);
+    int kind = (int)vt__rows_i64(p, 2), dir = kind == VT_COPY_HTOD ? 0 : 1;
+    int hostKind = (int)vt__rows_i64(p, dir == 0 ? 3 : 4);
     int64_t dur = e > s ? e - s : 1, overlap = 0;
     struct vt_xfer *xf = &t->xfer[dir];
     while (x->head < x->nU && x->aU[x->head].b <= s) {
@@ -82,10 +82,10 @@ int vt__xfer_begin(struct vt_trace *t, struct vt_xfer_run **px)
     x->t = t;
     memset(t->xfer, 0, sizeof t->xfer);
     t->copyNs = t->copySerialNs = t->kernelBusyNs = 0;
-    /* in rowid order where vt__scan found that to be start order */
-    x->zCopy = vt__ordered_sql(t, t->bCopyRowid, "start, end, copy_kind, src_kind, dst_kind, bytes", "memcpy",
+    /* in rowid order where vt__scan found that to be start order within a window */
+    x->zCopy = vt__ordered_sql(t, t->wCopy, "start, end, copy_kind, src_kind, dst_kind, bytes", "memcpy",
                                "copy_kind IN (1, 2)", "start");
-    if (x->zCopy) rc = sqlite3_prepare_v2(t->db, x->zCopy, -1, &x->pCopy, NULL);
+    if (x->zCopy) rc = vt__rows_open(&x->copy, t->db, x->zCopy, 6, t->wCopy);
     if (rc == SQLITE_OK) rc = copy_next(x);
     return rc;
 }
@@ -99,7 +99,7 @@ int vt__xfer_kernel(struct vt_xfer_run *x, int64_t a, int64_t b)
 {
     int rc = SQLITE_OK;
     if (b < a) b = a;
-    while (rc == SQLITE_OK && x->bCopy && !(a < sqlite3_column_int64(x->pCopy, 1))) rc = copy_account(x);
+    while (rc == SQLITE_OK && x->bCopy && !(a < vt__rows_i64(&x->copy, 1))) rc = copy_account(x);
     if (rc != SQLITE_OK) return rc;
     if (x->nU > x->head && a <= x->aU[x->nU - 1].b) {
         if (b > x->aU[x->nU - 1].b) x->aU[x->nU - 1].b = b;
@@ -149,7 +149,7 @@ int vt__xfer_end(struct vt_xfer_run *x, int bFinish)
         }
         if (curB >= 0) x->t->kernelBusyNs += curB - curA;
     }
-    sqlite3_finalize(x->pCopy);
+    vt__rows_close(&x->copy);
     free(x->zCopy);
     free(x->aU);
     free(x);
@@ -163,21 +163,21 @@ int vt__xfer_end(struct vt_xfer_run *x, int bFinish)
 int vt__transfers(struct vt_trace *t)
 {
     struct vt_xfer_run *x = NULL;
-    sqlite3_stmt *pKer = NULL;
+    struct vt_rows ker;
     char *zKer = NULL;
     int rc;
 
+    memset(&ker, 0, sizeof ker);
     if (t->bXferDone) return VT_EXIT_OK;
     rc = vt__xfer_begin(t, &x);
     if (rc == SQLITE_OK) {
-        zKer = vt__ordered_sql(t, t->bKerRowid, "start, end", "kernel", "1", "start");
-        rc = zKer ? sqlite3_prepare_v2(t->db, zKer, -1, &pKer, NULL) : SQLITE_NOMEM;
+        zKer = vt__ordered_sql(t, t->wKer, "start, end", "kernel", "1", "start");
+        rc = zKer ? vt__rows_open(&ker, t->db, zKer, 2, t->wKer) : SQLITE_NOMEM;
     }
-    while (rc == SQLITE_OK && (rc = sqlite3_step(pKer)) == SQLITE_ROW)
-        rc = vt__xfer_kernel(x, sqlite3_column_int64(pKer, 0), sqlite3_column_int64(pKer, 1));
-    if (rc == SQLITE_DONE) rc = SQLITE_OK;
+    while (rc == SQLITE_OK && (rc = vt__rows_next(&ker)) == SQLITE_OK && ker.bRow)
+        rc = vt__xfer_kernel(x, vt__rows_i64(&ker, 0), vt__rows_i64(&ker, 1));
     rc = rc == SQLITE_OK ? vt__xfer_end(x, 1) : (vt__xfer_end(x, 0), rc);
-    sqlite3_finalize(pKer);
+    vt__rows_close(&ker);
     free(zKer);
     if (rc == SQLITE_OK) return VT_EXIT_OK;
     vt__errorf("%s: cannot read copies: %s", t->zPath, sqlite3_errstr(rc));

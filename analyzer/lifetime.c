@@ -13,13 +13,6 @@ const char *vt__life_status_name(int status)
     return status >= 0 && status <= VT_LIFE_FREE_MISSING ? az[status] : "?";
 }
 
-/* One time-ordered input: a prepared statement and its current row's time. */
-struct cursor {
-    sqlite3_stmt *pStmt;
-    int bRow;
-    int64_t ts;
-};
-
 /* The live allocations overlapping one 2 MiB page of the address space. */
 struct page {
     int64_t page;
@@ -52,21 +45,14 @@ struct replay {
     int nextBoundary; /* next growth boundary (index into t->aBoundary) */
 };
 
-static int cursor_step(struct cursor *c)
+/* Column i of an input's current row as an int / int64, dflt when NULL. */
+static int col_int(const struct vt_rows *p, int i, int dflt)
 {
-    int rc = sqlite3_step(c->pStmt);
-    c->bRow = rc == SQLITE_ROW;
-    if (c->bRow) c->ts = sqlite3_column_int64(c->pStmt, 0);
-    return rc == SQLITE_ROW || rc == SQLITE_DONE ? SQLITE_OK : rc;
+    return vt__rows_null(p, i) ? dflt : (int)vt__rows_i64(p, i);
 }
-
-static int col_int(sqlite3_stmt *p, int i, int dflt)
+static int64_t col_i64(const struct vt_rows *p, int i, int64_t dflt)
 {
-    return sqlite3_column_type(p, i) == SQLITE_NULL ? dflt : sqlite3_column_int(p, i);
-}
-static int64_t col_i64(sqlite3_stmt *p, int i, int64_t dflt)
-{
-    return sqlite3_column_type(p, i) == SQLITE_NULL ? dflt : sqlite3_column_int64(p, i);
+    return vt__rows_null(p, i) ? dflt : vt__rows_i64(p, i);
 }
 
 static uint64_t page_hash(int64_t page)
@@ -409,12 +395,12 @@ static void boundaries_upto(struct replay *r, int64_t ts)
 }
 
 /* An allocation or VMM map. Returns 0 or -1 (out of memory / write error). */
-static int on_alloc(struct replay *r, sqlite3_stmt *p)
+static int on_alloc(struct replay *r, const struct vt_rows *p)
 {
     struct vt_trace *t = r->t;
     struct vt_life *l;
-    int op = sqlite3_column_int(p, 2), kind = sqlite3_column_int(p, 3);
-    int64_t addr = sqlite3_column_int64(p, 4), ts = sqlite3_column_int64(p, 0);
+    int op = (int)vt__rows_i64(p, 2), kind = (int)vt__rows_i64(p, 3);
+    int64_t addr = vt__rows_i64(p, 4), ts = vt__rows_i64(p, 0);
     int dev = col_int(p, 5, -1);
     struct vt_life *old = live_find_base(r, addr, dev, kind);
     if (old) { /* the free of the previous allocation here was never seen */
@@ -432,10 +418,10 @@ static int on_alloc(struct replay *r, sqlite3_stmt *p)
     l = calloc(1, sizeof *l);
     if (!l) return -1;
     l->address = addr;
-    l->bytes = sqlite3_column_int64(p, 6);
+    l->bytes = vt__rows_i64(p, 6);
     l->allocTs = ts;
     l->freeTs = l->firstUse = l->lastUse = -1;
-    l->allocEventId = sqlite3_column_int64(p, 1);
+    l->allocEventId = vt__rows_i64(p, 1);
     l->freeEventId = -1;
     l->stackId = col_i64(p, 8, -1);
     l->device = dev;
@@ -457,26 +443,26 @@ static int on_alloc(struct replay *r, sqlite3_stmt *p)
         free(l);
         return -1;
     }
-    if (sqlite3_column_type(p, 9) != SQLITE_NULL && l->acct >= 0) {
+    if (!vt__rows_null(p, 9) && l->acct >= 0) {
         int iDev = vt__dev_index(t, l->acct);
         if (iDev < 0) return -1;
-        t->aDev[iDev].poolReserved = sqlite3_column_int64(p, 9);
+        t->aDev[iDev].poolReserved = vt__rows_i64(p, 9);
         t->aDev[iDev].poolUsed = col_i64(p, 10, 0);
     }
     return account(r, l, +1, ts);
 }
 
 /* A free or VMM unmap. Returns 0 or -1. */
-static int on_free(struct replay *r, sqlite3_stmt *p)
+static int on_free(struct replay *r, const struct vt_rows *p)
 {
     struct vt_trace *t = r->t;
-    int kind = sqlite3_column_int(p, 3), dev = col_int(p, 5, -1);
-    int64_t addr = sqlite3_column_int64(p, 4), ts = sqlite3_column_int64(p, 0);
+    int kind = (int)vt__rows_i64(p, 3), dev = col_int(p, 5, -1);
+    int64_t addr = vt__rows_i64(p, 4), ts = vt__rows_i64(p, 0);
     struct vt_life *l = live_find_base(r, addr, dev, kind);
     int rc = 0;
     if (l) {
         l->freeTs = ts;
-        l->freeEventId = sqlite3_column_int64(p, 1);
+        l->freeEventId = vt__rows_i64(p, 1);
         l->freeApi = col_int(p, 7, 0);
         l->status = VT_LIFE_FREED;
         t->nFree++;
@@ -488,11 +474,11 @@ static int on_free(struct replay *r, sqlite3_stmt *p)
         struct vt_life u;
         memset(&u, 0, sizeof u);
         u.address = addr;
-        u.bytes = sqlite3_column_int64(p, 6);
+        u.bytes = vt__rows_i64(p, 6);
         u.allocTs = u.firstUse = u.lastUse = -1;
         u.freeTs = ts;
         u.allocEventId = -1;
-        u.freeEventId = sqlite3_column_int64(p, 1);
+        u.freeEventId = vt__rows_i64(p, 1);
         u.stackId = col_i64(p, 8, -1);
         u.device = dev;
         u.memKind = kind;
@@ -504,10 +490,10 @@ static int on_free(struct replay *r, sqlite3_stmt *p)
         if (t->pLifeIns && vt__writeback_life(t, &u) != SQLITE_OK) rc = -1;
     }
     if (freed_add(r, addr) != 0) rc = -1;
-    if (sqlite3_column_type(p, 9) != SQLITE_NULL && dev >= 0) {
+    if (!vt__rows_null(p, 9) && dev >= 0) {
         int iDev = vt__dev_index(t, dev);
         if (iDev < 0) return -1;
-        t->aDev[iDev].poolReserved = sqlite3_column_int64(p, 9);
+        t->aDev[iDev].poolReserved = vt__rows_i64(p, 9);
         t->aDev[iDev].poolUsed = col_i64(p, 10, 0);
     }
     return rc;
@@ -526,7 +512,7 @@ static void on_use(struct replay *r, int64_t addr, int64_t ts, int bBase)
 }
 
 /* An OOM: what this process held on the device then, and the largest live allocations. */
-static int on_oom(struct replay *r, sqlite3_stmt *p)
+static int on_oom(struct replay *r, const struct vt_rows *p)
 {
     struct vt_trace *t = r->t;
     struct vt_oom *o, *aNew = realloc(t->aOom, sizeof *aNew * (size_t)(t->nOom + 1));
@@ -535,15 +521,15 @@ static int on_oom(struct replay *r, sqlite3_stmt *p)
     t->aOom = aNew;
     o = &aNew[t->nOom++];
     memset(o, 0, sizeof *o);
-    o->ts = sqlite3_column_int64(p, 0);
-    o->api = sqlite3_column_int(p, 1);
+    o->ts = vt__rows_i64(p, 0);
+    o->api = (int)vt__rows_i64(p, 1);
     o->device = col_int(p, 2, 0);
-    o->requested = sqlite3_column_int64(p, 3);
+    o->requested = vt__rows_i64(p, 3);
     o->freeBytes = col_i64(p, 4, -1);
     o->totalBytes = col_i64(p, 5, -1);
     o->site = -1;
-    if (sqlite3_column_type(p, 6) != SQLITE_NULL) {
-        o->site = vt__site_get(t, sqlite3_column_int64(p, 6), o->requested);
+    if (!vt__rows_null(p, 6)) {
+        o->site = vt__site_get(t, vt__rows_i64(p, 6), o->requested);
         if (o->site < 0) return -1;
     }
     iDev = vt__dev_index(t, o->device);
@@ -627,16 +613,18 @@ static int64_t idle_threshold(const struct vt_trace *t)
 int vt__replay(struct vt_trace *t, const struct vt_opts *o)
 {
     enum { C_MEM, C_KUSE, C_COPY, C_SET, C_OOM, C_N };
-    /* each input in time order: by rowid where vt__scan found that to be time order */
+    /* each input in time order: by rowid where vt__scan found that to be time order within a window */
+    static const int anCol[C_N] = {12, 2, 3, 2, 7};
+    const int aw[C_N] = {t->wMem, t->wUse, t->wCopy, t->wSet, -1};
     char *azSql[C_N] = {
-        vt__ordered_sql(t, t->bMemRowid,
+        vt__ordered_sql(t, t->wMem,
                         "ts, id, op, mem_kind, address, device, bytes, api, stack_id, pool_size, pool_used, correlation",
                         "memory_event", "op IN (1, 2, 5, 6)", "ts, id"),
-        vt__ordered_sql(t, t->bUseRowid, "ts, address", "buffer_use", "kind = 0 AND ts IS NOT NULL", "ts"),
-        vt__ordered_sql(t, t->bCopyRowid, "start, src, dst", "memcpy", "src IS NOT NULL OR dst IS NOT NULL", "start"),
-        vt__ordered_sql(t, t->bSetRowid, "start, dst", "memset", "dst IS NOT NULL", "start"),
+        vt__ordered_sql(t, t->wUse, "ts, address", "buffer_use", "kind = 0 AND ts IS NOT NULL", "ts"),
+        vt__ordered_sql(t, t->wCopy, "start, src, dst", "memcpy", "src IS NOT NULL OR dst IS NOT NULL", "start"),
+        vt__ordered_sql(t, t->wSet, "start, dst", "memset", "dst IS NOT NULL", "start"),
         vt__strdupf("SELECT ts, api, device, bytes, free_bytes, total_bytes, stack_id FROM oom_event ORDER BY ts")};
-    struct cursor ac[C_N];
+    struct vt_rows ac[C_N];
     struct replay r;
     int rc = SQLITE_OK, i;
     (void)o;
@@ -648,37 +636,37 @@ int vt__replay(struct vt_trace *t, const struct vt_opts *o)
     if (boundaries_build(t) != 0) rc = SQLITE_NOMEM;
     vt__timeline_begin(t);
     for (i = 0; i < C_N && rc == SQLITE_OK; i++) {
-        rc = azSql[i] ? sqlite3_prepare_v2(t->db, azSql[i], -1, &ac[i].pStmt, NULL) : SQLITE_NOMEM;
-        if (rc == SQLITE_OK) rc = cursor_step(&ac[i]);
+        rc = azSql[i] ? vt__rows_open(&ac[i], t->db, azSql[i], anCol[i], aw[i]) : SQLITE_NOMEM;
+        if (rc == SQLITE_OK) rc = vt__rows_next(&ac[i]);
     }
     while (rc == SQLITE_OK) {
         int best = -1;
         for (i = 0; i < C_N; i++) /* ties: memory events, then uses, then OOMs */
             if (ac[i].bRow && (best < 0 || ac[i].ts < ac[best].ts)) best = i;
         if (best < 0) break;
-        struct cursor *c = &ac[best];
+        struct vt_rows *c = &ac[best];
         boundaries_upto(&r, c->ts);
         switch (best) {
         case C_MEM: {
-            int op = sqlite3_column_int(c->pStmt, 2);
+            int op = (int)vt__rows_i64(c, 2);
             t->apLive = r.apLive;
             t->nLive = r.nLive;
             vt__timeline_phase_step(t, c->ts); /* the level just before this event */
-            if (op == VT_MEMOP_ALLOC || op == VT_MEMOP_VMM_MAP) rc = on_alloc(&r, c->pStmt);
-            else rc = on_free(&r, c->pStmt);
+            if (op == VT_MEMOP_ALLOC || op == VT_MEMOP_VMM_MAP) rc = on_alloc(&r, c);
+            else rc = on_free(&r, c);
             rc = rc == 0 ? SQLITE_OK : SQLITE_NOMEM;
             break;
         }
-        case C_KUSE: on_use(&r, sqlite3_column_int64(c->pStmt, 1), c->ts, 1); t->nKernelUse++; break;
+        case C_KUSE: on_use(&r, vt__rows_i64(c, 1), c->ts, 1); t->nKernelUse++; break;
         case C_COPY:
-            if (sqlite3_column_type(c->pStmt, 1) != SQLITE_NULL) on_use(&r, sqlite3_column_int64(c->pStmt, 1), c->ts, 0);
-            if (sqlite3_column_type(c->pStmt, 2) != SQLITE_NULL) on_use(&r, sqlite3_column_int64(c->pStmt, 2), c->ts, 0);
+            if (!vt__rows_null(c, 1)) on_use(&r, vt__rows_i64(c, 1), c->ts, 0);
+            if (!vt__rows_null(c, 2)) on_use(&r, vt__rows_i64(c, 2), c->ts, 0);
             t->nCopyUse++;
             break;
-        case C_SET: on_use(&r, sqlite3_column_int64(c->pStmt, 1), c->ts, 0); t->nCopyUse++; break;
-        case C_OOM: rc = on_oom(&r, c->pStmt) == 0 ? SQLITE_OK : SQLITE_NOMEM; break;
+        case C_SET: on_use(&r, vt__rows_i64(c, 1), c->ts, 0); t->nCopyUse++; break;
+        case C_OOM: rc = on_oom(&r, c) == 0 ? SQLITE_OK : SQLITE_NOMEM; break;
         }
-        if (rc == SQLITE_OK) rc = cursor_step(c);
+        if (rc == SQLITE_OK) rc = vt__rows_next(c);
     }
     if (rc == SQLITE_OK) {
         boundaries_upto(&r, INT64_MAX);
@@ -693,7 +681,7 @@ int vt__replay(struct vt_trace *t, const struct vt_opts *o)
                               "with a trace of its own?)");
     }
     for (i = 0; i < C_N; i++) {
-        sqlite3_finalize(ac[i].pStmt);
+        vt__rows_close(&ac[i]);
         free(azSql[i]);
     }
     t->apLive = NULL;

@@ -47,33 +47,192 @@ static const struct {
 
 /*
  * SQL reading zCols of zTable's rows that pass zFilter ("1" for all) in time order: in
- * rowid order straight from the table when bRowid says rowid order is that time order
- * (no index lookups, no sort), under the guard's condition only when vt__scan found
- * impossible rows there; else through the guard's view (if any) ordered by zOrder.
+ * rowid order straight from the table when w >= 0 says rowid order is that time order
+ * within a reorder window (no index lookups, no sort; the rowid follows zCols for the
+ * reader's heap), under the guard's condition only when vt__scan found impossible rows
+ * there; else through the guard's view (if any) ordered by zOrder.
  * Returns a malloc'd string, NULL when out of memory.
  */
-char *vt__ordered_sql(const struct vt_trace *t, int bRowid, const char *zCols, const char *zTable, const char *zFilter,
+char *vt__ordered_sql(const struct vt_trace *t, int w, const char *zCols, const char *zTable, const char *zFilter,
                       const char *zOrder)
 {
     int bGuard = 1;
     for (int k = 0; k < S_N; k++)
         if (!strcmp(aScan[k].zTable, zTable)) bGuard = (t->mGuarded >> k) & 1;
-    if (bRowid)
+    if (w >= 0)
         /* NOT INDEXED: a range on the time column would otherwise pick its index, then sort */
-        return vt__strdupf("SELECT %s FROM main.\"%s\" NOT INDEXED WHERE (%s) AND (%s) ORDER BY rowid", zCols, zTable,
-                           bGuard && vt__trace_guard_where(zTable) ? vt__trace_guard_where(zTable) : "1", zFilter);
+        return vt__strdupf("SELECT %s, rowid FROM main.\"%s\" NOT INDEXED WHERE (%s) AND (%s) ORDER BY rowid", zCols,
+                           zTable, bGuard && vt__trace_guard_where(zTable) ? vt__trace_guard_where(zTable) : "1",
+                           zFilter);
     return vt__strdupf("SELECT %s FROM \"%s\" WHERE %s ORDER BY %s", zCols, zTable, zFilter, zOrder);
+}
+
+/* Is heap entry a before b in (time, rowid) order? */
+static int ent_less(const struct vt_rows_ent *a, const struct vt_rows_ent *b)
+{
+    return a->ts < b->ts || (a->ts == b->ts && a->rowid < b->rowid);
+}
+
+/* Read the statement's row into a free slot and push it on the heap (room is there). */
+static void rows_push(struct vt_rows *c)
+{
+    int slot = c->aFree[--c->nFree], i = c->nHeap++;
+    struct vt_row *r = &c->aSlot[slot];
+    struct vt_rows_ent e;
+    r->mNull = 0;
+    for (int k = 0; k < c->nCol; k++) {
+        r->a[k] = sqlite3_column_int64(c->pStmt, k);
+        if (sqlite3_column_type(c->pStmt, k) == SQLITE_NULL) r->mNull |= 1u << k;
+    }
+    e.ts = r->a[0];
+    e.rowid = sqlite3_column_int64(c->pStmt, c->nCol);
+    e.slot = slot;
+    while (i > 0 && ent_less(&e, &c->aHeap[(i - 1) / 2])) { /* sift up */
+        c->aHeap[i] = c->aHeap[(i - 1) / 2];
+        i = (i - 1) / 2;
+    }
+    c->aHeap[i] = e;
+}
+
+/* Pop the heap's least row into the current row. */
+static void rows_pop(struct vt_rows *c)
+{
+    struct vt_rows_ent top = c->aHeap[0], e = c->aHeap[--c->nHeap];
+    int i = 0, n = c->nHeap;
+    for (;;) { /* sift the last entry down from the root */
+        int j = 2 * i + 1;
+        if (j >= n) break;
+        if (j + 1 < n && ent_less(&c->aHeap[j + 1], &c->aHeap[j])) j++;
+        if (!ent_less(&c->aHeap[j], &e)) break;
+        c->aHeap[i] = c->aHeap[j];
+        i = j;
+    }
+    if (n > 0) c->aHeap[i] = e;
+    c->lastSlot = top.slot;
+    c->pRow = &c->aSlot[top.slot];
+    c->ts = top.ts;
+    c->bRow = 1;
+}
+
+/* Prepare zSql (NULL: out of memory) for reading with window w (analysis.h); SQLite code. */
+int vt__rows_open(struct vt_rows *c, sqlite3 *db, const char *zSql, int nCol, int w)
+{
+    int rc = SQLITE_NOMEM;
+    memset(c, 0, sizeof *c);
+    c->nCol = nCol;
+    c->w = w > 0 && nCol <= VT_ROW_MAXCOL ? w : 0;
+    c->lastSlot = -1;
+    if (w > 0 && nCol > VT_ROW_MAXCOL) return SQLITE_MISUSE;
+    if (c->w > 0) {
+        c->aSlot = malloc(sizeof *c->aSlot * (size_t)(c->w + 1));
+        c->aHeap = malloc(sizeof *c->aHeap * (size_t)(c->w + 1));
+        c->aFree = malloc(sizeof *c->aFree * (size_t)(c->w + 1));
+        if (!c->aSlot || !c->aHeap || !c->aFree) return rc;
+        for (int i = 0; i <= c->w; i++) c->aFree[c->nFree++] = c->w - i;
+    }
+    if (zSql) rc = sqlite3_prepare_v2(db, zSql, -1, &c->pStmt, NULL);
+    return rc;
+}
+
+/* The next row in (time, rowid) order: refill the heap to w + 1 rows, pop its least; SQLite code. */
+int vt__rows_next(struct vt_rows *c)
+{
+    int rc = SQLITE_OK;
+    if (c->w <= 0) {
+        rc = sqlite3_step(c->pStmt);
+        c->bRow = rc == SQLITE_ROW;
+        if (c->bRow) c->ts = sqlite3_column_int64(c->pStmt, 0);
+        return rc == SQLITE_ROW || rc == SQLITE_DONE ? SQLITE_OK : rc;
+    }
+    if (c->lastSlot >= 0) c->aFree[c->nFree++] = c->lastSlot; /* the row handed out last is done with */
+    c->lastSlot = -1;
+    c->bRow = 0;
+    while (!c->bEof && c->nHeap <= c->w) {
+        rc = sqlite3_step(c->pStmt);
+        if (rc == SQLITE_ROW) rows_push(c);
+        else if (rc == SQLITE_DONE) c->bEof = 1;
+        else return rc;
+    }
+    if (c->nHeap > 0) rows_pop(c);
+    return SQLITE_OK;
+}
+
+void vt__rows_close(struct vt_rows *c)
+{
+    sqlite3_finalize(c->pStmt);
+    free(c->aSlot);
+    free(c->aHeap);
+    free(c->aFree);
+    memset(c, 0, sizeof *c);
 }
 
 /* What the pass over one table found: the state of vt_scan_row. */
 struct scan {
     int k;                  /* S_* */
     int bOrdered;           /* the readers' rows in time order so far */
+    int w;                  /* their reorder window so far (see order_row), -1 beyond VT_REORDER_CAP */
+    int64_t nRow;           /* rows checked for order so far */
+    struct pt { int64_t i, ts; } *aPt; /* ring: the rows that raised the running maximum time, last ones */
+    int64_t nPt, iPt0, nPtAlloc; /* entries in the ring; logical index of its oldest; its size */
+    int64_t tsDropped;      /* time of the last entry dropped from the full ring (INT64_MIN: none) */
     int bIrregular;         /* a value only SQL can judge exactly (a real number): SQL decides instead */
-    int64_t nHidden, prev, nDev, nSeg, k0, k1;
+    int bNoMem;             /* order_row ran out of memory */
+    int64_t nHidden, nDev, nSeg, k0, k1;
     struct vt_xfer_run *pXfer; /* kernels: the transfer pass fed while they come in start order */
     int rcXfer;
 };
+
+#define RING VT_REORDER_CAP /* ring entries at most (a power of two) */
+
+/*
+ * Note the time ts of the next row the readers take, in rowid order: s->w becomes the
+ * largest distance from a row back to the first (oldest) earlier row with a later time
+ * (time and rowid key: an earlier row with the same time sorts before it). No row has
+ * more rows before it that sort after it than that distance, so a heap of w + 1 rows
+ * restores the order. The first such row is the first that raised the running maximum
+ * above ts: the ring holds those rows (times increasing), the last RING of them (1 MiB);
+ * a row older than one dropped from it lies more than VT_REORDER_CAP rows back. Returns
+ * 0, -1 when out of memory.
+ */
+static int order_row(struct scan *s, int64_t ts)
+{
+    int64_t i = s->nRow++, lo, hi;
+    struct pt *p;
+    if (s->w < 0) return 0;
+    if (s->nPt == 0 || ts > s->aPt[(s->iPt0 + s->nPt - 1) & (RING - 1)].ts) {
+        if (s->nPt == s->nPtAlloc && s->nPtAlloc < RING) { /* not wrapped yet: grow */
+            int64_t nNew = s->nPtAlloc ? s->nPtAlloc * 2 : 4096;
+            struct pt *aNew = realloc(s->aPt, sizeof *aNew * (size_t)nNew);
+            if (!aNew) return -1;
+            s->aPt = aNew;
+            s->nPtAlloc = nNew;
+        } else if (s->nPt == RING) {
+            s->tsDropped = s->aPt[s->iPt0 & (RING - 1)].ts;
+            s->iPt0++;
+            s->nPt--;
+        }
+        p = &s->aPt[(s->iPt0 + s->nPt++) & (RING - 1)];
+        p->i = i;
+        p->ts = ts;
+        return 0;
+    }
+    if (ts < s->tsDropped) { /* the first later row was dropped: over RING rows back */
+        s->bOrdered = 0;
+        s->w = -1;
+        return 0;
+    }
+    for (lo = 0, hi = s->nPt - 1; lo < hi;) { /* the first ring entry with a time over ts (the last has one) */
+        int64_t mid = lo + (hi - lo) / 2;
+        if (s->aPt[(s->iPt0 + mid) & (RING - 1)].ts > ts) hi = mid;
+        else lo = mid + 1;
+    }
+    p = &s->aPt[(s->iPt0 + lo) & (RING - 1)];
+    if (p->ts <= ts) return 0; /* equal to the maximum: nothing before it sorts after it */
+    s->bOrdered = 0;
+    if (i - p->i > VT_REORDER_CAP) s->w = -1;
+    else if (i - p->i > s->w) s->w = (int)(i - p->i);
+    return 0;
+}
 
 /* Does one value pass guard check g (exactly as its SQL in trace_open.c)? -1: a real number, undecided here. */
 static int guard_ok(sqlite3_value *v, int g)
@@ -110,7 +269,7 @@ static void scan_row(sqlite3_context *ctx, int argc, sqlite3_value **argv)
     struct scan *s = sqlite3_user_data(ctx);
     int64_t ts, x, y;
     (void)argc;
-    if (s->bIrregular) return;
+    if (s->bIrregular || s->bNoMem) return;
     for (int i = 0; i < aScan[s->k].nGuard; i++) {
         int ok = guard_ok(argv[i], aScan[s->k].aGuard[i]);
         if (ok < 0) {
@@ -143,13 +302,12 @@ static void scan_row(sqlite3_context *ctx, int argc, sqlite3_value **argv)
             if (s->k0 < 0 || ts < s->k0) s->k0 = ts;
             if (s->k1 < 0 || x > s->k1) s->k1 = x;
         }
-        if (ts < s->prev) s->bOrdered = 0;
+        if (order_row(s, ts) != 0) s->bNoMem = 1;
         if (s->bOrdered && s->pXfer && s->rcXfer == SQLITE_OK) s->rcXfer = vt__xfer_kernel(s->pXfer, ts, x);
-        break;
+        return;
     default: break;
     }
-    if (ts < s->prev) s->bOrdered = 0;
-    s->prev = ts;
+    if (order_row(s, ts) != 0) s->bNoMem = 1;
 }
 
 /*
@@ -169,7 +327,7 @@ static int scan_table(struct vt_trace *t, int k, struct scan *s)
     memset(s, 0, sizeof *s);
     s->k = k;
     s->bOrdered = 1;
-    s->prev = INT64_MIN;
+    s->tsDropped = INT64_MIN;
     s->k0 = s->k1 = -1;
     if (!zSql) return SQLITE_NOMEM;
     /* a failure here only leaves the transfer pass to vt__transfers, which reports it */
@@ -180,6 +338,9 @@ static int scan_table(struct vt_trace *t, int k, struct scan *s)
     rc = sqlite3_prepare_v2(t->db, zSql, -1, &pStmt, NULL);
     if (rc == SQLITE_OK) rc = sqlite3_step(pStmt);
     if (rc == SQLITE_ROW) rc = SQLITE_OK;
+    if (rc == SQLITE_OK && s->bNoMem) rc = SQLITE_NOMEM;
+    free(s->aPt);
+    s->aPt = NULL;
     if (s->pXfer) {
         int bDone = rc == SQLITE_OK && s->bOrdered && !s->bIrregular && s->rcXfer == SQLITE_OK;
         t->bXferDone = vt__xfer_end(s->pXfer, bDone) == SQLITE_OK && bDone;
@@ -188,25 +349,26 @@ static int scan_table(struct vt_trace *t, int k, struct scan *s)
     if (rc == SQLITE_OK && s->bIrregular) {
         s->nHidden = 0;
         s->bOrdered = 0;
+        s->w = -1;
         rc = vt__trace_guard_count(t->db, aScan[k].zTable, &s->nHidden);
     }
     if (rc == SQLITE_OK) {
         switch (k) {
         case S_MEM:
-            t->bMemRowid = s->bOrdered;
+            t->wMem = s->w;
             t->bSegKnown = !s->bIrregular;
             t->nDevAlloc = s->nDev;
             t->nSegmentLike = s->nSeg;
             break;
-        case S_USE: t->bUseRowid = s->bOrdered; break;
+        case S_USE: t->wUse = s->w; break;
         case S_KER:
-            t->bKerRowid = s->bOrdered;
+            t->wKer = s->w;
             t->bKerBounds = !s->bIrregular;
             t->kerT0 = s->k0;
             t->kerT1 = s->k1;
             break;
-        case S_COPY: t->bCopyRowid = s->bOrdered; break;
-        default: t->bSetRowid = s->bOrdered; break;
+        case S_COPY: t->wCopy = s->w; break;
+        default: t->wSet = s->w; break;
         }
     }
     sqlite3_finalize(pStmt);

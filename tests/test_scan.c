@@ -108,16 +108,21 @@ TEST(rowid_order_and_time_order_agree)
     build(zPath);
     run(zPath, &a);
     check_build(&a);
-    ASSERT(a.aTrace[0].bMemRowid && a.aTrace[0].bUseRowid && a.aTrace[0].bKerRowid);
-    ASSERT(a.aTrace[0].bCopyRowid && a.aTrace[0].bSetRowid && a.aTrace[0].bXferDone);
+    ASSERT(a.aTrace[0].wMem == 0 && a.aTrace[0].wUse == 0 && a.aTrace[0].wKer == 0);
+    ASSERT(a.aTrace[0].wCopy == 0 && a.aTrace[0].wSet == 0 && a.aTrace[0].bXferDone);
     ASSERT(a.aTrace[0].bKerBounds && a.aTrace[0].bSegKnown);
     ASSERT_EQ(0, a.aTrace[0].mGuarded);
 
     reverse_tables(zPath);
     run(zPath, &b);
     check_build(&b);
-    ASSERT(!b.aTrace[0].bMemRowid && !b.aTrace[0].bUseRowid && !b.aTrace[0].bKerRowid);
-    ASSERT(!b.aTrace[0].bCopyRowid && !b.aTrace[0].bSetRowid && !b.aTrace[0].bXferDone);
+    /* reversed: every row has all the earlier ones after it; heaps of the whole table restore the order */
+    ASSERT_EQ(18, b.aTrace[0].wMem);
+    ASSERT_EQ(9, b.aTrace[0].wUse);
+    ASSERT_EQ(9, b.aTrace[0].wKer);
+    ASSERT_EQ(9, b.aTrace[0].wCopy);
+    ASSERT_EQ(9, b.aTrace[0].wSet);
+    ASSERT(!b.aTrace[0].bXferDone);
     ASSERT_EQ(a.nFind, b.nFind);
     ASSERT(a.nFind > 0);
     for (int i = 0; i < a.nFind; i++) {
@@ -158,7 +163,7 @@ TEST(impossible_rows_counted_like_the_guard)
     ASSERT_EQ(8, r.aTrace[0].nFree);
     ASSERT_EQ(10, r.aTrace[0].nKernelUse);
     ASSERT_EQ(20 * MS + 1, r.aTrace[0].kernelBusyNs); /* the 1 ns kernel added at 96 ms */
-    ASSERT(r.aTrace[0].bMemRowid && r.aTrace[0].bUseRowid && r.aTrace[0].bXferDone);
+    ASSERT(r.aTrace[0].wMem == 0 && r.aTrace[0].wUse == 0 && r.aTrace[0].bXferDone);
     ASSERT_EQ(0x1f, r.aTrace[0].mGuarded); /* every large table holds one */
     vt__result_free(&r);
 
@@ -168,7 +173,7 @@ TEST(impossible_rows_counted_like_the_guard)
     ASSERT_EQ(8, hidden_note(&r.aTrace[0]));
     ASSERT_EQ(8, r.aTrace[0].nFree);
     ASSERT_EQ(10, r.aTrace[0].nKernelUse);
-    ASSERT(!r.aTrace[0].bMemRowid && !r.aTrace[0].bXferDone);
+    ASSERT(r.aTrace[0].wMem > 0 && !r.aTrace[0].bXferDone);
     vt__result_free(&r);
     tg_cleanup();
 }
@@ -185,9 +190,9 @@ TEST(real_numbers_fall_back_to_sql)
     ASSERT_EQ(1, guard_count(zPath));
     run(zPath, &r);
     ASSERT_EQ(1, hidden_note(&r.aTrace[0]));
-    ASSERT(!r.aTrace[0].bMemRowid && !r.aTrace[0].bSegKnown);
-    ASSERT(!r.aTrace[0].bKerRowid && !r.aTrace[0].bKerBounds && !r.aTrace[0].bXferDone);
-    ASSERT(r.aTrace[0].bUseRowid);
+    ASSERT(r.aTrace[0].wMem == -1 && !r.aTrace[0].bSegKnown);
+    ASSERT(r.aTrace[0].wKer == -1 && !r.aTrace[0].bKerBounds && !r.aTrace[0].bXferDone);
+    ASSERT(r.aTrace[0].wUse == 0);
     ASSERT_EQ(10, r.aTrace[0].nAlloc);
     ASSERT_EQ(9, r.aTrace[0].nFree);
     ASSERT_EQ(18 * MS, r.aTrace[0].kernelBusyNs); /* one kernel hidden, one starting 0.25 ns late */
@@ -195,5 +200,147 @@ TEST(real_numbers_fall_back_to_sql)
     tg_cleanup();
 }
 
+/*
+ * Read zCols (time first) of zTable through a reader of window w and through the ordered SQL
+ * (time, then rowid, as the time indexes give it; and the query taken beyond the window):
+ * every row, column and NULL must agree, in the same order. Returns the rows read.
+ */
+static int64_t same_order(struct vt_trace *t, int w, const char *zCols, int nCol, const char *zTable,
+                          const char *zFilter, const char *zTime)
+{
+    struct vt_rows c, x;
+    sqlite3_stmt *pRef = NULL;
+    char *zFast = vt__ordered_sql(t, w, zCols, zTable, zFilter, zTime);
+    char *zIdx = vt__ordered_sql(t, -1, zCols, zTable, zFilter, zTime);
+    char *zRef = sqlite3_mprintf("SELECT %s FROM \"%s\" WHERE %s ORDER BY %s, rowid", zCols, zTable, zFilter, zTime);
+    int64_t n = 0;
+    ASSERT(zFast && zIdx && zRef);
+    ASSERT(strstr(zFast, "ORDER BY rowid"));
+    ASSERT_EQ(SQLITE_OK, vt__rows_open(&c, t->db, zFast, nCol, w));
+    ASSERT_EQ(SQLITE_OK, vt__rows_open(&x, t->db, zIdx, nCol, -1));
+    ASSERT_EQ(SQLITE_OK, sqlite3_prepare_v2(t->db, zRef, -1, &pRef, NULL));
+    for (;;) {
+        int rc = sqlite3_step(pRef);
+        ASSERT(rc == SQLITE_ROW || rc == SQLITE_DONE);
+        ASSERT_EQ(SQLITE_OK, vt__rows_next(&c));
+        ASSERT_EQ(SQLITE_OK, vt__rows_next(&x));
+        ASSERT_EQ(rc == SQLITE_ROW, c.bRow);
+        ASSERT_EQ(rc == SQLITE_ROW, x.bRow);
+        if (rc == SQLITE_DONE) break;
+        ASSERT_EQ(sqlite3_column_int64(pRef, 0), c.ts);
+        for (int k = 0; k < nCol; k++) {
+            ASSERT_EQ(sqlite3_column_type(pRef, k) == SQLITE_NULL, vt__rows_null(&c, k));
+            ASSERT_EQ(sqlite3_column_int64(pRef, k), vt__rows_i64(&c, k));
+            ASSERT_EQ(vt__rows_i64(&x, k), vt__rows_i64(&c, k));
+        }
+        n++;
+    }
+    sqlite3_finalize(pRef);
+    vt__rows_close(&c);
+    vt__rows_close(&x);
+    sqlite3_free(zRef);
+    free(zFast);
+    free(zIdx);
+    return n;
+}
+
+/* Rows stored slightly out of time order (ties included): the pass bounds the disorder, and the
+ * readers' heaps give back exactly the order of the ordered SQL; far out of order, the window
+ * is given up. */
+TEST(jittered_rows_read_in_index_order)
+{
+    const char *zPath = tg_path("jitter.db");
+    struct vt_trace t;
+    struct vt_result r;
+    int64_t nHidden = -1;
+    build(zPath);
+    /* 3000 rows per table on top of build()'s, times in ties of three, stored in the order of
+     * their time plus a delay of 0 to 39 steps of 250 ns (a step of 1000 ns holds a tie) */
+    exec(zPath,
+         "BEGIN; CREATE TEMP TABLE n AS WITH RECURSIVE c(x) AS (SELECT 0 UNION ALL SELECT x + 1 FROM c WHERE x < 2999)"
+         " SELECT x, 100000000 + (x / 3) * 1000 AS ts, (x * 2654435761 % 1000003) % 40 * 250 AS d FROM c;"
+         "INSERT INTO memory_event(ts, op, mem_kind, address, bytes, device, api, stack_id, pool_size, pool_used,"
+         " correlation) SELECT ts, CASE x % 4 WHEN 3 THEN 3 ELSE 1 + x % 2 END, 3, 8589934592 + x * 4096, 4096, 0,"
+         " CASE WHEN x % 5 = 0 THEN NULL ELSE 7 END, NULL, CASE WHEN x % 7 = 0 THEN x END, NULL, x"
+         " FROM n ORDER BY ts + d, x;"
+         "INSERT INTO buffer_use(correlation, kind, address, ts) SELECT x, x % 3 = 2, 8589934592 + x * 4096, ts"
+         " FROM n ORDER BY ts + d, x DESC;"
+         "INSERT INTO kernel(start, end) SELECT ts, ts + 5000 + x FROM n ORDER BY ts + d, x;"
+         "INSERT INTO memcpy(start, end, copy_kind, src_kind, dst_kind, bytes, src, dst) SELECT ts, ts + 700,"
+         " 1 + x % 2, 3, 1, 65536, CASE WHEN x % 2 THEN 8589934592 END, CASE WHEN x % 3 THEN 4096 END"
+         " FROM n ORDER BY ts + d, x;"
+         "INSERT INTO memset(start, end, bytes, dst) SELECT ts, ts + 100, 64, CASE WHEN x % 4 THEN x END"
+         " FROM n ORDER BY ts + d, x; COMMIT;");
+    memset(&t, 0, sizeof t);
+    t.zPath = zPath;
+    ASSERT_EQ(0, vt__trace_open(zPath, 0, &t.db));
+    ASSERT_EQ(SQLITE_OK, sqlite3_exec(t.db, "BEGIN", NULL, NULL, NULL));
+    ASSERT_EQ(SQLITE_OK, vt__scan(&t, &nHidden));
+    ASSERT_EQ(0, nHidden);
+    /* a row stored late (delay up to 9750 ns) lies within 20 ties of three of the first later row */
+    ASSERT(t.wMem > 0 && t.wMem <= 60);
+    ASSERT(t.wUse > 0 && t.wUse <= 60);
+    ASSERT(t.wKer > 0 && t.wKer <= 60);
+    ASSERT(t.wCopy > 0 && t.wCopy <= 60);
+    ASSERT(t.wSet > 0 && t.wSet <= 60);
+    ASSERT(!t.bXferDone);
+    ASSERT_EQ(3000 * 3 / 4 + 19, same_order(&t, t.wMem, "ts, id, op, mem_kind, address, device, bytes, api, stack_id,"
+                                            " pool_size, pool_used, correlation", 12, "memory_event",
+                                            "op IN (1, 2, 5, 6)", "ts"));
+    ASSERT_EQ(2000 + 10, same_order(&t, t.wUse, "ts, address, correlation", 3, "buffer_use",
+                                    "kind = 0 AND ts IS NOT NULL", "ts"));
+    ASSERT_EQ(3000 + 10, same_order(&t, t.wKer, "start, end, id", 3, "kernel", "1", "start"));
+    ASSERT_EQ(2500 + 10, same_order(&t, t.wCopy, "start, src, dst, id", 4, "memcpy",
+                                    "src IS NOT NULL OR dst IS NOT NULL", "start"));
+    ASSERT_EQ(2250 + 10, same_order(&t, t.wSet, "start, dst, id", 3, "memset", "dst IS NOT NULL", "start"));
+    /* a window too small for the disorder breaks the order: the bound is needed */
+    {
+        struct vt_rows c;
+        char *z = vt__ordered_sql(&t, 1, "ts, address", "buffer_use", "kind = 0 AND ts IS NOT NULL", "ts");
+        int64_t prev = INT64_MIN, nBack = 0;
+        ASSERT_EQ(SQLITE_OK, vt__rows_open(&c, t.db, z, 2, 1));
+        while (vt__rows_next(&c) == SQLITE_OK && c.bRow) {
+            nBack += c.ts < prev;
+            prev = c.ts;
+        }
+        ASSERT(nBack > 0);
+        vt__rows_close(&c);
+        free(z);
+    }
+    sqlite3_exec(t.db, "COMMIT", NULL, NULL, NULL);
+    sqlite3_close(t.db);
+    run(zPath, &r); /* the whole analysis through the heaps */
+    ASSERT_EQ(r.aTrace[0].wUse, t.wUse);
+    ASSERT_EQ(10 + 1500, r.aTrace[0].nAlloc);
+    vt__result_free(&r);
+
+    /* one buffer use older than the VT_REORDER_CAP + 1 rows before it: the window is given up */
+    exec(zPath, "BEGIN; CREATE TEMP TABLE n AS WITH RECURSIVE c(x) AS (SELECT 0 UNION ALL SELECT x + 1 FROM c"
+                " WHERE x < 65536) SELECT x FROM c;"
+                "INSERT INTO buffer_use(correlation, kind, address, ts) SELECT x, 0, 4096, 200000000 + x FROM n;"
+                "INSERT INTO buffer_use(correlation, kind, address, ts) VALUES (0, 0, 4096, 199999999); COMMIT;");
+    memset(&t, 0, sizeof t);
+    ASSERT_EQ(0, vt__trace_open(zPath, 0, &t.db));
+    ASSERT_EQ(SQLITE_OK, sqlite3_exec(t.db, "BEGIN", NULL, NULL, NULL));
+    ASSERT_EQ(SQLITE_OK, vt__scan(&t, &nHidden));
+    ASSERT_EQ(-1, t.wUse);
+    ASSERT(t.wMem > 0);
+    sqlite3_exec(t.db, "COMMIT", NULL, NULL, NULL);
+    sqlite3_close(t.db);
+    /* exactly at the cap: one row fewer before it, and a heap of VT_REORDER_CAP + 1 rows */
+    exec(zPath, "DELETE FROM buffer_use WHERE ts = 200000000;");
+    memset(&t, 0, sizeof t);
+    ASSERT_EQ(0, vt__trace_open(zPath, 0, &t.db));
+    ASSERT_EQ(SQLITE_OK, sqlite3_exec(t.db, "BEGIN", NULL, NULL, NULL));
+    ASSERT_EQ(SQLITE_OK, vt__scan(&t, &nHidden));
+    ASSERT_EQ(VT_REORDER_CAP, t.wUse);
+    ASSERT_EQ(2010 + 65537, same_order(&t, t.wUse, "ts, address, correlation", 3, "buffer_use",
+                                       "kind = 0 AND ts IS NOT NULL", "ts"));
+    sqlite3_exec(t.db, "COMMIT", NULL, NULL, NULL);
+    sqlite3_close(t.db);
+    tg_cleanup();
+}
+
 VT_TEST_LIST(T(rowid_order_and_time_order_agree) T(impossible_rows_counted_like_the_guard)
-                 T(real_numbers_fall_back_to_sql))
+                 T(real_numbers_fall_back_to_sql)
+                 T(jittered_rows_read_in_index_order))
