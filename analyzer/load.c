@@ -48,8 +48,8 @@ static const struct {
 /*
  * SQL reading zCols of zTable's rows that pass zFilter ("1" for all) in time order: in
  * rowid order straight from the table when w >= 0 says rowid order is that time order
- * within a reorder window (no index lookups, no sort; the rowid follows zCols for the
- * reader's heap), under the guard's condition only when vt__scan found impossible rows
+ * within a reorder window w (no index lookups, no sort; when w > 0 the rowid follows
+ * zCols for the reader's heap), under the guard's condition only when vt__scan found impossible rows
  * there; else through the guard's view (if any) ordered by zOrder.
  * Returns a malloc'd string, NULL when out of memory.
  */
@@ -61,9 +61,9 @@ char *vt__ordered_sql(const struct vt_trace *t, int w, const char *zCols, const 
         if (!strcmp(aScan[k].zTable, zTable)) bGuard = (t->mGuarded >> k) & 1;
     if (w >= 0)
         /* NOT INDEXED: a range on the time column would otherwise pick its index, then sort */
-        return vt__strdupf("SELECT %s, rowid FROM main.\"%s\" NOT INDEXED WHERE (%s) AND (%s) ORDER BY rowid", zCols,
-                           zTable, bGuard && vt__trace_guard_where(zTable) ? vt__trace_guard_where(zTable) : "1",
-                           zFilter);
+        return vt__strdupf("SELECT %s%s FROM main.\"%s\" NOT INDEXED WHERE (%s) AND (%s) ORDER BY rowid", zCols,
+                           w > 0 ? ", rowid" : "", zTable,
+                           bGuard && vt__trace_guard_where(zTable) ? vt__trace_guard_where(zTable) : "1", zFilter);
     return vt__strdupf("SELECT %s FROM \"%s\" WHERE %s ORDER BY %s", zCols, zTable, zFilter, zOrder);
 }
 
@@ -173,16 +173,15 @@ struct scan {
     int w;                  /* their reorder window so far (see order_row), -1 beyond VT_REORDER_CAP */
     int64_t nRow;           /* rows checked for order so far */
     struct pt { int64_t i, ts; } *aPt; /* ring: the rows that raised the running maximum time, last ones */
-    int64_t nPt, iPt0, nPtAlloc; /* entries in the ring; logical index of its oldest; its size */
+    int64_t nPush, maxTs;   /* entries ever put in the ring (the newest is the running maximum) */
     int64_t tsDropped;      /* time of the last entry dropped from the full ring (INT64_MIN: none) */
     int bIrregular;         /* a value only SQL can judge exactly (a real number): SQL decides instead */
-    int bNoMem;             /* order_row ran out of memory */
     int64_t nHidden, nDev, nSeg, k0, k1;
     struct vt_xfer_run *pXfer; /* kernels: the transfer pass fed while they come in start order */
     int rcXfer;
 };
 
-#define RING VT_REORDER_CAP /* ring entries at most (a power of two) */
+#define RING VT_REORDER_CAP /* ring entries (a power of two) */
 
 /*
  * Note the time ts of the next row the readers take, in rowid order: s->w becomes the
@@ -191,47 +190,34 @@ struct scan {
  * more rows before it that sort after it than that distance, so a heap of w + 1 rows
  * restores the order. The first such row is the first that raised the running maximum
  * above ts: the ring holds those rows (times increasing), the last RING of them (1 MiB);
- * a row older than one dropped from it lies more than VT_REORDER_CAP rows back. Returns
- * 0, -1 when out of memory.
+ * a row older than one dropped from it lies more than VT_REORDER_CAP rows back.
  */
-static int order_row(struct scan *s, int64_t ts)
+static void order_row(struct scan *s, int64_t ts)
 {
-    int64_t i = s->nRow++, lo, hi;
+    int64_t i = s->nRow++, n, lo, hi;
     struct pt *p;
-    if (s->w < 0) return 0;
-    if (s->nPt == 0 || ts > s->aPt[(s->iPt0 + s->nPt - 1) & (RING - 1)].ts) {
-        if (s->nPt == s->nPtAlloc && s->nPtAlloc < RING) { /* not wrapped yet: grow */
-            int64_t nNew = s->nPtAlloc ? s->nPtAlloc * 2 : 4096;
-            struct pt *aNew = realloc(s->aPt, sizeof *aNew * (size_t)nNew);
-            if (!aNew) return -1;
-            s->aPt = aNew;
-            s->nPtAlloc = nNew;
-        } else if (s->nPt == RING) {
-            s->tsDropped = s->aPt[s->iPt0 & (RING - 1)].ts;
-            s->iPt0++;
-            s->nPt--;
-        }
-        p = &s->aPt[(s->iPt0 + s->nPt++) & (RING - 1)];
+    if (ts > s->maxTs) { /* a new maximum: the common case */
+        p = &s->aPt[s->nPush & (RING - 1)];
+        if (s->nPush++ >= RING) s->tsDropped = p->ts;
         p->i = i;
-        p->ts = ts;
-        return 0;
+        p->ts = s->maxTs = ts;
+        return;
     }
+    if (ts == s->maxTs || s->w < 0) return; /* equal to the maximum: nothing before it sorts after it */
+    s->bOrdered = 0;
     if (ts < s->tsDropped) { /* the first later row was dropped: over RING rows back */
-        s->bOrdered = 0;
         s->w = -1;
-        return 0;
+        return;
     }
-    for (lo = 0, hi = s->nPt - 1; lo < hi;) { /* the first ring entry with a time over ts (the last has one) */
+    n = s->nPush < RING ? s->nPush : RING;
+    for (lo = 0, hi = n - 1; lo < hi;) { /* the first ring entry with a time over ts (the last has one) */
         int64_t mid = lo + (hi - lo) / 2;
-        if (s->aPt[(s->iPt0 + mid) & (RING - 1)].ts > ts) hi = mid;
+        if (s->aPt[(s->nPush - n + mid) & (RING - 1)].ts > ts) hi = mid;
         else lo = mid + 1;
     }
-    p = &s->aPt[(s->iPt0 + lo) & (RING - 1)];
-    if (p->ts <= ts) return 0; /* equal to the maximum: nothing before it sorts after it */
-    s->bOrdered = 0;
+    p = &s->aPt[(s->nPush - n + lo) & (RING - 1)];
     if (i - p->i > VT_REORDER_CAP) s->w = -1;
     else if (i - p->i > s->w) s->w = (int)(i - p->i);
-    return 0;
 }
 
 /* Does one value pass guard check g (exactly as its SQL in trace_open.c)? -1: a real number, undecided here. */
@@ -269,7 +255,7 @@ static void scan_row(sqlite3_context *ctx, int argc, sqlite3_value **argv)
     struct scan *s = sqlite3_user_data(ctx);
     int64_t ts, x, y;
     (void)argc;
-    if (s->bIrregular || s->bNoMem) return;
+    if (s->bIrregular) return;
     for (int i = 0; i < aScan[s->k].nGuard; i++) {
         int ok = guard_ok(argv[i], aScan[s->k].aGuard[i]);
         if (ok < 0) {
@@ -302,12 +288,12 @@ static void scan_row(sqlite3_context *ctx, int argc, sqlite3_value **argv)
             if (s->k0 < 0 || ts < s->k0) s->k0 = ts;
             if (s->k1 < 0 || x > s->k1) s->k1 = x;
         }
-        if (order_row(s, ts) != 0) s->bNoMem = 1;
+        order_row(s, ts);
         if (s->bOrdered && s->pXfer && s->rcXfer == SQLITE_OK) s->rcXfer = vt__xfer_kernel(s->pXfer, ts, x);
         return;
     default: break;
     }
-    if (order_row(s, ts) != 0) s->bNoMem = 1;
+    order_row(s, ts);
 }
 
 /*
@@ -327,9 +313,15 @@ static int scan_table(struct vt_trace *t, int k, struct scan *s)
     memset(s, 0, sizeof *s);
     s->k = k;
     s->bOrdered = 1;
-    s->tsDropped = INT64_MIN;
+    s->tsDropped = s->maxTs = INT64_MIN;
+    s->aPt = malloc(sizeof *s->aPt * RING); /* its pages are touched only as far as it fills */
     s->k0 = s->k1 = -1;
-    if (!zSql) return SQLITE_NOMEM;
+    if (!zSql || !s->aPt) {
+        free(zSql);
+        free(s->aPt);
+        s->aPt = NULL;
+        return SQLITE_NOMEM;
+    }
     /* a failure here only leaves the transfer pass to vt__transfers, which reports it */
     if (k == S_KER && (s->rcXfer = vt__xfer_begin(t, &s->pXfer)) != SQLITE_OK) {
         vt__xfer_end(s->pXfer, 0);
@@ -338,7 +330,6 @@ static int scan_table(struct vt_trace *t, int k, struct scan *s)
     rc = sqlite3_prepare_v2(t->db, zSql, -1, &pStmt, NULL);
     if (rc == SQLITE_OK) rc = sqlite3_step(pStmt);
     if (rc == SQLITE_ROW) rc = SQLITE_OK;
-    if (rc == SQLITE_OK && s->bNoMem) rc = SQLITE_NOMEM;
     free(s->aPt);
     s->aPt = NULL;
     if (s->pXfer) {
