@@ -2,6 +2,7 @@
 #ifndef VT_TESTS_CORE_UTIL_H
 #define VT_TESTS_CORE_UTIL_H
 
+#include <cupti_activity.h>
 #include <sqlite3.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -56,6 +57,37 @@ static inline int core_next_record(uint8_t *pBuf, size_t validSize, void **ppRec
     return 0;
 }
 
+/*
+ * Fill one activity buffer from w with as many kernel records named zName as fit
+ * (correlation ids from *pCorr on, start = 10 x id, end = start + 8, stream 7) and
+ * submit it. Returns the number of records submitted, or -1 when the memory bound
+ * refused a buffer.
+ */
+static inline long long core_submit_kernels(struct vt_writer *w, const char *zName, uint32_t *pCorr)
+{
+    CUpti_ActivityKernel10 k;
+    size_t cap = 0, off = 0;
+    long long n = 0;
+    uint8_t *buf = vt__writer_buffer_alloc(w, &cap);
+    if (!buf) return -1;
+    memset(&k, 0, sizeof k);
+    k.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
+    k.name = zName;
+    k.contextId = 1;
+    k.streamId = 7;
+    k.gridX = k.gridY = k.gridZ = 1;
+    k.blockX = k.blockY = k.blockZ = 128;
+    for (;;) {
+        k.correlationId = (*pCorr)++;
+        k.start = (uint64_t)k.correlationId * 10;
+        k.end = k.start + 8;
+        if (core_lay(buf, cap, &off, &k, sizeof k) != 0) break;
+        n++;
+    }
+    vt__writer_buffer_submit(w, buf, off);
+    return n;
+}
+
 /* A fresh trace path in a new temporary directory under the test program's scratch
  * directory (VT_TEST_TMP, removed when the program ends), zOut at least 128 bytes. */
 static inline void core_tmp_path(char *zOut, size_t n, const char *zName)
@@ -65,6 +97,26 @@ static inline void core_tmp_path(char *zOut, size_t n, const char *zName)
     snprintf(zDir, sizeof zDir, "%.60s/vt_core_XXXXXX", zBase ? zBase : "/tmp");
     ASSERT(mkdtemp(zDir) != NULL);
     snprintf(zOut, n, "%s/%.40s", zDir, zName);
+}
+
+/* Remove a trace made under core_tmp_path, its companions and its directory (long runs
+ * of trials remove each trace at once instead of leaving them to the scratch cleanup). */
+static inline void core_remove_trace(const char *zPath)
+{
+    static const char *const azSuffix[] = {"", "-wal", "-shm", "-journal"};
+    char z[256];
+    char *zSlash;
+    size_t i;
+    for (i = 0; i < sizeof azSuffix / sizeof azSuffix[0]; i++) {
+        snprintf(z, sizeof z, "%s%s", zPath, azSuffix[i]);
+        unlink(z);
+    }
+    snprintf(z, sizeof z, "%s", zPath);
+    zSlash = strrchr(z, '/');
+    if (zSlash) {
+        *zSlash = '\0';
+        rmdir(z);
+    }
 }
 
 /* Open a finished trace read-only. */

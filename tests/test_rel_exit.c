@@ -166,25 +166,6 @@ static int child(const char *zMode, const char *zPath)
     return 30;
 }
 
-/* Remove a trace made under core_tmp_path, its companions and its directory (kept on failure). */
-static void remove_trace(const char *zPath)
-{
-    static const char *const azSuffix[] = {"", "-wal", "-shm", "-journal"};
-    char z[256];
-    char *zSlash;
-    size_t i;
-    for (i = 0; i < sizeof azSuffix / sizeof azSuffix[0]; i++) {
-        snprintf(z, sizeof z, "%s%s", zPath, azSuffix[i]);
-        unlink(z);
-    }
-    snprintf(z, sizeof z, "%s", zPath);
-    zSlash = strrchr(z, '/');
-    if (zSlash) {
-        *zSlash = '\0';
-        rmdir(z);
-    }
-}
-
 /* Run one mode; check how the child ended and what its trace holds. */
 static void run_mode(const char *zMode, int bClean, int expectExit, int expectSig)
 {
@@ -238,7 +219,7 @@ static void run_mode(const char *zMode, int bClean, int expectExit, int expectSi
         ASSERT_STREQ("1000", core_q_rows(db, "SELECT value FROM meta WHERE key = 'config.flush_ms'"));
         sqlite3_close(db);
     }
-    remove_trace(zPath);
+    core_remove_trace(zPath);
 }
 
 TEST(return_from_main) { run_mode("return", 1, 0, 0); }

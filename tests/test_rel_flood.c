@@ -112,25 +112,6 @@ static void *producer_main(void *pArg)
     return NULL;
 }
 
-/* Remove a trace made under core_tmp_path, its companions and its directory (kept on failure). */
-static void remove_trace(const char *zPath)
-{
-    static const char *const azSuffix[] = {"", "-wal", "-shm", "-journal"};
-    char z[256];
-    char *zSlash;
-    size_t i;
-    for (i = 0; i < sizeof azSuffix / sizeof azSuffix[0]; i++) {
-        snprintf(z, sizeof z, "%s%s", zPath, azSuffix[i]);
-        unlink(z);
-    }
-    snprintf(z, sizeof z, "%s", zPath);
-    zSlash = strrchr(z, '/');
-    if (zSlash) {
-        *zSlash = '\0';
-        rmdir(z);
-    }
-}
-
 /* Flood a writer at zPath; returns the exact number of records the trace must report lost. */
 static uint64_t flood(const char *zPath, int bPrint)
 {
@@ -221,7 +202,7 @@ TEST(flood_bounded_and_counted)
     char zPath[128];
     core_tmp_path(zPath, sizeof zPath, "flood.db");
     flood(zPath, 1);
-    remove_trace(zPath);
+    core_remove_trace(zPath);
     CORE_LEAK_CHECK();
 }
 

@@ -82,8 +82,6 @@ static void child_main(const char *zPath, unsigned flushMs, int fd)
     tNext = t.tMs + TICK_MS;
     for (;;) {
         struct vt_hrec h;
-        size_t cap = 0, off = 0;
-        uint8_t *buf;
         int i;
         for (i = 0; i < 256; i++) {
             memset(&h, 0, sizeof h);
@@ -97,28 +95,10 @@ static void child_main(const char *zPath, unsigned flushMs, int fd)
             if (vt__writer_submit(w, &h) == 0) nEvents++;
             corr++;
         }
-        buf = vt__writer_buffer_alloc(w, &cap);
-        if (buf) {
-            CUpti_ActivityKernel10 k;
-            uint64_t n = 0;
-            memset(&k, 0, sizeof k);
-            k.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
-            k.name = "rel_sigkill_kernel";
-            k.contextId = 1;
-            k.streamId = 7;
-            k.gridX = k.gridY = k.gridZ = 1;
-            k.blockX = k.blockY = k.blockZ = 128;
-            for (;;) {
-                k.correlationId = corr++;
-                k.start = (uint64_t)k.correlationId * 10;
-                k.end = k.start + 8;
-                if (core_lay(buf, cap, &off, &k, sizeof k) != 0) break;
-                n++;
-            }
-            vt__writer_buffer_submit(w, buf, off);
-            nEvents += n;
-        } else {
-            sched_yield();
+        {
+            long long n = core_submit_kernels(w, "rel_sigkill_kernel", &corr);
+            if (n >= 0) nEvents += (uint64_t)n;
+            else sched_yield();
         }
         if (mono_ms() >= tNext) {
             t.tMs = mono_ms();
@@ -126,25 +106,6 @@ static void child_main(const char *zPath, unsigned flushMs, int fd)
             if (write(fd, &t, sizeof t) != (ssize_t)sizeof t) _exit(3);
             tNext = t.tMs + TICK_MS;
         }
-    }
-}
-
-/* Remove a trace made under core_tmp_path, its companions and its directory (kept on failure). */
-static void remove_trace(const char *zPath)
-{
-    static const char *const azSuffix[] = {"", "-wal", "-shm", "-journal"};
-    char z[256];
-    char *zSlash;
-    size_t i;
-    for (i = 0; i < sizeof azSuffix / sizeof azSuffix[0]; i++) {
-        snprintf(z, sizeof z, "%s%s", zPath, azSuffix[i]);
-        unlink(z);
-    }
-    snprintf(z, sizeof z, "%s", zPath);
-    zSlash = strrchr(z, '/');
-    if (zSlash) {
-        *zSlash = '\0';
-        rmdir(z);
     }
 }
 
@@ -253,7 +214,7 @@ static struct outcome trial(int iTrial, unsigned killAfterMs, unsigned flushMs)
         VT__FAIL("trial %d: events accepted more than %llu ms before the kill are missing (%lld of %llu)",
                  iTrial, (unsigned long long)(flushMs + backlogMs + LOSS_SLACK_MS), out.nHave,
                  (unsigned long long)nNeed);
-    remove_trace(zPath);
+    core_remove_trace(zPath);
     return out;
 }
 

@@ -53,8 +53,6 @@ static void child_main(const char *zPath, int fd)
     tNext = t.tMs + 100;
     for (;;) {
         struct vt_hrec h;
-        size_t cap = 0, off = 0;
-        uint8_t *buf;
         int i;
         /* A burst of host records (API calls) ... */
         for (i = 0; i < 256; i++) {
@@ -69,29 +67,10 @@ static void child_main(const char *zPath, int fd)
             corr++;
         }
         /* ... and, when the memory bound allows, a buffer full of kernel records. */
-        buf = vt__writer_buffer_alloc(w, &cap);
-        if (buf) {
-            CUpti_ActivityKernel10 k;
-            uint64_t n = 0;
-            memset(&k, 0, sizeof k);
-            k.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
-            k.name = "sigkill_kernel";
-            k.deviceId = 0;
-            k.contextId = 1;
-            k.streamId = 7;
-            k.gridX = k.gridY = k.gridZ = 1;
-            k.blockX = k.blockY = k.blockZ = 128;
-            for (;;) {
-                k.correlationId = corr++;
-                k.start = (uint64_t)k.correlationId * 10;
-                k.end = k.start + 8;
-                if (core_lay(buf, cap, &off, &k, sizeof k) != 0) break;
-                n++;
-            }
-            vt__writer_buffer_submit(w, buf, off);
-            nEvents += n;
-        } else {
-            sched_yield();
+        {
+            long long n = core_submit_kernels(w, "sigkill_kernel", &corr);
+            if (n >= 0) nEvents += (uint64_t)n;
+            else sched_yield();
         }
         if (mono_ms() >= tNext) {
             t.tMs = mono_ms();
