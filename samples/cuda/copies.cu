@@ -18,19 +18,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#define SAMPLE_NAME "copies"
+#include "sample.cuh"
+
 #define COPY_BYTES (24ull * 1024ull * 1024ull + 12288ull)
 #define N_REPEAT 5
-
-/* Abort the sample with the failing call and CUDA's message unless rc is cudaSuccess. */
-#define CHECK(call)                                                                      \
-    do {                                                                                 \
-        cudaError_t rc_ = (call);                                                        \
-        if (rc_ != cudaSuccess) {                                                        \
-            fprintf(stderr, "copies: %s:%d: %s failed: %s\n", __FILE__, __LINE__, #call, \
-                    cudaGetErrorString(rc_));                                            \
-            exit(1);                                                                     \
-        }                                                                                \
-    } while (0)
 
 /*
  * Copy COPY_BYTES from pSrc to pDst N_REPEAT times with cudaMemcpy of the given

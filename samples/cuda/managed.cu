@@ -12,27 +12,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#define SAMPLE_NAME "managed"
+#include "sample.cuh"
+
 #define N_MANAGED 3
 #define MIB (1024ull * 1024ull)
-
-/* Abort the sample with the failing call and CUDA's message unless rc is cudaSuccess. */
-#define CHECK(call)                                                                       \
-    do {                                                                                  \
-        cudaError_t rc_ = (call);                                                         \
-        if (rc_ != cudaSuccess) {                                                         \
-            fprintf(stderr, "managed: %s:%d: %s failed: %s\n", __FILE__, __LINE__, #call, \
-                    cudaGetErrorString(rc_));                                             \
-            exit(1);                                                                      \
-        }                                                                                 \
-    } while (0)
-
-/* Write v into n floats at p (grid-stride loop). */
-__global__ void vt_sample_fill(float *p, size_t n, float v)
-{
-    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
-         i += (size_t)gridDim.x * blockDim.x)
-        p[i] = v;
-}
 
 int main(void)
 {

@@ -18,29 +18,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#define SAMPLE_NAME "pool"
+#include "sample.cuh"
+
 #define N_DEFAULT 6
 #define N_EXPLICIT 4
 #define MIB (1024ull * 1024ull)
 #define RELEASE_THRESHOLD (64ull * MIB)
-
-/* Abort the sample with the failing call and CUDA's message unless rc is cudaSuccess. */
-#define CHECK(call)                                                                    \
-    do {                                                                               \
-        cudaError_t rc_ = (call);                                                      \
-        if (rc_ != cudaSuccess) {                                                      \
-            fprintf(stderr, "pool: %s:%d: %s failed: %s\n", __FILE__, __LINE__, #call, \
-                    cudaGetErrorString(rc_));                                          \
-            exit(1);                                                                   \
-        }                                                                              \
-    } while (0)
-
-/* Write v into n floats at p (grid-stride loop). */
-__global__ void vt_sample_fill(float *p, size_t n, float v)
-{
-    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
-         i += (size_t)gridDim.x * blockDim.x)
-        p[i] = v;
-}
 
 /* Launch vt_sample_fill on stream s over nByte bytes at p and check the launch. */
 static void fill(void *p, size_t nByte, cudaStream_t s)

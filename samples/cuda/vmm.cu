@@ -19,16 +19,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Abort the sample with the failing runtime call and CUDA's message unless rc is cudaSuccess. */
-#define CHECK(call)                                                                   \
-    do {                                                                              \
-        cudaError_t rc_ = (call);                                                     \
-        if (rc_ != cudaSuccess) {                                                     \
-            fprintf(stderr, "vmm: %s:%d: %s failed: %s\n", __FILE__, __LINE__, #call, \
-                    cudaGetErrorString(rc_));                                         \
-            exit(1);                                                                  \
-        }                                                                             \
-    } while (0)
+#define SAMPLE_NAME "vmm"
+#include "sample.cuh"
 
 /* Abort the sample with the failing driver call and its error name unless rc is CUDA_SUCCESS. */
 #define CHECK_CU(call)                                                                     \
@@ -42,14 +34,6 @@
             exit(1);                                                                       \
         }                                                                                  \
     } while (0)
-
-/* Write v into n floats at p (grid-stride loop). */
-__global__ void vt_sample_fill(float *p, size_t n, float v)
-{
-    for (size_t i = blockIdx.x * (size_t)blockDim.x + threadIdx.x; i < n;
-         i += (size_t)gridDim.x * blockDim.x)
-        p[i] = v;
-}
 
 int main(void)
 {
