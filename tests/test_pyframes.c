@@ -10,6 +10,7 @@
 #include <limits.h>
 #include <pthread.h>
 
+#include "py_embed.h"
 #include "vt_test.h"
 #include "vramtrace/schema.h"
 
@@ -126,45 +127,13 @@ static PyObject *vtcap_init(void)
     return PyModule_Create(&vtcapModule);
 }
 
-/* Write the module to a fresh directory, start Python with it on sys.path, import it. */
+/* Write the module into the scratch directory, start Python with it on sys.path, import it. */
 static PyObject *start_python(void)
 {
-    char zDir[] = "/tmp/vt_pyframes_XXXXXX";
-    FILE *f;
-    PyObject *pSys, *pPath, *pDir, *pMod;
-    ASSERT(mkdtemp(zDir));
-    snprintf(zModulePath, sizeof zModulePath, "%s/vtsite.py", zDir);
-    f = fopen(zModulePath, "w");
-    ASSERT(f);
-    ASSERT_EQ(1, fwrite(zModuleSource, sizeof zModuleSource - 1, 1, f));
-    ASSERT_EQ(0, fclose(f));
     pSites = vt__sites_open(NULL);
     ASSERT(pSites);
-    ASSERT_EQ(0, PyImport_AppendInittab("vtcap", vtcap_init));
-    Py_InitializeEx(0);
-    pSys = PyImport_ImportModule("sys");
-    pPath = PyObject_GetAttrString(pSys, "path");
-    pDir = PyUnicode_FromString(zDir);
-    ASSERT_EQ(0, PyList_Insert(pPath, 0, pDir));
-    Py_DECREF(pDir);
-    Py_DECREF(pPath);
-    Py_DECREF(pSys);
-    pMod = PyImport_ImportModule("vtsite");
-    if (!pMod) PyErr_Print();
-    ASSERT(pMod);
-    return pMod;
-}
-
-/* Call vtsite.<zName>() and return its integer result. */
-static long long call(PyObject *pMod, const char *zName)
-{
-    PyObject *pRes = PyObject_CallMethod(pMod, zName, NULL);
-    long long v;
-    if (!pRes) PyErr_Print();
-    ASSERT(pRes);
-    v = PyLong_AsLongLong(pRes);
-    Py_DECREF(pRes);
-    return v;
+    return py_embed_start("vtsite", zModuleSource, sizeof zModuleSource - 1, "vtcap", vtcap_init, zModulePath,
+                          sizeof zModulePath);
 }
 
 static void stop_python(PyObject *pMod)
@@ -184,7 +153,7 @@ TEST(file_line_function)
 {
     PyObject *pMod = start_python();
     const struct vt_frame *a;
-    long long id = call(pMod, "outer");
+    long long id = py_embed_call(pMod, "outer");
     int i, nPy = 0;
     ASSERT(id >= 1);
     ASSERT_EQ(1, nRec);
@@ -233,7 +202,7 @@ TEST(dedup_and_lines)
     /* The comprehension is its own frame on 3.11, inlined from 3.12: accept both. */
     if (strcmp(aRec[0].u.stack.aFrame[1].zFunction, "twice") != 0)
         ASSERT_CONTAINS(aRec[0].u.stack.aFrame[1].zFunction, "listcomp");
-    ASSERT_NE(idA, call(pMod, "outer")); /* same inner line, different caller line */
+    ASSERT_NE(idA, py_embed_call(pMod, "outer")); /* same inner line, different caller line */
     ASSERT_EQ(2, nRec);
     vt__sites_stats(pSites, &st);
     ASSERT_EQ(3, st.captures);
@@ -277,7 +246,7 @@ TEST(no_gil_raw_python_frames)
 {
     PyObject *pMod = start_python();
     struct vt_sites_stats st;
-    ASSERT(call(pMod, "nogil") >= 1);
+    ASSERT(py_embed_call(pMod, "nogil") >= 1);
     ASSERT_EQ(1, nRec);
     if (PY_VERSION_HEX >= 0x030e0000) { /* no raw-reader table yet: native frames only */
         ASSERT_EQ(8, aRec[0].u.stack.nFrame);
@@ -300,7 +269,7 @@ TEST(no_gil_raw_python_frames)
 TEST(pending_exception_kept)
 {
     PyObject *pMod = start_python();
-    long long id = call(pMod, "pending");
+    long long id = py_embed_call(pMod, "pending");
     ASSERT(id >= 1);
     ASSERT_EQ(1, nRec);
     ASSERT_EQ(14, aRec[0].u.stack.aFrame[0].line);
@@ -316,10 +285,10 @@ TEST(code_objects_retained)
     pInner = PyObject_GetAttrString(pMod, "inner");
     pCode = PyObject_GetAttrString(pInner, "__code__");
     nBefore = Py_REFCNT(pCode);
-    ASSERT(call(pMod, "outer") >= 1);
+    ASSERT(py_embed_call(pMod, "outer") >= 1);
     nAfter = Py_REFCNT(pCode);
     ASSERT_EQ(nBefore + 1, nAfter);
-    ASSERT(call(pMod, "outer") >= 1); /* a known site takes no further reference */
+    ASSERT(py_embed_call(pMod, "outer") >= 1); /* a known site takes no further reference */
     ASSERT_EQ(nAfter, Py_REFCNT(pCode));
     vt__sites_close(pSites);
     pSites = vt__sites_open(NULL);

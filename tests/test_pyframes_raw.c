@@ -9,6 +9,7 @@
 #include <limits.h>
 #include <pthread.h>
 
+#include "py_embed.h"
 #include "vt_test.h"
 #include "vramtrace/schema.h"
 
@@ -91,7 +92,6 @@ static char aLast[MAX_FRAMES][LINE_MAX_];
 static int nLast = -1;
 static int nDepth = 32; /* frames asked of both readers */
 static char zModulePath[PATH_MAX];
-static char zDir[PATH_MAX - 64];
 
 /* Describe a frame as "file:line:function" into z, with the module's path shortened to "M". */
 static void describe(char *z, const char *zFile, int line, const char *zFunction)
@@ -295,44 +295,11 @@ static PyObject *vtraw_init(void)
 /* Write the module into the scratch directory, start Python with it on sys.path, import it. */
 static PyObject *start_python(void)
 {
-    const char *zTmp = getenv("VT_TEST_TMP");
-    FILE *f;
-    PyObject *pSys, *pPath, *pDir, *pMod;
     if (!VT_HAVE_TABLE) SKIP("the raw reader has no table for this CPython version");
-    snprintf(zDir, sizeof zDir, "%s/pyraw_XXXXXX", zTmp ? zTmp : "/tmp");
-    ASSERT(mkdtemp(zDir));
-    snprintf(zModulePath, sizeof zModulePath, "%s/vtrawsite.py", zDir);
-    f = fopen(zModulePath, "w");
-    ASSERT(f);
-    ASSERT_EQ(1, fwrite(zModuleSource, sizeof zModuleSource - 1, 1, f));
-    ASSERT_EQ(0, fclose(f));
     pSites = vt__sites_open(NULL);
     ASSERT(pSites);
-    ASSERT_EQ(0, PyImport_AppendInittab("vtraw", vtraw_init));
-    Py_InitializeEx(0);
-    pSys = PyImport_ImportModule("sys");
-    pPath = PyObject_GetAttrString(pSys, "path");
-    pDir = PyUnicode_FromString(zDir);
-    ASSERT_EQ(0, PyList_Insert(pPath, 0, pDir));
-    Py_DECREF(pDir);
-    Py_DECREF(pPath);
-    Py_DECREF(pSys);
-    pMod = PyImport_ImportModule("vtrawsite");
-    if (!pMod) PyErr_Print();
-    ASSERT(pMod);
-    return pMod;
-}
-
-/* Call vtrawsite.<zName>() and return its integer result. */
-static long long call(PyObject *pMod, const char *zName)
-{
-    PyObject *pRes = PyObject_CallMethod(pMod, zName, NULL);
-    long long v;
-    if (!pRes) PyErr_Print();
-    ASSERT(pRes);
-    v = PyLong_AsLongLong(pRes);
-    Py_DECREF(pRes);
-    return v;
+    return py_embed_start("vtrawsite", zModuleSource, sizeof zModuleSource - 1, "vtraw", vtraw_init,
+                          zModulePath, sizeof zModulePath);
 }
 
 static void stop_python(PyObject *pMod)
@@ -355,7 +322,7 @@ TEST(version_supported)
 TEST(nested_calls)
 {
     PyObject *pMod = start_python();
-    ASSERT_EQ(3, call(pMod, "outer"));
+    ASSERT_EQ(3, py_embed_call(pMod, "outer"));
     ASSERT_EQ(3, nLast);
     ASSERT_STREQ("M:3:leaf", aLast[0]);
     ASSERT_STREQ("M:6:middle", aLast[1]);
@@ -368,13 +335,13 @@ TEST(closure_method_lambda)
 {
     PyObject *pMod = start_python();
     int bQual = PY_VERSION_HEX >= 0x030b0000;
-    ASSERT_EQ(2, call(pMod, "nested"));
+    ASSERT_EQ(2, py_embed_call(pMod, "nested"));
     ASSERT_STREQ(bQual ? "M:11:nested.<locals>.inner_fn" : "M:11:inner_fn", aLast[0]);
     ASSERT_STREQ("M:12:nested", aLast[1]);
-    ASSERT_EQ(2, call(pMod, "use_method"));
+    ASSERT_EQ(2, py_embed_call(pMod, "use_method"));
     ASSERT_STREQ(bQual ? "M:36:Model.forward" : "M:36:forward", aLast[0]);
     ASSERT_STREQ("M:38:use_method", aLast[1]);
-    ASSERT_EQ(2, call(pMod, "use_lambda"));
+    ASSERT_EQ(2, py_embed_call(pMod, "use_lambda"));
     ASSERT_STREQ(bQual ? "M:26:use_lambda.<locals>.<lambda>" : "M:26:<lambda>", aLast[0]);
     ASSERT_STREQ("M:27:use_lambda", aLast[1]);
     stop_python(pMod);
@@ -384,10 +351,10 @@ TEST(closure_method_lambda)
 TEST(generator_and_coroutine)
 {
     PyObject *pMod = start_python();
-    ASSERT_EQ(2, call(pMod, "use_gen"));
+    ASSERT_EQ(2, py_embed_call(pMod, "use_gen"));
     ASSERT_STREQ("M:14:gen", aLast[0]);
     ASSERT_STREQ("M:16:use_gen", aLast[1]);
-    ASSERT_EQ(2, call(pMod, "use_coro"));
+    ASSERT_EQ(2, py_embed_call(pMod, "use_coro"));
     ASSERT_STREQ("M:18:coro", aLast[0]);
     ASSERT_STREQ("M:22:use_coro", aLast[1]);
     stop_python(pMod);
@@ -397,9 +364,9 @@ TEST(generator_and_coroutine)
 TEST(non_ascii_names)
 {
     PyObject *pMod = start_python();
-    ASSERT_EQ(1, call(pMod, "caf\xc3\xa9_\xe5\x90\x8d\xe5\x89\x8d"));
+    ASSERT_EQ(1, py_embed_call(pMod, "caf\xc3\xa9_\xe5\x90\x8d\xe5\x89\x8d"));
     ASSERT_STREQ("M:40:caf\xc3\xa9_\xe5\x90\x8d\xe5\x89\x8d", aLast[0]);
-    ASSERT_EQ(1, call(pMod, "caf\xc3\xa9"));
+    ASSERT_EQ(1, py_embed_call(pMod, "caf\xc3\xa9"));
     ASSERT_STREQ("M:42:caf\xc3\xa9", aLast[0]);
     stop_python(pMod);
 }
@@ -409,11 +376,11 @@ TEST(deep_recursion)
 {
     PyObject *pMod = start_python();
     int i;
-    ASSERT_EQ(32, call(pMod, "deep"));
+    ASSERT_EQ(32, py_embed_call(pMod, "deep"));
     ASSERT_STREQ("M:30:recurse", aLast[0]);
     for (i = 1; i < 32; i++) ASSERT_STREQ("M:31:recurse", aLast[i]);
     nDepth = MAX_FRAMES;
-    ASSERT_EQ(MAX_FRAMES, call(pMod, "deep"));
+    ASSERT_EQ(MAX_FRAMES, py_embed_call(pMod, "deep"));
     ASSERT_STREQ("M:31:recurse", aLast[MAX_FRAMES - 1]);
     stop_python(pMod);
 }
@@ -422,7 +389,7 @@ TEST(deep_recursion)
 TEST(python_thread)
 {
     PyObject *pMod = start_python();
-    long long n = call(pMod, "in_thread");
+    long long n = py_embed_call(pMod, "in_thread");
     ASSERT(n >= 4);
     ASSERT_EQ(n, nLast);
     ASSERT_STREQ("M:3:leaf", aLast[0]);
@@ -464,7 +431,7 @@ TEST(not_initialized)
     ASSERT_EQ(0, Py_IsInitialized());
     ASSERT_EQ(0, vt__pyraw_capture(a, 4));
     pMod = start_python();
-    ASSERT_EQ(3, call(pMod, "outer"));
+    ASSERT_EQ(3, py_embed_call(pMod, "outer"));
     stop_python(pMod);
     ASSERT_EQ(0, Py_IsInitialized());
     ASSERT_EQ(0, vt__pyraw_capture(a, 4));
@@ -531,7 +498,7 @@ TEST(line_table_matches_addr2line)
 TEST(site_capture_without_gil)
 {
     PyObject *pMod = start_python();
-    ASSERT_EQ(1, call(pMod, "sites"));
+    ASSERT_EQ(1, py_embed_call(pMod, "sites"));
     ASSERT_EQ(1, nLast);
     ASSERT_STREQ("M:49:sites", aLast[0]);
     stop_python(pMod);
@@ -544,7 +511,7 @@ TEST(site_capture_without_gil)
 TEST(concurrent_threads)
 {
     PyObject *pMod = start_python();
-    ASSERT_EQ(4 * 1000000, call(pMod, "contended"));
+    ASSERT_EQ(4 * 1000000, py_embed_call(pMod, "contended"));
     stop_python(pMod);
 }
 
@@ -598,11 +565,11 @@ TEST(gil_captures_confirm)
     PyObject *pMod = start_python();
     int i;
     ASSERT_EQ(0, vt__pyraw_confirmed());
-    ASSERT_EQ(1, call(pMod, "sites")); /* one GIL-held capture */
+    ASSERT_EQ(1, py_embed_call(pMod, "sites")); /* one GIL-held capture */
     ASSERT_EQ(1, vt__pyraw_confirmed());
-    for (i = 0; i < VT_PYRAW_CONFIRMATIONS + 10; i++) ASSERT_EQ(1, call(pMod, "confirm"));
+    for (i = 0; i < VT_PYRAW_CONFIRMATIONS + 10; i++) ASSERT_EQ(1, py_embed_call(pMod, "confirm"));
     ASSERT_EQ(VT_PYRAW_CONFIRMATIONS, vt__pyraw_confirmed());
-    ASSERT_EQ(1, call(pMod, "raw_count"));
+    ASSERT_EQ(1, py_embed_call(pMod, "raw_count"));
     stop_python(pMod);
 }
 
@@ -610,13 +577,13 @@ TEST(gil_captures_confirm)
 TEST(disagreement_turns_off)
 {
     PyObject *pMod = start_python(), *pRes;
-    ASSERT_EQ(1, call(pMod, "raw_count"));
+    ASSERT_EQ(1, py_embed_call(pMod, "raw_count"));
     pRes = PyObject_CallMethod(pMod, "confirm", "i", 1);
     ASSERT(pRes);
     ASSERT_EQ(0, PyLong_AsLong(pRes));
     Py_DECREF(pRes);
     ASSERT_EQ(0, vt__pyraw_resolve());
-    ASSERT_EQ(0, call(pMod, "raw_count"));
+    ASSERT_EQ(0, py_embed_call(pMod, "raw_count"));
     stop_python(pMod);
 }
 
@@ -628,7 +595,7 @@ TEST(disabled_by_environment)
     pMod = start_python();
     ASSERT_EQ(0, vt__pyraw_resolve());
     ASSERT_EQ(0, vt__pyraw_version());
-    ASSERT_EQ(0, call(pMod, "raw_count"));
+    ASSERT_EQ(0, py_embed_call(pMod, "raw_count"));
     stop_python(pMod);
 }
 
@@ -636,7 +603,7 @@ TEST(disabled_by_environment)
 TEST(raw_count_enabled)
 {
     PyObject *pMod = start_python();
-    ASSERT_EQ(1, call(pMod, "raw_count"));
+    ASSERT_EQ(1, py_embed_call(pMod, "raw_count"));
     stop_python(pMod);
 }
 
