@@ -168,6 +168,18 @@ int64_t vt__main_peak(const struct vt_trace *t)
     return peak;
 }
 
+int vt__trace_findings(const struct vt_result *r, int iTrace, int *pWorst)
+{
+    int n = 0;
+    *pWorst = -1;
+    for (int k = 0; k < r->nFind; k++)
+        if (r->aFind[k].trace == iTrace) {
+            n++;
+            if (r->aFind[k].severity > *pWorst) *pWorst = r->aFind[k].severity;
+        }
+    return n;
+}
+
 void vt__fmt_at(const struct vt_trace *t, int64_t ts, char *z, size_t n)
 {
     if (ts < 0) snprintf(z, n, "?");

@@ -317,6 +317,8 @@ void vt__findings_sort(struct vt_result *r);
 int vt__trend(const int64_t *a, int n, int64_t minRise, int64_t *pRise);
 /* Largest device (not pinned host) peak of the trace, for relative severities. */
 int64_t vt__main_peak(const struct vt_trace *t);
+/* Number of findings of trace iTrace; *pWorst receives their highest severity (-1 if none). */
+int vt__trace_findings(const struct vt_result *r, int iTrace, int *pWorst);
 /* Offset of ts from the trace start ("0 s", "12.0 us", "1.25 s"; "?" when unknown), into z. */
 void vt__fmt_at(const struct vt_trace *t, int64_t ts, char *z, size_t n);
 

@@ -106,12 +106,7 @@ int vt__report_markdown(FILE *f, const struct vt_result *r)
         fprintf(f, "\n## All processes\n\n| pid | rank | device peak | findings | worst |\n|---|---|---|---|---|\n");
         for (int i = 0; i < r->nTrace; i++) {
             const struct vt_trace *t = &r->aTrace[i];
-            int n = 0, worst = -1;
-            for (int k = 0; k < r->nFind; k++)
-                if (r->aFind[k].trace == i) {
-                    n++;
-                    if (r->aFind[k].severity > worst) worst = r->aFind[k].severity;
-                }
+            int worst, n = vt__trace_findings(r, i, &worst);
             sum += vt__main_peak(t);
             vt__fmt_bytes(vt__main_peak(t), zB, sizeof zB);
             fprintf(f, "| %s | %s | %s | %d | %s |\n", t->zPid[0] ? t->zPid : "?", t->zRank[0] ? t->zRank : "-", zB, n,

@@ -173,13 +173,8 @@ int vt__report_text(FILE *f, const struct vt_result *r)
         fprintf(f, "\n== All processes ==\n");
         for (int i = 0; i < r->nTrace; i++) {
             const struct vt_trace *t = &r->aTrace[i];
-            int n = 0, worst = -1;
+            int worst, n = vt__trace_findings(r, i, &worst);
             int64_t peak = vt__main_peak(t);
-            for (int k = 0; k < r->nFind; k++)
-                if (r->aFind[k].trace == i) {
-                    n++;
-                    if (r->aFind[k].severity > worst) worst = r->aFind[k].severity;
-                }
             sum += peak;
             vt__fmt_bytes(peak, zB, sizeof zB);
             fprintf(f, "  %-24s peak %10s  %d finding%s%s%s\n", who(t, zW, sizeof zW), zB, n, n == 1 ? "" : "s",
