@@ -148,7 +148,7 @@ static int meta_is_known(const char *zKey)
         "cmdline", "rank", "local_rank", "world_size", "cuda_driver_version",
         "cuda_runtime_version", "cupti_version", "clock_anchor_cupti_ns", "clock_anchor_wall_ns",
         "start_ns", "end_ns", "closed_cleanly", "records_decoded", "records_unknown", "rows_written",
-        "commits", "dropped_queue", "dropped_writer", "dropped_map"};
+        "commits", "dropped_queue", "dropped_writer", "dropped_map", "time_base_ns"};
     size_t i;
     if (!strncmp(zKey, "config.", 7) || !strncmp(zKey, "env.", 4)) return 1;
     for (i = 0; i < sizeof azKnown / sizeof azKnown[0]; i++)
@@ -964,6 +964,7 @@ static void print_json(FILE *f, const struct trace_info *p)
     json_kv_str(f, &c, "wall_start", wall == NUL_INT ? NULL : fmt_wall(zW, sizeof zW, wall));
     json_kv_int(f, &c, "tracer_start_ns", parse_int(meta_get(p, "start_ns")));
     json_kv_int(f, &c, "tracer_end_ns", parse_int(meta_get(p, "end_ns")));
+    json_kv_int(f, &c, "time_base_ns", parse_int(meta_get(p, "time_base_ns")));
     fputc('}', f);
 
     json_key(f, &b, "rows");

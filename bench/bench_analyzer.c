@@ -43,7 +43,7 @@
  * The vramtrace command used is the one built beside this benchmark
  * (VT_BENCH_VRAMTRACE), or $VRAMTRACE_BIN.
  */
-#define GEN_VERSION 2
+#define GEN_VERSION 3
 #define NPARAM 200
 #define LAYERS 40
 #define TRAIN_PER_EPOCH 50
@@ -51,6 +51,8 @@
 #define NSTACK 48
 #define NKNAME 24
 #define BASE_TS 1700000000000000000ll
+/* the trace's time base (meta time_base_ns): tracing began a minute before the first row */
+#define TIME_BASE "1699999940000000000"
 #define DEV_BASE 0x7f0000000000ll
 
 static double clock_s(clockid_t c)
@@ -330,8 +332,8 @@ static int prep(struct gen *g, sqlite3_stmt **pp, const char *zSql)
 }
 
 /*
- * Write a trace of about nTarget events at zPath (replaced), with the
- * indexes a clean close creates (VT_SCHEMA_CLOSE_INDEXES). Returns 0 or -1 (message printed); fills
+ * Write a trace of about nTarget events at zPath (replaced), without indexes,
+ * as the tracer leaves it. Returns 0 or -1 (message printed); fills
  * *pg's counters.
  */
 static int generate(const char *zPath, int64_t nTarget, struct gen *g)
@@ -349,30 +351,32 @@ static int generate(const char *zPath, int64_t nTarget, struct gen *g)
     if (rc == SQLITE_OK)
         rc = sqlite3_exec(g->db, "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; PRAGMA cache_size=-65536;", NULL,
                           NULL, NULL);
-    if (rc == SQLITE_OK) rc = vt__schema_create(g->db, &zErr);
+    if (rc == SQLITE_OK) rc = vt__schema_create_at(g->db, strtoll(TIME_BASE, NULL, 10), &zErr);
     if (rc == SQLITE_OK) rc = sqlite3_exec(g->db, "BEGIN", NULL, NULL, NULL);
     if (rc == SQLITE_OK)
         rc = prep(g, &g->pMem,
-                  "INSERT INTO memory_event(ts, op, mem_kind, address, bytes, device, stream, correlation, api,"
-                  " is_async, thread, stack_id) VALUES(?1, ?2, 3, ?3, ?4, 0, 7, ?5, ?6, 1, 4242, ?7)");
+                  "INSERT INTO memory_event(t, op, mem_kind, address, bytes, device, stream, correlation, api,"
+                  " is_async, thread, stack_id) VALUES(?1 - " TIME_BASE ", ?2, 3, ?3, ?4, 0, 7, ?5, ?6, 1, 4242, ?7)");
     if (rc == SQLITE_OK)
         rc = prep(g, &g->pKer,
-                  "INSERT INTO kernel(start, end, device, context, stream, correlation, name_id, grid_x, grid_y,"
+                  "INSERT INTO kernel(t, dur, device, context, stream, correlation, name_id, grid_x, grid_y,"
                   " grid_z, block_x, block_y, block_z, static_smem, dynamic_smem, registers)"
-                  " VALUES(?1, ?2, 0, 1, 7, ?3, ?4, ?5, 1, 1, ?6, 1, 1, 0, 0, ?7)");
+                  " VALUES(?1 - " TIME_BASE ", ?2 - ?1, 0, 1, 7, ?3, ?4, ?5, 1, 1, ?6, 1, 1, 0, 0, ?7)");
     if (rc == SQLITE_OK)
-        rc = prep(g, &g->pUse, "INSERT INTO buffer_use(correlation, kind, address, ts, device) VALUES(?1, 0, ?2, ?3, 0)");
+        rc = prep(g, &g->pUse, "INSERT INTO buffer_use(correlation, kind, address, t, device)"
+                 " VALUES(?1, 0, ?2, ?3 - " TIME_BASE ", 0)");
     if (rc == SQLITE_OK)
         rc = prep(g, &g->pCpy,
-                  "INSERT INTO memcpy(start, end, device, context, stream, correlation, copy_kind, src_kind,"
-                  " dst_kind, bytes, is_async, src, dst) VALUES(?1, ?2, 0, 1, 7, ?3, ?4, ?5, ?6, ?7, 1, ?8, ?9)");
+                  "INSERT INTO memcpy(t, dur, device, context, stream, correlation, copy_kind, src_kind,"
+                  " dst_kind, bytes, is_async, src, dst) VALUES(?1 - " TIME_BASE ", ?2 - ?1, 0, 1, 7, ?3, ?4, ?5, ?6, ?7, 1, ?8, ?9)");
     if (rc == SQLITE_OK)
         rc = prep(g, &g->pSet,
-                  "INSERT INTO memset(start, end, device, context, stream, correlation, bytes, value, mem_kind,"
-                  " is_async, dst) VALUES(?1, ?2, 0, 1, 7, ?3, ?4, 0, 3, 1, ?5)");
+                  "INSERT INTO memset(t, dur, device, context, stream, correlation, bytes, value, mem_kind,"
+                  " is_async, dst) VALUES(?1 - " TIME_BASE ", ?2 - ?1, 0, 1, 7, ?3, ?4, 0, 3, 1, ?5)");
     if (rc == SQLITE_OK)
         rc = prep(g, &g->pNvtx,
-                  "INSERT INTO nvtx_range(start, end, kind, name_id, thread, depth) VALUES(?1, ?2, 0, ?3, 4242, ?4)");
+                  "INSERT INTO nvtx_range(t, dur, kind, name_id, thread, depth)"
+                  " VALUES(?1 - " TIME_BASE ", ?2 - ?1, 0, ?3, 4242, ?4)");
     if (rc == SQLITE_OK) {
         char zTs[32];
         snprintf(zTs, sizeof zTs, "%lld", (long long)BASE_TS);
@@ -419,7 +423,6 @@ static int generate(const char *zPath, int64_t nTarget, struct gen *g)
     sqlite3_finalize(g->pSet);
     sqlite3_finalize(g->pNvtx);
     if (rc == SQLITE_OK) rc = sqlite3_exec(g->db, "COMMIT", NULL, NULL, NULL);
-    if (rc == SQLITE_OK) rc = sqlite3_exec(g->db, VT_SCHEMA_CLOSE_INDEXES, NULL, NULL, NULL); /* as a clean close leaves it */
     if (rc != SQLITE_OK)
         fprintf(stderr, "bench_analyzer: generating %s: %s\n", zPath, zErr ? zErr : sqlite3_errmsg(g->db));
     sqlite3_free(zErr);
@@ -642,12 +645,26 @@ static int jitter_copy(const char *zSrc, const char *zDst)
     if (rc == SQLITE_OK) rc = sqlite3_exec(db, "PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF; BEGIN", NULL, NULL, NULL);
     for (size_t i = 0; rc == SQLITE_OK && i < sizeof azTable / sizeof azTable[0]; i++) {
         const char *zT = azTable[i][0];
+        char *zCols = NULL;
+        sqlite3_stmt *pCols = NULL;
+        /* the stored columns (table_info leaves out the generated ones, which cannot be inserted) */
+        snprintf(zSql, sizeof zSql, "SELECT group_concat(name, ',') FROM pragma_table_info('%s')", zT);
+        rc = sqlite3_prepare_v2(db, zSql, -1, &pCols, NULL);
+        if (rc == SQLITE_OK && sqlite3_step(pCols) == SQLITE_ROW)
+            zCols = sqlite3_mprintf("%s", (const char *)sqlite3_column_text(pCols, 0));
+        sqlite3_finalize(pCols);
+        if (rc == SQLITE_OK && !zCols) rc = SQLITE_NOMEM;
         /* the ids (where the table has them) are renumbered in the new order */
-        snprintf(zSql, sizeof zSql,
-                 "CREATE TEMP TABLE x AS SELECT * FROM main.%s ORDER BY %s + abs(random() %% 2000000);"
-                 "%s DELETE FROM main.%s; INSERT INTO main.%s SELECT * FROM x ORDER BY rowid; DROP TABLE x;",
-                 zT, azTable[i][1], strcmp(zT, "buffer_use") ? "UPDATE x SET id = NULL;" : "", zT, zT);
-        rc = sqlite3_exec(db, zSql, NULL, NULL, NULL);
+        if (rc == SQLITE_OK) {
+            snprintf(zSql, sizeof zSql,
+                     "CREATE TEMP TABLE x AS SELECT %s FROM main.%s ORDER BY %s + abs(random() %% 2000000);"
+                     "%s DELETE FROM main.%s; INSERT INTO main.%s(%s) SELECT * FROM x ORDER BY rowid;"
+                     " DROP TABLE x;",
+                     zCols, zT, azTable[i][1], strcmp(zT, "buffer_use") ? "UPDATE x SET id = NULL;" : "", zT,
+                     zT, zCols);
+            rc = sqlite3_exec(db, zSql, NULL, NULL, NULL);
+        }
+        sqlite3_free(zCols);
     }
     if (rc == SQLITE_OK) rc = sqlite3_exec(db, "COMMIT", NULL, NULL, NULL);
     if (rc != SQLITE_OK) fprintf(stderr, "bench_analyzer: %s: %s\n", zDst, sqlite3_errmsg(db));

@@ -165,22 +165,22 @@ CLI_FN void cli_make_trace(const char *zPath, int bClosed)
              "('commits','3'),('dropped_queue','50'),('dropped_writer','0'),('dropped_map','0');"
              "INSERT INTO device VALUES(0,'NVIDIA H100 80GB HBM3','GPU-1234',85520809984,9,0,132,27,0,"
              "3352000000);"
-             "INSERT INTO memory_event(ts, op, mem_kind, address, bytes, device) VALUES"
+             "INSERT INTO memory_event(t, op, mem_kind, address, bytes, device) VALUES"
              "(1100000000,1,3,4096,1048576,0),(1200000000,1,3,2097152,2097152,0),"
              "(1300000000,2,3,4096,1048576,0),(1400000000,1,2,8323072,4096,0),"
              "(1500000000,1,3,4194304,524288,0);"
-             "INSERT INTO memcpy(start, end, device, copy_kind, src_kind, dst_kind, bytes) VALUES"
-             "(1600000000,1700000000,0,1,1,3,1048576),(1800000000,1810000000,0,2,3,2,4096);"
-             "INSERT INTO kernel(start, end, device) VALUES(2100000000,2200000000,0),"
-             "(2300000000,2400000000,0),(3500000000,3600000000,0);"
-             "INSERT INTO oom_event(ts, api, device, bytes, status, free_bytes, total_bytes) VALUES"
+             "INSERT INTO memcpy(t, dur, device, copy_kind, src_kind, dst_kind, bytes) VALUES"
+             "(1600000000,100000000,0,1,1,3,1048576),(1800000000,10000000,0,2,3,2,4096);"
+             "INSERT INTO kernel(t, dur, device) VALUES(2100000000,100000000,0),"
+             "(2300000000,100000000,0),(3500000000,100000000,0);"
+             "INSERT INTO oom_event(t, api, device, bytes, status, free_bytes, total_bytes) VALUES"
              "(2000000000,1,0,8589934592,2,1073741824,85520809984);"
-             "INSERT INTO dropped(ts, source, what, count) VALUES(3000000000,0,'activity records',100),"
+             "INSERT INTO dropped(t, source, what, count) VALUES(3000000000,0,'activity records',100),"
              "(3100000000,1,'host records',50);"
-             "INSERT INTO overhead(source, kind, start, end, count) VALUES"
-             "('cupti','instrumentation',1000000000,1010000000,1),"
-             "('vramtrace','stack capture',2000000000,2002000000,40),"
-             "('vramtrace','stack capture',3000000000,3001000000,10);");
+             "INSERT INTO overhead(source, kind, t, dur, count) VALUES"
+             "('cupti','instrumentation',1000000000,10000000,1),"
+             "('vramtrace','stack capture',2000000000,2000000,40),"
+             "('vramtrace','stack capture',3000000000,1000000,10);");
     if (bClosed) cli_exec(db, "INSERT INTO meta VALUES('closed_cleanly','1')");
     if (sqlite3_close(db) != SQLITE_OK) VT__FAIL("close %s", zPath);
 }

@@ -7,4 +7,8 @@ if(Python3_Interpreter_FOUND)
   add_test(NAME example_trace COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/check_example.py
     $<TARGET_FILE:vramtrace> ${CMAKE_CURRENT_SOURCE_DIR}/data/example-train.db)
   set_tests_properties(example_trace PROPERTIES LABELS cli)
+  # The same story as written by schema version 1 (times stored absolute): still read, same findings.
+  add_test(NAME example_trace_v1 COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/check_example.py
+    $<TARGET_FILE:vramtrace> ${CMAKE_CURRENT_SOURCE_DIR}/data/example-train-v1.db)
+  set_tests_properties(example_trace_v1 PROPERTIES LABELS cli)
 endif()

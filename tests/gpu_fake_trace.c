@@ -58,14 +58,16 @@ void vt__fake_open(struct vt_fake *f, sqlite3 *db, long long pid)
                  "INSERT INTO string VALUES(%d, '_Z14vt_sample_fillPfmf'), (%d, '_Z5otherv')",
                  FILL_NAME, OTHER_NAME);
     vt__fake_sql(f->db,
-                 "INSERT INTO memory_event(ts, op, mem_kind, address, bytes, device, correlation) "
+                 "INSERT INTO memory_event(t, op, mem_kind, address, bytes, device, correlation) "
                  "VALUES(%lld, 1, 3, 140000000000000, %lld, 0, 0)",
                  tick(f), 2 * MIB);
-    vt__fake_sql(
-        f->db,
-        "INSERT INTO kernel(start, end, device, correlation, name_id) VALUES(%lld, %lld, 0, "
-        "0, %d)",
-        tick(f), tick(f), OTHER_NAME);
+    {
+        long long start = tick(f), end = tick(f);
+        vt__fake_sql(f->db,
+                     "INSERT INTO kernel(t, dur, device, correlation, name_id) VALUES(%lld, %lld, 0, "
+                     "0, %d)",
+                     start, end - start, OTHER_NAME);
+    }
 }
 
 void vt__fake_mem(struct vt_fake *f, int op, int kind, long long address, long long bytes)
@@ -76,13 +78,13 @@ void vt__fake_mem(struct vt_fake *f, int op, int kind, long long address, long l
                                            : (op == VT_MEMOP_ALLOC ? 1 : 2);
     vt__fake_sql(
         f->db,
-        "INSERT INTO memory_event(ts, op, mem_kind, address, bytes, device, correlation, api) "
+        "INSERT INTO memory_event(t, op, mem_kind, address, bytes, device, correlation, api) "
         "VALUES(%lld, %d, %d, %lld, %lld, 0, %lld, %d)",
         ts, op, kind, address, bytes, corr, api);
     vt__fake_sql(f->db,
-                 "INSERT INTO api_call(api, correlation, start, end, device, bytes, ptr) "
-                 "VALUES(%d, %lld, %lld, %lld, 0, %lld, %lld)",
-                 api, corr, ts - 500, ts + 500, bytes, address);
+                 "INSERT INTO api_call(api, correlation, t, dur, device, bytes, ptr) "
+                 "VALUES(%d, %lld, %lld, 1000, 0, %lld, %lld)",
+                 api, corr, ts - 500, bytes, address);
 }
 
 /* One stream-ordered pool allocation or free on stream 13 of the pool at poolAddr. */
@@ -90,7 +92,7 @@ static void fake_async(struct vt_fake *f, int op, long long address, long long b
                        long long poolAddr, long long threshold)
 {
     vt__fake_sql(f->db,
-                 "INSERT INTO memory_event(ts, op, mem_kind, address, bytes, device, stream, "
+                 "INSERT INTO memory_event(t, op, mem_kind, address, bytes, device, stream, "
                  "correlation, api, is_async, pool_type, pool_address, pool_threshold) "
                  "VALUES(%lld, %d, 3, %lld, %lld, 0, 13, %lld, %d, 1, 1, %lld, %lld)",
                  tick(f), op, address, bytes, ++f->corr, op == VT_MEMOP_ALLOC ? 3 : 4, poolAddr,
@@ -102,9 +104,9 @@ static void fake_fill(struct vt_fake *f)
 {
     long long start = tick(f);
     vt__fake_sql(f->db,
-                 "INSERT INTO kernel(start, end, device, stream, correlation, name_id, grid_x, "
+                 "INSERT INTO kernel(t, dur, device, stream, correlation, name_id, grid_x, "
                  "block_x) VALUES(%lld, %lld, 0, 7, %lld, %d, 256, 256)",
-                 start, tick(f), ++f->corr, FILL_NAME);
+                 start, tick(f) - start, ++f->corr, FILL_NAME);
 }
 
 /* One cudaMemcpy of bytes from src to dst, with its memcpy activity row. */
@@ -113,15 +115,15 @@ static void fake_copy(struct vt_fake *f, int copyKind, int srcKind, int dstKind,
 {
     long long start = tick(f), corr = ++f->corr, end = tick(f);
     vt__fake_sql(f->db,
-                 "INSERT INTO api_call(api, correlation, start, end, device, bytes, src, dst) "
+                 "INSERT INTO api_call(api, correlation, t, dur, device, bytes, src, dst) "
                  "VALUES(60, %lld, %lld, %lld, 0, %lld, %lld, %lld)",
-                 corr, start - 100, end + 100, bytes, src, dst);
+                 corr, start - 100, end - start + 200, bytes, src, dst);
     vt__fake_sql(
         f->db,
-        "INSERT INTO memcpy(start, end, device, stream, correlation, copy_kind, src_kind, "
+        "INSERT INTO memcpy(t, dur, device, stream, correlation, copy_kind, src_kind, "
         "dst_kind, bytes, src, dst) VALUES(%lld, %lld, 0, 7, %lld, %d, %d, %d, %lld, %lld, "
         "%lld)",
-        start, end, corr, copyKind, srcKind, dstKind, bytes, src, dst);
+        start, end - start, corr, copyKind, srcKind, dstKind, bytes, src, dst);
 }
 
 /* leak: a real run's events. */
@@ -169,11 +171,11 @@ static void build_oom(struct vt_fake *f)
     long long ts = tick(f), request = VT_FAKE_TOTAL + 1024 * MIB;
     int i;
     vt__fake_sql(f->db,
-                 "INSERT INTO api_call(api, correlation, start, end, device, status, bytes, ptr) "
-                 "VALUES(1, %lld, %lld, %lld, 0, 2, %lld, 0)",
-                 ++f->corr, ts, ts + 800, request);
+                 "INSERT INTO api_call(api, correlation, t, dur, device, status, bytes, ptr) "
+                 "VALUES(1, %lld, %lld, 800, 0, 2, %lld, 0)",
+                 ++f->corr, ts, request);
     vt__fake_sql(f->db,
-                 "INSERT INTO oom_event(ts, api, correlation, device, bytes, status, free_bytes, "
+                 "INSERT INTO oom_event(t, api, correlation, device, bytes, status, free_bytes, "
                  "total_bytes) VALUES(%lld, 1, %lld, 0, %lld, 2, 84456357888, %lld)",
                  ts + 800, f->corr, request, VT_FAKE_TOTAL);
     for (i = 0; i < 4; i++) {
@@ -189,7 +191,7 @@ static void build_pool(struct vt_fake *f)
 {
     int i;
     vt__fake_sql(f->db,
-                 "INSERT INTO pool_event(ts, op, device, pool_type, address, threshold, size) "
+                 "INSERT INTO pool_event(t, op, device, pool_type, address, threshold, size) "
                  "VALUES(%lld, 1, 0, 1, %lld, 0, 0)",
                  tick(f), VT_FAKE_POOL_DEFAULT);
     for (i = 0; i < 6; i++) {
@@ -201,7 +203,7 @@ static void build_pool(struct vt_fake *f)
         fake_async(f, VT_MEMOP_FREE, VT_FAKE_POOL_DEFAULT + i * 0x1000000LL, 9 * MIB + 4096 * i,
                    VT_FAKE_POOL_DEFAULT, 0);
     vt__fake_sql(f->db,
-                 "INSERT INTO pool_event(ts, op, device, pool_type, address, threshold, size) "
+                 "INSERT INTO pool_event(t, op, device, pool_type, address, threshold, size) "
                  "VALUES(%lld, 1, 0, 1, %lld, 0, 0)",
                  tick(f), VT_FAKE_POOL_EXPLICIT);
     for (i = 0; i < 4; i++) {
@@ -213,7 +215,7 @@ static void build_pool(struct vt_fake *f)
         fake_async(f, VT_MEMOP_FREE, VT_FAKE_POOL_EXPLICIT + i * 0x1000000LL, 11 * MIB + 4096 * i,
                    VT_FAKE_POOL_EXPLICIT, 64 * MIB);
     vt__fake_sql(f->db,
-                 "INSERT INTO pool_event(ts, op, device, pool_type, address, threshold) "
+                 "INSERT INTO pool_event(t, op, device, pool_type, address, threshold) "
                  "VALUES(%lld, 3, 0, 1, %lld, 67108864), (%lld, 2, 0, 1, %lld, 67108864)",
                  tick(f), VT_FAKE_POOL_EXPLICIT, tick(f), VT_FAKE_POOL_EXPLICIT);
 }
@@ -230,9 +232,9 @@ static void fake_range(struct vt_fake *f, const char *zName, long long start, lo
                        int depth)
 {
     vt__fake_sql(f->db,
-                 "INSERT INTO nvtx_range(start, end, kind, name_id, thread, depth) VALUES(%lld, "
+                 "INSERT INTO nvtx_range(t, dur, kind, name_id, thread, depth) VALUES(%lld, "
                  "%lld, 0, %lld, 777, %d)",
-                 start, end, fake_string(f, zName), depth);
+                 start, end - start, fake_string(f, zName), depth);
 }
 
 void vt__fake_build_phases(struct vt_fake *f, int bKeepOutputs)
@@ -298,13 +300,13 @@ static void fake_vmm(struct vt_fake *f, int op, int api, long long address, long
 {
     long long ts = tick(f), corr = ++f->corr;
     vt__fake_sql(f->db,
-                 "INSERT INTO memory_event(ts, op, mem_kind, address, bytes, device, correlation, "
+                 "INSERT INTO memory_event(t, op, mem_kind, address, bytes, device, correlation, "
                  "api, pool_address) VALUES(%lld, %d, 3, %lld, %lld, 0, %lld, %d, NULLIF(%lld, 0))",
                  ts, op, address, bytes, corr, api, handle);
     vt__fake_sql(f->db,
-                 "INSERT INTO api_call(api, correlation, start, end, device, bytes, ptr) "
-                 "VALUES(%d, %lld, %lld, %lld, 0, %lld, %lld)",
-                 api, corr, ts - 100, ts + 100, bytes, address);
+                 "INSERT INTO api_call(api, correlation, t, dur, device, bytes, ptr) "
+                 "VALUES(%d, %lld, %lld, 200, 0, %lld, %lld)",
+                 api, corr, ts - 100, bytes, address);
 }
 
 /* vmm: a real run's events. */
@@ -315,9 +317,9 @@ static void build_vmm(struct vt_fake *f)
     fake_vmm(f, VT_MEMOP_VMM_CREATE, 40, 0x20, 5 * VT_FAKE_GRAN, 0);
     ts = tick(f);
     vt__fake_sql(f->db,
-                 "INSERT INTO api_call(api, correlation, start, end, device, bytes, ptr) "
-                 "VALUES(44, %lld, %lld, %lld, 0, %lld, %lld)",
-                 ++f->corr, ts, ts + 100, 8 * VT_FAKE_GRAN, VT_FAKE_VA);
+                 "INSERT INTO api_call(api, correlation, t, dur, device, bytes, ptr) "
+                 "VALUES(44, %lld, %lld, 100, 0, %lld, %lld)",
+                 ++f->corr, ts, 8 * VT_FAKE_GRAN, VT_FAKE_VA);
     fake_vmm(f, VT_MEMOP_VMM_MAP, 42, VT_FAKE_VA, 3 * VT_FAKE_GRAN, 0x10);
     fake_vmm(f, VT_MEMOP_VMM_MAP, 42, VT_FAKE_VA + 3 * VT_FAKE_GRAN, 5 * VT_FAKE_GRAN, 0x20);
     fake_fill(f);
@@ -327,9 +329,9 @@ static void build_vmm(struct vt_fake *f)
     fake_vmm(f, VT_MEMOP_VMM_RELEASE, 41, 0x20, 5 * VT_FAKE_GRAN, 0);
     ts = tick(f);
     vt__fake_sql(f->db,
-                 "INSERT INTO api_call(api, correlation, start, end, device, bytes, ptr) "
-                 "VALUES(45, %lld, %lld, %lld, 0, %lld, %lld)",
-                 ++f->corr, ts, ts + 100, 8 * VT_FAKE_GRAN, VT_FAKE_VA);
+                 "INSERT INTO api_call(api, correlation, t, dur, device, bytes, ptr) "
+                 "VALUES(45, %lld, %lld, 100, 0, %lld, %lld)",
+                 ++f->corr, ts, 8 * VT_FAKE_GRAN, VT_FAKE_VA);
 }
 
 const char *vt__fake_stdout(const char *zSample)

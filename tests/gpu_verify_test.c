@@ -152,8 +152,8 @@ TEST(oom_recorded_twice_fails)
     start(&f, "oom", &facts);
     /* The driver call under cudaMalloc must not add a second OOM row. */
     vt__fake_sql(f.db,
-                 "INSERT INTO oom_event(ts, api, correlation, device, bytes, status, free_bytes, "
-                 "total_bytes) SELECT ts, 20, correlation, device, bytes, status, free_bytes, "
+                 "INSERT INTO oom_event(t, api, correlation, device, bytes, status, free_bytes, "
+                 "total_bytes) SELECT t, 20, correlation, device, bytes, status, free_bytes, "
                  "total_bytes FROM oom_event");
     expect_fail(&f, "oom", &facts, 1, "FAIL  oom_event rows: expected 1, found 2");
     sqlite3_close(f.db);
@@ -287,7 +287,7 @@ TEST(common_meta_device_dropped)
     struct vt_fake f;
     struct vt_gpu_facts facts;
     start(&f, "leak", &facts);
-    vt__fake_sql(f.db, "INSERT INTO dropped(ts, source, what, count) VALUES(1, 0, 'cupti', 3)");
+    vt__fake_sql(f.db, "INSERT INTO dropped(t, source, what, count) VALUES(1, 0, 'cupti', 3)");
     vt__fake_sql(f.db, "UPDATE meta SET value = '99' WHERE key = 'pid'");
     vt__fake_sql(f.db, "DELETE FROM meta WHERE key IN ('closed_cleanly', 'clock_anchor_wall_ns')");
     vt__fake_sql(f.db, "UPDATE device SET name = ''");

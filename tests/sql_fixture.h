@@ -46,10 +46,10 @@
     "INSERT INTO frame VALUES(1,0,1,NULL,12,9,42,NULL),(1,1,0,4096,15,NULL,NULL,16),"       \
     " (2,0,1,NULL,10,11,17,NULL),(3,0,1,NULL,13,14,88,NULL),(3,1,0,4096,15,NULL,NULL,16),"  \
     " (4,0,1,NULL,8,9,10,NULL);"                                                            \
-    "INSERT INTO nvtx_range(id,start,end,kind,name_id,domain_id,thread,depth) VALUES"       \
-    " (1,1000,50000,0,4,NULL,100,0),(2,10000,15000,0,5,NULL,100,1),"                        \
-    " (3,50000,80000,0,6,NULL,100,0),(4,81000,81000,2,7,NULL,100,0);"                       \
-    "INSERT INTO memory_event(ts,op,mem_kind,address,bytes,device,correlation,api,thread,"  \
+    "INSERT INTO nvtx_range(id,t,dur,kind,name_id,domain_id,thread,depth) VALUES"       \
+    " (1,1000,49000,0,4,NULL,100,0),(2,10000,5000,0,5,NULL,100,1),"                        \
+    " (3,50000,30000,0,6,NULL,100,0),(4,81000,0,2,7,NULL,100,0);"                       \
+    "INSERT INTO memory_event(t,op,mem_kind,address,bytes,device,correlation,api,thread,"  \
     " stack_id) VALUES"                                                                     \
     " (500,1,3,268435456,67108864,0,1,1,100,4),"                                            \
     " (1500,1,2,139637976727552,4194304,0,2,6,100,2),"                                      \
@@ -61,31 +61,31 @@
     " (55000,1,3,1342177280,8388608,0,8,1,100,3),"                                          \
     " (70000,2,3,1073741824,%lld,0,9,2,100,3),"                                             \
     " (90000,2,2,139637976727552,4194304,0,10,8,100,2);"                                    \
-    "INSERT INTO oom_event(ts,api,correlation,device,bytes,status,free_bytes,total_bytes,"  \
+    "INSERT INTO oom_event(t,api,correlation,device,bytes,status,free_bytes,total_bytes,"  \
     " thread,stack_id) VALUES(65000,1,11,0,1073741824,2,536870912,85899345920,100,3);"     \
-    "INSERT INTO api_call(api,correlation,start,end,thread,device,status,bytes,ptr,"        \
+    "INSERT INTO api_call(api,correlation,t,dur,thread,device,status,bytes,ptr,"        \
     " stack_id) VALUES"                                                                     \
-    " (1,1,400,500,100,0,0,67108864,268435456,4),(6,2,1400,1500,100,0,0,4194304,"           \
-    "  139637976727552,2),(1,3,1900,2000,100,0,0,16777216,536870912,1),"                    \
-    " (1,4,2900,3000,100,0,0,33554432,805306368,1),(1,7,51900,52000,100,0,0,%lld,"          \
-    "  1073741824,3),(1,8,54900,55000,100,0,0,8388608,1342177280,3),"                      \
-    " (1,11,64000,65000,100,0,2,1073741824,NULL,3),(68,12,3900,4000,100,0,0,4194304,NULL,1);"\
-    "INSERT INTO memset(start,end,device,stream,correlation,bytes,value,mem_kind,dst) VALUES"\
-    " (3500,3600,0,7,106,33554432,0,3,805306368);"                                          \
-    "INSERT INTO memcpy(start,end,device,stream,correlation,copy_kind,src_kind,dst_kind,"   \
+    " (1,1,400,100,100,0,0,67108864,268435456,4),(6,2,1400,100,100,0,0,4194304,"           \
+    "  139637976727552,2),(1,3,1900,100,100,0,0,16777216,536870912,1),"                    \
+    " (1,4,2900,100,100,0,0,33554432,805306368,1),(1,7,51900,100,100,0,0,%lld,"          \
+    "  1073741824,3),(1,8,54900,100,100,0,0,8388608,1342177280,3),"                      \
+    " (1,11,64000,1000,100,0,2,1073741824,NULL,3),(68,12,3900,100,100,0,0,4194304,NULL,1);"\
+    "INSERT INTO memset(t,dur,device,stream,correlation,bytes,value,mem_kind,dst) VALUES"\
+    " (3500,100,0,7,106,33554432,0,3,805306368);"                                          \
+    "INSERT INTO memcpy(t,dur,device,stream,correlation,copy_kind,src_kind,dst_kind,"   \
     " bytes,is_async,src,dst) VALUES"                                                       \
-    " (4000,6000,0,7,12,1,1,3,4194304,0,NULL,536870912),"                                   \
-    " (8000,8500,0,7,102,1,2,3,4194304,1,139637976727552,805306368),"                       \
-    " (53000,54000,0,7,201,1,1,3,2097152,0,NULL,1073741824),"                               \
-    " (60000,60200,0,7,202,2,3,2,1048576,1,1073741824,139637976727552),"                    \
-    " (95000,95500,0,7,301,1,1,3,1048576,0,NULL,268435456);"                                \
-    "INSERT INTO kernel(start,end,device,stream,correlation,name_id,grid_x,grid_y,grid_z,"  \
+    " (4000,2000,0,7,12,1,1,3,4194304,0,NULL,536870912),"                                   \
+    " (8000,500,0,7,102,1,2,3,4194304,1,139637976727552,805306368),"                       \
+    " (53000,1000,0,7,201,1,1,3,2097152,0,NULL,1073741824),"                               \
+    " (60000,200,0,7,202,2,3,2,1048576,1,1073741824,139637976727552),"                    \
+    " (95000,500,0,7,301,1,1,3,1048576,0,NULL,268435456);"                                \
+    "INSERT INTO kernel(t,dur,device,stream,correlation,name_id,grid_x,grid_y,grid_z,"  \
     " block_x,block_y,block_z,static_smem,dynamic_smem,registers) VALUES"                   \
-    " (10000,15000,0,7,103,1,128,1,1,256,1,1,0,4096,64),"                                   \
-    " (16000,19000,0,7,104,2,128,1,1,256,1,1,0,4096,72),"                                   \
-    " (25000,26000,0,7,105,3,64,1,1,128,1,1,1024,0,32),"                                    \
-    " (56000,61000,0,7,203,1,128,1,1,256,1,1,0,4096,64);"                                   \
-    "INSERT INTO buffer_use(correlation,kind,address,ts,device) VALUES"                     \
+    " (10000,5000,0,7,103,1,128,1,1,256,1,1,0,4096,64),"                                   \
+    " (16000,3000,0,7,104,2,128,1,1,256,1,1,0,4096,72),"                                   \
+    " (25000,1000,0,7,105,3,64,1,1,128,1,1,1024,0,32),"                                    \
+    " (56000,5000,0,7,203,1,128,1,1,256,1,1,0,4096,64);"                                   \
+    "INSERT INTO buffer_use(correlation,kind,address,t,device) VALUES"                     \
     " (103,0,268435456,9900,0),(103,0,536870912,9900,0),"                                   \
     " (104,0,268435456,15900,0),(104,0,536870912,15900,0),(104,0,805306368,15900,0),"       \
     " (105,0,268435456,24900,0),(105,0,805306368,24900,0),"                                 \

@@ -201,7 +201,7 @@ TEST(leak_sample_shape)
         tg_use(g, ts + 100, k, LEAK + i * 0x1000000LL);
     }
     /* the CUDA runtime's own allocation: no correlation, no API, no site; never freed */
-    ASSERT_EQ(SQLITE_OK, sqlite3_exec(g->db, "INSERT INTO memory_event(ts, op, mem_kind, address, bytes, device, "
+    ASSERT_EQ(SQLITE_OK, sqlite3_exec(g->db, "INSERT INTO memory_event(t, op, mem_kind, address, bytes, device, "
                                              "correlation) VALUES(500000, 1, 3, 140000000000000, 2097152, 0, 0)",
                                       NULL, NULL, NULL));
     for (int j = 0; j < 4; j++, ts += MS) {

@@ -175,9 +175,9 @@ TEST(inferred_phases_with_noisy_kernels)
         sqlite3 *db = NULL;
         ASSERT_EQ(SQLITE_OK, sqlite3_open(zPath, &db));
         ASSERT_EQ(SQLITE_OK, sqlite3_exec(db, "INSERT INTO string(value) VALUES('step 1');"
-                                              "INSERT INTO nvtx_range(start, end, kind, name_id) VALUES"
-                                              "(1000000, 2000000, 0, (SELECT id FROM string WHERE value = 'step 1')),"
-                                              "(2000000, 3000000, 0, (SELECT id FROM string WHERE value = 'step 1'))",
+                                              "INSERT INTO nvtx_range(t, dur, kind, name_id) VALUES"
+                                              "(1000000, 1000000, 0, (SELECT id FROM string WHERE value = 'step 1')),"
+                                              "(2000000, 1000000, 0, (SELECT id FROM string WHERE value = 'step 1'))",
                                           NULL, NULL, NULL));
         sqlite3_close(db);
     }

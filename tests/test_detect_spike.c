@@ -236,7 +236,7 @@ TEST(unclosed_validation_range)
     tg_nvtx(g, 1 * MS, 50 * MS, "train");
     {
         char zSql[200];
-        snprintf(zSql, sizeof zSql, "INSERT INTO nvtx_range(start, end, kind, name_id) VALUES(%lld, NULL, 0, %lld)",
+        snprintf(zSql, sizeof zSql, "INSERT INTO nvtx_range(t, dur, kind, name_id) VALUES(%lld, NULL, 0, %lld)",
                  (long long)(60 * MS), (long long)tg_string(g, "val"));
         ASSERT_EQ(SQLITE_OK, sqlite3_exec(g->db, zSql, NULL, NULL, NULL));
     }

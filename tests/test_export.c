@@ -172,8 +172,8 @@ TEST(export_nvtx_kinds)
     ASSERT_EQ(SQLITE_OK, sqlite3_open(zTrace, &db));
     ASSERT_EQ(SQLITE_OK,
               sqlite3_exec(db, "INSERT INTO string VALUES(30, 'prefetch'), (31, 'teardown');"
-                               "INSERT INTO nvtx_range(id, start, end, kind, name_id, thread, depth)"
-                               " VALUES(10, 20000, 30000, 1, 30, 200, NULL),"
+                               "INSERT INTO nvtx_range(id, t, dur, kind, name_id, thread, depth)"
+                               " VALUES(10, 20000, 10000, 1, 30, 200, NULL),"
                                " (11, 90000, NULL, 0, 31, 100, 0)",
                            NULL, NULL, NULL));
     sqlite3_close(db);
@@ -286,12 +286,12 @@ TEST(export_streams_large_trace)
                                "BEGIN;"
                                "WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n"
                                " WHERE i < 99999)"
-                               " INSERT INTO kernel(start, end, device, stream, correlation, name_id)"
-                               " SELECT 200000 + i * 10, 200000 + i * 10 + 5, 0, 7 + i % 4,"
+                               " INSERT INTO kernel(t, dur, device, stream, correlation, name_id)"
+                               " SELECT 200000 + i * 10, 5, 0, 7 + i % 4,"
                                " 1000 + i, 1 + i % 3 FROM n;"
                                "WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n"
                                " WHERE i < 99999)"
-                               " INSERT INTO memory_event(ts, op, mem_kind, address, bytes, device)"
+                               " INSERT INTO memory_event(t, op, mem_kind, address, bytes, device)"
                                " SELECT 200000 + i * 10, 1 + (i >= 50000), 3,"
                                " 0x60000000 + (i % 50000) * 4096, 4096, 0 FROM n;"
                                "COMMIT;",

@@ -138,7 +138,7 @@ TEST(pool_reserved_tracked)
     {
         sqlite3 *db = NULL;
         ASSERT_EQ(SQLITE_OK, sqlite3_open(zPath, &db));
-        ASSERT_EQ(SQLITE_OK, sqlite3_exec(db, "INSERT INTO dropped(ts, source, what, count) VALUES(1, 0, 'cupti', 5);"
+        ASSERT_EQ(SQLITE_OK, sqlite3_exec(db, "INSERT INTO dropped(t, source, what, count) VALUES(1, 0, 'cupti', 5);"
                                               "INSERT INTO meta VALUES('dropped_queue', '7')", NULL, NULL, NULL));
         sqlite3_close(db);
     }

@@ -74,17 +74,17 @@ static void build_impossible(const char *zPath)
     tg_alloc(g, 4 * MS, 0, 3, ADDR + 0x2000000, 2 * MiB, -1);
     tg_kernel(g, 5 * MS, 6 * MS, "gemm");
     ASSERT_EQ(SQLITE_OK, sqlite3_exec(g->db,
-        "INSERT INTO memory_event(ts, op, mem_kind, address, bytes, device) VALUES"
+        "INSERT INTO memory_event(t, op, mem_kind, address, bytes, device) VALUES"
         " (-9223372036854775808, 1, 3, 4096, 1024, 0),"          /* timestamp INT64_MIN */
         " (9223372036854775807, 1, 3, 8192, 1024, 0),"           /* timestamp INT64_MAX */
         " (7000000, 1, 3, 12288, 9223372036854775807, 0),"       /* size INT64_MAX */
         " (7000000, 1, 3, 16384, -5, 0),"                        /* negative size */
         " (7000000, 1, 3, 9223372036854775807, 1048576, 0),"     /* address INT64_MAX */
         " ('later', 1, 3, 20480, 1024, 0);"                      /* text timestamp */
-        "INSERT INTO kernel(start, end, device) VALUES (-9223372036854775808, 5, 0);"
-        "INSERT INTO memcpy(start, end, copy_kind, src_kind, dst_kind, bytes) VALUES"
-        " (1000000, 2000000, 1, 1, 3, 4611686018427387904);"     /* 2^62 bytes */
-        "INSERT INTO oom_event(ts, api, device, bytes, status, free_bytes) VALUES"
+        "INSERT INTO kernel(t, dur, device) VALUES (-9223372036854775808, 5, 0);"
+        "INSERT INTO memcpy(t, dur, copy_kind, src_kind, dst_kind, bytes) VALUES"
+        " (1000000, 1000000, 1, 1, 3, 4611686018427387904);"     /* 2^62 bytes */
+        "INSERT INTO oom_event(t, api, device, bytes, status, free_bytes) VALUES"
         " (8000000, 1, 0, 1048576, 2, -1);",                     /* negative free bytes */
         NULL, NULL, NULL));
     ASSERT_EQ(0, tg_close(g));

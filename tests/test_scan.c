@@ -36,7 +36,8 @@ static void reverse_tables(const char *zPath)
                 "UPDATE kernel SET id = -id; UPDATE kernel SET id = 1000000 + id;"
                 "UPDATE memcpy SET id = -id; UPDATE memcpy SET id = 1000000 + id;"
                 "UPDATE memset SET id = -id; UPDATE memset SET id = 1000000 + id;"
-                "CREATE TEMP TABLE u AS SELECT * FROM main.buffer_use ORDER BY rowid DESC;"
+                "CREATE TEMP TABLE u AS SELECT correlation, kind, address, t, device FROM main.buffer_use"
+                " ORDER BY rowid DESC;"
                 "DELETE FROM main.buffer_use; INSERT INTO main.buffer_use SELECT * FROM u; COMMIT;");
 }
 
@@ -72,8 +73,8 @@ static void build(const char *zPath)
         tg_use(g, t0 + 1 * MS, tg_kernel(g, t0 + 1 * MS, t0 + 3 * MS, "gemm"), a);
         tg_memcpy(g, t0 + 2 * MS, t0 + 4 * MS, 1, 1, 3, MiB, HOST, a + 4096);
         char zSql[256];
-        snprintf(zSql, sizeof zSql, "INSERT INTO memset(start, end, bytes, value, dst) VALUES (%lld, %lld, 4096, 0, %lld)",
-                 (long long)(t0 + 4 * MS), (long long)(t0 + 4 * MS + 1000), (long long)(a + 8192));
+        snprintf(zSql, sizeof zSql, "INSERT INTO memset(t, dur, bytes, value, dst) VALUES (%lld, 1000, 4096, 0, %lld)",
+                 (long long)(t0 + 4 * MS), (long long)(a + 8192));
         ASSERT_EQ(SQLITE_OK, sqlite3_exec(g->db, zSql, NULL, NULL, NULL));
         if (i < 9) tg_free(g, t0 + 5 * MS, 0, 3, a, 8 * MiB);
     }
@@ -142,19 +143,19 @@ TEST(impossible_rows_counted_like_the_guard)
     const char *zPath = tg_path("hidden.db");
     struct vt_result r;
     build(zPath);
-    exec(zPath, "INSERT INTO memory_event(ts, op, mem_kind, address, bytes, device) VALUES"
+    exec(zPath, "INSERT INTO memory_event(t, op, mem_kind, address, bytes, device) VALUES"
                 " (96000000, 1, 3, 4096, -1, 0),"                     /* negative size */
                 " (96000000, 3, 3, 4096, 1024, 0),"                   /* op outside the replay: fine */
                 " (96000000, 3, 3, 9223372036854775807, 1024, 0);"    /* and impossible */
                 "UPDATE memory_event SET pool_used = -5 WHERE id = 2;"  /* the first free */
-                "INSERT INTO buffer_use(correlation, kind, address, ts) VALUES"
+                "INSERT INTO buffer_use(correlation, kind, address, t) VALUES"
                 " (1, 0, 4611686018427387904, 2000000),"              /* address beyond 2^62 */
                 " (1, 1, 4096, -3),"                                  /* another kind, impossible time */
                 " (1, 0, 4096, NULL);"                                /* no time: allowed, not read */
-                "INSERT INTO kernel(start, end) VALUES (5, 'soon'), (96000000, 96000001);"
-                "INSERT INTO memcpy(start, end, copy_kind, src_kind, dst_kind, bytes, src) VALUES"
-                " (96000000, 96000001, 1, 1, 3, 1024, X'00');"        /* blob address */
-                "INSERT INTO memset(start, end, bytes, dst) VALUES (96000000, 96000001, 1125899906842625, 1);");
+                "INSERT INTO kernel(t, dur) VALUES (5, 'soon'), (96000000, 1);"
+                "INSERT INTO memcpy(t, dur, copy_kind, src_kind, dst_kind, bytes, src) VALUES"
+                " (96000000, 1, 1, 1, 3, 1024, X'00');"        /* blob address */
+                "INSERT INTO memset(t, dur, bytes, dst) VALUES (96000000, 1, 1125899906842625, 1);");
     ASSERT_EQ(8, guard_count(zPath));
     run(zPath, &r);
     ASSERT_EQ(8, hidden_note(&r.aTrace[0]));
@@ -184,9 +185,9 @@ TEST(real_numbers_fall_back_to_sql)
     const char *zPath = tg_path("real.db");
     struct vt_result r;
     build(zPath);
-    exec(zPath, "UPDATE memory_event SET ts = ts + 0.5 WHERE id = 3;"
-                "UPDATE kernel SET end = 4611686018427387904.0 WHERE id = 2;" /* 2^62: out of range */
-                "UPDATE kernel SET start = start + 0.25 WHERE id = 3;");
+    exec(zPath, "UPDATE memory_event SET t = t + 0.5 WHERE id = 3;"
+                "UPDATE kernel SET dur = 4611686018427387904.0 WHERE id = 2;" /* 2^62: out of range */
+                "UPDATE kernel SET t = t + 0.25 WHERE id = 3;");
     ASSERT_EQ(1, guard_count(zPath));
     run(zPath, &r);
     ASSERT_EQ(1, hidden_note(&r.aTrace[0]));
@@ -259,17 +260,17 @@ TEST(jittered_rows_read_in_index_order)
     exec(zPath,
          "BEGIN; CREATE TEMP TABLE n AS WITH RECURSIVE c(x) AS (SELECT 0 UNION ALL SELECT x + 1 FROM c WHERE x < 2999)"
          " SELECT x, 100000000 + (x / 3) * 1000 AS ts, (x * 2654435761 % 1000003) % 40 * 250 AS d FROM c;"
-         "INSERT INTO memory_event(ts, op, mem_kind, address, bytes, device, api, stack_id, pool_size, pool_used,"
+         "INSERT INTO memory_event(t, op, mem_kind, address, bytes, device, api, stack_id, pool_size, pool_used,"
          " correlation) SELECT ts, CASE x % 4 WHEN 3 THEN 3 ELSE 1 + x % 2 END, 3, 8589934592 + x * 4096, 4096, 0,"
          " CASE WHEN x % 5 = 0 THEN NULL ELSE 7 END, NULL, CASE WHEN x % 7 = 0 THEN x END, NULL, x"
          " FROM n ORDER BY ts + d, x;"
-         "INSERT INTO buffer_use(correlation, kind, address, ts) SELECT x, x % 3 = 2, 8589934592 + x * 4096, ts"
+         "INSERT INTO buffer_use(correlation, kind, address, t) SELECT x, x % 3 = 2, 8589934592 + x * 4096, ts"
          " FROM n ORDER BY ts + d, x DESC;"
-         "INSERT INTO kernel(start, end) SELECT ts, ts + 5000 + x FROM n ORDER BY ts + d, x;"
-         "INSERT INTO memcpy(start, end, copy_kind, src_kind, dst_kind, bytes, src, dst) SELECT ts, ts + 700,"
+         "INSERT INTO kernel(t, dur) SELECT ts, 5000 + x FROM n ORDER BY ts + d, x;"
+         "INSERT INTO memcpy(t, dur, copy_kind, src_kind, dst_kind, bytes, src, dst) SELECT ts, 700,"
          " 1 + x % 2, 3, 1, 65536, CASE WHEN x % 2 THEN 8589934592 END, CASE WHEN x % 3 THEN 4096 END"
          " FROM n ORDER BY ts + d, x;"
-         "INSERT INTO memset(start, end, bytes, dst) SELECT ts, ts + 100, 64, CASE WHEN x % 4 THEN x END"
+         "INSERT INTO memset(t, dur, bytes, dst) SELECT ts, 100, 64, CASE WHEN x % 4 THEN x END"
          " FROM n ORDER BY ts + d, x; COMMIT;");
     memset(&t, 0, sizeof t);
     t.zPath = zPath;
@@ -317,8 +318,8 @@ TEST(jittered_rows_read_in_index_order)
     /* one buffer use older than the VT_REORDER_CAP + 1 rows before it: the window is given up */
     exec(zPath, "BEGIN; CREATE TEMP TABLE n AS WITH RECURSIVE c(x) AS (SELECT 0 UNION ALL SELECT x + 1 FROM c"
                 " WHERE x < 65536) SELECT x FROM c;"
-                "INSERT INTO buffer_use(correlation, kind, address, ts) SELECT x, 0, 4096, 200000000 + x FROM n;"
-                "INSERT INTO buffer_use(correlation, kind, address, ts) VALUES (0, 0, 4096, 199999999); COMMIT;");
+                "INSERT INTO buffer_use(correlation, kind, address, t) SELECT x, 0, 4096, 200000000 + x FROM n;"
+                "INSERT INTO buffer_use(correlation, kind, address, t) VALUES (0, 0, 4096, 199999999); COMMIT;");
     memset(&t, 0, sizeof t);
     ASSERT_EQ(0, vt__trace_open(zPath, 0, &t.db));
     ASSERT_EQ(SQLITE_OK, sqlite3_exec(t.db, "BEGIN", NULL, NULL, NULL));

@@ -1,5 +1,8 @@
 /* Tests for the trace schema module: creation, version stamps and validation of bad input. */
 #include <sqlite3.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 
 #include "schema.h"
 #include "vt_test.h"
@@ -46,7 +49,7 @@ TEST(memory_timeline_view)
     ASSERT_EQ(SQLITE_OK, vt__schema_create(db, NULL));
     ASSERT_EQ(SQLITE_OK,
               sqlite3_exec(db,
-                           "INSERT INTO memory_event(ts,op,mem_kind,address,bytes,device) VALUES"
+                           "INSERT INTO memory_event(t,op,mem_kind,address,bytes,device) VALUES"
                            "(10,1,3,4096,100,0),(20,1,3,8192,50,0),(30,2,3,4096,100,0)",
                            NULL, NULL, NULL));
     ASSERT_EQ(SQLITE_OK, sqlite3_prepare_v2(db, "SELECT live_bytes FROM memory_timeline ORDER BY ts",
@@ -58,6 +61,80 @@ TEST(memory_timeline_view)
     ASSERT_EQ(SQLITE_ROW, sqlite3_step(pStmt));
     ASSERT_EQ(50, sqlite3_column_int64(pStmt, 0));
     sqlite3_finalize(pStmt);
+    sqlite3_close(db);
+}
+
+/* The integer result of zSql on db (one row, one column), or INT64_MIN for NULL. */
+static sqlite3_int64 q_int(sqlite3 *db, const char *zSql)
+{
+    sqlite3_stmt *pStmt = NULL;
+    sqlite3_int64 v;
+    ASSERT_EQ(SQLITE_OK, sqlite3_prepare_v2(db, zSql, -1, &pStmt, NULL));
+    ASSERT_EQ(SQLITE_ROW, sqlite3_step(pStmt));
+    v = sqlite3_column_type(pStmt, 0) == SQLITE_NULL ? INT64_MIN : sqlite3_column_int64(pStmt, 0);
+    sqlite3_finalize(pStmt);
+    return v;
+}
+
+TEST(time_base_round_trip)
+{
+    static const sqlite3_int64 aBase[] = {0, 1763750000000000000LL, -5};
+    for (size_t i = 0; i < sizeof aBase / sizeof aBase[0]; i++) {
+        sqlite3 *db = open_mem();
+        char zSql[256], zVal[32];
+        sqlite3_int64 b = aBase[i];
+        ASSERT_EQ(SQLITE_OK, vt__schema_create_at(db, b, NULL));
+        ASSERT_EQ(1, vt__meta_get(db, "time_base_ns", zVal, sizeof zVal));
+        ASSERT_EQ(b, atoll(zVal));
+        /* stored t and dur; start, end and ts read back absolute */
+        snprintf(zSql, sizeof zSql,
+                 "INSERT INTO kernel(t, dur) VALUES(%lld, 2500);"
+                 "INSERT INTO nvtx_range(t, dur, kind) VALUES(7, NULL, 0);"
+                 "INSERT INTO memory_event(t, op, mem_kind, address, bytes) VALUES(-3, 1, 3, 4096, 1);",
+                 1700000000000000000LL - b);
+        ASSERT_EQ(SQLITE_OK, sqlite3_exec(db, zSql, NULL, NULL, NULL));
+        ASSERT_EQ(1700000000000000000LL, q_int(db, "SELECT start FROM kernel"));
+        ASSERT_EQ(1700000000000002500LL, q_int(db, "SELECT end FROM kernel"));
+        ASSERT_EQ(7 + b, q_int(db, "SELECT start FROM nvtx_range"));
+        ASSERT_EQ(INT64_MIN, q_int(db, "SELECT end FROM nvtx_range")); /* open range */
+        ASSERT_EQ(b - 3, q_int(db, "SELECT ts FROM memory_event"));
+        /* generated columns are read-only */
+        ASSERT_EQ(SQLITE_ERROR, sqlite3_exec(db, "UPDATE kernel SET start = 0", NULL, NULL, NULL));
+        sqlite3_close(db);
+    }
+}
+
+TEST(impossible_stored_times_read_null)
+{
+    sqlite3 *db = open_mem();
+    ASSERT_EQ(SQLITE_OK, vt__schema_create_at(db, 1000, NULL));
+    /* text would read as 0 in arithmetic, a huge value would overflow: both give NULL times */
+    ASSERT_EQ(SQLITE_OK, sqlite3_exec(db,
+                                      "INSERT INTO kernel(id, t, dur) VALUES(1, 'later', 5),"
+                                      " (2, 9223372036854775807, 5), (3, 5, 'soon'), (4, 1e300, 1),"
+                                      " (5, 4611686018427387903, 4611686018427387903)",
+                                      NULL, NULL, NULL));
+    ASSERT_EQ(INT64_MIN, q_int(db, "SELECT start FROM kernel WHERE id = 1"));
+    ASSERT_EQ(INT64_MIN, q_int(db, "SELECT start FROM kernel WHERE id = 2"));
+    ASSERT_EQ(1005, q_int(db, "SELECT start FROM kernel WHERE id = 3"));
+    ASSERT_EQ(INT64_MIN, q_int(db, "SELECT end FROM kernel WHERE id = 3"));
+    ASSERT_EQ(INT64_MIN, q_int(db, "SELECT start FROM kernel WHERE id = 4"));
+    /* in range but the sum passes 2^63: a real number, never a wrapped integer */
+    ASSERT_EQ(1, q_int(db, "SELECT typeof(end) = 'real' FROM kernel WHERE id = 5"));
+    sqlite3_close(db);
+}
+
+TEST(older_version_accepted)
+{
+    sqlite3 *db = open_mem();
+    char zMsg[256] = "";
+    int version = -1;
+    ASSERT_EQ(SQLITE_OK, vt__schema_create(db, NULL));
+    ASSERT_EQ(SQLITE_OK, sqlite3_exec(db, "PRAGMA user_version = 1", NULL, NULL, NULL));
+    ASSERT_EQ(VT_SCHEMA_OK, vt__schema_check(db, &version, zMsg, sizeof zMsg));
+    ASSERT_EQ(1, version);
+    ASSERT_EQ(SQLITE_OK, sqlite3_exec(db, "PRAGMA user_version = 0", NULL, NULL, NULL));
+    ASSERT_EQ(VT_SCHEMA_CORRUPT, vt__schema_check(db, &version, zMsg, sizeof zMsg));
     sqlite3_close(db);
 }
 
@@ -110,5 +187,6 @@ TEST(not_sqlite)
     unlink(zPath);
 }
 
-VT_TEST_LIST(T(create_and_check) T(enum_api_rows) T(memory_timeline_view) T(foreign_database)
+VT_TEST_LIST(T(create_and_check) T(enum_api_rows) T(memory_timeline_view) T(time_base_round_trip)
+                 T(impossible_stored_times_read_null) T(older_version_accepted) T(foreign_database)
                  T(newer_version) T(missing_table) T(not_sqlite))

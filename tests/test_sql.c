@@ -249,7 +249,7 @@ TEST(read_only_guard)
         "INSERT INTO meta VALUES('x','y')", "DELETE FROM memory_event", "DROP TABLE kernel",
         "CREATE TABLE x(a)", "CREATE TEMP TABLE x(a)", "DROP VIEW StringIds",
         "ATTACH '/tmp/vt_other.db' AS o", "PRAGMA query_only = 0", "PRAGMA journal_mode = DELETE",
-        "UPDATE kernel SET start = 0"};
+        "UPDATE kernel SET t = 0"};
     sqlite3 *db;
     struct stat st0, st1;
     size_t i;
@@ -270,7 +270,7 @@ TEST(read_only_guard)
     }
     /* Reading pragmas still work. */
     ASSERT_EQ(18, q_int(db, "SELECT count(*) FROM pragma_table_info('kernel')", 0));
-    ASSERT_EQ(1, q_int(db, "PRAGMA user_version", 0));
+    ASSERT_EQ(VT_SCHEMA_VERSION, q_int(db, "PRAGMA user_version", 0));
     ASSERT_EQ(10, q_int(db, "SELECT count(*) FROM memory_event", 0));
     sqlite3_close(db);
     ASSERT_EQ(0, stat(zTrace0, &st1));

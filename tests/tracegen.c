@@ -119,7 +119,7 @@ int64_t tg_stack(struct tg *g, const char *zFile, int line, const char *zFunc)
 void tg_memop(struct tg *g, int64_t ts, int op, int device, int kind, int64_t addr, int64_t bytes, int64_t stack,
               int64_t poolSize, int64_t poolUsed)
 {
-    sqlite3_stmt *p = prep(g, "INSERT INTO memory_event(ts, op, mem_kind, address, bytes, device, correlation, api,"
+    sqlite3_stmt *p = prep(g, "INSERT INTO memory_event(t, op, mem_kind, address, bytes, device, correlation, api,"
                               " stack_id, pool_size, pool_used) VALUES(?,?,?,?,?,?,?,?,?,?,?)");
     sqlite3_bind_int64(p, 1, ts);
     sqlite3_bind_int(p, 2, op);
@@ -148,7 +148,7 @@ void tg_free(struct tg *g, int64_t ts, int device, int kind, int64_t addr, int64
 int64_t tg_kernel(struct tg *g, int64_t start, int64_t end, const char *zName)
 {
     int64_t name = tg_string(g, zName), corr = g->nextCorr++;
-    sqlite3_stmt *p = prep(g, "INSERT INTO kernel(start, end, device, stream, correlation, name_id) VALUES(?,?,0,7,?,?)");
+    sqlite3_stmt *p = prep(g, "INSERT INTO kernel(t, dur, device, stream, correlation, name_id) VALUES(?,?2 - ?1,0,7,?,?)");
     sqlite3_bind_int64(p, 1, start);
     sqlite3_bind_int64(p, 2, end);
     sqlite3_bind_int64(p, 3, corr);
@@ -159,7 +159,7 @@ int64_t tg_kernel(struct tg *g, int64_t start, int64_t end, const char *zName)
 
 void tg_use(struct tg *g, int64_t ts, int64_t corr, int64_t addr)
 {
-    sqlite3_stmt *p = prep(g, "INSERT INTO buffer_use(correlation, kind, address, ts, device) VALUES(?,0,?,?,0)");
+    sqlite3_stmt *p = prep(g, "INSERT INTO buffer_use(correlation, kind, address, t, device) VALUES(?,0,?,?,0)");
     sqlite3_bind_int64(p, 1, corr);
     sqlite3_bind_int64(p, 2, addr);
     sqlite3_bind_int64(p, 3, ts);
@@ -169,8 +169,8 @@ void tg_use(struct tg *g, int64_t ts, int64_t corr, int64_t addr)
 void tg_memcpy(struct tg *g, int64_t start, int64_t end, int copyKind, int srcKind, int dstKind, int64_t bytes,
                int64_t src, int64_t dst)
 {
-    sqlite3_stmt *p = prep(g, "INSERT INTO memcpy(start, end, device, stream, correlation, copy_kind, src_kind,"
-                              " dst_kind, bytes, src, dst) VALUES(?,?,0,7,?,?,?,?,?,?,?)");
+    sqlite3_stmt *p = prep(g, "INSERT INTO memcpy(t, dur, device, stream, correlation, copy_kind, src_kind,"
+                              " dst_kind, bytes, src, dst) VALUES(?,?2 - ?1,0,7,?,?,?,?,?,?,?)");
     sqlite3_bind_int64(p, 1, start);
     sqlite3_bind_int64(p, 2, end);
     sqlite3_bind_int64(p, 3, g->nextCorr++);
@@ -186,7 +186,7 @@ void tg_memcpy(struct tg *g, int64_t start, int64_t end, int copyKind, int srcKi
 void tg_nvtx(struct tg *g, int64_t start, int64_t end, const char *zName)
 {
     int64_t name = tg_string(g, zName);
-    sqlite3_stmt *p = prep(g, "INSERT INTO nvtx_range(start, end, kind, name_id, thread, depth) VALUES(?,?,0,?,1,0)");
+    sqlite3_stmt *p = prep(g, "INSERT INTO nvtx_range(t, dur, kind, name_id, thread, depth) VALUES(?,?2 - ?1,0,?,1,0)");
     sqlite3_bind_int64(p, 1, start);
     sqlite3_bind_int64(p, 2, end);
     sqlite3_bind_int64(p, 3, name);
@@ -195,7 +195,7 @@ void tg_nvtx(struct tg *g, int64_t start, int64_t end, const char *zName)
 
 void tg_oom(struct tg *g, int64_t ts, int device, int64_t bytes, int64_t freeBytes, int64_t totalBytes, int64_t stack)
 {
-    sqlite3_stmt *p = prep(g, "INSERT INTO oom_event(ts, api, device, bytes, status, free_bytes, total_bytes, stack_id)"
+    sqlite3_stmt *p = prep(g, "INSERT INTO oom_event(t, api, device, bytes, status, free_bytes, total_bytes, stack_id)"
                               " VALUES(?,1,?,?,2,?,?,?)");
     sqlite3_bind_int64(p, 1, ts);
     sqlite3_bind_int(p, 2, device);

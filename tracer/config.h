@@ -19,6 +19,8 @@ struct vt_config {
     int tensors;         /* VRAMTRACE_TENSORS: 0/1, set by `record --tensors` (PyTorch per-tensor
                           * allocations); stored so the analyzer knows the trace's level */
     int disabled;        /* VRAMTRACE_DISABLE: 0/1, tracing off entirely */
+    long long time_base_ns; /* not from the environment: the caller sets it before
+                             * vt__session_start (the CUPTI clock at start; 0 if unknown) */
     int nWarn;           /* number of warnings in zWarn */
     char zWarn[2048];    /* warning lines ("vramtrace: ...\n" each), for the caller to print */
 };

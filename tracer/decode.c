@@ -29,62 +29,62 @@ const struct vt__table_spec vt__aTable[VT_T__COUNT] = {
                     " module_id) VALUES(?1,?2,?3,?4,?5,?6,?7,?8)",
                     8, 0},
     [VT_T_API_CALL] = {"api_call",
-                       "INSERT INTO api_call(api, correlation, start, end, thread, device, status,"
+                       "INSERT INTO api_call(api, correlation, t, dur, thread, device, status,"
                        " bytes, ptr, src, dst, stream, stack_id)"
                        " VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13)",
-                       13, 0},
+                       13, 0, 3, 4},
     [VT_T_MEMORY_EVENT] = {"memory_event",
-                           "INSERT INTO memory_event(ts, op, mem_kind, address, bytes, device,"
+                           "INSERT INTO memory_event(t, op, mem_kind, address, bytes, device,"
                            " context, stream, correlation, api, is_async, pool_type, pool_address,"
                            " pool_threshold, pool_size, pool_used, pc, thread, stack_id, source_id)"
                            " VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,"
                            "?18,?19,?20)",
-                           20, 0},
+                           20, 0, 1, 0},
     [VT_T_OOM_EVENT] = {"oom_event",
-                        "INSERT INTO oom_event(ts, api, correlation, device, bytes, status,"
+                        "INSERT INTO oom_event(t, api, correlation, device, bytes, status,"
                         " free_bytes, total_bytes, thread, stack_id)"
                         " VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10)",
-                        10, 0},
+                        10, 0, 1, 0},
     [VT_T_MEMCPY] = {"memcpy",
-                     "INSERT INTO memcpy(start, end, device, context, stream, correlation, copy_kind,"
+                     "INSERT INTO memcpy(t, dur, device, context, stream, correlation, copy_kind,"
                      " src_kind, dst_kind, bytes, is_async, src_device, dst_device, src, dst,"
                      " graph_id) VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16)",
-                     16, 0},
+                     16, 0, 1, 2},
     [VT_T_MEMSET] = {"memset",
-                     "INSERT INTO memset(start, end, device, context, stream, correlation, bytes,"
+                     "INSERT INTO memset(t, dur, device, context, stream, correlation, bytes,"
                      " value, mem_kind, is_async, dst, graph_id)"
                      " VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12)",
-                     12, 0},
+                     12, 0, 1, 2},
     [VT_T_KERNEL] = {"kernel",
-                     "INSERT INTO kernel(start, end, device, context, stream, correlation, name_id,"
+                     "INSERT INTO kernel(t, dur, device, context, stream, correlation, name_id,"
                      " grid_x, grid_y, grid_z, block_x, block_y, block_z, static_smem,"
                      " dynamic_smem, registers, graph_id)"
                      " VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17)",
-                     17, 0},
+                     17, 0, 1, 2},
     [VT_T_BUFFER_USE] = {"buffer_use",
-                         "INSERT INTO buffer_use(correlation, kind, address, ts, device)"
+                         "INSERT INTO buffer_use(correlation, kind, address, t, device)"
                          " VALUES(?1,?2,?3,?4,?5)",
-                         5, 0},
+                         5, 0, 4, 0},
     [VT_T_NVTX_RANGE] = {"nvtx_range",
-                         "INSERT INTO nvtx_range(start, end, kind, name_id, domain_id, thread, depth)"
+                         "INSERT INTO nvtx_range(t, dur, kind, name_id, domain_id, thread, depth)"
                          " VALUES(?1,?2,?3,?4,?5,?6,?7)",
-                         7, 0},
+                         7, 0, 1, 2},
     [VT_T_SYNC_EVENT] = {"sync_event",
-                         "INSERT INTO sync_event(start, end, type, device, context, stream,"
+                         "INSERT INTO sync_event(t, dur, type, device, context, stream,"
                          " correlation, event) VALUES(?1,?2,?3,?4,?5,?6,?7,?8)",
-                         8, 0},
+                         8, 0, 1, 2},
     [VT_T_POOL_EVENT] = {"pool_event",
-                         "INSERT INTO pool_event(ts, op, device, pool_type, address, threshold, size,"
+                         "INSERT INTO pool_event(t, op, device, pool_type, address, threshold, size,"
                          " used, correlation) VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9)",
-                         9, 0},
+                         9, 0, 1, 0},
     [VT_T_DROPPED] = {"dropped",
-                      "INSERT INTO dropped(ts, source, what, count, device, context, stream)"
+                      "INSERT INTO dropped(t, source, what, count, device, context, stream)"
                       " VALUES(?1,?2,?3,?4,?5,?6,?7)",
-                      7, TXT(2)},
+                      7, TXT(2), 1, 0},
     [VT_T_OVERHEAD] = {"overhead",
-                       "INSERT INTO overhead(source, kind, start, end, object_kind, object_id, count)"
+                       "INSERT INTO overhead(source, kind, t, dur, object_kind, object_id, count)"
                        " VALUES(?1,?2,?3,?4,?5,?6,?7)",
-                       7, TXT(0) | TXT(1)},
+                       7, TXT(0) | TXT(1), 3, 4},
     [VT_T_META] = {"meta", "INSERT OR REPLACE INTO meta(key, value) VALUES(?1,?2)", 2,
                    TXT(0) | TXT(1)},
 };

@@ -60,6 +60,12 @@ struct vt__table_spec {
     const char *zInsert; /* parameters ?1..?nCol in column order */
     int nCol;
     uint32_t textMask;   /* bit i set: column i is text */
+    /*
+     * Time columns, as 1 + column index (0: none). The decoder emits absolute
+     * CUPTI times; the writer stores column timeCol - 1 as t = time - base and
+     * column endCol - 1 as dur = end - start (schema.h, VT__INSTANT).
+     */
+    uint8_t timeCol, endCol;
 };
 extern const struct vt__table_spec vt__aTable[VT_T__COUNT];
 

@@ -1280,6 +1280,7 @@ VT_EXPORT int InitializeInjection(void)
     /* Subscribe before creating anything: if CUPTI is unavailable nothing is left on disk. */
     if (subscribe() != 0) goto done;
     zErr[0] = '\0';
+    g_cfg.time_base_ns = (long long)now_cupti(); /* rows store times relative to it */
     if (vt__session_start(&g_cfg, next_record, zErr, sizeof zErr) != 0) {
         say("tracing off: %s", zErr);
         goto fail;

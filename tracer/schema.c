@@ -25,12 +25,43 @@ static int insert_api_enum(sqlite3 *db)
     return rc;
 }
 
+/*
+ * VT_SCHEMA_DDL with every `@base` replaced by base in decimal, in a
+ * sqlite3_malloc'd string (NULL when out of memory).
+ */
+static char *schema_ddl(int64_t base)
+{
+    static const char zDdl[] = VT_SCHEMA_DDL;
+    static const char zTok[] = "@base";
+    char zBase[24];
+    sqlite3_str *pOut = sqlite3_str_new(NULL);
+    const char *z = zDdl, *zHit;
+    snprintf(zBase, sizeof zBase, "%lld", (long long)base);
+    while ((zHit = strstr(z, zTok)) != NULL) {
+        sqlite3_str_append(pOut, z, (int)(zHit - z));
+        /* a negative base is parenthesised: "t + (-5)" */
+        if (base < 0) sqlite3_str_appendf(pOut, "(%s)", zBase);
+        else sqlite3_str_appendall(pOut, zBase);
+        z = zHit + sizeof zTok - 1;
+    }
+    sqlite3_str_appendall(pOut, z);
+    return sqlite3_str_finish(pOut);
+}
+
 int vt__schema_create(sqlite3 *db, char **zErr)
 {
-    char zPragma[128];
-    int rc = sqlite3_exec(db, "BEGIN", NULL, NULL, zErr);
-    if (rc != SQLITE_OK) return rc;
-    rc = sqlite3_exec(db, VT_SCHEMA_DDL, NULL, NULL, zErr);
+    return vt__schema_create_at(db, 0, zErr);
+}
+
+int vt__schema_create_at(sqlite3 *db, int64_t base, char **zErr)
+{
+    char zPragma[128], zNum[24];
+    char *zDdl = schema_ddl(base);
+    int rc;
+    if (!zDdl) return SQLITE_NOMEM;
+    rc = sqlite3_exec(db, "BEGIN", NULL, NULL, zErr);
+    if (rc != SQLITE_OK) goto done;
+    rc = sqlite3_exec(db, zDdl, NULL, NULL, zErr);
     if (rc == SQLITE_OK) rc = insert_api_enum(db);
     if (rc == SQLITE_OK) {
         snprintf(zPragma, sizeof zPragma, "PRAGMA user_version=%d; PRAGMA application_id=%d;",
@@ -38,12 +69,17 @@ int vt__schema_create(sqlite3 *db, char **zErr)
         rc = sqlite3_exec(db, zPragma, NULL, NULL, zErr);
     }
     if (rc == SQLITE_OK) {
-        char zVer[16];
-        snprintf(zVer, sizeof zVer, "%d", VT_SCHEMA_VERSION);
-        rc = vt__meta_set(db, "schema_version", zVer);
+        snprintf(zNum, sizeof zNum, "%d", VT_SCHEMA_VERSION);
+        rc = vt__meta_set(db, "schema_version", zNum);
     }
-    if (rc == SQLITE_OK) return sqlite3_exec(db, "COMMIT", NULL, NULL, zErr);
-    sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+    if (rc == SQLITE_OK) {
+        snprintf(zNum, sizeof zNum, "%lld", (long long)base);
+        rc = vt__meta_set(db, "time_base_ns", zNum);
+    }
+    if (rc == SQLITE_OK) rc = sqlite3_exec(db, "COMMIT", NULL, NULL, zErr);
+    else sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+done:
+    sqlite3_free(zDdl);
     return rc;
 }
 
@@ -106,7 +142,7 @@ enum vt_schema_status vt__schema_check(sqlite3 *db, int *pVersion, char *zMsg, s
                  version, VT_SCHEMA_VERSION);
         return VT_SCHEMA_NEWER;
     }
-    if (version < 1) {
+    if (version < VT_SCHEMA_VERSION_OLDEST) {
         snprintf(zMsg, nMsg, "trace has no schema version: incomplete or damaged");
         return VT_SCHEMA_CORRUPT;
     }

@@ -4,6 +4,7 @@
 
 #include <sqlite3.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "vramtrace/schema.h"
 
@@ -24,6 +25,14 @@ enum vt_schema_status {
  * caller frees with sqlite3_free.
  */
 int vt__schema_create(sqlite3 *db, char **zErr);
+
+/*
+ * vt__schema_create with time base `base` (CUPTI-clock nanoseconds): rows store
+ * times as t = time - base, and meta 'time_base_ns' records it. Any base gives
+ * the same absolute times back; one near the trace's times stores them in
+ * fewer bytes. vt__schema_create uses base 0 (stored times are absolute).
+ */
+int vt__schema_create_at(sqlite3 *db, int64_t base, char **zErr);
 
 /*
  * Check that db holds a vramtrace trace this build can read. Writes a one-line

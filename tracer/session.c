@@ -133,6 +133,7 @@ int vt__session_start(const struct vt_config *cfg,
     wcfg.buffer_size = cfg->buffer_size;
     wcfg.max_memory = cfg->max_memory;
     wcfg.flush_ms = cfg->flush_ms;
+    wcfg.time_base_ns = cfg->time_base_ns;
     wcfg.xNextRecord = xNextRecord;
     zWhy[0] = '\0';
     w = vt__writer_open(g_file.zPath, &wcfg, zWhy, sizeof zWhy);

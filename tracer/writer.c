@@ -204,7 +204,25 @@ static int step_rows(struct vt_writer *w, sqlite3_stmt *s, unsigned nRow, const 
     return rc;
 }
 
-/* Insert one row now (opening a transaction if none is open). Returns an SQLite code. */
+/*
+ * Turn row pRow's absolute times into the stored form (schema.h, VT__INSTANT):
+ * dur = end - start, then t = time - base. Arithmetic wraps like the unsigned
+ * CUPTI clock, so SQLite's t + dur + base gives the decoded values back exactly
+ * for every time below 2^63 (a difference that wraps only comes from a
+ * nonsensical time, which readers reject either way).
+ */
+static void to_stored(const struct vt_writer *w, struct vt__row *pRow)
+{
+    const struct vt__table_spec *t = &vt__aTable[pRow->table];
+    if (!t->timeCol || (pRow->nullMask & (1u << (t->timeCol - 1)))) return;
+    if (t->endCol && !(pRow->nullMask & (1u << (t->endCol - 1))))
+        pRow->v[t->endCol - 1].i =
+            (int64_t)((uint64_t)pRow->v[t->endCol - 1].i - (uint64_t)pRow->v[t->timeCol - 1].i);
+    pRow->v[t->timeCol - 1].i =
+        (int64_t)((uint64_t)pRow->v[t->timeCol - 1].i - (uint64_t)w->cfg.time_base_ns);
+}
+
+/* Insert one row, already in stored form, now (opening a transaction if none is open). Returns an SQLite code. */
 static int insert_row(struct vt_writer *w, const struct vt__row *pRow)
 {
     sqlite3_stmt *s = w->aStmt[pRow->table];
@@ -256,6 +274,7 @@ static void insert_dropped(struct vt_writer *w, int source, const char *zWhat, u
     r.v[1].i = source;
     r.v[2].z = zWhat;
     r.v[3].i = (int64_t)count;
+    to_stored(w, &r);
     insert_row(w, &r);
 }
 
@@ -337,15 +356,20 @@ static void emit_row(void *pCtx, const struct vt__row *pRow)
     struct vt_writer *w = pCtx;
     int t = pRow->table;
     if (w->aStmtN[t]) {
+        struct vt__row *pHeld;
         if (ensure_txn(w) != SQLITE_OK) {
             atomic_fetch_add(&w->nDroppedWriter, 1);
             return;
         }
-        w->aHeld[(size_t)t * MULTI_ROWS + w->anHeld[t]++] = *pRow;
+        pHeld = &w->aHeld[(size_t)t * MULTI_ROWS + w->anHeld[t]++];
+        *pHeld = *pRow;
+        to_stored(w, pHeld);
         w->nHeld++;
         if (w->anHeld[t] == MULTI_ROWS) flush_table(w, t);
     } else {
-        insert_row(w, pRow);
+        struct vt__row r = *pRow;
+        to_stored(w, &r);
+        insert_row(w, &r);
     }
     if (w->nPending + w->nHeld >= w->cfg.batch_rows) commit(w);
 }
@@ -449,9 +473,9 @@ static void meta_u64(struct vt_writer *w, const char *zKey, uint64_t v)
 }
 
 /*
- * Close the trace: open NVTX ranges, losses, commit; then (unless close ran out
- * of time) the read indexes, the closing meta rows and a WAL checkpoint so the
- * trace is a single file; then close the connection.
+ * Close the trace: open NVTX ranges, losses, commit; then the closing meta rows
+ * and (unless close ran out of time) a WAL checkpoint so the trace is a single
+ * file; then close the connection. No index: the analyzer builds them (schema.h).
  */
 static void finish_db(struct vt_writer *w)
 {
@@ -459,9 +483,6 @@ static void finish_db(struct vt_writer *w)
     vt__decoder_finish(&w->dec);
     publish_stats(w);
     commit(w);
-    /* only the time-order indexes: the analyzer adds the others (schema.h) */
-    if (!bAbort && (rc = sqlite3_exec(w->db, VT_SCHEMA_CLOSE_INDEXES, NULL, NULL, NULL)) != SQLITE_OK)
-        report(w, rc, "indexes");
     rc = sqlite3_exec(w->db, "BEGIN", NULL, NULL, NULL);
     if (rc == SQLITE_OK) {
         w->bInTxn = 1;
@@ -677,7 +698,7 @@ struct vt_writer *vt__writer_open(const char *zPath, const struct vt_writer_conf
                           "PRAGMA synchronous=NORMAL; PRAGMA cache_size=-16384;"
                           " PRAGMA wal_autocheckpoint=4096;",
                           NULL, NULL, &zMsg);
-    if (rc == SQLITE_OK) rc = vt__schema_create(w->db, &zMsg);
+    if (rc == SQLITE_OK) rc = vt__schema_create_at(w->db, w->cfg.time_base_ns, &zMsg);
     for (i = 0; rc == SQLITE_OK && i < VT_T__COUNT; i++) {
         rc = sqlite3_prepare_v3(w->db, vt__aTable[i].zInsert, -1, SQLITE_PREPARE_PERSISTENT,
                                 &w->aStmt[i], NULL);

@@ -38,6 +38,12 @@ struct vt_writer_config {
     /* Added fields (0 takes the default; callers that fill cbSize are unaffected): */
     size_t corr_map_entries;  /* API calls awaiting their activity record (default 65536) */
     size_t nvtx_map_entries;  /* NVTX ranges open at once (default 16384) */
+    /*
+     * The trace's time base, CUPTI-clock ns (the glue passes the clock at
+     * start): rows store times relative to it (schema.h, VT__INSTANT). 0 keeps
+     * them absolute, which is correct but costs 2 more bytes per time.
+     */
+    int64_t time_base_ns;
 };
 
 /* Host-side record types (from CUPTI callbacks), see struct vt_hrec. */

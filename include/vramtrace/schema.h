@@ -10,7 +10,8 @@
  * Conventions
  *   - timestamps are integer nanoseconds on the CUPTI clock; meta rows
  *     'clock_anchor_cupti_ns' and 'clock_anchor_wall_ns' give one instant on both
- *     clocks so traces of several processes line up;
+ *     clocks so traces of several processes line up; they are stored relative
+ *     to a per-trace base and read through generated columns (see VT__INSTANT);
  *   - addresses and byte counts are integers (SQLite stores them as signed 64-bit;
  *     device addresses are below 2^63 on every platform CUDA supports);
  *   - interned strings (kernel names, NVTX text, frame names) live in `string`;
@@ -18,7 +19,8 @@
  *     each enum has a small lookup table (enum_*) created with the schema.
  */
 
-#define VT_SCHEMA_VERSION 1
+#define VT_SCHEMA_VERSION 2
+#define VT_SCHEMA_VERSION_OLDEST 1 /* the oldest version readers accept (v1: times stored absolute) */
 #define VT_SCHEMA_APPLICATION_ID 0x76726d74 /* 'vrmt': PRAGMA application_id of every trace */
 
 /* memory_event.op */
@@ -152,9 +154,41 @@ enum vt_api {
 };
 
 /*
- * The trace tables. Executed once when a trace is created, inside one
- * transaction, after which PRAGMA user_version = VT_SCHEMA_VERSION and
- * PRAGMA application_id = VT_SCHEMA_APPLICATION_ID are set.
+ * Time columns. Each timed table stores its time as `t`, nanoseconds since the
+ * trace's time base (meta 'time_base_ns', the CUPTI clock when tracing began),
+ * and an interval's length as `dur` (end - start); `ts` (instants) or `start`
+ * and `end` (intervals) are virtual generated columns holding the absolute
+ * CUPTI-clock times. They take no space in the file and read like the plain
+ * columns of schema version 1, so queries never see the difference. What it
+ * saves: an absolute time needs SQLite's 8-byte integer, a time within 39 hours
+ * of the base 6 bytes and a kernel's duration 2 or 3 (docs/performance.md).
+ * `@base` is replaced by the base's decimal value when the trace is created
+ * (vt__schema_create_at): a generated column may only refer to its own row.
+ * A stored value outside +-2^62 or not an integer (only a damaged or hand-made
+ * trace holds one: text would otherwise read as 0) gives a NULL time, which
+ * the analyzer's guard hides like any impossible row. In range, t + base cannot
+ * overflow for a base below 2^62; an end beyond 2^63 becomes a real number,
+ * which the guard rejects too.
+ */
+#define VT__RANGE(c) c " BETWEEN -4611686018427387904 AND 4611686018427387903"
+#define VT__START "CASE WHEN " VT__RANGE("t") " THEN t + @base END"
+#define VT__END "CASE WHEN " VT__RANGE("t") " AND " VT__RANGE("dur") " THEN t + dur + @base END"
+#define VT__INSTANT \
+    "t INTEGER NOT NULL,\n  ts INTEGER GENERATED ALWAYS AS (" VT__START ") VIRTUAL,\n  "
+#define VT__INTERVAL \
+    "t INTEGER NOT NULL, dur INTEGER NOT NULL,\n" \
+    "  start INTEGER GENERATED ALWAYS AS (" VT__START ") VIRTUAL,\n" \
+    "  end INTEGER GENERATED ALWAYS AS (" VT__END ") VIRTUAL,\n  "
+#define VT__INTERVAL_NULL_END /* dur NULL: the end is unknown (an open NVTX range) */ \
+    "t INTEGER NOT NULL, dur INTEGER,\n" \
+    "  start INTEGER GENERATED ALWAYS AS (" VT__START ") VIRTUAL,\n" \
+    "  end INTEGER GENERATED ALWAYS AS (" VT__END ") VIRTUAL,\n  "
+
+/*
+ * The trace tables. Executed once when a trace is created (with `@base`
+ * replaced, see above), inside one transaction, after which PRAGMA
+ * user_version = VT_SCHEMA_VERSION and PRAGMA application_id =
+ * VT_SCHEMA_APPLICATION_ID are set.
  */
 #define VT_SCHEMA_DDL \
 "CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT) WITHOUT ROWID;\n" \
@@ -169,12 +203,12 @@ enum vt_api {
 "  pc INTEGER, function_id INTEGER, file_id INTEGER, line INTEGER,\n" \
 "  module_id INTEGER, PRIMARY KEY(stack_id, idx)) WITHOUT ROWID;\n" \
 "CREATE TABLE api_call(\n" \
-"  id INTEGER PRIMARY KEY, api INTEGER NOT NULL, correlation INTEGER,\n" \
-"  start INTEGER NOT NULL, end INTEGER, thread INTEGER, device INTEGER,\n" \
+"  id INTEGER PRIMARY KEY, " VT__INTERVAL_NULL_END "api INTEGER NOT NULL,\n" \
+"  correlation INTEGER, thread INTEGER, device INTEGER,\n" \
 "  status INTEGER NOT NULL DEFAULT 0, bytes INTEGER, ptr INTEGER,\n" \
 "  src INTEGER, dst INTEGER, stream INTEGER, stack_id INTEGER);\n" \
 "CREATE TABLE memory_event(\n" \
-"  id INTEGER PRIMARY KEY, ts INTEGER NOT NULL, op INTEGER NOT NULL,\n" \
+"  id INTEGER PRIMARY KEY, " VT__INSTANT "op INTEGER NOT NULL,\n" \
 "  mem_kind INTEGER NOT NULL, address INTEGER NOT NULL, bytes INTEGER NOT NULL,\n" \
 "  device INTEGER, context INTEGER, stream INTEGER, correlation INTEGER,\n" \
 "  api INTEGER, is_async INTEGER NOT NULL DEFAULT 0, pool_type INTEGER,\n" \
@@ -182,51 +216,51 @@ enum vt_api {
 "  pool_used INTEGER, pc INTEGER, thread INTEGER, stack_id INTEGER,\n" \
 "  source_id INTEGER);\n" \
 "CREATE TABLE oom_event(\n" \
-"  id INTEGER PRIMARY KEY, ts INTEGER NOT NULL, api INTEGER NOT NULL,\n" \
+"  id INTEGER PRIMARY KEY, " VT__INSTANT "api INTEGER NOT NULL,\n" \
 "  correlation INTEGER, device INTEGER, bytes INTEGER NOT NULL,\n" \
 "  status INTEGER NOT NULL, free_bytes INTEGER, total_bytes INTEGER,\n" \
 "  thread INTEGER, stack_id INTEGER);\n" \
 "CREATE TABLE memcpy(\n" \
-"  id INTEGER PRIMARY KEY, start INTEGER NOT NULL, end INTEGER NOT NULL,\n" \
-"  device INTEGER, context INTEGER, stream INTEGER, correlation INTEGER,\n" \
+"  id INTEGER PRIMARY KEY, " VT__INTERVAL \
+"device INTEGER, context INTEGER, stream INTEGER, correlation INTEGER,\n" \
 "  copy_kind INTEGER NOT NULL, src_kind INTEGER NOT NULL, dst_kind INTEGER NOT NULL,\n" \
 "  bytes INTEGER NOT NULL, is_async INTEGER NOT NULL DEFAULT 0,\n" \
 "  src_device INTEGER, dst_device INTEGER, src INTEGER, dst INTEGER,\n" \
 "  graph_id INTEGER);\n" \
 "CREATE TABLE memset(\n" \
-"  id INTEGER PRIMARY KEY, start INTEGER NOT NULL, end INTEGER NOT NULL,\n" \
-"  device INTEGER, context INTEGER, stream INTEGER, correlation INTEGER,\n" \
+"  id INTEGER PRIMARY KEY, " VT__INTERVAL \
+"device INTEGER, context INTEGER, stream INTEGER, correlation INTEGER,\n" \
 "  bytes INTEGER NOT NULL, value INTEGER, mem_kind INTEGER,\n" \
 "  is_async INTEGER NOT NULL DEFAULT 0, dst INTEGER, graph_id INTEGER);\n" \
 "CREATE TABLE kernel(\n" \
-"  id INTEGER PRIMARY KEY, start INTEGER NOT NULL, end INTEGER NOT NULL,\n" \
-"  device INTEGER, context INTEGER, stream INTEGER, correlation INTEGER,\n" \
+"  id INTEGER PRIMARY KEY, " VT__INTERVAL \
+"device INTEGER, context INTEGER, stream INTEGER, correlation INTEGER,\n" \
 "  name_id INTEGER, grid_x INTEGER, grid_y INTEGER, grid_z INTEGER,\n" \
 "  block_x INTEGER, block_y INTEGER, block_z INTEGER,\n" \
 "  static_smem INTEGER, dynamic_smem INTEGER, registers INTEGER,\n" \
 "  graph_id INTEGER);\n" \
 "CREATE TABLE buffer_use(\n" \
 "  correlation INTEGER NOT NULL, kind INTEGER NOT NULL, address INTEGER NOT NULL,\n" \
-"  ts INTEGER, device INTEGER);\n" \
+"  t INTEGER, ts INTEGER GENERATED ALWAYS AS (" VT__START ") VIRTUAL, device INTEGER);\n" \
 "CREATE TABLE nvtx_range(\n" \
-"  id INTEGER PRIMARY KEY, start INTEGER NOT NULL, end INTEGER,\n" \
-"  kind INTEGER NOT NULL, name_id INTEGER, domain_id INTEGER,\n" \
+"  id INTEGER PRIMARY KEY, " VT__INTERVAL_NULL_END \
+"kind INTEGER NOT NULL, name_id INTEGER, domain_id INTEGER,\n" \
 "  thread INTEGER, depth INTEGER);\n" \
 "CREATE TABLE sync_event(\n" \
-"  id INTEGER PRIMARY KEY, start INTEGER NOT NULL, end INTEGER NOT NULL,\n" \
-"  type INTEGER NOT NULL, device INTEGER, context INTEGER, stream INTEGER,\n" \
+"  id INTEGER PRIMARY KEY, " VT__INTERVAL \
+"type INTEGER NOT NULL, device INTEGER, context INTEGER, stream INTEGER,\n" \
 "  correlation INTEGER, event INTEGER);\n" \
 "CREATE TABLE pool_event(\n" \
-"  id INTEGER PRIMARY KEY, ts INTEGER NOT NULL, op INTEGER NOT NULL,\n" \
+"  id INTEGER PRIMARY KEY, " VT__INSTANT "op INTEGER NOT NULL,\n" \
 "  device INTEGER, pool_type INTEGER, address INTEGER, threshold INTEGER,\n" \
 "  size INTEGER, used INTEGER, correlation INTEGER);\n" \
 "CREATE TABLE dropped(\n" \
-"  id INTEGER PRIMARY KEY, ts INTEGER NOT NULL, source INTEGER NOT NULL,\n" \
+"  id INTEGER PRIMARY KEY, " VT__INSTANT "source INTEGER NOT NULL,\n" \
 "  what TEXT, count INTEGER NOT NULL, device INTEGER, context INTEGER,\n" \
 "  stream INTEGER);\n" \
 "CREATE TABLE overhead(\n" \
-"  id INTEGER PRIMARY KEY, source TEXT NOT NULL, kind TEXT NOT NULL,\n" \
-"  start INTEGER NOT NULL, end INTEGER NOT NULL, object_kind INTEGER,\n" \
+"  id INTEGER PRIMARY KEY, " VT__INTERVAL "source TEXT NOT NULL,\n" \
+"  kind TEXT NOT NULL, object_kind INTEGER,\n" \
 "  object_id INTEGER, count INTEGER NOT NULL DEFAULT 1);\n" \
 "CREATE TABLE enum_api(id INTEGER PRIMARY KEY, name TEXT NOT NULL, family TEXT NOT NULL);\n" \
 "CREATE TABLE enum_mem_kind(id INTEGER PRIMARY KEY, name TEXT NOT NULL);\n" \
@@ -244,13 +278,12 @@ enum vt_api {
 "  FROM memory_event WHERE op IN (1, 2);\n"
 
 /*
- * Indexes, created by the analyzer on first writable open (all of them), never
- * while the tracer is inserting: they would slow the hot path. All use IF NOT
- * EXISTS. When the trace is closed cleanly the writer creates only
- * VT_SCHEMA_CLOSE_INDEXES below: the time-ordered reads every reader makes.
- * The correlation and address indexes serve ad-hoc joins; building them at
- * close cost the traced process 25-40 % of the writer's CPU time and ~12 bytes
- * per kernel row, so they wait for the analyzer (docs/performance.md).
+ * Indexes, created by the analyzer on its first writable open (all of them,
+ * IF NOT EXISTS), never by the tracer: building them would slow the hot path,
+ * and at close they cost the traced process a third of the writer's CPU time
+ * and the file 12-17 bytes per indexed row (docs/performance.md). Readers that
+ * run without them (`analyze --no-write`, `info`, `export`) read tables in rowid
+ * order, which is time order or close to it.
  */
 #define VT_SCHEMA_INDEXES \
 "CREATE INDEX IF NOT EXISTS memory_event_ts ON memory_event(ts);\n" \
@@ -260,12 +293,6 @@ enum vt_api {
 "CREATE INDEX IF NOT EXISTS memcpy_start ON memcpy(start);\n" \
 "CREATE INDEX IF NOT EXISTS buffer_use_address ON buffer_use(address);\n" \
 "CREATE INDEX IF NOT EXISTS buffer_use_correlation ON buffer_use(correlation);\n"
-
-/* The subset of VT_SCHEMA_INDEXES the writer creates at a clean close. */
-#define VT_SCHEMA_CLOSE_INDEXES \
-"CREATE INDEX IF NOT EXISTS memory_event_ts ON memory_event(ts);\n" \
-"CREATE INDEX IF NOT EXISTS kernel_start ON kernel(start);\n" \
-"CREATE INDEX IF NOT EXISTS memcpy_start ON memcpy(start);\n"
 
 /*
  * Tables the analyzer writes back (dropped and re-created on each analyze run).

@@ -36,12 +36,15 @@ def check(cond, what):
 
 
 def schema_ddl():
-    """The VT_SCHEMA_DDL string of include/vramtrace/schema.h, C escapes decoded."""
-    text = open(os.path.join(REPO, "include", "vramtrace", "schema.h"), encoding="utf-8").read()
-    m = re.search(r"#define VT_SCHEMA_DDL \\\n((?:.*\\\n)*.*\n)", text)
+    """VT_SCHEMA_DDL of include/vramtrace/schema.h, expanded by the C preprocessor, time base 0."""
+    src = '#include "vramtrace/schema.h"\nVT_SCHEMA_DDL\n'
+    out = subprocess.run([os.environ.get("CC", "cc"), "-E", "-P", "-I", os.path.join(REPO, "include"), "-x", "c", "-"],
+                         input=src, capture_output=True, text=True, check=True).stdout
+    m = re.search(r'"CREATE TABLE meta.*', out, re.S)
     assert m, "VT_SCHEMA_DDL not found"
-    parts = re.findall(r'"((?:[^"\\]|\\.)*)"', m.group(1))
-    return "".join(p.replace("\\n", "\n").replace('\\"', '"').replace("\\\\", "\\") for p in parts)
+    parts = re.findall(r'"((?:[^"\\]|\\.)*)"', m.group(0))
+    ddl = "".join(p.replace("\\n", "\n").replace('\\"', '"').replace("\\\\", "\\") for p in parts)
+    return ddl.replace("@base", "0")
 
 
 DDL = schema_ddl()
@@ -90,7 +93,7 @@ class Trace:
 
     def event(self, op, address, nbytes, api, is_async=0, stack=None, kind=pc.MEMKIND_DEVICE, pool=None):
         self.ts += 100
-        self.db.execute("INSERT INTO memory_event(ts, op, mem_kind, address, bytes, device, api, is_async,"
+        self.db.execute("INSERT INTO memory_event(t, op, mem_kind, address, bytes, device, api, is_async,"
                         " stack_id, pool_size) VALUES(?, ?, ?, ?, ?, 0, ?, ?, ?, ?)",
                         (self.ts, op, kind, address, nbytes, api, is_async, stack, pool))
 
@@ -103,12 +106,12 @@ class Trace:
 
     def nvtx(self, name):
         self.ts += 100
-        self.db.execute("INSERT INTO nvtx_range(start, end, kind, name_id, depth) VALUES(?, ?, 0, ?, 0)",
+        self.db.execute("INSERT INTO nvtx_range(t, dur, kind, name_id, depth) VALUES(?, ?2 - ?1, 0, ?, 0)",
                         (self.ts, self.ts + 50, self.string(name)))
 
     def oom(self, nbytes):
         self.ts += 100
-        self.db.execute("INSERT INTO oom_event(ts, api, bytes, status, device) VALUES(?, 1, ?, 2, 0)",
+        self.db.execute("INSERT INTO oom_event(t, api, bytes, status, device) VALUES(?, 1, ?, 2, 0)",
                         (self.ts, nbytes))
 
     def save(self, path):
@@ -184,11 +187,11 @@ def loss_trace(pid, line):
         t.event(pc.MEMOP_ALLOC, 0x60000000 + i * 512, 4, pc.API_CUDA_MALLOC_ASYNC, is_async=1, stack=sid)
         t.free(0x50000000, MIB, api=4, is_async=1)
         t.ts += 1000
-        t.db.execute("INSERT INTO nvtx_range(start, end, kind, name_id, depth) VALUES(?, ?, 0, ?, 1)",
+        t.db.execute("INSERT INTO nvtx_range(t, dur, kind, name_id, depth) VALUES(?, ?2 - ?1, 0, ?, 1)",
                      (s, t.ts, t.string(f"iter {i}")))
     for i in range(60):
         t.free(0x60000000 + i * 512, 4, api=4, is_async=1)
-    t.db.execute("INSERT INTO nvtx_range(start, end, kind, name_id, depth) VALUES(?, ?, 0, ?, 0)",
+    t.db.execute("INSERT INTO nvtx_range(t, dur, kind, name_id, depth) VALUES(?, ?2 - ?1, 0, ?, 0)",
                  (start, t.ts + 10, t.string("train")))
     return t
 
