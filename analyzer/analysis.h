@@ -220,7 +220,7 @@ struct vt_trace {
     int64_t totalLiveNow, totalPeak, totalPeakTs;
     struct vt_snap aEnd[VT_TOPMAX]; /* largest allocations live at the end */
     int nEnd;
-    /* scratch of vt__live_groups: a chain head per site, accumulators with their chain links */
+    /* scratch of vt__live_snapshot: a chain head per site, accumulators with their chain links */
     int *aGroupHead, nGroupHead;
     struct vt_group *aGroupAcc;
     int *aGroupNext, nGroupAcc;
@@ -319,9 +319,10 @@ void vt__timeline_phase_step(struct vt_trace *t, int64_t ts); /* phase/iteration
 void vt__top_insert(struct vt_snap *a, int *pN, int cap, const struct vt_life *l);
 
 /* live_group.c: what is live, by call site and memory kind */
-#define VT_ACCT_DEVICES (-4) /* vt__live_groups: every device (acct >= 0), no host or managed memory */
-int vt__live_groups(struct vt_trace *t, struct vt_life *const *apLive, int nLive, int acct, struct vt_group *a,
-                    int *pN, int cap);
+#define VT_ACCT_DEVICES (-4) /* vt__live_snapshot: every device (acct >= 0), no host or managed memory */
+/* the largest allocations live in acct and all of them by site and kind, in one pass; 0 or -1 (OOM) */
+int vt__live_snapshot(struct vt_trace *t, struct vt_life *const *apLive, int nLive, int acct, struct vt_snap *aTop,
+                      int *pnTop, int nTopCap, struct vt_group *aGroup, int *pnGroup, int nGroupCap);
 /* "3 allocations, 3.00 GiB from SITE (device), largest 1.00 GiB", into z */
 void vt__fmt_group(const struct vt_trace *t, const struct vt_group *g, char *z, size_t n);
 const char *vt__mem_kind_name(int memKind); /* enum_mem_kind's name, "other" past them */

@@ -543,9 +543,8 @@ static int on_oom(struct replay *r, const struct vt_rows *p)
         o->others = o->totalBytes - o->freeBytes - held;
         if (o->others < 0) o->others = 0;
     }
-    for (int i = 0; i < r->nLive; i++)
-        if (r->apLive[i]->acct == o->device) vt__top_insert(o->aTop, &o->nTop, VT_TOPMAX, r->apLive[i]);
-    return vt__live_groups(t, r->apLive, r->nLive, o->device, o->aGroup, &o->nGroup, VT_TOPMAX);
+    return vt__live_snapshot(t, r->apLive, r->nLive, o->device, o->aTop, &o->nTop, VT_TOPMAX, o->aGroup, &o->nGroup,
+                             VT_TOPMAX);
 }
 
 /* Everything still live at the end: status live_at_end, per-site leak totals. */

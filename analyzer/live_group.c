@@ -1,4 +1,4 @@
-/* Analysis stage helper: the allocations live at one moment summed by call site and memory kind. */
+/* Analysis stage helper: snapshots of what is live, the largest allocations and all of them by site and kind. */
 #include "analysis.h"
 
 #include <assert.h>
@@ -24,30 +24,36 @@ static int group_before(const struct vt_group *a, const struct vt_group *b)
 }
 
 /*
- * Make room for the grouping scratch of t: a chain head per site (all -1) and
- * at least nAcc accumulators. Returns 0, or -1 when out of memory (the scratch
- * already there is kept).
+ * Make room for nAcc grouping accumulators in t's scratch. Returns 0, or -1
+ * when out of memory (the scratch already there is kept).
  */
-static int scratch_reserve(struct vt_trace *t, int nAcc)
+static int acc_reserve(struct vt_trace *t, int nAcc)
 {
-    if (t->nGroupHead < t->nSite) {
-        int nNew = t->nSite > 2 * t->nGroupHead ? t->nSite : 2 * t->nGroupHead;
-        int *aNew = realloc(t->aGroupHead, sizeof *aNew * (size_t)nNew);
-        if (!aNew) return -1;
-        for (int i = t->nGroupHead; i < nNew; i++) aNew[i] = -1;
-        t->aGroupHead = aNew;
-        t->nGroupHead = nNew;
-    }
-    if (t->nGroupAcc < nAcc) {
-        int nNew = nAcc > 2 * t->nGroupAcc ? nAcc : 2 * t->nGroupAcc;
-        struct vt_group *aAcc = realloc(t->aGroupAcc, sizeof *aAcc * (size_t)nNew);
-        if (!aAcc) return -1;
-        t->aGroupAcc = aAcc;
-        int *aNext = realloc(t->aGroupNext, sizeof *aNext * (size_t)nNew);
-        if (!aNext) return -1;
-        t->aGroupNext = aNext;
-        t->nGroupAcc = nNew;
-    }
+    int nNew = nAcc > 2 * t->nGroupAcc ? nAcc : 2 * t->nGroupAcc;
+    struct vt_group *aAcc;
+    int *aNext;
+    if (t->nGroupAcc >= nAcc) return 0;
+    aAcc = realloc(t->aGroupAcc, sizeof *aAcc * (size_t)nNew);
+    if (!aAcc) return -1;
+    t->aGroupAcc = aAcc;
+    aNext = realloc(t->aGroupNext, sizeof *aNext * (size_t)nNew);
+    if (!aNext) return -1;
+    t->aGroupNext = aNext;
+    t->nGroupAcc = nNew;
+    return 0;
+}
+
+/* Make room for a chain head per site (all -1) in t's scratch. Returns 0, or -1 when out of memory. */
+static int head_reserve(struct vt_trace *t)
+{
+    int nNew = t->nSite > 2 * t->nGroupHead ? t->nSite : 2 * t->nGroupHead;
+    int *aNew;
+    if (t->nGroupHead >= t->nSite) return 0;
+    aNew = realloc(t->aGroupHead, sizeof *aNew * (size_t)nNew);
+    if (!aNew) return -1;
+    for (int i = t->nGroupHead; i < nNew; i++) aNew[i] = -1;
+    t->aGroupHead = aNew;
+    t->nGroupHead = nNew;
     return 0;
 }
 
@@ -66,30 +72,34 @@ static void group_insert(struct vt_group *a, int *pN, int cap, const struct vt_g
 }
 
 /*
- * Group the allocations of apLive[0..nLive-1] that count in acct (a device id,
- * or VT_ACCT_DEVICES for every device) by call site and memory kind, and keep
- * the cap largest groups in a[0..*pN-1], largest first (bytes, then count;
- * ties by site and kind). Every matching allocation is counted, not only the
- * largest ones. Each pass costs O(nLive) plus cap per group that enters the
- * list. Returns 0, or -1 when out of memory (then *pN is 0 and
- * t->bGroupNoMem is set, for the replay to report).
+ * Snapshot what is live in acct (a device id, or VT_ACCT_DEVICES for every
+ * device) among apLive[0..nLive-1], in one pass: the nTopCap largest
+ * allocations into aTop[0..*pnTop-1] (descending by bytes), and every one of
+ * them summed by call site and memory kind, the nGroupCap largest groups into
+ * aGroup[0..*pnGroup-1] (bytes, then count, descending; ties by site and
+ * kind). Costs O(nLive) plus the list insertions. Returns 0, or -1 when out of
+ * memory (then *pnGroup is 0 and t->bGroupNoMem is set, for the replay to
+ * report; aTop is complete).
  */
-int vt__live_groups(struct vt_trace *t, struct vt_life *const *apLive, int nLive, int acct, struct vt_group *a,
-                    int *pN, int cap)
+int vt__live_snapshot(struct vt_trace *t, struct vt_life *const *apLive, int nLive, int acct, struct vt_snap *aTop,
+                      int *pnTop, int nTopCap, struct vt_group *aGroup, int *pnGroup, int nGroupCap)
 {
-    int nAcc = 0;
-    assert(t && a && pN && cap >= 0);
-    *pN = 0;
-    if (cap <= 0) return 0;
-    if (scratch_reserve(t, 64) != 0) goto no_mem;
+    int nAcc = 0, bNoMem;
+    assert(t && aTop && pnTop && nTopCap > 0 && aGroup && pnGroup && nGroupCap > 0);
+    *pnTop = *pnGroup = 0;
+    bNoMem = head_reserve(t) != 0 || acc_reserve(t, 64) != 0;
     for (int i = 0; i < nLive; i++) {
         const struct vt_life *l = apLive[i];
         if (acct == VT_ACCT_DEVICES ? l->acct < 0 : l->acct != acct) continue;
-        if (l->site < 0 || l->site >= t->nSite) continue; /* every live allocation has one */
-        if (scratch_reserve(t, nAcc + 1) != 0) goto no_mem;
+        if (*pnTop < nTopCap || aTop[*pnTop - 1].bytes < l->bytes) vt__top_insert(aTop, pnTop, nTopCap, l);
+        if (bNoMem || l->site < 0 || l->site >= t->nSite) continue; /* every live allocation has a site */
         int k = t->aGroupHead[l->site]; /* the site's groups, one per memory kind seen */
         while (k >= 0 && t->aGroupAcc[k].memKind != l->memKind) k = t->aGroupNext[k];
         if (k < 0) {
+            if (nAcc == t->nGroupAcc && acc_reserve(t, nAcc + 1) != 0) {
+                bNoMem = 1;
+                continue;
+            }
             k = nAcc++;
             memset(&t->aGroupAcc[k], 0, sizeof t->aGroupAcc[k]);
             t->aGroupAcc[k].site = l->site;
@@ -110,14 +120,11 @@ int vt__live_groups(struct vt_trace *t, struct vt_life *const *apLive, int nLive
         }
     }
     for (int k = 0; k < nAcc; k++) {
-        group_insert(a, pN, cap, &t->aGroupAcc[k]);
+        if (!bNoMem) group_insert(aGroup, pnGroup, nGroupCap, &t->aGroupAcc[k]);
         t->aGroupHead[t->aGroupAcc[k].site] = -1;
     }
-    return 0;
-
-no_mem:
-    for (int k = 0; k < nAcc; k++) t->aGroupHead[t->aGroupAcc[k].site] = -1;
-    *pN = 0;
+    if (!bNoMem) return 0;
+    *pnGroup = 0;
     t->bGroupNoMem = 1;
     return -1;
 }
