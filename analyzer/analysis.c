@@ -213,6 +213,9 @@ void vt__trace_free(struct vt_trace *t)
     free(t->aIter);
     free(t->aOom);
     free(t->aBoundary);
+    free(t->aGroupHead);
+    free(t->aGroupAcc);
+    free(t->aGroupNext);
     if (t->pLifeIns) sqlite3_finalize(t->pLifeIns);
     if (t->db) sqlite3_close(t->db);
     memset(t, 0, sizeof *t);

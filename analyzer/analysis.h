@@ -73,6 +73,13 @@ struct vt_snap {
     int site, memKind;
 };
 
+/* The allocations of one call site and memory kind live at one moment (peak, OOM snapshots). */
+struct vt_group {
+    int64_t count, bytes;   /* allocations in the group, their bytes */
+    int site, memKind;
+    struct vt_snap largest; /* its largest allocation */
+};
+
 /* A call site: a deduplicated stack, or (without stacks) an allocation size class. */
 struct vt_site {
     int64_t key;        /* stack id >= 0, or -(bytes)-1 for "size class" when no stack */
@@ -106,6 +113,8 @@ struct vt_device {
     int64_t slice[VT_SLICES];           /* lowest live bytes in each trace slice */
     struct vt_snap aTop[VT_TOPMAX];     /* largest allocations live at the peak */
     int nTop;
+    struct vt_group aGroup[VT_TOPMAX];  /* what was live at the peak by site and kind, largest first */
+    int nGroup;
     int64_t snapPeak;                   /* live bytes when aTop was taken */
     int bPeakDirty;
     int nSnapshots;
@@ -123,6 +132,8 @@ struct vt_phase {
     int firstIter, lastIter; /* iteration index range inside it, -1 when none */
     struct vt_snap aTop[8];  /* largest allocations live at its peak (all devices) */
     int nTop, bPeakDirty, nSnapshots;
+    struct vt_group aGroup[8]; /* what was live at its peak by site and kind, largest first */
+    int nGroup;
     int64_t snapPeak;
 };
 
@@ -138,6 +149,8 @@ struct vt_oom {
     const char *zVerdict;   /* "fragmentation/caching", "another process", "real demand" */
     struct vt_snap aTop[VT_TOPMAX];
     int nTop;
+    struct vt_group aGroup[VT_TOPMAX]; /* what was live on its device by site and kind, largest first */
+    int nGroup;
 };
 
 struct vt_xfer {           /* one direction: 0 HtoD, 1 DtoH */
@@ -207,6 +220,11 @@ struct vt_trace {
     int64_t totalLiveNow, totalPeak, totalPeakTs;
     struct vt_snap aEnd[VT_TOPMAX]; /* largest allocations live at the end */
     int nEnd;
+    /* scratch of vt__live_snapshot: a chain head per site, accumulators with their chain links */
+    int *aGroupHead, nGroupHead;
+    struct vt_group *aGroupAcc;
+    int *aGroupNext, nGroupAcc;
+    int bGroupNoMem;        /* a grouping ran out of memory (the replay then fails) */
     sqlite3 *db;            /* open during load/replay/writeback only */
     sqlite3_stmt *pLifeIns; /* lifetime insert when writing back */
 };
@@ -299,6 +317,15 @@ void vt__timeline_phase_snapshot(struct vt_trace *t); /* current phase, before l
 void vt__timeline_phase_step(struct vt_trace *t, int64_t ts); /* phase/iteration minima */
 /* Insert l into the top list a (n entries, descending by bytes, at most cap). */
 void vt__top_insert(struct vt_snap *a, int *pN, int cap, const struct vt_life *l);
+
+/* live_group.c: what is live, by call site and memory kind */
+#define VT_ACCT_DEVICES (-4) /* vt__live_snapshot: every device (acct >= 0), no host or managed memory */
+/* the largest allocations live in acct and all of them by site and kind, in one pass; 0 or -1 (OOM) */
+int vt__live_snapshot(struct vt_trace *t, struct vt_life *const *apLive, int nLive, int acct, struct vt_snap *aTop,
+                      int *pnTop, int nTopCap, struct vt_group *aGroup, int *pnGroup, int nGroupCap);
+/* "3 allocations, 3.00 GiB from SITE (device), largest 1.00 GiB", into z */
+void vt__fmt_group(const struct vt_trace *t, const struct vt_group *g, char *z, size_t n);
+const char *vt__mem_kind_name(int memKind); /* enum_mem_kind's name, "other" past them */
 
 /* detectors: append findings for trace index i */
 int vt__detect_leak(struct vt_result *r, int i);

@@ -6,6 +6,7 @@ add_library(vtanalysis STATIC
   ${CMAKE_CURRENT_LIST_DIR}/phase.c
   ${CMAKE_CURRENT_LIST_DIR}/lifetime.c
   ${CMAKE_CURRENT_LIST_DIR}/timeline.c
+  ${CMAKE_CURRENT_LIST_DIR}/live_group.c
   ${CMAKE_CURRENT_LIST_DIR}/detect_leak.c
   ${CMAKE_CURRENT_LIST_DIR}/detect_retained.c
   ${CMAKE_CURRENT_LIST_DIR}/detect_spike.c

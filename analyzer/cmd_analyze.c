@@ -29,7 +29,7 @@ static void usage(FILE *f)
             "  --iteration REGEX NVTX ranges that are iterations (default\n"
             "                    '^([a-z]+_)?(step|iter|iteration|batch)([ _#:=-]*[0-9]+)?$')\n"
             "  --min-bytes N     ignore findings smaller than N bytes (K, M, G suffixes; default 1M)\n"
-            "  --top N           list at most N allocations / sites (default 10)\n"
+            "  --top N           list at most N allocations / groups / sites (default 10)\n"
             "  --fail-on SEV     exit 1 if any finding is at least SEV (info, low, medium, high)\n"
             "  --no-write        do not write results back into the traces (automatic when a trace\n"
             "                    is read-only; the report then says so)\n"

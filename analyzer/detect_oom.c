@@ -32,7 +32,7 @@ int vt__detect_oom(struct vt_result *r, int iTrace)
             j++;
         struct vt_oom *o = &t->aOom[j];
         struct vt_finding *f = vt__finding_add(r, iTrace, "oom", VT_SEV_HIGH);
-        char zR[32], zF[32], zT[32], zH[32], zO[32], zC[32], zAt[32], zList[1200] = "", zRetry[200] = "";
+        char zR[32], zF[32], zT[32], zH[32], zO[32], zC[32], zAt[32], zList[1600] = "", zRetry[200] = "";
         const char *zFix;
         size_t n = 0;
         int p;
@@ -73,11 +73,11 @@ int vt__detect_oom(struct vt_result *r, int iTrace)
                    "(torch.utils.checkpoint), and torch.no_grad() for evaluation; fix any leak or "
                    "retained-memory finding first, it may be what fills the GPU.";
         }
-        for (int k = 0; k < o->nTop && k < r->pOpts->nTop && k < 5 && n + 200 < sizeof zList; k++) {
-            char zB[32];
-            vt__fmt_bytes(o->aTop[k].bytes, zB, sizeof zB);
-            p = snprintf(zList + n, sizeof zList - n, "%s%s from %s", k ? "; " : "", zB,
-                         o->aTop[k].site >= 0 ? t->aSite[o->aTop[k].site].zSite : "?");
+        /* what was live, by site and memory kind, largest group first */
+        for (int k = 0; k < o->nGroup && k < r->pOpts->nTop && k < 5 && n + 200 < sizeof zList; k++) {
+            char zG[600];
+            vt__fmt_group(t, &o->aGroup[k], zG, sizeof zG);
+            p = snprintf(zList + n, sizeof zList - n, "%s%s", k ? "; " : "", zG);
             if (p < 0) break;
             n += (size_t)p < sizeof zList - n ? (size_t)p : sizeof zList - n - 1;
         }

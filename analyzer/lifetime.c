@@ -511,7 +511,7 @@ static void on_use(struct replay *r, int64_t addr, int64_t ts, int bBase)
     r->t->nUseMatched++;
 }
 
-/* An OOM: what this process held on the device then, and the largest live allocations. */
+/* An OOM: what this process held on the device then, its largest live allocations and all of them by site. */
 static int on_oom(struct replay *r, const struct vt_rows *p)
 {
     struct vt_trace *t = r->t;
@@ -543,9 +543,8 @@ static int on_oom(struct replay *r, const struct vt_rows *p)
         o->others = o->totalBytes - o->freeBytes - held;
         if (o->others < 0) o->others = 0;
     }
-    for (int i = 0; i < r->nLive; i++)
-        if (r->apLive[i]->acct == o->device) vt__top_insert(o->aTop, &o->nTop, VT_TOPMAX, r->apLive[i]);
-    return 0;
+    return vt__live_snapshot(t, r->apLive, r->nLive, o->device, o->aTop, &o->nTop, VT_TOPMAX, o->aGroup, &o->nGroup,
+                             VT_TOPMAX);
 }
 
 /* Everything still live at the end: status live_at_end, per-site leak totals. */
@@ -675,6 +674,7 @@ int vt__replay(struct vt_trace *t, const struct vt_opts *o)
         t->nLive = r.nLive;
         vt__timeline_phase_step(t, INT64_MAX);
         if (finish_live(&r) != 0) rc = SQLITE_NOMEM;
+        if (t->bGroupNoMem) rc = SQLITE_NOMEM; /* a peak snapshot could not group what was live */
         if (t->nAlloc == 0 && t->nOom == 0)
             vt__trace_note(t, "the trace holds no allocation: nothing to say about memory (was the "
                               "process's CUDA work done before tracing started, or in a child process "

@@ -87,9 +87,15 @@ static void svg(FILE *f, const struct vt_result *r, int i)
         else fprintf(f, "\"><title>%s live bytes</title></polyline>\n", dv->zName);
         if (dv->peakTs >= 0) {
             vt__fmt_bytes(dv->peak, zB, sizeof zB);
-            fprintf(f, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"4\" fill=\"%s\"><title>peak %s</title></circle>"
-                       "<text x=\"%.1f\" y=\"%.1f\" font-size=\"10\">peak %s</text>\n",
-                    xpos(t, dv->peakTs), ypos(dv->peak, vmax), dv->id == -1 ? "#d62728" : dv->id == -2 ? "#e377c2" : azColor[d % 6], zB,
+            fprintf(f, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"4\" fill=\"%s\"><title>peak %s", xpos(t, dv->peakTs),
+                    ypos(dv->peak, vmax), dv->id == -1 ? "#d62728" : dv->id == -2 ? "#e377c2" : azColor[d % 6], zB);
+            for (int k = 0; k < dv->nGroup && k < r->pOpts->nTop && k < 5; k++) { /* what was live, by site */
+                char zG[600];
+                vt__fmt_group(t, &dv->aGroup[k], zG, sizeof zG);
+                fputs(k ? "; " : "; live: ", f);
+                vt__html_str(f, zG);
+            }
+            fprintf(f, "</title></circle><text x=\"%.1f\" y=\"%.1f\" font-size=\"10\">peak %s</text>\n",
                     xpos(t, dv->peakTs) + 5, ypos(dv->peak, vmax) + 10, zB);
         }
     }

@@ -54,6 +54,31 @@ static void snaps(FILE *f, const struct vt_trace *t, const struct vt_snap *a, in
     fputc(']', f);
 }
 
+/*
+ * A JSON array of at most nMax groups (what was live by site and memory kind):
+ * {count, bytes, site, stack_id, mem_kind, largest {address, bytes, alloc_ts, last_use_ts}}.
+ */
+static void groups(FILE *f, const struct vt_trace *t, const struct vt_group *a, int n, int nMax)
+{
+    fputc('[', f);
+    for (int k = 0; k < n && k < nMax; k++) {
+        const struct vt_site *s = a[k].site >= 0 && a[k].site < t->nSite ? &t->aSite[a[k].site] : NULL;
+        fprintf(f, "%s{", k ? ", " : "");
+        jint(f, "count", a[k].count, 1);
+        jint(f, "bytes", a[k].bytes, 1);
+        jstr(f, "site", s ? s->zSite : NULL, 1);
+        jint(f, "stack_id", s ? s->stackId : -1, 1);
+        jint(f, "mem_kind", a[k].memKind, 1);
+        fputs("\"largest\": {", f);
+        jint(f, "address", a[k].largest.address, 1);
+        jint(f, "bytes", a[k].largest.bytes, 1);
+        jint(f, "alloc_ts", a[k].largest.allocTs, 1);
+        jint(f, "last_use_ts", a[k].largest.lastUse, 0);
+        fputs("}}", f);
+    }
+    fputc(']', f);
+}
+
 /* One element of "traces" (keys documented in docs/analysis.md). */
 static void trace_json(FILE *f, const struct vt_result *r, int i)
 {
@@ -94,6 +119,8 @@ static void trace_json(FILE *f, const struct vt_result *r, int i)
         jint(f, "live_at_exit_bytes", dv->live, 1);
         fputs("\"live_at_peak\": ", f);
         snaps(f, t, dv->aTop, dv->nTop, o->nTop);
+        fputs(",\n         \"live_at_peak_groups\": ", f);
+        groups(f, t, dv->aGroup, dv->nGroup, o->nTop);
         fprintf(f, ",\n         \"timeline\": {\"start_ns\": %lld, \"bucket_ns\": %lld, \"max_live_bytes\": [",
                 (long long)t->t0, (long long)((t->t1 - t->t0 + 1 + VT_TIMELINE_BUCKETS - 1) / VT_TIMELINE_BUCKETS));
         for (int k = 0; k < VT_TIMELINE_BUCKETS; k++) fprintf(f, "%s%lld", k ? "," : "", (long long)dv->aMax[k]);
@@ -122,6 +149,8 @@ static void trace_json(FILE *f, const struct vt_result *r, int i)
         jint(f, "carried_from_training_bytes", p->carried, 1);
         fputs("\"live_at_peak\": ", f);
         snaps(f, t, p->aTop, p->nTop, o->nTop);
+        fputs(", \"live_at_peak_groups\": ", f);
+        groups(f, t, p->aGroup, p->nGroup, o->nTop);
         fputc('}', f);
     }
     fputs("],\n      \"ooms\": [", f);
@@ -140,6 +169,8 @@ static void trace_json(FILE *f, const struct vt_result *r, int i)
         jstr(f, "site", m->site >= 0 ? t->aSite[m->site].zSite : NULL, 1);
         fputs("\"live\": ", f);
         snaps(f, t, m->aTop, m->nTop, o->nTop);
+        fputs(", \"live_groups\": ", f);
+        groups(f, t, m->aGroup, m->nGroup, o->nTop);
         fputc('}', f);
     }
     fputs("],\n      \"transfers\": {", f);

@@ -61,22 +61,24 @@ int vt__report_markdown(FILE *f, const struct vt_result *r)
                 t->bSegments ? "caching-allocator segments" : t->bTensors ? "tensors" : "allocations", t->zPhaseSource,
                 t->nPhase, t->nIter);
         for (int k = 0; k < t->nNote; k++) fprintf(f, "- note: %s\n", t->azNote[k]);
-        fprintf(f, "\n| device | peak | at | largest live at peak |\n|---|---|---|---|\n");
+        fprintf(f, "\n| device | peak | at | live at peak, by site and kind |\n|---|---|---|---|\n");
         for (int d = 0; d < t->nDev; d++) {
             const struct vt_device *dv = &t->aDev[d];
             vt__fmt_bytes(dv->peak, zB, sizeof zB);
             vt__fmt_at(t, dv->peakTs, zA, sizeof zA);
             if (dv->id >= 0) fprintf(f, "| %d %s | %s | %s | ", dv->id, dv->zName, zB, zA);
             else fprintf(f, "| %s | %s | %s | ", dv->zName, zB, zA);
-            for (int k = 0; k < dv->nTop && k < o->nTop && k < 3; k++) {
-                vt__fmt_bytes(dv->aTop[k].bytes, zZ, sizeof zZ);
-                fprintf(f, "%s%s from ", k ? "; " : "", zZ);
-                cell(f, dv->aTop[k].site >= 0 ? t->aSite[dv->aTop[k].site].zSite : "?");
+            for (int k = 0; k < dv->nGroup && k < o->nTop && k < 3; k++) {
+                char zG[600];
+                vt__fmt_group(t, &dv->aGroup[k], zG, sizeof zG);
+                fputs(k ? "; " : "", f);
+                cell(f, zG);
             }
             fputs(" |\n", f);
         }
         if (t->nPhase) {
-            fprintf(f, "\n| phase | kind | start | end | peak | iterations |\n|---|---|---|---|---|---|\n");
+            fprintf(f, "\n| phase | kind | start | end | peak | iterations | largest site at peak |\n"
+                       "|---|---|---|---|---|---|---|\n");
             for (int k = 0; k < t->nPhase; k++) {
                 const struct vt_phase *p = &t->aPhase[k];
                 vt__fmt_at(t, p->start, zA, sizeof zA);
@@ -84,7 +86,13 @@ int vt__report_markdown(FILE *f, const struct vt_result *r)
                 vt__fmt_bytes(p->peak > 0 ? p->peak : 0, zB, sizeof zB);
                 fputs("| ", f);
                 cell(f, p->zName);
-                fprintf(f, " | %s | %s | %s | %s | %d |\n", vt__phase_kind_name(p->kind), zA, zZ, zB, p->nIter);
+                fprintf(f, " | %s | %s | %s | %s | %d | ", vt__phase_kind_name(p->kind), zA, zZ, zB, p->nIter);
+                if (p->nGroup > 0) {
+                    char zG[600];
+                    vt__fmt_group(t, &p->aGroup[0], zG, sizeof zG);
+                    cell(f, zG);
+                }
+                fputs(" |\n", f);
             }
         }
         if (o->bBySite && t->nSite) {

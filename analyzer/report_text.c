@@ -96,11 +96,9 @@ static void trace_section(FILE *f, const struct vt_result *r, int iTrace)
             fprintf(f, "; pool reserved peak %s", zC);
         }
         fputc('\n', f);
-        for (int k = 0; k < dv->nTop && k < o->nTop && k < 5; k++) {
-            const struct vt_snap *s = &dv->aTop[k];
-            vt__fmt_bytes(s->bytes, zB, sizeof zB);
-            snprintf(zLine, sizeof zLine, "%s from %s", zB, s->site >= 0 ? t->aSite[s->site].zSite : "?");
-            wrap(f, k == 0 ? "    live at peak: " : "                  ", 30, zLine);
+        for (int k = 0; k < dv->nGroup && k < o->nTop && k < 5; k++) {
+            vt__fmt_group(t, &dv->aGroup[k], zLine, sizeof zLine);
+            wrap(f, k == 0 ? "    live at peak: " : "                  ", 20, zLine);
         }
     }
     if (t->nPhase) {
@@ -113,11 +111,9 @@ static void trace_section(FILE *f, const struct vt_result *r, int iTrace)
             vt__fmt_bytes(p->peak > 0 ? p->peak : 0, zB, sizeof zB);
             fprintf(f, "    %-10s %-20.20s %s .. %s, peak %s, %d iterations\n", vt__phase_kind_name(p->kind),
                     p->zName, zA, zZ, zB, p->nIter);
-            if (p->nTop > 0) {
-                vt__fmt_bytes(p->aTop[0].bytes, zB, sizeof zB);
-                snprintf(zLine, sizeof zLine, "largest at its peak: %s from %s", zB,
-                         p->aTop[0].site >= 0 ? t->aSite[p->aTop[0].site].zSite : "?");
-                wrap(f, "      ", 8, zLine);
+            if (p->nGroup > 0) {
+                vt__fmt_group(t, &p->aGroup[0], zLine, sizeof zLine);
+                wrap(f, "      largest at its peak: ", 8, zLine);
             }
         }
         if (t->nPhase > 12) fprintf(f, "    ... %d more (see --format json)\n", t->nPhase - 12);

@@ -110,7 +110,7 @@ void vt__timeline_update(struct vt_trace *t, int iDev, int64_t ts)
 }
 
 /* Insert l into the descending-by-bytes top list a (n entries, at most cap). */
-static void top_insert(struct vt_snap *a, int *pN, int cap, const struct vt_life *l)
+void vt__top_insert(struct vt_snap *a, int *pN, int cap, const struct vt_life *l)
 {
     int n = *pN, j;
     if (n == cap && a[n - 1].bytes >= l->bytes) return;
@@ -130,7 +130,8 @@ static void top_insert(struct vt_snap *a, int *pN, int cap, const struct vt_life
 
 /*
  * Take the peak snapshot of device iDev from the live set if its peak moved
- * since the last one. Called just before live bytes go down, so the live set is
+ * since the last one: its largest allocations, and all of them grouped by site
+ * and kind. Called just before live bytes go down, so the live set is
  * exactly the peak's. Past 64 snapshots a new one is taken only when the peak
  * grew by 0.5 %, bounding the cost on long ramps (the list is then within 0.5 %).
  */
@@ -141,17 +142,15 @@ void vt__timeline_snapshot(struct vt_trace *t, int iDev, struct vt_life **apLive
     if (d->nSnapshots >= 64 && d->peak < d->snapPeak + d->snapPeak / 200) return;
     d->bPeakDirty = 0;
     d->nSnapshots++;
-    d->nTop = 0;
     d->snapPeak = d->peak;
-    for (int i = 0; i < nLive; i++) {
-        struct vt_life *l = apLive[i];
-        if (l->acct == d->id) top_insert(d->aTop, &d->nTop, VT_TOPMAX, l);
-    }
+    vt__live_snapshot(t, apLive, nLive, d->id, d->aTop, &d->nTop, VT_TOPMAX, d->aGroup, &d->nGroup,
+                      VT_TOPMAX); /* failure: t->bGroupNoMem */
 }
 
 /*
- * Snapshot the current phase's largest live allocations if its peak moved since
- * the last snapshot (same throttling as the device snapshot).
+ * Snapshot the current phase's largest live allocations, and all of them grouped
+ * by site and kind, if its peak moved since the last snapshot (same throttling
+ * as the device snapshot).
  */
 void vt__timeline_phase_snapshot(struct vt_trace *t)
 {
@@ -163,12 +162,7 @@ void vt__timeline_phase_snapshot(struct vt_trace *t)
     p->bPeakDirty = 0;
     p->nSnapshots++;
     p->snapPeak = p->peak;
-    p->nTop = 0;
-    for (int i = 0; i < t->nLive; i++)
-        if (t->apLive[i]->acct >= 0) top_insert(p->aTop, &p->nTop, (int)(sizeof p->aTop / sizeof p->aTop[0]), t->apLive[i]);
-}
-
-void vt__top_insert(struct vt_snap *a, int *pN, int cap, const struct vt_life *l)
-{
-    top_insert(a, pN, cap, l);
+    vt__live_snapshot(t, t->apLive, t->nLive, VT_ACCT_DEVICES, p->aTop, &p->nTop,
+                      (int)(sizeof p->aTop / sizeof p->aTop[0]), p->aGroup, &p->nGroup,
+                      (int)(sizeof p->aGroup / sizeof p->aGroup[0])); /* failure: t->bGroupNoMem */
 }

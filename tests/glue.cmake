@@ -11,8 +11,9 @@ target_compile_definitions(test_inject PRIVATE VT_INJECT_SO="$<TARGET_FILE:vramt
 
 # Drives the library's CUPTI glue through a scripted CUPTI and driver that the
 # test program itself exports (-rdynamic), so callbacks are exercised without a GPU.
+# Label asan: also run by the ASan+UBSan build (tests/run.sh).
 vt_add_test(NAME test_inject_cupti SOURCES test_inject_cupti.c LIBS vt_sqlite3 ${CMAKE_DL_LIBS}
-  LABELS cli)
+  LABELS cli asan)
 set_target_properties(test_inject_cupti PROPERTIES ENABLE_EXPORTS ON)
 target_include_directories(test_inject_cupti PRIVATE ${CUDAToolkit_INCLUDE_DIRS})
 add_dependencies(test_inject_cupti vramtrace_inject)

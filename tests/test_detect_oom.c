@@ -146,4 +146,78 @@ TEST(retried_request_is_one_finding)
     tg_cleanup();
 }
 
-VT_TEST_LIST(T(three_verdicts_three_processes) T(oom_sample_shape) T(retried_request_is_one_finding))
+/*
+ * What was live at an OOM, grouped by call site and memory kind: on device 0, 3 device
+ * allocations (1 + 2 + 1 GiB) and a 512 MiB array from train.py:88, 3 GiB from train.py:20;
+ * not counted: an allocation of train.py:88 freed before the OOM, one on device 1, pinned
+ * host memory.
+ */
+TEST(live_grouped_by_site_and_kind)
+{
+    const char *zPath = tg_path("groups.db");
+    struct tg *g = tg_open(zPath);
+    struct vt_result r;
+    struct vt_opts o;
+    const char *az[1] = {zPath};
+    int64_t sVal, sMain;
+    ASSERT(g);
+    tg_device(g, 0, "Test GPU", 16 * GiB);
+    tg_device(g, 1, "Test GPU", 16 * GiB);
+    sVal = tg_stack(g, "train.py", 88, "validate");
+    sMain = tg_stack(g, "train.py", 20, "main");
+    tg_alloc(g, 1 * MS, 0, 3, 0x100000000LL, 1 * GiB, sVal);
+    tg_alloc(g, 2 * MS, 0, 3, 0x200000000LL, 2 * GiB, sVal);
+    tg_alloc(g, 3 * MS, 0, 3, 0x300000000LL, 1 * GiB, sVal);
+    tg_free(g, 4 * MS, 0, 3, 0x300000000LL, 1 * GiB);
+    tg_alloc(g, 5 * MS, 0, 3, 0x400000000LL, 1 * GiB, sVal);
+    tg_alloc(g, 6 * MS, 0, 4, 0x500000000LL, 512 * MiB, sVal);
+    tg_alloc(g, 7 * MS, 0, 3, 0x600000000LL, 3 * GiB, sMain);
+    tg_alloc(g, 8 * MS, 1, 3, 0x700000000LL, 1 * GiB, sVal);
+    tg_alloc(g, 9 * MS, -1, 2, 0x7f0000000000LL, 1 * GiB, sVal);
+    tg_oom(g, 10 * MS, 0, 12 * GiB, 8 * GiB, 16 * GiB, sVal);
+    ASSERT_EQ(0, tg_close(g));
+    vt__opts_default(&o);
+    o.bNoWrite = 1;
+    ASSERT_EQ(0, vt__analyze(az, 1, &o, &r));
+    const struct vt_trace *t = &r.aTrace[0];
+    const struct vt_oom *m = &t->aOom[0];
+    ASSERT_EQ(7 * GiB + 512 * MiB, m->held);
+    ASSERT_EQ(3, m->nGroup);
+    ASSERT_EQ(3, m->aGroup[0].count);
+    ASSERT_EQ(4 * GiB, m->aGroup[0].bytes);
+    ASSERT_EQ(3, m->aGroup[0].memKind);
+    ASSERT_STREQ("train.py:88 in validate", t->aSite[m->aGroup[0].site].zSite);
+    ASSERT_EQ(2 * GiB, m->aGroup[0].largest.bytes);
+    ASSERT_EQ(0x200000000LL, m->aGroup[0].largest.address);
+    ASSERT_EQ(2 * MS, m->aGroup[0].largest.allocTs);
+    ASSERT_EQ(1, m->aGroup[1].count);
+    ASSERT_EQ(3 * GiB, m->aGroup[1].bytes);
+    ASSERT_STREQ("train.py:20 in main", t->aSite[m->aGroup[1].site].zSite);
+    ASSERT_EQ(1, m->aGroup[2].count);
+    ASSERT_EQ(512 * MiB, m->aGroup[2].bytes);
+    ASSERT_EQ(4, m->aGroup[2].memKind);
+    ASSERT_EQ(m->aGroup[0].site, m->aGroup[2].site);
+    /* the per-allocation list is unchanged: largest single allocations */
+    ASSERT_EQ(5, m->nTop);
+    ASSERT_EQ(3 * GiB, m->aTop[0].bytes);
+    const struct vt_finding *f = NULL;
+    for (int i = 0; i < r.nFind; i++)
+        if (!strcmp(r.aFind[i].zKind, "oom")) f = &r.aFind[i];
+    ASSERT(f);
+    ASSERT_CONTAINS(f->zEvidence,
+                    "Largest live: 3 allocations, 4.00 GiB from train.py:88 in validate (device), largest 2.00 "
+                    "GiB; 1 allocation, 3.00 GiB from train.py:20 in main (device); 1 allocation, 512 MiB from "
+                    "train.py:88 in validate (array).");
+    /* the device peak (at the end) holds the same groups */
+    for (int d = 0; d < t->nDev; d++) {
+        if (t->aDev[d].id != 0) continue;
+        ASSERT_EQ(3, t->aDev[d].nGroup);
+        ASSERT_EQ(4 * GiB, t->aDev[d].aGroup[0].bytes);
+        ASSERT_EQ(3, t->aDev[d].aGroup[0].count);
+    }
+    vt__result_free(&r);
+    tg_cleanup();
+}
+
+VT_TEST_LIST(T(three_verdicts_three_processes) T(oom_sample_shape) T(retried_request_is_one_finding)
+                 T(live_grouped_by_site_and_kind))

@@ -260,4 +260,56 @@ TEST(huge_allocations)
     tg_cleanup();
 }
 
-VT_TEST_LIST(T(huge_allocations) T(wide_timestamps_and_incomplete_records) T(vmm_managed_pool_sample_shapes) T(pairing_reuse_unknown_double) T(timeline_peak_and_live_at_peak) T(pool_reserved_tracked))
+/*
+ * Peak snapshots group everything live by site, not only the largest allocations: site 0
+ * (model.py:100) holds 101 allocations of 1 MiB, site i (model.py:100+i, i = 1..39) one of
+ * i + 1 MiB. The device keeps the 32 largest groups, the phase 8.
+ */
+TEST(peak_groups_many_sites)
+{
+    const char *zPath = tg_path("groups.db");
+    struct tg *g = tg_open(zPath);
+    struct vt_opts o;
+    struct vt_result r;
+    int64_t addr = 0x100000000LL;
+    ASSERT(g);
+    tg_device(g, 0, "Test GPU", 16 * GiB);
+    tg_nvtx(g, 1 * MS, 500 * MS, "train");
+    for (int i = 0; i < 40; i++) {
+        int64_t s = tg_stack(g, "model.py", 100 + i, "layer");
+        for (int k = 0; k < (i ? 1 : 101); k++, addr += 64 * MiB)
+            tg_alloc(g, (2 + i) * MS + k * 1000, 0, 3, addr, (i ? i + 1 : 1) * MiB, s);
+    }
+    tg_free(g, 450 * MS, 0, 3, 0x100000000LL, 1 * MiB);
+    ASSERT_EQ(0, tg_close(g));
+    vt__opts_default(&o);
+    o.bNoWrite = 1;
+    ASSERT_EQ(0, analyze1(zPath, &o, &r));
+    const struct vt_trace *t = &r.aTrace[0];
+    const struct vt_device *d = &t->aDev[0];
+    ASSERT_EQ(0, d->id);
+    ASSERT_EQ(101 * MiB + (820 - 1) * MiB, d->peak); /* 2 + 3 + ... + 40 MiB = 819 MiB */
+    ASSERT_EQ(32, d->nGroup);
+    ASSERT_EQ(101, d->aGroup[0].count);
+    ASSERT_EQ(101 * MiB, d->aGroup[0].bytes);
+    ASSERT_EQ(1 * MiB, d->aGroup[0].largest.bytes);
+    ASSERT_STREQ("model.py:100 in layer", t->aSite[d->aGroup[0].site].zSite);
+    ASSERT_EQ(1, d->aGroup[1].count);
+    ASSERT_EQ(40 * MiB, d->aGroup[1].bytes);
+    ASSERT_STREQ("model.py:139 in layer", t->aSite[d->aGroup[1].site].zSite);
+    ASSERT_EQ(10 * MiB, d->aGroup[31].bytes); /* 40, 39, ..., 10 MiB after site 0 */
+    ASSERT_EQ(1, t->nPhase);
+    ASSERT_EQ(8, t->aPhase[0].nGroup);
+    ASSERT_EQ(101, t->aPhase[0].aGroup[0].count);
+    ASSERT_EQ(34 * MiB, t->aPhase[0].aGroup[7].bytes);
+    char z[600];
+    vt__fmt_group(t, &d->aGroup[0], z, sizeof z);
+    ASSERT_STREQ("101 allocations, 101 MiB from model.py:100 in layer (device), largest 1.00 MiB", z);
+    vt__fmt_group(t, &d->aGroup[1], z, sizeof z);
+    ASSERT_STREQ("1 allocation, 40.0 MiB from model.py:139 in layer (device)", z);
+    vt__result_free(&r);
+    tg_cleanup();
+}
+
+VT_TEST_LIST(T(huge_allocations) T(wide_timestamps_and_incomplete_records) T(vmm_managed_pool_sample_shapes) T(pairing_reuse_unknown_double) T(timeline_peak_and_live_at_peak) T(pool_reserved_tracked)
+                 T(peak_groups_many_sites))

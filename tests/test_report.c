@@ -66,7 +66,7 @@ TEST(text_leads_with_worst)
     ASSERT(zOom && zLeak && zOom < zLeak);
     ASSERT_CONTAINS(z, "(real demand)");
     ASSERT_CONTAINS(z, "allocation sites (by peak live bytes)");
-    ASSERT_CONTAINS(z, "live at peak: 3.00 GiB from train<&>.py:9 in main");
+    ASSERT_CONTAINS(z, "live at peak: 1 allocation, 3.00 GiB from train<&>.py:9 in main (device)\n");
     /* every line fits a terminal */
     for (char *p = z, *q; (q = strchr(p, '\n')); p = q + 1) ASSERT((q - p) <= 100);
     free(z);
@@ -88,6 +88,12 @@ TEST(json_valid_versioned)
     ASSERT_CONTAINS(z, "\"name\": \"Test \\\"GPU\\\" <1>\"");
     ASSERT_CONTAINS(z, "\"summary\": {\"traces\": 2, \"findings\": 6, \"high\": 4, \"medium\": 2");
     ASSERT_CONTAINS(z, "\"sites\": [");
+    /* what was live at the OOM and at the device peak, by site and kind, next to the allocations */
+    ASSERT_CONTAINS(z, "\"live_groups\": [{\"count\": 1, \"bytes\": 3221225472, \"site\": \"train<&>.py:9 in main\", "
+                       "\"stack_id\": 1, \"mem_kind\": 3, \"largest\": {\"address\": 4294967296, \"bytes\": 3221225472, "
+                       "\"alloc_ts\": 2000000, \"last_use_ts\": null}}, {\"count\": 1, \"bytes\": 67108864, \"site\": \"site "
+                       "not recorded (allocations of 64.0 MiB)\", \"stack_id\": null, \"mem_kind\": 3, ");
+    ASSERT_CONTAINS(z, "\"live_at_peak_groups\": [{\"count\": 1, \"bytes\": 3221225472, ");
     ASSERT_CONTAINS(z, "\"max_device_peak_bytes\": 3288334336, \"min_device_peak_bytes\": 3288334336}");
     ASSERT(!tg_json_valid("{\"a\": [1, 2,]}"));
     free(z);
@@ -128,6 +134,8 @@ TEST(markdown_tables)
     ASSERT_CONTAINS(z, "# vramtrace analysis");
     ASSERT_CONTAINS(z, "| 1 | high | oom | 1234 |");
     ASSERT_CONTAINS(z, "| eval | evaluation |");
+    ASSERT_CONTAINS(z, "| 3.06 GiB | 59.0 ms | 1 allocation, 3.00 GiB from train<&>.py:9 in main (device); 1 allocation, "
+                       "64.0 MiB from site not recorded (allocations of 64.0 MiB) (device) |");
     ASSERT_CONTAINS(z, "- **fix**: ");
     ASSERT_CONTAINS(z, "## All processes");
     ASSERT_CONTAINS(z, "| 1234 | - | 3.06 GiB | 3 | high |");
