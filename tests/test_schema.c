@@ -124,6 +124,33 @@ TEST(impossible_stored_times_read_null)
     sqlite3_close(db);
 }
 
+TEST(stored_time_base)
+{
+    static const char *const azT[] = {"memory_event", "kernel", "buffer_use"};
+    sqlite3 *db = open_mem();
+    int64_t base = 0;
+    ASSERT_EQ(SQLITE_OK, vt__schema_create_at(db, 1763750000123456789LL, NULL));
+    ASSERT_EQ(1, vt__schema_time_base(db, azT, 3, &base));
+    ASSERT_EQ(1763750000123456789LL, base);
+    /* a base in meta that the DDL does not hold: the stored times cannot be trusted */
+    ASSERT_EQ(SQLITE_OK, vt__meta_set(db, "time_base_ns", "5"));
+    ASSERT_EQ(0, vt__schema_time_base(db, azT, 3, &base));
+    ASSERT_EQ(SQLITE_OK, vt__meta_set(db, "time_base_ns", "17x"));
+    ASSERT_EQ(0, vt__schema_time_base(db, azT, 3, &base));
+    sqlite3_close(db);
+
+    /* a table altered by hand, and a version-1 trace (no time base) */
+    db = open_mem();
+    ASSERT_EQ(SQLITE_OK, vt__schema_create_at(db, -5, NULL));
+    ASSERT_EQ(1, vt__schema_time_base(db, azT, 3, &base));
+    ASSERT_EQ(-5, base);
+    ASSERT_EQ(SQLITE_OK, sqlite3_exec(db, "ALTER TABLE kernel ADD COLUMN note TEXT", NULL, NULL, NULL));
+    ASSERT_EQ(0, vt__schema_time_base(db, azT, 3, &base));
+    ASSERT_EQ(SQLITE_OK, sqlite3_exec(db, "DELETE FROM meta WHERE key = 'time_base_ns'", NULL, NULL, NULL));
+    ASSERT_EQ(0, vt__schema_time_base(db, azT, 3, &base));
+    sqlite3_close(db);
+}
+
 TEST(older_version_accepted)
 {
     sqlite3 *db = open_mem();
@@ -188,5 +215,5 @@ TEST(not_sqlite)
 }
 
 VT_TEST_LIST(T(create_and_check) T(enum_api_rows) T(memory_timeline_view) T(time_base_round_trip)
-                 T(impossible_stored_times_read_null) T(older_version_accepted) T(foreign_database)
+                 T(impossible_stored_times_read_null) T(stored_time_base) T(older_version_accepted) T(foreign_database)
                  T(newer_version) T(missing_table) T(not_sqlite))

@@ -1,7 +1,9 @@
 /* Trace schema creation, version stamping and validation, shared by the tracer and the analyzer. */
 #include "schema.h"
 
+#include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* Insert one enum_api row per VT_API_LIST entry. */
@@ -157,6 +159,47 @@ enum vt_schema_status vt__schema_check(sqlite3 *db, int *pVersion, char *zMsg, s
         }
     }
     return VT_SCHEMA_OK;
+}
+
+int vt__schema_time_base(sqlite3 *db, const char *const *azTable, int nTable, int64_t *pBase)
+{
+    char zVal[32], *zEnd = NULL, *zDdl = NULL;
+    sqlite3_stmt *pStmt = NULL;
+    long long base;
+    int rc, bSame = 1;
+    *pBase = 0;
+    rc = vt__meta_get(db, "time_base_ns", zVal, sizeof zVal);
+    if (rc != 1) return rc; /* absent (version 1) or unreadable */
+    errno = 0;
+    base = strtoll(zVal, &zEnd, 10);
+    if (!zVal[0] || *zEnd || errno) return 0;
+    zDdl = schema_ddl((int64_t)base);
+    if (!zDdl) return -1;
+    if (sqlite3_prepare_v2(db, "SELECT sql FROM sqlite_schema WHERE type = 'table' AND name = ?", -1, &pStmt,
+                           NULL) != SQLITE_OK) {
+        sqlite3_free(zDdl);
+        return -1;
+    }
+    for (int i = 0; bSame && i < nTable; i++) {
+        /* the table's CREATE statement as the schema makes it: from "CREATE TABLE name(" to ";" */
+        char zHead[64];
+        const char *zWant, *zStop;
+        const unsigned char *zHave;
+        snprintf(zHead, sizeof zHead, "CREATE TABLE %s(", azTable[i]);
+        zWant = strstr(zDdl, zHead);
+        zStop = zWant ? strchr(zWant, ';') : NULL;
+        sqlite3_bind_text(pStmt, 1, azTable[i], -1, SQLITE_STATIC);
+        rc = sqlite3_step(pStmt);
+        zHave = rc == SQLITE_ROW ? sqlite3_column_text(pStmt, 0) : NULL;
+        bSame = zStop && zHave && strlen((const char *)zHave) == (size_t)(zStop - zWant) &&
+                !memcmp(zHave, zWant, (size_t)(zStop - zWant));
+        if (rc != SQLITE_ROW && rc != SQLITE_DONE) bSame = -1;
+        sqlite3_reset(pStmt);
+    }
+    sqlite3_finalize(pStmt);
+    sqlite3_free(zDdl);
+    if (bSame == 1) *pBase = (int64_t)base;
+    return bSame;
 }
 
 int vt__schema_index(sqlite3 *db)
