@@ -12,22 +12,22 @@
 #define TXT(i) (1u << (i))
 
 const struct vt__table_spec vt__aTable[VT_T__COUNT] = {
-    [VT_T_STRING] = {"string", "INSERT INTO string(id, value) VALUES(?1,?2)", 2, TXT(1)},
+    [VT_T_STRING] = {"string", "INSERT INTO string(id, value) VALUES(?1,?2)", 2, TXT(1), 0, 0},
     [VT_T_DEVICE] = {"device",
                      "INSERT OR IGNORE INTO device(id, name, uuid, total_bytes, cc_major, cc_minor,"
                      " sm_count, pci_bus, pci_device, global_memory_bandwidth_kbps)"
                      " VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10)",
-                     10, TXT(1) | TXT(2)},
+                     10, TXT(1) | TXT(2), 0, 0},
     [VT_T_DEVICE_HOST] = {"device",
                           "INSERT OR REPLACE INTO device(id, name, uuid, total_bytes, cc_major,"
                           " cc_minor, sm_count, pci_bus, pci_device, global_memory_bandwidth_kbps)"
                           " VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10)",
-                          10, TXT(1) | TXT(2)},
-    [VT_T_STACK] = {"stack", "INSERT OR IGNORE INTO stack(id, hash, depth) VALUES(?1,?2,?3)", 3, 0},
+                          10, TXT(1) | TXT(2), 0, 0},
+    [VT_T_STACK] = {"stack", "INSERT OR IGNORE INTO stack(id, hash, depth) VALUES(?1,?2,?3)", 3, 0, 0, 0},
     [VT_T_FRAME] = {"frame",
                     "INSERT OR IGNORE INTO frame(stack_id, idx, kind, pc, function_id, file_id, line,"
                     " module_id) VALUES(?1,?2,?3,?4,?5,?6,?7,?8)",
-                    8, 0},
+                    8, 0, 0, 0},
     [VT_T_API_CALL] = {"api_call",
                        "INSERT INTO api_call(api, correlation, t, dur, thread, device, status,"
                        " bytes, ptr, src, dst, stream, stack_id)"
@@ -86,7 +86,7 @@ const struct vt__table_spec vt__aTable[VT_T__COUNT] = {
                        " VALUES(?1,?2,?3,?4,?5,?6,?7)",
                        7, TXT(0) | TXT(1), 3, 4},
     [VT_T_META] = {"meta", "INSERT OR REPLACE INTO meta(key, value) VALUES(?1,?2)", 2,
-                   TXT(0) | TXT(1)},
+                   TXT(0) | TXT(1), 0, 0},
 };
 
 /* What the correlation join keeps of an API call. */
