@@ -157,6 +157,8 @@ struct vt_finding {
     int trace;              /* index of the trace (process) */
 };
 
+#define VT_SCAN_N 5 /* the large event tables vt__scan reads (load.c: S_*) */
+
 /* Everything known about one trace (one process) after analysis. */
 struct vt_trace {
     const char *zPath;
@@ -179,8 +181,11 @@ struct vt_trace {
     int bSegKnown;          /* nDevAlloc and nSegmentLike counted */
     int mGuarded;           /* bit k: large table k holds impossible rows (load.c: S_*) */
     int bXferDone;          /* the transfer pass was made during vt__scan */
-    int bKerBounds;         /* kerT0/kerT1 hold min(start)/max(end) of the complete kernels (-1 none) */
-    int64_t kerT0, kerT1;
+    int mScanned;           /* bit k: the pass judged every row of large table k (no real number): the facts below hold */
+    int mScanAny;           /* bit k: table k holds a kernel use (buffer_use) or an address (memcpy, memset) */
+    /* per large table, of its possible rows (-1 none): min/max of the memory events' times over 0, min(start)
+     * and max(end) of the kernels, copies and memsets with start > 0 AND end >= start */
+    int64_t aScanT0[VT_SCAN_N], aScanT1[VT_SCAN_N];
     /* devices (index 0.. nDev-1); pinned host memory is the entry with id -1 */
     struct vt_device *aDev;
     int nDev;

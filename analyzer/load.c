@@ -29,6 +29,8 @@ static int query2(sqlite3 *db, const char *zSql, int64_t *pA, int64_t *pB)
 /* The large event tables vt__scan reads, and what each pass computes besides the count. */
 /* kernels last: the transfer pass they feed reads the copies in the order their own pass found */
 enum { S_MEM = 0, S_USE, S_COPY, S_SET, S_KER, S_N };
+_Static_assert(S_N == VT_SCAN_N, "vt_trace's per-table arrays");
+#define M_ANY (1 << S_USE | 1 << S_COPY | 1 << S_SET) /* the tables of vt_trace.mScanAny */
 /* The guard's checks (trace_open.c, aGuard): times, sizes, addresses, each maybe nullable. */
 enum { G_TS, G_TSN, G_SZ, G_SZN, G_AD, G_ADN };
 static const struct {
@@ -176,7 +178,9 @@ struct scan {
     int64_t nPush, maxTs;   /* entries ever put in the ring (the newest is the running maximum) */
     int64_t tsDropped;      /* time of the last entry dropped from the full ring (INT64_MIN: none) */
     int bIrregular;         /* a value only SQL can judge exactly (a real number): SQL decides instead */
-    int64_t nHidden, nDev, nSeg, k0, k1;
+    int64_t nHidden, nDev, nSeg;
+    int64_t t0, t1;         /* time bounds of the rows vt__load's bounds take (-1: none yet) */
+    int bAny;               /* a row vt__load's EXISTS looks for: a kernel use, a copy or memset address */
     struct vt_xfer_run *pXfer; /* kernels: the transfer pass fed while they come in start order */
     int rcXfer;
 };
@@ -270,6 +274,10 @@ static void scan_row(sqlite3_context *ctx, int argc, sqlite3_value **argv)
     ts = sqlite3_value_int64(argv[0]); /* an integer: it passed its check */
     switch (s->k) {
     case S_MEM:
+        if (ts > 0) { /* zero times are placeholders of incomplete records */
+            if (s->t0 < 0 || ts < s->t0) s->t0 = ts;
+            if (ts > s->t1) s->t1 = ts;
+        }
         x = arg_int(s, argv[6]); /* op */
         y = arg_int(s, argv[7]); /* mem_kind */
         if (x != 1 && x != 2 && x != 5 && x != 6) return;
@@ -280,18 +288,29 @@ static void scan_row(sqlite3_context *ctx, int argc, sqlite3_value **argv)
         }
         break;
     case S_USE:
-        if (arg_int(s, argv[2]) != 0 || sqlite3_value_type(argv[0]) == SQLITE_NULL) return;
+        if (arg_int(s, argv[2]) != 0) return;
+        s->bAny = 1;
+        if (sqlite3_value_type(argv[0]) == SQLITE_NULL) return;
         break;
+    case S_COPY:
+    case S_SET:
     case S_KER:
-        x = sqlite3_value_int64(argv[1]);
+        x = sqlite3_value_int64(argv[1]); /* end: an integer too */
         if (ts > 0 && x >= ts) {
-            if (s->k0 < 0 || ts < s->k0) s->k0 = ts;
-            if (s->k1 < 0 || x > s->k1) s->k1 = x;
+            if (s->t0 < 0 || ts < s->t0) s->t0 = ts;
+            if (x > s->t1) s->t1 = x;
+        }
+        if (s->k == S_COPY) {
+            s->bAny |= sqlite3_value_type(argv[3]) != SQLITE_NULL || sqlite3_value_type(argv[4]) != SQLITE_NULL;
+            break;
+        }
+        if (s->k == S_SET) {
+            s->bAny |= sqlite3_value_type(argv[3]) != SQLITE_NULL;
+            break;
         }
         order_row(s, ts);
         if (s->bOrdered && s->pXfer && s->rcXfer == SQLITE_OK) s->rcXfer = vt__xfer_kernel(s->pXfer, ts, x);
         return;
-    default: break;
     }
     order_row(s, ts);
 }
@@ -315,7 +334,7 @@ static int scan_table(struct vt_trace *t, int k, struct scan *s)
     s->bOrdered = 1;
     s->tsDropped = s->maxTs = INT64_MIN;
     s->aPt = malloc(sizeof *s->aPt * RING); /* its pages are touched only as far as it fills */
-    s->k0 = s->k1 = -1;
+    s->t0 = s->t1 = -1;
     if (!zSql || !s->aPt) {
         free(zSql);
         free(s->aPt);
@@ -344,6 +363,10 @@ static int scan_table(struct vt_trace *t, int k, struct scan *s)
         rc = vt__trace_guard_count(t->db, aScan[k].zTable, &s->nHidden);
     }
     if (rc == SQLITE_OK) {
+        if (!s->bIrregular) t->mScanned |= 1 << k;
+        t->aScanT0[k] = s->t0;
+        t->aScanT1[k] = s->t1;
+        t->mScanAny |= s->bAny << k;
         switch (k) {
         case S_MEM:
             t->wMem = s->w;
@@ -352,12 +375,7 @@ static int scan_table(struct vt_trace *t, int k, struct scan *s)
             t->nSegmentLike = s->nSeg;
             break;
         case S_USE: t->wUse = s->w; break;
-        case S_KER:
-            t->wKer = s->w;
-            t->bKerBounds = !s->bIrregular;
-            t->kerT0 = s->k0;
-            t->kerT1 = s->k1;
-            break;
+        case S_KER: t->wKer = s->w; break;
         case S_COPY: t->wCopy = s->w; break;
         default: t->wSet = s->w; break;
         }
@@ -375,7 +393,7 @@ int vt__scan(struct vt_trace *t, int64_t *pnHidden)
     int rc = sqlite3_create_function(t->db, "vt_scan_row", -1, SQLITE_UTF8 | SQLITE_DIRECTONLY, &s, scan_row, NULL,
                                      NULL);
     *pnHidden = 0;
-    t->mGuarded = 0;
+    t->mGuarded = t->mScanned = t->mScanAny = 0;
     /* a table without impossible rows needs no view: its readers read it as it is */
     for (int k = 0; rc == SQLITE_OK && k < S_N; k++) {
         rc = scan_table(t, k, &s);
@@ -583,25 +601,29 @@ int vt__load(struct vt_trace *t, const struct vt_opts *o)
     sqlite3_finalize(pStmt);
     pStmt = NULL;
 
-    /* time bounds over every timed table */
+    /* time bounds over every timed table; the large ones from vt__scan unless it left a table to SQL */
     t->t0 = INT64_MAX;
     t->t1 = INT64_MIN;
     {
         /* zero times are placeholders of incomplete records (a forced flush): not the trace's start */
-        static const char *azSql[] = {
-            /* two subqueries: each min/max alone is one index lookup, together they scan */
-            "SELECT (SELECT min(ts) FROM memory_event WHERE ts > 0), (SELECT max(ts) FROM memory_event WHERE ts > 0)",
-            "SELECT min(start), max(end) FROM kernel WHERE start > 0 AND end >= start",
-            "SELECT min(start), max(end) FROM memcpy WHERE start > 0 AND end >= start",
-            "SELECT min(start), max(end) FROM memset WHERE start > 0 AND end >= start",
-            "SELECT min(ts), max(ts) FROM oom_event WHERE ts > 0",
-            "SELECT min(start), max(coalesce(end, start)) FROM nvtx_range WHERE start > 0"};
-        for (size_t k = 0; rc == SQLITE_OK && k < sizeof azSql / sizeof azSql[0]; k++) {
-            if (k == 1 && t->bKerBounds) { /* found by vt__scan */
-                a = t->kerT0;
-                b = t->kerT1;
+        static const struct {
+            int k;                 /* S_* of a table vt__scan reads, -1 for a small table */
+            const char *zSql;
+        } aBound[] = {
+            /* two subqueries: each min/max alone is one index lookup where the index exists */
+            {S_MEM, "SELECT (SELECT min(ts) FROM memory_event WHERE ts > 0), (SELECT max(ts) FROM memory_event WHERE ts > 0)"},
+            {S_KER, "SELECT min(start), max(end) FROM kernel WHERE start > 0 AND end >= start"},
+            {S_COPY, "SELECT min(start), max(end) FROM memcpy WHERE start > 0 AND end >= start"},
+            {S_SET, "SELECT min(start), max(end) FROM memset WHERE start > 0 AND end >= start"},
+            {-1, "SELECT min(ts), max(ts) FROM oom_event WHERE ts > 0"},
+            {-1, "SELECT min(start), max(coalesce(end, start)) FROM nvtx_range WHERE start > 0"}};
+        for (size_t i = 0; rc == SQLITE_OK && i < sizeof aBound / sizeof aBound[0]; i++) {
+            int k = aBound[i].k;
+            if (k >= 0 && (t->mScanned >> k & 1)) {
+                a = t->aScanT0[k];
+                b = t->aScanT1[k];
             } else {
-                rc = query2(db, azSql[k], &a, &b);
+                rc = query2(db, aBound[i].zSql, &a, &b);
             }
             if (a >= 0 && a < t->t0) t->t0 = a;
             if (b >= 0 && b > t->t1) t->t1 = b;
@@ -617,12 +639,16 @@ int vt__load(struct vt_trace *t, const struct vt_opts *o)
                     "SELECT count(*), sum(bytes = 2097152 OR (bytes >= 10485760 AND bytes % 2097152 = 0))"
                     " FROM memory_event WHERE op IN (1, 5) AND mem_kind IN (0, 3)",
                     &t->nDevAlloc, &t->nSegmentLike);
-    if (rc == SQLITE_OK)
+    if (rc == SQLITE_OK && (t->mScanned & M_ANY) == M_ANY) { /* found by vt__scan */
+        a = t->mScanAny >> S_USE & 1;
+        b = (t->mScanAny & (M_ANY & ~(1 << S_USE))) != 0;
+    } else if (rc == SQLITE_OK) {
         /* existence only: EXISTS stops at the first row instead of counting whole tables */
         rc = query2(db, "SELECT EXISTS(SELECT 1 FROM buffer_use WHERE kind = 0),"
                         " EXISTS(SELECT 1 FROM memcpy WHERE src IS NOT NULL OR dst IS NOT NULL)"
                         " OR EXISTS(SELECT 1 FROM memset WHERE dst IS NOT NULL)",
                     &a, &b);
+    }
     if (rc != SQLITE_OK) {
         vt__errorf("%s: cannot read trace: %s", t->zPath, sqlite3_errstr(rc));
         return rc == SQLITE_CORRUPT || rc == SQLITE_NOTADB ? VT_EXIT_CORRUPT : VT_EXIT_INTERNAL;

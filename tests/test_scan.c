@@ -110,7 +110,8 @@ TEST(rowid_order_and_time_order_agree)
     check_build(&a);
     ASSERT(a.aTrace[0].wMem == 0 && a.aTrace[0].wUse == 0 && a.aTrace[0].wKer == 0);
     ASSERT(a.aTrace[0].wCopy == 0 && a.aTrace[0].wSet == 0 && a.aTrace[0].bXferDone);
-    ASSERT(a.aTrace[0].bKerBounds && a.aTrace[0].bSegKnown);
+    ASSERT(a.aTrace[0].mScanned == 0x1f && a.aTrace[0].bSegKnown);
+    ASSERT_EQ(0x0e, a.aTrace[0].mScanAny); /* kernel uses, copy and memset addresses */
     ASSERT_EQ(0, a.aTrace[0].mGuarded);
 
     reverse_tables(zPath);
@@ -154,10 +155,20 @@ TEST(impossible_rows_counted_like_the_guard)
                 "INSERT INTO kernel(start, end) VALUES (5, 'soon'), (96000000, 96000001);"
                 "INSERT INTO memcpy(start, end, copy_kind, src_kind, dst_kind, bytes, src) VALUES"
                 " (96000000, 96000001, 1, 1, 3, 1024, X'00');"        /* blob address */
-                "INSERT INTO memset(start, end, bytes, dst) VALUES (96000000, 96000001, 1125899906842625, 1);");
-    ASSERT_EQ(8, guard_count(zPath));
+                "INSERT INTO memset(start, end, bytes, dst) VALUES (96000000, 96000001, 1125899906842625, 1);"
+                /* possible rows outside the time bounds: a zero time is a placeholder, a copy ending
+                 * before it starts is incomplete; the hidden rows' times count neither */
+                "INSERT INTO memory_event(ts, op, mem_kind, address, bytes, device) VALUES (0, 3, 3, 4096, 1024, 0);"
+                "INSERT INTO memcpy(start, end, copy_kind, src_kind, dst_kind, bytes) VALUES"
+                " (97000000, 96500000, 1, 1, 3, 1024);"
+                "INSERT INTO memset(start, end, bytes, value) VALUES (0, 99000000, 16, 0);"
+                "INSERT INTO kernel(start, end) VALUES (98000000, 'later');");
+    ASSERT_EQ(9, guard_count(zPath));
     run(zPath, &r);
-    ASSERT_EQ(8, hidden_note(&r.aTrace[0]));
+    ASSERT_EQ(9, hidden_note(&r.aTrace[0]));
+    ASSERT_EQ(0x1f, r.aTrace[0].mScanned);
+    ASSERT_EQ(1 * MS, r.aTrace[0].t0);
+    ASSERT_EQ(96000001, r.aTrace[0].t1); /* the 1 ns kernel */
     /* the freed buffer whose free row is hidden stays live */
     ASSERT_EQ(10, r.aTrace[0].nAlloc);
     ASSERT_EQ(8, r.aTrace[0].nFree);
@@ -168,9 +179,11 @@ TEST(impossible_rows_counted_like_the_guard)
     vt__result_free(&r);
 
     reverse_tables(zPath);
-    ASSERT_EQ(8, guard_count(zPath));
+    ASSERT_EQ(9, guard_count(zPath));
     run(zPath, &r);
-    ASSERT_EQ(8, hidden_note(&r.aTrace[0]));
+    ASSERT_EQ(9, hidden_note(&r.aTrace[0]));
+    ASSERT_EQ(1 * MS, r.aTrace[0].t0);
+    ASSERT_EQ(96000001, r.aTrace[0].t1);
     ASSERT_EQ(8, r.aTrace[0].nFree);
     ASSERT_EQ(10, r.aTrace[0].nKernelUse);
     ASSERT(r.aTrace[0].wMem > 0 && !r.aTrace[0].bXferDone);
@@ -191,7 +204,7 @@ TEST(real_numbers_fall_back_to_sql)
     run(zPath, &r);
     ASSERT_EQ(1, hidden_note(&r.aTrace[0]));
     ASSERT(r.aTrace[0].wMem == -1 && !r.aTrace[0].bSegKnown);
-    ASSERT(r.aTrace[0].wKer == -1 && !r.aTrace[0].bKerBounds && !r.aTrace[0].bXferDone);
+    ASSERT(r.aTrace[0].wKer == -1 && r.aTrace[0].mScanned == 0x0e && !r.aTrace[0].bXferDone);
     ASSERT(r.aTrace[0].wUse == 0);
     ASSERT_EQ(10, r.aTrace[0].nAlloc);
     ASSERT_EQ(9, r.aTrace[0].nFree);
