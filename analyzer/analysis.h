@@ -244,8 +244,7 @@ void vt__result_free(struct vt_result *r);
 /* load.c: hide impossible rows (vt__trace_guard's views) and count them into *pnHidden, reading each
  * large event table once in rowid order for the facts vt__load and the replay need */
 int vt__scan(struct vt_trace *t, int64_t *pnHidden);
-/* load.c: SQL reading zTable in time order, by rowid (then with the rowid as an extra last column) when
- * w >= 0 (see vt__scan); malloc'd, NULL on OOM */
+/* load.c: SQL reading zTable in time order, by rowid when w >= 0 (see vt__scan); malloc'd, NULL on OOM */
 char *vt__ordered_sql(const struct vt_trace *t, int w, const char *zCols, const char *zTable, const char *zFilter,
                       const char *zOrder);
 /*
@@ -268,8 +267,9 @@ struct vt_rows {
     int64_t ts;               /* its time (column 0) */
     const struct vt_row *pRow; /* it, when w > 0 (else read from pStmt) */
     struct vt_row *aSlot;     /* w + 1 row slots */
-    struct vt_rows_ent { int64_t ts, rowid; int slot; } *aHeap;
+    struct vt_rows_ent { int64_t ts, seq; int slot; } *aHeap; /* seq: rows read before it */
     int nHeap, *aFree, nFree, lastSlot, bEof;
+    int64_t nRead;
 };
 int vt__rows_open(struct vt_rows *c, sqlite3 *db, const char *zSql, int nCol, int w); /* SQLite code */
 int vt__rows_next(struct vt_rows *c);  /* step to the next row in time order (c->bRow); SQLite code */

@@ -50,9 +50,9 @@ static const struct {
 /*
  * SQL reading zCols of zTable's rows that pass zFilter ("1" for all) in time order: in
  * rowid order straight from the table when w >= 0 says rowid order is that time order
- * within a reorder window w (no index lookups, no sort; when w > 0 the rowid follows
- * zCols for the reader's heap), under the guard's condition only when vt__scan found impossible rows
- * there; else through the guard's view (if any) ordered by zOrder.
+ * within a reorder window w (no index lookups, no sort), under the guard's condition only
+ * when vt__scan found impossible rows there; else through the guard's view (if any)
+ * ordered by zOrder.
  * Returns a malloc'd string, NULL when out of memory.
  */
 char *vt__ordered_sql(const struct vt_trace *t, int w, const char *zCols, const char *zTable, const char *zFilter,
@@ -63,57 +63,95 @@ char *vt__ordered_sql(const struct vt_trace *t, int w, const char *zCols, const 
         if (!strcmp(aScan[k].zTable, zTable)) bGuard = (t->mGuarded >> k) & 1;
     if (w >= 0)
         /* NOT INDEXED: a range on the time column would otherwise pick its index, then sort */
-        return vt__strdupf("SELECT %s%s FROM main.\"%s\" NOT INDEXED WHERE (%s) AND (%s) ORDER BY rowid", zCols,
-                           w > 0 ? ", rowid" : "", zTable,
+        return vt__strdupf("SELECT %s FROM main.\"%s\" NOT INDEXED WHERE (%s) AND (%s) ORDER BY rowid", zCols, zTable,
                            bGuard && vt__trace_guard_where(zTable) ? vt__trace_guard_where(zTable) : "1", zFilter);
     return vt__strdupf("SELECT %s FROM \"%s\" WHERE %s ORDER BY %s", zCols, zTable, zFilter, zOrder);
 }
 
-/* Is heap entry a before b in (time, rowid) order? */
+/* Is heap entry a before b in (time, rowid) order (sequence numbers follow the rowids)? Branch-free: which
+ * child is less is a coin toss in a heap. */
 static int ent_less(const struct vt_rows_ent *a, const struct vt_rows_ent *b)
 {
-    return a->ts < b->ts || (a->ts == b->ts && a->rowid < b->rowid);
+    return (a->ts < b->ts) | ((a->ts == b->ts) & (a->seq < b->seq));
 }
 
-/* Read the statement's row into a free slot and push it on the heap (room is there). */
-static void rows_push(struct vt_rows *c)
+/* Read the statement's row into a free slot; its heap entry in *pe. */
+static void rows_read(struct vt_rows *c, struct vt_rows_ent *pe)
 {
-    int slot = c->aFree[--c->nFree], i = c->nHeap++;
+    int slot = c->aFree[--c->nFree];
     struct vt_row *r = &c->aSlot[slot];
-    struct vt_rows_ent e;
     r->mNull = 0;
     for (int k = 0; k < c->nCol; k++) {
-        r->a[k] = sqlite3_column_int64(c->pStmt, k);
-        if (sqlite3_column_type(c->pStmt, k) == SQLITE_NULL) r->mNull |= 1u << k;
+        int64_t v = sqlite3_column_int64(c->pStmt, k);
+        r->a[k] = v;
+        /* NULL reads as 0: only a 0 may be NULL */
+        if (v == 0 && sqlite3_column_type(c->pStmt, k) == SQLITE_NULL) r->mNull |= 1u << k;
     }
-    e.ts = r->a[0];
-    e.rowid = sqlite3_column_int64(c->pStmt, c->nCol);
-    e.slot = slot;
-    while (i > 0 && ent_less(&e, &c->aHeap[(i - 1) / 2])) { /* sift up */
+    pe->ts = r->a[0];
+    pe->seq = c->nRead++; /* rows come in rowid order */
+    pe->slot = slot;
+}
+
+/* Make entry e the current row. */
+static void rows_hand_out(struct vt_rows *c, const struct vt_rows_ent *e)
+{
+    c->lastSlot = e->slot;
+    c->pRow = &c->aSlot[e->slot];
+    c->ts = e->ts;
+    c->bRow = 1;
+}
+
+/* Put entry e in the heap's hole at i and sift it up. */
+static void rows_sift_up(struct vt_rows *c, int i, const struct vt_rows_ent *e)
+{
+    while (i > 0 && ent_less(e, &c->aHeap[(i - 1) / 2])) {
         c->aHeap[i] = c->aHeap[(i - 1) / 2];
         i = (i - 1) / 2;
     }
-    c->aHeap[i] = e;
+    c->aHeap[i] = *e;
 }
 
-/* Pop the heap's least row into the current row. */
-static void rows_pop(struct vt_rows *c)
+/* Move the hole at the heap's root down to a leaf along the lesser children; returns its place. */
+static int rows_hole_down(struct vt_rows *c)
 {
-    struct vt_rows_ent top = c->aHeap[0], e = c->aHeap[--c->nHeap];
+    struct vt_rows_ent *a = c->aHeap;
     int i = 0, n = c->nHeap;
-    for (;;) { /* sift the last entry down from the root */
+    while (2 * i + 2 < n) { /* two children */
         int j = 2 * i + 1;
-        if (j >= n) break;
-        if (j + 1 < n && ent_less(&c->aHeap[j + 1], &c->aHeap[j])) j++;
-        if (!ent_less(&c->aHeap[j], &e)) break;
-        c->aHeap[i] = c->aHeap[j];
+        j += ent_less(&a[j + 1], &a[j]);
+        a[i] = a[j];
         i = j;
     }
-    if (n > 0) c->aHeap[i] = e;
-    c->lastSlot = top.slot;
-    c->pRow = &c->aSlot[top.slot];
-    c->ts = top.ts;
-    c->bRow = 1;
+    if (2 * i + 1 < n) { /* one */
+        a[i] = a[2 * i + 1];
+        i = 2 * i + 1;
+    }
+    return i;
+}
+
+/* Pop the heap's least row into the current row (the heap is not empty). */
+static void rows_pop(struct vt_rows *c)
+{
+    struct vt_rows_ent top = c->aHeap[0];
+    int i = rows_hole_down(c);
+    /* the last entry fills the hole (a leaf: it sifts up little) */
+    if (--c->nHeap > i) rows_sift_up(c, i, &c->aHeap[c->nHeap]);
+    rows_hand_out(c, &top);
+}
+
+/* Read the statement's row and hand out the least of it and the heap's rows (the heap's least
+ * goes, the new row takes its place): one pass down the heap instead of a push and a pop. */
+static void rows_push_pop(struct vt_rows *c)
+{
+    struct vt_rows_ent e, top;
+    rows_read(c, &e);
+    if (c->nHeap == 0 || !ent_less(&c->aHeap[0], &e)) { /* before every row held: straight out */
+        rows_hand_out(c, &e);
+        return;
+    }
+    top = c->aHeap[0];
+    rows_sift_up(c, rows_hole_down(c), &e); /* a later row, as most are: it sifts up little */
+    rows_hand_out(c, &top);
 }
 
 /* Prepare zSql (NULL: out of memory) for reading with window w (analysis.h); SQLite code. */
@@ -136,7 +174,7 @@ int vt__rows_open(struct vt_rows *c, sqlite3 *db, const char *zSql, int nCol, in
     return rc;
 }
 
-/* The next row in (time, rowid) order: refill the heap to w + 1 rows, pop its least; SQLite code. */
+/* The next row in (time, rowid) order: fill the heap to w rows, read one more, hand out the least; SQLite code. */
 int vt__rows_next(struct vt_rows *c)
 {
     int rc = SQLITE_OK;
@@ -149,11 +187,26 @@ int vt__rows_next(struct vt_rows *c)
     if (c->lastSlot >= 0) c->aFree[c->nFree++] = c->lastSlot; /* the row handed out last is done with */
     c->lastSlot = -1;
     c->bRow = 0;
-    while (!c->bEof && c->nHeap <= c->w) {
+    while (!c->bEof && c->nHeap < c->w) { /* fill the heap to w rows */
+        struct vt_rows_ent e;
         rc = sqlite3_step(c->pStmt);
-        if (rc == SQLITE_ROW) rows_push(c);
-        else if (rc == SQLITE_DONE) c->bEof = 1;
-        else return rc;
+        if (rc == SQLITE_DONE) {
+            c->bEof = 1;
+        } else if (rc != SQLITE_ROW) {
+            return rc;
+        } else {
+            rows_read(c, &e);
+            rows_sift_up(c, c->nHeap++, &e);
+        }
+    }
+    if (!c->bEof) { /* the (w + 1)th row: the least of the w + 1 goes */
+        rc = sqlite3_step(c->pStmt);
+        if (rc == SQLITE_ROW) {
+            rows_push_pop(c);
+            return SQLITE_OK;
+        }
+        if (rc != SQLITE_DONE) return rc;
+        c->bEof = 1;
     }
     if (c->nHeap > 0) rows_pop(c);
     return SQLITE_OK;
@@ -177,6 +230,8 @@ struct scan {
     struct pt { int64_t i, ts; } *aPt; /* ring: the rows that raised the running maximum time, last ones */
     int64_t nPush, maxTs;   /* entries ever put in the ring (the newest is the running maximum) */
     int64_t tsDropped;      /* time of the last entry dropped from the full ring (INT64_MIN: none) */
+    int64_t iFar;           /* the newest entry (counted as nPush) lying more than w rows back, as of the last
+                             * row out of order (-1: none) */
     int bIrregular;         /* a value only SQL can judge exactly (a real number): SQL decides instead */
     int64_t nHidden, nDev, nSeg;
     int64_t t0, t1;         /* time bounds of the rows vt__load's bounds take (-1: none yet) */
@@ -194,11 +249,13 @@ struct scan {
  * more rows before it that sort after it than that distance, so a heap of w + 1 rows
  * restores the order. The first such row is the first that raised the running maximum
  * above ts: the ring holds those rows (times increasing), the last RING of them (1 MiB);
- * a row older than one dropped from it lies more than VT_REORDER_CAP rows back.
+ * a row older than one dropped from it lies more than VT_REORDER_CAP rows back. w grows
+ * only when the newest ring entry lying more than w rows back (s->iFar, a cursor moving
+ * forward with the rows) has a later time: only then is the ring searched.
  */
 static void order_row(struct scan *s, int64_t ts)
 {
-    int64_t i = s->nRow++, n, lo, hi;
+    int64_t i = s->nRow++, lo, hi;
     struct pt *p;
     if (ts > s->maxTs) { /* a new maximum: the common case */
         p = &s->aPt[s->nPush & (RING - 1)];
@@ -213,15 +270,22 @@ static void order_row(struct scan *s, int64_t ts)
         s->w = -1;
         return;
     }
-    n = s->nPush < RING ? s->nPush : RING;
-    for (lo = 0, hi = n - 1; lo < hi;) { /* the first ring entry with a time over ts (the last has one) */
+    lo = s->nPush < RING ? 0 : s->nPush - RING; /* the oldest entry in the ring */
+    if (s->iFar < lo - 1) s->iFar = lo - 1;     /* dropped: no entry in the ring lies that far back */
+    while (s->iFar + 1 < s->nPush && i - s->aPt[(s->iFar + 1) & (RING - 1)].i > s->w) s->iFar++;
+    if (s->iFar < lo || s->aPt[s->iFar & (RING - 1)].ts <= ts) return; /* the first later row is within w */
+    for (hi = s->iFar; lo < hi;) { /* the first entry with a time over ts (iFar has one) */
         int64_t mid = lo + (hi - lo) / 2;
-        if (s->aPt[(s->nPush - n + mid) & (RING - 1)].ts > ts) hi = mid;
+        if (s->aPt[mid & (RING - 1)].ts > ts) hi = mid;
         else lo = mid + 1;
     }
-    p = &s->aPt[(s->nPush - n + lo) & (RING - 1)];
-    if (i - p->i > VT_REORDER_CAP) s->w = -1;
-    else if (i - p->i > s->w) s->w = (int)(i - p->i);
+    p = &s->aPt[lo & (RING - 1)];
+    if (i - p->i > VT_REORDER_CAP) {
+        s->w = -1;
+    } else {
+        s->w = (int)(i - p->i);
+        s->iFar = lo - 1; /* the entries before it lie more than the new w back */
+    }
 }
 
 /* Does one value pass guard check g (exactly as its SQL in trace_open.c)? -1: a real number, undecided here. */
@@ -333,6 +397,7 @@ static int scan_table(struct vt_trace *t, int k, struct scan *s)
     s->k = k;
     s->bOrdered = 1;
     s->tsDropped = s->maxTs = INT64_MIN;
+    s->iFar = -1;
     s->aPt = malloc(sizeof *s->aPt * RING); /* its pages are touched only as far as it fills */
     s->t0 = s->t1 = -1;
     if (!zSql || !s->aPt) {
