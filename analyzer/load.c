@@ -236,8 +236,12 @@ struct scan {
     int64_t nHidden, nDev, nSeg;
     int64_t t0, t1;         /* time bounds of the rows vt__load's bounds take (-1: none yet) */
     int bAny;               /* a row vt__load's EXISTS looks for: a kernel use, a copy or memset address */
-    struct vt_xfer_run *pXfer; /* kernels: the transfer pass fed while they come in start order */
+    struct vt_xfer_run *pXfer; /* kernels: the transfer pass, fed in start order (ker_take) */
     int rcXfer;
+    struct kent { int64_t start, end; } *aKer; /* kernels held for it, in (start, rowid) order */
+    int64_t iKer, nKer, nKerAlloc; /* the first held, how many, room */
+    int64_t lastKer;        /* start of the last kernel fed (INT64_MIN: none yet) */
+    int bKerLost;           /* a kernel sorts before one fed already: vt__transfers makes the pass */
 };
 
 #define RING VT_REORDER_CAP /* ring entries (a power of two) */
@@ -253,18 +257,26 @@ struct scan {
  * only when the newest ring entry lying more than w rows back (s->iFar, a cursor moving
  * forward with the rows) has a later time: only then is the ring searched.
  */
-static void order_row(struct scan *s, int64_t ts)
+static void order_late(struct scan *s, int64_t i, int64_t ts);
+static inline void order_row(struct scan *s, int64_t ts)
 {
-    int64_t i = s->nRow++, lo, hi;
-    struct pt *p;
+    int64_t i = s->nRow++;
     if (ts > s->maxTs) { /* a new maximum: the common case */
-        p = &s->aPt[s->nPush & (RING - 1)];
+        struct pt *p = &s->aPt[s->nPush & (RING - 1)];
         if (s->nPush++ >= RING) s->tsDropped = p->ts;
         p->i = i;
         p->ts = s->maxTs = ts;
         return;
     }
     if (ts == s->maxTs || s->w < 0) return; /* equal to the maximum: nothing before it sorts after it */
+    order_late(s, i, ts);
+}
+
+/* order_row for row i (time ts) below the running maximum. */
+static void order_late(struct scan *s, int64_t i, int64_t ts)
+{
+    int64_t lo, hi;
+    struct pt *p;
     s->bOrdered = 0;
     if (ts < s->tsDropped) { /* the first later row was dropped: over RING rows back */
         s->w = -1;
@@ -286,6 +298,81 @@ static void order_row(struct scan *s, int64_t ts)
         s->w = (int)(i - p->i);
         s->iFar = lo - 1; /* the entries before it lie more than the new w back */
     }
+}
+
+/* Kernels held back from the transfer pass beyond twice the window found so far. */
+#define KER_HOLD 1024
+
+/* Feed the first held kernel to the transfer pass (errors in s->rcXfer). */
+static void ker_feed(struct scan *s)
+{
+    const struct kent *e = &s->aKer[s->iKer++];
+    s->nKer--;
+    s->lastKer = e->start;
+    if (s->rcXfer == SQLITE_OK) s->rcXfer = vt__xfer_kernel(s->pXfer, e->start, e->end);
+}
+
+/*
+ * Take the next kernel in rowid order for the transfer pass, which needs them in (start,
+ * rowid) order: held, in that order, until more than KER_HOLD + 2w kernels (w: the window
+ * found so far) are held, then fed. Rows stored in start order pass straight through the
+ * hold; a kernel that sorts before one already fed (it lies further back than the hold
+ * reached) gives the feeding up (s->bKerLost): vt__transfers reads the kernels again.
+ * Errors in s->rcXfer.
+ */
+static void ker_hold(struct scan *s, int64_t start, int64_t end);
+static inline void ker_take(struct scan *s, int64_t start, int64_t end)
+{
+    int64_t n = s->iKer + s->nKer;
+    if (n < s->nKerAlloc && s->w >= 0 && !s->bKerLost && start >= s->lastKer &&
+        (s->nKer == 0 || s->aKer[n - 1].start <= start)) {
+        /* in order, room at the end: the common case (the hold only grows: one kernel out at most) */
+        s->aKer[n].start = start;
+        s->aKer[n].end = end;
+        if (++s->nKer > KER_HOLD + 2 * (int64_t)s->w) ker_feed(s);
+        return;
+    }
+    ker_hold(s, start, end);
+}
+
+/* ker_take for a kernel out of order or without room at the end. */
+static void ker_hold(struct scan *s, int64_t start, int64_t end)
+{
+    int64_t lo, hi;
+    if (s->bKerLost || s->rcXfer != SQLITE_OK) return;
+    if (s->w < 0 || start < s->lastKer) {
+        s->bKerLost = 1;
+        return;
+    }
+    if (s->iKer + s->nKer == s->nKerAlloc) { /* no room at the end: move to the front, or grow */
+        if (s->iKer > 0 && s->iKer >= s->nKerAlloc / 2) {
+            memmove(s->aKer, s->aKer + s->iKer, sizeof *s->aKer * (size_t)s->nKer);
+            s->iKer = 0;
+        } else {
+            int64_t nNew = s->nKerAlloc ? 2 * s->nKerAlloc : 2 * KER_HOLD;
+            struct kent *aNew = realloc(s->aKer, sizeof *aNew * (size_t)nNew);
+            if (!aNew) {
+                s->rcXfer = SQLITE_NOMEM;
+                return;
+            }
+            s->aKer = aNew;
+            s->nKerAlloc = nNew;
+        }
+    }
+    lo = hi = s->iKer + s->nKer; /* in order: at the end */
+    if (s->nKer > 0 && s->aKer[hi - 1].start > start) { /* out of order: after the held ones with start <= it */
+        lo = s->iKer;
+        while (lo < hi) {
+            int64_t mid = lo + (hi - lo) / 2;
+            if (s->aKer[mid].start > start) hi = mid;
+            else lo = mid + 1;
+        }
+        memmove(s->aKer + lo + 1, s->aKer + lo, sizeof *s->aKer * (size_t)(s->iKer + s->nKer - lo));
+    }
+    s->aKer[lo].start = start;
+    s->aKer[lo].end = end;
+    s->nKer++;
+    while (s->nKer > KER_HOLD + 2 * (int64_t)s->w) ker_feed(s);
 }
 
 /* Does one value pass guard check g (exactly as its SQL in trace_open.c)? -1: a real number, undecided here. */
@@ -373,7 +460,7 @@ static void scan_row(sqlite3_context *ctx, int argc, sqlite3_value **argv)
             break;
         }
         order_row(s, ts);
-        if (s->bOrdered && s->pXfer && s->rcXfer == SQLITE_OK) s->rcXfer = vt__xfer_kernel(s->pXfer, ts, x);
+        if (s->pXfer) ker_take(s, ts, x);
         return;
     }
     order_row(s, ts);
@@ -398,6 +485,7 @@ static int scan_table(struct vt_trace *t, int k, struct scan *s)
     s->bOrdered = 1;
     s->tsDropped = s->maxTs = INT64_MIN;
     s->iFar = -1;
+    s->lastKer = INT64_MIN;
     s->aPt = malloc(sizeof *s->aPt * RING); /* its pages are touched only as far as it fills */
     s->t0 = s->t1 = -1;
     if (!zSql || !s->aPt) {
@@ -417,10 +505,14 @@ static int scan_table(struct vt_trace *t, int k, struct scan *s)
     free(s->aPt);
     s->aPt = NULL;
     if (s->pXfer) {
-        int bDone = rc == SQLITE_OK && s->bOrdered && !s->bIrregular && s->rcXfer == SQLITE_OK;
+        int bDone;
+        while (rc == SQLITE_OK && !s->bIrregular && !s->bKerLost && s->nKer > 0) ker_feed(s);
+        bDone = rc == SQLITE_OK && !s->bIrregular && !s->bKerLost && s->rcXfer == SQLITE_OK;
         t->bXferDone = vt__xfer_end(s->pXfer, bDone) == SQLITE_OK && bDone;
         s->pXfer = NULL;
     }
+    free(s->aKer);
+    s->aKer = NULL;
     if (rc == SQLITE_OK && s->bIrregular) {
         s->nHidden = 0;
         s->bOrdered = 0;

@@ -123,7 +123,7 @@ TEST(rowid_order_and_time_order_agree)
     ASSERT_EQ(9, b.aTrace[0].wKer);
     ASSERT_EQ(9, b.aTrace[0].wCopy);
     ASSERT_EQ(9, b.aTrace[0].wSet);
-    ASSERT(!b.aTrace[0].bXferDone);
+    ASSERT(b.aTrace[0].bXferDone); /* the ten kernels fit the pass's hold: fed in start order all the same */
     ASSERT_EQ(a.nFind, b.nFind);
     ASSERT(a.nFind > 0);
     for (int i = 0; i < a.nFind; i++) {
@@ -186,7 +186,7 @@ TEST(impossible_rows_counted_like_the_guard)
     ASSERT_EQ(96000001, r.aTrace[0].t1);
     ASSERT_EQ(8, r.aTrace[0].nFree);
     ASSERT_EQ(10, r.aTrace[0].nKernelUse);
-    ASSERT(r.aTrace[0].wMem > 0 && !r.aTrace[0].bXferDone);
+    ASSERT(r.aTrace[0].wMem > 0 && r.aTrace[0].bXferDone);
     vt__result_free(&r);
     tg_cleanup();
 }
@@ -257,6 +257,33 @@ static int64_t same_order(struct vt_trace *t, int w, const char *zCols, int nCol
     return n;
 }
 
+/* The transfer pass made during vt__scan (t->bXferDone) gives exactly what vt__transfers' own pass
+ * over the kernels gives. */
+static void same_transfers(struct vt_trace *t)
+{
+    struct vt_xfer a[2];
+    int64_t busy = t->kernelBusyNs, copyNs = t->copyNs, serialNs = t->copySerialNs;
+    memcpy(a, t->xfer, sizeof a);
+    ASSERT(t->bXferDone);
+    ASSERT(busy > 0 && copyNs > 0);
+    t->bXferDone = 0;
+    ASSERT_EQ(VT_EXIT_OK, vt__transfers(t));
+    ASSERT_EQ(busy, t->kernelBusyNs);
+    ASSERT_EQ(copyNs, t->copyNs);
+    ASSERT_EQ(serialNs, t->copySerialNs);
+    for (int i = 0; i < 2; i++) {
+        ASSERT_EQ(a[i].count, t->xfer[i].count);
+        ASSERT_EQ(a[i].bytes, t->xfer[i].bytes);
+        ASSERT_EQ(a[i].ns, t->xfer[i].ns);
+        ASSERT_EQ(a[i].pageCount, t->xfer[i].pageCount);
+        ASSERT_EQ(a[i].pageBytes, t->xfer[i].pageBytes);
+        ASSERT_EQ(a[i].pageNs, t->xfer[i].pageNs);
+        ASSERT(a[i].bestBw == t->xfer[i].bestBw);
+        ASSERT_EQ(a[i].firstPageTs, t->xfer[i].firstPageTs);
+        ASSERT_EQ(a[i].lastPageTs, t->xfer[i].lastPageTs);
+    }
+}
+
 /* Rows stored slightly out of time order (ties included): the pass bounds the disorder, and the
  * readers' heaps give back exactly the order of the ordered SQL; far out of order, the window
  * is given up. */
@@ -296,7 +323,8 @@ TEST(jittered_rows_read_in_index_order)
     ASSERT(t.wKer > 0 && t.wKer <= 60);
     ASSERT(t.wCopy > 0 && t.wCopy <= 60);
     ASSERT(t.wSet > 0 && t.wSet <= 60);
-    ASSERT(!t.bXferDone);
+    ASSERT(t.bXferDone); /* kernels held until in start order, fed to the transfer pass during the scan */
+    same_transfers(&t);
     ASSERT_EQ(3000 * 3 / 4 + 19, same_order(&t, t.wMem, "ts, id, op, mem_kind, address, device, bytes, api, stack_id,"
                                             " pool_size, pool_used, correlation", 12, "memory_event",
                                             "op IN (1, 2, 5, 6)", "ts"));
@@ -354,6 +382,34 @@ TEST(jittered_rows_read_in_index_order)
     tg_cleanup();
 }
 
+/* A kernel stored further back than the pass's hold reaches (1024 kernels beyond twice the window
+ * found before it): the pass gives up feeding the transfer pass, vt__transfers makes it. */
+TEST(kernel_beyond_the_hold_left_to_the_transfer_pass)
+{
+    const char *zPath = tg_path("hold.db");
+    struct vt_result r;
+    build(zPath);
+    /* 2000 kernels of 500 ns in start order, 1000 ns apart, then one of 500 ns starting before them */
+    exec(zPath, "BEGIN; INSERT INTO kernel(start, end) SELECT 200000000 + x * 1000, 200000500 + x * 1000 FROM"
+                " (WITH RECURSIVE c(x) AS (SELECT 0 UNION ALL SELECT x + 1 FROM c WHERE x < 1999) SELECT x FROM c);"
+                "INSERT INTO kernel(start, end) VALUES (150000000, 150000500); COMMIT;");
+    run(zPath, &r);
+    ASSERT_EQ(2000, r.aTrace[0].wKer);
+    ASSERT(!r.aTrace[0].bXferDone);
+    ASSERT_EQ(20 * MS + 2001 * 500, r.aTrace[0].kernelBusyNs);
+    ASSERT_EQ(10 * MS, r.aTrace[0].copySerialNs);
+    vt__result_free(&r);
+    /* 1000 of them: within the hold, fed during the pass, the same totals */
+    exec(zPath, "DELETE FROM kernel WHERE start >= 201000000;");
+    run(zPath, &r);
+    ASSERT_EQ(1000, r.aTrace[0].wKer);
+    ASSERT(r.aTrace[0].bXferDone);
+    ASSERT_EQ(20 * MS + 1001 * 500, r.aTrace[0].kernelBusyNs);
+    ASSERT_EQ(10 * MS, r.aTrace[0].copySerialNs);
+    vt__result_free(&r);
+    tg_cleanup();
+}
+
 VT_TEST_LIST(T(rowid_order_and_time_order_agree) T(impossible_rows_counted_like_the_guard)
                  T(real_numbers_fall_back_to_sql)
-                 T(jittered_rows_read_in_index_order))
+                 T(jittered_rows_read_in_index_order) T(kernel_beyond_the_hold_left_to_the_transfer_pass))
