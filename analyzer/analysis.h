@@ -252,7 +252,7 @@ char *vt__ordered_sql(const struct vt_trace *t, int w, const char *zCols, const 
  * (the ordered SQL, or rowid order found to be time order) and rows are read from it as they come;
  * with w > 0 it reads rowid order (vt__ordered_sql with that w) and restores the order (time, then
  * rowid: the ordered SQL's order) through a min-heap of w + 1 rows of nCol integer columns, time
- * first. Memory: (w + 1) * (sizeof(struct vt_row) + 24) bytes, w <= VT_REORDER_CAP.
+ * first. Memory: (w + 1) * (sizeof(struct vt_row) + 20) bytes, w <= VT_REORDER_CAP.
  */
 #define VT_REORDER_CAP 65536
 #define VT_ROW_MAXCOL 12
@@ -267,7 +267,7 @@ struct vt_rows {
     int64_t ts;               /* its time (column 0) */
     const struct vt_row *pRow; /* it, when w > 0 (else read from pStmt) */
     struct vt_row *aSlot;     /* w + 1 row slots */
-    struct vt_rows_ent { int64_t ts, seq; int slot; } *aHeap; /* seq: rows read before it */
+    struct vt_rows_ent { uint64_t ts, tag; } *aHeap; /* time and order read, slot (load.c) */
     int nHeap, *aFree, nFree, lastSlot, bEof;
     int64_t nRead;
 };

@@ -68,11 +68,18 @@ char *vt__ordered_sql(const struct vt_trace *t, int w, const char *zCols, const 
     return vt__strdupf("SELECT %s FROM \"%s\" WHERE %s ORDER BY %s", zCols, zTable, zFilter, zOrder);
 }
 
-/* Is heap entry a before b in (time, rowid) order (sequence numbers follow the rowids)? Branch-free: which
- * child is less is a coin toss in a heap. */
+/* Heap entries: the time with its sign bit flipped (signed order as unsigned order), then the row's
+ * sequence number (rows read before it: rowid order) above its slot (VT_REORDER_CAP + 1 slots). */
+#define SLOT_BITS 17
+#define TS_FLIP ((uint64_t)1 << 63)
+_Static_assert(VT_REORDER_CAP < 1 << SLOT_BITS, "slots fit their bits");
+__extension__ typedef unsigned __int128 ent_key;
+
+/* Is heap entry a before b in (time, rowid) order? One 128-bit compare, no branch: which child is
+ * less is a coin toss in a heap. */
 static int ent_less(const struct vt_rows_ent *a, const struct vt_rows_ent *b)
 {
-    return (a->ts < b->ts) | ((a->ts == b->ts) & (a->seq < b->seq));
+    return ((ent_key)a->ts << 64 | a->tag) < ((ent_key)b->ts << 64 | b->tag);
 }
 
 /* Read the statement's row into a free slot; its heap entry in *pe. */
@@ -87,17 +94,16 @@ static void rows_read(struct vt_rows *c, struct vt_rows_ent *pe)
         /* NULL reads as 0: only a 0 may be NULL */
         if (v == 0 && sqlite3_column_type(c->pStmt, k) == SQLITE_NULL) r->mNull |= 1u << k;
     }
-    pe->ts = r->a[0];
-    pe->seq = c->nRead++; /* rows come in rowid order */
-    pe->slot = slot;
+    pe->ts = (uint64_t)r->a[0] ^ TS_FLIP;
+    pe->tag = (uint64_t)c->nRead++ << SLOT_BITS | (uint64_t)slot; /* rows come in rowid order */
 }
 
 /* Make entry e the current row. */
 static void rows_hand_out(struct vt_rows *c, const struct vt_rows_ent *e)
 {
-    c->lastSlot = e->slot;
-    c->pRow = &c->aSlot[e->slot];
-    c->ts = e->ts;
+    c->lastSlot = (int)(e->tag & ((1u << SLOT_BITS) - 1));
+    c->pRow = &c->aSlot[c->lastSlot];
+    c->ts = (int64_t)(e->ts ^ TS_FLIP);
     c->bRow = 1;
 }
 
