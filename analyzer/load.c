@@ -230,7 +230,6 @@ void vt__rows_close(struct vt_rows *c)
 /* What the pass over one table found: the state of vt_scan_row. */
 struct scan {
     int k;                  /* S_* */
-    int bOrdered;           /* the readers' rows in time order so far */
     int w;                  /* their reorder window so far (see order_row), -1 beyond VT_REORDER_CAP */
     int64_t nRow;           /* rows checked for order so far */
     struct pt { int64_t i, ts; } *aPt; /* ring: the rows that raised the running maximum time, last ones */
@@ -252,6 +251,8 @@ struct scan {
 
 #define RING VT_REORDER_CAP /* ring entries (a power of two) */
 
+static void order_late(struct scan *s, int64_t i, int64_t ts);
+
 /*
  * Note the time ts of the next row the readers take, in rowid order: s->w becomes the
  * largest distance from a row back to the first (oldest) earlier row with a later time
@@ -263,7 +264,6 @@ struct scan {
  * only when the newest ring entry lying more than w rows back (s->iFar, a cursor moving
  * forward with the rows) has a later time: only then is the ring searched.
  */
-static void order_late(struct scan *s, int64_t i, int64_t ts);
 static inline void order_row(struct scan *s, int64_t ts)
 {
     int64_t i = s->nRow++;
@@ -283,7 +283,6 @@ static void order_late(struct scan *s, int64_t i, int64_t ts)
 {
     int64_t lo, hi;
     struct pt *p;
-    s->bOrdered = 0;
     if (ts < s->tsDropped) { /* the first later row was dropped: over RING rows back */
         s->w = -1;
         return;
@@ -318,6 +317,8 @@ static void ker_feed(struct scan *s)
     if (s->rcXfer == SQLITE_OK) s->rcXfer = vt__xfer_kernel(s->pXfer, e->start, e->end);
 }
 
+static void ker_hold(struct scan *s, int64_t start, int64_t end);
+
 /*
  * Take the next kernel in rowid order for the transfer pass, which needs them in (start,
  * rowid) order: held, in that order, until more than KER_HOLD + 2w kernels (w: the window
@@ -326,7 +327,6 @@ static void ker_feed(struct scan *s)
  * reached) gives the feeding up (s->bKerLost): vt__transfers reads the kernels again.
  * Errors in s->rcXfer.
  */
-static void ker_hold(struct scan *s, int64_t start, int64_t end);
 static inline void ker_take(struct scan *s, int64_t start, int64_t end)
 {
     int64_t n = s->iKer + s->nKer;
@@ -407,9 +407,10 @@ static int64_t arg_int(struct scan *s, sqlite3_value *v)
 /*
  * SQL function vt_scan_row(guarded columns..., extras...) (aScan), called once per
  * row of a table scan in rowid order (scan_table): counts impossible rows, checks
- * that the times of the rows the readers take never decrease, and collects load's
- * segment counts (memory events) and time bounds (kernels). Returns NULL: no row
- * is output.
+ * how far the rows the readers take lie from time order (order_row), collects
+ * load's segment counts (memory events), time bounds and whether kernel uses and copy
+ * or memset addresses exist, and feeds the kernels to the transfer pass (ker_take).
+ * Returns NULL: no row is output.
  */
 static void scan_row(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 {
@@ -488,7 +489,6 @@ static int scan_table(struct vt_trace *t, int k, struct scan *s)
 
     memset(s, 0, sizeof *s);
     s->k = k;
-    s->bOrdered = 1;
     s->tsDropped = s->maxTs = INT64_MIN;
     s->iFar = -1;
     s->lastKer = INT64_MIN;
@@ -521,7 +521,6 @@ static int scan_table(struct vt_trace *t, int k, struct scan *s)
     s->aKer = NULL;
     if (rc == SQLITE_OK && s->bIrregular) {
         s->nHidden = 0;
-        s->bOrdered = 0;
         s->w = -1;
         rc = vt__trace_guard_count(t->db, aScan[k].zTable, &s->nHidden);
     }
