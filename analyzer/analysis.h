@@ -170,6 +170,8 @@ struct vt_finding {
     int trace;              /* index of the trace (process) */
 };
 
+#define VT_SCAN_N 5 /* the large event tables vt__scan reads (load.c: S_*) */
+
 /* Everything known about one trace (one process) after analysis. */
 struct vt_trace {
     const char *zPath;
@@ -192,8 +194,11 @@ struct vt_trace {
     int bSegKnown;          /* nDevAlloc and nSegmentLike counted */
     int mGuarded;           /* bit k: large table k holds impossible rows (load.c: S_*) */
     int bXferDone;          /* the transfer pass was made during vt__scan */
-    int bKerBounds;         /* kerT0/kerT1 hold min(start)/max(end) of the complete kernels (-1 none) */
-    int64_t kerT0, kerT1;
+    int mScanned;           /* bit k: the pass judged every row of large table k (no real number): the facts below hold */
+    int mScanAny;           /* bit k: table k holds a kernel use (buffer_use) or an address (memcpy, memset) */
+    /* per large table, of its possible rows (-1 none): min/max of the memory events' times over 0, min(start)
+     * and max(end) of the kernels, copies and memsets with start > 0 AND end >= start */
+    int64_t aScanT0[VT_SCAN_N], aScanT1[VT_SCAN_N];
     /* devices (index 0.. nDev-1); pinned host memory is the entry with id -1 */
     struct vt_device *aDev;
     int nDev;
@@ -257,8 +262,7 @@ void vt__result_free(struct vt_result *r);
 /* load.c: hide impossible rows (vt__trace_guard's views) and count them into *pnHidden, reading each
  * large event table once in rowid order for the facts vt__load and the replay need */
 int vt__scan(struct vt_trace *t, int64_t *pnHidden);
-/* load.c: SQL reading zTable in time order, by rowid (then with the rowid as an extra last column) when
- * w >= 0 (see vt__scan); malloc'd, NULL on OOM */
+/* load.c: SQL reading zTable in time order, by rowid when w >= 0 (see vt__scan); malloc'd, NULL on OOM */
 char *vt__ordered_sql(const struct vt_trace *t, int w, const char *zCols, const char *zTable, const char *zFilter,
                       const char *zOrder);
 /*
@@ -266,7 +270,7 @@ char *vt__ordered_sql(const struct vt_trace *t, int w, const char *zCols, const 
  * (the ordered SQL, or rowid order found to be time order) and rows are read from it as they come;
  * with w > 0 it reads rowid order (vt__ordered_sql with that w) and restores the order (time, then
  * rowid: the ordered SQL's order) through a min-heap of w + 1 rows of nCol integer columns, time
- * first. Memory: (w + 1) * (sizeof(struct vt_row) + 24) bytes, w <= VT_REORDER_CAP.
+ * first. Memory: (w + 1) * (sizeof(struct vt_row) + 20) bytes, w <= VT_REORDER_CAP.
  */
 #define VT_REORDER_CAP 65536
 #define VT_ROW_MAXCOL 12
@@ -281,8 +285,9 @@ struct vt_rows {
     int64_t ts;               /* its time (column 0) */
     const struct vt_row *pRow; /* it, when w > 0 (else read from pStmt) */
     struct vt_row *aSlot;     /* w + 1 row slots */
-    struct vt_rows_ent { int64_t ts, rowid; int slot; } *aHeap;
+    struct vt_rows_ent { uint64_t ts, tag; } *aHeap; /* time and order read, slot (load.c) */
     int nHeap, *aFree, nFree, lastSlot, bEof;
+    int64_t nRead;
 };
 int vt__rows_open(struct vt_rows *c, sqlite3 *db, const char *zSql, int nCol, int w); /* SQLite code */
 int vt__rows_next(struct vt_rows *c);  /* step to the next row in time order (c->bRow); SQLite code */

@@ -41,8 +41,8 @@ int vt__trace_open(const char *zPath, int bWrite, sqlite3 **pDb);
  * Hide the rows no real trace can hold (timestamps outside [0, 2^62), sizes
  * outside [0, 1 PiB], addresses beyond +-2^62, text or NULL where numbers
  * belong) from every later query on db, by temporary views that shadow the
- * event tables; the file is not changed. *pnHidden receives the number of rows
- * hidden. Returns an SQLite code.
+ * event tables holding such rows (the others are read as they are); the file is
+ * not changed. *pnHidden receives the number of rows hidden. Returns an SQLite code.
  */
 int vt__trace_guard(sqlite3 *db, int64_t *pnHidden);
 /* The parts of vt__trace_guard, for readers that count impossible rows in passes of their own:

@@ -29,6 +29,8 @@ static int query2(sqlite3 *db, const char *zSql, int64_t *pA, int64_t *pB)
 /* The large event tables vt__scan reads, and what each pass computes besides the count. */
 /* kernels last: the transfer pass they feed reads the copies in the order their own pass found */
 enum { S_MEM = 0, S_USE, S_COPY, S_SET, S_KER, S_N };
+_Static_assert(S_N == VT_SCAN_N, "vt_trace's per-table arrays");
+#define M_ANY (1 << S_USE | 1 << S_COPY | 1 << S_SET) /* the tables of vt_trace.mScanAny */
 /* The guard's checks (trace_open.c, aGuard): times, sizes, addresses, each maybe nullable. */
 enum { G_TS, G_TSN, G_SZ, G_SZN, G_AD, G_ADN };
 static const struct {
@@ -48,9 +50,9 @@ static const struct {
 /*
  * SQL reading zCols of zTable's rows that pass zFilter ("1" for all) in time order: in
  * rowid order straight from the table when w >= 0 says rowid order is that time order
- * within a reorder window w (no index lookups, no sort; when w > 0 the rowid follows
- * zCols for the reader's heap), under the guard's condition only when vt__scan found impossible rows
- * there; else through the guard's view (if any) ordered by zOrder.
+ * within a reorder window w (no index lookups, no sort), under the guard's condition only
+ * when vt__scan found impossible rows there; else through the guard's view (if any)
+ * ordered by zOrder.
  * Returns a malloc'd string, NULL when out of memory.
  */
 char *vt__ordered_sql(const struct vt_trace *t, int w, const char *zCols, const char *zTable, const char *zFilter,
@@ -61,57 +63,101 @@ char *vt__ordered_sql(const struct vt_trace *t, int w, const char *zCols, const 
         if (!strcmp(aScan[k].zTable, zTable)) bGuard = (t->mGuarded >> k) & 1;
     if (w >= 0)
         /* NOT INDEXED: a range on the time column would otherwise pick its index, then sort */
-        return vt__strdupf("SELECT %s%s FROM main.\"%s\" NOT INDEXED WHERE (%s) AND (%s) ORDER BY rowid", zCols,
-                           w > 0 ? ", rowid" : "", zTable,
+        return vt__strdupf("SELECT %s FROM main.\"%s\" NOT INDEXED WHERE (%s) AND (%s) ORDER BY rowid", zCols, zTable,
                            bGuard && vt__trace_guard_where(zTable) ? vt__trace_guard_where(zTable) : "1", zFilter);
     return vt__strdupf("SELECT %s FROM \"%s\" WHERE %s ORDER BY %s", zCols, zTable, zFilter, zOrder);
 }
 
-/* Is heap entry a before b in (time, rowid) order? */
+/* Heap entries: the time with its sign bit flipped (signed order as unsigned order), then the row's
+ * sequence number (rows read before it: rowid order) above its slot (VT_REORDER_CAP + 1 slots). */
+#define SLOT_BITS 17
+#define TS_FLIP ((uint64_t)1 << 63)
+_Static_assert(VT_REORDER_CAP < 1 << SLOT_BITS, "slots fit their bits");
+__extension__ typedef unsigned __int128 ent_key;
+
+/* Is heap entry a before b in (time, rowid) order? One 128-bit compare, no branch: which child is
+ * less is a coin toss in a heap. */
 static int ent_less(const struct vt_rows_ent *a, const struct vt_rows_ent *b)
 {
-    return a->ts < b->ts || (a->ts == b->ts && a->rowid < b->rowid);
+    return ((ent_key)a->ts << 64 | a->tag) < ((ent_key)b->ts << 64 | b->tag);
 }
 
-/* Read the statement's row into a free slot and push it on the heap (room is there). */
-static void rows_push(struct vt_rows *c)
+/* Read the statement's row into a free slot; its heap entry in *pe. */
+static void rows_read(struct vt_rows *c, struct vt_rows_ent *pe)
 {
-    int slot = c->aFree[--c->nFree], i = c->nHeap++;
+    int slot = c->aFree[--c->nFree];
     struct vt_row *r = &c->aSlot[slot];
-    struct vt_rows_ent e;
     r->mNull = 0;
     for (int k = 0; k < c->nCol; k++) {
-        r->a[k] = sqlite3_column_int64(c->pStmt, k);
-        if (sqlite3_column_type(c->pStmt, k) == SQLITE_NULL) r->mNull |= 1u << k;
+        int64_t v = sqlite3_column_int64(c->pStmt, k);
+        r->a[k] = v;
+        /* NULL reads as 0: only a 0 may be NULL */
+        if (v == 0 && sqlite3_column_type(c->pStmt, k) == SQLITE_NULL) r->mNull |= 1u << k;
     }
-    e.ts = r->a[0];
-    e.rowid = sqlite3_column_int64(c->pStmt, c->nCol);
-    e.slot = slot;
-    while (i > 0 && ent_less(&e, &c->aHeap[(i - 1) / 2])) { /* sift up */
+    pe->ts = (uint64_t)r->a[0] ^ TS_FLIP;
+    pe->tag = (uint64_t)c->nRead++ << SLOT_BITS | (uint64_t)slot; /* rows come in rowid order */
+}
+
+/* Make entry e the current row. */
+static void rows_hand_out(struct vt_rows *c, const struct vt_rows_ent *e)
+{
+    c->lastSlot = (int)(e->tag & ((1u << SLOT_BITS) - 1));
+    c->pRow = &c->aSlot[c->lastSlot];
+    c->ts = (int64_t)(e->ts ^ TS_FLIP);
+    c->bRow = 1;
+}
+
+/* Put entry e in the heap's hole at i and sift it up. */
+static void rows_sift_up(struct vt_rows *c, int i, const struct vt_rows_ent *e)
+{
+    while (i > 0 && ent_less(e, &c->aHeap[(i - 1) / 2])) {
         c->aHeap[i] = c->aHeap[(i - 1) / 2];
         i = (i - 1) / 2;
     }
-    c->aHeap[i] = e;
+    c->aHeap[i] = *e;
 }
 
-/* Pop the heap's least row into the current row. */
-static void rows_pop(struct vt_rows *c)
+/* Move the hole at the heap's root down to a leaf along the lesser children; returns its place. */
+static int rows_hole_down(struct vt_rows *c)
 {
-    struct vt_rows_ent top = c->aHeap[0], e = c->aHeap[--c->nHeap];
+    struct vt_rows_ent *a = c->aHeap;
     int i = 0, n = c->nHeap;
-    for (;;) { /* sift the last entry down from the root */
+    while (2 * i + 2 < n) { /* two children */
         int j = 2 * i + 1;
-        if (j >= n) break;
-        if (j + 1 < n && ent_less(&c->aHeap[j + 1], &c->aHeap[j])) j++;
-        if (!ent_less(&c->aHeap[j], &e)) break;
-        c->aHeap[i] = c->aHeap[j];
+        j += ent_less(&a[j + 1], &a[j]);
+        a[i] = a[j];
         i = j;
     }
-    if (n > 0) c->aHeap[i] = e;
-    c->lastSlot = top.slot;
-    c->pRow = &c->aSlot[top.slot];
-    c->ts = top.ts;
-    c->bRow = 1;
+    if (2 * i + 1 < n) { /* one */
+        a[i] = a[2 * i + 1];
+        i = 2 * i + 1;
+    }
+    return i;
+}
+
+/* Pop the heap's least row into the current row (the heap is not empty). */
+static void rows_pop(struct vt_rows *c)
+{
+    struct vt_rows_ent top = c->aHeap[0];
+    int i = rows_hole_down(c);
+    /* the last entry fills the hole (a leaf: it sifts up little) */
+    if (--c->nHeap > i) rows_sift_up(c, i, &c->aHeap[c->nHeap]);
+    rows_hand_out(c, &top);
+}
+
+/* Read the statement's row and hand out the least of it and the heap's rows (the heap's least
+ * goes, the new row takes its place): one pass down the heap instead of a push and a pop. */
+static void rows_push_pop(struct vt_rows *c)
+{
+    struct vt_rows_ent e, top;
+    rows_read(c, &e);
+    if (c->nHeap == 0 || !ent_less(&c->aHeap[0], &e)) { /* before every row held: straight out */
+        rows_hand_out(c, &e);
+        return;
+    }
+    top = c->aHeap[0];
+    rows_sift_up(c, rows_hole_down(c), &e); /* a later row, as most are: it sifts up little */
+    rows_hand_out(c, &top);
 }
 
 /* Prepare zSql (NULL: out of memory) for reading with window w (analysis.h); SQLite code. */
@@ -134,7 +180,7 @@ int vt__rows_open(struct vt_rows *c, sqlite3 *db, const char *zSql, int nCol, in
     return rc;
 }
 
-/* The next row in (time, rowid) order: refill the heap to w + 1 rows, pop its least; SQLite code. */
+/* The next row in (time, rowid) order: fill the heap to w rows, read one more, hand out the least; SQLite code. */
 int vt__rows_next(struct vt_rows *c)
 {
     int rc = SQLITE_OK;
@@ -147,11 +193,26 @@ int vt__rows_next(struct vt_rows *c)
     if (c->lastSlot >= 0) c->aFree[c->nFree++] = c->lastSlot; /* the row handed out last is done with */
     c->lastSlot = -1;
     c->bRow = 0;
-    while (!c->bEof && c->nHeap <= c->w) {
+    while (!c->bEof && c->nHeap < c->w) { /* fill the heap to w rows */
+        struct vt_rows_ent e;
         rc = sqlite3_step(c->pStmt);
-        if (rc == SQLITE_ROW) rows_push(c);
-        else if (rc == SQLITE_DONE) c->bEof = 1;
-        else return rc;
+        if (rc == SQLITE_DONE) {
+            c->bEof = 1;
+        } else if (rc != SQLITE_ROW) {
+            return rc;
+        } else {
+            rows_read(c, &e);
+            rows_sift_up(c, c->nHeap++, &e);
+        }
+    }
+    if (!c->bEof) { /* the (w + 1)th row: the least of the w + 1 goes */
+        rc = sqlite3_step(c->pStmt);
+        if (rc == SQLITE_ROW) {
+            rows_push_pop(c);
+            return SQLITE_OK;
+        }
+        if (rc != SQLITE_DONE) return rc;
+        c->bEof = 1;
     }
     if (c->nHeap > 0) rows_pop(c);
     return SQLITE_OK;
@@ -169,19 +230,28 @@ void vt__rows_close(struct vt_rows *c)
 /* What the pass over one table found: the state of vt_scan_row. */
 struct scan {
     int k;                  /* S_* */
-    int bOrdered;           /* the readers' rows in time order so far */
     int w;                  /* their reorder window so far (see order_row), -1 beyond VT_REORDER_CAP */
     int64_t nRow;           /* rows checked for order so far */
     struct pt { int64_t i, ts; } *aPt; /* ring: the rows that raised the running maximum time, last ones */
     int64_t nPush, maxTs;   /* entries ever put in the ring (the newest is the running maximum) */
     int64_t tsDropped;      /* time of the last entry dropped from the full ring (INT64_MIN: none) */
+    int64_t iFar;           /* the newest entry (counted as nPush) lying more than w rows back, as of the last
+                             * row out of order (-1: none) */
     int bIrregular;         /* a value only SQL can judge exactly (a real number): SQL decides instead */
-    int64_t nHidden, nDev, nSeg, k0, k1;
-    struct vt_xfer_run *pXfer; /* kernels: the transfer pass fed while they come in start order */
+    int64_t nHidden, nDev, nSeg;
+    int64_t t0, t1;         /* time bounds of the rows vt__load's bounds take (-1: none yet) */
+    int bAny;               /* a row vt__load's EXISTS looks for: a kernel use, a copy or memset address */
+    struct vt_xfer_run *pXfer; /* kernels: the transfer pass, fed in start order (ker_take) */
     int rcXfer;
+    struct kent { int64_t start, end; } *aKer; /* kernels held for it, in (start, rowid) order */
+    int64_t iKer, nKer, nKerAlloc; /* the first held, how many, room */
+    int64_t lastKer;        /* start of the last kernel fed (INT64_MIN: none yet) */
+    int bKerLost;           /* a kernel sorts before one fed already: vt__transfers makes the pass */
 };
 
 #define RING VT_REORDER_CAP /* ring entries (a power of two) */
+
+static void order_late(struct scan *s, int64_t i, int64_t ts);
 
 /*
  * Note the time ts of the next row the readers take, in rowid order: s->w becomes the
@@ -190,34 +260,125 @@ struct scan {
  * more rows before it that sort after it than that distance, so a heap of w + 1 rows
  * restores the order. The first such row is the first that raised the running maximum
  * above ts: the ring holds those rows (times increasing), the last RING of them (1 MiB);
- * a row older than one dropped from it lies more than VT_REORDER_CAP rows back.
+ * a row older than one dropped from it lies more than VT_REORDER_CAP rows back. w grows
+ * only when the newest ring entry lying more than w rows back (s->iFar, a cursor moving
+ * forward with the rows) has a later time: only then is the ring searched.
  */
-static void order_row(struct scan *s, int64_t ts)
+static inline void order_row(struct scan *s, int64_t ts)
 {
-    int64_t i = s->nRow++, n, lo, hi;
-    struct pt *p;
+    int64_t i = s->nRow++;
     if (ts > s->maxTs) { /* a new maximum: the common case */
-        p = &s->aPt[s->nPush & (RING - 1)];
+        struct pt *p = &s->aPt[s->nPush & (RING - 1)];
         if (s->nPush++ >= RING) s->tsDropped = p->ts;
         p->i = i;
         p->ts = s->maxTs = ts;
         return;
     }
     if (ts == s->maxTs || s->w < 0) return; /* equal to the maximum: nothing before it sorts after it */
-    s->bOrdered = 0;
+    order_late(s, i, ts);
+}
+
+/* order_row for row i (time ts) below the running maximum. */
+static void order_late(struct scan *s, int64_t i, int64_t ts)
+{
+    int64_t lo, hi;
+    struct pt *p;
     if (ts < s->tsDropped) { /* the first later row was dropped: over RING rows back */
         s->w = -1;
         return;
     }
-    n = s->nPush < RING ? s->nPush : RING;
-    for (lo = 0, hi = n - 1; lo < hi;) { /* the first ring entry with a time over ts (the last has one) */
+    lo = s->nPush < RING ? 0 : s->nPush - RING; /* the oldest entry in the ring */
+    if (s->iFar < lo - 1) s->iFar = lo - 1;     /* dropped: no entry in the ring lies that far back */
+    while (s->iFar + 1 < s->nPush && i - s->aPt[(s->iFar + 1) & (RING - 1)].i > s->w) s->iFar++;
+    if (s->iFar < lo || s->aPt[s->iFar & (RING - 1)].ts <= ts) return; /* the first later row is within w */
+    for (hi = s->iFar; lo < hi;) { /* the first entry with a time over ts (iFar has one) */
         int64_t mid = lo + (hi - lo) / 2;
-        if (s->aPt[(s->nPush - n + mid) & (RING - 1)].ts > ts) hi = mid;
+        if (s->aPt[mid & (RING - 1)].ts > ts) hi = mid;
         else lo = mid + 1;
     }
-    p = &s->aPt[(s->nPush - n + lo) & (RING - 1)];
-    if (i - p->i > VT_REORDER_CAP) s->w = -1;
-    else if (i - p->i > s->w) s->w = (int)(i - p->i);
+    p = &s->aPt[lo & (RING - 1)];
+    if (i - p->i > VT_REORDER_CAP) {
+        s->w = -1;
+    } else {
+        s->w = (int)(i - p->i);
+        s->iFar = lo - 1; /* the entries before it lie more than the new w back */
+    }
+}
+
+/* Kernels held back from the transfer pass beyond twice the window found so far. */
+#define KER_HOLD 1024
+
+/* Feed the first held kernel to the transfer pass (errors in s->rcXfer). */
+static void ker_feed(struct scan *s)
+{
+    const struct kent *e = &s->aKer[s->iKer++];
+    s->nKer--;
+    s->lastKer = e->start;
+    if (s->rcXfer == SQLITE_OK) s->rcXfer = vt__xfer_kernel(s->pXfer, e->start, e->end);
+}
+
+static void ker_hold(struct scan *s, int64_t start, int64_t end);
+
+/*
+ * Take the next kernel in rowid order for the transfer pass, which needs them in (start,
+ * rowid) order: held, in that order, until more than KER_HOLD + 2w kernels (w: the window
+ * found so far) are held, then fed. Rows stored in start order pass straight through the
+ * hold; a kernel that sorts before one already fed (it lies further back than the hold
+ * reached) gives the feeding up (s->bKerLost): vt__transfers reads the kernels again.
+ * Errors in s->rcXfer.
+ */
+static inline void ker_take(struct scan *s, int64_t start, int64_t end)
+{
+    int64_t n = s->iKer + s->nKer;
+    if (n < s->nKerAlloc && s->w >= 0 && !s->bKerLost && start >= s->lastKer &&
+        (s->nKer == 0 || s->aKer[n - 1].start <= start)) {
+        /* in order, room at the end: the common case (the hold only grows: one kernel out at most) */
+        s->aKer[n].start = start;
+        s->aKer[n].end = end;
+        if (++s->nKer > KER_HOLD + 2 * (int64_t)s->w) ker_feed(s);
+        return;
+    }
+    ker_hold(s, start, end);
+}
+
+/* ker_take for a kernel out of order or without room at the end. */
+static void ker_hold(struct scan *s, int64_t start, int64_t end)
+{
+    int64_t lo, hi;
+    if (s->bKerLost || s->rcXfer != SQLITE_OK) return;
+    if (s->w < 0 || start < s->lastKer) {
+        s->bKerLost = 1;
+        return;
+    }
+    if (s->iKer + s->nKer == s->nKerAlloc) { /* no room at the end: move to the front, or grow */
+        if (s->iKer > 0 && s->iKer >= s->nKerAlloc / 2) {
+            memmove(s->aKer, s->aKer + s->iKer, sizeof *s->aKer * (size_t)s->nKer);
+            s->iKer = 0;
+        } else {
+            int64_t nNew = s->nKerAlloc ? 2 * s->nKerAlloc : 2 * KER_HOLD;
+            struct kent *aNew = realloc(s->aKer, sizeof *aNew * (size_t)nNew);
+            if (!aNew) {
+                s->rcXfer = SQLITE_NOMEM;
+                return;
+            }
+            s->aKer = aNew;
+            s->nKerAlloc = nNew;
+        }
+    }
+    lo = hi = s->iKer + s->nKer; /* in order: at the end */
+    if (s->nKer > 0 && s->aKer[hi - 1].start > start) { /* out of order: after the held ones with start <= it */
+        lo = s->iKer;
+        while (lo < hi) {
+            int64_t mid = lo + (hi - lo) / 2;
+            if (s->aKer[mid].start > start) hi = mid;
+            else lo = mid + 1;
+        }
+        memmove(s->aKer + lo + 1, s->aKer + lo, sizeof *s->aKer * (size_t)(s->iKer + s->nKer - lo));
+    }
+    s->aKer[lo].start = start;
+    s->aKer[lo].end = end;
+    s->nKer++;
+    while (s->nKer > KER_HOLD + 2 * (int64_t)s->w) ker_feed(s);
 }
 
 /* Does one value pass guard check g (exactly as its SQL in trace_open.c)? -1: a real number, undecided here. */
@@ -246,9 +407,10 @@ static int64_t arg_int(struct scan *s, sqlite3_value *v)
 /*
  * SQL function vt_scan_row(guarded columns..., extras...) (aScan), called once per
  * row of a table scan in rowid order (scan_table): counts impossible rows, checks
- * that the times of the rows the readers take never decrease, and collects load's
- * segment counts (memory events) and time bounds (kernels). Returns NULL: no row
- * is output.
+ * how far the rows the readers take lie from time order (order_row), collects
+ * load's segment counts (memory events), time bounds and whether kernel uses and copy
+ * or memset addresses exist, and feeds the kernels to the transfer pass (ker_take).
+ * Returns NULL: no row is output.
  */
 static void scan_row(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 {
@@ -270,6 +432,10 @@ static void scan_row(sqlite3_context *ctx, int argc, sqlite3_value **argv)
     ts = sqlite3_value_int64(argv[0]); /* an integer: it passed its check */
     switch (s->k) {
     case S_MEM:
+        if (ts > 0) { /* zero times are placeholders of incomplete records */
+            if (s->t0 < 0 || ts < s->t0) s->t0 = ts;
+            if (ts > s->t1) s->t1 = ts;
+        }
         x = arg_int(s, argv[6]); /* op */
         y = arg_int(s, argv[7]); /* mem_kind */
         if (x != 1 && x != 2 && x != 5 && x != 6) return;
@@ -280,18 +446,29 @@ static void scan_row(sqlite3_context *ctx, int argc, sqlite3_value **argv)
         }
         break;
     case S_USE:
-        if (arg_int(s, argv[2]) != 0 || sqlite3_value_type(argv[0]) == SQLITE_NULL) return;
+        if (arg_int(s, argv[2]) != 0) return;
+        s->bAny = 1;
+        if (sqlite3_value_type(argv[0]) == SQLITE_NULL) return;
         break;
+    case S_COPY:
+    case S_SET:
     case S_KER:
-        x = sqlite3_value_int64(argv[1]);
+        x = sqlite3_value_int64(argv[1]); /* end: an integer too */
         if (ts > 0 && x >= ts) {
-            if (s->k0 < 0 || ts < s->k0) s->k0 = ts;
-            if (s->k1 < 0 || x > s->k1) s->k1 = x;
+            if (s->t0 < 0 || ts < s->t0) s->t0 = ts;
+            if (x > s->t1) s->t1 = x;
+        }
+        if (s->k == S_COPY) {
+            s->bAny |= sqlite3_value_type(argv[3]) != SQLITE_NULL || sqlite3_value_type(argv[4]) != SQLITE_NULL;
+            break;
+        }
+        if (s->k == S_SET) {
+            s->bAny |= sqlite3_value_type(argv[3]) != SQLITE_NULL;
+            break;
         }
         order_row(s, ts);
-        if (s->bOrdered && s->pXfer && s->rcXfer == SQLITE_OK) s->rcXfer = vt__xfer_kernel(s->pXfer, ts, x);
+        if (s->pXfer) ker_take(s, ts, x);
         return;
-    default: break;
     }
     order_row(s, ts);
 }
@@ -312,10 +489,11 @@ static int scan_table(struct vt_trace *t, int k, struct scan *s)
 
     memset(s, 0, sizeof *s);
     s->k = k;
-    s->bOrdered = 1;
     s->tsDropped = s->maxTs = INT64_MIN;
+    s->iFar = -1;
+    s->lastKer = INT64_MIN;
     s->aPt = malloc(sizeof *s->aPt * RING); /* its pages are touched only as far as it fills */
-    s->k0 = s->k1 = -1;
+    s->t0 = s->t1 = -1;
     if (!zSql || !s->aPt) {
         free(zSql);
         free(s->aPt);
@@ -333,17 +511,24 @@ static int scan_table(struct vt_trace *t, int k, struct scan *s)
     free(s->aPt);
     s->aPt = NULL;
     if (s->pXfer) {
-        int bDone = rc == SQLITE_OK && s->bOrdered && !s->bIrregular && s->rcXfer == SQLITE_OK;
+        int bDone;
+        while (rc == SQLITE_OK && !s->bIrregular && !s->bKerLost && s->nKer > 0) ker_feed(s);
+        bDone = rc == SQLITE_OK && !s->bIrregular && !s->bKerLost && s->rcXfer == SQLITE_OK;
         t->bXferDone = vt__xfer_end(s->pXfer, bDone) == SQLITE_OK && bDone;
         s->pXfer = NULL;
     }
+    free(s->aKer);
+    s->aKer = NULL;
     if (rc == SQLITE_OK && s->bIrregular) {
         s->nHidden = 0;
-        s->bOrdered = 0;
         s->w = -1;
         rc = vt__trace_guard_count(t->db, aScan[k].zTable, &s->nHidden);
     }
     if (rc == SQLITE_OK) {
+        if (!s->bIrregular) t->mScanned |= 1 << k;
+        t->aScanT0[k] = s->t0;
+        t->aScanT1[k] = s->t1;
+        t->mScanAny |= s->bAny << k;
         switch (k) {
         case S_MEM:
             t->wMem = s->w;
@@ -352,12 +537,7 @@ static int scan_table(struct vt_trace *t, int k, struct scan *s)
             t->nSegmentLike = s->nSeg;
             break;
         case S_USE: t->wUse = s->w; break;
-        case S_KER:
-            t->wKer = s->w;
-            t->bKerBounds = !s->bIrregular;
-            t->kerT0 = s->k0;
-            t->kerT1 = s->k1;
-            break;
+        case S_KER: t->wKer = s->w; break;
         case S_COPY: t->wCopy = s->w; break;
         default: t->wSet = s->w; break;
         }
@@ -375,7 +555,7 @@ int vt__scan(struct vt_trace *t, int64_t *pnHidden)
     int rc = sqlite3_create_function(t->db, "vt_scan_row", -1, SQLITE_UTF8 | SQLITE_DIRECTONLY, &s, scan_row, NULL,
                                      NULL);
     *pnHidden = 0;
-    t->mGuarded = 0;
+    t->mGuarded = t->mScanned = t->mScanAny = 0;
     /* a table without impossible rows needs no view: its readers read it as it is */
     for (int k = 0; rc == SQLITE_OK && k < S_N; k++) {
         rc = scan_table(t, k, &s);
@@ -583,25 +763,29 @@ int vt__load(struct vt_trace *t, const struct vt_opts *o)
     sqlite3_finalize(pStmt);
     pStmt = NULL;
 
-    /* time bounds over every timed table */
+    /* time bounds over every timed table; the large ones from vt__scan unless it left a table to SQL */
     t->t0 = INT64_MAX;
     t->t1 = INT64_MIN;
     {
         /* zero times are placeholders of incomplete records (a forced flush): not the trace's start */
-        static const char *azSql[] = {
-            /* two subqueries: each min/max alone is one index lookup, together they scan */
-            "SELECT (SELECT min(ts) FROM memory_event WHERE ts > 0), (SELECT max(ts) FROM memory_event WHERE ts > 0)",
-            "SELECT min(start), max(end) FROM kernel WHERE start > 0 AND end >= start",
-            "SELECT min(start), max(end) FROM memcpy WHERE start > 0 AND end >= start",
-            "SELECT min(start), max(end) FROM memset WHERE start > 0 AND end >= start",
-            "SELECT min(ts), max(ts) FROM oom_event WHERE ts > 0",
-            "SELECT min(start), max(coalesce(end, start)) FROM nvtx_range WHERE start > 0"};
-        for (size_t k = 0; rc == SQLITE_OK && k < sizeof azSql / sizeof azSql[0]; k++) {
-            if (k == 1 && t->bKerBounds) { /* found by vt__scan */
-                a = t->kerT0;
-                b = t->kerT1;
+        static const struct {
+            int k;                 /* S_* of a table vt__scan reads, -1 for a small table */
+            const char *zSql;
+        } aBound[] = {
+            /* two subqueries: each min/max alone is one index lookup where the index exists */
+            {S_MEM, "SELECT (SELECT min(ts) FROM memory_event WHERE ts > 0), (SELECT max(ts) FROM memory_event WHERE ts > 0)"},
+            {S_KER, "SELECT min(start), max(end) FROM kernel WHERE start > 0 AND end >= start"},
+            {S_COPY, "SELECT min(start), max(end) FROM memcpy WHERE start > 0 AND end >= start"},
+            {S_SET, "SELECT min(start), max(end) FROM memset WHERE start > 0 AND end >= start"},
+            {-1, "SELECT min(ts), max(ts) FROM oom_event WHERE ts > 0"},
+            {-1, "SELECT min(start), max(coalesce(end, start)) FROM nvtx_range WHERE start > 0"}};
+        for (size_t i = 0; rc == SQLITE_OK && i < sizeof aBound / sizeof aBound[0]; i++) {
+            int k = aBound[i].k;
+            if (k >= 0 && (t->mScanned >> k & 1)) {
+                a = t->aScanT0[k];
+                b = t->aScanT1[k];
             } else {
-                rc = query2(db, azSql[k], &a, &b);
+                rc = query2(db, aBound[i].zSql, &a, &b);
             }
             if (a >= 0 && a < t->t0) t->t0 = a;
             if (b >= 0 && b > t->t1) t->t1 = b;
@@ -617,12 +801,16 @@ int vt__load(struct vt_trace *t, const struct vt_opts *o)
                     "SELECT count(*), sum(bytes = 2097152 OR (bytes >= 10485760 AND bytes % 2097152 = 0))"
                     " FROM memory_event WHERE op IN (1, 5) AND mem_kind IN (0, 3)",
                     &t->nDevAlloc, &t->nSegmentLike);
-    if (rc == SQLITE_OK)
+    if (rc == SQLITE_OK && (t->mScanned & M_ANY) == M_ANY) { /* found by vt__scan */
+        a = t->mScanAny >> S_USE & 1;
+        b = (t->mScanAny & (M_ANY & ~(1 << S_USE))) != 0;
+    } else if (rc == SQLITE_OK) {
         /* existence only: EXISTS stops at the first row instead of counting whole tables */
         rc = query2(db, "SELECT EXISTS(SELECT 1 FROM buffer_use WHERE kind = 0),"
                         " EXISTS(SELECT 1 FROM memcpy WHERE src IS NOT NULL OR dst IS NOT NULL)"
                         " OR EXISTS(SELECT 1 FROM memset WHERE dst IS NOT NULL)",
                     &a, &b);
+    }
     if (rc != SQLITE_OK) {
         vt__errorf("%s: cannot read trace: %s", t->zPath, sqlite3_errstr(rc));
         return rc == SQLITE_CORRUPT || rc == SQLITE_NOTADB ? VT_EXIT_CORRUPT : VT_EXIT_INTERNAL;

@@ -111,7 +111,8 @@ TEST(rowid_order_and_time_order_agree)
     check_build(&a);
     ASSERT(a.aTrace[0].wMem == 0 && a.aTrace[0].wUse == 0 && a.aTrace[0].wKer == 0);
     ASSERT(a.aTrace[0].wCopy == 0 && a.aTrace[0].wSet == 0 && a.aTrace[0].bXferDone);
-    ASSERT(a.aTrace[0].bKerBounds && a.aTrace[0].bSegKnown);
+    ASSERT(a.aTrace[0].mScanned == 0x1f && a.aTrace[0].bSegKnown);
+    ASSERT_EQ(0x0e, a.aTrace[0].mScanAny); /* kernel uses, copy and memset addresses */
     ASSERT_EQ(0, a.aTrace[0].mGuarded);
 
     reverse_tables(zPath);
@@ -123,7 +124,7 @@ TEST(rowid_order_and_time_order_agree)
     ASSERT_EQ(9, b.aTrace[0].wKer);
     ASSERT_EQ(9, b.aTrace[0].wCopy);
     ASSERT_EQ(9, b.aTrace[0].wSet);
-    ASSERT(!b.aTrace[0].bXferDone);
+    ASSERT(b.aTrace[0].bXferDone); /* the ten kernels fit the pass's hold: fed in start order all the same */
     ASSERT_EQ(a.nFind, b.nFind);
     ASSERT(a.nFind > 0);
     for (int i = 0; i < a.nFind; i++) {
@@ -155,10 +156,20 @@ TEST(impossible_rows_counted_like_the_guard)
                 "INSERT INTO kernel(t, dur) VALUES (5, 'soon'), (96000000, 1);"
                 "INSERT INTO memcpy(t, dur, copy_kind, src_kind, dst_kind, bytes, src) VALUES"
                 " (96000000, 1, 1, 1, 3, 1024, X'00');"        /* blob address */
-                "INSERT INTO memset(t, dur, bytes, dst) VALUES (96000000, 1, 1125899906842625, 1);");
-    ASSERT_EQ(8, guard_count(zPath));
+                "INSERT INTO memset(t, dur, bytes, dst) VALUES (96000000, 1, 1125899906842625, 1);"
+                /* possible rows outside the time bounds: a zero time is a placeholder, a copy ending
+                 * before it starts is incomplete; the hidden rows' times count neither */
+                "INSERT INTO memory_event(t, op, mem_kind, address, bytes, device) VALUES (0, 3, 3, 4096, 1024, 0);"
+                "INSERT INTO memcpy(t, dur, copy_kind, src_kind, dst_kind, bytes) VALUES"
+                " (97000000, -500000, 1, 1, 3, 1024);"
+                "INSERT INTO memset(t, dur, bytes, value) VALUES (0, 99000000, 16, 0);"
+                "INSERT INTO kernel(t, dur) VALUES (98000000, 'later');");
+    ASSERT_EQ(9, guard_count(zPath));
     run(zPath, &r);
-    ASSERT_EQ(8, hidden_note(&r.aTrace[0]));
+    ASSERT_EQ(9, hidden_note(&r.aTrace[0]));
+    ASSERT_EQ(0x1f, r.aTrace[0].mScanned);
+    ASSERT_EQ(1 * MS, r.aTrace[0].t0);
+    ASSERT_EQ(96000001, r.aTrace[0].t1); /* the 1 ns kernel */
     /* the freed buffer whose free row is hidden stays live */
     ASSERT_EQ(10, r.aTrace[0].nAlloc);
     ASSERT_EQ(8, r.aTrace[0].nFree);
@@ -169,12 +180,14 @@ TEST(impossible_rows_counted_like_the_guard)
     vt__result_free(&r);
 
     reverse_tables(zPath);
-    ASSERT_EQ(8, guard_count(zPath));
+    ASSERT_EQ(9, guard_count(zPath));
     run(zPath, &r);
-    ASSERT_EQ(8, hidden_note(&r.aTrace[0]));
+    ASSERT_EQ(9, hidden_note(&r.aTrace[0]));
+    ASSERT_EQ(1 * MS, r.aTrace[0].t0);
+    ASSERT_EQ(96000001, r.aTrace[0].t1);
     ASSERT_EQ(8, r.aTrace[0].nFree);
     ASSERT_EQ(10, r.aTrace[0].nKernelUse);
-    ASSERT(r.aTrace[0].wMem > 0 && !r.aTrace[0].bXferDone);
+    ASSERT(r.aTrace[0].wMem > 0 && r.aTrace[0].bXferDone);
     vt__result_free(&r);
     tg_cleanup();
 }
@@ -192,7 +205,7 @@ TEST(real_numbers_fall_back_to_sql)
     run(zPath, &r);
     ASSERT_EQ(1, hidden_note(&r.aTrace[0]));
     ASSERT(r.aTrace[0].wMem == -1 && !r.aTrace[0].bSegKnown);
-    ASSERT(r.aTrace[0].wKer == -1 && !r.aTrace[0].bKerBounds && !r.aTrace[0].bXferDone);
+    ASSERT(r.aTrace[0].wKer == -1 && r.aTrace[0].mScanned == 0x0e && !r.aTrace[0].bXferDone);
     ASSERT(r.aTrace[0].wUse == 0);
     ASSERT_EQ(10, r.aTrace[0].nAlloc);
     ASSERT_EQ(9, r.aTrace[0].nFree);
@@ -245,6 +258,33 @@ static int64_t same_order(struct vt_trace *t, int w, const char *zCols, int nCol
     return n;
 }
 
+/* The transfer pass made during vt__scan (t->bXferDone) gives exactly what vt__transfers' own pass
+ * over the kernels gives. */
+static void same_transfers(struct vt_trace *t)
+{
+    struct vt_xfer a[2];
+    int64_t busy = t->kernelBusyNs, copyNs = t->copyNs, serialNs = t->copySerialNs;
+    memcpy(a, t->xfer, sizeof a);
+    ASSERT(t->bXferDone);
+    ASSERT(busy > 0 && copyNs > 0);
+    t->bXferDone = 0;
+    ASSERT_EQ(VT_EXIT_OK, vt__transfers(t));
+    ASSERT_EQ(busy, t->kernelBusyNs);
+    ASSERT_EQ(copyNs, t->copyNs);
+    ASSERT_EQ(serialNs, t->copySerialNs);
+    for (int i = 0; i < 2; i++) {
+        ASSERT_EQ(a[i].count, t->xfer[i].count);
+        ASSERT_EQ(a[i].bytes, t->xfer[i].bytes);
+        ASSERT_EQ(a[i].ns, t->xfer[i].ns);
+        ASSERT_EQ(a[i].pageCount, t->xfer[i].pageCount);
+        ASSERT_EQ(a[i].pageBytes, t->xfer[i].pageBytes);
+        ASSERT_EQ(a[i].pageNs, t->xfer[i].pageNs);
+        ASSERT(a[i].bestBw == t->xfer[i].bestBw);
+        ASSERT_EQ(a[i].firstPageTs, t->xfer[i].firstPageTs);
+        ASSERT_EQ(a[i].lastPageTs, t->xfer[i].lastPageTs);
+    }
+}
+
 /* Rows stored slightly out of time order (ties included): the pass bounds the disorder, and the
  * readers' heaps give back exactly the order of the ordered SQL; far out of order, the window
  * is given up. */
@@ -284,7 +324,8 @@ TEST(jittered_rows_read_in_index_order)
     ASSERT(t.wKer > 0 && t.wKer <= 60);
     ASSERT(t.wCopy > 0 && t.wCopy <= 60);
     ASSERT(t.wSet > 0 && t.wSet <= 60);
-    ASSERT(!t.bXferDone);
+    ASSERT(t.bXferDone); /* kernels held until in start order, fed to the transfer pass during the scan */
+    same_transfers(&t);
     ASSERT_EQ(3000 * 3 / 4 + 19, same_order(&t, t.wMem, "ts, id, op, mem_kind, address, device, bytes, api, stack_id,"
                                             " pool_size, pool_used, correlation", 12, "memory_event",
                                             "op IN (1, 2, 5, 6)", "ts"));
@@ -342,6 +383,34 @@ TEST(jittered_rows_read_in_index_order)
     tg_cleanup();
 }
 
+/* A kernel stored further back than the pass's hold reaches (1024 kernels beyond twice the window
+ * found before it): the pass gives up feeding the transfer pass, vt__transfers makes it. */
+TEST(kernel_beyond_the_hold_left_to_the_transfer_pass)
+{
+    const char *zPath = tg_path("hold.db");
+    struct vt_result r;
+    build(zPath);
+    /* 2000 kernels of 500 ns in start order, 1000 ns apart, then one of 500 ns starting before them */
+    exec(zPath, "BEGIN; INSERT INTO kernel(t, dur) SELECT 200000000 + x * 1000, 500 FROM"
+                " (WITH RECURSIVE c(x) AS (SELECT 0 UNION ALL SELECT x + 1 FROM c WHERE x < 1999) SELECT x FROM c);"
+                "INSERT INTO kernel(t, dur) VALUES (150000000, 500); COMMIT;");
+    run(zPath, &r);
+    ASSERT_EQ(2000, r.aTrace[0].wKer);
+    ASSERT(!r.aTrace[0].bXferDone);
+    ASSERT_EQ(20 * MS + 2001 * 500, r.aTrace[0].kernelBusyNs);
+    ASSERT_EQ(10 * MS, r.aTrace[0].copySerialNs);
+    vt__result_free(&r);
+    /* 1000 of them: within the hold, fed during the pass, the same totals */
+    exec(zPath, "DELETE FROM kernel WHERE start >= 201000000;");
+    run(zPath, &r);
+    ASSERT_EQ(1000, r.aTrace[0].wKer);
+    ASSERT(r.aTrace[0].bXferDone);
+    ASSERT_EQ(20 * MS + 1001 * 500, r.aTrace[0].kernelBusyNs);
+    ASSERT_EQ(10 * MS, r.aTrace[0].copySerialNs);
+    vt__result_free(&r);
+    tg_cleanup();
+}
+
 VT_TEST_LIST(T(rowid_order_and_time_order_agree) T(impossible_rows_counted_like_the_guard)
                  T(real_numbers_fall_back_to_sql)
-                 T(jittered_rows_read_in_index_order))
+                 T(jittered_rows_read_in_index_order) T(kernel_beyond_the_hold_left_to_the_transfer_pass))
