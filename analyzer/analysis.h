@@ -193,6 +193,11 @@ struct vt_trace {
     int wMem, wUse, wKer, wCopy, wSet;
     int bSegKnown;          /* nDevAlloc and nSegmentLike counted */
     int mGuarded;           /* bit k: large table k holds impossible rows (load.c: S_*) */
+    /* schema version 2 with the large tables exactly as the tracer makes them (vt__schema_time_base): the
+     * pass and the readers take the stored t and dur and add timeBase instead of reading the generated
+     * start, end, ts (each a range check and a sum per row) */
+    int bStored;
+    int64_t timeBase;
     int bXferDone;          /* the transfer pass was made during vt__scan */
     int mScanned;           /* bit k: the pass judged every row of large table k (no real number): the facts below hold */
     int mScanAny;           /* bit k: table k holds a kernel use (buffer_use) or an address (memcpy, memset) */

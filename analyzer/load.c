@@ -36,16 +36,54 @@ enum { G_TS, G_TSN, G_SZ, G_SZN, G_AD, G_ADN };
 static const struct {
     const char *zTable;
     const char *zArgs;           /* vt_scan_row's arguments: the guarded columns (time first), then extras */
+    const char *zStored;         /* the same with the stored times (t, and dur for an end) in their places */
+    int nTime;                   /* time columns first in zArgs: 1 (ts, start) or 2 (start, end) */
     int nGuard;
     unsigned char aGuard[6];     /* G_* of each guarded column, as in trace_open.c's aGuard */
 } aScan[S_N] = {
-    {"memory_event", "ts, bytes, address, pool_size, pool_used, pool_threshold, op, mem_kind", 6,
+    {"memory_event", "ts, bytes, address, pool_size, pool_used, pool_threshold, op, mem_kind",
+     "t, bytes, address, pool_size, pool_used, pool_threshold, op, mem_kind", 1, 6,
      {G_TS, G_SZ, G_AD, G_SZN, G_SZN, G_SZN}},
-    {"buffer_use", "ts, address, kind", 2, {G_TSN, G_AD}},
-    {"memcpy", "start, end, bytes, src, dst", 5, {G_TS, G_TS, G_SZ, G_ADN, G_ADN}},
-    {"memset", "start, end, bytes, dst", 4, {G_TS, G_TS, G_SZ, G_ADN}},
-    {"kernel", "start, end", 2, {G_TS, G_TS}},
+    {"buffer_use", "ts, address, kind", "t, address, kind", 1, 2, {G_TSN, G_AD}},
+    {"memcpy", "start, end, bytes, src, dst", "t, dur, bytes, src, dst", 2, 5, {G_TS, G_TS, G_SZ, G_ADN, G_ADN}},
+    {"memset", "start, end, bytes, dst", "t, dur, bytes, dst", 2, 4, {G_TS, G_TS, G_SZ, G_ADN}},
+    {"kernel", "start, end", "t, dur", 2, 2, {G_TS, G_TS}},
 };
+
+/*
+ * zSql (columns or a condition of one of the large tables) with its time columns ts, start
+ * and end read from the stored ones, "(t + base)" and "(t + dur + base)": valid for a table
+ * whose every row vt__scan found possible (the sums then cannot overflow, and equal the
+ * generated columns). The time columns are the only identifiers named so (no CASE ... END).
+ * Returns a malloc'd string, NULL when out of memory.
+ */
+static char *stored_sql(const char *zSql, int64_t base)
+{
+    size_t n = strlen(zSql), cap = n * 8 + 64, o = 0;
+    char *zOut = malloc(cap);
+    if (!zOut) return NULL;
+    for (size_t i = 0; i < n;) {
+        size_t j = i;
+        while (j < n && (zSql[j] == '_' || (zSql[j] >= 'a' && zSql[j] <= 'z') || (zSql[j] >= 'A' && zSql[j] <= 'Z') ||
+                         (j > i && zSql[j] >= '0' && zSql[j] <= '9')))
+            j++;
+        if (j == i) { /* not an identifier: copy one character */
+            zOut[o++] = zSql[i++];
+            continue;
+        }
+        if ((j - i == 2 && !memcmp(zSql + i, "ts", 2)) || (j - i == 5 && !memcmp(zSql + i, "start", 5)))
+            o += (size_t)snprintf(zOut + o, cap - o, "(t + %lld)", (long long)base);
+        else if (j - i == 3 && !memcmp(zSql + i, "end", 3))
+            o += (size_t)snprintf(zOut + o, cap - o, "(t + dur + %lld)", (long long)base);
+        else {
+            memcpy(zOut + o, zSql + i, j - i);
+            o += j - i;
+        }
+        i = j;
+    }
+    zOut[o] = '\0';
+    return zOut;
+}
 
 /*
  * SQL reading zCols of zTable's rows that pass zFilter ("1" for all) in time order: in
@@ -61,6 +99,14 @@ char *vt__ordered_sql(const struct vt_trace *t, int w, const char *zCols, const 
     int bGuard = 1;
     for (int k = 0; k < S_N; k++)
         if (!strcmp(aScan[k].zTable, zTable)) bGuard = (t->mGuarded >> k) & 1;
+    if (w >= 0 && !bGuard && t->bStored) { /* every row possible: the stored times plus the base */
+        char *zC = stored_sql(zCols, t->timeBase), *zF = stored_sql(zFilter, t->timeBase), *zSql = NULL;
+        if (zC && zF)
+            zSql = vt__strdupf("SELECT %s FROM main.\"%s\" NOT INDEXED WHERE %s ORDER BY rowid", zC, zTable, zF);
+        free(zC);
+        free(zF);
+        return zSql;
+    }
     if (w >= 0)
         /* NOT INDEXED: a range on the time column would otherwise pick its index, then sort */
         return vt__strdupf("SELECT %s FROM main.\"%s\" NOT INDEXED WHERE (%s) AND (%s) ORDER BY rowid", zCols, zTable,
@@ -238,6 +284,8 @@ struct scan {
     int64_t iFar;           /* the newest entry (counted as nPush) lying more than w rows back, as of the last
                              * row out of order (-1: none) */
     int bIrregular;         /* a value only SQL can judge exactly (a real number): SQL decides instead */
+    int bStored;            /* the arguments are aScan's zStored: times are computed here (stored_times) */
+    int64_t base;           /* then: the trace's time base */
     int64_t nHidden, nDev, nSeg;
     int64_t t0, t1;         /* time bounds of the rows vt__load's bounds take (-1: none yet) */
     int bAny;               /* a row vt__load's EXISTS looks for: a kernel use, a copy or memset address */
@@ -396,6 +444,49 @@ static int guard_ok(sqlite3_value *v, int g)
     }
 }
 
+/* Does a computed time (NULL when bNull) pass guard check g (G_TS or G_TSN)? */
+static int time_ok(int64_t v, int bNull, int g)
+{
+    return bNull ? g == G_TSN : v >= 0 && v <= 4611686018427387903LL;
+}
+
+/* One stored time (t or dur) into *p; *pNull where the generated columns read NULL (NULL, text, a
+ * blob, or an integer beyond +-2^62: schema.h, VT__START). Returns 1 for text or a blob, which
+ * the readers' own sums would not read as NULL; -1 for a real number: SQL judges those. */
+static int stored_arg(sqlite3_value *v, int64_t *p, int *pNull)
+{
+    switch (sqlite3_value_type(v)) {
+    case SQLITE_NULL: *pNull = 1; return 0;
+    case SQLITE_INTEGER:
+        *p = sqlite3_value_int64(v);
+        *pNull = *p < -4611686018427387904LL || *p > 4611686018427387903LL;
+        return 0;
+    case SQLITE_FLOAT: return -1;
+    default: *pNull = 1; return 1; /* text and blobs sort after every number: never in range */
+    }
+}
+
+/*
+ * The values the generated time columns of a row hold, from its stored t (argv[0]) and, for
+ * an interval, dur (argv[1]): start = t + base, end = t + dur + base, NULL where a part is NULL
+ * or out of range. Returns -1 where SQL would compute something else than an integer or NULL
+ * (a real number, a sum beyond int64): the pass is then irregular and SQL decides; 1 when a
+ * part is text or a blob (read as NULL here), 0 otherwise.
+ */
+static int stored_times(const struct scan *s, sqlite3_value **argv, int nTime, int64_t *aTime, int *aNull)
+{
+    int64_t t = 0, dur = 0;
+    int bDurNull = 0, rcT, rcD = 0;
+    if ((rcT = stored_arg(argv[0], &t, &aNull[0])) < 0) return -1;
+    if (!aNull[0] && __builtin_add_overflow(t, s->base, &aTime[0])) return -1;
+    if (nTime > 1) {
+        if ((rcD = stored_arg(argv[1], &dur, &bDurNull)) < 0) return -1;
+        aNull[1] = aNull[0] || bDurNull; /* both within 2^62: t + dur cannot overflow */
+        if (!aNull[1] && __builtin_add_overflow(t + dur, s->base, &aTime[1])) return -1;
+    }
+    return rcT | rcD;
+}
+
 /* An integer argument of vt_scan_row, or -1 (marking the pass irregular) for any other type. */
 static int64_t arg_int(struct scan *s, sqlite3_value *v)
 {
@@ -415,11 +506,17 @@ static int64_t arg_int(struct scan *s, sqlite3_value *v)
 static void scan_row(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 {
     struct scan *s = sqlite3_user_data(ctx);
-    int64_t ts, x, y;
+    int64_t ts, x, y, aTime[2] = {0, 0};
+    int aNull[2] = {0, 0}, nTime = s->bStored ? aScan[s->k].nTime : 0, bOdd = 0;
     (void)argc;
     if (s->bIrregular) return;
+    if (nTime && (bOdd = stored_times(s, argv, nTime, aTime, aNull)) < 0) {
+        s->bIrregular = 1;
+        return;
+    }
     for (int i = 0; i < aScan[s->k].nGuard; i++) {
-        int ok = guard_ok(argv[i], aScan[s->k].aGuard[i]);
+        int ok = i < nTime ? time_ok(aTime[i], aNull[i], aScan[s->k].aGuard[i])
+                           : guard_ok(argv[i], aScan[s->k].aGuard[i]);
         if (ok < 0) {
             s->bIrregular = 1;
             return;
@@ -429,7 +526,11 @@ static void scan_row(sqlite3_context *ctx, int argc, sqlite3_value **argv)
             return;
         }
     }
-    ts = sqlite3_value_int64(argv[0]); /* an integer: it passed its check */
+    if (bOdd) { /* a possible row with a text time (read as NULL): the readers' sums would not see NULL */
+        s->bIrregular = 1;
+        return;
+    }
+    ts = nTime ? aTime[0] : sqlite3_value_int64(argv[0]); /* an integer: it passed its check */
     switch (s->k) {
     case S_MEM:
         if (ts > 0) { /* zero times are placeholders of incomplete records */
@@ -448,12 +549,12 @@ static void scan_row(sqlite3_context *ctx, int argc, sqlite3_value **argv)
     case S_USE:
         if (arg_int(s, argv[2]) != 0) return;
         s->bAny = 1;
-        if (sqlite3_value_type(argv[0]) == SQLITE_NULL) return;
+        if (nTime ? aNull[0] : sqlite3_value_type(argv[0]) == SQLITE_NULL) return;
         break;
     case S_COPY:
     case S_SET:
     case S_KER:
-        x = sqlite3_value_int64(argv[1]); /* end: an integer too */
+        x = nTime ? aTime[1] : sqlite3_value_int64(argv[1]); /* end: an integer too */
         if (ts > 0 && x >= ts) {
             if (s->t0 < 0 || ts < s->t0) s->t0 = ts;
             if (x > s->t1) s->t1 = x;
@@ -484,11 +585,13 @@ static int scan_table(struct vt_trace *t, int k, struct scan *s)
 {
     sqlite3_stmt *pStmt = NULL;
     char *zSql = vt__strdupf("SELECT count(*) FROM main.\"%s\" NOT INDEXED WHERE vt_scan_row(%s)", aScan[k].zTable,
-                             aScan[k].zArgs);
+                             t->bStored ? aScan[k].zStored : aScan[k].zArgs);
     int rc;
 
     memset(s, 0, sizeof *s);
     s->k = k;
+    s->bStored = t->bStored;
+    s->base = t->timeBase;
     s->tsDropped = s->maxTs = INT64_MIN;
     s->iFar = -1;
     s->lastKer = INT64_MIN;
@@ -554,8 +657,12 @@ int vt__scan(struct vt_trace *t, int64_t *pnHidden)
     struct scan s;
     int rc = sqlite3_create_function(t->db, "vt_scan_row", -1, SQLITE_UTF8 | SQLITE_DIRECTONLY, &s, scan_row, NULL,
                                      NULL);
+    const char *azLarge[S_N];
     *pnHidden = 0;
     t->mGuarded = t->mScanned = t->mScanAny = 0;
+    for (int k = 0; k < S_N; k++) azLarge[k] = aScan[k].zTable;
+    /* stored times read directly only where every large table is exactly as the tracer makes it */
+    t->bStored = vt__schema_time_base(t->db, azLarge, S_N, &t->timeBase) == 1;
     /* a table without impossible rows needs no view: its readers read it as it is */
     for (int k = 0; rc == SQLITE_OK && k < S_N; k++) {
         rc = scan_table(t, k, &s);

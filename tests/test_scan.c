@@ -62,9 +62,10 @@ static int64_t guard_count(const char *zPath)
 
 /* Ten iterations: an 8 MiB buffer, a kernel using it, a pageable copy into it half
  * overlapped by the kernel, a memset; all freed but the last. */
-static void build(const char *zPath)
+/* The story of build() written with time base `base` (the times it stores differ, not the times it holds). */
+static void build_at(const char *zPath, int64_t base)
 {
-    struct tg *g = tg_open(zPath);
+    struct tg *g = tg_open_at(zPath, base);
     ASSERT(g);
     tg_device(g, 0, "GPU", 16 * GiB);
     for (int i = 0; i < 10; i++) {
@@ -74,11 +75,16 @@ static void build(const char *zPath)
         tg_memcpy(g, t0 + 2 * MS, t0 + 4 * MS, 1, 1, 3, MiB, HOST, a + 4096);
         char zSql[256];
         snprintf(zSql, sizeof zSql, "INSERT INTO memset(t, dur, bytes, value, dst) VALUES (%lld, 1000, 4096, 0, %lld)",
-                 (long long)(t0 + 4 * MS), (long long)(a + 8192));
+                 (long long)(t0 + 4 * MS - base), (long long)(a + 8192));
         ASSERT_EQ(SQLITE_OK, sqlite3_exec(g->db, zSql, NULL, NULL, NULL));
         if (i < 9) tg_free(g, t0 + 5 * MS, 0, 3, a, 8 * MiB);
     }
     ASSERT_EQ(0, tg_close(g));
+}
+
+static void build(const char *zPath)
+{
+    build_at(zPath, 0);
 }
 
 /* What the two reading strategies must agree on, with the exact values of build(). */
@@ -411,6 +417,68 @@ TEST(kernel_beyond_the_hold_left_to_the_transfer_pass)
     tg_cleanup();
 }
 
+/*
+ * Schema version 2 stores times relative to a base: with the tracer's own DDL the pass and the
+ * readers take the stored t and dur and add the base; without a trusted base (no meta row, a
+ * table altered by hand) they read the generated columns. Same analysis either way, for any base.
+ */
+TEST(stored_times_with_a_base)
+{
+    static const int64_t aBase[] = {1700000000000000000LL, -123456789, 0};
+    const char *zPath = tg_path("base.db");
+    struct vt_result r;
+    for (size_t i = 0; i < sizeof aBase / sizeof aBase[0]; i++) {
+        build_at(zPath, aBase[i]);
+        ASSERT_EQ(1 * MS - aBase[i], tg_query(zPath, "SELECT min(t) FROM memory_event"));
+        run(zPath, &r);
+        check_build(&r);
+        ASSERT(r.aTrace[0].bStored && r.aTrace[0].timeBase == aBase[i]);
+        ASSERT(r.aTrace[0].mScanned == 0x1f && r.aTrace[0].wKer == 0 && r.aTrace[0].bXferDone);
+        vt__result_free(&r);
+
+        /* jittered by reversal: the readers fall back to ordered queries, still on stored times */
+        reverse_tables(zPath);
+        run(zPath, &r);
+        check_build(&r);
+        ASSERT(r.aTrace[0].bStored);
+        vt__result_free(&r);
+    }
+    /* a base the DDL does not hold is not trusted */
+    build_at(zPath, 1700000000000000000LL);
+    exec(zPath, "UPDATE meta SET value = '5' WHERE key = 'time_base_ns'");
+    run(zPath, &r);
+    check_build(&r);
+    ASSERT(!r.aTrace[0].bStored);
+    vt__result_free(&r);
+    /* nor a table altered by hand */
+    build_at(zPath, 1700000000000000000LL);
+    exec(zPath, "ALTER TABLE kernel ADD COLUMN note TEXT");
+    run(zPath, &r);
+    check_build(&r);
+    ASSERT(!r.aTrace[0].bStored);
+    vt__result_free(&r);
+    tg_cleanup();
+}
+
+/* A stored time that is text reads as NULL through the generated column; the pass must not read it as 0. */
+TEST(text_stored_time_left_to_sql)
+{
+    const char *zPath = tg_path("text.db");
+    struct vt_result r;
+    build_at(zPath, 1700000000000000000LL);
+    /* a kernel use whose time is text: allowed (no time), not read; the pass leaves the table to SQL */
+    exec(zPath, "INSERT INTO buffer_use(correlation, kind, address, t) VALUES (1, 0, 4096, 'soon')");
+    run(zPath, &r);
+    check_build(&r);
+    ASSERT(r.aTrace[0].bStored);
+    ASSERT_EQ(0x1f & ~(1 << 1), r.aTrace[0].mScanned); /* buffer_use: judged by SQL */
+    ASSERT_EQ(-1, r.aTrace[0].wUse);
+    ASSERT_EQ(0, r.aTrace[0].mGuarded);
+    vt__result_free(&r);
+    tg_cleanup();
+}
+
 VT_TEST_LIST(T(rowid_order_and_time_order_agree) T(impossible_rows_counted_like_the_guard)
                  T(real_numbers_fall_back_to_sql)
-                 T(jittered_rows_read_in_index_order) T(kernel_beyond_the_hold_left_to_the_transfer_pass))
+                 T(jittered_rows_read_in_index_order) T(kernel_beyond_the_hold_left_to_the_transfer_pass)
+                 T(stored_times_with_a_base) T(text_stored_time_left_to_sql))

@@ -40,10 +40,16 @@ static void bind_opt(sqlite3_stmt *p, int i, int64_t v)
 
 struct tg *tg_open(const char *zPath)
 {
+    return tg_open_at(zPath, 0);
+}
+
+struct tg *tg_open_at(const char *zPath, int64_t base)
+{
     struct tg *g = calloc(1, sizeof *g);
     if (!g) return NULL;
     unlink(zPath);
-    if (sqlite3_open(zPath, &g->db) != SQLITE_OK || vt__schema_create(g->db, NULL) != SQLITE_OK) {
+    g->base = base;
+    if (sqlite3_open(zPath, &g->db) != SQLITE_OK || vt__schema_create_at(g->db, base, NULL) != SQLITE_OK) {
         sqlite3_close(g->db);
         free(g);
         return NULL;
@@ -121,7 +127,7 @@ void tg_memop(struct tg *g, int64_t ts, int op, int device, int kind, int64_t ad
 {
     sqlite3_stmt *p = prep(g, "INSERT INTO memory_event(t, op, mem_kind, address, bytes, device, correlation, api,"
                               " stack_id, pool_size, pool_used) VALUES(?,?,?,?,?,?,?,?,?,?,?)");
-    sqlite3_bind_int64(p, 1, ts);
+    sqlite3_bind_int64(p, 1, ts - g->base);
     sqlite3_bind_int(p, 2, op);
     sqlite3_bind_int(p, 3, kind);
     sqlite3_bind_int64(p, 4, addr);
@@ -149,8 +155,8 @@ int64_t tg_kernel(struct tg *g, int64_t start, int64_t end, const char *zName)
 {
     int64_t name = tg_string(g, zName), corr = g->nextCorr++;
     sqlite3_stmt *p = prep(g, "INSERT INTO kernel(t, dur, device, stream, correlation, name_id) VALUES(?,?2 - ?1,0,7,?,?)");
-    sqlite3_bind_int64(p, 1, start);
-    sqlite3_bind_int64(p, 2, end);
+    sqlite3_bind_int64(p, 1, start - g->base);
+    sqlite3_bind_int64(p, 2, end - g->base);
     sqlite3_bind_int64(p, 3, corr);
     sqlite3_bind_int64(p, 4, name);
     exec(g, p);
@@ -162,7 +168,7 @@ void tg_use(struct tg *g, int64_t ts, int64_t corr, int64_t addr)
     sqlite3_stmt *p = prep(g, "INSERT INTO buffer_use(correlation, kind, address, t, device) VALUES(?,0,?,?,0)");
     sqlite3_bind_int64(p, 1, corr);
     sqlite3_bind_int64(p, 2, addr);
-    sqlite3_bind_int64(p, 3, ts);
+    sqlite3_bind_int64(p, 3, ts - g->base);
     exec(g, p);
 }
 
@@ -171,8 +177,8 @@ void tg_memcpy(struct tg *g, int64_t start, int64_t end, int copyKind, int srcKi
 {
     sqlite3_stmt *p = prep(g, "INSERT INTO memcpy(t, dur, device, stream, correlation, copy_kind, src_kind,"
                               " dst_kind, bytes, src, dst) VALUES(?,?2 - ?1,0,7,?,?,?,?,?,?,?)");
-    sqlite3_bind_int64(p, 1, start);
-    sqlite3_bind_int64(p, 2, end);
+    sqlite3_bind_int64(p, 1, start - g->base);
+    sqlite3_bind_int64(p, 2, end - g->base);
     sqlite3_bind_int64(p, 3, g->nextCorr++);
     sqlite3_bind_int(p, 4, copyKind);
     sqlite3_bind_int(p, 5, srcKind);
@@ -187,8 +193,8 @@ void tg_nvtx(struct tg *g, int64_t start, int64_t end, const char *zName)
 {
     int64_t name = tg_string(g, zName);
     sqlite3_stmt *p = prep(g, "INSERT INTO nvtx_range(t, dur, kind, name_id, thread, depth) VALUES(?,?2 - ?1,0,?,1,0)");
-    sqlite3_bind_int64(p, 1, start);
-    sqlite3_bind_int64(p, 2, end);
+    sqlite3_bind_int64(p, 1, start - g->base);
+    sqlite3_bind_int64(p, 2, end - g->base);
     sqlite3_bind_int64(p, 3, name);
     exec(g, p);
 }
@@ -197,7 +203,7 @@ void tg_oom(struct tg *g, int64_t ts, int device, int64_t bytes, int64_t freeByt
 {
     sqlite3_stmt *p = prep(g, "INSERT INTO oom_event(t, api, device, bytes, status, free_bytes, total_bytes, stack_id)"
                               " VALUES(?,1,?,?,2,?,?,?)");
-    sqlite3_bind_int64(p, 1, ts);
+    sqlite3_bind_int64(p, 1, ts - g->base);
     sqlite3_bind_int(p, 2, device);
     sqlite3_bind_int64(p, 3, bytes);
     bind_opt(p, 4, freeBytes);

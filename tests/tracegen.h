@@ -12,10 +12,14 @@
 struct tg {
     sqlite3 *db;
     int64_t nextCorr;
+    int64_t base; /* the trace's time base: the tg_* functions take absolute times and store t = time - base */
 };
 
-/* Create a trace at zPath (replacing any file) with the schema, pid 1234, clean close. NULL on error. */
+/* Create a trace at zPath (replacing any file) with the schema, pid 1234, clean close. NULL on error.
+ * Time base 0: rows inserted by hand store absolute times in t. */
 struct tg *tg_open(const char *zPath);
+/* tg_open with time base `base` (schema.h): the tg_* functions still take absolute times. */
+struct tg *tg_open_at(const char *zPath, int64_t base);
 /* Commit and close; returns 0 or -1. */
 int tg_close(struct tg *g);
 
