@@ -59,8 +59,8 @@ static const struct {
  */
 static char *stored_sql(const char *zSql, int64_t base)
 {
-    /* the longest replacement, "(t + dur + -9223372036854775808)", is 33 bytes for 3 ("end"), "ts" takes
-     * 27: at most 16 bytes out per byte in */
+    /* the longest replacement, "(t + dur + -9223372036854775808)", is 32 bytes for 3 ("end"), "ts" takes
+     * 26: at most 16 bytes out per byte in */
     size_t n = strlen(zSql), cap = n * 16 + 64, o = 0;
     char *zOut = malloc(cap);
     if (!zOut) return NULL;
