@@ -282,6 +282,17 @@ static int row_dev(struct trace_info *p, sqlite3_stmt *s)
     return 0;
 }
 
+/* Put p->aPeak in ascending device order (NULL, stored as NUL_INT, first). */
+static void sort_peaks(struct trace_info *p)
+{
+    int i, j;
+    for (i = 1; i < p->nPeak; i++) {
+        struct info_peak k = p->aPeak[i];
+        for (j = i; j > 0 && p->aPeak[j - 1].device > k.device; j--) p->aPeak[j] = p->aPeak[j - 1];
+        p->aPeak[j] = k;
+    }
+}
+
 /*
  * Peak of live device memory per device: the running total of device-kind
  * allocations minus frees in (ts, id) order, as the memory_timeline view
@@ -293,7 +304,7 @@ static int load_peaks(sqlite3 *db, struct trace_info *p)
 {
     sqlite3_stmt *pStmt = NULL;
     long long *aLive = NULL;
-    int rc, i, j;
+    int rc, i;
 
     rc = sqlite3_prepare_v2(db,
                             "SELECT device, op, bytes, ts FROM memory_event WHERE mem_kind = 3"
@@ -334,12 +345,7 @@ static int load_peaks(sqlite3 *db, struct trace_info *p)
     }
     sqlite3_finalize(pStmt);
     free(aLive);
-    /* devices in ascending order (NULL, stored as NUL_INT, first) */
-    for (i = 1; i < p->nPeak; i++) {
-        struct info_peak k = p->aPeak[i];
-        for (j = i; j > 0 && p->aPeak[j - 1].device > k.device; j--) p->aPeak[j] = p->aPeak[j - 1];
-        p->aPeak[j] = k;
-    }
+    sort_peaks(p);
     return rc;
 }
 
@@ -458,10 +464,275 @@ static void info_free(struct trace_info *p)
     memset(p, 0, sizeof *p);
 }
 
+/* ---- one pass per event table ---- */
+
 /*
- * Read everything info reports from an open trace into *p (zeroed first).
- * bFull = 0 reads only what the record summary needs. Returns SQLITE_OK or an
- * SQLite error code (*p then holds what was read; free it with info_free).
+ * The guarded event tables info reads in one pass of its own, in rowid order without
+ * an index: the guard's check of every row (trace_open.c, aGuard), the rows kept, their
+ * time bounds and, for memory events and copies, the figures of the report. Each
+ * replaces the guard's count, count(*), the time-range query and the GROUP BY queries
+ * of its table (several scans, sorts for the groups) unless the pass meets a value only
+ * SQL can judge exactly; that table then goes the SQL way, unchanged.
+ */
+enum { P_MEM, P_COPY, P_SET, P_KER, P_USE, P_NVTX, P_API, P_SYNC, P_POOL, P_N };
+/* The guard's checks: times, sizes, addresses, each maybe nullable. */
+enum { G_TS, G_TSN, G_SZ, G_SZN, G_AD, G_ADN };
+/* What a table gives the trace's time range: nothing, min/max of its instant, min(start)
+ * and max(end), or min(start) and max(coalesce(end, start)). */
+enum { R_NONE, R_TS, R_END, R_END_NULL };
+static const struct {
+    const char *zTable;
+    const char *zCols; /* the guarded columns (times first), then the report's columns */
+    int nGuard;
+    unsigned char aGuard[6];
+    int eRange;
+} aPass[P_N] = {
+    {"memory_event", "ts, bytes, address, pool_size, pool_used, pool_threshold, op, mem_kind, device, id", 6,
+     {G_TS, G_SZ, G_AD, G_SZN, G_SZN, G_SZN}, R_TS},
+    {"memcpy", "start, end, bytes, src, dst, copy_kind, src_kind, dst_kind", 5, {G_TS, G_TS, G_SZ, G_ADN, G_ADN},
+     R_END},
+    {"memset", "start, end, bytes, dst", 4, {G_TS, G_TS, G_SZ, G_ADN}, R_END},
+    {"kernel", "start, end", 2, {G_TS, G_TS}, R_END},
+    {"buffer_use", "ts, address", 2, {G_TSN, G_AD}, R_NONE},
+    {"nvtx_range", "start, end", 2, {G_TS, G_TSN}, R_END_NULL},
+    {"api_call", "start, end, bytes", 3, {G_TS, G_TSN, G_SZN}, R_END_NULL},
+    {"sync_event", "start, end", 2, {G_TS, G_TS}, R_END},
+    {"pool_event", "ts, size, used, threshold", 4, {G_TS, G_SZN, G_SZN, G_SZN}, R_TS},
+};
+
+#define MAX_KINDS 64 /* distinct memory or copy kinds a pass groups (more: SQL groups them) */
+
+/* What the pass over one table found. */
+struct info_pass {
+    int bDone;                  /* the pass was regular: its figures replace the SQL */
+    long long nRow, nHidden;    /* rows kept, rows the guard hides */
+    long long sumBytes;         /* bytes of the rows kept (>= 0 each): no group's sum overflows if this does not */
+    long long t0, t1;           /* time range of the rows kept (NUL_INT: none) */
+    /* memory events and copies only */
+    long long nAlloc, allocBytes, nFree, nVmmMap;
+    struct info_kind aKind[MAX_KINDS]; /* allocations by memory kind, or copies by copy kind, in kind order */
+    int nKind;
+    int bPeakOrder;             /* device allocations and frees came in (ts, id) order: aPeak holds the peaks */
+    long long lastTs, lastId;   /* the last of them */
+    long long *aLive;           /* live bytes of each device in p->aPeak */
+};
+
+/* Does value i of pStmt pass guard check g (exactly as its SQL in trace_open.c)? -1: a real number. */
+static int pass_guard_ok(sqlite3_stmt *pStmt, int i, int g)
+{
+    static const long long aLo[] = {0, 0, 0, 0, -4611686018427387904LL, -4611686018427387904LL};
+    static const long long aHi[] = {4611686018427387903LL, 4611686018427387903LL, 1125899906842624LL,
+                                    1125899906842624LL, 4611686018427387903LL, 4611686018427387903LL};
+    long long x;
+    switch (sqlite3_column_type(pStmt, i)) {
+    case SQLITE_INTEGER: x = sqlite3_column_int64(pStmt, i); return x >= aLo[g] && x <= aHi[g];
+    case SQLITE_NULL: return g == G_TSN || g == G_SZN || g == G_ADN;
+    case SQLITE_FLOAT: return -1;
+    default: return 0; /* text and blobs sort after every number: never in range */
+    }
+}
+
+/* Add a row of bytes of kind k to the kind groups of q (kept in kind order). Returns 0, or -1 when
+ * q already holds MAX_KINDS other kinds (SQL groups them then). */
+static int pass_kind(struct info_pass *q, long long k, long long bytes, long long pageable)
+{
+    int i, j;
+    for (i = 0; i < q->nKind && q->aKind[i].kind < k; i++) {
+    }
+    if (i == q->nKind || q->aKind[i].kind != k) {
+        if (q->nKind == MAX_KINDS) return -1;
+        for (j = q->nKind++; j > i; j--) q->aKind[j] = q->aKind[j - 1];
+        q->aKind[i].kind = k;
+        q->aKind[i].n = q->aKind[i].bytes = q->aKind[i].pageable = 0;
+    }
+    q->aKind[i].n++;
+    q->aKind[i].bytes += bytes; /* within the pass' total */
+    q->aKind[i].pageable += pageable;
+    return 0;
+}
+
+/*
+ * One device allocation (op 1) or free (op 2) in rowid order, for the peaks of live device
+ * memory (load_peaks' running total). Rows out of (ts, id) order end it: load_peaks then
+ * sorts them. Returns 0, or -1 when out of memory.
+ */
+static int pass_peak(struct trace_info *p, struct info_pass *q, long long device, long long op, long long bytes,
+                     long long ts, long long id)
+{
+    int i;
+    if (!q->bPeakOrder) return 0;
+    if (p->nPeak > 0 && (ts < q->lastTs || (ts == q->lastTs && id <= q->lastId))) {
+        q->bPeakOrder = 0;
+        return 0;
+    }
+    q->lastTs = ts;
+    q->lastId = id;
+    for (i = 0; i < p->nPeak && p->aPeak[i].device != device; i++) {
+    }
+    if (i == p->nPeak) {
+        long long *aNew;
+        if (grow((void **)&p->aPeak, p->nPeak, sizeof *p->aPeak) ||
+            !(aNew = realloc(q->aLive, (size_t)(p->nPeak + 1) * sizeof *q->aLive)))
+            return -1;
+        q->aLive = aNew;
+        q->aLive[i] = 0;
+        p->aPeak[i].device = device;
+        p->aPeak[i].bytes = 0;
+        p->aPeak[i].ts = NUL_INT;
+        p->nPeak++;
+    }
+    q->aLive[i] += op == VT_MEMOP_ALLOC ? bytes : -bytes;
+    if (q->aLive[i] > p->aPeak[i].bytes) {
+        p->aPeak[i].bytes = q->aLive[i];
+        p->aPeak[i].ts = ts;
+    }
+    return 0;
+}
+
+/*
+ * The report's figures of one kept memory event or copy (the columns after the guarded
+ * ones). Returns 0, 1 when a value is not what SQL would group or sum the same way here
+ * (not an integer, a sum beyond int64, too many kinds): the pass is then irregular; -1
+ * when out of memory.
+ */
+static int pass_figures(struct trace_info *p, struct info_pass *q, int k, sqlite3_stmt *pStmt)
+{
+    int i, iFirst = aPass[k].nGuard, nCol = sqlite3_column_count(pStmt);
+    long long bytes = sqlite3_column_int64(pStmt, k == P_MEM ? 1 : 2), op, kind, device;
+    for (i = iFirst; i < nCol; i++)
+        if (sqlite3_column_type(pStmt, i) != SQLITE_INTEGER && !(k == P_MEM && i == 8 &&
+                                                                 sqlite3_column_type(pStmt, i) == SQLITE_NULL))
+            return 1; /* the device may be NULL */
+    if (__builtin_add_overflow(q->sumBytes, bytes, &q->sumBytes)) return 1; /* SQL's sum() fails there */
+    if (k == P_COPY) {
+        long long pageable = sqlite3_column_int64(pStmt, 6) == 1 || sqlite3_column_int64(pStmt, 7) == 1;
+        return pass_kind(q, sqlite3_column_int64(pStmt, 5), bytes, pageable) ? 1 : 0;
+    }
+    op = sqlite3_column_int64(pStmt, 6);
+    kind = sqlite3_column_int64(pStmt, 7);
+    device = col_int(pStmt, 8);
+    if (op == VT_MEMOP_ALLOC) {
+        q->nAlloc++;
+        q->allocBytes += bytes;
+        if (pass_kind(q, kind, bytes, 0)) return 1;
+    } else if (op == VT_MEMOP_FREE) {
+        q->nFree++;
+    } else if (op == VT_MEMOP_VMM_MAP) {
+        q->nVmmMap++;
+    }
+    if (kind == 3 && (op == VT_MEMOP_ALLOC || op == VT_MEMOP_FREE))
+        return pass_peak(p, q, device, op, bytes, sqlite3_column_int64(pStmt, 0), sqlite3_column_int64(pStmt, 9));
+    return 0;
+}
+
+/*
+ * The pass over table k (*q reset here; memory events append their peaks to p->aPeak).
+ * q->bDone says whether it was regular; when it was not, p->aPeak is left empty.
+ * Returns SQLITE_OK, or an SQLite code when the pass could not be made at all (the table
+ * then goes the SQL way, which reports what is wrong).
+ */
+static int pass_table(sqlite3 *db, struct trace_info *p, int k, struct info_pass *q)
+{
+    sqlite3_stmt *pStmt = NULL;
+    char zSql[256];
+    int rc, bOdd = 0;
+
+    memset(q, 0, sizeof *q);
+    q->t0 = q->t1 = NUL_INT;
+    q->bPeakOrder = 1;
+    snprintf(zSql, sizeof zSql, "SELECT %s FROM main.\"%s\" NOT INDEXED", aPass[k].zCols, aPass[k].zTable);
+    rc = sqlite3_prepare_v2(db, zSql, -1, &pStmt, NULL);
+    while (rc == SQLITE_OK && !bOdd) {
+        long long a, b;
+        int i, ok = 1, step = sqlite3_step(pStmt);
+        if (step == SQLITE_DONE) break;
+        if (step != SQLITE_ROW) {
+            rc = step;
+            break;
+        }
+        for (i = 0; ok > 0 && i < aPass[k].nGuard; i++) ok = pass_guard_ok(pStmt, i, aPass[k].aGuard[i]);
+        if (ok < 0) {
+            bOdd = 1;
+            break;
+        }
+        if (!ok) {
+            q->nHidden++;
+            continue;
+        }
+        q->nRow++;
+        if (aPass[k].eRange != R_NONE) { /* the times passed their checks: integers, the end maybe NULL */
+            a = sqlite3_column_int64(pStmt, 0);
+            b = aPass[k].eRange == R_TS || sqlite3_column_type(pStmt, 1) == SQLITE_NULL
+                    ? a
+                    : sqlite3_column_int64(pStmt, 1);
+            if (q->t0 == NUL_INT || a < q->t0) q->t0 = a;
+            if (q->t1 == NUL_INT || b > q->t1) q->t1 = b;
+        }
+        if (k == P_MEM || k == P_COPY) {
+            int r = pass_figures(p, q, k, pStmt);
+            if (r < 0) rc = SQLITE_NOMEM;
+            bOdd = r > 0;
+        }
+    }
+    sqlite3_finalize(pStmt);
+    free(q->aLive);
+    q->aLive = NULL;
+    q->bDone = rc == SQLITE_OK && !bOdd;
+    if (k == P_MEM && (!q->bDone || !q->bPeakOrder)) p->nPeak = 0; /* load_peaks makes them */
+    if (rc == SQLITE_NOMEM) return rc;
+    return SQLITE_OK;
+}
+
+/*
+ * The guard for info: hide every impossible row (vt__trace_guard's views), counting them
+ * into *pnHidden, with one pass per event table (aQ[k].bDone where it was regular; else,
+ * and for the few OOMs and devices, the guard's own count). Returns an SQLite code.
+ */
+static int info_guard(sqlite3 *db, struct trace_info *p, struct info_pass *aQ, int64_t *pnHidden)
+{
+    int rc = SQLITE_OK;
+    size_t i;
+    *pnHidden = 0;
+    /* in the guard's order (memory events, OOMs, the other event tables, devices): the first failure is its */
+    for (i = 0; rc == SQLITE_OK && i < P_N + 2; i++) {
+        int k = i == 0 ? P_MEM : i == 1 ? -1 : i <= P_N ? (int)i - 1 : -2;
+        const char *zTable = k >= 0 ? aPass[k].zTable : k == -1 ? "oom_event" : "device";
+        int64_t n = 0;
+        if (k >= 0) rc = pass_table(db, p, k, &aQ[k]);
+        if (rc == SQLITE_OK && k >= 0 && aQ[k].bDone) n = aQ[k].nHidden;
+        else if (rc == SQLITE_OK) rc = vt__trace_guard_count(db, zTable, &n);
+        *pnHidden += n;
+        if (rc == SQLITE_OK && n > 0) rc = vt__trace_guard_view(db, zTable);
+    }
+    return rc;
+}
+
+/* The time range of the OOM events folded into p's (the one timed table without a pass). */
+static int row_range_oom(struct trace_info *p, sqlite3_stmt *s)
+{
+    long long a = col_int(s, 0), b = col_int(s, 1);
+    if (a != NUL_INT && (p->firstTs == NUL_INT || a < p->firstTs)) p->firstTs = a;
+    if (b != NUL_INT && (p->lastTs == NUL_INT || b > p->lastTs)) p->lastTs = b;
+    return 0;
+}
+
+/* Append the kind groups of a regular pass to *paKind (row_alloc_kind's or row_copy_kind's result). */
+static int pass_kinds(const struct info_pass *q, struct info_kind **paKind, int *pnKind)
+{
+    if (q->nKind == 0) return 0;
+    *paKind = malloc(sizeof **paKind * (size_t)q->nKind);
+    if (!*paKind) return -1;
+    memcpy(*paKind, q->aKind, sizeof **paKind * (size_t)q->nKind);
+    *pnKind = q->nKind;
+    return 0;
+}
+
+/*
+ * Read everything info reports from an open trace into *p (zeroed first): each
+ * event table's figures from its pass (info_guard) where that was regular, the
+ * rest by SQL. bFull = 0 reads only what the record summary needs. Returns
+ * SQLITE_OK or an SQLite error code (*p then holds what was read; free it with
+ * info_free).
  */
 static int info_load(sqlite3 *db, const char *zPath, int bFull, struct trace_info *p)
 {
@@ -476,8 +747,9 @@ static int info_load(sqlite3 *db, const char *zPath, int bFull, struct trace_inf
         " UNION ALL SELECT min(ts), max(ts) FROM oom_event%s%s%s)";
     char zSql[1024];
     struct stat st;
+    struct info_pass *aQ = NULL, *qMem, *qCopy;
     size_t i;
-    int rc;
+    int rc, bRange = 1, k;
 
     memset(p, 0, sizeof *p);
     p->zPath = zPath;
@@ -485,9 +757,13 @@ static int info_load(sqlite3 *db, const char *zPath, int bFull, struct trace_inf
     p->fileBytes = stat(zPath, &st) == 0 ? (long long)st.st_size : -1;
     p->schemaVersion = 0;
     vt__schema_check(db, &p->schemaVersion, zSql, sizeof zSql);
+    aQ = malloc(sizeof *aQ * P_N);
+    if (!aQ) return SQLITE_NOMEM;
+    qMem = &aQ[P_MEM];
+    qCopy = &aQ[P_COPY];
     {
         int64_t nHidden = 0; /* rows no real trace can hold are neither counted nor summed */
-        if ((rc = vt__trace_guard(db, &nHidden)) != SQLITE_OK) return rc;
+        if ((rc = info_guard(db, p, aQ, &nHidden)) != SQLITE_OK) goto done;
         if (nHidden > 0)
             vt__errorf("%s: %lld rows with impossible values were ignored (damaged trace)", zPath,
                        (long long)nHidden);
@@ -502,6 +778,12 @@ static int info_load(sqlite3 *db, const char *zPath, int bFull, struct trace_inf
     for (i = 0; rc == SQLITE_OK && i < N_TABLE; i++) {
         sqlite3_stmt *pStmt = NULL;
         p->aCount[i] = -1;
+        for (k = 0; k < P_N && strcmp(aPass[k].zTable, azTable[i]); k++) {
+        }
+        if (k < P_N && aQ[k].bDone) { /* the pass read the table: it exists */
+            p->aCount[i] = aQ[k].nRow;
+            continue;
+        }
         if (!table_exists(db, azTable[i])) continue;
         snprintf(zSql, sizeof zSql, "SELECT count(*) FROM \"%s\"", azTable[i]);
         rc = sqlite3_prepare_v2(db, zSql, -1, &pStmt, NULL);
@@ -511,7 +793,14 @@ static int info_load(sqlite3 *db, const char *zPath, int bFull, struct trace_inf
         }
         sqlite3_finalize(pStmt);
     }
-    if (rc == SQLITE_OK) {
+    for (k = 0; k < P_N; k++) {
+        if (aPass[k].eRange == R_NONE) continue;
+        bRange &= aQ[k].bDone;
+        if (aQ[k].t0 != NUL_INT && (p->firstTs == NUL_INT || aQ[k].t0 < p->firstTs)) p->firstTs = aQ[k].t0;
+        if (aQ[k].t1 != NUL_INT && (p->lastTs == NUL_INT || aQ[k].t1 > p->lastTs)) p->lastTs = aQ[k].t1;
+    }
+    if (rc == SQLITE_OK && bRange) rc = each_row(db, "SELECT min(ts), max(ts) FROM oom_event", p, row_range_oom);
+    if (rc == SQLITE_OK && !bRange) {
         int bApi = table_exists(db, "api_call"), bSync = table_exists(db, "sync_event"),
             bPool = table_exists(db, "pool_event");
         snprintf(zSql, sizeof zSql, zRange,
@@ -520,26 +809,43 @@ static int info_load(sqlite3 *db, const char *zPath, int bFull, struct trace_inf
                  bPool ? " UNION ALL SELECT min(ts), max(ts) FROM pool_event" : "");
         rc = each_row(db, zSql, p, row_range);
     }
-    if (rc == SQLITE_OK)
-        rc = each_row(db, "SELECT op, count(*), sum(bytes) FROM memory_event GROUP BY op", p,
-                      row_memop);
-    if (rc == SQLITE_OK) rc = load_peaks(db, p);
-    if (rc == SQLITE_OK)
+    if (qMem->bDone) {
+        p->nAlloc = qMem->nAlloc;
+        p->allocBytes = qMem->allocBytes;
+        p->nFree = qMem->nFree;
+        p->nVmmMap = qMem->nVmmMap;
+    } else if (rc == SQLITE_OK) {
+        rc = each_row(db, "SELECT op, count(*), sum(bytes) FROM memory_event GROUP BY op", p, row_memop);
+    }
+    if (qMem->bDone && qMem->bPeakOrder) sort_peaks(p); /* found by the pass */
+    else if (rc == SQLITE_OK) rc = load_peaks(db, p);
+    if (qCopy->bDone) {
+        for (k = 0; k < qCopy->nKind; k++) {
+            p->nCopy += qCopy->aKind[k].n;
+            p->copyBytes += qCopy->aKind[k].bytes;
+            p->nPageable += qCopy->aKind[k].pageable;
+        }
+        if (pass_kinds(qCopy, &p->aCopyKind, &p->nCopyKind)) rc = SQLITE_NOMEM;
+    } else if (rc == SQLITE_OK) {
         rc = each_row(db,
                       "SELECT copy_kind, count(*), coalesce(sum(bytes), 0),"
                       " sum(src_kind = 1 OR dst_kind = 1) FROM memcpy GROUP BY copy_kind"
                       " ORDER BY copy_kind",
                       p, row_copy_kind);
+    }
     if (rc == SQLITE_OK)
         rc = each_row(db,
                       "SELECT source, coalesce(what, ''), sum(count) FROM dropped"
                       " GROUP BY source, what ORDER BY source, what",
                       p, row_drop);
-    if (rc == SQLITE_OK && bFull)
+    if (rc == SQLITE_OK && bFull && qMem->bDone) {
+        if (pass_kinds(qMem, &p->aAllocKind, &p->nAllocKind)) rc = SQLITE_NOMEM;
+    } else if (rc == SQLITE_OK && bFull) {
         rc = each_row(db,
                       "SELECT mem_kind, count(*), coalesce(sum(bytes), 0) FROM memory_event"
                       " WHERE op = 1 GROUP BY mem_kind ORDER BY mem_kind",
                       p, row_alloc_kind);
+    }
     if (rc == SQLITE_OK && bFull) {
         snprintf(zSql, sizeof zSql,
                  "SELECT ts, api, device, bytes, status, free_bytes, total_bytes FROM oom_event"
@@ -560,6 +866,8 @@ static int info_load(sqlite3 *db, const char *zPath, int bFull, struct trace_inf
                       "SELECT source, kind, count(*), sum(count), sum(end - start) FROM overhead"
                       " GROUP BY source, kind ORDER BY sum(end - start) DESC, source, kind",
                       p, row_ovh);
+done:
+    free(aQ);
     return rc;
 }
 
