@@ -482,28 +482,36 @@ enum { G_TS, G_TSN, G_SZ, G_SZN, G_AD, G_ADN };
 enum { R_NONE, R_TS, R_END, R_END_NULL };
 static const struct {
     const char *zTable;
-    const char *zCols; /* the guarded columns (times first), then the report's columns */
+    const char *zCols;   /* vt_info_row's arguments: the guarded columns (times first), then the report's */
+    const char *zStored; /* the same with the stored times (t, and dur for an end) in their places */
+    int nTime;           /* time columns first: 1 (ts) or 2 (start, end) */
     int nGuard;
     unsigned char aGuard[6];
     int eRange;
 } aPass[P_N] = {
-    {"memory_event", "ts, bytes, address, pool_size, pool_used, pool_threshold, op, mem_kind, device, id", 6,
+    {"memory_event", "ts, bytes, address, pool_size, pool_used, pool_threshold, op, mem_kind, device, id",
+     "t, bytes, address, pool_size, pool_used, pool_threshold, op, mem_kind, device, id", 1, 6,
      {G_TS, G_SZ, G_AD, G_SZN, G_SZN, G_SZN}, R_TS},
-    {"memcpy", "start, end, bytes, src, dst, copy_kind, src_kind, dst_kind", 5, {G_TS, G_TS, G_SZ, G_ADN, G_ADN},
-     R_END},
-    {"memset", "start, end, bytes, dst", 4, {G_TS, G_TS, G_SZ, G_ADN}, R_END},
-    {"kernel", "start, end", 2, {G_TS, G_TS}, R_END},
-    {"buffer_use", "ts, address", 2, {G_TSN, G_AD}, R_NONE},
-    {"nvtx_range", "start, end", 2, {G_TS, G_TSN}, R_END_NULL},
-    {"api_call", "start, end, bytes", 3, {G_TS, G_TSN, G_SZN}, R_END_NULL},
-    {"sync_event", "start, end", 2, {G_TS, G_TS}, R_END},
-    {"pool_event", "ts, size, used, threshold", 4, {G_TS, G_SZN, G_SZN, G_SZN}, R_TS},
+    {"memcpy", "start, end, bytes, src, dst, copy_kind, src_kind, dst_kind",
+     "t, dur, bytes, src, dst, copy_kind, src_kind, dst_kind", 2, 5, {G_TS, G_TS, G_SZ, G_ADN, G_ADN}, R_END},
+    {"memset", "start, end, bytes, dst", "t, dur, bytes, dst", 2, 4, {G_TS, G_TS, G_SZ, G_ADN}, R_END},
+    {"kernel", "start, end", "t, dur", 2, 2, {G_TS, G_TS}, R_END},
+    {"buffer_use", "ts, address", "t, address", 1, 2, {G_TSN, G_AD}, R_NONE},
+    {"nvtx_range", "start, end", "t, dur", 2, 2, {G_TS, G_TSN}, R_END_NULL},
+    {"api_call", "start, end, bytes", "t, dur, bytes", 2, 3, {G_TS, G_TSN, G_SZN}, R_END_NULL},
+    {"sync_event", "start, end", "t, dur", 2, 2, {G_TS, G_TS}, R_END},
+    {"pool_event", "ts, size, used, threshold", "t, size, used, threshold", 1, 4, {G_TS, G_SZN, G_SZN, G_SZN}, R_TS},
 };
 
 #define MAX_KINDS 64 /* distinct memory or copy kinds a pass groups (more: SQL groups them) */
 
-/* What the pass over one table found. */
+/* What the pass over one table found: the state of vt_info_row. */
 struct info_pass {
+    int k;                      /* P_* */
+    struct trace_info *p;       /* memory events: the peaks go to p->aPeak */
+    int bStored;                /* the arguments are aPass' zStored: times are computed here (pass_times) */
+    long long base;             /* then: the trace's time base */
+    int bOdd;                   /* a value only SQL can judge the same way: the pass is irregular */
     int bDone;                  /* the pass was regular: its figures replace the SQL */
     long long nRow, nHidden;    /* rows kept, rows the guard hides */
     long long sumBytes;         /* bytes of the rows kept (>= 0 each): no group's sum overflows if this does not */
@@ -512,24 +520,71 @@ struct info_pass {
     long long nAlloc, allocBytes, nFree, nVmmMap;
     struct info_kind aKind[MAX_KINDS]; /* allocations by memory kind, or copies by copy kind, in kind order */
     int nKind;
-    int bPeakOrder;             /* device allocations and frees came in (ts, id) order: aPeak holds the peaks */
+    int bPeakOrder;             /* device allocations and frees came in (ts, id) order: p->aPeak holds the peaks */
     long long lastTs, lastId;   /* the last of them */
     long long *aLive;           /* live bytes of each device in p->aPeak */
 };
 
-/* Does value i of pStmt pass guard check g (exactly as its SQL in trace_open.c)? -1: a real number. */
-static int pass_guard_ok(sqlite3_stmt *pStmt, int i, int g)
+/* Does value v pass guard check g (exactly as its SQL in trace_open.c)? -1: a real number, undecided here. */
+static int pass_guard_ok(sqlite3_value *v, int g)
 {
     static const long long aLo[] = {0, 0, 0, 0, -4611686018427387904LL, -4611686018427387904LL};
     static const long long aHi[] = {4611686018427387903LL, 4611686018427387903LL, 1125899906842624LL,
                                     1125899906842624LL, 4611686018427387903LL, 4611686018427387903LL};
     long long x;
-    switch (sqlite3_column_type(pStmt, i)) {
-    case SQLITE_INTEGER: x = sqlite3_column_int64(pStmt, i); return x >= aLo[g] && x <= aHi[g];
+    switch (sqlite3_value_type(v)) {
+    case SQLITE_INTEGER: x = sqlite3_value_int64(v); return x >= aLo[g] && x <= aHi[g];
     case SQLITE_NULL: return g == G_TSN || g == G_SZN || g == G_ADN;
     case SQLITE_FLOAT: return -1;
     default: return 0; /* text and blobs sort after every number: never in range */
     }
+}
+
+/* One stored time (t or dur) into *p, *pNull where the generated columns read NULL (NULL, text, a
+ * blob, an integer beyond +-2^62: schema.h, VT__START). Returns -1 for a real number: SQL judges those. */
+static int pass_stored(sqlite3_value *v, long long *p, int *pNull)
+{
+    switch (sqlite3_value_type(v)) {
+    case SQLITE_INTEGER:
+        *p = sqlite3_value_int64(v);
+        *pNull = *p < -4611686018427387904LL || *p > 4611686018427387903LL;
+        return 0;
+    case SQLITE_FLOAT: return -1;
+    default: *pNull = 1; return 0;
+    }
+}
+
+/*
+ * The time columns of a row (aPass[k].nTime of them) into aTime, NULL ones flagged in aNull:
+ * read as they are, or, for a table stored as the tracer makes it (q->bStored), computed as
+ * its generated columns do from the stored t (and dur): start = t + base, end = t + dur +
+ * base. Then checked as the guard checks them. Returns 1 when they pass, 0 when not, -1
+ * where only SQL can judge (a real number, a sum beyond int64).
+ */
+static int pass_times(const struct info_pass *q, sqlite3_value **argv, long long *aTime, int *aNull)
+{
+    int i, nTime = aPass[q->k].nTime;
+    if (q->bStored) {
+        long long t = 0, dur = 0;
+        int bDurNull = 0;
+        if (pass_stored(argv[0], &t, &aNull[0]) < 0) return -1;
+        if (!aNull[0] && __builtin_add_overflow(t, q->base, &aTime[0])) return -1;
+        if (nTime > 1) {
+            if (pass_stored(argv[1], &dur, &bDurNull) < 0) return -1;
+            aNull[1] = aNull[0] || bDurNull; /* both within 2^62: t + dur cannot overflow */
+            if (!aNull[1] && __builtin_add_overflow(t + dur, q->base, &aTime[1])) return -1;
+        }
+    } else {
+        for (i = 0; i < nTime; i++) {
+            int ok = pass_guard_ok(argv[i], aPass[q->k].aGuard[i]);
+            if (ok <= 0) return ok;
+            aNull[i] = sqlite3_value_type(argv[i]) == SQLITE_NULL;
+            aTime[i] = sqlite3_value_int64(argv[i]);
+        }
+    }
+    for (i = 0; i < nTime; i++) /* G_TS or G_TSN */
+        if (aNull[i] ? aPass[q->k].aGuard[i] != G_TSN : aTime[i] < 0 || aTime[i] > 4611686018427387903LL) return 0;
+    return 1;
 }
 
 /* Add a row of bytes of kind k to the kind groups of q (kept in kind order). Returns 0, or -1 when
@@ -556,9 +611,10 @@ static int pass_kind(struct info_pass *q, long long k, long long bytes, long lon
  * memory (load_peaks' running total). Rows out of (ts, id) order end it: load_peaks then
  * sorts them. Returns 0, or -1 when out of memory.
  */
-static int pass_peak(struct trace_info *p, struct info_pass *q, long long device, long long op, long long bytes,
-                     long long ts, long long id)
+static int pass_peak(struct info_pass *q, long long device, long long op, long long bytes, long long ts,
+                     long long id)
 {
+    struct trace_info *p = q->p;
     int i;
     if (!q->bPeakOrder) return 0;
     if (p->nPeak > 0 && (ts < q->lastTs || (ts == q->lastTs && id <= q->lastId))) {
@@ -590,27 +646,27 @@ static int pass_peak(struct trace_info *p, struct info_pass *q, long long device
 }
 
 /*
- * The report's figures of one kept memory event or copy (the columns after the guarded
- * ones). Returns 0, 1 when a value is not what SQL would group or sum the same way here
- * (not an integer, a sum beyond int64, too many kinds): the pass is then irregular; -1
- * when out of memory.
+ * The report's figures of one kept memory event or copy (the arguments after the guarded
+ * ones; ts its time). Returns 0; 1 when a value is not what SQL would group or sum the same
+ * way here (not an integer, a sum beyond int64, too many kinds): the pass is then irregular;
+ * -1 when out of memory.
  */
-static int pass_figures(struct trace_info *p, struct info_pass *q, int k, sqlite3_stmt *pStmt)
+static int pass_figures(struct info_pass *q, int argc, sqlite3_value **argv, long long ts)
 {
-    int i, iFirst = aPass[k].nGuard, nCol = sqlite3_column_count(pStmt);
-    long long bytes = sqlite3_column_int64(pStmt, k == P_MEM ? 1 : 2), op, kind, device;
-    for (i = iFirst; i < nCol; i++)
-        if (sqlite3_column_type(pStmt, i) != SQLITE_INTEGER && !(k == P_MEM && i == 8 &&
-                                                                 sqlite3_column_type(pStmt, i) == SQLITE_NULL))
-            return 1; /* the device may be NULL */
+    int i, k = q->k;
+    long long bytes = sqlite3_value_int64(argv[k == P_MEM ? 1 : 2]), op, kind, device;
+    for (i = aPass[k].nGuard; i < argc; i++)
+        if (sqlite3_value_type(argv[i]) != SQLITE_INTEGER &&
+            !(k == P_MEM && i == 8 && sqlite3_value_type(argv[i]) == SQLITE_NULL)) /* the device may be NULL */
+            return 1;
     if (__builtin_add_overflow(q->sumBytes, bytes, &q->sumBytes)) return 1; /* SQL's sum() fails there */
     if (k == P_COPY) {
-        long long pageable = sqlite3_column_int64(pStmt, 6) == 1 || sqlite3_column_int64(pStmt, 7) == 1;
-        return pass_kind(q, sqlite3_column_int64(pStmt, 5), bytes, pageable) ? 1 : 0;
+        long long pageable = sqlite3_value_int64(argv[6]) == 1 || sqlite3_value_int64(argv[7]) == 1;
+        return pass_kind(q, sqlite3_value_int64(argv[5]), bytes, pageable) ? 1 : 0;
     }
-    op = sqlite3_column_int64(pStmt, 6);
-    kind = sqlite3_column_int64(pStmt, 7);
-    device = col_int(pStmt, 8);
+    op = sqlite3_value_int64(argv[6]);
+    kind = sqlite3_value_int64(argv[7]);
+    device = sqlite3_value_type(argv[8]) == SQLITE_NULL ? NUL_INT : sqlite3_value_int64(argv[8]);
     if (op == VT_MEMOP_ALLOC) {
         q->nAlloc++;
         q->allocBytes += bytes;
@@ -621,66 +677,84 @@ static int pass_figures(struct trace_info *p, struct info_pass *q, int k, sqlite
         q->nVmmMap++;
     }
     if (kind == 3 && (op == VT_MEMOP_ALLOC || op == VT_MEMOP_FREE))
-        return pass_peak(p, q, device, op, bytes, sqlite3_column_int64(pStmt, 0), sqlite3_column_int64(pStmt, 9));
+        return pass_peak(q, device, op, bytes, ts, sqlite3_value_int64(argv[9]));
     return 0;
 }
 
 /*
- * The pass over table k (*q reset here; memory events append their peaks to p->aPeak).
- * q->bDone says whether it was regular; when it was not, p->aPeak is left empty.
- * Returns SQLITE_OK, or an SQLite code when the pass could not be made at all (the table
- * then goes the SQL way, which reports what is wrong).
+ * SQL function vt_info_row(guarded columns..., report columns...) (aPass), called once
+ * per row of a table scan in rowid order (pass_table): the guard's check, the rows kept,
+ * their time range and figures. Stops looking at rows once the pass is irregular.
+ * Returns NULL (no row is output); fails only when out of memory.
+ */
+static void pass_row(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+    struct info_pass *q = sqlite3_user_data(ctx);
+    int k = q->k, i, ok, r;
+    long long aTime[2] = {0, 0}, a, b;
+    int aNull[2] = {0, 0};
+    if (q->bOdd) return;
+    ok = pass_times(q, argv, aTime, aNull);
+    for (i = aPass[k].nTime; ok > 0 && i < aPass[k].nGuard; i++) ok = pass_guard_ok(argv[i], aPass[k].aGuard[i]);
+    if (ok < 0) {
+        q->bOdd = 1;
+        return;
+    }
+    if (!ok) {
+        q->nHidden++;
+        return;
+    }
+    q->nRow++;
+    if (aPass[k].eRange != R_NONE) { /* the times passed their checks: the end maybe NULL */
+        a = aTime[0];
+        b = aPass[k].eRange == R_TS || aNull[1] ? a : aTime[1];
+        if (q->t0 == NUL_INT || a < q->t0) q->t0 = a;
+        if (q->t1 == NUL_INT || b > q->t1) q->t1 = b;
+    }
+    if (k != P_MEM && k != P_COPY) return;
+    r = pass_figures(q, argc, argv, aTime[0]);
+    if (r < 0) sqlite3_result_error_nomem(ctx);
+    else if (r > 0) q->bOdd = 1;
+}
+
+/*
+ * The pass over table k (*q reset here; memory events append their peaks to p->aPeak), its
+ * stored times read directly where the table is exactly as the tracer makes it. q->bDone says
+ * whether it was regular; when it was not, p->aPeak is left empty. Returns SQLITE_OK, or
+ * SQLITE_NOMEM (any other failure leaves the table to SQL, which reports it).
  */
 static int pass_table(sqlite3 *db, struct trace_info *p, int k, struct info_pass *q)
 {
     sqlite3_stmt *pStmt = NULL;
-    char zSql[256];
-    int rc, bOdd = 0;
+    const char *zTable = aPass[k].zTable;
+    char *zSql;
+    int64_t base = 0;
+    int rc;
 
     memset(q, 0, sizeof *q);
+    q->k = k;
+    q->p = p;
     q->t0 = q->t1 = NUL_INT;
     q->bPeakOrder = 1;
-    snprintf(zSql, sizeof zSql, "SELECT %s FROM main.\"%s\" NOT INDEXED", aPass[k].zCols, aPass[k].zTable);
-    rc = sqlite3_prepare_v2(db, zSql, -1, &pStmt, NULL);
-    while (rc == SQLITE_OK && !bOdd) {
-        long long a, b;
-        int i, ok = 1, step = sqlite3_step(pStmt);
-        if (step == SQLITE_DONE) break;
-        if (step != SQLITE_ROW) {
-            rc = step;
-            break;
-        }
-        for (i = 0; ok > 0 && i < aPass[k].nGuard; i++) ok = pass_guard_ok(pStmt, i, aPass[k].aGuard[i]);
-        if (ok < 0) {
-            bOdd = 1;
-            break;
-        }
-        if (!ok) {
-            q->nHidden++;
-            continue;
-        }
-        q->nRow++;
-        if (aPass[k].eRange != R_NONE) { /* the times passed their checks: integers, the end maybe NULL */
-            a = sqlite3_column_int64(pStmt, 0);
-            b = aPass[k].eRange == R_TS || sqlite3_column_type(pStmt, 1) == SQLITE_NULL
-                    ? a
-                    : sqlite3_column_int64(pStmt, 1);
-            if (q->t0 == NUL_INT || a < q->t0) q->t0 = a;
-            if (q->t1 == NUL_INT || b > q->t1) q->t1 = b;
-        }
-        if (k == P_MEM || k == P_COPY) {
-            int r = pass_figures(p, q, k, pStmt);
-            if (r < 0) rc = SQLITE_NOMEM;
-            bOdd = r > 0;
-        }
-    }
+    q->bStored = vt__schema_time_base(db, &zTable, 1, &base) == 1;
+    q->base = base;
+    zSql = sqlite3_mprintf("SELECT count(*) FROM main.\"%w\" NOT INDEXED WHERE vt_info_row(%s)", zTable,
+                           q->bStored ? aPass[k].zStored : aPass[k].zCols);
+    rc = zSql ? sqlite3_create_function(db, "vt_info_row", -1, SQLITE_UTF8 | SQLITE_DIRECTONLY, q, pass_row, NULL,
+                                        NULL)
+              : SQLITE_NOMEM;
+    if (rc == SQLITE_OK) rc = sqlite3_prepare_v2(db, zSql, -1, &pStmt, NULL);
+    if (rc == SQLITE_OK) rc = sqlite3_step(pStmt);
+    if (rc == SQLITE_ROW) rc = SQLITE_OK;
     sqlite3_finalize(pStmt);
+    /* remove the function: its state lives in the caller's frame */
+    sqlite3_create_function(db, "vt_info_row", -1, SQLITE_UTF8, NULL, NULL, NULL, NULL);
+    sqlite3_free(zSql);
     free(q->aLive);
     q->aLive = NULL;
-    q->bDone = rc == SQLITE_OK && !bOdd;
+    q->bDone = rc == SQLITE_OK && !q->bOdd;
     if (k == P_MEM && (!q->bDone || !q->bPeakOrder)) p->nPeak = 0; /* load_peaks makes them */
-    if (rc == SQLITE_NOMEM) return rc;
-    return SQLITE_OK;
+    return rc == SQLITE_NOMEM ? rc : SQLITE_OK;
 }
 
 /*
