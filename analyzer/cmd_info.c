@@ -504,6 +504,12 @@ static const struct {
 };
 
 #define MAX_KINDS 64 /* distinct memory or copy kinds a pass groups (more: SQL groups them) */
+#define PEAK_WINDOW 16384 /* device allocations and frees held to restore their time order (a power of two) */
+
+/* A device allocation (delta > 0) or free, as the peaks take it. */
+struct info_dev_op {
+    long long ts, id, device, delta;
+};
 
 /* What the pass over one table found: the state of vt_info_row. */
 struct info_pass {
@@ -520,9 +526,14 @@ struct info_pass {
     long long nAlloc, allocBytes, nFree, nVmmMap;
     struct info_kind aKind[MAX_KINDS]; /* allocations by memory kind, or copies by copy kind, in kind order */
     int nKind;
-    int bPeakOrder;             /* device allocations and frees came in (ts, id) order: p->aPeak holds the peaks */
-    long long lastTs, lastId;   /* the last of them */
+    int bPeakOrder;             /* device allocations and frees were put in (ts, id) order: p->aPeak holds the peaks */
+    long long lastTs, lastId;   /* the last of them taken (none while nTaken is 0) */
+    long long nTaken;
     long long *aLive;           /* live bytes of each device in p->aPeak */
+    /* the ones not taken yet, PEAK_WINDOW at most: those in order so far in a queue (a ring), the rest in a
+     * min-heap, both in (ts, id) order */
+    struct info_dev_op *aQueue, *aHeap;
+    int iQueue, nQueue, nHeap, nHeapAlloc;
 };
 
 /* Does value v pass guard check g (exactly as its SQL in trace_open.c)? -1: a real number, undecided here. */
@@ -606,24 +617,29 @@ static int pass_kind(struct info_pass *q, long long k, long long bytes, long lon
     return 0;
 }
 
+/* Is a before b in (ts, id) order? */
+static int dev_op_less(const struct info_dev_op *a, const struct info_dev_op *b)
+{
+    return a->ts < b->ts || (a->ts == b->ts && a->id < b->id);
+}
+
 /*
- * One device allocation (op 1) or free (op 2) in rowid order, for the peaks of live device
- * memory (load_peaks' running total). Rows out of (ts, id) order end it: load_peaks then
- * sorts them. Returns 0, or -1 when out of memory.
+ * Take the next device allocation or free in (ts, id) order into the running totals
+ * (load_peaks' loop). One that is not after the last taken (it lay more than PEAK_WINDOW
+ * rows back, or repeats an id) ends it: load_peaks then sorts them all. Returns 0, or -1
+ * when out of memory.
  */
-static int pass_peak(struct info_pass *q, long long device, long long op, long long bytes, long long ts,
-                     long long id)
+static int peak_take(struct info_pass *q, const struct info_dev_op *e)
 {
     struct trace_info *p = q->p;
     int i;
-    if (!q->bPeakOrder) return 0;
-    if (p->nPeak > 0 && (ts < q->lastTs || (ts == q->lastTs && id <= q->lastId))) {
+    if (q->nTaken++ > 0 && !(e->ts > q->lastTs || (e->ts == q->lastTs && e->id > q->lastId))) {
         q->bPeakOrder = 0;
         return 0;
     }
-    q->lastTs = ts;
-    q->lastId = id;
-    for (i = 0; i < p->nPeak && p->aPeak[i].device != device; i++) {
+    q->lastTs = e->ts;
+    q->lastId = e->id;
+    for (i = 0; i < p->nPeak && p->aPeak[i].device != e->device; i++) {
     }
     if (i == p->nPeak) {
         long long *aNew;
@@ -632,15 +648,86 @@ static int pass_peak(struct info_pass *q, long long device, long long op, long l
             return -1;
         q->aLive = aNew;
         q->aLive[i] = 0;
-        p->aPeak[i].device = device;
+        p->aPeak[i].device = e->device;
         p->aPeak[i].bytes = 0;
         p->aPeak[i].ts = NUL_INT;
         p->nPeak++;
     }
-    q->aLive[i] += op == VT_MEMOP_ALLOC ? bytes : -bytes;
+    q->aLive[i] += e->delta;
     if (q->aLive[i] > p->aPeak[i].bytes) {
         p->aPeak[i].bytes = q->aLive[i];
-        p->aPeak[i].ts = ts;
+        p->aPeak[i].ts = e->ts;
+    }
+    return 0;
+}
+
+/* Remove the first device operation held (of the queue or the heap) into *pe. */
+static void peak_pop(struct info_pass *q, struct info_dev_op *pe)
+{
+    struct info_dev_op *a = q->aHeap, last;
+    int i = 0, c;
+    if (q->nQueue > 0 && (q->nHeap == 0 || !dev_op_less(&a[0], &q->aQueue[q->iQueue]))) {
+        *pe = q->aQueue[q->iQueue];
+        q->iQueue = (q->iQueue + 1) & (PEAK_WINDOW - 1);
+        q->nQueue--;
+        return;
+    }
+    *pe = a[0];
+    last = a[--q->nHeap];
+    while ((c = 2 * i + 1) < q->nHeap) {
+        if (c + 1 < q->nHeap && dev_op_less(&a[c + 1], &a[c])) c++;
+        if (!dev_op_less(&a[c], &last)) break;
+        a[i] = a[c];
+        i = c;
+    }
+    a[i] = last;
+}
+
+/*
+ * One device allocation (op 1) or free (op 2) in rowid order, for the peaks of live
+ * device memory: held (at the end of the queue when it sorts after the last one there,
+ * the common case; else in the heap), the first of those held taken when PEAK_WINDOW
+ * are (in a trace written in time order, or nearly, that is the next in (ts, id) order).
+ * Returns 0, or -1 when out of memory.
+ */
+static int pass_peak(struct info_pass *q, long long device, long long op, long long bytes, long long ts,
+                     long long id)
+{
+    struct info_dev_op e, *a;
+    int i;
+    if (!q->bPeakOrder) return 0;
+    if (q->nQueue + q->nHeap == PEAK_WINDOW) {
+        peak_pop(q, &e);
+        if (peak_take(q, &e)) return -1;
+    }
+    e.ts = ts;
+    e.id = id;
+    e.device = device;
+    e.delta = op == VT_MEMOP_ALLOC ? bytes : -bytes;
+    if (!q->aQueue && !(q->aQueue = malloc(sizeof *q->aQueue * PEAK_WINDOW))) return -1;
+    if (q->nQueue == 0 || !dev_op_less(&e, &q->aQueue[(q->iQueue + q->nQueue - 1) & (PEAK_WINDOW - 1)])) {
+        q->aQueue[(q->iQueue + q->nQueue++) & (PEAK_WINDOW - 1)] = e;
+        return 0;
+    }
+    if (q->nHeap == q->nHeapAlloc) {
+        int nNew = q->nHeapAlloc ? 2 * q->nHeapAlloc : 256;
+        if (!(a = realloc(q->aHeap, sizeof *a * (size_t)nNew))) return -1;
+        q->aHeap = a;
+        q->nHeapAlloc = nNew;
+    }
+    a = q->aHeap;
+    for (i = q->nHeap++; i > 0 && dev_op_less(&e, &a[(i - 1) / 2]); i = (i - 1) / 2) a[i] = a[(i - 1) / 2];
+    a[i] = e;
+    return 0;
+}
+
+/* The device operations still held, taken in order at the end of the pass. Returns 0 or -1 (out of memory). */
+static int peak_drain(struct info_pass *q)
+{
+    struct info_dev_op e;
+    while (q->bPeakOrder && q->nQueue + q->nHeap > 0) {
+        peak_pop(q, &e);
+        if (peak_take(q, &e)) return -1;
     }
     return 0;
 }
@@ -746,12 +833,16 @@ static int pass_table(sqlite3 *db, struct trace_info *p, int k, struct info_pass
     if (rc == SQLITE_OK) rc = sqlite3_prepare_v2(db, zSql, -1, &pStmt, NULL);
     if (rc == SQLITE_OK) rc = sqlite3_step(pStmt);
     if (rc == SQLITE_ROW) rc = SQLITE_OK;
+    if (rc == SQLITE_OK && !q->bOdd && peak_drain(q)) rc = SQLITE_NOMEM;
     sqlite3_finalize(pStmt);
     /* remove the function: its state lives in the caller's frame */
     sqlite3_create_function(db, "vt_info_row", -1, SQLITE_UTF8, NULL, NULL, NULL, NULL);
     sqlite3_free(zSql);
     free(q->aLive);
+    free(q->aQueue);
+    free(q->aHeap);
     q->aLive = NULL;
+    q->aQueue = q->aHeap = NULL;
     q->bDone = rc == SQLITE_OK && !q->bOdd;
     if (k == P_MEM && (!q->bDone || !q->bPeakOrder)) p->nPeak = 0; /* load_peaks makes them */
     return rc == SQLITE_NOMEM ? rc : SQLITE_OK;

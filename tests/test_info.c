@@ -268,6 +268,37 @@ TEST(info_hostile_rows_both_ways)
     cli_cleanup();
 }
 
+/* Device allocations stored out of time order, a little (restored in the pass) or far (sorted by SQL). */
+TEST(info_peaks_out_of_order)
+{
+    const char *zDir = cli_tmpdir();
+    char zTrace[PATH_MAX + 16], *zOut, *zErr;
+    char *azArg[] = {"--json", zTrace, NULL};
+    static const char *const azLate[] = {"19990", "0"}; /* the time of the last row: 10 rows back, 20000 back */
+    for (int i = 0; i < 2; i++) {
+        sqlite3 *db = NULL;
+        char *zMsg = NULL, zSql[512];
+        snprintf(zTrace, sizeof zTrace, "%s/t%d.db", zDir, i);
+        ASSERT_EQ(SQLITE_OK, sqlite3_open(zTrace, &db));
+        ASSERT_EQ(SQLITE_OK, vt__schema_create(db, &zMsg));
+        /* 20000 allocations of 1 byte at times 1..20000, then a free of 3 bytes stored last */
+        snprintf(zSql, sizeof zSql,
+                 "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 20000)"
+                 " INSERT INTO memory_event(t, op, mem_kind, address, bytes, device) SELECT i, 1, 3, 4096 * i, 1, 0"
+                 " FROM n; INSERT INTO memory_event(t, op, mem_kind, address, bytes, device)"
+                 " VALUES (%s, 2, 3, 4096, 3, 0)",
+                 azLate[i]);
+        cli_exec(db, zSql);
+        sqlite3_close(db);
+        ASSERT_EQ(VT_EXIT_OK, run_info(azArg, &zOut, &zErr));
+        /* in time order the free comes before the last allocations: the peak is 19997 (20000 in rowid order) */
+        ASSERT_CONTAINS(zOut, "\"peak_live_device\":[{\"device\":0,\"bytes\":19997,\"ts\":20000}]");
+        free(zOut);
+        free(zErr);
+    }
+    cli_cleanup();
+}
+
 TEST(info_bad_input)
 {
     const char *zDir = cli_tmpdir();
@@ -316,4 +347,5 @@ TEST(info_bad_input)
 }
 
 VT_TEST_LIST(T(info_text_exact) T(info_unclosed_empty_trace) T(info_json) T(info_json_escapes_text)
-             T(info_peaks_per_device) T(info_hostile_rows_both_ways) T(info_bad_input))
+             T(info_peaks_per_device) T(info_hostile_rows_both_ways)
+             T(info_peaks_out_of_order) T(info_bad_input))
