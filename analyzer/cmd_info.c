@@ -297,8 +297,9 @@ static void sort_peaks(struct trace_info *p)
  * Peak of live device memory per device: the running total of device-kind
  * allocations minus frees in (ts, id) order, as the memory_timeline view
  * defines it, computed in one ordered scan (the index on ts serves the order;
- * the view's window function is many times slower on large traces). Appends
- * one info_peak per device, in device order. Returns an SQLite code.
+ * the view's window function is many times slower on large traces), where the
+ * pass over the memory events could not (pass_peak). Appends one info_peak per
+ * device, in device order. Returns an SQLite code.
  */
 static int load_peaks(sqlite3 *db, struct trace_info *p)
 {
@@ -858,7 +859,7 @@ static int info_guard(sqlite3 *db, struct trace_info *p, struct info_pass *aQ, i
     int rc = SQLITE_OK;
     size_t i;
     *pnHidden = 0;
-    /* in the guard's order (memory events, OOMs, the other event tables, devices): the first failure is its */
+    /* in the guard's order (memory events, OOMs, the other event tables, devices): a failure is the one it meets */
     for (i = 0; rc == SQLITE_OK && i < P_N + 2; i++) {
         int k = i == 0 ? P_MEM : i == 1 ? -1 : i <= P_N ? (int)i - 1 : -2;
         const char *zTable = k >= 0 ? aPass[k].zTable : k == -1 ? "oom_event" : "device";
