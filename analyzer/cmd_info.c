@@ -282,18 +282,30 @@ static int row_dev(struct trace_info *p, sqlite3_stmt *s)
     return 0;
 }
 
+/* Put p->aPeak in ascending device order (NULL, stored as NUL_INT, first). */
+static void sort_peaks(struct trace_info *p)
+{
+    int i, j;
+    for (i = 1; i < p->nPeak; i++) {
+        struct info_peak k = p->aPeak[i];
+        for (j = i; j > 0 && p->aPeak[j - 1].device > k.device; j--) p->aPeak[j] = p->aPeak[j - 1];
+        p->aPeak[j] = k;
+    }
+}
+
 /*
  * Peak of live device memory per device: the running total of device-kind
  * allocations minus frees in (ts, id) order, as the memory_timeline view
  * defines it, computed in one ordered scan (the index on ts serves the order;
- * the view's window function is many times slower on large traces). Appends
- * one info_peak per device, in device order. Returns an SQLite code.
+ * the view's window function is many times slower on large traces), where the
+ * pass over the memory events could not (pass_peak). Appends one info_peak per
+ * device, in device order. Returns an SQLite code.
  */
 static int load_peaks(sqlite3 *db, struct trace_info *p)
 {
     sqlite3_stmt *pStmt = NULL;
     long long *aLive = NULL;
-    int rc, i, j;
+    int rc, i;
 
     rc = sqlite3_prepare_v2(db,
                             "SELECT device, op, bytes, ts FROM memory_event WHERE mem_kind = 3"
@@ -334,12 +346,7 @@ static int load_peaks(sqlite3 *db, struct trace_info *p)
     }
     sqlite3_finalize(pStmt);
     free(aLive);
-    /* devices in ascending order (NULL, stored as NUL_INT, first) */
-    for (i = 1; i < p->nPeak; i++) {
-        struct info_peak k = p->aPeak[i];
-        for (j = i; j > 0 && p->aPeak[j - 1].device > k.device; j--) p->aPeak[j] = p->aPeak[j - 1];
-        p->aPeak[j] = k;
-    }
+    sort_peaks(p);
     return rc;
 }
 
@@ -458,10 +465,440 @@ static void info_free(struct trace_info *p)
     memset(p, 0, sizeof *p);
 }
 
+/* ---- one pass per event table ---- */
+
 /*
- * Read everything info reports from an open trace into *p (zeroed first).
- * bFull = 0 reads only what the record summary needs. Returns SQLITE_OK or an
- * SQLite error code (*p then holds what was read; free it with info_free).
+ * The guarded event tables info reads in one pass of its own, in rowid order without
+ * an index: the guard's check of every row (trace_open.c, aGuard), the rows kept, their
+ * time bounds and, for memory events and copies, the figures of the report. Each
+ * replaces the guard's count, count(*), the time-range query and the GROUP BY queries
+ * of its table (several scans, sorts for the groups) unless the pass meets a value only
+ * SQL can judge exactly; that table then goes the SQL way, unchanged.
+ */
+enum { P_MEM, P_COPY, P_SET, P_KER, P_USE, P_NVTX, P_API, P_SYNC, P_POOL, P_N };
+/* The guard's checks: times, sizes, addresses, each maybe nullable. */
+enum { G_TS, G_TSN, G_SZ, G_SZN, G_AD, G_ADN };
+/* What a table gives the trace's time range: nothing, min/max of its instant, min(start)
+ * and max(end), or min(start) and max(coalesce(end, start)). */
+enum { R_NONE, R_TS, R_END, R_END_NULL };
+static const struct {
+    const char *zTable;
+    const char *zCols;   /* vt_info_row's arguments: the guarded columns (times first), then the report's */
+    const char *zStored; /* the same with the stored times (t, and dur for an end) in their places */
+    int nTime;           /* time columns first: 1 (ts) or 2 (start, end) */
+    int nGuard;
+    unsigned char aGuard[6];
+    int eRange;
+} aPass[P_N] = {
+    {"memory_event", "ts, bytes, address, pool_size, pool_used, pool_threshold, op, mem_kind, device, id",
+     "t, bytes, address, pool_size, pool_used, pool_threshold, op, mem_kind, device, id", 1, 6,
+     {G_TS, G_SZ, G_AD, G_SZN, G_SZN, G_SZN}, R_TS},
+    {"memcpy", "start, end, bytes, src, dst, copy_kind, src_kind, dst_kind",
+     "t, dur, bytes, src, dst, copy_kind, src_kind, dst_kind", 2, 5, {G_TS, G_TS, G_SZ, G_ADN, G_ADN}, R_END},
+    {"memset", "start, end, bytes, dst", "t, dur, bytes, dst", 2, 4, {G_TS, G_TS, G_SZ, G_ADN}, R_END},
+    {"kernel", "start, end", "t, dur", 2, 2, {G_TS, G_TS}, R_END},
+    {"buffer_use", "ts, address", "t, address", 1, 2, {G_TSN, G_AD}, R_NONE},
+    {"nvtx_range", "start, end", "t, dur", 2, 2, {G_TS, G_TSN}, R_END_NULL},
+    {"api_call", "start, end, bytes", "t, dur, bytes", 2, 3, {G_TS, G_TSN, G_SZN}, R_END_NULL},
+    {"sync_event", "start, end", "t, dur", 2, 2, {G_TS, G_TS}, R_END},
+    {"pool_event", "ts, size, used, threshold", "t, size, used, threshold", 1, 4, {G_TS, G_SZN, G_SZN, G_SZN}, R_TS},
+};
+
+#define MAX_KINDS 64 /* distinct memory or copy kinds a pass groups (more: SQL groups them) */
+#define PEAK_WINDOW 16384 /* device allocations and frees held to restore their time order (a power of two) */
+
+/* A device allocation (delta > 0) or free, as the peaks take it. */
+struct info_dev_op {
+    long long ts, id, device, delta;
+};
+
+/* What the pass over one table found: the state of vt_info_row. */
+struct info_pass {
+    int k;                      /* P_* */
+    struct trace_info *p;       /* memory events: the peaks go to p->aPeak */
+    int bStored;                /* the arguments are aPass' zStored: times are computed here (pass_times) */
+    long long base;             /* then: the trace's time base */
+    int bOdd;                   /* a value only SQL can judge the same way: the pass is irregular */
+    int bDone;                  /* the pass was regular: its figures replace the SQL */
+    long long nRow, nHidden;    /* rows kept, rows the guard hides */
+    long long sumBytes;         /* bytes of the rows kept (>= 0 each): no group's sum overflows if this does not */
+    long long t0, t1;           /* time range of the rows kept (NUL_INT: none) */
+    /* memory events and copies only */
+    long long nAlloc, allocBytes, nFree, nVmmMap;
+    struct info_kind aKind[MAX_KINDS]; /* allocations by memory kind, or copies by copy kind, in kind order */
+    int nKind;
+    int bPeakOrder;             /* device allocations and frees were put in (ts, id) order: p->aPeak holds the peaks */
+    long long lastTs, lastId;   /* the last of them taken (none while nTaken is 0) */
+    long long nTaken;
+    long long *aLive;           /* live bytes of each device in p->aPeak */
+    /* the ones not taken yet, PEAK_WINDOW at most: those in order so far in a queue (a ring), the rest in a
+     * min-heap, both in (ts, id) order */
+    struct info_dev_op *aQueue, *aHeap;
+    int iQueue, nQueue, nHeap, nHeapAlloc;
+};
+
+/* Does value v pass guard check g (exactly as its SQL in trace_open.c)? -1: a real number, undecided here. */
+static int pass_guard_ok(sqlite3_value *v, int g)
+{
+    static const long long aLo[] = {0, 0, 0, 0, -4611686018427387904LL, -4611686018427387904LL};
+    static const long long aHi[] = {4611686018427387903LL, 4611686018427387903LL, 1125899906842624LL,
+                                    1125899906842624LL, 4611686018427387903LL, 4611686018427387903LL};
+    long long x;
+    switch (sqlite3_value_type(v)) {
+    case SQLITE_INTEGER: x = sqlite3_value_int64(v); return x >= aLo[g] && x <= aHi[g];
+    case SQLITE_NULL: return g == G_TSN || g == G_SZN || g == G_ADN;
+    case SQLITE_FLOAT: return -1;
+    default: return 0; /* text and blobs sort after every number: never in range */
+    }
+}
+
+/* One stored time (t or dur) into *p, *pNull where the generated columns read NULL (NULL, text, a
+ * blob, an integer beyond +-2^62: schema.h, VT__START). Returns -1 for a real number: SQL judges those. */
+static int pass_stored(sqlite3_value *v, long long *p, int *pNull)
+{
+    switch (sqlite3_value_type(v)) {
+    case SQLITE_INTEGER:
+        *p = sqlite3_value_int64(v);
+        *pNull = *p < -4611686018427387904LL || *p > 4611686018427387903LL;
+        return 0;
+    case SQLITE_FLOAT: return -1;
+    default: *pNull = 1; return 0;
+    }
+}
+
+/*
+ * The time columns of a row (aPass[k].nTime of them) into aTime, NULL ones flagged in aNull:
+ * read as they are, or, for a table stored as the tracer makes it (q->bStored), computed as
+ * its generated columns do from the stored t (and dur): start = t + base, end = t + dur +
+ * base. Then checked as the guard checks them. Returns 1 when they pass, 0 when not, -1
+ * where only SQL can judge (a real number, a sum beyond int64).
+ */
+static int pass_times(const struct info_pass *q, sqlite3_value **argv, long long *aTime, int *aNull)
+{
+    int i, nTime = aPass[q->k].nTime;
+    if (q->bStored) {
+        long long t = 0, dur = 0;
+        int bDurNull = 0;
+        if (pass_stored(argv[0], &t, &aNull[0]) < 0) return -1;
+        if (!aNull[0] && __builtin_add_overflow(t, q->base, &aTime[0])) return -1;
+        if (nTime > 1) {
+            if (pass_stored(argv[1], &dur, &bDurNull) < 0) return -1;
+            aNull[1] = aNull[0] || bDurNull; /* both within 2^62: t + dur cannot overflow */
+            if (!aNull[1] && __builtin_add_overflow(t + dur, q->base, &aTime[1])) return -1;
+        }
+    } else {
+        for (i = 0; i < nTime; i++) {
+            int ok = pass_guard_ok(argv[i], aPass[q->k].aGuard[i]);
+            if (ok <= 0) return ok;
+            aNull[i] = sqlite3_value_type(argv[i]) == SQLITE_NULL;
+            aTime[i] = sqlite3_value_int64(argv[i]);
+        }
+    }
+    for (i = 0; i < nTime; i++) /* G_TS or G_TSN */
+        if (aNull[i] ? aPass[q->k].aGuard[i] != G_TSN : aTime[i] < 0 || aTime[i] > 4611686018427387903LL) return 0;
+    return 1;
+}
+
+/* Add a row of bytes of kind k to the kind groups of q (kept in kind order). Returns 0, or -1 when
+ * q already holds MAX_KINDS other kinds (SQL groups them then). */
+static int pass_kind(struct info_pass *q, long long k, long long bytes, long long pageable)
+{
+    int i, j;
+    for (i = 0; i < q->nKind && q->aKind[i].kind < k; i++) {
+    }
+    if (i == q->nKind || q->aKind[i].kind != k) {
+        if (q->nKind == MAX_KINDS) return -1;
+        for (j = q->nKind++; j > i; j--) q->aKind[j] = q->aKind[j - 1];
+        q->aKind[i].kind = k;
+        q->aKind[i].n = q->aKind[i].bytes = q->aKind[i].pageable = 0;
+    }
+    q->aKind[i].n++;
+    q->aKind[i].bytes += bytes; /* within the pass' total */
+    q->aKind[i].pageable += pageable;
+    return 0;
+}
+
+/* Is a before b in (ts, id) order? */
+static int dev_op_less(const struct info_dev_op *a, const struct info_dev_op *b)
+{
+    return a->ts < b->ts || (a->ts == b->ts && a->id < b->id);
+}
+
+/*
+ * Take the next device allocation or free in (ts, id) order into the running totals
+ * (load_peaks' loop). One that is not after the last taken (it lay more than PEAK_WINDOW
+ * rows back, or repeats an id) ends it: load_peaks then sorts them all. Returns 0, or -1
+ * when out of memory.
+ */
+static int peak_take(struct info_pass *q, const struct info_dev_op *e)
+{
+    struct trace_info *p = q->p;
+    int i;
+    if (q->nTaken++ > 0 && !(e->ts > q->lastTs || (e->ts == q->lastTs && e->id > q->lastId))) {
+        q->bPeakOrder = 0;
+        return 0;
+    }
+    q->lastTs = e->ts;
+    q->lastId = e->id;
+    for (i = 0; i < p->nPeak && p->aPeak[i].device != e->device; i++) {
+    }
+    if (i == p->nPeak) {
+        long long *aNew;
+        if (grow((void **)&p->aPeak, p->nPeak, sizeof *p->aPeak) ||
+            !(aNew = realloc(q->aLive, (size_t)(p->nPeak + 1) * sizeof *q->aLive)))
+            return -1;
+        q->aLive = aNew;
+        q->aLive[i] = 0;
+        p->aPeak[i].device = e->device;
+        p->aPeak[i].bytes = 0;
+        p->aPeak[i].ts = NUL_INT;
+        p->nPeak++;
+    }
+    q->aLive[i] += e->delta;
+    if (q->aLive[i] > p->aPeak[i].bytes) {
+        p->aPeak[i].bytes = q->aLive[i];
+        p->aPeak[i].ts = e->ts;
+    }
+    return 0;
+}
+
+/* Remove the first device operation held (of the queue or the heap) into *pe. */
+static void peak_pop(struct info_pass *q, struct info_dev_op *pe)
+{
+    struct info_dev_op *a = q->aHeap, last;
+    int i = 0, c;
+    if (q->nQueue > 0 && (q->nHeap == 0 || !dev_op_less(&a[0], &q->aQueue[q->iQueue]))) {
+        *pe = q->aQueue[q->iQueue];
+        q->iQueue = (q->iQueue + 1) & (PEAK_WINDOW - 1);
+        q->nQueue--;
+        return;
+    }
+    *pe = a[0];
+    last = a[--q->nHeap];
+    while ((c = 2 * i + 1) < q->nHeap) {
+        if (c + 1 < q->nHeap && dev_op_less(&a[c + 1], &a[c])) c++;
+        if (!dev_op_less(&a[c], &last)) break;
+        a[i] = a[c];
+        i = c;
+    }
+    a[i] = last;
+}
+
+/*
+ * One device allocation (op 1) or free (op 2) in rowid order, for the peaks of live
+ * device memory: held (at the end of the queue when it sorts after the last one there,
+ * the common case; else in the heap), the first of those held taken when PEAK_WINDOW
+ * are (in a trace written in time order, or nearly, that is the next in (ts, id) order).
+ * Returns 0, or -1 when out of memory.
+ */
+static int pass_peak(struct info_pass *q, long long device, long long op, long long bytes, long long ts,
+                     long long id)
+{
+    struct info_dev_op e, *a;
+    int i;
+    if (!q->bPeakOrder) return 0;
+    if (q->nQueue + q->nHeap == PEAK_WINDOW) {
+        peak_pop(q, &e);
+        if (peak_take(q, &e)) return -1;
+    }
+    e.ts = ts;
+    e.id = id;
+    e.device = device;
+    e.delta = op == VT_MEMOP_ALLOC ? bytes : -bytes;
+    if (!q->aQueue && !(q->aQueue = malloc(sizeof *q->aQueue * PEAK_WINDOW))) return -1;
+    if (q->nQueue == 0 || !dev_op_less(&e, &q->aQueue[(q->iQueue + q->nQueue - 1) & (PEAK_WINDOW - 1)])) {
+        q->aQueue[(q->iQueue + q->nQueue++) & (PEAK_WINDOW - 1)] = e;
+        return 0;
+    }
+    if (q->nHeap == q->nHeapAlloc) {
+        int nNew = q->nHeapAlloc ? 2 * q->nHeapAlloc : 256;
+        if (!(a = realloc(q->aHeap, sizeof *a * (size_t)nNew))) return -1;
+        q->aHeap = a;
+        q->nHeapAlloc = nNew;
+    }
+    a = q->aHeap;
+    for (i = q->nHeap++; i > 0 && dev_op_less(&e, &a[(i - 1) / 2]); i = (i - 1) / 2) a[i] = a[(i - 1) / 2];
+    a[i] = e;
+    return 0;
+}
+
+/* The device operations still held, taken in order at the end of the pass. Returns 0 or -1 (out of memory). */
+static int peak_drain(struct info_pass *q)
+{
+    struct info_dev_op e;
+    while (q->bPeakOrder && q->nQueue + q->nHeap > 0) {
+        peak_pop(q, &e);
+        if (peak_take(q, &e)) return -1;
+    }
+    return 0;
+}
+
+/*
+ * The report's figures of one kept memory event or copy (the arguments after the guarded
+ * ones; ts its time). Returns 0; 1 when a value is not what SQL would group or sum the same
+ * way here (not an integer, a sum beyond int64, too many kinds): the pass is then irregular;
+ * -1 when out of memory.
+ */
+static int pass_figures(struct info_pass *q, int argc, sqlite3_value **argv, long long ts)
+{
+    int i, k = q->k;
+    long long bytes = sqlite3_value_int64(argv[k == P_MEM ? 1 : 2]), op, kind, device;
+    for (i = aPass[k].nGuard; i < argc; i++)
+        if (sqlite3_value_type(argv[i]) != SQLITE_INTEGER &&
+            !(k == P_MEM && i == 8 && sqlite3_value_type(argv[i]) == SQLITE_NULL)) /* the device may be NULL */
+            return 1;
+    if (__builtin_add_overflow(q->sumBytes, bytes, &q->sumBytes)) return 1; /* SQL's sum() fails there */
+    if (k == P_COPY) {
+        long long pageable = sqlite3_value_int64(argv[6]) == 1 || sqlite3_value_int64(argv[7]) == 1;
+        return pass_kind(q, sqlite3_value_int64(argv[5]), bytes, pageable) ? 1 : 0;
+    }
+    op = sqlite3_value_int64(argv[6]);
+    kind = sqlite3_value_int64(argv[7]);
+    device = sqlite3_value_type(argv[8]) == SQLITE_NULL ? NUL_INT : sqlite3_value_int64(argv[8]);
+    if (op == VT_MEMOP_ALLOC) {
+        q->nAlloc++;
+        q->allocBytes += bytes;
+        if (pass_kind(q, kind, bytes, 0)) return 1;
+    } else if (op == VT_MEMOP_FREE) {
+        q->nFree++;
+    } else if (op == VT_MEMOP_VMM_MAP) {
+        q->nVmmMap++;
+    }
+    if (kind == 3 && (op == VT_MEMOP_ALLOC || op == VT_MEMOP_FREE))
+        return pass_peak(q, device, op, bytes, ts, sqlite3_value_int64(argv[9]));
+    return 0;
+}
+
+/*
+ * SQL function vt_info_row(guarded columns..., report columns...) (aPass), called once
+ * per row of a table scan in rowid order (pass_table): the guard's check, the rows kept,
+ * their time range and figures. Stops looking at rows once the pass is irregular.
+ * Returns NULL (no row is output); fails only when out of memory.
+ */
+static void pass_row(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+    struct info_pass *q = sqlite3_user_data(ctx);
+    int k = q->k, i, ok, r;
+    long long aTime[2] = {0, 0}, a, b;
+    int aNull[2] = {0, 0};
+    if (q->bOdd) return;
+    ok = pass_times(q, argv, aTime, aNull);
+    for (i = aPass[k].nTime; ok > 0 && i < aPass[k].nGuard; i++) ok = pass_guard_ok(argv[i], aPass[k].aGuard[i]);
+    if (ok < 0) {
+        q->bOdd = 1;
+        return;
+    }
+    if (!ok) {
+        q->nHidden++;
+        return;
+    }
+    q->nRow++;
+    if (aPass[k].eRange != R_NONE) { /* the times passed their checks: the end maybe NULL */
+        a = aTime[0];
+        b = aPass[k].eRange == R_TS || aNull[1] ? a : aTime[1];
+        if (q->t0 == NUL_INT || a < q->t0) q->t0 = a;
+        if (q->t1 == NUL_INT || b > q->t1) q->t1 = b;
+    }
+    if (k != P_MEM && k != P_COPY) return;
+    r = pass_figures(q, argc, argv, aTime[0]);
+    if (r < 0) sqlite3_result_error_nomem(ctx);
+    else if (r > 0) q->bOdd = 1;
+}
+
+/*
+ * The pass over table k (*q reset here; memory events append their peaks to p->aPeak), its
+ * stored times read directly where the table is exactly as the tracer makes it. q->bDone says
+ * whether it was regular; when it was not, p->aPeak is left empty. Returns SQLITE_OK, or
+ * SQLITE_NOMEM (any other failure leaves the table to SQL, which reports it).
+ */
+static int pass_table(sqlite3 *db, struct trace_info *p, int k, struct info_pass *q)
+{
+    sqlite3_stmt *pStmt = NULL;
+    const char *zTable = aPass[k].zTable;
+    char *zSql;
+    int64_t base = 0;
+    int rc;
+
+    memset(q, 0, sizeof *q);
+    q->k = k;
+    q->p = p;
+    q->t0 = q->t1 = NUL_INT;
+    q->bPeakOrder = 1;
+    q->bStored = vt__schema_time_base(db, &zTable, 1, &base) == 1;
+    q->base = base;
+    zSql = sqlite3_mprintf("SELECT count(*) FROM main.\"%w\" NOT INDEXED WHERE vt_info_row(%s)", zTable,
+                           q->bStored ? aPass[k].zStored : aPass[k].zCols);
+    rc = zSql ? sqlite3_create_function(db, "vt_info_row", -1, SQLITE_UTF8 | SQLITE_DIRECTONLY, q, pass_row, NULL,
+                                        NULL)
+              : SQLITE_NOMEM;
+    if (rc == SQLITE_OK) rc = sqlite3_prepare_v2(db, zSql, -1, &pStmt, NULL);
+    if (rc == SQLITE_OK) rc = sqlite3_step(pStmt);
+    if (rc == SQLITE_ROW) rc = SQLITE_OK;
+    if (rc == SQLITE_OK && !q->bOdd && peak_drain(q)) rc = SQLITE_NOMEM;
+    sqlite3_finalize(pStmt);
+    /* remove the function: its state lives in the caller's frame */
+    sqlite3_create_function(db, "vt_info_row", -1, SQLITE_UTF8, NULL, NULL, NULL, NULL);
+    sqlite3_free(zSql);
+    free(q->aLive);
+    free(q->aQueue);
+    free(q->aHeap);
+    q->aLive = NULL;
+    q->aQueue = q->aHeap = NULL;
+    q->bDone = rc == SQLITE_OK && !q->bOdd;
+    if (k == P_MEM && (!q->bDone || !q->bPeakOrder)) p->nPeak = 0; /* load_peaks makes them */
+    return rc == SQLITE_NOMEM ? rc : SQLITE_OK;
+}
+
+/*
+ * The guard for info: hide every impossible row (vt__trace_guard's views), counting them
+ * into *pnHidden, with one pass per event table (aQ[k].bDone where it was regular; else,
+ * and for the few OOMs and devices, the guard's own count). Returns an SQLite code.
+ */
+static int info_guard(sqlite3 *db, struct trace_info *p, struct info_pass *aQ, int64_t *pnHidden)
+{
+    int rc = SQLITE_OK;
+    size_t i;
+    *pnHidden = 0;
+    /* in the guard's order (memory events, OOMs, the other event tables, devices): a failure is the one it meets */
+    for (i = 0; rc == SQLITE_OK && i < P_N + 2; i++) {
+        int k = i == 0 ? P_MEM : i == 1 ? -1 : i <= P_N ? (int)i - 1 : -2;
+        const char *zTable = k >= 0 ? aPass[k].zTable : k == -1 ? "oom_event" : "device";
+        int64_t n = 0;
+        if (k >= 0) rc = pass_table(db, p, k, &aQ[k]);
+        if (rc == SQLITE_OK && k >= 0 && aQ[k].bDone) n = aQ[k].nHidden;
+        else if (rc == SQLITE_OK) rc = vt__trace_guard_count(db, zTable, &n);
+        *pnHidden += n;
+        if (rc == SQLITE_OK && n > 0) rc = vt__trace_guard_view(db, zTable);
+    }
+    return rc;
+}
+
+/* The time range of the OOM events folded into p's (the one timed table without a pass). */
+static int row_range_oom(struct trace_info *p, sqlite3_stmt *s)
+{
+    long long a = col_int(s, 0), b = col_int(s, 1);
+    if (a != NUL_INT && (p->firstTs == NUL_INT || a < p->firstTs)) p->firstTs = a;
+    if (b != NUL_INT && (p->lastTs == NUL_INT || b > p->lastTs)) p->lastTs = b;
+    return 0;
+}
+
+/* Append the kind groups of a regular pass to *paKind (row_alloc_kind's or row_copy_kind's result). */
+static int pass_kinds(const struct info_pass *q, struct info_kind **paKind, int *pnKind)
+{
+    if (q->nKind == 0) return 0;
+    *paKind = malloc(sizeof **paKind * (size_t)q->nKind);
+    if (!*paKind) return -1;
+    memcpy(*paKind, q->aKind, sizeof **paKind * (size_t)q->nKind);
+    *pnKind = q->nKind;
+    return 0;
+}
+
+/*
+ * Read everything info reports from an open trace into *p (zeroed first): each
+ * event table's figures from its pass (info_guard) where that was regular, the
+ * rest by SQL. bFull = 0 reads only what the record summary needs. Returns
+ * SQLITE_OK or an SQLite error code (*p then holds what was read; free it with
+ * info_free).
  */
 static int info_load(sqlite3 *db, const char *zPath, int bFull, struct trace_info *p)
 {
@@ -476,8 +913,9 @@ static int info_load(sqlite3 *db, const char *zPath, int bFull, struct trace_inf
         " UNION ALL SELECT min(ts), max(ts) FROM oom_event%s%s%s)";
     char zSql[1024];
     struct stat st;
+    struct info_pass *aQ = NULL, *qMem, *qCopy;
     size_t i;
-    int rc;
+    int rc, bRange = 1, k;
 
     memset(p, 0, sizeof *p);
     p->zPath = zPath;
@@ -485,9 +923,13 @@ static int info_load(sqlite3 *db, const char *zPath, int bFull, struct trace_inf
     p->fileBytes = stat(zPath, &st) == 0 ? (long long)st.st_size : -1;
     p->schemaVersion = 0;
     vt__schema_check(db, &p->schemaVersion, zSql, sizeof zSql);
+    aQ = malloc(sizeof *aQ * P_N);
+    if (!aQ) return SQLITE_NOMEM;
+    qMem = &aQ[P_MEM];
+    qCopy = &aQ[P_COPY];
     {
         int64_t nHidden = 0; /* rows no real trace can hold are neither counted nor summed */
-        if ((rc = vt__trace_guard(db, &nHidden)) != SQLITE_OK) return rc;
+        if ((rc = info_guard(db, p, aQ, &nHidden)) != SQLITE_OK) goto done;
         if (nHidden > 0)
             vt__errorf("%s: %lld rows with impossible values were ignored (damaged trace)", zPath,
                        (long long)nHidden);
@@ -502,6 +944,12 @@ static int info_load(sqlite3 *db, const char *zPath, int bFull, struct trace_inf
     for (i = 0; rc == SQLITE_OK && i < N_TABLE; i++) {
         sqlite3_stmt *pStmt = NULL;
         p->aCount[i] = -1;
+        for (k = 0; k < P_N && strcmp(aPass[k].zTable, azTable[i]); k++) {
+        }
+        if (k < P_N && aQ[k].bDone) { /* the pass read the table: it exists */
+            p->aCount[i] = aQ[k].nRow;
+            continue;
+        }
         if (!table_exists(db, azTable[i])) continue;
         snprintf(zSql, sizeof zSql, "SELECT count(*) FROM \"%s\"", azTable[i]);
         rc = sqlite3_prepare_v2(db, zSql, -1, &pStmt, NULL);
@@ -511,7 +959,14 @@ static int info_load(sqlite3 *db, const char *zPath, int bFull, struct trace_inf
         }
         sqlite3_finalize(pStmt);
     }
-    if (rc == SQLITE_OK) {
+    for (k = 0; k < P_N; k++) {
+        if (aPass[k].eRange == R_NONE) continue;
+        bRange &= aQ[k].bDone;
+        if (aQ[k].t0 != NUL_INT && (p->firstTs == NUL_INT || aQ[k].t0 < p->firstTs)) p->firstTs = aQ[k].t0;
+        if (aQ[k].t1 != NUL_INT && (p->lastTs == NUL_INT || aQ[k].t1 > p->lastTs)) p->lastTs = aQ[k].t1;
+    }
+    if (rc == SQLITE_OK && bRange) rc = each_row(db, "SELECT min(ts), max(ts) FROM oom_event", p, row_range_oom);
+    if (rc == SQLITE_OK && !bRange) {
         int bApi = table_exists(db, "api_call"), bSync = table_exists(db, "sync_event"),
             bPool = table_exists(db, "pool_event");
         snprintf(zSql, sizeof zSql, zRange,
@@ -520,26 +975,43 @@ static int info_load(sqlite3 *db, const char *zPath, int bFull, struct trace_inf
                  bPool ? " UNION ALL SELECT min(ts), max(ts) FROM pool_event" : "");
         rc = each_row(db, zSql, p, row_range);
     }
-    if (rc == SQLITE_OK)
-        rc = each_row(db, "SELECT op, count(*), sum(bytes) FROM memory_event GROUP BY op", p,
-                      row_memop);
-    if (rc == SQLITE_OK) rc = load_peaks(db, p);
-    if (rc == SQLITE_OK)
+    if (qMem->bDone) {
+        p->nAlloc = qMem->nAlloc;
+        p->allocBytes = qMem->allocBytes;
+        p->nFree = qMem->nFree;
+        p->nVmmMap = qMem->nVmmMap;
+    } else if (rc == SQLITE_OK) {
+        rc = each_row(db, "SELECT op, count(*), sum(bytes) FROM memory_event GROUP BY op", p, row_memop);
+    }
+    if (qMem->bDone && qMem->bPeakOrder) sort_peaks(p); /* found by the pass */
+    else if (rc == SQLITE_OK) rc = load_peaks(db, p);
+    if (qCopy->bDone) {
+        for (k = 0; k < qCopy->nKind; k++) {
+            p->nCopy += qCopy->aKind[k].n;
+            p->copyBytes += qCopy->aKind[k].bytes;
+            p->nPageable += qCopy->aKind[k].pageable;
+        }
+        if (pass_kinds(qCopy, &p->aCopyKind, &p->nCopyKind)) rc = SQLITE_NOMEM;
+    } else if (rc == SQLITE_OK) {
         rc = each_row(db,
                       "SELECT copy_kind, count(*), coalesce(sum(bytes), 0),"
                       " sum(src_kind = 1 OR dst_kind = 1) FROM memcpy GROUP BY copy_kind"
                       " ORDER BY copy_kind",
                       p, row_copy_kind);
+    }
     if (rc == SQLITE_OK)
         rc = each_row(db,
                       "SELECT source, coalesce(what, ''), sum(count) FROM dropped"
                       " GROUP BY source, what ORDER BY source, what",
                       p, row_drop);
-    if (rc == SQLITE_OK && bFull)
+    if (rc == SQLITE_OK && bFull && qMem->bDone) {
+        if (pass_kinds(qMem, &p->aAllocKind, &p->nAllocKind)) rc = SQLITE_NOMEM;
+    } else if (rc == SQLITE_OK && bFull) {
         rc = each_row(db,
                       "SELECT mem_kind, count(*), coalesce(sum(bytes), 0) FROM memory_event"
                       " WHERE op = 1 GROUP BY mem_kind ORDER BY mem_kind",
                       p, row_alloc_kind);
+    }
     if (rc == SQLITE_OK && bFull) {
         snprintf(zSql, sizeof zSql,
                  "SELECT ts, api, device, bytes, status, free_bytes, total_bytes FROM oom_event"
@@ -560,6 +1032,8 @@ static int info_load(sqlite3 *db, const char *zPath, int bFull, struct trace_inf
                       "SELECT source, kind, count(*), sum(count), sum(end - start) FROM overhead"
                       " GROUP BY source, kind ORDER BY sum(end - start) DESC, source, kind",
                       p, row_ovh);
+done:
+    free(aQ);
     return rc;
 }
 

@@ -217,6 +217,116 @@ TEST(info_peaks_per_device)
     cli_cleanup();
 }
 
+/* Impossible rows are hidden and counted; the pass over each event table and the SQL it replaces agree. */
+TEST(info_hostile_rows_both_ways)
+{
+    const char *zDir = cli_tmpdir();
+    char zTrace[PATH_MAX + 16], *zOut, *zErr, *zOut2, *zErr2;
+    char *azArg[] = {"--json", zTrace, NULL};
+    sqlite3 *db = NULL;
+    char *zMsg = NULL;
+    snprintf(zTrace, sizeof zTrace, "%s/t.db", zDir);
+    ASSERT_EQ(SQLITE_OK, sqlite3_open(zTrace, &db));
+    /* stored times relative to a base of 1 s, as the tracer writes them */
+    ASSERT_EQ(SQLITE_OK, vt__schema_create_at(db, 1000000000, &zMsg));
+    /* 5 rows no real trace holds (hidden: 3 memory events, a kernel, a buffer use), an unknown op (counted,
+     * in no group), two devices */
+    cli_exec(db, "INSERT INTO memory_event(t, op, mem_kind, address, bytes, device, pool_used) VALUES"
+                 "(10,1,3,1000,100,0,1),(20,1,3,2000,300,1,1),(30,2,3,1000,100,0,1),(40,1,2,3000,8,NULL,1),"
+                 "(-9223372036854775808,1,3,4000,5000,0,1),(50,1,3,5000,-5,0,1),('soon',1,3,6000,7,0,1),"
+                 "(60,7,3,7000,9,0,1),(70,5,3,8000,64,0,1);"
+                 "INSERT INTO kernel(t, dur) VALUES (15, 5), (25, 'later'), (35, 100);"
+                 "INSERT INTO memcpy(t, dur, copy_kind, src_kind, dst_kind, bytes, src) VALUES"
+                 "(12, 3, 1, 1, 3, 4096, 1), (14, 2, 2, 3, 2, 512, 2), (16, 2, 1, 2, 3, 1024, 3);"
+                 "INSERT INTO nvtx_range(t, dur, kind) VALUES (5, NULL, 1), (8, 200, 1);"
+                 "INSERT INTO buffer_use(correlation, kind, address, t) VALUES (1, 0, 1000, NULL), (2, 0, 'a', 3)");
+    sqlite3_close(db);
+    ASSERT_EQ(VT_EXIT_OK, run_info(azArg, &zOut, &zErr));
+    ASSERT_CONTAINS(zErr, "5 rows with impossible values were ignored");
+    ASSERT_CONTAINS(zOut, "\"time\":{\"first_ns\":1000000005,\"last_ns\":1000000208,\"duration_ns\":203,");
+    ASSERT_CONTAINS(zOut, "\"rows\":{\"memory_event\":6,\"api_call\":0,\"memcpy\":3,\"memset\":0,"
+                          "\"kernel\":2,\"buffer_use\":1,\"nvtx_range\":2,");
+    ASSERT_CONTAINS(zOut, "\"memory\":{\"allocations\":3,\"allocated_bytes\":408,\"frees\":1,\"vmm_maps\":1,"
+                          "\"allocations_by_kind\":[{\"mem_kind\":\"pinned\",\"count\":1,\"bytes\":8},"
+                          "{\"mem_kind\":\"device\",\"count\":2,\"bytes\":400}],"
+                          "\"peak_live_device\":[{\"device\":0,\"bytes\":100,\"ts\":1000000010},"
+                          "{\"device\":1,\"bytes\":300,\"ts\":1000000020}]}");
+    ASSERT_CONTAINS(zOut, "\"copies\":{\"count\":3,\"bytes\":5632,\"pageable\":1,\"by_kind\":["
+                          "{\"copy_kind\":\"HtoD\",\"count\":2,\"bytes\":5120,\"pageable\":1},"
+                          "{\"copy_kind\":\"DtoH\",\"count\":1,\"bytes\":512,\"pageable\":0}]}");
+    /* a real number in a kept row of each table, a text op: SQL reads those tables, with the same result */
+    ASSERT_EQ(SQLITE_OK, sqlite3_open(zTrace, &db));
+    cli_exec(db, "UPDATE memory_event SET pool_used = 0.5; UPDATE memory_event SET op = 'x' WHERE op = 7;"
+                 "UPDATE memcpy SET src = src + 0.5;"
+                 "UPDATE kernel SET t = 15.5 WHERE t = 15; UPDATE nvtx_range SET dur = 200.5 WHERE t = 8");
+    sqlite3_close(db);
+    ASSERT_EQ(VT_EXIT_OK, run_info(azArg, &zOut2, &zErr2));
+    ASSERT_STREQ(zErr, zErr2);
+    ASSERT_STREQ(zOut, zOut2);
+    free(zOut);
+    free(zErr);
+    free(zOut2);
+    free(zErr2);
+    cli_cleanup();
+}
+
+/* Device allocations stored out of time order, a little (restored in the pass) or far (sorted by SQL). */
+TEST(info_peaks_out_of_order)
+{
+    const char *zDir = cli_tmpdir();
+    char zTrace[PATH_MAX + 16], *zOut, *zErr;
+    char *azArg[] = {"--json", zTrace, NULL};
+    static const char *const azLate[] = {"19990", "0"}; /* the time of the last row: 10 rows back, 20000 back */
+    for (int i = 0; i < 2; i++) {
+        sqlite3 *db = NULL;
+        char *zMsg = NULL, zSql[512];
+        snprintf(zTrace, sizeof zTrace, "%s/t%d.db", zDir, i);
+        ASSERT_EQ(SQLITE_OK, sqlite3_open(zTrace, &db));
+        ASSERT_EQ(SQLITE_OK, vt__schema_create(db, &zMsg));
+        /* 20000 allocations of 1 byte at times 1..20000, then a free of 3 bytes stored last */
+        snprintf(zSql, sizeof zSql,
+                 "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 20000)"
+                 " INSERT INTO memory_event(t, op, mem_kind, address, bytes, device) SELECT i, 1, 3, 4096 * i, 1, 0"
+                 " FROM n; INSERT INTO memory_event(t, op, mem_kind, address, bytes, device)"
+                 " VALUES (%s, 2, 3, 4096, 3, 0)",
+                 azLate[i]);
+        cli_exec(db, zSql);
+        sqlite3_close(db);
+        ASSERT_EQ(VT_EXIT_OK, run_info(azArg, &zOut, &zErr));
+        /* in time order the free comes before the last allocations: the peak is 19997 (20000 in rowid order) */
+        ASSERT_CONTAINS(zOut, "\"peak_live_device\":[{\"device\":0,\"bytes\":19997,\"ts\":20000}]");
+        free(zOut);
+        free(zErr);
+    }
+    {
+        /* allocations of j + 1 bytes at 10j + 1, each freed at 10j + 5, stored shuffled within 40 ns: in time
+         * order the peak is the last one alone; the pass restores the order, SQL sorts (a real pool_used) */
+        sqlite3 *db = NULL;
+        char *zMsg = NULL, *zOut2, *zErr2;
+        snprintf(zTrace, sizeof zTrace, "%s/t2.db", zDir);
+        ASSERT_EQ(SQLITE_OK, sqlite3_open(zTrace, &db));
+        ASSERT_EQ(SQLITE_OK, vt__schema_create(db, &zMsg));
+        cli_exec(db, "WITH RECURSIVE n(j) AS (SELECT 0 UNION ALL SELECT j + 1 FROM n WHERE j < 999),"
+                     " e(t, op, b) AS (SELECT 10 * j + 1, 1, j + 1 FROM n UNION ALL SELECT 10 * j + 5, 2, j + 1 FROM n)"
+                     " INSERT INTO memory_event(t, op, mem_kind, address, bytes, device)"
+                     " SELECT t, op, 3, 4096 * b, b, 0 FROM e ORDER BY t / 40, (t * 7919) % 101");
+        sqlite3_close(db);
+        ASSERT_EQ(VT_EXIT_OK, run_info(azArg, &zOut, &zErr));
+        ASSERT_CONTAINS(zOut, "\"peak_live_device\":[{\"device\":0,\"bytes\":1000,\"ts\":9991}]");
+        ASSERT_EQ(SQLITE_OK, sqlite3_open(zTrace, &db));
+        cli_exec(db, "UPDATE memory_event SET pool_used = 0.5 WHERE rowid = 7");
+        sqlite3_close(db);
+        ASSERT_EQ(VT_EXIT_OK, run_info(azArg, &zOut2, &zErr2));
+        ASSERT_STREQ(zOut, zOut2);
+        ASSERT_STREQ(zErr, zErr2);
+        free(zOut);
+        free(zErr);
+        free(zOut2);
+        free(zErr2);
+    }
+    cli_cleanup();
+}
+
 TEST(info_bad_input)
 {
     const char *zDir = cli_tmpdir();
@@ -265,4 +375,5 @@ TEST(info_bad_input)
 }
 
 VT_TEST_LIST(T(info_text_exact) T(info_unclosed_empty_trace) T(info_json) T(info_json_escapes_text)
-             T(info_peaks_per_device) T(info_bad_input))
+             T(info_peaks_per_device) T(info_hostile_rows_both_ways)
+             T(info_peaks_out_of_order) T(info_bad_input))
