@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "record.h"
+#include "rowcheck.h"
 #include "schema.h"
 
 #define NUL_INT LLONG_MIN /* an SQL NULL in an integer field */
@@ -477,7 +478,7 @@ static void info_free(struct trace_info *p)
  */
 enum { P_MEM, P_COPY, P_SET, P_KER, P_USE, P_NVTX, P_API, P_SYNC, P_POOL, P_N };
 /* The guard's checks: times, sizes, addresses, each maybe nullable. */
-enum { G_TS, G_TSN, G_SZ, G_SZN, G_AD, G_ADN };
+enum { G_TS = VT_G_TS, G_TSN = VT_G_TSN, G_SZ = VT_G_SZ, G_SZN = VT_G_SZN, G_AD = VT_G_AD, G_ADN = VT_G_ADN };
 /* What a table gives the trace's time range: nothing, min/max of its instant, min(start)
  * and max(end), or min(start) and max(coalesce(end, start)). */
 enum { R_NONE, R_TS, R_END, R_END_NULL };
@@ -537,35 +538,6 @@ struct info_pass {
     int iQueue, nQueue, nHeap, nHeapAlloc;
 };
 
-/* Does value v pass guard check g (exactly as its SQL in trace_open.c)? -1: a real number, undecided here. */
-static int pass_guard_ok(sqlite3_value *v, int g)
-{
-    static const long long aLo[] = {0, 0, 0, 0, -4611686018427387904LL, -4611686018427387904LL};
-    static const long long aHi[] = {4611686018427387903LL, 4611686018427387903LL, 1125899906842624LL,
-                                    1125899906842624LL, 4611686018427387903LL, 4611686018427387903LL};
-    long long x;
-    switch (sqlite3_value_type(v)) {
-    case SQLITE_INTEGER: x = sqlite3_value_int64(v); return x >= aLo[g] && x <= aHi[g];
-    case SQLITE_NULL: return g == G_TSN || g == G_SZN || g == G_ADN;
-    case SQLITE_FLOAT: return -1;
-    default: return 0; /* text and blobs sort after every number: never in range */
-    }
-}
-
-/* One stored time (t or dur) into *p, *pNull where the generated columns read NULL (NULL, text, a
- * blob, an integer beyond +-2^62: schema.h, VT__START). Returns -1 for a real number: SQL judges those. */
-static int pass_stored(sqlite3_value *v, long long *p, int *pNull)
-{
-    switch (sqlite3_value_type(v)) {
-    case SQLITE_INTEGER:
-        *p = sqlite3_value_int64(v);
-        *pNull = *p < -4611686018427387904LL || *p > 4611686018427387903LL;
-        return 0;
-    case SQLITE_FLOAT: return -1;
-    default: *pNull = 1; return 0;
-    }
-}
-
 /*
  * The time columns of a row (aPass[k].nTime of them) into aTime, NULL ones flagged in aNull:
  * read as they are, or, for a table stored as the tracer makes it (q->bStored), computed as
@@ -576,26 +548,22 @@ static int pass_stored(sqlite3_value *v, long long *p, int *pNull)
 static int pass_times(const struct info_pass *q, sqlite3_value **argv, long long *aTime, int *aNull)
 {
     int i, nTime = aPass[q->k].nTime;
+    int64_t a[2] = {0, 0};
     if (q->bStored) {
-        long long t = 0, dur = 0;
-        int bDurNull = 0;
-        if (pass_stored(argv[0], &t, &aNull[0]) < 0) return -1;
-        if (!aNull[0] && __builtin_add_overflow(t, q->base, &aTime[0])) return -1;
-        if (nTime > 1) {
-            if (pass_stored(argv[1], &dur, &bDurNull) < 0) return -1;
-            aNull[1] = aNull[0] || bDurNull; /* both within 2^62: t + dur cannot overflow */
-            if (!aNull[1] && __builtin_add_overflow(t + dur, q->base, &aTime[1])) return -1;
-        }
+        /* text or a blob reads as NULL here, as through the generated columns (no reader sums it) */
+        if (vt__stored_times(argv, nTime, q->base, a, aNull) < 0) return -1;
     } else {
         for (i = 0; i < nTime; i++) {
-            int ok = pass_guard_ok(argv[i], aPass[q->k].aGuard[i]);
+            int ok = vt__guard_value(argv[i], aPass[q->k].aGuard[i]);
             if (ok <= 0) return ok;
             aNull[i] = sqlite3_value_type(argv[i]) == SQLITE_NULL;
-            aTime[i] = sqlite3_value_int64(argv[i]);
+            a[i] = sqlite3_value_int64(argv[i]);
         }
     }
-    for (i = 0; i < nTime; i++) /* G_TS or G_TSN */
-        if (aNull[i] ? aPass[q->k].aGuard[i] != G_TSN : aTime[i] < 0 || aTime[i] > 4611686018427387903LL) return 0;
+    for (i = 0; i < nTime; i++) {
+        if (!vt__guard_time(a[i], aNull[i], aPass[q->k].aGuard[i])) return 0;
+        aTime[i] = a[i];
+    }
     return 1;
 }
 
@@ -783,7 +751,7 @@ static void pass_row(sqlite3_context *ctx, int argc, sqlite3_value **argv)
     int aNull[2] = {0, 0};
     if (q->bOdd) return;
     ok = pass_times(q, argv, aTime, aNull);
-    for (i = aPass[k].nTime; ok > 0 && i < aPass[k].nGuard; i++) ok = pass_guard_ok(argv[i], aPass[k].aGuard[i]);
+    for (i = aPass[k].nTime; ok > 0 && i < aPass[k].nGuard; i++) ok = vt__guard_value(argv[i], aPass[k].aGuard[i]);
     if (ok < 0) {
         q->bOdd = 1;
         return;

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "rowcheck.h"
 #include "schema.h"
 
 /* Run a query returning two integers (NULL → -1). Returns an SQLite code. */
@@ -31,8 +32,8 @@ static int query2(sqlite3 *db, const char *zSql, int64_t *pA, int64_t *pB)
 enum { S_MEM = 0, S_USE, S_COPY, S_SET, S_KER, S_N };
 _Static_assert(S_N == VT_SCAN_N, "vt_trace's per-table arrays");
 #define M_ANY (1 << S_USE | 1 << S_COPY | 1 << S_SET) /* the tables of vt_trace.mScanAny */
-/* The guard's checks (trace_open.c, aGuard): times, sizes, addresses, each maybe nullable. */
-enum { G_TS, G_TSN, G_SZ, G_SZN, G_AD, G_ADN };
+/* The guard's checks (rowcheck.h) under the short names of the table below. */
+enum { G_TS = VT_G_TS, G_TSN = VT_G_TSN, G_SZ = VT_G_SZ, G_SZN = VT_G_SZN, G_AD = VT_G_AD, G_ADN = VT_G_ADN };
 static const struct {
     const char *zTable;
     const char *zArgs;           /* vt_scan_row's arguments: the guarded columns (time first), then extras */
@@ -286,7 +287,7 @@ struct scan {
     int64_t iFar;           /* the newest entry (counted as nPush) lying more than w rows back, as of the last
                              * row out of order (-1: none) */
     int bIrregular;         /* a value only SQL can judge exactly (a real number): SQL decides instead */
-    int bStored;            /* the arguments are aScan's zStored: times are computed here (stored_times) */
+    int bStored;            /* the arguments are aScan's zStored: times are computed here (vt__stored_times) */
     int64_t base;           /* then: the trace's time base */
     int64_t nHidden, nDev, nSeg;
     int64_t t0, t1;         /* time bounds of the rows vt__load's bounds take (-1: none yet) */
@@ -431,64 +432,6 @@ static void ker_hold(struct scan *s, int64_t start, int64_t end)
     while (s->nKer > KER_HOLD + 2 * (int64_t)s->w) ker_feed(s);
 }
 
-/* Does one value pass guard check g (exactly as its SQL in trace_open.c)? -1: a real number, undecided here. */
-static int guard_ok(sqlite3_value *v, int g)
-{
-    static const int64_t aLo[] = {0, 0, 0, 0, -4611686018427387904LL, -4611686018427387904LL};
-    static const int64_t aHi[] = {4611686018427387903LL, 4611686018427387903LL, 1125899906842624LL,
-                                  1125899906842624LL, 4611686018427387903LL, 4611686018427387903LL};
-    int64_t x;
-    switch (sqlite3_value_type(v)) {
-    case SQLITE_INTEGER: x = sqlite3_value_int64(v); return x >= aLo[g] && x <= aHi[g];
-    case SQLITE_NULL: return g == G_TSN || g == G_SZN || g == G_ADN;
-    case SQLITE_FLOAT: return -1;
-    default: return 0; /* text and blobs sort after every number: never in range */
-    }
-}
-
-/* Does a computed time (NULL when bNull) pass guard check g (G_TS or G_TSN)? */
-static int time_ok(int64_t v, int bNull, int g)
-{
-    return bNull ? g == G_TSN : v >= 0 && v <= 4611686018427387903LL;
-}
-
-/* One stored time (t or dur) into *p; *pNull where the generated columns read NULL (NULL, text, a
- * blob, or an integer beyond +-2^62: schema.h, VT__START). Returns 1 for text or a blob, which
- * the readers' own sums would not read as NULL; -1 for a real number: SQL judges those. */
-static int stored_arg(sqlite3_value *v, int64_t *p, int *pNull)
-{
-    switch (sqlite3_value_type(v)) {
-    case SQLITE_NULL: *pNull = 1; return 0;
-    case SQLITE_INTEGER:
-        *p = sqlite3_value_int64(v);
-        *pNull = *p < -4611686018427387904LL || *p > 4611686018427387903LL;
-        return 0;
-    case SQLITE_FLOAT: return -1;
-    default: *pNull = 1; return 1; /* text and blobs sort after every number: never in range */
-    }
-}
-
-/*
- * The values the generated time columns of a row hold, from its stored t (argv[0]) and, for
- * an interval, dur (argv[1]): start = t + base, end = t + dur + base, NULL where a part is NULL
- * or out of range. Returns -1 where SQL would compute something else than an integer or NULL
- * (a real number, a sum beyond int64): the pass is then irregular and SQL decides; 1 when a
- * part is text or a blob (read as NULL here), 0 otherwise.
- */
-static int stored_times(const struct scan *s, sqlite3_value **argv, int nTime, int64_t *aTime, int *aNull)
-{
-    int64_t t = 0, dur = 0;
-    int bDurNull = 0, rcT, rcD = 0;
-    if ((rcT = stored_arg(argv[0], &t, &aNull[0])) < 0) return -1;
-    if (!aNull[0] && __builtin_add_overflow(t, s->base, &aTime[0])) return -1;
-    if (nTime > 1) {
-        if ((rcD = stored_arg(argv[1], &dur, &bDurNull)) < 0) return -1;
-        aNull[1] = aNull[0] || bDurNull; /* both within 2^62: t + dur cannot overflow */
-        if (!aNull[1] && __builtin_add_overflow(t + dur, s->base, &aTime[1])) return -1;
-    }
-    return rcT | rcD;
-}
-
 /* An integer argument of vt_scan_row, or -1 (marking the pass irregular) for any other type. */
 static int64_t arg_int(struct scan *s, sqlite3_value *v)
 {
@@ -512,13 +455,13 @@ static void scan_row(sqlite3_context *ctx, int argc, sqlite3_value **argv)
     int aNull[2] = {0, 0}, nTime = s->bStored ? aScan[s->k].nTime : 0, bOdd = 0;
     (void)argc;
     if (s->bIrregular) return;
-    if (nTime && (bOdd = stored_times(s, argv, nTime, aTime, aNull)) < 0) {
+    if (nTime && (bOdd = vt__stored_times(argv, nTime, s->base, aTime, aNull)) < 0) {
         s->bIrregular = 1;
         return;
     }
     for (int i = 0; i < aScan[s->k].nGuard; i++) {
-        int ok = i < nTime ? time_ok(aTime[i], aNull[i], aScan[s->k].aGuard[i])
-                           : guard_ok(argv[i], aScan[s->k].aGuard[i]);
+        int ok = i < nTime ? vt__guard_time(aTime[i], aNull[i], aScan[s->k].aGuard[i])
+                           : vt__guard_value(argv[i], aScan[s->k].aGuard[i]);
         if (ok < 0) {
             s->bIrregular = 1;
             return;
