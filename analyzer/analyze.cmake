@@ -17,7 +17,6 @@ add_library(vtanalysis STATIC
   ${CMAKE_CURRENT_LIST_DIR}/report_json.c
   ${CMAKE_CURRENT_LIST_DIR}/report_markdown.c
   ${CMAKE_CURRENT_LIST_DIR}/report_html.c
-  ${CMAKE_CURRENT_LIST_DIR}/rowcheck.c
   ${CMAKE_CURRENT_LIST_DIR}/trace_open.c)
 target_include_directories(vtanalysis PUBLIC ${CMAKE_CURRENT_LIST_DIR})
 target_link_libraries(vtanalysis PUBLIC vtcore m)
