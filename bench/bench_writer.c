@@ -11,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core_rec.h"
 #include "schema.h"
 #include "vramtrace/schema.h"
 #include "writer.h"
@@ -34,39 +35,6 @@
  * would flatter the figure by about 2 bytes per event).
  */
 #define TIME_BASE (BASE_TS - 3600000000000ull)
-
-struct rec_buf {
-    uint8_t *buf;
-    size_t cap, off;
-};
-
-/* Same layout as the tests: 8-byte header {size, magic}, record 8-byte aligned. */
-static int lay(struct rec_buf *b, const void *rec, size_t size)
-{
-    size_t need = 8 + ((size + 7) & ~(size_t)7);
-    uint32_t hdr[2] = {(uint32_t)size, 0x76747263u};
-    if (b->off + need > b->cap) return -1;
-    memcpy(b->buf + b->off, hdr, 8);
-    memcpy(b->buf + b->off + 8, rec, size);
-    b->off += need;
-    return 0;
-}
-
-static int next_record(uint8_t *pBuf, size_t validSize, void **ppRecord)
-{
-    size_t off = 0;
-    uint32_t hdr[2];
-    if (*ppRecord) {
-        uint8_t *p = (uint8_t *)*ppRecord;
-        memcpy(hdr, p - 8, 8);
-        off = (size_t)(p - pBuf) + ((hdr[0] + 7) & ~(size_t)7);
-    }
-    if (off + 8 > validSize) return 1;
-    memcpy(hdr, pBuf + off, 8);
-    if (hdr[1] != 0x76747263u || off + 8 + hdr[0] > validSize) return -1;
-    *ppRecord = pBuf + off + 8;
-    return 0;
-}
 
 static double now_s(clockid_t c)
 {
@@ -195,14 +163,15 @@ static int run_writer(const char *zPath, uint64_t nGroups, double *pCpu, double 
     struct vt_writer_config cfg;
     struct vt_writer *w;
     struct group grp;
-    struct rec_buf b = {NULL, 0, 0};
+    uint8_t *pBuf = NULL;
+    size_t cap = 0, off = 0;
     char zErr[256];
     double tProc0, tMain0, tWall0, tMain, tProc;
     struct stat st;
     uint64_t g;
     int i;
     vt__writer_config_default(&cfg);
-    cfg.xNextRecord = next_record;
+    cfg.xNextRecord = core_next_record;
     cfg.time_base_ns = (int64_t)TIME_BASE; /* as the tracer: the clock when tracing began */
     w = vt__writer_open(zPath, &cfg, zErr, sizeof zErr);
     if (!w) {
@@ -219,21 +188,21 @@ static int run_writer(const char *zPath, uint64_t nGroups, double *pCpu, double 
             struct vt_hrec h = grp.api[i];
             while (vt__writer_submit(w, &h) != 0) sched_yield(); /* the bench waits; the glue drops */
         }
-        if (b.buf && b.cap - b.off < GROUP_BYTES) {
-            vt__writer_buffer_submit(w, b.buf, b.off);
-            b.buf = NULL;
+        if (pBuf && cap - off < GROUP_BYTES) {
+            vt__writer_buffer_submit(w, pBuf, off);
+            pBuf = NULL;
         }
-        while (!b.buf) {
-            b.buf = vt__writer_buffer_alloc(w, &b.cap);
-            b.off = 0;
-            if (!b.buf) sched_yield(); /* the bench waits; CUPTI would drop */
+        while (!pBuf) {
+            pBuf = vt__writer_buffer_alloc(w, &cap);
+            off = 0;
+            if (!pBuf) sched_yield(); /* the bench waits; CUPTI would drop */
         }
-        for (i = 0; i < 14; i++) lay(&b, &grp.k[i], sizeof grp.k[i]);
-        for (i = 0; i < 3; i++) lay(&b, &grp.c[i], sizeof grp.c[i]);
-        lay(&b, &grp.s, sizeof grp.s);
-        for (i = 0; i < 2; i++) lay(&b, &grp.m[i], sizeof grp.m[i]);
+        for (i = 0; i < 14; i++) core_lay(pBuf, cap, &off, &grp.k[i], sizeof grp.k[i]);
+        for (i = 0; i < 3; i++) core_lay(pBuf, cap, &off, &grp.c[i], sizeof grp.c[i]);
+        core_lay(pBuf, cap, &off, &grp.s, sizeof grp.s);
+        for (i = 0; i < 2; i++) core_lay(pBuf, cap, &off, &grp.m[i], sizeof grp.m[i]);
     }
-    if (b.buf) vt__writer_buffer_submit(w, b.buf, b.off);
+    if (pBuf) vt__writer_buffer_submit(w, pBuf, off);
     tMain = now_s(CLOCK_THREAD_CPUTIME_ID) - tMain0;
     if (vt__writer_close(w, 600000) != 0) fprintf(stderr, "bench_writer: close was not clean\n");
     tProc = now_s(CLOCK_PROCESS_CPUTIME_ID) - tProc0;
