@@ -12,14 +12,6 @@
 
 static char zOut[1 << 16], zErr[4096];
 
-static void slurp(const char *zPath, char *z, size_t n)
-{
-    FILE *f = fopen(zPath, "r");
-    size_t k = f ? fread(z, 1, n - 1, f) : 0;
-    z[k] = 0;
-    if (f) fclose(f);
-}
-
 /* Run vramtrace analyze with up to 8 arguments; stdout/stderr land in zOut/zErr. Returns the exit code. */
 static int run(const char *a1, const char *a2, const char *a3, const char *a4, const char *a5)
 {
@@ -42,8 +34,8 @@ static int run(const char *a1, const char *a2, const char *a3, const char *a4, c
         _exit(126);
     }
     waitpid(pid, &status, 0);
-    slurp(zO, zOut, sizeof zOut);
-    slurp(zE, zErr, sizeof zErr);
+    vt_read_file(zO, zOut, sizeof zOut);
+    vt_read_file(zE, zErr, sizeof zErr);
     ASSERT(WIFEXITED(status));
     return WEXITSTATUS(status);
 }
@@ -161,7 +153,7 @@ TEST(formats_output_file_and_fail_on)
     ASSERT_CONTAINS(zOut, "# vramtrace analysis");
     ASSERT_EQ(0, run("--format", "html", "-o", zReport, zPath));
     ASSERT_EQ(0, zOut[0]);
-    slurp(zReport, zHtml, sizeof zHtml);
+    vt_read_file(zReport, zHtml, sizeof zHtml);
     ASSERT_CONTAINS(zHtml, "<svg");
     ASSERT_EQ(2, run("-o", zPath, zPath, NULL, NULL)); /* the report would overwrite the trace */
     ASSERT_CONTAINS(zErr, "is one of the traces");

@@ -142,17 +142,6 @@ static void remove_tree(const char *zDir)
     rmdir(zDir);
 }
 
-static void read_all(const char *zPath, char *z, size_t n)
-{
-    int fd = open(zPath, O_RDONLY);
-    ssize_t k;
-    ASSERT(fd >= 0);
-    k = read(fd, z, n - 1);
-    ASSERT(k >= 0);
-    z[k] = '\0';
-    close(fd);
-}
-
 static int count_lines(const char *z)
 {
     int n = 0;
@@ -173,7 +162,7 @@ TEST(initialize_injection_degrades)
     ASSERT(mkdtemp(zDir) != NULL);
     snprintf(zErrFile, sizeof zErrFile, "/tmp/vt_inject_err_%ld", (long)getpid());
     status = run_injection(zDir, zErrFile, NULL, NULL);
-    read_all(zErrFile, z, sizeof z);
+    ASSERT(vt_read_file(zErrFile, z, sizeof z) >= 0);
     unlink(zErrFile);
     if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
         VT__FAIL("child status %d, stderr: %s", status, z);
@@ -199,7 +188,7 @@ TEST(disabled_is_silent)
     ASSERT(mkdtemp(zDir) != NULL);
     snprintf(zErrFile, sizeof zErrFile, "/tmp/vt_inject_err_%ld", (long)getpid());
     status = run_injection(zDir, zErrFile, "VRAMTRACE_DISABLE", "1");
-    read_all(zErrFile, z, sizeof z);
+    ASSERT(vt_read_file(zErrFile, z, sizeof z) >= 0);
     unlink(zErrFile);
     ASSERT(WIFEXITED(status));
     ASSERT_EQ(0, WEXITSTATUS(status));
@@ -217,7 +206,7 @@ TEST(bad_config_warns_and_continues)
     ASSERT(mkdtemp(zDir) != NULL);
     snprintf(zErrFile, sizeof zErrFile, "/tmp/vt_inject_err_%ld", (long)getpid());
     status = run_injection(zDir, zErrFile, "VRAMTRACE_FLUSH_MS", "soon");
-    read_all(zErrFile, z, sizeof z);
+    ASSERT(vt_read_file(zErrFile, z, sizeof z) >= 0);
     unlink(zErrFile);
     ASSERT(WIFEXITED(status));
     ASSERT_EQ(0, WEXITSTATUS(status));

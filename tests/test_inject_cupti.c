@@ -257,14 +257,6 @@ static int run_child(const char *zDir, const char *zErrFile, int mode, void (*xB
     return status;
 }
 
-static void read_all(const char *zPath, char *z, size_t n)
-{
-    int fd = open(zPath, O_RDONLY);
-    ssize_t k = fd >= 0 ? read(fd, z, n - 1) : -1;
-    z[k > 0 ? k : 0] = '\0';
-    if (fd >= 0) close(fd);
-}
-
 static int count_lines(const char *z)
 {
     int n = 0;
@@ -434,7 +426,7 @@ TEST(scripted_session_records_exactly)
     snprintf(zErrFile, sizeof zErrFile, "%s.err", zDir);
     snprintf(zPath, sizeof zPath, "%s/trace.db", zDir);
     status = run_child(zDir, zErrFile, MODE_OK, script);
-    read_all(zErrFile, z, sizeof z);
+    vt_read_file(zErrFile, z, sizeof z);
     unlink(zErrFile);
     if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) VT__FAIL("child status %d: %s", status, z);
     /* one warning for the activity kind that failed, one start line */
@@ -558,7 +550,7 @@ TEST(multiple_subscribers_named)
     ASSERT(mkdtemp(zDir) != NULL);
     snprintf(zErrFile, sizeof zErrFile, "%s.err", zDir);
     status = run_child(zDir, zErrFile, MODE_MULTIPLE, NULL);
-    read_all(zErrFile, z, sizeof z);
+    vt_read_file(zErrFile, z, sizeof z);
     unlink(zErrFile);
     ASSERT(WIFEXITED(status));
     ASSERT_EQ(0, WEXITSTATUS(status));
@@ -580,7 +572,7 @@ TEST(late_failure_removes_trace)
     ASSERT(mkdtemp(zDir) != NULL);
     snprintf(zErrFile, sizeof zErrFile, "%s.err", zDir);
     status = run_child(zDir, zErrFile, MODE_REGISTER_FAILS, NULL);
-    read_all(zErrFile, z, sizeof z);
+    vt_read_file(zErrFile, z, sizeof z);
     unlink(zErrFile);
     ASSERT(WIFEXITED(status));
     ASSERT_EQ(0, WEXITSTATUS(status));
@@ -632,7 +624,7 @@ TEST(exit_while_threads_call_cuda)
     snprintf(zErrFile, sizeof zErrFile, "%s.err", zDir);
     snprintf(zPath, sizeof zPath, "%s/trace.db", zDir);
     status = run_child(zDir, zErrFile, MODE_OK, exit_under_load);
-    read_all(zErrFile, z, sizeof z);
+    vt_read_file(zErrFile, z, sizeof z);
     unlink(zErrFile);
     if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) VT__FAIL("child status %d: %s", status, z);
     ASSERT_EQ(SQLITE_OK, sqlite3_open_v2(zPath, &db, SQLITE_OPEN_READONLY, NULL));
@@ -698,7 +690,7 @@ TEST(forked_worker_not_traced)
     snprintf(zErrFile, sizeof zErrFile, "%s.err", zDir);
     snprintf(zPath, sizeof zPath, "%s/trace.db", zDir);
     status = run_child(zDir, zErrFile, MODE_OK, fork_worker);
-    read_all(zErrFile, z, sizeof z);
+    vt_read_file(zErrFile, z, sizeof z);
     unlink(zErrFile);
     if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) VT__FAIL("child status %d: %s", status, z);
     ASSERT_EQ(2, count_lines(z)); /* the MEMORY_POOL warning and the start line, from the parent only */

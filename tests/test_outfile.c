@@ -24,17 +24,6 @@ static void write_file(const char *zPath, const char *zText)
     close(fd);
 }
 
-static void read_file(const char *zPath, char *z, size_t n)
-{
-    int fd = open(zPath, O_RDONLY);
-    ssize_t k;
-    ASSERT(fd >= 0);
-    k = read(fd, z, n - 1);
-    ASSERT(k >= 0);
-    z[k] = '\0';
-    close(fd);
-}
-
 /* Make a complete trace at zPath (schema created, header written) with the given meta rows
  * (NULL: row absent). */
 static void make_trace_meta(const char *zPath, const char *zPid, const char *zHost, const char *zEnd)
@@ -123,7 +112,7 @@ TEST(refuse_symlink)
     ASSERT_EQ(0, symlink(zTarget, zPath));
     ASSERT_EQ(-1, vt__outfile_create(zPath, &f, zErr, sizeof zErr));
     ASSERT_CONTAINS(zErr, "symbolic link");
-    read_file(zTarget, zBuf, sizeof zBuf);
+    ASSERT(vt_read_file(zTarget, zBuf, sizeof zBuf) >= 0);
     ASSERT_STREQ("precious", zBuf);
     ASSERT_EQ(0, lstat(zPath, &st));
     ASSERT(S_ISLNK(st.st_mode));
@@ -146,7 +135,7 @@ TEST(refuse_foreign_files)
     write_file(zPath, "my notes");
     ASSERT_EQ(-1, vt__outfile_create(zPath, &f, zErr, sizeof zErr));
     ASSERT_CONTAINS(zErr, "not a vramtrace trace");
-    read_file(zPath, zBuf, sizeof zBuf);
+    ASSERT(vt_read_file(zPath, zBuf, sizeof zBuf) >= 0);
     ASSERT_STREQ("my notes", zBuf);
     /* an empty file */
     write_file(zPath, "");

@@ -30,12 +30,7 @@
 static const char *slurp(const char *zPath)
 {
     static char z[1 << 20];
-    FILE *f = fopen(zPath, "rb");
-    size_t n;
-    ASSERT(f != NULL);
-    n = fread(z, 1, sizeof z - 1, f);
-    fclose(f);
-    z[n] = '\0';
+    ASSERT(vt_read_file(zPath, z, sizeof z) >= 0);
     return z;
 }
 

@@ -100,6 +100,20 @@ static int vt__run_one(const struct vt__test_case *pCase, unsigned timeout)
     return 1;
 }
 
+/*
+ * Read the file zPath into z (n bytes with the closing NUL: a longer file is cut). Returns
+ * the bytes read, or -1 (z then "") when the file cannot be opened.
+ */
+static inline long vt_read_file(const char *zPath, char *z, size_t n)
+{
+    FILE *f = fopen(zPath, "rb");
+    size_t k = f ? fread(z, 1, n - 1, f) : 0;
+    z[k] = '\0';
+    if (!f) return -1;
+    fclose(f);
+    return (long)k;
+}
+
 /* nftw callback: remove one entry (depth first). */
 static int vt__rm_entry(const char *zPath, const struct stat *pSt, int flag, struct FTW *pFtw)
 {
