@@ -11,9 +11,12 @@ target_compile_definitions(test_inject PRIVATE VT_INJECT_SO="$<TARGET_FILE:vramt
 
 # Drives the library's CUPTI glue through a scripted CUPTI and driver that the
 # test program itself exports (-rdynamic), so callbacks are exercised without a GPU.
-# Label asan: also run by the ASan+UBSan build (tests/run.sh).
+# Not in the ASan+UBSan run: LeakSanitizer's at-exit check in the children that exit
+# while library threads run (exit_while_threads_call_cuda, late_failure_removes_trace)
+# fails depending on the binary's layout (its stop-the-world tracer crashes); see
+# docs/reliability.md.
 vt_add_test(NAME test_inject_cupti SOURCES test_inject_cupti.c LIBS vt_sqlite3 ${CMAKE_DL_LIBS}
-  LABELS cli asan)
+  LABELS cli)
 set_target_properties(test_inject_cupti PROPERTIES ENABLE_EXPORTS ON)
 target_include_directories(test_inject_cupti PRIVATE ${CUDAToolkit_INCLUDE_DIRS})
 add_dependencies(test_inject_cupti vramtrace_inject)
