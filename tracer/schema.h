@@ -45,13 +45,17 @@ enum vt_schema_status vt__schema_check(sqlite3 *db, int *pVersion, char *zMsg, s
  * Whether readers may read the stored times of tables azTable[0..nTable) and add
  * the base themselves instead of reading the generated columns: returns 1 and
  * sets *pBase when meta 'time_base_ns' holds an integer and each table's CREATE
- * statement is exactly the one vt__schema_create_at writes for that base; 0 when
- * not (a version-1 trace, or a table made or altered by hand: read the generated
- * columns); -1 on an SQLite error.
+ * statement defines its generated time columns (ts, or start and end) exactly as
+ * vt__schema_create_at does for that base (versions 2 and 3 alike); 0 when not
+ * (a version-1 trace, or a table made by hand with other time columns: read the
+ * generated columns); -1 on an SQLite error.
  */
 int vt__schema_time_base(sqlite3 *db, const char *const *azTable, int nTable, int64_t *pBase);
 
-/* Create the read-side indexes (VT_SCHEMA_INDEXES). Returns an SQLite code. */
+/* 1 if db has a table named zTable, 0 if not, -1 on an SQLite error. */
+int vt__schema_has_table(sqlite3 *db, const char *zTable);
+
+/* Create the read-side indexes (VT_SCHEMA_INDEXES) of the tables db has. Returns an SQLite code. */
 int vt__schema_index(sqlite3 *db);
 
 /* Set meta(key) = value (insert or replace). Returns an SQLite code. */
