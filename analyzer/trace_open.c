@@ -6,7 +6,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "schema.h"
+#include "vramtrace/schema.h"
 
 void vt__errorf(const char *zFmt, ...)
 {

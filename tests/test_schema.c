@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "schema.h"
+#include "vramtrace/schema.h"
 #include "vt_test.h"
 
 static sqlite3 *open_mem(void)

@@ -1,5 +1,5 @@
 /* Trace schema creation, version stamping and validation, shared by the tracer and the analyzer. */
-#include "schema.h"
+#include "vramtrace/schema.h"
 
 #include <errno.h>
 #include <stdio.h>

@@ -445,4 +445,68 @@ enum vt_api {
 "  k.name AS mem_kind_name FROM lifetime l\n" \
 "  LEFT JOIN enum_mem_kind k ON k.id = l.mem_kind;\n"
 
+/*
+ * Functions on trace files, shared by the tracer (which creates traces) and every
+ * reader (tracer/schema.c, library vttrace; SQLite linked by the caller).
+ */
+#include <sqlite3.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Result of vt__schema_check, also the analyzer's exit-code basis (see docs/cli.md). */
+enum vt_schema_status {
+    VT_SCHEMA_OK = 0,
+    VT_SCHEMA_NOT_SQLITE = 1, /* not an SQLite database (or unreadable/truncated header) */
+    VT_SCHEMA_FOREIGN = 2,    /* SQLite, but not a vramtrace trace */
+    VT_SCHEMA_NEWER = 3,      /* a trace written by a newer vramtrace */
+    VT_SCHEMA_CORRUPT = 4,    /* a trace, but tables missing or database malformed */
+    VT_SCHEMA_EMPTY = 5,      /* zero-length file */
+};
+
+/*
+ * Create the trace tables, enum rows and version stamps in an empty database.
+ * Runs in one transaction. Returns SQLITE_OK or an SQLite error code; on error
+ * *zErr (if non-NULL) receives a static or sqlite3_malloc'd message that the
+ * caller frees with sqlite3_free.
+ */
+int vt__schema_create(sqlite3 *db, char **zErr);
+
+/*
+ * vt__schema_create with time base `base` (CUPTI-clock nanoseconds): rows store
+ * times as t = time - base, and meta 'time_base_ns' records it. Any base gives
+ * the same absolute times back; one near the trace's times stores them in
+ * fewer bytes. vt__schema_create uses base 0 (stored times are absolute).
+ */
+int vt__schema_create_at(sqlite3 *db, int64_t base, char **zErr);
+
+/*
+ * Check that db holds a vramtrace trace this build can read. Writes a one-line
+ * human explanation into zMsg (size nMsg) when the result is not VT_SCHEMA_OK.
+ * *pVersion receives the trace's schema version (0 if unknown); may be NULL.
+ */
+enum vt_schema_status vt__schema_check(sqlite3 *db, int *pVersion, char *zMsg, size_t nMsg);
+
+/*
+ * Whether readers may read the stored times of tables azTable[0..nTable) and add
+ * the base themselves instead of reading the generated columns: returns 1 and
+ * sets *pBase when meta 'time_base_ns' holds an integer and each table's CREATE
+ * statement defines its generated time columns (ts, or start and end) exactly as
+ * vt__schema_create_at does for that base (versions 2 and 3 alike); 0 when not
+ * (a version-1 trace, or a table made by hand with other time columns: read the
+ * generated columns); -1 on an SQLite error.
+ */
+int vt__schema_time_base(sqlite3 *db, const char *const *azTable, int nTable, int64_t *pBase);
+
+/* 1 if db has a table named zTable, 0 if not, -1 on an SQLite error. */
+int vt__schema_has_table(sqlite3 *db, const char *zTable);
+
+/* Create the read-side indexes (VT_SCHEMA_INDEXES) of the tables db has. Returns an SQLite code. */
+int vt__schema_index(sqlite3 *db);
+
+/* Set meta(key) = value (insert or replace). Returns an SQLite code. */
+int vt__meta_set(sqlite3 *db, const char *zKey, const char *zValue);
+
+/* Read meta(key) into zOut (size nOut); returns 1 if found, 0 if absent, -1 on error. */
+int vt__meta_get(sqlite3 *db, const char *zKey, char *zOut, size_t nOut);
+
 #endif /* VRAMTRACE_SCHEMA_H */
