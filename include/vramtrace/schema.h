@@ -225,6 +225,28 @@ enum vt_api {
     VT_API_NONE = 0
 };
 
+/* An API id's name and family (enum_api), NULL for an id the list lacks. */
+static inline const char *vt_api_name(long long id)
+{
+#define VT__API_NAME(v, name, family) \
+    case v: return name;
+    switch (id) {
+        VT_API_LIST(VT__API_NAME)
+    }
+#undef VT__API_NAME
+    return (const char *)0;
+}
+static inline const char *vt_api_family(long long id)
+{
+#define VT__API_FAMILY(v, name, family) \
+    case v: return family;
+    switch (id) {
+        VT_API_LIST(VT__API_FAMILY)
+    }
+#undef VT__API_FAMILY
+    return (const char *)0;
+}
+
 /*
  * Time columns. Each timed table stores its time as `t`, nanoseconds since the
  * trace's time base (meta 'time_base_ns', the CUPTI clock when tracing began),
