@@ -1,9 +1,12 @@
-# The CUPTI glue: session/config/outfile/procinfo go into vtcore (testable without
+# The CUPTI glue: session/config/outfile/procinfo and the decoding of API callbacks
+# (apicall.c) and kernel parameters (kparams.c) go into vtcore (testable without
 # CUPTI); inject.c becomes libvramtrace.so (target vramtrace_inject), which exports
 # only InitializeInjection, hides its private static SQLite, needs libcupti by
 # soname (so a copy already loaded in the process is reused) and never libcudart.
 target_sources(vtcore PRIVATE
+  ${CMAKE_CURRENT_LIST_DIR}/apicall.c
   ${CMAKE_CURRENT_LIST_DIR}/config.c
+  ${CMAKE_CURRENT_LIST_DIR}/kparams.c
   ${CMAKE_CURRENT_LIST_DIR}/outfile.c
   ${CMAKE_CURRENT_LIST_DIR}/procinfo.c
   ${CMAKE_CURRENT_LIST_DIR}/session.c)

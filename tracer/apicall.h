@@ -1,0 +1,84 @@
+/* Internal: CUPTI API callbacks (runtime and driver parameters) -> host records. */
+#ifndef VT_TRACER_APICALL_H
+#define VT_TRACER_APICALL_H
+
+/*
+ * The decoder of the API calls the tracer records. It knows, per callback id,
+ * which API it is (VT_API_LIST id) and how to read its parameter struct (the
+ * `*_params` structs of generated_cuda_runtime_api_meta.h and
+ * generated_cuda_meta.h); from each call's enter and exit callbacks it makes the
+ * host records the writer stores: one api_call per call, an oom_event when an
+ * allocation fails (with the device's free/total memory then), memory_event
+ * rows for the VMM calls, buffer_use rows for kernel arguments. It keeps the
+ * index of live allocations current for the kernel-argument scan.
+ *
+ * It never calls CUPTI or the driver: everything it needs from them comes
+ * through struct vt__apicall_env (the glue passes CUPTI's and the driver's
+ * functions behind its re-entry guard; tests pass fakes) and through the
+ * CUpti_CallbackData CUPTI hands every callback.
+ *
+ * Nesting: a runtime call makes driver calls of its own (cudaMalloc ->
+ * cuMemAlloc). The runtime call is recorded and the driver calls made inside it
+ * are not, so each call appears once; only a driver launch inside a runtime
+ * call is looked at, to scan its arguments under the runtime call's
+ * correlation id. The per-thread state this needs is the caller's (struct
+ * vt__apithread, one per thread, zero-initialised).
+ *
+ * Threading: any thread, concurrently; the tables are constant, the
+ * per-thread state is the caller's, env is read only.
+ */
+#include <cupti.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "intervals.h"
+#include "kparams.h"
+#include "writer.h"
+
+/* One traced API callback id. */
+struct vt__api {
+    CUpti_CallbackId cbid;
+    int api;       /* VT_API_LIST id */
+    int shape;     /* how its parameters are read (apicall.c) */
+    int perThread; /* 1 for the _ptsz/_ptds variants (per-thread default stream) */
+};
+
+/* The traced callback ids of a domain (runtime or driver API): *pn entries; NULL for other domains. */
+const struct vt__api *vt__api_table(CUpti_CallbackDomain domain, size_t *pn);
+
+/* The entry of cbid in domain's table, or NULL when that callback is not traced. */
+const struct vt__api *vt__api_find(CUpti_CallbackDomain domain, CUpti_CallbackId cbid);
+
+/* What the decoder needs from outside; set once, then read only. */
+struct vt__apicall_env {
+    uint64_t (*xNow)(void);              /* CUPTI clock now, ns (0: unknown) */
+    int (*xDevice)(CUcontext ctx);       /* device ordinal of a context, or -1 */
+    /* CUPTI's stream id for a stream handle of ctx (perThread: a _ptsz/_ptds call), 0 if unknown */
+    uint64_t (*xStream)(CUcontext ctx, const void *hStream, int perThread);
+    int (*xMemInfo)(uint64_t *pFree, uint64_t *pTotal); /* device free/total memory: 0, or -1 */
+    int64_t (*xSite)(void);              /* capture the calling thread's site: stack id, 0 none */
+    int (*xActive)(void);                /* 1 while records are wanted (the session is active) */
+    int (*xSubmit)(const struct vt_hrec *rec); /* queue one record: 0, or -1 (dropped) */
+    struct vt__ivl *ivl;                 /* live allocations kept current, or NULL */
+    struct vt__kparams *kp;              /* kernel-argument scanner, or NULL: no scans */
+};
+
+/* One thread's state between callbacks; zero-initialised, owned by the caller. */
+struct vt__apithread {
+    int depth;            /* > 0 inside a recorded runtime API call */
+    uint32_t correlation; /* correlation id of that runtime call */
+    int64_t tid;          /* cached gettid(), 0 until known */
+};
+
+/*
+ * Decode one runtime or driver API callback (cb: what CUPTI passes as cbdata;
+ * its functionParams, functionReturnValue and correlationData are read, the
+ * latter written at enter to hold the start time) and submit the records it
+ * makes through env->xSubmit. Callbacks of other domains and untraced ids are
+ * ignored. t is the calling thread's state.
+ */
+void vt__apicall_callback(const struct vt__apicall_env *env, struct vt__apithread *t,
+                          CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
+                          const CUpti_CallbackData *cb);
+
+#endif
