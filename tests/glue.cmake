@@ -3,6 +3,9 @@
 vt_add_test(NAME test_config SOURCES test_config.c LIBS vtcore LABELS core)
 vt_add_test(NAME test_outfile SOURCES test_outfile.c LIBS vtcore LABELS core)
 vt_add_test(NAME test_session SOURCES test_session.c LIBS vtcore LABELS core)
+# The API-call decoder and the kernel-parameter scanner, fed the real CUDA 13 parameter structs.
+vt_add_test(NAME test_apicall SOURCES test_apicall.c LIBS vtcore LABELS core)
+vt_add_test(NAME test_kparams SOURCES test_kparams.c LIBS vtcore LABELS core)
 
 # Loads the real libvramtrace.so (and the real libcupti): not run under ASan.
 vt_add_test(NAME test_inject SOURCES test_inject.c LIBS ${CMAKE_DL_LIBS} LABELS cli)

@@ -1,0 +1,537 @@
+/* Tests of the API-call decoder: real CUDA 13 parameter structs in, exact host records out. */
+#include "apicall.h"
+
+#include <stdarg.h>
+
+#include "vramtrace/schema.h"
+#include "vt_test.h"
+
+/*
+ * The decoder's environment, faked: a clock the test sets, context 0x100 + d on
+ * device d, stream id = handle (+ 1000 for per-thread calls), a device with
+ * 1 GiB of 80 GiB free, call site 77, and every submitted record kept in order.
+ */
+#define CTX0 ((CUcontext)(uintptr_t)0x100)
+#define FREE_BYTES (1ull << 30)
+#define TOTAL_BYTES (80ull << 30)
+#define SITE 77
+#define NREC 1024
+
+static uint64_t g_now;
+static int g_bActive = 1, g_bMemInfoFails, g_nSite, g_nMemInfo;
+static struct vt_hrec g_aRec[NREC];
+static int g_nRec;
+static struct vt__apithread g_thread;
+
+static uint64_t fake_now(void)
+{
+    return g_now;
+}
+
+static int fake_device(CUcontext ctx)
+{
+    return ctx ? (int)((uintptr_t)ctx - 0x100) : -1;
+}
+
+static uint64_t fake_stream(CUcontext ctx, const void *hStream, int perThread)
+{
+    return ctx ? (uint64_t)(uintptr_t)hStream + (perThread ? 1000 : 0) : 0;
+}
+
+static int fake_mem_info(uint64_t *pFree, uint64_t *pTotal)
+{
+    g_nMemInfo++;
+    if (g_bMemInfoFails) return -1;
+    *pFree = FREE_BYTES;
+    *pTotal = TOTAL_BYTES;
+    return 0;
+}
+
+static int64_t fake_site(void)
+{
+    g_nSite++;
+    return SITE;
+}
+
+static int fake_active(void)
+{
+    return g_bActive;
+}
+
+static int fake_submit(const struct vt_hrec *rec)
+{
+    ASSERT(g_nRec < NREC);
+    g_aRec[g_nRec++] = *rec;
+    return 0;
+}
+
+static struct vt__apicall_env g_env = {fake_now, fake_device, fake_stream, fake_mem_info, fake_site,
+                                       fake_active, fake_submit, NULL, NULL};
+
+/* Deliver one callback of the calling "thread" g_thread at time `now`. */
+static void cb(CUpti_CallbackDomain dom, CUpti_CallbackId cbid, CUpti_ApiCallbackSite site,
+               const void *params, int *pStatus, uint32_t corr, uint64_t *pCorrData, uint64_t now)
+{
+    CUpti_CallbackData d;
+    memset(&d, 0, sizeof d);
+    d.callbackSite = site;
+    d.functionName = "test";
+    d.functionParams = params;
+    d.functionReturnValue = pStatus;
+    d.context = CTX0;
+    d.correlationData = pCorrData;
+    d.correlationId = corr;
+    g_now = now;
+    vt__apicall_callback(&g_env, &g_thread, dom, cbid, &d);
+}
+
+/* A whole call: enter at t, exit at t + 5 with the given status. */
+static void call(CUpti_CallbackDomain dom, CUpti_CallbackId cbid, const void *params, int status,
+                 uint32_t corr, uint64_t t)
+{
+    uint64_t corrData = 0;
+    cb(dom, cbid, CUPTI_API_ENTER, params, &status, corr, &corrData, t);
+    cb(dom, cbid, CUPTI_API_EXIT, params, &status, corr, &corrData, t + 5);
+}
+
+#define RT CUPTI_CB_DOMAIN_RUNTIME_API
+#define DRV CUPTI_CB_DOMAIN_DRIVER_API
+#define RTID(name) CUPTI_RUNTIME_TRACE_CBID_##name
+#define DRVID(name) CUPTI_DRIVER_TRACE_CBID_##name
+
+/* One record as text: every field of its type, the thread as T when it is this thread. */
+static void rec_text(const struct vt_hrec *r, char *z, size_t n)
+{
+    int64_t tid = (int64_t)gettid();
+    switch (r->type) {
+    case VT_HREC_API_CALL:
+        snprintf(z, n, "api %d corr %u %llu-%llu %s dev %d st %d bytes %llu ptr %#llx src %#llx dst %#llx"
+                       " stream %llu stack %lld",
+                 r->u.api.api, r->u.api.correlation, (unsigned long long)r->u.api.start,
+                 (unsigned long long)r->u.api.end, r->u.api.thread == tid ? "T" : "other",
+                 r->u.api.device, r->u.api.status, (unsigned long long)r->u.api.bytes,
+                 (unsigned long long)r->u.api.ptr, (unsigned long long)r->u.api.src,
+                 (unsigned long long)r->u.api.dst, (unsigned long long)r->u.api.stream,
+                 (long long)r->u.api.stack_id);
+        break;
+    case VT_HREC_OOM:
+        snprintf(z, n, "oom %llu api %d corr %u dev %d st %d bytes %llu free %llu total %llu %s stack %lld",
+                 (unsigned long long)r->u.oom.ts, r->u.oom.api, r->u.oom.correlation, r->u.oom.device,
+                 r->u.oom.status, (unsigned long long)r->u.oom.bytes,
+                 (unsigned long long)r->u.oom.free_bytes, (unsigned long long)r->u.oom.total_bytes,
+                 r->u.oom.thread == tid ? "T" : "other", (long long)r->u.oom.stack_id);
+        break;
+    case VT_HREC_MEMORY:
+        snprintf(z, n, "mem %llu op %d kind %d addr %#llx bytes %llu dev %d corr %u api %d handle %#llx %s"
+                       " stack %lld",
+                 (unsigned long long)r->u.mem.ts, r->u.mem.op, r->u.mem.mem_kind,
+                 (unsigned long long)r->u.mem.address, (unsigned long long)r->u.mem.bytes,
+                 r->u.mem.device, r->u.mem.correlation, r->u.mem.api,
+                 (unsigned long long)r->u.mem.handle, r->u.mem.thread == tid ? "T" : "other",
+                 (long long)r->u.mem.stack_id);
+        break;
+    case VT_HREC_BUFFER_USE:
+        snprintf(z, n, "use corr %u kind %d addr %#llx ts %llu dev %d", r->u.use.correlation,
+                 r->u.use.kind, (unsigned long long)r->u.use.address, (unsigned long long)r->u.use.ts,
+                 r->u.use.device);
+        break;
+    case VT_HREC_DROPPED:
+        snprintf(z, n, "dropped %llu source %d count %llu (%s)", (unsigned long long)r->u.dropped.ts,
+                 r->u.dropped.source, (unsigned long long)r->u.dropped.count, r->u.dropped.zWhat);
+        break;
+    default:
+        snprintf(z, n, "record type %d", r->type);
+        break;
+    }
+}
+
+/* The records submitted since the last call, one per line; then forget them. */
+static const char *take(void)
+{
+    static char zOut[1 << 16];
+    size_t k = 0;
+    int i;
+    zOut[0] = '\0';
+    for (i = 0; i < g_nRec && k < sizeof zOut; i++) {
+        rec_text(&g_aRec[i], zOut + k, sizeof zOut - k);
+        k += strlen(zOut + k);
+        if (k + 1 < sizeof zOut) zOut[k++] = '\n', zOut[k] = '\0';
+    }
+    g_nRec = 0;
+    return zOut;
+}
+
+/* Expected lines, joined. */
+static const char *lines(const char *zFirst, ...)
+{
+    static char zOut[1 << 16];
+    size_t k = 0;
+    va_list ap;
+    const char *z;
+    va_start(ap, zFirst);
+    for (z = zFirst; z; z = va_arg(ap, const char *))
+        k += (size_t)snprintf(zOut + k, sizeof zOut - k, "%s\n", z);
+    va_end(ap);
+    return zOut;
+}
+
+/* Each test starts with a fresh index and scanner where it needs them. */
+static void setup_scan(vt__param_info_fn xFunc, vt__param_info_fn xKernel)
+{
+    struct vt__kparams_config kc;
+    memset(&kc, 0, sizeof kc);
+    g_env.ivl = vt__ivl_open();
+    ASSERT(g_env.ivl != NULL);
+    kc.xFuncParamInfo = xFunc;
+    kc.xKernelParamInfo = xKernel;
+    kc.ivl = g_env.ivl;
+    g_env.kp = vt__kparams_open(&kc);
+    ASSERT(g_env.kp != NULL);
+}
+
+/* Kernel 0x1234 takes (pointer, int, pointer, struct of 16 bytes); nothing else is known. */
+static int fake_func_info(const void *h, size_t i, size_t *pOff, size_t *pSize)
+{
+    static const size_t aOff[] = {0, 8, 16, 24}, aSize[] = {8, 4, 8, 16};
+    if ((uintptr_t)h != 0x1234 || i >= 4) return -1;
+    *pOff = aOff[i];
+    *pSize = aSize[i];
+    return 0;
+}
+
+TEST(tables_traced_ids_unique_and_named)
+{
+    static const CUpti_CallbackDomain aDom[] = {RT, DRV};
+    size_t d, i, j, n;
+    for (d = 0; d < 2; d++) {
+        const struct vt__api *a = vt__api_table(aDom[d], &n);
+        ASSERT(a != NULL && n > 20);
+        for (i = 0; i < n; i++) {
+            const char *zName = NULL;
+            switch (a[i].api) {
+#define NAME_CASE(id, name, family) \
+    case id:                        \
+        zName = name;               \
+        break;
+                VT_API_LIST(NAME_CASE)
+#undef NAME_CASE
+            }
+            if (!zName) VT__FAIL("cbid %u: api %d is not in VT_API_LIST", a[i].cbid, a[i].api);
+            ASSERT(vt__api_find(aDom[d], a[i].cbid) == &a[i]);
+            for (j = i + 1; j < n; j++)
+                if (a[i].cbid == a[j].cbid) VT__FAIL("cbid %u listed twice", a[i].cbid);
+        }
+    }
+    ASSERT(vt__api_table(CUPTI_CB_DOMAIN_RESOURCE, &n) == NULL && n == 0);
+    ASSERT(vt__api_find(RT, RTID(cudaGetDevice_v3020)) == NULL);
+}
+
+/* cudaMalloc: one api_call (start at enter, end at exit, site); the nested cuMemAlloc is not recorded. */
+TEST(malloc_and_free)
+{
+    void *pDev = NULL;
+    CUdeviceptr dptr = 0;
+    cudaMalloc_v3020_params rp = {&pDev, 1 << 20};
+    cuMemAlloc_v2_params dp = {&dptr, 1 << 20};
+    cudaFree_v3020_params fp = {(void *)(uintptr_t)0x7000000};
+    uint64_t corrData = 0, base = 0;
+    int st = 0;
+    setup_scan(fake_func_info, NULL);
+
+    cb(RT, RTID(cudaMalloc_v3020), CUPTI_API_ENTER, &rp, &st, 10, &corrData, 1000);
+    call(DRV, DRVID(cuMemAlloc_v2), &dp, 0, 11, 1001);
+    pDev = (void *)(uintptr_t)0x7000000;
+    cb(RT, RTID(cudaMalloc_v3020), CUPTI_API_EXIT, &rp, &st, 10, &corrData, 1020);
+    ASSERT_STREQ(lines("api 1 corr 10 1000-1020 T dev 0 st 0 bytes 1048576 ptr 0x7000000 src 0 dst 0"
+                       " stream 0 stack 77",
+                       NULL),
+                 take());
+    ASSERT_EQ(0, g_thread.depth);
+    ASSERT_EQ(1, vt__ivl_find(g_env.ivl, 0x70fffff, &base, NULL));
+    ASSERT_EQ(0x7000000, base);
+
+    call(RT, RTID(cudaFree_v3020), &fp, 0, 12, 2000);
+    ASSERT_STREQ(lines("api 2 corr 12 2000-2005 T dev 0 st 0 bytes 0 ptr 0x7000000 src 0 dst 0"
+                       " stream 0 stack 77",
+                       NULL),
+                 take());
+    ASSERT_EQ(0, vt__ivl_find(g_env.ivl, 0x7000000, NULL, NULL));
+    ASSERT_EQ(0, g_nMemInfo);
+}
+
+/* A failed allocation: api_call without pointer, and the OOM row with free/total then. */
+TEST(failed_allocations_are_oom)
+{
+    void *p = (void *)(uintptr_t)0xdead; /* not written by a failed call: never read */
+    cudaMalloc_v3020_params rp = {&p, (size_t)1 << 40};
+    cudaMallocAsync_v11020_params ap = {&p, 4096, (cudaStream_t)(uintptr_t)7};
+    CUdeviceptr d = 0;
+    cuMemAllocFromPoolAsync_params pp = {&d, 8192, NULL, (CUstream)(uintptr_t)9};
+    call(RT, RTID(cudaMalloc_v3020), &rp, cudaErrorMemoryAllocation, 20, 100);
+    call(RT, RTID(cudaMallocAsync_ptsz_v11020), &ap, cudaErrorMemoryAllocation, 21, 200);
+    g_bMemInfoFails = 1;
+    call(DRV, DRVID(cuMemAllocFromPoolAsync), &pp, CUDA_ERROR_OUT_OF_MEMORY, 22, 300);
+    ASSERT_STREQ(lines("api 1 corr 20 100-105 T dev 0 st 2 bytes 1099511627776 ptr 0 src 0 dst 0 stream 0 stack 77",
+                       "oom 105 api 1 corr 20 dev 0 st 2 bytes 1099511627776 free 1073741824"
+                       " total 85899345920 T stack 77",
+                       "api 3 corr 21 200-205 T dev 0 st 2 bytes 4096 ptr 0 src 0 dst 0 stream 1007 stack 77",
+                       "oom 205 api 3 corr 21 dev 0 st 2 bytes 4096 free 1073741824 total 85899345920 T"
+                       " stack 77",
+                       "api 24 corr 22 300-305 T dev 0 st 2 bytes 8192 ptr 0 src 0 dst 0 stream 9 stack 77",
+                       "oom 305 api 24 corr 22 dev 0 st 2 bytes 8192 free 0 total 0 T stack 77", NULL),
+                 take());
+}
+
+/* Pitched allocations record pitch x height (x depth); a host registration is an allocation too. */
+TEST(pitched_and_host_allocations)
+{
+    void *p = NULL;
+    size_t pitch = 0;
+    size_t cuPitch = 0;
+    CUdeviceptr d = 0;
+    struct cudaPitchedPtr pp;
+    struct cudaExtent ext = {100, 10, 3};
+    cudaMallocPitch_v3020_params mp = {&p, &pitch, 100, 10};
+    cudaMalloc3D_v3020_params m3 = {&pp, ext};
+    cuMemAllocPitch_v2_params cp = {&d, &cuPitch, 100, 10, 4};
+    cudaHostRegister_v4000_params hr = {(void *)(uintptr_t)0x7f0000001000, 65536, 0};
+    cuMemHostAlloc_params ha = {&p, 4096, 0};
+    int st = 0;
+    uint64_t corrData = 0;
+
+    cb(RT, RTID(cudaMallocPitch_v3020), CUPTI_API_ENTER, &mp, &st, 30, &corrData, 10);
+    p = (void *)(uintptr_t)0x8000000;
+    pitch = 512;
+    cb(RT, RTID(cudaMallocPitch_v3020), CUPTI_API_EXIT, &mp, &st, 30, &corrData, 15);
+    memset(&pp, 0, sizeof pp);
+    cb(RT, RTID(cudaMalloc3D_v3020), CUPTI_API_ENTER, &m3, &st, 31, &corrData, 20);
+    pp.ptr = (void *)(uintptr_t)0x8100000;
+    pp.pitch = 128;
+    cb(RT, RTID(cudaMalloc3D_v3020), CUPTI_API_EXIT, &m3, &st, 31, &corrData, 25);
+    cb(DRV, DRVID(cuMemAllocPitch_v2), CUPTI_API_ENTER, &cp, &st, 32, &corrData, 30);
+    d = 0x8200000;
+    cuPitch = 1024;
+    cb(DRV, DRVID(cuMemAllocPitch_v2), CUPTI_API_EXIT, &cp, &st, 32, &corrData, 35);
+    call(RT, RTID(cudaHostRegister_v4000), &hr, 0, 33, 40);
+    p = (void *)(uintptr_t)0x7f0000100000;
+    call(DRV, DRVID(cuMemHostAlloc), &ha, 0, 34, 50);
+    ASSERT_STREQ(lines("api 10 corr 30 10-15 T dev 0 st 0 bytes 5120 ptr 0x8000000 src 0 dst 0 stream 0 stack 77",
+                       "api 11 corr 31 20-25 T dev 0 st 0 bytes 3840 ptr 0x8100000 src 0 dst 0 stream 0 stack 77",
+                       "api 29 corr 32 30-35 T dev 0 st 0 bytes 10240 ptr 0x8200000 src 0 dst 0 stream 0 stack 77",
+                       "api 12 corr 33 40-45 T dev 0 st 0 bytes 65536 ptr 0x7f0000001000 src 0 dst 0 stream 0"
+                       " stack 77",
+                       "api 26 corr 34 50-55 T dev 0 st 0 bytes 4096 ptr 0x7f0000100000 src 0 dst 0 stream 0"
+                       " stack 77",
+                       NULL),
+                 take());
+}
+
+/* Expandable segments: create, map, unmap, release write memory_event rows; a failed create is an OOM. */
+TEST(vmm_calls)
+{
+    CUmemGenericAllocationHandle h = 0;
+    CUmemAllocationProp prop;
+    cuMemCreate_params cp = {&h, 2 << 20, &prop, 0};
+    cuMemMap_params mp = {0x9000000, 2 << 20, 0, 0xabc, 0};
+    cuMemUnmap_params up = {0x9000000, 2 << 20};
+    cuMemRelease_params rp = {0xabc};
+    cuMemCreate_params big = {&h, (size_t)64 << 30, &prop, 0};
+    CUdeviceptr va = 0;
+    cuMemAddressReserve_params rv = {&va, 4 << 20, 0, 0, 0};
+    int st = 0;
+    uint64_t corrData = 0;
+    setup_scan(NULL, NULL);
+    memset(&prop, 0, sizeof prop);
+    prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
+    prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    prop.location.id = 3;
+
+    cb(DRV, DRVID(cuMemCreate), CUPTI_API_ENTER, &cp, &st, 40, &corrData, 10);
+    h = 0xabc;
+    cb(DRV, DRVID(cuMemCreate), CUPTI_API_EXIT, &cp, &st, 40, &corrData, 15);
+    cb(DRV, DRVID(cuMemAddressReserve), CUPTI_API_ENTER, &rv, &st, 41, &corrData, 20);
+    va = 0x9000000;
+    cb(DRV, DRVID(cuMemAddressReserve), CUPTI_API_EXIT, &rv, &st, 41, &corrData, 25);
+    call(DRV, DRVID(cuMemMap), &mp, 0, 42, 30);
+    ASSERT_EQ(1, vt__ivl_find(g_env.ivl, 0x91fffff, NULL, NULL));
+    call(DRV, DRVID(cuMemUnmap), &up, 0, 43, 40);
+    ASSERT_EQ(0, vt__ivl_find(g_env.ivl, 0x9000000, NULL, NULL));
+    call(DRV, DRVID(cuMemRelease), &rp, 0, 44, 50);
+    prop.location.type = CU_MEM_LOCATION_TYPE_HOST; /* host memory: pinned, device of the context */
+    call(DRV, DRVID(cuMemCreate), &big, CUDA_ERROR_OUT_OF_MEMORY, 45, 60);
+    ASSERT_STREQ(lines("api 40 corr 40 10-15 T dev 0 st 0 bytes 2097152 ptr 0xabc src 0 dst 0 stream 0 stack 77",
+                       "mem 15 op 3 kind 3 addr 0xabc bytes 2097152 dev 0 corr 40 api 40 handle 0xabc T stack 77",
+                       "api 44 corr 41 20-25 T dev 0 st 0 bytes 4194304 ptr 0x9000000 src 0 dst 0 stream 0 stack 77",
+                       "api 42 corr 42 30-35 T dev 0 st 0 bytes 2097152 ptr 0x9000000 src 0 dst 0 stream 0 stack 77",
+                       "mem 35 op 5 kind 3 addr 0x9000000 bytes 2097152 dev 0 corr 42 api 42 handle 0xabc T"
+                       " stack 77",
+                       "api 43 corr 43 40-45 T dev 0 st 0 bytes 2097152 ptr 0x9000000 src 0 dst 0 stream 0 stack 77",
+                       "mem 45 op 6 kind 3 addr 0x9000000 bytes 2097152 dev 0 corr 43 api 43 handle 0 T stack 77",
+                       "api 41 corr 44 50-55 T dev 0 st 0 bytes 0 ptr 0xabc src 0 dst 0 stream 0 stack 77",
+                       "mem 55 op 4 kind 3 addr 0xabc bytes 0 dev 0 corr 44 api 41 handle 0xabc T stack 77",
+                       "api 40 corr 45 60-65 T dev 0 st 2 bytes 68719476736 ptr 0 src 0 dst 0 stream 0 stack 77",
+                       "oom 65 api 40 corr 45 dev 0 st 2 bytes 68719476736 free 1073741824 total 85899345920 T"
+                       " stack 77",
+                       NULL),
+                 take());
+}
+
+/* cuMemCreate outside any context takes its device from the allocation's location. */
+TEST(vmm_device_from_location)
+{
+    CUmemGenericAllocationHandle h = 0x77;
+    CUmemAllocationProp prop;
+    cuMemCreate_params cp = {&h, 4096, &prop, 0};
+    int st = 0;
+    CUpti_CallbackData d;
+    memset(&prop, 0, sizeof prop);
+    prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
+    prop.location.id = 5;
+    memset(&d, 0, sizeof d);
+    d.functionParams = &cp;
+    d.functionReturnValue = &st;
+    d.correlationId = 50;
+    d.callbackSite = CUPTI_API_ENTER;
+    g_now = 70;
+    vt__apicall_callback(&g_env, &g_thread, DRV, DRVID(cuMemCreate), &d);
+    d.callbackSite = CUPTI_API_EXIT;
+    g_now = 75;
+    vt__apicall_callback(&g_env, &g_thread, DRV, DRVID(cuMemCreate), &d);
+    ASSERT_STREQ(lines("api 40 corr 50 75-75 T dev 5 st 0 bytes 4096 ptr 0x77 src 0 dst 0 stream 0 stack 77",
+                       "mem 75 op 3 kind 3 addr 0x77 bytes 4096 dev 5 corr 50 api 40 handle 0x77 T stack 77",
+                       NULL),
+                 take());
+}
+
+/* Copies and sets: addresses, bytes and stream from each shape's own parameter struct. */
+TEST(copies_and_sets)
+{
+    static char host[64];
+    cudaMemcpy_v3020_params c1 = {(void *)(uintptr_t)0x7000000, host, sizeof host, cudaMemcpyHostToDevice};
+    cudaMemcpy2DAsync_v3020_params c2 = {(void *)(uintptr_t)0x7000000, 256, (void *)(uintptr_t)0x7100000, 512,
+                                         64, 4, cudaMemcpyDeviceToDevice, (cudaStream_t)(uintptr_t)3};
+    cudaMemcpyPeerAsync_v4000_params c3 = {(void *)(uintptr_t)0x7000000, 1, (void *)(uintptr_t)0x9000000, 0,
+                                           128, (cudaStream_t)(uintptr_t)4};
+    cuMemcpyDtoHAsync_v2_params c4 = {host, 0x7000010, 32, (CUstream)(uintptr_t)5};
+    cudaMemsetAsync_v3020_params s1 = {(void *)(uintptr_t)0x7000100, 0, 256, (cudaStream_t)(uintptr_t)7};
+    cuMemsetD32_v2_params s2 = {0x7000200, 0xffffffffu, 16};
+    call(RT, RTID(cudaMemcpy_v3020), &c1, 0, 60, 10);
+    call(RT, RTID(cudaMemcpy2DAsync_ptsz_v7000), &c2, 0, 61, 20);
+    call(RT, RTID(cudaMemcpyPeerAsync_v4000), &c3, 0, 62, 30);
+    call(DRV, DRVID(cuMemcpyDtoHAsync_v2), &c4, 0, 63, 40);
+    call(RT, RTID(cudaMemsetAsync_ptsz_v7000), &s1, 0, 64, 50);
+    call(DRV, DRVID(cuMemsetD32_v2_ptds), &s2, 0, 65, 60);
+    {
+        char zHost[32], z[4096];
+        snprintf(zHost, sizeof zHost, "%#llx", (unsigned long long)(uintptr_t)host);
+        snprintf(z, sizeof z,
+                 "api 60 corr 60 10-15 T dev 0 st 0 bytes 64 ptr 0 src %s dst 0x7000000 stream 0 stack 77\n"
+                 "api 63 corr 61 20-25 T dev 0 st 0 bytes 256 ptr 0 src 0x7100000 dst 0x7000000 stream 1003"
+                 " stack 77\n"
+                 "api 65 corr 62 30-35 T dev 0 st 0 bytes 128 ptr 0 src 0x9000000 dst 0x7000000 stream 4"
+                 " stack 77\n"
+                 "api 71 corr 63 40-45 T dev 0 st 0 bytes 32 ptr 0 src 0x7000010 dst %s stream 5 stack 77\n"
+                 "api 81 corr 64 50-55 T dev 0 st 0 bytes 256 ptr 0 src 0 dst 0x7000100 stream 1007 stack 77\n"
+                 "api 84 corr 65 60-65 T dev 0 st 0 bytes 64 ptr 0 src 0 dst 0x7000200 stream 0 stack 77\n",
+                 zHost, zHost);
+        ASSERT_STREQ(z, take());
+    }
+}
+
+/* Launches: the runtime launch recorded once, its arguments scanned at the driver launch it makes. */
+TEST(launches_scan_arguments)
+{
+    uint64_t a = 0x7000010, b = 0x5555, corrData = 0;
+    struct {
+        uint64_t p, n;
+    } s = {0x9000008, 4};
+    int i32 = 7, st = 0;
+    void *apArg[] = {&a, &i32, &b, &s};
+    cudaLaunchKernel_v7000_params rp;
+    cuLaunchKernel_params lp = {(CUfunction)(uintptr_t)0x1234, 1, 1, 1, 32, 1, 1, 0,
+                                (CUstream)(uintptr_t)6, apArg, NULL};
+    uint64_t aBuf[3] = {7, 0x9000100, 0x7000008};
+    size_t nBuf = sizeof aBuf;
+    void *aExtra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, aBuf, CU_LAUNCH_PARAM_BUFFER_SIZE, &nBuf,
+                      CU_LAUNCH_PARAM_END};
+    cuLaunchKernel_params xp = {(CUfunction)(uintptr_t)0x99, 1, 1, 1, 32, 1, 1, 0, NULL, NULL, aExtra};
+    setup_scan(fake_func_info, NULL);
+    ASSERT_EQ(0, vt__ivl_insert(g_env.ivl, 0x7000000, 1 << 20));
+    ASSERT_EQ(0, vt__ivl_insert(g_env.ivl, 0x9000000, 2 << 20));
+
+    memset(&rp, 0, sizeof rp);
+    rp.args = apArg;
+    rp.stream = (cudaStream_t)(uintptr_t)6;
+    cb(RT, RTID(cudaLaunchKernel_v7000), CUPTI_API_ENTER, &rp, &st, 30, &corrData, 100);
+    call(DRV, DRVID(cuLaunchKernel), &lp, 0, 31, 101);
+    cb(RT, RTID(cudaLaunchKernel_v7000), CUPTI_API_EXIT, &rp, &st, 30, &corrData, 110);
+    call(DRV, DRVID(cuLaunchKernel_ptsz), &xp, 0, 32, 200);
+    call(DRV, DRVID(cuLaunchKernel), &xp, CUDA_ERROR_INVALID_VALUE, 33, 300); /* failed: no uses */
+    ASSERT_STREQ(lines("use corr 30 kind 0 addr 0x7000000 ts 106 dev 0", "use corr 30 kind 0 addr 0x9000000 ts 106 dev 0",
+                       "api 100 corr 30 100-110 T dev 0 st 0 bytes 0 ptr 0 src 0 dst 0 stream 6 stack 0",
+                       "api 102 corr 32 200-205 T dev 0 st 0 bytes 0 ptr 0 src 0 dst 0 stream 1000 stack 0",
+                       "use corr 32 kind 0 addr 0x9000000 ts 205 dev 0",
+                       "use corr 32 kind 0 addr 0x7000000 ts 205 dev 0",
+                       "api 102 corr 33 300-305 T dev 0 st 1 bytes 0 ptr 0 src 0 dst 0 stream 0 stack 0", NULL),
+                 take());
+    ASSERT_EQ(0, g_nSite); /* launches carry no call site */
+}
+
+/* More allocations in one launch's arguments than rows allowed: the excess is counted. */
+TEST(launch_uses_bounded)
+{
+    enum { N = 600 };
+    static uint64_t aBuf[N];
+    size_t nBuf = sizeof aBuf;
+    void *aExtra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, aBuf, CU_LAUNCH_PARAM_BUFFER_SIZE, &nBuf,
+                      CU_LAUNCH_PARAM_END};
+    cuLaunchKernelEx_params xp;
+    CUlaunchConfig conf;
+    int i, nUse = 0;
+    setup_scan(NULL, NULL);
+    for (i = 0; i < N; i++) {
+        aBuf[i] = 0x100000000ull + (uint64_t)i * 4096;
+        ASSERT_EQ(0, vt__ivl_insert(g_env.ivl, aBuf[i], 4096));
+    }
+    memset(&conf, 0, sizeof conf);
+    conf.hStream = (CUstream)(uintptr_t)2;
+    memset(&xp, 0, sizeof xp);
+    xp.config = &conf;
+    xp.f = (CUfunction)(uintptr_t)0x99;
+    xp.extra = aExtra;
+    call(DRV, DRVID(cuLaunchKernelEx), &xp, 0, 70, 10);
+    ASSERT_EQ(1 + 512 + 1, g_nRec);
+    ASSERT_EQ(VT_HREC_API_CALL, g_aRec[0].type);
+    ASSERT_EQ(103, g_aRec[0].u.api.api);
+    ASSERT_EQ(2, g_aRec[0].u.api.stream);
+    for (i = 1; i <= 512; i++) nUse += g_aRec[i].type == VT_HREC_BUFFER_USE && g_aRec[i].u.use.address == aBuf[i - 1];
+    ASSERT_EQ(512, nUse);
+    ASSERT_EQ(VT_HREC_DROPPED, g_aRec[513].type);
+    ASSERT_EQ(VT_DROP_MAP, g_aRec[513].u.dropped.source);
+    ASSERT_EQ(N - 512, g_aRec[513].u.dropped.count);
+    g_nRec = 0;
+}
+
+/* Nothing is recorded while the session is inactive; untraced calls are ignored; depth stays balanced. */
+TEST(inactive_and_untraced)
+{
+    void *p = NULL;
+    cudaMalloc_v3020_params rp = {&p, 4096};
+    int st = 0;
+    uint64_t corrData = 0;
+    setup_scan(NULL, NULL);
+    g_bActive = 0;
+    call(RT, RTID(cudaMalloc_v3020), &rp, 0, 80, 10);
+    ASSERT_EQ(0, g_thread.depth);
+    g_bActive = 1;
+    cb(RT, RTID(cudaGetDevice_v3020), CUPTI_API_ENTER, NULL, &st, 81, &corrData, 20);
+    cb(RT, RTID(cudaGetDevice_v3020), CUPTI_API_EXIT, NULL, &st, 81, &corrData, 25);
+    ASSERT_EQ(0, g_thread.depth);
+    ASSERT_EQ(0, g_nRec);
+    ASSERT_EQ(0, g_nSite);
+}
+
+VT_TEST_LIST(T(tables_traced_ids_unique_and_named) T(malloc_and_free) T(failed_allocations_are_oom)
+             T(pitched_and_host_allocations) T(vmm_calls) T(vmm_device_from_location)
+             T(copies_and_sets) T(launches_scan_arguments) T(launch_uses_bounded)
+             T(inactive_and_untraced))
