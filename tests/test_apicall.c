@@ -176,7 +176,7 @@ static const char *lines(const char *zFirst, ...)
 }
 
 /* Each test starts with a fresh index and scanner where it needs them. */
-static void setup_scan(vt__param_info_fn xFunc, vt__param_info_fn xKernel)
+static void setup_scan(vt__param_info_fn xFunc, vt__param_info_fn xKernel, vt__param_info_fn xStub)
 {
     struct vt__kparams_config kc;
     memset(&kc, 0, sizeof kc);
@@ -184,6 +184,7 @@ static void setup_scan(vt__param_info_fn xFunc, vt__param_info_fn xKernel)
     ASSERT(g_env.ivl != NULL);
     kc.xFuncParamInfo = xFunc;
     kc.xKernelParamInfo = xKernel;
+    kc.xStubParamInfo = xStub;
     kc.ivl = g_env.ivl;
     g_env.kp = vt__kparams_open(&kc);
     ASSERT(g_env.kp != NULL);
@@ -195,6 +196,29 @@ static int fake_func_info(const void *h, size_t i, size_t *pOff, size_t *pSize)
     static const size_t aOff[] = {0, 8, 16, 24}, aSize[] = {8, 4, 8, 16};
     if ((uintptr_t)h != 0x1234 || i >= 4) return -1;
     *pOff = aOff[i];
+    *pSize = aSize[i];
+    return 0;
+}
+
+/*
+ * Kernel 0x5000 (a CUkernel, as __cudaGetKernel returns it) and the host stub
+ * 0x401000 take (pointer, int): the first known to the kernel query, the second
+ * to the runtime's (cudaFuncGetParamInfo).
+ */
+static int fake_kernel_info(const void *h, size_t i, size_t *pOff, size_t *pSize)
+{
+    static const size_t aSize[] = {8, 4};
+    if ((uintptr_t)h != 0x5000 || i >= 2) return -1;
+    *pOff = i * 8;
+    *pSize = aSize[i];
+    return 0;
+}
+
+static int fake_stub_info(const void *h, size_t i, size_t *pOff, size_t *pSize)
+{
+    static const size_t aSize[] = {8, 4};
+    if ((uintptr_t)h != 0x401000 || i >= 2) return -1;
+    *pOff = i * 8;
     *pSize = aSize[i];
     return 0;
 }
@@ -236,7 +260,7 @@ TEST(malloc_and_free)
     cudaFree_v3020_params fp = {(void *)(uintptr_t)0x7000000};
     uint64_t corrData = 0, base = 0;
     int st = 0;
-    setup_scan(fake_func_info, NULL);
+    setup_scan(fake_func_info, NULL, NULL);
 
     cb(RT, RTID(cudaMalloc_v3020), CUPTI_API_ENTER, &rp, &st, 10, &corrData, 1000);
     call(DRV, DRVID(cuMemAlloc_v2), &dp, 0, 11, 1001);
@@ -340,7 +364,7 @@ TEST(vmm_calls)
     cuMemAddressReserve_params rv = {&va, 4 << 20, 0, 0, 0};
     int st = 0;
     uint64_t corrData = 0;
-    setup_scan(NULL, NULL);
+    setup_scan(NULL, NULL, NULL);
     memset(&prop, 0, sizeof prop);
     prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
     prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
@@ -455,7 +479,7 @@ TEST(launches_scan_arguments)
     void *aExtra[] = {CU_LAUNCH_PARAM_BUFFER_POINTER, aBuf, CU_LAUNCH_PARAM_BUFFER_SIZE, &nBuf,
                       CU_LAUNCH_PARAM_END};
     cuLaunchKernel_params xp = {(CUfunction)(uintptr_t)0x99, 1, 1, 1, 32, 1, 1, 0, NULL, NULL, aExtra};
-    setup_scan(fake_func_info, NULL);
+    setup_scan(fake_func_info, NULL, NULL);
     ASSERT_EQ(0, vt__ivl_insert(g_env.ivl, 0x7000000, 1 << 20));
     ASSERT_EQ(0, vt__ivl_insert(g_env.ivl, 0x9000000, 2 << 20));
 
@@ -488,7 +512,7 @@ TEST(launch_uses_bounded)
     cuLaunchKernelEx_params xp;
     CUlaunchConfig conf;
     int i, nUse = 0;
-    setup_scan(NULL, NULL);
+    setup_scan(NULL, NULL, NULL);
     for (i = 0; i < N; i++) {
         aBuf[i] = 0x100000000ull + (uint64_t)i * 4096;
         ASSERT_EQ(0, vt__ivl_insert(g_env.ivl, aBuf[i], 4096));
@@ -519,7 +543,7 @@ TEST(inactive_and_untraced)
     cudaMalloc_v3020_params rp = {&p, 4096};
     int st = 0;
     uint64_t corrData = 0;
-    setup_scan(NULL, NULL);
+    setup_scan(NULL, NULL, NULL);
     g_bActive = 0;
     call(RT, RTID(cudaMalloc_v3020), &rp, 0, 80, 10);
     ASSERT_EQ(0, g_thread.depth);
@@ -531,7 +555,172 @@ TEST(inactive_and_untraced)
     ASSERT_EQ(0, g_nSite);
 }
 
+/* The family of an API id, from VT_API_LIST ("" when unknown). */
+static const char *family(int api)
+{
+    switch (api) {
+#define FAMILY_CASE(id, name, fam) \
+    case id:                       \
+        return fam;
+        VT_API_LIST(FAMILY_CASE)
+#undef FAMILY_CASE
+    }
+    return "";
+}
+
+/* Every launch entry point of the CUDA 13.0 callback-id headers is traced, as a launch. */
+TEST(every_launch_entry_point_traced)
+{
+    static const CUpti_CallbackId aRt[] = {
+        RTID(cudaLaunch_v3020), RTID(cudaLaunch_ptsz_v7000), RTID(cudaLaunchKernel_v7000),
+        RTID(cudaLaunchKernel_ptsz_v7000), RTID(cudaLaunchCooperativeKernel_v9000),
+        RTID(cudaLaunchCooperativeKernel_ptsz_v9000), RTID(cudaLaunchCooperativeKernelMultiDevice_v9000),
+        RTID(cudaGraphLaunch_v10000), RTID(cudaGraphLaunch_ptsz_v10000), RTID(cudaLaunchKernelExC_v11060),
+        RTID(cudaLaunchKernelExC_ptsz_v11060), RTID(__cudaLaunchKernel_v13000),
+        RTID(__cudaLaunchKernel_ptsz_v13000)};
+    static const CUpti_CallbackId aDrv[] = {
+        DRVID(cuLaunch), DRVID(cuLaunchGrid), DRVID(cuLaunchGridAsync), DRVID(cuLaunchKernel),
+        DRVID(cuLaunchKernel_ptsz), DRVID(cuLaunchCooperativeKernel), DRVID(cuLaunchCooperativeKernel_ptsz),
+        DRVID(cuLaunchCooperativeKernelMultiDevice), DRVID(cuGraphLaunch), DRVID(cuGraphLaunch_ptsz),
+        DRVID(cuLaunchKernelEx), DRVID(cuLaunchKernelEx_ptsz)};
+    size_t i;
+    for (i = 0; i < sizeof aRt / sizeof aRt[0]; i++) {
+        const struct vt__api *e = vt__api_find(RT, aRt[i]);
+        if (!e || strcmp(family(e->api), "launch")) VT__FAIL("runtime cbid %u is not traced as a launch", aRt[i]);
+    }
+    for (i = 0; i < sizeof aDrv / sizeof aDrv[0]; i++) {
+        const struct vt__api *e = vt__api_find(DRV, aDrv[i]);
+        if (!e || strcmp(family(e->api), "launch")) VT__FAIL("driver cbid %u is not traced as a launch", aDrv[i]);
+    }
+    ASSERT_EQ(505, RTID(__cudaLaunchKernel_v13000));
+    ASSERT_EQ(506, RTID(__cudaLaunchKernel_ptsz_v13000));
+    ASSERT(vt__api_find(RT, RTID(__cudaLaunchKernel_ptsz_v13000))->perThread);
+    ASSERT(vt__api_find(DRV, DRVID(cuLaunchHostFunc)) == NULL); /* a host function, not a kernel */
+}
+
+/*
+ * nvcc 13's kernel<<<...>>>: __cudaLaunchKernel with the kernel's handle. Scanned
+ * at its own exit when no driver launch is seen inside it, at the driver launch
+ * when one is, never twice; recorded once either way.
+ */
+TEST(cuda13_triple_chevron_launch)
+{
+    uint64_t a = 0x7000010, corrData = 0;
+    int i32 = 5, st = 0;
+    void *apArg[] = {&a, &i32};
+    vt__cudaLaunchKernel_v13000_params rp;
+    cuLaunchKernel_params lp = {(CUfunction)(uintptr_t)0x5000, 1, 1, 1, 32, 1, 1, 0, NULL, apArg, NULL};
+    setup_scan(fake_func_info, fake_kernel_info, NULL);
+    ASSERT_EQ(0, vt__ivl_insert(g_env.ivl, 0x7000000, 1 << 20));
+    memset(&rp, 0, sizeof rp);
+    rp.kernel = (cudaKernel_t)(uintptr_t)0x5000;
+    rp.args = apArg;
+    rp.stream = (cudaStream_t)(uintptr_t)4;
+
+    /* alone */
+    call(RT, RTID(__cudaLaunchKernel_v13000), &rp, 0, 90, 100);
+    /* per-thread default stream, with the driver launch the runtime makes inside it */
+    cb(RT, RTID(__cudaLaunchKernel_ptsz_v13000), CUPTI_API_ENTER, &rp, &st, 91, &corrData, 200);
+    call(DRV, DRVID(cuLaunchKernel_ptsz), &lp, 0, 92, 201);
+    cb(RT, RTID(__cudaLaunchKernel_ptsz_v13000), CUPTI_API_EXIT, &rp, &st, 91, &corrData, 210);
+    /* a failed launch used nothing */
+    call(RT, RTID(__cudaLaunchKernel_v13000), &rp, cudaErrorInvalidConfiguration, 93, 300);
+    ASSERT_STREQ(lines("api 104 corr 90 100-105 T dev 0 st 0 bytes 0 ptr 0 src 0 dst 0 stream 4 stack 0",
+                       "use corr 90 kind 0 addr 0x7000000 ts 105 dev 0",
+                       "use corr 91 kind 0 addr 0x7000000 ts 206 dev 0",
+                       "api 104 corr 91 200-210 T dev 0 st 0 bytes 0 ptr 0 src 0 dst 0 stream 1004 stack 0",
+                       "api 104 corr 93 300-305 T dev 0 st 9 bytes 0 ptr 0 src 0 dst 0 stream 4 stack 0", NULL),
+                 take());
+}
+
+/* Runtime launches naming a host stub: laid out by the runtime's query when no driver launch is seen. */
+TEST(runtime_launches_of_stubs)
+{
+    uint64_t a = 0x7000010;
+    int i32 = 5;
+    void *apArg[] = {&a, &i32};
+    cudaLaunchKernel_v7000_params lk;
+    cudaLaunchCooperativeKernel_v9000_params ck;
+    cudaLaunchKernelExC_v11060_params xk;
+    cudaLaunchConfig_t conf;
+    setup_scan(fake_func_info, fake_kernel_info, fake_stub_info);
+    ASSERT_EQ(0, vt__ivl_insert(g_env.ivl, 0x7000000, 1 << 20));
+    memset(&lk, 0, sizeof lk);
+    lk.func = (const void *)(uintptr_t)0x401000;
+    lk.args = apArg;
+    lk.stream = (cudaStream_t)(uintptr_t)2;
+    memset(&ck, 0, sizeof ck);
+    ck.func = lk.func;
+    ck.args = apArg;
+    ck.stream = (cudaStream_t)(uintptr_t)3;
+    memset(&conf, 0, sizeof conf);
+    conf.stream = (cudaStream_t)(uintptr_t)4;
+    xk.config = &conf;
+    xk.func = lk.func;
+    xk.args = apArg;
+    call(RT, RTID(cudaLaunchKernel_v7000), &lk, 0, 100, 10);
+    call(RT, RTID(cudaLaunchCooperativeKernel_ptsz_v9000), &ck, 0, 101, 20);
+    call(RT, RTID(cudaLaunchKernelExC_v11060), &xk, 0, 102, 30);
+    lk.func = (const void *)(uintptr_t)0x402000; /* a stub the runtime does not know */
+    call(RT, RTID(cudaLaunchKernel_ptsz_v7000), &lk, 0, 103, 40);
+    ASSERT_STREQ(lines("api 100 corr 100 10-15 T dev 0 st 0 bytes 0 ptr 0 src 0 dst 0 stream 2 stack 0",
+                       "use corr 100 kind 0 addr 0x7000000 ts 15 dev 0",
+                       "api 105 corr 101 20-25 T dev 0 st 0 bytes 0 ptr 0 src 0 dst 0 stream 1003 stack 0",
+                       "use corr 101 kind 0 addr 0x7000000 ts 25 dev 0",
+                       "api 101 corr 102 30-35 T dev 0 st 0 bytes 0 ptr 0 src 0 dst 0 stream 4 stack 0",
+                       "use corr 102 kind 0 addr 0x7000000 ts 35 dev 0",
+                       "api 100 corr 103 40-45 T dev 0 st 0 bytes 0 ptr 0 src 0 dst 0 stream 1002 stack 0", NULL),
+                 take());
+}
+
+/* Cooperative and multi-device driver launches are scanned; graph and legacy launches are recorded only. */
+TEST(driver_and_graph_launches)
+{
+    uint64_t a = 0x7000010, b = 0x9000020;
+    int i32 = 5;
+    void *apA[] = {&a, &i32}, *apB[] = {&b, &i32};
+    cuLaunchCooperativeKernel_params cp = {(CUfunction)(uintptr_t)0x5000, 1, 1, 1, 32, 1, 1, 0,
+                                           (CUstream)(uintptr_t)5, apA};
+    CUDA_LAUNCH_PARAMS aList[2];
+    cuLaunchCooperativeKernelMultiDevice_params mp = {aList, 2, 0};
+    cudaGraphLaunch_v10000_params gp = {(cudaGraphExec_t)(uintptr_t)0x77, (cudaStream_t)(uintptr_t)6};
+    cuGraphLaunch_params dgp = {(CUgraphExec)(uintptr_t)0x78, (CUstream)(uintptr_t)7};
+    cuLaunch_params l1 = {(CUfunction)(uintptr_t)0x5000};
+    cuLaunchGrid_params l2 = {(CUfunction)(uintptr_t)0x5000, 4, 4};
+    cuLaunchGridAsync_params l3 = {(CUfunction)(uintptr_t)0x5000, 4, 4, (CUstream)(uintptr_t)8};
+    setup_scan(fake_func_info, fake_kernel_info, NULL);
+    ASSERT_EQ(0, vt__ivl_insert(g_env.ivl, 0x7000000, 1 << 20));
+    ASSERT_EQ(0, vt__ivl_insert(g_env.ivl, 0x9000000, 1 << 20));
+    memset(aList, 0, sizeof aList);
+    aList[0].function = (CUfunction)(uintptr_t)0x5000;
+    aList[0].kernelParams = apA;
+    aList[1].function = (CUfunction)(uintptr_t)0x5000;
+    aList[1].kernelParams = apB;
+    call(DRV, DRVID(cuLaunchCooperativeKernel_ptsz), &cp, 0, 110, 10);
+    call(DRV, DRVID(cuLaunchCooperativeKernelMultiDevice), &mp, 0, 111, 20);
+    call(RT, RTID(cudaGraphLaunch_ptsz_v10000), &gp, 0, 112, 30);
+    call(DRV, DRVID(cuGraphLaunch), &dgp, 0, 113, 40);
+    call(DRV, DRVID(cuLaunch), &l1, 0, 114, 50);
+    call(DRV, DRVID(cuLaunchGrid), &l2, 0, 115, 60);
+    call(DRV, DRVID(cuLaunchGridAsync), &l3, 0, 116, 70);
+    call(RT, RTID(cudaLaunch_v3020), NULL, 0, 117, 80);
+    ASSERT_STREQ(lines("api 109 corr 110 10-15 T dev 0 st 0 bytes 0 ptr 0 src 0 dst 0 stream 1005 stack 0",
+                       "use corr 110 kind 0 addr 0x7000000 ts 15 dev 0",
+                       "api 110 corr 111 20-25 T dev 0 st 0 bytes 0 ptr 0 src 0 dst 0 stream 0 stack 0",
+                       "use corr 111 kind 0 addr 0x7000000 ts 25 dev 0",
+                       "use corr 111 kind 0 addr 0x9000000 ts 25 dev 0",
+                       "api 107 corr 112 30-35 T dev 0 st 0 bytes 0 ptr 0 src 0 dst 0 stream 1006 stack 0",
+                       "api 111 corr 113 40-45 T dev 0 st 0 bytes 0 ptr 0 src 0 dst 0 stream 7 stack 0",
+                       "api 112 corr 114 50-55 T dev 0 st 0 bytes 0 ptr 0 src 0 dst 0 stream 0 stack 0",
+                       "api 113 corr 115 60-65 T dev 0 st 0 bytes 0 ptr 0 src 0 dst 0 stream 0 stack 0",
+                       "api 114 corr 116 70-75 T dev 0 st 0 bytes 0 ptr 0 src 0 dst 0 stream 8 stack 0",
+                       "api 108 corr 117 80-85 T dev 0 st 0 bytes 0 ptr 0 src 0 dst 0 stream 0 stack 0", NULL),
+                 take());
+    ASSERT_EQ(0, g_nSite);
+}
+
 VT_TEST_LIST(T(tables_traced_ids_unique_and_named) T(malloc_and_free) T(failed_allocations_are_oom)
              T(pitched_and_host_allocations) T(vmm_calls) T(vmm_device_from_location)
              T(copies_and_sets) T(launches_scan_arguments) T(launch_uses_bounded)
-             T(inactive_and_untraced))
+             T(inactive_and_untraced) T(every_launch_entry_point_traced) T(cuda13_triple_chevron_launch)
+             T(runtime_launches_of_stubs) T(driver_and_graph_launches))

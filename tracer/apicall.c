@@ -1,13 +1,15 @@
 /* API callbacks -> host records: the traced calls, how their parameters are read, what each records. */
 #include "apicall.h"
 
+#include <stddef.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "vramtrace/schema.h"
 
-#define USES_MAX 512 /* buffer_use rows per launch: a 4 KB parameter block holds at most 512
+#define USES_MAX 512 /* buffer_use rows per call: a 4 KB parameter block holds at most 512
                       * pointers (PyTorch's fused multi-tensor kernels pass hundreds) */
+#define MULTI_MAX 64 /* kernels read from one multi-device launch */
 
 /*
  * How each traced API's parameters are read. One shape per parameter layout;
@@ -44,11 +46,33 @@ enum shape {
     S_CU_HTOD, S_CU_HTOD_ASYNC, S_CU_DTOH, S_CU_DTOH_ASYNC, S_CU_DTOD, S_CU_DTOD_ASYNC,
     S_MEMSET, S_MEMSET_ASYNC,
     S_CU_MEMSET8, S_CU_MEMSET8_ASYNC, S_CU_MEMSET32, S_CU_MEMSET32_ASYNC,
-    S_LAUNCH, S_LAUNCH_EXC, S_CU_LAUNCH, S_CU_LAUNCH_EX,
-    S_SYNC,           /* no parameters of interest */
+    /* launches (no call site from here on) */
+    S_LAUNCH,         /* cudaLaunchKernel, cudaLaunchCooperativeKernel: func (stub), args, stream */
+    S_LAUNCH_KERNEL,  /* __cudaLaunchKernel: kernel (cudaKernel_t), args, stream */
+    S_LAUNCH_EXC,     /* cudaLaunchKernelExC: config (stream), func (stub), args */
+    S_CU_LAUNCH,      /* cuLaunchKernel: f, hStream, kernelParams, extra */
+    S_CU_LAUNCH_EX,   /* cuLaunchKernelEx: config (hStream), f, kernelParams, extra */
+    S_CU_LAUNCH_COOP, /* cuLaunchCooperativeKernel: f, hStream, kernelParams */
+    S_CU_LAUNCH_MULTI, /* cuLaunchCooperativeKernelMultiDevice: CUDA_LAUNCH_PARAMS list */
+    S_GRAPH_LAUNCH,   /* cudaGraphLaunch: graphExec, stream */
+    S_CU_GRAPH_LAUNCH, /* cuGraphLaunch: hGraph, hStream */
+    S_CU_LAUNCH_GRID_ASYNC, /* cuLaunchGridAsync: f, grid, hStream (arguments set by cuParamSet*) */
+    S_SYNC,           /* no parameters of interest (cuLaunch, cuLaunchGrid: f only; removed runtime
+                       * launches, whose parameter structs CUDA 13 no longer publishes) */
     S_STREAM_SYNC,    /* cudaStreamSynchronize: stream */
     S_CU_STREAM_SYNC, /* cuStreamSynchronize: hStream */
 };
+
+/* Shapes that read several APIs through one struct rely on the layouts agreeing. */
+#define SAME_FIELD(T1, T2, f) (offsetof(T1, f) == offsetof(T2, f))
+_Static_assert(SAME_FIELD(cudaLaunchCooperativeKernel_v9000_params, cudaLaunchKernel_v7000_params, func) &&
+                   SAME_FIELD(cudaLaunchCooperativeKernel_v9000_params, cudaLaunchKernel_v7000_params, args) &&
+                   SAME_FIELD(cudaLaunchCooperativeKernel_v9000_params, cudaLaunchKernel_v7000_params, stream),
+               "cudaLaunchCooperativeKernel is read as cudaLaunchKernel");
+_Static_assert(offsetof(vt__cudaLaunchKernel_v13000_params, kernel) == offsetof(cudaLaunchKernel_v7000_params, func) &&
+                   SAME_FIELD(vt__cudaLaunchKernel_v13000_params, cudaLaunchKernel_v7000_params, args) &&
+                   SAME_FIELD(vt__cudaLaunchKernel_v13000_params, cudaLaunchKernel_v7000_params, stream),
+               "__cudaLaunchKernel takes cudaLaunchKernel's parameters");
 
 #define RT(name, api, shape, pt) {CUPTI_RUNTIME_TRACE_CBID_##name, api, shape, pt},
 #define DRV(name, api, shape, pt) {CUPTI_DRIVER_TRACE_CBID_##name, api, shape, pt},
@@ -88,6 +112,15 @@ static const struct vt__api aRuntime[] = {
     RT(cudaLaunchKernel_ptsz_v7000, 100, S_LAUNCH, 1)
     RT(cudaLaunchKernelExC_v11060, 101, S_LAUNCH_EXC, 0)
     RT(cudaLaunchKernelExC_ptsz_v11060, 101, S_LAUNCH_EXC, 1)
+    RT(__cudaLaunchKernel_v13000, 104, S_LAUNCH_KERNEL, 0)
+    RT(__cudaLaunchKernel_ptsz_v13000, 104, S_LAUNCH_KERNEL, 1)
+    RT(cudaLaunchCooperativeKernel_v9000, 105, S_LAUNCH, 0)
+    RT(cudaLaunchCooperativeKernel_ptsz_v9000, 105, S_LAUNCH, 1)
+    RT(cudaLaunchCooperativeKernelMultiDevice_v9000, 106, S_SYNC, 0)
+    RT(cudaGraphLaunch_v10000, 107, S_GRAPH_LAUNCH, 0)
+    RT(cudaGraphLaunch_ptsz_v10000, 107, S_GRAPH_LAUNCH, 1)
+    RT(cudaLaunch_v3020, 108, S_SYNC, 0)
+    RT(cudaLaunch_ptsz_v7000, 108, S_SYNC, 1)
     RT(cudaDeviceSynchronize_v3020, 120, S_SYNC, 0)
     RT(cudaStreamSynchronize_v3020, 121, S_STREAM_SYNC, 0)
     RT(cudaStreamSynchronize_ptsz_v7000, 121, S_STREAM_SYNC, 1)
@@ -143,6 +176,14 @@ static const struct vt__api aDriver[] = {
     DRV(cuLaunchKernel_ptsz, 102, S_CU_LAUNCH, 1)
     DRV(cuLaunchKernelEx, 103, S_CU_LAUNCH_EX, 0)
     DRV(cuLaunchKernelEx_ptsz, 103, S_CU_LAUNCH_EX, 1)
+    DRV(cuLaunchCooperativeKernel, 109, S_CU_LAUNCH_COOP, 0)
+    DRV(cuLaunchCooperativeKernel_ptsz, 109, S_CU_LAUNCH_COOP, 1)
+    DRV(cuLaunchCooperativeKernelMultiDevice, 110, S_CU_LAUNCH_MULTI, 0)
+    DRV(cuGraphLaunch, 111, S_CU_GRAPH_LAUNCH, 0)
+    DRV(cuGraphLaunch_ptsz, 111, S_CU_GRAPH_LAUNCH, 1)
+    DRV(cuLaunch, 112, S_SYNC, 0)
+    DRV(cuLaunchGrid, 113, S_SYNC, 0)
+    DRV(cuLaunchGridAsync, 114, S_CU_LAUNCH_GRID_ASYNC, 0)
     DRV(cuCtxSynchronize, 122, S_SYNC, 0)
     DRV(cuCtxSynchronize_v2, 122, S_SYNC, 0)
     DRV(cuStreamSynchronize, 123, S_CU_STREAM_SYNC, 0)
@@ -483,6 +524,12 @@ static void read_params(int shape, const void *pv, int ok, struct call *c)
         c->bStream = 1;
         break;
     }
+    case S_LAUNCH_KERNEL: {
+        const vt__cudaLaunchKernel_v13000_params *p = pv;
+        c->hStream = p->stream;
+        c->bStream = 1;
+        break;
+    }
     case S_LAUNCH_EXC: {
         const cudaLaunchKernelExC_v11060_params *p = pv;
         if (p->config) {
@@ -503,6 +550,38 @@ static void read_params(int shape, const void *pv, int ok, struct call *c)
             c->hStream = p->config->hStream;
             c->bStream = 1;
         }
+        break;
+    }
+    case S_CU_LAUNCH_COOP: {
+        const cuLaunchCooperativeKernel_params *p = pv;
+        c->hStream = p->hStream;
+        c->bStream = 1;
+        break;
+    }
+    case S_CU_LAUNCH_MULTI: {
+        const cuLaunchCooperativeKernelMultiDevice_params *p = pv;
+        if (p->launchParamsList && p->numDevices == 1) { /* several devices: several streams */
+            c->hStream = p->launchParamsList[0].hStream;
+            c->bStream = 1;
+        }
+        break;
+    }
+    case S_GRAPH_LAUNCH: {
+        const cudaGraphLaunch_v10000_params *p = pv;
+        c->hStream = p->stream;
+        c->bStream = 1;
+        break;
+    }
+    case S_CU_GRAPH_LAUNCH: {
+        const cuGraphLaunch_params *p = pv;
+        c->hStream = p->hStream;
+        c->bStream = 1;
+        break;
+    }
+    case S_CU_LAUNCH_GRID_ASYNC: {
+        const cuLaunchGridAsync_params *p = pv;
+        c->hStream = p->hStream;
+        c->bStream = 1;
         break;
     }
     case S_STREAM_SYNC: {
@@ -567,63 +646,147 @@ static int64_t thread_id(struct vt__apithread *t)
     return t->tid;
 }
 
+/* One kernel a launch call starts: how it is named, and its arguments as the call passed them. */
+struct launch {
+    int kind;             /* enum vt__kp_handle */
+    const void *h;        /* CUfunction, CUkernel or runtime stub */
+    void *const *apParam; /* pointers to each argument, or NULL */
+    void *const *extra;   /* cuLaunchKernel's `extra`, or NULL */
+};
+
 /*
- * Kernel-argument scanning: look up every 8-byte word of a driver launch's
- * parameters in the index of live allocations and submit one VT_HREC_BUFFER_USE
- * per allocation found, keyed by `correlation` (the runtime call's when the
- * launch came through cudaLaunchKernel*, so it joins the kernel record).
+ * The kernels a call of a launch shape starts, read from its parameters: writes
+ * at most nMax into a and returns how many; 0 for calls whose arguments cannot
+ * be read (graph launches, legacy launches, shapes that are not launches).
  */
-static void scan_kernel_args(const struct vt__apicall_env *env, int shape, const void *pParams,
-                             uint32_t correlation, int device)
+static int launch_kernels(int shape, const void *pv, struct launch *a, int nMax)
 {
-    uint64_t aBase[USES_MAX];
-    void **apParam, **extra;
-    CUfunction f;
+    int i, n = 0;
+    if (nMax < 1) return 0;
+    switch (shape) {
+    case S_LAUNCH: {
+        const cudaLaunchKernel_v7000_params *p = pv; /* cudaLaunchCooperativeKernel: same layout */
+        a[n++] = (struct launch){VT_KP_STUB, p->func, p->args, NULL};
+        break;
+    }
+    case S_LAUNCH_KERNEL: {
+        const vt__cudaLaunchKernel_v13000_params *p = pv;
+        a[n++] = (struct launch){VT_KP_DRIVER, p->kernel, p->args, NULL};
+        break;
+    }
+    case S_LAUNCH_EXC: {
+        const cudaLaunchKernelExC_v11060_params *p = pv;
+        a[n++] = (struct launch){VT_KP_STUB, p->func, p->args, NULL};
+        break;
+    }
+    case S_CU_LAUNCH: {
+        const cuLaunchKernel_params *p = pv;
+        a[n++] = (struct launch){VT_KP_DRIVER, p->f, p->kernelParams, p->extra};
+        break;
+    }
+    case S_CU_LAUNCH_EX: {
+        const cuLaunchKernelEx_params *p = pv;
+        a[n++] = (struct launch){VT_KP_DRIVER, p->f, p->kernelParams, p->extra};
+        break;
+    }
+    case S_CU_LAUNCH_COOP: {
+        const cuLaunchCooperativeKernel_params *p = pv;
+        a[n++] = (struct launch){VT_KP_DRIVER, p->f, p->kernelParams, NULL};
+        break;
+    }
+    case S_CU_LAUNCH_MULTI: {
+        const cuLaunchCooperativeKernelMultiDevice_params *p = pv;
+        for (i = 0; p->launchParamsList && i < (int)p->numDevices && n < nMax; i++)
+            a[n++] = (struct launch){VT_KP_DRIVER, p->launchParamsList[i].function,
+                                     p->launchParamsList[i].kernelParams, NULL};
+        break;
+    }
+    default: break;
+    }
+    return n;
+}
+
+/* True for the runtime launch shapes whose arguments can be scanned at the runtime call. */
+static int is_runtime_kernel_launch(int shape)
+{
+    return shape == S_LAUNCH || shape == S_LAUNCH_KERNEL || shape == S_LAUNCH_EXC;
+}
+
+/* True for the driver launch shapes (scanned at the call, or under the runtime launch around it). */
+static int is_driver_kernel_launch(int shape)
+{
+    return shape >= S_CU_LAUNCH && shape <= S_CU_LAUNCH_MULTI;
+}
+
+/*
+ * Submit n buffer uses (bases aBase[0..n)) of one call, keyed by `correlation`,
+ * with the time now, and a dropped row for nLost more that did not fit.
+ */
+static void submit_uses(const struct vt__apicall_env *env, uint32_t correlation, int kind,
+                        const uint64_t *aBase, int n, uint64_t nLost, int device)
+{
     struct vt_hrec rec;
     uint64_t ts;
-    int n, i;
-
-    if (!env->kp) return;
-    if (shape == S_CU_LAUNCH) {
-        const cuLaunchKernel_params *p = pParams;
-        f = p->f;
-        apParam = p->kernelParams;
-        extra = p->extra;
-    } else if (shape == S_CU_LAUNCH_EX) {
-        const cuLaunchKernelEx_params *p = pParams;
-        f = p->f;
-        apParam = p->kernelParams;
-        extra = p->extra;
-    } else {
-        return; /* runtime launches are scanned at the driver launch they make */
-    }
-    n = vt__kparams_scan(env->kp, f, apParam, extra, aBase, USES_MAX);
-    if (n <= 0) return;
+    int i;
+    if (n <= 0 && nLost == 0) return;
     ts = env->xNow();
-    for (i = 0; i < n && i < USES_MAX; i++) {
+    for (i = 0; i < n; i++) {
         memset(&rec, 0, sizeof rec);
         rec.type = VT_HREC_BUFFER_USE;
         rec.u.use.correlation = correlation;
-        rec.u.use.kind = VT_USE_KERNEL_ARG;
+        rec.u.use.kind = kind;
         rec.u.use.address = aBase[i];
         rec.u.use.ts = ts;
         rec.u.use.device = device;
         env->xSubmit(&rec);
     }
-    if (n > USES_MAX) {
+    if (nLost) {
         memset(&rec, 0, sizeof rec);
         rec.type = VT_HREC_DROPPED;
         rec.u.dropped.ts = ts;
         rec.u.dropped.source = VT_DROP_MAP;
-        rec.u.dropped.zWhat = "buffer uses of one launch beyond 64";
-        rec.u.dropped.count = (uint64_t)(n - USES_MAX);
+        rec.u.dropped.zWhat = "buffer uses of one call beyond 512";
+        rec.u.dropped.count = nLost;
         env->xSubmit(&rec);
     }
 }
 
-/* Record one API call at its exit: api_call row, plus oom_event / VMM memory_event rows. */
+/*
+ * Kernel-argument scanning: look up every 8-byte word of the arguments of each
+ * kernel a launch starts in the index of live allocations and submit one
+ * VT_HREC_BUFFER_USE per allocation found (at most USES_MAX per call), keyed by
+ * `correlation` (the runtime call's when the launch came through the runtime,
+ * so it joins the kernel record).
+ */
+static void scan_launch(const struct vt__apicall_env *env, int shape, const void *pParams,
+                        uint32_t correlation, int device)
+{
+    uint64_t aBase[USES_MAX], nLost = 0;
+    struct launch aLaunch[MULTI_MAX];
+    int nLaunch, i, nUse = 0;
+
+    if (!env->kp) return;
+    nLaunch = launch_kernels(shape, pParams, aLaunch, MULTI_MAX);
+    for (i = 0; i < nLaunch; i++) {
+        const struct launch *l = &aLaunch[i];
+        int nRoom = USES_MAX - nUse;
+        int n = vt__kparams_scan(env->kp, l->kind, l->h, l->apParam, l->extra, aBase + nUse, nRoom);
+        if (n > nRoom) {
+            nLost += (uint64_t)(n - nRoom);
+            n = nRoom;
+        }
+        if (n > 0) nUse += n;
+    }
+    submit_uses(env, correlation, VT_USE_KERNEL_ARG, aBase, nUse, nLost, device);
+}
+
+/*
+ * Record one API call at its exit: api_call row, plus oom_event / VMM
+ * memory_event / buffer_use rows. bScan: a successful kernel launch's arguments
+ * are to be scanned here (not yet scanned at a driver launch inside it).
+ */
 static void record_exit(const struct vt__apicall_env *env, struct vt__apithread *t,
-                        const struct vt__api *e, const CUpti_CallbackData *cb)
+                        const struct vt__api *e, const CUpti_CallbackData *cb, int bScan)
 {
     struct vt_hrec rec;
     struct call c;
@@ -692,8 +855,7 @@ static void record_exit(const struct vt__apicall_env *env, struct vt__apithread 
     }
 
     if (ok) track_live(env->ivl, e->shape, &c);
-    if (ok && (e->shape == S_CU_LAUNCH || e->shape == S_CU_LAUNCH_EX))
-        scan_kernel_args(env, e->shape, cb->functionParams, cb->correlationId, device);
+    if (ok && bScan) scan_launch(env, e->shape, cb->functionParams, cb->correlationId, device);
 }
 
 const struct vt__api *vt__api_table(CUpti_CallbackDomain domain, size_t *pn)
@@ -730,26 +892,29 @@ void vt__apicall_callback(const struct vt__apicall_env *env, struct vt__apithrea
         if (cb->callbackSite == CUPTI_API_ENTER) {
             t->depth++;
             t->correlation = cb->correlationId;
+            t->bScanned = 0;
             if (cb->correlationData) *cb->correlationData = env->xNow();
             return;
         }
         if (t->depth > 0) t->depth--;
-        if (env->xActive()) record_exit(env, t, e, cb);
+        /* a runtime launch is scanned here only when no driver launch inside it was */
+        if (env->xActive()) record_exit(env, t, e, cb, is_runtime_kernel_launch(e->shape) && !t->bScanned);
         return;
     }
     if (t->depth > 0) {
         /* A runtime call already recorded covers the driver calls it makes; only its
-         * launch is looked at here, where the kernel's parameter layout is known. */
-        if (cb->callbackSite == CUPTI_API_EXIT && env->xActive() &&
-            (e->shape == S_CU_LAUNCH || e->shape == S_CU_LAUNCH_EX) && cb->functionReturnValue &&
-            *(const int *)cb->functionReturnValue == 0)
-            scan_kernel_args(env, e->shape, cb->functionParams, t->correlation,
-                             env->xDevice(cb->context));
+         * launch is looked at here, where the kernel's parameter layout is known, and
+         * scanned under the runtime call's correlation id (so each launch is scanned once). */
+        if (cb->callbackSite == CUPTI_API_EXIT && env->xActive() && is_driver_kernel_launch(e->shape) &&
+            cb->functionReturnValue && *(const int *)cb->functionReturnValue == 0) {
+            scan_launch(env, e->shape, cb->functionParams, t->correlation, env->xDevice(cb->context));
+            t->bScanned = 1;
+        }
         return;
     }
     if (cb->callbackSite == CUPTI_API_ENTER) {
         if (cb->correlationData) *cb->correlationData = env->xNow();
         return;
     }
-    if (env->xActive()) record_exit(env, t, e, cb);
+    if (env->xActive()) record_exit(env, t, e, cb, is_driver_kernel_launch(e->shape));
 }

@@ -18,11 +18,14 @@
  * CUpti_CallbackData CUPTI hands every callback.
  *
  * Nesting: a runtime call makes driver calls of its own (cudaMalloc ->
- * cuMemAlloc). The runtime call is recorded and the driver calls made inside it
- * are not, so each call appears once; only a driver launch inside a runtime
- * call is looked at, to scan its arguments under the runtime call's
- * correlation id. The per-thread state this needs is the caller's (struct
- * vt__apithread, one per thread, zero-initialised).
+ * cuMemAlloc, a runtime launch -> a driver launch). The runtime call is
+ * recorded and the driver calls made inside it are not, so each call appears
+ * once; only a driver launch inside a runtime call is looked at, to scan its
+ * arguments (where the kernel's layout is known from the driver) under the
+ * runtime call's correlation id, which the kernel record carries. A runtime
+ * launch inside which no driver launch was seen is scanned at its own exit,
+ * so each launch is scanned once either way. The per-thread state this needs
+ * is the caller's (struct vt__apithread, one per thread, zero-initialised).
  *
  * Threading: any thread, concurrently; the tables are constant, the
  * per-thread state is the caller's, env is read only.
@@ -67,8 +70,27 @@ struct vt__apicall_env {
 struct vt__apithread {
     int depth;            /* > 0 inside a recorded runtime API call */
     uint32_t correlation; /* correlation id of that runtime call */
+    int bScanned;         /* a driver launch inside it had its arguments scanned */
     int64_t tid;          /* cached gettid(), 0 until known */
 };
+
+/*
+ * The parameters of __cudaLaunchKernel and __cudaLaunchKernel_ptsz (runtime
+ * CBIDs 505/506, the _v13000 entries of cupti_runtime_cbid.h): the function
+ * nvcc 13 compiles `kernel<<<...>>>` to (crt/host_runtime.h; declared in
+ * crt/device_functions.h). CUDA 13.0's generated_cuda_runtime_api_meta.h has
+ * no struct for it; CUPTI lays out every API's parameters as a struct of the
+ * function's parameters in order, which is this (the layout of
+ * cudaLaunchKernel_v7000_params, with the kernel handle for the stub).
+ */
+typedef struct {
+    cudaKernel_t kernel; /* = CUkernel: the kernel's layout comes from cuKernelGetParamInfo */
+    dim3 gridDim;
+    dim3 blockDim;
+    void **args;
+    size_t sharedMem;
+    cudaStream_t stream;
+} vt__cudaLaunchKernel_v13000_params;
 
 /*
  * Decode one runtime or driver API callback (cb: what CUPTI passes as cbdata;

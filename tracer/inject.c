@@ -55,6 +55,8 @@ static struct {
     CUresult (*xDeviceGetUuid)(CUuuid *, CUdevice);
     CUresult (*xFuncGetParamInfo)(CUfunction, size_t, size_t *, size_t *);
     CUresult (*xKernelGetParamInfo)(CUkernel, size_t, size_t *, size_t *);
+    /* the CUDA runtime's, for runtime launches (a host stub's layout), when the process has one */
+    int (*xRtFuncGetParamInfo)(const void *, size_t, size_t *, size_t *);
 } g_drv;
 
 static atomic_int g_init;                  /* InitializeInjection ran (double init is a no-op) */
@@ -100,7 +102,7 @@ static const char *result_name(CUptiResult r)
     return z;
 }
 
-/* Resolve the driver functions from the libcuda already in the process (nothing is loaded). */
+/* Resolve the driver (and runtime) functions from the libraries already in the process (nothing is loaded). */
 static void load_driver(void)
 {
     void *h = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
@@ -115,8 +117,18 @@ static void load_driver(void)
     SYM(xDeviceGetUuid, "cuDeviceGetUuid_v2");
     SYM(xFuncGetParamInfo, "cuFuncGetParamInfo");
     SYM(xKernelGetParamInfo, "cuKernelGetParamInfo");
-#undef SYM
     /* The handle stays open for the life of the process: libcuda is never unloaded anyway. */
+
+    /* cudaFuncGetParamInfo: global, or in a libcudart loaded locally (a Python extension's).
+     * Looked up here only, at start: dlsym inside a callback could wait on the loader lock. */
+    hSym = RTLD_DEFAULT;
+    SYM(xRtFuncGetParamInfo, "cudaFuncGetParamInfo");
+    if (!g_drv.xRtFuncGetParamInfo && (h = dlopen("libcudart.so.13", RTLD_LAZY | RTLD_NOLOAD)) != NULL) {
+        hSym = h;
+        SYM(xRtFuncGetParamInfo, "cudaFuncGetParamInfo");
+        /* the reference is kept, as libcuda's: the function must not be unloaded under us */
+    }
+#undef SYM
 }
 
 static uint64_t now_cupti(void)
@@ -183,6 +195,16 @@ static int kernel_param_info(const void *h, size_t i, size_t *pOff, size_t *pSiz
     r = g_drv.xKernelGetParamInfo((CUkernel)(uintptr_t)h, i, pOff, pSize);
     t_inTracer--;
     return r == CUDA_SUCCESS ? 0 : -1;
+}
+
+/* cudaFuncGetParamInfo for the kernel-argument scanner (kparams.h), never traced. */
+static int stub_param_info(const void *h, size_t i, size_t *pOff, size_t *pSize)
+{
+    int r;
+    t_inTracer++;
+    r = g_drv.xRtFuncGetParamInfo(h, i, pOff, pSize);
+    t_inTracer--;
+    return r == 0 ? 0 : -1; /* cudaSuccess */
 }
 
 /* Query free/total device memory through the driver, never traced. Returns 0 or -1. */
@@ -396,6 +418,7 @@ static void open_attribution(void)
         memset(&kc, 0, sizeof kc);
         kc.xFuncParamInfo = g_drv.xFuncGetParamInfo ? func_param_info : NULL;
         kc.xKernelParamInfo = g_drv.xKernelGetParamInfo ? kernel_param_info : NULL;
+        kc.xStubParamInfo = g_drv.xRtFuncGetParamInfo ? stub_param_info : NULL;
         kc.ivl = g_ivl = vt__ivl_open();
         g_kp = g_ivl ? vt__kparams_open(&kc) : NULL;
         if (!g_kp) {

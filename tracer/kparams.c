@@ -8,6 +8,7 @@
 
 struct param_entry {
     uintptr_t h; /* kernel handle, 0 = empty slot */
+    int kind;    /* enum vt__kp_handle */
     int nParam;
     uint32_t aSize[VT_KPARAMS_MAX];
 };
@@ -48,16 +49,16 @@ static int query_sizes(vt__param_info_fn xInfo, const void *h, size_t *aSize)
     return n;
 }
 
-int vt__kparams_sizes(struct vt__kparams *kp, const void *hFunc, size_t *aSize)
+int vt__kparams_sizes(struct vt__kparams *kp, int kind, const void *h, size_t *aSize)
 {
-    size_t iSlot = (size_t)(((uintptr_t)hFunc >> 4) * 0x9e3779b97f4a7c15ull) % VT_KPARAMS_SLOTS;
+    size_t iSlot = (size_t)(((uintptr_t)h >> 4) * 0x9e3779b97f4a7c15ull) % VT_KPARAMS_SLOTS;
     size_t i, k;
     int n = 0;
 
     pthread_mutex_lock(&kp->mu);
     for (k = 0; k < 8; k++) {
         struct param_entry *e = &kp->aEntry[(iSlot + k) % VT_KPARAMS_SLOTS];
-        if (e->h != (uintptr_t)hFunc) continue;
+        if (e->h != (uintptr_t)h || e->kind != kind) continue;
         for (i = 0; i < (size_t)e->nParam; i++) aSize[i] = e->aSize[i];
         n = e->nParam;
         pthread_mutex_unlock(&kp->mu);
@@ -65,14 +66,19 @@ int vt__kparams_sizes(struct vt__kparams *kp, const void *hFunc, size_t *aSize)
     }
     pthread_mutex_unlock(&kp->mu);
 
-    n = query_sizes(kp->cfg.xFuncParamInfo, hFunc, aSize);
-    if (n == 0) n = query_sizes(kp->cfg.xKernelParamInfo, hFunc, aSize);
+    if (kind == VT_KP_STUB) {
+        n = query_sizes(kp->cfg.xStubParamInfo, h, aSize);
+    } else {
+        n = query_sizes(kp->cfg.xFuncParamInfo, h, aSize);
+        if (n == 0) n = query_sizes(kp->cfg.xKernelParamInfo, h, aSize);
+    }
 
     pthread_mutex_lock(&kp->mu);
     for (k = 0; k < 8; k++) {
         struct param_entry *e = &kp->aEntry[(iSlot + k) % VT_KPARAMS_SLOTS];
-        if (e->h != 0 && e->h != (uintptr_t)hFunc) continue;
-        e->h = (uintptr_t)hFunc;
+        if (e->h != 0 && (e->h != (uintptr_t)h || e->kind != kind)) continue;
+        e->h = (uintptr_t)h;
+        e->kind = kind;
         e->nParam = n;
         for (i = 0; i < (size_t)n; i++) e->aSize[i] = (uint32_t)aSize[i];
         break;
@@ -94,7 +100,7 @@ static const void *extra_buffer(void *const *extra, size_t *pSize)
     return *pSize ? pBuf : NULL;
 }
 
-int vt__kparams_scan(struct vt__kparams *kp, const void *hFunc, void *const *apParam,
+int vt__kparams_scan(struct vt__kparams *kp, int kind, const void *h, void *const *apParam,
                      void *const *extra, uint64_t *aBase, int nMax)
 {
     size_t aSize[VT_KPARAMS_MAX];
@@ -103,7 +109,7 @@ int vt__kparams_scan(struct vt__kparams *kp, const void *hFunc, void *const *apP
     int nParam;
 
     if (apParam) {
-        nParam = vt__kparams_sizes(kp, hFunc, aSize);
+        nParam = vt__kparams_sizes(kp, kind, h, aSize);
         return nParam > 0 ? vt__ivl_scan_params(kp->cfg.ivl, apParam, aSize, nParam, aBase, nMax) : 0;
     }
     if ((pBlock = extra_buffer(extra, &nBlock)) != NULL)

@@ -6,16 +6,16 @@
  * A kernel launch passes its arguments either as an array of pointers to each
  * value (cuLaunchKernel's kernelParams, cudaLaunchKernel's args) or as one
  * packed buffer (`extra`, CU_LAUNCH_PARAM_BUFFER_POINTER). The packed buffer
- * is scanned whole; the array form needs each parameter's size, which the
- * driver gives per index (cuFuncGetParamInfo, or cuKernelGetParamInfo for a
- * CUkernel passed as a function; 13.0 has no count function: the query fails
- * past the last parameter). Sizes are cached per handle: open addressing over
- * VT_KPARAMS_SLOTS slots, 8 probes, never evicted (a handle that finds no
- * slot is asked again at each launch).
+ * is scanned whole; the array form needs each parameter's size, which CUDA
+ * gives per index (13.0 has no count function: the query fails past the last
+ * parameter): for a driver handle cuFuncGetParamInfo, or cuKernelGetParamInfo
+ * for a CUkernel (= cudaKernel_t) passed as a function; for the host stub a
+ * runtime launch names, cudaFuncGetParamInfo. Sizes are cached per handle:
+ * open addressing over VT_KPARAMS_SLOTS slots, 8 probes, never evicted (a
+ * handle that finds no slot is asked again at each launch).
  *
- * The module never calls the driver itself: whoever opens it hands it the
- * query functions (the glue passes guarded wrappers of the driver's, tests
- * pass fakes), and the index of live allocations the words are looked up in.
+ * The module never calls CUDA itself: whoever opens it hands it the query
+ * functions (the glue passes guarded wrappers of CUDA's, tests pass fakes), and the index of live allocations the words are looked up in.
  *
  * Threading: every function may be called from any thread concurrently; one
  * mutex guards the cache and is never held while a query function runs.
@@ -30,6 +30,12 @@
 
 struct vt__kparams;
 
+/* What a launch names its kernel with. */
+enum vt__kp_handle {
+    VT_KP_DRIVER = 0, /* a CUfunction, or a CUkernel (= cudaKernel_t) passed as one */
+    VT_KP_STUB = 1    /* the host stub (or handle) a runtime launch passes as `func` */
+};
+
 /*
  * A parameter-layout query: 0 with parameter i's offset and size in *pOff,
  * *pSize, non-zero past the last parameter or on any error.
@@ -39,6 +45,7 @@ typedef int (*vt__param_info_fn)(const void *h, size_t i, size_t *pOff, size_t *
 struct vt__kparams_config {
     vt__param_info_fn xFuncParamInfo;   /* cuFuncGetParamInfo(CUfunction), or NULL */
     vt__param_info_fn xKernelParamInfo; /* cuKernelGetParamInfo(CUkernel), or NULL */
+    vt__param_info_fn xStubParamInfo;   /* cudaFuncGetParamInfo(const void *func), or NULL */
     struct vt__ivl *ivl;                /* live allocations (not owned; outlives the scanner) */
 };
 
@@ -49,23 +56,23 @@ struct vt__kparams *vt__kparams_open(const struct vt__kparams_config *cfg);
 void vt__kparams_close(struct vt__kparams *kp);
 
 /*
- * Sizes of the parameters of driver function hFunc (a CUfunction, or a
- * CUkernel: the function query is tried first, then the kernel query), cached.
- * Writes at most VT_KPARAMS_MAX sizes into aSize and returns how many; 0 when
- * the layout is unknown.
+ * Sizes of the parameters of kernel h, named as `kind` says (VT_KP_DRIVER: the
+ * function query is tried first, then the kernel query; VT_KP_STUB: the stub
+ * query), cached per (kind, h). Writes at most VT_KPARAMS_MAX sizes into aSize
+ * and returns how many; 0 when the layout is unknown.
  */
-int vt__kparams_sizes(struct vt__kparams *kp, const void *hFunc, size_t *aSize);
+int vt__kparams_sizes(struct vt__kparams *kp, int kind, const void *h, size_t *aSize);
 
 /*
- * Scan one driver launch of hFunc: its kernelParams array apParam (laid out
- * with vt__kparams_sizes), or, when apParam is NULL, the packed buffer named in
- * its `extra` array (CU_LAUNCH_PARAM_BUFFER_POINTER / _SIZE, at most 16 pairs
+ * Scan one launch of kernel h (named as `kind` says): its array of pointers to
+ * the arguments apParam (laid out with vt__kparams_sizes), or, when apParam is
+ * NULL, the packed buffer named in its `extra` array (CU_LAUNCH_PARAM_BUFFER_POINTER / _SIZE, at most 16 pairs
  * read). Writes the distinct bases of the live allocations found into aBase (at
  * most nMax, in order of first appearance) and returns how many were found,
  * which may exceed nMax (see vt__ivl_scan); 0 when nothing is found or the
  * parameters cannot be read.
  */
-int vt__kparams_scan(struct vt__kparams *kp, const void *hFunc, void *const *apParam,
+int vt__kparams_scan(struct vt__kparams *kp, int kind, const void *h, void *const *apParam,
                      void *const *extra, uint64_t *aBase, int nMax);
 
 #endif

@@ -144,7 +144,18 @@
     X(120, "cudaDeviceSynchronize", "sync")         \
     X(121, "cudaStreamSynchronize", "sync")         \
     X(122, "cuCtxSynchronize", "sync")              \
-    X(123, "cuStreamSynchronize", "sync")
+    X(123, "cuStreamSynchronize", "sync")           \
+    X(104, "__cudaLaunchKernel", "launch")                     \
+    X(105, "cudaLaunchCooperativeKernel", "launch")            \
+    X(106, "cudaLaunchCooperativeKernelMultiDevice", "launch") \
+    X(107, "cudaGraphLaunch", "launch")                        \
+    X(108, "cudaLaunch", "launch")                             \
+    X(109, "cuLaunchCooperativeKernel", "launch")              \
+    X(110, "cuLaunchCooperativeKernelMultiDevice", "launch")   \
+    X(111, "cuGraphLaunch", "launch")                          \
+    X(112, "cuLaunch", "launch")                               \
+    X(113, "cuLaunchGrid", "launch")                           \
+    X(114, "cuLaunchGridAsync", "launch")
 
 enum vt_api {
 #define VT__API_ENUM(id, name, family) VT_API_ID_##id = id,
