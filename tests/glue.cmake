@@ -5,6 +5,12 @@ vt_add_test(NAME test_outfile SOURCES test_outfile.c LIBS vtcore LABELS core)
 vt_add_test(NAME test_session SOURCES test_session.c LIBS vtcore LABELS core)
 # The API-call decoder and the kernel-parameter scanner, fed the real CUDA 13 parameter structs.
 vt_add_test(NAME test_apicall SOURCES test_apicall.c LIBS vtcore LABELS core)
+# test_apicall reads the callback-id headers to check that every copy, set and launch is traced.
+find_path(VT_CUPTI_CBID_DIR cupti_runtime_cbid.h
+  HINTS ${CUDAToolkit_INCLUDE_DIRS} ${CUDAToolkit_LIBRARY_ROOT}/extras/CUPTI/include)
+if(VT_CUPTI_CBID_DIR)
+  target_compile_definitions(test_apicall PRIVATE VT_CUPTI_CBID_DIR="${VT_CUPTI_CBID_DIR}")
+endif()
 vt_add_test(NAME test_kparams SOURCES test_kparams.c LIBS vtcore LABELS core)
 
 # Loads the real libvramtrace.so (and the real libcupti): not run under ASan.

@@ -3,6 +3,7 @@
 
 #include <stdarg.h>
 
+#include "core_util.h"
 #include "vramtrace/schema.h"
 #include "vt_test.h"
 
@@ -190,6 +191,16 @@ static void setup_scan(vt__param_info_fn xFunc, vt__param_info_fn xKernel, vt__p
     ASSERT(g_env.kp != NULL);
 }
 
+/* End of a test: free the index and scanner, and no byte may be left allocated. */
+static void done(void)
+{
+    vt__kparams_close(g_env.kp);
+    vt__ivl_close(g_env.ivl);
+    g_env.kp = NULL;
+    g_env.ivl = NULL;
+    CORE_LEAK_CHECK();
+}
+
 /* Kernel 0x1234 takes (pointer, int, pointer, struct of 16 bytes); nothing else is known. */
 static int fake_func_info(const void *h, size_t i, size_t *pOff, size_t *pSize)
 {
@@ -248,6 +259,7 @@ TEST(tables_traced_ids_unique_and_named)
     }
     ASSERT(vt__api_table(CUPTI_CB_DOMAIN_RESOURCE, &n) == NULL && n == 0);
     ASSERT(vt__api_find(RT, RTID(cudaGetDevice_v3020)) == NULL);
+    done();
 }
 
 /* cudaMalloc: one api_call (start at enter, end at exit, site); the nested cuMemAlloc is not recorded. */
@@ -281,6 +293,7 @@ TEST(malloc_and_free)
                  take());
     ASSERT_EQ(0, vt__ivl_find(g_env.ivl, 0x7000000, NULL, NULL));
     ASSERT_EQ(0, g_nMemInfo);
+    done();
 }
 
 /* A failed allocation: api_call without pointer, and the OOM row with free/total then. */
@@ -304,6 +317,7 @@ TEST(failed_allocations_are_oom)
                        "api 24 corr 22 300-305 T dev 0 st 2 bytes 8192 ptr 0 src 0 dst 0 stream 9 stack 77",
                        "oom 305 api 24 corr 22 dev 0 st 2 bytes 8192 free 0 total 0 T stack 77", NULL),
                  take());
+    done();
 }
 
 /* Pitched allocations record pitch x height (x depth); a host registration is an allocation too. */
@@ -348,6 +362,7 @@ TEST(pitched_and_host_allocations)
                        " stack 77",
                        NULL),
                  take());
+    done();
 }
 
 /* Expandable segments: create, map, unmap, release write memory_event rows; a failed create is an OOM. */
@@ -398,6 +413,7 @@ TEST(vmm_calls)
                        " stack 77",
                        NULL),
                  take());
+    done();
 }
 
 /* cuMemCreate outside any context takes its device from the allocation's location. */
@@ -425,19 +441,53 @@ TEST(vmm_device_from_location)
                        "mem 75 op 3 kind 3 addr 0x77 bytes 4096 dev 5 corr 50 api 40 handle 0x77 T stack 77",
                        NULL),
                  take());
+    done();
 }
+
+/* Addresses the copy and set tests use: two allocations, host memory, an array, a symbol. */
+#define D1 0x7000000ull
+#define D2 0x9000000ull
+#define HOST 0x7f0000001000ull
+#define PTR(a) ((void *)(uintptr_t)(a))
+#define ARR ((cudaArray_t)(uintptr_t)0xa000)
+#define CUARR ((CUarray)(uintptr_t)0xa000)
+#define SYM ((const void *)(uintptr_t)0x601000)
+
+/* The api_call line of a successful copy or set at [t, t + 5] (this thread, device 0, site 77). */
+static const char *A(int api, unsigned corr, unsigned long long t, unsigned long long bytes,
+                     unsigned long long src, unsigned long long dst, unsigned long long stream)
+{
+    static char az[16][200];
+    static int i;
+    char *z = az[i++ % 16];
+    snprintf(z, 200, "api %d corr %u %llu-%llu T dev 0 st 0 bytes %llu ptr 0 src %#llx dst %#llx stream %llu"
+                     " stack 77",
+             api, corr, t, t + 5, bytes, src, dst, stream);
+    return z;
+}
+
+/* A buffer_use line on device 0. */
+static const char *U(unsigned corr, int kind, unsigned long long addr, unsigned long long ts)
+{
+    static char az[32][100];
+    static int i;
+    char *z = az[i++ % 32];
+    snprintf(z, 100, "use corr %u kind %d addr %#llx ts %llu dev 0", corr, kind, addr, ts);
+    return z;
+}
+
+#define SRC VT_USE_MEMCPY_SRC
+#define DST VT_USE_MEMCPY_DST
 
 /* Copies and sets: addresses, bytes and stream from each shape's own parameter struct. */
 TEST(copies_and_sets)
 {
-    static char host[64];
-    cudaMemcpy_v3020_params c1 = {(void *)(uintptr_t)0x7000000, host, sizeof host, cudaMemcpyHostToDevice};
-    cudaMemcpy2DAsync_v3020_params c2 = {(void *)(uintptr_t)0x7000000, 256, (void *)(uintptr_t)0x7100000, 512,
-                                         64, 4, cudaMemcpyDeviceToDevice, (cudaStream_t)(uintptr_t)3};
-    cudaMemcpyPeerAsync_v4000_params c3 = {(void *)(uintptr_t)0x7000000, 1, (void *)(uintptr_t)0x9000000, 0,
-                                           128, (cudaStream_t)(uintptr_t)4};
-    cuMemcpyDtoHAsync_v2_params c4 = {host, 0x7000010, 32, (CUstream)(uintptr_t)5};
-    cudaMemsetAsync_v3020_params s1 = {(void *)(uintptr_t)0x7000100, 0, 256, (cudaStream_t)(uintptr_t)7};
+    cudaMemcpy_v3020_params c1 = {PTR(D1), PTR(HOST), 64, cudaMemcpyHostToDevice};
+    cudaMemcpy2DAsync_v3020_params c2 = {PTR(D1), 256, PTR(0x7100000), 512, 64, 4, cudaMemcpyDeviceToDevice,
+                                         (cudaStream_t)(uintptr_t)3};
+    cudaMemcpyPeerAsync_v4000_params c3 = {PTR(D1), 1, PTR(D2), 0, 128, (cudaStream_t)(uintptr_t)4};
+    cuMemcpyDtoHAsync_v2_params c4 = {PTR(HOST), 0x7000010, 32, (CUstream)(uintptr_t)5};
+    cudaMemsetAsync_v3020_params s1 = {PTR(0x7000100), 0, 256, (cudaStream_t)(uintptr_t)7};
     cuMemsetD32_v2_params s2 = {0x7000200, 0xffffffffu, 16};
     call(RT, RTID(cudaMemcpy_v3020), &c1, 0, 60, 10);
     call(RT, RTID(cudaMemcpy2DAsync_ptsz_v7000), &c2, 0, 61, 20);
@@ -445,21 +495,305 @@ TEST(copies_and_sets)
     call(DRV, DRVID(cuMemcpyDtoHAsync_v2), &c4, 0, 63, 40);
     call(RT, RTID(cudaMemsetAsync_ptsz_v7000), &s1, 0, 64, 50);
     call(DRV, DRVID(cuMemsetD32_v2_ptds), &s2, 0, 65, 60);
-    {
-        char zHost[32], z[4096];
-        snprintf(zHost, sizeof zHost, "%#llx", (unsigned long long)(uintptr_t)host);
-        snprintf(z, sizeof z,
-                 "api 60 corr 60 10-15 T dev 0 st 0 bytes 64 ptr 0 src %s dst 0x7000000 stream 0 stack 77\n"
-                 "api 63 corr 61 20-25 T dev 0 st 0 bytes 256 ptr 0 src 0x7100000 dst 0x7000000 stream 1003"
-                 " stack 77\n"
-                 "api 65 corr 62 30-35 T dev 0 st 0 bytes 128 ptr 0 src 0x9000000 dst 0x7000000 stream 4"
-                 " stack 77\n"
-                 "api 71 corr 63 40-45 T dev 0 st 0 bytes 32 ptr 0 src 0x7000010 dst %s stream 5 stack 77\n"
-                 "api 81 corr 64 50-55 T dev 0 st 0 bytes 256 ptr 0 src 0 dst 0x7000100 stream 1007 stack 77\n"
-                 "api 84 corr 65 60-65 T dev 0 st 0 bytes 64 ptr 0 src 0 dst 0x7000200 stream 0 stack 77\n",
-                 zHost, zHost);
-        ASSERT_STREQ(z, take());
+    /* a failed copy used nothing */
+    call(RT, RTID(cudaMemcpy_v3020), &c1, cudaErrorInvalidValue, 66, 70);
+    ASSERT_STREQ(lines(A(60, 60, 10, 64, HOST, D1, 0), U(60, SRC, HOST, 15), U(60, DST, D1, 15),
+                       A(63, 61, 20, 256, 0x7100000, D1, 1003), U(61, SRC, 0x7100000, 25), U(61, DST, D1, 25),
+                       A(65, 62, 30, 128, D2, D1, 4), U(62, SRC, D2, 35), U(62, DST, D1, 35),
+                       A(71, 63, 40, 32, 0x7000010, HOST, 5), U(63, SRC, 0x7000010, 45), U(63, DST, HOST, 45),
+                       A(81, 64, 50, 256, 0, 0x7000100, 1007), U(64, VT_USE_MEMSET, 0x7000100, 55),
+                       A(84, 65, 60, 64, 0, 0x7000200, 0), U(65, VT_USE_MEMSET, 0x7000200, 65),
+                       "api 60 corr 66 70-75 T dev 0 st 1 bytes 64 ptr 0 src 0x7f0000001000 dst 0x7000000"
+                       " stream 0 stack 77",
+                       NULL),
+                 take());
+    done();
+}
+
+/* Runtime copies to and from arrays and symbols: only the side that is an address is a use. */
+TEST(runtime_copies_arrays_symbols)
+{
+    cudaMemcpyToArray_v3020_params a1 = {ARR, 0, 0, PTR(HOST), 128, cudaMemcpyHostToDevice};
+    cudaMemcpyFromArrayAsync_ptsz_v7000_params a2 = {PTR(D1), ARR, 0, 0, 128, cudaMemcpyDeviceToDevice,
+                                                     (cudaStream_t)(uintptr_t)4};
+    cudaMemcpyArrayToArray_v3020_params a3 = {ARR, 0, 0, ARR, 8, 0, 64, cudaMemcpyDeviceToDevice};
+    cudaMemcpy2DToArray_v3020_params a4 = {ARR, 0, 0, PTR(HOST), 64, 16, 8, cudaMemcpyHostToDevice};
+    cudaMemcpy2DFromArrayAsync_v3020_params a5 = {PTR(D1), 64, ARR, 0, 0, 16, 2, cudaMemcpyDeviceToDevice,
+                                                  (cudaStream_t)(uintptr_t)5};
+    cudaMemcpy2DArrayToArray_ptds_v7000_params a6 = {ARR, 0, 0, ARR, 4, 4, 4, 4, cudaMemcpyDeviceToDevice};
+    cudaMemcpyToSymbolAsync_v3020_params y1 = {SYM, PTR(HOST), 32, 0, cudaMemcpyHostToDevice,
+                                               (cudaStream_t)(uintptr_t)6};
+    cudaMemcpyFromSymbol_ptds_v7000_params y2 = {PTR(HOST), SYM, 32, 8, cudaMemcpyDeviceToHost};
+    call(RT, RTID(cudaMemcpyToArray_v3020), &a1, 0, 200, 10);
+    call(RT, RTID(cudaMemcpyFromArrayAsync_ptsz_v7000), &a2, 0, 201, 20);
+    call(RT, RTID(cudaMemcpyArrayToArray_v3020), &a3, 0, 202, 30);
+    call(RT, RTID(cudaMemcpy2DToArray_v3020), &a4, 0, 203, 40);
+    call(RT, RTID(cudaMemcpy2DFromArrayAsync_v3020), &a5, 0, 204, 50);
+    call(RT, RTID(cudaMemcpy2DArrayToArray_ptds_v7000), &a6, 0, 205, 60);
+    call(RT, RTID(cudaMemcpyToSymbolAsync_v3020), &y1, 0, 206, 70);
+    call(RT, RTID(cudaMemcpyFromSymbol_ptds_v7000), &y2, 0, 207, 80);
+    ASSERT_STREQ(lines(A(140, 200, 10, 128, HOST, 0, 0), U(200, SRC, HOST, 15),
+                       A(143, 201, 20, 128, 0, D1, 1004), U(201, DST, D1, 25),
+                       A(144, 202, 30, 64, 0, 0, 0),
+                       A(145, 203, 40, 128, HOST, 0, 0), U(203, SRC, HOST, 45),
+                       A(148, 204, 50, 32, 0, D1, 5), U(204, DST, D1, 55),
+                       A(149, 205, 60, 16, 0, 0, 0),
+                       A(151, 206, 70, 32, HOST, 0, 6), U(206, SRC, HOST, 75),
+                       A(152, 207, 80, 32, 0, HOST, 0), U(207, DST, HOST, 85), NULL),
+                 take());
+    done();
+}
+
+/* Runtime 3D copies (base addresses; bytes unknown when an array takes part) and batches. */
+TEST(runtime_3d_and_batch_copies)
+{
+    struct cudaMemcpy3DParms p1, p2;
+    struct cudaMemcpy3DPeerParms pp;
+    cudaMemcpy3D_v3020_params c1 = {&p1};
+    cudaMemcpy3DAsync_ptsz_v7000_params c2 = {&p2, (cudaStream_t)(uintptr_t)7};
+    cudaMemcpy3DPeerAsync_v4000_params c3 = {&pp, (cudaStream_t)(uintptr_t)8};
+    void *aDst[2] = {PTR(D2), PTR(HOST)};
+    const void *aSrc[2] = {PTR(HOST), PTR(D1 + 0x40)};
+    size_t aSize[2] = {100, 200};
+    size_t failIdx = 0;
+    cudaMemcpyBatchAsync_v13000_params b1 = {aDst, aSrc, aSize, 2, NULL, NULL, 0, (cudaStream_t)(uintptr_t)9};
+    cudaMemcpyBatchAsync_ptsz_v13000_params b2 = {aDst, aSrc, aSize, 1, NULL, NULL, 0, NULL};
+    struct cudaMemcpy3DBatchOp aOp[2];
+    cudaMemcpy3DBatchAsync_v13000_params b3 = {2, aOp, 0, (cudaStream_t)(uintptr_t)2};
+    char opaque[64];
+    memset(&p1, 0, sizeof p1);
+    p1.srcPtr.ptr = PTR(D1);
+    p1.dstPtr.ptr = PTR(HOST);
+    p1.extent = (struct cudaExtent){64, 4, 2};
+    memset(&p2, 0, sizeof p2);
+    p2.srcArray = ARR;
+    p2.dstPtr.ptr = PTR(D2);
+    p2.extent = (struct cudaExtent){16, 4, 1};
+    memset(&pp, 0, sizeof pp);
+    pp.srcPtr.ptr = PTR(D1);
+    pp.dstPtr.ptr = PTR(D2);
+    pp.dstDevice = 1;
+    pp.extent = (struct cudaExtent){32, 2, 1};
+    memset(aOp, 0, sizeof aOp);
+    aOp[0].src.type = cudaMemcpyOperandTypePointer;
+    aOp[0].src.op.ptr.ptr = PTR(D1);
+    aOp[0].dst.type = cudaMemcpyOperandTypeArray;
+    aOp[0].dst.op.array.array = ARR;
+    aOp[1].src.type = cudaMemcpyOperandTypeArray;
+    aOp[1].src.op.array.array = ARR;
+    aOp[1].dst.type = cudaMemcpyOperandTypePointer;
+    aOp[1].dst.op.ptr.ptr = PTR(D2);
+    memset(opaque, 0x5a, sizeof opaque);
+    (void)failIdx;
+    call(RT, RTID(cudaMemcpy3D_v3020), &c1, 0, 300, 10);
+    call(RT, RTID(cudaMemcpy3DAsync_ptsz_v7000), &c2, 0, 301, 20);
+    call(RT, RTID(cudaMemcpy3DPeerAsync_v4000), &c3, 0, 302, 30);
+    call(RT, RTID(cudaMemcpyBatchAsync_v13000), &b1, 0, 303, 40);
+    call(RT, RTID(cudaMemcpyBatchAsync_ptsz_v13000), &b2, 0, 304, 50);
+    call(RT, RTID(cudaMemcpy3DBatchAsync_v13000), &b3, 0, 305, 60);
+    call(RT, RTID(cudaMemcpyBatchAsync_v12080), opaque, 0, 306, 70); /* no layout in CUDA 13: row only */
+    ASSERT_STREQ(lines(A(154, 300, 10, 512, D1, HOST, 0), U(300, SRC, D1, 15), U(300, DST, HOST, 15),
+                       A(155, 301, 20, 0, 0, D2, 1007), U(301, DST, D2, 25),
+                       A(157, 302, 30, 64, D1, D2, 8), U(302, SRC, D1, 35), U(302, DST, D2, 35),
+                       A(158, 303, 40, 300, 0, 0, 9), U(303, SRC, HOST, 45), U(303, DST, D2, 45),
+                       U(303, SRC, D1 + 0x40, 45), U(303, DST, HOST, 45),
+                       A(158, 304, 50, 100, HOST, D2, 1000), U(304, SRC, HOST, 55), U(304, DST, D2, 55),
+                       A(159, 305, 60, 0, 0, 0, 2), U(305, SRC, D1, 65), U(305, DST, D2, 65),
+                       A(158, 306, 70, 0, 0, 0, 0), NULL),
+                 take());
+    done();
+}
+
+/* Driver copies: 1D of every direction (the 32-bit pre-3.2 forms too), arrays, peers, 2D/3D, batches. */
+TEST(driver_copies)
+{
+    cuMemcpyHtoD_params v1 = {0x7000, PTR(HOST), 16};
+    cuMemcpyHtoD_v2_ptds_params h1 = {D1, PTR(HOST), 64};
+    cuMemcpyDtoHAsync_v2_ptsz_params h2 = {PTR(HOST), D1, 32, (CUstream)(uintptr_t)3};
+    cuMemcpyDtoD_v2_params h3 = {D2, D1, 8};
+    cuMemcpyDtoA_v2_params a1 = {CUARR, 0, D1, 64};
+    cuMemcpyAtoD_v2_ptds_params a2 = {D2, CUARR, 0, 64};
+    cuMemcpyHtoAAsync_v2_params a3 = {CUARR, 0, PTR(HOST), 32, (CUstream)(uintptr_t)4};
+    cuMemcpyAtoH_params a4 = {PTR(HOST), CUARR, 0, 16};
+    cuMemcpyAtoA_v2_params a5 = {CUARR, 0, CUARR, 64, 48};
+    cuMemcpy_params u1 = {D2, HOST, 24};
+    cuMemcpyPeerAsync_ptsz_params p1 = {D2, (CUcontext)(uintptr_t)0x101, D1, (CUcontext)(uintptr_t)0x100, 40,
+                                        (CUstream)(uintptr_t)5};
+    call(DRV, DRVID(cuMemcpyHtoD), &v1, 0, 400, 10);
+    call(DRV, DRVID(cuMemcpyHtoD_v2_ptds), &h1, 0, 401, 20);
+    call(DRV, DRVID(cuMemcpyDtoHAsync_v2_ptsz), &h2, 0, 402, 30);
+    call(DRV, DRVID(cuMemcpyDtoD_v2), &h3, 0, 403, 40);
+    call(DRV, DRVID(cuMemcpyDtoA_v2), &a1, 0, 404, 50);
+    call(DRV, DRVID(cuMemcpyAtoD_v2_ptds), &a2, 0, 405, 60);
+    call(DRV, DRVID(cuMemcpyHtoAAsync_v2), &a3, 0, 406, 70);
+    call(DRV, DRVID(cuMemcpyAtoH), &a4, 0, 407, 80);
+    call(DRV, DRVID(cuMemcpyAtoA_v2), &a5, 0, 408, 90);
+    call(DRV, DRVID(cuMemcpy), &u1, 0, 409, 100);
+    call(DRV, DRVID(cuMemcpyPeerAsync_ptsz), &p1, 0, 410, 110);
+    ASSERT_STREQ(lines(A(68, 400, 10, 16, HOST, 0x7000, 0), U(400, SRC, HOST, 15), U(400, DST, 0x7000, 15),
+                       A(68, 401, 20, 64, HOST, D1, 0), U(401, SRC, HOST, 25), U(401, DST, D1, 25),
+                       A(71, 402, 30, 32, D1, HOST, 1003), U(402, SRC, D1, 35), U(402, DST, HOST, 35),
+                       A(72, 403, 40, 8, D1, D2, 0), U(403, SRC, D1, 45), U(403, DST, D2, 45),
+                       A(160, 404, 50, 64, D1, 0, 0), U(404, SRC, D1, 55),
+                       A(161, 405, 60, 64, 0, D2, 0), U(405, DST, D2, 65),
+                       A(163, 406, 70, 32, HOST, 0, 4), U(406, SRC, HOST, 75),
+                       A(164, 407, 80, 16, 0, HOST, 0), U(407, DST, HOST, 85),
+                       A(166, 408, 90, 48, 0, 0, 0),
+                       A(66, 409, 100, 24, HOST, D2, 0), U(409, SRC, HOST, 105), U(409, DST, D2, 105),
+                       A(173, 410, 110, 40, D1, D2, 1005), U(410, SRC, D1, 115), U(410, DST, D2, 115), NULL),
+                 take());
+    done();
+}
+
+/* Driver 2D/3D copies (the base address of each side by its memory type) and batches. */
+TEST(driver_2d_3d_and_batch_copies)
+{
+    CUDA_MEMCPY2D m1, m2;
+    CUDA_MEMCPY3D m3;
+    CUDA_MEMCPY3D_PEER m4;
+    cuMemcpy2D_v2_params c1 = {&m1};
+    cuMemcpy2DAsync_v2_ptsz_params c2 = {&m2, (CUstream)(uintptr_t)6};
+    cuMemcpy3D_v2_params c3 = {&m3};
+    cuMemcpy3DPeerAsync_params c4 = {&m4, (CUstream)(uintptr_t)7};
+    CUdeviceptr aDst[2] = {D1, HOST}, aSrc[2] = {HOST, D2};
+    size_t aSize[2] = {10, 20}, failIdx = 0;
+    cuMemcpyBatchAsync_params b1 = {aDst, aSrc, aSize, 1, NULL, NULL, 0, &failIdx, (CUstream)(uintptr_t)8};
+    cuMemcpyBatchAsync_v2_ptsz_params b2 = {aDst, aSrc, aSize, 2, NULL, NULL, 0, NULL};
+    CUDA_MEMCPY3D_BATCH_OP aOp[1];
+    cuMemcpy3DBatchAsync_v2_params b3 = {1, aOp, 0, (CUstream)(uintptr_t)9};
+    cuMemcpy3DBatchAsync_params b4 = {1, aOp, &failIdx, 0, NULL};
+    char opaque[64];
+    cuMemcpy2DAsync_params o2;
+    memset(&m1, 0, sizeof m1);
+    m1.srcMemoryType = CU_MEMORYTYPE_HOST;
+    m1.srcHost = PTR(HOST);
+    m1.srcDevice = 0x1; /* not the side's address: ignored */
+    m1.dstMemoryType = CU_MEMORYTYPE_DEVICE;
+    m1.dstDevice = D1;
+    m1.WidthInBytes = 64;
+    m1.Height = 3;
+    memset(&m2, 0, sizeof m2);
+    m2.srcMemoryType = CU_MEMORYTYPE_ARRAY;
+    m2.srcArray = CUARR;
+    m2.dstMemoryType = CU_MEMORYTYPE_UNIFIED;
+    m2.dstDevice = D2;
+    m2.WidthInBytes = 16;
+    m2.Height = 2;
+    memset(&m3, 0, sizeof m3);
+    m3.srcMemoryType = CU_MEMORYTYPE_DEVICE;
+    m3.srcDevice = D1 + 0x80;
+    m3.dstMemoryType = CU_MEMORYTYPE_HOST;
+    m3.dstHost = PTR(HOST);
+    m3.WidthInBytes = 8;
+    m3.Height = 2;
+    m3.Depth = 2;
+    memset(&m4, 0, sizeof m4);
+    m4.srcMemoryType = CU_MEMORYTYPE_DEVICE;
+    m4.srcDevice = D1;
+    m4.dstMemoryType = CU_MEMORYTYPE_DEVICE;
+    m4.dstDevice = D2;
+    m4.WidthInBytes = 4;
+    m4.Height = 4;
+    m4.Depth = 1;
+    memset(aOp, 0, sizeof aOp);
+    aOp[0].src.type = CU_MEMCPY_OPERAND_TYPE_POINTER;
+    aOp[0].src.op.ptr.ptr = D1;
+    aOp[0].dst.type = CU_MEMCPY_OPERAND_TYPE_POINTER;
+    aOp[0].dst.op.ptr.ptr = HOST;
+    memset(opaque, 0x5a, sizeof opaque);
+    memset(&o2, 0x5a, sizeof o2);
+    o2.hStream = (CUstream)(uintptr_t)3;
+    call(DRV, DRVID(cuMemcpy2D_v2), &c1, 0, 500, 10);
+    call(DRV, DRVID(cuMemcpy2DAsync_v2_ptsz), &c2, 0, 501, 20);
+    call(DRV, DRVID(cuMemcpy3D_v2), &c3, 0, 502, 30);
+    call(DRV, DRVID(cuMemcpy3DPeerAsync), &c4, 0, 503, 40);
+    call(DRV, DRVID(cuMemcpyBatchAsync), &b1, 0, 504, 50);
+    call(DRV, DRVID(cuMemcpyBatchAsync_v2_ptsz), &b2, 0, 505, 60);
+    call(DRV, DRVID(cuMemcpy3DBatchAsync_v2), &b3, 0, 506, 70);
+    call(DRV, DRVID(cuMemcpy3DBatchAsync), &b4, 0, 507, 80);
+    /* the pre-3.2 2D form: its descriptor is only a placeholder in cupti.h, so a row without addresses */
+    call(DRV, DRVID(cuMemcpy2D), opaque, 0, 508, 90);
+    call(DRV, DRVID(cuMemcpy2DAsync), &o2, 0, 509, 100);
+    ASSERT_STREQ(lines(A(167, 500, 10, 192, HOST, D1, 0), U(500, SRC, HOST, 15), U(500, DST, D1, 15),
+                       A(169, 501, 20, 32, 0, D2, 1006), U(501, DST, D2, 25),
+                       A(170, 502, 30, 32, D1 + 0x80, HOST, 0), U(502, SRC, D1 + 0x80, 35), U(502, DST, HOST, 35),
+                       A(175, 503, 40, 16, D1, D2, 7), U(503, SRC, D1, 45), U(503, DST, D2, 45),
+                       A(176, 504, 50, 10, HOST, D1, 8), U(504, SRC, HOST, 55), U(504, DST, D1, 55),
+                       A(176, 505, 60, 30, 0, 0, 1000), U(505, SRC, HOST, 65), U(505, DST, D1, 65),
+                       U(505, SRC, D2, 65), U(505, DST, HOST, 65),
+                       A(177, 506, 70, 0, D1, HOST, 9), U(506, SRC, D1, 75), U(506, DST, HOST, 75),
+                       A(177, 507, 80, 0, D1, HOST, 0), U(507, SRC, D1, 85), U(507, DST, HOST, 85),
+                       A(167, 508, 90, 0, 0, 0, 0),
+                       A(169, 509, 100, 0, 0, 0, 3), NULL),
+                 take());
+    done();
+}
+
+/* Sets of every shape: 8/16/32-bit elements, 2D, 3D (the 32-bit pre-3.2 forms too). */
+TEST(sets_each_shape)
+{
+    cudaMemset_v3020_params s1 = {PTR(D1), 0, 256};
+    cudaMemset2DAsync_ptsz_v7000_params s2 = {PTR(D2), 512, 0, 100, 3, (cudaStream_t)(uintptr_t)2};
+    cudaMemset3D_v3020_params s3;
+    cudaMemset3DAsync_v3020_params s4;
+    cuMemsetD8_params s5 = {0x8000, 0, 100};
+    cuMemsetD16_v2_ptds_params s6 = {D1, 0, 50};
+    cuMemsetD2D32Async_ptsz_params s7 = {D2, 64, 0, 4, 5, (CUstream)(uintptr_t)3};
+    cuMemsetD2D16_params s8 = {0x8000, 64, 0, 8, 2};
+    memset(&s3, 0, sizeof s3);
+    s3.pitchedDevPtr.ptr = PTR(D1);
+    s3.pitchedDevPtr.pitch = 64;
+    s3.extent = (struct cudaExtent){10, 2, 3};
+    memset(&s4, 0, sizeof s4);
+    s4.pitchedDevPtr.ptr = PTR(D2);
+    s4.extent = (struct cudaExtent){4, 4, 4};
+    s4.stream = (cudaStream_t)(uintptr_t)5;
+    call(RT, RTID(cudaMemset_v3020), &s1, 0, 600, 10);
+    call(RT, RTID(cudaMemset2DAsync_ptsz_v7000), &s2, 0, 601, 20);
+    call(RT, RTID(cudaMemset3D_v3020), &s3, 0, 602, 30);
+    call(RT, RTID(cudaMemset3DAsync_v3020), &s4, 0, 603, 40);
+    call(DRV, DRVID(cuMemsetD8), &s5, 0, 604, 50);
+    call(DRV, DRVID(cuMemsetD16_v2_ptds), &s6, 0, 605, 60);
+    call(DRV, DRVID(cuMemsetD2D32Async_ptsz), &s7, 0, 606, 70);
+    call(DRV, DRVID(cuMemsetD2D16), &s8, 0, 607, 80);
+    ASSERT_STREQ(lines(A(80, 600, 10, 256, 0, D1, 0), U(600, VT_USE_MEMSET, D1, 15),
+                       A(181, 601, 20, 300, 0, D2, 1002), U(601, VT_USE_MEMSET, D2, 25),
+                       A(182, 602, 30, 60, 0, D1, 0), U(602, VT_USE_MEMSET, D1, 35),
+                       A(183, 603, 40, 64, 0, D2, 5), U(603, VT_USE_MEMSET, D2, 45),
+                       A(82, 604, 50, 100, 0, 0x8000, 0), U(604, VT_USE_MEMSET, 0x8000, 55),
+                       A(184, 605, 60, 100, 0, D1, 0), U(605, VT_USE_MEMSET, D1, 65),
+                       A(191, 606, 70, 80, 0, D2, 1003), U(606, VT_USE_MEMSET, D2, 75),
+                       A(188, 607, 80, 32, 0, 0x8000, 0), U(607, VT_USE_MEMSET, 0x8000, 85), NULL),
+                 take());
+    done();
+}
+
+/* A batch naming more addresses than rows allowed per call: the excess is counted. */
+TEST(batch_uses_bounded)
+{
+    enum { N = 300 };
+    static CUdeviceptr aDst[N], aSrc[N];
+    static size_t aSize[N];
+    cuMemcpyBatchAsync_v2_params b = {aDst, aSrc, aSize, N, NULL, NULL, 0, NULL};
+    int i;
+    for (i = 0; i < N; i++) {
+        aDst[i] = D1 + (uint64_t)i * 64;
+        aSrc[i] = HOST + (uint64_t)i * 64;
+        aSize[i] = 64;
     }
+    call(DRV, DRVID(cuMemcpyBatchAsync_v2), &b, 0, 700, 10);
+    ASSERT_EQ(1 + 512 + 1, g_nRec);
+    ASSERT_EQ(N * 64, g_aRec[0].u.api.bytes);
+    for (i = 0; i < 512; i++) {
+        ASSERT_EQ(VT_HREC_BUFFER_USE, g_aRec[1 + i].type);
+        ASSERT_EQ(i % 2 ? VT_USE_MEMCPY_DST : VT_USE_MEMCPY_SRC, g_aRec[1 + i].u.use.kind);
+        ASSERT_EQ(i % 2 ? aDst[i / 2] : aSrc[i / 2], g_aRec[1 + i].u.use.address);
+    }
+    ASSERT_EQ(VT_HREC_DROPPED, g_aRec[513].type);
+    ASSERT_EQ(2 * N - 512, g_aRec[513].u.dropped.count);
+    ASSERT_EQ(VT_DROP_MAP, g_aRec[513].u.dropped.source);
+    g_nRec = 0;
+    done();
 }
 
 /* Launches: the runtime launch recorded once, its arguments scanned at the driver launch it makes. */
@@ -499,6 +833,7 @@ TEST(launches_scan_arguments)
                        "api 102 corr 33 300-305 T dev 0 st 1 bytes 0 ptr 0 src 0 dst 0 stream 0 stack 0", NULL),
                  take());
     ASSERT_EQ(0, g_nSite); /* launches carry no call site */
+    done();
 }
 
 /* More allocations in one launch's arguments than rows allowed: the excess is counted. */
@@ -534,6 +869,7 @@ TEST(launch_uses_bounded)
     ASSERT_EQ(VT_DROP_MAP, g_aRec[513].u.dropped.source);
     ASSERT_EQ(N - 512, g_aRec[513].u.dropped.count);
     g_nRec = 0;
+    done();
 }
 
 /* Nothing is recorded while the session is inactive; untraced calls are ignored; depth stays balanced. */
@@ -553,6 +889,7 @@ TEST(inactive_and_untraced)
     ASSERT_EQ(0, g_thread.depth);
     ASSERT_EQ(0, g_nRec);
     ASSERT_EQ(0, g_nSite);
+    done();
 }
 
 /* The family of an API id, from VT_API_LIST ("" when unknown). */
@@ -596,6 +933,56 @@ TEST(every_launch_entry_point_traced)
     ASSERT_EQ(506, RTID(__cudaLaunchKernel_ptsz_v13000));
     ASSERT(vt__api_find(RT, RTID(__cudaLaunchKernel_ptsz_v13000))->perThread);
     ASSERT(vt__api_find(DRV, DRVID(cuLaunchHostFunc)) == NULL); /* a host function, not a kernel */
+    done();
+}
+
+/*
+ * Every copy, set and launch callback id of the CUDA 13 headers is traced, in the
+ * family its name says. Left out: the graph-node calls (they describe a copy or
+ * set to come, which arrives as an activity record of the graph launch), the
+ * host-function launches, and the ids no function is declared for in the
+ * toolkit's headers (cu64*, cuMemcpy_v2).
+ */
+static int check_header(const char *zFile, const char *zPrefix, CUpti_CallbackDomain dom)
+{
+    char zPath[512], zLine[512];
+    FILE *f;
+    int nChecked = 0;
+    snprintf(zPath, sizeof zPath, "%s/%s", VT_CUPTI_CBID_DIR, zFile);
+    f = fopen(zPath, "r");
+    if (!f) VT__FAIL("cannot read %s", zPath);
+    while (fgets(zLine, sizeof zLine, f)) {
+        char zName[200];
+        unsigned cbid;
+        const char *zFamily;
+        const struct vt__api *e;
+        const char *z = strstr(zLine, zPrefix);
+        if (!z || sscanf(z + strlen(zPrefix), "%199[A-Za-z0-9_] = %u", zName, &cbid) != 2) continue;
+        if (strstr(zName, "Memcpy")) zFamily = "memcpy";
+        else if (strstr(zName, "Memset")) zFamily = "memset";
+        else if (strstr(zName, "Launch")) zFamily = "launch";
+        else continue;
+        if ((strstr(zName, "Graph") && strstr(zName, "Node")) || strstr(zName, "HostFunc") ||
+            !strncmp(zName, "cu64", 4) || !strcmp(zName, "cuMemcpy_v2"))
+            continue;
+        e = vt__api_find(dom, cbid);
+        if (!e) VT__FAIL("%s (%u) is not traced", zName, cbid);
+        if (strcmp(family(e->api), zFamily)) VT__FAIL("%s is traced as %s", zName, family(e->api));
+        nChecked++;
+    }
+    fclose(f);
+    return nChecked;
+}
+
+TEST(every_copy_set_launch_traced)
+{
+#ifndef VT_CUPTI_CBID_DIR
+    SKIP("the CUPTI headers were not found at build time");
+#else
+    ASSERT(check_header("cupti_runtime_cbid.h", "CUPTI_RUNTIME_TRACE_CBID_", RT) >= 79); /* 13.0: 79 */
+    ASSERT(check_header("cupti_driver_cbid.h", "CUPTI_DRIVER_TRACE_CBID_", DRV) >= 116); /* 13.0: 116 */
+#endif
+    done();
 }
 
 /*
@@ -631,6 +1018,7 @@ TEST(cuda13_triple_chevron_launch)
                        "api 104 corr 91 200-210 T dev 0 st 0 bytes 0 ptr 0 src 0 dst 0 stream 1004 stack 0",
                        "api 104 corr 93 300-305 T dev 0 st 9 bytes 0 ptr 0 src 0 dst 0 stream 4 stack 0", NULL),
                  take());
+    done();
 }
 
 /* Runtime launches naming a host stub: laid out by the runtime's query when no driver launch is seen. */
@@ -671,6 +1059,7 @@ TEST(runtime_launches_of_stubs)
                        "use corr 102 kind 0 addr 0x7000000 ts 35 dev 0",
                        "api 100 corr 103 40-45 T dev 0 st 0 bytes 0 ptr 0 src 0 dst 0 stream 1002 stack 0", NULL),
                  take());
+    done();
 }
 
 /* Cooperative and multi-device driver launches are scanned; graph and legacy launches are recorded only. */
@@ -717,10 +1106,13 @@ TEST(driver_and_graph_launches)
                        "api 108 corr 117 80-85 T dev 0 st 0 bytes 0 ptr 0 src 0 dst 0 stream 0 stack 0", NULL),
                  take());
     ASSERT_EQ(0, g_nSite);
+    done();
 }
 
 VT_TEST_LIST(T(tables_traced_ids_unique_and_named) T(malloc_and_free) T(failed_allocations_are_oom)
              T(pitched_and_host_allocations) T(vmm_calls) T(vmm_device_from_location)
              T(copies_and_sets) T(launches_scan_arguments) T(launch_uses_bounded)
              T(inactive_and_untraced) T(every_launch_entry_point_traced) T(cuda13_triple_chevron_launch)
-             T(runtime_launches_of_stubs) T(driver_and_graph_launches))
+             T(runtime_launches_of_stubs) T(driver_and_graph_launches) T(runtime_copies_arrays_symbols)
+             T(runtime_3d_and_batch_copies) T(driver_copies) T(driver_2d_3d_and_batch_copies)
+             T(sets_each_shape) T(batch_uses_bounded) T(every_copy_set_launch_traced))

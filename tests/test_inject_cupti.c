@@ -467,6 +467,8 @@ static void launches(void)
     }
 }
 
+static char g_host[64]; /* host memory the scripted copy reads */
+
 /* The scripted CUDA session the main test replays. */
 static void script(void)
 {
@@ -505,8 +507,7 @@ static void script(void)
     }
     /* a driver-only copy and an async memset on a per-thread stream */
     {
-        static char host[64];
-        cuMemcpyHtoD_v2_params cp = {0x7000000, host, sizeof host};
+        cuMemcpyHtoD_v2_params cp = {0x7000000, g_host, sizeof g_host};
         cudaMemsetAsync_v3020_params mp = {(void *)(uintptr_t)0x7000100, 0, 256,
                                            (cudaStream_t)(uintptr_t)7};
         call(DRV, CUPTI_DRIVER_TRACE_CBID_cuMemcpyHtoD_v2, &cp, 0, 12);
@@ -617,8 +618,18 @@ TEST(scripted_session_records_exactly)
     ASSERT_EQ(1, q(db, "SELECT count(*) FROM api_call WHERE api = 100"));
     ASSERT_EQ(2, q(db, "SELECT count(*) FROM api_call WHERE api = 102"));
     ASSERT_EQ(0, q(db, "SELECT count(*) FROM api_call WHERE correlation = 31"));
-    ASSERT_EQ(3, q(db, "SELECT count(*) FROM buffer_use"));
+    ASSERT_EQ(6, q(db, "SELECT count(*) FROM buffer_use"));
     ASSERT_EQ(3, q(db, "SELECT count(*) FROM buffer_use WHERE kind = 0 AND device = 0"));
+    /* the copy's host source and device destination, the set's destination, as the calls gave them */
+    {
+        char zWant[160];
+        snprintf(zWant, sizeof zWant, "12:1:%llx 12:2:7000000 13:3:7000100",
+                 (unsigned long long)(uintptr_t)g_host);
+        qtext(db, "SELECT group_concat(correlation || ':' || kind || ':' || printf('%x', address), ' ')"
+                  " FROM (SELECT * FROM buffer_use WHERE kind > 0 AND device = 0 AND ts IS NOT NULL"
+                  " ORDER BY correlation, kind)", zLine, sizeof zLine);
+        ASSERT_STREQ(zWant, zLine);
+    }
     ASSERT_EQ(0x7000000, q(db, "SELECT address FROM buffer_use WHERE correlation = 30"));
     ASSERT_EQ(1, q(db, "SELECT count(*) FROM buffer_use WHERE correlation = 30"));
     ASSERT_EQ(0x9000000 + 0x7000000, q(db, "SELECT sum(address) FROM buffer_use WHERE correlation = 32"));

@@ -3,6 +3,7 @@
 
 #include <cuda.h>
 
+#include "core_util.h"
 #include "vt_test.h"
 
 /*
@@ -80,6 +81,7 @@ TEST(sizes_queried_once_then_cached)
     ASSERT_EQ(4, g_nKernelQueries);
     vt__kparams_close(kp);
     vt__ivl_close(ivl);
+    CORE_LEAK_CHECK();
 }
 
 /* Without query functions nothing is known; at most VT_KPARAMS_MAX parameters are read. */
@@ -98,6 +100,7 @@ TEST(sizes_without_queries_and_bounded)
     vt__kparams_close(kp);
     vt__kparams_close(kpMany);
     vt__ivl_close(ivl);
+    CORE_LEAK_CHECK();
 }
 
 /* Forty kernels, asked twice each: every one gets its own sizes. */
@@ -112,6 +115,7 @@ TEST(sizes_per_kernel)
             ASSERT_EQ(k + 1, vt__kparams_sizes(kp, VT_KP_DRIVER, (const void *)(uintptr_t)(0x1000 + 16 * k), aSize));
     vt__kparams_close(kp);
     vt__ivl_close(ivl);
+    CORE_LEAK_CHECK();
 }
 
 TEST(scan_param_array)
@@ -136,6 +140,7 @@ TEST(scan_param_array)
     ASSERT_EQ(0x7000000, aBase[0]);
     vt__kparams_close(kp);
     vt__ivl_close(ivl);
+    CORE_LEAK_CHECK();
 }
 
 TEST(scan_extra_buffer)
@@ -170,6 +175,7 @@ TEST(scan_extra_buffer)
     ASSERT_EQ(0, vt__kparams_scan(kp, VT_KP_DRIVER, (const void *)0x99, NULL, aLong, aBase, 4));
     vt__kparams_close(kp);
     vt__ivl_close(ivl);
+    CORE_LEAK_CHECK();
 }
 
 /* Stub 0x1020 (a host function address) takes (pointer, pointer) per the runtime's query. */
@@ -215,6 +221,7 @@ TEST(stub_layout_from_runtime_query)
     ASSERT_EQ(0, vt__kparams_sizes(kp, VT_KP_STUB, (const void *)0x1020, aSize));
     vt__kparams_close(kp);
     vt__ivl_close(ivl);
+    CORE_LEAK_CHECK();
 }
 
 VT_TEST_LIST(T(sizes_queried_once_then_cached) T(sizes_without_queries_and_bounded)

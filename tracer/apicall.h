@@ -38,12 +38,21 @@
 #include "kparams.h"
 #include "writer.h"
 
+/* Where one value is in an API's parameter struct. */
+struct vt__field {
+    uint16_t off1; /* offset + 1; 0: the API has no such value */
+    uint8_t size;  /* bytes: 1, 2, 4 or 8 */
+};
+
 /* One traced API callback id. */
 struct vt__api {
     CUpti_CallbackId cbid;
     int api;       /* VT_API_LIST id */
     int shape;     /* how its parameters are read (apicall.c) */
     int perThread; /* 1 for the _ptsz/_ptds variants (per-thread default stream) */
+    /* the values read by position (copies and sets; meaning per shape, see apicall.c): */
+    struct vt__field dst, src, n, n2, n3, stream, arg;
+    int mul;       /* bytes per element counted by n (16/32-bit sets), 0 or 1 for bytes */
 };
 
 /* The traced callback ids of a domain (runtime or driver API): *pn entries; NULL for other domains. */
