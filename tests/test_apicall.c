@@ -768,6 +768,24 @@ TEST(sets_each_shape)
     done();
 }
 
+/* A failed copy's descriptor and arrays are not read (they may be short of what it claims). */
+TEST(failed_copies_read_no_pointers)
+{
+    CUdeviceptr aOne[1] = {D1};
+    size_t aSize[1] = {8};
+    cuMemcpyBatchAsync_v2_params b1 = {aOne, aOne, aSize, (size_t)1 << 40, NULL, NULL, 0, NULL};
+    cuMemcpy3DBatchAsync_v2_params b2 = {(size_t)1 << 40, (CUDA_MEMCPY3D_BATCH_OP *)(uintptr_t)0x10, 0, NULL};
+    cuMemcpy2D_v2_params c1 = {(const CUDA_MEMCPY2D *)(uintptr_t)0x10};
+    call(DRV, DRVID(cuMemcpyBatchAsync_v2), &b1, CUDA_ERROR_INVALID_VALUE, 710, 10);
+    call(DRV, DRVID(cuMemcpy3DBatchAsync_v2), &b2, CUDA_ERROR_INVALID_VALUE, 711, 20);
+    call(DRV, DRVID(cuMemcpy2D_v2), &c1, CUDA_ERROR_INVALID_VALUE, 712, 30);
+    ASSERT_STREQ(lines("api 176 corr 710 10-15 T dev 0 st 1 bytes 0 ptr 0 src 0 dst 0 stream 0 stack 77",
+                       "api 177 corr 711 20-25 T dev 0 st 1 bytes 0 ptr 0 src 0 dst 0 stream 0 stack 77",
+                       "api 167 corr 712 30-35 T dev 0 st 1 bytes 0 ptr 0 src 0 dst 0 stream 0 stack 77", NULL),
+                 take());
+    done();
+}
+
 /* A batch naming more addresses than rows allowed per call: the excess is counted. */
 TEST(batch_uses_bounded)
 {
@@ -1115,4 +1133,5 @@ VT_TEST_LIST(T(tables_traced_ids_unique_and_named) T(malloc_and_free) T(failed_a
              T(inactive_and_untraced) T(every_launch_entry_point_traced) T(cuda13_triple_chevron_launch)
              T(runtime_launches_of_stubs) T(driver_and_graph_launches) T(runtime_copies_arrays_symbols)
              T(runtime_3d_and_batch_copies) T(driver_copies) T(driver_2d_3d_and_batch_copies)
-             T(sets_each_shape) T(batch_uses_bounded) T(every_copy_set_launch_traced))
+             T(sets_each_shape) T(batch_uses_bounded) T(every_copy_set_launch_traced)
+             T(failed_copies_read_no_pointers))

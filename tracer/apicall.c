@@ -639,9 +639,11 @@ static void read_params(const struct vt__api *e, const void *pv, int ok, struct 
         c->dst = field(pv, e->dst);
         c->bytes = field_bytes(pv, e);
         break;
+    /* The shapes below follow pointers out of the parameter struct: only for a call the
+     * driver accepted (a failed call may name a count its arrays do not have). */
     case S_COPY3D: {
         const struct cudaMemcpy3DParms *p = (const void *)(uintptr_t)field(pv, e->arg);
-        if (!p) break;
+        if (!ok || !p) break;
         if (!p->srcArray) c->src = (uint64_t)(uintptr_t)p->srcPtr.ptr;
         if (!p->dstArray) c->dst = (uint64_t)(uintptr_t)p->dstPtr.ptr;
         if (!p->srcArray && !p->dstArray) /* the extent is in elements when an array takes part */
@@ -650,7 +652,7 @@ static void read_params(const struct vt__api *e, const void *pv, int ok, struct 
     }
     case S_COPY3D_PEER: {
         const struct cudaMemcpy3DPeerParms *p = (const void *)(uintptr_t)field(pv, e->arg);
-        if (!p) break;
+        if (!ok || !p) break;
         if (!p->srcArray) c->src = (uint64_t)(uintptr_t)p->srcPtr.ptr;
         if (!p->dstArray) c->dst = (uint64_t)(uintptr_t)p->dstPtr.ptr;
         if (!p->srcArray && !p->dstArray)
@@ -659,7 +661,7 @@ static void read_params(const struct vt__api *e, const void *pv, int ok, struct 
     }
     case S_CU_COPY2D: {
         const CUDA_MEMCPY2D *p = (const void *)(uintptr_t)field(pv, e->arg);
-        if (!p) break;
+        if (!ok || !p) break;
         c->src = cu_side(p->srcMemoryType, p->srcHost, p->srcDevice);
         c->dst = cu_side(p->dstMemoryType, p->dstHost, p->dstDevice);
         c->bytes = (uint64_t)p->WidthInBytes * p->Height;
@@ -667,7 +669,7 @@ static void read_params(const struct vt__api *e, const void *pv, int ok, struct 
     }
     case S_CU_COPY3D: {
         const CUDA_MEMCPY3D *p = (const void *)(uintptr_t)field(pv, e->arg);
-        if (!p) break;
+        if (!ok || !p) break;
         c->src = cu_side(p->srcMemoryType, p->srcHost, p->srcDevice);
         c->dst = cu_side(p->dstMemoryType, p->dstHost, p->dstDevice);
         c->bytes = (uint64_t)p->WidthInBytes * p->Height * p->Depth;
@@ -675,7 +677,7 @@ static void read_params(const struct vt__api *e, const void *pv, int ok, struct 
     }
     case S_CU_COPY3D_PEER: {
         const CUDA_MEMCPY3D_PEER *p = (const void *)(uintptr_t)field(pv, e->arg);
-        if (!p) break;
+        if (!ok || !p) break;
         c->src = cu_side(p->srcMemoryType, p->srcHost, p->srcDevice);
         c->dst = cu_side(p->dstMemoryType, p->dstHost, p->dstDevice);
         c->bytes = (uint64_t)p->WidthInBytes * p->Height * p->Depth;
@@ -684,6 +686,7 @@ static void read_params(const struct vt__api *e, const void *pv, int ok, struct 
     case S_COPY_BATCH: {
         const void *pSizes = (const void *)(uintptr_t)field(pv, e->n);
         size_t i;
+        if (!ok) break;
         c->nOp = (size_t)field(pv, e->n2);
         c->pOpDst = (const void *)(uintptr_t)field(pv, e->dst);
         c->pOpSrc = (const void *)(uintptr_t)field(pv, e->src);
@@ -697,6 +700,7 @@ static void read_params(const struct vt__api *e, const void *pv, int ok, struct 
     case S_COPY3D_BATCH:
     case S_CU_COPY3D_BATCH:
         /* the bytes are unknown: the extents count elements */
+        if (!ok) break;
         c->nOp = (size_t)field(pv, e->n2);
         c->pOps = (const void *)(uintptr_t)field(pv, e->arg);
         if (c->nOp == 1) op3d_sides(e->shape, c->pOps, 0, &c->src, &c->dst);

@@ -9,8 +9,9 @@
  * generated_cuda_meta.h); from each call's enter and exit callbacks it makes the
  * host records the writer stores: one api_call per call, an oom_event when an
  * allocation fails (with the device's free/total memory then), memory_event
- * rows for the VMM calls, buffer_use rows for kernel arguments. It keeps the
- * index of live allocations current for the kernel-argument scan.
+ * rows for the VMM calls, buffer_use rows for kernel arguments and for the
+ * addresses copies and sets name. It keeps the index of live allocations
+ * current for the kernel-argument scan.
  *
  * It never calls CUPTI or the driver: everything it needs from them comes
  * through struct vt__apicall_env (the glue passes CUPTI's and the driver's
