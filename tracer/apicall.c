@@ -747,7 +747,8 @@ static void read_params(const struct vt__api *e, const void *pv, int ok, struct 
     }
     case S_CU_LAUNCH_MULTI: {
         const cuLaunchCooperativeKernelMultiDevice_params *p = pv;
-        if (p->launchParamsList && p->numDevices == 1) { /* several devices: several streams */
+        /* one device: its stream (several: several streams); the list only of an accepted call */
+        if (ok && p->launchParamsList && p->numDevices == 1) {
             c->hStream = p->launchParamsList[0].hStream;
             c->bStream = 1;
         }
