@@ -1,12 +1,12 @@
 # Analyzer tests: synthetic traces with planted problems and non-problems, reports, the CLI.
 foreach(t test_lifetime test_detect_leak test_detect_oom test_detect_spike
     test_detect_retained test_detect_transfer test_report test_analyze_cli)
-  vt_add_test(NAME ${t} SOURCES ${t}.c tracegen.c LIBS vtanalysis LABELS analyzer)
+  vt_add_test(NAME ${t} SOURCES ${t}.c tracegen.c LIBS vtreport LABELS analyzer)
 endforeach()
 
 # The traces the GPU tests' fixture builds for each CUDA sample, analyzed as docs/samples.md says.
 vt_add_test(NAME test_analyze_samples SOURCES test_analyze_samples.c tracegen.c gpu_fake_trace.c
-  LIBS vtanalysis LABELS analyzer)
+  LIBS vtreport LABELS analyzer)
 
 # Shared text (formats, escapers, UTF-8, caps) and the option parser.
 vt_add_test(NAME test_text SOURCES test_text.c LIBS vtutil LABELS analyzer)

@@ -1,7 +1,7 @@
 /* The analyzer on traces shaped like real runs of each CUDA sample (the GPU tests' fixture): the findings docs/samples.md promises. */
 #include <string.h>
 
-#include "analysis.h"
+#include "report/report.h"
 #include "gpu_fake_trace.h"
 #include "tracegen.h"
 #include "vt_test.h"
@@ -22,7 +22,7 @@ static void run(const char *zSample, struct vt_result *r)
     vt__opts_default(&o);
     az[0] = zPath;
     ASSERT_EQ(0, vt__analyze(az, 1, &o, r));
-    ASSERT_EQ(1, r->aTrace[0].nInternalEnd); /* the runtime's own 2 MiB: never a leak */
+    ASSERT_EQ(1, r->aTrace[0].lc.nInternalEnd); /* the runtime's own 2 MiB: never a leak */
 }
 
 TEST(leak)
@@ -45,8 +45,8 @@ TEST(copies)
     ASSERT_STREQ("transfer", r.aFind[0].zKind);
     ASSERT_EQ(10, r.aFind[0].count);
     ASSERT_EQ(251781120, r.aFind[0].bytes);
-    ASSERT_EQ(5, r.aTrace[0].xfer[0].pageCount);
-    ASSERT_EQ(5, r.aTrace[0].xfer[1].pageCount);
+    ASSERT_EQ(5, r.aTrace[0].xf.x[0].pageCount);
+    ASSERT_EQ(5, r.aTrace[0].xf.x[1].pageCount);
     vt__result_free(&r);
     tg_cleanup();
 }
@@ -69,8 +69,8 @@ TEST(pool)
     struct vt_result r;
     run("pool", &r);
     ASSERT_EQ(0, r.nFind);
-    ASSERT_EQ(10 + 1, r.aTrace[0].nAlloc);
-    ASSERT_EQ(10, r.aTrace[0].nFree);
+    ASSERT_EQ(10 + 1, r.aTrace[0].lc.nAlloc);
+    ASSERT_EQ(10, r.aTrace[0].lc.nFree);
     vt__result_free(&r);
     tg_cleanup();
 }
@@ -79,12 +79,12 @@ TEST(phases)
 {
     struct vt_result r;
     run("phases", &r);
-    ASSERT_EQ(2, r.aTrace[0].nPhase);
+    ASSERT_EQ(2, r.aTrace[0].ph.n);
     ASSERT_EQ(2, r.nFind);
     for (int i = 0; i < r.nFind; i++) ASSERT_STREQ("validation_spike", r.aFind[i].zKind);
     /* the sample's own peaks plus the runtime's 2 MiB */
-    ASSERT_EQ(43003904 + 2097152, r.aTrace[0].aPhase[0].peak);
-    ASSERT_EQ(80801792 + 2097152, r.aTrace[0].aPhase[1].peak);
+    ASSERT_EQ(43003904 + 2097152, r.aTrace[0].ph.a[0].peak);
+    ASSERT_EQ(80801792 + 2097152, r.aTrace[0].ph.a[1].peak);
     vt__result_free(&r);
     tg_cleanup();
 }
@@ -95,10 +95,10 @@ TEST(managed)
     run("managed", &r);
     ASSERT_EQ(0, r.nFind);
     int nManaged = 0;
-    for (int i = 0; i < r.aTrace[0].nDev; i++)
-        if (r.aTrace[0].aDev[i].id == -2) {
+    for (int i = 0; i < r.aTrace[0].tl.nDev; i++)
+        if (r.aTrace[0].tl.aDev[i].id == -2) {
             nManaged++;
-            ASSERT_EQ(13 * MiB + 4096 * 2, r.aTrace[0].aDev[i].aTop[0].bytes);
+            ASSERT_EQ(13 * MiB + 4096 * 2, r.aTrace[0].tl.aDev[i].aTop[0].bytes);
         }
     ASSERT_EQ(1, nManaged);
     vt__result_free(&r);
@@ -110,7 +110,7 @@ TEST(vmm)
     struct vt_result r;
     run("vmm", &r);
     ASSERT_EQ(0, r.nFind);
-    ASSERT_EQ(8 * VT_FAKE_GRAN + 2097152, r.aTrace[0].aDev[0].peak);
+    ASSERT_EQ(8 * VT_FAKE_GRAN + 2097152, r.aTrace[0].tl.aDev[0].peak);
     vt__result_free(&r);
     tg_cleanup();
 }

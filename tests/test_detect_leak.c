@@ -1,7 +1,7 @@
 /* Tests for the leak detector: planted leaks, a healthy training loop, a caching allocator. */
 #include <string.h>
 
-#include "analysis.h"
+#include "report/report.h"
 #include "tracegen.h"
 #include "vt_test.h"
 
@@ -61,8 +61,8 @@ TEST(leak_growth_and_never_freed_by_site)
     struct vt_result r;
     build_loop(zPath, 1);
     run(zPath, &r);
-    ASSERT_EQ(1, r.aTrace[0].nPhase);
-    ASSERT_EQ(10, r.aTrace[0].nIter);
+    ASSERT_EQ(1, r.aTrace[0].ph.n);
+    ASSERT_EQ(10, r.aTrace[0].ph.nIter);
     ASSERT_EQ(2, r.nFind);
     ASSERT_EQ(2, count_kind(&r, "leak", VT_SEV_HIGH));
     /* worst first: the 40 MiB never freed, then the 36 MiB growth */
@@ -89,8 +89,8 @@ TEST(healthy_training_loop_has_no_finding)
     build_loop(zPath, 0);
     run(zPath, &r);
     ASSERT_EQ(0, r.nFind);
-    ASSERT_EQ(300 * MiB, r.aTrace[0].aDev[0].peak);
-    ASSERT_EQ(1, r.aTrace[0].nLiveEnd); /* the weights, in use until the end: not a leak */
+    ASSERT_EQ(300 * MiB, r.aTrace[0].tl.aDev[0].peak);
+    ASSERT_EQ(1, r.aTrace[0].lc.nLiveEnd); /* the weights, in use until the end: not a leak */
     vt__result_free(&r);
     tg_cleanup();
 }
@@ -120,13 +120,13 @@ TEST(caching_allocator_segments_are_not_a_leak)
     struct vt_result r;
     build_segments(zPath, 0);
     run(zPath, &r);
-    ASSERT_EQ(1, r.aTrace[0].bSegments);
+    ASSERT_EQ(1, r.aTrace[0].f.bSegments);
     ASSERT_EQ(1, r.nFind);
     ASSERT_EQ(VT_SEV_INFO, r.aFind[0].severity);
     ASSERT_STREQ("leak", r.aFind[0].zKind);
     ASSERT_EQ(62 * MiB, r.aFind[0].bytes);
     ASSERT_CONTAINS(r.aFind[0].zFix, "--tensors");
-    ASSERT_CONTAINS(r.aTrace[0].azNote[0], "segment level");
+    ASSERT_CONTAINS(r.aTrace[0].f.azNote[0], "segment level");
     vt__result_free(&r);
     tg_cleanup();
 }
@@ -160,7 +160,7 @@ TEST(plain_cuda_leak_without_phases)
     for (int i = 0; i < 32; i++) tg_alloc(g, (1 + i) * MS, 0, 3, ACT + i * 0x1000000LL, 3 * MiB, -1);
     ASSERT_EQ(0, tg_close(g));
     run(zPath, &r);
-    ASSERT_EQ(0, r.aTrace[0].bSegments); /* 3 MiB blocks are not the caching pattern */
+    ASSERT_EQ(0, r.aTrace[0].f.bSegments); /* 3 MiB blocks are not the caching pattern */
     ASSERT_EQ(2, r.nFind);
     ASSERT_EQ(96 * MiB, r.aFind[0].bytes); /* never freed: 32 x 3 MiB, one size-class site */
     ASSERT_EQ(32, r.aFind[0].count);
@@ -212,14 +212,14 @@ TEST(leak_sample_shape)
     }
     ASSERT_EQ(0, tg_close(g));
     run(zPath, &r);
-    ASSERT_EQ(0, r.aTrace[0].bSegments);
+    ASSERT_EQ(0, r.aTrace[0].f.bSegments);
     ASSERT_EQ(1, r.nFind);
     ASSERT_STREQ("leak", r.aFind[0].zKind);
     ASSERT_EQ(8, r.aFind[0].count);
     ASSERT_EQ(25280512, r.aFind[0].bytes);
     ASSERT_STREQ("main (leak)", r.aFind[0].zSite);
-    ASSERT_EQ(1, r.aTrace[0].nInternalEnd);
-    ASSERT_CONTAINS(r.aTrace[0].azNote[0], "1 allocation (2.00 MiB) made by the CUDA runtime or driver itself");
+    ASSERT_EQ(1, r.aTrace[0].lc.nInternalEnd);
+    ASSERT_CONTAINS(r.aTrace[0].f.azNote[0], "1 allocation (2.00 MiB) made by the CUDA runtime or driver itself");
     vt__result_free(&r);
     /* without call sites the 8 sizes still make one finding */
     {
@@ -267,7 +267,7 @@ TEST(nccl_buffers_are_not_leaks)
     ASSERT_EQ(1, r.nFind);
     ASSERT_EQ(64 * MiB, r.aFind[0].bytes);
     ASSERT_STREQ("train.py:40 in step", r.aFind[0].zSite);
-    ASSERT_CONTAINS(r.aTrace[0].azNote[r.aTrace[0].nNote - 1], "1 allocation (400 MiB) made inside NCCL is live at exit");
+    ASSERT_CONTAINS(r.aTrace[0].f.azNote[r.aTrace[0].f.nNote - 1], "1 allocation (400 MiB) made inside NCCL is live at exit");
     vt__result_free(&r);
     tg_cleanup();
 }
@@ -310,7 +310,7 @@ TEST(segment_creep_is_not_growth)
     }
     ASSERT_EQ(0, tg_close(g));
     run(zPath, &r);
-    ASSERT_EQ(1, r.aTrace[0].bSegments);
+    ASSERT_EQ(1, r.aTrace[0].f.bSegments);
     ASSERT_EQ(1, r.nFind); /* only the info about the cache */
     ASSERT_EQ(VT_SEV_INFO, r.aFind[0].severity);
     vt__result_free(&r);

@@ -1,7 +1,7 @@
 /* Tests for the OOM detector: the three verdicts, over three traces analyzed together. */
 #include <string.h>
 
-#include "analysis.h"
+#include "report/report.h"
 #include "tracegen.h"
 #include "vt_test.h"
 
@@ -65,8 +65,8 @@ TEST(three_verdicts_three_processes)
     ASSERT_EQ(4 * GiB, r.aTrace[1].aOom[0].held);
     ASSERT_EQ(2, r.aTrace[1].aOom[0].nTop);
     ASSERT_EQ(3 * GiB, r.aTrace[1].aOom[0].aTop[0].bytes);
-    ASSERT_STREQ("1001", r.aTrace[1].zPid);
-    ASSERT_STREQ("1", r.aTrace[1].zRank);
+    ASSERT_STREQ("1001", r.aTrace[1].f.zPid);
+    ASSERT_STREQ("1", r.aTrace[1].f.zRank);
     vt__result_free(&r);
     ASSERT_EQ(1, tg_query(zP[2], "SELECT count(*) FROM finding WHERE kind = 'oom' AND bytes = 2147483648"));
     tg_cleanup();
@@ -186,13 +186,13 @@ TEST(live_grouped_by_site_and_kind)
     ASSERT_EQ(3, m->aGroup[0].count);
     ASSERT_EQ(4 * GiB, m->aGroup[0].bytes);
     ASSERT_EQ(3, m->aGroup[0].memKind);
-    ASSERT_STREQ("train.py:88 in validate", t->aSite[m->aGroup[0].site].zSite);
+    ASSERT_STREQ("train.py:88 in validate", t->sites.a[m->aGroup[0].site].zSite);
     ASSERT_EQ(2 * GiB, m->aGroup[0].largest.bytes);
     ASSERT_EQ(0x200000000LL, m->aGroup[0].largest.address);
     ASSERT_EQ(2 * MS, m->aGroup[0].largest.allocTs);
     ASSERT_EQ(1, m->aGroup[1].count);
     ASSERT_EQ(3 * GiB, m->aGroup[1].bytes);
-    ASSERT_STREQ("train.py:20 in main", t->aSite[m->aGroup[1].site].zSite);
+    ASSERT_STREQ("train.py:20 in main", t->sites.a[m->aGroup[1].site].zSite);
     ASSERT_EQ(1, m->aGroup[2].count);
     ASSERT_EQ(512 * MiB, m->aGroup[2].bytes);
     ASSERT_EQ(4, m->aGroup[2].memKind);
@@ -209,11 +209,11 @@ TEST(live_grouped_by_site_and_kind)
                     "GiB; 1 allocation, 3.00 GiB from train.py:20 in main (device); 1 allocation, 512 MiB from "
                     "train.py:88 in validate (array).");
     /* the device peak (at the end) holds the same groups */
-    for (int d = 0; d < t->nDev; d++) {
-        if (t->aDev[d].id != 0) continue;
-        ASSERT_EQ(3, t->aDev[d].nGroup);
-        ASSERT_EQ(4 * GiB, t->aDev[d].aGroup[0].bytes);
-        ASSERT_EQ(3, t->aDev[d].aGroup[0].count);
+    for (int d = 0; d < t->tl.nDev; d++) {
+        if (t->tl.aDev[d].id != 0) continue;
+        ASSERT_EQ(3, t->tl.aDev[d].nGroup);
+        ASSERT_EQ(4 * GiB, t->tl.aDev[d].aGroup[0].bytes);
+        ASSERT_EQ(3, t->tl.aDev[d].aGroup[0].count);
     }
     vt__result_free(&r);
     tg_cleanup();

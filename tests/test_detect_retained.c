@@ -1,7 +1,7 @@
 /* Tests for the retained-reference detector and phases inferred from kernel names. */
 #include <string.h>
 
-#include "analysis.h"
+#include "report/report.h"
 #include "tracegen.h"
 #include "vt_test.h"
 
@@ -56,15 +56,15 @@ TEST(training_memory_held_through_inferred_evaluation)
     vt__opts_default(&o);
     ASSERT_EQ(0, vt__analyze(az, 1, &o, &r));
     struct vt_trace *t = &r.aTrace[0];
-    ASSERT_STREQ("kernels", t->zPhaseSource);
-    ASSERT_EQ(3, t->nPhase);
-    ASSERT_EQ(VT_PHASE_TRAIN, t->aPhase[0].kind);
-    ASSERT_EQ(VT_PHASE_EVAL, t->aPhase[1].kind);
-    ASSERT_EQ(VT_PHASE_TRAIN, t->aPhase[2].kind);
-    ASSERT_EQ(61 * MS, t->aPhase[1].start);
-    ASSERT_EQ(8, t->nIter);
-    ASSERT_EQ(5, t->aPhase[0].nIter);
-    ASSERT_EQ(80 * MiB, t->aPhase[1].carried);
+    ASSERT_STREQ("kernels", t->ph.zSource);
+    ASSERT_EQ(3, t->ph.n);
+    ASSERT_EQ(VT_PHASE_TRAIN, t->ph.a[0].kind);
+    ASSERT_EQ(VT_PHASE_EVAL, t->ph.a[1].kind);
+    ASSERT_EQ(VT_PHASE_TRAIN, t->ph.a[2].kind);
+    ASSERT_EQ(61 * MS, t->ph.a[1].start);
+    ASSERT_EQ(8, t->ph.nIter);
+    ASSERT_EQ(5, t->ph.a[0].nIter);
+    ASSERT_EQ(80 * MiB, t->ph.a[1].carried);
     ASSERT_EQ(2, r.nFind);
     /* equal severity and bytes: ordered by title */
     ASSERT_STREQ("validation_spike", r.aFind[0].zKind);
@@ -110,7 +110,6 @@ TEST(idle_allocation_and_reused_cache)
     ASSERT_EQ(0, tg_close(g));
     vt__opts_default(&o);
     ASSERT_EQ(0, vt__analyze(az, 1, &o, &r));
-    ASSERT_EQ(100 * MS, r.aTrace[0].idleNs);
     ASSERT_EQ(1, r.nFind);
     ASSERT_STREQ("retained", r.aFind[0].zKind);
     ASSERT_EQ(VT_SEV_MEDIUM, r.aFind[0].severity);
@@ -118,6 +117,7 @@ TEST(idle_allocation_and_reused_cache)
     ASSERT_STREQ("prep.py:12 in load_table", r.aFind[0].zSite);
     ASSERT_CONTAINS(r.aFind[0].zTitle, "idle long after last use");
     ASSERT_CONTAINS(r.aFind[0].zTitle, "up to 308.0 ms");
+    ASSERT_CONTAINS(r.aFind[0].zEvidence, "threshold 100.0 ms"); /* 10 median iterations */
     vt__result_free(&r);
     tg_cleanup();
 }
@@ -157,18 +157,18 @@ TEST(inferred_phases_with_noisy_kernels)
     vt__opts_default(&o);
     ASSERT_EQ(0, vt__analyze(az, 1, &o, &r));
     struct vt_trace *t = &r.aTrace[0];
-    ASSERT_STREQ("kernels", t->zPhaseSource);
-    ASSERT_EQ(6, t->nIter);
-    ASSERT_EQ(4, t->nPhase);
-    ASSERT_EQ(VT_PHASE_TRAIN, t->aPhase[0].kind);
-    ASSERT_EQ(3, t->aPhase[0].nIter);
-    ASSERT_EQ(VT_PHASE_EVAL, t->aPhase[1].kind);
-    ASSERT_EQ(VT_PHASE_TRAIN, t->aPhase[2].kind);
-    ASSERT_EQ(3, t->aPhase[2].nIter);
-    ASSERT_EQ(VT_PHASE_EVAL, t->aPhase[3].kind);
+    ASSERT_STREQ("kernels", t->ph.zSource);
+    ASSERT_EQ(6, t->ph.nIter);
+    ASSERT_EQ(4, t->ph.n);
+    ASSERT_EQ(VT_PHASE_TRAIN, t->ph.a[0].kind);
+    ASSERT_EQ(3, t->ph.a[0].nIter);
+    ASSERT_EQ(VT_PHASE_EVAL, t->ph.a[1].kind);
+    ASSERT_EQ(VT_PHASE_TRAIN, t->ph.a[2].kind);
+    ASSERT_EQ(3, t->ph.a[2].nIter);
+    ASSERT_EQ(VT_PHASE_EVAL, t->ph.a[3].kind);
     /* the mid-run evaluation is exactly its 30 kernels: it ends where the next step's first gemm starts */
-    ASSERT_EQ(t->aPhase[1].start + 30 * 100000, t->aPhase[1].end);
-    ASSERT_EQ(t->aPhase[1].end, t->aPhase[2].start);
+    ASSERT_EQ(t->ph.a[1].start + 30 * 100000, t->ph.a[1].end);
+    ASSERT_EQ(t->ph.a[1].end, t->ph.a[2].start);
     vt__result_free(&r);
     /* with NVTX step ranges but no phase range: the same phases, the NVTX iterations */
     {
@@ -183,9 +183,9 @@ TEST(inferred_phases_with_noisy_kernels)
     }
     ASSERT_EQ(0, vt__analyze(az, 1, &o, &r));
     t = &r.aTrace[0];
-    ASSERT_STREQ("kernels", t->zPhaseSource);
-    ASSERT_EQ(4, t->nPhase);
-    ASSERT_EQ(2, t->nIter);
+    ASSERT_STREQ("kernels", t->ph.zSource);
+    ASSERT_EQ(4, t->ph.n);
+    ASSERT_EQ(2, t->ph.nIter);
     vt__result_free(&r);
     tg_cleanup();
 }
@@ -220,8 +220,8 @@ TEST(trace_ending_in_evaluation)
     ASSERT_EQ(0, tg_close(g));
     vt__opts_default(&o);
     ASSERT_EQ(0, vt__analyze(az, 1, &o, &r));
-    ASSERT_EQ(2, r.aTrace[0].nPhase);
-    ASSERT_EQ(0, r.aTrace[0].aPhase[1].carried);
+    ASSERT_EQ(2, r.aTrace[0].ph.n);
+    ASSERT_EQ(0, r.aTrace[0].ph.a[1].carried);
     ASSERT_EQ(0, r.nFind);
     vt__result_free(&r);
     tg_cleanup();

@@ -1,7 +1,7 @@
 /* Tests for the validation-spike detector: missing no_grad, and a legitimately large batch. */
 #include <string.h>
 
-#include "analysis.h"
+#include "report/report.h"
 #include "tracegen.h"
 #include "vt_test.h"
 
@@ -64,17 +64,17 @@ TEST(missing_no_grad_grows_batch_by_batch)
     build(zPath, 1);
     run(zPath, &r);
     struct vt_trace *t = &r.aTrace[0];
-    ASSERT_EQ(2, t->nPhase);
-    ASSERT_EQ(VT_PHASE_TRAIN, t->aPhase[0].kind);
-    ASSERT_EQ(VT_PHASE_EVAL, t->aPhase[1].kind);
-    ASSERT_EQ(8, t->aPhase[1].nIter);
-    ASSERT_EQ(300 * MiB, t->aPhase[0].peak);
-    ASSERT_EQ(600 * MiB, t->aPhase[1].peak);
-    ASSERT_EQ(8, t->aPhase[1].nTop); /* at the validation peak: the weights and 8 kept outputs (7 fit) */
-    ASSERT_EQ(200 * MiB, t->aPhase[1].aTop[0].bytes);
-    ASSERT_EQ(50 * MiB, t->aPhase[1].aTop[7].bytes);
-    ASSERT_EQ(2, t->aPhase[0].nTop); /* at the training peak: weights and activations */
-    ASSERT_EQ(100 * MiB, t->aPhase[0].aTop[1].bytes);
+    ASSERT_EQ(2, t->ph.n);
+    ASSERT_EQ(VT_PHASE_TRAIN, t->ph.a[0].kind);
+    ASSERT_EQ(VT_PHASE_EVAL, t->ph.a[1].kind);
+    ASSERT_EQ(8, t->ph.a[1].nIter);
+    ASSERT_EQ(300 * MiB, t->ph.a[0].peak);
+    ASSERT_EQ(600 * MiB, t->ph.a[1].peak);
+    ASSERT_EQ(8, t->ph.a[1].nTop); /* at the validation peak: the weights and 8 kept outputs (7 fit) */
+    ASSERT_EQ(200 * MiB, t->ph.a[1].aTop[0].bytes);
+    ASSERT_EQ(50 * MiB, t->ph.a[1].aTop[7].bytes);
+    ASSERT_EQ(2, t->ph.a[0].nTop); /* at the training peak: weights and activations */
+    ASSERT_EQ(100 * MiB, t->ph.a[0].aTop[1].bytes);
     ASSERT_EQ(2, r.nFind);
     ASSERT_STREQ("validation_spike", r.aFind[0].zKind);
     ASSERT_EQ(VT_SEV_HIGH, r.aFind[0].severity);
@@ -115,7 +115,7 @@ TEST(phase_regex_override)
     vt__opts_default(&o);
     o.zPhaseRe = "^train$"; /* only the training range is a phase now */
     ASSERT_EQ(0, vt__analyze(az, 1, &o, &r));
-    ASSERT_EQ(1, r.aTrace[0].nPhase);
+    ASSERT_EQ(1, r.aTrace[0].ph.n);
     for (int i = 0; i < r.nFind; i++) ASSERT(strcmp(r.aFind[i].zKind, "validation_spike") != 0);
     vt__result_free(&r);
     o.zPhaseRe = "([";
@@ -167,12 +167,12 @@ TEST(phases_sample_shape)
     ASSERT_EQ(0, tg_close(g));
     run(zPath, &r);
     struct vt_trace *t = &r.aTrace[0];
-    ASSERT_EQ(0, t->bSegments);
-    ASSERT_EQ(2, t->nPhase);
-    ASSERT_EQ(11, t->nIter);
-    ASSERT_EQ(43003904, t->aPhase[0].peak);
-    ASSERT_EQ(80801792, t->aPhase[1].peak);
-    ASSERT_EQ(6, t->aPhase[1].nIter);
+    ASSERT_EQ(0, t->f.bSegments);
+    ASSERT_EQ(2, t->ph.n);
+    ASSERT_EQ(11, t->ph.nIter);
+    ASSERT_EQ(43003904, t->ph.a[0].peak);
+    ASSERT_EQ(80801792, t->ph.a[1].peak);
+    ASSERT_EQ(6, t->ph.a[1].nIter);
     int nSpike = 0, nOther = 0;
     for (int i = 0; i < r.nFind; i++) {
         if (!strcmp(r.aFind[i].zKind, "validation_spike")) {
@@ -214,11 +214,11 @@ TEST(operator_ranges_are_not_phases)
     ASSERT_EQ(0, tg_close(g));
     vt__opts_default(&o);
     ASSERT_EQ(0, vt__analyze(az, 1, &o, &r));
-    ASSERT_EQ(1, r.aTrace[0].nPhase);
-    ASSERT_STREQ("epoch 0 train", r.aTrace[0].aPhase[0].zName);
-    ASSERT_EQ(VT_PHASE_TRAIN, r.aTrace[0].aPhase[0].kind);
-    ASSERT_EQ(4, r.aTrace[0].nIter);
-    ASSERT_EQ(4, r.aTrace[0].aPhase[0].nIter);
+    ASSERT_EQ(1, r.aTrace[0].ph.n);
+    ASSERT_STREQ("epoch 0 train", r.aTrace[0].ph.a[0].zName);
+    ASSERT_EQ(VT_PHASE_TRAIN, r.aTrace[0].ph.a[0].kind);
+    ASSERT_EQ(4, r.aTrace[0].ph.nIter);
+    ASSERT_EQ(4, r.aTrace[0].ph.a[0].nIter);
     vt__result_free(&r);
     tg_cleanup();
 }
@@ -245,9 +245,9 @@ TEST(unclosed_validation_range)
     ASSERT_EQ(0, tg_close(g));
     vt__opts_default(&o);
     ASSERT_EQ(0, vt__analyze(az, 1, &o, &r));
-    ASSERT_EQ(2, r.aTrace[0].nPhase);
-    ASSERT_EQ(VT_PHASE_EVAL, r.aTrace[0].aPhase[1].kind);
-    ASSERT_EQ(70 * MS + 1, r.aTrace[0].aPhase[1].end);
+    ASSERT_EQ(2, r.aTrace[0].ph.n);
+    ASSERT_EQ(VT_PHASE_EVAL, r.aTrace[0].ph.a[1].kind);
+    ASSERT_EQ(70 * MS + 1, r.aTrace[0].ph.a[1].end);
     int nOom = 0;
     for (int i = 0; i < r.nFind; i++)
         if (!strcmp(r.aFind[i].zKind, "oom")) {
@@ -278,17 +278,17 @@ TEST(validation_nested_in_training_range)
     vt__opts_default(&o);
     ASSERT_EQ(0, vt__analyze(az, 1, &o, &r));
     struct vt_trace *t = &r.aTrace[0];
-    ASSERT_EQ(5, t->nPhase);
-    ASSERT_EQ(VT_PHASE_TRAIN, t->aPhase[0].kind);
-    ASSERT_EQ(30 * MS, t->aPhase[0].end);
-    ASSERT_EQ(VT_PHASE_EVAL, t->aPhase[1].kind);
-    ASSERT_EQ(1, t->aPhase[1].nIter);
-    ASSERT_EQ(VT_PHASE_TRAIN, t->aPhase[2].kind);
-    ASSERT_EQ(40 * MS, t->aPhase[2].start);
-    ASSERT_EQ(70 * MS, t->aPhase[2].end);
-    ASSERT_EQ(VT_PHASE_EVAL, t->aPhase[3].kind);
-    ASSERT_EQ(VT_PHASE_TRAIN, t->aPhase[4].kind);
-    ASSERT_EQ(100 * MS, t->aPhase[4].end);
+    ASSERT_EQ(5, t->ph.n);
+    ASSERT_EQ(VT_PHASE_TRAIN, t->ph.a[0].kind);
+    ASSERT_EQ(30 * MS, t->ph.a[0].end);
+    ASSERT_EQ(VT_PHASE_EVAL, t->ph.a[1].kind);
+    ASSERT_EQ(1, t->ph.a[1].nIter);
+    ASSERT_EQ(VT_PHASE_TRAIN, t->ph.a[2].kind);
+    ASSERT_EQ(40 * MS, t->ph.a[2].start);
+    ASSERT_EQ(70 * MS, t->ph.a[2].end);
+    ASSERT_EQ(VT_PHASE_EVAL, t->ph.a[3].kind);
+    ASSERT_EQ(VT_PHASE_TRAIN, t->ph.a[4].kind);
+    ASSERT_EQ(100 * MS, t->ph.a[4].end);
     vt__result_free(&r);
     tg_cleanup();
 }
@@ -318,7 +318,7 @@ TEST(segment_level_validation_staircase)
     ASSERT_EQ(0, tg_close(g));
     vt__opts_default(&o);
     ASSERT_EQ(0, vt__analyze(az, 1, &o, &r));
-    ASSERT_EQ(1, r.aTrace[0].bSegments);
+    ASSERT_EQ(1, r.aTrace[0].f.bSegments);
     int nGrow = 0;
     for (int i = 0; i < r.nFind; i++)
         if (strstr(r.aFind[i].zTitle, "grows batch by batch")) {

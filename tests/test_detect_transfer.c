@@ -1,7 +1,7 @@
 /* Tests for the transfer detector: pageable copies, copies without overlap, pinned growth. */
 #include <string.h>
 
-#include "analysis.h"
+#include "report/report.h"
 #include "tracegen.h"
 #include "vt_test.h"
 
@@ -56,8 +56,8 @@ TEST(pageable_serialized_and_pinned_growth)
     f = find(&r, "serialized with compute");
     ASSERT(f);
     ASSERT_EQ(VT_SEV_MEDIUM, f->severity);
-    ASSERT_EQ(80 * MS + 5 * 700000, r.aTrace[0].copySerialNs);
-    ASSERT_EQ(80 * MS, r.aTrace[0].kernelBusyNs);
+    ASSERT_EQ(80 * MS + 5 * 700000, r.aTrace[0].xf.copySerialNs);
+    ASSERT_EQ(80 * MS, r.aTrace[0].xf.kernelBusyNs);
     f = find(&r, "Pinned host memory keeps growing");
     ASSERT(f);
     ASSERT_EQ(VT_SEV_MEDIUM, f->severity);
@@ -86,8 +86,8 @@ TEST(pinned_overlapped_copies_are_fine)
     ASSERT_EQ(0, tg_close(g));
     run(zPath, &r);
     ASSERT_EQ(0, r.nFind);
-    ASSERT_EQ(20, r.aTrace[0].xfer[1].pageCount); /* counted, but 80 bytes is below --min-bytes */
-    ASSERT_EQ(20 * 2000, r.aTrace[0].copySerialNs); /* the DtoH reads run after the kernel */
+    ASSERT_EQ(20, r.aTrace[0].xf.x[1].pageCount); /* counted, but 80 bytes is below --min-bytes */
+    ASSERT_EQ(20 * 2000, r.aTrace[0].xf.copySerialNs); /* the DtoH reads run after the kernel */
     vt__result_free(&r);
     tg_cleanup();
 }

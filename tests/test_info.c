@@ -1,6 +1,6 @@
 /* Tests of 'vramtrace info' on generated traces: exact text and JSON output, bad input. */
 #include "cli_util.h"
-#include "cli.h"
+#include "util/errors.h"
 
 /* Run `vramtrace info ARGS...`; stdout and stderr (heap strings) into *pzOut, *pzErr. */
 static int run_info(char **azArg, char **pzOut, char **pzErr)
@@ -67,6 +67,9 @@ TEST(info_text_exact)
         "            string         0\n"
         "            stack          0\n"
         "            frame          0\n"
+        "            tensor_event   0\n"
+        "            module         0\n"
+        "            kernel_name    0\n"
         "config      backtrace = 16\n"
         "            python_stacks = 1\n"
         "            tensors = 1\n"
@@ -209,7 +212,8 @@ TEST(info_peaks_per_device)
                  "(40,2,3,1000,100,1),(50,1,3,5000,70,0),(70,1,2,7000,1000,0),(80,5,3,8000,5000,0)");
     sqlite3_close(db);
     ASSERT_EQ(VT_EXIT_OK, run_info(azArg, &zOut, &zErr));
-    ASSERT_CONTAINS(zOut, "\"peak_live_device\":[{\"device\":0,\"bytes\":120,\"ts\":50},"
+    /* the one rule for live bytes (analyze's): the mapping of a handle never seen created counts itself */
+    ASSERT_CONTAINS(zOut, "\"peak_live_device\":[{\"device\":0,\"bytes\":5120,\"ts\":80},"
                           "{\"device\":1,\"bytes\":400,\"ts\":30}]");
     ASSERT_CONTAINS(zOut, "\"allocations\":6,\"allocated_bytes\":1620,\"frees\":1,\"vmm_maps\":1");
     free(zOut);
@@ -234,7 +238,7 @@ TEST(info_hostile_rows_both_ways)
     cli_exec(db, "INSERT INTO memory_event(t, op, mem_kind, address, bytes, device, pool_used) VALUES"
                  "(10,1,3,1000,100,0,1),(20,1,3,2000,300,1,1),(30,2,3,1000,100,0,1),(40,1,2,3000,8,NULL,1),"
                  "(-9223372036854775808,1,3,4000,5000,0,1),(50,1,3,5000,-5,0,1),('soon',1,3,6000,7,0,1),"
-                 "(60,7,3,7000,9,0,1),(70,5,3,8000,64,0,1);"
+                 "(60,99,3,7000,9,0,1),(70,5,3,8000,64,0,1);"
                  "INSERT INTO kernel(t, dur) VALUES (15, 5), (25, 'later'), (35, 100);"
                  "INSERT INTO memcpy(t, dur, copy_kind, src_kind, dst_kind, bytes, src) VALUES"
                  "(12, 3, 1, 1, 3, 4096, 1), (14, 2, 2, 3, 2, 512, 2), (16, 2, 1, 2, 3, 1024, 3);"
@@ -250,13 +254,13 @@ TEST(info_hostile_rows_both_ways)
                           "\"allocations_by_kind\":[{\"mem_kind\":\"pinned\",\"count\":1,\"bytes\":8},"
                           "{\"mem_kind\":\"device\",\"count\":2,\"bytes\":400}],"
                           "\"peak_live_device\":[{\"device\":0,\"bytes\":100,\"ts\":1000000010},"
-                          "{\"device\":1,\"bytes\":300,\"ts\":1000000020}]}");
+                          "{\"device\":1,\"bytes\":300,\"ts\":1000000020}],\"vmm_creations\":0,\"tensor_blocks\":0}");
     ASSERT_CONTAINS(zOut, "\"copies\":{\"count\":3,\"bytes\":5632,\"pageable\":1,\"by_kind\":["
                           "{\"copy_kind\":\"HtoD\",\"count\":2,\"bytes\":5120,\"pageable\":1},"
                           "{\"copy_kind\":\"DtoH\",\"count\":1,\"bytes\":512,\"pageable\":0}]}");
     /* a real number in a kept row of each table, a text op: SQL reads those tables, with the same result */
     ASSERT_EQ(SQLITE_OK, sqlite3_open(zTrace, &db));
-    cli_exec(db, "UPDATE memory_event SET pool_used = 0.5; UPDATE memory_event SET op = 'x' WHERE op = 7;"
+    cli_exec(db, "UPDATE memory_event SET pool_used = 0.5; UPDATE memory_event SET op = 'x' WHERE op = 99;"
                  "UPDATE memcpy SET src = src + 0.5;"
                  "UPDATE kernel SET t = 15.5 WHERE t = 15; UPDATE nvtx_range SET dur = 200.5 WHERE t = 8");
     sqlite3_close(db);
@@ -276,7 +280,7 @@ TEST(info_peaks_out_of_order)
     const char *zDir = cli_tmpdir();
     char zTrace[PATH_MAX + 16], *zOut, *zErr;
     char *azArg[] = {"--json", zTrace, NULL};
-    static const char *const azLate[] = {"19990", "0"}; /* the time of the last row: 10 rows back, 20000 back */
+    static const char *const azLate[] = {"19990", "1"}; /* the time of the last row: 10 rows back, 20000 back */
     for (int i = 0; i < 2; i++) {
         sqlite3 *db = NULL;
         char *zMsg = NULL, zSql[512];
@@ -293,8 +297,9 @@ TEST(info_peaks_out_of_order)
         cli_exec(db, zSql);
         sqlite3_close(db);
         ASSERT_EQ(VT_EXIT_OK, run_info(azArg, &zOut, &zErr));
-        /* in time order the free comes before the last allocations: the peak is 19997 (20000 in rowid order) */
-        ASSERT_CONTAINS(zOut, "\"peak_live_device\":[{\"device\":0,\"bytes\":19997,\"ts\":20000}]");
+        /* in time order the free comes before the last allocations; it ends the 1-byte allocation at its
+         * address (the pairing analyze makes), whatever size it claims: the peak is 19999 */
+        ASSERT_CONTAINS(zOut, "\"peak_live_device\":[{\"device\":0,\"bytes\":19999,\"ts\":20000}]");
         free(zOut);
         free(zErr);
     }
@@ -363,8 +368,8 @@ TEST(info_bad_input)
     ASSERT_EQ(VT_EXIT_NOT_TRACE, run_info(azEmpty, &zOut, &zErr));
     ASSERT_CONTAINS(zErr, "empty file");
     free(zOut), free(zErr);
-    /* one bad trace among good ones: the good one is still shown, the status is the failure */
-    ASSERT_EQ(VT_EXIT_NOFILE, run_info(azMixed, &zOut, &zErr));
+    /* one bad trace among good ones: the good one is still shown, the bad one named, the status partial */
+    ASSERT_EQ(VT_EXIT_PARTIAL, run_info(azMixed, &zOut, &zErr));
     ASSERT_CONTAINS(zOut, "\nprocess     pid 4242 (parent 4200)");
     ASSERT_CONTAINS(zErr, "missing.db: No such file or directory");
     free(zOut), free(zErr);

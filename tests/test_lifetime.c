@@ -2,7 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis.h"
+#include "report/report.h"
 #include "tracegen.h"
 #include "vt_test.h"
 
@@ -53,17 +53,17 @@ TEST(pairing_reuse_unknown_double)
     ASSERT_EQ(0, analyze1(zPath, &o, &r));
     ASSERT_EQ(1, r.nTrace);
     struct vt_trace *t = &r.aTrace[0];
-    ASSERT_EQ(7, t->nAlloc);      /* A B D C map E F */
-    ASSERT_EQ(3, t->nFree);       /* A, B, unmap */
-    ASSERT_EQ(1, t->nFreeUnknown);
-    ASSERT_EQ(1, t->nDoubleFree);
-    ASSERT_EQ(1, t->nFreeMissing);
-    ASSERT_EQ(3, t->nLiveEnd);    /* C, D, F */
-    ASSERT_EQ(5 * MiB + 4 * MiB + 1 * MiB, t->liveEndBytes);
-    ASSERT_EQ(1, t->bWritten);
-    ASSERT_EQ(2, t->nKernelUse);
-    ASSERT_EQ(1, t->nCopyUse);
-    ASSERT_EQ(4, t->nUseMatched); /* the copy's pinned source and device destination, two kernel args */
+    ASSERT_EQ(7, t->lc.nAlloc);      /* A B D C map E F */
+    ASSERT_EQ(3, t->lc.nFree);       /* A, B, unmap */
+    ASSERT_EQ(1, t->lc.nFreeUnknown);
+    ASSERT_EQ(1, t->lc.nDoubleFree);
+    ASSERT_EQ(1, t->lc.nFreeMissing);
+    ASSERT_EQ(3, t->lc.nLiveEnd);    /* C, D, F */
+    ASSERT_EQ(5 * MiB + 4 * MiB + 1 * MiB, t->lc.liveEndBytes);
+    ASSERT_EQ(1, t->f.bWritable);
+    ASSERT_EQ(2, t->lc.nKernelUse);
+    ASSERT_EQ(1, t->lc.nCopyUse);
+    ASSERT_EQ(4, t->lc.nUseMatched); /* the copy's pinned source and device destination, two kernel args */
     vt__result_free(&r);
 
     ASSERT_EQ(9, tg_query(zPath, "SELECT count(*) FROM lifetime"));
@@ -97,20 +97,20 @@ TEST(timeline_peak_and_live_at_peak)
     ASSERT_EQ(0, analyze1(zPath, &o, &r));
     struct vt_trace *t = &r.aTrace[0];
     int iDev = -1, iPin = -1;
-    for (int i = 0; i < t->nDev; i++) {
-        if (t->aDev[i].id == 0) iDev = i;
-        if (t->aDev[i].id == -1) iPin = i;
+    for (int i = 0; i < t->tl.nDev; i++) {
+        if (t->tl.aDev[i].id == 0) iDev = i;
+        if (t->tl.aDev[i].id == -1) iPin = i;
     }
     ASSERT(iDev >= 0 && iPin >= 0);
-    ASSERT_EQ(30 * MiB, t->aDev[iDev].peak);
-    ASSERT_EQ(2 * MS, t->aDev[iDev].peakTs);
-    ASSERT_EQ(2, t->aDev[iDev].nTop);
-    ASSERT_EQ(20 * MiB, t->aDev[iDev].aTop[0].bytes);
-    ASSERT_EQ(10 * MiB, t->aDev[iDev].aTop[1].bytes);
-    ASSERT_STREQ("train.py:42 in make_buffers", t->aSite[t->aDev[iDev].aTop[1].site].zSite);
-    ASSERT_CONTAINS(t->aSite[t->aDev[iDev].aTop[0].site].zSite, "site not recorded");
-    ASSERT_EQ(4 * MiB, t->aDev[iPin].peak);
-    ASSERT_EQ(6 * MiB, t->aDev[iDev].live); /* C 5 MiB + F 1 MiB at the end */
+    ASSERT_EQ(30 * MiB, t->tl.aDev[iDev].peak);
+    ASSERT_EQ(2 * MS, t->tl.aDev[iDev].peakTs);
+    ASSERT_EQ(2, t->tl.aDev[iDev].nTop);
+    ASSERT_EQ(20 * MiB, t->tl.aDev[iDev].aTop[0].bytes);
+    ASSERT_EQ(10 * MiB, t->tl.aDev[iDev].aTop[1].bytes);
+    ASSERT_STREQ("train.py:42 in make_buffers", t->sites.a[t->tl.aDev[iDev].aTop[1].site].zSite);
+    ASSERT_CONTAINS(t->sites.a[t->tl.aDev[iDev].aTop[0].site].zSite, "site not recorded");
+    ASSERT_EQ(4 * MiB, t->tl.aDev[iPin].peak);
+    ASSERT_EQ(6 * MiB, t->tl.aDev[iDev].live); /* C 5 MiB + F 1 MiB at the end */
     vt__result_free(&r);
     /* --no-write: nothing written back */
     ASSERT_EQ(0, tg_query(zPath, "SELECT count(*) FROM sqlite_schema WHERE name = 'lifetime'"));
@@ -130,9 +130,9 @@ TEST(pool_reserved_tracked)
     ASSERT_EQ(0, tg_close(g));
     vt__opts_default(&o);
     ASSERT_EQ(0, analyze1(zPath, &o, &r));
-    ASSERT_EQ(64 * MiB, r.aTrace[0].aDev[0].poolPeakReserved);
-    ASSERT_EQ(16 * MiB, r.aTrace[0].aDev[0].peak);
-    ASSERT_EQ(0, r.aTrace[0].nNote > 1); /* only the "no kernel uses" note */
+    ASSERT_EQ(64 * MiB, r.aTrace[0].tl.aDev[0].poolPeakReserved);
+    ASSERT_EQ(16 * MiB, r.aTrace[0].tl.aDev[0].peak);
+    ASSERT_EQ(0, r.aTrace[0].f.nNote > 1); /* only the "no kernel uses" note */
     vt__result_free(&r);
     /* losses while tracing are said, with the larger of the two counts */
     {
@@ -143,12 +143,12 @@ TEST(pool_reserved_tracked)
         sqlite3_close(db);
     }
     ASSERT_EQ(0, analyze1(zPath, &o, &r));
-    ASSERT_CONTAINS(r.aTrace[0].azNote[0], "7 records were lost while tracing");
+    ASSERT_CONTAINS(r.aTrace[0].f.azNote[0], "7 records were lost while tracing");
     vt__result_free(&r);
     tg_cleanup();
 }
 
-/* The 'vmm', 'managed' and 'pool' samples: mapped bytes count as device memory, managed memory
+/* The 'vmm', 'managed' and 'pool' samples: created VMM memory counts as device memory, managed memory
  * has its own series, async pool allocations pair with their frees; no leak anywhere. */
 TEST(vmm_managed_pool_sample_shapes)
 {
@@ -175,24 +175,28 @@ TEST(vmm_managed_pool_sample_shapes)
         tg_memop(g, 20 * MS + i * MS, 1, 0, 3, 0x40000000 + i * 0x1000000LL, 9 * MiB + 4096 * i, -1, 64 * MiB, (i + 1) * 10 * MiB);
     for (int i = 0; i < 6; i++)
         tg_memop(g, 30 * MS + i * MS, 2, 0, 3, 0x40000000 + i * 0x1000000LL, 9 * MiB + 4096 * i, -1, 64 * MiB, 0);
+    /* each mapping names the handle it maps, as the tracer records it */
+    ASSERT_EQ(SQLITE_OK, sqlite3_exec(g->db, "UPDATE memory_event SET pool_address = CASE WHEN bytes = 100663296"
+                                             " THEN 17 ELSE 18 END WHERE op IN (5, 6)",
+                                      NULL, NULL, NULL));
     ASSERT_EQ(0, tg_close(g));
     vt__opts_default(&o);
     ASSERT_EQ(0, analyze1(zPath, &o, &r));
     struct vt_trace *t = &r.aTrace[0];
     ASSERT_EQ(0, r.nFind);
-    ASSERT_EQ(0, t->nLiveEnd);
-    ASSERT_EQ(11, t->nFree);
+    ASSERT_EQ(0, t->lc.nLiveEnd);
+    ASSERT_EQ(11, t->lc.nFree); /* 2 VMM releases (the unmaps only end mappings), 3 managed, 6 pool frees */
     int iDev = -1, iMan = -1;
-    for (int i = 0; i < t->nDev; i++) {
-        if (t->aDev[i].id == 0) iDev = i;
-        if (t->aDev[i].id == -2) iMan = i;
+    for (int i = 0; i < t->tl.nDev; i++) {
+        if (t->tl.aDev[i].id == 0) iDev = i;
+        if (t->tl.aDev[i].id == -2) iMan = i;
     }
     ASSERT(iDev >= 0 && iMan >= 0);
-    ASSERT_EQ(8 * G, t->aDev[iDev].peak);
-    ASSERT_EQ(4 * MS, t->aDev[iDev].peakTs);
-    ASSERT_EQ(13 * MiB + 4096 * 2, t->aDev[iMan].peak);
-    ASSERT_STREQ("managed memory", t->aDev[iMan].zName);
-    ASSERT_EQ(64 * MiB, t->aDev[iDev].poolPeakReserved);
+    ASSERT_EQ(8 * G, t->tl.aDev[iDev].peak); /* the physical memory, counted once when it is created */
+    ASSERT_EQ(2 * MS, t->tl.aDev[iDev].peakTs);
+    ASSERT_EQ(13 * MiB + 4096 * 2, t->tl.aDev[iMan].peak);
+    ASSERT_STREQ("managed memory", t->tl.aDev[iMan].zName);
+    ASSERT_EQ(64 * MiB, t->tl.aDev[iDev].poolPeakReserved);
     vt__result_free(&r);
     tg_cleanup();
 }
@@ -217,12 +221,12 @@ TEST(wide_timestamps_and_incomplete_records)
     vt__opts_default(&o);
     o.format = VT_FMT_HTML;
     ASSERT_EQ(0, analyze1(zPath, &o, &r));
-    ASSERT_EQ(base + 1 * MS, r.aTrace[0].t0);
-    ASSERT_EQ(base + 6 * MS, r.aTrace[0].t1);
-    ASSERT_EQ(10 * MiB, r.aTrace[0].aDev[0].peak);
-    ASSERT_EQ(10 * MiB, r.aTrace[0].aDev[0].aMax[0]);
-    ASSERT_EQ(0, r.aTrace[0].aDev[0].aLast[VT_TIMELINE_BUCKETS - 1]);
-    ASSERT_EQ(1 * MS, r.aTrace[0].kernelBusyNs); /* the incomplete kernel adds nothing */
+    ASSERT_EQ(base + 1 * MS, r.aTrace[0].f.t0);
+    ASSERT_EQ(base + 6 * MS, r.aTrace[0].f.t1);
+    ASSERT_EQ(10 * MiB, r.aTrace[0].tl.aDev[0].peak);
+    ASSERT_EQ(10 * MiB, r.aTrace[0].tl.aDev[0].aMax[0]);
+    ASSERT_EQ(0, r.aTrace[0].tl.aDev[0].aLast[VT_TIMELINE_BUCKETS - 1]);
+    ASSERT_EQ(1 * MS, r.aTrace[0].xf.kernelBusyNs); /* the incomplete kernel adds nothing */
     {
         char *z = NULL;
         size_t n = 0;
@@ -253,7 +257,7 @@ TEST(huge_allocations)
     ASSERT_EQ(0, tg_close(g));
     vt__opts_default(&o);
     ASSERT_EQ(0, analyze1(zPath, &o, &r));
-    ASSERT_EQ(2, r.aTrace[0].nFree);
+    ASSERT_EQ(2, r.aTrace[0].lc.nFree);
     vt__result_free(&r);
     ASSERT_EQ(3 * MS, tg_query(zPath, "SELECT first_use_ts FROM lifetime WHERE bytes = 4294967296"));
     ASSERT_EQ(5 * MS, tg_query(zPath, "SELECT last_use_ts FROM lifetime WHERE address = 2199023255552"));
@@ -286,22 +290,22 @@ TEST(peak_groups_many_sites)
     o.bNoWrite = 1;
     ASSERT_EQ(0, analyze1(zPath, &o, &r));
     const struct vt_trace *t = &r.aTrace[0];
-    const struct vt_device *d = &t->aDev[0];
+    const struct vt_device *d = &t->tl.aDev[0];
     ASSERT_EQ(0, d->id);
     ASSERT_EQ(101 * MiB + (820 - 1) * MiB, d->peak); /* 2 + 3 + ... + 40 MiB = 819 MiB */
     ASSERT_EQ(32, d->nGroup);
     ASSERT_EQ(101, d->aGroup[0].count);
     ASSERT_EQ(101 * MiB, d->aGroup[0].bytes);
     ASSERT_EQ(1 * MiB, d->aGroup[0].largest.bytes);
-    ASSERT_STREQ("model.py:100 in layer", t->aSite[d->aGroup[0].site].zSite);
+    ASSERT_STREQ("model.py:100 in layer", t->sites.a[d->aGroup[0].site].zSite);
     ASSERT_EQ(1, d->aGroup[1].count);
     ASSERT_EQ(40 * MiB, d->aGroup[1].bytes);
-    ASSERT_STREQ("model.py:139 in layer", t->aSite[d->aGroup[1].site].zSite);
+    ASSERT_STREQ("model.py:139 in layer", t->sites.a[d->aGroup[1].site].zSite);
     ASSERT_EQ(10 * MiB, d->aGroup[31].bytes); /* 40, 39, ..., 10 MiB after site 0 */
-    ASSERT_EQ(1, t->nPhase);
-    ASSERT_EQ(8, t->aPhase[0].nGroup);
-    ASSERT_EQ(101, t->aPhase[0].aGroup[0].count);
-    ASSERT_EQ(34 * MiB, t->aPhase[0].aGroup[7].bytes);
+    ASSERT_EQ(1, t->ph.n);
+    ASSERT_EQ(8, t->ph.a[0].nGroup);
+    ASSERT_EQ(101, t->ph.a[0].aGroup[0].count);
+    ASSERT_EQ(34 * MiB, t->ph.a[0].aGroup[7].bytes);
     char z[600];
     vt__fmt_group(t, &d->aGroup[0], z, sizeof z);
     ASSERT_STREQ("101 allocations, 101 MiB from model.py:100 in layer (device), largest 1.00 MiB", z);

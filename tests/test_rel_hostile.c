@@ -4,7 +4,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "analysis.h"
+#include "report/report.h"
 #include "cli.h"
 #include "tracegen.h"
 #include "vt_test.h"
@@ -52,8 +52,8 @@ static void analyze(const char *zPath, struct vt_result *r)
 
 static const char *find_note(const struct vt_trace *t, const char *zNeedle)
 {
-    for (int i = 0; i < t->nNote; i++)
-        if (strstr(t->azNote[i], zNeedle)) return t->azNote[i];
+    for (int i = 0; i < t->f.nNote; i++)
+        if (strstr(t->f.azNote[i], zNeedle)) return t->f.azNote[i];
     return NULL;
 }
 
@@ -93,11 +93,11 @@ TEST(impossible_values_hidden_and_counted)
     build_impossible(zPath);
     analyze(zPath, &r);
     ASSERT_EQ(1, r.nTrace);
-    ASSERT_EQ(3, r.aTrace[0].nAlloc);
-    ASSERT_EQ(1, r.aTrace[0].nFree);
-    ASSERT_EQ(2, r.aTrace[0].nLiveEnd);
-    ASSERT_EQ(6 * MiB, r.aTrace[0].liveEndBytes);
-    ASSERT_EQ(12 * MiB, r.aTrace[0].aDev[0].peak);
+    ASSERT_EQ(3, r.aTrace[0].lc.nAlloc);
+    ASSERT_EQ(1, r.aTrace[0].lc.nFree);
+    ASSERT_EQ(2, r.aTrace[0].lc.nLiveEnd);
+    ASSERT_EQ(6 * MiB, r.aTrace[0].lc.liveEndBytes);
+    ASSERT_EQ(12 * MiB, r.aTrace[0].tl.aDev[0].peak);
     zNote = find_note(&r.aTrace[0], "rows with impossible values");
     if (!zNote) VT__FAIL("no note about the 9 impossible rows");
     ASSERT(strncmp(zNote, "9 rows", 6) == 0);
@@ -154,10 +154,10 @@ TEST(extreme_possible_values)
     tg_oom(g, t0 + 3 * step, 0, PiB, 0, PiB, -1);
     ASSERT_EQ(0, tg_close(g));
     analyze(zPath, &r);
-    ASSERT_EQ(3, r.aTrace[0].nAlloc);
-    ASSERT_EQ(3 * BIG, r.aTrace[0].aDev[0].peak);
-    ASSERT_EQ(2 * BIG, r.aTrace[0].liveEndBytes);
-    ASSERT_EQ(3, r.aTrace[0].nIter);
+    ASSERT_EQ(3, r.aTrace[0].lc.nAlloc);
+    ASSERT_EQ(3 * BIG, r.aTrace[0].tl.aDev[0].peak);
+    ASSERT_EQ(2 * BIG, r.aTrace[0].lc.liveEndBytes);
+    ASSERT_EQ(3, r.aTrace[0].ph.nIter);
     ASSERT(find_note(&r.aTrace[0], "impossible values") == NULL);
     vt__result_free(&r);
     tg_cleanup();

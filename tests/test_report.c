@@ -2,7 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis.h"
+#include "report/report.h"
 #include "tracegen.h"
 #include "vt_test.h"
 

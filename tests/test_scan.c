@@ -1,10 +1,10 @@
-/* Tests for the analyzer's pass over the large tables (load.c: vt__scan) and the rowid-order reads it enables. */
+/* Tests for the read layer's scan of the large tables (read/scan.c) and the rowid-order reads it enables (read/rows.c). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis.h"
-#include "cli.h"
+#include "report/report.h"
+#include "util/errors.h"
 #include "tracegen.h"
 #include "vt_test.h"
 
@@ -44,21 +44,39 @@ static void reverse_tables(const char *zPath)
 /* The number at the start of the note about impossible rows, 0 when there is none. */
 static int64_t hidden_note(const struct vt_trace *t)
 {
-    for (int i = 0; i < t->nNote; i++)
-        if (strstr(t->azNote[i], "rows with impossible values")) return strtoll(t->azNote[i], NULL, 10);
+    for (int i = 0; i < t->f.nNote; i++)
+        if (strstr(t->f.azNote[i], "rows with impossible values")) return strtoll(t->f.azNote[i], NULL, 10);
     return 0;
 }
 
-/* The guard's own count (vt__trace_guard, as info and export use it). */
+/* The guard's own count in SQL (guard.c), table by table on a plain connection: the scan's C checks must agree. */
 static int64_t guard_count(const char *zPath)
 {
     sqlite3 *db = NULL;
-    int64_t n = -1;
-    ASSERT_EQ(0, vt__trace_open(zPath, 0, &db));
-    ASSERT_EQ(SQLITE_OK, vt__trace_guard(db, &n));
+    int64_t n = 0;
+    ASSERT_EQ(SQLITE_OK, sqlite3_open_v2(zPath, &db, SQLITE_OPEN_READONLY, NULL));
+    for (int i = 0; vt__guard_tables[i]; i++) ASSERT_EQ(SQLITE_OK, vt__guard_count(db, vt__guard_tables[i], &n));
     sqlite3_close(db);
     return n;
 }
+
+/* Whether each large table's facts came from the pass (1) or from SQL (0), as bits in enum vt_tbl order. */
+static int scanned(const struct vt_tracefile *f)
+{
+    int m = 0;
+    for (int k = 0; k < VT_T_N; k++) m |= f->aT[k].bScanned << k;
+    return m;
+}
+
+/* The tables holding impossible rows, as bits in enum vt_tbl order. */
+static int guarded(const struct vt_tracefile *f)
+{
+    int m = 0;
+    for (int k = 0; k < VT_T_N; k++) m |= (f->aT[k].nHidden > 0) << k;
+    return m;
+}
+
+#define ALL_TABLES ((1 << VT_T_N) - 1)
 
 /* Ten iterations: an 8 MiB buffer, a kernel using it, a pageable copy into it half
  * overlapped by the kernel, a memset; all freed but the last. */
@@ -91,20 +109,20 @@ static void build(const char *zPath)
 static void check_build(const struct vt_result *r)
 {
     const struct vt_trace *t = &r->aTrace[0];
-    ASSERT_EQ(10, t->nAlloc);
-    ASSERT_EQ(9, t->nFree);
-    ASSERT_EQ(1, t->nLiveEnd);
-    ASSERT_EQ(8 * MiB, t->liveEndBytes);
-    ASSERT_EQ(8 * MiB, t->aDev[0].peak);
-    ASSERT_EQ(10, t->nKernelUse);
-    ASSERT_EQ(20, t->nCopyUse);
-    ASSERT_EQ(30, t->nUseMatched);
-    ASSERT_EQ(20 * MS, t->kernelBusyNs);
-    ASSERT_EQ(20 * MS, t->copyNs);
-    ASSERT_EQ(10 * MS, t->copySerialNs);
-    ASSERT_EQ(10, t->xfer[0].pageCount);
-    ASSERT_EQ(1 * MS, t->t0);
-    ASSERT_EQ(95 * MS + 1000, t->t1);
+    ASSERT_EQ(10, t->lc.nAlloc);
+    ASSERT_EQ(9, t->lc.nFree);
+    ASSERT_EQ(1, t->lc.nLiveEnd);
+    ASSERT_EQ(8 * MiB, t->lc.liveEndBytes);
+    ASSERT_EQ(8 * MiB, t->tl.aDev[0].peak);
+    ASSERT_EQ(10, t->lc.nKernelUse);
+    ASSERT_EQ(20, t->lc.nCopyUse);
+    ASSERT_EQ(30, t->lc.nUseMatched);
+    ASSERT_EQ(20 * MS, t->xf.kernelBusyNs);
+    ASSERT_EQ(20 * MS, t->xf.copyNs);
+    ASSERT_EQ(10 * MS, t->xf.copySerialNs);
+    ASSERT_EQ(10, t->xf.x[0].pageCount);
+    ASSERT_EQ(1 * MS, t->f.t0);
+    ASSERT_EQ(95 * MS + 1000, t->f.t1);
 }
 
 /* Rows stored in time order are read by rowid; stored in reverse, through the time indexes: same analysis. */
@@ -115,22 +133,23 @@ TEST(rowid_order_and_time_order_agree)
     build(zPath);
     run(zPath, &a);
     check_build(&a);
-    ASSERT(a.aTrace[0].wMem == 0 && a.aTrace[0].wUse == 0 && a.aTrace[0].wKer == 0);
-    ASSERT(a.aTrace[0].wCopy == 0 && a.aTrace[0].wSet == 0 && a.aTrace[0].bXferDone);
-    ASSERT(a.aTrace[0].mScanned == 0x1f && a.aTrace[0].bSegKnown);
-    ASSERT_EQ(0x0e, a.aTrace[0].mScanAny); /* kernel uses, copy and memset addresses */
-    ASSERT_EQ(0, a.aTrace[0].mGuarded);
+    ASSERT(a.aTrace[0].f.aT[VT_T_MEM].w == 0 && a.aTrace[0].f.aT[VT_T_USE].w == 0 && a.aTrace[0].f.aT[VT_T_KER].w == 0);
+    ASSERT(a.aTrace[0].f.aT[VT_T_COPY].w == 0 && a.aTrace[0].f.aT[VT_T_SET].w == 0 && a.aTrace[0].xf.bDone);
+    ASSERT_EQ(ALL_TABLES, scanned(&a.aTrace[0].f));
+    /* kernel uses, copy and memset addresses */
+    ASSERT(a.aTrace[0].f.aT[VT_T_USE].bAny && a.aTrace[0].f.aT[VT_T_COPY].bAny && a.aTrace[0].f.aT[VT_T_SET].bAny);
+    ASSERT_EQ(0, guarded(&a.aTrace[0].f));
 
     reverse_tables(zPath);
     run(zPath, &b);
     check_build(&b);
     /* reversed: every row has all the earlier ones after it; heaps of the whole table restore the order */
-    ASSERT_EQ(18, b.aTrace[0].wMem);
-    ASSERT_EQ(9, b.aTrace[0].wUse);
-    ASSERT_EQ(9, b.aTrace[0].wKer);
-    ASSERT_EQ(9, b.aTrace[0].wCopy);
-    ASSERT_EQ(9, b.aTrace[0].wSet);
-    ASSERT(b.aTrace[0].bXferDone); /* the ten kernels fit the pass's hold: fed in start order all the same */
+    ASSERT_EQ(18, b.aTrace[0].f.aT[VT_T_MEM].w);
+    ASSERT_EQ(9, b.aTrace[0].f.aT[VT_T_USE].w);
+    ASSERT_EQ(9, b.aTrace[0].f.aT[VT_T_KER].w);
+    ASSERT_EQ(9, b.aTrace[0].f.aT[VT_T_COPY].w);
+    ASSERT_EQ(9, b.aTrace[0].f.aT[VT_T_SET].w);
+    ASSERT(b.aTrace[0].xf.bDone); /* the ten kernels fit the pass's hold: fed in start order all the same */
     ASSERT_EQ(a.nFind, b.nFind);
     ASSERT(a.nFind > 0);
     for (int i = 0; i < a.nFind; i++) {
@@ -152,7 +171,7 @@ TEST(impossible_rows_counted_like_the_guard)
     build(zPath);
     exec(zPath, "INSERT INTO memory_event(t, op, mem_kind, address, bytes, device) VALUES"
                 " (96000000, 1, 3, 4096, -1, 0),"                     /* negative size */
-                " (96000000, 3, 3, 4096, 1024, 0),"                   /* op outside the replay: fine */
+                " (96000000, 3, 3, 4096, 1024, 0),"                   /* a VMM creation: counted too */
                 " (96000000, 3, 3, 9223372036854775807, 1024, 0);"    /* and impossible */
                 "UPDATE memory_event SET pool_used = -5 WHERE id = 2;"  /* the first free */
                 "INSERT INTO buffer_use(correlation, kind, address, t) VALUES"
@@ -163,8 +182,8 @@ TEST(impossible_rows_counted_like_the_guard)
                 "INSERT INTO memcpy(t, dur, copy_kind, src_kind, dst_kind, bytes, src) VALUES"
                 " (96000000, 1, 1, 1, 3, 1024, X'00');"        /* blob address */
                 "INSERT INTO memset(t, dur, bytes, dst) VALUES (96000000, 1, 1125899906842625, 1);"
-                /* possible rows outside the time bounds: a zero time is a placeholder, a copy ending
-                 * before it starts is incomplete; the hidden rows' times count neither */
+                /* possible rows: a zero time is unknown (outside the bounds), a copy ending before it
+                 * starts has an unknown end (its start counts); the hidden rows' times count not */
                 "INSERT INTO memory_event(t, op, mem_kind, address, bytes, device) VALUES (0, 3, 3, 4096, 1024, 0);"
                 "INSERT INTO memcpy(t, dur, copy_kind, src_kind, dst_kind, bytes) VALUES"
                 " (97000000, -500000, 1, 1, 3, 1024);"
@@ -173,27 +192,28 @@ TEST(impossible_rows_counted_like_the_guard)
     ASSERT_EQ(9, guard_count(zPath));
     run(zPath, &r);
     ASSERT_EQ(9, hidden_note(&r.aTrace[0]));
-    ASSERT_EQ(0x1f, r.aTrace[0].mScanned);
-    ASSERT_EQ(1 * MS, r.aTrace[0].t0);
-    ASSERT_EQ(96000001, r.aTrace[0].t1); /* the 1 ns kernel */
-    /* the freed buffer whose free row is hidden stays live */
-    ASSERT_EQ(10, r.aTrace[0].nAlloc);
-    ASSERT_EQ(8, r.aTrace[0].nFree);
-    ASSERT_EQ(10, r.aTrace[0].nKernelUse);
-    ASSERT_EQ(20 * MS + 1, r.aTrace[0].kernelBusyNs); /* the 1 ns kernel added at 96 ms */
-    ASSERT(r.aTrace[0].wMem == 0 && r.aTrace[0].wUse == 0 && r.aTrace[0].bXferDone);
-    ASSERT_EQ(0x1f, r.aTrace[0].mGuarded); /* every large table holds one */
+    ASSERT_EQ(ALL_TABLES, scanned(&r.aTrace[0].f));
+    ASSERT_EQ(1 * MS, r.aTrace[0].f.t0);
+    ASSERT_EQ(97000000, r.aTrace[0].f.t1); /* the copy whose end is unknown (before its start): its start */
+    /* the freed buffer whose free row is hidden stays live; the VMM creation is an allocation */
+    ASSERT_EQ(11, r.aTrace[0].lc.nAlloc);
+    ASSERT_EQ(8, r.aTrace[0].lc.nFree);
+    ASSERT_EQ(10, r.aTrace[0].lc.nKernelUse);
+    ASSERT_EQ(20 * MS + 1, r.aTrace[0].xf.kernelBusyNs); /* the 1 ns kernel added at 96 ms */
+    ASSERT(r.aTrace[0].f.aT[VT_T_MEM].w == 0 && r.aTrace[0].f.aT[VT_T_USE].w == 0 && r.aTrace[0].xf.bDone);
+    ASSERT_EQ(ALL_TABLES & ~(1 << VT_T_TENSOR), guarded(&r.aTrace[0].f)); /* every large table holds one */
+    ASSERT_EQ(3, r.aTrace[0].f.nNoTime); /* the memory event and the memset at time 0, the use without one */
     vt__result_free(&r);
 
     reverse_tables(zPath);
     ASSERT_EQ(9, guard_count(zPath));
     run(zPath, &r);
     ASSERT_EQ(9, hidden_note(&r.aTrace[0]));
-    ASSERT_EQ(1 * MS, r.aTrace[0].t0);
-    ASSERT_EQ(96000001, r.aTrace[0].t1);
-    ASSERT_EQ(8, r.aTrace[0].nFree);
-    ASSERT_EQ(10, r.aTrace[0].nKernelUse);
-    ASSERT(r.aTrace[0].wMem > 0 && r.aTrace[0].bXferDone);
+    ASSERT_EQ(1 * MS, r.aTrace[0].f.t0);
+    ASSERT_EQ(97000000, r.aTrace[0].f.t1);
+    ASSERT_EQ(8, r.aTrace[0].lc.nFree);
+    ASSERT_EQ(10, r.aTrace[0].lc.nKernelUse);
+    ASSERT(r.aTrace[0].f.aT[VT_T_MEM].w > 0 && r.aTrace[0].xf.bDone);
     vt__result_free(&r);
     tg_cleanup();
 }
@@ -210,35 +230,45 @@ TEST(real_numbers_fall_back_to_sql)
     ASSERT_EQ(1, guard_count(zPath));
     run(zPath, &r);
     ASSERT_EQ(1, hidden_note(&r.aTrace[0]));
-    ASSERT(r.aTrace[0].wMem == -1 && !r.aTrace[0].bSegKnown);
-    ASSERT(r.aTrace[0].wKer == -1 && r.aTrace[0].mScanned == 0x0e && !r.aTrace[0].bXferDone);
-    ASSERT(r.aTrace[0].wUse == 0);
-    ASSERT_EQ(10, r.aTrace[0].nAlloc);
-    ASSERT_EQ(9, r.aTrace[0].nFree);
-    ASSERT_EQ(18 * MS, r.aTrace[0].kernelBusyNs); /* one kernel hidden, one starting 0.25 ns late */
+    ASSERT(r.aTrace[0].f.aT[VT_T_MEM].w == -1 && !r.aTrace[0].f.aT[VT_T_MEM].bScanned);
+    ASSERT(r.aTrace[0].f.aT[VT_T_KER].w == -1 && !r.aTrace[0].xf.bDone);
+    ASSERT_EQ(ALL_TABLES & ~(1 << VT_T_MEM | 1 << VT_T_KER), scanned(&r.aTrace[0].f));
+    ASSERT_EQ(10, r.aTrace[0].f.nDevAlloc); /* counted by SQL */
+    ASSERT_EQ(0, r.aTrace[0].f.nSegmentLike);
+    ASSERT(r.aTrace[0].f.aT[VT_T_USE].w == 0);
+    ASSERT_EQ(10, r.aTrace[0].lc.nAlloc);
+    ASSERT_EQ(9, r.aTrace[0].lc.nFree);
+    ASSERT_EQ(18 * MS, r.aTrace[0].xf.kernelBusyNs); /* one kernel hidden, one starting 0.25 ns late */
     vt__result_free(&r);
     tg_cleanup();
 }
 
 /*
- * Read zCols (time first) of zTable through a reader of window w and through the ordered SQL
- * (time, then rowid, as the time indexes give it; and the query taken beyond the window):
- * every row, column and NULL must agree, in the same order. Returns the rows read.
+ * Read zCols (time first) of large table k through a reader of window w and through the ordered SQL
+ * (time, then rowid, as the time indexes give it; and the query taken beyond the window): every
+ * row, column and NULL must agree, in the same order. Returns the rows read.
  */
-static int64_t same_order(struct vt_trace *t, int w, const char *zCols, int nCol, const char *zTable,
-                          const char *zFilter, const char *zTime)
+static int64_t same_order(struct vt_tracefile *f, int k, int w, const char *zCols, int nCol, const char *zFilter,
+                          const char *zTime)
 {
     struct vt_rows c, x;
     sqlite3_stmt *pRef = NULL;
-    char *zFast = vt__ordered_sql(t, w, zCols, zTable, zFilter, zTime);
-    char *zIdx = vt__ordered_sql(t, -1, zCols, zTable, zFilter, zTime);
-    char *zRef = sqlite3_mprintf("SELECT %s FROM \"%s\" WHERE %s ORDER BY %s, rowid", zCols, zTable, zFilter, zTime);
+    int wSaved = f->aT[k].w;
+    char *zFast, *zIdx, *zRef;
     int64_t n = 0;
+    f->aT[k].w = w;
+    zFast = vt__ordered_sql(f, k, zCols, zFilter, zTime);
+    f->aT[k].w = -1;
+    zIdx = vt__ordered_sql(f, k, zCols, zFilter, zTime);
+    f->aT[k].w = wSaved;
+    /* the readers leave out rows whose time is unknown */
+    zRef = sqlite3_mprintf("SELECT %s FROM \"%s\" WHERE (%s) AND %s > 0 ORDER BY %s, rowid", zCols, vt__tbl_name(k),
+                           zFilter, zTime, zTime);
     ASSERT(zFast && zIdx && zRef);
     ASSERT(strstr(zFast, "ORDER BY rowid"));
-    ASSERT_EQ(SQLITE_OK, vt__rows_open(&c, t->db, zFast, nCol, w));
-    ASSERT_EQ(SQLITE_OK, vt__rows_open(&x, t->db, zIdx, nCol, -1));
-    ASSERT_EQ(SQLITE_OK, sqlite3_prepare_v2(t->db, zRef, -1, &pRef, NULL));
+    ASSERT_EQ(SQLITE_OK, vt__rows_open(&c, f->db, zFast, nCol, w));
+    ASSERT_EQ(SQLITE_OK, vt__rows_open(&x, f->db, zIdx, nCol, -1));
+    ASSERT_EQ(SQLITE_OK, sqlite3_prepare_v2(f->db, zRef, -1, &pRef, NULL));
     for (;;) {
         int rc = sqlite3_step(pRef);
         ASSERT(rc == SQLITE_ROW || rc == SQLITE_DONE);
@@ -248,10 +278,10 @@ static int64_t same_order(struct vt_trace *t, int w, const char *zCols, int nCol
         ASSERT_EQ(rc == SQLITE_ROW, x.bRow);
         if (rc == SQLITE_DONE) break;
         ASSERT_EQ(sqlite3_column_int64(pRef, 0), c.ts);
-        for (int k = 0; k < nCol; k++) {
-            ASSERT_EQ(sqlite3_column_type(pRef, k) == SQLITE_NULL, vt__rows_null(&c, k));
-            ASSERT_EQ(sqlite3_column_int64(pRef, k), vt__rows_i64(&c, k));
-            ASSERT_EQ(vt__rows_i64(&x, k), vt__rows_i64(&c, k));
+        for (int j = 0; j < nCol; j++) {
+            ASSERT_EQ(sqlite3_column_type(pRef, j) == SQLITE_NULL, vt__rows_null(&c, j));
+            ASSERT_EQ(sqlite3_column_int64(pRef, j), vt__rows_i64(&c, j));
+            ASSERT_EQ(vt__rows_i64(&x, j), vt__rows_i64(&c, j));
         }
         n++;
     }
@@ -264,31 +294,31 @@ static int64_t same_order(struct vt_trace *t, int w, const char *zCols, int nCol
     return n;
 }
 
-/* The transfer pass made during vt__scan (t->bXferDone) gives exactly what vt__transfers' own pass
- * over the kernels gives. */
-static void same_transfers(struct vt_trace *t)
+/* The transfer pass made during the scan (r's trace, t->xf.bDone) gives exactly what vt__transfers' own
+ * pass over the kernels gives on a fresh read of zPath. */
+static void same_transfers(const struct vt_trace *t, const char *zPath)
 {
-    struct vt_xfer a[2];
-    int64_t busy = t->kernelBusyNs, copyNs = t->copyNs, serialNs = t->copySerialNs;
-    memcpy(a, t->xfer, sizeof a);
-    ASSERT(t->bXferDone);
-    ASSERT(busy > 0 && copyNs > 0);
-    t->bXferDone = 0;
-    ASSERT_EQ(VT_EXIT_OK, vt__transfers(t));
-    ASSERT_EQ(busy, t->kernelBusyNs);
-    ASSERT_EQ(copyNs, t->copyNs);
-    ASSERT_EQ(serialNs, t->copySerialNs);
+    struct vt_trace u;
+    memset(&u, 0, sizeof u);
+    ASSERT(t->xf.bDone);
+    ASSERT(t->xf.kernelBusyNs > 0 && t->xf.copyNs > 0);
+    ASSERT_EQ(VT_EXIT_OK, vt__read_open(&u.f, zPath, 0, NULL));
+    ASSERT_EQ(VT_EXIT_OK, vt__transfers(&u));
+    ASSERT_EQ(t->xf.kernelBusyNs, u.xf.kernelBusyNs);
+    ASSERT_EQ(t->xf.copyNs, u.xf.copyNs);
+    ASSERT_EQ(t->xf.copySerialNs, u.xf.copySerialNs);
     for (int i = 0; i < 2; i++) {
-        ASSERT_EQ(a[i].count, t->xfer[i].count);
-        ASSERT_EQ(a[i].bytes, t->xfer[i].bytes);
-        ASSERT_EQ(a[i].ns, t->xfer[i].ns);
-        ASSERT_EQ(a[i].pageCount, t->xfer[i].pageCount);
-        ASSERT_EQ(a[i].pageBytes, t->xfer[i].pageBytes);
-        ASSERT_EQ(a[i].pageNs, t->xfer[i].pageNs);
-        ASSERT(a[i].bestBw == t->xfer[i].bestBw);
-        ASSERT_EQ(a[i].firstPageTs, t->xfer[i].firstPageTs);
-        ASSERT_EQ(a[i].lastPageTs, t->xfer[i].lastPageTs);
+        ASSERT_EQ(t->xf.x[i].count, u.xf.x[i].count);
+        ASSERT_EQ(t->xf.x[i].bytes, u.xf.x[i].bytes);
+        ASSERT_EQ(t->xf.x[i].ns, u.xf.x[i].ns);
+        ASSERT_EQ(t->xf.x[i].pageCount, u.xf.x[i].pageCount);
+        ASSERT_EQ(t->xf.x[i].pageBytes, u.xf.x[i].pageBytes);
+        ASSERT_EQ(t->xf.x[i].pageNs, u.xf.x[i].pageNs);
+        ASSERT(t->xf.x[i].bestBw == u.xf.x[i].bestBw);
+        ASSERT_EQ(t->xf.x[i].firstPageTs, u.xf.x[i].firstPageTs);
+        ASSERT_EQ(t->xf.x[i].lastPageTs, u.xf.x[i].lastPageTs);
     }
+    vt__trace_free(&u);
 }
 
 /* Rows stored slightly out of time order (ties included): the pass bounds the disorder, and the
@@ -297,9 +327,8 @@ static void same_transfers(struct vt_trace *t)
 TEST(jittered_rows_read_in_index_order)
 {
     const char *zPath = tg_path("jitter.db");
-    struct vt_trace t;
+    struct vt_tracefile f;
     struct vt_result r;
-    int64_t nHidden = -1;
     build(zPath);
     /* 3000 rows per table on top of build()'s, times in ties of three, stored in the order of
      * their time plus a delay of 0 to 39 steps of 250 ns (a step of 1000 ns holds a tie) */
@@ -318,35 +347,36 @@ TEST(jittered_rows_read_in_index_order)
          " FROM n ORDER BY ts + d, x;"
          "INSERT INTO memset(t, dur, bytes, dst) SELECT ts, 100, 64, CASE WHEN x % 4 THEN x END"
          " FROM n ORDER BY ts + d, x; COMMIT;");
-    memset(&t, 0, sizeof t);
-    t.zPath = zPath;
-    ASSERT_EQ(0, vt__trace_open(zPath, 0, &t.db));
-    ASSERT_EQ(SQLITE_OK, sqlite3_exec(t.db, "BEGIN", NULL, NULL, NULL));
-    ASSERT_EQ(SQLITE_OK, vt__scan(&t, &nHidden));
-    ASSERT_EQ(0, nHidden);
+    run(zPath, &r); /* the whole analysis through the heaps */
+    ASSERT_EQ(10 + 1500 + 750, r.aTrace[0].lc.nAlloc); /* allocations and VMM creations (op 3) */
+    ASSERT(r.aTrace[0].xf.bDone); /* kernels held until in start order, fed to the transfer pass during the scan */
+    same_transfers(&r.aTrace[0], zPath);
+    vt__result_free(&r);
+    ASSERT_EQ(VT_EXIT_OK, vt__read_open(&f, zPath, 0, NULL));
+    ASSERT_EQ(0, f.nHidden);
     /* a row stored late (delay up to 9750 ns) lies within 20 ties of three of the first later row */
-    ASSERT(t.wMem > 0 && t.wMem <= 60);
-    ASSERT(t.wUse > 0 && t.wUse <= 60);
-    ASSERT(t.wKer > 0 && t.wKer <= 60);
-    ASSERT(t.wCopy > 0 && t.wCopy <= 60);
-    ASSERT(t.wSet > 0 && t.wSet <= 60);
-    ASSERT(t.bXferDone); /* kernels held until in start order, fed to the transfer pass during the scan */
-    same_transfers(&t);
-    ASSERT_EQ(3000 * 3 / 4 + 19, same_order(&t, t.wMem, "ts, id, op, mem_kind, address, device, bytes, api, stack_id,"
-                                            " pool_size, pool_used, correlation", 12, "memory_event",
-                                            "op IN (1, 2, 5, 6)", "ts"));
-    ASSERT_EQ(2000 + 10, same_order(&t, t.wUse, "ts, address, correlation", 3, "buffer_use",
+    ASSERT(f.aT[VT_T_MEM].w > 0 && f.aT[VT_T_MEM].w <= 60);
+    ASSERT(f.aT[VT_T_USE].w > 0 && f.aT[VT_T_USE].w <= 60);
+    ASSERT(f.aT[VT_T_KER].w > 0 && f.aT[VT_T_KER].w <= 60);
+    ASSERT(f.aT[VT_T_COPY].w > 0 && f.aT[VT_T_COPY].w <= 60);
+    ASSERT(f.aT[VT_T_SET].w > 0 && f.aT[VT_T_SET].w <= 60);
+    ASSERT_EQ(3000 + 19, same_order(&f, VT_T_MEM, f.aT[VT_T_MEM].w, VT_MEMROW_COLS, VT_MEMROW_NCOL, "1", "ts"));
+    ASSERT_EQ(2000 + 10, same_order(&f, VT_T_USE, f.aT[VT_T_USE].w, "ts, address, correlation", 3,
                                     "kind = 0 AND ts IS NOT NULL", "ts"));
-    ASSERT_EQ(3000 + 10, same_order(&t, t.wKer, "start, end, id", 3, "kernel", "1", "start"));
-    ASSERT_EQ(2500 + 10, same_order(&t, t.wCopy, "start, src, dst, id", 4, "memcpy",
+    ASSERT_EQ(3000 + 10, same_order(&f, VT_T_KER, f.aT[VT_T_KER].w, "start, end, id", 3, "1", "start"));
+    ASSERT_EQ(2500 + 10, same_order(&f, VT_T_COPY, f.aT[VT_T_COPY].w, "start, src, dst, id", 4,
                                     "src IS NOT NULL OR dst IS NOT NULL", "start"));
-    ASSERT_EQ(2250 + 10, same_order(&t, t.wSet, "start, dst, id", 3, "memset", "dst IS NOT NULL", "start"));
+    ASSERT_EQ(2250 + 10, same_order(&f, VT_T_SET, f.aT[VT_T_SET].w, "start, dst, id", 3, "dst IS NOT NULL", "start"));
     /* a window too small for the disorder breaks the order: the bound is needed */
     {
         struct vt_rows c;
-        char *z = vt__ordered_sql(&t, 1, "ts, address", "buffer_use", "kind = 0 AND ts IS NOT NULL", "ts");
+        int wSaved = f.aT[VT_T_USE].w;
+        char *z;
         int64_t prev = INT64_MIN, nBack = 0;
-        ASSERT_EQ(SQLITE_OK, vt__rows_open(&c, t.db, z, 2, 1));
+        f.aT[VT_T_USE].w = 1;
+        z = vt__ordered_sql(&f, VT_T_USE, "ts, address", "kind = 0 AND ts IS NOT NULL", "ts");
+        f.aT[VT_T_USE].w = wSaved;
+        ASSERT_EQ(SQLITE_OK, vt__rows_open(&c, f.db, z, 2, 1));
         while (vt__rows_next(&c) == SQLITE_OK && c.bRow) {
             nBack += c.ts < prev;
             prev = c.ts;
@@ -355,37 +385,24 @@ TEST(jittered_rows_read_in_index_order)
         vt__rows_close(&c);
         free(z);
     }
-    sqlite3_exec(t.db, "COMMIT", NULL, NULL, NULL);
-    sqlite3_close(t.db);
-    run(zPath, &r); /* the whole analysis through the heaps */
-    ASSERT_EQ(r.aTrace[0].wUse, t.wUse);
-    ASSERT_EQ(10 + 1500, r.aTrace[0].nAlloc);
-    vt__result_free(&r);
+    vt__read_close(&f);
 
     /* one buffer use older than the VT_REORDER_CAP + 1 rows before it: the window is given up */
     exec(zPath, "BEGIN; CREATE TEMP TABLE n AS WITH RECURSIVE c(x) AS (SELECT 0 UNION ALL SELECT x + 1 FROM c"
                 " WHERE x < 65536) SELECT x FROM c;"
                 "INSERT INTO buffer_use(correlation, kind, address, t) SELECT x, 0, 4096, 200000000 + x FROM n;"
                 "INSERT INTO buffer_use(correlation, kind, address, t) VALUES (0, 0, 4096, 199999999); COMMIT;");
-    memset(&t, 0, sizeof t);
-    ASSERT_EQ(0, vt__trace_open(zPath, 0, &t.db));
-    ASSERT_EQ(SQLITE_OK, sqlite3_exec(t.db, "BEGIN", NULL, NULL, NULL));
-    ASSERT_EQ(SQLITE_OK, vt__scan(&t, &nHidden));
-    ASSERT_EQ(-1, t.wUse);
-    ASSERT(t.wMem > 0);
-    sqlite3_exec(t.db, "COMMIT", NULL, NULL, NULL);
-    sqlite3_close(t.db);
+    ASSERT_EQ(VT_EXIT_OK, vt__read_open(&f, zPath, 0, NULL));
+    ASSERT_EQ(-1, f.aT[VT_T_USE].w);
+    ASSERT(f.aT[VT_T_MEM].w > 0);
+    vt__read_close(&f);
     /* exactly at the cap: one row fewer before it, and a heap of VT_REORDER_CAP + 1 rows */
     exec(zPath, "DELETE FROM buffer_use WHERE ts = 200000000;");
-    memset(&t, 0, sizeof t);
-    ASSERT_EQ(0, vt__trace_open(zPath, 0, &t.db));
-    ASSERT_EQ(SQLITE_OK, sqlite3_exec(t.db, "BEGIN", NULL, NULL, NULL));
-    ASSERT_EQ(SQLITE_OK, vt__scan(&t, &nHidden));
-    ASSERT_EQ(VT_REORDER_CAP, t.wUse);
-    ASSERT_EQ(2010 + 65537, same_order(&t, t.wUse, "ts, address, correlation", 3, "buffer_use",
+    ASSERT_EQ(VT_EXIT_OK, vt__read_open(&f, zPath, 0, NULL));
+    ASSERT_EQ(VT_REORDER_CAP, f.aT[VT_T_USE].w);
+    ASSERT_EQ(2010 + 65537, same_order(&f, VT_T_USE, f.aT[VT_T_USE].w, "ts, address, correlation", 3,
                                        "kind = 0 AND ts IS NOT NULL", "ts"));
-    sqlite3_exec(t.db, "COMMIT", NULL, NULL, NULL);
-    sqlite3_close(t.db);
+    vt__read_close(&f);
     tg_cleanup();
 }
 
@@ -401,18 +418,18 @@ TEST(kernel_beyond_the_hold_left_to_the_transfer_pass)
                 " (WITH RECURSIVE c(x) AS (SELECT 0 UNION ALL SELECT x + 1 FROM c WHERE x < 1999) SELECT x FROM c);"
                 "INSERT INTO kernel(t, dur) VALUES (150000000, 500); COMMIT;");
     run(zPath, &r);
-    ASSERT_EQ(2000, r.aTrace[0].wKer);
-    ASSERT(!r.aTrace[0].bXferDone);
-    ASSERT_EQ(20 * MS + 2001 * 500, r.aTrace[0].kernelBusyNs);
-    ASSERT_EQ(10 * MS, r.aTrace[0].copySerialNs);
+    ASSERT_EQ(2000, r.aTrace[0].f.aT[VT_T_KER].w);
+    ASSERT(!r.aTrace[0].xf.bDone);
+    ASSERT_EQ(20 * MS + 2001 * 500, r.aTrace[0].xf.kernelBusyNs);
+    ASSERT_EQ(10 * MS, r.aTrace[0].xf.copySerialNs);
     vt__result_free(&r);
     /* 1000 of them: within the hold, fed during the pass, the same totals */
     exec(zPath, "DELETE FROM kernel WHERE start >= 201000000;");
     run(zPath, &r);
-    ASSERT_EQ(1000, r.aTrace[0].wKer);
-    ASSERT(r.aTrace[0].bXferDone);
-    ASSERT_EQ(20 * MS + 1001 * 500, r.aTrace[0].kernelBusyNs);
-    ASSERT_EQ(10 * MS, r.aTrace[0].copySerialNs);
+    ASSERT_EQ(1000, r.aTrace[0].f.aT[VT_T_KER].w);
+    ASSERT(r.aTrace[0].xf.bDone);
+    ASSERT_EQ(20 * MS + 1001 * 500, r.aTrace[0].xf.kernelBusyNs);
+    ASSERT_EQ(10 * MS, r.aTrace[0].xf.copySerialNs);
     vt__result_free(&r);
     tg_cleanup();
 }
@@ -432,15 +449,15 @@ TEST(stored_times_with_a_base)
         ASSERT_EQ(1 * MS - aBase[i], tg_query(zPath, "SELECT min(t) FROM memory_event"));
         run(zPath, &r);
         check_build(&r);
-        ASSERT(r.aTrace[0].bStored && r.aTrace[0].timeBase == aBase[i]);
-        ASSERT(r.aTrace[0].mScanned == 0x1f && r.aTrace[0].wKer == 0 && r.aTrace[0].bXferDone);
+        ASSERT(r.aTrace[0].f.bStored && r.aTrace[0].f.timeBase == aBase[i]);
+        ASSERT(scanned(&r.aTrace[0].f) == ALL_TABLES && r.aTrace[0].f.aT[VT_T_KER].w == 0 && r.aTrace[0].xf.bDone);
         vt__result_free(&r);
 
         /* jittered by reversal: the readers fall back to ordered queries, still on stored times */
         reverse_tables(zPath);
         run(zPath, &r);
         check_build(&r);
-        ASSERT(r.aTrace[0].bStored);
+        ASSERT(r.aTrace[0].f.bStored);
         vt__result_free(&r);
     }
     /* a base the DDL does not hold is not trusted */
@@ -448,7 +465,7 @@ TEST(stored_times_with_a_base)
     exec(zPath, "UPDATE meta SET value = '5' WHERE key = 'time_base_ns'");
     run(zPath, &r);
     check_build(&r);
-    ASSERT(!r.aTrace[0].bStored);
+    ASSERT(!r.aTrace[0].f.bStored);
     vt__result_free(&r);
     /* nor a table made by hand with other time columns */
     build_at(zPath, 1700000000000000000LL);
@@ -460,25 +477,27 @@ TEST(stored_times_with_a_base)
                 " SELECT id, t, dur, device, correlation, name_id FROM kernel_old; DROP TABLE kernel_old");
     run(zPath, &r);
     check_build(&r);
-    ASSERT(!r.aTrace[0].bStored);
+    ASSERT(!r.aTrace[0].f.bStored);
     vt__result_free(&r);
     tg_cleanup();
 }
 
-/* A stored time that is text reads as NULL through the generated column; the pass must not read it as 0. */
-TEST(text_stored_time_left_to_sql)
+/* A stored time that is text reads as NULL through the generated column but is not an unknown time (that is a
+ * NULL t): it is impossible, for the pass and the guard's SQL alike, and the pass still judges the table. */
+TEST(text_stored_time_is_impossible)
 {
     const char *zPath = tg_path("text.db");
     struct vt_result r;
     build_at(zPath, 1700000000000000000LL);
-    /* a kernel use whose time is text: allowed (no time), not read; the pass leaves the table to SQL */
-    exec(zPath, "INSERT INTO buffer_use(correlation, kind, address, t) VALUES (1, 0, 4096, 'soon')");
+    exec(zPath, "INSERT INTO buffer_use(correlation, kind, address, t) VALUES (1, 0, 4096, 'soon'), (2, 0, 4096, NULL)");
+    ASSERT_EQ(1, guard_count(zPath));
     run(zPath, &r);
     check_build(&r);
-    ASSERT(r.aTrace[0].bStored);
-    ASSERT_EQ(0x1f & ~(1 << 1), r.aTrace[0].mScanned); /* buffer_use: judged by SQL */
-    ASSERT_EQ(-1, r.aTrace[0].wUse);
-    ASSERT_EQ(0, r.aTrace[0].mGuarded);
+    ASSERT(r.aTrace[0].f.bStored);
+    ASSERT_EQ(ALL_TABLES, scanned(&r.aTrace[0].f));
+    ASSERT_EQ(1 << VT_T_USE, guarded(&r.aTrace[0].f));
+    ASSERT_EQ(1, r.aTrace[0].f.aT[VT_T_USE].nNoTime); /* the NULL one: kept, off the timeline */
+    ASSERT_STREQ("ts", r.aTrace[0].f.aT[VT_T_USE].zWorstCol);
     vt__result_free(&r);
     tg_cleanup();
 }
@@ -486,4 +505,4 @@ TEST(text_stored_time_left_to_sql)
 VT_TEST_LIST(T(rowid_order_and_time_order_agree) T(impossible_rows_counted_like_the_guard)
                  T(real_numbers_fall_back_to_sql)
                  T(jittered_rows_read_in_index_order) T(kernel_beyond_the_hold_left_to_the_transfer_pass)
-                 T(stored_times_with_a_base) T(text_stored_time_left_to_sql))
+                 T(stored_times_with_a_base) T(text_stored_time_is_impossible))

@@ -514,7 +514,7 @@ static inline const char *vt_api_family(long long id)
 "  free_ts INTEGER, first_use_ts INTEGER, last_use_ts INTEGER,\n" \
 "  use_count INTEGER NOT NULL DEFAULT 0, alloc_api INTEGER, free_api INTEGER,\n" \
 "  alloc_event_id INTEGER, free_event_id INTEGER, stack_id INTEGER,\n" \
-"  phase_id INTEGER, status TEXT NOT NULL);\n" \
+"  phase_id INTEGER, status TEXT NOT NULL, tensor INTEGER NOT NULL DEFAULT 0);\n" \
 "CREATE TABLE phase(\n" \
 "  id INTEGER PRIMARY KEY, kind TEXT NOT NULL, name TEXT, start INTEGER NOT NULL,\n" \
 "  end INTEGER NOT NULL, source TEXT NOT NULL, iteration INTEGER,\n" \

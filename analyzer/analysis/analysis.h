@@ -1,0 +1,335 @@
+/* Internal: the analysis pipeline: what it knows about each trace, its findings, and the detector interface. */
+#ifndef VT_ANALYZER_ANALYSIS_H
+#define VT_ANALYZER_ANALYSIS_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "read/read.h"
+#include "util/text.h"
+#include "vramtrace/schema.h"
+
+/*
+ * The pipeline (pipeline.c drives it), each stage a file; stages pass these structs:
+ *   read/      open, guard, scan, meta, sites, live set (the read layer)
+ *   phase.c    phases and iterations (NVTX, else kernel names), growth boundaries
+ *   replay.c   one pass over memory events, uses and OOMs in time order: lifetimes, sites,
+ *              the timeline, OOM snapshots, and an event stream for the detectors
+ *   timeline.c live bytes per device over time, peaks and what was live at them
+ *   transfer.c host-device copies against kernels: volumes, pageable share, serialization
+ *   detect_*.c one detector each (struct vt_detector): own state fed by events, findings at the end
+ *   result.c   findings, severities, the shared tests detectors judge with
+ *   writeback.c results written back into the trace (lifetime, phase, finding tables)
+ * Dependencies only go down that list's order (result.c at the bottom): detectors never
+ * call the driver or the replay; the replay reaches detectors only through the table it is given.
+ */
+
+#define VT_REPORT_VERSION 1
+#define VT_TIMELINE_BUCKETS 400 /* points per device in the downsampled timeline */
+#define VT_SLICES 16            /* time slices per phase / per trace for baseline trends */
+#define VT_TOPMAX 32            /* most allocations kept in a peak / OOM snapshot */
+
+enum vt_sev { VT_SEV_INFO = 0, VT_SEV_LOW, VT_SEV_MEDIUM, VT_SEV_HIGH };
+enum vt_phase_kind { VT_PHASE_TRAIN = 0, VT_PHASE_EVAL, VT_PHASE_OTHER };
+enum vt_format { VT_FMT_TEXT = 0, VT_FMT_JSON, VT_FMT_MARKDOWN, VT_FMT_HTML };
+
+struct vt_opts {
+    enum vt_format format;
+    const char *zOut;       /* NULL: stdout */
+    const char *zPhaseRe;   /* NVTX ranges that are phases */
+    const char *zEvalRe;    /* which phase names are evaluation */
+    const char *zIterRe;    /* NVTX ranges that are iterations */
+    int64_t minBytes;       /* findings below this are not reported */
+    int nTop;               /* list lengths */
+    int failOn;             /* -1: never; else enum vt_sev */
+    int bNoWrite;
+    int bBySite;
+};
+
+/* Fill *o with the defaults documented in --help and docs/analysis.md. */
+void vt__opts_default(struct vt_opts *o);
+
+/* One allocation kept in a snapshot (peak, OOM, live at end). */
+struct vt_snap {
+    int64_t address, bytes, allocTs, lastUse;
+    int site, memKind;
+};
+
+/* The allocations of one call site and memory kind live at one moment (peak, OOM snapshots). */
+struct vt_group {
+    int64_t count, bytes;   /* allocations in the group, their bytes */
+    int site, memKind;
+    struct vt_snap largest; /* its largest allocation */
+};
+
+/* Live bytes of one account (a device, pinned host memory, managed memory) over time. */
+struct vt_device {
+    int id;                 /* CUDA device id; VT_ACCT_PINNED, VT_ACCT_MANAGED */
+    char zName[128];
+    int64_t totalBytes;     /* -1 unknown */
+    int64_t live, peak, peakTs;
+    int64_t poolReserved, poolUsed, poolPeakReserved;
+    int64_t tensorLive, tensorPeak, tensorPeakTs; /* blocks of a framework allocator (tensor_event) in it */
+    int64_t aMax[VT_TIMELINE_BUCKETS]; /* highest live bytes in each bucket, -1 = no event */
+    int64_t aLast[VT_TIMELINE_BUCKETS]; /* live bytes after the bucket's last event, -1 = no event */
+    int64_t aPool[VT_TIMELINE_BUCKETS]; /* pool reserved (latest) in each bucket, -1 none */
+    int64_t slice[VT_SLICES];           /* lowest live bytes in each trace slice */
+    struct vt_snap aTop[VT_TOPMAX];     /* largest allocations live at the peak */
+    int nTop;
+    struct vt_group aGroup[VT_TOPMAX];  /* what was live at the peak by site and kind, largest first */
+    int nGroup;
+    int64_t snapPeak;                   /* live bytes when aTop was taken */
+    int bPeakDirty;
+    int nSnapshots;
+};
+
+struct vt_phase {
+    int kind;               /* enum vt_phase_kind */
+    char zName[96];
+    int64_t start, end;
+    const char *zSource;    /* "nvtx", "profiler" or "kernels" */
+    int nIter;
+    int64_t peak, peakTs, startLive, minLive;
+    int64_t carried;        /* bytes allocated in training, live at its start and not used again before it */
+    int64_t slice[VT_SLICES];
+    int firstIter, lastIter; /* iteration index range inside it, -1 when none */
+    struct vt_snap aTop[8];  /* largest allocations live at its peak (all devices) */
+    int nTop, bPeakDirty, nSnapshots;
+    struct vt_group aGroup[8]; /* what was live at its peak by site and kind, largest first */
+    int nGroup;
+    int64_t snapPeak;
+};
+
+struct vt_iter {
+    int64_t start, end;
+    int phase;
+    int64_t minLive, maxLive;
+};
+
+/* Phases, iterations and the boundaries growth is measured at (phase.c). */
+struct vt_phases {
+    struct vt_phase *a;
+    int n;
+    struct vt_iter *aIter;
+    int nIter;
+    const char *zSource;    /* "nvtx", "profiler", "kernels" or "none" */
+    int64_t *aBoundary;     /* growth boundaries: training iteration ends, or slice ends of the run */
+    int nBoundary, bSliceBoundaries;
+    int nBoundaryDone;      /* boundaries passed so far in the replay */
+};
+
+/* Live bytes over time (timeline.c). */
+struct vt_timeline {
+    struct vt_device *aDev; /* accounts in order of first sight */
+    int nDev;
+    int64_t totalLiveNow, totalPeak, totalPeakTs; /* every device together */
+    int64_t pinnedSlice[VT_SLICES];
+    struct vt_snap aEnd[VT_TOPMAX]; /* largest allocations live at the end */
+    int nEnd;
+    int curPhase, curIter;  /* replay cursors */
+    struct vt_life *const *apLive; /* the live set the snapshots read */
+    int nLive;
+    /* scratch of vt__live_snapshot: a chain head per site, accumulators with their chain links */
+    int *aGroupHead, nGroupHead;
+    struct vt_group *aGroupAcc;
+    int *aGroupNext, nGroupAcc;
+    int bGroupNoMem;        /* a grouping ran out of memory (the replay then fails) */
+};
+
+/* How lifetimes ended, and what uses were seen (replay.c). */
+struct vt_lifecounts {
+    int64_t nAlloc, nFree, nFreeUnknown, nDoubleFree, nFreeMissing, nLiveEnd, liveEndBytes;
+    int64_t nInternalEnd, internalEndBytes; /* runtime/driver allocations live at exit */
+    int64_t nTensorAlloc;   /* blocks of a framework allocator */
+    int64_t nTensorStray;   /* frees of blocks the history never showed allocated */
+    int64_t nKernelUse, nCopyUse, nUseMatched; /* use events read; those that hit a live allocation */
+};
+
+struct vt_xfer {           /* one direction: 0 HtoD, 1 DtoH */
+    int64_t count, bytes, ns;
+    int64_t pageCount, pageBytes, pageNs;
+    double bestBw;          /* bytes/ns of the fastest copy >= 64 KiB, any host kind */
+    int64_t firstPageTs, lastPageTs;
+};
+
+/* Host-device copies against kernels (transfer.c). */
+struct vt_transfers {
+    struct vt_xfer x[2];
+    int64_t copyNs, copySerialNs, kernelBusyNs;
+    int bDone;             /* made during the scan (its kernel feed) */
+};
+
+struct vt_oom {
+    int64_t ts, requested, freeBytes, totalBytes, held, poolCached, others;
+    int64_t tensorAllocated; /* blocks of a framework allocator live then, -1 when not known */
+    int device, api, site;
+    const char *zVerdict;   /* set by the OOM detector */
+    struct vt_snap aTop[VT_TOPMAX];
+    int nTop;
+    struct vt_group aGroup[VT_TOPMAX]; /* what was live on its device by site and kind, largest first */
+    int nGroup;
+};
+
+/* Everything known about one trace (one process) after analysis. */
+struct vt_trace {
+    struct vt_tracefile f;  /* the read layer's view: meta, devices, notes, scan facts */
+    struct vt_sites sites;
+    struct vt_phases ph;
+    struct vt_timeline tl;
+    struct vt_lifecounts lc;
+    struct vt_transfers xf;
+    struct vt_oom *aOom;
+    int nOom;
+    struct vt_writeback *pWb; /* results written back, when writable (writeback.c) */
+};
+
+struct vt_finding {
+    const char *zKind;      /* leak, retained, validation_spike, transfer, oom, info */
+    int severity;
+    char *zTitle, *zEvidence, *zFix, *zSite;
+    int64_t bytes, count, firstTs, lastTs, stackId;
+    int device;
+    char zPhase[96];
+    int trace;              /* index of the trace (process) */
+};
+
+/* The findings of all traces, sorted worst first. */
+struct vt_result {
+    struct vt_trace *aTrace; /* the traces read */
+    int nTrace;
+    const char **azFailed;   /* the paths that could not be read (each named on stderr) */
+    int nFailed;
+    struct vt_finding *aFind;
+    int nFind, nFindAlloc;
+    const struct vt_opts *pOpts;
+};
+
+/* ---- detectors ---- */
+enum vt_event_type {
+    VT_EV_BEGIN = 1, /* an allocation (or VMM creation, or tensor block) begins: e->l */
+    VT_EV_END,       /* one ends (freed, or live at the end: e->l->status): e->l */
+    VT_EV_OOM,       /* an allocation failed: e->o, its snapshot taken */
+};
+struct vt_event {
+    int type;
+    int64_t ts;
+    const struct vt_life *l;
+    const struct vt_oom *o;
+};
+/*
+ * A detector: its state (nState bytes, zeroed by the driver for each trace) fed by the
+ * replay's events, findings appended at the end. xBegin runs before the replay (phases
+ * known), xEvent for each event of the kinds in mEvents (bit 1 << type), xEnd after it
+ * (the timeline, transfers and OOM snapshots complete) to append findings, xFree releases
+ * what the state owns. Every callback may be NULL; each returns 0, or -1 when out of memory.
+ */
+struct vt_detector {
+    const char *zName;
+    size_t nState;
+    unsigned mEvents;
+    int (*xBegin)(void *st, const struct vt_trace *t, const struct vt_opts *o);
+    int (*xEvent)(void *st, const struct vt_trace *t, const struct vt_event *e);
+    int (*xEnd)(void *st, struct vt_result *r, int iTrace);
+    void (*xFree)(void *st);
+};
+extern const struct vt_detector vt__detector_leak, vt__detector_retained, vt__detector_spike,
+    vt__detector_transfer, vt__detector_oom;
+
+/* ---- result.c: findings and the shared judgments ---- */
+const char *vt__sev_name(int sev);
+int vt__sev_parse(const char *z);                      /* -1 if unknown */
+const char *vt__phase_kind_name(int kind);
+/* Append a zeroed finding (unknown times, stack and device = -1); strings are taken over. NULL on OOM. */
+struct vt_finding *vt__finding_add(struct vt_result *r, int trace, const char *zKind, int sev);
+void vt__findings_sort(struct vt_result *r);
+/* Number of findings of trace iTrace; *pWorst receives their highest severity (-1 if none). */
+int vt__trace_findings(const struct vt_result *r, int iTrace, int *pWorst);
+/*
+ * Severity from impact, decided here once for every detector: bytes held against the
+ * largest device peak (HIGH >= 1 GiB or 10 % of it, MEDIUM >= 64 MiB or 1 %, else LOW),
+ * time lost against the run (HIGH >= 10 %, MEDIUM >= 1 %, else LOW).
+ */
+int vt__sev_bytes(const struct vt_trace *t, int64_t bytes);
+int vt__sev_time(const struct vt_trace *t, int64_t ns);
+/* Largest device (not pinned host) peak of the trace, for relative severities. */
+int64_t vt__main_peak(const struct vt_trace *t);
+/*
+ * Whether how long l was held says nothing: uses not known (no kernel-argument uses: copies
+ * alone would make every buffer only kernels touch look unused), or memory held by design (a
+ * cache of segments, the runtime's own memory, NCCL's buffers, pinned host memory), or no
+ * known allocation time. Idle and carried-over memory are judged only when this is 0.
+ */
+int vt__unjudged_hold(const struct vt_trace *t, const struct vt_life *l);
+/*
+ * Rising baseline test: a[0..n-1] with -1 entries carried forward from the previous value.
+ * Growing when at least 4 steps exist, the total rise is >= minRise, no single drop exceeds a
+ * quarter of the rise, and either 60 % of steps go up or (a staircase) at least 3 do, with a
+ * rise in each third of the steps. *pRise receives last - first.
+ */
+int vt__trend(const int64_t *a, int n, int64_t minRise, int64_t *pRise);
+/* Offset of ts from the trace start ("0 s", "12.0 us", "1.25 s"; "?" when unknown), into z. */
+void vt__fmt_at(const struct vt_trace *t, int64_t ts, char *z, size_t n);
+/* Release everything a trace owns (closing its file; its write-back is the driver's to end first); *t zeroed. */
+void vt__trace_free(struct vt_trace *t);
+void vt__result_free(struct vt_result *r);
+
+/* ---- phase.c ---- */
+/* Phases and iterations of t (NVTX, else kernel names), and the growth boundaries. A VT_EXIT code. */
+int vt__phases(struct vt_trace *t, const struct vt_opts *o);
+/* Index of the phase containing ts, or -1. */
+int vt__phase_at(const struct vt_trace *t, int64_t ts);
+/*
+ * The evaluation phase a training lifetime l was carried into unused (allocated in training,
+ * last used before the phase started, live when it started), or -1; *pbHeld says whether it
+ * stayed live through that phase (or to the end of a trace that trains again afterwards).
+ */
+int vt__carried_into(const struct vt_trace *t, const struct vt_life *l, int *pbHeld);
+
+/* ---- timeline.c ---- */
+int vt__dev_index(struct vt_trace *t, int acct);      /* creates entries, -1 OOM */
+void vt__timeline_begin(struct vt_trace *t);
+void vt__timeline_update(struct vt_trace *t, int iDev, int64_t ts);
+void vt__timeline_snapshot(struct vt_trace *t, int iDev);
+void vt__timeline_phase_snapshot(struct vt_trace *t); /* current phase, before live bytes drop */
+void vt__timeline_phase_step(struct vt_trace *t, int64_t ts); /* phase/iteration minima */
+void vt__top_insert(struct vt_snap *a, int *pN, int cap, const struct vt_life *l);
+
+/* ---- live_group.c ---- */
+#define VT_ACCT_DEVICES (-4) /* vt__live_snapshot: every device (acct >= 0), no host or managed memory */
+/* the largest allocations live in acct and all of them by site and kind, in one pass; 0 or -1 (OOM) */
+int vt__live_snapshot(struct vt_trace *t, struct vt_life *const *apLive, int nLive, int acct, struct vt_snap *aTop,
+                      int *pnTop, int nTopCap, struct vt_group *aGroup, int *pnGroup, int nGroupCap);
+/* "3 allocations, 3.00 GiB from SITE (device), largest 1.00 GiB", into z */
+void vt__fmt_group(const struct vt_trace *t, const struct vt_group *g, char *z, size_t n);
+
+/* ---- transfer.c ---- */
+/* The transfer pass fed kernel by kernel in start order (by the scan's kernel feed, or vt__transfers). */
+struct vt_xfer_run;
+int vt__xfer_begin(struct vt_trace *t, struct vt_xfer_run **px); /* SQLite code */
+int vt__xfer_kernel(void *x, int64_t start, int64_t end);        /* SQLite code */
+int vt__xfer_end(struct vt_xfer_run *x, int bFinish);            /* SQLite code; releases x */
+/* The pass over the kernels when the scan did not make it (t->xf.bDone). A VT_EXIT code. */
+int vt__transfers(struct vt_trace *t);
+
+/* ---- replay.c ---- */
+/* Replay trace t in time order, feeding the detectors aDet[0..nDet) with states aSt. A VT_EXIT code. */
+int vt__replay(struct vt_trace *t, const struct vt_opts *o, const struct vt_detector *const *aDet, void *const *aSt,
+               int nDet);
+
+/* ---- writeback.c ---- */
+struct vt_writeback;
+int vt__writeback_begin(struct vt_trace *t);                  /* DDL + lifetime insert statement; VT_EXIT */
+int vt__writeback_life(struct vt_trace *t, const struct vt_life *l); /* SQLite code */
+int vt__writeback_end(struct vt_result *r, int i);            /* phases, findings, commit; VT_EXIT */
+void vt__writeback_free(struct vt_trace *t);
+
+/* ---- pipeline.c ---- */
+/*
+ * The whole pipeline for the given paths. A trace that cannot be read is named (one line)
+ * and left out; the others are analyzed. Returns VT_EXIT_OK, the failing trace's code when
+ * it is the only one, VT_EXIT_PARTIAL when some but not all were read; r holds what was
+ * done and must be freed with vt__result_free.
+ */
+int vt__analyze(const char **azPath, int nPath, const struct vt_opts *o, struct vt_result *r);
+
+#endif

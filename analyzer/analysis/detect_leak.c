@@ -1,0 +1,349 @@
+/* Detector: leaks: allocations never freed (by site) and memory growing across iterations. */
+#include "analysis.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* What the detector keeps per call site. */
+struct lsite {
+    int64_t liveBytes;      /* live now (pinned host memory aside: the transfer detector judges it) */
+    /* growth across iteration boundaries (site_catch_up) */
+    int64_t firstBoundaryBytes, prevBoundaryBytes, firstBoundaryTs, lastBoundaryTs, maxDrop;
+    int nBoundary, nUp, nDown, seenBoundary;
+    /* live at the end */
+    int64_t endCount, endBytes, endFirstTs, endLastTs, endUsedLate;
+};
+
+struct leak {
+    struct lsite *a;        /* by site index */
+    int n;
+    int64_t late;           /* a use after this time counts as "in use until the end" */
+};
+
+static const char *zFixLeak =
+    "Something keeps these tensors alive. Accumulate plain numbers (total += loss.item()) instead "
+    "of tensors; store tensor.detach() (or .cpu()) when you must keep one; do not append outputs "
+    "or losses that carry their autograd graph to lists or attributes; drop references with del "
+    "and run gc.collect() if reference cycles hold them. In CUDA C, pair every cudaMalloc with "
+    "cudaFree.";
+
+static const char *zSiteHelp = " (call sites are recorded by default: keep VRAMTRACE_BACKTRACE above 0 and "
+                                "do not pass --no-python-stacks to vramtrace record)";
+
+/* One never-freed finding. Returns 0 or -1 (out of memory). */
+static int emit_end(struct vt_result *r, int iTrace, int64_t bytes, int64_t count, int64_t nLate, int64_t nAlloc,
+                    int64_t first, int64_t last, int64_t stackId, const char *zSite)
+{
+    struct vt_trace *t = &r->aTrace[iTrace];
+    int sev = vt__sev_bytes(t, bytes);
+    struct vt_finding *f;
+    char zB[32], zA[32], zZ[32], zUse[160] = "";
+    if (!t->f.bCleanClose && sev > VT_SEV_LOW) sev = VT_SEV_LOW;
+    if (t->f.bHaveKernelUses)
+        snprintf(zUse, sizeof zUse, "; %lld of them %s not used in the last iteration or the last 10%% of the run",
+                 (long long)(count - nLate), count - nLate == 1 ? "was" : "were");
+    f = vt__finding_add(r, iTrace, "leak", sev);
+    if (!f) return -1;
+    vt__fmt_bytes(bytes, zB, sizeof zB);
+    vt__fmt_at(t, first, zA, sizeof zA);
+    vt__fmt_at(t, last, zZ, sizeof zZ);
+    f->bytes = bytes;
+    f->count = count;
+    f->firstTs = first;
+    f->lastTs = last;
+    f->stackId = stackId;
+    f->zSite = vt__strdupf("%s%s", zSite, stackId < 0 ? zSiteHelp : "");
+    f->zTitle = vt__strdupf("%s never freed: %lld allocation%s still live at exit", zB, (long long)count,
+                            count == 1 ? "" : "s");
+    f->zEvidence = vt__strdupf(
+        "%lld of %lld allocations from %s (%s) were allocated between %s and %s and never freed%s%s.",
+        (long long)count, (long long)nAlloc, stackId >= 0 ? "this site" : "sites not recorded", zB, zA, zZ, zUse,
+        t->f.bCleanClose ? "" : "; the trace was not closed cleanly, so some may have been freed later");
+    f->zFix = vt__strdupf("%s", zFixLeak);
+    return f->zTitle && f->zEvidence && f->zFix && f->zSite ? 0 : -1;
+}
+
+/*
+ * Never freed at the end, grouped by site; allocations without a recorded site
+ * form one group (their sites are unknown, their sizes alone would split them).
+ */
+static int leak_at_end(const struct leak *L, struct vt_result *r, int iTrace)
+{
+    struct vt_trace *t = &r->aTrace[iTrace];
+    const struct vt_opts *o = r->pOpts;
+    int64_t segBytes = 0, segCount = 0, segFirst = -1, segLast = -1;
+    int64_t nsBytes = 0, nsCount = 0, nsAlloc = 0, nsFirst = -1, nsLast = -1, nsLate = 0;
+    int64_t ncclBytes = 0, ncclCount = 0;
+    int nsSites = 0, nsOne = -1;
+    char zB[32];
+    for (int i = 0; i < t->sites.n && i < L->n; i++) {
+        const struct vt_site *s = &t->sites.a[i];
+        const struct lsite *e = &L->a[i];
+        if (e->endCount == 0) continue;
+        if (t->f.bSegments) {
+            segBytes += e->endBytes;
+            segCount += e->endCount;
+            if (segFirst < 0 || e->endFirstTs < segFirst) segFirst = e->endFirstTs;
+            if (e->endLastTs > segLast) segLast = e->endLastTs;
+            continue;
+        }
+        if (t->f.bHaveKernelUses && e->endUsedLate == e->endCount) continue; /* in use until the end */
+        if (s->bNccl) { /* NCCL keeps its buffers for the communicator's life; its kernels reach them
+                         * through device-side structures, so they never look used */
+            ncclBytes += e->endBytes;
+            ncclCount += e->endCount;
+            continue;
+        }
+        if (s->stackId < 0) {
+            nsBytes += e->endBytes;
+            nsCount += e->endCount;
+            nsAlloc += s->nAlloc;
+            nsLate += e->endUsedLate;
+            if (nsFirst < 0 || e->endFirstTs < nsFirst) nsFirst = e->endFirstTs;
+            if (e->endLastTs > nsLast) nsLast = e->endLastTs;
+            nsSites++;
+            nsOne = i;
+            continue;
+        }
+        if (e->endBytes < o->minBytes) continue;
+        if (emit_end(r, iTrace, e->endBytes, e->endCount, e->endUsedLate, s->nAlloc, e->endFirstTs, e->endLastTs,
+                     s->stackId, s->zSite) != 0)
+            return -1;
+    }
+    if (ncclCount > 0) {
+        vt__fmt_bytes(ncclBytes, zB, sizeof zB);
+        vt__read_note(&t->f, "%lld allocation%s (%s) made inside NCCL %s live at exit: communication buffers "
+                          "kept for the communicator's life, not counted as leaks",
+                       (long long)ncclCount, ncclCount == 1 ? "" : "s", zB, ncclCount == 1 ? "is" : "are");
+    }
+    if (nsCount > 0 && nsBytes >= o->minBytes) {
+        char zSite[96];
+        if (nsSites == 1) snprintf(zSite, sizeof zSite, "%s", t->sites.a[nsOne].zSite);
+        else snprintf(zSite, sizeof zSite, "site not recorded (%d allocation sizes)", nsSites);
+        if (emit_end(r, iTrace, nsBytes, nsCount, nsLate, nsAlloc, nsFirst, nsLast, -1, zSite) != 0) return -1;
+    }
+    if (segCount > 0 && segBytes >= o->minBytes) {
+        struct vt_finding *f = vt__finding_add(r, iTrace, "leak", VT_SEV_INFO);
+        if (!f) return -1;
+        vt__fmt_bytes(segBytes, zB, sizeof zB);
+        f->bytes = segBytes;
+        f->count = segCount;
+        f->firstTs = segFirst;
+        f->lastTs = segLast;
+        f->zSite = vt__strdupf("caching allocator (segment level)");
+        f->zTitle = vt__strdupf("%s of cached allocator segments still reserved at exit (a cache, not a leak)", zB);
+        f->zEvidence = vt__strdupf(
+            "%lld segments (%s) were never returned to the driver. PyTorch's caching allocator keeps "
+            "segments for reuse until the process ends, so this alone is not a leak; tensor-level "
+            "leaks inside them are not visible at segment level.",
+            (long long)segCount, zB);
+        f->zFix = vt__strdupf("Nothing to fix if memory is flat across iterations. To see which tensors "
+                              "hold the memory, record with 'vramtrace record --tensors'.");
+        if (!f->zTitle || !f->zEvidence || !f->zFix || !f->zSite) return -1;
+    }
+    return 0;
+}
+
+/*
+ * " At this rate ..." sentence: per-step growth and how many more steps fill the
+ * largest device (when its size is known), into z; returns z ("" when unknown).
+ */
+static const char *projection(const struct vt_trace *t, int64_t rise, int nStep, char *z, size_t n)
+{
+    int64_t total = 0, peak = 0, perStep;
+    char zS[32], zF[32];
+    z[0] = 0;
+    for (int d = 0; d < t->tl.nDev; d++)
+        if (t->tl.aDev[d].id >= 0 && t->tl.aDev[d].peak >= peak) peak = t->tl.aDev[d].peak, total = t->tl.aDev[d].totalBytes;
+    if (nStep <= 0 || rise <= 0) return z;
+    perStep = rise / nStep;
+    vt__fmt_bytes(perStep, zS, sizeof zS);
+    if (total > peak && perStep > 0) {
+        vt__fmt_bytes(total - peak, zF, sizeof zF);
+        snprintf(z, n, " That is %s per step; the %s still free on the device last about %lld more steps.",
+                 zS, zF, (long long)((total - peak) / perStep));
+    } else {
+        snprintf(z, n, " That is %s per step.", zS);
+    }
+    return z;
+}
+
+/* Growth across training iterations: per site, else the device baseline. */
+static int growth(const struct leak *L, struct vt_result *r, int iTrace)
+{
+    struct vt_trace *t = &r->aTrace[iTrace];
+    const struct vt_opts *o = r->pOpts;
+    int64_t peak = vt__main_peak(t), rise, *aB = NULL;
+    int nSiteFound = 0, n = 0, rc = 0;
+    char zB[32], zP[32], zProj[200];
+    for (int i = 0; i < t->sites.n && i < L->n; i++) {
+        const struct vt_site *s = &t->sites.a[i];
+        const struct lsite *e = &L->a[i];
+        int64_t riseS = e->prevBoundaryBytes - e->firstBoundaryBytes;
+        int nStep = e->nBoundary - 1;
+        struct vt_finding *f;
+        if (nStep < 4 || riseS < o->minBytes || riseS <= 0 || e->nUp * 10 < nStep * 6 || e->maxDrop * 4 > riseS)
+            continue;
+        f = vt__finding_add(r, iTrace, "leak", vt__sev_bytes(t, riseS) == VT_SEV_LOW ? VT_SEV_MEDIUM : VT_SEV_HIGH);
+        if (!f) return -1;
+        nSiteFound++;
+        vt__fmt_bytes(riseS, zB, sizeof zB);
+        vt__fmt_bytes(s->peakLiveBytes, zP, sizeof zP);
+        f->bytes = riseS;
+        f->count = e->nBoundary;
+        f->firstTs = e->firstBoundaryTs;
+        f->lastTs = e->lastBoundaryTs;
+        f->stackId = s->stackId;
+        if (!t->ph.bSliceBoundaries) snprintf(f->zPhase, sizeof f->zPhase, "training");
+        f->zSite = vt__strdupf("%s%s", s->zSite, s->stackId < 0 ? zSiteHelp : "");
+        if (t->ph.bSliceBoundaries)
+            f->zTitle = vt__strdupf("Memory grows steadily: +%s over the run%s", zB,
+                                    t->f.bSegments ? " (caching-allocator segments)" : "");
+        else
+            f->zTitle = vt__strdupf("Memory grows every iteration: +%s over %d iterations%s", zB, nStep,
+                                    t->f.bSegments ? " (caching-allocator segments)" : "");
+        f->zEvidence = vt__strdupf(
+            "Live bytes from this site at the end of each %s rose in %d of %d steps (fell in %d), "
+            "by %s in all; its live bytes peaked at %s.%s%s",
+            t->ph.bSliceBoundaries ? "sixteenth of the run (after its first quarter)" : "training iteration",
+            e->nUp, nStep, e->nDown, zB, zP, projection(t, riseS, nStep, zProj, sizeof zProj),
+            t->f.bSegments ? " At segment level this is the allocator reserving more and more: tensors "
+                           "are accumulating." : "");
+        f->zFix = vt__strdupf("%s", zFixLeak);
+        if (!f->zTitle || !f->zEvidence || !f->zFix || !f->zSite) return -1;
+    }
+    if (nSiteFound) return 0;
+    /* device baseline: lowest live bytes of each training iteration after the first, else of each
+     * slice of the run after its first quarter */
+    aB = malloc(sizeof *aB * (size_t)(t->ph.nIter + VT_SLICES));
+    if (!aB) return -1;
+    for (int i = 1; i < t->ph.nIter; i++)
+        if (t->ph.aIter[i].phase < 0 || t->ph.a[t->ph.aIter[i].phase].kind == VT_PHASE_TRAIN) aB[n++] = t->ph.aIter[i].minLive;
+    if (n < 5) {
+        int iMain = -1, iLong = -1;
+        n = 0;
+        for (int k = 0; k < t->ph.n; k++)
+            if (t->ph.a[k].kind == VT_PHASE_TRAIN &&
+                (iLong < 0 || t->ph.a[k].end - t->ph.a[k].start > t->ph.a[iLong].end - t->ph.a[iLong].start))
+                iLong = k;
+        for (int d = 0; d < t->tl.nDev; d++)
+            if (t->tl.aDev[d].id >= 0 && (iMain < 0 || t->tl.aDev[d].peak > t->tl.aDev[iMain].peak)) iMain = d;
+        if (iLong >= 0)
+            for (int k = VT_SLICES / 4; k < VT_SLICES; k++) aB[n++] = t->ph.a[iLong].slice[k];
+        else if (t->ph.n == 0)
+            for (int k = VT_SLICES / 4; iMain >= 0 && k < VT_SLICES; k++) aB[n++] = t->tl.aDev[iMain].slice[k];
+    }
+    /* segments come 2-20 MiB at a time and fragmentation adds a few now and then: at segment
+     * level only a rise of 5 % of the peak counts */
+    if (vt__trend(aB, n, t->f.bSegments && peak / 20 > o->minBytes ? peak / 20 : o->minBytes, &rise)) {
+        struct vt_finding *f = vt__finding_add(r, iTrace, "leak", vt__sev_bytes(t, rise) == VT_SEV_LOW ? VT_SEV_MEDIUM : VT_SEV_HIGH);
+        if (!f) { rc = -1; goto done; }
+        vt__fmt_bytes(rise, zB, sizeof zB);
+        f->bytes = rise;
+        f->count = n;
+        snprintf(f->zPhase, sizeof f->zPhase, "%s", t->ph.nIter ? "training" : "");
+        f->zSite = vt__strdupf("no single site: device total");
+        f->zTitle = vt__strdupf("Memory baseline rises: +%s over %d %s", zB, n, t->ph.nIter ? "iterations" : "slices of the run");
+        f->zEvidence = vt__strdupf("The lowest live device memory of each %s (the bottom of the sawtooth) "
+                                   "rose by %s; no single call site explains it.%s",
+                                   t->ph.nIter ? "training iteration" : "sixteenth of the run", zB,
+                                   projection(t, rise, n - 1, zProj, sizeof zProj));
+        f->zFix = vt__strdupf("%s", zFixLeak);
+        if (!f->zTitle || !f->zEvidence || !f->zFix || !f->zSite) rc = -1;
+    }
+done:
+    free(aB);
+    return rc;
+}
+
+/* The state of site i, grown to hold it (zeroed entries: no boundary seen, no end). NULL when out of memory. */
+static struct lsite *lsite_get(struct leak *L, int i, const struct vt_trace *t)
+{
+    if (i >= L->n) {
+        int nNew = i + 1 > 2 * L->n ? i + 1 : 2 * L->n;
+        struct lsite *aNew = realloc(L->a, sizeof *aNew * (size_t)nNew);
+        if (!aNew) return NULL;
+        memset(aNew + L->n, 0, sizeof *aNew * (size_t)(nNew - L->n));
+        for (int k = L->n; k < nNew; k++) {
+            aNew[k].endFirstTs = -1;
+            aNew[k].seenBoundary = t->ph.nBoundaryDone; /* boundaries before its first allocation are not its */
+        }
+        L->a = aNew;
+        L->n = nNew;
+    }
+    return &L->a[i];
+}
+
+/*
+ * Bring site e up to date with the growth boundaries passed since it last changed. Its live
+ * bytes were constant since then, so only the first of those boundaries can differ from the
+ * previous one. O(1): boundaries cost nothing for sites that do not change.
+ */
+static void site_catch_up(const struct vt_trace *t, struct lsite *e)
+{
+    int nNew = t->ph.nBoundaryDone - e->seenBoundary;
+    if (nNew <= 0) return;
+    if (e->nBoundary == 0) {
+        e->firstBoundaryBytes = e->liveBytes;
+        e->firstBoundaryTs = t->ph.aBoundary[e->seenBoundary];
+    } else if (e->liveBytes > e->prevBoundaryBytes) {
+        e->nUp++;
+    } else if (e->liveBytes < e->prevBoundaryBytes) {
+        e->nDown++;
+        if (e->prevBoundaryBytes - e->liveBytes > e->maxDrop) e->maxDrop = e->prevBoundaryBytes - e->liveBytes;
+    }
+    e->prevBoundaryBytes = e->liveBytes;
+    e->lastBoundaryTs = t->ph.aBoundary[t->ph.nBoundaryDone - 1];
+    e->nBoundary += nNew;
+    e->seenBoundary = t->ph.nBoundaryDone;
+}
+
+/* "In use until the end": a use in the last iteration or the last tenth of the run. */
+static int leak_begin(void *st, const struct vt_trace *t, const struct vt_opts *o)
+{
+    struct leak *L = st;
+    (void)o;
+    L->late = t->f.t1 - (t->f.t1 - t->f.t0) / 10;
+    if (t->ph.nIter > 0 && t->ph.aIter[t->ph.nIter - 1].start < L->late) L->late = t->ph.aIter[t->ph.nIter - 1].start;
+    return 0;
+}
+
+/* Lifetimes begin and end: per-site live bytes (at growth boundaries) and what is live at the end. */
+static int leak_event(void *st, const struct vt_trace *t, const struct vt_event *ev)
+{
+    struct leak *L = st;
+    const struct vt_life *l = ev->l;
+    struct lsite *e;
+    if (l->acct == VT_ACCT_PINNED) return 0; /* pinned host memory is judged by the transfer detector */
+    if (!(e = lsite_get(L, l->site, t))) return -1;
+    site_catch_up(t, e);
+    if (ev->type == VT_EV_BEGIN) {
+        e->liveBytes += l->bytes;
+    } else if (l->status != VT_LIFE_LIVE_AT_END) {
+        e->liveBytes -= l->bytes;
+    } else if (!l->bInternal) {
+        e->endCount++;
+        e->endBytes += l->bytes;
+        if (e->endFirstTs < 0 || l->allocTs < e->endFirstTs) e->endFirstTs = l->allocTs;
+        if (l->allocTs > e->endLastTs) e->endLastTs = l->allocTs;
+        if (l->lastUse >= L->late) e->endUsedLate++;
+    }
+    return 0;
+}
+
+static int leak_end(void *st, struct vt_result *r, int iTrace)
+{
+    struct leak *L = st;
+    const struct vt_trace *t = &r->aTrace[iTrace];
+    for (int i = 0; i < L->n; i++) site_catch_up(t, &L->a[i]);
+    return leak_at_end(L, r, iTrace) != 0 || growth(L, r, iTrace) != 0 ? -1 : 0;
+}
+
+static void leak_free(void *st)
+{
+    free(((struct leak *)st)->a);
+}
+
+const struct vt_detector vt__detector_leak = {
+    "leak", sizeof(struct leak), 1u << VT_EV_BEGIN | 1u << VT_EV_END, leak_begin, leak_event, leak_end, leak_free,
+};

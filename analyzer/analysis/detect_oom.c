@@ -1,0 +1,112 @@
+/* Detector: out-of-memory events: what was asked, what was free, what was live, and why. */
+#include "analysis.h"
+
+#include <string.h>
+
+#define OTHERS_MIN ((int64_t)1 << 30) /* beyond the ~0.3-0.5 GiB a CUDA context takes */
+
+/* One finding per OOM event, with its verdict (stored in the vt_oom too). */
+static int oom_end(void *st, struct vt_result *r, int iTrace)
+{
+    struct vt_trace *t = &r->aTrace[iTrace];
+    (void)st;
+    for (int i = 0; i < t->nOom; i++) {
+        /* a retried request (same size and device, each attempt within 1 s of the previous, as
+         * PyTorch retries after releasing its cache) is one finding judged on its last attempt */
+        int j = i;
+        while (j + 1 < t->nOom && t->aOom[j + 1].requested == t->aOom[i].requested &&
+               t->aOom[j + 1].device == t->aOom[i].device && t->aOom[j + 1].ts - t->aOom[j].ts <= 1000000000)
+            j++;
+        struct vt_oom *o = &t->aOom[j];
+        struct vt_finding *f = vt__finding_add(r, iTrace, "oom", VT_SEV_HIGH);
+        char zR[32], zF[32], zT[32], zH[32], zO[32], zC[32], zAt[32], zList[1600] = "", zRetry[200] = "";
+        const char *zFix;
+        size_t n = 0;
+        int p;
+        if (!f) return -1;
+        if (j > i) {
+            char zH0[32];
+            vt__fmt_bytes(t->aOom[i].held, zH0, sizeof zH0);
+            snprintf(zRetry, sizeof zRetry, " The request failed %d times; at the first attempt this process held %s.",
+                     j - i + 1, zH0);
+        }
+        vt__fmt_bytes(o->requested, zR, sizeof zR);
+        vt__fmt_bytes(o->freeBytes, zF, sizeof zF);
+        vt__fmt_bytes(o->totalBytes, zT, sizeof zT);
+        vt__fmt_bytes(o->held, zH, sizeof zH);
+        vt__fmt_bytes(o->others, zO, sizeof zO);
+        vt__fmt_bytes(o->poolCached, zC, sizeof zC);
+        vt__fmt_at(t, o->ts, zAt, sizeof zAt);
+        if (o->requested < 0 || o->freeBytes < 0) {
+            /* unknown is not real demand: without the request or the free memory there is no verdict */
+            o->zVerdict = "cause unknown";
+            zFix = o->requested < 0
+                       ? "The size of the failed request was not recorded (an imported trace that lacks it): "
+                         "record the job with vramtrace to see it, or read it from PyTorch's OOM message "
+                         "(\"Tried to allocate ...\")."
+                       : "The device's free memory at the failure was not recorded: record the job with "
+                         "vramtrace (it asks the driver at the moment of the failure).";
+        } else if (o->freeBytes >= o->requested) {
+            o->zVerdict = "fragmentation/caching";
+            zFix = "The device had enough free memory in total but no block large enough: set "
+                   "PYTORCH_ALLOC_CONF=expandable_segments:True to cut fragmentation, avoid tensors whose "
+                   "sizes change every step (pad to a few bucket sizes), and free large temporaries "
+                   "with del before the big allocation.";
+        } else if (o->poolCached > 0 && (o->freeBytes > 0 ? o->freeBytes : 0) + o->poolCached >= o->requested) {
+            o->zVerdict = "fragmentation/caching";
+            zFix = "This process's memory pool was caching enough freed memory but could not hand it "
+                   "out for this request: set PYTORCH_ALLOC_CONF=expandable_segments:True, lower the "
+                   "pool release threshold, or call torch.cuda.empty_cache() before the large allocation.";
+        } else if (o->others >= OTHERS_MIN && (o->freeBytes > 0 ? o->freeBytes : 0) + o->others >= o->requested) {
+            o->zVerdict = "another process";
+            zFix = "Memory this process did not allocate fills the GPU: check nvidia-smi for other jobs "
+                   "or notebook kernels on the same GPU, stop them, or give each job its own GPU with "
+                   "CUDA_VISIBLE_DEVICES.";
+        } else {
+            o->zVerdict = "real demand";
+            zFix = "The working set does not fit: use a smaller batch with gradient accumulation, mixed "
+                   "precision (torch.autocast / AMP), activation checkpointing "
+                   "(torch.utils.checkpoint), and torch.no_grad() for evaluation; fix any leak or "
+                   "retained-memory finding first, it may be what fills the GPU.";
+        }
+        /* what was live, by site and memory kind, largest group first */
+        for (int k = 0; k < o->nGroup && k < r->pOpts->nTop && k < 5 && n + 200 < sizeof zList; k++) {
+            char zG[600];
+            vt__fmt_group(t, &o->aGroup[k], zG, sizeof zG);
+            p = snprintf(zList + n, sizeof zList - n, "%s%s", k ? "; " : "", zG);
+            if (p < 0) break;
+            n += (size_t)p < sizeof zList - n ? (size_t)p : sizeof zList - n - 1;
+        }
+        f->bytes = o->requested;
+        f->count = j - i + 1;
+        f->firstTs = t->aOom[i].ts;
+        f->lastTs = o->ts;
+        f->device = o->device;
+        p = vt__phase_at(t, o->ts);
+        if (p >= 0) snprintf(f->zPhase, sizeof f->zPhase, "%s", t->ph.a[p].zName);
+        f->stackId = o->site >= 0 ? t->sites.a[o->site].stackId : -1;
+        f->zSite = o->site >= 0 ? vt__strdupf("%s", t->sites.a[o->site].zSite)
+                                : vt__strdupf("site not recorded (keep VRAMTRACE_BACKTRACE above 0 and do not pass --no-python-stacks to vramtrace record)");
+        f->zTitle = vt__strdupf("Out of memory: %s of %s failed on device %d (%s)", vt__or(vt_api_name(o->api), "allocation"), zR,
+                                o->device, o->zVerdict);
+        f->zEvidence = vt__strdupf(
+            "At %s, %s was requested with %s free of %s; this process held %s in live allocations%s%s%s, "
+            "and %s was in use by something else (other processes or contexts). Largest live: %s.%s%s%s",
+            zAt, zR, o->freeBytes >= 0 ? zF : "unknown", o->totalBytes > 0 ? zT : "unknown", zH,
+            o->poolCached > 0 ? " (pool caching " : "", o->poolCached > 0 ? zC : "",
+            o->poolCached > 0 ? " freed)" : "", o->freeBytes >= 0 ? zO : "an unknown amount",
+            n ? zList : "none recorded",
+            zRetry,
+            o->totalBytes > 0 && o->requested > o->totalBytes ? " The request alone is larger than the device's "
+                                                                 "total memory." : "",
+            t->f.bSegments ? " At segment level the free space inside cached segments is not visible; "
+                           "record with --tensors." : "");
+        f->zFix = vt__strdupf("%s", zFix);
+        if (!f->zTitle || !f->zEvidence || !f->zFix || !f->zSite) return -1;
+        for (int k = i; k < j; k++) t->aOom[k].zVerdict = o->zVerdict;
+        i = j;
+    }
+    return 0;
+}
+
+const struct vt_detector vt__detector_oom = {"oom", 0, 0, NULL, NULL, oom_end, NULL};

@@ -1,0 +1,164 @@
+/* Detector: retained references: memory idle long after its last use, or held across an evaluation phase. */
+#include "analysis.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* What the detector keeps per call site. */
+struct rsite {
+    int64_t idleCount, idleBytes, idleMaxNs, idleFirstTs, idleLastTs;
+    int64_t crossCount, crossBytes, crossFirstTs, crossLastTs;
+    int crossPhase;
+};
+
+struct retained {
+    struct rsite *a;        /* by site index */
+    int n;
+    int64_t idleNs;         /* idle threshold: 10 median iterations, else 10 % of the trace */
+};
+
+
+/* Retained findings per site (idle after last use; held through an evaluation phase). */
+static int retained_end(void *st, struct vt_result *r, int iTrace)
+{
+    const struct retained *R = st;
+    struct vt_trace *t = &r->aTrace[iTrace];
+    const struct vt_opts *o = r->pOpts;
+    int64_t peak = vt__main_peak(t);
+    char zB[32], zI[32], zT[32];
+    if (t->f.bSegments) return 0; /* a cache holds segments idle by design */
+    for (int i = 0; i < t->sites.n && i < R->n; i++) {
+        const struct vt_site *site = &t->sites.a[i];
+        const struct rsite *s = &R->a[i];
+        struct vt_finding *f;
+        if (s->crossCount > 0 && s->crossBytes >= o->minBytes) {
+            const struct vt_phase *e = &t->ph.a[s->crossPhase];
+            f = vt__finding_add(r, iTrace, "retained",
+                                e->peak > 0 && s->crossBytes * 2 >= e->peak ? VT_SEV_HIGH : VT_SEV_MEDIUM);
+            if (!f) return -1;
+            vt__fmt_bytes(s->crossBytes, zB, sizeof zB);
+            f->bytes = s->crossBytes;
+            f->count = s->crossCount;
+            f->firstTs = s->crossFirstTs;
+            f->lastTs = s->crossLastTs;
+            f->stackId = site->stackId;
+            snprintf(f->zPhase, sizeof f->zPhase, "%s", e->zName);
+            f->zSite = vt__strdupf("%s", site->zSite);
+            f->zTitle = vt__strdupf("%s from training held through evaluation '%s' (%lld allocation%s)", zB,
+                                    e->zName, (long long)s->crossCount, s->crossCount == 1 ? "" : "s");
+            f->zEvidence = vt__strdupf(
+                "%lld allocation%s (%s) made during training were last used before '%s' started and "
+                "stayed allocated through it without being used%s.",
+                (long long)s->crossCount, s->crossCount == 1 ? "" : "s", zB, e->zName,
+                s->crossLastTs >= t->f.t1 ? " (until the end of the trace)" : "");
+            f->zFix = vt__strdupf(
+                "A reference from the training step outlives it (typically loss, outputs or a "
+                "batch kept in a variable or list). del them at the end of the step or keep "
+                "loss.item(); call optimizer.zero_grad(set_to_none=True); run validation under "
+                "torch.no_grad().");
+            if (!f->zTitle || !f->zEvidence || !f->zFix || !f->zSite) return -1;
+        }
+        if (s->idleCount > 0 && s->idleBytes >= o->minBytes) {
+            f = vt__finding_add(r, iTrace, "retained",
+                                peak > 0 && s->idleBytes * 10 >= peak ? VT_SEV_MEDIUM : VT_SEV_LOW);
+            if (!f) return -1;
+            vt__fmt_bytes(s->idleBytes, zB, sizeof zB);
+            vt__fmt_ns(s->idleMaxNs, zI, sizeof zI);
+            vt__fmt_ns(R->idleNs, zT, sizeof zT);
+            f->bytes = s->idleBytes;
+            f->count = s->idleCount;
+            f->firstTs = s->idleFirstTs;
+            f->lastTs = s->idleLastTs;
+            f->stackId = site->stackId;
+            f->zSite = vt__strdupf("%s", site->zSite);
+            f->zTitle = vt__strdupf("%s held idle long after last use (%lld allocation%s, up to %s)", zB,
+                                    (long long)s->idleCount, s->idleCount == 1 ? "" : "s", zI);
+            f->zEvidence = vt__strdupf(
+                "%lld allocation%s from this site stayed allocated for up to %s after their last use "
+                "(threshold %s, and at least 60%% of their lifetime) before being freed.",
+                (long long)s->idleCount, s->idleCount == 1 ? "" : "s", zI, zT);
+            f->zFix = vt__strdupf(
+                "Drop the reference right after the last use (del tensor, or let it go out of "
+                "scope); do not keep intermediate tensors on self or in lists; if a reference "
+                "cycle keeps it, gc.collect() releases it.");
+            if (!f->zTitle || !f->zEvidence || !f->zFix || !f->zSite) return -1;
+        }
+    }
+    return 0;
+}
+
+/* The idle threshold: 10 median iterations, else 10 % of the trace. */
+static int retained_begin(void *st, const struct vt_trace *t, const struct vt_opts *o)
+{
+    struct retained *R = st;
+    int64_t aD[64], n = 0, dur = t->f.t1 - t->f.t0, th;
+    (void)o;
+    for (int i = 0; i < t->ph.nIter && n < 64; i++) aD[n++] = t->ph.aIter[i].end - t->ph.aIter[i].start;
+    if (n == 0) {
+        R->idleNs = dur / 10 > 0 ? dur / 10 : 1;
+        return 0;
+    }
+    for (int i = 1; i < n; i++)
+        for (int j = i; j > 0 && aD[j - 1] > aD[j]; j--) {
+            int64_t x = aD[j];
+            aD[j] = aD[j - 1];
+            aD[j - 1] = x;
+        }
+    th = aD[n / 2] < INT64_MAX / 10 ? 10 * aD[n / 2] : INT64_MAX; /* no overflow on absurd gaps */
+    R->idleNs = th > 0 ? th : 1;
+    return 0;
+}
+
+/*
+ * A lifetime ended: idle long after its last use before being freed, or allocated in training
+ * and held unused through an evaluation phase (vt__unjudged_hold says when neither can be said).
+ */
+static int retained_event(void *st, const struct vt_trace *t, const struct vt_event *ev)
+{
+    struct retained *R = st;
+    const struct vt_life *l = ev->l;
+    struct rsite *s;
+    int k, bHeld;
+    if (vt__unjudged_hold(t, l)) return 0;
+    if (l->site >= R->n) {
+        int nNew = l->site + 1 > 2 * R->n ? l->site + 1 : 2 * R->n;
+        struct rsite *aNew = realloc(R->a, sizeof *aNew * (size_t)nNew);
+        if (!aNew) return -1;
+        memset(aNew + R->n, 0, sizeof *aNew * (size_t)(nNew - R->n));
+        for (int i = R->n; i < nNew; i++) {
+            aNew[i].idleFirstTs = aNew[i].crossFirstTs = -1;
+            aNew[i].crossPhase = -1;
+        }
+        R->a = aNew;
+        R->n = nNew;
+    }
+    s = &R->a[l->site];
+    if (l->freeTs >= 0) {
+        int64_t from = l->lastUse >= 0 ? l->lastUse : l->allocTs;
+        int64_t idle = l->freeTs - from, life = l->freeTs - l->allocTs;
+        if (idle >= R->idleNs && idle >= life / 10 * 6) {
+            s->idleCount++;
+            s->idleBytes += l->bytes;
+            if (idle > s->idleMaxNs) s->idleMaxNs = idle;
+            if (s->idleFirstTs < 0) s->idleFirstTs = l->allocTs;
+            s->idleLastTs = l->freeTs;
+        }
+    }
+    if ((k = vt__carried_into(t, l, &bHeld)) >= 0 && bHeld) {
+        s->crossCount++;
+        s->crossBytes += l->bytes;
+        if (s->crossFirstTs < 0) s->crossFirstTs = l->allocTs;
+        s->crossLastTs = l->freeTs >= 0 ? l->freeTs : t->f.t1;
+        if (s->crossPhase < 0) s->crossPhase = k;
+    }
+    return 0;
+}
+
+static void retained_free(void *st)
+{
+    free(((struct retained *)st)->a);
+}
+
+const struct vt_detector vt__detector_retained = {
+    "retained", sizeof(struct retained), 1u << VT_EV_END, retained_begin, retained_event, retained_end, retained_free,
+};

@@ -1,0 +1,117 @@
+/* Detector: transfer bottlenecks: pageable copies, copies serialized with compute, pinned memory growing. */
+#include "analysis.h"
+
+#include <string.h>
+
+/* Append a transfer finding (title and evidence are taken over); 0 or -1 when out of memory. */
+static int add(struct vt_result *r, int iTrace, int sev, int64_t bytes, int64_t count, int64_t a, int64_t b,
+               char *zTitle, char *zEvidence, const char *zFix)
+{
+    struct vt_finding *f = vt__finding_add(r, iTrace, "transfer", sev);
+    if (!f) return -1;
+    f->bytes = bytes;
+    f->count = count;
+    f->firstTs = a;
+    f->lastTs = b;
+    f->zTitle = zTitle;
+    f->zEvidence = zEvidence;
+    f->zSite = vt__strdupf("host-device copies");
+    f->zFix = vt__strdupf("%s", zFix);
+    return f->zTitle && f->zEvidence && f->zSite && f->zFix ? 0 : -1;
+}
+
+/* Pageable-copy, copy/compute serialization and pinned-growth findings of trace iTrace. */
+static int transfer_end(void *st, struct vt_result *r, int iTrace)
+{
+    (void)st;
+    struct vt_trace *t = &r->aTrace[iTrace];
+    const struct vt_opts *o = r->pOpts;
+    int64_t dur = t->f.t1 - t->f.t0, rise;
+    char zB[32], zT[32], zP[32];
+    {
+        /* one finding for both directions, with each direction's bandwidth against its best */
+        int64_t nCount = t->xf.x[0].pageCount + t->xf.x[1].pageCount;
+        int64_t nBytes = t->xf.x[0].pageBytes + t->xf.x[1].pageBytes, nNs = t->xf.x[0].pageNs + t->xf.x[1].pageNs;
+        char zDir[2][400];
+        int sev, nDir = 0;
+        double pct = 100.0 * (double)nNs / (double)(dur > 0 ? dur : 1);
+        int64_t a = -1, b = -1;
+        for (int dir = 0; dir < 2; dir++) {
+            const struct vt_xfer *x = &t->xf.x[dir];
+            double bw = (double)x->pageBytes / (double)(x->pageNs > 0 ? x->pageNs : 1);
+            zDir[dir][0] = 0;
+            if (x->pageCount == 0) continue;
+            nDir++;
+            if (a < 0 || x->firstPageTs < a) a = x->firstPageTs;
+            if (x->lastPageTs > b) b = x->lastPageTs;
+            vt__fmt_bytes(x->pageBytes, zB, sizeof zB);
+            vt__fmt_ns(x->pageNs, zT, sizeof zT);
+            snprintf(zDir[dir], sizeof zDir[dir],
+                     "%s%s: %lld pageable copies, %s in %s at %.2f GB/s; the fastest %s copy of 64 KiB or "
+                     "more reached %.2f GB/s.",
+                     dir == 1 && t->xf.x[0].pageCount ? " " : "", dir == 0 ? "Host to device" : "Device to host",
+                     (long long)x->pageCount, zB, zT, bw, dir == 0 ? "host-to-device" : "device-to-host", x->bestBw);
+        }
+        if (nCount > 0 && nBytes >= o->minBytes) {
+            /* by the time they cost: a one-off pageable copy (weights moved at start) is low */
+            sev = pct >= 10 ? VT_SEV_HIGH : pct >= 1 ? VT_SEV_MEDIUM : VT_SEV_LOW;
+            vt__fmt_bytes(nBytes, zB, sizeof zB);
+            vt__fmt_ns(nNs, zT, sizeof zT);
+            if (add(r, iTrace, sev, nBytes, nCount, a, b,
+                    nDir == 2 ? vt__strdupf("%lld copies (%s) to and from pageable host memory", (long long)nCount, zB)
+                              : vt__strdupf("%lld %s copies (%s) %s pageable host memory", (long long)nCount,
+                                            t->xf.x[0].pageCount ? "host-to-device" : "device-to-host", zB,
+                                            t->xf.x[0].pageCount ? "from" : "to"),
+                    vt__strdupf("%s%s Together they took %s (%.1f%% of the run). Pageable copies are staged "
+                                "through a driver buffer and block the host.",
+                                zDir[0], zDir[1], zT, pct),
+                    "Copy from pinned memory: DataLoader(..., pin_memory=True) and "
+                    "tensor.to('cuda', non_blocking=True); pin your own staging buffers with "
+                    "tensor.pin_memory() or torch.empty(..., pin_memory=True) and reuse them (in CUDA C, "
+                    "cudaMallocHost or cudaHostRegister).") != 0)
+                return -1;
+        }
+    }
+    if (t->xf.copyNs > 0 && t->xf.kernelBusyNs > 0 && t->xf.copySerialNs * 10 >= dur && t->xf.copySerialNs >= 1000000) {
+        double pct = 100.0 * (double)t->xf.copySerialNs / (double)dur;
+        vt__fmt_ns(t->xf.copySerialNs, zT, sizeof zT);
+        vt__fmt_ns(t->xf.kernelBusyNs, zP, sizeof zP);
+        if (add(r, iTrace, pct >= 25 ? VT_SEV_MEDIUM : VT_SEV_LOW, t->xf.x[0].bytes + t->xf.x[1].bytes,
+                t->xf.x[0].count + t->xf.x[1].count, t->f.t0, t->f.t1,
+                vt__strdupf("Copies serialized with compute: %s of copy time with no kernel running", zT),
+                vt__strdupf("Host-device copies ran for %s (%.1f%% of the run) while no kernel was running "
+                            "(kernels were busy %s in total): the GPU waits for data instead of overlapping "
+                            "the next batch's copy with this batch's compute.", zT, pct, zP),
+                "Overlap copies with compute: pinned memory plus non_blocking=True, DataLoader with "
+                "pin_memory=True and num_workers > 0 to prefetch, or issue the copy of the next batch on a "
+                "separate CUDA stream.") != 0)
+            return -1;
+    }
+    {
+        int64_t aB[VT_SLICES];
+        int n = 0;
+        int iDev = -1;
+        int64_t minRise;
+        for (int d = 0; d < t->tl.nDev; d++)
+            if (t->tl.aDev[d].id == VT_ACCT_PINNED) iDev = d;
+        /* a pinned-memory cache fills in steps: only a rise of a tenth of its peak counts */
+        minRise = iDev >= 0 && t->tl.aDev[iDev].peak / 10 > o->minBytes ? t->tl.aDev[iDev].peak / 10 : o->minBytes;
+        for (int k = VT_SLICES / 8; k < VT_SLICES; k++) aB[n++] = t->tl.pinnedSlice[k];
+        if (vt__trend(aB, n, minRise, &rise)) {
+            vt__fmt_bytes(rise, zB, sizeof zB);
+            vt__fmt_bytes(iDev >= 0 ? t->tl.aDev[iDev].peak : 0, zP, sizeof zP);
+            if (add(r, iTrace, VT_SEV_MEDIUM, rise, n, t->f.t0, t->f.t1,
+                    vt__strdupf("Pinned host memory keeps growing: +%s over the run", zB),
+                    vt__strdupf("The lowest pinned (page-locked) host memory in each slice of the run rose by "
+                                "%s, peaking at %s: pinned buffers are allocated faster than released.", zB, zP),
+                    "With DataLoader(pin_memory=True), lower num_workers or prefetch_factor so fewer "
+                    "pinned batches wait in the queue; reuse pinned staging buffers instead of pinning "
+                    "new tensors every step; drop references (del, gc.collect()) to pinned batches you "
+                    "no longer need.") != 0)
+                return -1;
+        }
+    }
+    return 0;
+}
+
+const struct vt_detector vt__detector_transfer = {"transfer", 0, 0, NULL, NULL, transfer_end, NULL};

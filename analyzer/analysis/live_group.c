@@ -1,0 +1,137 @@
+/* Snapshots of what is live: the largest allocations, and all of them by call site and memory kind. */
+#include "analysis.h"
+
+#include <assert.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Whether a ranks before b: more bytes, then more allocations, then lower site, then lower kind. */
+static int group_before(const struct vt_group *a, const struct vt_group *b)
+{
+    if (a->bytes != b->bytes) return a->bytes > b->bytes;
+    if (a->count != b->count) return a->count > b->count;
+    if (a->site != b->site) return a->site < b->site;
+    return a->memKind < b->memKind;
+}
+
+/*
+ * Make room for nAcc grouping accumulators in t's scratch. Returns 0, or -1
+ * when out of memory (the scratch already there is kept).
+ */
+static int acc_reserve(struct vt_trace *t, int nAcc)
+{
+    int nNew = nAcc > 2 * t->tl.nGroupAcc ? nAcc : 2 * t->tl.nGroupAcc;
+    struct vt_group *aAcc;
+    int *aNext;
+    if (t->tl.nGroupAcc >= nAcc) return 0;
+    aAcc = realloc(t->tl.aGroupAcc, sizeof *aAcc * (size_t)nNew);
+    if (!aAcc) return -1;
+    t->tl.aGroupAcc = aAcc;
+    aNext = realloc(t->tl.aGroupNext, sizeof *aNext * (size_t)nNew);
+    if (!aNext) return -1;
+    t->tl.aGroupNext = aNext;
+    t->tl.nGroupAcc = nNew;
+    return 0;
+}
+
+/* Make room for a chain head per site (all -1) in t's scratch. Returns 0, or -1 when out of memory. */
+static int head_reserve(struct vt_trace *t)
+{
+    int nNew = t->sites.n > 2 * t->tl.nGroupHead ? t->sites.n : 2 * t->tl.nGroupHead;
+    int *aNew;
+    if (t->tl.nGroupHead >= t->sites.n) return 0;
+    aNew = realloc(t->tl.aGroupHead, sizeof *aNew * (size_t)nNew);
+    if (!aNew) return -1;
+    for (int i = t->tl.nGroupHead; i < nNew; i++) aNew[i] = -1;
+    t->tl.aGroupHead = aNew;
+    t->tl.nGroupHead = nNew;
+    return 0;
+}
+
+/* Insert g into the list a (n entries, in group_before order, at most cap). */
+static void group_insert(struct vt_group *a, int *pN, int cap, const struct vt_group *g)
+{
+    int n = *pN, j;
+    if (n == cap && !group_before(g, &a[n - 1])) return;
+    j = n < cap ? n : cap - 1;
+    while (j > 0 && group_before(g, &a[j - 1])) {
+        a[j] = a[j - 1];
+        j--;
+    }
+    a[j] = *g;
+    if (n < cap) (*pN)++;
+}
+
+/*
+ * Snapshot what is live in acct (a device id, or VT_ACCT_DEVICES for every
+ * device) among apLive[0..nLive-1], in one pass: the nTopCap largest
+ * allocations into aTop[0..*pnTop-1] (descending by bytes), and every one of
+ * them summed by call site and memory kind, the nGroupCap largest groups into
+ * aGroup[0..*pnGroup-1] (bytes, then count, descending; ties by site and
+ * kind). Costs O(nLive) plus the list insertions. Returns 0, or -1 when out of
+ * memory (then *pnGroup is 0 and t->tl.bGroupNoMem is set, for the replay to
+ * report; aTop is complete).
+ */
+int vt__live_snapshot(struct vt_trace *t, struct vt_life *const *apLive, int nLive, int acct, struct vt_snap *aTop,
+                      int *pnTop, int nTopCap, struct vt_group *aGroup, int *pnGroup, int nGroupCap)
+{
+    int nAcc = 0, bNoMem;
+    assert(t && aTop && pnTop && nTopCap > 0 && aGroup && pnGroup && nGroupCap > 0);
+    *pnTop = *pnGroup = 0;
+    bNoMem = head_reserve(t) != 0 || acc_reserve(t, 64) != 0;
+    for (int i = 0; i < nLive; i++) {
+        const struct vt_life *l = apLive[i];
+        if (acct == VT_ACCT_DEVICES ? l->acct < 0 : l->acct != acct) continue;
+        if (*pnTop < nTopCap || aTop[*pnTop - 1].bytes < l->bytes) vt__top_insert(aTop, pnTop, nTopCap, l);
+        if (bNoMem || l->site < 0 || l->site >= t->sites.n) continue; /* every live allocation has a site */
+        int k = t->tl.aGroupHead[l->site]; /* the site's groups, one per memory kind seen */
+        while (k >= 0 && t->tl.aGroupAcc[k].memKind != l->memKind) k = t->tl.aGroupNext[k];
+        if (k < 0) {
+            if (nAcc == t->tl.nGroupAcc && acc_reserve(t, nAcc + 1) != 0) {
+                bNoMem = 1;
+                continue;
+            }
+            k = nAcc++;
+            memset(&t->tl.aGroupAcc[k], 0, sizeof t->tl.aGroupAcc[k]);
+            t->tl.aGroupAcc[k].site = l->site;
+            t->tl.aGroupAcc[k].memKind = l->memKind;
+            t->tl.aGroupNext[k] = t->tl.aGroupHead[l->site];
+            t->tl.aGroupHead[l->site] = k;
+        }
+        struct vt_group *g = &t->tl.aGroupAcc[k];
+        g->count++;
+        g->bytes += l->bytes;
+        if (g->count == 1 || l->bytes > g->largest.bytes) {
+            g->largest.address = l->address;
+            g->largest.bytes = l->bytes;
+            g->largest.allocTs = l->allocTs;
+            g->largest.lastUse = l->lastUse;
+            g->largest.site = l->site;
+            g->largest.memKind = l->memKind;
+        }
+    }
+    for (int k = 0; k < nAcc; k++) {
+        if (!bNoMem) group_insert(aGroup, pnGroup, nGroupCap, &t->tl.aGroupAcc[k]);
+        t->tl.aGroupHead[t->tl.aGroupAcc[k].site] = -1;
+    }
+    if (!bNoMem) return 0;
+    *pnGroup = 0;
+    t->tl.bGroupNoMem = 1;
+    return -1;
+}
+
+/*
+ * One group as report text into z (n bytes): "3 allocations, 3.00 GiB from
+ * SITE (device), largest 1.00 GiB"; one allocation reads "1 allocation, 4.00 GiB
+ * from SITE (device)".
+ */
+void vt__fmt_group(const struct vt_trace *t, const struct vt_group *g, char *z, size_t n)
+{
+    char zB[32], zL[32];
+    vt__fmt_bytes(g->bytes, zB, sizeof zB);
+    vt__fmt_bytes(g->largest.bytes, zL, sizeof zL);
+    snprintf(z, n, "%lld allocation%s, %s from %s (%s)%s%s", (long long)g->count, g->count == 1 ? "" : "s", zB,
+             g->site >= 0 && g->site < t->sites.n ? t->sites.a[g->site].zSite : "?", vt__or(vt_mem_kind_name(g->memKind), "other"),
+             g->count > 1 ? ", largest " : "", g->count > 1 ? zL : "");
+}

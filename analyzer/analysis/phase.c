@@ -1,0 +1,411 @@
+/* Phases and iterations: training and evaluation windows from NVTX ranges or kernel names, and growth boundaries. */
+#include "analysis.h"
+
+#include <regex.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Grow a typed array by one element; returns the new element or NULL. */
+static void *push(void **pA, int *pN, size_t sz)
+{
+    char *aNew = realloc(*pA, sz * (size_t)(*pN + 1));
+    if (!aNew) return NULL;
+    *pA = aNew;
+    memset(aNew + sz * (size_t)*pN, 0, sz);
+    return aNew + sz * (size_t)(*pN)++;
+}
+
+/* Append a phase [a, b) (at least 1 ns long); NULL when out of memory. */
+static struct vt_phase *add_phase(struct vt_trace *t, int kind, const char *zName, int64_t a,
+                                  int64_t b, const char *zSource)
+{
+    struct vt_phase *p = push((void **)&t->ph.a, &t->ph.n, sizeof *p);
+    if (!p) return NULL;
+    p->kind = kind;
+    snprintf(p->zName, sizeof p->zName, "%s", zName);
+    p->start = a;
+    p->end = b > a ? b : a + 1;
+    p->zSource = zSource;
+    p->firstIter = p->lastIter = -1;
+    return p;
+}
+
+/* Append an iteration [a, b); NULL when out of memory. */
+static struct vt_iter *add_iter(struct vt_trace *t, int64_t a, int64_t b)
+{
+    struct vt_iter *it = push((void **)&t->ph.aIter, &t->ph.nIter, sizeof *it);
+    if (!it) return NULL;
+    it->start = a;
+    it->end = b > a ? b : a + 1;
+    it->phase = -1;
+    return it;
+}
+
+/*
+ * Phases and iterations from NVTX: ranges whose name matches the phase regex are
+ * phases (outermost wins), those matching the iteration regex are iterations.
+ * Without phase ranges, consecutive iterations of the same kind form a phase.
+ * Returns an SQLite code.
+ */
+static int from_nvtx(struct vt_trace *t, regex_t *pPhase, regex_t *pEval, regex_t *pIter)
+{
+    static const char *zSql =
+        /* a range never closed (the process died inside it, often of the OOM being
+         * investigated) lasts to the end of the trace */
+        "SELECT r.start, coalesce(r.end, ?1) AS e, s.value FROM nvtx_range r"
+        " LEFT JOIN string s ON s.id = r.name_id"
+        " WHERE r.kind != 2 AND r.start > 0 AND s.value IS NOT NULL ORDER BY r.start, e DESC";
+    sqlite3_stmt *pStmt = NULL;
+    int64_t phaseEnd = INT64_MIN, iterEnd = INT64_MIN;
+    int rc = sqlite3_prepare_v2(t->f.db, zSql, -1, &pStmt, NULL);
+    if (rc == SQLITE_OK) sqlite3_bind_int64(pStmt, 1, t->f.t1 + 1); /* ends are exclusive */
+    int *aIterKind = NULL, nIterKind = 0;
+    while (rc == SQLITE_OK && (rc = sqlite3_step(pStmt)) == SQLITE_ROW) {
+        int64_t a = sqlite3_column_int64(pStmt, 0), b = sqlite3_column_int64(pStmt, 1);
+        const char *zName = (const char *)sqlite3_column_text(pStmt, 2);
+        int bEval = regexec(pEval, zName, 0, NULL, 0) == 0;
+        rc = SQLITE_OK;
+        if (regexec(pIter, zName, 0, NULL, 0) == 0) {
+            int *pK;
+            if (a < iterEnd) continue;
+            if (!add_iter(t, a, b)) { rc = SQLITE_NOMEM; break; }
+            pK = push((void **)&aIterKind, &nIterKind, sizeof(int));
+            if (!pK) { rc = SQLITE_NOMEM; break; }
+            *pK = regexec(pPhase, zName, 0, NULL, 0) == 0 ? (bEval ? VT_PHASE_EVAL : VT_PHASE_TRAIN) : -1;
+            iterEnd = b;
+        } else if (regexec(pPhase, zName, 0, NULL, 0) == 0) {
+            int kind = bEval ? VT_PHASE_EVAL : VT_PHASE_TRAIN;
+            if (a < phaseEnd) {
+                /* nested: ignored, unless it is of the other kind (validation run inside a
+                 * "train" range), which splits the enclosing phase around it */
+                struct vt_phase *p = &t->ph.a[t->ph.n - 1];
+                char zOuter[sizeof p->zName];
+                int outerKind = p->kind;
+                int64_t outerEnd = p->end;
+                if (p->kind == kind || b > phaseEnd) continue;
+                snprintf(zOuter, sizeof zOuter, "%s", p->zName);
+                p->end = a;
+                if (p->end <= p->start) t->ph.n--; /* nothing of it before the nested range */
+                if (!add_phase(t, kind, zName, a, b, "nvtx") ||
+                    (b < outerEnd && !add_phase(t, outerKind, zOuter, b, outerEnd, "nvtx"))) {
+                    rc = SQLITE_NOMEM;
+                    break;
+                }
+                continue;
+            }
+            if (!add_phase(t, kind, zName, a, b, "nvtx")) {
+                rc = SQLITE_NOMEM;
+                break;
+            }
+            phaseEnd = b;
+        }
+    }
+    if (rc == SQLITE_DONE) rc = SQLITE_OK;
+    sqlite3_finalize(pStmt);
+    if (rc == SQLITE_OK && t->ph.n == 0) {
+        for (int i = 0; i < t->ph.nIter && rc == SQLITE_OK; i++) {
+            struct vt_phase *p = t->ph.n ? &t->ph.a[t->ph.n - 1] : NULL;
+            if (aIterKind[i] < 0) continue;
+            if (p && p->kind == aIterKind[i] && (i == 0 || aIterKind[i - 1] == aIterKind[i]))
+                p->end = t->ph.aIter[i].end;
+            else if (!add_phase(t, aIterKind[i], aIterKind[i] == VT_PHASE_EVAL ? "evaluation" : "training",
+                                t->ph.aIter[i].start, t->ph.aIter[i].end, "nvtx"))
+                rc = SQLITE_NOMEM;
+        }
+    }
+    free(aIterKind);
+    return rc;
+}
+
+/* 2 for optimizer kernels, 1 for backward kernels, 0 for the rest (forward and other). */
+static int kernel_class(const char *z)
+{
+    static const char *azOpt[] = {"adam", "sgd", "multi_tensor_apply", "optimizer", "lamb",
+                                  "rmsprop", "adagrad", "momentum"};
+    static const char *azBwd[] = {"backward", "bwd", "wgrad", "dgrad", "grad_input",
+                                  "grad_weight", "autograd"};
+    for (size_t i = 0; i < sizeof azOpt / sizeof azOpt[0]; i++)
+        if (strcasestr(z, azOpt[i])) return 2;
+    for (size_t i = 0; i < sizeof azBwd / sizeof azBwd[0]; i++)
+        if (strcasestr(z, azBwd[i])) return 1;
+    return 0;
+}
+
+static int cmp_i64(const void *pa, const void *pb)
+{
+    int64_t a = *(const int64_t *)pa, b = *(const int64_t *)pb;
+    return a < b ? -1 : a > b;
+}
+
+/* Start time of the kernel idx kernels after the one starting at ts (or -1). */
+static int kernel_after(sqlite3 *db, int64_t ts, int64_t idx, int64_t *pOut)
+{
+    sqlite3_stmt *pStmt = NULL;
+    int rc = sqlite3_prepare_v2(db, "SELECT start FROM kernel WHERE start >= ? ORDER BY start LIMIT 1 OFFSET ?",
+                                -1, &pStmt, NULL);
+    *pOut = -1;
+    if (rc != SQLITE_OK) return rc;
+    sqlite3_bind_int64(pStmt, 1, ts);
+    sqlite3_bind_int64(pStmt, 2, idx);
+    rc = sqlite3_step(pStmt);
+    if (rc == SQLITE_ROW) *pOut = sqlite3_column_int64(pStmt, 0);
+    rc = rc == SQLITE_ROW || rc == SQLITE_DONE ? SQLITE_OK : rc;
+    sqlite3_finalize(pStmt);
+    return rc;
+}
+
+/* Kernels between two step terminators (optimizer runs, or backward runs without an optimizer). */
+struct seg {
+    int64_t start, end;
+    int64_t f;     /* forward/other kernels before the first backward kernel */
+    int bBwd, bTerm;
+};
+
+/* Stream the kernels in start order into segments; returns an SQLite code. */
+static int kernel_segments(struct vt_trace *t, struct seg **paSeg, int *pnSeg)
+{
+    sqlite3_stmt *pStmt = NULL, *pName = NULL;
+    int64_t aKey[1024];
+    int aCls[1024], rc, term, i;
+    struct seg *cur = NULL;
+    int64_t nOpt = 0;
+    for (i = 0; i < 1024; i++) aKey[i] = -1;
+
+    rc = sqlite3_prepare_v2(t->f.db, "SELECT start, end, name_id FROM kernel ORDER BY start", -1, &pStmt, NULL);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_prepare_v2(t->f.db, "SELECT value FROM string WHERE id = ?", -1, &pName, NULL);
+    /* two passes over the classes would need the kernels twice; instead decide the terminator
+     * class up front from the distinct names, which are few */
+    if (rc == SQLITE_OK) {
+        sqlite3_stmt *pQ = NULL;
+        rc = sqlite3_prepare_v2(t->f.db, "SELECT s.value FROM string s WHERE s.id IN (SELECT DISTINCT name_id FROM kernel)",
+                                -1, &pQ, NULL);
+        while (rc == SQLITE_OK && (rc = sqlite3_step(pQ)) == SQLITE_ROW)
+            rc = SQLITE_OK, nOpt += sqlite3_column_text(pQ, 0) && kernel_class((const char *)sqlite3_column_text(pQ, 0)) == 2;
+        if (rc == SQLITE_DONE) rc = SQLITE_OK;
+        sqlite3_finalize(pQ);
+    }
+    term = nOpt ? 2 : 1;
+    while (rc == SQLITE_OK && (rc = sqlite3_step(pStmt)) == SQLITE_ROW) {
+        int64_t a = sqlite3_column_int64(pStmt, 0), b = sqlite3_column_int64(pStmt, 1);
+        int64_t nameId = sqlite3_column_type(pStmt, 2) == SQLITE_NULL ? -2 : sqlite3_column_int64(pStmt, 2);
+        int slot = (int)((uint64_t)nameId * 0x9E3779B97F4A7C15ull >> 54), cls;
+        rc = SQLITE_OK;
+        if (aKey[slot] == nameId) {
+            cls = aCls[slot];
+        } else {
+            cls = 0;
+            if (nameId >= 0) {
+                int rcName;
+                sqlite3_bind_int64(pName, 1, nameId);
+                rcName = sqlite3_step(pName);
+                if (rcName == SQLITE_ROW && sqlite3_column_text(pName, 0))
+                    cls = kernel_class((const char *)sqlite3_column_text(pName, 0));
+                else if (rcName != SQLITE_ROW && rcName != SQLITE_DONE)
+                    rc = rcName;
+                sqlite3_reset(pName);
+                if (rc != SQLITE_OK) break;
+            }
+            aKey[slot] = nameId;
+            aCls[slot] = cls;
+        }
+        if (cur && cur->bTerm && cls != term) cur = NULL; /* the terminator run ended */
+        if (!cur) {
+            cur = push((void **)paSeg, pnSeg, sizeof *cur);
+            if (!cur) { rc = SQLITE_NOMEM; break; }
+            cur->start = a;
+        }
+        if (b > cur->end) cur->end = b;
+        if (cls >= 1) cur->bBwd |= cls == 1 || term == 1;
+        if (cls == 0 && !cur->bBwd) cur->f++;
+        if (cls == term) cur->bTerm = 1;
+    }
+    if (rc == SQLITE_DONE) rc = SQLITE_OK;
+    sqlite3_finalize(pStmt);
+    sqlite3_finalize(pName);
+    return rc;
+}
+
+/*
+ * Phases inferred from kernel names (no NVTX). Kernels are streamed in start
+ * order into segments ending at a step terminator (an optimizer kernel run, or
+ * a backward run when no optimizer kernel exists); only segments are kept. A
+ * segment with backward kernels is one training iteration. Forward kernels
+ * before its backward part beyond twice the median training forward length, or
+ * a segment with no backward kernel of at least half that length, is an
+ * evaluation window. Returns an SQLite code.
+ */
+static int from_kernels(struct vt_trace *t)
+{
+    struct seg *aSeg = NULL;
+    int nSeg = 0, rc, i, nF = 0;
+    int64_t *aF = NULL, m = 0;
+
+    rc = kernel_segments(t, &aSeg, &nSeg);
+    if (rc != SQLITE_OK) goto done;
+    for (i = 0; i < nSeg; i++)
+        if (aSeg[i].bBwd) {
+            int64_t *p = push((void **)&aF, &nF, sizeof *p);
+            if (!p) { rc = SQLITE_NOMEM; goto done; }
+            *p = aSeg[i].f;
+        }
+    if (nF == 0) goto done; /* no training recognised: leave phases unknown */
+    qsort(aF, (size_t)nF, sizeof *aF, cmp_i64);
+    m = aF[nF / 2];
+    for (i = 0; i < nSeg && rc == SQLITE_OK; i++) {
+        struct seg *s = &aSeg[i];
+        struct vt_phase *p = t->ph.n ? &t->ph.a[t->ph.n - 1] : NULL;
+        int64_t trainStart = s->start;
+        if (!s->bBwd) {
+            if (s->f >= 2 && 2 * s->f >= m) {
+                if (!add_phase(t, VT_PHASE_EVAL, "evaluation", s->start, s->end, "kernels")) rc = SQLITE_NOMEM;
+            } else if (p && p->kind == VT_PHASE_TRAIN) {
+                p->end = s->end; /* optimizer tail or a stray kernel after the step */
+                if (t->ph.nIter) t->ph.aIter[t->ph.nIter - 1].end = s->end;
+            }
+            continue;
+        }
+        if (s->f > 2 * m) {
+            rc = kernel_after(t->f.db, s->start, s->f - m, &trainStart);
+            if (rc != SQLITE_OK) break;
+            if (trainStart <= s->start) trainStart = s->start;
+            if (!add_phase(t, VT_PHASE_EVAL, "evaluation", s->start, trainStart, "kernels")) { rc = SQLITE_NOMEM; break; }
+            p = NULL;
+        }
+        if (p && p->kind == VT_PHASE_TRAIN) p->end = s->end;
+        else if (!add_phase(t, VT_PHASE_TRAIN, "training", trainStart, s->end, "kernels")) rc = SQLITE_NOMEM;
+        if (rc == SQLITE_OK && !add_iter(t, trainStart, s->end)) rc = SQLITE_NOMEM;
+    }
+done:
+    free(aSeg);
+    free(aF);
+    return rc;
+}
+
+int vt__phase_at(const struct vt_trace *t, int64_t ts)
+{
+    int lo = 0, hi = t->ph.n; /* phases are sorted by start and do not overlap */
+    while (lo < hi) {
+        int mid = (lo + hi) / 2;
+        if (t->ph.a[mid].start <= ts) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo > 0 && ts < t->ph.a[lo - 1].end ? lo - 1 : -1;
+}
+
+int vt__carried_into(const struct vt_trace *t, const struct vt_life *l, int *pbHeld)
+{
+    *pbHeld = 0;
+    if (l->phase < 0 || l->allocTs < 0 || t->ph.a[l->phase].kind != VT_PHASE_TRAIN) return -1;
+    for (int k = l->phase + 1; k < t->ph.n; k++) {
+        const struct vt_phase *e = &t->ph.a[k];
+        int64_t last = l->lastUse >= 0 ? l->lastUse : l->allocTs;
+        int bTrainAfter = 0;
+        if (e->kind != VT_PHASE_EVAL || e->start < l->allocTs) continue;
+        if (l->freeTs >= 0 && l->freeTs <= e->start) return -1;
+        if (last >= e->start) continue;
+        for (int j = k + 1; j < t->ph.n; j++) bTrainAfter |= t->ph.a[j].kind == VT_PHASE_TRAIN;
+        /* live to the end of a trace that ends in evaluation: optimizer state and the like, whose
+         * next use would come with the next training step; nothing can be said */
+        if (l->freeTs < 0 && !bTrainAfter) return -1;
+        /* held through it: still live for at least 90 % of the evaluation phase */
+        *pbHeld = (l->freeTs >= 0 && l->freeTs >= e->end - (e->end - e->start) / 10) || (l->freeTs < 0 && bTrainAfter);
+        return k;
+    }
+    return -1;
+}
+
+/*
+ * Growth boundaries: the end of each training iteration (or of each iteration outside any
+ * phase); without iterations, the ends of the 16 slices of the run after its first quarter.
+ * Returns 0 or -1 (out of memory).
+ */
+static int boundaries_build(struct vt_trace *t)
+{
+    int64_t t0 = t->f.t0, t1 = t->f.t1 > t->f.t0 ? t->f.t1 : t->f.t0 + 1;
+    t->ph.aBoundary = malloc(sizeof(int64_t) * (size_t)(t->ph.nIter + VT_SLICES));
+    if (!t->ph.aBoundary) return -1;
+    t->ph.nBoundary = t->ph.nBoundaryDone = 0;
+    for (int i = 0; i < t->ph.nIter; i++)
+        if (t->ph.aIter[i].phase < 0 || t->ph.a[t->ph.aIter[i].phase].kind == VT_PHASE_TRAIN)
+            t->ph.aBoundary[t->ph.nBoundary++] = t->ph.aIter[i].end;
+    t->ph.bSliceBoundaries = t->ph.nBoundary == 0;
+    if (t->ph.bSliceBoundaries)
+        for (int k = VT_SLICES / 4; k < VT_SLICES; k++)
+            t->ph.aBoundary[t->ph.nBoundary++] =
+                t0 + (t1 - t0) / VT_SLICES * (k + 1) + (t1 - t0) % VT_SLICES * (k + 1) / VT_SLICES;
+    return 0;
+}
+
+/* Make iteration i end where iteration i+1 starts (the gap belongs to it), and link phases. */
+static void link_iterations(struct vt_trace *t)
+{
+    for (int i = 0; i < t->ph.nIter; i++) {
+        struct vt_iter *it = &t->ph.aIter[i];
+        it->phase = vt__phase_at(t, it->start);
+        if (i + 1 < t->ph.nIter && t->ph.aIter[i + 1].phase == it->phase && t->ph.aIter[i + 1].start > it->end)
+            it->end = t->ph.aIter[i + 1].start;
+    }
+    for (int i = 0; i < t->ph.nIter; i++) {
+        int k = t->ph.aIter[i].phase = vt__phase_at(t, t->ph.aIter[i].start);
+        if (k < 0) continue;
+        if (t->ph.a[k].firstIter < 0) t->ph.a[k].firstIter = i;
+        t->ph.a[k].lastIter = i;
+        t->ph.a[k].nIter++;
+    }
+}
+
+/*
+ * Find phases and iterations: NVTX first, else kernel names. Returns VT_EXIT_OK,
+ * VT_EXIT_USAGE for a bad regular expression, or CORRUPT / INTERNAL on read errors
+ * (one line printed).
+ */
+int vt__phases(struct vt_trace *t, const struct vt_opts *o)
+{
+    regex_t rePhase, reEval, reIter;
+    int rc = SQLITE_OK, nRe = 0;
+    const char *zBad = NULL;
+    if (regcomp(&rePhase, o->zPhaseRe, REG_EXTENDED | REG_ICASE | REG_NOSUB) != 0) zBad = o->zPhaseRe;
+    else if (nRe++, regcomp(&reEval, o->zEvalRe, REG_EXTENDED | REG_ICASE | REG_NOSUB) != 0) zBad = o->zEvalRe;
+    else if (nRe++, regcomp(&reIter, o->zIterRe, REG_EXTENDED | REG_ICASE | REG_NOSUB) != 0) zBad = o->zIterRe;
+    else nRe++;
+    if (zBad) {
+        vt__errorf("invalid regular expression '%s'", zBad);
+        rc = -1;
+        goto done;
+    }
+    t->ph.zSource = "none";
+    rc = from_nvtx(t, &rePhase, &reEval, &reIter);
+    if (rc == SQLITE_OK && t->ph.n) {
+        t->ph.zSource = "nvtx";
+    } else if (rc == SQLITE_OK && t->ph.nIter) {
+        /* NVTX iterations but no phase: phases from kernel names, iterations from NVTX */
+        struct vt_iter *aNvtx = t->ph.aIter;
+        int nNvtx = t->ph.nIter;
+        t->ph.aIter = NULL;
+        t->ph.nIter = 0;
+        rc = from_kernels(t);
+        free(t->ph.aIter);
+        t->ph.aIter = aNvtx;
+        t->ph.nIter = nNvtx;
+        t->ph.zSource = rc == SQLITE_OK && t->ph.n ? "kernels" : "nvtx";
+    } else if (rc == SQLITE_OK) {
+        free(t->ph.aIter);
+        t->ph.aIter = NULL;
+        t->ph.nIter = 0;
+        rc = from_kernels(t);
+        if (rc == SQLITE_OK && t->ph.n) t->ph.zSource = "kernels";
+    }
+    if (rc == SQLITE_OK) {
+        link_iterations(t);
+        if (boundaries_build(t) != 0) rc = SQLITE_NOMEM;
+    }
+    if (rc != SQLITE_OK) vt__errorf("%s: cannot read phases: %s", t->f.zPath, sqlite3_errstr(rc));
+done:
+    if (nRe > 0) regfree(&rePhase);
+    if (nRe > 1) regfree(&reEval);
+    if (nRe > 2) regfree(&reIter);
+    if (rc == 0) return VT_EXIT_OK;
+    if (zBad) return VT_EXIT_USAGE;
+    return vt__exit_for_sqlite(rc);
+}

@@ -1,0 +1,369 @@
+/* The replay: memory events, tensor blocks, uses and OOMs in time order, into lifetimes, the timeline and events. */
+#include "analysis.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/*
+ * One pass over the trace in time order, merging its inputs (each read in time order by the
+ * read layer): CUDA's memory events and a framework allocator's blocks each go through a
+ * live set of their own (read/live.c: the one rule for live bytes), kernel-argument and copy
+ * uses mark the lifetimes they touch, OOMs take a snapshot of what was live. What happens to
+ * lifetimes updates the call sites, the timeline (device live bytes from CUDA's set, the
+ * allocator's blocks beside them) and, as events, the detectors. When a trace holds an
+ * allocator's blocks, the detectors judge those (they carry the program's call sites) and
+ * CUDA's segments only make the device timeline.
+ */
+struct replay {
+    struct vt_trace *t;
+    const struct vt_detector *const *aDet;
+    void *const *aSt;
+    int nDet;
+    struct vt_live *pCuda, *pTensor;
+    int nextBoundary;       /* next growth boundary (index into t->ph.aBoundary) */
+    int bDetectCuda;        /* the detectors judge CUDA's lifetimes (no allocator blocks in the trace) */
+};
+
+/* Hand event e to every detector that asked for its kind. 0 or -1. */
+static int emit(struct replay *r, int type, int64_t ts, const struct vt_life *l, const struct vt_oom *o)
+{
+    struct vt_event e = {type, ts, l, o};
+    for (int i = 0; i < r->nDet; i++)
+        if (r->aDet[i]->xEvent && (r->aDet[i]->mEvents >> type & 1) && r->aDet[i]->xEvent(r->aSt[i], r->t, &e) != 0)
+            return -1;
+    return 0;
+}
+
+/* Whether lifetime l is one the detectors judge. */
+static int judged(const struct replay *r, const struct vt_life *l)
+{
+    return l->bTensor || r->bDetectCuda;
+}
+
+/* The timeline entry of l's account brought up to the live sets' totals at ts. 0 or -1. */
+static int timeline_account(struct replay *r, const struct vt_life *l, int64_t ts)
+{
+    struct vt_trace *t = r->t;
+    int iDev;
+    if (l->acct == VT_ACCT_NONE) return 0;
+    if ((iDev = vt__dev_index(t, l->acct)) < 0) return -1;
+    if (l->bTensor) {
+        struct vt_device *d = &t->tl.aDev[iDev];
+        d->tensorLive = vt__live_bytes(r->pTensor, l->acct);
+        if (d->tensorLive > d->tensorPeak) d->tensorPeak = d->tensorLive, d->tensorPeakTs = ts;
+        return 0;
+    }
+    if (l->acct >= 0) t->tl.totalLiveNow += vt__live_bytes(r->pCuda, l->acct) - t->tl.aDev[iDev].live;
+    t->tl.aDev[iDev].live = vt__live_bytes(r->pCuda, l->acct);
+    vt__timeline_update(t, iDev, ts);
+    return 0;
+}
+
+/* The snapshots' view of what is live: the allocator's blocks where the trace has them, else CUDA's. */
+static void snapshot_view(struct replay *r)
+{
+    r->t->tl.apLive = vt__live_all(r->bDetectCuda ? r->pCuda : r->pTensor, &r->t->tl.nLive);
+}
+
+/* Add (sign +1) or remove (-1) l from its site's live count (pinned host memory is judged elsewhere). */
+static void site_account(struct replay *r, const struct vt_life *l, int sign)
+{
+    struct vt_site *s = &r->t->sites.a[l->site];
+    if (l->acct == VT_ACCT_PINNED) return;
+    s->nLive += sign;
+    s->liveBytes += sign * l->bytes;
+    if (s->liveBytes > s->peakLiveBytes) s->peakLiveBytes = s->liveBytes;
+}
+
+/* Live set hook: a lifetime begins. */
+static int on_begin(void *pArg, struct vt_life *l)
+{
+    struct replay *r = pArg;
+    struct vt_trace *t = r->t;
+    l->phase = vt__phase_at(t, l->allocTs);
+    l->site = vt__site_get(&t->sites, t->f.db, l->stackId, l->bytes);
+    if (l->site < 0) return -1;
+    t->sites.a[l->site].nAlloc++;
+    t->sites.a[l->site].totalBytes += l->bytes;
+    if (l->bTensor) t->lc.nTensorAlloc++;
+    else t->lc.nAlloc++;
+    site_account(r, l, +1);
+    snapshot_view(r);
+    if (timeline_account(r, l, l->allocTs) != 0) return -1;
+    return judged(r, l) ? emit(r, VT_EV_BEGIN, l->allocTs, l, NULL) : 0;
+}
+
+/* Live set hook: a lifetime is about to end (still counted): the peaks' snapshots see it. */
+static int on_before_end(void *pArg, struct vt_life *l)
+{
+    struct replay *r = pArg;
+    struct vt_trace *t = r->t;
+    int iDev;
+    if (l->status == VT_LIFE_LIVE_AT_END || l->acct == VT_ACCT_NONE || l->bTensor != !r->bDetectCuda) return 0;
+    if ((iDev = vt__dev_index(t, l->acct)) < 0) return -1;
+    snapshot_view(r);
+    vt__timeline_snapshot(t, iDev);
+    if (l->acct >= 0) vt__timeline_phase_snapshot(t);
+    return 0;
+}
+
+/* Live set hook: a lifetime ended (freed, replaced, or live at the end of the trace). */
+static int on_end(void *pArg, struct vt_life *l)
+{
+    struct replay *r = pArg;
+    struct vt_trace *t = r->t;
+    if (l->status == VT_LIFE_LIVE_AT_END) {
+        if (!l->bTensor) {
+            t->lc.nLiveEnd++;
+            t->lc.liveEndBytes += l->bytes;
+        }
+        if (l->bInternal) {
+            t->lc.nInternalEnd++;
+            t->lc.internalEndBytes += l->bytes;
+        } else if (l->acct != VT_ACCT_PINNED && judged(r, l)) {
+            vt__top_insert(t->tl.aEnd, &t->tl.nEnd, VT_TOPMAX, l);
+        }
+    } else {
+        if (l->status == VT_LIFE_FREE_MISSING) t->lc.nFreeMissing++;
+        else if (!l->bTensor) t->lc.nFree++;
+        site_account(r, l, -1);
+        snapshot_view(r);
+        if (timeline_account(r, l, l->freeTs) != 0) return -1;
+    }
+    if (judged(r, l) && !vt__unjudged_hold(t, l)) {
+        int bHeld, k = vt__carried_into(t, l, &bHeld);
+        if (k >= 0) t->ph.a[k].carried += l->bytes;
+    }
+    if (judged(r, l) && emit(r, VT_EV_END, l->freeTs, l, NULL) != 0) return -1;
+    return t->pWb && vt__writeback_life(t, l) != SQLITE_OK ? -1 : 0;
+}
+
+/* Live set hook: a free that found no lifetime (unknown address, or freed twice). */
+static int on_stray(void *pArg, const struct vt_memrow *m, int status)
+{
+    struct replay *r = pArg;
+    struct vt_trace *t = r->t;
+    struct vt_life u;
+    if (m->bTensor) t->lc.nTensorStray++; /* a block from before the history began */
+    else if (status == VT_LIFE_DOUBLE_FREE) t->lc.nDoubleFree++;
+    else t->lc.nFreeUnknown++;
+    if (!t->pWb) return 0;
+    memset(&u, 0, sizeof u);
+    u.address = m->address;
+    u.bytes = m->bytes > 0 ? m->bytes : 0;
+    u.allocTs = u.firstUse = u.lastUse = -1;
+    u.freeTs = m->ts;
+    u.allocEventId = -1;
+    u.freeEventId = m->id;
+    u.stackId = m->stackId;
+    u.device = m->device;
+    u.memKind = m->kind;
+    u.freeApi = m->api;
+    u.bTensor = m->bTensor;
+    u.phase = vt__phase_at(t, m->ts);
+    u.status = status;
+    return vt__writeback_life(t, &u) == SQLITE_OK ? 0 : -1;
+}
+
+/* Pass the growth boundaries up to ts. */
+static void boundaries_upto(struct replay *r, int64_t ts)
+{
+    struct vt_trace *t = r->t;
+    while (r->nextBoundary < t->ph.nBoundary && t->ph.aBoundary[r->nextBoundary] <= ts) {
+        r->nextBoundary++;
+        t->ph.nBoundaryDone++;
+    }
+}
+
+/* A memory_event (bTensor 0) or tensor_event row of c into its live set. 0 or -1. */
+static int on_memory(struct replay *r, const struct vt_rows *c, int bTensor)
+{
+    struct vt_memrow m;
+    vt__memrow_read(c, bTensor, &m);
+    if (bTensor) return m.op ? vt__live_apply(r->pTensor, &m) : 0; /* free_requested: the block waits on streams */
+    if (vt__live_apply(r->pCuda, &m) != 0) return -1;
+    if (m.poolSize >= 0 && m.device >= 0 && (m.op == VT_MEMOP_ALLOC || m.op == VT_MEMOP_FREE)) {
+        int iDev = vt__dev_index(r->t, m.device);
+        if (iDev < 0) return -1;
+        r->t->tl.aDev[iDev].poolReserved = m.poolSize;
+        r->t->tl.aDev[iDev].poolUsed = m.poolUsed >= 0 ? m.poolUsed : 0;
+    }
+    return 0;
+}
+
+/* A use of addr at ts: kernel argument (base address) or copy/memset (any address inside). */
+static void on_use(struct replay *r, int64_t addr, int64_t ts, int bBase)
+{
+    struct vt_life *aL[2] = {vt__live_use(r->pTensor, addr, bBase), vt__live_use(r->pCuda, addr, bBase)};
+    for (int i = 0; i < 2; i++) {
+        struct vt_life *l = aL[i];
+        if (!l) continue;
+        if (l->firstUse < 0) l->firstUse = ts;
+        if (ts > l->lastUse) l->lastUse = ts;
+        l->useCount++;
+    }
+    if (aL[0] || aL[1]) r->t->lc.nUseMatched++;
+}
+
+/* An OOM: what this process held on the device then, its largest live allocations and all of them by site. */
+static int on_oom(struct replay *r, const struct vt_rows *c)
+{
+    struct vt_trace *t = r->t;
+    struct vt_oom *o, *aNew = realloc(t->aOom, sizeof *aNew * (size_t)(t->nOom + 1));
+    struct vt_device *d;
+    int iDev;
+    if (!aNew) return -1;
+    t->aOom = aNew;
+    o = &aNew[t->nOom++];
+    memset(o, 0, sizeof *o);
+    o->ts = c->ts;
+    o->api = (int)vt__rows_or(c, 1, 0);
+    o->device = (int)vt__rows_or(c, 2, 0);
+    o->requested = vt__rows_or(c, 3, -1);
+    o->freeBytes = vt__rows_or(c, 4, -1);
+    o->totalBytes = vt__rows_or(c, 5, -1);
+    o->site = -1;
+    if (!vt__rows_null(c, 6)) {
+        o->site = vt__site_get(&t->sites, t->f.db, vt__rows_i64(c, 6), o->requested > 0 ? o->requested : 0);
+        if (o->site < 0) return -1;
+    }
+    if ((iDev = vt__dev_index(t, o->device)) < 0) return -1;
+    d = &t->tl.aDev[iDev];
+    o->held = d->live;
+    o->tensorAllocated = r->bDetectCuda ? -1 : d->tensorLive;
+    if (d->poolReserved > d->poolUsed) o->poolCached = d->poolReserved - d->poolUsed;
+    if (o->totalBytes <= 0) o->totalBytes = d->totalBytes;
+    o->others = -1;
+    if (o->freeBytes >= 0 && o->totalBytes > 0) {
+        int64_t held = o->held > d->poolReserved ? o->held : d->poolReserved;
+        o->others = o->totalBytes - o->freeBytes - held;
+        if (o->others < 0) o->others = 0;
+    }
+    snapshot_view(r);
+    if (vt__live_snapshot(t, t->tl.apLive, t->tl.nLive, o->device, o->aTop, &o->nTop, VT_TOPMAX, o->aGroup, &o->nGroup,
+                          VT_TOPMAX) != 0)
+        return -1;
+    return emit(r, VT_EV_OOM, o->ts, NULL, o);
+}
+
+/* Everything still live at the end: the final peak snapshots, then each lifetime ends live_at_end. 0 or -1. */
+static int finish(struct replay *r)
+{
+    struct vt_trace *t = r->t;
+    snapshot_view(r);
+    for (int i = 0; i < t->tl.nDev; i++) {
+        t->tl.aDev[i].nSnapshots = 0; /* force the final snapshot */
+        vt__timeline_snapshot(t, i);
+    }
+    if (vt__live_finish(r->pCuda) != 0 || vt__live_finish(r->pTensor) != 0) return -1;
+    if (t->lc.nInternalEnd) {
+        char zB[32];
+        vt__fmt_bytes(t->lc.internalEndBytes, zB, sizeof zB);
+        vt__read_note(&t->f, "%lld allocation%s (%s) made by the CUDA runtime or driver itself (no API call behind %s) "
+                             "%s still live at exit: not counted as leaks",
+                      (long long)t->lc.nInternalEnd, t->lc.nInternalEnd == 1 ? "" : "s", zB,
+                      t->lc.nInternalEnd == 1 ? "it" : "them", t->lc.nInternalEnd == 1 ? "is" : "are");
+    }
+    if (t->lc.nAlloc == 0 && t->lc.nTensorAlloc == 0 && t->nOom == 0)
+        vt__read_note(&t->f, "the trace holds no allocation: nothing to say about memory (was the process's CUDA "
+                             "work done before tracing started, or in a child process with a trace of its own?)");
+    return 0;
+}
+
+int vt__replay(struct vt_trace *t, const struct vt_opts *o, const struct vt_detector *const *aDet, void *const *aSt,
+               int nDet)
+{
+    enum { C_MEM, C_TENSOR, C_KUSE, C_COPY, C_SET, C_OOM, C_N };
+    /* each input in time order: by rowid where the scan found that to be time order within a window */
+    static const int anCol[C_N] = {VT_MEMROW_NCOL, VT_TENSORROW_NCOL, 2, 3, 2, 7};
+    const struct vt_tracefile *f = &t->f;
+    const int aw[C_N] = {f->aT[VT_T_MEM].w, f->aT[VT_T_TENSOR].w, f->aT[VT_T_USE].w, f->aT[VT_T_COPY].w,
+                         f->aT[VT_T_SET].w, -1};
+    char *azSql[C_N] = {
+        f->aT[VT_T_MEM].bPresent
+            ? vt__ordered_sql(f, VT_T_MEM, VT_MEMROW_COLS, "1", "ts, id")
+            : NULL,
+        f->aT[VT_T_TENSOR].bPresent
+            ? vt__ordered_sql(f, VT_T_TENSOR, VT_TENSORROW_COLS, "1", "ts, id")
+            : NULL,
+        vt__ordered_sql(f, VT_T_USE, "ts, address", "kind = 0", "ts"),
+        vt__ordered_sql(f, VT_T_COPY, "start, src, dst", "src IS NOT NULL OR dst IS NOT NULL", "start"),
+        vt__ordered_sql(f, VT_T_SET, "start, dst", "dst IS NOT NULL", "start"),
+        vt__strdupf("SELECT ts, api, device, bytes, free_bytes, total_bytes, stack_id FROM oom_event"
+                    " WHERE ts > 0 ORDER BY ts, id")};
+    const struct vt_live_hooks hooks = {NULL, on_begin, on_before_end, on_end, on_stray};
+    struct vt_live_hooks h = hooks;
+    struct vt_rows ac[C_N];
+    struct replay r;
+    int rc = SQLITE_OK, i;
+    (void)o;
+
+    memset(&r, 0, sizeof r);
+    memset(ac, 0, sizeof ac);
+    r.t = t;
+    r.aDet = aDet;
+    r.aSt = aSt;
+    r.nDet = nDet;
+    r.bDetectCuda = !f->bHaveTensors;
+    h.pArg = &r;
+    r.pCuda = vt__live_new(&h);
+    r.pTensor = vt__live_new(&h);
+    if (!r.pCuda || !r.pTensor) rc = SQLITE_NOMEM;
+    vt__timeline_begin(t);
+    for (i = 0; i < C_N && rc == SQLITE_OK; i++) {
+        int bAbsent = (i == C_MEM && !f->aT[VT_T_MEM].bPresent) || (i == C_TENSOR && !f->aT[VT_T_TENSOR].bPresent);
+        if (bAbsent) continue;
+        rc = azSql[i] ? vt__rows_open(&ac[i], f->db, azSql[i], anCol[i], aw[i]) : SQLITE_NOMEM;
+        if (rc == SQLITE_OK) rc = vt__rows_next(&ac[i]);
+    }
+    while (rc == SQLITE_OK) {
+        int best = -1;
+        for (i = 0; i < C_N; i++) /* ties: memory events, then blocks, then uses, then OOMs */
+            if (ac[i].bRow && (best < 0 || ac[i].ts < ac[best].ts)) best = i;
+        if (best < 0) break;
+        struct vt_rows *c = &ac[best];
+        boundaries_upto(&r, c->ts);
+        switch (best) {
+        case C_MEM:
+        case C_TENSOR:
+            snapshot_view(&r);
+            vt__timeline_phase_step(t, c->ts); /* the level just before this event */
+            rc = on_memory(&r, c, best == C_TENSOR) == 0 ? SQLITE_OK : SQLITE_NOMEM;
+            break;
+        case C_KUSE:
+            on_use(&r, vt__rows_i64(c, 1), c->ts, 1);
+            t->lc.nKernelUse++;
+            break;
+        case C_COPY:
+            if (!vt__rows_null(c, 1)) on_use(&r, vt__rows_i64(c, 1), c->ts, 0);
+            if (!vt__rows_null(c, 2)) on_use(&r, vt__rows_i64(c, 2), c->ts, 0);
+            t->lc.nCopyUse++;
+            break;
+        case C_SET:
+            on_use(&r, vt__rows_i64(c, 1), c->ts, 0);
+            t->lc.nCopyUse++;
+            break;
+        case C_OOM: rc = on_oom(&r, c) == 0 ? SQLITE_OK : SQLITE_NOMEM; break;
+        }
+        if (rc == SQLITE_OK) rc = vt__rows_next(c);
+    }
+    if (rc == SQLITE_OK) {
+        boundaries_upto(&r, INT64_MAX);
+        snapshot_view(&r);
+        vt__timeline_phase_step(t, INT64_MAX);
+        if (finish(&r) != 0) rc = SQLITE_NOMEM;
+        if (t->tl.bGroupNoMem) rc = SQLITE_NOMEM; /* a peak snapshot could not group what was live */
+    }
+    for (i = 0; i < C_N; i++) {
+        vt__rows_close(&ac[i]);
+        free(azSql[i]);
+    }
+    t->tl.apLive = NULL;
+    t->tl.nLive = 0;
+    vt__live_free(r.pCuda);
+    vt__live_free(r.pTensor);
+    if (rc == SQLITE_OK) return VT_EXIT_OK;
+    vt__errorf("%s: cannot replay memory events: %s", f->zPath,
+               rc == SQLITE_NOMEM ? "out of memory or write-back failed" : sqlite3_errstr(rc));
+    return vt__exit_for_sqlite(rc);
+}

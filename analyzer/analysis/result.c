@@ -1,0 +1,183 @@
+/* Findings and the judgments every detector shares: severities, the rising-baseline test, time offsets. */
+#include "analysis.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+void vt__opts_default(struct vt_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    o->format = VT_FMT_TEXT;
+    /* phase names before any "::", "#" or "." so that operator ranges (aten::values,
+     * Optimizer.step#Adam.step) are not phases; iterations are whole names like "step",
+     * "train_step", "iter 3", "batch_12" */
+    o->zPhaseRe = "^[^:#.]*(train|val|eval|test)";
+    o->zEvalRe = "val|eval|test|infer";
+    o->zIterRe = "^([a-z]+_)?(step|iter|iteration|batch)([ _#:=-]*[0-9]+)?$";
+    o->minBytes = 1 << 20;
+    o->nTop = 10;
+    o->failOn = -1;
+}
+
+const char *vt__sev_name(int sev)
+{
+    static const char *const az[] = {"info", "low", "medium", "high"};
+    return sev >= 0 && sev <= VT_SEV_HIGH ? az[sev] : "?";
+}
+
+int vt__sev_parse(const char *z)
+{
+    for (int i = 0; i <= VT_SEV_HIGH; i++)
+        if (!strcmp(z, vt__sev_name(i))) return i;
+    return -1;
+}
+
+const char *vt__phase_kind_name(int kind)
+{
+    return kind == VT_PHASE_TRAIN ? "training" : kind == VT_PHASE_EVAL ? "evaluation" : "other";
+}
+
+struct vt_finding *vt__finding_add(struct vt_result *r, int trace, const char *zKind, int sev)
+{
+    struct vt_finding *f;
+    if (r->nFind == r->nFindAlloc) {
+        int nNew = r->nFindAlloc ? r->nFindAlloc * 2 : 32;
+        struct vt_finding *aNew = realloc(r->aFind, sizeof *aNew * (size_t)nNew);
+        if (!aNew) return NULL;
+        r->aFind = aNew;
+        r->nFindAlloc = nNew;
+    }
+    f = &r->aFind[r->nFind++];
+    memset(f, 0, sizeof *f);
+    f->zKind = zKind;
+    f->severity = sev;
+    f->trace = trace;
+    f->firstTs = f->lastTs = -1;
+    f->stackId = -1;
+    f->device = -1;
+    return f;
+}
+
+static int cmp_finding(const void *pa, const void *pb)
+{
+    const struct vt_finding *a = pa, *b = pb;
+    if (a->severity != b->severity) return b->severity - a->severity;
+    if (a->bytes != b->bytes) return a->bytes < b->bytes ? 1 : -1;
+    if (a->trace != b->trace) return a->trace - b->trace;
+    return strcmp(a->zTitle ? a->zTitle : "", b->zTitle ? b->zTitle : "");
+}
+
+void vt__findings_sort(struct vt_result *r)
+{
+    if (r->nFind > 1) qsort(r->aFind, (size_t)r->nFind, sizeof *r->aFind, cmp_finding);
+}
+
+int vt__trace_findings(const struct vt_result *r, int iTrace, int *pWorst)
+{
+    int n = 0;
+    *pWorst = -1;
+    for (int k = 0; k < r->nFind; k++)
+        if (r->aFind[k].trace == iTrace) {
+            n++;
+            if (r->aFind[k].severity > *pWorst) *pWorst = r->aFind[k].severity;
+        }
+    return n;
+}
+
+int64_t vt__main_peak(const struct vt_trace *t)
+{
+    int64_t peak = 0;
+    for (int i = 0; i < t->tl.nDev; i++)
+        if (t->tl.aDev[i].id >= 0 && t->tl.aDev[i].peak > peak) peak = t->tl.aDev[i].peak;
+    return peak;
+}
+
+int vt__sev_bytes(const struct vt_trace *t, int64_t bytes)
+{
+    int64_t peak = vt__main_peak(t);
+    if (bytes >= ((int64_t)1 << 30) || (peak > 0 && bytes * 10 >= peak)) return VT_SEV_HIGH;
+    if (bytes >= ((int64_t)64 << 20) || (peak > 0 && bytes * 100 >= peak)) return VT_SEV_MEDIUM;
+    return VT_SEV_LOW;
+}
+
+int vt__sev_time(const struct vt_trace *t, int64_t ns)
+{
+    int64_t dur = t->f.t1 - t->f.t0;
+    if (dur <= 0) dur = 1;
+    if (ns * 10 >= dur) return VT_SEV_HIGH;
+    if (ns * 100 >= dur) return VT_SEV_MEDIUM;
+    return VT_SEV_LOW;
+}
+
+int vt__unjudged_hold(const struct vt_trace *t, const struct vt_life *l)
+{
+    return !t->f.bHaveKernelUses || t->f.bSegments || l->allocTs < 0 || l->bInternal || t->sites.a[l->site].bNccl ||
+           l->acct == VT_ACCT_PINNED;
+}
+
+int vt__trend(const int64_t *a, int n, int64_t minRise, int64_t *pRise)
+{
+    int64_t first = -1, prev = -1, maxDrop = 0;
+    int nStep = 0, nUp = 0, aThird[3] = {0, 0, 0}, nValid = 0, iStep = 0;
+    *pRise = 0;
+    for (int i = 0; i < n; i++) /* steps counted first, so ups can be placed in thirds */
+        if (a[i] >= 0 || nValid) nValid++;
+    for (int i = 0; i < n; i++) {
+        int64_t v = a[i] >= 0 ? a[i] : prev;
+        if (v < 0) continue;
+        if (first < 0) first = v;
+        else {
+            nStep++;
+            if (v > prev) {
+                nUp++;
+                aThird[nValid > 1 ? iStep * 3 / (nValid - 1) : 0]++;
+            } else if (prev - v > maxDrop) {
+                maxDrop = prev - v;
+            }
+            iStep++;
+        }
+        prev = v;
+    }
+    if (first < 0) return 0;
+    *pRise = prev - first;
+    if (nStep < 4 || *pRise < minRise || *pRise <= 0 || maxDrop * 4 > *pRise) return 0;
+    /* rising most of the time, or a staircase (a caching allocator reserving in big steps)
+     * still climbing in every third of the run: warm-up alone climbs only at the start */
+    return nUp * 10 >= nStep * 6 || (nUp >= 3 && aThird[0] && aThird[1] && aThird[2]);
+}
+
+void vt__fmt_at(const struct vt_trace *t, int64_t ts, char *z, size_t n)
+{
+    if (ts < 0) snprintf(z, n, "?");
+    else if (ts <= t->f.t0) snprintf(z, n, "0 s");
+    else vt__fmt_ns(ts - t->f.t0, z, n);
+}
+
+void vt__trace_free(struct vt_trace *t)
+{
+    vt__sites_free(&t->sites);
+    free(t->tl.aDev);
+    free(t->ph.a);
+    free(t->ph.aIter);
+    free(t->ph.aBoundary);
+    free(t->aOom);
+    free(t->tl.aGroupHead);
+    free(t->tl.aGroupAcc);
+    free(t->tl.aGroupNext);
+    vt__read_close(&t->f);
+    memset(t, 0, sizeof *t);
+}
+
+void vt__result_free(struct vt_result *r)
+{
+    for (int i = 0; i < r->nFind; i++) {
+        free(r->aFind[i].zTitle);
+        free(r->aFind[i].zEvidence);
+        free(r->aFind[i].zFix);
+        free(r->aFind[i].zSite);
+    }
+    for (int i = 0; i < r->nTrace; i++) vt__trace_free(&r->aTrace[i]);
+    free(r->aTrace);
+    free(r->aFind);
+    memset(r, 0, sizeof *r);
+}

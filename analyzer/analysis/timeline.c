@@ -1,0 +1,175 @@
+/* The timeline: live bytes per device over time, peaks with what was live at them, phase and iteration minima. */
+#include "analysis.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Index of the timeline entry of account acct (a device id, VT_ACCT_PINNED, VT_ACCT_MANAGED), created on first
+ * sight with the device's name and size; -1 when out of memory. */
+int vt__dev_index(struct vt_trace *t, int acct)
+{
+    struct vt_device *aNew, *d;
+    const struct vt_devinfo *pInfo;
+    int i;
+    for (i = 0; i < t->tl.nDev; i++)
+        if (t->tl.aDev[i].id == acct) return i;
+    aNew = realloc(t->tl.aDev, sizeof *aNew * (size_t)(t->tl.nDev + 1));
+    if (!aNew) return -1;
+    t->tl.aDev = aNew;
+    d = &aNew[t->tl.nDev];
+    memset(d, 0, sizeof *d);
+    d->id = acct;
+    d->peakTs = d->tensorPeakTs = -1;
+    d->totalBytes = -1;
+    for (i = 0; i < VT_TIMELINE_BUCKETS; i++) d->aMax[i] = d->aLast[i] = d->aPool[i] = -1;
+    for (i = 0; i < VT_SLICES; i++) d->slice[i] = -1;
+    if (acct == VT_ACCT_PINNED) snprintf(d->zName, sizeof d->zName, "pinned host memory");
+    else if (acct == VT_ACCT_MANAGED) snprintf(d->zName, sizeof d->zName, "managed memory");
+    else if ((pInfo = vt__read_device(&t->f, acct)) != NULL) {
+        snprintf(d->zName, sizeof d->zName, "%s", pInfo->zName);
+        d->totalBytes = pInfo->totalBytes;
+    }
+    return t->tl.nDev++;
+}
+
+/* Start of the replay: every per-phase / per-iteration statistic at its initial value. */
+void vt__timeline_begin(struct vt_trace *t)
+{
+    for (int i = 0; i < t->ph.n; i++) {
+        struct vt_phase *p = &t->ph.a[i];
+        p->peak = p->startLive = p->minLive = -1;
+        p->peakTs = -1;
+        for (int k = 0; k < VT_SLICES; k++) p->slice[k] = -1;
+    }
+    for (int i = 0; i < t->ph.nIter; i++) t->ph.aIter[i].minLive = t->ph.aIter[i].maxLive = -1;
+    for (int k = 0; k < VT_SLICES; k++) t->tl.pinnedSlice[k] = -1;
+    t->tl.curPhase = t->tl.curIter = 0;
+}
+
+static int slice_of(int64_t ts, int64_t a, int64_t b)
+{
+    int64_t k;
+    if (b <= a) return 0;
+    k = (int64_t)((double)(ts - a) * VT_SLICES / (double)(b - a)); /* double: no overflow on wide spans */
+    return k < 0 ? 0 : k >= VT_SLICES ? VT_SLICES - 1 : (int)k;
+}
+
+static void lower(int64_t *p, int64_t v)
+{
+    if (*p < 0 || v < *p) *p = v;
+}
+
+/*
+ * Account the device-memory total at ts in the phase and iteration containing
+ * ts. Both arrays are sorted and non-overlapping, so a cursor walks each once;
+ * a phase or iteration with no event inside takes the level current when it is
+ * passed. Calls must come with non-decreasing ts.
+ */
+void vt__timeline_phase_step(struct vt_trace *t, int64_t ts)
+{
+    int64_t live = t->tl.totalLiveNow;
+    while (t->tl.curPhase < t->ph.n && t->ph.a[t->tl.curPhase].end <= ts) {
+        struct vt_phase *p = &t->ph.a[t->tl.curPhase];
+        if (p->startLive < 0) p->startLive = p->minLive = p->peak = live, p->peakTs = p->start, p->bPeakDirty = 1;
+        vt__timeline_phase_snapshot(t); /* nothing changed since its peak if still dirty */
+        t->tl.curPhase++;
+    }
+    if (t->tl.curPhase < t->ph.n && ts >= t->ph.a[t->tl.curPhase].start) {
+        struct vt_phase *p = &t->ph.a[t->tl.curPhase];
+        if (p->startLive < 0) p->startLive = p->minLive = live, p->peak = live, p->peakTs = ts, p->bPeakDirty = 1;
+        if (live > p->peak) p->peak = live, p->peakTs = ts, p->bPeakDirty = 1;
+        lower(&p->minLive, live);
+        lower(&p->slice[slice_of(ts, p->start, p->end)], live);
+    }
+    while (t->tl.curIter < t->ph.nIter && t->ph.aIter[t->tl.curIter].end <= ts) {
+        struct vt_iter *it = &t->ph.aIter[t->tl.curIter++];
+        if (it->minLive < 0) it->minLive = it->maxLive = live;
+    }
+    if (t->tl.curIter < t->ph.nIter && ts >= t->ph.aIter[t->tl.curIter].start) {
+        struct vt_iter *it = &t->ph.aIter[t->tl.curIter];
+        lower(&it->minLive, live);
+        if (live > it->maxLive) it->maxLive = live;
+    }
+}
+
+/* Record the change of device iDev's live bytes at ts. */
+void vt__timeline_update(struct vt_trace *t, int iDev, int64_t ts)
+{
+    struct vt_device *d = &t->tl.aDev[iDev];
+    int64_t b = (int64_t)((double)(ts - t->f.t0) * VT_TIMELINE_BUCKETS / (double)(t->f.t1 - t->f.t0 + 1));
+    if (b < 0) b = 0;
+    if (b >= VT_TIMELINE_BUCKETS) b = VT_TIMELINE_BUCKETS - 1;
+    if (d->live > d->aMax[b]) d->aMax[b] = d->live;
+    d->aLast[b] = d->live;
+    if (d->poolReserved > 0) d->aPool[b] = d->poolReserved;
+    lower(&d->slice[slice_of(ts, t->f.t0, t->f.t1 + 1)], d->live);
+    if (d->live > d->peak) {
+        d->peak = d->live;
+        d->peakTs = ts;
+        d->bPeakDirty = 1;
+    }
+    if (d->poolReserved > d->poolPeakReserved) d->poolPeakReserved = d->poolReserved;
+    if (d->id == VT_ACCT_PINNED) lower(&t->tl.pinnedSlice[slice_of(ts, t->f.t0, t->f.t1 + 1)], d->live);
+    if (d->id >= 0) {
+        if (t->tl.totalLiveNow > t->tl.totalPeak) t->tl.totalPeak = t->tl.totalLiveNow, t->tl.totalPeakTs = ts;
+        vt__timeline_phase_step(t, ts);
+    }
+}
+
+/* Insert l into the descending-by-bytes top list a (n entries, at most cap). */
+void vt__top_insert(struct vt_snap *a, int *pN, int cap, const struct vt_life *l)
+{
+    int n = *pN, j;
+    if (n == cap && a[n - 1].bytes >= l->bytes) return;
+    j = n < cap ? n : cap - 1;
+    while (j > 0 && a[j - 1].bytes < l->bytes) {
+        a[j] = a[j - 1];
+        j--;
+    }
+    a[j].address = l->address;
+    a[j].bytes = l->bytes;
+    a[j].allocTs = l->allocTs;
+    a[j].lastUse = l->lastUse;
+    a[j].site = l->site;
+    a[j].memKind = l->memKind;
+    if (n < cap) (*pN)++;
+}
+
+/*
+ * Take the peak snapshot of device iDev from the live set if its peak moved
+ * since the last one: its largest allocations, and all of them grouped by site
+ * and kind. Called just before live bytes go down, so the live set is
+ * exactly the peak's. Past 64 snapshots a new one is taken only when the peak
+ * grew by 0.5 %, bounding the cost on long ramps (the list is then within 0.5 %).
+ */
+void vt__timeline_snapshot(struct vt_trace *t, int iDev)
+{
+    struct vt_device *d = &t->tl.aDev[iDev];
+    if (!d->bPeakDirty) return;
+    if (d->nSnapshots >= 64 && d->peak < d->snapPeak + d->snapPeak / 200) return;
+    d->bPeakDirty = 0;
+    d->nSnapshots++;
+    d->snapPeak = d->peak;
+    vt__live_snapshot(t, t->tl.apLive, t->tl.nLive, d->id, d->aTop, &d->nTop, VT_TOPMAX, d->aGroup, &d->nGroup,
+                      VT_TOPMAX); /* failure: t->bGroupNoMem */
+}
+
+/*
+ * Snapshot the current phase's largest live allocations, and all of them grouped
+ * by site and kind, if its peak moved since the last snapshot (same throttling
+ * as the device snapshot).
+ */
+void vt__timeline_phase_snapshot(struct vt_trace *t)
+{
+    struct vt_phase *p;
+    if (t->tl.curPhase >= t->ph.n) return;
+    p = &t->ph.a[t->tl.curPhase];
+    if (!p->bPeakDirty) return;
+    if (p->nSnapshots >= 64 && p->peak < p->snapPeak + p->snapPeak / 200) return;
+    p->bPeakDirty = 0;
+    p->nSnapshots++;
+    p->snapPeak = p->peak;
+    vt__live_snapshot(t, t->tl.apLive, t->tl.nLive, VT_ACCT_DEVICES, p->aTop, &p->nTop,
+                      (int)(sizeof p->aTop / sizeof p->aTop[0]), p->aGroup, &p->nGroup,
+                      (int)(sizeof p->aGroup / sizeof p->aGroup[0])); /* failure: t->bGroupNoMem */
+}

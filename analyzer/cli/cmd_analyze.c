@@ -1,0 +1,164 @@
+/* The 'analyze' subcommand: options, the analysis pipeline over each trace, the report. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "report/report.h"
+#include "cli.h"
+#include "util/opts.h"
+
+/* The --help text: every option and the exit codes. */
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: vramtrace analyze [OPTIONS] TRACE...\n"
+            "\n"
+            "Explain the GPU memory use recorded in one or more traces (one per process or rank):\n"
+            "leaks, memory retained after its last use or across phases, validation spikes, slow\n"
+            "host-device copies and out-of-memory causes, each with evidence and a fix. Works\n"
+            "offline: no GPU or CUDA needed. Results are also written back into each trace as the\n"
+            "tables lifetime, phase, finding and the view allocation (see docs/analysis.md).\n"
+            "\n"
+            "options:\n"
+            "  --format FMT      text (default), json, markdown or html (one self-contained file)\n"
+            "  -o, --output FILE write the report to FILE instead of standard output\n"
+            "  --phase REGEX     NVTX ranges whose names match are phases (case-insensitive POSIX\n"
+            "                    extended regex; default '^[^:#.]*(train|val|eval|test)')\n"
+            "  --eval-phase REGEX  which phase names are evaluation (default 'val|eval|test|infer');\n"
+            "                    the other phases are training\n"
+            "  --iteration REGEX NVTX ranges that are iterations (default\n"
+            "                    '^([a-z]+_)?(step|iter|iteration|batch)([ _#:=-]*[0-9]+)?$')\n"
+            "  --min-bytes N     ignore findings smaller than N bytes (K, M, G suffixes; default 1M)\n"
+            "  --top N           list at most N allocations / groups / sites (default 10)\n"
+            "  --fail-on SEV     exit 1 if any finding is at least SEV (info, low, medium, high)\n"
+            "  --no-write        do not write results back into the traces (automatic when a trace\n"
+            "                    is read-only; the report then says so)\n"
+            "  --by-site         add a table of allocation sites\n"
+            "  -h, --help        this help\n"
+            "\n"
+            "Without NVTX ranges, phases are inferred from kernel names: windows with backward and\n"
+            "optimizer kernels are training, forward-only windows are evaluation.\n"
+            "\n"
+            "exit codes: 0 ok, 1 a finding at or above --fail-on, 2 usage, 3 file missing or\n"
+            "unreadable or output not writable, 4 not a trace (empty file, not SQLite, not a\n"
+            "vramtrace trace), 5 trace from a newer vramtrace, 6 damaged or truncated trace,\n"
+            "7 internal error.\n");
+}
+
+/*
+ * The options into *o and the trace paths into p->azArg[0..p->nArg). Returns
+ * VT_EXIT_OK, VT_EXIT_USAGE (message printed), or -1 after printing --help.
+ */
+static int parse_args(int argc, char **argv, struct vt_opts *o, struct vt_optparse *p)
+{
+    enum { O_FORMAT = 1, O_OUT, O_PHASE, O_EVAL, O_ITER, O_MIN, O_TOP, O_FAIL, O_NOWRITE, O_BYSITE };
+    static const struct vt_opt aOpt[] = {
+        {"format", 0, 1, O_FORMAT}, {"output", 'o', 1, O_OUT},    {"phase", 0, 1, O_PHASE},
+        {"eval-phase", 0, 1, O_EVAL}, {"iteration", 0, 1, O_ITER}, {"min-bytes", 0, 1, O_MIN},
+        {"top", 0, 1, O_TOP},       {"fail-on", 0, 1, O_FAIL},    {"no-write", 0, 0, O_NOWRITE},
+        {"by-site", 0, 0, O_BYSITE}, {NULL, 0, 0, 0}};
+    static const char *const azFormat[] = {"text", "json", "markdown", "html", "md", NULL};
+    static const char *const azSev[] = {"info", "low", "medium", "high", NULL};
+    int c, k;
+    long long n;
+    if (vt__opt_begin(p, "analyze", argc, argv, aOpt, 0) != 0) return VT_EXIT_INTERNAL;
+    while ((c = vt__opt_next(p)) > 0) {
+        int bad = 0;
+        switch (c) {
+        case O_FORMAT:
+            bad = vt__opt_choice(p, azFormat, &k);
+            o->format = k == 4 ? VT_FMT_MARKDOWN : (enum vt_format)k;
+            break;
+        case O_OUT: o->zOut = p->zVal; break;
+        case O_PHASE: o->zPhaseRe = p->zVal; break;
+        case O_EVAL: o->zEvalRe = p->zVal; break;
+        case O_ITER: o->zIterRe = p->zVal; break;
+        case O_MIN: bad = vt__opt_bytes(p, &o->minBytes); break;
+        case O_TOP:
+            bad = vt__opt_int(p, 1, VT_TOPMAX, &n);
+            o->nTop = (int)n;
+            break;
+        case O_FAIL: bad = vt__opt_choice(p, azSev, &o->failOn); break;
+        case O_NOWRITE: o->bNoWrite = 1; break;
+        case O_BYSITE: o->bBySite = 1; break;
+        }
+        if (bad) return VT_EXIT_USAGE;
+    }
+    if (c == VT_OPT_HELP) {
+        usage(stdout);
+        return -1;
+    }
+    return c == VT_OPT_ERROR ? VT_EXIT_USAGE : VT_EXIT_OK;
+}
+
+/*
+ * vramtrace analyze: parse options, analyze every trace, write the report. Returns
+ * VT_EXIT_OK, VT_EXIT_FINDINGS (--fail-on), or the first error's exit code.
+ */
+int vt__cmd_analyze(int argc, char **argv)
+{
+    struct vt_opts o;
+    struct vt_result r;
+    struct vt_optparse p;
+    const char **azPath;
+    int nPath, rc, i;
+    FILE *fOut = stdout;
+
+    vt__opts_default(&o);
+    rc = parse_args(argc, argv, &o, &p);
+    azPath = (const char **)p.azArg;
+    nPath = p.nArg;
+    if (rc < 0) {
+        vt__opt_end(&p);
+        return VT_EXIT_OK;
+    }
+    if (rc == VT_EXIT_OK && nPath == 0) {
+        vt__errorf("analyze: no trace given (usage: vramtrace analyze [OPTIONS] TRACE...)");
+        rc = VT_EXIT_USAGE;
+    }
+    if (rc == VT_EXIT_OK && o.zOut) { /* never write the report over a trace */
+        struct stat stOut, stIn;
+        for (i = 0; i < nPath && rc == VT_EXIT_OK; i++)
+            if (stat(o.zOut, &stOut) == 0 && stat(azPath[i], &stIn) == 0 && stOut.st_dev == stIn.st_dev &&
+                stOut.st_ino == stIn.st_ino) {
+                vt__errorf("analyze: -o %s is one of the traces; choose another report file", o.zOut);
+                rc = VT_EXIT_USAGE;
+            }
+    }
+    if (rc != VT_EXIT_OK) {
+        vt__opt_end(&p);
+        return rc;
+    }
+    rc = vt__analyze(azPath, nPath, &o, &r);
+    if (rc == VT_EXIT_OK && o.zOut) {
+        fOut = fopen(o.zOut, "w");
+        if (!fOut) {
+            vt__errorf("%s: cannot write report: %s", o.zOut, strerror(errno));
+            rc = VT_EXIT_NOFILE;
+        }
+    }
+    if (rc == VT_EXIT_OK) {
+        int w;
+        switch (o.format) {
+        case VT_FMT_JSON: w = vt__report_json(fOut, &r); break;
+        case VT_FMT_MARKDOWN: w = vt__report_markdown(fOut, &r); break;
+        case VT_FMT_HTML: w = vt__report_html(fOut, &r); break;
+        default: w = vt__report_text(fOut, &r); break;
+        }
+        if (fflush(fOut) != 0 || w != 0) {
+            vt__errorf("%s: cannot write report: %s", o.zOut ? o.zOut : "standard output", strerror(errno));
+            rc = VT_EXIT_NOFILE;
+        }
+        if (fOut != stdout && fclose(fOut) != 0 && rc == VT_EXIT_OK) {
+            vt__errorf("%s: cannot write report: %s", o.zOut, strerror(errno));
+            rc = VT_EXIT_NOFILE;
+        }
+    }
+    if (rc == VT_EXIT_OK && o.failOn >= 0)
+        for (i = 0; i < r.nFind; i++)
+            if (r.aFind[i].severity >= o.failOn) rc = VT_EXIT_FINDINGS;
+    vt__result_free(&r);
+    vt__opt_end(&p);
+    return rc;
+}

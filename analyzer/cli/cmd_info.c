@@ -1,0 +1,78 @@
+/* The 'info' subcommand: what a trace holds (process, versions, devices, duration, counts, losses, overhead, configuration). */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "cli.h"
+#include "info.h"
+#include "util/opts.h"
+
+static const char zInfoUsage[] =
+    "usage: vramtrace info [--json] TRACE...\n"
+    "\n"
+    "Show what a trace holds: process, versions, devices, duration, allocations and\n"
+    "peak live device memory, copies, kernels, OOMs, dropped records, tracer\n"
+    "overhead, configuration, and row counts per table.\n"
+    "\n"
+    "options:\n"
+    "  --json      machine-readable output: {\"format\":\"vramtrace-info\",\n"
+    "              \"format_version\":1,\"traces\":[...]}\n"
+    "  -h, --help  show this help\n"
+    "\n"
+    "exit status: 0 ok, 2 usage, 3 missing or unreadable file, 4 not a trace,\n"
+    "5 trace from a newer vramtrace, 6 damaged trace, 7 internal error; with several\n"
+    "traces, 9 when some could not be read (each is named; the others are shown).\n";
+
+int vt__cmd_info(int argc, char **argv)
+{
+    enum { O_JSON = 1 };
+    static const struct vt_opt aOpt[] = {{"json", 0, 0, O_JSON}, {NULL, 0, 0, 0}};
+    struct vt_optparse p = {0};
+    const char **azTrace;
+    int i, c, bJson = 0, nTrace = 0, nShown = 0, nFailed = 0, rcAll = VT_EXIT_OK;
+
+    if (vt__opt_begin(&p, "info", argc, argv, aOpt, 0) != 0) {
+        rcAll = VT_EXIT_INTERNAL;
+        goto done;
+    }
+    while ((c = vt__opt_next(&p)) == O_JSON) bJson = 1;
+    if (c == VT_OPT_HELP) {
+        fputs(zInfoUsage, stdout);
+        goto done;
+    }
+    if (c == VT_OPT_ERROR) {
+        rcAll = VT_EXIT_USAGE;
+        goto done;
+    }
+    azTrace = (const char **)p.azArg;
+    nTrace = p.nArg;
+    if (nTrace == 0) {
+        vt__errorf("info: no trace given (usage: vramtrace info [--json] TRACE...)");
+        rcAll = VT_EXIT_USAGE;
+        goto done;
+    }
+    if (bJson) printf("{\"format\":\"vramtrace-info\",\"format_version\":1,\"traces\":[");
+    for (i = 0; i < nTrace; i++) {
+        struct trace_info info;
+        int rc = vt__info_load(&info, azTrace[i], 1);
+        if (rc == VT_EXIT_OK && bJson) {
+            if (nShown++) putchar(',');
+            vt__info_json(stdout, &info);
+        } else if (rc == VT_EXIT_OK) {
+            if (nShown++) putchar('\n');
+            vt__info_text(stdout, &info);
+        }
+        vt__info_free(&info);
+        if (rc != VT_EXIT_OK) nFailed++;
+        if (rc != VT_EXIT_OK && rcAll == VT_EXIT_OK) rcAll = rc;
+    }
+    if (bJson) printf("]}\n");
+    /* several traces, some shown: the ones not read were named on stderr */
+    if (nFailed > 0 && nFailed < nTrace) rcAll = VT_EXIT_PARTIAL;
+    if (fflush(stdout) != 0 && rcAll == VT_EXIT_OK) {
+        vt__errorf("info: cannot write the output");
+        rcAll = VT_EXIT_INTERNAL;
+    }
+done:
+    vt__opt_end(&p);
+    return rcAll;
+}

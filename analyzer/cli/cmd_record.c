@@ -1,0 +1,394 @@
+/* The 'record' subcommand: run a command with the tracer injected, then say where its traces are and summarize them. */
+#include "cli.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "info.h"
+#include "record.h"
+#include "util/opts.h"
+#include "vramtrace/schema.h"
+
+/* Options of one record run. */
+struct record_opts {
+    const char *zOutput; /* -o, or NULL */
+    int bTensors;
+    int bNoPython;
+    int bNoKernelArgs;
+    int backtrace; /* -1: not given */
+    char **azCmd;  /* the job's argv, NULL-terminated */
+};
+
+static const char zUsage[] =
+    "usage: vramtrace record [OPTIONS] [--] COMMAND [ARG...]\n"
+    "\n"
+    "Run COMMAND with the vramtrace tracer attached to every CUDA process it starts\n"
+    "(one SQLite trace per process), then print where the traces are and a summary.\n"
+    "\n"
+    "options:\n"
+    "  -o, --output PATH     trace file pattern, or a directory to put traces in\n"
+    "                        (default vramtrace-%h-%p.db in the current directory;\n"
+    "                        %p pid, %r rank, %h host name, %% a percent sign)\n"
+    "      --tensors         make PyTorch allocate each tensor with its own CUDA call\n"
+    "                        (backend:cudaMallocAsync in PYTORCH_ALLOC_CONF), so the\n"
+    "                        trace shows tensors, not allocator segments\n"
+    "      --no-python-stacks  do not record Python call stacks at allocations\n"
+    "      --no-kernel-args  do not scan kernel arguments for buffer uses\n"
+    "      --backtrace N     native call-stack depth at allocations (0-64, 0 = off)\n"
+    "  -h, --help            show this help\n"
+    "\n"
+    "environment: VRAMTRACE_LIB (tracer library), VRAMTRACE_CUPTI (libcupti for NVTX),\n"
+    "VRAMTRACE_OUTPUT (default pattern); see docs/cli.md for the tracer's variables.\n"
+    "\n"
+    "exit status: the job's own (128+N if killed by signal N); 2 bad arguments,\n"
+    "3 output directory missing or unwritable, 8 tracer library not found,\n"
+    "127 the command could not be started.\n";
+
+/* The job's pid, for the signal forwarder (0 when no job runs). */
+static volatile sig_atomic_t g_child;
+
+/*
+ * Forward a termination signal to the job. A signal the terminal sent to the
+ * whole foreground process group (si_code SI_KERNEL) already reached the job
+ * when the job is still in vramtrace's process group, so it is not sent twice
+ * then; a job that moved to a group of its own gets it forwarded.
+ */
+static void forward_signal(int sig, siginfo_t *pInfo, void *pCtx)
+{
+    int saved = errno;
+    pid_t child = (pid_t)g_child;
+    (void)pCtx;
+    if (child > 0 && (!pInfo || pInfo->si_code != SI_KERNEL || getpgid(child) != getpgrp()))
+        kill(child, sig);
+    errno = saved;
+}
+
+static const int aForward[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
+#define N_FORWARD (sizeof aForward / sizeof aForward[0])
+
+/*
+ * Parse record's arguments into *pOpts. Returns VT_EXIT_OK, VT_EXIT_USAGE
+ * (message printed), or -1 for --help (help printed).
+ */
+static int parse_args(int argc, char **argv, struct record_opts *pOpts)
+{
+    enum { O_TENSORS = 1, O_NOPY, O_NOARGS, O_OUT, O_BT };
+    static const struct vt_opt aOpt[] = {
+        {"tensors", 0, 0, O_TENSORS}, {"no-python-stacks", 0, 0, O_NOPY}, {"no-kernel-args", 0, 0, O_NOARGS},
+        {"output", 'o', 1, O_OUT},     {"backtrace", 0, 1, O_BT},          {NULL, 0, 0, 0}};
+    struct vt_optparse p;
+    long long n;
+    int c = 0, rc = VT_EXIT_OK;
+    memset(pOpts, 0, sizeof *pOpts);
+    pOpts->backtrace = -1;
+    /* options end where the command starts: its own options are its own */
+    if (vt__opt_begin(&p, "record", argc, argv, aOpt, VT_OPT_STOP) != 0) rc = VT_EXIT_INTERNAL;
+    while (rc == VT_EXIT_OK && (c = vt__opt_next(&p)) > 0) {
+        switch (c) {
+        case O_TENSORS: pOpts->bTensors = 1; break;
+        case O_NOPY: pOpts->bNoPython = 1; break;
+        case O_NOARGS: pOpts->bNoKernelArgs = 1; break;
+        case O_OUT:
+            if (!*p.zVal) {
+                vt__errorf("record: %s needs a path", p.zOpt);
+                rc = VT_EXIT_USAGE;
+            }
+            pOpts->zOutput = p.zVal;
+            break;
+        case O_BT:
+            if (vt__opt_int(&p, 0, VT_RECORD_MAX_BACKTRACE, &n) != 0) rc = VT_EXIT_USAGE;
+            pOpts->backtrace = (int)n;
+            break;
+        }
+    }
+    if (rc == VT_EXIT_OK && c == VT_OPT_HELP) {
+        fputs(zUsage, stdout);
+        rc = -1;
+    } else if (rc == VT_EXIT_OK && c == VT_OPT_ERROR) {
+        rc = VT_EXIT_USAGE;
+    } else if (rc == VT_EXIT_OK && p.nArg == 0) {
+        vt__errorf("record: no command given (usage: vramtrace record [OPTIONS] -- COMMAND [ARG...])");
+        rc = VT_EXIT_USAGE;
+    }
+    /* the command is the tail of argv, which ends in NULL as execvp needs */
+    if (rc == VT_EXIT_OK) pOpts->azCmd = argv + argc - p.nArg;
+    vt__opt_end(&p);
+    return rc;
+}
+
+/* setenv that reports failure (only ENOMEM is possible with valid names). */
+static int set_var(const char *zName, const char *zValue)
+{
+    if (setenv(zName, zValue, 1) == 0) return 0;
+    vt__errorf("record: cannot set %s: %s", zName, strerror(errno));
+    return -1;
+}
+
+/* Set PYTORCH_ALLOC_CONF and PYTORCH_CUDA_ALLOC_CONF for --tensors. Returns 0 or VT_EXIT_USAGE. */
+static int set_tensor_mode(void)
+{
+    const char *zUser = getenv("PYTORCH_ALLOC_CONF");
+    char zMerged[4096];
+    int bDropped = 0;
+    /* PyTorch reads PYTORCH_ALLOC_CONF and falls back to the older name: merge with what it would use. */
+    if (!zUser || !*zUser) zUser = getenv("PYTORCH_CUDA_ALLOC_CONF");
+    if (vt__alloc_conf_merge(zUser, zMerged, sizeof zMerged, &bDropped) != 0) {
+        vt__errorf("record: --tensors: PYTORCH_ALLOC_CONF is too long to extend");
+        return VT_EXIT_USAGE;
+    }
+    if (bDropped)
+        vt__errorf("record: --tensors: dropped expandable_segments from the PyTorch allocator "
+                   "configuration (the cudaMallocAsync backend does not support it)");
+    if (set_var("PYTORCH_ALLOC_CONF", zMerged) || set_var("PYTORCH_CUDA_ALLOC_CONF", zMerged) ||
+        set_var("VRAMTRACE_TENSORS", "1"))
+        return VT_EXIT_INTERNAL;
+    return 0;
+}
+
+/*
+ * Put the directory of the file zFile first on LD_LIBRARY_PATH (unless it is already
+ * first). Returns VT_EXIT_OK or VT_EXIT_INTERNAL.
+ */
+static int prepend_library_dir(const char *zFile)
+{
+    const char *zSlash = strrchr(zFile, '/'), *zOld = getenv("LD_LIBRARY_PATH");
+    size_t nDir = zSlash ? (size_t)(zSlash - zFile) : 0;
+    char *zNew;
+    int rc;
+
+    if (nDir == 0) return VT_EXIT_OK;
+    if (zOld && !strncmp(zOld, zFile, nDir) && (zOld[nDir] == ':' || zOld[nDir] == 0)) return VT_EXIT_OK;
+    zNew = malloc(nDir + 2 + (zOld ? strlen(zOld) : 0));
+    if (!zNew) return VT_EXIT_INTERNAL;
+    memcpy(zNew, zFile, nDir);
+    zNew[nDir] = 0;
+    if (zOld && *zOld) {
+        zNew[nDir] = ':';
+        strcpy(zNew + nDir + 1, zOld);
+    }
+    rc = set_var("LD_LIBRARY_PATH", zNew) ? VT_EXIT_INTERNAL : VT_EXIT_OK;
+    free(zNew);
+    return rc;
+}
+
+/*
+ * Set every variable the job needs: injection paths, output pattern, tracer
+ * options. Returns VT_EXIT_OK or an exit code (message printed).
+ */
+static int set_environment(const struct record_opts *pOpts, char *zPattern, size_t nPattern)
+{
+    char zExe[PATH_MAX], zLib[PATH_MAX], zCupti[PATH_MAX], zWhy[PATH_MAX + 256], zNum[16];
+    const char *zOld;
+    int rc;
+
+    if (vt__record_self_exe(zExe, sizeof zExe) != 0) zExe[0] = 0;
+    if (vt__record_find_lib(zExe[0] ? zExe : NULL, zLib, sizeof zLib, zWhy, sizeof zWhy) != 0) {
+        vt__errorf("record: %s", zWhy);
+        return VT_EXIT_NOLIB;
+    }
+    rc = vt__record_output(pOpts->zOutput, getenv("VRAMTRACE_OUTPUT"), zPattern, nPattern, zWhy,
+                           sizeof zWhy);
+    if (rc != 0) {
+        vt__errorf("record: %s", zWhy);
+        return rc;
+    }
+    if (!strstr(zPattern, "%p"))
+        vt__errorf("record: the output pattern %s has no %%p: if the job starts several CUDA "
+                   "processes, each replaces the previous one's trace",
+                   zPattern);
+    zOld = getenv("CUDA_INJECTION64_PATH");
+    if (zOld && *zOld && strcmp(zOld, zLib) != 0)
+        vt__errorf("record: replacing CUDA_INJECTION64_PATH=%s (only one injection library can be loaded)",
+                   zOld);
+    if (set_var("CUDA_INJECTION64_PATH", zLib)) return VT_EXIT_INTERNAL;
+    /* NVTX loads the tracer too: its InitializeInjectionNvtx2 forwards to the libcupti
+     * the tracer itself uses, so there is never a second CUPTI in the process. */
+    if (set_var("NVTX_INJECTION64_PATH", zLib)) return VT_EXIT_INTERNAL;
+    if (vt__record_find_cupti(pOpts->azCmd[0], zCupti, sizeof zCupti, zWhy, sizeof zWhy) == 0) {
+        /* Make the tracer's libcupti dependency resolve to the copy the job's own
+         * environment loads (PyTorch's wheel), not to another one. */
+        rc = prepend_library_dir(zCupti);
+        if (rc != VT_EXIT_OK) return rc;
+    } else {
+        vt__errorf("record: %s; the tracer will use the libcupti the system resolves", zWhy);
+    }
+    if (set_var("VRAMTRACE_OUTPUT", zPattern)) return VT_EXIT_INTERNAL;
+    if (pOpts->backtrace >= 0) {
+        snprintf(zNum, sizeof zNum, "%d", pOpts->backtrace);
+        if (set_var("VRAMTRACE_BACKTRACE", zNum)) return VT_EXIT_INTERNAL;
+    }
+    if (pOpts->bNoPython && set_var("VRAMTRACE_PYTHON_STACKS", "0")) return VT_EXIT_INTERNAL;
+    if (pOpts->bNoKernelArgs && set_var("VRAMTRACE_KERNEL_ARGS", "0")) return VT_EXIT_INTERNAL;
+    if (pOpts->bTensors) return set_tensor_mode();
+    unsetenv("VRAMTRACE_TENSORS"); /* only record's --tensors sets up that mode */
+    return VT_EXIT_OK;
+}
+
+/*
+ * Start azCmd with inherited stdio and environment, forward termination
+ * signals to it, and wait. Returns the job's exit status (128+N when killed by
+ * signal N), or VT_EXIT_EXEC if it could not be started (message printed);
+ * *pbStarted tells which.
+ */
+static int run_job(char **azCmd, int *pbStarted)
+{
+    struct sigaction sa, aOld[N_FORWARD];
+    sigset_t block, saved;
+    int aPipe[2], err = 0, status = 0, rc;
+    ssize_t n;
+    pid_t pid;
+    size_t i;
+
+    *pbStarted = 0;
+    if (pipe2(aPipe, O_CLOEXEC) != 0) {
+        vt__errorf("record: cannot start '%s': %s", azCmd[0], strerror(errno));
+        return VT_EXIT_EXEC;
+    }
+    memset(&sa, 0, sizeof sa);
+    sa.sa_sigaction = forward_signal;
+    sa.sa_flags = SA_SIGINFO | SA_RESTART;
+    sigemptyset(&sa.sa_mask);
+    sigemptyset(&block);
+    for (i = 0; i < N_FORWARD; i++) sigaddset(&block, aForward[i]);
+    sigprocmask(SIG_BLOCK, &block, &saved);
+    for (i = 0; i < N_FORWARD; i++) {
+        sigaction(aForward[i], &sa, &aOld[i]);
+        /* A signal ignored from the start (nohup, a background job) stays ignored. */
+        if (!(aOld[i].sa_flags & SA_SIGINFO) && aOld[i].sa_handler == SIG_IGN) sigaction(aForward[i], &aOld[i], NULL);
+    }
+
+    fflush(stdout);
+    fflush(stderr);
+    pid = fork();
+    if (pid == 0) {
+        /* The job gets the dispositions and mask vramtrace itself started with. */
+        for (i = 0; i < N_FORWARD; i++) sigaction(aForward[i], &aOld[i], NULL);
+        sigprocmask(SIG_SETMASK, &saved, NULL);
+        execvp(azCmd[0], azCmd);
+        err = errno;
+        n = write(aPipe[1], &err, sizeof err);
+        (void)n;
+        _exit(VT_EXIT_EXEC);
+    }
+    if (pid > 0) g_child = pid;
+    else err = errno;
+    sigprocmask(SIG_SETMASK, &saved, NULL);
+    close(aPipe[1]);
+
+    if (pid > 0) {
+        do n = read(aPipe[0], &err, sizeof err);
+        while (n < 0 && errno == EINTR);
+        if (n != (ssize_t)sizeof err) err = 0; /* EOF: exec succeeded */
+        while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+        }
+    }
+    close(aPipe[0]);
+    g_child = 0;
+    for (i = 0; i < N_FORWARD; i++) sigaction(aForward[i], &aOld[i], NULL);
+
+    if (pid < 0 || err) {
+        vt__errorf("record: cannot run '%s': %s", azCmd[0], strerror(err));
+        return VT_EXIT_EXEC;
+    }
+    *pbStarted = 1;
+    if (WIFEXITED(status)) {
+        if (WEXITSTATUS(status) != 0) vt__errorf("record: the job exited with status %d", WEXITSTATUS(status));
+        return WEXITSTATUS(status);
+    }
+    if (WIFSIGNALED(status)) {
+        rc = 128 + WTERMSIG(status);
+        vt__errorf("record: the job was killed by signal %d (%s)", WTERMSIG(status),
+                   strsignal(WTERMSIG(status)));
+        return rc;
+    }
+    return VT_EXIT_INTERNAL;
+}
+
+/*
+ * Record config.tensors=1 in a trace written under --tensors, unless the
+ * tracer already stored the key. Returns 0, or -1 (message printed).
+ */
+static int stamp_tensors(const char *zPath)
+{
+    sqlite3 *db = NULL;
+    char zMsg[256];
+    int rc = sqlite3_open_v2(zPath, &db, SQLITE_OPEN_READWRITE, NULL);
+    if (rc == SQLITE_OK) {
+        sqlite3_busy_timeout(db, 2000);
+        if (vt__schema_check(db, NULL, zMsg, sizeof zMsg) != VT_SCHEMA_OK) rc = SQLITE_NOTADB;
+    }
+    if (rc == SQLITE_OK)
+        rc = sqlite3_exec(db, "INSERT OR IGNORE INTO meta(key, value) VALUES('config.tensors', '1')",
+                          NULL, NULL, NULL);
+    if (rc != SQLITE_OK && rc != SQLITE_NOTADB)
+        vt__errorf("%s: cannot record config.tensors: %s", zPath, sqlite3_errstr(rc));
+    sqlite3_close(db);
+    return rc == SQLITE_OK ? 0 : -1;
+}
+
+/*
+ * Report the traces matching zPattern that the job produced (not in pBefore),
+ * stamping them with config.tensors when bTensors. Prints to stderr; never
+ * changes the exit status.
+ */
+static void report_traces(const char *zPattern, const struct vt_trace_set *pBefore, int bTensors)
+{
+    struct vt_trace_set after;
+    size_t i, nNew = 0;
+
+    if (vt__trace_set_list(zPattern, &after) != 0) {
+        vt__errorf("record: out of memory while listing traces matching %s", zPattern);
+        return;
+    }
+    for (i = 0; i < after.nFile; i++) nNew += vt__trace_set_is_new(pBefore, &after.aFile[i]);
+    if (nNew == 0) {
+        vt__errorf("no trace was written (pattern %s).", zPattern);
+        fprintf(stderr,
+                "  Either the job never used CUDA (the tracer is loaded by the CUDA driver when a\n"
+                "  process initializes CUDA), or the tracer could not attach: look for a\n"
+                "  'vramtrace:' line in the job's output above.\n");
+    } else {
+        size_t nLen = 0;
+        vt__errorf("%zu trace%s written:", nNew, nNew == 1 ? "" : "s");
+        for (i = 0; i < after.nFile; i++) {
+            if (!vt__trace_set_is_new(pBefore, &after.aFile[i])) continue;
+            if (bTensors) stamp_tensors(after.aFile[i].zPath);
+            vt__info_summary(stderr, after.aFile[i].zPath);
+            nLen += strlen(after.aFile[i].zPath) + 1;
+        }
+        /* The next step, spelled out when it fits on a line. */
+        fprintf(stderr, "  next: vramtrace analyze");
+        for (i = 0; i < after.nFile && nLen <= 160; i++)
+            if (vt__trace_set_is_new(pBefore, &after.aFile[i])) fprintf(stderr, " %s", after.aFile[i].zPath);
+        fprintf(stderr, "%s\n", nLen <= 160 ? "" : " TRACE... (the paths above)");
+    }
+    vt__trace_set_free(&after);
+}
+
+int vt__cmd_record(int argc, char **argv)
+{
+    struct record_opts opts;
+    struct vt_trace_set before = {NULL, 0};
+    char zPattern[PATH_MAX];
+    int rc, bStarted = 0;
+
+    rc = parse_args(argc, argv, &opts);
+    if (rc == -1) return VT_EXIT_OK;
+    if (rc != VT_EXIT_OK) return rc;
+    rc = set_environment(&opts, zPattern, sizeof zPattern);
+    if (rc != VT_EXIT_OK) return rc;
+    if (vt__trace_set_list(zPattern, &before) != 0) {
+        vt__errorf("record: out of memory");
+        return VT_EXIT_INTERNAL;
+    }
+    rc = run_job(opts.azCmd, &bStarted);
+    if (bStarted) report_traces(zPattern, &before, opts.bTensors);
+    vt__trace_set_free(&before);
+    return rc;
+}

@@ -1,0 +1,25 @@
+/* Internal: writing traces as Chrome trace-event JSON for the Perfetto UI. */
+#ifndef VT_ANALYZER_EXPORT_H
+#define VT_ANALYZER_EXPORT_H
+
+#include <stdio.h>
+
+#include "read/read.h"
+
+/* Counts of what an export wrote, for the summary line and tests. */
+struct vt_export_stats {
+    long long nKernel, nMemcpy, nMemset, nNvtx, nAlloc, nFree, nCounter, nOom, nMeta;
+};
+
+/*
+ * Write nTrace traces opened through the read layer (aF) to f as one Chrome
+ * trace-event JSON document. Rows are streamed from one prepared statement per
+ * kind; memory use is bounded by the number of allocations live at one time.
+ * Timestamps are microseconds relative to the earliest event of all traces;
+ * with several traces that all carry clock anchors they are aligned on the wall
+ * clock. Returns SQLITE_OK, an SQLite error code (message in *pzErr,
+ * sqlite3_malloc'd), or SQLITE_IOERR when writing f failed.
+ */
+int vt__export_perfetto(FILE *f, int nTrace, struct vt_tracefile *aF, struct vt_export_stats *pStats, char **pzErr);
+
+#endif

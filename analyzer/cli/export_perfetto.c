@@ -1,0 +1,663 @@
+/* Streaming export of traces to Chrome trace-event JSON (kernels, copies, NVTX, memory counters). */
+#include "export.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "read/read.h"
+#include "sql.h"
+#include "util/text.h"
+#include "vramtrace/schema.h"
+
+/* Track ids (JSON "tid") for GPU tracks; host threads keep their OS thread id. */
+#define GPU_TID_BASE 10000000LL  /* + device * GPU_TID_STRIDE: the device's allocation track */
+#define GPU_TID_STRIDE 1000000LL /* streams: base + 1 + stream */
+#define NVTX_TID_NONE 0          /* NVTX ranges without a recorded thread */
+
+/* The call site of stack `col`: the `site` view (created on the connection, see nsight.h). */
+#define SITE_SQL(col) "(SELECT site FROM site WHERE stack_id = " col ")"
+
+/* Running live bytes of one counter series (device, series name). */
+struct series {
+    int device;
+    const char *zName;
+    int64_t bytes;
+};
+
+struct exporter {
+    FILE *f;
+    int bFirst;        /* no event written yet */
+    int64_t t0;        /* global ns origin */
+    int64_t shift;     /* current trace: ns added to its timestamps */
+    long long pid;     /* current trace: JSON pid */
+    sqlite3 *db;       /* current trace */
+    struct vt_tracefile *pF; /* current trace */
+    struct series *aSeries;
+    int nSeries;
+    struct vt_export_stats *pStats;
+    /* the memory pass: its live set, sites, and what applying the current row did */
+    struct vt_live *L;
+    struct vt_sites sites;
+    int bMatched;      /* the row ended a lifetime (a free) or began one (an allocation) */
+    int rcMem;         /* out of memory in a hook */
+};
+
+/* The running total of (device, zName), created at 0. NULL when out of memory. */
+static struct series *series_get(struct exporter *x, int device, const char *zName)
+{
+    struct series *aNew;
+    int i;
+    for (i = 0; i < x->nSeries; i++)
+        if (x->aSeries[i].device == device && !strcmp(x->aSeries[i].zName, zName))
+            return &x->aSeries[i];
+    aNew = realloc(x->aSeries, sizeof(struct series) * (size_t)(x->nSeries + 1));
+    if (!aNew) return NULL;
+    x->aSeries = aNew;
+    aNew[x->nSeries].device = device;
+    aNew[x->nSeries].zName = zName;
+    aNew[x->nSeries].bytes = 0;
+    return &aNew[x->nSeries++];
+}
+
+/* Write a trace timestamp (ns) as microseconds relative to the origin, 3 decimals. */
+static void put_us(struct exporter *x, int64_t ns, int bAbsolute)
+{
+    int64_t v = bAbsolute ? ns : ns + x->shift - x->t0;
+    if (v < 0) {
+        fputc('-', x->f);
+        v = -v;
+    }
+    fprintf(x->f, "%lld.%03lld", (long long)(v / 1000), (long long)(v % 1000));
+}
+
+/* Start one event object: separator, then {"ph":..,"pid":..,"tid":..,"name":.. */
+static void event_begin(struct exporter *x, const char *zPh, long long tid, const char *zName)
+{
+    fputs(x->bFirst ? "\n{" : ",\n{", x->f);
+    x->bFirst = 0;
+    fprintf(x->f, "\"ph\":\"%s\",\"pid\":%lld,\"tid\":%lld,\"name\":", zPh, x->pid, tid);
+    vt__json_str(x->f, zName ? zName : "");
+}
+
+static long long stream_tid(int device, long long stream)
+{
+    if (stream >= 0 && stream < GPU_TID_STRIDE - 1)
+        return GPU_TID_BASE + device * GPU_TID_STRIDE + 1 + stream;
+    return GPU_TID_BASE + 64 * GPU_TID_STRIDE + (stream & 0xFFFFFFFLL) + device * 0x10000000LL;
+}
+
+/* Optional integer argument: ,"key":value (nothing when the column is NULL). */
+static void arg_int(struct exporter *x, sqlite3_stmt *p, int i, const char *zKey)
+{
+    if (sqlite3_column_type(p, i) == SQLITE_NULL) return;
+    fprintf(x->f, ",\"%s\":%lld", zKey, (long long)sqlite3_column_int64(p, i));
+}
+
+static void arg_hex(struct exporter *x, sqlite3_stmt *p, int i, const char *zKey)
+{
+    if (sqlite3_column_type(p, i) == SQLITE_NULL) return;
+    fprintf(x->f, ",\"%s\":\"0x%llx\"", zKey, (unsigned long long)sqlite3_column_int64(p, i));
+}
+
+static void arg_text(struct exporter *x, sqlite3_stmt *p, int i, const char *zKey)
+{
+    if (sqlite3_column_type(p, i) == SQLITE_NULL) return;
+    fprintf(x->f, ",\"%s\":", zKey);
+    vt__json_strn(x->f, (const char *)sqlite3_column_text(p, i), (size_t)sqlite3_column_bytes(p, i), VT_TEXT_CAP);
+}
+
+/* Prepare zSql on the current trace; on failure copy SQLite's message into *pzErr. */
+static int prepare(struct exporter *x, const char *zSql, sqlite3_stmt **pp, char **pzErr)
+{
+    int rc = sqlite3_prepare_v2(x->db, zSql, -1, pp, NULL);
+    if (rc != SQLITE_OK && !*pzErr) *pzErr = sqlite3_mprintf("%s", sqlite3_errmsg(x->db));
+    return rc;
+}
+
+/* Finish a step loop: SQLITE_DONE -> SQLITE_OK, else record the message. */
+static int step_end(struct exporter *x, int rc, char **pzErr)
+{
+    if (rc == SQLITE_DONE) return SQLITE_OK;
+    if (!*pzErr) *pzErr = sqlite3_mprintf("%s", sqlite3_errmsg(x->db));
+    return rc;
+}
+
+/* Metadata: process name and sort order, names of every stream, host-thread and memory track. */
+static int write_tracks(struct exporter *x, int iTrace, const char *zPath, char **pzErr)
+{
+    sqlite3_stmt *p = NULL;
+    char zName[256];
+    int rc;
+
+    rc = prepare(x,
+                 "SELECT (SELECT value FROM meta WHERE key='rank'),"
+                 " (SELECT value FROM meta WHERE key='hostname'),"
+                 " (SELECT value FROM meta WHERE key='pid')",
+                 &p, pzErr);
+    if (rc != SQLITE_OK) goto done;
+    if ((rc = sqlite3_step(p)) == SQLITE_ROW) {
+        const char *zRank = (const char *)sqlite3_column_text(p, 0);
+        const char *zHost = (const char *)sqlite3_column_text(p, 1);
+        const char *zPid = (const char *)sqlite3_column_text(p, 2);
+        snprintf(zName, sizeof zName, "%s%s%spid %s%s%s", zRank ? "rank " : "", zRank ? zRank : "",
+                 zRank ? " " : "", zPid ? zPid : "unknown", zHost ? " @" : "", zHost ? zHost : "");
+        event_begin(x, "M", 0, "process_name");
+        fputs(",\"args\":{\"name\":", x->f);
+        vt__json_str(x->f, zName);
+        fputs("}}", x->f);
+        event_begin(x, "M", 0, "process_labels");
+        fputs(",\"args\":{\"labels\":", x->f);
+        vt__json_str(x->f, zPath);
+        fputs("}}", x->f);
+        event_begin(x, "M", 0, "process_sort_index");
+        fprintf(x->f, ",\"args\":{\"sort_index\":%d}}", iTrace);
+        x->pStats->nMeta += 3;
+        rc = SQLITE_DONE;
+    }
+    if ((rc = step_end(x, rc, pzErr)) != SQLITE_OK) goto done;
+    sqlite3_finalize(p);
+    p = NULL;
+
+    rc = prepare(x,
+                 "SELECT DISTINCT coalesce(device, 0), stream FROM (SELECT device, stream FROM kernel"
+                 " UNION SELECT device, stream FROM memcpy UNION SELECT device, stream FROM memset)"
+                 " ORDER BY 1, 2",
+                 &p, pzErr);
+    if (rc != SQLITE_OK) goto done;
+    while ((rc = sqlite3_step(p)) == SQLITE_ROW) {
+        int device = sqlite3_column_int(p, 0);
+        long long stream = sqlite3_column_type(p, 1) == SQLITE_NULL ? -1 : sqlite3_column_int64(p, 1);
+        long long tid = stream_tid(device, stream);
+        if (stream < 0) snprintf(zName, sizeof zName, "GPU %d (no stream)", device);
+        else snprintf(zName, sizeof zName, "GPU %d stream %lld", device, stream);
+        event_begin(x, "M", tid, "thread_name");
+        fputs(",\"args\":{\"name\":", x->f);
+        vt__json_str(x->f, zName);
+        fputs("}}", x->f);
+        event_begin(x, "M", tid, "thread_sort_index");
+        fprintf(x->f, ",\"args\":{\"sort_index\":%lld}}", 1000 + (long long)device * 1000 + (stream & 511));
+        x->pStats->nMeta += 2;
+    }
+    if ((rc = step_end(x, rc, pzErr)) != SQLITE_OK) goto done;
+    sqlite3_finalize(p);
+    p = NULL;
+
+    rc = prepare(x,
+                 "SELECT DISTINCT coalesce(device, 0) FROM memory_event WHERE thread IS NULL"
+                 " ORDER BY 1",
+                 &p, pzErr);
+    if (rc != SQLITE_OK) goto done;
+    while ((rc = sqlite3_step(p)) == SQLITE_ROW) {
+        int device = sqlite3_column_int(p, 0);
+        snprintf(zName, sizeof zName, "GPU %d allocations", device);
+        event_begin(x, "M", GPU_TID_BASE + device * GPU_TID_STRIDE, "thread_name");
+        fputs(",\"args\":{\"name\":", x->f);
+        vt__json_str(x->f, zName);
+        fputs("}}", x->f);
+        x->pStats->nMeta++;
+    }
+    if ((rc = step_end(x, rc, pzErr)) != SQLITE_OK) goto done;
+    sqlite3_finalize(p);
+    p = NULL;
+
+    rc = prepare(x,
+                 "SELECT DISTINCT coalesce(thread, 0) FROM (SELECT thread FROM nvtx_range UNION"
+                 " SELECT thread FROM memory_event WHERE thread IS NOT NULL UNION"
+                 " SELECT thread FROM oom_event WHERE thread IS NOT NULL) ORDER BY 1",
+                 &p, pzErr);
+    if (rc != SQLITE_OK) goto done;
+    while ((rc = sqlite3_step(p)) == SQLITE_ROW) {
+        long long tid = sqlite3_column_int64(p, 0);
+        if (tid == NVTX_TID_NONE) snprintf(zName, sizeof zName, "NVTX (thread unknown)");
+        else snprintf(zName, sizeof zName, "thread %lld", tid);
+        event_begin(x, "M", tid, "thread_name");
+        fputs(",\"args\":{\"name\":", x->f);
+        vt__json_str(x->f, zName);
+        fputs("}}", x->f);
+        x->pStats->nMeta++;
+    }
+    rc = step_end(x, rc, pzErr);
+done:
+    sqlite3_finalize(p);
+    return rc;
+}
+
+/* Kernels as complete ("X") events on their stream's track. */
+static int write_kernels(struct exporter *x, char **pzErr)
+{
+    sqlite3_stmt *p = NULL;
+    int rc = prepare(x,
+                     "SELECT k.start, k.end, coalesce(k.device, 0), k.stream, k.correlation,"
+                     " s.value, k.grid_x, k.grid_y, k.grid_z, k.block_x, k.block_y, k.block_z,"
+                     " k.registers, k.static_smem, k.dynamic_smem, k.graph_id FROM kernel k"
+                     " LEFT JOIN string s ON s.id = k.name_id",
+                     &p, pzErr);
+    if (rc != SQLITE_OK) return rc;
+    while ((rc = sqlite3_step(p)) == SQLITE_ROW) {
+        int64_t start = sqlite3_column_int64(p, 0), end = sqlite3_column_int64(p, 1);
+        int device = sqlite3_column_int(p, 2);
+        long long stream = sqlite3_column_type(p, 3) == SQLITE_NULL ? -1 : sqlite3_column_int64(p, 3);
+        const char *zName = (const char *)sqlite3_column_text(p, 5);
+        event_begin(x, "X", stream_tid(device, stream), zName ? zName : "kernel");
+        fputs(",\"cat\":\"kernel\",\"ts\":", x->f);
+        put_us(x, start, 0);
+        fputs(",\"dur\":", x->f);
+        put_us(x, end > start ? end - start : 0, 1);
+        fprintf(x->f, ",\"args\":{\"device\":%d", device);
+        arg_int(x, p, 3, "stream");
+        arg_int(x, p, 4, "correlation");
+        fprintf(x->f, ",\"grid\":[%lld,%lld,%lld],\"block\":[%lld,%lld,%lld]",
+                (long long)sqlite3_column_int64(p, 6), (long long)sqlite3_column_int64(p, 7),
+                (long long)sqlite3_column_int64(p, 8), (long long)sqlite3_column_int64(p, 9),
+                (long long)sqlite3_column_int64(p, 10), (long long)sqlite3_column_int64(p, 11));
+        arg_int(x, p, 12, "registers_per_thread");
+        arg_int(x, p, 13, "static_shared_memory");
+        arg_int(x, p, 14, "dynamic_shared_memory");
+        arg_int(x, p, 15, "graph_id");
+        fputs("}}", x->f);
+        x->pStats->nKernel++;
+    }
+    rc = step_end(x, rc, pzErr);
+    sqlite3_finalize(p);
+    return rc;
+}
+
+/* Copies and memsets as "X" events on their stream's track. */
+static int write_copies(struct exporter *x, char **pzErr)
+{
+    sqlite3_stmt *p = NULL;
+    char zName[96], zSize[32];
+    int rc = prepare(x,
+                     "SELECT start, end, coalesce(device, 0), stream, correlation, copy_kind,"
+                     " src_kind, dst_kind, bytes, is_async, src, dst, src_device, dst_device"
+                     " FROM memcpy",
+                     &p, pzErr);
+    if (rc != SQLITE_OK) return rc;
+    while ((rc = sqlite3_step(p)) == SQLITE_ROW) {
+        int64_t start = sqlite3_column_int64(p, 0), end = sqlite3_column_int64(p, 1);
+        int64_t bytes = sqlite3_column_int64(p, 8);
+        int device = sqlite3_column_int(p, 2);
+        long long stream = sqlite3_column_type(p, 3) == SQLITE_NULL ? -1 : sqlite3_column_int64(p, 3);
+        vt__fmt_bytes(bytes, zSize, sizeof zSize);
+        snprintf(zName, sizeof zName, "memcpy %s %s", vt__or(vt_copy_kind_name(sqlite3_column_int(p, 5)), "unknown"),
+                 zSize);
+        event_begin(x, "X", stream_tid(device, stream), zName);
+        fputs(",\"cat\":\"memcpy\",\"ts\":", x->f);
+        put_us(x, start, 0);
+        fputs(",\"dur\":", x->f);
+        put_us(x, end > start ? end - start : 0, 1);
+        fprintf(x->f, ",\"args\":{\"device\":%d", device);
+        arg_int(x, p, 3, "stream");
+        arg_int(x, p, 4, "correlation");
+        fprintf(x->f, ",\"copy_kind\":\"%s\",\"src_kind\":\"%s\",\"dst_kind\":\"%s\",\"bytes\":%lld",
+                vt__or(vt_copy_kind_name(sqlite3_column_int(p, 5)), "unknown"), vt__or(vt_mem_kind_name(sqlite3_column_int(p, 6)), "unknown"),
+                vt__or(vt_mem_kind_name(sqlite3_column_int(p, 7)), "unknown"), (long long)bytes);
+        if (end > start) {
+            fprintf(x->f, ",\"gb_per_s\":%.3f", (double)bytes / (double)(end - start));
+        }
+        arg_int(x, p, 9, "async");
+        arg_hex(x, p, 10, "src");
+        arg_hex(x, p, 11, "dst");
+        arg_int(x, p, 12, "src_device");
+        arg_int(x, p, 13, "dst_device");
+        fputs("}}", x->f);
+        x->pStats->nMemcpy++;
+    }
+    rc = step_end(x, rc, pzErr);
+    sqlite3_finalize(p);
+    if (rc != SQLITE_OK) return rc;
+
+    rc = prepare(x,
+                 "SELECT start, end, coalesce(device, 0), stream, correlation, bytes, value,"
+                 " mem_kind, is_async, dst FROM memset",
+                 &p, pzErr);
+    if (rc != SQLITE_OK) return rc;
+    while ((rc = sqlite3_step(p)) == SQLITE_ROW) {
+        int64_t start = sqlite3_column_int64(p, 0), end = sqlite3_column_int64(p, 1);
+        int device = sqlite3_column_int(p, 2);
+        long long stream = sqlite3_column_type(p, 3) == SQLITE_NULL ? -1 : sqlite3_column_int64(p, 3);
+        vt__fmt_bytes(sqlite3_column_int64(p, 5), zSize, sizeof zSize);
+        snprintf(zName, sizeof zName, "memset %s", zSize);
+        event_begin(x, "X", stream_tid(device, stream), zName);
+        fputs(",\"cat\":\"memset\",\"ts\":", x->f);
+        put_us(x, start, 0);
+        fputs(",\"dur\":", x->f);
+        put_us(x, end > start ? end - start : 0, 1);
+        fprintf(x->f, ",\"args\":{\"device\":%d", device);
+        arg_int(x, p, 3, "stream");
+        arg_int(x, p, 4, "correlation");
+        arg_int(x, p, 5, "bytes");
+        arg_int(x, p, 6, "value");
+        if (sqlite3_column_type(p, 7) != SQLITE_NULL)
+            fprintf(x->f, ",\"mem_kind\":\"%s\"", vt__or(vt_mem_kind_name(sqlite3_column_int(p, 7)), "unknown"));
+        arg_int(x, p, 8, "async");
+        arg_hex(x, p, 9, "dst");
+        fputs("}}", x->f);
+        x->pStats->nMemset++;
+    }
+    rc = step_end(x, rc, pzErr);
+    sqlite3_finalize(p);
+    return rc;
+}
+
+/* The args object of an NVTX event (kind, domain, depth, unterminated). */
+static void nvtx_args(struct exporter *x, sqlite3_stmt *p, int kind, int bOpen)
+{
+    fprintf(x->f, ",\"args\":{\"kind\":\"%s\"",
+            kind == VT_NVTX_PUSHPOP ? "push/pop" : kind == VT_NVTX_STARTEND ? "start/end" : "mark");
+    arg_text(x, p, 5, "domain");
+    arg_int(x, p, 6, "depth");
+    if (bOpen) fputs(",\"unterminated\":true", x->f);
+    fputs("}}", x->f);
+}
+
+/*
+ * NVTX on the thread that opened them: push/pop ranges as "X" (they nest),
+ * start/end ranges as async "b"/"e" pairs (they may overlap and cross threads),
+ * marks as "i". A range never closed ends at the trace end.
+ */
+static int write_nvtx(struct exporter *x, int64_t traceEnd, char **pzErr)
+{
+    sqlite3_stmt *p = NULL;
+    int rc = prepare(x,
+                     "SELECT n.start, n.end, n.kind, coalesce(n.thread, 0), s.value, d.value,"
+                     " n.depth, n.id FROM nvtx_range n LEFT JOIN string s ON s.id = n.name_id"
+                     " LEFT JOIN string d ON d.id = n.domain_id",
+                     &p, pzErr);
+    if (rc != SQLITE_OK) return rc;
+    while ((rc = sqlite3_step(p)) == SQLITE_ROW) {
+        int64_t start = sqlite3_column_int64(p, 0), end;
+        int bOpen = sqlite3_column_type(p, 1) == SQLITE_NULL;
+        int kind = sqlite3_column_int(p, 2);
+        long long tid = sqlite3_column_int64(p, 3), id = sqlite3_column_int64(p, 7);
+        const char *zName = (const char *)sqlite3_column_text(p, 4);
+        if (!zName) zName = "(unnamed range)";
+        end = bOpen ? traceEnd : sqlite3_column_int64(p, 1);
+        if (end < start) end = start;
+        if (kind == VT_NVTX_STARTEND) {
+            event_begin(x, "b", tid, zName);
+            fprintf(x->f, ",\"cat\":\"nvtx\",\"id\":\"nvtx%lld\",\"ts\":", id);
+            put_us(x, start, 0);
+            nvtx_args(x, p, kind, bOpen);
+            event_begin(x, "e", tid, zName);
+            fprintf(x->f, ",\"cat\":\"nvtx\",\"id\":\"nvtx%lld\",\"ts\":", id);
+            put_us(x, end, 0);
+            fputs("}", x->f);
+        } else {
+            event_begin(x, kind == VT_NVTX_MARK ? "i" : "X", tid, zName);
+            fputs(",\"cat\":\"nvtx\",\"ts\":", x->f);
+            put_us(x, start, 0);
+            if (kind == VT_NVTX_MARK) {
+                fputs(",\"s\":\"t\"", x->f);
+            } else {
+                fputs(",\"dur\":", x->f);
+                put_us(x, end - start, 1);
+            }
+            nvtx_args(x, p, kind, bOpen);
+        }
+        x->pStats->nNvtx++;
+    }
+    rc = step_end(x, rc, pzErr);
+    sqlite3_finalize(p);
+    return rc;
+}
+
+/* One "C" event: the new live-bytes value of a series. */
+static void write_counter(struct exporter *x, int64_t ts, const struct series *s)
+{
+    char zName[64];
+    snprintf(zName, sizeof zName, "GPU %d memory", s->device);
+    event_begin(x, "C", 0, zName);
+    fputs(",\"ts\":", x->f);
+    put_us(x, ts, 0);
+    fputs(",\"args\":{", x->f);
+    vt__json_str(x->f, s->zName);
+    fprintf(x->f, ":%lld}}", (long long)s->bytes);
+    x->pStats->nCounter++;
+}
+
+/* A lifetime counted in live bytes changed by delta at ts: its series (device, memory kind) moves. 0 or -1. */
+static int counter_move(struct exporter *x, const struct vt_life *l, int64_t delta, int64_t ts)
+{
+    struct series *s;
+    if (l->acct == VT_ACCT_NONE || delta == 0) return 0;
+    s = series_get(x, l->device >= 0 ? l->device : 0, vt__or(vt_mem_kind_name(l->memKind), "unknown"));
+    if (!s) return -1;
+    s->bytes += delta;
+    write_counter(x, ts, s);
+    return 0;
+}
+
+static int mem_begin(void *pArg, struct vt_life *l)
+{
+    struct exporter *x = pArg;
+    x->bMatched = 1;
+    return counter_move(x, l, l->bytes, l->allocTs);
+}
+
+static int mem_end(void *pArg, struct vt_life *l)
+{
+    struct exporter *x = pArg;
+    if (l->status == VT_LIFE_LIVE_AT_END) return 0;
+    if (l->status == VT_LIFE_FREED) x->bMatched = 1;
+    return counter_move(x, l, -l->bytes, l->freeTs);
+}
+
+/* The call site of stack id (bytes for a size class without one), "" when out of memory. */
+static const char *site_of(struct exporter *x, int64_t stackId, int64_t bytes)
+{
+    int i = vt__site_get(&x->sites, x->db, stackId, bytes);
+    return i >= 0 ? x->sites.a[i].zSite : "";
+}
+
+/*
+ * Memory events in time order through the live set (the one rule for live bytes that analyze
+ * and info apply): a counter of live bytes per device and memory kind, and one instant per
+ * allocation, free, VMM creation, release, mapping and import with size, address, API and
+ * call site. Unknown values are left out.
+ */
+static int write_memory(struct exporter *x, char **pzErr)
+{
+    struct vt_tracefile *f = x->pF;
+    struct vt_live_hooks h = {x, mem_begin, NULL, mem_end, NULL};
+    struct vt_rows c;
+    struct vt_memrow m;
+    char zName[96], zSize[32], *zSql = NULL;
+    int rc = SQLITE_OK;
+
+    memset(&c, 0, sizeof c);
+    if (!f->aT[VT_T_MEM].bPresent) return SQLITE_OK;
+    x->L = vt__live_new(&h);
+    zSql = vt__ordered_sql(f, VT_T_MEM, VT_MEMROW_COLS ", thread, stream, is_async", "1", "ts, id");
+    if (!x->L || !zSql) rc = SQLITE_NOMEM;
+    if (rc == SQLITE_OK) rc = vt__rows_open(&c, x->db, zSql, VT_MEMROW_NCOL + 3, f->aT[VT_T_MEM].w);
+    while (rc == SQLITE_OK && (rc = vt__rows_next(&c)) == SQLITE_OK && c.bRow) {
+        const char *zOp, *zKind;
+        int bAlloc;
+        long long tid;
+        vt__memrow_read(&c, 0, &m);
+        x->bMatched = 0;
+        if (vt__live_apply(x->L, &m) != 0) {
+            rc = SQLITE_NOMEM;
+            break;
+        }
+        zOp = vt__or(vt_memop_name(m.op), "memory");
+        zKind = vt__or(vt_mem_kind_name(m.kind), "unknown");
+        bAlloc = m.op == VT_MEMOP_ALLOC || m.op == VT_MEMOP_VMM_CREATE || m.op == VT_MEMOP_VMM_MAP ||
+                 m.op == VT_MEMOP_IMPORT;
+        if (m.bytes >= 0) snprintf(zName, sizeof zName, "%s %s %s", zOp, vt__fmt_bytes(m.bytes, zSize, sizeof zSize), zKind);
+        else snprintf(zName, sizeof zName, "%s %s", zOp, zKind);
+        tid = vt__rows_null(&c, VT_MEMROW_NCOL) ? GPU_TID_BASE + (m.device >= 0 ? m.device : 0) * GPU_TID_STRIDE
+                                                 : vt__rows_i64(&c, VT_MEMROW_NCOL);
+        event_begin(x, "i", tid, zName);
+        fprintf(x->f, ",\"cat\":\"%s\",\"s\":\"t\",\"ts\":", bAlloc ? "alloc" : "free");
+        put_us(x, m.ts, 0);
+        fprintf(x->f, ",\"args\":{\"address\":\"0x%llx\",\"mem_kind\":\"%s\"", (unsigned long long)m.address, zKind);
+        if (m.bytes >= 0) fprintf(x->f, ",\"bytes\":%lld", (long long)m.bytes);
+        if (m.device >= 0) fprintf(x->f, ",\"device\":%d", m.device);
+        if (vt_api_name(m.api)) fprintf(x->f, ",\"api\":\"%s\"", vt_api_name(m.api));
+        if (!vt__rows_null(&c, VT_MEMROW_NCOL + 1)) fprintf(x->f, ",\"stream\":%lld", (long long)vt__rows_i64(&c, VT_MEMROW_NCOL + 1));
+        if (vt__rows_or(&c, VT_MEMROW_NCOL + 2, 0)) fputs(",\"async\":1", x->f);
+        if (m.correlation > 0) fprintf(x->f, ",\"correlation\":%lld", (long long)m.correlation);
+        if (m.stackId >= 0) {
+            fputs(",\"site\":", x->f);
+            vt__json_str(x->f, site_of(x, m.stackId, m.bytes));
+        }
+        if (!bAlloc && !x->bMatched) fputs(",\"unmatched_free\":true", x->f);
+        fputs("}}", x->f);
+        if (bAlloc) x->pStats->nAlloc++;
+        else x->pStats->nFree++;
+    }
+    if (rc != SQLITE_OK && !*pzErr)
+        *pzErr = sqlite3_mprintf("%s", rc == SQLITE_NOMEM ? "out of memory" : sqlite3_errmsg(x->db));
+    vt__rows_close(&c);
+    free(zSql);
+    vt__live_free(x->L);
+    x->L = NULL;
+    vt__sites_free(&x->sites);
+    return rc;
+}
+
+/* Failed allocations as process-wide instants. */
+static int write_oom(struct exporter *x, char **pzErr)
+{
+    sqlite3_stmt *p = NULL;
+    char zName[128], zSize[32];
+    int rc = prepare(x,
+                     "SELECT o.ts, o.bytes, coalesce(o.device, 0), a.name, o.status, o.free_bytes,"
+                     " o.total_bytes, o.thread, o.correlation, " SITE_SQL("o.stack_id")
+                     " FROM oom_event o LEFT JOIN enum_api a ON a.id = o.api ORDER BY o.ts",
+                     &p, pzErr);
+    if (rc != SQLITE_OK) return rc;
+    while ((rc = sqlite3_step(p)) == SQLITE_ROW) {
+        const char *zApi = (const char *)sqlite3_column_text(p, 3);
+        vt__fmt_bytes(sqlite3_column_int64(p, 1), zSize, sizeof zSize);
+        snprintf(zName, sizeof zName, "OOM: %s %s on GPU %d", zApi ? zApi : "allocation", zSize,
+                 sqlite3_column_int(p, 2));
+        event_begin(x, "i", sqlite3_column_type(p, 7) == SQLITE_NULL ? 0 : sqlite3_column_int64(p, 7),
+                    zName);
+        fputs(",\"cat\":\"oom\",\"s\":\"p\",\"ts\":", x->f);
+        put_us(x, sqlite3_column_int64(p, 0), 0);
+        fprintf(x->f, ",\"args\":{\"requested_bytes\":%lld,\"device\":%d",
+                (long long)sqlite3_column_int64(p, 1), sqlite3_column_int(p, 2));
+        arg_text(x, p, 3, "api");
+        arg_int(x, p, 4, "status");
+        arg_int(x, p, 5, "free_bytes");
+        arg_int(x, p, 6, "total_bytes");
+        arg_int(x, p, 8, "correlation");
+        arg_text(x, p, 9, "site");
+        fputs("}}", x->f);
+        x->pStats->nOom++;
+    }
+    rc = step_end(x, rc, pzErr);
+    sqlite3_finalize(p);
+    return rc;
+}
+
+/* Run a one-row, one-column integer query; *pbNull set when the value is NULL. */
+static int query_i64(sqlite3 *db, const char *zSql, int64_t *pOut, int *pbNull)
+{
+    sqlite3_stmt *p = NULL;
+    int rc = sqlite3_prepare_v2(db, zSql, -1, &p, NULL);
+    *pbNull = 1;
+    if (rc == SQLITE_OK && (rc = sqlite3_step(p)) == SQLITE_ROW) {
+        *pbNull = sqlite3_column_type(p, 0) == SQLITE_NULL;
+        *pOut = sqlite3_column_int64(p, 0);
+        rc = SQLITE_OK;
+    } else if (rc == SQLITE_DONE) {
+        rc = SQLITE_OK;
+    }
+    sqlite3_finalize(p);
+    return rc;
+}
+
+int vt__export_perfetto(FILE *f, int nTrace, struct vt_tracefile *aF, struct vt_export_stats *pStats, char **pzErr)
+{
+    struct exporter x;
+    int64_t *aShift = NULL, *aEnd = NULL, v, anchorC, anchorW;
+    long long *aPid = NULL;
+    int rc = SQLITE_OK, i, j, bNull, bAnchors = nTrace > 1, bHave = 0;
+
+    memset(&x, 0, sizeof x);
+    memset(pStats, 0, sizeof *pStats);
+    *pzErr = NULL;
+    x.f = f;
+    x.bFirst = 1;
+    x.pStats = pStats;
+    aShift = calloc((size_t)nTrace, sizeof(int64_t));
+    aEnd = calloc((size_t)nTrace, sizeof(int64_t));
+    aPid = calloc((size_t)nTrace, sizeof(long long));
+    if (!aShift || !aEnd || !aPid) {
+        rc = SQLITE_NOMEM;
+        *pzErr = sqlite3_mprintf("out of memory");
+        goto done;
+    }
+    /* Clock alignment: wall clock when every trace has anchors (several traces only). */
+    for (i = 0; i < nTrace && bAnchors; i++) {
+        if (query_i64(aF[i].db, "SELECT CAST(value AS INTEGER) FROM meta WHERE key='clock_anchor_cupti_ns'",
+                      &anchorC, &bNull) != SQLITE_OK || bNull)
+            bAnchors = 0;
+        else if (query_i64(aF[i].db, "SELECT CAST(value AS INTEGER) FROM meta WHERE key='clock_anchor_wall_ns'",
+                           &anchorW, &bNull) != SQLITE_OK || bNull)
+            bAnchors = 0;
+        else
+            aShift[i] = anchorW - anchorC;
+    }
+    for (i = 0; i < nTrace; i++) {
+        char *zPath = (char *)aF[i].zPath;
+        if (vt__sql_create_views(aF[i].db, 1, &zPath, pzErr) != SQLITE_OK) {
+            char *z = sqlite3_mprintf("%s: cannot create the views: %s", aF[i].zPath,
+                                      *pzErr ? *pzErr : sqlite3_errmsg(aF[i].db));
+            sqlite3_free(*pzErr);
+            *pzErr = z;
+            rc = SQLITE_ERROR;
+            goto done;
+        }
+        if (!bAnchors) aShift[i] = 0;
+        /* the trace's time range as every reader takes it (read/meta.c), widened to the tracer's own start
+         * and end: the display's origin and the end of ranges never closed */
+        aEnd[i] = aF[i].bTimes ? aF[i].t1 : 0;
+        if (aF[i].bTimes && (!bHave || aF[i].t0 + aShift[i] < x.t0)) x.t0 = aF[i].t0 + aShift[i], bHave = 1;
+        if (query_i64(aF[i].db, "SELECT CAST(value AS INTEGER) FROM meta WHERE key='start_ns'", &v, &bNull) ==
+                SQLITE_OK && !bNull && v >= 0 && (!bHave || v + aShift[i] < x.t0))
+            x.t0 = v + aShift[i], bHave = 1;
+        if (query_i64(aF[i].db, "SELECT CAST(value AS INTEGER) FROM meta WHERE key='end_ns'", &v, &bNull) ==
+                SQLITE_OK && !bNull && v > aEnd[i])
+            aEnd[i] = v;
+        rc = query_i64(aF[i].db, "SELECT CAST(value AS INTEGER) FROM meta WHERE key='pid'", &v, &bNull);
+        aPid[i] = rc == SQLITE_OK && !bNull && v > 0 ? v : 1000000 + i;
+        for (j = 0; j < i; j++)
+            if (aPid[j] == aPid[i]) aPid[i] = 1000000 + i; /* same pid on two hosts */
+        rc = SQLITE_OK;
+    }
+    fprintf(f, "{\"displayTimeUnit\":\"ns\",\"otherData\":{\"generator\":\"vramtrace %s\","
+               "\"traces\":%d,\"origin_ns\":%lld,\"clock\":\"%s\"},\"traceEvents\":[",
+            VT_VERSION, nTrace, (long long)x.t0, bAnchors ? "wall" : "cupti");
+    for (i = 0; i < nTrace && rc == SQLITE_OK; i++) {
+        x.db = aF[i].db;
+        x.pF = &aF[i];
+        x.shift = aShift[i];
+        x.pid = aPid[i];
+        x.nSeries = 0;
+        rc = write_tracks(&x, i, aF[i].zPath, pzErr);
+        if (rc == SQLITE_OK) rc = write_kernels(&x, pzErr);
+        if (rc == SQLITE_OK) rc = write_copies(&x, pzErr);
+        if (rc == SQLITE_OK) rc = write_nvtx(&x, aEnd[i], pzErr);
+        if (rc == SQLITE_OK) rc = write_memory(&x, pzErr);
+        if (rc == SQLITE_OK) rc = write_oom(&x, pzErr);
+        if (rc != SQLITE_OK && *pzErr) {
+            char *z = sqlite3_mprintf("%s: %s", aF[i].zPath, *pzErr);
+            sqlite3_free(*pzErr);
+            *pzErr = z;
+        }
+    }
+    if (rc == SQLITE_OK) fputs("\n]}\n", f);
+    if (rc == SQLITE_OK && (fflush(f) != 0 || ferror(f))) rc = SQLITE_IOERR;
+done:
+    free(x.aSeries);
+    free(aShift);
+    free(aEnd);
+    free(aPid);
+    return rc;
+}

@@ -1,0 +1,313 @@
+/* What `vramtrace info` reports, read through the read layer: meta, devices, counts, peaks, OOMs, losses. */
+#include "info.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "vramtrace/schema.h"
+
+const char *const vt__info_tables[VT_INFO_NTABLE] = {
+    "memory_event", "api_call", "memcpy", "memset", "kernel",       "buffer_use",  "nvtx_range", "sync_event",
+    "pool_event",   "oom_event", "dropped", "overhead", "device",   "string",      "stack",      "frame",
+    "lifetime",     "phase",     "finding", "tensor_event", "module", "kernel_name"};
+
+static char *dup_text(sqlite3_stmt *p, int i)
+{
+    const unsigned char *z = sqlite3_column_text(p, i);
+    return z ? strdup((const char *)z) : NULL;
+}
+
+static int64_t col_int(sqlite3_stmt *p, int i)
+{
+    return sqlite3_column_type(p, i) == SQLITE_INTEGER ? sqlite3_column_int64(p, i) : VT_INFO_NUL;
+}
+
+/* Grow *pa (element size sz) to hold n+1 elements. 0 or -1 (out of memory). */
+static int grow(void **pa, int n, size_t sz)
+{
+    void *p;
+    if (n & (n - 1) && n > 8) return 0; /* capacity is the next power of two above 8 */
+    p = realloc(*pa, (size_t)(n < 8 ? 8 : 2 * n) * sz);
+    if (!p) return -1;
+    *pa = p;
+    return 0;
+}
+
+/* Run zSql and call xRow(p, pStmt) for each row. An SQLite code (SQLITE_NOMEM when xRow fails). */
+static int each_row(sqlite3 *db, const char *zSql, struct trace_info *p, int (*xRow)(struct trace_info *, sqlite3_stmt *))
+{
+    sqlite3_stmt *pStmt = NULL;
+    int rc = sqlite3_prepare_v2(db, zSql, -1, &pStmt, NULL);
+    while (rc == SQLITE_OK) {
+        int step = sqlite3_step(pStmt);
+        if (step == SQLITE_DONE) break;
+        if (step != SQLITE_ROW) rc = step;
+        else if (xRow(p, pStmt) != 0) rc = SQLITE_NOMEM;
+    }
+    sqlite3_finalize(pStmt);
+    return rc;
+}
+
+static int row_meta(struct trace_info *p, sqlite3_stmt *s)
+{
+    struct info_meta *m;
+    if (grow((void **)&p->aMeta, p->nMeta, sizeof *p->aMeta)) return -1;
+    m = &p->aMeta[p->nMeta];
+    m->zKey = dup_text(s, 0);
+    m->zValue = dup_text(s, 1);
+    if (!m->zKey || !m->zValue) {
+        free(m->zKey);
+        free(m->zValue);
+        return m->zKey ? -1 : 0; /* a NULL key is skipped */
+    }
+    p->nMeta++;
+    return 0;
+}
+
+static int row_dev(struct trace_info *p, sqlite3_stmt *s)
+{
+    struct info_dev *d;
+    if (grow((void **)&p->aDev, p->nDev, sizeof *p->aDev)) return -1;
+    d = &p->aDev[p->nDev++];
+    d->id = col_int(s, 0);
+    d->zName = dup_text(s, 1);
+    d->zUuid = dup_text(s, 2);
+    d->total = col_int(s, 3);
+    d->ccMajor = col_int(s, 4);
+    d->ccMinor = col_int(s, 5);
+    d->sm = col_int(s, 6);
+    d->pciBus = col_int(s, 7);
+    d->pciDev = col_int(s, 8);
+    d->bw = col_int(s, 9);
+    return 0;
+}
+
+static int row_oom(struct trace_info *p, sqlite3_stmt *s)
+{
+    struct info_oom *o;
+    if (grow((void **)&p->aOom, p->nOom, sizeof *p->aOom)) return -1;
+    o = &p->aOom[p->nOom++];
+    o->ts = col_int(s, 0);
+    o->api = col_int(s, 1);
+    o->device = col_int(s, 2);
+    o->bytes = col_int(s, 3);
+    o->status = col_int(s, 4);
+    o->freeBytes = col_int(s, 5);
+    o->totalBytes = col_int(s, 6);
+    return 0;
+}
+
+static int row_drop(struct trace_info *p, sqlite3_stmt *s)
+{
+    struct info_drop *d;
+    if (grow((void **)&p->aDrop, p->nDrop, sizeof *p->aDrop)) return -1;
+    d = &p->aDrop[p->nDrop++];
+    d->source = col_int(s, 0);
+    d->zWhat = dup_text(s, 1);
+    d->count = col_int(s, 2);
+    if (d->count != VT_INFO_NUL) p->nDropTotal += d->count;
+    return 0;
+}
+
+static int row_ovh(struct trace_info *p, sqlite3_stmt *s)
+{
+    struct info_ovh *o;
+    if (grow((void **)&p->aOvh, p->nOvh, sizeof *p->aOvh)) return -1;
+    o = &p->aOvh[p->nOvh++];
+    o->zSource = dup_text(s, 0);
+    o->zKind = dup_text(s, 1);
+    o->rows = col_int(s, 2);
+    o->events = col_int(s, 3);
+    o->ns = col_int(s, 4);
+    return 0;
+}
+
+/* The peak pass's state: each device's peak as lifetimes begin and end. */
+struct peaks {
+    struct trace_info *p;
+    struct vt_live *L;
+};
+
+/* A lifetime began or ended: its device's live bytes changed (devices only: acct >= 0). */
+static int peak_note(void *pArg, struct vt_life *l)
+{
+    struct peaks *k = pArg;
+    struct trace_info *p = k->p;
+    int64_t live, ts;
+    int i;
+    if (l->acct < 0 || l->status == VT_LIFE_LIVE_AT_END) return 0;
+    live = vt__live_bytes(k->L, l->acct);
+    ts = l->freeTs >= 0 ? l->freeTs : l->allocTs;
+    for (i = 0; i < p->nPeak && p->aPeak[i].device != l->acct; i++) {
+    }
+    if (i == p->nPeak) {
+        int j;
+        if (grow((void **)&p->aPeak, p->nPeak, sizeof *p->aPeak)) return -1;
+        for (j = p->nPeak++; j > 0 && p->aPeak[j - 1].device > l->acct; j--) p->aPeak[j] = p->aPeak[j - 1];
+        i = j;
+        p->aPeak[i].device = l->acct;
+        p->aPeak[i].bytes = 0;
+        p->aPeak[i].ts = VT_INFO_NUL;
+    }
+    if (live > p->aPeak[i].bytes) {
+        p->aPeak[i].bytes = live;
+        p->aPeak[i].ts = ts;
+    }
+    return 0;
+}
+
+/* Peak live bytes per device through the live set: the same pairing and rule as analyze. A VT_EXIT code. */
+static int load_peaks(struct trace_info *p)
+{
+    struct peaks k = {p, NULL};
+    struct vt_live_hooks h = {&k, peak_note, NULL, peak_note, NULL};
+    int rc;
+    if (!(k.L = vt__live_new(&h))) return VT_EXIT_INTERNAL;
+    rc = vt__live_pass(&p->f, k.L);
+    vt__live_free(k.L);
+    return rc;
+}
+
+/* Rows of each table info counts: the scan's for the large ones, count(*) through the guard for the rest. */
+static int load_counts(struct trace_info *p)
+{
+    int rc = SQLITE_OK;
+    for (int i = 0; rc == SQLITE_OK && i < VT_INFO_NTABLE; i++) {
+        sqlite3_stmt *pStmt = NULL;
+        char *zSql;
+        int k, bHas = vt__schema_has_table(p->f.db, vt__info_tables[i]);
+        p->aCount[i] = -1;
+        if (bHas <= 0) {
+            if (bHas < 0) rc = SQLITE_ERROR;
+            continue;
+        }
+        for (k = 0; k < VT_T_N && strcmp(vt__tbl_name(k), vt__info_tables[i]); k++) {
+        }
+        if (k < VT_T_N) {
+            p->aCount[i] = p->f.aT[k].nRow;
+            continue;
+        }
+        zSql = sqlite3_mprintf("SELECT count(*) FROM \"%w\"", vt__info_tables[i]);
+        rc = zSql ? sqlite3_prepare_v2(p->f.db, zSql, -1, &pStmt, NULL) : SQLITE_NOMEM;
+        if (rc == SQLITE_OK && (rc = sqlite3_step(pStmt)) == SQLITE_ROW) {
+            p->aCount[i] = sqlite3_column_int64(pStmt, 0);
+            rc = SQLITE_OK;
+        }
+        sqlite3_finalize(pStmt);
+        sqlite3_free(zSql);
+    }
+    return rc;
+}
+
+int vt__info_load(struct trace_info *p, const char *zPath, int bFull)
+{
+    char zSql[256];
+    struct stat st;
+    int rc;
+    memset(p, 0, sizeof *p);
+    rc = vt__read_open(&p->f, zPath, 0, NULL);
+    if (rc != VT_EXIT_OK) return rc;
+    p->fileBytes = stat(zPath, &st) == 0 ? (int64_t)st.st_size : -1;
+    if (p->f.nHidden > 0)
+        vt__errorf("%s: %lld rows with impossible values were ignored (damaged trace)", zPath, (long long)p->f.nHidden);
+    rc = each_row(p->f.db, "SELECT key, value FROM meta ORDER BY key", p, row_meta);
+    if (rc == SQLITE_OK)
+        rc = each_row(p->f.db,
+                      "SELECT id, name, uuid, total_bytes, cc_major, cc_minor, sm_count, pci_bus, pci_device,"
+                      " global_memory_bandwidth_kbps FROM device ORDER BY id",
+                      p, row_dev);
+    if (rc == SQLITE_OK) rc = load_counts(p);
+    if (rc == SQLITE_OK)
+        rc = each_row(p->f.db,
+                      "SELECT source, coalesce(what, ''), sum(count) FROM dropped GROUP BY source, what"
+                      " ORDER BY source, what",
+                      p, row_drop);
+    if (rc == SQLITE_OK && bFull) {
+        snprintf(zSql, sizeof zSql,
+                 "SELECT ts, api, device, bytes, status, free_bytes, total_bytes FROM oom_event"
+                 " ORDER BY ts IS NULL, ts, id LIMIT %d",
+                 VT_INFO_MAX_OOM);
+        rc = each_row(p->f.db, zSql, p, row_oom);
+    }
+    if (rc == SQLITE_OK && bFull && vt__schema_has_table(p->f.db, "overhead") == 1)
+        rc = each_row(p->f.db,
+                      "SELECT source, kind, count(*), sum(count), sum(CASE WHEN \"end\" >= start THEN \"end\" - start END)"
+                      " FROM overhead GROUP BY source, kind ORDER BY 5 DESC, source, kind",
+                      p, row_ovh);
+    if (rc != SQLITE_OK) {
+        vt__errorf("%s: cannot read: %s", zPath, sqlite3_errstr(rc));
+        return vt__exit_for_sqlite(rc);
+    }
+    /* the writer's closing counters: trusted when they count more losses than the rows do */
+    if (p->f.nLost > p->nDropTotal) p->nDropTotal = p->f.nLost;
+    return load_peaks(p);
+}
+
+void vt__info_free(struct trace_info *p)
+{
+    for (int i = 0; i < p->nMeta; i++) {
+        free(p->aMeta[i].zKey);
+        free(p->aMeta[i].zValue);
+    }
+    for (int i = 0; i < p->nDev; i++) {
+        free(p->aDev[i].zName);
+        free(p->aDev[i].zUuid);
+    }
+    for (int i = 0; i < p->nDrop; i++) free(p->aDrop[i].zWhat);
+    for (int i = 0; i < p->nOvh; i++) {
+        free(p->aOvh[i].zSource);
+        free(p->aOvh[i].zKind);
+    }
+    free(p->aMeta);
+    free(p->aDev);
+    free(p->aPeak);
+    free(p->aOom);
+    free(p->aDrop);
+    free(p->aOvh);
+    vt__read_close(&p->f);
+    memset(p, 0, sizeof *p);
+}
+
+const char *vt__info_meta(const struct trace_info *p, const char *zKey)
+{
+    int lo = 0, hi = p->nMeta; /* sorted by key (ORDER BY key: binary collation, as strcmp) */
+    while (lo < hi) {
+        int mid = (lo + hi) / 2, c = strcmp(p->aMeta[mid].zKey, zKey);
+        if (c == 0) return p->aMeta[mid].zValue;
+        if (c < 0) lo = mid + 1;
+        else hi = mid;
+    }
+    return NULL;
+}
+
+int64_t vt__info_meta_int(const struct trace_info *p, const char *zKey)
+{
+    const char *z = vt__info_meta(p, zKey);
+    char *zEnd;
+    long long v;
+    if (!z || !*z) return VT_INFO_NUL;
+    v = strtoll(z, &zEnd, 10);
+    return *zEnd ? VT_INFO_NUL : v;
+}
+
+int64_t vt__info_count(const struct trace_info *p, const char *zName)
+{
+    for (int i = 0; i < VT_INFO_NTABLE; i++)
+        if (!strcmp(vt__info_tables[i], zName)) return p->aCount[i];
+    return -1;
+}
+
+int vt__info_meta_known(const char *zKey)
+{
+    static const char *const azKnown[] = {
+        "schema_version", "tracer_version", "pid", "ppid", "hostname", "exe", "executable", "cmdline", "rank",
+        "local_rank", "world_size", "cuda_driver_version", "cuda_runtime_version", "cupti_version",
+        "clock_anchor_cupti_ns", "clock_anchor_wall_ns", "start_ns", "end_ns", "closed_cleanly", "records_decoded",
+        "records_unknown", "rows_written", "commits", "dropped_queue", "dropped_writer", "dropped_map",
+        "time_base_ns"};
+    if (!strncmp(zKey, "config.", 7) || !strncmp(zKey, "env.", 4)) return 1;
+    for (size_t i = 0; i < sizeof azKnown / sizeof azKnown[0]; i++)
+        if (!strcmp(zKey, azKnown[i])) return 1;
+    return 0;
+}

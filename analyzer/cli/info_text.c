@@ -1,0 +1,258 @@
+/* The text of `vramtrace info`: the full report of a trace, and the summary `record` prints. */
+#include "info.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/text.h"
+#include "vramtrace/schema.h"
+
+/* The executable from meta ("exe", or "executable" in older traces), NULL when absent. */
+static const char *exe_of(const struct trace_info *p)
+{
+    const char *z = vt__info_meta(p, "exe");
+    return z ? z : vt__info_meta(p, "executable");
+}
+
+/* The name of kind slot j (the last slot gathers every kind past the list): zName, or "other". */
+static const char *kind_name(int j, const char *zName)
+{
+    return j < VT_KIND_SLOTS - 1 && zName ? zName : "other";
+}
+
+/* Copies in all, their bytes, and those from or to pageable memory. */
+static void copies_total(const struct trace_info *p, long long *pn, long long *pBytes, long long *pPageable)
+{
+    *pn = *pBytes = *pPageable = 0;
+    for (int j = 0; j < VT_KIND_SLOTS; j++) {
+        *pn += p->f.aCopyKind[j].n;
+        *pBytes += p->f.aCopyKind[j].bytes;
+        *pPageable += p->f.aCopyKind[j].pageable;
+    }
+}
+
+
+/* "pid 42 (parent 1), rank 0 of 2 (local 0), host h" from the meta rows, into z. */
+static void fmt_process(const struct trace_info *p, char *z, size_t n)
+{
+    const char *zPid = vt__info_meta(p, "pid"), *zPpid = vt__info_meta(p, "ppid");
+    const char *zRank = vt__info_meta(p, "rank"), *zWorld = vt__info_meta(p, "world_size");
+    const char *zLocal = vt__info_meta(p, "local_rank"), *zHost = vt__info_meta(p, "hostname");
+    size_t len = 0;
+    z[0] = 0;
+#define APPEND(...) \
+    if (len < n) len += (size_t)snprintf(z + len, n - len, __VA_ARGS__)
+    APPEND("pid %s", zPid ? zPid : "?");
+    if (zPpid) APPEND(" (parent %s)", zPpid);
+    if (zRank) {
+        APPEND(", rank %s", zRank);
+        if (zWorld) APPEND(" of %s", zWorld);
+        if (zLocal) APPEND(" (local %s)", zLocal);
+    }
+    if (zHost) APPEND(", host %s", zHost);
+#undef APPEND
+}
+
+static void print_devices(FILE *f, const struct trace_info *p, const char *zLabel)
+{
+    char zB[32];
+    int i;
+    if (p->nDev == 0) fprintf(f, "%-11s none recorded\n", zLabel);
+    for (i = 0; i < p->nDev; i++) {
+        const struct info_dev *d = &p->aDev[i];
+        fprintf(f, "%-11s %lld  %s", i == 0 ? zLabel : "", d->id, d->zName ? d->zName : "(unnamed)");
+        if (d->total != VT_INFO_NUL) fprintf(f, ", %s", vt__fmt_bytes(d->total, zB, sizeof zB));
+        if (d->ccMajor != VT_INFO_NUL && d->ccMinor != VT_INFO_NUL)
+            fprintf(f, ", compute %lld.%lld", d->ccMajor, d->ccMinor);
+        if (d->sm != VT_INFO_NUL) fprintf(f, ", %lld SMs", d->sm);
+        if (d->pciBus != VT_INFO_NUL && d->pciDev != VT_INFO_NUL)
+            fprintf(f, ", PCI %02llx:%02llx", d->pciBus, d->pciDev);
+        if (d->zUuid && *d->zUuid) fprintf(f, ", %s", d->zUuid);
+        fputc('\n', f);
+    }
+}
+
+/* "duration" line: first to last event and the wall-clock start. */
+static void print_duration(FILE *f, const struct trace_info *p, const char *zIndent)
+{
+    char zD[32], zW[48];
+    int64_t wall = p->f.bTimes ? vt__read_wall(&p->f, p->f.t0) : -1;
+    if (!p->f.bTimes) {
+        fprintf(f, "%s%-11s no events\n", zIndent, "duration");
+        return;
+    }
+    fprintf(f, "%s%-11s %s (first to last event)", zIndent, "duration", vt__fmt_ns(p->f.t1 - p->f.t0, zD, sizeof zD));
+    if (wall >= 0) fprintf(f, ", started %s", vt__fmt_wall(wall, zW, sizeof zW));
+    fputc('\n', f);
+}
+
+/* "memory" line: allocations, frees and the peak of live device memory. */
+static void print_memory(FILE *f, const struct trace_info *p, const char *zIndent)
+{
+    char zB[32], zP[32], zT[32];
+    int i;
+    long long nAlloc = p->f.aMemOp[VT_MEMOP_ALLOC], nFree = p->f.aMemOp[VT_MEMOP_FREE];
+    long long nMap = p->f.aMemOp[VT_MEMOP_VMM_MAP], nCreate = p->f.aMemOp[VT_MEMOP_VMM_CREATE];
+    fprintf(f, "%s%-11s %lld allocation%s (%s), %lld free%s", zIndent, "memory", nAlloc, nAlloc == 1 ? "" : "s",
+            vt__fmt_bytes(p->f.allocBytes, zB, sizeof zB), nFree, nFree == 1 ? "" : "s");
+    if (nCreate) fprintf(f, ", %lld VMM creation%s", nCreate, nCreate == 1 ? "" : "s");
+    if (nMap) fprintf(f, ", %lld VMM map%s", nMap, nMap == 1 ? "" : "s");
+    fputc('\n', f);
+    for (i = 0; i < p->nPeak; i++) {
+        const struct info_peak *k = &p->aPeak[i];
+        fprintf(f, "%s%-11s peak live device memory %s on device %lld", zIndent, "",
+                vt__fmt_bytes(k->bytes, zP, sizeof zP), (long long)k->device);
+        if (p->f.bTimes && k->ts != VT_INFO_NUL) fprintf(f, " at +%s", vt__fmt_ns(k->ts - p->f.t0, zT, sizeof zT));
+        fputc('\n', f);
+    }
+}
+
+static void print_dropped(FILE *f, const struct trace_info *p, const char *zIndent, int bDetail)
+{
+    int i;
+    if (p->nDropTotal == 0) {
+        fprintf(f, "%s%-11s none\n", zIndent, "dropped");
+        return;
+    }
+    fprintf(f, "%s%-11s WARNING: %lld record%s lost; counts, peaks and findings are incomplete\n", zIndent,
+            "dropped", (long long)p->nDropTotal, p->nDropTotal == 1 ? "" : "s");
+    for (i = 0; bDetail && i < p->nDrop; i++)
+        fprintf(f, "%s%-11s %-7s %-28s %lld\n", zIndent, "", vt__or(vt_drop_source_name(p->aDrop[i].source), "other"),
+                p->aDrop[i].zWhat && *p->aDrop[i].zWhat ? p->aDrop[i].zWhat : "-",
+                (long long)(p->aDrop[i].count == VT_INFO_NUL ? 0 : p->aDrop[i].count));
+}
+
+/* Print the full text report of one trace. */
+void vt__info_text(FILE *f, const struct trace_info *p)
+{
+    const char *zTracer = vt__info_meta(p, "tracer_version"), *zDriver = vt__info_meta(p, "cuda_driver_version");
+    const char *zRuntime = vt__info_meta(p, "cuda_runtime_version"), *zCupti = vt__info_meta(p, "cupti_version");
+    const char *zCmd = vt__info_meta(p, "cmdline"), *zExe = exe_of(p);
+    const char *zClosed = vt__info_meta(p, "closed_cleanly");
+    int64_t startNs = vt__info_meta_int(p, "start_ns"), endNs = vt__info_meta_int(p, "end_ns");
+    char zB[32], zProc[512], zT[32];
+    long long nCopy, copyBytes, nPageable;
+    int i, j, bFirst;
+
+    fprintf(f, "%-11s %s\n", "trace", p->f.zPath);
+    fprintf(f, "%-11s %lld bytes (%s), schema version %d\n", "file", (long long)p->fileBytes,
+            vt__fmt_bytes(p->fileBytes, zB, sizeof zB), p->f.version);
+    fmt_process(p, zProc, sizeof zProc);
+    fprintf(f, "%-11s %s\n", "process", zProc);
+    if (zCmd) fprintf(f, "%-11s %s\n", "command", zCmd);
+    if (zExe) fprintf(f, "%-11s %s\n", "executable", zExe);
+    fprintf(f, "%-11s tracer %s, CUDA driver %s", "versions", zTracer ? zTracer : "?",
+            zDriver ? zDriver : "?");
+    if (zRuntime) fprintf(f, ", CUDA runtime %s", zRuntime);
+    fprintf(f, ", CUPTI %s, schema %d\n", zCupti ? zCupti : "?", p->f.version);
+    if (zClosed && !strcmp(zClosed, "1")) {
+        fprintf(f, "%-11s closed cleanly", "status");
+        if (startNs != VT_INFO_NUL && endNs != VT_INFO_NUL)
+            fprintf(f, ", traced for %s", vt__fmt_ns(endNs - startNs, zT, sizeof zT));
+        fputc('\n', f);
+    } else {
+        fprintf(f, "%-11s WARNING: not closed cleanly (the process was killed, crashed or is still "
+                   "running); the last events may be missing\n",
+                "status");
+    }
+    if (vt__info_meta(p, "records_decoded"))
+        fprintf(f, "%-11s %s CUPTI records decoded (%s of kinds not stored), %s rows in %s commit%s\n",
+                "writer", vt__info_meta(p, "records_decoded"),
+                vt__info_meta(p, "records_unknown") ? vt__info_meta(p, "records_unknown") : "?",
+                vt__info_meta(p, "rows_written") ? vt__info_meta(p, "rows_written") : "?",
+                vt__info_meta(p, "commits") ? vt__info_meta(p, "commits") : "?",
+                vt__info_meta_int(p, "commits") == 1 ? "" : "s");
+    print_devices(f, p, "devices");
+    print_duration(f, p, "");
+    print_memory(f, p, "");
+    for (j = 0; j < VT_KIND_SLOTS; j++) {
+        const struct vt_kindcount *k = &p->f.aAllocKind[j];
+        if (k->n == 0) continue;
+        fprintf(f, "%-11s %-14s %lld allocation%s, %s\n", "", kind_name(j, vt_mem_kind_name(j)), (long long)k->n,
+                k->n == 1 ? "" : "s", vt__fmt_bytes(k->bytes, zB, sizeof zB));
+    }
+    copies_total(p, &nCopy, &copyBytes, &nPageable);
+    fprintf(f, "%-11s %lld (%s), %lld from or to pageable host memory\n", "copies", nCopy,
+            vt__fmt_bytes(copyBytes, zB, sizeof zB), nPageable);
+    for (j = 0; j < VT_KIND_SLOTS; j++) {
+        const struct vt_kindcount *k = &p->f.aCopyKind[j];
+        if (k->n == 0) continue;
+        fprintf(f, "%-11s %-14s %lld, %s\n", "", kind_name(j, vt_copy_kind_name(j)), (long long)k->n,
+                vt__fmt_bytes(k->bytes, zB, sizeof zB));
+    }
+    fprintf(f, "%-11s %lld\n", "kernels", (long long)vt__info_count(p, "kernel"));
+    fprintf(f, "%-11s %lld\n", "OOMs", (long long)vt__info_count(p, "oom_event"));
+    for (j = 0; j < p->nOom; j++) {
+        const struct info_oom *o = &p->aOom[j];
+        char zReq[32], zFree[32], zTot[32];
+        fprintf(f, "%-11s +%s %s of %s", "",
+                p->f.bTimes && o->ts != VT_INFO_NUL ? vt__fmt_ns(o->ts - p->f.t0, zT, sizeof zT) : "?",
+                vt__or(vt_api_name(o->api), "unknown API"),
+                o->bytes != VT_INFO_NUL ? vt__fmt_bytes(o->bytes, zReq, sizeof zReq) : "unknown size");
+        if (o->device != VT_INFO_NUL) fprintf(f, " on device %lld", (long long)o->device);
+        if (o->status != VT_INFO_NUL) fprintf(f, " failed (status %lld)", (long long)o->status);
+        else fprintf(f, " failed");
+        if (o->freeBytes != VT_INFO_NUL && o->totalBytes != VT_INFO_NUL)
+            fprintf(f, ", %s free of %s", vt__fmt_bytes(o->freeBytes, zFree, sizeof zFree),
+                    vt__fmt_bytes(o->totalBytes, zTot, sizeof zTot));
+        fputc('\n', f);
+    }
+    print_dropped(f, p, "", 1);
+    if (p->nOvh == 0) fprintf(f, "%-11s none recorded\n", "overhead");
+    for (j = 0; j < p->nOvh; j++)
+        fprintf(f, "%-11s %-9s %-24s %s in %lld event%s\n", j == 0 ? "overhead" : "",
+                p->aOvh[j].zSource ? p->aOvh[j].zSource : "?", p->aOvh[j].zKind ? p->aOvh[j].zKind : "?",
+                vt__fmt_ns(p->aOvh[j].ns == VT_INFO_NUL ? 0 : p->aOvh[j].ns, zT, sizeof zT),
+                (long long)(p->aOvh[j].events == VT_INFO_NUL ? 0 : p->aOvh[j].events), p->aOvh[j].events == 1 ? "" : "s");
+    for (i = 0, bFirst = 1; i < VT_INFO_NTABLE; i++) {
+        if (p->aCount[i] < 0) continue;
+        fprintf(f, "%-11s %-14s %lld\n", bFirst ? "rows" : "", vt__info_tables[i], (long long)p->aCount[i]);
+        bFirst = 0;
+    }
+    for (j = 0, bFirst = 1; j < p->nMeta; j++) {
+        if (strncmp(p->aMeta[j].zKey, "config.", 7) != 0) continue;
+        fprintf(f, "%-11s %s = %s\n", bFirst ? "config" : "", p->aMeta[j].zKey + 7, p->aMeta[j].zValue);
+        bFirst = 0;
+    }
+    for (j = 0, bFirst = 1; j < p->nMeta; j++) {
+        if (strncmp(p->aMeta[j].zKey, "env.", 4) != 0) continue;
+        fprintf(f, "%-11s %s=%s\n", bFirst ? "environment" : "", p->aMeta[j].zKey + 4, p->aMeta[j].zValue);
+        bFirst = 0;
+    }
+    for (j = 0, bFirst = 1; j < p->nMeta; j++) {
+        if (vt__info_meta_known(p->aMeta[j].zKey)) continue;
+        fprintf(f, "%-11s %s = %s\n", bFirst ? "meta" : "", p->aMeta[j].zKey, p->aMeta[j].zValue);
+        bFirst = 0;
+    }
+}
+
+int vt__info_summary(FILE *f, const char *zPath)
+{
+    struct trace_info info;
+    char zB[32], zProc[512];
+    const char *zClosed;
+    long long nCopy, copyBytes, nPageable, nKernel, nOom;
+    int rc = vt__info_load(&info, zPath, 0);
+    if (rc == VT_EXIT_OK) {
+        zClosed = vt__info_meta(&info, "closed_cleanly");
+        fmt_process(&info, zProc, sizeof zProc);
+        fprintf(f, "  %s\n", zPath);
+        fprintf(f, "    %-11s %s%s\n", "process", zProc,
+                zClosed && !strcmp(zClosed, "1") ? "" : "; WARNING: trace not closed cleanly");
+        if (info.nDev == 0) fprintf(f, "    %-11s none recorded\n", "devices");
+        for (int i = 0; i < info.nDev; i++)
+            fprintf(f, "    %-11s %lld  %s (%s)\n", i ? "" : "devices", (long long)info.aDev[i].id,
+                    info.aDev[i].zName ? info.aDev[i].zName : "(unnamed)",
+                    vt__fmt_bytes(info.aDev[i].total == VT_INFO_NUL ? 0 : info.aDev[i].total, zB, sizeof zB));
+        print_duration(f, &info, "    ");
+        print_memory(f, &info, "    ");
+        copies_total(&info, &nCopy, &copyBytes, &nPageable);
+        nKernel = vt__info_count(&info, "kernel");
+        nOom = vt__info_count(&info, "oom_event");
+        fprintf(f, "    %-11s %lld cop%s (%s), %lld kernel%s, %lld OOM%s\n", "activity", nCopy, nCopy == 1 ? "y" : "ies",
+                vt__fmt_bytes(copyBytes, zB, sizeof zB), nKernel, nKernel == 1 ? "" : "s", nOom, nOom == 1 ? "" : "s");
+        print_dropped(f, &info, "    ", 0);
+    }
+    vt__info_free(&info);
+    return rc;
+}

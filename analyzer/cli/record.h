@@ -1,0 +1,94 @@
+/* Internal: helpers of the record subcommand: the job environment and the traces it wrote. */
+#ifndef VT_ANALYZER_RECORD_H
+#define VT_ANALYZER_RECORD_H
+
+#include <stddef.h>
+#include <stdio.h>
+#include <sys/types.h>
+#include <time.h>
+
+#define VT_RECORD_DEFAULT_NAME "vramtrace-%h-%p.db" /* file name used when -o is a directory */
+#define VT_RECORD_MAX_BACKTRACE 64                  /* the tracer's native stack depth limit */
+
+/*
+ * Path of the running vramtrace command, resolved through /proc/self/exe.
+ * Returns 0, or -1 (zOut is then "").
+ */
+int vt__record_self_exe(char *zOut, size_t nOut);
+
+/*
+ * Find libvramtrace.so for a vramtrace command installed at zExe: the
+ * VRAMTRACE_LIB variable if set (it must name a file), else, relative to the
+ * command's directory: ../tracer and .. (build tree), ../<libdir>, ../lib,
+ * ../lib64, ../lib*, and the directory itself. Writes the canonical absolute path into
+ * zOut. Returns 0, or -1 with a one-line reason (the places searched) in zWhy.
+ */
+int vt__record_find_lib(const char *zExe, char *zOut, size_t nOut, char *zWhy, size_t nWhy);
+
+/*
+ * Find libcupti for NVTX_INJECTION64_PATH: the VRAMTRACE_CUPTI variable if set
+ * (it must name a file); else, when the job's command zCmd (as given, resolved
+ * through PATH) lives in <prefix>/bin of a Python environment, or $VIRTUAL_ENV
+ * or $CONDA_PREFIX is set, the copy its CUDA wheels bring
+ * (lib/python3.X/site-packages/nvidia/cu13/lib: PyTorch loads that copy, and
+ * NVTX must use the same one); else the CUDA toolkit library directory
+ * recorded at build time; else the copy the dynamic loader resolves for the
+ * libcupti soname. Writes the canonical absolute path into zOut. Returns 0, or
+ * -1 with a one-line reason in zWhy.
+ */
+int vt__record_find_cupti(const char *zCmd, char *zOut, size_t nOut, char *zWhy, size_t nWhy);
+
+/*
+ * Turn the output option (zOpt, from -o; may be NULL) or else the inherited
+ * VRAMTRACE_OUTPUT (zEnv; may be NULL) or else the default into the absolute
+ * output pattern the tracer gets. A value naming an existing directory, or
+ * ending in '/', means "traces go in this directory" (created if missing)
+ * under the default file name. Checks the escapes (%p %r %h %%) and that the
+ * directory exists. Returns 0, or an enum vt_exit code (VT_EXIT_USAGE for a bad
+ * pattern, VT_EXIT_NOFILE for a missing or unwritable directory) with a
+ * one-line reason in zWhy.
+ */
+int vt__record_output(const char *zOpt, const char *zEnv, char *zOut, size_t nOut, char *zWhy,
+                      size_t nWhy);
+
+/*
+ * Merge "backend:cudaMallocAsync" into a PyTorch allocator configuration
+ * (comma-separated key:value options; commas inside [...] belong to the
+ * value). An existing backend entry is replaced in place, otherwise the backend
+ * comes first; other options are kept in order; expandable_segments is
+ * removed (the cudaMallocAsync backend does not support it) and *pbDropped set
+ * to 1 when it was enabled. zUser may be NULL or empty. Returns 0, or -1 if
+ * the result does not fit in nOut bytes.
+ */
+int vt__alloc_conf_merge(const char *zUser, char *zOut, size_t nOut, int *pbDropped);
+
+/* One file matching the output pattern, with what identifies this version of it. */
+struct vt_trace_file {
+    char *zPath;
+    dev_t dev;
+    ino_t ino;
+    off_t size;
+    struct timespec mtime;
+};
+
+/* A list of files matching the output pattern. */
+struct vt_trace_set {
+    struct vt_trace_file *aFile;
+    size_t nFile;
+};
+
+/*
+ * List the regular files matching an output pattern (each %p, %r, %h escape
+ * matches any text; SQLite's -wal, -shm and -journal companions are skipped),
+ * sorted by name. Returns 0, or -1 on an allocation failure (the set is then
+ * empty). Free with vt__trace_set_free.
+ */
+int vt__trace_set_list(const char *zPattern, struct vt_trace_set *pSet);
+
+/* 1 if pFile is absent from pBefore or was replaced or written since (other inode, size or mtime). */
+int vt__trace_set_is_new(const struct vt_trace_set *pBefore, const struct vt_trace_file *pFile);
+
+void vt__trace_set_free(struct vt_trace_set *pSet);
+
+
+#endif

@@ -1,0 +1,54 @@
+/* Internal: read-only multi-trace SQL connections and result printing. */
+#ifndef VT_ANALYZER_SQL_H
+#define VT_ANALYZER_SQL_H
+
+#include <sqlite3.h>
+#include <stdio.h>
+
+/* Output formats of `vramtrace sql`. */
+enum vt_sql_format { VT_SQL_TABLE = 0, VT_SQL_CSV = 1, VT_SQL_JSON = 2 };
+
+/*
+ * Open nTrace traces for read-only querying. One trace is opened as `main`;
+ * several are attached to an in-memory database as t0, t1, ... Each file is
+ * first validated by the read layer (vt__read_open). The Nsight Systems views and the
+ * all_* union views (include/vramtrace/nsight.h) are created as TEMP views,
+ * then the connection is locked down: PRAGMA query_only, and an authorizer
+ * that refuses ATTACH, DETACH and pragmas that change settings.
+ * Returns VT_EXIT_OK with *pDb open, or an enum vt_exit code after printing one
+ * "vramtrace: ..." line.
+ */
+int vt__sql_open(int nTrace, char **azPath, sqlite3 **pDb);
+
+/*
+ * Create the TEMP views over traces read from schemas "main" (nTrace == 1) or
+ * "t0".."tN-1". azPath gives the file names shown by the `process` view.
+ * Returns an SQLite code; on error *pzErr gets an sqlite3_malloc'd message.
+ */
+int vt__sql_create_views(sqlite3 *db, int nTrace, char **azPath, char **pzErr);
+
+/*
+ * Expand a view template (see nsight.h): $S -> zSchema, $T -> iTrace,
+ * $F -> zPath as a quoted SQL literal. Returns an sqlite3_malloc'd string or
+ * NULL when out of memory.
+ */
+char *vt__sql_expand(const char *zTemplate, const char *zSchema, int iTrace, const char *zPath);
+
+/* Printing options for vt__sql_print. */
+struct vt_sql_print {
+    int format;     /* enum vt_sql_format */
+    int maxWidth;   /* table: widest cell shown, in characters (0 = no limit) */
+    int bHeader;    /* table and csv: print the column names */
+};
+
+/*
+ * Step pStmt to completion and print its rows to f in the given format. Table
+ * output measures column widths over the first rows, then streams; csv and json
+ * stream; a statement without result columns is run and prints nothing. Returns
+ * SQLITE_OK (SQLITE_DONE reached), or the SQLite error code of
+ * the failing step, or SQLITE_IOERR when writing f failed. *pnRow receives the
+ * number of rows printed.
+ */
+int vt__sql_print(sqlite3_stmt *pStmt, FILE *f, const struct vt_sql_print *opt, long long *pnRow);
+
+#endif

@@ -1,0 +1,259 @@
+/* Read-only SQL connections over one or several traces, with Nsight-compatible and union views. */
+#include "sql.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "read/read.h"
+#include "vramtrace/nsight.h"
+
+char *vt__sql_expand(const char *zTemplate, const char *zSchema, int iTrace, const char *zPath)
+{
+    sqlite3_str *pStr = sqlite3_str_new(NULL);
+    const char *z;
+    for (z = zTemplate; *z; z++) {
+        if (z[0] == '$' && z[1] == 'S') {
+            sqlite3_str_appendall(pStr, zSchema);
+            z++;
+        } else if (z[0] == '$' && z[1] == 'T') {
+            sqlite3_str_appendf(pStr, "%d", iTrace);
+            z++;
+        } else if (z[0] == '$' && z[1] == 'F') {
+            sqlite3_str_appendf(pStr, "%Q", zPath ? zPath : "");
+            z++;
+        } else {
+            sqlite3_str_appendchar(pStr, 1, *z);
+        }
+    }
+    return sqlite3_str_finish(pStr);
+}
+
+/* Schema name of trace i: "main" when there is one trace, else "t<i>". */
+static void schema_name(int nTrace, int i, char *zOut, size_t nOut)
+{
+    if (nTrace == 1) snprintf(zOut, nOut, "main");
+    else snprintf(zOut, nOut, "t%d", i);
+}
+
+/*
+ * Create one TEMP view: the UNION ALL of zTemplate expanded for every trace
+ * (bPerTrace), or expanded once for the first trace. zExtra, if not NULL, is one
+ * more SELECT template (first trace) appended to the union.
+ */
+static int create_view(sqlite3 *db, const char *zName, const char *zTemplate, int bPerTrace,
+                       const char *zExtra, int nTrace, char **azPath, char **pzErr)
+{
+    sqlite3_str *pStr = sqlite3_str_new(db);
+    char zSchema[16], *zSel, *zSql;
+    int i, rc = SQLITE_OK, n = bPerTrace ? nTrace : 1;
+
+    sqlite3_str_appendf(pStr, "CREATE TEMP VIEW \"%w\" AS ", zName);
+    for (i = 0; i < n && rc == SQLITE_OK; i++) {
+        schema_name(nTrace, i, zSchema, sizeof zSchema);
+        zSel = vt__sql_expand(zTemplate, zSchema, i, azPath[i]);
+        if (!zSel) rc = SQLITE_NOMEM;
+        else sqlite3_str_appendf(pStr, "%s%s", i ? " UNION ALL " : "", zSel);
+        sqlite3_free(zSel);
+    }
+    if (rc == SQLITE_OK && zExtra) {
+        schema_name(nTrace, 0, zSchema, sizeof zSchema);
+        zSel = vt__sql_expand(zExtra, zSchema, 0, azPath[0]);
+        if (!zSel) rc = SQLITE_NOMEM;
+        else sqlite3_str_appendf(pStr, " UNION ALL %s", zSel);
+        sqlite3_free(zSel);
+    }
+    zSql = sqlite3_str_finish(pStr);
+    if (rc == SQLITE_OK && !zSql) rc = SQLITE_NOMEM;
+    if (rc == SQLITE_OK) rc = sqlite3_exec(db, zSql, NULL, NULL, pzErr);
+    sqlite3_free(zSql);
+    return rc;
+}
+
+/* 1 when every trace has table zTable, 0 when one lacks it, -1 on error. */
+static int all_have(sqlite3 *db, int nTrace, const char *zTable)
+{
+    char zSchema[16], *zSql;
+    sqlite3_stmt *p = NULL;
+    int i, n = 1;
+    for (i = 0; i < nTrace && n == 1; i++) {
+        schema_name(nTrace, i, zSchema, sizeof zSchema);
+        zSql = sqlite3_mprintf("SELECT count(*) FROM \"%w\".sqlite_schema WHERE type = 'table'"
+                               " AND name = %Q", zSchema, zTable);
+        if (!zSql || sqlite3_prepare_v2(db, zSql, -1, &p, NULL) != SQLITE_OK) n = -1;
+        else if (sqlite3_step(p) != SQLITE_ROW) n = -1;
+        else n = sqlite3_column_int(p, 0) > 0;
+        sqlite3_finalize(p);
+        p = NULL;
+        sqlite3_free(zSql);
+    }
+    return n;
+}
+
+int vt__sql_create_views(sqlite3 *db, int nTrace, char **azPath, char **pzErr)
+{
+    int rc = SQLITE_OK, bHave;
+    *pzErr = NULL;
+#define VT__PER_TRACE(zName, zTemplate)                                                    \
+    if (rc == SQLITE_OK)                                                                   \
+        rc = create_view(db, zName, zTemplate, 1,                                          \
+                         strcmp(zName, "StringIds") ? NULL : VT_NSIGHT_API_STRINGS, nTrace, \
+                         azPath, pzErr);
+#define VT__STATIC(zName, zTemplate) \
+    if (rc == SQLITE_OK) rc = create_view(db, zName, zTemplate, 0, NULL, nTrace, azPath, pzErr);
+    VT_NSIGHT_TRACE_VIEWS(VT__PER_TRACE)
+    VT_UNION_TRACE_VIEWS(VT__PER_TRACE)
+    VT_NSIGHT_STATIC_VIEWS(VT__STATIC)
+#define VT__ANALYSIS(zName, zTable)                                                          \
+    if (rc == SQLITE_OK) {                                                                 \
+        bHave = all_have(db, nTrace, zTable);                                              \
+        if (bHave < 0) rc = SQLITE_ERROR;                                                  \
+        else if (bHave)                                                                    \
+            rc = create_view(db, zName, "SELECT " VT_UNION_COLS ", x.* FROM $S." zTable " x", \
+                             1, NULL, nTrace, azPath, pzErr);                              \
+    }
+    VT_UNION_ANALYSIS_VIEWS(VT__ANALYSIS)
+#undef VT__PER_TRACE
+#undef VT__STATIC
+#undef VT__ANALYSIS
+    return rc;
+}
+
+/* Pragmas that only read, even when given an argument (e.g. table_info(kernel)). */
+static int pragma_reads(const char *zName)
+{
+    static const char *const azRead[] = {
+        "table_info", "table_xinfo", "table_list", "index_list", "index_info", "index_xinfo",
+        "foreign_key_list", "foreign_key_check", "integrity_check", "quick_check",
+        "database_list", "collation_list", "function_list", "module_list", "pragma_list",
+        "compile_options"};
+    size_t i;
+    for (i = 0; i < sizeof azRead / sizeof azRead[0]; i++)
+        if (sqlite3_stricmp(zName, azRead[i]) == 0) return 1;
+    return 0;
+}
+
+/*
+ * Authorizer installed once the views exist: reading, functions and
+ * transactions are allowed; DDL, ATTACH, DETACH and setting pragmas are
+ * refused. INSERT/UPDATE/DELETE checks pass here (SQLite also raises them
+ * internally, e.g. for pragma table-valued functions): data changes are
+ * stopped by the read-only open, PRAGMA query_only and the caller's
+ * sqlite3_stmt_readonly check.
+ */
+static int authorize(void *pArg, int op, const char *z3, const char *z4, const char *zDb,
+                     const char *zTrigger)
+{
+    (void)pArg;
+    (void)zDb;
+    (void)zTrigger;
+    switch (op) {
+    case SQLITE_SELECT:
+    case SQLITE_READ:
+    case SQLITE_FUNCTION:
+    case SQLITE_RECURSIVE:
+    case SQLITE_TRANSACTION:
+    case SQLITE_SAVEPOINT:
+    case SQLITE_INSERT:
+    case SQLITE_UPDATE:
+    case SQLITE_DELETE:
+        return SQLITE_OK;
+    case SQLITE_PRAGMA:
+        return (z4 == NULL || pragma_reads(z3)) ? SQLITE_OK : SQLITE_DENY;
+    default:
+        (void)z3;
+        return SQLITE_DENY;
+    }
+}
+
+/*
+ * Open zPath read-only through the read layer's validation (vt__read_open without a scan:
+ * `sql` shows the trace as it is stored), its connection into *pDb. A VT_EXIT code.
+ */
+static int open_checked(const char *zPath, sqlite3 **pDb)
+{
+    struct vt_tracefile f;
+    int rc = vt__read_open(&f, zPath, VT_READ_NOSCAN, NULL);
+    *pDb = NULL;
+    if (rc == VT_EXIT_OK) {
+        *pDb = f.db;
+        f.db = NULL;
+    }
+    vt__read_close(&f);
+    return rc;
+}
+
+int vt__sql_open(int nTrace, char **azPath, sqlite3 **pDb)
+{
+    sqlite3 *db = NULL;
+    sqlite3_stmt *pAttach = NULL;
+    char *zErr = NULL;
+    int rc = VT_EXIT_OK, i;
+
+    *pDb = NULL;
+    if (nTrace < 1) {
+        vt__errorf("sql: no trace given");
+        return VT_EXIT_USAGE;
+    }
+    if (nTrace == 1) {
+        rc = open_checked(azPath[0], &db);
+        if (rc != VT_EXIT_OK) return rc;
+    } else {
+        /* Validate each file first, so a bad one gets its precise message. */
+        for (i = 0; i < nTrace; i++) {
+            sqlite3 *dbCheck = NULL;
+            rc = open_checked(azPath[i], &dbCheck);
+            sqlite3_close(dbCheck);
+            if (rc != VT_EXIT_OK) return rc;
+        }
+        if (sqlite3_open_v2(":memory:", &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
+            vt__errorf("sql: cannot open an in-memory database: %s",
+                       db ? sqlite3_errmsg(db) : "out of memory");
+            rc = VT_EXIT_INTERNAL;
+            goto done;
+        }
+        if (nTrace > sqlite3_limit(db, SQLITE_LIMIT_ATTACHED, -1)) {
+            vt__errorf("sql: at most %d traces can be queried together (SQLite's attach limit); "
+                       "got %d",
+                       sqlite3_limit(db, SQLITE_LIMIT_ATTACHED, -1), nTrace);
+            rc = VT_EXIT_USAGE;
+            goto done;
+        }
+        if (sqlite3_prepare_v2(db, "ATTACH ?1 AS ?2", -1, &pAttach, NULL) != SQLITE_OK) {
+            vt__errorf("sql: %s", sqlite3_errmsg(db));
+            rc = VT_EXIT_INTERNAL;
+            goto done;
+        }
+        for (i = 0; i < nTrace; i++) {
+            char zName[16];
+            snprintf(zName, sizeof zName, "t%d", i);
+            sqlite3_bind_text(pAttach, 1, azPath[i], -1, SQLITE_STATIC);
+            sqlite3_bind_text(pAttach, 2, zName, -1, SQLITE_TRANSIENT);
+            if (sqlite3_step(pAttach) != SQLITE_DONE) {
+                vt__errorf("%s: cannot attach: %s", azPath[i], sqlite3_errmsg(db));
+                rc = VT_EXIT_NOFILE;
+                goto done;
+            }
+            sqlite3_reset(pAttach);
+        }
+    }
+    sqlite3_busy_timeout(db, 2000);
+    if (vt__sql_create_views(db, nTrace, azPath, &zErr) != SQLITE_OK) {
+        vt__errorf("sql: cannot create the views: %s", zErr ? zErr : sqlite3_errmsg(db));
+        rc = VT_EXIT_INTERNAL;
+        goto done;
+    }
+    if (sqlite3_exec(db, "PRAGMA query_only = 1", NULL, NULL, &zErr) != SQLITE_OK) {
+        vt__errorf("sql: %s", zErr ? zErr : sqlite3_errmsg(db));
+        rc = VT_EXIT_INTERNAL;
+        goto done;
+    }
+    sqlite3_set_authorizer(db, authorize, NULL);
+
+done:
+    sqlite3_finalize(pAttach);
+    sqlite3_free(zErr);
+    if (rc == VT_EXIT_OK) *pDb = db;
+    else sqlite3_close(db);
+    return rc;
+}

@@ -1,0 +1,113 @@
+/* The guard: what a trace can legally hold (schema.h VT_DOMAIN_LIST) as SQL, and the views hiding the rest. */
+#include "read.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "rowcheck.h"
+#include "vramtrace/schema.h"
+
+/* Every table VT_DOMAIN_LIST names, once, in its order. */
+const char *const vt__guard_tables[] = {"memory_event", "tensor_event", "oom_event", "memcpy",     "memset",
+                                        "kernel",       "buffer_use",   "nvtx_range", "api_call",  "sync_event",
+                                        "pool_event",   "device",       NULL};
+
+/* 1 if zTable (in main) has a column zCol, 0 if not, -1 on an error. */
+static int has_column(sqlite3 *db, const char *zTable, const char *zCol)
+{
+    sqlite3_stmt *p = NULL;
+    int rc = sqlite3_prepare_v2(db, "SELECT 1 FROM pragma_table_xinfo(?1, 'main') WHERE name = ?2", -1, &p, NULL);
+    if (rc != SQLITE_OK) return -1;
+    sqlite3_bind_text(p, 1, zTable, -1, SQLITE_STATIC);
+    sqlite3_bind_text(p, 2, zCol, -1, SQLITE_STATIC);
+    rc = sqlite3_step(p);
+    sqlite3_finalize(p);
+    return rc == SQLITE_ROW ? 1 : rc == SQLITE_DONE ? 0 : -1;
+}
+
+/*
+ * The SQL condition of one column's domain into pOut. A time read through a generated column
+ * (schema 2+: the table stores t, and dur for an end) is judged with its stored parts, so that
+ * a stored value the generated column reads as NULL (text, beyond +-2^62) is impossible while
+ * a NULL part is an unknown time.
+ */
+static void domain_sql(sqlite3_str *pOut, const char *zCol, int dom, int bStoredT, int bStoredDur)
+{
+    static const char zLim[] = "4611686018427387903";
+    switch (dom) {
+    case VT_DOM_TIME:
+        if (bStoredT && !strcmp(zCol, "end"))
+            sqlite3_str_appendf(pOut, "(t IS NULL OR %s OR \"end\" BETWEEN 0 AND %s)",
+                                bStoredDur ? "dur IS NULL" : "0", zLim);
+        else if (bStoredT)
+            sqlite3_str_appendf(pOut, "(t IS NULL OR \"%w\" BETWEEN 0 AND %s)", zCol, zLim);
+        else
+            sqlite3_str_appendf(pOut, "(\"%w\" IS NULL OR \"%w\" BETWEEN 0 AND %s)", zCol, zCol, zLim);
+        return;
+    case VT_DOM_SIZE: sqlite3_str_appendf(pOut, "(\"%w\" BETWEEN 0 AND %lld)", zCol, VT__SIZE_MAX); return;
+    case VT_DOM_SIZEN:
+        sqlite3_str_appendf(pOut, "(\"%w\" IS NULL OR \"%w\" BETWEEN 0 AND %lld)", zCol, zCol, VT__SIZE_MAX);
+        return;
+    case VT_DOM_ADDR: sqlite3_str_appendf(pOut, "(\"%w\" BETWEEN -%s - 1 AND %s)", zCol, zLim, zLim); return;
+    case VT_DOM_ADDRN:
+        sqlite3_str_appendf(pOut, "(\"%w\" IS NULL OR \"%w\" BETWEEN -%s - 1 AND %s)", zCol, zCol, zLim, zLim);
+        return;
+    default: sqlite3_str_appendf(pOut, "(\"%w\" IS NULL OR typeof(\"%w\") = 'integer')", zCol, zCol); return;
+    }
+}
+
+int vt__guard_where(sqlite3 *db, const char *zTable, char **pz)
+{
+    sqlite3_str *pOut = sqlite3_str_new(db);
+    int nTerm = 0, bT = has_column(db, zTable, "t"), bDur = has_column(db, zTable, "dur"), rc = SQLITE_OK;
+    *pz = NULL;
+    if (bT < 0 || bDur < 0) rc = SQLITE_ERROR;
+#define VT__DOM_TERM(zTab, zCol, DOM)                                                  \
+    if (rc == SQLITE_OK && !strcmp(zTab, zTable)) {                                    \
+        int bHas = has_column(db, zTable, zCol);                                       \
+        if (bHas < 0) rc = SQLITE_ERROR;                                               \
+        else if (bHas) {                                                               \
+            if (nTerm++) sqlite3_str_appendall(pOut, " AND ");                         \
+            domain_sql(pOut, zCol, VT_DOM_##DOM, bT, bDur);                            \
+        }                                                                              \
+    }
+    VT_DOMAIN_LIST(VT__DOM_TERM)
+#undef VT__DOM_TERM
+    if (rc == SQLITE_OK && nTerm) {
+        *pz = sqlite3_str_finish(pOut);
+        return *pz ? SQLITE_OK : SQLITE_NOMEM;
+    }
+    sqlite3_free(sqlite3_str_finish(pOut));
+    return rc;
+}
+
+int vt__guard_view(sqlite3 *db, const char *zTable)
+{
+    char *zWhere = NULL, *zSql;
+    int rc = vt__guard_where(db, zTable, &zWhere);
+    if (rc != SQLITE_OK || !zWhere) return rc;
+    zSql = sqlite3_mprintf("CREATE TEMP VIEW IF NOT EXISTS \"%w\" AS SELECT * FROM main.\"%w\" WHERE %s", zTable,
+                           zTable, zWhere);
+    rc = zSql ? sqlite3_exec(db, zSql, NULL, NULL, NULL) : SQLITE_NOMEM;
+    sqlite3_free(zSql);
+    sqlite3_free(zWhere);
+    return rc;
+}
+
+int vt__guard_count(sqlite3 *db, const char *zTable, int64_t *pn)
+{
+    char *zWhere = NULL, *zSql;
+    sqlite3_stmt *pStmt = NULL;
+    int rc = vt__guard_where(db, zTable, &zWhere);
+    if (rc != SQLITE_OK || !zWhere) return rc;
+    zSql = sqlite3_mprintf("SELECT count(*) FROM main.\"%w\" WHERE NOT coalesce(%s, 0)", zTable, zWhere);
+    rc = zSql ? sqlite3_prepare_v2(db, zSql, -1, &pStmt, NULL) : SQLITE_NOMEM;
+    if (rc == SQLITE_OK && (rc = sqlite3_step(pStmt)) == SQLITE_ROW) {
+        *pn += sqlite3_column_int64(pStmt, 0);
+        rc = SQLITE_OK;
+    }
+    sqlite3_finalize(pStmt);
+    sqlite3_free(zSql);
+    sqlite3_free(zWhere);
+    return rc;
+}

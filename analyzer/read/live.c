@@ -1,0 +1,560 @@
+/* The live set: lifetimes paired from allocations and frees under the one rule for live bytes. */
+#include "read.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/text.h"
+#include "vramtrace/schema.h"
+
+/*
+ * The rule (docs/schema.md, "Live bytes"): an allocation counts on its device (device-like
+ * kinds), as pinned host memory or as managed memory, pageable memory nowhere; a VMM
+ * creation counts once where it lives; a mapping of a known creation counts nothing and
+ * sends its uses to the creation; a mapping of a handle never seen created (traces of
+ * schema 1 and 2) counts itself; imported memory counts nothing. Blocks of a framework
+ * allocator (tensor_event) live inside memory CUDA already counts: a caller keeps them in a
+ * live set of their own, where they count on their device (the allocator's "allocated").
+ *
+ * Lookup: a hash of 2 MiB pages to the lifetimes overlapping each, for lookups by base
+ * address or by any address inside, both O(lifetimes sharing a page); lifetimes over
+ * 1 GiB sit under their first page only and in a short list scanned for inside addresses.
+ * VMM creations are found by handle in a hash of their own.
+ */
+#define PAGE_SHIFT 21
+#define HUGE ((int64_t)1 << 30)
+#define N_ACCT_FIXED 3 /* VT_ACCT_PINNED, _MANAGED, _NONE: slots 0..2; devices from slot 3 */
+
+struct page {
+    int64_t page;
+    struct vt_life **a;
+    int n, cap;
+};
+
+struct vt_live {
+    struct vt_live_hooks h;
+    struct vt_life **apLive; /* dense: every lifetime the hooks see (not owned mappings, not imports) */
+    int nLive, nLiveAlloc;
+    struct page *aPage;      /* page lists, never removed (bounded by the pages ever used) */
+    int nPage, nPageAlloc;
+    int *aPageHash, nPageHash; /* open addressing: index into aPage, -1 empty */
+    struct vt_life **apHuge; /* lifetimes over HUGE bytes: indexed by their first page only */
+    int nHuge, nHugeAlloc;
+    struct vt_life **apHandle; /* VMM creations by handle (open addressing, NULL empty) */
+    int nHandle, nHandleAlloc;
+    int64_t *aFreed;         /* open-addressing set of freed addresses (0 = empty slot) */
+    int nFreed, nFreedAlloc;
+    int64_t *aAcct;          /* live bytes per account: slot acct + N_ACCT_FIXED for acct >= -3 */
+    int nAcct;
+};
+
+const char *vt__life_status_name(int status)
+{
+    static const char *const az[] = {"freed", "live_at_end", "free_unknown", "double_free", "free_missing"};
+    return status >= 0 && status <= VT_LIFE_FREE_MISSING ? az[status] : "?";
+}
+
+static uint64_t mix(int64_t k)
+{
+    return (uint64_t)k * 0x9E3779B97F4A7C15ull;
+}
+
+/* The list of page pg, created when bCreate; NULL if absent (or out of memory when creating). */
+static struct page *page_get(struct vt_live *L, int64_t pg, int bCreate)
+{
+    int i;
+    if (L->nPageHash) {
+        for (i = (int)(mix(pg) >> 40) & (L->nPageHash - 1); L->aPageHash[i] >= 0; i = (i + 1) & (L->nPageHash - 1))
+            if (L->aPage[L->aPageHash[i]].page == pg) return &L->aPage[L->aPageHash[i]];
+    }
+    if (!bCreate) return NULL;
+    if ((L->nPage + 1) * 2 > L->nPageHash) { /* grow and rehash */
+        int nNew = L->nPageHash ? L->nPageHash * 2 : 1024;
+        int *aNew = malloc(sizeof(int) * (size_t)nNew);
+        if (!aNew) return NULL;
+        for (i = 0; i < nNew; i++) aNew[i] = -1;
+        for (int k = 0; k < L->nPage; k++) {
+            int j = (int)(mix(L->aPage[k].page) >> 40) & (nNew - 1);
+            while (aNew[j] >= 0) j = (j + 1) & (nNew - 1);
+            aNew[j] = k;
+        }
+        free(L->aPageHash);
+        L->aPageHash = aNew;
+        L->nPageHash = nNew;
+    }
+    if (L->nPage == L->nPageAlloc) {
+        int nNew = L->nPageAlloc ? L->nPageAlloc * 2 : 512;
+        struct page *aNew = realloc(L->aPage, sizeof *aNew * (size_t)nNew);
+        if (!aNew) return NULL;
+        L->aPage = aNew;
+        L->nPageAlloc = nNew;
+    }
+    for (i = (int)(mix(pg) >> 40) & (L->nPageHash - 1); L->aPageHash[i] >= 0; i = (i + 1) & (L->nPageHash - 1)) {
+    }
+    L->aPageHash[i] = L->nPage;
+    memset(&L->aPage[L->nPage], 0, sizeof L->aPage[0]);
+    L->aPage[L->nPage].page = pg;
+    return &L->aPage[L->nPage++];
+}
+
+/* Last page under which a lifetime is indexed: its first page only when it is huge. */
+static int64_t last_page(const struct vt_life *l)
+{
+    int64_t n = l->bytes > 0 ? l->bytes : 1;
+    if (n > HUGE || l->address > INT64_MAX - n) return l->address >> PAGE_SHIFT;
+    return (l->address + n - 1) >> PAGE_SHIFT;
+}
+
+static int contains(const struct vt_life *l, int64_t addr)
+{
+    return addr >= l->address && addr - l->address < (l->bytes > 0 ? l->bytes : 1);
+}
+
+/*
+ * The live lifetime with base address addr, preferring a device and kind match; NULL if
+ * none. A free naming another device or kind than its allocation is accepted only when
+ * unambiguous.
+ */
+static struct vt_life *find_base(struct vt_live *L, int64_t addr, int dev, int kind)
+{
+    struct page *p = page_get(L, addr >> PAGE_SHIFT, 0);
+    struct vt_life *best = NULL;
+    for (int i = 0; p && i < p->n; i++) {
+        struct vt_life *l = p->a[i];
+        if (l->address != addr) continue;
+        if ((dev < 0 || l->device == dev) && (kind == 0 || l->memKind == kind)) return l;
+        if (!best) best = l;
+    }
+    return best && (dev < 0 || kind == 0) ? best : NULL;
+}
+
+/* The live lifetime containing addr, or NULL. */
+static struct vt_life *find_containing(struct vt_live *L, int64_t addr)
+{
+    struct page *p = page_get(L, addr >> PAGE_SHIFT, 0);
+    for (int i = 0; p && i < p->n; i++)
+        if (contains(p->a[i], addr)) return p->a[i];
+    for (int i = 0; i < L->nHuge; i++)
+        if (contains(L->apHuge[i], addr)) return L->apHuge[i];
+    return NULL;
+}
+
+/* Index l under its pages (and the huge list). 0, or -1 when out of memory (nothing indexed). */
+static int index_add(struct vt_live *L, struct vt_life *l)
+{
+    int64_t pg;
+    if (l->bytes > HUGE && L->nHuge == L->nHugeAlloc) {
+        int nNew = L->nHugeAlloc ? L->nHugeAlloc * 2 : 16;
+        struct vt_life **aNew = realloc(L->apHuge, sizeof *aNew * (size_t)nNew);
+        if (!aNew) return -1;
+        L->apHuge = aNew;
+        L->nHugeAlloc = nNew;
+    }
+    for (pg = l->address >> PAGE_SHIFT; pg <= last_page(l); pg++) {
+        struct page *p = page_get(L, pg, 1);
+        if (p && p->n == p->cap) {
+            int nNew = p->cap ? p->cap * 2 : 4;
+            struct vt_life **aNew = realloc(p->a, sizeof *aNew * (size_t)nNew);
+            if (!aNew) p = NULL;
+            else p->a = aNew, p->cap = nNew;
+        }
+        if (!p) { /* undo the pages already linked */
+            for (int64_t q = l->address >> PAGE_SHIFT; q < pg; q++) {
+                struct page *pq = page_get(L, q, 0);
+                if (pq) pq->n--;
+            }
+            return -1;
+        }
+        p->a[p->n++] = l;
+    }
+    if (l->bytes > HUGE) L->apHuge[L->nHuge++] = l;
+    return 0;
+}
+
+static void index_remove(struct vt_live *L, struct vt_life *l)
+{
+    for (int64_t pg = l->address >> PAGE_SHIFT; pg <= last_page(l); pg++) {
+        struct page *p = page_get(L, pg, 0);
+        for (int i = 0; p && i < p->n; i++)
+            if (p->a[i] == l) {
+                p->a[i] = p->a[--p->n];
+                break;
+            }
+    }
+    for (int i = 0; l->bytes > HUGE && i < L->nHuge; i++)
+        if (L->apHuge[i] == l) {
+            L->apHuge[i] = L->apHuge[--L->nHuge];
+            break;
+        }
+}
+
+/* The slot of account acct in L->aAcct, grown as devices appear; -1 when out of memory. */
+static int acct_slot(struct vt_live *L, int acct)
+{
+    int k = acct + N_ACCT_FIXED;
+    if (k < 0) k = VT_ACCT_NONE + N_ACCT_FIXED;
+    if (k >= L->nAcct) {
+        int nNew = k + 8;
+        int64_t *aNew = realloc(L->aAcct, sizeof *aNew * (size_t)nNew);
+        if (!aNew) return -1;
+        memset(aNew + L->nAcct, 0, sizeof *aNew * (size_t)(nNew - L->nAcct));
+        L->aAcct = aNew;
+        L->nAcct = nNew;
+    }
+    return k;
+}
+
+int64_t vt__live_bytes(const struct vt_live *L, int acct)
+{
+    int k = acct + N_ACCT_FIXED;
+    return k >= 0 && k < L->nAcct ? L->aAcct[k] : 0;
+}
+
+/* Count (sign +1) or uncount (-1) l in its account. 0 or -1 (out of memory). */
+static int count(struct vt_live *L, const struct vt_life *l, int sign)
+{
+    int k;
+    if (l->acct == VT_ACCT_NONE || l->bytes <= 0) return 0;
+    if ((k = acct_slot(L, l->acct)) < 0) return -1;
+    L->aAcct[k] += sign * l->bytes;
+    return 0;
+}
+
+/* Where a lifetime's bytes count: a device id, VT_ACCT_PINNED, VT_ACCT_MANAGED or VT_ACCT_NONE. */
+static int acct_of(const struct vt_memrow *m)
+{
+    int dev = m->device >= 0 ? m->device : 0;
+    if (m->bTensor) return dev;
+    switch (m->kind) {
+    case VT_MEMKIND_PINNED: return VT_ACCT_PINNED;
+    case VT_MEMKIND_MANAGED:
+    case VT_MEMKIND_MANAGED_STATIC: return VT_ACCT_MANAGED;
+    case VT_MEMKIND_DEVICE:
+    case VT_MEMKIND_ARRAY:
+    case VT_MEMKIND_DEVICE_STATIC:
+    case VT_MEMKIND_UNKNOWN: return dev;
+    default: return VT_ACCT_NONE;
+    }
+}
+
+/* The VMM creation with handle h, its slot in *pSlot (an empty one when absent). */
+static struct vt_life *handle_find(const struct vt_live *L, int64_t h, int *pSlot)
+{
+    int i;
+    *pSlot = -1;
+    if (!L->nHandleAlloc) return NULL;
+    for (i = (int)(mix(h) >> 40) & (L->nHandleAlloc - 1); L->apHandle[i]; i = (i + 1) & (L->nHandleAlloc - 1))
+        if (L->apHandle[i]->address == h) {
+            *pSlot = i;
+            return L->apHandle[i];
+        }
+    *pSlot = i;
+    return NULL;
+}
+
+/* Put creation l (address = its handle) in the handle hash. 0 or -1. */
+static int handle_add(struct vt_live *L, struct vt_life *l)
+{
+    int slot;
+    if ((L->nHandle + 1) * 2 > L->nHandleAlloc) {
+        int nNew = L->nHandleAlloc ? L->nHandleAlloc * 2 : 256, nOld = L->nHandleAlloc;
+        struct vt_life **aOld = L->apHandle, **aNew = calloc((size_t)nNew, sizeof *aNew);
+        if (!aNew) return -1;
+        L->apHandle = aNew;
+        L->nHandleAlloc = nNew;
+        for (int i = 0; i < nOld; i++)
+            if (aOld[i]) {
+                handle_find(L, aOld[i]->address, &slot);
+                L->apHandle[slot] = aOld[i];
+            }
+        free(aOld);
+    }
+    handle_find(L, l->address, &slot);
+    L->apHandle[slot] = l;
+    L->nHandle++;
+    return 0;
+}
+
+/* Remove the creation in slot from the hash, re-placing the entries after it (linear probing). */
+static void handle_remove(struct vt_live *L, int slot)
+{
+    int i = slot, j;
+    L->apHandle[i] = NULL;
+    L->nHandle--;
+    for (j = (i + 1) & (L->nHandleAlloc - 1); L->apHandle[j]; j = (j + 1) & (L->nHandleAlloc - 1)) {
+        struct vt_life *e = L->apHandle[j];
+        int k;
+        L->apHandle[j] = NULL;
+        handle_find(L, e->address, &k);
+        L->apHandle[k] = e;
+    }
+}
+
+static int freed_add(struct vt_live *L, int64_t addr);
+/* 1 if addr was freed before. */
+static int freed_has(const struct vt_live *L, int64_t addr)
+{
+    if (!L->nFreedAlloc) return 0;
+    for (int i = (int)(mix(addr | 1) >> 33) & (L->nFreedAlloc - 1);; i = (i + 1) & (L->nFreedAlloc - 1)) {
+        if (L->aFreed[i] == 0) return 0;
+        if (L->aFreed[i] == (addr | 1)) return 1;
+    }
+}
+
+/* Remember a freed address (low bit set so 0 stays the empty marker); 0 or -1 (out of memory). */
+static int freed_add(struct vt_live *L, int64_t addr)
+{
+    int64_t key = addr | 1;
+    if ((L->nFreed + 1) * 2 > L->nFreedAlloc) {
+        int nNew = L->nFreedAlloc ? L->nFreedAlloc * 2 : 1024, nOld = L->nFreedAlloc;
+        int64_t *aOld = L->aFreed, *aNew = calloc((size_t)nNew, sizeof *aNew);
+        if (!aNew) return -1;
+        L->aFreed = aNew;
+        L->nFreedAlloc = nNew;
+        L->nFreed = 0;
+        for (int i = 0; i < nOld; i++)
+            if (aOld[i]) (void)freed_add(L, aOld[i]); /* room for all: cannot fail */
+        free(aOld);
+    }
+    for (int i = (int)(mix(key) >> 33) & (L->nFreedAlloc - 1);; i = (i + 1) & (L->nFreedAlloc - 1)) {
+        if (L->aFreed[i] == key) return 0;
+        if (L->aFreed[i] == 0) {
+            L->aFreed[i] = key;
+            L->nFreed++;
+            return 0;
+        }
+    }
+}
+
+/* Append l to the dense array the hooks see. 0 or -1. */
+static int dense_add(struct vt_live *L, struct vt_life *l)
+{
+    if (L->nLive == L->nLiveAlloc) {
+        int nNew = L->nLiveAlloc ? L->nLiveAlloc * 2 : 1024;
+        struct vt_life **aNew = realloc(L->apLive, sizeof *aNew * (size_t)nNew);
+        if (!aNew) return -1;
+        L->apLive = aNew;
+        L->nLiveAlloc = nNew;
+    }
+    l->liveIdx = L->nLive;
+    L->apLive[L->nLive++] = l;
+    return 0;
+}
+
+static void dense_remove(struct vt_live *L, struct vt_life *l)
+{
+    L->apLive[l->liveIdx] = L->apLive[--L->nLive];
+    L->apLive[l->liveIdx]->liveIdx = l->liveIdx;
+}
+
+/* Does the caller see l (hooks, the dense array)? Not a mapping of a creation, not imported memory. */
+static int seen(const struct vt_life *l)
+{
+    return !l->pOwner && l->op != VT_MEMOP_IMPORT;
+}
+
+/* A new lifetime from row m (status freed until it ends), or NULL when out of memory. */
+static struct vt_life *life_new(const struct vt_memrow *m, int acct)
+{
+    struct vt_life *l = calloc(1, sizeof *l);
+    if (!l) return NULL;
+    l->address = m->address;
+    l->bytes = m->bytes > 0 ? m->bytes : 0;
+    l->allocTs = m->ts;
+    l->freeTs = l->firstUse = l->lastUse = -1;
+    l->allocEventId = m->id;
+    l->freeEventId = -1;
+    l->stackId = m->stackId;
+    l->device = m->device;
+    l->memKind = m->kind;
+    l->op = m->op;
+    l->allocApi = m->api;
+    l->acct = acct;
+    l->bTensor = m->bTensor;
+    /* no API call behind it (correlation 0, no api): the CUDA runtime or driver allocating for itself */
+    l->bInternal = !m->bTensor && m->op == VT_MEMOP_ALLOC && m->correlation <= 0 && m->api == 0 && m->stackId < 0;
+    l->site = l->phase = -1;
+    return l;
+}
+
+/* Begin lifetime l: indexed (unless a creation, found by handle), counted, seen. 0 or -1. */
+static int begin(struct vt_live *L, struct vt_life *l)
+{
+    int rc = l->op == VT_MEMOP_VMM_CREATE ? handle_add(L, l) : index_add(L, l);
+    if (rc != 0) return -1;
+    if (count(L, l, +1) != 0) return -1;
+    if (!seen(l)) return 0;
+    if (dense_add(L, l) != 0) return -1;
+    return L->h.xBegin ? L->h.xBegin(L->h.pArg, l) : 0;
+}
+
+/* End lifetime l at m (its free) with status: hooks, uncounted, unindexed, freed. 0 or -1. */
+static int end(struct vt_live *L, struct vt_life *l, const struct vt_memrow *m, int status)
+{
+    int rc = 0, slot;
+    if (seen(l) && L->h.xBeforeEnd && L->h.xBeforeEnd(L->h.pArg, l) != 0) return -1;
+    l->freeTs = m->ts;
+    l->freeEventId = m->id;
+    l->freeApi = m->api;
+    l->status = status;
+    if (count(L, l, -1) != 0) return -1;
+    if (l->op == VT_MEMOP_VMM_CREATE) {
+        if (handle_find(L, l->address, &slot)) handle_remove(L, slot);
+    } else {
+        index_remove(L, l);
+    }
+    if (seen(l)) {
+        dense_remove(L, l);
+        if (L->h.xEnd) rc = L->h.xEnd(L->h.pArg, l);
+    }
+    if (l->pOwner) l->pOwner->nMap--;
+    free(l);
+    return rc;
+}
+
+/* A free (or unmap, or release) that found no lifetime: double or unknown. 0 or -1. */
+static int stray(struct vt_live *L, const struct vt_memrow *m)
+{
+    int status = freed_has(L, m->address) ? VT_LIFE_DOUBLE_FREE : VT_LIFE_FREE_UNKNOWN;
+    return L->h.xStray ? L->h.xStray(L->h.pArg, m, status) : 0;
+}
+
+int vt__live_apply(struct vt_live *L, const struct vt_memrow *m)
+{
+    struct vt_life *l, *owner;
+    int slot, acct;
+    switch (m->op) {
+    case VT_MEMOP_ALLOC:
+    case VT_MEMOP_VMM_MAP:
+    case VT_MEMOP_IMPORT:
+        l = find_base(L, m->address, m->device, m->op == VT_MEMOP_ALLOC ? m->kind : 0);
+        if (l && end(L, l, m, VT_LIFE_FREE_MISSING) != 0) return -1; /* its free was never seen */
+        owner = m->op == VT_MEMOP_VMM_MAP && m->handle >= 0 ? handle_find(L, m->handle, &slot) : NULL;
+        acct = m->op == VT_MEMOP_IMPORT || owner ? VT_ACCT_NONE : acct_of(m);
+        if (!(l = life_new(m, acct))) return -1;
+        if (owner) {
+            l->pOwner = owner;
+            owner->nMap++;
+        }
+        if (begin(L, l) != 0) return -1;
+        return 0;
+    case VT_MEMOP_VMM_CREATE:
+        if ((l = handle_find(L, m->address, &slot)) != NULL && end(L, l, m, VT_LIFE_FREE_MISSING) != 0) return -1;
+        /* physical memory where it lives: a device, or pinned host memory (host and host-NUMA locations) */
+        if (!(l = life_new(m, m->kind == VT_MEMKIND_PINNED ? VT_ACCT_PINNED : m->device >= 0 ? m->device : 0)))
+            return -1;
+        return begin(L, l);
+    case VT_MEMOP_VMM_RELEASE:
+        if ((l = handle_find(L, m->address, &slot)) != NULL) return end(L, l, m, VT_LIFE_FREED);
+        return freed_add(L, m->address) == 0 ? stray(L, m) : -1;
+    case VT_MEMOP_FREE:
+    case VT_MEMOP_VMM_UNMAP:
+    case VT_MEMOP_IMPORT_CLOSE:
+        l = find_base(L, m->address, m->device, m->op == VT_MEMOP_FREE ? m->kind : 0);
+        if (l) {
+            if (end(L, l, m, VT_LIFE_FREED) != 0) return -1;
+        } else if (m->op != VT_MEMOP_IMPORT_CLOSE && stray(L, m) != 0) {
+            return -1;
+        }
+        return freed_add(L, m->address);
+    default: return 0; /* an op this version does not know: not memory it can account */
+    }
+}
+
+struct vt_life *vt__live_use(struct vt_live *L, int64_t addr, int bBase)
+{
+    struct vt_life *l = NULL;
+    if (bBase) l = find_base(L, addr, -1, 0); /* a kernel argument: the allocation whose base it is */
+    if (!l) l = find_containing(L, addr);
+    return l && l->pOwner ? l->pOwner : l;
+}
+
+struct vt_life *const *vt__live_all(const struct vt_live *L, int *pn)
+{
+    *pn = L->nLive;
+    return L->apLive;
+}
+
+struct vt_live *vt__live_new(const struct vt_live_hooks *pHooks)
+{
+    struct vt_live *L = calloc(1, sizeof *L);
+    if (L && pHooks) L->h = *pHooks;
+    return L;
+}
+
+int vt__live_finish(struct vt_live *L)
+{
+    for (int i = 0; i < L->nLive; i++) {
+        struct vt_life *l = L->apLive[i];
+        l->status = VT_LIFE_LIVE_AT_END;
+        if (L->h.xBeforeEnd && L->h.xBeforeEnd(L->h.pArg, l) != 0) return -1;
+        if (L->h.xEnd && L->h.xEnd(L->h.pArg, l) != 0) return -1;
+    }
+    return 0;
+}
+
+void vt__live_free(struct vt_live *L)
+{
+    if (!L) return;
+    /* every lifetime is under its pages, the huge list, or the handle hash: free each once */
+    for (int i = 0; i < L->nHandleAlloc; i++) free(L->apHandle[i]);
+    for (int i = 0; i < L->nPage; i++) {
+        struct page *p = &L->aPage[i];
+        for (int k = 0; k < p->n; k++)
+            if ((p->a[k]->address >> PAGE_SHIFT) == p->page) free(p->a[k]); /* on its first page only */
+        free(p->a);
+    }
+    free(L->apLive);
+    free(L->aPage);
+    free(L->aPageHash);
+    free(L->apHuge);
+    free(L->apHandle);
+    free(L->aFreed);
+    free(L->aAcct);
+    free(L);
+}
+
+void vt__memrow_read(const struct vt_rows *c, int bTensor, struct vt_memrow *m)
+{
+    memset(m, 0, sizeof *m);
+    m->ts = c->ts;
+    m->id = vt__rows_i64(c, 1);
+    m->op = (int)vt__rows_i64(c, 2);
+    m->kind = (int)vt__rows_i64(c, 3);
+    m->address = vt__rows_i64(c, 4);
+    m->device = (int)vt__rows_or(c, 5, -1);
+    m->bytes = vt__rows_or(c, 6, -1);
+    m->stackId = vt__rows_or(c, 7, -1);
+    m->bTensor = bTensor;
+    if (bTensor) {
+        /* a block is handed out, and freed when its memory is back in the allocator's cache */
+        m->op = m->op == VT_TENSOROP_ALLOC ? VT_MEMOP_ALLOC : m->op == VT_TENSOROP_FREE ? VT_MEMOP_FREE : 0;
+        m->kind = VT_MEMKIND_DEVICE;
+        m->correlation = m->handle = m->poolSize = m->poolUsed = -1;
+        return;
+    }
+    m->api = (int)vt__rows_or(c, 8, 0);
+    m->poolSize = vt__rows_or(c, 9, -1);
+    m->poolUsed = vt__rows_or(c, 10, -1);
+    m->correlation = vt__rows_or(c, 11, 0);
+    m->handle = vt__rows_or(c, 12, -1);
+}
+
+int vt__live_pass(struct vt_tracefile *f, struct vt_live *L)
+{
+    struct vt_rows c;
+    char *zSql = f->aT[VT_T_MEM].bPresent ? vt__ordered_sql(f, VT_T_MEM, VT_MEMROW_COLS, "1", "ts, id") : NULL;
+    int rc = zSql ? vt__rows_open(&c, f->db, zSql, VT_MEMROW_NCOL, f->aT[VT_T_MEM].w) : SQLITE_NOMEM;
+    struct vt_memrow m;
+    if (!f->aT[VT_T_MEM].bPresent) return VT_EXIT_OK;
+    while (rc == SQLITE_OK && (rc = vt__rows_next(&c)) == SQLITE_OK && c.bRow) {
+        vt__memrow_read(&c, 0, &m);
+        if (vt__live_apply(L, &m) != 0) rc = SQLITE_NOMEM;
+    }
+    if (rc == SQLITE_OK && vt__live_finish(L) != 0) rc = SQLITE_NOMEM;
+    vt__rows_close(&c);
+    free(zSql);
+    if (rc == SQLITE_OK) return VT_EXIT_OK;
+    vt__errorf("%s: cannot read memory events: %s", f->zPath, sqlite3_errstr(rc));
+    return vt__exit_for_sqlite(rc);
+}

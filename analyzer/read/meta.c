@@ -1,0 +1,248 @@
+/* What a trace says about itself: meta, devices, its time range, and the notes every reader shows. */
+#include "read.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/text.h"
+#include "vramtrace/schema.h"
+
+void vt__read_note(struct vt_tracefile *f, const char *zFmt, ...)
+{
+    va_list ap;
+    char zBuf[1024];
+    if (f->nNote >= (int)(sizeof f->azNote / sizeof f->azNote[0])) return;
+    va_start(ap, zFmt);
+    vsnprintf(zBuf, sizeof zBuf, zFmt, ap);
+    va_end(ap);
+    f->azNote[f->nNote] = vt__strdupf("%s", zBuf);
+    if (f->azNote[f->nNote]) f->nNote++;
+}
+
+const struct vt_devinfo *vt__read_device(const struct vt_tracefile *f, int id)
+{
+    for (int i = 0; i < f->nDev; i++)
+        if (f->aDev[i].id == id) return &f->aDev[i];
+    return NULL;
+}
+
+/* meta(key) into z (size n), empty when absent; 0, or -1 when the meta table cannot be read. */
+static int meta_copy(sqlite3 *db, const char *zKey, char *z, size_t n)
+{
+    int found = vt__meta_get(db, zKey, z, n);
+    if (found != 1) z[0] = 0;
+    return found < 0 ? -1 : 0;
+}
+
+/* meta(key) as an integer into *p (-1 when absent or not a whole number). 0 or -1 (unreadable). */
+static int meta_int(sqlite3 *db, const char *zKey, int64_t *p)
+{
+    char z[32], *zEnd;
+    long long v;
+    *p = -1;
+    if (meta_copy(db, zKey, z, sizeof z) != 0) return -1;
+    v = strtoll(z, &zEnd, 10);
+    if (z[0] && !*zEnd) *p = v;
+    return 0;
+}
+
+int64_t vt__read_wall(const struct vt_tracefile *f, int64_t ts)
+{
+    int64_t anchorCupti, anchorWall;
+    if (ts < 0 || meta_int(f->db, "clock_anchor_cupti_ns", &anchorCupti) != 0 ||
+        meta_int(f->db, "clock_anchor_wall_ns", &anchorWall) != 0 || anchorCupti < 0 || anchorWall < 0)
+        return -1;
+    return ts - anchorCupti + anchorWall;
+}
+
+/* The devices, by id. An SQLite code. */
+static int read_devices(struct vt_tracefile *f)
+{
+    sqlite3_stmt *p = NULL;
+    int rc = sqlite3_prepare_v2(f->db, "SELECT id, name, total_bytes FROM device ORDER BY id", -1, &p, NULL);
+    while (rc == SQLITE_OK && (rc = sqlite3_step(p)) == SQLITE_ROW) {
+        struct vt_devinfo *aNew = realloc(f->aDev, sizeof *aNew * (size_t)(f->nDev + 1)), *d;
+        const char *zName = (const char *)sqlite3_column_text(p, 1);
+        rc = SQLITE_OK;
+        if (!aNew) {
+            rc = SQLITE_NOMEM;
+            break;
+        }
+        f->aDev = aNew;
+        d = &aNew[f->nDev++];
+        d->id = sqlite3_column_int(p, 0);
+        snprintf(d->zName, sizeof d->zName, "%s", zName ? zName : "");
+        d->totalBytes = sqlite3_column_type(p, 2) == SQLITE_INTEGER ? sqlite3_column_int64(p, 2) : -1;
+    }
+    if (rc == SQLITE_DONE) rc = SQLITE_OK;
+    sqlite3_finalize(p);
+    return rc;
+}
+
+/* Fold [a, b] (-1: unknown) into the trace's time range. */
+static void bound(struct vt_tracefile *f, int64_t a, int64_t b)
+{
+    if (a <= 0) return;
+    if (b < a) b = a;
+    if (!f->bTimes || a < f->t0) f->t0 = a;
+    if (!f->bTimes || b > f->t1) f->t1 = b;
+    f->bTimes = 1;
+}
+
+/*
+ * The trace's time range: every timed table's events with known times (a time of 0 or NULL
+ * is unknown), the large tables' from the scan, the small ones' by SQL through the guard's
+ * views. buffer_use (launch times of uses already counted as kernels) adds nothing. An SQLite code.
+ */
+static int read_bounds(struct vt_tracefile *f)
+{
+    static const struct {
+        const char *zTable, *zSql;
+    } aSmall[] = {
+        {"oom_event", "SELECT min(ts), max(ts), sum(NOT coalesce(ts > 0, 0)) FROM oom_event WHERE 1"},
+        {"nvtx_range", "SELECT min(start), max(CASE WHEN \"end\" >= start THEN \"end\" ELSE start END),"
+                       " sum(NOT coalesce(start > 0, 0)) FROM nvtx_range WHERE 1"},
+        {"api_call", "SELECT min(start), max(CASE WHEN \"end\" >= start THEN \"end\" ELSE start END),"
+                     " sum(NOT coalesce(start > 0, 0)) FROM api_call WHERE 1"},
+        {"sync_event", "SELECT min(start), max(CASE WHEN \"end\" >= start THEN \"end\" ELSE start END),"
+                       " sum(NOT coalesce(start > 0, 0)) FROM sync_event WHERE 1"},
+        {"pool_event", "SELECT min(ts), max(ts), sum(NOT coalesce(ts > 0, 0)) FROM pool_event WHERE 1"},
+    };
+    int rc = SQLITE_OK;
+    f->bTimes = 0;
+    f->t0 = f->t1 = 0;
+    f->nNoTime = 0;
+    for (int k = 0; k < VT_T_N; k++) {
+        if (k != VT_T_USE) bound(f, f->aT[k].t0, f->aT[k].t1);
+        f->nNoTime += f->aT[k].nNoTime;
+    }
+    for (size_t i = 0; rc == SQLITE_OK && i < sizeof aSmall / sizeof aSmall[0]; i++) {
+        sqlite3_stmt *p = NULL;
+        int bHas = vt__schema_has_table(f->db, aSmall[i].zTable);
+        if (bHas <= 0) {
+            if (bHas < 0) rc = SQLITE_ERROR;
+            continue;
+        }
+        /* "WHERE 1" keeps min/max from an index when there is one: each is a scan or a lookup */
+        rc = sqlite3_prepare_v2(f->db, aSmall[i].zSql, -1, &p, NULL);
+        if (rc == SQLITE_OK && (rc = sqlite3_step(p)) == SQLITE_ROW) {
+            /* a real number the guard let through (in range) counts as its integer part */
+            int64_t a = sqlite3_column_type(p, 0) != SQLITE_NULL ? sqlite3_column_int64(p, 0) : -1;
+            int64_t b = sqlite3_column_type(p, 1) != SQLITE_NULL ? sqlite3_column_int64(p, 1) : -1;
+            bound(f, a, b);
+            f->nNoTime += sqlite3_column_int64(p, 2);
+            rc = SQLITE_OK;
+        }
+        sqlite3_finalize(p);
+    }
+    return rc;
+}
+
+/* The notes about how the trace was recorded that every reader shows. */
+static void recording_notes(struct vt_tracefile *f, const char *zKernelArgs)
+{
+    if (f->nHidden > 0) {
+        /* a rule that rejects most of a table is suspected before the trace is: say which column */
+        int kWorst = -1;
+        for (int k = 0; k < VT_T_N; k++)
+            if (f->aT[k].nWorst > 0 && (kWorst < 0 || f->aT[k].nWorst > f->aT[kWorst].nWorst)) kWorst = k;
+        if (kWorst >= 0 && f->aT[kWorst].nWorst * 2 > f->aT[kWorst].nRow + f->aT[kWorst].nHidden)
+            vt__read_note(f, "%lld rows with impossible values were ignored, %lld of the %lld rows of %s for "
+                             "their %s column: most of a table, which suggests a trace written by a newer or "
+                             "another tool rather than damage (upgrade vramtrace, or report it)",
+                          (long long)f->nHidden, (long long)f->aT[kWorst].nWorst,
+                          (long long)(f->aT[kWorst].nRow + f->aT[kWorst].nHidden), vt__tbl_name(kWorst),
+                          f->aT[kWorst].zWorstCol);
+        else
+            vt__read_note(f, "%lld rows with impossible values (timestamps, sizes or addresses out of range, or "
+                             "not numbers) were ignored: the trace is damaged or was not written by vramtrace",
+                          (long long)f->nHidden);
+    }
+    if (f->nNoTime > 0)
+        vt__read_note(f, "%lld events have no known time (the GPU did not report one): they are counted but left "
+                         "off the timeline",
+                      (long long)f->nNoTime);
+    if (f->bSegments)
+        vt__read_note(f, "recorded without tensor-level tracing: %lld of %lld device allocations look like "
+                         "caching-allocator segments (2 MiB, or >= 20 MiB in 2 MiB steps), so findings are at "
+                         "segment level; record with 'vramtrace record --tensors' to see individual tensors",
+                      (long long)f->nSegmentLike, (long long)f->nDevAlloc);
+    if (!f->bCleanClose && (!f->zSource[0] || !strcmp(f->zSource, "cupti")))
+        vt__read_note(f, "the trace was not closed cleanly (process killed or still running): its last second "
+                         "of events may be missing and allocations live at the end include ones the process "
+                         "would have freed");
+    if (f->bHistoryTruncated)
+        vt__read_note(f, "the allocation history does not reach back to the process start (its ring buffer was "
+                         "full): what happened before its first event is unknown, and nothing allocated before "
+                         "it is called a leak");
+    if (f->nLost > 0)
+        vt__read_note(f, "%lld records were lost while tracing (see the 'dropped' table): counts, peaks and "
+                         "findings are incomplete",
+                      (long long)f->nLost);
+    if (!f->bHaveKernelUses && !f->bHaveTensors)
+        vt__read_note(f, "no kernel buffer uses recorded%s: first/last use come from copies only, idle-allocation "
+                         "checks are skipped and allocations live at exit cannot be told apart from buffers in "
+                         "use until the end",
+                      !strcmp(zKernelArgs, "0") ? " (kernel-argument scanning was off: VRAMTRACE_KERNEL_ARGS=0)" : "");
+}
+
+/*
+ * Meta, devices, the time range and the notes, after the scan. Returns VT_EXIT_OK, or
+ * VT_EXIT_CORRUPT / VT_EXIT_INTERNAL after printing one line.
+ */
+int vt__read_meta(struct vt_tracefile *f)
+{
+    sqlite3 *db = f->db;
+    char zVal[64], zArgs[8];
+    int64_t v, nMeta = 0;
+    int rc, bBad = 0;
+
+    bBad |= meta_copy(db, "pid", f->zPid, sizeof f->zPid);
+    bBad |= meta_copy(db, "rank", f->zRank, sizeof f->zRank);
+    bBad |= meta_copy(db, "hostname", f->zHost, sizeof f->zHost);
+    bBad |= meta_copy(db, "cmdline", f->zCmd, sizeof f->zCmd);
+    bBad |= meta_copy(db, "source_format", f->zSource, sizeof f->zSource);
+    bBad |= meta_copy(db, "config.tensors", zVal, sizeof zVal);
+    f->bTensors = !strcmp(zVal, "1");
+    bBad |= meta_copy(db, "closed_cleanly", zVal, sizeof zVal);
+    f->bCleanClose = !strcmp(zVal, "1");
+    bBad |= meta_copy(db, "history_truncated", zVal, sizeof zVal);
+    f->bHistoryTruncated = !strcmp(zVal, "1");
+    bBad |= meta_int(db, "history_start_ns", &f->historyStart);
+    bBad |= meta_copy(db, "config.kernel_args", zArgs, sizeof zArgs);
+    /* records lost: the dropped rows, or the writer's closing counters when they count more */
+    static const char *const azKey[] = {"dropped_queue", "dropped_writer", "dropped_map"};
+    for (size_t k = 0; k < sizeof azKey / sizeof azKey[0]; k++) {
+        bBad |= meta_int(db, azKey[k], &v);
+        if (v > 0 && v < INT64_MAX - nMeta) nMeta += v;
+    }
+    if (bBad) {
+        vt__errorf("%s: cannot read the trace's meta table: %s", f->zPath, sqlite3_errmsg(db));
+        return VT_EXIT_CORRUPT;
+    }
+    rc = read_devices(f);
+    if (rc == SQLITE_OK) rc = read_bounds(f);
+    if (rc == SQLITE_OK) {
+        sqlite3_stmt *p = NULL; /* total() cannot overflow */
+        rc = sqlite3_prepare_v2(db, "SELECT CAST(min(total(count), 9e18) AS INTEGER) FROM dropped WHERE count > 0",
+                                -1, &p, NULL);
+        if (rc == SQLITE_OK && (rc = sqlite3_step(p)) == SQLITE_ROW) {
+            f->nLost = sqlite3_column_int64(p, 0);
+            rc = SQLITE_OK;
+        }
+        sqlite3_finalize(p);
+    }
+    if (rc != SQLITE_OK) {
+        vt__errorf("%s: cannot read trace: %s", f->zPath, sqlite3_errstr(rc));
+        return vt__exit_for_sqlite(rc);
+    }
+    if (nMeta > f->nLost) f->nLost = nMeta;
+    f->bHaveKernelUses = f->aT[VT_T_USE].bAny;
+    f->bHaveCopyAddr = f->aT[VT_T_COPY].bAny || f->aT[VT_T_SET].bAny;
+    f->bHaveTensors = f->aT[VT_T_TENSOR].nRow > 0;
+    f->bSegments = !f->bTensors && !f->bHaveTensors && f->nDevAlloc >= 2 && f->nSegmentLike * 10 >= f->nDevAlloc * 8;
+    recording_notes(f, zArgs);
+    return VT_EXIT_OK;
+}

@@ -1,0 +1,315 @@
+/* Internal: the read layer: every subcommand opens, validates, guards and reads traces through it. */
+#ifndef VT_ANALYZER_READ_H
+#define VT_ANALYZER_READ_H
+
+#include <sqlite3.h>
+#include <stdint.h>
+
+#include "util/errors.h"
+
+/*
+ * One way into a trace for analyze, info, export and sql:
+ *   open.c   open a file (a trace, or another tool's file imported into a temporary trace),
+ *            validate it, take one read snapshot, optionally make it writable for results;
+ *   guard.c  the rows a trace can legally hold (schema.h VT_DOMAIN_LIST), hidden from every
+ *            reader by temporary views where a table holds others, and the checks in C;
+ *   scan.c   one pass over each large event table in rowid order: the guard's count, how far
+ *            the rows lie from time order, time bounds and the figures every reader needs;
+ *   meta.c   meta, devices, the trace's time range and the notes about how it was recorded;
+ *   rows.c   reading a table in time order (by rowid through a reorder window where the scan
+ *            found that enough);
+ *   sites.c  call sites: a stack as the line to show ("file:line in function");
+ *   live.c   the live set and the one rule for live bytes (docs/schema.md, "Live bytes").
+ * Nothing here knows what a finding is.
+ */
+
+/* The large event tables, read row by row by the scan (the others are small). */
+enum vt_tbl { VT_T_MEM = 0, VT_T_TENSOR, VT_T_USE, VT_T_COPY, VT_T_SET, VT_T_KER, VT_T_N };
+
+/* What the scan found in one large table. */
+struct vt_tblfacts {
+    int bPresent;       /* the table exists (tensor_event: schema 3) */
+    int bScanned;       /* the pass judged every row (no real number): the figures below are exact */
+    int64_t nRow;       /* rows kept (possible) */
+    int64_t nHidden;    /* impossible rows, hidden from every reader */
+    int64_t nNoTime;    /* kept rows whose time is unknown (NULL, or 0 in schema 1 and 2) */
+    int64_t t0, t1;     /* earliest start and latest end of the rows with known times, -1 when none */
+    int w;              /* reorder window: 0 rowid order is time order, w > 0 at most w rows out of place,
+                         * -1 read through an ORDER BY */
+    int bAny;           /* buffer_use: kernel-argument uses exist; memcpy, memset: addresses exist */
+    const char *zWorstCol; /* the column that made the most rows impossible (static), NULL when none */
+    int64_t nWorst;        /* how many */
+};
+
+#define VT_KIND_SLOTS 16 /* memory and copy kinds counted one by one; the last slot takes any other */
+struct vt_kindcount {
+    int64_t n, bytes, pageable; /* pageable: copies from or to pageable memory */
+};
+
+struct vt_devinfo {
+    int id;
+    char zName[128];
+    int64_t totalBytes; /* -1 unknown */
+};
+
+/* One opened trace. */
+struct vt_tracefile {
+    const char *zPath;      /* the file as named */
+    char *zTemp;            /* another tool's file: the temporary trace it was imported into (removed at close) */
+    sqlite3 *db;
+    int version;            /* schema version */
+    int bWritable;          /* open for writing results back (vt__read_open VT_READ_WRITE) */
+    int bReadOnlyFile;      /* VT_READ_WRITE was asked but the file or its directory is read-only */
+    int bStored;            /* schema 2+, large tables as the tracer makes them: readers take t and dur and add
+                             * timeBase instead of reading the generated columns (vt__schema_time_base) */
+    int64_t timeBase;
+    /* meta */
+    char zPid[32], zRank[32], zHost[128], zCmd[256], zSource[32];
+    int bTensors;           /* recorded with --tensors (per-tensor CUDA allocations) */
+    int bCleanClose;
+    int bHistoryTruncated;  /* a PyTorch history that starts late: nothing is known before historyStart */
+    int64_t historyStart;
+    int64_t nLost;          /* records lost while recording */
+    /* devices, by id */
+    struct vt_devinfo *aDev;
+    int nDev;
+    /* the guard and the scan */
+    int64_t nHidden;        /* impossible rows hidden, every table */
+    struct vt_tblfacts aT[VT_T_N];
+    int64_t aMemOp[16];     /* memory events by op (index op; 0 for unknown ops) */
+    int64_t allocBytes;     /* bytes of op alloc */
+    struct vt_kindcount aAllocKind[VT_KIND_SLOTS]; /* op alloc by mem_kind */
+    struct vt_kindcount aCopyKind[VT_KIND_SLOTS];  /* copies by copy_kind */
+    int64_t nDevAlloc, nSegmentLike; /* device allocations, those of caching-allocator segment sizes */
+    int bSegments;          /* the device allocations are caching-allocator segments (no tensor rows) */
+    int bHaveKernelUses, bHaveCopyAddr, bHaveTensors;
+    /* the trace's time range over every timed table, events with known times only; bTimes 0: none */
+    int64_t t0, t1;
+    int bTimes;
+    int64_t nNoTime;        /* rows of any table with an unknown time */
+    /* notes about how the trace was recorded, shown by every report (at most 16) */
+    char *azNote[16];
+    int nNote;
+};
+
+/* vt__read_open flags */
+#define VT_READ_WRITE 1    /* open writable when the file allows (indexes, results written back) */
+#define VT_READ_NOSCAN 2   /* validate and read meta only (sql): no guard, no scan */
+
+/*
+ * A kernel consumer for the scan: the pass over the kernel table hands each kernel
+ * to xKernel in (start, rowid) order as it reads them, when the table's rows lie close
+ * enough to that order; bDone then says it saw every kernel (else the caller reads
+ * them itself). xKernel returns an SQLite code; an error ends the feeding.
+ */
+struct vt_kernel_feed {
+    void *pArg;
+    int (*xStart)(void *pArg);   /* the kernel table's pass begins (every other table scanned); NULL ok */
+    int (*xKernel)(void *pArg, int64_t start, int64_t end);
+    int bDone;
+};
+
+/*
+ * Open zPath for reading: a trace, or a file of another tool that vramtrace imports
+ * (into a temporary trace). Validates it, takes one read snapshot (rows a writer still
+ * recording adds later stay unseen), hides impossible rows, scans the large tables
+ * (feeding the kernels to pFeed when not NULL), reads meta, devices and the time range,
+ * and notes what a reader must know about the recording. On failure prints one
+ * "vramtrace: PATH: reason" line and returns the exit code (VT_EXIT_NOFILE, NOT_TRACE,
+ * TOO_NEW, CORRUPT, INTERNAL); *f is then closed.
+ */
+int vt__read_open(struct vt_tracefile *f, const char *zPath, unsigned flags, struct vt_kernel_feed *pFeed);
+/* Release everything (rolling back the read snapshot, removing a temporary import); *f zeroed. */
+void vt__read_close(struct vt_tracefile *f);
+/* Close the connection (rolling back the read snapshot, removing a temporary import) but keep what was read. */
+void vt__read_done(struct vt_tracefile *f);
+/* Add a note (printf-style) shown with the trace in every report; at most 16. */
+void vt__read_note(struct vt_tracefile *f, const char *zFmt, ...) __attribute__((format(printf, 2, 3)));
+/* The device entry with id, or NULL. */
+const struct vt_devinfo *vt__read_device(const struct vt_tracefile *f, int id);
+/* Wall-clock nanoseconds of CUPTI-clock time ts through the meta clock anchors; -1 when unknown. */
+int64_t vt__read_wall(const struct vt_tracefile *f, int64_t ts);
+
+/* ---- meta.c ---- */
+/* Meta, devices, the time range and the notes, after the scan (vt__read_open). A VT_EXIT code, one line printed. */
+int vt__read_meta(struct vt_tracefile *f);
+
+/* ---- guard.c ---- */
+/* The guard's condition on the possible rows of zTable for db (NULL: every row is), sqlite3_malloc'd in *pz. */
+int vt__guard_where(sqlite3 *db, const char *zTable, char **pz);
+/* Hide zTable's impossible rows behind a temporary view of the same name. Returns an SQLite code. */
+int vt__guard_view(sqlite3 *db, const char *zTable);
+/* Add zTable's impossible rows to *pn (a scan). Returns an SQLite code. */
+int vt__guard_count(sqlite3 *db, const char *zTable, int64_t *pn);
+/* The tables the guard covers, NULL-terminated. */
+extern const char *const vt__guard_tables[];
+
+/* ---- scan.c ---- */
+/* The pass over every large table (and the guard's count of the small ones), filling f's facts. SQLite code. */
+int vt__scan(struct vt_tracefile *f, struct vt_kernel_feed *pFeed);
+/* The name of large table k. */
+const char *vt__tbl_name(int k);
+
+/* ---- rows.c ---- */
+/*
+ * SQL reading zCols of zTable's rows that pass zFilter ("1" for all) in time order: in rowid
+ * order straight from the table when the scan found that to be time order within a window
+ * (no index, no sort), with the stored times where f->bStored; else through the guard's view
+ * ordered by zOrder. Rows with unknown times are the caller's to filter. Malloc'd, NULL when
+ * out of memory.
+ */
+char *vt__ordered_sql(const struct vt_tracefile *f, int k, const char *zCols, const char *zFilter, const char *zOrder);
+
+/*
+ * A reader of one input in time order. With w <= 0 its statement is already in that order
+ * and rows are read from it as they come; with w > 0 it reads rowid order and restores the
+ * order (time, then rowid) through a min-heap of w + 1 rows of nCol integer columns, time
+ * first. Memory: (w + 1) * (sizeof(struct vt_row) + 20) bytes, w <= VT_REORDER_CAP.
+ */
+#define VT_REORDER_CAP 65536
+#define VT_ROW_MAXCOL 16
+struct vt_row {
+    int64_t a[VT_ROW_MAXCOL]; /* sqlite3_column_int64 of each column */
+    uint32_t mNull;           /* bit i: column i is NULL */
+};
+struct vt_rows {
+    sqlite3_stmt *pStmt;
+    int nCol, w;
+    int bRow;                 /* a current row is there (after vt__rows_next) */
+    int64_t ts;               /* its time (column 0) */
+    const struct vt_row *pRow; /* it, when w > 0 (else read from pStmt) */
+    struct vt_row *aSlot;     /* w + 1 row slots */
+    struct vt_rows_ent { uint64_t ts, tag; } *aHeap; /* time and order read, slot (rows.c) */
+    int nHeap, *aFree, nFree, lastSlot, bEof;
+    int64_t nRead;
+};
+/* Prepare zSql (NULL: out of memory) for reading with window w; SQLite code. */
+int vt__rows_open(struct vt_rows *c, sqlite3 *db, const char *zSql, int nCol, int w);
+int vt__rows_next(struct vt_rows *c);  /* the next row in time order (c->bRow); SQLite code */
+void vt__rows_close(struct vt_rows *c); /* release (c zeroed or opened) */
+/* Column i of the current row: its int64 value, and whether it is NULL. */
+static inline int64_t vt__rows_i64(const struct vt_rows *c, int i)
+{
+    return c->w > 0 ? c->pRow->a[i] : sqlite3_column_int64(c->pStmt, i);
+}
+static inline int vt__rows_null(const struct vt_rows *c, int i)
+{
+    return c->w > 0 ? (int)(c->pRow->mNull >> i & 1) : sqlite3_column_type(c->pStmt, i) == SQLITE_NULL;
+}
+/* Column i as an int64, dflt when NULL. */
+static inline int64_t vt__rows_or(const struct vt_rows *c, int i, int64_t dflt)
+{
+    return vt__rows_null(c, i) ? dflt : vt__rows_i64(c, i);
+}
+
+/* ---- sites.c ---- */
+/* A call site: a deduplicated stack, or (without a stack) an allocation size class. */
+struct vt_site {
+    int64_t key;            /* stack id >= 0, or -(bytes)-1 for a size class */
+    int64_t stackId;        /* -1 when not recorded */
+    int bNccl;              /* allocated from inside NCCL: communication buffers */
+    char *zSite;            /* "file:line in function", or a description */
+    int64_t nAlloc, totalBytes, nLive, liveBytes, peakLiveBytes; /* kept by the analysis */
+};
+struct vt_sites {
+    struct vt_site *a;
+    int n, nAlloc;
+    int *aHash, nHash;
+};
+/*
+ * Index of the site of (stackId, bytes) in s->a, created (its stack described from db) on
+ * first sight; without a stack (-1) the size class is the site. -1 when out of memory or
+ * on an SQLite error.
+ */
+int vt__site_get(struct vt_sites *s, sqlite3 *db, int64_t stackId, int64_t bytes);
+void vt__sites_free(struct vt_sites *s);
+
+/* ---- live.c ---- */
+/* One lifetime: an allocation (or VMM creation, or a mapping) from its start to its end. */
+struct vt_life {
+    int64_t address, bytes;
+    int64_t allocTs, freeTs;       /* -1 when unknown / not freed */
+    int64_t firstUse, lastUse;     /* -1 when never used */
+    int64_t useCount;
+    int64_t allocEventId, freeEventId, stackId; /* -1 when absent */
+    int device, memKind, op, allocApi, freeApi;
+    int acct;                      /* whose live bytes it counts in: a device id, VT_ACCT_PINNED, VT_ACCT_MANAGED,
+                                    * or VT_ACCT_NONE (not counted: pageable, a mapping of counted memory, imported) */
+    int status;                    /* enum vt_life_status */
+    int bInternal;                 /* made by the CUDA runtime or driver (no API call, no site) */
+    int bTensor;                   /* a block of a framework allocator (tensor_event), not a CUDA allocation */
+    int site, phase;               /* the analysis' (site index, phase index), -1 none */
+    int liveIdx;                   /* index in the live set's dense array */
+    struct vt_life *pOwner;        /* a mapping: the VMM creation whose memory it shows, uses go there */
+    int nMap;                      /* a VMM creation: mappings of it live */
+};
+#define VT_ACCT_PINNED (-1)
+#define VT_ACCT_MANAGED (-2)
+#define VT_ACCT_NONE (-3)
+enum vt_life_status {
+    VT_LIFE_FREED = 0,     /* "freed" */
+    VT_LIFE_LIVE_AT_END,   /* "live_at_end" */
+    VT_LIFE_FREE_UNKNOWN,  /* "free_unknown": a free of an address never allocated in the trace */
+    VT_LIFE_DOUBLE_FREE,   /* "double_free": a free of an address already freed */
+    VT_LIFE_FREE_MISSING   /* "free_missing": a new allocation at its address came first */
+};
+const char *vt__life_status_name(int status);
+
+/* One memory_event or tensor_event row, as the live set takes it. */
+struct vt_memrow {
+    int64_t ts, id;
+    int op;                 /* memory_event op (vt_memop); tensor events: VT_MEMOP_ALLOC / VT_MEMOP_FREE */
+    int kind;               /* mem_kind (tensor events: device) */
+    int64_t address, bytes; /* bytes -1 when unknown */
+    int device;             /* -1 when unknown */
+    int api;                /* 0 when unknown */
+    int64_t stackId, correlation, handle; /* -1 when unknown (handle: a vmm_map's pool_address) */
+    int64_t poolSize, poolUsed;           /* -1 when not a pool allocation */
+    int bTensor;
+};
+
+/* The columns of memory_event a live set reads, in vt__memrow_read's order (time first, for vt_rows). */
+#define VT_MEMROW_COLS \
+    "ts, id, op, mem_kind, address, device, bytes, stack_id, api, pool_size, pool_used, correlation, pool_address"
+#define VT_MEMROW_NCOL 13
+/* The tensor_event columns in the same places (kind 0, no api, pool or correlation). */
+#define VT_TENSORROW_COLS "ts, id, op, 0, address, device, bytes, stack_id"
+#define VT_TENSORROW_NCOL 8
+/* The current row of c (read with VT_MEMROW_COLS, or VT_TENSORROW_COLS when bTensor) as a vt_memrow. */
+void vt__memrow_read(const struct vt_rows *c, int bTensor, struct vt_memrow *m);
+
+/* What happens to lifetimes as rows are applied; any hook may be NULL. Each returns 0, or -1 to stop. */
+struct vt_live_hooks {
+    void *pArg;
+    int (*xBegin)(void *pArg, struct vt_life *l);           /* l added (its bytes counted already) */
+    int (*xBeforeEnd)(void *pArg, struct vt_life *l);       /* l about to end: still live and counted */
+    int (*xEnd)(void *pArg, struct vt_life *l);             /* l ended (uncounted); freed after the call */
+    int (*xStray)(void *pArg, const struct vt_memrow *m, int status); /* a free with no lifetime */
+};
+
+/*
+ * The live set: lifetimes by base address and by any address inside (2 MiB pages), VMM
+ * creations by handle, freed addresses (to tell a double free from an unknown one), and
+ * the live bytes of every account. Memory grows with the lifetimes live at once.
+ */
+struct vt_live;
+struct vt_live *vt__live_new(const struct vt_live_hooks *pHooks);
+/* Apply one row (allocation, free, VMM, import) under the live-bytes rule. 0, or -1 (out of memory, a hook's -1).
+ * A live set takes either CUDA's memory (memory_event) or a framework allocator's blocks (tensor_event). */
+int vt__live_apply(struct vt_live *L, const struct vt_memrow *m);
+/* The lifetime a use of addr at ts touches (a mapping's uses go to its creation), NULL when none: the
+ * allocation whose base it is (bBase) or, failing that, any containing it. */
+struct vt_life *vt__live_use(struct vt_live *L, int64_t addr, int bBase);
+/* Live bytes counted on account acct now. */
+int64_t vt__live_bytes(const struct vt_live *L, int acct);
+/* The live lifetimes (not mappings of counted memory), for snapshots: *pn of them. */
+struct vt_life *const *vt__live_all(const struct vt_live *L, int *pn);
+/* Mark every lifetime still live live_at_end and hand each to xBeforeEnd, then xEnd, still counted (they
+ * are freed with the set). 0 or -1. */
+int vt__live_finish(struct vt_live *L);
+void vt__live_free(struct vt_live *L);
+/* Every memory event of f in time order through L (its hooks see each lifetime begin and end), then the
+ * lifetimes still live end live_at_end. A VT_EXIT code (one line printed on error). */
+int vt__live_pass(struct vt_tracefile *f, struct vt_live *L);
+
+#endif

@@ -1,0 +1,558 @@
+/* The scan: one pass over each large event table in rowid order, judging every row and collecting what readers need. */
+#include "read.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "rowcheck.h"
+#include "util/text.h"
+#include "vramtrace/schema.h"
+
+/*
+ * Each large table is read once, by an SQL function called per row of a table scan
+ * (no row is output): the guard's check of every value (rowcheck.h, the same bounds as
+ * guard.c's SQL), the rows kept and those with unknown times, their time bounds, how far
+ * the rows the readers take lie from time order (the reorder window of rows.c), the
+ * figures of info and the analysis (allocations by kind, copies by kind, segment sizes,
+ * whether uses and addresses exist), and for kernels the feed to a consumer in start
+ * order. A value only SQL compares exactly (a real number) makes the table "irregular":
+ * SQL then counts and sums it instead.
+ */
+
+/* The time columns and the extra columns of each large table (enum vt_tbl order). */
+static const struct {
+    const char *zTable;
+    int nTime;           /* 1: an instant (ts), 2: an interval (start, end) */
+    const char *zExtra;  /* columns after the guarded ones */
+    int nExtra;
+} aLarge[VT_T_N] = {
+    {"memory_event", 1, "op, mem_kind", 2},
+    {"tensor_event", 1, "op", 1},
+    {"buffer_use", 1, "kind", 1},
+    {"memcpy", 2, "copy_kind, src_kind, dst_kind, src, dst", 5},
+    {"memset", 2, "dst", 1},
+    {"kernel", 2, "0", 1},
+};
+
+const char *vt__tbl_name(int k)
+{
+    return k >= 0 && k < VT_T_N ? aLarge[k].zTable : "?";
+}
+
+#define MAX_GUARD 8 /* guarded columns of one large table besides its times */
+
+/* What the pass over one table found: the state of vt_scan_row. */
+struct scan {
+    int k;                  /* VT_T_* */
+    struct vt_tracefile *f;
+    struct vt_tblfacts *t;  /* f->aT[k] */
+    int bStored;            /* the time arguments are the stored t (and dur): computed here */
+    int64_t base;
+    int nGuard;             /* guarded arguments after the times */
+    int iBytes;             /* the guarded argument "bytes", -1 none */
+    unsigned char aDom[MAX_GUARD];
+    const char *azGuard[MAX_GUARD];
+    int64_t aReject[MAX_GUARD + 1]; /* rows rejected by each guarded argument; the last: by their times */
+    int bIrregular;         /* a value only SQL can judge exactly: SQL decides instead */
+    /* order (see order_row) */
+    int w;                  /* reorder window so far, -1 beyond VT_REORDER_CAP */
+    int64_t nRow;           /* rows checked for order so far */
+    struct pt { int64_t i, ts; } *aPt; /* ring: the rows that raised the running maximum time, last ones */
+    int64_t nPush, maxTs;   /* entries ever put in the ring (the newest is the running maximum) */
+    int64_t tsDropped;      /* time of the last entry dropped from the full ring (INT64_MIN: none) */
+    int64_t iFar;           /* the newest entry lying more than w rows back, as of the last row out of order */
+    /* kernels fed to a consumer in (start, rowid) order */
+    struct vt_kernel_feed *pFeed;
+    int rcFeed;
+    struct kent { int64_t start, end; } *aKer; /* kernels held, in (start, rowid) order */
+    int64_t iKer, nKer, nKerAlloc; /* the first held, how many, room */
+    int64_t lastKer;        /* start of the last kernel fed (INT64_MIN: none yet) */
+    int bKerLost;           /* a kernel sorts before one fed already: the consumer reads them itself */
+};
+
+#define RING VT_REORDER_CAP /* ring entries (a power of two) */
+
+static void order_late(struct scan *s, int64_t i, int64_t ts);
+
+/*
+ * Note the time ts of the next row the readers take, in rowid order: s->w becomes the
+ * largest distance from a row back to the first (oldest) earlier row with a later time
+ * (time and rowid key: an earlier row with the same time sorts before it). No row has
+ * more rows before it that sort after it than that distance, so a heap of w + 1 rows
+ * restores the order. The first such row is the first that raised the running maximum
+ * above ts: the ring holds those rows (times increasing), the last RING of them (1 MiB);
+ * a row older than one dropped from it lies more than VT_REORDER_CAP rows back. w grows
+ * only when the newest ring entry lying more than w rows back (s->iFar, a cursor moving
+ * forward with the rows) has a later time: only then is the ring searched.
+ */
+static inline void order_row(struct scan *s, int64_t ts)
+{
+    int64_t i = s->nRow++;
+    if (ts > s->maxTs) { /* a new maximum: the common case */
+        struct pt *p = &s->aPt[s->nPush & (RING - 1)];
+        if (s->nPush++ >= RING) s->tsDropped = p->ts;
+        p->i = i;
+        p->ts = s->maxTs = ts;
+        return;
+    }
+    if (ts == s->maxTs || s->w < 0) return; /* equal to the maximum: nothing before it sorts after it */
+    order_late(s, i, ts);
+}
+
+/* order_row for row i (time ts) below the running maximum. */
+static void order_late(struct scan *s, int64_t i, int64_t ts)
+{
+    int64_t lo, hi;
+    struct pt *p;
+    if (ts < s->tsDropped) { /* the first later row was dropped: over RING rows back */
+        s->w = -1;
+        return;
+    }
+    lo = s->nPush < RING ? 0 : s->nPush - RING; /* the oldest entry in the ring */
+    if (s->iFar < lo - 1) s->iFar = lo - 1;     /* dropped: no entry in the ring lies that far back */
+    while (s->iFar + 1 < s->nPush && i - s->aPt[(s->iFar + 1) & (RING - 1)].i > s->w) s->iFar++;
+    if (s->iFar < lo || s->aPt[s->iFar & (RING - 1)].ts <= ts) return; /* the first later row is within w */
+    for (hi = s->iFar; lo < hi;) { /* the first entry with a time over ts (iFar has one) */
+        int64_t mid = lo + (hi - lo) / 2;
+        if (s->aPt[mid & (RING - 1)].ts > ts) hi = mid;
+        else lo = mid + 1;
+    }
+    p = &s->aPt[lo & (RING - 1)];
+    if (i - p->i > VT_REORDER_CAP) {
+        s->w = -1;
+    } else {
+        s->w = (int)(i - p->i);
+        s->iFar = lo - 1; /* the entries before it lie more than the new w back */
+    }
+}
+
+/* Kernels held back from the consumer beyond twice the window found so far. */
+#define KER_HOLD 1024
+
+/* Feed the first held kernel to the consumer (errors in s->rcFeed). */
+static void ker_feed(struct scan *s)
+{
+    const struct kent *e = &s->aKer[s->iKer++];
+    s->nKer--;
+    s->lastKer = e->start;
+    if (s->rcFeed == SQLITE_OK) s->rcFeed = s->pFeed->xKernel(s->pFeed->pArg, e->start, e->end);
+}
+
+static void ker_hold(struct scan *s, int64_t start, int64_t end);
+
+/*
+ * Take the next kernel in rowid order for the transfer pass, which needs them in (start,
+ * rowid) order: held, in that order, until more than KER_HOLD + 2w kernels (w: the window
+ * found so far) are held, then fed. Rows stored in start order pass straight through the
+ * hold; a kernel that sorts before one already fed (it lies further back than the hold
+ * reached) gives the feeding up (s->bKerLost): vt__transfers reads the kernels again.
+ * Errors in s->rcFeed.
+ */
+static inline void ker_take(struct scan *s, int64_t start, int64_t end)
+{
+    int64_t n = s->iKer + s->nKer;
+    if (n < s->nKerAlloc && s->w >= 0 && !s->bKerLost && start >= s->lastKer &&
+        (s->nKer == 0 || s->aKer[n - 1].start <= start)) {
+        /* in order, room at the end: the common case (the hold only grows: one kernel out at most) */
+        s->aKer[n].start = start;
+        s->aKer[n].end = end;
+        if (++s->nKer > KER_HOLD + 2 * (int64_t)s->w) ker_feed(s);
+        return;
+    }
+    ker_hold(s, start, end);
+}
+
+/* ker_take for a kernel out of order or without room at the end. */
+static void ker_hold(struct scan *s, int64_t start, int64_t end)
+{
+    int64_t lo, hi;
+    if (s->bKerLost || s->rcFeed != SQLITE_OK) return;
+    if (s->w < 0 || start < s->lastKer) {
+        s->bKerLost = 1;
+        return;
+    }
+    if (s->iKer + s->nKer == s->nKerAlloc) { /* no room at the end: move to the front, or grow */
+        if (s->iKer > 0 && s->iKer >= s->nKerAlloc / 2) {
+            memmove(s->aKer, s->aKer + s->iKer, sizeof *s->aKer * (size_t)s->nKer);
+            s->iKer = 0;
+        } else {
+            int64_t nNew = s->nKerAlloc ? 2 * s->nKerAlloc : 2 * KER_HOLD;
+            struct kent *aNew = realloc(s->aKer, sizeof *aNew * (size_t)nNew);
+            if (!aNew) {
+                s->rcFeed = SQLITE_NOMEM;
+                return;
+            }
+            s->aKer = aNew;
+            s->nKerAlloc = nNew;
+        }
+    }
+    lo = hi = s->iKer + s->nKer; /* in order: at the end */
+    if (s->nKer > 0 && s->aKer[hi - 1].start > start) { /* out of order: after the held ones with start <= it */
+        lo = s->iKer;
+        while (lo < hi) {
+            int64_t mid = lo + (hi - lo) / 2;
+            if (s->aKer[mid].start > start) hi = mid;
+            else lo = mid + 1;
+        }
+        memmove(s->aKer + lo + 1, s->aKer + lo, sizeof *s->aKer * (size_t)(s->iKer + s->nKer - lo));
+    }
+    s->aKer[lo].start = start;
+    s->aKer[lo].end = end;
+    s->nKer++;
+    while (s->nKer > KER_HOLD + 2 * (int64_t)s->w) ker_feed(s);
+}
+
+
+/* The slot of kind k in a VT_KIND_SLOTS table: itself, or the last slot for any other. */
+static int kind_slot(int64_t k)
+{
+    return k >= 0 && k < VT_KIND_SLOTS - 1 ? (int)k : VT_KIND_SLOTS - 1;
+}
+
+/* Extra argument i (after the times and the guarded columns). */
+static sqlite3_value *extra(const struct scan *s, sqlite3_value **argv, int i)
+{
+    return argv[aLarge[s->k].nTime + s->nGuard + i];
+}
+
+/* Integer extra argument i, or -1 marking the pass irregular (any other type). */
+static int64_t extra_int(struct scan *s, sqlite3_value **argv, int i)
+{
+    sqlite3_value *v = extra(s, argv, i);
+    if (sqlite3_value_type(v) == SQLITE_INTEGER) return sqlite3_value_int64(v);
+    s->bIrregular = 1;
+    return -1;
+}
+
+/* The guarded column "bytes" as an integer (it passed its domain: an integer, or NULL read as 0). */
+static int64_t row_bytes(const struct scan *s, sqlite3_value **argv)
+{
+    return s->iBytes >= 0 ? sqlite3_value_int64(argv[aLarge[s->k].nTime + s->iBytes]) : 0;
+}
+
+/* The figures of one kept row of table k (times already judged; bKnown: start known and after 0). */
+static void row_figures(struct scan *s, sqlite3_value **argv, int64_t start, int64_t end, int bKnown)
+{
+    struct vt_tracefile *f = s->f;
+    int64_t op, kind, bytes;
+    switch (s->k) {
+    case VT_T_MEM:
+        op = extra_int(s, argv, 0);
+        kind = extra_int(s, argv, 1);
+        bytes = row_bytes(s, argv);
+        f->aMemOp[op >= 0 && op < 16 ? op : 0]++;
+        if (op == VT_MEMOP_ALLOC) {
+            struct vt_kindcount *c = &f->aAllocKind[kind_slot(kind)];
+            c->n++;
+            c->bytes += bytes;
+            f->allocBytes += bytes;
+        }
+        /* caching-allocator segments: 2 MiB small-pool segments, and large ones (20 MiB for requests up
+         * to 10 MiB, larger requests rounded to 2 MiB) */
+        if ((op == VT_MEMOP_ALLOC || op == VT_MEMOP_VMM_MAP) && (kind == VT_MEMKIND_UNKNOWN || kind == VT_MEMKIND_DEVICE)) {
+            f->nDevAlloc++;
+            f->nSegmentLike += bytes == 2097152 || (bytes >= 10485760 && bytes % 2097152 == 0);
+        }
+        break;
+    case VT_T_USE:
+        if (extra_int(s, argv, 0) != VT_USE_KERNEL_ARG) return; /* readers take kernel uses only */
+        s->t->bAny = 1;
+        break;
+    case VT_T_COPY: {
+        int64_t ck = extra_int(s, argv, 0), sk = extra_int(s, argv, 1), dk = extra_int(s, argv, 2);
+        struct vt_kindcount *c = &f->aCopyKind[kind_slot(ck)];
+        c->n++;
+        c->bytes += row_bytes(s, argv);
+        c->pageable += sk == VT_MEMKIND_PAGEABLE || dk == VT_MEMKIND_PAGEABLE;
+        s->t->bAny |= sqlite3_value_type(extra(s, argv, 3)) != SQLITE_NULL ||
+                      sqlite3_value_type(extra(s, argv, 4)) != SQLITE_NULL;
+        break;
+    }
+    case VT_T_SET: s->t->bAny |= sqlite3_value_type(extra(s, argv, 0)) != SQLITE_NULL; break;
+    case VT_T_KER:
+        if (bKnown && s->pFeed) ker_take(s, start, end);
+        break;
+    default: break;
+    }
+    if (bKnown) order_row(s, start);
+}
+
+/*
+ * SQL function vt_scan_row(time columns, guarded columns, extras) (aLarge), called once per
+ * row of a table scan in rowid order (scan_table). Returns NULL: no row is output.
+ */
+static void scan_row(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+    struct scan *s = sqlite3_user_data(ctx);
+    struct vt_tblfacts *t = s->t;
+    int nTime = aLarge[s->k].nTime, aKnown[2] = {0, 0}, ok, bKnown;
+    int64_t aTime[2] = {0, 0}, end;
+    (void)argc;
+    if (s->bIrregular) return;
+    if (s->bStored) {
+        ok = vt__stored_times(argv, nTime, s->base, aTime, aKnown);
+    } else {
+        ok = 1;
+        for (int i = 0; ok > 0 && i < nTime; i++) {
+            ok = vt__dom_value(argv[i], VT_DOM_TIME);
+            aKnown[i] = sqlite3_value_type(argv[i]) == SQLITE_INTEGER;
+            aTime[i] = aKnown[i] ? sqlite3_value_int64(argv[i]) : 0;
+        }
+    }
+    if (ok == 0) s->aReject[MAX_GUARD]++;
+    for (int i = 0; ok > 0 && i < s->nGuard; i++)
+        if ((ok = vt__dom_value(argv[nTime + i], s->aDom[i])) == 0) s->aReject[i]++;
+    if (ok < 0) {
+        s->bIrregular = 1;
+        return;
+    }
+    if (!ok) {
+        t->nHidden++;
+        return;
+    }
+    t->nRow++;
+    /* 0 is an unknown time too (schema 1 and 2 stored it); an end before its start is unknown */
+    bKnown = aKnown[0] && aTime[0] > 0;
+    end = nTime > 1 && aKnown[1] && aTime[1] >= aTime[0] ? aTime[1] : aTime[0];
+    if (!bKnown) {
+        t->nNoTime++;
+    } else {
+        if (t->t0 < 0 || aTime[0] < t->t0) t->t0 = aTime[0];
+        if (end > t->t1) t->t1 = end;
+    }
+    row_figures(s, argv, aTime[0], end, bKnown);
+}
+
+/* Reset the figures of table k in f (before the pass, and before SQL redoes them). */
+static void figures_reset(struct vt_tracefile *f, int k)
+{
+    struct vt_tblfacts *t = &f->aT[k];
+    int bPresent = t->bPresent;
+    memset(t, 0, sizeof *t);
+    t->bPresent = bPresent;
+    t->t0 = t->t1 = -1;
+    if (k == VT_T_MEM) {
+        memset(f->aMemOp, 0, sizeof f->aMemOp);
+        memset(f->aAllocKind, 0, sizeof f->aAllocKind);
+        f->allocBytes = f->nDevAlloc = f->nSegmentLike = 0;
+    } else if (k == VT_T_COPY) {
+        memset(f->aCopyKind, 0, sizeof f->aCopyKind);
+    }
+}
+
+/* Run a query returning integers into a[0..n) (NULL -> -1). Returns an SQLite code. */
+static int query_ints(sqlite3 *db, const char *zSql, int64_t *a, int n)
+{
+    sqlite3_stmt *p = NULL;
+    int rc = zSql ? sqlite3_prepare_v2(db, zSql, -1, &p, NULL) : SQLITE_NOMEM;
+    for (int i = 0; i < n; i++) a[i] = -1;
+    if (rc == SQLITE_OK && (rc = sqlite3_step(p)) == SQLITE_ROW) {
+        for (int i = 0; i < n; i++)
+            if (sqlite3_column_type(p, i) != SQLITE_NULL) a[i] = sqlite3_column_int64(p, i);
+        rc = SQLITE_OK;
+    } else if (rc == SQLITE_DONE) {
+        rc = SQLITE_OK;
+    }
+    sqlite3_finalize(p);
+    return rc;
+}
+
+/* Each row of zSql (group, count, bytes[, pageable]) added into a[kind_slot(group)]. An SQLite code. */
+static int query_kinds(sqlite3 *db, const char *zSql, struct vt_kindcount *a, int64_t *aOp)
+{
+    sqlite3_stmt *p = NULL;
+    int rc = sqlite3_prepare_v2(db, zSql, -1, &p, NULL);
+    while (rc == SQLITE_OK && (rc = sqlite3_step(p)) == SQLITE_ROW) {
+        int64_t k = sqlite3_column_int64(p, 0);
+        rc = SQLITE_OK;
+        if (aOp) {
+            aOp[k >= 0 && k < 16 ? k : 0] += sqlite3_column_int64(p, 1);
+            continue;
+        }
+        a[kind_slot(k)].n += sqlite3_column_int64(p, 1);
+        a[kind_slot(k)].bytes += sqlite3_column_int64(p, 2);
+        if (sqlite3_column_count(p) > 3) a[kind_slot(k)].pageable += sqlite3_column_int64(p, 3);
+    }
+    if (rc == SQLITE_DONE) rc = SQLITE_OK;
+    sqlite3_finalize(p);
+    return rc;
+}
+
+/*
+ * The facts of table k by SQL through the guard's view (a table the pass could not judge):
+ * the same figures, with rows read through an ORDER BY (w = -1). An SQLite code.
+ */
+static int scan_sql(struct vt_tracefile *f, int k)
+{
+    const char *zT = aLarge[k].zTable, *zStart = aLarge[k].nTime == 1 ? "ts" : "start";
+    const char *zEnd = aLarge[k].nTime == 1 ? "ts" : "CASE WHEN \"end\" >= start THEN \"end\" ELSE start END";
+    struct vt_tblfacts *t = &f->aT[k];
+    int64_t a[4];
+    char *zSql;
+    int rc;
+    int64_t nHidden = t->nHidden;
+    figures_reset(f, k);
+    t->nHidden = nHidden;
+    t->w = -1;
+    zSql = vt__strdupf("SELECT count(*), sum(NOT coalesce(%s > 0, 0)), min(CASE WHEN %s > 0 THEN %s END),"
+                       " max(CASE WHEN %s > 0 THEN %s END) FROM \"%s\"",
+                       zStart, zStart, zStart, zStart, zEnd, zT);
+    rc = query_ints(f->db, zSql, a, 4);
+    free(zSql);
+    t->nRow = a[0];
+    t->nNoTime = a[1] > 0 ? a[1] : 0;
+    t->t0 = a[2];
+    t->t1 = a[3];
+    if (rc == SQLITE_OK && k == VT_T_MEM) {
+        rc = query_kinds(f->db, "SELECT op, count(*) FROM memory_event GROUP BY op", NULL, f->aMemOp);
+        if (rc == SQLITE_OK)
+            rc = query_kinds(f->db,
+                             "SELECT mem_kind, count(*), total(bytes) FROM memory_event WHERE op = 1 GROUP BY mem_kind",
+                             f->aAllocKind, NULL);
+        for (int i = 0; i < VT_KIND_SLOTS; i++) f->allocBytes += f->aAllocKind[i].bytes;
+        if (rc == SQLITE_OK)
+            rc = query_ints(f->db,
+                            "SELECT count(*), total(bytes = 2097152 OR (bytes >= 10485760 AND bytes % 2097152 = 0))"
+                            " FROM memory_event WHERE op IN (1, 5) AND mem_kind IN (0, 3)",
+                            a, 2);
+        f->nDevAlloc = a[0] > 0 ? a[0] : 0;
+        f->nSegmentLike = a[1] > 0 ? a[1] : 0;
+    } else if (rc == SQLITE_OK && k == VT_T_COPY) {
+        rc = query_kinds(f->db,
+                         "SELECT copy_kind, count(*), total(bytes), total(src_kind = 1 OR dst_kind = 1) FROM memcpy"
+                         " GROUP BY copy_kind",
+                         f->aCopyKind, NULL);
+    }
+    /* existence only: EXISTS stops at the first row */
+    if (rc == SQLITE_OK && (k == VT_T_USE || k == VT_T_COPY || k == VT_T_SET)) {
+        rc = query_ints(f->db,
+                        k == VT_T_USE ? "SELECT EXISTS(SELECT 1 FROM buffer_use WHERE kind = 0)"
+                        : k == VT_T_COPY ? "SELECT EXISTS(SELECT 1 FROM memcpy WHERE src IS NOT NULL OR dst IS NOT NULL)"
+                                         : "SELECT EXISTS(SELECT 1 FROM memset WHERE dst IS NOT NULL)",
+                        a, 1);
+        t->bAny = a[0] > 0;
+    }
+    return rc;
+}
+
+/* The guarded non-time columns of table k that it has, into s (from VT_DOMAIN_LIST). An SQLite code. */
+static int guard_columns(sqlite3 *db, int k, struct scan *s)
+{
+    sqlite3_stmt *p = NULL;
+    int rc = sqlite3_prepare_v2(db, "SELECT 1 FROM pragma_table_xinfo(?1, 'main') WHERE name = ?2", -1, &p, NULL);
+    s->nGuard = 0;
+    s->iBytes = -1;
+#define VT__DOM_ARG(zTab, zCol, DOM)                                                                  \
+    if (rc == SQLITE_OK && !strcmp(zTab, aLarge[k].zTable) && strcmp(zCol, "ts") && strcmp(zCol, "start") && \
+        strcmp(zCol, "end") && s->nGuard < MAX_GUARD) {                                               \
+        sqlite3_bind_text(p, 1, zTab, -1, SQLITE_STATIC);                                             \
+        sqlite3_bind_text(p, 2, zCol, -1, SQLITE_STATIC);                                             \
+        rc = sqlite3_step(p);                                                                         \
+        if (rc == SQLITE_ROW) {                                                                       \
+            if (!strcmp(zCol, "bytes")) s->iBytes = s->nGuard;                                        \
+            s->azGuard[s->nGuard] = zCol;                                                             \
+            s->aDom[s->nGuard++] = VT_DOM_##DOM;                                                      \
+        }                                                                                             \
+        rc = rc == SQLITE_ROW || rc == SQLITE_DONE ? SQLITE_OK : rc;                                  \
+        sqlite3_reset(p);                                                                             \
+    }
+    VT_DOMAIN_LIST(VT__DOM_ARG)
+#undef VT__DOM_ARG
+    sqlite3_finalize(p);
+    return rc;
+}
+
+/*
+ * One pass over table k in rowid order (a table scan visits rows in rowid order) through
+ * vt_scan_row, or by SQL when a value only SQL can judge is met. Fills f->aT[k] and the
+ * table's figures; hides the impossible rows behind the guard's view. An SQLite code.
+ */
+static int scan_table(struct vt_tracefile *f, int k, struct vt_kernel_feed *pFeed)
+{
+    struct scan s;
+    sqlite3_stmt *pStmt = NULL;
+    char *zSql = NULL, zArgs[512];
+    size_t n;
+    int rc;
+
+    memset(&s, 0, sizeof s);
+    figures_reset(f, k);
+    s.k = k;
+    s.f = f;
+    s.t = &f->aT[k];
+    s.bStored = f->bStored;
+    s.base = f->timeBase;
+    s.tsDropped = s.maxTs = s.lastKer = INT64_MIN;
+    s.iFar = -1;
+    s.pFeed = k == VT_T_KER && pFeed && pFeed->xKernel ? pFeed : NULL;
+    if (s.pFeed && s.pFeed->xStart && s.pFeed->xStart(s.pFeed->pArg) != SQLITE_OK) s.pFeed = NULL;
+    rc = guard_columns(f->db, k, &s);
+    if (rc != SQLITE_OK) return rc;
+    n = (size_t)snprintf(zArgs, sizeof zArgs, "%s",
+                         s.bStored ? (aLarge[k].nTime == 1 ? "t" : "t, dur")
+                                   : (aLarge[k].nTime == 1 ? "ts" : "start, \"end\""));
+    for (int i = 0; i < s.nGuard && n < sizeof zArgs; i++) n += (size_t)snprintf(zArgs + n, sizeof zArgs - n, ", \"%s\"", s.azGuard[i]);
+    if (n < sizeof zArgs) n += (size_t)snprintf(zArgs + n, sizeof zArgs - n, ", %s", aLarge[k].zExtra);
+    s.aPt = malloc(sizeof *s.aPt * RING); /* its pages are touched only as far as it fills */
+    zSql = vt__strdupf("SELECT count(*) FROM main.\"%s\" NOT INDEXED WHERE vt_scan_row(%s)", aLarge[k].zTable, zArgs);
+    rc = !s.aPt || !zSql || n >= sizeof zArgs ? SQLITE_NOMEM
+                                              : sqlite3_create_function(f->db, "vt_scan_row", -1,
+                                                                        SQLITE_UTF8 | SQLITE_DIRECTONLY, &s, scan_row,
+                                                                        NULL, NULL);
+    if (rc == SQLITE_OK) rc = sqlite3_prepare_v2(f->db, zSql, -1, &pStmt, NULL);
+    if (rc == SQLITE_OK) rc = sqlite3_step(pStmt);
+    if (rc == SQLITE_ROW) rc = SQLITE_OK;
+    sqlite3_finalize(pStmt);
+    /* remove the function: its state lives in this frame */
+    sqlite3_create_function(f->db, "vt_scan_row", -1, SQLITE_UTF8, NULL, NULL, NULL, NULL);
+    while (rc == SQLITE_OK && s.pFeed && !s.bIrregular && !s.bKerLost && s.nKer > 0) ker_feed(&s);
+    if (s.pFeed) s.pFeed->bDone = rc == SQLITE_OK && !s.bIrregular && !s.bKerLost && s.rcFeed == SQLITE_OK;
+    if (rc == SQLITE_OK && s.bIrregular) {
+        s.t->nHidden = 0;
+        rc = vt__guard_count(f->db, aLarge[k].zTable, &s.t->nHidden);
+    }
+    if (rc == SQLITE_OK && s.t->nHidden > 0) rc = vt__guard_view(f->db, aLarge[k].zTable);
+    if (rc == SQLITE_OK && s.bIrregular) rc = scan_sql(f, k);
+    if (rc == SQLITE_OK && !s.bIrregular) {
+        int iWorst = -1;
+        s.t->bScanned = 1;
+        s.t->w = s.w;
+        for (int i = 0; i <= MAX_GUARD; i++)
+            if (s.aReject[i] > 0 && (iWorst < 0 || s.aReject[i] > s.aReject[iWorst])) iWorst = i;
+        if (iWorst >= 0) {
+            s.t->zWorstCol = iWorst == MAX_GUARD ? (aLarge[k].nTime == 1 ? "ts" : "start/end") : s.azGuard[iWorst];
+            s.t->nWorst = s.aReject[iWorst];
+        }
+    }
+    free(s.aPt);
+    free(s.aKer);
+    free(zSql);
+    return rc;
+}
+
+int vt__scan(struct vt_tracefile *f, struct vt_kernel_feed *pFeed)
+{
+    int rc = SQLITE_OK;
+    f->nHidden = 0;
+    if (pFeed) pFeed->bDone = 0;
+    for (int k = 0; rc == SQLITE_OK && k < VT_T_N; k++) {
+        int bHas = vt__schema_has_table(f->db, aLarge[k].zTable);
+        if (bHas < 0) return SQLITE_ERROR;
+        f->aT[k].bPresent = bHas;
+        figures_reset(f, k);
+        if (!bHas) continue;
+        rc = scan_table(f, k, pFeed);
+        f->nHidden += f->aT[k].nHidden;
+    }
+    /* the small tables: the guard's own count, and a view where it hides rows */
+    for (int i = 0; rc == SQLITE_OK && vt__guard_tables[i]; i++) {
+        int64_t nHidden = 0;
+        int bLarge = 0;
+        for (int k = 0; k < VT_T_N; k++) bLarge |= !strcmp(vt__guard_tables[i], aLarge[k].zTable);
+        if (bLarge) continue;
+        rc = vt__guard_count(f->db, vt__guard_tables[i], &nHidden);
+        if (rc == SQLITE_OK && nHidden > 0) rc = vt__guard_view(f->db, vt__guard_tables[i]);
+        f->nHidden += nHidden;
+    }
+    return rc;
+}

@@ -1,0 +1,241 @@
+/* Report: JSON with versioned keys (documented in docs/analysis.md). */
+#include "report.h"
+
+#include <string.h>
+
+/* An integer, or null when negative (unknown). */
+static void jint(FILE *f, const char *zKey, int64_t v, int bComma)
+{
+    fprintf(f, "\"%s\": ", zKey);
+    if (v < 0) fputs("null", f);
+    else fprintf(f, "%lld", (long long)v);
+    if (bComma) fputs(", ", f);
+}
+
+static void jstr(FILE *f, const char *zKey, const char *z, int bComma)
+{
+    fprintf(f, "\"%s\": ", zKey);
+    vt__json_str(f, z && *z ? z : NULL);
+    if (bComma) fputs(", ", f);
+}
+
+/* A JSON array of at most nMax allocations from a snapshot. */
+static void snaps(FILE *f, const struct vt_trace *t, const struct vt_snap *a, int n, int nMax)
+{
+    fputc('[', f);
+    for (int k = 0; k < n && k < nMax; k++) {
+        fprintf(f, "%s{", k ? ", " : "");
+        jint(f, "address", a[k].address, 1);
+        jint(f, "bytes", a[k].bytes, 1);
+        jint(f, "alloc_ts", a[k].allocTs, 1);
+        jint(f, "last_use_ts", a[k].lastUse, 1);
+        jint(f, "mem_kind", a[k].memKind, 1);
+        jstr(f, "site", a[k].site >= 0 ? t->sites.a[a[k].site].zSite : NULL, 0);
+        fputc('}', f);
+    }
+    fputc(']', f);
+}
+
+/*
+ * A JSON array of at most nMax groups (what was live by site and memory kind):
+ * {count, bytes, site, stack_id, mem_kind, largest {address, bytes, alloc_ts, last_use_ts}}.
+ */
+static void groups(FILE *f, const struct vt_trace *t, const struct vt_group *a, int n, int nMax)
+{
+    fputc('[', f);
+    for (int k = 0; k < n && k < nMax; k++) {
+        const struct vt_site *s = a[k].site >= 0 && a[k].site < t->sites.n ? &t->sites.a[a[k].site] : NULL;
+        fprintf(f, "%s{", k ? ", " : "");
+        jint(f, "count", a[k].count, 1);
+        jint(f, "bytes", a[k].bytes, 1);
+        jstr(f, "site", s ? s->zSite : NULL, 1);
+        jint(f, "stack_id", s ? s->stackId : -1, 1);
+        jint(f, "mem_kind", a[k].memKind, 1);
+        fputs("\"largest\": {", f);
+        jint(f, "address", a[k].largest.address, 1);
+        jint(f, "bytes", a[k].largest.bytes, 1);
+        jint(f, "alloc_ts", a[k].largest.allocTs, 1);
+        jint(f, "last_use_ts", a[k].largest.lastUse, 0);
+        fputs("}}", f);
+    }
+    fputc(']', f);
+}
+
+/* One element of "traces" (keys documented in docs/analysis.md). */
+static void trace_json(FILE *f, const struct vt_result *r, int i)
+{
+    const struct vt_trace *t = &r->aTrace[i];
+    const struct vt_opts *o = r->pOpts;
+    fputs("    {", f);
+    jstr(f, "path", t->f.zPath, 1);
+    jstr(f, "pid", t->f.zPid, 1);
+    jstr(f, "rank", t->f.zRank, 1);
+    jstr(f, "hostname", t->f.zHost, 1);
+    jstr(f, "cmdline", t->f.zCmd, 1);
+    fprintf(f, "\"tensor_level\": %s, \"segment_level\": %s, \"closed_cleanly\": %s, \"written_back\": %s,\n      ",
+            t->f.bTensors ? "true" : "false", t->f.bSegments ? "true" : "false", t->f.bCleanClose ? "true" : "false",
+            t->f.bWritable ? "true" : "false");
+    jint(f, "start_ns", t->f.t0, 1);
+    jint(f, "end_ns", t->f.t1, 1);
+    jint(f, "duration_ns", t->f.t1 - t->f.t0, 0);
+    fputs(",\n      \"lifetimes\": {", f);
+    jint(f, "allocations", t->lc.nAlloc, 1);
+    jint(f, "freed", t->lc.nFree, 1);
+    jint(f, "live_at_end", t->lc.nLiveEnd, 1);
+    jint(f, "live_at_end_bytes", t->lc.liveEndBytes, 1);
+    jint(f, "free_unknown", t->lc.nFreeUnknown, 1);
+    jint(f, "double_free", t->lc.nDoubleFree, 1);
+    jint(f, "free_missing", t->lc.nFreeMissing, 1);
+    jint(f, "kernel_uses", t->lc.nKernelUse, 1);
+    jint(f, "copy_uses", t->lc.nCopyUse, 1);
+    jint(f, "uses_matched", t->lc.nUseMatched, 0);
+    fputs("},\n      \"devices\": [", f);
+    for (int d = 0; d < t->tl.nDev; d++) {
+        const struct vt_device *dv = &t->tl.aDev[d];
+        fprintf(f, "%s\n        {\"id\": %d, ", d ? "," : "", dv->id);
+        jstr(f, "name", dv->zName, 1);
+        jint(f, "total_bytes", dv->totalBytes > 0 ? dv->totalBytes : -1, 1);
+        jint(f, "peak_bytes", dv->peak, 1);
+        jint(f, "peak_ts", dv->peakTs, 1);
+        jint(f, "pool_reserved_peak_bytes", dv->poolPeakReserved, 1);
+        jint(f, "live_at_exit_bytes", dv->live, 1);
+        fputs("\"live_at_peak\": ", f);
+        snaps(f, t, dv->aTop, dv->nTop, o->nTop);
+        fputs(",\n         \"live_at_peak_groups\": ", f);
+        groups(f, t, dv->aGroup, dv->nGroup, o->nTop);
+        fprintf(f, ",\n         \"timeline\": {\"start_ns\": %lld, \"bucket_ns\": %lld, \"max_live_bytes\": [",
+                (long long)t->f.t0, (long long)((t->f.t1 - t->f.t0 + 1 + VT_TIMELINE_BUCKETS - 1) / VT_TIMELINE_BUCKETS));
+        for (int k = 0; k < VT_TIMELINE_BUCKETS; k++) fprintf(f, "%s%lld", k ? "," : "", (long long)dv->aMax[k]);
+        fputs("], \"last_live_bytes\": [", f);
+        for (int k = 0; k < VT_TIMELINE_BUCKETS; k++) fprintf(f, "%s%lld", k ? "," : "", (long long)dv->aLast[k]);
+        fputs("], \"pool_reserved_bytes\": [", f);
+        for (int k = 0; k < VT_TIMELINE_BUCKETS; k++) fprintf(f, "%s%lld", k ? "," : "", (long long)dv->aPool[k]);
+        fputs("]}}", f);
+    }
+    fputs("],\n      ", f);
+    jstr(f, "phase_source", t->ph.zSource, 1);
+    jint(f, "iterations", t->ph.nIter, 0);
+    fputs(",\n      \"phases\": [", f);
+    for (int k = 0; k < t->ph.n; k++) {
+        const struct vt_phase *p = &t->ph.a[k];
+        fprintf(f, "%s\n        {\"id\": %d, ", k ? "," : "", k + 1);
+        jstr(f, "kind", vt__phase_kind_name(p->kind), 1);
+        jstr(f, "name", p->zName, 1);
+        jstr(f, "source", p->zSource, 1);
+        jint(f, "start_ns", p->start, 1);
+        jint(f, "end_ns", p->end, 1);
+        jint(f, "iterations", p->nIter, 1);
+        jint(f, "peak_bytes", p->peak, 1);
+        jint(f, "peak_ts", p->peakTs, 1);
+        jint(f, "start_live_bytes", p->startLive, 1);
+        jint(f, "carried_from_training_bytes", p->carried, 1);
+        fputs("\"live_at_peak\": ", f);
+        snaps(f, t, p->aTop, p->nTop, o->nTop);
+        fputs(", \"live_at_peak_groups\": ", f);
+        groups(f, t, p->aGroup, p->nGroup, o->nTop);
+        fputc('}', f);
+    }
+    fputs("],\n      \"ooms\": [", f);
+    for (int k = 0; k < t->nOom; k++) {
+        const struct vt_oom *m = &t->aOom[k];
+        fprintf(f, "%s\n        {", k ? "," : "");
+        jint(f, "ts", m->ts, 1);
+        jint(f, "device", m->device, 1);
+        jint(f, "requested_bytes", m->requested, 1);
+        jint(f, "free_bytes", m->freeBytes, 1);
+        jint(f, "total_bytes", m->totalBytes, 1);
+        jint(f, "held_bytes", m->held, 1);
+        jint(f, "pool_cached_bytes", m->poolCached, 1);
+        jint(f, "others_bytes", m->freeBytes >= 0 ? m->others : -1, 1);
+        jstr(f, "verdict", m->zVerdict, 1);
+        jstr(f, "site", m->site >= 0 ? t->sites.a[m->site].zSite : NULL, 1);
+        fputs("\"live\": ", f);
+        snaps(f, t, m->aTop, m->nTop, o->nTop);
+        fputs(", \"live_groups\": ", f);
+        groups(f, t, m->aGroup, m->nGroup, o->nTop);
+        fputc('}', f);
+    }
+    fputs("],\n      \"transfers\": {", f);
+    for (int d = 0; d < 2; d++) {
+        const struct vt_xfer *x = &t->xf.x[d];
+        fprintf(f, "\"%s\": {", d ? "dtoh" : "htod");
+        jint(f, "count", x->count, 1);
+        jint(f, "bytes", x->bytes, 1);
+        jint(f, "ns", x->ns, 1);
+        jint(f, "pageable_count", x->pageCount, 1);
+        jint(f, "pageable_bytes", x->pageBytes, 1);
+        jint(f, "pageable_ns", x->pageNs, 1);
+        fprintf(f, "\"best_gbps\": %.3f}, ", x->bestBw);
+    }
+    jint(f, "copy_ns", t->xf.copyNs, 1);
+    jint(f, "copy_without_kernel_ns", t->xf.copySerialNs, 1);
+    jint(f, "kernel_busy_ns", t->xf.kernelBusyNs, 0);
+    fputs("},\n      \"live_at_exit\": ", f);
+    snaps(f, t, t->tl.aEnd, t->tl.nEnd, o->nTop);
+    if (o->bBySite) {
+        fputs(",\n      \"sites\": [", f);
+        for (int k = 0; k < t->sites.n; k++) {
+            const struct vt_site *s = &t->sites.a[k];
+            fprintf(f, "%s\n        {", k ? "," : "");
+            jstr(f, "site", s->zSite, 1);
+            jint(f, "stack_id", s->stackId, 1);
+            jint(f, "allocations", s->nAlloc, 1);
+            jint(f, "total_bytes", s->totalBytes, 1);
+            jint(f, "peak_live_bytes", s->peakLiveBytes, 1);
+            jint(f, "live_at_exit_count", s->nLive, 1);
+            jint(f, "live_at_exit_bytes", s->liveBytes, 0);
+            fputc('}', f);
+        }
+        fputc(']', f);
+    }
+    fputs(",\n      \"notes\": [", f);
+    for (int k = 0; k < t->f.nNote; k++) {
+        if (k) fputs(", ", f);
+        vt__json_str(f, t->f.azNote[k]);
+    }
+    fputs("]}", f);
+}
+
+/* The whole JSON report; 0, or -1 on a write error. */
+int vt__report_json(FILE *f, const struct vt_result *r)
+{
+    int aSev[VT_SEV_HIGH + 1] = {0};
+    int64_t sum = 0, hi = -1, lo = -1;
+    fprintf(f, "{\n  \"vramtrace_report_version\": %d,\n  \"generator\": \"vramtrace %s\",\n  \"traces\": [\n",
+            VT_REPORT_VERSION, VT_VERSION);
+    for (int i = 0; i < r->nTrace; i++) {
+        if (i) fputs(",\n", f);
+        trace_json(f, r, i);
+        sum += vt__main_peak(&r->aTrace[i]);
+        if (hi < 0 || vt__main_peak(&r->aTrace[i]) > hi) hi = vt__main_peak(&r->aTrace[i]);
+        if (lo < 0 || vt__main_peak(&r->aTrace[i]) < lo) lo = vt__main_peak(&r->aTrace[i]);
+    }
+    fputs("\n  ],\n  \"findings\": [", f);
+    for (int i = 0; i < r->nFind; i++) {
+        const struct vt_finding *x = &r->aFind[i];
+        aSev[x->severity]++;
+        fprintf(f, "%s\n    {\"trace\": %d, ", i ? "," : "", x->trace);
+        jstr(f, "pid", r->aTrace[x->trace].f.zPid, 1);
+        jstr(f, "rank", r->aTrace[x->trace].f.zRank, 1);
+        jstr(f, "kind", x->zKind, 1);
+        jstr(f, "severity", vt__sev_name(x->severity), 1);
+        jstr(f, "title", x->zTitle, 1);
+        jint(f, "bytes", x->bytes, 1);
+        jint(f, "count", x->count, 1);
+        jint(f, "first_ts", x->firstTs, 1);
+        jint(f, "last_ts", x->lastTs, 1);
+        jint(f, "device", x->device, 1);
+        jstr(f, "phase", x->zPhase, 1);
+        jint(f, "stack_id", x->stackId, 1);
+        jstr(f, "site", x->zSite, 1);
+        jstr(f, "evidence", x->zEvidence, 1);
+        jstr(f, "fix", x->zFix, 0);
+        fputc('}', f);
+    }
+    fprintf(f, "\n  ],\n  \"summary\": {\"traces\": %d, \"findings\": %d, \"high\": %d, \"medium\": %d, "
+               "\"low\": %d, \"info\": %d, \"sum_of_device_peaks_bytes\": %lld, \"max_device_peak_bytes\": %lld, "
+               "\"min_device_peak_bytes\": %lld}\n}\n",
+            r->nTrace, r->nFind, aSev[VT_SEV_HIGH], aSev[VT_SEV_MEDIUM], aSev[VT_SEV_LOW], aSev[VT_SEV_INFO],
+            (long long)sum, (long long)(hi > 0 ? hi : 0), (long long)(lo > 0 ? lo : 0));
+    return ferror(f) ? -1 : 0;
+}

@@ -1,0 +1,117 @@
+/* Report: Markdown (findings first, then one section per process). */
+#include "report.h"
+
+#include <string.h>
+
+/* The whole Markdown report; 0, or -1 on a write error. */
+int vt__report_markdown(FILE *f, const struct vt_result *r)
+{
+    const struct vt_opts *o = r->pOpts;
+    char zB[32], zA[32], zZ[32];
+    fprintf(f, "# vramtrace analysis\n\n%d trace%s, %d finding%s.\n\n", r->nTrace, r->nTrace == 1 ? "" : "s",
+            r->nFind, r->nFind == 1 ? "" : "s");
+    if (r->nFind) {
+        fprintf(f, "## Findings (worst first)\n\n");
+        fprintf(f, "| # | severity | kind | process | finding | bytes | phase |\n|---|---|---|---|---|---|---|\n");
+        for (int i = 0; i < r->nFind; i++) {
+            const struct vt_finding *x = &r->aFind[i];
+            vt__fmt_bytes(x->bytes, zB, sizeof zB);
+            fprintf(f, "| %d | %s | %s | %s | ", i + 1, vt__sev_name(x->severity), x->zKind,
+                    r->aTrace[x->trace].f.zPid[0] ? r->aTrace[x->trace].f.zPid : "?");
+            vt__put_text(f, x->zTitle, VT_ESC_MD);
+            fprintf(f, " | %s | ", zB);
+            vt__put_text(f, x->zPhase, VT_ESC_MD);
+            fputs(" |\n", f);
+        }
+        for (int i = 0; i < r->nFind; i++) {
+            const struct vt_finding *x = &r->aFind[i];
+            const struct vt_trace *t = &r->aTrace[x->trace];
+            vt__fmt_at(t, x->firstTs, zA, sizeof zA);
+            vt__fmt_at(t, x->lastTs, zZ, sizeof zZ);
+            fprintf(f, "\n### %d. [%s] %s\n\n", i + 1, vt__sev_name(x->severity), x->zTitle ? x->zTitle : "");
+            fprintf(f, "- **kind**: %s; **count**: %lld; **time**: %s .. %s%s%s\n", x->zKind, (long long)x->count, zA, zZ,
+                    x->zPhase[0] ? "; **phase**: " : "", x->zPhase);
+            if (x->zSite) fprintf(f, "- **where**: `%s`\n", x->zSite);
+            fprintf(f, "- **evidence**: %s\n- **fix**: %s\n", x->zEvidence ? x->zEvidence : "", x->zFix ? x->zFix : "");
+        }
+    } else {
+        fprintf(f, "No problems found.\n");
+    }
+    for (int i = 0; i < r->nTrace; i++) {
+        const struct vt_trace *t = &r->aTrace[i];
+        fprintf(f, "\n## Process %s%s%s: `%s`\n\n", t->f.zPid[0] ? t->f.zPid : "?", t->f.zRank[0] ? ", rank " : "",
+                t->f.zRank, t->f.zPath);
+        vt__fmt_ns(t->f.t1 - t->f.t0, zA, sizeof zA);
+        vt__fmt_bytes(t->lc.liveEndBytes, zB, sizeof zB);
+        fprintf(f, "- duration %s; %lld allocations, %lld freed, %lld live at exit (%s)\n", zA, (long long)t->lc.nAlloc,
+                (long long)t->lc.nFree, (long long)t->lc.nLiveEnd, zB);
+        fprintf(f, "- frees of unknown addresses %lld, double frees %lld, frees missing %lld\n",
+                (long long)t->lc.nFreeUnknown, (long long)t->lc.nDoubleFree, (long long)t->lc.nFreeMissing);
+        fprintf(f, "- level: %s; phases from %s (%d phases, %d iterations)\n",
+                t->f.bSegments ? "caching-allocator segments" : t->f.bTensors ? "tensors" : "allocations", t->ph.zSource,
+                t->ph.n, t->ph.nIter);
+        for (int k = 0; k < t->f.nNote; k++) fprintf(f, "- note: %s\n", t->f.azNote[k]);
+        fprintf(f, "\n| device | peak | at | live at peak, by site and kind |\n|---|---|---|---|\n");
+        for (int d = 0; d < t->tl.nDev; d++) {
+            const struct vt_device *dv = &t->tl.aDev[d];
+            vt__fmt_bytes(dv->peak, zB, sizeof zB);
+            vt__fmt_at(t, dv->peakTs, zA, sizeof zA);
+            if (dv->id >= 0) fprintf(f, "| %d %s | %s | %s | ", dv->id, dv->zName, zB, zA);
+            else fprintf(f, "| %s | %s | %s | ", dv->zName, zB, zA);
+            for (int k = 0; k < dv->nGroup && k < o->nTop && k < 3; k++) {
+                char zG[600];
+                vt__fmt_group(t, &dv->aGroup[k], zG, sizeof zG);
+                fputs(k ? "; " : "", f);
+                vt__put_text(f, zG, VT_ESC_MD);
+            }
+            fputs(" |\n", f);
+        }
+        if (t->ph.n) {
+            fprintf(f, "\n| phase | kind | start | end | peak | iterations | largest site at peak |\n"
+                       "|---|---|---|---|---|---|---|\n");
+            for (int k = 0; k < t->ph.n; k++) {
+                const struct vt_phase *p = &t->ph.a[k];
+                vt__fmt_at(t, p->start, zA, sizeof zA);
+                vt__fmt_at(t, p->end, zZ, sizeof zZ);
+                vt__fmt_bytes(p->peak > 0 ? p->peak : 0, zB, sizeof zB);
+                fputs("| ", f);
+                vt__put_text(f, p->zName, VT_ESC_MD);
+                fprintf(f, " | %s | %s | %s | %s | %d | ", vt__phase_kind_name(p->kind), zA, zZ, zB, p->nIter);
+                if (p->nGroup > 0) {
+                    char zG[600];
+                    vt__fmt_group(t, &p->aGroup[0], zG, sizeof zG);
+                    vt__put_text(f, zG, VT_ESC_MD);
+                }
+                fputs(" |\n", f);
+            }
+        }
+        if (o->bBySite && t->sites.n) {
+            fprintf(f, "\n| site | allocations | total | peak live | live at exit |\n|---|---|---|---|---|\n");
+            for (int k = 0; k < t->sites.n; k++) {
+                const struct vt_site *s = &t->sites.a[k];
+                char zP[32], zE[32];
+                vt__fmt_bytes(s->totalBytes, zB, sizeof zB);
+                vt__fmt_bytes(s->peakLiveBytes, zP, sizeof zP);
+                vt__fmt_bytes(s->liveBytes, zE, sizeof zE);
+                fputs("| ", f);
+                vt__put_text(f, s->zSite, VT_ESC_MD);
+                fprintf(f, " | %lld | %s | %s | %s |\n", (long long)s->nAlloc, zB, zP, zE);
+            }
+        }
+    }
+    if (r->nTrace > 1) {
+        int64_t sum = 0;
+        fprintf(f, "\n## All processes\n\n| pid | rank | device peak | findings | worst |\n|---|---|---|---|---|\n");
+        for (int i = 0; i < r->nTrace; i++) {
+            const struct vt_trace *t = &r->aTrace[i];
+            int worst, n = vt__trace_findings(r, i, &worst);
+            sum += vt__main_peak(t);
+            vt__fmt_bytes(vt__main_peak(t), zB, sizeof zB);
+            fprintf(f, "| %s | %s | %s | %d | %s |\n", t->f.zPid[0] ? t->f.zPid : "?", t->f.zRank[0] ? t->f.zRank : "-", zB, n,
+                    worst >= 0 ? vt__sev_name(worst) : "-");
+        }
+        vt__fmt_bytes(sum, zB, sizeof zB);
+        fprintf(f, "\nSum of per-process device peaks: %s.\n", zB);
+    }
+    return ferror(f) ? -1 : 0;
+}

@@ -1,0 +1,201 @@
+/* Report: plain text for a terminal, worst findings first, then one section per process. */
+#include "report.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define WIDTH 100
+
+/* Print z word-wrapped to WIDTH, first line after zLead, following lines indented by nIndent. */
+static void wrap(FILE *f, const char *zLead, int nIndent, const char *z)
+{
+    int col = fprintf(f, "%s", zLead), bFirst = 1;
+    if (!z) z = "";
+    while (*z == ' ') z++;
+    while (*z) {
+        const char *zEnd = z;
+        while (*zEnd && *zEnd != ' ') zEnd++;
+        int len = (int)(zEnd - z);
+        if (!bFirst && col + 1 + len > WIDTH) {
+            fprintf(f, "\n%*s", nIndent, "");
+            col = nIndent;
+        } else if (!bFirst) {
+            fputc(' ', f);
+            col++;
+        }
+        vt__put_esc(f, z, (size_t)len, VT_ESC_TEXT, VT_TEXT_CAP);
+        col += len;
+        bFirst = 0;
+        z = zEnd;
+        while (*z == ' ') z++;
+    }
+    fputc('\n', f);
+}
+
+static const char *who(const struct vt_trace *t, char *z, size_t n)
+{
+    if (t->f.zRank[0]) snprintf(z, n, "pid %s, rank %s", t->f.zPid[0] ? t->f.zPid : "?", t->f.zRank);
+    else snprintf(z, n, "pid %s", t->f.zPid[0] ? t->f.zPid : "?");
+    return z;
+}
+
+/* One finding: severity, title, size and time, where, evidence, fix. */
+static void finding(FILE *f, const struct vt_result *r, const struct vt_finding *x)
+{
+    const struct vt_trace *t = &r->aTrace[x->trace];
+    char zHead[512], zB[32], zA[32], zZ[32], zW[96], zLine[512];
+    char zSev[16];
+    int i;
+    snprintf(zSev, sizeof zSev, "%s", vt__sev_name(x->severity));
+    for (i = 0; zSev[i]; i++) zSev[i] = (char)(zSev[i] >= 'a' && zSev[i] <= 'z' ? zSev[i] - 32 : zSev[i]);
+    snprintf(zHead, sizeof zHead, "[%s] %s: ", zSev, x->zKind);
+    wrap(f, zHead, 4, x->zTitle);
+    vt__fmt_bytes(x->bytes, zB, sizeof zB);
+    vt__fmt_at(t, x->firstTs, zA, sizeof zA);
+    vt__fmt_at(t, x->lastTs, zZ, sizeof zZ);
+    snprintf(zLine, sizeof zLine, "%s%s%s, %lld event%s, %s .. %s%s%s", r->nTrace > 1 ? who(t, zW, sizeof zW) : "",
+             r->nTrace > 1 ? "; " : "", zB, (long long)x->count, x->count == 1 ? "" : "s", zA, zZ,
+             x->zPhase[0] ? "; phase " : "", x->zPhase);
+    wrap(f, "    ", 4, zLine);
+    if (x->zSite) wrap(f, "    where:    ", 14, x->zSite);
+    wrap(f, "    evidence: ", 14, x->zEvidence);
+    wrap(f, "    fix:      ", 14, x->zFix);
+}
+
+/* One process: lifetime counts, device peaks with what was live, phases, notes, sites. */
+static void trace_section(FILE *f, const struct vt_result *r, int iTrace)
+{
+    const struct vt_trace *t = &r->aTrace[iTrace];
+    const struct vt_opts *o = r->pOpts;
+    char zW[96], zB[32], zC[32], zT[32], zLine[1024];
+    fprintf(f, "\n== Process %s: %s ==\n", who(t, zW, sizeof zW), t->f.zPath);
+    if (t->f.zCmd[0]) wrap(f, "  command: ", 11, t->f.zCmd);
+    vt__fmt_ns(t->f.t1 - t->f.t0, zT, sizeof zT);
+    vt__fmt_bytes(t->lc.liveEndBytes, zB, sizeof zB);
+    snprintf(zLine, sizeof zLine,
+             "duration %s; %lld allocations, %lld freed, %lld live at exit (%s); %lld frees of unknown "
+             "addresses, %lld double frees, %lld frees missing; level: %s",
+             zT, (long long)t->lc.nAlloc, (long long)t->lc.nFree, (long long)t->lc.nLiveEnd, zB,
+             (long long)t->lc.nFreeUnknown, (long long)t->lc.nDoubleFree, (long long)t->lc.nFreeMissing,
+             t->f.bSegments ? "segments (caching allocator)" : t->f.bTensors ? "tensors" : "allocations");
+    wrap(f, "  ", 2, zLine);
+    for (int d = 0; d < t->tl.nDev; d++) {
+        const struct vt_device *dv = &t->tl.aDev[d];
+        char zAt[32];
+        if (dv->peak <= 0) continue;
+        vt__fmt_bytes(dv->peak, zB, sizeof zB);
+        vt__fmt_at(t, dv->peakTs, zAt, sizeof zAt);
+        vt__fmt_bytes(dv->totalBytes, zC, sizeof zC);
+        if (dv->id >= 0)
+            fprintf(f, "  device %d%s%s%s: peak %s at %s%s%s", dv->id, dv->zName[0] ? " (" : "", dv->zName,
+                    dv->zName[0] ? ")" : "", zB, zAt, dv->totalBytes > 0 ? " of " : "", dv->totalBytes > 0 ? zC : "");
+        else
+            fprintf(f, "  %s: peak %s at %s", dv->zName, zB, zAt);
+        if (dv->poolPeakReserved > 0) {
+            vt__fmt_bytes(dv->poolPeakReserved, zC, sizeof zC);
+            fprintf(f, "; pool reserved peak %s", zC);
+        }
+        fputc('\n', f);
+        for (int k = 0; k < dv->nGroup && k < o->nTop && k < 5; k++) {
+            vt__fmt_group(t, &dv->aGroup[k], zLine, sizeof zLine);
+            wrap(f, k == 0 ? "    live at peak: " : "                  ", 20, zLine);
+        }
+    }
+    if (t->ph.n) {
+        fprintf(f, "  phases (from %s, %d iterations):\n", t->ph.zSource, t->ph.nIter);
+        for (int i = 0; i < t->ph.n && i < 12; i++) {
+            const struct vt_phase *p = &t->ph.a[i];
+            char zA[32], zZ[32];
+            vt__fmt_at(t, p->start, zA, sizeof zA);
+            vt__fmt_at(t, p->end, zZ, sizeof zZ);
+            vt__fmt_bytes(p->peak > 0 ? p->peak : 0, zB, sizeof zB);
+            fprintf(f, "    %-10s %-20.20s %s .. %s, peak %s, %d iterations\n", vt__phase_kind_name(p->kind),
+                    p->zName, zA, zZ, zB, p->nIter);
+            if (p->nGroup > 0) {
+                vt__fmt_group(t, &p->aGroup[0], zLine, sizeof zLine);
+                wrap(f, "      largest at its peak: ", 8, zLine);
+            }
+        }
+        if (t->ph.n > 12) fprintf(f, "    ... %d more (see --format json)\n", t->ph.n - 12);
+    } else {
+        fprintf(f, "  phases: none found (no NVTX ranges matching the phase pattern, no backward/optimizer "
+                   "kernels)\n");
+    }
+    for (int i = 0; i < t->f.nNote; i++) wrap(f, "  note: ", 8, t->f.azNote[i]);
+    if (o->bBySite) {
+        fprintf(f, "  allocation sites (by peak live bytes):\n");
+        fprintf(f, "    %8s %10s %10s %10s  %s\n", "allocs", "total", "peak live", "at exit", "site");
+        int *aIdx = malloc(sizeof(int) * (size_t)(t->sites.n ? t->sites.n : 1));
+        if (!aIdx) return;
+        for (int i = 0; i < t->sites.n; i++) aIdx[i] = i;
+        for (int i = 1; i < t->sites.n; i++) /* insertion sort: sites are few */
+            for (int j = i; j > 0 && t->sites.a[aIdx[j - 1]].peakLiveBytes < t->sites.a[aIdx[j]].peakLiveBytes; j--) {
+                int x = aIdx[j];
+                aIdx[j] = aIdx[j - 1];
+                aIdx[j - 1] = x;
+            }
+        for (int i = 0; i < t->sites.n && i < o->nTop; i++) {
+            const struct vt_site *s = &t->sites.a[aIdx[i]];
+            char zP[32], zE[32];
+            vt__fmt_bytes(s->totalBytes, zB, sizeof zB);
+            vt__fmt_bytes(s->peakLiveBytes, zP, sizeof zP);
+            vt__fmt_bytes(s->liveBytes, zE, sizeof zE);
+            int nSite = (int)strlen(s->zSite);
+            if (nSite <= WIDTH - 48) fprintf(f, "    %8lld %10s %10s %10s  %s\n", (long long)s->nAlloc, zB, zP, zE, s->zSite);
+            else fprintf(f, "    %8lld %10s %10s %10s  ...%s\n", (long long)s->nAlloc, zB, zP, zE, s->zSite + nSite - (WIDTH - 51));
+        }
+        free(aIdx);
+    }
+}
+
+/* The whole text report; 0, or -1 on a write error. */
+int vt__report_text(FILE *f, const struct vt_result *r)
+{
+    int aSev[VT_SEV_HIGH + 1] = {0};
+    for (int i = 0; i < r->nFind; i++) aSev[r->aFind[i].severity]++;
+    fprintf(f, "vramtrace analyze: %d trace%s, %d finding%s (%d high, %d medium, %d low, %d info)\n", r->nTrace,
+            r->nTrace == 1 ? "" : "s", r->nFind, r->nFind == 1 ? "" : "s", aSev[VT_SEV_HIGH], aSev[VT_SEV_MEDIUM],
+            aSev[VT_SEV_LOW], aSev[VT_SEV_INFO]);
+    if (r->nFind == 0) fprintf(f, "\nNo problems found.\n");
+    else fprintf(f, "\n== Findings, worst first ==\n");
+    for (int i = 0; i < r->nFind; i++) {
+        if (i) fputc('\n', f);
+        finding(f, r, &r->aFind[i]);
+    }
+    for (int i = 0; i < r->nTrace; i++) trace_section(f, r, i);
+    if (r->nTrace > 1) {
+        int64_t sum = 0;
+        char zB[32], zW[96];
+        fprintf(f, "\n== All processes ==\n");
+        for (int i = 0; i < r->nTrace; i++) {
+            const struct vt_trace *t = &r->aTrace[i];
+            int worst, n = vt__trace_findings(r, i, &worst);
+            int64_t peak = vt__main_peak(t);
+            sum += peak;
+            vt__fmt_bytes(peak, zB, sizeof zB);
+            fprintf(f, "  %-24s peak %10s  %d finding%s%s%s\n", who(t, zW, sizeof zW), zB, n, n == 1 ? "" : "s",
+                    worst >= 0 ? ", worst " : "", worst >= 0 ? vt__sev_name(worst) : "");
+        }
+        vt__fmt_bytes(sum, zB, sizeof zB);
+        fprintf(f, "  sum of per-process device peaks: %s\n", zB);
+        {   /* ranks doing the same work should peak alike: name the one that does not */
+            int iMax = 0, iMin = 0;
+            for (int i = 1; i < r->nTrace; i++) {
+                if (vt__main_peak(&r->aTrace[i]) > vt__main_peak(&r->aTrace[iMax])) iMax = i;
+                if (vt__main_peak(&r->aTrace[i]) < vt__main_peak(&r->aTrace[iMin])) iMin = i;
+            }
+            int64_t hi = vt__main_peak(&r->aTrace[iMax]), lo = vt__main_peak(&r->aTrace[iMin]);
+            if (lo > 0 && hi - lo >= lo / 5) {
+                char zLine[300], zH[32], zL[32];
+                vt__fmt_bytes(hi, zH, sizeof zH);
+                vt__fmt_bytes(lo, zL, sizeof zL);
+                snprintf(zLine, sizeof zLine, "imbalance: %s peaks at %s, %.0f%% above %s (%s); ranks that do the same "
+                                              "work should peak alike",
+                         who(&r->aTrace[iMax], zW, sizeof zW), zH, 100.0 * (double)(hi - lo) / (double)lo,
+                         r->aTrace[iMin].f.zRank[0] ? "the lowest rank" : "the lowest process", zL);
+                wrap(f, "  ", 4, zLine);
+            }
+        }
+    }
+    return ferror(f) ? -1 : 0;
+}

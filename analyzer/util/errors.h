@@ -1,0 +1,26 @@
+/* Internal: the command's exit codes and its one-line error messages. */
+#ifndef VT_ANALYZER_ERRORS_H
+#define VT_ANALYZER_ERRORS_H
+
+/* Exit codes of every subcommand (documented in docs/cli.md and each --help). */
+enum vt_exit {
+    VT_EXIT_OK = 0,          /* success */
+    VT_EXIT_FINDINGS = 1,    /* analyze --fail-on: a finding at or above the given severity */
+    VT_EXIT_USAGE = 2,       /* bad arguments */
+    VT_EXIT_NOFILE = 3,      /* input missing or unreadable; output not writable */
+    VT_EXIT_NOT_TRACE = 4,   /* empty file, not SQLite, or SQLite but not a vramtrace trace */
+    VT_EXIT_TOO_NEW = 5,     /* written by a newer vramtrace (schema version) */
+    VT_EXIT_CORRUPT = 6,     /* a damaged or truncated trace */
+    VT_EXIT_INTERNAL = 7,    /* an SQLite or system error while working */
+    VT_EXIT_NOLIB = 8,       /* record: libvramtrace.so not found next to the command */
+    VT_EXIT_PARTIAL = 9,     /* several inputs: some were read, at least one was not (each named) */
+    VT_EXIT_EXEC = 127,      /* record: the command could not be started */
+};
+
+/* Print "vramtrace: " + message + newline to stderr. */
+void vt__errorf(const char *zFmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* The exit code for an SQLite error met while reading a trace: damaged (corrupt, not a database) or internal. */
+int vt__exit_for_sqlite(int rc);
+
+#endif
