@@ -17,6 +17,7 @@ enum vt_exit {
     VT_EXIT_CORRUPT = 6,     /* a damaged or truncated trace */
     VT_EXIT_INTERNAL = 7,    /* an SQLite or system error while working */
     VT_EXIT_NOLIB = 8,       /* record: libvramtrace.so not found next to the command */
+    VT_EXIT_LIMIT = 9,       /* sql: a query stopped at --timeout, the memory bound or the longest value */
     VT_EXIT_EXEC = 127,      /* record: the command could not be started */
 };
 
