@@ -147,8 +147,8 @@ static void usage(FILE *f)
             "TARGET_INFO_GPU, PROCESSES, ENUM_CUDA_*.\n"
             "See docs/queries.md and docs/nsight.md.\n\n"
             "Limits: a query stops after --timeout seconds, when SQLite would hold more than\n"
-            "1 GiB of memory, or at a string or blob longer than 64 MiB (rows printed until\n"
-            "then stay printed).\n\n"
+            "1 GiB of memory, or at a string or blob longer than 64 MiB. One step that runs\n"
+            "on ends the process 2 s past the deadline.\n\n"
             "Exit codes: 0 ok, 2 bad arguments, bad SQL or a statement that would write\n"
             "(\"vramtrace sql is read-only\"), 3 trace missing, 4 not a trace, 5 newer trace,\n"
             "6 damaged trace, 7 internal error, 9 a query stopped at a limit.\n");
