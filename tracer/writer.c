@@ -636,10 +636,10 @@ static void finish_db(struct vt_writer *w)
 }
 
 /* vt__writer_close's result once the thread is done (see writer.h). */
-static int close_result(const struct vt_writer *w)
+static int close_result(struct vt_writer *w)
 {
     if (w->bClosedCleanly) return 0;
-    return atomic_load(&((struct vt_writer *)w)->bOff) ? -EFBIG : -EIO;
+    return atomic_load(&w->bOff) ? -EFBIG : -EIO;
 }
 
 /* Free everything w owns (the database must already be closed). */
