@@ -100,7 +100,9 @@ TEST(bad_input_files)
     ASSERT_CONTAINS(zErr, "not a vramtrace trace");
     build_leaky(zNewer);
     ASSERT_EQ(SQLITE_OK, sqlite3_open(zNewer, &db));
-    ASSERT_EQ(SQLITE_OK, sqlite3_exec(db, "PRAGMA user_version = 99", NULL, NULL, NULL));
+    ASSERT_EQ(SQLITE_OK, sqlite3_exec(db, "PRAGMA user_version = 99;"
+                                          " UPDATE meta SET value = '99' WHERE key = 'schema_version'",
+                                      NULL, NULL, NULL));
     sqlite3_close(db);
     ASSERT_EQ(5, run(zNewer, NULL, NULL, NULL, NULL));
     ASSERT_CONTAINS(zErr, "newer");

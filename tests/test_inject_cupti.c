@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <sqlite3.h>
 #include <stdatomic.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 
@@ -944,6 +945,69 @@ TEST(forked_worker_not_traced)
     }
 }
 
+/*
+ * The job runs under a file-size limit (`ulimit -f`) with SIGXFSZ at its default action: once
+ * the trace is created, its files may grow 256 KiB more, then 100000 cudaMalloc/cudaFree pairs.
+ * The host ring alone holds 65536 records, about 2.5 MB of rows, which the writer writes by
+ * the time it closes at the latest: the limit is reached however the threads are scheduled.
+ */
+static void calls_past_file_size_limit(void)
+{
+    char zWal[300];
+    struct stat st;
+    struct rlimit rl;
+    snprintf(zWal, sizeof zWal, "%s-wal", getenv("VRAMTRACE_OUTPUT"));
+    if (stat(zWal, &st) != 0) _exit(50);
+    signal(SIGXFSZ, SIG_DFL);
+    rl.rlim_cur = rl.rlim_max = (rlim_t)st.st_size + (256u << 10);
+    if (setrlimit(RLIMIT_FSIZE, &rl) != 0) _exit(51);
+    for (uint32_t corr = 2000000; corr < 2200000; corr += 2) {
+        void *p = NULL;
+        cudaMalloc_v3020_params mp = {&p, 4096};
+        cudaFree_v3020_params fp = {NULL};
+        int st = 0;
+        api(RT, CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020, CUPTI_API_ENTER, &mp, &st, corr);
+        p = (void *)(uintptr_t)(0x100000000ull + (uint64_t)corr * 4096);
+        api(RT, CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020, CUPTI_API_EXIT, &mp, &st, corr);
+        fp.devPtr = p;
+        call(RT, CUPTI_RUNTIME_TRACE_CBID_cudaFree_v3020, &fp, 0, corr + 1);
+    }
+}
+
+/* The trace reaches the file-size limit: the job lives and exits 0, one line says tracing went off (none
+ * more at exit), and the trace is intact (how much was committed first depends on the timing:
+ * tests/test_rel_fsize.c checks that exactly). */
+TEST(file_size_limit_tracing_off)
+{
+    char zDir[64], zErrFile[128], zPath[128], z[4096];
+    sqlite3 *db = NULL;
+    int status;
+    snprintf(zDir, sizeof zDir, "/tmp/vt_cupti_XXXXXX");
+    ASSERT(mkdtemp(zDir) != NULL);
+    snprintf(zErrFile, sizeof zErrFile, "%s.err", zDir);
+    snprintf(zPath, sizeof zPath, "%s/trace.db", zDir);
+    status = run_child(zDir, zErrFile, MODE_OK, calls_past_file_size_limit);
+    vt_read_file(zErrFile, z, sizeof z);
+    unlink(zErrFile);
+    if (WIFSIGNALED(status)) VT__FAIL("the job was killed by signal %d: %s", WTERMSIG(status), z);
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) VT__FAIL("child status %d: %s", status, z);
+    /* the MEMORY_POOL warning, the start line, and one line for the limit: nothing at exit */
+    if (count_lines(z) != 3) VT__FAIL("expected 3 lines on stderr: %s", z);
+    ASSERT_CONTAINS(z, "vramtrace: the trace reached the largest file size allowed (ulimit -f: ");
+    ASSERT_CONTAINS(z, "tracing is off");
+    ASSERT(strstr(z, "may be incomplete") == NULL);
+    ASSERT_EQ(SQLITE_OK, sqlite3_open_v2(zPath, &db, SQLITE_OPEN_READONLY, NULL));
+    qtext(db, "PRAGMA integrity_check", z, sizeof z);
+    ASSERT_STREQ("ok", z);
+    ASSERT(q(db, "SELECT count(*) FROM api_call") < 200000);
+    sqlite3_close(db);
+    {
+        char zCmd[160];
+        snprintf(zCmd, sizeof zCmd, "rm -rf %s", zDir);
+        ASSERT_EQ(0, system(zCmd));
+    }
+}
+
 VT_TEST_LIST(T(scripted_session_records_exactly) T(multiple_subscribers_named)
              T(late_failure_removes_trace) T(exit_while_threads_call_cuda)
-             T(forked_worker_not_traced) T(nvcc_launches_yield_buffer_uses))
+             T(forked_worker_not_traced) T(nvcc_launches_yield_buffer_uses) T(file_size_limit_tracing_off))

@@ -178,5 +178,75 @@ TEST(export_absurd_device_id)
     tg_cleanup();
 }
 
+/*
+ * The schema version is stamped twice (PRAGMA user_version, meta schema_version); every reader
+ * refuses a trace whose stamps are unknown or disagree, with one line and the documented exit
+ * code (5 newer, 6 damaged), instead of reading it as the current version.
+ */
+TEST(version_stamps_refused_by_every_reader)
+{
+    static const struct {
+        const char *zSql; /* applied to a good trace */
+        int want;         /* exit code of every reader */
+        const char *zWord;
+    } aCase[] = {
+        {"SELECT 1", 0, ""},
+        {"UPDATE meta SET value = '999' WHERE key = 'schema_version'", 6, "disagree"},
+        {"UPDATE meta SET value = '-1' WHERE key = 'schema_version'", 6, "disagree"},
+        {"UPDATE meta SET value = 'abc' WHERE key = 'schema_version'", 6, "not a version number"},
+        {"DELETE FROM meta WHERE key = 'schema_version'", 6, "no schema_version"},
+        {"PRAGMA user_version = -1", 6, "disagree"},
+        {"PRAGMA user_version = 999", 6, "disagree"},
+        {"PRAGMA user_version = 999; UPDATE meta SET value = '999' WHERE key = 'schema_version'", 5, "newer"},
+    };
+    const char *zPath = tg_path("stamps.db"), *zErr = tg_path("stderr.txt"), *zOut = tg_path("stdout.txt");
+    const char *zJson = tg_path("export.json");
+    char *argvAnalyze[] = {"analyze", "--no-write", (char *)zPath, NULL};
+    char *argvInfo[] = {"info", (char *)zPath, NULL};
+    char *argvSql[] = {"sql", (char *)zPath, "SELECT count(*) FROM memory_event", NULL};
+    char *argvExport[] = {"export", "--perfetto", (char *)zJson, (char *)zPath, NULL};
+    int saveErr = dup(2), saveOut = dup(1);
+    size_t i;
+    ASSERT(saveErr >= 0 && saveOut >= 0);
+    for (i = 0; i < sizeof aCase / sizeof aCase[0]; i++) {
+        struct tg *g = tg_open(zPath);
+        int aRc[4], k;
+        const char *z;
+        ASSERT(g);
+        tg_alloc(g, 1 * MS, 0, 3, ADDR, 8 * MiB, -1);
+        ASSERT_EQ(SQLITE_OK, sqlite3_exec(g->db, aCase[i].zSql, NULL, NULL, NULL));
+        ASSERT_EQ(0, tg_close(g));
+        fflush(stdout);
+        fflush(stderr);
+        ASSERT(freopen(zOut, "w", stdout) != NULL);
+        ASSERT(freopen(zErr, "w", stderr) != NULL);
+        aRc[0] = vt__cmd_analyze(3, argvAnalyze);
+        aRc[1] = vt__cmd_info(2, argvInfo);
+        aRc[2] = vt__cmd_sql(3, argvSql);
+        aRc[3] = vt__cmd_export(4, argvExport);
+        fflush(stdout);
+        fflush(stderr);
+        ASSERT(dup2(saveOut, 1) == 1 && dup2(saveErr, 2) == 2);
+        z = slurp(zErr);
+        for (k = 0; k < 4; k++)
+            if (aRc[k] != aCase[i].want)
+                VT__FAIL("case %zu (%s): reader %d exited %d, expected %d; stderr: %s", i, aCase[i].zSql, k,
+                         aRc[k], aCase[i].want, z);
+        if (aCase[i].want) {
+            /* one line per reader, each naming the file and the reason */
+            int nLine = 0, nPrefix = 0;
+            for (const char *p = z; (p = strstr(p, "vramtrace: ")) != NULL; p++) nPrefix++;
+            for (const char *p = z; (p = strchr(p, '\n')) != NULL; p++) nLine++;
+            ASSERT_EQ(4, nPrefix);
+            ASSERT_EQ(4, nLine);
+            ASSERT_CONTAINS(z, zPath);
+            ASSERT_CONTAINS(z, aCase[i].zWord);
+        }
+    }
+    close(saveErr);
+    close(saveOut);
+    tg_cleanup();
+}
+
 VT_TEST_LIST(T(impossible_values_hidden_and_counted) T(info_and_export_skip_impossible_rows)
-             T(extreme_possible_values) T(export_absurd_device_id))
+             T(extreme_possible_values) T(export_absurd_device_id) T(version_stamps_refused_by_every_reader))

@@ -18,7 +18,11 @@
  *    contain the secrets set in the environment;
  *  - `vramtrace sql` refuses statements that write: to the trace, to another
  *    file (ATTACH, VACUUM INTO), or to settings; the trace's bytes are the same
- *    after each attempt and no file appears.
+ *    after each attempt and no file appears;
+ *  - `vramtrace sql` is a sandbox for the files it reads: fts3_tokenizer()
+ *    neither shows a process address nor takes one, a trace's own views cannot
+ *    call unsafe functions, and a query is bounded in string length, memory
+ *    and time (exit 10 with one line saying which).
  */
 
 #define SECRET "s3cr3t-9f8e7d6c"
@@ -231,5 +235,115 @@ TEST(sql_cannot_write)
     cli_cleanup();
 }
 
+/* Run `vramtrace sql [zOpt] zTrace zSql` (zOpt may be NULL); *pzOut and *pzErr get its output (heap). */
+static int sql_run(const char *zOpt, const char *zTrace, const char *zSql, char **pzOut, char **pzErr)
+{
+    const char *zDir = cli_tmpdir();
+    char zOut[PATH_MAX], zErr[PATH_MAX];
+    char *argv[] = {(char *)cli_vramtrace(), "sql", "--format", "csv", "--no-header", (char *)zOpt,
+                    (char *)zTrace, (char *)zSql, NULL};
+    int rc;
+    if (!zOpt) argv[5] = (char *)zTrace, argv[6] = (char *)zSql, argv[7] = NULL;
+    snprintf(zOut, sizeof zOut, "%s/out.txt", zDir);
+    snprintf(zErr, sizeof zErr, "%s/err.txt", zDir);
+    rc = cli_run(argv, NULL, zOut, zErr);
+    *pzOut = cli_read(zOut);
+    *pzErr = cli_read(zErr);
+    return rc;
+}
+
+/* A query's error: exactly one "vramtrace:" line on stderr. */
+static void assert_one_line(const char *zErr)
+{
+    ASSERT(strncmp(zErr, "vramtrace: ", 11) == 0);
+    ASSERT(strchr(zErr, '\n') == zErr + strlen(zErr) - 1);
+}
+
+TEST(sql_sandbox)
+{
+    const char *zDir = cli_tmpdir();
+    char zTrace[PATH_MAX], zSql[1024], *zOut, *zErr;
+    sqlite3 *db;
+    int i, n;
+    snprintf(zTrace, sizeof zTrace, "%s/t.db", zDir);
+    cli_make_trace(zTrace, 1);
+    /* A hostile trace: views of its own that call unsafe functions when a query reads them. */
+    ASSERT_EQ(SQLITE_OK, sqlite3_open(zTrace, &db));
+    cli_exec(db, "CREATE VIEW leak AS SELECT hex(fts3_tokenizer('simple')) AS p;"
+                 "CREATE VIEW plant AS SELECT fts3_tokenizer('evil', x'4141414141414141') AS p;");
+    sqlite3_close(db);
+
+    /* fts3_tokenizer(): no process address out (NULL), none in (refused). */
+    ASSERT_EQ(0, sql_run(NULL, zTrace, "SELECT fts3_tokenizer('simple') IS NULL", &zOut, &zErr));
+    ASSERT_STREQ("1\n", zOut);
+    free(zOut), free(zErr);
+    ASSERT_EQ(2, sql_run(NULL, zTrace, "SELECT fts3_tokenizer('evil', x'4141414141414141')", &zOut, &zErr));
+    ASSERT_CONTAINS(zErr, "fts3tokenize disabled");
+    assert_one_line(zErr);
+    free(zOut), free(zErr);
+    /* Unsafe functions in the file's own views (trusted_schema off). */
+    ASSERT_EQ(2, sql_run(NULL, zTrace, "SELECT * FROM leak", &zOut, &zErr));
+    ASSERT_CONTAINS(zErr, "unsafe use of fts3_tokenizer()");
+    ASSERT_STREQ("", zOut);
+    free(zOut), free(zErr);
+    ASSERT_EQ(2, sql_run(NULL, zTrace, "SELECT * FROM plant", &zOut, &zErr));
+    ASSERT_CONTAINS(zErr, "unsafe use of fts3_tokenizer()");
+    free(zOut), free(zErr);
+    /* The settings are in force, and a query cannot lift them. */
+    ASSERT_EQ(0, sql_run(NULL, zTrace, "PRAGMA trusted_schema; PRAGMA hard_heap_limit", &zOut, &zErr));
+    ASSERT_STREQ("0\n\n1073741824\n", zOut);
+    free(zOut), free(zErr);
+    ASSERT_EQ(2, sql_run(NULL, zTrace, "PRAGMA hard_heap_limit = 0", &zOut, &zErr));
+    free(zOut), free(zErr);
+    ASSERT_EQ(2, sql_run(NULL, zTrace, "PRAGMA trusted_schema = 1", &zOut, &zErr));
+    free(zOut), free(zErr);
+
+    /* String length: 64 MiB at most, made or read. */
+    ASSERT_EQ(0, sql_run(NULL, zTrace, "SELECT length(zeroblob(67108864))", &zOut, &zErr));
+    ASSERT_STREQ("67108864\n", zOut);
+    free(zOut), free(zErr);
+    ASSERT_EQ(10, sql_run(NULL, zTrace, "SELECT length(zeroblob(67108865))", &zOut, &zErr));
+    ASSERT_CONTAINS(zErr, "longer than the 64 MiB");
+    assert_one_line(zErr);
+    free(zOut), free(zErr);
+    ASSERT_EQ(SQLITE_OK, sqlite3_open(zTrace, &db));
+    cli_exec(db, "INSERT INTO meta VALUES('huge', zeroblob(70000000))");
+    sqlite3_close(db);
+    ASSERT_EQ(10, sql_run(NULL, zTrace, "SELECT substr(value, 1, 3) FROM meta WHERE key = 'huge'", &zOut, &zErr));
+    ASSERT_CONTAINS(zErr, "longer than the 64 MiB");
+    free(zOut), free(zErr);
+
+    /* Memory: 18 values of 60 MB held at once pass the 1 GiB bound. */
+    n = snprintf(zSql, sizeof zSql, "SELECT 1");
+    for (i = 0; i < 18; i++) n += snprintf(zSql + n, sizeof zSql - (size_t)n, ", zeroblob(60000000) || x'%02x'", i);
+    ASSERT_EQ(10, sql_run(NULL, zTrace, zSql, &zOut, &zErr));
+    ASSERT_CONTAINS(zErr, "out of memory: the query needs more than the 1024 MiB");
+    assert_one_line(zErr);
+    free(zOut), free(zErr);
+
+    /* Time: a query that never ends stops at --timeout (no assertion on how long it took). */
+    ASSERT_EQ(10, sql_run("--timeout=0.5", zTrace,
+                         "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) SELECT count(*) FROM c",
+                         &zOut, &zErr));
+    ASSERT_CONTAINS(zErr, "ran longer than --timeout 0.5 s and was stopped");
+    assert_one_line(zErr);
+    free(zOut), free(zErr);
+    /* printf('%.*c', 2000000000, 'x') runs on inside one call, where no progress handler can stop it
+     * (SQLite 3.40 appends the character 2e9 times, past the length bound too): the watchdog does. */
+    ASSERT_EQ(10, sql_run("--timeout=0.5", zTrace, "SELECT printf('%.*c', 2000000000, 'x') IS NULL", &zOut, &zErr));
+    ASSERT_CONTAINS(zErr, "ran longer than --timeout 0.5 s and was stopped");
+    assert_one_line(zErr);
+    free(zOut), free(zErr);
+    ASSERT_EQ(0, sql_run("--timeout=0", zTrace, "SELECT count(*) FROM kernel", &zOut, &zErr));
+    ASSERT_STREQ("3\n", zOut);
+    free(zOut), free(zErr);
+    ASSERT_EQ(2, sql_run("--timeout=-1", zTrace, "SELECT 1", &zOut, &zErr));
+    ASSERT_CONTAINS(zErr, "--timeout: '-1' is not a number of seconds");
+    free(zOut), free(zErr);
+    ASSERT_EQ(2, sql_run("--timeout=1e9", zTrace, "SELECT 1", &zOut, &zErr));
+    free(zOut), free(zErr);
+    cli_cleanup();
+}
+
 VT_TEST_LIST(T(mode_0600_under_umask_000) T(refuses_symlinks_and_foreign_files) T(environment_allow_list_only)
-             T(sql_cannot_write))
+             T(sql_cannot_write) T(sql_sandbox))

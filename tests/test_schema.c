@@ -197,10 +197,14 @@ TEST(older_version_accepted)
     char zMsg[256] = "";
     int version = -1;
     ASSERT_EQ(SQLITE_OK, vt__schema_create(db, NULL));
-    ASSERT_EQ(SQLITE_OK, sqlite3_exec(db, "PRAGMA user_version = 1", NULL, NULL, NULL));
+    ASSERT_EQ(SQLITE_OK, sqlite3_exec(db, "PRAGMA user_version = 1;"
+                                          " UPDATE meta SET value = '1' WHERE key = 'schema_version'",
+                                      NULL, NULL, NULL));
     ASSERT_EQ(VT_SCHEMA_OK, vt__schema_check(db, &version, zMsg, sizeof zMsg));
     ASSERT_EQ(1, version);
-    ASSERT_EQ(SQLITE_OK, sqlite3_exec(db, "PRAGMA user_version = 0", NULL, NULL, NULL));
+    ASSERT_EQ(SQLITE_OK, sqlite3_exec(db, "PRAGMA user_version = 0;"
+                                          " UPDATE meta SET value = '0' WHERE key = 'schema_version'",
+                                      NULL, NULL, NULL));
     ASSERT_EQ(VT_SCHEMA_CORRUPT, vt__schema_check(db, &version, zMsg, sizeof zMsg));
     sqlite3_close(db);
 }
@@ -221,11 +225,87 @@ TEST(newer_version)
     char zMsg[256] = "";
     int version = 0;
     ASSERT_EQ(SQLITE_OK, vt__schema_create(db, NULL));
-    ASSERT_EQ(SQLITE_OK, sqlite3_exec(db, "PRAGMA user_version=99", NULL, NULL, NULL));
+    /* a newer vramtrace stamps both places, like this one */
+    ASSERT_EQ(SQLITE_OK, sqlite3_exec(db, "PRAGMA user_version=99;"
+                                          " UPDATE meta SET value = '99' WHERE key = 'schema_version'",
+                                      NULL, NULL, NULL));
     ASSERT_EQ(VT_SCHEMA_NEWER, vt__schema_check(db, &version, zMsg, sizeof zMsg));
     ASSERT_EQ(99, version);
     ASSERT_CONTAINS(zMsg, "newer");
     sqlite3_close(db);
+}
+
+/*
+ * Both version stamps are checked: PRAGMA user_version and meta 'schema_version'.
+ * Each row: the user_version set, the SQL that sets meta's stamp (NULL: left as
+ * created), the expected status and a word of the message.
+ */
+TEST(version_stamps_checked)
+{
+    static const struct {
+        int userVersion;
+        const char *zMeta;
+        enum vt_schema_status want;
+        const char *zWord;
+    } aCase[] = {
+        {VT_SCHEMA_VERSION, NULL, VT_SCHEMA_OK, ""},
+        {VT_SCHEMA_VERSION, "UPDATE meta SET value = '999' WHERE key = 'schema_version'", VT_SCHEMA_CORRUPT,
+         "disagree (PRAGMA user_version 3, meta schema_version 999)"},
+        {VT_SCHEMA_VERSION, "UPDATE meta SET value = '-1' WHERE key = 'schema_version'", VT_SCHEMA_CORRUPT,
+         "disagree"},
+        {VT_SCHEMA_VERSION, "UPDATE meta SET value = '1' WHERE key = 'schema_version'", VT_SCHEMA_CORRUPT,
+         "disagree"},
+        {VT_SCHEMA_VERSION, "UPDATE meta SET value = 'abc' WHERE key = 'schema_version'", VT_SCHEMA_CORRUPT,
+         "is 'abc', not a version number"},
+        {VT_SCHEMA_VERSION, "UPDATE meta SET value = '02' WHERE key = 'schema_version'", VT_SCHEMA_CORRUPT,
+         "not a version number"},
+        {VT_SCHEMA_VERSION, "UPDATE meta SET value = ' 2' WHERE key = 'schema_version'", VT_SCHEMA_CORRUPT,
+         "not a version number"},
+        {VT_SCHEMA_VERSION, "UPDATE meta SET value = 2.0 WHERE key = 'schema_version'", VT_SCHEMA_CORRUPT,
+         "not a version number"},
+        {VT_SCHEMA_VERSION, "UPDATE meta SET value = 99999999999999999999 WHERE key = 'schema_version'",
+         VT_SCHEMA_CORRUPT, "not a version number"},
+        {VT_SCHEMA_VERSION, "UPDATE meta SET value = NULL WHERE key = 'schema_version'", VT_SCHEMA_CORRUPT,
+         "is 'NULL', not a version number"},
+        {VT_SCHEMA_VERSION, "UPDATE meta SET value = X'32' WHERE key = 'schema_version'", VT_SCHEMA_CORRUPT,
+         "not a version number"},
+        {VT_SCHEMA_VERSION, "UPDATE meta SET value = '2' || char(0) || 'x' WHERE key = 'schema_version'",
+         VT_SCHEMA_CORRUPT, "not a version number"},
+        {VT_SCHEMA_VERSION, "UPDATE meta SET value = char(10) || '2' WHERE key = 'schema_version'",
+         VT_SCHEMA_CORRUPT, "is '?2'"},
+        {VT_SCHEMA_VERSION, "DELETE FROM meta WHERE key = 'schema_version'", VT_SCHEMA_CORRUPT,
+         "meta has no schema_version"},
+        /* a hand-made meta without its primary key, holding the stamp twice */
+        {VT_SCHEMA_VERSION,
+         "DROP TABLE meta; CREATE TABLE meta(key, value);"
+         " INSERT INTO meta VALUES('schema_version', '2'), ('schema_version', '3')",
+         VT_SCHEMA_CORRUPT, "more than once"},
+        {999, NULL, VT_SCHEMA_CORRUPT, "disagree (PRAGMA user_version 999, meta schema_version 3)"},
+        {999, "UPDATE meta SET value = '999' WHERE key = 'schema_version'", VT_SCHEMA_NEWER, "newer"},
+        /* a newer layout may keep its stamp elsewhere: not this build's to judge */
+        {999, "DELETE FROM meta WHERE key = 'schema_version'", VT_SCHEMA_NEWER, "newer"},
+        {999, "DROP TABLE meta", VT_SCHEMA_NEWER, "newer"},
+        {-1, NULL, VT_SCHEMA_CORRUPT, "disagree"},
+        {-1, "UPDATE meta SET value = '-1' WHERE key = 'schema_version'", VT_SCHEMA_CORRUPT,
+         "no schema version"},
+        {0, "DELETE FROM meta WHERE key = 'schema_version'", VT_SCHEMA_CORRUPT, "no schema version"},
+    };
+    size_t i;
+    for (i = 0; i < sizeof aCase / sizeof aCase[0]; i++) {
+        sqlite3 *db = open_mem();
+        char zMsg[256] = "", zSql[64];
+        enum vt_schema_status got;
+        ASSERT_EQ(SQLITE_OK, vt__schema_create(db, NULL));
+        snprintf(zSql, sizeof zSql, "PRAGMA user_version = %d", aCase[i].userVersion);
+        ASSERT_EQ(SQLITE_OK, sqlite3_exec(db, zSql, NULL, NULL, NULL));
+        if (aCase[i].zMeta) ASSERT_EQ(SQLITE_OK, sqlite3_exec(db, aCase[i].zMeta, NULL, NULL, NULL));
+        got = vt__schema_check(db, NULL, zMsg, sizeof zMsg);
+        if (got != aCase[i].want)
+            VT__FAIL("case %zu (user_version %d, %s): expected status %d, got %d (%s)", i, aCase[i].userVersion,
+                     aCase[i].zMeta ? aCase[i].zMeta : "meta as created", aCase[i].want, got, zMsg);
+        ASSERT_CONTAINS(zMsg, aCase[i].zWord);
+        sqlite3_close(db);
+    }
 }
 
 TEST(missing_table)
@@ -257,4 +337,4 @@ TEST(not_sqlite)
 VT_TEST_LIST(T(create_and_check) T(enum_api_rows) T(memory_timeline_view) T(enum_tables_from_lists)
                  T(index_older_trace) T(time_base_round_trip)
                  T(impossible_stored_times_read_null) T(stored_time_base) T(older_version_accepted) T(foreign_database)
-                 T(newer_version) T(missing_table) T(not_sqlite))
+                 T(newer_version) T(version_stamps_checked) T(missing_table) T(not_sqlite))

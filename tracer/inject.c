@@ -366,7 +366,10 @@ static void at_exit(void)
     vt__session_meta("end_ns", z);
     nDropped = vt__session_dropped();
     rc = vt__session_close(EXIT_TIMEOUT_MS);
-    if (rc != 0) say("trace %s may be incomplete (closing failed: %d)", vt__session_path(), rc);
+    if (rc == -EFBIG) {
+        /* tracing went off at the file-size limit: the writer said so then, once */
+    } else if (rc != 0)
+        say("trace %s may be incomplete (closing failed: %d)", vt__session_path(), rc);
     else if (nDropped)
         say("%llu records were dropped (writer behind; see the 'dropped' table of %s)",
             (unsigned long long)nDropped, vt__session_path());

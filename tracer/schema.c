@@ -105,12 +105,59 @@ static int query_int(sqlite3 *db, const char *zSql, long long *pOut)
     return rc;
 }
 
+/*
+ * Read meta 'schema_version' and, when it is a decimal integer written the way
+ * vt__schema_create writes it ("2", not "02", " 2" or "2.0"), store it in *pOut.
+ * zText (size nText) receives what was found for a message: the value (cut,
+ * control characters as '?') or SQLite's error. Returns 1 for an integer, 2 for
+ * a row holding anything else (text, a real, a blob, NULL), 3 for several rows
+ * (a hand-made meta without its primary key), 0 when there is no such row, -1
+ * when meta cannot be read.
+ */
+static int meta_version(sqlite3 *db, long long *pOut, char *zText, size_t nText)
+{
+    sqlite3_stmt *pStmt = NULL;
+    int rc, found = -1;
+    char *p;
+    zText[0] = '\0';
+    rc = sqlite3_prepare_v2(db, "SELECT value FROM meta WHERE key = 'schema_version'", -1, &pStmt, NULL);
+    if (rc == SQLITE_OK) rc = sqlite3_step(pStmt);
+    if (rc == SQLITE_DONE) {
+        found = 0;
+    } else if (rc == SQLITE_ROW) {
+        int type = sqlite3_column_type(pStmt, 0); /* before column_text, which may convert it */
+        const char *z = (const char *)sqlite3_column_text(pStmt, 0);
+        char zCanon[24];
+        long long v = 0;
+        snprintf(zText, nText, "%s", type == SQLITE_NULL ? "NULL" : z ? z : "");
+        if (z && (type == SQLITE_TEXT || type == SQLITE_INTEGER) &&
+            (size_t)sqlite3_column_bytes(pStmt, 0) == strlen(z)) {
+            errno = 0;
+            v = strtoll(z, NULL, 10);
+            snprintf(zCanon, sizeof zCanon, "%lld", v);
+            found = !errno && !strcmp(z, zCanon) ? 1 : 2;
+        } else {
+            found = 2;
+        }
+        if (found == 1) *pOut = v;
+        rc = sqlite3_step(pStmt);
+        if (rc == SQLITE_ROW) found = 3;
+        else if (rc != SQLITE_DONE) found = -1;
+    }
+    if (found < 0) snprintf(zText, nText, "%s", sqlite3_errmsg(db));
+    for (p = zText; *p; p++)
+        if ((unsigned char)*p < 0x20 || *p == 0x7f) *p = '?';
+    sqlite3_finalize(pStmt);
+    return found;
+}
+
 enum vt_schema_status vt__schema_check(sqlite3 *db, int *pVersion, char *zMsg, size_t nMsg)
 {
     static const char *const azTable[] = {"meta", "device", "string", "memory_event", "memcpy",
                                           "memset", "kernel", "nvtx_range", "oom_event", "dropped"};
-    long long appId = 0, version = 0, nTables = 0;
-    int rc;
+    long long appId = 0, version = 0, nTables = 0, metaVersion = 0;
+    char zMeta[64];
+    int rc, bMeta;
     size_t i;
 
     if (pVersion) *pVersion = 0;
@@ -139,6 +186,21 @@ enum vt_schema_status vt__schema_check(sqlite3 *db, int *pVersion, char *zMsg, s
         return VT_SCHEMA_CORRUPT;
     }
     if (pVersion) *pVersion = (int)version;
+    /*
+     * The version is stamped twice, in one transaction: PRAGMA user_version and
+     * meta 'schema_version'. Two numbers that differ are damage, whatever they
+     * are. A newer trace is refused as newer when its meta stamp agrees or cannot
+     * be read (its layout is not this build's to judge); a trace of a version this
+     * build reads must carry both stamps.
+     */
+    bMeta = meta_version(db, &metaVersion, zMeta, sizeof zMeta);
+    if (bMeta == 1 && metaVersion != version) {
+        snprintf(zMsg, nMsg,
+                 "trace is damaged: its two schema version stamps disagree (PRAGMA user_version %lld, "
+                 "meta schema_version %lld)",
+                 version, metaVersion);
+        return VT_SCHEMA_CORRUPT;
+    }
     if (version > VT_SCHEMA_VERSION) {
         snprintf(zMsg, nMsg,
                  "trace schema version %lld is newer than this vramtrace reads (%d): upgrade "
@@ -159,6 +221,18 @@ enum vt_schema_status vt__schema_check(sqlite3 *db, int *pVersion, char *zMsg, s
             snprintf(zMsg, nMsg, "trace is damaged: table '%s' is missing", azTable[i]);
             return VT_SCHEMA_CORRUPT;
         }
+    }
+    if (bMeta != 1) {
+        if (bMeta == 2)
+            snprintf(zMsg, nMsg, "trace is damaged: meta schema_version is '%s', not a version number", zMeta);
+        else if (bMeta == 3)
+            snprintf(zMsg, nMsg, "trace is damaged: meta holds schema_version more than once");
+        else if (bMeta == 0)
+            snprintf(zMsg, nMsg, "trace is damaged: meta has no schema_version (PRAGMA user_version %lld)",
+                     version);
+        else
+            snprintf(zMsg, nMsg, "trace is damaged: cannot read meta schema_version: %s", zMeta);
+        return VT_SCHEMA_CORRUPT;
     }
     return VT_SCHEMA_OK;
 }

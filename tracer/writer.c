@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 
@@ -17,6 +18,7 @@
 #include "vramtrace/schema.h"
 
 #define HOST_BATCH 256        /* host records taken from the ring per lock */
+#define N_DROP_KIND 7         /* loss counters written as `dropped` rows (see write_drops) */
 #define MULTI_ROWS 16         /* rows per multi-row INSERT (tables without text columns) */
 #define TIME_CHECK_EVERY 4096 /* activity records between two looks at the clock */
 
@@ -64,8 +66,10 @@ struct vt_writer {
     uint64_t nMalformed;      /* buffers cut short by xNextRecord */
     uint64_t nAbandonedBufs;  /* buffers not decoded because close ran out of time */
     uint64_t nAbandonedRecs;  /* host records not decoded for the same reason */
-    uint64_t aWritten[6];     /* drop counts already written as `dropped` rows (see write_drops) */
+    uint64_t aWritten[N_DROP_KIND]; /* drop counts already written as `dropped` rows (see write_drops) */
     uint64_t nReported;       /* bit per SQLite primary error code already reported on stderr */
+    atomic_int bOff;          /* the file reached its size limit: nothing more is written (go_off) */
+    atomic_uint_fast64_t nOffRecords; /* records released unwritten since then */
     int bClosedCleanly;
 
     /* Statistics, readable from any thread. */
@@ -109,10 +113,102 @@ void vt__writer_config_default(struct vt_writer_config *cfg)
     cfg->nvtx_map_entries = 16384;
 }
 
-/* Print one "vramtrace:" line the first time SQLite error rc is met. */
+/*
+ * SIGXFSZ while a host thread writes the trace (open; close when the writer
+ * thread never started): the kernel sends it to the thread whose write passed
+ * the file-size limit, and its default action ends the process. xfsz_begin
+ * blocks it in the calling thread (the writer thread blocks every signal from
+ * its start); xfsz_end takes the one these writes raised, unless one was
+ * pending before, and restores the thread's mask and errno.
+ */
+struct xfsz_guard {
+    sigset_t old;
+    int bWasPending;
+};
+
+static void xfsz_begin(struct xfsz_guard *g)
+{
+    sigset_t set, pending;
+    int saved = errno;
+    sigemptyset(&set);
+    sigaddset(&set, SIGXFSZ);
+    pthread_sigmask(SIG_BLOCK, &set, &g->old);
+    g->bWasPending = sigpending(&pending) == 0 && sigismember(&pending, SIGXFSZ) == 1;
+    errno = saved;
+}
+
+static void xfsz_end(struct xfsz_guard *g)
+{
+    sigset_t set, pending;
+    struct timespec zero = {0, 0};
+    int saved = errno;
+    sigemptyset(&set);
+    sigaddset(&set, SIGXFSZ);
+    if (!g->bWasPending && sigpending(&pending) == 0 && sigismember(&pending, SIGXFSZ) == 1)
+        sigtimedwait(&set, NULL, &zero);
+    pthread_sigmask(SIG_SETMASK, &g->old, NULL);
+    errno = saved;
+}
+
+/*
+ * Whether the thread's last write failed because a file reached its largest
+ * size: the file-size limit (RLIMIT_FSIZE, `ulimit -f`), for which the kernel
+ * also sends SIGXFSZ to the writing thread (kept pending: every thread that
+ * writes the trace blocks it, see writer_start and xfsz_begin), or the file
+ * system's largest file (EFBIG without a signal). SQLite reports both as an
+ * I/O error and does not always keep the errno, hence the pending signal.
+ */
+static int file_too_big(struct vt_writer *w)
+{
+    sigset_t pending;
+    if (w->db && sqlite3_system_errno(w->db) == EFBIG) return 1;
+    return sigpending(&pending) == 0 && sigismember(&pending, SIGXFSZ) == 1;
+}
+
+/*
+ * Tracing off for good: the trace file cannot grow. One "vramtrace:" line;
+ * the held rows and the open transaction are given up (counted as dropped, the
+ * trace keeps every committed transaction), and from now on records are
+ * released unwritten and counted (nOffRecords). Nothing more is reported.
+ */
+static void go_off(struct vt_writer *w)
+{
+    struct rlimit rl;
+    char zLimit[64] = "";
+    int t;
+    if (w->bOff) return;
+    atomic_store(&w->bOff, 1);
+    if (getrlimit(RLIMIT_FSIZE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
+        snprintf(zLimit, sizeof zLimit, " (ulimit -f: %llu bytes)", (unsigned long long)rl.rlim_cur);
+    fprintf(stderr,
+            "vramtrace: the trace reached the largest file size allowed%s: tracing is off; %s keeps "
+            "what was written until now\n",
+            zLimit, sqlite3_db_filename(w->db, "main"));
+    atomic_fetch_add(&w->nDroppedWriter, w->nHeld);
+    for (t = 0; t < VT_T__COUNT; t++) w->anHeld[t] = 0;
+    w->nHeld = 0;
+    if (w->bInTxn && !sqlite3_get_autocommit(w->db)) sqlite3_exec(w->db, "ROLLBACK", NULL, NULL, NULL);
+    if (w->bInTxn) {
+        atomic_fetch_add(&w->nDroppedWriter, w->nPending);
+        atomic_fetch_sub(&w->nRowsWritten, w->nPending);
+        w->bInTxn = 0;
+        w->nPending = 0;
+    }
+}
+
+/*
+ * An SQLite error rc while doing zWhat: when a file reached its largest size,
+ * tracing goes off (go_off); otherwise one "vramtrace:" line the first time
+ * rc's primary code is met. Silent once tracing is off.
+ */
 static void report(struct vt_writer *w, int rc, const char *zWhat)
 {
     int bit = rc & 0x3f;
+    if (w->bOff) return;
+    if (((rc & 0xff) == SQLITE_IOERR || (rc & 0xff) == SQLITE_FULL) && file_too_big(w)) {
+        go_off(w);
+        return;
+    }
     if (w->nReported & (1ull << bit)) return;
     w->nReported |= 1ull << bit;
     fprintf(stderr, "vramtrace: trace write failed (%s: %s); rows not written are counted as dropped\n",
@@ -252,7 +348,8 @@ static void flush_table(struct vt_writer *w, int t)
         step_rows(w, s, n, vt__aTable[t].zName);
         return;
     }
-    for (i = 0; i < n; i++) insert_row(w, &aRow[i]);
+    for (i = 0; i < n && !w->bOff; i++) insert_row(w, &aRow[i]);
+    if (i < n) atomic_fetch_add(&w->nDroppedWriter, n - i); /* tracing went off on the way */
 }
 
 /* Insert every held row (before a commit). */
@@ -288,15 +385,16 @@ static void write_drops(struct vt_writer *w, int bWithWriter)
     static const struct {
         int source;
         const char *zWhat;
-    } aKind[6] = {
+    } aKind[N_DROP_KIND] = {
         {VT_DROP_QUEUE, "host records (queue full)"},
         {VT_DROP_MAP, "correlation map (API call evicted before its activity record)"},
         {VT_DROP_MAP, "open NVTX ranges (evicted, written without end)"},
         {VT_DROP_CUPTI, "malformed activity buffers"},
         {VT_DROP_QUEUE, "activity buffers not or only partly decoded at close (timeout)"},
         {VT_DROP_WRITER, "rows (SQLite error)"},
+        {VT_DROP_WRITER, "records not written: the trace reached the largest file size allowed (tracing off)"},
     };
-    uint64_t aNow[6];
+    uint64_t aNow[N_DROP_KIND];
     int i;
     aNow[0] = vt__ring_dropped(&w->ring) + w->nAbandonedRecs;
     aNow[1] = w->dec.nDroppedCorr;
@@ -304,7 +402,8 @@ static void write_drops(struct vt_writer *w, int bWithWriter)
     aNow[3] = w->nMalformed;
     aNow[4] = w->nAbandonedBufs;
     aNow[5] = bWithWriter ? atomic_load(&w->nDroppedWriter) : w->aWritten[5];
-    for (i = 0; i < 6; i++) {
+    aNow[6] = atomic_load(&w->nOffRecords);
+    for (i = 0; i < N_DROP_KIND; i++) {
         if (aNow[i] > w->aWritten[i]) {
             insert_dropped(w, aKind[i].source, aKind[i].zWhat, aNow[i] - w->aWritten[i]);
             w->aWritten[i] = aNow[i];
@@ -315,8 +414,9 @@ static void write_drops(struct vt_writer *w, int bWithWriter)
 /* Commit the open transaction (after recording new losses in it). Returns an SQLite code. */
 static int commit(struct vt_writer *w)
 {
-    uint64_t aSaved[6];
+    uint64_t aSaved[N_DROP_KIND];
     int rc;
+    if (w->bOff) return SQLITE_OK;
     flush_held(w);
     if (!w->bInTxn) return SQLITE_OK;
     memcpy(aSaved, w->aWritten, sizeof aSaved);
@@ -355,6 +455,10 @@ static void emit_row(void *pCtx, const struct vt__row *pRow)
 {
     struct vt_writer *w = pCtx;
     int t = pRow->table;
+    if (w->bOff) { /* the rest of a record that was being decoded when tracing went off */
+        atomic_fetch_add(&w->nDroppedWriter, 1);
+        return;
+    }
     if (w->aStmtN[t]) {
         struct vt__row *pHeld;
         if (ensure_txn(w) != SQLITE_OK) {
@@ -393,6 +497,10 @@ static void decode_buffer(struct vt_writer *w, uint8_t *pBuf, size_t n)
             w->nAbandonedBufs++; /* close is out of time: the rest of this buffer is lost */
             break;
         }
+        if (w->bOff) { /* counted, not decoded: nothing can be written */
+            atomic_fetch_add_explicit(&w->nOffRecords, 1, memory_order_relaxed);
+            continue;
+        }
         vt__decode_activity(&w->dec, (const CUpti_Activity *)pRec);
         if (++nSince == TIME_CHECK_EVERY) {
             nSince = 0;
@@ -414,6 +522,9 @@ static size_t drain_ring(struct vt_writer *w, int bAbandon)
             if (bAbandon) {
                 vt__hrec_release(&aRec[i]);
                 w->nAbandonedRecs++;
+            } else if (w->bOff) {
+                vt__hrec_release(&aRec[i]);
+                atomic_fetch_add_explicit(&w->nOffRecords, 1, memory_order_relaxed);
             } else {
                 vt__decode_host(&w->dec, &aRec[i]);
             }
@@ -476,6 +587,8 @@ static void meta_u64(struct vt_writer *w, const char *zKey, uint64_t v)
  * Close the trace: open NVTX ranges, losses, commit; then the closing meta rows
  * and (unless close ran out of time) a WAL checkpoint so the trace is a single
  * file; then close the connection. No index: the analyzer builds them (schema.h).
+ * With tracing off (go_off), the closing rows are tried after a checkpoint that
+ * may make room in the WAL; they may still not fit, silently.
  */
 static void finish_db(struct vt_writer *w)
 {
@@ -483,6 +596,7 @@ static void finish_db(struct vt_writer *w)
     vt__decoder_finish(&w->dec);
     publish_stats(w);
     commit(w);
+    if (w->bOff) sqlite3_wal_checkpoint_v2(w->db, NULL, SQLITE_CHECKPOINT_TRUNCATE, NULL, NULL);
     rc = sqlite3_exec(w->db, "BEGIN", NULL, NULL, NULL);
     if (rc == SQLITE_OK) {
         w->bInTxn = 1;
@@ -497,9 +611,9 @@ static void finish_db(struct vt_writer *w)
         meta_u64(w, "rows_written", atomic_load(&w->nRowsWritten));
         meta_u64(w, "commits", atomic_load(&w->nCommits));
         meta_u64(w, "dropped_queue", vt__ring_dropped(&w->ring) + w->nAbandonedRecs);
-        meta_u64(w, "dropped_writer", atomic_load(&w->nDroppedWriter));
+        meta_u64(w, "dropped_writer", atomic_load(&w->nDroppedWriter) + atomic_load(&w->nOffRecords));
         meta_u64(w, "dropped_map", w->dec.nDroppedCorr + w->dec.nDroppedNvtx);
-        vt__meta_set(w->db, "closed_cleanly", bAbort ? "0" : "1");
+        vt__meta_set(w->db, "closed_cleanly", bAbort || w->bOff ? "0" : "1");
         rc = sqlite3_exec(w->db, "COMMIT", NULL, NULL, NULL);
         if (rc != SQLITE_OK) {
             report(w, rc, "closing commit");
@@ -509,7 +623,7 @@ static void finish_db(struct vt_writer *w)
         w->nPending = 0;
     }
     /* Clean: everything drained and written, nothing lost to SQLite errors. */
-    w->bClosedCleanly = !bAbort && rc == SQLITE_OK && atomic_load(&w->nDroppedWriter) == 0;
+    w->bClosedCleanly = !bAbort && !w->bOff && rc == SQLITE_OK && atomic_load(&w->nDroppedWriter) == 0;
     for (i = 0; i < VT_T__COUNT; i++) {
         sqlite3_finalize(w->aStmt[i]);
         sqlite3_finalize(w->aStmtN[i]);
@@ -519,6 +633,13 @@ static void finish_db(struct vt_writer *w)
     /* The last connection to close a WAL database checkpoints and removes the -wal file. */
     sqlite3_close_v2(w->db);
     w->db = NULL;
+}
+
+/* vt__writer_close's result once the thread is done (see writer.h). */
+static int close_result(struct vt_writer *w)
+{
+    if (w->bClosedCleanly) return 0;
+    return atomic_load(&w->bOff) ? -EFBIG : -EIO;
 }
 
 /* Free everything w owns (the database must already be closed). */
@@ -636,11 +757,12 @@ struct vt_writer *vt__writer_open(const char *zPath, const struct vt_writer_conf
 {
     struct vt_writer *w = NULL;
     struct vt__decoder_config dc;
+    struct xfsz_guard xg;
     pthread_condattr_t ca;
     struct stat st;
     char *zMsg = NULL;
     size_t ringBytes;
-    int rc, i;
+    int rc, i, bGuard = 0;
 
     w = calloc(1, sizeof *w);
     if (!w) {
@@ -690,6 +812,8 @@ struct vt_writer *vt__writer_open(const char *zPath, const struct vt_writer_conf
         goto fail;
     }
     /* One thread at a time uses the connection (open, then the writer thread): no SQLite mutexes. */
+    xfsz_begin(&xg);
+    bGuard = 1;
     rc = sqlite3_open_v2(zPath, &w->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
                          NULL);
     if (rc == SQLITE_OK) rc = sqlite3_exec(w->db, "PRAGMA journal_mode=WAL", NULL, NULL, &zMsg);
@@ -705,16 +829,25 @@ struct vt_writer *vt__writer_open(const char *zPath, const struct vt_writer_conf
         if (rc == SQLITE_OK && vt__aTable[i].textMask == 0)
             rc = prepare_multi(w->db, &vt__aTable[i], &w->aStmtN[i]);
     }
+    if (rc != SQLITE_OK && file_too_big(w)) {
+        struct rlimit rl;
+        unsigned long long lim = getrlimit(RLIMIT_FSIZE, &rl) == 0 ? (unsigned long long)rl.rlim_cur : 0;
+        snprintf(zErr, nErr, "%s: the largest file size allowed (ulimit -f: %llu bytes) is too small for a trace",
+                 zPath, lim);
+        goto fail;
+    }
     if (rc != SQLITE_OK) {
         snprintf(zErr, nErr, "%s: %s", zPath,
                  zMsg ? zMsg : w->db ? sqlite3_errmsg(w->db) : sqlite3_errstr(rc));
-        sqlite3_free(zMsg);
         goto fail;
     }
+    xfsz_end(&xg);
     return w;
 
 fail:
-    free_writer(w);
+    sqlite3_free(zMsg);
+    free_writer(w); /* closing the connection may write too: still under the guard */
+    if (bGuard) xfsz_end(&xg);
     return NULL;
 }
 
@@ -794,12 +927,15 @@ int vt__writer_close(struct vt_writer *w, unsigned timeout_ms)
     if (!w->bStarted) {
         /* Never started: drain and close on the caller's thread. */
         struct queued_buf *aTake = malloc((w->nBufMax ? w->nBufMax : 1) * sizeof *aTake);
+        struct xfsz_guard xg;
+        xfsz_begin(&xg);
         if (aTake) drain_all(w, aTake);
         else drain_ring(w, 1);
         free(aTake);
         finish_db(w);
-        rc = w->bClosedCleanly ? 0 : -EIO;
+        rc = close_result(w);
         free_writer(w);
+        xfsz_end(&xg);
         return rc;
     }
     pthread_mutex_lock(&w->mu);
@@ -823,7 +959,7 @@ int vt__writer_close(struct vt_writer *w, unsigned timeout_ms)
     }
     pthread_mutex_unlock(&w->mu);
     pthread_join(w->thread, NULL);
-    rc = w->bClosedCleanly ? 0 : -EIO;
+    rc = close_result(w);
     free_writer(w);
     return rc;
 }
@@ -858,4 +994,6 @@ void vt__writer_stats(const struct vt_writer *w, struct vt_writer_stats *pStats)
     pStats->dropped_queue = vt__ring_dropped(&m->ring);
     pStats->dropped_writer = atomic_load(&m->nDroppedWriter);
     pStats->buffers_refused = atomic_load(&m->nBuffersRefused);
+    pStats->dropped_off = atomic_load(&m->nOffRecords);
+    pStats->tracing_off = atomic_load(&m->bOff);
 }

@@ -14,6 +14,16 @@
  *
  * Memory bound: activity buffers handed out by vt__writer_buffer_alloc plus the
  * host-record ring never exceed cfg.max_memory bytes.
+ *
+ * File-size limit (`ulimit -f`, RLIMIT_FSIZE): a write past it fails with EFBIG
+ * and the kernel sends SIGXFSZ, whose default action ends the process, to the
+ * thread that wrote. The writer thread blocks every signal, and the calling
+ * thread blocks SIGXFSZ while open (and close of a writer never started) write,
+ * then takes the signal those writes raised. When the trace reaches the limit,
+ * tracing goes off: one "vramtrace:" line, the uncommitted rows are given up,
+ * later records are counted (stats dropped_off) and not written, and the trace
+ * keeps every committed transaction. At close a checkpoint may make room for
+ * the closing rows (a `dropped` row for what was lost, closed_cleanly = 0).
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -142,7 +152,9 @@ uint64_t vt__writer_dropped(const struct vt_writer *w);
  * Drain everything queued, commit, create read indexes, write the closing meta
  * rows (end time, counts), close the database and free w. Waits at most
  * timeout_ms for the thread; past it, abandons what is left (counted). Returns 0
- * or a negative code.
+ * when everything was written; -EFBIG when tracing went off at the file-size
+ * limit (already said on stderr); -ETIMEDOUT past timeout_ms; -EIO for other
+ * losses or errors.
  */
 int vt__writer_close(struct vt_writer *w, unsigned timeout_ms);
 
@@ -166,6 +178,8 @@ struct vt_writer_stats {
     uint64_t dropped_queue;
     uint64_t dropped_writer;
     uint64_t buffers_refused; /* vt__writer_buffer_alloc calls answered NULL (memory bound) */
+    uint64_t dropped_off;     /* records released unwritten once tracing went off (file size limit) */
+    int tracing_off;          /* 1 once the trace reached the largest file size allowed */
 };
 void vt__writer_stats(const struct vt_writer *w, struct vt_writer_stats *pStats);
 

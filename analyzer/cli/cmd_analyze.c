@@ -43,7 +43,8 @@ static void usage(FILE *f)
             "exit codes: 0 ok, 1 a finding at or above --fail-on, 2 usage, 3 file missing or\n"
             "unreadable or output not writable, 4 not a trace (empty file, not SQLite, not a\n"
             "vramtrace trace), 5 trace from a newer vramtrace, 6 damaged or truncated trace,\n"
-            "7 internal error.\n");
+            "7 internal error, 9 several traces and some could not be read (each is named; the\n"
+            "others are analyzed). Options take their value as --opt VALUE or --opt=VALUE.\n");
 }
 
 /*

@@ -19,7 +19,8 @@ static void usage(FILE *f)
             "call site, and OOM instants. OUT.json '-' writes to standard output. Rows are\n"
             "streamed, so traces larger than memory export. See docs/queries.md.\n\n"
             "Exit codes: 0 ok, 2 bad arguments, 3 trace missing or output not writable,\n"
-            "4 not a trace, 5 newer trace, 6 damaged trace, 7 internal error.\n");
+            "4 not a trace, 5 newer trace, 6 damaged trace, 7 internal error, 9 some of several\n"
+            "traces could not be read (each is named; the others are exported).\n");
 }
 
 int vt__cmd_export(int argc, char **argv)

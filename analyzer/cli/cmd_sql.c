@@ -1,11 +1,124 @@
 /* The 'sql' subcommand: read-only SQL over one or more traces, printed as a table, CSV or JSON. */
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "sql.h"
 #include "util/opts.h"
+
+#define SQL_TIMEOUT_DEFAULT 300                /* seconds a query may run unless --timeout says */
+#define SQL_HEAP_LIMIT ((sqlite3_int64)1 << 30) /* bytes SQLite may hold while the command runs */
+#define PROGRESS_OPS 10000                     /* virtual machine steps between two looks at the clock */
+#define WATCHDOG_GRACE_S 2                     /* past the deadline, the watchdog ends the process */
+
+/*
+ * The time bound of one run. The progress handler stops a statement between two
+ * virtual machine steps once the deadline has passed; one step can last much
+ * longer (SQLite 3.40's printf('%.*c', 2000000000, 'x') loops 2e9 times inside
+ * one call, LIKE is O(n*m)), so a watchdog thread ends the process
+ * WATCHDOG_GRACE_S seconds later if the run has not returned by then.
+ */
+struct deadline {
+    double timeoutS;       /* --timeout; 0: no bound, no handler, no thread */
+    struct timespec until; /* the deadline on CLOCK_MONOTONIC */
+    int bExpired;          /* the progress handler stopped a statement at it */
+    pthread_mutex_t mu;    /* guards bDone */
+    pthread_cond_t cv;     /* signalled when the run is done */
+    int bDone;
+    int bThread;           /* the watchdog runs */
+    pthread_t thread;
+};
+
+/* The message for a run stopped at its deadline, into z (size n). Returns its length. */
+static int timeout_message(char *z, size_t n, double timeoutS)
+{
+    return snprintf(z, n, "vramtrace: sql: the query ran longer than --timeout %g s and was stopped "
+                          "(--timeout 0: no limit)\n", timeoutS);
+}
+
+/*
+ * The watchdog: waits until the run is done or WATCHDOG_GRACE_S past the
+ * deadline; in the second case writes the timeout message (write(2): no stdio
+ * lock, which the blocked thread may hold) and ends the process with
+ * VT_EXIT_LIMIT.
+ */
+static void *watchdog(void *pArg)
+{
+    struct deadline *d = pArg;
+    struct timespec until = d->until;
+    char z[200];
+    int n;
+    until.tv_sec += WATCHDOG_GRACE_S;
+    pthread_mutex_lock(&d->mu);
+    while (!d->bDone && pthread_cond_timedwait(&d->cv, &d->mu, &until) != ETIMEDOUT) {
+    }
+    if (!d->bDone) {
+        n = timeout_message(z, sizeof z, d->timeoutS);
+        if (n > 0 && write(2, z, (size_t)n < sizeof z ? (size_t)n : sizeof z - 1) < 0) n = 0;
+        _exit(VT_EXIT_LIMIT);
+    }
+    pthread_mutex_unlock(&d->mu);
+    return NULL;
+}
+
+/* Progress handler: 1 (interrupt the statement) once the deadline has passed. */
+static int past_deadline(void *pArg)
+{
+    struct deadline *d = pArg;
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    if (now.tv_sec > d->until.tv_sec || (now.tv_sec == d->until.tv_sec && now.tv_nsec >= d->until.tv_nsec))
+        d->bExpired = 1;
+    return d->bExpired;
+}
+
+/*
+ * Start the time bound of a run on db: nothing for timeoutS 0; else the
+ * deadline, the progress handler and the watchdog (without it when the thread
+ * cannot start: the handler alone still stops most queries). Undone by
+ * deadline_end.
+ */
+static void deadline_start(struct deadline *d, sqlite3 *db, double timeoutS)
+{
+    pthread_condattr_t ca;
+    memset(d, 0, sizeof *d);
+    d->timeoutS = timeoutS;
+    if (timeoutS <= 0) return;
+    clock_gettime(CLOCK_MONOTONIC, &d->until);
+    d->until.tv_sec += (time_t)timeoutS;
+    d->until.tv_nsec += (long)((timeoutS - (double)(time_t)timeoutS) * 1e9);
+    if (d->until.tv_nsec >= 1000000000L) {
+        d->until.tv_sec++;
+        d->until.tv_nsec -= 1000000000L;
+    }
+    sqlite3_progress_handler(db, PROGRESS_OPS, past_deadline, d);
+    pthread_mutex_init(&d->mu, NULL);
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&d->cv, &ca);
+    pthread_condattr_destroy(&ca);
+    d->bThread = pthread_create(&d->thread, NULL, watchdog, d) == 0;
+}
+
+/* End the time bound started by deadline_start: remove the handler, stop the watchdog. */
+static void deadline_end(struct deadline *d, sqlite3 *db)
+{
+    if (d->timeoutS <= 0) return;
+    sqlite3_progress_handler(db, 0, NULL, NULL);
+    if (d->bThread) {
+        pthread_mutex_lock(&d->mu);
+        d->bDone = 1;
+        pthread_cond_signal(&d->cv);
+        pthread_mutex_unlock(&d->mu);
+        pthread_join(d->thread, NULL);
+    }
+    pthread_mutex_destroy(&d->mu);
+    pthread_cond_destroy(&d->cv);
+}
 
 static void usage(FILE *f)
 {
@@ -20,7 +133,9 @@ static void usage(FILE *f)
             "  --max-width N            table: cut cells wider than N characters (default 40,\n"
             "                           0 = never cut)\n"
             "  --no-header              table and csv: no column-name line\n"
-            "  -f, --file FILE          read the SQL from FILE\n\n"
+            "  -f, --file FILE          read the SQL from FILE\n"
+            "  --timeout SECONDS        stop the query after this long (default 300, 0 = no\n"
+            "                           limit)\n\n"
             "With one trace its tables are read directly; with several each is attached as\n"
             "t0, t1, ... (at most 10). Views on one trace or many: all_memory_event,\n"
             "all_kernel, all_memcpy, all_memset, all_nvtx_range, all_oom_event,\n"
@@ -32,9 +147,12 @@ static void usage(FILE *f)
             "_SYNCHRONIZATION, CUDA_GPU_MEMORY_USAGE_EVENTS, NVTX_EVENTS, StringIds,\n"
             "TARGET_INFO_GPU, PROCESSES, ENUM_CUDA_*.\n"
             "See docs/queries.md and docs/nsight.md.\n\n"
+            "Limits: a query stops after --timeout seconds, when SQLite would hold more than\n"
+            "1 GiB of memory, or at a string or blob longer than 64 MiB. One step that runs\n"
+            "on ends the process 2 s past the deadline.\n\n"
             "Exit codes: 0 ok, 2 bad arguments, bad SQL or a statement that would write\n"
             "(\"vramtrace sql is read-only\"), 3 trace missing, 4 not a trace, 5 newer trace,\n"
-            "6 damaged trace, 7 internal error.\n");
+            "6 damaged trace, 7 internal error, 10 a query stopped at a limit.\n");
 }
 
 /* Read all of zPath ('-' = stdin) into a malloc'd NUL-terminated string, or NULL. */
@@ -86,7 +204,9 @@ static int exit_for(int rc)
     switch (rc & 0xff) {
     case SQLITE_CORRUPT:
     case SQLITE_NOTADB: return VT_EXIT_CORRUPT;
-    case SQLITE_NOMEM:
+    case SQLITE_INTERRUPT:
+    case SQLITE_TOOBIG:
+    case SQLITE_NOMEM: return VT_EXIT_LIMIT;
     case SQLITE_IOERR:
     case SQLITE_FULL:
     case SQLITE_CANTOPEN: return VT_EXIT_INTERNAL;
@@ -94,16 +214,39 @@ static int exit_for(int rc)
     }
 }
 
+/* Print the message for SQLite error rc of a statement that reached a limit (rc & 0xff is one exit_for maps to
+ * VT_EXIT_LIMIT). */
+static void report_limit(sqlite3 *db, int rc, const struct deadline *d)
+{
+    char z[200];
+    if (d->bExpired) {
+        timeout_message(z, sizeof z, d->timeoutS);
+        fputs(z, stderr);
+    } else if ((rc & 0xff) == SQLITE_TOOBIG)
+        vt__errorf("sql: a string or blob would be longer than the %d MiB vramtrace sql allows",
+                   VT_SQL_MAX_LENGTH >> 20);
+    else if ((rc & 0xff) == SQLITE_NOMEM)
+        vt__errorf("sql: out of memory: the query needs more than the %lld MiB vramtrace sql allows",
+                   (long long)(SQL_HEAP_LIMIT >> 20));
+    else
+        vt__errorf("sql: %s", sqlite3_errmsg(db));
+}
+
 /*
  * Prepare every statement of zSql (so a refused or bad one stops the run before
- * anything is printed), then run and print each in order.
+ * anything is printed), then run and print each in order, all within timeoutS
+ * seconds (0: no limit). Returns an enum vt_exit code, after one "vramtrace:"
+ * line on stderr when it is not VT_EXIT_OK.
  */
-static int run_sql(sqlite3 *db, const char *zSql, const struct vt_sql_print *opt)
+static int run_sql(sqlite3 *db, const char *zSql, const struct vt_sql_print *opt, double timeoutS)
 {
     sqlite3_stmt **apStmt = NULL, **apNew;
     const char *zTail = zSql, *zStart;
     int nStmt = 0, nResult = 0, nPrinted = 0, rc = VT_EXIT_OK, i, src;
     long long nRow;
+    struct deadline dl;
+
+    deadline_start(&dl, db, timeoutS);
 
     while (zTail && *zTail) {
         sqlite3_stmt *pStmt = NULL;
@@ -118,9 +261,11 @@ static int run_sql(sqlite3 *db, const char *zSql, const struct vt_sql_print *opt
                 vt__errorf("sql: %s (these views exist when every trace given was analyzed: run "
                            "'vramtrace analyze' on each)",
                            sqlite3_errmsg(db));
+            else if (exit_for(src) == VT_EXIT_LIMIT)
+                report_limit(db, src, &dl);
             else
                 vt__errorf("sql: %s", sqlite3_errmsg(db));
-            rc = (src & 0xff) == SQLITE_NOMEM ? VT_EXIT_INTERNAL : VT_EXIT_USAGE;
+            rc = exit_for(src) == VT_EXIT_LIMIT ? VT_EXIT_LIMIT : VT_EXIT_USAGE;
             goto done;
         }
         if (!pStmt) continue; /* whitespace or a comment */
@@ -160,6 +305,8 @@ static int run_sql(sqlite3 *db, const char *zSql, const struct vt_sql_print *opt
         if (src != SQLITE_OK) {
             if ((src & 0xff) == SQLITE_READONLY || (src & 0xff) == SQLITE_AUTH)
                 refuse_write(sqlite3_sql(apStmt[i]), "this statement would write");
+            else if (exit_for(src) == VT_EXIT_LIMIT)
+                report_limit(db, src, &dl);
             else
                 vt__errorf("sql: %s", sqlite3_errmsg(db));
             rc = exit_for(src);
@@ -174,15 +321,16 @@ static int run_sql(sqlite3 *db, const char *zSql, const struct vt_sql_print *opt
 done:
     for (i = 0; i < nStmt; i++) sqlite3_finalize(apStmt[i]);
     free(apStmt);
+    deadline_end(&dl, db);
     return rc;
 }
 
 int vt__cmd_sql(int argc, char **argv)
 {
-    enum { O_FORMAT = 1, O_WIDTH, O_NOHEADER, O_FILE };
-    static const struct vt_opt aOpt[] = {{"format", 0, 1, O_FORMAT}, {"max-width", 0, 1, O_WIDTH},
-                                         {"no-header", 0, 0, O_NOHEADER}, {"file", 'f', 1, O_FILE},
-                                         {NULL, 0, 0, 0}};
+    enum { O_FORMAT = 1, O_WIDTH, O_TIMEOUT, O_NOHEADER, O_FILE };
+    static const struct vt_opt aOpt[] = {{"format", 0, 1, O_FORMAT},     {"max-width", 0, 1, O_WIDTH},
+                                         {"timeout", 0, 1, O_TIMEOUT},   {"no-header", 0, 0, O_NOHEADER},
+                                         {"file", 'f', 1, O_FILE},       {NULL, 0, 0, 0}};
     static const char *const azFormat[] = {"table", "csv", "json", NULL};
     struct vt_sql_print opt = {VT_SQL_TABLE, 40, 1};
     struct vt_optparse p = {0};
@@ -192,6 +340,9 @@ int vt__cmd_sql(int argc, char **argv)
     sqlite3 *db = NULL;
     int nPos = 0, c, rc = VT_EXIT_OK, nTrace, k;
     long long n;
+    int64_t timeoutNs = (int64_t)SQL_TIMEOUT_DEFAULT * 1000000000;
+    /* a process-wide bound (restored at the end: the subcommand also runs inside test programs) */
+    sqlite3_int64 oldHeapLimit = sqlite3_hard_heap_limit64(SQL_HEAP_LIMIT);
 
     if (vt__opt_begin(&p, "sql", argc, argv, aOpt, 0) != 0) return VT_EXIT_INTERNAL;
     while (rc == VT_EXIT_OK && (c = vt__opt_next(&p)) > 0) {
@@ -203,6 +354,13 @@ int vt__cmd_sql(int argc, char **argv)
         case O_WIDTH: /* characters per column, 0 = no limit */
             if (vt__opt_int(&p, 0, 100000, &n) != 0) rc = VT_EXIT_USAGE;
             opt.maxWidth = n > 0 && n < 4 ? 4 : (int)n;
+            break;
+        case O_TIMEOUT: /* seconds, 0 = no limit */
+            if (vt__opt_seconds(&p, &timeoutNs) != 0 || timeoutNs > (int64_t)1000000 * 1000000000) {
+                if (timeoutNs > (int64_t)1000000 * 1000000000)
+                    vt__errorf("sql: --timeout needs a number of seconds up to 1000000 (0 = no limit)");
+                rc = VT_EXIT_USAGE;
+            }
             break;
         case O_NOHEADER: opt.bHeader = 0; break;
         case O_FILE: zFile = p.zVal; break;
@@ -237,10 +395,11 @@ int vt__cmd_sql(int argc, char **argv)
     }
     rc = vt__sql_open(nTrace, azPos, &db);
     if (rc != VT_EXIT_OK) goto done;
-    rc = run_sql(db, zFile ? zSql : azPos[nPos - 1], &opt);
+    rc = run_sql(db, zFile ? zSql : azPos[nPos - 1], &opt, (double)timeoutNs / 1e9);
 done:
     sqlite3_close(db);
     free(zSql);
     vt__opt_end(&p);
+    sqlite3_hard_heap_limit64(oldHeapLimit);
     return rc;
 }

@@ -26,7 +26,8 @@ static void usage(FILE *f)
     fprintf(f, "\nRun 'vramtrace COMMAND --help' for a command's options.\n"
                "Exit codes: 0 ok, 1 findings (analyze --fail-on), 2 usage, 3 file missing or\n"
                "unreadable, 4 not a trace, 5 trace from a newer vramtrace, 6 damaged trace,\n"
-               "7 internal error, 8 tracer library not found; record returns the job's status.\n"
+               "7 internal error, 8 tracer library not found, 9 some of several traces not read\n"
+               "(each named), 10 sql query stopped at a limit; record returns the job's status.\n"
                "See docs/cli.md.\n");
 }
 

@@ -5,6 +5,9 @@
 #include <sqlite3.h>
 #include <stdio.h>
 
+/* Longest string or blob a `vramtrace sql` query may read or make (SQLITE_LIMIT_LENGTH). */
+#define VT_SQL_MAX_LENGTH (64 << 20)
+
 /* Output formats of `vramtrace sql`. */
 enum vt_sql_format { VT_SQL_TABLE = 0, VT_SQL_CSV = 1, VT_SQL_JSON = 2 };
 
@@ -13,8 +16,11 @@ enum vt_sql_format { VT_SQL_TABLE = 0, VT_SQL_CSV = 1, VT_SQL_JSON = 2 };
  * several are attached to an in-memory database as t0, t1, ... Each file is
  * first validated by the read layer (vt__read_open). The Nsight Systems views and the
  * all_* union views (include/vramtrace/nsight.h) are created as TEMP views,
- * then the connection is locked down: PRAGMA query_only, and an authorizer
- * that refuses ATTACH, DETACH and pragmas that change settings.
+ * then the connection is locked down: PRAGMA query_only; fts3_tokenizer()'s
+ * pointer forms, untrusted schema functions (trusted_schema off) and writes to
+ * internal structures (defensive mode) disabled; values bounded to
+ * VT_SQL_MAX_LENGTH bytes; an authorizer that refuses ATTACH, DETACH and
+ * pragmas that change settings.
  * Returns VT_EXIT_OK with *pDb open, or an enum vt_exit code after printing one
  * "vramtrace: ..." line.
  */

@@ -183,6 +183,23 @@ static int open_checked(const char *zPath, sqlite3 **pDb)
     return rc;
 }
 
+/*
+ * Take from db what a query over untrusted files has no use for: the
+ * two-argument and pointer-returning forms of fts3_tokenizer() (it prints a
+ * process address and registers one given as a blob), functions that are not
+ * innocuous inside the files' own views and triggers (trusted_schema off), and
+ * writes to SQLite's internal structures (defensive mode); bound every string
+ * or blob to VT_SQL_MAX_LENGTH bytes. Returns an SQLite code.
+ */
+static int sandbox(sqlite3 *db)
+{
+    int rc = sqlite3_db_config(db, SQLITE_DBCONFIG_ENABLE_FTS3_TOKENIZER, 0, (int *)NULL);
+    if (rc == SQLITE_OK) rc = sqlite3_db_config(db, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0, (int *)NULL);
+    if (rc == SQLITE_OK) rc = sqlite3_db_config(db, SQLITE_DBCONFIG_DEFENSIVE, 1, (int *)NULL);
+    if (rc == SQLITE_OK) sqlite3_limit(db, SQLITE_LIMIT_LENGTH, VT_SQL_MAX_LENGTH);
+    return rc;
+}
+
 int vt__sql_open(int nTrace, char **azPath, sqlite3 **pDb)
 {
     sqlite3 *db = NULL;
@@ -245,6 +262,11 @@ int vt__sql_open(int nTrace, char **azPath, sqlite3 **pDb)
     }
     if (sqlite3_exec(db, "PRAGMA query_only = 1", NULL, NULL, &zErr) != SQLITE_OK) {
         vt__errorf("sql: %s", zErr ? zErr : sqlite3_errmsg(db));
+        rc = VT_EXIT_INTERNAL;
+        goto done;
+    }
+    if (sandbox(db) != SQLITE_OK) {
+        vt__errorf("sql: cannot restrict the connection: %s", sqlite3_errmsg(db));
         rc = VT_EXIT_INTERNAL;
         goto done;
     }

@@ -566,6 +566,10 @@ int vt__schema_create_at(sqlite3 *db, int64_t base, char **zErr);
  * Check that db holds a vramtrace trace this build can read. Writes a one-line
  * human explanation into zMsg (size nMsg) when the result is not VT_SCHEMA_OK.
  * *pVersion receives the trace's schema version (0 if unknown); may be NULL.
+ * The version is stamped twice (PRAGMA user_version, meta 'schema_version'):
+ * stamps that differ, a meta stamp missing or not a decimal integer, or a
+ * version below VT_SCHEMA_VERSION_OLDEST give VT_SCHEMA_CORRUPT; a newer
+ * user_version gives VT_SCHEMA_NEWER unless meta's stamp is a different number.
  */
 enum vt_schema_status vt__schema_check(sqlite3 *db, int *pVersion, char *zMsg, size_t nMsg);
 

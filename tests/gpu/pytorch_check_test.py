@@ -68,7 +68,8 @@ class Trace:
                         (80 << 30,))
         self.ts = 1000
         self.strings = {}
-        meta = {"pid": str(pid), "closed_cleanly": "1", "config.tensors": "1" if tensors else "0"}
+        meta = {"schema_version": str(schema_define("VT_SCHEMA_VERSION")), "pid": str(pid), "closed_cleanly": "1",
+                "config.tensors": "1" if tensors else "0"}
         self.db.executemany("INSERT INTO meta VALUES(?, ?)", meta.items())
         self.stack_c10 = self.stack("/venv/lib/python3.12/site-packages/torch/lib/libc10_cuda.so")
         self.stack_cublas = self.stack("/venv/lib/python3.12/site-packages/nvidia/cu13/lib/libcublas.so.13")
