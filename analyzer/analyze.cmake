@@ -19,6 +19,6 @@ add_library(vtanalysis STATIC
   ${CMAKE_CURRENT_LIST_DIR}/report_html.c
   ${CMAKE_CURRENT_LIST_DIR}/trace_open.c)
 target_include_directories(vtanalysis PUBLIC ${CMAKE_CURRENT_LIST_DIR})
-target_link_libraries(vtanalysis PUBLIC vtcore m)
+target_link_libraries(vtanalysis PUBLIC vtcore vtimport m)
 target_sources(vramtrace PRIVATE ${CMAKE_CURRENT_LIST_DIR}/cmd_analyze.c)
 target_link_libraries(vramtrace PRIVATE vtanalysis)

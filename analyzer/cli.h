@@ -27,10 +27,13 @@ int vt__cmd_analyze(int argc, char **argv);
 int vt__cmd_info(int argc, char **argv);
 int vt__cmd_sql(int argc, char **argv);
 int vt__cmd_export(int argc, char **argv);
+int vt__cmd_import(int argc, char **argv);
 
 /*
  * Open a trace for reading (bWrite = 0: read-only, immutable to any writer) or for
  * writing analysis results back (bWrite = 1). Validates it with vt__schema_check.
+ * A PyTorch snapshot, Nsight Systems export or Kineto trace is read through a
+ * temporary import of it (import.h: vt__import_to_temp).
  * On failure prints one "vramtrace: PATH: reason" line to stderr and returns the
  * exit code (VT_EXIT_NOFILE, _NOT_TRACE, _TOO_NEW, _CORRUPT); on success returns
  * VT_EXIT_OK and *pDb is open.

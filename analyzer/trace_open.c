@@ -6,6 +6,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "import.h"
 #include "schema.h"
 
 void vt__errorf(const char *zFmt, ...)
@@ -22,7 +23,7 @@ int vt__trace_open(const char *zPath, int bWrite, sqlite3 **pDb)
 {
     struct stat st;
     sqlite3 *db = NULL;
-    char zMsg[256] = "";
+    char zMsg[256] = "", *zImported = NULL;
     int rc, flags;
     enum vt_schema_status status;
 
@@ -40,9 +41,11 @@ int vt__trace_open(const char *zPath, int bWrite, sqlite3 **pDb)
                    zPath);
         return VT_EXIT_NOT_TRACE;
     }
+    /* another tool's file (PyTorch snapshot, Nsight export, Kineto trace): read a temporary import of it */
+    if ((rc = vt__import_to_temp(zPath, &zImported)) != VT_EXIT_OK) return rc;
     /* one thread per connection: SQLite's per-call mutexes are pure cost here */
     flags = (bWrite ? SQLITE_OPEN_READWRITE : SQLITE_OPEN_READONLY) | SQLITE_OPEN_NOMUTEX;
-    rc = sqlite3_open_v2(zPath, &db, flags, NULL);
+    rc = sqlite3_open_v2(zImported ? zImported : zPath, &db, flags, NULL);
     if (rc != SQLITE_OK) {
         vt__errorf("%s: cannot open: %s", zPath, db ? sqlite3_errmsg(db) : sqlite3_errstr(rc));
         sqlite3_close(db);
