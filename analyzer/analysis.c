@@ -7,7 +7,7 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "schema.h"
+#include "vramtrace/schema.h"
 
 void vt__opts_default(struct vt_opts *o)
 {

@@ -9,7 +9,7 @@
 
 #include "record.h"
 #include "rowcheck.h"
-#include "schema.h"
+#include "vramtrace/schema.h"
 
 #define NUL_INT LLONG_MIN /* an SQL NULL in an integer field */
 #define MAX_OOM_LISTED 100 /* OOM events kept for the report (the count is exact) */

@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 #include "record.h"
-#include "schema.h"
+#include "vramtrace/schema.h"
 
 /* Options of one record run. */
 struct record_opts {

@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "cli.h"
-#include "schema.h"
+#include "vramtrace/schema.h"
 
 struct ival {
     int64_t a, b;

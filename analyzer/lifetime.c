@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "cli.h"
-#include "schema.h"
+#include "vramtrace/schema.h"
 
 const char *vt__life_status_name(int status)
 {

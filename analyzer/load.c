@@ -6,7 +6,7 @@
 
 #include "cli.h"
 #include "rowcheck.h"
-#include "schema.h"
+#include "vramtrace/schema.h"
 
 /* Run a query returning two integers (NULL → -1). Returns an SQLite code. */
 static int query2(sqlite3 *db, const char *zSql, int64_t *pA, int64_t *pB)

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "vramtrace/outname.h"
 
 #ifndef VT_INSTALL_LIBDIR
 #define VT_INSTALL_LIBDIR "lib"
@@ -246,14 +247,10 @@ int vt__record_output(const char *zOpt, const char *zEnv, char *zOut, size_t nOu
         snprintf(zWhy, nWhy, "the output path is empty");
         return VT_EXIT_USAGE;
     }
-    for (p = zVal; *p; p++) {
-        if (*p != '%') continue;
-        p++;
-        if (*p != 'p' && *p != 'r' && *p != 'h' && *p != '%') {
-            snprintf(zWhy, nWhy, "output '%s': unknown escape '%%%c' (use %%p pid, %%r rank, %%h host, %%%% percent)",
-                     zVal, *p ? *p : ' ');
-            return VT_EXIT_USAGE;
-        }
+    if ((p = vt__outname_bad_escape(zVal)) != NULL) {
+        snprintf(zWhy, nWhy, "output '%s': unknown escape '%%%c' (use %%p pid, %%r rank, %%h host, %%%% percent)",
+                 zVal, p[1] ? p[1] : ' ');
+        return VT_EXIT_USAGE;
     }
     bDir = zVal[n - 1] == '/' || (stat(zVal, &st) == 0 && S_ISDIR(st.st_mode));
     if (bDir && zVal[n - 1] == '/' && !strchr(zVal, '%') && make_dirs(zVal) != 0) {

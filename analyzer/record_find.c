@@ -7,35 +7,13 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "vramtrace/outname.h"
+
 /* 1 if zName ends with zSuffix. */
 static int ends_with(const char *zName, const char *zSuffix)
 {
     size_t n = strlen(zName), m = strlen(zSuffix);
     return n >= m && !strcmp(zName + n - m, zSuffix);
-}
-
-/*
- * Turn an output pattern into a glob(3) pattern: glob metacharacters in the
- * literal text are escaped, each %p/%r/%h becomes '*', %% becomes '%'.
- * Returns 0, or -1 if it does not fit.
- */
-static int pattern_to_glob(const char *zPattern, char *zOut, size_t nOut)
-{
-    size_t n = 0;
-    const char *p;
-    for (p = zPattern; *p; p++) {
-        if (n + 3 > nOut) return -1;
-        if (*p == '%' && p[1]) {
-            p++;
-            if (*p == '%') zOut[n++] = '%';
-            else zOut[n++] = '*';
-            continue;
-        }
-        if (*p == '*' || *p == '?' || *p == '[' || *p == ']' || *p == '\\') zOut[n++] = '\\';
-        zOut[n++] = *p;
-    }
-    zOut[n] = 0;
-    return 0;
 }
 
 int vt__trace_set_list(const char *zPattern, struct vt_trace_set *pSet)
@@ -47,7 +25,8 @@ int vt__trace_set_list(const char *zPattern, struct vt_trace_set *pSet)
 
     pSet->aFile = NULL;
     pSet->nFile = 0;
-    if (pattern_to_glob(zPattern, zGlob, sizeof zGlob) != 0) return 0;
+    static const char *const azAny[3] = {"*", "*", "*"};
+    if (vt__outname_expand(zPattern, azAny, 1, zGlob, sizeof zGlob) != 0) return 0;
     if (glob(zGlob, 0, NULL, &g) != 0) return 0; /* no match, or an unreadable directory */
     pSet->aFile = calloc(g.gl_pathc ? g.gl_pathc : 1, sizeof *pSet->aFile);
     if (!pSet->aFile) rc = -1;

@@ -7,7 +7,7 @@
 #include <sys/stat.h>
 
 #include "import.h"
-#include "schema.h"
+#include "vramtrace/schema.h"
 
 void vt__errorf(const char *zFmt, ...)
 {

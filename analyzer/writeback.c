@@ -2,7 +2,7 @@
 #include "analysis.h"
 
 #include "cli.h"
-#include "schema.h"
+#include "vramtrace/schema.h"
 
 /*
  * Replace earlier results (VT_ANALYSIS_DDL) and prepare the lifetime insert, all

@@ -1,8 +1,10 @@
 # bench_analyzer: `vramtrace analyze` end to end on generated 1 M / 10 M event traces
 # (events/s, peak RSS) against a raw SQLite scan of the same tables.
 add_executable(bench_analyzer bench_analyzer.c)
-target_link_libraries(bench_analyzer PRIVATE vtcore)
+target_link_libraries(bench_analyzer PRIVATE vttrace)
 target_compile_definitions(bench_analyzer PRIVATE VT_BENCH_VRAMTRACE="$<TARGET_FILE:vramtrace>")
 add_dependencies(bench_analyzer vramtrace)
 # The overhead harness for GPU jobs (floor CUPTI client and PyTorch scripts).
-include(${CMAKE_CURRENT_LIST_DIR}/overhead/overhead.cmake)
+if(VT_HAVE_CUDA)
+  include(${CMAKE_CURRENT_LIST_DIR}/overhead/overhead.cmake)
+endif()

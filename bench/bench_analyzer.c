@@ -12,7 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "schema.h"
+#include "vramtrace/schema.h"
 
 /*
  * The trace models a training job in per-tensor allocation mode (what

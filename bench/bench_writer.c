@@ -12,7 +12,7 @@
 #include <unistd.h>
 
 #include "core_rec.h"
-#include "schema.h"
+#include "vramtrace/schema.h"
 #include "vramtrace/schema.h"
 #include "writer.h"
 

@@ -14,7 +14,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "schema.h"
+#include "vramtrace/schema.h"
 #include "vt_test.h"
 
 #define CLI_FN static __attribute__((unused)) /* each test program uses some of these */

@@ -5,7 +5,7 @@
 # one sample with the injection environment, checks the trace it left.
 add_executable(gpu_check gpu_check.c gpu_verify.c)
 target_include_directories(gpu_check PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
-target_link_libraries(gpu_check PRIVATE vtcore ${CMAKE_DL_LIBS})
+target_link_libraries(gpu_check PRIVATE vttrace ${CMAKE_DL_LIBS})
 
 # Test doubles of the driver (a libcuda.so.1 with cuInit and cuDeviceGetCount) and of
 # a sample (writes the trace a real run would), so that gpu_check itself runs here.
@@ -14,12 +14,12 @@ set_target_properties(gpu_fake_cuda PROPERTIES OUTPUT_NAME cuda PREFIX lib SUFFI
   LIBRARY_OUTPUT_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR}/fakecuda)
 add_executable(gpu_fake_sample gpu_fake_sample.c gpu_fake_trace.c)
 target_include_directories(gpu_fake_sample PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
-target_link_libraries(gpu_fake_sample PRIVATE vtcore)
+target_link_libraries(gpu_fake_sample PRIVATE vttrace)
 
 # The known-answer checks on hand-made traces, and gpu_check run end to end on the
 # test doubles: runs everywhere (and under ASan/UBSan), so neither can rot unseen.
 vt_add_test(NAME gpu_verify_test SOURCES gpu_verify_test.c gpu_verify.c gpu_fake_trace.c
-  LIBS vtcore LABELS core)
+  LIBS vttrace LABELS core)
 add_dependencies(gpu_verify_test gpu_check gpu_fake_cuda gpu_fake_sample)
 set_property(TEST gpu_verify_test APPEND PROPERTY ENVIRONMENT
   "VT_GPU_CHECK=$<TARGET_FILE:gpu_check>"

@@ -28,7 +28,7 @@
 #include <sqlite3.h>
 
 #include "gpu_verify.h"
-#include "schema.h"
+#include "vramtrace/schema.h"
 
 #define EXIT_SKIP 77
 

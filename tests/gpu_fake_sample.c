@@ -17,7 +17,7 @@
 #include <sqlite3.h>
 
 #include "gpu_fake_trace.h"
-#include "schema.h"
+#include "vramtrace/schema.h"
 
 /* 0 if the environment gpu_check built is what it must be, else 4 with the reason on stderr. */
 static int check_env(void)

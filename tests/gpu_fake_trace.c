@@ -6,7 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "schema.h"
+#include "vramtrace/schema.h"
 
 #define MIB (1024LL * 1024LL)
 #define FILL_NAME 1  /* string id of the samples' kernel */

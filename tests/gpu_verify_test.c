@@ -7,7 +7,7 @@
 
 #include "gpu_fake_trace.h"
 #include "gpu_verify.h"
-#include "schema.h"
+#include "vramtrace/schema.h"
 #include "vt_test.h"
 
 #define MIB (1024LL * 1024LL)

@@ -1,30 +1,23 @@
 # Reliability tests: SIGKILL, exit paths, fork + threads, floods, hostile traces, security.
 # core: tracer core (also under ASan+UBSan); analyzer: analysis library; cli: the built command.
 # tsan: the programs run by the ThreadSanitizer build (tests/run.sh, build-tsan).
-vt_add_test(NAME test_rel_sigkill SOURCES test_rel_sigkill.c LIBS vtcore LABELS core)
-vt_add_test(NAME test_rel_exit SOURCES test_rel_exit.c LIBS vtcore LABELS core)
-vt_add_test(NAME test_rel_fork SOURCES test_rel_fork.c LIBS vtcore LABELS core tsan)
-# Runs the built command too (info, analyze on the flooded trace).
-vt_add_test(NAME test_rel_flood SOURCES test_rel_flood.c LIBS vtcore LABELS core cli)
-add_dependencies(test_rel_flood vramtrace)
-# Security: file mode, symlinks, foreign files, environment allow-list, read-only `sql`.
-vt_add_test(NAME test_rel_security SOURCES test_rel_security.c LIBS vtcore LABELS core cli)
-add_dependencies(test_rel_security vramtrace)
+if(VT_HAVE_CUDA)
+  vt_add_test(NAME test_rel_sigkill SOURCES test_rel_sigkill.c LIBS vtcore LABELS core)
+  vt_add_test(NAME test_rel_exit SOURCES test_rel_exit.c LIBS vtcore LABELS core)
+  vt_add_test(NAME test_rel_fork SOURCES test_rel_fork.c LIBS vtcore LABELS core tsan)
+  # Runs the built command too (info, analyze on the flooded trace).
+  vt_add_test(NAME test_rel_flood SOURCES test_rel_flood.c LIBS vtcore LABELS core cli)
+  add_dependencies(test_rel_flood vramtrace)
+  # Security: file mode, symlinks, foreign files, environment allow-list, read-only `sql`.
+  vt_add_test(NAME test_rel_security SOURCES test_rel_security.c LIBS vtcore LABELS core cli)
+  add_dependencies(test_rel_security vramtrace)
+endif()
 
 # Fuzzing (tests/fuzz). The targets' shared part drives the real subcommands
 # (analyze, info, export, sql) in-process on a trace built from the fuzz input.
-add_library(vt_fuzz_common STATIC
-  fuzz/fuzz_common.c
-  ${PROJECT_SOURCE_DIR}/analyzer/cmd_analyze.c
-  ${PROJECT_SOURCE_DIR}/analyzer/cmd_info.c
-  ${PROJECT_SOURCE_DIR}/analyzer/cmd_export.c
-  ${PROJECT_SOURCE_DIR}/analyzer/export_perfetto.c
-  ${PROJECT_SOURCE_DIR}/analyzer/cmd_sql.c
-  ${PROJECT_SOURCE_DIR}/analyzer/sql_views.c
-  ${PROJECT_SOURCE_DIR}/analyzer/sql_output.c)
-target_include_directories(vt_fuzz_common PUBLIC ${CMAKE_CURRENT_SOURCE_DIR}/fuzz
-  ${PROJECT_SOURCE_DIR}/analyzer ${PROJECT_SOURCE_DIR}/tracer)
-target_link_libraries(vt_fuzz_common PUBLIC vtanalysis)
+add_library(vt_fuzz_common STATIC fuzz/fuzz_common.c)
+target_include_directories(vt_fuzz_common PUBLIC ${CMAKE_CURRENT_SOURCE_DIR}/fuzz)
+target_link_libraries(vt_fuzz_common PUBLIC vtcli)
 
 # Regression tests for each class of hostile input the fuzzers found.
 vt_add_test(NAME test_rel_hostile SOURCES test_rel_hostile.c tracegen.c LIBS vt_fuzz_common LABELS analyzer)

@@ -18,6 +18,12 @@ cmake --build build -j"$jobs"
 echo "== tests =="
 ctest --test-dir build --output-on-failure -j"$jobs" --timeout 900
 
+echo "== build without the CUDA toolkit (the analyzer alone) =="
+cmake -S . -B build-nocuda -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_DISABLE_FIND_PACKAGE_CUDAToolkit=ON \
+  -DVT_BUILD_BENCH=OFF
+cmake --build build-nocuda -j"$jobs"
+ctest --test-dir build-nocuda --output-on-failure -j"$jobs" --timeout 900
+
 echo "== build (ASan+UBSan) =="
 cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DVT_SANITIZE=ON -DVT_BUILD_SAMPLES=OFF -DVT_BUILD_BENCH=OFF
 cmake --build build-asan -j"$jobs"

@@ -30,7 +30,7 @@
 #include <sqlite3.h>
 #include <stdio.h>
 
-#include "schema.h"
+#include "vramtrace/schema.h"
 
 #define VT_FIXTURE_SQL                                                                      \
     "INSERT INTO meta VALUES('pid','%d'),('rank','%d'),('hostname','node1'),"               \

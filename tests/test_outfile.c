@@ -6,7 +6,7 @@
 #include <sys/wait.h>
 
 #include "outfile.h"
-#include "schema.h"
+#include "vramtrace/schema.h"
 #include "vt_test.h"
 
 /* A fresh private directory for one test. */

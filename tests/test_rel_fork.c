@@ -8,7 +8,7 @@
 
 #include "config.h"
 #include "core_util.h"
-#include "schema.h"
+#include "vramtrace/schema.h"
 #include "session.h"
 
 /*

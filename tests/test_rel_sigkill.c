@@ -8,7 +8,7 @@
 #include <time.h>
 
 #include "core_util.h"
-#include "schema.h"
+#include "vramtrace/schema.h"
 #include "vramtrace/schema.h"
 
 /*

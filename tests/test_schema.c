@@ -4,7 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "schema.h"
+#include "vramtrace/schema.h"
 #include "vt_test.h"
 
 static sqlite3 *open_mem(void)
@@ -76,6 +76,39 @@ static sqlite3_int64 q_int(sqlite3 *db, const char *zSql)
     return v;
 }
 
+/* Every enum_* table holds its list's rows, with the names vt_*_name gives. */
+TEST(enum_tables_from_lists)
+{
+    sqlite3 *db = open_mem();
+    ASSERT_EQ(SQLITE_OK, vt__schema_create(db, NULL));
+    ASSERT_EQ(8, q_int(db, "SELECT count(*) FROM enum_mem_kind"));
+    ASSERT_EQ(11, q_int(db, "SELECT count(*) FROM enum_copy_kind"));
+    ASSERT_EQ(8, q_int(db, "SELECT count(*) FROM enum_memory_op"));
+    ASSERT_EQ(3, q_int(db, "SELECT count(*) FROM enum_tensor_op"));
+    ASSERT_EQ(1, q_int(db, "SELECT name = 'pinned' FROM enum_mem_kind WHERE id = 2"));
+    ASSERT_EQ(1, q_int(db, "SELECT name = 'import' FROM enum_memory_op WHERE id = 7"));
+    ASSERT_EQ(1, q_int(db, "SELECT name = 'free_requested' FROM enum_tensor_op WHERE id = 3"));
+    ASSERT_STREQ("pinned", vt_mem_kind_name(VT_MEMKIND_PINNED));
+    ASSERT_STREQ("HtoD", vt_copy_kind_name(VT_COPY_HTOD));
+    ASSERT_STREQ("import_close", vt_memop_name(VT_MEMOP_IMPORT_CLOSE));
+    ASSERT(vt_mem_kind_name(99) == NULL);
+    sqlite3_close(db);
+}
+
+/* Indexes are built for the tables a trace has: an older trace without tensor_event gets the others. */
+TEST(index_older_trace)
+{
+    sqlite3 *db = open_mem();
+    ASSERT_EQ(SQLITE_OK, vt__schema_create(db, NULL));
+    ASSERT_EQ(SQLITE_OK, sqlite3_exec(db, "DROP TABLE tensor_event", NULL, NULL, NULL));
+    ASSERT_EQ(SQLITE_OK, vt__schema_index(db));
+    ASSERT_EQ(1, q_int(db, "SELECT count(*) FROM sqlite_schema WHERE type = 'index' AND name = 'kernel_start'"));
+    ASSERT_EQ(0, q_int(db, "SELECT count(*) FROM sqlite_schema WHERE type = 'index' AND name = 'tensor_event_ts'"));
+    ASSERT_EQ(0, vt__schema_has_table(db, "tensor_event"));
+    ASSERT_EQ(1, vt__schema_has_table(db, "kernel"));
+    sqlite3_close(db);
+}
+
 TEST(time_base_round_trip)
 {
     static const sqlite3_int64 aBase[] = {0, 1763750000000000000LL, -5};
@@ -144,7 +177,14 @@ TEST(stored_time_base)
     ASSERT_EQ(SQLITE_OK, vt__schema_create_at(db, -5, NULL));
     ASSERT_EQ(1, vt__schema_time_base(db, azT, 3, &base));
     ASSERT_EQ(-5, base);
+    /* a column added by hand leaves the time columns as they were */
     ASSERT_EQ(SQLITE_OK, sqlite3_exec(db, "ALTER TABLE kernel ADD COLUMN note TEXT", NULL, NULL, NULL));
+    ASSERT_EQ(1, vt__schema_time_base(db, azT, 3, &base));
+    /* a table made by hand with other time columns: its stored times cannot be trusted */
+    ASSERT_EQ(SQLITE_OK, sqlite3_exec(db, "DROP TABLE kernel; CREATE TABLE kernel(t INTEGER, dur INTEGER,"
+                                          " start INTEGER GENERATED ALWAYS AS (t) VIRTUAL,"
+                                          " end INTEGER GENERATED ALWAYS AS (t + dur) VIRTUAL)",
+                                      NULL, NULL, NULL));
     ASSERT_EQ(0, vt__schema_time_base(db, azT, 3, &base));
     ASSERT_EQ(SQLITE_OK, sqlite3_exec(db, "DELETE FROM meta WHERE key = 'time_base_ns'", NULL, NULL, NULL));
     ASSERT_EQ(0, vt__schema_time_base(db, azT, 3, &base));
@@ -214,6 +254,7 @@ TEST(not_sqlite)
     unlink(zPath);
 }
 
-VT_TEST_LIST(T(create_and_check) T(enum_api_rows) T(memory_timeline_view) T(time_base_round_trip)
+VT_TEST_LIST(T(create_and_check) T(enum_api_rows) T(memory_timeline_view) T(enum_tables_from_lists)
+                 T(index_older_trace) T(time_base_round_trip)
                  T(impossible_stored_times_read_null) T(stored_time_base) T(older_version_accepted) T(foreign_database)
                  T(newer_version) T(missing_table) T(not_sqlite))

@@ -7,7 +7,7 @@
 #include <time.h>
 
 #include "core_util.h"
-#include "schema.h"
+#include "vramtrace/schema.h"
 #include "vramtrace/schema.h"
 
 /* What the child reports every ~100 ms: events submitted (and accepted) by time t. */

@@ -7,7 +7,7 @@
 #include <dirent.h>
 #include <unistd.h>
 
-#include "schema.h"
+#include "vramtrace/schema.h"
 
 #if defined(__SANITIZE_ADDRESS__)
 #include <sanitizer/lsan_interface.h>

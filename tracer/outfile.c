@@ -13,52 +13,19 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "vramtrace/outname.h"
 #include "vramtrace/schema.h"
-
-/* Append zSrc to zOut at *pN; returns -1 when it does not fit. */
-static int append(char *zOut, size_t nOut, size_t *pN, const char *zSrc)
-{
-    size_t n = strlen(zSrc);
-    if (*pN + n >= nOut) return -1;
-    memcpy(zOut + *pN, zSrc, n);
-    *pN += n;
-    zOut[*pN] = '\0';
-    return 0;
-}
 
 int vt__outfile_expand(const char *zPattern, long pid, const char *zRank, const char *zHost,
                        char *zOut, size_t nOut)
 {
-    char zNum[32];
-    char zOne[2] = {0, 0};
-    size_t n = 0;
-    const char *p;
-    if (nOut == 0) return -1;
-    zOut[0] = '\0';
-    if (!zPattern[0]) return -1;
-    for (p = zPattern; *p; p++) {
-        int rc;
-        if (*p != '%') {
-            zOne[0] = *p;
-            rc = append(zOut, nOut, &n, zOne);
-        } else {
-            switch (*++p) {
-            case 'p':
-                snprintf(zNum, sizeof zNum, "%ld", pid);
-                rc = append(zOut, nOut, &n, zNum);
-                break;
-            case 'r': rc = append(zOut, nOut, &n, zRank && zRank[0] ? zRank : "0"); break;
-            case 'h': rc = append(zOut, nOut, &n, zHost && zHost[0] ? zHost : "localhost"); break;
-            case '%': rc = append(zOut, nOut, &n, "%"); break;
-            default: rc = -1; break;
-            }
-        }
-        if (rc) {
-            zOut[0] = '\0';
-            return -1;
-        }
-    }
-    return 0;
+    char zPid[32];
+    const char *azVal[3];
+    snprintf(zPid, sizeof zPid, "%ld", pid);
+    azVal[0] = zPid;
+    azVal[1] = zRank && zRank[0] ? zRank : "0";
+    azVal[2] = zHost && zHost[0] ? zHost : "localhost";
+    return vt__outname_expand(zPattern, azVal, 0, zOut, nOut) == 0 ? 0 : -1;
 }
 
 /* Read the 100-byte SQLite header of an open file; 1 if it is SQLite with our application_id, 0 if

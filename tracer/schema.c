@@ -1,5 +1,5 @@
 /* Trace schema creation, version stamping and validation, shared by the tracer and the analyzer. */
-#include "schema.h"
+#include "vramtrace/schema.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -27,28 +27,30 @@ static int insert_api_enum(sqlite3 *db)
     return rc;
 }
 
-/*
- * VT_SCHEMA_DDL with every `@base` replaced by base in decimal, in a
- * sqlite3_malloc'd string (NULL when out of memory).
- */
-static char *schema_ddl(int64_t base)
+/* Insert the rows (value, name) of every enum_* table of VT_ENUM_TABLES. Returns an SQLite code. */
+static int insert_enums(sqlite3 *db)
 {
-    static const char zDdl[] = VT_SCHEMA_DDL;
-    static const char zTok[] = "@base";
-    char zBase[24];
-    sqlite3_str *pOut = sqlite3_str_new(NULL);
-    const char *z = zDdl, *zHit;
-    snprintf(zBase, sizeof zBase, "%lld", (long long)base);
-    while ((zHit = strstr(z, zTok)) != NULL) {
-        sqlite3_str_append(pOut, z, (int)(zHit - z));
-        /* a negative base is parenthesised: "t + (-5)" */
-        if (base < 0) sqlite3_str_appendf(pOut, "(%s)", zBase);
-        else sqlite3_str_appendall(pOut, zBase);
-        z = zHit + sizeof zTok - 1;
+    sqlite3_str *pSql = sqlite3_str_new(db);
+    char *zSql;
+    int rc;
+#define VT__ENUM_ROW(v, c, n) sqlite3_str_appendf(pSql, "%s(%d, '%s')", nRow++ ? ", " : "", v, n);
+#define VT__ENUM_TABLE(zTable, LIST)                                      \
+    {                                                                     \
+        int nRow = 0;                                                     \
+        sqlite3_str_appendf(pSql, "INSERT INTO %s(id, name) VALUES ", zTable); \
+        LIST(VT__ENUM_ROW)                                                \
+        sqlite3_str_appendall(pSql, ";\n");                              \
     }
-    sqlite3_str_appendall(pOut, z);
-    return sqlite3_str_finish(pOut);
+    VT_ENUM_TABLES(VT__ENUM_TABLE)
+#undef VT__ENUM_TABLE
+#undef VT__ENUM_ROW
+    zSql = sqlite3_str_finish(pSql);
+    rc = zSql ? sqlite3_exec(db, zSql, NULL, NULL, NULL) : SQLITE_NOMEM;
+    sqlite3_free(zSql);
+    return rc == SQLITE_OK ? insert_api_enum(db) : rc;
 }
+
+static char *with_base(const char *zText, int64_t base);
 
 int vt__schema_create(sqlite3 *db, char **zErr)
 {
@@ -58,13 +60,13 @@ int vt__schema_create(sqlite3 *db, char **zErr)
 int vt__schema_create_at(sqlite3 *db, int64_t base, char **zErr)
 {
     char zPragma[128], zNum[24];
-    char *zDdl = schema_ddl(base);
+    char *zDdl = with_base(VT_SCHEMA_DDL, base);
     int rc;
     if (!zDdl) return SQLITE_NOMEM;
     rc = sqlite3_exec(db, "BEGIN", NULL, NULL, zErr);
     if (rc != SQLITE_OK) goto done;
     rc = sqlite3_exec(db, zDdl, NULL, NULL, zErr);
-    if (rc == SQLITE_OK) rc = insert_api_enum(db);
+    if (rc == SQLITE_OK) rc = insert_enums(db);
     if (rc == SQLITE_OK) {
         snprintf(zPragma, sizeof zPragma, "PRAGMA user_version=%d; PRAGMA application_id=%d;",
                  VT_SCHEMA_VERSION, VT_SCHEMA_APPLICATION_ID);
@@ -161,9 +163,28 @@ enum vt_schema_status vt__schema_check(sqlite3 *db, int *pVersion, char *zMsg, s
     return VT_SCHEMA_OK;
 }
 
+/* Replace every `@base` in zText by base in decimal; a sqlite3_malloc'd string, NULL when out of memory. */
+static char *with_base(const char *zText, int64_t base)
+{
+    static const char zTok[] = "@base";
+    char zBase[24];
+    sqlite3_str *pOut = sqlite3_str_new(NULL);
+    const char *z = zText, *zHit;
+    snprintf(zBase, sizeof zBase, "%lld", (long long)base);
+    while ((zHit = strstr(z, zTok)) != NULL) {
+        sqlite3_str_append(pOut, z, (int)(zHit - z));
+        /* a negative base is parenthesised: "t + (-5)" */
+        if (base < 0) sqlite3_str_appendf(pOut, "(%s)", zBase);
+        else sqlite3_str_appendall(pOut, zBase);
+        z = zHit + sizeof zTok - 1;
+    }
+    sqlite3_str_appendall(pOut, z);
+    return sqlite3_str_finish(pOut);
+}
+
 int vt__schema_time_base(sqlite3 *db, const char *const *azTable, int nTable, int64_t *pBase)
 {
-    char zVal[32], *zEnd = NULL, *zDdl = NULL;
+    char zVal[32], *zEnd = NULL, *zTs = NULL, *zStart = NULL, *zStop = NULL;
     sqlite3_stmt *pStmt = NULL;
     long long base;
     int rc, bSame = 1;
@@ -173,38 +194,70 @@ int vt__schema_time_base(sqlite3 *db, const char *const *azTable, int nTable, in
     errno = 0;
     base = strtoll(zVal, &zEnd, 10);
     if (!zVal[0] || *zEnd || errno) return 0;
-    zDdl = schema_ddl((int64_t)base);
-    if (!zDdl) return -1;
-    if (sqlite3_prepare_v2(db, "SELECT sql FROM sqlite_schema WHERE type = 'table' AND name = ?", -1, &pStmt,
+    zTs = with_base(VT__GEN_TS, (int64_t)base);
+    zStart = with_base(VT__GEN_START, (int64_t)base);
+    zStop = with_base(VT__GEN_END, (int64_t)base);
+    if (!zTs || !zStart || !zStop ||
+        sqlite3_prepare_v2(db, "SELECT sql FROM sqlite_schema WHERE type = 'table' AND name = ?", -1, &pStmt,
                            NULL) != SQLITE_OK) {
-        sqlite3_free(zDdl);
-        return -1;
+        bSame = -1;
+        goto done;
     }
-    for (int i = 0; bSame && i < nTable; i++) {
-        /* the table's CREATE statement as the schema makes it: from "CREATE TABLE name(" to ";" */
-        char zHead[64];
-        const char *zWant, *zStop;
-        const unsigned char *zHave;
-        snprintf(zHead, sizeof zHead, "CREATE TABLE %s(", azTable[i]);
-        zWant = strstr(zDdl, zHead);
-        zStop = zWant ? strchr(zWant, ';') : NULL;
+    for (int i = 0; bSame == 1 && i < nTable; i++) {
+        /* the generated time columns defined exactly as the schema defines them, for this base: they are
+         * then t + base and t + dur + base (versions 2 and 3 alike) */
+        const char *zHave;
         sqlite3_bind_text(pStmt, 1, azTable[i], -1, SQLITE_STATIC);
         rc = sqlite3_step(pStmt);
-        zHave = rc == SQLITE_ROW ? sqlite3_column_text(pStmt, 0) : NULL;
-        bSame = zStop && zHave && strlen((const char *)zHave) == (size_t)(zStop - zWant) &&
-                !memcmp(zHave, zWant, (size_t)(zStop - zWant));
+        zHave = rc == SQLITE_ROW ? (const char *)sqlite3_column_text(pStmt, 0) : NULL;
+        bSame = zHave && (strstr(zHave, zTs) || (strstr(zHave, zStart) && strstr(zHave, zStop)));
         if (rc != SQLITE_ROW && rc != SQLITE_DONE) bSame = -1;
         sqlite3_reset(pStmt);
     }
+done:
     sqlite3_finalize(pStmt);
-    sqlite3_free(zDdl);
+    sqlite3_free(zTs);
+    sqlite3_free(zStart);
+    sqlite3_free(zStop);
     if (bSame == 1) *pBase = (int64_t)base;
     return bSame;
 }
 
+int vt__schema_has_table(sqlite3 *db, const char *zTable)
+{
+    sqlite3_stmt *pStmt = NULL;
+    int rc = sqlite3_prepare_v2(db, "SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = ?", -1, &pStmt, NULL);
+    if (rc != SQLITE_OK) return -1;
+    sqlite3_bind_text(pStmt, 1, zTable, -1, SQLITE_STATIC);
+    rc = sqlite3_step(pStmt);
+    sqlite3_finalize(pStmt);
+    return rc == SQLITE_ROW ? 1 : rc == SQLITE_DONE ? 0 : -1;
+}
+
 int vt__schema_index(sqlite3 *db)
 {
-    return sqlite3_exec(db, VT_SCHEMA_INDEXES, NULL, NULL, NULL);
+    static const char zAll[] = VT_SCHEMA_INDEXES;
+    const char *z = zAll;
+    int rc = SQLITE_OK;
+    /* one statement per line: "CREATE INDEX IF NOT EXISTS name ON table(columns);" */
+    while (rc == SQLITE_OK && *z) {
+        const char *zEol = strchr(z, '\n'), *zOn = strstr(z, " ON "), *zParen = zOn ? strchr(zOn, '(') : NULL;
+        char zTable[64], zStmt[256];
+        size_t nLine = zEol ? (size_t)(zEol - z) : strlen(z);
+        if (!zOn || !zParen || zParen > z + nLine || (size_t)(zParen - zOn - 4) >= sizeof zTable ||
+            nLine >= sizeof zStmt)
+            return SQLITE_INTERNAL;
+        snprintf(zTable, sizeof zTable, "%.*s", (int)(zParen - zOn - 4), zOn + 4);
+        snprintf(zStmt, sizeof zStmt, "%.*s", (int)nLine, z);
+        /* a table of a later schema version than the trace's has no index to build */
+        switch (vt__schema_has_table(db, zTable)) {
+        case 1: rc = sqlite3_exec(db, zStmt, NULL, NULL, NULL); break;
+        case 0: break;
+        default: rc = sqlite3_errcode(db) != SQLITE_OK ? sqlite3_errcode(db) : SQLITE_ERROR; break;
+        }
+        z += nLine + (zEol ? 1 : 0);
+    }
+    return rc;
 }
 
 int vt__meta_set(sqlite3 *db, const char *zKey, const char *zValue)

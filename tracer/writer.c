@@ -14,7 +14,7 @@
 
 #include "decode.h"
 #include "ring.h"
-#include "schema.h"
+#include "vramtrace/schema.h"
 
 #define HOST_BATCH 256        /* host records taken from the ring per lock */
 #define MULTI_ROWS 16         /* rows per multi-row INSERT (tables without text columns) */

@@ -13,8 +13,7 @@
 
 #include <sqlite3.h>
 
-#include "schema.h"
-#include "strintern.h"
+#include "vramtrace/schema.h"
 
 /* Column flags: the absolute time (stored as t), the end of an interval (stored as dur), 0 when NULL. */
 #define C_TIME 1
@@ -44,7 +43,7 @@ static const struct col aTensorCol[] = {
     COL(vt__tb_tensor, address, 0), COL(vt__tb_tensor, bytes, 0), COL(vt__tb_tensor, stream, 0),
     COL(vt__tb_tensor, stack_id, 0), COL(vt__tb_tensor, source, 0)};
 static const struct col aOomCol[] = {
-    COL(vt__tb_oom, ts, C_TIME), COL(vt__tb_oom, api, C_DEF0), COL(vt__tb_oom, correlation, 0),
+    COL(vt__tb_oom, ts, C_TIME), COL(vt__tb_oom, api, 0), COL(vt__tb_oom, correlation, 0),
     COL(vt__tb_oom, device, 0), COL(vt__tb_oom, bytes, 0), COL(vt__tb_oom, status, 0),
     COL(vt__tb_oom, free_bytes, 0), COL(vt__tb_oom, total_bytes, 0), COL(vt__tb_oom, thread, 0),
     COL(vt__tb_oom, stack_id, 0)};
@@ -87,16 +86,12 @@ static const struct tdesc aTable[VT_TB_NTABLE] = {
 };
 #undef N
 
-/*
- * tensor_event as schema version 3 defines it, created here while the schema in
- * use lacks it (a new table keeps older readers working).
- */
-#define TENSOR_DDL                                                                                     \
-    "CREATE TABLE tensor_event(\n  id INTEGER PRIMARY KEY, t INTEGER,\n"                              \
-    "  ts INTEGER GENERATED ALWAYS AS (CASE WHEN t BETWEEN -4611686018427387904 AND 4611686018427387903" \
-    " THEN t + %lld END) VIRTUAL,\n"                                                                   \
-    "  op INTEGER NOT NULL, device INTEGER, address INTEGER, bytes INTEGER, stream INTEGER,\n"          \
-    "  stack_id INTEGER, source INTEGER)"
+/* An interned string: its hash, id and copy. */
+struct str_ent {
+    uint64_t hash; /* 0: empty */
+    int64_t id;
+    char *z;
+};
 
 struct stack_ent {
     uint64_t hash; /* 0: empty */
@@ -118,7 +113,9 @@ struct vt__tb {
     int64_t aLastT[VT_TB_NTABLE];
     int aUnordered[VT_TB_NTABLE];
     int64_t nUntimed;
-    struct vt__intern intern;
+    struct str_ent *aStr; /* interned strings: open addressing, load <= 1/2 */
+    size_t nStr, nStrSlot;
+    int64_t iNextStr;
     struct stack_ent *aStack;
     size_t nStack, nStackSlot;
     int64_t iNextStack;
@@ -181,8 +178,7 @@ int vt__tb_open(const char *zPath, int bForce, struct vt__tb **pp, char *zErr, s
         vt__tb_close(tb, 0, NULL, 0);
         return -1;
     }
-    if (vt__intern_init(&tb->intern, 1 << 20, (size_t)256 << 20) != 0) goto nomem;
-    tb->iNextStack = 1;
+    tb->iNextStack = tb->iNextStr = 1;
     for (int i = 0; i < VT_TB_NTABLE; i++) tb->aLastT[i] = INT64_MIN;
     *pp = tb;
     return 0;
@@ -214,7 +210,7 @@ static int prepare_insert(struct vt__tb *tb, int i)
 /* Create the schema with the base chosen (once), the tensor table where the schema lacks it, the inserts. */
 static int ensure_schema(struct vt__tb *tb)
 {
-    char *zMsg = NULL, zSql[1024];
+    char *zMsg = NULL;
     sqlite3_stmt *pStmt = NULL;
     if (tb->bSchema) return 0;
     if (vt__schema_create_at(tb->db, tb->base, &zMsg) != SQLITE_OK) {
@@ -224,17 +220,6 @@ static int ensure_schema(struct vt__tb *tb)
     }
     tb->bSchema = 1;
     if (sqlite3_exec(tb->db, "BEGIN", NULL, NULL, NULL) != SQLITE_OK) return sql_fail(tb, "begin");
-    if (sqlite3_prepare_v2(tb->db, "SELECT 1 FROM sqlite_schema WHERE name = 'tensor_event'", -1, &pStmt, NULL) !=
-        SQLITE_OK)
-        return sql_fail(tb, "schema");
-    if (sqlite3_step(pStmt) != SQLITE_ROW) {
-        snprintf(zSql, sizeof zSql, TENSOR_DDL, (long long)tb->base);
-        if (sqlite3_exec(tb->db, zSql, NULL, NULL, NULL) != SQLITE_OK) {
-            sqlite3_finalize(pStmt);
-            return sql_fail(tb, "tensor_event");
-        }
-    }
-    sqlite3_finalize(pStmt);
     /* NULL times: allowed when memory_event.t is nullable */
     if (sqlite3_prepare_v2(tb->db, "SELECT \"notnull\" FROM pragma_table_info('memory_event') WHERE name = 't'", -1,
                            &pStmt, NULL) != SQLITE_OK)
@@ -283,22 +268,55 @@ int vt__tb_metaf(struct vt__tb *tb, const char *zKey, const char *zFmt, ...)
     return vt__tb_meta(tb, zKey, z);
 }
 
+/* FNV-1a of a string, never 0 (0 marks an empty slot). */
+static uint64_t str_hash(const char *z)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (const unsigned char *p = (const unsigned char *)z; *p; p++) h = (h ^ *p) * 1099511628211ull;
+    return h ? h : 1;
+}
+
+/* Double the string table. Returns 0 or -1. */
+static int str_grow(struct vt__tb *tb)
+{
+    size_t nNew = tb->nStrSlot ? tb->nStrSlot * 2 : 4096;
+    struct str_ent *a = calloc(nNew, sizeof *a);
+    if (!a) return tb_fail(tb, "out of memory");
+    for (size_t i = 0; i < tb->nStrSlot; i++) {
+        size_t k;
+        if (!tb->aStr[i].hash) continue;
+        for (k = (size_t)tb->aStr[i].hash & (nNew - 1); a[k].hash; k = (k + 1) & (nNew - 1)) {}
+        a[k] = tb->aStr[i];
+    }
+    free(tb->aStr);
+    tb->aStr = a;
+    tb->nStrSlot = nNew;
+    return 0;
+}
+
 int64_t vt__tb_string(struct vt__tb *tb, const char *z)
 {
-    int bNew = 0;
+    uint64_t h;
+    size_t k;
+    char *zCopy;
     int64_t id;
     if (!z) return VT_TB_NULL;
     if (ensure_schema(tb)) return -1;
-    id = vt__intern(&tb->intern, z, &bNew);
-    if (bNew) {
-        sqlite3_bind_int64(tb->pString, 1, id);
-        sqlite3_bind_text(tb->pString, 2, z, -1, SQLITE_STATIC);
-        if (sqlite3_step(tb->pString) != SQLITE_DONE) {
-            sqlite3_reset(tb->pString);
-            return sql_fail(tb, "string");
-        }
+    if ((tb->nStr + 1) * 2 > tb->nStrSlot && str_grow(tb)) return -1;
+    h = str_hash(z);
+    for (k = (size_t)h & (tb->nStrSlot - 1); tb->aStr[k].hash; k = (k + 1) & (tb->nStrSlot - 1))
+        if (tb->aStr[k].hash == h && !strcmp(tb->aStr[k].z, z)) return tb->aStr[k].id;
+    if (!(zCopy = strdup(z))) return tb_fail(tb, "out of memory");
+    id = tb->iNextStr++;
+    tb->aStr[k] = (struct str_ent){h, id, zCopy};
+    tb->nStr++;
+    sqlite3_bind_int64(tb->pString, 1, id);
+    sqlite3_bind_text(tb->pString, 2, z, -1, SQLITE_STATIC);
+    if (sqlite3_step(tb->pString) != SQLITE_DONE) {
         sqlite3_reset(tb->pString);
+        return sql_fail(tb, "string");
     }
+    sqlite3_reset(tb->pString);
     return id;
 }
 
@@ -461,15 +479,7 @@ int vt__tb_kernel(struct vt__tb *tb, const struct vt__tb_kernel *r) { return ins
 int vt__tb_nvtx(struct vt__tb *tb, const struct vt__tb_nvtx *r) { return insert_row(tb, VT_TB_NVTX, r); }
 int vt__tb_api(struct vt__tb *tb, const struct vt__tb_api *r) { return insert_row(tb, VT_TB_API, r); }
 
-int vt__tb_oom(struct vt__tb *tb, const struct vt__tb_oom *r)
-{
-    /* a request of unknown size: NULL where the schema allows it, else the row cannot be written */
-    if (r->bytes == VT_TB_NULL && !tb->bNullTime) {
-        tb->nUntimed++;
-        return 0;
-    }
-    return insert_row(tb, VT_TB_OOM, r);
-}
+int vt__tb_oom(struct vt__tb *tb, const struct vt__tb_oom *r) { return insert_row(tb, VT_TB_OOM, r); }
 
 int64_t vt__tb_rows(const struct vt__tb *tb)
 {
@@ -557,7 +567,8 @@ int vt__tb_close(struct vt__tb *tb, int bKeep, char *zErr, size_t nErr)
     }
     if ((rc != 0 || !bKeep) && tb->zTmp) unlink(tb->zTmp);
     if (rc != 0 && zErr) snprintf(zErr, nErr, "%s", tb->zErr[0] ? tb->zErr : "cannot write the trace");
-    vt__intern_free(&tb->intern);
+    for (size_t i = 0; i < tb->nStrSlot; i++) free(tb->aStr[i].z);
+    free(tb->aStr);
     for (size_t i = 0; i < tb->nStackSlot; i++) free(tb->aStack[i].aKey);
     free(tb->aStack);
     free(tb->zPath);

@@ -23,7 +23,7 @@
 
 struct vt__tb;
 
-/* memory_event: what CUDA saw (segments, pool memory, VMM). ts may be NULL only where the schema allows. */
+/* memory_event: what CUDA saw (segments, pool memory, VMM). */
 struct vt__tb_memory {
     int64_t ts, op, mem_kind, address, bytes, device, context, stream, correlation, api, is_async, pc, thread,
         stack_id;
@@ -74,7 +74,7 @@ int vt__tb_open(const char *zPath, int bForce, struct vt__tb **pp, char *zErr, s
 /* Offer a time base (absolute ns): the first call before any row fixes it. Returns 0 or -1. */
 int vt__tb_base(struct vt__tb *tb, int64_t base);
 
-/* Whether the schema in use accepts NULL times and NULL oom_event bytes (schema version 3 and later). */
+/* Whether the schema in use accepts NULL times (schema version 3 and later). */
 int vt__tb_null_times(const struct vt__tb *tb);
 
 /* Set meta(key) = value; the f variant formats. Return 0 or -1. */

@@ -131,11 +131,11 @@ static int event(struct kin *k)
         k->nMem++;
         VT_TB_CLEAR(r);
         r.ts = ts;
-        r.op = bytes > 0 ? 1 : 2;
+        r.op = bytes > 0 ? VT_TENSOROP_ALLOC : VT_TENSOROP_FREE;
         r.bytes = bytes > 0 ? bytes : -bytes;
         r.address = addr;
         r.device = dev;
-        if (addr == VT_TB_NULL) k->nMemNoAddr++;
+        r.source = VT_TENSORSRC_PROFILER;
         if (dev >= 0 && dev < 64) {
             if (k->aLive[dev] < INT64_MAX - r.bytes) k->aLive[dev] += bytes;
             if (k->aLive[dev] > k->aPeak[dev]) k->aPeak[dev] = k->aLive[dev];
@@ -144,6 +144,10 @@ static int event(struct kin *k)
         }
         if (ts < k->tFirst) k->tFirst = ts;
         if (ts > k->tLast) k->tLast = ts;
+        if (addr == VT_TB_NULL) { /* no address: only the totals above, no row */
+            k->nMemNoAddr++;
+            return 0;
+        }
         return vt__tb_tensor(tb, &r) ? vt__imp_tb_fail(k->x) : 0;
     }
     if (!zCat) {

@@ -248,8 +248,7 @@ static int row_runtime(struct nsys *n, sqlite3_stmt *p)
         /* the export has no request size: unknown */
         if (vt__tb_oom(n->x->tb, &o)) return vt__imp_tb_fail(n->x);
         vt__imp_note(n->x, "failed allocation calls become OOM events of unknown size (the export records no "
-                           "request sizes)%s",
-                     vt__tb_null_times(n->x->tb) ? "" : "; this trace schema needs a size, so they were left out");
+                           "request sizes)");
     }
     return 0;
 }

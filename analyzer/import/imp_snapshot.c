@@ -48,7 +48,6 @@ struct snap {
     int bBase;
     int64_t aAction[16];   /* events per action (index in azAction), last one: unknown actions */
     int64_t nOom, nNoTime, nV1History;
-    int bExpandableSettings;
     int rc;                /* a failure inside the callback */
 };
 
@@ -153,9 +152,7 @@ static int event(struct snap *s, struct batch *b, const struct vt_pkval *e)
         struct vt__tb_oom r;
         VT_TB_CLEAR(r);
         r.ts = t;
-        /* the native allocator asks cudaMalloc; expandable segments grow with cuMemCreate */
-        r.api = s->bExpandableSettings ? VT_API_ID_40 : VT_API_ID_1;
-        r.status = 2; /* cudaErrorMemoryAllocation */
+        /* which CUDA call failed, and how, the snapshot does not say: api and status stay unknown */
         r.bytes = size;
         r.free_bytes = addr;
         r.stack_id = stackId;
@@ -166,11 +163,12 @@ static int event(struct snap *s, struct batch *b, const struct vt_pkval *e)
         struct vt__tb_tensor r;
         VT_TB_CLEAR(r);
         r.ts = t;
-        r.op = a == A_ALLOC ? 1 : a == A_FREE ? 2 : 3;
+        r.op = a == A_ALLOC ? VT_TENSOROP_ALLOC : a == A_FREE ? VT_TENSOROP_FREE : VT_TENSOROP_FREE_REQUESTED;
         r.address = addr;
         r.bytes = size;
         r.stream = stream;
         r.stack_id = stackId;
+        r.source = VT_TENSORSRC_PYTORCH_HISTORY;
         iTable = VT_TB_TENSOR;
         if (vt__tb_tensor(tb, &r)) return vt__imp_tb_fail(s->x);
         if (addr != VT_TB_NULL) {
@@ -325,11 +323,12 @@ static int reconcile(struct snap *s, int64_t *pnBefore)
         struct vt__tb_tensor r;
         if (b && vt__addrmap_get(&b->ten, (uint64_t)d->address)) continue;
         VT_TB_CLEAR(r);
-        r.op = 1;
+        r.op = VT_TENSOROP_ALLOC;
         r.address = d->address;
         r.bytes = d->bytes;
         r.device = d->device;
         r.stack_id = d->stackId;
+        r.source = VT_TENSORSRC_PYTORCH_HISTORY;
         if (vt__tb_tensor(tb, &r)) return vt__imp_tb_fail(s->x);
         (*pnBefore)++;
     }
@@ -460,8 +459,6 @@ int vt__import_snapshot(struct vt__imp *x)
     if ((rc = reconcile(&s, &nBefore)) != 0) goto done;
     for (int i = 0; i < s.nBatch; i++) nUnseen += s.aBatch[i].nUnseenFree;
     if ((v = vt__pk_get(&root, "allocator_settings")) && v->type == VT_PK_DICT) {
-        const struct vt_pkval *e = vt__pk_get(v, "expandable_segments");
-        s.bExpandableSettings = e && e->type == VT_PK_BOOL && e->u.i;
         if ((rc = settings(&s, v)) != 0) goto done;
     }
     if ((rc = annotations(&s, vt__pk_get(&root, "external_annotations"))) != 0) goto done;

@@ -19,66 +19,138 @@
  *     each enum has a small lookup table (enum_*) created with the schema.
  */
 
-#define VT_SCHEMA_VERSION 2
+#define VT_SCHEMA_VERSION 3
 #define VT_SCHEMA_VERSION_OLDEST 1 /* the oldest version readers accept (v1: times stored absolute) */
 #define VT_SCHEMA_APPLICATION_ID 0x76726d74 /* 'vrmt': PRAGMA application_id of every trace */
 
-/* memory_event.op */
-#define VT_MEMOP_ALLOC       1 /* allocation (CUPTI MEMORY2 ALLOCATION, or API callback) */
-#define VT_MEMOP_FREE        2 /* release */
-#define VT_MEMOP_VMM_CREATE  3 /* cuMemCreate: physical handle created (address = handle) */
-#define VT_MEMOP_VMM_RELEASE 4 /* cuMemRelease: physical handle released (address = handle) */
-#define VT_MEMOP_VMM_MAP     5 /* cuMemMap: bytes mapped at address (handle in pool_address) */
-#define VT_MEMOP_VMM_UNMAP   6 /* cuMemUnmap: bytes unmapped at address */
+/*
+ * Enumerations. Each list is X(value, CONSTANT, "name"): the C constants
+ * (VT_<ENUM>_<CONSTANT>), the enum_* lookup tables created with every trace and
+ * the names every report prints all come from it (vt_<enum>_name below).
+ * Values are stable: append only.
+ */
+
+/* memory_event.op: what CUDA saw happen to memory (docs/schema.md, "Live bytes") */
+#define VT_MEMOP_LIST(X)                                                                       \
+    X(1, ALLOC, "alloc")              /* allocation (CUPTI MEMORY2 ALLOCATION, or API callback) */ \
+    X(2, FREE, "free")                /* release */                                            \
+    X(3, VMM_CREATE, "vmm_create")    /* cuMemCreate: physical memory created (address = handle) */ \
+    X(4, VMM_RELEASE, "vmm_release")  /* cuMemRelease: handle released (address = handle) */   \
+    X(5, VMM_MAP, "vmm_map")          /* cuMemMap: bytes mapped at address (handle in pool_address) */ \
+    X(6, VMM_UNMAP, "vmm_unmap")      /* cuMemUnmap: bytes unmapped at address */              \
+    X(7, IMPORT, "import")            /* memory owned elsewhere made usable here (IPC, shareable handle) */ \
+    X(8, IMPORT_CLOSE, "import_close") /* an IPC mapping closed (cudaIpcCloseMemHandle) */
 
 /* memory kinds: CUpti_ActivityMemoryKind values */
-#define VT_MEMKIND_UNKNOWN        0
-#define VT_MEMKIND_PAGEABLE       1
-#define VT_MEMKIND_PINNED         2
-#define VT_MEMKIND_DEVICE         3
-#define VT_MEMKIND_ARRAY          4
-#define VT_MEMKIND_MANAGED        5
-#define VT_MEMKIND_DEVICE_STATIC  6
-#define VT_MEMKIND_MANAGED_STATIC 7
+#define VT_MEMKIND_LIST(X)                      \
+    X(0, UNKNOWN, "unknown")                    \
+    X(1, PAGEABLE, "pageable")                  \
+    X(2, PINNED, "pinned")                      \
+    X(3, DEVICE, "device")                      \
+    X(4, ARRAY, "array")                        \
+    X(5, MANAGED, "managed")                    \
+    X(6, DEVICE_STATIC, "device_static")        \
+    X(7, MANAGED_STATIC, "managed_static")
 
 /* copy kinds: CUpti_ActivityMemcpyKind values (same numbers as Nsight's ENUM_CUDA_MEMCPY_OPER) */
-#define VT_COPY_UNKNOWN 0
-#define VT_COPY_HTOD    1
-#define VT_COPY_DTOH    2
-#define VT_COPY_HTOA    3
-#define VT_COPY_ATOH    4
-#define VT_COPY_ATOA    5
-#define VT_COPY_ATOD    6
-#define VT_COPY_DTOA    7
-#define VT_COPY_DTOD    8
-#define VT_COPY_HTOH    9
-#define VT_COPY_PTOP    10
+#define VT_COPY_LIST(X) \
+    X(0, UNKNOWN, "unknown") X(1, HTOD, "HtoD") X(2, DTOH, "DtoH") X(3, HTOA, "HtoA") X(4, ATOH, "AtoH") \
+    X(5, ATOA, "AtoA") X(6, ATOD, "AtoD") X(7, DTOA, "DtoA") X(8, DTOD, "DtoD") X(9, HTOH, "HtoH")     \
+    X(10, PTOP, "PtoP")
 
 /* nvtx_range.kind */
-#define VT_NVTX_PUSHPOP  0 /* nvtxRangePush/Pop */
-#define VT_NVTX_STARTEND 1 /* nvtxRangeStart/End */
-#define VT_NVTX_MARK     2 /* nvtxMark: start == end */
+#define VT_NVTX_LIST(X)                                     \
+    X(0, PUSHPOP, "push_pop")   /* nvtxRangePush/Pop */      \
+    X(1, STARTEND, "start_end") /* nvtxRangeStart/End */     \
+    X(2, MARK, "mark")          /* nvtxMark: start == end */
 
 /* pool_event.op: CUpti_ActivityMemoryPoolOperationType values */
-#define VT_POOLOP_CREATED   1
-#define VT_POOLOP_DESTROYED 2
-#define VT_POOLOP_TRIMMED   3
+#define VT_POOLOP_LIST(X) X(1, CREATED, "created") X(2, DESTROYED, "destroyed") X(3, TRIMMED, "trimmed")
 
 /* dropped.source */
-#define VT_DROP_CUPTI  0 /* CUPTI reported records dropped (cuptiActivityGetNumDroppedRecords) */
-#define VT_DROP_QUEUE  1 /* the writer fell behind: records discarded at the bounded queue */
-#define VT_DROP_WRITER 2 /* a row failed to insert (SQLite error) */
-#define VT_DROP_MAP    3 /* an auxiliary bounded map overflowed (correlation args, open NVTX ranges) */
+#define VT_DROP_LIST(X)                                                                              \
+    X(0, CUPTI, "cupti")   /* CUPTI reported records dropped (cuptiActivityGetNumDroppedRecords) */     \
+    X(1, QUEUE, "queue")   /* the writer fell behind: records discarded at the bounded queue */        \
+    X(2, WRITER, "writer") /* a row failed to insert (SQLite error) */                                 \
+    X(3, MAP, "map")       /* an auxiliary bounded map overflowed (correlation args, open NVTX ranges) */
 
 /* buffer_use.kind */
-#define VT_USE_KERNEL_ARG 0 /* a kernel parameter word pointed into the allocation */
-#define VT_USE_MEMCPY_SRC 1
-#define VT_USE_MEMCPY_DST 2
-#define VT_USE_MEMSET     3
+#define VT_USE_LIST(X)                                                                     \
+    X(0, KERNEL_ARG, "kernel_arg") /* a kernel parameter word pointed into the allocation */ \
+    X(1, MEMCPY_SRC, "memcpy_src")                                                         \
+    X(2, MEMCPY_DST, "memcpy_dst")                                                         \
+    X(3, MEMSET, "memset")
 
-/* stack frame kinds */
-#define VT_FRAME_NATIVE 0
-#define VT_FRAME_PYTHON 1
+/* frame.kind */
+#define VT_FRAME_LIST(X) X(0, NATIVE, "native") X(1, PYTHON, "python")
+
+/* tensor_event.op: blocks a framework's allocator hands out inside its segments */
+#define VT_TENSOROP_LIST(X)                                                                        \
+    X(1, ALLOC, "alloc")                   /* a block handed out (PyTorch history: alloc) */         \
+    X(2, FREE, "free")                     /* its memory back in the allocator's cache (free_completed) */ \
+    X(3, FREE_REQUESTED, "free_requested") /* the tensor died; memory pending on stream work */
+
+/* tensor_event.source */
+#define VT_TENSORSRC_LIST(X)                                                             \
+    X(1, PYTORCH_HISTORY, "pytorch_history") /* torch.cuda.memory history: a snapshot */   \
+    X(2, PROFILER, "profiler")               /* torch.profiler [memory] events */
+
+#define VT__ENUM(prefix, LIST) enum { LIST(VT__ENUM_##prefix) }
+#define VT__ENUM_VT_MEMOP_(v, c, n) VT_MEMOP_##c = v,
+#define VT__ENUM_VT_MEMKIND_(v, c, n) VT_MEMKIND_##c = v,
+#define VT__ENUM_VT_COPY_(v, c, n) VT_COPY_##c = v,
+#define VT__ENUM_VT_NVTX_(v, c, n) VT_NVTX_##c = v,
+#define VT__ENUM_VT_POOLOP_(v, c, n) VT_POOLOP_##c = v,
+#define VT__ENUM_VT_DROP_(v, c, n) VT_DROP_##c = v,
+#define VT__ENUM_VT_USE_(v, c, n) VT_USE_##c = v,
+#define VT__ENUM_VT_FRAME_(v, c, n) VT_FRAME_##c = v,
+#define VT__ENUM_VT_TENSOROP_(v, c, n) VT_TENSOROP_##c = v,
+#define VT__ENUM_VT_TENSORSRC_(v, c, n) VT_TENSORSRC_##c = v,
+VT__ENUM(VT_MEMOP_, VT_MEMOP_LIST);
+VT__ENUM(VT_MEMKIND_, VT_MEMKIND_LIST);
+VT__ENUM(VT_COPY_, VT_COPY_LIST);
+VT__ENUM(VT_NVTX_, VT_NVTX_LIST);
+VT__ENUM(VT_POOLOP_, VT_POOLOP_LIST);
+VT__ENUM(VT_DROP_, VT_DROP_LIST);
+VT__ENUM(VT_USE_, VT_USE_LIST);
+VT__ENUM(VT_FRAME_, VT_FRAME_LIST);
+VT__ENUM(VT_TENSOROP_, VT_TENSOROP_LIST);
+VT__ENUM(VT_TENSORSRC_, VT_TENSORSRC_LIST);
+
+/* The name of each value (the enum_* tables' name column), NULL for a value the list lacks. */
+#define VT__NAME_CASE(v, c, n) \
+    case v: return n;
+#define VT__NAME_FN(fn, LIST)                   \
+    static inline const char *fn(long long v)   \
+    {                                           \
+        switch (v) {                            \
+            LIST(VT__NAME_CASE)                 \
+        }                                       \
+        return (const char *)0;                 \
+    }
+VT__NAME_FN(vt_memop_name, VT_MEMOP_LIST)
+VT__NAME_FN(vt_mem_kind_name, VT_MEMKIND_LIST)
+VT__NAME_FN(vt_copy_kind_name, VT_COPY_LIST)
+VT__NAME_FN(vt_nvtx_kind_name, VT_NVTX_LIST)
+VT__NAME_FN(vt_pool_op_name, VT_POOLOP_LIST)
+VT__NAME_FN(vt_drop_source_name, VT_DROP_LIST)
+VT__NAME_FN(vt_use_kind_name, VT_USE_LIST)
+VT__NAME_FN(vt_frame_kind_name, VT_FRAME_LIST)
+VT__NAME_FN(vt_tensor_op_name, VT_TENSOROP_LIST)
+VT__NAME_FN(vt_tensor_source_name, VT_TENSORSRC_LIST)
+
+/* The lookup tables created with every trace: X(table, LIST), rows (value, name) from the list. */
+#define VT_ENUM_TABLES(X)                       \
+    X("enum_memory_op", VT_MEMOP_LIST)          \
+    X("enum_mem_kind", VT_MEMKIND_LIST)         \
+    X("enum_copy_kind", VT_COPY_LIST)           \
+    X("enum_nvtx_kind", VT_NVTX_LIST)           \
+    X("enum_pool_op", VT_POOLOP_LIST)           \
+    X("enum_drop_source", VT_DROP_LIST)         \
+    X("enum_use_kind", VT_USE_LIST)             \
+    X("enum_frame_kind", VT_FRAME_LIST)         \
+    X("enum_tensor_op", VT_TENSOROP_LIST)       \
+    X("enum_tensor_source", VT_TENSORSRC_LIST)
 
 /*
  * Host API ids (api_call.api, memory_event.api, oom_event.api). Stable numbers:
@@ -164,31 +236,30 @@ enum vt_api {
  * of the base 6 bytes and a kernel's duration 2 or 3 (docs/performance.md).
  * `@base` is replaced by the base's decimal value when the trace is created
  * (vt__schema_create_at): a generated column may only refer to its own row.
+ * NULL `t` means the time is unknown (CUPTI reported 0), NULL `dur` that the end
+ * is (an NVTX range never closed, a record CUPTI could not complete): schema 3;
+ * versions 1 and 2 stored 0, which readers also take as unknown.
  * A stored value outside +-2^62 or not an integer (only a damaged or hand-made
  * trace holds one: text would otherwise read as 0) gives a NULL time, which
- * the analyzer's guard hides like any impossible row. In range, t + base cannot
+ * the analyzer's guard counts like any impossible row. In range, t + base cannot
  * overflow for a base below 2^62; an end beyond 2^63 becomes a real number,
  * which the guard rejects too.
  */
 #define VT__RANGE(c) c " BETWEEN -4611686018427387904 AND 4611686018427387903"
 #define VT__START "CASE WHEN " VT__RANGE("t") " THEN t + @base END"
 #define VT__END "CASE WHEN " VT__RANGE("t") " AND " VT__RANGE("dur") " THEN t + dur + @base END"
-#define VT__INSTANT \
-    "t INTEGER NOT NULL,\n  ts INTEGER GENERATED ALWAYS AS (" VT__START ") VIRTUAL,\n  "
-#define VT__INTERVAL \
-    "t INTEGER NOT NULL, dur INTEGER NOT NULL,\n" \
-    "  start INTEGER GENERATED ALWAYS AS (" VT__START ") VIRTUAL,\n" \
-    "  end INTEGER GENERATED ALWAYS AS (" VT__END ") VIRTUAL,\n  "
-#define VT__INTERVAL_NULL_END /* dur NULL: the end is unknown (an open NVTX range) */ \
-    "t INTEGER NOT NULL, dur INTEGER,\n" \
-    "  start INTEGER GENERATED ALWAYS AS (" VT__START ") VIRTUAL,\n" \
-    "  end INTEGER GENERATED ALWAYS AS (" VT__END ") VIRTUAL,\n  "
+/* the generated column definitions, exactly as the DDL writes them (vt__schema_time_base looks for them) */
+#define VT__GEN_TS "ts INTEGER GENERATED ALWAYS AS (" VT__START ") VIRTUAL"
+#define VT__GEN_START "start INTEGER GENERATED ALWAYS AS (" VT__START ") VIRTUAL"
+#define VT__GEN_END "end INTEGER GENERATED ALWAYS AS (" VT__END ") VIRTUAL"
+#define VT__INSTANT "t INTEGER,\n  " VT__GEN_TS ",\n  "
+#define VT__INTERVAL "t INTEGER, dur INTEGER,\n  " VT__GEN_START ",\n  " VT__GEN_END ",\n  "
 
 /*
  * The trace tables. Executed once when a trace is created (with `@base`
- * replaced, see above), inside one transaction, after which PRAGMA
- * user_version = VT_SCHEMA_VERSION and PRAGMA application_id =
- * VT_SCHEMA_APPLICATION_ID are set.
+ * replaced, see above), inside one transaction, after which the enum_* rows are
+ * inserted from the lists above and PRAGMA user_version = VT_SCHEMA_VERSION and
+ * PRAGMA application_id = VT_SCHEMA_APPLICATION_ID are set.
  */
 #define VT_SCHEMA_DDL \
 "CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT) WITHOUT ROWID;\n" \
@@ -202,23 +273,31 @@ enum vt_api {
 "  stack_id INTEGER NOT NULL, idx INTEGER NOT NULL, kind INTEGER NOT NULL,\n" \
 "  pc INTEGER, function_id INTEGER, file_id INTEGER, line INTEGER,\n" \
 "  module_id INTEGER, PRIMARY KEY(stack_id, idx)) WITHOUT ROWID;\n" \
+"CREATE TABLE module(\n" \
+"  path_id INTEGER PRIMARY KEY, build_id TEXT, file_bytes INTEGER, mtime_ns INTEGER);\n" \
+"CREATE TABLE kernel_name(\n" \
+"  name_id INTEGER PRIMARY KEY, demangled_id INTEGER, short_id INTEGER);\n" \
 "CREATE TABLE api_call(\n" \
-"  id INTEGER PRIMARY KEY, " VT__INTERVAL_NULL_END "api INTEGER NOT NULL,\n" \
+"  id INTEGER PRIMARY KEY, " VT__INTERVAL "api INTEGER NOT NULL,\n" \
 "  correlation INTEGER, thread INTEGER, device INTEGER,\n" \
 "  status INTEGER NOT NULL DEFAULT 0, bytes INTEGER, ptr INTEGER,\n" \
 "  src INTEGER, dst INTEGER, stream INTEGER, stack_id INTEGER);\n" \
 "CREATE TABLE memory_event(\n" \
 "  id INTEGER PRIMARY KEY, " VT__INSTANT "op INTEGER NOT NULL,\n" \
-"  mem_kind INTEGER NOT NULL, address INTEGER NOT NULL, bytes INTEGER NOT NULL,\n" \
+"  mem_kind INTEGER NOT NULL, address INTEGER NOT NULL, bytes INTEGER,\n" \
 "  device INTEGER, context INTEGER, stream INTEGER, correlation INTEGER,\n" \
 "  api INTEGER, is_async INTEGER NOT NULL DEFAULT 0, pool_type INTEGER,\n" \
 "  pool_address INTEGER, pool_threshold INTEGER, pool_size INTEGER,\n" \
 "  pool_used INTEGER, pc INTEGER, thread INTEGER, stack_id INTEGER,\n" \
 "  source_id INTEGER);\n" \
+"CREATE TABLE tensor_event(\n" \
+"  id INTEGER PRIMARY KEY, " VT__INSTANT "op INTEGER NOT NULL,\n" \
+"  device INTEGER, address INTEGER NOT NULL, bytes INTEGER, stream INTEGER,\n" \
+"  stack_id INTEGER, source INTEGER);\n" \
 "CREATE TABLE oom_event(\n" \
-"  id INTEGER PRIMARY KEY, " VT__INSTANT "api INTEGER NOT NULL,\n" \
-"  correlation INTEGER, device INTEGER, bytes INTEGER NOT NULL,\n" \
-"  status INTEGER NOT NULL, free_bytes INTEGER, total_bytes INTEGER,\n" \
+"  id INTEGER PRIMARY KEY, " VT__INSTANT "api INTEGER,\n" \
+"  correlation INTEGER, device INTEGER, bytes INTEGER,\n" \
+"  status INTEGER, free_bytes INTEGER, total_bytes INTEGER,\n" \
 "  thread INTEGER, stack_id INTEGER);\n" \
 "CREATE TABLE memcpy(\n" \
 "  id INTEGER PRIMARY KEY, " VT__INTERVAL \
@@ -226,30 +305,31 @@ enum vt_api {
 "  copy_kind INTEGER NOT NULL, src_kind INTEGER NOT NULL, dst_kind INTEGER NOT NULL,\n" \
 "  bytes INTEGER NOT NULL, is_async INTEGER NOT NULL DEFAULT 0,\n" \
 "  src_device INTEGER, dst_device INTEGER, src INTEGER, dst INTEGER,\n" \
-"  graph_id INTEGER);\n" \
+"  graph_id INTEGER, graph_node_id INTEGER);\n" \
 "CREATE TABLE memset(\n" \
 "  id INTEGER PRIMARY KEY, " VT__INTERVAL \
 "device INTEGER, context INTEGER, stream INTEGER, correlation INTEGER,\n" \
 "  bytes INTEGER NOT NULL, value INTEGER, mem_kind INTEGER,\n" \
-"  is_async INTEGER NOT NULL DEFAULT 0, dst INTEGER, graph_id INTEGER);\n" \
+"  is_async INTEGER NOT NULL DEFAULT 0, dst INTEGER, graph_id INTEGER,\n" \
+"  graph_node_id INTEGER);\n" \
 "CREATE TABLE kernel(\n" \
 "  id INTEGER PRIMARY KEY, " VT__INTERVAL \
 "device INTEGER, context INTEGER, stream INTEGER, correlation INTEGER,\n" \
 "  name_id INTEGER, grid_x INTEGER, grid_y INTEGER, grid_z INTEGER,\n" \
 "  block_x INTEGER, block_y INTEGER, block_z INTEGER,\n" \
 "  static_smem INTEGER, dynamic_smem INTEGER, registers INTEGER,\n" \
-"  graph_id INTEGER);\n" \
+"  graph_id INTEGER, graph_node_id INTEGER, args_scanned INTEGER);\n" \
 "CREATE TABLE buffer_use(\n" \
 "  correlation INTEGER NOT NULL, kind INTEGER NOT NULL, address INTEGER NOT NULL,\n" \
-"  t INTEGER, ts INTEGER GENERATED ALWAYS AS (" VT__START ") VIRTUAL, device INTEGER);\n" \
+"  t INTEGER, " VT__GEN_TS ", device INTEGER);\n" \
 "CREATE TABLE nvtx_range(\n" \
-"  id INTEGER PRIMARY KEY, " VT__INTERVAL_NULL_END \
+"  id INTEGER PRIMARY KEY, " VT__INTERVAL \
 "kind INTEGER NOT NULL, name_id INTEGER, domain_id INTEGER,\n" \
-"  thread INTEGER, depth INTEGER);\n" \
+"  thread INTEGER, depth INTEGER, end_thread INTEGER);\n" \
 "CREATE TABLE sync_event(\n" \
 "  id INTEGER PRIMARY KEY, " VT__INTERVAL \
 "type INTEGER NOT NULL, device INTEGER, context INTEGER, stream INTEGER,\n" \
-"  correlation INTEGER, event INTEGER);\n" \
+"  correlation INTEGER, event INTEGER, status INTEGER);\n" \
 "CREATE TABLE pool_event(\n" \
 "  id INTEGER PRIMARY KEY, " VT__INSTANT "op INTEGER NOT NULL,\n" \
 "  device INTEGER, pool_type INTEGER, address INTEGER, threshold INTEGER,\n" \
@@ -266,16 +346,55 @@ enum vt_api {
 "CREATE TABLE enum_mem_kind(id INTEGER PRIMARY KEY, name TEXT NOT NULL);\n" \
 "CREATE TABLE enum_copy_kind(id INTEGER PRIMARY KEY, name TEXT NOT NULL);\n" \
 "CREATE TABLE enum_memory_op(id INTEGER PRIMARY KEY, name TEXT NOT NULL);\n" \
-"INSERT INTO enum_mem_kind VALUES(0,'unknown'),(1,'pageable'),(2,'pinned'),(3,'device'),\n" \
-"  (4,'array'),(5,'managed'),(6,'device_static'),(7,'managed_static');\n" \
-"INSERT INTO enum_copy_kind VALUES(0,'unknown'),(1,'HtoD'),(2,'DtoH'),(3,'HtoA'),(4,'AtoH'),\n" \
-"  (5,'AtoA'),(6,'AtoD'),(7,'DtoA'),(8,'DtoD'),(9,'HtoH'),(10,'PtoP');\n" \
-"INSERT INTO enum_memory_op VALUES(1,'alloc'),(2,'free'),(3,'vmm_create'),\n" \
-"  (4,'vmm_release'),(5,'vmm_map'),(6,'vmm_unmap');\n" \
+"CREATE TABLE enum_nvtx_kind(id INTEGER PRIMARY KEY, name TEXT NOT NULL);\n" \
+"CREATE TABLE enum_pool_op(id INTEGER PRIMARY KEY, name TEXT NOT NULL);\n" \
+"CREATE TABLE enum_drop_source(id INTEGER PRIMARY KEY, name TEXT NOT NULL);\n" \
+"CREATE TABLE enum_use_kind(id INTEGER PRIMARY KEY, name TEXT NOT NULL);\n" \
+"CREATE TABLE enum_frame_kind(id INTEGER PRIMARY KEY, name TEXT NOT NULL);\n" \
+"CREATE TABLE enum_tensor_op(id INTEGER PRIMARY KEY, name TEXT NOT NULL);\n" \
+"CREATE TABLE enum_tensor_source(id INTEGER PRIMARY KEY, name TEXT NOT NULL);\n" \
 "CREATE VIEW memory_timeline AS SELECT id, ts, device, mem_kind, op, bytes,\n" \
 "  SUM(CASE op WHEN 1 THEN bytes WHEN 2 THEN -bytes ELSE 0 END)\n" \
 "    OVER (PARTITION BY device, mem_kind ORDER BY ts, id) AS live_bytes\n" \
 "  FROM memory_event WHERE op IN (1, 2);\n"
+
+/*
+ * What a trace can legally hold: the value domain of every column a reader does
+ * arithmetic on, for the guard that hides impossible rows from every reader
+ * (one guard: analyze, info, export and sql read through it). X(table, column,
+ * domain) with domain one of
+ *   TIME  NULL (unknown) or an absolute CUPTI time in [0, 2^62) ns; 0 also reads
+ *         as unknown (schema 1 and 2 stored it for times CUPTI did not give)
+ *   SIZE  a byte count in [0, 2^50] (1 PiB), NOT NULL
+ *   SIZEN the same or NULL (unknown)
+ *   ADDR  an address within +-2^62, NOT NULL
+ *   ADDRN the same or NULL
+ *   U64   any integer or NULL: a 64-bit unsigned CUDA value stored as SQLite's
+ *         signed integer (a pool release threshold of UINT64_MAX, which PyTorch's
+ *         cudaMallocAsync backend sets, reads -1)
+ * The bounds leave room to add or subtract any two values without overflow.
+ * Every other column may hold any value its declared type allows.
+ */
+#define VT_DOMAIN_LIST(X)                                                             \
+    X("memory_event", "ts", TIME) X("memory_event", "bytes", SIZEN)                      \
+    X("memory_event", "address", ADDR) X("memory_event", "pool_size", SIZEN)             \
+    X("memory_event", "pool_used", SIZEN) X("memory_event", "pool_threshold", U64)       \
+    X("tensor_event", "ts", TIME) X("tensor_event", "bytes", SIZEN)                      \
+    X("tensor_event", "address", ADDR)                                                   \
+    X("oom_event", "ts", TIME) X("oom_event", "bytes", SIZEN)                            \
+    X("oom_event", "free_bytes", SIZEN) X("oom_event", "total_bytes", SIZEN)             \
+    X("memcpy", "start", TIME) X("memcpy", "end", TIME) X("memcpy", "bytes", SIZE)       \
+    X("memcpy", "src", ADDRN) X("memcpy", "dst", ADDRN)                                  \
+    X("memset", "start", TIME) X("memset", "end", TIME) X("memset", "bytes", SIZE)       \
+    X("memset", "dst", ADDRN)                                                            \
+    X("kernel", "start", TIME) X("kernel", "end", TIME)                                  \
+    X("buffer_use", "ts", TIME) X("buffer_use", "address", ADDR)                         \
+    X("nvtx_range", "start", TIME) X("nvtx_range", "end", TIME)                          \
+    X("api_call", "start", TIME) X("api_call", "end", TIME) X("api_call", "bytes", SIZEN) \
+    X("sync_event", "start", TIME) X("sync_event", "end", TIME)                          \
+    X("pool_event", "ts", TIME) X("pool_event", "size", SIZEN)                           \
+    X("pool_event", "used", SIZEN) X("pool_event", "threshold", U64)                     \
+    X("device", "total_bytes", SIZEN)
 
 /*
  * Indexes, created by the analyzer on its first writable open (all of them,
@@ -287,6 +406,7 @@ enum vt_api {
  */
 #define VT_SCHEMA_INDEXES \
 "CREATE INDEX IF NOT EXISTS memory_event_ts ON memory_event(ts);\n" \
+"CREATE INDEX IF NOT EXISTS tensor_event_ts ON tensor_event(ts);\n" \
 "CREATE INDEX IF NOT EXISTS api_call_correlation ON api_call(correlation);\n" \
 "CREATE INDEX IF NOT EXISTS kernel_start ON kernel(start);\n" \
 "CREATE INDEX IF NOT EXISTS kernel_correlation ON kernel(correlation);\n" \
@@ -324,5 +444,69 @@ enum vt_api {
 "CREATE VIEW allocation AS SELECT l.*, l.free_ts - l.alloc_ts AS duration,\n" \
 "  k.name AS mem_kind_name FROM lifetime l\n" \
 "  LEFT JOIN enum_mem_kind k ON k.id = l.mem_kind;\n"
+
+/*
+ * Functions on trace files, shared by the tracer (which creates traces) and every
+ * reader (tracer/schema.c, library vttrace; SQLite linked by the caller).
+ */
+#include <sqlite3.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Result of vt__schema_check, also the analyzer's exit-code basis (see docs/cli.md). */
+enum vt_schema_status {
+    VT_SCHEMA_OK = 0,
+    VT_SCHEMA_NOT_SQLITE = 1, /* not an SQLite database (or unreadable/truncated header) */
+    VT_SCHEMA_FOREIGN = 2,    /* SQLite, but not a vramtrace trace */
+    VT_SCHEMA_NEWER = 3,      /* a trace written by a newer vramtrace */
+    VT_SCHEMA_CORRUPT = 4,    /* a trace, but tables missing or database malformed */
+    VT_SCHEMA_EMPTY = 5,      /* zero-length file */
+};
+
+/*
+ * Create the trace tables, enum rows and version stamps in an empty database.
+ * Runs in one transaction. Returns SQLITE_OK or an SQLite error code; on error
+ * *zErr (if non-NULL) receives a static or sqlite3_malloc'd message that the
+ * caller frees with sqlite3_free.
+ */
+int vt__schema_create(sqlite3 *db, char **zErr);
+
+/*
+ * vt__schema_create with time base `base` (CUPTI-clock nanoseconds): rows store
+ * times as t = time - base, and meta 'time_base_ns' records it. Any base gives
+ * the same absolute times back; one near the trace's times stores them in
+ * fewer bytes. vt__schema_create uses base 0 (stored times are absolute).
+ */
+int vt__schema_create_at(sqlite3 *db, int64_t base, char **zErr);
+
+/*
+ * Check that db holds a vramtrace trace this build can read. Writes a one-line
+ * human explanation into zMsg (size nMsg) when the result is not VT_SCHEMA_OK.
+ * *pVersion receives the trace's schema version (0 if unknown); may be NULL.
+ */
+enum vt_schema_status vt__schema_check(sqlite3 *db, int *pVersion, char *zMsg, size_t nMsg);
+
+/*
+ * Whether readers may read the stored times of tables azTable[0..nTable) and add
+ * the base themselves instead of reading the generated columns: returns 1 and
+ * sets *pBase when meta 'time_base_ns' holds an integer and each table's CREATE
+ * statement defines its generated time columns (ts, or start and end) exactly as
+ * vt__schema_create_at does for that base (versions 2 and 3 alike); 0 when not
+ * (a version-1 trace, or a table made by hand with other time columns: read the
+ * generated columns); -1 on an SQLite error.
+ */
+int vt__schema_time_base(sqlite3 *db, const char *const *azTable, int nTable, int64_t *pBase);
+
+/* 1 if db has a table named zTable, 0 if not, -1 on an SQLite error. */
+int vt__schema_has_table(sqlite3 *db, const char *zTable);
+
+/* Create the read-side indexes (VT_SCHEMA_INDEXES) of the tables db has. Returns an SQLite code. */
+int vt__schema_index(sqlite3 *db);
+
+/* Set meta(key) = value (insert or replace). Returns an SQLite code. */
+int vt__meta_set(sqlite3 *db, const char *zKey, const char *zValue);
+
+/* Read meta(key) into zOut (size nOut); returns 1 if found, 0 if absent, -1 on error. */
+int vt__meta_get(sqlite3 *db, const char *zKey, char *zOut, size_t nOut);
 
 #endif /* VRAMTRACE_SCHEMA_H */

@@ -8,7 +8,7 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "schema.h"
+#include "vramtrace/schema.h"
 
 #define MAX_TABLES 48
 #define MAX_COLS 40
