@@ -13,18 +13,23 @@ foreach(t test_pickle test_json)
   set_property(TEST ${t} APPEND PROPERTY ENVIRONMENT "VT_REAL_DATA=${VT_REAL_DATA}")
 endforeach()
 
-# Fuzzing the readers (tests/fuzz/run.sh builds fuzz_pickle and fuzz_json with libFuzzer);
+# Fuzzing the readers (tests/fuzz/run.sh builds fuzz_pickle and fuzz_json with libFuzzer),
+# half of the inputs (even sizes) through the whole importer too (vt_fuzz_common: reliability.cmake);
 # every build replays their stored inputs as plain tests, under ASan+UBSan in tests/run.sh.
 foreach(t pickle json)
   set(dirs ${CMAKE_CURRENT_SOURCE_DIR}/fuzz/corpus/${t})
   if(EXISTS ${CMAKE_CURRENT_SOURCE_DIR}/fuzz/regress/${t})
     set(dirs "${dirs}:${CMAKE_CURRENT_SOURCE_DIR}/fuzz/regress/${t}")
   endif()
-  vt_add_test(NAME test_rel_fuzz_${t} SOURCES fuzz/fuzz_${t}.c fuzz/fuzz_replay.c LIBS vtimport LABELS analyzer)
+  vt_add_test(NAME test_rel_fuzz_${t} SOURCES fuzz/fuzz_${t}.c fuzz/fuzz_replay.c LIBS vt_fuzz_common LABELS analyzer)
   target_compile_definitions(test_rel_fuzz_${t} PRIVATE VT_FUZZ_DIRS="${dirs}")
   if(VT_FUZZ)
     add_executable(fuzz_${t} fuzz/fuzz_${t}.c)
-    target_link_libraries(fuzz_${t} PRIVATE vtimport)
+    target_link_libraries(fuzz_${t} PRIVATE vt_fuzz_common)
     target_link_options(fuzz_${t} PRIVATE -fsanitize=fuzzer)
   endif()
 endforeach()
+
+# The importers end to end (and the import subcommand, in-process).
+vt_add_test(NAME test_import SOURCES test_import.c LIBS vtcli LABELS analyzer)
+set_property(TEST test_import APPEND PROPERTY ENVIRONMENT "VT_REAL_DATA=${VT_REAL_DATA}")

@@ -441,16 +441,17 @@ static int insert_row(struct vt__tb *tb, int i, const void *pRow)
     if (ensure_schema(tb)) return -1;
     p = tb->aIns[i];
     for (int c = 0; c < d->nCol; c++) {
-        int64_t v = *(const int64_t *)((const char *)pRow + d->aCol[c].off);
+        int64_t v = *(const int64_t *)((const char *)pRow + d->aCol[c].off), t0 = v;
         if (d->aCol[c].flags & C_TIME) {
             if (v == VT_TB_NULL && !tb->bNullTime) {
                 tb->nUntimed++;
                 return 0;
             }
-            t = v;
-            if (v != VT_TB_NULL) v -= tb->base;
+            /* a time too far from the base to store (only a damaged source has one) is unknown */
+            if (v != VT_TB_NULL && __builtin_sub_overflow(v, tb->base, &v)) v = VT_TB_NULL;
+            t = v == VT_TB_NULL ? VT_TB_NULL : t0;
         } else if (d->aCol[c].flags & C_END) {
-            v = v == VT_TB_NULL || t == VT_TB_NULL ? VT_TB_NULL : v - t;
+            if (v == VT_TB_NULL || t == VT_TB_NULL || __builtin_sub_overflow(v, t, &v)) v = VT_TB_NULL;
         } else if (v == VT_TB_NULL && (d->aCol[c].flags & C_DEF0)) {
             v = 0;
         }

@@ -40,11 +40,12 @@ static int64_t time_ns(struct kin *k, int32_t i)
     double d;
     int64_t v;
     if (vt__jt_int(&k->t, i, &v)) {
-        if (v < 0 || v > INT64_MAX / 1000 - k->baseNs / 1000) return VT_TB_NULL;
-        return v * 1000 + k->baseNs;
+        if (v < 0 || __builtin_mul_overflow(v, 1000, &v) || __builtin_add_overflow(v, k->baseNs, &v)) return VT_TB_NULL;
+        return v;
     }
     if (!vt__jt_num(&k->t, i, &d) || !(d >= 0 && d < 9.2e15)) return VT_TB_NULL;
-    return llround(d * 1000.0) + k->baseNs;
+    if (__builtin_add_overflow(llround(d * 1000.0), k->baseNs, &v)) return VT_TB_NULL;
+    return v;
 }
 
 static int64_t arg_int(struct kin *k, int32_t args, const char *zKey)
@@ -104,7 +105,7 @@ static int event(struct kin *k)
     const char *zName = vt__jt_str(t, vt__jt_get(t, 0, "name")), *zCat = vt__jt_str(t, vt__jt_get(t, 0, "cat"));
     const char *zPh = vt__jt_str(t, vt__jt_get(t, 0, "ph"));
     int32_t args = vt__jt_get(t, 0, "args");
-    int64_t ts = time_ns(k, vt__jt_get(t, 0, "ts")), dur = VT_TB_NULL, end;
+    int64_t ts = time_ns(k, vt__jt_get(t, 0, "ts")), dur = VT_TB_NULL, end = VT_TB_NULL;
     double d;
     int rc;
     k->x->nEvents++;
@@ -113,7 +114,7 @@ static int event(struct kin *k)
         return 0;
     }
     if (vt__jt_num(t, vt__jt_get(t, 0, "dur"), &d) && d >= 0 && d < 9.2e15) dur = llround(d * 1000.0);
-    end = dur == VT_TB_NULL ? VT_TB_NULL : ts + dur;
+    if (dur != VT_TB_NULL && __builtin_add_overflow(ts, dur, &end)) end = VT_TB_NULL;
     if ((rc = base_at(k, ts)) != 0) return rc;
     if (!strcmp(zName, "[memory]")) {
         struct vt__tb_tensor r;
@@ -124,7 +125,7 @@ static int event(struct kin *k)
             k->nMemCpu++;
             return 0;
         }
-        if (bytes == VT_TB_NULL || bytes == 0 || bytes == INT64_MIN + 1) {
+        if (bytes == VT_TB_NULL || bytes == 0 || bytes > (1LL << 50) || bytes < -(1LL << 50)) { /* none, or impossible */
             k->nOther++;
             return 0;
         }
@@ -137,7 +138,7 @@ static int event(struct kin *k)
         r.device = dev;
         r.source = VT_TENSORSRC_PROFILER;
         if (dev >= 0 && dev < 64) {
-            if (k->aLive[dev] < INT64_MAX - r.bytes) k->aLive[dev] += bytes;
+            if (k->aLive[dev] > -(1LL << 61) && k->aLive[dev] < (1LL << 61)) k->aLive[dev] += bytes;
             if (k->aLive[dev] > k->aPeak[dev]) k->aPeak[dev] = k->aLive[dev];
             if (total != VT_TB_NULL && total > k->aPeakTotal[dev]) k->aPeakTotal[dev] = total, k->bTotals = 1;
             if (reserved != VT_TB_NULL && reserved > k->aPeakReserved[dev]) k->aPeakReserved[dev] = reserved, k->bTotals = 1;

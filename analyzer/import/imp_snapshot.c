@@ -71,27 +71,50 @@ static int64_t num(const struct vt_pkval *pDict, const char *zKey)
     return VT_TB_NULL;
 }
 
-/* Stack id of a frames list ({filename, line, name} dicts, innermost first), cached in the list's tag. */
+/* Microseconds to nanoseconds: VT_TB_NULL for a value out of range (or none). */
+static int64_t us_ns(int64_t us)
+{
+    return us != VT_TB_NULL && us > 0 && us < INT64_MAX / 1000 ? us * 1000 : VT_TB_NULL;
+}
+
+/* The frames of PyTorch's own traceback capture (the snapshot's unwinder), not of the call site. */
+static int capture_frame(const char *zName)
+{
+    return zName && (!strncmp(zName, "torch::unwind::", 15) || !strncmp(zName, "torch::CapturedTraceback::", 26) ||
+                     strstr(zName, "::gather_with_cpp()") != NULL);
+}
+
+/*
+ * Stack id of a frames list ({filename, line, name} dicts, innermost first,
+ * Python and C++ interleaved), cached in the list's tag. As the tracer stores
+ * sites: Python frames first (innermost first), then native ones, without the
+ * capture's own leading frames.
+ */
 static int64_t frames_stack(struct snap *s, const struct vt_pkval *pFrames)
 {
     struct vt__tb_frame a[MAX_FRAMES];
-    int n = 0;
+    int n = 0, bLead = 1;
     int64_t id;
     if (!pFrames || pFrames->type != VT_PK_LIST || pFrames->u.p->n == 0) return VT_TB_NULL;
     if (pFrames->u.p->tag) return pFrames->u.p->tag;
-    for (size_t i = 0; i < pFrames->u.p->n && n < MAX_FRAMES; i++) {
-        const struct vt_pkval *f = vt__pk_item(pFrames, i);
-        const char *zFile = vt__pk_str(vt__pk_get(f, "filename"));
-        size_t len = zFile ? strlen(zFile) : 0;
-        int64_t line = num(f, "line");
-        if (!f || f->type != VT_PK_DICT) continue;
-        a[n].kind = len > 3 && !strcmp(zFile + len - 3, ".py") ? VT_FRAME_PYTHON : VT_FRAME_NATIVE;
-        a[n].zFunction = vt__pk_str(vt__pk_get(f, "name"));
-        a[n].zFile = zFile && strcmp(zFile, "??") ? zFile : NULL;
-        a[n].zModule = NULL;
-        a[n].line = line > 0 ? line : VT_TB_NULL;
-        a[n].pc = a[n].kind == VT_FRAME_PYTHON ? 0 : VT_TB_NULL;
-        n++;
+    for (int pass = 0; pass < 2; pass++) { /* Python frames, then native */
+        for (size_t i = 0; i < pFrames->u.p->n && n < MAX_FRAMES; i++) {
+            const struct vt_pkval *f = vt__pk_item(pFrames, i);
+            const char *zFile = vt__pk_str(vt__pk_get(f, "filename")), *zName = vt__pk_str(vt__pk_get(f, "name"));
+            size_t len = zFile ? strlen(zFile) : 0;
+            int bPy = len > 3 && !strcmp(zFile + len - 3, ".py");
+            int64_t line = num(f, "line");
+            if (!f || f->type != VT_PK_DICT || bPy != (pass == 0)) continue;
+            if (pass == 1 && bLead && capture_frame(zName)) continue;
+            if (pass == 1) bLead = 0;
+            a[n].kind = bPy ? VT_FRAME_PYTHON : VT_FRAME_NATIVE;
+            a[n].zFunction = zName;
+            a[n].zFile = zFile && strcmp(zFile, "??") && zFile[0] ? zFile : NULL;
+            a[n].zModule = NULL;
+            a[n].line = line > 0 ? line : VT_TB_NULL;
+            a[n].pc = bPy ? 0 : VT_TB_NULL;
+            n++;
+        }
     }
     id = vt__tb_stack(s->x->tb, a, n);
     if (id == -1) return -1;
@@ -135,8 +158,7 @@ static int event(struct snap *s, struct batch *b, const struct vt_pkval *e)
     }
     if (a == A_SNAPSHOT) return 0;
     us = num(e, "time_us");
-    if (us != VT_TB_NULL && us > 0 && us < INT64_MAX / 1000) {
-        t = us * 1000;
+    if ((t = us_ns(us)) != VT_TB_NULL) {
         if ((rc = base_at(s, t)) != 0) return rc;
         if (s->tFirst == VT_TB_NULL || t < s->tFirst) s->tFirst = t;
         if (s->tLast == VT_TB_NULL || t > s->tLast) s->tLast = t;
@@ -249,7 +271,8 @@ static int segment(struct snap *s, const struct vt_pkval *g)
         k.bExpandable = 0;
         /* PyTorch 2.0 blocks carry no address: blocks follow each other from the segment's start */
         if (k.address == VT_TB_NULL) k.address = off;
-        if (k.bytes != VT_TB_NULL) off = k.address + k.bytes;
+        if (k.address == VT_TB_NULL) continue; /* after a block of unknown size: nowhere known */
+        if (k.bytes == VT_TB_NULL || k.bytes < 0 || __builtin_add_overflow(k.address, k.bytes, &off)) off = VT_TB_NULL;
         if (!zState || (strcmp(zState, "active_allocated") && strcmp(zState, "active_pending_free"))) continue;
         if (k.bytes == VT_TB_NULL) continue;
         if (pHist) { /* 2.0: the last history entry is the live allocation */
@@ -345,11 +368,11 @@ static int annotations(struct snap *s, const struct vt_pkval *pList)
     for (size_t i = 0; i < n; i++) {
         const struct vt_pkval *e = vt__pk_item(pList, i);
         const char *zStage = vt__pk_str(vt__pk_get(e, "stage")), *zName = vt__pk_str(vt__pk_get(e, "name"));
-        int64_t dev = num(e, "device"), us = num(e, "time_us");
+        int64_t dev = num(e, "device"), us = us_ns(num(e, "time_us"));
         struct vt__tb_nvtx r;
         if (aUsed[i] || !zStage || strcmp(zStage, "START") || us == VT_TB_NULL) continue;
         VT_TB_CLEAR(r);
-        r.start = us * 1000;
+        r.start = us;
         r.kind = VT_NVTX_PUSHPOP;
         if ((r.name_id = vt__tb_string(s->x->tb, zName ? zName : "")) == -1) break;
         /* the first later END of the same name on the same device */
@@ -357,8 +380,8 @@ static int annotations(struct snap *s, const struct vt_pkval *pList)
             const struct vt_pkval *f = vt__pk_item(pList, j);
             const char *zS = vt__pk_str(vt__pk_get(f, "stage")), *zN = vt__pk_str(vt__pk_get(f, "name"));
             if (aUsed[j] || !zS || num(f, "device") != dev) continue;
-            if (!strcmp(zS, "END") && zN && zName && !strcmp(zN, zName) && num(f, "time_us") != VT_TB_NULL) {
-                r.end = num(f, "time_us") * 1000;
+            if (!strcmp(zS, "END") && zN && zName && !strcmp(zN, zName) && us_ns(num(f, "time_us")) != VT_TB_NULL) {
+                r.end = us_ns(num(f, "time_us"));
                 aUsed[j] = 1;
                 break;
             }
