@@ -140,13 +140,23 @@ static int event(struct snap *s, struct batch *b, const struct vt_pkval *e)
     int a, iTable = -1, rc = 0;
     const struct vt_pkval *k, *v;
 
-    for (a = 0; a < N_ACTION && (!zAction || strcmp(zAction, azAction[a])); a++) {}
+    /* the action and key strings are memoized objects shared by every event: judged once, the
+     * verdict kept in their tag (action index + 1; keys: 1 known, 2 unknown) */
+    v = vt__pk_get(e, "action");
+    if (v && v->type == VT_PK_STR && v->u.p->tag > 0 && v->u.p->tag <= N_ACTION + 1) {
+        a = (int)v->u.p->tag - 1;
+    } else {
+        for (a = 0; a < N_ACTION && (!zAction || strcmp(zAction, azAction[a])); a++) {}
+        if (v && v->type == VT_PK_STR) v->u.p->tag = a + 1;
+    }
     s->aAction[a]++;
     s->x->nEvents++;
     for (size_t i = 0; vt__pk_pair(e, i, &k, &v); i++) {
         const char *zKey = vt__pk_str(k);
         size_t j;
+        if (zKey && k->u.p->tag == 1) continue;
         for (j = 0; zKey && j < sizeof azEventKeys / sizeof azEventKeys[0] && strcmp(zKey, azEventKeys[j]); j++) {}
+        if (zKey) k->u.p->tag = j < sizeof azEventKeys / sizeof azEventKeys[0] ? 1 : 2;
         if (!zKey || j == sizeof azEventKeys / sizeof azEventKeys[0])
             vt__imp_note(s->x, "device_traces events: key '%s' is not known to this vramtrace and was ignored",
                          zKey ? zKey : "(not text)");

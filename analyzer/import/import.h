@@ -58,7 +58,7 @@ int vt__import_nsys(struct vt__imp *x, int64_t pid);
  */
 int vt__nsys_pids(const char *zIn, int64_t **paPid, int64_t **paEvents, int *pn, char *zErr, size_t nErr);
 
-/* ---- the driver (import.c) ---- */
+/* ---- the driver (import.c, in vtanalysis: it prints with vt__errorf) ---- */
 
 struct vt_import_opts {
     int bForce; /* replace existing outputs */

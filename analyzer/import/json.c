@@ -125,8 +125,10 @@ static int read_string(struct vt_js *j)
     j->nStr = 0;
     for (;;) {
         size_t i = j->iPos;
-        const uint8_t *b = j->aBuf;
-        while (i < j->nBuf && b[i] != '"' && b[i] != '\\') i++;
+        const uint8_t *b = j->aBuf, *q = memchr(b + i, '"', j->nBuf - i), *e;
+        /* the span up to the closing quote (or the buffer's end), cut at its first backslash */
+        i = q ? (size_t)(q - b) : j->nBuf;
+        if ((e = memchr(b + j->iPos, '\\', i - j->iPos)) != NULL) i = (size_t)(e - b);
         if (i > j->iPos && str_append(j, b + j->iPos, i - j->iPos)) return VT_JS_ERROR;
         j->iPos = i;
         if (i == j->nBuf) {
@@ -248,9 +250,17 @@ static int read_number(struct vt_js *j)
         }
         if (!p || *p || !bDigits) return c < 0 && !n ? fail(j, "truncated") : fail(j, "invalid number '%s'", z);
     }
+    j->bNumInt = 0;
+    if (!bFrac && n <= 18) { /* an integer of at most 18 characters fits int64: no strtod needed */
+        int64_t v = 0;
+        for (const char *p = z[0] == '-' ? z + 1 : z; *p; p++) v = v * 10 + (*p - '0');
+        j->numI = z[0] == '-' ? -v : v;
+        j->num = (double)j->numI;
+        j->bNumInt = 1;
+        return 0;
+    }
     errno = 0;
     j->num = strtod(z, &zEnd);
-    j->bNumInt = 0;
     if (!bFrac) {
         long long v;
         errno = 0;
