@@ -48,11 +48,11 @@ static int64_t time_ns(struct kin *k, int32_t i)
     return v;
 }
 
-static int64_t arg_int(struct kin *k, int32_t args, const char *zKey)
+/* Node i as an integer (a float only when whole), or VT_TB_NULL. */
+static int64_t int_of(struct kin *k, int32_t i)
 {
     int64_t v;
     double d;
-    int32_t i = vt__jt_get(&k->t, args, zKey);
     if (vt__jt_int(&k->t, i, &v)) return v;
     if (vt__jt_num(&k->t, i, &d) && d > -9.2e18 && d < 9.2e18 && d == floor(d)) return (int64_t)d;
     return VT_TB_NULL;
@@ -100,27 +100,38 @@ static int base_at(struct kin *k, int64_t t)
 /* One trace event (tree node 0). Returns 0 or an exit code. */
 static int event(struct kin *k)
 {
+    static const char *const azTop[] = {"name", "cat", "ph", "ts", "dur", "args", "tid"};
+    static const char *const azArg[] = {"Device Type", "Device Id", "Bytes", "Addr", "Total Allocated",
+                                        "Total Reserved", "device", "context", "stream", "correlation",
+                                        "registers per thread", "grid", "block", "bytes"};
+    enum { A_TYPE, A_DEVID, A_BYTES, A_ADDR, A_TOTAL, A_RESERVED, A_DEVICE, A_CONTEXT, A_STREAM, A_CORR, A_REGS,
+           A_GRID, A_BLOCK, A_NBYTES, A_N };
     struct vt_jtree *t = &k->t;
     struct vt__tb *tb = k->x->tb;
-    const char *zName = vt__jt_str(t, vt__jt_get(t, 0, "name")), *zCat = vt__jt_str(t, vt__jt_get(t, 0, "cat"));
-    const char *zPh = vt__jt_str(t, vt__jt_get(t, 0, "ph"));
-    int32_t args = vt__jt_get(t, 0, "args");
-    int64_t ts = time_ns(k, vt__jt_get(t, 0, "ts")), dur = VT_TB_NULL, end = VT_TB_NULL;
+    int32_t aTop[7], aArg[A_N];
+    const char *zName, *zCat, *zPh;
+    int64_t ts, dur = VT_TB_NULL, end = VT_TB_NULL;
     double d;
     int rc;
+    vt__jt_pick(t, 0, azTop, 7, aTop);
+    zName = vt__jt_str(t, aTop[0]);
+    zCat = vt__jt_str(t, aTop[1]);
+    zPh = vt__jt_str(t, aTop[2]);
+    ts = time_ns(k, aTop[3]);
     k->x->nEvents++;
     if (!zName || !zPh || ts == VT_TB_NULL) {
         k->nOther++;
         return 0;
     }
-    if (vt__jt_num(t, vt__jt_get(t, 0, "dur"), &d) && d >= 0 && d < 9.2e15) dur = llround(d * 1000.0);
+    vt__jt_pick(t, aTop[5], azArg, A_N, aArg);
+    if (vt__jt_num(t, aTop[4], &d) && d >= 0 && d < 9.2e15) dur = llround(d * 1000.0);
     if (dur != VT_TB_NULL && __builtin_add_overflow(ts, dur, &end)) end = VT_TB_NULL;
     if ((rc = base_at(k, ts)) != 0) return rc;
     if (!strcmp(zName, "[memory]")) {
         struct vt__tb_tensor r;
-        int64_t type = arg_int(k, args, "Device Type"), dev = arg_int(k, args, "Device Id");
-        int64_t bytes = arg_int(k, args, "Bytes"), addr = arg_int(k, args, "Addr");
-        int64_t total = arg_int(k, args, "Total Allocated"), reserved = arg_int(k, args, "Total Reserved");
+        int64_t type = int_of(k, aArg[A_TYPE]), dev = int_of(k, aArg[A_DEVID]);
+        int64_t bytes = int_of(k, aArg[A_BYTES]), addr = int_of(k, aArg[A_ADDR]);
+        int64_t total = int_of(k, aArg[A_TOTAL]), reserved = int_of(k, aArg[A_RESERVED]);
         if (type != KINETO_DEVICE_CUDA) {
             k->nMemCpu++;
             return 0;
@@ -159,16 +170,16 @@ static int event(struct kin *k)
     if ((end != VT_TB_NULL ? end : ts) > k->tLast) k->tLast = end != VT_TB_NULL ? end : ts;
     if (!strcasecmp(zCat, "kernel")) {
         struct vt__tb_kernel r;
-        int32_t g = vt__jt_get(t, args, "grid"), b = vt__jt_get(t, args, "block");
+        int32_t g = aArg[A_GRID], b = aArg[A_BLOCK];
         int64_t *apG[3], *apB[3];
         VT_TB_CLEAR(r);
         r.start = ts;
         r.end = end == VT_TB_NULL ? ts : end;
-        r.device = arg_int(k, args, "device");
-        r.context = arg_int(k, args, "context");
-        r.stream = arg_int(k, args, "stream");
-        r.correlation = arg_int(k, args, "correlation");
-        r.registers = arg_int(k, args, "registers per thread");
+        r.device = int_of(k, aArg[A_DEVICE]);
+        r.context = int_of(k, aArg[A_CONTEXT]);
+        r.stream = int_of(k, aArg[A_STREAM]);
+        r.correlation = int_of(k, aArg[A_CORR]);
+        r.registers = int_of(k, aArg[A_REGS]);
         if ((r.name_id = vt__tb_string(tb, zName)) == -1) return vt__imp_tb_fail(k->x);
         apG[0] = &r.grid_x, apG[1] = &r.grid_y, apG[2] = &r.grid_z;
         apB[0] = &r.block_x, apB[1] = &r.block_y, apB[2] = &r.block_z;
@@ -188,11 +199,11 @@ static int event(struct kin *k)
         VT_TB_CLEAR(r);
         r.start = ts;
         r.end = end == VT_TB_NULL ? ts : end;
-        r.device = arg_int(k, args, "device");
-        r.context = arg_int(k, args, "context");
-        r.stream = arg_int(k, args, "stream");
-        r.correlation = arg_int(k, args, "correlation");
-        r.bytes = arg_int(k, args, "bytes");
+        r.device = int_of(k, aArg[A_DEVICE]);
+        r.context = int_of(k, aArg[A_CONTEXT]);
+        r.stream = int_of(k, aArg[A_STREAM]);
+        r.correlation = int_of(k, aArg[A_CORR]);
+        r.bytes = int_of(k, aArg[A_NBYTES]);
         copy_kinds(zName, &r);
         if (r.bytes == VT_TB_NULL || r.bytes < 0) {
             k->nOther++;
@@ -207,11 +218,11 @@ static int event(struct kin *k)
         VT_TB_CLEAR(r);
         r.start = ts;
         r.end = end == VT_TB_NULL ? ts : end;
-        r.device = arg_int(k, args, "device");
-        r.context = arg_int(k, args, "context");
-        r.stream = arg_int(k, args, "stream");
-        r.correlation = arg_int(k, args, "correlation");
-        r.bytes = arg_int(k, args, "bytes");
+        r.device = int_of(k, aArg[A_DEVICE]);
+        r.context = int_of(k, aArg[A_CONTEXT]);
+        r.stream = int_of(k, aArg[A_STREAM]);
+        r.correlation = int_of(k, aArg[A_CORR]);
+        r.bytes = int_of(k, aArg[A_NBYTES]);
         if (zClose) r.mem_kind = mem_kind(zOpen + 1, (size_t)(zClose - zOpen - 1));
         if (r.bytes == VT_TB_NULL || r.bytes < 0) {
             k->nOther++;
@@ -228,7 +239,7 @@ static int event(struct kin *k)
         r.end = end;
         r.kind = VT_NVTX_PUSHPOP;
         r.depth = 0;
-        if (vt__jt_int(t, vt__jt_get(t, 0, "tid"), &tid)) r.thread = tid;
+        if (vt__jt_int(t, aTop[6], &tid)) r.thread = tid;
         if ((r.name_id = vt__tb_string(tb, zName)) == -1) return vt__imp_tb_fail(k->x);
         k->nStep++;
         return vt__tb_nvtx(tb, &r) ? vt__imp_tb_fail(k->x) : 0;

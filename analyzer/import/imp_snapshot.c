@@ -60,15 +60,20 @@ enum { A_ALLOC, A_FREE_REQ, A_FREE, A_SEG_ALLOC, A_SEG_FREE, A_SEG_MAP, A_SEG_UN
 static const char *const azEventKeys[] = {"action", "addr", "size", "stream", "time_us", "frames", "device_free",
                                           "compile_context", "user_metadata"};
 
-/* A number of the dict as int64 (floats truncated), or VT_TB_NULL. */
-static int64_t num(const struct vt_pkval *pDict, const char *zKey)
+/* A number as int64 (floats truncated), or VT_TB_NULL (v may be NULL). */
+static int64_t numv(const struct vt_pkval *v)
 {
-    const struct vt_pkval *v = vt__pk_get(pDict, zKey);
     int64_t i;
     double d;
     if (vt__pk_int(v, &i)) return i;
     if (vt__pk_num(v, &d) && d > -9.2e18 && d < 9.2e18) return (int64_t)d;
     return VT_TB_NULL;
+}
+
+/* Member zKey of the dict as a number (numv), or VT_TB_NULL. */
+static int64_t num(const struct vt_pkval *pDict, const char *zKey)
+{
+    return numv(vt__pk_get(pDict, zKey));
 }
 
 /* Microseconds to nanoseconds: VT_TB_NULL for a value out of range (or none). */
@@ -134,40 +139,49 @@ static int base_at(struct snap *s, int64_t t)
 /* Write one trace event of the list tagged iBatch. Returns 0 or an exit code. */
 static int event(struct snap *s, struct batch *b, const struct vt_pkval *e)
 {
-    const char *zAction = vt__pk_str(vt__pk_get(e, "action"));
+    enum { N_KEYS = (int)(sizeof azEventKeys / sizeof azEventKeys[0]) };
+    const struct vt_pkval *aVal[N_KEYS] = {0}, *k, *v;
+    const char *zAction;
     struct vt__tb *tb = s->x->tb;
     int64_t t = VT_TB_NULL, us, addr, size, stream, stackId;
     int a, iTable = -1, rc = 0;
-    const struct vt_pkval *k, *v;
 
-    /* the action and key strings are memoized objects shared by every event: judged once, the
-     * verdict kept in their tag (action index + 1; keys: 1 known, 2 unknown) */
-    v = vt__pk_get(e, "action");
-    if (v && v->type == VT_PK_STR && v->u.p->tag > 0 && v->u.p->tag <= N_ACTION + 1) {
+    /* One pass over the event's keys. The key and action strings are memoized objects shared by
+     * every event: each is judged once and the verdict kept in its tag (key index + 1, N_KEYS + 1
+     * for an unknown key; action index + 1) */
+    for (size_t i = 0; vt__pk_pair(e, i, &k, &v); i++) {
+        int j;
+        if (k->type != VT_PK_STR) {
+            vt__imp_note(s->x, "device_traces events: a key that is not text was ignored");
+            continue;
+        }
+        if (k->u.p->tag >= 1 && k->u.p->tag <= N_KEYS + 1) {
+            j = (int)k->u.p->tag - 1;
+        } else {
+            for (j = 0; j < N_KEYS && strcmp(k->u.p->u.z, azEventKeys[j]); j++) {}
+            k->u.p->tag = j + 1;
+        }
+        if (j < N_KEYS) aVal[j] = v;
+        else vt__imp_note(s->x, "device_traces events: key '%s' is not known to this vramtrace and was ignored",
+                          k->u.p->u.z);
+    }
+    v = aVal[0];
+    zAction = vt__pk_str(v);
+    if (zAction && v->u.p->tag >= 1 && v->u.p->tag <= N_ACTION + 1) {
         a = (int)v->u.p->tag - 1;
     } else {
         for (a = 0; a < N_ACTION && (!zAction || strcmp(zAction, azAction[a])); a++) {}
-        if (v && v->type == VT_PK_STR) v->u.p->tag = a + 1;
+        if (zAction) v->u.p->tag = a + 1;
     }
     s->aAction[a]++;
     s->x->nEvents++;
-    for (size_t i = 0; vt__pk_pair(e, i, &k, &v); i++) {
-        const char *zKey = vt__pk_str(k);
-        size_t j;
-        if (zKey && k->u.p->tag == 1) continue;
-        for (j = 0; zKey && j < sizeof azEventKeys / sizeof azEventKeys[0] && strcmp(zKey, azEventKeys[j]); j++) {}
-        if (zKey) k->u.p->tag = j < sizeof azEventKeys / sizeof azEventKeys[0] ? 1 : 2;
-        if (!zKey || j == sizeof azEventKeys / sizeof azEventKeys[0])
-            vt__imp_note(s->x, "device_traces events: key '%s' is not known to this vramtrace and was ignored",
-                         zKey ? zKey : "(not text)");
-    }
     if (a == N_ACTION) {
         vt__imp_note(s->x, "device_traces: action '%s' is not known to this vramtrace; such events were ignored",
                      zAction ? zAction : "(missing)");
         return 0;
     }
     if (a == A_SNAPSHOT) return 0;
-    us = num(e, "time_us");
+    us = numv(aVal[4]);
     if ((t = us_ns(us)) != VT_TB_NULL) {
         if ((rc = base_at(s, t)) != 0) return rc;
         if (s->tFirst == VT_TB_NULL || t < s->tFirst) s->tFirst = t;
@@ -176,10 +190,10 @@ static int event(struct snap *s, struct batch *b, const struct vt_pkval *e)
         s->nNoTime++;
         if ((rc = base_at(s, VT_TB_NULL)) != 0) return rc;
     }
-    addr = num(e, a == A_OOM ? "device_free" : "addr");
-    size = num(e, "size");
-    stream = num(e, "stream");
-    if ((stackId = frames_stack(s, vt__pk_get(e, "frames"))) == -1) return vt__imp_tb_fail(s->x);
+    addr = numv(aVal[a == A_OOM ? 6 : 1]);
+    size = numv(aVal[2]);
+    stream = numv(aVal[3]);
+    if ((stackId = frames_stack(s, aVal[5])) == -1) return vt__imp_tb_fail(s->x);
     if (a == A_OOM) {
         struct vt__tb_oom r;
         VT_TB_CLEAR(r);

@@ -86,20 +86,30 @@ static int skip_ws(struct vt_js *j)
     }
 }
 
-static int str_append(struct vt_js *j, const void *p, size_t n)
+/* Where a string's bytes go: the tokenizer's buffer, or a tree's text (offsets must fit 32 bits). */
+struct sink {
+    char **pz;
+    size_t *pn, *pnAlloc; /* bytes used (the string is appended there), bytes allocated */
+    size_t nStart;        /* where this string began */
+    size_t nMax;          /* bound on *pn */
+};
+
+static int str_append(struct vt_js *j, struct sink *k, const void *p, size_t n)
 {
-    if (j->nStr + n + 1 > j->nStrAlloc) {
-        size_t want = j->nStrAlloc ? j->nStrAlloc : 256;
+    size_t need = *k->pn + n + 1;
+    if (need - k->nStart > VT_JS_STR_MAX) return fail(j, "string longer than %d bytes", VT_JS_STR_MAX);
+    if (need > k->nMax) return fail(j, "a value with too much text");
+    if (need > *k->pnAlloc) {
+        size_t want = *k->pnAlloc ? *k->pnAlloc : 256;
         char *z;
-        if (j->nStr + n + 1 > VT_JS_STR_MAX) return fail(j, "string longer than %d bytes", VT_JS_STR_MAX);
-        while (want < j->nStr + n + 1) want *= 2;
-        z = realloc(j->zStr, want);
+        while (want < need) want *= 2;
+        z = realloc(*k->pz, want);
         if (!z) return fail(j, "out of memory");
-        j->zStr = z;
-        j->nStrAlloc = want;
+        *k->pz = z;
+        *k->pnAlloc = want;
     }
-    memcpy(j->zStr + j->nStr, p, n);
-    j->nStr += n;
+    memcpy(*k->pz + *k->pn, p, n);
+    *k->pn += n;
     return 0;
 }
 
@@ -119,17 +129,17 @@ static int hex4(struct vt_js *j, unsigned *pu)
     return 0;
 }
 
-/* Read a string body (the opening quote consumed) into zStr. Returns 0 or VT_JS_ERROR. */
-static int read_string(struct vt_js *j)
+/* Read a string body (the opening quote consumed), appending it and a NUL to k. Returns 0 or VT_JS_ERROR. */
+static int read_into(struct vt_js *j, struct sink *k)
 {
-    j->nStr = 0;
+    k->nStart = *k->pn;
     for (;;) {
         size_t i = j->iPos;
         const uint8_t *b = j->aBuf, *q = memchr(b + i, '"', j->nBuf - i), *e;
         /* the span up to the closing quote (or the buffer's end), cut at its first backslash */
         i = q ? (size_t)(q - b) : j->nBuf;
         if ((e = memchr(b + j->iPos, '\\', i - j->iPos)) != NULL) i = (size_t)(e - b);
-        if (i > j->iPos && str_append(j, b + j->iPos, i - j->iPos)) return VT_JS_ERROR;
+        if (i > j->iPos && str_append(j, k, b + j->iPos, i - j->iPos)) return VT_JS_ERROR;
         j->iPos = i;
         if (i == j->nBuf) {
             int r = fill(j);
@@ -186,11 +196,20 @@ static int read_string(struct vt_js *j)
         }
         default: return fail(j, "bad escape '\\%c' in a string", c);
         }
-        if (str_append(j, out, nOut)) return VT_JS_ERROR;
+        if (str_append(j, k, out, nOut)) return VT_JS_ERROR;
     }
-    if (str_append(j, "", 1)) return VT_JS_ERROR; /* the NUL, not counted */
-    j->nStr--;
+    if (str_append(j, k, "", 1)) return VT_JS_ERROR; /* the NUL */
     return 0;
+}
+
+/* Read a string body into the tokenizer's buffer (zStr, nStr without the NUL). */
+static int read_string(struct vt_js *j)
+{
+    size_t n = 0;
+    struct sink k = {&j->zStr, &n, &j->nStrAlloc, 0, (size_t)VT_JS_STR_MAX + 2};
+    int rc = read_into(j, &k);
+    j->nStr = n ? n - 1 : 0;
+    return rc;
 }
 
 /* Consume the literal z (its first byte already checked). Returns 0 or VT_JS_ERROR. */
@@ -214,14 +233,26 @@ static int read_number(struct vt_js *j)
     int c, bFrac = 0, bDigits = 0;
     char *zEnd;
     for (;;) {
-        c = peek(j);
+        /* the bytes in the buffer at once; one refill when the number crosses its end */
+        const uint8_t *b = j->aBuf;
+        size_t i = j->iPos;
+        while (i < j->nBuf) {
+            uint8_t u = b[i];
+            if (u >= '0' && u <= '9') bDigits = 1;
+            else if (u == '.' || u == 'e' || u == 'E') bFrac = 1;
+            else if (u != '-' && u != '+') break;
+            if (n + 1 >= sizeof z) return fail(j, "number too long");
+            z[n++] = (char)u;
+            i++;
+        }
+        j->iPos = i;
+        if (i < j->nBuf) {
+            c = b[i];
+            break;
+        }
+        c = peek(j); /* refill */
         if (c == -2) return VT_JS_ERROR;
-        if (!((c >= '0' && c <= '9') || c == '-' || c == '+' || c == '.' || c == 'e' || c == 'E')) break;
-        if (n + 1 >= sizeof z) return fail(j, "number too long");
-        if (c >= '0' && c <= '9') bDigits = 1;
-        else if (c == '.' || c == 'e' || c == 'E') bFrac = 1;
-        z[n++] = (char)c;
-        j->iPos++;
+        if (c == -1) break;
     }
     z[n] = 0;
     if (n == 1 && z[0] == '-' && c == 'I') {
@@ -258,6 +289,26 @@ static int read_number(struct vt_js *j)
         j->num = (double)j->numI;
         j->bNumInt = 1;
         return 0;
+    }
+    if (bFrac && n <= 19 && !strpbrk(z, "eE")) {
+        /* d+.d+ with a mantissa below 2^53: mantissa / 10^k is exactly what strtod gives (one
+         * rounding of two exact doubles) */
+        static const double aPow10[] = {1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10,
+                                        1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18};
+        uint64_t m = 0;
+        int k = -1;
+        for (const char *p = z[0] == '-' ? z + 1 : z; *p; p++) {
+            if (*p == '.') k = 0;
+            else {
+                m = m * 10 + (uint64_t)(*p - '0');
+                if (k >= 0) k++;
+            }
+        }
+        if (m < (1ull << 53) && k >= 0 && k <= 18) {
+            j->num = (double)m / aPow10[k];
+            if (z[0] == '-') j->num = -j->num;
+            return 0;
+        }
     }
     errno = 0;
     j->num = strtod(z, &zEnd);
@@ -443,96 +494,153 @@ static int32_t tree_node(struct vt_js *j, struct vt_jtree *t, int type)
         t->nAlloc = n;
     }
     x = &t->a[t->n];
-    memset(x, 0, sizeof *x);
     x->type = (uint8_t)type;
+    x->bInt = 0;
     x->next = x->child = -1;
+    x->iKey = x->iStr = x->nStr = 0;
+    x->i = 0;
+    x->d = 0;
     return t->n++;
 }
 
-/* Copy the current string into the tree's text; returns its offset, or (uint32_t)-1 on failure. */
-static uint32_t tree_text(struct vt_js *j, struct vt_jtree *t)
+/* Link node x under the innermost open container (aOpen/aLast, nOpen of them). */
+static void tree_link(struct vt_jtree *t, const int32_t *aOpen, int32_t *aLast, int nOpen, int32_t x)
 {
-    size_t need = t->nz + j->nStr + 1, off = t->nz;
-    if (need > UINT32_MAX - 1) {
-        fail(j, "a value with too much text");
-        return UINT32_MAX;
-    }
-    if (need > t->nzAlloc) {
-        size_t want = t->nzAlloc ? t->nzAlloc : 1024;
-        char *z;
-        while (want < need) want *= 2;
-        z = realloc(t->z, want);
-        if (!z) {
-            fail(j, "out of memory");
-            return UINT32_MAX;
-        }
-        t->z = z;
-        t->nzAlloc = want;
-    }
-    memcpy(t->z + off, j->zStr ? j->zStr : "", j->nStr);
-    t->z[off + j->nStr] = 0;
-    t->nz = need;
-    return (uint32_t)off;
+    if (nOpen == 0) return;
+    if (aLast[nOpen - 1] < 0) t->a[aOpen[nOpen - 1]].child = x;
+    else t->a[aLast[nOpen - 1]].next = x;
+    aLast[nOpen - 1] = x;
 }
 
+/* A scalar value starting at byte c (not consumed) as a node of t. Returns the node or VT_JS_ERROR. */
+static int32_t tree_scalar(struct vt_js *j, struct vt_jtree *t, int c)
+{
+    int32_t x;
+    if (c == '"') {
+        struct sink k = {&t->z, &t->nz, &t->nzAlloc, 0, UINT32_MAX - 1};
+        size_t off = t->nz;
+        j->iPos++;
+        if (read_into(j, &k) || (x = tree_node(j, t, VT_JN_STR)) < 0) return VT_JS_ERROR;
+        t->a[x].iStr = (uint32_t)off;
+        t->a[x].nStr = (uint32_t)(t->nz - off - 1);
+        return x;
+    }
+    if (c == 't' || c == 'f' || c == 'n') {
+        if (literal(j, c == 't' ? "true" : c == 'f' ? "false" : "null")) return VT_JS_ERROR;
+        if ((x = tree_node(j, t, c == 'n' ? VT_JN_NULL : VT_JN_BOOL)) < 0) return VT_JS_ERROR;
+        t->a[x].i = c == 't';
+        return x;
+    }
+    if (c == 'N' || c == 'I') {
+        if (literal(j, c == 'N' ? "NaN" : "Infinity") || (x = tree_node(j, t, VT_JN_NUM)) < 0) return VT_JS_ERROR;
+        t->a[x].d = c == 'N' ? NAN : INFINITY;
+        return x;
+    }
+    if (c == '-' || (c >= '0' && c <= '9')) {
+        if (read_number(j) || (x = tree_node(j, t, VT_JN_NUM)) < 0) return VT_JS_ERROR;
+        t->a[x].d = j->num;
+        t->a[x].bInt = (uint8_t)j->bNumInt;
+        t->a[x].i = j->bNumInt ? j->numI : 0;
+        return x;
+    }
+    if (c == -1) return fail(j, "truncated: input ends where a value belongs");
+    return c == -2 ? VT_JS_ERROR : fail(j, "unexpected character '%c'", c >= 0x20 && c < 0x7f ? c : '?');
+}
+
+/*
+ * The tree of a value. A scalar token is copied as it is; a container is parsed
+ * here directly (the same grammar and bounds as vt__js_next, without a token per
+ * call), its strings read straight into the tree's text. The tokenizer's nesting
+ * stack and state follow, so reading goes on after the value as if it had been
+ * read token by token.
+ */
 int vt__js_read_tree(struct vt_js *j, int tok, struct vt_jtree *t)
 {
     /* an explicit stack of the open containers' nodes and their last child */
-    int32_t aOpen[VT_JS_DEPTH_MAX], aLast[VT_JS_DEPTH_MAX];
-    int nOpen = 0;
+    int32_t aOpen[VT_JS_DEPTH_MAX], aLast[VT_JS_DEPTH_MAX], x;
+    int nOpen = 0, bFirst = 1, c;
     uint32_t iKey = 0;
     t->n = 0;
     t->nz = 0;
-    for (;;) {
-        int32_t x;
-        int type;
-        if (tok == VT_JS_ERROR) return VT_JS_ERROR;
-        if (tok == VT_JS_EOF) return fail(j, "truncated");
-        if (tok == VT_JS_OBJECT_END || tok == VT_JS_ARRAY_END) {
-            if (--nOpen == 0) return 0;
-            tok = vt__js_next(j);
-            continue;
-        }
-        if (tok == VT_JS_KEY) {
-            if ((iKey = tree_text(j, t)) == UINT32_MAX) return VT_JS_ERROR;
-            tok = vt__js_next(j);
-            continue;
-        }
-        switch (tok) {
-        case VT_JS_OBJECT: type = VT_JN_OBJ; break;
-        case VT_JS_ARRAY: type = VT_JN_ARR; break;
-        case VT_JS_STRING: type = VT_JN_STR; break;
-        case VT_JS_NUMBER: type = VT_JN_NUM; break;
-        case VT_JS_TRUE: case VT_JS_FALSE: type = VT_JN_BOOL; break;
-        default: type = VT_JN_NULL; break;
-        }
+    if (tok == VT_JS_ERROR) return VT_JS_ERROR;
+    if (tok != VT_JS_OBJECT && tok != VT_JS_ARRAY) { /* a scalar: what the tokenizer just read */
+        int type = tok == VT_JS_STRING ? VT_JN_STR : tok == VT_JS_NUMBER ? VT_JN_NUM
+                   : tok == VT_JS_TRUE || tok == VT_JS_FALSE ? VT_JN_BOOL : VT_JN_NULL;
+        if (tok != VT_JS_STRING && tok != VT_JS_NUMBER && tok != VT_JS_TRUE && tok != VT_JS_FALSE &&
+            tok != VT_JS_NULL)
+            return fail(j, "a value was expected");
         if ((x = tree_node(j, t, type)) < 0) return VT_JS_ERROR;
-        t->a[x].iKey = iKey;
         if (type == VT_JN_STR) {
-            uint32_t o = tree_text(j, t);
-            if (o == UINT32_MAX) return VT_JS_ERROR;
-            t->a[x].iStr = o;
+            struct sink k = {&t->z, &t->nz, &t->nzAlloc, 0, UINT32_MAX - 1};
+            if (str_append(j, &k, j->zStr ? j->zStr : "", j->nStr) || str_append(j, &k, "", 1)) return VT_JS_ERROR;
             t->a[x].nStr = (uint32_t)j->nStr;
         } else if (type == VT_JN_NUM) {
-            int bInt;
-            t->a[x].d = vt__js_number(j, &bInt, &t->a[x].i);
-            t->a[x].bInt = (uint8_t)bInt;
-        } else if (type == VT_JN_BOOL) {
+            t->a[x].d = j->num;
+            t->a[x].bInt = (uint8_t)j->bNumInt;
+            t->a[x].i = j->bNumInt ? j->numI : 0;
+        } else {
             t->a[x].i = tok == VT_JS_TRUE;
         }
-        if (nOpen > 0) { /* link under the open container */
-            if (aLast[nOpen - 1] < 0) t->a[aOpen[nOpen - 1]].child = x;
-            else t->a[aLast[nOpen - 1]].next = x;
-            aLast[nOpen - 1] = x;
+        return 0;
+    }
+    /* the container the tokenizer just opened (its '{' or '[' consumed and on aNest) */
+    if ((x = tree_node(j, t, tok == VT_JS_OBJECT ? VT_JN_OBJ : VT_JN_ARR)) < 0) return VT_JS_ERROR;
+    aOpen[0] = x;
+    aLast[0] = -1;
+    nOpen = 1;
+    for (;;) {
+        int bObj = t->a[aOpen[nOpen - 1]].type == VT_JN_OBJ;
+        c = skip_ws(j);
+        if (c == -2) return VT_JS_ERROR;
+        if (bFirst && c == (bObj ? '}' : ']')) goto close;
+        if (!bFirst) { /* after a value: ',' or the end of the container */
+            if (c == (bObj ? '}' : ']')) goto close;
+            if (c != ',')
+                return c == -1 ? fail(j, "truncated: input ends inside %s", bObj ? "an object" : "an array")
+                               : fail(j, "expected ',' or '%c'", bObj ? '}' : ']');
+            j->iPos++;
+            c = skip_ws(j);
+            if (c == -2) return VT_JS_ERROR;
         }
-        if (type == VT_JN_OBJ || type == VT_JN_ARR) {
-            aOpen[nOpen] = x; /* the tokenizer bounds nesting at VT_JS_DEPTH_MAX */
+        bFirst = 0;
+        if (bObj) { /* a member name and its ':' */
+            struct sink k = {&t->z, &t->nz, &t->nzAlloc, 0, UINT32_MAX - 1};
+            if (c != '"') return c == -1 ? fail(j, "truncated: input ends inside an object") : fail(j, "expected a member name");
+            iKey = (uint32_t)t->nz;
+            j->iPos++;
+            if (read_into(j, &k)) return VT_JS_ERROR;
+            c = skip_ws(j);
+            if (c != ':') return c == -2 ? VT_JS_ERROR : c == -1 ? fail(j, "truncated: input ends after a member name")
+                                                                 : fail(j, "expected ':'");
+            j->iPos++;
+            c = skip_ws(j);
+            if (c == -2) return VT_JS_ERROR;
+        }
+        if (c == '{' || c == '[') {
+            if (j->nNest == VT_JS_DEPTH_MAX) return fail(j, "nested deeper than %d", VT_JS_DEPTH_MAX);
+            if ((x = tree_node(j, t, c == '{' ? VT_JN_OBJ : VT_JN_ARR)) < 0) return VT_JS_ERROR;
+            t->a[x].iKey = bObj ? iKey : 0;
+            tree_link(t, aOpen, aLast, nOpen, x);
+            j->aNest[j->nNest++] = (char)c;
+            j->iPos++;
+            aOpen[nOpen] = x;
             aLast[nOpen] = -1;
             nOpen++;
-        } else if (nOpen == 0) {
+            bFirst = 1;
+            continue;
+        }
+        if ((x = tree_scalar(j, t, c)) < 0) return VT_JS_ERROR;
+        t->a[x].iKey = bObj ? iKey : 0;
+        tree_link(t, aOpen, aLast, nOpen, x);
+        continue;
+    close:
+        j->iPos++;
+        j->nNest--;
+        bFirst = 0;
+        if (--nOpen == 0) {
+            after_value(j);
             return 0;
         }
-        tok = vt__js_next(j);
     }
 }
 
@@ -550,6 +658,20 @@ int32_t vt__jt_get(const struct vt_jtree *t, int32_t i, const char *zKey)
     for (int32_t c = t->a[i].child; c >= 0; c = t->a[c].next)
         if (!strcmp(t->z + t->a[c].iKey, zKey)) hit = c;
     return hit;
+}
+
+void vt__jt_pick(const struct vt_jtree *t, int32_t i, const char *const *azKey, int nKey, int32_t *aOut)
+{
+    for (int k = 0; k < nKey; k++) aOut[k] = -1;
+    if (i < 0 || i >= t->n || t->a[i].type != VT_JN_OBJ) return;
+    for (int32_t c = t->a[i].child; c >= 0; c = t->a[c].next) {
+        const char *z = t->z + t->a[c].iKey;
+        for (int k = 0; k < nKey; k++)
+            if (z[0] == azKey[k][0] && !strcmp(z, azKey[k])) {
+                aOut[k] = c;
+                break;
+            }
+    }
 }
 
 const char *vt__jt_str(const struct vt_jtree *t, int32_t i)

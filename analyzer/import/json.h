@@ -90,6 +90,11 @@ void vt__jtree_free(struct vt_jtree *t);
 
 /* Member zKey of OBJ node i (the last one when repeated), or -1. */
 int32_t vt__jt_get(const struct vt_jtree *t, int32_t i, const char *zKey);
+/*
+ * Members azKey[0..nKey) of OBJ node i in one pass: aOut[k] is the member named azKey[k] (the
+ * last one when repeated) or -1. Cheaper than nKey calls of vt__jt_get on objects of many members.
+ */
+void vt__jt_pick(const struct vt_jtree *t, int32_t i, const char *const *azKey, int nKey, int32_t *aOut);
 /* STR node text or NULL. */
 const char *vt__jt_str(const struct vt_jtree *t, int32_t i);
 /* NUM node value: returns 1 and sets *pd, else 0 (also for i < 0). */

@@ -64,11 +64,15 @@ static int fail(struct vt_pk *p, int rc, const char *zFmt, ...)
 /* A new object of type t with one reference, on the live list; NULL when out of memory. */
 static struct vt_pkobj *obj_new(struct vt_pk *p, int t)
 {
-    struct pkobj *x = calloc(1, sizeof *x);
+    struct pkobj *x = malloc(sizeof *x);
     if (!x) return NULL;
     x->o.nRef = 1;
-    x->o.type = (uint16_t)t;
+    x->o.type = (uint32_t)t;
     x->o.iMemo = -1;
+    x->o.tag = 0;
+    x->o.n = x->o.nAlloc = 0;
+    x->o.u.a = NULL;
+    x->pPrev = x->pFree = NULL;
     x->pNext = p->pLive;
     p->nLive++;
     if (p->pLive) p->pLive->pPrev = x;
