@@ -83,6 +83,53 @@ TEST(malformed_documents)
     ASSERT_CONTAINS(g_zErr, "unexpected character '@'");
 }
 
+/* Read n bytes as one tree then tokens to the end: 0, or VT_JS_ERROR with g_zErr set. */
+static int tree_then_tokens(const char *z, size_t n)
+{
+    struct vt__src s;
+    struct vt_js *j;
+    struct vt_jtree t = {0};
+    int tok, rc = 0;
+    vt__src_open_mem(&s, z, n);
+    j = vt__js_new(&s);
+    ASSERT(j != NULL);
+    tok = vt__js_next(j);
+    if (tok == VT_JS_ERROR || vt__js_read_tree(j, tok, &t) != 0) rc = VT_JS_ERROR;
+    while (rc == 0 && (tok = vt__js_next(j)) > 0) {}
+    if (tok == VT_JS_ERROR) rc = VT_JS_ERROR;
+    snprintf(g_zErr, sizeof g_zErr, "%s", vt__js_errmsg(j));
+    vt__jtree_free(&t);
+    vt__js_free(j);
+    return rc;
+}
+
+/* The tree parser (containers read without the tokenizer) accepts and refuses what the tokenizer does. */
+TEST(trees_agree_with_tokens)
+{
+    static const char *const az[] = {
+        "{\"a\" 1}", "{\"a\": 1,}", "[1 2]", "[1,]", "{1: 2}", "[01]", "[1.]", "[.5]", "[1e]", "[-]", "[+1]",
+        "[tru]", "[nul]", "{\"a\": 1]", "[1}", "[\"a\\x\"]", "[\"\\u12g4\"]", "[1] [2]", "{\"a\":1}}", "[\"a\"",
+        "{", "[1,", "{\"a\"", "{\"a\":", "{\"a\": [1, {\"b\": }]}", "[[[[]]]", "{\"a\": {\"b\": [1, 2}}",
+    };
+    static const char zOk[] = "{\"a\": [1, -2.5, {\"b\": \"\\u00e9x\", \"c\": []}, true, null, NaN], \"d\": {}} ";
+    struct vt__src s;
+    struct vt_js *j;
+    struct vt_jtree t = {0};
+    for (size_t i = 0; i < sizeof az / sizeof az[0]; i++)
+        if (tree_then_tokens(az[i], strlen(az[i])) != VT_JS_ERROR) VT__FAIL("tree accepted: %s", az[i]);
+    for (size_t n = 0; n < sizeof zOk - 2; n++)
+        if (tree_then_tokens(zOk, n) != VT_JS_ERROR) VT__FAIL("prefix of %zu bytes accepted as a tree", n);
+    ASSERT_EQ(0, tree_then_tokens(zOk, sizeof zOk - 1));
+    vt__src_open_mem(&s, zOk, sizeof zOk - 1);
+    j = vt__js_new(&s);
+    ASSERT_EQ(0, vt__js_read_tree(j, vt__js_next(j), &t));
+    ASSERT_STREQ("\xc3\xa9x", vt__jt_str(&t, vt__jt_get(&t, t.a[vt__jt_get(&t, 0, "a")].child + 2, "b")));
+    ASSERT_EQ(0, vt__js_depth(j));
+    ASSERT_EQ(VT_JS_EOF, vt__js_next(j));
+    vt__jtree_free(&t);
+    vt__js_free(j);
+}
+
 TEST(truncation_at_every_byte)
 {
     static const char z[] = "{\"traceEvents\": [{\"ph\": \"X\", \"ts\": 1.5, \"args\": {\"Addr\": 42, \"s\": \"\\u00e9\"}},"
@@ -248,5 +295,6 @@ TEST(real_kineto_traces)
     if (!nRead) SKIP("real data not found (VT_REAL_DATA)");
 }
 
-VT_TEST_LIST(T(tokens_of_every_kind) T(string_escapes) T(malformed_documents) T(truncation_at_every_byte)
+VT_TEST_LIST(T(tokens_of_every_kind) T(string_escapes) T(malformed_documents) T(trees_agree_with_tokens)
+                 T(truncation_at_every_byte)
                  T(nesting_bound) T(trees_and_skip) T(gzip_files) T(real_kineto_traces))
