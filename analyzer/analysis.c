@@ -24,46 +24,6 @@ void vt__opts_default(struct vt_opts *o)
     o->failOn = -1;
 }
 
-char *vt__strdupf(const char *zFmt, ...)
-{
-    va_list ap;
-    char *z;
-    int n;
-    va_start(ap, zFmt);
-    n = vsnprintf(NULL, 0, zFmt, ap);
-    va_end(ap);
-    if (n < 0) return NULL;
-    z = malloc((size_t)n + 1);
-    if (!z) return NULL;
-    va_start(ap, zFmt);
-    vsnprintf(z, (size_t)n + 1, zFmt, ap);
-    va_end(ap);
-    return z;
-}
-
-void vt__fmt_bytes(int64_t n, char *zOut, size_t nOut)
-{
-    static const char *azUnit[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-    double v = (double)(n < 0 ? -n : n);
-    int u = 0;
-    while (v >= 1024.0 && u < 4) {
-        v /= 1024.0;
-        u++;
-    }
-    if (u == 0) snprintf(zOut, nOut, "%s%lld B", n < 0 ? "-" : "", (long long)(n < 0 ? -n : n));
-    else snprintf(zOut, nOut, "%s%.*f %s", n < 0 ? "-" : "", v >= 100 ? 0 : v >= 10 ? 1 : 2, v, azUnit[u]);
-}
-
-void vt__fmt_ns(int64_t ns, char *zOut, size_t nOut)
-{
-    double v = (double)ns;
-    if (ns < 0) snprintf(zOut, nOut, "?");
-    else if (ns < 1000) snprintf(zOut, nOut, "%lld ns", (long long)ns);
-    else if (ns < 1000000) snprintf(zOut, nOut, "%.1f us", v / 1e3);
-    else if (ns < 1000000000) snprintf(zOut, nOut, "%.1f ms", v / 1e6);
-    else snprintf(zOut, nOut, "%.2f s", v / 1e9);
-}
-
 const char *vt__sev_name(int sev)
 {
     static const char *az[] = {"info", "low", "medium", "high"};

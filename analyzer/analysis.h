@@ -6,6 +6,9 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "util/text.h"
+#include "vramtrace/schema.h"
+
 /*
  * Pipeline, one file per stage, stages pass these structs (never SQLite handles
  * beyond load/replay/writeback):
@@ -249,9 +252,6 @@ struct vt_result {
 };
 
 /* ---- shared helpers (util.c) ---- */
-char *vt__strdupf(const char *zFmt, ...) __attribute__((format(printf, 1, 2)));
-void vt__fmt_bytes(int64_t n, char *zOut, size_t nOut); /* "1.5 GiB" */
-void vt__fmt_ns(int64_t ns, char *zOut, size_t nOut);   /* "1.25 s" */
 const char *vt__sev_name(int sev);
 int vt__sev_parse(const char *z);                      /* -1 if unknown */
 void vt__trace_note(struct vt_trace *t, const char *zFmt, ...) __attribute__((format(printf, 2, 3)));
@@ -335,7 +335,6 @@ int vt__live_snapshot(struct vt_trace *t, struct vt_life *const *apLive, int nLi
                       int *pnTop, int nTopCap, struct vt_group *aGroup, int *pnGroup, int nGroupCap);
 /* "3 allocations, 3.00 GiB from SITE (device), largest 1.00 GiB", into z */
 void vt__fmt_group(const struct vt_trace *t, const struct vt_group *g, char *z, size_t n);
-const char *vt__mem_kind_name(int memKind); /* enum_mem_kind's name, "other" past them */
 
 /* detectors: append findings for trace index i */
 int vt__detect_leak(struct vt_result *r, int i);
@@ -369,8 +368,6 @@ int vt__report_text(FILE *f, const struct vt_result *r);
 int vt__report_json(FILE *f, const struct vt_result *r);
 int vt__report_markdown(FILE *f, const struct vt_result *r);
 int vt__report_html(FILE *f, const struct vt_result *r);
-void vt__json_str(FILE *f, const char *z);     /* report_json.c: a JSON string literal */
-void vt__html_str(FILE *f, const char *z);     /* report_html.c: HTML-escaped text */
 
 /* The whole pipeline for the given paths (used by cmd_analyze.c and the tests). */
 int vt__analyze(const char **azPath, int nPath, const struct vt_opts *o, struct vt_result *r);

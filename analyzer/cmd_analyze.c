@@ -6,6 +6,7 @@
 
 #include "analysis.h"
 #include "cli.h"
+#include "util/opts.h"
 
 /* The --help text: every option and the exit codes. */
 static void usage(FILE *f)
@@ -45,23 +46,50 @@ static void usage(FILE *f)
             "7 internal error.\n");
 }
 
-/* Parse "123", "64K", "1.5G" into bytes; -1 if malformed. */
-static int64_t parse_bytes(const char *z)
+/*
+ * The options into *o and the trace paths into p->azArg[0..p->nArg). Returns
+ * VT_EXIT_OK, VT_EXIT_USAGE (message printed), or -1 after printing --help.
+ */
+static int parse_args(int argc, char **argv, struct vt_opts *o, struct vt_optparse *p)
 {
-    char *zEnd;
-    double v;
-    errno = 0;
-    v = strtod(z, &zEnd);
-    if (errno || zEnd == z || v < 0) return -1;
-    switch (*zEnd) {
-    case 0: break;
-    case 'k': case 'K': v *= 1024.0; zEnd++; break;
-    case 'm': case 'M': v *= 1048576.0; zEnd++; break;
-    case 'g': case 'G': v *= 1073741824.0; zEnd++; break;
-    default: return -1;
+    enum { O_FORMAT = 1, O_OUT, O_PHASE, O_EVAL, O_ITER, O_MIN, O_TOP, O_FAIL, O_NOWRITE, O_BYSITE };
+    static const struct vt_opt aOpt[] = {
+        {"format", 0, 1, O_FORMAT}, {"output", 'o', 1, O_OUT},    {"phase", 0, 1, O_PHASE},
+        {"eval-phase", 0, 1, O_EVAL}, {"iteration", 0, 1, O_ITER}, {"min-bytes", 0, 1, O_MIN},
+        {"top", 0, 1, O_TOP},       {"fail-on", 0, 1, O_FAIL},    {"no-write", 0, 0, O_NOWRITE},
+        {"by-site", 0, 0, O_BYSITE}, {NULL, 0, 0, 0}};
+    static const char *const azFormat[] = {"text", "json", "markdown", "html", "md", NULL};
+    static const char *const azSev[] = {"info", "low", "medium", "high", NULL};
+    int c, k;
+    long long n;
+    if (vt__opt_begin(p, "analyze", argc, argv, aOpt, 0) != 0) return VT_EXIT_INTERNAL;
+    while ((c = vt__opt_next(p)) > 0) {
+        int bad = 0;
+        switch (c) {
+        case O_FORMAT:
+            bad = vt__opt_choice(p, azFormat, &k);
+            o->format = k == 4 ? VT_FMT_MARKDOWN : (enum vt_format)k;
+            break;
+        case O_OUT: o->zOut = p->zVal; break;
+        case O_PHASE: o->zPhaseRe = p->zVal; break;
+        case O_EVAL: o->zEvalRe = p->zVal; break;
+        case O_ITER: o->zIterRe = p->zVal; break;
+        case O_MIN: bad = vt__opt_bytes(p, &o->minBytes); break;
+        case O_TOP:
+            bad = vt__opt_int(p, 1, VT_TOPMAX, &n);
+            o->nTop = (int)n;
+            break;
+        case O_FAIL: bad = vt__opt_choice(p, azSev, &o->failOn); break;
+        case O_NOWRITE: o->bNoWrite = 1; break;
+        case O_BYSITE: o->bBySite = 1; break;
+        }
+        if (bad) return VT_EXIT_USAGE;
     }
-    if (*zEnd == 'i' || *zEnd == 'B') zEnd += (*zEnd == 'i' && zEnd[1] == 'B') ? 2 : 1;
-    return *zEnd || v > 9.0e18 ? -1 : (int64_t)v;
+    if (c == VT_OPT_HELP) {
+        usage(stdout);
+        return -1;
+    }
+    return c == VT_OPT_ERROR ? VT_EXIT_USAGE : VT_EXIT_OK;
 }
 
 /*
@@ -72,63 +100,18 @@ int vt__cmd_analyze(int argc, char **argv)
 {
     struct vt_opts o;
     struct vt_result r;
-    const char **azPath = NULL;
-    int nPath = 0, rc = VT_EXIT_OK, i;
+    struct vt_optparse p;
+    const char **azPath;
+    int nPath, rc, i;
     FILE *fOut = stdout;
 
     vt__opts_default(&o);
-    azPath = calloc((size_t)argc + 1, sizeof *azPath);
-    if (!azPath) return VT_EXIT_INTERNAL;
-    for (i = 1; i < argc; i++) {
-        const char *z = argv[i], *zVal = i + 1 < argc ? argv[i + 1] : NULL;
-        int bVal = 1;
-        if (!strcmp(z, "-h") || !strcmp(z, "--help")) {
-            usage(stdout);
-            free(azPath);
-            return VT_EXIT_OK;
-        } else if (!strcmp(z, "--no-write")) {
-            o.bNoWrite = 1, bVal = 0;
-        } else if (!strcmp(z, "--by-site")) {
-            o.bBySite = 1, bVal = 0;
-        } else if (!strcmp(z, "--")) {
-            for (i++; i < argc; i++) azPath[nPath++] = argv[i];
-            break;
-        } else if (z[0] != '-' || !z[1]) {
-            azPath[nPath++] = z, bVal = 0;
-        } else if (!zVal) {
-            vt__errorf("analyze: option %s needs a value (see 'vramtrace analyze --help')", z);
-            rc = VT_EXIT_USAGE;
-        } else if (!strcmp(z, "--format")) {
-            if (!strcmp(zVal, "text")) o.format = VT_FMT_TEXT;
-            else if (!strcmp(zVal, "json")) o.format = VT_FMT_JSON;
-            else if (!strcmp(zVal, "markdown") || !strcmp(zVal, "md")) o.format = VT_FMT_MARKDOWN;
-            else if (!strcmp(zVal, "html")) o.format = VT_FMT_HTML;
-            else vt__errorf("analyze: unknown format '%s' (text, json, markdown, html)", zVal), rc = VT_EXIT_USAGE;
-        } else if (!strcmp(z, "-o") || !strcmp(z, "--output")) {
-            o.zOut = zVal;
-        } else if (!strcmp(z, "--phase")) {
-            o.zPhaseRe = zVal;
-        } else if (!strcmp(z, "--eval-phase")) {
-            o.zEvalRe = zVal;
-        } else if (!strcmp(z, "--iteration")) {
-            o.zIterRe = zVal;
-        } else if (!strcmp(z, "--min-bytes")) {
-            o.minBytes = parse_bytes(zVal);
-            if (o.minBytes < 0) vt__errorf("analyze: --min-bytes: '%s' is not a byte count", zVal), rc = VT_EXIT_USAGE;
-        } else if (!strcmp(z, "--top")) {
-            char *zEnd;
-            long n = strtol(zVal, &zEnd, 10);
-            if (*zEnd || n < 1 || n > VT_TOPMAX) vt__errorf("analyze: --top: expected 1..%d", VT_TOPMAX), rc = VT_EXIT_USAGE;
-            o.nTop = (int)n;
-        } else if (!strcmp(z, "--fail-on")) {
-            o.failOn = vt__sev_parse(zVal);
-            if (o.failOn < 0) vt__errorf("analyze: --fail-on: unknown severity '%s' (info, low, medium, high)", zVal), rc = VT_EXIT_USAGE;
-        } else {
-            vt__errorf("analyze: unknown option '%s' (see 'vramtrace analyze --help')", z);
-            rc = VT_EXIT_USAGE;
-        }
-        if (rc != VT_EXIT_OK) break;
-        if (bVal) i++;
+    rc = parse_args(argc, argv, &o, &p);
+    azPath = (const char **)p.azArg;
+    nPath = p.nArg;
+    if (rc < 0) {
+        vt__opt_end(&p);
+        return VT_EXIT_OK;
     }
     if (rc == VT_EXIT_OK && nPath == 0) {
         vt__errorf("analyze: no trace given (usage: vramtrace analyze [OPTIONS] TRACE...)");
@@ -144,7 +127,7 @@ int vt__cmd_analyze(int argc, char **argv)
             }
     }
     if (rc != VT_EXIT_OK) {
-        free(azPath);
+        vt__opt_end(&p);
         return rc;
     }
     rc = vt__analyze(azPath, nPath, &o, &r);
@@ -176,6 +159,6 @@ int vt__cmd_analyze(int argc, char **argv)
         for (i = 0; i < r.nFind; i++)
             if (r.aFind[i].severity >= o.failOn) rc = VT_EXIT_FINDINGS;
     vt__result_free(&r);
-    free(azPath);
+    vt__opt_end(&p);
     return rc;
 }

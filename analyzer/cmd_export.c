@@ -6,6 +6,7 @@
 
 #include "cli.h"
 #include "export.h"
+#include "util/opts.h"
 
 static void usage(FILE *f)
 {
@@ -24,42 +25,32 @@ static void usage(FILE *f)
 int vt__cmd_export(int argc, char **argv)
 {
     const char *zOut = NULL;
-    char **azPath = calloc((size_t)argc + 1, sizeof(char *)), *zTmp = NULL, *zErr = NULL;
+    static const struct vt_opt aOpt[] = {
+        {"perfetto", 0, 1, 1}, {"chrome", 0, 1, 1}, {"output", 'o', 1, 1}, {NULL, 0, 0, 0}};
+    struct vt_optparse p = {0};
+    char **azPath = NULL, *zTmp = NULL, *zErr = NULL;
     sqlite3 **adb = calloc((size_t)argc + 1, sizeof(sqlite3 *));
     struct vt_export_stats stats;
     struct stat st;
     FILE *f = NULL;
-    int nPath = 0, i, rc = VT_EXIT_OK, bOpts = 1, src;
+    int nPath = 0, i, c, rc = VT_EXIT_OK, src;
 
-    if (!azPath || !adb) {
+    if (!adb || vt__opt_begin(&p, "export", argc, argv, aOpt, 0) != 0) {
         vt__errorf("export: out of memory");
         rc = VT_EXIT_INTERNAL;
         goto done;
     }
-    for (i = 1; i < argc; i++) {
-        const char *z = argv[i];
-        if (bOpts && !strcmp(z, "--")) {
-            bOpts = 0;
-        } else if (bOpts && (!strcmp(z, "-h") || !strcmp(z, "--help"))) {
-            usage(stdout);
-            goto done;
-        } else if (bOpts && (!strcmp(z, "--perfetto") || !strcmp(z, "--chrome") || !strcmp(z, "-o"))) {
-            if (i + 1 >= argc) {
-                vt__errorf("export: %s needs an output file name", z);
-                rc = VT_EXIT_USAGE;
-                goto done;
-            }
-            zOut = argv[++i];
-        } else if (bOpts && !strncmp(z, "--perfetto=", 11)) {
-            zOut = z + 11;
-        } else if (bOpts && z[0] == '-' && z[1]) {
-            vt__errorf("export: unknown option '%s' (try 'vramtrace export --help')", z);
-            rc = VT_EXIT_USAGE;
-            goto done;
-        } else {
-            azPath[nPath++] = argv[i];
-        }
+    while ((c = vt__opt_next(&p)) > 0) zOut = p.zVal; /* --perfetto, --chrome, -o */
+    if (c == VT_OPT_HELP) {
+        usage(stdout);
+        goto done;
     }
+    if (c == VT_OPT_ERROR) {
+        rc = VT_EXIT_USAGE;
+        goto done;
+    }
+    azPath = p.azArg;
+    nPath = p.nArg;
     if (!zOut || !*zOut || nPath == 0) {
         vt__errorf("export: usage: vramtrace export --perfetto OUT.json TRACE...");
         rc = VT_EXIT_USAGE;
@@ -136,7 +127,7 @@ done:
     for (i = 0; adb && i < nPath; i++) sqlite3_close(adb[i]);
     sqlite3_free(zTmp);
     sqlite3_free(zErr);
-    free(azPath);
+    vt__opt_end(&p);
     free(adb);
     return rc;
 }

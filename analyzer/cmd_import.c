@@ -1,5 +1,4 @@
 /* The 'import' subcommand: PyTorch snapshots, Nsight Systems exports and torch.profiler traces to vramtrace traces. */
-#include <getopt.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,6 +7,7 @@
 
 #include "cli.h"
 #include "import.h"
+#include "util/opts.h"
 
 static void usage(FILE *f)
 {
@@ -107,60 +107,57 @@ static int out_path(const char *zOut, const char *zIn, int64_t pid, int bMulti, 
     return 0;
 }
 
-/* Parsed options. */
+/* Parsed options; the inputs are p.azArg[0 .. p.nArg). */
 struct opts {
     const char *zOut;
     int64_t pid;
     struct vt_import_opts o;
-    int iFirst; /* first input in argv */
+    struct vt_optparse p;
 };
 
-/* Parse argv (getopt_long: "--opt value" and "--opt=value"). Returns -1 to go on, else an exit code. */
+/* Parse argv with the subcommands' option parser. Returns -1 to go on, else an exit code. */
 static int parse_args(int argc, char **argv, struct opts *p)
 {
-    static const struct option aOpt[] = {{"output", required_argument, NULL, 'o'},
-                                         {"pid", required_argument, NULL, 'P'},
-                                         {"force", no_argument, NULL, 'f'},
-                                         {"quiet", no_argument, NULL, 'q'},
-                                         {"help", no_argument, NULL, 'h'},
-                                         {NULL, 0, NULL, 0}};
+    enum { O_OUT = 1, O_PID, O_FORCE, O_QUIET };
+    static const struct vt_opt aOpt[] = {{"output", 'o', 1, O_OUT},
+                                         {"pid", 0, 1, O_PID},
+                                         {"force", 'f', 0, O_FORCE},
+                                         {"quiet", 'q', 0, O_QUIET},
+                                         {NULL, 0, 0, 0}};
     int c;
+    long long v;
     memset(p, 0, sizeof *p);
     p->zOut = "%n.db";
     p->pid = -1;
-    optind = 1;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, "o:fqh", aOpt, NULL)) != -1) {
+    if (vt__opt_begin(&p->p, "import", argc, argv, aOpt, 0) != 0) {
+        vt__errorf("import: out of memory");
+        return VT_EXIT_INTERNAL;
+    }
+    while ((c = vt__opt_next(&p->p)) > 0) {
         switch (c) {
-        case 'o': p->zOut = optarg; break;
-        case 'f': p->o.bForce = 1; break;
-        case 'q': p->o.bQuiet = 1; break;
-        case 'h': usage(stdout); return VT_EXIT_OK;
-        case 'P': {
-            char *zEnd;
-            long long v = strtoll(optarg, &zEnd, 10);
-            if (!optarg[0] || *zEnd || v < 0) {
-                vt__errorf("import: --pid needs a process id, not '%s'", optarg);
-                return VT_EXIT_USAGE;
-            }
+        case O_OUT: p->zOut = p->p.zVal; break;
+        case O_FORCE: p->o.bForce = 1; break;
+        case O_QUIET: p->o.bQuiet = 1; break;
+        case O_PID:
+            if (vt__opt_int(&p->p, 0, INT64_MAX, &v) != 0) return VT_EXIT_USAGE;
             p->pid = v;
             break;
         }
-        default:
-            vt__errorf("import: unknown or incomplete option '%s' (try 'vramtrace import --help')", argv[optind - 1]);
-            return VT_EXIT_USAGE;
-        }
     }
-    p->iFirst = optind;
-    if (optind >= argc) {
+    if (c == VT_OPT_HELP) {
+        usage(stdout);
+        return VT_EXIT_OK;
+    }
+    if (c == VT_OPT_ERROR) return VT_EXIT_USAGE;
+    if (p->p.nArg == 0) {
         usage(stderr);
         return VT_EXIT_USAGE;
     }
-    if (argc - optind > 1 && !strstr(p->zOut, "%n")) {
+    if (p->p.nArg > 1 && !strstr(p->zOut, "%n")) {
         struct stat st;
         size_t len = strlen(p->zOut);
         if (!(len && p->zOut[len - 1] == '/') && !(stat(p->zOut, &st) == 0 && S_ISDIR(st.st_mode))) {
-            vt__errorf("import: %d inputs need -o with %%n or a directory, not '%s'", argc - optind, p->zOut);
+            vt__errorf("import: %d inputs need -o with %%n or a directory, not '%s'", p->p.nArg, p->zOut);
             return VT_EXIT_USAGE;
         }
     }
@@ -238,10 +235,14 @@ int vt__cmd_import(int argc, char **argv)
     struct opts p;
     int rc = parse_args(argc, argv, &p), rcAll = VT_EXIT_OK;
     int64_t nTraces = 0;
-    if (rc >= 0) return rc;
-    for (int i = p.iFirst; i < argc; i++) {
-        rc = import_input(argv[i], &p, &nTraces);
+    if (rc >= 0) {
+        vt__opt_end(&p.p);
+        return rc;
+    }
+    for (int i = 0; i < p.p.nArg; i++) {
+        rc = import_input(p.p.azArg[i], &p, &nTraces);
         if (rc != VT_EXIT_OK && rcAll == VT_EXIT_OK) rcAll = rc;
     }
+    vt__opt_end(&p.p);
     return rcAll;
 }

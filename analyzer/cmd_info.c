@@ -8,6 +8,8 @@
 #include <time.h>
 
 #include "record.h"
+#include "util/opts.h"
+#include "util/text.h"
 #include "rowcheck.h"
 #include "vramtrace/schema.h"
 
@@ -74,48 +76,6 @@ struct trace_info {
 
 /* ---- small formatting helpers ---- */
 
-/* Human-readable byte count ("512 B", "1.5 MiB") into z (size >= 32). */
-static const char *fmt_bytes(char *z, size_t n, long long nByte)
-{
-    static const char *const azUnit[] = {"KiB", "MiB", "GiB", "TiB", "PiB"};
-    double v = (double)nByte;
-    int i = -1;
-    if (nByte < 1024 && nByte > -1024) {
-        snprintf(z, n, "%lld B", nByte);
-        return z;
-    }
-    while ((v >= 1024.0 || v <= -1024.0) && i < 4) {
-        v /= 1024.0;
-        i++;
-    }
-    snprintf(z, n, "%.1f %s", v, azUnit[i]);
-    return z;
-}
-
-/* Human-readable duration of ns nanoseconds into z. */
-static const char *fmt_ns(char *z, size_t n, long long ns)
-{
-    if (ns < 1000 && ns > -1000) snprintf(z, n, "%lld ns", ns);
-    else if (ns < 1000000 && ns > -1000000) snprintf(z, n, "%.1f us", (double)ns / 1e3);
-    else if (ns < 1000000000LL && ns > -1000000000LL) snprintf(z, n, "%.3f ms", (double)ns / 1e6);
-    else snprintf(z, n, "%.3f s", (double)ns / 1e9);
-    return z;
-}
-
-/* Wall-clock time (ns since the epoch) as "YYYY-MM-DD HH:MM:SS.mmm UTC" into z. */
-static const char *fmt_wall(char *z, size_t n, long long wallNs)
-{
-    time_t t = (time_t)(wallNs / 1000000000LL);
-    struct tm tm;
-    char zDate[32];
-    if (!gmtime_r(&t, &tm) || !strftime(zDate, sizeof zDate, "%Y-%m-%d %H:%M:%S", &tm)) {
-        snprintf(z, n, "?");
-        return z;
-    }
-    snprintf(z, n, "%s.%03lld UTC", zDate, (wallNs % 1000000000LL) / 1000000LL);
-    return z;
-}
-
 /* Parse a whole decimal integer; NUL_INT if z is NULL or not one. */
 static long long parse_int(const char *z)
 {
@@ -155,42 +115,6 @@ static int meta_is_known(const char *zKey)
     for (i = 0; i < sizeof azKnown / sizeof azKnown[0]; i++)
         if (!strcmp(zKey, azKnown[i])) return 1;
     return 0;
-}
-
-static const char *mem_kind_name(long long k)
-{
-    static const char *const az[] = {"unknown", "pageable", "pinned", "device", "array", "managed",
-                                     "device_static", "managed_static"};
-    return k >= 0 && k < 8 ? az[k] : "other";
-}
-
-static const char *copy_kind_name(long long k)
-{
-    static const char *const az[] = {"unknown", "HtoD", "DtoH", "HtoA", "AtoH", "AtoA",
-                                     "AtoD", "DtoA", "DtoD", "HtoH", "PtoP"};
-    return k >= 0 && k < 11 ? az[k] : "other";
-}
-
-static const char *drop_source_name(long long s)
-{
-    switch (s) {
-    case VT_DROP_CUPTI: return "cupti";
-    case VT_DROP_QUEUE: return "queue";
-    case VT_DROP_WRITER: return "writer";
-    case VT_DROP_MAP: return "map";
-    default: return "other";
-    }
-}
-
-static const char *api_name(long long api)
-{
-    switch (api) {
-#define VT__API_CASE(id, name, family) \
-    case id: return name;
-        VT_API_LIST(VT__API_CASE)
-#undef VT__API_CASE
-    default: return "unknown API";
-    }
 }
 
 /* ---- loading ---- */
@@ -1054,7 +978,7 @@ static void print_devices(FILE *f, const struct trace_info *p, const char *zLabe
     for (i = 0; i < p->nDev; i++) {
         const struct info_dev *d = &p->aDev[i];
         fprintf(f, "%-11s %lld  %s", i == 0 ? zLabel : "", d->id, d->zName ? d->zName : "(unnamed)");
-        if (d->total != NUL_INT) fprintf(f, ", %s", fmt_bytes(zB, sizeof zB, d->total));
+        if (d->total != NUL_INT) fprintf(f, ", %s", vt__fmt_bytes(d->total, zB, sizeof zB));
         if (d->ccMajor != NUL_INT && d->ccMinor != NUL_INT)
             fprintf(f, ", compute %lld.%lld", d->ccMajor, d->ccMinor);
         if (d->sm != NUL_INT) fprintf(f, ", %lld SMs", d->sm);
@@ -1075,8 +999,8 @@ static void print_duration(FILE *f, const struct trace_info *p, const char *zInd
         return;
     }
     fprintf(f, "%s%-11s %s (first to last event)", zIndent, "duration",
-            fmt_ns(zD, sizeof zD, p->lastTs - p->firstTs));
-    if (wall != NUL_INT) fprintf(f, ", started %s", fmt_wall(zW, sizeof zW, wall));
+            vt__fmt_ns(p->lastTs - p->firstTs, zD, sizeof zD));
+    if (wall != NUL_INT) fprintf(f, ", started %s", vt__fmt_wall(wall, zW, sizeof zW));
     fputc('\n', f);
 }
 
@@ -1086,16 +1010,16 @@ static void print_memory(FILE *f, const struct trace_info *p, const char *zInden
     char zB[32], zP[32], zT[32];
     int i;
     fprintf(f, "%s%-11s %lld allocation%s (%s), %lld free%s", zIndent, "memory", p->nAlloc,
-            p->nAlloc == 1 ? "" : "s", fmt_bytes(zB, sizeof zB, p->allocBytes), p->nFree,
+            p->nAlloc == 1 ? "" : "s", vt__fmt_bytes(p->allocBytes, zB, sizeof zB), p->nFree,
             p->nFree == 1 ? "" : "s");
     if (p->nVmmMap) fprintf(f, ", %lld VMM map%s", p->nVmmMap, p->nVmmMap == 1 ? "" : "s");
     fputc('\n', f);
     for (i = 0; i < p->nPeak; i++) {
         const struct info_peak *k = &p->aPeak[i];
         fprintf(f, "%s%-11s peak live device memory %s on device %lld", zIndent, "",
-                fmt_bytes(zP, sizeof zP, k->bytes), k->device);
+                vt__fmt_bytes(k->bytes, zP, sizeof zP), k->device);
         if (p->firstTs != NUL_INT && k->ts != NUL_INT)
-            fprintf(f, " at +%s", fmt_ns(zT, sizeof zT, k->ts - p->firstTs));
+            fprintf(f, " at +%s", vt__fmt_ns(k->ts - p->firstTs, zT, sizeof zT));
         fputc('\n', f);
     }
 }
@@ -1110,7 +1034,7 @@ static void print_dropped(FILE *f, const struct trace_info *p, const char *zInde
     fprintf(f, "%s%-11s WARNING: %lld record%s lost; counts, peaks and findings are incomplete\n",
             zIndent, "dropped", p->nDropTotal, p->nDropTotal == 1 ? "" : "s");
     for (i = 0; bDetail && i < p->nDrop; i++)
-        fprintf(f, "%s%-11s %-7s %-28s %lld\n", zIndent, "", drop_source_name(p->aDrop[i].source),
+        fprintf(f, "%s%-11s %-7s %-28s %lld\n", zIndent, "", vt__or(vt_drop_source_name(p->aDrop[i].source), "other"),
                 p->aDrop[i].zWhat && *p->aDrop[i].zWhat ? p->aDrop[i].zWhat : "-",
                 p->aDrop[i].count == NUL_INT ? 0 : p->aDrop[i].count);
 }
@@ -1129,7 +1053,7 @@ static void print_text(FILE *f, const struct trace_info *p)
 
     fprintf(f, "%-11s %s\n", "trace", p->zPath);
     fprintf(f, "%-11s %lld bytes (%s), schema version %d\n", "file", p->fileBytes,
-            fmt_bytes(zB, sizeof zB, p->fileBytes), p->schemaVersion);
+            vt__fmt_bytes(p->fileBytes, zB, sizeof zB), p->schemaVersion);
     fmt_process(p, zProc, sizeof zProc);
     fprintf(f, "%-11s %s\n", "process", zProc);
     if (zCmd) fprintf(f, "%-11s %s\n", "command", zCmd);
@@ -1141,7 +1065,7 @@ static void print_text(FILE *f, const struct trace_info *p)
     if (zClosed && !strcmp(zClosed, "1")) {
         fprintf(f, "%-11s closed cleanly", "status");
         if (startNs != NUL_INT && endNs != NUL_INT)
-            fprintf(f, ", traced for %s", fmt_ns(zT, sizeof zT, endNs - startNs));
+            fprintf(f, ", traced for %s", vt__fmt_ns(endNs - startNs, zT, sizeof zT));
         fputc('\n', f);
     } else {
         fprintf(f, "%-11s WARNING: not closed cleanly (the process was killed, crashed or is still "
@@ -1159,26 +1083,26 @@ static void print_text(FILE *f, const struct trace_info *p)
     print_duration(f, p, "");
     print_memory(f, p, "");
     for (j = 0; j < p->nAllocKind; j++)
-        fprintf(f, "%-11s %-14s %lld allocation%s, %s\n", "", mem_kind_name(p->aAllocKind[j].kind),
+        fprintf(f, "%-11s %-14s %lld allocation%s, %s\n", "", vt__or(vt_mem_kind_name(p->aAllocKind[j].kind), "other"),
                 p->aAllocKind[j].n, p->aAllocKind[j].n == 1 ? "" : "s",
-                fmt_bytes(zB, sizeof zB, p->aAllocKind[j].bytes));
+                vt__fmt_bytes(p->aAllocKind[j].bytes, zB, sizeof zB));
     fprintf(f, "%-11s %lld (%s), %lld from or to pageable host memory\n", "copies", p->nCopy,
-            fmt_bytes(zB, sizeof zB, p->copyBytes), p->nPageable);
+            vt__fmt_bytes(p->copyBytes, zB, sizeof zB), p->nPageable);
     for (j = 0; j < p->nCopyKind; j++)
-        fprintf(f, "%-11s %-14s %lld, %s\n", "", copy_kind_name(p->aCopyKind[j].kind),
-                p->aCopyKind[j].n, fmt_bytes(zB, sizeof zB, p->aCopyKind[j].bytes));
+        fprintf(f, "%-11s %-14s %lld, %s\n", "", vt__or(vt_copy_kind_name(p->aCopyKind[j].kind), "other"),
+                p->aCopyKind[j].n, vt__fmt_bytes(p->aCopyKind[j].bytes, zB, sizeof zB));
     fprintf(f, "%-11s %lld\n", "kernels", table_count(p, "kernel"));
     fprintf(f, "%-11s %lld\n", "OOMs", table_count(p, "oom_event"));
     for (j = 0; j < p->nOom; j++) {
         const struct info_oom *o = &p->aOom[j];
         char zReq[32], zFree[32], zTot[32];
-        fprintf(f, "%-11s +%s %s of %s", "", p->firstTs != NUL_INT ? fmt_ns(zT, sizeof zT, o->ts - p->firstTs) : "?",
-                api_name(o->api), fmt_bytes(zReq, sizeof zReq, o->bytes));
+        fprintf(f, "%-11s +%s %s of %s", "", p->firstTs != NUL_INT ? vt__fmt_ns(o->ts - p->firstTs, zT, sizeof zT) : "?",
+                vt__or(vt_api_name(o->api), "unknown API"), vt__fmt_bytes(o->bytes, zReq, sizeof zReq));
         if (o->device != NUL_INT) fprintf(f, " on device %lld", o->device);
         fprintf(f, " failed (status %lld)", o->status);
         if (o->freeBytes != NUL_INT && o->totalBytes != NUL_INT)
-            fprintf(f, ", %s free of %s", fmt_bytes(zFree, sizeof zFree, o->freeBytes),
-                    fmt_bytes(zTot, sizeof zTot, o->totalBytes));
+            fprintf(f, ", %s free of %s", vt__fmt_bytes(o->freeBytes, zFree, sizeof zFree),
+                    vt__fmt_bytes(o->totalBytes, zTot, sizeof zTot));
         fputc('\n', f);
     }
     print_dropped(f, p, "", 1);
@@ -1186,7 +1110,7 @@ static void print_text(FILE *f, const struct trace_info *p)
     for (j = 0; j < p->nOvh; j++)
         fprintf(f, "%-11s %-9s %-24s %s in %lld event%s\n", j == 0 ? "overhead" : "",
                 p->aOvh[j].zSource ? p->aOvh[j].zSource : "?", p->aOvh[j].zKind ? p->aOvh[j].zKind : "?",
-                fmt_ns(zT, sizeof zT, p->aOvh[j].ns == NUL_INT ? 0 : p->aOvh[j].ns),
+                vt__fmt_ns(p->aOvh[j].ns == NUL_INT ? 0 : p->aOvh[j].ns, zT, sizeof zT),
                 p->aOvh[j].events == NUL_INT ? 0 : p->aOvh[j].events, p->aOvh[j].events == 1 ? "" : "s");
     for (i = 0, bFirst = 1; i < N_TABLE; i++) {
         if (p->aCount[i] < 0) continue;
@@ -1233,11 +1157,11 @@ int vt__info_summary(FILE *f, const char *zPath)
         for (i = 0; i < info.nDev; i++)
             fprintf(f, "    %-11s %lld  %s (%s)\n", i ? "" : "devices", info.aDev[i].id,
                     info.aDev[i].zName ? info.aDev[i].zName : "(unnamed)",
-                    fmt_bytes(zB, sizeof zB, info.aDev[i].total == NUL_INT ? 0 : info.aDev[i].total));
+                    vt__fmt_bytes(info.aDev[i].total == NUL_INT ? 0 : info.aDev[i].total, zB, sizeof zB));
         print_duration(f, &info, "    ");
         print_memory(f, &info, "    ");
         fprintf(f, "    %-11s %lld cop%s (%s), %lld kernel%s, %lld OOM%s\n", "activity", info.nCopy,
-                info.nCopy == 1 ? "y" : "ies", fmt_bytes(zB, sizeof zB, info.copyBytes),
+                info.nCopy == 1 ? "y" : "ies", vt__fmt_bytes(info.copyBytes, zB, sizeof zB),
                 table_count(&info, "kernel"), table_count(&info, "kernel") == 1 ? "" : "s",
                 table_count(&info, "oom_event"), table_count(&info, "oom_event") == 1 ? "" : "s");
         print_dropped(f, &info, "    ", 0);
@@ -1248,43 +1172,6 @@ int vt__info_summary(FILE *f, const char *zPath)
 }
 
 /* ---- JSON output ---- */
-
-/* Write z as a JSON string (NULL as null); invalid UTF-8 bytes become U+FFFD. */
-static void json_str(FILE *f, const char *z)
-{
-    const unsigned char *p = (const unsigned char *)z;
-    if (!z) {
-        fputs("null", f);
-        return;
-    }
-    fputc('"', f);
-    while (*p) {
-        unsigned c = *p;
-        int nCont = c >= 0xf0 && c < 0xf5 ? 3 : c >= 0xe0 ? 2 : c >= 0xc2 ? 1 : 0, k;
-        if (c == '"' || c == '\\') {
-            fputc('\\', f);
-            fputc((int)c, f);
-            p++;
-        } else if (c < 0x20) {
-            fprintf(f, "\\u%04x", c);
-            p++;
-        } else if (c < 0x80) {
-            fputc((int)c, f);
-            p++;
-        } else {
-            for (k = 1; k <= nCont && (p[k] & 0xc0) == 0x80; k++) {
-            }
-            if (nCont == 0 || c >= 0xf5 || k <= nCont) {
-                fputs("\\ufffd", f);
-                p++;
-            } else {
-                fwrite(p, 1, (size_t)nCont + 1, f);
-                p += nCont + 1;
-            }
-        }
-    }
-    fputc('"', f);
-}
 
 static void json_int(FILE *f, long long v)
 {
@@ -1297,7 +1184,7 @@ static void json_key(FILE *f, int *pbFirst, const char *zKey)
 {
     if (!*pbFirst) fputc(',', f);
     *pbFirst = 0;
-    json_str(f, zKey);
+    vt__json_str(f, zKey);
     fputc(':', f);
 }
 
@@ -1310,7 +1197,7 @@ static void json_kv_int(FILE *f, int *pbFirst, const char *zKey, long long v)
 static void json_kv_str(FILE *f, int *pbFirst, const char *zKey, const char *zValue)
 {
     json_key(f, pbFirst, zKey);
-    json_str(f, zValue);
+    vt__json_str(f, zValue);
 }
 
 /* Meta rows whose key starts with zPrefix, as one JSON object keyed without the prefix. */
@@ -1403,7 +1290,7 @@ static void print_json(FILE *f, const struct trace_info *p)
     json_kv_int(f, &c, "last_ns", p->lastTs);
     json_kv_int(f, &c, "duration_ns", p->firstTs == NUL_INT ? NUL_INT : p->lastTs - p->firstTs);
     json_kv_int(f, &c, "wall_start_ns", wall);
-    json_kv_str(f, &c, "wall_start", wall == NUL_INT ? NULL : fmt_wall(zW, sizeof zW, wall));
+    json_kv_str(f, &c, "wall_start", wall == NUL_INT ? NULL : vt__fmt_wall(wall, zW, sizeof zW));
     json_kv_int(f, &c, "tracer_start_ns", parse_int(meta_get(p, "start_ns")));
     json_kv_int(f, &c, "tracer_end_ns", parse_int(meta_get(p, "end_ns")));
     json_kv_int(f, &c, "time_base_ns", parse_int(meta_get(p, "time_base_ns")));
@@ -1428,7 +1315,7 @@ static void print_json(FILE *f, const struct trace_info *p)
     for (j = 0; j < p->nAllocKind; j++) {
         int d = 1;
         fputs(j ? ",{" : "{", f);
-        json_kv_str(f, &d, "mem_kind", mem_kind_name(p->aAllocKind[j].kind));
+        json_kv_str(f, &d, "mem_kind", vt__or(vt_mem_kind_name(p->aAllocKind[j].kind), "other"));
         json_kv_int(f, &d, "count", p->aAllocKind[j].n);
         json_kv_int(f, &d, "bytes", p->aAllocKind[j].bytes);
         fputc('}', f);
@@ -1457,7 +1344,7 @@ static void print_json(FILE *f, const struct trace_info *p)
     for (j = 0; j < p->nCopyKind; j++) {
         int d = 1;
         fputs(j ? ",{" : "{", f);
-        json_kv_str(f, &d, "copy_kind", copy_kind_name(p->aCopyKind[j].kind));
+        json_kv_str(f, &d, "copy_kind", vt__or(vt_copy_kind_name(p->aCopyKind[j].kind), "other"));
         json_kv_int(f, &d, "count", p->aCopyKind[j].n);
         json_kv_int(f, &d, "bytes", p->aCopyKind[j].bytes);
         json_kv_int(f, &d, "pageable", p->aCopyKind[j].pageable);
@@ -1473,7 +1360,7 @@ static void print_json(FILE *f, const struct trace_info *p)
         c = 1;
         fputs(j ? ",{" : "{", f);
         json_kv_int(f, &c, "ts", o->ts);
-        json_kv_str(f, &c, "api", api_name(o->api));
+        json_kv_str(f, &c, "api", vt__or(vt_api_name(o->api), "unknown API"));
         json_kv_int(f, &c, "device", o->device);
         json_kv_int(f, &c, "bytes", o->bytes);
         json_kv_int(f, &c, "status", o->status);
@@ -1492,7 +1379,7 @@ static void print_json(FILE *f, const struct trace_info *p)
     for (j = 0; j < p->nDrop; j++) {
         int d = 1;
         fputs(j ? ",{" : "{", f);
-        json_kv_str(f, &d, "source", drop_source_name(p->aDrop[j].source));
+        json_kv_str(f, &d, "source", vt__or(vt_drop_source_name(p->aDrop[j].source), "other"));
         json_kv_str(f, &d, "what", p->aDrop[j].zWhat);
         json_kv_int(f, &d, "count", p->aDrop[j].count);
         fputc('}', f);
@@ -1540,27 +1427,27 @@ static const char zInfoUsage[] =
 
 int vt__cmd_info(int argc, char **argv)
 {
+    enum { O_JSON = 1 };
+    static const struct vt_opt aOpt[] = {{"json", 0, 0, O_JSON}, {NULL, 0, 0, 0}};
+    struct vt_optparse p = {0};
     const char **azTrace;
-    int i, bJson = 0, bOptions = 1, nTrace = 0, nShown = 0, rcAll = VT_EXIT_OK;
+    int i, c, bJson = 0, nTrace = 0, nShown = 0, rcAll = VT_EXIT_OK;
 
-    azTrace = calloc((size_t)argc + 1, sizeof *azTrace);
-    if (!azTrace) {
-        vt__errorf("info: out of memory");
-        return VT_EXIT_INTERNAL;
+    if (vt__opt_begin(&p, "info", argc, argv, aOpt, 0) != 0) {
+        rcAll = VT_EXIT_INTERNAL;
+        goto done;
     }
-    for (i = 1; i < argc; i++) {
-        if (bOptions && (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help"))) {
-            fputs(zInfoUsage, stdout);
-            goto done;
-        }
-        if (bOptions && !strcmp(argv[i], "--json")) bJson = 1;
-        else if (bOptions && !strcmp(argv[i], "--")) bOptions = 0;
-        else if (bOptions && argv[i][0] == '-' && argv[i][1]) {
-            vt__errorf("info: unknown option '%s' (try 'vramtrace info --help')", argv[i]);
-            rcAll = VT_EXIT_USAGE;
-            goto done;
-        } else azTrace[nTrace++] = argv[i];
+    while ((c = vt__opt_next(&p)) == O_JSON) bJson = 1;
+    if (c == VT_OPT_HELP) {
+        fputs(zInfoUsage, stdout);
+        goto done;
     }
+    if (c == VT_OPT_ERROR) {
+        rcAll = VT_EXIT_USAGE;
+        goto done;
+    }
+    azTrace = (const char **)p.azArg;
+    nTrace = p.nArg;
     if (nTrace == 0) {
         vt__errorf("info: no trace given (usage: vramtrace info [--json] TRACE...)");
         rcAll = VT_EXIT_USAGE;
@@ -1593,6 +1480,6 @@ int vt__cmd_info(int argc, char **argv)
         rcAll = VT_EXIT_INTERNAL;
     }
 done:
-    free(azTrace);
+    vt__opt_end(&p);
     return rcAll;
 }

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "record.h"
+#include "util/opts.h"
 #include "vramtrace/schema.h"
 
 /* Options of one record run. */
@@ -76,63 +77,48 @@ static const int aForward[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
  */
 static int parse_args(int argc, char **argv, struct record_opts *pOpts)
 {
-    int i;
+    enum { O_TENSORS = 1, O_NOPY, O_NOARGS, O_OUT, O_BT };
+    static const struct vt_opt aOpt[] = {
+        {"tensors", 0, 0, O_TENSORS}, {"no-python-stacks", 0, 0, O_NOPY}, {"no-kernel-args", 0, 0, O_NOARGS},
+        {"output", 'o', 1, O_OUT},     {"backtrace", 0, 1, O_BT},          {NULL, 0, 0, 0}};
+    struct vt_optparse p;
+    long long n;
+    int c = 0, rc = VT_EXIT_OK;
     memset(pOpts, 0, sizeof *pOpts);
     pOpts->backtrace = -1;
-    for (i = 1; i < argc; i++) {
-        const char *zArg = argv[i], *zVal = NULL;
-        if (!strcmp(zArg, "--")) {
-            i++;
+    /* options end where the command starts: its own options are its own */
+    if (vt__opt_begin(&p, "record", argc, argv, aOpt, VT_OPT_STOP) != 0) rc = VT_EXIT_INTERNAL;
+    while (rc == VT_EXIT_OK && (c = vt__opt_next(&p)) > 0) {
+        switch (c) {
+        case O_TENSORS: pOpts->bTensors = 1; break;
+        case O_NOPY: pOpts->bNoPython = 1; break;
+        case O_NOARGS: pOpts->bNoKernelArgs = 1; break;
+        case O_OUT:
+            if (!*p.zVal) {
+                vt__errorf("record: %s needs a path", p.zOpt);
+                rc = VT_EXIT_USAGE;
+            }
+            pOpts->zOutput = p.zVal;
+            break;
+        case O_BT:
+            if (vt__opt_int(&p, 0, VT_RECORD_MAX_BACKTRACE, &n) != 0) rc = VT_EXIT_USAGE;
+            pOpts->backtrace = (int)n;
             break;
         }
-        if (zArg[0] != '-' || !zArg[1]) break; /* the command starts here */
-        if (!strcmp(zArg, "-h") || !strcmp(zArg, "--help")) {
-            fputs(zUsage, stdout);
-            return -1;
-        } else if (!strcmp(zArg, "--tensors")) {
-            pOpts->bTensors = 1;
-        } else if (!strcmp(zArg, "--no-python-stacks")) {
-            pOpts->bNoPython = 1;
-        } else if (!strcmp(zArg, "--no-kernel-args")) {
-            pOpts->bNoKernelArgs = 1;
-        } else if (!strcmp(zArg, "-o") || !strcmp(zArg, "--output") || !strncmp(zArg, "--output=", 9) ||
-                   (!strncmp(zArg, "-o", 2) && zArg[2])) {
-            if (!strncmp(zArg, "--output=", 9)) zVal = zArg + 9;
-            else if (zArg[1] == 'o' && zArg[2]) zVal = zArg + 2;
-            else if (i + 1 < argc) zVal = argv[++i];
-            if (!zVal || !*zVal) {
-                vt__errorf("record: %s needs a path", zArg);
-                return VT_EXIT_USAGE;
-            }
-            pOpts->zOutput = zVal;
-        } else if (!strcmp(zArg, "--backtrace") || !strncmp(zArg, "--backtrace=", 12)) {
-            char *zEnd = NULL;
-            long n;
-            if (zArg[11] == '=') zVal = zArg + 12;
-            else if (i + 1 < argc) zVal = argv[++i];
-            if (!zVal) {
-                vt__errorf("record: --backtrace needs a depth");
-                return VT_EXIT_USAGE;
-            }
-            errno = 0;
-            n = strtol(zVal, &zEnd, 10);
-            if (errno || !*zVal || *zEnd || n < 0 || n > VT_RECORD_MAX_BACKTRACE) {
-                vt__errorf("record: --backtrace '%s': expected a depth from 0 to %d", zVal,
-                           VT_RECORD_MAX_BACKTRACE);
-                return VT_EXIT_USAGE;
-            }
-            pOpts->backtrace = (int)n;
-        } else {
-            vt__errorf("record: unknown option '%s' (try 'vramtrace record --help')", zArg);
-            return VT_EXIT_USAGE;
-        }
     }
-    if (i >= argc) {
+    if (rc == VT_EXIT_OK && c == VT_OPT_HELP) {
+        fputs(zUsage, stdout);
+        rc = -1;
+    } else if (rc == VT_EXIT_OK && c == VT_OPT_ERROR) {
+        rc = VT_EXIT_USAGE;
+    } else if (rc == VT_EXIT_OK && p.nArg == 0) {
         vt__errorf("record: no command given (usage: vramtrace record [OPTIONS] -- COMMAND [ARG...])");
-        return VT_EXIT_USAGE;
+        rc = VT_EXIT_USAGE;
     }
-    pOpts->azCmd = argv + i;
-    return VT_EXIT_OK;
+    /* the command is the tail of argv, which ends in NULL as execvp needs */
+    if (rc == VT_EXIT_OK) pOpts->azCmd = argv + argc - p.nArg;
+    vt__opt_end(&p);
+    return rc;
 }
 
 /* setenv that reports failure (only ENOMEM is possible with valid names). */

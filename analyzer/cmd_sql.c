@@ -5,6 +5,7 @@
 
 #include "cli.h"
 #include "sql.h"
+#include "util/opts.h"
 
 static void usage(FILE *f)
 {
@@ -178,62 +179,46 @@ done:
 
 int vt__cmd_sql(int argc, char **argv)
 {
+    enum { O_FORMAT = 1, O_WIDTH, O_NOHEADER, O_FILE };
+    static const struct vt_opt aOpt[] = {{"format", 0, 1, O_FORMAT}, {"max-width", 0, 1, O_WIDTH},
+                                         {"no-header", 0, 0, O_NOHEADER}, {"file", 'f', 1, O_FILE},
+                                         {NULL, 0, 0, 0}};
+    static const char *const azFormat[] = {"table", "csv", "json", NULL};
     struct vt_sql_print opt = {VT_SQL_TABLE, 40, 1};
-    char **azPos = calloc((size_t)argc + 1, sizeof(char *));
+    struct vt_optparse p = {0};
+    char **azPos = NULL;
     const char *zFile = NULL;
     char *zSql = NULL;
     sqlite3 *db = NULL;
-    int nPos = 0, i, bOpts = 1, rc = VT_EXIT_OK, nTrace;
+    int nPos = 0, c, rc = VT_EXIT_OK, nTrace, k;
+    long long n;
 
-    if (!azPos) {
-        vt__errorf("sql: out of memory");
-        return VT_EXIT_INTERNAL;
-    }
-    for (i = 1; i < argc; i++) {
-        const char *z = argv[i];
-        if (bOpts && !strcmp(z, "--")) {
-            bOpts = 0;
-        } else if (bOpts && (!strcmp(z, "-h") || !strcmp(z, "--help"))) {
-            usage(stdout);
-            goto done;
-        } else if (bOpts && (!strcmp(z, "--format") || !strncmp(z, "--format=", 9))) {
-            const char *zVal = z[8] == '=' ? z + 9 : (i + 1 < argc ? argv[++i] : "");
-            if (!strcmp(zVal, "table")) opt.format = VT_SQL_TABLE;
-            else if (!strcmp(zVal, "csv")) opt.format = VT_SQL_CSV;
-            else if (!strcmp(zVal, "json")) opt.format = VT_SQL_JSON;
-            else {
-                vt__errorf("sql: --format must be table, csv or json, not '%s'", zVal);
-                rc = VT_EXIT_USAGE;
-                goto done;
-            }
-        } else if (bOpts && (!strcmp(z, "--max-width") || !strncmp(z, "--max-width=", 12))) {
-            const char *zVal = z[11] == '=' ? z + 12 : (i + 1 < argc ? argv[++i] : "");
-            char *zEnd = NULL;
-            long n = strtol(zVal, &zEnd, 10);
-            if (!*zVal || *zEnd || n < 0 || n > 100000) {
-                vt__errorf("sql: --max-width needs a number of characters (0 = no limit), not '%s'",
-                           zVal);
-                rc = VT_EXIT_USAGE;
-                goto done;
-            }
+    if (vt__opt_begin(&p, "sql", argc, argv, aOpt, 0) != 0) return VT_EXIT_INTERNAL;
+    while (rc == VT_EXIT_OK && (c = vt__opt_next(&p)) > 0) {
+        switch (c) {
+        case O_FORMAT:
+            if (vt__opt_choice(&p, azFormat, &k) != 0) rc = VT_EXIT_USAGE;
+            opt.format = k == 1 ? VT_SQL_CSV : k == 2 ? VT_SQL_JSON : VT_SQL_TABLE;
+            break;
+        case O_WIDTH: /* characters per column, 0 = no limit */
+            if (vt__opt_int(&p, 0, 100000, &n) != 0) rc = VT_EXIT_USAGE;
             opt.maxWidth = n > 0 && n < 4 ? 4 : (int)n;
-        } else if (bOpts && !strcmp(z, "--no-header")) {
-            opt.bHeader = 0;
-        } else if (bOpts && (!strcmp(z, "-f") || !strcmp(z, "--file"))) {
-            if (i + 1 >= argc) {
-                vt__errorf("sql: %s needs a file name", z);
-                rc = VT_EXIT_USAGE;
-                goto done;
-            }
-            zFile = argv[++i];
-        } else if (bOpts && z[0] == '-' && z[1]) {
-            vt__errorf("sql: unknown option '%s' (try 'vramtrace sql --help')", z);
-            rc = VT_EXIT_USAGE;
-            goto done;
-        } else {
-            azPos[nPos++] = argv[i];
+            break;
+        case O_NOHEADER: opt.bHeader = 0; break;
+        case O_FILE: zFile = p.zVal; break;
         }
     }
+    if (rc != VT_EXIT_OK) goto done;
+    if (c == VT_OPT_HELP) {
+        usage(stdout);
+        goto done;
+    }
+    if (c == VT_OPT_ERROR) {
+        rc = VT_EXIT_USAGE;
+        goto done;
+    }
+    azPos = p.azArg;
+    nPos = p.nArg;
     nTrace = zFile ? nPos : nPos - 1;
     if (nTrace < 1) {
         vt__errorf(zFile ? "sql: no trace given (usage: vramtrace sql [OPTIONS] -f FILE TRACE...)"
@@ -256,6 +241,6 @@ int vt__cmd_sql(int argc, char **argv)
 done:
     sqlite3_close(db);
     free(zSql);
-    free(azPos);
+    vt__opt_end(&p);
     return rc;
 }

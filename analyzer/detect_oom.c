@@ -6,17 +6,6 @@
 #include "cli.h"
 #include "vramtrace/schema.h"
 
-/* Name of an API id from the enum list (static string). */
-static const char *api_name(int api)
-{
-#define VT__API_CASE(id, name, family) case id: return name;
-    switch (api) {
-        VT_API_LIST(VT__API_CASE)
-    }
-#undef VT__API_CASE
-    return "allocation";
-}
-
 #define OTHERS_MIN ((int64_t)1 << 30) /* beyond the ~0.3-0.5 GiB a CUDA context takes */
 
 /* One finding per OOM event, with its verdict (stored in the vt_oom too). */
@@ -91,7 +80,7 @@ int vt__detect_oom(struct vt_result *r, int iTrace)
         f->stackId = o->site >= 0 ? t->aSite[o->site].stackId : -1;
         f->zSite = o->site >= 0 ? vt__strdupf("%s", t->aSite[o->site].zSite)
                                 : vt__strdupf("site not recorded (keep VRAMTRACE_BACKTRACE above 0 and do not pass --no-python-stacks to vramtrace record)");
-        f->zTitle = vt__strdupf("Out of memory: %s of %s failed on device %d (%s)", api_name(o->api), zR,
+        f->zTitle = vt__strdupf("Out of memory: %s of %s failed on device %d (%s)", vt__or(vt_api_name(o->api), "allocation"), zR,
                                 o->device, o->zVerdict);
         f->zEvidence = vt__strdupf(
             "At %s, %s was requested with %s free of %s; this process held %s in live allocations%s%s%s, "

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "sql.h"
+#include "util/text.h"
 #include "vramtrace/schema.h"
 
 /* Track ids (JSON "tid") for GPU tracks; host threads keep their OS thread id. */
@@ -136,32 +137,7 @@ static void event_begin(struct exporter *x, const char *zPh, long long tid, cons
     fputs(x->bFirst ? "\n{" : ",\n{", x->f);
     x->bFirst = 0;
     fprintf(x->f, "\"ph\":\"%s\",\"pid\":%lld,\"tid\":%lld,\"name\":", zPh, x->pid, tid);
-    vt__json_string(x->f, zName ? zName : "", -1);
-}
-
-/* Human size, e.g. "16.0 MiB". */
-static void human_bytes(int64_t n, char *zOut, size_t nOut)
-{
-    static const char *const azUnit[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-    double r = (double)(n < 0 ? -n : n);
-    int u = 0;
-    while (r >= 1024.0 && u < 4) r /= 1024.0, u++;
-    if (u == 0) snprintf(zOut, nOut, "%lld B", (long long)n);
-    else snprintf(zOut, nOut, "%s%.1f %s", n < 0 ? "-" : "", r, azUnit[u]);
-}
-
-static const char *mem_kind_name(int k)
-{
-    static const char *const az[] = {"unknown", "pageable", "pinned", "device",
-                                     "array", "managed", "device_static", "managed_static"};
-    return k >= 0 && k < 8 ? az[k] : "unknown";
-}
-
-static const char *copy_kind_name(int k)
-{
-    static const char *const az[] = {"unknown", "HtoD", "DtoH", "HtoA", "AtoH", "AtoA",
-                                     "AtoD", "DtoA", "DtoD", "HtoH", "PtoP"};
-    return k >= 0 && k < 11 ? az[k] : "unknown";
+    vt__json_str(x->f, zName ? zName : "");
 }
 
 static long long stream_tid(int device, long long stream)
@@ -188,7 +164,7 @@ static void arg_text(struct exporter *x, sqlite3_stmt *p, int i, const char *zKe
 {
     if (sqlite3_column_type(p, i) == SQLITE_NULL) return;
     fprintf(x->f, ",\"%s\":", zKey);
-    vt__json_string(x->f, (const char *)sqlite3_column_text(p, i), sqlite3_column_bytes(p, i));
+    vt__json_strn(x->f, (const char *)sqlite3_column_text(p, i), (size_t)sqlite3_column_bytes(p, i), VT_TEXT_CAP);
 }
 
 /* Prepare zSql on the current trace; on failure copy SQLite's message into *pzErr. */
@@ -228,11 +204,11 @@ static int write_tracks(struct exporter *x, int iTrace, const char *zPath, char 
                  zRank ? " " : "", zPid ? zPid : "unknown", zHost ? " @" : "", zHost ? zHost : "");
         event_begin(x, "M", 0, "process_name");
         fputs(",\"args\":{\"name\":", x->f);
-        vt__json_string(x->f, zName, -1);
+        vt__json_str(x->f, zName);
         fputs("}}", x->f);
         event_begin(x, "M", 0, "process_labels");
         fputs(",\"args\":{\"labels\":", x->f);
-        vt__json_string(x->f, zPath, -1);
+        vt__json_str(x->f, zPath);
         fputs("}}", x->f);
         event_begin(x, "M", 0, "process_sort_index");
         fprintf(x->f, ",\"args\":{\"sort_index\":%d}}", iTrace);
@@ -257,7 +233,7 @@ static int write_tracks(struct exporter *x, int iTrace, const char *zPath, char 
         else snprintf(zName, sizeof zName, "GPU %d stream %lld", device, stream);
         event_begin(x, "M", tid, "thread_name");
         fputs(",\"args\":{\"name\":", x->f);
-        vt__json_string(x->f, zName, -1);
+        vt__json_str(x->f, zName);
         fputs("}}", x->f);
         event_begin(x, "M", tid, "thread_sort_index");
         fprintf(x->f, ",\"args\":{\"sort_index\":%lld}}", 1000 + (long long)device * 1000 + (stream & 511));
@@ -277,7 +253,7 @@ static int write_tracks(struct exporter *x, int iTrace, const char *zPath, char 
         snprintf(zName, sizeof zName, "GPU %d allocations", device);
         event_begin(x, "M", GPU_TID_BASE + device * GPU_TID_STRIDE, "thread_name");
         fputs(",\"args\":{\"name\":", x->f);
-        vt__json_string(x->f, zName, -1);
+        vt__json_str(x->f, zName);
         fputs("}}", x->f);
         x->pStats->nMeta++;
     }
@@ -297,7 +273,7 @@ static int write_tracks(struct exporter *x, int iTrace, const char *zPath, char 
         else snprintf(zName, sizeof zName, "thread %lld", tid);
         event_begin(x, "M", tid, "thread_name");
         fputs(",\"args\":{\"name\":", x->f);
-        vt__json_string(x->f, zName, -1);
+        vt__json_str(x->f, zName);
         fputs("}}", x->f);
         x->pStats->nMeta++;
     }
@@ -363,8 +339,8 @@ static int write_copies(struct exporter *x, char **pzErr)
         int64_t bytes = sqlite3_column_int64(p, 8);
         int device = sqlite3_column_int(p, 2);
         long long stream = sqlite3_column_type(p, 3) == SQLITE_NULL ? -1 : sqlite3_column_int64(p, 3);
-        human_bytes(bytes, zSize, sizeof zSize);
-        snprintf(zName, sizeof zName, "memcpy %s %s", copy_kind_name(sqlite3_column_int(p, 5)),
+        vt__fmt_bytes(bytes, zSize, sizeof zSize);
+        snprintf(zName, sizeof zName, "memcpy %s %s", vt__or(vt_copy_kind_name(sqlite3_column_int(p, 5)), "unknown"),
                  zSize);
         event_begin(x, "X", stream_tid(device, stream), zName);
         fputs(",\"cat\":\"memcpy\",\"ts\":", x->f);
@@ -375,8 +351,8 @@ static int write_copies(struct exporter *x, char **pzErr)
         arg_int(x, p, 3, "stream");
         arg_int(x, p, 4, "correlation");
         fprintf(x->f, ",\"copy_kind\":\"%s\",\"src_kind\":\"%s\",\"dst_kind\":\"%s\",\"bytes\":%lld",
-                copy_kind_name(sqlite3_column_int(p, 5)), mem_kind_name(sqlite3_column_int(p, 6)),
-                mem_kind_name(sqlite3_column_int(p, 7)), (long long)bytes);
+                vt__or(vt_copy_kind_name(sqlite3_column_int(p, 5)), "unknown"), vt__or(vt_mem_kind_name(sqlite3_column_int(p, 6)), "unknown"),
+                vt__or(vt_mem_kind_name(sqlite3_column_int(p, 7)), "unknown"), (long long)bytes);
         if (end > start) {
             fprintf(x->f, ",\"gb_per_s\":%.3f", (double)bytes / (double)(end - start));
         }
@@ -401,7 +377,7 @@ static int write_copies(struct exporter *x, char **pzErr)
         int64_t start = sqlite3_column_int64(p, 0), end = sqlite3_column_int64(p, 1);
         int device = sqlite3_column_int(p, 2);
         long long stream = sqlite3_column_type(p, 3) == SQLITE_NULL ? -1 : sqlite3_column_int64(p, 3);
-        human_bytes(sqlite3_column_int64(p, 5), zSize, sizeof zSize);
+        vt__fmt_bytes(sqlite3_column_int64(p, 5), zSize, sizeof zSize);
         snprintf(zName, sizeof zName, "memset %s", zSize);
         event_begin(x, "X", stream_tid(device, stream), zName);
         fputs(",\"cat\":\"memset\",\"ts\":", x->f);
@@ -414,7 +390,7 @@ static int write_copies(struct exporter *x, char **pzErr)
         arg_int(x, p, 5, "bytes");
         arg_int(x, p, 6, "value");
         if (sqlite3_column_type(p, 7) != SQLITE_NULL)
-            fprintf(x->f, ",\"mem_kind\":\"%s\"", mem_kind_name(sqlite3_column_int(p, 7)));
+            fprintf(x->f, ",\"mem_kind\":\"%s\"", vt__or(vt_mem_kind_name(sqlite3_column_int(p, 7)), "unknown"));
         arg_int(x, p, 8, "async");
         arg_hex(x, p, 9, "dst");
         fputs("}}", x->f);
@@ -496,7 +472,7 @@ static void write_counter(struct exporter *x, int64_t ts, const struct series *s
     fputs(",\"ts\":", x->f);
     put_us(x, ts, 0);
     fputs(",\"args\":{", x->f);
-    vt__json_string(x->f, s->zName, -1);
+    vt__json_str(x->f, s->zName);
     fprintf(x->f, ":%lld}}", (long long)s->bytes);
     x->pStats->nCounter++;
 }
@@ -555,7 +531,7 @@ static int write_memory(struct exporter *x, char **pzErr)
         } else {
             bKnown = 0; /* free of an address never seen allocated: counter unchanged */
         }
-        zSeries = key < 0 ? "vmm_physical" : mem_kind_name(memKind);
+        zSeries = key < 0 ? "vmm_physical" : vt__or(vt_mem_kind_name(memKind), "unknown");
         if (delta != 0) {
             s = series_get(x, device, zSeries);
             if (!s) {
@@ -565,18 +541,18 @@ static int write_memory(struct exporter *x, char **pzErr)
             s->bytes += delta;
             write_counter(x, ts, s);
         }
-        human_bytes(bytes, zSize, sizeof zSize);
+        vt__fmt_bytes(bytes, zSize, sizeof zSize);
         snprintf(zName, sizeof zName, "%s %s %s",
                  op == VT_MEMOP_ALLOC ? "alloc" : op == VT_MEMOP_FREE ? "free"
                  : op == VT_MEMOP_VMM_CREATE ? "vmm create" : "vmm release",
-                 zSize, key < 0 ? "physical" : mem_kind_name(memKind));
+                 zSize, key < 0 ? "physical" : vt__or(vt_mem_kind_name(memKind), "unknown"));
         tid = sqlite3_column_type(p, 6) == SQLITE_NULL ? GPU_TID_BASE + device * GPU_TID_STRIDE
                                                        : sqlite3_column_int64(p, 6);
         event_begin(x, "i", tid, zName);
         fprintf(x->f, ",\"cat\":\"%s\",\"s\":\"t\",\"ts\":", bAlloc ? "alloc" : "free");
         put_us(x, ts, 0);
         fprintf(x->f, ",\"args\":{\"bytes\":%lld,\"address\":\"0x%llx\",\"mem_kind\":\"%s\",\"device\":%d",
-                (long long)bytes, (unsigned long long)address, mem_kind_name(memKind), device);
+                (long long)bytes, (unsigned long long)address, vt__or(vt_mem_kind_name(memKind), "unknown"), device);
         arg_text(x, p, 7, "api");
         arg_int(x, p, 8, "stream");
         if (sqlite3_column_int(p, 9)) fputs(",\"async\":1", x->f);
@@ -609,7 +585,7 @@ static int write_oom(struct exporter *x, char **pzErr)
     if (rc != SQLITE_OK) return rc;
     while ((rc = sqlite3_step(p)) == SQLITE_ROW) {
         const char *zApi = (const char *)sqlite3_column_text(p, 3);
-        human_bytes(sqlite3_column_int64(p, 1), zSize, sizeof zSize);
+        vt__fmt_bytes(sqlite3_column_int64(p, 1), zSize, sizeof zSize);
         snprintf(zName, sizeof zName, "OOM: %s %s on GPU %d", zApi ? zApi : "allocation", zSize,
                  sqlite3_column_int(p, 2));
         event_begin(x, "i", sqlite3_column_type(p, 7) == SQLITE_NULL ? 0 : sqlite3_column_int64(p, 7),

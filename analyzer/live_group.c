@@ -6,14 +6,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Name of a memory kind (enum_mem_kind in the schema); "other" past the known ones. */
-const char *vt__mem_kind_name(int memKind)
-{
-    static const char *const az[] = {"unknown", "pageable", "pinned", "device",
-                                     "array", "managed", "device_static", "managed_static"};
-    return memKind >= 0 && memKind < (int)(sizeof az / sizeof az[0]) ? az[memKind] : "other";
-}
-
 /* Whether a ranks before b: more bytes, then more allocations, then lower site, then lower kind. */
 static int group_before(const struct vt_group *a, const struct vt_group *b)
 {
@@ -140,6 +132,6 @@ void vt__fmt_group(const struct vt_trace *t, const struct vt_group *g, char *z, 
     vt__fmt_bytes(g->bytes, zB, sizeof zB);
     vt__fmt_bytes(g->largest.bytes, zL, sizeof zL);
     snprintf(z, n, "%lld allocation%s, %s from %s (%s)%s%s", (long long)g->count, g->count == 1 ? "" : "s", zB,
-             g->site >= 0 && g->site < t->nSite ? t->aSite[g->site].zSite : "?", vt__mem_kind_name(g->memKind),
+             g->site >= 0 && g->site < t->nSite ? t->aSite[g->site].zSite : "?", vt__or(vt_mem_kind_name(g->memKind), "other"),
              g->count > 1 ? ", largest " : "", g->count > 1 ? zL : "");
 }

@@ -3,19 +3,6 @@
 
 #include <string.h>
 
-void vt__html_str(FILE *f, const char *z)
-{
-    for (; z && *z; z++) {
-        switch (*z) {
-        case '<': fputs("&lt;", f); break;
-        case '>': fputs("&gt;", f); break;
-        case '&': fputs("&amp;", f); break;
-        case '"': fputs("&quot;", f); break;
-        default: fputc(*z, f);
-        }
-    }
-}
-
 #define SVG_W 960
 #define SVG_H 260
 #define PAD_L 70
@@ -54,7 +41,7 @@ static void svg(FILE *f, const struct vt_result *r, int i)
         fprintf(f, "<rect x=\"%.1f\" y=\"%d\" width=\"%.1f\" height=\"%d\" fill=\"%s\" opacity=\"0.35\"><title>",
                 x0, PAD_T, x1 - x0 > 0.5 ? x1 - x0 : 0.5, SVG_H - PAD_T - PAD_B,
                 p->kind == VT_PHASE_EVAL ? "#ffbb78" : p->kind == VT_PHASE_TRAIN ? "#aec7e8" : "#dddddd");
-        vt__html_str(f, p->zName);
+        vt__put_text(f, p->zName, VT_ESC_HTML);
         fprintf(f, " (%s)</title></rect>\n", vt__phase_kind_name(p->kind));
     }
     for (int g = 0; g <= 4; g++) {
@@ -93,7 +80,7 @@ static void svg(FILE *f, const struct vt_result *r, int i)
                 char zG[600];
                 vt__fmt_group(t, &dv->aGroup[k], zG, sizeof zG);
                 fputs(k ? "; " : "; live: ", f);
-                vt__html_str(f, zG);
+                vt__put_text(f, zG, VT_ESC_HTML);
             }
             fprintf(f, "</title></circle><text x=\"%.1f\" y=\"%.1f\" font-size=\"10\">peak %s</text>\n",
                     xpos(t, dv->peakTs) + 5, ypos(dv->peak, vmax) + 10, zB);
@@ -123,7 +110,7 @@ static void svg(FILE *f, const struct vt_result *r, int i)
         fprintf(f, "<a href=\"#f%d\"><polygon points=\"%.1f,%d %.1f,%d %.1f,%d\" fill=\"%s\"><title>", j + 1, cx,
                 SVG_H - PAD_B, cx - 5, SVG_H - PAD_B + 8, cx + 5, SVG_H - PAD_B + 8,
                 x->severity == VT_SEV_HIGH ? "#c0392b" : x->severity == VT_SEV_MEDIUM ? "#f39c12" : "#7f8c8d");
-        vt__html_str(f, x->zTitle);
+        vt__put_text(f, x->zTitle, VT_ESC_HTML);
         fputs("</title></polygon></a>\n", f);
     }
     fputs("</svg>\n", f);
@@ -144,13 +131,13 @@ int vt__report_html(FILE *f, const struct vt_result *r)
     for (int i = 0; i < r->nTrace; i++) {
         const struct vt_trace *t = &r->aTrace[i];
         fputs("<h2>Process ", f);
-        vt__html_str(f, t->zPid[0] ? t->zPid : "?");
+        vt__put_text(f, t->zPid[0] ? t->zPid : "?", VT_ESC_HTML);
         if (t->zRank[0]) {
             fputs(", rank ", f);
-            vt__html_str(f, t->zRank);
+            vt__put_text(f, t->zRank, VT_ESC_HTML);
         }
         fputs("</h2>\n<p><code>", f);
-        vt__html_str(f, t->zPath);
+        vt__put_text(f, t->zPath, VT_ESC_HTML);
         vt__fmt_ns(t->t1 - t->t0, zA, sizeof zA);
         fprintf(f, "</code>, %s; %lld allocations, %lld live at exit. Phases from %s: "
                    "<span style=\"background:#aec7e8\">training</span> "
@@ -159,7 +146,7 @@ int vt__report_html(FILE *f, const struct vt_result *r)
         svg(f, r, i);
         for (int k = 0; k < t->nNote; k++) {
             fputs("<p><em>note:</em> ", f);
-            vt__html_str(f, t->azNote[k]);
+            vt__put_text(f, t->azNote[k], VT_ESC_HTML);
             fputs("</p>\n", f);
         }
         if (r->pOpts->bBySite && t->nSite) {
@@ -171,7 +158,7 @@ int vt__report_html(FILE *f, const struct vt_result *r)
                 vt__fmt_bytes(st->peakLiveBytes, zP, sizeof zP);
                 vt__fmt_bytes(st->endBytes, zE, sizeof zE);
                 fputs("<tr><td><code>", f);
-                vt__html_str(f, st->zSite);
+                vt__put_text(f, st->zSite, VT_ESC_HTML);
                 fprintf(f, "</code></td><td>%lld</td><td>%s</td><td>%s</td><td>%s</td></tr>\n", (long long)st->nAlloc, zB,
                         zP, zE);
             }
@@ -188,9 +175,9 @@ int vt__report_html(FILE *f, const struct vt_result *r)
             sum += vt__main_peak(t);
             vt__fmt_bytes(vt__main_peak(t), zB, sizeof zB);
             fputs("<tr><td>", f);
-            vt__html_str(f, t->zPid[0] ? t->zPid : "?");
+            vt__put_text(f, t->zPid[0] ? t->zPid : "?", VT_ESC_HTML);
             fputs("</td><td>", f);
-            vt__html_str(f, t->zRank[0] ? t->zRank : "-");
+            vt__put_text(f, t->zRank[0] ? t->zRank : "-", VT_ESC_HTML);
             fprintf(f, "</td><td>%s</td><td>%d</td><td>%s</td></tr>\n", zB, n, worst >= 0 ? vt__sev_name(worst) : "-");
         }
         vt__fmt_bytes(sum, zB, sizeof zB);
@@ -206,20 +193,20 @@ int vt__report_html(FILE *f, const struct vt_result *r)
         vt__fmt_at(t, x->lastTs, zZ, sizeof zZ);
         fprintf(f, "<div class=\"finding\" id=\"f%d\"><h3><span class=\"sev %s\">%s</span> %s: ", i + 1,
                 vt__sev_name(x->severity), vt__sev_name(x->severity), x->zKind);
-        vt__html_str(f, x->zTitle);
+        vt__put_text(f, x->zTitle, VT_ESC_HTML);
         fputs("</h3>\n<p>process ", f);
-        vt__html_str(f, t->zPid[0] ? t->zPid : "?");
+        vt__put_text(f, t->zPid[0] ? t->zPid : "?", VT_ESC_HTML);
         fprintf(f, "; %s; %lld events; %s .. %s", zB, (long long)x->count, zA, zZ);
         if (x->zPhase[0]) {
             fputs("; phase ", f);
-            vt__html_str(f, x->zPhase);
+            vt__put_text(f, x->zPhase, VT_ESC_HTML);
         }
         fputs("</p>\n<p><b>where:</b> <code>", f);
-        vt__html_str(f, x->zSite);
+        vt__put_text(f, x->zSite, VT_ESC_HTML);
         fputs("</code></p>\n<p><b>evidence:</b> ", f);
-        vt__html_str(f, x->zEvidence);
+        vt__put_text(f, x->zEvidence, VT_ESC_HTML);
         fputs("</p>\n<p><b>fix:</b> ", f);
-        vt__html_str(f, x->zFix);
+        vt__put_text(f, x->zFix, VT_ESC_HTML);
         fputs("</p></div>\n", f);
     }
     fputs("</body></html>\n", f);

@@ -3,24 +3,6 @@
 
 #include <string.h>
 
-void vt__json_str(FILE *f, const char *z)
-{
-    if (!z) {
-        fputs("null", f);
-        return;
-    }
-    fputc('"', f);
-    for (; *z; z++) {
-        unsigned char c = (unsigned char)*z;
-        if (c == '"' || c == '\\') fprintf(f, "\\%c", c);
-        else if (c == '\n') fputs("\\n", f);
-        else if (c == '\t') fputs("\\t", f);
-        else if (c < 0x20) fprintf(f, "\\u%04x", c);
-        else fputc(c, f);
-    }
-    fputc('"', f);
-}
-
 /* An integer, or null when negative (unknown). */
 static void jint(FILE *f, const char *zKey, int64_t v, int bComma)
 {

@@ -3,16 +3,6 @@
 
 #include <string.h>
 
-/* Text for a Markdown table cell: pipes and newlines escaped. */
-static void cell(FILE *f, const char *z)
-{
-    for (; z && *z; z++) {
-        if (*z == '|') fputs("\\|", f);
-        else if (*z == '\n') fputc(' ', f);
-        else fputc(*z, f);
-    }
-}
-
 /* The whole Markdown report; 0, or -1 on a write error. */
 int vt__report_markdown(FILE *f, const struct vt_result *r)
 {
@@ -28,9 +18,9 @@ int vt__report_markdown(FILE *f, const struct vt_result *r)
             vt__fmt_bytes(x->bytes, zB, sizeof zB);
             fprintf(f, "| %d | %s | %s | %s | ", i + 1, vt__sev_name(x->severity), x->zKind,
                     r->aTrace[x->trace].zPid[0] ? r->aTrace[x->trace].zPid : "?");
-            cell(f, x->zTitle);
+            vt__put_text(f, x->zTitle, VT_ESC_MD);
             fprintf(f, " | %s | ", zB);
-            cell(f, x->zPhase);
+            vt__put_text(f, x->zPhase, VT_ESC_MD);
             fputs(" |\n", f);
         }
         for (int i = 0; i < r->nFind; i++) {
@@ -72,7 +62,7 @@ int vt__report_markdown(FILE *f, const struct vt_result *r)
                 char zG[600];
                 vt__fmt_group(t, &dv->aGroup[k], zG, sizeof zG);
                 fputs(k ? "; " : "", f);
-                cell(f, zG);
+                vt__put_text(f, zG, VT_ESC_MD);
             }
             fputs(" |\n", f);
         }
@@ -85,12 +75,12 @@ int vt__report_markdown(FILE *f, const struct vt_result *r)
                 vt__fmt_at(t, p->end, zZ, sizeof zZ);
                 vt__fmt_bytes(p->peak > 0 ? p->peak : 0, zB, sizeof zB);
                 fputs("| ", f);
-                cell(f, p->zName);
+                vt__put_text(f, p->zName, VT_ESC_MD);
                 fprintf(f, " | %s | %s | %s | %s | %d | ", vt__phase_kind_name(p->kind), zA, zZ, zB, p->nIter);
                 if (p->nGroup > 0) {
                     char zG[600];
                     vt__fmt_group(t, &p->aGroup[0], zG, sizeof zG);
-                    cell(f, zG);
+                    vt__put_text(f, zG, VT_ESC_MD);
                 }
                 fputs(" |\n", f);
             }
@@ -104,7 +94,7 @@ int vt__report_markdown(FILE *f, const struct vt_result *r)
                 vt__fmt_bytes(s->peakLiveBytes, zP, sizeof zP);
                 vt__fmt_bytes(s->endBytes, zE, sizeof zE);
                 fputs("| ", f);
-                cell(f, s->zSite);
+                vt__put_text(f, s->zSite, VT_ESC_MD);
                 fprintf(f, " | %lld | %s | %s | %s |\n", (long long)s->nAlloc, zB, zP, zE);
             }
         }

@@ -23,7 +23,7 @@ static void wrap(FILE *f, const char *zLead, int nIndent, const char *z)
             fputc(' ', f);
             col++;
         }
-        fwrite(z, 1, (size_t)len, f);
+        vt__put_esc(f, z, (size_t)len, VT_ESC_TEXT, VT_TEXT_CAP);
         col += len;
         bFirst = 0;
         z = zEnd;

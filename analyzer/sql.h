@@ -1,4 +1,4 @@
-/* Internal: read-only multi-trace SQL connections, result printing and JSON text helpers. */
+/* Internal: read-only multi-trace SQL connections and result printing. */
 #ifndef VT_ANALYZER_SQL_H
 #define VT_ANALYZER_SQL_H
 
@@ -50,14 +50,5 @@ struct vt_sql_print {
  * number of rows printed.
  */
 int vt__sql_print(sqlite3_stmt *pStmt, FILE *f, const struct vt_sql_print *opt, long long *pnRow);
-
-/*
- * Write z (n bytes, or up to NUL when n < 0) to f as a JSON string literal with
- * quotes: ", \ and control characters escaped, invalid UTF-8 replaced by U+FFFD.
- */
-void vt__json_string(FILE *f, const char *z, int n);
-
-/* Write a double as a JSON number (null for NaN and infinities). */
-void vt__json_double(FILE *f, double r);
 
 #endif

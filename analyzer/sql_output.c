@@ -1,73 +1,12 @@
 /* Printing SQL results as an aligned table, RFC 4180 CSV or JSON, and JSON text helpers. */
 #include "sql.h"
+#include "util/text.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define TABLE_SAMPLE_ROWS 1000 /* table: rows measured before the widths are fixed */
-
-void vt__json_string(FILE *f, const char *z, int n)
-{
-    const unsigned char *p = (const unsigned char *)z;
-    size_t i, len = n < 0 ? strlen(z) : (size_t)n;
-    fputc('"', f);
-    for (i = 0; i < len; i++) {
-        unsigned c = p[i];
-        if (c == '"' || c == '\\') {
-            fputc('\\', f);
-            fputc((int)c, f);
-        } else if (c < 0x20) {
-            switch (c) {
-            case '\n': fputs("\\n", f); break;
-            case '\r': fputs("\\r", f); break;
-            case '\t': fputs("\\t", f); break;
-            case '\b': fputs("\\b", f); break;
-            case '\f': fputs("\\f", f); break;
-            default: fprintf(f, "\\u%04x", c); break;
-            }
-        } else if (c < 0x80) {
-            fputc((int)c, f);
-        } else {
-            /* Copy a well-formed UTF-8 sequence; anything else becomes U+FFFD. */
-            size_t need = 0, k;
-            unsigned cp;
-            int ok;
-            if (c >= 0xC2 && c <= 0xDF) need = 1;
-            else if (c >= 0xE0 && c <= 0xEF) need = 2;
-            else if (c >= 0xF0 && c <= 0xF4) need = 3;
-            cp = need == 3 ? c & 0x07 : need == 2 ? c & 0x0F : c & 0x1F;
-            ok = need > 0 && i + need < len;
-            for (k = 1; ok && k <= need; k++) {
-                if (i + k >= len || (p[i + k] & 0xC0) != 0x80) ok = 0;
-                else cp = (cp << 6) | (p[i + k] & 0x3F);
-            }
-            /* reject overlong forms, surrogates and values past U+10FFFF */
-            if (ok && ((need == 2 && cp < 0x800) || (need == 3 && cp < 0x10000) || cp > 0x10FFFF ||
-                       (cp >= 0xD800 && cp <= 0xDFFF)))
-                ok = 0;
-            if (ok) {
-                fwrite(p + i, 1, need + 1, f);
-                i += need;
-            } else {
-                fputs("\\ufffd", f);
-            }
-        }
-    }
-    fputc('"', f);
-}
-
-void vt__json_double(FILE *f, double r)
-{
-    char zBuf[64];
-    if (isnan(r) || isinf(r)) {
-        fputs("null", f);
-        return;
-    }
-    snprintf(zBuf, sizeof zBuf, "%.17g", r);
-    /* %.17g never produces a JSON-invalid form for finite values ("1e+20", "-0.5"). */
-    fputs(zBuf, f);
-}
 
 /* Hex text of a blob, sqlite3_malloc'd. */
 static char *blob_hex(const unsigned char *p, int n)
@@ -93,28 +32,10 @@ static char *cell_text(sqlite3_stmt *pStmt, int i)
     }
 }
 
-/* Number of display characters (UTF-8 code points) in z. */
-static int utf8_width(const char *z)
+/* Characters z shows in a terminal. */
+static int width(const char *z)
 {
-    int n = 0;
-    for (; *z; z++)
-        if (((unsigned char)*z & 0xC0) != 0x80) n++;
-    return n;
-}
-
-/* Byte offset of the first nChar characters of z. */
-static size_t utf8_prefix(const char *z, int nChar)
-{
-    size_t i = 0;
-    int n = 0;
-    while (z[i]) {
-        if (((unsigned char)z[i] & 0xC0) != 0x80) {
-            if (n == nChar) break;
-            n++;
-        }
-        i++;
-    }
-    return i;
+    return (int)vt__utf8_chars(z, strlen(z));
 }
 
 /* One table cell: text shown (control characters as spaces), NULL shown as "NULL". */
@@ -131,10 +52,10 @@ struct table {
 /* Print one cell padded to width w; truncated (counted) when longer. */
 static void table_cell(FILE *f, struct table *t, int iCol, const char *z, int bLast)
 {
-    int w = t->aWidth[iCol], len = utf8_width(z), pad;
+    int w = t->aWidth[iCol], len = width(z), pad;
     size_t nByte = strlen(z);
     if (w >= 4 && len > w) {
-        nByte = utf8_prefix(z, w - 3);
+        nByte = vt__utf8_prefix(z, nByte, (size_t)(w - 3));
         t->nTrunc++;
         fwrite(z, 1, nByte, f);
         fputs("...", f);
@@ -198,7 +119,7 @@ static int print_table(sqlite3_stmt *pStmt, FILE *f, const struct vt_sql_print *
         goto done;
     }
     for (i = 0; i < nCol; i++) {
-        t.aWidth[i] = opt->bHeader ? utf8_width(sqlite3_column_name(pStmt, i)) : 0;
+        t.aWidth[i] = opt->bHeader ? width(sqlite3_column_name(pStmt, i)) : 0;
         t.aNum[i] = -1; /* unknown until a non-NULL value is seen */
     }
     while (nSample < TABLE_SAMPLE_ROWS && (step = sqlite3_step(pStmt)) == SQLITE_ROW) {
@@ -207,7 +128,7 @@ static int print_table(sqlite3_stmt *pStmt, FILE *f, const struct vt_sql_print *
         nSample++;
         if (rc != SQLITE_OK) goto done;
         for (i = 0; i < nCol; i++) {
-            int w = utf8_width(a[i].z ? a[i].z : "NULL");
+            int w = width(a[i].z ? a[i].z : "NULL");
             if (w > t.aWidth[i]) t.aWidth[i] = w;
             if (a[i].z) t.aNum[i] = (t.aNum[i] != 0) && a[i].bNum;
         }
@@ -260,21 +181,15 @@ done:
     return rc;
 }
 
-/* One CSV field, quoted when it holds a comma, quote, CR or LF (RFC 4180). */
+/* One CSV field, quoted when it holds a comma, quote, CR or LF (RFC 4180); always valid UTF-8. */
 static void csv_field(FILE *f, const char *z)
 {
-    const char *p;
+    int bQuote;
     if (!z) return;
-    if (!strpbrk(z, ",\"\r\n")) {
-        fputs(z, f);
-        return;
-    }
-    fputc('"', f);
-    for (p = z; *p; p++) {
-        if (*p == '"') fputc('"', f);
-        fputc(*p, f);
-    }
-    fputc('"', f);
+    bQuote = strpbrk(z, ",\"\r\n") != NULL;
+    if (bQuote) fputc('"', f);
+    vt__put_esc(f, z, strlen(z), VT_ESC_CSV, VT_TEXT_NOCAP);
+    if (bQuote) fputc('"', f);
 }
 
 /* CSV output, streamed. Returns SQLITE_OK at the end of the rows or the step's error code. */
@@ -343,7 +258,7 @@ static int print_json(sqlite3_stmt *pStmt, FILE *f, long long *pnRow)
         fputs(nRow ? ",\n{" : "\n{", f);
         for (i = 0; i < nCol; i++) {
             if (i) fputc(',', f);
-            vt__json_string(f, azKey[i], -1);
+            vt__json_str(f, azKey[i]);
             fputc(':', f);
             switch (sqlite3_column_type(pStmt, i)) {
             case SQLITE_NULL: fputs("null", f); break;
@@ -351,13 +266,13 @@ static int print_json(sqlite3_stmt *pStmt, FILE *f, long long *pnRow)
             case SQLITE_FLOAT: vt__json_double(f, sqlite3_column_double(pStmt, i)); break;
             case SQLITE_BLOB: {
                 char *z = blob_hex(sqlite3_column_blob(pStmt, i), sqlite3_column_bytes(pStmt, i));
-                vt__json_string(f, z ? z : "", -1);
+                vt__json_strn(f, z ? z : "", z ? strlen(z) : 0, VT_TEXT_NOCAP);
                 sqlite3_free(z);
                 break;
             }
             default:
-                vt__json_string(f, (const char *)sqlite3_column_text(pStmt, i),
-                                sqlite3_column_bytes(pStmt, i));
+                vt__json_strn(f, (const char *)sqlite3_column_text(pStmt, i), (size_t)sqlite3_column_bytes(pStmt, i),
+                              VT_TEXT_NOCAP);
                 break;
             }
         }

@@ -7,3 +7,7 @@ endforeach()
 # The traces the GPU tests' fixture builds for each CUDA sample, analyzed as docs/samples.md says.
 vt_add_test(NAME test_analyze_samples SOURCES test_analyze_samples.c tracegen.c gpu_fake_trace.c
   LIBS vtanalysis LABELS analyzer)
+
+# Shared text (formats, escapers, UTF-8, caps) and the option parser.
+vt_add_test(NAME test_text SOURCES test_text.c LIBS vtutil LABELS analyzer)
+vt_add_test(NAME test_opts SOURCES test_opts.c LIBS vtutil LABELS analyzer)

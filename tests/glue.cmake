@@ -3,6 +3,15 @@
 vt_add_test(NAME test_config SOURCES test_config.c LIBS vtcore LABELS core)
 vt_add_test(NAME test_outfile SOURCES test_outfile.c LIBS vtcore LABELS core)
 vt_add_test(NAME test_session SOURCES test_session.c LIBS vtcore LABELS core)
+# The API-call decoder and the kernel-parameter scanner, fed the real CUDA 13 parameter structs.
+vt_add_test(NAME test_apicall SOURCES test_apicall.c LIBS vtcore LABELS core)
+# test_apicall reads the callback-id headers to check that every copy, set and launch is traced.
+find_path(VT_CUPTI_CBID_DIR cupti_runtime_cbid.h
+  HINTS ${CUDAToolkit_INCLUDE_DIRS} ${CUDAToolkit_LIBRARY_ROOT}/extras/CUPTI/include)
+if(VT_CUPTI_CBID_DIR)
+  target_compile_definitions(test_apicall PRIVATE VT_CUPTI_CBID_DIR="${VT_CUPTI_CBID_DIR}")
+endif()
+vt_add_test(NAME test_kparams SOURCES test_kparams.c LIBS vtcore LABELS core)
 
 # Loads the real libvramtrace.so (and the real libcupti): not run under ASan.
 vt_add_test(NAME test_inject SOURCES test_inject.c LIBS ${CMAKE_DL_LIBS} LABELS cli)
@@ -18,6 +27,34 @@ target_compile_definitions(test_inject PRIVATE VT_INJECT_SO="$<TARGET_FILE:vramt
 vt_add_test(NAME test_inject_cupti SOURCES test_inject_cupti.c LIBS vt_sqlite3 ${CMAKE_DL_LIBS}
   LABELS cli)
 set_target_properties(test_inject_cupti PROPERTIES ENABLE_EXPORTS ON)
-target_include_directories(test_inject_cupti PRIVATE ${CUDAToolkit_INCLUDE_DIRS})
+target_include_directories(test_inject_cupti PRIVATE ${CUDAToolkit_INCLUDE_DIRS}
+  ${PROJECT_SOURCE_DIR}/tracer)
 add_dependencies(test_inject_cupti vramtrace_inject)
 target_compile_definitions(test_inject_cupti PRIVATE VT_INJECT_SO="$<TARGET_FILE:vramtrace_inject>")
+
+# CUDA C launches as nvcc compiles them (kernel<<<...>>> -> __cudaLaunchKernel), for
+# test_inject_cupti: nvcc_launches.cu built twice with the toolkit's nvcc, for the legacy
+# and the per-thread default stream, into libraries that link no CUDA runtime (the test
+# answers the runtime's calls). Without nvcc the test skips.
+if(VT_BUILD_SAMPLES AND CMAKE_CUDA_COMPILER)
+  set(VT_NVCC_LAUNCHES "")
+  foreach(variant legacy ptsz)
+    set(out ${CMAKE_CURRENT_BINARY_DIR}/nvcc_launches_${variant}.so)
+    set(flags "")
+    if(variant STREQUAL "ptsz")
+      set(flags --default-stream per-thread)
+    endif()
+    add_custom_command(OUTPUT ${out}
+      COMMAND ${CMAKE_CUDA_COMPILER} -shared -Xcompiler=-fPIC -cudart none -arch=sm_90
+        -Werror all-warnings -Xcompiler=-Wall,-Wextra ${flags}
+        -o ${out} ${CMAKE_CURRENT_SOURCE_DIR}/nvcc_launches.cu
+      DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/nvcc_launches.cu
+      COMMENT "nvcc: nvcc_launches.cu (${variant} default stream)" VERBATIM)
+    list(APPEND VT_NVCC_LAUNCHES ${out})
+  endforeach()
+  add_custom_target(nvcc_launches DEPENDS ${VT_NVCC_LAUNCHES})
+  add_dependencies(test_inject_cupti nvcc_launches)
+  target_compile_definitions(test_inject_cupti PRIVATE
+    VT_NVCC_LAUNCHES_SO="${CMAKE_CURRENT_BINARY_DIR}/nvcc_launches_legacy.so"
+    VT_NVCC_LAUNCHES_PTSZ_SO="${CMAKE_CURRENT_BINARY_DIR}/nvcc_launches_ptsz.so")
+endif()

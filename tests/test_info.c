@@ -32,25 +32,25 @@ TEST(info_text_exact)
         "command     python train.py --epochs 3\n"
         "executable  /usr/bin/python3.11\n"
         "versions    tracer 0.1.0, CUDA driver 13000, CUPTI 130001, schema 3\n"
-        "status      closed cleanly, traced for 2.700 s\n"
+        "status      closed cleanly, traced for 2.70 s\n"
         "writer      1234 CUPTI records decoded (5 of kinds not stored), 1300 rows in 3 commits\n"
         "devices     0  NVIDIA H100 80GB HBM3, 79.6 GiB, compute 9.0, 132 SMs, PCI 1b:00, GPU-1234\n"
-        "duration    2.500 s (first to last event), started 2025-11-21 18:40:01.123 UTC\n"
-        "memory      4 allocations (3.5 MiB), 1 free\n"
-        "            peak live device memory 3.0 MiB on device 0 at +100.000 ms\n"
-        "            pinned         1 allocation, 4.0 KiB\n"
-        "            device         3 allocations, 3.5 MiB\n"
-        "copies      2 (1.0 MiB), 1 from or to pageable host memory\n"
-        "            HtoD           1, 1.0 MiB\n"
-        "            DtoH           1, 4.0 KiB\n"
+        "duration    2.50 s (first to last event), started 2025-11-21 18:40:01.123 UTC\n"
+        "memory      4 allocations (3.50 MiB), 1 free\n"
+        "            peak live device memory 3.00 MiB on device 0 at +100.0 ms\n"
+        "            pinned         1 allocation, 4.00 KiB\n"
+        "            device         3 allocations, 3.50 MiB\n"
+        "copies      2 (1.00 MiB), 1 from or to pageable host memory\n"
+        "            HtoD           1, 1.00 MiB\n"
+        "            DtoH           1, 4.00 KiB\n"
         "kernels     3\n"
         "OOMs        1\n"
-        "            +900.000 ms cudaMalloc of 8.0 GiB on device 0 failed (status 2), 1.0 GiB free of 79.6 GiB\n"
+        "            +900.0 ms cudaMalloc of 8.00 GiB on device 0 failed (status 2), 1.00 GiB free of 79.6 GiB\n"
         "dropped     WARNING: 150 records lost; counts, peaks and findings are incomplete\n"
         "            cupti   activity records             100\n"
         "            queue   host records                 50\n"
-        "overhead    cupti     instrumentation          10.000 ms in 1 event\n"
-        "            vramtrace stack capture            3.000 ms in 50 events\n"
+        "overhead    cupti     instrumentation          10.0 ms in 1 event\n"
+        "            vramtrace stack capture            3.0 ms in 50 events\n"
         "rows        memory_event   5\n"
         "            api_call       0\n"
         "            memcpy         2\n"
@@ -187,7 +187,7 @@ TEST(info_json_escapes_text)
     sqlite3_close(db);
     ASSERT_EQ(VT_EXIT_OK, run_info(azArg, &zOut, &zErr));
     /* control characters escaped, valid UTF-8 kept, an invalid byte replaced */
-    ASSERT_CONTAINS(zOut, "\"cmdline\":\"a\\u0009b\\\\c\\u000ad \xc3\xa9 \\ufffdA\"");
+    ASSERT_CONTAINS(zOut, "\"cmdline\":\"a\\tb\\\\c\\nd \xc3\xa9 \\ufffdA\"");
     free(zOut);
     free(zErr);
     cli_cleanup();

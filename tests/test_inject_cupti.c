@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 
+#include "apicall.h"
 #include "vt_test.h"
 
 #ifndef VT_INJECT_SO
@@ -192,6 +193,156 @@ CUresult cuFuncGetParamInfo(CUfunction func, size_t paramIndex, size_t *paramOff
     return CUDA_SUCCESS;
 }
 
+/* ---- a CUDA runtime for the kernel launches nvcc compiled (tests/nvcc_launches.cu) ---- */
+
+/*
+ * Those libraries link no CUDA runtime: their registration calls and their
+ * launch stubs' calls land here. Each registered kernel gets the handle
+ * 0x5000 + 16 i; its parameter sizes, from its (mangled) name, are what
+ * cuKernelGetParamInfo answers. Each __cudaLaunchKernel is delivered to the
+ * library as CUPTI would: the runtime callbacks with correlation ids from
+ * g_nextCorr, and for __cudaLaunchKernel_ptsz also the driver launch the
+ * runtime makes inside it (correlation id + 100).
+ */
+static struct {
+    const void *hostFun;
+    const char *zName;
+} g_aKernel[16];
+static int g_nKernel;
+static uint32_t g_nextCorr = 700;
+static _Thread_local struct {
+    dim3 grid, block;
+    size_t shmem;
+    cudaStream_t stream;
+} t_config;
+
+static const struct {
+    const char *zName;
+    int nParam;
+    size_t aSize[4];
+} aKernelLayout[] = {
+    {"_Z4axpyfPKfPfi", 4, {4, 8, 8, 4}}, /* axpy(float, const float *, float *, int) */
+    {"_Z4fill4Spanf", 2, {16, 4}},       /* fill(Span {float *, long}, float) */
+    {"_Z4spini", 1, {4}},                /* spin(int) */
+};
+
+void **__cudaRegisterFatBinary(void *fatCubin)
+{
+    static void *aHandle[8];
+    static int n;
+    (void)fatCubin;
+    return &aHandle[n++ % 8];
+}
+
+void __cudaRegisterFatBinaryEnd(void **fatCubinHandle)
+{
+    (void)fatCubinHandle;
+}
+
+void __cudaUnregisterFatBinary(void **fatCubinHandle)
+{
+    (void)fatCubinHandle;
+}
+
+char __cudaInitModule(void **fatCubinHandle)
+{
+    (void)fatCubinHandle;
+    return 1;
+}
+
+void __cudaRegisterFunction(void **fatCubinHandle, const char *hostFun, char *deviceFun,
+                            const char *deviceName, int threadLimit, void *tid, void *bid, void *bDim,
+                            void *gDim, int *wSize)
+{
+    (void)fatCubinHandle, (void)deviceFun, (void)threadLimit, (void)tid, (void)bid, (void)bDim;
+    (void)gDim, (void)wSize;
+    if (g_nKernel < 16) {
+        g_aKernel[g_nKernel].hostFun = hostFun;
+        g_aKernel[g_nKernel++].zName = deviceName;
+    }
+}
+
+cudaError_t __cudaGetKernel(cudaKernel_t *pKernel, const void *hostFun)
+{
+    for (int i = 0; i < g_nKernel; i++)
+        if (g_aKernel[i].hostFun == hostFun) {
+            *pKernel = (cudaKernel_t)(uintptr_t)(0x5000 + 16 * i);
+            return cudaSuccess;
+        }
+    return cudaErrorInvalidDeviceFunction;
+}
+
+unsigned __cudaPushCallConfiguration(dim3 grid, dim3 block, size_t shmem, struct CUstream_st *stream)
+{
+    t_config.grid = grid;
+    t_config.block = block;
+    t_config.shmem = shmem;
+    t_config.stream = stream;
+    return 0;
+}
+
+cudaError_t __cudaPopCallConfiguration(dim3 *grid, dim3 *block, size_t *shmem, void *stream)
+{
+    *grid = t_config.grid;
+    *block = t_config.block;
+    *shmem = t_config.shmem;
+    *(cudaStream_t *)stream = t_config.stream;
+    return cudaSuccess;
+}
+
+CUresult cuKernelGetParamInfo(CUkernel kernel, size_t paramIndex, size_t *paramOffset, size_t *paramSize)
+{
+    uintptr_t i = ((uintptr_t)kernel - 0x5000) / 16;
+    size_t k, off = 0;
+    if ((uintptr_t)kernel < 0x5000 || i >= (uintptr_t)g_nKernel) return CUDA_ERROR_INVALID_HANDLE;
+    for (k = 0; k < sizeof aKernelLayout / sizeof aKernelLayout[0]; k++) {
+        if (strcmp(aKernelLayout[k].zName, g_aKernel[i].zName) != 0) continue;
+        if (paramIndex >= (size_t)aKernelLayout[k].nParam) return CUDA_ERROR_INVALID_VALUE;
+        for (size_t j = 0; j < paramIndex; j++) off += aKernelLayout[k].aSize[j];
+        *paramOffset = off;
+        *paramSize = aKernelLayout[k].aSize[paramIndex];
+        return CUDA_SUCCESS;
+    }
+    return CUDA_ERROR_INVALID_HANDLE;
+}
+
+static void api(CUpti_CallbackDomain dom, CUpti_CallbackId cbid, CUpti_ApiCallbackSite site,
+                const void *params, int *pStatus, uint32_t correlation);
+
+/* One runtime launch as CUPTI reports it; bNested: with the driver launch made inside it. */
+static cudaError_t launch(CUpti_CallbackId cbid, cudaKernel_t kernel, dim3 grid, dim3 block, void **args,
+                          size_t shmem, cudaStream_t stream, int bNested)
+{
+    vt__cudaLaunchKernel_v13000_params rp = {kernel, grid, block, args, shmem, stream};
+    cuLaunchKernel_params lp = {(CUfunction)kernel, grid.x, grid.y, grid.z, block.x, block.y, block.z,
+                                (unsigned)shmem, (CUstream)stream, args, NULL};
+    uint32_t corr = g_nextCorr++;
+    int st = 0;
+    api(CUPTI_CB_DOMAIN_RUNTIME_API, cbid, CUPTI_API_ENTER, &rp, &st, corr);
+    if (bNested) {
+        api(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz, CUPTI_API_ENTER, &lp, &st,
+            corr + 100);
+        api(CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz, CUPTI_API_EXIT, &lp, &st,
+            corr + 100);
+    }
+    api(CUPTI_CB_DOMAIN_RUNTIME_API, cbid, CUPTI_API_EXIT, &rp, &st, corr);
+    return cudaSuccess;
+}
+
+cudaError_t __cudaLaunchKernel(cudaKernel_t kernel, dim3 grid, dim3 block, void **args, size_t shmem,
+                               cudaStream_t stream)
+{
+    return launch(CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_v13000, kernel, grid, block, args, shmem,
+                  stream, 0);
+}
+
+cudaError_t __cudaLaunchKernel_ptsz(cudaKernel_t kernel, dim3 grid, dim3 block, void **args, size_t shmem,
+                                    cudaStream_t stream)
+{
+    return launch(CUPTI_RUNTIME_TRACE_CBID___cudaLaunchKernel_ptsz_v13000, kernel, grid, block, args,
+                  shmem, stream, 1);
+}
+
 /* ---- driving the callbacks ---- */
 
 #define CTX0 ((CUcontext)(uintptr_t)0x100)
@@ -316,6 +467,8 @@ static void launches(void)
     }
 }
 
+static char g_host[64]; /* host memory the scripted copy reads */
+
 /* The scripted CUDA session the main test replays. */
 static void script(void)
 {
@@ -354,8 +507,7 @@ static void script(void)
     }
     /* a driver-only copy and an async memset on a per-thread stream */
     {
-        static char host[64];
-        cuMemcpyHtoD_v2_params cp = {0x7000000, host, sizeof host};
+        cuMemcpyHtoD_v2_params cp = {0x7000000, g_host, sizeof g_host};
         cudaMemsetAsync_v3020_params mp = {(void *)(uintptr_t)0x7000100, 0, 256,
                                            (cudaStream_t)(uintptr_t)7};
         call(DRV, CUPTI_DRIVER_TRACE_CBID_cuMemcpyHtoD_v2, &cp, 0, 12);
@@ -466,8 +618,18 @@ TEST(scripted_session_records_exactly)
     ASSERT_EQ(1, q(db, "SELECT count(*) FROM api_call WHERE api = 100"));
     ASSERT_EQ(2, q(db, "SELECT count(*) FROM api_call WHERE api = 102"));
     ASSERT_EQ(0, q(db, "SELECT count(*) FROM api_call WHERE correlation = 31"));
-    ASSERT_EQ(3, q(db, "SELECT count(*) FROM buffer_use"));
+    ASSERT_EQ(6, q(db, "SELECT count(*) FROM buffer_use"));
     ASSERT_EQ(3, q(db, "SELECT count(*) FROM buffer_use WHERE kind = 0 AND device = 0"));
+    /* the copy's host source and device destination, the set's destination, as the calls gave them */
+    {
+        char zWant[160];
+        snprintf(zWant, sizeof zWant, "12:1:%llx 12:2:7000000 13:3:7000100",
+                 (unsigned long long)(uintptr_t)g_host);
+        qtext(db, "SELECT group_concat(correlation || ':' || kind || ':' || printf('%x', address), ' ')"
+                  " FROM (SELECT * FROM buffer_use WHERE kind > 0 AND device = 0 AND ts IS NOT NULL"
+                  " ORDER BY correlation, kind)", zLine, sizeof zLine);
+        ASSERT_STREQ(zWant, zLine);
+    }
     ASSERT_EQ(0x7000000, q(db, "SELECT address FROM buffer_use WHERE correlation = 30"));
     ASSERT_EQ(1, q(db, "SELECT count(*) FROM buffer_use WHERE correlation = 30"));
     ASSERT_EQ(0x9000000 + 0x7000000, q(db, "SELECT sum(address) FROM buffer_use WHERE correlation = 32"));
@@ -643,6 +805,81 @@ TEST(exit_while_threads_call_cuda)
     }
 }
 
+/* The CUDA C program: two allocations, then the launches of both nvcc-compiled libraries. */
+static void nvcc_program(void)
+{
+#if defined(VT_NVCC_LAUNCHES_SO) && defined(VT_NVCC_LAUNCHES_PTSZ_SO)
+    static const char *const azLib[] = {VT_NVCC_LAUNCHES_SO, VT_NVCC_LAUNCHES_PTSZ_SO};
+    void *pX = NULL, *pY = NULL;
+    cudaMalloc_v3020_params mx = {&pX, 1 << 20}, my = {&pY, 1 << 20};
+    int st = 0;
+    api(RT, CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020, CUPTI_API_ENTER, &mx, &st, 10);
+    pX = (void *)(uintptr_t)0x7000000;
+    api(RT, CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020, CUPTI_API_EXIT, &mx, &st, 10);
+    api(RT, CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020, CUPTI_API_ENTER, &my, &st, 11);
+    pY = (void *)(uintptr_t)0x9000000;
+    api(RT, CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020, CUPTI_API_EXIT, &my, &st, 11);
+    for (int i = 0; i < 2; i++) {
+        void (*xRun)(float *, float *, cudaStream_t);
+        void *h = dlopen(azLib[i], RTLD_NOW | RTLD_LOCAL);
+        if (!h) {
+            fprintf(stderr, "dlopen: %s\n", dlerror());
+            _exit(50);
+        }
+        *(void **)&xRun = dlsym(h, "vt_nvcc_launch_all");
+        if (!xRun) _exit(51);
+        g_nextCorr = 700 + 100 * (uint32_t)i * 2; /* legacy: 700.., per-thread: 900.. */
+        xRun(pX, pY, (cudaStream_t)(uintptr_t)5);
+    }
+#endif
+}
+
+/*
+ * kernel<<<...>>> compiled by nvcc 13 calls __cudaLaunchKernel: each launch of
+ * tests/nvcc_launches.cu is recorded once, with the buffer uses of its
+ * arguments under its own correlation id, whether or not the runtime's driver
+ * launch inside it is seen.
+ */
+TEST(nvcc_launches_yield_buffer_uses)
+{
+    char zDir[64], zErrFile[128], zPath[128], z[4096];
+    sqlite3 *db = NULL;
+    int status;
+#if !defined(VT_NVCC_LAUNCHES_SO) || !defined(VT_NVCC_LAUNCHES_PTSZ_SO)
+    SKIP("nvcc was not found when this test was built: no CUDA C launches to replay");
+#endif
+    snprintf(zDir, sizeof zDir, "/tmp/vt_cupti_XXXXXX");
+    ASSERT(mkdtemp(zDir) != NULL);
+    snprintf(zErrFile, sizeof zErrFile, "%s.err", zDir);
+    snprintf(zPath, sizeof zPath, "%s/trace.db", zDir);
+    status = run_child(zDir, zErrFile, MODE_OK, nvcc_program);
+    vt_read_file(zErrFile, z, sizeof z);
+    unlink(zErrFile);
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) VT__FAIL("child status %d: %s", status, z);
+    ASSERT_EQ(SQLITE_OK, sqlite3_open_v2(zPath, &db, SQLITE_OPEN_READONLY, NULL));
+    /* three launches per library, each recorded once as __cudaLaunchKernel; the driver launches
+     * inside the per-thread ones are not recorded */
+    ASSERT_EQ(3, q(db, "SELECT count(*) FROM api_call WHERE api = 104 AND correlation BETWEEN 700 AND 702"));
+    ASSERT_EQ(3, q(db, "SELECT count(*) FROM api_call WHERE api = 104 AND correlation BETWEEN 900 AND 902"));
+    ASSERT_EQ(6, q(db, "SELECT count(*) FROM api_call WHERE api = 104 AND status = 0"));
+    ASSERT_EQ(0, q(db, "SELECT count(*) FROM api_call WHERE api <> 104 AND api <> 1"));
+    /* streams: the default stream, and fill's stream 5 (per-thread calls: + 1000 in this fake) */
+    ASSERT_EQ(5, q(db, "SELECT stream FROM api_call WHERE correlation = 701"));
+    ASSERT_EQ(1005, q(db, "SELECT stream FROM api_call WHERE correlation = 901"));
+    ASSERT_EQ(1000, q(db, "SELECT stream FROM api_call WHERE correlation = 900"));
+    /* axpy(2, x, y, 64) used x and y; fill({y + 16, 4}, 1) used y; spin(3) used nothing */
+    qtext(db, "SELECT group_concat(correlation || ':' || printf('%x', address), ' ') FROM"
+              " (SELECT * FROM buffer_use ORDER BY correlation, address)", z, sizeof z);
+    ASSERT_STREQ("700:7000000 700:9000000 701:9000000 900:7000000 900:9000000 901:9000000", z);
+    ASSERT_EQ(6, q(db, "SELECT count(*) FROM buffer_use WHERE kind = 0 AND device = 0 AND ts IS NOT NULL"));
+    sqlite3_close(db);
+    {
+        char zCmd[160];
+        snprintf(zCmd, sizeof zCmd, "rm -rf %s", zDir);
+        ASSERT_EQ(0, system(zCmd));
+    }
+}
+
 /*
  * LeakSanitizer hook (sanitizer/lsan_interface.h), consulted when the at-exit
  * leak check runs: off in the forked worker only. The worker is forked while
@@ -709,4 +946,4 @@ TEST(forked_worker_not_traced)
 
 VT_TEST_LIST(T(scripted_session_records_exactly) T(multiple_subscribers_named)
              T(late_failure_removes_trace) T(exit_while_threads_call_cuda)
-             T(forked_worker_not_traced))
+             T(forked_worker_not_traced) T(nvcc_launches_yield_buffer_uses))

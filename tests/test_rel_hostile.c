@@ -123,7 +123,7 @@ TEST(info_and_export_skip_impossible_rows)
     ASSERT_EQ(0, vt__cmd_info(2, argvInfo));
     fflush(stdout);
     z = slurp(zOut);
-    ASSERT_CONTAINS(z, "duration    5.000 ms (first to last event)");
+    ASSERT_CONTAINS(z, "duration    5.0 ms (first to last event)");
     ASSERT_CONTAINS(z, "memory      3 allocations (14.0 MiB), 1 free");
     ASSERT_EQ(0, vt__cmd_export(4, argvExport));
     z = slurp(zJson);

@@ -279,23 +279,6 @@ TEST(read_only_guard)
     vt_cleanup(zFixDir);
 }
 
-TEST(json_string_escaping)
-{
-    char *z = NULL;
-    size_t n = 0;
-    FILE *f = open_memstream(&z, &n);
-    ASSERT(f != NULL);
-    vt__json_string(f, "a\"b\\c\n\t\x01\x1f \xc3\xa9 \xff \xe2\x82 \xf0\x9f\x98\x80", -1);
-    vt__json_double(f, 0.0 / 0.0);
-    fputc(' ', f);
-    vt__json_double(f, 2.5);
-    fclose(f);
-    ASSERT_STREQ("\"a\\\"b\\\\c\\n\\t\\u0001\\u001f \xc3\xa9 \\ufffd \\ufffd\\ufffd "
-                 "\xf0\x9f\x98\x80\"null 2.5",
-                 z);
-    free(z);
-}
-
 /* Print zSql from an in-memory database in the given format. */
 static char *print_mem(const char *zSql, int format, int maxWidth)
 {
@@ -427,4 +410,4 @@ TEST(cli_queries_and_errors)
 
 VT_TEST_LIST(T(nsight_kernel_names) T(nsight_memcpy_enums) T(nsight_memory_usage_events)
                  T(nsight_nvtx_and_api) T(site_view) T(multi_trace_views) T(analysis_union_views) T(read_only_guard)
-                     T(json_string_escaping) T(output_formats) T(cli_queries_and_errors))
+                     T(output_formats) T(cli_queries_and_errors))

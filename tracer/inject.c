@@ -4,7 +4,6 @@
 
 #include <dlfcn.h>
 #include <errno.h>
-#include <pthread.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdint.h>
@@ -14,8 +13,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "apicall.h"
 #include "config.h"
 #include "intervals.h"
+#include "kparams.h"
 #include "session.h"
 #include "stack.h"
 #include "vramtrace/schema.h"
@@ -24,157 +25,6 @@
 #define VT_EXPORT __attribute__((visibility("default")))
 #define EXIT_TIMEOUT_MS 5000u
 #define MAX_TRACKED_DEVICES 64
-#define PARAM_CACHE_SLOTS 512 /* kernels whose parameter sizes are cached */
-#define PARAM_MAX 128         /* parameters scanned per kernel */
-#define USES_MAX 512          /* buffer_use rows per launch: a 4 KB parameter block holds at most 512
-                                 * pointers (PyTorch's fused multi-tensor kernels pass hundreds) */
-
-/*
- * How each traced API's parameters are read. One shape per parameter layout;
- * the per-thread-stream variants (_ptsz, _ptds) share their base layout.
- */
-enum shape {
-    S_NONE = 0,
-    S_MALLOC,        /* void **ptr; size_t size [; stream] */
-    S_MALLOC_STREAM, /* cudaMallocAsync: void **ptr; size_t size; cudaStream_t */
-    S_MALLOC_POOL,   /* cudaMallocFromPoolAsync: void **ptr; size_t; pool; stream */
-    S_MALLOC_PITCH,  /* cudaMallocPitch: void **ptr; size_t *pitch; width; height */
-    S_MALLOC_3D,     /* cudaMalloc3D */
-    S_HOST_REGISTER, /* cudaHostRegister: void *ptr; size_t size; flags */
-    S_FREE,          /* void *ptr */
-    S_FREE_STREAM,   /* cudaFreeAsync: void *ptr; stream */
-    S_CU_ALLOC,      /* CUdeviceptr *dptr; size_t bytesize */
-    S_CU_ALLOC_STREAM, /* cuMemAllocAsync: CUdeviceptr *; size_t; CUstream */
-    S_CU_ALLOC_POOL,   /* cuMemAllocFromPoolAsync: CUdeviceptr *; size_t; pool; CUstream */
-    S_CU_ALLOC_PITCH,  /* cuMemAllocPitch_v2 */
-    S_CU_HOST_ALLOC,   /* void **pp; size_t bytesize */
-    S_CU_HOST_REGISTER, /* void *p; size_t bytesize */
-    S_CU_FREE,          /* CUdeviceptr */
-    S_CU_FREE_STREAM,   /* CUdeviceptr; CUstream */
-    S_CU_HOST_FREE,     /* void *p */
-    S_VMM_CREATE, S_VMM_RELEASE, S_VMM_MAP, S_VMM_UNMAP, S_VMM_RESERVE, S_VMM_ADDR_FREE,
-    S_MEMCPY,         /* cudaMemcpy: dst, src, count, kind */
-    S_MEMCPY_ASYNC,   /* + stream */
-    S_MEMCPY2D,       /* cudaMemcpy2D */
-    S_MEMCPY2D_ASYNC, /* + stream */
-    S_MEMCPY_PEER,    /* cudaMemcpyPeer */
-    S_MEMCPY_PEER_ASYNC,
-    S_CU_MEMCPY,       /* cuMemcpy: dst, src, ByteCount */
-    S_CU_MEMCPY_ASYNC, /* + hStream */
-    S_CU_HTOD, S_CU_HTOD_ASYNC, S_CU_DTOH, S_CU_DTOH_ASYNC, S_CU_DTOD, S_CU_DTOD_ASYNC,
-    S_MEMSET, S_MEMSET_ASYNC,
-    S_CU_MEMSET8, S_CU_MEMSET8_ASYNC, S_CU_MEMSET32, S_CU_MEMSET32_ASYNC,
-    S_LAUNCH, S_LAUNCH_EXC, S_CU_LAUNCH, S_CU_LAUNCH_EX,
-    S_SYNC,           /* no parameters of interest */
-    S_STREAM_SYNC,    /* cudaStreamSynchronize: stream */
-    S_CU_STREAM_SYNC, /* cuStreamSynchronize: hStream */
-};
-
-struct api_entry {
-    CUpti_CallbackId cbid;
-    int api;      /* VT_API_LIST id */
-    int shape;    /* enum shape */
-    int perThread; /* 1 for _ptsz/_ptds variants (per-thread default stream) */
-};
-
-#define RT(name, api, shape, pt) {CUPTI_RUNTIME_TRACE_CBID_##name, api, shape, pt},
-#define DRV(name, api, shape, pt) {CUPTI_DRIVER_TRACE_CBID_##name, api, shape, pt},
-
-static const struct api_entry aRuntime[] = {
-    RT(cudaMalloc_v3020, 1, S_MALLOC, 0)
-    RT(cudaFree_v3020, 2, S_FREE, 0)
-    RT(cudaMallocAsync_v11020, 3, S_MALLOC_STREAM, 0)
-    RT(cudaMallocAsync_ptsz_v11020, 3, S_MALLOC_STREAM, 1)
-    RT(cudaFreeAsync_v11020, 4, S_FREE_STREAM, 0)
-    RT(cudaFreeAsync_ptsz_v11020, 4, S_FREE_STREAM, 1)
-    RT(cudaMallocFromPoolAsync_v11020, 5, S_MALLOC_POOL, 0)
-    RT(cudaMallocFromPoolAsync_ptsz_v11020, 5, S_MALLOC_POOL, 1)
-    RT(cudaMallocHost_v3020, 6, S_MALLOC, 0)
-    RT(cudaHostAlloc_v3020, 7, S_MALLOC, 0)
-    RT(cudaFreeHost_v3020, 8, S_FREE, 0)
-    RT(cudaMallocManaged_v6000, 9, S_MALLOC, 0)
-    RT(cudaMallocPitch_v3020, 10, S_MALLOC_PITCH, 0)
-    RT(cudaMalloc3D_v3020, 11, S_MALLOC_3D, 0)
-    RT(cudaHostRegister_v4000, 12, S_HOST_REGISTER, 0)
-    RT(cudaHostUnregister_v4000, 13, S_FREE, 0)
-    RT(cudaMemcpy_v3020, 60, S_MEMCPY, 0)
-    RT(cudaMemcpy_ptds_v7000, 60, S_MEMCPY, 1)
-    RT(cudaMemcpyAsync_v3020, 61, S_MEMCPY_ASYNC, 0)
-    RT(cudaMemcpyAsync_ptsz_v7000, 61, S_MEMCPY_ASYNC, 1)
-    RT(cudaMemcpy2D_v3020, 62, S_MEMCPY2D, 0)
-    RT(cudaMemcpy2D_ptds_v7000, 62, S_MEMCPY2D, 1)
-    RT(cudaMemcpy2DAsync_v3020, 63, S_MEMCPY2D_ASYNC, 0)
-    RT(cudaMemcpy2DAsync_ptsz_v7000, 63, S_MEMCPY2D_ASYNC, 1)
-    RT(cudaMemcpyPeer_v4000, 64, S_MEMCPY_PEER, 0)
-    RT(cudaMemcpyPeerAsync_v4000, 65, S_MEMCPY_PEER_ASYNC, 0)
-    RT(cudaMemset_v3020, 80, S_MEMSET, 0)
-    RT(cudaMemset_ptds_v7000, 80, S_MEMSET, 1)
-    RT(cudaMemsetAsync_v3020, 81, S_MEMSET_ASYNC, 0)
-    RT(cudaMemsetAsync_ptsz_v7000, 81, S_MEMSET_ASYNC, 1)
-    RT(cudaLaunchKernel_v7000, 100, S_LAUNCH, 0)
-    RT(cudaLaunchKernel_ptsz_v7000, 100, S_LAUNCH, 1)
-    RT(cudaLaunchKernelExC_v11060, 101, S_LAUNCH_EXC, 0)
-    RT(cudaLaunchKernelExC_ptsz_v11060, 101, S_LAUNCH_EXC, 1)
-    RT(cudaDeviceSynchronize_v3020, 120, S_SYNC, 0)
-    RT(cudaStreamSynchronize_v3020, 121, S_STREAM_SYNC, 0)
-    RT(cudaStreamSynchronize_ptsz_v7000, 121, S_STREAM_SYNC, 1)
-};
-
-static const struct api_entry aDriver[] = {
-    DRV(cuMemAlloc_v2, 20, S_CU_ALLOC, 0)
-    DRV(cuMemFree_v2, 21, S_CU_FREE, 0)
-    DRV(cuMemAllocAsync, 22, S_CU_ALLOC_STREAM, 0)
-    DRV(cuMemAllocAsync_ptsz, 22, S_CU_ALLOC_STREAM, 1)
-    DRV(cuMemFreeAsync, 23, S_CU_FREE_STREAM, 0)
-    DRV(cuMemFreeAsync_ptsz, 23, S_CU_FREE_STREAM, 1)
-    DRV(cuMemAllocFromPoolAsync, 24, S_CU_ALLOC_POOL, 0)
-    DRV(cuMemAllocFromPoolAsync_ptsz, 24, S_CU_ALLOC_POOL, 1)
-    DRV(cuMemAllocHost_v2, 25, S_CU_HOST_ALLOC, 0)
-    DRV(cuMemHostAlloc, 26, S_CU_HOST_ALLOC, 0)
-    DRV(cuMemFreeHost, 27, S_CU_HOST_FREE, 0)
-    DRV(cuMemAllocManaged, 28, S_CU_ALLOC, 0)
-    DRV(cuMemAllocPitch_v2, 29, S_CU_ALLOC_PITCH, 0)
-    DRV(cuMemHostRegister_v2, 30, S_CU_HOST_REGISTER, 0)
-    DRV(cuMemHostUnregister, 31, S_CU_HOST_FREE, 0)
-    DRV(cuMemCreate, 40, S_VMM_CREATE, 0)
-    DRV(cuMemRelease, 41, S_VMM_RELEASE, 0)
-    DRV(cuMemMap, 42, S_VMM_MAP, 0)
-    DRV(cuMemUnmap, 43, S_VMM_UNMAP, 0)
-    DRV(cuMemAddressReserve, 44, S_VMM_RESERVE, 0)
-    DRV(cuMemAddressFree, 45, S_VMM_ADDR_FREE, 0)
-    DRV(cuMemcpy, 66, S_CU_MEMCPY, 0)
-    DRV(cuMemcpy_ptds, 66, S_CU_MEMCPY, 1)
-    DRV(cuMemcpyAsync, 67, S_CU_MEMCPY_ASYNC, 0)
-    DRV(cuMemcpyAsync_ptsz, 67, S_CU_MEMCPY_ASYNC, 1)
-    DRV(cuMemcpyHtoD_v2, 68, S_CU_HTOD, 0)
-    DRV(cuMemcpyHtoD_v2_ptds, 68, S_CU_HTOD, 1)
-    DRV(cuMemcpyHtoDAsync_v2, 69, S_CU_HTOD_ASYNC, 0)
-    DRV(cuMemcpyHtoDAsync_v2_ptsz, 69, S_CU_HTOD_ASYNC, 1)
-    DRV(cuMemcpyDtoH_v2, 70, S_CU_DTOH, 0)
-    DRV(cuMemcpyDtoH_v2_ptds, 70, S_CU_DTOH, 1)
-    DRV(cuMemcpyDtoHAsync_v2, 71, S_CU_DTOH_ASYNC, 0)
-    DRV(cuMemcpyDtoHAsync_v2_ptsz, 71, S_CU_DTOH_ASYNC, 1)
-    DRV(cuMemcpyDtoD_v2, 72, S_CU_DTOD, 0)
-    DRV(cuMemcpyDtoD_v2_ptds, 72, S_CU_DTOD, 1)
-    DRV(cuMemcpyDtoDAsync_v2, 73, S_CU_DTOD_ASYNC, 0)
-    DRV(cuMemcpyDtoDAsync_v2_ptsz, 73, S_CU_DTOD_ASYNC, 1)
-    DRV(cuMemsetD8_v2, 82, S_CU_MEMSET8, 0)
-    DRV(cuMemsetD8_v2_ptds, 82, S_CU_MEMSET8, 1)
-    DRV(cuMemsetD8Async, 83, S_CU_MEMSET8_ASYNC, 0)
-    DRV(cuMemsetD8Async_ptsz, 83, S_CU_MEMSET8_ASYNC, 1)
-    DRV(cuMemsetD32_v2, 84, S_CU_MEMSET32, 0)
-    DRV(cuMemsetD32_v2_ptds, 84, S_CU_MEMSET32, 1)
-    DRV(cuMemsetD32Async, 85, S_CU_MEMSET32_ASYNC, 0)
-    DRV(cuMemsetD32Async_ptsz, 85, S_CU_MEMSET32_ASYNC, 1)
-    DRV(cuLaunchKernel, 102, S_CU_LAUNCH, 0)
-    DRV(cuLaunchKernel_ptsz, 102, S_CU_LAUNCH, 1)
-    DRV(cuLaunchKernelEx, 103, S_CU_LAUNCH_EX, 0)
-    DRV(cuLaunchKernelEx_ptsz, 103, S_CU_LAUNCH_EX, 1)
-    DRV(cuCtxSynchronize, 122, S_SYNC, 0)
-    DRV(cuCtxSynchronize_v2, 122, S_SYNC, 0)
-    DRV(cuStreamSynchronize, 123, S_CU_STREAM_SYNC, 0)
-    DRV(cuStreamSynchronize_ptsz, 123, S_CU_STREAM_SYNC, 1)
-};
 
 /* Activity kinds recorded; CONCURRENT_KERNEL first (it instruments modules as they load). */
 static const struct {
@@ -204,6 +54,8 @@ static struct {
     CUresult (*xDeviceGetUuid)(CUuuid *, CUdevice);
     CUresult (*xFuncGetParamInfo)(CUfunction, size_t, size_t *, size_t *);
     CUresult (*xKernelGetParamInfo)(CUkernel, size_t, size_t *, size_t *);
+    /* the CUDA runtime's, for runtime launches (a host stub's layout), when the process has one */
+    int (*xRtFuncGetParamInfo)(const void *, size_t, size_t *, size_t *);
 } g_drv;
 
 static atomic_int g_init;                  /* InitializeInjection ran (double init is a no-op) */
@@ -213,25 +65,19 @@ static struct vt_config g_cfg;             /* read once in InitializeInjection *
 static atomic_uint_fast64_t g_devSeen;     /* bit d: device d's row was written */
 
 /*
- * Attribution (tracer/stack.c, tracer/intervals.c), opened at start when
- * configured. Neither needs fork handlers here: a forked child never calls
- * into them (its session is inactive, so every callback returns early).
+ * Attribution (tracer/stack.c, tracer/intervals.c, tracer/kparams.c), opened at
+ * start when configured. None needs fork handlers here: a forked child never
+ * calls into them (its session is inactive, so every callback returns early).
  */
 static struct vt__sites *g_sites; /* call-site capture, or NULL */
 static struct vt__ivl *g_ivl;     /* live allocations for kernel-argument scanning, or NULL */
+static struct vt__kparams *g_kp;  /* kernel-argument scanner over g_ivl, or NULL */
 
-/* Kernel parameter sizes, cached per function handle (open addressing, never evicted). */
-static struct param_entry {
-    uintptr_t f;               /* CUfunction, 0 = empty slot */
-    int nParam;
-    uint32_t aSize[PARAM_MAX];
-} g_aParam[PARAM_CACHE_SLOTS];
-static pthread_mutex_t g_paramMutex = PTHREAD_MUTEX_INITIALIZER;
+/* What the API-call decoder (tracer/apicall.c) uses; filled before callbacks are enabled. */
+static struct vt__apicall_env g_env;
 
-static _Thread_local int t_runtimeDepth; /* > 0 inside a recorded runtime API call */
-static _Thread_local uint32_t t_runtimeCorrelation; /* correlation id of that runtime call */
+static _Thread_local struct vt__apithread t_api; /* the decoder's per-thread state */
 static _Thread_local int t_inTracer;     /* > 0 while the tracer itself calls the driver */
-static _Thread_local int64_t t_tid;      /* cached gettid() */
 
 /* Print one "vramtrace: ..." line on stderr, keeping errno. */
 static void say(const char *zFmt, ...) __attribute__((format(printf, 1, 2)));
@@ -255,7 +101,7 @@ static const char *result_name(CUptiResult r)
     return z;
 }
 
-/* Resolve the driver functions from the libcuda already in the process (nothing is loaded). */
+/* Resolve the driver (and runtime) functions from the libraries already in the process (nothing is loaded). */
 static void load_driver(void)
 {
     void *h = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
@@ -270,14 +116,18 @@ static void load_driver(void)
     SYM(xDeviceGetUuid, "cuDeviceGetUuid_v2");
     SYM(xFuncGetParamInfo, "cuFuncGetParamInfo");
     SYM(xKernelGetParamInfo, "cuKernelGetParamInfo");
-#undef SYM
     /* The handle stays open for the life of the process: libcuda is never unloaded anyway. */
-}
 
-static int64_t thread_id(void)
-{
-    if (!t_tid) t_tid = (int64_t)gettid();
-    return t_tid;
+    /* cudaFuncGetParamInfo: global, or in a libcudart loaded locally (a Python extension's).
+     * Looked up here only, at start: dlsym inside a callback could wait on the loader lock. */
+    hSym = RTLD_DEFAULT;
+    SYM(xRtFuncGetParamInfo, "cudaFuncGetParamInfo");
+    if (!g_drv.xRtFuncGetParamInfo && (h = dlopen("libcudart.so.13", RTLD_LAZY | RTLD_NOLOAD)) != NULL) {
+        hSym = h;
+        SYM(xRtFuncGetParamInfo, "cudaFuncGetParamInfo");
+        /* the reference is kept, as libcuda's: the function must not be unloaded under us */
+    }
+#undef SYM
 }
 
 static uint64_t now_cupti(void)
@@ -326,126 +176,34 @@ static int64_t capture_site(void)
     return id > 0 ? id : 0;
 }
 
-/*
- * Sizes of a kernel's parameters (cuFuncGetParamInfo, or cuKernelGetParamInfo
- * for a CUkernel passed as a function), cached per handle. Returns the number
- * of parameters written to aSize (at most PARAM_MAX), 0 if unknown.
- */
-static int param_sizes(CUfunction f, size_t *aSize)
+/* cuFuncGetParamInfo for the kernel-argument scanner (kparams.h), never traced. */
+static int func_param_info(const void *h, size_t i, size_t *pOff, size_t *pSize)
 {
-    size_t iSlot = (size_t)(((uintptr_t)f >> 4) * 0x9e3779b97f4a7c15ull) % PARAM_CACHE_SLOTS;
-    size_t i, k, off, sz;
-    int n = 0;
-
-    pthread_mutex_lock(&g_paramMutex);
-    for (k = 0; k < 8; k++) {
-        struct param_entry *e = &g_aParam[(iSlot + k) % PARAM_CACHE_SLOTS];
-        if (e->f != (uintptr_t)f) continue;
-        for (i = 0; i < (size_t)e->nParam; i++) aSize[i] = e->aSize[i];
-        n = e->nParam;
-        pthread_mutex_unlock(&g_paramMutex);
-        return n;
-    }
-    pthread_mutex_unlock(&g_paramMutex);
-
+    CUresult r;
     t_inTracer++;
-    for (i = 0; g_drv.xFuncGetParamInfo && i < PARAM_MAX; i++) {
-        if (g_drv.xFuncGetParamInfo(f, i, &off, &sz) != CUDA_SUCCESS) break;
-        aSize[n++] = sz;
-    }
-    if (n == 0 && g_drv.xKernelGetParamInfo) {
-        for (i = 0; i < PARAM_MAX; i++) {
-            if (g_drv.xKernelGetParamInfo((CUkernel)f, i, &off, &sz) != CUDA_SUCCESS) break;
-            aSize[n++] = sz;
-        }
-    }
+    r = g_drv.xFuncGetParamInfo((CUfunction)(uintptr_t)h, i, pOff, pSize);
     t_inTracer--;
-
-    pthread_mutex_lock(&g_paramMutex);
-    for (k = 0; k < 8; k++) {
-        struct param_entry *e = &g_aParam[(iSlot + k) % PARAM_CACHE_SLOTS];
-        if (e->f != 0 && e->f != (uintptr_t)f) continue;
-        e->f = (uintptr_t)f;
-        e->nParam = n;
-        for (i = 0; i < (size_t)n; i++) e->aSize[i] = (uint32_t)aSize[i];
-        break;
-    }
-    pthread_mutex_unlock(&g_paramMutex);
-    return n;
+    return r == CUDA_SUCCESS ? 0 : -1;
 }
 
-/* The argument buffer of a launch made through `extra` (CU_LAUNCH_PARAM_BUFFER_*), or NULL. */
-static const void *extra_buffer(void **extra, size_t *pSize)
+/* cuKernelGetParamInfo for the kernel-argument scanner (kparams.h), never traced. */
+static int kernel_param_info(const void *h, size_t i, size_t *pOff, size_t *pSize)
 {
-    const void *pBuf = NULL;
-    int i;
-    *pSize = 0;
-    for (i = 0; extra && i < 32 && extra[i] != CU_LAUNCH_PARAM_END; i += 2) {
-        if (extra[i] == CU_LAUNCH_PARAM_BUFFER_POINTER) pBuf = extra[i + 1];
-        else if (extra[i] == CU_LAUNCH_PARAM_BUFFER_SIZE && extra[i + 1]) *pSize = *(size_t *)extra[i + 1];
-    }
-    return *pSize ? pBuf : NULL;
+    CUresult r;
+    t_inTracer++;
+    r = g_drv.xKernelGetParamInfo((CUkernel)(uintptr_t)h, i, pOff, pSize);
+    t_inTracer--;
+    return r == CUDA_SUCCESS ? 0 : -1;
 }
 
-/*
- * Kernel-argument scanning: look up every 8-byte word of a driver launch's
- * parameters in the index of live allocations and submit one VT_HREC_BUFFER_USE
- * per allocation found, keyed by `correlation` (the runtime call's when the
- * launch came through cudaLaunchKernel*, so it joins the kernel record).
- */
-static void scan_kernel_args(int shape, const void *pParams, uint32_t correlation, int device)
+/* cudaFuncGetParamInfo for the kernel-argument scanner (kparams.h), never traced. */
+static int stub_param_info(const void *h, size_t i, size_t *pOff, size_t *pSize)
 {
-    uint64_t aBase[USES_MAX];
-    size_t aSize[PARAM_MAX];
-    void **apParam, **extra;
-    CUfunction f;
-    const void *pBlock;
-    size_t nBlock;
-    struct vt_hrec rec;
-    uint64_t ts;
-    int n = 0, nParam, i;
-
-    if (!g_ivl) return;
-    if (shape == S_CU_LAUNCH) {
-        const cuLaunchKernel_params *p = pParams;
-        f = p->f;
-        apParam = p->kernelParams;
-        extra = p->extra;
-    } else if (shape == S_CU_LAUNCH_EX) {
-        const cuLaunchKernelEx_params *p = pParams;
-        f = p->f;
-        apParam = p->kernelParams;
-        extra = p->extra;
-    } else {
-        return; /* runtime launches are scanned at the driver launch they make */
-    }
-    if (apParam) {
-        nParam = param_sizes(f, aSize);
-        if (nParam > 0) n = vt__ivl_scan_params(g_ivl, apParam, aSize, nParam, aBase, USES_MAX);
-    } else if ((pBlock = extra_buffer(extra, &nBlock)) != NULL) {
-        n = vt__ivl_scan(g_ivl, pBlock, nBlock, aBase, USES_MAX);
-    }
-    if (n <= 0) return;
-    ts = now_cupti();
-    for (i = 0; i < n && i < USES_MAX; i++) {
-        memset(&rec, 0, sizeof rec);
-        rec.type = VT_HREC_BUFFER_USE;
-        rec.u.use.correlation = correlation;
-        rec.u.use.kind = VT_USE_KERNEL_ARG;
-        rec.u.use.address = aBase[i];
-        rec.u.use.ts = ts;
-        rec.u.use.device = device;
-        vt__session_submit(&rec);
-    }
-    if (n > USES_MAX) {
-        memset(&rec, 0, sizeof rec);
-        rec.type = VT_HREC_DROPPED;
-        rec.u.dropped.ts = ts;
-        rec.u.dropped.source = VT_DROP_MAP;
-        rec.u.dropped.zWhat = "buffer uses of one launch beyond 64";
-        rec.u.dropped.count = (uint64_t)(n - USES_MAX);
-        vt__session_submit(&rec);
-    }
+    int r;
+    t_inTracer++;
+    r = g_drv.xRtFuncGetParamInfo(h, i, pOff, pSize);
+    t_inTracer--;
+    return r == 0 ? 0 : -1; /* cudaSuccess */
 }
 
 /* Query free/total device memory through the driver, never traced. Returns 0 or -1. */
@@ -461,500 +219,6 @@ static int mem_info(uint64_t *pFree, uint64_t *pTotal)
     *pFree = nFree;
     *pTotal = nTotal;
     return 0;
-}
-
-/* What one API call asked for, read from its parameters at exit. */
-struct call {
-    uint64_t bytes, ptr, src, dst, handle;
-    const void *hStream;
-    int bStream;  /* hStream is meaningful */
-    int device;   /* from the parameters (cuMemCreate), else -1 */
-    int memKind;  /* for VMM rows */
-};
-
-/* Pointer value at p if p is not NULL and the call succeeded, else 0. */
-#define OUT_PTR(p, ok) ((ok) && (p) ? (uint64_t)(uintptr_t) * (p) : 0)
-
-/* Fill *c from the parameters of a call of the given shape; ok: the call succeeded. */
-static void read_params(int shape, const void *pv, int ok, struct call *c)
-{
-    memset(c, 0, sizeof *c);
-    c->device = -1;
-    switch (shape) {
-    case S_MALLOC: {
-        const cudaMalloc_v3020_params *p = pv; /* cudaMallocHost/HostAlloc/Managed: same head */
-        c->bytes = p->size;
-        c->ptr = OUT_PTR(p->devPtr, ok);
-        break;
-    }
-    case S_MALLOC_STREAM: {
-        const cudaMallocAsync_v11020_params *p = pv;
-        c->bytes = p->size;
-        c->ptr = OUT_PTR(p->devPtr, ok);
-        c->hStream = p->hStream;
-        c->bStream = 1;
-        break;
-    }
-    case S_MALLOC_POOL: {
-        const cudaMallocFromPoolAsync_v11020_params *p = pv;
-        c->bytes = p->size;
-        c->ptr = OUT_PTR(p->ptr, ok);
-        c->hStream = p->stream;
-        c->bStream = 1;
-        break;
-    }
-    case S_MALLOC_PITCH: {
-        const cudaMallocPitch_v3020_params *p = pv;
-        size_t pitch = ok && p->pitch ? *p->pitch : p->width;
-        c->bytes = (uint64_t)pitch * p->height;
-        c->ptr = OUT_PTR(p->devPtr, ok);
-        break;
-    }
-    case S_MALLOC_3D: {
-        const cudaMalloc3D_v3020_params *p = pv;
-        size_t pitch = ok && p->pitchedDevPtr ? p->pitchedDevPtr->pitch : p->extent.width;
-        c->bytes = (uint64_t)pitch * p->extent.height * (p->extent.depth ? p->extent.depth : 1);
-        c->ptr = ok && p->pitchedDevPtr ? (uint64_t)(uintptr_t)p->pitchedDevPtr->ptr : 0;
-        break;
-    }
-    case S_HOST_REGISTER: {
-        const cudaHostRegister_v4000_params *p = pv;
-        c->bytes = p->size;
-        c->ptr = (uint64_t)(uintptr_t)p->ptr;
-        break;
-    }
-    case S_FREE: {
-        const cudaFree_v3020_params *p = pv; /* cudaFreeHost/HostUnregister: same layout */
-        c->ptr = (uint64_t)(uintptr_t)p->devPtr;
-        break;
-    }
-    case S_FREE_STREAM: {
-        const cudaFreeAsync_v11020_params *p = pv;
-        c->ptr = (uint64_t)(uintptr_t)p->devPtr;
-        c->hStream = p->hStream;
-        c->bStream = 1;
-        break;
-    }
-    case S_CU_ALLOC: {
-        const cuMemAlloc_v2_params *p = pv; /* cuMemAllocManaged: same head */
-        c->bytes = p->bytesize;
-        c->ptr = OUT_PTR(p->dptr, ok);
-        break;
-    }
-    case S_CU_ALLOC_STREAM: {
-        const cuMemAllocAsync_params *p = pv;
-        c->bytes = p->bytesize;
-        c->ptr = OUT_PTR(p->dptr, ok);
-        c->hStream = p->hStream;
-        c->bStream = 1;
-        break;
-    }
-    case S_CU_ALLOC_POOL: {
-        const cuMemAllocFromPoolAsync_params *p = pv;
-        c->bytes = p->bytesize;
-        c->ptr = OUT_PTR(p->dptr, ok);
-        c->hStream = p->hStream;
-        c->bStream = 1;
-        break;
-    }
-    case S_CU_ALLOC_PITCH: {
-        const cuMemAllocPitch_v2_params *p = pv;
-        size_t pitch = ok && p->pPitch ? *p->pPitch : p->WidthInBytes;
-        c->bytes = (uint64_t)pitch * p->Height;
-        c->ptr = OUT_PTR(p->dptr, ok);
-        break;
-    }
-    case S_CU_HOST_ALLOC: {
-        const cuMemAllocHost_v2_params *p = pv; /* cuMemHostAlloc: same head */
-        c->bytes = p->bytesize;
-        c->ptr = OUT_PTR(p->pp, ok);
-        break;
-    }
-    case S_CU_HOST_REGISTER: {
-        const cuMemHostRegister_v2_params *p = pv;
-        c->bytes = p->bytesize;
-        c->ptr = (uint64_t)(uintptr_t)p->p;
-        break;
-    }
-    case S_CU_FREE: {
-        const cuMemFree_v2_params *p = pv;
-        c->ptr = p->dptr;
-        break;
-    }
-    case S_CU_FREE_STREAM: {
-        const cuMemFreeAsync_params *p = pv;
-        c->ptr = p->dptr;
-        c->hStream = p->hStream;
-        c->bStream = 1;
-        break;
-    }
-    case S_CU_HOST_FREE: {
-        const cuMemFreeHost_params *p = pv; /* cuMemHostUnregister: same layout */
-        c->ptr = (uint64_t)(uintptr_t)p->p;
-        break;
-    }
-    case S_VMM_CREATE: {
-        const cuMemCreate_params *p = pv;
-        c->bytes = p->size;
-        c->handle = ok && p->handle ? (uint64_t)*p->handle : 0;
-        c->memKind = VT_MEMKIND_DEVICE;
-        if (p->prop) {
-            if (p->prop->location.type == CU_MEM_LOCATION_TYPE_DEVICE) c->device = p->prop->location.id;
-            else if (p->prop->location.type != CU_MEM_LOCATION_TYPE_INVALID) c->memKind = VT_MEMKIND_PINNED;
-        }
-        break;
-    }
-    case S_VMM_RELEASE: {
-        const cuMemRelease_params *p = pv;
-        c->handle = (uint64_t)p->handle;
-        c->memKind = VT_MEMKIND_DEVICE;
-        break;
-    }
-    case S_VMM_MAP: {
-        const cuMemMap_params *p = pv;
-        c->ptr = p->ptr;
-        c->bytes = p->size;
-        c->handle = (uint64_t)p->handle;
-        c->memKind = VT_MEMKIND_DEVICE;
-        break;
-    }
-    case S_VMM_UNMAP: {
-        const cuMemUnmap_params *p = pv;
-        c->ptr = p->ptr;
-        c->bytes = p->size;
-        c->memKind = VT_MEMKIND_DEVICE;
-        break;
-    }
-    case S_VMM_RESERVE: {
-        const cuMemAddressReserve_params *p = pv;
-        c->bytes = p->size;
-        c->ptr = OUT_PTR(p->ptr, ok);
-        break;
-    }
-    case S_VMM_ADDR_FREE: {
-        const cuMemAddressFree_params *p = pv;
-        c->ptr = p->ptr;
-        c->bytes = p->size;
-        break;
-    }
-    case S_MEMCPY: {
-        const cudaMemcpy_v3020_params *p = pv;
-        c->dst = (uint64_t)(uintptr_t)p->dst;
-        c->src = (uint64_t)(uintptr_t)p->src;
-        c->bytes = p->count;
-        break;
-    }
-    case S_MEMCPY_ASYNC: {
-        const cudaMemcpyAsync_v3020_params *p = pv;
-        c->dst = (uint64_t)(uintptr_t)p->dst;
-        c->src = (uint64_t)(uintptr_t)p->src;
-        c->bytes = p->count;
-        c->hStream = p->stream;
-        c->bStream = 1;
-        break;
-    }
-    case S_MEMCPY2D: {
-        const cudaMemcpy2D_v3020_params *p = pv;
-        c->dst = (uint64_t)(uintptr_t)p->dst;
-        c->src = (uint64_t)(uintptr_t)p->src;
-        c->bytes = (uint64_t)p->width * p->height;
-        break;
-    }
-    case S_MEMCPY2D_ASYNC: {
-        const cudaMemcpy2DAsync_v3020_params *p = pv;
-        c->dst = (uint64_t)(uintptr_t)p->dst;
-        c->src = (uint64_t)(uintptr_t)p->src;
-        c->bytes = (uint64_t)p->width * p->height;
-        c->hStream = p->stream;
-        c->bStream = 1;
-        break;
-    }
-    case S_MEMCPY_PEER: {
-        const cudaMemcpyPeer_v4000_params *p = pv;
-        c->dst = (uint64_t)(uintptr_t)p->dst;
-        c->src = (uint64_t)(uintptr_t)p->src;
-        c->bytes = p->count;
-        break;
-    }
-    case S_MEMCPY_PEER_ASYNC: {
-        const cudaMemcpyPeerAsync_v4000_params *p = pv;
-        c->dst = (uint64_t)(uintptr_t)p->dst;
-        c->src = (uint64_t)(uintptr_t)p->src;
-        c->bytes = p->count;
-        c->hStream = p->stream;
-        c->bStream = 1;
-        break;
-    }
-    case S_CU_MEMCPY: {
-        const cuMemcpy_params *p = pv;
-        c->dst = p->dst;
-        c->src = p->src;
-        c->bytes = p->ByteCount;
-        break;
-    }
-    case S_CU_MEMCPY_ASYNC: {
-        const cuMemcpyAsync_params *p = pv;
-        c->dst = p->dst;
-        c->src = p->src;
-        c->bytes = p->ByteCount;
-        c->hStream = p->hStream;
-        c->bStream = 1;
-        break;
-    }
-    case S_CU_HTOD: {
-        const cuMemcpyHtoD_v2_params *p = pv;
-        c->dst = p->dstDevice;
-        c->src = (uint64_t)(uintptr_t)p->srcHost;
-        c->bytes = p->ByteCount;
-        break;
-    }
-    case S_CU_HTOD_ASYNC: {
-        const cuMemcpyHtoDAsync_v2_params *p = pv;
-        c->dst = p->dstDevice;
-        c->src = (uint64_t)(uintptr_t)p->srcHost;
-        c->bytes = p->ByteCount;
-        c->hStream = p->hStream;
-        c->bStream = 1;
-        break;
-    }
-    case S_CU_DTOH: {
-        const cuMemcpyDtoH_v2_params *p = pv;
-        c->dst = (uint64_t)(uintptr_t)p->dstHost;
-        c->src = p->srcDevice;
-        c->bytes = p->ByteCount;
-        break;
-    }
-    case S_CU_DTOH_ASYNC: {
-        const cuMemcpyDtoHAsync_v2_params *p = pv;
-        c->dst = (uint64_t)(uintptr_t)p->dstHost;
-        c->src = p->srcDevice;
-        c->bytes = p->ByteCount;
-        c->hStream = p->hStream;
-        c->bStream = 1;
-        break;
-    }
-    case S_CU_DTOD: {
-        const cuMemcpyDtoD_v2_params *p = pv;
-        c->dst = p->dstDevice;
-        c->src = p->srcDevice;
-        c->bytes = p->ByteCount;
-        break;
-    }
-    case S_CU_DTOD_ASYNC: {
-        const cuMemcpyDtoDAsync_v2_params *p = pv;
-        c->dst = p->dstDevice;
-        c->src = p->srcDevice;
-        c->bytes = p->ByteCount;
-        c->hStream = p->hStream;
-        c->bStream = 1;
-        break;
-    }
-    case S_MEMSET: {
-        const cudaMemset_v3020_params *p = pv;
-        c->dst = (uint64_t)(uintptr_t)p->devPtr;
-        c->bytes = p->count;
-        break;
-    }
-    case S_MEMSET_ASYNC: {
-        const cudaMemsetAsync_v3020_params *p = pv;
-        c->dst = (uint64_t)(uintptr_t)p->devPtr;
-        c->bytes = p->count;
-        c->hStream = p->stream;
-        c->bStream = 1;
-        break;
-    }
-    case S_CU_MEMSET8: {
-        const cuMemsetD8_v2_params *p = pv;
-        c->dst = p->dstDevice;
-        c->bytes = p->N;
-        break;
-    }
-    case S_CU_MEMSET8_ASYNC: {
-        const cuMemsetD8Async_params *p = pv;
-        c->dst = p->dstDevice;
-        c->bytes = p->N;
-        c->hStream = p->hStream;
-        c->bStream = 1;
-        break;
-    }
-    case S_CU_MEMSET32: {
-        const cuMemsetD32_v2_params *p = pv;
-        c->dst = p->dstDevice;
-        c->bytes = (uint64_t)p->N * 4;
-        break;
-    }
-    case S_CU_MEMSET32_ASYNC: {
-        const cuMemsetD32Async_params *p = pv;
-        c->dst = p->dstDevice;
-        c->bytes = (uint64_t)p->N * 4;
-        c->hStream = p->hStream;
-        c->bStream = 1;
-        break;
-    }
-    case S_LAUNCH: {
-        const cudaLaunchKernel_v7000_params *p = pv;
-        c->hStream = p->stream;
-        c->bStream = 1;
-        break;
-    }
-    case S_LAUNCH_EXC: {
-        const cudaLaunchKernelExC_v11060_params *p = pv;
-        if (p->config) {
-            c->hStream = p->config->stream;
-            c->bStream = 1;
-        }
-        break;
-    }
-    case S_CU_LAUNCH: {
-        const cuLaunchKernel_params *p = pv;
-        c->hStream = p->hStream;
-        c->bStream = 1;
-        break;
-    }
-    case S_CU_LAUNCH_EX: {
-        const cuLaunchKernelEx_params *p = pv;
-        if (p->config) {
-            c->hStream = p->config->hStream;
-            c->bStream = 1;
-        }
-        break;
-    }
-    case S_STREAM_SYNC: {
-        const cudaStreamSynchronize_v3020_params *p = pv;
-        c->hStream = p->stream;
-        c->bStream = 1;
-        break;
-    }
-    case S_CU_STREAM_SYNC: {
-        const cuStreamSynchronize_params *p = pv;
-        c->hStream = p->hStream;
-        c->bStream = 1;
-        break;
-    }
-    default: break;
-    }
-}
-
-/* True for calls whose failure is an out-of-memory moment worth an oom_event row. */
-static int is_alloc_shape(int shape)
-{
-    switch (shape) {
-    case S_MALLOC: case S_MALLOC_STREAM: case S_MALLOC_POOL: case S_MALLOC_PITCH: case S_MALLOC_3D:
-    case S_HOST_REGISTER: case S_CU_ALLOC: case S_CU_ALLOC_STREAM: case S_CU_ALLOC_POOL:
-    case S_CU_ALLOC_PITCH: case S_CU_HOST_ALLOC: case S_CU_HOST_REGISTER: case S_VMM_CREATE:
-        return 1;
-    default: return 0;
-    }
-}
-
-/* True for the calls that end an allocation's life. */
-static int is_free_shape(int shape)
-{
-    switch (shape) {
-    case S_FREE: case S_FREE_STREAM: case S_CU_FREE: case S_CU_FREE_STREAM: case S_CU_HOST_FREE:
-        return 1;
-    default: return 0;
-    }
-}
-
-/* Keep the index of live allocations current after a successful call (for argument scans). */
-static void track_live(int shape, const struct call *c)
-{
-    if (!g_ivl) return;
-    if (shape == S_VMM_MAP || (is_alloc_shape(shape) && shape != S_VMM_CREATE)) {
-        if (c->ptr) vt__ivl_insert(g_ivl, c->ptr, c->bytes);
-    } else if (shape == S_VMM_UNMAP || is_free_shape(shape)) {
-        if (c->ptr) vt__ivl_remove(g_ivl, c->ptr);
-    }
-}
-
-/* True for the calls that carry a call site (allocation, free, VMM, copy, set). */
-static int wants_site(int shape)
-{
-    return shape != S_NONE && shape < S_LAUNCH;
-}
-
-/* Record one API call at its exit: api_call row, plus oom_event / VMM memory_event rows. */
-static void record_exit(const struct api_entry *e, const CUpti_CallbackData *cb)
-{
-    struct vt_hrec rec;
-    struct call c;
-    int status = cb->functionReturnValue ? *(const int *)cb->functionReturnValue : 0;
-    int ok = status == 0;
-    uint64_t end = now_cupti();
-    uint64_t start = cb->correlationData && *cb->correlationData ? *cb->correlationData : end;
-    int device = context_device(cb->context);
-    int64_t stack = 0;
-
-    read_params(e->shape, cb->functionParams, ok, &c);
-    if (c.device >= 0 && device < 0) device = c.device;
-    if (wants_site(e->shape)) stack = capture_site();
-
-    memset(&rec, 0, sizeof rec);
-    rec.type = VT_HREC_API_CALL;
-    rec.u.api.api = e->api;
-    rec.u.api.correlation = cb->correlationId;
-    rec.u.api.start = start;
-    rec.u.api.end = end;
-    rec.u.api.thread = thread_id();
-    rec.u.api.device = device;
-    rec.u.api.status = status;
-    rec.u.api.bytes = c.bytes;
-    rec.u.api.ptr = c.ptr ? c.ptr : c.handle;
-    rec.u.api.src = c.src;
-    rec.u.api.dst = c.dst;
-    rec.u.api.stream = c.bStream ? stream_id(cb->context, c.hStream, e->perThread) : 0;
-    rec.u.api.stack_id = stack;
-    vt__session_submit(&rec);
-
-    if (!ok && is_alloc_shape(e->shape)) {
-        memset(&rec, 0, sizeof rec);
-        rec.type = VT_HREC_OOM;
-        rec.u.oom.ts = end;
-        rec.u.oom.api = e->api;
-        rec.u.oom.correlation = cb->correlationId;
-        rec.u.oom.device = device;
-        rec.u.oom.status = status;
-        rec.u.oom.bytes = c.bytes;
-        if (mem_info(&rec.u.oom.free_bytes, &rec.u.oom.total_bytes) != 0)
-            rec.u.oom.free_bytes = rec.u.oom.total_bytes = 0;
-        rec.u.oom.thread = thread_id();
-        rec.u.oom.stack_id = stack;
-        vt__session_submit(&rec);
-    }
-
-    if (ok && e->shape >= S_VMM_CREATE && e->shape <= S_VMM_UNMAP) {
-        static const int aOp[] = {VT_MEMOP_VMM_CREATE, VT_MEMOP_VMM_RELEASE, VT_MEMOP_VMM_MAP,
-                                  VT_MEMOP_VMM_UNMAP};
-        memset(&rec, 0, sizeof rec);
-        rec.type = VT_HREC_MEMORY;
-        rec.u.mem.ts = end;
-        rec.u.mem.op = aOp[e->shape - S_VMM_CREATE];
-        rec.u.mem.mem_kind = c.memKind;
-        /* create/release: the address column holds the physical handle */
-        rec.u.mem.address = e->shape <= S_VMM_RELEASE ? c.handle : c.ptr;
-        rec.u.mem.bytes = c.bytes;
-        rec.u.mem.device = device;
-        rec.u.mem.correlation = cb->correlationId;
-        rec.u.mem.api = e->api;
-        rec.u.mem.handle = c.handle;
-        rec.u.mem.thread = thread_id();
-        rec.u.mem.stack_id = stack;
-        vt__session_submit(&rec);
-    }
-
-    if (ok) track_live(e->shape, &c);
-    if (ok && (e->shape == S_CU_LAUNCH || e->shape == S_CU_LAUNCH_EX))
-        scan_kernel_args(e->shape, cb->functionParams, cb->correlationId, device);
-}
-
-/* Find a cbid in a table (small, sorted by nothing: linear scan of ~50 entries). */
-static const struct api_entry *find_api(const struct api_entry *a, size_t n, CUpti_CallbackId cbid)
-{
-    size_t i;
-    for (i = 0; i < n; i++)
-        if (a[i].cbid == cbid) return &a[i];
-    return NULL;
 }
 
 /* Write a device row the first time a context on device `dev` appears. */
@@ -1013,40 +277,11 @@ static void CUPTIAPI on_callback(void *pUser, CUpti_CallbackDomain domain, CUpti
                                  const void *pData)
 {
     int saved = errno;
-    const CUpti_CallbackData *cb = pData;
-    const struct api_entry *e;
     (void)pUser;
 
     if (t_inTracer) goto done;
-    if (domain == CUPTI_CB_DOMAIN_RUNTIME_API) {
-        e = find_api(aRuntime, sizeof aRuntime / sizeof aRuntime[0], cbid);
-        if (!e) goto done;
-        if (cb->callbackSite == CUPTI_API_ENTER) {
-            t_runtimeDepth++;
-            t_runtimeCorrelation = cb->correlationId;
-            if (cb->correlationData) *cb->correlationData = now_cupti();
-            goto done;
-        }
-        if (t_runtimeDepth > 0) t_runtimeDepth--;
-        if (vt__session_active()) record_exit(e, cb);
-    } else if (domain == CUPTI_CB_DOMAIN_DRIVER_API) {
-        e = find_api(aDriver, sizeof aDriver / sizeof aDriver[0], cbid);
-        if (!e) goto done;
-        if (t_runtimeDepth > 0) {
-            /* A runtime call already recorded covers the driver calls it makes; only its
-             * launch is looked at here, where the kernel's parameter layout is known. */
-            if (cb->callbackSite == CUPTI_API_EXIT && vt__session_active() &&
-                (e->shape == S_CU_LAUNCH || e->shape == S_CU_LAUNCH_EX) && cb->functionReturnValue &&
-                *(const int *)cb->functionReturnValue == 0)
-                scan_kernel_args(e->shape, cb->functionParams, t_runtimeCorrelation,
-                                 context_device(cb->context));
-            goto done;
-        }
-        if (cb->callbackSite == CUPTI_API_ENTER) {
-            if (cb->correlationData) *cb->correlationData = now_cupti();
-            goto done;
-        }
-        if (vt__session_active()) record_exit(e, cb);
+    if (domain == CUPTI_CB_DOMAIN_RUNTIME_API || domain == CUPTI_CB_DOMAIN_DRIVER_API) {
+        vt__apicall_callback(&g_env, &t_api, domain, cbid, pData);
     } else if (domain == CUPTI_CB_DOMAIN_RESOURCE && cbid == CUPTI_CBID_RESOURCE_CONTEXT_CREATED) {
         const CUpti_ResourceData *rd = pData;
         if (vt__session_active()) record_device(context_device(rd->context));
@@ -1165,7 +400,7 @@ static void record_glue_meta(void)
     vt__session_meta("clock_anchor_wall_ns", z);
 }
 
-/* Open call-site capture and the live-allocation index as configured; warn when one cannot. */
+/* Open call-site capture and the kernel-argument scanner as configured; warn when one cannot. */
 static void open_attribution(void)
 {
     static const char *const azSkip[] = {"libvramtrace", "libcupti", "libcuda.so", "libcudart",
@@ -1178,24 +413,47 @@ static void open_attribution(void)
         if (!g_sites) say("call sites are not recorded: cannot set up site capture");
     }
     if (g_cfg.kernel_args) {
-        g_ivl = vt__ivl_open();
-        if (!g_ivl) say("kernel arguments are not scanned: out of memory");
+        struct vt__kparams_config kc;
+        memset(&kc, 0, sizeof kc);
+        kc.xFuncParamInfo = g_drv.xFuncGetParamInfo ? func_param_info : NULL;
+        kc.xKernelParamInfo = g_drv.xKernelGetParamInfo ? kernel_param_info : NULL;
+        kc.xStubParamInfo = g_drv.xRtFuncGetParamInfo ? stub_param_info : NULL;
+        kc.ivl = g_ivl = vt__ivl_open();
+        g_kp = g_ivl ? vt__kparams_open(&kc) : NULL;
+        if (!g_kp) {
+            say("kernel arguments are not scanned: out of memory");
+            vt__ivl_close(g_ivl);
+            g_ivl = NULL;
+        }
     }
+}
+
+/* Hand the API-call decoder the clock, CUPTI's lookups, the driver and the session. */
+static void setup_env(void)
+{
+    g_env.xNow = now_cupti;
+    g_env.xDevice = context_device;
+    g_env.xStream = stream_id;
+    g_env.xMemInfo = mem_info;
+    g_env.xSite = capture_site;
+    g_env.xActive = vt__session_active;
+    g_env.xSubmit = vt__session_submit;
+    g_env.ivl = g_ivl;
+    g_env.kp = g_kp;
 }
 
 /* Enable the API callbacks we record; returns how many could not be enabled. */
 static int enable_callbacks(void)
 {
     int nFail = 0;
-    size_t i;
-    for (i = 0; i < sizeof aRuntime / sizeof aRuntime[0]; i++)
-        if (cuptiEnableCallback(1, g_subscriber, CUPTI_CB_DOMAIN_RUNTIME_API, aRuntime[i].cbid) !=
-            CUPTI_SUCCESS)
-            nFail++;
-    for (i = 0; i < sizeof aDriver / sizeof aDriver[0]; i++)
-        if (cuptiEnableCallback(1, g_subscriber, CUPTI_CB_DOMAIN_DRIVER_API, aDriver[i].cbid) !=
-            CUPTI_SUCCESS)
-            nFail++;
+    static const CUpti_CallbackDomain aDomain[] = {CUPTI_CB_DOMAIN_RUNTIME_API,
+                                                   CUPTI_CB_DOMAIN_DRIVER_API};
+    size_t d, i, n;
+    for (d = 0; d < sizeof aDomain / sizeof aDomain[0]; d++) {
+        const struct vt__api *a = vt__api_table(aDomain[d], &n);
+        for (i = 0; i < n; i++)
+            if (cuptiEnableCallback(1, g_subscriber, aDomain[d], a[i].cbid) != CUPTI_SUCCESS) nFail++;
+    }
     if (cuptiEnableCallback(1, g_subscriber, CUPTI_CB_DOMAIN_RESOURCE,
                             CUPTI_CBID_RESOURCE_CONTEXT_CREATED) != CUPTI_SUCCESS)
         nFail++;
@@ -1292,6 +550,7 @@ VT_EXPORT int InitializeInjection(void)
         goto fail;
     }
     open_attribution();
+    setup_env();
     enable_activities();
     nFail = enable_callbacks();
     if (nFail) say("%d CUPTI API callbacks could not be enabled; those calls are not recorded", nFail);

@@ -216,7 +216,68 @@ VT__NAME_FN(vt_tensor_source_name, VT_TENSORSRC_LIST)
     X(120, "cudaDeviceSynchronize", "sync")         \
     X(121, "cudaStreamSynchronize", "sync")         \
     X(122, "cuCtxSynchronize", "sync")              \
-    X(123, "cuStreamSynchronize", "sync")
+    X(123, "cuStreamSynchronize", "sync")           \
+    X(104, "__cudaLaunchKernel", "launch")                     \
+    X(105, "cudaLaunchCooperativeKernel", "launch")            \
+    X(106, "cudaLaunchCooperativeKernelMultiDevice", "launch") \
+    X(107, "cudaGraphLaunch", "launch")                        \
+    X(108, "cudaLaunch", "launch")                             \
+    X(109, "cuLaunchCooperativeKernel", "launch")              \
+    X(110, "cuLaunchCooperativeKernelMultiDevice", "launch")   \
+    X(111, "cuGraphLaunch", "launch")                          \
+    X(112, "cuLaunch", "launch")                               \
+    X(113, "cuLaunchGrid", "launch")                           \
+    X(114, "cuLaunchGridAsync", "launch")                      \
+    X(140, "cudaMemcpyToArray", "memcpy")                      \
+    X(141, "cudaMemcpyToArrayAsync", "memcpy")                 \
+    X(142, "cudaMemcpyFromArray", "memcpy")                    \
+    X(143, "cudaMemcpyFromArrayAsync", "memcpy")               \
+    X(144, "cudaMemcpyArrayToArray", "memcpy")                 \
+    X(145, "cudaMemcpy2DToArray", "memcpy")                    \
+    X(146, "cudaMemcpy2DToArrayAsync", "memcpy")               \
+    X(147, "cudaMemcpy2DFromArray", "memcpy")                  \
+    X(148, "cudaMemcpy2DFromArrayAsync", "memcpy")             \
+    X(149, "cudaMemcpy2DArrayToArray", "memcpy")               \
+    X(150, "cudaMemcpyToSymbol", "memcpy")                     \
+    X(151, "cudaMemcpyToSymbolAsync", "memcpy")                \
+    X(152, "cudaMemcpyFromSymbol", "memcpy")                   \
+    X(153, "cudaMemcpyFromSymbolAsync", "memcpy")              \
+    X(154, "cudaMemcpy3D", "memcpy")                           \
+    X(155, "cudaMemcpy3DAsync", "memcpy")                      \
+    X(156, "cudaMemcpy3DPeer", "memcpy")                       \
+    X(157, "cudaMemcpy3DPeerAsync", "memcpy")                  \
+    X(158, "cudaMemcpyBatchAsync", "memcpy")                   \
+    X(159, "cudaMemcpy3DBatchAsync", "memcpy")                 \
+    X(160, "cuMemcpyDtoA", "memcpy")                           \
+    X(161, "cuMemcpyAtoD", "memcpy")                           \
+    X(162, "cuMemcpyHtoA", "memcpy")                           \
+    X(163, "cuMemcpyHtoAAsync", "memcpy")                      \
+    X(164, "cuMemcpyAtoH", "memcpy")                           \
+    X(165, "cuMemcpyAtoHAsync", "memcpy")                      \
+    X(166, "cuMemcpyAtoA", "memcpy")                           \
+    X(167, "cuMemcpy2D", "memcpy")                             \
+    X(168, "cuMemcpy2DUnaligned", "memcpy")                    \
+    X(169, "cuMemcpy2DAsync", "memcpy")                        \
+    X(170, "cuMemcpy3D", "memcpy")                             \
+    X(171, "cuMemcpy3DAsync", "memcpy")                        \
+    X(172, "cuMemcpyPeer", "memcpy")                           \
+    X(173, "cuMemcpyPeerAsync", "memcpy")                      \
+    X(174, "cuMemcpy3DPeer", "memcpy")                         \
+    X(175, "cuMemcpy3DPeerAsync", "memcpy")                    \
+    X(176, "cuMemcpyBatchAsync", "memcpy")                     \
+    X(177, "cuMemcpy3DBatchAsync", "memcpy")                   \
+    X(180, "cudaMemset2D", "memset")                           \
+    X(181, "cudaMemset2DAsync", "memset")                      \
+    X(182, "cudaMemset3D", "memset")                           \
+    X(183, "cudaMemset3DAsync", "memset")                      \
+    X(184, "cuMemsetD16", "memset")                            \
+    X(185, "cuMemsetD16Async", "memset")                       \
+    X(186, "cuMemsetD2D8", "memset")                           \
+    X(187, "cuMemsetD2D8Async", "memset")                      \
+    X(188, "cuMemsetD2D16", "memset")                          \
+    X(189, "cuMemsetD2D16Async", "memset")                     \
+    X(190, "cuMemsetD2D32", "memset")                          \
+    X(191, "cuMemsetD2D32Async", "memset")
 
 enum vt_api {
 #define VT__API_ENUM(id, name, family) VT_API_ID_##id = id,
@@ -224,6 +285,28 @@ enum vt_api {
 #undef VT__API_ENUM
     VT_API_NONE = 0
 };
+
+/* An API id's name and family (enum_api), NULL for an id the list lacks. */
+static inline const char *vt_api_name(long long id)
+{
+#define VT__API_NAME(v, name, family) \
+    case v: return name;
+    switch (id) {
+        VT_API_LIST(VT__API_NAME)
+    }
+#undef VT__API_NAME
+    return (const char *)0;
+}
+static inline const char *vt_api_family(long long id)
+{
+#define VT__API_FAMILY(v, name, family) \
+    case v: return family;
+    switch (id) {
+        VT_API_LIST(VT__API_FAMILY)
+    }
+#undef VT__API_FAMILY
+    return (const char *)0;
+}
 
 /*
  * Time columns. Each timed table stores its time as `t`, nanoseconds since the

@@ -1,0 +1,200 @@
+/* Text for people and for other programs: byte and time formats, UTF-8, escaping and caps. */
+#include "text.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+char *vt__strdupf(const char *zFmt, ...)
+{
+    va_list ap;
+    char *z;
+    int n;
+    va_start(ap, zFmt);
+    n = vsnprintf(NULL, 0, zFmt, ap);
+    va_end(ap);
+    if (n < 0) return NULL;
+    z = malloc((size_t)n + 1);
+    if (!z) return NULL;
+    va_start(ap, zFmt);
+    vsnprintf(z, (size_t)n + 1, zFmt, ap);
+    va_end(ap);
+    return z;
+}
+
+const char *vt__fmt_bytes(int64_t n, char *z, size_t nZ)
+{
+    static const char *const azUnit[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+    uint64_t u = n < 0 ? (uint64_t)0 - (uint64_t)n : (uint64_t)n; /* INT64_MIN too */
+    double v = (double)u;
+    int k = 0;
+    while (v >= 1024.0 && k < 6) {
+        v /= 1024.0;
+        k++;
+    }
+    if (k == 0) snprintf(z, nZ, "%s%llu B", n < 0 ? "-" : "", (unsigned long long)u);
+    else snprintf(z, nZ, "%s%.*f %s", n < 0 ? "-" : "", v >= 100 ? 0 : v >= 10 ? 1 : 2, v, azUnit[k]);
+    return z;
+}
+
+const char *vt__fmt_ns(int64_t ns, char *z, size_t nZ)
+{
+    double v = (double)ns;
+    if (ns < 0) snprintf(z, nZ, "?");
+    else if (ns < 1000) snprintf(z, nZ, "%lld ns", (long long)ns);
+    else if (ns < 1000000) snprintf(z, nZ, "%.1f us", v / 1e3);
+    else if (ns < 1000000000) snprintf(z, nZ, "%.1f ms", v / 1e6);
+    else snprintf(z, nZ, "%.2f s", v / 1e9);
+    return z;
+}
+
+const char *vt__fmt_wall(int64_t wallNs, char *z, size_t nZ)
+{
+    time_t t = (time_t)(wallNs / 1000000000LL);
+    struct tm tm;
+    char zDate[32];
+    if (wallNs < 0 || !gmtime_r(&t, &tm) || !strftime(zDate, sizeof zDate, "%Y-%m-%d %H:%M:%S", &tm)) {
+        snprintf(z, nZ, "?");
+        return z;
+    }
+    snprintf(z, nZ, "%s.%03lld UTC", zDate, (long long)(wallNs % 1000000000LL) / 1000000LL);
+    return z;
+}
+
+int vt__utf8_len(const unsigned char *p, size_t n, unsigned *pCp)
+{
+    unsigned c = p[0], cp;
+    int need, k;
+    if (c < 0x80) need = 0, cp = c;
+    else if (c >= 0xC2 && c <= 0xDF) need = 1, cp = c & 0x1F;
+    else if (c >= 0xE0 && c <= 0xEF) need = 2, cp = c & 0x0F;
+    else if (c >= 0xF0 && c <= 0xF4) need = 3, cp = c & 0x07;
+    else return 0; /* a continuation byte, an overlong lead (C0, C1) or past F4 */
+    if ((size_t)need >= n) return 0;
+    for (k = 1; k <= need; k++) {
+        if ((p[k] & 0xC0) != 0x80) return 0;
+        cp = cp << 6 | (p[k] & 0x3F);
+    }
+    /* overlong forms, surrogates and values past U+10FFFF */
+    if ((need == 2 && cp < 0x800) || (need == 3 && cp < 0x10000) || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF))
+        return 0;
+    if (pCp) *pCp = cp;
+    return need + 1;
+}
+
+size_t vt__utf8_chars(const char *z, size_t n)
+{
+    const unsigned char *p = (const unsigned char *)z;
+    size_t i = 0, nChar = 0;
+    while (i < n) {
+        int k = vt__utf8_len(p + i, n - i, NULL);
+        i += k > 0 ? (size_t)k : 1;
+        nChar++;
+    }
+    return nChar;
+}
+
+size_t vt__utf8_prefix(const char *z, size_t n, size_t nChar)
+{
+    const unsigned char *p = (const unsigned char *)z;
+    size_t i = 0;
+    while (i < n && nChar-- > 0) {
+        int k = vt__utf8_len(p + i, n - i, NULL);
+        i += k > 0 ? (size_t)k : 1;
+    }
+    return i;
+}
+
+/* Write one ASCII character c escaped for esc (c < 0x80). */
+static void put_ascii(FILE *f, unsigned c, enum vt_esc esc)
+{
+    switch (esc) {
+    case VT_ESC_JSON:
+        if (c == '"' || c == '\\') fprintf(f, "\\%c", c);
+        else if (c == '\n') fputs("\\n", f);
+        else if (c == '\t') fputs("\\t", f);
+        else if (c == '\r') fputs("\\r", f);
+        else if (c < 0x20 || c == 0x7F) fprintf(f, "\\u%04x", c);
+        else fputc((int)c, f);
+        return;
+    case VT_ESC_HTML:
+        if (c == '<') fputs("&lt;", f);
+        else if (c == '>') fputs("&gt;", f);
+        else if (c == '&') fputs("&amp;", f);
+        else if (c == '"') fputs("&quot;", f);
+        else if (c == '\'') fputs("&#39;", f);
+        else if (c < 0x20 && c != '\n' && c != '\t') fputc('?', f);
+        else fputc((int)c, f);
+        return;
+    case VT_ESC_MD:
+        if (c == '|') fputs("\\|", f);
+        else if (c == '\n' || c == '\r' || c == '\t') fputc(' ', f);
+        else if (c < 0x20) fputc('?', f);
+        else fputc((int)c, f);
+        return;
+    case VT_ESC_CSV:
+        if (c == '"') fputs("\"\"", f);
+        else fputc((int)c, f);
+        return;
+    default:
+        fputc(c < 0x20 && c != '\n' && c != '\t' ? '?' : (int)c, f);
+        return;
+    }
+}
+
+int vt__put_esc(FILE *f, const char *z, size_t n, enum vt_esc esc, size_t cap)
+{
+    const unsigned char *p = (const unsigned char *)z;
+    size_t i = 0, end = n;
+    if (cap != VT_TEXT_NOCAP && n > cap) end = cap;
+    while (i < end) {
+        int k;
+        if (p[i] < 0x80) {
+            put_ascii(f, p[i++], esc);
+            continue;
+        }
+        k = vt__utf8_len(p + i, n - i, NULL);
+        if (k > 0 && i + (size_t)k <= end) {
+            fwrite(p + i, 1, (size_t)k, f);
+            i += (size_t)k;
+        } else if (k > 0) { /* a sequence across the cap: cut before it */
+            end = i;
+        } else {
+            fputs(esc == VT_ESC_JSON ? "\\ufffd" : "\xEF\xBF\xBD", f); /* U+FFFD */
+            i++;
+        }
+    }
+    if (end < n) fprintf(f, " [... %zu more bytes]", n - end);
+    return ferror(f) ? -1 : 0;
+}
+
+int vt__put_text(FILE *f, const char *z, enum vt_esc esc)
+{
+    return z ? vt__put_esc(f, z, strlen(z), esc, VT_TEXT_CAP) : 0;
+}
+
+int vt__json_strn(FILE *f, const char *z, size_t n, size_t cap)
+{
+    fputc('"', f);
+    vt__put_esc(f, z, n, VT_ESC_JSON, cap);
+    fputc('"', f);
+    return ferror(f) ? -1 : 0;
+}
+
+int vt__json_str(FILE *f, const char *z)
+{
+    if (!z) {
+        fputs("null", f);
+        return ferror(f) ? -1 : 0;
+    }
+    return vt__json_strn(f, z, strlen(z), VT_TEXT_CAP);
+}
+
+int vt__json_double(FILE *f, double r)
+{
+    if (isnan(r) || isinf(r)) fputs("null", f);
+    else fprintf(f, "%.17g", r); /* never a JSON-invalid form for finite values ("1e+20", "-0.5") */
+    return ferror(f) ? -1 : 0;
+}

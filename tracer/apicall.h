@@ -1,0 +1,116 @@
+/* Internal: CUPTI API callbacks (runtime and driver parameters) -> host records. */
+#ifndef VT_TRACER_APICALL_H
+#define VT_TRACER_APICALL_H
+
+/*
+ * The decoder of the API calls the tracer records. It knows, per callback id,
+ * which API it is (VT_API_LIST id) and how to read its parameter struct (the
+ * `*_params` structs of generated_cuda_runtime_api_meta.h and
+ * generated_cuda_meta.h); from each call's enter and exit callbacks it makes the
+ * host records the writer stores: one api_call per call, an oom_event when an
+ * allocation fails (with the device's free/total memory then), memory_event
+ * rows for the VMM calls, buffer_use rows for kernel arguments and for the
+ * addresses copies and sets name. It keeps the index of live allocations
+ * current for the kernel-argument scan.
+ *
+ * It never calls CUPTI or the driver: everything it needs from them comes
+ * through struct vt__apicall_env (the glue passes CUPTI's and the driver's
+ * functions behind its re-entry guard; tests pass fakes) and through the
+ * CUpti_CallbackData CUPTI hands every callback.
+ *
+ * Nesting: a runtime call makes driver calls of its own (cudaMalloc ->
+ * cuMemAlloc, a runtime launch -> a driver launch). The runtime call is
+ * recorded and the driver calls made inside it are not, so each call appears
+ * once; only a driver launch inside a runtime call is looked at, to scan its
+ * arguments (where the kernel's layout is known from the driver) under the
+ * runtime call's correlation id, which the kernel record carries. A runtime
+ * launch inside which no driver launch was seen is scanned at its own exit,
+ * so each launch is scanned once either way. The per-thread state this needs
+ * is the caller's (struct vt__apithread, one per thread, zero-initialised).
+ *
+ * Threading: any thread, concurrently; the tables are constant, the
+ * per-thread state is the caller's, env is read only.
+ */
+#include <cupti.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "intervals.h"
+#include "kparams.h"
+#include "writer.h"
+
+/* Where one value is in an API's parameter struct. */
+struct vt__field {
+    uint16_t off1; /* offset + 1; 0: the API has no such value */
+    uint8_t size;  /* bytes: 1, 2, 4 or 8 */
+};
+
+/* One traced API callback id. */
+struct vt__api {
+    CUpti_CallbackId cbid;
+    int api;       /* VT_API_LIST id */
+    int shape;     /* how its parameters are read (apicall.c) */
+    int perThread; /* 1 for the _ptsz/_ptds variants (per-thread default stream) */
+    /* the values read by position (copies and sets; meaning per shape, see apicall.c): */
+    struct vt__field dst, src, n, n2, n3, stream, arg;
+    int mul;       /* bytes per element counted by n (16/32-bit sets), 0 or 1 for bytes */
+};
+
+/* The traced callback ids of a domain (runtime or driver API): *pn entries; NULL for other domains. */
+const struct vt__api *vt__api_table(CUpti_CallbackDomain domain, size_t *pn);
+
+/* The entry of cbid in domain's table, or NULL when that callback is not traced. */
+const struct vt__api *vt__api_find(CUpti_CallbackDomain domain, CUpti_CallbackId cbid);
+
+/* What the decoder needs from outside; set once, then read only. */
+struct vt__apicall_env {
+    uint64_t (*xNow)(void);              /* CUPTI clock now, ns (0: unknown) */
+    int (*xDevice)(CUcontext ctx);       /* device ordinal of a context, or -1 */
+    /* CUPTI's stream id for a stream handle of ctx (perThread: a _ptsz/_ptds call), 0 if unknown */
+    uint64_t (*xStream)(CUcontext ctx, const void *hStream, int perThread);
+    int (*xMemInfo)(uint64_t *pFree, uint64_t *pTotal); /* device free/total memory: 0, or -1 */
+    int64_t (*xSite)(void);              /* capture the calling thread's site: stack id, 0 none */
+    int (*xActive)(void);                /* 1 while records are wanted (the session is active) */
+    int (*xSubmit)(const struct vt_hrec *rec); /* queue one record: 0, or -1 (dropped) */
+    struct vt__ivl *ivl;                 /* live allocations kept current, or NULL */
+    struct vt__kparams *kp;              /* kernel-argument scanner, or NULL: no scans */
+};
+
+/* One thread's state between callbacks; zero-initialised, owned by the caller. */
+struct vt__apithread {
+    int depth;            /* > 0 inside a recorded runtime API call */
+    uint32_t correlation; /* correlation id of that runtime call */
+    int bScanned;         /* a driver launch inside it had its arguments scanned */
+    int64_t tid;          /* cached gettid(), 0 until known */
+};
+
+/*
+ * The parameters of __cudaLaunchKernel and __cudaLaunchKernel_ptsz (runtime
+ * CBIDs 505/506, the _v13000 entries of cupti_runtime_cbid.h): the function
+ * nvcc 13 compiles `kernel<<<...>>>` to (crt/host_runtime.h; declared in
+ * crt/device_functions.h). CUDA 13.0's generated_cuda_runtime_api_meta.h has
+ * no struct for it; CUPTI lays out every API's parameters as a struct of the
+ * function's parameters in order, which is this (the layout of
+ * cudaLaunchKernel_v7000_params, with the kernel handle for the stub).
+ */
+typedef struct {
+    cudaKernel_t kernel; /* = CUkernel: the kernel's layout comes from cuKernelGetParamInfo */
+    dim3 gridDim;
+    dim3 blockDim;
+    void **args;
+    size_t sharedMem;
+    cudaStream_t stream;
+} vt__cudaLaunchKernel_v13000_params;
+
+/*
+ * Decode one runtime or driver API callback (cb: what CUPTI passes as cbdata;
+ * its functionParams, functionReturnValue and correlationData are read, the
+ * latter written at enter to hold the start time) and submit the records it
+ * makes through env->xSubmit. Callbacks of other domains and untraced ids are
+ * ignored. t is the calling thread's state.
+ */
+void vt__apicall_callback(const struct vt__apicall_env *env, struct vt__apithread *t,
+                          CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
+                          const CUpti_CallbackData *cb);
+
+#endif
