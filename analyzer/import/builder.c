@@ -185,7 +185,7 @@ int vt__tb_open(const char *zPath, int bForce, struct vt__tb **pp, char *zErr, s
     if (sqlite3_open_v2(tb->zTmp, &tb->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK ||
         sqlite3_exec(tb->db,
                      "PRAGMA page_size=65536; PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF;"
-                     " PRAGMA locking_mode=EXCLUSIVE; PRAGMA cache_size=-65536;",
+                     " PRAGMA locking_mode=EXCLUSIVE; PRAGMA cache_size=-8192;",
                      NULL, NULL, NULL) != SQLITE_OK) {
         snprintf(zErr, nErr, "%s: cannot create: %s", zPath, tb->db ? sqlite3_errmsg(tb->db) : "out of memory");
         vt__tb_close(tb, 0, NULL, 0);
