@@ -197,6 +197,7 @@ TEST(kineto_trace)
                               " WHERE s.value = 'ProfilerStep#3'"));
     ASSERT_STREQ("Test GPU", qs(zOut, "SELECT name FROM device WHERE id = 0 AND total_bytes = 17179869184"));
     ASSERT_EQ(3, q(zOut, "SELECT value FROM meta WHERE key = 'rank'"));
+    ASSERT_EQ(7, q(zOut, "SELECT value FROM meta WHERE key = 'pid'"));
     ASSERT_EQ(1, q(zOut, "SELECT count(*) FROM meta WHERE value LIKE '%futureKey%'"));
     /* rows written out of time order come back in order */
     ASSERT_EQ(0, q(zOut, "SELECT count(*) FROM memcpy a JOIN memcpy b ON b.id = a.id + 1 WHERE a.start > b.start"));
@@ -367,6 +368,7 @@ TEST(real_files)
         ASSERT_EQ(880, q(zOut, "SELECT count(*) FROM memset"));
         ASSERT_EQ(5, q(zOut, "SELECT count(*) FROM nvtx_range"));
         ASSERT_EQ(1, q(zOut, "SELECT value FROM meta WHERE key = 'rank'"));
+        ASSERT_EQ(783658, q(zOut, "SELECT value FROM meta WHERE key = 'pid'"));
     }
     if (REAL("kineto_tbplugin_resnet50_v100_memory_noaddr.pt.trace.json.gz")) {
         zOut = scratch("resnet.db");

@@ -32,6 +32,7 @@ struct kin {
     int bTotals;
     struct vt_jtree dev;   /* deviceProperties, written after the events fix the time base */
     int64_t rank, worldSize;
+    int64_t pid;           /* the profiled process: the pid of its CPU-side events */
 };
 
 /* ts (µs) of a member as absolute ns, or VT_TB_NULL. */
@@ -100,7 +101,7 @@ static int base_at(struct kin *k, int64_t t)
 /* One trace event (tree node 0). Returns 0 or an exit code. */
 static int event(struct kin *k)
 {
-    static const char *const azTop[] = {"name", "cat", "ph", "ts", "dur", "args", "tid"};
+    static const char *const azTop[] = {"name", "cat", "ph", "ts", "dur", "args", "tid", "pid"};
     static const char *const azArg[] = {"Device Type", "Device Id", "Bytes", "Addr", "Total Allocated",
                                         "Total Reserved", "device", "context", "stream", "correlation",
                                         "registers per thread", "grid", "block", "bytes"};
@@ -108,12 +109,12 @@ static int event(struct kin *k)
            A_GRID, A_BLOCK, A_NBYTES, A_N };
     struct vt_jtree *t = &k->t;
     struct vt__tb *tb = k->x->tb;
-    int32_t aTop[7], aArg[A_N];
+    int32_t aTop[8], aArg[A_N];
     const char *zName, *zCat, *zPh;
     int64_t ts, dur = VT_TB_NULL, end = VT_TB_NULL;
     double d;
     int rc;
-    vt__jt_pick(t, 0, azTop, 7, aTop);
+    vt__jt_pick(t, 0, azTop, 8, aTop);
     zName = vt__jt_str(t, aTop[0]);
     zCat = vt__jt_str(t, aTop[1]);
     zPh = vt__jt_str(t, aTop[2]);
@@ -127,6 +128,11 @@ static int event(struct kin *k)
     if (vt__jt_num(t, aTop[4], &d) && d >= 0 && d < 9.2e15) dur = llround(d * 1000.0);
     if (dur != VT_TB_NULL && __builtin_add_overflow(ts, dur, &end)) end = VT_TB_NULL;
     if ((rc = base_at(k, ts)) != 0) return rc;
+    /* CPU-side events (memory instants, steps) carry the process id; GPU ones a device number */
+    if (k->pid == VT_TB_NULL && (!strcmp(zName, "[memory]") || !strncmp(zName, "ProfilerStep#", 13))) {
+        int64_t pid;
+        if (vt__jt_int(t, aTop[7], &pid) && pid > 0) k->pid = pid;
+    }
     if (!strcmp(zName, "[memory]")) {
         struct vt__tb_tensor r;
         int64_t type = int_of(k, aArg[A_TYPE]), dev = int_of(k, aArg[A_DEVID]);
@@ -303,7 +309,7 @@ int vt__import_kineto(struct vt__imp *x)
     k.x = x;
     k.tFirst = INT64_MAX;
     k.tLast = INT64_MIN;
-    k.rank = k.worldSize = VT_TB_NULL;
+    k.rank = k.worldSize = k.pid = VT_TB_NULL;
     if (vt__src_open_file(&in, x->zIn) != 0) return vt__imp_fail(x, VT_EXIT_NOFILE, "cannot open: %s", strerror(errno));
     if (!(j = vt__js_new(&in))) {
         rc = vt__imp_fail(x, VT_EXIT_INTERNAL, "out of memory");
@@ -360,6 +366,7 @@ int vt__import_kineto(struct vt__imp *x)
     }
     if ((rc = base_at(&k, VT_TB_NULL)) != 0 || (rc = devices(&k)) != 0) goto done;
     if (k.rank != VT_TB_NULL) vt__tb_metaf(x->tb, "rank", "%lld", (long long)k.rank);
+    if (k.pid != VT_TB_NULL) vt__tb_metaf(x->tb, "pid", "%lld", (long long)k.pid);
     if (k.worldSize != VT_TB_NULL) vt__tb_metaf(x->tb, "world_size", "%lld", (long long)k.worldSize);
     if (k.tFirst <= k.tLast) {
         /* Kineto's clock is the wall clock: one instant on both clocks */
