@@ -9,6 +9,7 @@
 #include "import.h"
 #include "util/opts.h"
 
+/* The subcommand's help text. */
 static void usage(FILE *f)
 {
     fprintf(f,

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The home slot of key in a table of nSlot (a power of two) slots. */
 static size_t slot_of(uint64_t key, size_t nSlot)
 {
     key ^= key >> 33; /* addresses share their low bits: mix before masking */
@@ -12,6 +13,7 @@ static size_t slot_of(uint64_t key, size_t nSlot)
     return (size_t)key & (nSlot - 1);
 }
 
+/* Double the table (64 slots at first) and re-insert every entry. Returns 0, or -1 when out of memory. */
 static int grow(struct vt__addrmap *m)
 {
     size_t nNew = m->nSlot ? m->nSlot * 2 : 64;

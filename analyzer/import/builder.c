@@ -144,6 +144,7 @@ static int tb_fail(struct vt__tb *tb, const char *zFmt, ...)
     return -1;
 }
 
+/* Record SQLite's current error as the builder's (what was being written). Returns -1. */
 static int sql_fail(struct vt__tb *tb, const char *zWhat)
 {
     return tb_fail(tb, "cannot write the trace (%s): %s", zWhat, sqlite3_errmsg(tb->db));
@@ -347,6 +348,7 @@ int64_t vt__tb_string(struct vt__tb *tb, const char *z)
     return id;
 }
 
+/* Bind v to parameter i of p, NULL for VT_TB_NULL. */
 static void bind_null_or(sqlite3_stmt *p, int i, int64_t v)
 {
     if (v == VT_TB_NULL) sqlite3_bind_null(p, i);

@@ -91,6 +91,7 @@ static void copy_kinds(const char *zName, struct vt__tb_memcpy *r)
     }
 }
 
+/* Fix the trace's time base at the first timed event (t, or 0 when VT_TB_NULL). Returns 0 or an exit code. */
 static int base_at(struct kin *k, int64_t t)
 {
     if (k->bBase) return 0;

@@ -101,11 +101,13 @@ static char *query(struct nsys *n, const char *zTable, const char *zTmpl)
     return sqlite3_str_finish(s);
 }
 
+/* Column i of the current row as an integer, VT_TB_NULL when it is NULL or not an integer. */
 static int64_t col_or_null(sqlite3_stmt *p, int i)
 {
     return sqlite3_column_type(p, i) == SQLITE_INTEGER ? sqlite3_column_int64(p, i) : VT_TB_NULL;
 }
 
+/* The export's SQLite error as the import's failure: damaged (6) or internal (7). */
 static int nsys_fail(struct nsys *n, const char *zWhat)
 {
     return vt__imp_fail(n->x, sqlite3_errcode(n->db) == SQLITE_CORRUPT || sqlite3_errcode(n->db) == SQLITE_NOTADB
@@ -143,6 +145,7 @@ static void map_mem_kinds(struct nsys *n)
     sqlite3_finalize(p);
 }
 
+/* CUPTI's memory kind of Nsight's value v (unknown when out of range). */
 static int64_t mem_kind(struct nsys *n, int64_t v)
 {
     return v >= 0 && v < 16 ? n->aMemKind[v] : VT_MEMKIND_UNKNOWN;
@@ -217,6 +220,7 @@ static int row_memory(struct nsys *n, sqlite3_stmt *p)
     return vt__tb_memory(n->x->tb, &r) ? vt__imp_tb_fail(n->x) : 0;
 }
 
+/* A runtime call vramtrace knows: an api_call row, and an OOM event when an allocation ran out of memory. */
 static int row_runtime(struct nsys *n, sqlite3_stmt *p)
 {
     const char *zName = (const char *)sqlite3_column_text(p, 6);
@@ -253,6 +257,7 @@ static int row_runtime(struct nsys *n, sqlite3_stmt *p)
     return 0;
 }
 
+/* One kernel row (rows without both times are left out). */
 static int row_kernel(struct nsys *n, sqlite3_stmt *p)
 {
     struct vt__tb_kernel r;
@@ -278,6 +283,7 @@ static int row_kernel(struct nsys *n, sqlite3_stmt *p)
     return vt__tb_kernel(n->x->tb, &r) ? vt__imp_tb_fail(n->x) : 0;
 }
 
+/* One copy row: Nsight's copy kinds are CUPTI's, its memory kinds mapped. */
 static int row_memcpy(struct nsys *n, sqlite3_stmt *p)
 {
     struct vt__tb_memcpy r;
@@ -300,6 +306,7 @@ static int row_memcpy(struct nsys *n, sqlite3_stmt *p)
     return vt__tb_memcpy(n->x->tb, &r) ? vt__imp_tb_fail(n->x) : 0;
 }
 
+/* One memset row. */
 static int row_memset(struct nsys *n, sqlite3_stmt *p)
 {
     struct vt__tb_memset r;
@@ -317,6 +324,7 @@ static int row_memset(struct nsys *n, sqlite3_stmt *p)
     return vt__tb_memset(n->x->tb, &r) ? vt__imp_tb_fail(n->x) : 0;
 }
 
+/* One NVTX range or mark; push/pop ranges get their nesting depth on their thread. */
 static int row_nvtx(struct nsys *n, sqlite3_stmt *p)
 {
     struct vt__tb_nvtx r;

@@ -253,6 +253,7 @@ static int event(struct snap *s, struct batch *b, const struct vt_pkval *e)
     return 0;
 }
 
+/* Append d to the growing array *pa (*pn used, *pnAlloc allocated). Returns 0 or an exit code. */
 static int push_dumped(struct snap *s, struct dumped **pa, size_t *pn, size_t *pnAlloc, const struct dumped *d)
 {
     if (*pn == *pnAlloc) {

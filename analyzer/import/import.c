@@ -68,6 +68,7 @@ int vt__import_one(const char *zIn, int fmt, int64_t pid, const char *zOut, cons
 static char **g_azTemp; /* removed at exit */
 static int g_nTemp;
 
+/* At exit: remove every temporary trace vt__import_to_temp made. */
 static void remove_temps(void)
 {
     for (int i = 0; i < g_nTemp; i++) {

@@ -94,6 +94,7 @@ struct sink {
     size_t nMax;          /* bound on *pn */
 };
 
+/* Append n bytes to sink k, within its bounds. Returns 0 or VT_JS_ERROR. */
 static int str_append(struct vt_js *j, struct sink *k, const void *p, size_t n)
 {
     size_t need = *k->pn + n + 1;
@@ -113,6 +114,7 @@ static int str_append(struct vt_js *j, struct sink *k, const void *p, size_t n)
     return 0;
 }
 
+/* Four hex digits of a \u escape into *pu. Returns 0 or VT_JS_ERROR. */
 static int hex4(struct vt_js *j, unsigned *pu)
 {
     unsigned u = 0;

@@ -184,6 +184,7 @@ static int take(struct vt_pk *p, char *dst, size_t n)
     return 0;
 }
 
+/* The n-byte little-endian unsigned integer at b. */
 static uint64_t le(const uint8_t *b, int n)
 {
     uint64_t v = 0;
@@ -209,6 +210,7 @@ static int push(struct vt_pk *p, struct vt_pkval v)
     return 0;
 }
 
+/* Push object o (its reference moves to the stack); an out-of-memory error when o is NULL. */
 static int push_obj(struct vt_pk *p, int t, struct vt_pkobj *o)
 {
     struct vt_pkval v;
@@ -261,6 +263,7 @@ static int memo_put(struct vt_pk *p, uint64_t idx)
     return 0;
 }
 
+/* Push a new reference to memo entry idx: an error for an entry never stored or already claimed. */
 static int memo_get(struct vt_pk *p, uint64_t idx)
 {
     struct vt_pkval v;
