@@ -307,6 +307,8 @@ TEST(readers_open_other_formats)
 {
     sqlite3 *db = NULL;
     sqlite3_stmt *p = NULL;
+    /* the temporary traces go to the test's scratch directory: a test ends with _exit, not exit */
+    setenv("TMPDIR", getenv("VT_TEST_TMP") ? getenv("VT_TEST_TMP") : "/tmp", 1);
     ASSERT_EQ(VT_EXIT_OK, vt__trace_open(fixture("snap_small.pickle"), 0, &db));
     ASSERT_EQ(SQLITE_OK, sqlite3_prepare_v2(db, "SELECT count(*) FROM tensor_event", -1, &p, NULL));
     ASSERT_EQ(SQLITE_ROW, sqlite3_step(p));
@@ -322,6 +324,15 @@ TEST(readers_open_other_formats)
         char *av[] = {"analyze", "--no-write", "--format", "json", "-o", (char *)scratch("report.json"),
                       (char *)fixture("nsys2022_two_processes.sqlite"), NULL};
         ASSERT_EQ(VT_EXIT_OK, vt__cmd_analyze(7, av));
+    }
+    {
+        /* several files in sql: each attached through its temporary trace */
+        char zA[4096], zB[4096];
+        snprintf(zA, sizeof zA, "%s", fixture("snap_small.pickle"));
+        snprintf(zB, sizeof zB, "%s", fixture("kineto_small.json"));
+        char *av[] = {"sql", "--format", "csv", zA, zB,
+                      "SELECT count(*) FROM all_meta WHERE key = 'source_format'", NULL};
+        ASSERT_EQ(VT_EXIT_OK, vt__cmd_sql(6, av));
     }
 }
 

@@ -65,27 +65,38 @@ int vt__import_one(const char *zIn, int fmt, int64_t pid, const char *zOut, cons
 
 /* ---- temporary traces for the readers ---- */
 
-static char **g_azTemp; /* removed at exit */
+/* The temporary traces made in this process: source path and trace path, removed at exit. */
+static struct temp {
+    char *zSrc, *zTrace;
+} *g_aTemp;
 static int g_nTemp;
 
 /* At exit: remove every temporary trace vt__import_to_temp made. */
 static void remove_temps(void)
 {
     for (int i = 0; i < g_nTemp; i++) {
-        unlink(g_azTemp[i]);
-        free(g_azTemp[i]);
+        unlink(g_aTemp[i].zTrace);
+        free(g_aTemp[i].zSrc);
+        free(g_aTemp[i].zTrace);
     }
-    free(g_azTemp);
-    g_azTemp = NULL;
+    free(g_aTemp);
+    g_aTemp = NULL;
     g_nTemp = 0;
+}
+
+const char *vt__import_temp_path(const char *zPath)
+{
+    for (int i = g_nTemp; i-- > 0;)
+        if (!strcmp(g_aTemp[i].zSrc, zPath)) return g_aTemp[i].zTrace;
+    return zPath;
 }
 
 int vt__import_to_temp(const char *zPath, char **pzTrace)
 {
     struct vt_import_opts o = {1, 0};
     const char *zDir = getenv("TMPDIR");
-    char zErr[256], *zTemp, **az;
-    int fmt, rc, fd;
+    char zErr[256], *zTemp, *zSrc;
+    int fmt, rc, fd, i;
     int64_t pid = -1;
     *pzTrace = NULL;
     rc = vt__import_detect(zPath, &fmt, zErr, sizeof zErr);
@@ -108,22 +119,42 @@ int vt__import_to_temp(const char *zPath, char **pzTrace)
     }
     if (!zDir || !zDir[0]) zDir = "/tmp";
     zTemp = malloc(strlen(zDir) + 40);
-    az = realloc(g_azTemp, (size_t)(g_nTemp + 1) * sizeof *az);
-    if (!zTemp || !az) {
+    zSrc = strdup(zPath);
+    if (!zTemp || !zSrc) {
         free(zTemp);
+        free(zSrc);
         vt__errorf("%s: out of memory", zPath);
         return VT_EXIT_INTERNAL;
     }
-    g_azTemp = az;
     sprintf(zTemp, "%s/vramtrace-import-XXXXXX", zDir);
     if ((fd = mkstemp(zTemp)) < 0) {
         vt__errorf("%s: cannot create a temporary trace in %s: %s", zPath, zDir, strerror(errno));
         free(zTemp);
+        free(zSrc);
         return VT_EXIT_INTERNAL;
     }
     close(fd);
-    if (g_nTemp == 0) atexit(remove_temps);
-    g_azTemp[g_nTemp++] = zTemp;
+    /* one temporary trace per source: a new import of the same path replaces the last one */
+    for (i = 0; i < g_nTemp && strcmp(g_aTemp[i].zSrc, zPath); i++) {}
+    if (i == g_nTemp) {
+        struct temp *a = realloc(g_aTemp, (size_t)(g_nTemp + 1) * sizeof *a);
+        if (!a) {
+            unlink(zTemp);
+            free(zTemp);
+            free(zSrc);
+            vt__errorf("%s: out of memory", zPath);
+            return VT_EXIT_INTERNAL;
+        }
+        if (g_nTemp == 0) atexit(remove_temps);
+        g_aTemp = a;
+        g_nTemp++;
+    } else {
+        unlink(g_aTemp[i].zTrace);
+        free(g_aTemp[i].zSrc);
+        free(g_aTemp[i].zTrace);
+    }
+    g_aTemp[i].zSrc = zSrc;
+    g_aTemp[i].zTrace = zTemp;
     rc = vt__import_one(zPath, fmt, pid, zTemp, &o, NULL);
     if (rc != VT_EXIT_OK) return rc;
     *pzTrace = zTemp;

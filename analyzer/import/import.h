@@ -84,4 +84,8 @@ int vt__import_one(const char *zIn, int fmt, int64_t pid, const char *zOut, cons
  */
 int vt__import_to_temp(const char *zPath, char **pzTrace);
 
+/* The temporary trace last made for zPath in this process (for a reader that opens the file by
+ * path again, e.g. to ATTACH it), or zPath itself when there is none. */
+const char *vt__import_temp_path(const char *zPath);
+
 #endif
