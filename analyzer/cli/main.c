@@ -14,6 +14,7 @@ static const struct {
     {"info", vt__cmd_info, "devices, versions, duration, event counts, drops of a trace"},
     {"sql", vt__cmd_sql, "run read-only SQL over one or more traces"},
     {"export", vt__cmd_export, "write a Perfetto / Chrome trace-event JSON file"},
+    {"import", vt__cmd_import, "PyTorch snapshots, Nsight exports, torch.profiler traces to traces"},
 };
 
 static void usage(FILE *f)
@@ -25,9 +26,10 @@ static void usage(FILE *f)
         fprintf(f, "  %-8s %s\n", aCmd[i].zName, aCmd[i].zSummary);
     fprintf(f, "\nRun 'vramtrace COMMAND --help' for a command's options.\n"
                "Exit codes: 0 ok, 1 findings (analyze --fail-on), 2 usage, 3 file missing or\n"
-               "unreadable, 4 not a trace, 5 trace from a newer vramtrace, 6 damaged trace,\n"
-               "7 internal error, 8 tracer library not found, 9 some of several traces not read\n"
-               "(each named), 10 sql query stopped at a limit; record returns the job's status.\n"
+               "unreadable, 4 not a trace (or a format import does not read), 5 trace from a\n"
+               "newer vramtrace, 6 damaged trace or damaged input, 7 internal error, 8 tracer\n"
+               "library not found, 9 some of several traces not read (each named), 10 sql query\n"
+               "stopped at a limit; record returns the job's status.\n"
                "See docs/cli.md.\n");
 }
 

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "import.h"
 #include "read/read.h"
 #include "vramtrace/nsight.h"
 
@@ -244,7 +245,8 @@ int vt__sql_open(int nTrace, char **azPath, sqlite3 **pDb)
         for (i = 0; i < nTrace; i++) {
             char zName[16];
             snprintf(zName, sizeof zName, "t%d", i);
-            sqlite3_bind_text(pAttach, 1, azPath[i], -1, SQLITE_STATIC);
+            /* another tool's file: the temporary trace its check just made */
+            sqlite3_bind_text(pAttach, 1, vt__import_temp_path(azPath[i]), -1, SQLITE_STATIC);
             sqlite3_bind_text(pAttach, 2, zName, -1, SQLITE_TRANSIENT);
             if (sqlite3_step(pAttach) != SQLITE_DONE) {
                 vt__errorf("%s: cannot attach: %s", azPath[i], sqlite3_errmsg(db));

@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "import.h"
 #include "vramtrace/schema.h"
 
 /*
@@ -72,9 +73,18 @@ static int writable(const char *zPath)
  */
 static int connect(struct vt_tracefile *f, unsigned flags)
 {
-    const char *zPath = f->zTemp ? f->zTemp : f->zPath;
+    char *zImported = NULL;
+    const char *zPath = f->zPath;
     int rc, bWrite = (flags & VT_READ_WRITE) != 0;
-    if (bWrite && !f->zTemp && !writable(zPath)) {
+    /* another tool's file (PyTorch snapshot, Nsight export, Kineto trace): a temporary import of it,
+     * removed at exit (import.c), read like any trace and never written back */
+    if (access(zPath, R_OK) == 0 && (rc = vt__import_to_temp(zPath, &zImported)) != VT_EXIT_OK) return rc;
+    if (zImported) {
+        f->zImported = zImported;
+        zPath = zImported;
+        bWrite = 0;
+    }
+    if (bWrite && !writable(zPath)) {
         bWrite = 0;
         f->bReadOnlyFile = 1;
         vt__read_note(f, "the trace is read-only: results were not written back into it");
@@ -135,14 +145,6 @@ void vt__read_done(struct vt_tracefile *f)
         if (!sqlite3_get_autocommit(f->db)) sqlite3_exec(f->db, "ROLLBACK", NULL, NULL, NULL);
         sqlite3_close(f->db);
         f->db = NULL;
-    }
-    if (f->zTemp) {
-        char zSide[4200];
-        unlink(f->zTemp);
-        snprintf(zSide, sizeof zSide, "%s-journal", f->zTemp);
-        unlink(zSide);
-        free(f->zTemp);
-        f->zTemp = NULL;
     }
 }
 

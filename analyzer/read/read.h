@@ -55,7 +55,8 @@ struct vt_devinfo {
 /* One opened trace. */
 struct vt_tracefile {
     const char *zPath;      /* the file as named */
-    char *zTemp;            /* another tool's file: the temporary trace it was imported into (removed at close) */
+    const char *zImported;  /* another tool's file: the temporary trace it was imported into (import.c owns and
+                             * removes it at exit), else NULL */
     sqlite3 *db;
     int version;            /* schema version */
     int bWritable;          /* open for writing results back (vt__read_open VT_READ_WRITE) */
@@ -119,9 +120,9 @@ struct vt_kernel_feed {
  * TOO_NEW, CORRUPT, INTERNAL); *f is then closed.
  */
 int vt__read_open(struct vt_tracefile *f, const char *zPath, unsigned flags, struct vt_kernel_feed *pFeed);
-/* Release everything (rolling back the read snapshot, removing a temporary import); *f zeroed. */
+/* Release everything (rolling back the read snapshot); *f zeroed. */
 void vt__read_close(struct vt_tracefile *f);
-/* Close the connection (rolling back the read snapshot, removing a temporary import) but keep what was read. */
+/* Close the connection (rolling back the read snapshot) but keep what was read. */
 void vt__read_done(struct vt_tracefile *f);
 /* Add a note (printf-style) shown with the trace in every report; at most 16. */
 void vt__read_note(struct vt_tracefile *f, const char *zFmt, ...) __attribute__((format(printf, 2, 3)));

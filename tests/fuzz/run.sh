@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Bounded fuzzing of every trace reader: builds the libFuzzer targets with clang
+# Bounded fuzzing of every trace reader and of the importers' unpickler and JSON reader: builds the libFuzzer targets with clang
 # (ASan+UBSan) in build-fuzz, runs each for VT_FUZZ_SECONDS (default 60) from the
 # stored corpus, and fails on any crash, hang (> 10 s), leak or sanitizer report.
 # The inputs that trip it are left in build-fuzz/artifacts/; add each new class
@@ -17,11 +17,11 @@ fi
 CC=clang cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DVT_FUZZ=ON -DVT_SANITIZE=ON \
   -DVT_BUILD_SAMPLES=OFF -DVT_BUILD_BENCH=OFF \
   "-DCMAKE_C_FLAGS=-fsanitize=fuzzer-no-link -Wno-error=string-concatenation" >/dev/null
-cmake --build build-fuzz -j"$jobs" --target fuzz_trace fuzz_tracedb
+cmake --build build-fuzz -j"$jobs" --target fuzz_trace fuzz_tracedb fuzz_pickle fuzz_json
 
 mkdir -p build-fuzz/artifacts
 status=0
-for t in trace tracedb; do
+for t in trace tracedb pickle json; do
   work=$(mktemp -d)
   cp tests/fuzz/corpus/$t/* "$work"/
   log=build-fuzz/fuzz_$t.log
@@ -30,7 +30,7 @@ for t in trace tracedb; do
   if UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ASAN_OPTIONS=detect_leaks=1 \
      build-fuzz/tests/fuzz_$t -max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 \
        -print_final_stats=1 -artifact_prefix="build-fuzz/artifacts/$t-" \
-       "$work" tests/fuzz/regress/$t >"$log" 2>&1; then
+       "$work" $(ls -d tests/fuzz/regress/$t 2>/dev/null) >"$log" 2>&1; then
     grep -E '^stat::number_of_executed_units|^stat::peak_rss_mb|^#[0-9]+ +DONE' "$log" || true
     echo "fuzz_$t: $(ls "$work" | wc -l) corpus inputs, no crash, hang, leak or sanitizer report"
   else

@@ -1,0 +1,89 @@
+/* Format detection for the importers: from a file's first bytes (through gzip) and, for SQLite files, their tables. */
+#include "import.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <sqlite3.h>
+
+#include "util/errors.h"
+#include "source.h"
+#include "vramtrace/schema.h"
+
+const char *vt__import_format_name(int fmt)
+{
+    switch (fmt) {
+    case VT_IMPORT_TRACE: return "cupti";
+    case VT_IMPORT_SNAPSHOT: return "pytorch_snapshot";
+    case VT_IMPORT_NSYS: return "nsys_sqlite";
+    case VT_IMPORT_KINETO: return "kineto_json";
+    default: return "unknown";
+    }
+}
+
+/* An SQLite file: a vramtrace trace (application id), an Nsight Systems export (its tables), or neither. */
+static int sqlite_kind(const char *zPath)
+{
+    sqlite3 *db = NULL;
+    sqlite3_stmt *p = NULL;
+    int fmt = VT_IMPORT_UNKNOWN;
+    if (sqlite3_open_v2(zPath, &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) goto done;
+    if (sqlite3_prepare_v2(db, "PRAGMA application_id", -1, &p, NULL) == SQLITE_OK && sqlite3_step(p) == SQLITE_ROW &&
+        sqlite3_column_int64(p, 0) == VT_SCHEMA_APPLICATION_ID)
+        fmt = VT_IMPORT_TRACE;
+    sqlite3_finalize(p);
+    p = NULL;
+    if (fmt != VT_IMPORT_UNKNOWN) goto done;
+    /* every Nsight export has StringIds and at least one of these */
+    if (sqlite3_prepare_v2(db,
+                           "SELECT (SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = 'StringIds'),"
+                           " (SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name IN"
+                           " ('TARGET_INFO_SESSION_START_TIME', 'CUPTI_ACTIVITY_KIND_RUNTIME',"
+                           " 'CUPTI_ACTIVITY_KIND_KERNEL', 'CUDA_GPU_MEMORY_USAGE_EVENTS', 'NVTX_EVENTS',"
+                           " 'CUPTI_ACTIVITY_KIND_MEMCPY', 'TARGET_INFO_GPU'))",
+                           -1, &p, NULL) == SQLITE_OK &&
+        sqlite3_step(p) == SQLITE_ROW && sqlite3_column_int(p, 0) == 1 && sqlite3_column_int(p, 1) > 0)
+        fmt = VT_IMPORT_NSYS;
+done:
+    sqlite3_finalize(p);
+    sqlite3_close(db);
+    return fmt;
+}
+
+int vt__import_detect(const char *zPath, int *pFmt, char *zErr, size_t nErr)
+{
+    struct vt__src s;
+    unsigned char a[64];
+    long n = 0, k;
+    FILE *f;
+    *pFmt = VT_IMPORT_UNKNOWN;
+    /* SQLite files are judged raw (never compressed) */
+    if (!(f = fopen(zPath, "rb"))) {
+        snprintf(zErr, nErr, "%s", strerror(errno));
+        return VT_EXIT_NOFILE;
+    }
+    n = (long)fread(a, 1, 16, f);
+    fclose(f);
+    if (n == 16 && !memcmp(a, "SQLite format 3", 16)) {
+        *pFmt = sqlite_kind(zPath);
+        return VT_EXIT_OK;
+    }
+    if (vt__src_open_file(&s, zPath) != 0) {
+        snprintf(zErr, nErr, "%s", strerror(errno));
+        return VT_EXIT_NOFILE;
+    }
+    for (n = 0; n < (long)sizeof a && (k = vt__src_read(&s, a + n, sizeof a - (size_t)n)) > 0;) n += k;
+    vt__src_close(&s);
+    if (n >= 2 && a[0] == 0x80) { /* pickle: PROTO opcode (protocol 2 and later) */
+        *pFmt = VT_IMPORT_SNAPSHOT;
+        return VT_EXIT_OK;
+    }
+    /* JSON: the first non-space byte opens an object or array (a UTF-8 byte order mark allowed) */
+    for (k = n >= 3 && a[0] == 0xef && a[1] == 0xbb && a[2] == 0xbf ? 3 : 0; k < n; k++) {
+        if (a[k] == ' ' || a[k] == '\t' || a[k] == '\r' || a[k] == '\n') continue;
+        if (a[k] == '{' || a[k] == '[') *pFmt = VT_IMPORT_KINETO;
+        break;
+    }
+    return VT_EXIT_OK;
+}

@@ -1,0 +1,416 @@
+/* torch.profiler / Kineto trace-event JSON (plain or gzip) to traces: memory events, kernels, copies, steps. */
+#include "import.h"
+
+#include <stdio.h>
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/errors.h"
+#include "json.h"
+#include "vramtrace/schema.h"
+
+/*
+ * The document is read token by token; each element of traceEvents is read
+ * as a small tree (json.h), turned into at most one row and dropped. Kineto
+ * times are microseconds (integers in older traces, floats in newer ones),
+ * relative to baseTimeNanoseconds when the trace has one; both give wall-clock
+ * nanoseconds. Only CUDA memory events (Device Type 1) are imported; CPU ones
+ * are counted.
+ */
+
+#define KINETO_DEVICE_CUDA 1
+
+struct kin {
+    struct vt__imp *x;
+    struct vt_jtree t;
+    int64_t baseNs;  /* baseTimeNanoseconds, 0 when absent */
+    int bBase;
+    int64_t tFirst, tLast;
+    int64_t nMem, nMemCpu, nMemNoAddr, nKernel, nCopy, nSet, nStep, nOther;
+    int64_t aLive[64], aPeak[64], aPeakTotal[64], aPeakReserved[64]; /* per device: running sum and peaks */
+    int bTotals;
+    struct vt_jtree dev;   /* deviceProperties, written after the events fix the time base */
+    int64_t rank, worldSize;
+    int64_t pid;           /* the profiled process: the pid of its CPU-side events */
+};
+
+/* ts (µs) of a member as absolute ns, or VT_TB_NULL. */
+static int64_t time_ns(struct kin *k, int32_t i)
+{
+    double d;
+    int64_t v;
+    if (vt__jt_int(&k->t, i, &v)) {
+        if (v < 0 || __builtin_mul_overflow(v, 1000, &v) || __builtin_add_overflow(v, k->baseNs, &v)) return VT_TB_NULL;
+        return v;
+    }
+    if (!vt__jt_num(&k->t, i, &d) || !(d >= 0 && d < 9.2e15)) return VT_TB_NULL;
+    if (__builtin_add_overflow(llround(d * 1000.0), k->baseNs, &v)) return VT_TB_NULL;
+    return v;
+}
+
+/* Node i as an integer (a float only when whole), or VT_TB_NULL. */
+static int64_t int_of(struct kin *k, int32_t i)
+{
+    int64_t v;
+    double d;
+    if (vt__jt_int(&k->t, i, &v)) return v;
+    if (vt__jt_num(&k->t, i, &d) && d > -9.2e18 && d < 9.2e18 && d == floor(d)) return (int64_t)d;
+    return VT_TB_NULL;
+}
+
+/* Memory kind of a copy side as Kineto names it ("Pageable", "Pinned", "Device", "Array", "Managed"). */
+static int64_t mem_kind(const char *z, size_t n)
+{
+    static const struct {
+        const char *z;
+        int k;
+    } a[] = {{"Pageable", VT_MEMKIND_PAGEABLE}, {"Pinned", VT_MEMKIND_PINNED}, {"Device", VT_MEMKIND_DEVICE},
+             {"Array", VT_MEMKIND_ARRAY},       {"Managed", VT_MEMKIND_MANAGED}};
+    for (size_t i = 0; i < sizeof a / sizeof a[0]; i++)
+        if (strlen(a[i].z) == n && !strncmp(z, a[i].z, n)) return a[i].k;
+    return VT_MEMKIND_UNKNOWN;
+}
+
+/* "Memcpy HtoD (Pageable -> Device)": copy kind and the two memory kinds. */
+static void copy_kinds(const char *zName, struct vt__tb_memcpy *r)
+{
+    static const char *const azKind[] = {"", "HtoD", "DtoH", "HtoA", "AtoH", "AtoA", "AtoD", "DtoA", "DtoD", "HtoH", "PtoP"};
+    const char *zOpen = strchr(zName, '('), *zArrow = zOpen ? strstr(zOpen, " -> ") : NULL;
+    r->copy_kind = VT_COPY_UNKNOWN;
+    for (int i = 1; i < (int)(sizeof azKind / sizeof azKind[0]); i++)
+        if (strstr(zName, azKind[i])) {
+            r->copy_kind = i;
+            break;
+        }
+    r->src_kind = r->dst_kind = VT_MEMKIND_UNKNOWN;
+    if (zArrow) {
+        const char *zClose = strchr(zArrow, ')');
+        r->src_kind = mem_kind(zOpen + 1, (size_t)(zArrow - zOpen - 1));
+        if (zClose) r->dst_kind = mem_kind(zArrow + 4, (size_t)(zClose - zArrow - 4));
+    }
+}
+
+/* Fix the trace's time base at the first timed event (t, or 0 when VT_TB_NULL). Returns 0 or an exit code. */
+static int base_at(struct kin *k, int64_t t)
+{
+    if (k->bBase) return 0;
+    k->bBase = 1;
+    return vt__tb_base(k->x->tb, t) ? vt__imp_tb_fail(k->x) : 0;
+}
+
+/* One trace event (tree node 0). Returns 0 or an exit code. */
+static int event(struct kin *k)
+{
+    static const char *const azTop[] = {"name", "cat", "ph", "ts", "dur", "args", "tid", "pid"};
+    static const char *const azArg[] = {"Device Type", "Device Id", "Bytes", "Addr", "Total Allocated",
+                                        "Total Reserved", "device", "context", "stream", "correlation",
+                                        "registers per thread", "grid", "block", "bytes"};
+    enum { A_TYPE, A_DEVID, A_BYTES, A_ADDR, A_TOTAL, A_RESERVED, A_DEVICE, A_CONTEXT, A_STREAM, A_CORR, A_REGS,
+           A_GRID, A_BLOCK, A_NBYTES, A_N };
+    struct vt_jtree *t = &k->t;
+    struct vt__tb *tb = k->x->tb;
+    int32_t aTop[8], aArg[A_N];
+    const char *zName, *zCat, *zPh;
+    int64_t ts, dur = VT_TB_NULL, end = VT_TB_NULL;
+    double d;
+    int rc;
+    vt__jt_pick(t, 0, azTop, 8, aTop);
+    zName = vt__jt_str(t, aTop[0]);
+    zCat = vt__jt_str(t, aTop[1]);
+    zPh = vt__jt_str(t, aTop[2]);
+    ts = time_ns(k, aTop[3]);
+    k->x->nEvents++;
+    if (!zName || !zPh || ts == VT_TB_NULL) {
+        k->nOther++;
+        return 0;
+    }
+    vt__jt_pick(t, aTop[5], azArg, A_N, aArg);
+    if (vt__jt_num(t, aTop[4], &d) && d >= 0 && d < 9.2e15) dur = llround(d * 1000.0);
+    if (dur != VT_TB_NULL && __builtin_add_overflow(ts, dur, &end)) end = VT_TB_NULL;
+    if ((rc = base_at(k, ts)) != 0) return rc;
+    /* CPU-side events (memory instants, steps) carry the process id; GPU ones a device number */
+    if (k->pid == VT_TB_NULL && (!strcmp(zName, "[memory]") || !strncmp(zName, "ProfilerStep#", 13))) {
+        int64_t pid;
+        if (vt__jt_int(t, aTop[7], &pid) && pid > 0) k->pid = pid;
+    }
+    if (!strcmp(zName, "[memory]")) {
+        struct vt__tb_tensor r;
+        int64_t type = int_of(k, aArg[A_TYPE]), dev = int_of(k, aArg[A_DEVID]);
+        int64_t bytes = int_of(k, aArg[A_BYTES]), addr = int_of(k, aArg[A_ADDR]);
+        int64_t total = int_of(k, aArg[A_TOTAL]), reserved = int_of(k, aArg[A_RESERVED]);
+        if (type != KINETO_DEVICE_CUDA) {
+            k->nMemCpu++;
+            return 0;
+        }
+        if (bytes == VT_TB_NULL || bytes == 0 || bytes > (1LL << 50) || bytes < -(1LL << 50)) { /* none, or impossible */
+            k->nOther++;
+            return 0;
+        }
+        k->nMem++;
+        VT_TB_CLEAR(r);
+        r.ts = ts;
+        r.op = bytes > 0 ? VT_TENSOROP_ALLOC : VT_TENSOROP_FREE;
+        r.bytes = bytes > 0 ? bytes : -bytes;
+        r.address = addr;
+        r.device = dev;
+        r.source = VT_TENSORSRC_PROFILER;
+        if (dev >= 0 && dev < 64) {
+            if (k->aLive[dev] > -(1LL << 61) && k->aLive[dev] < (1LL << 61)) k->aLive[dev] += bytes;
+            if (k->aLive[dev] > k->aPeak[dev]) k->aPeak[dev] = k->aLive[dev];
+            if (total != VT_TB_NULL && total > k->aPeakTotal[dev]) k->aPeakTotal[dev] = total, k->bTotals = 1;
+            if (reserved != VT_TB_NULL && reserved > k->aPeakReserved[dev]) k->aPeakReserved[dev] = reserved, k->bTotals = 1;
+        }
+        if (ts < k->tFirst) k->tFirst = ts;
+        if (ts > k->tLast) k->tLast = ts;
+        if (addr == VT_TB_NULL) { /* no address: only the totals above, no row */
+            k->nMemNoAddr++;
+            return 0;
+        }
+        return vt__tb_tensor(tb, &r) ? vt__imp_tb_fail(k->x) : 0;
+    }
+    if (!zCat) {
+        k->nOther++;
+        return 0;
+    }
+    if (ts < k->tFirst) k->tFirst = ts;
+    if ((end != VT_TB_NULL ? end : ts) > k->tLast) k->tLast = end != VT_TB_NULL ? end : ts;
+    if (!strcasecmp(zCat, "kernel")) {
+        struct vt__tb_kernel r;
+        int32_t g = aArg[A_GRID], b = aArg[A_BLOCK];
+        int64_t *apG[3], *apB[3];
+        VT_TB_CLEAR(r);
+        r.start = ts;
+        r.end = end == VT_TB_NULL ? ts : end;
+        r.device = int_of(k, aArg[A_DEVICE]);
+        r.context = int_of(k, aArg[A_CONTEXT]);
+        r.stream = int_of(k, aArg[A_STREAM]);
+        r.correlation = int_of(k, aArg[A_CORR]);
+        r.registers = int_of(k, aArg[A_REGS]);
+        if ((r.name_id = vt__tb_string(tb, zName)) == -1) return vt__imp_tb_fail(k->x);
+        apG[0] = &r.grid_x, apG[1] = &r.grid_y, apG[2] = &r.grid_z;
+        apB[0] = &r.block_x, apB[1] = &r.block_y, apB[2] = &r.block_z;
+        for (int pass = 0; pass < 2; pass++) {
+            int32_t c = pass ? (b >= 0 && t->a[b].type == VT_JN_ARR ? t->a[b].child : -1)
+                             : (g >= 0 && t->a[g].type == VT_JN_ARR ? t->a[g].child : -1);
+            for (int i = 0; i < 3 && c >= 0; i++, c = t->a[c].next) {
+                int64_t v;
+                if (vt__jt_int(t, c, &v)) *(pass ? apB : apG)[i] = v;
+            }
+        }
+        k->nKernel++;
+        return vt__tb_kernel(tb, &r) ? vt__imp_tb_fail(k->x) : 0;
+    }
+    if (!strcasecmp(zCat, "gpu_memcpy") || !strcasecmp(zCat, "memcpy")) {
+        struct vt__tb_memcpy r;
+        VT_TB_CLEAR(r);
+        r.start = ts;
+        r.end = end == VT_TB_NULL ? ts : end;
+        r.device = int_of(k, aArg[A_DEVICE]);
+        r.context = int_of(k, aArg[A_CONTEXT]);
+        r.stream = int_of(k, aArg[A_STREAM]);
+        r.correlation = int_of(k, aArg[A_CORR]);
+        r.bytes = int_of(k, aArg[A_NBYTES]);
+        copy_kinds(zName, &r);
+        if (r.bytes == VT_TB_NULL || r.bytes < 0) {
+            k->nOther++;
+            return 0;
+        }
+        k->nCopy++;
+        return vt__tb_memcpy(tb, &r) ? vt__imp_tb_fail(k->x) : 0;
+    }
+    if (!strcasecmp(zCat, "gpu_memset") || !strcasecmp(zCat, "memset")) {
+        struct vt__tb_memset r;
+        const char *zOpen = strchr(zName, '('), *zClose = zOpen ? strchr(zOpen, ')') : NULL;
+        VT_TB_CLEAR(r);
+        r.start = ts;
+        r.end = end == VT_TB_NULL ? ts : end;
+        r.device = int_of(k, aArg[A_DEVICE]);
+        r.context = int_of(k, aArg[A_CONTEXT]);
+        r.stream = int_of(k, aArg[A_STREAM]);
+        r.correlation = int_of(k, aArg[A_CORR]);
+        r.bytes = int_of(k, aArg[A_NBYTES]);
+        if (zClose) r.mem_kind = mem_kind(zOpen + 1, (size_t)(zClose - zOpen - 1));
+        if (r.bytes == VT_TB_NULL || r.bytes < 0) {
+            k->nOther++;
+            return 0;
+        }
+        k->nSet++;
+        return vt__tb_memset(tb, &r) ? vt__imp_tb_fail(k->x) : 0;
+    }
+    if (!strncmp(zName, "ProfilerStep#", 13) && end != VT_TB_NULL) {
+        struct vt__tb_nvtx r;
+        int64_t tid = VT_TB_NULL;
+        VT_TB_CLEAR(r);
+        r.start = ts;
+        r.end = end;
+        r.kind = VT_NVTX_PUSHPOP;
+        r.depth = 0;
+        if (vt__jt_int(t, aTop[6], &tid)) r.thread = tid;
+        if ((r.name_id = vt__tb_string(tb, zName)) == -1) return vt__imp_tb_fail(k->x);
+        k->nStep++;
+        return vt__tb_nvtx(tb, &r) ? vt__imp_tb_fail(k->x) : 0;
+    }
+    k->nOther++;
+    return 0;
+}
+
+/* deviceProperties: one device row each. */
+static int devices(struct kin *k)
+{
+    struct vt_jtree *t = &k->dev;
+    if (!t->n) return 0;
+    for (int32_t c = t->a[0].type == VT_JN_ARR ? t->a[0].child : -1; c >= 0; c = t->a[c].next) {
+        int64_t id, total = VT_TB_NULL, ma = VT_TB_NULL, mi = VT_TB_NULL, sm = VT_TB_NULL;
+        if (!vt__jt_int(t, vt__jt_get(t, c, "id"), &id)) continue;
+        vt__jt_int(t, vt__jt_get(t, c, "totalGlobalMem"), &total);
+        vt__jt_int(t, vt__jt_get(t, c, "computeMajor"), &ma);
+        vt__jt_int(t, vt__jt_get(t, c, "computeMinor"), &mi);
+        vt__jt_int(t, vt__jt_get(t, c, "numSms"), &sm);
+        if (vt__tb_device(k->x->tb, id, vt__jt_str(t, vt__jt_get(t, c, "name")), NULL, total, ma, mi, sm))
+            return vt__imp_tb_fail(k->x);
+    }
+    return 0;
+}
+
+/* The JSON reader's failure as an exit code and message. */
+static int json_fail(struct kin *k, struct vt_js *j)
+{
+    const char *z = vt__js_errmsg(j);
+    if (strstr(z, "out of memory")) return vt__imp_fail(k->x, VT_EXIT_INTERNAL, "%s", z);
+    return vt__imp_fail(k->x, VT_EXIT_CORRUPT, "damaged torch.profiler trace: %s", z);
+}
+
+/* Read the elements of the traceEvents array (its '[' just read). */
+static int events(struct kin *k, struct vt_js *j)
+{
+    int tok, rc;
+    while ((tok = vt__js_next(j)) != VT_JS_ARRAY_END) {
+        if (tok == VT_JS_ERROR) return json_fail(k, j);
+        if (vt__js_read_tree(j, tok, &k->t) != 0) return json_fail(k, j);
+        if (k->t.a[0].type != VT_JN_OBJ) continue;
+        if ((rc = event(k)) != 0) return rc;
+    }
+    return 0;
+}
+
+int vt__import_kineto(struct vt__imp *x)
+{
+    static const char *const azKnown[] = {"traceEvents", "deviceProperties", "baseTimeNanoseconds",
+                                          "distributedInfo", "schemaVersion", "traceName", "displayTimeUnit",
+                                          "profile_memory", "with_stack", "record_shapes", "with_flops",
+                                          "with_modules", "cupti_version", "cuda_runtime_version",
+                                          "cuda_driver_version", "trace_id", "documents", "ns_resolution",
+                                          "hostname", "pid", "roctracer_version", "hip_runtime_version"};
+    struct kin k;
+    struct vt__src in;
+    struct vt_js *j = NULL;
+    int tok, rc = 0, bEvents = 0;
+    memset(&k, 0, sizeof k);
+    k.x = x;
+    k.tFirst = INT64_MAX;
+    k.tLast = INT64_MIN;
+    k.rank = k.worldSize = k.pid = VT_TB_NULL;
+    if (vt__src_open_file(&in, x->zIn) != 0) return vt__imp_fail(x, VT_EXIT_NOFILE, "cannot open: %s", strerror(errno));
+    if (!(j = vt__js_new(&in))) {
+        rc = vt__imp_fail(x, VT_EXIT_INTERNAL, "out of memory");
+        goto done;
+    }
+    tok = vt__js_next(j);
+    if (tok == VT_JS_ARRAY) { /* the bare-array form of the trace-event format */
+        bEvents = 1;
+        rc = events(&k, j);
+    } else if (tok == VT_JS_OBJECT) {
+        while (rc == 0 && (tok = vt__js_next(j)) == VT_JS_KEY) {
+            char zKey[64];
+            size_t n;
+            const char *z = vt__js_text(j, &n);
+            snprintf(zKey, sizeof zKey, "%s", z);
+            tok = vt__js_next(j);
+            if (tok == VT_JS_ERROR) break;
+            if (!strcmp(zKey, "traceEvents") && tok == VT_JS_ARRAY) {
+                bEvents = 1;
+                rc = events(&k, j);
+            } else if (!strcmp(zKey, "baseTimeNanoseconds") && tok == VT_JS_NUMBER) {
+                int bInt;
+                int64_t v;
+                vt__js_number(j, &bInt, &v);
+                if (bInt && v > 0) {
+                    if (bEvents) /* after the events: too late to apply */
+                        vt__imp_note(x, "baseTimeNanoseconds follows traceEvents: times are kept as written");
+                    else
+                        k.baseNs = v;
+                }
+            } else if (!strcmp(zKey, "deviceProperties") && tok == VT_JS_ARRAY) {
+                if (vt__js_read_tree(j, tok, &k.dev) != 0) break;
+            } else if (!strcmp(zKey, "distributedInfo") && tok == VT_JS_OBJECT) {
+                if (vt__js_read_tree(j, tok, &k.t) != 0) break;
+                vt__jt_int(&k.t, vt__jt_get(&k.t, 0, "rank"), &k.rank);
+                vt__jt_int(&k.t, vt__jt_get(&k.t, 0, "world_size"), &k.worldSize);
+            } else {
+                size_t i;
+                for (i = 0; i < sizeof azKnown / sizeof azKnown[0] && strcmp(zKey, azKnown[i]); i++) {}
+                if (i == sizeof azKnown / sizeof azKnown[0])
+                    vt__imp_note(x, "top-level key '%s' is not known to this vramtrace and was ignored", zKey);
+                if ((tok == VT_JS_OBJECT || tok == VT_JS_ARRAY) && vt__js_skip(j) != 0) break;
+            }
+        }
+        if (rc == 0 && tok != VT_JS_OBJECT_END) rc = json_fail(&k, j);
+    } else if (tok == VT_JS_ERROR) {
+        rc = json_fail(&k, j);
+    }
+    if (rc == 0 && (tok = vt__js_next(j)) != VT_JS_EOF) rc = json_fail(&k, j);
+    if (rc) goto done;
+    if (!bEvents) {
+        rc = vt__imp_fail(x, VT_EXIT_NOT_TRACE, "JSON, but not a torch.profiler trace (no traceEvents)");
+        goto done;
+    }
+    if ((rc = base_at(&k, VT_TB_NULL)) != 0 || (rc = devices(&k)) != 0) goto done;
+    if (k.rank != VT_TB_NULL) vt__tb_metaf(x->tb, "rank", "%lld", (long long)k.rank);
+    if (k.pid != VT_TB_NULL) vt__tb_metaf(x->tb, "pid", "%lld", (long long)k.pid);
+    if (k.worldSize != VT_TB_NULL) vt__tb_metaf(x->tb, "world_size", "%lld", (long long)k.worldSize);
+    if (k.tFirst <= k.tLast) {
+        /* Kineto's clock is the wall clock: one instant on both clocks */
+        vt__tb_metaf(x->tb, "clock_anchor_cupti_ns", "%lld", (long long)k.tFirst);
+        vt__tb_metaf(x->tb, "clock_anchor_wall_ns", "%lld", (long long)k.tFirst);
+        vt__tb_metaf(x->tb, "start_ns", "%lld", (long long)k.tFirst);
+        vt__tb_metaf(x->tb, "end_ns", "%lld", (long long)k.tLast);
+    }
+    vt__tb_metaf(x->tb, "kineto.memory_events", "%lld", (long long)k.nMem);
+    vt__tb_metaf(x->tb, "kineto.cpu_memory_events", "%lld", (long long)k.nMemCpu);
+    for (int dv = 0; dv < 64; dv++) {
+        char zKey[80];
+        if (k.aPeak[dv] <= 0 && k.aPeakTotal[dv] <= 0) continue;
+        snprintf(zKey, sizeof zKey, "kineto.device.%d.peak_sum_bytes", dv);
+        vt__tb_metaf(x->tb, zKey, "%lld", (long long)k.aPeak[dv]);
+        if (k.aPeakTotal[dv] > 0) {
+            snprintf(zKey, sizeof zKey, "kineto.device.%d.peak_total_allocated", dv);
+            vt__tb_metaf(x->tb, zKey, "%lld", (long long)k.aPeakTotal[dv]);
+        }
+        if (k.aPeakReserved[dv] > 0) {
+            snprintf(zKey, sizeof zKey, "kineto.device.%d.peak_total_reserved", dv);
+            vt__tb_metaf(x->tb, zKey, "%lld", (long long)k.aPeakReserved[dv]);
+        }
+    }
+    if (k.nMemNoAddr)
+        vt__imp_note(x,
+                     "%lld of %lld CUDA [memory] events have no 'Addr' (torch.profiler before 1.11): allocations "
+                     "cannot be paired with their frees, so no lifetimes exist; only totals are known (running "
+                     "sum of Bytes per device, in meta kineto.device.N.peak_sum_bytes)",
+                     (long long)k.nMemNoAddr, (long long)k.nMem);
+    if (!k.nMem)
+        vt__imp_note(x, "no CUDA [memory] events: the trace was recorded without profile_memory=True, so "
+                        "no allocations are known");
+    if (k.nStep)
+        vt__imp_note(x, "%lld ProfilerStep#N ranges imported as NVTX ranges; analyze them as iterations with "
+                        "--iteration 'ProfilerStep#[0-9]+'",
+                     (long long)k.nStep);
+    rc = VT_EXIT_OK;
+done:
+    vt__jtree_free(&k.t);
+    vt__jtree_free(&k.dev);
+    vt__js_free(j);
+    vt__src_close(&in);
+    return rc;
+}

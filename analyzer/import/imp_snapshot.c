@@ -1,0 +1,582 @@
+/* PyTorch memory snapshots (torch.cuda.memory._snapshot / _dump_snapshot pickles, current and 2.0 formats) to traces. */
+#include "import.h"
+
+#include <stdio.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "addrmap.h"
+#include "util/errors.h"
+#include "pickle.h"
+#include "vramtrace/schema.h"
+
+/*
+ * The pickle is streamed (pickle.h): each event dict of device_traces[d] is
+ * claimed as it is appended to its list, written, and dropped. The segments
+ * (the state at the dump: what was live, bounded by device memory, not by the
+ * history's length) are kept and read at the end. The device of an event is the index of
+ * its list in device_traces, known only when the lists reach the root at the
+ * very end: each list's rows are written as one run of rowids and get their
+ * device then. Once the trace is replayed, the dump-time state it does not
+ * explain (segments and live blocks allocated before its first event) is added
+ * with unknown times, and the history is marked truncated.
+ */
+
+#define MAX_FRAMES 256 /* frames kept per stack (innermost first) */
+
+/* The rows of one device_traces[d] list. */
+struct batch {
+    int64_t aFirst[VT_TB_NTABLE], aLast[VT_TB_NTABLE];
+    int64_t device;              /* -1 until the root is read */
+    struct vt__addrmap seg, ten; /* segments and tensors live after the trace so far: address -> bytes */
+    int64_t nUnseenFree;         /* frees of addresses the trace never allocated */
+};
+
+/* A segment or live block at dump time. */
+struct dumped {
+    int64_t device, address, bytes, stackId;
+    int bExpandable;
+};
+
+struct snap {
+    struct vt__imp *x;
+    struct batch *aBatch;
+    int nBatch;
+    struct dumped *aSeg, *aBlock;
+    size_t nSeg, nBlock, nSegAlloc, nBlockAlloc;
+    int64_t tFirst, tLast; /* ns */
+    int bBase;
+    int64_t aAction[16];   /* events per action (index in azAction), last one: unknown actions */
+    int64_t nOom, nNoTime, nV1History;
+    int rc;                /* a failure inside the callback */
+};
+
+static const char *const azAction[] = {"alloc",        "free_requested", "free_completed", "segment_alloc",
+                                       "segment_free", "segment_map",    "segment_unmap",  "oom",
+                                       "snapshot"};
+#define N_ACTION (int)(sizeof azAction / sizeof azAction[0])
+enum { A_ALLOC, A_FREE_REQ, A_FREE, A_SEG_ALLOC, A_SEG_FREE, A_SEG_MAP, A_SEG_UNMAP, A_OOM, A_SNAPSHOT };
+
+static const char *const azEventKeys[] = {"action", "addr", "size", "stream", "time_us", "frames", "device_free",
+                                          "compile_context", "user_metadata"};
+
+/* A number as int64 (floats truncated), or VT_TB_NULL (v may be NULL). */
+static int64_t numv(const struct vt_pkval *v)
+{
+    int64_t i;
+    double d;
+    if (vt__pk_int(v, &i)) return i;
+    if (vt__pk_num(v, &d) && d > -9.2e18 && d < 9.2e18) return (int64_t)d;
+    return VT_TB_NULL;
+}
+
+/* Member zKey of the dict as a number (numv), or VT_TB_NULL. */
+static int64_t num(const struct vt_pkval *pDict, const char *zKey)
+{
+    return numv(vt__pk_get(pDict, zKey));
+}
+
+/* Microseconds to nanoseconds: VT_TB_NULL for a value out of range (or none). */
+static int64_t us_ns(int64_t us)
+{
+    return us != VT_TB_NULL && us > 0 && us < INT64_MAX / 1000 ? us * 1000 : VT_TB_NULL;
+}
+
+/* The frames of PyTorch's own traceback capture (the snapshot's unwinder), not of the call site. */
+static int capture_frame(const char *zName)
+{
+    return zName && (!strncmp(zName, "torch::unwind::", 15) || !strncmp(zName, "torch::CapturedTraceback::", 26) ||
+                     strstr(zName, "::gather_with_cpp()") != NULL);
+}
+
+/*
+ * Stack id of a frames list ({filename, line, name} dicts, innermost first,
+ * Python and C++ interleaved), cached in the list's tag. As the tracer stores
+ * sites: Python frames first (innermost first), then native ones, without the
+ * capture's own leading frames.
+ */
+static int64_t frames_stack(struct snap *s, const struct vt_pkval *pFrames)
+{
+    struct vt__tb_frame a[MAX_FRAMES];
+    int n = 0, bLead = 1;
+    int64_t id;
+    if (!pFrames || pFrames->type != VT_PK_LIST || pFrames->u.p->n == 0) return VT_TB_NULL;
+    if (pFrames->u.p->tag) return pFrames->u.p->tag;
+    for (int pass = 0; pass < 2; pass++) { /* Python frames, then native */
+        for (size_t i = 0; i < pFrames->u.p->n && n < MAX_FRAMES; i++) {
+            const struct vt_pkval *f = vt__pk_item(pFrames, i);
+            const char *zFile = vt__pk_str(vt__pk_get(f, "filename")), *zName = vt__pk_str(vt__pk_get(f, "name"));
+            size_t len = zFile ? strlen(zFile) : 0;
+            int bPy = len > 3 && !strcmp(zFile + len - 3, ".py");
+            int64_t line = num(f, "line");
+            if (!f || f->type != VT_PK_DICT || bPy != (pass == 0)) continue;
+            if (pass == 1 && bLead && capture_frame(zName)) continue;
+            if (pass == 1) bLead = 0;
+            a[n].kind = bPy ? VT_FRAME_PYTHON : VT_FRAME_NATIVE;
+            a[n].zFunction = zName;
+            a[n].zFile = zFile && strcmp(zFile, "??") && zFile[0] ? zFile : NULL;
+            a[n].zModule = NULL;
+            a[n].line = line > 0 ? line : VT_TB_NULL;
+            a[n].pc = bPy ? 0 : VT_TB_NULL;
+            n++;
+        }
+    }
+    id = vt__tb_stack(s->x->tb, a, n);
+    if (id == -1) return -1;
+    if (id != VT_TB_NULL) pFrames->u.p->tag = id;
+    return id;
+}
+
+/* Fix the time base at the first timed event. */
+static int base_at(struct snap *s, int64_t t)
+{
+    if (s->bBase) return 0;
+    s->bBase = 1;
+    if (vt__tb_base(s->x->tb, t)) return vt__imp_tb_fail(s->x);
+    return 0;
+}
+
+/* Write one trace event of the list tagged iBatch. Returns 0 or an exit code. */
+static int event(struct snap *s, struct batch *b, const struct vt_pkval *e)
+{
+    enum { N_KEYS = (int)(sizeof azEventKeys / sizeof azEventKeys[0]) };
+    const struct vt_pkval *aVal[N_KEYS] = {0}, *k, *v;
+    const char *zAction;
+    struct vt__tb *tb = s->x->tb;
+    int64_t t = VT_TB_NULL, us, addr, size, stream, stackId;
+    int a, iTable = -1, rc = 0;
+
+    /* One pass over the event's keys. The key and action strings are memoized objects shared by
+     * every event: each is judged once and the verdict kept in its tag (key index + 1, N_KEYS + 1
+     * for an unknown key; action index + 1) */
+    for (size_t i = 0; vt__pk_pair(e, i, &k, &v); i++) {
+        int j;
+        if (k->type != VT_PK_STR) {
+            vt__imp_note(s->x, "device_traces events: a key that is not text was ignored");
+            continue;
+        }
+        if (k->u.p->tag >= 1 && k->u.p->tag <= N_KEYS + 1) {
+            j = (int)k->u.p->tag - 1;
+        } else {
+            for (j = 0; j < N_KEYS && strcmp(k->u.p->u.z, azEventKeys[j]); j++) {}
+            k->u.p->tag = j + 1;
+        }
+        if (j < N_KEYS) aVal[j] = v;
+        else vt__imp_note(s->x, "device_traces events: key '%s' is not known to this vramtrace and was ignored",
+                          k->u.p->u.z);
+    }
+    v = aVal[0];
+    zAction = vt__pk_str(v);
+    if (zAction && v->u.p->tag >= 1 && v->u.p->tag <= N_ACTION + 1) {
+        a = (int)v->u.p->tag - 1;
+    } else {
+        for (a = 0; a < N_ACTION && (!zAction || strcmp(zAction, azAction[a])); a++) {}
+        if (zAction) v->u.p->tag = a + 1;
+    }
+    s->aAction[a]++;
+    s->x->nEvents++;
+    if (a == N_ACTION) {
+        vt__imp_note(s->x, "device_traces: action '%s' is not known to this vramtrace; such events were ignored",
+                     zAction ? zAction : "(missing)");
+        return 0;
+    }
+    if (a == A_SNAPSHOT) return 0;
+    us = numv(aVal[4]);
+    if ((t = us_ns(us)) != VT_TB_NULL) {
+        if ((rc = base_at(s, t)) != 0) return rc;
+        if (s->tFirst == VT_TB_NULL || t < s->tFirst) s->tFirst = t;
+        if (s->tLast == VT_TB_NULL || t > s->tLast) s->tLast = t;
+    } else {
+        s->nNoTime++;
+        if ((rc = base_at(s, VT_TB_NULL)) != 0) return rc;
+    }
+    addr = numv(aVal[a == A_OOM ? 6 : 1]);
+    size = numv(aVal[2]);
+    stream = numv(aVal[3]);
+    if ((stackId = frames_stack(s, aVal[5])) == -1) return vt__imp_tb_fail(s->x);
+    if (a == A_OOM) {
+        struct vt__tb_oom r;
+        VT_TB_CLEAR(r);
+        r.ts = t;
+        /* which CUDA call failed, and how, the snapshot does not say: api and status stay unknown */
+        r.bytes = size;
+        r.free_bytes = addr;
+        r.stack_id = stackId;
+        iTable = VT_TB_OOM;
+        s->nOom++;
+        if (vt__tb_oom(tb, &r)) return vt__imp_tb_fail(s->x);
+    } else if (a == A_ALLOC || a == A_FREE_REQ || a == A_FREE) {
+        struct vt__tb_tensor r;
+        VT_TB_CLEAR(r);
+        r.ts = t;
+        r.op = a == A_ALLOC ? VT_TENSOROP_ALLOC : a == A_FREE ? VT_TENSOROP_FREE : VT_TENSOROP_FREE_REQUESTED;
+        r.address = addr;
+        r.bytes = size;
+        r.stream = stream;
+        r.stack_id = stackId;
+        r.source = VT_TENSORSRC_PYTORCH_HISTORY;
+        iTable = VT_TB_TENSOR;
+        if (vt__tb_tensor(tb, &r)) return vt__imp_tb_fail(s->x);
+        if (addr != VT_TB_NULL) {
+            if (a == A_ALLOC) {
+                if (vt__addrmap_put(&b->ten, (uint64_t)addr, size)) return vt__imp_fail(s->x, VT_EXIT_INTERNAL, "out of memory");
+            } else if (a == A_FREE ? !vt__addrmap_remove(&b->ten, (uint64_t)addr, NULL)
+                                   : !vt__addrmap_get(&b->ten, (uint64_t)addr)) {
+                b->nUnseenFree += a == A_FREE;
+            }
+        }
+    } else {
+        struct vt__tb_memory r;
+        VT_TB_CLEAR(r);
+        r.ts = t;
+        r.op = a == A_SEG_ALLOC ? VT_MEMOP_ALLOC : a == A_SEG_FREE ? VT_MEMOP_FREE
+               : a == A_SEG_MAP ? VT_MEMOP_VMM_MAP : VT_MEMOP_VMM_UNMAP;
+        r.mem_kind = VT_MEMKIND_DEVICE;
+        r.address = addr == VT_TB_NULL ? 0 : addr;
+        r.bytes = size == VT_TB_NULL ? 0 : size;
+        r.stream = stream;
+        r.stack_id = stackId;
+        iTable = VT_TB_MEMORY;
+        if (addr == VT_TB_NULL || size == VT_TB_NULL) {
+            vt__imp_note(s->x, "device_traces: segment events without an address or size were left out");
+            return 0;
+        }
+        if (vt__tb_memory(tb, &r)) return vt__imp_tb_fail(s->x);
+        if (a == A_SEG_ALLOC || a == A_SEG_MAP) {
+            if (vt__addrmap_put(&b->seg, (uint64_t)addr, size)) return vt__imp_fail(s->x, VT_EXIT_INTERNAL, "out of memory");
+        } else if (!vt__addrmap_remove(&b->seg, (uint64_t)addr, NULL) && a == A_SEG_FREE) {
+            b->nUnseenFree++;
+        }
+    }
+    if (b->aFirst[iTable] == 0) b->aFirst[iTable] = vt__tb_next_rowid(tb, iTable) - 1;
+    b->aLast[iTable] = vt__tb_next_rowid(tb, iTable) - 1;
+    return 0;
+}
+
+/* Append d to the growing array *pa (*pn used, *pnAlloc allocated). Returns 0 or an exit code. */
+static int push_dumped(struct snap *s, struct dumped **pa, size_t *pn, size_t *pnAlloc, const struct dumped *d)
+{
+    if (*pn == *pnAlloc) {
+        size_t n = *pnAlloc ? *pnAlloc * 2 : 64;
+        struct dumped *a = realloc(*pa, n * sizeof *a);
+        if (!a) return vt__imp_fail(s->x, VT_EXIT_INTERNAL, "out of memory");
+        *pa = a;
+        *pnAlloc = n;
+    }
+    (*pa)[(*pn)++] = *d;
+    return 0;
+}
+
+/* Keep one segment's dump-time state and its live blocks. Returns 0 or an exit code. */
+static int segment(struct snap *s, const struct vt_pkval *g)
+{
+    struct dumped d;
+    const struct vt_pkval *pBlocks = vt__pk_get(g, "blocks"), *v;
+    int64_t off;
+    int rc;
+    d.device = num(g, "device");
+    d.address = num(g, "address");
+    d.bytes = num(g, "total_size");
+    v = vt__pk_get(g, "is_expandable");
+    d.bExpandable = v && v->type == VT_PK_BOOL && v->u.i;
+    if ((d.stackId = frames_stack(s, vt__pk_get(g, "frames"))) == -1) return vt__imp_tb_fail(s->x);
+    if (d.device == VT_TB_NULL || d.address == VT_TB_NULL || d.bytes == VT_TB_NULL) {
+        vt__imp_note(s->x, "segments: entries without device, address or total_size were left out");
+        return 0;
+    }
+    if ((rc = push_dumped(s, &s->aSeg, &s->nSeg, &s->nSegAlloc, &d)) != 0) return rc;
+    off = d.address;
+    for (size_t i = 0; i < vt__pk_len(pBlocks); i++) {
+        const struct vt_pkval *bl = vt__pk_item(pBlocks, i), *pHist = vt__pk_get(bl, "history");
+        const char *zState = vt__pk_str(vt__pk_get(bl, "state"));
+        struct dumped k;
+        k.device = d.device;
+        k.address = num(bl, "address");
+        k.bytes = num(bl, "size");
+        k.bExpandable = 0;
+        /* PyTorch 2.0 blocks carry no address: blocks follow each other from the segment's start */
+        if (k.address == VT_TB_NULL) k.address = off;
+        if (k.address == VT_TB_NULL) continue; /* after a block of unknown size: nowhere known */
+        if (k.bytes == VT_TB_NULL || k.bytes < 0 || __builtin_add_overflow(k.address, k.bytes, &off)) off = VT_TB_NULL;
+        if (!zState || (strcmp(zState, "active_allocated") && strcmp(zState, "active_pending_free"))) continue;
+        if (k.bytes == VT_TB_NULL) continue;
+        if (pHist) { /* 2.0: the last history entry is the live allocation */
+            size_t n = vt__pk_len(pHist);
+            const struct vt_pkval *h = n ? vt__pk_item(pHist, n - 1) : NULL;
+            s->nV1History += (int64_t)n;
+            if (h && num(h, "addr") != VT_TB_NULL) k.address = num(h, "addr");
+            if ((k.stackId = frames_stack(s, vt__pk_get(h, "frames"))) == -1) return vt__imp_tb_fail(s->x);
+        } else if ((k.stackId = frames_stack(s, vt__pk_get(bl, "frames"))) == -1) {
+            return vt__imp_tb_fail(s->x);
+        }
+        if ((rc = push_dumped(s, &s->aBlock, &s->nBlock, &s->nBlockAlloc, &k)) != 0) return rc;
+    }
+    return 0;
+}
+
+/* The streaming callback: events and segments are claimed as they are added to their lists. */
+static int on_child(void *pArg, struct vt_pkobj *pParent, const struct vt_pkval *pKey, struct vt_pkval *pChild)
+{
+    struct snap *s = pArg;
+    (void)pKey;
+    if (pParent->type != VT_PK_LIST || pChild->type != VT_PK_DICT) return VT_PK_KEEP;
+    if (vt__pk_get(pChild, "action")) {
+        struct batch *b;
+        if (pParent->tag <= 0 || pParent->tag > s->nBatch) { /* a new device_traces list */
+            struct batch *a = realloc(s->aBatch, (size_t)(s->nBatch + 1) * sizeof *a);
+            if (!a) return (s->rc = vt__imp_fail(s->x, VT_EXIT_INTERNAL, "out of memory")), -1;
+            s->aBatch = a;
+            memset(&a[s->nBatch], 0, sizeof *a);
+            a[s->nBatch].device = -1;
+            pParent->tag = ++s->nBatch;
+        }
+        b = &s->aBatch[pParent->tag - 1];
+        if ((s->rc = event(s, b, pChild)) != 0) return -1;
+        return VT_PK_CLAIM;
+    }
+    return VT_PK_KEEP;
+}
+
+/* The batch holding device d's events, or NULL. */
+static struct batch *batch_of(struct snap *s, int64_t d)
+{
+    for (int i = 0; i < s->nBatch; i++)
+        if (s->aBatch[i].device == d) return &s->aBatch[i];
+    return NULL;
+}
+
+/* Dump-time state the trace does not explain: written with unknown times. Returns 0 or an exit code. */
+static int reconcile(struct snap *s, int64_t *pnBefore)
+{
+    struct vt__tb *tb = s->x->tb;
+    for (size_t i = 0; i < s->nSeg; i++) {
+        const struct dumped *d = &s->aSeg[i];
+        struct batch *b = batch_of(s, d->device);
+        struct vt__tb_memory r;
+        if (b && vt__addrmap_get(&b->seg, (uint64_t)d->address)) continue;
+        if (d->bExpandable && b && b->seg.nUsed) continue; /* mapped piecewise: the trace's maps stand */
+        VT_TB_CLEAR(r);
+        r.op = d->bExpandable ? VT_MEMOP_VMM_MAP : VT_MEMOP_ALLOC;
+        r.mem_kind = VT_MEMKIND_DEVICE;
+        r.address = d->address;
+        r.bytes = d->bytes;
+        r.device = d->device;
+        r.stack_id = d->stackId;
+        if (vt__tb_memory(tb, &r)) return vt__imp_tb_fail(s->x);
+        (*pnBefore)++;
+    }
+    for (size_t i = 0; i < s->nBlock; i++) {
+        const struct dumped *d = &s->aBlock[i];
+        struct batch *b = batch_of(s, d->device);
+        struct vt__tb_tensor r;
+        if (b && vt__addrmap_get(&b->ten, (uint64_t)d->address)) continue;
+        VT_TB_CLEAR(r);
+        r.op = VT_TENSOROP_ALLOC;
+        r.address = d->address;
+        r.bytes = d->bytes;
+        r.device = d->device;
+        r.stack_id = d->stackId;
+        r.source = VT_TENSORSRC_PYTORCH_HISTORY;
+        if (vt__tb_tensor(tb, &r)) return vt__imp_tb_fail(s->x);
+        (*pnBefore)++;
+    }
+    return 0;
+}
+
+/* external_annotations ({stage START/END, name, device, time_us}) as NVTX-like ranges, paired per device and name. */
+static int annotations(struct snap *s, const struct vt_pkval *pList)
+{
+    size_t n = vt__pk_len(pList);
+    int8_t *aUsed;
+    if (!n) return 0;
+    if (!(aUsed = calloc(n, 1))) return vt__imp_fail(s->x, VT_EXIT_INTERNAL, "out of memory");
+    for (size_t i = 0; i < n; i++) {
+        const struct vt_pkval *e = vt__pk_item(pList, i);
+        const char *zStage = vt__pk_str(vt__pk_get(e, "stage")), *zName = vt__pk_str(vt__pk_get(e, "name"));
+        int64_t dev = num(e, "device"), us = us_ns(num(e, "time_us"));
+        struct vt__tb_nvtx r;
+        if (aUsed[i] || !zStage || strcmp(zStage, "START") || us == VT_TB_NULL) continue;
+        VT_TB_CLEAR(r);
+        r.start = us;
+        r.kind = VT_NVTX_PUSHPOP;
+        if ((r.name_id = vt__tb_string(s->x->tb, zName ? zName : "")) == -1) break;
+        /* the first later END of the same name on the same device */
+        for (size_t j = i + 1; j < n; j++) {
+            const struct vt_pkval *f = vt__pk_item(pList, j);
+            const char *zS = vt__pk_str(vt__pk_get(f, "stage")), *zN = vt__pk_str(vt__pk_get(f, "name"));
+            if (aUsed[j] || !zS || num(f, "device") != dev) continue;
+            if (!strcmp(zS, "END") && zN && zName && !strcmp(zN, zName) && us_ns(num(f, "time_us")) != VT_TB_NULL) {
+                r.end = us_ns(num(f, "time_us"));
+                aUsed[j] = 1;
+                break;
+            }
+        }
+        if (vt__tb_nvtx(s->x->tb, &r)) break;
+    }
+    free(aUsed);
+    return vt__tb_errmsg(s->x->tb)[0] ? vt__imp_tb_fail(s->x) : 0;
+}
+
+/* allocator_settings as meta rows pytorch.allocator.KEY (scalars only). */
+static int settings(struct snap *s, const struct vt_pkval *d)
+{
+    const struct vt_pkval *k, *v;
+    for (size_t i = 0; vt__pk_pair(d, i, &k, &v); i++) {
+        char zKey[128];
+        int64_t iv;
+        double dv;
+        int rc = 0;
+        if (!vt__pk_str(k)) continue;
+        snprintf(zKey, sizeof zKey, "pytorch.allocator.%s", vt__pk_str(k));
+        if (v->type == VT_PK_BOOL) rc = vt__tb_meta(s->x->tb, zKey, v->u.i ? "1" : "0");
+        else if (vt__pk_int(v, &iv)) rc = vt__tb_metaf(s->x->tb, zKey, "%lld", (long long)iv);
+        else if (vt__pk_num(v, &dv)) rc = vt__tb_metaf(s->x->tb, zKey, "%.17g", dv);
+        else if (vt__pk_str(v)) rc = vt__tb_meta(s->x->tb, zKey, vt__pk_str(v));
+        if (rc) return vt__imp_tb_fail(s->x);
+    }
+    return 0;
+}
+
+/* The unpickler's failure as an exit code and message. */
+static int pickle_fail(struct snap *s, int rc, const char *zMsg)
+{
+    switch (rc) {
+    case VT_PK_ECALLBACK: return s->rc ? s->rc : vt__imp_fail(s->x, VT_EXIT_INTERNAL, "%s", zMsg);
+    case VT_PK_EHOSTILE: return vt__imp_fail(s->x, VT_EXIT_NOT_TRACE, "%s", zMsg);
+    case VT_PK_ENEWER: return vt__imp_fail(s->x, VT_EXIT_TOO_NEW, "%s", zMsg);
+    case VT_PK_ENOMEM: return vt__imp_fail(s->x, VT_EXIT_INTERNAL, "%s", zMsg);
+    case VT_PK_EUNSUPPORTED: return vt__imp_fail(s->x, VT_EXIT_NOT_TRACE, "not a PyTorch memory snapshot this reads: %s", zMsg);
+    default: return vt__imp_fail(s->x, VT_EXIT_CORRUPT, "damaged PyTorch memory snapshot: %s", zMsg);
+    }
+}
+
+int vt__import_snapshot(struct vt__imp *x)
+{
+    struct snap s;
+    struct vt__src in;
+    struct vt_pk *p = NULL;
+    struct vt_pkval root;
+    const struct vt_pkval *k, *v, *pTraces;
+    int64_t nBefore = 0, nUnseen = 0;
+    int rc, bHistory;
+
+    memset(&s, 0, sizeof s);
+    s.x = x;
+    s.tFirst = s.tLast = VT_TB_NULL;
+    if (vt__src_open_file(&in, x->zIn) != 0) return vt__imp_fail(x, VT_EXIT_NOFILE, "cannot open: %s", strerror(errno));
+    if (!(p = vt__pk_new(&in, on_child, &s))) {
+        rc = vt__imp_fail(x, VT_EXIT_INTERNAL, "out of memory");
+        goto done;
+    }
+    rc = vt__pk_run(p, &root);
+    if (rc != VT_PK_OK) {
+        rc = pickle_fail(&s, rc, vt__pk_errmsg(p));
+        goto done;
+    }
+    if (root.type != VT_PK_DICT || (!vt__pk_get(&root, "segments") && !vt__pk_get(&root, "device_traces"))) {
+        rc = vt__imp_fail(x, VT_EXIT_NOT_TRACE,
+                          "a pickle of plain data, but not a PyTorch memory snapshot (no 'segments' or "
+                          "'device_traces')");
+        goto done;
+    }
+    for (size_t i = 0; vt__pk_pair(&root, i, &k, &v); i++) {
+        const char *z = vt__pk_str(k);
+        if (!z || (strcmp(z, "segments") && strcmp(z, "device_traces") && strcmp(z, "allocator_settings") &&
+                   strcmp(z, "external_annotations")))
+            vt__imp_note(x, "snapshot key '%s' is not known to this vramtrace and was ignored", z ? z : "(not text)");
+    }
+    /* each list's device: its index in device_traces */
+    pTraces = vt__pk_get(&root, "device_traces");
+    for (size_t d = 0; d < vt__pk_len(pTraces); d++) {
+        const struct vt_pkval *t = vt__pk_item(pTraces, d);
+        struct batch *b;
+        if (!t || t->type != VT_PK_LIST || t->u.p->tag <= 0 || t->u.p->tag > s.nBatch) continue;
+        b = &s.aBatch[t->u.p->tag - 1];
+        b->device = (int64_t)d;
+        for (int iT = 0; iT < VT_TB_NTABLE; iT++)
+            if (b->aFirst[iT] && vt__tb_set_device(x->tb, iT, b->aFirst[iT], b->aLast[iT], b->device)) {
+                rc = vt__imp_tb_fail(x);
+                goto done;
+            }
+    }
+    if ((rc = base_at(&s, VT_TB_NULL)) != 0) goto done;
+    /* the state at the dump: kept whole (it is what was live, not the history) and read now */
+    v = vt__pk_get(&root, "segments");
+    for (size_t i = 0; i < vt__pk_len(v); i++)
+        if ((rc = segment(&s, vt__pk_item(v, i))) != 0) goto done;
+    if ((rc = reconcile(&s, &nBefore)) != 0) goto done;
+    for (int i = 0; i < s.nBatch; i++) nUnseen += s.aBatch[i].nUnseenFree;
+    if ((v = vt__pk_get(&root, "allocator_settings")) && v->type == VT_PK_DICT) {
+        if ((rc = settings(&s, v)) != 0) goto done;
+    }
+    if ((rc = annotations(&s, vt__pk_get(&root, "external_annotations"))) != 0) goto done;
+    /* devices seen */
+    for (size_t d = 0; d < vt__pk_len(pTraces); d++)
+        if (vt__tb_device(x->tb, (int64_t)d, NULL, NULL, VT_TB_NULL, VT_TB_NULL, VT_TB_NULL, VT_TB_NULL)) {
+            rc = vt__imp_tb_fail(x);
+            goto done;
+        }
+    for (size_t i = 0; i < s.nSeg; i++)
+        if (vt__tb_device(x->tb, s.aSeg[i].device, NULL, NULL, VT_TB_NULL, VT_TB_NULL, VT_TB_NULL, VT_TB_NULL)) {
+            rc = vt__imp_tb_fail(x);
+            goto done;
+        }
+
+    /* what the history covers */
+    bHistory = pTraces && vt__pk_len(pTraces) > 0 && s.x->nEvents > s.aAction[A_SNAPSHOT];
+    if (nBefore || nUnseen) vt__tb_meta(x->tb, "history_truncated", "1");
+    if ((nBefore || nUnseen) && bHistory) {
+        vt__imp_note(x,
+                     "the allocation history starts after the process did (a full ring buffer, or recording "
+                     "enabled late): %lld allocation(s) live at the dump were made before its first event and %lld "
+                     "free(s) release memory allocated before it; what happened before is unknown",
+                     (long long)nBefore, (long long)nUnseen);
+    }
+    if (s.tFirst != VT_TB_NULL) {
+        vt__tb_metaf(x->tb, "history_start_ns", "%lld", (long long)s.tFirst);
+        /* the snapshot's clock is the wall clock: one instant on both clocks */
+        vt__tb_metaf(x->tb, "clock_anchor_cupti_ns", "%lld", (long long)s.tFirst);
+        vt__tb_metaf(x->tb, "clock_anchor_wall_ns", "%lld", (long long)s.tFirst);
+        vt__tb_metaf(x->tb, "start_ns", "%lld", (long long)s.tFirst);
+        vt__tb_metaf(x->tb, "end_ns", "%lld", (long long)s.tLast);
+    }
+    if (s.nNoTime && s.aAction[A_ALLOC] + s.aAction[A_SEG_ALLOC] > 0)
+        vt__imp_note(x, "%lld events carry no time_us (PyTorch before 2.1): their times are unknown",
+                     (long long)s.nNoTime);
+    if (!bHistory)
+        vt__imp_note(x, "the snapshot holds no allocation history (recorded without "
+                        "torch.cuda.memory._record_memory_history): only the state at the dump is known (%zu "
+                        "segments, %zu live blocks), with unknown times; no leak or growth can be judged from it",
+                     s.nSeg, s.nBlock);
+    if (s.nV1History)
+        vt__imp_note(x, "PyTorch 2.0 format: blocks carry 'history' (%lld entries); the live allocation of each "
+                        "block is imported, earlier entries have no times and are left out",
+                     (long long)s.nV1History);
+    if (vt__tb_untimed(x->tb))
+        vt__imp_note(x, "%lld rows with unknown time could not be stored: this trace schema needs a time on every "
+                        "row",
+                     (long long)vt__tb_untimed(x->tb));
+    vt__tb_metaf(x->tb, "pytorch.snapshot.segments", "%zu", s.nSeg);
+    vt__tb_metaf(x->tb, "pytorch.snapshot.live_blocks", "%zu", s.nBlock);
+    for (int a = 0; a < N_ACTION; a++) {
+        char zKey[64];
+        snprintf(zKey, sizeof zKey, "pytorch.snapshot.events.%s", azAction[a]);
+        if (s.aAction[a] && vt__tb_metaf(x->tb, zKey, "%lld", (long long)s.aAction[a])) {
+            rc = vt__imp_tb_fail(x);
+            goto done;
+        }
+    }
+    rc = VT_EXIT_OK;
+done:
+    vt__pk_free(p);
+    vt__src_close(&in);
+    for (int i = 0; i < s.nBatch; i++) {
+        vt__addrmap_free(&s.aBatch[i].seg);
+        vt__addrmap_free(&s.aBatch[i].ten);
+    }
+    free(s.aBatch);
+    free(s.aSeg);
+    free(s.aBlock);
+    return rc;
+}

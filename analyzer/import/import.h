@@ -1,0 +1,91 @@
+/* Internal: the importers' shared face: formats, the per-import context, each format's entry, the driver. */
+#ifndef VT_IMPORT_IMPORT_H
+#define VT_IMPORT_IMPORT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "builder.h"
+
+/* What a file holds, judged from its content (detect.c). */
+enum vt_import_format {
+    VT_IMPORT_UNKNOWN = 0,
+    VT_IMPORT_TRACE,    /* already a vramtrace trace */
+    VT_IMPORT_SNAPSHOT, /* PyTorch memory snapshot (pickle, maybe gzip'd) */
+    VT_IMPORT_NSYS,     /* Nsight Systems SQLite export */
+    VT_IMPORT_KINETO    /* torch.profiler / Kineto trace-event JSON (plain or gzip) */
+};
+
+/* The meta value source_format names for a format ("pytorch_snapshot", "nsys_sqlite", "kineto_json"). */
+const char *vt__import_format_name(int fmt);
+
+/*
+ * Judge zPath's format from its first bytes (gzip is looked through) and, for
+ * SQLite files, their tables. Returns an enum vt_exit code: VT_EXIT_OK with
+ * *pFmt set (VT_IMPORT_UNKNOWN included), or VT_EXIT_NOFILE with the reason in
+ * zErr when the file cannot be read.
+ */
+int vt__import_detect(const char *zPath, int *pFmt, char *zErr, size_t nErr);
+
+/* One import in progress: the input, the trace being built, the first error, the notes. */
+struct vt__imp {
+    const char *zIn;   /* the input path, for messages */
+    struct vt__tb *tb;
+    int rc;            /* enum vt_exit of the first failure, VT_EXIT_OK so far */
+    char zErr[320];    /* its message */
+    char **azNote;     /* notes for the user (each also a meta row import_note.N) */
+    int nNote;
+    int64_t nEvents;   /* source events read (what the speed goal counts) */
+};
+
+/* Record a note once (formatted; a note already recorded is not repeated). */
+void vt__imp_note(struct vt__imp *x, const char *zFmt, ...) __attribute__((format(printf, 2, 3)));
+/* Record the first failure (exit code and message); returns rc. */
+int vt__imp_fail(struct vt__imp *x, int rc, const char *zFmt, ...) __attribute__((format(printf, 3, 4)));
+/* A builder failure as an import failure (VT_EXIT_INTERNAL with the builder's message). */
+int vt__imp_tb_fail(struct vt__imp *x);
+
+/* Each format: read x->zIn into x->tb. Return an enum vt_exit code (x->rc/zErr set on failure). */
+int vt__import_snapshot(struct vt__imp *x);
+int vt__import_kineto(struct vt__imp *x);
+int vt__import_nsys(struct vt__imp *x, int64_t pid);
+
+/*
+ * The processes of an Nsight export that hold CUDA activity (memory events,
+ * runtime calls, kernels, copies, memsets), most events first, in *paPid
+ * (malloc'd, *pn entries; pid -1 stands for an export without process ids).
+ * Returns an enum vt_exit code, the reason in zErr.
+ */
+int vt__nsys_pids(const char *zIn, int64_t **paPid, int64_t **paEvents, int *pn, char *zErr, size_t nErr);
+
+/* ---- the driver (import.c: it prints with vt__errorf) ---- */
+
+struct vt_import_opts {
+    int bForce; /* replace existing outputs */
+    int bQuiet; /* no notes on stderr */
+};
+
+/*
+ * Import zIn (format fmt; for an Nsight export the process pid, or -1 when it
+ * has one process) into a new trace at zOut. Prints one "vramtrace: ..." line
+ * per note (unless quiet) and per failure. Returns an enum vt_exit code; on
+ * success *pnEvents (may be NULL) receives the source events read.
+ */
+int vt__import_one(const char *zIn, int fmt, int64_t pid, const char *zOut, const struct vt_import_opts *o,
+                   int64_t *pnEvents);
+
+/*
+ * For readers of traces: when zPath is another tool's file (snapshot, Nsight
+ * export, Kineto trace), import it into a temporary trace removed at exit and
+ * set *pzTrace to its path (an Nsight export with several processes: the one
+ * with the most CUDA activity, the others named in a note). When zPath is not
+ * such a file, *pzTrace is NULL and nothing is printed. Returns an enum
+ * vt_exit code after printing one line on failure.
+ */
+int vt__import_to_temp(const char *zPath, char **pzTrace);
+
+/* The temporary trace last made for zPath in this process (for a reader that opens the file by
+ * path again, e.g. to ATTACH it), or zPath itself when there is none. */
+const char *vt__import_temp_path(const char *zPath);
+
+#endif

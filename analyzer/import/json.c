@@ -1,0 +1,696 @@
+/* The streaming JSON reader: a pull tokenizer with an explicit nesting stack, and one value at a time as a tree. */
+#include "json.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define BUF_SIZE (1 << 20)
+
+enum state { S_VALUE, S_VALUE_OR_END, S_KEY_OR_END, S_KEY, S_COLON, S_AFTER, S_DONE };
+
+struct vt_js {
+    struct vt__src *in;
+    uint8_t *aBuf;
+    size_t iPos, nBuf;
+    int64_t nBase; /* input offset of aBuf[0] */
+    int bEof;
+    int64_t nLine;
+    int state;
+    char aNest[VT_JS_DEPTH_MAX]; /* '{' or '[' per open container */
+    int nNest;
+    char *zStr; /* the last string or key */
+    size_t nStr, nStrAlloc;
+    double num;
+    int64_t numI;
+    int bNumInt;
+    char zErr[200];
+};
+
+static int fail(struct vt_js *j, const char *zFmt, ...) __attribute__((format(printf, 2, 3)));
+static int fail(struct vt_js *j, const char *zFmt, ...)
+{
+    va_list ap;
+    char z[140];
+    if (j->zErr[0]) return VT_JS_ERROR;
+    va_start(ap, zFmt);
+    vsnprintf(z, sizeof z, zFmt, ap);
+    va_end(ap);
+    snprintf(j->zErr, sizeof j->zErr, "%s (line %lld, byte %lld)", z, (long long)j->nLine,
+             (long long)(j->nBase + (int64_t)j->iPos));
+    j->state = S_DONE;
+    return VT_JS_ERROR;
+}
+
+/* Refill so that at least one byte is available. Returns 1, 0 at the end, VT_JS_ERROR on a read error. */
+static int fill(struct vt_js *j)
+{
+    long k;
+    if (j->iPos < j->nBuf) return 1;
+    if (j->bEof) return 0;
+    j->nBase += (int64_t)j->nBuf;
+    j->iPos = j->nBuf = 0;
+    k = vt__src_read(j->in, j->aBuf, BUF_SIZE);
+    if (k < 0) return fail(j, "cannot read input: %s", j->in->zErr);
+    if (k == 0) {
+        j->bEof = 1;
+        return 0;
+    }
+    j->nBuf = (size_t)k;
+    return 1;
+}
+
+/* The next byte without consuming it, -1 at the end, VT_JS_ERROR (-2 below -1) on a read error. */
+static int peek(struct vt_js *j)
+{
+    int r = fill(j);
+    if (r == 1) return j->aBuf[j->iPos];
+    return r == 0 ? -1 : -2;
+}
+
+/* Skip whitespace; returns the next byte (not consumed), -1 at the end, -2 on a read error. */
+static int skip_ws(struct vt_js *j)
+{
+    for (;;) {
+        while (j->iPos < j->nBuf) {
+            uint8_t c = j->aBuf[j->iPos];
+            if (c == '\n') j->nLine++;
+            else if (c != ' ' && c != '\t' && c != '\r') return c;
+            j->iPos++;
+        }
+        int r = fill(j);
+        if (r != 1) return r == 0 ? -1 : -2;
+    }
+}
+
+/* Where a string's bytes go: the tokenizer's buffer, or a tree's text (offsets must fit 32 bits). */
+struct sink {
+    char **pz;
+    size_t *pn, *pnAlloc; /* bytes used (the string is appended there), bytes allocated */
+    size_t nStart;        /* where this string began */
+    size_t nMax;          /* bound on *pn */
+};
+
+/* Append n bytes to sink k, within its bounds. Returns 0 or VT_JS_ERROR. */
+static int str_append(struct vt_js *j, struct sink *k, const void *p, size_t n)
+{
+    size_t need = *k->pn + n + 1;
+    if (need - k->nStart > VT_JS_STR_MAX) return fail(j, "string longer than %d bytes", VT_JS_STR_MAX);
+    if (need > k->nMax) return fail(j, "a value with too much text");
+    if (need > *k->pnAlloc) {
+        size_t want = *k->pnAlloc ? *k->pnAlloc : 256;
+        char *z;
+        while (want < need) want *= 2;
+        z = realloc(*k->pz, want);
+        if (!z) return fail(j, "out of memory");
+        *k->pz = z;
+        *k->pnAlloc = want;
+    }
+    memcpy(*k->pz + *k->pn, p, n);
+    *k->pn += n;
+    return 0;
+}
+
+/* Four hex digits of a \u escape into *pu. Returns 0 or VT_JS_ERROR. */
+static int hex4(struct vt_js *j, unsigned *pu)
+{
+    unsigned u = 0;
+    for (int i = 0; i < 4; i++) {
+        int c = peek(j);
+        if (c < 0) return c == -2 ? VT_JS_ERROR : fail(j, "truncated: input ends inside a string");
+        j->iPos++;
+        if (c >= '0' && c <= '9') u = u * 16 + (unsigned)(c - '0');
+        else if (c >= 'a' && c <= 'f') u = u * 16 + (unsigned)(c - 'a' + 10);
+        else if (c >= 'A' && c <= 'F') u = u * 16 + (unsigned)(c - 'A' + 10);
+        else return fail(j, "bad \\u escape in a string");
+    }
+    *pu = u;
+    return 0;
+}
+
+/* Read a string body (the opening quote consumed), appending it and a NUL to k. Returns 0 or VT_JS_ERROR. */
+static int read_into(struct vt_js *j, struct sink *k)
+{
+    k->nStart = *k->pn;
+    for (;;) {
+        size_t i = j->iPos;
+        const uint8_t *b = j->aBuf, *q = memchr(b + i, '"', j->nBuf - i), *e;
+        /* the span up to the closing quote (or the buffer's end), cut at its first backslash */
+        i = q ? (size_t)(q - b) : j->nBuf;
+        if ((e = memchr(b + j->iPos, '\\', i - j->iPos)) != NULL) i = (size_t)(e - b);
+        if (i > j->iPos && str_append(j, k, b + j->iPos, i - j->iPos)) return VT_JS_ERROR;
+        j->iPos = i;
+        if (i == j->nBuf) {
+            int r = fill(j);
+            if (r == 1) continue;
+            return r == 0 ? fail(j, "truncated: input ends inside a string") : VT_JS_ERROR;
+        }
+        j->iPos++;
+        if (b[i] == '"') break;
+        /* an escape */
+        int c = peek(j);
+        char out[4];
+        size_t nOut = 1;
+        if (c < 0) return c == -2 ? VT_JS_ERROR : fail(j, "truncated: input ends inside a string");
+        j->iPos++;
+        switch (c) {
+        case '"': case '\\': case '/': out[0] = (char)c; break;
+        case 'b': out[0] = '\b'; break;
+        case 'f': out[0] = '\f'; break;
+        case 'n': out[0] = '\n'; break;
+        case 'r': out[0] = '\r'; break;
+        case 't': out[0] = '\t'; break;
+        case 'u': {
+            unsigned u, lo;
+            if (hex4(j, &u)) return VT_JS_ERROR;
+            if (u >= 0xd800 && u < 0xdc00) { /* a surrogate pair, or U+FFFD for a lone half */
+                if (peek(j) == '\\' && j->iPos + 1 < j->nBuf && j->aBuf[j->iPos + 1] == 'u') {
+                    j->iPos += 2;
+                    if (hex4(j, &lo)) return VT_JS_ERROR;
+                    u = lo >= 0xdc00 && lo < 0xe000 ? 0x10000 + ((u - 0xd800) << 10) + (lo - 0xdc00) : 0xfffd;
+                } else {
+                    u = 0xfffd;
+                }
+            } else if (u >= 0xdc00 && u < 0xe000) {
+                u = 0xfffd;
+            }
+            if (u < 0x80) out[0] = (char)u;
+            else if (u < 0x800) {
+                out[0] = (char)(0xc0 | u >> 6);
+                out[1] = (char)(0x80 | (u & 0x3f));
+                nOut = 2;
+            } else if (u < 0x10000) {
+                out[0] = (char)(0xe0 | u >> 12);
+                out[1] = (char)(0x80 | (u >> 6 & 0x3f));
+                out[2] = (char)(0x80 | (u & 0x3f));
+                nOut = 3;
+            } else {
+                out[0] = (char)(0xf0 | u >> 18);
+                out[1] = (char)(0x80 | (u >> 12 & 0x3f));
+                out[2] = (char)(0x80 | (u >> 6 & 0x3f));
+                out[3] = (char)(0x80 | (u & 0x3f));
+                nOut = 4;
+            }
+            break;
+        }
+        default: return fail(j, "bad escape '\\%c' in a string", c);
+        }
+        if (str_append(j, k, out, nOut)) return VT_JS_ERROR;
+    }
+    if (str_append(j, k, "", 1)) return VT_JS_ERROR; /* the NUL */
+    return 0;
+}
+
+/* Read a string body into the tokenizer's buffer (zStr, nStr without the NUL). */
+static int read_string(struct vt_js *j)
+{
+    size_t n = 0;
+    struct sink k = {&j->zStr, &n, &j->nStrAlloc, 0, (size_t)VT_JS_STR_MAX + 2};
+    int rc = read_into(j, &k);
+    j->nStr = n ? n - 1 : 0;
+    return rc;
+}
+
+/* Consume the literal z (its first byte already checked). Returns 0 or VT_JS_ERROR. */
+static int literal(struct vt_js *j, const char *z)
+{
+    for (; *z; z++) {
+        int c = peek(j);
+        if (c == -2) return VT_JS_ERROR;
+        if (c != (unsigned char)*z)
+            return c < 0 ? fail(j, "truncated: input ends inside a literal") : fail(j, "invalid literal");
+        j->iPos++;
+    }
+    return 0;
+}
+
+/* Read a number (or NaN / Infinity / -Infinity). Returns 0 or VT_JS_ERROR. */
+static int read_number(struct vt_js *j)
+{
+    char z[72];
+    size_t n = 0;
+    int c, bFrac = 0, bDigits = 0;
+    char *zEnd;
+    for (;;) {
+        /* the bytes in the buffer at once; one refill when the number crosses its end */
+        const uint8_t *b = j->aBuf;
+        size_t i = j->iPos;
+        while (i < j->nBuf) {
+            uint8_t u = b[i];
+            if (u >= '0' && u <= '9') bDigits = 1;
+            else if (u == '.' || u == 'e' || u == 'E') bFrac = 1;
+            else if (u != '-' && u != '+') break;
+            if (n + 1 >= sizeof z) return fail(j, "number too long");
+            z[n++] = (char)u;
+            i++;
+        }
+        j->iPos = i;
+        if (i < j->nBuf) {
+            c = b[i];
+            break;
+        }
+        c = peek(j); /* refill */
+        if (c == -2) return VT_JS_ERROR;
+        if (c == -1) break;
+    }
+    z[n] = 0;
+    if (n == 1 && z[0] == '-' && c == 'I') {
+        if (literal(j, "Infinity")) return VT_JS_ERROR;
+        j->num = -INFINITY;
+        j->bNumInt = 0;
+        return 0;
+    }
+    /* JSON's grammar: -?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)? */
+    {
+        const char *p = z;
+        if (*p == '-') p++;
+        if (*p == '0') p++;
+        else if (*p >= '1' && *p <= '9') while (*p >= '0' && *p <= '9') p++;
+        else p = NULL;
+        if (p && *p == '.') {
+            p++;
+            if (*p < '0' || *p > '9') p = NULL;
+            else while (*p >= '0' && *p <= '9') p++;
+        }
+        if (p && (*p == 'e' || *p == 'E')) {
+            p++;
+            if (*p == '+' || *p == '-') p++;
+            if (*p < '0' || *p > '9') p = NULL;
+            else while (*p >= '0' && *p <= '9') p++;
+        }
+        if (!p || *p || !bDigits) return c < 0 && !n ? fail(j, "truncated") : fail(j, "invalid number '%s'", z);
+    }
+    j->bNumInt = 0;
+    if (!bFrac && n <= 18) { /* an integer of at most 18 characters fits int64: no strtod needed */
+        int64_t v = 0;
+        for (const char *p = z[0] == '-' ? z + 1 : z; *p; p++) v = v * 10 + (*p - '0');
+        j->numI = z[0] == '-' ? -v : v;
+        j->num = (double)j->numI;
+        j->bNumInt = 1;
+        return 0;
+    }
+    if (bFrac && n <= 19 && !strpbrk(z, "eE")) {
+        /* d+.d+ with a mantissa below 2^53: mantissa / 10^k is exactly what strtod gives (one
+         * rounding of two exact doubles) */
+        static const double aPow10[] = {1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10,
+                                        1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18};
+        uint64_t m = 0;
+        int k = -1;
+        for (const char *p = z[0] == '-' ? z + 1 : z; *p; p++) {
+            if (*p == '.') k = 0;
+            else {
+                m = m * 10 + (uint64_t)(*p - '0');
+                if (k >= 0) k++;
+            }
+        }
+        if (m < (1ull << 53) && k >= 0 && k <= 18) {
+            j->num = (double)m / aPow10[k];
+            if (z[0] == '-') j->num = -j->num;
+            return 0;
+        }
+    }
+    errno = 0;
+    j->num = strtod(z, &zEnd);
+    if (!bFrac) {
+        long long v;
+        errno = 0;
+        v = strtoll(z, &zEnd, 10);
+        if (errno == 0 && !*zEnd) {
+            j->bNumInt = 1;
+            j->numI = v;
+        }
+    }
+    return 0;
+}
+
+struct vt_js *vt__js_new(struct vt__src *in)
+{
+    struct vt_js *j = calloc(1, sizeof *j);
+    if (!j) return NULL;
+    j->aBuf = malloc(BUF_SIZE);
+    if (!j->aBuf) {
+        free(j);
+        return NULL;
+    }
+    j->in = in;
+    j->nLine = 1;
+    j->state = S_VALUE;
+    return j;
+}
+
+void vt__js_free(struct vt_js *j)
+{
+    if (!j) return;
+    free(j->aBuf);
+    free(j->zStr);
+    free(j);
+}
+
+/* The state after a complete value: at the top level the document is done. */
+static void after_value(struct vt_js *j)
+{
+    j->state = j->nNest ? S_AFTER : S_DONE;
+}
+
+int vt__js_next(struct vt_js *j)
+{
+    int c;
+    if (j->zErr[0]) return VT_JS_ERROR;
+again:
+    c = skip_ws(j);
+    if (c == -2) return VT_JS_ERROR;
+    switch (j->state) {
+    case S_DONE:
+        if (c == -1) return VT_JS_EOF;
+        return fail(j, "text after the end of the JSON document");
+    case S_COLON:
+        if (c != ':') return c == -1 ? fail(j, "truncated: input ends after a member name") : fail(j, "expected ':'");
+        j->iPos++;
+        j->state = S_VALUE;
+        goto again;
+    case S_AFTER:
+        if (c == ',') {
+            j->iPos++;
+            j->state = j->aNest[j->nNest - 1] == '{' ? S_KEY : S_VALUE;
+            goto again;
+        }
+        if (c == '}' || c == ']') {
+            if (j->aNest[j->nNest - 1] != (c == '}' ? '{' : '['))
+                return fail(j, "'%c' closes a%s", c, c == '}' ? "n array" : "n object");
+            j->iPos++;
+            j->nNest--;
+            after_value(j);
+            return c == '}' ? VT_JS_OBJECT_END : VT_JS_ARRAY_END;
+        }
+        return c == -1 ? fail(j, "truncated: input ends inside %s", j->aNest[j->nNest - 1] == '{' ? "an object" : "an array")
+                       : fail(j, "expected ',' or '%c'", j->aNest[j->nNest - 1] == '{' ? '}' : ']');
+    case S_KEY_OR_END:
+    case S_KEY:
+        if (c == '}' && j->state == S_KEY_OR_END) {
+            j->iPos++;
+            j->nNest--;
+            after_value(j);
+            return VT_JS_OBJECT_END;
+        }
+        if (c != '"') return c == -1 ? fail(j, "truncated: input ends inside an object") : fail(j, "expected a member name");
+        j->iPos++;
+        if (read_string(j)) return VT_JS_ERROR;
+        j->state = S_COLON;
+        return VT_JS_KEY;
+    case S_VALUE_OR_END:
+        if (c == ']') {
+            j->iPos++;
+            j->nNest--;
+            after_value(j);
+            return VT_JS_ARRAY_END;
+        }
+        /* fall through */
+    case S_VALUE:
+        if (c == -1)
+            return j->nNest || j->nBase + (int64_t)j->nBuf > 0 ? fail(j, "truncated: input ends where a value belongs")
+                                                              : fail(j, "empty input");
+        if (c == '{' || c == '[') {
+            if (j->nNest == VT_JS_DEPTH_MAX) return fail(j, "nested deeper than %d", VT_JS_DEPTH_MAX);
+            j->aNest[j->nNest++] = (char)c;
+            j->iPos++;
+            j->state = c == '{' ? S_KEY_OR_END : S_VALUE_OR_END;
+            return c == '{' ? VT_JS_OBJECT : VT_JS_ARRAY;
+        }
+        if (c == '"') {
+            j->iPos++;
+            if (read_string(j)) return VT_JS_ERROR;
+            after_value(j);
+            return VT_JS_STRING;
+        }
+        if (c == 't' || c == 'f' || c == 'n') {
+            if (literal(j, c == 't' ? "true" : c == 'f' ? "false" : "null")) return VT_JS_ERROR;
+            after_value(j);
+            return c == 't' ? VT_JS_TRUE : c == 'f' ? VT_JS_FALSE : VT_JS_NULL;
+        }
+        if (c == 'N' || c == 'I') {
+            if (literal(j, c == 'N' ? "NaN" : "Infinity")) return VT_JS_ERROR;
+            j->num = c == 'N' ? NAN : INFINITY;
+            j->bNumInt = 0;
+            after_value(j);
+            return VT_JS_NUMBER;
+        }
+        if (c == '-' || (c >= '0' && c <= '9')) {
+            if (read_number(j)) return VT_JS_ERROR;
+            after_value(j);
+            return VT_JS_NUMBER;
+        }
+        return fail(j, "unexpected character '%c'", c >= 0x20 && c < 0x7f ? c : '?');
+    }
+    return fail(j, "internal state");
+}
+
+const char *vt__js_text(const struct vt_js *j, size_t *pn)
+{
+    if (pn) *pn = j->nStr;
+    return j->zStr ? j->zStr : "";
+}
+
+double vt__js_number(const struct vt_js *j, int *pbInt, int64_t *pi)
+{
+    if (pbInt) *pbInt = j->bNumInt;
+    if (pi) *pi = j->bNumInt ? j->numI : 0;
+    return j->num;
+}
+
+int vt__js_skip(struct vt_js *j)
+{
+    int depth = j->nNest - 1;
+    while (j->nNest > depth) {
+        int tok = vt__js_next(j);
+        if (tok == VT_JS_ERROR) return VT_JS_ERROR;
+        if (tok == VT_JS_EOF) return fail(j, "truncated");
+    }
+    return 0;
+}
+
+int vt__js_depth(const struct vt_js *j)
+{
+    return j->nNest;
+}
+
+const char *vt__js_errmsg(const struct vt_js *j)
+{
+    return j->zErr;
+}
+
+/* ---- trees ---- */
+
+static int32_t tree_node(struct vt_js *j, struct vt_jtree *t, int type)
+{
+    struct vt_jnode *x;
+    if (t->n == t->nAlloc) {
+        int32_t n = t->nAlloc ? t->nAlloc * 2 : 64;
+        struct vt_jnode *a;
+        if (t->n >= VT_JS_TREE_MAX) return fail(j, "a value with more than %d parts", VT_JS_TREE_MAX);
+        a = realloc(t->a, (size_t)n * sizeof *a);
+        if (!a) return fail(j, "out of memory");
+        t->a = a;
+        t->nAlloc = n;
+    }
+    x = &t->a[t->n];
+    x->type = (uint8_t)type;
+    x->bInt = 0;
+    x->next = x->child = -1;
+    x->iKey = x->iStr = x->nStr = 0;
+    x->i = 0;
+    x->d = 0;
+    return t->n++;
+}
+
+/* Link node x under the innermost open container (aOpen/aLast, nOpen of them). */
+static void tree_link(struct vt_jtree *t, const int32_t *aOpen, int32_t *aLast, int nOpen, int32_t x)
+{
+    if (nOpen == 0) return;
+    if (aLast[nOpen - 1] < 0) t->a[aOpen[nOpen - 1]].child = x;
+    else t->a[aLast[nOpen - 1]].next = x;
+    aLast[nOpen - 1] = x;
+}
+
+/* A scalar value starting at byte c (not consumed) as a node of t. Returns the node or VT_JS_ERROR. */
+static int32_t tree_scalar(struct vt_js *j, struct vt_jtree *t, int c)
+{
+    int32_t x;
+    if (c == '"') {
+        struct sink k = {&t->z, &t->nz, &t->nzAlloc, 0, UINT32_MAX - 1};
+        size_t off = t->nz;
+        j->iPos++;
+        if (read_into(j, &k) || (x = tree_node(j, t, VT_JN_STR)) < 0) return VT_JS_ERROR;
+        t->a[x].iStr = (uint32_t)off;
+        t->a[x].nStr = (uint32_t)(t->nz - off - 1);
+        return x;
+    }
+    if (c == 't' || c == 'f' || c == 'n') {
+        if (literal(j, c == 't' ? "true" : c == 'f' ? "false" : "null")) return VT_JS_ERROR;
+        if ((x = tree_node(j, t, c == 'n' ? VT_JN_NULL : VT_JN_BOOL)) < 0) return VT_JS_ERROR;
+        t->a[x].i = c == 't';
+        return x;
+    }
+    if (c == 'N' || c == 'I') {
+        if (literal(j, c == 'N' ? "NaN" : "Infinity") || (x = tree_node(j, t, VT_JN_NUM)) < 0) return VT_JS_ERROR;
+        t->a[x].d = c == 'N' ? NAN : INFINITY;
+        return x;
+    }
+    if (c == '-' || (c >= '0' && c <= '9')) {
+        if (read_number(j) || (x = tree_node(j, t, VT_JN_NUM)) < 0) return VT_JS_ERROR;
+        t->a[x].d = j->num;
+        t->a[x].bInt = (uint8_t)j->bNumInt;
+        t->a[x].i = j->bNumInt ? j->numI : 0;
+        return x;
+    }
+    if (c == -1) return fail(j, "truncated: input ends where a value belongs");
+    return c == -2 ? VT_JS_ERROR : fail(j, "unexpected character '%c'", c >= 0x20 && c < 0x7f ? c : '?');
+}
+
+/*
+ * The tree of a value. A scalar token is copied as it is; a container is parsed
+ * here directly (the same grammar and bounds as vt__js_next, without a token per
+ * call), its strings read straight into the tree's text. The tokenizer's nesting
+ * stack and state follow, so reading goes on after the value as if it had been
+ * read token by token.
+ */
+int vt__js_read_tree(struct vt_js *j, int tok, struct vt_jtree *t)
+{
+    /* an explicit stack of the open containers' nodes and their last child */
+    int32_t aOpen[VT_JS_DEPTH_MAX], aLast[VT_JS_DEPTH_MAX], x;
+    int nOpen = 0, bFirst = 1, c;
+    uint32_t iKey = 0;
+    t->n = 0;
+    t->nz = 0;
+    if (tok == VT_JS_ERROR) return VT_JS_ERROR;
+    if (tok != VT_JS_OBJECT && tok != VT_JS_ARRAY) { /* a scalar: what the tokenizer just read */
+        int type = tok == VT_JS_STRING ? VT_JN_STR : tok == VT_JS_NUMBER ? VT_JN_NUM
+                   : tok == VT_JS_TRUE || tok == VT_JS_FALSE ? VT_JN_BOOL : VT_JN_NULL;
+        if (tok != VT_JS_STRING && tok != VT_JS_NUMBER && tok != VT_JS_TRUE && tok != VT_JS_FALSE &&
+            tok != VT_JS_NULL)
+            return fail(j, "a value was expected");
+        if ((x = tree_node(j, t, type)) < 0) return VT_JS_ERROR;
+        if (type == VT_JN_STR) {
+            struct sink k = {&t->z, &t->nz, &t->nzAlloc, 0, UINT32_MAX - 1};
+            if (str_append(j, &k, j->zStr ? j->zStr : "", j->nStr) || str_append(j, &k, "", 1)) return VT_JS_ERROR;
+            t->a[x].nStr = (uint32_t)j->nStr;
+        } else if (type == VT_JN_NUM) {
+            t->a[x].d = j->num;
+            t->a[x].bInt = (uint8_t)j->bNumInt;
+            t->a[x].i = j->bNumInt ? j->numI : 0;
+        } else {
+            t->a[x].i = tok == VT_JS_TRUE;
+        }
+        return 0;
+    }
+    /* the container the tokenizer just opened (its '{' or '[' consumed and on aNest) */
+    if ((x = tree_node(j, t, tok == VT_JS_OBJECT ? VT_JN_OBJ : VT_JN_ARR)) < 0) return VT_JS_ERROR;
+    aOpen[0] = x;
+    aLast[0] = -1;
+    nOpen = 1;
+    for (;;) {
+        int bObj = t->a[aOpen[nOpen - 1]].type == VT_JN_OBJ;
+        c = skip_ws(j);
+        if (c == -2) return VT_JS_ERROR;
+        if (bFirst && c == (bObj ? '}' : ']')) goto close;
+        if (!bFirst) { /* after a value: ',' or the end of the container */
+            if (c == (bObj ? '}' : ']')) goto close;
+            if (c != ',')
+                return c == -1 ? fail(j, "truncated: input ends inside %s", bObj ? "an object" : "an array")
+                               : fail(j, "expected ',' or '%c'", bObj ? '}' : ']');
+            j->iPos++;
+            c = skip_ws(j);
+            if (c == -2) return VT_JS_ERROR;
+        }
+        bFirst = 0;
+        if (bObj) { /* a member name and its ':' */
+            struct sink k = {&t->z, &t->nz, &t->nzAlloc, 0, UINT32_MAX - 1};
+            if (c != '"') return c == -1 ? fail(j, "truncated: input ends inside an object") : fail(j, "expected a member name");
+            iKey = (uint32_t)t->nz;
+            j->iPos++;
+            if (read_into(j, &k)) return VT_JS_ERROR;
+            c = skip_ws(j);
+            if (c != ':') return c == -2 ? VT_JS_ERROR : c == -1 ? fail(j, "truncated: input ends after a member name")
+                                                                 : fail(j, "expected ':'");
+            j->iPos++;
+            c = skip_ws(j);
+            if (c == -2) return VT_JS_ERROR;
+        }
+        if (c == '{' || c == '[') {
+            if (j->nNest == VT_JS_DEPTH_MAX) return fail(j, "nested deeper than %d", VT_JS_DEPTH_MAX);
+            if ((x = tree_node(j, t, c == '{' ? VT_JN_OBJ : VT_JN_ARR)) < 0) return VT_JS_ERROR;
+            t->a[x].iKey = bObj ? iKey : 0;
+            tree_link(t, aOpen, aLast, nOpen, x);
+            j->aNest[j->nNest++] = (char)c;
+            j->iPos++;
+            aOpen[nOpen] = x;
+            aLast[nOpen] = -1;
+            nOpen++;
+            bFirst = 1;
+            continue;
+        }
+        if ((x = tree_scalar(j, t, c)) < 0) return VT_JS_ERROR;
+        t->a[x].iKey = bObj ? iKey : 0;
+        tree_link(t, aOpen, aLast, nOpen, x);
+        continue;
+    close:
+        j->iPos++;
+        j->nNest--;
+        bFirst = 0;
+        if (--nOpen == 0) {
+            after_value(j);
+            return 0;
+        }
+    }
+}
+
+void vt__jtree_free(struct vt_jtree *t)
+{
+    free(t->a);
+    free(t->z);
+    memset(t, 0, sizeof *t);
+}
+
+int32_t vt__jt_get(const struct vt_jtree *t, int32_t i, const char *zKey)
+{
+    int32_t hit = -1;
+    if (i < 0 || i >= t->n || t->a[i].type != VT_JN_OBJ) return -1;
+    for (int32_t c = t->a[i].child; c >= 0; c = t->a[c].next)
+        if (!strcmp(t->z + t->a[c].iKey, zKey)) hit = c;
+    return hit;
+}
+
+void vt__jt_pick(const struct vt_jtree *t, int32_t i, const char *const *azKey, int nKey, int32_t *aOut)
+{
+    for (int k = 0; k < nKey; k++) aOut[k] = -1;
+    if (i < 0 || i >= t->n || t->a[i].type != VT_JN_OBJ) return;
+    for (int32_t c = t->a[i].child; c >= 0; c = t->a[c].next) {
+        const char *z = t->z + t->a[c].iKey;
+        for (int k = 0; k < nKey; k++)
+            if (z[0] == azKey[k][0] && !strcmp(z, azKey[k])) {
+                aOut[k] = c;
+                break;
+            }
+    }
+}
+
+const char *vt__jt_str(const struct vt_jtree *t, int32_t i)
+{
+    return i >= 0 && i < t->n && t->a[i].type == VT_JN_STR ? t->z + t->a[i].iStr : NULL;
+}
+
+int vt__jt_num(const struct vt_jtree *t, int32_t i, double *pd)
+{
+    if (i < 0 || i >= t->n || t->a[i].type != VT_JN_NUM) return 0;
+    *pd = t->a[i].d;
+    return 1;
+}
+
+int vt__jt_int(const struct vt_jtree *t, int32_t i, int64_t *pi)
+{
+    if (i < 0 || i >= t->n || t->a[i].type != VT_JN_NUM || !t->a[i].bInt) return 0;
+    *pi = t->a[i].i;
+    return 1;
+}

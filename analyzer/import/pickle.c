@@ -1,0 +1,800 @@
+/* The restricted streaming unpickler: plain data from protocols 2-5, every global refused, children handed to a callback. */
+#include "pickle.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/*
+ * Objects carry a reference count and sit on one list of every live object,
+ * so that vt__pk_free releases what reference counting cannot (a hostile
+ * pickle can build a list that contains itself). Releasing is iterative (a
+ * chain of lists a million deep does not recurse). The mark stack is kept
+ * apart from the value stack, as CPython's unpickler does.
+ */
+
+#define BUF_SIZE (1 << 20)
+#define MEMO_EMPTY 100   /* memo slot never written */
+#define MEMO_DROPPED 101 /* memo slot whose object a callback claimed */
+
+/* The object as allocated: the public part first, then the reader's links. */
+struct pkobj {
+    struct vt_pkobj o;
+    struct pkobj *pPrev, *pNext, *pFree;
+};
+
+struct vt_pk {
+    struct vt__src *in;
+    vt_pk_child_fn xChild;
+    void *pArg;
+    uint8_t *aBuf;           /* input buffer: aBuf[iPos..nBuf) unread */
+    size_t iPos, nBuf;
+    int64_t nBase;           /* input offset of aBuf[0] */
+    int bEof;
+    struct vt_pkval *aStack; /* value stack */
+    size_t nStack, nStackAlloc;
+    size_t *aMark;           /* mark stack: positions in aStack */
+    size_t nMark, nMarkAlloc;
+    struct vt_pkval *aMemo;
+    size_t nMemo, nMemoAlloc;
+    struct pkobj *pLive;     /* every live object */
+    int64_t nLive;
+    int proto;
+    int64_t iOp;             /* offset of the opcode being run */
+    char zErr[256];
+};
+
+/* Record an error (first one wins) and return rc. */
+static int fail(struct vt_pk *p, int rc, const char *zFmt, ...) __attribute__((format(printf, 3, 4)));
+static int fail(struct vt_pk *p, int rc, const char *zFmt, ...)
+{
+    va_list ap;
+    char z[200];
+    if (p->zErr[0]) return rc;
+    va_start(ap, zFmt);
+    vsnprintf(z, sizeof z, zFmt, ap);
+    va_end(ap);
+    snprintf(p->zErr, sizeof p->zErr, "%s (pickle offset %lld)", z, (long long)p->iOp);
+    return rc;
+}
+
+/* ---- objects ---- */
+
+/* A new object of type t with one reference, on the live list; NULL when out of memory. */
+static struct vt_pkobj *obj_new(struct vt_pk *p, int t)
+{
+    struct pkobj *x = malloc(sizeof *x);
+    if (!x) return NULL;
+    x->o.nRef = 1;
+    x->o.type = (uint32_t)t;
+    x->o.iMemo = -1;
+    x->o.tag = 0;
+    x->o.n = x->o.nAlloc = 0;
+    x->o.u.a = NULL;
+    x->pPrev = x->pFree = NULL;
+    x->pNext = p->pLive;
+    p->nLive++;
+    if (p->pLive) p->pLive->pPrev = x;
+    p->pLive = x;
+    return &x->o;
+}
+
+/* Unlink from the live list and free one object's own memory (not its children). */
+static void obj_destroy(struct vt_pk *p, struct pkobj *x)
+{
+    if (x->pPrev) x->pPrev->pNext = x->pNext;
+    else p->pLive = x->pNext;
+    if (x->pNext) x->pNext->pPrev = x->pPrev;
+    p->nLive--;
+    if (x->o.type == VT_PK_STR || x->o.type == VT_PK_BYTES) free(x->o.u.z);
+    else free(x->o.u.a);
+    free(x);
+}
+
+/* Release one reference; objects left without any are freed, their children released in turn. */
+static void val_unref(struct vt_pk *p, struct vt_pkval *v)
+{
+    struct pkobj *pWork = NULL;
+    if (v->type < VT_PK_STR || v->type > VT_PK_DICT || !v->u.p) return;
+    if (--v->u.p->nRef > 0) return;
+    pWork = (struct pkobj *)v->u.p;
+    pWork->pFree = NULL;
+    while (pWork) { /* iterative: each freed container queues the children it held last */
+        struct pkobj *x = pWork;
+        pWork = x->pFree;
+        if (x->o.type >= VT_PK_LIST && x->o.type <= VT_PK_DICT) {
+            size_t n = x->o.type == VT_PK_DICT ? 2 * x->o.n : x->o.n;
+            for (size_t i = 0; i < n; i++) {
+                struct vt_pkval *c = &x->o.u.a[i];
+                if (c->type >= VT_PK_STR && c->type <= VT_PK_DICT && c->u.p && --c->u.p->nRef == 0) {
+                    struct pkobj *y = (struct pkobj *)c->u.p;
+                    y->pFree = pWork;
+                    pWork = y;
+                }
+            }
+        }
+        obj_destroy(p, x);
+    }
+    v->type = VT_PK_NONE;
+}
+
+/* Take a reference; fails only when the count would overflow. Returns 0 or an error. */
+static int val_ref(struct vt_pk *p, const struct vt_pkval *v)
+{
+    if (v->type < VT_PK_STR || v->type > VT_PK_DICT) return 0;
+    if (v->u.p->nRef == UINT32_MAX) return fail(p, VT_PK_ECORRUPT, "too many references to one object");
+    v->u.p->nRef++;
+    return 0;
+}
+
+/* Make room for n more values in the container (items, or pairs for a dict). Returns 0 or an error. */
+static int obj_reserve(struct vt_pk *p, struct vt_pkobj *o, size_t n)
+{
+    size_t per = o->type == VT_PK_DICT ? 2 : 1, want = o->n + n;
+    if (want <= o->nAlloc) return 0;
+    if (want < o->nAlloc * 2) want = o->nAlloc * 2;
+    if (want < 4) want = 4;
+    if (want > SIZE_MAX / (per * sizeof(struct vt_pkval))) return fail(p, VT_PK_ENOMEM, "out of memory");
+    struct vt_pkval *a = realloc(o->u.a, want * per * sizeof *a);
+    if (!a) return fail(p, VT_PK_ENOMEM, "out of memory");
+    o->u.a = a;
+    o->nAlloc = want;
+    return 0;
+}
+
+/* ---- input ---- */
+
+/* Make at least n bytes available at aBuf[iPos] (n <= BUF_SIZE). Returns 0, VT_PK_ETRUNC or VT_PK_EIO. */
+static int need(struct vt_pk *p, size_t n)
+{
+    if (p->nBuf - p->iPos >= n) return 0;
+    if (p->iPos > 0) {
+        memmove(p->aBuf, p->aBuf + p->iPos, p->nBuf - p->iPos);
+        p->nBase += (int64_t)p->iPos;
+        p->nBuf -= p->iPos;
+        p->iPos = 0;
+    }
+    while (p->nBuf < n && !p->bEof) {
+        long k = vt__src_read(p->in, p->aBuf + p->nBuf, BUF_SIZE - p->nBuf);
+        if (k < 0) return fail(p, VT_PK_EIO, "cannot read input: %s", p->in->zErr);
+        if (k == 0) p->bEof = 1;
+        p->nBuf += (size_t)k;
+    }
+    if (p->nBuf < n) return fail(p, VT_PK_ETRUNC, "truncated: the input ends inside the pickle");
+    return 0;
+}
+
+/* Copy n bytes of input into dst (any n). Returns 0 or an error. */
+static int take(struct vt_pk *p, char *dst, size_t n)
+{
+    while (n > 0) {
+        size_t k = p->nBuf - p->iPos;
+        int rc;
+        if (k == 0) {
+            if ((rc = need(p, 1)) != 0) return rc;
+            k = p->nBuf - p->iPos;
+        }
+        if (k > n) k = n;
+        memcpy(dst, p->aBuf + p->iPos, k);
+        p->iPos += k;
+        dst += k;
+        n -= k;
+    }
+    return 0;
+}
+
+/* The n-byte little-endian unsigned integer at b. */
+static uint64_t le(const uint8_t *b, int n)
+{
+    uint64_t v = 0;
+    for (int i = n - 1; i >= 0; i--) v = v << 8 | b[i];
+    return v;
+}
+
+/* ---- the stack ---- */
+
+static int push(struct vt_pk *p, struct vt_pkval v)
+{
+    if (p->nStack == p->nStackAlloc) {
+        size_t n = p->nStackAlloc ? p->nStackAlloc * 2 : 256;
+        struct vt_pkval *a = realloc(p->aStack, n * sizeof *a);
+        if (!a) {
+            val_unref(p, &v);
+            return fail(p, VT_PK_ENOMEM, "out of memory");
+        }
+        p->aStack = a;
+        p->nStackAlloc = n;
+    }
+    p->aStack[p->nStack++] = v;
+    return 0;
+}
+
+/* Push object o (its reference moves to the stack); an out-of-memory error when o is NULL. */
+static int push_obj(struct vt_pk *p, int t, struct vt_pkobj *o)
+{
+    struct vt_pkval v;
+    if (!o) return fail(p, VT_PK_ENOMEM, "out of memory");
+    v.type = t;
+    v.u.p = o;
+    return push(p, v);
+}
+
+/* Values above the innermost mark start here; fails when there is no mark. */
+static int mark_base(struct vt_pk *p, size_t *pBase, const char *zOp)
+{
+    if (p->nMark == 0) return fail(p, VT_PK_ECORRUPT, "%s without a MARK", zOp);
+    *pBase = p->aMark[p->nMark - 1];
+    return 0;
+}
+
+/* Pop the innermost mark, releasing every value above it. */
+static void pop_mark(struct vt_pk *p, size_t base)
+{
+    while (p->nStack > base) val_unref(p, &p->aStack[--p->nStack]);
+    p->nMark--;
+}
+
+/* ---- memo ---- */
+
+static int memo_put(struct vt_pk *p, uint64_t idx)
+{
+    struct vt_pkval *v;
+    int rc;
+    if (p->nStack == 0) return fail(p, VT_PK_ECORRUPT, "memo store from an empty stack");
+    /* Python's pickler numbers memo entries 0, 1, 2...: a later index is not from it, and bounding
+     * it keeps the memo proportional to the input */
+    if (idx > p->nMemo) return fail(p, VT_PK_ECORRUPT, "memo index %llu out of order", (unsigned long long)idx);
+    if (idx == p->nMemo) {
+        if (p->nMemo == p->nMemoAlloc) {
+            size_t n = p->nMemoAlloc ? p->nMemoAlloc * 2 : 1024;
+            struct vt_pkval *a = realloc(p->aMemo, n * sizeof *a);
+            if (!a) return fail(p, VT_PK_ENOMEM, "out of memory");
+            p->aMemo = a;
+            p->nMemoAlloc = n;
+        }
+        p->aMemo[p->nMemo++].type = MEMO_EMPTY;
+    }
+    v = &p->aStack[p->nStack - 1];
+    if ((rc = val_ref(p, v)) != 0) return rc;
+    if (p->aMemo[idx].type != MEMO_EMPTY && p->aMemo[idx].type != MEMO_DROPPED) val_unref(p, &p->aMemo[idx]);
+    p->aMemo[idx] = *v;
+    if (v->type >= VT_PK_STR && v->type <= VT_PK_DICT) v->u.p->iMemo = (int64_t)idx;
+    return 0;
+}
+
+/* Push a new reference to memo entry idx: an error for an entry never stored or already claimed. */
+static int memo_get(struct vt_pk *p, uint64_t idx)
+{
+    struct vt_pkval v;
+    int rc;
+    if (idx >= p->nMemo || p->aMemo[idx].type == MEMO_EMPTY)
+        return fail(p, VT_PK_ECORRUPT, "memo index %llu was never stored", (unsigned long long)idx);
+    if (p->aMemo[idx].type == MEMO_DROPPED)
+        return fail(p, VT_PK_EUNSUPPORTED,
+                    "memo entry %llu refers to an object already consumed while streaming (an event shared "
+                    "by two places): not a layout this reader streams",
+                    (unsigned long long)idx);
+    v = p->aMemo[idx];
+    if ((rc = val_ref(p, &v)) != 0) return rc;
+    return push(p, v);
+}
+
+/* A claimed child leaves the memo (a later reference to it is an error, not a use after free). */
+static void memo_drop(struct vt_pk *p, struct vt_pkval *v)
+{
+    struct vt_pkobj *o;
+    if (v->type < VT_PK_STR || v->type > VT_PK_DICT) return;
+    o = v->u.p;
+    if (o->iMemo >= 0 && (size_t)o->iMemo < p->nMemo && p->aMemo[o->iMemo].type == v->type &&
+        p->aMemo[o->iMemo].u.p == o) {
+        val_unref(p, &p->aMemo[o->iMemo]);
+        p->aMemo[o->iMemo].type = MEMO_DROPPED;
+        o->iMemo = -1;
+    }
+}
+
+/* ---- building ---- */
+
+/* Read a string or bytes object of n bytes from the input and push it. */
+static int push_blob(struct vt_pk *p, int t, uint64_t n)
+{
+    struct vt_pkobj *o;
+    size_t have = 0;
+    int rc;
+    if (n > VT_PK_STR_MAX) return fail(p, VT_PK_EUNSUPPORTED, "a string of %llu bytes is longer than read", (unsigned long long)n);
+    o = obj_new(p, t);
+    if (!o) return fail(p, VT_PK_ENOMEM, "out of memory");
+    /* grow with the data actually read: a hostile length in a short input costs nothing */
+    while (1) {
+        size_t chunk = (size_t)n - have, want;
+        if (chunk > BUF_SIZE) chunk = BUF_SIZE;
+        want = have + chunk + 1;
+        if (want > o->nAlloc) {
+            char *z = realloc(o->u.z, want);
+            if (!z) {
+                struct vt_pkval v = {t, {.p = o}};
+                val_unref(p, &v);
+                return fail(p, VT_PK_ENOMEM, "out of memory");
+            }
+            o->u.z = z;
+            o->nAlloc = want;
+        }
+        if ((rc = take(p, o->u.z + have, chunk)) != 0) {
+            struct vt_pkval v = {t, {.p = o}};
+            val_unref(p, &v);
+            return rc;
+        }
+        have += chunk;
+        if (have == n) break;
+    }
+    o->u.z[n] = 0;
+    o->n = (size_t)n;
+    return push_obj(p, t, o);
+}
+
+/* Push the integer held in n little-endian two's-complement bytes (LONG1, LONG4). */
+static int push_long(struct vt_pk *p, uint64_t n)
+{
+    struct vt_pkval v = {VT_PK_INT, {.i = 0}};
+    uint8_t b[8];
+    int rc;
+    if (n <= 8) {
+        if ((rc = take(p, (char *)b, (size_t)n)) != 0) return rc;
+        if (n > 0) {
+            uint64_t u = le(b, (int)n);
+            if (n < 8 && (b[n - 1] & 0x80)) u |= ~(uint64_t)0 << (8 * n); /* sign-extend */
+            v.u.i = (int64_t)u;
+        }
+        return push(p, v);
+    }
+    /* longer: an int64 only when every byte above the eighth extends the sign of the eighth */
+    {
+        uint8_t lo[8], c, ext;
+        int bFits = 1;
+        if ((rc = take(p, (char *)lo, 8)) != 0) return rc;
+        ext = (lo[7] & 0x80) ? 0xff : 0x00;
+        for (uint64_t i = 8; i < n; i++) {
+            if ((rc = take(p, (char *)&c, 1)) != 0) return rc;
+            if (c != ext) bFits = 0;
+        }
+        if (bFits) v.u.i = (int64_t)le(lo, 8);
+        else v.type = VT_PK_BIGINT;
+        return push(p, v);
+    }
+}
+
+/* Move the values aStack[base..nStack) into a new tuple (or list) and push it in their place. */
+static int build_seq(struct vt_pk *p, int t, size_t base)
+{
+    size_t n = p->nStack - base;
+    struct vt_pkobj *o = obj_new(p, t);
+    if (!o) return fail(p, VT_PK_ENOMEM, "out of memory");
+    if (n) {
+        o->u.a = malloc(n * sizeof *o->u.a);
+        if (!o->u.a) {
+            struct vt_pkval v = {t, {.p = o}};
+            val_unref(p, &v);
+            return fail(p, VT_PK_ENOMEM, "out of memory");
+        }
+        memcpy(o->u.a, p->aStack + base, n * sizeof *o->u.a);
+        o->n = o->nAlloc = n;
+    }
+    p->nStack = base;
+    return push_obj(p, t, o);
+}
+
+/* Offer one child to the callback, then add it to o (or drop it when claimed). pKey: a dict's key, consumed. */
+static int add_child(struct vt_pk *p, struct vt_pkobj *o, struct vt_pkval *pKey, struct vt_pkval *pVal)
+{
+    int r = VT_PK_KEEP, rc;
+    if (p->xChild) r = p->xChild(p->pArg, o, pKey, pVal);
+    if (r < 0) {
+        val_unref(p, pVal);
+        if (pKey) val_unref(p, pKey);
+        return fail(p, VT_PK_ECALLBACK, "stopped by the importer");
+    }
+    if (r == VT_PK_CLAIM) {
+        memo_drop(p, pVal);
+        val_unref(p, pVal);
+        if (pKey) val_unref(p, pKey);
+        return 0;
+    }
+    if ((rc = obj_reserve(p, o, 1)) != 0) {
+        val_unref(p, pVal);
+        if (pKey) val_unref(p, pKey);
+        return rc;
+    }
+    if (pKey) {
+        o->u.a[2 * o->n] = *pKey;
+        o->u.a[2 * o->n + 1] = *pVal;
+    } else {
+        o->u.a[o->n] = *pVal;
+    }
+    o->n++;
+    return 0;
+}
+
+/* APPENDS / SETITEMS / ADDITEMS: add aStack[base..nStack) to the container at aStack[base-1]. */
+static int add_items(struct vt_pk *p, size_t base, int bPairs, const char *zOp)
+{
+    struct vt_pkval *c;
+    size_t i, n = p->nStack - base;
+    int rc = 0;
+    if (base == 0) return fail(p, VT_PK_ECORRUPT, "%s without a container", zOp);
+    c = &p->aStack[base - 1];
+    if (bPairs ? c->type != VT_PK_DICT : c->type != VT_PK_LIST)
+        return fail(p, VT_PK_ECORRUPT, "%s on a value that is not a %s", zOp, bPairs ? "dict" : "list or set");
+    if (bPairs && n % 2) return fail(p, VT_PK_ECORRUPT, "%s with an odd number of values", zOp);
+    if ((rc = obj_reserve(p, c->u.p, bPairs ? n / 2 : n)) != 0) return rc;
+    for (i = 0; i < n; i += bPairs ? 2 : 1) {
+        struct vt_pkval *pv = &p->aStack[base + i];
+        rc = bPairs ? add_child(p, c->u.p, pv, pv + 1) : add_child(p, c->u.p, NULL, pv);
+        pv->type = VT_PK_NONE;
+        if (bPairs) pv[1].type = VT_PK_NONE;
+        if (rc) break;
+    }
+    for (; i < n; i++) val_unref(p, &p->aStack[base + i]); /* after a failure */
+    p->nStack = base;
+    return rc;
+}
+
+/* ---- the opcode loop ---- */
+
+static int hostile(struct vt_pk *p, uint8_t op, const char *zName)
+{
+    return fail(p, VT_PK_EHOSTILE,
+                "refused: opcode %s (0x%02x) names or calls a Python object; a memory snapshot holds plain "
+                "data only, so this pickle is not one and nothing in it is run",
+                zName, op);
+}
+
+/* Run opcodes until STOP. */
+static int run(struct vt_pk *p)
+{
+    int rc;
+    for (;;) {
+        uint8_t op;
+        size_t base = 0;
+        struct vt_pkval v;
+        if ((rc = need(p, 1)) != 0) return rc;
+        p->iOp = p->nBase + (int64_t)p->iPos;
+        op = p->aBuf[p->iPos++];
+        switch (op) {
+        case 0x80: /* PROTO */
+            if ((rc = need(p, 1)) != 0) return rc;
+            p->proto = p->aBuf[p->iPos++];
+            if (p->proto > 5)
+                return fail(p, VT_PK_ENEWER, "pickle protocol %d is newer than this reader knows (5)", p->proto);
+            break;
+        case 0x95: /* FRAME: an 8-byte length; framing only groups opcodes */
+            if ((rc = need(p, 8)) != 0) return rc;
+            p->iPos += 8;
+            break;
+        case '.': /* STOP */
+            if (p->nStack != 1 || p->nMark) return fail(p, VT_PK_ECORRUPT, "STOP with %zu values and %zu marks left",
+                                                        p->nStack, p->nMark);
+            return 0;
+        case '(': /* MARK */
+            if (p->nMark == p->nMarkAlloc) {
+                size_t n = p->nMarkAlloc ? p->nMarkAlloc * 2 : 64;
+                size_t *a = realloc(p->aMark, n * sizeof *a);
+                if (!a) return fail(p, VT_PK_ENOMEM, "out of memory");
+                p->aMark = a;
+                p->nMarkAlloc = n;
+            }
+            p->aMark[p->nMark++] = p->nStack;
+            break;
+        case '0': /* POP */
+            if (p->nMark && p->aMark[p->nMark - 1] == p->nStack) p->nMark--; /* pops a mark, as CPython does */
+            else if (p->nStack) val_unref(p, &p->aStack[--p->nStack]);
+            else return fail(p, VT_PK_ECORRUPT, "POP from an empty stack");
+            break;
+        case '1': /* POP_MARK */
+            if ((rc = mark_base(p, &base, "POP_MARK")) != 0) return rc;
+            pop_mark(p, base);
+            break;
+        case '2': /* DUP */
+            if (!p->nStack) return fail(p, VT_PK_ECORRUPT, "DUP on an empty stack");
+            v = p->aStack[p->nStack - 1];
+            if ((rc = val_ref(p, &v)) != 0 || (rc = push(p, v)) != 0) return rc;
+            break;
+        case 'N': v.type = VT_PK_NONE; v.u.i = 0; if ((rc = push(p, v))) return rc; break;
+        case 0x88: /* NEWTRUE */
+        case 0x89: /* NEWFALSE */
+            v.type = VT_PK_BOOL;
+            v.u.i = op == 0x88;
+            if ((rc = push(p, v)) != 0) return rc;
+            break;
+        case 'J': /* BININT */
+            if ((rc = need(p, 4)) != 0) return rc;
+            v.type = VT_PK_INT;
+            v.u.i = (int32_t)(uint32_t)le(p->aBuf + p->iPos, 4);
+            p->iPos += 4;
+            if ((rc = push(p, v)) != 0) return rc;
+            break;
+        case 'K': /* BININT1 */
+            if ((rc = need(p, 1)) != 0) return rc;
+            v.type = VT_PK_INT;
+            v.u.i = p->aBuf[p->iPos++];
+            if ((rc = push(p, v)) != 0) return rc;
+            break;
+        case 'M': /* BININT2 */
+            if ((rc = need(p, 2)) != 0) return rc;
+            v.type = VT_PK_INT;
+            v.u.i = (int64_t)le(p->aBuf + p->iPos, 2);
+            p->iPos += 2;
+            if ((rc = push(p, v)) != 0) return rc;
+            break;
+        case 0x8a: /* LONG1 */
+            if ((rc = need(p, 1)) != 0) return rc;
+            if ((rc = push_long(p, p->aBuf[p->iPos++])) != 0) return rc;
+            break;
+        case 0x8b: { /* LONG4 */
+            int32_t n;
+            if ((rc = need(p, 4)) != 0) return rc;
+            n = (int32_t)(uint32_t)le(p->aBuf + p->iPos, 4);
+            p->iPos += 4;
+            if (n < 0) return fail(p, VT_PK_ECORRUPT, "LONG4 with a negative length");
+            if ((rc = push_long(p, (uint64_t)n)) != 0) return rc;
+            break;
+        }
+        case 'G': { /* BINFLOAT: big-endian IEEE double */
+            uint64_t u = 0;
+            if ((rc = need(p, 8)) != 0) return rc;
+            for (int i = 0; i < 8; i++) u = u << 8 | p->aBuf[p->iPos + i];
+            p->iPos += 8;
+            v.type = VT_PK_FLOAT;
+            memcpy(&v.u.f, &u, sizeof v.u.f);
+            if ((rc = push(p, v)) != 0) return rc;
+            break;
+        }
+        case 0x8c: /* SHORT_BINUNICODE */
+        case 'U':  /* SHORT_BINSTRING (read as text, as Python 3 does) */
+        case 'C':  /* SHORT_BINBYTES */
+            if ((rc = need(p, 1)) != 0) return rc;
+            if ((rc = push_blob(p, op == 'C' ? VT_PK_BYTES : VT_PK_STR, p->aBuf[p->iPos++])) != 0) return rc;
+            break;
+        case 'X': /* BINUNICODE */
+        case 'T': /* BINSTRING */
+        case 'B': { /* BINBYTES */
+            uint64_t n;
+            if ((rc = need(p, 4)) != 0) return rc;
+            n = le(p->aBuf + p->iPos, 4);
+            p->iPos += 4;
+            if (op == 'T' && n > 0x7fffffff) return fail(p, VT_PK_ECORRUPT, "BINSTRING with a negative length");
+            if ((rc = push_blob(p, op == 'B' ? VT_PK_BYTES : VT_PK_STR, n)) != 0) return rc;
+            break;
+        }
+        case 0x8d: /* BINUNICODE8 */
+        case 0x8e: /* BINBYTES8 */
+        case 0x96: { /* BYTEARRAY8 */
+            uint64_t n;
+            if ((rc = need(p, 8)) != 0) return rc;
+            n = le(p->aBuf + p->iPos, 8);
+            p->iPos += 8;
+            if ((rc = push_blob(p, op == 0x8d ? VT_PK_STR : VT_PK_BYTES, n)) != 0) return rc;
+            break;
+        }
+        case 0x98: /* READONLY_BUFFER: a no-op on bytes */
+            if (!p->nStack || p->aStack[p->nStack - 1].type != VT_PK_BYTES)
+                return fail(p, VT_PK_ECORRUPT, "READONLY_BUFFER on a value that is not a buffer");
+            break;
+        case ']': /* EMPTY_LIST */
+        case 0x8f: /* EMPTY_SET: read as a list */
+            if ((rc = push_obj(p, VT_PK_LIST, obj_new(p, VT_PK_LIST))) != 0) return rc;
+            break;
+        case '}': /* EMPTY_DICT */
+            if ((rc = push_obj(p, VT_PK_DICT, obj_new(p, VT_PK_DICT))) != 0) return rc;
+            break;
+        case ')': /* EMPTY_TUPLE */
+            if ((rc = build_seq(p, VT_PK_TUPLE, p->nStack)) != 0) return rc;
+            break;
+        case 0x85: /* TUPLE1 */
+        case 0x86: /* TUPLE2 */
+        case 0x87: { /* TUPLE3 */
+            size_t n = (size_t)(op - 0x84);
+            if (p->nStack < n || (p->nMark && p->aMark[p->nMark - 1] > p->nStack - n))
+                return fail(p, VT_PK_ECORRUPT, "TUPLE%zu with too few values", n);
+            if ((rc = build_seq(p, VT_PK_TUPLE, p->nStack - n)) != 0) return rc;
+            break;
+        }
+        case 't': /* TUPLE */
+        case 'l': /* LIST */
+        case 0x91: /* FROZENSET: read as a list */
+            if ((rc = mark_base(p, &base, op == 't' ? "TUPLE" : op == 'l' ? "LIST" : "FROZENSET")) != 0) return rc;
+            p->nMark--;
+            if ((rc = build_seq(p, op == 't' ? VT_PK_TUPLE : VT_PK_LIST, base)) != 0) return rc;
+            break;
+        case 'd': { /* DICT: MARK k v k v ... DICT */
+            struct vt_pkobj *o;
+            if ((rc = mark_base(p, &base, "DICT")) != 0) return rc;
+            if ((p->nStack - base) % 2) return fail(p, VT_PK_ECORRUPT, "DICT with an odd number of values");
+            o = obj_new(p, VT_PK_DICT);
+            if (!o) return fail(p, VT_PK_ENOMEM, "out of memory");
+            /* the dict goes below the mark's values so add_items treats it as their container */
+            if ((rc = push_obj(p, VT_PK_DICT, o)) != 0) return rc;
+            v = p->aStack[p->nStack - 1];
+            memmove(p->aStack + base + 1, p->aStack + base, (p->nStack - 1 - base) * sizeof v);
+            p->aStack[base] = v;
+            p->nMark--;
+            if ((rc = add_items(p, base + 1, 1, "DICT")) != 0) return rc;
+            break;
+        }
+        case 'a': /* APPEND */
+        case 's': /* SETITEM */
+            if (p->nStack < (op == 'a' ? 2u : 3u))
+                return fail(p, VT_PK_ECORRUPT, "%s with too few values", op == 'a' ? "APPEND" : "SETITEM");
+            base = p->nStack - (op == 'a' ? 1 : 2);
+            if (p->nMark && p->aMark[p->nMark - 1] > base - 1)
+                return fail(p, VT_PK_ECORRUPT, "%s with too few values", op == 'a' ? "APPEND" : "SETITEM");
+            if ((rc = add_items(p, base, op == 's', op == 'a' ? "APPEND" : "SETITEM")) != 0) return rc;
+            break;
+        case 'e': /* APPENDS */
+        case 'u': /* SETITEMS */
+        case 0x90: { /* ADDITEMS */
+            const char *zOp = op == 'e' ? "APPENDS" : op == 'u' ? "SETITEMS" : "ADDITEMS";
+            if ((rc = mark_base(p, &base, zOp)) != 0) return rc;
+            p->nMark--;
+            if ((rc = add_items(p, base, op == 'u', zOp)) != 0) return rc;
+            break;
+        }
+        case 'h': /* BINGET */
+            if ((rc = need(p, 1)) != 0) return rc;
+            if ((rc = memo_get(p, p->aBuf[p->iPos++])) != 0) return rc;
+            break;
+        case 'j': /* LONG_BINGET */
+            if ((rc = need(p, 4)) != 0) return rc;
+            p->iPos += 4;
+            if ((rc = memo_get(p, le(p->aBuf + p->iPos - 4, 4))) != 0) return rc;
+            break;
+        case 'q': /* BINPUT */
+            if ((rc = need(p, 1)) != 0) return rc;
+            if ((rc = memo_put(p, p->aBuf[p->iPos++])) != 0) return rc;
+            break;
+        case 'r': /* LONG_BINPUT */
+            if ((rc = need(p, 4)) != 0) return rc;
+            p->iPos += 4;
+            if ((rc = memo_put(p, le(p->aBuf + p->iPos - 4, 4))) != 0) return rc;
+            break;
+        case 0x94: /* MEMOIZE */
+            if ((rc = memo_put(p, p->nMemo)) != 0) return rc;
+            break;
+        case 'c': return hostile(p, op, "GLOBAL");
+        case 0x93: return hostile(p, op, "STACK_GLOBAL");
+        case 'R': return hostile(p, op, "REDUCE");
+        case 'b': return hostile(p, op, "BUILD");
+        case 'i': return hostile(p, op, "INST");
+        case 'o': return hostile(p, op, "OBJ");
+        case 0x81: return hostile(p, op, "NEWOBJ");
+        case 0x92: return hostile(p, op, "NEWOBJ_EX");
+        case 'P': return hostile(p, op, "PERSID");
+        case 'Q': return hostile(p, op, "BINPERSID");
+        case 0x82: return hostile(p, op, "EXT1");
+        case 0x83: return hostile(p, op, "EXT2");
+        case 0x84: return hostile(p, op, "EXT4");
+        case 0x97:
+            return fail(p, VT_PK_EUNSUPPORTED, "NEXT_BUFFER: out-of-band buffers are not read");
+        case 'I': case 'L': case 'S': case 'V': case 'F': case 'g': case 'p':
+            return fail(p, VT_PK_EUNSUPPORTED, "text opcode '%c' of pickle protocol 0/1 is not read", op);
+        default:
+            return fail(p, VT_PK_ECORRUPT, "invalid opcode 0x%02x", op);
+        }
+    }
+}
+
+/* ---- public face ---- */
+
+struct vt_pk *vt__pk_new(struct vt__src *in, vt_pk_child_fn xChild, void *pArg)
+{
+    struct vt_pk *p = calloc(1, sizeof *p);
+    if (!p) return NULL;
+    p->aBuf = malloc(BUF_SIZE);
+    if (!p->aBuf) {
+        free(p);
+        return NULL;
+    }
+    p->in = in;
+    p->xChild = xChild;
+    p->pArg = pArg;
+    return p;
+}
+
+int vt__pk_run(struct vt_pk *p, struct vt_pkval *pRoot)
+{
+    int rc;
+    pRoot->type = VT_PK_NONE;
+    p->zErr[0] = 0;
+    rc = run(p);
+    if (rc == VT_PK_ETRUNC && p->nBase + (int64_t)p->nBuf == 0)
+        snprintf(p->zErr, sizeof p->zErr, "empty input");
+    if (rc == 0) {
+        *pRoot = p->aStack[0];
+        p->nStack = 0; /* the caller's reference now */
+    }
+    return rc;
+}
+
+const char *vt__pk_errmsg(const struct vt_pk *p)
+{
+    return p->zErr;
+}
+
+int64_t vt__pk_offset(const struct vt_pk *p)
+{
+    return p->nBase + (int64_t)p->iPos;
+}
+
+int64_t vt__pk_live(const struct vt_pk *p)
+{
+    return p->nLive;
+}
+
+void vt__pk_free(struct vt_pk *p)
+{
+    if (!p) return;
+    /* everything the reader built goes, cycles included: no reference counting needed here */
+    while (p->pLive) obj_destroy(p, p->pLive);
+    free(p->aStack);
+    free(p->aMark);
+    free(p->aMemo);
+    free(p->aBuf);
+    free(p);
+}
+
+const struct vt_pkval *vt__pk_get(const struct vt_pkval *pDict, const char *zKey)
+{
+    const struct vt_pkobj *o;
+    size_t n = strlen(zKey);
+    if (!pDict || pDict->type != VT_PK_DICT) return NULL;
+    o = pDict->u.p;
+    for (size_t i = o->n; i-- > 0;) {
+        const struct vt_pkval *k = &o->u.a[2 * i];
+        if (k->type == VT_PK_STR && k->u.p->n == n && !memcmp(k->u.p->u.z, zKey, n)) return &o->u.a[2 * i + 1];
+    }
+    return NULL;
+}
+
+const char *vt__pk_str(const struct vt_pkval *v)
+{
+    return v && v->type == VT_PK_STR ? v->u.p->u.z : NULL;
+}
+
+int vt__pk_int(const struct vt_pkval *v, int64_t *pOut)
+{
+    if (!v || (v->type != VT_PK_INT && v->type != VT_PK_BOOL)) return 0;
+    *pOut = v->u.i;
+    return 1;
+}
+
+int vt__pk_num(const struct vt_pkval *v, double *pOut)
+{
+    if (v && v->type == VT_PK_FLOAT) {
+        *pOut = v->u.f;
+        return 1;
+    }
+    if (v && (v->type == VT_PK_INT || v->type == VT_PK_BOOL)) {
+        *pOut = (double)v->u.i;
+        return 1;
+    }
+    return 0;
+}
+
+size_t vt__pk_len(const struct vt_pkval *v)
+{
+    return v && v->type >= VT_PK_LIST && v->type <= VT_PK_DICT ? v->u.p->n : 0;
+}
+
+const struct vt_pkval *vt__pk_item(const struct vt_pkval *v, size_t i)
+{
+    if (!v || (v->type != VT_PK_LIST && v->type != VT_PK_TUPLE) || i >= v->u.p->n) return NULL;
+    return &v->u.p->u.a[i];
+}
+
+int vt__pk_pair(const struct vt_pkval *v, size_t i, const struct vt_pkval **ppKey, const struct vt_pkval **ppVal)
+{
+    if (!v || v->type != VT_PK_DICT || i >= v->u.p->n) return 0;
+    *ppKey = &v->u.p->u.a[2 * i];
+    *ppVal = &v->u.p->u.a[2 * i + 1];
+    return 1;
+}

@@ -1,0 +1,135 @@
+/* Internal: a restricted, streaming unpickler that builds plain data only and hands completed children to a callback. */
+#ifndef VT_IMPORT_PICKLE_H
+#define VT_IMPORT_PICKLE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "source.h"
+
+/*
+ * What it reads: pickles of protocols 2 to 5 made of dicts, lists, tuples,
+ * sets (built as lists), strings, bytes, integers, floats, booleans and None.
+ * Every opcode that names, imports or calls anything (GLOBAL, STACK_GLOBAL,
+ * REDUCE, BUILD, INST, OBJ, NEWOBJ, NEWOBJ_EX, PERSID, BINPERSID, EXT1/2/4) is
+ * refused before anything is built from it: such a pickle is hostile by
+ * definition and nothing in it is ever executed. Out-of-band buffers
+ * (NEXT_BUFFER) and the text opcodes of protocols 0 and 1 are refused as
+ * unsupported.
+ *
+ * Streaming: the input is read in chunks; each time a child is added to a list
+ * or dict (APPEND, APPENDS, SETITEM, SETITEMS, ADDITEMS), the callback sees the
+ * container and the child and may claim it: a claimed child is not added, and
+ * the reader drops its reference (and its memo entry, so that a later BINGET
+ * of it fails with a clear message instead of reading freed memory). Objects
+ * referenced from the memo stay alive as long as the memo may need them.
+ *
+ * Bounds: string and bytes length (VT_PK_STR_MAX, storage grown only as the
+ * bytes arrive), memo indices only in the order Python's pickler writes them,
+ * so memory grows at most linearly with the input read; nothing recurses on the
+ * input's nesting; a truncated or hostile input fails with one message.
+ */
+
+#define VT_PK_STR_MAX (1 << 30)
+
+enum vt_pk_type {
+    VT_PK_NONE = 0,
+    VT_PK_BOOL,
+    VT_PK_INT,    /* fits int64 */
+    VT_PK_BIGINT, /* an integer outside int64: value unknown */
+    VT_PK_FLOAT,
+    VT_PK_STR,   /* UTF-8 text as the pickle holds it, NUL-terminated (may contain NULs) */
+    VT_PK_BYTES, /* bytes and bytearray */
+    VT_PK_LIST,  /* list, and sets */
+    VT_PK_TUPLE,
+    VT_PK_DICT,
+    VT_PK_MARK /* internal: never seen by a callback */
+};
+
+struct vt_pkobj;
+
+/* A value: scalars inline, the others a counted reference to a heap object. */
+struct vt_pkval {
+    int type; /* enum vt_pk_type */
+    union {
+        int64_t i; /* BOOL, INT */
+        double f;  /* FLOAT */
+        struct vt_pkobj *p; /* STR, BYTES, LIST, TUPLE, DICT */
+    } u;
+};
+
+struct vt_pkobj {
+    uint32_t nRef;
+    uint32_t type;   /* enum vt_pk_type */
+    int64_t iMemo;   /* memo index it was last stored at, -1 if none */
+    int64_t tag;     /* free for the callback's own use; 0 at creation */
+    size_t n;        /* bytes (STR, BYTES), items (LIST, TUPLE) or pairs (DICT) */
+    size_t nAlloc;
+    union {
+        char *z;             /* STR, BYTES: n bytes and a NUL */
+        struct vt_pkval *a;  /* LIST, TUPLE: a[0..n); DICT: a[2i] key, a[2i+1] value */
+    } u;
+};
+
+/* Callback result: keep the child in its container, or claim it (the reader drops it). */
+#define VT_PK_KEEP 0
+#define VT_PK_CLAIM 1
+
+/*
+ * Called for each child about to be added to pParent (a LIST or DICT; its
+ * n is the index the child would get). pKey is the key for a dict, NULL
+ * for a list. Returns VT_PK_KEEP, VT_PK_CLAIM, or a negative value to stop
+ * reading (vt__pk_run then returns VT_PK_ECALLBACK). A claimed child is freed
+ * after the call (unless referenced elsewhere): copy what is needed from it.
+ */
+typedef int (*vt_pk_child_fn)(void *pArg, struct vt_pkobj *pParent, const struct vt_pkval *pKey,
+                              struct vt_pkval *pChild);
+
+/* vt__pk_run results */
+enum vt_pk_rc {
+    VT_PK_OK = 0,
+    VT_PK_ETRUNC = -1,    /* input ended before STOP */
+    VT_PK_EHOSTILE = -2,  /* an opcode that names or calls a global */
+    VT_PK_ECORRUPT = -3,  /* malformed: bad opcode, stack underflow, bad memo index, too deep ... */
+    VT_PK_ENEWER = -4,    /* protocol newer than 5 */
+    VT_PK_ENOMEM = -5,
+    VT_PK_EIO = -6,       /* the input could not be read */
+    VT_PK_ECALLBACK = -7, /* the callback stopped the reader */
+    VT_PK_EUNSUPPORTED = -8 /* valid pickle, but outside what is read (protocol 0/1 text, buffers) */
+};
+
+struct vt_pk;
+
+/* A reader over in (not owned). xChild may be NULL (keep everything). Returns NULL when out of memory. */
+struct vt_pk *vt__pk_new(struct vt__src *in, vt_pk_child_fn xChild, void *pArg);
+
+/*
+ * Read one pickle up to its STOP. On success returns VT_PK_OK and *pRoot is the
+ * top object, valid until vt__pk_free. On failure returns
+ * an enum vt_pk_rc value and vt__pk_errmsg says what and at which byte offset.
+ */
+int vt__pk_run(struct vt_pk *p, struct vt_pkval *pRoot);
+
+/* The last error, one line without a trailing newline ("" when none). */
+const char *vt__pk_errmsg(const struct vt_pk *p);
+
+/* Bytes consumed so far. */
+int64_t vt__pk_offset(const struct vt_pk *p);
+
+/* Objects alive now (in the memo, on the stack, or held by those): what streaming keeps. */
+int64_t vt__pk_live(const struct vt_pk *p);
+
+/* Free the reader and every object it built (the root included). */
+void vt__pk_free(struct vt_pk *p);
+
+/* Value helpers: NULL or 0 when v is not of that type. */
+const struct vt_pkval *vt__pk_get(const struct vt_pkval *pDict, const char *zKey); /* last match wins */
+const char *vt__pk_str(const struct vt_pkval *v);                                 /* STR only */
+int vt__pk_int(const struct vt_pkval *v, int64_t *pOut); /* INT or BOOL: 1, else 0 */
+int vt__pk_num(const struct vt_pkval *v, double *pOut);  /* INT, BOOL or FLOAT: 1, else 0 */
+size_t vt__pk_len(const struct vt_pkval *v);             /* items of a LIST/TUPLE, pairs of a DICT */
+const struct vt_pkval *vt__pk_item(const struct vt_pkval *v, size_t i); /* LIST/TUPLE item i */
+/* DICT pair i: key and value (returns 0 when out of range). */
+int vt__pk_pair(const struct vt_pkval *v, size_t i, const struct vt_pkval **ppKey, const struct vt_pkval **ppVal);
+
+#endif

@@ -1,0 +1,35 @@
+# Importers (analyzer/import): the unpickler, the JSON reader, the trace builder, each format's
+# importer on small fixtures of our own and on the real files in shared/real-data when present
+# (beside the checkout, or one level further up for a worktree; -DVT_REAL_DATA=DIR overrides).
+if(NOT VT_REAL_DATA)
+  foreach(d ${PROJECT_SOURCE_DIR}/../shared/real-data ${PROJECT_SOURCE_DIR}/../../shared/real-data)
+    if(NOT VT_REAL_DATA AND EXISTS ${d})
+      get_filename_component(VT_REAL_DATA ${d} ABSOLUTE)
+    endif()
+  endforeach()
+endif()
+foreach(t test_pickle test_json)
+  vt_add_test(NAME ${t} SOURCES ${t}.c LIBS vtimport LABELS analyzer)
+  set_property(TEST ${t} APPEND PROPERTY ENVIRONMENT "VT_REAL_DATA=${VT_REAL_DATA}")
+endforeach()
+
+# Fuzzing the readers (tests/fuzz/run.sh builds fuzz_pickle and fuzz_json with libFuzzer),
+# one input in eight (sizes divisible by 8) through the whole importer too (vt_fuzz_common: reliability.cmake);
+# every build replays their stored inputs as plain tests, under ASan+UBSan in tests/run.sh.
+foreach(t pickle json)
+  set(dirs ${CMAKE_CURRENT_SOURCE_DIR}/fuzz/corpus/${t})
+  if(EXISTS ${CMAKE_CURRENT_SOURCE_DIR}/fuzz/regress/${t})
+    set(dirs "${dirs}:${CMAKE_CURRENT_SOURCE_DIR}/fuzz/regress/${t}")
+  endif()
+  vt_add_test(NAME test_rel_fuzz_${t} SOURCES fuzz/fuzz_${t}.c fuzz/fuzz_replay.c LIBS vt_fuzz_common LABELS analyzer)
+  target_compile_definitions(test_rel_fuzz_${t} PRIVATE VT_FUZZ_DIRS="${dirs}")
+  if(VT_FUZZ)
+    add_executable(fuzz_${t} fuzz/fuzz_${t}.c)
+    target_link_libraries(fuzz_${t} PRIVATE vt_fuzz_common)
+    target_link_options(fuzz_${t} PRIVATE -fsanitize=fuzzer)
+  endif()
+endforeach()
+
+# The importers end to end (and the import subcommand, in-process).
+vt_add_test(NAME test_import SOURCES test_import.c LIBS vtcli LABELS analyzer)
+set_property(TEST test_import APPEND PROPERTY ENVIRONMENT "VT_REAL_DATA=${VT_REAL_DATA}")

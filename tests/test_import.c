@@ -1,0 +1,425 @@
+/* Tests of the importers: our own fixtures (tests/data/import) and the real files, row by row, and the command. */
+#include "vt_test.h"
+
+#include <sqlite3.h>
+#include <sys/stat.h>
+
+#include "cli.h"
+#include "import.h"
+#include "read/read.h"
+
+static char g_zPath[4096];
+
+/* Path of fixture zName (tests/data/import). */
+static const char *fixture(const char *zName)
+{
+    const char *zDir = getenv("VT_TEST_DATA");
+    snprintf(g_zPath, sizeof g_zPath, "%s/import/%s", zDir ? zDir : "tests/data", zName);
+    return g_zPath;
+}
+
+/* A path in the test's scratch directory (a static buffer of its own). */
+static const char *scratch(const char *zName)
+{
+    static char z[4][4096];
+    static int i;
+    const char *zTmp = getenv("VT_TEST_TMP");
+    i = (i + 1) % 4;
+    snprintf(z[i], sizeof z[i], "%s/%s", zTmp ? zTmp : "/tmp", zName);
+    return z[i];
+}
+
+/* Import zIn (format judged from its content; an Nsight export's process pid) to zOut; the exit code. */
+static int import(const char *zIn, int64_t pid, const char *zOut)
+{
+    struct vt_import_opts o = {1, 1};
+    char zErr[256];
+    int fmt, rc = vt__import_detect(zIn, &fmt, zErr, sizeof zErr);
+    if (rc != VT_EXIT_OK) return rc;
+    return vt__import_one(zIn, fmt, pid, zOut, &o, NULL);
+}
+
+/* The single integer zSql gives on trace zDb (-999 for NULL, -998 for no row). */
+static int64_t q(const char *zDb, const char *zSql)
+{
+    sqlite3 *db = NULL;
+    sqlite3_stmt *p = NULL;
+    int64_t v = -998;
+    ASSERT_EQ(SQLITE_OK, sqlite3_open_v2(zDb, &db, SQLITE_OPEN_READONLY, NULL));
+    if (sqlite3_prepare_v2(db, zSql, -1, &p, NULL) != SQLITE_OK) VT__FAIL("%s: %s", zSql, sqlite3_errmsg(db));
+    if (sqlite3_step(p) == SQLITE_ROW) v = sqlite3_column_type(p, 0) == SQLITE_NULL ? -999 : sqlite3_column_int64(p, 0);
+    sqlite3_finalize(p);
+    sqlite3_close(db);
+    return v;
+}
+
+/* The text zSql gives (a static buffer; "" for NULL or no row). */
+static const char *qs(const char *zDb, const char *zSql)
+{
+    static char z[1024];
+    sqlite3 *db = NULL;
+    sqlite3_stmt *p = NULL;
+    z[0] = 0;
+    ASSERT_EQ(SQLITE_OK, sqlite3_open_v2(zDb, &db, SQLITE_OPEN_READONLY, NULL));
+    if (sqlite3_prepare_v2(db, zSql, -1, &p, NULL) != SQLITE_OK) VT__FAIL("%s: %s", zSql, sqlite3_errmsg(db));
+    if (sqlite3_step(p) == SQLITE_ROW && sqlite3_column_text(p, 0))
+        snprintf(z, sizeof z, "%s", (const char *)sqlite3_column_text(p, 0));
+    sqlite3_finalize(p);
+    sqlite3_close(db);
+    return z;
+}
+
+static int exists(const char *zPath)
+{
+    struct stat st;
+    return stat(zPath, &st) == 0;
+}
+
+static void write_file(const char *zPath, const void *p, size_t n)
+{
+    FILE *f = fopen(zPath, "wb");
+    ASSERT(f != NULL);
+    ASSERT_EQ(n, fwrite(p, 1, n, f));
+    fclose(f);
+}
+
+#define T_NS 1700000000000000000LL /* the fixtures' first time, ns */
+
+TEST(snapshot_current_format)
+{
+    const char *zOut = scratch("snap.db");
+    ASSERT_EQ(VT_EXIT_OK, import(fixture("snap_small.pickle"), -1, zOut));
+    ASSERT_STREQ("pytorch_snapshot", qs(zOut, "SELECT value FROM meta WHERE key = 'source_format'"));
+    ASSERT_CONTAINS(qs(zOut, "SELECT value FROM meta WHERE key = 'source_file'"), "snap_small.pickle");
+    ASSERT_EQ(3, q(zOut, "SELECT value FROM meta WHERE key = 'schema_version'"));
+    /* segments: one from the history, one from before it (dump state, unknown time) */
+    ASSERT_EQ(2, q(zOut, "SELECT count(*) FROM memory_event WHERE op = 1 AND mem_kind = 3 AND device = 1"));
+    ASSERT_EQ(1, q(zOut, "SELECT count(*) FROM memory_event WHERE ts IS NULL"));
+    ASSERT_EQ(20 << 20, q(zOut, "SELECT bytes FROM memory_event WHERE ts = 1700000000000000000"));
+    /* tensors: 3 allocs, 1 free_requested, 1 free_completed from the history, 1 live block from before */
+    ASSERT_EQ(4, q(zOut, "SELECT count(*) FROM tensor_event WHERE op = 1"));
+    ASSERT_EQ(1, q(zOut, "SELECT count(*) FROM tensor_event WHERE op = 2"));
+    ASSERT_EQ(1, q(zOut, "SELECT count(*) FROM tensor_event WHERE op = 3"));
+    ASSERT_EQ(1, q(zOut, "SELECT count(*) FROM tensor_event WHERE ts IS NULL AND bytes = 512"));
+    ASSERT_EQ(6, q(zOut, "SELECT count(*) FROM tensor_event WHERE device = 1 AND source = 1"));
+    ASSERT_EQ(T_NS + 2000, q(zOut, "SELECT ts FROM tensor_event WHERE bytes = 2097152"));
+    /* time order in rowid order, unknown times first */
+    ASSERT_EQ(0, q(zOut, "SELECT count(*) FROM tensor_event a JOIN tensor_event b ON b.id = a.id + 1"
+                         " WHERE a.ts > b.ts OR (a.ts IS NOT NULL AND b.ts IS NULL)"));
+    /* the OOM: requested size and the device's free bytes; which call failed is unknown */
+    ASSERT_EQ(64LL << 30, q(zOut, "SELECT bytes FROM oom_event"));
+    ASSERT_EQ(123 << 20, q(zOut, "SELECT free_bytes FROM oom_event"));
+    ASSERT_EQ(-999, q(zOut, "SELECT api FROM oom_event"));
+    ASSERT_EQ(1, q(zOut, "SELECT device FROM oom_event"));
+    /* call sites: Python frames first, PyTorch's capture frames dropped, allocator frames kept */
+    ASSERT_STREQ("/src/model.py", qs(zOut, "SELECT s.value FROM tensor_event t JOIN frame f ON f.stack_id = t.stack_id"
+                                           " AND f.idx = 0 JOIN string s ON s.id = f.file_id WHERE t.bytes = 1048576"
+                                           " AND t.op = 1"));
+    ASSERT_EQ(4, q(zOut, "SELECT depth FROM stack LIMIT 1"));
+    ASSERT_EQ(0, q(zOut, "SELECT count(*) FROM frame f JOIN string s ON s.id = f.function_id"
+                         " WHERE s.value LIKE 'torch::unwind%'"));
+    ASSERT_EQ(2, q(zOut, "SELECT count(*) FROM stack")); /* two traceback lists, each shared */
+    /* annotations as a range; settings; truncated history; notes for what a newer PyTorch added */
+    ASSERT_EQ(7000, q(zOut, "SELECT end - start FROM nvtx_range r JOIN string s ON s.id = r.name_id"
+                            " WHERE s.value = 'train_step'"));
+    ASSERT_STREQ("max_split_size_mb:128",
+                 qs(zOut, "SELECT value FROM meta WHERE key = 'pytorch.allocator.PYTORCH_CUDA_ALLOC_CONF'"));
+    ASSERT_EQ(1, q(zOut, "SELECT value FROM meta WHERE key = 'history_truncated'"));
+    ASSERT_EQ(T_NS, q(zOut, "SELECT value FROM meta WHERE key = 'history_start_ns'"));
+    ASSERT_EQ(T_NS, q(zOut, "SELECT value FROM meta WHERE key = 'clock_anchor_wall_ns'"));
+    ASSERT_EQ(1, q(zOut, "SELECT count(*) FROM meta WHERE key LIKE 'import_note.%' AND value LIKE '%future_action%'"));
+    ASSERT_EQ(1, q(zOut, "SELECT count(*) FROM meta WHERE key LIKE 'import_note.%' AND value LIKE '%new_key%'"));
+    ASSERT_EQ(1, q(zOut, "SELECT count(*) FROM meta WHERE key LIKE 'import_note.%' AND value LIKE '%new_root_key%'"));
+}
+
+TEST(snapshot_ring_buffer_and_2_0_format)
+{
+    const char *zOut = scratch("ring.db"), *zV1 = scratch("v1.db");
+    ASSERT_EQ(VT_EXIT_OK, import(fixture("snap_ring_full.pickle"), -1, zOut));
+    ASSERT_EQ(1, q(zOut, "SELECT value FROM meta WHERE key = 'history_truncated'"));
+    ASSERT_EQ(3, q(zOut, "SELECT count(*) FROM tensor_event WHERE device = 0"));
+    /* PyTorch 2.0: block address from the segment's start, call site from the last history entry */
+    ASSERT_EQ(VT_EXIT_OK, import(fixture("snap_v1.pickle"), -1, zV1));
+    ASSERT_EQ(1, q(zV1, "SELECT count(*) FROM memory_event WHERE ts IS NULL AND bytes = 2097152"));
+    ASSERT_EQ(1024, q(zV1, "SELECT bytes FROM tensor_event WHERE ts IS NULL AND address ="
+                           " (SELECT address FROM memory_event)"));
+    ASSERT_EQ(6, q(zV1, "SELECT f.line FROM tensor_event t JOIN frame f ON f.stack_id = t.stack_id AND f.idx = 0"));
+    ASSERT_EQ(1, q(zV1, "SELECT value FROM meta WHERE key = 'history_truncated'"));
+    ASSERT_EQ(1, q(zV1, "SELECT count(*) FROM meta WHERE value LIKE '%holds no allocation history%'"));
+}
+
+TEST(snapshot_bad_inputs)
+{
+    static char aBuf[8192];
+    const char *zOut = scratch("bad.db"), *zCut = scratch("cut.pickle");
+    FILE *f;
+    size_t n;
+    /* a pickle naming a class: refused as not a snapshot, nothing written */
+    ASSERT_EQ(VT_EXIT_NOT_TRACE, import(fixture("snap_hostile.pickle"), -1, zOut));
+    ASSERT(!exists(zOut));
+    /* a newer pickle protocol */
+    write_file(zCut, "\x80\x06N.", 4);
+    ASSERT_EQ(VT_EXIT_TOO_NEW, import(zCut, -1, zOut));
+    /* truncated anywhere: damaged, and no trace left behind */
+    f = fopen(fixture("snap_small.pickle"), "rb");
+    ASSERT(f != NULL);
+    n = fread(aBuf, 1, sizeof aBuf, f);
+    fclose(f);
+    for (size_t k = 2; k < n; k += 13) {
+        int rc;
+        write_file(zCut, aBuf, k);
+        rc = import(zCut, -1, zOut);
+        if (rc != VT_EXIT_CORRUPT) VT__FAIL("cut at %zu: exit %d", k, rc);
+        ASSERT(!exists(zOut));
+    }
+    /* plain data, but not a snapshot */
+    write_file(zCut, "\x80\x04K\x01.", 5);
+    ASSERT_EQ(VT_EXIT_NOT_TRACE, import(zCut, -1, zOut));
+}
+
+TEST(kineto_trace)
+{
+    const char *zOut = scratch("kin.db");
+    ASSERT_EQ(VT_EXIT_OK, import(fixture("kineto_small.json"), -1, zOut));
+    ASSERT_STREQ("kineto_json", qs(zOut, "SELECT value FROM meta WHERE key = 'source_format'"));
+    /* memory: CUDA events by Addr with signed Bytes; times relative to baseTimeNanoseconds */
+    ASSERT_EQ(2, q(zOut, "SELECT count(*) FROM tensor_event WHERE op = 1 AND source = 2 AND device = 0"));
+    ASSERT_EQ(1, q(zOut, "SELECT count(*) FROM tensor_event WHERE op = 2 AND address = 28672 AND bytes = 4096"));
+    ASSERT_EQ(T_NS + 110500, q(zOut, "SELECT ts FROM tensor_event WHERE address = 28672 AND op = 1"));
+    ASSERT_EQ(1, q(zOut, "SELECT value FROM meta WHERE key = 'kineto.cpu_memory_events'"));
+    /* kernel, copy (pageable to device), memset, the step, the device, the rank */
+    ASSERT_EQ(10500, q(zOut, "SELECT end - start FROM kernel WHERE grid_x = 4 AND grid_y = 2 AND block_x = 128"
+                             " AND registers = 32 AND correlation = 42"));
+    ASSERT_STREQ("void sgemm_kernel<128>(float*)", qs(zOut, "SELECT s.value FROM kernel k JOIN string s ON s.id = k.name_id"));
+    ASSERT_EQ(1, q(zOut, "SELECT count(*) FROM memcpy WHERE copy_kind = 1 AND src_kind = 1 AND dst_kind = 3"
+                         " AND bytes = 1048576"));
+    ASSERT_EQ(256, q(zOut, "SELECT bytes FROM memset WHERE mem_kind = 3"));
+    ASSERT_EQ(900000, q(zOut, "SELECT end - start FROM nvtx_range r JOIN string s ON s.id = r.name_id"
+                              " WHERE s.value = 'ProfilerStep#3'"));
+    ASSERT_STREQ("Test GPU", qs(zOut, "SELECT name FROM device WHERE id = 0 AND total_bytes = 17179869184"));
+    ASSERT_EQ(3, q(zOut, "SELECT value FROM meta WHERE key = 'rank'"));
+    ASSERT_EQ(7, q(zOut, "SELECT value FROM meta WHERE key = 'pid'"));
+    ASSERT_EQ(1, q(zOut, "SELECT count(*) FROM meta WHERE value LIKE '%futureKey%'"));
+    /* rows written out of time order come back in order */
+    ASSERT_EQ(0, q(zOut, "SELECT count(*) FROM memcpy a JOIN memcpy b ON b.id = a.id + 1 WHERE a.start > b.start"));
+}
+
+TEST(kineto_without_addresses_and_bad_json)
+{
+    const char *zOut = scratch("noaddr.db"), *zBad = scratch("bad.json");
+    ASSERT_EQ(VT_EXIT_OK, import(fixture("kineto_noaddr.json.gz"), -1, zOut));
+    ASSERT_EQ(0, q(zOut, "SELECT count(*) FROM tensor_event"));
+    ASSERT_EQ(12288, q(zOut, "SELECT value FROM meta WHERE key = 'kineto.device.0.peak_sum_bytes'"));
+    ASSERT_EQ(1, q(zOut, "SELECT count(*) FROM meta WHERE key LIKE 'import_note.%' AND value LIKE '%no lifetimes%'"));
+    write_file(zBad, "{\"traceEvents\": [{\"ph\": \"X\",}]}", 31);
+    ASSERT_EQ(VT_EXIT_CORRUPT, import(zBad, -1, zOut));
+    write_file(zBad, "{\"traceEvents\": [{\"ph\": \"X\"}", 28);
+    ASSERT_EQ(VT_EXIT_CORRUPT, import(zBad, -1, zOut));
+    write_file(zBad, "{\"other\": 1}", 12);
+    ASSERT_EQ(VT_EXIT_NOT_TRACE, import(zBad, -1, zOut));
+}
+
+TEST(nsys_exports)
+{
+    int64_t *aPid = NULL, *aEv = NULL;
+    int n = 0;
+    char zErr[256];
+    const char *zA = scratch("nsys100.db"), *zB = scratch("nsys200.db"), *zE = scratch("nsysenum.db");
+    /* 2022 layout: no enum tables, no session start, two processes */
+    ASSERT_EQ(VT_EXIT_OK, vt__nsys_pids(fixture("nsys2022_two_processes.sqlite"), &aPid, &aEv, &n, zErr, sizeof zErr));
+    ASSERT_EQ(2, n);
+    ASSERT((aPid[0] == 100 && aPid[1] == 200) || (aPid[0] == 200 && aPid[1] == 100));
+    free(aPid);
+    free(aEv);
+    ASSERT_EQ(VT_EXIT_OK, import(fixture("nsys2022_two_processes.sqlite"), 100, zA));
+    ASSERT_EQ(VT_EXIT_OK, import(fixture("nsys2022_two_processes.sqlite"), 200, zB));
+    ASSERT_EQ(100, q(zA, "SELECT value FROM meta WHERE key = 'pid'"));
+    ASSERT_EQ(2, q(zA, "SELECT count(*) FROM memory_event"));
+    ASSERT_EQ(0x7000000, q(zA, "SELECT address FROM memory_event WHERE op = 1 AND mem_kind = 3 AND api = 1 AND thread = 100"));
+    ASSERT_EQ(0xE000000, q(zB, "SELECT address FROM memory_event WHERE op = 2 AND api = 2"));
+    ASSERT_EQ(4, q(zA, "SELECT count(*) FROM api_call"));
+    ASSERT_EQ(1, q(zA, "SELECT count(*) FROM oom_event WHERE api = 1 AND status = 2 AND bytes IS NULL AND ts = 1040"));
+    ASSERT_EQ(1, q(zA, "SELECT count(*) FROM memcpy WHERE copy_kind = 1 AND src_kind = 1 AND dst_kind = 3"));
+    ASSERT_STREQ("gemm_kernel(float*)", qs(zB, "SELECT s.value FROM kernel k JOIN string s ON s.id = k.name_id"));
+    ASSERT_EQ(1, q(zA, "SELECT depth FROM nvtx_range r JOIN string s ON s.id = r.name_id WHERE s.value = 'epoch 1'"));
+    ASSERT_EQ(2, q(zA, "SELECT kind FROM nvtx_range r JOIN string s ON s.id = r.name_id WHERE s.value = 'mark'"));
+    ASSERT_STREQ("Fixture GPU", qs(zB, "SELECT name FROM device WHERE id = 0"));
+    ASSERT_EQ(2000, q(zB, "SELECT min(start) FROM nvtx_range") - 1);
+    /* enum tables and a session start */
+    ASSERT_EQ(VT_EXIT_OK, import(fixture("nsys2024_enums.sqlite"), -1, zE));
+    ASSERT_EQ(1, q(zE, "SELECT count(*) FROM memcpy WHERE src_kind = 1 AND dst_kind = 3"));
+    ASSERT_EQ(2, q(zE, "SELECT count(*) FROM memory_event WHERE mem_kind = 3"));
+    ASSERT_EQ(T_NS, q(zE, "SELECT value FROM meta WHERE key = 'clock_anchor_wall_ns'"));
+}
+
+TEST(command_line)
+{
+    char zDir[4096], zForeign[4096], zPat[4200], zOne[4200];
+    sqlite3 *db;
+    char *argv[8];
+    snprintf(zDir, sizeof zDir, "%s", scratch("out"));
+    snprintf(zForeign, sizeof zForeign, "%s", scratch("foreign.db"));
+    mkdir(zDir, 0700);
+    /* -o DIR/: one trace per input, one per process of an Nsight export */
+    snprintf(zPat, sizeof zPat, "%s/", zDir);
+    {
+        char zA[4096], zB[4096];
+        snprintf(zA, sizeof zA, "%s", fixture("snap_small.pickle"));
+        snprintf(zB, sizeof zB, "%s", fixture("nsys2022_two_processes.sqlite"));
+        char *av[] = {"import", "-q", zA, zB, "-o", zPat, NULL};
+        ASSERT_EQ(VT_EXIT_OK, vt__cmd_import(6, av));
+    }
+    ASSERT(exists(scratch("out/snap_small.db")));
+    ASSERT(exists(scratch("out/nsys2022_two_processes.100.db")));
+    ASSERT(exists(scratch("out/nsys2022_two_processes.200.db")));
+    /* an existing output needs --force; --output=PATTERN with %n and %p */
+    snprintf(zOne, sizeof zOne, "--output=%s/%%n-pid%%p.trace", zDir);
+    argv[0] = "import", argv[1] = "-q", argv[2] = (char *)fixture("nsys2024_enums.sqlite"), argv[3] = zOne;
+    argv[4] = NULL;
+    ASSERT_EQ(VT_EXIT_OK, vt__cmd_import(4, argv));
+    ASSERT(exists(scratch("out/nsys2024_enums-pid100.trace")));
+    ASSERT_EQ(VT_EXIT_NOFILE, vt__cmd_import(4, argv));
+    argv[4] = "--force";
+    ASSERT_EQ(VT_EXIT_OK, vt__cmd_import(5, argv));
+    /* two inputs, one output name: refused before anything is written */
+    snprintf(zOne, sizeof zOne, "%s/one.db", zDir);
+    {
+        char zA[4096], zB[4096];
+        snprintf(zA, sizeof zA, "%s", fixture("snap_small.pickle"));
+        snprintf(zB, sizeof zB, "%s", fixture("snap_v1.pickle"));
+        char *av[] = {"import", zA, zB, "-o", zOne, NULL};
+        ASSERT_EQ(VT_EXIT_USAGE, vt__cmd_import(5, av));
+        ASSERT(!exists(zOne));
+    }
+    /* missing input, a foreign SQLite file, an unknown option */
+    argv[2] = (char *)scratch("missing.pickle"), argv[3] = "-o", argv[4] = zOne;
+    ASSERT_EQ(VT_EXIT_NOFILE, vt__cmd_import(5, argv));
+    ASSERT_EQ(SQLITE_OK, sqlite3_open(zForeign, &db));
+    ASSERT_EQ(SQLITE_OK, sqlite3_exec(db, "CREATE TABLE t(x)", NULL, NULL, NULL));
+    sqlite3_close(db);
+    argv[2] = zForeign;
+    ASSERT_EQ(VT_EXIT_NOT_TRACE, vt__cmd_import(5, argv));
+    argv[2] = "--bogus";
+    ASSERT_EQ(VT_EXIT_USAGE, vt__cmd_import(5, argv));
+}
+
+/* analyze, info, sql and export open these files through the read layer (vt__read_open): a temporary import. */
+TEST(readers_open_other_formats)
+{
+    struct vt_tracefile f;
+    sqlite3_stmt *p = NULL;
+    /* the temporary traces go to the test's scratch directory: a test ends with _exit, not exit */
+    setenv("TMPDIR", getenv("VT_TEST_TMP") ? getenv("VT_TEST_TMP") : "/tmp", 1);
+    ASSERT_EQ(VT_EXIT_OK, vt__read_open(&f, fixture("snap_small.pickle"), 0, NULL));
+    ASSERT(f.zImported != NULL);
+    ASSERT_EQ(6, f.aT[VT_T_TENSOR].nRow);
+    ASSERT_EQ(SQLITE_OK, sqlite3_prepare_v2(f.db, "SELECT count(*) FROM tensor_event", -1, &p, NULL));
+    ASSERT_EQ(SQLITE_ROW, sqlite3_step(p));
+    ASSERT_EQ(6, sqlite3_column_int(p, 0));
+    sqlite3_finalize(p);
+    vt__read_close(&f);
+    /* asked to write results back: an imported file is read, never written */
+    ASSERT_EQ(VT_EXIT_OK, vt__read_open(&f, fixture("kineto_small.json"), VT_READ_WRITE, NULL));
+    ASSERT(!f.bWritable && !f.bReadOnlyFile);
+    vt__read_close(&f);
+    ASSERT_EQ(VT_EXIT_NOT_TRACE, vt__read_open(&f, fixture("snap_hostile.pickle"), 0, NULL));
+    ASSERT(f.db == NULL);
+    ASSERT_EQ(VT_EXIT_NOT_TRACE, vt__read_open(&f, fixture("make_fixtures.py"), 0, NULL));
+    {
+        char *av[] = {"analyze", "--no-write", "--format", "json", "-o", (char *)scratch("report.json"),
+                      (char *)fixture("nsys2022_two_processes.sqlite"), NULL};
+        ASSERT_EQ(VT_EXIT_OK, vt__cmd_analyze(7, av));
+    }
+    {
+        /* several files in sql: each attached through its temporary trace */
+        char zA[4096], zB[4096];
+        snprintf(zA, sizeof zA, "%s", fixture("snap_small.pickle"));
+        snprintf(zB, sizeof zB, "%s", fixture("kineto_small.json"));
+        char *av[] = {"sql", "--format", "csv", zA, zB,
+                      "SELECT count(*) FROM all_meta WHERE key = 'source_format'", NULL};
+        ASSERT_EQ(VT_EXIT_OK, vt__cmd_sql(6, av));
+    }
+}
+
+/* The real files, when present; counts checked independently with Python's pickle, json and sqlite3. */
+TEST(real_files)
+{
+    const char *zDir = getenv("VT_REAL_DATA");
+    char zIn[4096];
+    const char *zOut;
+    if (!zDir || !zDir[0]) SKIP("real data not found (VT_REAL_DATA)");
+#define REAL(name) (snprintf(zIn, sizeof zIn, "%s/%s", zDir, name), exists(zIn))
+    if (REAL("cs336_niu_fwd_bwd_200.pickle")) {
+        zOut = scratch("niu.db");
+        ASSERT_EQ(VT_EXIT_OK, import(zIn, -1, zOut));
+        ASSERT_EQ(83, q(zOut, "SELECT count(*) FROM memory_event WHERE op = 1 AND ts IS NOT NULL"));
+        ASSERT_EQ(3907, q(zOut, "SELECT count(*) FROM tensor_event WHERE op = 1"));
+        ASSERT_EQ(3745, q(zOut, "SELECT count(*) FROM tensor_event WHERE op = 2"));
+        ASSERT_EQ(3745, q(zOut, "SELECT count(*) FROM tensor_event WHERE op = 3"));
+        ASSERT_EQ(0, q(zOut, "SELECT count(*) FROM tensor_event WHERE ts IS NULL")); /* the history explains the dump */
+        ASSERT_EQ(6, q(zOut, "SELECT count(*) FROM nvtx_range"));
+        ASSERT_EQ(-998, q(zOut, "SELECT value FROM meta WHERE key = 'history_truncated'"));
+    }
+    if (REAL("cs336_silmont2000_mem_snapshot_small.pickle")) {
+        zOut = scratch("silmont.db");
+        ASSERT_EQ(VT_EXIT_OK, import(zIn, -1, zOut));
+        ASSERT_EQ(9, q(zOut, "SELECT count(*) FROM memory_event"));
+        ASSERT_EQ(88, q(zOut, "SELECT count(*) FROM tensor_event"));
+    }
+    if (REAL("flexgen_yiyi_oom_snapshot_v1format.pickle")) {
+        zOut = scratch("flexgen.db");
+        ASSERT_EQ(VT_EXIT_OK, import(zIn, -1, zOut));
+        ASSERT_EQ(176, q(zOut, "SELECT count(*) FROM memory_event WHERE ts IS NULL"));
+        ASSERT_EQ(11844714496LL, q(zOut, "SELECT sum(bytes) FROM memory_event"));
+        ASSERT_EQ(460, q(zOut, "SELECT count(*) FROM tensor_event WHERE ts IS NULL"));
+        ASSERT_EQ(11840159744LL, q(zOut, "SELECT sum(bytes) FROM tensor_event")); /* 11.03 GiB at the OOM */
+    }
+    if (REAL("hta_df_index_resolver_v100_ddp_memory.json.gz")) {
+        zOut = scratch("hta.db");
+        ASSERT_EQ(VT_EXIT_OK, import(zIn, -1, zOut));
+        ASSERT_EQ(13385, q(zOut, "SELECT count(*) FROM tensor_event WHERE op = 1 AND device = 1"));
+        ASSERT_EQ(13385, q(zOut, "SELECT count(*) FROM tensor_event WHERE op = 2 AND device = 1"));
+        ASSERT_EQ(19370, q(zOut, "SELECT count(*) FROM kernel"));
+        ASSERT_EQ(2040, q(zOut, "SELECT count(*) FROM memcpy WHERE copy_kind = 8"));
+        ASSERT_EQ(880, q(zOut, "SELECT count(*) FROM memset"));
+        ASSERT_EQ(5, q(zOut, "SELECT count(*) FROM nvtx_range"));
+        ASSERT_EQ(1, q(zOut, "SELECT value FROM meta WHERE key = 'rank'"));
+        ASSERT_EQ(783658, q(zOut, "SELECT value FROM meta WHERE key = 'pid'"));
+    }
+    if (REAL("kineto_tbplugin_resnet50_v100_memory_noaddr.pt.trace.json.gz")) {
+        zOut = scratch("resnet.db");
+        ASSERT_EQ(VT_EXIT_OK, import(zIn, -1, zOut));
+        ASSERT_EQ(0, q(zOut, "SELECT count(*) FROM tensor_event"));
+        ASSERT_EQ(8220, q(zOut, "SELECT value FROM meta WHERE key = 'kineto.memory_events'"));
+        ASSERT_EQ(8772, q(zOut, "SELECT count(*) FROM kernel"));
+        ASSERT_EQ(12, q(zOut, "SELECT count(*) FROM memcpy WHERE copy_kind = 1 AND src_kind = 1 AND dst_kind = 3"));
+        ASSERT_EQ(312, q(zOut, "SELECT count(*) FROM memset"));
+        ASSERT_EQ(6, q(zOut, "SELECT count(*) FROM nvtx_range"));
+    }
+    if (REAL("fuser_h200_pytorch_xentropy_benchmark_nsys2025.sqlite")) {
+        int64_t *aPid = NULL, *aEv = NULL;
+        int n = 0;
+        char zErr[256];
+        zOut = scratch("fuser.db");
+        ASSERT_EQ(VT_EXIT_OK, vt__nsys_pids(zIn, &aPid, &aEv, &n, zErr, sizeof zErr));
+        ASSERT_EQ(2, n);
+        ASSERT_EQ(50556, aPid[0]);
+        ASSERT_EQ(50922, aPid[1]);
+        free(aPid);
+        free(aEv);
+        ASSERT_EQ(VT_EXIT_OK, import(zIn, 50556, zOut));
+        ASSERT_EQ(18, q(zOut, "SELECT count(*) FROM kernel"));
+        ASSERT_EQ(2, q(zOut, "SELECT count(*) FROM memcpy WHERE copy_kind = 1 AND src_kind = 1 AND dst_kind = 3"));
+        ASSERT_EQ(394002432, q(zOut, "SELECT max(bytes) FROM memcpy"));
+        ASSERT_EQ(3, q(zOut, "SELECT count(*) FROM memset"));
+        ASSERT_EQ(13513, q(zOut, "SELECT count(*) FROM nvtx_range"));
+        ASSERT_EQ(11, q(zOut, "SELECT count(*) FROM api_call WHERE api = 1 AND status = 0"));
+        ASSERT_EQ(45, q(zOut, "SELECT count(*) FROM api_call"));
+        ASSERT_EQ(0, q(zOut, "SELECT count(*) FROM memory_event"));
+        ASSERT_STREQ("NVIDIA H200", qs(zOut, "SELECT name FROM device"));
+    }
+}
+
+VT_TEST_LIST(T(snapshot_current_format) T(snapshot_ring_buffer_and_2_0_format) T(snapshot_bad_inputs) T(kineto_trace)
+                 T(kineto_without_addresses_and_bad_json) T(nsys_exports) T(command_line)
+                     T(readers_open_other_formats) T(real_files))

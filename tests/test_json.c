@@ -1,0 +1,300 @@
+/* Tests of the streaming JSON reader: tokens, trees, escapes, errors at every truncation, bounds, gzip input. */
+#include "vt_test.h"
+
+#include <math.h>
+#include <zlib.h>
+
+#include "json.h"
+
+static char g_zOut[8192];
+static char g_zErr[256];
+
+/* Tokenize n bytes into g_zOut (one letter per token, strings and numbers spelled out). Returns 0 or VT_JS_ERROR. */
+static int tokens(const char *z, size_t n)
+{
+    struct vt__src s;
+    struct vt_js *j;
+    FILE *f = fmemopen(g_zOut, sizeof g_zOut, "w");
+    int tok, rc = 0;
+    ASSERT(f != NULL);
+    vt__src_open_mem(&s, z, n);
+    j = vt__js_new(&s);
+    ASSERT(j != NULL);
+    while ((tok = vt__js_next(j)) > 0) {
+        int bInt;
+        int64_t i;
+        double d;
+        switch (tok) {
+        case VT_JS_OBJECT: fputc('{', f); break;
+        case VT_JS_OBJECT_END: fputc('}', f); break;
+        case VT_JS_ARRAY: fputc('[', f); break;
+        case VT_JS_ARRAY_END: fputc(']', f); break;
+        case VT_JS_KEY: fprintf(f, "k<%s>", vt__js_text(j, NULL)); break;
+        case VT_JS_STRING: fprintf(f, "s<%s>", vt__js_text(j, NULL)); break;
+        case VT_JS_NUMBER:
+            d = vt__js_number(j, &bInt, &i);
+            if (bInt) fprintf(f, "i<%lld>", (long long)i);
+            else fprintf(f, "d<%g>", d);
+            break;
+        case VT_JS_TRUE: fputc('T', f); break;
+        case VT_JS_FALSE: fputc('F', f); break;
+        case VT_JS_NULL: fputc('N', f); break;
+        }
+    }
+    if (tok == VT_JS_ERROR) rc = VT_JS_ERROR;
+    snprintf(g_zErr, sizeof g_zErr, "%s", vt__js_errmsg(j));
+    fclose(f);
+    vt__js_free(j);
+    return rc;
+}
+
+#define TOKENS(lit) tokens(lit, sizeof(lit) - 1)
+
+TEST(tokens_of_every_kind)
+{
+    ASSERT_EQ(0, TOKENS(" {\"a\": [1, -2.5, 3e2, true, false, null, \"x\"], \"b\": {}, \"c\": []}\n"));
+    ASSERT_STREQ("{k<a>[i<1>d<-2.5>d<300>TFNs<x>]k<b>{}k<c>[]}", g_zOut);
+    ASSERT_EQ(0, TOKENS("[9223372036854775807, 9223372036854775808, -0, 0.0, NaN, Infinity, -Infinity]"));
+    ASSERT_STREQ("[i<9223372036854775807>d<9.22337e+18>i<0>d<0>d<nan>d<inf>d<-inf>]", g_zOut);
+    ASSERT_EQ(0, TOKENS("\"top\""));
+    ASSERT_STREQ("s<top>", g_zOut);
+}
+
+TEST(string_escapes)
+{
+    ASSERT_EQ(0, TOKENS("[\"q\\\"b\\\\s\\/n\\n t\\t\", \"\\u00e9\\u20ac\", \"\\ud83d\\ude00\", \"\\ud800x\", \"\\udc00\"]"));
+    ASSERT_STREQ("[s<q\"b\\s/n\n t\t>s<\xc3\xa9\xe2\x82\xac>s<\xf0\x9f\x98\x80>s<\xef\xbf\xbdx>s<\xef\xbf\xbd>]",
+                 g_zOut);
+}
+
+TEST(malformed_documents)
+{
+    static const char *const az[] = {
+        "{\"a\" 1}", "{\"a\": 1,}", "[1 2]", "[1,]", "{1: 2}", "[01]", "[1.]", "[.5]", "[1e]", "[-]", "[+1]",
+        "[tru]", "[nul]", "{\"a\": 1]", "[1}", "\"a\\x\"", "[\"\\u12g4\"]", "[1] [2]", "@", "{\"a\":1}}", "",
+        "   ", "[\"a\"", "{", "[1,", "{\"a\"", "{\"a\":",
+    };
+    for (size_t i = 0; i < sizeof az / sizeof az[0]; i++) {
+        if (tokens(az[i], strlen(az[i])) != VT_JS_ERROR) VT__FAIL("accepted: %s", az[i]);
+        ASSERT_CONTAINS(g_zErr, "line 1");
+    }
+    ASSERT_EQ(VT_JS_ERROR, TOKENS("[1,\n2,\n@]"));
+    ASSERT_CONTAINS(g_zErr, "line 3");
+    ASSERT_CONTAINS(g_zErr, "unexpected character '@'");
+}
+
+/* Read n bytes as one tree then tokens to the end: 0, or VT_JS_ERROR with g_zErr set. */
+static int tree_then_tokens(const char *z, size_t n)
+{
+    struct vt__src s;
+    struct vt_js *j;
+    struct vt_jtree t = {0};
+    int tok, rc = 0;
+    vt__src_open_mem(&s, z, n);
+    j = vt__js_new(&s);
+    ASSERT(j != NULL);
+    tok = vt__js_next(j);
+    if (tok == VT_JS_ERROR || vt__js_read_tree(j, tok, &t) != 0) rc = VT_JS_ERROR;
+    while (rc == 0 && (tok = vt__js_next(j)) > 0) {}
+    if (tok == VT_JS_ERROR) rc = VT_JS_ERROR;
+    snprintf(g_zErr, sizeof g_zErr, "%s", vt__js_errmsg(j));
+    vt__jtree_free(&t);
+    vt__js_free(j);
+    return rc;
+}
+
+/* The tree parser (containers read without the tokenizer) accepts and refuses what the tokenizer does. */
+TEST(trees_agree_with_tokens)
+{
+    static const char *const az[] = {
+        "{\"a\" 1}", "{\"a\": 1,}", "[1 2]", "[1,]", "{1: 2}", "[01]", "[1.]", "[.5]", "[1e]", "[-]", "[+1]",
+        "[tru]", "[nul]", "{\"a\": 1]", "[1}", "[\"a\\x\"]", "[\"\\u12g4\"]", "[1] [2]", "{\"a\":1}}", "[\"a\"",
+        "{", "[1,", "{\"a\"", "{\"a\":", "{\"a\": [1, {\"b\": }]}", "[[[[]]]", "{\"a\": {\"b\": [1, 2}}",
+    };
+    static const char zOk[] = "{\"a\": [1, -2.5, {\"b\": \"\\u00e9x\", \"c\": []}, true, null, NaN], \"d\": {}} ";
+    struct vt__src s;
+    struct vt_js *j;
+    struct vt_jtree t = {0};
+    for (size_t i = 0; i < sizeof az / sizeof az[0]; i++)
+        if (tree_then_tokens(az[i], strlen(az[i])) != VT_JS_ERROR) VT__FAIL("tree accepted: %s", az[i]);
+    for (size_t n = 0; n < sizeof zOk - 2; n++)
+        if (tree_then_tokens(zOk, n) != VT_JS_ERROR) VT__FAIL("prefix of %zu bytes accepted as a tree", n);
+    ASSERT_EQ(0, tree_then_tokens(zOk, sizeof zOk - 1));
+    vt__src_open_mem(&s, zOk, sizeof zOk - 1);
+    j = vt__js_new(&s);
+    ASSERT_EQ(0, vt__js_read_tree(j, vt__js_next(j), &t));
+    ASSERT_STREQ("\xc3\xa9x", vt__jt_str(&t, vt__jt_get(&t, t.a[vt__jt_get(&t, 0, "a")].child + 2, "b")));
+    ASSERT_EQ(0, vt__js_depth(j));
+    ASSERT_EQ(VT_JS_EOF, vt__js_next(j));
+    vt__jtree_free(&t);
+    vt__js_free(j);
+}
+
+TEST(truncation_at_every_byte)
+{
+    static const char z[] = "{\"traceEvents\": [{\"ph\": \"X\", \"ts\": 1.5, \"args\": {\"Addr\": 42, \"s\": \"\\u00e9\"}},"
+                            " null, true, false, -7e-3]}";
+    for (size_t n = 0; n < sizeof z - 1; n++) {
+        if (tokens(z, n) != VT_JS_ERROR) VT__FAIL("prefix of %zu bytes accepted", n);
+        if (!strstr(g_zErr, "truncated") && !strstr(g_zErr, "empty input") && !strstr(g_zErr, "invalid number"))
+            VT__FAIL("prefix of %zu bytes: %s", n, g_zErr);
+    }
+    ASSERT_EQ(0, tokens(z, sizeof z - 1));
+}
+
+TEST(nesting_bound)
+{
+    char *z = malloc(2 * VT_JS_DEPTH_MAX + 8);
+    size_t n = 0;
+    ASSERT(z != NULL);
+    for (int i = 0; i < VT_JS_DEPTH_MAX; i++) z[n++] = '[';
+    for (int i = 0; i < VT_JS_DEPTH_MAX; i++) z[n++] = ']';
+    ASSERT_EQ(0, tokens(z, n)); /* exactly the bound */
+    n = 0;
+    for (int i = 0; i <= VT_JS_DEPTH_MAX; i++) z[n++] = '[';
+    ASSERT_EQ(VT_JS_ERROR, tokens(z, n));
+    ASSERT_CONTAINS(g_zErr, "nested deeper");
+    free(z);
+}
+
+TEST(trees_and_skip)
+{
+    static const char z[] = "{\"skip\": {\"x\": [1, {\"y\": 2}]}, \"traceEvents\": [{\"name\": \"[memory]\", \"ts\": 10.25,"
+                            " \"args\": {\"Addr\": 140000000000000, \"Bytes\": -512, \"Bytes\": 512}}, {\"ph\": \"i\"}]}";
+    struct vt__src s;
+    struct vt_js *j;
+    struct vt_jtree t = {0};
+    int tok, nEv = 0;
+    int64_t i;
+    double d;
+    vt__src_open_mem(&s, z, sizeof z - 1);
+    j = vt__js_new(&s);
+    ASSERT_EQ(VT_JS_OBJECT, vt__js_next(j));
+    ASSERT_EQ(VT_JS_KEY, vt__js_next(j));
+    ASSERT_STREQ("skip", vt__js_text(j, NULL));
+    ASSERT_EQ(VT_JS_OBJECT, vt__js_next(j));
+    ASSERT_EQ(0, vt__js_skip(j));
+    ASSERT_EQ(VT_JS_KEY, vt__js_next(j));
+    ASSERT_STREQ("traceEvents", vt__js_text(j, NULL));
+    ASSERT_EQ(VT_JS_ARRAY, vt__js_next(j));
+    while ((tok = vt__js_next(j)) == VT_JS_OBJECT) {
+        ASSERT_EQ(0, vt__js_read_tree(j, tok, &t));
+        if (nEv++ == 0) {
+            int32_t a = vt__jt_get(&t, 0, "args");
+            ASSERT_STREQ("[memory]", vt__jt_str(&t, vt__jt_get(&t, 0, "name")));
+            ASSERT(vt__jt_num(&t, vt__jt_get(&t, 0, "ts"), &d) && d == 10.25);
+            ASSERT(vt__jt_int(&t, vt__jt_get(&t, a, "Addr"), &i) && i == 140000000000000LL);
+            ASSERT(vt__jt_int(&t, vt__jt_get(&t, a, "Bytes"), &i) && i == 512); /* the last of a repeated key */
+            ASSERT_EQ(-1, vt__jt_get(&t, a, "Total Allocated"));
+            ASSERT(!vt__jt_int(&t, vt__jt_get(&t, 0, "ts"), &i)); /* 10.25 is not an integer */
+        } else {
+            ASSERT_STREQ("i", vt__jt_str(&t, vt__jt_get(&t, 0, "ph")));
+        }
+    }
+    ASSERT_EQ(VT_JS_ARRAY_END, tok);
+    ASSERT_EQ(2, nEv);
+    ASSERT_EQ(VT_JS_OBJECT_END, vt__js_next(j));
+    ASSERT_EQ(VT_JS_EOF, vt__js_next(j));
+    vt__jtree_free(&t);
+    vt__js_free(j);
+}
+
+/* A gzip file and the same file cut short: the first reads, the second fails as truncated gzip data. */
+TEST(gzip_files)
+{
+    char zPath[4096], *zBuf;
+    const char *zTmp = getenv("VT_TEST_TMP");
+    gzFile gz;
+    FILE *f;
+    long n;
+    struct vt__src s;
+    struct vt_js *j;
+    int tok, nNum = 0;
+    snprintf(zPath, sizeof zPath, "%s/t.json.gz", zTmp ? zTmp : "/tmp");
+    gz = gzopen(zPath, "wb");
+    ASSERT(gz != NULL);
+    gzputs(gz, "[");
+    for (int i = 0; i < 100000; i++) gzprintf(gz, "%s%d", i ? "," : "", i);
+    gzputs(gz, "]");
+    ASSERT_EQ(Z_OK, gzclose(gz));
+    ASSERT_EQ(0, vt__src_open_file(&s, zPath));
+    j = vt__js_new(&s);
+    while ((tok = vt__js_next(j)) > 0) nNum += tok == VT_JS_NUMBER;
+    ASSERT_EQ(VT_JS_EOF, tok);
+    ASSERT_EQ(100000, nNum);
+    vt__js_free(j);
+    vt__src_close(&s);
+    /* cut the file in half */
+    f = fopen(zPath, "rb");
+    ASSERT(f != NULL);
+    fseek(f, 0, SEEK_END);
+    n = ftell(f);
+    zBuf = malloc((size_t)n);
+    fseek(f, 0, SEEK_SET);
+    ASSERT_EQ(n, (long)fread(zBuf, 1, (size_t)n, f));
+    fclose(f);
+    f = fopen(zPath, "wb");
+    fwrite(zBuf, 1, (size_t)n / 2, f);
+    fclose(f);
+    free(zBuf);
+    ASSERT_EQ(0, vt__src_open_file(&s, zPath));
+    j = vt__js_new(&s);
+    while ((tok = vt__js_next(j)) > 0) {}
+    ASSERT_EQ(VT_JS_ERROR, tok);
+    ASSERT_CONTAINS(vt__js_errmsg(j), "cannot read input");
+    vt__js_free(j);
+    vt__src_close(&s);
+}
+
+/* The real torch.profiler traces, when present: every trace event read as a tree (counts from Python's json). */
+TEST(real_kineto_traces)
+{
+    static const struct {
+        const char *zFile;
+        int nEvents, nMemory;
+    } a[] = {{"hta_df_index_resolver_v100_ddp_memory.json.gz", 216092, 28010},
+             {"kineto_tbplugin_resnet50_v100_memory_noaddr.pt.trace.json.gz", 75718, 12838}};
+    const char *zDir = getenv("VT_REAL_DATA");
+    int nRead = 0;
+    for (size_t k = 0; k < sizeof a / sizeof a[0]; k++) {
+        char zPath[4096];
+        struct vt__src s;
+        struct vt_js *j;
+        struct vt_jtree t = {0};
+        int tok, nEv = 0, nMem = 0;
+        snprintf(zPath, sizeof zPath, "%s/%s", zDir ? zDir : "", a[k].zFile);
+        if (!zDir || !zDir[0] || vt__src_open_file(&s, zPath) != 0) continue;
+        j = vt__js_new(&s);
+        ASSERT_EQ(VT_JS_OBJECT, vt__js_next(j));
+        while ((tok = vt__js_next(j)) == VT_JS_KEY) {
+            int bEvents = !strcmp(vt__js_text(j, NULL), "traceEvents");
+            tok = vt__js_next(j);
+            if (bEvents) {
+                ASSERT_EQ(VT_JS_ARRAY, tok);
+                while ((tok = vt__js_next(j)) == VT_JS_OBJECT) {
+                    const char *zName;
+                    ASSERT_EQ(0, vt__js_read_tree(j, tok, &t));
+                    zName = vt__jt_str(&t, vt__jt_get(&t, 0, "name"));
+                    nEv++;
+                    nMem += zName && !strcmp(zName, "[memory]");
+                }
+                ASSERT_EQ(VT_JS_ARRAY_END, tok);
+            } else if (tok == VT_JS_OBJECT || tok == VT_JS_ARRAY) {
+                ASSERT_EQ(0, vt__js_skip(j));
+            }
+        }
+        ASSERT_EQ(VT_JS_OBJECT_END, tok);
+        ASSERT_EQ(VT_JS_EOF, vt__js_next(j));
+        ASSERT_EQ(a[k].nEvents, nEv);
+        ASSERT_EQ(a[k].nMemory, nMem);
+        vt__jtree_free(&t);
+        vt__js_free(j);
+        vt__src_close(&s);
+        nRead++;
+    }
+    if (!nRead) SKIP("real data not found (VT_REAL_DATA)");
+}
+
+VT_TEST_LIST(T(tokens_of_every_kind) T(string_escapes) T(malformed_documents) T(trees_agree_with_tokens)
+                 T(truncation_at_every_byte)
+                 T(nesting_bound) T(trees_and_skip) T(gzip_files) T(real_kineto_traces))
