@@ -208,9 +208,11 @@ def attribute(results):
             if a == "nvtx":
                 label = ("no NVTX: phases inferred from kernel names" if r["axes"][a] == "none" else
                          "torch.profiler ProfilerStep#N ranges instead of phase ranges")
-            if a == "mode" and r["rejected"] and not base["rejected"]:
-                label += f": the analyzer rejected {r['rejected']} rows as impossible"
             diff.append(label)
+        if r["rejected"] and not base["rejected"]:
+            # rows the base run kept were rejected: that hides everything else the variant changes
+            diff = [AXES[0][1] + ": the analyzer rejected the trace's pool rows as impossible"
+                    if r["axes"]["mode"] != base["axes"]["mode"] else "the analyzer rejected rows as impossible"]
         where = " + ".join(diff)
         base_exp = {e["cause"] + "/" + e["kind"]: e for e in base["expected"]}
         for e in r["expected"]:
