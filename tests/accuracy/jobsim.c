@@ -173,6 +173,7 @@ struct js {
 
 static const char zRoles[] = "FBOZC";
 
+/* Array a (elements of sz bytes, *pnAlloc allocated) with room for element n; aborts when out of memory. */
 static void *grow(void *a, int *pnAlloc, int n, size_t sz)
 {
     if (n < *pnAlloc) return a;
@@ -206,11 +207,13 @@ void js_cpu(struct js *j, int64_t ns)
     j->cpu += ns;
 }
 
+/* The next CUPTI correlation id of the process. */
 static int64_t next_corr(struct js *j)
 {
     return ++j->corr;
 }
 
+/* meta row zKey = v formatted with zFmt. */
 static void meta(struct js *j, const char *zKey, const char *zFmt, long long v)
 {
     char z[64];
@@ -476,6 +479,7 @@ static int64_t va_take(struct js *j, int64_t size)
     return a;
 }
 
+/* Give a device range back for reuse. */
 static void va_give(struct js *j, int64_t addr, int64_t size)
 {
     j->aVa = grow(j->aVa, &j->nVaAlloc, j->nVa, sizeof *j->aVa);
@@ -543,6 +547,7 @@ static void blk_dispose(struct js *j, int b)
     j->aBlkFree[j->nBlkFree++] = b;
 }
 
+/* A block slot, reused or new (its fields are the caller's to set). */
 static int blk_new(struct js *j)
 {
     if (j->nBlkFree) return j->aBlkFree[--j->nBlkFree];
@@ -550,6 +555,7 @@ static int blk_new(struct js *j)
     return j->nBlk++;
 }
 
+/* Mark block b free and list it in its pool. */
 static void free_add(struct js *j, int b)
 {
     int p = j->aBlk[b].pool;
@@ -558,6 +564,7 @@ static void free_add(struct js *j, int b)
     j->aBlk[b].bFree = 1;
 }
 
+/* Take block b off its pool's free list (it is then in use or gone). */
 static void free_remove(struct js *j, int b)
 {
     int p = j->aBlk[b].pool;

@@ -37,6 +37,7 @@ const char *pt_frames(const char *zA, const char *zB)
     return az[i];
 }
 
+/* Append a layer (ignored past PT_MAXL). */
 static void layer(struct pt_model *m, int kind, int64_t act, int64_t w, int64_t ws)
 {
     if (m->n >= PT_MAXL) return;
