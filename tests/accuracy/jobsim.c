@@ -162,7 +162,7 @@ struct js {
     int nVa, nVaAlloc;
     int64_t vaNext, hostNext;
     const struct kseq *seq;
-    int *aPos[5], nPos[5], cursor[5]; /* template positions per role after the stride */
+    int *aPos[5], nPos[5];            /* template positions per role after the stride */
     int64_t *aNameId;                 /* string id of each template name, 0 until interned */
     char azNvtx[NVTX_MAX][96];
     int64_t aNvtxStart[NVTX_MAX];
@@ -910,12 +910,6 @@ void js_launch(struct js *j, int idx, const int *aT, int nT)
 void js_launch_named(struct js *j, const char *zName, int64_t durNs, const int *aT, int nT)
 {
     launch(j, tg_string(j->g, zName), durNs, 1024, 256, aT, nT);
-}
-
-void js_step_begin(struct js *j)
-{
-
-    for (int r = 0; r < 5; r++) j->cursor[r] = 0;
 }
 
 void js_play(struct js *j, char role, int k, int n, const int *aT, int nT)

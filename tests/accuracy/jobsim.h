@@ -98,8 +98,7 @@ void js_h2d(struct js *j, int t, int64_t bytes, int hostKind, int64_t hostAddr, 
 /* A device-to-host copy of tensor t into pageable memory, waited for (tensor.item(), .cpu()). */
 void js_d2h(struct js *j, int t, int64_t bytes, int site);
 
-/* Kernels: the next kernels of role ('F', 'B', 'O', 'Z', 'C') of the template, slice k of n. */
-void js_step_begin(struct js *j);
+/* Kernels: slice k of n of the template's kernels of role ('F', 'B', 'O', 'Z', 'C'), each using the tensors. */
 void js_play(struct js *j, char role, int k, int n, const int *aTensor, int nTensor);
 /* One launch of kernel idx of the template (for names outside the step's flow). */
 void js_launch(struct js *j, int idx, const int *aTensor, int nTensor);

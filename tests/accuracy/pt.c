@@ -132,14 +132,18 @@ void pt_lm(struct pt_model *m, int nLayer, int64_t d, int64_t seq, int64_t vocab
 void pt_shrink(struct pt_model *m, int k)
 {
     int n = 0, last = m->n - 1;
+    int64_t maxAct = 0;
     if (k <= 1 || m->n < 2) return;
-    for (int i = 0; i < last; i += k) { /* the head (the model's output) stays a layer of its own */
-        struct pt_layer l = m->a[i];
-        for (int d = 1; d < k && i + d < last; d++) {
-            const struct pt_layer *p = &m->a[i + d];
-            l.act += p->act;
-            l.w += p->w;
-            if (p->ws > l.ws) l.ws = p->ws;
+    for (int i = 0; i < last; i++)
+        if (m->a[i].act > maxAct) maxAct = m->a[i].act;
+    /* the head (the model's output) stays a layer of its own; a group never holds more activation
+     * bytes than the model's largest layer, so the allocator still sees blocks of realistic sizes */
+    for (int i = 0; i < last;) {
+        struct pt_layer l = m->a[i++];
+        for (int d = 1; d < k && i < last && l.act + m->a[i].act <= maxAct; d++, i++) {
+            l.act += m->a[i].act;
+            l.w += m->a[i].w;
+            if (m->a[i].ws > l.ws) l.ws = m->a[i].ws;
         }
         m->a[n++] = l;
     }

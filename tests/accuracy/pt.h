@@ -57,8 +57,9 @@ struct pt_fwd {
 /* ResNet-50-like CNN at a batch's sample size (fp32); LM: decoder-only transformer (bf16). */
 void pt_cnn(struct pt_model *m, int64_t image, int nClass);
 void pt_lm(struct pt_model *m, int nLayer, int64_t dModel, int64_t seq, int64_t vocab, int bUserModel);
-/* Merge each run of k layers into one (same total activation and parameter bytes, k times fewer
- * allocations and launches): long runs and many ranks keep the memory shape at a lower row count. */
+/* Merge runs of up to k layers into one (same total activation and parameter bytes, fewer allocations
+ * and launches; no group larger than the largest layer): long runs and many ranks keep the memory
+ * shape at a lower row count. */
 void pt_shrink(struct pt_model *m, int k);
 int64_t pt_param_bytes(const struct pt_model *m);
 int64_t pt_act_bytes(const struct pt_model *m); /* saved activations per sample */
