@@ -219,7 +219,9 @@ def attribute(results):
             if e["found"]:
                 continue
             b = base_exp.get(e["cause"] + "/" + e["kind"])
-            if r is not base and diff and b and (b["found"] or b["reason"] != e["reason"]):
+            rejected_only_here = r["rejected"] and not base["rejected"]
+            if r is not base and diff and ((b and (b["found"] or b["reason"] != e["reason"])) or
+                                           (b is None and rejected_only_here)):
                 cls = f"{where}: {e['reason']}"
             else:
                 cls = f"{e['class']}: {e['reason']}"
