@@ -155,8 +155,9 @@ def score_run(run, truth, report):
 def what_if_copies(run_dir, truth):
     """
     Copies of a run's traces with the pool release threshold -1 (UINT64_MAX, as the tracer stores it for
-    PyTorch's cudaMallocAsync backend) replaced by NULL, in run_dir/what-if/: a diagnostic showing what
-    lies behind an analyzer that rejects those rows. Returns the copies' paths relative to run_dir.
+    PyTorch's cudaMallocAsync backend, in memory_event and pool_event) replaced by NULL, in
+    run_dir/what-if/: a diagnostic showing what lies behind an analyzer that rejects those rows.
+    Returns the copies' paths relative to run_dir.
     """
     os.makedirs(os.path.join(run_dir, "what-if"), exist_ok=True)
     paths = []
@@ -165,6 +166,7 @@ def what_if_copies(run_dir, truth):
         shutil.copyfile(os.path.join(run_dir, t), os.path.join(run_dir, dst))
         db = sqlite3.connect(os.path.join(run_dir, dst))
         db.execute("UPDATE memory_event SET pool_threshold = NULL WHERE pool_threshold = -1")
+        db.execute("UPDATE pool_event SET threshold = NULL WHERE threshold = -1")
         db.commit()
         db.close()
         paths.append(dst)
