@@ -64,7 +64,9 @@ struct tg *tg_open_at(const char *zPath, int64_t base)
 
 int tg_close(struct tg *g)
 {
-    int rc = sqlite3_exec(g->db, "COMMIT", NULL, NULL, NULL);
+    int rc;
+    for (int i = 0; i < TG_NSTMT; i++) sqlite3_finalize(g->apStmt[i]);
+    rc = sqlite3_exec(g->db, "COMMIT", NULL, NULL, NULL);
     rc |= sqlite3_close(g->db);
     free(g);
     return rc == SQLITE_OK ? 0 : -1;
@@ -210,6 +212,169 @@ void tg_oom(struct tg *g, int64_t ts, int device, int64_t bytes, int64_t freeByt
     bind_opt(p, 5, totalBytes);
     bind_opt(p, 6, stack);
     exec(g, p);
+}
+
+/* The full-row writers' statements, by index into g->apStmt. */
+enum { S_MEM, S_API, S_KERNEL, S_COPY, S_OOM, S_USE, S_NVTX, S_SYNC, S_DROPPED, S_POOL, S_STACK, S_FRAME };
+
+static const char *const azRowSql[TG_NSTMT] = {
+    [S_MEM] = "INSERT INTO memory_event(t, op, mem_kind, address, bytes, device, context, stream, correlation, api,"
+              " is_async, pool_type, pool_address, pool_threshold, pool_size, pool_used, pc, thread, stack_id)"
+              " VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+    [S_API] = "INSERT INTO api_call(t, dur, api, correlation, thread, device, status, bytes, ptr, src, dst, stream,"
+              " stack_id) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?)",
+    [S_KERNEL] = "INSERT INTO kernel(t, dur, device, context, stream, correlation, name_id, grid_x, grid_y, grid_z,"
+                 " block_x, block_y, block_z, static_smem, dynamic_smem, registers) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+    [S_COPY] = "INSERT INTO memcpy(t, dur, device, context, stream, correlation, copy_kind, src_kind, dst_kind, bytes,"
+               " is_async, src, dst) VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?)",
+    [S_OOM] = "INSERT INTO oom_event(t, api, correlation, device, bytes, status, free_bytes, total_bytes, thread,"
+              " stack_id) VALUES(?,?,?,?,?,?,?,?,?,?)",
+    [S_USE] = "INSERT INTO buffer_use(correlation, kind, address, t, device) VALUES(?,?,?,?,?)",
+    [S_NVTX] = "INSERT INTO nvtx_range(t, dur, kind, name_id, thread, depth) VALUES(?,?,?,?,?,?)",
+    [S_SYNC] = "INSERT INTO sync_event(t, dur, type, device, context, stream, correlation) VALUES(?,?,?,NULL,1,?,?)",
+    [S_DROPPED] = "INSERT INTO dropped(t, source, what, count) VALUES(?,?,?,?)",
+    [S_POOL] = "INSERT INTO pool_event(t, op, device, pool_type, address, threshold, size, used) VALUES(?,?,?,?,?,?,?,?)",
+    [S_STACK] = "INSERT INTO stack(hash, depth) VALUES(?,?)",
+    [S_FRAME] = "INSERT INTO frame(stack_id, idx, kind, pc, function_id, file_id, line, module_id)"
+                " VALUES(?,?,?,?,?,?,?,?)",
+};
+
+/* Statement i, prepared on first use; reset and unbound for the next row. */
+static sqlite3_stmt *row_stmt(struct tg *g, int i)
+{
+    if (!g->apStmt[i]) g->apStmt[i] = prep(g, azRowSql[i]);
+    return g->apStmt[i];
+}
+
+/* Bind v (TG_NULL: NULL) to parameter i. */
+static void bind_v(sqlite3_stmt *p, int i, int64_t v)
+{
+    if (v == TG_NULL) sqlite3_bind_null(p, i);
+    else sqlite3_bind_int64(p, i, v);
+}
+
+/* A time relative to the base, or TG_NULL. */
+static int64_t rel(const struct tg *g, int64_t ts)
+{
+    return ts == TG_NULL ? TG_NULL : ts - g->base;
+}
+
+/* Step a cached statement (aborting on error) and make it ready for the next row. */
+static void row_done(struct tg *g, sqlite3_stmt *p)
+{
+    if (sqlite3_step(p) != SQLITE_DONE) {
+        fprintf(stderr, "tracegen: %s\n", sqlite3_errmsg(g->db));
+        abort();
+    }
+    sqlite3_reset(p);
+    sqlite3_clear_bindings(p);
+}
+
+/* Bind n values starting at parameter 1 and insert the row. */
+static void row_insert(struct tg *g, int iStmt, const int64_t *a, int n)
+{
+    sqlite3_stmt *p = row_stmt(g, iStmt);
+    for (int i = 0; i < n; i++) bind_v(p, i + 1, a[i]);
+    row_done(g, p);
+}
+
+void tg_memory_row(struct tg *g, const struct tg_memrow *m)
+{
+    int64_t a[] = {rel(g, m->ts), m->op, m->memKind, m->address, m->bytes, m->device, m->context, m->stream,
+                   m->correlation, m->api, m->isAsync, m->poolType, m->poolAddress, m->poolThreshold, m->poolSize,
+                   m->poolUsed, m->pc, m->thread, m->stack};
+    row_insert(g, S_MEM, a, (int)(sizeof a / sizeof a[0]));
+}
+
+void tg_api_row(struct tg *g, const struct tg_apirow *r)
+{
+    int64_t a[] = {rel(g, r->start), r->end == TG_NULL ? TG_NULL : r->end - r->start, r->api, r->correlation,
+                   r->thread, r->device, r->status, r->bytes, r->ptr, r->src, r->dst, r->stream, r->stack};
+    row_insert(g, S_API, a, (int)(sizeof a / sizeof a[0]));
+}
+
+void tg_kernel_row(struct tg *g, const struct tg_kernelrow *k)
+{
+    int64_t a[] = {rel(g, k->start), k->end - k->start, k->device, k->context, k->stream, k->correlation,
+                   k->nameId, k->gridX, k->gridY, k->gridZ, k->blockX, k->blockY, k->blockZ, k->staticSmem,
+                   k->dynamicSmem, k->registers};
+    row_insert(g, S_KERNEL, a, (int)(sizeof a / sizeof a[0]));
+}
+
+void tg_copy_row(struct tg *g, const struct tg_copyrow *c)
+{
+    int64_t a[] = {rel(g, c->start), c->end - c->start, c->device, c->context, c->stream, c->correlation,
+                   c->copyKind, c->srcKind, c->dstKind, c->bytes, c->isAsync, c->src, c->dst};
+    row_insert(g, S_COPY, a, (int)(sizeof a / sizeof a[0]));
+}
+
+void tg_oom_row(struct tg *g, const struct tg_oomrow *o)
+{
+    int64_t a[] = {rel(g, o->ts), o->api, o->correlation, o->device, o->bytes, o->status, o->freeBytes,
+                   o->totalBytes, o->thread, o->stack};
+    row_insert(g, S_OOM, a, (int)(sizeof a / sizeof a[0]));
+}
+
+void tg_use_row(struct tg *g, int64_t corr, int kind, int64_t addr, int64_t ts, int64_t device)
+{
+    int64_t a[] = {corr, kind, addr, rel(g, ts), device};
+    row_insert(g, S_USE, a, 5);
+}
+
+void tg_nvtx_row(struct tg *g, int64_t start, int64_t end, int kind, int64_t nameId, int64_t thread, int64_t depth)
+{
+    int64_t a[] = {rel(g, start), end == TG_NULL ? TG_NULL : end - start, kind, nameId, thread, depth};
+    row_insert(g, S_NVTX, a, 6);
+}
+
+void tg_sync_row(struct tg *g, int64_t start, int64_t end, int type, int64_t stream, int64_t correlation)
+{
+    int64_t a[] = {rel(g, start), end - start, type, stream, correlation};
+    row_insert(g, S_SYNC, a, 5);
+}
+
+void tg_dropped_row(struct tg *g, int64_t ts, int source, const char *zWhat, int64_t count)
+{
+    sqlite3_stmt *p = row_stmt(g, S_DROPPED);
+    sqlite3_bind_int64(p, 1, ts - g->base);
+    sqlite3_bind_int(p, 2, source);
+    sqlite3_bind_text(p, 3, zWhat, -1, SQLITE_TRANSIENT);
+    sqlite3_bind_int64(p, 4, count);
+    row_done(g, p);
+}
+
+void tg_pool_row(struct tg *g, int64_t ts, int op, int64_t device, int64_t poolType, int64_t address,
+                 int64_t threshold, int64_t size, int64_t used)
+{
+    int64_t a[] = {rel(g, ts), op, device, poolType, address, threshold, size, used};
+    row_insert(g, S_POOL, a, 8);
+}
+
+int64_t tg_stack_frames(struct tg *g, const struct tg_frame *a, int n, int64_t hash)
+{
+    sqlite3_stmt *p = row_stmt(g, S_STACK);
+    int64_t id;
+    sqlite3_bind_int64(p, 1, hash);
+    sqlite3_bind_int(p, 2, n);
+    row_done(g, p);
+    id = sqlite3_last_insert_rowid(g->db);
+    for (int i = 0; i < n; i++) {
+        int64_t v[] = {id, i, a[i].kind, a[i].pc ? a[i].pc : TG_NULL,
+                       a[i].zFunction ? tg_string(g, a[i].zFunction) : TG_NULL,
+                       a[i].zFile ? tg_string(g, a[i].zFile) : TG_NULL, a[i].line > 0 ? a[i].line : TG_NULL,
+                       a[i].zModule ? tg_string(g, a[i].zModule) : TG_NULL};
+        row_insert(g, S_FRAME, v, 8);
+    }
+    return id;
+}
+
+void tg_exec(struct tg *g, const char *zSql)
+{
+    char *zErr = NULL;
+    if (sqlite3_exec(g->db, zSql, NULL, NULL, &zErr) != SQLITE_OK) {
+        fprintf(stderr, "tracegen: %s: %s\n", zSql, zErr ? zErr : "?");
+        abort();
+    }
 }
 
 int64_t tg_query(const char *zPath, const char *zSql)

@@ -1,0 +1,15 @@
+# accuracy: the full accuracy suite (tests/accuracy, docs/accuracy.md). Generates every
+# scenario and variant, analyzes each with `vramtrace analyze`, prints recall and precision
+# per detector, per scenario and per variant axis, and the misses and false findings by
+# defect class. `cmake --build build --target accuracy`; the scores also go to
+# build/accuracy.json and the traces with their reports to build/accuracy/.
+find_package(Python3 COMPONENTS Interpreter)
+if(Python3_Interpreter_FOUND)
+  add_custom_target(accuracy
+    COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/tests/accuracy/score.py --suite full
+      --accgen $<TARGET_FILE:accgen> --vramtrace $<TARGET_FILE:vramtrace>
+      --out ${PROJECT_BINARY_DIR}/accuracy --json ${PROJECT_BINARY_DIR}/accuracy.json
+    DEPENDS accgen vramtrace
+    USES_TERMINAL
+    COMMENT "accuracy suite: recall and precision of vramtrace analyze")
+endif()

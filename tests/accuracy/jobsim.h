@@ -1,0 +1,123 @@
+/* A CUDA process as the tracer sees it: allocator, copies, launches and NVTX written as trace rows. */
+#ifndef VT_ACC_JOBSIM_H
+#define VT_ACC_JOBSIM_H
+
+#include <stdint.h>
+
+#include "tracegen.h"
+
+/*
+ * One simulated process writes one trace, row for row what libvramtrace.so would
+ * write for it (tracer/decode.c, docs/tracer.md): an api_call row per traced call with
+ * its correlation id, memory_event rows from MEMORY2 records (pool fields for
+ * cudaMallocAsync, the release threshold UINT64_MAX stored as -1), buffer_use rows from
+ * kernel-argument scanning (allocation base addresses, at most 64 per launch, the rest
+ * counted in `dropped`), kernel and memcpy rows on a GPU clock that runs behind the CPU
+ * clock, NVTX ranges written when they close, and stacks of Python frames over native
+ * frames. What PyTorch does in between is modelled here too: the native caching
+ * allocator (segment mode: only its cudaMalloc/cudaFree of segments are visible) or the
+ * cudaMallocAsync backend (tensor mode: one call per tensor), the caching host allocator
+ * for pinned memory, NCCL's cuMem allocations and the CUDA runtime's own allocations.
+ *
+ * Times are nanoseconds on the CUPTI clock. Tensors are handles (>= 0); js_alloc returns
+ * -1 when the allocation failed with an out-of-memory error (after PyTorch's retry).
+ */
+
+enum js_mode { JS_SEGMENTS = 0, JS_TENSORS = 1 };
+enum js_hostkind { JS_PAGEABLE = 1, JS_PINNED = 2 };
+/* native frames under the Python ones, by what made the call */
+enum js_native {
+    JS_NAT_ALLOC = 0, /* an ATen operator allocating through the CUDA allocator */
+    JS_NAT_BACKWARD,  /* the autograd engine's thread (no Python frames) */
+    JS_NAT_CUBLAS,    /* cuBLAS workspace through the CUDA allocator */
+    JS_NAT_PIN,       /* the caching host allocator (cudaHostAlloc) */
+    JS_NAT_COPY,      /* Tensor.to / copy_ */
+    JS_NAT_NCCL,      /* NCCL communicator buffers (cuMemCreate/cuMemMap) */
+    JS_NAT_FREE,      /* a tensor released (cudaFreeAsync) or the allocator emptying its cache */
+    JS_NAT_N
+};
+
+struct js_cfg {
+    const char *zPath;      /* the trace file */
+    int mode;               /* enum js_mode */
+    int rank, world;        /* world 0: no rank variables */
+    int bWindows;           /* frames as a Windows build of PyTorch writes them */
+    uint64_t seed;
+    int64_t deviceTotal;    /* bytes; 0: an H100 80GB */
+    int64_t otherBytes;     /* device memory held by other processes */
+    int64_t unknownMemInfo; /* 1: cuMemGetInfo fails at OOMs (free/total unknown) */
+    const char *zCmd;       /* command line (meta) */
+    const char *zTemplate;  /* kernel sequence of one real step (kernels.tsv): resnet50, ddp, nsys, nsys_mangled */
+    int kernelStride;       /* play every k-th kernel of the template (>= 1) */
+    double timeScale;       /* multiplies the template's kernel durations */
+    int64_t startWall;      /* wall-clock ns of the process start (meta clock anchor) */
+};
+
+struct js;
+
+/* Load the kernel sequences (kernels.tsv); 0 or -1 with a message. Call once. */
+int js_load_kernels(const char *zPath);
+
+/* Open a process writing the trace c->zPath; NULL on error (message printed). */
+struct js *js_open(const struct js_cfg *c);
+/*
+ * End the process: with bTeardown, free every live tensor in reverse order (a script whose
+ * main() returns; segments stay cached); bClean 0 leaves the trace as a killed process's
+ * (no closed_cleanly). Writes and closes the trace; returns 0 or -1. Frees j.
+ */
+int js_close(struct js *j, int bTeardown, int bClean);
+
+/*
+ * A Python call site: frames innermost first separated by '|', each "FILE:LINE:FUNCTION";
+ * FILE prefixed "lib:" is under site-packages, "std:" the standard library, "gen:" the
+ * torch.compile cache (/tmp/torchinductor_<user>), otherwise the user's project. "" for
+ * none (a C++ thread). Returns a site handle.
+ */
+int js_site(struct js *j, const char *zSpec);
+/* The site whose frames are used for frees, copies and NCCL calls made from now on. */
+void js_here(struct js *j, int site);
+
+/* Tensors on the device. */
+int js_alloc(struct js *j, int64_t bytes, int site, int native);
+void js_free(struct js *j, int t);
+int64_t js_tensor_bytes(const struct js *j, int t);
+void js_empty_cache(struct js *j);
+/* The device memory held by the process (segments or pool), and its live tensor bytes. */
+int64_t js_reserved(const struct js *j);
+/* Device memory free now (what cuMemGetInfo would say). */
+int64_t js_device_free(const struct js *j);
+int64_t js_allocated(const struct js *j);
+
+/* Pinned host blocks (PyTorch's caching host allocator: power-of-two sizes, cached). */
+int js_pin_alloc(struct js *j, int64_t bytes, int site);
+void js_pin_free(struct js *j, int h);
+int64_t js_pin_addr(const struct js *j, int h);
+
+/* A host-to-device copy into tensor t (pageable copies block the CPU); site: the line that copies. */
+void js_h2d(struct js *j, int t, int64_t bytes, int hostKind, int64_t hostAddr, int site);
+/* A device-to-host copy of tensor t into pageable memory, waited for (tensor.item(), .cpu()). */
+void js_d2h(struct js *j, int t, int64_t bytes, int site);
+
+/* Kernels: slice k of n of the template's kernels of role ('F', 'B', 'O', 'Z', 'C'), each using the tensors. */
+void js_play(struct js *j, char role, int k, int n, const int *aTensor, int nTensor);
+/* One launch of kernel idx of the template (for names outside the step's flow). */
+void js_launch(struct js *j, int idx, const int *aTensor, int nTensor);
+/* Launch a kernel named zName (not from a template), lasting durNs on the GPU. */
+void js_launch_named(struct js *j, const char *zName, int64_t durNs, const int *aTensor, int nTensor);
+/* The CPU waits for the GPU (loss.item(), torch.cuda.synchronize()). */
+void js_sync(struct js *j);
+/* CPU time passes (Python, data loading). */
+void js_cpu(struct js *j, int64_t ns);
+int64_t js_now(const struct js *j);
+
+/* NVTX push/pop ranges on the main thread (rows written when they close). */
+void js_push(struct js *j, const char *zName);
+void js_pop(struct js *j);
+
+/* NCCL communicator buffers: n cuMemCreate + cuMemMap of `bytes` each, from libnccl. */
+void js_nccl_init(struct js *j, int n, int64_t bytes);
+
+/* A deterministic random number in [0, n). */
+uint64_t js_rand(struct js *j, uint64_t n);
+
+#endif

@@ -1,0 +1,1395 @@
+/* The accuracy suite's scenarios: realistic PyTorch jobs, healthy or with one planted problem, and their truth. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "acc.h"
+#include "pt.h"
+
+/*
+ * Every scenario is a PyTorch program run through pt.c/jobsim.c once per rank, and the
+ * findings a correct analysis must report for it (acc_expect), or none (healthy jobs:
+ * nothing at severity low or above). The programs share one training driver (struct
+ * loop) with hooks where the planted problems live; the user's code is the files
+ * train.py (the loop), model.py (a model written by the user), metrics.py and data.py,
+ * with the line numbers given in the site specs below.
+ */
+
+/* ---- the user's code: frames of the lines the programs run ---- */
+
+#define MAIN "train.py:212:main|train.py:231:<module>"
+#define U_TO_DEVICE "train.py:188:main|train.py:231:<module>"
+#define U_DDP "train.py:193:main|train.py:231:<module>"
+#define T_LOOP "train.py:231:<module>"
+#define U_TRAIN(line) "train.py:" #line ":train_one_epoch|" MAIN
+#define U_VAL(line) "train.py:" #line ":evaluate|train.py:214:main|train.py:231:<module>"
+/* lines of train_one_epoch */
+#define L_COPY 61     /* x, y = x.to(device, non_blocking=True), y.to(device, non_blocking=True) */
+#define L_FWD 66      /* outputs = model(x) */
+#define L_LOSS 67     /* loss = criterion(outputs, y) */
+#define L_BWD 69      /* loss.backward() */
+#define L_STEP 72     /* optimizer.step() */
+#define L_ZERO 63     /* optimizer.zero_grad() (before the forward; after the step with accumulation: 73) */
+#define L_ITEM 75     /* running += loss.item() */
+#define L_KEEP 77     /* the planted line of a training problem (79: rank 0's, 83: the OOM handler's) */
+/* lines of evaluate */
+#define L_VCOPY 101
+#define L_VFWD 104
+#define L_VLOSS 105
+#define L_VITEM 107
+#define L_VKEEP 108
+
+#define CALL PT_CALL
+/* the call of a model.py MLP's projection from GPT.forward */
+#define CALL_MLP "lib:torch/nn/modules/module.py:1786:Module._call_impl|model.py:94:MLP.forward|" \
+    "lib:torch/nn/modules/module.py:1786:Module._call_impl|model.py:121:Block.forward|" \
+    "lib:torch/nn/modules/module.py:1786:Module._call_impl|model.py:146:GPT.forward|" \
+    "lib:torch/nn/modules/module.py:1786:Module._call_impl"
+
+#define S_(x) #x
+#define S(x) S_(x)
+#define SITE_FWD "train.py:" S(L_FWD) " in train_one_epoch"
+#define SITE_COPY "train.py:" S(L_COPY) " in train_one_epoch"
+#define SITE_KEEP "train.py:" S(L_KEEP) " in train_one_epoch"
+#define SITE_VFWD "train.py:" S(L_VFWD) " in evaluate"
+#define SITE_VCOPY "train.py:" S(L_VCOPY) " in evaluate"
+
+/* ---- the training driver ---- */
+
+struct loop;
+typedef void (*loop_hook)(struct loop *l, struct js *j, int iter, struct pt_fwd *f);
+
+struct loop {
+    struct pt_model m;
+    const char *zTemplate;   /* kernel sequence of the step */
+    int stride;              /* play every k-th kernel of it */
+    double timeScale;
+    int batch, valBatch;
+    int64_t xBytes, valXBytes; /* one batch's input bytes */
+    int epochs, iters, valIters;
+    int bPinned, pinDepth;   /* DataLoader(pin_memory=True), batches in flight */
+    int accum;               /* micro-batches per optimizer step */
+    int bZeroNone;           /* zero_grad(set_to_none=True) (the default since PyTorch 2.0) */
+    int bZeroLast;           /* zero_grad after the optimizer step (gradient accumulation), else before the forward */
+    int nBucket;             /* DDP gradient buckets (0: no DDP) */
+    int64_t ncclBytes;       /* NCCL buffers per rank */
+    int bTeardown, bClean;   /* main() returns (tensors freed) / trace closed cleanly */
+    int bKeepLastStep;       /* the last step's outputs and batch stay referenced through evaluation */
+    int64_t cpuPerStep;      /* Python and data loading per step */
+    loop_hook xTrainStep;    /* after each optimizer step (the planted training problem) */
+    loop_hook xValBatch;     /* after each evaluation batch, with its forward (out freed unless kept) */
+    int varLen;              /* > 1: sequence lengths vary per batch, 1..varLen units (long-tailed) */
+    int bValGrad;            /* evaluation without torch.no_grad() */
+    int bValKeepOut;         /* xValBatch owns f->out */
+    void *pCtx;              /* hook state */
+    int iterDone;            /* iterations run so far (all epochs) */
+    int valDone;
+    /* what the trace can show: device memory reserved after warm-up (the second iteration), its
+     * largest rise after it, and the largest rise during one evaluation phase */
+    int64_t resWarm, growTrain, growVal;
+    /* tensors */
+    int aBucket[64];
+    int lastX, lastOut;
+    int aPin[4096];
+};
+
+static void loop_defaults(struct loop *l)
+{
+    memset(l, 0, sizeof *l);
+    l->zTemplate = "resnet50";
+    l->stride = 2;
+    l->timeScale = 1.0;
+    l->batch = l->valBatch = 256;
+    l->epochs = 2;
+    l->iters = 24;
+    l->valIters = 6;
+    l->bPinned = 1;
+    l->pinDepth = 4;
+    l->accum = 1;
+    l->bZeroNone = 1;
+    l->bTeardown = 1;
+    l->bClean = 1;
+    l->cpuPerStep = 2000000;
+    l->lastX = l->lastOut = -1;
+    l->resWarm = -1;
+    for (int i = 0; i < 4096; i++) l->aPin[i] = -1;
+}
+
+/* NVTX: push zName when the variant records NVTX ranges of that style. */
+static void nv_push(struct acc *a, struct js *j, int style, const char *zFmt, int n)
+{
+    char z[96];
+    if (acc_variant(a)->nvtx != style) return;
+    if (strchr(zFmt, '%')) snprintf(z, sizeof z, zFmt, n);
+    else snprintf(z, sizeof z, "%s", zFmt);
+    js_push(j, z);
+}
+static void nv_pop(struct acc *a, struct js *j, int style)
+{
+    if (acc_variant(a)->nvtx == style) js_pop(j);
+}
+
+/* The next batch: from the loader's pinned ring (the pin-memory thread fills it ahead) or pageable memory. */
+static int next_batch(struct loop *l, struct js *j, int64_t bytes, int k, const char *zUser)
+{
+    int pin = -1;
+    if (l->bPinned) {
+        int site = js_site(j, "lib:torch/utils/data/_utils/pin_memory.py:90:pin_memory|"
+                              "lib:torch/utils/data/_utils/pin_memory.py:98:pin_memory.<locals>.<dictcomp>|"
+                              "lib:torch/utils/data/_utils/pin_memory.py:58:_pin_memory_loop.<locals>.do_one_step|"
+                              "lib:torch/utils/data/_utils/pin_memory.py:76:_pin_memory_loop|"
+                              "std:threading.py:1012:Thread.run|std:threading.py:1075:Thread._bootstrap_inner|"
+                              "std:threading.py:1032:Thread._bootstrap");
+        int slot = k % l->pinDepth;
+        if (l->aPin[slot] >= 0) js_pin_free(j, l->aPin[slot]);
+        pin = l->aPin[slot] = js_pin_alloc(j, bytes, site);
+    }
+    return pt_batch(j, pin, bytes, zUser);
+}
+
+/* One training iteration (accum micro-batches and one optimizer step); -1 when it ran out of memory. */
+static int train_iter(struct acc *a, struct loop *l, struct js *j, int it)
+{
+    struct pt_fwd f;
+    memset(&f, 0, sizeof f);
+    f.out = -1;
+    nv_push(a, j, ACC_NVTX_NAMES, "iter %d", it);
+    nv_push(a, j, ACC_NVTX_PROFILER, "ProfilerStep#%d", it);
+    if (!l->bZeroLast) {
+        nv_push(a, j, ACC_NVTX_PROFILER, l->m.nState == 2 ? "Optimizer.zero_grad#AdamW.zero_grad" : "Optimizer.zero_grad#SGD.zero_grad", 0);
+        pt_zero_grad(j, &l->m, l->bZeroNone, U_TRAIN(63));
+        nv_pop(a, j, ACC_NVTX_PROFILER);
+    }
+    for (int mb = 0; mb < l->accum; mb++) {
+        int x, b = l->batch / l->accum;
+        int64_t xBytes = l->xBytes;
+        if (l->varLen > 1) { /* a long tail of lengths: the longest batches are rare */
+            uint64_t u = js_rand(j, 1000);
+            int units = 1 + (int)((uint64_t)(l->varLen - 1) * u * u * u / 999000000u);
+            b = b * units / l->varLen;
+            if (b < 1) b = 1;
+            xBytes = xBytes * units / l->varLen;
+        }
+        nv_push(a, j, ACC_NVTX_PROFILER, "enumerate(DataLoader)#_MultiProcessingDataLoaderIter.__next__", 0);
+        js_cpu(j, l->cpuPerStep / l->accum);
+        nv_pop(a, j, ACC_NVTX_PROFILER);
+        if (l->lastX >= 0) js_free(j, l->lastX); /* the previous iteration's batch, dropped on reassignment */
+        if (l->lastOut >= 0) js_free(j, l->lastOut);
+        l->lastX = l->lastOut = -1;
+        x = next_batch(l, j, xBytes, it * l->accum + mb, U_TRAIN(61));
+        if (x < 0) return -1;
+        f = pt_forward(j, &l->m, x, b, 1, 1, U_TRAIN(66));
+        if (f.out < 0) {
+            js_free(j, x);
+            return -1;
+        }
+        js_here(j, js_site(j, U_TRAIN(69)));
+        pt_backward(j, &l->m, &f, b, l->aBucket, l->nBucket);
+        js_here(j, js_site(j, U_TRAIN(67)));
+        js_free(j, f.loss); /* the graph is gone after backward; loss stays referenced until item() */
+        l->lastX = x;
+        l->lastOut = f.out;
+    }
+    nv_push(a, j, ACC_NVTX_PROFILER, l->m.nState == 2 ? "Optimizer.step#AdamW.step" : "Optimizer.step#SGD.step", 0);
+    pt_step(j, &l->m, U_TRAIN(72));
+    nv_pop(a, j, ACC_NVTX_PROFILER);
+    if (l->bZeroLast) {
+        nv_push(a, j, ACC_NVTX_PROFILER, l->m.nState == 2 ? "Optimizer.zero_grad#AdamW.zero_grad" : "Optimizer.zero_grad#SGD.zero_grad", 0);
+        pt_zero_grad(j, &l->m, l->bZeroNone, U_TRAIN(73));
+        nv_pop(a, j, ACC_NVTX_PROFILER);
+    }
+    pt_item(j, l->lastOut, U_TRAIN(75));
+    if (l->xTrainStep) l->xTrainStep(l, j, it, &f); /* may take over lastOut (and set it to -1) */
+    nv_pop(a, j, ACC_NVTX_PROFILER);
+    nv_pop(a, j, ACC_NVTX_NAMES);
+    return 0;
+}
+
+/* One evaluation batch under torch.no_grad() (unless bValGrad). */
+static int val_batch(struct acc *a, struct loop *l, struct js *j, int b)
+{
+    struct pt_fwd f;
+    int x;
+    nv_push(a, j, ACC_NVTX_NAMES, "batch %d", b);
+    js_cpu(j, l->cpuPerStep / 2);
+    x = next_batch(l, j, l->valXBytes, 100000 + b, U_VAL(101));
+    if (x < 0) return -1;
+    f = pt_forward(j, &l->m, x, l->valBatch, l->bValGrad, 0, U_VAL(104));
+    if (f.out < 0) return -1;
+    pt_item(j, f.loss, U_VAL(107));
+    if (l->xValBatch) l->xValBatch(l, j, b, &f);
+    if (!l->bValGrad) {
+        js_here(j, js_site(j, U_VAL(105)));
+        js_free(j, f.loss);
+    }
+    if (!l->bValKeepOut) js_free(j, f.out);
+    nv_pop(a, j, ACC_NVTX_NAMES);
+    return 0;
+}
+
+/* After a training iteration: the reservation after warm-up, and its rise since. */
+static void note_reserved(struct loop *l, struct js *j)
+{
+    if (l->iterDone == 2) l->resWarm = js_reserved(j);
+    else if (l->resWarm >= 0 && js_reserved(j) - l->resWarm > l->growTrain) l->growTrain = js_reserved(j) - l->resWarm;
+}
+
+/*
+ * Whether growth of `grow` bytes is something the trace shows: always in tensor mode (every
+ * tensor is an allocation); at segment level only when the allocator had to reserve that much
+ * more (at least 64 MiB and 1 % of what it holds): a leak that fits in the cache's free blocks
+ * leaves no trace there.
+ */
+static int visible(struct acc *a, int64_t grow, int64_t reserved)
+{
+    return acc_variant(a)->mode == JS_TENSORS || (grow >= 64 * MiB && grow * 100 >= reserved);
+}
+
+/*
+ * The whole job on one rank: model to the device, DDP, epochs of training and
+ * evaluation. Returns the process still open (the caller ends it) and -1 in *pOom
+ * when an out-of-memory error ended it.
+ */
+static struct js *loop_run(struct acc *a, struct loop *l, int rank, int *pOom, struct js_cfg *pCfg)
+{
+    struct js_cfg c;
+    struct js *j;
+    memset(&c, 0, sizeof c);
+    if (pCfg) c = *pCfg;
+    c.zTemplate = l->zTemplate;
+    c.kernelStride = l->stride;
+    c.timeScale = l->timeScale * l->stride;
+    if (!c.zCmd) c.zCmd = "python train.py --config configs/base.yaml";
+    j = acc_process(a, rank, &c);
+    *pOom = 0;
+    if (!j) return NULL;
+    pt_to_device(j, &l->m, U_TO_DEVICE);
+    if (l->nBucket > 0) {
+        int site = js_site(j, pt_frames("lib:torch/nn/parallel/distributed.py:1215:DistributedDataParallel._ddp_init_helper|"
+                                        "lib:torch/nn/parallel/distributed.py:925:DistributedDataParallel.__init__",
+                                        U_DDP));
+        js_here(j, js_site(j, pt_frames("lib:torch/distributed/distributed_c10d.py:4112:_broadcast|"
+                                        "lib:torch/nn/parallel/distributed.py:1168:_sync_module_states|"
+                                        "lib:torch/nn/parallel/distributed.py:897:DistributedDataParallel.__init__",
+                                        U_DDP)));
+        js_nccl_init(j, 6, l->ncclBytes / 6);
+        for (int b = 0; b < l->nBucket && b < 64; b++) l->aBucket[b] = js_alloc(j, 25 * MiB, site, JS_NAT_ALLOC);
+    }
+    for (int e = 0; e < l->epochs && !*pOom; e++) {
+        nv_push(a, j, ACC_NVTX_NAMES, "train", 0);
+        for (int i = 0; i < l->iters && !*pOom; i++) {
+            if (train_iter(a, l, j, l->iterDone) != 0) *pOom = 1;
+            l->iterDone++;
+            note_reserved(l, j);
+        }
+        if (!l->bKeepLastStep) { /* train_one_epoch returns: its locals go */
+            js_here(j, js_site(j, MAIN));
+            js_free(j, l->lastX);
+            js_free(j, l->lastOut);
+            l->lastX = l->lastOut = -1;
+        }
+        nv_pop(a, j, ACC_NVTX_NAMES);
+        if (*pOom || l->valIters == 0) continue;
+        nv_push(a, j, ACC_NVTX_NAMES, "validation", 0);
+        {
+            int64_t res0 = js_reserved(j);
+            for (int b = 0; b < l->valIters && !*pOom; b++) {
+                if (val_batch(a, l, j, l->valDone) != 0) *pOom = 1;
+                l->valDone++;
+                if (js_reserved(j) - res0 > l->growVal) l->growVal = js_reserved(j) - res0;
+            }
+        }
+        nv_pop(a, j, ACC_NVTX_NAMES);
+        if (l->bKeepLastStep) { /* the next epoch reassigns them */
+            js_free(j, l->lastX);
+            js_free(j, l->lastOut);
+            l->lastX = l->lastOut = -1;
+        }
+    }
+    js_sync(j);
+    return j;
+}
+
+/*
+ * Run the loop on every rank of the variant and end each process (killed inside a step when
+ * !bClean). *pVisTrain / *pVisVal (may be NULL) receive whether, on some rank, the growth during
+ * training after warm-up / during one evaluation phase is visible in the trace (visible()).
+ */
+static void loop_all(struct acc *a, struct loop *proto, struct js_cfg *pCfg, int *pVisTrain, int *pVisVal)
+{
+    if (pVisTrain) *pVisTrain = 0;
+    if (pVisVal) *pVisVal = 0;
+    for (int r = 0; r < acc_variant(a)->ranks; r++) {
+        struct loop l = *proto;
+        int bOom;
+        struct js *j = loop_run(a, &l, r, &bOom, pCfg);
+        if (!j) return;
+        if (pVisTrain && visible(a, l.growTrain, js_reserved(j))) *pVisTrain = 1;
+        if (pVisVal && visible(a, l.growVal, js_reserved(j))) *pVisVal = 1;
+        if (!l.bClean) { /* SIGKILL during the forward of the next step: its ranges never close */
+            int x;
+            nv_push(a, j, ACC_NVTX_NAMES, "train", 0);
+            nv_push(a, j, ACC_NVTX_NAMES, "iter %d", l.iterDone);
+            nv_push(a, j, ACC_NVTX_PROFILER, "ProfilerStep#%d", l.iterDone);
+            x = next_batch(&l, j, l.xBytes, l.iterDone, U_TRAIN(61));
+            if (x >= 0) pt_forward(j, &l.m, x, l.batch, 1, 1, U_TRAIN(66));
+        }
+        acc_end(a, j, l.bTeardown, l.bClean);
+    }
+}
+
+/* Iterations: short runs, or long ones (thousands of iterations) with fewer kernels each. */
+static void loop_length(struct acc *a, struct loop *l, int shortIters, int longIters)
+{
+    const struct acc_variant *v = acc_variant(a);
+    if (v->bLong) {
+        l->iters = longIters / l->epochs;
+        l->stride *= 16;
+        pt_shrink(&l->m, 6);
+    } else {
+        l->iters = shortIters / l->epochs;
+    }
+    if (v->ranks >= 16) { /* many ranks: the same job, fewer rows per rank */
+        l->iters = l->iters / 2 > 8 ? l->iters / 2 : 8;
+        l->stride *= 4;
+        pt_shrink(&l->m, 4);
+    }
+}
+
+/*
+ * Optional: the last step's gradients held through evaluation until the next zero_grad()
+ * frees them (allocated by the autograd engine's thread, or by the compiled backward):
+ * freeing them earlier is a saving, not a bug, so reporting them is neither required nor
+ * false.
+ */
+static void allow_grads(struct acc *a)
+{
+    static const struct acc_exp e = {"grads-held", "retained", "torch_cuda|cue4r2pzy6xk3jmw7tqzdc5n2w3hj6ahu6b4y5cyy7rbqwvqw3sbz",
+                                     "low|medium|high", NULL, NULL, NULL, 0, "gradients of the last step held through evaluation"};
+    acc_expect(a, &e);
+}
+
+/* Optional findings that follow from a planted cause: `kind` with a title containing zTitle, any site. */
+static void allow_also(struct acc *a, const char *zCause, const char *zKind, const char *zTitle, const char *zSite)
+{
+    struct acc_exp e = {zCause, zKind, zSite, "info|low|medium|high", NULL, zTitle, NULL, 0, "consequence of the planted cause"};
+    acc_expect(a, &e);
+}
+
+/* ---- healthy jobs ---- */
+
+static void h_cnn(struct acc *a)
+{
+    struct loop l;
+    loop_defaults(&l);
+    pt_cnn(&l.m, 224, 1000);
+    l.xBytes = l.valXBytes = (int64_t)256 * 3 * 224 * 224 * 4;
+    loop_length(a, &l, 48, 2400);
+    acc_describe(a, "ResNet-50 training on one H100 (batch 256, fp32, SGD with momentum), a pinned DataLoader "
+                    "with non-blocking copies, evaluation under torch.no_grad() after each epoch, losses read "
+                    "with .item(). Weights are copied once from pageable memory at start; momentum buffers "
+                    "appear at the first step and gradients at the first backward; the cuBLAS workspace "
+                    "stays. Expected: nothing at severity low or above.");
+    allow_grads(a);
+    loop_all(a, &l, NULL, NULL, NULL);
+}
+
+static void h_cnn_pageable(struct acc *a)
+{
+    struct loop l;
+    loop_defaults(&l);
+    pt_cnn(&l.m, 224, 1000);
+    l.bPinned = 0;
+    l.batch = l.valBatch = 64;
+    l.xBytes = l.valXBytes = (int64_t)64 * 3 * 224 * 224 * 4;
+    l.timeScale = 4.0;
+    loop_length(a, &l, 48, 2400);
+    acc_describe(a, "ResNet-50 training fed by a DataLoader without pin_memory (num_workers=0, as in the "
+                    "torch.profiler ResNet-50 sample): every batch (38.5 MB) is copied from pageable memory, "
+                    "about 1 % of the step time, as measured in that sample's real trace. A negligible share: "
+                    "expected nothing at severity low or above.");
+    allow_grads(a);
+    loop_all(a, &l, NULL, NULL, NULL);
+}
+
+/* Gradient accumulation: 8 micro-batches per optimizer step. */
+static void h_grad_accum(struct acc *a)
+{
+    struct loop l;
+    loop_defaults(&l);
+    pt_lm(&l.m, 12, 1024, 1024, 50304, 1);
+    l.zTemplate = "ddp";
+    l.stride = 4;
+    l.batch = l.valBatch = 32;
+    l.accum = 8;
+    l.bZeroLast = 1;
+    l.xBytes = l.valXBytes = (int64_t)32 * 1024 * 8;
+    loop_length(a, &l, 24, 1200);
+    l.valIters = 4;
+    acc_describe(a, "A 350M-parameter GPT (model.py) fine-tuned with gradient accumulation: 8 micro-batches of "
+                    "4 sequences per optimizer step (AdamW state created at the first step, gradients "
+                    "accumulated across the micro-batches and set to None after each step). Backward runs "
+                    "8 times per step, the optimizer once. Expected: nothing at severity low or above.");
+    allow_grads(a);
+    loop_all(a, &l, NULL, NULL, NULL);
+}
+
+/* A large static model: weights and optimizer state fill most of the device. */
+static void h_large_static(struct acc *a)
+{
+    struct loop l;
+    loop_defaults(&l);
+    pt_lm(&l.m, 26, 3072, 2048, 50304, 1);
+    l.zTemplate = "ddp";
+    l.stride = 6;
+    l.batch = l.valBatch = 2;
+    l.xBytes = l.valXBytes = (int64_t)2 * 2048 * 8;
+    l.bTeardown = 0;
+    l.bClean = !acc_variant(a)->bLong; /* the long run is killed at the scheduler's time limit */
+    loop_length(a, &l, 40, 2000);
+    l.valIters = 4;
+    acc_describe(a, "Full fine-tuning of a 3B-parameter model in bf16 with fp32 AdamW moments on an H100: "
+                    "6 GB of weights, 24 GB of optimizer state created at the first step (a one-time jump), "
+                    "6 GB of gradients; small batches. The script ends without freeing (module-level "
+                    "globals): weights and state are live at exit and used until the last step; the long "
+                    "run is killed at the scheduler's time limit (the trace is not closed cleanly). Expected: "
+                    "nothing at severity low or above (state is not a leak, the warm-up is not growth).");
+    allow_grads(a);
+    loop_all(a, &l, NULL, NULL, NULL);
+}
+
+/* Inference with a key/value cache that grows token by token inside each request. */
+static void h_inference_kv(struct acc *a)
+{
+    const struct acc_variant *v = acc_variant(a);
+    int nReq = 16;
+    for (int r = 0; r < v->ranks; r++) {
+        struct pt_model m;
+        struct js_cfg c;
+        struct js *j;
+        int siteKv, siteLogit;
+        memset(&c, 0, sizeof c);
+        pt_lm(&m, 32, 4096, 1, 32000, 1);
+        c.zTemplate = "nsys_mangled";
+        c.kernelStride = 1;
+        c.timeScale = 0.3;
+        c.zCmd = "python serve.py --model llama-7b --max-new-tokens 512";
+        j = acc_process(a, r, &c);
+        if (!j) return;
+        pt_to_device(j, &m, "serve.py:40:load_model|serve.py:118:main|serve.py:131:<module>");
+        siteKv = js_site(j, "lib:transformers/cache_utils.py:119:DynamicLayer.update|"
+                            "lib:transformers/models/llama/modeling_llama.py:262:LlamaAttention.forward|"
+                            "lib:torch/nn/modules/module.py:1786:Module._call_impl|"
+                            "lib:transformers/models/llama/modeling_llama.py:305:LlamaDecoderLayer.forward|"
+                            "lib:torch/nn/modules/module.py:1786:Module._call_impl|"
+                            "lib:transformers/generation/utils.py:3460:GenerationMixin._sample|"
+                            "serve.py:77:generate|serve.py:121:main|serve.py:131:<module>");
+        siteLogit = js_site(j, "lib:torch/nn/modules/linear.py:134:Linear.forward|"
+                               "lib:torch/nn/modules/module.py:1786:Module._call_impl|"
+                               "lib:transformers/models/llama/modeling_llama.py:471:LlamaForCausalLM.forward|"
+                               "lib:transformers/generation/utils.py:3460:GenerationMixin._sample|"
+                               "serve.py:77:generate|serve.py:121:main|serve.py:131:<module>");
+        for (int q = 0; q < nReq; q++) {
+            /* the cache of 32 layers' keys and values, here in 16 tensors of two layers' worth (bf16) */
+            int nTok = 32 + (int)js_rand(j, 128), prompt = 128 + (int)js_rand(j, 384), kv[16];
+            int64_t perTok = (int64_t)32 * 2 * 4096 * 2 / 16;
+            for (int g = 0; g < 16; g++) kv[g] = -1;
+            nv_push(a, j, ACC_NVTX_NAMES, "request %d", q);
+            js_here(j, js_site(j, "serve.py:77:generate|serve.py:121:main|serve.py:131:<module>"));
+            for (int t = 0; t < nTok; t++) {
+                int lg;
+                nv_push(a, j, ACC_NVTX_NAMES, "decode_step %d", t);
+                for (int g = 0; g < 16; g++) {
+                    /* torch.cat of the cache with the new token: a new tensor, the old one freed */
+                    int nkv = js_alloc(j, perTok * (prompt + t + 1), siteKv, JS_NAT_ALLOC);
+                    int aT[2] = {kv[g], nkv};
+                    js_play(j, 'F', g, 17, aT, 2);
+                    js_free(j, kv[g]);
+                    kv[g] = nkv;
+                }
+                lg = js_alloc(j, 32000 * 4, siteLogit, JS_NAT_ALLOC);
+                {
+                    int aT[1] = {lg};
+                    js_play(j, 'F', 16, 17, aT, 1);
+                }
+                pt_item(j, lg, "lib:transformers/generation/utils.py:3470:GenerationMixin._sample|serve.py:77:generate|"
+                               "serve.py:121:main|serve.py:131:<module>");
+                js_free(j, lg);
+                nv_pop(a, j, ACC_NVTX_NAMES);
+            }
+            for (int g = 0; g < 16; g++) js_free(j, kv[g]);
+            nv_pop(a, j, ACC_NVTX_NAMES);
+            js_cpu(j, 5000000);
+        }
+        acc_end(a, j, 1, 1);
+    }
+    acc_describe(a, "A text-generation server (a 7B Llama in bf16 with the transformers DynamicCache): each "
+                    "request's key/value cache grows by one token per decode step (torch.cat: a new tensor "
+                    "per layer and step, the old one freed) and is released when the request ends; requests "
+                    "differ in prompt and output length. No backward, no optimizer. Expected: nothing at "
+                    "severity low or above (growth inside a request is not a leak, and there is no "
+                    "validation phase to spike).");
+}
+
+static void h_pinned_loader(struct acc *a)
+{
+    struct loop l;
+    loop_defaults(&l);
+    pt_cnn(&l.m, 224, 1000);
+    l.pinDepth = 8;
+    l.xBytes = l.valXBytes = (int64_t)256 * 3 * 224 * 224 * 4;
+    l.valIters = 0;
+    l.epochs = 1;
+    loop_length(a, &l, 40, 2400);
+    acc_describe(a, "ResNet-50 with DataLoader(num_workers=4, prefetch_factor=2, pin_memory=True): the "
+                    "pin-memory thread page-locks batches through PyTorch's caching host allocator, which "
+                    "allocates eight 256 MiB blocks while the queue fills and reuses them afterwards. "
+                    "Training only. Expected: nothing at severity low or above.");
+    loop_all(a, &l, NULL, NULL, NULL);
+}
+
+static void h_ddp(struct acc *a)
+{
+    struct loop l;
+    loop_defaults(&l);
+    pt_lm(&l.m, 12, 1024, 1024, 50304, 1);
+    l.zTemplate = "ddp";
+    l.stride = 4;
+    l.batch = l.valBatch = 8;
+    l.xBytes = l.valXBytes = (int64_t)8 * 1024 * 8;
+    l.nBucket = (int)(pt_param_bytes(&l.m) / (25 * MiB)) + 1;
+    if (l.nBucket > 64) l.nBucket = 64;
+    l.ncclBytes = 384 * MiB;
+    loop_length(a, &l, 32, 1600);
+    l.valIters = 4;
+    acc_describe(a, "DistributedDataParallel training of a 350M-parameter GPT, one process per GPU: NCCL "
+                    "maps its communication buffers with cuMem at the first collective, DDP allocates its "
+                    "25 MiB gradient buckets at construction and all-reduces them during backward (NCCL "
+                    "kernels reach the buffers through device-side structures, so argument scanning never "
+                    "sees them used). Expected: nothing at severity low or above on any rank.");
+    allow_grads(a);
+    loop_all(a, &l, NULL, NULL, NULL);
+}
+
+/* Variable sequence lengths: the allocator's cache grows in steps while longer batches keep arriving. */
+static void h_varlen(struct acc *a)
+{
+    struct loop l;
+    loop_defaults(&l);
+    pt_lm(&l.m, 12, 1024, 2048, 50304, 1);
+    l.zTemplate = "ddp";
+    l.stride = 4;
+    l.batch = l.valBatch = 8;
+    l.varLen = 8;
+    l.xBytes = l.valXBytes = (int64_t)8 * 2048 * 8;
+    l.valBatch = 2;
+    loop_length(a, &l, 48, 2000);
+    l.valIters = 4;
+    acc_describe(a, "GPT training on documents of varying length, batched without padding to a fixed size: "
+                    "sequence lengths follow a long tail (most batches short, a few near 2048 tokens), so "
+                    "activation sizes change every step and the caching allocator (or the driver's pool) "
+                    "reserves more whenever a longer batch than any before arrives: a staircase that "
+                    "flattens out, not a leak. Expected: nothing at severity low or above.");
+    allow_grads(a);
+    loop_all(a, &l, NULL, NULL, NULL);
+}
+
+/* Evaluation with a larger batch than training, under no_grad: a higher but flat peak. */
+static void h_eval_batch(struct acc *a)
+{
+    struct loop l;
+    loop_defaults(&l);
+    pt_lm(&l.m, 12, 1024, 1024, 50304, 1);
+    l.zTemplate = "ddp";
+    l.stride = 4;
+    l.batch = 8;
+    l.valBatch = 96;
+    l.xBytes = (int64_t)8 * 1024 * 8;
+    l.valXBytes = (int64_t)96 * 1024 * 8;
+    loop_length(a, &l, 32, 1600);
+    l.valIters = 6;
+    acc_describe(a, "GPT training with batch 8 and evaluation under torch.no_grad() with batch 96 (no "
+                    "activations are kept, but the logits of 96 sequences are larger than all of "
+                    "training's activations): evaluation peaks above training, flat from batch to batch, "
+                    "nothing carried over. Expected: nothing at severity low or above (an `info` note "
+                    "that evaluation peaks higher is fine).");
+    allow_grads(a);
+    loop_all(a, &l, NULL, NULL, NULL);
+}
+
+/* ---- torch.compile ---- */
+
+/* Inductor's generated module (its output_code file) and the frames between it and the user's call. */
+#define GEN_FWD "gen:q7/cq7xkz3vbdq2m5x7l5ctbnwzjq3zq7m3l5hqkq2z4r3o6gqvbf7n.py"
+#define GEN_BWD "gen:ue/cue4r2pzy6xk3jmw7tqzdc5n2w3hj6ahu6b4y5cyy7rbqwvqw3sbz.py"
+#define INDUCTOR_FWD "lib:torch/_inductor/output_code.py:584:CompiledFxGraph.__call__|" \
+    "lib:torch/_functorch/_aot_autograd/runtime_wrappers.py:351:_runtime_wrapper|" \
+    "lib:torch/_functorch/_aot_autograd/runtime_wrappers.py:2169:AOTDispatchAutograd.post_compile.<locals>.CompiledFunction.forward|" \
+    "lib:torch/autograd/function.py:581:Function.apply|" \
+    "lib:torch/_functorch/aot_autograd.py:1221:aot_module_simplified.<locals>.forward|" \
+    "lib:torch/_dynamo/eval_frame.py:929:DisableContext.__call__.<locals>._fn|" \
+    "model.py:140:GPT.forward|lib:torch/_dynamo/eval_frame.py:414:OptimizedModule.__call__"
+#define INDUCTOR_BWD "lib:torch/_inductor/output_code.py:584:CompiledFxGraph.__call__|" \
+    "lib:torch/_functorch/_aot_autograd/runtime_wrappers.py:2375:AOTDispatchAutograd.post_compile.<locals>.CompiledFunction._backward_impl|" \
+    "lib:torch/_functorch/_aot_autograd/runtime_wrappers.py:2299:AOTDispatchAutograd.post_compile.<locals>.CompiledFunction.backward|" \
+    "lib:torch/autograd/function.py:311:BackwardCFunction.apply"
+
+/* Kernels of the compiled graphs: Triton kernels named by Inductor's rule, cuBLAS (nvjet) matrix multiplies. */
+static const char *const azTriton[] = {
+    "triton_red_fused__to_copy_embedding_native_layer_norm_0", "triton_poi_fused_clone_1",
+    "triton_per_fused__softmax__to_copy_2", "triton_red_fused_add_native_layer_norm_3", "triton_poi_fused_gelu_4",
+    "triton_red_fused__log_softmax_nll_loss_forward_5",
+};
+static const char *const azTritonBwd[] = {
+    "triton_red_fused__log_softmax_backward_data_nll_loss_backward_0", "triton_poi_fused_gelu_backward_1",
+    "triton_red_fused_add_native_layer_norm_backward_2", "triton_per_fused__softmax_backward_data_3",
+    "triton_red_fused_embedding_dense_backward_4",
+};
+static const char *const azNvjet[] = {
+    "nvjet_tst_192x192_64x3_1x2_h_bz_coopB_NTN", "nvjet_tst_256x128_64x4_1x2_h_bz_coopA_NNT",
+    "nvjet_tst_192x192_64x4_2x1_v_bz_coopB_TNN",
+};
+
+/*
+ * One training step of a torch.compile'd GPT: the forward graph allocates each buffer on its
+ * own line of the generated module (saving half of them for backward), the backward graph
+ * runs on the autograd thread through the generated backward module. aHidden receives the
+ * 12 hidden states the model returns (-1 when they are dropped).
+ */
+static int compiled_step(struct acc *a, struct loop *l, struct js *j, int it, int *aHidden)
+{
+    struct pt_model *m = &l->m;
+    int aSaved[256], nSaved = 0, x, logits, loss;
+    int64_t act = (int64_t)8 * 1024 * 1024 * 2; /* batch 8, 1024 tokens, d 1024, bf16 */
+    nv_push(a, j, ACC_NVTX_NAMES, "iter %d", it);
+    nv_push(a, j, ACC_NVTX_PROFILER, "ProfilerStep#%d", it);
+    js_cpu(j, l->cpuPerStep);
+    pt_zero_grad(j, m, 1, U_TRAIN(63));
+    if (l->lastX >= 0) js_free(j, l->lastX);
+    x = next_batch(l, j, l->xBytes, it, U_TRAIN(61));
+    l->lastX = x;
+    for (int b = 0; b < 96; b++) {
+        char zSpec[1024];
+        int site, t, bMm = b % 3 == 1;
+        snprintf(zSpec, sizeof zSpec, GEN_FWD ":%d:call|" INDUCTOR_FWD "|" CALL "|%s", 212 + 9 * b, U_TRAIN(66));
+        site = js_site(j, zSpec);
+        t = js_alloc(j, bMm && b % 12 == 4 ? act * 3 : act, site, JS_NAT_ALLOC);
+        if (t < 0) return -1;
+        {
+            int aT[4] = {x, m->w[1 + (b % (m->n - 2))], t, m->cublas};
+            if (bMm) js_launch_named(j, azNvjet[b % 3], 180000, aT, 4);
+            else js_launch_named(j, azTriton[b % 6], 60000, aT, 3);
+        }
+        if (b % 8 == 7 && aHidden) aHidden[b / 8] = t; /* returned to the caller: outputs.hidden_states */
+        else if (b % 2 == 0 && nSaved < 256) aSaved[nSaved++] = t;
+        else js_free(j, t);
+    }
+    {
+        int site = js_site(j, GEN_FWD ":1093:call|" INDUCTOR_FWD "|" CALL "|" U_TRAIN(66)), aT[2];
+        logits = js_alloc(j, (int64_t)8 * 1024 * 50304 * 2, site, JS_NAT_ALLOC);
+        loss = js_alloc(j, 4, site, JS_NAT_ALLOC);
+        aT[0] = logits;
+        aT[1] = loss;
+        js_launch_named(j, azTriton[5], 400000, aT, 2);
+    }
+    /* backward: the compiled backward graph on the autograd thread */
+    for (int b = 0; b < 80; b++) {
+        char zSpec[1024];
+        int site, t;
+        snprintf(zSpec, sizeof zSpec, GEN_BWD ":%d:call|" INDUCTOR_BWD, 240 + 11 * b);
+        site = js_site(j, zSpec);
+        t = js_alloc(j, act, site, JS_NAT_ALLOC);
+        if (b < 40 && m->w[1 + b % (m->n - 2)] >= 0 && m->g[1 + b % (m->n - 2)] < 0)
+            m->g[1 + b % (m->n - 2)] = js_alloc(j, m->a[1 + b % (m->n - 2)].w, site, JS_NAT_ALLOC);
+        {
+            int aT[4] = {t, nSaved ? aSaved[nSaved - 1] : -1, m->g[1 + b % (m->n - 2)], m->cublas};
+            if (b % 3 == 1) js_launch_named(j, azNvjet[b % 3], 200000, aT, 4);
+            else js_launch_named(j, azTritonBwd[b % 5], 70000, aT, 3);
+        }
+        if (nSaved && b % 2 == 1) js_free(j, aSaved[--nSaved]);
+        js_free(j, t);
+    }
+    while (nSaved) js_free(j, aSaved[--nSaved]);
+    for (int i = 0; i < m->n; i++)
+        if (m->a[i].w && m->g[i] < 0) m->g[i] = js_alloc(j, m->a[i].w, js_site(j, GEN_BWD ":1012:call|" INDUCTOR_BWD), JS_NAT_ALLOC);
+    js_here(j, js_site(j, U_TRAIN(67)));
+    js_free(j, loss);
+    if (l->lastOut >= 0) js_free(j, l->lastOut);
+    l->lastOut = logits;
+    nv_push(a, j, ACC_NVTX_PROFILER, "Optimizer.step#AdamW.step", 0);
+    pt_step(j, m, U_TRAIN(72));
+    nv_pop(a, j, ACC_NVTX_PROFILER);
+    pt_item(j, logits, U_TRAIN(75));
+    nv_pop(a, j, ACC_NVTX_PROFILER);
+    nv_pop(a, j, ACC_NVTX_NAMES);
+    return 0;
+}
+
+/*
+ * A torch.compile'd GPT; bLeak: the training loop keeps every step's hidden states. *pVis (may be
+ * NULL) receives whether the growth after warm-up is visible in the trace on some rank.
+ */
+static void compile_job(struct acc *a, int bLeak, int *pVis)
+{
+    const struct acc_variant *v = acc_variant(a);
+    if (pVis) *pVis = 0;
+    for (int r = 0; r < v->ranks; r++) {
+        struct loop l;
+        struct js_cfg c;
+        struct js *j;
+        int n;
+        loop_defaults(&l);
+        pt_lm(&l.m, 12, 1024, 1024, 50304, 1);
+        l.zTemplate = "ddp";
+        l.xBytes = (int64_t)8 * 1024 * 8;
+        n = v->bLong ? 1200 : 32;
+        memset(&c, 0, sizeof c);
+        c.zTemplate = "ddp";
+        c.kernelStride = 4;
+        c.timeScale = 4.0;
+        c.zCmd = "python train.py --compile";
+        j = acc_process(a, r, &c);
+        if (!j) return;
+        pt_to_device(j, &l.m, U_TO_DEVICE);
+        nv_push(a, j, ACC_NVTX_NAMES, "train", 0);
+        for (int it = 0; it < n; it++) {
+            int aHidden[12];
+            for (int k = 0; k < 12; k++) aHidden[k] = -1;
+            if (compiled_step(a, &l, j, it, aHidden) != 0) break;
+            /* `hidden_history.append(outputs.hidden_states)` (train.py:77) or dropped */
+            if (!bLeak)
+                for (int k = 0; k < 12; k++) js_free(j, aHidden[k]);
+            l.iterDone = it + 1;
+            note_reserved(&l, j);
+        }
+        if (pVis && visible(a, l.growTrain, js_reserved(j))) *pVis = 1;
+        nv_pop(a, j, ACC_NVTX_NAMES);
+        js_sync(j);
+        acc_end(a, j, 1, 1);
+    }
+}
+
+static void h_compile(struct acc *a)
+{
+    acc_describe(a, "A GPT trained with torch.compile (Inductor): the forward and backward graphs run as "
+                    "generated Python modules in /tmp/torchinductor_<user>, each buffer allocated on its own "
+                    "line of them, with Triton kernels (named by Inductor's rule) and cuBLAS matrix "
+                    "multiplies. Healthy: every buffer is freed within the step. Expected: nothing at "
+                    "severity low or above.");
+    allow_grads(a);
+    compile_job(a, 0, NULL);
+}
+
+static void p_compile_leak(struct acc *a)
+{
+    struct acc_exp e = {"hidden-kept", "leak", SITE_FWD, "medium|high", NULL, NULL, NULL, 1,
+                        "generated code grouped into one site"};
+    acc_describe(a, "The compiled GPT of compile_train whose loop keeps the 12 hidden states the model "
+                    "returns every step (`hidden_history.append(outputs.hidden_states)`): 12 allocations "
+                    "per step, each made on a different line of Inductor's generated module. One root "
+                    "cause: expected one leak (growth) finding naming the user's call of the compiled "
+                    "model, train.py:66, not one finding per generated line.");
+    allow_grads(a);
+    compile_job(a, 1, &e.bRequired);
+    acc_expect(a, &e);
+}
+
+/* ---- planted problems ---- */
+
+struct keep {
+    int a[20000];
+    int n;
+};
+
+/* Training keeps every step's outputs (logits) on the GPU: `epoch_outputs.append(outputs)`. */
+static void hook_keep_out(struct loop *l, struct js *j, int it, struct pt_fwd *f)
+{
+    struct keep *k = l->pCtx;
+    (void)it;
+    (void)f;
+    if (k->n < 20000 && l->lastOut >= 0) k->a[k->n++] = l->lastOut;
+    l->lastOut = -1;
+    (void)j;
+}
+
+static void p_leak_outputs(struct acc *a)
+{
+    struct loop l;
+    static struct keep k;
+    const struct acc_variant *v = acc_variant(a);
+    struct acc_exp e = {"outputs-kept", "leak", SITE_FWD, "medium|high", NULL, NULL, NULL, 1,
+                        "leak growth at its call site"};
+    loop_defaults(&l);
+    pt_cnn(&l.m, 224, 4096);
+    l.xBytes = l.valXBytes = (int64_t)256 * 3 * 224 * 224 * 4;
+    l.xTrainStep = hook_keep_out;
+    l.pCtx = &k;
+    loop_length(a, &l, 60, 2400);
+    k.n = 0;
+    acc_describe(a, "The ResNet-50 job of cnn_train_val with 4096 classes, whose training loop keeps each "
+                    "step's logits for an epoch-end metric without .detach().cpu() (train.py:77 "
+                    "`epoch_outputs.append(outputs)`): 4 MiB more live memory per step, allocated by the "
+                    "model's last layer called from train.py:66. Expected: a leak (growth) at train.py:66, "
+                    "medium or high. At segment level the logits fit in the cache's free blocks for "
+                    "hundreds of steps (nothing is reserved for them in the short runs): the finding is "
+                    "required there only where the allocator had to reserve more (the long run).");
+    loop_all(a, &l, NULL, &e.bRequired, NULL);
+    if (v->mode == JS_SEGMENTS) e.zClass = "segment-level growth attributed to its call site";
+    acc_expect(a, &e);
+    /* the kept outputs are also held through evaluation, idle, carried over */
+    allow_also(a, "outputs-kept", "retained", NULL, SITE_FWD);
+    allow_also(a, "outputs-kept", "validation_spike", "carried over", NULL);
+    allow_grads(a);
+}
+
+/* `self.probs = torch.cat([self.probs, probs])` once per step: one growing buffer, reallocated. */
+struct cat {
+    int cur;
+    int64_t bytes;
+};
+static void hook_cat(struct loop *l, struct js *j, int it, struct pt_fwd *f)
+{
+    struct cat *c = l->pCtx;
+    int site = js_site(j, "metrics.py:41:AUROC.update|train.py:77:train_one_epoch|" MAIN), n;
+    (void)it;
+    (void)f;
+    c->bytes += (int64_t)256 * 1000 * 4;
+    n = js_alloc(j, c->bytes, site, JS_NAT_ALLOC);
+    if (n < 0) return;
+    {
+        int aT[3] = {c->cur, n, l->lastOut};
+        js_launch_named(j, "void at::native::(anonymous namespace)::CatArrayBatchedCopy<float, unsigned int, 2, 128, 1>("
+                           "float*, at::native::(anonymous namespace)::CatArrInputTensorMetadata<float, unsigned int, "
+                           "128, 1>, at::native::(anonymous namespace)::TensorSizeStride<unsigned int, 4u>, int, "
+                           "unsigned int)", 200000, aT, 3);
+    }
+    js_here(j, js_site(j, "metrics.py:41:AUROC.update|train.py:77:train_one_epoch|" MAIN));
+    js_free(j, c->cur);
+    c->cur = n;
+}
+
+static void p_leak_cat(struct acc *a)
+{
+    struct loop l;
+    static struct cat c;
+    struct acc_exp e = {"growing-cat", "leak", "metrics.py:41 in AUROC.update", "medium|high", NULL, NULL, NULL, 1,
+                        "leak growth at its call site"};
+    loop_defaults(&l);
+    pt_cnn(&l.m, 224, 1000);
+    l.xBytes = l.valXBytes = (int64_t)256 * 3 * 224 * 224 * 4;
+    l.xTrainStep = hook_cat;
+    l.pCtx = &c;
+    l.epochs = 1;
+    l.valIters = 0;
+    loop_length(a, &l, 60, 400);
+    c.cur = -1;
+    c.bytes = 0;
+    acc_describe(a, "ResNet-50 training whose metric accumulates every step's softmax outputs with "
+                    "`self.probs = torch.cat([self.probs, probs])` (metrics.py:41): one buffer, reallocated "
+                    "1 MB larger each step and never reset. Expected: a leak (growth) at metrics.py:41. At "
+                    "segment level each new buffer is carved out of the cache's free blocks and nothing more "
+                    "is reserved in these runs, so the finding is required with tensor tracing only.");
+    loop_all(a, &l, NULL, &e.bRequired, NULL);
+    acc_expect(a, &e);
+}
+
+/* Only rank 0 keeps per-sample losses for logging: `history.append(loss_per_sample)`. */
+static void hook_rank0(struct loop *l, struct js *j, int it, struct pt_fwd *f)
+{
+    struct keep *k = l->pCtx;
+    int site = js_site(j, "lib:torch/nn/functional.py:3494:cross_entropy|train.py:79:train_one_epoch|" MAIN);
+    (void)it;
+    (void)f;
+    if (k->n < 20000) k->a[k->n++] = js_alloc(j, (int64_t)8 * 1024 * 4 * 64, site, JS_NAT_ALLOC);
+}
+
+static void p_leak_rank0(struct acc *a)
+{
+    const struct acc_variant *v = acc_variant(a);
+    struct acc_exp e = {"rank0-history", "leak", "train.py:79 in train_one_epoch", "medium|high", NULL, NULL, "0", 1,
+                        "leak on one rank only"};
+    static struct keep k;
+    acc_describe(a, "The DDP job of ddp_train where rank 0 alone keeps the per-sample losses of every step "
+                    "for a histogram it logs at the end (train.py:79, under `if rank == 0`): 2 MiB more per "
+                    "step on rank 0, nothing on the others. Expected: a leak on rank 0 at train.py:79, and "
+                    "nothing on the other ranks (at segment level, required where the trace shows the "
+                    "allocator reserving more).");
+    allow_grads(a);
+    for (int r = 0; r < v->ranks; r++) {
+        struct loop l;
+        int bOom;
+        struct js *j;
+        loop_defaults(&l);
+        pt_lm(&l.m, 12, 1024, 1024, 50304, 1);
+        l.zTemplate = "ddp";
+        l.stride = 4;
+        l.batch = l.valBatch = 8;
+        l.xBytes = l.valXBytes = (int64_t)8 * 1024 * 8;
+        l.nBucket = (int)(pt_param_bytes(&l.m) / (25 * MiB)) + 1;
+        l.ncclBytes = 384 * MiB;
+        loop_length(a, &l, 40, 1600);
+        l.valIters = 4;
+        if (r == 0) {
+            l.xTrainStep = hook_rank0;
+            l.pCtx = &k;
+            k.n = 0;
+        }
+        j = loop_run(a, &l, r, &bOom, NULL);
+        if (!j) return;
+        if (r == 0) e.bRequired = visible(a, l.growTrain, js_reserved(j));
+        acc_end(a, j, l.bTeardown, l.bClean);
+    }
+    acc_expect(a, &e);
+}
+
+/* The last training step's outputs and batch stay referenced through evaluation. */
+static void p_retained_val(struct acc *a)
+{
+    struct loop l;
+    const struct acc_variant *v = acc_variant(a);
+    struct acc_exp e = {"last-step-held", "retained", "model.py:149 in GPT.forward|" SITE_FWD, "medium|high",
+                        "validation|evaluation", NULL, NULL, v->mode == JS_TENSORS,
+                        "retained across a phase boundary"};
+    loop_defaults(&l);
+    pt_lm(&l.m, 12, 1024, 2048, 50304, 1);
+    l.zTemplate = "ddp";
+    l.stride = 4;
+    l.batch = l.valBatch = 8;
+    l.xBytes = l.valXBytes = (int64_t)8 * 2048 * 8;
+    l.bKeepLastStep = 1;
+    loop_length(a, &l, 32, 1600);
+    l.valIters = 8;
+    acc_describe(a, "A GPT training loop written inline in main() (no train_one_epoch function): after the "
+                    "loop, `outputs` (the last step's bf16 logits, 1.6 GB) and `x` stay referenced while "
+                    "evaluation runs, and are only dropped when the next epoch reassigns them. Expected "
+                    "with tensor tracing: a retained finding (held through evaluation) at the logits' site "
+                    "model.py:149 (called from train.py:66); at segment level the held tensor is inside a "
+                    "cached segment, so nothing is required.");
+    acc_expect(a, &e);
+    allow_also(a, "last-step-held", "validation_spike", "carried over", NULL);
+    allow_grads(a);
+    loop_all(a, &l, NULL, NULL, NULL);
+}
+
+/* Validation without no_grad: `total = total + loss` keeps every batch's graph and its activations. */
+static void hook_val_graph(struct loop *l, struct js *j, int b, struct pt_fwd *f)
+{
+    struct keep *k = l->pCtx;
+    (void)j;
+    (void)b;
+    /* the graph holds the saved activations (and the loss) until evaluation ends */
+    for (int i = 0; i < l->m.n && k->n < 20000; i++)
+        if (f->saved[i] >= 0) k->a[k->n++] = f->saved[i];
+    if (k->n < 20000) k->a[k->n++] = f->loss;
+    if (k->n < 20000) k->a[k->n++] = f->out;
+}
+
+static void val_graph_release(struct loop *l, struct js *j)
+{
+    struct keep *k = l->pCtx;
+    for (int i = k->n - 1; i >= 0; i--) js_free(j, k->a[i]);
+    k->n = 0;
+}
+
+static void p_val_no_grad(struct acc *a)
+{
+    const struct acc_variant *v = acc_variant(a);
+    struct acc_exp e = {"val-graph", "validation_spike", SITE_VFWD, "medium|high", "validation|evaluation", NULL, NULL, 1,
+                        "validation growth at its call site"};
+    static struct keep k;
+    int bVis = 0;
+    acc_describe(a, "ResNet-50 training with an evaluation loop that forgot torch.no_grad() and sums losses "
+                    "as tensors (`total = total + criterion(model(x), y)`, train.py:104): every batch's "
+                    "graph keeps its saved activations (about 3 GB per batch of 32) until evaluation ends. "
+                    "Memory grows batch by batch and evaluation peaks above training. Expected: a "
+                    "validation_spike (growth) at train.py:104 in the evaluation phase; the `peak above "
+                    "training` finding of the same cause may accompany it.");
+    allow_also(a, "val-graph", "validation_spike", "peaks", NULL);
+    allow_grads(a);
+    for (int r = 0; r < v->ranks; r++) {
+        struct loop l;
+        struct js *j;
+        int bOom;
+        loop_defaults(&l);
+        pt_cnn(&l.m, 224, 1000);
+        l.xBytes = (int64_t)256 * 3 * 224 * 224 * 4;
+        l.valBatch = 32;
+        l.valXBytes = (int64_t)32 * 3 * 224 * 224 * 4;
+        l.bValGrad = 1;
+        l.bValKeepOut = 1;
+        l.xValBatch = hook_val_graph;
+        l.pCtx = &k;
+        l.valIters = 10;
+        l.epochs = 1;
+        k.n = 0;
+        loop_length(a, &l, 24, 1200);
+        j = loop_run(a, &l, r, &bOom, NULL);
+        if (!j) return;
+        if (visible(a, l.growVal, js_reserved(j))) bVis = 1;
+        val_graph_release(&l, j);
+        acc_end(a, j, l.bTeardown, l.bClean);
+    }    e.bRequired = bVis;
+    acc_expect(a, &e);
+}
+
+/* Evaluation keeps every batch's logits on the GPU: `all_logits.append(logits)`. */
+static void hook_val_keep(struct loop *l, struct js *j, int b, struct pt_fwd *f)
+{
+    struct keep *k = l->pCtx;
+    (void)j;
+    (void)b;
+    if (k->n < 20000) k->a[k->n++] = f->out;
+}
+
+static void p_val_outputs(struct acc *a)
+{
+    const struct acc_variant *v = acc_variant(a);
+    struct acc_exp e = {"val-logits", "validation_spike", "model.py:149 in GPT.forward|" SITE_VFWD, "medium|high",
+                        "validation|evaluation", NULL, NULL, 1, "validation growth at its call site"};
+    static struct keep k;
+    int bVis = 0;
+    acc_describe(a, "GPT evaluation under torch.no_grad() that keeps every batch's logits on the GPU to "
+                    "compute perplexity and accuracy at the end (`all_logits.append(logits)`, train.py:108): "
+                    "0.8 GB more per batch, freed after the phase. Expected: a validation_spike (growth) "
+                    "at the logits' site (model.py:149, called from train.py:104) in the evaluation phase.");
+    allow_also(a, "val-logits", "validation_spike", "peaks", NULL);
+    allow_grads(a);
+    for (int r = 0; r < v->ranks; r++) {
+        struct loop l;
+        struct js *j;
+        int bOom;
+        loop_defaults(&l);
+        pt_lm(&l.m, 12, 1024, 1024, 50304, 1);
+        l.zTemplate = "ddp";
+        l.stride = 4;
+        l.batch = l.valBatch = 8;
+        l.xBytes = l.valXBytes = (int64_t)8 * 1024 * 8;
+        l.bValKeepOut = 1;
+        l.xValBatch = hook_val_keep;
+        l.pCtx = &k;
+        l.valIters = 16;
+        l.epochs = 1;
+        k.n = 0;
+        loop_length(a, &l, 24, 1200);
+        j = loop_run(a, &l, r, &bOom, NULL);
+        if (!j) return;
+        if (visible(a, l.growVal, js_reserved(j))) bVis = 1;
+        val_graph_release(&l, j);
+        acc_end(a, j, l.bTeardown, l.bClean);
+    }    e.bRequired = bVis;
+    acc_expect(a, &e);
+}
+
+static void p_transfer_pageable(struct acc *a)
+{
+    struct loop l;
+    struct acc_exp e = {"pageable-batches", "transfer", SITE_COPY, "medium|high", NULL, NULL, NULL, 1,
+                        "transfer finding at the copy's call site"};
+    struct acc_exp e2 = {"pageable-batches", "transfer", NULL, "low|medium|high", NULL, "erializ", NULL, 0,
+                         "consequence of the planted cause"};
+    loop_defaults(&l);
+    pt_cnn(&l.m, 112, 400);
+    l.bPinned = 0;
+    l.batch = l.valBatch = 16;
+    l.xBytes = l.valXBytes = (int64_t)16 * 3 * 16 * 224 * 224 * 4; /* video clips: 16 frames */
+    l.timeScale = 0.5;
+    loop_length(a, &l, 40, 2000);
+    acc_describe(a, "A video model trained on 16-frame clips (154 MB per batch) from a DataLoader without "
+                    "pin_memory, copied with a blocking x.to('cuda') (train.py:61): at 12 GB/s the copies "
+                    "take about a quarter of each step and the GPU idles meanwhile. Expected: a transfer "
+                    "finding (pageable copies) at train.py:61, medium or high; a second transfer finding "
+                    "(copies serialized with compute) of the same cause may accompany it.");
+    acc_expect(a, &e);
+    acc_expect(a, &e2);
+    allow_grads(a);
+    loop_all(a, &l, NULL, NULL, NULL);
+}
+
+/* The user keeps each pinned batch (`self.recent.append(batch)`): the host allocator cannot reuse blocks. */
+static void p_pinned_growth(struct acc *a)
+{
+    const struct acc_variant *v = acc_variant(a);
+    struct acc_exp e = {"pinned-kept", "transfer", "pin_memory.py:90 in pin_memory|train.py:58 in train_one_epoch",
+                        "medium|high", NULL, "inned", NULL, 1, "pinned growth at its call site"};
+    acc_describe(a, "ResNet-50 with a pinned DataLoader whose training loop keeps every CPU batch in a list "
+                    "for a replay buffer (train.py:58 `recent.append(batch)`): the pinned blocks stay "
+                    "referenced, so the caching host allocator page-locks a new 64 MiB block for every "
+                    "batch. Expected: a transfer finding (pinned host memory growing) naming the pinned "
+                    "allocations' site (the pin-memory thread) or the line that keeps them.");
+    acc_expect(a, &e);
+    allow_grads(a);
+    for (int r = 0; r < v->ranks; r++) {
+        struct loop l;
+        struct js *j;
+        int bOom;
+        loop_defaults(&l);
+        pt_cnn(&l.m, 128, 1000);
+        l.batch = l.valBatch = 256;
+        l.xBytes = l.valXBytes = (int64_t)256 * 3 * 128 * 128 * 4;
+        l.pinDepth = 16;
+        l.epochs = 1;
+        l.valIters = 0;
+        loop_length(a, &l, 48, 600);
+        /* every batch keeps its own block: a ring as deep as the run */
+        l.pinDepth = l.iters * l.epochs + 1 < 4096 ? l.iters * l.epochs + 1 : 4096;
+        j = loop_run(a, &l, r, &bOom, NULL);
+        if (!j) return;
+        acc_end(a, j, l.bTeardown, l.bClean);
+    }
+}
+
+/* ---- out of memory ---- */
+
+#define SITE_ATTN "model.py:67 in CausalSelfAttention.forward"
+
+/*
+ * An unusually long packed batch (torch.cuda.empty_cache() ran at the end of the previous
+ * epoch): its MLP activations (512 MiB each) fill the device until less than one fits, then
+ * its attention scores (4 GiB, model.py:67) are requested and fail; the allocator retries
+ * once after releasing what it caches, fails again, and the exception unwinds the step.
+ */
+static void long_batch_oom(struct js *j)
+{
+    int siteMlp = js_site(j, pt_frames("lib:torch/nn/modules/linear.py:134:Linear.forward|" CALL_MLP, U_TRAIN(66)));
+    int siteAttn = js_site(j, pt_frames("lib:torch/nn/functional.py:6345:scaled_dot_product_attention|"
+                                        "model.py:67:CausalSelfAttention.forward|"
+                                        "lib:torch/nn/modules/module.py:1786:Module._call_impl|model.py:119:Block.forward|"
+                                        "lib:torch/nn/modules/module.py:1786:Module._call_impl|model.py:146:GPT.forward|"
+                                        "lib:torch/nn/modules/module.py:1786:Module._call_impl", U_TRAIN(66)));
+    int aT[256], n = 0;
+    js_here(j, js_site(j, MAIN));
+    js_empty_cache(j);
+    js_here(j, js_site(j, U_TRAIN(66)));
+    while (n < 256 && js_device_free(j) >= 512 * MiB) {
+        int t = js_alloc(j, 512 * MiB, siteMlp, JS_NAT_ALLOC);
+        if (t < 0) break;
+        aT[n++] = t;
+    }
+    if (js_alloc(j, 4 * GiB, siteAttn, JS_NAT_ALLOC) >= 0) fprintf(stderr, "accgen: the long batch did not run out of memory\n");
+    while (n > 0) js_free(j, aT[--n]);
+}
+
+/*
+ * A job that ends in an OOM: the program allocates up to the failing request, the
+ * allocator retries once (after releasing cached segments or trimming its pool), the
+ * exception ends the script (traceback, normal exit: the trace is closed cleanly).
+ */
+static void oom_job(struct acc *a, int cause)
+{
+    const struct acc_variant *v = acc_variant(a);
+    static const char *azTitle[] = {"fragmentation", "another process", "real demand", "unknown|not known|cannot"};
+    struct acc_exp e = {"oom", "oom", cause == 0 ? "model.py:149 in GPT.forward" : SITE_ATTN, "high", NULL, azTitle[cause],
+                        NULL, 1, "OOM verdict"};
+    if (cause == 0 && v->mode == JS_SEGMENTS) e.zTitle = "fragmentation|unknown|not known|cannot|segment level";
+    acc_expect(a, &e);
+    for (int r = 0; r < v->ranks; r++) {
+        struct loop l;
+        struct js_cfg c;
+        struct js *j;
+        int bOom = 0;
+        memset(&c, 0, sizeof c);
+        loop_defaults(&l);
+        pt_lm(&l.m, 24, 2048, 2048, 50304, 1);
+        l.zTemplate = "ddp";
+        l.stride = 4;
+        l.batch = l.valBatch = 4;
+        l.xBytes = l.valXBytes = (int64_t)4 * 2048 * 8;
+        l.epochs = 1;
+        l.valIters = 0;
+        loop_length(a, &l, 12, 600);
+        if (cause == 1) c.otherBytes = 34 * GiB;  /* a notebook kernel on the same GPU */
+        if (cause == 3) c.unknownMemInfo = 1;
+        j = loop_run(a, &l, r, &bOom, &c);
+        if (!j) return;
+        if (cause == 0) {
+            /*
+             * Variable-length batches fragment the cache: a long batch's activations (2 GB each) fill
+             * the device; shorter batches then reuse those blocks split in two (1.2 GB activations), and
+             * a per-length attention mask cached by the model (0.6 GB, model.py:58) lands in each
+             * remainder. When the activations go, every segment keeps a live mask and a 1.2 GB hole:
+             * half the reservation is free, no block is larger than 1.2 GB, none can be released.
+             */
+            int siteAct = js_site(j, pt_frames("lib:torch/nn/modules/linear.py:134:Linear.forward|" CALL_MLP, U_TRAIN(66)));
+            int siteMask = js_site(j, pt_frames("model.py:58:CausalSelfAttention._mask|model.py:66:CausalSelfAttention.forward|"
+                                                "lib:torch/nn/modules/module.py:1786:Module._call_impl|model.py:119:Block.forward|"
+                                                "lib:torch/nn/modules/module.py:1786:Module._call_impl|model.py:146:GPT.forward|"
+                                                "lib:torch/nn/modules/module.py:1786:Module._call_impl", U_TRAIN(66)));
+            int siteLogit = js_site(j, pt_frames("lib:torch/nn/modules/linear.py:134:Linear.forward|"
+                                                 "lib:torch/nn/modules/module.py:1786:Module._call_impl|model.py:149:GPT.forward|"
+                                                 "lib:torch/nn/modules/module.py:1786:Module._call_impl", U_TRAIN(66)));
+            int aA[64], aB[64], aC[64], n;
+            js_here(j, js_site(j, MAIN));
+            js_empty_cache(j); /* torch.cuda.empty_cache() at the end of the epoch */
+            n = (int)((js_device_free(j) - 8 * GiB) / (2 * GiB));
+            if (n > 64) n = 64;
+            for (int i = 0; i < n; i++) aA[i] = js_alloc(j, 2 * GiB, siteAct, JS_NAT_ALLOC);
+            for (int i = n - 1; i >= 0; i--) js_free(j, aA[i]);
+            for (int i = 0; i < n; i++) {
+                aB[i] = js_alloc(j, 1229 * MiB, siteAct, JS_NAT_ALLOC);
+                aC[i] = js_alloc(j, 614 * MiB, siteMask, JS_NAT_ALLOC);
+            }
+            for (int i = n - 1; i >= 0; i--) js_free(j, aB[i]);
+            if (js_alloc(j, 12 * GiB, siteLogit, JS_NAT_ALLOC) >= 0) fprintf(stderr, "accgen: no fragmentation OOM\n");
+            for (int i = n - 1; i >= 0; i--) js_free(j, aC[i]);
+        } else {
+            long_batch_oom(j);
+        }
+        acc_end(a, j, 1, 1);
+    }
+}
+
+static void p_oom_frag(struct acc *a)
+{
+    acc_describe(a, "A GPT fine-tune whose variable-length batches left the allocator's cache fragmented: "
+                    "66 GB reserved, about half of it free in holes between live blocks, when a 12 GB "
+                    "request fails with 8 GB free on the device (reserved-but-unused plus free would have "
+                    "covered it). Expected: an OOM, high, judged fragmentation (at segment level the free "
+                    "space inside segments is invisible, so saying it cannot be told is accepted too).");
+    oom_job(a, 0);
+}
+
+static void p_oom_other(struct acc *a)
+{
+    acc_describe(a, "The same fine-tune on a GPU where another process (a forgotten notebook kernel) holds "
+                    "34 GB: an unusually long batch fills what is left and its 4 GB attention scores fail, "
+                    "although this process holds far less than the device. Expected: an OOM, high, judged "
+                    "another process.");
+    oom_job(a, 1);
+}
+
+static void p_oom_demand(struct acc *a)
+{
+    acc_describe(a, "The same fine-tune alone on its GPU: an unusually long packed batch needs more "
+                    "activation memory than the device has (its MLP activations fill the device, then its "
+                    "4 GB attention scores fail at model.py:67); the allocator's cache holds nothing to give "
+                    "back. Expected: an OOM, high, judged real demand.");
+    oom_job(a, 2);
+}
+
+static void p_oom_unknown(struct acc *a)
+{
+    acc_describe(a, "The real-demand OOM again, but cuMemGetInfo failed at the moment of the failure (the "
+                    "device was already in an error state), so free and total memory are unknown (NULL). "
+                    "Expected: an OOM, high, whose verdict says the cause cannot be told rather than "
+                    "naming one.");
+    oom_job(a, 3);
+}
+
+/* The whole validation set as one batch (the seed oom_in_validation.py): the first convolution cannot fit. */
+static void p_oom_validation(struct acc *a)
+{
+    const struct acc_variant *v = acc_variant(a);
+    struct acc_exp e = {"val-batch", "oom", SITE_VFWD, "high", "validation|evaluation", "real demand", NULL, 1,
+                        "OOM verdict"};
+    acc_describe(a, "ResNet-50 training, then an evaluation that puts the whole validation set in one batch "
+                    "(`DataLoader(val_set, batch_size=len(val_set))`, as in the seed oom_in_validation.py): the "
+                    "input fits, the first convolution's output (1.25 times the device's memory) does not. "
+                    "Expected: an OOM in the evaluation phase, high, judged real demand (the request alone "
+                    "exceeds the device), at the evaluation's forward call train.py:104.");
+    acc_expect(a, &e);
+    allow_also(a, "val-batch", "validation_spike", NULL, NULL);
+    allow_grads(a);
+    for (int r = 0; r < v->ranks; r++) {
+        struct loop l;
+        struct js *j;
+        int bOom;
+        loop_defaults(&l);
+        pt_cnn(&l.m, 224, 1000);
+        l.xBytes = (int64_t)256 * 3 * 224 * 224 * 4;
+        l.valBatch = (int)((int64_t)85029158912LL * 5 / 4 / l.m.a[0].act) + 1;
+        l.valXBytes = (int64_t)l.valBatch * 3 * 224 * 224 * 4;
+        l.valIters = 1;
+        l.epochs = 1;
+        loop_length(a, &l, 24, 1200);
+        j = loop_run(a, &l, r, &bOom, NULL);
+        if (!j) return;
+        if (!bOom) fprintf(stderr, "accgen: oom_in_validation did not run out of memory\n");
+        acc_end(a, j, l.bTeardown, l.bClean);
+    }
+}
+
+/* Many OOMs of one cause over a long run: batches too long are caught and skipped. */
+static void p_oom_flood(struct acc *a)
+{
+    const struct acc_variant *v = acc_variant(a);
+    struct acc_exp e = {"oom-skip", "oom", SITE_ATTN, "high", NULL, "real demand", NULL, 1,
+                        "one root cause, many events"};
+    acc_describe(a, "A GPT fine-tune that catches torch.cuda.OutOfMemoryError and skips the batch "
+                    "(`except OutOfMemoryError: optimizer.zero_grad(); torch.cuda.empty_cache(); continue`): "
+                    "every few dozen steps a "
+                    "batch of packed sequences is too long, its attention scores (model.py:67) do not fit, "
+                    "the step is skipped. One root cause repeated many times. Expected: OOM findings (real "
+                    "demand, high) at model.py:67, in a list no longer than a screen.");
+    acc_expect(a, &e);
+    for (int r = 0; r < v->ranks; r++) {
+        struct loop l;
+        struct js *j;
+        int bOom;
+        int nEvery = v->bLong ? 60 : 8;
+        loop_defaults(&l);
+        pt_lm(&l.m, 24, 2048, 2048, 50304, 1);
+        l.zTemplate = "ddp";
+        l.stride = 6;
+        l.batch = l.valBatch = 4;
+        l.xBytes = l.valXBytes = (int64_t)4 * 2048 * 8;
+        l.epochs = 1;
+        l.valIters = 0;
+        loop_length(a, &l, 48, 2400);
+        {
+            int total = l.iters;
+            l.iters = nEvery;
+            struct js_cfg c;
+            memset(&c, 0, sizeof c);
+            l.epochs = 1;
+            j = loop_run(a, &l, r, &bOom, &c);
+            if (!j) return;
+            for (int done = nEvery; done < total; done += nEvery) {
+                long_batch_oom(j); /* caught, then torch.cuda.empty_cache() and the next batch */
+                js_here(j, js_site(j, U_TRAIN(83)));
+                js_empty_cache(j);
+                for (int i = 0; i < nEvery && done + i < total; i++) {
+                    if (train_iter(a, &l, j, l.iterDone) != 0) break;
+                    l.iterDone++;
+                }
+            }
+        }
+        acc_end(a, j, 1, 1);
+    }
+}
+
+/* ---- the table ---- */
+
+/*
+ * Variants: space-separated codes MODE NVTX RANKS LENGTH [w]: mode S (segments) or T
+ * (tensors), NVTX N (phase and iteration ranges), X (none), P (torch.profiler's
+ * ProfilerStep#N ranges); ranks a number; length s (short) or l (long); w: Windows paths.
+ * "base" is SN1s TN1s SX1s TX1s.
+ */
+const struct acc_scenario acc_aScenario[] = {
+    {"cnn_train_val", "healthy", h_cnn, "base SP1s TP1s"},
+    {"cnn_pageable_light", "healthy", h_cnn_pageable, "base"},
+    {"grad_accum", "healthy", h_grad_accum, "base"},
+    {"large_static", "healthy", h_large_static, "base SN1l"},
+    {"inference_kv", "healthy", h_inference_kv, "base"},
+    {"pinned_loader", "healthy", h_pinned_loader, "base"},
+    {"ddp_train", "healthy", h_ddp, "SN4s TN4s SX4s TX4s"},
+    {"varlen", "healthy", h_varlen, "base"},
+    {"eval_batch", "healthy", h_eval_batch, "base"},
+    {"compile_train", "healthy", h_compile, "base"},
+    {"leak_outputs", "planted", p_leak_outputs, "base SP1s TP1s SN1sw TN1sw SN1l TN1l SN64s"},
+    {"leak_cat", "planted", p_leak_cat, "base TN1l"},
+    {"leak_rank0", "planted", p_leak_rank0, "SN4s TN4s SX4s TX4s"},
+    {"compile_leak", "planted", p_compile_leak, "base"},
+    {"retained_val", "planted", p_retained_val, "base"},
+    {"val_no_grad", "planted", p_val_no_grad, "base SP1s TP1s"},
+    {"val_outputs_list", "planted", p_val_outputs, "base"},
+    {"transfer_pageable", "planted", p_transfer_pageable, "base"},
+    {"pinned_growth", "planted", p_pinned_growth, "base"},
+    {"oom_fragmentation", "planted", p_oom_frag, "SN1s TN1s"},
+    {"oom_other_process", "planted", p_oom_other, "SN1s TN1s"},
+    {"oom_real_demand", "planted", p_oom_demand, "SN1s TN1s"},
+    {"oom_unknown_free", "planted", p_oom_unknown, "SN1s TN1s"},
+    {"oom_in_validation", "planted", p_oom_validation, "base"},
+    {"oom_flood", "planted", p_oom_flood, "SN1s TN1s SN1l"},
+};
+const int acc_nScenario = (int)(sizeof acc_aScenario / sizeof acc_aScenario[0]);
