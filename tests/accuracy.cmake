@@ -4,7 +4,7 @@
 # (tests/accuracy/baseline.json); the full suite is the `accuracy` target of bench/.
 add_executable(accgen accuracy/accgen.c accuracy/scen.c accuracy/pt.c accuracy/jobsim.c tracegen.c)
 target_include_directories(accgen PRIVATE ${CMAKE_CURRENT_SOURCE_DIR} ${CMAKE_CURRENT_SOURCE_DIR}/accuracy)
-target_link_libraries(accgen PRIVATE vtcore)
+target_link_libraries(accgen PRIVATE vttrace)
 target_compile_definitions(accgen PRIVATE VT_ACC_KERNELS="${CMAKE_CURRENT_SOURCE_DIR}/accuracy/kernels.tsv")
 find_package(Python3 COMPONENTS Interpreter)
 if(Python3_Interpreter_FOUND)

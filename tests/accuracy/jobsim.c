@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "schema.h"
+#include "vramtrace/schema.h"
 
 #define KiB ((int64_t)1 << 10)
 #define H100_TOTAL 85029158912LL  /* NVIDIA H100 80GB HBM3, as cuMemGetInfo reports it */
