@@ -586,6 +586,93 @@ TEST(decode_sync_overhead_device)
     CORE_LEAK_CHECK();
 }
 
+/*
+ * CUPTI reports 0 for a time it could not take: such times are stored NULL
+ * (never 0), no duration is stored from one, the row is kept, and every
+ * record with an unknown time is counted in meta records_time_unknown.
+ */
+TEST(decode_zero_times)
+{
+    char zPath[128];
+    struct vt_writer_config cfg;
+    struct vt_writer *w;
+    struct batch b;
+    CUpti_ActivityMemcpy6 c;
+    CUpti_ActivityKernel10 k;
+    CUpti_ActivityMemory4 m;
+    CUpti_ActivityMarker2 mk;
+    struct vt_hrec h;
+    sqlite3 *db;
+    core_tmp_path(zPath, sizeof zPath, "t.db");
+    core_config(&cfg);
+    w = core_open(zPath, &cfg);
+    b_begin(&b, w);
+    memset(&c, 0, sizeof c);
+    c.kind = CUPTI_ACTIVITY_KIND_MEMCPY;
+    c.copyKind = CUPTI_ACTIVITY_MEMCPY_KIND_HTOD;
+    c.bytes = 64;
+    c.start = 0; /* neither time known */
+    c.end = 0;
+    c.correlationId = 1;
+    b_add(&b, &c, sizeof c);
+    c.start = 5000; /* start known, end not */
+    c.correlationId = 2;
+    b_add(&b, &c, sizeof c);
+    c.start = 0; /* end known, start not: no duration either */
+    c.end = 7000;
+    c.correlationId = 3;
+    b_add(&b, &c, sizeof c);
+    c.start = 8000; /* both known */
+    c.end = 8100;
+    c.correlationId = 4;
+    b_add(&b, &c, sizeof c);
+    memset(&k, 0, sizeof k);
+    k.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
+    k.start = 9000;
+    k.end = 0;
+    k.correlationId = 5;
+    k.name = "kern";
+    b_add(&b, &k, sizeof k);
+    memset(&m, 0, sizeof m);
+    m.kind = CUPTI_ACTIVITY_KIND_MEMORY2;
+    m.memoryOperationType = CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_ALLOCATION;
+    m.memoryKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
+    m.address = ADDR_A;
+    m.bytes = 4096;
+    m.timestamp = 0;
+    b_add(&b, &m, sizeof m);
+    memset(&mk, 0, sizeof mk);
+    mk.kind = CUPTI_ACTIVITY_KIND_MARKER;
+    mk.flags = CUPTI_ACTIVITY_FLAG_MARKER_INSTANTANEOUS;
+    mk.timestamp = 0;
+    mk.id = 1;
+    mk.objectKind = CUPTI_ACTIVITY_OBJECT_THREAD;
+    mk.name = "mark";
+    b_add(&b, &mk, sizeof mk);
+    b_submit(&b);
+    /* a host record whose clock read failed at exit */
+    memset(&h, 0, sizeof h);
+    h.type = VT_HREC_API_CALL;
+    h.u.api.api = VT_API_ID_1;
+    h.u.api.correlation = 6;
+    h.u.api.start = 100;
+    h.u.api.end = 0;
+    ASSERT_EQ(0, vt__writer_submit(w, &h));
+    db = close_and_open(w, zPath);
+    ASSERT_STREQ("1|NULL|NULL|NULL|NULL;2|5000|NULL|NULL|NULL;3|NULL|NULL|NULL|NULL;4|8000|8100|100|8100",
+                 core_q_rows(db, "SELECT correlation, start, end, dur, t + dur + CAST((SELECT value FROM"
+                                 " meta WHERE key = 'time_base_ns') AS INTEGER) FROM memcpy ORDER BY correlation"));
+    ASSERT_STREQ("9000|NULL|NULL", core_q_rows(db, "SELECT start, end, dur FROM kernel"));
+    ASSERT_STREQ("NULL|NULL|4096", core_q_rows(db, "SELECT ts, t, bytes FROM memory_event"));
+    ASSERT_STREQ("NULL|NULL|2", core_q_rows(db, "SELECT start, end, kind FROM nvtx_range"));
+    ASSERT_STREQ("100|NULL|NULL", core_q_rows(db, "SELECT start, end, dur FROM api_call"));
+    ASSERT_EQ(0, core_q_int(db, "SELECT count(*) FROM memcpy WHERE t = 0 OR dur < 0"));
+    /* memcpy 1, 2, 3, the kernel, the allocation, the mark, the API call */
+    ASSERT_STREQ("7", core_q_rows(db, "SELECT value FROM meta WHERE key = 'records_time_unknown'"));
+    sqlite3_close(db);
+    CORE_LEAK_CHECK();
+}
+
 TEST(decode_unknown_kinds)
 {
     char zPath[128];
@@ -752,7 +839,7 @@ TEST(decode_host_records)
     CORE_LEAK_CHECK();
 }
 
-VT_TEST_LIST(T(decode_memory) T(decode_memory_pool) T(decode_memcpy_join) T(decode_memset_join)
+VT_TEST_LIST(T(decode_zero_times) T(decode_memory) T(decode_memory_pool) T(decode_memcpy_join) T(decode_memset_join)
                  T(decode_kernel_interning) T(decode_nvtx_pairing) T(decode_nvtx_map_overflow)
                      T(decode_correlation_map_overflow) T(decode_sync_overhead_device)
                          T(decode_unknown_kinds) T(decode_host_records))

@@ -173,6 +173,39 @@ static void see_ts(struct vt__decoder *d, uint64_t ts)
     if (ts > d->lastTs) d->lastTs = ts;
 }
 
+/*
+ * Time column c of r = ts, or NULL when ts is 0: CUPTI's "could not take this
+ * time" (and the glue's when its clock read failed). Returns 1 when unknown.
+ */
+static int set_time(struct vt__row *r, int c, uint64_t ts)
+{
+    if (ts == 0) {
+        SETNULL(*r, c);
+        return 1;
+    }
+    SET(*r, c, ts);
+    return 0;
+}
+
+/* Instant column c = ts (NULL when unknown); a record with an unknown time is counted. */
+static void set_instant(struct vt__decoder *d, struct vt__row *r, int c, uint64_t ts)
+{
+    if (set_time(r, c, ts)) d->nTimeUnknown++;
+}
+
+/*
+ * Interval columns cStart, cEnd = start, end, each NULL when 0 (unknown); the
+ * end is NULL too when the start is, so no duration is ever stored from an
+ * unknown time. A record with either time unknown is counted once.
+ */
+static void set_interval(struct vt__decoder *d, struct vt__row *r, int cStart, int cEnd, uint64_t start,
+                         uint64_t end)
+{
+    int bUnknown = set_time(r, cStart, start) | set_time(r, cEnd, end);
+    if (start == 0) SETNULL(*r, cEnd);
+    if (bUnknown) d->nTimeUnknown++;
+}
+
 /* Id of string z, emitting its `string` row on first sight; -1 for NULL. */
 static int64_t intern(struct vt__decoder *d, const char *z)
 {
@@ -229,7 +262,7 @@ static int decode_memory(struct vt__decoder *d, const CUpti_ActivityMemory4 *p)
     joined = take_corr(d, p->correlationId, &cv);
     hasPool = p->memoryPoolConfig.memoryPoolType != CUPTI_ACTIVITY_MEMORY_POOL_TYPE_INVALID;
     ROW_INIT(r, VT_T_MEMORY_EVENT);
-    SET(r, 0, p->timestamp);
+    set_instant(d, &r, 0, p->timestamp);
     SET(r, 1, op);
     SET(r, 2, p->memoryKind);
     SET(r, 3, p->address);
@@ -259,7 +292,7 @@ static int decode_pool(struct vt__decoder *d, const CUpti_ActivityMemoryPool3 *p
     struct vt__row r;
     see_ts(d, p->timestamp);
     ROW_INIT(r, VT_T_POOL_EVENT);
-    SET(r, 0, p->timestamp);
+    set_instant(d, &r, 0, p->timestamp);
     SET(r, 1, p->memoryPoolOperationType);
     SET_ID32(r, 2, p->deviceId);
     SET(r, 3, p->memoryPoolType);
@@ -273,14 +306,13 @@ static int decode_pool(struct vt__decoder *d, const CUpti_ActivityMemoryPool3 *p
 }
 
 /* Columns shared by MEMCPY and MEMCPY2 (everything but the device pair and addresses). */
-static void memcpy_common(struct vt__row *r, uint64_t start, uint64_t end, uint32_t device,
+static void memcpy_common(struct vt__decoder *d, struct vt__row *r, uint64_t start, uint64_t end, uint32_t device,
                           uint32_t context, uint32_t stream, uint32_t corr, uint8_t copyKind,
                           uint8_t srcKind, uint8_t dstKind, uint64_t bytes, int isAsync,
                           uint32_t graphId)
 {
     ROW_INIT(*r, VT_T_MEMCPY);
-    SET(*r, 0, start);
-    SET(*r, 1, end);
+    set_interval(d, r, 0, 1, start, end);
     SET_ID32(*r, 2, device);
     SET_ID32(*r, 3, context);
     SET_ID32(*r, 4, stream);
@@ -301,7 +333,7 @@ static int decode_memcpy(struct vt__decoder *d, const CUpti_ActivityMemcpy6 *p)
     int joined = take_corr(d, p->correlationId, &cv);
     if (!joined) joined = take_corr(d, p->runtimeCorrelationId, &cv);
     see_ts(d, p->end);
-    memcpy_common(&r, p->start, p->end, p->deviceId, p->contextId, p->streamId, p->correlationId,
+    memcpy_common(d, &r, p->start, p->end, p->deviceId, p->contextId, p->streamId, p->correlationId,
                   p->copyKind, p->srcKind, p->dstKind, p->bytes,
                   (p->flags & CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC) != 0, p->graphId);
     SETNULL(r, 11);
@@ -319,7 +351,7 @@ static int decode_memcpy_p2p(struct vt__decoder *d, const CUpti_ActivityMemcpyPt
     struct corr_val cv;
     int joined = take_corr(d, p->correlationId, &cv);
     see_ts(d, p->end);
-    memcpy_common(&r, p->start, p->end, p->deviceId, p->contextId, p->streamId, p->correlationId,
+    memcpy_common(d, &r, p->start, p->end, p->deviceId, p->contextId, p->streamId, p->correlationId,
                   p->copyKind, p->srcKind, p->dstKind, p->bytes,
                   (p->flags & CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC) != 0, p->graphId);
     SET_ID32(r, 11, p->srcDeviceId);
@@ -338,8 +370,7 @@ static int decode_memset(struct vt__decoder *d, const CUpti_ActivityMemset4 *p)
     int joined = take_corr(d, p->correlationId, &cv);
     see_ts(d, p->end);
     ROW_INIT(r, VT_T_MEMSET);
-    SET(r, 0, p->start);
-    SET(r, 1, p->end);
+    set_interval(d, &r, 0, 1, p->start, p->end);
     SET_ID32(r, 2, p->deviceId);
     SET_ID32(r, 3, p->contextId);
     SET_ID32(r, 4, p->streamId);
@@ -361,8 +392,7 @@ static int decode_kernel(struct vt__decoder *d, const CUpti_ActivityKernel10 *p)
     int64_t nameId = intern(d, p->name);
     see_ts(d, p->end);
     ROW_INIT(r, VT_T_KERNEL);
-    SET(r, 0, p->start);
-    SET(r, 1, p->end);
+    set_interval(d, &r, 0, 1, p->start, p->end);
     SET_ID32(r, 2, p->deviceId);
     SET_ID32(r, 3, p->contextId);
     SET_ID32(r, 4, p->streamId);
@@ -400,13 +430,20 @@ static struct depth_slot *depth_slot(struct vt__decoder *d, int64_t thread)
     return NULL;
 }
 
-/* Write one nvtx_range row. end < 0 means the range never ended (end NULL). */
+/*
+ * Write one nvtx_range row. end < 0 means the range never ended (end NULL, not
+ * counted as an unknown time); an end of 0 is a time CUPTI could not take.
+ */
 static void emit_nvtx(struct vt__decoder *d, const struct nvtx_val *v, int64_t end)
 {
     struct vt__row r;
     ROW_INIT(r, VT_T_NVTX_RANGE);
-    SET(r, 0, v->start);
-    SET_OPT(r, 1, end, end >= 0);
+    if (end < 0) {
+        set_instant(d, &r, 0, (uint64_t)v->start);
+        SETNULL(r, 1);
+    } else {
+        set_interval(d, &r, 0, 1, (uint64_t)v->start, (uint64_t)end);
+    }
     SET(r, 2, v->kind);
     SET_STR(r, 3, v->name_id);
     SET_STR(r, 4, v->domain_id);
@@ -477,8 +514,7 @@ static int decode_sync(struct vt__decoder *d, const CUpti_ActivitySynchronizatio
     struct vt__row r;
     see_ts(d, p->end);
     ROW_INIT(r, VT_T_SYNC_EVENT);
-    SET(r, 0, p->start);
-    SET(r, 1, p->end);
+    set_interval(d, &r, 0, 1, p->start, p->end);
     SET(r, 2, p->type);
     SETNULL(r, 3);
     SET_ID32(r, 4, p->contextId);
@@ -525,8 +561,7 @@ static int decode_overhead(struct vt__decoder *d, const CUpti_ActivityOverhead3 
     ROW_INIT(r, VT_T_OVERHEAD);
     r.v[0].z = "cupti";
     r.v[1].z = overhead_name(p->overheadKind);
-    SET(r, 2, p->start);
-    SET(r, 3, p->end);
+    set_interval(d, &r, 2, 3, p->start, p->end);
     SET(r, 4, p->objectKind);
     SET_OPT(r, 5, objId, objId >= 0);
     SET(r, 6, 1);
@@ -599,8 +634,7 @@ static void host_api(struct vt__decoder *d, const struct vt_hrec *p)
     ROW_INIT(r, VT_T_API_CALL);
     SET(r, 0, p->u.api.api);
     SET_OPT(r, 1, p->u.api.correlation, p->u.api.correlation != 0);
-    SET(r, 2, p->u.api.start);
-    SET_OPT(r, 3, p->u.api.end, p->u.api.end != 0);
+    set_interval(d, &r, 2, 3, p->u.api.start, p->u.api.end);
     SET(r, 4, p->u.api.thread);
     SET_OPT(r, 5, p->u.api.device, p->u.api.device >= 0);
     SET(r, 6, p->u.api.status);
@@ -660,7 +694,7 @@ void vt__decode_host(struct vt__decoder *d, struct vt_hrec *p)
     case VT_HREC_OOM:
         see_ts(d, p->u.oom.ts);
         ROW_INIT(r, VT_T_OOM_EVENT);
-        SET(r, 0, p->u.oom.ts);
+        set_instant(d, &r, 0, p->u.oom.ts);
         SET(r, 1, p->u.oom.api);
         SET_OPT(r, 2, p->u.oom.correlation, p->u.oom.correlation != 0);
         SET_OPT(r, 3, p->u.oom.device, p->u.oom.device >= 0);
@@ -675,7 +709,7 @@ void vt__decode_host(struct vt__decoder *d, struct vt_hrec *p)
     case VT_HREC_MEMORY:
         see_ts(d, p->u.mem.ts);
         ROW_INIT(r, VT_T_MEMORY_EVENT);
-        SET(r, 0, p->u.mem.ts);
+        set_instant(d, &r, 0, p->u.mem.ts);
         SET(r, 1, p->u.mem.op);
         SET(r, 2, p->u.mem.mem_kind);
         SET(r, 3, p->u.mem.address);
@@ -702,13 +736,13 @@ void vt__decode_host(struct vt__decoder *d, struct vt_hrec *p)
         SET(r, 0, p->u.use.correlation);
         SET(r, 1, p->u.use.kind);
         SET(r, 2, p->u.use.address);
-        SET_OPT(r, 3, p->u.use.ts, p->u.use.ts != 0);
+        set_instant(d, &r, 3, p->u.use.ts);
         SET_OPT(r, 4, p->u.use.device, p->u.use.device >= 0);
         d->xEmit(d->pCtx, &r);
         break;
     case VT_HREC_DROPPED:
         ROW_INIT(r, VT_T_DROPPED);
-        SET(r, 0, p->u.dropped.ts ? p->u.dropped.ts : d->lastTs);
+        set_instant(d, &r, 0, p->u.dropped.ts ? p->u.dropped.ts : d->lastTs);
         SET(r, 1, p->u.dropped.source);
         SETZ(r, 2, p->u.dropped.zWhat);
         SET(r, 3, p->u.dropped.count);
@@ -722,8 +756,7 @@ void vt__decode_host(struct vt__decoder *d, struct vt_hrec *p)
         ROW_INIT(r, VT_T_OVERHEAD);
         r.v[0].z = "vramtrace";
         r.v[1].z = p->u.overhead.zKind ? p->u.overhead.zKind : "unknown";
-        SET(r, 2, p->u.overhead.start);
-        SET(r, 3, p->u.overhead.end);
+        set_interval(d, &r, 2, 3, p->u.overhead.start, p->u.overhead.end);
         SETNULL(r, 4);
         SETNULL(r, 5);
         SET(r, 6, p->u.overhead.count);

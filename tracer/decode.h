@@ -90,6 +90,7 @@ struct vt__decoder {
     uint64_t nDroppedCorr;     /* API calls evicted from the correlation map unmatched */
     uint64_t nDroppedNvtx;     /* open NVTX ranges evicted (written with end NULL) */
     uint64_t nJoined;          /* activity records completed from an API call */
+    uint64_t nTimeUnknown;     /* rows written with a time CUPTI could not take (0: stored NULL) */
 };
 
 /* Initialise d. Returns 0 or -ENOMEM. */

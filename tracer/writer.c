@@ -214,7 +214,11 @@ static int step_rows(struct vt_writer *w, sqlite3_stmt *s, unsigned nRow, const 
 static void to_stored(const struct vt_writer *w, struct vt__row *pRow)
 {
     const struct vt__table_spec *t = &vt__aTable[pRow->table];
-    if (!t->timeCol || (pRow->nullMask & (1u << (t->timeCol - 1)))) return;
+    if (!t->timeCol) return;
+    if (pRow->nullMask & (1u << (t->timeCol - 1))) { /* no start: no duration either */
+        if (t->endCol) pRow->nullMask |= 1u << (t->endCol - 1);
+        return;
+    }
     if (t->endCol && !(pRow->nullMask & (1u << (t->endCol - 1))))
         pRow->v[t->endCol - 1].i =
             (int64_t)((uint64_t)pRow->v[t->endCol - 1].i - (uint64_t)pRow->v[t->timeCol - 1].i);
@@ -269,7 +273,7 @@ static void insert_dropped(struct vt_writer *w, int source, const char *zWhat, u
     struct vt__row r;
     memset(&r, 0, sizeof r);
     r.table = VT_T_DROPPED;
-    r.nullMask = (1u << 4) | (1u << 5) | (1u << 6);
+    r.nullMask = (1u << 4) | (1u << 5) | (1u << 6) | (w->dec.lastTs ? 0 : 1u << 0);
     r.v[0].i = (int64_t)w->dec.lastTs;
     r.v[1].i = source;
     r.v[2].z = zWhat;
@@ -494,6 +498,7 @@ static void finish_db(struct vt_writer *w)
         }
         meta_u64(w, "records_decoded", w->dec.nDecoded);
         meta_u64(w, "records_unknown", w->dec.nUnknown);
+        meta_u64(w, "records_time_unknown", w->dec.nTimeUnknown);
         meta_u64(w, "rows_written", atomic_load(&w->nRowsWritten));
         meta_u64(w, "commits", atomic_load(&w->nCommits));
         meta_u64(w, "dropped_queue", vt__ring_dropped(&w->ring) + w->nAbandonedRecs);
