@@ -308,6 +308,11 @@ TEST(failed_allocations_are_oom)
     call(RT, RTID(cudaMallocAsync_ptsz_v11020), &ap, cudaErrorMemoryAllocation, 21, 200);
     g_bMemInfoFails = 1;
     call(DRV, DRVID(cuMemAllocFromPoolAsync), &pp, CUDA_ERROR_OUT_OF_MEMORY, 22, 300);
+    /* failures that are not out of memory: failed calls, no OOM */
+    g_bMemInfoFails = 0;
+    call(RT, RTID(cudaMalloc_v3020), &rp, cudaErrorInvalidValue, 23, 400);
+    call(DRV, DRVID(cuMemAllocFromPoolAsync), &pp, CUDA_ERROR_NOT_INITIALIZED, 24, 500);
+    call(RT, RTID(cudaMallocAsync_v11020), &ap, cudaErrorLaunchFailure, 25, 600);
     ASSERT_STREQ(lines("api 1 corr 20 100-105 T dev 0 st 2 bytes 1099511627776 ptr 0 src 0 dst 0 stream 0 stack 77",
                        "oom 105 api 1 corr 20 dev 0 st 2 bytes 1099511627776 free 1073741824"
                        " total 85899345920 T stack 77",
@@ -315,7 +320,11 @@ TEST(failed_allocations_are_oom)
                        "oom 205 api 3 corr 21 dev 0 st 2 bytes 4096 free 1073741824 total 85899345920 T"
                        " stack 77",
                        "api 24 corr 22 300-305 T dev 0 st 2 bytes 8192 ptr 0 src 0 dst 0 stream 9 stack 77",
-                       "oom 305 api 24 corr 22 dev 0 st 2 bytes 8192 free 0 total 0 T stack 77", NULL),
+                       "oom 305 api 24 corr 22 dev 0 st 2 bytes 8192 free 0 total 0 T stack 77",
+                       "api 1 corr 23 400-405 T dev 0 st 1 bytes 1099511627776 ptr 0 src 0 dst 0 stream 0 stack 77",
+                       "api 24 corr 24 500-505 T dev 0 st 3 bytes 8192 ptr 0 src 0 dst 0 stream 9 stack 77",
+                       "api 3 corr 25 600-605 T dev 0 st 719 bytes 4096 ptr 0 src 0 dst 0 stream 7 stack 77",
+                       NULL),
                  take());
     done();
 }

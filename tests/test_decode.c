@@ -184,6 +184,64 @@ TEST(decode_memory_pool)
     CORE_LEAK_CHECK();
 }
 
+/*
+ * Pool fields are read only for the pool types that carry them; PyTorch's
+ * release threshold UINT64_MAX is stored as its 64-bit pattern (reads -1).
+ */
+TEST(decode_pool_fields_by_type)
+{
+    char zPath[128], zWant[256];
+    struct vt_writer_config cfg;
+    struct vt_writer *w;
+    struct batch b;
+    CUpti_ActivityMemoryPool3 p;
+    CUpti_ActivityMemory4 m;
+    sqlite3 *db;
+    core_tmp_path(zPath, sizeof zPath, "t.db");
+    core_config(&cfg);
+    w = core_open(zPath, &cfg);
+    b_begin(&b, w);
+    memset(&p, 0, sizeof p);
+    p.kind = CUPTI_ACTIVITY_KIND_MEMORY_POOL;
+    p.memoryPoolOperationType = CUPTI_ACTIVITY_MEMORY_POOL_OPERATION_TYPE_CREATED;
+    p.memoryPoolType = CUPTI_ACTIVITY_MEMORY_POOL_TYPE_LOCAL;
+    p.address = ADDR_P;
+    p.size = 1u << 20;
+    p.releaseThreshold = UINT64_MAX;
+    p.timestamp = 100;
+    b_add(&b, &p, sizeof p);
+    p.memoryPoolType = CUPTI_ACTIVITY_MEMORY_POOL_TYPE_IMPORTED;
+    p.address = ADDR_B;
+    p.timestamp = 200;
+    b_add(&b, &p, sizeof p);
+    memset(&m, 0, sizeof m);
+    m.kind = CUPTI_ACTIVITY_KIND_MEMORY2;
+    m.memoryOperationType = CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_ALLOCATION;
+    m.memoryKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
+    m.address = ADDR_A;
+    m.bytes = 4096;
+    m.timestamp = 300;
+    m.isAsync = 1;
+    m.memoryPoolConfig.memoryPoolType = CUPTI_ACTIVITY_MEMORY_POOL_TYPE_LOCAL;
+    m.memoryPoolConfig.address = ADDR_P;
+    m.memoryPoolConfig.releaseThreshold = UINT64_MAX;
+    m.memoryPoolConfig.pool.size = 1u << 20;
+    m.memoryPoolConfig.utilizedSize = 4096;
+    b_add(&b, &m, sizeof m);
+    b_submit(&b);
+    db = close_and_open(w, zPath);
+    snprintf(zWant, sizeof zWant, "1|%llu|-1|1048576|0;2|%llu|NULL|NULL|NULL", ADDR_P, ADDR_B);
+    ASSERT_STREQ(zWant, core_q_rows(db, "SELECT pool_type, address, threshold, size, used FROM pool_event"
+                                        " ORDER BY ts"));
+    snprintf(zWant, sizeof zWant, "1|1|%llu|-1|1048576|4096", ADDR_P);
+    ASSERT_STREQ(zWant, core_q_rows(db, "SELECT op, pool_type, pool_address, pool_threshold, pool_size,"
+                                        " pool_used FROM memory_event"));
+    ASSERT_EQ(1, core_q_int(db, "SELECT pool_threshold = -1 AND printf('%llx', pool_threshold) ="
+                                " 'ffffffffffffffff' FROM memory_event"));
+    sqlite3_close(db);
+    CORE_LEAK_CHECK();
+}
+
 TEST(decode_memcpy_join)
 {
     char zPath[128], zWant[512];
@@ -546,6 +604,12 @@ TEST(decode_sync_overhead_device)
     s.end = 10400;
     s.correlationId = 22;
     b_add(&b, &s, sizeof s);
+    /* an event query that found work pending: kept, with its return value */
+    s.start = 10500;
+    s.end = 10501;
+    s.correlationId = 23;
+    s.returnValue = CUDA_ERROR_NOT_READY;
+    b_add(&b, &s, sizeof s);
     memset(&o, 0, sizeof o);
     o.kind = CUPTI_ACTIVITY_KIND_OVERHEAD;
     o.overheadKind = CUPTI_ACTIVITY_OVERHEAD_CUPTI_BUFFER_FLUSH;
@@ -570,11 +634,14 @@ TEST(decode_sync_overhead_device)
     b_add(&b, &dv, sizeof dv);
     b_submit(&b);
     db = close_and_open(w, zPath);
-    snprintf(zWant, sizeof zWant, "10000|10200|%d|NULL|1|7|20|NULL;10300|10400|%d|NULL|1|NULL|22|3",
+    snprintf(zWant, sizeof zWant,
+             "10000|10200|%d|NULL|1|7|20|NULL|0;10300|10400|%d|NULL|1|NULL|22|3|0;"
+             "10500|10501|%d|NULL|1|NULL|23|3|600",
              (int)CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_SYNCHRONIZE,
+             (int)CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_EVENT_SYNCHRONIZE,
              (int)CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_EVENT_SYNCHRONIZE);
     ASSERT_STREQ(zWant, core_q_rows(db, "SELECT start, end, type, device, context, stream,"
-                                        " correlation, event FROM sync_event ORDER BY id"));
+                                        " correlation, event, status FROM sync_event ORDER BY id"));
     ASSERT_STREQ("cupti|cupti_buffer_flush|11000|11050|2|77|1",
                  core_q_rows(db, "SELECT source, kind, start, end, object_kind, object_id, count"
                                  " FROM overhead"));
@@ -839,7 +906,7 @@ TEST(decode_host_records)
     CORE_LEAK_CHECK();
 }
 
-VT_TEST_LIST(T(decode_zero_times) T(decode_memory) T(decode_memory_pool) T(decode_memcpy_join) T(decode_memset_join)
+VT_TEST_LIST(T(decode_zero_times) T(decode_pool_fields_by_type) T(decode_memory) T(decode_memory_pool) T(decode_memcpy_join) T(decode_memset_join)
                  T(decode_kernel_interning) T(decode_nvtx_pairing) T(decode_nvtx_map_overflow)
                      T(decode_correlation_map_overflow) T(decode_sync_overhead_device)
                          T(decode_unknown_kinds) T(decode_host_records))

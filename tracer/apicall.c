@@ -800,6 +800,18 @@ static int is_alloc_shape(int shape)
     }
 }
 
+/*
+ * True for a return code that means out of memory: cudaErrorMemoryAllocation
+ * (runtime) or CUDA_ERROR_OUT_OF_MEMORY (driver). Any other failure of an
+ * allocation (invalid value, not initialized, a sticky launch failure) is a
+ * failed API call, not an OOM.
+ */
+static int is_oom_status(CUpti_CallbackDomain domain, int status)
+{
+    if (domain == CUPTI_CB_DOMAIN_RUNTIME_API) return status == (int)cudaErrorMemoryAllocation;
+    return status == (int)CUDA_ERROR_OUT_OF_MEMORY;
+}
+
 /* True for the calls that end an allocation's life. */
 static int is_free_shape(int shape)
 {
@@ -1034,7 +1046,7 @@ static void copy_uses(const struct vt__apicall_env *env, const struct vt__api *e
  * memory_event / buffer_use rows. bScan: a successful kernel launch's arguments
  * are to be scanned here (not yet scanned at a driver launch inside it).
  */
-static void record_exit(const struct vt__apicall_env *env, struct vt__apithread *t,
+static void record_exit(const struct vt__apicall_env *env, struct vt__apithread *t, CUpti_CallbackDomain domain,
                         const struct vt__api *e, const CUpti_CallbackData *cb, int bScan)
 {
     struct vt_hrec rec;
@@ -1067,7 +1079,7 @@ static void record_exit(const struct vt__apicall_env *env, struct vt__apithread 
     rec.u.api.stack_id = stack;
     env->xSubmit(&rec);
 
-    if (!ok && is_alloc_shape(e->shape)) {
+    if (!ok && is_alloc_shape(e->shape) && is_oom_status(domain, status)) {
         memset(&rec, 0, sizeof rec);
         rec.type = VT_HREC_OOM;
         rec.u.oom.ts = end;
@@ -1148,7 +1160,8 @@ void vt__apicall_callback(const struct vt__apicall_env *env, struct vt__apithrea
         }
         if (t->depth > 0) t->depth--;
         /* a runtime launch is scanned here only when no driver launch inside it was */
-        if (env->xActive()) record_exit(env, t, e, cb, is_runtime_kernel_launch(e->shape) && !t->bScanned);
+        if (env->xActive())
+            record_exit(env, t, domain, e, cb, is_runtime_kernel_launch(e->shape) && !t->bScanned);
         return;
     }
     if (t->depth > 0) {
@@ -1166,5 +1179,5 @@ void vt__apicall_callback(const struct vt__apicall_env *env, struct vt__apithrea
         if (cb->correlationData) *cb->correlationData = env->xNow();
         return;
     }
-    if (env->xActive()) record_exit(env, t, e, cb, is_driver_kernel_launch(e->shape));
+    if (env->xActive()) record_exit(env, t, domain, e, cb, is_driver_kernel_launch(e->shape));
 }

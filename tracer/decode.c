@@ -71,8 +71,8 @@ const struct vt__table_spec vt__aTable[VT_T__COUNT] = {
                          7, 0, 1, 2},
     [VT_T_SYNC_EVENT] = {"sync_event",
                          "INSERT INTO sync_event(t, dur, type, device, context, stream,"
-                         " correlation, event) VALUES(?1,?2,?3,?4,?5,?6,?7,?8)",
-                         8, 0, 1, 2},
+                         " correlation, event, status) VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9)",
+                         9, 0, 1, 2},
     [VT_T_POOL_EVENT] = {"pool_event",
                          "INSERT INTO pool_event(t, op, device, pool_type, address, threshold, size,"
                          " used, correlation) VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9)",
@@ -252,7 +252,7 @@ static int decode_memory(struct vt__decoder *d, const CUpti_ActivityMemory4 *p)
 {
     struct vt__row r;
     struct corr_val cv;
-    int op, joined, hasPool;
+    int op, joined, hasPool, bLocal;
     int64_t sourceId;
     if (p->memoryOperationType == CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_ALLOCATION) op = VT_MEMOP_ALLOC;
     else if (p->memoryOperationType == CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_RELEASE) op = VT_MEMOP_FREE;
@@ -261,6 +261,9 @@ static int decode_memory(struct vt__decoder *d, const CUpti_ActivityMemory4 *p)
     sourceId = intern(d, p->source);
     joined = take_corr(d, p->correlationId, &cv);
     hasPool = p->memoryPoolConfig.memoryPoolType != CUPTI_ACTIVITY_MEMORY_POOL_TYPE_INVALID;
+    /* the release threshold, size and utilized size are valid for local pools only
+     * (cupti_activity.h) */
+    bLocal = p->memoryPoolConfig.memoryPoolType == CUPTI_ACTIVITY_MEMORY_POOL_TYPE_LOCAL;
     ROW_INIT(r, VT_T_MEMORY_EVENT);
     set_instant(d, &r, 0, p->timestamp);
     SET(r, 1, op);
@@ -275,9 +278,9 @@ static int decode_memory(struct vt__decoder *d, const CUpti_ActivityMemory4 *p)
     SET(r, 10, p->isAsync ? 1 : 0);
     SET_OPT(r, 11, p->memoryPoolConfig.memoryPoolType, hasPool);
     SET_OPT(r, 12, p->memoryPoolConfig.address, hasPool);
-    SET_OPT(r, 13, p->memoryPoolConfig.releaseThreshold, hasPool);
-    SET_OPT(r, 14, p->memoryPoolConfig.pool.size, hasPool);
-    SET_OPT(r, 15, p->memoryPoolConfig.utilizedSize, hasPool);
+    SET_OPT(r, 13, p->memoryPoolConfig.releaseThreshold, bLocal); /* UINT64_MAX reads -1 */
+    SET_OPT(r, 14, p->memoryPoolConfig.pool.size, bLocal);
+    SET_OPT(r, 15, p->memoryPoolConfig.utilizedSize, bLocal);
     SET_OPT(r, 16, p->PC, p->PC != 0);
     SET_OPT(r, 17, cv.thread, joined);
     SET_OPT(r, 18, cv.stack_id, joined && cv.stack_id > 0);
@@ -290,6 +293,7 @@ static int decode_memory(struct vt__decoder *d, const CUpti_ActivityMemory4 *p)
 static int decode_pool(struct vt__decoder *d, const CUpti_ActivityMemoryPool3 *p)
 {
     struct vt__row r;
+    int bLocal = p->memoryPoolType == CUPTI_ACTIVITY_MEMORY_POOL_TYPE_LOCAL;
     see_ts(d, p->timestamp);
     ROW_INIT(r, VT_T_POOL_EVENT);
     set_instant(d, &r, 0, p->timestamp);
@@ -297,9 +301,10 @@ static int decode_pool(struct vt__decoder *d, const CUpti_ActivityMemoryPool3 *p
     SET_ID32(r, 2, p->deviceId);
     SET(r, 3, p->memoryPoolType);
     SET(r, 4, p->address);
-    SET(r, 5, p->releaseThreshold);
-    SET(r, 6, p->size);
-    SET(r, 7, p->utilizedSize);
+    /* valid for local pools only (cupti_activity.h) */
+    SET_OPT(r, 5, p->releaseThreshold, bLocal); /* UINT64_MAX (PyTorch's) reads -1 */
+    SET_OPT(r, 6, p->size, bLocal);
+    SET_OPT(r, 7, p->utilizedSize, bLocal);
     SET_OPT(r, 8, p->correlationId, p->correlationId != 0);
     d->xEmit(d->pCtx, &r);
     return 0;
@@ -521,6 +526,7 @@ static int decode_sync(struct vt__decoder *d, const CUpti_ActivitySynchronizatio
     SET_ID32(r, 5, p->streamId);
     SET_OPT(r, 6, p->correlationId, p->correlationId != 0);
     SET_ID32(r, 7, p->cudaEventId);
+    SET(r, 8, p->returnValue); /* a CUresult: CUDA_ERROR_NOT_READY for a query that found work pending */
     d->xEmit(d->pCtx, &r);
     return 0;
 }
