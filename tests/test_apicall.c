@@ -67,7 +67,7 @@ static int fake_submit(const struct vt_hrec *rec)
 }
 
 static struct vt__apicall_env g_env = {fake_now, fake_device, fake_stream, fake_mem_info, fake_site,
-                                       fake_active, fake_submit, NULL, NULL};
+                                       fake_active, fake_submit, NULL, NULL, NULL, NULL};
 
 /* Deliver one callback of the calling "thread" g_thread at time `now`. */
 static void cb(CUpti_CallbackDomain dom, CUpti_CallbackId cbid, CUpti_ApiCallbackSite site,
@@ -405,10 +405,14 @@ TEST(vmm_calls)
     call(DRV, DRVID(cuMemUnmap), &up, 0, 43, 40);
     ASSERT_EQ(0, vt__ivl_find(g_env.ivl, 0x9000000, NULL, NULL));
     call(DRV, DRVID(cuMemRelease), &rp, 0, 44, 50);
-    prop.location.type = CU_MEM_LOCATION_TYPE_HOST; /* host memory: pinned, device of the context */
+    prop.location.type = CU_MEM_LOCATION_TYPE_HOST; /* host memory: pinned, on no device */
     call(DRV, DRVID(cuMemCreate), &big, CUDA_ERROR_OUT_OF_MEMORY, 45, 60);
+    prop.location.type = CU_MEM_LOCATION_TYPE_HOST_NUMA;
+    prop.location.id = 1; /* a NUMA node, not a device */
+    h = 0xdef;
+    call(DRV, DRVID(cuMemCreate), &cp, 0, 46, 70);
     ASSERT_STREQ(lines("api 40 corr 40 10-15 T dev 0 st 0 bytes 2097152 ptr 0xabc src 0 dst 0 stream 0 stack 77",
-                       "mem 15 op 3 kind 3 addr 0xabc bytes 2097152 dev 0 corr 40 api 40 handle 0xabc T stack 77",
+                       "mem 15 op 3 kind 3 addr 0xabc bytes 2097152 dev 3 corr 40 api 40 handle 0xabc T stack 77",
                        "api 44 corr 41 20-25 T dev 0 st 0 bytes 4194304 ptr 0x9000000 src 0 dst 0 stream 0 stack 77",
                        "api 42 corr 42 30-35 T dev 0 st 0 bytes 2097152 ptr 0x9000000 src 0 dst 0 stream 0 stack 77",
                        "mem 35 op 5 kind 3 addr 0x9000000 bytes 2097152 dev 0 corr 42 api 42 handle 0xabc T"
@@ -420,6 +424,8 @@ TEST(vmm_calls)
                        "api 40 corr 45 60-65 T dev 0 st 2 bytes 68719476736 ptr 0 src 0 dst 0 stream 0 stack 77",
                        "oom 65 api 40 corr 45 dev 0 st 2 bytes 68719476736 free 1073741824 total 85899345920 T"
                        " stack 77",
+                       "api 40 corr 46 70-75 T dev 0 st 0 bytes 2097152 ptr 0xdef src 0 dst 0 stream 0 stack 77",
+                       "mem 75 op 3 kind 2 addr 0xdef bytes 2097152 dev -1 corr 46 api 40 handle 0xdef T stack 77",
                        NULL),
                  take());
     done();
@@ -448,6 +454,117 @@ TEST(vmm_device_from_location)
     vt__apicall_callback(&g_env, &g_thread, DRV, DRVID(cuMemCreate), &d);
     ASSERT_STREQ(lines("api 40 corr 50 75-75 T dev 5 st 0 bytes 4096 ptr 0x77 src 0 dst 0 stream 0 stack 77",
                        "mem 75 op 3 kind 3 addr 0x77 bytes 4096 dev 5 corr 50 api 40 handle 0x77 T stack 77",
+                       NULL),
+                 take());
+    done();
+}
+
+/* The driver's answers for imports: the IPC mapping at 0x30000000 spans 16 MiB; handle 0xb2 is on device 1. */
+static int fake_address_range(uint64_t ptr, uint64_t *pBase, uint64_t *pSize)
+{
+    if (ptr < 0x30000000 || ptr >= 0x31000000) return -1;
+    *pBase = 0x30000000;
+    *pSize = 16u << 20;
+    return 0;
+}
+
+static int fake_handle_location(uint64_t handle, int *pKind, int *pDevice)
+{
+    if (handle != 0xb2) return -1;
+    *pKind = VT_MEMKIND_DEVICE;
+    *pDevice = 1;
+    return 0;
+}
+
+/*
+ * Memory owned elsewhere or shared is recorded as what it is: IPC opens and
+ * closes, shareable-handle imports (import / import_close rows, bytes from the
+ * driver when it can tell), access grants and multicast objects (api_call rows
+ * only); imported ranges are live for kernel-argument scans.
+ */
+TEST(imports_and_sharing)
+{
+    void *p = NULL;
+    CUdeviceptr d = 0;
+    CUmemGenericAllocationHandle h = 0, mc = 0;
+    cudaIpcMemHandle_t rh;
+    CUipcMemHandle dh;
+    cudaIpcOpenMemHandle_v4010_params ro;
+    cudaIpcCloseMemHandle_v4010_params rc = {(void *)(uintptr_t)0x30000000};
+    cuIpcOpenMemHandle_v2_params dop;
+    cuIpcCloseMemHandle_params dc = {0x50000000};
+    cuMemImportFromShareableHandle_params ip = {&h, (void *)(uintptr_t)7, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR};
+    CUmemAccessDesc acc;
+    cuMemSetAccess_params sa = {0x9000000, 2 << 20, &acc, 1};
+    CUmulticastObjectProp mprop;
+    cuMulticastCreate_params mcp = {&mc, &mprop};
+    cuMulticastAddDevice_params mad = {0xc3, 1};
+    cuMulticastBindMem_params mbm = {0xc3, 0, 0xabc, 0, 2 << 20, 0};
+    cuMulticastBindAddr_params mba = {0xc3, 2 << 20, 0x9000000, 2 << 20, 0};
+    cuMulticastUnbind_params mub = {0xc3, 1, 0, 4 << 20};
+    int st = 0;
+    uint64_t corrData = 0;
+    setup_scan(NULL, NULL, NULL);
+    g_env.xAddressRange = fake_address_range;
+    g_env.xHandleLocation = fake_handle_location;
+    memset(&rh, 0, sizeof rh);
+    memset(&dh, 0, sizeof dh);
+    memset(&acc, 0, sizeof acc);
+    memset(&mprop, 0, sizeof mprop);
+    mprop.numDevices = 2;
+    mprop.size = 4 << 20;
+    ro.devPtr = &p;
+    ro.handle = rh;
+    ro.flags = cudaIpcMemLazyEnablePeerAccess;
+    dop.pdptr = &d;
+    dop.handle = dh;
+    dop.Flags = 0;
+
+    cb(RT, RTID(cudaIpcOpenMemHandle_v4010), CUPTI_API_ENTER, &ro, &st, 60, &corrData, 10);
+    p = (void *)(uintptr_t)0x30000000;
+    cb(RT, RTID(cudaIpcOpenMemHandle_v4010), CUPTI_API_EXIT, &ro, &st, 60, &corrData, 15);
+    ASSERT_EQ(1, vt__ivl_find(g_env.ivl, 0x30ffffff, NULL, NULL));
+    call(RT, RTID(cudaIpcCloseMemHandle_v4010), &rc, 0, 61, 20);
+    ASSERT_EQ(0, vt__ivl_find(g_env.ivl, 0x30000000, NULL, NULL));
+    /* a driver IPC open the driver cannot size: bytes unknown, not made live */
+    cb(DRV, DRVID(cuIpcOpenMemHandle_v2), CUPTI_API_ENTER, &dop, &st, 62, &corrData, 30);
+    d = 0x50000000;
+    cb(DRV, DRVID(cuIpcOpenMemHandle_v2), CUPTI_API_EXIT, &dop, &st, 62, &corrData, 35);
+    ASSERT_EQ(0, vt__ivl_find(g_env.ivl, 0x50000000, NULL, NULL));
+    call(DRV, DRVID(cuIpcCloseMemHandle), &dc, 0, 63, 40);
+    cb(DRV, DRVID(cuMemImportFromShareableHandle), CUPTI_API_ENTER, &ip, &st, 64, &corrData, 50);
+    h = 0xb2;
+    cb(DRV, DRVID(cuMemImportFromShareableHandle), CUPTI_API_EXIT, &ip, &st, 64, &corrData, 55);
+    call(DRV, DRVID(cuMemSetAccess), &sa, 0, 65, 60);
+    cb(DRV, DRVID(cuMulticastCreate), CUPTI_API_ENTER, &mcp, &st, 66, &corrData, 70);
+    mc = 0xc3;
+    cb(DRV, DRVID(cuMulticastCreate), CUPTI_API_EXIT, &mcp, &st, 66, &corrData, 75);
+    call(DRV, DRVID(cuMulticastAddDevice), &mad, 0, 67, 80);
+    call(DRV, DRVID(cuMulticastBindMem), &mbm, 0, 68, 90);
+    call(DRV, DRVID(cuMulticastBindAddr), &mba, 0, 69, 100);
+    call(DRV, DRVID(cuMulticastUnbind), &mub, 0, 70, 110);
+    /* a failed IPC open: the row, nothing imported */
+    call(RT, RTID(cudaIpcOpenMemHandle_v4010), &ro, cudaErrorInvalidValue, 71, 120);
+    g_env.xAddressRange = NULL;
+    g_env.xHandleLocation = NULL;
+    ASSERT_STREQ(lines("api 14 corr 60 10-15 T dev 0 st 0 bytes 16777216 ptr 0x30000000 src 0 dst 0 stream 0 stack 77",
+                       "mem 15 op 7 kind 3 addr 0x30000000 bytes 16777216 dev 0 corr 60 api 14 handle 0 T stack 77",
+                       "api 15 corr 61 20-25 T dev 0 st 0 bytes 0 ptr 0x30000000 src 0 dst 0 stream 0 stack 77",
+                       "mem 25 op 8 kind 3 addr 0x30000000 bytes 0 dev 0 corr 61 api 15 handle 0 T stack 77",
+                       "api 53 corr 62 30-35 T dev 0 st 0 bytes 0 ptr 0x50000000 src 0 dst 0 stream 0 stack 77",
+                       "mem 35 op 7 kind 3 addr 0x50000000 bytes 0 dev 0 corr 62 api 53 handle 0 T stack 77",
+                       "api 54 corr 63 40-45 T dev 0 st 0 bytes 0 ptr 0x50000000 src 0 dst 0 stream 0 stack 77",
+                       "mem 45 op 8 kind 3 addr 0x50000000 bytes 0 dev 0 corr 63 api 54 handle 0 T stack 77",
+                       "api 47 corr 64 50-55 T dev 0 st 0 bytes 0 ptr 0xb2 src 0 dst 0 stream 0 stack 77",
+                       "mem 55 op 7 kind 3 addr 0xb2 bytes 0 dev 1 corr 64 api 47 handle 0xb2 T stack 77",
+                       "api 46 corr 65 60-65 T dev 0 st 0 bytes 2097152 ptr 0x9000000 src 0 dst 0 stream 0 stack 77",
+                       "api 48 corr 66 70-75 T dev 0 st 0 bytes 4194304 ptr 0xc3 src 0 dst 0 stream 0 stack 77",
+                       "api 49 corr 67 80-85 T dev 0 st 0 bytes 0 ptr 0xc3 src 0 dst 0 stream 0 stack 77",
+                       "api 50 corr 68 90-95 T dev 0 st 0 bytes 2097152 ptr 0xc3 src 0xabc dst 0 stream 0 stack 77",
+                       "api 51 corr 69 100-105 T dev 0 st 0 bytes 2097152 ptr 0xc3 src 0x9000000 dst 0 stream 0"
+                       " stack 77",
+                       "api 52 corr 70 110-115 T dev 0 st 0 bytes 4194304 ptr 0xc3 src 0 dst 0 stream 0 stack 77",
+                       "api 14 corr 71 120-125 T dev 0 st 1 bytes 0 ptr 0 src 0 dst 0 stream 0 stack 77",
                        NULL),
                  take());
     done();
@@ -1137,6 +1254,7 @@ TEST(driver_and_graph_launches)
 }
 
 VT_TEST_LIST(T(tables_traced_ids_unique_and_named) T(malloc_and_free) T(failed_allocations_are_oom)
+             T(imports_and_sharing)
              T(pitched_and_host_allocations) T(vmm_calls) T(vmm_device_from_location)
              T(copies_and_sets) T(launches_scan_arguments) T(launch_uses_bounded)
              T(inactive_and_untraced) T(every_launch_entry_point_traced) T(cuda13_triple_chevron_launch)

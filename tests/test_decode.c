@@ -184,6 +184,116 @@ TEST(decode_memory_pool)
     CORE_LEAK_CHECK();
 }
 
+/* Queue a VT_HREC_MEMORY host record (a VMM or import call's row). */
+static void host_mem(struct vt_writer *w, uint64_t ts, int op, int kind, uint64_t address, uint64_t bytes,
+                     int device, uint32_t corr, int api, uint64_t handle)
+{
+    struct vt_hrec h;
+    memset(&h, 0, sizeof h);
+    h.type = VT_HREC_MEMORY;
+    h.u.mem.ts = ts;
+    h.u.mem.op = op;
+    h.u.mem.mem_kind = kind;
+    h.u.mem.address = address;
+    h.u.mem.bytes = bytes;
+    h.u.mem.device = device;
+    h.u.mem.correlation = corr;
+    h.u.mem.api = api;
+    h.u.mem.handle = handle;
+    h.u.mem.thread = 1;
+    ASSERT_EQ(0, vt__writer_submit(w, &h));
+}
+
+/*
+ * Memory counted once where it lives: a release takes its create's kind,
+ * device and bytes; an imported handle's release is an import_close; a map
+ * takes its handle's kind and an unmap its map's handle; an IPC close gets
+ * the bytes of its open; a MEMORY2 record of a VMM or import call is not
+ * stored (the call's own row is), and one of an imported pool is an import.
+ */
+TEST(decode_vmm_and_imports)
+{
+    char zPath[128], zWant[1024];
+    struct vt_writer_config cfg;
+    struct vt_writer *w;
+    struct batch b;
+    CUpti_ActivityMemory4 m;
+    sqlite3 *db;
+    core_tmp_path(zPath, sizeof zPath, "t.db");
+    core_config(&cfg);
+    w = core_open(zPath, &cfg);
+    /* host memory created with cuMemCreate (no device), mapped, unmapped, released */
+    api_call(w, VT_API_ID_40, 1, 1, 0, 0xa1, 0, 0, 4u << 20);
+    host_mem(w, 100, VT_MEMOP_VMM_CREATE, VT_MEMKIND_PINNED, 0xa1, 4u << 20, -1, 1, VT_API_ID_40, 0xa1);
+    api_call(w, VT_API_ID_42, 2, 1, 0, ADDR_A, 0, 0, 4u << 20);
+    host_mem(w, 110, VT_MEMOP_VMM_MAP, VT_MEMKIND_DEVICE, ADDR_A, 4u << 20, 0, 2, VT_API_ID_42, 0xa1);
+    host_mem(w, 120, VT_MEMOP_VMM_UNMAP, VT_MEMKIND_DEVICE, ADDR_A, 4u << 20, 0, 3, VT_API_ID_43, 0);
+    host_mem(w, 130, VT_MEMOP_VMM_RELEASE, VT_MEMKIND_DEVICE, 0xa1, 0, 0, 4, VT_API_ID_41, 0xa1);
+    /* a handle imported from another process (device 1), mapped, released */
+    host_mem(w, 200, VT_MEMOP_IMPORT, VT_MEMKIND_DEVICE, 0xb2, 0, 1, 5, VT_API_ID_47, 0xb2);
+    host_mem(w, 210, VT_MEMOP_VMM_MAP, VT_MEMKIND_DEVICE, ADDR_B, 2u << 20, 0, 6, VT_API_ID_42, 0xb2);
+    host_mem(w, 220, VT_MEMOP_VMM_RELEASE, VT_MEMKIND_DEVICE, 0xb2, 0, 0, 7, VT_API_ID_41, 0xb2);
+    /* an IPC mapping opened and closed */
+    api_call(w, VT_API_ID_14, 8, 1, 0, ADDR_P, 0, 0, 1u << 20);
+    host_mem(w, 300, VT_MEMOP_IMPORT, VT_MEMKIND_DEVICE, ADDR_P, 1u << 20, 0, 8, VT_API_ID_14, 0);
+    host_mem(w, 310, VT_MEMOP_IMPORT_CLOSE, VT_MEMKIND_DEVICE, ADDR_P, 0, 0, 9, VT_API_ID_15, 0);
+    /* MEMORY2 records: of the cuMemMap call (superseded), of the IPC open (superseded), and an
+     * allocation from an imported pool */
+    b_begin(&b, w);
+    memset(&m, 0, sizeof m);
+    m.kind = CUPTI_ACTIVITY_KIND_MEMORY2;
+    m.memoryOperationType = CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_ALLOCATION;
+    m.memoryKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
+    m.correlationId = 2;
+    m.address = ADDR_A;
+    m.bytes = 4u << 20;
+    m.timestamp = 111;
+    m.streamId = CUPTI_INVALID_STREAM_ID;
+    b_add(&b, &m, sizeof m);
+    m.correlationId = 8;
+    m.address = ADDR_P;
+    m.timestamp = 301;
+    b_add(&b, &m, sizeof m);
+    m.correlationId = 0;
+    m.address = ADDR_P + 4096;
+    m.bytes = 8192;
+    m.timestamp = 400;
+    m.isAsync = 1;
+    m.memoryPoolConfig.memoryPoolType = CUPTI_ACTIVITY_MEMORY_POOL_TYPE_IMPORTED;
+    m.memoryPoolConfig.address = ADDR_P;
+    m.memoryPoolConfig.releaseThreshold = 77; /* not valid for an imported pool: not read */
+    m.memoryPoolConfig.pool.processId = 4321;
+    m.memoryPoolConfig.utilizedSize = 99;
+    b_add(&b, &m, sizeof m);
+    m.memoryOperationType = CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_RELEASE;
+    m.timestamp = 410;
+    b_add(&b, &m, sizeof m);
+    b_submit(&b);
+    db = close_and_open(w, zPath);
+    snprintf(zWant, sizeof zWant,
+             "100|3|2|161|4194304|NULL|161;"
+             "110|5|2|%llu|4194304|0|161;"
+             "120|6|2|%llu|4194304|0|161;"
+             "130|4|2|161|4194304|NULL|161;"
+             "200|7|3|178|NULL|1|178;"
+             "210|5|3|%llu|2097152|0|178;"
+             "220|8|3|178|NULL|1|178;"
+             "300|7|3|%llu|1048576|0|NULL;"
+             "310|8|3|%llu|1048576|0|NULL;"
+             "400|7|3|%llu|8192|0|%llu;"
+             "410|8|3|%llu|8192|0|%llu",
+             ADDR_A, ADDR_A, ADDR_B, ADDR_P, ADDR_P, ADDR_P + 4096, ADDR_P, ADDR_P + 4096, ADDR_P);
+    ASSERT_STREQ(zWant, core_q_rows(db, "SELECT ts, op, mem_kind, address, bytes, device, pool_address"
+                                        " FROM memory_event ORDER BY ts"));
+    ASSERT_STREQ("2|NULL|NULL|NULL", core_q_rows(db, "SELECT DISTINCT pool_type, pool_threshold, pool_size,"
+                                                    " pool_used FROM memory_event WHERE ts >= 400"));
+    ASSERT_STREQ("2", core_q_rows(db, "SELECT value FROM meta WHERE key = 'memory_records_superseded'"));
+    /* the VMM and import calls that had no MEMORY2 record are no loss */
+    ASSERT_STREQ("0", core_q_rows(db, "SELECT value FROM meta WHERE key = 'dropped_map'"));
+    sqlite3_close(db);
+    CORE_LEAK_CHECK();
+}
+
 /*
  * Pool fields are read only for the pool types that carry them; PyTorch's
  * release threshold UINT64_MAX is stored as its 64-bit pattern (reads -1).
@@ -906,7 +1016,7 @@ TEST(decode_host_records)
     CORE_LEAK_CHECK();
 }
 
-VT_TEST_LIST(T(decode_zero_times) T(decode_pool_fields_by_type) T(decode_memory) T(decode_memory_pool) T(decode_memcpy_join) T(decode_memset_join)
+VT_TEST_LIST(T(decode_zero_times) T(decode_vmm_and_imports) T(decode_pool_fields_by_type) T(decode_memory) T(decode_memory_pool) T(decode_memcpy_join) T(decode_memset_join)
                  T(decode_kernel_interning) T(decode_nvtx_pairing) T(decode_nvtx_map_overflow)
                      T(decode_correlation_map_overflow) T(decode_sync_overhead_device)
                          T(decode_unknown_kinds) T(decode_host_records))

@@ -183,6 +183,15 @@ CUresult cuDeviceGetUuid_v2(CUuuid *u, CUdevice d)
     return CUDA_SUCCESS;
 }
 
+/* The IPC mapping the script opens at 0x30000000 spans 16 MiB. */
+CUresult cuMemGetAddressRange_v2(CUdeviceptr *pBase, size_t *pSize, CUdeviceptr p)
+{
+    if (p < 0x30000000 || p >= 0x31000000) return CUDA_ERROR_NOT_FOUND;
+    *pBase = 0x30000000;
+    *pSize = 16u << 20;
+    return CUDA_SUCCESS;
+}
+
 /* Kernel 0x1234 takes (pointer, int, pointer); no other function is known. */
 CUresult cuFuncGetParamInfo(CUfunction func, size_t paramIndex, size_t *paramOffset, size_t *paramSize)
 {
@@ -542,6 +551,22 @@ static void script(void)
         cudaFree_v3020_params fp = {(void *)(uintptr_t)0x7000000};
         call(RT, CUPTI_RUNTIME_TRACE_CBID_cudaFree_v3020, &fp, 0, 19);
     }
+    /* another process's memory opened through IPC (sized by the driver) and closed */
+    {
+        void *p = NULL;
+        cudaIpcMemHandle_t h;
+        cudaIpcOpenMemHandle_v4010_params op;
+        cudaIpcCloseMemHandle_v4010_params cp = {(void *)(uintptr_t)0x30000000};
+        int st = 0;
+        memset(&h, 0, sizeof h);
+        op.devPtr = &p;
+        op.handle = h;
+        op.flags = 0;
+        api(RT, CUPTI_RUNTIME_TRACE_CBID_cudaIpcOpenMemHandle_v4010, CUPTI_API_ENTER, &op, &st, 21);
+        p = (void *)(uintptr_t)0x30000000;
+        api(RT, CUPTI_RUNTIME_TRACE_CBID_cudaIpcOpenMemHandle_v4010, CUPTI_API_EXIT, &op, &st, 21);
+        call(RT, CUPTI_RUNTIME_TRACE_CBID_cudaIpcCloseMemHandle_v4010, &cp, 0, 22);
+    }
     /* after the free, a pointer into the old allocation is no longer a use */
     {
         uint64_t a = 0x7000010, b = 0;
@@ -591,9 +616,9 @@ TEST(scripted_session_records_exactly)
     ASSERT_EQ(0600, st.st_mode & 07777);
 
     ASSERT_EQ(SQLITE_OK, sqlite3_open_v2(zPath, &db, SQLITE_OPEN_READONLY, NULL));
-    /* api_call: 2 cudaMalloc, copy, memset, 5 VMM, cudaFree, 3 launches; the nested
+    /* api_call: 2 cudaMalloc, copy, memset, 5 VMM, cudaFree, 2 IPC, 3 launches; the nested
      * cuMemAlloc and cuLaunchKernel are not there */
-    ASSERT_EQ(13, q(db, "SELECT count(*) FROM api_call"));
+    ASSERT_EQ(15, q(db, "SELECT count(*) FROM api_call"));
     ASSERT_EQ(0, q(db, "SELECT count(*) FROM api_call WHERE api = 20"));
     ASSERT_EQ(2, q(db, "SELECT count(*) FROM api_call WHERE api = 1"));
     ASSERT_EQ(0x7000000, q(db, "SELECT ptr FROM api_call WHERE correlation = 10"));
@@ -658,8 +683,11 @@ TEST(scripted_session_records_exactly)
     ASSERT_EQ(64ll << 30, q(db, "SELECT bytes FROM oom_event WHERE api = 40"));
     ASSERT_EQ(CUDA_ERROR_OUT_OF_MEMORY, q(db, "SELECT status FROM oom_event WHERE api = 40"));
 
-    /* memory_event from the VMM calls (the host records; no activity records were fed) */
-    ASSERT_EQ(4, q(db, "SELECT count(*) FROM memory_event"));
+    /* memory_event from the VMM and IPC calls (the host records; no activity records were fed) */
+    ASSERT_EQ(6, q(db, "SELECT count(*) FROM memory_event"));
+    ASSERT_EQ(16 << 20, q(db, "SELECT bytes FROM memory_event WHERE op = 7 AND address = 0x30000000"));
+    ASSERT_EQ(16 << 20, q(db, "SELECT bytes FROM memory_event WHERE op = 8 AND address = 0x30000000"));
+    ASSERT_EQ(2 << 20, q(db, "SELECT bytes FROM memory_event WHERE op = 4")); /* from its create */
     ASSERT_EQ(0xabc, q(db, "SELECT address FROM memory_event WHERE op = 3"));
     ASSERT_EQ(2 << 20, q(db, "SELECT bytes FROM memory_event WHERE op = 3"));
     ASSERT_EQ(0, q(db, "SELECT device FROM memory_event WHERE op = 3"));

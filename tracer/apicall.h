@@ -74,6 +74,11 @@ struct vt__apicall_env {
     int (*xSubmit)(const struct vt_hrec *rec); /* queue one record: 0, or -1 (dropped) */
     struct vt__ivl *ivl;                 /* live allocations kept current, or NULL */
     struct vt__kparams *kp;              /* kernel-argument scanner, or NULL: no scans */
+    /* Optional (NULL: not known): the allocation containing address ptr (cuMemGetAddressRange),
+     * 0 or -1; and where the memory of an allocation handle lives (its allocation properties:
+     * VT_MEMKIND_DEVICE on device *pDevice, or VT_MEMKIND_PINNED with *pDevice -1), 0 or -1. */
+    int (*xAddressRange)(uint64_t ptr, uint64_t *pBase, uint64_t *pSize);
+    int (*xHandleLocation)(uint64_t handle, int *pMemKind, int *pDevice);
 };
 
 /* One thread's state between callbacks; zero-initialised, owned by the caller. */

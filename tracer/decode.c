@@ -96,7 +96,7 @@ struct corr_val {
     uint64_t src;
     uint64_t dst;
     int32_t api;
-    int32_t pad;
+    int32_t bExpected; /* an activity record always follows: eviction before it is a loss */
 };
 
 /* An NVTX range whose end has not been seen yet. */
@@ -107,6 +107,17 @@ struct nvtx_val {
     int64_t domain_id; /* -1: NULL */
     int32_t kind;
     int32_t depth;     /* -1: NULL */
+};
+
+/* Physical memory (VMM handle) or mapping (address) remembered across host records. */
+struct mem_val {
+    uint64_t id;    /* the full handle or address */
+    uint64_t bytes; /* 0: unknown */
+    uint64_t handle;
+    int32_t kind;
+    int32_t device; /* -1: none */
+    int32_t bImport; /* memory owned elsewhere (imported handle, IPC mapping) */
+    int32_t pad;
 };
 
 /* Per-thread push/pop nesting depth: open addressing, never deleted, bounded. */
@@ -136,7 +147,7 @@ static void setz(struct vt__row *r, int c, const char *z)
 int vt__decoder_init(struct vt__decoder *d, const struct vt__decoder_config *cfg,
                      void (*xEmit)(void *, const struct vt__row *), void *pCtx)
 {
-    struct vt__decoder_config c = {65536, 16384, 262144, 32u << 20};
+    struct vt__decoder_config c = {65536, 16384, 262144, 32u << 20, 65536};
     int rc;
     memset(d, 0, sizeof *d);
     if (cfg) {
@@ -144,12 +155,15 @@ int vt__decoder_init(struct vt__decoder *d, const struct vt__decoder_config *cfg
         if (cfg->nvtx_entries) c.nvtx_entries = cfg->nvtx_entries;
         if (cfg->intern_entries) c.intern_entries = cfg->intern_entries;
         if (cfg->intern_bytes) c.intern_bytes = cfg->intern_bytes;
+        if (cfg->mem_entries) c.mem_entries = cfg->mem_entries;
     }
     d->xEmit = xEmit;
     d->pCtx = pCtx;
     rc = vt__intern_init(&d->intern, c.intern_entries, c.intern_bytes);
     if (rc == 0) rc = vt__boundmap_init(&d->corr, c.corr_entries, sizeof(struct corr_val));
     if (rc == 0) rc = vt__boundmap_init(&d->nvtx, c.nvtx_entries, sizeof(struct nvtx_val));
+    if (rc == 0) rc = vt__boundmap_init(&d->handles, c.mem_entries, sizeof(struct mem_val));
+    if (rc == 0) rc = vt__boundmap_init(&d->maps, c.mem_entries, sizeof(struct mem_val));
     if (rc == 0) {
         d->aDepth = calloc(DEPTH_SLOTS, sizeof *d->aDepth);
         if (!d->aDepth) rc = -ENOMEM;
@@ -163,6 +177,8 @@ void vt__decoder_free(struct vt__decoder *d)
     vt__intern_free(&d->intern);
     vt__boundmap_free(&d->corr);
     vt__boundmap_free(&d->nvtx);
+    vt__boundmap_free(&d->handles);
+    vt__boundmap_free(&d->maps);
     free(d->aDepth);
     d->aDepth = NULL;
 }
@@ -225,18 +241,40 @@ static int64_t intern(struct vt__decoder *d, const char *z)
 
 #define SET_STR(r, c, id) SET_OPT(r, c, id, (id) >= 0)
 
-/* Family of an API id ("alloc", "free", "vmm", "memcpy", "memset", "launch", "sync") or "". */
+/* Family of an API id (enum_api: "alloc", "free", "vmm", "import", ...), "" for an unknown id. */
 static const char *api_family(int api)
 {
-    switch (api) {
-#define VT__API_CASE(id, name, family) \
-    case id:                           \
-        return family;
-        VT_API_LIST(VT__API_CASE)
-#undef VT__API_CASE
-    default:
-        return "";
-    }
+    const char *z = vt_api_family(api);
+    return z ? z : "";
+}
+
+/* 1 for an API whose memory rows come from its own callback (VMM, imports), not from MEMORY2. */
+static int api_owns_memory_rows(int api)
+{
+    const char *z = api_family(api);
+    return !strcmp(z, "vmm") || !strcmp(z, "import");
+}
+
+/* The 32-bit map key of a 64-bit handle or address (the value keeps the full one). */
+static uint32_t key64(uint64_t x)
+{
+    return (uint32_t)(x ^ (x >> 32));
+}
+
+/* Look up id in m (removing it when bTake): 1 with *pOut filled, 0 if absent. */
+static int mem_get(struct vt__boundmap *m, uint64_t id, int bTake, struct mem_val *pOut)
+{
+    struct mem_val *v = vt__boundmap_get(m, key64(id));
+    if (!v || v->id != id) return 0;
+    *pOut = *v;
+    if (bTake) vt__boundmap_remove(m, key64(id), NULL);
+    return 1;
+}
+
+/* Remember v under v->id (an older entry may be evicted: that only forgets, nothing is lost). */
+static void mem_put(struct vt__boundmap *m, const struct mem_val *v)
+{
+    vt__boundmap_put(m, key64(v->id), v, NULL, NULL);
 }
 
 /* Take (and forget) the API call arguments joined to correlation id corr; 1 if found. */
@@ -258,12 +296,20 @@ static int decode_memory(struct vt__decoder *d, const CUpti_ActivityMemory4 *p)
     else if (p->memoryOperationType == CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_RELEASE) op = VT_MEMOP_FREE;
     else return 1;
     see_ts(d, p->timestamp);
-    sourceId = intern(d, p->source);
     joined = take_corr(d, p->correlationId, &cv);
+    if (joined && api_owns_memory_rows(cv.api)) {
+        /* cuMemCreate/cuMemMap/IPC: the call's own memory_event row says what happened;
+         * a MEMORY2 record of it would count the memory again as a local allocation */
+        d->nMemSuperseded++;
+        return 0;
+    }
+    sourceId = intern(d, p->source);
     hasPool = p->memoryPoolConfig.memoryPoolType != CUPTI_ACTIVITY_MEMORY_POOL_TYPE_INVALID;
     /* the release threshold, size and utilized size are valid for local pools only
-     * (cupti_activity.h) */
+     * (cupti_activity.h); an imported pool's memory belongs to the exporting process */
     bLocal = p->memoryPoolConfig.memoryPoolType == CUPTI_ACTIVITY_MEMORY_POOL_TYPE_LOCAL;
+    if (p->memoryPoolConfig.memoryPoolType == CUPTI_ACTIVITY_MEMORY_POOL_TYPE_IMPORTED)
+        op = op == VT_MEMOP_ALLOC ? VT_MEMOP_IMPORT : VT_MEMOP_IMPORT_CLOSE;
     ROW_INIT(r, VT_T_MEMORY_EVENT);
     set_instant(d, &r, 0, p->timestamp);
     SET(r, 1, op);
@@ -636,6 +682,7 @@ static void host_api(struct vt__decoder *d, const struct vt_hrec *p)
 {
     struct vt__row r;
     const char *zFamily = api_family(p->u.api.api);
+    int bExpected;
     see_ts(d, p->u.api.end > p->u.api.start ? p->u.api.end : p->u.api.start);
     ROW_INIT(r, VT_T_API_CALL);
     SET(r, 0, p->u.api.api);
@@ -652,17 +699,71 @@ static void host_api(struct vt__decoder *d, const struct vt_hrec *p)
     SET_OPT(r, 12, p->u.api.stack_id, p->u.api.stack_id > 0);
     d->xEmit(d->pCtx, &r);
 
-    if (p->u.api.status == 0 && p->u.api.correlation != 0 &&
-        (!strcmp(zFamily, "alloc") || !strcmp(zFamily, "free") || !strcmp(zFamily, "memcpy") ||
-         !strcmp(zFamily, "memset"))) {
-        struct corr_val cv;
+    bExpected = !strcmp(zFamily, "alloc") || !strcmp(zFamily, "free") || !strcmp(zFamily, "memcpy") ||
+                !strcmp(zFamily, "memset");
+    /* VMM and import calls are remembered too, so that a MEMORY2 record of theirs (if CUPTI makes
+     * one) is recognized; none may follow, so forgetting them is no loss */
+    if (p->u.api.status == 0 && p->u.api.correlation != 0 && (bExpected || api_owns_memory_rows(p->u.api.api))) {
+        struct corr_val cv, old;
+        uint32_t oldKey;
         memset(&cv, 0, sizeof cv);
         cv.api = p->u.api.api;
+        cv.bExpected = bExpected;
         cv.thread = p->u.api.thread;
         cv.stack_id = p->u.api.stack_id;
         cv.src = p->u.api.src;
         cv.dst = p->u.api.dst ? p->u.api.dst : (!strcmp(zFamily, "memset") ? p->u.api.ptr : 0);
-        if (vt__boundmap_put(&d->corr, p->u.api.correlation, &cv, NULL, NULL)) d->nDroppedCorr++;
+        if (vt__boundmap_put(&d->corr, p->u.api.correlation, &cv, &oldKey, &old) && old.bExpected)
+            d->nDroppedCorr++;
+    }
+}
+
+/*
+ * VMM and import rows: complete what one call cannot know from the calls
+ * before it. A release is paired with its handle's create (kind, device,
+ * bytes) or import (then it is an import_close: the memory was never this
+ * process's); a map takes its handle's kind; an unmap gets the handle and kind
+ * of the map at its address; an IPC close the bytes of its open.
+ */
+static void host_memory_fill(struct vt__decoder *d, struct vt_hrec_mem *m)
+{
+    struct mem_val v;
+    memset(&v, 0, sizeof v);
+    switch (m->op) {
+    case VT_MEMOP_VMM_CREATE:
+    case VT_MEMOP_IMPORT:
+        v.id = m->address;
+        v.bytes = m->bytes;
+        v.handle = m->handle;
+        v.kind = m->mem_kind;
+        v.device = m->device;
+        v.bImport = m->op == VT_MEMOP_IMPORT;
+        mem_put(m->handle ? &d->handles : &d->maps, &v); /* a handle import, or an IPC mapping */
+        break;
+    case VT_MEMOP_VMM_RELEASE:
+        if (!mem_get(&d->handles, m->address, 1, &v)) break;
+        if (v.bImport) m->op = VT_MEMOP_IMPORT_CLOSE;
+        m->mem_kind = v.kind;
+        m->device = v.device;
+        m->bytes = v.bytes;
+        break;
+    case VT_MEMOP_VMM_MAP:
+        if (mem_get(&d->handles, m->handle, 0, &v)) m->mem_kind = v.kind;
+        else v.kind = m->mem_kind;
+        v.id = m->address;
+        v.bytes = m->bytes;
+        v.handle = m->handle;
+        mem_put(&d->maps, &v);
+        break;
+    case VT_MEMOP_VMM_UNMAP:
+        if (!mem_get(&d->maps, m->address, 1, &v)) break;
+        m->handle = v.handle;
+        m->mem_kind = v.kind;
+        break;
+    case VT_MEMOP_IMPORT_CLOSE:
+        if (mem_get(&d->maps, m->address, 1, &v) && v.bImport && !m->bytes) m->bytes = v.bytes;
+        break;
+    default: break;
     }
 }
 
@@ -714,12 +815,13 @@ void vt__decode_host(struct vt__decoder *d, struct vt_hrec *p)
         break;
     case VT_HREC_MEMORY:
         see_ts(d, p->u.mem.ts);
+        host_memory_fill(d, &p->u.mem);
         ROW_INIT(r, VT_T_MEMORY_EVENT);
         set_instant(d, &r, 0, p->u.mem.ts);
         SET(r, 1, p->u.mem.op);
         SET(r, 2, p->u.mem.mem_kind);
         SET(r, 3, p->u.mem.address);
-        SET(r, 4, p->u.mem.bytes);
+        SET_OPT(r, 4, p->u.mem.bytes, p->u.mem.bytes != 0);
         SET_OPT(r, 5, p->u.mem.device, p->u.mem.device >= 0);
         SETNULL(r, 6);
         SETNULL(r, 7);

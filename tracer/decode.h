@@ -75,6 +75,7 @@ struct vt__decoder_config {
     size_t nvtx_entries;   /* NVTX ranges open at once (16384) */
     size_t intern_entries; /* distinct strings cached (262144) */
     size_t intern_bytes;   /* text cached (32 MiB) */
+    size_t mem_entries;    /* VMM handles, and mappings, remembered for their release/unmap (65536 each) */
 };
 
 struct vt__decoder {
@@ -83,6 +84,8 @@ struct vt__decoder {
     struct vt__intern intern;
     struct vt__boundmap corr;
     struct vt__boundmap nvtx;
+    struct vt__boundmap handles; /* VMM handle -> how it was created or imported */
+    struct vt__boundmap maps;    /* mapped or IPC-opened address -> handle, kind, bytes */
     struct depth_slot *aDepth; /* per-thread push/pop nesting, bounded */
     uint64_t lastTs;           /* latest timestamp seen, for rows that have no time of their own */
     uint64_t nDecoded;         /* activity records seen */
@@ -91,6 +94,7 @@ struct vt__decoder {
     uint64_t nDroppedNvtx;     /* open NVTX ranges evicted (written with end NULL) */
     uint64_t nJoined;          /* activity records completed from an API call */
     uint64_t nTimeUnknown;     /* rows written with a time CUPTI could not take (0: stored NULL) */
+    uint64_t nMemSuperseded;   /* MEMORY2 records of VMM/import calls, not stored (the call's row is) */
 };
 
 /* Initialise d. Returns 0 or -ENOMEM. */

@@ -54,6 +54,8 @@ static struct {
     CUresult (*xDeviceGetUuid)(CUuuid *, CUdevice);
     CUresult (*xFuncGetParamInfo)(CUfunction, size_t, size_t *, size_t *);
     CUresult (*xKernelGetParamInfo)(CUkernel, size_t, size_t *, size_t *);
+    CUresult (*xMemGetAddressRange)(CUdeviceptr *, size_t *, CUdeviceptr);
+    CUresult (*xMemGetAllocationPropertiesFromHandle)(CUmemAllocationProp *, CUmemGenericAllocationHandle);
     /* the CUDA runtime's, for runtime launches (a host stub's layout), when the process has one */
     int (*xRtFuncGetParamInfo)(const void *, size_t, size_t *, size_t *);
 } g_drv;
@@ -116,6 +118,8 @@ static void load_driver(void)
     SYM(xDeviceGetUuid, "cuDeviceGetUuid_v2");
     SYM(xFuncGetParamInfo, "cuFuncGetParamInfo");
     SYM(xKernelGetParamInfo, "cuKernelGetParamInfo");
+    SYM(xMemGetAddressRange, "cuMemGetAddressRange_v2");
+    SYM(xMemGetAllocationPropertiesFromHandle, "cuMemGetAllocationPropertiesFromHandle");
     /* The handle stays open for the life of the process: libcuda is never unloaded anyway. */
 
     /* cudaFuncGetParamInfo: global, or in a libcudart loaded locally (a Python extension's).
@@ -219,6 +223,48 @@ static int mem_info(uint64_t *pFree, uint64_t *pTotal)
     *pFree = nFree;
     *pTotal = nTotal;
     return 0;
+}
+
+/* The allocation containing ptr (cuMemGetAddressRange), never traced. Returns 0 or -1. */
+static int address_range(uint64_t ptr, uint64_t *pBase, uint64_t *pSize)
+{
+    CUdeviceptr base = 0;
+    size_t size = 0;
+    CUresult r;
+    if (!g_drv.xMemGetAddressRange) return -1;
+    t_inTracer++;
+    r = g_drv.xMemGetAddressRange(&base, &size, (CUdeviceptr)ptr);
+    t_inTracer--;
+    if (r != CUDA_SUCCESS) return -1;
+    *pBase = base;
+    *pSize = size;
+    return 0;
+}
+
+/* Where an allocation handle's memory lives (its properties), never traced. Returns 0 or -1. */
+static int handle_location(uint64_t handle, int *pMemKind, int *pDevice)
+{
+    CUmemAllocationProp prop;
+    CUresult r;
+    if (!g_drv.xMemGetAllocationPropertiesFromHandle) return -1;
+    memset(&prop, 0, sizeof prop);
+    t_inTracer++;
+    r = g_drv.xMemGetAllocationPropertiesFromHandle(&prop, (CUmemGenericAllocationHandle)handle);
+    t_inTracer--;
+    if (r != CUDA_SUCCESS) return -1;
+    switch (prop.location.type) {
+    case CU_MEM_LOCATION_TYPE_DEVICE:
+        *pMemKind = VT_MEMKIND_DEVICE;
+        *pDevice = prop.location.id;
+        return 0;
+    case CU_MEM_LOCATION_TYPE_HOST:
+    case CU_MEM_LOCATION_TYPE_HOST_NUMA:
+    case CU_MEM_LOCATION_TYPE_HOST_NUMA_CURRENT:
+        *pMemKind = VT_MEMKIND_PINNED;
+        *pDevice = -1;
+        return 0;
+    default: return -1;
+    }
 }
 
 /* Write a device row the first time a context on device `dev` appears. */
@@ -440,6 +486,8 @@ static void setup_env(void)
     g_env.xSubmit = vt__session_submit;
     g_env.ivl = g_ivl;
     g_env.kp = g_kp;
+    g_env.xAddressRange = address_range;
+    g_env.xHandleLocation = handle_location;
 }
 
 /* Enable the API callbacks we record; returns how many could not be enabled. */

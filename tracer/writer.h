@@ -79,7 +79,7 @@ struct vt_hrec {
             uint64_t ts; int api; uint32_t correlation; int device; int status;
             uint64_t bytes, free_bytes, total_bytes; int64_t thread; int64_t stack_id;
         } oom;
-        struct { /* VT_HREC_MEMORY */
+        struct vt_hrec_mem { /* VT_HREC_MEMORY; bytes 0: unknown */
             uint64_t ts; int op, mem_kind; uint64_t address, bytes; int device;
             uint32_t correlation; int api; uint64_t handle; int64_t thread; int64_t stack_id;
         } mem;
