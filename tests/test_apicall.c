@@ -114,6 +114,8 @@ static void rec_text(const struct vt_hrec *r, char *z, size_t n)
                  (unsigned long long)r->u.api.ptr, (unsigned long long)r->u.api.src,
                  (unsigned long long)r->u.api.dst, (unsigned long long)r->u.api.stream,
                  (long long)r->u.api.stack_id);
+        if (r->u.api.scan) /* a kernel launch: 1 arguments not scanned, 2 scanned */
+            snprintf(z + strlen(z), n - strlen(z), " scan %d", r->u.api.scan);
         break;
     case VT_HREC_OOM:
         snprintf(z, n, "oom %llu api %d corr %u dev %d st %d bytes %llu free %llu total %llu %s stack %lld",
@@ -970,8 +972,8 @@ TEST(launches_scan_arguments)
     call(DRV, DRVID(cuLaunchKernel_ptsz), &xp, 0, 32, 200);
     call(DRV, DRVID(cuLaunchKernel), &xp, CUDA_ERROR_INVALID_VALUE, 33, 300); /* failed: no uses */
     ASSERT_STREQ(lines("use corr 30 kind 0 addr 0x7000000 ts 106 dev 0", "use corr 30 kind 0 addr 0x9000000 ts 106 dev 0",
-                       "api 100 corr 30 100-110 T dev 0 st 0 bytes 0 ptr 0 src 0 dst 0 stream 6 stack 0",
-                       "api 102 corr 32 200-205 T dev 0 st 0 bytes 0 ptr 0 src 0 dst 0 stream 1000 stack 0",
+                       "api 100 corr 30 100-110 T dev 0 st 0 bytes 0 ptr 0 src 0 dst 0 stream 6 stack 0 scan 2",
+                       "api 102 corr 32 200-205 T dev 0 st 0 bytes 0 ptr 0 src 0 dst 0 stream 1000 stack 0 scan 2",
                        "use corr 32 kind 0 addr 0x9000000 ts 205 dev 0",
                        "use corr 32 kind 0 addr 0x7000000 ts 205 dev 0",
                        "api 102 corr 33 300-305 T dev 0 st 1 bytes 0 ptr 0 src 0 dst 0 stream 0 stack 0", NULL),
@@ -1156,10 +1158,10 @@ TEST(cuda13_triple_chevron_launch)
     cb(RT, RTID(__cudaLaunchKernel_ptsz_v13000), CUPTI_API_EXIT, &rp, &st, 91, &corrData, 210);
     /* a failed launch used nothing */
     call(RT, RTID(__cudaLaunchKernel_v13000), &rp, cudaErrorInvalidConfiguration, 93, 300);
-    ASSERT_STREQ(lines("api 104 corr 90 100-105 T dev 0 st 0 bytes 0 ptr 0 src 0 dst 0 stream 4 stack 0",
+    ASSERT_STREQ(lines("api 104 corr 90 100-105 T dev 0 st 0 bytes 0 ptr 0 src 0 dst 0 stream 4 stack 0 scan 2",
                        "use corr 90 kind 0 addr 0x7000000 ts 105 dev 0",
                        "use corr 91 kind 0 addr 0x7000000 ts 206 dev 0",
-                       "api 104 corr 91 200-210 T dev 0 st 0 bytes 0 ptr 0 src 0 dst 0 stream 1004 stack 0",
+                       "api 104 corr 91 200-210 T dev 0 st 0 bytes 0 ptr 0 src 0 dst 0 stream 1004 stack 0 scan 2",
                        "api 104 corr 93 300-305 T dev 0 st 9 bytes 0 ptr 0 src 0 dst 0 stream 4 stack 0", NULL),
                  take());
     done();
@@ -1195,13 +1197,13 @@ TEST(runtime_launches_of_stubs)
     call(RT, RTID(cudaLaunchKernelExC_v11060), &xk, 0, 102, 30);
     lk.func = (const void *)(uintptr_t)0x402000; /* a stub the runtime does not know */
     call(RT, RTID(cudaLaunchKernel_ptsz_v7000), &lk, 0, 103, 40);
-    ASSERT_STREQ(lines("api 100 corr 100 10-15 T dev 0 st 0 bytes 0 ptr 0 src 0 dst 0 stream 2 stack 0",
+    ASSERT_STREQ(lines("api 100 corr 100 10-15 T dev 0 st 0 bytes 0 ptr 0 src 0 dst 0 stream 2 stack 0 scan 2",
                        "use corr 100 kind 0 addr 0x7000000 ts 15 dev 0",
-                       "api 105 corr 101 20-25 T dev 0 st 0 bytes 0 ptr 0 src 0 dst 0 stream 1003 stack 0",
+                       "api 105 corr 101 20-25 T dev 0 st 0 bytes 0 ptr 0 src 0 dst 0 stream 1003 stack 0 scan 2",
                        "use corr 101 kind 0 addr 0x7000000 ts 25 dev 0",
-                       "api 101 corr 102 30-35 T dev 0 st 0 bytes 0 ptr 0 src 0 dst 0 stream 4 stack 0",
+                       "api 101 corr 102 30-35 T dev 0 st 0 bytes 0 ptr 0 src 0 dst 0 stream 4 stack 0 scan 2",
                        "use corr 102 kind 0 addr 0x7000000 ts 35 dev 0",
-                       "api 100 corr 103 40-45 T dev 0 st 0 bytes 0 ptr 0 src 0 dst 0 stream 1002 stack 0", NULL),
+                       "api 100 corr 103 40-45 T dev 0 st 0 bytes 0 ptr 0 src 0 dst 0 stream 1002 stack 0 scan 1", NULL),
                  take());
     done();
 }
@@ -1237,24 +1239,38 @@ TEST(driver_and_graph_launches)
     call(DRV, DRVID(cuLaunchGrid), &l2, 0, 115, 60);
     call(DRV, DRVID(cuLaunchGridAsync), &l3, 0, 116, 70);
     call(RT, RTID(cudaLaunch_v3020), NULL, 0, 117, 80);
-    ASSERT_STREQ(lines("api 109 corr 110 10-15 T dev 0 st 0 bytes 0 ptr 0 src 0 dst 0 stream 1005 stack 0",
+    ASSERT_STREQ(lines("api 109 corr 110 10-15 T dev 0 st 0 bytes 0 ptr 0 src 0 dst 0 stream 1005 stack 0 scan 2",
                        "use corr 110 kind 0 addr 0x7000000 ts 15 dev 0",
-                       "api 110 corr 111 20-25 T dev 0 st 0 bytes 0 ptr 0 src 0 dst 0 stream 0 stack 0",
+                       "api 110 corr 111 20-25 T dev 0 st 0 bytes 0 ptr 0 src 0 dst 0 stream 0 stack 0 scan 2",
                        "use corr 111 kind 0 addr 0x7000000 ts 25 dev 0",
                        "use corr 111 kind 0 addr 0x9000000 ts 25 dev 0",
                        "api 107 corr 112 30-35 T dev 0 st 0 bytes 0 ptr 0 src 0 dst 0 stream 1006 stack 0",
                        "api 111 corr 113 40-45 T dev 0 st 0 bytes 0 ptr 0 src 0 dst 0 stream 7 stack 0",
-                       "api 112 corr 114 50-55 T dev 0 st 0 bytes 0 ptr 0 src 0 dst 0 stream 0 stack 0",
-                       "api 113 corr 115 60-65 T dev 0 st 0 bytes 0 ptr 0 src 0 dst 0 stream 0 stack 0",
-                       "api 114 corr 116 70-75 T dev 0 st 0 bytes 0 ptr 0 src 0 dst 0 stream 8 stack 0",
-                       "api 108 corr 117 80-85 T dev 0 st 0 bytes 0 ptr 0 src 0 dst 0 stream 0 stack 0", NULL),
+                       "api 112 corr 114 50-55 T dev 0 st 0 bytes 0 ptr 0 src 0 dst 0 stream 0 stack 0 scan 1",
+                       "api 113 corr 115 60-65 T dev 0 st 0 bytes 0 ptr 0 src 0 dst 0 stream 0 stack 0 scan 1",
+                       "api 114 corr 116 70-75 T dev 0 st 0 bytes 0 ptr 0 src 0 dst 0 stream 8 stack 0 scan 1",
+                       "api 108 corr 117 80-85 T dev 0 st 0 bytes 0 ptr 0 src 0 dst 0 stream 0 stack 0 scan 1", NULL),
                  take());
     ASSERT_EQ(0, g_nSite);
     done();
 }
 
+/* Kernel-argument scanning off (no scanner): launches say their arguments were not scanned. */
+TEST(launch_unscanned_when_scanning_off)
+{
+    uint64_t a = 0x7000010;
+    int i32 = 1;
+    void *apArg[] = {&a, &i32};
+    cuLaunchKernel_params lp = {(CUfunction)(uintptr_t)0x1234, 1, 1, 1, 32, 1, 1, 0, NULL, apArg, NULL};
+    call(DRV, DRVID(cuLaunchKernel), &lp, 0, 140, 10);
+    ASSERT_STREQ(lines("api 102 corr 140 10-15 T dev 0 st 0 bytes 0 ptr 0 src 0 dst 0 stream 0 stack 0 scan 1",
+                       NULL),
+                 take());
+    done();
+}
+
 VT_TEST_LIST(T(tables_traced_ids_unique_and_named) T(malloc_and_free) T(failed_allocations_are_oom)
-             T(imports_and_sharing)
+             T(imports_and_sharing) T(launch_unscanned_when_scanning_off)
              T(pitched_and_host_allocations) T(vmm_calls) T(vmm_device_from_location)
              T(copies_and_sets) T(launches_scan_arguments) T(launch_uses_bounded)
              T(inactive_and_untraced) T(every_launch_entry_point_traced) T(cuda13_triple_chevron_launch)

@@ -352,6 +352,87 @@ TEST(decode_pool_fields_by_type)
     CORE_LEAK_CHECK();
 }
 
+/*
+ * CUDA graphs: the kernels, copies and sets a graph launch runs carry their
+ * graph and graph node ids; a graph kernel's buffer uses are unknown
+ * (args_scanned 0). Another kernel's args_scanned comes from its launch call:
+ * 1 scanned, 0 not scanned, NULL when the call is not known.
+ */
+TEST(decode_graphs_and_scans)
+{
+    char zPath[128];
+    struct vt_writer_config cfg;
+    struct vt_writer *w;
+    struct batch b;
+    struct vt_hrec h;
+    CUpti_ActivityKernel10 k;
+    CUpti_ActivityMemset4 ms;
+    CUpti_ActivityMemcpy6 c;
+    sqlite3 *db;
+    int i;
+    core_tmp_path(zPath, sizeof zPath, "t.db");
+    core_config(&cfg);
+    w = core_open(zPath, &cfg);
+    for (i = 0; i < 3; i++) { /* launches 1 (scanned), 2 (not scanned), 3 (a graph launch) */
+        memset(&h, 0, sizeof h);
+        h.type = VT_HREC_API_CALL;
+        h.u.api.api = i == 2 ? VT_API_ID_107 : VT_API_ID_104;
+        h.u.api.correlation = (uint32_t)(i + 1);
+        h.u.api.start = 100 * (i + 1);
+        h.u.api.end = h.u.api.start + 5;
+        h.u.api.scan = i == 0 ? VT_SCAN_DONE : i == 1 ? VT_SCAN_NOT_DONE : VT_SCAN_NONE;
+        ASSERT_EQ(0, vt__writer_submit(w, &h));
+    }
+    b_begin(&b, w);
+    memset(&k, 0, sizeof k);
+    k.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
+    k.name = "k";
+    for (i = 1; i <= 4; i++) { /* the kernels of launches 1 and 2, then one nothing explains */
+        k.correlationId = (uint32_t)(i == 3 ? 9 : i);
+        k.start = 1000 * (uint64_t)i;
+        k.end = k.start + 10;
+        if (i == 4) { /* and two kernels of the graph launch 3 */
+            k.correlationId = 3;
+            k.graphId = 5;
+            k.graphNodeId = 77;
+        }
+        b_add(&b, &k, sizeof k);
+    }
+    k.graphNodeId = 78;
+    k.start = 5000;
+    k.end = 5010;
+    b_add(&b, &k, sizeof k);
+    memset(&ms, 0, sizeof ms);
+    ms.kind = CUPTI_ACTIVITY_KIND_MEMSET;
+    ms.correlationId = 3;
+    ms.start = 6000;
+    ms.end = 6010;
+    ms.bytes = 4096;
+    ms.graphId = 5;
+    ms.graphNodeId = 79;
+    b_add(&b, &ms, sizeof ms);
+    memset(&c, 0, sizeof c);
+    c.kind = CUPTI_ACTIVITY_KIND_MEMCPY;
+    c.copyKind = CUPTI_ACTIVITY_MEMCPY_KIND_DTOD;
+    c.correlationId = 3;
+    c.start = 7000;
+    c.end = 7010;
+    c.bytes = 64;
+    c.graphId = 5;
+    c.graphNodeId = 80;
+    b_add(&b, &c, sizeof c);
+    b_submit(&b);
+    db = close_and_open(w, zPath);
+    ASSERT_STREQ("1|NULL|NULL|1;2|NULL|NULL|0;9|NULL|NULL|NULL;3|5|77|0;3|5|78|0",
+                 core_q_rows(db, "SELECT correlation, graph_id, graph_node_id, args_scanned FROM kernel"
+                                 " ORDER BY start"));
+    ASSERT_STREQ("3|5|79", core_q_rows(db, "SELECT correlation, graph_id, graph_node_id FROM memset"));
+    ASSERT_STREQ("3|5|80", core_q_rows(db, "SELECT correlation, graph_id, graph_node_id FROM memcpy"));
+    ASSERT_STREQ("0", core_q_rows(db, "SELECT value FROM meta WHERE key = 'dropped_map'"));
+    sqlite3_close(db);
+    CORE_LEAK_CHECK();
+}
+
 TEST(decode_memcpy_join)
 {
     char zPath[128], zWant[512];
@@ -1016,7 +1097,7 @@ TEST(decode_host_records)
     CORE_LEAK_CHECK();
 }
 
-VT_TEST_LIST(T(decode_zero_times) T(decode_vmm_and_imports) T(decode_pool_fields_by_type) T(decode_memory) T(decode_memory_pool) T(decode_memcpy_join) T(decode_memset_join)
+VT_TEST_LIST(T(decode_zero_times) T(decode_graphs_and_scans) T(decode_vmm_and_imports) T(decode_pool_fields_by_type) T(decode_memory) T(decode_memory_pool) T(decode_memcpy_join) T(decode_memset_join)
                  T(decode_kernel_interning) T(decode_nvtx_pairing) T(decode_nvtx_map_overflow)
                      T(decode_correlation_map_overflow) T(decode_sync_overhead_device)
                          T(decode_unknown_kinds) T(decode_host_records))

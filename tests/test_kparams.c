@@ -133,8 +133,12 @@ TEST(scan_param_array)
     ASSERT_EQ(0x9000000, aBase[1]);
     ASSERT_EQ(1, vt__kparams_scan(kp, VT_KP_DRIVER, (const void *)0x5000, apArgK, NULL, aBase, 4));
     ASSERT_EQ(0x9000000, aBase[0]);
-    /* unknown layout: nothing scanned */
-    ASSERT_EQ(0, vt__kparams_scan(kp, VT_KP_DRIVER, (const void *)0x7777, apArg3, NULL, aBase, 4));
+    /* unknown layout: nothing scanned, and it says so */
+    ASSERT_EQ(-1, vt__kparams_scan(kp, VT_KP_DRIVER, (const void *)0x7777, apArg3, NULL, aBase, 4));
+    /* a readable layout that points at nothing live: scanned, none found */
+    c = 0x5000000;
+    ASSERT_EQ(0, vt__kparams_scan(kp, VT_KP_DRIVER, (const void *)0x5000, apArgK, NULL, aBase, 4));
+    c = 0x9000000;
     /* the count goes on past the room given */
     ASSERT_EQ(2, vt__kparams_scan(kp, VT_KP_DRIVER, (const void *)0x1020, apArg3, NULL, aBase, 1));
     ASSERT_EQ(0x7000000, aBase[0]);
@@ -160,8 +164,8 @@ TEST(scan_extra_buffer)
     ASSERT_EQ(2, vt__kparams_scan(kp, VT_KP_DRIVER, (const void *)0x99, NULL, aExtra, aBase, 4));
     ASSERT_EQ(0x9000000, aBase[0]);
     ASSERT_EQ(0x7000000, aBase[1]);
-    ASSERT_EQ(0, vt__kparams_scan(kp, VT_KP_DRIVER, (const void *)0x99, NULL, aNoSize, aBase, 4));
-    ASSERT_EQ(0, vt__kparams_scan(kp, VT_KP_DRIVER, (const void *)0x99, NULL, NULL, aBase, 4));
+    ASSERT_EQ(-1, vt__kparams_scan(kp, VT_KP_DRIVER, (const void *)0x99, NULL, aNoSize, aBase, 4));
+    ASSERT_EQ(-1, vt__kparams_scan(kp, VT_KP_DRIVER, (const void *)0x99, NULL, NULL, aBase, 4));
     /* the buffer named past the 16 pairs read is not seen */
     for (i = 0; i < 32; i += 2) {
         aLong[i] = (void *)(uintptr_t)0x7f; /* an option the scanner does not know */
@@ -172,7 +176,7 @@ TEST(scan_extra_buffer)
     aLong[34] = CU_LAUNCH_PARAM_BUFFER_SIZE;
     aLong[35] = &nBuf;
     aLong[36] = CU_LAUNCH_PARAM_END;
-    ASSERT_EQ(0, vt__kparams_scan(kp, VT_KP_DRIVER, (const void *)0x99, NULL, aLong, aBase, 4));
+    ASSERT_EQ(-1, vt__kparams_scan(kp, VT_KP_DRIVER, (const void *)0x99, NULL, aLong, aBase, 4));
     vt__kparams_close(kp);
     vt__ivl_close(ivl);
     CORE_LEAK_CHECK();

@@ -997,6 +997,18 @@ static int launch_kernels(int shape, const void *pv, struct launch *a, int nMax)
     return n;
 }
 
+/*
+ * True for the calls that launch kernels of their own (not graph launches,
+ * whose kernels arrive with a graph id): their api_call says whether their
+ * arguments were scanned. The legacy launches (cuLaunch, cuLaunchGrid*,
+ * cudaLaunch, the multi-device runtime launch) are never scanned.
+ */
+static int is_kernel_launch(const struct vt__api *e)
+{
+    const char *zFamily = vt_api_family(e->api);
+    return zFamily && !strcmp(zFamily, "launch") && e->shape != S_GRAPH_LAUNCH && e->shape != S_CU_GRAPH_LAUNCH;
+}
+
 /* True for the runtime launch shapes whose arguments can be scanned at the runtime call. */
 static int is_runtime_kernel_launch(int shape)
 {
@@ -1048,28 +1060,38 @@ static void submit_uses(const struct vt__apicall_env *env, uint32_t correlation,
  * kernel a launch starts in the index of live allocations and submit one
  * VT_HREC_BUFFER_USE per allocation found (at most USES_MAX per call), keyed by
  * `correlation` (the runtime call's when the launch came through the runtime,
- * so it joins the kernel record).
+ * so it joins the kernel record). pCall, when not NULL, is the launch's own
+ * api_call record: its scan field is set (VT_SCAN_DONE when every kernel's
+ * arguments could be read, so its uses are complete, else VT_SCAN_NOT_DONE)
+ * and it is submitted before the uses. Returns 1 when the arguments could be
+ * read, 0 when not (layout unknown, no scanner).
  */
-static void scan_launch(const struct vt__apicall_env *env, int shape, const void *pParams,
-                        uint32_t correlation, int device)
+static int scan_launch(const struct vt__apicall_env *env, int shape, const void *pParams,
+                       uint32_t correlation, int device, struct vt_hrec *pCall)
 {
     uint64_t aBase[USES_MAX], nLost = 0;
     struct launch aLaunch[MULTI_MAX];
-    int nLaunch, i, nUse = 0;
+    int nLaunch, i, nUse = 0, bRead;
 
-    if (!env->kp) return;
-    nLaunch = launch_kernels(shape, pParams, aLaunch, MULTI_MAX);
+    nLaunch = env->kp ? launch_kernels(shape, pParams, aLaunch, MULTI_MAX) : 0;
+    bRead = nLaunch > 0;
     for (i = 0; i < nLaunch; i++) {
         const struct launch *l = &aLaunch[i];
         int nRoom = USES_MAX - nUse;
         int n = vt__kparams_scan(env->kp, l->kind, l->h, l->apParam, l->extra, aBase + nUse, nRoom);
+        if (n < 0) bRead = 0;
         if (n > nRoom) {
             nLost += (uint64_t)(n - nRoom);
             n = nRoom;
         }
         if (n > 0) nUse += n;
     }
+    if (pCall) {
+        pCall->u.api.scan = bRead ? VT_SCAN_DONE : VT_SCAN_NOT_DONE;
+        env->xSubmit(pCall);
+    }
     submit_uses(env, correlation, VT_USE_KERNEL_ARG, NULL, aBase, nUse, nLost, device);
+    return bRead;
 }
 
 /* True for the copies and sets whose addresses are read (all but the opaque ones). */
@@ -1206,7 +1228,13 @@ static void record_exit(const struct vt__apicall_env *env, struct vt__apithread 
     rec.u.api.dst = c.dst;
     rec.u.api.stream = c.bStream ? env->xStream(cb->context, c.hStream, e->perThread) : 0;
     rec.u.api.stack_id = stack;
-    env->xSubmit(&rec);
+    if (ok && bScan) {
+        scan_launch(env, e->shape, cb->functionParams, cb->correlationId, device, &rec); /* submits rec */
+    } else {
+        /* a launch scanned at the driver launch inside it, or not scanned */
+        if (ok && is_kernel_launch(e)) rec.u.api.scan = t->bScanned && t->bScanRead ? VT_SCAN_DONE : VT_SCAN_NOT_DONE;
+        env->xSubmit(&rec);
+    }
 
     if (!ok && is_alloc_shape(e->shape) && is_oom_status(domain, status)) {
         memset(&rec, 0, sizeof rec);
@@ -1248,7 +1276,6 @@ static void record_exit(const struct vt__apicall_env *env, struct vt__apithread 
 
     if (ok) track_live(env->ivl, e->shape, &c);
     if (ok && is_copy_or_set(e->shape)) copy_uses(env, e, &c, cb->correlationId, device);
-    if (ok && bScan) scan_launch(env, e->shape, cb->functionParams, cb->correlationId, device);
 }
 
 const struct vt__api *vt__api_table(CUpti_CallbackDomain domain, size_t *pn)
@@ -1286,6 +1313,7 @@ void vt__apicall_callback(const struct vt__apicall_env *env, struct vt__apithrea
             t->depth++;
             t->correlation = cb->correlationId;
             t->bScanned = 0;
+            t->bScanRead = 0;
             if (cb->correlationData) *cb->correlationData = env->xNow();
             return;
         }
@@ -1301,7 +1329,8 @@ void vt__apicall_callback(const struct vt__apicall_env *env, struct vt__apithrea
          * scanned under the runtime call's correlation id (so each launch is scanned once). */
         if (cb->callbackSite == CUPTI_API_EXIT && env->xActive() && is_driver_kernel_launch(e->shape) &&
             cb->functionReturnValue && *(const int *)cb->functionReturnValue == 0) {
-            scan_launch(env, e->shape, cb->functionParams, t->correlation, env->xDevice(cb->context));
+            t->bScanRead = scan_launch(env, e->shape, cb->functionParams, t->correlation,
+                                       env->xDevice(cb->context), NULL);
             t->bScanned = 1;
         }
         return;

@@ -86,6 +86,7 @@ struct vt__apithread {
     int depth;            /* > 0 inside a recorded runtime API call */
     uint32_t correlation; /* correlation id of that runtime call */
     int bScanned;         /* a driver launch inside it had its arguments scanned */
+    int bScanRead;        /* ... and they could be read (layout known) */
     int64_t tid;          /* cached gettid(), 0 until known */
 };
 

@@ -48,19 +48,20 @@ const struct vt__table_spec vt__aTable[VT_T__COUNT] = {
     [VT_T_MEMCPY] = {"memcpy",
                      "INSERT INTO memcpy(t, dur, device, context, stream, correlation, copy_kind,"
                      " src_kind, dst_kind, bytes, is_async, src_device, dst_device, src, dst,"
-                     " graph_id) VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16)",
-                     16, 0, 1, 2},
+                     " graph_id, graph_node_id)"
+                     " VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17)",
+                     17, 0, 1, 2},
     [VT_T_MEMSET] = {"memset",
                      "INSERT INTO memset(t, dur, device, context, stream, correlation, bytes,"
-                     " value, mem_kind, is_async, dst, graph_id)"
-                     " VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12)",
-                     12, 0, 1, 2},
+                     " value, mem_kind, is_async, dst, graph_id, graph_node_id)"
+                     " VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13)",
+                     13, 0, 1, 2},
     [VT_T_KERNEL] = {"kernel",
                      "INSERT INTO kernel(t, dur, device, context, stream, correlation, name_id,"
                      " grid_x, grid_y, grid_z, block_x, block_y, block_z, static_smem,"
-                     " dynamic_smem, registers, graph_id)"
-                     " VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17)",
-                     17, 0, 1, 2},
+                     " dynamic_smem, registers, graph_id, graph_node_id, args_scanned)"
+                     " VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18,?19)",
+                     19, 0, 1, 2},
     [VT_T_BUFFER_USE] = {"buffer_use",
                          "INSERT INTO buffer_use(correlation, kind, address, t, device)"
                          " VALUES(?1,?2,?3,?4,?5)",
@@ -96,7 +97,8 @@ struct corr_val {
     uint64_t src;
     uint64_t dst;
     int32_t api;
-    int32_t bExpected; /* an activity record always follows: eviction before it is a loss */
+    int16_t bExpected; /* an activity record always follows: eviction before it is a loss */
+    int16_t scan;      /* a kernel launch's enum vt_scan */
 };
 
 /* An NVTX range whose end has not been seen yet. */
@@ -360,7 +362,7 @@ static int decode_pool(struct vt__decoder *d, const CUpti_ActivityMemoryPool3 *p
 static void memcpy_common(struct vt__decoder *d, struct vt__row *r, uint64_t start, uint64_t end, uint32_t device,
                           uint32_t context, uint32_t stream, uint32_t corr, uint8_t copyKind,
                           uint8_t srcKind, uint8_t dstKind, uint64_t bytes, int isAsync,
-                          uint32_t graphId)
+                          uint32_t graphId, uint64_t graphNodeId)
 {
     ROW_INIT(*r, VT_T_MEMCPY);
     set_interval(d, r, 0, 1, start, end);
@@ -374,6 +376,7 @@ static void memcpy_common(struct vt__decoder *d, struct vt__row *r, uint64_t sta
     SET(*r, 9, bytes);
     SET(*r, 10, isAsync ? 1 : 0);
     SET_OPT(*r, 15, graphId, graphId != 0);
+    SET_OPT(*r, 16, graphNodeId, graphNodeId != 0);
 }
 
 /* MEMCPY: one memcpy row; src/dst addresses from the API call with the same correlation. */
@@ -386,7 +389,7 @@ static int decode_memcpy(struct vt__decoder *d, const CUpti_ActivityMemcpy6 *p)
     see_ts(d, p->end);
     memcpy_common(d, &r, p->start, p->end, p->deviceId, p->contextId, p->streamId, p->correlationId,
                   p->copyKind, p->srcKind, p->dstKind, p->bytes,
-                  (p->flags & CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC) != 0, p->graphId);
+                  (p->flags & CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC) != 0, p->graphId, p->graphNodeId);
     SETNULL(r, 11);
     SETNULL(r, 12);
     SET_OPT(r, 13, cv.src, joined && cv.src != 0);
@@ -404,7 +407,7 @@ static int decode_memcpy_p2p(struct vt__decoder *d, const CUpti_ActivityMemcpyPt
     see_ts(d, p->end);
     memcpy_common(d, &r, p->start, p->end, p->deviceId, p->contextId, p->streamId, p->correlationId,
                   p->copyKind, p->srcKind, p->dstKind, p->bytes,
-                  (p->flags & CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC) != 0, p->graphId);
+                  (p->flags & CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC) != 0, p->graphId, p->graphNodeId);
     SET_ID32(r, 11, p->srcDeviceId);
     SET_ID32(r, 12, p->dstDeviceId);
     SET_OPT(r, 13, cv.src, joined && cv.src != 0);
@@ -432,6 +435,7 @@ static int decode_memset(struct vt__decoder *d, const CUpti_ActivityMemset4 *p)
     SET(r, 9, (p->flags & CUPTI_ACTIVITY_FLAG_MEMSET_ASYNC) ? 1 : 0);
     SET_OPT(r, 10, cv.dst, joined && cv.dst != 0);
     SET_OPT(r, 11, p->graphId, p->graphId != 0);
+    SET_OPT(r, 12, p->graphNodeId, p->graphNodeId != 0);
     d->xEmit(d->pCtx, &r);
     return 0;
 }
@@ -440,6 +444,8 @@ static int decode_memset(struct vt__decoder *d, const CUpti_ActivityMemset4 *p)
 static int decode_kernel(struct vt__decoder *d, const CUpti_ActivityKernel10 *p)
 {
     struct vt__row r;
+    struct corr_val cv;
+    int joined = p->graphId == 0 && take_corr(d, p->correlationId, &cv);
     int64_t nameId = intern(d, p->name);
     see_ts(d, p->end);
     ROW_INIT(r, VT_T_KERNEL);
@@ -459,6 +465,12 @@ static int decode_kernel(struct vt__decoder *d, const CUpti_ActivityKernel10 *p)
     SET(r, 14, p->dynamicSharedMemory);
     SET(r, 15, p->registersPerThread);
     SET_OPT(r, 16, p->graphId, p->graphId != 0);
+    SET_OPT(r, 17, p->graphNodeId, p->graphNodeId != 0);
+    /* A graph's kernels have no launch call of their own and their parameters are not read:
+     * their uses are unknown (0). Another kernel's come from its launch call, when joined. */
+    if (p->graphId != 0) SET(r, 18, 0);
+    else if (joined && cv.scan != VT_SCAN_NONE) SET(r, 18, cv.scan == VT_SCAN_DONE);
+    else SETNULL(r, 18);
     d->xEmit(d->pCtx, &r);
     return 0;
 }
@@ -703,12 +715,15 @@ static void host_api(struct vt__decoder *d, const struct vt_hrec *p)
                 !strcmp(zFamily, "memset");
     /* VMM and import calls are remembered too, so that a MEMORY2 record of theirs (if CUPTI makes
      * one) is recognized; none may follow, so forgetting them is no loss */
-    if (p->u.api.status == 0 && p->u.api.correlation != 0 && (bExpected || api_owns_memory_rows(p->u.api.api))) {
+    /* so are kernel launches, for their kernels' args_scanned */
+    if (p->u.api.status == 0 && p->u.api.correlation != 0 &&
+        (bExpected || api_owns_memory_rows(p->u.api.api) || p->u.api.scan != VT_SCAN_NONE)) {
         struct corr_val cv, old;
         uint32_t oldKey;
         memset(&cv, 0, sizeof cv);
         cv.api = p->u.api.api;
-        cv.bExpected = bExpected;
+        cv.bExpected = (int16_t)bExpected;
+        cv.scan = (int16_t)p->u.api.scan;
         cv.thread = p->u.api.thread;
         cv.stack_id = p->u.api.stack_id;
         cv.src = p->u.api.src;

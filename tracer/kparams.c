@@ -110,9 +110,9 @@ int vt__kparams_scan(struct vt__kparams *kp, int kind, const void *h, void *cons
 
     if (apParam) {
         nParam = vt__kparams_sizes(kp, kind, h, aSize);
-        return nParam > 0 ? vt__ivl_scan_params(kp->cfg.ivl, apParam, aSize, nParam, aBase, nMax) : 0;
+        return nParam > 0 ? vt__ivl_scan_params(kp->cfg.ivl, apParam, aSize, nParam, aBase, nMax) : -1;
     }
     if ((pBlock = extra_buffer(extra, &nBlock)) != NULL)
         return vt__ivl_scan(kp->cfg.ivl, pBlock, nBlock, aBase, nMax);
-    return 0;
+    return -1;
 }

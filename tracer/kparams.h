@@ -69,8 +69,9 @@ int vt__kparams_sizes(struct vt__kparams *kp, int kind, const void *h, size_t *a
  * NULL, the packed buffer named in its `extra` array (CU_LAUNCH_PARAM_BUFFER_POINTER / _SIZE, at most 16 pairs
  * read). Writes the distinct bases of the live allocations found into aBase (at
  * most nMax, in order of first appearance) and returns how many were found,
- * which may exceed nMax (see vt__ivl_scan); 0 when nothing is found or the
- * parameters cannot be read.
+ * which may exceed nMax (see vt__ivl_scan), 0 when none; -1 when the
+ * parameters cannot be read (layout unknown, as for a kernel without
+ * parameters, or no argument buffer).
  */
 int vt__kparams_scan(struct vt__kparams *kp, int kind, const void *h, void *const *apParam,
                      void *const *extra, uint64_t *aBase, int nMax);

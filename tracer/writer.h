@@ -59,6 +59,13 @@ enum vt_hrec_type {
     VT_HREC_META,         /* -> meta */
 };
 
+/* What a kernel launch's api_call says of its arguments (kernel.args_scanned). */
+enum vt_scan {
+    VT_SCAN_NONE = 0,     /* not a kernel launch (or a graph launch: its kernels say) */
+    VT_SCAN_NOT_DONE = 1, /* a launch whose arguments were not scanned (scanning off, layout unknown) */
+    VT_SCAN_DONE = 2      /* a launch whose arguments were scanned: its buffer uses are complete */
+};
+
 struct vt_frame {
     int kind;          /* VT_FRAME_NATIVE or VT_FRAME_PYTHON */
     uint64_t pc;       /* native: return address; python: 0 */
@@ -71,9 +78,10 @@ struct vt_frame {
 struct vt_hrec {
     int type; /* enum vt_hrec_type */
     union {
-        struct { /* VT_HREC_API_CALL */
+        struct { /* VT_HREC_API_CALL; scan: enum vt_scan, for kernel launches */
             int api; uint32_t correlation; uint64_t start, end; int64_t thread;
             int device; int status; uint64_t bytes, ptr, src, dst, stream; int64_t stack_id;
+            int scan;
         } api;
         struct { /* VT_HREC_OOM */
             uint64_t ts; int api; uint32_t correlation; int device; int status;
