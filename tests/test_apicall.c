@@ -1,6 +1,7 @@
 /* Tests of the API-call decoder: real CUDA 13 parameter structs in, exact host records out. */
 #include "apicall.h"
 
+#include <generated_nvtx_meta.h>
 #include <stdarg.h>
 
 #include "core_util.h"
@@ -1269,8 +1270,71 @@ TEST(launch_unscanned_when_scanning_off)
     done();
 }
 
+/* The tracer's copies of NVTX's parameter layouts match generated_nvtx_meta.h. */
+_Static_assert(sizeof(vt__nvtxRangeEnd_params) == sizeof(nvtxRangeEnd_params) &&
+                   offsetof(vt__nvtxRangeEnd_params, id) == offsetof(nvtxRangeEnd_params, id) &&
+                   sizeof(nvtxRangeId_t) == sizeof(uint64_t),
+               "nvtxRangeEnd_params");
+_Static_assert(offsetof(vt__nvtxDomainRangeEnd_params, core) == offsetof(nvtxDomainRangeEnd_params, core),
+               "nvtxDomainRangeEnd_params");
+
+/*
+ * NVTX callbacks: a start/end range's id, from nvtxRangeStart*'s return value
+ * or nvtxRangeEnd's argument, becomes one VT_HREC_NVTX record; push/pop calls
+ * and a start without a return value make none.
+ */
+TEST(nvtx_start_end_ids)
+{
+    nvtxRangeId_t idA = 0x100000011ull, idZero = 0;
+    nvtxRangeStartA_params sa = {"load"};
+    nvtxRangeEnd_params en = {0x12};
+    nvtxDomainRangeEnd_params den;
+    nvtxRangePushA_params pu = {"step"};
+    CUpti_NvtxData d;
+    size_t n, i;
+    const CUpti_CallbackId *aId = vt__nvtx_cbids(&n);
+    memset(&den, 0, sizeof den);
+    den.core.id = 0x13;
+    memset(&d, 0, sizeof d);
+    d.functionParams = &sa;
+    d.functionReturnValue = &idA;
+    vt__nvtx_callback(&g_env, CUPTI_CBID_NVTX_nvtxRangeStartA, &d);
+    d.functionReturnValue = NULL;
+    vt__nvtx_callback(&g_env, CUPTI_CBID_NVTX_nvtxRangeStartEx, &d);
+    d.functionReturnValue = &idZero;
+    vt__nvtx_callback(&g_env, CUPTI_CBID_NVTX_nvtxDomainRangeStartEx, &d);
+    d.functionParams = &en;
+    vt__nvtx_callback(&g_env, CUPTI_CBID_NVTX_nvtxRangeEnd, &d);
+    d.functionParams = &den;
+    vt__nvtx_callback(&g_env, CUPTI_CBID_NVTX_nvtxDomainRangeEnd, &d);
+    d.functionParams = &pu;
+    vt__nvtx_callback(&g_env, CUPTI_CBID_NVTX_nvtxRangePushA, &d);
+    ASSERT_EQ(3, g_nRec);
+    ASSERT_EQ(VT_HREC_NVTX, g_aRec[0].type);
+    ASSERT_EQ(0x100000011ull, g_aRec[0].u.nvtx.id);
+    ASSERT_EQ(0, g_aRec[0].u.nvtx.bEnd);
+    ASSERT_EQ(0x12, g_aRec[1].u.nvtx.id);
+    ASSERT_EQ(1, g_aRec[1].u.nvtx.bEnd);
+    ASSERT_EQ(0x13, g_aRec[2].u.nvtx.id);
+    ASSERT_EQ(1, g_aRec[2].u.nvtx.bEnd);
+    g_nRec = 0;
+    /* the ids enabled are exactly the start/end calls */
+    ASSERT_EQ(6, n);
+    for (i = 0; i < n; i++)
+        ASSERT(aId[i] == CUPTI_CBID_NVTX_nvtxRangeStartA || aId[i] == CUPTI_CBID_NVTX_nvtxRangeStartW ||
+               aId[i] == CUPTI_CBID_NVTX_nvtxRangeStartEx || aId[i] == CUPTI_CBID_NVTX_nvtxDomainRangeStartEx ||
+               aId[i] == CUPTI_CBID_NVTX_nvtxRangeEnd || aId[i] == CUPTI_CBID_NVTX_nvtxDomainRangeEnd);
+    /* nothing while inactive */
+    g_bActive = 0;
+    d.functionParams = &en;
+    vt__nvtx_callback(&g_env, CUPTI_CBID_NVTX_nvtxRangeEnd, &d);
+    g_bActive = 1;
+    ASSERT_EQ(0, g_nRec);
+    done();
+}
+
 VT_TEST_LIST(T(tables_traced_ids_unique_and_named) T(malloc_and_free) T(failed_allocations_are_oom)
-             T(imports_and_sharing) T(launch_unscanned_when_scanning_off)
+             T(imports_and_sharing) T(launch_unscanned_when_scanning_off) T(nvtx_start_end_ids)
              T(pitched_and_host_allocations) T(vmm_calls) T(vmm_device_from_location)
              T(copies_and_sets) T(launches_scan_arguments) T(launch_uses_bounded)
              T(inactive_and_untraced) T(every_launch_entry_point_traced) T(cuda13_triple_chevron_launch)

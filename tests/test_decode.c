@@ -644,6 +644,10 @@ static void marker(CUpti_ActivityMarker2 *m, CUpti_ActivityFlag flags, uint32_t 
     m->domain = zDomain;
 }
 
+#define NVTX_ROWS_END                                                                         \
+    "SELECT start, end, kind, (SELECT value FROM string WHERE id = name_id),"                \
+    " (SELECT value FROM string WHERE id = domain_id), thread, depth, end_thread FROM nvtx_range"   \
+    " ORDER BY id"
 #define NVTX_ROWS                                                                             \
     "SELECT start, end, kind, (SELECT value FROM string WHERE id = name_id),"                \
     " (SELECT value FROM string WHERE id = domain_id), thread, depth FROM nvtx_range ORDER BY id"
@@ -686,6 +690,81 @@ TEST(decode_nvtx_pairing)
                  core_q_rows(db, NVTX_ROWS));
     ASSERT_EQ(6, core_q_int(db, "SELECT count(*) FROM string"));
     ASSERT_EQ(0, core_q_int(db, "SELECT count(*) FROM dropped"));
+    sqlite3_close(db);
+    CORE_LEAK_CHECK();
+}
+
+/* Queue a VT_HREC_NVTX host record: start/end range id, named at its start (bEnd 0) or end (1). */
+static void nvtx_id(struct vt_writer *w, uint64_t id, int bEnd)
+{
+    struct vt_hrec h;
+    memset(&h, 0, sizeof h);
+    h.type = VT_HREC_NVTX;
+    h.u.nvtx.id = id;
+    h.u.nvtx.bEnd = bEnd;
+    ASSERT_EQ(0, vt__writer_submit(w, &h));
+}
+
+/*
+ * Push/pop and start/end ranges are both thread markers: the kind comes from
+ * the NVTX callbacks (ids of start/end ranges, at their start or only at their
+ * end), so push/pop nesting depth counts push/pop ranges only, per thread and
+ * domain; a range ended on another thread keeps both threads.
+ */
+TEST(decode_nvtx_kinds_from_callbacks)
+{
+    char zPath[128];
+    struct vt_writer_config cfg;
+    struct vt_writer *w;
+    struct batch b;
+    CUpti_ActivityMarker2 m;
+    sqlite3 *db;
+    core_tmp_path(zPath, sizeof zPath, "t.db");
+    core_config(&cfg);
+    w = core_open(zPath, &cfg);
+    nvtx_id(w, 0x100000011ull, 0); /* the start/end range 0x...11, named at its start (64-bit id) */
+    nvtx_id(w, 12, 1);             /* the start/end range 12, named only by nvtxRangeEnd */
+    b_begin(&b, w);
+    marker(&m, CUPTI_ACTIVITY_FLAG_MARKER_START, 1, 100, 1, "step", NULL);   /* push, depth 0 */
+    b_add(&b, &m, sizeof m);
+    marker(&m, CUPTI_ACTIVITY_FLAG_MARKER_START, 0x11, 105, 1, "prefetch", NULL); /* start/end */
+    b_add(&b, &m, sizeof m);
+    marker(&m, CUPTI_ACTIVITY_FLAG_MARKER_START, 2, 110, 1, "forward", NULL); /* push, depth 1 */
+    b_add(&b, &m, sizeof m);
+    marker(&m, CUPTI_ACTIVITY_FLAG_MARKER_START, 3, 112, 1, "other domain", "lib"); /* depth 0 there */
+    b_add(&b, &m, sizeof m);
+    marker(&m, CUPTI_ACTIVITY_FLAG_MARKER_END, 3, 113, 1, NULL, "lib");
+    b_add(&b, &m, sizeof m);
+    marker(&m, CUPTI_ACTIVITY_FLAG_MARKER_END, 2, 120, 1, NULL, NULL);
+    b_add(&b, &m, sizeof m);
+    marker(&m, CUPTI_ACTIVITY_FLAG_MARKER_END, 1, 130, 1, NULL, NULL);
+    b_add(&b, &m, sizeof m);
+    /* the start/end range ends on another thread (88) */
+    marker(&m, CUPTI_ACTIVITY_FLAG_MARKER_END, 0x11, 140, 1, NULL, NULL);
+    m.objectId.pt.threadId = 88;
+    b_add(&b, &m, sizeof m);
+    marker(&m, CUPTI_ACTIVITY_FLAG_MARKER_START, 12, 150, 1, "late", NULL);
+    b_add(&b, &m, sizeof m);
+    marker(&m, CUPTI_ACTIVITY_FLAG_MARKER_START, 13, 155, 1, "after late", NULL); /* push: depth 1 */
+    b_add(&b, &m, sizeof m);
+    marker(&m, CUPTI_ACTIVITY_FLAG_MARKER_END, 13, 158, 1, NULL, NULL);
+    b_add(&b, &m, sizeof m);
+    marker(&m, CUPTI_ACTIVITY_FLAG_MARKER_END, 12, 160, 1, NULL, NULL);
+    b_add(&b, &m, sizeof m);
+    marker(&m, CUPTI_ACTIVITY_FLAG_MARKER_START, 14, 170, 1, "again", NULL); /* push: depth 0 again */
+    b_add(&b, &m, sizeof m);
+    marker(&m, CUPTI_ACTIVITY_FLAG_MARKER_END, 14, 171, 1, NULL, NULL);
+    b_add(&b, &m, sizeof m);
+    b_submit(&b);
+    db = close_and_open(w, zPath);
+    ASSERT_STREQ("112|113|0|other domain|lib|77|0|NULL;"
+                 "110|120|0|forward|NULL|77|1|NULL;"
+                 "100|130|0|step|NULL|77|0|NULL;"
+                 "105|140|1|prefetch|NULL|77|NULL|88;"
+                 "155|158|0|after late|NULL|77|1|NULL;"
+                 "150|160|1|late|NULL|77|NULL|NULL;"
+                 "170|171|0|again|NULL|77|0|NULL",
+                 core_q_rows(db, NVTX_ROWS_END));
     sqlite3_close(db);
     CORE_LEAK_CHECK();
 }
@@ -1098,6 +1177,6 @@ TEST(decode_host_records)
 }
 
 VT_TEST_LIST(T(decode_zero_times) T(decode_graphs_and_scans) T(decode_vmm_and_imports) T(decode_pool_fields_by_type) T(decode_memory) T(decode_memory_pool) T(decode_memcpy_join) T(decode_memset_join)
-                 T(decode_kernel_interning) T(decode_nvtx_pairing) T(decode_nvtx_map_overflow)
+                 T(decode_kernel_interning) T(decode_nvtx_pairing) T(decode_nvtx_kinds_from_callbacks) T(decode_nvtx_map_overflow)
                      T(decode_correlation_map_overflow) T(decode_sync_overhead_device)
                          T(decode_unknown_kinds) T(decode_host_records))

@@ -96,6 +96,13 @@ CUptiResult cuptiActivityDisable(CUpti_ActivityKind kind)
     return CUPTI_SUCCESS;
 }
 
+static int g_threadIdType = -1;
+CUptiResult cuptiSetThreadIdType(CUpti_ActivityThreadIdType type)
+{
+    g_threadIdType = (int)type;
+    return CUPTI_SUCCESS;
+}
+
 CUptiResult cuptiActivityFlushAll(uint32_t flag)
 {
     (void)flag;
@@ -485,6 +492,8 @@ static void script(void)
     void *pDev = NULL;
     int saved;
 
+    /* activity records name threads as gettid does, like api_call.thread */
+    if (g_threadIdType != CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM) _exit(32);
     /* a context on device 0 is created (twice: one device row) */
     memset(&rd, 0, sizeof rd);
     rd.context = CTX0;

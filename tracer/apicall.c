@@ -1341,3 +1341,42 @@ void vt__apicall_callback(const struct vt__apicall_env *env, struct vt__apithrea
     }
     if (env->xActive()) record_exit(env, t, domain, e, cb, is_driver_kernel_launch(e->shape));
 }
+
+static const CUpti_CallbackId aNvtx[] = {
+    CUPTI_CBID_NVTX_nvtxRangeStartA, CUPTI_CBID_NVTX_nvtxRangeStartW, CUPTI_CBID_NVTX_nvtxRangeStartEx,
+    CUPTI_CBID_NVTX_nvtxDomainRangeStartEx, CUPTI_CBID_NVTX_nvtxRangeEnd, CUPTI_CBID_NVTX_nvtxDomainRangeEnd,
+};
+
+const CUpti_CallbackId *vt__nvtx_cbids(size_t *pn)
+{
+    *pn = sizeof aNvtx / sizeof aNvtx[0];
+    return aNvtx;
+}
+
+void vt__nvtx_callback(const struct vt__apicall_env *env, CUpti_CallbackId cbid, const CUpti_NvtxData *d)
+{
+    struct vt_hrec rec;
+    uint64_t id = 0;
+    if (!d) return;
+    memset(&rec, 0, sizeof rec);
+    rec.type = VT_HREC_NVTX;
+    switch (cbid) {
+    case CUPTI_CBID_NVTX_nvtxRangeStartA:
+    case CUPTI_CBID_NVTX_nvtxRangeStartW:
+    case CUPTI_CBID_NVTX_nvtxRangeStartEx:
+    case CUPTI_CBID_NVTX_nvtxDomainRangeStartEx:
+        if (d->functionReturnValue) memcpy(&id, d->functionReturnValue, sizeof id); /* nvtxRangeId_t */
+        break;
+    case CUPTI_CBID_NVTX_nvtxRangeEnd:
+        if (d->functionParams) id = ((const vt__nvtxRangeEnd_params *)d->functionParams)->id;
+        rec.u.nvtx.bEnd = 1;
+        break;
+    case CUPTI_CBID_NVTX_nvtxDomainRangeEnd:
+        if (d->functionParams) id = ((const vt__nvtxDomainRangeEnd_params *)d->functionParams)->core.id;
+        rec.u.nvtx.bEnd = 1;
+        break;
+    default: return;
+    }
+    rec.u.nvtx.id = id;
+    if (id && env->xActive()) env->xSubmit(&rec);
+}

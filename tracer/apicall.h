@@ -109,6 +109,32 @@ typedef struct {
 } vt__cudaLaunchKernel_v13000_params;
 
 /*
+ * NVTX's parameters of nvtxRangeEnd and nvtxDomainRangeEnd as CUPTI passes
+ * them (generated_nvtx_meta.h: nvtxRangeEnd_params, nvtxDomainRangeEnd_params),
+ * declared here so the tracer includes no NVTX header (NVTX's headers define
+ * functions); tests/test_apicall.c checks they match.
+ */
+typedef struct {
+    uint64_t id; /* nvtxRangeId_t */
+} vt__nvtxRangeEnd_params;
+typedef struct {
+    void *domain; /* nvtxDomainHandle_t */
+    vt__nvtxRangeEnd_params core;
+} vt__nvtxDomainRangeEnd_params;
+
+/* The NVTX callback ids vt__nvtx_callback reads (the start/end range calls): *pn of them. */
+const CUpti_CallbackId *vt__nvtx_cbids(size_t *pn);
+
+/*
+ * Decode one NVTX callback (CUPTI_CB_DOMAIN_NVTX; d: what CUPTI passes): for
+ * a start/end range, submit a VT_HREC_NVTX record with its id, the one
+ * nvtxRangeStart* returned (when CUPTI passes the return value) or the one
+ * nvtxRangeEnd was given, so the decoder can tell the range from a push/pop
+ * range. Other ids are ignored.
+ */
+void vt__nvtx_callback(const struct vt__apicall_env *env, CUpti_CallbackId cbid, const CUpti_NvtxData *d);
+
+/*
  * Decode one runtime or driver API callback (cb: what CUPTI passes as cbdata;
  * its functionParams, functionReturnValue and correlationData are read, the
  * latter written at enter to hold the start time) and submit the records it

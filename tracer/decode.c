@@ -67,9 +67,9 @@ const struct vt__table_spec vt__aTable[VT_T__COUNT] = {
                          " VALUES(?1,?2,?3,?4,?5)",
                          5, 0, 4, 0},
     [VT_T_NVTX_RANGE] = {"nvtx_range",
-                         "INSERT INTO nvtx_range(t, dur, kind, name_id, domain_id, thread, depth)"
-                         " VALUES(?1,?2,?3,?4,?5,?6,?7)",
-                         7, 0, 1, 2},
+                         "INSERT INTO nvtx_range(t, dur, kind, name_id, domain_id, thread, depth,"
+                         " end_thread) VALUES(?1,?2,?3,?4,?5,?6,?7,?8)",
+                         8, 0, 1, 2},
     [VT_T_SYNC_EVENT] = {"sync_event",
                          "INSERT INTO sync_event(t, dur, type, device, context, stream,"
                          " correlation, event, status) VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9)",
@@ -122,12 +122,18 @@ struct mem_val {
     int32_t pad;
 };
 
-/* Per-thread push/pop nesting depth: open addressing, never deleted, bounded. */
+/* Push/pop nesting depth per thread and domain (as NVTX nests): open addressing, never deleted, bounded. */
 #define DEPTH_SLOTS 4096
 struct depth_slot {
     int64_t thread;
+    int64_t domain_id; /* -1: the default domain */
     int32_t used;
     int32_t depth;
+};
+
+/* A start/end range id the NVTX callbacks named (nvtxRangeStart*'s result, nvtxRangeEnd's argument). */
+struct nvtxid_val {
+    uint64_t id;
 };
 
 #define ROW_INIT(r, t) ((r).table = (t), (r).nullMask = 0)
@@ -164,6 +170,8 @@ int vt__decoder_init(struct vt__decoder *d, const struct vt__decoder_config *cfg
     rc = vt__intern_init(&d->intern, c.intern_entries, c.intern_bytes);
     if (rc == 0) rc = vt__boundmap_init(&d->corr, c.corr_entries, sizeof(struct corr_val));
     if (rc == 0) rc = vt__boundmap_init(&d->nvtx, c.nvtx_entries, sizeof(struct nvtx_val));
+    if (rc == 0) rc = vt__boundmap_init(&d->nvtxStart, c.nvtx_entries, sizeof(struct nvtxid_val));
+    if (rc == 0) rc = vt__boundmap_init(&d->nvtxEnd, c.nvtx_entries, sizeof(struct nvtxid_val));
     if (rc == 0) rc = vt__boundmap_init(&d->handles, c.mem_entries, sizeof(struct mem_val));
     if (rc == 0) rc = vt__boundmap_init(&d->maps, c.mem_entries, sizeof(struct mem_val));
     if (rc == 0) {
@@ -179,6 +187,8 @@ void vt__decoder_free(struct vt__decoder *d)
     vt__intern_free(&d->intern);
     vt__boundmap_free(&d->corr);
     vt__boundmap_free(&d->nvtx);
+    vt__boundmap_free(&d->nvtxStart);
+    vt__boundmap_free(&d->nvtxEnd);
     vt__boundmap_free(&d->handles);
     vt__boundmap_free(&d->maps);
     free(d->aDepth);
@@ -475,17 +485,19 @@ static int decode_kernel(struct vt__decoder *d, const CUpti_ActivityKernel10 *p)
     return 0;
 }
 
-/* Slot of thread's nesting depth, or NULL when the bounded table is full. */
-static struct depth_slot *depth_slot(struct vt__decoder *d, int64_t thread)
+/* Slot of the nesting depth of thread in domain, or NULL when the bounded table is full. */
+static struct depth_slot *depth_slot(struct vt__decoder *d, int64_t thread, int64_t domain)
 {
-    size_t i = (size_t)(((uint64_t)thread * 0x9E3779B97F4A7C15ull) >> 52) & (DEPTH_SLOTS - 1);
+    uint64_t h = ((uint64_t)thread ^ ((uint64_t)(domain + 1) << 40)) * 0x9E3779B97F4A7C15ull;
+    size_t i = (size_t)(h >> 52) & (DEPTH_SLOTS - 1);
     size_t n;
     for (n = 0; n < DEPTH_SLOTS; n++, i = (i + 1) & (DEPTH_SLOTS - 1)) {
         struct depth_slot *s = &d->aDepth[i];
-        if (s->used && s->thread == thread) return s;
+        if (s->used && s->thread == thread && s->domain_id == domain) return s;
         if (!s->used) {
             s->used = 1;
             s->thread = thread;
+            s->domain_id = domain;
             s->depth = 0;
             return s;
         }
@@ -493,11 +505,22 @@ static struct depth_slot *depth_slot(struct vt__decoder *d, int64_t thread)
     return NULL;
 }
 
+/* Take id out of the set m of start/end range ids: 1 if it was there. */
+static int nvtxid_take(struct vt__boundmap *m, uint64_t id)
+{
+    struct nvtxid_val *v = vt__boundmap_get(m, key64(id));
+    if (!v || v->id != id) return 0;
+    vt__boundmap_remove(m, key64(id), NULL);
+    return 1;
+}
+
 /*
  * Write one nvtx_range row. end < 0 means the range never ended (end NULL, not
  * counted as an unknown time); an end of 0 is a time CUPTI could not take.
+ * endThread: the thread that ended it when another than the one that
+ * started it, else -1.
  */
-static void emit_nvtx(struct vt__decoder *d, const struct nvtx_val *v, int64_t end)
+static void emit_nvtx(struct vt__decoder *d, const struct nvtx_val *v, int64_t end, int64_t endThread)
 {
     struct vt__row r;
     ROW_INIT(r, VT_T_NVTX_RANGE);
@@ -512,6 +535,7 @@ static void emit_nvtx(struct vt__decoder *d, const struct nvtx_val *v, int64_t e
     SET_STR(r, 4, v->domain_id);
     SET_OPT(r, 5, v->thread, v->thread >= 0);
     SET_OPT(r, 6, v->depth, v->depth >= 0);
+    SET_OPT(r, 7, endThread, endThread >= 0);
     d->xEmit(d->pCtx, &r);
 }
 
@@ -520,11 +544,19 @@ static void nvtx_unnest(struct vt__decoder *d, const struct nvtx_val *v)
 {
     struct depth_slot *s;
     if (v->kind != VT_NVTX_PUSHPOP || v->depth < 0) return;
-    s = depth_slot(d, v->thread);
+    s = depth_slot(d, v->thread, v->domain_id);
     if (s && s->depth > 0) s->depth--;
 }
 
-/* MARKER: marks become rows at once; START is held until its END (paired by id). */
+/*
+ * MARKER: marks become rows at once; START is held until its END (paired by
+ * id). The marker record does not say whether a range is push/pop or
+ * start/end (both are thread markers): the NVTX callbacks do, as host records
+ * (VT_HREC_NVTX) naming the ids of start/end ranges, at their start (the id
+ * nvtxRangeStart returned) and at their end (the id nvtxRangeEnd was given).
+ * A range neither names is push/pop and nests on its thread and domain; one
+ * recognized only at its end loses the depth it was given.
+ */
 static int decode_marker(struct vt__decoder *d, const CUpti_ActivityMarker2 *p)
 {
     struct nvtx_val v;
@@ -539,24 +571,24 @@ static int decode_marker(struct vt__decoder *d, const CUpti_ActivityMarker2 *p)
         v.domain_id = intern(d, p->domain);
         v.depth = -1;
         if (!isThread) v.thread = -1;
-        emit_nvtx(d, &v, v.start);
+        emit_nvtx(d, &v, v.start, -1);
         return 0;
     }
     if (p->flags & CUPTI_ACTIVITY_FLAG_MARKER_START) {
         struct nvtx_val old;
         uint32_t oldKey = 0;
-        v.kind = isThread ? VT_NVTX_PUSHPOP : VT_NVTX_STARTEND;
+        v.kind = nvtxid_take(&d->nvtxStart, p->id) || !isThread ? VT_NVTX_STARTEND : VT_NVTX_PUSHPOP;
         v.name_id = intern(d, p->name);
         v.domain_id = intern(d, p->domain);
         v.depth = -1;
-        if (isThread) {
-            struct depth_slot *s = depth_slot(d, v.thread);
+        if (v.kind == VT_NVTX_PUSHPOP) {
+            struct depth_slot *s = depth_slot(d, v.thread, v.domain_id);
             if (s) v.depth = s->depth++;
         }
         if (vt__boundmap_put(&d->nvtx, p->id, &v, &oldKey, &old)) {
             d->nDroppedNvtx++;
             nvtx_unnest(d, &old);
-            emit_nvtx(d, &old, -1);
+            emit_nvtx(d, &old, -1, -1);
         }
         return 0;
     }
@@ -564,7 +596,12 @@ static int decode_marker(struct vt__decoder *d, const CUpti_ActivityMarker2 *p)
         struct nvtx_val open;
         if (vt__boundmap_remove(&d->nvtx, p->id, &open)) {
             nvtx_unnest(d, &open);
-            emit_nvtx(d, &open, (int64_t)p->timestamp);
+            if (nvtxid_take(&d->nvtxEnd, p->id)) { /* ended by nvtxRangeEnd: a start/end range */
+                open.kind = VT_NVTX_STARTEND;
+                open.depth = -1;
+            }
+            emit_nvtx(d, &open, (int64_t)p->timestamp,
+                      isThread && v.thread != open.thread ? v.thread : -1);
         }
         return 0;
     }
@@ -886,6 +923,14 @@ void vt__decode_host(struct vt__decoder *d, struct vt_hrec *p)
         d->xEmit(d->pCtx, &r);
         break;
     case VT_HREC_STACK: host_stack(d, p); break;
+    case VT_HREC_NVTX: {
+        /* a start/end range's id, named at its start or at its end (see decode_marker); the
+         * marker record's id is 32 bits wide, NVTX's range id 64: the low 32 bits are compared */
+        struct nvtxid_val v;
+        v.id = (uint32_t)p->u.nvtx.id;
+        if (v.id) vt__boundmap_put(p->u.nvtx.bEnd ? &d->nvtxEnd : &d->nvtxStart, (uint32_t)v.id, &v, NULL, NULL);
+        break;
+    }
     case VT_HREC_DEVICE: {
         char zName[sizeof p->u.device.zName], zUuid[sizeof p->u.device.zUuid];
         snprintf(zName, sizeof zName, "%.*s", (int)sizeof zName - 1, p->u.device.zName);
@@ -924,7 +969,7 @@ void vt__decode_host(struct vt__decoder *d, struct vt_hrec *p)
 static void finish_one(void *pCtx, uint32_t key, void *pVal)
 {
     (void)key;
-    emit_nvtx((struct vt__decoder *)pCtx, (const struct nvtx_val *)pVal, -1);
+    emit_nvtx((struct vt__decoder *)pCtx, (const struct nvtx_val *)pVal, -1, -1);
 }
 
 void vt__decoder_finish(struct vt__decoder *d)

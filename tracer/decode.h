@@ -84,6 +84,8 @@ struct vt__decoder {
     struct vt__intern intern;
     struct vt__boundmap corr;
     struct vt__boundmap nvtx;
+    struct vt__boundmap nvtxStart; /* ids of start/end ranges named at their start (NVTX callbacks) */
+    struct vt__boundmap nvtxEnd;   /* ... named at their end */
     struct vt__boundmap handles; /* VMM handle -> how it was created or imported */
     struct vt__boundmap maps;    /* mapped or IPC-opened address -> handle, kind, bytes */
     struct depth_slot *aDepth; /* per-thread push/pop nesting, bounded */

@@ -328,6 +328,8 @@ static void CUPTIAPI on_callback(void *pUser, CUpti_CallbackDomain domain, CUpti
     if (t_inTracer) goto done;
     if (domain == CUPTI_CB_DOMAIN_RUNTIME_API || domain == CUPTI_CB_DOMAIN_DRIVER_API) {
         vt__apicall_callback(&g_env, &t_api, domain, cbid, pData);
+    } else if (domain == CUPTI_CB_DOMAIN_NVTX) {
+        vt__nvtx_callback(&g_env, cbid, pData);
     } else if (domain == CUPTI_CB_DOMAIN_RESOURCE && cbid == CUPTI_CBID_RESOURCE_CONTEXT_CREATED) {
         const CUpti_ResourceData *rd = pData;
         if (vt__session_active()) record_device(context_device(rd->context));
@@ -392,6 +394,7 @@ static void disable_all(void)
         cuptiEnableDomain(0, g_subscriber, CUPTI_CB_DOMAIN_RUNTIME_API);
         cuptiEnableDomain(0, g_subscriber, CUPTI_CB_DOMAIN_DRIVER_API);
         cuptiEnableDomain(0, g_subscriber, CUPTI_CB_DOMAIN_RESOURCE);
+        cuptiEnableDomain(0, g_subscriber, CUPTI_CB_DOMAIN_NVTX);
     }
     for (i = 0; i < sizeof aKind / sizeof aKind[0]; i++) cuptiActivityDisable(aKind[i].kind);
 }
@@ -496,6 +499,7 @@ static int enable_callbacks(void)
     int nFail = 0;
     static const CUpti_CallbackDomain aDomain[] = {CUPTI_CB_DOMAIN_RUNTIME_API,
                                                    CUPTI_CB_DOMAIN_DRIVER_API};
+    const CUpti_CallbackId *aNvtx;
     size_t d, i, n;
     for (d = 0; d < sizeof aDomain / sizeof aDomain[0]; d++) {
         const struct vt__api *a = vt__api_table(aDomain[d], &n);
@@ -505,6 +509,10 @@ static int enable_callbacks(void)
     if (cuptiEnableCallback(1, g_subscriber, CUPTI_CB_DOMAIN_RESOURCE,
                             CUPTI_CBID_RESOURCE_CONTEXT_CREATED) != CUPTI_SUCCESS)
         nFail++;
+    /* the start/end range calls of NVTX, to tell their markers from push/pop ones */
+    aNvtx = vt__nvtx_cbids(&n);
+    for (i = 0; i < n; i++)
+        if (cuptiEnableCallback(1, g_subscriber, CUPTI_CB_DOMAIN_NVTX, aNvtx[i]) != CUPTI_SUCCESS) nFail++;
     return nFail;
 }
 
@@ -599,6 +607,12 @@ VT_EXPORT int InitializeInjection(void)
     }
     open_attribution();
     setup_env();
+    /* thread ids in activity records (markers, overhead) as gettid gives them, the same as
+     * api_call.thread, so ranges and calls of one thread join (the default is pthread_self) */
+    r = cuptiSetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM);
+    if (r != CUPTI_SUCCESS)
+        say("NVTX ranges keep CUPTI's own thread ids (cuptiSetThreadIdType: %s): they may not join API "
+            "calls by thread", result_name(r));
     enable_activities();
     nFail = enable_callbacks();
     if (nFail) say("%d CUPTI API callbacks could not be enabled; those calls are not recorded", nFail);

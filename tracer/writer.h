@@ -57,6 +57,7 @@ enum vt_hrec_type {
     VT_HREC_STACK,        /* -> stack + frame (one new deduplicated stack) */
     VT_HREC_DEVICE,       /* -> device */
     VT_HREC_META,         /* -> meta */
+    VT_HREC_NVTX,         /* no row: an NVTX start/end range's id, for the MARKER decoder */
 };
 
 /* What a kernel launch's api_call says of its arguments (kernel.args_scanned). */
@@ -110,6 +111,9 @@ struct vt_hrec {
         struct { /* VT_HREC_META; zValue is heap, owned by the writer after submit */
             char zKey[64]; char *zValue;
         } meta;
+        struct { /* VT_HREC_NVTX: nvtxRangeStart* returned id (bEnd 0), nvtxRangeEnd was given id (1) */
+            uint64_t id; int bEnd;
+        } nvtx;
     } u;
 };
 
