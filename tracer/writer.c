@@ -12,6 +12,7 @@
 
 #include <sqlite3.h>
 
+#include "bufpool.h"
 #include "decode.h"
 #include "ring.h"
 #include "vramtrace/schema.h"
@@ -42,10 +43,8 @@ struct vt_writer {
     pthread_mutex_t mu;
     pthread_cond_t wake; /* the writer thread waits here */
     pthread_cond_t done; /* close waits here */
-    uint8_t **aBuf;      /* every buffer allocated so far (nBuf of nBufMax) */
-    size_t nBuf, nBufMax;
-    uint8_t **aFree;     /* idle buffers */
-    size_t nFree;
+    struct vt__bufpool *pool; /* the activity buffers (bufpool.h) */
+    size_t nBufMax;      /* the most buffers the pool can have */
     struct queued_buf *aQueue; /* completed buffers, FIFO, capacity nBufMax */
     size_t iQueue, nQueue;
     int bWakeRing;       /* the ring is filling up */
@@ -428,10 +427,10 @@ static size_t drain_ring(struct vt_writer *w, int bAbandon)
     return nTotal;
 }
 
-/* Return a buffer to the idle list (caller holds mu). */
+/* Return a decoded buffer to the pool (caller holds mu). */
 static void recycle_locked(struct vt_writer *w, uint8_t *p)
 {
-    w->aFree[w->nFree++] = p;
+    vt__bufpool_recycle(w->pool, p);
 }
 
 /*
@@ -484,6 +483,7 @@ static void meta_u64(struct vt_writer *w, const char *zKey, uint64_t v)
 static void finish_db(struct vt_writer *w)
 {
     int bAbort = atomic_load(&w->bAbort), rc, i;
+    size_t nAtCupti;
     vt__decoder_finish(&w->dec);
     publish_stats(w);
     commit(w);
@@ -505,6 +505,11 @@ static void finish_db(struct vt_writer *w)
         meta_u64(w, "dropped_queue", vt__ring_dropped(&w->ring) + w->nAbandonedRecs);
         meta_u64(w, "dropped_writer", atomic_load(&w->nDroppedWriter));
         meta_u64(w, "dropped_map", w->dec.nDroppedCorr + w->dec.nDroppedNvtx);
+        pthread_mutex_lock(&w->mu);
+        nAtCupti = vt__bufpool_at_cupti(w->pool);
+        pthread_mutex_unlock(&w->mu);
+        /* buffers CUPTI never returned: their records are not in the trace (and they are not freed) */
+        meta_u64(w, "activity_buffers_not_returned", nAtCupti);
         vt__meta_set(w->db, "closed_cleanly", bAbort ? "0" : "1");
         rc = sqlite3_exec(w->db, "COMMIT", NULL, NULL, NULL);
         if (rc != SQLITE_OK) {
@@ -530,7 +535,6 @@ static void finish_db(struct vt_writer *w)
 /* Free everything w owns (the database must already be closed). */
 static void free_writer(struct vt_writer *w)
 {
-    size_t i;
     int t;
     for (t = 0; t < VT_T__COUNT; t++) {
         sqlite3_finalize(w->aStmt[t]);
@@ -542,9 +546,7 @@ static void free_writer(struct vt_writer *w)
     if (w->db) sqlite3_close_v2(w->db);
     vt__decoder_free(&w->dec);
     vt__ring_free(&w->ring);
-    for (i = 0; i < w->nBuf; i++) free(w->aBuf[i]);
-    free(w->aBuf);
-    free(w->aFree);
+    vt__bufpool_close(w->pool); /* a buffer CUPTI still holds is never freed */
     free(w->aQueue);
     pthread_mutex_destroy(&w->mu);
     pthread_cond_destroy(&w->wake);
@@ -674,17 +676,16 @@ struct vt_writer *vt__writer_open(const char *zPath, const struct vt_writer_conf
                  w->cfg.max_memory, ringBytes + w->cfg.buffer_size);
         goto fail;
     }
-    w->nBufMax = (w->cfg.max_memory - ringBytes) / w->cfg.buffer_size;
-    w->aBuf = calloc(w->nBufMax, sizeof *w->aBuf);
-    w->aFree = calloc(w->nBufMax, sizeof *w->aFree);
-    w->aQueue = calloc(w->nBufMax, sizeof *w->aQueue);
+    w->pool = vt__bufpool_open(w->cfg.max_memory - ringBytes, w->cfg.buffer_size);
+    w->nBufMax = w->pool ? vt__bufpool_capacity(w->pool) : 0;
+    w->aQueue = w->nBufMax ? calloc(w->nBufMax, sizeof *w->aQueue) : NULL;
     memset(&dc, 0, sizeof dc);
     dc.corr_entries = w->cfg.corr_map_entries;
     dc.nvtx_entries = w->cfg.nvtx_map_entries;
     w->aHeld = calloc((size_t)VT_T__COUNT * MULTI_ROWS, sizeof *w->aHeld);
     w->aBoundVal = calloc((size_t)VT_T__COUNT * MULTI_ROWS * VT__ROW_MAXCOL, sizeof *w->aBoundVal);
     w->aBoundState = calloc((size_t)VT_T__COUNT * MULTI_ROWS * VT__ROW_MAXCOL, sizeof *w->aBoundState);
-    if (!w->aBuf || !w->aFree || !w->aQueue || !w->aHeld || !w->aBoundVal || !w->aBoundState ||
+    if (!w->pool || !w->aQueue || !w->aHeld || !w->aBoundVal || !w->aBoundState ||
         vt__ring_init(&w->ring, w->cfg.host_ring_records) ||
         vt__decoder_init(&w->dec, &dc, emit_row, w)) {
         snprintf(zErr, nErr, "out of memory");
@@ -740,34 +741,26 @@ int vt__writer_start(struct vt_writer *w)
 
 uint8_t *vt__writer_buffer_alloc(struct vt_writer *w, size_t *pSize)
 {
-    uint8_t *p = NULL;
+    uint8_t *p;
     pthread_mutex_lock(&w->mu);
-    if (w->nFree > 0) {
-        p = w->aFree[--w->nFree];
-    } else if (w->nBuf < w->nBufMax) {
-        p = aligned_alloc(8, w->cfg.buffer_size);
-        if (p) w->aBuf[w->nBuf++] = p;
-    }
+    p = vt__bufpool_get(w->pool, pSize);
     pthread_mutex_unlock(&w->mu);
     if (!p) atomic_fetch_add(&w->nBuffersRefused, 1);
-    *pSize = p ? w->cfg.buffer_size : 0;
     return p;
 }
 
 void vt__writer_buffer_submit(struct vt_writer *w, uint8_t *pBuf, size_t validSize)
 {
-    size_t i;
-    int bOurs = 0;
+    size_t size;
     if (!pBuf) return;
     pthread_mutex_lock(&w->mu);
-    for (i = 0; i < w->nBuf && !bOurs; i++) bOurs = w->aBuf[i] == pBuf;
-    if (bOurs && validSize == 0) {
+    size = vt__bufpool_returned(w->pool, pBuf); /* 0: not one of ours handed out: ignored */
+    if (size && validSize == 0) {
         recycle_locked(w, pBuf);
-    } else if (bOurs) {
+    } else if (size) {
         /* Never full: the queue has room for every buffer that exists. */
         w->aQueue[(w->iQueue + w->nQueue) % w->nBufMax].p = pBuf;
-        w->aQueue[(w->iQueue + w->nQueue) % w->nBufMax].n =
-            validSize < w->cfg.buffer_size ? validSize : w->cfg.buffer_size;
+        w->aQueue[(w->iQueue + w->nQueue) % w->nBufMax].n = validSize < size ? validSize : size;
         w->nQueue++;
         pthread_cond_signal(&w->wake);
     }

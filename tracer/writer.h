@@ -13,7 +13,9 @@
  * is dropped and counted (written later as a `dropped` row, source VT_DROP_QUEUE).
  *
  * Memory bound: activity buffers handed out by vt__writer_buffer_alloc plus the
- * host-record ring never exceed cfg.max_memory bytes.
+ * host-record ring never exceed cfg.max_memory bytes, however many threads
+ * hold a buffer at once (bufpool.h). A buffer CUPTI has not returned when the
+ * writer closes is never freed.
  */
 #include <stddef.h>
 #include <stdint.h>
