@@ -8,8 +8,10 @@
 #include <stdatomic.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 
 #include "apicall.h"
+#include "core_rec.h"
 #include "vt_test.h"
 
 #ifndef VT_INJECT_SO
@@ -27,7 +29,7 @@ static int g_mode;
 static CUpti_CallbackFunc g_callback;
 static CUpti_BuffersCallbackRequestFunc g_request;
 static CUpti_BuffersCallbackCompleteFunc g_complete;
-static int g_nEnabledCallbacks, g_nEnabledKinds, g_nUnsubscribed, g_nFlushes;
+static int g_nEnabledCallbacks, g_nEnabledKinds, g_nUnsubscribed;
 static size_t g_nDropped;
 
 #define FAKE_FREE ((size_t)1 << 30)
@@ -103,11 +105,65 @@ CUptiResult cuptiSetThreadIdType(CUpti_ActivityThreadIdType type)
     return CUPTI_SUCCESS;
 }
 
+/*
+ * CUPTI's activity buffers, as CUPTI 13 keeps them: one per thread that
+ * records activity, requested from the library when that thread's first
+ * record comes, handed back at a flush. Records are laid out as
+ * tests/core_rec.h lays them (cuptiActivityGetNextRecord below walks them).
+ */
+#define MAX_HELD 16
+static pthread_mutex_t g_heldMu = PTHREAD_MUTEX_INITIALIZER;
+static struct {
+    uint8_t *p;
+    size_t cap, off;
+} g_aHeld[MAX_HELD];
+static int g_nHeld;
+static _Thread_local int t_iHeld = -1;
+static atomic_int g_nFlushNormal, g_nFlushForced;
+static atomic_int g_bHangForced; /* a forced flush never returns (a hung device) */
+static atomic_int g_bFatalSent;  /* CUPTI said it is finalizing: it must not be called any more */
+
+/* CUPTI records an activity record of the calling thread into that thread's buffer. */
+static void fake_record(const void *rec, size_t size)
+{
+    pthread_mutex_lock(&g_heldMu);
+    if (t_iHeld < 0 && g_nHeld < MAX_HELD) t_iHeld = g_nHeld++;
+    if (t_iHeld >= 0 && !g_aHeld[t_iHeld].p) {
+        size_t nMax = 0;
+        g_request(&g_aHeld[t_iHeld].p, &g_aHeld[t_iHeld].cap, &nMax);
+        g_aHeld[t_iHeld].off = 0;
+    }
+    if (t_iHeld >= 0 && g_aHeld[t_iHeld].p)
+        core_lay(g_aHeld[t_iHeld].p, g_aHeld[t_iHeld].cap, &g_aHeld[t_iHeld].off, rec, size);
+    pthread_mutex_unlock(&g_heldMu);
+}
+
+/* Every buffer holding records goes back to the library (the records here are all complete). */
 CUptiResult cuptiActivityFlushAll(uint32_t flag)
 {
-    (void)flag;
-    g_nFlushes++;
+    if (atomic_load(&g_bFatalSent)) fprintf(stderr, "fake CUPTI: called after its fatal error\n");
+    if (flag & CUPTI_ACTIVITY_FLAG_FLUSH_FORCED) {
+        atomic_fetch_add(&g_nFlushForced, 1);
+        while (atomic_load(&g_bHangForced)) usleep(1000);
+    } else {
+        atomic_fetch_add(&g_nFlushNormal, 1);
+    }
+    pthread_mutex_lock(&g_heldMu);
+    for (int i = 0; i < g_nHeld; i++) {
+        if (!g_aHeld[i].p || !g_aHeld[i].off) continue;
+        g_complete(NULL, 0, g_aHeld[i].p, g_aHeld[i].cap, g_aHeld[i].off);
+        g_aHeld[i].p = NULL;
+    }
+    pthread_mutex_unlock(&g_heldMu);
     return CUPTI_SUCCESS;
+}
+
+CUptiResult cuptiActivityGetNextRecord(uint8_t *buffer, size_t validBufferSizeBytes, CUpti_Activity **record)
+{
+    void *p = *record;
+    int r = core_next_record(buffer, validBufferSizeBytes, &p);
+    if (r == 0) *record = p;
+    return r == 0 ? CUPTI_SUCCESS : r == 1 ? CUPTI_ERROR_MAX_LIMIT_REACHED : CUPTI_ERROR_INVALID_KIND;
 }
 
 CUptiResult cuptiGetDeviceId(CUcontext context, uint32_t *deviceId)
@@ -393,12 +449,10 @@ static void call(CUpti_CallbackDomain dom, CUpti_CallbackId cbid, const void *pa
 #define RT CUPTI_CB_DOMAIN_RUNTIME_API
 #define DRV CUPTI_CB_DOMAIN_DRIVER_API
 
-/* In a child: set up, dlopen, init, run xBody, exit(0). Returns wait status; stderr to zErrFile. */
-static int run_child(const char *zDir, const char *zErrFile, int mode, void (*xBody)(void))
+/* A child that sets up, dlopens, inits, runs xBody and calls exit(0); stderr to zErrFile. Returns its pid. */
+static pid_t start_child(const char *zDir, const char *zErrFile, int mode, void (*xBody)(void))
 {
-    int status = -1;
     pid_t pid = fork();
-    if (pid < 0) return -1;
     if (pid == 0) {
         char zOut[256];
         void *h;
@@ -419,6 +473,15 @@ static int run_child(const char *zDir, const char *zErrFile, int mode, void (*xB
         if (xBody) xBody();
         exit(0); /* runs the library's exit handler: flush, close the trace */
     }
+    return pid;
+}
+
+/* start_child, then wait for it. Returns its wait status, or -1. */
+static int run_child(const char *zDir, const char *zErrFile, int mode, void (*xBody)(void))
+{
+    int status = -1;
+    pid_t pid = start_child(zDir, zErrFile, mode, xBody);
+    if (pid < 0) return -1;
     while (waitpid(pid, &status, 0) < 0) {
     }
     return status;
@@ -917,6 +980,209 @@ TEST(nvcc_launches_yield_buffer_uses)
     }
 }
 
+/* A MEMORY2 record of an allocation at address a (kind k) with correlation id corr, at CUPTI time now. */
+static CUpti_ActivityMemory4 memory_record(uint64_t a, int k, uint32_t corr)
+{
+    CUpti_ActivityMemory4 m;
+    struct timespec now;
+    uint64_t ts;
+    clock_gettime(CLOCK_REALTIME, &now); /* a time near CUPTI's clock (any non-zero time would do) */
+    ts = (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec;
+    memset(&m, 0, sizeof m);
+    m.kind = CUPTI_ACTIVITY_KIND_MEMORY2;
+    m.memoryOperationType = CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_ALLOCATION;
+    m.memoryKind = (CUpti_ActivityMemoryKind)k;
+    m.correlationId = corr;
+    m.address = a;
+    m.bytes = 1 << 20;
+    m.timestamp = ts;
+    m.streamId = CUPTI_INVALID_STREAM_ID;
+    return m;
+}
+
+/* A pin-memory-like thread: one pinned allocation, then it idles (its buffer never fills). */
+static void *pin_memory_thread(void *pArg)
+{
+    void *p = NULL;
+    cudaHostAlloc_v3020_params hp = {&p, 1 << 20, 0};
+    CUpti_ActivityMemory4 m = memory_record(0x7f4000000000ull, CUPTI_ACTIVITY_MEMORY_KIND_PINNED, 801);
+    int st = 0;
+    (void)pArg;
+    api(RT, CUPTI_RUNTIME_TRACE_CBID_cudaHostAlloc_v3020, CUPTI_API_ENTER, &hp, &st, 801);
+    p = (void *)(uintptr_t)0x7f4000000000ull;
+    api(RT, CUPTI_RUNTIME_TRACE_CBID_cudaHostAlloc_v3020, CUPTI_API_EXIT, &hp, &st, 801);
+    fake_record(&m, sizeof m);
+    for (;;) pause();
+    return NULL;
+}
+
+/* The job: the helper thread and one device allocation on the main thread, then it runs on. */
+static void job_with_helper_thread(void)
+{
+    pthread_t th;
+    void *p = NULL;
+    cudaMalloc_v3020_params mp = {&p, 1 << 20};
+    CUpti_ActivityMemory4 m = memory_record(0x7000000, CUPTI_ACTIVITY_MEMORY_KIND_DEVICE, 802);
+    int st = 0;
+    if (pthread_create(&th, NULL, pin_memory_thread, NULL) != 0) _exit(60);
+    api(RT, CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020, CUPTI_API_ENTER, &mp, &st, 802);
+    p = (void *)(uintptr_t)0x7000000;
+    api(RT, CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020, CUPTI_API_EXIT, &mp, &st, 802);
+    fake_record(&m, sizeof m);
+    for (;;) pause(); /* until killed */
+}
+
+/* Rows of zSql in the trace at zPath (read by this process, not the traced one), or -1. */
+static long long trace_count(const char *zPath, const char *zSql)
+{
+    sqlite3 *db = NULL;
+    sqlite3_stmt *pStmt = NULL;
+    long long n = -1;
+    if (sqlite3_open_v2(zPath, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK &&
+        sqlite3_prepare_v2(db, zSql, -1, &pStmt, NULL) == SQLITE_OK && sqlite3_step(pStmt) == SQLITE_ROW)
+        n = sqlite3_column_int64(pStmt, 0);
+    sqlite3_finalize(pStmt);
+    sqlite3_close(db);
+    return n;
+}
+
+/*
+ * Item: every thread's records reach the trace while the job runs. The
+ * periodic flush hands back the idle helper thread's buffer (and the main
+ * thread's) long before exit: the rows are in the trace while the job still
+ * runs, and a SIGTERM (no exit handler) keeps them.
+ */
+TEST(periodic_flush_every_thread_before_sigterm)
+{
+    char zDir[64], zErrFile[128], zPath[128], z[4096];
+    sqlite3 *db = NULL;
+    int status = -1, i;
+    long long n = -1;
+    pid_t pid;
+    snprintf(zDir, sizeof zDir, "/tmp/vt_cupti_XXXXXX");
+    ASSERT(mkdtemp(zDir) != NULL);
+    snprintf(zErrFile, sizeof zErrFile, "%s.err", zDir);
+    snprintf(zPath, sizeof zPath, "%s/trace.db", zDir);
+    setenv("VRAMTRACE_FLUSH_MS", "50", 1);
+    pid = start_child(zDir, zErrFile, MODE_OK, job_with_helper_thread);
+    ASSERT(pid > 0);
+    /* wait (at most 60 s: a loaded machine) for both threads' records, while the job runs */
+    for (i = 0; i < 3000 && n != 2; i++) {
+        usleep(20000);
+        n = trace_count(zPath, "SELECT count(*) FROM memory_event WHERE op = 1");
+    }
+    kill(pid, SIGTERM);
+    while (waitpid(pid, &status, 0) < 0) {
+    }
+    vt_read_file(zErrFile, z, sizeof z);
+    unlink(zErrFile);
+    if (n != 2) VT__FAIL("memory_event rows while the job ran: %lld; stderr: %s", n, z);
+    ASSERT(WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM);
+    ASSERT_EQ(SQLITE_OK, sqlite3_open_v2(zPath, &db, SQLITE_OPEN_READONLY, NULL));
+    /* after the SIGTERM: both rows, each joined to its thread's call, and no clean close */
+    ASSERT_EQ(2, q(db, "SELECT count(*) FROM memory_event m JOIN api_call a ON a.correlation = m.correlation"
+                       " WHERE m.thread = a.thread"));
+    ASSERT_EQ(2, q(db, "SELECT count(DISTINCT thread) FROM memory_event"));
+    ASSERT_EQ(2, q(db, "SELECT mem_kind FROM memory_event WHERE correlation = 801"));
+    ASSERT_EQ(0, q(db, "SELECT count(*) FROM meta WHERE key = 'closed_cleanly'"));
+    sqlite3_close(db);
+    unsetenv("VRAMTRACE_FLUSH_MS");
+    snprintf(z, sizeof z, "rm -rf %s", zDir);
+    ASSERT_EQ(0, system(z));
+}
+
+/* CUPTI's fatal-error notification, then more calls, then a normal exit. */
+static void job_with_fatal_error(void)
+{
+    char zWal[160];
+    void *p = NULL;
+    cudaMalloc_v3020_params mp = {&p, 4096};
+    CUpti_StateData sd;
+    const char *zOut = getenv("VRAMTRACE_OUTPUT");
+    call(RT, CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020, &mp, 0, 901);
+    memset(&sd, 0, sizeof sd);
+    sd.notification.result = CUPTI_ERROR_UNKNOWN;
+    sd.notification.message = "device lost";
+    atomic_store(&g_bFatalSent, 1);
+    g_callback(NULL, CUPTI_CB_DOMAIN_STATE, CUPTI_CBID_STATE_FATAL_ERROR, &sd);
+    g_callback(NULL, CUPTI_CB_DOMAIN_STATE, CUPTI_CBID_STATE_FATAL_ERROR, &sd); /* told once */
+    /* the flush thread closes the trace: its write-ahead log goes away (at most 60 s) */
+    snprintf(zWal, sizeof zWal, "%s-wal", zOut ? zOut : "");
+    for (int i = 0; i < 3000 && access(zWal, F_OK) == 0; i++) usleep(20000);
+    call(RT, CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020, &mp, 0, 902); /* not recorded, no crash */
+}
+
+/*
+ * A fatal CUPTI error: one line, the trace closed cleanly with what it held
+ * and the error in meta, no CUPTI call after it (CUPTI finalizes itself),
+ * and the program runs on and exits normally.
+ */
+TEST(fatal_error_closes_trace)
+{
+    char zDir[64], zErrFile[128], zPath[128], z[4096], zLine[256];
+    sqlite3 *db = NULL;
+    int status;
+    snprintf(zDir, sizeof zDir, "/tmp/vt_cupti_XXXXXX");
+    ASSERT(mkdtemp(zDir) != NULL);
+    snprintf(zErrFile, sizeof zErrFile, "%s.err", zDir);
+    snprintf(zPath, sizeof zPath, "%s/trace.db", zDir);
+    setenv("VRAMTRACE_QUIET", "1", 1);
+    status = run_child(zDir, zErrFile, MODE_OK, job_with_fatal_error);
+    unsetenv("VRAMTRACE_QUIET");
+    vt_read_file(zErrFile, z, sizeof z);
+    unlink(zErrFile);
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) VT__FAIL("child status %d: %s", status, z);
+    /* the MEMORY_POOL warning, and one line for the fatal error */
+    ASSERT_EQ(2, count_lines(z));
+    ASSERT_CONTAINS(z, "vramtrace: CUPTI reported a fatal error (CUPTI_ERROR_UNKNOWN: device lost); tracing stops");
+    ASSERT(strstr(z, "called after its fatal error") == NULL);
+    ASSERT_EQ(SQLITE_OK, sqlite3_open_v2(zPath, &db, SQLITE_OPEN_READONLY, NULL));
+    qtext(db, "SELECT value FROM meta WHERE key = 'cupti_fatal_error'", zLine, sizeof zLine);
+    ASSERT_STREQ("CUPTI_ERROR_UNKNOWN: device lost", zLine);
+    qtext(db, "SELECT value FROM meta WHERE key = 'closed_cleanly'", zLine, sizeof zLine);
+    ASSERT_STREQ("1", zLine);
+    ASSERT_EQ(1, q(db, "SELECT count(*) FROM api_call"));
+    ASSERT_EQ(901, q(db, "SELECT correlation FROM api_call"));
+    sqlite3_close(db);
+    snprintf(z, sizeof z, "rm -rf %s", zDir);
+    ASSERT_EQ(0, system(z));
+}
+
+/* A job whose device hangs: CUPTI's forced flush never returns. */
+static void job_on_hung_device(void)
+{
+    void *p = NULL;
+    cudaMalloc_v3020_params mp = {&p, 4096};
+    call(RT, CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020, &mp, 0, 950);
+    atomic_store(&g_bHangForced, 1);
+}
+
+/* The exit never hangs on CUPTI's final flush: bounded, one line, the trace closed with what it has. */
+TEST(final_flush_bounded)
+{
+    char zDir[64], zErrFile[128], zPath[128], z[4096], zLine[256];
+    sqlite3 *db = NULL;
+    int status;
+    snprintf(zDir, sizeof zDir, "/tmp/vt_cupti_XXXXXX");
+    ASSERT(mkdtemp(zDir) != NULL);
+    snprintf(zErrFile, sizeof zErrFile, "%s.err", zDir);
+    snprintf(zPath, sizeof zPath, "%s/trace.db", zDir);
+    status = run_child(zDir, zErrFile, MODE_OK, job_on_hung_device); /* returns: the exit did not hang */
+    vt_read_file(zErrFile, z, sizeof z);
+    unlink(zErrFile);
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) VT__FAIL("child status %d: %s", status, z);
+    ASSERT_CONTAINS(z, "vramtrace: CUPTI's final flush did not finish within 3000 ms (a hung device?)");
+    ASSERT_EQ(SQLITE_OK, sqlite3_open_v2(zPath, &db, SQLITE_OPEN_READONLY, NULL));
+    qtext(db, "SELECT value FROM meta WHERE key = 'final_flush'", zLine, sizeof zLine);
+    ASSERT_STREQ("timeout", zLine);
+    qtext(db, "SELECT value FROM meta WHERE key = 'closed_cleanly'", zLine, sizeof zLine);
+    ASSERT_STREQ("1", zLine);
+    ASSERT_EQ(950, q(db, "SELECT correlation FROM api_call"));
+    sqlite3_close(db);
+    snprintf(z, sizeof z, "rm -rf %s", zDir);
+    ASSERT_EQ(0, system(z));
+}
+
 /*
  * LeakSanitizer hook (sanitizer/lsan_interface.h), consulted when the at-exit
  * leak check runs: off in the forked worker only. The worker is forked while
@@ -983,4 +1249,5 @@ TEST(forked_worker_not_traced)
 
 VT_TEST_LIST(T(scripted_session_records_exactly) T(multiple_subscribers_named)
              T(late_failure_removes_trace) T(exit_while_threads_call_cuda)
-             T(forked_worker_not_traced) T(nvcc_launches_yield_buffer_uses))
+             T(forked_worker_not_traced) T(nvcc_launches_yield_buffer_uses)
+             T(periodic_flush_every_thread_before_sigterm) T(fatal_error_closes_trace) T(final_flush_bounded))

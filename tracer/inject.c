@@ -15,6 +15,7 @@
 
 #include "apicall.h"
 #include "config.h"
+#include "flusher.h"
 #include "intervals.h"
 #include "kparams.h"
 #include "session.h"
@@ -23,7 +24,8 @@
 #include "writer.h"
 
 #define VT_EXPORT __attribute__((visibility("default")))
-#define EXIT_TIMEOUT_MS 5000u
+#define EXIT_TIMEOUT_MS 5000u   /* the writer's drain and close at exit */
+#define FINAL_FLUSH_MS 3000u    /* CUPTI's forced flush at exit (a hung device never hangs the exit) */
 #define MAX_TRACKED_DEVICES 64
 
 /* Activity kinds recorded; CONCURRENT_KERNEL first (it instruments modules as they load). */
@@ -64,6 +66,9 @@ static atomic_int g_init;                  /* InitializeInjection ran (double in
 static CUpti_SubscriberHandle g_subscriber; /* valid when g_subscribed */
 static int g_subscribed;
 static struct vt_config g_cfg;             /* read once in InitializeInjection */
+static struct vt__flusher *g_flusher;      /* the periodic flush thread, or NULL */
+static atomic_int g_fatal;                 /* CUPTI reported a fatal error: no CUPTI call any more */
+static atomic_int g_fatalHandled;          /* ... and the trace was closed for it */
 static atomic_uint_fast64_t g_devSeen;     /* bit d: device d's row was written */
 
 /*
@@ -318,6 +323,27 @@ static void record_device(int dev)
     vt__session_submit(&rec);
 }
 
+/*
+ * CUPTI_CBID_STATE_FATAL_ERROR: CUPTI finalizes itself after this callback
+ * (cupti_callbacks.h). Record what it said (one meta row, one line), make
+ * every later path leave CUPTI alone, and have the flush thread close the
+ * trace with what it holds (not here: a callback must not wait on the writer).
+ */
+static void on_fatal(const CUpti_StateData *sd)
+{
+    char z[600];
+    CUptiResult r = sd ? sd->notification.result : CUPTI_ERROR_UNKNOWN;
+    const char *zMsg = sd && sd->notification.message ? sd->notification.message : "";
+    if (atomic_exchange(&g_fatal, 1)) return;
+    snprintf(z, sizeof z, "%s%s%.400s", result_name(r), zMsg[0] ? ": " : "", zMsg);
+    vt__session_meta("cupti_fatal_error", z);
+    snprintf(z, sizeof z, "%llu", (unsigned long long)now_cupti());
+    vt__session_meta("cupti_fatal_error_ns", z);
+    say("CUPTI reported a fatal error (%s%s%.300s); tracing stops, the trace %s keeps what was recorded",
+        result_name(r), zMsg[0] ? ": " : "", zMsg, vt__session_path());
+    vt__flusher_kick(g_flusher);
+}
+
 /* The one CUPTI callback: runtime and driver API enter/exit, resource events. */
 static void CUPTIAPI on_callback(void *pUser, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
                                  const void *pData)
@@ -328,6 +354,8 @@ static void CUPTIAPI on_callback(void *pUser, CUpti_CallbackDomain domain, CUpti
     if (t_inTracer) goto done;
     if (domain == CUPTI_CB_DOMAIN_RUNTIME_API || domain == CUPTI_CB_DOMAIN_DRIVER_API) {
         vt__apicall_callback(&g_env, &t_api, domain, cbid, pData);
+    } else if (domain == CUPTI_CB_DOMAIN_STATE && cbid == CUPTI_CBID_STATE_FATAL_ERROR) {
+        if (vt__session_active()) on_fatal(pData);
     } else if (domain == CUPTI_CB_DOMAIN_NVTX) {
         vt__nvtx_callback(&g_env, cbid, pData);
     } else if (domain == CUPTI_CB_DOMAIN_RESOURCE && cbid == CUPTI_CBID_RESOURCE_CONTEXT_CREATED) {
@@ -386,6 +414,25 @@ static int next_record(uint8_t *pBuf, size_t validSize, void **ppRecord)
     return r == CUPTI_ERROR_MAX_LIMIT_REACHED ? 1 : -1;
 }
 
+/*
+ * The flush thread's periodic task: a non-forced flush hands the writer every
+ * activity buffer whose records are complete, full or not, so the records of
+ * a thread that makes few CUDA calls (CUPTI 13 keeps one buffer per thread)
+ * reach the trace within about a flush interval instead of at exit. After a
+ * fatal CUPTI error it closes the trace instead, once, and calls CUPTI no more.
+ */
+static void flush_tick(void *pArg)
+{
+    (void)pArg;
+    if (atomic_load(&g_fatal)) {
+        /* end_ns: the latest time recorded (the writer's default), the clock is CUPTI's */
+        if (!atomic_exchange(&g_fatalHandled, 1) && vt__session_active()) vt__session_close(EXIT_TIMEOUT_MS);
+        return;
+    }
+    if (!vt__session_active()) return;
+    cuptiActivityFlushAll(0);
+}
+
 /* Disable what was enabled: callbacks and activity kinds. Errors are irrelevant at this point. */
 static void disable_all(void)
 {
@@ -395,24 +442,52 @@ static void disable_all(void)
         cuptiEnableDomain(0, g_subscriber, CUPTI_CB_DOMAIN_DRIVER_API);
         cuptiEnableDomain(0, g_subscriber, CUPTI_CB_DOMAIN_RESOURCE);
         cuptiEnableDomain(0, g_subscriber, CUPTI_CB_DOMAIN_NVTX);
+        cuptiEnableDomain(0, g_subscriber, CUPTI_CB_DOMAIN_STATE);
     }
     for (i = 0; i < sizeof aKind / sizeof aKind[0]; i++) cuptiActivityDisable(aKind[i].kind);
 }
 
-/* atexit: flush CUPTI (forced), stop it, drain and close the trace within EXIT_TIMEOUT_MS. */
+/* The final task (on the flush thread): forced flush, stop CUPTI, forced flush of what was left. */
+static void final_flush(void *pArg)
+{
+    (void)pArg;
+    cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+    disable_all();
+    cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+    report_cupti_drops(NULL, 0);
+}
+
+/*
+ * atexit: the final flush, waited for at most FINAL_FLUSH_MS (it runs on the
+ * flush thread: a flush stuck on a hung device is left behind), then drain
+ * and close the trace within EXIT_TIMEOUT_MS. After a fatal CUPTI error no
+ * CUPTI function is called.
+ */
 static void at_exit(void)
 {
     int saved = errno;
     char z[32];
     uint64_t nDropped;
     int rc;
+    struct vt__flusher *f = g_flusher;
     if (!vt__session_active()) goto done; /* never started, already closed, or a forked child */
-    cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
-    disable_all();
-    cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
-    report_cupti_drops(NULL, 0);
-    snprintf(z, sizeof z, "%llu", (unsigned long long)now_cupti());
-    vt__session_meta("end_ns", z);
+    g_flusher = NULL;
+    if (atomic_load(&g_fatal)) {
+        /* the flush thread closes the trace (it may be doing so now) */
+        if (f) vt__flusher_stop(f, NULL, FINAL_FLUSH_MS + EXIT_TIMEOUT_MS);
+        if (!vt__session_active()) goto done;
+    } else if (!f) {
+        final_flush(NULL); /* no flush thread could be started: unbounded, as before */
+    } else if (vt__flusher_stop(f, final_flush, FINAL_FLUSH_MS) != 0) {
+        say("CUPTI's final flush did not finish within %u ms (a hung device?); activity records "
+            "not delivered by then are missing from %s",
+            FINAL_FLUSH_MS, vt__session_path());
+        vt__session_meta("final_flush", "timeout");
+    }
+    if (!atomic_load(&g_fatal)) {
+        snprintf(z, sizeof z, "%llu", (unsigned long long)now_cupti());
+        vt__session_meta("end_ns", z);
+    }
     nDropped = vt__session_dropped();
     rc = vt__session_close(EXIT_TIMEOUT_MS);
     if (rc != 0) say("trace %s may be incomplete (closing failed: %d)", vt__session_path(), rc);
@@ -508,6 +583,10 @@ static int enable_callbacks(void)
     }
     if (cuptiEnableCallback(1, g_subscriber, CUPTI_CB_DOMAIN_RESOURCE,
                             CUPTI_CBID_RESOURCE_CONTEXT_CREATED) != CUPTI_SUCCESS)
+        nFail++;
+    /* CUPTI's fatal errors (it finalizes itself after telling): close the trace cleanly */
+    if (cuptiEnableCallback(1, g_subscriber, CUPTI_CB_DOMAIN_STATE, CUPTI_CBID_STATE_FATAL_ERROR) !=
+        CUPTI_SUCCESS)
         nFail++;
     /* the start/end range calls of NVTX, to tell their markers from push/pop ones */
     aNvtx = vt__nvtx_cbids(&n);
@@ -617,8 +696,14 @@ VT_EXPORT int InitializeInjection(void)
     nFail = enable_callbacks();
     if (nFail) say("%d CUPTI API callbacks could not be enabled; those calls are not recorded", nFail);
     record_glue_meta();
+    g_flusher = vt__flusher_start(g_cfg.flush_ms, flush_tick, NULL);
+    if (!g_flusher)
+        say("cannot start the flush thread: records of threads that make few CUDA calls reach the "
+            "trace only when their buffer fills or at exit");
     if (atexit(at_exit) != 0) {
         say("tracing off: cannot register the exit handler");
+        vt__flusher_stop(g_flusher, NULL, FINAL_FLUSH_MS);
+        g_flusher = NULL;
         disable_all();
         vt__session_abort();
         goto fail;
