@@ -67,8 +67,15 @@ static int fake_submit(const struct vt_hrec *rec)
     return 0;
 }
 
+/* Calls whose MEMORY2 record must follow (the takeover watch's count). */
+static int g_nExpect;
+static void fake_expect(void)
+{
+    g_nExpect++;
+}
+
 static struct vt__apicall_env g_env = {fake_now, fake_device, fake_stream, fake_mem_info, fake_site,
-                                       fake_active, fake_submit, NULL, NULL, NULL, NULL};
+                                       fake_active, fake_submit, NULL, NULL, NULL, NULL, fake_expect};
 
 /* Deliver one callback of the calling "thread" g_thread at time `now`. */
 static void cb(CUpti_CallbackDomain dom, CUpti_CallbackId cbid, CUpti_ApiCallbackSite site,
@@ -296,6 +303,8 @@ TEST(malloc_and_free)
                  take());
     ASSERT_EQ(0, vt__ivl_find(g_env.ivl, 0x7000000, NULL, NULL));
     ASSERT_EQ(0, g_nMemInfo);
+    /* the malloc and the free bring a MEMORY2 record each (the nested cuMemAlloc is not counted) */
+    ASSERT_EQ(2, g_nExpect);
     done();
 }
 
@@ -362,7 +371,9 @@ TEST(pitched_and_host_allocations)
     d = 0x8200000;
     cuPitch = 1024;
     cb(DRV, DRVID(cuMemAllocPitch_v2), CUPTI_API_EXIT, &cp, &st, 32, &corrData, 35);
+    g_nExpect = 0;
     call(RT, RTID(cudaHostRegister_v4000), &hr, 0, 33, 40);
+    ASSERT_EQ(0, g_nExpect); /* a host registration allocates nothing */
     p = (void *)(uintptr_t)0x7f0000100000;
     call(DRV, DRVID(cuMemHostAlloc), &ha, 0, 34, 50);
     ASSERT_STREQ(lines("api 10 corr 30 10-15 T dev 0 st 0 bytes 5120 ptr 0x8000000 src 0 dst 0 stream 0 stack 77",

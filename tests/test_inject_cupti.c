@@ -122,10 +122,12 @@ static _Thread_local int t_iHeld = -1;
 static atomic_int g_nFlushNormal, g_nFlushForced;
 static atomic_int g_bHangForced; /* a forced flush never returns (a hung device) */
 static atomic_int g_bFatalSent;  /* CUPTI said it is finalizing: it must not be called any more */
+static atomic_int g_bTakenOver;  /* another client registered its buffer callbacks: ours get nothing */
 
 /* CUPTI records an activity record of the calling thread into that thread's buffer. */
 static void fake_record(const void *rec, size_t size)
 {
+    if (atomic_load(&g_bTakenOver)) return; /* into the other client's buffers */
     pthread_mutex_lock(&g_heldMu);
     if (t_iHeld < 0 && g_nHeld < MAX_HELD) t_iHeld = g_nHeld++;
     if (t_iHeld >= 0 && !g_aHeld[t_iHeld].p) {
@@ -151,8 +153,8 @@ CUptiResult cuptiActivityFlushAll(uint32_t flag)
     pthread_mutex_lock(&g_heldMu);
     for (int i = 0; i < g_nHeld; i++) {
         if (!g_aHeld[i].p || !g_aHeld[i].off) continue;
-        g_complete(NULL, 0, g_aHeld[i].p, g_aHeld[i].cap, g_aHeld[i].off);
-        g_aHeld[i].p = NULL;
+        if (!atomic_load(&g_bTakenOver)) g_complete(NULL, 0, g_aHeld[i].p, g_aHeld[i].cap, g_aHeld[i].off);
+        g_aHeld[i].p = NULL; /* taken over: the other client got it */
     }
     pthread_mutex_unlock(&g_heldMu);
     return CUPTI_SUCCESS;
@@ -1183,6 +1185,79 @@ TEST(final_flush_bounded)
     ASSERT_EQ(0, system(z));
 }
 
+/* A job in which another CUPTI client takes the activity buffers over after the first allocation. */
+static void job_taken_over(void)
+{
+    void *p = NULL;
+    cudaMalloc_v3020_params mp = {&p, 1 << 20};
+    CUpti_ActivityMemory4 m = memory_record(0x7000000, CUPTI_ACTIVITY_MEMORY_KIND_DEVICE, 701);
+    int st = 0;
+    api(RT, CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020, CUPTI_API_ENTER, &mp, &st, 701);
+    p = (void *)(uintptr_t)0x7000000;
+    api(RT, CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020, CUPTI_API_EXIT, &mp, &st, 701);
+    fake_record(&m, sizeof m);
+    while (atomic_load(&g_nFlushNormal) < 3) usleep(1000); /* delivered */
+    atomic_store(&g_bTakenOver, 1); /* e.g. torch.profiler starts: cuptiActivityRegisterCallbacks */
+    for (uint32_t c = 702; c < 705; c++) {
+        m = memory_record(0x8000000 + (c - 702) * 0x100000ull, CUPTI_ACTIVITY_MEMORY_KIND_DEVICE, c);
+        api(RT, CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020, CUPTI_API_ENTER, &mp, &st, c);
+        p = (void *)(uintptr_t)m.address;
+        api(RT, CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020, CUPTI_API_EXIT, &mp, &st, c);
+        fake_record(&m, sizeof m);
+    }
+    for (;;) pause(); /* until killed */
+}
+
+/*
+ * Another CUPTI client takes the activity buffers over: the allocations go on
+ * but no buffer comes back, not even to a forced flush. The trace says so
+ * (meta cupti_takeover_ns: from when), one line says so, and the API calls
+ * are still recorded.
+ */
+TEST(takeover_detected)
+{
+    char zDir[64], zErrFile[128], zPath[128], z[4096];
+    sqlite3 *db = NULL;
+    int status = -1, i;
+    long long n = -1;
+    pid_t pid;
+    snprintf(zDir, sizeof zDir, "/tmp/vt_cupti_XXXXXX");
+    ASSERT(mkdtemp(zDir) != NULL);
+    snprintf(zErrFile, sizeof zErrFile, "%s.err", zDir);
+    snprintf(zPath, sizeof zPath, "%s/trace.db", zDir);
+    setenv("VRAMTRACE_FLUSH_MS", "50", 1);
+    setenv("VRAMTRACE_QUIET", "1", 1);
+    pid = start_child(zDir, zErrFile, MODE_OK, job_taken_over);
+    ASSERT(pid > 0);
+    for (i = 0; i < 3000 && n != 1; i++) { /* at most 60 s, on a loaded machine */
+        usleep(20000);
+        n = trace_count(zPath, "SELECT count(*) FROM meta WHERE key = 'cupti_takeover_ns'");
+    }
+    kill(pid, SIGTERM);
+    while (waitpid(pid, &status, 0) < 0) {
+    }
+    unsetenv("VRAMTRACE_FLUSH_MS");
+    unsetenv("VRAMTRACE_QUIET");
+    vt_read_file(zErrFile, z, sizeof z);
+    unlink(zErrFile);
+    if (n != 1) VT__FAIL("no takeover recorded; stderr: %s", z);
+    ASSERT_EQ(2, count_lines(z)); /* the MEMORY_POOL warning, and this */
+    ASSERT_CONTAINS(z, "vramtrace: CUPTI no longer hands this tracer its activity buffers: another CUPTI "
+                       "client (torch.profiler/Kineto, Nsight) took them over");
+    ASSERT_EQ(SQLITE_OK, sqlite3_open_v2(zPath, &db, SQLITE_OPEN_READONLY, NULL));
+    ASSERT_EQ(4, q(db, "SELECT count(*) FROM api_call"));
+    ASSERT_EQ(1, q(db, "SELECT count(*) FROM memory_event"));
+    /* partial from the last buffer event on: after the first allocation, before the others */
+    ASSERT_EQ(1, q(db, "SELECT CAST(t.value AS INTEGER) >= (SELECT start FROM api_call WHERE correlation = 701)"
+                       " AND CAST(t.value AS INTEGER) <= (SELECT start FROM api_call WHERE correlation = 702)"
+                       " AND CAST(d.value AS INTEGER) > CAST(t.value AS INTEGER)"
+                       " FROM meta t, meta d WHERE t.key = 'cupti_takeover_ns'"
+                       " AND d.key = 'cupti_takeover_detected_ns'"));
+    sqlite3_close(db);
+    snprintf(z, sizeof z, "rm -rf %s", zDir);
+    ASSERT_EQ(0, system(z));
+}
+
 /*
  * LeakSanitizer hook (sanitizer/lsan_interface.h), consulted when the at-exit
  * leak check runs: off in the forked worker only. The worker is forked while
@@ -1250,4 +1325,5 @@ TEST(forked_worker_not_traced)
 VT_TEST_LIST(T(scripted_session_records_exactly) T(multiple_subscribers_named)
              T(late_failure_removes_trace) T(exit_while_threads_call_cuda)
              T(forked_worker_not_traced) T(nvcc_launches_yield_buffer_uses)
-             T(periodic_flush_every_thread_before_sigterm) T(fatal_error_closes_trace) T(final_flush_bounded))
+             T(periodic_flush_every_thread_before_sigterm) T(fatal_error_closes_trace) T(final_flush_bounded)
+             T(takeover_detected))

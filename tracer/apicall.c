@@ -1154,6 +1154,17 @@ static void copy_uses(const struct vt__apicall_env *env, const struct vt__api *e
     submit_uses(env, correlation, 0, u.aKind, u.aAddr, u.n, u.nLost, device);
 }
 
+/*
+ * True for the calls CUPTI writes a MEMORY2 record of as the call happens:
+ * allocations and frees (host registrations aside: they allocate nothing).
+ */
+static int writes_memory_record(const struct vt__api *e)
+{
+    const char *z = vt_api_family(e->api);
+    return z && (!strcmp(z, "alloc") || !strcmp(z, "free")) && e->shape != S_HOST_REGISTER &&
+           e->shape != S_CU_HOST_REGISTER && e->api != VT_API_ID_13 && e->api != VT_API_ID_31;
+}
+
 /* The memory_event op a successful call of this shape writes, or 0 for none. */
 static int memory_op(int shape)
 {
@@ -1276,6 +1287,7 @@ static void record_exit(const struct vt__apicall_env *env, struct vt__apithread 
 
     if (ok) track_live(env->ivl, e->shape, &c);
     if (ok && is_copy_or_set(e->shape)) copy_uses(env, e, &c, cb->correlationId, device);
+    if (ok && env->xExpect && writes_memory_record(e)) env->xExpect();
 }
 
 const struct vt__api *vt__api_table(CUpti_CallbackDomain domain, size_t *pn)

@@ -79,6 +79,9 @@ struct vt__apicall_env {
      * VT_MEMKIND_DEVICE on device *pDevice, or VT_MEMKIND_PINNED with *pDevice -1), 0 or -1. */
     int (*xAddressRange)(uint64_t ptr, uint64_t *pBase, uint64_t *pSize);
     int (*xHandleLocation)(uint64_t handle, int *pMemKind, int *pDevice);
+    /* Optional: a successful call whose MEMORY2 record CUPTI writes at once (an allocation or
+     * free, host registration aside) has just returned (the takeover watch counts them). */
+    void (*xExpect)(void);
 };
 
 /* One thread's state between callbacks; zero-initialised, owned by the caller. */

@@ -19,6 +19,7 @@
 #include "intervals.h"
 #include "kparams.h"
 #include "session.h"
+#include "watch.h"
 #include "stack.h"
 #include "vramtrace/schema.h"
 #include "writer.h"
@@ -69,6 +70,15 @@ static struct vt_config g_cfg;             /* read once in InitializeInjection *
 static struct vt__flusher *g_flusher;      /* the periodic flush thread, or NULL */
 static atomic_int g_fatal;                 /* CUPTI reported a fatal error: no CUPTI call any more */
 static atomic_int g_fatalHandled;          /* ... and the trace was closed for it */
+
+/*
+ * The takeover watch (watch.h): buffer events and the calls whose MEMORY2
+ * record must follow, counted by the callbacks, judged by the flush thread.
+ */
+static atomic_uint_fast64_t g_nBufEvents, g_nExpect;
+static atomic_uint_fast64_t g_tLastBufNs; /* CUPTI clock at the last buffer event */
+static int g_bWatchMemory;                /* MEMORY2 is enabled: allocations must bring records */
+static struct vt__watch g_watch;          /* the flush thread's only */
 static atomic_uint_fast64_t g_devSeen;     /* bit d: device d's row was written */
 
 /*
@@ -370,6 +380,8 @@ done:
 static void CUPTIAPI buffer_requested(uint8_t **ppBuf, size_t *pSize, size_t *pMaxRecords)
 {
     int saved = errno;
+    atomic_fetch_add(&g_nBufEvents, 1);
+    atomic_store(&g_tLastBufNs, now_cupti());
     *pMaxRecords = 0;
     *ppBuf = vt__session_buffer_alloc(pSize);
     if (!*ppBuf) *pSize = 0;
@@ -397,6 +409,8 @@ static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t streamId, uint8_t 
 {
     int saved = errno;
     (void)size;
+    atomic_fetch_add(&g_nBufEvents, 1);
+    atomic_store(&g_tLastBufNs, now_cupti());
     report_cupti_drops(ctx, streamId);
     if (pBuf) vt__session_buffer_submit(pBuf, validSize);
     errno = saved;
@@ -412,6 +426,39 @@ static int next_record(uint8_t *pBuf, size_t validSize, void **ppRecord)
         return 0;
     }
     return r == CUPTI_ERROR_MAX_LIMIT_REACHED ? 1 : -1;
+}
+
+/* Milliseconds on the monotonic clock. */
+static uint64_t mono_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+/* A successful allocation or free returned: its MEMORY2 record must follow (the watch counts). */
+static void expect_record(void)
+{
+    if (g_bWatchMemory) atomic_fetch_add(&g_nExpect, 1);
+}
+
+/*
+ * The watch's verdict: CUPTI hands the activity buffers to someone else.
+ * The trace says from when (the last buffer event: nothing after it reached
+ * us), one line says it, and GPU activity is missing from then on.
+ */
+static void report_takeover(void)
+{
+    char z[32];
+    uint64_t t = atomic_load(&g_tLastBufNs);
+    snprintf(z, sizeof z, "%llu", (unsigned long long)(t ? t : (uint64_t)g_cfg.time_base_ns));
+    vt__session_meta("cupti_takeover_ns", z);
+    snprintf(z, sizeof z, "%llu", (unsigned long long)now_cupti());
+    vt__session_meta("cupti_takeover_detected_ns", z);
+    say("CUPTI no longer hands this tracer its activity buffers: another CUPTI client (torch.profiler/"
+        "Kineto, Nsight) took them over; GPU activity is missing from %s from then on (meta "
+        "cupti_takeover_ns), API calls are still recorded",
+        vt__session_path());
 }
 
 /*
@@ -431,6 +478,11 @@ static void flush_tick(void *pArg)
     }
     if (!vt__session_active()) return;
     cuptiActivityFlushAll(0);
+    switch (vt__watch_tick(&g_watch, mono_ms(), atomic_load(&g_nBufEvents), atomic_load(&g_nExpect))) {
+    case VT_WATCH_PROBE: cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED); break;
+    case VT_WATCH_TAKEN: report_takeover(); break;
+    default: break;
+    }
 }
 
 /* Disable what was enabled: callbacks and activity kinds. Errors are irrelevant at this point. */
@@ -566,6 +618,7 @@ static void setup_env(void)
     g_env.kp = g_kp;
     g_env.xAddressRange = address_range;
     g_env.xHandleLocation = handle_location;
+    g_env.xExpect = expect_record;
 }
 
 /* Enable the API callbacks we record; returns how many could not be enabled. */
@@ -603,6 +656,7 @@ static void enable_activities(void)
     z[0] = '\0';
     for (i = 0; i < sizeof aKind / sizeof aKind[0]; i++) {
         CUptiResult r = cuptiActivityEnable(aKind[i].kind);
+        if (r == CUPTI_SUCCESS && aKind[i].kind == CUPTI_ACTIVITY_KIND_MEMORY2) g_bWatchMemory = 1;
         if (r == CUPTI_SUCCESS) continue;
         if (n < sizeof z)
             n += (size_t)snprintf(z + n, sizeof z - n, "%s%s (%s)", n ? ", " : "", aKind[i].zName,
@@ -696,6 +750,8 @@ VT_EXPORT int InitializeInjection(void)
     nFail = enable_callbacks();
     if (nFail) say("%d CUPTI API callbacks could not be enabled; those calls are not recorded", nFail);
     record_glue_meta();
+    /* allocations waiting 20 flush intervals (10 s by default) for a buffer event: probe */
+    vt__watch_init(&g_watch, 20 * (g_cfg.flush_ms ? g_cfg.flush_ms : 500));
     g_flusher = vt__flusher_start(g_cfg.flush_ms, flush_tick, NULL);
     if (!g_flusher)
         say("cannot start the flush thread: records of threads that make few CUDA calls reach the "
