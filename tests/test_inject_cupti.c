@@ -98,6 +98,25 @@ CUptiResult cuptiActivityDisable(CUpti_ActivityKind kind)
     return CUPTI_SUCCESS;
 }
 
+/* CUPTI's device-buffer settings: its defaults (cupti_activity.h), as the library reads them. */
+CUptiResult cuptiActivityGetAttribute(CUpti_ActivityAttribute attr, size_t *pValueSize, void *pValue)
+{
+    size_t v;
+    switch (attr) {
+    case CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_SIZE: v = 3200000; break;
+    case CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_PRE_ALLOCATE_VALUE: v = 3; break;
+    case CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_POOL_LIMIT: v = 250; break;
+    case CUPTI_ACTIVITY_ATTR_MEM_ALLOCATION_TYPE_HOST_PINNED:
+        if (*pValueSize != 1) return CUPTI_ERROR_INVALID_PARAMETER;
+        *(uint8_t *)pValue = 0;
+        return CUPTI_SUCCESS;
+    default: return CUPTI_ERROR_INVALID_PARAMETER;
+    }
+    if (*pValueSize != sizeof v) return CUPTI_ERROR_INVALID_PARAMETER;
+    memcpy(pValue, &v, sizeof v);
+    return CUPTI_SUCCESS;
+}
+
 static int g_threadIdType = -1;
 CUptiResult cuptiSetThreadIdType(CUpti_ActivityThreadIdType type)
 {
@@ -771,6 +790,14 @@ TEST(scripted_session_records_exactly)
     ASSERT_EQ(0x9000000, q(db, "SELECT address FROM memory_event WHERE op = 6"));
     ASSERT_EQ(0xabc, q(db, "SELECT address FROM memory_event WHERE op = 4"));
 
+    /* CUPTI's own VRAM: 3 buffers of 3.2 MB pre-allocated in the one context of device 0 */
+    qtext(db, "SELECT value FROM meta WHERE key = 'cupti.device_bytes.0'", zLine, sizeof zLine);
+    ASSERT_STREQ("9600000", zLine);
+    qtext(db, "SELECT value FROM meta WHERE key = 'cupti.device_bytes_max.0'", zLine, sizeof zLine);
+    ASSERT_STREQ("800000000", zLine);
+    qtext(db, "SELECT value FROM meta WHERE key = 'cupti.device_buffer_size'", zLine, sizeof zLine);
+    ASSERT_STREQ("3200000", zLine);
+    ASSERT_EQ(4, q(db, "SELECT count(*) FROM meta WHERE key LIKE 'cupti.device_buffer_%'"));
     /* device row: once, from the driver queries */
     ASSERT_EQ(1, q(db, "SELECT count(*) FROM device"));
     qtext(db, "SELECT name FROM device WHERE id = 0", zLine, sizeof zLine);
