@@ -769,6 +769,49 @@ TEST(decode_nvtx_kinds_from_callbacks)
     CORE_LEAK_CHECK();
 }
 
+/*
+ * The nesting state of a thread is kept only while it has ranges open: after
+ * 10000 short-lived threads (more than the 4096 kept at once) a new thread's
+ * ranges still get their depth.
+ */
+TEST(decode_nvtx_many_threads)
+{
+    char zPath[128];
+    struct vt_writer_config cfg;
+    struct vt_writer *w;
+    struct batch b;
+    CUpti_ActivityMarker2 m;
+    sqlite3 *db;
+    uint32_t t, id = 1;
+    core_tmp_path(zPath, sizeof zPath, "t.db");
+    core_config(&cfg);
+    w = core_open(zPath, &cfg);
+    for (t = 0; t < 10001; t++) {
+        if (t % 200 == 0) b_begin(&b, w);
+        marker(&m, CUPTI_ACTIVITY_FLAG_MARKER_START, id, 1000 + 10 * (uint64_t)t, 1, "work", NULL);
+        m.objectId.pt.threadId = 1000 + t;
+        b_add(&b, &m, sizeof m);
+        marker(&m, CUPTI_ACTIVITY_FLAG_MARKER_START, id + 1, 1001 + 10 * (uint64_t)t, 1, "inner", NULL);
+        m.objectId.pt.threadId = 1000 + t;
+        b_add(&b, &m, sizeof m);
+        marker(&m, CUPTI_ACTIVITY_FLAG_MARKER_END, id + 1, 1002 + 10 * (uint64_t)t, 1, NULL, NULL);
+        m.objectId.pt.threadId = 1000 + t;
+        b_add(&b, &m, sizeof m);
+        marker(&m, CUPTI_ACTIVITY_FLAG_MARKER_END, id, 1003 + 10 * (uint64_t)t, 1, NULL, NULL);
+        m.objectId.pt.threadId = 1000 + t;
+        b_add(&b, &m, sizeof m);
+        id += 2;
+        if (t % 200 == 199 || t == 10000) b_submit(&b);
+    }
+    db = close_and_open(w, zPath);
+    ASSERT_EQ(20002, core_q_int(db, "SELECT count(*) FROM nvtx_range"));
+    ASSERT_EQ(0, core_q_int(db, "SELECT count(*) FROM nvtx_range WHERE depth IS NULL"));
+    ASSERT_EQ(10001, core_q_int(db, "SELECT count(*) FROM nvtx_range WHERE depth = 1"));
+    ASSERT_STREQ("0|1", core_q_rows(db, "SELECT min(depth), max(depth) FROM nvtx_range WHERE thread = 11000"));
+    sqlite3_close(db);
+    CORE_LEAK_CHECK();
+}
+
 TEST(decode_nvtx_map_overflow)
 {
     char zPath[128];
@@ -1177,6 +1220,7 @@ TEST(decode_host_records)
 }
 
 VT_TEST_LIST(T(decode_zero_times) T(decode_graphs_and_scans) T(decode_vmm_and_imports) T(decode_pool_fields_by_type) T(decode_memory) T(decode_memory_pool) T(decode_memcpy_join) T(decode_memset_join)
-                 T(decode_kernel_interning) T(decode_nvtx_pairing) T(decode_nvtx_kinds_from_callbacks) T(decode_nvtx_map_overflow)
+                 T(decode_kernel_interning) T(decode_nvtx_pairing) T(decode_nvtx_kinds_from_callbacks) T(decode_nvtx_many_threads)
+                 T(decode_nvtx_map_overflow)
                      T(decode_correlation_map_overflow) T(decode_sync_overhead_device)
                          T(decode_unknown_kinds) T(decode_host_records))

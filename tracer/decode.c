@@ -122,13 +122,18 @@ struct mem_val {
     int32_t pad;
 };
 
-/* Push/pop nesting depth per thread and domain (as NVTX nests): open addressing, never deleted, bounded. */
-#define DEPTH_SLOTS 4096
-struct depth_slot {
+/*
+ * Push/pop nesting depth of one thread in one domain (as NVTX nests), kept
+ * only while ranges are open there: a thread that ended its ranges (or
+ * exited) takes no room, so the bounded map serves any number of threads over
+ * a run (DEPTH_ENTRIES at once; the oldest is forgotten past that).
+ */
+#define DEPTH_ENTRIES 4096
+struct depth_val {
     int64_t thread;
     int64_t domain_id; /* -1: the default domain */
-    int32_t used;
     int32_t depth;
+    int32_t pad;
 };
 
 /* A start/end range id the NVTX callbacks named (nvtxRangeStart*'s result, nvtxRangeEnd's argument). */
@@ -174,10 +179,7 @@ int vt__decoder_init(struct vt__decoder *d, const struct vt__decoder_config *cfg
     if (rc == 0) rc = vt__boundmap_init(&d->nvtxEnd, c.nvtx_entries, sizeof(struct nvtxid_val));
     if (rc == 0) rc = vt__boundmap_init(&d->handles, c.mem_entries, sizeof(struct mem_val));
     if (rc == 0) rc = vt__boundmap_init(&d->maps, c.mem_entries, sizeof(struct mem_val));
-    if (rc == 0) {
-        d->aDepth = calloc(DEPTH_SLOTS, sizeof *d->aDepth);
-        if (!d->aDepth) rc = -ENOMEM;
-    }
+    if (rc == 0) rc = vt__boundmap_init(&d->depths, DEPTH_ENTRIES, sizeof(struct depth_val));
     if (rc != 0) vt__decoder_free(d);
     return rc;
 }
@@ -191,8 +193,7 @@ void vt__decoder_free(struct vt__decoder *d)
     vt__boundmap_free(&d->nvtxEnd);
     vt__boundmap_free(&d->handles);
     vt__boundmap_free(&d->maps);
-    free(d->aDepth);
-    d->aDepth = NULL;
+    vt__boundmap_free(&d->depths);
 }
 
 /* Remember ts as the latest time seen. */
@@ -485,24 +486,34 @@ static int decode_kernel(struct vt__decoder *d, const CUpti_ActivityKernel10 *p)
     return 0;
 }
 
-/* Slot of the nesting depth of thread in domain, or NULL when the bounded table is full. */
-static struct depth_slot *depth_slot(struct vt__decoder *d, int64_t thread, int64_t domain)
+/* The depth map's key of (thread, domain). */
+static uint32_t depth_key(int64_t thread, int64_t domain)
 {
-    uint64_t h = ((uint64_t)thread ^ ((uint64_t)(domain + 1) << 40)) * 0x9E3779B97F4A7C15ull;
-    size_t i = (size_t)(h >> 52) & (DEPTH_SLOTS - 1);
-    size_t n;
-    for (n = 0; n < DEPTH_SLOTS; n++, i = (i + 1) & (DEPTH_SLOTS - 1)) {
-        struct depth_slot *s = &d->aDepth[i];
-        if (s->used && s->thread == thread && s->domain_id == domain) return s;
-        if (!s->used) {
-            s->used = 1;
-            s->thread = thread;
-            s->domain_id = domain;
-            s->depth = 0;
-            return s;
-        }
-    }
-    return NULL;
+    return (uint32_t)((((uint64_t)thread ^ ((uint64_t)(domain + 1) << 40)) * 0x9E3779B97F4A7C15ull) >> 32);
+}
+
+/* A push/pop range opens on thread in domain: returns its depth (ranges open there before it), or -1. */
+static int depth_push(struct vt__decoder *d, int64_t thread, int64_t domain)
+{
+    uint32_t key = depth_key(thread, domain);
+    struct depth_val *v = vt__boundmap_get(&d->depths, key), nv;
+    if (v && v->thread == thread && v->domain_id == domain) return v->depth++;
+    if (v) return -1; /* another thread's entry under the same key: depth unknown */
+    memset(&nv, 0, sizeof nv);
+    nv.thread = thread;
+    nv.domain_id = domain;
+    nv.depth = 1;
+    vt__boundmap_put(&d->depths, key, &nv, NULL, NULL);
+    return 0;
+}
+
+/* A push/pop range of thread in domain closed: one less open; the entry goes when none is. */
+static void depth_pop(struct vt__decoder *d, int64_t thread, int64_t domain)
+{
+    uint32_t key = depth_key(thread, domain);
+    struct depth_val *v = vt__boundmap_get(&d->depths, key);
+    if (!v || v->thread != thread || v->domain_id != domain) return;
+    if (--v->depth <= 0) vt__boundmap_remove(&d->depths, key, NULL);
 }
 
 /* Take id out of the set m of start/end range ids: 1 if it was there. */
@@ -542,10 +553,8 @@ static void emit_nvtx(struct vt__decoder *d, const struct nvtx_val *v, int64_t e
 /* An open range is being written without its end: undo its push/pop nesting. */
 static void nvtx_unnest(struct vt__decoder *d, const struct nvtx_val *v)
 {
-    struct depth_slot *s;
     if (v->kind != VT_NVTX_PUSHPOP || v->depth < 0) return;
-    s = depth_slot(d, v->thread, v->domain_id);
-    if (s && s->depth > 0) s->depth--;
+    depth_pop(d, v->thread, v->domain_id);
 }
 
 /*
@@ -581,10 +590,7 @@ static int decode_marker(struct vt__decoder *d, const CUpti_ActivityMarker2 *p)
         v.name_id = intern(d, p->name);
         v.domain_id = intern(d, p->domain);
         v.depth = -1;
-        if (v.kind == VT_NVTX_PUSHPOP) {
-            struct depth_slot *s = depth_slot(d, v.thread, v.domain_id);
-            if (s) v.depth = s->depth++;
-        }
+        if (v.kind == VT_NVTX_PUSHPOP) v.depth = depth_push(d, v.thread, v.domain_id);
         if (vt__boundmap_put(&d->nvtx, p->id, &v, &oldKey, &old)) {
             d->nDroppedNvtx++;
             nvtx_unnest(d, &old);

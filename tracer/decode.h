@@ -88,7 +88,7 @@ struct vt__decoder {
     struct vt__boundmap nvtxEnd;   /* ... named at their end */
     struct vt__boundmap handles; /* VMM handle -> how it was created or imported */
     struct vt__boundmap maps;    /* mapped or IPC-opened address -> handle, kind, bytes */
-    struct depth_slot *aDepth; /* per-thread push/pop nesting, bounded */
+    struct vt__boundmap depths;  /* push/pop nesting of (thread, domain) with ranges open */
     uint64_t lastTs;           /* latest timestamp seen, for rows that have no time of their own */
     uint64_t nDecoded;         /* activity records seen */
     uint64_t nUnknown;         /* activity records of kinds not stored */
