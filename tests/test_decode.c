@@ -1,5 +1,7 @@
 /* Decoding tests: real CUPTI record structs through the writer into SQLite, checked column by column. */
 #include <cupti_activity.h>
+#include <dlfcn.h>
+#include <unistd.h>
 
 #include "core_util.h"
 #include "vramtrace/schema.h"
@@ -429,6 +431,55 @@ TEST(decode_graphs_and_scans)
     ASSERT_STREQ("3|5|79", core_q_rows(db, "SELECT correlation, graph_id, graph_node_id FROM memset"));
     ASSERT_STREQ("3|5|80", core_q_rows(db, "SELECT correlation, graph_id, graph_node_id FROM memcpy"));
     ASSERT_STREQ("0", core_q_rows(db, "SELECT value FROM meta WHERE key = 'dropped_map'"));
+    sqlite3_close(db);
+    CORE_LEAK_CHECK();
+}
+
+/*
+ * Call sites come from the callbacks as raw return addresses: the writer
+ * resolves them to module and module-relative address and writes one
+ * `module` row per module (build id, size, mtime); an address no module holds
+ * stays absolute, without a module.
+ */
+TEST(decode_raw_frames_resolved)
+{
+    char zPath[128], zExe[1024];
+    struct vt_writer_config cfg;
+    struct vt_writer *w;
+    struct vt_hrec h;
+    struct vt_frame *aFrame = calloc(3, sizeof *aFrame);
+    uint64_t pcHere = (uint64_t)(uintptr_t)&test_decode_raw_frames_resolved + 8;
+    Dl_info info;
+    sqlite3 *db;
+    ssize_t n = readlink("/proc/self/exe", zExe, sizeof zExe - 1);
+    ASSERT(n > 0 && aFrame != NULL);
+    zExe[n] = '\0';
+    ASSERT(dladdr((void *)(uintptr_t)pcHere, &info));
+    core_tmp_path(zPath, sizeof zPath, "t.db");
+    core_config(&cfg);
+    w = core_open(zPath, &cfg);
+    aFrame[0].kind = VT_FRAME_NATIVE;
+    aFrame[0].pc = pcHere;
+    aFrame[1].kind = VT_FRAME_NATIVE;
+    aFrame[1].pc = 0x10; /* nothing is loaded there */
+    aFrame[2].kind = VT_FRAME_NATIVE;
+    aFrame[2].pc = pcHere + 16; /* the same module: one module row */
+    memset(&h, 0, sizeof h);
+    h.type = VT_HREC_STACK;
+    h.u.stack.id = 1;
+    h.u.stack.hash = 99;
+    h.u.stack.nFrame = 3;
+    h.u.stack.aFrame = aFrame; /* owned by the writer from here */
+    ASSERT_EQ(0, vt__writer_submit(w, &h));
+    db = close_and_open(w, zPath);
+    ASSERT_EQ((long long)(pcHere - (uint64_t)(uintptr_t)info.dli_fbase),
+              core_q_int(db, "SELECT pc FROM frame WHERE idx = 0"));
+    ASSERT_STREQ(zExe, core_q_rows(db, "SELECT s.value FROM frame f JOIN string s ON s.id = f.module_id"
+                                      " WHERE f.idx = 0"));
+    ASSERT_STREQ("16|NULL", core_q_rows(db, "SELECT pc, module_id FROM frame WHERE idx = 1"));
+    ASSERT_EQ(1, core_q_int(db, "SELECT count(*) FROM module"));
+    ASSERT_EQ(1, core_q_int(db, "SELECT m.path_id = f.module_id AND length(m.build_id) >= 16 AND"
+                                " m.file_bytes > 0 AND m.mtime_ns > 0 FROM module m, frame f WHERE f.idx = 2"));
     sqlite3_close(db);
     CORE_LEAK_CHECK();
 }
@@ -1219,7 +1270,7 @@ TEST(decode_host_records)
     CORE_LEAK_CHECK();
 }
 
-VT_TEST_LIST(T(decode_zero_times) T(decode_graphs_and_scans) T(decode_vmm_and_imports) T(decode_pool_fields_by_type) T(decode_memory) T(decode_memory_pool) T(decode_memcpy_join) T(decode_memset_join)
+VT_TEST_LIST(T(decode_zero_times) T(decode_raw_frames_resolved) T(decode_graphs_and_scans) T(decode_vmm_and_imports) T(decode_pool_fields_by_type) T(decode_memory) T(decode_memory_pool) T(decode_memcpy_join) T(decode_memset_join)
                  T(decode_kernel_interning) T(decode_nvtx_pairing) T(decode_nvtx_kinds_from_callbacks) T(decode_nvtx_many_threads)
                  T(decode_nvtx_map_overflow)
                      T(decode_correlation_map_overflow) T(decode_sync_overhead_device)

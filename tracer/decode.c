@@ -88,6 +88,10 @@ const struct vt__table_spec vt__aTable[VT_T__COUNT] = {
                        7, TXT(0) | TXT(1), 3, 4},
     [VT_T_META] = {"meta", "INSERT OR REPLACE INTO meta(key, value) VALUES(?1,?2)", 2,
                    TXT(0) | TXT(1), 0, 0},
+    [VT_T_MODULE] = {"module",
+                     "INSERT OR IGNORE INTO module(path_id, build_id, file_bytes, mtime_ns)"
+                     " VALUES(?1,?2,?3,?4)",
+                     4, TXT(1), 0, 0},
 };
 
 /* What the correlation join keeps of an API call. */
@@ -160,7 +164,7 @@ static void setz(struct vt__row *r, int c, const char *z)
 int vt__decoder_init(struct vt__decoder *d, const struct vt__decoder_config *cfg,
                      void (*xEmit)(void *, const struct vt__row *), void *pCtx)
 {
-    struct vt__decoder_config c = {65536, 16384, 262144, 32u << 20, 65536};
+    struct vt__decoder_config c = {65536, 16384, 262144, 32u << 20, 65536, NULL};
     int rc;
     memset(d, 0, sizeof *d);
     if (cfg) {
@@ -172,6 +176,7 @@ int vt__decoder_init(struct vt__decoder *d, const struct vt__decoder_config *cfg
     }
     d->xEmit = xEmit;
     d->pCtx = pCtx;
+    d->modres = cfg ? cfg->modres : NULL;
     rc = vt__intern_init(&d->intern, c.intern_entries, c.intern_bytes);
     if (rc == 0) rc = vt__boundmap_init(&d->corr, c.corr_entries, sizeof(struct corr_val));
     if (rc == 0) rc = vt__boundmap_init(&d->nvtx, c.nvtx_entries, sizeof(struct nvtx_val));
@@ -825,7 +830,41 @@ static void host_memory_fill(struct vt__decoder *d, struct vt_hrec_mem *m)
     }
 }
 
-/* STACK: the stack row and one frame row per frame, names interned. */
+/*
+ * Resolve the raw return address *pPc of a native frame (modres.h): on
+ * success *pPc becomes module-relative, *pzModule and (when the frame has no
+ * name) *pzFunction are set, and the module is remembered for its `module`
+ * row (written by write_module once its path has a string id).
+ */
+static void resolve_pc(struct vt__decoder *d, uint64_t *pPc, const char **pzModule, const char **pzFunction)
+{
+    struct vt__modinfo *mi = NULL;
+    const char *zFn = NULL;
+    uint64_t rel = 0;
+    d->pPendingModule = NULL;
+    if (!d->modres || !vt__modres_resolve(d->modres, *pPc, &rel, &zFn, &mi)) return;
+    *pPc = rel;
+    *pzModule = mi->zPath;
+    if (!*pzFunction) *pzFunction = zFn;
+    if (!mi->bRowWritten) d->pPendingModule = mi;
+}
+
+/* The `module` row of the module resolve_pc just met, whose path is string pathId. */
+static void write_module(struct vt__decoder *d, int64_t pathId)
+{
+    struct vt__modinfo *mi = d->pPendingModule;
+    struct vt__row r;
+    d->pPendingModule = NULL;
+    mi->bRowWritten = 1;
+    ROW_INIT(r, VT_T_MODULE);
+    SET(r, 0, pathId);
+    SETZ(r, 1, mi->zBuildId[0] ? mi->zBuildId : NULL);
+    SET_OPT(r, 2, mi->fileBytes, mi->fileBytes >= 0);
+    SET_OPT(r, 3, mi->mtimeNs, mi->mtimeNs >= 0);
+    d->xEmit(d->pCtx, &r);
+}
+
+/* STACK: the stack row and one frame row per frame, names interned, raw addresses resolved. */
 static void host_stack(struct vt__decoder *d, const struct vt_hrec *p)
 {
     struct vt__row r;
@@ -837,12 +876,20 @@ static void host_stack(struct vt__decoder *d, const struct vt_hrec *p)
     d->xEmit(d->pCtx, &r);
     for (i = 0; p->u.stack.aFrame && i < p->u.stack.nFrame; i++) {
         const struct vt_frame *f = &p->u.stack.aFrame[i];
-        int64_t fn = intern(d, f->zFunction), file = intern(d, f->zFile), mod = intern(d, f->zModule);
+        const char *zFunction = f->zFunction, *zModule = f->zModule;
+        uint64_t pc = f->pc;
+        int64_t fn, file, mod;
+        /* a raw return address (captured in a callback): resolved here, on the writer thread */
+        if (f->kind == VT_FRAME_NATIVE && !zModule && pc) resolve_pc(d, &pc, &zModule, &zFunction);
+        fn = intern(d, zFunction);
+        file = intern(d, f->zFile);
+        mod = intern(d, zModule);
+        if (mod >= 0 && d->pPendingModule) write_module(d, mod);
         ROW_INIT(r, VT_T_FRAME);
         SET(r, 0, p->u.stack.id);
         SET(r, 1, i);
         SET(r, 2, f->kind);
-        SET_OPT(r, 3, f->pc, f->pc != 0);
+        SET_OPT(r, 3, pc, pc != 0);
         SET_STR(r, 4, fn);
         SET_STR(r, 5, file);
         SET_OPT(r, 6, f->line, f->line > 0);

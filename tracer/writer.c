@@ -37,6 +37,7 @@ struct vt_writer {
     unsigned anHeld[VT_T__COUNT];
     unsigned nHeld;                    /* sum of anHeld */
     struct vt__decoder dec;
+    struct vt__modres *modres; /* resolves call sites' raw return addresses (writer thread) */
     struct vt__ring ring;
 
     /* Everything below up to the thread state is under mu. */
@@ -545,6 +546,7 @@ static void free_writer(struct vt_writer *w)
     free(w->aBoundState);
     if (w->db) sqlite3_close_v2(w->db);
     vt__decoder_free(&w->dec);
+    vt__modres_close(w->modres);
     vt__ring_free(&w->ring);
     vt__bufpool_close(w->pool); /* a buffer CUPTI still holds is never freed */
     free(w->aQueue);
@@ -682,10 +684,11 @@ struct vt_writer *vt__writer_open(const char *zPath, const struct vt_writer_conf
     memset(&dc, 0, sizeof dc);
     dc.corr_entries = w->cfg.corr_map_entries;
     dc.nvtx_entries = w->cfg.nvtx_map_entries;
+    dc.modres = w->modres = vt__modres_open(0);
     w->aHeld = calloc((size_t)VT_T__COUNT * MULTI_ROWS, sizeof *w->aHeld);
     w->aBoundVal = calloc((size_t)VT_T__COUNT * MULTI_ROWS * VT__ROW_MAXCOL, sizeof *w->aBoundVal);
     w->aBoundState = calloc((size_t)VT_T__COUNT * MULTI_ROWS * VT__ROW_MAXCOL, sizeof *w->aBoundState);
-    if (!w->pool || !w->aQueue || !w->aHeld || !w->aBoundVal || !w->aBoundState ||
+    if (!w->pool || !w->aQueue || !w->modres || !w->aHeld || !w->aBoundVal || !w->aBoundState ||
         vt__ring_init(&w->ring, w->cfg.host_ring_records) ||
         vt__decoder_init(&w->dec, &dc, emit_row, w)) {
         snprintf(zErr, nErr, "out of memory");

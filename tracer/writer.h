@@ -69,9 +69,14 @@ enum vt_scan {
     VT_SCAN_DONE = 2      /* a launch whose arguments were scanned: its buffer uses are complete */
 };
 
+/*
+ * A native frame without zModule is a raw return address (what captures in
+ * callbacks record): the writer resolves it to module, module-relative pc and
+ * exported name (modres.h). One with zModule is stored as given (pc relative).
+ */
 struct vt_frame {
     int kind;          /* VT_FRAME_NATIVE or VT_FRAME_PYTHON */
-    uint64_t pc;       /* native: return address; python: 0 */
+    uint64_t pc;       /* native: return address (absolute when raw); python: 0 */
     char *zFunction;   /* heap strings, owned by the writer after submit; may be NULL */
     char *zFile;
     char *zModule;
