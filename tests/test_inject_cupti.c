@@ -276,10 +276,12 @@ CUresult cuMemGetAddressRange_v2(CUdeviceptr *pBase, size_t *pSize, CUdeviceptr 
     return CUDA_SUCCESS;
 }
 
-/* Kernel 0x1234 takes (pointer, int, pointer); no other function is known. */
+/* Kernel 0x1234 takes (pointer, int, pointer); no other function is known. Queries are counted. */
+static atomic_int g_nFuncInfo;
 CUresult cuFuncGetParamInfo(CUfunction func, size_t paramIndex, size_t *paramOffset, size_t *paramSize)
 {
     static const size_t aOff[] = {0, 8, 16}, aSize[] = {8, 4, 8};
+    atomic_fetch_add(&g_nFuncInfo, 1);
     if ((uintptr_t)func != 0x1234 || paramIndex >= 3) return CUDA_ERROR_INVALID_VALUE;
     *paramOffset = aOff[paramIndex];
     *paramSize = aSize[paramIndex];
@@ -1285,6 +1287,42 @@ TEST(takeover_detected)
     ASSERT_EQ(0, system(z));
 }
 
+/* Launches of kernel 0x1234 around a module unload: the layout is asked again after it. */
+static void job_module_unload(void)
+{
+    uint64_t a = 0x7000010, b = 0;
+    int i32 = 1, st = 0, nAfterTwo;
+    void *apArg[] = {&a, &i32, &b};
+    cuLaunchKernel_params lp = {(CUfunction)(uintptr_t)0x1234, 1, 1, 1, 32, 1, 1, 0, NULL, apArg, NULL};
+    CUpti_ResourceData rd;
+    (void)st;
+    call(DRV, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, &lp, 0, 61);
+    call(DRV, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, &lp, 0, 62);
+    nAfterTwo = atomic_load(&g_nFuncInfo);
+    if (nAfterTwo != 4) _exit(70); /* 3 parameters and the end, asked once: cached */
+    memset(&rd, 0, sizeof rd);
+    rd.context = CTX0;
+    g_callback(NULL, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_MODULE_UNLOAD_STARTING, &rd);
+    call(DRV, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, &lp, 0, 63);
+    if (atomic_load(&g_nFuncInfo) != 2 * nAfterTwo) _exit(71); /* asked again after the unload */
+}
+
+/* The glue forgets the kernel-parameter layouts when a module unloads (its handles may be reused). */
+TEST(module_unload_forgets_layouts)
+{
+    char zDir[64], zErrFile[128], z[4096];
+    int status;
+    snprintf(zDir, sizeof zDir, "/tmp/vt_cupti_XXXXXX");
+    ASSERT(mkdtemp(zDir) != NULL);
+    snprintf(zErrFile, sizeof zErrFile, "%s.err", zDir);
+    status = run_child(zDir, zErrFile, MODE_OK, job_module_unload);
+    vt_read_file(zErrFile, z, sizeof z);
+    unlink(zErrFile);
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) VT__FAIL("child status %d: %s", status, z);
+    snprintf(z, sizeof z, "rm -rf %s", zDir);
+    ASSERT_EQ(0, system(z));
+}
+
 /*
  * LeakSanitizer hook (sanitizer/lsan_interface.h), consulted when the at-exit
  * leak check runs: off in the forked worker only. The worker is forked while
@@ -1353,4 +1391,4 @@ VT_TEST_LIST(T(scripted_session_records_exactly) T(multiple_subscribers_named)
              T(late_failure_removes_trace) T(exit_while_threads_call_cuda)
              T(forked_worker_not_traced) T(nvcc_launches_yield_buffer_uses)
              T(periodic_flush_every_thread_before_sigterm) T(fatal_error_closes_trace) T(final_flush_bounded)
-             T(takeover_detected))
+             T(takeover_detected) T(module_unload_forgets_layouts))

@@ -442,6 +442,8 @@ static void CUPTIAPI on_callback(void *pUser, CUpti_CallbackDomain domain, CUpti
         if (vt__session_active()) on_fatal(pData);
     } else if (domain == CUPTI_CB_DOMAIN_NVTX) {
         vt__nvtx_callback(&g_env, cbid, pData);
+    } else if (domain == CUPTI_CB_DOMAIN_RESOURCE && cbid == CUPTI_CBID_RESOURCE_MODULE_UNLOAD_STARTING) {
+        vt__kparams_forget(g_kp); /* its functions' handles may name another module's next */
     } else if (domain == CUPTI_CB_DOMAIN_RESOURCE && cbid == CUPTI_CBID_RESOURCE_CONTEXT_CREATED) {
         const CUpti_ResourceData *rd = pData;
         if (vt__session_active()) {
@@ -714,6 +716,9 @@ static int enable_callbacks(void)
     }
     if (cuptiEnableCallback(1, g_subscriber, CUPTI_CB_DOMAIN_RESOURCE,
                             CUPTI_CBID_RESOURCE_CONTEXT_CREATED) != CUPTI_SUCCESS)
+        nFail++;
+    if (g_kp && cuptiEnableCallback(1, g_subscriber, CUPTI_CB_DOMAIN_RESOURCE,
+                                    CUPTI_CBID_RESOURCE_MODULE_UNLOAD_STARTING) != CUPTI_SUCCESS)
         nFail++;
     /* CUPTI's fatal errors (it finalizes itself after telling): close the trace cleanly */
     if (cuptiEnableCallback(1, g_subscriber, CUPTI_CB_DOMAIN_STATE, CUPTI_CBID_STATE_FATAL_ERROR) !=

@@ -12,7 +12,8 @@
  * for a CUkernel (= cudaKernel_t) passed as a function; for the host stub a
  * runtime launch names, cudaFuncGetParamInfo. Sizes are cached per handle:
  * open addressing over VT_KPARAMS_SLOTS slots, 8 probes, never evicted (a
- * handle that finds no slot is asked again at each launch).
+ * handle that finds no slot is asked again at each launch), all forgotten
+ * when a module unloads (vt__kparams_forget).
  *
  * The module never calls CUDA itself: whoever opens it hands it the query
  * functions (the glue passes guarded wrappers of CUDA's, tests pass fakes), and the index of live allocations the words are looked up in.
@@ -62,6 +63,14 @@ void vt__kparams_close(struct vt__kparams *kp);
  * and returns how many; 0 when the layout is unknown.
  */
 int vt__kparams_sizes(struct vt__kparams *kp, int kind, const void *h, size_t *aSize);
+
+/*
+ * A module is being unloaded: its kernels' handles may soon name other
+ * kernels (the next module loaded can reuse them), so forget every cached
+ * layout; a layout being asked of CUDA while this runs is not cached either.
+ * NULL is a no-op.
+ */
+void vt__kparams_forget(struct vt__kparams *kp);
 
 /*
  * Scan one launch of kernel h (named as `kind` says): its array of pointers to
