@@ -27,9 +27,9 @@ ctest --test-dir build-nocuda --output-on-failure -j"$jobs" --timeout 900
 echo "== build (ASan+UBSan) =="
 cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DVT_SANITIZE=ON -DVT_BUILD_SAMPLES=OFF -DVT_BUILD_BENCH=OFF
 cmake --build build-asan -j"$jobs"
-echo "== tests under ASan+UBSan (core, analyzer) =="
+echo "== tests under ASan+UBSan (core, analyzer, asan) =="
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-  ctest --test-dir build-asan --output-on-failure -j"$jobs" -L 'core|analyzer' --timeout 900
+  ctest --test-dir build-asan --output-on-failure -j"$jobs" -L 'core|analyzer|asan' --timeout 900
 
 # ---- reliability (tests/reliability.cmake, tests/fuzz, docs/reliability.md) ----
 # Fork + threads, the writer and the session under ThreadSanitizer, then bounded

@@ -908,7 +908,7 @@ static void exit_under_load(void)
 
 TEST(exit_while_threads_call_cuda)
 {
-    char zDir[64], zErrFile[128], zPath[128], z[4096];
+    char zDir[64], zErrFile[128], zPath[128], z[4096], zErr[4096];
     sqlite3 *db = NULL;
     int status;
     sqlite3_int64 nCalls;
@@ -917,17 +917,25 @@ TEST(exit_while_threads_call_cuda)
     snprintf(zErrFile, sizeof zErrFile, "%s.err", zDir);
     snprintf(zPath, sizeof zPath, "%s/trace.db", zDir);
     status = run_child(zDir, zErrFile, MODE_OK, exit_under_load);
-    vt_read_file(zErrFile, z, sizeof z);
+    vt_read_file(zErrFile, zErr, sizeof zErr);
     unlink(zErrFile);
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) VT__FAIL("child status %d: %s", status, z);
+    /* the exit neither hangs nor crashes (a hang ends in the harness's time limit) */
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) VT__FAIL("child status %d: %s", status, zErr);
     ASSERT_EQ(SQLITE_OK, sqlite3_open_v2(zPath, &db, SQLITE_OPEN_READONLY, NULL));
     qtext(db, "PRAGMA integrity_check", z, sizeof z);
     ASSERT_STREQ("ok", z);
-    qtext(db, "SELECT value FROM meta WHERE key = 'closed_cleanly'", z, sizeof z);
-    ASSERT_STREQ("1", z);
-    nCalls = q(db, "SELECT count(*) FROM api_call") + q(db, "SELECT coalesce(sum(count), 0) FROM dropped WHERE source = 1");
-    ASSERT(nCalls >= 20000);
     ASSERT_EQ(q(db, "SELECT count(*) FROM api_call WHERE api = 1") > 0, 1);
+    qtext(db, "SELECT value FROM meta WHERE key = 'closed_cleanly'", z, sizeof z);
+    if (strcmp(z, "1") == 0) {
+        /* closed in time: every call is in the trace or counted as dropped */
+        nCalls = q(db, "SELECT count(*) FROM api_call") +
+                 q(db, "SELECT coalesce(sum(count), 0) FROM dropped WHERE source = 1");
+        ASSERT(nCalls >= 20000);
+    } else {
+        /* the bounded close ran out of time (a loaded machine, a sanitizer build, four threads
+         * spinning): that is said in one line, and what was committed is readable (above) */
+        ASSERT_CONTAINS(zErr, "may be incomplete (closing failed: ");
+    }
     sqlite3_close(db);
     {
         char zCmd[160];
@@ -1321,6 +1329,28 @@ TEST(module_unload_forgets_layouts)
     if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) VT__FAIL("child status %d: %s", status, z);
     snprintf(z, sizeof z, "rm -rf %s", zDir);
     ASSERT_EQ(0, system(z));
+}
+
+/*
+ * Sanitizer defaults for this program (ASan reads them at start; ASAN_OPTIONS
+ * adds to them). intercept_tls_get_addr=0 works around a bug of the sanitizer
+ * runtimes of GCC up to 13 and LLVM up to 16 (google/sanitizers#1322): their
+ * __tls_get_addr interceptor takes a dynamic TLS block whose address is 16
+ * bytes past a 4096-byte boundary for a glibc-2.19 block with a header, and
+ * records the two words before it as the block's range; LeakSanitizer's
+ * at-exit scan then reads that bogus range and its stop-the-world tracer dies
+ * of SIGSEGV ("Tracer caught signal 11"). This program dlopens the library,
+ * which brings libcupti.so.13 (40 bytes of TLS) and libstdc++ (32): their
+ * per-thread blocks are small heap allocations, and whether one lands 16
+ * bytes past a page depends on what the heap held before, down to the length
+ * of the build's paths: the exit tests failed from some checkouts and not
+ * others. Dynamic TLS is then not scanned for leaks, which loses nothing here:
+ * no TLS variable of the library or of this program holds a heap pointer.
+ */
+const char *__asan_default_options(void);
+const char *__asan_default_options(void)
+{
+    return "intercept_tls_get_addr=0";
 }
 
 /*
