@@ -702,6 +702,9 @@ struct vt_writer *vt__writer_open(const char *zPath, const struct vt_writer_conf
     /* One thread at a time uses the connection (open, then the writer thread): no SQLite mutexes. */
     rc = sqlite3_open_v2(zPath, &w->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
                          NULL);
+    /* a reader opening the new file at this moment (`vramtrace info` on a starting job) holds a
+     * shared lock: wait for it a little instead of failing to start */
+    if (rc == SQLITE_OK) sqlite3_busy_timeout(w->db, 1000);
     if (rc == SQLITE_OK) rc = sqlite3_exec(w->db, "PRAGMA journal_mode=WAL", NULL, NULL, &zMsg);
     if (rc == SQLITE_OK)
         rc = sqlite3_exec(w->db,
