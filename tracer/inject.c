@@ -456,12 +456,18 @@ done:
     errno = saved;
 }
 
+/* A buffer was requested or returned: CUPTI still hands this tracer its buffers (the watch's count). */
+static void note_buffer_event(void)
+{
+    atomic_fetch_add(&g_nBufEvents, 1);
+    if (!atomic_load(&g_fatal)) atomic_store(&g_tLastBufNs, now_cupti()); /* CUPTI is finalizing otherwise */
+}
+
 /* CUPTI asks for an activity buffer: one from the writer, or none (CUPTI then counts drops). */
 static void CUPTIAPI buffer_requested(uint8_t **ppBuf, size_t *pSize, size_t *pMaxRecords)
 {
     int saved = errno;
-    atomic_fetch_add(&g_nBufEvents, 1);
-    atomic_store(&g_tLastBufNs, now_cupti());
+    note_buffer_event();
     *pMaxRecords = 0;
     *ppBuf = vt__session_buffer_alloc(pSize);
     if (!*ppBuf) *pSize = 0;
@@ -473,6 +479,7 @@ static void report_cupti_drops(CUcontext ctx, uint32_t streamId)
 {
     size_t n = 0;
     struct vt_hrec rec;
+    if (atomic_load(&g_fatal)) return; /* CUPTI is finalizing itself: not asked any more */
     if (cuptiActivityGetNumDroppedRecords(ctx, streamId, &n) != CUPTI_SUCCESS || n == 0) return;
     memset(&rec, 0, sizeof rec);
     rec.type = VT_HREC_DROPPED;
@@ -489,8 +496,7 @@ static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t streamId, uint8_t 
 {
     int saved = errno;
     (void)size;
-    atomic_fetch_add(&g_nBufEvents, 1);
-    atomic_store(&g_tLastBufNs, now_cupti());
+    note_buffer_event();
     report_cupti_drops(ctx, streamId);
     if (pBuf) vt__session_buffer_submit(pBuf, validSize);
     errno = saved;
