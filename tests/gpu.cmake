@@ -12,7 +12,7 @@ target_link_libraries(gpu_check PRIVATE vttrace ${CMAKE_DL_LIBS})
 add_library(gpu_fake_cuda SHARED gpu_fake_cuda.c)
 set_target_properties(gpu_fake_cuda PROPERTIES OUTPUT_NAME cuda PREFIX lib SUFFIX .so.1
   LIBRARY_OUTPUT_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR}/fakecuda)
-add_executable(gpu_fake_sample gpu_fake_sample.c gpu_fake_trace.c)
+add_executable(gpu_fake_sample gpu_fake_sample.c gpu_fake_trace.c gpu_verify.c)
 target_include_directories(gpu_fake_sample PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
 target_link_libraries(gpu_fake_sample PRIVATE vttrace)
 

@@ -112,14 +112,15 @@ static int find_cupti(const char *zConfigured, char *zOut, size_t nOut)
 }
 
 /*
- * Build the sample's environment: our four settings first (NVTX loads the tracer
+ * Build the sample's environment: our four settings first (and zExtra,
+ * "NAME=VALUE" or NULL, a setting the sample needs) (NVTX loads the tracer
  * too, which forwards NVTX to its own libcupti; the CUPTI directory goes first on
  * LD_LIBRARY_PATH so libvramtrace.so resolves libcupti.so.13 from it), then the caller's environment minus any injection settings and
  * LD_LIBRARY_PATH. Done before fork, since a child of a threaded process may
  * only exec. Returns a NULL-terminated array to release with free_env, or NULL
  * when out of memory.
  */
-static char **build_env(const char *zLib, const char *zCupti, const char *zDir)
+static char **build_env(const char *zLib, const char *zCupti, const char *zDir, const char *zExtra)
 {
     static const char *const azDrop[] = {"CUDA_INJECTION64_PATH=", "NVTX_INJECTION64_PATH=",
                                          "VRAMTRACE_OUTPUT=", "LD_LIBRARY_PATH="};
@@ -129,7 +130,7 @@ static char **build_env(const char *zLib, const char *zCupti, const char *zDir)
     char **azEnv;
 
     while (environ[n]) n++;
-    azEnv = calloc(n + 5, sizeof *azEnv);
+    azEnv = calloc(n + 6, sizeof *azEnv);
     if (!azEnv) return NULL;
     snprintf(zCuptiDir, sizeof zCuptiDir, "%s", zCupti);
     zSlash = strrchr(zCuptiDir, '/');
@@ -146,6 +147,7 @@ static char **build_env(const char *zLib, const char *zCupti, const char *zDir)
         free_env(azEnv);
         return NULL;
     }
+    if (zExtra) azEnv[k++] = (char *)zExtra; /* borrowed, static */
     for (i = 0; i < n; i++) {
         int bDrop = 0;
         size_t d;
@@ -302,7 +304,8 @@ int main(int argc, char **argv)
 
     if (argc != 5 || !vt__gpu_sample_known(argv[1])) {
         fprintf(stderr, "usage: gpu_check SAMPLE_NAME SAMPLE_BINARY LIB CUPTI_LIB\n"
-                        "  SAMPLE_NAME: leak, copies, oom, pool, phases, managed or vmm\n");
+                        "  SAMPLE_NAME: leak, copies, oom, pool, phases, managed, vmm, threads, graphs,\n"
+                        "  sharing or takeover\n");
         return 2;
     }
     zSample = argv[1];
@@ -334,7 +337,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "gpu_check: mkdtemp %s: %s\n", zDir, strerror(errno));
         return 1;
     }
-    azEnv = build_env(zLib, zCupti, zDir);
+    azEnv = build_env(zLib, zCupti, zDir, vt__gpu_sample_env(zSample));
     if (!azEnv) {
         fprintf(stderr, "gpu_check: out of memory\n");
         goto done;
@@ -349,7 +352,13 @@ int main(int argc, char **argv)
     printf("-- sample stdout --\n%s-- sample stderr --\n%s--\n", zStdout ? zStdout : "",
            zStderr ? zStderr : "");
     if (pid < 0) goto done;
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    if (vt__gpu_sample_signal(zSample)) { /* the sample kills itself: its trace was written meanwhile */
+        if (!WIFSIGNALED(status) || WTERMSIG(status) != vt__gpu_sample_signal(zSample)) {
+            fprintf(stderr, "gpu_check: the sample should have died of signal %d\n",
+                    vt__gpu_sample_signal(zSample));
+            goto done;
+        }
+    } else if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
         if (WIFSIGNALED(status))
             fprintf(stderr, "gpu_check: the sample died of signal %d\n", WTERMSIG(status));
         else

@@ -1,7 +1,8 @@
 /* Test double of a CUDA sample: checks its injection environment, leaves a real run's trace. */
 /*
  * Environment read:
- *   VT_FAKE_SAMPLE       which sample to imitate (default leak)
+ *   VT_FAKE_SAMPLE       which sample to imitate (default leak); one that kills itself
+ *                        (threads) does so here too
  *   VT_FAKE_MODE         ok (default); wrong: the trace lacks one free; exit3: fail
  *                        with status 3; hang: sleep 60 s; notrace: write no trace;
  *                        twotraces: also write a trace for another pid
@@ -9,6 +10,7 @@
  *   VT_FAKE_EXPECT_CUPTI the libcupti whose directory must come first on LD_LIBRARY_PATH
  * Exit status 4 when the injection environment is not as expected.
  */
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +19,7 @@
 #include <sqlite3.h>
 
 #include "gpu_fake_trace.h"
+#include "gpu_verify.h"
 #include "vramtrace/schema.h"
 
 /* 0 if the environment gpu_check built is what it must be, else 4 with the reason on stderr. */
@@ -105,5 +108,9 @@ int main(void)
             rc = write_trace(zSample, (long long)getpid() + 100000, 0);
     }
     printf("%sfake %s: done\n", vt__fake_stdout(zSample), zSample);
+    if (rc == 0 && vt__gpu_sample_signal(zSample)) { /* a sample that kills itself, as the real one */
+        fflush(stdout);
+        raise(vt__gpu_sample_signal(zSample));
+    }
     return rc;
 }

@@ -334,6 +334,173 @@ static void build_vmm(struct vt_fake *f)
                  ++f->corr, ts, 8 * VT_FAKE_GRAN, VT_FAKE_VA);
 }
 
+/* A kernel launched by api_call (api, correlation corr) with name nameId and args_scanned scanned. */
+static void fake_launch(struct vt_fake *f, int api, long long corr, long long nameId, int scanned,
+                        long long graphId, long long nodeId)
+{
+    long long start = tick(f);
+    if (api)
+        vt__fake_sql(f->db,
+                     "INSERT INTO api_call(api, correlation, t, dur, device, thread) VALUES(%d, "
+                     "%lld, %lld, 500, 0, 101)",
+                     api, corr, start - 600);
+    vt__fake_sql(f->db,
+                 "INSERT INTO kernel(t, dur, device, stream, correlation, name_id, graph_id, "
+                 "graph_node_id, args_scanned) VALUES(%lld, %lld, 0, 7, %lld, %lld, NULLIF(%lld, 0), "
+                 "NULLIF(%lld, 0), %d)",
+                 start, tick(f) - start, corr, nameId, graphId, nodeId, scanned);
+}
+
+/* One kernel-argument use of address by the launch with correlation corr. */
+static void fake_use(struct vt_fake *f, long long corr, long long address)
+{
+    vt__fake_sql(f->db, "INSERT INTO buffer_use(correlation, kind, address, t, device) VALUES(%lld, 0, %lld, %lld, 0)",
+                 corr, address, tick(f));
+}
+
+#define THREADS_MAIN 101
+#define THREADS_HELPER 102
+#define THREADS_X 0x7f3000000000LL
+#define THREADS_Y 0x7f3000800000LL
+#define THREADS_PINNED 0x7f5100000000LL
+
+/* threads: a real run's events (the job is killed: no clean close). */
+static void build_threads(struct vt_fake *f)
+{
+    long long axpy = fake_string(f, "_Z14vt_sample_axpyPKfPfmf"), step0, fwd0, pre0, c;
+    vt__fake_sql(f->db, "DELETE FROM meta WHERE key = 'closed_cleanly'");
+    vt__fake_mem(f, VT_MEMOP_ALLOC, VT_MEMKIND_DEVICE, THREADS_X, 4 * MIB + 4096);
+    vt__fake_mem(f, VT_MEMOP_ALLOC, VT_MEMKIND_DEVICE, THREADS_Y, 4 * MIB + 4096);
+    vt__fake_sql(f->db, "UPDATE api_call SET thread = %d", THREADS_MAIN);
+    step0 = tick(f);
+    fwd0 = tick(f);
+    c = ++f->corr;
+    fake_launch(f, 104, c, FILL_NAME, 1, 0, 0);
+    fake_use(f, c, THREADS_X);
+    c = ++f->corr;
+    fake_launch(f, 104, c, axpy, 1, 0, 0);
+    fake_use(f, c, THREADS_X);
+    fake_use(f, c, THREADS_Y);
+    vt__fake_sql(f->db,
+                 "INSERT INTO nvtx_range(t, dur, kind, name_id, thread, depth) VALUES(%lld, %lld, 0, "
+                 "%lld, %d, 1)",
+                 fwd0, tick(f) - fwd0, fake_string(f, "forward"), THREADS_MAIN);
+    pre0 = tick(f);
+    /* the helper thread: cudaHostAlloc (7) and its MEMORY2 row, the copy into Y */
+    c = ++f->corr;
+    vt__fake_sql(f->db,
+                 "INSERT INTO api_call(api, correlation, t, dur, device, bytes, ptr, thread) "
+                 "VALUES(7, %lld, %lld, 1000, 0, %lld, %lld, %d)",
+                 c, tick(f), 8 * MIB + 4096, THREADS_PINNED, THREADS_HELPER);
+    vt__fake_sql(f->db,
+                 "INSERT INTO memory_event(t, op, mem_kind, address, bytes, device, correlation, api, "
+                 "thread) VALUES(%lld, 1, 2, %lld, %lld, 0, %lld, 7, %d)",
+                 tick(f), THREADS_PINNED, 8 * MIB + 4096, c, THREADS_HELPER);
+    fake_copy(f, VT_COPY_HTOD, VT_MEMKIND_PINNED, VT_MEMKIND_DEVICE, THREADS_PINNED, THREADS_Y,
+              4 * MIB + 4096);
+    vt__fake_sql(f->db,
+                 "INSERT INTO nvtx_range(t, dur, kind, name_id, thread, end_thread) VALUES(%lld, %lld, "
+                 "1, %lld, %d, %d)",
+                 pre0, tick(f) - pre0, fake_string(f, "prefetch"), THREADS_MAIN, THREADS_HELPER);
+    vt__fake_sql(f->db,
+                 "INSERT INTO nvtx_range(t, dur, kind, name_id, thread, depth) VALUES(%lld, %lld, 0, "
+                 "%lld, %d, 0)",
+                 step0, tick(f) - step0, fake_string(f, "step"), THREADS_MAIN);
+}
+
+#define GRAPHS_A 0x7f3100000000LL
+
+/* graphs: a real run's events. */
+static void build_graphs(struct vt_fake *f)
+{
+    int i;
+    long long c;
+    vt__fake_mem(f, VT_MEMOP_ALLOC, VT_MEMKIND_DEVICE, GRAPHS_A, 6 * MIB + 4096);
+    for (i = 0; i < 3; i++) {
+        c = ++f->corr;
+        fake_launch(f, 107, c, FILL_NAME, 0, 9, 901);
+        vt__fake_sql(f->db,
+                     "INSERT INTO memset(t, dur, device, stream, correlation, bytes, value, "
+                     "mem_kind, graph_id, graph_node_id) VALUES(%lld, 1000, 0, 7, %lld, %lld, 0, "
+                     "3, 9, 902)",
+                     tick(f), c, 6 * MIB + 4096);
+        if (i == 0) /* the allocation node's memory, allocated at the first launch */
+            vt__fake_sql(f->db,
+                         "INSERT INTO memory_event(t, op, mem_kind, address, bytes, device, "
+                         "correlation, is_async) VALUES(%lld, 1, 3, 140100000000000, %lld, 0, "
+                         "%lld, 1)",
+                         tick(f), 5 * MIB + 4096, c);
+        fake_launch(f, 0, c, FILL_NAME, 0, 9, 903);
+    }
+    c = ++f->corr;
+    fake_launch(f, 104, c, FILL_NAME, 1, 0, 0);
+    fake_use(f, c, GRAPHS_A);
+    vt__fake_mem(f, VT_MEMOP_FREE, VT_MEMKIND_DEVICE, GRAPHS_A, 6 * MIB + 4096);
+}
+
+/* One VMM or import memory_event with full control of its columns (api_call too). */
+static void fake_mem_row(struct vt_fake *f, int op, int api, int kind, long long address, long long bytes,
+                         int device, long long handle)
+{
+    long long ts = tick(f), corr = ++f->corr;
+    vt__fake_sql(f->db,
+                 "INSERT INTO memory_event(t, op, mem_kind, address, bytes, device, correlation, "
+                 "api, pool_address) VALUES(%lld, %d, %d, %lld, NULLIF(%lld, 0), NULLIF(%d, -1), "
+                 "%lld, %d, NULLIF(%lld, 0))",
+                 ts, op, kind, address, bytes, device, corr, api, handle);
+    vt__fake_sql(f->db,
+                 "INSERT INTO api_call(api, correlation, t, dur, device, bytes, ptr) "
+                 "VALUES(%d, %lld, %lld, 200, 0, NULLIF(%lld, 0), %lld)",
+                 api, corr, ts - 100, bytes, address);
+}
+
+/* sharing: a real run's events (the IPC open refused with status 201, no host VMM). */
+static void build_sharing(struct vt_fake *f)
+{
+    long long g = VT_FAKE_GRAN, va = VT_FAKE_VA, c;
+    fake_mem_row(f, VT_MEMOP_VMM_CREATE, 40, 3, 0x30, 2 * g, 0, 0x30);
+    fake_mem_row(f, VT_MEMOP_VMM_MAP, 42, 3, va, 2 * g, 0, 0x30);
+    vt__fake_sql(f->db, "INSERT INTO api_call(api, correlation, t, dur, device, bytes, ptr) VALUES(46, %lld, %lld, "
+                 "100, 0, %lld, %lld)", ++f->corr, tick(f), 2 * g, va);
+    fake_fill(f);
+    fake_mem_row(f, VT_MEMOP_IMPORT, 47, 3, 0x31, 0, 0, 0x31);
+    fake_mem_row(f, VT_MEMOP_VMM_MAP, 42, 3, va + 2 * g, 2 * g, 0, 0x31);
+    vt__fake_sql(f->db, "INSERT INTO api_call(api, correlation, t, dur, device, bytes, ptr) VALUES(46, %lld, %lld, "
+                 "100, 0, %lld, %lld)", ++f->corr, tick(f), 2 * g, va + 2 * g);
+    fake_fill(f);
+    fake_mem_row(f, VT_MEMOP_VMM_UNMAP, 43, 3, va, 2 * g, 0, 0x30);
+    fake_mem_row(f, VT_MEMOP_VMM_UNMAP, 43, 3, va + 2 * g, 2 * g, 0, 0x31);
+    fake_mem_row(f, VT_MEMOP_IMPORT_CLOSE, 41, 3, 0x31, 0, 0, 0x31);
+    fake_mem_row(f, VT_MEMOP_VMM_RELEASE, 41, 3, 0x30, 2 * g, 0, 0x30);
+    vt__fake_mem(f, VT_MEMOP_ALLOC, VT_MEMKIND_DEVICE, 0x7f3200000000LL, 3 * MIB + 4096);
+    c = ++f->corr;
+    vt__fake_sql(f->db, "INSERT INTO api_call(api, correlation, t, dur, device, status) VALUES(14, %lld, %lld, 100, 0, "
+                 "201)", c, tick(f));
+    vt__fake_mem(f, VT_MEMOP_FREE, VT_MEMKIND_DEVICE, 0x7f3200000000LL, 3 * MIB + 4096);
+}
+
+/* takeover: a real run's events: the first allocation's row, then API calls only. */
+static void build_takeover(struct vt_fake *f)
+{
+    long long taken;
+    int i;
+    vt__fake_mem(f, VT_MEMOP_ALLOC, VT_MEMKIND_DEVICE, 0x7f3300000000LL, 2 * MIB + 4096);
+    fake_fill(f);
+    vt__fake_mem(f, VT_MEMOP_FREE, VT_MEMKIND_DEVICE, 0x7f3300000000LL, 2 * MIB + 4096);
+    taken = tick(f);
+    for (i = 0; i < 40; i++) {
+        long long ts = tick(f);
+        vt__fake_sql(f->db,
+                     "INSERT INTO api_call(api, correlation, t, dur, device, bytes, ptr) VALUES(1, "
+                     "%lld, %lld, 1000, 0, %lld, %lld)",
+                     ++f->corr, ts, MIB + 4096LL * i, 0x7f3400000000LL + 0x200000LL * i);
+    }
+    vt__fake_sql(f->db,
+                 "INSERT INTO meta VALUES('cupti_takeover_ns', '%lld'), ('cupti_takeover_detected_ns', "
+                 "'%lld')",
+                 taken, tick(f));
+}
+
 const char *vt__fake_stdout(const char *zSample)
 {
     if (strcmp(zSample, "copies") == 0)
@@ -345,6 +512,15 @@ const char *vt__fake_stdout(const char *zSample)
     if (strcmp(zSample, "vmm") == 0)
         return "vt-fact: granularity=2097152\nvt-fact: va=0x7fb000000000\n"
                "vt-fact: handle_first=0x10\nvt-fact: handle_second=0x20\n";
+    if (strcmp(zSample, "threads") == 0)
+        return "vt-fact: main_tid=101\nvt-fact: helper_tid=102\nvt-fact: x=0x7f3000000000\n"
+               "vt-fact: y=0x7f3000800000\nvt-fact: pinned=0x7f5100000000\n";
+    if (strcmp(zSample, "graphs") == 0) return "vt-fact: a=0x7f3100000000\n";
+    if (strcmp(zSample, "sharing") == 0)
+        return "vt-fact: granularity=2097152\nvt-fact: va=0x7fb000000000\nvt-fact: handle=0x30\n"
+               "vt-fact: imported=0x31\nvt-fact: b=0x7f3200000000\nvt-fact: ipc_status=201\n"
+               "vt-fact: ipc_ptr=0x0\nvt-fact: host_vmm=0\nvt-fact: host_handle=0x0\n";
+    if (strcmp(zSample, "takeover") == 0) return "vt-fact: other_records=57\n";
     return "";
 }
 
@@ -364,6 +540,14 @@ int vt__fake_build(struct vt_fake *f, const char *zSample)
         build_managed(f);
     else if (strcmp(zSample, "vmm") == 0)
         build_vmm(f);
+    else if (strcmp(zSample, "threads") == 0)
+        build_threads(f);
+    else if (strcmp(zSample, "graphs") == 0)
+        build_graphs(f);
+    else if (strcmp(zSample, "sharing") == 0)
+        build_sharing(f);
+    else if (strcmp(zSample, "takeover") == 0)
+        build_takeover(f);
     else
         return -1;
     return 0;

@@ -2,6 +2,7 @@
 #include "gpu_verify.h"
 
 #include <limits.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,6 +35,14 @@
 #define PHASES_VAL_PEAK 80801792LL
 #define MANAGED_BASE (13 * MIB)
 #define MANAGED_N 3
+#define THREADS_XY (4 * MIB + 4096) /* threads: X, Y, and the copy */
+#define THREADS_PINNED (8 * MIB + 4096)
+#define GRAPHS_A (6 * MIB + 4096)
+#define GRAPHS_T (5 * MIB + 4096) /* the graph's allocation node */
+#define GRAPHS_LAUNCHES 3
+#define SHARING_B (3 * MIB + 4096)
+#define TAKEOVER_FIRST (2 * MIB + 4096)
+#define TAKEOVER_ROUNDS 40 /* of 1 MiB + 4096 i */
 
 /* The sample's kernel, matched in the mangled or demangled name. */
 #define FILL_KERNELS                                                                               \
@@ -51,7 +60,8 @@ struct check {
     int nFail;
 };
 
-static const char *const azSample[] = {"leak", "copies", "oom", "pool", "phases", "managed", "vmm"};
+static const char *const azSample[] = {"leak",    "copies",  "oom",    "pool",    "phases", "managed",
+                                       "vmm",     "threads", "graphs", "sharing", "takeover"};
 
 int vt__gpu_sample_known(const char *zSample)
 {
@@ -59,6 +69,17 @@ int vt__gpu_sample_known(const char *zSample)
     for (i = 0; i < sizeof azSample / sizeof azSample[0]; i++)
         if (strcmp(zSample, azSample[i]) == 0) return 1;
     return 0;
+}
+
+int vt__gpu_sample_signal(const char *zSample)
+{
+    return strcmp(zSample, "threads") == 0 ? SIGKILL : 0;
+}
+
+const char *vt__gpu_sample_env(const char *zSample)
+{
+    /* a short flush interval: the takeover is noticed after 20 of them (2 s) */
+    return strcmp(zSample, "takeover") == 0 ? "VRAMTRACE_FLUSH_MS=100" : NULL;
 }
 
 int vt__gpu_facts_parse(const char *zText, struct vt_gpu_facts *pFacts)
@@ -153,6 +174,17 @@ static void expect_eq(struct check *c, const char *zWhat, long long expected, lo
     c->nFail++;
 }
 
+/* One check: found must be at most bound. */
+static void expect_le(struct check *c, const char *zWhat, long long found, long long bound)
+{
+    if (found != LLONG_MIN && found <= bound) {
+        fprintf(c->pOut, "ok    %s: %lld <= %lld\n", zWhat, found, bound);
+        return;
+    }
+    fprintf(c->pOut, "FAIL  %s: expected at most %lld, found %lld\n", zWhat, bound, found);
+    c->nFail++;
+}
+
 /* One check: found must be strictly greater than bound. */
 static void expect_gt(struct check *c, const char *zWhat, long long found, long long bound)
 {
@@ -240,8 +272,11 @@ static void dump_overview(struct check *c)
          "ON s.id = n.name_id ORDER BY n.start");
 }
 
-/* What every trace must hold: process meta, clock anchors, device 0, clean close, no losses. */
-static void verify_common(struct check *c, long long pid)
+/*
+ * What every trace must hold: process meta, clock anchors, device 0, no
+ * losses, and a clean close, or none for a sample that kills itself.
+ */
+static void verify_common(struct check *c, long long pid, int bKilled)
 {
     expect_eq(c, "meta pid is the sample's pid", pid,
               query_int(c, "SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'pid'"));
@@ -251,9 +286,13 @@ static void verify_common(struct check *c, long long pid)
     expect_eq(c, "meta clock anchors (cupti, wall) are set", 2,
               query_int(c, "SELECT count(*) FROM meta WHERE key IN ('clock_anchor_cupti_ns', "
                            "'clock_anchor_wall_ns') AND CAST(value AS INTEGER) > 0"));
-    expect_eq(c, "meta closed_cleanly = 1", 1,
-              query_int(c, "SELECT count(*) FROM meta WHERE key = 'closed_cleanly' AND "
-                           "value = '1'"));
+    if (bKilled)
+        expect_eq(c, "meta closed_cleanly absent (the job was killed)", 0,
+                  query_int(c, "SELECT count(*) FROM meta WHERE key = 'closed_cleanly'"));
+    else
+        expect_eq(c, "meta closed_cleanly = 1", 1,
+                  query_int(c, "SELECT count(*) FROM meta WHERE key = 'closed_cleanly' AND "
+                               "value = '1'"));
     expect_eq(c, "device 0 row with a name and total_bytes", 1,
               query_int(c, "SELECT count(*) FROM device WHERE id = 0 AND length(name) > 0 AND "
                            "total_bytes > 0"));
@@ -643,13 +682,222 @@ static void verify_vmm(struct check *c, const struct vt_gpu_facts *pFacts)
     expect_eq(c, "vt_sample_fill launches", 1, query_int(c, FILL_KERNELS));
 }
 
+/*
+ * threads: a helper thread's records reach the trace while the job runs (it is
+ * SIGKILLed), NVTX kinds, depths and the range ended on another thread, thread
+ * ids that join, and the buffer uses of triple-chevron launches.
+ */
+static void verify_threads(struct check *c, const struct vt_gpu_facts *pFacts)
+{
+    long long mainTid = 0, helperTid = 0, x = 0, y = 0, pinned = 0;
+    if (need_fact(c, pFacts, "main_tid", &mainTid) || need_fact(c, pFacts, "helper_tid", &helperTid) ||
+        need_fact(c, pFacts, "x", &x) || need_fact(c, pFacts, "y", &y) ||
+        need_fact(c, pFacts, "pinned", &pinned))
+        return;
+    expect_eq(c, "the helper thread's pinned allocation (MEMORY2) though the job was killed", 1,
+              query_int(c,
+                        "SELECT count(*) FROM memory_event WHERE op = %d AND mem_kind = %d AND "
+                        "address = %lld AND bytes = %lld",
+                        VT_MEMOP_ALLOC, VT_MEMKIND_PINNED, pinned, THREADS_PINNED));
+    expect_eq(c, "... joined to the helper thread's cudaHostAlloc, same thread id", 1,
+              query_int(c,
+                        "SELECT count(*) FROM memory_event m JOIN api_call a ON a.correlation = "
+                        "m.correlation AND a.api = %d WHERE m.address = %lld AND m.thread = %lld "
+                        "AND a.thread = %lld",
+                        VT_API_ID_7, pinned, helperTid, helperTid));
+    expect_eq(c, "the helper thread's HtoD copy pinned -> Y", 1,
+              query_int(c,
+                        "SELECT count(*) FROM memcpy WHERE copy_kind = %d AND src_kind = %d AND "
+                        "bytes = %lld AND src = %lld AND dst = %lld",
+                        VT_COPY_HTOD, VT_MEMKIND_PINNED, THREADS_XY, pinned, y));
+    expect_eq(c, "device allocations X and Y", 2,
+              query_int(c,
+                        "SELECT count(*) FROM memory_event WHERE op = %d AND mem_kind = %d AND "
+                        "bytes = %lld AND address IN (%lld, %lld)",
+                        VT_MEMOP_ALLOC, VT_MEMKIND_DEVICE, THREADS_XY, x, y));
+    expect_eq(c, "main thread's cudaMalloc calls by OS thread id", 2,
+              query_int(c, "SELECT count(*) FROM api_call WHERE api = %d AND thread = %lld",
+                        VT_API_ID_1, mainTid));
+    expect_eq(c, "NVTX \"step\": push/pop, depth 0, main thread", 1,
+              query_int(c, RANGES "SELECT count(*) FROM r WHERE name = 'step' AND kind = %d AND "
+                                  "depth = 0 AND thread = %lld",
+                        VT_NVTX_PUSHPOP, mainTid));
+    expect_eq(c, "NVTX \"forward\": push/pop, depth 1, inside \"step\"", 1,
+              query_int(c, RANGES "SELECT count(*) FROM r f JOIN r s ON s.name = 'step' WHERE "
+                                  "f.name = 'forward' AND f.kind = %d AND f.depth = 1 AND "
+                                  "f.start >= s.start AND f.end <= s.end",
+                        VT_NVTX_PUSHPOP));
+    expect_eq(c, "NVTX \"prefetch\": start/end, no depth, started on main, ended on the helper", 1,
+              query_int(c,
+                        "SELECT count(*) FROM nvtx_range n JOIN string s ON s.id = n.name_id WHERE "
+                        "s.value = 'prefetch' AND n.kind = %d AND n.depth IS NULL AND n.thread = "
+                        "%lld AND n.end_thread = %lld AND n.end >= n.start",
+                        VT_NVTX_STARTEND, mainTid, helperTid));
+    expect_eq(c, "both launches' arguments scanned", 2,
+              query_int(c,
+                        "SELECT count(*) FROM kernel k JOIN string s ON s.id = k.name_id WHERE "
+                        "(s.value LIKE '%%vt_sample_fill%%' OR s.value LIKE '%%vt_sample_axpy%%') "
+                        "AND k.args_scanned = 1"));
+    expect_eq(c, "vt_sample_axpy used X and Y", 2,
+              query_int(c,
+                        "SELECT count(*) FROM buffer_use u JOIN kernel k ON k.correlation = "
+                        "u.correlation JOIN string s ON s.id = k.name_id WHERE s.value LIKE "
+                        "'%%vt_sample_axpy%%' AND u.kind = %d AND u.address IN (%lld, %lld)",
+                        VT_USE_KERNEL_ARG, x, y));
+    expect_eq(c, "vt_sample_fill used X", 1,
+              query_int(c,
+                        "SELECT count(*) FROM buffer_use u JOIN kernel k ON k.correlation = "
+                        "u.correlation JOIN string s ON s.id = k.name_id WHERE s.value LIKE "
+                        "'%%vt_sample_fill%%' AND u.kind = %d AND u.address = %lld",
+                        VT_USE_KERNEL_ARG, x));
+}
+
+/* graphs: graph launches, their kernels, memsets and allocation node, uses marked unknown. */
+static void verify_graphs(struct check *c, const struct vt_gpu_facts *pFacts)
+{
+    long long a = 0;
+    if (need_fact(c, pFacts, "a", &a)) return;
+    expect_eq(c, "cudaGraphLaunch calls", GRAPHS_LAUNCHES,
+              query_int(c, "SELECT count(*) FROM api_call WHERE api = %d AND status = 0",
+                        VT_API_ID_107));
+    expect_eq(c, "graph kernels (2 per launch) with graph and node ids, uses unknown", 2 * GRAPHS_LAUNCHES,
+              query_int(c, "SELECT count(*) FROM kernel WHERE graph_id IS NOT NULL AND graph_node_id "
+                           "IS NOT NULL AND args_scanned = 0"));
+    expect_eq(c, "graph kernels carry a graph launch's correlation id", 2 * GRAPHS_LAUNCHES,
+              query_int(c,
+                        "SELECT count(*) FROM kernel k WHERE k.graph_id IS NOT NULL AND EXISTS "
+                        "(SELECT 1 FROM api_call a WHERE a.api = %d AND a.correlation = "
+                        "k.correlation)",
+                        VT_API_ID_107));
+    expect_eq(c, "two distinct kernel nodes", 2,
+              query_int(c, "SELECT count(DISTINCT graph_node_id) FROM kernel WHERE graph_id IS NOT NULL"));
+    expect_eq(c, "graph memsets of A", GRAPHS_LAUNCHES,
+              query_int(c, "SELECT count(*) FROM memset WHERE graph_id IS NOT NULL AND graph_node_id "
+                           "IS NOT NULL AND bytes = %lld",
+                        GRAPHS_A));
+    expect_gt(c, "allocations of the graph's allocation node (5 MiB + 4096)",
+              query_int(c, "SELECT count(*) FROM memory_event WHERE op = %d AND bytes = %lld",
+                        VT_MEMOP_ALLOC, GRAPHS_T),
+              0);
+    expect_eq(c, "the ordinary launch: no graph, arguments scanned, A used", 1,
+              query_int(c,
+                        "SELECT count(*) FROM kernel k WHERE k.graph_id IS NULL AND k.args_scanned = 1 "
+                        "AND EXISTS (SELECT 1 FROM buffer_use u WHERE u.correlation = k.correlation "
+                        "AND u.kind = %d AND u.address = %lld)",
+                        VT_USE_KERNEL_ARG, a));
+}
+
+/* sharing: physical memory counted once; imports, IPC and set-access as what they are. */
+static void verify_sharing(struct check *c, const struct vt_gpu_facts *pFacts)
+{
+    long long gran = 0, va = 0, h = 0, hImp = 0, b = 0, ipcStatus = 0, ipcPtr = 0, hostVmm = 0, hHost = 0;
+    if (need_fact(c, pFacts, "granularity", &gran) || need_fact(c, pFacts, "va", &va) ||
+        need_fact(c, pFacts, "handle", &h) || need_fact(c, pFacts, "imported", &hImp) ||
+        need_fact(c, pFacts, "b", &b) || need_fact(c, pFacts, "ipc_status", &ipcStatus) ||
+        need_fact(c, pFacts, "ipc_ptr", &ipcPtr) || need_fact(c, pFacts, "host_vmm", &hostVmm) ||
+        need_fact(c, pFacts, "host_handle", &hHost))
+        return;
+    expect_eq(c, "one physical device allocation: vmm_create of 2 G on device 0", 1,
+              query_int(c,
+                        "SELECT count(*) FROM memory_event WHERE op = %d AND mem_kind = %d AND "
+                        "device = 0 AND address = %lld AND bytes = %lld",
+                        VT_MEMOP_VMM_CREATE, VT_MEMKIND_DEVICE, h, 2 * gran));
+    expect_eq(c, "vmm_create rows in all (the host one where supported)", 1 + (hostVmm ? 1 : 0),
+              query_int(c, "SELECT count(*) FROM memory_event WHERE op = %d", VT_MEMOP_VMM_CREATE));
+    expect_eq(c, "the re-imported handle: an import row, bytes unknown", 1,
+              query_int(c,
+                        "SELECT count(*) FROM memory_event WHERE op = %d AND address = %lld AND "
+                        "bytes IS NULL",
+                        VT_MEMOP_IMPORT, hImp));
+    expect_eq(c, "its release: an import_close", 1,
+              query_int(c, "SELECT count(*) FROM memory_event WHERE op = %d AND address = %lld",
+                        VT_MEMOP_IMPORT_CLOSE, hImp));
+    expect_eq(c, "the created handle's release: 2 G on device 0, like its create", 1,
+              query_int(c,
+                        "SELECT count(*) FROM memory_event WHERE op = %d AND address = %lld AND "
+                        "bytes = %lld AND mem_kind = %d AND device = 0",
+                        VT_MEMOP_VMM_RELEASE, h, 2 * gran, VT_MEMKIND_DEVICE));
+    expect_eq(c, "maps carry their handle (direct and imported)", 2,
+              query_int(c,
+                        "SELECT count(*) FROM memory_event WHERE op = %d AND ((address = %lld AND "
+                        "pool_address = %lld) OR (address = %lld AND pool_address = %lld))",
+                        VT_MEMOP_VMM_MAP, va, h, va + 2 * gran, hImp));
+    expect_eq(c, "unmaps carry the handle of their map", 2,
+              query_int(c,
+                        "SELECT count(*) FROM memory_event WHERE op = %d AND ((address = %lld AND "
+                        "pool_address = %lld) OR (address = %lld AND pool_address = %lld))",
+                        VT_MEMOP_VMM_UNMAP, va, h, va + 2 * gran, hImp));
+    expect_eq(c, "cuMemSetAccess calls (api_call rows)", 2,
+              query_int(c, "SELECT count(*) FROM api_call WHERE api = %d AND status = 0", VT_API_ID_46));
+    expect_eq(c, "no MEMORY2 allocation counts the VMM memory again", 0,
+              query_int(c, "SELECT count(*) FROM memory_event WHERE op = %d AND bytes = %lld",
+                        VT_MEMOP_ALLOC, 2 * gran));
+    if (ipcStatus == 0) {
+        expect_eq(c, "IPC open: an import row of B's bytes at the mapped address", 1,
+                  query_int(c,
+                            "SELECT count(*) FROM memory_event WHERE op = %d AND address = %lld AND "
+                            "bytes = %lld",
+                            VT_MEMOP_IMPORT, ipcPtr, SHARING_B));
+        expect_eq(c, "IPC close: an import_close row", 1,
+                  query_int(c, "SELECT count(*) FROM memory_event WHERE op = %d AND address = %lld",
+                            VT_MEMOP_IMPORT_CLOSE, ipcPtr));
+    } else {
+        expect_eq(c, "the refused IPC open: a failed api_call with its status", 1,
+                  query_int(c, "SELECT count(*) FROM api_call WHERE api = %d AND status = %lld",
+                            VT_API_ID_14, ipcStatus));
+        expect_eq(c, "... and no import row", 0,
+                  query_int(c, "SELECT count(*) FROM memory_event WHERE op = %d AND address NOT IN "
+                               "(%lld)",
+                            VT_MEMOP_IMPORT, hImp));
+    }
+    if (hostVmm) {
+        expect_eq(c, "host-NUMA cuMemCreate: pinned, no device", 1,
+                  query_int(c,
+                            "SELECT count(*) FROM memory_event WHERE op = %d AND mem_kind = %d AND "
+                            "device IS NULL AND address = %lld AND bytes = %lld",
+                            VT_MEMOP_VMM_CREATE, VT_MEMKIND_PINNED, hHost, gran));
+        expect_eq(c, "... released as pinned", 1,
+                  query_int(c,
+                            "SELECT count(*) FROM memory_event WHERE op = %d AND mem_kind = %d AND "
+                            "address = %lld",
+                            VT_MEMOP_VMM_RELEASE, VT_MEMKIND_PINNED, hHost));
+    }
+    expect_eq(c, "oom_event rows (no failure here is out of memory)", 0,
+              query_int(c, "SELECT count(*) FROM oom_event"));
+    expect_eq(c, "vt_sample_fill launches", 2, query_int(c, FILL_KERNELS));
+}
+
+/* takeover: another client registered its buffers; the trace says from when, API calls go on. */
+static void verify_takeover(struct check *c, const struct vt_gpu_facts *pFacts)
+{
+    long long nOther = 0;
+    if (need_fact(c, pFacts, "other_records", &nOther)) return;
+    expect_gt(c, "activity records the other client's callbacks got", nOther, 0);
+    expect_eq(c, "meta cupti_takeover_ns: the trace says it was taken over", 1,
+              query_int(c, "SELECT count(*) FROM meta WHERE key = 'cupti_takeover_ns' AND "
+                           "CAST(value AS INTEGER) > 0"));
+    expect_eq(c, "the first allocation, before the takeover, is there", 1,
+              query_int(c,
+                        "SELECT count(*) FROM memory_event WHERE op = %d AND bytes = %lld AND ts <= "
+                        "(SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'cupti_takeover_ns')",
+                        VT_MEMOP_ALLOC, TAKEOVER_FIRST));
+    expect_eq(c, "every cudaMalloc call still recorded", 1 + TAKEOVER_ROUNDS,
+              query_int(c, "SELECT count(*) FROM api_call WHERE api = %d AND status = 0", VT_API_ID_1));
+    expect_le(c, "MEMORY2 rows of the 40 allocations after it (handed to the other client)",
+              query_int(c,
+                        "SELECT count(*) FROM memory_event WHERE op = %d AND bytes BETWEEN %lld AND "
+                        "%lld",
+                        VT_MEMOP_ALLOC, MIB, MIB + 4096LL * (TAKEOVER_ROUNDS - 1)),
+              2);
+}
+
 int vt__gpu_verify(sqlite3 *db, const char *zSample, long long pid,
                    const struct vt_gpu_facts *pFacts, FILE *pOut)
 {
     struct check c = {db, pOut, 0};
     if (!vt__gpu_sample_known(zSample)) return -1;
     fprintf(pOut, "known answer of sample \"%s\":\n", zSample);
-    verify_common(&c, pid);
+    verify_common(&c, pid, vt__gpu_sample_signal(zSample) != 0);
     if (strcmp(zSample, "leak") == 0)
         verify_leak(&c);
     else if (strcmp(zSample, "copies") == 0)
@@ -662,8 +910,16 @@ int vt__gpu_verify(sqlite3 *db, const char *zSample, long long pid,
         verify_phases(&c);
     else if (strcmp(zSample, "managed") == 0)
         verify_managed(&c);
-    else
+    else if (strcmp(zSample, "vmm") == 0)
         verify_vmm(&c, pFacts);
+    else if (strcmp(zSample, "threads") == 0)
+        verify_threads(&c, pFacts);
+    else if (strcmp(zSample, "graphs") == 0)
+        verify_graphs(&c, pFacts);
+    else if (strcmp(zSample, "sharing") == 0)
+        verify_sharing(&c, pFacts);
+    else
+        verify_takeover(&c, pFacts);
     if (c.nFail) {
         fprintf(pOut, "%d check(s) failed\n", c.nFail);
         dump_overview(&c);

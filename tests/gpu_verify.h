@@ -32,6 +32,12 @@ int vt__gpu_fact(const struct vt_gpu_facts *pFacts, const char *zKey, unsigned l
 /* 1 if zSample names a sample this module knows the answer of, else 0. */
 int vt__gpu_sample_known(const char *zSample);
 
+/* The signal a run of zSample ends with (the sample kills itself), or 0: it exits with status 0. */
+int vt__gpu_sample_signal(const char *zSample);
+
+/* A setting ("NAME=VALUE") zSample must run with, or NULL. */
+const char *vt__gpu_sample_env(const char *zSample);
+
 /*
  * Check the trace db of one run of sample zSample: the meta, device and
  * dropped rows every trace must hold (meta.pid must equal pid), then the

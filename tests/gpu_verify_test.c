@@ -282,6 +282,104 @@ TEST(vmm_missing_unmap_fails)
     sqlite3_close(f.db);
 }
 
+TEST(threads_known_answer)
+{
+    struct vt_fake f;
+    struct vt_gpu_facts facts;
+    start(&f, "threads", &facts);
+    expect_pass(&f, "threads", &facts);
+    sqlite3_close(f.db);
+}
+
+/* The helper thread's records lost (delivered only at exit, and the job was killed): caught. */
+TEST(threads_helper_records_missing_fails)
+{
+    struct vt_fake f;
+    struct vt_gpu_facts facts;
+    start(&f, "threads", &facts);
+    vt__fake_sql(f.db, "DELETE FROM memory_event WHERE thread = 102");
+    vt__fake_sql(f.db, "DELETE FROM memcpy");
+    expect_fail(&f, "threads", &facts, 3,
+                "FAIL  the helper thread's pinned allocation (MEMORY2) though the job was killed");
+    sqlite3_close(f.db);
+}
+
+/* A start/end range taken for push/pop (the decoder's old guess) and a wrong depth: caught. */
+TEST(threads_nvtx_kinds_fail)
+{
+    struct vt_fake f;
+    struct vt_gpu_facts facts;
+    start(&f, "threads", &facts);
+    vt__fake_sql(f.db, "UPDATE nvtx_range SET kind = 0, depth = 1, end_thread = NULL WHERE kind = 1");
+    vt__fake_sql(f.db, "UPDATE nvtx_range SET depth = 2 WHERE depth = 1 AND kind = 0 AND end_thread IS NULL"
+                       " AND name_id = (SELECT id FROM string WHERE value = 'forward')");
+    expect_fail(&f, "threads", &facts, 2, "FAIL  NVTX \"prefetch\": start/end");
+    sqlite3_close(f.db);
+}
+
+TEST(graphs_known_answer)
+{
+    struct vt_fake f;
+    struct vt_gpu_facts facts;
+    start(&f, "graphs", &facts);
+    expect_pass(&f, "graphs", &facts);
+    sqlite3_close(f.db);
+}
+
+/* Graph kernels claiming scanned arguments, and no graph node ids: caught. */
+TEST(graphs_uses_claimed_fails)
+{
+    struct vt_fake f;
+    struct vt_gpu_facts facts;
+    start(&f, "graphs", &facts);
+    vt__fake_sql(f.db, "UPDATE kernel SET args_scanned = 1 WHERE graph_id IS NOT NULL");
+    vt__fake_sql(f.db, "UPDATE memset SET graph_node_id = NULL");
+    expect_fail(&f, "graphs", &facts, 2,
+                "FAIL  graph kernels (2 per launch) with graph and node ids, uses unknown: expected 6, found 0");
+    sqlite3_close(f.db);
+}
+
+TEST(sharing_known_answer)
+{
+    struct vt_fake f;
+    struct vt_gpu_facts facts;
+    start(&f, "sharing", &facts);
+    expect_pass(&f, "sharing", &facts);
+    sqlite3_close(f.db);
+}
+
+/* The imported handle counted as a new allocation (what a naive tracer writes): caught. */
+TEST(sharing_import_counted_twice_fails)
+{
+    struct vt_fake f;
+    struct vt_gpu_facts facts;
+    start(&f, "sharing", &facts);
+    vt__fake_sql(f.db, "UPDATE memory_event SET op = %d, bytes = %lld WHERE op = %d", VT_MEMOP_VMM_CREATE,
+                 2 * VT_FAKE_GRAN, VT_MEMOP_IMPORT);
+    expect_fail(&f, "sharing", &facts, 2, "FAIL  vmm_create rows in all (the host one where supported): expected 1, found 2");
+    sqlite3_close(f.db);
+}
+
+TEST(takeover_known_answer)
+{
+    struct vt_fake f;
+    struct vt_gpu_facts facts;
+    start(&f, "takeover", &facts);
+    expect_pass(&f, "takeover", &facts);
+    sqlite3_close(f.db);
+}
+
+/* The takeover not noticed: caught. */
+TEST(takeover_unnoticed_fails)
+{
+    struct vt_fake f;
+    struct vt_gpu_facts facts;
+    start(&f, "takeover", &facts);
+    vt__fake_sql(f.db, "DELETE FROM meta WHERE key LIKE 'cupti_takeover%%'");
+    expect_fail(&f, "takeover", &facts, 2, "FAIL  meta cupti_takeover_ns: the trace says it was taken over");
+    sqlite3_close(f.db);
+}
+
 TEST(common_meta_device_dropped)
 {
     struct vt_fake f;
@@ -455,6 +553,8 @@ TEST(driver_runs_sample_and_passes)
     driver_expect(&d, "leak", "ok", NULL, 0, "gpu_leak: the trace holds the known answer");
     driver_expect(&d, "copies", "ok", NULL, 0, "ok    HtoD pinned -> device (addresses match): 5");
     driver_expect(&d, "vmm", "ok", NULL, 0, "gpu_vmm: the trace holds the known answer");
+    /* a sample that kills itself: the death expected, the trace without a clean close */
+    driver_expect(&d, "threads", "ok", NULL, 0, "ok    meta closed_cleanly absent (the job was killed): 0");
     ASSERT_EQ(0, driver_leftovers(&d)); /* a passing run cleans up */
     driver_cleanup(&d);
 }
@@ -525,7 +625,12 @@ VT_TEST_LIST(
                             T(phases_known_answer) T(phases_without_spike_fails)
                                 T(phases_flat_nesting_fails) T(managed_known_answer)
                                     T(managed_seen_as_device_fails) T(vmm_known_answer)
-                                        T(vmm_missing_unmap_fails) T(common_meta_device_dropped)
+                                        T(vmm_missing_unmap_fails) T(threads_known_answer)
+                                            T(threads_helper_records_missing_fails) T(threads_nvtx_kinds_fail)
+                                            T(graphs_known_answer) T(graphs_uses_claimed_fails)
+                                            T(sharing_known_answer) T(sharing_import_counted_twice_fails)
+                                            T(takeover_known_answer) T(takeover_unnoticed_fails)
+                                            T(common_meta_device_dropped)
                                             T(facts_parse) T(unknown_sample)
                                                 T(driver_runs_sample_and_passes)
                                                     T(driver_reports_wrong_trace)

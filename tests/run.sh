@@ -27,9 +27,9 @@ ctest --test-dir build-nocuda --output-on-failure -j"$jobs" --timeout 900
 echo "== build (ASan+UBSan) =="
 cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DVT_SANITIZE=ON -DVT_BUILD_SAMPLES=OFF -DVT_BUILD_BENCH=OFF
 cmake --build build-asan -j"$jobs"
-echo "== tests under ASan+UBSan (core, analyzer) =="
+echo "== tests under ASan+UBSan (core, analyzer, asan) =="
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-  ctest --test-dir build-asan --output-on-failure -j"$jobs" -L 'core|analyzer' --timeout 900
+  ctest --test-dir build-asan --output-on-failure -j"$jobs" -L 'core|analyzer|asan' --timeout 900
 
 # ---- reliability (tests/reliability.cmake, tests/fuzz, docs/reliability.md) ----
 # Fork + threads, the writer and the session under ThreadSanitizer, then bounded
@@ -38,9 +38,9 @@ echo "== build (ThreadSanitizer) =="
 cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DVT_SANITIZE=OFF -DVT_BUILD_SAMPLES=OFF \
   -DVT_BUILD_BENCH=OFF "-DCMAKE_C_FLAGS=-fsanitize=thread -fno-omit-frame-pointer" \
   -DCMAKE_EXE_LINKER_FLAGS=-fsanitize=thread -DCMAKE_SHARED_LINKER_FLAGS=-fsanitize=thread
-cmake --build build-tsan -j"$jobs" --target test_rel_fork test_session test_writer
+cmake --build build-tsan -j"$jobs" --target test_rel_fork test_session test_writer test_flusher
 echo "== tests under ThreadSanitizer =="
 TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
-  ctest --test-dir build-tsan --output-on-failure -R '^(test_rel_fork|test_session|test_writer)$' --timeout 600
+  ctest --test-dir build-tsan --output-on-failure -R '^(test_rel_fork|test_session|test_writer|test_flusher)$' --timeout 600
 echo "== bounded fuzzing =="
 bash tests/fuzz/run.sh

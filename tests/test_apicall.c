@@ -1,6 +1,7 @@
 /* Tests of the API-call decoder: real CUDA 13 parameter structs in, exact host records out. */
 #include "apicall.h"
 
+#include <generated_nvtx_meta.h>
 #include <stdarg.h>
 
 #include "core_util.h"
@@ -66,8 +67,15 @@ static int fake_submit(const struct vt_hrec *rec)
     return 0;
 }
 
+/* Calls whose MEMORY2 record must follow (the takeover watch's count). */
+static int g_nExpect;
+static void fake_expect(void)
+{
+    g_nExpect++;
+}
+
 static struct vt__apicall_env g_env = {fake_now, fake_device, fake_stream, fake_mem_info, fake_site,
-                                       fake_active, fake_submit, NULL, NULL};
+                                       fake_active, fake_submit, NULL, NULL, NULL, NULL, fake_expect};
 
 /* Deliver one callback of the calling "thread" g_thread at time `now`. */
 static void cb(CUpti_CallbackDomain dom, CUpti_CallbackId cbid, CUpti_ApiCallbackSite site,
@@ -114,6 +122,8 @@ static void rec_text(const struct vt_hrec *r, char *z, size_t n)
                  (unsigned long long)r->u.api.ptr, (unsigned long long)r->u.api.src,
                  (unsigned long long)r->u.api.dst, (unsigned long long)r->u.api.stream,
                  (long long)r->u.api.stack_id);
+        if (r->u.api.scan) /* a kernel launch: 1 arguments not scanned, 2 scanned */
+            snprintf(z + strlen(z), n - strlen(z), " scan %d", r->u.api.scan);
         break;
     case VT_HREC_OOM:
         snprintf(z, n, "oom %llu api %d corr %u dev %d st %d bytes %llu free %llu total %llu %s stack %lld",
@@ -293,6 +303,8 @@ TEST(malloc_and_free)
                  take());
     ASSERT_EQ(0, vt__ivl_find(g_env.ivl, 0x7000000, NULL, NULL));
     ASSERT_EQ(0, g_nMemInfo);
+    /* the malloc and the free bring a MEMORY2 record each (the nested cuMemAlloc is not counted) */
+    ASSERT_EQ(2, g_nExpect);
     done();
 }
 
@@ -308,6 +320,11 @@ TEST(failed_allocations_are_oom)
     call(RT, RTID(cudaMallocAsync_ptsz_v11020), &ap, cudaErrorMemoryAllocation, 21, 200);
     g_bMemInfoFails = 1;
     call(DRV, DRVID(cuMemAllocFromPoolAsync), &pp, CUDA_ERROR_OUT_OF_MEMORY, 22, 300);
+    /* failures that are not out of memory: failed calls, no OOM */
+    g_bMemInfoFails = 0;
+    call(RT, RTID(cudaMalloc_v3020), &rp, cudaErrorInvalidValue, 23, 400);
+    call(DRV, DRVID(cuMemAllocFromPoolAsync), &pp, CUDA_ERROR_NOT_INITIALIZED, 24, 500);
+    call(RT, RTID(cudaMallocAsync_v11020), &ap, cudaErrorLaunchFailure, 25, 600);
     ASSERT_STREQ(lines("api 1 corr 20 100-105 T dev 0 st 2 bytes 1099511627776 ptr 0 src 0 dst 0 stream 0 stack 77",
                        "oom 105 api 1 corr 20 dev 0 st 2 bytes 1099511627776 free 1073741824"
                        " total 85899345920 T stack 77",
@@ -315,7 +332,11 @@ TEST(failed_allocations_are_oom)
                        "oom 205 api 3 corr 21 dev 0 st 2 bytes 4096 free 1073741824 total 85899345920 T"
                        " stack 77",
                        "api 24 corr 22 300-305 T dev 0 st 2 bytes 8192 ptr 0 src 0 dst 0 stream 9 stack 77",
-                       "oom 305 api 24 corr 22 dev 0 st 2 bytes 8192 free 0 total 0 T stack 77", NULL),
+                       "oom 305 api 24 corr 22 dev 0 st 2 bytes 8192 free 0 total 0 T stack 77",
+                       "api 1 corr 23 400-405 T dev 0 st 1 bytes 1099511627776 ptr 0 src 0 dst 0 stream 0 stack 77",
+                       "api 24 corr 24 500-505 T dev 0 st 3 bytes 8192 ptr 0 src 0 dst 0 stream 9 stack 77",
+                       "api 3 corr 25 600-605 T dev 0 st 719 bytes 4096 ptr 0 src 0 dst 0 stream 7 stack 77",
+                       NULL),
                  take());
     done();
 }
@@ -350,7 +371,9 @@ TEST(pitched_and_host_allocations)
     d = 0x8200000;
     cuPitch = 1024;
     cb(DRV, DRVID(cuMemAllocPitch_v2), CUPTI_API_EXIT, &cp, &st, 32, &corrData, 35);
+    g_nExpect = 0;
     call(RT, RTID(cudaHostRegister_v4000), &hr, 0, 33, 40);
+    ASSERT_EQ(0, g_nExpect); /* a host registration allocates nothing */
     p = (void *)(uintptr_t)0x7f0000100000;
     call(DRV, DRVID(cuMemHostAlloc), &ha, 0, 34, 50);
     ASSERT_STREQ(lines("api 10 corr 30 10-15 T dev 0 st 0 bytes 5120 ptr 0x8000000 src 0 dst 0 stream 0 stack 77",
@@ -396,10 +419,14 @@ TEST(vmm_calls)
     call(DRV, DRVID(cuMemUnmap), &up, 0, 43, 40);
     ASSERT_EQ(0, vt__ivl_find(g_env.ivl, 0x9000000, NULL, NULL));
     call(DRV, DRVID(cuMemRelease), &rp, 0, 44, 50);
-    prop.location.type = CU_MEM_LOCATION_TYPE_HOST; /* host memory: pinned, device of the context */
+    prop.location.type = CU_MEM_LOCATION_TYPE_HOST; /* host memory: pinned, on no device */
     call(DRV, DRVID(cuMemCreate), &big, CUDA_ERROR_OUT_OF_MEMORY, 45, 60);
+    prop.location.type = CU_MEM_LOCATION_TYPE_HOST_NUMA;
+    prop.location.id = 1; /* a NUMA node, not a device */
+    h = 0xdef;
+    call(DRV, DRVID(cuMemCreate), &cp, 0, 46, 70);
     ASSERT_STREQ(lines("api 40 corr 40 10-15 T dev 0 st 0 bytes 2097152 ptr 0xabc src 0 dst 0 stream 0 stack 77",
-                       "mem 15 op 3 kind 3 addr 0xabc bytes 2097152 dev 0 corr 40 api 40 handle 0xabc T stack 77",
+                       "mem 15 op 3 kind 3 addr 0xabc bytes 2097152 dev 3 corr 40 api 40 handle 0xabc T stack 77",
                        "api 44 corr 41 20-25 T dev 0 st 0 bytes 4194304 ptr 0x9000000 src 0 dst 0 stream 0 stack 77",
                        "api 42 corr 42 30-35 T dev 0 st 0 bytes 2097152 ptr 0x9000000 src 0 dst 0 stream 0 stack 77",
                        "mem 35 op 5 kind 3 addr 0x9000000 bytes 2097152 dev 0 corr 42 api 42 handle 0xabc T"
@@ -411,6 +438,8 @@ TEST(vmm_calls)
                        "api 40 corr 45 60-65 T dev 0 st 2 bytes 68719476736 ptr 0 src 0 dst 0 stream 0 stack 77",
                        "oom 65 api 40 corr 45 dev 0 st 2 bytes 68719476736 free 1073741824 total 85899345920 T"
                        " stack 77",
+                       "api 40 corr 46 70-75 T dev 0 st 0 bytes 2097152 ptr 0xdef src 0 dst 0 stream 0 stack 77",
+                       "mem 75 op 3 kind 2 addr 0xdef bytes 2097152 dev -1 corr 46 api 40 handle 0xdef T stack 77",
                        NULL),
                  take());
     done();
@@ -439,6 +468,117 @@ TEST(vmm_device_from_location)
     vt__apicall_callback(&g_env, &g_thread, DRV, DRVID(cuMemCreate), &d);
     ASSERT_STREQ(lines("api 40 corr 50 75-75 T dev 5 st 0 bytes 4096 ptr 0x77 src 0 dst 0 stream 0 stack 77",
                        "mem 75 op 3 kind 3 addr 0x77 bytes 4096 dev 5 corr 50 api 40 handle 0x77 T stack 77",
+                       NULL),
+                 take());
+    done();
+}
+
+/* The driver's answers for imports: the IPC mapping at 0x30000000 spans 16 MiB; handle 0xb2 is on device 1. */
+static int fake_address_range(uint64_t ptr, uint64_t *pBase, uint64_t *pSize)
+{
+    if (ptr < 0x30000000 || ptr >= 0x31000000) return -1;
+    *pBase = 0x30000000;
+    *pSize = 16u << 20;
+    return 0;
+}
+
+static int fake_handle_location(uint64_t handle, int *pKind, int *pDevice)
+{
+    if (handle != 0xb2) return -1;
+    *pKind = VT_MEMKIND_DEVICE;
+    *pDevice = 1;
+    return 0;
+}
+
+/*
+ * Memory owned elsewhere or shared is recorded as what it is: IPC opens and
+ * closes, shareable-handle imports (import / import_close rows, bytes from the
+ * driver when it can tell), access grants and multicast objects (api_call rows
+ * only); imported ranges are live for kernel-argument scans.
+ */
+TEST(imports_and_sharing)
+{
+    void *p = NULL;
+    CUdeviceptr d = 0;
+    CUmemGenericAllocationHandle h = 0, mc = 0;
+    cudaIpcMemHandle_t rh;
+    CUipcMemHandle dh;
+    cudaIpcOpenMemHandle_v4010_params ro;
+    cudaIpcCloseMemHandle_v4010_params rc = {(void *)(uintptr_t)0x30000000};
+    cuIpcOpenMemHandle_v2_params dop;
+    cuIpcCloseMemHandle_params dc = {0x50000000};
+    cuMemImportFromShareableHandle_params ip = {&h, (void *)(uintptr_t)7, CU_MEM_HANDLE_TYPE_POSIX_FILE_DESCRIPTOR};
+    CUmemAccessDesc acc;
+    cuMemSetAccess_params sa = {0x9000000, 2 << 20, &acc, 1};
+    CUmulticastObjectProp mprop;
+    cuMulticastCreate_params mcp = {&mc, &mprop};
+    cuMulticastAddDevice_params mad = {0xc3, 1};
+    cuMulticastBindMem_params mbm = {0xc3, 0, 0xabc, 0, 2 << 20, 0};
+    cuMulticastBindAddr_params mba = {0xc3, 2 << 20, 0x9000000, 2 << 20, 0};
+    cuMulticastUnbind_params mub = {0xc3, 1, 0, 4 << 20};
+    int st = 0;
+    uint64_t corrData = 0;
+    setup_scan(NULL, NULL, NULL);
+    g_env.xAddressRange = fake_address_range;
+    g_env.xHandleLocation = fake_handle_location;
+    memset(&rh, 0, sizeof rh);
+    memset(&dh, 0, sizeof dh);
+    memset(&acc, 0, sizeof acc);
+    memset(&mprop, 0, sizeof mprop);
+    mprop.numDevices = 2;
+    mprop.size = 4 << 20;
+    ro.devPtr = &p;
+    ro.handle = rh;
+    ro.flags = cudaIpcMemLazyEnablePeerAccess;
+    dop.pdptr = &d;
+    dop.handle = dh;
+    dop.Flags = 0;
+
+    cb(RT, RTID(cudaIpcOpenMemHandle_v4010), CUPTI_API_ENTER, &ro, &st, 60, &corrData, 10);
+    p = (void *)(uintptr_t)0x30000000;
+    cb(RT, RTID(cudaIpcOpenMemHandle_v4010), CUPTI_API_EXIT, &ro, &st, 60, &corrData, 15);
+    ASSERT_EQ(1, vt__ivl_find(g_env.ivl, 0x30ffffff, NULL, NULL));
+    call(RT, RTID(cudaIpcCloseMemHandle_v4010), &rc, 0, 61, 20);
+    ASSERT_EQ(0, vt__ivl_find(g_env.ivl, 0x30000000, NULL, NULL));
+    /* a driver IPC open the driver cannot size: bytes unknown, not made live */
+    cb(DRV, DRVID(cuIpcOpenMemHandle_v2), CUPTI_API_ENTER, &dop, &st, 62, &corrData, 30);
+    d = 0x50000000;
+    cb(DRV, DRVID(cuIpcOpenMemHandle_v2), CUPTI_API_EXIT, &dop, &st, 62, &corrData, 35);
+    ASSERT_EQ(0, vt__ivl_find(g_env.ivl, 0x50000000, NULL, NULL));
+    call(DRV, DRVID(cuIpcCloseMemHandle), &dc, 0, 63, 40);
+    cb(DRV, DRVID(cuMemImportFromShareableHandle), CUPTI_API_ENTER, &ip, &st, 64, &corrData, 50);
+    h = 0xb2;
+    cb(DRV, DRVID(cuMemImportFromShareableHandle), CUPTI_API_EXIT, &ip, &st, 64, &corrData, 55);
+    call(DRV, DRVID(cuMemSetAccess), &sa, 0, 65, 60);
+    cb(DRV, DRVID(cuMulticastCreate), CUPTI_API_ENTER, &mcp, &st, 66, &corrData, 70);
+    mc = 0xc3;
+    cb(DRV, DRVID(cuMulticastCreate), CUPTI_API_EXIT, &mcp, &st, 66, &corrData, 75);
+    call(DRV, DRVID(cuMulticastAddDevice), &mad, 0, 67, 80);
+    call(DRV, DRVID(cuMulticastBindMem), &mbm, 0, 68, 90);
+    call(DRV, DRVID(cuMulticastBindAddr), &mba, 0, 69, 100);
+    call(DRV, DRVID(cuMulticastUnbind), &mub, 0, 70, 110);
+    /* a failed IPC open: the row, nothing imported */
+    call(RT, RTID(cudaIpcOpenMemHandle_v4010), &ro, cudaErrorInvalidValue, 71, 120);
+    g_env.xAddressRange = NULL;
+    g_env.xHandleLocation = NULL;
+    ASSERT_STREQ(lines("api 14 corr 60 10-15 T dev 0 st 0 bytes 16777216 ptr 0x30000000 src 0 dst 0 stream 0 stack 77",
+                       "mem 15 op 7 kind 3 addr 0x30000000 bytes 16777216 dev 0 corr 60 api 14 handle 0 T stack 77",
+                       "api 15 corr 61 20-25 T dev 0 st 0 bytes 0 ptr 0x30000000 src 0 dst 0 stream 0 stack 77",
+                       "mem 25 op 8 kind 3 addr 0x30000000 bytes 0 dev 0 corr 61 api 15 handle 0 T stack 77",
+                       "api 53 corr 62 30-35 T dev 0 st 0 bytes 0 ptr 0x50000000 src 0 dst 0 stream 0 stack 77",
+                       "mem 35 op 7 kind 3 addr 0x50000000 bytes 0 dev 0 corr 62 api 53 handle 0 T stack 77",
+                       "api 54 corr 63 40-45 T dev 0 st 0 bytes 0 ptr 0x50000000 src 0 dst 0 stream 0 stack 77",
+                       "mem 45 op 8 kind 3 addr 0x50000000 bytes 0 dev 0 corr 63 api 54 handle 0 T stack 77",
+                       "api 47 corr 64 50-55 T dev 0 st 0 bytes 0 ptr 0xb2 src 0 dst 0 stream 0 stack 77",
+                       "mem 55 op 7 kind 3 addr 0xb2 bytes 0 dev 1 corr 64 api 47 handle 0xb2 T stack 77",
+                       "api 46 corr 65 60-65 T dev 0 st 0 bytes 2097152 ptr 0x9000000 src 0 dst 0 stream 0 stack 77",
+                       "api 48 corr 66 70-75 T dev 0 st 0 bytes 4194304 ptr 0xc3 src 0 dst 0 stream 0 stack 77",
+                       "api 49 corr 67 80-85 T dev 0 st 0 bytes 0 ptr 0xc3 src 0 dst 0 stream 0 stack 77",
+                       "api 50 corr 68 90-95 T dev 0 st 0 bytes 2097152 ptr 0xc3 src 0xabc dst 0 stream 0 stack 77",
+                       "api 51 corr 69 100-105 T dev 0 st 0 bytes 2097152 ptr 0xc3 src 0x9000000 dst 0 stream 0"
+                       " stack 77",
+                       "api 52 corr 70 110-115 T dev 0 st 0 bytes 4194304 ptr 0xc3 src 0 dst 0 stream 0 stack 77",
+                       "api 14 corr 71 120-125 T dev 0 st 1 bytes 0 ptr 0 src 0 dst 0 stream 0 stack 77",
                        NULL),
                  take());
     done();
@@ -844,8 +984,8 @@ TEST(launches_scan_arguments)
     call(DRV, DRVID(cuLaunchKernel_ptsz), &xp, 0, 32, 200);
     call(DRV, DRVID(cuLaunchKernel), &xp, CUDA_ERROR_INVALID_VALUE, 33, 300); /* failed: no uses */
     ASSERT_STREQ(lines("use corr 30 kind 0 addr 0x7000000 ts 106 dev 0", "use corr 30 kind 0 addr 0x9000000 ts 106 dev 0",
-                       "api 100 corr 30 100-110 T dev 0 st 0 bytes 0 ptr 0 src 0 dst 0 stream 6 stack 0",
-                       "api 102 corr 32 200-205 T dev 0 st 0 bytes 0 ptr 0 src 0 dst 0 stream 1000 stack 0",
+                       "api 100 corr 30 100-110 T dev 0 st 0 bytes 0 ptr 0 src 0 dst 0 stream 6 stack 0 scan 2",
+                       "api 102 corr 32 200-205 T dev 0 st 0 bytes 0 ptr 0 src 0 dst 0 stream 1000 stack 0 scan 2",
                        "use corr 32 kind 0 addr 0x9000000 ts 205 dev 0",
                        "use corr 32 kind 0 addr 0x7000000 ts 205 dev 0",
                        "api 102 corr 33 300-305 T dev 0 st 1 bytes 0 ptr 0 src 0 dst 0 stream 0 stack 0", NULL),
@@ -1030,10 +1170,10 @@ TEST(cuda13_triple_chevron_launch)
     cb(RT, RTID(__cudaLaunchKernel_ptsz_v13000), CUPTI_API_EXIT, &rp, &st, 91, &corrData, 210);
     /* a failed launch used nothing */
     call(RT, RTID(__cudaLaunchKernel_v13000), &rp, cudaErrorInvalidConfiguration, 93, 300);
-    ASSERT_STREQ(lines("api 104 corr 90 100-105 T dev 0 st 0 bytes 0 ptr 0 src 0 dst 0 stream 4 stack 0",
+    ASSERT_STREQ(lines("api 104 corr 90 100-105 T dev 0 st 0 bytes 0 ptr 0 src 0 dst 0 stream 4 stack 0 scan 2",
                        "use corr 90 kind 0 addr 0x7000000 ts 105 dev 0",
                        "use corr 91 kind 0 addr 0x7000000 ts 206 dev 0",
-                       "api 104 corr 91 200-210 T dev 0 st 0 bytes 0 ptr 0 src 0 dst 0 stream 1004 stack 0",
+                       "api 104 corr 91 200-210 T dev 0 st 0 bytes 0 ptr 0 src 0 dst 0 stream 1004 stack 0 scan 2",
                        "api 104 corr 93 300-305 T dev 0 st 9 bytes 0 ptr 0 src 0 dst 0 stream 4 stack 0", NULL),
                  take());
     done();
@@ -1069,13 +1209,13 @@ TEST(runtime_launches_of_stubs)
     call(RT, RTID(cudaLaunchKernelExC_v11060), &xk, 0, 102, 30);
     lk.func = (const void *)(uintptr_t)0x402000; /* a stub the runtime does not know */
     call(RT, RTID(cudaLaunchKernel_ptsz_v7000), &lk, 0, 103, 40);
-    ASSERT_STREQ(lines("api 100 corr 100 10-15 T dev 0 st 0 bytes 0 ptr 0 src 0 dst 0 stream 2 stack 0",
+    ASSERT_STREQ(lines("api 100 corr 100 10-15 T dev 0 st 0 bytes 0 ptr 0 src 0 dst 0 stream 2 stack 0 scan 2",
                        "use corr 100 kind 0 addr 0x7000000 ts 15 dev 0",
-                       "api 105 corr 101 20-25 T dev 0 st 0 bytes 0 ptr 0 src 0 dst 0 stream 1003 stack 0",
+                       "api 105 corr 101 20-25 T dev 0 st 0 bytes 0 ptr 0 src 0 dst 0 stream 1003 stack 0 scan 2",
                        "use corr 101 kind 0 addr 0x7000000 ts 25 dev 0",
-                       "api 101 corr 102 30-35 T dev 0 st 0 bytes 0 ptr 0 src 0 dst 0 stream 4 stack 0",
+                       "api 101 corr 102 30-35 T dev 0 st 0 bytes 0 ptr 0 src 0 dst 0 stream 4 stack 0 scan 2",
                        "use corr 102 kind 0 addr 0x7000000 ts 35 dev 0",
-                       "api 100 corr 103 40-45 T dev 0 st 0 bytes 0 ptr 0 src 0 dst 0 stream 1002 stack 0", NULL),
+                       "api 100 corr 103 40-45 T dev 0 st 0 bytes 0 ptr 0 src 0 dst 0 stream 1002 stack 0 scan 1", NULL),
                  take());
     done();
 }
@@ -1111,23 +1251,101 @@ TEST(driver_and_graph_launches)
     call(DRV, DRVID(cuLaunchGrid), &l2, 0, 115, 60);
     call(DRV, DRVID(cuLaunchGridAsync), &l3, 0, 116, 70);
     call(RT, RTID(cudaLaunch_v3020), NULL, 0, 117, 80);
-    ASSERT_STREQ(lines("api 109 corr 110 10-15 T dev 0 st 0 bytes 0 ptr 0 src 0 dst 0 stream 1005 stack 0",
+    ASSERT_STREQ(lines("api 109 corr 110 10-15 T dev 0 st 0 bytes 0 ptr 0 src 0 dst 0 stream 1005 stack 0 scan 2",
                        "use corr 110 kind 0 addr 0x7000000 ts 15 dev 0",
-                       "api 110 corr 111 20-25 T dev 0 st 0 bytes 0 ptr 0 src 0 dst 0 stream 0 stack 0",
+                       "api 110 corr 111 20-25 T dev 0 st 0 bytes 0 ptr 0 src 0 dst 0 stream 0 stack 0 scan 2",
                        "use corr 111 kind 0 addr 0x7000000 ts 25 dev 0",
                        "use corr 111 kind 0 addr 0x9000000 ts 25 dev 0",
                        "api 107 corr 112 30-35 T dev 0 st 0 bytes 0 ptr 0 src 0 dst 0 stream 1006 stack 0",
                        "api 111 corr 113 40-45 T dev 0 st 0 bytes 0 ptr 0 src 0 dst 0 stream 7 stack 0",
-                       "api 112 corr 114 50-55 T dev 0 st 0 bytes 0 ptr 0 src 0 dst 0 stream 0 stack 0",
-                       "api 113 corr 115 60-65 T dev 0 st 0 bytes 0 ptr 0 src 0 dst 0 stream 0 stack 0",
-                       "api 114 corr 116 70-75 T dev 0 st 0 bytes 0 ptr 0 src 0 dst 0 stream 8 stack 0",
-                       "api 108 corr 117 80-85 T dev 0 st 0 bytes 0 ptr 0 src 0 dst 0 stream 0 stack 0", NULL),
+                       "api 112 corr 114 50-55 T dev 0 st 0 bytes 0 ptr 0 src 0 dst 0 stream 0 stack 0 scan 1",
+                       "api 113 corr 115 60-65 T dev 0 st 0 bytes 0 ptr 0 src 0 dst 0 stream 0 stack 0 scan 1",
+                       "api 114 corr 116 70-75 T dev 0 st 0 bytes 0 ptr 0 src 0 dst 0 stream 8 stack 0 scan 1",
+                       "api 108 corr 117 80-85 T dev 0 st 0 bytes 0 ptr 0 src 0 dst 0 stream 0 stack 0 scan 1", NULL),
                  take());
     ASSERT_EQ(0, g_nSite);
     done();
 }
 
+/* Kernel-argument scanning off (no scanner): launches say their arguments were not scanned. */
+TEST(launch_unscanned_when_scanning_off)
+{
+    uint64_t a = 0x7000010;
+    int i32 = 1;
+    void *apArg[] = {&a, &i32};
+    cuLaunchKernel_params lp = {(CUfunction)(uintptr_t)0x1234, 1, 1, 1, 32, 1, 1, 0, NULL, apArg, NULL};
+    call(DRV, DRVID(cuLaunchKernel), &lp, 0, 140, 10);
+    ASSERT_STREQ(lines("api 102 corr 140 10-15 T dev 0 st 0 bytes 0 ptr 0 src 0 dst 0 stream 0 stack 0 scan 1",
+                       NULL),
+                 take());
+    done();
+}
+
+/* The tracer's copies of NVTX's parameter layouts match generated_nvtx_meta.h. */
+_Static_assert(sizeof(vt__nvtxRangeEnd_params) == sizeof(nvtxRangeEnd_params) &&
+                   offsetof(vt__nvtxRangeEnd_params, id) == offsetof(nvtxRangeEnd_params, id) &&
+                   sizeof(nvtxRangeId_t) == sizeof(uint64_t),
+               "nvtxRangeEnd_params");
+_Static_assert(offsetof(vt__nvtxDomainRangeEnd_params, core) == offsetof(nvtxDomainRangeEnd_params, core),
+               "nvtxDomainRangeEnd_params");
+
+/*
+ * NVTX callbacks: a start/end range's id, from nvtxRangeStart*'s return value
+ * or nvtxRangeEnd's argument, becomes one VT_HREC_NVTX record; push/pop calls
+ * and a start without a return value make none.
+ */
+TEST(nvtx_start_end_ids)
+{
+    nvtxRangeId_t idA = 0x100000011ull, idZero = 0;
+    nvtxRangeStartA_params sa = {"load"};
+    nvtxRangeEnd_params en = {0x12};
+    nvtxDomainRangeEnd_params den;
+    nvtxRangePushA_params pu = {"step"};
+    CUpti_NvtxData d;
+    size_t n, i;
+    const CUpti_CallbackId *aId = vt__nvtx_cbids(&n);
+    memset(&den, 0, sizeof den);
+    den.core.id = 0x13;
+    memset(&d, 0, sizeof d);
+    d.functionParams = &sa;
+    d.functionReturnValue = &idA;
+    vt__nvtx_callback(&g_env, CUPTI_CBID_NVTX_nvtxRangeStartA, &d);
+    d.functionReturnValue = NULL;
+    vt__nvtx_callback(&g_env, CUPTI_CBID_NVTX_nvtxRangeStartEx, &d);
+    d.functionReturnValue = &idZero;
+    vt__nvtx_callback(&g_env, CUPTI_CBID_NVTX_nvtxDomainRangeStartEx, &d);
+    d.functionParams = &en;
+    vt__nvtx_callback(&g_env, CUPTI_CBID_NVTX_nvtxRangeEnd, &d);
+    d.functionParams = &den;
+    vt__nvtx_callback(&g_env, CUPTI_CBID_NVTX_nvtxDomainRangeEnd, &d);
+    d.functionParams = &pu;
+    vt__nvtx_callback(&g_env, CUPTI_CBID_NVTX_nvtxRangePushA, &d);
+    ASSERT_EQ(3, g_nRec);
+    ASSERT_EQ(VT_HREC_NVTX, g_aRec[0].type);
+    ASSERT_EQ(0x100000011ull, g_aRec[0].u.nvtx.id);
+    ASSERT_EQ(0, g_aRec[0].u.nvtx.bEnd);
+    ASSERT_EQ(0x12, g_aRec[1].u.nvtx.id);
+    ASSERT_EQ(1, g_aRec[1].u.nvtx.bEnd);
+    ASSERT_EQ(0x13, g_aRec[2].u.nvtx.id);
+    ASSERT_EQ(1, g_aRec[2].u.nvtx.bEnd);
+    g_nRec = 0;
+    /* the ids enabled are exactly the start/end calls */
+    ASSERT_EQ(6, n);
+    for (i = 0; i < n; i++)
+        ASSERT(aId[i] == CUPTI_CBID_NVTX_nvtxRangeStartA || aId[i] == CUPTI_CBID_NVTX_nvtxRangeStartW ||
+               aId[i] == CUPTI_CBID_NVTX_nvtxRangeStartEx || aId[i] == CUPTI_CBID_NVTX_nvtxDomainRangeStartEx ||
+               aId[i] == CUPTI_CBID_NVTX_nvtxRangeEnd || aId[i] == CUPTI_CBID_NVTX_nvtxDomainRangeEnd);
+    /* nothing while inactive */
+    g_bActive = 0;
+    d.functionParams = &en;
+    vt__nvtx_callback(&g_env, CUPTI_CBID_NVTX_nvtxRangeEnd, &d);
+    g_bActive = 1;
+    ASSERT_EQ(0, g_nRec);
+    done();
+}
+
 VT_TEST_LIST(T(tables_traced_ids_unique_and_named) T(malloc_and_free) T(failed_allocations_are_oom)
+             T(imports_and_sharing) T(launch_unscanned_when_scanning_off) T(nvtx_start_end_ids)
              T(pitched_and_host_allocations) T(vmm_calls) T(vmm_device_from_location)
              T(copies_and_sets) T(launches_scan_arguments) T(launch_uses_bounded)
              T(inactive_and_untraced) T(every_launch_entry_point_traced) T(cuda13_triple_chevron_launch)

@@ -1,5 +1,7 @@
 /* Decoding tests: real CUPTI record structs through the writer into SQLite, checked column by column. */
 #include <cupti_activity.h>
+#include <dlfcn.h>
+#include <unistd.h>
 
 #include "core_util.h"
 #include "vramtrace/schema.h"
@@ -180,6 +182,304 @@ TEST(decode_memory_pool)
              ADDR_P, ADDR_P);
     ASSERT_STREQ(zWant, core_q_rows(db, "SELECT ts, op, device, pool_type, address, threshold, size,"
                                         " used, correlation FROM pool_event ORDER BY id"));
+    sqlite3_close(db);
+    CORE_LEAK_CHECK();
+}
+
+/* Queue a VT_HREC_MEMORY host record (a VMM or import call's row). */
+static void host_mem(struct vt_writer *w, uint64_t ts, int op, int kind, uint64_t address, uint64_t bytes,
+                     int device, uint32_t corr, int api, uint64_t handle)
+{
+    struct vt_hrec h;
+    memset(&h, 0, sizeof h);
+    h.type = VT_HREC_MEMORY;
+    h.u.mem.ts = ts;
+    h.u.mem.op = op;
+    h.u.mem.mem_kind = kind;
+    h.u.mem.address = address;
+    h.u.mem.bytes = bytes;
+    h.u.mem.device = device;
+    h.u.mem.correlation = corr;
+    h.u.mem.api = api;
+    h.u.mem.handle = handle;
+    h.u.mem.thread = 1;
+    ASSERT_EQ(0, vt__writer_submit(w, &h));
+}
+
+/*
+ * Memory counted once where it lives: a release takes its create's kind,
+ * device and bytes; an imported handle's release is an import_close; a map
+ * takes its handle's kind and an unmap its map's handle; an IPC close gets
+ * the bytes of its open; a MEMORY2 record of a VMM or import call is not
+ * stored (the call's own row is), and one of an imported pool is an import.
+ */
+TEST(decode_vmm_and_imports)
+{
+    char zPath[128], zWant[1024];
+    struct vt_writer_config cfg;
+    struct vt_writer *w;
+    struct batch b;
+    CUpti_ActivityMemory4 m;
+    sqlite3 *db;
+    core_tmp_path(zPath, sizeof zPath, "t.db");
+    core_config(&cfg);
+    w = core_open(zPath, &cfg);
+    /* host memory created with cuMemCreate (no device), mapped, unmapped, released */
+    api_call(w, VT_API_ID_40, 1, 1, 0, 0xa1, 0, 0, 4u << 20);
+    host_mem(w, 100, VT_MEMOP_VMM_CREATE, VT_MEMKIND_PINNED, 0xa1, 4u << 20, -1, 1, VT_API_ID_40, 0xa1);
+    api_call(w, VT_API_ID_42, 2, 1, 0, ADDR_A, 0, 0, 4u << 20);
+    host_mem(w, 110, VT_MEMOP_VMM_MAP, VT_MEMKIND_DEVICE, ADDR_A, 4u << 20, 0, 2, VT_API_ID_42, 0xa1);
+    host_mem(w, 120, VT_MEMOP_VMM_UNMAP, VT_MEMKIND_DEVICE, ADDR_A, 4u << 20, 0, 3, VT_API_ID_43, 0);
+    host_mem(w, 130, VT_MEMOP_VMM_RELEASE, VT_MEMKIND_DEVICE, 0xa1, 0, 0, 4, VT_API_ID_41, 0xa1);
+    /* a handle imported from another process (device 1), mapped, released */
+    host_mem(w, 200, VT_MEMOP_IMPORT, VT_MEMKIND_DEVICE, 0xb2, 0, 1, 5, VT_API_ID_47, 0xb2);
+    host_mem(w, 210, VT_MEMOP_VMM_MAP, VT_MEMKIND_DEVICE, ADDR_B, 2u << 20, 0, 6, VT_API_ID_42, 0xb2);
+    host_mem(w, 220, VT_MEMOP_VMM_RELEASE, VT_MEMKIND_DEVICE, 0xb2, 0, 0, 7, VT_API_ID_41, 0xb2);
+    /* an IPC mapping opened and closed */
+    api_call(w, VT_API_ID_14, 8, 1, 0, ADDR_P, 0, 0, 1u << 20);
+    host_mem(w, 300, VT_MEMOP_IMPORT, VT_MEMKIND_DEVICE, ADDR_P, 1u << 20, 0, 8, VT_API_ID_14, 0);
+    host_mem(w, 310, VT_MEMOP_IMPORT_CLOSE, VT_MEMKIND_DEVICE, ADDR_P, 0, 0, 9, VT_API_ID_15, 0);
+    /* MEMORY2 records: of the cuMemMap call (superseded), of the IPC open (superseded), and an
+     * allocation from an imported pool */
+    b_begin(&b, w);
+    memset(&m, 0, sizeof m);
+    m.kind = CUPTI_ACTIVITY_KIND_MEMORY2;
+    m.memoryOperationType = CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_ALLOCATION;
+    m.memoryKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
+    m.correlationId = 2;
+    m.address = ADDR_A;
+    m.bytes = 4u << 20;
+    m.timestamp = 111;
+    m.streamId = CUPTI_INVALID_STREAM_ID;
+    b_add(&b, &m, sizeof m);
+    m.correlationId = 8;
+    m.address = ADDR_P;
+    m.timestamp = 301;
+    b_add(&b, &m, sizeof m);
+    m.correlationId = 0;
+    m.address = ADDR_P + 4096;
+    m.bytes = 8192;
+    m.timestamp = 400;
+    m.isAsync = 1;
+    m.memoryPoolConfig.memoryPoolType = CUPTI_ACTIVITY_MEMORY_POOL_TYPE_IMPORTED;
+    m.memoryPoolConfig.address = ADDR_P;
+    m.memoryPoolConfig.releaseThreshold = 77; /* not valid for an imported pool: not read */
+    m.memoryPoolConfig.pool.processId = 4321;
+    m.memoryPoolConfig.utilizedSize = 99;
+    b_add(&b, &m, sizeof m);
+    m.memoryOperationType = CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_RELEASE;
+    m.timestamp = 410;
+    b_add(&b, &m, sizeof m);
+    b_submit(&b);
+    db = close_and_open(w, zPath);
+    snprintf(zWant, sizeof zWant,
+             "100|3|2|161|4194304|NULL|161;"
+             "110|5|2|%llu|4194304|0|161;"
+             "120|6|2|%llu|4194304|0|161;"
+             "130|4|2|161|4194304|NULL|161;"
+             "200|7|3|178|NULL|1|178;"
+             "210|5|3|%llu|2097152|0|178;"
+             "220|8|3|178|NULL|1|178;"
+             "300|7|3|%llu|1048576|0|NULL;"
+             "310|8|3|%llu|1048576|0|NULL;"
+             "400|7|3|%llu|8192|0|%llu;"
+             "410|8|3|%llu|8192|0|%llu",
+             ADDR_A, ADDR_A, ADDR_B, ADDR_P, ADDR_P, ADDR_P + 4096, ADDR_P, ADDR_P + 4096, ADDR_P);
+    ASSERT_STREQ(zWant, core_q_rows(db, "SELECT ts, op, mem_kind, address, bytes, device, pool_address"
+                                        " FROM memory_event ORDER BY ts"));
+    ASSERT_STREQ("2|NULL|NULL|NULL", core_q_rows(db, "SELECT DISTINCT pool_type, pool_threshold, pool_size,"
+                                                    " pool_used FROM memory_event WHERE ts >= 400"));
+    ASSERT_STREQ("2", core_q_rows(db, "SELECT value FROM meta WHERE key = 'memory_records_superseded'"));
+    /* the VMM and import calls that had no MEMORY2 record are no loss */
+    ASSERT_STREQ("0", core_q_rows(db, "SELECT value FROM meta WHERE key = 'dropped_map'"));
+    sqlite3_close(db);
+    CORE_LEAK_CHECK();
+}
+
+/*
+ * Pool fields are read only for the pool types that carry them; PyTorch's
+ * release threshold UINT64_MAX is stored as its 64-bit pattern (reads -1).
+ */
+TEST(decode_pool_fields_by_type)
+{
+    char zPath[128], zWant[256];
+    struct vt_writer_config cfg;
+    struct vt_writer *w;
+    struct batch b;
+    CUpti_ActivityMemoryPool3 p;
+    CUpti_ActivityMemory4 m;
+    sqlite3 *db;
+    core_tmp_path(zPath, sizeof zPath, "t.db");
+    core_config(&cfg);
+    w = core_open(zPath, &cfg);
+    b_begin(&b, w);
+    memset(&p, 0, sizeof p);
+    p.kind = CUPTI_ACTIVITY_KIND_MEMORY_POOL;
+    p.memoryPoolOperationType = CUPTI_ACTIVITY_MEMORY_POOL_OPERATION_TYPE_CREATED;
+    p.memoryPoolType = CUPTI_ACTIVITY_MEMORY_POOL_TYPE_LOCAL;
+    p.address = ADDR_P;
+    p.size = 1u << 20;
+    p.releaseThreshold = UINT64_MAX;
+    p.timestamp = 100;
+    b_add(&b, &p, sizeof p);
+    p.memoryPoolType = CUPTI_ACTIVITY_MEMORY_POOL_TYPE_IMPORTED;
+    p.address = ADDR_B;
+    p.timestamp = 200;
+    b_add(&b, &p, sizeof p);
+    memset(&m, 0, sizeof m);
+    m.kind = CUPTI_ACTIVITY_KIND_MEMORY2;
+    m.memoryOperationType = CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_ALLOCATION;
+    m.memoryKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
+    m.address = ADDR_A;
+    m.bytes = 4096;
+    m.timestamp = 300;
+    m.isAsync = 1;
+    m.memoryPoolConfig.memoryPoolType = CUPTI_ACTIVITY_MEMORY_POOL_TYPE_LOCAL;
+    m.memoryPoolConfig.address = ADDR_P;
+    m.memoryPoolConfig.releaseThreshold = UINT64_MAX;
+    m.memoryPoolConfig.pool.size = 1u << 20;
+    m.memoryPoolConfig.utilizedSize = 4096;
+    b_add(&b, &m, sizeof m);
+    b_submit(&b);
+    db = close_and_open(w, zPath);
+    snprintf(zWant, sizeof zWant, "1|%llu|-1|1048576|0;2|%llu|NULL|NULL|NULL", ADDR_P, ADDR_B);
+    ASSERT_STREQ(zWant, core_q_rows(db, "SELECT pool_type, address, threshold, size, used FROM pool_event"
+                                        " ORDER BY ts"));
+    snprintf(zWant, sizeof zWant, "1|1|%llu|-1|1048576|4096", ADDR_P);
+    ASSERT_STREQ(zWant, core_q_rows(db, "SELECT op, pool_type, pool_address, pool_threshold, pool_size,"
+                                        " pool_used FROM memory_event"));
+    ASSERT_EQ(1, core_q_int(db, "SELECT pool_threshold = -1 AND printf('%llx', pool_threshold) ="
+                                " 'ffffffffffffffff' FROM memory_event"));
+    sqlite3_close(db);
+    CORE_LEAK_CHECK();
+}
+
+/*
+ * CUDA graphs: the kernels, copies and sets a graph launch runs carry their
+ * graph and graph node ids; a graph kernel's buffer uses are unknown
+ * (args_scanned 0). Another kernel's args_scanned comes from its launch call:
+ * 1 scanned, 0 not scanned, NULL when the call is not known.
+ */
+TEST(decode_graphs_and_scans)
+{
+    char zPath[128];
+    struct vt_writer_config cfg;
+    struct vt_writer *w;
+    struct batch b;
+    struct vt_hrec h;
+    CUpti_ActivityKernel10 k;
+    CUpti_ActivityMemset4 ms;
+    CUpti_ActivityMemcpy6 c;
+    sqlite3 *db;
+    int i;
+    core_tmp_path(zPath, sizeof zPath, "t.db");
+    core_config(&cfg);
+    w = core_open(zPath, &cfg);
+    for (i = 0; i < 3; i++) { /* launches 1 (scanned), 2 (not scanned), 3 (a graph launch) */
+        memset(&h, 0, sizeof h);
+        h.type = VT_HREC_API_CALL;
+        h.u.api.api = i == 2 ? VT_API_ID_107 : VT_API_ID_104;
+        h.u.api.correlation = (uint32_t)(i + 1);
+        h.u.api.start = 100 * (i + 1);
+        h.u.api.end = h.u.api.start + 5;
+        h.u.api.scan = i == 0 ? VT_SCAN_DONE : i == 1 ? VT_SCAN_NOT_DONE : VT_SCAN_NONE;
+        ASSERT_EQ(0, vt__writer_submit(w, &h));
+    }
+    b_begin(&b, w);
+    memset(&k, 0, sizeof k);
+    k.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
+    k.name = "k";
+    for (i = 1; i <= 4; i++) { /* the kernels of launches 1 and 2, then one nothing explains */
+        k.correlationId = (uint32_t)(i == 3 ? 9 : i);
+        k.start = 1000 * (uint64_t)i;
+        k.end = k.start + 10;
+        if (i == 4) { /* and two kernels of the graph launch 3 */
+            k.correlationId = 3;
+            k.graphId = 5;
+            k.graphNodeId = 77;
+        }
+        b_add(&b, &k, sizeof k);
+    }
+    k.graphNodeId = 78;
+    k.start = 5000;
+    k.end = 5010;
+    b_add(&b, &k, sizeof k);
+    memset(&ms, 0, sizeof ms);
+    ms.kind = CUPTI_ACTIVITY_KIND_MEMSET;
+    ms.correlationId = 3;
+    ms.start = 6000;
+    ms.end = 6010;
+    ms.bytes = 4096;
+    ms.graphId = 5;
+    ms.graphNodeId = 79;
+    b_add(&b, &ms, sizeof ms);
+    memset(&c, 0, sizeof c);
+    c.kind = CUPTI_ACTIVITY_KIND_MEMCPY;
+    c.copyKind = CUPTI_ACTIVITY_MEMCPY_KIND_DTOD;
+    c.correlationId = 3;
+    c.start = 7000;
+    c.end = 7010;
+    c.bytes = 64;
+    c.graphId = 5;
+    c.graphNodeId = 80;
+    b_add(&b, &c, sizeof c);
+    b_submit(&b);
+    db = close_and_open(w, zPath);
+    ASSERT_STREQ("1|NULL|NULL|1;2|NULL|NULL|0;9|NULL|NULL|NULL;3|5|77|0;3|5|78|0",
+                 core_q_rows(db, "SELECT correlation, graph_id, graph_node_id, args_scanned FROM kernel"
+                                 " ORDER BY start"));
+    ASSERT_STREQ("3|5|79", core_q_rows(db, "SELECT correlation, graph_id, graph_node_id FROM memset"));
+    ASSERT_STREQ("3|5|80", core_q_rows(db, "SELECT correlation, graph_id, graph_node_id FROM memcpy"));
+    ASSERT_STREQ("0", core_q_rows(db, "SELECT value FROM meta WHERE key = 'dropped_map'"));
+    sqlite3_close(db);
+    CORE_LEAK_CHECK();
+}
+
+/*
+ * Call sites come from the callbacks as raw return addresses: the writer
+ * resolves them to module and module-relative address and writes one
+ * `module` row per module (build id, size, mtime); an address no module holds
+ * stays absolute, without a module.
+ */
+TEST(decode_raw_frames_resolved)
+{
+    char zPath[128], zExe[1024];
+    struct vt_writer_config cfg;
+    struct vt_writer *w;
+    struct vt_hrec h;
+    struct vt_frame *aFrame = calloc(3, sizeof *aFrame);
+    uint64_t pcHere = (uint64_t)(uintptr_t)&test_decode_raw_frames_resolved + 8;
+    Dl_info info;
+    sqlite3 *db;
+    ssize_t n = readlink("/proc/self/exe", zExe, sizeof zExe - 1);
+    ASSERT(n > 0 && aFrame != NULL);
+    zExe[n] = '\0';
+    ASSERT(dladdr((void *)(uintptr_t)pcHere, &info));
+    core_tmp_path(zPath, sizeof zPath, "t.db");
+    core_config(&cfg);
+    w = core_open(zPath, &cfg);
+    aFrame[0].kind = VT_FRAME_NATIVE;
+    aFrame[0].pc = pcHere;
+    aFrame[1].kind = VT_FRAME_NATIVE;
+    aFrame[1].pc = 0x10; /* nothing is loaded there */
+    aFrame[2].kind = VT_FRAME_NATIVE;
+    aFrame[2].pc = pcHere + 16; /* the same module: one module row */
+    memset(&h, 0, sizeof h);
+    h.type = VT_HREC_STACK;
+    h.u.stack.id = 1;
+    h.u.stack.hash = 99;
+    h.u.stack.nFrame = 3;
+    h.u.stack.aFrame = aFrame; /* owned by the writer from here */
+    ASSERT_EQ(0, vt__writer_submit(w, &h));
+    db = close_and_open(w, zPath);
+    ASSERT_EQ((long long)(pcHere - (uint64_t)(uintptr_t)info.dli_fbase),
+              core_q_int(db, "SELECT pc FROM frame WHERE idx = 0"));
+    ASSERT_STREQ(zExe, core_q_rows(db, "SELECT s.value FROM frame f JOIN string s ON s.id = f.module_id"
+                                      " WHERE f.idx = 0"));
+    ASSERT_STREQ("16|NULL", core_q_rows(db, "SELECT pc, module_id FROM frame WHERE idx = 1"));
+    ASSERT_EQ(1, core_q_int(db, "SELECT count(*) FROM module"));
+    ASSERT_EQ(1, core_q_int(db, "SELECT m.path_id = f.module_id AND length(m.build_id) >= 16 AND"
+                                " m.file_bytes > 0 AND m.mtime_ns > 0 FROM module m, frame f WHERE f.idx = 2"));
     sqlite3_close(db);
     CORE_LEAK_CHECK();
 }
@@ -395,6 +695,10 @@ static void marker(CUpti_ActivityMarker2 *m, CUpti_ActivityFlag flags, uint32_t 
     m->domain = zDomain;
 }
 
+#define NVTX_ROWS_END                                                                         \
+    "SELECT start, end, kind, (SELECT value FROM string WHERE id = name_id),"                \
+    " (SELECT value FROM string WHERE id = domain_id), thread, depth, end_thread FROM nvtx_range"   \
+    " ORDER BY id"
 #define NVTX_ROWS                                                                             \
     "SELECT start, end, kind, (SELECT value FROM string WHERE id = name_id),"                \
     " (SELECT value FROM string WHERE id = domain_id), thread, depth FROM nvtx_range ORDER BY id"
@@ -437,6 +741,124 @@ TEST(decode_nvtx_pairing)
                  core_q_rows(db, NVTX_ROWS));
     ASSERT_EQ(6, core_q_int(db, "SELECT count(*) FROM string"));
     ASSERT_EQ(0, core_q_int(db, "SELECT count(*) FROM dropped"));
+    sqlite3_close(db);
+    CORE_LEAK_CHECK();
+}
+
+/* Queue a VT_HREC_NVTX host record: start/end range id, named at its start (bEnd 0) or end (1). */
+static void nvtx_id(struct vt_writer *w, uint64_t id, int bEnd)
+{
+    struct vt_hrec h;
+    memset(&h, 0, sizeof h);
+    h.type = VT_HREC_NVTX;
+    h.u.nvtx.id = id;
+    h.u.nvtx.bEnd = bEnd;
+    ASSERT_EQ(0, vt__writer_submit(w, &h));
+}
+
+/*
+ * Push/pop and start/end ranges are both thread markers: the kind comes from
+ * the NVTX callbacks (ids of start/end ranges, at their start or only at their
+ * end), so push/pop nesting depth counts push/pop ranges only, per thread and
+ * domain; a range ended on another thread keeps both threads.
+ */
+TEST(decode_nvtx_kinds_from_callbacks)
+{
+    char zPath[128];
+    struct vt_writer_config cfg;
+    struct vt_writer *w;
+    struct batch b;
+    CUpti_ActivityMarker2 m;
+    sqlite3 *db;
+    core_tmp_path(zPath, sizeof zPath, "t.db");
+    core_config(&cfg);
+    w = core_open(zPath, &cfg);
+    nvtx_id(w, 0x100000011ull, 0); /* the start/end range 0x...11, named at its start (64-bit id) */
+    nvtx_id(w, 12, 1);             /* the start/end range 12, named only by nvtxRangeEnd */
+    b_begin(&b, w);
+    marker(&m, CUPTI_ACTIVITY_FLAG_MARKER_START, 1, 100, 1, "step", NULL);   /* push, depth 0 */
+    b_add(&b, &m, sizeof m);
+    marker(&m, CUPTI_ACTIVITY_FLAG_MARKER_START, 0x11, 105, 1, "prefetch", NULL); /* start/end */
+    b_add(&b, &m, sizeof m);
+    marker(&m, CUPTI_ACTIVITY_FLAG_MARKER_START, 2, 110, 1, "forward", NULL); /* push, depth 1 */
+    b_add(&b, &m, sizeof m);
+    marker(&m, CUPTI_ACTIVITY_FLAG_MARKER_START, 3, 112, 1, "other domain", "lib"); /* depth 0 there */
+    b_add(&b, &m, sizeof m);
+    marker(&m, CUPTI_ACTIVITY_FLAG_MARKER_END, 3, 113, 1, NULL, "lib");
+    b_add(&b, &m, sizeof m);
+    marker(&m, CUPTI_ACTIVITY_FLAG_MARKER_END, 2, 120, 1, NULL, NULL);
+    b_add(&b, &m, sizeof m);
+    marker(&m, CUPTI_ACTIVITY_FLAG_MARKER_END, 1, 130, 1, NULL, NULL);
+    b_add(&b, &m, sizeof m);
+    /* the start/end range ends on another thread (88) */
+    marker(&m, CUPTI_ACTIVITY_FLAG_MARKER_END, 0x11, 140, 1, NULL, NULL);
+    m.objectId.pt.threadId = 88;
+    b_add(&b, &m, sizeof m);
+    marker(&m, CUPTI_ACTIVITY_FLAG_MARKER_START, 12, 150, 1, "late", NULL);
+    b_add(&b, &m, sizeof m);
+    marker(&m, CUPTI_ACTIVITY_FLAG_MARKER_START, 13, 155, 1, "after late", NULL); /* push: depth 1 */
+    b_add(&b, &m, sizeof m);
+    marker(&m, CUPTI_ACTIVITY_FLAG_MARKER_END, 13, 158, 1, NULL, NULL);
+    b_add(&b, &m, sizeof m);
+    marker(&m, CUPTI_ACTIVITY_FLAG_MARKER_END, 12, 160, 1, NULL, NULL);
+    b_add(&b, &m, sizeof m);
+    marker(&m, CUPTI_ACTIVITY_FLAG_MARKER_START, 14, 170, 1, "again", NULL); /* push: depth 0 again */
+    b_add(&b, &m, sizeof m);
+    marker(&m, CUPTI_ACTIVITY_FLAG_MARKER_END, 14, 171, 1, NULL, NULL);
+    b_add(&b, &m, sizeof m);
+    b_submit(&b);
+    db = close_and_open(w, zPath);
+    ASSERT_STREQ("112|113|0|other domain|lib|77|0|NULL;"
+                 "110|120|0|forward|NULL|77|1|NULL;"
+                 "100|130|0|step|NULL|77|0|NULL;"
+                 "105|140|1|prefetch|NULL|77|NULL|88;"
+                 "155|158|0|after late|NULL|77|1|NULL;"
+                 "150|160|1|late|NULL|77|NULL|NULL;"
+                 "170|171|0|again|NULL|77|0|NULL",
+                 core_q_rows(db, NVTX_ROWS_END));
+    sqlite3_close(db);
+    CORE_LEAK_CHECK();
+}
+
+/*
+ * The nesting state of a thread is kept only while it has ranges open: after
+ * 10000 short-lived threads (more than the 4096 kept at once) a new thread's
+ * ranges still get their depth.
+ */
+TEST(decode_nvtx_many_threads)
+{
+    char zPath[128];
+    struct vt_writer_config cfg;
+    struct vt_writer *w;
+    struct batch b;
+    CUpti_ActivityMarker2 m;
+    sqlite3 *db;
+    uint32_t t, id = 1;
+    core_tmp_path(zPath, sizeof zPath, "t.db");
+    core_config(&cfg);
+    w = core_open(zPath, &cfg);
+    for (t = 0; t < 10001; t++) {
+        if (t % 200 == 0) b_begin(&b, w);
+        marker(&m, CUPTI_ACTIVITY_FLAG_MARKER_START, id, 1000 + 10 * (uint64_t)t, 1, "work", NULL);
+        m.objectId.pt.threadId = 1000 + t;
+        b_add(&b, &m, sizeof m);
+        marker(&m, CUPTI_ACTIVITY_FLAG_MARKER_START, id + 1, 1001 + 10 * (uint64_t)t, 1, "inner", NULL);
+        m.objectId.pt.threadId = 1000 + t;
+        b_add(&b, &m, sizeof m);
+        marker(&m, CUPTI_ACTIVITY_FLAG_MARKER_END, id + 1, 1002 + 10 * (uint64_t)t, 1, NULL, NULL);
+        m.objectId.pt.threadId = 1000 + t;
+        b_add(&b, &m, sizeof m);
+        marker(&m, CUPTI_ACTIVITY_FLAG_MARKER_END, id, 1003 + 10 * (uint64_t)t, 1, NULL, NULL);
+        m.objectId.pt.threadId = 1000 + t;
+        b_add(&b, &m, sizeof m);
+        id += 2;
+        if (t % 200 == 199 || t == 10000) b_submit(&b);
+    }
+    db = close_and_open(w, zPath);
+    ASSERT_EQ(20002, core_q_int(db, "SELECT count(*) FROM nvtx_range"));
+    ASSERT_EQ(0, core_q_int(db, "SELECT count(*) FROM nvtx_range WHERE depth IS NULL"));
+    ASSERT_EQ(10001, core_q_int(db, "SELECT count(*) FROM nvtx_range WHERE depth = 1"));
+    ASSERT_STREQ("0|1", core_q_rows(db, "SELECT min(depth), max(depth) FROM nvtx_range WHERE thread = 11000"));
     sqlite3_close(db);
     CORE_LEAK_CHECK();
 }
@@ -546,6 +968,12 @@ TEST(decode_sync_overhead_device)
     s.end = 10400;
     s.correlationId = 22;
     b_add(&b, &s, sizeof s);
+    /* an event query that found work pending: kept, with its return value */
+    s.start = 10500;
+    s.end = 10501;
+    s.correlationId = 23;
+    s.returnValue = CUDA_ERROR_NOT_READY;
+    b_add(&b, &s, sizeof s);
     memset(&o, 0, sizeof o);
     o.kind = CUPTI_ACTIVITY_KIND_OVERHEAD;
     o.overheadKind = CUPTI_ACTIVITY_OVERHEAD_CUPTI_BUFFER_FLUSH;
@@ -570,11 +998,14 @@ TEST(decode_sync_overhead_device)
     b_add(&b, &dv, sizeof dv);
     b_submit(&b);
     db = close_and_open(w, zPath);
-    snprintf(zWant, sizeof zWant, "10000|10200|%d|NULL|1|7|20|NULL;10300|10400|%d|NULL|1|NULL|22|3",
+    snprintf(zWant, sizeof zWant,
+             "10000|10200|%d|NULL|1|7|20|NULL|0;10300|10400|%d|NULL|1|NULL|22|3|0;"
+             "10500|10501|%d|NULL|1|NULL|23|3|600",
              (int)CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_SYNCHRONIZE,
+             (int)CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_EVENT_SYNCHRONIZE,
              (int)CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_EVENT_SYNCHRONIZE);
     ASSERT_STREQ(zWant, core_q_rows(db, "SELECT start, end, type, device, context, stream,"
-                                        " correlation, event FROM sync_event ORDER BY id"));
+                                        " correlation, event, status FROM sync_event ORDER BY id"));
     ASSERT_STREQ("cupti|cupti_buffer_flush|11000|11050|2|77|1",
                  core_q_rows(db, "SELECT source, kind, start, end, object_kind, object_id, count"
                                  " FROM overhead"));
@@ -582,6 +1013,93 @@ TEST(decode_sync_overhead_device)
                  "NULL|NULL|3352320000",
                  core_q_rows(db, "SELECT id, name, uuid, total_bytes, cc_major, cc_minor, sm_count,"
                                  " pci_bus, pci_device, global_memory_bandwidth_kbps FROM device"));
+    sqlite3_close(db);
+    CORE_LEAK_CHECK();
+}
+
+/*
+ * CUPTI reports 0 for a time it could not take: such times are stored NULL
+ * (never 0), no duration is stored from one, the row is kept, and every
+ * record with an unknown time is counted in meta records_time_unknown.
+ */
+TEST(decode_zero_times)
+{
+    char zPath[128];
+    struct vt_writer_config cfg;
+    struct vt_writer *w;
+    struct batch b;
+    CUpti_ActivityMemcpy6 c;
+    CUpti_ActivityKernel10 k;
+    CUpti_ActivityMemory4 m;
+    CUpti_ActivityMarker2 mk;
+    struct vt_hrec h;
+    sqlite3 *db;
+    core_tmp_path(zPath, sizeof zPath, "t.db");
+    core_config(&cfg);
+    w = core_open(zPath, &cfg);
+    b_begin(&b, w);
+    memset(&c, 0, sizeof c);
+    c.kind = CUPTI_ACTIVITY_KIND_MEMCPY;
+    c.copyKind = CUPTI_ACTIVITY_MEMCPY_KIND_HTOD;
+    c.bytes = 64;
+    c.start = 0; /* neither time known */
+    c.end = 0;
+    c.correlationId = 1;
+    b_add(&b, &c, sizeof c);
+    c.start = 5000; /* start known, end not */
+    c.correlationId = 2;
+    b_add(&b, &c, sizeof c);
+    c.start = 0; /* end known, start not: no duration either */
+    c.end = 7000;
+    c.correlationId = 3;
+    b_add(&b, &c, sizeof c);
+    c.start = 8000; /* both known */
+    c.end = 8100;
+    c.correlationId = 4;
+    b_add(&b, &c, sizeof c);
+    memset(&k, 0, sizeof k);
+    k.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
+    k.start = 9000;
+    k.end = 0;
+    k.correlationId = 5;
+    k.name = "kern";
+    b_add(&b, &k, sizeof k);
+    memset(&m, 0, sizeof m);
+    m.kind = CUPTI_ACTIVITY_KIND_MEMORY2;
+    m.memoryOperationType = CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_ALLOCATION;
+    m.memoryKind = CUPTI_ACTIVITY_MEMORY_KIND_DEVICE;
+    m.address = ADDR_A;
+    m.bytes = 4096;
+    m.timestamp = 0;
+    b_add(&b, &m, sizeof m);
+    memset(&mk, 0, sizeof mk);
+    mk.kind = CUPTI_ACTIVITY_KIND_MARKER;
+    mk.flags = CUPTI_ACTIVITY_FLAG_MARKER_INSTANTANEOUS;
+    mk.timestamp = 0;
+    mk.id = 1;
+    mk.objectKind = CUPTI_ACTIVITY_OBJECT_THREAD;
+    mk.name = "mark";
+    b_add(&b, &mk, sizeof mk);
+    b_submit(&b);
+    /* a host record whose clock read failed at exit */
+    memset(&h, 0, sizeof h);
+    h.type = VT_HREC_API_CALL;
+    h.u.api.api = VT_API_ID_1;
+    h.u.api.correlation = 6;
+    h.u.api.start = 100;
+    h.u.api.end = 0;
+    ASSERT_EQ(0, vt__writer_submit(w, &h));
+    db = close_and_open(w, zPath);
+    ASSERT_STREQ("1|NULL|NULL|NULL|NULL;2|5000|NULL|NULL|NULL;3|NULL|NULL|NULL|NULL;4|8000|8100|100|8100",
+                 core_q_rows(db, "SELECT correlation, start, end, dur, t + dur + CAST((SELECT value FROM"
+                                 " meta WHERE key = 'time_base_ns') AS INTEGER) FROM memcpy ORDER BY correlation"));
+    ASSERT_STREQ("9000|NULL|NULL", core_q_rows(db, "SELECT start, end, dur FROM kernel"));
+    ASSERT_STREQ("NULL|NULL|4096", core_q_rows(db, "SELECT ts, t, bytes FROM memory_event"));
+    ASSERT_STREQ("NULL|NULL|2", core_q_rows(db, "SELECT start, end, kind FROM nvtx_range"));
+    ASSERT_STREQ("100|NULL|NULL", core_q_rows(db, "SELECT start, end, dur FROM api_call"));
+    ASSERT_EQ(0, core_q_int(db, "SELECT count(*) FROM memcpy WHERE t = 0 OR dur < 0"));
+    /* memcpy 1, 2, 3, the kernel, the allocation, the mark, the API call */
+    ASSERT_STREQ("7", core_q_rows(db, "SELECT value FROM meta WHERE key = 'records_time_unknown'"));
     sqlite3_close(db);
     CORE_LEAK_CHECK();
 }
@@ -752,7 +1270,8 @@ TEST(decode_host_records)
     CORE_LEAK_CHECK();
 }
 
-VT_TEST_LIST(T(decode_memory) T(decode_memory_pool) T(decode_memcpy_join) T(decode_memset_join)
-                 T(decode_kernel_interning) T(decode_nvtx_pairing) T(decode_nvtx_map_overflow)
+VT_TEST_LIST(T(decode_zero_times) T(decode_raw_frames_resolved) T(decode_graphs_and_scans) T(decode_vmm_and_imports) T(decode_pool_fields_by_type) T(decode_memory) T(decode_memory_pool) T(decode_memcpy_join) T(decode_memset_join)
+                 T(decode_kernel_interning) T(decode_nvtx_pairing) T(decode_nvtx_kinds_from_callbacks) T(decode_nvtx_many_threads)
+                 T(decode_nvtx_map_overflow)
                      T(decode_correlation_map_overflow) T(decode_sync_overhead_device)
                          T(decode_unknown_kinds) T(decode_host_records))

@@ -9,8 +9,10 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 
 #include "apicall.h"
+#include "core_rec.h"
 #include "vt_test.h"
 
 #ifndef VT_INJECT_SO
@@ -28,7 +30,7 @@ static int g_mode;
 static CUpti_CallbackFunc g_callback;
 static CUpti_BuffersCallbackRequestFunc g_request;
 static CUpti_BuffersCallbackCompleteFunc g_complete;
-static int g_nEnabledCallbacks, g_nEnabledKinds, g_nUnsubscribed, g_nFlushes;
+static int g_nEnabledCallbacks, g_nEnabledKinds, g_nUnsubscribed;
 static size_t g_nDropped;
 
 #define FAKE_FREE ((size_t)1 << 30)
@@ -97,11 +99,93 @@ CUptiResult cuptiActivityDisable(CUpti_ActivityKind kind)
     return CUPTI_SUCCESS;
 }
 
+/* CUPTI's device-buffer settings: its defaults (cupti_activity.h), as the library reads them. */
+CUptiResult cuptiActivityGetAttribute(CUpti_ActivityAttribute attr, size_t *pValueSize, void *pValue)
+{
+    size_t v;
+    switch (attr) {
+    case CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_SIZE: v = 3200000; break;
+    case CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_PRE_ALLOCATE_VALUE: v = 3; break;
+    case CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_POOL_LIMIT: v = 250; break;
+    case CUPTI_ACTIVITY_ATTR_MEM_ALLOCATION_TYPE_HOST_PINNED:
+        if (*pValueSize != 1) return CUPTI_ERROR_INVALID_PARAMETER;
+        *(uint8_t *)pValue = 0;
+        return CUPTI_SUCCESS;
+    default: return CUPTI_ERROR_INVALID_PARAMETER;
+    }
+    if (*pValueSize != sizeof v) return CUPTI_ERROR_INVALID_PARAMETER;
+    memcpy(pValue, &v, sizeof v);
+    return CUPTI_SUCCESS;
+}
+
+static int g_threadIdType = -1;
+CUptiResult cuptiSetThreadIdType(CUpti_ActivityThreadIdType type)
+{
+    g_threadIdType = (int)type;
+    return CUPTI_SUCCESS;
+}
+
+/*
+ * CUPTI's activity buffers, as CUPTI 13 keeps them: one per thread that
+ * records activity, requested from the library when that thread's first
+ * record comes, handed back at a flush. Records are laid out as
+ * tests/core_rec.h lays them (cuptiActivityGetNextRecord below walks them).
+ */
+#define MAX_HELD 16
+static pthread_mutex_t g_heldMu = PTHREAD_MUTEX_INITIALIZER;
+static struct {
+    uint8_t *p;
+    size_t cap, off;
+} g_aHeld[MAX_HELD];
+static int g_nHeld;
+static _Thread_local int t_iHeld = -1;
+static atomic_int g_nFlushNormal, g_nFlushForced;
+static atomic_int g_bHangForced; /* a forced flush never returns (a hung device) */
+static atomic_int g_bFatalSent;  /* CUPTI said it is finalizing: it must not be called any more */
+static atomic_int g_bTakenOver;  /* another client registered its buffer callbacks: ours get nothing */
+
+/* CUPTI records an activity record of the calling thread into that thread's buffer. */
+static void fake_record(const void *rec, size_t size)
+{
+    if (atomic_load(&g_bTakenOver)) return; /* into the other client's buffers */
+    pthread_mutex_lock(&g_heldMu);
+    if (t_iHeld < 0 && g_nHeld < MAX_HELD) t_iHeld = g_nHeld++;
+    if (t_iHeld >= 0 && !g_aHeld[t_iHeld].p) {
+        size_t nMax = 0;
+        g_request(&g_aHeld[t_iHeld].p, &g_aHeld[t_iHeld].cap, &nMax);
+        g_aHeld[t_iHeld].off = 0;
+    }
+    if (t_iHeld >= 0 && g_aHeld[t_iHeld].p)
+        core_lay(g_aHeld[t_iHeld].p, g_aHeld[t_iHeld].cap, &g_aHeld[t_iHeld].off, rec, size);
+    pthread_mutex_unlock(&g_heldMu);
+}
+
+/* Every buffer holding records goes back to the library (the records here are all complete). */
 CUptiResult cuptiActivityFlushAll(uint32_t flag)
 {
-    (void)flag;
-    g_nFlushes++;
+    if (atomic_load(&g_bFatalSent)) fprintf(stderr, "fake CUPTI: called after its fatal error\n");
+    if (flag & CUPTI_ACTIVITY_FLAG_FLUSH_FORCED) {
+        atomic_fetch_add(&g_nFlushForced, 1);
+        while (atomic_load(&g_bHangForced)) usleep(1000);
+    } else {
+        atomic_fetch_add(&g_nFlushNormal, 1);
+    }
+    pthread_mutex_lock(&g_heldMu);
+    for (int i = 0; i < g_nHeld; i++) {
+        if (!g_aHeld[i].p || !g_aHeld[i].off) continue;
+        if (!atomic_load(&g_bTakenOver)) g_complete(NULL, 0, g_aHeld[i].p, g_aHeld[i].cap, g_aHeld[i].off);
+        g_aHeld[i].p = NULL; /* taken over: the other client got it */
+    }
+    pthread_mutex_unlock(&g_heldMu);
     return CUPTI_SUCCESS;
+}
+
+CUptiResult cuptiActivityGetNextRecord(uint8_t *buffer, size_t validBufferSizeBytes, CUpti_Activity **record)
+{
+    void *p = *record;
+    int r = core_next_record(buffer, validBufferSizeBytes, &p);
+    if (r == 0) *record = p;
+    return r == 0 ? CUPTI_SUCCESS : r == 1 ? CUPTI_ERROR_MAX_LIMIT_REACHED : CUPTI_ERROR_INVALID_KIND;
 }
 
 CUptiResult cuptiGetDeviceId(CUcontext context, uint32_t *deviceId)
@@ -184,10 +268,21 @@ CUresult cuDeviceGetUuid_v2(CUuuid *u, CUdevice d)
     return CUDA_SUCCESS;
 }
 
-/* Kernel 0x1234 takes (pointer, int, pointer); no other function is known. */
+/* The IPC mapping the script opens at 0x30000000 spans 16 MiB. */
+CUresult cuMemGetAddressRange_v2(CUdeviceptr *pBase, size_t *pSize, CUdeviceptr p)
+{
+    if (p < 0x30000000 || p >= 0x31000000) return CUDA_ERROR_NOT_FOUND;
+    *pBase = 0x30000000;
+    *pSize = 16u << 20;
+    return CUDA_SUCCESS;
+}
+
+/* Kernel 0x1234 takes (pointer, int, pointer); no other function is known. Queries are counted. */
+static atomic_int g_nFuncInfo;
 CUresult cuFuncGetParamInfo(CUfunction func, size_t paramIndex, size_t *paramOffset, size_t *paramSize)
 {
     static const size_t aOff[] = {0, 8, 16}, aSize[] = {8, 4, 8};
+    atomic_fetch_add(&g_nFuncInfo, 1);
     if ((uintptr_t)func != 0x1234 || paramIndex >= 3) return CUDA_ERROR_INVALID_VALUE;
     *paramOffset = aOff[paramIndex];
     *paramSize = aSize[paramIndex];
@@ -378,12 +473,10 @@ static void call(CUpti_CallbackDomain dom, CUpti_CallbackId cbid, const void *pa
 #define RT CUPTI_CB_DOMAIN_RUNTIME_API
 #define DRV CUPTI_CB_DOMAIN_DRIVER_API
 
-/* In a child: set up, dlopen, init, run xBody, exit(0). Returns wait status; stderr to zErrFile. */
-static int run_child(const char *zDir, const char *zErrFile, int mode, void (*xBody)(void))
+/* A child that sets up, dlopens, inits, runs xBody and calls exit(0); stderr to zErrFile. Returns its pid. */
+static pid_t start_child(const char *zDir, const char *zErrFile, int mode, void (*xBody)(void))
 {
-    int status = -1;
     pid_t pid = fork();
-    if (pid < 0) return -1;
     if (pid == 0) {
         char zOut[256];
         void *h;
@@ -404,6 +497,15 @@ static int run_child(const char *zDir, const char *zErrFile, int mode, void (*xB
         if (xBody) xBody();
         exit(0); /* runs the library's exit handler: flush, close the trace */
     }
+    return pid;
+}
+
+/* start_child, then wait for it. Returns its wait status, or -1. */
+static int run_child(const char *zDir, const char *zErrFile, int mode, void (*xBody)(void))
+{
+    int status = -1;
+    pid_t pid = start_child(zDir, zErrFile, mode, xBody);
+    if (pid < 0) return -1;
     while (waitpid(pid, &status, 0) < 0) {
     }
     return status;
@@ -477,6 +579,8 @@ static void script(void)
     void *pDev = NULL;
     int saved;
 
+    /* activity records name threads as gettid does, like api_call.thread */
+    if (g_threadIdType != CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM) _exit(32);
     /* a context on device 0 is created (twice: one device row) */
     memset(&rd, 0, sizeof rd);
     rd.context = CTX0;
@@ -543,6 +647,22 @@ static void script(void)
         cudaFree_v3020_params fp = {(void *)(uintptr_t)0x7000000};
         call(RT, CUPTI_RUNTIME_TRACE_CBID_cudaFree_v3020, &fp, 0, 19);
     }
+    /* another process's memory opened through IPC (sized by the driver) and closed */
+    {
+        void *p = NULL;
+        cudaIpcMemHandle_t h;
+        cudaIpcOpenMemHandle_v4010_params op;
+        cudaIpcCloseMemHandle_v4010_params cp = {(void *)(uintptr_t)0x30000000};
+        int st = 0;
+        memset(&h, 0, sizeof h);
+        op.devPtr = &p;
+        op.handle = h;
+        op.flags = 0;
+        api(RT, CUPTI_RUNTIME_TRACE_CBID_cudaIpcOpenMemHandle_v4010, CUPTI_API_ENTER, &op, &st, 21);
+        p = (void *)(uintptr_t)0x30000000;
+        api(RT, CUPTI_RUNTIME_TRACE_CBID_cudaIpcOpenMemHandle_v4010, CUPTI_API_EXIT, &op, &st, 21);
+        call(RT, CUPTI_RUNTIME_TRACE_CBID_cudaIpcCloseMemHandle_v4010, &cp, 0, 22);
+    }
     /* after the free, a pointer into the old allocation is no longer a use */
     {
         uint64_t a = 0x7000010, b = 0;
@@ -592,9 +712,9 @@ TEST(scripted_session_records_exactly)
     ASSERT_EQ(0600, st.st_mode & 07777);
 
     ASSERT_EQ(SQLITE_OK, sqlite3_open_v2(zPath, &db, SQLITE_OPEN_READONLY, NULL));
-    /* api_call: 2 cudaMalloc, copy, memset, 5 VMM, cudaFree, 3 launches; the nested
+    /* api_call: 2 cudaMalloc, copy, memset, 5 VMM, cudaFree, 2 IPC, 3 launches; the nested
      * cuMemAlloc and cuLaunchKernel are not there */
-    ASSERT_EQ(13, q(db, "SELECT count(*) FROM api_call"));
+    ASSERT_EQ(15, q(db, "SELECT count(*) FROM api_call"));
     ASSERT_EQ(0, q(db, "SELECT count(*) FROM api_call WHERE api = 20"));
     ASSERT_EQ(2, q(db, "SELECT count(*) FROM api_call WHERE api = 1"));
     ASSERT_EQ(0x7000000, q(db, "SELECT ptr FROM api_call WHERE correlation = 10"));
@@ -659,8 +779,11 @@ TEST(scripted_session_records_exactly)
     ASSERT_EQ(64ll << 30, q(db, "SELECT bytes FROM oom_event WHERE api = 40"));
     ASSERT_EQ(CUDA_ERROR_OUT_OF_MEMORY, q(db, "SELECT status FROM oom_event WHERE api = 40"));
 
-    /* memory_event from the VMM calls (the host records; no activity records were fed) */
-    ASSERT_EQ(4, q(db, "SELECT count(*) FROM memory_event"));
+    /* memory_event from the VMM and IPC calls (the host records; no activity records were fed) */
+    ASSERT_EQ(6, q(db, "SELECT count(*) FROM memory_event"));
+    ASSERT_EQ(16 << 20, q(db, "SELECT bytes FROM memory_event WHERE op = 7 AND address = 0x30000000"));
+    ASSERT_EQ(16 << 20, q(db, "SELECT bytes FROM memory_event WHERE op = 8 AND address = 0x30000000"));
+    ASSERT_EQ(2 << 20, q(db, "SELECT bytes FROM memory_event WHERE op = 4")); /* from its create */
     ASSERT_EQ(0xabc, q(db, "SELECT address FROM memory_event WHERE op = 3"));
     ASSERT_EQ(2 << 20, q(db, "SELECT bytes FROM memory_event WHERE op = 3"));
     ASSERT_EQ(0, q(db, "SELECT device FROM memory_event WHERE op = 3"));
@@ -670,6 +793,14 @@ TEST(scripted_session_records_exactly)
     ASSERT_EQ(0x9000000, q(db, "SELECT address FROM memory_event WHERE op = 6"));
     ASSERT_EQ(0xabc, q(db, "SELECT address FROM memory_event WHERE op = 4"));
 
+    /* CUPTI's own VRAM: 3 buffers of 3.2 MB pre-allocated in the one context of device 0 */
+    qtext(db, "SELECT value FROM meta WHERE key = 'cupti.device_bytes.0'", zLine, sizeof zLine);
+    ASSERT_STREQ("9600000", zLine);
+    qtext(db, "SELECT value FROM meta WHERE key = 'cupti.device_bytes_max.0'", zLine, sizeof zLine);
+    ASSERT_STREQ("800000000", zLine);
+    qtext(db, "SELECT value FROM meta WHERE key = 'cupti.device_buffer_size'", zLine, sizeof zLine);
+    ASSERT_STREQ("3200000", zLine);
+    ASSERT_EQ(4, q(db, "SELECT count(*) FROM meta WHERE key LIKE 'cupti.device_buffer_%'"));
     /* device row: once, from the driver queries */
     ASSERT_EQ(1, q(db, "SELECT count(*) FROM device"));
     qtext(db, "SELECT name FROM device WHERE id = 0", zLine, sizeof zLine);
@@ -778,7 +909,7 @@ static void exit_under_load(void)
 
 TEST(exit_while_threads_call_cuda)
 {
-    char zDir[64], zErrFile[128], zPath[128], z[4096];
+    char zDir[64], zErrFile[128], zPath[128], z[4096], zErr[4096];
     sqlite3 *db = NULL;
     int status;
     sqlite3_int64 nCalls;
@@ -787,17 +918,25 @@ TEST(exit_while_threads_call_cuda)
     snprintf(zErrFile, sizeof zErrFile, "%s.err", zDir);
     snprintf(zPath, sizeof zPath, "%s/trace.db", zDir);
     status = run_child(zDir, zErrFile, MODE_OK, exit_under_load);
-    vt_read_file(zErrFile, z, sizeof z);
+    vt_read_file(zErrFile, zErr, sizeof zErr);
     unlink(zErrFile);
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) VT__FAIL("child status %d: %s", status, z);
+    /* the exit neither hangs nor crashes (a hang ends in the harness's time limit) */
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) VT__FAIL("child status %d: %s", status, zErr);
     ASSERT_EQ(SQLITE_OK, sqlite3_open_v2(zPath, &db, SQLITE_OPEN_READONLY, NULL));
     qtext(db, "PRAGMA integrity_check", z, sizeof z);
     ASSERT_STREQ("ok", z);
-    qtext(db, "SELECT value FROM meta WHERE key = 'closed_cleanly'", z, sizeof z);
-    ASSERT_STREQ("1", z);
-    nCalls = q(db, "SELECT count(*) FROM api_call") + q(db, "SELECT coalesce(sum(count), 0) FROM dropped WHERE source = 1");
-    ASSERT(nCalls >= 20000);
     ASSERT_EQ(q(db, "SELECT count(*) FROM api_call WHERE api = 1") > 0, 1);
+    qtext(db, "SELECT value FROM meta WHERE key = 'closed_cleanly'", z, sizeof z);
+    if (strcmp(z, "1") == 0) {
+        /* closed in time: every call is in the trace or counted as dropped */
+        nCalls = q(db, "SELECT count(*) FROM api_call") +
+                 q(db, "SELECT coalesce(sum(count), 0) FROM dropped WHERE source = 1");
+        ASSERT(nCalls >= 20000);
+    } else {
+        /* the bounded close ran out of time (a loaded machine, a sanitizer build, four threads
+         * spinning): that is said in one line, and what was committed is readable (above) */
+        ASSERT_CONTAINS(zErr, "may be incomplete (closing failed: ");
+    }
     sqlite3_close(db);
     {
         char zCmd[160];
@@ -879,6 +1018,340 @@ TEST(nvcc_launches_yield_buffer_uses)
         snprintf(zCmd, sizeof zCmd, "rm -rf %s", zDir);
         ASSERT_EQ(0, system(zCmd));
     }
+}
+
+/* A MEMORY2 record of an allocation at address a (kind k) with correlation id corr, at CUPTI time now. */
+static CUpti_ActivityMemory4 memory_record(uint64_t a, int k, uint32_t corr)
+{
+    CUpti_ActivityMemory4 m;
+    struct timespec now;
+    uint64_t ts;
+    clock_gettime(CLOCK_REALTIME, &now); /* a time near CUPTI's clock (any non-zero time would do) */
+    ts = (uint64_t)now.tv_sec * 1000000000u + (uint64_t)now.tv_nsec;
+    memset(&m, 0, sizeof m);
+    m.kind = CUPTI_ACTIVITY_KIND_MEMORY2;
+    m.memoryOperationType = CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_ALLOCATION;
+    m.memoryKind = (CUpti_ActivityMemoryKind)k;
+    m.correlationId = corr;
+    m.address = a;
+    m.bytes = 1 << 20;
+    m.timestamp = ts;
+    m.streamId = CUPTI_INVALID_STREAM_ID;
+    return m;
+}
+
+/* A pin-memory-like thread: one pinned allocation, then it idles (its buffer never fills). */
+static void *pin_memory_thread(void *pArg)
+{
+    void *p = NULL;
+    cudaHostAlloc_v3020_params hp = {&p, 1 << 20, 0};
+    CUpti_ActivityMemory4 m = memory_record(0x7f4000000000ull, CUPTI_ACTIVITY_MEMORY_KIND_PINNED, 801);
+    int st = 0;
+    (void)pArg;
+    api(RT, CUPTI_RUNTIME_TRACE_CBID_cudaHostAlloc_v3020, CUPTI_API_ENTER, &hp, &st, 801);
+    p = (void *)(uintptr_t)0x7f4000000000ull;
+    api(RT, CUPTI_RUNTIME_TRACE_CBID_cudaHostAlloc_v3020, CUPTI_API_EXIT, &hp, &st, 801);
+    fake_record(&m, sizeof m);
+    for (;;) pause();
+    return NULL;
+}
+
+/* The job: the helper thread and one device allocation on the main thread, then it runs on. */
+static void job_with_helper_thread(void)
+{
+    pthread_t th;
+    void *p = NULL;
+    cudaMalloc_v3020_params mp = {&p, 1 << 20};
+    CUpti_ActivityMemory4 m = memory_record(0x7000000, CUPTI_ACTIVITY_MEMORY_KIND_DEVICE, 802);
+    int st = 0;
+    if (pthread_create(&th, NULL, pin_memory_thread, NULL) != 0) _exit(60);
+    api(RT, CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020, CUPTI_API_ENTER, &mp, &st, 802);
+    p = (void *)(uintptr_t)0x7000000;
+    api(RT, CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020, CUPTI_API_EXIT, &mp, &st, 802);
+    fake_record(&m, sizeof m);
+    for (;;) pause(); /* until killed */
+}
+
+/* Rows of zSql in the trace at zPath (read by this process, not the traced one), or -1. */
+static long long trace_count(const char *zPath, const char *zSql)
+{
+    sqlite3 *db = NULL;
+    sqlite3_stmt *pStmt = NULL;
+    long long n = -1;
+    if (sqlite3_open_v2(zPath, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK &&
+        sqlite3_prepare_v2(db, zSql, -1, &pStmt, NULL) == SQLITE_OK && sqlite3_step(pStmt) == SQLITE_ROW)
+        n = sqlite3_column_int64(pStmt, 0);
+    sqlite3_finalize(pStmt);
+    sqlite3_close(db);
+    return n;
+}
+
+/*
+ * Item: every thread's records reach the trace while the job runs. The
+ * periodic flush hands back the idle helper thread's buffer (and the main
+ * thread's) long before exit: the rows are in the trace while the job still
+ * runs, and a SIGTERM (no exit handler) keeps them.
+ */
+TEST(periodic_flush_every_thread_before_sigterm)
+{
+    char zDir[64], zErrFile[128], zPath[128], z[4096];
+    sqlite3 *db = NULL;
+    int status = -1, i;
+    long long n = -1;
+    pid_t pid;
+    snprintf(zDir, sizeof zDir, "/tmp/vt_cupti_XXXXXX");
+    ASSERT(mkdtemp(zDir) != NULL);
+    snprintf(zErrFile, sizeof zErrFile, "%s.err", zDir);
+    snprintf(zPath, sizeof zPath, "%s/trace.db", zDir);
+    setenv("VRAMTRACE_FLUSH_MS", "50", 1);
+    pid = start_child(zDir, zErrFile, MODE_OK, job_with_helper_thread);
+    ASSERT(pid > 0);
+    /* wait (at most 60 s: a loaded machine) for both threads' records, while the job runs */
+    for (i = 0; i < 3000 && n != 2; i++) {
+        usleep(20000);
+        n = trace_count(zPath, "SELECT count(*) FROM memory_event WHERE op = 1");
+    }
+    kill(pid, SIGTERM);
+    while (waitpid(pid, &status, 0) < 0) {
+    }
+    vt_read_file(zErrFile, z, sizeof z);
+    unlink(zErrFile);
+    if (n != 2) VT__FAIL("memory_event rows while the job ran: %lld; stderr: %s", n, z);
+    ASSERT(WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM);
+    ASSERT_EQ(SQLITE_OK, sqlite3_open_v2(zPath, &db, SQLITE_OPEN_READONLY, NULL));
+    /* after the SIGTERM: both rows, each joined to its thread's call, and no clean close */
+    ASSERT_EQ(2, q(db, "SELECT count(*) FROM memory_event m JOIN api_call a ON a.correlation = m.correlation"
+                       " WHERE m.thread = a.thread"));
+    ASSERT_EQ(2, q(db, "SELECT count(DISTINCT thread) FROM memory_event"));
+    ASSERT_EQ(2, q(db, "SELECT mem_kind FROM memory_event WHERE correlation = 801"));
+    ASSERT_EQ(0, q(db, "SELECT count(*) FROM meta WHERE key = 'closed_cleanly'"));
+    sqlite3_close(db);
+    unsetenv("VRAMTRACE_FLUSH_MS");
+    snprintf(z, sizeof z, "rm -rf %s", zDir);
+    ASSERT_EQ(0, system(z));
+}
+
+/* CUPTI's fatal-error notification, then more calls, then a normal exit. */
+static void job_with_fatal_error(void)
+{
+    char zWal[160];
+    void *p = NULL;
+    cudaMalloc_v3020_params mp = {&p, 4096};
+    CUpti_StateData sd;
+    const char *zOut = getenv("VRAMTRACE_OUTPUT");
+    call(RT, CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020, &mp, 0, 901);
+    memset(&sd, 0, sizeof sd);
+    sd.notification.result = CUPTI_ERROR_UNKNOWN;
+    sd.notification.message = "device lost";
+    atomic_store(&g_bFatalSent, 1);
+    g_callback(NULL, CUPTI_CB_DOMAIN_STATE, CUPTI_CBID_STATE_FATAL_ERROR, &sd);
+    g_callback(NULL, CUPTI_CB_DOMAIN_STATE, CUPTI_CBID_STATE_FATAL_ERROR, &sd); /* told once */
+    /* the flush thread closes the trace: its write-ahead log goes away (at most 60 s) */
+    snprintf(zWal, sizeof zWal, "%s-wal", zOut ? zOut : "");
+    for (int i = 0; i < 3000 && access(zWal, F_OK) == 0; i++) usleep(20000);
+    call(RT, CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020, &mp, 0, 902); /* not recorded, no crash */
+}
+
+/*
+ * A fatal CUPTI error: one line, the trace closed cleanly with what it held
+ * and the error in meta, no CUPTI call after it (CUPTI finalizes itself),
+ * and the program runs on and exits normally.
+ */
+TEST(fatal_error_closes_trace)
+{
+    char zDir[64], zErrFile[128], zPath[128], z[4096], zLine[256];
+    sqlite3 *db = NULL;
+    int status;
+    snprintf(zDir, sizeof zDir, "/tmp/vt_cupti_XXXXXX");
+    ASSERT(mkdtemp(zDir) != NULL);
+    snprintf(zErrFile, sizeof zErrFile, "%s.err", zDir);
+    snprintf(zPath, sizeof zPath, "%s/trace.db", zDir);
+    setenv("VRAMTRACE_QUIET", "1", 1);
+    status = run_child(zDir, zErrFile, MODE_OK, job_with_fatal_error);
+    unsetenv("VRAMTRACE_QUIET");
+    vt_read_file(zErrFile, z, sizeof z);
+    unlink(zErrFile);
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) VT__FAIL("child status %d: %s", status, z);
+    /* the MEMORY_POOL warning, and one line for the fatal error */
+    ASSERT_EQ(2, count_lines(z));
+    ASSERT_CONTAINS(z, "vramtrace: CUPTI reported a fatal error (CUPTI_ERROR_UNKNOWN: device lost); tracing stops");
+    ASSERT(strstr(z, "called after its fatal error") == NULL);
+    ASSERT_EQ(SQLITE_OK, sqlite3_open_v2(zPath, &db, SQLITE_OPEN_READONLY, NULL));
+    qtext(db, "SELECT value FROM meta WHERE key = 'cupti_fatal_error'", zLine, sizeof zLine);
+    ASSERT_STREQ("CUPTI_ERROR_UNKNOWN: device lost", zLine);
+    qtext(db, "SELECT value FROM meta WHERE key = 'closed_cleanly'", zLine, sizeof zLine);
+    ASSERT_STREQ("1", zLine);
+    ASSERT_EQ(1, q(db, "SELECT count(*) FROM api_call"));
+    ASSERT_EQ(901, q(db, "SELECT correlation FROM api_call"));
+    sqlite3_close(db);
+    snprintf(z, sizeof z, "rm -rf %s", zDir);
+    ASSERT_EQ(0, system(z));
+}
+
+/* A job whose device hangs: CUPTI's forced flush never returns. */
+static void job_on_hung_device(void)
+{
+    void *p = NULL;
+    cudaMalloc_v3020_params mp = {&p, 4096};
+    call(RT, CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020, &mp, 0, 950);
+    atomic_store(&g_bHangForced, 1);
+}
+
+/* The exit never hangs on CUPTI's final flush: bounded, one line, the trace closed with what it has. */
+TEST(final_flush_bounded)
+{
+    char zDir[64], zErrFile[128], zPath[128], z[4096], zLine[256];
+    sqlite3 *db = NULL;
+    int status;
+    snprintf(zDir, sizeof zDir, "/tmp/vt_cupti_XXXXXX");
+    ASSERT(mkdtemp(zDir) != NULL);
+    snprintf(zErrFile, sizeof zErrFile, "%s.err", zDir);
+    snprintf(zPath, sizeof zPath, "%s/trace.db", zDir);
+    status = run_child(zDir, zErrFile, MODE_OK, job_on_hung_device); /* returns: the exit did not hang */
+    vt_read_file(zErrFile, z, sizeof z);
+    unlink(zErrFile);
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) VT__FAIL("child status %d: %s", status, z);
+    ASSERT_CONTAINS(z, "vramtrace: CUPTI's final flush did not finish within 3000 ms (a hung device?)");
+    ASSERT_EQ(SQLITE_OK, sqlite3_open_v2(zPath, &db, SQLITE_OPEN_READONLY, NULL));
+    qtext(db, "SELECT value FROM meta WHERE key = 'final_flush'", zLine, sizeof zLine);
+    ASSERT_STREQ("timeout", zLine);
+    qtext(db, "SELECT value FROM meta WHERE key = 'closed_cleanly'", zLine, sizeof zLine);
+    ASSERT_STREQ("1", zLine);
+    ASSERT_EQ(950, q(db, "SELECT correlation FROM api_call"));
+    sqlite3_close(db);
+    snprintf(z, sizeof z, "rm -rf %s", zDir);
+    ASSERT_EQ(0, system(z));
+}
+
+/* A job in which another CUPTI client takes the activity buffers over after the first allocation. */
+static void job_taken_over(void)
+{
+    void *p = NULL;
+    cudaMalloc_v3020_params mp = {&p, 1 << 20};
+    CUpti_ActivityMemory4 m = memory_record(0x7000000, CUPTI_ACTIVITY_MEMORY_KIND_DEVICE, 701);
+    int st = 0;
+    api(RT, CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020, CUPTI_API_ENTER, &mp, &st, 701);
+    p = (void *)(uintptr_t)0x7000000;
+    api(RT, CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020, CUPTI_API_EXIT, &mp, &st, 701);
+    fake_record(&m, sizeof m);
+    while (atomic_load(&g_nFlushNormal) < 3) usleep(1000); /* delivered */
+    atomic_store(&g_bTakenOver, 1); /* e.g. torch.profiler starts: cuptiActivityRegisterCallbacks */
+    for (uint32_t c = 702; c < 705; c++) {
+        m = memory_record(0x8000000 + (c - 702) * 0x100000ull, CUPTI_ACTIVITY_MEMORY_KIND_DEVICE, c);
+        api(RT, CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020, CUPTI_API_ENTER, &mp, &st, c);
+        p = (void *)(uintptr_t)m.address;
+        api(RT, CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020, CUPTI_API_EXIT, &mp, &st, c);
+        fake_record(&m, sizeof m);
+    }
+    for (;;) pause(); /* until killed */
+}
+
+/*
+ * Another CUPTI client takes the activity buffers over: the allocations go on
+ * but no buffer comes back, not even to a forced flush. The trace says so
+ * (meta cupti_takeover_ns: from when), one line says so, and the API calls
+ * are still recorded.
+ */
+TEST(takeover_detected)
+{
+    char zDir[64], zErrFile[128], zPath[128], z[4096];
+    sqlite3 *db = NULL;
+    int status = -1, i;
+    long long n = -1;
+    pid_t pid;
+    snprintf(zDir, sizeof zDir, "/tmp/vt_cupti_XXXXXX");
+    ASSERT(mkdtemp(zDir) != NULL);
+    snprintf(zErrFile, sizeof zErrFile, "%s.err", zDir);
+    snprintf(zPath, sizeof zPath, "%s/trace.db", zDir);
+    setenv("VRAMTRACE_FLUSH_MS", "50", 1);
+    setenv("VRAMTRACE_QUIET", "1", 1);
+    pid = start_child(zDir, zErrFile, MODE_OK, job_taken_over);
+    ASSERT(pid > 0);
+    for (i = 0; i < 3000 && n != 1; i++) { /* at most 60 s, on a loaded machine */
+        usleep(20000);
+        n = trace_count(zPath, "SELECT count(*) FROM meta WHERE key = 'cupti_takeover_ns'");
+    }
+    kill(pid, SIGTERM);
+    while (waitpid(pid, &status, 0) < 0) {
+    }
+    unsetenv("VRAMTRACE_FLUSH_MS");
+    unsetenv("VRAMTRACE_QUIET");
+    vt_read_file(zErrFile, z, sizeof z);
+    unlink(zErrFile);
+    if (n != 1) VT__FAIL("no takeover recorded; stderr: %s", z);
+    ASSERT_EQ(2, count_lines(z)); /* the MEMORY_POOL warning, and this */
+    ASSERT_CONTAINS(z, "vramtrace: CUPTI no longer hands this tracer its activity buffers: another CUPTI "
+                       "client (torch.profiler/Kineto, Nsight) took them over");
+    ASSERT_EQ(SQLITE_OK, sqlite3_open_v2(zPath, &db, SQLITE_OPEN_READONLY, NULL));
+    ASSERT_EQ(4, q(db, "SELECT count(*) FROM api_call"));
+    ASSERT_EQ(1, q(db, "SELECT count(*) FROM memory_event"));
+    /* partial from the last buffer event on: after the first allocation, before the others */
+    ASSERT_EQ(1, q(db, "SELECT CAST(t.value AS INTEGER) >= (SELECT start FROM api_call WHERE correlation = 701)"
+                       " AND CAST(t.value AS INTEGER) <= (SELECT start FROM api_call WHERE correlation = 702)"
+                       " AND CAST(d.value AS INTEGER) > CAST(t.value AS INTEGER)"
+                       " FROM meta t, meta d WHERE t.key = 'cupti_takeover_ns'"
+                       " AND d.key = 'cupti_takeover_detected_ns'"));
+    sqlite3_close(db);
+    snprintf(z, sizeof z, "rm -rf %s", zDir);
+    ASSERT_EQ(0, system(z));
+}
+
+/* Launches of kernel 0x1234 around a module unload: the layout is asked again after it. */
+static void job_module_unload(void)
+{
+    uint64_t a = 0x7000010, b = 0;
+    int i32 = 1, st = 0, nAfterTwo;
+    void *apArg[] = {&a, &i32, &b};
+    cuLaunchKernel_params lp = {(CUfunction)(uintptr_t)0x1234, 1, 1, 1, 32, 1, 1, 0, NULL, apArg, NULL};
+    CUpti_ResourceData rd;
+    (void)st;
+    call(DRV, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, &lp, 0, 61);
+    call(DRV, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, &lp, 0, 62);
+    nAfterTwo = atomic_load(&g_nFuncInfo);
+    if (nAfterTwo != 4) _exit(70); /* 3 parameters and the end, asked once: cached */
+    memset(&rd, 0, sizeof rd);
+    rd.context = CTX0;
+    g_callback(NULL, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_MODULE_UNLOAD_STARTING, &rd);
+    call(DRV, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, &lp, 0, 63);
+    if (atomic_load(&g_nFuncInfo) != 2 * nAfterTwo) _exit(71); /* asked again after the unload */
+}
+
+/* The glue forgets the kernel-parameter layouts when a module unloads (its handles may be reused). */
+TEST(module_unload_forgets_layouts)
+{
+    char zDir[64], zErrFile[128], z[4096];
+    int status;
+    snprintf(zDir, sizeof zDir, "/tmp/vt_cupti_XXXXXX");
+    ASSERT(mkdtemp(zDir) != NULL);
+    snprintf(zErrFile, sizeof zErrFile, "%s.err", zDir);
+    status = run_child(zDir, zErrFile, MODE_OK, job_module_unload);
+    vt_read_file(zErrFile, z, sizeof z);
+    unlink(zErrFile);
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) VT__FAIL("child status %d: %s", status, z);
+    snprintf(z, sizeof z, "rm -rf %s", zDir);
+    ASSERT_EQ(0, system(z));
+}
+
+/*
+ * Sanitizer defaults for this program (ASan reads them at start; ASAN_OPTIONS
+ * adds to them). intercept_tls_get_addr=0 works around a bug of the sanitizer
+ * runtimes of GCC up to 13 and LLVM up to 16 (google/sanitizers#1322): their
+ * __tls_get_addr interceptor takes a dynamic TLS block whose address is 16
+ * bytes past a 4096-byte boundary for a glibc-2.19 block with a header, and
+ * records the two words before it as the block's range; LeakSanitizer's
+ * at-exit scan then reads that bogus range and its stop-the-world tracer dies
+ * of SIGSEGV ("Tracer caught signal 11"). This program dlopens the library,
+ * which brings libcupti.so.13 (40 bytes of TLS) and libstdc++ (32): their
+ * per-thread blocks are small heap allocations, and whether one lands 16
+ * bytes past a page depends on what the heap held before, down to the length
+ * of the build's paths: the exit tests failed from some checkouts and not
+ * others. Dynamic TLS is then not scanned for leaks, which loses nothing here:
+ * no TLS variable of the library or of this program holds a heap pointer.
+ */
+const char *__asan_default_options(void);
+const char *__asan_default_options(void)
+{
+    return "intercept_tls_get_addr=0";
 }
 
 /*
@@ -1010,4 +1483,6 @@ TEST(file_size_limit_tracing_off)
 
 VT_TEST_LIST(T(scripted_session_records_exactly) T(multiple_subscribers_named)
              T(late_failure_removes_trace) T(exit_while_threads_call_cuda)
-             T(forked_worker_not_traced) T(nvcc_launches_yield_buffer_uses) T(file_size_limit_tracing_off))
+             T(forked_worker_not_traced) T(nvcc_launches_yield_buffer_uses) T(file_size_limit_tracing_off)
+             T(periodic_flush_every_thread_before_sigterm) T(fatal_error_closes_trace) T(final_flush_bounded)
+             T(takeover_detected) T(module_unload_forgets_layouts))

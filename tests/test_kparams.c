@@ -133,8 +133,12 @@ TEST(scan_param_array)
     ASSERT_EQ(0x9000000, aBase[1]);
     ASSERT_EQ(1, vt__kparams_scan(kp, VT_KP_DRIVER, (const void *)0x5000, apArgK, NULL, aBase, 4));
     ASSERT_EQ(0x9000000, aBase[0]);
-    /* unknown layout: nothing scanned */
-    ASSERT_EQ(0, vt__kparams_scan(kp, VT_KP_DRIVER, (const void *)0x7777, apArg3, NULL, aBase, 4));
+    /* unknown layout: nothing scanned, and it says so */
+    ASSERT_EQ(-1, vt__kparams_scan(kp, VT_KP_DRIVER, (const void *)0x7777, apArg3, NULL, aBase, 4));
+    /* a readable layout that points at nothing live: scanned, none found */
+    c = 0x5000000;
+    ASSERT_EQ(0, vt__kparams_scan(kp, VT_KP_DRIVER, (const void *)0x5000, apArgK, NULL, aBase, 4));
+    c = 0x9000000;
     /* the count goes on past the room given */
     ASSERT_EQ(2, vt__kparams_scan(kp, VT_KP_DRIVER, (const void *)0x1020, apArg3, NULL, aBase, 1));
     ASSERT_EQ(0x7000000, aBase[0]);
@@ -160,8 +164,8 @@ TEST(scan_extra_buffer)
     ASSERT_EQ(2, vt__kparams_scan(kp, VT_KP_DRIVER, (const void *)0x99, NULL, aExtra, aBase, 4));
     ASSERT_EQ(0x9000000, aBase[0]);
     ASSERT_EQ(0x7000000, aBase[1]);
-    ASSERT_EQ(0, vt__kparams_scan(kp, VT_KP_DRIVER, (const void *)0x99, NULL, aNoSize, aBase, 4));
-    ASSERT_EQ(0, vt__kparams_scan(kp, VT_KP_DRIVER, (const void *)0x99, NULL, NULL, aBase, 4));
+    ASSERT_EQ(-1, vt__kparams_scan(kp, VT_KP_DRIVER, (const void *)0x99, NULL, aNoSize, aBase, 4));
+    ASSERT_EQ(-1, vt__kparams_scan(kp, VT_KP_DRIVER, (const void *)0x99, NULL, NULL, aBase, 4));
     /* the buffer named past the 16 pairs read is not seen */
     for (i = 0; i < 32; i += 2) {
         aLong[i] = (void *)(uintptr_t)0x7f; /* an option the scanner does not know */
@@ -172,7 +176,7 @@ TEST(scan_extra_buffer)
     aLong[34] = CU_LAUNCH_PARAM_BUFFER_SIZE;
     aLong[35] = &nBuf;
     aLong[36] = CU_LAUNCH_PARAM_END;
-    ASSERT_EQ(0, vt__kparams_scan(kp, VT_KP_DRIVER, (const void *)0x99, NULL, aLong, aBase, 4));
+    ASSERT_EQ(-1, vt__kparams_scan(kp, VT_KP_DRIVER, (const void *)0x99, NULL, aLong, aBase, 4));
     vt__kparams_close(kp);
     vt__ivl_close(ivl);
     CORE_LEAK_CHECK();
@@ -224,6 +228,61 @@ TEST(stub_layout_from_runtime_query)
     CORE_LEAK_CHECK();
 }
 
-VT_TEST_LIST(T(sizes_queried_once_then_cached) T(sizes_without_queries_and_bounded)
+/*
+ * A module unloads: its handles may be reused by the next module's kernels,
+ * so cached layouts are forgotten; one being asked while the unload happens
+ * is not cached (the next launch asks again).
+ */
+static struct vt__kparams *g_kpForget;
+static int g_bForgetInQuery, g_nReusedParams = 1;
+
+/* Handle 0x2000: first a kernel of 1 parameter, after the reuse one of g_nReusedParams. */
+static int fake_reused(const void *h, size_t i, size_t *pOff, size_t *pSize)
+{
+    (void)h;
+    g_nFuncQueries++;
+    if (g_bForgetInQuery && i == 0) vt__kparams_forget(g_kpForget); /* an unload meanwhile */
+    if ((int)i >= g_nReusedParams) return -1;
+    *pOff = i * 8;
+    *pSize = 8;
+    return 0;
+}
+
+TEST(forget_on_module_unload)
+{
+    struct vt__ivl *ivl = vt__ivl_open();
+    struct vt__kparams *kp = open_with(ivl, fake_reused, NULL);
+    size_t aSize[VT_KPARAMS_MAX];
+    int nBefore;
+    g_kpForget = kp;
+    g_nFuncQueries = 0;
+    ASSERT_EQ(1, vt__kparams_sizes(kp, VT_KP_DRIVER, (const void *)0x2000, aSize));
+    nBefore = g_nFuncQueries;
+    ASSERT_EQ(1, vt__kparams_sizes(kp, VT_KP_DRIVER, (const void *)0x2000, aSize)); /* cached */
+    ASSERT_EQ(nBefore, g_nFuncQueries);
+    /* the module unloads; the handle now names a kernel of 3 parameters */
+    vt__kparams_forget(kp);
+    g_nReusedParams = 3;
+    ASSERT_EQ(3, vt__kparams_sizes(kp, VT_KP_DRIVER, (const void *)0x2000, aSize));
+    ASSERT(g_nFuncQueries > nBefore);
+    /* an unload while the layout is being asked: the answer is used once, not cached */
+    vt__kparams_forget(kp);
+    g_bForgetInQuery = 1;
+    g_nReusedParams = 2;
+    ASSERT_EQ(2, vt__kparams_sizes(kp, VT_KP_DRIVER, (const void *)0x2000, aSize));
+    g_bForgetInQuery = 0;
+    nBefore = g_nFuncQueries;
+    ASSERT_EQ(2, vt__kparams_sizes(kp, VT_KP_DRIVER, (const void *)0x2000, aSize));
+    ASSERT(g_nFuncQueries > nBefore); /* asked again */
+    nBefore = g_nFuncQueries;
+    ASSERT_EQ(2, vt__kparams_sizes(kp, VT_KP_DRIVER, (const void *)0x2000, aSize));
+    ASSERT_EQ(nBefore, g_nFuncQueries); /* and now cached */
+    vt__kparams_forget(NULL);
+    vt__kparams_close(kp);
+    vt__ivl_close(ivl);
+    CORE_LEAK_CHECK();
+}
+
+VT_TEST_LIST(T(forget_on_module_unload) T(sizes_queried_once_then_cached) T(sizes_without_queries_and_bounded)
              T(sizes_per_kernel) T(scan_param_array) T(scan_extra_buffer)
              T(stub_layout_from_runtime_query))

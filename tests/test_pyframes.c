@@ -178,7 +178,7 @@ TEST(file_line_function)
     ASSERT_EQ(2, nPy);                      /* outer was called from C: no frame above it */
     ASSERT(aRec[0].u.stack.nFrame == 2 + 8); /* plus depth 8 native frames */
     ASSERT_EQ(VT_FRAME_NATIVE, a[2].kind);
-    ASSERT(a[2].zModule != NULL);
+    ASSERT(a[2].zModule == NULL && a[2].pc != 0); /* raw: the writer resolves it */
     stop_python(pMod);
 }
 

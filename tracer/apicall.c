@@ -39,6 +39,15 @@ enum shape {
     S_CU_FREE_STREAM,   /* CUdeviceptr; CUstream */
     S_CU_HOST_FREE,     /* void *p */
     S_VMM_CREATE, S_VMM_RELEASE, S_VMM_MAP, S_VMM_UNMAP, S_VMM_RESERVE, S_VMM_ADDR_FREE,
+    S_VMM_SET_ACCESS, /* cuMemSetAccess: ptr, size, desc, count (row only) */
+    S_VMM_IMPORT,     /* cuMemImportFromShareableHandle: handle out (memory owned elsewhere) */
+    S_MC_CREATE,      /* cuMulticastCreate: handle out, prop (size) */
+    S_MC_ADD,         /* cuMulticastAddDevice: handle, device */
+    S_MC_BIND_MEM,    /* cuMulticastBindMem: handle, offset, memHandle, offset, size */
+    S_MC_BIND_ADDR,   /* cuMulticastBindAddr: handle, offset, memptr, size */
+    S_MC_UNBIND,      /* cuMulticastUnbind: handle, device, offset, size */
+    S_IPC_OPEN,       /* cudaIpcOpenMemHandle / cuIpcOpenMemHandle: pointer out (another process's) */
+    S_IPC_CLOSE,      /* cudaIpcCloseMemHandle / cuIpcCloseMemHandle: pointer */
     /* copies and sets */
     S_COPY,           /* fields dst, src (either may be absent: an array or a symbol), bytes = n x n2 */
     S_SET,            /* fields dst, bytes = n x n2 x n3 x mul */
@@ -80,6 +89,10 @@ _Static_assert(offsetof(vt__cudaLaunchKernel_v13000_params, kernel) == offsetof(
                    SAME_FIELD(vt__cudaLaunchKernel_v13000_params, cudaLaunchKernel_v7000_params, args) &&
                    SAME_FIELD(vt__cudaLaunchKernel_v13000_params, cudaLaunchKernel_v7000_params, stream),
                "__cudaLaunchKernel takes cudaLaunchKernel's parameters");
+_Static_assert(offsetof(cudaIpcOpenMemHandle_v4010_params, devPtr) == offsetof(cuIpcOpenMemHandle_v2_params, pdptr) &&
+                   sizeof(void *) == sizeof(CUdeviceptr) &&
+                   offsetof(cudaIpcCloseMemHandle_v4010_params, devPtr) == offsetof(cuIpcCloseMemHandle_params, dptr),
+               "the runtime's and the driver's IPC calls are read alike");
 /* batch arrays are read 8 bytes per address */
 _Static_assert(sizeof(void *) == 8 && sizeof(CUdeviceptr) == 8 && sizeof(size_t) == 8,
                "a 64-bit platform");
@@ -142,6 +155,8 @@ static const struct vt__api aRuntime[] = {
     RT(cudaFreeAsync_ptsz_v11020, 4, S_FREE_STREAM, 1)
     RT(cudaMallocFromPoolAsync_v11020, 5, S_MALLOC_POOL, 0)
     RT(cudaMallocFromPoolAsync_ptsz_v11020, 5, S_MALLOC_POOL, 1)
+    RT(cudaIpcOpenMemHandle_v4010, 14, S_IPC_OPEN, 0)
+    RT(cudaIpcCloseMemHandle_v4010, 15, S_IPC_CLOSE, 0)
     RT(cudaMallocHost_v3020, 6, S_MALLOC, 0)
     RT(cudaHostAlloc_v3020, 7, S_MALLOC, 0)
     RT(cudaFreeHost_v3020, 8, S_FREE, 0)
@@ -262,6 +277,16 @@ static const struct vt__api aDriver[] = {
     DRV(cuMemUnmap, 43, S_VMM_UNMAP, 0)
     DRV(cuMemAddressReserve, 44, S_VMM_RESERVE, 0)
     DRV(cuMemAddressFree, 45, S_VMM_ADDR_FREE, 0)
+    DRV(cuMemSetAccess, 46, S_VMM_SET_ACCESS, 0)
+    DRV(cuMemImportFromShareableHandle, 47, S_VMM_IMPORT, 0)
+    DRV(cuMulticastCreate, 48, S_MC_CREATE, 0)
+    DRV(cuMulticastAddDevice, 49, S_MC_ADD, 0)
+    DRV(cuMulticastBindMem, 50, S_MC_BIND_MEM, 0)
+    DRV(cuMulticastBindAddr, 51, S_MC_BIND_ADDR, 0)
+    DRV(cuMulticastUnbind, 52, S_MC_UNBIND, 0)
+    DRV(cuIpcOpenMemHandle, 53, S_IPC_OPEN, 0)
+    DRV(cuIpcOpenMemHandle_v2, 53, S_IPC_OPEN, 0)
+    DRV(cuIpcCloseMemHandle, 54, S_IPC_CLOSE, 0)
     /* copies: every entry point of cupti_driver_cbid.h in 13.0 with a parameter struct, but the
      * graph-node ones (the pre-3.2 forms, 32-bit device pointers, included) */
     DRVF(cuMemcpy, 66, S_COPY, 0, CPY, dst, src, ByteCount)
@@ -393,8 +418,9 @@ struct call {
     uint64_t bytes, ptr, src, dst, handle;
     const void *hStream;
     int bStream;  /* hStream is meaningful */
-    int device;   /* from the parameters (cuMemCreate), else -1 */
-    int memKind;  /* for VMM rows */
+    int device;   /* from the parameters (cuMemCreate's device location), else -1 */
+    int memKind;  /* for memory_event rows (VMM, imports) */
+    int bHost;    /* cuMemCreate: the memory lives in host memory (device NULL) */
     /* a batch copy's operations, read again for its buffer uses: */
     size_t nOp;
     const void *pOpDst, *pOpSrc; /* S_COPY_BATCH: arrays of nOp 8-byte addresses, or NULL */
@@ -592,8 +618,16 @@ static void read_params(const struct vt__api *e, const void *pv, int ok, struct 
         c->handle = ok && p->handle ? (uint64_t)*p->handle : 0;
         c->memKind = VT_MEMKIND_DEVICE;
         if (p->prop) {
-            if (p->prop->location.type == CU_MEM_LOCATION_TYPE_DEVICE) c->device = p->prop->location.id;
-            else if (p->prop->location.type != CU_MEM_LOCATION_TYPE_INVALID) c->memKind = VT_MEMKIND_PINNED;
+            switch (p->prop->location.type) {
+            case CU_MEM_LOCATION_TYPE_DEVICE: c->device = p->prop->location.id; break;
+            case CU_MEM_LOCATION_TYPE_HOST:
+            case CU_MEM_LOCATION_TYPE_HOST_NUMA:
+            case CU_MEM_LOCATION_TYPE_HOST_NUMA_CURRENT:
+                c->memKind = VT_MEMKIND_PINNED; /* page-locked host memory, on no device */
+                c->bHost = 1;
+                break;
+            default: break; /* unspecified: the call fails, or the driver picks the device */
+            }
         }
         break;
     }
@@ -615,6 +649,63 @@ static void read_params(const struct vt__api *e, const void *pv, int ok, struct 
         const cuMemUnmap_params *p = pv;
         c->ptr = p->ptr;
         c->bytes = p->size;
+        c->memKind = VT_MEMKIND_DEVICE;
+        break;
+    }
+    case S_VMM_SET_ACCESS: {
+        const cuMemSetAccess_params *p = pv;
+        c->ptr = p->ptr;
+        c->bytes = p->size;
+        break;
+    }
+    case S_VMM_IMPORT: {
+        const cuMemImportFromShareableHandle_params *p = pv;
+        c->handle = ok && p->handle ? (uint64_t)*p->handle : 0;
+        c->memKind = VT_MEMKIND_UNKNOWN;
+        break;
+    }
+    case S_MC_CREATE: {
+        const cuMulticastCreate_params *p = pv;
+        c->handle = ok && p->mcHandle ? (uint64_t)*p->mcHandle : 0;
+        if (p->prop) c->bytes = p->prop->size;
+        break;
+    }
+    case S_MC_ADD: {
+        const cuMulticastAddDevice_params *p = pv;
+        c->handle = (uint64_t)p->mcHandle;
+        c->device = p->dev;
+        break;
+    }
+    case S_MC_BIND_MEM: {
+        const cuMulticastBindMem_params *p = pv;
+        c->handle = (uint64_t)p->mcHandle;
+        c->src = (uint64_t)p->memHandle; /* the bound allocation's handle */
+        c->bytes = p->size;
+        break;
+    }
+    case S_MC_BIND_ADDR: {
+        const cuMulticastBindAddr_params *p = pv;
+        c->handle = (uint64_t)p->mcHandle;
+        c->src = p->memptr; /* the bound memory */
+        c->bytes = p->size;
+        break;
+    }
+    case S_MC_UNBIND: {
+        const cuMulticastUnbind_params *p = pv;
+        c->handle = (uint64_t)p->mcHandle;
+        c->device = p->dev;
+        c->bytes = p->size;
+        break;
+    }
+    case S_IPC_OPEN: {
+        const cuIpcOpenMemHandle_v2_params *p = pv; /* cudaIpcOpenMemHandle and _v1: same head */
+        c->ptr = OUT_PTR(p->pdptr, ok);
+        c->memKind = VT_MEMKIND_DEVICE;
+        break;
+    }
+    case S_IPC_CLOSE: {
+        const cuIpcCloseMemHandle_params *p = pv; /* cudaIpcCloseMemHandle: same layout */
+        c->ptr = p->dptr;
         c->memKind = VT_MEMKIND_DEVICE;
         break;
     }
@@ -800,6 +891,18 @@ static int is_alloc_shape(int shape)
     }
 }
 
+/*
+ * True for a return code that means out of memory: cudaErrorMemoryAllocation
+ * (runtime) or CUDA_ERROR_OUT_OF_MEMORY (driver). Any other failure of an
+ * allocation (invalid value, not initialized, a sticky launch failure) is a
+ * failed API call, not an OOM.
+ */
+static int is_oom_status(CUpti_CallbackDomain domain, int status)
+{
+    if (domain == CUPTI_CB_DOMAIN_RUNTIME_API) return status == (int)cudaErrorMemoryAllocation;
+    return status == (int)CUDA_ERROR_OUT_OF_MEMORY;
+}
+
 /* True for the calls that end an allocation's life. */
 static int is_free_shape(int shape)
 {
@@ -814,9 +917,9 @@ static int is_free_shape(int shape)
 static void track_live(struct vt__ivl *ivl, int shape, const struct call *c)
 {
     if (!ivl) return;
-    if (shape == S_VMM_MAP || (is_alloc_shape(shape) && shape != S_VMM_CREATE)) {
-        if (c->ptr) vt__ivl_insert(ivl, c->ptr, c->bytes);
-    } else if (shape == S_VMM_UNMAP || is_free_shape(shape)) {
+    if (shape == S_VMM_MAP || shape == S_IPC_OPEN || (is_alloc_shape(shape) && shape != S_VMM_CREATE)) {
+        if (c->ptr && c->bytes) vt__ivl_insert(ivl, c->ptr, c->bytes);
+    } else if (shape == S_VMM_UNMAP || shape == S_IPC_CLOSE || is_free_shape(shape)) {
         if (c->ptr) vt__ivl_remove(ivl, c->ptr);
     }
 }
@@ -894,6 +997,18 @@ static int launch_kernels(int shape, const void *pv, struct launch *a, int nMax)
     return n;
 }
 
+/*
+ * True for the calls that launch kernels of their own (not graph launches,
+ * whose kernels arrive with a graph id): their api_call says whether their
+ * arguments were scanned. The legacy launches (cuLaunch, cuLaunchGrid*,
+ * cudaLaunch, the multi-device runtime launch) are never scanned.
+ */
+static int is_kernel_launch(const struct vt__api *e)
+{
+    const char *zFamily = vt_api_family(e->api);
+    return zFamily && !strcmp(zFamily, "launch") && e->shape != S_GRAPH_LAUNCH && e->shape != S_CU_GRAPH_LAUNCH;
+}
+
 /* True for the runtime launch shapes whose arguments can be scanned at the runtime call. */
 static int is_runtime_kernel_launch(int shape)
 {
@@ -945,28 +1060,38 @@ static void submit_uses(const struct vt__apicall_env *env, uint32_t correlation,
  * kernel a launch starts in the index of live allocations and submit one
  * VT_HREC_BUFFER_USE per allocation found (at most USES_MAX per call), keyed by
  * `correlation` (the runtime call's when the launch came through the runtime,
- * so it joins the kernel record).
+ * so it joins the kernel record). pCall, when not NULL, is the launch's own
+ * api_call record: its scan field is set (VT_SCAN_DONE when every kernel's
+ * arguments could be read, so its uses are complete, else VT_SCAN_NOT_DONE)
+ * and it is submitted before the uses. Returns 1 when the arguments could be
+ * read, 0 when not (layout unknown, no scanner).
  */
-static void scan_launch(const struct vt__apicall_env *env, int shape, const void *pParams,
-                        uint32_t correlation, int device)
+static int scan_launch(const struct vt__apicall_env *env, int shape, const void *pParams,
+                       uint32_t correlation, int device, struct vt_hrec *pCall)
 {
     uint64_t aBase[USES_MAX], nLost = 0;
     struct launch aLaunch[MULTI_MAX];
-    int nLaunch, i, nUse = 0;
+    int nLaunch, i, nUse = 0, bRead;
 
-    if (!env->kp) return;
-    nLaunch = launch_kernels(shape, pParams, aLaunch, MULTI_MAX);
+    nLaunch = env->kp ? launch_kernels(shape, pParams, aLaunch, MULTI_MAX) : 0;
+    bRead = nLaunch > 0;
     for (i = 0; i < nLaunch; i++) {
         const struct launch *l = &aLaunch[i];
         int nRoom = USES_MAX - nUse;
         int n = vt__kparams_scan(env->kp, l->kind, l->h, l->apParam, l->extra, aBase + nUse, nRoom);
+        if (n < 0) bRead = 0;
         if (n > nRoom) {
             nLost += (uint64_t)(n - nRoom);
             n = nRoom;
         }
         if (n > 0) nUse += n;
     }
+    if (pCall) {
+        pCall->u.api.scan = bRead ? VT_SCAN_DONE : VT_SCAN_NOT_DONE;
+        env->xSubmit(pCall);
+    }
     submit_uses(env, correlation, VT_USE_KERNEL_ARG, NULL, aBase, nUse, nLost, device);
+    return bRead;
 }
 
 /* True for the copies and sets whose addresses are read (all but the opaque ones). */
@@ -1030,11 +1155,57 @@ static void copy_uses(const struct vt__apicall_env *env, const struct vt__api *e
 }
 
 /*
+ * True for the calls CUPTI writes a MEMORY2 record of as the call happens:
+ * allocations and frees (host registrations aside: they allocate nothing).
+ */
+static int writes_memory_record(const struct vt__api *e)
+{
+    const char *z = vt_api_family(e->api);
+    return z && (!strcmp(z, "alloc") || !strcmp(z, "free")) && e->shape != S_HOST_REGISTER &&
+           e->shape != S_CU_HOST_REGISTER && e->api != VT_API_ID_13 && e->api != VT_API_ID_31;
+}
+
+/* The memory_event op a successful call of this shape writes, or 0 for none. */
+static int memory_op(int shape)
+{
+    switch (shape) {
+    case S_VMM_CREATE: return VT_MEMOP_VMM_CREATE;
+    case S_VMM_RELEASE: return VT_MEMOP_VMM_RELEASE;
+    case S_VMM_MAP: return VT_MEMOP_VMM_MAP;
+    case S_VMM_UNMAP: return VT_MEMOP_VMM_UNMAP;
+    case S_VMM_IMPORT: case S_IPC_OPEN: return VT_MEMOP_IMPORT;
+    case S_IPC_CLOSE: return VT_MEMOP_IMPORT_CLOSE;
+    default: return 0;
+    }
+}
+
+/*
+ * What an import call's parameters do not say, asked of the driver (env):
+ * the size of an IPC mapping from its address range, the kind and device of
+ * an imported handle from its allocation properties. Left unknown (0, -1)
+ * when the environment cannot tell.
+ */
+static void complete_import(const struct vt__apicall_env *env, int shape, struct call *c)
+{
+    uint64_t base = 0, size = 0;
+    int kind = VT_MEMKIND_UNKNOWN, dev = -1;
+    if (shape == S_IPC_OPEN && c->ptr && env->xAddressRange &&
+        env->xAddressRange(c->ptr, &base, &size) == 0 && base <= c->ptr && c->ptr - base < size)
+        c->bytes = size - (c->ptr - base);
+    if (shape == S_VMM_IMPORT && c->handle && env->xHandleLocation &&
+        env->xHandleLocation(c->handle, &kind, &dev) == 0) {
+        c->memKind = kind;
+        c->device = dev;
+        c->bHost = kind == VT_MEMKIND_PINNED;
+    }
+}
+
+/*
  * Record one API call at its exit: api_call row, plus oom_event / VMM
  * memory_event / buffer_use rows. bScan: a successful kernel launch's arguments
  * are to be scanned here (not yet scanned at a driver launch inside it).
  */
-static void record_exit(const struct vt__apicall_env *env, struct vt__apithread *t,
+static void record_exit(const struct vt__apicall_env *env, struct vt__apithread *t, CUpti_CallbackDomain domain,
                         const struct vt__api *e, const CUpti_CallbackData *cb, int bScan)
 {
     struct vt_hrec rec;
@@ -1046,9 +1217,12 @@ static void record_exit(const struct vt__apicall_env *env, struct vt__apithread 
     int device = env->xDevice(cb->context);
     int64_t stack = 0;
 
+    int op, memDevice;
+
     read_params(e, cb->functionParams, ok, &c);
     if (c.device >= 0 && device < 0) device = c.device;
     if (wants_site(e->shape)) stack = env->xSite();
+    if (ok) complete_import(env, e->shape, &c);
 
     memset(&rec, 0, sizeof rec);
     rec.type = VT_HREC_API_CALL;
@@ -1065,9 +1239,15 @@ static void record_exit(const struct vt__apicall_env *env, struct vt__apithread 
     rec.u.api.dst = c.dst;
     rec.u.api.stream = c.bStream ? env->xStream(cb->context, c.hStream, e->perThread) : 0;
     rec.u.api.stack_id = stack;
-    env->xSubmit(&rec);
+    if (ok && bScan) {
+        scan_launch(env, e->shape, cb->functionParams, cb->correlationId, device, &rec); /* submits rec */
+    } else {
+        /* a launch scanned at the driver launch inside it, or not scanned */
+        if (ok && is_kernel_launch(e)) rec.u.api.scan = t->bScanned && t->bScanRead ? VT_SCAN_DONE : VT_SCAN_NOT_DONE;
+        env->xSubmit(&rec);
+    }
 
-    if (!ok && is_alloc_shape(e->shape)) {
+    if (!ok && is_alloc_shape(e->shape) && is_oom_status(domain, status)) {
         memset(&rec, 0, sizeof rec);
         rec.type = VT_HREC_OOM;
         rec.u.oom.ts = end;
@@ -1083,18 +1263,20 @@ static void record_exit(const struct vt__apicall_env *env, struct vt__apithread 
         env->xSubmit(&rec);
     }
 
-    if (ok && e->shape >= S_VMM_CREATE && e->shape <= S_VMM_UNMAP) {
-        static const int aOp[] = {VT_MEMOP_VMM_CREATE, VT_MEMOP_VMM_RELEASE, VT_MEMOP_VMM_MAP,
-                                  VT_MEMOP_VMM_UNMAP};
+    if (ok && (op = memory_op(e->shape)) != 0) {
+        /* where the memory lives: cuMemCreate's location (no device for host memory), else the
+         * call's device */
+        memDevice = device;
+        if (e->shape == S_VMM_CREATE || e->shape == S_VMM_IMPORT) memDevice = c.bHost ? -1 : c.device >= 0 ? c.device : device;
         memset(&rec, 0, sizeof rec);
         rec.type = VT_HREC_MEMORY;
         rec.u.mem.ts = end;
-        rec.u.mem.op = aOp[e->shape - S_VMM_CREATE];
+        rec.u.mem.op = op;
         rec.u.mem.mem_kind = c.memKind;
-        /* create/release: the address column holds the physical handle */
-        rec.u.mem.address = e->shape <= S_VMM_RELEASE ? c.handle : c.ptr;
+        /* create/release/handle import: the address column holds the physical handle */
+        rec.u.mem.address = c.ptr ? c.ptr : c.handle;
         rec.u.mem.bytes = c.bytes;
-        rec.u.mem.device = device;
+        rec.u.mem.device = memDevice;
         rec.u.mem.correlation = cb->correlationId;
         rec.u.mem.api = e->api;
         rec.u.mem.handle = c.handle;
@@ -1105,7 +1287,7 @@ static void record_exit(const struct vt__apicall_env *env, struct vt__apithread 
 
     if (ok) track_live(env->ivl, e->shape, &c);
     if (ok && is_copy_or_set(e->shape)) copy_uses(env, e, &c, cb->correlationId, device);
-    if (ok && bScan) scan_launch(env, e->shape, cb->functionParams, cb->correlationId, device);
+    if (ok && env->xExpect && writes_memory_record(e)) env->xExpect();
 }
 
 const struct vt__api *vt__api_table(CUpti_CallbackDomain domain, size_t *pn)
@@ -1143,12 +1325,14 @@ void vt__apicall_callback(const struct vt__apicall_env *env, struct vt__apithrea
             t->depth++;
             t->correlation = cb->correlationId;
             t->bScanned = 0;
+            t->bScanRead = 0;
             if (cb->correlationData) *cb->correlationData = env->xNow();
             return;
         }
         if (t->depth > 0) t->depth--;
         /* a runtime launch is scanned here only when no driver launch inside it was */
-        if (env->xActive()) record_exit(env, t, e, cb, is_runtime_kernel_launch(e->shape) && !t->bScanned);
+        if (env->xActive())
+            record_exit(env, t, domain, e, cb, is_runtime_kernel_launch(e->shape) && !t->bScanned);
         return;
     }
     if (t->depth > 0) {
@@ -1157,7 +1341,8 @@ void vt__apicall_callback(const struct vt__apicall_env *env, struct vt__apithrea
          * scanned under the runtime call's correlation id (so each launch is scanned once). */
         if (cb->callbackSite == CUPTI_API_EXIT && env->xActive() && is_driver_kernel_launch(e->shape) &&
             cb->functionReturnValue && *(const int *)cb->functionReturnValue == 0) {
-            scan_launch(env, e->shape, cb->functionParams, t->correlation, env->xDevice(cb->context));
+            t->bScanRead = scan_launch(env, e->shape, cb->functionParams, t->correlation,
+                                       env->xDevice(cb->context), NULL);
             t->bScanned = 1;
         }
         return;
@@ -1166,5 +1351,44 @@ void vt__apicall_callback(const struct vt__apicall_env *env, struct vt__apithrea
         if (cb->correlationData) *cb->correlationData = env->xNow();
         return;
     }
-    if (env->xActive()) record_exit(env, t, e, cb, is_driver_kernel_launch(e->shape));
+    if (env->xActive()) record_exit(env, t, domain, e, cb, is_driver_kernel_launch(e->shape));
+}
+
+static const CUpti_CallbackId aNvtx[] = {
+    CUPTI_CBID_NVTX_nvtxRangeStartA, CUPTI_CBID_NVTX_nvtxRangeStartW, CUPTI_CBID_NVTX_nvtxRangeStartEx,
+    CUPTI_CBID_NVTX_nvtxDomainRangeStartEx, CUPTI_CBID_NVTX_nvtxRangeEnd, CUPTI_CBID_NVTX_nvtxDomainRangeEnd,
+};
+
+const CUpti_CallbackId *vt__nvtx_cbids(size_t *pn)
+{
+    *pn = sizeof aNvtx / sizeof aNvtx[0];
+    return aNvtx;
+}
+
+void vt__nvtx_callback(const struct vt__apicall_env *env, CUpti_CallbackId cbid, const CUpti_NvtxData *d)
+{
+    struct vt_hrec rec;
+    uint64_t id = 0;
+    if (!d) return;
+    memset(&rec, 0, sizeof rec);
+    rec.type = VT_HREC_NVTX;
+    switch (cbid) {
+    case CUPTI_CBID_NVTX_nvtxRangeStartA:
+    case CUPTI_CBID_NVTX_nvtxRangeStartW:
+    case CUPTI_CBID_NVTX_nvtxRangeStartEx:
+    case CUPTI_CBID_NVTX_nvtxDomainRangeStartEx:
+        if (d->functionReturnValue) memcpy(&id, d->functionReturnValue, sizeof id); /* nvtxRangeId_t */
+        break;
+    case CUPTI_CBID_NVTX_nvtxRangeEnd:
+        if (d->functionParams) id = ((const vt__nvtxRangeEnd_params *)d->functionParams)->id;
+        rec.u.nvtx.bEnd = 1;
+        break;
+    case CUPTI_CBID_NVTX_nvtxDomainRangeEnd:
+        if (d->functionParams) id = ((const vt__nvtxDomainRangeEnd_params *)d->functionParams)->core.id;
+        rec.u.nvtx.bEnd = 1;
+        break;
+    default: return;
+    }
+    rec.u.nvtx.id = id;
+    if (id && env->xActive()) env->xSubmit(&rec);
 }

@@ -74,6 +74,14 @@ struct vt__apicall_env {
     int (*xSubmit)(const struct vt_hrec *rec); /* queue one record: 0, or -1 (dropped) */
     struct vt__ivl *ivl;                 /* live allocations kept current, or NULL */
     struct vt__kparams *kp;              /* kernel-argument scanner, or NULL: no scans */
+    /* Optional (NULL: not known): the allocation containing address ptr (cuMemGetAddressRange),
+     * 0 or -1; and where the memory of an allocation handle lives (its allocation properties:
+     * VT_MEMKIND_DEVICE on device *pDevice, or VT_MEMKIND_PINNED with *pDevice -1), 0 or -1. */
+    int (*xAddressRange)(uint64_t ptr, uint64_t *pBase, uint64_t *pSize);
+    int (*xHandleLocation)(uint64_t handle, int *pMemKind, int *pDevice);
+    /* Optional: a successful call whose MEMORY2 record CUPTI writes at once (an allocation or
+     * free, host registration aside) has just returned (the takeover watch counts them). */
+    void (*xExpect)(void);
 };
 
 /* One thread's state between callbacks; zero-initialised, owned by the caller. */
@@ -81,6 +89,7 @@ struct vt__apithread {
     int depth;            /* > 0 inside a recorded runtime API call */
     uint32_t correlation; /* correlation id of that runtime call */
     int bScanned;         /* a driver launch inside it had its arguments scanned */
+    int bScanRead;        /* ... and they could be read (layout known) */
     int64_t tid;          /* cached gettid(), 0 until known */
 };
 
@@ -101,6 +110,32 @@ typedef struct {
     size_t sharedMem;
     cudaStream_t stream;
 } vt__cudaLaunchKernel_v13000_params;
+
+/*
+ * NVTX's parameters of nvtxRangeEnd and nvtxDomainRangeEnd as CUPTI passes
+ * them (generated_nvtx_meta.h: nvtxRangeEnd_params, nvtxDomainRangeEnd_params),
+ * declared here so the tracer includes no NVTX header (NVTX's headers define
+ * functions); tests/test_apicall.c checks they match.
+ */
+typedef struct {
+    uint64_t id; /* nvtxRangeId_t */
+} vt__nvtxRangeEnd_params;
+typedef struct {
+    void *domain; /* nvtxDomainHandle_t */
+    vt__nvtxRangeEnd_params core;
+} vt__nvtxDomainRangeEnd_params;
+
+/* The NVTX callback ids vt__nvtx_callback reads (the start/end range calls): *pn of them. */
+const CUpti_CallbackId *vt__nvtx_cbids(size_t *pn);
+
+/*
+ * Decode one NVTX callback (CUPTI_CB_DOMAIN_NVTX; d: what CUPTI passes): for
+ * a start/end range, submit a VT_HREC_NVTX record with its id, the one
+ * nvtxRangeStart* returned (when CUPTI passes the return value) or the one
+ * nvtxRangeEnd was given, so the decoder can tell the range from a push/pop
+ * range. Other ids are ignored.
+ */
+void vt__nvtx_callback(const struct vt__apicall_env *env, CUpti_CallbackId cbid, const CUpti_NvtxData *d);
 
 /*
  * Decode one runtime or driver API callback (cb: what CUPTI passes as cbdata;

@@ -48,31 +48,32 @@ const struct vt__table_spec vt__aTable[VT_T__COUNT] = {
     [VT_T_MEMCPY] = {"memcpy",
                      "INSERT INTO memcpy(t, dur, device, context, stream, correlation, copy_kind,"
                      " src_kind, dst_kind, bytes, is_async, src_device, dst_device, src, dst,"
-                     " graph_id) VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16)",
-                     16, 0, 1, 2},
+                     " graph_id, graph_node_id)"
+                     " VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17)",
+                     17, 0, 1, 2},
     [VT_T_MEMSET] = {"memset",
                      "INSERT INTO memset(t, dur, device, context, stream, correlation, bytes,"
-                     " value, mem_kind, is_async, dst, graph_id)"
-                     " VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12)",
-                     12, 0, 1, 2},
+                     " value, mem_kind, is_async, dst, graph_id, graph_node_id)"
+                     " VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13)",
+                     13, 0, 1, 2},
     [VT_T_KERNEL] = {"kernel",
                      "INSERT INTO kernel(t, dur, device, context, stream, correlation, name_id,"
                      " grid_x, grid_y, grid_z, block_x, block_y, block_z, static_smem,"
-                     " dynamic_smem, registers, graph_id)"
-                     " VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17)",
-                     17, 0, 1, 2},
+                     " dynamic_smem, registers, graph_id, graph_node_id, args_scanned)"
+                     " VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18,?19)",
+                     19, 0, 1, 2},
     [VT_T_BUFFER_USE] = {"buffer_use",
                          "INSERT INTO buffer_use(correlation, kind, address, t, device)"
                          " VALUES(?1,?2,?3,?4,?5)",
                          5, 0, 4, 0},
     [VT_T_NVTX_RANGE] = {"nvtx_range",
-                         "INSERT INTO nvtx_range(t, dur, kind, name_id, domain_id, thread, depth)"
-                         " VALUES(?1,?2,?3,?4,?5,?6,?7)",
-                         7, 0, 1, 2},
+                         "INSERT INTO nvtx_range(t, dur, kind, name_id, domain_id, thread, depth,"
+                         " end_thread) VALUES(?1,?2,?3,?4,?5,?6,?7,?8)",
+                         8, 0, 1, 2},
     [VT_T_SYNC_EVENT] = {"sync_event",
                          "INSERT INTO sync_event(t, dur, type, device, context, stream,"
-                         " correlation, event) VALUES(?1,?2,?3,?4,?5,?6,?7,?8)",
-                         8, 0, 1, 2},
+                         " correlation, event, status) VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9)",
+                         9, 0, 1, 2},
     [VT_T_POOL_EVENT] = {"pool_event",
                          "INSERT INTO pool_event(t, op, device, pool_type, address, threshold, size,"
                          " used, correlation) VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9)",
@@ -87,6 +88,10 @@ const struct vt__table_spec vt__aTable[VT_T__COUNT] = {
                        7, TXT(0) | TXT(1), 3, 4},
     [VT_T_META] = {"meta", "INSERT OR REPLACE INTO meta(key, value) VALUES(?1,?2)", 2,
                    TXT(0) | TXT(1), 0, 0},
+    [VT_T_MODULE] = {"module",
+                     "INSERT OR IGNORE INTO module(path_id, build_id, file_bytes, mtime_ns)"
+                     " VALUES(?1,?2,?3,?4)",
+                     4, TXT(1), 0, 0},
 };
 
 /* What the correlation join keeps of an API call. */
@@ -96,7 +101,8 @@ struct corr_val {
     uint64_t src;
     uint64_t dst;
     int32_t api;
-    int32_t pad;
+    int16_t bExpected; /* an activity record always follows: eviction before it is a loss */
+    int16_t scan;      /* a kernel launch's enum vt_scan */
 };
 
 /* An NVTX range whose end has not been seen yet. */
@@ -109,12 +115,34 @@ struct nvtx_val {
     int32_t depth;     /* -1: NULL */
 };
 
-/* Per-thread push/pop nesting depth: open addressing, never deleted, bounded. */
-#define DEPTH_SLOTS 4096
-struct depth_slot {
+/* Physical memory (VMM handle) or mapping (address) remembered across host records. */
+struct mem_val {
+    uint64_t id;    /* the full handle or address */
+    uint64_t bytes; /* 0: unknown */
+    uint64_t handle;
+    int32_t kind;
+    int32_t device; /* -1: none */
+    int32_t bImport; /* memory owned elsewhere (imported handle, IPC mapping) */
+    int32_t pad;
+};
+
+/*
+ * Push/pop nesting depth of one thread in one domain (as NVTX nests), kept
+ * only while ranges are open there: a thread that ended its ranges (or
+ * exited) takes no room, so the bounded map serves any number of threads over
+ * a run (DEPTH_ENTRIES at once; the oldest is forgotten past that).
+ */
+#define DEPTH_ENTRIES 4096
+struct depth_val {
     int64_t thread;
-    int32_t used;
+    int64_t domain_id; /* -1: the default domain */
     int32_t depth;
+    int32_t pad;
+};
+
+/* A start/end range id the NVTX callbacks named (nvtxRangeStart*'s result, nvtxRangeEnd's argument). */
+struct nvtxid_val {
+    uint64_t id;
 };
 
 #define ROW_INIT(r, t) ((r).table = (t), (r).nullMask = 0)
@@ -136,7 +164,7 @@ static void setz(struct vt__row *r, int c, const char *z)
 int vt__decoder_init(struct vt__decoder *d, const struct vt__decoder_config *cfg,
                      void (*xEmit)(void *, const struct vt__row *), void *pCtx)
 {
-    struct vt__decoder_config c = {65536, 16384, 262144, 32u << 20};
+    struct vt__decoder_config c = {65536, 16384, 262144, 32u << 20, 65536, NULL};
     int rc;
     memset(d, 0, sizeof *d);
     if (cfg) {
@@ -144,16 +172,19 @@ int vt__decoder_init(struct vt__decoder *d, const struct vt__decoder_config *cfg
         if (cfg->nvtx_entries) c.nvtx_entries = cfg->nvtx_entries;
         if (cfg->intern_entries) c.intern_entries = cfg->intern_entries;
         if (cfg->intern_bytes) c.intern_bytes = cfg->intern_bytes;
+        if (cfg->mem_entries) c.mem_entries = cfg->mem_entries;
     }
     d->xEmit = xEmit;
     d->pCtx = pCtx;
+    d->modres = cfg ? cfg->modres : NULL;
     rc = vt__intern_init(&d->intern, c.intern_entries, c.intern_bytes);
     if (rc == 0) rc = vt__boundmap_init(&d->corr, c.corr_entries, sizeof(struct corr_val));
     if (rc == 0) rc = vt__boundmap_init(&d->nvtx, c.nvtx_entries, sizeof(struct nvtx_val));
-    if (rc == 0) {
-        d->aDepth = calloc(DEPTH_SLOTS, sizeof *d->aDepth);
-        if (!d->aDepth) rc = -ENOMEM;
-    }
+    if (rc == 0) rc = vt__boundmap_init(&d->nvtxStart, c.nvtx_entries, sizeof(struct nvtxid_val));
+    if (rc == 0) rc = vt__boundmap_init(&d->nvtxEnd, c.nvtx_entries, sizeof(struct nvtxid_val));
+    if (rc == 0) rc = vt__boundmap_init(&d->handles, c.mem_entries, sizeof(struct mem_val));
+    if (rc == 0) rc = vt__boundmap_init(&d->maps, c.mem_entries, sizeof(struct mem_val));
+    if (rc == 0) rc = vt__boundmap_init(&d->depths, DEPTH_ENTRIES, sizeof(struct depth_val));
     if (rc != 0) vt__decoder_free(d);
     return rc;
 }
@@ -163,14 +194,50 @@ void vt__decoder_free(struct vt__decoder *d)
     vt__intern_free(&d->intern);
     vt__boundmap_free(&d->corr);
     vt__boundmap_free(&d->nvtx);
-    free(d->aDepth);
-    d->aDepth = NULL;
+    vt__boundmap_free(&d->nvtxStart);
+    vt__boundmap_free(&d->nvtxEnd);
+    vt__boundmap_free(&d->handles);
+    vt__boundmap_free(&d->maps);
+    vt__boundmap_free(&d->depths);
 }
 
 /* Remember ts as the latest time seen. */
 static void see_ts(struct vt__decoder *d, uint64_t ts)
 {
     if (ts > d->lastTs) d->lastTs = ts;
+}
+
+/*
+ * Time column c of r = ts, or NULL when ts is 0: CUPTI's "could not take this
+ * time" (and the glue's when its clock read failed). Returns 1 when unknown.
+ */
+static int set_time(struct vt__row *r, int c, uint64_t ts)
+{
+    if (ts == 0) {
+        SETNULL(*r, c);
+        return 1;
+    }
+    SET(*r, c, ts);
+    return 0;
+}
+
+/* Instant column c = ts (NULL when unknown); a record with an unknown time is counted. */
+static void set_instant(struct vt__decoder *d, struct vt__row *r, int c, uint64_t ts)
+{
+    if (set_time(r, c, ts)) d->nTimeUnknown++;
+}
+
+/*
+ * Interval columns cStart, cEnd = start, end, each NULL when 0 (unknown); the
+ * end is NULL too when the start is, so no duration is ever stored from an
+ * unknown time. A record with either time unknown is counted once.
+ */
+static void set_interval(struct vt__decoder *d, struct vt__row *r, int cStart, int cEnd, uint64_t start,
+                         uint64_t end)
+{
+    int bUnknown = set_time(r, cStart, start) | set_time(r, cEnd, end);
+    if (start == 0) SETNULL(*r, cEnd);
+    if (bUnknown) d->nTimeUnknown++;
 }
 
 /* Id of string z, emitting its `string` row on first sight; -1 for NULL. */
@@ -192,18 +259,40 @@ static int64_t intern(struct vt__decoder *d, const char *z)
 
 #define SET_STR(r, c, id) SET_OPT(r, c, id, (id) >= 0)
 
-/* Family of an API id ("alloc", "free", "vmm", "memcpy", "memset", "launch", "sync") or "". */
+/* Family of an API id (enum_api: "alloc", "free", "vmm", "import", ...), "" for an unknown id. */
 static const char *api_family(int api)
 {
-    switch (api) {
-#define VT__API_CASE(id, name, family) \
-    case id:                           \
-        return family;
-        VT_API_LIST(VT__API_CASE)
-#undef VT__API_CASE
-    default:
-        return "";
-    }
+    const char *z = vt_api_family(api);
+    return z ? z : "";
+}
+
+/* 1 for an API whose memory rows come from its own callback (VMM, imports), not from MEMORY2. */
+static int api_owns_memory_rows(int api)
+{
+    const char *z = api_family(api);
+    return !strcmp(z, "vmm") || !strcmp(z, "import");
+}
+
+/* The 32-bit map key of a 64-bit handle or address (the value keeps the full one). */
+static uint32_t key64(uint64_t x)
+{
+    return (uint32_t)(x ^ (x >> 32));
+}
+
+/* Look up id in m (removing it when bTake): 1 with *pOut filled, 0 if absent. */
+static int mem_get(struct vt__boundmap *m, uint64_t id, int bTake, struct mem_val *pOut)
+{
+    struct mem_val *v = vt__boundmap_get(m, key64(id));
+    if (!v || v->id != id) return 0;
+    *pOut = *v;
+    if (bTake) vt__boundmap_remove(m, key64(id), NULL);
+    return 1;
+}
+
+/* Remember v under v->id (an older entry may be evicted: that only forgets, nothing is lost). */
+static void mem_put(struct vt__boundmap *m, const struct mem_val *v)
+{
+    vt__boundmap_put(m, key64(v->id), v, NULL, NULL);
 }
 
 /* Take (and forget) the API call arguments joined to correlation id corr; 1 if found. */
@@ -219,17 +308,28 @@ static int decode_memory(struct vt__decoder *d, const CUpti_ActivityMemory4 *p)
 {
     struct vt__row r;
     struct corr_val cv;
-    int op, joined, hasPool;
+    int op, joined, hasPool, bLocal;
     int64_t sourceId;
     if (p->memoryOperationType == CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_ALLOCATION) op = VT_MEMOP_ALLOC;
     else if (p->memoryOperationType == CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_RELEASE) op = VT_MEMOP_FREE;
     else return 1;
     see_ts(d, p->timestamp);
-    sourceId = intern(d, p->source);
     joined = take_corr(d, p->correlationId, &cv);
+    if (joined && api_owns_memory_rows(cv.api)) {
+        /* cuMemCreate/cuMemMap/IPC: the call's own memory_event row says what happened;
+         * a MEMORY2 record of it would count the memory again as a local allocation */
+        d->nMemSuperseded++;
+        return 0;
+    }
+    sourceId = intern(d, p->source);
     hasPool = p->memoryPoolConfig.memoryPoolType != CUPTI_ACTIVITY_MEMORY_POOL_TYPE_INVALID;
+    /* the release threshold, size and utilized size are valid for local pools only
+     * (cupti_activity.h); an imported pool's memory belongs to the exporting process */
+    bLocal = p->memoryPoolConfig.memoryPoolType == CUPTI_ACTIVITY_MEMORY_POOL_TYPE_LOCAL;
+    if (p->memoryPoolConfig.memoryPoolType == CUPTI_ACTIVITY_MEMORY_POOL_TYPE_IMPORTED)
+        op = op == VT_MEMOP_ALLOC ? VT_MEMOP_IMPORT : VT_MEMOP_IMPORT_CLOSE;
     ROW_INIT(r, VT_T_MEMORY_EVENT);
-    SET(r, 0, p->timestamp);
+    set_instant(d, &r, 0, p->timestamp);
     SET(r, 1, op);
     SET(r, 2, p->memoryKind);
     SET(r, 3, p->address);
@@ -242,9 +342,9 @@ static int decode_memory(struct vt__decoder *d, const CUpti_ActivityMemory4 *p)
     SET(r, 10, p->isAsync ? 1 : 0);
     SET_OPT(r, 11, p->memoryPoolConfig.memoryPoolType, hasPool);
     SET_OPT(r, 12, p->memoryPoolConfig.address, hasPool);
-    SET_OPT(r, 13, p->memoryPoolConfig.releaseThreshold, hasPool);
-    SET_OPT(r, 14, p->memoryPoolConfig.pool.size, hasPool);
-    SET_OPT(r, 15, p->memoryPoolConfig.utilizedSize, hasPool);
+    SET_OPT(r, 13, p->memoryPoolConfig.releaseThreshold, bLocal); /* UINT64_MAX reads -1 */
+    SET_OPT(r, 14, p->memoryPoolConfig.pool.size, bLocal);
+    SET_OPT(r, 15, p->memoryPoolConfig.utilizedSize, bLocal);
     SET_OPT(r, 16, p->PC, p->PC != 0);
     SET_OPT(r, 17, cv.thread, joined);
     SET_OPT(r, 18, cv.stack_id, joined && cv.stack_id > 0);
@@ -257,30 +357,31 @@ static int decode_memory(struct vt__decoder *d, const CUpti_ActivityMemory4 *p)
 static int decode_pool(struct vt__decoder *d, const CUpti_ActivityMemoryPool3 *p)
 {
     struct vt__row r;
+    int bLocal = p->memoryPoolType == CUPTI_ACTIVITY_MEMORY_POOL_TYPE_LOCAL;
     see_ts(d, p->timestamp);
     ROW_INIT(r, VT_T_POOL_EVENT);
-    SET(r, 0, p->timestamp);
+    set_instant(d, &r, 0, p->timestamp);
     SET(r, 1, p->memoryPoolOperationType);
     SET_ID32(r, 2, p->deviceId);
     SET(r, 3, p->memoryPoolType);
     SET(r, 4, p->address);
-    SET(r, 5, p->releaseThreshold);
-    SET(r, 6, p->size);
-    SET(r, 7, p->utilizedSize);
+    /* valid for local pools only (cupti_activity.h) */
+    SET_OPT(r, 5, p->releaseThreshold, bLocal); /* UINT64_MAX (PyTorch's) reads -1 */
+    SET_OPT(r, 6, p->size, bLocal);
+    SET_OPT(r, 7, p->utilizedSize, bLocal);
     SET_OPT(r, 8, p->correlationId, p->correlationId != 0);
     d->xEmit(d->pCtx, &r);
     return 0;
 }
 
 /* Columns shared by MEMCPY and MEMCPY2 (everything but the device pair and addresses). */
-static void memcpy_common(struct vt__row *r, uint64_t start, uint64_t end, uint32_t device,
+static void memcpy_common(struct vt__decoder *d, struct vt__row *r, uint64_t start, uint64_t end, uint32_t device,
                           uint32_t context, uint32_t stream, uint32_t corr, uint8_t copyKind,
                           uint8_t srcKind, uint8_t dstKind, uint64_t bytes, int isAsync,
-                          uint32_t graphId)
+                          uint32_t graphId, uint64_t graphNodeId)
 {
     ROW_INIT(*r, VT_T_MEMCPY);
-    SET(*r, 0, start);
-    SET(*r, 1, end);
+    set_interval(d, r, 0, 1, start, end);
     SET_ID32(*r, 2, device);
     SET_ID32(*r, 3, context);
     SET_ID32(*r, 4, stream);
@@ -291,6 +392,7 @@ static void memcpy_common(struct vt__row *r, uint64_t start, uint64_t end, uint3
     SET(*r, 9, bytes);
     SET(*r, 10, isAsync ? 1 : 0);
     SET_OPT(*r, 15, graphId, graphId != 0);
+    SET_OPT(*r, 16, graphNodeId, graphNodeId != 0);
 }
 
 /* MEMCPY: one memcpy row; src/dst addresses from the API call with the same correlation. */
@@ -301,9 +403,9 @@ static int decode_memcpy(struct vt__decoder *d, const CUpti_ActivityMemcpy6 *p)
     int joined = take_corr(d, p->correlationId, &cv);
     if (!joined) joined = take_corr(d, p->runtimeCorrelationId, &cv);
     see_ts(d, p->end);
-    memcpy_common(&r, p->start, p->end, p->deviceId, p->contextId, p->streamId, p->correlationId,
+    memcpy_common(d, &r, p->start, p->end, p->deviceId, p->contextId, p->streamId, p->correlationId,
                   p->copyKind, p->srcKind, p->dstKind, p->bytes,
-                  (p->flags & CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC) != 0, p->graphId);
+                  (p->flags & CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC) != 0, p->graphId, p->graphNodeId);
     SETNULL(r, 11);
     SETNULL(r, 12);
     SET_OPT(r, 13, cv.src, joined && cv.src != 0);
@@ -319,9 +421,9 @@ static int decode_memcpy_p2p(struct vt__decoder *d, const CUpti_ActivityMemcpyPt
     struct corr_val cv;
     int joined = take_corr(d, p->correlationId, &cv);
     see_ts(d, p->end);
-    memcpy_common(&r, p->start, p->end, p->deviceId, p->contextId, p->streamId, p->correlationId,
+    memcpy_common(d, &r, p->start, p->end, p->deviceId, p->contextId, p->streamId, p->correlationId,
                   p->copyKind, p->srcKind, p->dstKind, p->bytes,
-                  (p->flags & CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC) != 0, p->graphId);
+                  (p->flags & CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC) != 0, p->graphId, p->graphNodeId);
     SET_ID32(r, 11, p->srcDeviceId);
     SET_ID32(r, 12, p->dstDeviceId);
     SET_OPT(r, 13, cv.src, joined && cv.src != 0);
@@ -338,8 +440,7 @@ static int decode_memset(struct vt__decoder *d, const CUpti_ActivityMemset4 *p)
     int joined = take_corr(d, p->correlationId, &cv);
     see_ts(d, p->end);
     ROW_INIT(r, VT_T_MEMSET);
-    SET(r, 0, p->start);
-    SET(r, 1, p->end);
+    set_interval(d, &r, 0, 1, p->start, p->end);
     SET_ID32(r, 2, p->deviceId);
     SET_ID32(r, 3, p->contextId);
     SET_ID32(r, 4, p->streamId);
@@ -350,6 +451,7 @@ static int decode_memset(struct vt__decoder *d, const CUpti_ActivityMemset4 *p)
     SET(r, 9, (p->flags & CUPTI_ACTIVITY_FLAG_MEMSET_ASYNC) ? 1 : 0);
     SET_OPT(r, 10, cv.dst, joined && cv.dst != 0);
     SET_OPT(r, 11, p->graphId, p->graphId != 0);
+    SET_OPT(r, 12, p->graphNodeId, p->graphNodeId != 0);
     d->xEmit(d->pCtx, &r);
     return 0;
 }
@@ -358,11 +460,12 @@ static int decode_memset(struct vt__decoder *d, const CUpti_ActivityMemset4 *p)
 static int decode_kernel(struct vt__decoder *d, const CUpti_ActivityKernel10 *p)
 {
     struct vt__row r;
+    struct corr_val cv;
+    int joined = p->graphId == 0 && take_corr(d, p->correlationId, &cv);
     int64_t nameId = intern(d, p->name);
     see_ts(d, p->end);
     ROW_INIT(r, VT_T_KERNEL);
-    SET(r, 0, p->start);
-    SET(r, 1, p->end);
+    set_interval(d, &r, 0, 1, p->start, p->end);
     SET_ID32(r, 2, p->deviceId);
     SET_ID32(r, 3, p->contextId);
     SET_ID32(r, 4, p->streamId);
@@ -378,53 +481,96 @@ static int decode_kernel(struct vt__decoder *d, const CUpti_ActivityKernel10 *p)
     SET(r, 14, p->dynamicSharedMemory);
     SET(r, 15, p->registersPerThread);
     SET_OPT(r, 16, p->graphId, p->graphId != 0);
+    SET_OPT(r, 17, p->graphNodeId, p->graphNodeId != 0);
+    /* A graph's kernels have no launch call of their own and their parameters are not read:
+     * their uses are unknown (0). Another kernel's come from its launch call, when joined. */
+    if (p->graphId != 0) SET(r, 18, 0);
+    else if (joined && cv.scan != VT_SCAN_NONE) SET(r, 18, cv.scan == VT_SCAN_DONE);
+    else SETNULL(r, 18);
     d->xEmit(d->pCtx, &r);
     return 0;
 }
 
-/* Slot of thread's nesting depth, or NULL when the bounded table is full. */
-static struct depth_slot *depth_slot(struct vt__decoder *d, int64_t thread)
+/* The depth map's key of (thread, domain). */
+static uint32_t depth_key(int64_t thread, int64_t domain)
 {
-    size_t i = (size_t)(((uint64_t)thread * 0x9E3779B97F4A7C15ull) >> 52) & (DEPTH_SLOTS - 1);
-    size_t n;
-    for (n = 0; n < DEPTH_SLOTS; n++, i = (i + 1) & (DEPTH_SLOTS - 1)) {
-        struct depth_slot *s = &d->aDepth[i];
-        if (s->used && s->thread == thread) return s;
-        if (!s->used) {
-            s->used = 1;
-            s->thread = thread;
-            s->depth = 0;
-            return s;
-        }
-    }
-    return NULL;
+    return (uint32_t)((((uint64_t)thread ^ ((uint64_t)(domain + 1) << 40)) * 0x9E3779B97F4A7C15ull) >> 32);
 }
 
-/* Write one nvtx_range row. end < 0 means the range never ended (end NULL). */
-static void emit_nvtx(struct vt__decoder *d, const struct nvtx_val *v, int64_t end)
+/* A push/pop range opens on thread in domain: returns its depth (ranges open there before it), or -1. */
+static int depth_push(struct vt__decoder *d, int64_t thread, int64_t domain)
+{
+    uint32_t key = depth_key(thread, domain);
+    struct depth_val *v = vt__boundmap_get(&d->depths, key), nv;
+    if (v && v->thread == thread && v->domain_id == domain) return v->depth++;
+    if (v) return -1; /* another thread's entry under the same key: depth unknown */
+    memset(&nv, 0, sizeof nv);
+    nv.thread = thread;
+    nv.domain_id = domain;
+    nv.depth = 1;
+    vt__boundmap_put(&d->depths, key, &nv, NULL, NULL);
+    return 0;
+}
+
+/* A push/pop range of thread in domain closed: one less open; the entry goes when none is. */
+static void depth_pop(struct vt__decoder *d, int64_t thread, int64_t domain)
+{
+    uint32_t key = depth_key(thread, domain);
+    struct depth_val *v = vt__boundmap_get(&d->depths, key);
+    if (!v || v->thread != thread || v->domain_id != domain) return;
+    if (--v->depth <= 0) vt__boundmap_remove(&d->depths, key, NULL);
+}
+
+/* Take id out of the set m of start/end range ids: 1 if it was there. */
+static int nvtxid_take(struct vt__boundmap *m, uint64_t id)
+{
+    struct nvtxid_val *v = vt__boundmap_get(m, key64(id));
+    if (!v || v->id != id) return 0;
+    vt__boundmap_remove(m, key64(id), NULL);
+    return 1;
+}
+
+/*
+ * Write one nvtx_range row. end < 0 means the range never ended (end NULL, not
+ * counted as an unknown time); an end of 0 is a time CUPTI could not take.
+ * endThread: the thread that ended it when another than the one that
+ * started it, else -1.
+ */
+static void emit_nvtx(struct vt__decoder *d, const struct nvtx_val *v, int64_t end, int64_t endThread)
 {
     struct vt__row r;
     ROW_INIT(r, VT_T_NVTX_RANGE);
-    SET(r, 0, v->start);
-    SET_OPT(r, 1, end, end >= 0);
+    if (end < 0) {
+        set_instant(d, &r, 0, (uint64_t)v->start);
+        SETNULL(r, 1);
+    } else {
+        set_interval(d, &r, 0, 1, (uint64_t)v->start, (uint64_t)end);
+    }
     SET(r, 2, v->kind);
     SET_STR(r, 3, v->name_id);
     SET_STR(r, 4, v->domain_id);
     SET_OPT(r, 5, v->thread, v->thread >= 0);
     SET_OPT(r, 6, v->depth, v->depth >= 0);
+    SET_OPT(r, 7, endThread, endThread >= 0);
     d->xEmit(d->pCtx, &r);
 }
 
 /* An open range is being written without its end: undo its push/pop nesting. */
 static void nvtx_unnest(struct vt__decoder *d, const struct nvtx_val *v)
 {
-    struct depth_slot *s;
     if (v->kind != VT_NVTX_PUSHPOP || v->depth < 0) return;
-    s = depth_slot(d, v->thread);
-    if (s && s->depth > 0) s->depth--;
+    depth_pop(d, v->thread, v->domain_id);
 }
 
-/* MARKER: marks become rows at once; START is held until its END (paired by id). */
+/*
+ * MARKER: marks become rows at once; START is held until its END (paired by
+ * id). The marker record does not say whether a range is push/pop or
+ * start/end (both are thread markers): the NVTX callbacks do, as host records
+ * (VT_HREC_NVTX) naming the ids of start/end ranges, at their start (the id
+ * nvtxRangeStart returned) and at their end (the id nvtxRangeEnd was given).
+ * A range neither names is push/pop and nests on its thread and domain; one
+ * recognized only at its end loses the depth it was given.
+ */
 static int decode_marker(struct vt__decoder *d, const CUpti_ActivityMarker2 *p)
 {
     struct nvtx_val v;
@@ -439,24 +585,21 @@ static int decode_marker(struct vt__decoder *d, const CUpti_ActivityMarker2 *p)
         v.domain_id = intern(d, p->domain);
         v.depth = -1;
         if (!isThread) v.thread = -1;
-        emit_nvtx(d, &v, v.start);
+        emit_nvtx(d, &v, v.start, -1);
         return 0;
     }
     if (p->flags & CUPTI_ACTIVITY_FLAG_MARKER_START) {
         struct nvtx_val old;
         uint32_t oldKey = 0;
-        v.kind = isThread ? VT_NVTX_PUSHPOP : VT_NVTX_STARTEND;
+        v.kind = nvtxid_take(&d->nvtxStart, p->id) || !isThread ? VT_NVTX_STARTEND : VT_NVTX_PUSHPOP;
         v.name_id = intern(d, p->name);
         v.domain_id = intern(d, p->domain);
         v.depth = -1;
-        if (isThread) {
-            struct depth_slot *s = depth_slot(d, v.thread);
-            if (s) v.depth = s->depth++;
-        }
+        if (v.kind == VT_NVTX_PUSHPOP) v.depth = depth_push(d, v.thread, v.domain_id);
         if (vt__boundmap_put(&d->nvtx, p->id, &v, &oldKey, &old)) {
             d->nDroppedNvtx++;
             nvtx_unnest(d, &old);
-            emit_nvtx(d, &old, -1);
+            emit_nvtx(d, &old, -1, -1);
         }
         return 0;
     }
@@ -464,7 +607,12 @@ static int decode_marker(struct vt__decoder *d, const CUpti_ActivityMarker2 *p)
         struct nvtx_val open;
         if (vt__boundmap_remove(&d->nvtx, p->id, &open)) {
             nvtx_unnest(d, &open);
-            emit_nvtx(d, &open, (int64_t)p->timestamp);
+            if (nvtxid_take(&d->nvtxEnd, p->id)) { /* ended by nvtxRangeEnd: a start/end range */
+                open.kind = VT_NVTX_STARTEND;
+                open.depth = -1;
+            }
+            emit_nvtx(d, &open, (int64_t)p->timestamp,
+                      isThread && v.thread != open.thread ? v.thread : -1);
         }
         return 0;
     }
@@ -477,14 +625,14 @@ static int decode_sync(struct vt__decoder *d, const CUpti_ActivitySynchronizatio
     struct vt__row r;
     see_ts(d, p->end);
     ROW_INIT(r, VT_T_SYNC_EVENT);
-    SET(r, 0, p->start);
-    SET(r, 1, p->end);
+    set_interval(d, &r, 0, 1, p->start, p->end);
     SET(r, 2, p->type);
     SETNULL(r, 3);
     SET_ID32(r, 4, p->contextId);
     SET_ID32(r, 5, p->streamId);
     SET_OPT(r, 6, p->correlationId, p->correlationId != 0);
     SET_ID32(r, 7, p->cudaEventId);
+    SET(r, 8, p->returnValue); /* a CUresult: CUDA_ERROR_NOT_READY for a query that found work pending */
     d->xEmit(d->pCtx, &r);
     return 0;
 }
@@ -525,8 +673,7 @@ static int decode_overhead(struct vt__decoder *d, const CUpti_ActivityOverhead3 
     ROW_INIT(r, VT_T_OVERHEAD);
     r.v[0].z = "cupti";
     r.v[1].z = overhead_name(p->overheadKind);
-    SET(r, 2, p->start);
-    SET(r, 3, p->end);
+    set_interval(d, &r, 2, 3, p->start, p->end);
     SET(r, 4, p->objectKind);
     SET_OPT(r, 5, objId, objId >= 0);
     SET(r, 6, 1);
@@ -595,12 +742,12 @@ static void host_api(struct vt__decoder *d, const struct vt_hrec *p)
 {
     struct vt__row r;
     const char *zFamily = api_family(p->u.api.api);
+    int bExpected;
     see_ts(d, p->u.api.end > p->u.api.start ? p->u.api.end : p->u.api.start);
     ROW_INIT(r, VT_T_API_CALL);
     SET(r, 0, p->u.api.api);
     SET_OPT(r, 1, p->u.api.correlation, p->u.api.correlation != 0);
-    SET(r, 2, p->u.api.start);
-    SET_OPT(r, 3, p->u.api.end, p->u.api.end != 0);
+    set_interval(d, &r, 2, 3, p->u.api.start, p->u.api.end);
     SET(r, 4, p->u.api.thread);
     SET_OPT(r, 5, p->u.api.device, p->u.api.device >= 0);
     SET(r, 6, p->u.api.status);
@@ -612,21 +759,112 @@ static void host_api(struct vt__decoder *d, const struct vt_hrec *p)
     SET_OPT(r, 12, p->u.api.stack_id, p->u.api.stack_id > 0);
     d->xEmit(d->pCtx, &r);
 
+    bExpected = !strcmp(zFamily, "alloc") || !strcmp(zFamily, "free") || !strcmp(zFamily, "memcpy") ||
+                !strcmp(zFamily, "memset");
+    /* VMM and import calls are remembered too, so that a MEMORY2 record of theirs (if CUPTI makes
+     * one) is recognized; none may follow, so forgetting them is no loss */
+    /* so are kernel launches, for their kernels' args_scanned */
     if (p->u.api.status == 0 && p->u.api.correlation != 0 &&
-        (!strcmp(zFamily, "alloc") || !strcmp(zFamily, "free") || !strcmp(zFamily, "memcpy") ||
-         !strcmp(zFamily, "memset"))) {
-        struct corr_val cv;
+        (bExpected || api_owns_memory_rows(p->u.api.api) || p->u.api.scan != VT_SCAN_NONE)) {
+        struct corr_val cv, old;
+        uint32_t oldKey;
         memset(&cv, 0, sizeof cv);
         cv.api = p->u.api.api;
+        cv.bExpected = (int16_t)bExpected;
+        cv.scan = (int16_t)p->u.api.scan;
         cv.thread = p->u.api.thread;
         cv.stack_id = p->u.api.stack_id;
         cv.src = p->u.api.src;
         cv.dst = p->u.api.dst ? p->u.api.dst : (!strcmp(zFamily, "memset") ? p->u.api.ptr : 0);
-        if (vt__boundmap_put(&d->corr, p->u.api.correlation, &cv, NULL, NULL)) d->nDroppedCorr++;
+        if (vt__boundmap_put(&d->corr, p->u.api.correlation, &cv, &oldKey, &old) && old.bExpected)
+            d->nDroppedCorr++;
     }
 }
 
-/* STACK: the stack row and one frame row per frame, names interned. */
+/*
+ * VMM and import rows: complete what one call cannot know from the calls
+ * before it. A release is paired with its handle's create (kind, device,
+ * bytes) or import (then it is an import_close: the memory was never this
+ * process's); a map takes its handle's kind; an unmap gets the handle and kind
+ * of the map at its address; an IPC close the bytes of its open.
+ */
+static void host_memory_fill(struct vt__decoder *d, struct vt_hrec_mem *m)
+{
+    struct mem_val v;
+    memset(&v, 0, sizeof v);
+    switch (m->op) {
+    case VT_MEMOP_VMM_CREATE:
+    case VT_MEMOP_IMPORT:
+        v.id = m->address;
+        v.bytes = m->bytes;
+        v.handle = m->handle;
+        v.kind = m->mem_kind;
+        v.device = m->device;
+        v.bImport = m->op == VT_MEMOP_IMPORT;
+        mem_put(m->handle ? &d->handles : &d->maps, &v); /* a handle import, or an IPC mapping */
+        break;
+    case VT_MEMOP_VMM_RELEASE:
+        if (!mem_get(&d->handles, m->address, 1, &v)) break;
+        if (v.bImport) m->op = VT_MEMOP_IMPORT_CLOSE;
+        m->mem_kind = v.kind;
+        m->device = v.device;
+        m->bytes = v.bytes;
+        break;
+    case VT_MEMOP_VMM_MAP:
+        if (mem_get(&d->handles, m->handle, 0, &v)) m->mem_kind = v.kind;
+        else v.kind = m->mem_kind;
+        v.id = m->address;
+        v.bytes = m->bytes;
+        v.handle = m->handle;
+        mem_put(&d->maps, &v);
+        break;
+    case VT_MEMOP_VMM_UNMAP:
+        if (!mem_get(&d->maps, m->address, 1, &v)) break;
+        m->handle = v.handle;
+        m->mem_kind = v.kind;
+        break;
+    case VT_MEMOP_IMPORT_CLOSE:
+        if (mem_get(&d->maps, m->address, 1, &v) && v.bImport && !m->bytes) m->bytes = v.bytes;
+        break;
+    default: break;
+    }
+}
+
+/*
+ * Resolve the raw return address *pPc of a native frame (modres.h): on
+ * success *pPc becomes module-relative, *pzModule and (when the frame has no
+ * name) *pzFunction are set, and the module is remembered for its `module`
+ * row (written by write_module once its path has a string id).
+ */
+static void resolve_pc(struct vt__decoder *d, uint64_t *pPc, const char **pzModule, const char **pzFunction)
+{
+    struct vt__modinfo *mi = NULL;
+    const char *zFn = NULL;
+    uint64_t rel = 0;
+    d->pPendingModule = NULL;
+    if (!d->modres || !vt__modres_resolve(d->modres, *pPc, &rel, &zFn, &mi)) return;
+    *pPc = rel;
+    *pzModule = mi->zPath;
+    if (!*pzFunction) *pzFunction = zFn;
+    if (!mi->bRowWritten) d->pPendingModule = mi;
+}
+
+/* The `module` row of the module resolve_pc just met, whose path is string pathId. */
+static void write_module(struct vt__decoder *d, int64_t pathId)
+{
+    struct vt__modinfo *mi = d->pPendingModule;
+    struct vt__row r;
+    d->pPendingModule = NULL;
+    mi->bRowWritten = 1;
+    ROW_INIT(r, VT_T_MODULE);
+    SET(r, 0, pathId);
+    SETZ(r, 1, mi->zBuildId[0] ? mi->zBuildId : NULL);
+    SET_OPT(r, 2, mi->fileBytes, mi->fileBytes >= 0);
+    SET_OPT(r, 3, mi->mtimeNs, mi->mtimeNs >= 0);
+    d->xEmit(d->pCtx, &r);
+}
+
+/* STACK: the stack row and one frame row per frame, names interned, raw addresses resolved. */
 static void host_stack(struct vt__decoder *d, const struct vt_hrec *p)
 {
     struct vt__row r;
@@ -638,12 +876,20 @@ static void host_stack(struct vt__decoder *d, const struct vt_hrec *p)
     d->xEmit(d->pCtx, &r);
     for (i = 0; p->u.stack.aFrame && i < p->u.stack.nFrame; i++) {
         const struct vt_frame *f = &p->u.stack.aFrame[i];
-        int64_t fn = intern(d, f->zFunction), file = intern(d, f->zFile), mod = intern(d, f->zModule);
+        const char *zFunction = f->zFunction, *zModule = f->zModule;
+        uint64_t pc = f->pc;
+        int64_t fn, file, mod;
+        /* a raw return address (captured in a callback): resolved here, on the writer thread */
+        if (f->kind == VT_FRAME_NATIVE && !zModule && pc) resolve_pc(d, &pc, &zModule, &zFunction);
+        fn = intern(d, zFunction);
+        file = intern(d, f->zFile);
+        mod = intern(d, zModule);
+        if (mod >= 0 && d->pPendingModule) write_module(d, mod);
         ROW_INIT(r, VT_T_FRAME);
         SET(r, 0, p->u.stack.id);
         SET(r, 1, i);
         SET(r, 2, f->kind);
-        SET_OPT(r, 3, f->pc, f->pc != 0);
+        SET_OPT(r, 3, pc, pc != 0);
         SET_STR(r, 4, fn);
         SET_STR(r, 5, file);
         SET_OPT(r, 6, f->line, f->line > 0);
@@ -660,7 +906,7 @@ void vt__decode_host(struct vt__decoder *d, struct vt_hrec *p)
     case VT_HREC_OOM:
         see_ts(d, p->u.oom.ts);
         ROW_INIT(r, VT_T_OOM_EVENT);
-        SET(r, 0, p->u.oom.ts);
+        set_instant(d, &r, 0, p->u.oom.ts);
         SET(r, 1, p->u.oom.api);
         SET_OPT(r, 2, p->u.oom.correlation, p->u.oom.correlation != 0);
         SET_OPT(r, 3, p->u.oom.device, p->u.oom.device >= 0);
@@ -674,12 +920,13 @@ void vt__decode_host(struct vt__decoder *d, struct vt_hrec *p)
         break;
     case VT_HREC_MEMORY:
         see_ts(d, p->u.mem.ts);
+        host_memory_fill(d, &p->u.mem);
         ROW_INIT(r, VT_T_MEMORY_EVENT);
-        SET(r, 0, p->u.mem.ts);
+        set_instant(d, &r, 0, p->u.mem.ts);
         SET(r, 1, p->u.mem.op);
         SET(r, 2, p->u.mem.mem_kind);
         SET(r, 3, p->u.mem.address);
-        SET(r, 4, p->u.mem.bytes);
+        SET_OPT(r, 4, p->u.mem.bytes, p->u.mem.bytes != 0);
         SET_OPT(r, 5, p->u.mem.device, p->u.mem.device >= 0);
         SETNULL(r, 6);
         SETNULL(r, 7);
@@ -702,13 +949,13 @@ void vt__decode_host(struct vt__decoder *d, struct vt_hrec *p)
         SET(r, 0, p->u.use.correlation);
         SET(r, 1, p->u.use.kind);
         SET(r, 2, p->u.use.address);
-        SET_OPT(r, 3, p->u.use.ts, p->u.use.ts != 0);
+        set_instant(d, &r, 3, p->u.use.ts);
         SET_OPT(r, 4, p->u.use.device, p->u.use.device >= 0);
         d->xEmit(d->pCtx, &r);
         break;
     case VT_HREC_DROPPED:
         ROW_INIT(r, VT_T_DROPPED);
-        SET(r, 0, p->u.dropped.ts ? p->u.dropped.ts : d->lastTs);
+        set_instant(d, &r, 0, p->u.dropped.ts ? p->u.dropped.ts : d->lastTs);
         SET(r, 1, p->u.dropped.source);
         SETZ(r, 2, p->u.dropped.zWhat);
         SET(r, 3, p->u.dropped.count);
@@ -722,14 +969,21 @@ void vt__decode_host(struct vt__decoder *d, struct vt_hrec *p)
         ROW_INIT(r, VT_T_OVERHEAD);
         r.v[0].z = "vramtrace";
         r.v[1].z = p->u.overhead.zKind ? p->u.overhead.zKind : "unknown";
-        SET(r, 2, p->u.overhead.start);
-        SET(r, 3, p->u.overhead.end);
+        set_interval(d, &r, 2, 3, p->u.overhead.start, p->u.overhead.end);
         SETNULL(r, 4);
         SETNULL(r, 5);
         SET(r, 6, p->u.overhead.count);
         d->xEmit(d->pCtx, &r);
         break;
     case VT_HREC_STACK: host_stack(d, p); break;
+    case VT_HREC_NVTX: {
+        /* a start/end range's id, named at its start or at its end (see decode_marker); the
+         * marker record's id is 32 bits wide, NVTX's range id 64: the low 32 bits are compared */
+        struct nvtxid_val v;
+        v.id = (uint32_t)p->u.nvtx.id;
+        if (v.id) vt__boundmap_put(p->u.nvtx.bEnd ? &d->nvtxEnd : &d->nvtxStart, (uint32_t)v.id, &v, NULL, NULL);
+        break;
+    }
     case VT_HREC_DEVICE: {
         char zName[sizeof p->u.device.zName], zUuid[sizeof p->u.device.zUuid];
         snprintf(zName, sizeof zName, "%.*s", (int)sizeof zName - 1, p->u.device.zName);
@@ -768,7 +1022,7 @@ void vt__decode_host(struct vt__decoder *d, struct vt_hrec *p)
 static void finish_one(void *pCtx, uint32_t key, void *pVal)
 {
     (void)key;
-    emit_nvtx((struct vt__decoder *)pCtx, (const struct nvtx_val *)pVal, -1);
+    emit_nvtx((struct vt__decoder *)pCtx, (const struct nvtx_val *)pVal, -1, -1);
 }
 
 void vt__decoder_finish(struct vt__decoder *d)

@@ -8,6 +8,7 @@
 #include <cupti_activity.h>
 
 #include "boundmap.h"
+#include "modres.h"
 #include "strintern.h"
 #include "writer.h"
 
@@ -40,6 +41,7 @@ enum vt__table {
     VT_T_DROPPED,
     VT_T_OVERHEAD,
     VT_T_META,
+    VT_T_MODULE,      /* INSERT OR IGNORE: one row per module frames name */
     VT_T__COUNT
 };
 
@@ -75,6 +77,10 @@ struct vt__decoder_config {
     size_t nvtx_entries;   /* NVTX ranges open at once (16384) */
     size_t intern_entries; /* distinct strings cached (262144) */
     size_t intern_bytes;   /* text cached (32 MiB) */
+    size_t mem_entries;    /* VMM handles, and mappings, remembered for their release/unmap (65536 each) */
+    /* Resolver of raw native return addresses in call sites (module, relative address, name), or
+     * NULL: native frames without a module are stored as they come (absolute pc). Not owned. */
+    struct vt__modres *modres;
 };
 
 struct vt__decoder {
@@ -83,13 +89,21 @@ struct vt__decoder {
     struct vt__intern intern;
     struct vt__boundmap corr;
     struct vt__boundmap nvtx;
-    struct depth_slot *aDepth; /* per-thread push/pop nesting, bounded */
+    struct vt__boundmap nvtxStart; /* ids of start/end ranges named at their start (NVTX callbacks) */
+    struct vt__boundmap nvtxEnd;   /* ... named at their end */
+    struct vt__boundmap handles; /* VMM handle -> how it was created or imported */
+    struct vt__boundmap maps;    /* mapped or IPC-opened address -> handle, kind, bytes */
+    struct vt__boundmap depths;  /* push/pop nesting of (thread, domain) with ranges open */
+    struct vt__modres *modres;   /* see vt__decoder_config */
+    struct vt__modinfo *pPendingModule; /* a module met whose `module` row is still to write */
     uint64_t lastTs;           /* latest timestamp seen, for rows that have no time of their own */
     uint64_t nDecoded;         /* activity records seen */
     uint64_t nUnknown;         /* activity records of kinds not stored */
     uint64_t nDroppedCorr;     /* API calls evicted from the correlation map unmatched */
     uint64_t nDroppedNvtx;     /* open NVTX ranges evicted (written with end NULL) */
     uint64_t nJoined;          /* activity records completed from an API call */
+    uint64_t nTimeUnknown;     /* rows written with a time CUPTI could not take (0: stored NULL) */
+    uint64_t nMemSuperseded;   /* MEMORY2 records of VMM/import calls, not stored (the call's row is) */
 };
 
 /* Initialise d. Returns 0 or -ENOMEM. */

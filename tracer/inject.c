@@ -3,6 +3,7 @@
 #include <cupti.h>
 
 #include <dlfcn.h>
+#include <pthread.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -15,15 +16,18 @@
 
 #include "apicall.h"
 #include "config.h"
+#include "flusher.h"
 #include "intervals.h"
 #include "kparams.h"
 #include "session.h"
+#include "watch.h"
 #include "stack.h"
 #include "vramtrace/schema.h"
 #include "writer.h"
 
 #define VT_EXPORT __attribute__((visibility("default")))
-#define EXIT_TIMEOUT_MS 5000u
+#define EXIT_TIMEOUT_MS 5000u   /* the writer's drain and close at exit */
+#define FINAL_FLUSH_MS 3000u    /* CUPTI's forced flush at exit (a hung device never hangs the exit) */
 #define MAX_TRACKED_DEVICES 64
 
 /* Activity kinds recorded; CONCURRENT_KERNEL first (it instruments modules as they load). */
@@ -54,6 +58,8 @@ static struct {
     CUresult (*xDeviceGetUuid)(CUuuid *, CUdevice);
     CUresult (*xFuncGetParamInfo)(CUfunction, size_t, size_t *, size_t *);
     CUresult (*xKernelGetParamInfo)(CUkernel, size_t, size_t *, size_t *);
+    CUresult (*xMemGetAddressRange)(CUdeviceptr *, size_t *, CUdeviceptr);
+    CUresult (*xMemGetAllocationPropertiesFromHandle)(CUmemAllocationProp *, CUmemGenericAllocationHandle);
     /* the CUDA runtime's, for runtime launches (a host stub's layout), when the process has one */
     int (*xRtFuncGetParamInfo)(const void *, size_t, size_t *, size_t *);
 } g_drv;
@@ -62,7 +68,34 @@ static atomic_int g_init;                  /* InitializeInjection ran (double in
 static CUpti_SubscriberHandle g_subscriber; /* valid when g_subscribed */
 static int g_subscribed;
 static struct vt_config g_cfg;             /* read once in InitializeInjection */
+static struct vt__flusher *g_flusher;      /* the periodic flush thread, or NULL */
+static atomic_int g_fatal;                 /* CUPTI reported a fatal error: no CUPTI call any more */
+static atomic_int g_fatalHandled;          /* ... and the trace was closed for it */
+
+/*
+ * The takeover watch (watch.h): buffer events and the calls whose MEMORY2
+ * record must follow, counted by the callbacks, judged by the flush thread.
+ */
+static atomic_uint_fast64_t g_nBufEvents, g_nExpect;
+static atomic_uint_fast64_t g_tLastBufNs; /* CUPTI clock at the last buffer event */
+static int g_bWatchMemory;                /* MEMORY2 is enabled: allocations must bring records */
+static struct vt__watch g_watch;          /* the flush thread's only */
 static atomic_uint_fast64_t g_devSeen;     /* bit d: device d's row was written */
+
+/*
+ * CUPTI's own device memory (cupti_activity.h, CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_*):
+ * per context, a pool of profiling buffers in the job's VRAM (unless they are in
+ * pinned host memory), PRE_ALLOCATE of SIZE bytes at context creation, more
+ * under load up to POOL_LIMIT. Read once at start; contexts counted per device.
+ */
+static struct {
+    size_t size, preAllocate, poolLimit;
+    int bHostPinned;
+    int bKnown;
+} g_devbuf;
+static pthread_mutex_t g_ctxMu = PTHREAD_MUTEX_INITIALIZER;
+static CUcontext g_aCtx[MAX_TRACKED_DEVICES * 4]; /* contexts seen (each counted once) */
+static unsigned g_nCtx, g_anCtxOfDev[MAX_TRACKED_DEVICES];
 
 /*
  * Attribution (tracer/stack.c, tracer/intervals.c, tracer/kparams.c), opened at
@@ -116,6 +149,8 @@ static void load_driver(void)
     SYM(xDeviceGetUuid, "cuDeviceGetUuid_v2");
     SYM(xFuncGetParamInfo, "cuFuncGetParamInfo");
     SYM(xKernelGetParamInfo, "cuKernelGetParamInfo");
+    SYM(xMemGetAddressRange, "cuMemGetAddressRange_v2");
+    SYM(xMemGetAllocationPropertiesFromHandle, "cuMemGetAllocationPropertiesFromHandle");
     /* The handle stays open for the life of the process: libcuda is never unloaded anyway. */
 
     /* cudaFuncGetParamInfo: global, or in a libcudart loaded locally (a Python extension's).
@@ -221,6 +256,48 @@ static int mem_info(uint64_t *pFree, uint64_t *pTotal)
     return 0;
 }
 
+/* The allocation containing ptr (cuMemGetAddressRange), never traced. Returns 0 or -1. */
+static int address_range(uint64_t ptr, uint64_t *pBase, uint64_t *pSize)
+{
+    CUdeviceptr base = 0;
+    size_t size = 0;
+    CUresult r;
+    if (!g_drv.xMemGetAddressRange) return -1;
+    t_inTracer++;
+    r = g_drv.xMemGetAddressRange(&base, &size, (CUdeviceptr)ptr);
+    t_inTracer--;
+    if (r != CUDA_SUCCESS) return -1;
+    *pBase = base;
+    *pSize = size;
+    return 0;
+}
+
+/* Where an allocation handle's memory lives (its properties), never traced. Returns 0 or -1. */
+static int handle_location(uint64_t handle, int *pMemKind, int *pDevice)
+{
+    CUmemAllocationProp prop;
+    CUresult r;
+    if (!g_drv.xMemGetAllocationPropertiesFromHandle) return -1;
+    memset(&prop, 0, sizeof prop);
+    t_inTracer++;
+    r = g_drv.xMemGetAllocationPropertiesFromHandle(&prop, (CUmemGenericAllocationHandle)handle);
+    t_inTracer--;
+    if (r != CUDA_SUCCESS) return -1;
+    switch (prop.location.type) {
+    case CU_MEM_LOCATION_TYPE_DEVICE:
+        *pMemKind = VT_MEMKIND_DEVICE;
+        *pDevice = prop.location.id;
+        return 0;
+    case CU_MEM_LOCATION_TYPE_HOST:
+    case CU_MEM_LOCATION_TYPE_HOST_NUMA:
+    case CU_MEM_LOCATION_TYPE_HOST_NUMA_CURRENT:
+        *pMemKind = VT_MEMKIND_PINNED;
+        *pDevice = -1;
+        return 0;
+    default: return -1;
+    }
+}
+
 /* Write a device row the first time a context on device `dev` appears. */
 static void record_device(int dev)
 {
@@ -272,6 +349,85 @@ static void record_device(int dev)
     vt__session_submit(&rec);
 }
 
+/*
+ * CUPTI_CBID_STATE_FATAL_ERROR: CUPTI finalizes itself after this callback
+ * (cupti_callbacks.h). Record what it said (one meta row, one line), make
+ * every later path leave CUPTI alone, and have the flush thread close the
+ * trace with what it holds (not here: a callback must not wait on the writer).
+ */
+static void on_fatal(const CUpti_StateData *sd)
+{
+    char z[600];
+    CUptiResult r = sd ? sd->notification.result : CUPTI_ERROR_UNKNOWN;
+    const char *zMsg = sd && sd->notification.message ? sd->notification.message : "";
+    if (atomic_exchange(&g_fatal, 1)) return;
+    snprintf(z, sizeof z, "%s%s%.400s", result_name(r), zMsg[0] ? ": " : "", zMsg);
+    vt__session_meta("cupti_fatal_error", z);
+    snprintf(z, sizeof z, "%llu", (unsigned long long)now_cupti());
+    vt__session_meta("cupti_fatal_error_ns", z);
+    say("CUPTI reported a fatal error (%s%s%.300s); tracing stops, the trace %s keeps what was recorded",
+        result_name(r), zMsg[0] ? ": " : "", zMsg, vt__session_path());
+    vt__flusher_kick(g_flusher);
+}
+
+/* Read CUPTI's device-buffer settings (before any context exists) and record them in meta. */
+static void record_cupti_buffers(void)
+{
+    char z[32];
+    size_t n = sizeof g_devbuf.size;
+    uint8_t u8 = 0;
+    if (cuptiActivityGetAttribute(CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_SIZE, &n, &g_devbuf.size) != CUPTI_SUCCESS)
+        return;
+    n = sizeof g_devbuf.preAllocate;
+    if (cuptiActivityGetAttribute(CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_PRE_ALLOCATE_VALUE, &n,
+                                  &g_devbuf.preAllocate) != CUPTI_SUCCESS)
+        return;
+    n = sizeof g_devbuf.poolLimit;
+    if (cuptiActivityGetAttribute(CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_POOL_LIMIT, &n, &g_devbuf.poolLimit) !=
+        CUPTI_SUCCESS)
+        return;
+    n = sizeof u8;
+    if (cuptiActivityGetAttribute(CUPTI_ACTIVITY_ATTR_MEM_ALLOCATION_TYPE_HOST_PINNED, &n, &u8) == CUPTI_SUCCESS)
+        g_devbuf.bHostPinned = u8 != 0;
+    g_devbuf.bKnown = 1;
+#define META_U(key, v) (snprintf(z, sizeof z, "%llu", (unsigned long long)(v)), vt__session_meta(key, z))
+    META_U("cupti.device_buffer_size", g_devbuf.size);
+    META_U("cupti.device_buffer_pre_allocate", g_devbuf.preAllocate);
+    META_U("cupti.device_buffer_pool_limit", g_devbuf.poolLimit);
+    META_U("cupti.device_buffer_host_pinned", g_devbuf.bHostPinned);
+#undef META_U
+}
+
+/*
+ * A context was created on device dev: CUPTI pre-allocates its profiling
+ * buffers there (in the job's VRAM unless they are host-pinned). Rewrite that
+ * device's meta rows: cupti.device_bytes.DEV (what CUPTI allocates at context
+ * creation, the least it uses) and cupti.device_bytes_max.DEV (its pool limit).
+ */
+static void record_cupti_context(CUcontext ctx, int dev)
+{
+    char zKey[64], z[32];
+    unsigned i, nOfDev = 0;
+    int bNew = 1;
+    if (!g_devbuf.bKnown || dev < 0 || dev >= MAX_TRACKED_DEVICES) return;
+    pthread_mutex_lock(&g_ctxMu);
+    for (i = 0; i < g_nCtx && bNew; i++) bNew = g_aCtx[i] != ctx;
+    if (bNew && g_nCtx < sizeof g_aCtx / sizeof g_aCtx[0]) {
+        g_aCtx[g_nCtx++] = ctx;
+        nOfDev = ++g_anCtxOfDev[dev];
+    }
+    pthread_mutex_unlock(&g_ctxMu);
+    if (!nOfDev) return;
+    snprintf(zKey, sizeof zKey, "cupti.device_bytes.%d", dev);
+    snprintf(z, sizeof z, "%llu",
+             g_devbuf.bHostPinned ? 0ull : (unsigned long long)nOfDev * g_devbuf.size * g_devbuf.preAllocate);
+    vt__session_meta(zKey, z);
+    snprintf(zKey, sizeof zKey, "cupti.device_bytes_max.%d", dev);
+    snprintf(z, sizeof z, "%llu",
+             g_devbuf.bHostPinned ? 0ull : (unsigned long long)nOfDev * g_devbuf.size * g_devbuf.poolLimit);
+    vt__session_meta(zKey, z);
+}
+
 /* The one CUPTI callback: runtime and driver API enter/exit, resource events. */
 static void CUPTIAPI on_callback(void *pUser, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
                                  const void *pData)
@@ -282,18 +438,36 @@ static void CUPTIAPI on_callback(void *pUser, CUpti_CallbackDomain domain, CUpti
     if (t_inTracer) goto done;
     if (domain == CUPTI_CB_DOMAIN_RUNTIME_API || domain == CUPTI_CB_DOMAIN_DRIVER_API) {
         vt__apicall_callback(&g_env, &t_api, domain, cbid, pData);
+    } else if (domain == CUPTI_CB_DOMAIN_STATE && cbid == CUPTI_CBID_STATE_FATAL_ERROR) {
+        if (vt__session_active()) on_fatal(pData);
+    } else if (domain == CUPTI_CB_DOMAIN_NVTX) {
+        vt__nvtx_callback(&g_env, cbid, pData);
+    } else if (domain == CUPTI_CB_DOMAIN_RESOURCE && cbid == CUPTI_CBID_RESOURCE_MODULE_UNLOAD_STARTING) {
+        vt__kparams_forget(g_kp); /* its functions' handles may name another module's next */
     } else if (domain == CUPTI_CB_DOMAIN_RESOURCE && cbid == CUPTI_CBID_RESOURCE_CONTEXT_CREATED) {
         const CUpti_ResourceData *rd = pData;
-        if (vt__session_active()) record_device(context_device(rd->context));
+        if (vt__session_active()) {
+            int dev = context_device(rd->context);
+            record_device(dev);
+            record_cupti_context(rd->context, dev);
+        }
     }
 done:
     errno = saved;
+}
+
+/* A buffer was requested or returned: CUPTI still hands this tracer its buffers (the watch's count). */
+static void note_buffer_event(void)
+{
+    atomic_fetch_add(&g_nBufEvents, 1);
+    if (!atomic_load(&g_fatal)) atomic_store(&g_tLastBufNs, now_cupti()); /* CUPTI is finalizing otherwise */
 }
 
 /* CUPTI asks for an activity buffer: one from the writer, or none (CUPTI then counts drops). */
 static void CUPTIAPI buffer_requested(uint8_t **ppBuf, size_t *pSize, size_t *pMaxRecords)
 {
     int saved = errno;
+    note_buffer_event();
     *pMaxRecords = 0;
     *ppBuf = vt__session_buffer_alloc(pSize);
     if (!*ppBuf) *pSize = 0;
@@ -305,6 +479,7 @@ static void report_cupti_drops(CUcontext ctx, uint32_t streamId)
 {
     size_t n = 0;
     struct vt_hrec rec;
+    if (atomic_load(&g_fatal)) return; /* CUPTI is finalizing itself: not asked any more */
     if (cuptiActivityGetNumDroppedRecords(ctx, streamId, &n) != CUPTI_SUCCESS || n == 0) return;
     memset(&rec, 0, sizeof rec);
     rec.type = VT_HREC_DROPPED;
@@ -321,6 +496,7 @@ static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t streamId, uint8_t 
 {
     int saved = errno;
     (void)size;
+    note_buffer_event();
     report_cupti_drops(ctx, streamId);
     if (pBuf) vt__session_buffer_submit(pBuf, validSize);
     errno = saved;
@@ -338,6 +514,63 @@ static int next_record(uint8_t *pBuf, size_t validSize, void **ppRecord)
     return r == CUPTI_ERROR_MAX_LIMIT_REACHED ? 1 : -1;
 }
 
+/* Milliseconds on the monotonic clock. */
+static uint64_t mono_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+/* A successful allocation or free returned: its MEMORY2 record must follow (the watch counts). */
+static void expect_record(void)
+{
+    if (g_bWatchMemory) atomic_fetch_add(&g_nExpect, 1);
+}
+
+/*
+ * The watch's verdict: CUPTI hands the activity buffers to someone else.
+ * The trace says from when (the last buffer event: nothing after it reached
+ * us), one line says it, and GPU activity is missing from then on.
+ */
+static void report_takeover(void)
+{
+    char z[32];
+    uint64_t t = atomic_load(&g_tLastBufNs);
+    snprintf(z, sizeof z, "%llu", (unsigned long long)(t ? t : (uint64_t)g_cfg.time_base_ns));
+    vt__session_meta("cupti_takeover_ns", z);
+    snprintf(z, sizeof z, "%llu", (unsigned long long)now_cupti());
+    vt__session_meta("cupti_takeover_detected_ns", z);
+    say("CUPTI no longer hands this tracer its activity buffers: another CUPTI client (torch.profiler/"
+        "Kineto, Nsight) took them over; GPU activity is missing from %s from then on (meta "
+        "cupti_takeover_ns), API calls are still recorded",
+        vt__session_path());
+}
+
+/*
+ * The flush thread's periodic task: a non-forced flush hands the writer every
+ * activity buffer whose records are complete, full or not, so the records of
+ * a thread that makes few CUDA calls (CUPTI 13 keeps one buffer per thread)
+ * reach the trace within about a flush interval instead of at exit. After a
+ * fatal CUPTI error it closes the trace instead, once, and calls CUPTI no more.
+ */
+static void flush_tick(void *pArg)
+{
+    (void)pArg;
+    if (atomic_load(&g_fatal)) {
+        /* end_ns: the latest time recorded (the writer's default), the clock is CUPTI's */
+        if (!atomic_exchange(&g_fatalHandled, 1) && vt__session_active()) vt__session_close(EXIT_TIMEOUT_MS);
+        return;
+    }
+    if (!vt__session_active()) return;
+    cuptiActivityFlushAll(0);
+    switch (vt__watch_tick(&g_watch, mono_ms(), atomic_load(&g_nBufEvents), atomic_load(&g_nExpect))) {
+    case VT_WATCH_PROBE: cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED); break;
+    case VT_WATCH_TAKEN: report_takeover(); break;
+    default: break;
+    }
+}
+
 /* Disable what was enabled: callbacks and activity kinds. Errors are irrelevant at this point. */
 static void disable_all(void)
 {
@@ -346,24 +579,53 @@ static void disable_all(void)
         cuptiEnableDomain(0, g_subscriber, CUPTI_CB_DOMAIN_RUNTIME_API);
         cuptiEnableDomain(0, g_subscriber, CUPTI_CB_DOMAIN_DRIVER_API);
         cuptiEnableDomain(0, g_subscriber, CUPTI_CB_DOMAIN_RESOURCE);
+        cuptiEnableDomain(0, g_subscriber, CUPTI_CB_DOMAIN_NVTX);
+        cuptiEnableDomain(0, g_subscriber, CUPTI_CB_DOMAIN_STATE);
     }
     for (i = 0; i < sizeof aKind / sizeof aKind[0]; i++) cuptiActivityDisable(aKind[i].kind);
 }
 
-/* atexit: flush CUPTI (forced), stop it, drain and close the trace within EXIT_TIMEOUT_MS. */
+/* The final task (on the flush thread): forced flush, stop CUPTI, forced flush of what was left. */
+static void final_flush(void *pArg)
+{
+    (void)pArg;
+    cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+    disable_all();
+    cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+    report_cupti_drops(NULL, 0);
+}
+
+/*
+ * atexit: the final flush, waited for at most FINAL_FLUSH_MS (it runs on the
+ * flush thread: a flush stuck on a hung device is left behind), then drain
+ * and close the trace within EXIT_TIMEOUT_MS. After a fatal CUPTI error no
+ * CUPTI function is called.
+ */
 static void at_exit(void)
 {
     int saved = errno;
     char z[32];
     uint64_t nDropped;
     int rc;
+    struct vt__flusher *f = g_flusher;
     if (!vt__session_active()) goto done; /* never started, already closed, or a forked child */
-    cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
-    disable_all();
-    cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
-    report_cupti_drops(NULL, 0);
-    snprintf(z, sizeof z, "%llu", (unsigned long long)now_cupti());
-    vt__session_meta("end_ns", z);
+    g_flusher = NULL;
+    if (atomic_load(&g_fatal)) {
+        /* the flush thread closes the trace (it may be doing so now) */
+        if (f) vt__flusher_stop(f, NULL, FINAL_FLUSH_MS + EXIT_TIMEOUT_MS);
+        if (!vt__session_active()) goto done;
+    } else if (!f) {
+        final_flush(NULL); /* no flush thread could be started: unbounded, as before */
+    } else if (vt__flusher_stop(f, final_flush, FINAL_FLUSH_MS) != 0) {
+        say("CUPTI's final flush did not finish within %u ms (a hung device?); activity records "
+            "not delivered by then are missing from %s",
+            FINAL_FLUSH_MS, vt__session_path());
+        vt__session_meta("final_flush", "timeout");
+    }
+    if (!atomic_load(&g_fatal)) {
+        snprintf(z, sizeof z, "%llu", (unsigned long long)now_cupti());
+        vt__session_meta("end_ns", z);
+    }
     nDropped = vt__session_dropped();
     rc = vt__session_close(EXIT_TIMEOUT_MS);
     if (rc == -EFBIG) {
@@ -443,6 +705,9 @@ static void setup_env(void)
     g_env.xSubmit = vt__session_submit;
     g_env.ivl = g_ivl;
     g_env.kp = g_kp;
+    g_env.xAddressRange = address_range;
+    g_env.xHandleLocation = handle_location;
+    g_env.xExpect = expect_record;
 }
 
 /* Enable the API callbacks we record; returns how many could not be enabled. */
@@ -451,6 +716,7 @@ static int enable_callbacks(void)
     int nFail = 0;
     static const CUpti_CallbackDomain aDomain[] = {CUPTI_CB_DOMAIN_RUNTIME_API,
                                                    CUPTI_CB_DOMAIN_DRIVER_API};
+    const CUpti_CallbackId *aNvtx;
     size_t d, i, n;
     for (d = 0; d < sizeof aDomain / sizeof aDomain[0]; d++) {
         const struct vt__api *a = vt__api_table(aDomain[d], &n);
@@ -460,6 +726,17 @@ static int enable_callbacks(void)
     if (cuptiEnableCallback(1, g_subscriber, CUPTI_CB_DOMAIN_RESOURCE,
                             CUPTI_CBID_RESOURCE_CONTEXT_CREATED) != CUPTI_SUCCESS)
         nFail++;
+    if (g_kp && cuptiEnableCallback(1, g_subscriber, CUPTI_CB_DOMAIN_RESOURCE,
+                                    CUPTI_CBID_RESOURCE_MODULE_UNLOAD_STARTING) != CUPTI_SUCCESS)
+        nFail++;
+    /* CUPTI's fatal errors (it finalizes itself after telling): close the trace cleanly */
+    if (cuptiEnableCallback(1, g_subscriber, CUPTI_CB_DOMAIN_STATE, CUPTI_CBID_STATE_FATAL_ERROR) !=
+        CUPTI_SUCCESS)
+        nFail++;
+    /* the start/end range calls of NVTX, to tell their markers from push/pop ones */
+    aNvtx = vt__nvtx_cbids(&n);
+    for (i = 0; i < n; i++)
+        if (cuptiEnableCallback(1, g_subscriber, CUPTI_CB_DOMAIN_NVTX, aNvtx[i]) != CUPTI_SUCCESS) nFail++;
     return nFail;
 }
 
@@ -471,6 +748,7 @@ static void enable_activities(void)
     z[0] = '\0';
     for (i = 0; i < sizeof aKind / sizeof aKind[0]; i++) {
         CUptiResult r = cuptiActivityEnable(aKind[i].kind);
+        if (r == CUPTI_SUCCESS && aKind[i].kind == CUPTI_ACTIVITY_KIND_MEMORY2) g_bWatchMemory = 1;
         if (r == CUPTI_SUCCESS) continue;
         if (n < sizeof z)
             n += (size_t)snprintf(z + n, sizeof z - n, "%s%s (%s)", n ? ", " : "", aKind[i].zName,
@@ -554,12 +832,27 @@ VT_EXPORT int InitializeInjection(void)
     }
     open_attribution();
     setup_env();
+    /* thread ids in activity records (markers, overhead) as gettid gives them, the same as
+     * api_call.thread, so ranges and calls of one thread join (the default is pthread_self) */
+    r = cuptiSetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM);
+    if (r != CUPTI_SUCCESS)
+        say("NVTX ranges keep CUPTI's own thread ids (cuptiSetThreadIdType: %s): they may not join API "
+            "calls by thread", result_name(r));
     enable_activities();
     nFail = enable_callbacks();
     if (nFail) say("%d CUPTI API callbacks could not be enabled; those calls are not recorded", nFail);
     record_glue_meta();
+    record_cupti_buffers();
+    /* allocations waiting 20 flush intervals (10 s by default) for a buffer event: probe */
+    vt__watch_init(&g_watch, 20 * (g_cfg.flush_ms ? g_cfg.flush_ms : 500));
+    g_flusher = vt__flusher_start(g_cfg.flush_ms, flush_tick, NULL);
+    if (!g_flusher)
+        say("cannot start the flush thread: records of threads that make few CUDA calls reach the "
+            "trace only when their buffer fills or at exit");
     if (atexit(at_exit) != 0) {
         say("tracing off: cannot register the exit handler");
+        vt__flusher_stop(g_flusher, NULL, FINAL_FLUSH_MS);
+        g_flusher = NULL;
         disable_all();
         vt__session_abort();
         goto fail;

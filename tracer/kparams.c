@@ -15,7 +15,8 @@ struct param_entry {
 
 struct vt__kparams {
     struct vt__kparams_config cfg;
-    pthread_mutex_t mu; /* guards aEntry */
+    pthread_mutex_t mu; /* guards aEntry and gen */
+    uint64_t gen;       /* bumped by vt__kparams_forget: a layout asked before it is not cached */
     struct param_entry aEntry[VT_KPARAMS_SLOTS];
 };
 
@@ -54,8 +55,10 @@ int vt__kparams_sizes(struct vt__kparams *kp, int kind, const void *h, size_t *a
     size_t iSlot = (size_t)(((uintptr_t)h >> 4) * 0x9e3779b97f4a7c15ull) % VT_KPARAMS_SLOTS;
     size_t i, k;
     int n = 0;
+    uint64_t gen;
 
     pthread_mutex_lock(&kp->mu);
+    gen = kp->gen;
     for (k = 0; k < 8; k++) {
         struct param_entry *e = &kp->aEntry[(iSlot + k) % VT_KPARAMS_SLOTS];
         if (e->h != (uintptr_t)h || e->kind != kind) continue;
@@ -74,7 +77,7 @@ int vt__kparams_sizes(struct vt__kparams *kp, int kind, const void *h, size_t *a
     }
 
     pthread_mutex_lock(&kp->mu);
-    for (k = 0; k < 8; k++) {
+    for (k = 0; k < 8 && kp->gen == gen; k++) { /* a module unloaded meanwhile: not cached */
         struct param_entry *e = &kp->aEntry[(iSlot + k) % VT_KPARAMS_SLOTS];
         if (e->h != 0 && (e->h != (uintptr_t)h || e->kind != kind)) continue;
         e->h = (uintptr_t)h;
@@ -85,6 +88,15 @@ int vt__kparams_sizes(struct vt__kparams *kp, int kind, const void *h, size_t *a
     }
     pthread_mutex_unlock(&kp->mu);
     return n;
+}
+
+void vt__kparams_forget(struct vt__kparams *kp)
+{
+    if (!kp) return;
+    pthread_mutex_lock(&kp->mu);
+    memset(kp->aEntry, 0, sizeof kp->aEntry);
+    kp->gen++;
+    pthread_mutex_unlock(&kp->mu);
 }
 
 /* The argument buffer of a launch made through `extra` (CU_LAUNCH_PARAM_BUFFER_*), or NULL. */
@@ -110,9 +122,9 @@ int vt__kparams_scan(struct vt__kparams *kp, int kind, const void *h, void *cons
 
     if (apParam) {
         nParam = vt__kparams_sizes(kp, kind, h, aSize);
-        return nParam > 0 ? vt__ivl_scan_params(kp->cfg.ivl, apParam, aSize, nParam, aBase, nMax) : 0;
+        return nParam > 0 ? vt__ivl_scan_params(kp->cfg.ivl, apParam, aSize, nParam, aBase, nMax) : -1;
     }
     if ((pBlock = extra_buffer(extra, &nBlock)) != NULL)
         return vt__ivl_scan(kp->cfg.ivl, pBlock, nBlock, aBase, nMax);
-    return 0;
+    return -1;
 }

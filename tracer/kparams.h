@@ -12,7 +12,8 @@
  * for a CUkernel (= cudaKernel_t) passed as a function; for the host stub a
  * runtime launch names, cudaFuncGetParamInfo. Sizes are cached per handle:
  * open addressing over VT_KPARAMS_SLOTS slots, 8 probes, never evicted (a
- * handle that finds no slot is asked again at each launch).
+ * handle that finds no slot is asked again at each launch), all forgotten
+ * when a module unloads (vt__kparams_forget).
  *
  * The module never calls CUDA itself: whoever opens it hands it the query
  * functions (the glue passes guarded wrappers of CUDA's, tests pass fakes), and the index of live allocations the words are looked up in.
@@ -64,13 +65,22 @@ void vt__kparams_close(struct vt__kparams *kp);
 int vt__kparams_sizes(struct vt__kparams *kp, int kind, const void *h, size_t *aSize);
 
 /*
+ * A module is being unloaded: its kernels' handles may soon name other
+ * kernels (the next module loaded can reuse them), so forget every cached
+ * layout; a layout being asked of CUDA while this runs is not cached either.
+ * NULL is a no-op.
+ */
+void vt__kparams_forget(struct vt__kparams *kp);
+
+/*
  * Scan one launch of kernel h (named as `kind` says): its array of pointers to
  * the arguments apParam (laid out with vt__kparams_sizes), or, when apParam is
  * NULL, the packed buffer named in its `extra` array (CU_LAUNCH_PARAM_BUFFER_POINTER / _SIZE, at most 16 pairs
  * read). Writes the distinct bases of the live allocations found into aBase (at
  * most nMax, in order of first appearance) and returns how many were found,
- * which may exceed nMax (see vt__ivl_scan); 0 when nothing is found or the
- * parameters cannot be read.
+ * which may exceed nMax (see vt__ivl_scan), 0 when none; -1 when the
+ * parameters cannot be read (layout unknown, as for a kernel without
+ * parameters, or no argument buffer).
  */
 int vt__kparams_scan(struct vt__kparams *kp, int kind, const void *h, void *const *apParam,
                      void *const *extra, uint64_t *aBase, int nMax);

@@ -1,7 +1,6 @@
-/* Call-site capture: backtrace + Python frames, hashed into deduplicated stack ids, symbolized once per address. */
+/* Call-site capture: raw return addresses + Python frames, hashed into deduplicated stack ids. */
 #include "stack.h"
 
-#include <dlfcn.h>
 #include <errno.h>
 #include <execinfo.h>
 #include <limits.h>
@@ -48,15 +47,6 @@ struct sentry {
     uint64_t aKey[]; /* [nPy, (code, fp << 32 | line) x nPy, pc x nNative] */
 };
 
-/* One symbolized return address. */
-struct pcentry {
-    uint64_t hash;
-    uint64_t pc;
-    uint64_t rel;     /* pc minus the module's load bias; pc if the module is unknown */
-    char *zModule;    /* NULL if unknown */
-    char *zFunction;  /* NULL if no symbol */
-};
-
 #define CODE_LINES 32 /* (instruction offset, line) pairs cached per code object */
 
 /*
@@ -82,7 +72,7 @@ struct range {
 
 struct vt__sites {
     struct vt_sites_config cfg;
-    struct table stacks, pcs, codes;
+    struct table stacks, codes;
     struct range aSkip[MAX_SKIP_RANGES];
     int nSkip;
     int nOwn; /* frames of this module at the top of backtrace()'s answer */
@@ -200,10 +190,6 @@ static int stack_eq(const void *pEntry, const void *pKey)
     return e->nKey == k->nKey && memcmp(e->aKey, k->aKey, (size_t)k->nKey * sizeof(k->aKey[0])) == 0;
 }
 
-static int pc_eq(const void *pEntry, const void *pKey)
-{
-    return ((const struct pcentry *)pEntry)->pc == *(const uint64_t *)pKey;
-}
 
 static int code_eq(const void *pEntry, const void *pKey)
 {
@@ -216,15 +202,6 @@ static void stack_free(void *p, void *pArg)
 {
     (void)pArg;
     free(p);
-}
-
-static void pc_free(void *p, void *pArg)
-{
-    struct pcentry *e = p;
-    (void)pArg;
-    free(e->zModule);
-    free(e->zFunction);
-    free(e);
 }
 
 static void code_free(void *p, void *pArg)
@@ -241,7 +218,6 @@ void vt__sites_config_default(struct vt_sites_config *cfg)
     memset(cfg, 0, sizeof(*cfg));
     cfg->cbSize = sizeof(*cfg);
     cfg->max_stacks = 65536;
-    cfg->max_pcs = 65536;
     cfg->max_codes = 16384;
     cfg->py_depth = 32;
     cfg->azSkipModule = NULL;
@@ -280,14 +256,14 @@ struct vt__sites *vt__sites_open(const struct vt_sites_config *cfg)
         vt__sites_config_default(&def);
         cfg = &def;
     }
-    if (cfg->cbSize < sizeof(*cfg) || cfg->max_stacks < 1 || cfg->max_pcs < 0 ||
+    if (cfg->cbSize < sizeof(*cfg) || cfg->max_stacks < 1 ||
         cfg->max_codes < 0 || cfg->py_depth < 0 || cfg->py_depth > VT_SITE_MAX_PYDEPTH)
         return NULL;
     s = calloc(1, sizeof(*s));
     if (!s) return NULL;
     s->cfg = *cfg;
     atomic_init(&s->nextId, 1);
-    if (table_init(&s->stacks, cfg->max_stacks) || table_init(&s->pcs, cfg->max_pcs) ||
+    if (table_init(&s->stacks, cfg->max_stacks) ||
         table_init(&s->codes, cfg->max_codes)) {
         vt__sites_close(s);
         return NULL;
@@ -308,7 +284,6 @@ void vt__sites_close(struct vt__sites *s)
     if (!s) return;
     bDrop = vt__py_holds_gil();
     table_free(&s->stacks, stack_free, NULL);
-    table_free(&s->pcs, pc_free, NULL);
     table_free(&s->codes, code_free, &bDrop);
     free(s);
 }
@@ -372,58 +347,6 @@ __attribute__((noinline)) static void calibrate(struct vt__sites *s)
     capture_native(s, aPc, 1, &nOwn);
     __asm__ volatile("" ::: "memory");
     s->nOwn = nOwn;
-}
-
-/* Symbolize one return address into *e (strings malloc'd). Returns 0 or -ENOMEM. */
-static int symbolize(const struct vt__sites *s, uint64_t pc, struct pcentry *e)
-{
-    Dl_info info;
-    struct link_map *pMap = NULL;
-    /* Look up pc - 1: a return address after a call that never returns may lie past its function. */
-    memset(e, 0, sizeof(*e));
-    e->pc = pc;
-    e->rel = pc;
-    if (pc && dladdr1((void *)(uintptr_t)(pc - 1), &info, (void **)&pMap, RTLD_DL_LINKMAP) && pMap) {
-        const char *zModule = pMap->l_name && pMap->l_name[0] ? pMap->l_name
-                              : s->zExe[0]                     ? s->zExe
-                                                               : info.dli_fname;
-        e->rel = pc - (uint64_t)pMap->l_addr;
-        if (zModule && !(e->zModule = strdup(zModule))) return -ENOMEM;
-        if (info.dli_sname && !(e->zFunction = strdup(info.dli_sname))) {
-            free(e->zModule);
-            e->zModule = NULL;
-            return -ENOMEM;
-        }
-    }
-    return 0;
-}
-
-/*
- * The cached symbolization of pc, symbolizing and caching it if new. When the
- * cache is full, fills *pTmp (caller frees its strings) and returns it.
- * Returns NULL when out of memory.
- */
-static const struct pcentry *pc_lookup(struct vt__sites *s, uint64_t pc, struct pcentry *pTmp)
-{
-    uint64_t h = fmix64(pc);
-    struct pcentry *e = table_find(&s->pcs, h, pc_eq, &pc), *pIn;
-    if (e) return e;
-    if (symbolize(s, pc, pTmp)) return NULL;
-    pTmp->hash = h;
-    if (atomic_load_explicit(&s->pcs.n, memory_order_relaxed) >= s->pcs.nMax) return pTmp;
-    e = malloc(sizeof(*e));
-    if (!e) return pTmp;
-    *e = *pTmp;
-    pIn = table_insert(&s->pcs, h, e, pc_eq, &pc);
-    if (pIn == e) return e;
-    free(e); /* another thread cached it first, or the cache filled meanwhile */
-    if (pIn) {
-        free(pTmp->zModule);
-        free(pTmp->zFunction);
-        memset(pTmp, 0, sizeof(*pTmp));
-        return pIn;
-    }
-    return pTmp;
 }
 
 /* Names of a code object: through the C API when bGil, else read raw ("?" if unreadable). 0 or -ENOMEM. */
@@ -551,23 +474,11 @@ static struct vt_frame *frames_build(struct vt__sites *s, const uint64_t *aKey, 
             bFail = 1;
         }
     }
-    for (i = nPy; i < nFrame && !bFail; i++) {
-        struct pcentry tmp;
-        const struct pcentry *e;
-        memset(&tmp, 0, sizeof tmp);
-        e = pc_lookup(s, aKey[1 + 2 * nPy + (i - nPy)], &tmp);
-        if (!e) {
-            bFail = 1;
-            break;
-        }
+    /* native frames: the raw return address only; the writer resolves it (modres.h), outside
+     * this callback, where taking the loader's lock cannot deadlock */
+    for (i = nPy; i < nFrame; i++) {
         aFrame[i].kind = VT_FRAME_NATIVE;
-        aFrame[i].pc = e->rel;
-        aFrame[i].zModule = dup_or_null(e->zModule, &bFail);
-        aFrame[i].zFunction = dup_or_null(e->zFunction, &bFail);
-        if (e == &tmp) {
-            free(tmp.zModule);
-            free(tmp.zFunction);
-        }
+        aFrame[i].pc = aKey[1 + 2 * nPy + (i - nPy)];
     }
     if (bFail) {
         vt__frames_free(aFrame, nFrame);
@@ -664,7 +575,7 @@ int64_t vt__site_capture(struct vt__sites *s, int depth, int bPython, struct vt_
         return e->id;
     }
 
-    /* A new site: cache its code objects (still on this thread's stack), then symbolize. */
+    /* A new site: cache its code objects (still on this thread's stack), then build its frames. */
     for (i = 0; i < nPy; i++) {
         int rc = code_cache(s, aPy[i].pCode, aPy[i].fp, bGil);
         if (rc < 0) return rc;
@@ -720,14 +631,12 @@ void vt__sites_fork_prepare(struct vt__sites *s)
 {
     vt__py_fork_prepare();
     pthread_mutex_lock(&s->stacks.lock);
-    pthread_mutex_lock(&s->pcs.lock);
     pthread_mutex_lock(&s->codes.lock);
 }
 
 void vt__sites_fork_parent(struct vt__sites *s)
 {
     pthread_mutex_unlock(&s->codes.lock);
-    pthread_mutex_unlock(&s->pcs.lock);
     pthread_mutex_unlock(&s->stacks.lock);
     vt__py_fork_parent();
 }
@@ -735,7 +644,6 @@ void vt__sites_fork_parent(struct vt__sites *s)
 void vt__sites_fork_child(struct vt__sites *s)
 {
     pthread_mutex_init(&s->codes.lock, NULL);
-    pthread_mutex_init(&s->pcs.lock, NULL);
     pthread_mutex_init(&s->stacks.lock, NULL);
     vt__py_fork_child();
 }
@@ -747,6 +655,5 @@ void vt__sites_stats(struct vt__sites *s, struct vt_sites_stats *pStats)
     pStats->emitted = atomic_load(&s->nEmitted);
     pStats->undeduped = atomic_load(&s->nUndeduped);
     pStats->python = atomic_load(&s->nPython);
-    pStats->pcs = (uint64_t)atomic_load(&s->pcs.n);
     pStats->codes = (uint64_t)atomic_load(&s->codes.n);
 }

@@ -1,4 +1,4 @@
-/* Internal: call-site capture — native backtrace plus Python stack, deduplicated into stack ids, symbolized once. */
+/* Internal: call-site capture — raw native return addresses plus Python stack, deduplicated into stack ids. */
 #ifndef VT_TRACER_STACK_H
 #define VT_TRACER_STACK_H
 
@@ -13,28 +13,26 @@
  * Dedup: the site's key (Python code objects and lines, native return
  * addresses) is hashed; a lock-free, insert-only table maps known keys to
  * stack ids, so a repeated site costs one backtrace, one hash and one probe.
- * Only a site never seen before is symbolized and handed to the caller as a
- * VT_HREC_STACK record to submit to the writer.
+ * Only a site never seen before is handed to the caller as a VT_HREC_STACK
+ * record to submit to the writer.
  *
- * Symbolization, once per distinct return address (cached): dladdr1 gives the
- * module and the nearest exported symbol. No DWARF is read in the process:
- * native frames carry the module path and the module-relative address, which
- * `addr2line -f -i -e MODULE ADDRESS-1` (or the analyzer) turns into
- * function, file and line offline. Python frames carry file, line and
+ * Captures run inside CUPTI callbacks: native frames are raw return addresses
+ * only. Resolving one to its module takes the dynamic loader's lock (dladdr),
+ * which a callback must not wait for (a thread inside dlopen may hold it
+ * while it waits for CUPTI): the writer thread resolves them (modres.h) and
+ * writes the module, module-relative address and exported name. No DWARF is
+ * read in the process: `addr2line -f -i -e MODULE ADDRESS-1` (or the analyzer)
+ * gives function, file and line offline. Python frames carry file, line and
  * function (co_qualname on 3.11+, co_name before), read once per code object.
  *
  * Frames in the struct vt_frame records this module produces:
- *   native: kind VT_FRAME_NATIVE; pc = return address minus the module's load
- *           bias (the ELF virtual address addr2line takes; absolute when the
- *           module is unknown, e.g. JIT code); zModule = module path (the main
- *           program as /proc/self/exe resolves); zFunction = dynamic symbol
- *           name or NULL (static functions have none: use addr2line); zFile
- *           NULL; line 0.
+ *   native: kind VT_FRAME_NATIVE; pc = the absolute return address; zModule,
+ *           zFunction, zFile NULL; line 0 (the writer resolves them).
  *   python: kind VT_FRAME_PYTHON; pc 0; zFile = co_filename; line; zFunction;
  *           zModule NULL.
  *
- * Bounded memory: at most cfg.max_stacks distinct stacks, cfg.max_pcs cached
- * return addresses and cfg.max_codes cached code objects (each cached code
+ * Bounded memory: at most cfg.max_stacks distinct stacks and cfg.max_codes
+ * cached code objects (each cached code
  * object is kept alive with a strong reference so its address cannot be reused
  * by another code object; one first met without the GIL cannot be, so its
  * entry is also keyed by an identity fingerprint). Past a bound, sites are still captured and emitted
@@ -42,8 +40,10 @@
  * its own VT_HREC_STACK record, counted in vt_sites_stats.undeduped.
  *
  * Threading: vt__site_capture and vt__site_lost may run on any number of
- * threads at once. No lock of this module is held while calling dladdr,
- * backtrace or the Python C API.
+ * threads at once. No lock of this module is held while unwinding or calling
+ * the Python C API. No symbolization happens here; the unwinder finds frame
+ * rules through libgcc's _Unwind_Find_FDE (unwind.h), which glibc 2.35 and
+ * later answer without the loader's lock (_dl_find_object).
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -58,7 +58,6 @@ struct vt__sites;
 struct vt_sites_config {
     size_t cbSize;     /* sizeof(struct vt_sites_config) */
     int max_stacks;    /* distinct stacks kept for dedup (default 65536) */
-    int max_pcs;       /* return addresses whose symbolization is cached (default 65536) */
     int max_codes;     /* Python code objects cached (default 16384) */
     int py_depth;      /* Python frames per site (default 32, at most VT_SITE_MAX_PYDEPTH) */
     /*
@@ -82,7 +81,6 @@ struct vt_sites_stats {
     uint64_t emitted;   /* VT_HREC_STACK records handed out (new, re-sent and undeduped) */
     uint64_t undeduped; /* captures past a bound: emitted without dedup */
     uint64_t python;    /* captures that included Python frames */
-    uint64_t pcs;       /* cached return addresses */
     uint64_t codes;     /* cached code objects */
 };
 

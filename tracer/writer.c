@@ -13,6 +13,7 @@
 
 #include <sqlite3.h>
 
+#include "bufpool.h"
 #include "decode.h"
 #include "ring.h"
 #include "vramtrace/schema.h"
@@ -38,16 +39,15 @@ struct vt_writer {
     unsigned anHeld[VT_T__COUNT];
     unsigned nHeld;                    /* sum of anHeld */
     struct vt__decoder dec;
+    struct vt__modres *modres; /* resolves call sites' raw return addresses (writer thread) */
     struct vt__ring ring;
 
     /* Everything below up to the thread state is under mu. */
     pthread_mutex_t mu;
     pthread_cond_t wake; /* the writer thread waits here */
     pthread_cond_t done; /* close waits here */
-    uint8_t **aBuf;      /* every buffer allocated so far (nBuf of nBufMax) */
-    size_t nBuf, nBufMax;
-    uint8_t **aFree;     /* idle buffers */
-    size_t nFree;
+    struct vt__bufpool *pool; /* the activity buffers (bufpool.h) */
+    size_t nBufMax;      /* the most buffers the pool can have */
     struct queued_buf *aQueue; /* completed buffers, FIFO, capacity nBufMax */
     size_t iQueue, nQueue;
     int bWakeRing;       /* the ring is filling up */
@@ -310,7 +310,11 @@ static int step_rows(struct vt_writer *w, sqlite3_stmt *s, unsigned nRow, const 
 static void to_stored(const struct vt_writer *w, struct vt__row *pRow)
 {
     const struct vt__table_spec *t = &vt__aTable[pRow->table];
-    if (!t->timeCol || (pRow->nullMask & (1u << (t->timeCol - 1)))) return;
+    if (!t->timeCol) return;
+    if (pRow->nullMask & (1u << (t->timeCol - 1))) { /* no start: no duration either */
+        if (t->endCol) pRow->nullMask |= 1u << (t->endCol - 1);
+        return;
+    }
     if (t->endCol && !(pRow->nullMask & (1u << (t->endCol - 1))))
         pRow->v[t->endCol - 1].i =
             (int64_t)((uint64_t)pRow->v[t->endCol - 1].i - (uint64_t)pRow->v[t->timeCol - 1].i);
@@ -366,7 +370,7 @@ static void insert_dropped(struct vt_writer *w, int source, const char *zWhat, u
     struct vt__row r;
     memset(&r, 0, sizeof r);
     r.table = VT_T_DROPPED;
-    r.nullMask = (1u << 4) | (1u << 5) | (1u << 6);
+    r.nullMask = (1u << 4) | (1u << 5) | (1u << 6) | (w->dec.lastTs ? 0 : 1u << 0);
     r.v[0].i = (int64_t)w->dec.lastTs;
     r.v[1].i = source;
     r.v[2].z = zWhat;
@@ -535,10 +539,10 @@ static size_t drain_ring(struct vt_writer *w, int bAbandon)
     return nTotal;
 }
 
-/* Return a buffer to the idle list (caller holds mu). */
+/* Return a decoded buffer to the pool (caller holds mu). */
 static void recycle_locked(struct vt_writer *w, uint8_t *p)
 {
-    w->aFree[w->nFree++] = p;
+    vt__bufpool_recycle(w->pool, p);
 }
 
 /*
@@ -593,6 +597,7 @@ static void meta_u64(struct vt_writer *w, const char *zKey, uint64_t v)
 static void finish_db(struct vt_writer *w)
 {
     int bAbort = atomic_load(&w->bAbort), rc, i;
+    size_t nAtCupti;
     vt__decoder_finish(&w->dec);
     publish_stats(w);
     commit(w);
@@ -608,11 +613,18 @@ static void finish_db(struct vt_writer *w)
         }
         meta_u64(w, "records_decoded", w->dec.nDecoded);
         meta_u64(w, "records_unknown", w->dec.nUnknown);
+        meta_u64(w, "records_time_unknown", w->dec.nTimeUnknown);
+        meta_u64(w, "memory_records_superseded", w->dec.nMemSuperseded);
         meta_u64(w, "rows_written", atomic_load(&w->nRowsWritten));
         meta_u64(w, "commits", atomic_load(&w->nCommits));
         meta_u64(w, "dropped_queue", vt__ring_dropped(&w->ring) + w->nAbandonedRecs);
         meta_u64(w, "dropped_writer", atomic_load(&w->nDroppedWriter) + atomic_load(&w->nOffRecords));
         meta_u64(w, "dropped_map", w->dec.nDroppedCorr + w->dec.nDroppedNvtx);
+        pthread_mutex_lock(&w->mu);
+        nAtCupti = vt__bufpool_at_cupti(w->pool);
+        pthread_mutex_unlock(&w->mu);
+        /* buffers CUPTI never returned: their records are not in the trace (and they are not freed) */
+        meta_u64(w, "activity_buffers_not_returned", nAtCupti);
         vt__meta_set(w->db, "closed_cleanly", bAbort || w->bOff ? "0" : "1");
         rc = sqlite3_exec(w->db, "COMMIT", NULL, NULL, NULL);
         if (rc != SQLITE_OK) {
@@ -645,7 +657,6 @@ static int close_result(struct vt_writer *w)
 /* Free everything w owns (the database must already be closed). */
 static void free_writer(struct vt_writer *w)
 {
-    size_t i;
     int t;
     for (t = 0; t < VT_T__COUNT; t++) {
         sqlite3_finalize(w->aStmt[t]);
@@ -656,10 +667,9 @@ static void free_writer(struct vt_writer *w)
     free(w->aBoundState);
     if (w->db) sqlite3_close_v2(w->db);
     vt__decoder_free(&w->dec);
+    vt__modres_close(w->modres);
     vt__ring_free(&w->ring);
-    for (i = 0; i < w->nBuf; i++) free(w->aBuf[i]);
-    free(w->aBuf);
-    free(w->aFree);
+    vt__bufpool_close(w->pool); /* a buffer CUPTI still holds is never freed */
     free(w->aQueue);
     pthread_mutex_destroy(&w->mu);
     pthread_cond_destroy(&w->wake);
@@ -790,17 +800,17 @@ struct vt_writer *vt__writer_open(const char *zPath, const struct vt_writer_conf
                  w->cfg.max_memory, ringBytes + w->cfg.buffer_size);
         goto fail;
     }
-    w->nBufMax = (w->cfg.max_memory - ringBytes) / w->cfg.buffer_size;
-    w->aBuf = calloc(w->nBufMax, sizeof *w->aBuf);
-    w->aFree = calloc(w->nBufMax, sizeof *w->aFree);
-    w->aQueue = calloc(w->nBufMax, sizeof *w->aQueue);
+    w->pool = vt__bufpool_open(w->cfg.max_memory - ringBytes, w->cfg.buffer_size);
+    w->nBufMax = w->pool ? vt__bufpool_capacity(w->pool) : 0;
+    w->aQueue = w->nBufMax ? calloc(w->nBufMax, sizeof *w->aQueue) : NULL;
     memset(&dc, 0, sizeof dc);
     dc.corr_entries = w->cfg.corr_map_entries;
     dc.nvtx_entries = w->cfg.nvtx_map_entries;
+    dc.modres = w->modres = vt__modres_open(0);
     w->aHeld = calloc((size_t)VT_T__COUNT * MULTI_ROWS, sizeof *w->aHeld);
     w->aBoundVal = calloc((size_t)VT_T__COUNT * MULTI_ROWS * VT__ROW_MAXCOL, sizeof *w->aBoundVal);
     w->aBoundState = calloc((size_t)VT_T__COUNT * MULTI_ROWS * VT__ROW_MAXCOL, sizeof *w->aBoundState);
-    if (!w->aBuf || !w->aFree || !w->aQueue || !w->aHeld || !w->aBoundVal || !w->aBoundState ||
+    if (!w->pool || !w->aQueue || !w->modres || !w->aHeld || !w->aBoundVal || !w->aBoundState ||
         vt__ring_init(&w->ring, w->cfg.host_ring_records) ||
         vt__decoder_init(&w->dec, &dc, emit_row, w)) {
         snprintf(zErr, nErr, "out of memory");
@@ -816,6 +826,9 @@ struct vt_writer *vt__writer_open(const char *zPath, const struct vt_writer_conf
     bGuard = 1;
     rc = sqlite3_open_v2(zPath, &w->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
                          NULL);
+    /* a reader opening the new file at this moment (`vramtrace info` on a starting job) holds a
+     * shared lock: wait for it a little instead of failing to start */
+    if (rc == SQLITE_OK) sqlite3_busy_timeout(w->db, 1000);
     if (rc == SQLITE_OK) rc = sqlite3_exec(w->db, "PRAGMA journal_mode=WAL", NULL, NULL, &zMsg);
     if (rc == SQLITE_OK)
         rc = sqlite3_exec(w->db,
@@ -867,34 +880,26 @@ int vt__writer_start(struct vt_writer *w)
 
 uint8_t *vt__writer_buffer_alloc(struct vt_writer *w, size_t *pSize)
 {
-    uint8_t *p = NULL;
+    uint8_t *p;
     pthread_mutex_lock(&w->mu);
-    if (w->nFree > 0) {
-        p = w->aFree[--w->nFree];
-    } else if (w->nBuf < w->nBufMax) {
-        p = aligned_alloc(8, w->cfg.buffer_size);
-        if (p) w->aBuf[w->nBuf++] = p;
-    }
+    p = vt__bufpool_get(w->pool, pSize);
     pthread_mutex_unlock(&w->mu);
     if (!p) atomic_fetch_add(&w->nBuffersRefused, 1);
-    *pSize = p ? w->cfg.buffer_size : 0;
     return p;
 }
 
 void vt__writer_buffer_submit(struct vt_writer *w, uint8_t *pBuf, size_t validSize)
 {
-    size_t i;
-    int bOurs = 0;
+    size_t size;
     if (!pBuf) return;
     pthread_mutex_lock(&w->mu);
-    for (i = 0; i < w->nBuf && !bOurs; i++) bOurs = w->aBuf[i] == pBuf;
-    if (bOurs && validSize == 0) {
+    size = vt__bufpool_returned(w->pool, pBuf); /* 0: not one of ours handed out: ignored */
+    if (size && validSize == 0) {
         recycle_locked(w, pBuf);
-    } else if (bOurs) {
+    } else if (size) {
         /* Never full: the queue has room for every buffer that exists. */
         w->aQueue[(w->iQueue + w->nQueue) % w->nBufMax].p = pBuf;
-        w->aQueue[(w->iQueue + w->nQueue) % w->nBufMax].n =
-            validSize < w->cfg.buffer_size ? validSize : w->cfg.buffer_size;
+        w->aQueue[(w->iQueue + w->nQueue) % w->nBufMax].n = validSize < size ? validSize : size;
         w->nQueue++;
         pthread_cond_signal(&w->wake);
     }

@@ -13,7 +13,9 @@
  * is dropped and counted (written later as a `dropped` row, source VT_DROP_QUEUE).
  *
  * Memory bound: activity buffers handed out by vt__writer_buffer_alloc plus the
- * host-record ring never exceed cfg.max_memory bytes.
+ * host-record ring never exceed cfg.max_memory bytes, however many threads
+ * hold a buffer at once (bufpool.h). A buffer CUPTI has not returned when the
+ * writer closes is never freed.
  *
  * File-size limit (`ulimit -f`, RLIMIT_FSIZE): a write past it fails with EFBIG
  * and the kernel sends SIGXFSZ, whose default action ends the process, to the
@@ -67,11 +69,24 @@ enum vt_hrec_type {
     VT_HREC_STACK,        /* -> stack + frame (one new deduplicated stack) */
     VT_HREC_DEVICE,       /* -> device */
     VT_HREC_META,         /* -> meta */
+    VT_HREC_NVTX,         /* no row: an NVTX start/end range's id, for the MARKER decoder */
 };
 
+/* What a kernel launch's api_call says of its arguments (kernel.args_scanned). */
+enum vt_scan {
+    VT_SCAN_NONE = 0,     /* not a kernel launch (or a graph launch: its kernels say) */
+    VT_SCAN_NOT_DONE = 1, /* a launch whose arguments were not scanned (scanning off, layout unknown) */
+    VT_SCAN_DONE = 2      /* a launch whose arguments were scanned: its buffer uses are complete */
+};
+
+/*
+ * A native frame without zModule is a raw return address (what captures in
+ * callbacks record): the writer resolves it to module, module-relative pc and
+ * exported name (modres.h). One with zModule is stored as given (pc relative).
+ */
 struct vt_frame {
     int kind;          /* VT_FRAME_NATIVE or VT_FRAME_PYTHON */
-    uint64_t pc;       /* native: return address; python: 0 */
+    uint64_t pc;       /* native: return address (absolute when raw); python: 0 */
     char *zFunction;   /* heap strings, owned by the writer after submit; may be NULL */
     char *zFile;
     char *zModule;
@@ -81,15 +96,16 @@ struct vt_frame {
 struct vt_hrec {
     int type; /* enum vt_hrec_type */
     union {
-        struct { /* VT_HREC_API_CALL */
+        struct { /* VT_HREC_API_CALL; scan: enum vt_scan, for kernel launches */
             int api; uint32_t correlation; uint64_t start, end; int64_t thread;
             int device; int status; uint64_t bytes, ptr, src, dst, stream; int64_t stack_id;
+            int scan;
         } api;
         struct { /* VT_HREC_OOM */
             uint64_t ts; int api; uint32_t correlation; int device; int status;
             uint64_t bytes, free_bytes, total_bytes; int64_t thread; int64_t stack_id;
         } oom;
-        struct { /* VT_HREC_MEMORY */
+        struct vt_hrec_mem { /* VT_HREC_MEMORY; bytes 0: unknown */
             uint64_t ts; int op, mem_kind; uint64_t address, bytes; int device;
             uint32_t correlation; int api; uint64_t handle; int64_t thread; int64_t stack_id;
         } mem;
@@ -112,6 +128,9 @@ struct vt_hrec {
         struct { /* VT_HREC_META; zValue is heap, owned by the writer after submit */
             char zKey[64]; char *zValue;
         } meta;
+        struct { /* VT_HREC_NVTX: nvtxRangeStart* returned id (bEnd 0), nvtxRangeEnd was given id (1) */
+            uint64_t id; int bEnd;
+        } nvtx;
     } u;
 };
 

@@ -155,7 +155,7 @@ VT__NAME_FN(vt_tensor_source_name, VT_TENSORSRC_LIST)
 /*
  * Host API ids (api_call.api, memory_event.api, oom_event.api). Stable numbers:
  * append only. X(id, name, family) where family is one of
- * alloc, free, vmm, memcpy, memset, launch, sync.
+ * alloc, free, vmm, import, memcpy, memset, launch, sync.
  */
 #define VT_API_LIST(X)                              \
     X(1, "cudaMalloc", "alloc")                     \
@@ -277,7 +277,18 @@ VT__NAME_FN(vt_tensor_source_name, VT_TENSORSRC_LIST)
     X(188, "cuMemsetD2D16", "memset")                          \
     X(189, "cuMemsetD2D16Async", "memset")                     \
     X(190, "cuMemsetD2D32", "memset")                          \
-    X(191, "cuMemsetD2D32Async", "memset")
+    X(191, "cuMemsetD2D32Async", "memset")                     \
+    X(14, "cudaIpcOpenMemHandle", "import")                    \
+    X(15, "cudaIpcCloseMemHandle", "import")                   \
+    X(46, "cuMemSetAccess", "vmm")                             \
+    X(47, "cuMemImportFromShareableHandle", "import")          \
+    X(48, "cuMulticastCreate", "vmm")                          \
+    X(49, "cuMulticastAddDevice", "vmm")                       \
+    X(50, "cuMulticastBindMem", "vmm")                         \
+    X(51, "cuMulticastBindAddr", "vmm")                        \
+    X(52, "cuMulticastUnbind", "vmm")                          \
+    X(53, "cuIpcOpenMemHandle", "import")                      \
+    X(54, "cuIpcCloseMemHandle", "import")
 
 enum vt_api {
 #define VT__API_ENUM(id, name, family) VT_API_ID_##id = id,
