@@ -35,32 +35,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "apitable.h"
 #include "intervals.h"
 #include "kparams.h"
 #include "writer.h"
-
-/* Where one value is in an API's parameter struct. */
-struct vt__field {
-    uint16_t off1; /* offset + 1; 0: the API has no such value */
-    uint8_t size;  /* bytes: 1, 2, 4 or 8 */
-};
-
-/* One traced API callback id. */
-struct vt__api {
-    CUpti_CallbackId cbid;
-    int api;       /* VT_API_LIST id */
-    int shape;     /* how its parameters are read (apicall.c) */
-    int perThread; /* 1 for the _ptsz/_ptds variants (per-thread default stream) */
-    /* the values read by position (copies and sets; meaning per shape, see apicall.c): */
-    struct vt__field dst, src, n, n2, n3, stream, arg;
-    int mul;       /* bytes per element counted by n (16/32-bit sets), 0 or 1 for bytes */
-};
-
-/* The traced callback ids of a domain (runtime or driver API): *pn entries; NULL for other domains. */
-const struct vt__api *vt__api_table(CUpti_CallbackDomain domain, size_t *pn);
-
-/* The entry of cbid in domain's table, or NULL when that callback is not traced. */
-const struct vt__api *vt__api_find(CUpti_CallbackDomain domain, CUpti_CallbackId cbid);
 
 /* What the decoder needs from outside; set once, then read only. */
 struct vt__apicall_env {
@@ -92,24 +70,6 @@ struct vt__apithread {
     int bScanRead;        /* ... and they could be read (layout known) */
     int64_t tid;          /* cached gettid(), 0 until known */
 };
-
-/*
- * The parameters of __cudaLaunchKernel and __cudaLaunchKernel_ptsz (runtime
- * CBIDs 505/506, the _v13000 entries of cupti_runtime_cbid.h): the function
- * nvcc 13 compiles `kernel<<<...>>>` to (crt/host_runtime.h; declared in
- * crt/device_functions.h). CUDA 13.0's generated_cuda_runtime_api_meta.h has
- * no struct for it; CUPTI lays out every API's parameters as a struct of the
- * function's parameters in order, which is this (the layout of
- * cudaLaunchKernel_v7000_params, with the kernel handle for the stub).
- */
-typedef struct {
-    cudaKernel_t kernel; /* = CUkernel: the kernel's layout comes from cuKernelGetParamInfo */
-    dim3 gridDim;
-    dim3 blockDim;
-    void **args;
-    size_t sharedMem;
-    cudaStream_t stream;
-} vt__cudaLaunchKernel_v13000_params;
 
 /*
  * NVTX's parameters of nvtxRangeEnd and nvtxDomainRangeEnd as CUPTI passes

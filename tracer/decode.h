@@ -10,7 +10,8 @@
 #include "boundmap.h"
 #include "modres.h"
 #include "strintern.h"
-#include "writer.h"
+#include "hrec.h"
+#include "rowtable.h"
 
 /*
  * The decoder is pure with respect to SQLite: it turns one record into zero or
@@ -20,56 +21,6 @@
  * arguments waiting for their activity record) and NVTX ranges still open.
  * Single-threaded: only the writer thread uses a decoder.
  */
-
-/* The tables rows are written to; vt__aTable gives each one's INSERT statement. */
-enum vt__table {
-    VT_T_STRING,
-    VT_T_DEVICE,      /* from CUPTI: INSERT OR IGNORE (first description wins) */
-    VT_T_DEVICE_HOST, /* from the glue: INSERT OR REPLACE (it knows the PCI location) */
-    VT_T_STACK,
-    VT_T_FRAME,
-    VT_T_API_CALL,
-    VT_T_MEMORY_EVENT,
-    VT_T_OOM_EVENT,
-    VT_T_MEMCPY,
-    VT_T_MEMSET,
-    VT_T_KERNEL,
-    VT_T_BUFFER_USE,
-    VT_T_NVTX_RANGE,
-    VT_T_SYNC_EVENT,
-    VT_T_POOL_EVENT,
-    VT_T_DROPPED,
-    VT_T_OVERHEAD,
-    VT_T_META,
-    VT_T_MODULE,      /* INSERT OR IGNORE: one row per module frames name */
-    VT_T__COUNT
-};
-
-#define VT__ROW_MAXCOL 20
-
-/* One row: values in the column order of the table's INSERT statement. */
-struct vt__row {
-    int table;         /* enum vt__table */
-    uint32_t nullMask; /* bit i set: column i is NULL */
-    union {
-        int64_t i;
-        const char *z; /* text columns (see vt__table_spec.textMask); valid during emit only */
-    } v[VT__ROW_MAXCOL];
-};
-
-struct vt__table_spec {
-    const char *zName;
-    const char *zInsert; /* parameters ?1..?nCol in column order */
-    int nCol;
-    uint32_t textMask;   /* bit i set: column i is text */
-    /*
-     * Time columns, as 1 + column index (0: none). The decoder emits absolute
-     * CUPTI times; the writer stores column timeCol - 1 as t = time - base and
-     * column endCol - 1 as dur = end - start (schema.h, VT__INSTANT).
-     */
-    uint8_t timeCol, endCol;
-};
-extern const struct vt__table_spec vt__aTable[VT_T__COUNT];
 
 /* Bounds of the decoder's maps; zero fields take the defaults named. */
 struct vt__decoder_config {

@@ -6,7 +6,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "writer.h"
+#include "hrec.h"
 
 /*
  * Producers (any thread) copy a record in under a short mutex; they never wait

@@ -244,19 +244,6 @@ static int ensure_txn(struct vt_writer *w)
     return SQLITE_OK;
 }
 
-/* Bind row pRow's values to parameters iFirst+1.. of s. */
-static void bind_row(sqlite3_stmt *s, int iFirst, const struct vt__row *pRow)
-{
-    const struct vt__table_spec *t = &vt__aTable[pRow->table];
-    int i;
-    for (i = 0; i < t->nCol; i++) {
-        if (pRow->nullMask & (1u << i)) sqlite3_bind_null(s, iFirst + i + 1);
-        else if (t->textMask & (1u << i))
-            sqlite3_bind_text(s, iFirst + i + 1, pRow->v[i].z, -1, SQLITE_STATIC);
-        else sqlite3_bind_int64(s, iFirst + i + 1, pRow->v[i].i);
-    }
-}
-
 /*
  * Bind row pRow into row slot iSlot of table t's multi-row INSERT, skipping the
  * parameters that already hold the same value: bindings survive sqlite3_reset,
@@ -331,7 +318,7 @@ static int insert_row(struct vt_writer *w, const struct vt__row *pRow)
         atomic_fetch_add(&w->nDroppedWriter, 1);
         return rc;
     }
-    bind_row(s, 0, pRow);
+    vt__row_bind(s, 0, pRow);
     return step_rows(w, s, 1, vt__aTable[pRow->table].zName);
 }
 
@@ -730,38 +717,6 @@ static void *writer_main(void *pArg)
     return NULL;
 }
 
-/*
- * Prepare the MULTI_ROWS-row form of table t's INSERT: its text up to VALUES,
- * then MULTI_ROWS groups of nCol anonymous parameters. Returns an SQLite code.
- */
-static int prepare_multi(sqlite3 *db, const struct vt__table_spec *t, sqlite3_stmt **ppStmt)
-{
-    const char *zValues = strstr(t->zInsert, " VALUES(");
-    size_t nPrefix, cap, n;
-    char *zSql;
-    int r, c, rc;
-    if (!zValues) return SQLITE_INTERNAL;
-    nPrefix = (size_t)(zValues - t->zInsert);
-    cap = nPrefix + 16 + (size_t)MULTI_ROWS * ((size_t)t->nCol * 2 + 3);
-    zSql = malloc(cap);
-    if (!zSql) return SQLITE_NOMEM;
-    memcpy(zSql, t->zInsert, nPrefix);
-    n = nPrefix + (size_t)snprintf(zSql + nPrefix, cap - nPrefix, " VALUES");
-    for (r = 0; r < MULTI_ROWS; r++) {
-        zSql[n++] = r ? ',' : ' ';
-        zSql[n++] = '(';
-        for (c = 0; c < t->nCol; c++) {
-            if (c) zSql[n++] = ',';
-            zSql[n++] = '?';
-        }
-        zSql[n++] = ')';
-    }
-    zSql[n] = '\0';
-    rc = sqlite3_prepare_v3(db, zSql, (int)n, SQLITE_PREPARE_PERSISTENT, ppStmt, NULL);
-    free(zSql);
-    return rc;
-}
-
 struct vt_writer *vt__writer_open(const char *zPath, const struct vt_writer_config *cfg, char *zErr,
                                   size_t nErr)
 {
@@ -840,7 +795,7 @@ struct vt_writer *vt__writer_open(const char *zPath, const struct vt_writer_conf
         rc = sqlite3_prepare_v3(w->db, vt__aTable[i].zInsert, -1, SQLITE_PREPARE_PERSISTENT,
                                 &w->aStmt[i], NULL);
         if (rc == SQLITE_OK && vt__aTable[i].textMask == 0)
-            rc = prepare_multi(w->db, &vt__aTable[i], &w->aStmtN[i]);
+            rc = vt__row_prepare_multi(w->db, &vt__aTable[i], &w->aStmtN[i], MULTI_ROWS);
     }
     if (rc != SQLITE_OK && file_too_big(w)) {
         struct rlimit rl;

@@ -1,0 +1,136 @@
+/* The trace tables rows are written to: each one's INSERT statement and column types, row binding, multi-row statements. */
+#include "rowtable.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define TXT(i) (1u << (i))
+
+const struct vt__table_spec vt__aTable[VT_T__COUNT] = {
+    [VT_T_STRING] = {"string", "INSERT INTO string(id, value) VALUES(?1,?2)", 2, TXT(1), 0, 0},
+    [VT_T_DEVICE] = {"device",
+                     "INSERT OR IGNORE INTO device(id, name, uuid, total_bytes, cc_major, cc_minor,"
+                     " sm_count, pci_bus, pci_device, global_memory_bandwidth_kbps)"
+                     " VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10)",
+                     10, TXT(1) | TXT(2), 0, 0},
+    [VT_T_DEVICE_HOST] = {"device",
+                          "INSERT OR REPLACE INTO device(id, name, uuid, total_bytes, cc_major,"
+                          " cc_minor, sm_count, pci_bus, pci_device, global_memory_bandwidth_kbps)"
+                          " VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10)",
+                          10, TXT(1) | TXT(2), 0, 0},
+    [VT_T_STACK] = {"stack", "INSERT OR IGNORE INTO stack(id, hash, depth) VALUES(?1,?2,?3)", 3, 0, 0, 0},
+    [VT_T_FRAME] = {"frame",
+                    "INSERT OR IGNORE INTO frame(stack_id, idx, kind, pc, function_id, file_id, line,"
+                    " module_id) VALUES(?1,?2,?3,?4,?5,?6,?7,?8)",
+                    8, 0, 0, 0},
+    [VT_T_API_CALL] = {"api_call",
+                       "INSERT INTO api_call(api, correlation, t, dur, thread, device, status,"
+                       " bytes, ptr, src, dst, stream, stack_id)"
+                       " VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13)",
+                       13, 0, 3, 4},
+    [VT_T_MEMORY_EVENT] = {"memory_event",
+                           "INSERT INTO memory_event(t, op, mem_kind, address, bytes, device,"
+                           " context, stream, correlation, api, is_async, pool_type, pool_address,"
+                           " pool_threshold, pool_size, pool_used, pc, thread, stack_id, source_id)"
+                           " VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,"
+                           "?18,?19,?20)",
+                           20, 0, 1, 0},
+    [VT_T_OOM_EVENT] = {"oom_event",
+                        "INSERT INTO oom_event(t, api, correlation, device, bytes, status,"
+                        " free_bytes, total_bytes, thread, stack_id)"
+                        " VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10)",
+                        10, 0, 1, 0},
+    [VT_T_MEMCPY] = {"memcpy",
+                     "INSERT INTO memcpy(t, dur, device, context, stream, correlation, copy_kind,"
+                     " src_kind, dst_kind, bytes, is_async, src_device, dst_device, src, dst,"
+                     " graph_id, graph_node_id)"
+                     " VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17)",
+                     17, 0, 1, 2},
+    [VT_T_MEMSET] = {"memset",
+                     "INSERT INTO memset(t, dur, device, context, stream, correlation, bytes,"
+                     " value, mem_kind, is_async, dst, graph_id, graph_node_id)"
+                     " VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13)",
+                     13, 0, 1, 2},
+    [VT_T_KERNEL] = {"kernel",
+                     "INSERT INTO kernel(t, dur, device, context, stream, correlation, name_id,"
+                     " grid_x, grid_y, grid_z, block_x, block_y, block_z, static_smem,"
+                     " dynamic_smem, registers, graph_id, graph_node_id, args_scanned)"
+                     " VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18,?19)",
+                     19, 0, 1, 2},
+    [VT_T_BUFFER_USE] = {"buffer_use",
+                         "INSERT INTO buffer_use(correlation, kind, address, t, device)"
+                         " VALUES(?1,?2,?3,?4,?5)",
+                         5, 0, 4, 0},
+    [VT_T_NVTX_RANGE] = {"nvtx_range",
+                         "INSERT INTO nvtx_range(t, dur, kind, name_id, domain_id, thread, depth,"
+                         " end_thread) VALUES(?1,?2,?3,?4,?5,?6,?7,?8)",
+                         8, 0, 1, 2},
+    [VT_T_SYNC_EVENT] = {"sync_event",
+                         "INSERT INTO sync_event(t, dur, type, device, context, stream,"
+                         " correlation, event, status) VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9)",
+                         9, 0, 1, 2},
+    [VT_T_POOL_EVENT] = {"pool_event",
+                         "INSERT INTO pool_event(t, op, device, pool_type, address, threshold, size,"
+                         " used, correlation) VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9)",
+                         9, 0, 1, 0},
+    [VT_T_DROPPED] = {"dropped",
+                      "INSERT INTO dropped(t, source, what, count, device, context, stream)"
+                      " VALUES(?1,?2,?3,?4,?5,?6,?7)",
+                      7, TXT(2), 1, 0},
+    [VT_T_OVERHEAD] = {"overhead",
+                       "INSERT INTO overhead(source, kind, t, dur, object_kind, object_id, count)"
+                       " VALUES(?1,?2,?3,?4,?5,?6,?7)",
+                       7, TXT(0) | TXT(1), 3, 4},
+    [VT_T_META] = {"meta", "INSERT OR REPLACE INTO meta(key, value) VALUES(?1,?2)", 2,
+                   TXT(0) | TXT(1), 0, 0},
+    [VT_T_MODULE] = {"module",
+                     "INSERT OR IGNORE INTO module(path_id, build_id, file_bytes, mtime_ns)"
+                     " VALUES(?1,?2,?3,?4)",
+                     4, TXT(1), 0, 0},
+};
+
+/* Bind row pRow's values to parameters iFirst+1.. of s. */
+void vt__row_bind(sqlite3_stmt *s, int iFirst, const struct vt__row *pRow)
+{
+    const struct vt__table_spec *t = &vt__aTable[pRow->table];
+    int i;
+    for (i = 0; i < t->nCol; i++) {
+        if (pRow->nullMask & (1u << i)) sqlite3_bind_null(s, iFirst + i + 1);
+        else if (t->textMask & (1u << i))
+            sqlite3_bind_text(s, iFirst + i + 1, pRow->v[i].z, -1, SQLITE_STATIC);
+        else sqlite3_bind_int64(s, iFirst + i + 1, pRow->v[i].i);
+    }
+}
+
+/*
+ * Prepare the nRows-row form of table t's INSERT: its text up to VALUES,
+ * then nRows groups of nCol anonymous parameters. Returns an SQLite code.
+ */
+int vt__row_prepare_multi(sqlite3 *db, const struct vt__table_spec *t, sqlite3_stmt **ppStmt, int nRows)
+{
+    const char *zValues = strstr(t->zInsert, " VALUES(");
+    size_t nPrefix, cap, n;
+    char *zSql;
+    int r, c, rc;
+    if (!zValues) return SQLITE_INTERNAL;
+    nPrefix = (size_t)(zValues - t->zInsert);
+    cap = nPrefix + 16 + (size_t)nRows * ((size_t)t->nCol * 2 + 3);
+    zSql = malloc(cap);
+    if (!zSql) return SQLITE_NOMEM;
+    memcpy(zSql, t->zInsert, nPrefix);
+    n = nPrefix + (size_t)snprintf(zSql + nPrefix, cap - nPrefix, " VALUES");
+    for (r = 0; r < nRows; r++) {
+        zSql[n++] = r ? ',' : ' ';
+        zSql[n++] = '(';
+        for (c = 0; c < t->nCol; c++) {
+            if (c) zSql[n++] = ',';
+            zSql[n++] = '?';
+        }
+        zSql[n++] = ')';
+    }
+    zSql[n] = '\0';
+    rc = sqlite3_prepare_v3(db, zSql, (int)n, SQLITE_PREPARE_PERSISTENT, ppStmt, NULL);
+    free(zSql);
+    return rc;
+}

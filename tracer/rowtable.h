@@ -1,0 +1,68 @@
+/* Internal: the trace tables rows are written to, each one's INSERT statement, and binding rows to them. */
+#ifndef VT_TRACER_ROWTABLE_H
+#define VT_TRACER_ROWTABLE_H
+
+#include <stdint.h>
+
+#include <sqlite3.h>
+
+/* The tables rows are written to; vt__aTable gives each one's INSERT statement. */
+enum vt__table {
+    VT_T_STRING,
+    VT_T_DEVICE,      /* from CUPTI: INSERT OR IGNORE (first description wins) */
+    VT_T_DEVICE_HOST, /* from the glue: INSERT OR REPLACE (it knows the PCI location) */
+    VT_T_STACK,
+    VT_T_FRAME,
+    VT_T_API_CALL,
+    VT_T_MEMORY_EVENT,
+    VT_T_OOM_EVENT,
+    VT_T_MEMCPY,
+    VT_T_MEMSET,
+    VT_T_KERNEL,
+    VT_T_BUFFER_USE,
+    VT_T_NVTX_RANGE,
+    VT_T_SYNC_EVENT,
+    VT_T_POOL_EVENT,
+    VT_T_DROPPED,
+    VT_T_OVERHEAD,
+    VT_T_META,
+    VT_T_MODULE,      /* INSERT OR IGNORE: one row per module frames name */
+    VT_T__COUNT
+};
+
+#define VT__ROW_MAXCOL 20
+
+/* One row: values in the column order of the table's INSERT statement. */
+struct vt__row {
+    int table;         /* enum vt__table */
+    uint32_t nullMask; /* bit i set: column i is NULL */
+    union {
+        int64_t i;
+        const char *z; /* text columns (see vt__table_spec.textMask); valid during emit only */
+    } v[VT__ROW_MAXCOL];
+};
+
+struct vt__table_spec {
+    const char *zName;
+    const char *zInsert; /* parameters ?1..?nCol in column order */
+    int nCol;
+    uint32_t textMask;   /* bit i set: column i is text */
+    /*
+     * Time columns, as 1 + column index (0: none). The decoder emits absolute
+     * CUPTI times; the writer stores column timeCol - 1 as t = time - base and
+     * column endCol - 1 as dur = end - start (schema.h, VT__INSTANT).
+     */
+    uint8_t timeCol, endCol;
+};
+extern const struct vt__table_spec vt__aTable[VT_T__COUNT];
+
+/* Bind row pRow's values to parameters iFirst+1.. of s (text bound SQLITE_STATIC: valid until the step). */
+void vt__row_bind(sqlite3_stmt *s, int iFirst, const struct vt__row *pRow);
+
+/*
+ * Prepare table t's INSERT for nRows rows at once: its column list, then nRows
+ * groups of nCol anonymous parameters (persistent statement). Returns an SQLite code.
+ */
+int vt__row_prepare_multi(sqlite3 *db, const struct vt__table_spec *t, sqlite3_stmt **ppStmt, int nRows);
+
+#endif
