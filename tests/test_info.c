@@ -49,6 +49,10 @@ TEST(info_text_exact)
         "dropped     WARNING: 150 records lost; counts, peaks and findings are incomplete\n"
         "            cupti   activity records             100\n"
         "            queue   host records                 50\n"
+        "notes       150 records were lost while tracing (see the 'dropped' table): counts, peaks and findings "
+        "are incomplete\n"
+        "            no kernel buffer uses recorded: first/last use come from copies only, idle-allocation checks "
+        "are skipped and allocations live at exit cannot be told apart from buffers in use until the end\n"
         "overhead    cupti     instrumentation          10.0 ms in 1 event\n"
         "            vramtrace stack capture            3.0 ms in 50 events\n"
         "rows        memory_event   5\n"
@@ -379,6 +383,56 @@ TEST(info_bad_input)
     cli_cleanup();
 }
 
+/* A trace whose GPU activity stops early (another CUPTI client took over, or CUPTI's fatal error)
+ * says so from the read layer: info's status and JSON, analyze's notes. */
+TEST(info_partial_trace)
+{
+    const char *zDir = cli_tmpdir();
+    char zTrace[PATH_MAX + 16], zOutF[PATH_MAX + 16], zErrF[PATH_MAX + 16], *zOut, *zErr;
+    char *azText[] = {zTrace, NULL};
+    char *azJson[] = {"--json", zTrace, NULL};
+    char *azAnalyze[] = {(char *)cli_vramtrace(), "analyze", "--no-write", "--format", "json", zTrace, NULL};
+    sqlite3 *db = NULL;
+    snprintf(zTrace, sizeof zTrace, "%s/t.db", zDir);
+    snprintf(zOutF, sizeof zOutF, "%s/a.out", zDir);
+    snprintf(zErrF, sizeof zErrF, "%s/a.err", zDir);
+    cli_make_trace(zTrace, 1);
+
+    /* complete: no partial state anywhere */
+    ASSERT_EQ(VT_EXIT_OK, run_info(azJson, &zOut, &zErr));
+    ASSERT_CONTAINS(zOut, "\"partial\":null");
+    free(zOut), free(zErr);
+
+    /* the takeover 500 ms after the first event, a fatal error later: the earlier one counts */
+    ASSERT_EQ(SQLITE_OK, sqlite3_open(zTrace, &db));
+    cli_exec(db, "INSERT INTO meta SELECT 'cupti_takeover_ns', (SELECT min(ts) FROM memory_event) + 500000000");
+    cli_exec(db, "INSERT INTO meta SELECT 'cupti_fatal_error_ns', (SELECT min(ts) FROM memory_event) + 900000000");
+    sqlite3_close(db);
+    ASSERT_EQ(VT_EXIT_OK, run_info(azText, &zOut, &zErr));
+    ASSERT_CONTAINS(zOut, "WARNING: partial from 500.0 ms after the start: another CUPTI client");
+    ASSERT_CONTAINS(zOut, "\nnotes       partial trace: GPU activity");
+    free(zOut), free(zErr);
+    ASSERT_EQ(VT_EXIT_OK, run_info(azJson, &zOut, &zErr));
+    ASSERT_CONTAINS(zOut, "\"partial\":{\"from_ns\":");
+    ASSERT_CONTAINS(zOut, "\"reason\":\"another CUPTI client (torch.profiler/Kineto, Nsight) took the activity");
+    ASSERT_CONTAINS(zOut, "\"notes\":[\"partial trace: GPU activity");
+    free(zOut), free(zErr);
+    ASSERT_EQ(VT_EXIT_OK, cli_run(azAnalyze, NULL, zOutF, zErrF));
+    zOut = cli_read(zOutF);
+    ASSERT_CONTAINS(zOut, "partial trace: GPU activity (kernels, copies, sets, CUPTI's allocation records, NVTX "
+                          "ranges) is missing from 500.0 ms after the start on");
+    free(zOut);
+
+    /* the fatal error alone */
+    ASSERT_EQ(SQLITE_OK, sqlite3_open(zTrace, &db));
+    cli_exec(db, "DELETE FROM meta WHERE key = 'cupti_takeover_ns'");
+    sqlite3_close(db);
+    ASSERT_EQ(VT_EXIT_OK, run_info(azText, &zOut, &zErr));
+    ASSERT_CONTAINS(zOut, "WARNING: partial from 900.0 ms after the start: CUPTI reported a fatal error");
+    free(zOut), free(zErr);
+    cli_cleanup();
+}
+
 VT_TEST_LIST(T(info_text_exact) T(info_unclosed_empty_trace) T(info_json) T(info_json_escapes_text)
              T(info_peaks_per_device) T(info_hostile_rows_both_ways)
-             T(info_peaks_out_of_order) T(info_bad_input))
+             T(info_peaks_out_of_order) T(info_bad_input) T(info_partial_trace))

@@ -61,6 +61,16 @@ void vt__info_json(FILE *f, const struct trace_info *p)
     json_kv_int(f, &b, "schema_version", p->f.version);
     json_key(f, &b, "closed_cleanly");
     fputs(zClosed && !strcmp(zClosed, "1") ? "true" : "false", f);
+    json_key(f, &b, "partial");
+    if (p->f.partialFrom >= 0) {
+        c = 1;
+        fputc('{', f);
+        json_kv_int(f, &c, "from_ns", p->f.partialFrom);
+        json_kv_str(f, &c, "reason", p->f.zPartialWhy);
+        fputc('}', f);
+    } else {
+        fputs("null", f);
+    }
 
     json_key(f, &b, "process");
     c = 1;
@@ -244,6 +254,14 @@ void vt__info_json(FILE *f, const struct trace_info *p)
         json_kv_int(f, &c, "events", p->aOvh[j].events);
         json_kv_int(f, &c, "total_ns", p->aOvh[j].ns);
         fputc('}', f);
+    }
+    fputc(']', f);
+
+    json_key(f, &b, "notes");
+    fputc('[', f);
+    for (j = 0; j < p->f.nNote; j++) {
+        if (j) fputc(',', f);
+        vt__json_str(f, p->f.azNote[j]);
     }
     fputc(']', f);
 

@@ -162,6 +162,12 @@ void vt__info_text(FILE *f, const struct trace_info *p)
                 vt__info_meta(p, "rows_written") ? vt__info_meta(p, "rows_written") : "?",
                 vt__info_meta(p, "commits") ? vt__info_meta(p, "commits") : "?",
                 vt__info_meta_int(p, "commits") == 1 ? "" : "s");
+    if (p->f.partialFrom >= 0) {
+        int64_t at = p->f.bTimes && p->f.partialFrom > p->f.t0 ? p->f.partialFrom - p->f.t0 : 0;
+        fprintf(f, "%-11s WARNING: partial from %s after the start: %s; GPU activity is missing from then on, "
+                   "API calls are complete\n",
+                "", vt__fmt_ns(at, zT, sizeof zT), p->f.zPartialWhy);
+    }
     print_devices(f, p, "devices");
     print_duration(f, p, "");
     print_memory(f, p, "");
@@ -198,6 +204,7 @@ void vt__info_text(FILE *f, const struct trace_info *p)
         fputc('\n', f);
     }
     print_dropped(f, p, "", 1);
+    for (j = 0; j < p->f.nNote; j++) fprintf(f, "%-11s %s\n", j == 0 ? "notes" : "", p->f.azNote[j]);
     if (p->nOvh == 0) fprintf(f, "%-11s none recorded\n", "overhead");
     for (j = 0; j < p->nOvh; j++)
         fprintf(f, "%-11s %-9s %-24s %s in %lld event%s\n", j == 0 ? "overhead" : "",

@@ -140,9 +140,42 @@ static int read_bounds(struct vt_tracefile *f)
     return rc;
 }
 
+/*
+ * When the trace's GPU activity stops early: meta cupti_takeover_ns (another CUPTI client took the
+ * activity buffers over) or cupti_fatal_error_ns (CUPTI finalized itself), the earlier of the two.
+ * Returns 0, or -1 when the meta table cannot be read.
+ */
+static int read_partial(struct vt_tracefile *f)
+{
+    int64_t takeover, fatal;
+    f->partialFrom = -1;
+    f->zPartialWhy[0] = 0;
+    if (meta_int(f->db, "cupti_takeover_ns", &takeover) != 0 || meta_int(f->db, "cupti_fatal_error_ns", &fatal) != 0)
+        return -1;
+    /* stored as CUPTI-clock ns like every absolute time; 0 is unknown (the start, then) */
+    if (takeover >= 0 && (fatal < 0 || takeover <= fatal)) {
+        f->partialFrom = takeover;
+        snprintf(f->zPartialWhy, sizeof f->zPartialWhy,
+                 "another CUPTI client (torch.profiler/Kineto, Nsight) took the activity buffers over");
+    } else if (fatal >= 0) {
+        f->partialFrom = fatal;
+        snprintf(f->zPartialWhy, sizeof f->zPartialWhy, "CUPTI reported a fatal error and stopped");
+    }
+    return 0;
+}
+
 /* The notes about how the trace was recorded that every reader shows. */
 static void recording_notes(struct vt_tracefile *f, const char *zKernelArgs)
 {
+    if (f->partialFrom >= 0) {
+        char zT[32];
+        int64_t at = f->bTimes && f->partialFrom > f->t0 ? f->partialFrom - f->t0 : 0;
+        vt__read_note(f, "partial trace: GPU activity (kernels, copies, sets, CUPTI's allocation records, NVTX "
+                         "ranges) is missing from %s after the start on, because %s; API calls (allocations "
+                         "and frees made through the CUDA API, OOMs, call sites) are complete, so lifetimes "
+                         "and peaks of those stand, while buffer uses, transfer and phase figures stop there",
+                      vt__fmt_ns(at, zT, sizeof zT), f->zPartialWhy);
+    }
     if (f->nHidden > 0) {
         /* a rule that rejects most of a table is suspected before the trace is: say which column */
         int kWorst = -1;
@@ -212,6 +245,7 @@ int vt__read_meta(struct vt_tracefile *f)
     f->bHistoryTruncated = !strcmp(zVal, "1");
     bBad |= meta_int(db, "history_start_ns", &f->historyStart);
     bBad |= meta_copy(db, "config.kernel_args", zArgs, sizeof zArgs);
+    bBad |= read_partial(f);
     /* records lost: the dropped rows, or the writer's closing counters when they count more */
     static const char *const azKey[] = {"dropped_queue", "dropped_writer", "dropped_map"};
     for (size_t k = 0; k < sizeof azKey / sizeof azKey[0]; k++) {

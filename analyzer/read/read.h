@@ -71,6 +71,11 @@ struct vt_tracefile {
     int bHistoryTruncated;  /* a PyTorch history that starts late: nothing is known before historyStart */
     int64_t historyStart;
     int64_t nLost;          /* records lost while recording */
+    /* a trace whose GPU activity stops early (another CUPTI client took the activity buffers
+     * over, or CUPTI's fatal error): absolute ns from which kernels, copies, sets, CUPTI's own
+     * allocation records and NVTX are missing; -1 when the trace is complete in that respect */
+    int64_t partialFrom;
+    char zPartialWhy[160];  /* why, for people: "" when partialFrom is -1 */
     /* devices, by id */
     struct vt_devinfo *aDev;
     int nDev;
