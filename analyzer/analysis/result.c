@@ -179,5 +179,6 @@ void vt__result_free(struct vt_result *r)
     for (int i = 0; i < r->nTrace; i++) vt__trace_free(&r->aTrace[i]);
     free(r->aTrace);
     free(r->aFind);
+    free(r->azFailed);
     memset(r, 0, sizeof *r);
 }

@@ -498,10 +498,16 @@ void vt__live_free(struct vt_live *L)
     if (!L) return;
     /* every lifetime is under its pages, the huge list, or the handle hash: free each once */
     for (int i = 0; i < L->nHandleAlloc; i++) free(L->apHandle[i]);
+    /* a lifetime over several pages is freed on its first page only; the pages are in no order,
+     * so every other page's link is cleared before anything is freed (never read after a free) */
     for (int i = 0; i < L->nPage; i++) {
         struct page *p = &L->aPage[i];
         for (int k = 0; k < p->n; k++)
-            if ((p->a[k]->address >> PAGE_SHIFT) == p->page) free(p->a[k]); /* on its first page only */
+            if ((p->a[k]->address >> PAGE_SHIFT) != p->page) p->a[k] = NULL;
+    }
+    for (int i = 0; i < L->nPage; i++) {
+        struct page *p = &L->aPage[i];
+        for (int k = 0; k < p->n; k++) free(p->a[k]);
         free(p->a);
     }
     free(L->apLive);
