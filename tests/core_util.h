@@ -12,6 +12,7 @@
 
 #include "core_rec.h"
 #include "vt_test.h"
+#include "vramtrace/schema.h"
 #include "writer.h"
 
 #if defined(__SANITIZE_ADDRESS__)
@@ -128,6 +129,22 @@ static inline const char *core_q_rows(sqlite3 *db, const char *zSql)
     if (rc != SQLITE_DONE) VT__FAIL("step %s: %s", zSql, sqlite3_errmsg(db));
     sqlite3_finalize(s);
     return zOut;
+}
+
+/* Queue one cudaMalloc API record (one api_call row) with correlation corr at 1000 + 10 corr ns; vt__writer_submit's result. */
+static inline int core_submit_api(struct vt_writer *w, uint32_t corr)
+{
+    struct vt_hrec h;
+    memset(&h, 0, sizeof h);
+    h.type = VT_HREC_API_CALL;
+    h.u.api.api = VT_API_ID_1;
+    h.u.api.correlation = corr;
+    h.u.api.start = 1000 + (uint64_t)corr * 10;
+    h.u.api.end = h.u.api.start + 5;
+    h.u.api.thread = 1;
+    h.u.api.bytes = 4096;
+    h.u.api.ptr = 0x7f0000000000ull + (uint64_t)corr * 4096;
+    return vt__writer_submit(w, &h);
 }
 
 /* Default test configuration: small buffers, the test record iterator. */

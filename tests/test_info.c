@@ -410,18 +410,34 @@ TEST(info_partial_trace)
     sqlite3_close(db);
     ASSERT_EQ(VT_EXIT_OK, run_info(azText, &zOut, &zErr));
     ASSERT_CONTAINS(zOut, "WARNING: partial from 500.0 ms after the start: another CUPTI client");
-    ASSERT_CONTAINS(zOut, "\nnotes       partial trace: GPU activity");
+    ASSERT_CONTAINS(zOut, "\nnotes       partial trace from 500.0 ms after the start: another CUPTI client");
     free(zOut), free(zErr);
     ASSERT_EQ(VT_EXIT_OK, run_info(azJson, &zOut, &zErr));
     ASSERT_CONTAINS(zOut, "\"partial\":{\"from_ns\":");
     ASSERT_CONTAINS(zOut, "\"reason\":\"another CUPTI client (torch.profiler/Kineto, Nsight) took the activity");
-    ASSERT_CONTAINS(zOut, "\"notes\":[\"partial trace: GPU activity");
+    ASSERT_CONTAINS(zOut, "\"notes\":[\"partial trace from 500.0 ms after the start");
     free(zOut), free(zErr);
     ASSERT_EQ(VT_EXIT_OK, cli_run(azAnalyze, NULL, zOutF, zErrF));
     zOut = cli_read(zOutF);
-    ASSERT_CONTAINS(zOut, "partial trace: GPU activity (kernels, copies, sets, CUPTI's allocation records, NVTX "
-                          "ranges) is missing from 500.0 ms after the start on");
+    ASSERT_CONTAINS(zOut, "partial trace from 500.0 ms after the start: another CUPTI client (torch.profiler/"
+                          "Kineto, Nsight) took the activity buffers over: GPU activity (kernels, copies, sets, "
+                          "CUPTI's allocation records, NVTX ranges) is missing from then on");
     free(zOut);
+
+    /* the size bound's mark before both; a recording window */
+    ASSERT_EQ(SQLITE_OK, sqlite3_open(zTrace, &db));
+    cli_exec(db, "INSERT INTO meta SELECT 'size_limit_thin_ns', (SELECT min(ts) FROM memory_event) + 200000000");
+    cli_exec(db, "INSERT INTO meta VALUES('config.start_after_ns', '100000000'), ('config.stop_after_ns', '2000000000')");
+    sqlite3_close(db);
+    ASSERT_EQ(VT_EXIT_OK, run_info(azText, &zOut, &zErr));
+    ASSERT_CONTAINS(zOut, "WARNING: partial from 200.0 ms after the start: the trace neared its size bound "
+                          "(VRAMTRACE_MAX_BYTES)");
+    ASSERT_CONTAINS(zOut, "recorded in a window: kernels, copies, sets, API calls and NVTX ranges only from 100.0 ms "
+                          "to 2.00 s after the start");
+    free(zOut), free(zErr);
+    ASSERT_EQ(SQLITE_OK, sqlite3_open(zTrace, &db));
+    cli_exec(db, "DELETE FROM meta WHERE key IN ('size_limit_thin_ns', 'config.start_after_ns', 'config.stop_after_ns')");
+    sqlite3_close(db);
 
     /* the fatal error alone */
     ASSERT_EQ(SQLITE_OK, sqlite3_open(zTrace, &db));

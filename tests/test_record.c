@@ -105,7 +105,7 @@ TEST(record_tensors_merges_alloc_conf)
 {
     const char *zDir = cli_tmpdir();
     const char *azOpt[] = {"--tensors", "--backtrace", "12", "--no-python-stacks", "--no-kernel-args",
-                           "-o", zDir, NULL};
+                           "--max-size", "64M", "--start-after=1.5m", "--stop-after", "2h", "-o", zDir, NULL};
     const char *azEnv[] = {"VRAMTRACE_LIB=/bin/sh", "PYTORCH_ALLOC_CONF",
                            "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True, max_split_size_mb:128,"
                            "roundup_power2_divisions:[256:1,512:2,>:4]",
@@ -125,6 +125,9 @@ TEST(record_tensors_merges_alloc_conf)
     ASSERT_STREQ("12", env_value(zDump, "VRAMTRACE_BACKTRACE"));
     ASSERT_STREQ("0", env_value(zDump, "VRAMTRACE_PYTHON_STACKS"));
     ASSERT_STREQ("0", env_value(zDump, "VRAMTRACE_KERNEL_ARGS"));
+    ASSERT_STREQ("64M", env_value(zDump, "VRAMTRACE_MAX_BYTES"));
+    ASSERT_STREQ("1.5m", env_value(zDump, "VRAMTRACE_START_AFTER"));
+    ASSERT_STREQ("2h", env_value(zDump, "VRAMTRACE_STOP_AFTER"));
     snprintf(zErrFile, sizeof zErrFile, "%s/err.txt", zDir);
     zErr = cli_read(zErrFile);
     ASSERT_CONTAINS(zErr, "dropped expandable_segments");
@@ -493,10 +496,30 @@ TEST(record_usage_errors)
     ASSERT_CONTAINS(z, "unknown option '--bogus'");
     free(z);
     ASSERT_EQ(VT_EXIT_USAGE, cli_run(azDepth, azEnv, NULL, NULL));
+    {
+        char *azSize[] = {(char *)cli_vramtrace(), "record", "--max-size", "512K", "--", "true", NULL};
+        char *azWhen[] = {(char *)cli_vramtrace(), "record", "--start-after", "soon", "--", "true", NULL};
+        char *azOrder[] = {(char *)cli_vramtrace(), "record", "--start-after", "60", "--stop-after", "1m", "--",
+                           "true", NULL};
+        ASSERT_EQ(VT_EXIT_USAGE, cli_run(azSize, azEnv, NULL, zErr));
+        z = cli_read(zErr);
+        ASSERT_CONTAINS(z, "--max-size '512K' is not a size of at least 1M");
+        free(z);
+        ASSERT_EQ(VT_EXIT_USAGE, cli_run(azWhen, azEnv, NULL, zErr));
+        z = cli_read(zErr);
+        ASSERT_CONTAINS(z, "--start-after 'soon' is not a duration");
+        free(z);
+        ASSERT_EQ(VT_EXIT_USAGE, cli_run(azOrder, azEnv, NULL, zErr));
+        z = cli_read(zErr);
+        ASSERT_CONTAINS(z, "--stop-after must be later than --start-after");
+        free(z);
+    }
     ASSERT_EQ(VT_EXIT_OK, cli_run(azHelp, azEnv, zErr, NULL));
     z = cli_read(zErr);
     ASSERT_CONTAINS(z, "usage: vramtrace record [OPTIONS] [--] COMMAND [ARG...]");
     ASSERT_CONTAINS(z, "--no-kernel-args");
+    ASSERT_CONTAINS(z, "--max-size SIZE");
+    ASSERT_CONTAINS(z, "--start-after T");
     free(z);
     cli_cleanup();
 }

@@ -55,21 +55,6 @@ static void sleep_ms(unsigned ms)
     }
 }
 
-/* Queue one API-call record (one api_call row) with correlation corr. */
-static int submit_api(struct vt_writer *w, uint32_t corr)
-{
-    struct vt_hrec h;
-    memset(&h, 0, sizeof h);
-    h.type = VT_HREC_API_CALL;
-    h.u.api.api = VT_API_ID_1;
-    h.u.api.correlation = corr;
-    h.u.api.start = 1000 + (uint64_t)corr * 10;
-    h.u.api.end = h.u.api.start + 5;
-    h.u.api.thread = 1;
-    h.u.api.bytes = 4096;
-    return vt__writer_submit(w, &h);
-}
-
 /* Child: stderr to zLog, SIGXFSZ at its default action, then files limited to nLimit bytes. */
 static void child_limits(const char *zLog, rlim_t nLimit)
 {
@@ -175,12 +160,12 @@ TEST(file_size_limit_turns_tracing_off)
         cfg.batch_rows = 5000;
         w = core_open(zPath, &cfg);
         for (i = 1; i <= N_API; i++)
-            if (submit_api(w, i) != 0) _exit(92);
+            if (core_submit_api(w, i) != 0) _exit(92);
         if (vt__writer_start(w) != 0) _exit(93);
         rep.stOff = wait_stats(w, all_handled, N_API);
         /* Later records, host and activity, are counted, not written. */
         for (i = 0; i < N_AFTER_API; i++)
-            if (submit_api(w, corr++) != 0) _exit(94);
+            if (core_submit_api(w, corr++) != 0) _exit(94);
         if (core_submit_kernels(w, "after_the_limit", &corr) < 0) _exit(95);
         rep.stLast = wait_stats(w, off_reached, 0);
         rep.closeRc = vt__writer_close(w, 10000);
@@ -286,7 +271,7 @@ TEST(file_size_limit_at_close_on_the_callers_thread)
         if (stat(zWal, &st) != 0) _exit(92);
         child_limits(zLog, (rlim_t)st.st_size + (256u << 10));
         for (i = 1; i <= 50000; i++)
-            if (submit_api(w, i) != 0) _exit(93);
+            if (core_submit_api(w, i) != 0) _exit(93);
         if (vt__writer_close(w, 10000) != -EFBIG) _exit(94); /* not clean, and already said */
         if (xfsz_left_behind()) _exit(96);
         exit(0);

@@ -10,22 +10,6 @@
 #include "core_util.h"
 #include "vramtrace/schema.h"
 
-/* Queue one cudaMalloc API record with correlation corr; returns vt__writer_submit's result. */
-static int submit_api(struct vt_writer *w, uint32_t corr)
-{
-    struct vt_hrec h;
-    memset(&h, 0, sizeof h);
-    h.type = VT_HREC_API_CALL;
-    h.u.api.api = VT_API_ID_1;
-    h.u.api.correlation = corr;
-    h.u.api.start = 1000 + (uint64_t)corr * 10;
-    h.u.api.end = h.u.api.start + 5;
-    h.u.api.thread = 1;
-    h.u.api.bytes = 4096;
-    h.u.api.ptr = 0x7f0000000000ull + (uint64_t)corr * 4096;
-    return vt__writer_submit(w, &h);
-}
-
 /* Fill and submit one buffer with n kernel records starting at correlation corr0. */
 static void submit_kernels(struct vt_writer *w, uint32_t corr0, int n)
 {
@@ -83,7 +67,7 @@ TEST(writer_batching)
     cfg.batch_rows = 100;
     cfg.flush_ms = 1000;
     w = core_open(zPath, &cfg);
-    for (i = 1; i <= 1050; i++) ASSERT_EQ(0, submit_api(w, i));
+    for (i = 1; i <= 1050; i++) ASSERT_EQ(0, core_submit_api(w, i));
     ASSERT_EQ(0, vt__writer_start(w));
     ASSERT_EQ(0, vt__writer_close(w, 10000));
     db = core_open_ro(zPath);
@@ -109,7 +93,7 @@ TEST(writer_flush_at_close)
     w = core_open(zPath, &cfg);
     ASSERT_EQ(0, vt__writer_start(w));
     for (i = 0; i < 3; i++) submit_kernels(w, 1 + i * 200, 200);
-    for (i = 1; i <= 500; i++) ASSERT_EQ(0, submit_api(w, 10000 + i));
+    for (i = 1; i <= 500; i++) ASSERT_EQ(0, core_submit_api(w, 10000 + i));
     /* Closed straight away: everything queued must still reach the file. */
     ASSERT_EQ(0, vt__writer_close(w, 10000));
     snprintf(zWal, sizeof zWal, "%s-wal", zPath);
@@ -169,7 +153,7 @@ TEST(writer_timed_commit)
     cfg.batch_rows = 1000000; /* never reached: only the timer can commit */
     w = core_open(zPath, &cfg);
     ASSERT_EQ(0, vt__writer_start(w));
-    for (i = 1; i <= 10; i++) ASSERT_EQ(0, submit_api(w, i));
+    for (i = 1; i <= 10; i++) ASSERT_EQ(0, core_submit_api(w, i));
     submit_kernels(w, 100, 5);
     sleep_ms(3 * cfg.flush_ms);
     /* A second connection, while the writer is still open, sees the rows. */
@@ -240,7 +224,7 @@ TEST(writer_ring_drops_stalled)
     cfg.host_ring_records = 16;
     w = core_open(zPath, &cfg);
     /* The writer thread is not running: nothing leaves the ring. */
-    for (i = 1; i <= 100; i++) nRefused += submit_api(w, (uint32_t)i) != 0;
+    for (i = 1; i <= 100; i++) nRefused += core_submit_api(w, (uint32_t)i) != 0;
     ASSERT_EQ(84, nRefused);
     /* Refused records that own heap memory have it released (LSan checks below). */
     for (i = 0; i < 10; i++) {
@@ -282,7 +266,7 @@ static void *produce(void *pArg)
 {
     struct producer *p = pArg;
     int i;
-    for (i = 0; i < p->n; i++) p->nRefused += submit_api(p->w, p->corr0 + (uint32_t)i) != 0;
+    for (i = 0; i < p->n; i++) p->nRefused += core_submit_api(p->w, p->corr0 + (uint32_t)i) != 0;
     return NULL;
 }
 
@@ -336,7 +320,7 @@ TEST(writer_fork_abandon)
     core_config(&cfg);
     w = core_open(zPath, &cfg);
     ASSERT_EQ(0, vt__writer_start(w));
-    for (i = 1; i <= 500; i++) ASSERT_EQ(0, submit_api(w, i));
+    for (i = 1; i <= 500; i++) ASSERT_EQ(0, core_submit_api(w, i));
     submit_kernels(w, 1, 100);
     vt__writer_fork_prepare(w);
     pid = fork();
@@ -349,7 +333,7 @@ TEST(writer_fork_abandon)
         _exit(0);
     }
     vt__writer_fork_parent(w);
-    for (i = 501; i <= 1000; i++) ASSERT_EQ(0, submit_api(w, i));
+    for (i = 501; i <= 1000; i++) ASSERT_EQ(0, core_submit_api(w, i));
     submit_kernels(w, 101, 100);
     ASSERT_EQ(pid, waitpid(pid, &status, 0));
     ASSERT(WIFEXITED(status));
@@ -474,7 +458,7 @@ TEST(writer_disk_full)
     fdLog = open(zLog, O_WRONLY | O_CREAT | O_TRUNC, 0600);
     ASSERT(fdLog >= 0);
     ASSERT(dup2(fdLog, 2) == 2);
-    for (i = 1; i <= n; i++) ASSERT_EQ(0, submit_api(w, i));
+    for (i = 1; i <= n; i++) ASSERT_EQ(0, core_submit_api(w, i));
     ASSERT_EQ(0, vt__writer_start(w));
     t0 = mono_ms();
     do {

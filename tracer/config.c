@@ -10,6 +10,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "vramtrace/units.h"
 #include "writer.h"
 
 #define DEFAULT_BUFFER_SIZE ((size_t)4 << 20)
@@ -49,38 +50,6 @@ truncated:
         if (zNl) zNl[1] = '\0';
         else cfg->zWarn[0] = '\0';
     }
-}
-
-/*
- * Parse a byte count: digits with an optional K, M, G or T suffix (binary, an
- * optional trailing 'B' or 'iB' allowed). Returns 0 and sets *pOut, or -1.
- */
-static int parse_size(const char *z, size_t *pOut)
-{
-    char *zEnd = NULL;
-    unsigned long long v;
-    unsigned shift = 0;
-    while (isspace((unsigned char)*z)) z++;
-    if (!isdigit((unsigned char)*z)) return -1;
-    errno = 0;
-    v = strtoull(z, &zEnd, 10);
-    if (errno || zEnd == z) return -1;
-    switch (toupper((unsigned char)*zEnd)) {
-    case 'K': shift = 10; zEnd++; break;
-    case 'M': shift = 20; zEnd++; break;
-    case 'G': shift = 30; zEnd++; break;
-    case 'T': shift = 40; zEnd++; break;
-    default: break;
-    }
-    if (shift && (*zEnd == 'i' || *zEnd == 'I')) zEnd++;
-    if (*zEnd == 'B' || *zEnd == 'b') zEnd++;
-    while (isspace((unsigned char)*zEnd)) zEnd++;
-    if (*zEnd) return -1;
-    if (shift && v > (UINT64_MAX >> shift)) return -1;
-    v <<= shift;
-    if (v > SIZE_MAX) return -1;
-    *pOut = (size_t)v;
-    return 0;
 }
 
 /* Parse a non-negative decimal integer no larger than iMax. Returns 0 or -1. */
@@ -174,7 +143,7 @@ void vt__config_load(struct vt_config *cfg, const char *(*xGetenv)(const char *z
 
     z = xGetenv("VRAMTRACE_BUFFER_SIZE");
     if (z) {
-        if (parse_size(z, &n) || n < MIN_BUFFER_SIZE || n > MAX_BUFFER_SIZE)
+        if (vt__parse_size(z, &n) || n < MIN_BUFFER_SIZE || n > MAX_BUFFER_SIZE)
             warn(cfg, "VRAMTRACE_BUFFER_SIZE='%.64s' is not a size from 64K to 256M; using %zu", z,
                  cfg->buffer_size);
         else cfg->buffer_size = (n + 7) & ~(size_t)7;
@@ -185,7 +154,7 @@ void vt__config_load(struct vt_config *cfg, const char *(*xGetenv)(const char *z
     nMin = wcfg.host_ring_records * sizeof(struct vt_hrec) + 2 * cfg->buffer_size;
     z = xGetenv("VRAMTRACE_MAX_MEMORY");
     if (z) {
-        if (parse_size(z, &n))
+        if (vt__parse_size(z, &n))
             warn(cfg, "VRAMTRACE_MAX_MEMORY='%.64s' is not a size; using %zu", z, cfg->max_memory);
         else cfg->max_memory = n;
     }
@@ -193,6 +162,31 @@ void vt__config_load(struct vt_config *cfg, const char *(*xGetenv)(const char *z
         warn(cfg, "VRAMTRACE_MAX_MEMORY=%zu is below the minimum for this buffer size; using %zu",
              cfg->max_memory, nMin);
         cfg->max_memory = nMin;
+    }
+
+    /* long jobs: a size bound (at least 1 MiB: the schema and the closing rows need room) and a window */
+    z = xGetenv("VRAMTRACE_MAX_BYTES");
+    if (z) {
+        if (vt__parse_size(z, &n) || (n != 0 && n < ((size_t)1 << 20)))
+            warn(cfg, "VRAMTRACE_MAX_BYTES='%.64s' is not a size of at least 1M (or 0 for none); the trace's size "
+                      "is not bounded", z);
+        else cfg->max_bytes = n;
+    }
+    z = xGetenv("VRAMTRACE_START_AFTER");
+    if (z && vt__parse_duration(z, &cfg->start_after_ns)) {
+        warn(cfg, "VRAMTRACE_START_AFTER='%.64s' is not a duration (seconds, or with s, m, h); recording from the "
+                  "start", z);
+        cfg->start_after_ns = 0;
+    }
+    z = xGetenv("VRAMTRACE_STOP_AFTER");
+    if (z && vt__parse_duration(z, &cfg->stop_after_ns)) {
+        warn(cfg, "VRAMTRACE_STOP_AFTER='%.64s' is not a duration (seconds, or with s, m, h); recording to the end",
+             z);
+        cfg->stop_after_ns = 0;
+    }
+    if (cfg->stop_after_ns && cfg->stop_after_ns <= cfg->start_after_ns) {
+        warn(cfg, "VRAMTRACE_STOP_AFTER is not after VRAMTRACE_START_AFTER; recording to the end");
+        cfg->stop_after_ns = 0;
     }
 
     z = xGetenv("VRAMTRACE_FLUSH_MS");
@@ -238,6 +232,19 @@ int vt__config_meta(const struct vt_config *cfg, int (*xMeta)(void *pCtx, const 
     if (rc == 0) rc = xMeta(pCtx, "config.kernel_args", cfg->kernel_args ? "1" : "0");
     if (rc == 0) rc = xMeta(pCtx, "config.quiet", cfg->quiet ? "1" : "0");
     if (rc == 0) rc = xMeta(pCtx, "config.tensors", cfg->tensors ? "1" : "0");
+    /* the long-job bounds only when set: their absence means "none" */
+    if (rc == 0 && cfg->max_bytes) {
+        snprintf(z, sizeof z, "%zu", cfg->max_bytes);
+        rc = xMeta(pCtx, "config.max_bytes", z);
+    }
+    if (rc == 0 && cfg->start_after_ns) {
+        snprintf(z, sizeof z, "%lld", cfg->start_after_ns);
+        rc = xMeta(pCtx, "config.start_after_ns", z);
+    }
+    if (rc == 0 && cfg->stop_after_ns) {
+        snprintf(z, sizeof z, "%lld", cfg->stop_after_ns);
+        rc = xMeta(pCtx, "config.stop_after_ns", z);
+    }
     return rc;
 }
 

@@ -19,6 +19,9 @@ struct vt_config {
     int tensors;         /* VRAMTRACE_TENSORS: 0/1, set by `record --tensors` (PyTorch per-tensor
                           * allocations); stored so the analyzer knows the trace's level */
     int disabled;        /* VRAMTRACE_DISABLE: 0/1, tracing off entirely */
+    size_t max_bytes;    /* VRAMTRACE_MAX_BYTES: bound on the trace's size (limit.h), 0 = none */
+    long long start_after_ns; /* VRAMTRACE_START_AFTER: detail recorded from this long after the start, 0 = from it */
+    long long stop_after_ns;  /* VRAMTRACE_STOP_AFTER: ... until this long after the start, 0 = to the end */
     long long time_base_ns; /* not from the environment: the caller sets it before
                              * vt__session_start (the CUPTI clock at start; 0 if unknown) */
     int nWarn;           /* number of warnings in zWarn */

@@ -134,6 +134,9 @@ int vt__session_start(const struct vt_config *cfg,
     wcfg.max_memory = cfg->max_memory;
     wcfg.flush_ms = cfg->flush_ms;
     wcfg.time_base_ns = cfg->time_base_ns;
+    wcfg.max_bytes = cfg->max_bytes;
+    wcfg.start_after_ns = cfg->start_after_ns;
+    wcfg.stop_after_ns = cfg->stop_after_ns;
     wcfg.xNextRecord = xNextRecord;
     zWhy[0] = '\0';
     w = vt__writer_open(g_file.zPath, &wcfg, zWhy, sizeof zWhy);

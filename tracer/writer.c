@@ -15,11 +15,13 @@
 
 #include "bufpool.h"
 #include "decode.h"
+#include "fsize.h"
+#include "limit.h"
 #include "ring.h"
 #include "vramtrace/schema.h"
 
 #define HOST_BATCH 256        /* host records taken from the ring per lock */
-#define N_DROP_KIND 7         /* loss counters written as `dropped` rows (see write_drops) */
+#define N_DROP_KIND 9         /* loss counters written as `dropped` rows (see write_drops) */
 #define MULTI_ROWS 16         /* rows per multi-row INSERT (tables without text columns) */
 #define TIME_CHECK_EVERY 4096 /* activity records between two looks at the clock */
 
@@ -69,6 +71,10 @@ struct vt_writer {
     uint64_t aWritten[N_DROP_KIND]; /* drop counts already written as `dropped` rows (see write_drops) */
     uint64_t nReported;       /* bit per SQLite primary error code already reported on stderr */
     atomic_int bOff;          /* the file reached its size limit: nothing more is written (go_off) */
+    int bOffLimit;            /* ... the limit was VRAMTRACE_MAX_BYTES (a choice, not a failure) */
+    struct vt__limit lim;     /* the size bound and the recording window (limit.h) */
+    sqlite3_stmt *pPageCount; /* PRAGMA page_count, when there is a size bound */
+    int64_t pageSize;
     atomic_uint_fast64_t nOffRecords; /* records released unwritten since then */
     int bClosedCleanly;
 
@@ -114,43 +120,6 @@ void vt__writer_config_default(struct vt_writer_config *cfg)
 }
 
 /*
- * SIGXFSZ while a host thread writes the trace (open; close when the writer
- * thread never started): the kernel sends it to the thread whose write passed
- * the file-size limit, and its default action ends the process. xfsz_begin
- * blocks it in the calling thread (the writer thread blocks every signal from
- * its start); xfsz_end takes the one these writes raised, unless one was
- * pending before, and restores the thread's mask and errno.
- */
-struct xfsz_guard {
-    sigset_t old;
-    int bWasPending;
-};
-
-static void xfsz_begin(struct xfsz_guard *g)
-{
-    sigset_t set, pending;
-    int saved = errno;
-    sigemptyset(&set);
-    sigaddset(&set, SIGXFSZ);
-    pthread_sigmask(SIG_BLOCK, &set, &g->old);
-    g->bWasPending = sigpending(&pending) == 0 && sigismember(&pending, SIGXFSZ) == 1;
-    errno = saved;
-}
-
-static void xfsz_end(struct xfsz_guard *g)
-{
-    sigset_t set, pending;
-    struct timespec zero = {0, 0};
-    int saved = errno;
-    sigemptyset(&set);
-    sigaddset(&set, SIGXFSZ);
-    if (!g->bWasPending && sigpending(&pending) == 0 && sigismember(&pending, SIGXFSZ) == 1)
-        sigtimedwait(&set, NULL, &zero);
-    pthread_sigmask(SIG_SETMASK, &g->old, NULL);
-    errno = saved;
-}
-
-/*
  * Whether the thread's last write failed because a file reached its largest
  * size: the file-size limit (RLIMIT_FSIZE, `ulimit -f`), for which the kernel
  * also sends SIGXFSZ to the writing thread (kept pending: every thread that
@@ -178,7 +147,9 @@ static void go_off(struct vt_writer *w)
     int t;
     if (w->bOff) return;
     atomic_store(&w->bOff, 1);
-    if (getrlimit(RLIMIT_FSIZE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
+    if (w->bOffLimit)
+        snprintf(zLimit, sizeof zLimit, " (VRAMTRACE_MAX_BYTES, %llu bytes)", (unsigned long long)w->lim.maxBytes);
+    else if (getrlimit(RLIMIT_FSIZE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
         snprintf(zLimit, sizeof zLimit, " (ulimit -f: %llu bytes)", (unsigned long long)rl.rlim_cur);
     fprintf(stderr,
             "vramtrace: the trace reached the largest file size allowed%s: tracing is off; %s keeps "
@@ -384,6 +355,9 @@ static void write_drops(struct vt_writer *w, int bWithWriter)
         {VT_DROP_QUEUE, "activity buffers not or only partly decoded at close (timeout)"},
         {VT_DROP_WRITER, "rows (SQLite error)"},
         {VT_DROP_WRITER, "records not written: the trace reached the largest file size allowed (tracing off)"},
+        {VT_DROP_WRITER, "records not written: the trace reached VRAMTRACE_MAX_BYTES (tracing off)"},
+        {VT_DROP_WRITER, "rows not written near VRAMTRACE_MAX_BYTES (kernels, uses, copies, sets, API calls, "
+                         "NVTX, syncs; allocations, frees, pools and OOMs kept)"},
     };
     uint64_t aNow[N_DROP_KIND];
     int i;
@@ -393,12 +367,45 @@ static void write_drops(struct vt_writer *w, int bWithWriter)
     aNow[3] = w->nMalformed;
     aNow[4] = w->nAbandonedBufs;
     aNow[5] = bWithWriter ? atomic_load(&w->nDroppedWriter) : w->aWritten[5];
-    aNow[6] = atomic_load(&w->nOffRecords);
+    aNow[6] = w->bOffLimit ? 0 : atomic_load(&w->nOffRecords);
+    aNow[7] = w->bOffLimit ? atomic_load(&w->nOffRecords) : 0;
+    aNow[8] = w->lim.nThinned;
     for (i = 0; i < N_DROP_KIND; i++) {
         if (aNow[i] > w->aWritten[i]) {
             insert_dropped(w, aKind[i].source, aKind[i].zWhat, aNow[i] - w->aWritten[i]);
             w->aWritten[i] = aNow[i];
         }
+    }
+}
+
+/*
+ * After a commit, with a size bound: past its mark, detail rows stop (meta size_limit_thin_ns and
+ * one line); at the bound itself tracing goes off (meta size_limit_reached_ns), as at a file-size
+ * limit but as a choice: the trace still closes cleanly.
+ */
+static void check_size(struct vt_writer *w)
+{
+    char z[32];
+    int64_t nPages = 0;
+    enum vt__limit_step step;
+    if (!w->pPageCount) return;
+    if (sqlite3_step(w->pPageCount) == SQLITE_ROW) nPages = sqlite3_column_int64(w->pPageCount, 0);
+    sqlite3_reset(w->pPageCount);
+    step = vt__limit_size(&w->lim, (uint64_t)(nPages * w->pageSize));
+    if (step == VT_LIMIT_SAME) return;
+    snprintf(z, sizeof z, "%llu", (unsigned long long)w->dec.lastTs);
+    if (vt__meta_get(w->db, "size_limit_thin_ns", NULL, 0) != 1) {
+        vt__meta_set(w->db, "size_limit_thin_ns", z);
+        if (step == VT_LIMIT_THIN_NOW)
+            fprintf(stderr,
+                    "vramtrace: the trace reached %d%% of VRAMTRACE_MAX_BYTES (%llu bytes): from now on only "
+                    "allocations, frees, pool events and OOMs are written to %s\n",
+                    VT_LIMIT_THIN_PERCENT, (unsigned long long)w->lim.maxBytes, sqlite3_db_filename(w->db, "main"));
+    }
+    if (step == VT_LIMIT_FULL_NOW) {
+        vt__meta_set(w->db, "size_limit_reached_ns", z);
+        w->bOffLimit = 1;
+        go_off(w);
     }
 }
 
@@ -419,6 +426,9 @@ static int commit(struct vt_writer *w)
     rc = sqlite3_exec(w->db, "COMMIT", NULL, NULL, NULL);
     if (rc == SQLITE_OK) {
         if (w->nPending > 0) atomic_fetch_add(&w->nCommits, 1);
+        w->bInTxn = 0;
+        w->nPending = 0;
+        check_size(w);
     } else {
         memcpy(w->aWritten, aSaved, sizeof aSaved);
         report(w, rc, "commit");
@@ -447,9 +457,11 @@ static void emit_row(void *pCtx, const struct vt__row *pRow)
     struct vt_writer *w = pCtx;
     int t = pRow->table;
     if (w->bOff) { /* the rest of a record that was being decoded when tracing went off */
-        atomic_fetch_add(&w->nDroppedWriter, 1);
+        if (w->bOffLimit) atomic_fetch_add_explicit(&w->nOffRecords, 1, memory_order_relaxed);
+        else atomic_fetch_add(&w->nDroppedWriter, 1);
         return;
     }
+    if (!vt__limit_keep(&w->lim, pRow)) return;
     if (w->aStmtN[t]) {
         struct vt__row *pHeld;
         if (ensure_txn(w) != SQLITE_OK) {
@@ -607,12 +619,14 @@ static void finish_db(struct vt_writer *w)
         meta_u64(w, "dropped_queue", vt__ring_dropped(&w->ring) + w->nAbandonedRecs);
         meta_u64(w, "dropped_writer", atomic_load(&w->nDroppedWriter) + atomic_load(&w->nOffRecords));
         meta_u64(w, "dropped_map", w->dec.nDroppedCorr + w->dec.nDroppedNvtx);
+        if (w->lim.startNs != INT64_MIN || w->lim.stopNs != INT64_MAX)
+            meta_u64(w, "window_rows_skipped", w->lim.nOutside);
         pthread_mutex_lock(&w->mu);
         nAtCupti = vt__bufpool_at_cupti(w->pool);
         pthread_mutex_unlock(&w->mu);
         /* buffers CUPTI never returned: their records are not in the trace (and they are not freed) */
         meta_u64(w, "activity_buffers_not_returned", nAtCupti);
-        vt__meta_set(w->db, "closed_cleanly", bAbort || w->bOff ? "0" : "1");
+        vt__meta_set(w->db, "closed_cleanly", bAbort || (w->bOff && !w->bOffLimit) ? "0" : "1");
         rc = sqlite3_exec(w->db, "COMMIT", NULL, NULL, NULL);
         if (rc != SQLITE_OK) {
             report(w, rc, "closing commit");
@@ -622,12 +636,14 @@ static void finish_db(struct vt_writer *w)
         w->nPending = 0;
     }
     /* Clean: everything drained and written, nothing lost to SQLite errors. */
-    w->bClosedCleanly = !bAbort && !w->bOff && rc == SQLITE_OK && atomic_load(&w->nDroppedWriter) == 0;
+    w->bClosedCleanly = !bAbort && (!w->bOff || w->bOffLimit) && rc == SQLITE_OK && atomic_load(&w->nDroppedWriter) == 0;
     for (i = 0; i < VT_T__COUNT; i++) {
         sqlite3_finalize(w->aStmt[i]);
         sqlite3_finalize(w->aStmtN[i]);
         w->aStmt[i] = w->aStmtN[i] = NULL;
     }
+    sqlite3_finalize(w->pPageCount);
+    w->pPageCount = NULL;
     if (!bAbort) sqlite3_wal_checkpoint_v2(w->db, NULL, SQLITE_CHECKPOINT_TRUNCATE, NULL, NULL);
     /* The last connection to close a WAL database checkpoints and removes the -wal file. */
     sqlite3_close_v2(w->db);
@@ -649,6 +665,7 @@ static void free_writer(struct vt_writer *w)
         sqlite3_finalize(w->aStmt[t]);
         sqlite3_finalize(w->aStmtN[t]);
     }
+    sqlite3_finalize(w->pPageCount);
     free(w->aHeld);
     free(w->aBoundVal);
     free(w->aBoundState);
@@ -722,7 +739,7 @@ struct vt_writer *vt__writer_open(const char *zPath, const struct vt_writer_conf
 {
     struct vt_writer *w = NULL;
     struct vt__decoder_config dc;
-    struct xfsz_guard xg;
+    struct vt__xfsz_guard xg;
     pthread_condattr_t ca;
     struct stat st;
     char *zMsg = NULL;
@@ -742,6 +759,9 @@ struct vt_writer *vt__writer_open(const char *zPath, const struct vt_writer_conf
     if (!w->cfg.host_ring_records) w->cfg.host_ring_records = 65536;
     if (!w->cfg.flush_ms || w->cfg.flush_ms > 1000) w->cfg.flush_ms = w->cfg.flush_ms ? 1000 : 500;
     if (!w->cfg.batch_rows) w->cfg.batch_rows = 50000;
+    vt__limit_init(&w->lim, w->cfg.max_bytes, w->cfg.time_base_ns,
+                   w->cfg.start_after_ns > 0 ? w->cfg.start_after_ns : -1,
+                   w->cfg.stop_after_ns > 0 ? w->cfg.stop_after_ns : -1);
     pthread_mutex_init(&w->mu, NULL);
     pthread_condattr_init(&ca);
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
@@ -777,7 +797,7 @@ struct vt_writer *vt__writer_open(const char *zPath, const struct vt_writer_conf
         goto fail;
     }
     /* One thread at a time uses the connection (open, then the writer thread): no SQLite mutexes. */
-    xfsz_begin(&xg);
+    vt__xfsz_begin(&xg);
     bGuard = 1;
     rc = sqlite3_open_v2(zPath, &w->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
                          NULL);
@@ -797,6 +817,14 @@ struct vt_writer *vt__writer_open(const char *zPath, const struct vt_writer_conf
         if (rc == SQLITE_OK && vt__aTable[i].textMask == 0)
             rc = vt__row_prepare_multi(w->db, &vt__aTable[i], &w->aStmtN[i], MULTI_ROWS);
     }
+    if (rc == SQLITE_OK && w->cfg.max_bytes) {
+        sqlite3_stmt *p = NULL;
+        rc = sqlite3_prepare_v2(w->db, "PRAGMA page_size", -1, &p, NULL);
+        if (rc == SQLITE_OK && sqlite3_step(p) == SQLITE_ROW) w->pageSize = sqlite3_column_int64(p, 0);
+        sqlite3_finalize(p);
+        if (rc == SQLITE_OK)
+            rc = sqlite3_prepare_v3(w->db, "PRAGMA page_count", -1, SQLITE_PREPARE_PERSISTENT, &w->pPageCount, NULL);
+    }
     if (rc != SQLITE_OK && file_too_big(w)) {
         struct rlimit rl;
         unsigned long long lim = getrlimit(RLIMIT_FSIZE, &rl) == 0 ? (unsigned long long)rl.rlim_cur : 0;
@@ -809,13 +837,13 @@ struct vt_writer *vt__writer_open(const char *zPath, const struct vt_writer_conf
                  zMsg ? zMsg : w->db ? sqlite3_errmsg(w->db) : sqlite3_errstr(rc));
         goto fail;
     }
-    xfsz_end(&xg);
+    vt__xfsz_end(&xg);
     return w;
 
 fail:
     sqlite3_free(zMsg);
     free_writer(w); /* closing the connection may write too: still under the guard */
-    if (bGuard) xfsz_end(&xg);
+    if (bGuard) vt__xfsz_end(&xg);
     return NULL;
 }
 
@@ -887,15 +915,15 @@ int vt__writer_close(struct vt_writer *w, unsigned timeout_ms)
     if (!w->bStarted) {
         /* Never started: drain and close on the caller's thread. */
         struct queued_buf *aTake = malloc((w->nBufMax ? w->nBufMax : 1) * sizeof *aTake);
-        struct xfsz_guard xg;
-        xfsz_begin(&xg);
+        struct vt__xfsz_guard xg;
+        vt__xfsz_begin(&xg);
         if (aTake) drain_all(w, aTake);
         else drain_ring(w, 1);
         free(aTake);
         finish_db(w);
         rc = close_result(w);
         free_writer(w);
-        xfsz_end(&xg);
+        vt__xfsz_end(&xg);
         return rc;
     }
     pthread_mutex_lock(&w->mu);

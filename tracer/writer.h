@@ -58,6 +58,13 @@ struct vt_writer_config {
      * them absolute, which is correct but costs 2 more bytes per time.
      */
     int64_t time_base_ns;
+    /*
+     * Long jobs (limit.h): a bound on the database's size, bytes (0: none), and a
+     * recording window relative to time_base_ns: detail rows before start_after_ns
+     * or from stop_after_ns on are skipped (0: no such edge).
+     */
+    uint64_t max_bytes;
+    int64_t start_after_ns, stop_after_ns;
 };
 
 /* Fill *cfg with defaults. */

@@ -14,6 +14,7 @@
 #include "record.h"
 #include "util/opts.h"
 #include "vramtrace/schema.h"
+#include "vramtrace/units.h"
 
 /* Options of one record run. */
 struct record_opts {
@@ -22,6 +23,8 @@ struct record_opts {
     int bNoPython;
     int bNoKernelArgs;
     int backtrace; /* -1: not given */
+    const char *zMaxSize, *zStartAfter, *zStopAfter; /* long-job bounds as given, or NULL */
+    long long stopNs;
     char **azCmd;  /* the job's argv, NULL-terminated */
 };
 
@@ -41,6 +44,13 @@ static const char zUsage[] =
     "      --no-python-stacks  do not record Python call stacks at allocations\n"
     "      --no-kernel-args  do not scan kernel arguments for buffer uses\n"
     "      --backtrace N     native call-stack depth at allocations (0-64, 0 = off)\n"
+    "long jobs (allocations, frees, pool events and OOMs are always recorded):\n"
+    "      --max-size SIZE   bound each trace's size (64M, 2G; at least 1M): at 90 %%\n"
+    "                        kernels, copies, sets, API calls and NVTX stop being\n"
+    "                        written, at SIZE tracing stops (the trace says when)\n"
+    "      --start-after T   record kernels, copies, sets, API calls and NVTX only\n"
+    "                        from T after the start (seconds, or 90s, 5m, 1h)\n"
+    "      --stop-after T    ... and only until T after the start\n"
     "  -h, --help            show this help\n"
     "\n"
     "environment: VRAMTRACE_LIB (tracer library), VRAMTRACE_CUPTI (libcupti for NVTX),\n"
@@ -78,10 +88,13 @@ static const int aForward[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
  */
 static int parse_args(int argc, char **argv, struct record_opts *pOpts)
 {
-    enum { O_TENSORS = 1, O_NOPY, O_NOARGS, O_OUT, O_BT };
+    enum { O_TENSORS = 1, O_NOPY, O_NOARGS, O_OUT, O_BT, O_MAXSIZE, O_START, O_STOP };
     static const struct vt_opt aOpt[] = {
-        {"tensors", 0, 0, O_TENSORS}, {"no-python-stacks", 0, 0, O_NOPY}, {"no-kernel-args", 0, 0, O_NOARGS},
-        {"output", 'o', 1, O_OUT},     {"backtrace", 0, 1, O_BT},          {NULL, 0, 0, 0}};
+        {"tensors", 0, 0, O_TENSORS},      {"no-python-stacks", 0, 0, O_NOPY}, {"no-kernel-args", 0, 0, O_NOARGS},
+        {"output", 'o', 1, O_OUT},          {"backtrace", 0, 1, O_BT},          {"max-size", 0, 1, O_MAXSIZE},
+        {"start-after", 0, 1, O_START},     {"stop-after", 0, 1, O_STOP},      {NULL, 0, 0, 0}};
+    size_t nBytes;
+    long long ns, startNs = 0;
     struct vt_optparse p;
     long long n;
     int c = 0, rc = VT_EXIT_OK;
@@ -105,7 +118,28 @@ static int parse_args(int argc, char **argv, struct record_opts *pOpts)
             if (vt__opt_int(&p, 0, VT_RECORD_MAX_BACKTRACE, &n) != 0) rc = VT_EXIT_USAGE;
             pOpts->backtrace = (int)n;
             break;
+        /* the tracer reads these from its environment with the same parser (vramtrace/units.h) */
+        case O_MAXSIZE:
+            if (vt__parse_size(p.zVal, &nBytes) != 0 || nBytes < ((size_t)1 << 20)) {
+                vt__errorf("record: %s '%s' is not a size of at least 1M (like 64M or 2G)", p.zOpt, p.zVal);
+                rc = VT_EXIT_USAGE;
+            }
+            pOpts->zMaxSize = p.zVal;
+            break;
+        case O_START:
+        case O_STOP:
+            if (vt__parse_duration(p.zVal, &ns) != 0) {
+                vt__errorf("record: %s '%s' is not a duration (seconds, or like 90s, 5m, 1h)", p.zOpt, p.zVal);
+                rc = VT_EXIT_USAGE;
+            }
+            if (c == O_START) pOpts->zStartAfter = p.zVal, startNs = ns;
+            else pOpts->zStopAfter = p.zVal, pOpts->stopNs = ns;
+            break;
         }
+    }
+    if (rc == VT_EXIT_OK && pOpts->zStopAfter && pOpts->stopNs <= startNs) {
+        vt__errorf("record: --stop-after must be later than --start-after");
+        rc = VT_EXIT_USAGE;
     }
     if (rc == VT_EXIT_OK && c == VT_OPT_HELP) {
         fputs(zUsage, stdout);
@@ -225,6 +259,9 @@ static int set_environment(const struct record_opts *pOpts, char *zPattern, size
     }
     if (pOpts->bNoPython && set_var("VRAMTRACE_PYTHON_STACKS", "0")) return VT_EXIT_INTERNAL;
     if (pOpts->bNoKernelArgs && set_var("VRAMTRACE_KERNEL_ARGS", "0")) return VT_EXIT_INTERNAL;
+    if (pOpts->zMaxSize && set_var("VRAMTRACE_MAX_BYTES", pOpts->zMaxSize)) return VT_EXIT_INTERNAL;
+    if (pOpts->zStartAfter && set_var("VRAMTRACE_START_AFTER", pOpts->zStartAfter)) return VT_EXIT_INTERNAL;
+    if (pOpts->zStopAfter && set_var("VRAMTRACE_STOP_AFTER", pOpts->zStopAfter)) return VT_EXIT_INTERNAL;
     if (pOpts->bTensors) return set_tensor_mode();
     unsetenv("VRAMTRACE_TENSORS"); /* only record's --tensors sets up that mode */
     return VT_EXIT_OK;

@@ -164,9 +164,8 @@ void vt__info_text(FILE *f, const struct trace_info *p)
                 vt__info_meta_int(p, "commits") == 1 ? "" : "s");
     if (p->f.partialFrom >= 0) {
         int64_t at = p->f.bTimes && p->f.partialFrom > p->f.t0 ? p->f.partialFrom - p->f.t0 : 0;
-        fprintf(f, "%-11s WARNING: partial from %s after the start: %s; GPU activity is missing from then on, "
-                   "API calls are complete\n",
-                "", vt__fmt_ns(at, zT, sizeof zT), p->f.zPartialWhy);
+        fprintf(f, "%-11s WARNING: partial from %s after the start: %s\n", "", vt__fmt_ns(at, zT, sizeof zT),
+                p->f.zPartialWhy);
     }
     print_devices(f, p, "devices");
     print_duration(f, p, "");

@@ -147,33 +147,52 @@ static int read_bounds(struct vt_tracefile *f)
  */
 static int read_partial(struct vt_tracefile *f)
 {
-    int64_t takeover, fatal;
+#define MISSING " (kernels, copies, sets, CUPTI's allocation records, NVTX ranges) is missing from then on, while API " \
+                "calls (allocations and frees through the CUDA API, OOMs, their call sites) are complete"
+    static const struct {
+        const char *zKey, *zWhy;
+    } aCause[] = {
+        {"cupti_takeover_ns", "another CUPTI client (torch.profiler/Kineto, Nsight) took the activity buffers over: "
+                              "GPU activity" MISSING},
+        {"cupti_fatal_error_ns", "CUPTI reported a fatal error and stopped: GPU activity" MISSING},
+        {"size_limit_thin_ns", "the trace neared its size bound (VRAMTRACE_MAX_BYTES): only allocations, frees, "
+                               "pool events and OOMs were written from then on"},
+        {"size_limit_reached_ns", "the trace reached its size bound (VRAMTRACE_MAX_BYTES): nothing was written "
+                                  "from then on"},
+    };
     f->partialFrom = -1;
     f->zPartialWhy[0] = 0;
-    if (meta_int(f->db, "cupti_takeover_ns", &takeover) != 0 || meta_int(f->db, "cupti_fatal_error_ns", &fatal) != 0)
-        return -1;
-    /* stored as CUPTI-clock ns like every absolute time; 0 is unknown (the start, then) */
-    if (takeover >= 0 && (fatal < 0 || takeover <= fatal)) {
-        f->partialFrom = takeover;
-        snprintf(f->zPartialWhy, sizeof f->zPartialWhy,
-                 "another CUPTI client (torch.profiler/Kineto, Nsight) took the activity buffers over");
-    } else if (fatal >= 0) {
-        f->partialFrom = fatal;
-        snprintf(f->zPartialWhy, sizeof f->zPartialWhy, "CUPTI reported a fatal error and stopped");
+    /* stored as CUPTI-clock ns like every absolute time; the earliest cause is the one to say */
+    for (size_t i = 0; i < sizeof aCause / sizeof aCause[0]; i++) {
+        int64_t t;
+        if (meta_int(f->db, aCause[i].zKey, &t) != 0) return -1;
+        if (t < 0 || (f->partialFrom >= 0 && t >= f->partialFrom)) continue;
+        f->partialFrom = t;
+        snprintf(f->zPartialWhy, sizeof f->zPartialWhy, "%s", aCause[i].zWhy);
     }
+    if (meta_int(f->db, "config.start_after_ns", &f->windowStart) != 0 ||
+        meta_int(f->db, "config.stop_after_ns", &f->windowStop) != 0)
+        return -1;
     return 0;
+#undef MISSING
 }
 
 /* The notes about how the trace was recorded that every reader shows. */
 static void recording_notes(struct vt_tracefile *f, const char *zKernelArgs)
 {
+    if (f->windowStart > 0 || f->windowStop > 0) {
+        char zA[32], zB[32];
+        vt__read_note(f, "recorded in a window: kernels, copies, sets, API calls and NVTX ranges only from %s to %s "
+                         "after the start (VRAMTRACE_START_AFTER / VRAMTRACE_STOP_AFTER); allocations, frees and "
+                         "OOMs throughout, so live memory and peaks hold for the whole run",
+                      f->windowStart > 0 ? vt__fmt_ns(f->windowStart, zA, sizeof zA) : "0 s",
+                      f->windowStop > 0 ? vt__fmt_ns(f->windowStop, zB, sizeof zB) : "the end");
+    }
     if (f->partialFrom >= 0) {
         char zT[32];
         int64_t at = f->bTimes && f->partialFrom > f->t0 ? f->partialFrom - f->t0 : 0;
-        vt__read_note(f, "partial trace: GPU activity (kernels, copies, sets, CUPTI's allocation records, NVTX "
-                         "ranges) is missing from %s after the start on, because %s; API calls (allocations "
-                         "and frees made through the CUDA API, OOMs, call sites) are complete, so lifetimes "
-                         "and peaks of those stand, while buffer uses, transfer and phase figures stop there",
+        vt__read_note(f, "partial trace from %s after the start: %s; findings that depend on what is missing "
+                         "stop there",
                       vt__fmt_ns(at, zT, sizeof zT), f->zPartialWhy);
     }
     if (f->nHidden > 0) {

@@ -143,7 +143,9 @@ void vt__read_done(struct vt_tracefile *f)
 {
     if (f->db) {
         if (!sqlite3_get_autocommit(f->db)) sqlite3_exec(f->db, "ROLLBACK", NULL, NULL, NULL);
-        sqlite3_close(f->db);
+        /* a pass fed by the scan (the transfer pass) may still hold statements on this connection
+         * when a read fails midway: the connection goes when they are finalized */
+        sqlite3_close_v2(f->db);
         f->db = NULL;
     }
 }

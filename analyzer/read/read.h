@@ -75,7 +75,8 @@ struct vt_tracefile {
      * over, or CUPTI's fatal error): absolute ns from which kernels, copies, sets, CUPTI's own
      * allocation records and NVTX are missing; -1 when the trace is complete in that respect */
     int64_t partialFrom;
-    char zPartialWhy[160];  /* why, for people: "" when partialFrom is -1 */
+    char zPartialWhy[320];  /* why, for people: "" when partialFrom is -1 */
+    int64_t windowStart, windowStop; /* recording window relative to the start, ns (-1 or 0: none) */
     /* devices, by id */
     struct vt_devinfo *aDev;
     int nDev;

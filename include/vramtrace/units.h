@@ -1,0 +1,20 @@
+/* Sizes and durations as people write them (64M, 1.5m): one parser for the tracer's variables and record's options. */
+#ifndef VRAMTRACE_UNITS_H
+#define VRAMTRACE_UNITS_H
+
+#include <stddef.h>
+
+/*
+ * A byte count: digits with an optional K, M, G or T suffix (binary units; a
+ * trailing B or iB allowed). Returns 0 and sets *pOut, or -1.
+ */
+int vt__parse_size(const char *z, size_t *pOut);
+
+/*
+ * A duration: a non-negative decimal number of seconds with an optional unit
+ * (s, m for minutes, h for hours; "90", "1.5m", "2h"), at most a year. Returns 0
+ * and sets *pNs, or -1.
+ */
+int vt__parse_duration(const char *z, long long *pNs);
+
+#endif
