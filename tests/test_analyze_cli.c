@@ -12,12 +12,12 @@
 
 static char zOut[1 << 16], zErr[4096];
 
-/* Run vramtrace analyze with up to 8 arguments; stdout/stderr land in zOut/zErr. Returns the exit code. */
-static int run(const char *a1, const char *a2, const char *a3, const char *a4, const char *a5)
+/* Run vramtrace analyze with up to 6 arguments; stdout/stderr land in zOut/zErr. Returns the exit code. */
+static int run6(const char *a1, const char *a2, const char *a3, const char *a4, const char *a5, const char *a6)
 {
     const char *zDir = getenv("VT_BUILD_DIR");
     char zBin[1024], zO[600], zE[600];
-    const char *argv[9] = {"vramtrace", "analyze", a1, a2, a3, a4, a5, NULL, NULL};
+    const char *argv[9] = {"vramtrace", "analyze", a1, a2, a3, a4, a5, a6, NULL};
     int status = 0;
     pid_t pid;
     if (!zDir) SKIP("VT_BUILD_DIR not set (run under ctest)");
@@ -38,6 +38,12 @@ static int run(const char *a1, const char *a2, const char *a3, const char *a4, c
     vt_read_file(zE, zErr, sizeof zErr);
     ASSERT(WIFEXITED(status));
     return WEXITSTATUS(status);
+}
+
+/* run6 with up to 5 arguments. */
+static int run(const char *a1, const char *a2, const char *a3, const char *a4, const char *a5)
+{
+    return run6(a1, a2, a3, a4, a5, NULL);
 }
 
 static void write_file(const char *zPath, const void *p, size_t n)
@@ -163,8 +169,10 @@ TEST(formats_output_file_and_fail_on)
     ASSERT_EQ(3, run("-o", "/nonexistent-dir/r.txt", zPath, NULL, NULL));
     ASSERT_CONTAINS(zErr, "cannot write report");
     ASSERT_EQ(1, run("--fail-on", "high", zPath, NULL, NULL));
+    ASSERT_EQ(0, tg_query(zPath, "SELECT count(*) FROM sqlite_schema WHERE name = 'finding'")); /* not saved */
+    ASSERT_EQ(1, run("--save", "--fail-on", "high", zPath, NULL));
     ASSERT_EQ(2, tg_query(zPath, "SELECT count(*) FROM finding WHERE severity = 'high'"));
-    ASSERT_EQ(0, run("--fail-on", "high", "--min-bytes", "1G", zPath));
+    ASSERT_EQ(0, run6("--save", "--fail-on", "high", "--min-bytes", "1G", zPath));
     ASSERT_EQ(0, tg_query(zPath, "SELECT count(*) FROM finding")); /* results replaced */
     tg_cleanup();
 }
@@ -188,13 +196,24 @@ TEST(read_only_trace_and_several_processes)
         ASSERT_EQ(0, tg_close(g));
         ASSERT_EQ(0, run("--no-write", zA, zSmall, NULL, NULL));
         ASSERT_CONTAINS(zOut, "imbalance: pid 1234 peaks at 384 MiB, 500% above the lowest process (64.0 MiB)");
+        { /* in parallel or one after the other: the same report, in the order given */
+            static char zSerial[sizeof zOut];
+            ASSERT_EQ(0, run6("-j", "1", "--format", "json", zSmall, zA));
+            memcpy(zSerial, zOut, sizeof zSerial);
+            ASSERT_EQ(0, run6("--jobs=3", "--format=json", zSmall, zA, zB, NULL));
+            ASSERT(strstr(zOut, "\"pid\": \"77\"") && strstr(zOut, "\"pid\": \"77\"") < strstr(zOut, "\"pid\": \"1234\""));
+            ASSERT_EQ(0, run6("-j", "2", "--format", "json", zSmall, zA));
+            ASSERT_STREQ(zSerial, zOut);
+            ASSERT_EQ(2, run("-j", "0", zA, NULL, NULL));
+            ASSERT_CONTAINS(zErr, "-j");
+        }
     }
     ASSERT_EQ(0, tg_query(zA, "SELECT count(*) FROM sqlite_schema WHERE name = 'finding'"));
     { /* a trace locked by its writer (still being recorded) is analyzed without writing back */
         sqlite3 *db = NULL;
         ASSERT_EQ(SQLITE_OK, sqlite3_open(zB, &db));
         ASSERT_EQ(SQLITE_OK, sqlite3_exec(db, "BEGIN IMMEDIATE; INSERT INTO meta VALUES('lock', '1')", NULL, NULL, NULL));
-        ASSERT_EQ(0, run(zB, NULL, NULL, NULL, NULL));
+        ASSERT_EQ(0, run("--save", zB, NULL, NULL, NULL));
         ASSERT_CONTAINS(zOut, "locked by another process");
         ASSERT_CONTAINS(zOut, "[HIGH] leak");
         sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
@@ -203,7 +222,7 @@ TEST(read_only_trace_and_several_processes)
     }
     if (geteuid() != 0) { /* root may write anything: the read-only path cannot be shown */
         ASSERT_EQ(0, chmod(zA, 0444));
-        ASSERT_EQ(0, run(zA, NULL, NULL, NULL, NULL));
+        ASSERT_EQ(0, run("--save", zA, NULL, NULL, NULL));
         ASSERT_CONTAINS(zOut, "read-only: results were not written back");
         chmod(zA, 0644);
     }
@@ -239,7 +258,7 @@ TEST(real_traces_in_test_data)
             fclose(fi);
             fclose(fo);
         }
-        ASSERT_EQ(0, run("--format", "html", "-o", tg_path("real.html"), zCopy));
+        ASSERT_EQ(0, run6("--save", "--format", "html", "-o", tg_path("real.html"), zCopy));
         ASSERT_EQ(tg_query(zCopy, "SELECT count(*) FROM memory_event WHERE op IN (1, 5)"),
                   tg_query(zCopy, "SELECT count(*) FROM lifetime WHERE alloc_ts IS NOT NULL"));
         n++;

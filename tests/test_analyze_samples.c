@@ -20,6 +20,7 @@ static void run(const char *zSample, struct vt_result *r)
     ASSERT_EQ(0, vt__fake_build(&f, zSample));
     ASSERT_EQ(SQLITE_OK, sqlite3_close(db));
     vt__opts_default(&o);
+    o.bNoWrite = 0; /* --save: the tests read what is written back */
     az[0] = zPath;
     ASSERT_EQ(0, vt__analyze(az, 1, &o, r));
     ASSERT_EQ(1, r->aTrace[0].lc.nInternalEnd); /* the runtime's own 2 MiB: never a leak */

@@ -34,6 +34,7 @@ TEST(three_verdicts_three_processes)
     build(zP[2], "1002", 15 * GiB, 6 * GiB / 10);    /* ~0.4 GiB others: context only */
     for (int i = 0; i < 3; i++) az[i] = zP[i];
     vt__opts_default(&o);
+    o.bNoWrite = 0; /* --save: the tests read what is written back */
     ASSERT_EQ(0, vt__analyze(az, 3, &o, &r));
     ASSERT_EQ(3, r.nTrace);
     int nOom = 0;
@@ -92,6 +93,7 @@ TEST(oom_sample_shape)
     }
     ASSERT_EQ(0, tg_close(g));
     vt__opts_default(&o);
+    o.bNoWrite = 0; /* --save: the tests read what is written back */
     ASSERT_EQ(0, vt__analyze(az, 1, &o, &r));
     ASSERT_EQ(1, r.nFind);
     ASSERT_STREQ("oom", r.aFind[0].zKind);
@@ -125,6 +127,7 @@ TEST(retried_request_is_one_finding)
     tg_oom(g, 5000 * MS, 0, 4 * GiB, 3 * GiB, 16 * GiB, -1); /* much later: a new request */
     ASSERT_EQ(0, tg_close(g));
     vt__opts_default(&o);
+    o.bNoWrite = 0; /* --save: the tests read what is written back */
     ASSERT_EQ(0, vt__analyze(az, 1, &o, &r));
     int nOom = 0;
     for (int i = 0; i < r.nFind; i++) {
@@ -177,6 +180,7 @@ TEST(live_grouped_by_site_and_kind)
     tg_oom(g, 10 * MS, 0, 12 * GiB, 8 * GiB, 16 * GiB, sVal);
     ASSERT_EQ(0, tg_close(g));
     vt__opts_default(&o);
+    o.bNoWrite = 0; /* --save: the tests read what is written back */
     o.bNoWrite = 1;
     ASSERT_EQ(0, vt__analyze(az, 1, &o, &r));
     const struct vt_trace *t = &r.aTrace[0];

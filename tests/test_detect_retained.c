@@ -54,6 +54,7 @@ TEST(training_memory_held_through_inferred_evaluation)
     }
     ASSERT_EQ(0, tg_close(g));
     vt__opts_default(&o);
+    o.bNoWrite = 0; /* --save: the tests read what is written back */
     ASSERT_EQ(0, vt__analyze(az, 1, &o, &r));
     struct vt_trace *t = &r.aTrace[0];
     ASSERT_STREQ("kernels", t->ph.zSource);
@@ -109,6 +110,7 @@ TEST(idle_allocation_and_reused_cache)
     tg_free(g, 311 * MS, 0, 3, IDLE, 64 * MiB);
     ASSERT_EQ(0, tg_close(g));
     vt__opts_default(&o);
+    o.bNoWrite = 0; /* --save: the tests read what is written back */
     ASSERT_EQ(0, vt__analyze(az, 1, &o, &r));
     ASSERT_EQ(1, r.nFind);
     ASSERT_STREQ("retained", r.aFind[0].zKind);
@@ -155,6 +157,7 @@ TEST(inferred_phases_with_noisy_kernels)
     tg_free(g, ts, 0, 3, W, 64 * MiB);
     ASSERT_EQ(0, tg_close(g));
     vt__opts_default(&o);
+    o.bNoWrite = 0; /* --save: the tests read what is written back */
     ASSERT_EQ(0, vt__analyze(az, 1, &o, &r));
     struct vt_trace *t = &r.aTrace[0];
     ASSERT_STREQ("kernels", t->ph.zSource);
@@ -219,6 +222,7 @@ TEST(trace_ending_in_evaluation)
     }
     ASSERT_EQ(0, tg_close(g));
     vt__opts_default(&o);
+    o.bNoWrite = 0; /* --save: the tests read what is written back */
     ASSERT_EQ(0, vt__analyze(az, 1, &o, &r));
     ASSERT_EQ(2, r.aTrace[0].ph.n);
     ASSERT_EQ(0, r.aTrace[0].ph.a[1].carried);

@@ -54,6 +54,7 @@ static void run(const char *zPath, struct vt_result *r)
     struct vt_opts o;
     const char *az[1] = {zPath};
     vt__opts_default(&o);
+    o.bNoWrite = 0; /* --save: the tests read what is written back */
     ASSERT_EQ(0, vt__analyze(az, 1, &o, r));
 }
 
@@ -113,6 +114,7 @@ TEST(phase_regex_override)
     const char *az[1] = {zPath};
     build(zPath, 1);
     vt__opts_default(&o);
+    o.bNoWrite = 0; /* --save: the tests read what is written back */
     o.zPhaseRe = "^train$"; /* only the training range is a phase now */
     ASSERT_EQ(0, vt__analyze(az, 1, &o, &r));
     ASSERT_EQ(1, r.aTrace[0].ph.n);
@@ -213,6 +215,7 @@ TEST(operator_ranges_are_not_phases)
     tg_free(g, 70 * MS, 0, 3, W, 2 * MiB);
     ASSERT_EQ(0, tg_close(g));
     vt__opts_default(&o);
+    o.bNoWrite = 0; /* --save: the tests read what is written back */
     ASSERT_EQ(0, vt__analyze(az, 1, &o, &r));
     ASSERT_EQ(1, r.aTrace[0].ph.n);
     ASSERT_STREQ("epoch 0 train", r.aTrace[0].ph.a[0].zName);
@@ -244,6 +247,7 @@ TEST(unclosed_validation_range)
     tg_oom(g, 70 * MS, 0, 20 * GiB, 2 * GiB, 16 * GiB, -1);
     ASSERT_EQ(0, tg_close(g));
     vt__opts_default(&o);
+    o.bNoWrite = 0; /* --save: the tests read what is written back */
     ASSERT_EQ(0, vt__analyze(az, 1, &o, &r));
     ASSERT_EQ(2, r.aTrace[0].ph.n);
     ASSERT_EQ(VT_PHASE_EVAL, r.aTrace[0].ph.a[1].kind);
@@ -276,6 +280,7 @@ TEST(validation_nested_in_training_range)
     tg_free(g, 99 * MS, 0, 3, W, 2 * MiB);
     ASSERT_EQ(0, tg_close(g));
     vt__opts_default(&o);
+    o.bNoWrite = 0; /* --save: the tests read what is written back */
     ASSERT_EQ(0, vt__analyze(az, 1, &o, &r));
     struct vt_trace *t = &r.aTrace[0];
     ASSERT_EQ(5, t->ph.n);
@@ -317,6 +322,7 @@ TEST(segment_level_validation_staircase)
     }
     ASSERT_EQ(0, tg_close(g));
     vt__opts_default(&o);
+    o.bNoWrite = 0; /* --save: the tests read what is written back */
     ASSERT_EQ(0, vt__analyze(az, 1, &o, &r));
     ASSERT_EQ(1, r.aTrace[0].f.bSegments);
     int nGrow = 0;

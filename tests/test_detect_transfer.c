@@ -13,6 +13,7 @@ static void run(const char *zPath, struct vt_result *r)
     struct vt_opts o;
     const char *az[1] = {zPath};
     vt__opts_default(&o);
+    o.bNoWrite = 0; /* --save: the tests read what is written back */
     ASSERT_EQ(0, vt__analyze(az, 1, &o, r));
 }
 

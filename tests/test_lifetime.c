@@ -50,6 +50,7 @@ TEST(pairing_reuse_unknown_double)
     struct vt_result r;
     build_basic(zPath);
     vt__opts_default(&o);
+    o.bNoWrite = 0; /* --save: the tests read what is written back */
     ASSERT_EQ(0, analyze1(zPath, &o, &r));
     ASSERT_EQ(1, r.nTrace);
     struct vt_trace *t = &r.aTrace[0];
@@ -93,6 +94,7 @@ TEST(timeline_peak_and_live_at_peak)
     struct vt_result r;
     build_basic(zPath);
     vt__opts_default(&o);
+    o.bNoWrite = 0; /* --save: the tests read what is written back */
     o.bNoWrite = 1;
     ASSERT_EQ(0, analyze1(zPath, &o, &r));
     struct vt_trace *t = &r.aTrace[0];
@@ -129,6 +131,7 @@ TEST(pool_reserved_tracked)
     tg_memop(g, 3 * MS, 2, 0, 3, A, 8 * MiB, -1, 32 * MiB, 8 * MiB);
     ASSERT_EQ(0, tg_close(g));
     vt__opts_default(&o);
+    o.bNoWrite = 0; /* --save: the tests read what is written back */
     ASSERT_EQ(0, analyze1(zPath, &o, &r));
     ASSERT_EQ(64 * MiB, r.aTrace[0].tl.aDev[0].poolPeakReserved);
     ASSERT_EQ(16 * MiB, r.aTrace[0].tl.aDev[0].peak);
@@ -181,6 +184,7 @@ TEST(vmm_managed_pool_sample_shapes)
                                       NULL, NULL, NULL));
     ASSERT_EQ(0, tg_close(g));
     vt__opts_default(&o);
+    o.bNoWrite = 0; /* --save: the tests read what is written back */
     ASSERT_EQ(0, analyze1(zPath, &o, &r));
     struct vt_trace *t = &r.aTrace[0];
     ASSERT_EQ(0, r.nFind);
@@ -219,6 +223,7 @@ TEST(wide_timestamps_and_incomplete_records)
     tg_free(g, base + 6 * MS, 0, 3, A, 10 * MiB);
     ASSERT_EQ(0, tg_close(g));
     vt__opts_default(&o);
+    o.bNoWrite = 0; /* --save: the tests read what is written back */
     o.format = VT_FMT_HTML;
     ASSERT_EQ(0, analyze1(zPath, &o, &r));
     ASSERT_EQ(base + 1 * MS, r.aTrace[0].f.t0);
@@ -256,6 +261,7 @@ TEST(huge_allocations)
     tg_free(g, 8 * MS, 0, 3, 0x20000000000LL, (int64_t)1 << 50);
     ASSERT_EQ(0, tg_close(g));
     vt__opts_default(&o);
+    o.bNoWrite = 0; /* --save: the tests read what is written back */
     ASSERT_EQ(0, analyze1(zPath, &o, &r));
     ASSERT_EQ(2, r.aTrace[0].lc.nFree);
     vt__result_free(&r);
@@ -287,6 +293,7 @@ TEST(peak_groups_many_sites)
     tg_free(g, 450 * MS, 0, 3, 0x100000000LL, 1 * MiB);
     ASSERT_EQ(0, tg_close(g));
     vt__opts_default(&o);
+    o.bNoWrite = 0; /* --save: the tests read what is written back */
     o.bNoWrite = 1;
     ASSERT_EQ(0, analyze1(zPath, &o, &r));
     const struct vt_trace *t = &r.aTrace[0];

@@ -41,6 +41,7 @@ static void analyze(const char *zPath, struct vt_result *r)
     const char *az[1] = {zPath};
     FILE *f = fopen("/dev/null", "w");
     vt__opts_default(&o);
+    o.bNoWrite = 0; /* --save: the tests read what is written back */
     ASSERT_EQ(0, vt__analyze(az, 1, &o, r));
     ASSERT(f != NULL);
     ASSERT_EQ(0, vt__report_text(f, r));

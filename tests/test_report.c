@@ -48,6 +48,7 @@ static void analyze(struct vt_result *r, struct vt_opts *o, int n)
     build(az[0]);
     if (n > 1) build(az[1]);
     vt__opts_default(o);
+    o->bNoWrite = 0; /* --save: the tests read what is written back */
     o->bBySite = 1;
     ASSERT_EQ(0, vt__analyze(az, n, o, r));
 }

@@ -27,6 +27,7 @@
 #define VT_REPORT_VERSION 1
 #define VT_TIMELINE_BUCKETS 400 /* points per device in the downsampled timeline */
 #define VT_SLICES 16            /* time slices per phase / per trace for baseline trends */
+#define VT_JOBS_MAX 256         /* most traces analyzed at once (-j) */
 #define VT_TOPMAX 32            /* most allocations kept in a peak / OOM snapshot */
 
 enum vt_sev { VT_SEV_INFO = 0, VT_SEV_LOW, VT_SEV_MEDIUM, VT_SEV_HIGH };
@@ -42,8 +43,10 @@ struct vt_opts {
     int64_t minBytes;       /* findings below this are not reported */
     int nTop;               /* list lengths */
     int failOn;             /* -1: never; else enum vt_sev */
-    int bNoWrite;
+    int bNoWrite;           /* 1 unless --save: results are not written back into the traces */
     int bBySite;
+    int nJobs;              /* traces analyzed at once (threads); 0: one per online CPU */
+    int bProgress;          /* say on stderr how far a long run is (it is a terminal) */
 };
 
 /* Fill *o with the defaults documented in --help and docs/analysis.md. */
@@ -272,6 +275,9 @@ void vt__fmt_at(const struct vt_trace *t, int64_t ts, char *z, size_t n);
 /* Release everything a trace owns (closing its file; its write-back is the driver's to end first); *t zeroed. */
 void vt__trace_free(struct vt_trace *t);
 void vt__result_free(struct vt_result *r);
+
+/* Whether the options' regular expressions compile: VT_EXIT_OK, or VT_EXIT_USAGE (one line printed). */
+int vt__phase_check_opts(const struct vt_opts *o);
 
 /* ---- phase.c ---- */
 /* Phases and iterations of t (NVTX, else kernel names), and the growth boundaries. A VT_EXIT code. */

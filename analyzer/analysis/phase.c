@@ -409,3 +409,17 @@ done:
     if (zBad) return VT_EXIT_USAGE;
     return vt__exit_for_sqlite(rc);
 }
+
+int vt__phase_check_opts(const struct vt_opts *o)
+{
+    const char *azRe[] = {o->zPhaseRe, o->zEvalRe, o->zIterRe};
+    for (size_t i = 0; i < sizeof azRe / sizeof azRe[0]; i++) {
+        regex_t re;
+        if (regcomp(&re, azRe[i], REG_EXTENDED | REG_ICASE | REG_NOSUB) != 0) {
+            vt__errorf("invalid regular expression '%s'", azRe[i]);
+            return VT_EXIT_USAGE;
+        }
+        regfree(&re);
+    }
+    return VT_EXIT_OK;
+}

@@ -1,8 +1,12 @@
 /* The analysis driver: each trace read, phased, replayed and judged by the table of detectors. */
 #include "analysis.h"
 
+#include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 /* The detectors, in the order their findings are made (the report sorts them by severity). */
 static const struct vt_detector *const aDetector[] = {
@@ -93,27 +97,160 @@ static void findings_drop(struct vt_result *r, int iTrace)
     r->nFind = n;
 }
 
+/* One trace's analysis, done by a worker into a result of its own (trace 0), merged in order. */
+struct job {
+    const char *zPath;
+    struct vt_result sub;
+    int rc;
+};
+
+/* The work shared by the workers: the next job to take, how many are done. */
+struct pool {
+    struct job *aJob;
+    int nJob;
+    const struct vt_opts *o;
+    pthread_mutex_t mu;
+    pthread_cond_t done;
+    int iNext, nDone;
+};
+
+/* Analyze one trace into j->sub (its own result: the detectors' findings, the trace read). */
+static void run_job(struct job *j, const struct vt_opts *o)
+{
+    struct vt_result *s = &j->sub;
+    memset(s, 0, sizeof *s);
+    s->pOpts = o;
+    s->aTrace = calloc(1, sizeof *s->aTrace);
+    if (!s->aTrace) {
+        vt__errorf("%s: out of memory", j->zPath);
+        j->rc = VT_EXIT_INTERNAL;
+        return;
+    }
+    j->rc = analyze_one(s, 0, j->zPath, o);
+    if (j->rc == VT_EXIT_OK) s->nTrace = 1;
+    else findings_drop(s, 0), vt__trace_free(&s->aTrace[0]);
+}
+
+/* A worker: take jobs in order until none is left. */
+static void *worker(void *pArg)
+{
+    struct pool *p = pArg;
+    for (;;) {
+        int i;
+        pthread_mutex_lock(&p->mu);
+        i = p->iNext < p->nJob ? p->iNext++ : -1;
+        pthread_mutex_unlock(&p->mu);
+        if (i < 0) return NULL;
+        run_job(&p->aJob[i], p->o);
+        pthread_mutex_lock(&p->mu);
+        p->nDone++;
+        pthread_cond_signal(&p->done);
+        pthread_mutex_unlock(&p->mu);
+    }
+}
+
+/* Seconds on the monotonic clock. */
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/*
+ * Wait for every job; with o->bProgress, from 2 s on, one line on stderr rewritten in place
+ * (how many traces are done), erased at the end.
+ */
+static void wait_jobs(struct pool *p, const struct vt_opts *o)
+{
+    double t0 = now_s();
+    int bShown = 0;
+    pthread_mutex_lock(&p->mu);
+    while (p->nDone < p->nJob) {
+        struct timespec until;
+        clock_gettime(CLOCK_REALTIME, &until);
+        until.tv_nsec += 250000000L;
+        if (until.tv_nsec >= 1000000000L) until.tv_sec++, until.tv_nsec -= 1000000000L;
+        pthread_cond_timedwait(&p->done, &p->mu, &until);
+        if (o->bProgress && now_s() - t0 >= 2.0) {
+            fprintf(stderr, "\rvramtrace: analyzing: %d of %d trace%s done, %.0f s ", p->nDone, p->nJob,
+                    p->nJob == 1 ? "" : "s", now_s() - t0);
+            bShown = 1;
+        }
+    }
+    pthread_mutex_unlock(&p->mu);
+    if (bShown) fputs("\r\033[K", stderr);
+}
+
+/* Move job j's trace and findings into r as trace r->nTrace. Returns 0, or -1 when out of memory. */
+static int merge_job(struct vt_result *r, struct job *j)
+{
+    struct vt_result *s = &j->sub;
+    if (r->nFind + s->nFind > r->nFindAlloc) {
+        int nNew = r->nFind + s->nFind + 64;
+        struct vt_finding *a = realloc(r->aFind, sizeof *a * (size_t)nNew);
+        if (!a) return -1;
+        r->aFind = a;
+        r->nFindAlloc = nNew;
+    }
+    for (int k = 0; k < s->nFind; k++) {
+        r->aFind[r->nFind] = s->aFind[k];
+        r->aFind[r->nFind++].trace = r->nTrace;
+    }
+    r->aTrace[r->nTrace++] = s->aTrace[0];
+    free(s->aFind);
+    free(s->aTrace);
+    memset(s, 0, sizeof *s);
+    return 0;
+}
+
 int vt__analyze(const char **azPath, int nPath, const struct vt_opts *o, struct vt_result *r)
 {
-    int rcFirst = VT_EXIT_OK;
+    struct pool p;
+    pthread_t aThread[VT_JOBS_MAX];
+    int rcFirst = VT_EXIT_OK, nThread, nStarted = 0, i;
+    long nCpu = sysconf(_SC_NPROCESSORS_ONLN);
     memset(r, 0, sizeof *r);
+    memset(&p, 0, sizeof p);
     r->pOpts = o;
+    if (vt__phase_check_opts(o) != VT_EXIT_OK) return VT_EXIT_USAGE; /* the same for every trace */
     r->aTrace = calloc((size_t)(nPath > 0 ? nPath : 1), sizeof *r->aTrace);
     r->azFailed = calloc((size_t)(nPath > 0 ? nPath : 1), sizeof *r->azFailed);
-    if (!r->aTrace || !r->azFailed) return VT_EXIT_INTERNAL;
-    for (int i = 0; i < nPath; i++) {
-        int rc = analyze_one(r, r->nTrace, azPath[i], o);
-        if (rc == VT_EXIT_OK) {
-            r->nTrace++;
-            continue;
-        }
-        /* named on stderr already; the other traces are still analyzed */
-        findings_drop(r, r->nTrace);
-        vt__trace_free(&r->aTrace[r->nTrace]);
-        r->azFailed[r->nFailed++] = azPath[i];
-        if (rcFirst == VT_EXIT_OK) rcFirst = rc;
-        if (rc == VT_EXIT_USAGE) break; /* a bad option (a regular expression): the same for every trace */
+    p.aJob = calloc((size_t)(nPath > 0 ? nPath : 1), sizeof *p.aJob);
+    if (!r->aTrace || !r->azFailed || !p.aJob) {
+        free(p.aJob);
+        return VT_EXIT_INTERNAL;
     }
+    for (i = 0; i < nPath; i++) p.aJob[i].zPath = azPath[i];
+    p.nJob = nPath;
+    p.o = o;
+    pthread_mutex_init(&p.mu, NULL);
+    pthread_cond_init(&p.done, NULL);
+    nThread = o->nJobs > 0 ? o->nJobs : nCpu > 0 ? (int)nCpu : 1;
+    if (nThread > nPath) nThread = nPath;
+    if (nThread > VT_JOBS_MAX) nThread = VT_JOBS_MAX;
+    /* one trace at a time needs no thread (and keeps a single-trace run on the caller's stack) */
+    if (nThread > 1 || o->bProgress)
+        for (; nStarted < nThread; nStarted++)
+            if (pthread_create(&aThread[nStarted], NULL, worker, &p) != 0) break;
+    if (nStarted > 0) wait_jobs(&p, o);
+    else worker(&p);
+    for (i = 0; i < nStarted; i++) pthread_join(aThread[i], NULL);
+    pthread_cond_destroy(&p.done);
+    pthread_mutex_destroy(&p.mu);
+    /* in the order given, whatever order they finished in */
+    for (i = 0; i < nPath; i++) {
+        struct job *j = &p.aJob[i];
+        if (j->rc == VT_EXIT_OK && merge_job(r, j) == 0) continue;
+        if (j->rc == VT_EXIT_OK) { /* named on stderr already otherwise */
+            vt__errorf("%s: out of memory", j->zPath);
+            j->rc = VT_EXIT_INTERNAL;
+            vt__result_free(&j->sub);
+        }
+        r->azFailed[r->nFailed++] = azPath[i];
+        if (rcFirst == VT_EXIT_OK) rcFirst = j->rc;
+    }
+    free(p.aJob);
     vt__findings_sort(r);
     if (r->nFailed == 0) return VT_EXIT_OK;
     return r->nTrace > 0 ? VT_EXIT_PARTIAL : rcFirst;

@@ -17,6 +17,7 @@ void vt__opts_default(struct vt_opts *o)
     o->minBytes = 1 << 20;
     o->nTop = 10;
     o->failOn = -1;
+    o->bNoWrite = 1; /* write-back is asked for (--save) */
 }
 
 const char *vt__sev_name(int sev)

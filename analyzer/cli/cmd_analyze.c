@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "report/report.h"
 #include "cli.h"
@@ -17,8 +18,8 @@ static void usage(FILE *f)
             "Explain the GPU memory use recorded in one or more traces (one per process or rank):\n"
             "leaks, memory retained after its last use or across phases, validation spikes, slow\n"
             "host-device copies and out-of-memory causes, each with evidence and a fix. Works\n"
-            "offline: no GPU or CUDA needed. Results are also written back into each trace as the\n"
-            "tables lifetime, phase, finding and the view allocation (see docs/analysis.md).\n"
+            "offline: no GPU or CUDA needed. With --save, results are also written back into each\n"
+            "trace as the tables lifetime, phase, finding and the view allocation (docs/analysis.md).\n"
             "\n"
             "options:\n"
             "  --format FMT      text (default), json, markdown or html (one self-contained file)\n"
@@ -32,13 +33,17 @@ static void usage(FILE *f)
             "  --min-bytes N     ignore findings smaller than N bytes (K, M, G suffixes; default 1M)\n"
             "  --top N           list at most N allocations / groups / sites (default 10)\n"
             "  --fail-on SEV     exit 1 if any finding is at least SEV (info, low, medium, high)\n"
-            "  --no-write        do not write results back into the traces (automatic when a trace\n"
-            "                    is read-only; the report then says so)\n"
+            "  --save            write the results back into each trace (tables lifetime, phase,\n"
+            "                    finding; not for read-only traces or imported files, the report\n"
+            "                    then says so)\n"
+            "  --no-write        do not write results back (the default; kept for scripts)\n"
+            "  -j, --jobs N      analyze N traces at once (default: one per online CPU)\n"
             "  --by-site         add a table of allocation sites\n"
             "  -h, --help        this help\n"
             "\n"
             "Without NVTX ranges, phases are inferred from kernel names: windows with backward and\n"
-            "optimizer kernels are training, forward-only windows are evaluation.\n"
+            "optimizer kernels are training, forward-only windows are evaluation. A run that takes\n"
+            "more than 2 s says how far it is on standard error when that is a terminal.\n"
             "\n"
             "exit codes: 0 ok, 1 a finding at or above --fail-on, 2 usage, 3 file missing or\n"
             "unreadable or output not writable, 4 not a trace (empty file, not SQLite, not a\n"
@@ -53,12 +58,13 @@ static void usage(FILE *f)
  */
 static int parse_args(int argc, char **argv, struct vt_opts *o, struct vt_optparse *p)
 {
-    enum { O_FORMAT = 1, O_OUT, O_PHASE, O_EVAL, O_ITER, O_MIN, O_TOP, O_FAIL, O_NOWRITE, O_BYSITE };
+    enum { O_FORMAT = 1, O_OUT, O_PHASE, O_EVAL, O_ITER, O_MIN, O_TOP, O_FAIL, O_NOWRITE, O_BYSITE, O_SAVE, O_JOBS };
     static const struct vt_opt aOpt[] = {
         {"format", 0, 1, O_FORMAT}, {"output", 'o', 1, O_OUT},    {"phase", 0, 1, O_PHASE},
         {"eval-phase", 0, 1, O_EVAL}, {"iteration", 0, 1, O_ITER}, {"min-bytes", 0, 1, O_MIN},
         {"top", 0, 1, O_TOP},       {"fail-on", 0, 1, O_FAIL},    {"no-write", 0, 0, O_NOWRITE},
-        {"by-site", 0, 0, O_BYSITE}, {NULL, 0, 0, 0}};
+        {"by-site", 0, 0, O_BYSITE}, {"save", 0, 0, O_SAVE},       {"jobs", 'j', 1, O_JOBS},
+        {NULL, 0, 0, 0}};
     static const char *const azFormat[] = {"text", "json", "markdown", "html", "md", NULL};
     static const char *const azSev[] = {"info", "low", "medium", "high", NULL};
     int c, k;
@@ -82,6 +88,11 @@ static int parse_args(int argc, char **argv, struct vt_opts *o, struct vt_optpar
             break;
         case O_FAIL: bad = vt__opt_choice(p, azSev, &o->failOn); break;
         case O_NOWRITE: o->bNoWrite = 1; break;
+        case O_SAVE: o->bNoWrite = 0; break;
+        case O_JOBS:
+            bad = vt__opt_int(p, 1, VT_JOBS_MAX, &n);
+            o->nJobs = (int)n;
+            break;
         case O_BYSITE: o->bBySite = 1; break;
         }
         if (bad) return VT_EXIT_USAGE;
@@ -107,6 +118,7 @@ int vt__cmd_analyze(int argc, char **argv)
     FILE *fOut = stdout;
 
     vt__opts_default(&o);
+    o.bProgress = isatty(2);
     rc = parse_args(argc, argv, &o, &p);
     azPath = (const char **)p.azArg;
     nPath = p.nArg;

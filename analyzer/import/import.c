@@ -1,6 +1,8 @@
 /* The import driver: one input to one trace (meta rows, notes and errors printed), and temporary traces for the readers. */
 #include "import.h"
 
+#include <pthread.h>
+
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -70,6 +72,7 @@ static struct temp {
     char *zSrc, *zTrace;
 } *g_aTemp;
 static int g_nTemp;
+static pthread_mutex_t g_muTemp = PTHREAD_MUTEX_INITIALIZER; /* readers import on several threads (analyze -j) */
 
 /* At exit: remove every temporary trace vt__import_to_temp made. */
 static void remove_temps(void)
@@ -86,9 +89,15 @@ static void remove_temps(void)
 
 const char *vt__import_temp_path(const char *zPath)
 {
+    const char *z = zPath;
+    pthread_mutex_lock(&g_muTemp);
     for (int i = g_nTemp; i-- > 0;)
-        if (!strcmp(g_aTemp[i].zSrc, zPath)) return g_aTemp[i].zTrace;
-    return zPath;
+        if (!strcmp(g_aTemp[i].zSrc, zPath)) {
+            z = g_aTemp[i].zTrace;
+            break;
+        }
+    pthread_mutex_unlock(&g_muTemp);
+    return z;
 }
 
 int vt__import_to_temp(const char *zPath, char **pzTrace)
@@ -135,10 +144,12 @@ int vt__import_to_temp(const char *zPath, char **pzTrace)
     }
     close(fd);
     /* one temporary trace per source: a new import of the same path replaces the last one */
+    pthread_mutex_lock(&g_muTemp);
     for (i = 0; i < g_nTemp && strcmp(g_aTemp[i].zSrc, zPath); i++) {}
     if (i == g_nTemp) {
         struct temp *a = realloc(g_aTemp, (size_t)(g_nTemp + 1) * sizeof *a);
         if (!a) {
+            pthread_mutex_unlock(&g_muTemp);
             unlink(zTemp);
             free(zTemp);
             free(zSrc);
@@ -155,6 +166,7 @@ int vt__import_to_temp(const char *zPath, char **pzTrace)
     }
     g_aTemp[i].zSrc = zSrc;
     g_aTemp[i].zTrace = zTemp;
+    pthread_mutex_unlock(&g_muTemp);
     rc = vt__import_one(zPath, fmt, pid, zTemp, &o, NULL);
     if (rc != VT_EXIT_OK) return rc;
     *pzTrace = zTemp;

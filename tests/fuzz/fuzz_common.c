@@ -265,12 +265,12 @@ void vt_fuzz_read_all(const char *zPath, unsigned flags)
     }
     {
         /* Written back into the trace unless flags & 1; a second, read-only run reads the results. */
-        char *argv[] = {"analyze", "--format", (char *)azFmt[(flags >> 1) & 3], "-o", "/dev/null",
+        char *argv[] = {"analyze", "--save", "--format", (char *)azFmt[(flags >> 1) & 3], "-o", "/dev/null",
                         (flags & 8) ? "--by-site" : "--top", (flags & 8) ? "--no-write" : "3",
                         (char *)zPath, NULL};
         char *argvRo[] = {"analyze", "--no-write", "--format", (char *)azFmt[((flags >> 1) + 1) & 3],
                           "-o", "/dev/null", (char *)zPath, NULL};
-        vt__cmd_analyze((flags & 1) ? 7 : 8, (flags & 1) ? argvRo : argv);
+        vt__cmd_analyze((flags & 1) ? 7 : 9, (flags & 1) ? argvRo : argv);
         if (!(flags & 1)) vt__cmd_analyze(7, argvRo);
     }
     {
