@@ -525,10 +525,10 @@ struct run {
     int status;
 };
 
-/* Run `vramtrace analyze --no-write --format json -o /dev/null zPath`; returns 0 or -1 (start failure). */
-static int run_analyze(const char *zBin, const char *zPath, struct run *r)
+/* Run the NULL-terminated argv (azArgv[0] the binary) in a child; wall, CPU, RSS, status into *r. 0 or -1. */
+static int run_argv(char **azArgv, struct run *r)
 {
-    char *azArgv[] = {(char *)zBin, "analyze", "--no-write", "--format", "json", "-o", "/dev/null", (char *)zPath, NULL};
+    const char *zBin = azArgv[0];
     struct rusage ru;
     int status = 0;
     double t0 = now_s();
@@ -548,6 +548,27 @@ static int run_analyze(const char *zBin, const char *zPath, struct run *r)
     return 0;
 }
 
+/* Run `vramtrace analyze --no-write --format json -o /dev/null zPath`; returns 0 or -1 (start failure). */
+static int run_analyze(const char *zBin, const char *zPath, struct run *r)
+{
+    char *azArgv[] = {(char *)zBin, "analyze", "--no-write", "--format", "json", "-o", "/dev/null", (char *)zPath, NULL};
+    return run_argv(azArgv, r);
+}
+
+/* Copy file zFrom to zTo. 0 or -1. */
+static int copy_file(const char *zFrom, const char *zTo)
+{
+    FILE *fi = fopen(zFrom, "rb"), *fo = fopen(zTo, "wb");
+    char buf[1 << 16];
+    size_t n;
+    int rc = fi && fo ? 0 : -1;
+    while (rc == 0 && (n = fread(buf, 1, sizeof buf, fi)) > 0)
+        if (fwrite(buf, 1, n, fo) != n) rc = -1;
+    if (fi) fclose(fi);
+    if (fo && fclose(fo) != 0) rc = -1;
+    return rc;
+}
+
 static int cmp_double(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
@@ -561,6 +582,50 @@ static double median(double *a, int n)
 }
 
 #define MAX_RUNS 15
+
+/*
+ * Beside the single-trace figures: what --save costs against reading alone (a fresh copy each
+ * run), and 4 copies of the trace analyzed with -j 1 against -j (one per online CPU), wall time.
+ */
+static int measure_save_and_jobs(const char *zBin, const char *zPath, int nRuns)
+{
+    char aCopy[4][4200], zJobs[24];
+    double aSave[MAX_RUNS], aRead[MAX_RUNS], aOne[MAX_RUNS], aAll[MAX_RUNS];
+    long nCpu = sysconf(_SC_NPROCESSORS_ONLN);
+    for (int k = 0; k < 4; k++) snprintf(aCopy[k], sizeof aCopy[k], "%s.copy%d", zPath, k);
+    snprintf(zJobs, sizeof zJobs, "%ld", nCpu > 0 ? nCpu : 1);
+    for (int i = 0; i < nRuns; i++) {
+        struct run r = {0, 0, 0, -1};
+        char *azSave[] = {(char *)zBin, "analyze", "--save", "--format", "json", "-o", "/dev/null", aCopy[0], NULL};
+        char *azRead[] = {(char *)zBin, "analyze", "--format", "json", "-o", "/dev/null", aCopy[0], NULL};
+        char *azOne[] = {(char *)zBin, "analyze", "-j", "1", "--format", "json", "-o", "/dev/null",
+                         aCopy[0], aCopy[1], aCopy[2], aCopy[3], NULL};
+        char *azAll[] = {(char *)zBin, "analyze", "-j", zJobs, "--format", "json", "-o", "/dev/null",
+                         aCopy[0], aCopy[1], aCopy[2], aCopy[3], NULL};
+        for (int k = 0; k < 4; k++)
+            if (copy_file(zPath, aCopy[k]) != 0) return -1;
+        if (run_argv(azRead, &r) != 0 || r.status != 0) return -1;
+        aRead[i] = r.wall;
+        if (run_argv(azSave, &r) != 0 || r.status != 0) return -1;
+        aSave[i] = r.wall;
+        if (copy_file(zPath, aCopy[0]) != 0) return -1; /* unsaved again: the same input for every run */
+        if (run_argv(azOne, &r) != 0 || r.status != 0) return -1;
+        aOne[i] = r.wall;
+        if (run_argv(azAll, &r) != 0 || r.status != 0) return -1;
+        aAll[i] = r.wall;
+    }
+    for (int k = 0; k < 4; k++) unlink(aCopy[k]);
+    {
+        double save = median(aSave, nRuns), read = median(aRead, nRuns), one = median(aOne, nRuns),
+               all = median(aAll, nRuns);
+        printf("  --save (write-back) %.2f s wall against %.2f s reading alone: %.2fx (opt-in; goal <= 1.3x or opt-in)\n",
+               save, read, save / read);
+        printf("  4 copies: -j 1 %.2f s wall, -j %s %.2f s wall: %.2fx faster on %ld online CPUs\n", one, zJobs, all,
+               one / all, nCpu);
+    }
+    return 0;
+}
+
 
 /*
  * Measure one trace: analyze, raw scan and ordered scan, interleaved nRuns times;
@@ -711,6 +776,10 @@ static int bench_size(const char *zBin, const char *zDir, int64_t nEvents, int n
         if (count_rows(zPath, &c) != 0 || stat(zPath, &st) != 0) return -1;
     }
     if (measure(zBin, zPath, nRuns, pRss) != 0) return -1;
+    if (nEvents <= 2000000 && measure_save_and_jobs(zBin, zPath, nRuns) != 0) {
+        fprintf(stderr, "bench_analyzer: --save / -j runs of %s failed\n", zPath);
+        return -1;
+    }
     if (!bJitter) return 0;
     snprintf(zJit, sizeof zJit, "%s/vt_bench_analyzer_v%d_l%d_p%d_e%lld_j2ms.db", zDir, GEN_VERSION, LAYERS, NPARAM,
              (long long)nEvents);
