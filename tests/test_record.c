@@ -69,7 +69,7 @@ TEST(record_sets_environment)
     const char *zDir = cli_tmpdir();
     const char *azOpt[] = {"-o", zDir, NULL};
     const char *azEnv[] = {"VRAMTRACE_TENSORS=1", "PYTORCH_ALLOC_CONF", "PYTORCH_CUDA_ALLOC_CONF",
-                           "VRAMTRACE_OUTPUT=/elsewhere/x.db", NULL};
+                           "VRAMTRACE_OUTPUT=/elsewhere/x.db", "PYTHONPATH=/job/site", NULL};
     char zWant[PATH_MAX + 32];
     const char *zCupti;
     struct stat st;
@@ -97,6 +97,18 @@ TEST(record_sets_environment)
     ASSERT(env_value(zDump, "PYTORCH_ALLOC_CONF") == NULL);
     ASSERT(env_value(zDump, "PYTORCH_CUDA_ALLOC_CONF") == NULL);
     ASSERT(env_value(zDump, "VRAMTRACE_BACKTRACE") == NULL);
+    /* PyTorch's history: the hook first on PYTHONPATH (the job's own path after it), snapshots
+     * beside the traces */
+    {
+        const char *zPy = env_value(zDump, "PYTHONPATH");
+        char zHook[PATH_MAX + 64];
+        ASSERT(zPy != NULL);
+        ASSERT(strstr(zPy, "/analyzer/pyhook:/job/site") != NULL);
+        snprintf(zHook, sizeof zHook, "%.*s/sitecustomize.py", (int)(strchr(zPy, ':') - zPy), zPy);
+        ASSERT(stat(zHook, &st) == 0 && S_ISREG(st.st_mode));
+        ASSERT_STREQ("1", env_value(zDump, "VRAMTRACE_PYTORCH_HISTORY"));
+        ASSERT_STREQ(zDir, env_value(zDump, "VRAMTRACE_SNAPSHOT_DIR"));
+    }
     free(zDump);
     cli_cleanup();
 }
@@ -128,11 +140,33 @@ TEST(record_tensors_merges_alloc_conf)
     ASSERT_STREQ("64M", env_value(zDump, "VRAMTRACE_MAX_BYTES"));
     ASSERT_STREQ("1.5m", env_value(zDump, "VRAMTRACE_START_AFTER"));
     ASSERT_STREQ("2h", env_value(zDump, "VRAMTRACE_STOP_AFTER"));
+    /* --tensors: the cudaMallocAsync backend keeps no history, so it is not asked for */
+    ASSERT(env_value(zDump, "VRAMTRACE_PYTORCH_HISTORY") == NULL);
     snprintf(zErrFile, sizeof zErrFile, "%s/err.txt", zDir);
     zErr = cli_read(zErrFile);
     ASSERT_CONTAINS(zErr, "dropped expandable_segments");
     ASSERT_CONTAINS(zErr, "the job exited with status 3");
     free(zErr);
+    free(zDump);
+    cli_cleanup();
+}
+
+/* PyTorch's history: its options reach the hook; --no-pytorch-history leaves PYTHONPATH alone. */
+TEST(record_history_options)
+{
+    const char *zDir = cli_tmpdir();
+    const char *azOn[] = {"--history-entries", "5000", "--history-stacks=all", "-o", zDir, NULL};
+    const char *azOff[] = {"--no-pytorch-history", "-o", zDir, NULL};
+    const char *azEnv[] = {"VRAMTRACE_LIB=/bin/sh", "PYTHONPATH=/job/site", "VRAMTRACE_PYTORCH_HISTORY=1", NULL};
+    int rc;
+    char *zDump = record_env(zDir, azOn, azEnv, &rc);
+    ASSERT_STREQ("5000", env_value(zDump, "VRAMTRACE_HISTORY_ENTRIES"));
+    ASSERT_STREQ("all", env_value(zDump, "VRAMTRACE_HISTORY_STACKS"));
+    ASSERT_STREQ("1", env_value(zDump, "VRAMTRACE_PYTORCH_HISTORY"));
+    free(zDump);
+    zDump = record_env(zDir, azOff, azEnv, &rc);
+    ASSERT_STREQ("/job/site", env_value(zDump, "PYTHONPATH"));
+    ASSERT(env_value(zDump, "VRAMTRACE_PYTORCH_HISTORY") == NULL); /* an inherited one is cleared */
     free(zDump);
     cli_cleanup();
 }
@@ -692,7 +726,7 @@ TEST(record_from_installed_tree)
     cli_cleanup();
 }
 
-VT_TEST_LIST(T(record_sets_environment) T(record_tensors_merges_alloc_conf) T(record_tensors_replaces_backend)
+VT_TEST_LIST(T(record_sets_environment) T(record_tensors_merges_alloc_conf) T(record_history_options) T(record_tensors_replaces_backend)
              T(record_nvtx_follows_python_env) T(alloc_conf_merge) T(record_output_pattern)
              T(trace_set_matches_pattern) T(record_exit_by_signal) T(record_forwards_sigterm) T(record_terminal_interrupt_once)
              T(record_missing_command) T(record_usage_errors) T(record_library_not_found)

@@ -24,6 +24,9 @@ struct record_opts {
     int bNoKernelArgs;
     int backtrace; /* -1: not given */
     const char *zMaxSize, *zStartAfter, *zStopAfter; /* long-job bounds as given, or NULL */
+    int bNoHistory;         /* --no-pytorch-history */
+    long long historyEntries; /* --history-entries, 0: the hook's default */
+    const char *zStacks;    /* --history-stacks, or NULL */
     long long stopNs;
     char **azCmd;  /* the job's argv, NULL-terminated */
 };
@@ -44,6 +47,12 @@ static const char zUsage[] =
     "      --no-python-stacks  do not record Python call stacks at allocations\n"
     "      --no-kernel-args  do not scan kernel arguments for buffer uses\n"
     "      --backtrace N     native call-stack depth at allocations (0-64, 0 = off)\n"
+    "PyTorch (Python jobs; see docs/cli.md, \"PyTorch's own history\"):\n"
+    "      --no-pytorch-history  do not ask PyTorch for its allocation history (by default\n"
+    "                        a Python job that initializes CUDA through torch records it\n"
+    "                        and dumps snapshots at OOMs and at exit beside the traces)\n"
+    "      --history-entries N  allocation events PyTorch keeps (default 100000)\n"
+    "      --history-stacks S   stacks PyTorch records: python (default) or all (with C++)\n"
     "long jobs (allocations, frees, pool events and OOMs are always recorded):\n"
     "      --max-size SIZE   bound each trace's size (64M, 2G; at least 1M): at 90 %%\n"
     "                        kernels, copies, sets, API calls and NVTX stop being\n"
@@ -88,11 +97,14 @@ static const int aForward[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
  */
 static int parse_args(int argc, char **argv, struct record_opts *pOpts)
 {
-    enum { O_TENSORS = 1, O_NOPY, O_NOARGS, O_OUT, O_BT, O_MAXSIZE, O_START, O_STOP };
+    enum { O_TENSORS = 1, O_NOPY, O_NOARGS, O_OUT, O_BT, O_MAXSIZE, O_START, O_STOP, O_NOHIST, O_HENTRIES, O_HSTACKS };
     static const struct vt_opt aOpt[] = {
         {"tensors", 0, 0, O_TENSORS},      {"no-python-stacks", 0, 0, O_NOPY}, {"no-kernel-args", 0, 0, O_NOARGS},
         {"output", 'o', 1, O_OUT},          {"backtrace", 0, 1, O_BT},          {"max-size", 0, 1, O_MAXSIZE},
-        {"start-after", 0, 1, O_START},     {"stop-after", 0, 1, O_STOP},      {NULL, 0, 0, 0}};
+        {"start-after", 0, 1, O_START},     {"stop-after", 0, 1, O_STOP},      {"no-pytorch-history", 0, 0, O_NOHIST},
+        {"history-entries", 0, 1, O_HENTRIES}, {"history-stacks", 0, 1, O_HSTACKS}, {NULL, 0, 0, 0}};
+    static const char *const azStacks[] = {"python", "all", NULL};
+    int k;
     size_t nBytes;
     long long ns, startNs = 0;
     struct vt_optparse p;
@@ -125,6 +137,15 @@ static int parse_args(int argc, char **argv, struct record_opts *pOpts)
                 rc = VT_EXIT_USAGE;
             }
             pOpts->zMaxSize = p.zVal;
+            break;
+        case O_NOHIST: pOpts->bNoHistory = 1; break;
+        case O_HENTRIES:
+            if (vt__opt_int(&p, 1, 100000000, &n) != 0) rc = VT_EXIT_USAGE;
+            pOpts->historyEntries = n;
+            break;
+        case O_HSTACKS:
+            if (vt__opt_choice(&p, azStacks, &k) != 0) rc = VT_EXIT_USAGE;
+            else pOpts->zStacks = azStacks[k];
             break;
         case O_START:
         case O_STOP:
@@ -212,6 +233,40 @@ static int prepend_library_dir(const char *zFile)
 }
 
 /*
+ * PyTorch's own allocation history: the hook directory first on PYTHONPATH (its sitecustomize
+ * chains to the job's own) and the hook's settings, unless --no-pytorch-history or --tensors
+ * (the cudaMallocAsync backend keeps no history). A missing hook is one line, not a failure.
+ * Returns VT_EXIT_OK or VT_EXIT_INTERNAL.
+ */
+static int set_history(const struct record_opts *pOpts, const char *zExe, const char *zPattern)
+{
+    char zHook[PATH_MAX], zWhy[PATH_MAX + 256], zDir[PATH_MAX], zNum[24], *zNew;
+    const char *zOld = getenv("PYTHONPATH");
+    int rc;
+    unsetenv("VRAMTRACE_PYTORCH_HISTORY"); /* only record turns it on, for this run */
+    if (pOpts->bNoHistory || pOpts->bTensors) return VT_EXIT_OK;
+    if (vt__record_find_pyhook(zExe[0] ? zExe : NULL, zHook, sizeof zHook, zWhy, sizeof zWhy) != 0) {
+        vt__errorf("record: %s; PyTorch's allocation history is not recorded", zWhy);
+        return VT_EXIT_OK;
+    }
+    zNew = malloc(strlen(zHook) + 2 + (zOld ? strlen(zOld) : 0));
+    if (!zNew) return VT_EXIT_INTERNAL;
+    if (zOld && *zOld) sprintf(zNew, "%s:%s", zHook, zOld);
+    else strcpy(zNew, zHook);
+    rc = set_var("PYTHONPATH", zNew);
+    free(zNew);
+    vt__record_side_dir(zPattern, zDir, sizeof zDir);
+    if (rc == 0) rc = set_var("VRAMTRACE_SNAPSHOT_DIR", zDir);
+    if (rc == 0 && pOpts->historyEntries > 0) {
+        snprintf(zNum, sizeof zNum, "%lld", pOpts->historyEntries);
+        rc = set_var("VRAMTRACE_HISTORY_ENTRIES", zNum);
+    }
+    if (rc == 0 && pOpts->zStacks) rc = set_var("VRAMTRACE_HISTORY_STACKS", pOpts->zStacks);
+    if (rc == 0) rc = set_var("VRAMTRACE_PYTORCH_HISTORY", "1");
+    return rc == 0 ? VT_EXIT_OK : VT_EXIT_INTERNAL;
+}
+
+/*
  * Set every variable the job needs: injection paths, output pattern, tracer
  * options. Returns VT_EXIT_OK or an exit code (message printed).
  */
@@ -262,6 +317,8 @@ static int set_environment(const struct record_opts *pOpts, char *zPattern, size
     if (pOpts->zMaxSize && set_var("VRAMTRACE_MAX_BYTES", pOpts->zMaxSize)) return VT_EXIT_INTERNAL;
     if (pOpts->zStartAfter && set_var("VRAMTRACE_START_AFTER", pOpts->zStartAfter)) return VT_EXIT_INTERNAL;
     if (pOpts->zStopAfter && set_var("VRAMTRACE_STOP_AFTER", pOpts->zStopAfter)) return VT_EXIT_INTERNAL;
+    rc = set_history(pOpts, zExe, zPattern);
+    if (rc != VT_EXIT_OK) return rc;
     if (pOpts->bTensors) return set_tensor_mode();
     unsetenv("VRAMTRACE_TENSORS"); /* only record's --tensors sets up that mode */
     return VT_EXIT_OK;

@@ -26,6 +26,21 @@ int vt__record_self_exe(char *zOut, size_t nOut);
 int vt__record_find_lib(const char *zExe, char *zOut, size_t nOut, char *zWhy, size_t nWhy);
 
 /*
+ * Find the directory of the PyTorch history hook (sitecustomize.py) for a vramtrace command
+ * installed at zExe: <dir>/pyhook (build tree), then <dir>/../<datadir>/vramtrace/pyhook and
+ * <dir>/../share/vramtrace/pyhook. Writes the canonical absolute directory into zOut.
+ * Returns 0, or -1 with a one-line reason (the places searched) in zWhy.
+ */
+int vt__record_find_pyhook(const char *zExe, char *zOut, size_t nOut, char *zWhy, size_t nWhy);
+
+/*
+ * The directory a trace pattern writes into, for the files that go beside the traces (the
+ * PyTorch snapshots): the pattern's directory when it has no escape, else the current
+ * directory ("." when it cannot be read). zPattern is absolute (vt__record_output).
+ */
+void vt__record_side_dir(const char *zPattern, char *zOut, size_t nOut);
+
+/*
  * Find libcupti for NVTX_INJECTION64_PATH: the VRAMTRACE_CUPTI variable if set
  * (it must name a file); else, when the job's command zCmd (as given, resolved
  * through PATH) lives in <prefix>/bin of a Python environment, or $VIRTUAL_ENV

@@ -90,6 +90,40 @@ int vt__record_find_lib(const char *zExe, char *zOut, size_t nOut, char *zWhy, s
     return -1;
 }
 
+int vt__record_find_pyhook(const char *zExe, char *zOut, size_t nOut, char *zWhy, size_t nWhy)
+{
+    static const char *const azRel[] = {"pyhook", "../" VT_INSTALL_DATADIR "/vramtrace/pyhook",
+                                        "../share/vramtrace/pyhook"};
+    const char *zSlash = zExe ? strrchr(zExe, '/') : NULL;
+    char zTry[PATH_MAX + 96], zFile[PATH_MAX];
+    if (!zSlash) {
+        snprintf(zWhy, nWhy, "cannot tell where the vramtrace command is installed");
+        return -1;
+    }
+    for (size_t i = 0; i < sizeof azRel / sizeof azRel[0]; i++) {
+        snprintf(zTry, sizeof zTry, "%.*s/%s/sitecustomize.py", (int)(zSlash - zExe), zExe, azRel[i]);
+        if (take_file(zTry, zFile, sizeof zFile)) {
+            char *zEnd = strrchr(zFile, '/');
+            snprintf(zOut, nOut, "%.*s", (int)(zEnd - zFile), zFile);
+            return 0;
+        }
+    }
+    snprintf(zWhy, nWhy, "the PyTorch history hook (sitecustomize.py) is not in %.*s/pyhook or %.*s/../share/vramtrace/pyhook",
+             (int)(zSlash - zExe), zExe, (int)(zSlash - zExe), zExe);
+    return -1;
+}
+
+void vt__record_side_dir(const char *zPattern, char *zOut, size_t nOut)
+{
+    const char *zSlash = strrchr(zPattern, '/');
+    size_t nDir = zSlash ? (size_t)(zSlash - zPattern) : 0;
+    if (zSlash && !memchr(zPattern, '%', nDir)) {
+        snprintf(zOut, nOut, "%.*s", (int)(nDir ? nDir : 1), zPattern);
+        return;
+    }
+    if (!getcwd(zOut, nOut)) snprintf(zOut, nOut, ".");
+}
+
 /* Ask the dynamic loader which file the libcupti soname resolves to: 1 and zOut set, or 0. */
 static int cupti_from_loader(char *zOut, size_t nOut)
 {

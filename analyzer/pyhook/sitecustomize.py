@@ -1,0 +1,177 @@
+# vramtrace: PyTorch's own allocation history for `vramtrace record`, loaded as sitecustomize.
+#
+# `vramtrace record` puts this directory first on PYTHONPATH. At interpreter start this module
+# (1) runs the job's own sitecustomize, if it has one, and (2) waits for `import torch`. It never
+# imports torch itself, never changes the allocator's settings and never opens the trace. Once
+# torch is imported it asks torch.cuda to call back when CUDA is initialized (torch.cuda._lazy_call),
+# and then:
+#   - torch.cuda.memory._record_memory_history(max_entries=N, stacks=...): every tensor allocation
+#     and free with its Python stack, kept by PyTorch in a ring of N entries;
+#   - an out-of-memory observer that dumps a snapshot at each OOM (the first few);
+#   - at exit, a snapshot and torch.cuda.memory_stats() of every device.
+# Files go to VRAMTRACE_SNAPSHOT_DIR as vramtrace-HOST-PID.snapshot.pickle,
+# vramtrace-HOST-PID.oom-N.snapshot.pickle and vramtrace-HOST-PID.memory_stats.json, where
+# `vramtrace analyze` finds them for the trace of that host and pid (docs/cli.md).
+# A torch without these functions, or a job that never imports torch, runs unchanged (one
+# `vramtrace:` line at most).
+
+import os
+import sys
+
+_ENV_ON = "VRAMTRACE_PYTORCH_HISTORY"
+_MAX_OOM_DUMPS = 3
+
+
+def _note(msg):
+    try:
+        sys.stderr.write("vramtrace: %s\n" % msg)
+    except Exception:
+        pass
+
+
+def _chain_site_customize():
+    """Import the sitecustomize this one hides: the next one on sys.path after this directory."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    saved = list(sys.path)
+    me = sys.modules.pop("sitecustomize", None)
+    try:
+        sys.path[:] = [p for p in sys.path if os.path.abspath(p or ".") != here]
+        import importlib.util
+        if importlib.util.find_spec("sitecustomize") is not None:
+            import importlib
+            importlib.import_module("sitecustomize")
+    except Exception as e:  # the job's own sitecustomize failed: say so, as Python would have
+        _note("the job's sitecustomize raised %s: %s" % (type(e).__name__, e))
+    finally:
+        sys.path[:] = saved
+        if "sitecustomize" not in sys.modules and me is not None:
+            sys.modules["sitecustomize"] = me
+
+
+def _paths():
+    import socket
+    d = os.environ.get("VRAMTRACE_SNAPSHOT_DIR") or "."
+    base = os.path.join(d, "vramtrace-%s-%d" % (socket.gethostname(), os.getpid()))
+    return base
+
+
+class _State:
+    started = False
+    pid = None
+    ooms = 0
+
+
+def _start():
+    """Called by torch.cuda when CUDA is initialized: history on, OOM observer, dump at exit."""
+    torch = sys.modules.get("torch")
+    if torch is None or _State.started:
+        return
+    mem = getattr(torch.cuda, "memory", None)
+    record = getattr(mem, "_record_memory_history", None)
+    dump = getattr(mem, "_dump_snapshot", None)
+    if record is None or dump is None:
+        _note("this PyTorch has no torch.cuda.memory._record_memory_history: no allocation history recorded")
+        return
+    try:
+        entries = int(os.environ.get("VRAMTRACE_HISTORY_ENTRIES", "100000"))
+    except ValueError:
+        entries = 100000
+    stacks = os.environ.get("VRAMTRACE_HISTORY_STACKS", "python")
+    try:
+        record(enabled="all", context="all", stacks=stacks, max_entries=entries)
+    except TypeError:  # PyTorch 2.0: positional enable, no stacks choice
+        try:
+            record(True, trace_alloc_max_entries=entries)
+        except Exception as e:
+            _note("cannot record the allocation history (%s: %s)" % (type(e).__name__, e))
+            return
+    except Exception as e:  # e.g. the cudaMallocAsync backend (record --tensors) has no history
+        _note("cannot record the allocation history (%s: %s)" % (type(e).__name__, e))
+        return
+    _State.started = True
+    _State.pid = os.getpid()
+    attach = getattr(getattr(torch, "_C", None), "_cuda_attach_out_of_memory_observer", None)
+    if attach is not None:
+        def on_oom(device, alloc, device_allocated, device_free):
+            if _State.ooms >= _MAX_OOM_DUMPS or os.getpid() != _State.pid:
+                return
+            _State.ooms += 1
+            try:
+                dump("%s.oom-%d.snapshot.pickle" % (_paths(), _State.ooms))
+            except Exception as e:
+                _note("cannot write the snapshot at the out-of-memory error (%s)" % e)
+        try:
+            attach(on_oom)
+        except Exception as e:
+            _note("cannot watch for out-of-memory errors (%s)" % e)
+    import atexit
+    atexit.register(_at_exit)
+
+
+def _at_exit():
+    """The snapshot and memory_stats() at exit, in the process that started the history only."""
+    torch = sys.modules.get("torch")
+    if torch is None or os.getpid() != _State.pid:
+        return
+    base = _paths()
+    try:
+        torch.cuda.memory._dump_snapshot(base + ".snapshot.pickle")
+    except Exception as e:
+        _note("cannot write the snapshot at exit (%s)" % e)
+    try:
+        import json
+        stats = {str(i): dict(torch.cuda.memory_stats(i)) for i in range(torch.cuda.device_count())}
+        with open(base + ".memory_stats.json", "w") as f:
+            json.dump({"pid": os.getpid(), "devices": stats}, f)
+    except Exception as e:
+        _note("cannot write memory_stats() at exit (%s)" % e)
+
+
+def _on_torch_imported():
+    torch = sys.modules.get("torch")
+    cuda = getattr(torch, "cuda", None)
+    lazy = getattr(cuda, "_lazy_call", None)
+    if lazy is None:
+        _note("this PyTorch has no torch.cuda._lazy_call: no allocation history recorded")
+        return
+    lazy(_start)  # now if CUDA is already initialized, else at its initialization
+
+
+class _TorchWatch:
+    """A meta-path finder that lets `import torch` proceed, then calls back once it has run."""
+
+    def find_spec(self, name, path=None, target=None):
+        if name != "torch":
+            return None
+        import importlib.util
+        sys.meta_path.remove(self)  # one look: the rest of the import is Python's own
+        spec = importlib.util.find_spec(name)
+        if spec is None or spec.loader is None or not hasattr(spec.loader, "exec_module"):
+            return spec
+        inner = spec.loader
+
+        class _Loader:
+            def create_module(self, s):
+                return inner.create_module(s)
+
+            def exec_module(self, module):
+                # torch sees its own loader, as without this hook (importlib.resources, pkgutil)
+                module.__loader__ = inner
+                if getattr(module, "__spec__", None) is not None:
+                    module.__spec__.loader = inner
+                inner.exec_module(module)
+                try:
+                    _on_torch_imported()
+                except Exception as e:
+                    _note("allocation history not started (%s: %s)" % (type(e).__name__, e))
+
+        spec.loader = _Loader()
+        return spec
+
+
+_chain_site_customize()
+if os.environ.get(_ENV_ON) == "1":
+    if "torch" in sys.modules:
+        _on_torch_imported()
+    else:
+        sys.meta_path.insert(0, _TorchWatch())
