@@ -1,6 +1,8 @@
 # Command-line tests of record and info (label cli): they run the built vramtrace command.
 vt_add_test(NAME test_info SOURCES test_info.c LIBS vtutil vttrace LABELS cli)
 add_dependencies(test_info vramtrace)
+vt_add_test(NAME test_upgrade SOURCES test_upgrade.c LIBS vtutil vttrace LABELS cli)
+add_dependencies(test_upgrade vramtrace)
 
 vt_add_test(NAME test_record
   SOURCES test_record.c LIBS vtcli LABELS cli)

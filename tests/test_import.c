@@ -6,6 +6,7 @@
 
 #include "cli.h"
 #include "import.h"
+#include "vramtrace/schema.h"
 #include "read/read.h"
 
 static char g_zPath[4096];
@@ -91,7 +92,7 @@ TEST(snapshot_current_format)
     ASSERT_EQ(VT_EXIT_OK, import(fixture("snap_small.pickle"), -1, zOut));
     ASSERT_STREQ("pytorch_snapshot", qs(zOut, "SELECT value FROM meta WHERE key = 'source_format'"));
     ASSERT_CONTAINS(qs(zOut, "SELECT value FROM meta WHERE key = 'source_file'"), "snap_small.pickle");
-    ASSERT_EQ(3, q(zOut, "SELECT value FROM meta WHERE key = 'schema_version'"));
+    ASSERT_EQ(VT_SCHEMA_VERSION, q(zOut, "SELECT value FROM meta WHERE key = 'schema_version'"));
     /* segments: one from the history, one from before it (dump state, unknown time) */
     ASSERT_EQ(2, q(zOut, "SELECT count(*) FROM memory_event WHERE op = 1 AND mem_kind = 3 AND device = 1"));
     ASSERT_EQ(1, q(zOut, "SELECT count(*) FROM memory_event WHERE ts IS NULL"));

@@ -1,5 +1,6 @@
 /* Trace schema creation, version stamping and validation, shared by the tracer and the analyzer. */
 #include "vramtrace/schema.h"
+#include "vramtrace/views.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -67,6 +68,7 @@ int vt__schema_create_at(sqlite3 *db, int64_t base, char **zErr)
     if (rc != SQLITE_OK) goto done;
     rc = sqlite3_exec(db, zDdl, NULL, NULL, zErr);
     if (rc == SQLITE_OK) rc = insert_enums(db);
+    if (rc == SQLITE_OK) rc = vt__views_create(db, zErr);
     if (rc == SQLITE_OK) {
         snprintf(zPragma, sizeof zPragma, "PRAGMA user_version=%d; PRAGMA application_id=%d;",
                  VT_SCHEMA_VERSION, VT_SCHEMA_APPLICATION_ID);

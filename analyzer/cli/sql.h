@@ -33,13 +33,6 @@ int vt__sql_open(int nTrace, char **azPath, sqlite3 **pDb);
  */
 int vt__sql_create_views(sqlite3 *db, int nTrace, char **azPath, char **pzErr);
 
-/*
- * Expand a view template (see nsight.h): $S -> zSchema, $T -> iTrace,
- * $F -> zPath as a quoted SQL literal. Returns an sqlite3_malloc'd string or
- * NULL when out of memory.
- */
-char *vt__sql_expand(const char *zTemplate, const char *zSchema, int iTrace, const char *zPath);
-
 /* Printing options for vt__sql_print. */
 struct vt_sql_print {
     int format;     /* enum vt_sql_format */

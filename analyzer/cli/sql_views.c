@@ -8,27 +8,7 @@
 #include "import.h"
 #include "read/read.h"
 #include "vramtrace/nsight.h"
-
-char *vt__sql_expand(const char *zTemplate, const char *zSchema, int iTrace, const char *zPath)
-{
-    sqlite3_str *pStr = sqlite3_str_new(NULL);
-    const char *z;
-    for (z = zTemplate; *z; z++) {
-        if (z[0] == '$' && z[1] == 'S') {
-            sqlite3_str_appendall(pStr, zSchema);
-            z++;
-        } else if (z[0] == '$' && z[1] == 'T') {
-            sqlite3_str_appendf(pStr, "%d", iTrace);
-            z++;
-        } else if (z[0] == '$' && z[1] == 'F') {
-            sqlite3_str_appendf(pStr, "%Q", zPath ? zPath : "");
-            z++;
-        } else {
-            sqlite3_str_appendchar(pStr, 1, *z);
-        }
-    }
-    return sqlite3_str_finish(pStr);
-}
+#include "vramtrace/views.h"
 
 /* Schema name of trace i: "main" when there is one trace, else "t<i>". */
 static void schema_name(int nTrace, int i, char *zOut, size_t nOut)
@@ -46,20 +26,23 @@ static int create_view(sqlite3 *db, const char *zName, const char *zTemplate, in
                        const char *zExtra, int nTrace, char **azPath, char **pzErr)
 {
     sqlite3_str *pStr = sqlite3_str_new(db);
-    char zSchema[16], *zSel, *zSql;
+    char zSchema[16], zIndex[16], *zSel, *zSql;
     int i, rc = SQLITE_OK, n = bPerTrace ? nTrace : 1;
+    /* the same GPU seen by several processes is one row of TARGET_INFO_GPU */
+    const char *zUnion = strcmp(zName, "TARGET_INFO_GPU") ? " UNION ALL " : " UNION ";
 
     sqlite3_str_appendf(pStr, "CREATE TEMP VIEW \"%w\" AS ", zName);
     for (i = 0; i < n && rc == SQLITE_OK; i++) {
         schema_name(nTrace, i, zSchema, sizeof zSchema);
-        zSel = vt__sql_expand(zTemplate, zSchema, i, azPath[i]);
+        snprintf(zIndex, sizeof zIndex, "%d", i);
+        zSel = vt__views_expand(zTemplate, zSchema, zIndex, azPath[i]);
         if (!zSel) rc = SQLITE_NOMEM;
-        else sqlite3_str_appendf(pStr, "%s%s", i ? " UNION ALL " : "", zSel);
+        else sqlite3_str_appendf(pStr, "%s%s", i ? zUnion : "", zSel);
         sqlite3_free(zSel);
     }
     if (rc == SQLITE_OK && zExtra) {
         schema_name(nTrace, 0, zSchema, sizeof zSchema);
-        zSel = vt__sql_expand(zExtra, zSchema, 0, azPath[0]);
+        zSel = vt__views_expand(zExtra, zSchema, "0", azPath[0]);
         if (!zSel) rc = SQLITE_NOMEM;
         else sqlite3_str_appendf(pStr, " UNION ALL %s", zSel);
         sqlite3_free(zSel);

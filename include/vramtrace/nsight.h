@@ -3,21 +3,25 @@
 #define VRAMTRACE_NSIGHT_H
 
 /*
- * `vramtrace sql` creates these as TEMP views on its connection, so the traces
- * themselves are never modified. Every view is the UNION ALL of one SELECT per
- * trace, built from a template below in which
+ * Every trace of schema 4 carries the per-trace and static views below as ordinary views
+ * (vramtrace/views.h, created with the schema; `vramtrace upgrade` adds them to older traces),
+ * so the sqlite3 shell, DuckDB or pandas see them. `vramtrace sql` over several traces creates
+ * TEMP views of the same names on its connection, each the UNION ALL of one SELECT per trace.
+ * Templates, in which
  *
- *   $S  is replaced by the schema the trace is read from ("main" for a single
- *       trace, "t0", "t1", ... when several traces are attached),
- *   $T  by the trace's index (0, 1, ...),
+ *   $S  is replaced by the schema the trace is read from ("main" or "t0", "t1", ... when
+ *       several traces are attached; nothing, with its dot, in a view stored in the trace),
+ *   $T  by the trace's index (0, 1, ...; 0 in a stored view),
  *   $F  by the trace's file path as a quoted SQL string literal.
  *
  * Nsight Systems' layout (docs/nsight.md lists what is and is not offered):
  *   - integer ns `start`/`end` on the CUPTI clock, exactly as stored;
  *   - `globalPid` = pid * 0x1000000 and `globalTid` = globalPid + (thread & 0xFFFFFF),
  *     Nsight's encoding, so `globalPid / 0x1000000 % 0x1000000` is the pid;
- *   - string ids: trace T's string id N appears in StringIds as T * 2^32 + N
- *     (unchanged for a single trace); host API names appear as 2^62 + api id;
+ *   - string ids: string N of a trace with pid P appears in StringIds as P * 2^32 + N
+ *     (the trace's index instead of P when it records no pid), in its stored views and in
+ *     `sql`'s union alike, so ids of traces attached together do not collide; host API names
+ *     appear as 2^62 + api id;
  *   - memory kinds use Nsight's numbering (0 Pageable ... 6 Managed Static,
  *     7 Unknown), converted from CUPTI's (1 pageable ... 7 managed static,
  *     0 unknown) by VT_NSIGHT_MEMKIND below; copy kinds are the same in both.
@@ -28,7 +32,8 @@
 #define VT_NSIGHT_RANK "(SELECT CAST(value AS INTEGER) FROM $S.meta WHERE key = 'rank')"
 #define VT_NSIGHT_HOST "(SELECT value FROM $S.meta WHERE key = 'hostname')"
 #define VT_NSIGHT_GPID "(" VT_NSIGHT_PID " * 16777216)"
-#define VT_NSIGHT_STRID(col) "($T * 4294967296 + " col ")"
+#define VT_NSIGHT_UID "coalesce(" VT_NSIGHT_PID ", $T)"
+#define VT_NSIGHT_STRID(col) "(" VT_NSIGHT_UID " * 4294967296 + " col ")"
 /* CUPTI memory kind column -> Nsight's ENUM_CUDA_MEM_KIND id. */
 #define VT_NSIGHT_MEMKIND(col) "(CASE WHEN " col " BETWEEN 1 AND 7 THEN " col " - 1 ELSE 7 END)"
 
@@ -68,7 +73,8 @@
       " pool_size AS localMemoryPoolSize, pool_used AS localMemoryPoolUtilizedSize"           \
       " FROM $S.memory_event WHERE op IN (1, 2)")                                             \
     X("NVTX_EVENTS",                                                                          \
-      "SELECT n.start, n.end, CASE n.kind WHEN 0 THEN 59 WHEN 1 THEN 60 ELSE 34 END"          \
+      "SELECT " VT_NSIGHT_STRID("n.id") " AS rowid, n.start, n.end,"                         \
+      " CASE n.kind WHEN 0 THEN 59 WHEN 1 THEN 60 ELSE 34 END"                                \
       " AS eventType, n.id AS rangeId, NULL AS category, NULL AS color, s.value AS text,"     \
       " " VT_NSIGHT_GPID " + (n.thread & 16777215) AS globalTid,"                             \
       " " VT_NSIGHT_GPID " + (n.thread & 16777215) AS endGlobalTid,"                          \
@@ -93,8 +99,7 @@
     X("TARGET_INFO_GPU",                                                                      \
       "SELECT id, name, uuid, total_bytes AS totalMemory, sm_count AS smCount,"               \
       " cc_major AS computeMajor, cc_minor AS computeMinor,"                                  \
-      " global_memory_bandwidth_kbps * 1000 AS memoryBandwidth, id AS cuDevice,"              \
-      " " VT_NSIGHT_GPID " AS globalPid FROM $S.device")                                      \
+      " global_memory_bandwidth_kbps * 1000 AS memoryBandwidth, id AS cuDevice FROM $S.device") \
     X("PROCESSES",                                                                            \
       "SELECT " VT_NSIGHT_GPID " AS globalPid, " VT_NSIGHT_PID " AS pid,"                     \
       " (SELECT value FROM $S.meta WHERE key = 'exe') AS name")

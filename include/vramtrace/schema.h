@@ -19,7 +19,7 @@
  *     each enum has a small lookup table (enum_*) created with the schema.
  */
 
-#define VT_SCHEMA_VERSION 3
+#define VT_SCHEMA_VERSION 4
 #define VT_SCHEMA_VERSION_OLDEST 1 /* the oldest version readers accept (v1: times stored absolute) */
 #define VT_SCHEMA_APPLICATION_ID 0x76726d74 /* 'vrmt': PRAGMA application_id of every trace */
 

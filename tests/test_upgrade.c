@@ -1,0 +1,157 @@
+/* Tests of 'vramtrace upgrade': older traces gain the stored views; nothing else changes; bad input is refused. */
+#include "cli_util.h"
+#include "util/errors.h"
+#include "vramtrace/schema.h"
+
+static char zOut[PATH_MAX + 16], zErr[PATH_MAX + 16];
+
+/* Run `vramtrace upgrade ARGS...`; returns the exit code (stdout, stderr files in zOut, zErr). */
+static int upgrade(char **azArg)
+{
+    char *azArgv[8];
+    int n = 0;
+    azArgv[n++] = (char *)cli_vramtrace();
+    azArgv[n++] = "upgrade";
+    for (; *azArg && n < 7; azArg++) azArgv[n++] = *azArg;
+    azArgv[n] = NULL;
+    snprintf(zOut, sizeof zOut, "%s/out.txt", cli_tmpdir());
+    snprintf(zErr, sizeof zErr, "%s/err.txt", cli_tmpdir());
+    return cli_run(azArgv, NULL, zOut, zErr);
+}
+
+/* One integer from a query on the trace at zPath (-1 when the query fails). */
+static long long q(const char *zPath, const char *zSql)
+{
+    sqlite3 *db = NULL;
+    sqlite3_stmt *p = NULL;
+    long long v = -1;
+    if (sqlite3_open_v2(zPath, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK &&
+        sqlite3_prepare_v2(db, zSql, -1, &p, NULL) == SQLITE_OK && sqlite3_step(p) == SQLITE_ROW)
+        v = sqlite3_column_int64(p, 0);
+    sqlite3_finalize(p);
+    sqlite3_close(db);
+    return v;
+}
+
+/* A trace as version 3 wrote it: today's tables, no stored views. */
+static void make_v3(const char *zPath)
+{
+    sqlite3 *db = NULL;
+    cli_make_trace(zPath, 1);
+    ASSERT_EQ(SQLITE_OK, sqlite3_open(zPath, &db));
+    {
+        sqlite3_stmt *p = NULL;
+        char zSql[256];
+        ASSERT_EQ(SQLITE_OK, sqlite3_prepare_v2(db, "SELECT name FROM sqlite_schema WHERE type = 'view' AND name NOT IN"
+                                                    " ('memory_timeline', 'allocation')", -1, &p, NULL));
+        while (sqlite3_step(p) == SQLITE_ROW) {
+            snprintf(zSql, sizeof zSql, "DROP VIEW \"%s\"", (const char *)sqlite3_column_text(p, 0));
+            sqlite3_finalize(p);
+            cli_exec(db, zSql);
+            ASSERT_EQ(SQLITE_OK, sqlite3_prepare_v2(db, "SELECT name FROM sqlite_schema WHERE type = 'view' AND name"
+                                                        " NOT IN ('memory_timeline', 'allocation')", -1, &p, NULL));
+        }
+        sqlite3_finalize(p);
+    }
+    cli_exec(db, "PRAGMA user_version = 3; UPDATE meta SET value = '3' WHERE key = 'schema_version'");
+    sqlite3_close(db);
+}
+
+TEST(upgrade_v3_to_v4)
+{
+    char zTrace[PATH_MAX + 16], *z;
+    char *azArg[] = {zTrace, NULL};
+    snprintf(zTrace, sizeof zTrace, "%s/t.db", cli_tmpdir());
+    make_v3(zTrace);
+    ASSERT_EQ(0, q(zTrace, "SELECT count(*) FROM sqlite_schema WHERE name = 'StringIds'"));
+    ASSERT_EQ(VT_EXIT_OK, upgrade(azArg));
+    z = cli_read(zOut);
+    ASSERT_CONTAINS(z, "schema 3 -> 4 (views added)");
+    free(z);
+    ASSERT_EQ(VT_SCHEMA_VERSION, q(zTrace, "PRAGMA user_version"));
+    ASSERT_EQ(VT_SCHEMA_VERSION, q(zTrace, "SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'schema_version'"));
+    /* the views read the trace's own rows */
+    ASSERT_EQ(q(zTrace, "SELECT count(*) FROM kernel"), q(zTrace, "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL"));
+    ASSERT_EQ(q(zTrace, "SELECT count(*) FROM device"), q(zTrace, "SELECT count(*) FROM TARGET_INFO_GPU"));
+    ASSERT_EQ(VT_EXIT_OK, upgrade(azArg)); /* again: nothing to do */
+    z = cli_read(zOut);
+    ASSERT_CONTAINS(z, "already has the views");
+    free(z);
+    cli_cleanup();
+}
+
+TEST(upgrade_v1_keeps_its_number_and_copy)
+{
+    const char *zData = getenv("VT_TEST_DATA");
+    char zSrc[PATH_MAX], zCopy[PATH_MAX + 16], zNew[PATH_MAX + 16], *z;
+    char *azCopy[] = {"-o", zNew, zCopy, NULL};
+    char *azAgain[] = {"--output", zNew, zCopy, NULL};
+    FILE *fi, *fo;
+    char buf[65536];
+    size_t k;
+    if (!zData) SKIP("VT_TEST_DATA not set (run under ctest)");
+    snprintf(zSrc, sizeof zSrc, "%s/example-train-v1.db", zData);
+    snprintf(zCopy, sizeof zCopy, "%s/v1.db", cli_tmpdir());
+    snprintf(zNew, sizeof zNew, "%s/v1-views.db", cli_tmpdir());
+    fi = fopen(zSrc, "rb");
+    fo = fopen(zCopy, "wb");
+    ASSERT(fi && fo);
+    while ((k = fread(buf, 1, sizeof buf, fi)) > 0) ASSERT_EQ(k, fwrite(buf, 1, k, fo));
+    fclose(fi);
+    fclose(fo);
+    ASSERT_EQ(VT_EXIT_OK, upgrade(azCopy));
+    z = cli_read(zOut);
+    ASSERT_CONTAINS(z, "schema 1, views added");
+    free(z);
+    ASSERT_EQ(0, q(zCopy, "SELECT count(*) FROM sqlite_schema WHERE name = 'StringIds'")); /* -o: untouched */
+    ASSERT_EQ(1, q(zNew, "PRAGMA user_version")); /* other tables: the number stays */
+    ASSERT_EQ(q(zNew, "SELECT count(*) FROM kernel"), q(zNew, "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL"));
+    ASSERT(q(zNew, "SELECT count(*) FROM site") > 0);
+    ASSERT_EQ(VT_EXIT_USAGE, upgrade(azAgain)); /* -o never overwrites */
+    z = cli_read(zErr);
+    ASSERT_CONTAINS(z, "exists; choose a new file");
+    free(z);
+    cli_cleanup();
+}
+
+TEST(upgrade_bad_input)
+{
+    char zText[PATH_MAX + 16], zNewer[PATH_MAX + 16], zGood[PATH_MAX + 16], zMissing[PATH_MAX + 16], *z;
+    char *azNone[] = {NULL};
+    char *azText[] = {zText, NULL};
+    char *azNewer[] = {zNewer, NULL};
+    char *azMixed[] = {zGood, zMissing, NULL};
+    char *azTwoOut[] = {"-o", zText, zGood, zNewer, NULL};
+    char *azHelp[] = {"--help", NULL};
+    sqlite3 *db = NULL;
+    snprintf(zText, sizeof zText, "%s/notes.txt", cli_tmpdir());
+    snprintf(zNewer, sizeof zNewer, "%s/newer.db", cli_tmpdir());
+    snprintf(zGood, sizeof zGood, "%s/good.db", cli_tmpdir());
+    snprintf(zMissing, sizeof zMissing, "%s/missing.db", cli_tmpdir());
+    cli_write(zText, "not a database, just text long enough to be read as a header\n");
+    make_v3(zGood);
+    cli_make_trace(zNewer, 1);
+    ASSERT_EQ(SQLITE_OK, sqlite3_open(zNewer, &db));
+    cli_exec(db, "PRAGMA user_version = 999; UPDATE meta SET value = '999' WHERE key = 'schema_version'");
+    sqlite3_close(db);
+    ASSERT_EQ(VT_EXIT_USAGE, upgrade(azNone));
+    ASSERT_EQ(VT_EXIT_USAGE, upgrade(azTwoOut));
+    ASSERT_EQ(VT_EXIT_NOT_TRACE, upgrade(azText));
+    ASSERT_EQ(VT_EXIT_TOO_NEW, upgrade(azNewer));
+    z = cli_read(zErr);
+    ASSERT_CONTAINS(z, "newer");
+    free(z);
+    ASSERT_EQ(999, q(zNewer, "PRAGMA user_version")); /* untouched */
+    ASSERT_EQ(VT_EXIT_PARTIAL, upgrade(azMixed));      /* the good one is upgraded, the missing one named */
+    ASSERT_EQ(VT_SCHEMA_VERSION, q(zGood, "PRAGMA user_version"));
+    z = cli_read(zErr);
+    ASSERT_CONTAINS(z, "missing.db");
+    free(z);
+    ASSERT_EQ(VT_EXIT_OK, upgrade(azHelp));
+    z = cli_read(zOut);
+    ASSERT_CONTAINS(z, "usage: vramtrace upgrade [-o OUT] TRACE...");
+    free(z);
+    cli_cleanup();
+}
+
+VT_TEST_LIST(T(upgrade_v3_to_v4) T(upgrade_v1_keeps_its_number_and_copy) T(upgrade_bad_input))

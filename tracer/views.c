@@ -1,0 +1,74 @@
+/* The compatibility views stored in every trace (schema 4): Nsight-named views and the call-site view, from vramtrace/nsight.h. */
+#include "vramtrace/views.h"
+
+#include <string.h>
+
+#include "vramtrace/nsight.h"
+
+char *vt__views_expand(const char *zTemplate, const char *zSchema, const char *zTrace, const char *zPath)
+{
+    sqlite3_str *pStr = sqlite3_str_new(NULL);
+    for (const char *z = zTemplate; *z; z++) {
+        if (z[0] == '$' && z[1] == 'S') {
+            /* no schema: the view lives in the trace itself and names its tables bare */
+            if (zSchema[0]) sqlite3_str_appendall(pStr, zSchema);
+            else if (z[2] == '.') z++;
+            z++;
+        } else if (z[0] == '$' && z[1] == 'T') {
+            sqlite3_str_appendall(pStr, zTrace);
+            z++;
+        } else if (z[0] == '$' && z[1] == 'F') {
+            if (zPath) sqlite3_str_appendf(pStr, "%Q", zPath);
+            else sqlite3_str_appendall(pStr, "NULL");
+            z++;
+        } else {
+            sqlite3_str_appendchar(pStr, 1, *z);
+        }
+    }
+    return sqlite3_str_finish(pStr);
+}
+
+/* CREATE VIEW zName AS the template (and zExtra, UNION ALL, when not NULL) for the trace itself. */
+static int create_one(sqlite3 *db, const char *zName, const char *zTemplate, const char *zExtra, char **pzErr)
+{
+    char *zSel = vt__views_expand(zTemplate, "", "0", NULL);
+    char *zMore = zExtra ? vt__views_expand(zExtra, "", "0", NULL) : NULL;
+    char *zSql = zSel && (zMore || !zExtra)
+                     ? sqlite3_mprintf("CREATE VIEW IF NOT EXISTS \"%w\" AS %s%s%s", zName, zSel,
+                                       zMore ? " UNION ALL " : "", zMore ? zMore : "")
+                     : NULL;
+    int rc = zSql ? sqlite3_exec(db, zSql, NULL, NULL, pzErr) : SQLITE_NOMEM;
+    sqlite3_free(zSel);
+    sqlite3_free(zMore);
+    sqlite3_free(zSql);
+    return rc;
+}
+
+int vt__views_create(sqlite3 *db, char **pzErr)
+{
+    int rc = SQLITE_OK;
+#define VT__TRACE_VIEW(zName, zTemplate) \
+    if (rc == SQLITE_OK)                 \
+        rc = create_one(db, zName, zTemplate, strcmp(zName, "StringIds") ? NULL : VT_NSIGHT_API_STRINGS, pzErr);
+#define VT__STATIC_VIEW(zName, zTemplate) \
+    if (rc == SQLITE_OK) rc = create_one(db, zName, zTemplate, NULL, pzErr);
+    VT_NSIGHT_TRACE_VIEWS(VT__TRACE_VIEW)
+    VT_NSIGHT_STATIC_VIEWS(VT__STATIC_VIEW)
+    if (rc == SQLITE_OK) rc = create_one(db, "site", VT_SITE_SELECT, NULL, pzErr);
+#undef VT__TRACE_VIEW
+#undef VT__STATIC_VIEW
+    return rc;
+}
+
+int vt__views_present(sqlite3 *db, const char *zSchema)
+{
+    sqlite3_stmt *p = NULL;
+    char *zSql = sqlite3_mprintf("SELECT count(*) FROM \"%w\".sqlite_schema WHERE type = 'view' AND name = 'StringIds'",
+                                 zSchema);
+    int n = -1;
+    if (zSql && sqlite3_prepare_v2(db, zSql, -1, &p, NULL) == SQLITE_OK && sqlite3_step(p) == SQLITE_ROW)
+        n = sqlite3_column_int(p, 0) > 0;
+    sqlite3_finalize(p);
+    sqlite3_free(zSql);
+    return n;
+}
