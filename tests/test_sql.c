@@ -45,7 +45,7 @@ static long long q_int(sqlite3 *db, const char *zSql, int i)
 /* All rows of zSql printed as CSV (no header), malloc'd. */
 static char *q_csv(sqlite3 *db, const char *zSql)
 {
-    struct vt_sql_print opt = {VT_SQL_CSV, 0, 0};
+    struct vt_sql_print opt = {VT_SQL_CSV, 0, 0, NULL, NULL};
     sqlite3_stmt *p = NULL;
     char *z = NULL;
     size_t n = 0;
@@ -282,7 +282,7 @@ TEST(read_only_guard)
 /* Print zSql from an in-memory database in the given format. */
 static char *print_mem(const char *zSql, int format, int maxWidth)
 {
-    struct vt_sql_print opt = {format, maxWidth, 1};
+    struct vt_sql_print opt = {format, maxWidth, 1, NULL, NULL};
     sqlite3 *db = NULL;
     sqlite3_stmt *p = NULL;
     char *z = NULL;
@@ -408,6 +408,46 @@ TEST(cli_queries_and_errors)
     vt_cleanup(zFixDir);
 }
 
+/* More traces than SQLite attaches: the query runs on each alone, with a trace column; --per-trace forces it. */
+TEST(per_trace_beyond_attach_limit)
+{
+    const char *zDir = fixtures();
+    char zArgs[8192], zCopy[12][300], *zOut, *zErr;
+    size_t n;
+    int i, nLines = 0;
+    for (i = 0; i < 12; i++) { /* twelve ranks: the two fixtures, alternately */
+        snprintf(zCopy[i], sizeof zCopy[i], "%s/rank%02d.db", zDir, i);
+        snprintf(zArgs, sizeof zArgs, "cp %s %s", i % 2 ? zTrace1 : zTrace0, zCopy[i]);
+        ASSERT_EQ(0, system(zArgs));
+    }
+    n = (size_t)snprintf(zArgs, sizeof zArgs, "sql --format csv");
+    for (i = 0; i < 12; i++) n += (size_t)snprintf(zArgs + n, sizeof zArgs - n, " %s", zCopy[i]);
+    snprintf(zArgs + n, sizeof zArgs - n, " 'SELECT count(*) AS kernels FROM CUPTI_ACTIVITY_KIND_KERNEL'");
+    ASSERT_EQ(0, vt_run(zDir, zArgs, &zOut, &zErr));
+    ASSERT(!strncmp(zOut, "trace,kernels\n", 14)); /* one header */
+    for (const char *p = zOut; (p = strchr(p, '\n')) != NULL; p++) nLines++;
+    ASSERT_EQ(13, nLines);
+    ASSERT_CONTAINS(zOut, "rank11.db,");
+    free(zOut), free(zErr);
+    /* two traces, forced; JSON: one array */
+    snprintf(zArgs, sizeof zArgs, "sql --per-trace --format json %s %s 'SELECT 1 AS one'", zTrace0, zTrace1);
+    ASSERT_EQ(0, vt_run(zDir, zArgs, &zOut, &zErr));
+    ASSERT(zOut[0] == '[' && strstr(zOut, "\"one\":1}\n]\n") != NULL);
+    ASSERT_CONTAINS(zOut, "\"trace\":");
+    free(zOut), free(zErr);
+    /* one SELECT only; a missing trace is named, the others answer (exit 9) */
+    snprintf(zArgs, sizeof zArgs, "sql --per-trace %s %s 'SELECT 1; SELECT 2'", zTrace0, zTrace1);
+    ASSERT_EQ(VT_EXIT_USAGE, vt_run(zDir, zArgs, &zOut, &zErr));
+    ASSERT_CONTAINS(zErr, "give one SELECT");
+    free(zOut), free(zErr);
+    snprintf(zArgs, sizeof zArgs, "sql --per-trace --format csv %s %s/missing.db 'SELECT 7 AS x'", zTrace0, zDir);
+    ASSERT_EQ(VT_EXIT_PARTIAL, vt_run(zDir, zArgs, &zOut, &zErr));
+    ASSERT_CONTAINS(zOut, ",7\n");
+    ASSERT_CONTAINS(zErr, "missing.db");
+    free(zOut), free(zErr);
+    vt_cleanup(zFixDir);
+}
+
 VT_TEST_LIST(T(nsight_kernel_names) T(nsight_memcpy_enums) T(nsight_memory_usage_events)
                  T(nsight_nvtx_and_api) T(site_view) T(multi_trace_views) T(analysis_union_views) T(read_only_guard)
-                     T(output_formats) T(cli_queries_and_errors))
+                     T(output_formats) T(cli_queries_and_errors) T(per_trace_beyond_attach_limit))

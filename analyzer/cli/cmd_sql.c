@@ -12,6 +12,7 @@
 
 #define SQL_TIMEOUT_DEFAULT 300                /* seconds a query may run unless --timeout says */
 #define SQL_HEAP_LIMIT ((sqlite3_int64)1 << 30) /* bytes SQLite may hold while the command runs */
+#define SQL_ATTACH_MAX 10 /* SQLite attaches at most this many databases (SQLITE_MAX_ATTACHED) */
 #define PROGRESS_OPS 10000                     /* virtual machine steps between two looks at the clock */
 #define WATCHDOG_GRACE_S 2                     /* past the deadline, the watchdog ends the process */
 
@@ -135,9 +136,16 @@ static void usage(FILE *f)
             "  --no-header              table and csv: no column-name line\n"
             "  -f, --file FILE          read the SQL from FILE\n"
             "  --timeout SECONDS        stop the query after this long (default 300, 0 = no\n"
-            "                           limit)\n\n"
-            "With one trace its tables are read directly; with several each is attached as\n"
-            "t0, t1, ... (at most 10). Views on one trace or many: all_memory_event,\n"
+            "                           limit)\n"
+            "  --per-trace              run the query on each trace alone and concatenate the\n"
+            "                           results, with a first column trace (the file); the\n"
+            "                           way it runs over more than 10 traces\n\n"
+            "With one trace its tables are read directly; with several (up to 10) each is\n"
+            "attached as t0, t1, ...; beyond 10 (SQLite's limit), or with --per-trace, the query\n"
+            "runs on each trace alone (one SELECT; a trace that cannot be read is named and the\n"
+            "others are still queried, exit 9). Cross-trace joins over hundreds of ranks:\n"
+            "export CSV (vramtrace export --csv) and use DuckDB (docs/queries.md).\n"
+            "Views on one trace or many: all_memory_event,\n"
             "all_kernel, all_memcpy, all_memset, all_nvtx_range, all_oom_event,\n"
             "all_api_call, all_buffer_use, all_sync_event, all_pool_event, all_device,\n"
             "all_dropped, all_meta (each row with trace, pid and rank), process, site (the\n"
@@ -152,7 +160,8 @@ static void usage(FILE *f)
             "on ends the process 2 s past the deadline.\n\n"
             "Exit codes: 0 ok, 2 bad arguments, bad SQL or a statement that would write\n"
             "(\"vramtrace sql is read-only\"), 3 trace missing, 4 not a trace, 5 newer trace,\n"
-            "6 damaged trace, 7 internal error, 10 a query stopped at a limit.\n");
+            "6 damaged trace, 7 internal error, 9 some of several traces not read (per-trace),\n"
+            "10 a query stopped at a limit.\n");
 }
 
 /* Read all of zPath ('-' = stdin) into a malloc'd NUL-terminated string, or NULL. */
@@ -291,6 +300,13 @@ static int run_sql(sqlite3 *db, const char *zSql, const struct vt_sql_print *opt
         rc = VT_EXIT_USAGE;
         goto done;
     }
+    if (opt->zTrace && nResult > 1) {
+        vt__errorf("sql: one trace at a time (--per-trace, or more than %d traces) runs one query that returns "
+                   "rows; give one SELECT",
+                   SQL_ATTACH_MAX);
+        rc = VT_EXIT_USAGE;
+        goto done;
+    }
     /* Several result sets: blank-line separated; in JSON, an array of arrays. */
     if (opt->format == VT_SQL_JSON && nResult > 1) fputs("[", stdout);
     for (i = 0; i < nStmt; i++) {
@@ -325,14 +341,53 @@ done:
     return rc;
 }
 
+/*
+ * The query on each trace alone, results concatenated with a first column `trace` (CSV, JSON:
+ * one array) or one table per trace under a "== TRACE" line: how `sql` reads more traces than
+ * SQLite can attach. A trace that cannot be read is named and skipped. Returns VT_EXIT_OK,
+ * VT_EXIT_PARTIAL (some traces not read), or the first error's code.
+ */
+static int run_per_trace(int nTrace, char **azPath, const char *zSql, const struct vt_sql_print *opt, double timeoutS)
+{
+    struct vt_sql_print one = *opt;
+    long long nJson = 0;
+    int rcFirst = VT_EXIT_OK, nBad = 0;
+    if (opt->format == VT_SQL_JSON) {
+        fputc('[', stdout);
+        one.pnJsonRows = &nJson;
+    }
+    for (int i = 0; i < nTrace; i++) {
+        sqlite3 *db = NULL;
+        int rc = vt__sql_open(1, &azPath[i], &db);
+        one.zTrace = azPath[i];
+        if (rc == VT_EXIT_OK) {
+            if (opt->format == VT_SQL_TABLE) printf("%s== %s\n", i ? "\n" : "", azPath[i]);
+            rc = run_sql(db, zSql, &one, timeoutS);
+            /* CSV: one header for all; a query the SQL itself refuses fails the same on every trace */
+            if (rc == VT_EXIT_OK && opt->format == VT_SQL_CSV) one.bHeader = 0;
+        }
+        sqlite3_close(db);
+        if (rc == VT_EXIT_USAGE || rc == VT_EXIT_LIMIT) {
+            rcFirst = rc;
+            break;
+        }
+        if (rc != VT_EXIT_OK && !nBad++) rcFirst = rc;
+    }
+    if (opt->format == VT_SQL_JSON) fputs(nJson ? "\n]\n" : "]\n", stdout);
+    if (rcFirst == VT_EXIT_OK || rcFirst == VT_EXIT_USAGE || rcFirst == VT_EXIT_LIMIT) return rcFirst;
+    return nBad < nTrace ? VT_EXIT_PARTIAL : rcFirst;
+}
+
 int vt__cmd_sql(int argc, char **argv)
 {
-    enum { O_FORMAT = 1, O_WIDTH, O_TIMEOUT, O_NOHEADER, O_FILE };
+    enum { O_FORMAT = 1, O_WIDTH, O_TIMEOUT, O_NOHEADER, O_FILE, O_PERTRACE };
     static const struct vt_opt aOpt[] = {{"format", 0, 1, O_FORMAT},     {"max-width", 0, 1, O_WIDTH},
                                          {"timeout", 0, 1, O_TIMEOUT},   {"no-header", 0, 0, O_NOHEADER},
-                                         {"file", 'f', 1, O_FILE},       {NULL, 0, 0, 0}};
+                                         {"file", 'f', 1, O_FILE},       {"per-trace", 0, 0, O_PERTRACE},
+                                         {NULL, 0, 0, 0}};
+    int bPerTrace = 0;
     static const char *const azFormat[] = {"table", "csv", "json", NULL};
-    struct vt_sql_print opt = {VT_SQL_TABLE, 40, 1};
+    struct vt_sql_print opt = {VT_SQL_TABLE, 40, 1, NULL, NULL};
     struct vt_optparse p = {0};
     char **azPos = NULL;
     const char *zFile = NULL;
@@ -364,6 +419,7 @@ int vt__cmd_sql(int argc, char **argv)
             break;
         case O_NOHEADER: opt.bHeader = 0; break;
         case O_FILE: zFile = p.zVal; break;
+        case O_PERTRACE: bPerTrace = 1; break;
         }
     }
     if (rc != VT_EXIT_OK) goto done;
@@ -392,6 +448,10 @@ int vt__cmd_sql(int argc, char **argv)
             rc = VT_EXIT_NOFILE;
             goto done;
         }
+    }
+    if (bPerTrace || nTrace > SQL_ATTACH_MAX) {
+        rc = run_per_trace(nTrace, azPos, zFile ? zSql : azPos[nPos - 1], &opt, (double)timeoutNs / 1e9);
+        goto done;
     }
     rc = vt__sql_open(nTrace, azPos, &db);
     if (rc != VT_EXIT_OK) goto done;

@@ -38,6 +38,11 @@ struct vt_sql_print {
     int format;     /* enum vt_sql_format */
     int maxWidth;   /* table: widest cell shown, in characters (0 = no limit) */
     int bHeader;    /* table and csv: print the column names */
+    /* per-trace mode (several traces, one query each): a first column `trace` holding zTrace, and
+     * for JSON the rows joined into one array the caller opens and closes (*pnJsonRows counts the
+     * rows printed so far); NULL for the usual output */
+    const char *zTrace;
+    long long *pnJsonRows;
 };
 
 /*

@@ -198,6 +198,7 @@ static int print_csv(sqlite3_stmt *pStmt, FILE *f, const struct vt_sql_print *op
     int nCol = sqlite3_column_count(pStmt), i, step;
     long long nRow = 0;
     if (opt->bHeader && nCol > 0) {
+        if (opt->zTrace) fputs("trace,", f);
         for (i = 0; i < nCol; i++) {
             if (i) fputc(',', f);
             csv_field(f, sqlite3_column_name(pStmt, i));
@@ -205,6 +206,10 @@ static int print_csv(sqlite3_stmt *pStmt, FILE *f, const struct vt_sql_print *op
         fputc('\n', f);
     }
     while ((step = sqlite3_step(pStmt)) == SQLITE_ROW) {
+        if (opt->zTrace) {
+            csv_field(f, opt->zTrace);
+            fputc(',', f);
+        }
         for (i = 0; i < nCol; i++) {
             char *z = cell_text(pStmt, i);
             if (!z && sqlite3_column_type(pStmt, i) != SQLITE_NULL) {
@@ -247,15 +252,20 @@ static char **json_keys(sqlite3_stmt *pStmt, int nCol)
 }
 
 /* JSON output: an array of row objects, streamed. Returns like print_csv. */
-static int print_json(sqlite3_stmt *pStmt, FILE *f, long long *pnRow)
+static int print_json(sqlite3_stmt *pStmt, FILE *f, const struct vt_sql_print *opt, long long *pnRow)
 {
     int nCol = sqlite3_column_count(pStmt), i, step;
-    long long nRow = 0;
+    long long nRow = 0, *pnAll = opt->pnJsonRows;
     char **azKey = json_keys(pStmt, nCol);
     if (!azKey) return SQLITE_NOMEM;
-    fputc('[', f);
+    if (!pnAll) fputc('[', f);
     while ((step = sqlite3_step(pStmt)) == SQLITE_ROW) {
-        fputs(nRow ? ",\n{" : "\n{", f);
+        fputs((pnAll ? *pnAll : nRow) ? ",\n{" : "\n{", f);
+        if (opt->zTrace) {
+            fputs("\"trace\":", f);
+            vt__json_str(f, opt->zTrace);
+            if (nCol) fputc(',', f);
+        }
         for (i = 0; i < nCol; i++) {
             if (i) fputc(',', f);
             vt__json_str(f, azKey[i]);
@@ -278,8 +288,9 @@ static int print_json(sqlite3_stmt *pStmt, FILE *f, long long *pnRow)
         }
         fputc('}', f);
         nRow++;
+        if (pnAll) ++*pnAll;
     }
-    fputs(nRow ? "\n]\n" : "]\n", f);
+    if (!pnAll) fputs(nRow ? "\n]\n" : "]\n", f);
     for (i = 0; i < nCol; i++) sqlite3_free(azKey[i]);
     free(azKey);
     *pnRow = nRow;
@@ -297,7 +308,7 @@ int vt__sql_print(sqlite3_stmt *pStmt, FILE *f, const struct vt_sql_print *opt, 
     }
     switch (opt->format) {
     case VT_SQL_CSV: rc = print_csv(pStmt, f, opt, pnRow); break;
-    case VT_SQL_JSON: rc = print_json(pStmt, f, pnRow); break;
+    case VT_SQL_JSON: rc = print_json(pStmt, f, opt, pnRow); break;
     default: rc = print_table(pStmt, f, opt, pnRow); break;
     }
     if (rc == SQLITE_OK && ferror(f)) rc = SQLITE_IOERR;
