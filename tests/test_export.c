@@ -6,6 +6,7 @@
 #include <fcntl.h>
 
 #include "sql_fixture.h"
+#include "util/demangle.h"
 #include "sql_run.h"
 #include "vt_test.h"
 
@@ -448,5 +449,50 @@ TEST(export_gzip)
     vt_cleanup(zDir);
 }
 
+/* Mangled kernel names are exported demangled; analyze stores them with their short names in kernel_name. */
+TEST(export_demangled_kernel_names)
+{
+    const char *zDir = vt_tmpdir();
+    char zTrace[256], zJson[256], zArgs[1024], *zOut, *zErr, *zJ, *z = NULL;
+    sqlite3 *db;
+    if (vt__demangle("_Z1fv", &z) != 1) SKIP("no C++ runtime (libstdc++.so.6) installed");
+    free(z);
+    snprintf(zTrace, sizeof zTrace, "%s/rank0.db", zDir);
+    snprintf(zJson, sizeof zJson, "%s/out.json", zDir);
+    ASSERT_EQ(0, vt_fixture_write(zTrace, 0));
+    ASSERT_EQ(SQLITE_OK, sqlite3_open(zTrace, &db));
+    ASSERT_EQ(SQLITE_OK, sqlite3_exec(db, "UPDATE string SET value = '_Z5scaleIfEvPT_i' WHERE id = 3", NULL, NULL, NULL));
+    sqlite3_close(db);
+    snprintf(zArgs, sizeof zArgs, "export --perfetto %s %s", zJson, zTrace);
+    ASSERT_EQ(0, vt_run(zDir, zArgs, &zOut, &zErr));
+    free(zOut), free(zErr);
+    zJ = vt_slurp(zJson);
+    ASSERT_CONTAINS(zJ, "\"name\":\"void scale<float>(float*, int)\",\"cat\":\"kernel\"");
+    ASSERT_CONTAINS(zJ, "\"name\":\"sgemm_bwd\",\"cat\":\"kernel\"");
+    free(zJ);
+    /* analyze writes kernel_name: every kernel's name, demangled and short */
+    snprintf(zArgs, sizeof zArgs, "analyze %s", zTrace);
+    ASSERT_EQ(0, vt_run(zDir, zArgs, &zOut, &zErr));
+    free(zOut), free(zErr);
+    snprintf(zArgs, sizeof zArgs,
+             "sql %s \"SELECT n.name_id, d.value, s.value FROM kernel_name n JOIN string d ON d.id = n.demangled_id"
+             " JOIN string s ON s.id = n.short_id ORDER BY 1\"",
+             zTrace);
+    ASSERT_EQ(0, vt_run(zDir, zArgs, &zOut, &zErr));
+    ASSERT_CONTAINS(zOut, "      1  sgemm_fwd                       sgemm_fwd\n");
+    ASSERT_CONTAINS(zOut, "      3  void scale<float>(float*, int)  scale\n");
+    free(zOut), free(zErr);
+    /* a second analyze adds nothing */
+    snprintf(zArgs, sizeof zArgs, "analyze %s", zTrace);
+    ASSERT_EQ(0, vt_run(zDir, zArgs, &zOut, &zErr));
+    free(zOut), free(zErr);
+    snprintf(zArgs, sizeof zArgs, "sql --format csv --no-header %s \"SELECT count(*) FROM kernel_name\"", zTrace);
+    ASSERT_EQ(0, vt_run(zDir, zArgs, &zOut, &zErr));
+    ASSERT_STREQ("3\n", zOut);
+    free(zOut), free(zErr);
+    vt_cleanup(zDir);
+}
+
 VT_TEST_LIST(T(export_one_trace) T(export_two_ranks_aligned) T(export_nvtx_kinds) T(export_to_fifo_and_symlink) T(export_errors)
-                 T(export_streams_large_trace) T(export_unknown_values_left_out) T(export_time_window) T(export_gzip))
+                 T(export_streams_large_trace) T(export_unknown_values_left_out) T(export_time_window) T(export_gzip)
+                 T(export_demangled_kernel_names))

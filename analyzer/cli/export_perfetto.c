@@ -241,15 +241,15 @@ done:
     return rc;
 }
 
-/* Kernels as complete ("X") events on their stream's track. */
+/* Kernels as complete ("X") events on their stream's track, named by their demangled names (temp.vt_kname). */
 static int write_kernels(struct exporter *x, char **pzErr)
 {
     sqlite3_stmt *p = NULL;
     int rc = prepare(x,
                      "SELECT k.start, k.end, coalesce(k.device, 0), k.stream, k.correlation,"
-                     " s.value, k.grid_x, k.grid_y, k.grid_z, k.block_x, k.block_y, k.block_z,"
+                     " coalesce(n.demangled, s.value), k.grid_x, k.grid_y, k.grid_z, k.block_x, k.block_y, k.block_z,"
                      " k.registers, k.static_smem, k.dynamic_smem, k.graph_id FROM kernel k"
-                     " LEFT JOIN string s ON s.id = k.name_id",
+                     " LEFT JOIN string s ON s.id = k.name_id LEFT JOIN temp.vt_kname n ON n.name_id = k.name_id",
                      &p, pzErr);
     if (rc != SQLITE_OK) return rc;
     while ((rc = sqlite3_step(p)) == SQLITE_ROW) {
@@ -654,6 +654,10 @@ int vt__export_perfetto(FILE *f, int nTrace, struct vt_tracefile *aF, const stru
             sqlite3_free(*pzErr);
             *pzErr = z;
             rc = SQLITE_ERROR;
+            goto done;
+        }
+        if ((rc = vt__knames_load(aF[i].db)) != SQLITE_OK) {
+            *pzErr = sqlite3_mprintf("%s: cannot read the kernel names: %s", aF[i].zPath, sqlite3_errmsg(aF[i].db));
             goto done;
         }
         if (!bAnchors) aShift[i] = 0;
