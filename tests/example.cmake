@@ -12,3 +12,10 @@ if(Python3_Interpreter_FOUND)
     $<TARGET_FILE:vramtrace> ${CMAKE_CURRENT_SOURCE_DIR}/data/example-train-v1.db)
   set_tests_properties(example_trace_v1 PROPERTIES LABELS cli)
 endif()
+if(Python3_Interpreter_FOUND)
+  # docs/queries.md's DuckDB recipe on 64 ranks (export --csv, DuckDB from npm): skipped when
+  # Node.js or @duckdb/node-api is not installed (.ci/run installs it).
+  add_test(NAME duckdb_ranks COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/duckdb/duckdb_test.py
+    $<TARGET_FILE:vramtrace> ${CMAKE_CURRENT_SOURCE_DIR}/data/example-train.db)
+  set_tests_properties(duckdb_ranks PROPERTIES LABELS cli SKIP_RETURN_CODE 77)
+endif()

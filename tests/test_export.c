@@ -493,6 +493,43 @@ TEST(export_demangled_kernel_names)
     vt_cleanup(zDir);
 }
 
+/* --csv DIR: one file per table, every trace's rows after trace, pid and rank, one header. */
+TEST(export_csv_tables)
+{
+    const char *zDir = vt_tmpdir();
+    char zT0[256], zT1[256], zOutDir[256], zFile[320], zArgs[1024], *zOut, *zErr, *zCsv;
+    int nLines = 0;
+    snprintf(zT0, sizeof zT0, "%s/rank0.db", zDir);
+    snprintf(zT1, sizeof zT1, "%s/rank1.db", zDir);
+    snprintf(zOutDir, sizeof zOutDir, "%s/csv", zDir);
+    ASSERT_EQ(0, vt_fixture_write(zT0, 0));
+    ASSERT_EQ(0, vt_fixture_write(zT1, 1));
+    snprintf(zArgs, sizeof zArgs, "export --csv %s %s %s", zOutDir, zT0, zT1);
+    ASSERT_EQ(0, vt_run(zDir, zArgs, &zOut, &zErr));
+    ASSERT_CONTAINS(zErr, "CSV tables of 2 traces");
+    free(zOut), free(zErr);
+    snprintf(zFile, sizeof zFile, "%s/kernel.csv", zOutDir);
+    zCsv = vt_slurp(zFile);
+    ASSERT(!strncmp(zCsv, "trace,pid,rank,id,", 18));
+    ASSERT_CONTAINS(zCsv, ",name\n");
+    ASSERT_CONTAINS(zCsv, "\nrank0.db,4242,0,");
+    ASSERT_CONTAINS(zCsv, "\nrank1.db,4243,1,");
+    ASSERT_CONTAINS(zCsv, ",sgemm_fwd\n");
+    for (const char *p = zCsv; (p = strchr(p, '\n')) != NULL; p++) nLines++;
+    ASSERT_EQ(1 + 2 * 4, nLines); /* one header, 4 kernels per fixture trace */
+    free(zCsv);
+    snprintf(zFile, sizeof zFile, "%s/memory_event.csv", zOutDir);
+    zCsv = vt_slurp(zFile);
+    ASSERT(!strncmp(zCsv, "trace,pid,rank,", 15));
+    free(zCsv);
+    /* --csv goes alone */
+    snprintf(zArgs, sizeof zArgs, "export --csv %s --gzip %s", zOutDir, zT0);
+    ASSERT_EQ(2, vt_run(zDir, zArgs, &zOut, &zErr));
+    ASSERT_CONTAINS(zErr, "--csv DIR goes alone");
+    free(zOut), free(zErr);
+    vt_cleanup(zDir);
+}
+
 VT_TEST_LIST(T(export_one_trace) T(export_two_ranks_aligned) T(export_nvtx_kinds) T(export_to_fifo_and_symlink) T(export_errors)
                  T(export_streams_large_trace) T(export_unknown_values_left_out) T(export_time_window) T(export_gzip)
-                 T(export_demangled_kernel_names))
+                 T(export_demangled_kernel_names) T(export_csv_tables))

@@ -13,7 +13,8 @@
 static void usage(FILE *f)
 {
     fprintf(f,
-            "usage: vramtrace export [--from T] [--to T] [--gzip] --perfetto OUT.json TRACE...\n\n"
+            "usage: vramtrace export [--from T] [--to T] [--gzip] --perfetto OUT.json TRACE...\n"
+            "       vramtrace export --csv DIR TRACE...\n\n"
             "Write one Chrome trace-event JSON file (open it at https://ui.perfetto.dev or in\n"
             "chrome://tracing): one process per trace, a track per GPU stream with kernels,\n"
             "copies and memsets, NVTX ranges on their host thread, a live-bytes counter per\n"
@@ -25,7 +26,11 @@ static void usage(FILE *f)
             "                    start (the timeline's 0): seconds (2.5) or with a unit (250ms,\n"
             "                    40us, 100ns, 1.5min); times in the file stay relative to the start\n"
             "  --gzip            compress the file with gzip (about 14x smaller; the Perfetto UI\n"
-            "                    opens it as it is)\n\n"
+            "                    opens it as it is)\n"
+            "  --csv DIR         instead: one CSV file per table in DIR (memory_event, kernel,\n"
+            "                    memcpy, memset, nvtx_range, api_call, oom_event, device, meta),\n"
+            "                    every trace's rows with trace, pid and rank first: for joining\n"
+            "                    hundreds of ranks in DuckDB (docs/queries.md)\n\n"
             "Exit codes: 0 ok, 2 bad arguments, 3 trace missing or output not writable,\n"
             "4 not a trace, 5 newer trace, 6 damaged trace, 7 internal error, 9 some of several\n"
             "traces could not be read (each is named; the others are exported).\n");
@@ -66,14 +71,15 @@ static FILE *gz_over(FILE *f)
     return g;
 }
 
-enum { O_OUT = 1, O_FROM, O_TO, O_GZIP };
+enum { O_OUT = 1, O_FROM, O_TO, O_GZIP, O_CSV };
 
 int vt__cmd_export(int argc, char **argv)
 {
     const char *zOut = NULL;
     static const struct vt_opt aOpt[] = {{"perfetto", 0, 1, O_OUT}, {"chrome", 0, 1, O_OUT}, {"output", 'o', 1, O_OUT},
                                          {"from", 0, 1, O_FROM},     {"to", 0, 1, O_TO},       {"gzip", 0, 0, O_GZIP},
-                                         {NULL, 0, 0, 0}};
+                                         {"csv", 0, 1, O_CSV},       {NULL, 0, 0, 0}};
+    const char *zCsv = NULL;
     struct vt_export_opts eo = {0};
     struct vt_optparse p = {0};
     char **azPath = NULL, *zTmp = NULL, *zErr = NULL;
@@ -90,6 +96,7 @@ int vt__cmd_export(int argc, char **argv)
     }
     while ((c = vt__opt_next(&p)) > 0) {
         if (c == O_OUT) zOut = p.zVal; /* --perfetto, --chrome, -o */
+        else if (c == O_CSV) zCsv = p.zVal;
         else if (c == O_GZIP) bGzip = 1;
         else if (vt__opt_time(&p, c == O_FROM ? &eo.from : &eo.to) != 0) c = VT_OPT_ERROR;
         else *(c == O_FROM ? &eo.bFrom : &eo.bTo) = 1;
@@ -105,8 +112,15 @@ int vt__cmd_export(int argc, char **argv)
     }
     azPath = p.azArg;
     nPath = p.nArg;
+    if ((!zOut || !*zOut) && zCsv && *zCsv && !bGzip && !eo.bFrom && !eo.bTo) {
+        zOut = zCsv;
+    } else if (zCsv) {
+        vt__errorf("export: --csv DIR goes alone (not with --perfetto, --gzip, --from or --to)");
+        rc = VT_EXIT_USAGE;
+        goto done;
+    }
     if (!zOut || !*zOut || nPath == 0) {
-        vt__errorf("export: usage: vramtrace export --perfetto OUT.json TRACE...");
+        vt__errorf("export: usage: vramtrace export --perfetto OUT.json TRACE... (or --csv DIR TRACE...)");
         rc = VT_EXIT_USAGE;
         goto done;
     }
@@ -136,6 +150,17 @@ int vt__cmd_export(int argc, char **argv)
     }
     if (nOk == 0) goto done;
     rc = VT_EXIT_OK;
+    if (zCsv) {
+        src = vt__export_csv(zCsv, nOk, aF, &zErr);
+        if (src != SQLITE_OK) {
+            vt__errorf("export: %s", zErr ? zErr : sqlite3_errstr(src));
+            rc = src == SQLITE_CANTOPEN || src == SQLITE_IOERR ? VT_EXIT_NOFILE : vt__exit_for_sqlite(src);
+        } else {
+            fprintf(stderr, "vramtrace: wrote %s: CSV tables of %d trace%s\n", zCsv, nOk, nOk == 1 ? "" : "s");
+        }
+        if (rc == VT_EXIT_OK && nFailed > 0) rc = VT_EXIT_PARTIAL;
+        goto done;
+    }
     /*
      * A new or regular file is written next to its destination and renamed into
      * place at the end, so no half-written file is left. Anything else that

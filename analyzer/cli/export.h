@@ -32,4 +32,14 @@ struct vt_export_opts {
 int vt__export_perfetto(FILE *f, int nTrace, struct vt_tracefile *aF, const struct vt_export_opts *pOpt,
                         struct vt_export_stats *pStats, char **pzErr);
 
+/*
+ * Write nTrace traces opened through the read layer (aF) as CSV files in directory zDir
+ * (created if missing): one file per table (memory_event, kernel, memcpy, memset, nvtx_range,
+ * api_call, oom_event, device, meta), every trace's rows after three columns trace (the file
+ * name), pid and rank, one header line, kernel, NVTX and API names joined in; existing files of
+ * those names are replaced. For engines that join hundreds of ranks (DuckDB). Returns SQLITE_OK
+ * or an SQLite error code with a message in *pzErr (sqlite3_malloc'd).
+ */
+int vt__export_csv(const char *zDir, int nTrace, struct vt_tracefile *aF, char **pzErr);
+
 #endif
