@@ -12,5 +12,6 @@ int vt__cmd_info(int argc, char **argv);
 int vt__cmd_sql(int argc, char **argv);
 int vt__cmd_export(int argc, char **argv);
 int vt__cmd_import(int argc, char **argv);
+int vt__cmd_redact(int argc, char **argv);
 
 #endif

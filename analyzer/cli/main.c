@@ -1,4 +1,4 @@
-/* The vramtrace command: dispatch to the record, analyze, info, sql and export subcommands. */
+/* The vramtrace command: dispatch to the record, analyze, info, sql, export, import and redact subcommands. */
 #include <stdio.h>
 #include <string.h>
 
@@ -15,6 +15,7 @@ static const struct {
     {"sql", vt__cmd_sql, "run read-only SQL over one or more traces"},
     {"export", vt__cmd_export, "write a Perfetto / Chrome trace-event JSON file"},
     {"import", vt__cmd_import, "PyTorch snapshots, Nsight exports, torch.profiler traces to traces"},
+    {"redact", vt__cmd_redact, "a copy of a trace safe to share (names and paths replaced)"},
 };
 
 static void usage(FILE *f)
