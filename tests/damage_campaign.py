@@ -188,6 +188,35 @@ def regress(vt, base, d, timeout):
     return fails
 
 
+def several(vt, base, d, timeout):
+    """One unreadable trace between two good ones: every command names it, reports the good
+    ones and exits 9 (analyze printed nothing and sql refused all before). A list of failures."""
+    bad = os.path.join(d, "unreadable.db")
+    open(bad, "wb").write(b"not a trace\n")
+    out = os.path.join(d, "several.json")
+    q = "SELECT count(*) AS n FROM process"
+    cmds = {
+        "analyze": ([vt, "analyze", base, bad, base], lambda o: o.count(b"== ") > 0),
+        "analyze-json": ([vt, "analyze", "--format", "json", base, bad, base],
+                         lambda o: len(json.loads(o)["traces"]) == 2),
+        "info-json": ([vt, "info", "--json", base, bad, base], lambda o: len(json.loads(o)["traces"]) == 2),
+        "export": ([vt, "export", "--perfetto", out, base, bad, base],
+                   lambda o: len(json.load(open(out))["traceEvents"]) > 0),
+        "sql-json": ([vt, "sql", "--format", "json", base, bad, base, q], lambda o: json.loads(o)[0]["n"] == 2),
+    }
+    fails = []
+    for name, (argv, ok) in cmds.items():
+        p = subprocess.run(argv, capture_output=True, timeout=timeout)
+        try:
+            good = ok(p.stdout)
+        except (ValueError, KeyError, IndexError, TypeError, OSError):
+            good = False
+        if p.returncode != 9 or not good or b"unreadable.db" not in p.stderr:
+            fails.append(f"several traces, one unreadable: {name}: exit {p.returncode} (expected 9), "
+                         f"good ones reported: {good}, stderr {p.stderr[-200:]!r}")
+    return fails
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--vramtrace", required=True)
@@ -207,6 +236,7 @@ def main():
             a.bases.append(os.path.join(d, "current.db"))
             subprocess.run([a.gen, a.bases[-1]], check=True, capture_output=True, timeout=120)
         failures += regress(a.vramtrace, a.bases[-1], d, a.timeout)
+        failures += several(a.vramtrace, a.bases[-1], d, a.timeout)
         for i in range(a.count):
             base = a.bases[i % len(a.bases)]
             kind = kinds[i % len(kinds)]

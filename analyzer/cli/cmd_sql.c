@@ -338,7 +338,7 @@ int vt__cmd_sql(int argc, char **argv)
     const char *zFile = NULL;
     char *zSql = NULL;
     sqlite3 *db = NULL;
-    int nPos = 0, c, rc = VT_EXIT_OK, nTrace, k;
+    int nPos = 0, c, rc = VT_EXIT_OK, nTrace, k, nFailed = 0;
     long long n;
     int64_t timeoutNs = (int64_t)SQL_TIMEOUT_DEFAULT * 1000000000;
     /* a process-wide bound (restored at the end: the subcommand also runs inside test programs) */
@@ -393,9 +393,11 @@ int vt__cmd_sql(int argc, char **argv)
             goto done;
         }
     }
-    rc = vt__sql_open(nTrace, azPos, &db);
+    rc = vt__sql_open(nTrace, azPos, &db, &nFailed);
     if (rc != VT_EXIT_OK) goto done;
     rc = run_sql(db, zFile ? zSql : azPos[nPos - 1], &opt, (double)timeoutNs / 1e9);
+    /* some traces not read (each named): the query ran over the others */
+    if (rc == VT_EXIT_OK && nFailed > 0) rc = VT_EXIT_PARTIAL;
 done:
     sqlite3_close(db);
     free(zSql);
