@@ -1,4 +1,5 @@
 /* Tests for the validation-spike detector: missing no_grad, and a legitimately large batch. */
+#include <stdio.h>
 #include <string.h>
 
 #include "report/report.h"
@@ -223,6 +224,76 @@ TEST(operator_ranges_are_not_phases)
     tg_cleanup();
 }
 
+/* torch.profiler's ProfilerStep#N ranges are iterations by default; each one's kernels say
+ * whether it trains (a backward kernel) or evaluates; library ranges that contain "eval" inside
+ * a word (nvFuser's ExpressionEvaluator) are no phases. */
+TEST(profiler_steps_are_iterations)
+{
+    const char *zPath = tg_path("profsteps.db");
+    struct tg *g = tg_open(zPath);
+    struct vt_result r;
+    ASSERT(g);
+    tg_nvtx(g, 500000, 600000, "ExpressionEvaluator::evaluate");
+    tg_nvtx(g, 700000, 800000, "PrecomputedValues::bind");
+    for (int i = 0; i < 6; i++) {
+        int64_t t0 = (1 + 10 * i) * MS;
+        char zName[32];
+        snprintf(zName, sizeof zName, "ProfilerStep#%d", i + 2);
+        tg_nvtx(g, t0, t0 + 10 * MS, zName);
+        tg_kernel(g, t0 + 1 * MS, t0 + 2 * MS, "volta_sgemm_128x64_nn");
+        if (i < 4) /* the last two steps are evaluation batches */
+            tg_kernel(g, t0 + 3 * MS, t0 + 4 * MS, "void cudnn::bn_bw_1C11_kernel_new<float>()");
+    }
+    tg_alloc(g, 1 * MS, 0, 3, W, 2 * MiB, -1);
+    tg_free(g, 60 * MS, 0, 3, W, 2 * MiB);
+    ASSERT_EQ(0, tg_close(g));
+    run(zPath, &r);
+    struct vt_trace *t = &r.aTrace[0];
+    ASSERT_EQ(6, t->ph.nIter);
+    ASSERT_STREQ("kernels", t->ph.zSource);
+    ASSERT_EQ(2, t->ph.n);
+    ASSERT_EQ(VT_PHASE_TRAIN, t->ph.a[0].kind);
+    ASSERT_EQ(4, t->ph.a[0].nIter);
+    ASSERT_EQ(VT_PHASE_EVAL, t->ph.a[1].kind);
+    ASSERT_EQ(2, t->ph.a[1].nIter);
+    ASSERT(t->ph.zDoubt == NULL);
+    vt__result_free(&r);
+    tg_cleanup();
+}
+
+/* Without NVTX, backward kernels whose runs give no step structure (forward-kernel counts
+ * spread over 100x, no period, no clear gap): no phase is made, the doubt is said, and memory
+ * growing in a long forward-only stretch is no validation-spike finding. */
+TEST(doubtful_kernel_phases_make_no_claim)
+{
+    static const int aF[] = {1, 3, 7, 12, 20, 33, 50, 80, 130, 2, 5, 9, 15, 26, 41, 65, 105};
+    const char *zPath = tg_path("doubt.db");
+    struct tg *g = tg_open(zPath);
+    struct vt_result r;
+    int64_t ts = 1 * MS;
+    ASSERT(g);
+    tg_alloc(g, 500000, 0, 3, W, 200 * MiB, -1);
+    for (size_t i = 0; i < sizeof aF / sizeof aF[0]; i++) {
+        for (int k = 0; k < aF[i]; k++, ts += 10000) tg_kernel(g, ts, ts + 5000, "volta_sgemm_128x64_nn");
+        tg_kernel(g, ts, ts + 5000, "void cudnn::detail::dgrad_engine<float>()");
+        ts += 10000;
+    }
+    /* a forward-only stretch with growing memory at the end */
+    for (int k = 0; k < 400; k++, ts += 10000) {
+        tg_kernel(g, ts, ts + 5000, "volta_sgemm_128x64_nn");
+        if (k % 50 == 0) tg_alloc(g, ts, 0, 3, OUT + k * 0x1000000LL, 64 * MiB, -1);
+    }
+    ASSERT_EQ(0, tg_close(g));
+    run(zPath, &r);
+    struct vt_trace *t = &r.aTrace[0];
+    ASSERT_EQ(0, t->ph.n);
+    ASSERT_EQ(0, t->ph.nIter);
+    ASSERT(t->ph.zDoubt != NULL);
+    for (int i = 0; i < r.nFind; i++) ASSERT(strcmp(r.aFind[i].zKind, "validation_spike") != 0);
+    vt__result_free(&r);
+    tg_cleanup();
+}
+
 /* Killed by an OOM inside validation: the range never closed still makes a phase to the end. */
 TEST(unclosed_validation_range)
 {
@@ -330,4 +401,5 @@ TEST(segment_level_validation_staircase)
     tg_cleanup();
 }
 
-VT_TEST_LIST(T(segment_level_validation_staircase) T(validation_nested_in_training_range) T(unclosed_validation_range) T(operator_ranges_are_not_phases) T(phases_sample_shape) T(missing_no_grad_grows_batch_by_batch) T(large_validation_batch_is_only_info) T(phase_regex_override))
+VT_TEST_LIST(T(segment_level_validation_staircase) T(validation_nested_in_training_range) T(unclosed_validation_range) T(operator_ranges_are_not_phases) T(phases_sample_shape) T(missing_no_grad_grows_batch_by_batch) T(large_validation_batch_is_only_info) T(phase_regex_override) T(profiler_steps_are_iterations)
+             T(doubtful_kernel_phases_make_no_claim))
