@@ -294,6 +294,52 @@ TEST(doubtful_kernel_phases_make_no_claim)
     tg_cleanup();
 }
 
+/* Steps from kernel names without NVTX and without optimizer kernels (plain SGD): 12 steps of
+ * 30 forward kernels and a backward pass, an evaluation window of 90 forward kernels before
+ * steps 5 and 10. With bFrag each backward kernel is followed by 3 kernels of unknown role (a
+ * backward pass interleaved with GEMMs, as cuDNN ResNet steps are): still 12 steps and 2
+ * evaluation windows, not a step per backward kernel with every forward pass called evaluation. */
+static void kernel_steps(int bFrag)
+{
+    const char *zPath = tg_path(bFrag ? "frag.db" : "contig.db");
+    struct tg *g = tg_open(zPath);
+    struct vt_result r;
+    int64_t ts = 1 * MS;
+    ASSERT(g);
+    tg_alloc(g, 500000, 0, 3, W, 64 * MiB, -1);
+    for (int step = 0; step < 12; step++) {
+        if (step == 5 || step == 10)
+            for (int k = 0; k < 90; k++, ts += 10000) tg_kernel(g, ts, ts + 5000, "void cudnn::bn_fw_inf_1C11_kernel_NCHW<float>()");
+        for (int k = 0; k < 30; k++, ts += 10000) tg_kernel(g, ts, ts + 5000, "volta_scudnn_128x64_relu_medium_nn_v1");
+        for (int k = 0; k < 8; k++) {
+            tg_kernel(g, ts, ts + 5000, "void cudnn::detail::dgrad_engine<float, 512, 6, 5, 3, 3, 3, false>()");
+            ts += 10000;
+            for (int u = 0; bFrag && u < 3; u++, ts += 10000) tg_kernel(g, ts, ts + 5000, "volta_sgemm_128x64_nt");
+        }
+        for (int k = 0; k < 4; k++, ts += 10000) /* SGD: elementwise kernels */
+            tg_kernel(g, ts, ts + 5000, "void at::native::vectorized_elementwise_kernel<4, at::native::AddFunctor<float>>()");
+    }
+    tg_free(g, ts, 0, 3, W, 64 * MiB);
+    ASSERT_EQ(0, tg_close(g));
+    run(zPath, &r);
+    struct vt_trace *t = &r.aTrace[0];
+    ASSERT_STREQ("kernels", t->ph.zSource);
+    ASSERT(t->ph.zDoubt == NULL);
+    ASSERT_EQ(12, t->ph.nIter);
+    ASSERT_EQ(5, t->ph.n);
+    for (int i = 0; i < 5; i++) ASSERT_EQ(i % 2 ? VT_PHASE_EVAL : VT_PHASE_TRAIN, t->ph.a[i].kind);
+    ASSERT_EQ(5, t->ph.a[0].nIter);
+    ASSERT_EQ(5, t->ph.a[2].nIter);
+    ASSERT_EQ(2, t->ph.a[4].nIter);
+    /* the evaluation window is its 90 kernels */
+    ASSERT_EQ(90 * 10000, t->ph.a[1].end - t->ph.a[1].start);
+    vt__result_free(&r);
+    tg_cleanup();
+}
+
+TEST(kernel_steps_contiguous_backward) { kernel_steps(0); }
+TEST(kernel_steps_fragmented_backward) { kernel_steps(1); }
+
 /* Killed by an OOM inside validation: the range never closed still makes a phase to the end. */
 TEST(unclosed_validation_range)
 {
@@ -402,4 +448,5 @@ TEST(segment_level_validation_staircase)
 }
 
 VT_TEST_LIST(T(segment_level_validation_staircase) T(validation_nested_in_training_range) T(unclosed_validation_range) T(operator_ranges_are_not_phases) T(phases_sample_shape) T(missing_no_grad_grows_batch_by_batch) T(large_validation_batch_is_only_info) T(phase_regex_override) T(profiler_steps_are_iterations)
-             T(doubtful_kernel_phases_make_no_claim))
+             T(doubtful_kernel_phases_make_no_claim)
+             T(kernel_steps_contiguous_backward) T(kernel_steps_fragmented_backward))

@@ -357,6 +357,17 @@ static const char *merge_fragments(struct seg *aSeg, int *pnSeg, int *pbMem)
     if (!aF) { *pbMem = 1; return NULL; }
     aLowN = aF + nF + 1;
     aHighF = aLowN + nF + 1;
+    for (i = 0, nF = 0; i < *pnSeg; i++)
+        if (aSeg[i].bBwd) aF[nF++] = aSeg[i].f;
+    qsort(aF, (size_t)nF, sizeof *aF, cmp_i64);
+    {
+        /* already steps: three quarters of the counts are forward passes alike the median (a
+         * few larger ones are steps after an evaluation window) */
+        int64_t med = nF ? aF[nF / 2] : 0;
+        int nAlike = 0;
+        for (i = 0; i < nF; i++) nAlike += aF[i] * 2 >= med && aF[i] <= med * 2;
+        if (med >= 16 && nAlike * 4 >= nF * 3) goto done;
+    }
     {
         int off, p = step_period(aSeg, *pnSeg, &off);
         if (p > 0) {
@@ -373,9 +384,6 @@ static const char *merge_fragments(struct seg *aSeg, int *pnSeg, int *pbMem)
             goto done;
         }
     }
-    for (i = 0, nF = 0; i < *pnSeg; i++)
-        if (aSeg[i].bBwd) aF[nF++] = aSeg[i].f;
-    qsort(aF, (size_t)nF, sizeof *aF, cmp_i64);
     for (i = 0; i + 1 < nF && g < 0; i++)
         if (aF[i + 1] >= 16 && aF[i + 1] >= 4 * (aF[i] > 1 ? aF[i] : 1)) g = aF[i];
     if (g < 0) {
