@@ -27,7 +27,17 @@ static int transfer_end(void *st, struct vt_result *r, int iTrace)
     struct vt_trace *t = &r->aTrace[iTrace];
     const struct vt_opts *o = r->pOpts;
     int64_t dur = t->f.t1 - t->f.t0, rise;
-    char zB[32], zT[32], zP[32];
+    char zB[32], zT[32], zP[32], zSerial[300] = "";
+    int bPageable = 0;
+    /* copy time with no kernel running, worth saying when it is a tenth of the run */
+    int bSerial = t->xf.copyNs > 0 && t->xf.kernelBusyNs > 0 && t->xf.copySerialNs * 10 >= dur &&
+                  t->xf.copySerialNs >= 1000000;
+    if (bSerial) {
+        vt__fmt_ns(t->xf.copySerialNs, zT, sizeof zT);
+        vt__fmt_ns(t->xf.kernelBusyNs, zP, sizeof zP);
+        snprintf(zSerial, sizeof zSerial, " Host-device copies ran for %s (%.1f%% of the run) while no kernel was "
+                 "running (kernels were busy %s in total).", zT, 100.0 * (double)t->xf.copySerialNs / (double)dur, zP);
+    }
     {
         /* one finding for both directions, with each direction's bandwidth against its best */
         int64_t nCount = t->xf.x[0].pageCount + t->xf.x[1].pageCount;
@@ -53,8 +63,11 @@ static int transfer_end(void *st, struct vt_result *r, int iTrace)
                      (long long)x->pageCount, zB, zT, bw, dir == 0 ? "host-to-device" : "device-to-host", x->bestBw);
         }
         if (nCount > 0 && nBytes >= o->minBytes) {
-            /* by the time they cost: a one-off pageable copy (weights moved at start) is low */
-            sev = pct >= 10 ? VT_SEV_HIGH : pct >= 1 ? VT_SEV_MEDIUM : VT_SEV_LOW;
+            /* by the time they cost: under 1 % of the run (a one-off copy of weights at start, a
+             * healthy job's labels and metrics) is negligible: info */
+            sev = pct >= 10 ? VT_SEV_HIGH : pct >= 1 ? VT_SEV_MEDIUM : VT_SEV_INFO;
+            /* serialized copy time mostly spent in these copies is their consequence: said here */
+            bPageable = bSerial && sev > VT_SEV_INFO && nNs * 2 >= t->xf.copySerialNs;
             vt__fmt_bytes(nBytes, zB, sizeof zB);
             vt__fmt_ns(nNs, zT, sizeof zT);
             if (add(r, iTrace, sev, nBytes, nCount, a, b,
@@ -63,8 +76,8 @@ static int transfer_end(void *st, struct vt_result *r, int iTrace)
                                             t->xf.x[0].pageCount ? "host-to-device" : "device-to-host", zB,
                                             t->xf.x[0].pageCount ? "from" : "to"),
                     vt__strdupf("%s%s Together they took %s (%.1f%% of the run). Pageable copies are staged "
-                                "through a driver buffer and block the host.",
-                                zDir[0], zDir[1], zT, pct),
+                                "through a driver buffer and block the host.%s",
+                                zDir[0], zDir[1], zT, pct, bPageable ? zSerial : ""),
                     "Copy from pinned memory: DataLoader(..., pin_memory=True) and "
                     "tensor.to('cuda', non_blocking=True); pin your own staging buffers with "
                     "tensor.pin_memory() or torch.empty(..., pin_memory=True) and reuse them (in CUDA C, "
@@ -72,16 +85,14 @@ static int transfer_end(void *st, struct vt_result *r, int iTrace)
                 return -1;
         }
     }
-    if (t->xf.copyNs > 0 && t->xf.kernelBusyNs > 0 && t->xf.copySerialNs * 10 >= dur && t->xf.copySerialNs >= 1000000) {
+    if (bSerial && !bPageable) {
         double pct = 100.0 * (double)t->xf.copySerialNs / (double)dur;
         vt__fmt_ns(t->xf.copySerialNs, zT, sizeof zT);
-        vt__fmt_ns(t->xf.kernelBusyNs, zP, sizeof zP);
         if (add(r, iTrace, pct >= 25 ? VT_SEV_MEDIUM : VT_SEV_LOW, t->xf.x[0].bytes + t->xf.x[1].bytes,
                 t->xf.x[0].count + t->xf.x[1].count, t->f.t0, t->f.t1,
                 vt__strdupf("Copies serialized with compute: %s of copy time with no kernel running", zT),
-                vt__strdupf("Host-device copies ran for %s (%.1f%% of the run) while no kernel was running "
-                            "(kernels were busy %s in total): the GPU waits for data instead of overlapping "
-                            "the next batch's copy with this batch's compute.", zT, pct, zP),
+                vt__strdupf("%s The GPU waits for data instead of overlapping the next batch's copy with this "
+                            "batch's compute.", zSerial + 1),
                 "Overlap copies with compute: pinned memory plus non_blocking=True, DataLoader with "
                 "pin_memory=True and num_workers > 0 to prefetch, or issue the copy of the next batch on a "
                 "separate CUDA stream.") != 0)
