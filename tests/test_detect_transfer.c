@@ -183,4 +183,50 @@ TEST(one_off_pageable_copy_is_info)
     tg_cleanup();
 }
 
-VT_TEST_LIST(T(one_off_pageable_copy_is_info) T(pinned_copies_serialized) T(copies_sample_shape) T(pageable_serialized_and_pinned_growth) T(pinned_overlapped_copies_are_fine))
+/* Pageable batch copies issued through torch on Windows (backslash paths): the finding points at
+ * the user's line that issued most of the copy time, past the frames inside site-packages\\torch. */
+TEST(pageable_copies_at_their_call_site)
+{
+    const char *zPath = tg_path("site.db");
+    struct tg *g = tg_open(zPath);
+    struct vt_result r;
+    const struct vt_finding *f;
+    int64_t sBatch, sLabel;
+    ASSERT(g);
+    {
+        const struct tg_frame aB[] = {
+            {VT_FRAME_PYTHON, 0, "to", "C:\\Users\\al\\venv\\Lib\\site-packages\\torch\\_tensor.py", NULL, 1200},
+            {VT_FRAME_PYTHON, 0, "train_one_epoch", "C:\\Users\\al\\proj\\train.py", NULL, 61}};
+        const struct tg_frame aL[] = {
+            {VT_FRAME_PYTHON, 0, "train_one_epoch", "C:\\Users\\al\\proj\\train.py", NULL, 62}};
+        sBatch = tg_stack_frames(g, aB, 2, 0x1111);
+        sLabel = tg_stack_frames(g, aL, 1, 0x2222);
+    }
+    tg_alloc(g, 0, 0, 3, DEV, 64 * MiB, -1);
+    for (int i = 0; i < 20; i++) {
+        int64_t t0 = 1 * MS + i * 10 * MS;
+        for (int k = 0; k < 2; k++) {
+            int64_t a = k ? t0 + 4 * MS : t0, b = k ? t0 + 4 * MS + 100000 : t0 + 4 * MS;
+            struct tg_apirow api = {60, 1000 + 2 * i + k, a, b, 1, 0, 0, k ? 4096 : 32 * MiB, TG_NULL, HOST, DEV,
+                                    TG_NULL, k ? sLabel : sBatch};
+            struct tg_copyrow c = {a, b, 0, 1, 7, 1000 + 2 * i + k, 1, 1, 3, k ? 4096 : 32 * MiB, 0, HOST, DEV};
+            tg_api_row(g, &api);
+            tg_copy_row(g, &c);
+        }
+        tg_kernel(g, t0 + 5 * MS, t0 + 9 * MS, "gemm");
+    }
+    tg_free(g, 205 * MS, 0, 3, DEV, 64 * MiB);
+    ASSERT_EQ(0, tg_close(g));
+    run(zPath, &r);
+    f = find(&r, "from pageable host memory");
+    ASSERT(f);
+    ASSERT_EQ(VT_SEV_HIGH, f->severity);
+    ASSERT_STREQ("C:\\Users\\al\\proj\\train.py:61 in train_one_epoch", f->zSite);
+    ASSERT_EQ(sBatch, f->stackId);
+    ASSERT_CONTAINS(f->zEvidence, "Most of that time (20 copies, 80.0 ms) was issued from "
+                                  "C:\\Users\\al\\proj\\train.py:61 in train_one_epoch.");
+    vt__result_free(&r);
+    tg_cleanup();
+}
+
+VT_TEST_LIST(T(pageable_copies_at_their_call_site) T(one_off_pageable_copy_is_info) T(pinned_copies_serialized) T(copies_sample_shape) T(pageable_serialized_and_pinned_growth) T(pinned_overlapped_copies_are_fine))

@@ -1,6 +1,7 @@
 /* Detector: transfer bottlenecks: pageable copies, copies serialized with compute, pinned memory growing. */
 #include "analysis.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 /* Append a transfer finding (title and evidence are taken over); 0 or -1 when out of memory. */
@@ -8,7 +9,11 @@ static int add(struct vt_result *r, int iTrace, int sev, int64_t bytes, int64_t 
                char *zTitle, char *zEvidence, const char *zFix)
 {
     struct vt_finding *f = vt__finding_add(r, iTrace, "transfer", sev);
-    if (!f) return -1;
+    if (!f) {
+        free(zTitle);
+        free(zEvidence);
+        return -1;
+    }
     f->bytes = bytes;
     f->count = count;
     f->firstTs = a;
@@ -18,6 +23,63 @@ static int add(struct vt_result *r, int iTrace, int sev, int64_t bytes, int64_t 
     f->zSite = vt__strdupf("host-device copies");
     f->zFix = vt__strdupf("%s", zFix);
     return f->zTitle && f->zEvidence && f->zSite && f->zFix ? 0 : -1;
+}
+
+/*
+ * The call site whose pageable host<->device copies took the most time: its stack id in *pStack
+ * and that time and count in *pNs, *pCount (*pStack -1 when no copy's API call has a stack, or
+ * the trace has no such columns). Returns an SQLite code (SQLITE_NOMEM only is an error).
+ */
+static int pageable_site(struct vt_trace *t, int64_t *pStack, int64_t *pNs, int64_t *pCount)
+{
+    sqlite3_stmt *pStmt = NULL;
+    int rc;
+    char *zSql = vt__strdupf(
+        "SELECT a.stack_id, sum(m.\"end\" - m.start), count(*) FROM memcpy m JOIN api_call a"
+        " ON a.correlation = m.correlation WHERE a.stack_id IS NOT NULL AND m.\"end\" >= m.start AND"
+        " ((m.copy_kind = %d AND m.src_kind = %d) OR (m.copy_kind = %d AND m.dst_kind = %d))"
+        " GROUP BY a.stack_id ORDER BY 2 DESC, 1 LIMIT 1",
+        VT_COPY_HTOD, VT_MEMKIND_PAGEABLE, VT_COPY_DTOH, VT_MEMKIND_PAGEABLE);
+    *pStack = -1;
+    *pNs = *pCount = 0;
+    if (!zSql) return SQLITE_NOMEM;
+    rc = sqlite3_prepare_v2(t->f.db, zSql, -1, &pStmt, NULL);
+    if (rc == SQLITE_OK && (rc = sqlite3_step(pStmt)) == SQLITE_ROW) {
+        *pStack = sqlite3_column_int64(pStmt, 0);
+        *pNs = sqlite3_column_int64(pStmt, 1);
+        *pCount = sqlite3_column_int64(pStmt, 2);
+    }
+    sqlite3_finalize(pStmt);
+    free(zSql);
+    return rc == SQLITE_NOMEM ? rc : SQLITE_OK;
+}
+
+/*
+ * Point pageable-copy finding f at the call site that issued most of the copy time (the site
+ * stays "host-device copies" when no copy's call site was recorded). 0, or -1 when out of memory.
+ */
+static int set_pageable_site(struct vt_trace *t, struct vt_finding *f)
+{
+    int64_t stack, ns, count;
+    int rc = pageable_site(t, &stack, &ns, &count);
+    char *zSite = NULL, *zEv = NULL, zT[32];
+    if (rc != SQLITE_OK) return -1;
+    if (stack < 0) return 0;
+    zSite = vt__stack_describe(t->f.db, stack, &rc);
+    if (!zSite) return rc == SQLITE_NOMEM ? -1 : 0;
+    vt__fmt_ns(ns, zT, sizeof zT);
+    zEv = vt__strdupf("%s Most of that time (%lld copies, %s) was issued from %s.", f->zEvidence, (long long)count, zT,
+                      zSite);
+    if (!zEv) {
+        free(zSite);
+        return -1;
+    }
+    free(f->zSite);
+    free(f->zEvidence);
+    f->zSite = zSite;
+    f->zEvidence = zEv;
+    f->stackId = stack;
+    return 0;
 }
 
 /* Pageable-copy, copy/compute serialization and pinned-growth findings of trace iTrace. */
@@ -83,6 +145,7 @@ static int transfer_end(void *st, struct vt_result *r, int iTrace)
                     "tensor.pin_memory() or torch.empty(..., pin_memory=True) and reuse them (in CUDA C, "
                     "cudaMallocHost or cudaHostRegister).") != 0)
                 return -1;
+            if (set_pageable_site(t, &r->aFind[r->nFind - 1]) != 0) return -1;
         }
     }
     if (bSerial && !bPageable) {
