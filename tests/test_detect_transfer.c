@@ -32,13 +32,15 @@ TEST(pageable_serialized_and_pinned_growth)
     struct tg *g = tg_open(zPath);
     struct vt_result r;
     const struct vt_finding *f;
+    int64_t sPin;
     ASSERT(g);
+    sPin = tg_stack(g, "loader.py", 40, "pin");
     tg_alloc(g, 0, 0, 3, DEV, 8 * MiB, -1);
     for (int i = 0; i < 20; i++) {
         int64_t t0 = 1 * MS + i * 10 * MS;
         tg_memcpy(g, t0, t0 + 4 * MS, 1, 1, 3, 8 * MiB, HOST, DEV);
         tg_kernel(g, t0 + 5 * MS, t0 + 9 * MS, "gemm");
-        tg_alloc(g, t0 + 9 * MS, -1, 2, HOST + 0x100000000LL + i * 0x1000000LL, 16 * MiB, -1);
+        tg_alloc(g, t0 + 9 * MS, -1, 2, HOST + 0x100000000LL + i * 0x1000000LL, 16 * MiB, sPin);
     }
     for (int i = 0; i < 5; i++) tg_memcpy(g, 201 * MS + i * MS, 201 * MS + i * MS + 700000, 1, 2, 3, 8 * MiB, -1, DEV);
     tg_free(g, 207 * MS, 0, 3, DEV, 8 * MiB);
@@ -62,6 +64,10 @@ TEST(pageable_serialized_and_pinned_growth)
     ASSERT(f);
     ASSERT_EQ(VT_SEV_MEDIUM, f->severity);
     ASSERT_CONTAINS(f->zFix, "prefetch_factor");
+    ASSERT_STREQ("loader.py:40 in pin", f->zSite);
+    ASSERT_CONTAINS(f->zEvidence, "At the peak 20 pinned allocations (320 MiB) were live from loader.py:40 in pin.");
+    f = find(&r, "from pageable host memory");
+    ASSERT_STREQ("host-device copies", f->zSite); /* no copy's call site recorded */
     vt__result_free(&r);
     tg_cleanup();
 }

@@ -82,6 +82,34 @@ static int set_pageable_site(struct vt_trace *t, struct vt_finding *f)
     return 0;
 }
 
+/*
+ * Point pinned-growth finding f at the call site holding the most pinned memory at its peak
+ * (account iDev; unchanged when no stack was recorded for it). 0, or -1 when out of memory.
+ */
+static int set_pinned_site(struct vt_trace *t, int iDev, struct vt_finding *f)
+{
+    const struct vt_group *g;
+    char *zSite, *zEv, zB[32];
+    if (iDev < 0 || t->tl.aDev[iDev].nGroup == 0) return 0;
+    g = &t->tl.aDev[iDev].aGroup[0];
+    if (g->site < 0 || t->sites.a[g->site].stackId < 0) return 0;
+    vt__fmt_bytes(g->bytes, zB, sizeof zB);
+    zSite = vt__strdupf("%s", t->sites.a[g->site].zSite);
+    zEv = vt__strdupf("%s At the peak %lld pinned allocations (%s) were live from %s.", f->zEvidence,
+                      (long long)g->count, zB, t->sites.a[g->site].zSite);
+    if (!zSite || !zEv) {
+        free(zSite);
+        free(zEv);
+        return -1;
+    }
+    free(f->zSite);
+    free(f->zEvidence);
+    f->zSite = zSite;
+    f->zEvidence = zEv;
+    f->stackId = t->sites.a[g->site].stackId;
+    return 0;
+}
+
 /* Pageable-copy, copy/compute serialization and pinned-growth findings of trace iTrace. */
 static int transfer_end(void *st, struct vt_result *r, int iTrace)
 {
@@ -183,6 +211,7 @@ static int transfer_end(void *st, struct vt_result *r, int iTrace)
                     "new tensors every step; drop references (del, gc.collect()) to pinned batches you "
                     "no longer need.") != 0)
                 return -1;
+            if (set_pinned_site(t, iDev, &r->aFind[r->nFind - 1]) != 0) return -1;
         }
     }
     return 0;
