@@ -9,7 +9,6 @@ EXPECTED = sorted([
     ("validation_spike", "high", "phase 'validation' (nvtx)"),
     ("oom", "high", "train.py:88 in validate"),
     ("transfer", "high", "host-device copies"),
-    ("transfer", "low", "host-device copies"),
     ("leak", "high", "train.py:57 in train_one_epoch"),
     ("leak", "medium", "train.py:57 in train_one_epoch"),
 ])

@@ -223,5 +223,50 @@ TEST(live_grouped_by_site_and_kind)
     tg_cleanup();
 }
 
-VT_TEST_LIST(T(three_verdicts_three_processes) T(oom_sample_shape) T(retried_request_is_one_finding)
+/* Caching-allocator segments only (31 of 2 GiB on a 72 GiB device): a 12 GiB request fails with
+ * 9.5 GiB free. The holes inside the segments are invisible, so full segments (real demand) and
+ * holed ones (fragmentation) cannot be told apart; a 100 GiB request is demand whatever the holes. */
+TEST(segment_level_cannot_tell_fragmentation)
+{
+    const char *az[1];
+    struct vt_opts o;
+    struct vt_result r;
+    for (int k = 0; k < 2; k++) {
+        const char *zPath = tg_path(k ? "seg_huge.db" : "seg.db");
+        struct tg *g = tg_open(zPath);
+        int64_t s;
+        ASSERT(g);
+        tg_meta(g, "config.tensors", "0");
+        s = tg_stack(g, "model.py", 149, "forward");
+        tg_device(g, 0, "Test GPU", 72 * GiB);
+        for (int i = 0; i < 31; i++) tg_alloc(g, (1 + i) * MS, 0, 3, 0x100000000LL + i * 2 * GiB, 2 * GiB, s);
+        tg_oom(g, 40 * MS, 0, k ? 100 * GiB : 12 * GiB, 9 * GiB + GiB / 2, 72 * GiB, s);
+        ASSERT_EQ(0, tg_close(g));
+        az[0] = zPath;
+        vt__opts_default(&o);
+        o.bNoWrite = 1;
+        ASSERT_EQ(0, vt__analyze(az, 1, &o, &r));
+        ASSERT(r.aTrace[0].f.bSegments);
+        ASSERT_EQ(1, r.aTrace[0].nOom);
+        const struct vt_finding *f = NULL;
+        for (int i = 0; i < r.nFind; i++)
+            if (!strcmp(r.aFind[i].zKind, "oom")) f = &r.aFind[i];
+        ASSERT(f);
+        ASSERT_EQ(VT_SEV_HIGH, f->severity);
+        if (k == 0) {
+            ASSERT_STREQ("real demand or fragmentation: cannot tell at segment level", r.aTrace[0].aOom[0].zVerdict);
+            ASSERT_CONTAINS(f->zTitle, "(real demand or fragmentation: cannot tell at segment level)");
+            ASSERT_CONTAINS(f->zFix, "reserved by PyTorch but unallocated");
+            ASSERT_CONTAINS(f->zFix, "expandable_segments:True");
+            ASSERT_CONTAINS(f->zFix, "--tensors");
+        } else {
+            ASSERT_STREQ("real demand", r.aTrace[0].aOom[0].zVerdict);
+            ASSERT_CONTAINS(f->zEvidence, "larger than the device's total memory");
+        }
+        vt__result_free(&r);
+    }
+    tg_cleanup();
+}
+
+VT_TEST_LIST(T(segment_level_cannot_tell_fragmentation) T(three_verdicts_three_processes) T(oom_sample_shape) T(retried_request_is_one_finding)
                  T(live_grouped_by_site_and_kind))

@@ -62,6 +62,18 @@ static int oom_end(void *st, struct vt_result *r, int iTrace)
             zFix = "Memory this process did not allocate fills the GPU: check nvidia-smi for other jobs "
                    "or notebook kernels on the same GPU, stop them, or give each job its own GPU with "
                    "CUDA_VISIBLE_DEVICES.";
+        } else if (t->f.bSegments && o->held > 0 && (o->totalBytes <= 0 || o->requested <= o->totalBytes - o->others) &&
+                   (o->freeBytes > 0 ? o->freeBytes : 0) + o->held >= o->requested) {
+            /* segments only: their holes are invisible, so full segments (real demand) and holed
+             * ones (fragmentation) look the same; a request the device could never hold is demand */
+            o->zVerdict = "real demand or fragmentation: cannot tell at segment level";
+            zFix = "Only caching-allocator segments were recorded, so the free space inside them is not "
+                   "known. PyTorch's OOM message tells: when its \"reserved by PyTorch but unallocated\" "
+                   "figure is large (near the request or more), it is fragmentation: set "
+                   "PYTORCH_ALLOC_CONF=expandable_segments:True (or max_split_size_mb:N) and avoid tensor "
+                   "sizes that change every step; otherwise the working set does not fit: a smaller batch "
+                   "with gradient accumulation, mixed precision, activation checkpointing. Recording with "
+                   "--tensors gives the verdict.";
         } else {
             o->zVerdict = "real demand";
             zFix = "The working set does not fit: use a smaller batch with gradient accumulation, mixed "

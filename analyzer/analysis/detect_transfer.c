@@ -1,6 +1,7 @@
 /* Detector: transfer bottlenecks: pageable copies, copies serialized with compute, pinned memory growing. */
 #include "analysis.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 /* Append a transfer finding (title and evidence are taken over); 0 or -1 when out of memory. */
@@ -8,7 +9,11 @@ static int add(struct vt_result *r, int iTrace, int sev, int64_t bytes, int64_t 
                char *zTitle, char *zEvidence, const char *zFix)
 {
     struct vt_finding *f = vt__finding_add(r, iTrace, "transfer", sev);
-    if (!f) return -1;
+    if (!f) {
+        free(zTitle);
+        free(zEvidence);
+        return -1;
+    }
     f->bytes = bytes;
     f->count = count;
     f->firstTs = a;
@@ -20,6 +25,91 @@ static int add(struct vt_result *r, int iTrace, int sev, int64_t bytes, int64_t 
     return f->zTitle && f->zEvidence && f->zSite && f->zFix ? 0 : -1;
 }
 
+/*
+ * The call site whose pageable host<->device copies took the most time: its stack id in *pStack
+ * and that time and count in *pNs, *pCount (*pStack -1 when no copy's API call has a stack, or
+ * the trace has no such columns). Returns an SQLite code (SQLITE_NOMEM only is an error).
+ */
+static int pageable_site(struct vt_trace *t, int64_t *pStack, int64_t *pNs, int64_t *pCount)
+{
+    sqlite3_stmt *pStmt = NULL;
+    int rc;
+    char *zSql = vt__strdupf(
+        "SELECT a.stack_id, sum(m.\"end\" - m.start), count(*) FROM memcpy m JOIN api_call a"
+        " ON a.correlation = m.correlation WHERE a.stack_id IS NOT NULL AND m.\"end\" >= m.start AND"
+        " ((m.copy_kind = %d AND m.src_kind = %d) OR (m.copy_kind = %d AND m.dst_kind = %d))"
+        " GROUP BY a.stack_id ORDER BY 2 DESC, 1 LIMIT 1",
+        VT_COPY_HTOD, VT_MEMKIND_PAGEABLE, VT_COPY_DTOH, VT_MEMKIND_PAGEABLE);
+    *pStack = -1;
+    *pNs = *pCount = 0;
+    if (!zSql) return SQLITE_NOMEM;
+    rc = sqlite3_prepare_v2(t->f.db, zSql, -1, &pStmt, NULL);
+    if (rc == SQLITE_OK && (rc = sqlite3_step(pStmt)) == SQLITE_ROW) {
+        *pStack = sqlite3_column_int64(pStmt, 0);
+        *pNs = sqlite3_column_int64(pStmt, 1);
+        *pCount = sqlite3_column_int64(pStmt, 2);
+    }
+    sqlite3_finalize(pStmt);
+    free(zSql);
+    return rc == SQLITE_NOMEM ? rc : SQLITE_OK;
+}
+
+/*
+ * Point pageable-copy finding f at the call site that issued most of the copy time (the site
+ * stays "host-device copies" when no copy's call site was recorded). 0, or -1 when out of memory.
+ */
+static int set_pageable_site(struct vt_trace *t, struct vt_finding *f)
+{
+    int64_t stack, ns, count;
+    int rc = pageable_site(t, &stack, &ns, &count);
+    char *zSite = NULL, *zEv = NULL, zT[32];
+    if (rc != SQLITE_OK) return -1;
+    if (stack < 0) return 0;
+    zSite = vt__stack_describe(t->f.db, stack, &rc);
+    if (!zSite) return rc == SQLITE_NOMEM ? -1 : 0;
+    vt__fmt_ns(ns, zT, sizeof zT);
+    zEv = vt__strdupf("%s Most of that time (%lld copies, %s) was issued from %s.", f->zEvidence, (long long)count, zT,
+                      zSite);
+    if (!zEv) {
+        free(zSite);
+        return -1;
+    }
+    free(f->zSite);
+    free(f->zEvidence);
+    f->zSite = zSite;
+    f->zEvidence = zEv;
+    f->stackId = stack;
+    return 0;
+}
+
+/*
+ * Point pinned-growth finding f at the call site holding the most pinned memory at its peak
+ * (account iDev; unchanged when no stack was recorded for it). 0, or -1 when out of memory.
+ */
+static int set_pinned_site(struct vt_trace *t, int iDev, struct vt_finding *f)
+{
+    const struct vt_group *g;
+    char *zSite, *zEv, zB[32];
+    if (iDev < 0 || t->tl.aDev[iDev].nGroup == 0) return 0;
+    g = &t->tl.aDev[iDev].aGroup[0];
+    if (g->site < 0 || t->sites.a[g->site].stackId < 0) return 0;
+    vt__fmt_bytes(g->bytes, zB, sizeof zB);
+    zSite = vt__strdupf("%s", t->sites.a[g->site].zSite);
+    zEv = vt__strdupf("%s At the peak %lld pinned allocations (%s) were live from %s.", f->zEvidence,
+                      (long long)g->count, zB, t->sites.a[g->site].zSite);
+    if (!zSite || !zEv) {
+        free(zSite);
+        free(zEv);
+        return -1;
+    }
+    free(f->zSite);
+    free(f->zEvidence);
+    f->zSite = zSite;
+    f->zEvidence = zEv;
+    f->stackId = t->sites.a[g->site].stackId;
+    return 0;
+}
+
 /* Pageable-copy, copy/compute serialization and pinned-growth findings of trace iTrace. */
 static int transfer_end(void *st, struct vt_result *r, int iTrace)
 {
@@ -27,7 +117,17 @@ static int transfer_end(void *st, struct vt_result *r, int iTrace)
     struct vt_trace *t = &r->aTrace[iTrace];
     const struct vt_opts *o = r->pOpts;
     int64_t dur = t->f.t1 - t->f.t0, rise;
-    char zB[32], zT[32], zP[32];
+    char zB[32], zT[32], zP[32], zSerial[300] = "";
+    int bPageable = 0;
+    /* copy time with no kernel running, worth saying when it is a tenth of the run */
+    int bSerial = t->xf.copyNs > 0 && t->xf.kernelBusyNs > 0 && t->xf.copySerialNs * 10 >= dur &&
+                  t->xf.copySerialNs >= 1000000;
+    if (bSerial) {
+        vt__fmt_ns(t->xf.copySerialNs, zT, sizeof zT);
+        vt__fmt_ns(t->xf.kernelBusyNs, zP, sizeof zP);
+        snprintf(zSerial, sizeof zSerial, " Host-device copies ran for %s (%.1f%% of the run) while no kernel was "
+                 "running (kernels were busy %s in total).", zT, 100.0 * (double)t->xf.copySerialNs / (double)dur, zP);
+    }
     {
         /* one finding for both directions, with each direction's bandwidth against its best */
         int64_t nCount = t->xf.x[0].pageCount + t->xf.x[1].pageCount;
@@ -53,8 +153,11 @@ static int transfer_end(void *st, struct vt_result *r, int iTrace)
                      (long long)x->pageCount, zB, zT, bw, dir == 0 ? "host-to-device" : "device-to-host", x->bestBw);
         }
         if (nCount > 0 && nBytes >= o->minBytes) {
-            /* by the time they cost: a one-off pageable copy (weights moved at start) is low */
-            sev = pct >= 10 ? VT_SEV_HIGH : pct >= 1 ? VT_SEV_MEDIUM : VT_SEV_LOW;
+            /* by the time they cost: under 1 % of the run (a one-off copy of weights at start, a
+             * healthy job's labels and metrics) is negligible: info */
+            sev = pct >= 10 ? VT_SEV_HIGH : pct >= 1 ? VT_SEV_MEDIUM : VT_SEV_INFO;
+            /* serialized copy time mostly spent in these copies is their consequence: said here */
+            bPageable = bSerial && sev > VT_SEV_INFO && nNs * 2 >= t->xf.copySerialNs;
             vt__fmt_bytes(nBytes, zB, sizeof zB);
             vt__fmt_ns(nNs, zT, sizeof zT);
             if (add(r, iTrace, sev, nBytes, nCount, a, b,
@@ -63,25 +166,24 @@ static int transfer_end(void *st, struct vt_result *r, int iTrace)
                                             t->xf.x[0].pageCount ? "host-to-device" : "device-to-host", zB,
                                             t->xf.x[0].pageCount ? "from" : "to"),
                     vt__strdupf("%s%s Together they took %s (%.1f%% of the run). Pageable copies are staged "
-                                "through a driver buffer and block the host.",
-                                zDir[0], zDir[1], zT, pct),
+                                "through a driver buffer and block the host.%s",
+                                zDir[0], zDir[1], zT, pct, bPageable ? zSerial : ""),
                     "Copy from pinned memory: DataLoader(..., pin_memory=True) and "
                     "tensor.to('cuda', non_blocking=True); pin your own staging buffers with "
                     "tensor.pin_memory() or torch.empty(..., pin_memory=True) and reuse them (in CUDA C, "
                     "cudaMallocHost or cudaHostRegister).") != 0)
                 return -1;
+            if (set_pageable_site(t, &r->aFind[r->nFind - 1]) != 0) return -1;
         }
     }
-    if (t->xf.copyNs > 0 && t->xf.kernelBusyNs > 0 && t->xf.copySerialNs * 10 >= dur && t->xf.copySerialNs >= 1000000) {
+    if (bSerial && !bPageable) {
         double pct = 100.0 * (double)t->xf.copySerialNs / (double)dur;
         vt__fmt_ns(t->xf.copySerialNs, zT, sizeof zT);
-        vt__fmt_ns(t->xf.kernelBusyNs, zP, sizeof zP);
         if (add(r, iTrace, pct >= 25 ? VT_SEV_MEDIUM : VT_SEV_LOW, t->xf.x[0].bytes + t->xf.x[1].bytes,
                 t->xf.x[0].count + t->xf.x[1].count, t->f.t0, t->f.t1,
                 vt__strdupf("Copies serialized with compute: %s of copy time with no kernel running", zT),
-                vt__strdupf("Host-device copies ran for %s (%.1f%% of the run) while no kernel was running "
-                            "(kernels were busy %s in total): the GPU waits for data instead of overlapping "
-                            "the next batch's copy with this batch's compute.", zT, pct, zP),
+                vt__strdupf("%s The GPU waits for data instead of overlapping the next batch's copy with this "
+                            "batch's compute.", zSerial + 1),
                 "Overlap copies with compute: pinned memory plus non_blocking=True, DataLoader with "
                 "pin_memory=True and num_workers > 0 to prefetch, or issue the copy of the next batch on a "
                 "separate CUDA stream.") != 0)
@@ -109,6 +211,7 @@ static int transfer_end(void *st, struct vt_result *r, int iTrace)
                     "new tensors every step; drop references (del, gc.collect()) to pinned batches you "
                     "no longer need.") != 0)
                 return -1;
+            if (set_pinned_site(t, iDev, &r->aFind[r->nFind - 1]) != 0) return -1;
         }
     }
     return 0;

@@ -230,6 +230,12 @@ struct vt_sites {
  */
 int vt__site_get(struct vt_sites *s, sqlite3 *db, int64_t stackId, int64_t bytes);
 void vt__sites_free(struct vt_sites *s);
+/*
+ * A recorded stack as the line a person should look at ("file:line in function": the top
+ * Python frame outside library code, else the top frame), without adding it to a site table.
+ * Returns a malloc'd string, or NULL on OOM / SQLite error (*pRc set).
+ */
+char *vt__stack_describe(sqlite3 *db, int64_t stackId, int *pRc);
 
 /* ---- knames.c ---- */
 /*

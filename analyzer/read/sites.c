@@ -6,11 +6,24 @@
 
 #include "util/text.h"
 
-/* Is a Python file path library code (torch, site-packages, the interpreter)? */
+/* Does path z contain part (written with '/') with either separator ('\\' on Windows)? */
+static int has_part(const char *z, const char *zPart)
+{
+    size_t n = strlen(zPart);
+    for (; *z; z++) {
+        size_t i = 0;
+        while (i < n && z[i] && (z[i] == zPart[i] || (zPart[i] == '/' && z[i] == '\\'))) i++;
+        if (i == n) return 1;
+    }
+    return 0;
+}
+
+/* Is a Python file path library code (torch, site-packages, the interpreter), '/' or '\\' separated? */
 static int is_library_file(const char *z)
 {
-    return strstr(z, "site-packages/") || strstr(z, "dist-packages/") || strstr(z, "/torch/") ||
-           !strncmp(z, "torch/", 6) || strstr(z, "<frozen") || strstr(z, "/lib/python3");
+    return has_part(z, "site-packages/") || has_part(z, "dist-packages/") || has_part(z, "/torch/") ||
+           (!strncmp(z, "torch", 5) && (z[5] == '/' || z[5] == '\\')) || strstr(z, "<frozen") ||
+           has_part(z, "/lib/python3") || strstr(z, "\\Lib\\");
 }
 
 /* Is a native module a runtime library (PyTorch, Python, C/C++ runtime) rather than the program? */
@@ -83,6 +96,12 @@ done:
     sqlite3_finalize(pStmt);
     *pRc = rc;
     return zRet;
+}
+
+char *vt__stack_describe(sqlite3 *db, int64_t stackId, int *pRc)
+{
+    int bNccl = 0;
+    return describe_stack(db, stackId, pRc, &bNccl);
 }
 
 int vt__site_get(struct vt_sites *ss, sqlite3 *db, int64_t stackId, int64_t bytes)
