@@ -169,6 +169,8 @@ REGRESS = [
      {"info-json": 6}),
     ("a lookup table gone (export: 'no such table', exit 7)",
      "DROP TABLE enum_api", {"export": 6}),
+    ("the frame table gone (analyze: 'out of memory or write-back failed', exit 7)",
+     "DROP TABLE frame", {"analyze": 6, "analyze-json": 6}),
 ]
 
 

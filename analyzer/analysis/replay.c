@@ -363,6 +363,10 @@ int vt__replay(struct vt_trace *t, const struct vt_opts *o, const struct vt_dete
     vt__live_free(r.pCuda);
     vt__live_free(r.pTensor);
     if (rc == SQLITE_OK) return VT_EXIT_OK;
+    if (rc == SQLITE_NOMEM && t->sites.rcErr != SQLITE_OK) { /* a stack could not be read: say why */
+        vt__errorf("%s: cannot replay memory events: reading a call stack: %s", f->zPath, t->sites.zErr);
+        return vt__exit_for_sqlite(t->sites.rcErr);
+    }
     vt__errorf("%s: cannot replay memory events: %s", f->zPath,
                rc == SQLITE_NOMEM ? "out of memory or write-back failed" : sqlite3_errstr(rc));
     return vt__exit_for_sqlite(rc);

@@ -222,11 +222,13 @@ struct vt_sites {
     struct vt_site *a;
     int n, nAlloc;
     int *aHash, nHash;
+    int rcErr;       /* the SQLite error of the last failed vt__site_get, SQLITE_OK (0) if none */
+    char zErr[128];  /* and its message */
 };
 /*
  * Index of the site of (stackId, bytes) in s->a, created (its stack described from db) on
  * first sight; without a stack (-1) the size class is the site. -1 when out of memory or
- * on an SQLite error.
+ * on an SQLite error (then s->rcErr and s->zErr hold it).
  */
 int vt__site_get(struct vt_sites *s, sqlite3 *db, int64_t stackId, int64_t bytes);
 void vt__sites_free(struct vt_sites *s);

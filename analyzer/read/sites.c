@@ -1,6 +1,7 @@
 /* Call sites: a recorded stack as the line a person should look at, deduplicated into a table. */
 #include "read.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -145,7 +146,11 @@ int vt__site_get(struct vt_sites *ss, sqlite3 *db, int64_t stackId, int64_t byte
     s->stackId = stackId;
     if (stackId >= 0) {
         s->zSite = describe_stack(db, stackId, &rc, &s->bNccl);
-        if (rc != SQLITE_OK) return -1;
+        if (rc != SQLITE_OK) {
+            ss->rcErr = rc; /* the caller tells damage (no frame table) from memory */
+            snprintf(ss->zErr, sizeof ss->zErr, "%s", sqlite3_errmsg(db));
+            return -1;
+        }
     } else {
         char zB[32];
         vt__fmt_bytes(bytes, zB, sizeof zB);
