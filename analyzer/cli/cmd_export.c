@@ -24,6 +24,7 @@ static void usage(FILE *f)
             "  --from T, --to T  only events overlapping this window; T is a time from the trace\n"
             "                    start (the timeline's 0): seconds (2.5) or with a unit (250ms,\n"
             "                    40us, 100ns, 1.5min); times in the file stay relative to the start\n"
+            "  --debug-dir DIR   separate debug files for native frames (DIR/.build-id/xx/rest.debug)\n"
             "  --gzip            compress the file with gzip (about 14x smaller; the Perfetto UI\n"
             "                    opens it as it is)\n\n"
             "Exit codes: 0 ok, 2 bad arguments, 3 trace missing or output not writable,\n"
@@ -66,14 +67,14 @@ static FILE *gz_over(FILE *f)
     return g;
 }
 
-enum { O_OUT = 1, O_FROM, O_TO, O_GZIP };
+enum { O_OUT = 1, O_FROM, O_TO, O_GZIP, O_DEBUGDIR };
 
 int vt__cmd_export(int argc, char **argv)
 {
     const char *zOut = NULL;
     static const struct vt_opt aOpt[] = {{"perfetto", 0, 1, O_OUT}, {"chrome", 0, 1, O_OUT}, {"output", 'o', 1, O_OUT},
                                          {"from", 0, 1, O_FROM},     {"to", 0, 1, O_TO},       {"gzip", 0, 0, O_GZIP},
-                                         {NULL, 0, 0, 0}};
+                                         {"debug-dir", 0, 1, O_DEBUGDIR}, {NULL, 0, 0, 0}};
     struct vt_export_opts eo = {0};
     struct vt_optparse p = {0};
     char **azPath = NULL, *zTmp = NULL, *zErr = NULL;
@@ -91,6 +92,8 @@ int vt__cmd_export(int argc, char **argv)
     while ((c = vt__opt_next(&p)) > 0) {
         if (c == O_OUT) zOut = p.zVal; /* --perfetto, --chrome, -o */
         else if (c == O_GZIP) bGzip = 1;
+        else if (c == O_DEBUGDIR && vt__sym_debug_dir(p.zVal) != 0) c = VT_OPT_ERROR;
+        else if (c == O_DEBUGDIR) continue;
         else if (vt__opt_time(&p, c == O_FROM ? &eo.from : &eo.to) != 0) c = VT_OPT_ERROR;
         else *(c == O_FROM ? &eo.bFrom : &eo.bTo) = 1;
         if (c == VT_OPT_ERROR) break;
@@ -198,6 +201,7 @@ done:
     sqlite3_free(zTmp);
     sqlite3_free(zErr);
     vt__opt_end(&p);
+    vt__sym_reset();
     free(aF);
     return rc;
 }
