@@ -31,7 +31,7 @@ if(Python3_Interpreter_FOUND)
   set_tests_properties(pytorch_scripts_compile pytorch_check_analyzer PROPERTIES LABELS cli)
   # the history hook `record` puts on PYTHONPATH, on a stand-in torch that logs its calls
   add_test(NAME pyhook
-    COMMAND ${CMAKE_COMMAND} -E env ${VT_PYTORCH_ENV} ${Python3_EXECUTABLE}
+    COMMAND ${CMAKE_COMMAND} -E env ${VT_PYTORCH_ENV} PYTHONDONTWRITEBYTECODE=1 ${Python3_EXECUTABLE}
       ${CMAKE_CURRENT_SOURCE_DIR}/pyhook/pyhook_test.py ${PROJECT_SOURCE_DIR}/analyzer/pyhook
       ${CMAKE_CURRENT_SOURCE_DIR}/pyhook/fake_torch)
   set_tests_properties(pyhook PROPERTIES LABELS cli)

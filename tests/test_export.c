@@ -5,6 +5,7 @@
 #include <sys/wait.h>
 #include <fcntl.h>
 
+#include "read/read.h"
 #include "sql_fixture.h"
 #include "util/demangle.h"
 #include "sql_run.h"
@@ -530,6 +531,84 @@ TEST(export_csv_tables)
     vt_cleanup(zDir);
 }
 
+/* Run zCmd with sh; 0 when it exited 0. */
+static int sh(const char *zCmd)
+{
+    int status = system(zCmd);
+    return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -1;
+}
+
+/*
+ * Native frames recorded without file and line are symbolized offline from the module file,
+ * its build id and the offset; a rebuilt module is named, not misread; separate debug files
+ * are found by build id in --debug-dir.
+ */
+TEST(export_symbolized_native_frames)
+{
+    const char *zDir = vt_tmpdir();
+    char zTrace[256], zJson[256], zArgs[1024], zCmd[2048], zSql[1024], *zOut, *zErr, *zJ, *zAddr;
+    sqlite3 *db;
+    long long addr;
+    if (!vt__sym_available()) SKIP("built without libdw");
+    snprintf(zCmd, sizeof zCmd,
+             "cd %s && printf 'int vt_probe_helper(int);\\nint vt_probe(int x) { return vt_probe_helper(x) * 3 + 1; }\\n'"
+             " > probe.c && cc -g -O0 -shared -fPIC -Wl,--build-id=0x1234abcd -o libprobe.so probe.c"
+             " && nm libprobe.so | awk '$3 == \"vt_probe\" {print $1}' > addr.txt",
+             zDir);
+    if (sh(zCmd) != 0) SKIP("cc or nm not found");
+    snprintf(zTrace, sizeof zTrace, "%s/rank0.db", zDir);
+    snprintf(zJson, sizeof zJson, "%s/out.json", zDir);
+    snprintf(zArgs, sizeof zArgs, "%s/addr.txt", zDir);
+    zAddr = vt_slurp(zArgs);
+    addr = strtoll(zAddr, NULL, 16);
+    free(zAddr);
+    ASSERT(addr > 0);
+    ASSERT_EQ(0, vt_fixture_write(zTrace, 0));
+    ASSERT_EQ(SQLITE_OK, sqlite3_open(zTrace, &db));
+    /* the allocation at 0.5 us gets a one-frame native stack: a return address 16 bytes into vt_probe */
+    snprintf(zSql, sizeof zSql,
+             "INSERT INTO string VALUES(40, '%s/libprobe.so'); INSERT INTO module(path_id, build_id) VALUES(40, '1234abcd');"
+             "INSERT INTO stack VALUES(5, 555, 1); INSERT INTO frame VALUES(5, 0, 0, %lld, NULL, NULL, NULL, 40);"
+             "UPDATE memory_event SET stack_id = 5 WHERE t = 500",
+             zDir, addr + 16);
+    ASSERT_EQ(SQLITE_OK, sqlite3_exec(db, zSql, NULL, NULL, NULL));
+    sqlite3_close(db);
+    snprintf(zArgs, sizeof zArgs, "export --perfetto %s %s", zJson, zTrace);
+    ASSERT_EQ(0, vt_run(zDir, zArgs, &zOut, &zErr));
+    free(zOut), free(zErr);
+    zJ = vt_slurp(zJson);
+    ASSERT_CONTAINS(zJ, "probe.c:2 in vt_probe\"");
+    free(zJ);
+    /* separate debug information: found by build id in --debug-dir, not without it */
+    snprintf(zCmd, sizeof zCmd,
+             "cd %s && mkdir -p dbg/.build-id/12 && objcopy --only-keep-debug libprobe.so dbg/.build-id/12/34abcd.debug"
+             " && objcopy --strip-debug libprobe.so",
+             zDir);
+    if (sh(zCmd) != 0) SKIP("objcopy not found");
+    ASSERT_EQ(0, vt_run(zDir, zArgs, &zOut, &zErr));
+    free(zOut), free(zErr);
+    zJ = vt_slurp(zJson);
+    ASSERT_CONTAINS(zJ, "\"site\":\"vt_probe (libprobe.so)\"");
+    free(zJ);
+    snprintf(zArgs, sizeof zArgs, "export --debug-dir %s/dbg --perfetto %s %s", zDir, zJson, zTrace);
+    ASSERT_EQ(0, vt_run(zDir, zArgs, &zOut, &zErr));
+    free(zOut), free(zErr);
+    zJ = vt_slurp(zJson);
+    ASSERT_CONTAINS(zJ, "probe.c:2 in vt_probe\"");
+    free(zJ);
+    /* another build of the module than the one recorded: said so, no lines */
+    ASSERT_EQ(SQLITE_OK, sqlite3_open(zTrace, &db));
+    ASSERT_EQ(SQLITE_OK, sqlite3_exec(db, "UPDATE module SET build_id = 'deadbeef'", NULL, NULL, NULL));
+    sqlite3_close(db);
+    ASSERT_EQ(0, vt_run(zDir, zArgs, &zOut, &zErr));
+    free(zOut), free(zErr);
+    zJ = vt_slurp(zJson);
+    ASSERT_CONTAINS(zJ, "(libprobe.so: not the recorded build, not symbolized)\"");
+    ASSERT(strstr(zJ, "probe.c:2") == NULL);
+    free(zJ);
+    vt_cleanup(zDir);
+}
+
 VT_TEST_LIST(T(export_one_trace) T(export_two_ranks_aligned) T(export_nvtx_kinds) T(export_to_fifo_and_symlink) T(export_errors)
                  T(export_streams_large_trace) T(export_unknown_values_left_out) T(export_time_window) T(export_gzip)
-                 T(export_demangled_kernel_names) T(export_csv_tables))
+                 T(export_demangled_kernel_names) T(export_csv_tables) T(export_symbolized_native_frames))

@@ -251,6 +251,10 @@ TEST(nsys_exports)
     ASSERT_EQ(1, q(zE, "SELECT count(*) FROM memcpy WHERE src_kind = 1 AND dst_kind = 3"));
     ASSERT_EQ(2, q(zE, "SELECT count(*) FROM memory_event WHERE mem_kind = 3"));
     ASSERT_EQ(T_NS, q(zE, "SELECT value FROM meta WHERE key = 'clock_anchor_wall_ns'"));
+    /* Nsight's demangled and short names: the kernel's name and its short form in kernel_name */
+    ASSERT_STREQ("gemm_kernel(float*)|gemm_kernel",
+                 qs(zE, "SELECT d.value || '|' || s.value FROM kernel k JOIN kernel_name n ON n.name_id = k.name_id"
+                        " JOIN string d ON d.id = n.demangled_id JOIN string s ON s.id = n.short_id"));
 }
 
 TEST(command_line)

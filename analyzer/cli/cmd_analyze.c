@@ -39,6 +39,7 @@ static void usage(FILE *f)
             "  --no-write        do not write results back (the default; kept for scripts)\n"
             "  -j, --jobs N      analyze N traces at once (default: one per online CPU)\n"
             "  --by-site         add a table of allocation sites\n"
+            "  --debug-dir DIR   separate debug files for native frames (DIR/.build-id/xx/rest.debug)\n"
             "  -h, --help        this help\n"
             "\n"
             "Without NVTX ranges, phases are inferred from kernel names: windows with backward and\n"
@@ -58,13 +59,13 @@ static void usage(FILE *f)
  */
 static int parse_args(int argc, char **argv, struct vt_opts *o, struct vt_optparse *p)
 {
-    enum { O_FORMAT = 1, O_OUT, O_PHASE, O_EVAL, O_ITER, O_MIN, O_TOP, O_FAIL, O_NOWRITE, O_BYSITE, O_SAVE, O_JOBS };
+    enum { O_FORMAT = 1, O_OUT, O_PHASE, O_EVAL, O_ITER, O_MIN, O_TOP, O_FAIL, O_NOWRITE, O_BYSITE, O_SAVE, O_JOBS, O_DEBUGDIR };
     static const struct vt_opt aOpt[] = {
         {"format", 0, 1, O_FORMAT}, {"output", 'o', 1, O_OUT},    {"phase", 0, 1, O_PHASE},
         {"eval-phase", 0, 1, O_EVAL}, {"iteration", 0, 1, O_ITER}, {"min-bytes", 0, 1, O_MIN},
         {"top", 0, 1, O_TOP},       {"fail-on", 0, 1, O_FAIL},    {"no-write", 0, 0, O_NOWRITE},
         {"by-site", 0, 0, O_BYSITE}, {"save", 0, 0, O_SAVE},       {"jobs", 'j', 1, O_JOBS},
-        {NULL, 0, 0, 0}};
+        {"debug-dir", 0, 1, O_DEBUGDIR}, {NULL, 0, 0, 0}};
     static const char *const azFormat[] = {"text", "json", "markdown", "html", "md", NULL};
     static const char *const azSev[] = {"info", "low", "medium", "high", NULL};
     int c, k;
@@ -94,6 +95,7 @@ static int parse_args(int argc, char **argv, struct vt_opts *o, struct vt_optpar
             o->nJobs = (int)n;
             break;
         case O_BYSITE: o->bBySite = 1; break;
+        case O_DEBUGDIR: bad = vt__sym_debug_dir(p->zVal); break;
         }
         if (bad) return VT_EXIT_USAGE;
     }
@@ -178,5 +180,6 @@ int vt__cmd_analyze(int argc, char **argv)
     if (bPartial && (rc == VT_EXIT_OK || rc == VT_EXIT_FINDINGS)) rc = VT_EXIT_PARTIAL;
     vt__result_free(&r);
     vt__opt_end(&p);
+    vt__sym_reset();
     return rc;
 }

@@ -25,6 +25,7 @@ static void usage(FILE *f)
             "  --from T, --to T  only events overlapping this window; T is a time from the trace\n"
             "                    start (the timeline's 0): seconds (2.5) or with a unit (250ms,\n"
             "                    40us, 100ns, 1.5min); times in the file stay relative to the start\n"
+            "  --debug-dir DIR   separate debug files for native frames (DIR/.build-id/xx/rest.debug)\n"
             "  --gzip            compress the file with gzip (about 14x smaller; the Perfetto UI\n"
             "                    opens it as it is)\n"
             "  --csv DIR         instead: one CSV file per table in DIR (memory_event, kernel,\n"
@@ -71,14 +72,15 @@ static FILE *gz_over(FILE *f)
     return g;
 }
 
-enum { O_OUT = 1, O_FROM, O_TO, O_GZIP, O_CSV };
+enum { O_OUT = 1, O_FROM, O_TO, O_GZIP, O_CSV, O_DEBUGDIR };
 
 int vt__cmd_export(int argc, char **argv)
 {
     const char *zOut = NULL;
     static const struct vt_opt aOpt[] = {{"perfetto", 0, 1, O_OUT}, {"chrome", 0, 1, O_OUT}, {"output", 'o', 1, O_OUT},
                                          {"from", 0, 1, O_FROM},     {"to", 0, 1, O_TO},       {"gzip", 0, 0, O_GZIP},
-                                         {"csv", 0, 1, O_CSV},       {NULL, 0, 0, 0}};
+                                         {"csv", 0, 1, O_CSV},       {"debug-dir", 0, 1, O_DEBUGDIR},
+                                         {NULL, 0, 0, 0}};
     const char *zCsv = NULL;
     struct vt_export_opts eo = {0};
     struct vt_optparse p = {0};
@@ -98,6 +100,8 @@ int vt__cmd_export(int argc, char **argv)
         if (c == O_OUT) zOut = p.zVal; /* --perfetto, --chrome, -o */
         else if (c == O_CSV) zCsv = p.zVal;
         else if (c == O_GZIP) bGzip = 1;
+        else if (c == O_DEBUGDIR && vt__sym_debug_dir(p.zVal) != 0) c = VT_OPT_ERROR;
+        else if (c == O_DEBUGDIR) continue;
         else if (vt__opt_time(&p, c == O_FROM ? &eo.from : &eo.to) != 0) c = VT_OPT_ERROR;
         else *(c == O_FROM ? &eo.bFrom : &eo.bTo) = 1;
         if (c == VT_OPT_ERROR) break;
@@ -223,6 +227,7 @@ done:
     sqlite3_free(zTmp);
     sqlite3_free(zErr);
     vt__opt_end(&p);
+    vt__sym_reset();
     free(aF);
     return rc;
 }

@@ -456,10 +456,9 @@ static int counter_move(struct exporter *x, const struct vt_life *l, int64_t del
  */
 static void seed_counters(struct exporter *x)
 {
-    int64_t ts = x->winFrom + x->t0 - x->shift; /* the window's start in trace ns */
     x->bSeeded = 1;
     if (x->winFrom <= 0) return;
-    for (int i = 0; i < x->nSeries; i++) write_counter(x, ts, &x->aSeries[i]);
+    for (int i = 0; i < x->nSeries; i++) write_counter(x, x->winFrom + x->t0 - x->shift, &x->aSeries[i]);
 }
 
 static int mem_begin(void *pArg, struct vt_life *l)

@@ -283,6 +283,48 @@ static int row_kernel(struct nsys *n, sqlite3_stmt *p)
     return vt__tb_kernel(n->x->tb, &r) ? vt__imp_tb_fail(n->x) : 0;
 }
 
+/*
+ * The kernel_name rows of the imported kernels: each demangled name (the name the kernel rows
+ * got) with Nsight's short name. Kernels without both keep their name as it is. 0 or an exit code.
+ */
+static int kernel_names(struct nsys *n)
+{
+    char *zSql, *zIns;
+    sqlite3_stmt *p = NULL;
+    int rc = 0, src;
+    if (!has_table(n->db, "CUPTI_ACTIVITY_KIND_KERNEL")) return 0;
+    zSql = query(n, "CUPTI_ACTIVITY_KIND_KERNEL",
+                 "SELECT DISTINCT d.value, s.value FROM CUPTI_ACTIVITY_KIND_KERNEL t"
+                 " JOIN StringIds d ON d.id = {demangledName} JOIN StringIds s ON s.id = {shortName}"
+                 " WHERE {pid:globalPid}");
+    if (!zSql) return vt__imp_fail(n->x, VT_EXIT_INTERNAL, "out of memory");
+    if (sqlite3_prepare_v2(n->db, zSql, -1, &p, NULL) != SQLITE_OK) {
+        rc = nsys_fail(n, "CUPTI_ACTIVITY_KIND_KERNEL");
+        goto done;
+    }
+    while ((src = sqlite3_step(p)) == SQLITE_ROW) {
+        int64_t idName = vt__tb_string(n->x->tb, (const char *)sqlite3_column_text(p, 0));
+        int64_t idShort = vt__tb_string(n->x->tb, (const char *)sqlite3_column_text(p, 1));
+        if (idName < 0 || idShort < 0) {
+            rc = vt__imp_tb_fail(n->x);
+            goto done;
+        }
+        zIns = sqlite3_mprintf("INSERT OR IGNORE INTO kernel_name VALUES(%lld, %lld, %lld)", (long long)idName,
+                               (long long)idName, (long long)idShort);
+        src = zIns ? vt__tb_exec(n->x->tb, zIns) : SQLITE_NOMEM;
+        sqlite3_free(zIns);
+        if (src != SQLITE_OK) {
+            rc = vt__imp_tb_fail(n->x);
+            goto done;
+        }
+    }
+    if (src != SQLITE_DONE) rc = nsys_fail(n, "CUPTI_ACTIVITY_KIND_KERNEL");
+done:
+    sqlite3_finalize(p);
+    sqlite3_free(zSql);
+    return rc;
+}
+
 /* One copy row: Nsight's copy kinds are CUPTI's, its memory kinds mapped. */
 static int row_memcpy(struct nsys *n, sqlite3_stmt *p)
 {
@@ -548,6 +590,7 @@ int vt__import_nsys(struct vt__imp *x, int64_t pid)
                       " (SELECT value FROM StringIds WHERE id = coalesce({demangledName}, {shortName}, {mangledName}))"
                       " FROM CUPTI_ACTIVITY_KIND_KERNEL t WHERE {pid:globalPid} ORDER BY {start}",
                       row_kernel);
+    if (rc == 0) rc = kernel_names(&n);
     if (rc == 0)
         rc = each_row(&n, "CUPTI_ACTIVITY_KIND_MEMCPY",
                       "SELECT {start}, {end}, {deviceId}, {contextId}, {streamId}, {correlationId}, {bytes},"

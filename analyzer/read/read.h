@@ -254,6 +254,34 @@ int vt__knames_load(sqlite3 *db);
  */
 int vt__knames_store(sqlite3 *db);
 
+/* ---- symbolize.c ---- */
+/*
+ * Native frames symbolized offline (with libdw; without it, nothing is resolved): a frame's
+ * module file (module path), its recorded GNU build id and the return address relative to the
+ * module's load address give function, file and line. Debug information comes from the file
+ * itself or a separate debug file found by build id (DIR/.build-id/xx/rest.debug) or debug link
+ * in the --debug-dir directory, beside the file or under /usr/lib/debug. One process-wide set of
+ * opened modules, kept until vt__sym_reset; not thread-safe.
+ */
+struct vt_symbol {
+    const char *zFunction, *zFile; /* NULL when unknown; valid until vt__sym_reset */
+    int line;                      /* 0 when unknown */
+};
+enum { VT_SYM_UNKNOWN = 0, VT_SYM_OK = 1, VT_SYM_MISMATCH = 2 };
+/* Directory of separate debug files searched first (NULL: none). 0, or -1 out of memory. */
+int vt__sym_debug_dir(const char *zDir);
+/* Whether this build symbolizes (built with libdw). */
+int vt__sym_available(void);
+/*
+ * Resolve return address pc (relative to the module's load address) in the module file zModule.
+ * VT_SYM_OK with *pOut filled; VT_SYM_MISMATCH when the file's build id is not zBuildId (the
+ * recorded one; NULL or "": not checked), so its lines would be wrong; VT_SYM_UNKNOWN when the
+ * file or its debug information is missing; -1 out of memory.
+ */
+int vt__sym_resolve(const char *zModule, const char *zBuildId, uint64_t pc, struct vt_symbol *pOut);
+/* Close every module and forget the debug directory. */
+void vt__sym_reset(void);
+
 /* ---- live.c ---- */
 /* One lifetime: an allocation (or VMM creation, or a mapping) from its start to its end. */
 struct vt_life {

@@ -45,14 +45,17 @@ static int is_library_module(const char *z)
  */
 static char *describe_stack(sqlite3 *db, int64_t stackId, int *pRc, int *pbNccl)
 {
-    static const char *zSql =
-        "SELECT f.kind, fn.value, fi.value, f.line, mo.value, f.pc FROM frame f"
-        " LEFT JOIN string fn ON fn.id = f.function_id LEFT JOIN string fi ON fi.id = f.file_id"
-        " LEFT JOIN string mo ON mo.id = f.module_id WHERE f.stack_id = ? ORDER BY f.idx";
+    /* the module's recorded build id (traces before schema version 3 have no module table) */
+#define SITE_FRAME_SQL(zBuildId)                                                                                       \
+    "SELECT f.kind, fn.value, fi.value, f.line, mo.value, f.pc, " zBuildId " FROM frame f"                             \
+    " LEFT JOIN string fn ON fn.id = f.function_id LEFT JOIN string fi ON fi.id = f.file_id"                           \
+    " LEFT JOIN string mo ON mo.id = f.module_id WHERE f.stack_id = ? ORDER BY f.idx"
     sqlite3_stmt *pStmt = NULL;
     char *zPy = NULL, *zPyAny = NULL, *zNative = NULL, *zRet = NULL;
     int bNativeLib = 0;
-    int rc = sqlite3_prepare_v2(db, zSql, -1, &pStmt, NULL);
+    int rc = sqlite3_prepare_v2(db, SITE_FRAME_SQL("(SELECT build_id FROM module WHERE path_id = f.module_id)"), -1,
+                                &pStmt, NULL);
+    if (rc != SQLITE_OK) rc = sqlite3_prepare_v2(db, SITE_FRAME_SQL("NULL"), -1, &pStmt, NULL);
     if (rc != SQLITE_OK) goto done;
     sqlite3_bind_int64(pStmt, 1, stackId);
     while ((rc = sqlite3_step(pStmt)) == SQLITE_ROW) {
@@ -70,10 +73,25 @@ static char *describe_stack(sqlite3 *db, int64_t stackId, int *pRc, int *pbNccl)
             else free(z);
         } else if (!zNative || (bNativeLib && !is_library_module(zMod))) {
             const char *zBase = zMod ? strrchr(zMod, '/') : NULL;
+            struct vt_symbol sy;
+            int sr = VT_SYM_UNKNOWN;
             free(zNative);
             bNativeLib = is_library_module(zMod);
             zBase = zBase ? zBase + 1 : zMod;
-            if (zFn && zFile && line > 0)
+            /* not resolved when recorded: symbolized now from the module file, unless it changed since */
+            if (!(zFn && zFile && line > 0) && sqlite3_column_type(pStmt, 5) != SQLITE_NULL)
+                sr = vt__sym_resolve(zMod, (const char *)sqlite3_column_text(pStmt, 6),
+                                     (uint64_t)sqlite3_column_int64(pStmt, 5), &sy);
+            if (sr < 0) { rc = SQLITE_NOMEM; goto done; }
+            if (sr == VT_SYM_OK && sy.zFile && sy.line > 0)
+                zNative = vt__strdupf("%s:%d in %s", sy.zFile, sy.line, sy.zFunction ? sy.zFunction : zFn ? zFn : "?");
+            else if (sr == VT_SYM_OK && !zFn)
+                zNative = vt__strdupf("%s (%s)", sy.zFunction, zBase ? zBase : "?");
+            else if (sr == VT_SYM_MISMATCH)
+                zNative = vt__strdupf("%s%s0x%llx (%s: not the recorded build, not symbolized)", zFn ? zFn : "",
+                                      zFn ? " " : "", (unsigned long long)sqlite3_column_int64(pStmt, 5),
+                                      zBase ? zBase : "?");
+            else if (zFn && zFile && line > 0)
                 zNative = vt__strdupf("%s:%d in %s", zFile, line, zFn);
             else if (zFn)
                 zNative = vt__strdupf("%s (%s)", zFn, zBase ? zBase : "?");

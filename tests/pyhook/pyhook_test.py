@@ -30,6 +30,7 @@ def run(job, env_extra=None, history=True, own_site=True, own_code=""):
             f.write("open(%r, 'w').write('yes')\n" % marker + own_code)
     env = {k: v for k, v in os.environ.items() if not k.startswith(("VRAMTRACE_", "VT_FAKE_", "PYTHON"))}
     env["PYTHONPATH"] = os.pathsep.join([HOOK, FAKE, site])
+    env["PYTHONDONTWRITEBYTECODE"] = "1"  # no bytecode beside the sources
     env["VT_FAKE_LOG"] = os.path.join(tmp, "calls.jsonl")
     env["VRAMTRACE_SNAPSHOT_DIR"] = out
     if history:
