@@ -81,6 +81,17 @@ def main():
         check(any("optimizer.py" in json.dumps(f) for f in (merged or {}).get("findings", [])),
               "a leak names optimizer.py")
         check(digest(trace) == before, "the trace is unchanged without --save")
+        # allocated by tensors against reserved at the peak: only with both levels
+        dev = (merged or {}).get("traces", [{}])[0].get("devices", [{}])[0] if merged else {}
+        check(0 < dev.get("tensor_at_peak_bytes", 0) <= dev.get("peak_bytes", 0)
+              and dev.get("tensor_peak_bytes", 0) >= dev.get("tensor_at_peak_bytes", 1),
+              "JSON: tensors at the peak %s <= reserved peak %s, tensor peak %s"
+              % (dev.get("tensor_at_peak_bytes"), dev.get("peak_bytes"), dev.get("tensor_peak_bytes")))
+        sdev = (segs or {}).get("traces", [{}])[0].get("devices", [{}])[0] if segs else {}
+        check("tensor_at_peak_bytes" not in sdev, "JSON: no tensor figures at segment level alone")
+        p = subprocess.run([vt, "analyze", trace, "--snapshot", snap], capture_output=True, text=True)
+        check("allocated by tensors" in p.stdout and "reserved by the caching allocator" in p.stdout,
+              "text: the peak reconciled")
 
         # another time: the trace's wall-clock anchor an hour later
         shifted = os.path.join(tmp, "shifted.trace")
