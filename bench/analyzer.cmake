@@ -8,3 +8,7 @@ add_dependencies(bench_analyzer vramtrace)
 if(VT_HAVE_CUDA)
   include(${CMAKE_CURRENT_LIST_DIR}/overhead/overhead.cmake)
 endif()
+# bench_export: `vramtrace export` plain and --gzip on one trace (bytes/event, events/s).
+add_executable(bench_export bench_export.c)
+target_compile_definitions(bench_export PRIVATE VT_BENCH_VRAMTRACE="$<TARGET_FILE:vramtrace>")
+add_dependencies(bench_export vramtrace)

@@ -6,6 +6,7 @@
 #include <fcntl.h>
 
 #include "sql_fixture.h"
+#include "util/demangle.h"
 #include "sql_run.h"
 #include "vt_test.h"
 
@@ -341,5 +342,194 @@ TEST(export_streams_large_trace)
     vt_cleanup(zDir);
 }
 
+/* Unknown values (NULL grid or block sizes, an OOM's requested size) are left out of the events, never written as 0. */
+TEST(export_unknown_values_left_out)
+{
+    const char *zDir = vt_tmpdir();
+    char zTrace[256], zJson[256], zArgs[1024], *zOut, *zErr, *zJ, *z;
+    sqlite3 *db;
+    snprintf(zTrace, sizeof zTrace, "%s/rank0.db", zDir);
+    snprintf(zJson, sizeof zJson, "%s/out.json", zDir);
+    ASSERT_EQ(0, vt_fixture_write(zTrace, 0));
+    ASSERT_EQ(SQLITE_OK, sqlite3_open(zTrace, &db));
+    ASSERT_EQ(SQLITE_OK, sqlite3_exec(db,
+                                      "UPDATE kernel SET grid_y = NULL, block_x = NULL WHERE correlation = 105;"
+                                      "UPDATE oom_event SET bytes = NULL",
+                                      NULL, NULL, NULL));
+    sqlite3_close(db);
+    snprintf(zArgs, sizeof zArgs, "export --perfetto %s %s", zJson, zTrace);
+    ASSERT_EQ(0, vt_run(zDir, zArgs, &zOut, &zErr));
+    free(zOut), free(zErr);
+    free(check_json(zDir, zJson)); /* still strict JSON */
+    zJ = vt_slurp(zJson);
+    /* the kernel keeps its name and time, without grid or block */
+    z = strstr(zJ, "\"correlation\":105");
+    ASSERT(z != NULL);
+    ASSERT(strncmp(z, "\"correlation\":105,\"registers_per_thread\":32", 43) == 0);
+    ASSERT_CONTAINS(zJ, "\"correlation\":104,\"grid\":[128,1,1],\"block\":[256,1,1]");
+    ASSERT_CONTAINS(zJ, "\"name\":\"OOM: cudaMalloc on GPU 0\"");
+    ASSERT(strstr(zJ, "requested_bytes") == NULL);
+    free(zJ);
+    vt_cleanup(zDir);
+}
+
+/* --from/--to keep the events overlapping the window, at their unwindowed times; counters start at the window's value. */
+TEST(export_time_window)
+{
+    const char *zDir = vt_tmpdir();
+    char zTrace[256], zJson[256], zArgs[1024], zCmd[512], *zOut, *zErr, *zJ;
+    snprintf(zTrace, sizeof zTrace, "%s/rank0.db", zDir);
+    snprintf(zJson, sizeof zJson, "%s/win.json", zDir);
+    ASSERT_EQ(0, vt_fixture_write(zTrace, 0));
+    /* kernels 10-15, 16-19 and 25-26 us overlap 15-26 us; the one at 56 us does not */
+    snprintf(zArgs, sizeof zArgs, "export --from 15us --to 0.026ms --perfetto %s %s", zJson, zTrace);
+    ASSERT_EQ(0, vt_run(zDir, zArgs, &zOut, &zErr));
+    ASSERT_CONTAINS(zErr, "3 kernels, 0 copies, 0 memsets, 2 NVTX, 0 allocs, 1 frees, 0 OOM");
+    free(zOut), free(zErr);
+    snprintf(zCmd, sizeof zCmd, "python3 -c 'import json,sys; json.load(open(sys.argv[1]))' %s", zJson);
+    if (system("python3 -c 'import json' >/dev/null 2>&1") == 0) ASSERT_EQ(0, system(zCmd));
+    zJ = vt_slurp(zJson);
+    ASSERT_CONTAINS(zJ, "\"from_ns\":15000,\"to_ns\":26000}");
+    ASSERT_CONTAINS(zJ, "\"name\":\"sgemm_bwd\",\"cat\":\"kernel\",\"ts\":16.000,\"dur\":3.000");
+    /* device memory live at 15 us: 64 + 16 + 32 MiB; then the free at 20 us */
+    ASSERT_CONTAINS(zJ, "\"ts\":15.000,\"args\":{\"device\":117440512}}");
+    ASSERT_CONTAINS(zJ, "\"ts\":20.000,\"args\":{\"device\":100663296}}");
+    ASSERT(strstr(zJ, "\"ts\":3.000") == NULL);
+    free(zJ);
+    /* only an end; bad times and an inverted window are usage errors */
+    snprintf(zArgs, sizeof zArgs, "export --to 5us --perfetto %s %s", zJson, zTrace);
+    ASSERT_EQ(0, vt_run(zDir, zArgs, &zOut, &zErr));
+    ASSERT_CONTAINS(zErr, "0 kernels, 1 copies, 1 memsets, 1 NVTX, 4 allocs, 0 frees, 0 OOM");
+    free(zOut), free(zErr);
+    snprintf(zArgs, sizeof zArgs, "export --from 2parsecs --perfetto %s %s", zJson, zTrace);
+    ASSERT_EQ(2, vt_run(zDir, zArgs, &zOut, &zErr));
+    ASSERT_CONTAINS(zErr, "--from: '2parsecs' is not a time");
+    free(zOut), free(zErr);
+    snprintf(zArgs, sizeof zArgs, "export --from 2s --to 1s --perfetto %s %s", zJson, zTrace);
+    ASSERT_EQ(2, vt_run(zDir, zArgs, &zOut, &zErr));
+    ASSERT_CONTAINS(zErr, "before --from");
+    free(zOut), free(zErr);
+    vt_cleanup(zDir);
+}
+
+/* --gzip writes the same document, gzip-compressed, to a file or to standard output. */
+TEST(export_gzip)
+{
+    const char *zDir = vt_tmpdir();
+    char zTrace[256], zPlain[256], zGz[256], zArgs[1024], zCmd[4096], zBack[300], *zOut, *zErr, *zA, *zB;
+    struct stat st, stGz;
+    snprintf(zTrace, sizeof zTrace, "%s/rank0.db", zDir);
+    snprintf(zPlain, sizeof zPlain, "%s/plain.json", zDir);
+    snprintf(zGz, sizeof zGz, "%s/out.json.gz", zDir);
+    snprintf(zBack, sizeof zBack, "%s/back.json", zDir);
+    ASSERT_EQ(0, vt_fixture_write(zTrace, 0));
+    if (system("gzip --version >/dev/null 2>&1") != 0) SKIP("gzip not found");
+    snprintf(zArgs, sizeof zArgs, "export --perfetto %s %s", zPlain, zTrace);
+    ASSERT_EQ(0, vt_run(zDir, zArgs, &zOut, &zErr));
+    free(zOut), free(zErr);
+    snprintf(zArgs, sizeof zArgs, "export --gzip --perfetto %s %s", zGz, zTrace);
+    ASSERT_EQ(0, vt_run(zDir, zArgs, &zOut, &zErr));
+    free(zOut), free(zErr);
+    ASSERT_EQ(0, stat(zGz, &stGz));
+    ASSERT_EQ(0, stat(zPlain, &st));
+    ASSERT(stGz.st_size * 4 < st.st_size);
+    snprintf(zCmd, sizeof zCmd, "gzip -t %s && gzip -dc %s > %s", zGz, zGz, zBack);
+    ASSERT_EQ(0, system(zCmd));
+    zA = vt_slurp(zPlain);
+    zB = vt_slurp(zBack);
+    ASSERT_STREQ(zA, zB);
+    free(zB);
+    /* to standard output */
+    snprintf(zArgs, sizeof zArgs, "export --gzip --perfetto - %s > %s", zTrace, zGz);
+    snprintf(zCmd, sizeof zCmd, "%s %s && gzip -dc %s > %s", vt_bin(), zArgs, zGz, zBack);
+    ASSERT_EQ(0, system(zCmd));
+    zB = vt_slurp(zBack);
+    ASSERT_STREQ(zA, zB);
+    free(zA), free(zB);
+    vt_cleanup(zDir);
+}
+
+/* Mangled kernel names are exported demangled; analyze stores them with their short names in kernel_name. */
+TEST(export_demangled_kernel_names)
+{
+    const char *zDir = vt_tmpdir();
+    char zTrace[256], zJson[256], zArgs[1024], *zOut, *zErr, *zJ, *z = NULL;
+    sqlite3 *db;
+    if (vt__demangle("_Z1fv", &z) != 1) SKIP("no C++ runtime (libstdc++.so.6) installed");
+    free(z);
+    snprintf(zTrace, sizeof zTrace, "%s/rank0.db", zDir);
+    snprintf(zJson, sizeof zJson, "%s/out.json", zDir);
+    ASSERT_EQ(0, vt_fixture_write(zTrace, 0));
+    ASSERT_EQ(SQLITE_OK, sqlite3_open(zTrace, &db));
+    ASSERT_EQ(SQLITE_OK, sqlite3_exec(db, "UPDATE string SET value = '_Z5scaleIfEvPT_i' WHERE id = 3", NULL, NULL, NULL));
+    sqlite3_close(db);
+    snprintf(zArgs, sizeof zArgs, "export --perfetto %s %s", zJson, zTrace);
+    ASSERT_EQ(0, vt_run(zDir, zArgs, &zOut, &zErr));
+    free(zOut), free(zErr);
+    zJ = vt_slurp(zJson);
+    ASSERT_CONTAINS(zJ, "\"name\":\"void scale<float>(float*, int)\",\"cat\":\"kernel\"");
+    ASSERT_CONTAINS(zJ, "\"name\":\"sgemm_bwd\",\"cat\":\"kernel\"");
+    free(zJ);
+    /* analyze writes kernel_name: every kernel's name, demangled and short */
+    snprintf(zArgs, sizeof zArgs, "analyze --save %s", zTrace);
+    ASSERT_EQ(0, vt_run(zDir, zArgs, &zOut, &zErr));
+    free(zOut), free(zErr);
+    snprintf(zArgs, sizeof zArgs,
+             "sql %s \"SELECT n.name_id, d.value, s.value FROM kernel_name n JOIN string d ON d.id = n.demangled_id"
+             " JOIN string s ON s.id = n.short_id ORDER BY 1\"",
+             zTrace);
+    ASSERT_EQ(0, vt_run(zDir, zArgs, &zOut, &zErr));
+    ASSERT_CONTAINS(zOut, "      1  sgemm_fwd                       sgemm_fwd\n");
+    ASSERT_CONTAINS(zOut, "      3  void scale<float>(float*, int)  scale\n");
+    free(zOut), free(zErr);
+    /* a second analyze adds nothing */
+    snprintf(zArgs, sizeof zArgs, "analyze --save %s", zTrace);
+    ASSERT_EQ(0, vt_run(zDir, zArgs, &zOut, &zErr));
+    free(zOut), free(zErr);
+    snprintf(zArgs, sizeof zArgs, "sql --format csv --no-header %s \"SELECT count(*) FROM kernel_name\"", zTrace);
+    ASSERT_EQ(0, vt_run(zDir, zArgs, &zOut, &zErr));
+    ASSERT_STREQ("3\n", zOut);
+    free(zOut), free(zErr);
+    vt_cleanup(zDir);
+}
+
+/* --csv DIR: one file per table, every trace's rows after trace, pid and rank, one header. */
+TEST(export_csv_tables)
+{
+    const char *zDir = vt_tmpdir();
+    char zT0[256], zT1[256], zOutDir[256], zFile[320], zArgs[1024], *zOut, *zErr, *zCsv;
+    int nLines = 0;
+    snprintf(zT0, sizeof zT0, "%s/rank0.db", zDir);
+    snprintf(zT1, sizeof zT1, "%s/rank1.db", zDir);
+    snprintf(zOutDir, sizeof zOutDir, "%s/csv", zDir);
+    ASSERT_EQ(0, vt_fixture_write(zT0, 0));
+    ASSERT_EQ(0, vt_fixture_write(zT1, 1));
+    snprintf(zArgs, sizeof zArgs, "export --csv %s %s %s", zOutDir, zT0, zT1);
+    ASSERT_EQ(0, vt_run(zDir, zArgs, &zOut, &zErr));
+    ASSERT_CONTAINS(zErr, "CSV tables of 2 traces");
+    free(zOut), free(zErr);
+    snprintf(zFile, sizeof zFile, "%s/kernel.csv", zOutDir);
+    zCsv = vt_slurp(zFile);
+    ASSERT(!strncmp(zCsv, "trace,pid,rank,id,", 18));
+    ASSERT_CONTAINS(zCsv, ",name\n");
+    ASSERT_CONTAINS(zCsv, "\nrank0.db,4242,0,");
+    ASSERT_CONTAINS(zCsv, "\nrank1.db,4243,1,");
+    ASSERT_CONTAINS(zCsv, ",sgemm_fwd\n");
+    for (const char *p = zCsv; (p = strchr(p, '\n')) != NULL; p++) nLines++;
+    ASSERT_EQ(1 + 2 * 4, nLines); /* one header, 4 kernels per fixture trace */
+    free(zCsv);
+    snprintf(zFile, sizeof zFile, "%s/memory_event.csv", zOutDir);
+    zCsv = vt_slurp(zFile);
+    ASSERT(!strncmp(zCsv, "trace,pid,rank,", 15));
+    free(zCsv);
+    /* --csv goes alone */
+    snprintf(zArgs, sizeof zArgs, "export --csv %s --gzip %s", zOutDir, zT0);
+    ASSERT_EQ(2, vt_run(zDir, zArgs, &zOut, &zErr));
+    ASSERT_CONTAINS(zErr, "--csv DIR goes alone");
+    free(zOut), free(zErr);
+    vt_cleanup(zDir);
+}
+
 VT_TEST_LIST(T(export_one_trace) T(export_two_ranks_aligned) T(export_nvtx_kinds) T(export_to_fifo_and_symlink) T(export_errors)
-                 T(export_streams_large_trace))
+                 T(export_streams_large_trace) T(export_unknown_values_left_out) T(export_time_window) T(export_gzip)
+                 T(export_demangled_kernel_names) T(export_csv_tables))

@@ -9,7 +9,8 @@ struct vt_writeback {
 };
 
 /*
- * Replace earlier results (VT_ANALYSIS_DDL) and prepare the lifetime insert, inside the
+ * Replace earlier results (VT_ANALYSIS_DDL), add the kernel_name rows the trace lacks
+ * (vt__knames_store) and prepare the lifetime insert, inside the
  * write transaction the read layer opened (vt__read_open VT_READ_WRITE), which
  * vt__writeback_end commits. Returns a VT_EXIT code.
  */
@@ -18,6 +19,9 @@ int vt__writeback_begin(struct vt_trace *t)
     int rc = SQLITE_NOMEM;
     t->pWb = calloc(1, sizeof *t->pWb);
     if (t->pWb) rc = sqlite3_exec(t->f.db, VT_ANALYSIS_DDL, NULL, NULL, NULL);
+    /* readable kernel names (kernel_name) for every reader after this one, the views included */
+    if (rc == SQLITE_OK) rc = vt__knames_load(t->f.db);
+    if (rc == SQLITE_OK) rc = vt__knames_store(t->f.db);
     if (rc == SQLITE_OK)
         rc = sqlite3_prepare_v2(t->f.db,
                                 "INSERT INTO lifetime(device, mem_kind, address, bytes, alloc_ts, free_ts,"

@@ -137,7 +137,8 @@ static int merge_snapshots(const char **azPath, int nPath, const char *zSnap, in
 
 /*
  * vramtrace analyze: parse options, analyze every trace, write the report. Returns
- * VT_EXIT_OK, VT_EXIT_FINDINGS (--fail-on), or the first error's exit code.
+ * VT_EXIT_OK, VT_EXIT_FINDINGS (--fail-on), VT_EXIT_PARTIAL (some traces not read: the
+ * others reported; before --fail-on), or the first error's exit code.
  */
 int vt__cmd_analyze(int argc, char **argv)
 {
@@ -145,7 +146,7 @@ int vt__cmd_analyze(int argc, char **argv)
     struct vt_result r;
     struct vt_optparse p;
     const char **azPath;
-    int nPath, rc, i, bNoSnap = 0;
+    int nPath, rc, i, bPartial, bNoSnap = 0;
     const char *zSnap = NULL;
     FILE *fOut = stdout;
 
@@ -181,6 +182,9 @@ int vt__cmd_analyze(int argc, char **argv)
         return rc;
     }
     rc = vt__analyze(azPath, nPath, &o, &r);
+    /* some traces not read (each named): the others are still reported, and the exit says so */
+    bPartial = rc == VT_EXIT_PARTIAL;
+    if (bPartial) rc = VT_EXIT_OK;
     if (rc == VT_EXIT_OK && o.zOut) {
         fOut = fopen(o.zOut, "w");
         if (!fOut) {
@@ -208,6 +212,7 @@ int vt__cmd_analyze(int argc, char **argv)
     if (rc == VT_EXIT_OK && o.failOn >= 0)
         for (i = 0; i < r.nFind; i++)
             if (r.aFind[i].severity >= o.failOn) rc = VT_EXIT_FINDINGS;
+    if (bPartial && (rc == VT_EXIT_OK || rc == VT_EXIT_FINDINGS)) rc = VT_EXIT_PARTIAL;
     vt__result_free(&r);
     vt__opt_end(&p);
     return rc;

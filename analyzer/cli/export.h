@@ -2,6 +2,7 @@
 #ifndef VT_ANALYZER_EXPORT_H
 #define VT_ANALYZER_EXPORT_H
 
+#include <stdint.h>
 #include <stdio.h>
 
 #include "read/read.h"
@@ -11,15 +12,34 @@ struct vt_export_stats {
     long long nKernel, nMemcpy, nMemset, nNvtx, nAlloc, nFree, nCounter, nOom, nMeta;
 };
 
+/* What to write: a time window (ns from the export's origin, both ends included). */
+struct vt_export_opts {
+    int bFrom, bTo;
+    int64_t from, to;
+};
+
 /*
  * Write nTrace traces opened through the read layer (aF) to f as one Chrome
  * trace-event JSON document. Rows are streamed from one prepared statement per
  * kind; memory use is bounded by the number of allocations live at one time.
  * Timestamps are microseconds relative to the earliest event of all traces;
  * with several traces that all carry clock anchors they are aligned on the wall
- * clock. Returns SQLITE_OK, an SQLite error code (message in *pzErr,
+ * clock. With pOpt's window (NULL: none) only events overlapping it are written,
+ * times still relative to the origin; counters start at their value at the window's start.
+ * Unknown values (NULL columns) are left out. Returns SQLITE_OK, an SQLite error code (message in *pzErr,
  * sqlite3_malloc'd), or SQLITE_IOERR when writing f failed.
  */
-int vt__export_perfetto(FILE *f, int nTrace, struct vt_tracefile *aF, struct vt_export_stats *pStats, char **pzErr);
+int vt__export_perfetto(FILE *f, int nTrace, struct vt_tracefile *aF, const struct vt_export_opts *pOpt,
+                        struct vt_export_stats *pStats, char **pzErr);
+
+/*
+ * Write nTrace traces opened through the read layer (aF) as CSV files in directory zDir
+ * (created if missing): one file per table (memory_event, kernel, memcpy, memset, nvtx_range,
+ * api_call, oom_event, device, meta), every trace's rows after three columns trace (the file
+ * name), pid and rank, one header line, kernel, NVTX and API names joined in; existing files of
+ * those names are replaced. For engines that join hundreds of ranks (DuckDB). Returns SQLITE_OK
+ * or an SQLite error code with a message in *pzErr (sqlite3_malloc'd).
+ */
+int vt__export_csv(const char *zDir, int nTrace, struct vt_tracefile *aF, char **pzErr);
 
 #endif

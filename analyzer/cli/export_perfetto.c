@@ -36,6 +36,8 @@ struct exporter {
     struct series *aSeries;
     int nSeries;
     struct vt_export_stats *pStats;
+    int64_t winFrom, winTo;  /* the time window, ns from the origin (display time) */
+    int bSeeded;             /* the memory pass wrote every series' value at the window's start */
     /* the memory pass: its live set, sites, and what applying the current row did */
     struct vt_live *L;
     struct vt_sites sites;
@@ -71,6 +73,12 @@ static void put_us(struct exporter *x, int64_t ns, int bAbsolute)
     fprintf(x->f, "%lld.%03lld", (long long)(v / 1000), (long long)(v % 1000));
 }
 
+/* Whether an event from start to end (trace ns) overlaps the time window. */
+static int in_window(const struct exporter *x, int64_t start, int64_t end)
+{
+    return end + x->shift - x->t0 >= x->winFrom && start + x->shift - x->t0 <= x->winTo;
+}
+
 /* Start one event object: separator, then {"ph":..,"pid":..,"tid":..,"name":.. */
 static void event_begin(struct exporter *x, const char *zPh, long long tid, const char *zName)
 {
@@ -92,6 +100,16 @@ static void arg_int(struct exporter *x, sqlite3_stmt *p, int i, const char *zKey
 {
     if (sqlite3_column_type(p, i) == SQLITE_NULL) return;
     fprintf(x->f, ",\"%s\":%lld", zKey, (long long)sqlite3_column_int64(p, i));
+}
+
+/* Optional ,"key":[x,y,z] from columns i..i+2: left out unless all three are known. */
+static void arg_dim3(struct exporter *x, sqlite3_stmt *p, int i, const char *zKey)
+{
+    if (sqlite3_column_type(p, i) == SQLITE_NULL || sqlite3_column_type(p, i + 1) == SQLITE_NULL ||
+        sqlite3_column_type(p, i + 2) == SQLITE_NULL)
+        return;
+    fprintf(x->f, ",\"%s\":[%lld,%lld,%lld]", zKey, (long long)sqlite3_column_int64(p, i),
+            (long long)sqlite3_column_int64(p, i + 1), (long long)sqlite3_column_int64(p, i + 2));
 }
 
 static void arg_hex(struct exporter *x, sqlite3_stmt *p, int i, const char *zKey)
@@ -223,15 +241,15 @@ done:
     return rc;
 }
 
-/* Kernels as complete ("X") events on their stream's track. */
+/* Kernels as complete ("X") events on their stream's track, named by their demangled names (temp.vt_kname). */
 static int write_kernels(struct exporter *x, char **pzErr)
 {
     sqlite3_stmt *p = NULL;
     int rc = prepare(x,
                      "SELECT k.start, k.end, coalesce(k.device, 0), k.stream, k.correlation,"
-                     " s.value, k.grid_x, k.grid_y, k.grid_z, k.block_x, k.block_y, k.block_z,"
+                     " coalesce(n.demangled, s.value), k.grid_x, k.grid_y, k.grid_z, k.block_x, k.block_y, k.block_z,"
                      " k.registers, k.static_smem, k.dynamic_smem, k.graph_id FROM kernel k"
-                     " LEFT JOIN string s ON s.id = k.name_id",
+                     " LEFT JOIN string s ON s.id = k.name_id LEFT JOIN temp.vt_kname n ON n.name_id = k.name_id",
                      &p, pzErr);
     if (rc != SQLITE_OK) return rc;
     while ((rc = sqlite3_step(p)) == SQLITE_ROW) {
@@ -239,6 +257,7 @@ static int write_kernels(struct exporter *x, char **pzErr)
         int device = sqlite3_column_int(p, 2);
         long long stream = sqlite3_column_type(p, 3) == SQLITE_NULL ? -1 : sqlite3_column_int64(p, 3);
         const char *zName = (const char *)sqlite3_column_text(p, 5);
+        if (!in_window(x, start, end)) continue;
         event_begin(x, "X", stream_tid(device, stream), zName ? zName : "kernel");
         fputs(",\"cat\":\"kernel\",\"ts\":", x->f);
         put_us(x, start, 0);
@@ -247,10 +266,8 @@ static int write_kernels(struct exporter *x, char **pzErr)
         fprintf(x->f, ",\"args\":{\"device\":%d", device);
         arg_int(x, p, 3, "stream");
         arg_int(x, p, 4, "correlation");
-        fprintf(x->f, ",\"grid\":[%lld,%lld,%lld],\"block\":[%lld,%lld,%lld]",
-                (long long)sqlite3_column_int64(p, 6), (long long)sqlite3_column_int64(p, 7),
-                (long long)sqlite3_column_int64(p, 8), (long long)sqlite3_column_int64(p, 9),
-                (long long)sqlite3_column_int64(p, 10), (long long)sqlite3_column_int64(p, 11));
+        arg_dim3(x, p, 6, "grid");
+        arg_dim3(x, p, 9, "block");
         arg_int(x, p, 12, "registers_per_thread");
         arg_int(x, p, 13, "static_shared_memory");
         arg_int(x, p, 14, "dynamic_shared_memory");
@@ -276,9 +293,10 @@ static int write_copies(struct exporter *x, char **pzErr)
     if (rc != SQLITE_OK) return rc;
     while ((rc = sqlite3_step(p)) == SQLITE_ROW) {
         int64_t start = sqlite3_column_int64(p, 0), end = sqlite3_column_int64(p, 1);
-        int64_t bytes = sqlite3_column_int64(p, 8);
+        int64_t bytes = sqlite3_column_int64(p, 8); /* NOT NULL in the schema */
         int device = sqlite3_column_int(p, 2);
         long long stream = sqlite3_column_type(p, 3) == SQLITE_NULL ? -1 : sqlite3_column_int64(p, 3);
+        if (!in_window(x, start, end)) continue;
         vt__fmt_bytes(bytes, zSize, sizeof zSize);
         snprintf(zName, sizeof zName, "memcpy %s %s", vt__or(vt_copy_kind_name(sqlite3_column_int(p, 5)), "unknown"),
                  zSize);
@@ -290,9 +308,10 @@ static int write_copies(struct exporter *x, char **pzErr)
         fprintf(x->f, ",\"args\":{\"device\":%d", device);
         arg_int(x, p, 3, "stream");
         arg_int(x, p, 4, "correlation");
-        fprintf(x->f, ",\"copy_kind\":\"%s\",\"src_kind\":\"%s\",\"dst_kind\":\"%s\",\"bytes\":%lld",
+        fprintf(x->f, ",\"copy_kind\":\"%s\",\"src_kind\":\"%s\",\"dst_kind\":\"%s\"",
                 vt__or(vt_copy_kind_name(sqlite3_column_int(p, 5)), "unknown"), vt__or(vt_mem_kind_name(sqlite3_column_int(p, 6)), "unknown"),
-                vt__or(vt_mem_kind_name(sqlite3_column_int(p, 7)), "unknown"), (long long)bytes);
+                vt__or(vt_mem_kind_name(sqlite3_column_int(p, 7)), "unknown"));
+        arg_int(x, p, 8, "bytes");
         if (end > start) {
             fprintf(x->f, ",\"gb_per_s\":%.3f", (double)bytes / (double)(end - start));
         }
@@ -317,7 +336,8 @@ static int write_copies(struct exporter *x, char **pzErr)
         int64_t start = sqlite3_column_int64(p, 0), end = sqlite3_column_int64(p, 1);
         int device = sqlite3_column_int(p, 2);
         long long stream = sqlite3_column_type(p, 3) == SQLITE_NULL ? -1 : sqlite3_column_int64(p, 3);
-        vt__fmt_bytes(sqlite3_column_int64(p, 5), zSize, sizeof zSize);
+        if (!in_window(x, start, end)) continue;
+        vt__fmt_bytes(sqlite3_column_int64(p, 5), zSize, sizeof zSize); /* NOT NULL in the schema */
         snprintf(zName, sizeof zName, "memset %s", zSize);
         event_begin(x, "X", stream_tid(device, stream), zName);
         fputs(",\"cat\":\"memset\",\"ts\":", x->f);
@@ -375,6 +395,7 @@ static int write_nvtx(struct exporter *x, int64_t traceEnd, char **pzErr)
         if (!zName) zName = "(unnamed range)";
         end = bOpen ? traceEnd : sqlite3_column_int64(p, 1);
         if (end < start) end = start;
+        if (!in_window(x, start, end)) continue;
         if (kind == VT_NVTX_STARTEND) {
             event_begin(x, "b", tid, zName);
             fprintf(x->f, ",\"cat\":\"nvtx\",\"id\":\"nvtx%lld\",\"ts\":", id);
@@ -425,8 +446,20 @@ static int counter_move(struct exporter *x, const struct vt_life *l, int64_t del
     s = series_get(x, l->device >= 0 ? l->device : 0, vt__or(vt_mem_kind_name(l->memKind), "unknown"));
     if (!s) return -1;
     s->bytes += delta;
-    write_counter(x, ts, s);
+    if (in_window(x, ts, ts)) write_counter(x, ts, s);
     return 0;
+}
+
+/*
+ * The window's first memory row: every series already moving gets its value at the window's
+ * start, so the counters start at the live bytes of that moment rather than at 0.
+ */
+static void seed_counters(struct exporter *x)
+{
+    int64_t ts = x->winFrom + x->t0 - x->shift; /* the window's start in trace ns */
+    x->bSeeded = 1;
+    if (x->winFrom <= 0) return;
+    for (int i = 0; i < x->nSeries; i++) write_counter(x, ts, &x->aSeries[i]);
 }
 
 static int mem_begin(void *pArg, struct vt_life *l)
@@ -469,6 +502,7 @@ static int write_memory(struct exporter *x, char **pzErr)
     memset(&c, 0, sizeof c);
     if (!f->aT[VT_T_MEM].bPresent) return SQLITE_OK;
     x->L = vt__live_new(&h);
+    x->bSeeded = 0;
     zSql = vt__ordered_sql(f, VT_T_MEM, VT_MEMROW_COLS ", thread, stream, is_async", "1", "ts, id");
     if (!x->L || !zSql) rc = SQLITE_NOMEM;
     if (rc == SQLITE_OK) rc = vt__rows_open(&c, x->db, zSql, VT_MEMROW_NCOL + 3, f->aT[VT_T_MEM].w);
@@ -477,11 +511,14 @@ static int write_memory(struct exporter *x, char **pzErr)
         int bAlloc;
         long long tid;
         vt__memrow_read(&c, 0, &m);
+        if (m.ts + x->shift - x->t0 > x->winTo) break; /* rows come in time order */
+        if (!x->bSeeded && in_window(x, m.ts, m.ts)) seed_counters(x);
         x->bMatched = 0;
         if (vt__live_apply(x->L, &m) != 0) {
             rc = SQLITE_NOMEM;
             break;
         }
+        if (!in_window(x, m.ts, m.ts)) continue;
         zOp = vt__or(vt_memop_name(m.op), "memory");
         zKind = vt__or(vt_mem_kind_name(m.kind), "unknown");
         bAlloc = m.op == VT_MEMOP_ALLOC || m.op == VT_MEMOP_VMM_CREATE || m.op == VT_MEMOP_VMM_MAP ||
@@ -532,15 +569,17 @@ static int write_oom(struct exporter *x, char **pzErr)
     if (rc != SQLITE_OK) return rc;
     while ((rc = sqlite3_step(p)) == SQLITE_ROW) {
         const char *zApi = (const char *)sqlite3_column_text(p, 3);
-        vt__fmt_bytes(sqlite3_column_int64(p, 1), zSize, sizeof zSize);
-        snprintf(zName, sizeof zName, "OOM: %s %s on GPU %d", zApi ? zApi : "allocation", zSize,
-                 sqlite3_column_int(p, 2));
+        int bBytes = sqlite3_column_type(p, 1) != SQLITE_NULL;
+        int64_t ts = sqlite3_column_int64(p, 0);
+        if (!in_window(x, ts, ts)) continue;
+        snprintf(zName, sizeof zName, "OOM: %s%s%s on GPU %d", zApi ? zApi : "allocation", bBytes ? " " : "",
+                 bBytes ? vt__fmt_bytes(sqlite3_column_int64(p, 1), zSize, sizeof zSize) : "", sqlite3_column_int(p, 2));
         event_begin(x, "i", sqlite3_column_type(p, 7) == SQLITE_NULL ? 0 : sqlite3_column_int64(p, 7),
                     zName);
         fputs(",\"cat\":\"oom\",\"s\":\"p\",\"ts\":", x->f);
-        put_us(x, sqlite3_column_int64(p, 0), 0);
-        fprintf(x->f, ",\"args\":{\"requested_bytes\":%lld,\"device\":%d",
-                (long long)sqlite3_column_int64(p, 1), sqlite3_column_int(p, 2));
+        put_us(x, ts, 0);
+        fprintf(x->f, ",\"args\":{\"device\":%d", sqlite3_column_int(p, 2));
+        arg_int(x, p, 1, "requested_bytes");
         arg_text(x, p, 3, "api");
         arg_int(x, p, 4, "status");
         arg_int(x, p, 5, "free_bytes");
@@ -572,7 +611,8 @@ static int query_i64(sqlite3 *db, const char *zSql, int64_t *pOut, int *pbNull)
     return rc;
 }
 
-int vt__export_perfetto(FILE *f, int nTrace, struct vt_tracefile *aF, struct vt_export_stats *pStats, char **pzErr)
+int vt__export_perfetto(FILE *f, int nTrace, struct vt_tracefile *aF, const struct vt_export_opts *pOpt,
+                        struct vt_export_stats *pStats, char **pzErr)
 {
     struct exporter x;
     int64_t *aShift = NULL, *aEnd = NULL, v, anchorC, anchorW;
@@ -585,6 +625,8 @@ int vt__export_perfetto(FILE *f, int nTrace, struct vt_tracefile *aF, struct vt_
     x.f = f;
     x.bFirst = 1;
     x.pStats = pStats;
+    x.winFrom = pOpt && pOpt->bFrom ? pOpt->from : INT64_MIN;
+    x.winTo = pOpt && pOpt->bTo ? pOpt->to : INT64_MAX;
     aShift = calloc((size_t)nTrace, sizeof(int64_t));
     aEnd = calloc((size_t)nTrace, sizeof(int64_t));
     aPid = calloc((size_t)nTrace, sizeof(long long));
@@ -614,6 +656,10 @@ int vt__export_perfetto(FILE *f, int nTrace, struct vt_tracefile *aF, struct vt_
             rc = SQLITE_ERROR;
             goto done;
         }
+        if ((rc = vt__knames_load(aF[i].db)) != SQLITE_OK) {
+            *pzErr = sqlite3_mprintf("%s: cannot read the kernel names: %s", aF[i].zPath, sqlite3_errmsg(aF[i].db));
+            goto done;
+        }
         if (!bAnchors) aShift[i] = 0;
         /* the trace's time range as every reader takes it (read/meta.c), widened to the tracer's own start
          * and end: the display's origin and the end of ranges never closed */
@@ -632,8 +678,12 @@ int vt__export_perfetto(FILE *f, int nTrace, struct vt_tracefile *aF, struct vt_
         rc = SQLITE_OK;
     }
     fprintf(f, "{\"displayTimeUnit\":\"ns\",\"otherData\":{\"generator\":\"vramtrace %s\","
-               "\"traces\":%d,\"origin_ns\":%lld,\"clock\":\"%s\"},\"traceEvents\":[",
+               "\"traces\":%d,\"origin_ns\":%lld,\"clock\":\"%s\"",
             VT_VERSION, nTrace, (long long)x.t0, bAnchors ? "wall" : "cupti");
+    /* the window, ns from the origin */
+    if (x.winFrom != INT64_MIN) fprintf(f, ",\"from_ns\":%lld", (long long)x.winFrom);
+    if (x.winTo != INT64_MAX) fprintf(f, ",\"to_ns\":%lld", (long long)x.winTo);
+    fputs("},\"traceEvents\":[", f);
     for (i = 0; i < nTrace && rc == SQLITE_OK; i++) {
         x.db = aF[i].db;
         x.pF = &aF[i];

@@ -231,6 +231,21 @@ struct vt_sites {
 int vt__site_get(struct vt_sites *s, sqlite3 *db, int64_t stackId, int64_t bytes);
 void vt__sites_free(struct vt_sites *s);
 
+/* ---- knames.c ---- */
+/*
+ * Readable names of db's kernels in temp.vt_kname(name_id, demangled, short_name), one row per
+ * string a kernel names: from the trace's kernel_name rows where it has them, else demangled now
+ * (a name that is not mangled stays as stored, with its short name). Replaces an earlier
+ * temp.vt_kname; a trace without kernels gets it empty. Returns an SQLite code.
+ */
+int vt__knames_load(sqlite3 *db);
+/*
+ * Write the names temp.vt_kname holds (vt__knames_load) and kernel_name lacks into the trace's
+ * kernel_name, new strings added to its string table, in the caller's write transaction.
+ * A trace without the kernel_name table (schema before version 3) is left as it is. SQLite code.
+ */
+int vt__knames_store(sqlite3 *db);
+
 /* ---- live.c ---- */
 /* One lifetime: an allocation (or VMM creation, or a mapping) from its start to its end. */
 struct vt_life {

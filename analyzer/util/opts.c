@@ -183,6 +183,27 @@ int vt__opt_seconds(struct vt_optparse *p, int64_t *pNs)
     return 0;
 }
 
+int vt__opt_time(struct vt_optparse *p, int64_t *pNs)
+{
+    static const struct {
+        const char *zUnit;
+        double ns;
+    } aUnit[] = {{"", 1e9}, {"s", 1e9}, {"ms", 1e6}, {"us", 1e3}, {"ns", 1}, {"min", 60e9}};
+    char *zEnd;
+    double v;
+    errno = 0;
+    v = strtod(p->zVal, &zEnd);
+    if (!errno && zEnd != p->zVal && v >= 0) {
+        for (size_t i = 0; i < sizeof aUnit / sizeof aUnit[0]; i++) {
+            if (strcmp(zEnd, aUnit[i].zUnit) != 0 || v * aUnit[i].ns > 9.0e18) continue;
+            *pNs = (int64_t)(v * aUnit[i].ns + 0.5);
+            return 0;
+        }
+    }
+    say(p, "%s: '%s' is not a time (a number of seconds, or with a unit: ns, us, ms, s, min)", p->zOpt, p->zVal);
+    return -1;
+}
+
 int vt__opt_choice(struct vt_optparse *p, const char *const *azChoice, int *pOut)
 {
     char zList[256] = "";

@@ -64,6 +64,8 @@ int vt__opt_int(struct vt_optparse *p, long long lo, long long hi, long long *pO
 int vt__opt_bytes(struct vt_optparse *p, int64_t *pOut);
 /* A duration in seconds ("30", "1.5", "0" for none) into nanoseconds. */
 int vt__opt_seconds(struct vt_optparse *p, int64_t *pNs);
+/* A time from a trace's start: seconds ("2.5"), or with a unit ("250ms", "40us", "100ns", "1.5min"). */
+int vt__opt_time(struct vt_optparse *p, int64_t *pNs);
 /* One of the names azChoice[0..] (NULL-terminated): its index into *pOut. */
 int vt__opt_choice(struct vt_optparse *p, const char *const *azChoice, int *pOut);
 

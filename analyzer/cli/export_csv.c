@@ -1,0 +1,90 @@
+/* Writing traces as CSV tables (one file per table, every trace's rows with trace, pid and rank) for other engines such as DuckDB. */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "cli.h"
+#include "export.h"
+#include "sql.h"
+#include "vramtrace/schema.h"
+
+/*
+ * The tables written: file name and the SELECT of one trace's rows after the trace, pid and rank
+ * columns (names joined in where the table holds ids). Every column the table has, as `vramtrace
+ * sql` shows it.
+ */
+static const struct {
+    const char *zFile, *zSelect;
+} aTable[] = {
+    {"memory_event", "SELECT x.* FROM memory_event x"},
+    {"kernel", "SELECT x.*, s.value AS name FROM kernel x LEFT JOIN string s ON s.id = x.name_id"},
+    {"memcpy", "SELECT x.* FROM memcpy x"},
+    {"memset", "SELECT x.* FROM memset x"},
+    {"nvtx_range", "SELECT x.*, s.value AS name FROM nvtx_range x LEFT JOIN string s ON s.id = x.name_id"},
+    {"api_call", "SELECT x.*, a.name AS api_name FROM api_call x LEFT JOIN enum_api a ON a.id = x.api"},
+    {"oom_event", "SELECT x.* FROM oom_event x"},
+    {"device", "SELECT x.* FROM device x"},
+    {"meta", "SELECT x.* FROM meta x"},
+};
+#define N_TABLE (sizeof aTable / sizeof aTable[0])
+
+/* The trace's file name without its directory: the `trace` column. */
+static const char *base_name(const char *zPath)
+{
+    const char *z = strrchr(zPath, '/');
+    return z ? z + 1 : zPath;
+}
+
+int vt__export_csv(const char *zDir, int nTrace, struct vt_tracefile *aF, char **pzErr)
+{
+    FILE *aOut[N_TABLE] = {NULL};
+    int aDone[N_TABLE] = {0}; /* the header line written */
+    char zPath[4200];
+    int rc = SQLITE_OK;
+    size_t k;
+    *pzErr = NULL;
+    if (mkdir(zDir, 0777) != 0 && errno != EEXIST) {
+        *pzErr = sqlite3_mprintf("cannot create %s: %s", zDir, strerror(errno));
+        return SQLITE_CANTOPEN;
+    }
+    for (k = 0; k < N_TABLE && rc == SQLITE_OK; k++) {
+        snprintf(zPath, sizeof zPath, "%s/%s.csv", zDir, aTable[k].zFile);
+        aOut[k] = fopen(zPath, "w");
+        if (!aOut[k]) {
+            *pzErr = sqlite3_mprintf("cannot write %s: %s", zPath, strerror(errno));
+            rc = SQLITE_CANTOPEN;
+        }
+    }
+    for (int i = 0; i < nTrace && rc == SQLITE_OK; i++) {
+        for (k = 0; k < N_TABLE && rc == SQLITE_OK; k++) {
+            /* pid and rank from meta, NULL when absent; the guard's views hide impossible rows */
+            char *zSql = sqlite3_mprintf("SELECT (SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'pid') AS pid,"
+                                         " (SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'rank') AS rank, t.*"
+                                         " FROM (%s) t",
+                                         aTable[k].zSelect);
+            struct vt_sql_print opt = {VT_SQL_CSV, 0, !aDone[k], base_name(aF[i].zPath), NULL};
+            sqlite3_stmt *p = NULL;
+            long long nRow;
+            if (!zSql) rc = SQLITE_NOMEM;
+            if (rc == SQLITE_OK && vt__schema_has_table(aF[i].db, aTable[k].zFile) != 1) { /* an older trace */
+                sqlite3_free(zSql);
+                continue;
+            }
+            if (rc == SQLITE_OK) rc = sqlite3_prepare_v2(aF[i].db, zSql, -1, &p, NULL);
+            if (rc == SQLITE_OK) rc = vt__sql_print(p, aOut[k], &opt, &nRow);
+            if (rc == SQLITE_OK) aDone[k] = 1;
+            if (rc != SQLITE_OK && !*pzErr)
+                *pzErr = sqlite3_mprintf("%s: %s: %s", aF[i].zPath, aTable[k].zFile,
+                                         rc == SQLITE_IOERR ? strerror(errno ? errno : EIO) : sqlite3_errmsg(aF[i].db));
+            sqlite3_finalize(p);
+            sqlite3_free(zSql);
+        }
+    }
+    for (k = 0; k < N_TABLE; k++)
+        if (aOut[k] && fclose(aOut[k]) != 0 && rc == SQLITE_OK) {
+            *pzErr = sqlite3_mprintf("cannot write %s/%s.csv: %s", zDir, aTable[k].zFile, strerror(errno));
+            rc = SQLITE_IOERR;
+        }
+    return rc;
+}

@@ -1,0 +1,62 @@
+/* Tests for readable kernel names: demangling through the C++ runtime and Nsight-style short names. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/demangle.h"
+#include "vt_test.h"
+
+/* The short name of z, in a static buffer. */
+static const char *short_of(const char *z)
+{
+    static char zOut[256];
+    vt__short_name(z, zOut, sizeof zOut);
+    return zOut;
+}
+
+TEST(demangle_cuda_kernels)
+{
+    char *z = NULL;
+    int rc = vt__demangle("_Z5scaleIfEvPT_i", &z);
+    if (rc == 0 && z == NULL && vt__demangle("_Z1fv", &z) == 0) SKIP("no C++ runtime (libstdc++.so.6) installed");
+    ASSERT_EQ(1, rc);
+    ASSERT_STREQ("void scale<float>(float*, int)", z);
+    free(z);
+    ASSERT_EQ(1, vt__demangle("_ZN2at6native29vectorized_elementwise_kernelILi4ENS0_11FillFunctorIfEENS_6detail5ArrayIPcLi1EEEEEviT0_T1_", &z));
+    ASSERT_STREQ("void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<float>, "
+                 "at::detail::Array<char*, 1> >(int, at::native::FillFunctor<float>, at::detail::Array<char*, 1>)", z);
+    free(z);
+    /* not mangled, or not valid: shown as stored */
+    ASSERT_EQ(0, vt__demangle("ampere_sgemm_128x64_nn", &z));
+    ASSERT(z == NULL);
+    ASSERT_EQ(0, vt__demangle("_Z", &z));
+    ASSERT(z == NULL);
+    ASSERT_EQ(0, vt__demangle("_Zx!garbage", &z));
+    ASSERT(z == NULL);
+    ASSERT_EQ(0, vt__demangle(NULL, &z));
+}
+
+TEST(short_names)
+{
+    char zSmall[5];
+    ASSERT_STREQ("scale", short_of("void scale<float>(float*, int)"));
+    ASSERT_STREQ("vectorized_elementwise_kernel",
+                 short_of("void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<float>, "
+                          "at::detail::Array<char*, 1> >(int, at::native::FillFunctor<float>, at::detail::Array<char*, 1>)"));
+    ASSERT_STREQ("fill", short_of("void at::native::(anonymous namespace)::fill<float>(float*, int)"));
+    ASSERT_STREQ("reduce", short_of("(anonymous namespace)::reduce(int)"));
+    /* template arguments holding parentheses and scopes (lambdas) */
+    ASSERT_STREQ("elementwise_kernel",
+                 short_of("void at::native::elementwise_kernel<128, 2, at::native::gpu_kernel_impl<X>"
+                          "(at::TensorIteratorBase&, X const&)::{lambda(int)#1}>(int, X)"));
+    ASSERT_STREQ("gemm", short_of("cutlass::Kernel<T>::gemm(Params)"));
+    /* already short, extern "C", or not a function */
+    ASSERT_STREQ("ampere_sgemm_128x64_nn", short_of("ampere_sgemm_128x64_nn"));
+    ASSERT_STREQ("kernel", short_of("kernel<float>"));
+    ASSERT_STREQ("", short_of(""));
+    /* cut to the buffer, full length returned */
+    ASSERT_EQ(29, (int)vt__short_name("void vectorized_elementwise_kernel<4>(int)", zSmall, sizeof zSmall));
+    ASSERT_STREQ("vect", zSmall);
+}
+
+VT_TEST_LIST(T(demangle_cuda_kernels) T(short_names))
