@@ -66,6 +66,9 @@ def main():
         db.execute("DELETE FROM tensor_event")
         db.execute("INSERT OR REPLACE INTO meta VALUES ('hostname', 'hostA')")
         db.execute("INSERT OR REPLACE INTO meta VALUES ('pid', '4242')")
+        # an out-of-memory failure of 64 GiB at the end, with what the driver said then
+        db.execute("INSERT INTO oom_event(t, api, device, bytes, status, free_bytes, total_bytes) "
+                   "SELECT max(t), 1, 0, 68719476736, 2, 1073741824, 85899345920 FROM memory_event")
         db.commit()
         db.close()
         before = digest(trace)
@@ -87,6 +90,14 @@ def main():
               and dev.get("tensor_peak_bytes", 0) >= dev.get("tensor_at_peak_bytes", 1),
               "JSON: tensors at the peak %s <= reserved peak %s, tensor peak %s"
               % (dev.get("tensor_at_peak_bytes"), dev.get("peak_bytes"), dev.get("tensor_peak_bytes")))
+        ooms = [f for f in (merged or {}).get("findings", []) if f.get("kind") == "oom"]
+        check(len(ooms) == 1 and "allocated by tensors" in ooms[0].get("evidence", "")
+              and "79.0 GiB in use as nvidia-smi shows it" in ooms[0].get("evidence", ""),
+              "the OOM reconciles allocated, cached and device used: "
+              + (ooms[0].get("evidence", "")[-400:] if ooms else "no oom finding"))
+        sooms = [f for f in (segs or {}).get("findings", []) if f.get("kind") == "oom"]
+        check(len(sooms) == 1 and "allocated by tensors" not in sooms[0].get("evidence", ""),
+              "segment level alone: no tensor figure at the OOM")
         sdev = (segs or {}).get("traces", [{}])[0].get("devices", [{}])[0] if segs else {}
         check("tensor_at_peak_bytes" not in sdev, "JSON: no tensor figures at segment level alone")
         p = subprocess.run([vt, "analyze", trace, "--snapshot", snap], capture_output=True, text=True)
