@@ -90,6 +90,9 @@ def main():
               and dev.get("tensor_peak_bytes", 0) >= dev.get("tensor_at_peak_bytes", 1),
               "JSON: tensors at the peak %s <= reserved peak %s, tensor peak %s"
               % (dev.get("tensor_at_peak_bytes"), dev.get("peak_bytes"), dev.get("tensor_peak_bytes")))
+        p = subprocess.run([vt, "analyze", trace, "--snapshot", snap, "--format", "html"], capture_output=True,
+                           text=True)
+        check("allocated / reserved / device used:</em> at the peak" in p.stdout, "HTML: the peak reconciled")
         ooms = [f for f in (merged or {}).get("findings", []) if f.get("kind") == "oom"]
         check(len(ooms) == 1 and "allocated by tensors" in ooms[0].get("evidence", "")
               and "79.0 GiB in use as nvidia-smi shows it" in ooms[0].get("evidence", ""),
