@@ -33,3 +33,12 @@ endforeach()
 # The importers end to end (and the import subcommand, in-process).
 vt_add_test(NAME test_import SOURCES test_import.c LIBS vtcli LABELS analyzer)
 set_property(TEST test_import APPEND PROPERTY ENVIRONMENT "VT_REAL_DATA=${VT_REAL_DATA}")
+
+# analyze --snapshot: a real snapshot merged into a matching synthetic trace (skipped without real-data).
+find_package(Python3 COMPONENTS Interpreter)
+if(Python3_Interpreter_FOUND)
+  add_test(NAME snapshot_merge
+    COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/snapshot_merge_test.py $<TARGET_FILE:vramtrace>
+      "${VT_REAL_DATA}")
+  set_tests_properties(snapshot_merge PROPERTIES LABELS analyzer SKIP_RETURN_CODE 77)
+endif()

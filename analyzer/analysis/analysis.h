@@ -73,6 +73,7 @@ struct vt_device {
     int64_t live, peak, peakTs;
     int64_t poolReserved, poolUsed, poolPeakReserved;
     int64_t tensorLive, tensorPeak, tensorPeakTs; /* blocks of a framework allocator (tensor_event) in it */
+    int64_t tensorAtPeak;   /* most tensor bytes live while the account stood at its peak; -1 none */
     int64_t aMax[VT_TIMELINE_BUCKETS]; /* highest live bytes in each bucket, -1 = no event */
     int64_t aLast[VT_TIMELINE_BUCKETS]; /* live bytes after the bucket's last event, -1 = no event */
     int64_t aPool[VT_TIMELINE_BUCKETS]; /* pool reserved (latest) in each bucket, -1 none */
@@ -313,6 +314,13 @@ int vt__live_snapshot(struct vt_trace *t, struct vt_life *const *apLive, int nLi
                       int *pnTop, int nTopCap, struct vt_group *aGroup, int *pnGroup, int nGroupCap);
 /* "3 allocations, 3.00 GiB from SITE (device), largest 1.00 GiB", into z */
 void vt__fmt_group(const struct vt_trace *t, const struct vt_group *g, char *z, size_t n);
+/*
+ * The memory figures people confuse, for device account d of t when the trace holds both
+ * levels (the allocator's tensors inside CUDA's segments): allocated by tensors and reserved by
+ * the caching allocator at the peak, the tensor peak, and what nvidia-smi adds. Into z (size n);
+ * returns 1, or 0 (z empty) when the trace has one level only.
+ */
+int vt__fmt_reconcile(const struct vt_trace *t, const struct vt_device *d, char *z, size_t n);
 
 /* ---- transfer.c ---- */
 /* The transfer pass fed kernel by kernel in start order (by the scan's kernel feed, or vt__transfers). */

@@ -5,6 +5,26 @@
 
 #define OTHERS_MIN ((int64_t)1 << 30) /* beyond the ~0.3-0.5 GiB a CUDA context takes */
 
+/*
+ * The figures of OOM o reconciled into z (size n), empty when the trace has one level only: of
+ * what the process held (the caching allocator's segments), how much tensors had allocated and
+ * how much sat cached, and what the device had in use as nvidia-smi shows it (total - free).
+ */
+static void oom_reconcile(const struct vt_trace *t, const struct vt_oom *o, char *z, size_t n)
+{
+    char zA[32], zC[32], zU[32];
+    z[0] = 0;
+    if (o->tensorAllocated < 0 || !t->f.bHaveTensors || t->f.bTensors || t->f.nDevAlloc == 0) return;
+    vt__fmt_bytes(o->tensorAllocated, zA, sizeof zA);
+    vt__fmt_bytes(o->held > o->tensorAllocated ? o->held - o->tensorAllocated : 0, zC, sizeof zC);
+    vt__fmt_bytes(o->totalBytes > 0 && o->freeBytes >= 0 ? o->totalBytes - o->freeBytes : -1, zU, sizeof zU);
+    snprintf(z, n,
+             " Of what this process held, %s was allocated by tensors and %s sat cached in the allocator's "
+             "segments (free for tensors, not for other requests); the device had %s in use as nvidia-smi "
+             "shows it (held, plus the CUDA context, library workspaces and other processes).",
+             zA, zC, o->totalBytes > 0 && o->freeBytes >= 0 ? zU : "an unknown amount");
+}
+
 /* One finding per OOM event, with its verdict (stored in the vt_oom too). */
 static int oom_end(void *st, struct vt_result *r, int iTrace)
 {
@@ -19,7 +39,7 @@ static int oom_end(void *st, struct vt_result *r, int iTrace)
             j++;
         struct vt_oom *o = &t->aOom[j];
         struct vt_finding *f = vt__finding_add(r, iTrace, "oom", VT_SEV_HIGH);
-        char zR[32], zF[32], zT[32], zH[32], zO[32], zC[32], zAt[32], zList[1600] = "", zRetry[200] = "";
+        char zR[32], zF[32], zT[32], zH[32], zO[32], zC[32], zAt[32], zList[1600] = "", zRetry[200] = "", zRecon[400];
         const char *zFix;
         size_t n = 0;
         int p;
@@ -37,6 +57,7 @@ static int oom_end(void *st, struct vt_result *r, int iTrace)
         vt__fmt_bytes(o->others, zO, sizeof zO);
         vt__fmt_bytes(o->poolCached, zC, sizeof zC);
         vt__fmt_at(t, o->ts, zAt, sizeof zAt);
+        oom_reconcile(t, o, zRecon, sizeof zRecon);
         if (o->requested < 0 || o->freeBytes < 0) {
             /* unknown is not real demand: without the request or the free memory there is no verdict */
             o->zVerdict = "cause unknown";
@@ -103,12 +124,12 @@ static int oom_end(void *st, struct vt_result *r, int iTrace)
                                 o->device, o->zVerdict);
         f->zEvidence = vt__strdupf(
             "At %s, %s was requested with %s free of %s; this process held %s in live allocations%s%s%s, "
-            "and %s was in use by something else (other processes or contexts). Largest live: %s.%s%s%s",
+            "and %s was in use by something else (other processes or contexts). Largest live: %s.%s%s%s%s",
             zAt, zR, o->freeBytes >= 0 ? zF : "unknown", o->totalBytes > 0 ? zT : "unknown", zH,
             o->poolCached > 0 ? " (pool caching " : "", o->poolCached > 0 ? zC : "",
             o->poolCached > 0 ? " freed)" : "", o->freeBytes >= 0 ? zO : "an unknown amount",
             n ? zList : "none recorded",
-            zRetry,
+            zRetry, zRecon,
             o->totalBytes > 0 && o->requested > o->totalBytes ? " The request alone is larger than the device's "
                                                                  "total memory." : "",
             t->f.bSegments ? " At segment level the free space inside cached segments is not visible; "

@@ -51,6 +51,7 @@ static int timeline_account(struct replay *r, const struct vt_life *l, int64_t t
         struct vt_device *d = &t->tl.aDev[iDev];
         d->tensorLive = vt__live_bytes(r->pTensor, l->acct);
         if (d->tensorLive > d->tensorPeak) d->tensorPeak = d->tensorLive, d->tensorPeakTs = ts;
+        if (d->peak > 0 && d->live == d->peak && d->tensorLive > d->tensorAtPeak) d->tensorAtPeak = d->tensorLive;
         return 0;
     }
     if (l->acct >= 0) t->tl.totalLiveNow += vt__live_bytes(r->pCuda, l->acct) - t->tl.aDev[iDev].live;

@@ -19,7 +19,7 @@ int vt__dev_index(struct vt_trace *t, int acct)
     d = &aNew[t->tl.nDev];
     memset(d, 0, sizeof *d);
     d->id = acct;
-    d->peakTs = d->tensorPeakTs = -1;
+    d->peakTs = d->tensorPeakTs = d->tensorAtPeak = -1;
     d->totalBytes = -1;
     for (i = 0; i < VT_TIMELINE_BUCKETS; i++) d->aMax[i] = d->aLast[i] = d->aPool[i] = -1;
     for (i = 0; i < VT_SLICES; i++) d->slice[i] = -1;
@@ -107,6 +107,7 @@ void vt__timeline_update(struct vt_trace *t, int iDev, int64_t ts)
         d->peak = d->live;
         d->peakTs = ts;
         d->bPeakDirty = 1;
+        d->tensorAtPeak = d->tensorLive;
     }
     if (d->poolReserved > d->poolPeakReserved) d->poolPeakReserved = d->poolReserved;
     if (d->id == VT_ACCT_PINNED) lower(&t->tl.pinnedSlice[slice_of(ts, t->f.t0, t->f.t1 + 1)], d->live);

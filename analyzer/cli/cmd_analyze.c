@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "import.h"
 #include "report/report.h"
 #include "cli.h"
 #include "util/opts.h"
@@ -40,13 +41,20 @@ static void usage(FILE *f)
             "  -j, --jobs N      analyze N traces at once (default: one per online CPU)\n"
             "  --by-site         add a table of allocation sites\n"
             "  --debug-dir DIR   separate debug files for native frames (DIR/.build-id/xx/rest.debug)\n"
+            "  --snapshot FILE   merge PyTorch's allocation history (a memory snapshot of the same\n"
+            "                    process) into the analysis: tensor lifetimes with their Python lines\n"
+            "                    inside the traced segments (one TRACE only; into a temporary copy,\n"
+            "                    into the trace itself with --save). Without it, the snapshot 'record'\n"
+            "                    wrote beside a trace (vramtrace-HOST-PID.snapshot.pickle) is merged\n"
+            "  --no-snapshot     do not merge the snapshot found beside a trace\n"
             "  -h, --help        this help\n"
             "\n"
             "Without NVTX ranges, phases are inferred from kernel names: windows with backward and\n"
             "optimizer kernels are training, forward-only windows are evaluation. A run that takes\n"
             "more than 2 s says how far it is on standard error when that is a terminal.\n"
             "\n"
-            "exit codes: 0 ok, 1 a finding at or above --fail-on, 2 usage, 3 file missing or\n"
+            "exit codes: 0 ok, 1 a finding at or above --fail-on, 2 usage (also a --snapshot not of the\n"
+            "trace's process and time), 3 file missing or\n"
             "unreadable or output not writable, 4 not a trace (empty file, not SQLite, not a\n"
             "vramtrace trace), 5 trace from a newer vramtrace, 6 damaged or truncated trace,\n"
             "7 internal error, 9 several traces and some could not be read (each is named; the\n"
@@ -57,15 +65,18 @@ static void usage(FILE *f)
  * The options into *o and the trace paths into p->azArg[0..p->nArg). Returns
  * VT_EXIT_OK, VT_EXIT_USAGE (message printed), or -1 after printing --help.
  */
-static int parse_args(int argc, char **argv, struct vt_opts *o, struct vt_optparse *p)
+static int parse_args(int argc, char **argv, struct vt_opts *o, struct vt_optparse *p, const char **pzSnap,
+                      int *pbNoSnap)
 {
-    enum { O_FORMAT = 1, O_OUT, O_PHASE, O_EVAL, O_ITER, O_MIN, O_TOP, O_FAIL, O_NOWRITE, O_BYSITE, O_SAVE, O_JOBS, O_DEBUGDIR };
+    enum { O_FORMAT = 1, O_OUT, O_PHASE, O_EVAL, O_ITER, O_MIN, O_TOP, O_FAIL, O_NOWRITE, O_BYSITE, O_SAVE, O_JOBS,
+           O_SNAP, O_NOSNAP, O_DEBUGDIR };
     static const struct vt_opt aOpt[] = {
         {"format", 0, 1, O_FORMAT}, {"output", 'o', 1, O_OUT},    {"phase", 0, 1, O_PHASE},
         {"eval-phase", 0, 1, O_EVAL}, {"iteration", 0, 1, O_ITER}, {"min-bytes", 0, 1, O_MIN},
         {"top", 0, 1, O_TOP},       {"fail-on", 0, 1, O_FAIL},    {"no-write", 0, 0, O_NOWRITE},
         {"by-site", 0, 0, O_BYSITE}, {"save", 0, 0, O_SAVE},       {"jobs", 'j', 1, O_JOBS},
-        {"debug-dir", 0, 1, O_DEBUGDIR}, {NULL, 0, 0, 0}};
+        {"snapshot", 0, 1, O_SNAP}, {"no-snapshot", 0, 0, O_NOSNAP}, {"debug-dir", 0, 1, O_DEBUGDIR},
+        {NULL, 0, 0, 0}};
     static const char *const azFormat[] = {"text", "json", "markdown", "html", "md", NULL};
     static const char *const azSev[] = {"info", "low", "medium", "high", NULL};
     int c, k;
@@ -96,6 +107,8 @@ static int parse_args(int argc, char **argv, struct vt_opts *o, struct vt_optpar
             break;
         case O_BYSITE: o->bBySite = 1; break;
         case O_DEBUGDIR: bad = vt__sym_debug_dir(p->zVal); break;
+        case O_SNAP: *pzSnap = p->zVal; break;
+        case O_NOSNAP: *pbNoSnap = 1; break;
         }
         if (bad) return VT_EXIT_USAGE;
     }
@@ -104,6 +117,25 @@ static int parse_args(int argc, char **argv, struct vt_opts *o, struct vt_optpar
         return -1;
     }
     return c == VT_OPT_ERROR ? VT_EXIT_USAGE : VT_EXIT_OK;
+}
+
+/*
+ * PyTorch's allocation history into the traces before they are read: zSnap into the one trace,
+ * or else (unless bNoSnap) the snapshot found beside each trace. A copy is read instead of the
+ * trace unless bSave. A found snapshot that does not fit its trace is named and left out; a
+ * given one that does not fit fails. Returns an enum vt_exit code.
+ */
+static int merge_snapshots(const char **azPath, int nPath, const char *zSnap, int bNoSnap, int bNoWrite)
+{
+    int rc = VT_EXIT_OK, i;
+    if (zSnap) return vt__snapshot_merge(azPath[0], zSnap, !bNoWrite, 0);
+    for (i = 0; i < nPath && !bNoSnap && rc == VT_EXIT_OK; i++) {
+        char *zFound = NULL;
+        rc = vt__snapshot_find(azPath[i], &zFound);
+        if (zFound && vt__snapshot_merge(azPath[i], zFound, !bNoWrite, 1) == VT_EXIT_INTERNAL) rc = VT_EXIT_INTERNAL;
+        free(zFound);
+    }
+    return rc;
 }
 
 /*
@@ -117,12 +149,13 @@ int vt__cmd_analyze(int argc, char **argv)
     struct vt_result r;
     struct vt_optparse p;
     const char **azPath;
-    int nPath, rc, i, bPartial;
+    int nPath, rc, i, bPartial, bNoSnap = 0;
+    const char *zSnap = NULL;
     FILE *fOut = stdout;
 
     vt__opts_default(&o);
     o.bProgress = isatty(2);
-    rc = parse_args(argc, argv, &o, &p);
+    rc = parse_args(argc, argv, &o, &p, &zSnap, &bNoSnap);
     azPath = (const char **)p.azArg;
     nPath = p.nArg;
     if (rc < 0) {
@@ -142,6 +175,11 @@ int vt__cmd_analyze(int argc, char **argv)
                 rc = VT_EXIT_USAGE;
             }
     }
+    if (rc == VT_EXIT_OK && zSnap && nPath != 1) {
+        vt__errorf("analyze: --snapshot goes with one trace (given %d)", nPath);
+        rc = VT_EXIT_USAGE;
+    }
+    if (rc == VT_EXIT_OK) rc = merge_snapshots(azPath, nPath, zSnap, bNoSnap, o.bNoWrite);
     if (rc != VT_EXIT_OK) {
         vt__opt_end(&p);
         return rc;

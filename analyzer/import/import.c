@@ -100,32 +100,12 @@ const char *vt__import_temp_path(const char *zPath)
     return z;
 }
 
-int vt__import_to_temp(const char *zPath, char **pzTrace)
+int vt__import_temp_new(const char *zPath, char **pzTemp)
 {
-    struct vt_import_opts o = {1, 0};
     const char *zDir = getenv("TMPDIR");
-    char zErr[256], *zTemp, *zSrc;
-    int fmt, rc, fd, i;
-    int64_t pid = -1;
-    *pzTrace = NULL;
-    rc = vt__import_detect(zPath, &fmt, zErr, sizeof zErr);
-    if (rc != VT_EXIT_OK || fmt == VT_IMPORT_UNKNOWN || fmt == VT_IMPORT_TRACE) return VT_EXIT_OK; /* the reader says why */
-    if (fmt == VT_IMPORT_NSYS) {
-        int64_t *aPid = NULL, *aEv = NULL;
-        int n = 0;
-        rc = vt__nsys_pids(zPath, &aPid, &aEv, &n, zErr, sizeof zErr);
-        if (rc != VT_EXIT_OK) {
-            vt__errorf("%s: %s", zPath, zErr);
-            return rc;
-        }
-        if (n > 0) pid = aPid[0];
-        if (n > 1)
-            vt__errorf("%s: note: the export holds %d processes with CUDA activity; this reads process %lld (the "
-                       "most events); 'vramtrace import %s -o DIR/' writes one trace per process",
-                       zPath, n, (long long)pid, zPath);
-        free(aPid);
-        free(aEv);
-    }
+    char *zTemp, *zSrc;
+    int fd, i;
+    *pzTemp = NULL;
     if (!zDir || !zDir[0]) zDir = "/tmp";
     zTemp = malloc(strlen(zDir) + 40);
     zSrc = strdup(zPath);
@@ -167,6 +147,36 @@ int vt__import_to_temp(const char *zPath, char **pzTrace)
     g_aTemp[i].zSrc = zSrc;
     g_aTemp[i].zTrace = zTemp;
     pthread_mutex_unlock(&g_muTemp);
+    *pzTemp = zTemp;
+    return VT_EXIT_OK;
+}
+
+int vt__import_to_temp(const char *zPath, char **pzTrace)
+{
+    struct vt_import_opts o = {1, 0};
+    char zErr[256], *zTemp;
+    int fmt, rc;
+    int64_t pid = -1;
+    *pzTrace = NULL;
+    rc = vt__import_detect(zPath, &fmt, zErr, sizeof zErr);
+    if (rc != VT_EXIT_OK || fmt == VT_IMPORT_UNKNOWN || fmt == VT_IMPORT_TRACE) return VT_EXIT_OK; /* the reader says why */
+    if (fmt == VT_IMPORT_NSYS) {
+        int64_t *aPid = NULL, *aEv = NULL;
+        int n = 0;
+        rc = vt__nsys_pids(zPath, &aPid, &aEv, &n, zErr, sizeof zErr);
+        if (rc != VT_EXIT_OK) {
+            vt__errorf("%s: %s", zPath, zErr);
+            return rc;
+        }
+        if (n > 0) pid = aPid[0];
+        if (n > 1)
+            vt__errorf("%s: note: the export holds %d processes with CUDA activity; this reads process %lld (the "
+                       "most events); 'vramtrace import %s -o DIR/' writes one trace per process",
+                       zPath, n, (long long)pid, zPath);
+        free(aPid);
+        free(aEv);
+    }
+    if ((rc = vt__import_temp_new(zPath, &zTemp)) != VT_EXIT_OK) return rc;
     rc = vt__import_one(zPath, fmt, pid, zTemp, &o, NULL);
     if (rc != VT_EXIT_OK) return rc;
     *pzTrace = zTemp;

@@ -84,8 +84,37 @@ int vt__import_one(const char *zIn, int fmt, int64_t pid, const char *zOut, cons
  */
 int vt__import_to_temp(const char *zPath, char **pzTrace);
 
+/*
+ * A new empty temporary file, removed at exit, registered as the temporary trace of zPath
+ * (vt__import_temp_path then answers it; one made before for zPath is removed). *pzTemp stays
+ * owned by the list. Returns an enum vt_exit code after printing one line on failure.
+ */
+int vt__import_temp_new(const char *zPath, char **pzTemp);
+
 /* The temporary trace last made for zPath in this process (for a reader that opens the file by
  * path again, e.g. to ATTACH it), or zPath itself when there is none. */
 const char *vt__import_temp_path(const char *zPath);
+
+/* ---- PyTorch's allocation history merged into a trace of the same process (merge.c) ---- */
+
+/*
+ * The snapshot 'vramtrace record' wrote beside trace zTrace: DIR/vramtrace-HOST-PID.snapshot.pickle
+ * with HOST and PID from the trace's meta. *pzSnap is a malloc'd path when that file exists, else
+ * NULL. Returns VT_EXIT_OK (found or not; an unreadable trace is left to the reader) or
+ * VT_EXIT_INTERNAL (out of memory).
+ */
+int vt__snapshot_find(const char *zTrace, char **pzSnap);
+
+/*
+ * Merge the allocation history of PyTorch snapshot zSnap into trace zTrace for the readers:
+ * bInPlace 0 into a temporary copy registered as zTrace's temporary trace (read layer reads it
+ * instead; zTrace untouched), 1 into zTrace itself. Tensor rows (source 1) with their call sites,
+ * times moved onto the trace's clock through both wall-clock anchors. Refused (VT_EXIT_USAGE, one
+ * line) when the snapshot's name names another host or process, when its history lies outside
+ * the trace's time, when it has no timed history, or when the trace has no clock anchor. A trace
+ * that already holds a merged history is left as it is when bQuietSkip (found automatically),
+ * refused otherwise. Returns an enum vt_exit code after printing one line on failure.
+ */
+int vt__snapshot_merge(const char *zTrace, const char *zSnap, int bInPlace, int bQuietSkip);
 
 #endif

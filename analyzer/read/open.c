@@ -83,6 +83,10 @@ static int connect(struct vt_tracefile *f, unsigned flags)
         f->zImported = zImported;
         zPath = zImported;
         bWrite = 0;
+    } else if (strcmp(vt__import_temp_path(zPath), zPath) != 0) {
+        /* a copy with PyTorch's allocation history merged in (analyze without --save, merge.c) */
+        zPath = vt__import_temp_path(zPath);
+        bWrite = 0;
     }
     if (bWrite && !writable(zPath)) {
         bWrite = 0;

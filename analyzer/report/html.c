@@ -22,6 +22,18 @@ static double ypos(int64_t v, int64_t vmax)
     return PAD_T + (SVG_H - PAD_T - PAD_B) * (1.0 - (double)v / (double)(vmax > 0 ? vmax : 1));
 }
 
+/* Under trace t's timeline: allocated by tensors, reserved and device used at each device's peak (when both levels are known). */
+static void reconcile(FILE *f, const struct vt_trace *t)
+{
+    char z[600];
+    for (int d = 0; d < t->tl.nDev; d++) {
+        if (!vt__fmt_reconcile(t, &t->tl.aDev[d], z, sizeof z)) continue;
+        fprintf(f, "<p><em>device %d, allocated / reserved / device used:</em> ", t->tl.aDev[d].id);
+        vt__put_text(f, z, VT_ESC_HTML);
+        fputs("</p>\n", f);
+    }
+}
+
 /* The SVG timeline of trace i: phases shaded, live bytes per device, peak and OOMs marked. */
 static void svg(FILE *f, const struct vt_result *r, int i)
 {
@@ -144,6 +156,7 @@ int vt__report_html(FILE *f, const struct vt_result *r)
                    "<span style=\"background:#ffbb78\">evaluation</span>; dashed red: pinned host memory; dashed pink: managed memory.</p>\n",
                 zA, (long long)t->lc.nAlloc, (long long)t->lc.nLiveEnd, t->ph.zSource);
         svg(f, r, i);
+        reconcile(f, t);
         for (int k = 0; k < t->f.nNote; k++) {
             fputs("<p><em>note:</em> ", f);
             vt__put_text(f, t->f.azNote[k], VT_ESC_HTML);

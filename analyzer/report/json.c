@@ -98,6 +98,11 @@ static void trace_json(FILE *f, const struct vt_result *r, int i)
         jint(f, "peak_bytes", dv->peak, 1);
         jint(f, "peak_ts", dv->peakTs, 1);
         jint(f, "pool_reserved_peak_bytes", dv->poolPeakReserved, 1);
+        if (dv->tensorPeak > 0) { /* the framework allocator's blocks (tensor_event) inside the device memory */
+            jint(f, "tensor_at_peak_bytes", dv->tensorAtPeak, 1);
+            jint(f, "tensor_peak_bytes", dv->tensorPeak, 1);
+            jint(f, "tensor_peak_ts", dv->tensorPeakTs, 1);
+        }
         jint(f, "live_at_exit_bytes", dv->live, 1);
         fputs("\"live_at_peak\": ", f);
         snaps(f, t, dv->aTop, dv->nTop, o->nTop);

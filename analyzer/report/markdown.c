@@ -69,6 +69,13 @@ int vt__report_markdown(FILE *f, const struct vt_result *r)
             }
             fputs(" |\n", f);
         }
+        for (int d = 0; d < t->tl.nDev; d++) {
+            char zR[600];
+            if (!vt__fmt_reconcile(t, &t->tl.aDev[d], zR, sizeof zR)) continue;
+            fprintf(f, "\n- device %d: ", t->tl.aDev[d].id);
+            vt__put_text(f, zR, VT_ESC_MD);
+            fputc('\n', f);
+        }
         if (t->ph.n) {
             fprintf(f, "\n| phase | kind | start | end | peak | iterations | largest site at peak |\n"
                        "|---|---|---|---|---|---|---|\n");

@@ -96,6 +96,7 @@ static void trace_section(FILE *f, const struct vt_result *r, int iTrace)
             fprintf(f, "; pool reserved peak %s", zC);
         }
         fputc('\n', f);
+        if (vt__fmt_reconcile(t, dv, zLine, sizeof zLine)) wrap(f, "    ", 4, zLine);
         for (int k = 0; k < dv->nGroup && k < o->nTop && k < 5; k++) {
             vt__fmt_group(t, &dv->aGroup[k], zLine, sizeof zLine);
             wrap(f, k == 0 ? "    live at peak: " : "                  ", 20, zLine);

@@ -85,7 +85,8 @@ SCENARIOS = (
     Scenario("healthy", "healthy.py", HEALTHY),
     Scenario("healthy_transformer", "healthy.py", HEALTHY, args=("--model", "transformer")),
     Scenario("loss_no_item", "loss_no_item.py",
-             {"default": Expect(), "tensors": Expect(require=("leak",), site_kinds=("leak",))},
+             {"default": Expect(), "tensors": Expect(require=("leak",), site_kinds=("leak",)),
+              "history": Expect(require=("leak",), site_kinds=("leak",))},
              analyze=("--min-bytes", "128")),
     Scenario("val_no_grad", "val_no_grad.py",
              {m: Expect(require=("validation_spike",)) for m in MODES}),
@@ -268,9 +269,40 @@ def ground_truth_rows(mode, facts, stats, default_stats):
     return rows
 
 
-def finding_rows(sc, mode, findings, markers, stats):
-    """Check the run's findings (those of its own process) against sc.expect[mode]."""
-    exp = sc.expect[mode]
+def history_snapshot(base, pid):
+    """The exit snapshot the history hook wrote for process pid in base, or None."""
+    suffix = f"-{pid}.snapshot.pickle"
+    names = [n for n in os.listdir(base) if n.startswith("vramtrace-") and n.endswith(suffix)]
+    return os.path.join(base, sorted(names)[0]) if names else None
+
+
+def history_rows(report, stats, snapshot):
+    """Default mode with PyTorch's own history: the report must hold the merged history
+    (found beside the trace by `analyze`), and its tensor peak must equal PyTorch's
+    allocated_bytes.all.peak. Without a snapshot the rows are shown, not required."""
+    ms = stats.get("memory_stats", {})
+    devs = []
+    for t in (report or {}).get("traces", []):
+        if isinstance(t, dict) and str(t.get("pid")) == str(stats.get("pid")):
+            devs = [d for d in t.get("devices", []) if d.get("id", -1) >= 0 and "tensor_peak_bytes" in d]
+    if not snapshot:
+        return [Row("PyTorch history snapshot beside the trace", "none", "vramtrace-HOST-PID.snapshot.pickle",
+                    False, "not written (not required)", False)]
+    rows = [Row("PyTorch history merged into the analysis", len(devs), "at least 1 device", bool(devs),
+                "merged" if devs else "MISSING")]
+    if devs:
+        rows.append(exact("tensor peak of the merged history vs allocated_bytes.all.peak",
+                          max(d["tensor_peak_bytes"] for d in devs), ms.get("allocated_bytes.all.peak")))
+        at = max(d.get("tensor_at_peak_bytes", 0) for d in devs)
+        peak = max(d.get("peak_bytes", 0) for d in devs)
+        rows.append(Row("allocated at the reserved peak <= reserved peak", at, peak, 0 < at <= peak,
+                        "match" if 0 < at <= peak else "DIFFER"))
+    return rows
+
+
+def finding_rows(sc, mode, findings, markers, stats, exp=None):
+    """Check the run's findings (those of its own process) against exp (default sc.expect[mode])."""
+    exp = exp or sc.expect[mode]
     listed = ", ".join(f"{f.get('severity')} {f.get('kind')}" for f in findings) or "none"
     rows = [Row("findings reported (all, worst first)", listed, "-", True, "info", False)]
     for kind in exp.require:
@@ -378,7 +410,13 @@ def check_run(base, sc, mode, repo, keep_dir, default_stats):
     else:
         findings = [f for f in report.get("findings", []) if str(f.get("pid")) == str(stats.get("pid"))]
         markers = read_markers(os.path.join(repo, SCRIPT_DIR, sc.script))
-        rows += finding_rows(sc, mode, findings, markers, stats)
+        exp = None
+        if mode == "default":
+            snapshot = history_snapshot(base, stats.get("pid"))
+            rows += history_rows(report, stats, snapshot)
+            if snapshot and "history" in sc.expect:
+                exp = sc.expect["history"]
+        rows += finding_rows(sc, mode, findings, markers, stats, exp)
     if keep_dir:
         src = os.path.join(base, main)
         if os.path.getsize(src) <= KEEP_LIMIT:

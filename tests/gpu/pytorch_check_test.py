@@ -228,6 +228,32 @@ def verdict(rows, prefix):
     return (r.trace, r.torch, r.verdict, r.ok) if r else None
 
 
+def test_history_rows(tmp):
+    """Default mode with PyTorch's history: the snapshot beside the trace is found by pid, the
+    merged tensor peak must equal allocated_bytes.all.peak, loss_no_item then needs its leak line."""
+    base = os.path.join(tmp, "history")
+    os.makedirs(base)
+    check(pc.history_snapshot(base, 77) is None, "no snapshot, none found")
+    open(os.path.join(base, "vramtrace-h-77.snapshot.pickle"), "wb").close()
+    open(os.path.join(base, "vramtrace-h-777.snapshot.pickle"), "wb").close()
+    snap = pc.history_snapshot(base, 77)
+    check(snap and snap.endswith("vramtrace-h-77.snapshot.pickle"), f"snapshot of pid 77 found: {snap}")
+    stats = {"pid": 77, "memory_stats": {"allocated_bytes.all.peak": 1000}}
+    dev = {"id": 0, "peak_bytes": 4096, "tensor_at_peak_bytes": 900, "tensor_peak_bytes": 1000}
+    report = {"traces": [{"pid": 77, "devices": [dev]}]}
+    rows = pc.history_rows(report, stats, snap)
+    check(len(rows) == 3 and not any(r.failed() for r in rows), "merged history matching PyTorch passes")
+    dev["tensor_peak_bytes"] = 999
+    check(any(r.failed() for r in pc.history_rows(report, stats, snap)), "a tensor peak off by one fails")
+    check(any(r.failed() for r in pc.history_rows({"traces": [{"pid": 77, "devices": [{"id": 0}]}]}, stats, snap)),
+          "a snapshot left unmerged fails")
+    rows = pc.history_rows(report, stats, None)
+    check(len(rows) == 1 and not rows[0].ok and not rows[0].failed(), "no snapshot: shown, not required")
+    sc = next(s for s in pc.SCENARIOS if s.name == "loss_no_item")
+    rows = pc.finding_rows(sc, "default", [], {"leak": [10]}, stats, sc.expect["history"])
+    check(any(r.failed() for r in rows), "loss_no_item with history needs a leak")
+
+
 def test_static():
     """Markers, site parsing, the run list, and every scenario script's marker per required kind."""
     check(pc.parse_site("/r/samples/pytorch/x.py:42 in main") == ("/r/samples/pytorch/x.py", 42), "parse_site")
@@ -563,7 +589,7 @@ def test_real_analyzer(tmp):
 
 GROUPS = {
     "logic": lambda tmp: (test_static(), test_trace_facts(tmp), test_loss_no_item(tmp),
-                          test_healthy_and_oom(tmp)),
+                          test_healthy_and_oom(tmp), test_history_rows(tmp)),
     "analyzer": test_real_analyzer,
     "harness": test_run_script,
     "scenarios": test_scenarios_fake_torch,
