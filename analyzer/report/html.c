@@ -603,8 +603,12 @@ int vt__report_html(FILE *f, const struct vt_result *r)
             aOut[nOut++] = best;
         }
         fprintf(f, "<h2>All %d processes</h2>\n<p>Live bytes of each process's largest device over its run: the median "
-                   "process, the band from the lowest to the highest, and the %d process%s whose peak is farthest from the "
-                   "median, whose timelines follow.</p>\n", r->nTrace, nOut, nOut == 1 ? "" : "es");
+                   "process, the band from the lowest to the highest", r->nTrace);
+        if (nOut)
+            fprintf(f, ", and the %d process%s whose peak is farthest from the median, whose timelines follow.</p>\n", nOut,
+                    nOut == 1 ? "" : "es");
+        else fputs("; every peak is the same: the first process's timeline follows.</p>\n", f);
+        if (!nOut) abShown[0] = 1;
         if (svg_band(f, r, vmax, aOut, nOut)) goto done;
     }
     for (int i = 0; i < r->nTrace; i++)
