@@ -4,6 +4,11 @@ foreach(t test_lifetime test_detect_leak test_detect_oom test_detect_spike
   vt_add_test(NAME ${t} SOURCES ${t}.c tracegen.c LIBS vtreport LABELS analyzer)
 endforeach()
 
+# Kernel roles by name, on the real kernel names the accuracy suite's generator uses.
+vt_add_test(NAME test_kernel_role SOURCES test_kernel_role.c LIBS vtanalysis LABELS analyzer)
+target_include_directories(test_kernel_role PRIVATE ${PROJECT_SOURCE_DIR}/analyzer)
+target_compile_definitions(test_kernel_role PRIVATE VT_KERNELS_TSV="${CMAKE_CURRENT_SOURCE_DIR}/accuracy/kernels.tsv")
+
 # The traces the GPU tests' fixture builds for each CUDA sample, analyzed as docs/samples.md says.
 vt_add_test(NAME test_analyze_samples SOURCES test_analyze_samples.c tracegen.c gpu_fake_trace.c
   LIBS vtreport LABELS analyzer)

@@ -11,6 +11,10 @@ if(Python3_Interpreter_FOUND)
   add_test(NAME example_trace_v1 COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/check_example.py
     $<TARGET_FILE:vramtrace> ${CMAKE_CURRENT_SOURCE_DIR}/data/example-train-v1.db)
   set_tests_properties(example_trace_v1 PROPERTIES LABELS cli)
+  # redact: names and paths replaced, the same findings, refusals with their exit codes.
+  add_test(NAME redact COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/check_redact.py
+    $<TARGET_FILE:vramtrace> ${CMAKE_CURRENT_SOURCE_DIR}/data/example-train.db)
+  set_tests_properties(redact PROPERTIES LABELS cli)
 endif()
 if(Python3_Interpreter_FOUND)
   # docs/queries.md's DuckDB recipe on 64 ranks (export --csv, DuckDB from npm): skipped when

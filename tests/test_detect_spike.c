@@ -1,4 +1,5 @@
 /* Tests for the validation-spike detector: missing no_grad, and a legitimately large batch. */
+#include <stdio.h>
 #include <string.h>
 
 #include "report/report.h"
@@ -226,6 +227,122 @@ TEST(operator_ranges_are_not_phases)
     tg_cleanup();
 }
 
+/* torch.profiler's ProfilerStep#N ranges are iterations by default; each one's kernels say
+ * whether it trains (a backward kernel) or evaluates; library ranges that contain "eval" inside
+ * a word (nvFuser's ExpressionEvaluator) are no phases. */
+TEST(profiler_steps_are_iterations)
+{
+    const char *zPath = tg_path("profsteps.db");
+    struct tg *g = tg_open(zPath);
+    struct vt_result r;
+    ASSERT(g);
+    tg_nvtx(g, 500000, 600000, "ExpressionEvaluator::evaluate");
+    tg_nvtx(g, 700000, 800000, "PrecomputedValues::bind");
+    for (int i = 0; i < 6; i++) {
+        int64_t t0 = (1 + 10 * i) * MS;
+        char zName[32];
+        snprintf(zName, sizeof zName, "ProfilerStep#%d", i + 2);
+        tg_nvtx(g, t0, t0 + 10 * MS, zName);
+        tg_kernel(g, t0 + 1 * MS, t0 + 2 * MS, "volta_sgemm_128x64_nn");
+        if (i < 4) /* the last two steps are evaluation batches */
+            tg_kernel(g, t0 + 3 * MS, t0 + 4 * MS, "void cudnn::bn_bw_1C11_kernel_new<float>()");
+    }
+    tg_alloc(g, 1 * MS, 0, 3, W, 2 * MiB, -1);
+    tg_free(g, 60 * MS, 0, 3, W, 2 * MiB);
+    ASSERT_EQ(0, tg_close(g));
+    run(zPath, &r);
+    struct vt_trace *t = &r.aTrace[0];
+    ASSERT_EQ(6, t->ph.nIter);
+    ASSERT_STREQ("kernels", t->ph.zSource);
+    ASSERT_EQ(2, t->ph.n);
+    ASSERT_EQ(VT_PHASE_TRAIN, t->ph.a[0].kind);
+    ASSERT_EQ(4, t->ph.a[0].nIter);
+    ASSERT_EQ(VT_PHASE_EVAL, t->ph.a[1].kind);
+    ASSERT_EQ(2, t->ph.a[1].nIter);
+    ASSERT(t->ph.zDoubt == NULL);
+    vt__result_free(&r);
+    tg_cleanup();
+}
+
+/* Without NVTX, backward kernels whose runs give no step structure (forward-kernel counts
+ * spread over 100x, no period, no clear gap): no phase is made, the doubt is said, and memory
+ * growing in a long forward-only stretch is no validation-spike finding. */
+TEST(doubtful_kernel_phases_make_no_claim)
+{
+    static const int aF[] = {1, 3, 7, 12, 20, 33, 50, 80, 130, 2, 5, 9, 15, 26, 41, 65, 105};
+    const char *zPath = tg_path("doubt.db");
+    struct tg *g = tg_open(zPath);
+    struct vt_result r;
+    int64_t ts = 1 * MS;
+    ASSERT(g);
+    tg_alloc(g, 500000, 0, 3, W, 200 * MiB, -1);
+    for (size_t i = 0; i < sizeof aF / sizeof aF[0]; i++) {
+        for (int k = 0; k < aF[i]; k++, ts += 10000) tg_kernel(g, ts, ts + 5000, "volta_sgemm_128x64_nn");
+        tg_kernel(g, ts, ts + 5000, "void cudnn::detail::dgrad_engine<float>()");
+        ts += 10000;
+    }
+    /* a forward-only stretch with growing memory at the end */
+    for (int k = 0; k < 400; k++, ts += 10000) {
+        tg_kernel(g, ts, ts + 5000, "volta_sgemm_128x64_nn");
+        if (k % 50 == 0) tg_alloc(g, ts, 0, 3, OUT + k * 0x1000000LL, 64 * MiB, -1);
+    }
+    ASSERT_EQ(0, tg_close(g));
+    run(zPath, &r);
+    struct vt_trace *t = &r.aTrace[0];
+    ASSERT_EQ(0, t->ph.n);
+    ASSERT_EQ(0, t->ph.nIter);
+    ASSERT(t->ph.zDoubt != NULL);
+    for (int i = 0; i < r.nFind; i++) ASSERT(strcmp(r.aFind[i].zKind, "validation_spike") != 0);
+    vt__result_free(&r);
+    tg_cleanup();
+}
+
+/* Steps from kernel names without NVTX and without optimizer kernels (plain SGD): 12 steps of
+ * 30 forward kernels and a backward pass, an evaluation window of 90 forward kernels before
+ * steps 5 and 10. With bFrag each backward kernel is followed by 3 kernels of unknown role (a
+ * backward pass interleaved with GEMMs, as cuDNN ResNet steps are): still 12 steps and 2
+ * evaluation windows, not a step per backward kernel with every forward pass called evaluation. */
+static void kernel_steps(int bFrag)
+{
+    const char *zPath = tg_path(bFrag ? "frag.db" : "contig.db");
+    struct tg *g = tg_open(zPath);
+    struct vt_result r;
+    int64_t ts = 1 * MS;
+    ASSERT(g);
+    tg_alloc(g, 500000, 0, 3, W, 64 * MiB, -1);
+    for (int step = 0; step < 12; step++) {
+        if (step == 5 || step == 10)
+            for (int k = 0; k < 90; k++, ts += 10000) tg_kernel(g, ts, ts + 5000, "void cudnn::bn_fw_inf_1C11_kernel_NCHW<float>()");
+        for (int k = 0; k < 30; k++, ts += 10000) tg_kernel(g, ts, ts + 5000, "volta_scudnn_128x64_relu_medium_nn_v1");
+        for (int k = 0; k < 8; k++) {
+            tg_kernel(g, ts, ts + 5000, "void cudnn::detail::dgrad_engine<float, 512, 6, 5, 3, 3, 3, false>()");
+            ts += 10000;
+            for (int u = 0; bFrag && u < 3; u++, ts += 10000) tg_kernel(g, ts, ts + 5000, "volta_sgemm_128x64_nt");
+        }
+        for (int k = 0; k < 4; k++, ts += 10000) /* SGD: elementwise kernels */
+            tg_kernel(g, ts, ts + 5000, "void at::native::vectorized_elementwise_kernel<4, at::native::AddFunctor<float>>()");
+    }
+    tg_free(g, ts, 0, 3, W, 64 * MiB);
+    ASSERT_EQ(0, tg_close(g));
+    run(zPath, &r);
+    struct vt_trace *t = &r.aTrace[0];
+    ASSERT_STREQ("kernels", t->ph.zSource);
+    ASSERT(t->ph.zDoubt == NULL);
+    ASSERT_EQ(12, t->ph.nIter);
+    ASSERT_EQ(5, t->ph.n);
+    for (int i = 0; i < 5; i++) ASSERT_EQ(i % 2 ? VT_PHASE_EVAL : VT_PHASE_TRAIN, t->ph.a[i].kind);
+    ASSERT_EQ(5, t->ph.a[0].nIter);
+    ASSERT_EQ(5, t->ph.a[2].nIter);
+    ASSERT_EQ(2, t->ph.a[4].nIter);
+    /* the evaluation window is its 90 kernels */
+    ASSERT_EQ(90 * 10000, t->ph.a[1].end - t->ph.a[1].start);
+    vt__result_free(&r);
+    tg_cleanup();
+}
+
+TEST(kernel_steps_contiguous_backward) { kernel_steps(0); }
+TEST(kernel_steps_fragmented_backward) { kernel_steps(1); }
+
 /* Killed by an OOM inside validation: the range never closed still makes a phase to the end. */
 TEST(unclosed_validation_range)
 {
@@ -336,4 +453,6 @@ TEST(segment_level_validation_staircase)
     tg_cleanup();
 }
 
-VT_TEST_LIST(T(segment_level_validation_staircase) T(validation_nested_in_training_range) T(unclosed_validation_range) T(operator_ranges_are_not_phases) T(phases_sample_shape) T(missing_no_grad_grows_batch_by_batch) T(large_validation_batch_is_only_info) T(phase_regex_override))
+VT_TEST_LIST(T(segment_level_validation_staircase) T(validation_nested_in_training_range) T(unclosed_validation_range) T(operator_ranges_are_not_phases) T(phases_sample_shape) T(missing_no_grad_grows_batch_by_batch) T(large_validation_batch_is_only_info) T(phase_regex_override) T(profiler_steps_are_iterations)
+             T(doubtful_kernel_phases_make_no_claim)
+             T(kernel_steps_contiguous_backward) T(kernel_steps_fragmented_backward))

@@ -25,7 +25,9 @@ static sqlite3 *open_traces(int n)
 {
     char *az[2] = {zTrace0, zTrace1};
     sqlite3 *db = NULL;
-    ASSERT_EQ(VT_EXIT_OK, vt__sql_open(n, az, &db));
+    int nFailed = -1;
+    ASSERT_EQ(VT_EXIT_OK, vt__sql_open(n, az, &db, &nFailed));
+    ASSERT_EQ(0, nFailed);
     return db;
 }
 
@@ -213,6 +215,37 @@ TEST(multi_trace_views)
     ASSERT_EQ(2, q_int(db, "SELECT count(*) FROM all_oom_event", 0));
     ASSERT_EQ(4, q_int(db, "SELECT count(*) FROM all_nvtx_range WHERE rank = 1", 0));
     sqlite3_close(db);
+    vt_cleanup(zFixDir);
+}
+
+/* One trace that cannot be read among several: named and counted, the others queried as t0, ...; none left: its code. */
+TEST(multi_trace_one_unreadable)
+{
+    char zMissing[320], zText[320];
+    char *az[3];
+    sqlite3 *db = NULL;
+    FILE *f;
+    int nFailed = -1;
+    fixtures();
+    snprintf(zMissing, sizeof zMissing, "%s/missing.db", zFixDir);
+    snprintf(zText, sizeof zText, "%s/text.db", zFixDir);
+    f = fopen(zText, "w");
+    ASSERT(f != NULL);
+    fputs("not a trace\n", f);
+    fclose(f);
+    az[0] = zTrace0;
+    az[1] = zMissing;
+    az[2] = zTrace1;
+    ASSERT_EQ(VT_EXIT_OK, vt__sql_open(3, az, &db, &nFailed));
+    ASSERT_EQ(1, nFailed);
+    ASSERT_EQ(4243, q_int(db, "SELECT pid FROM process WHERE schema_name = 't1'", 0));
+    ASSERT_EQ(2, q_int(db, "SELECT count(*) FROM process", 0));
+    sqlite3_close(db);
+    db = NULL;
+    az[0] = zText;
+    ASSERT_EQ(VT_EXIT_NOT_TRACE, vt__sql_open(2, az, &db, &nFailed));
+    ASSERT_EQ(2, nFailed);
+    ASSERT(db == NULL);
     vt_cleanup(zFixDir);
 }
 
@@ -449,5 +482,5 @@ TEST(per_trace_beyond_attach_limit)
 }
 
 VT_TEST_LIST(T(nsight_kernel_names) T(nsight_memcpy_enums) T(nsight_memory_usage_events)
-                 T(nsight_nvtx_and_api) T(site_view) T(multi_trace_views) T(analysis_union_views) T(read_only_guard)
+                 T(nsight_nvtx_and_api) T(site_view) T(multi_trace_views) T(multi_trace_one_unreadable) T(analysis_union_views) T(read_only_guard)
                      T(output_formats) T(cli_queries_and_errors) T(per_trace_beyond_attach_limit))

@@ -116,6 +116,7 @@ struct vt_phases {
     struct vt_iter *aIter;
     int nIter;
     const char *zSource;    /* "nvtx", "profiler", "kernels" or "none" */
+    const char *zDoubt;     /* why phases could not be inferred from kernels with confidence, or NULL */
     int64_t *aBoundary;     /* growth boundaries: training iteration ends, or slice ends of the run */
     int nBoundary, bSliceBoundaries;
     int nBoundaryDone;      /* boundaries passed so far in the replay */
@@ -282,6 +283,11 @@ int vt__phase_check_opts(const struct vt_opts *o);
 /* ---- phase.c ---- */
 /* Phases and iterations of t (NVTX, else kernel names), and the growth boundaries. A VT_EXIT code. */
 int vt__phases(struct vt_trace *t, const struct vt_opts *o);
+/* Kernel roles by name (vt__kernel_role). */
+enum vt_kernel_role { VT_KROLE_OTHER = 0, VT_KROLE_BWD, VT_KROLE_OPT, VT_KROLE_COLL };
+/* The role of a kernel from its (demangled or mangled) name, matched on whole name tokens:
+ * optimizer, backward, NCCL collective, or other (forward and anything unrecognized). */
+int vt__kernel_role(const char *zName);
 /* Index of the phase containing ts, or -1. */
 int vt__phase_at(const struct vt_trace *t, int64_t ts);
 /*

@@ -1,6 +1,7 @@
 /* Phases and iterations: training and evaluation windows from NVTX ranges or kernel names, and growth boundaries. */
 #include "analysis.h"
 
+#include <ctype.h>
 #include <regex.h>
 #include <stdlib.h>
 #include <string.h>
@@ -117,18 +118,71 @@ static int from_nvtx(struct vt_trace *t, regex_t *pPhase, regex_t *pEval, regex_
     return rc;
 }
 
-/* 2 for optimizer kernels, 1 for backward kernels, 0 for the rest (forward and other). */
+/*
+ * The next name token of z from *pi into zTok (lower case, truncated to nTok - 1): a run of
+ * letters, cut where lower case turns upper (winogradWgradData: winograd, wgrad, data) and
+ * before the last capital of an upper-case run followed by lower case (SGDFunctor: sgd,
+ * functor). Digits and punctuation separate tokens, which also splits mangled names
+ * (29vectorized_elementwise_kernelILi4E). Returns 0 at the end of the name.
+ */
+static int next_token(const char *z, size_t *pi, char *zTok, size_t nTok)
+{
+    size_t i = *pi, n = 0;
+    while (z[i] && !isalpha((unsigned char)z[i])) i++;
+    if (!z[i]) {
+        *pi = i;
+        return 0;
+    }
+    for (;;) {
+        unsigned char c = (unsigned char)z[i++], d = (unsigned char)z[i];
+        if (n + 1 < nTok) zTok[n++] = (char)tolower(c);
+        if (!isalpha(d) || (islower(c) && isupper(d)) ||
+            (isupper(c) && isupper(d) && islower((unsigned char)z[i + 1])))
+            break;
+    }
+    zTok[n] = 0;
+    *pi = i;
+    return 1;
+}
+
+/* Index of zTok in the NULL-terminated list az, or -1. */
+static int token_in(const char *zTok, const char *const *az)
+{
+    for (int i = 0; az[i]; i++)
+        if (!strcmp(zTok, az[i])) return i;
+    return -1;
+}
+
+int vt__kernel_role(const char *zName)
+{
+    /* whole tokens only: "lamb" must not match the "{lambda(float)#1}" of every PyTorch
+     * elementwise kernel, nor "sgd" a part of another word */
+    static const char *const azOpt[] = {"adam", "adamw", "adamax", "nadam", "radam", "sgd", "lamb", "lars",
+                                        "rmsprop", "adagrad", "adadelta", "momentum", "optimizer", NULL};
+    static const char *const azBwd[] = {"backward", "bwd", "bw", "wgrad", "dgrad", "grad", "autograd",
+                                        "bprop", NULL};
+    char zTok[32], zPrev[32] = "", zPrev2[32] = "";
+    size_t i = 0;
+    int role = VT_KROLE_OTHER;
+    if (!zName) return VT_KROLE_OTHER;
+    while (next_token(zName, &i, zTok, sizeof zTok)) {
+        /* multi_tensor_apply_kernel: the fused and foreach optimizers (Adam, SGD, apex) */
+        if (token_in(zTok, azOpt) >= 0 ||
+            (!strcmp(zTok, "apply") && !strcmp(zPrev, "tensor") && !strcmp(zPrev2, "multi")))
+            return VT_KROLE_OPT;
+        if (token_in(zTok, azBwd) >= 0) role = VT_KROLE_BWD;
+        else if (!strcmp(zTok, "nccl") && role == VT_KROLE_OTHER) role = VT_KROLE_COLL;
+        memcpy(zPrev2, zPrev, sizeof zPrev);
+        memcpy(zPrev, zTok, sizeof zTok);
+    }
+    return role;
+}
+
+/* 2 for optimizer kernels, 1 for backward kernels, 0 for the rest (forward, collectives, other). */
 static int kernel_class(const char *z)
 {
-    static const char *azOpt[] = {"adam", "sgd", "multi_tensor_apply", "optimizer", "lamb",
-                                  "rmsprop", "adagrad", "momentum"};
-    static const char *azBwd[] = {"backward", "bwd", "wgrad", "dgrad", "grad_input",
-                                  "grad_weight", "autograd"};
-    for (size_t i = 0; i < sizeof azOpt / sizeof azOpt[0]; i++)
-        if (strcasestr(z, azOpt[i])) return 2;
-    for (size_t i = 0; i < sizeof azBwd / sizeof azBwd[0]; i++)
-        if (strcasestr(z, azBwd[i])) return 1;
-    return 0;
+    int role = vt__kernel_role(z);
+    return role == VT_KROLE_OPT ? 2 : role == VT_KROLE_BWD ? 1 : 0;
 }
 
 static int cmp_i64(const void *pa, const void *pb)
@@ -158,11 +212,12 @@ static int kernel_after(sqlite3 *db, int64_t ts, int64_t idx, int64_t *pOut)
 struct seg {
     int64_t start, end;
     int64_t f;     /* forward/other kernels before the first backward kernel */
+    int64_t n;     /* all kernels */
     int bBwd, bTerm;
 };
 
 /* Stream the kernels in start order into segments; returns an SQLite code. */
-static int kernel_segments(struct vt_trace *t, struct seg **paSeg, int *pnSeg)
+static int kernel_segments(struct vt_trace *t, struct seg **paSeg, int *pnSeg, int *pTerm)
 {
     sqlite3_stmt *pStmt = NULL, *pName = NULL;
     int64_t aKey[1024];
@@ -185,7 +240,7 @@ static int kernel_segments(struct vt_trace *t, struct seg **paSeg, int *pnSeg)
         if (rc == SQLITE_DONE) rc = SQLITE_OK;
         sqlite3_finalize(pQ);
     }
-    term = nOpt ? 2 : 1;
+    term = *pTerm = nOpt ? 2 : 1;
     while (rc == SQLITE_OK && (rc = sqlite3_step(pStmt)) == SQLITE_ROW) {
         int64_t a = sqlite3_column_int64(pStmt, 0), b = sqlite3_column_int64(pStmt, 1);
         int64_t nameId = sqlite3_column_type(pStmt, 2) == SQLITE_NULL ? -2 : sqlite3_column_int64(pStmt, 2);
@@ -216,6 +271,7 @@ static int kernel_segments(struct vt_trace *t, struct seg **paSeg, int *pnSeg)
             cur->start = a;
         }
         if (b > cur->end) cur->end = b;
+        cur->n++;
         if (cls >= 1) cur->bBwd |= cls == 1 || term == 1;
         if (cls == 0 && !cur->bBwd) cur->f++;
         if (cls == term) cur->bTerm = 1;
@@ -226,10 +282,146 @@ static int kernel_segments(struct vt_trace *t, struct seg **paSeg, int *pnSeg)
     return rc;
 }
 
+/* Median of the n values a (sorted in place); 0 when n is 0. */
+static int64_t median(int64_t *a, int n)
+{
+    if (n == 0) return 0;
+    qsort(a, (size_t)n, sizeof *a, cmp_i64);
+    return a[n / 2];
+}
+
+/* Whether two forward counts are alike (within 10 %, or 2 kernels). */
+static int alike(int64_t a, int64_t b)
+{
+    int64_t d = a > b ? a - b : b - a, big = a > b ? a : b;
+    return d <= 2 || d * 10 <= big;
+}
+
+/*
+ * A step cut into P segments repeats its forward counts with period P. Returns the smallest
+ * P (2..64) for which at least 98 % of the backward segments' counts are alike the count P
+ * segments later, or 0; *pOff is then the position in the period of the step's start (the
+ * largest median count: the forward pass).
+ */
+static int step_period(const struct seg *aSeg, int nSeg, int *pOff)
+{
+    int64_t aMed[64];
+    *pOff = 0;
+    for (int p = 2; p <= 64 && 3 * p <= nSeg; p++) {
+        int nSame = 0, nCmp = 0;
+        for (int i = 0; i + p < nSeg; i++) {
+            if (!aSeg[i].bBwd || !aSeg[i + p].bBwd) continue;
+            nCmp++;
+            nSame += alike(aSeg[i].f, aSeg[i + p].f);
+        }
+        if (nCmp == 0 || nSame * 100 < nCmp * 98) continue;
+        /* a period of 1 (every segment alike) is no cut step: not reported */
+        for (int r = 0; r < p; r++) {
+            int64_t aV[3];
+            int n = 0;
+            for (int i = r; i < nSeg && n < 3; i += p) /* median of three periods in the middle */
+                if (i >= nSeg / 3 && aSeg[i].bBwd) aV[n++] = aSeg[i].f;
+            aMed[r] = n == 0 ? -1 : n < 3 ? aV[0] : median(aV, 3);
+        }
+        for (int r = 1; r < p; r++)
+            if (aMed[r] > aMed[*pOff]) *pOff = r;
+        {
+            int bSame = 1; /* all residues alike: really a period of 1 */
+            for (int r = 1; r < p; r++) bSame &= aMed[r] >= 0 && aMed[0] >= 0 && alike(aMed[r], aMed[0]);
+            if (bSame) return 0;
+        }
+        return p;
+    }
+    return 0;
+}
+
+/*
+ * With backward runs as terminators, a backward pass whose kernels are interleaved with
+ * kernels of no recognizable role (GEMMs, elementwise kernels serve both passes) comes as
+ * many segments. The forward kernels before each backward part fall into two clusters: the
+ * small gaps inside a backward pass and the forward passes. Found at the lowest jump of the
+ * sorted counts by a factor of 4 (to at least 16): when the lower cluster is such gaps (median
+ * below 16 kernels, its segments 8 times smaller than a forward pass), those segments are
+ * merged into the one before. When the lower cluster has large counts, it is the steps and the
+ * upper one steps with an evaluation window. Anything else is doubtful: returns the reason,
+ * or NULL. *pbMem is set when out of memory.
+ */
+static const char *merge_fragments(struct seg *aSeg, int *pnSeg, int *pbMem)
+{
+    int64_t *aF = NULL, *aLowN = NULL, *aHighF = NULL, g = -1;
+    int nF = 0, nLow = 0, nHigh = 0, i, j;
+    const char *zDoubt = NULL;
+    *pbMem = 0;
+    for (i = 0; i < *pnSeg; i++) nF += aSeg[i].bBwd;
+    aF = malloc(sizeof *aF * (size_t)(nF + 1) * 3);
+    if (!aF) { *pbMem = 1; return NULL; }
+    aLowN = aF + nF + 1;
+    aHighF = aLowN + nF + 1;
+    for (i = 0, nF = 0; i < *pnSeg; i++)
+        if (aSeg[i].bBwd) aF[nF++] = aSeg[i].f;
+    qsort(aF, (size_t)nF, sizeof *aF, cmp_i64);
+    {
+        /* already steps: three quarters of the counts are forward passes alike the median (a
+         * few larger ones are steps after an evaluation window) */
+        int64_t med = nF ? aF[nF / 2] : 0;
+        int nAlike = 0;
+        for (i = 0; i < nF; i++) nAlike += aF[i] * 2 >= med && aF[i] <= med * 2;
+        if (med >= 16 && nAlike * 4 >= nF * 3) goto done;
+    }
+    {
+        int off, p = step_period(aSeg, *pnSeg, &off);
+        if (p > 0) {
+            /* periodic: each step starts at the same position of the period */
+            for (i = 0, j = -1; i < *pnSeg; i++) {
+                if (j >= 0 && aSeg[j].bBwd && aSeg[i].bBwd && (i - off) % p != 0) {
+                    if (aSeg[i].end > aSeg[j].end) aSeg[j].end = aSeg[i].end;
+                    aSeg[j].n += aSeg[i].n;
+                    continue;
+                }
+                aSeg[++j] = aSeg[i];
+            }
+            *pnSeg = j + 1;
+            goto done;
+        }
+    }
+    for (i = 0; i + 1 < nF && g < 0; i++)
+        if (aF[i + 1] >= 16 && aF[i + 1] >= 4 * (aF[i] > 1 ? aF[i] : 1)) g = aF[i];
+    if (g < 0) {
+        /* no jump: one cluster; steps when the counts are alike */
+        if (nF && aF[nF - 1] > 4 * (aF[0] > 16 ? aF[0] : 16))
+            zDoubt = "the backward kernels do not show where the training steps begin";
+        goto done;
+    }
+    for (i = 0; i < *pnSeg; i++) {
+        if (!aSeg[i].bBwd) continue;
+        if (aSeg[i].f <= g) aLowN[nLow++] = aSeg[i].n;
+        else aHighF[nHigh++] = aSeg[i].f;
+    }
+    if (median(aF, nF - nHigh) >= 16) goto done; /* the lower cluster is steps: nothing to merge */
+    if (median(aLowN, nLow) * 8 > median(aHighF, nHigh)) {
+        zDoubt = "the backward kernels do not show where the training steps begin";
+        goto done;
+    }
+    for (i = 0, j = -1; i < *pnSeg; i++) {
+        if (j >= 0 && aSeg[j].bBwd && aSeg[i].bBwd && aSeg[i].f <= g) {
+            if (aSeg[i].end > aSeg[j].end) aSeg[j].end = aSeg[i].end;
+            aSeg[j].n += aSeg[i].n;
+            continue;
+        }
+        aSeg[++j] = aSeg[i];
+    }
+    *pnSeg = j + 1;
+done:
+    free(aF);
+    return zDoubt;
+}
+
 /*
  * Phases inferred from kernel names (no NVTX). Kernels are streamed in start
  * order into segments ending at a step terminator (an optimizer kernel run, or
  * a backward run when no optimizer kernel exists); only segments are kept. A
+ * backward pass cut into several segments is merged back (merge_fragments); when the
+ * steps stay unclear, or only one is found, t->ph.zDoubt says why and no phase is made. A
  * segment with backward kernels is one training iteration. Forward kernels
  * before its backward part beyond twice the median training forward length, or
  * a segment with no backward kernel of at least half that length, is an
@@ -240,9 +432,20 @@ static int from_kernels(struct vt_trace *t)
     struct seg *aSeg = NULL;
     int nSeg = 0, rc, i, nF = 0;
     int64_t *aF = NULL, m = 0;
+    int term = 0, bMem = 0, nTrain = 0;
 
-    rc = kernel_segments(t, &aSeg, &nSeg);
+    rc = kernel_segments(t, &aSeg, &nSeg, &term);
     if (rc != SQLITE_OK) goto done;
+    if (term == 1) {
+        t->ph.zDoubt = merge_fragments(aSeg, &nSeg, &bMem);
+        if (bMem) { rc = SQLITE_NOMEM; goto done; }
+        if (t->ph.zDoubt) goto done;
+    }
+    for (i = 0; i < nSeg; i++) nTrain += aSeg[i].bBwd;
+    if (nTrain == 1) {
+        t->ph.zDoubt = "a single training step recognized";
+        goto done;
+    }
     for (i = 0; i < nSeg; i++)
         if (aSeg[i].bBwd) {
             int64_t *p = push((void **)&aF, &nF, sizeof *p);
@@ -257,7 +460,9 @@ static int from_kernels(struct vt_trace *t)
         struct vt_phase *p = t->ph.n ? &t->ph.a[t->ph.n - 1] : NULL;
         int64_t trainStart = s->start;
         if (!s->bBwd) {
-            if (s->f >= 2 && 2 * s->f >= m) {
+            /* only the last segment lacks backward kernels: the start of a step cut off by the
+             * end of the trace, unless clearly longer than a forward pass */
+            if (s->f >= 2 && s->f > 2 * m) {
                 if (!add_phase(t, VT_PHASE_EVAL, "evaluation", s->start, s->end, "kernels")) rc = SQLITE_NOMEM;
             } else if (p && p->kind == VT_PHASE_TRAIN) {
                 p->end = s->end; /* optimizer tail or a stray kernel after the step */
@@ -279,6 +484,68 @@ static int from_kernels(struct vt_trace *t)
 done:
     free(aSeg);
     free(aF);
+    return rc;
+}
+
+/*
+ * Phases for NVTX iterations without phase ranges (torch.profiler's ProfilerStep#N): an
+ * iteration with a backward or optimizer kernel is training, one with kernels but none of
+ * those is evaluation; consecutive iterations of one kind form a phase. No phase when no
+ * iteration is training, or when a tenth of the kernels run outside the iterations (they
+ * would be left without a phase). Returns an SQLite code.
+ */
+static int from_iter_kernels(struct vt_trace *t)
+{
+    int64_t nIn = 0, nAll = 0;
+    sqlite3_stmt *pStmt = NULL;
+    int64_t *aId = NULL;
+    int nId = 0, *aKind = NULL, iIt = 0, nTrain = 0, rc;
+    rc = sqlite3_prepare_v2(t->f.db, "SELECT id, value FROM string WHERE id IN (SELECT DISTINCT name_id FROM kernel)"
+                            " ORDER BY id", -1, &pStmt, NULL);
+    while (rc == SQLITE_OK && (rc = sqlite3_step(pStmt)) == SQLITE_ROW) {
+        int64_t *p;
+        rc = SQLITE_OK;
+        if (kernel_class((const char *)sqlite3_column_text(pStmt, 1)) == 0) continue;
+        if (!(p = push((void **)&aId, &nId, sizeof *p))) rc = SQLITE_NOMEM;
+        else *p = sqlite3_column_int64(pStmt, 0);
+    }
+    if (rc == SQLITE_DONE) rc = SQLITE_OK;
+    sqlite3_finalize(pStmt);
+    pStmt = NULL;
+    if (rc == SQLITE_OK && !(aKind = calloc((size_t)t->ph.nIter + 1, sizeof *aKind))) rc = SQLITE_NOMEM;
+    if (rc == SQLITE_OK)
+        rc = sqlite3_prepare_v2(t->f.db, "SELECT start, name_id FROM kernel ORDER BY start", -1, &pStmt, NULL);
+    /* 0: no kernel, 1: kernels, 2: a backward or optimizer kernel among them */
+    while (rc == SQLITE_OK && (rc = sqlite3_step(pStmt)) == SQLITE_ROW) {
+        int64_t ts = sqlite3_column_int64(pStmt, 0), id = sqlite3_column_int64(pStmt, 1);
+        int lo = 0, hi = nId;
+        rc = SQLITE_OK;
+        nAll++;
+        while (iIt < t->ph.nIter && t->ph.aIter[iIt].end <= ts) iIt++;
+        if (iIt == t->ph.nIter || ts < t->ph.aIter[iIt].start) continue;
+        nIn++;
+        while (lo < hi) {
+            int mid = (lo + hi) / 2;
+            if (aId[mid] < id) lo = mid + 1;
+            else hi = mid;
+        }
+        if (aKind[iIt] < 1) aKind[iIt] = 1;
+        if (lo < nId && aId[lo] == id && sqlite3_column_type(pStmt, 1) != SQLITE_NULL) aKind[iIt] = 2;
+    }
+    if (rc == SQLITE_DONE) rc = SQLITE_OK;
+    sqlite3_finalize(pStmt);
+    for (int i = 0; rc == SQLITE_OK && nIn * 10 >= nAll * 9 && i < t->ph.nIter; i++) nTrain += aKind[i] == 2;
+    for (int i = 0; rc == SQLITE_OK && nTrain > 0 && i < t->ph.nIter; i++) {
+        struct vt_phase *p = t->ph.n ? &t->ph.a[t->ph.n - 1] : NULL;
+        int kind = aKind[i] == 2 ? VT_PHASE_TRAIN : VT_PHASE_EVAL;
+        if (aKind[i] == 0) continue;
+        if (p && p->kind == kind) p->end = t->ph.aIter[i].end;
+        else if (!add_phase(t, kind, kind == VT_PHASE_EVAL ? "evaluation" : "training", t->ph.aIter[i].start,
+                            t->ph.aIter[i].end, "kernels"))
+            rc = SQLITE_NOMEM;
+    }
+    free(aId);
+    free(aKind);
     return rc;
 }
 
@@ -379,15 +646,19 @@ int vt__phases(struct vt_trace *t, const struct vt_opts *o)
     if (rc == SQLITE_OK && t->ph.n) {
         t->ph.zSource = "nvtx";
     } else if (rc == SQLITE_OK && t->ph.nIter) {
-        /* NVTX iterations but no phase: phases from kernel names, iterations from NVTX */
-        struct vt_iter *aNvtx = t->ph.aIter;
-        int nNvtx = t->ph.nIter;
-        t->ph.aIter = NULL;
-        t->ph.nIter = 0;
-        rc = from_kernels(t);
-        free(t->ph.aIter);
-        t->ph.aIter = aNvtx;
-        t->ph.nIter = nNvtx;
+        /* NVTX iterations but no phase: each iteration's kernels tell its kind; when the
+         * iterations leave kernels out, phases from the kernel stream, iterations from NVTX */
+        rc = from_iter_kernels(t);
+        if (rc == SQLITE_OK && t->ph.n == 0) {
+            struct vt_iter *aNvtx = t->ph.aIter;
+            int nNvtx = t->ph.nIter;
+            t->ph.aIter = NULL;
+            t->ph.nIter = 0;
+            rc = from_kernels(t);
+            free(t->ph.aIter);
+            t->ph.aIter = aNvtx;
+            t->ph.nIter = nNvtx;
+        }
         t->ph.zSource = rc == SQLITE_OK && t->ph.n ? "kernels" : "nvtx";
     } else if (rc == SQLITE_OK) {
         free(t->ph.aIter);

@@ -127,8 +127,14 @@ static void run_job(struct job *j, const struct vt_opts *o)
         return;
     }
     j->rc = analyze_one(s, 0, j->zPath, o);
-    if (j->rc == VT_EXIT_OK) s->nTrace = 1;
-    else findings_drop(s, 0), vt__trace_free(&s->aTrace[0]);
+    if (j->rc == VT_EXIT_OK) {
+        s->nTrace = 1;
+        return;
+    }
+    /* not read: nothing of it is kept (the trace slot and the findings' arrays included) */
+    findings_drop(s, 0);
+    vt__trace_free(&s->aTrace[0]);
+    vt__result_free(s);
 }
 
 /* A worker: take jobs in order until none is left. */

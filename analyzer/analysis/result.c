@@ -11,9 +11,9 @@ void vt__opts_default(struct vt_opts *o)
     /* phase names before any "::", "#" or "." so that operator ranges (aten::values,
      * Optimizer.step#Adam.step) are not phases; iterations are whole names like "step",
      * "train_step", "iter 3", "batch_12" */
-    o->zPhaseRe = "^[^:#.]*(train|val|eval|test)";
+    o->zPhaseRe = "^([^:#.]*[^a-z:#.])?(train|val|eval|test)";
     o->zEvalRe = "val|eval|test|infer";
-    o->zIterRe = "^([a-z]+_)?(step|iter|iteration|batch)([ _#:=-]*[0-9]+)?$";
+    o->zIterRe = "^(([a-z]+_)?(step|iter|iteration|batch)|profilerstep)([ _#:=-]*[0-9]+)?$";
     o->minBytes = 1 << 20;
     o->nTop = 10;
     o->failOn = -1;

@@ -13,5 +13,6 @@ int vt__cmd_sql(int argc, char **argv);
 int vt__cmd_export(int argc, char **argv);
 int vt__cmd_import(int argc, char **argv);
 int vt__cmd_upgrade(int argc, char **argv);
+int vt__cmd_redact(int argc, char **argv);
 
 #endif

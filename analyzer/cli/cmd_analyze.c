@@ -25,11 +25,11 @@ static void usage(FILE *f)
             "  --format FMT      text (default), json, markdown or html (one self-contained file)\n"
             "  -o, --output FILE write the report to FILE instead of standard output\n"
             "  --phase REGEX     NVTX ranges whose names match are phases (case-insensitive POSIX\n"
-            "                    extended regex; default '^[^:#.]*(train|val|eval|test)')\n"
+            "                    extended regex; default '^([^:#.]*[^a-z:#.])?(train|val|eval|test)')\n"
             "  --eval-phase REGEX  which phase names are evaluation (default 'val|eval|test|infer');\n"
             "                    the other phases are training\n"
             "  --iteration REGEX NVTX ranges that are iterations (default\n"
-            "                    '^([a-z]+_)?(step|iter|iteration|batch)([ _#:=-]*[0-9]+)?$')\n"
+            "                    '^(([a-z]+_)?(step|iter|iteration|batch)|profilerstep)([ _#:=-]*[0-9]+)?$')\n"
             "  --min-bytes N     ignore findings smaller than N bytes (K, M, G suffixes; default 1M)\n"
             "  --top N           list at most N allocations / groups / sites (default 10)\n"
             "  --fail-on SEV     exit 1 if any finding is at least SEV (info, low, medium, high)\n"
@@ -106,7 +106,8 @@ static int parse_args(int argc, char **argv, struct vt_opts *o, struct vt_optpar
 
 /*
  * vramtrace analyze: parse options, analyze every trace, write the report. Returns
- * VT_EXIT_OK, VT_EXIT_FINDINGS (--fail-on), or the first error's exit code.
+ * VT_EXIT_OK, VT_EXIT_FINDINGS (--fail-on), VT_EXIT_PARTIAL (some traces not read: the
+ * others reported; before --fail-on), or the first error's exit code.
  */
 int vt__cmd_analyze(int argc, char **argv)
 {
@@ -114,7 +115,7 @@ int vt__cmd_analyze(int argc, char **argv)
     struct vt_result r;
     struct vt_optparse p;
     const char **azPath;
-    int nPath, rc, i;
+    int nPath, rc, i, bPartial;
     FILE *fOut = stdout;
 
     vt__opts_default(&o);
@@ -144,6 +145,9 @@ int vt__cmd_analyze(int argc, char **argv)
         return rc;
     }
     rc = vt__analyze(azPath, nPath, &o, &r);
+    /* some traces not read (each named): the others are still reported, and the exit says so */
+    bPartial = rc == VT_EXIT_PARTIAL;
+    if (bPartial) rc = VT_EXIT_OK;
     if (rc == VT_EXIT_OK && o.zOut) {
         fOut = fopen(o.zOut, "w");
         if (!fOut) {
@@ -171,6 +175,7 @@ int vt__cmd_analyze(int argc, char **argv)
     if (rc == VT_EXIT_OK && o.failOn >= 0)
         for (i = 0; i < r.nFind; i++)
             if (r.aFind[i].severity >= o.failOn) rc = VT_EXIT_FINDINGS;
+    if (bPartial && (rc == VT_EXIT_OK || rc == VT_EXIT_FINDINGS)) rc = VT_EXIT_PARTIAL;
     vt__result_free(&r);
     vt__opt_end(&p);
     return rc;

@@ -358,7 +358,7 @@ static int run_per_trace(int nTrace, char **azPath, const char *zSql, const stru
     }
     for (int i = 0; i < nTrace; i++) {
         sqlite3 *db = NULL;
-        int rc = vt__sql_open(1, &azPath[i], &db);
+        int nNone = 0, rc = vt__sql_open(1, &azPath[i], &db, &nNone);
         one.zTrace = azPath[i];
         if (rc == VT_EXIT_OK) {
             if (opt->format == VT_SQL_TABLE) printf("%s== %s\n", i ? "\n" : "", azPath[i]);
@@ -393,7 +393,7 @@ int vt__cmd_sql(int argc, char **argv)
     const char *zFile = NULL;
     char *zSql = NULL;
     sqlite3 *db = NULL;
-    int nPos = 0, c, rc = VT_EXIT_OK, nTrace, k;
+    int nPos = 0, c, rc = VT_EXIT_OK, nTrace, k, nFailed = 0;
     long long n;
     int64_t timeoutNs = (int64_t)SQL_TIMEOUT_DEFAULT * 1000000000;
     /* a process-wide bound (restored at the end: the subcommand also runs inside test programs) */
@@ -453,9 +453,11 @@ int vt__cmd_sql(int argc, char **argv)
         rc = run_per_trace(nTrace, azPos, zFile ? zSql : azPos[nPos - 1], &opt, (double)timeoutNs / 1e9);
         goto done;
     }
-    rc = vt__sql_open(nTrace, azPos, &db);
+    rc = vt__sql_open(nTrace, azPos, &db, &nFailed);
     if (rc != VT_EXIT_OK) goto done;
     rc = run_sql(db, zFile ? zSql : azPos[nPos - 1], &opt, (double)timeoutNs / 1e9);
+    /* some traces not read (each named): the query ran over the others */
+    if (rc == VT_EXIT_OK && nFailed > 0) rc = VT_EXIT_PARTIAL;
 done:
     sqlite3_close(db);
     free(zSql);

@@ -57,9 +57,12 @@ static int row_meta(struct trace_info *p, sqlite3_stmt *s)
     m->zKey = dup_text(s, 0);
     m->zValue = dup_text(s, 1);
     if (!m->zKey || !m->zValue) {
+        /* a NULL key or value is skipped (not known); only a text that could not be copied is an error */
+        int bOom = (!m->zKey && sqlite3_column_type(s, 0) != SQLITE_NULL) ||
+                   (!m->zValue && sqlite3_column_type(s, 1) != SQLITE_NULL);
         free(m->zKey);
         free(m->zValue);
-        return m->zKey ? -1 : 0; /* a NULL key is skipped */
+        return bOom ? -1 : 0;
     }
     p->nMeta++;
     return 0;
@@ -236,8 +239,11 @@ int vt__info_load(struct trace_info *p, const char *zPath, int bFull)
                       " FROM overhead GROUP BY source, kind ORDER BY 5 DESC, source, kind",
                       p, row_ovh);
     if (rc != SQLITE_OK) {
-        vt__errorf("%s: cannot read: %s", zPath, sqlite3_errstr(rc));
-        return vt__exit_for_sqlite(rc);
+        /* the connection's message when it is about this error (it names the column or table) */
+        const char *zWhy = (sqlite3_errcode(p->f.db) & 0xff) == (rc & 0xff) ? sqlite3_errmsg(p->f.db) : sqlite3_errstr(rc);
+        int xc = vt__exit_for_sqlite(rc);
+        vt__errorf("%s: cannot read%s: %s", zPath, xc == VT_EXIT_CORRUPT ? " (damaged trace)" : "", zWhy);
+        return xc;
     }
     /* the writer's closing counters: trusted when they count more losses than the rows do */
     if (p->f.nLost > p->nDropTotal) p->nDropTotal = p->f.nLost;

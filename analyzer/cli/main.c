@@ -1,4 +1,4 @@
-/* The vramtrace command: dispatch to the record, analyze, info, sql, export, import and upgrade subcommands. */
+/* The vramtrace command: dispatch to the record, analyze, info, sql, export, import, upgrade and redact subcommands. */
 #include <stdio.h>
 #include <string.h>
 
@@ -16,6 +16,7 @@ static const struct {
     {"export", vt__cmd_export, "write a Perfetto / Chrome trace-event JSON file"},
     {"import", vt__cmd_import, "PyTorch snapshots, Nsight exports, torch.profiler traces to traces"},
     {"upgrade", vt__cmd_upgrade, "bring traces of older versions to the current schema"},
+    {"redact", vt__cmd_redact, "a copy of a trace safe to share (names and paths replaced)"},
 };
 
 static void usage(FILE *f)

@@ -22,9 +22,11 @@ enum vt_sql_format { VT_SQL_TABLE = 0, VT_SQL_CSV = 1, VT_SQL_JSON = 2 };
  * VT_SQL_MAX_LENGTH bytes; an authorizer that refuses ATTACH, DETACH and
  * pragmas that change settings.
  * Returns VT_EXIT_OK with *pDb open, or an enum vt_exit code after printing one
- * "vramtrace: ..." line.
+ * "vramtrace: ..." line. With several traces, those that fail validation are named
+ * (one line each) and counted in *pnFailed; the others are attached in their order
+ * as t0, t1, ... (VT_EXIT_OK); when none is left, the first one's code.
  */
-int vt__sql_open(int nTrace, char **azPath, sqlite3 **pDb);
+int vt__sql_open(int nTrace, char **azPath, sqlite3 **pDb, int *pnFailed);
 
 /*
  * Create the TEMP views over traces read from schemas "main" (nTrace == 1) or

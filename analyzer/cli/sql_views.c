@@ -184,14 +184,16 @@ static int sandbox(sqlite3 *db)
     return rc;
 }
 
-int vt__sql_open(int nTrace, char **azPath, sqlite3 **pDb)
+int vt__sql_open(int nTrace, char **azPath, sqlite3 **pDb, int *pnFailed)
 {
     sqlite3 *db = NULL;
     sqlite3_stmt *pAttach = NULL;
     char *zErr = NULL;
-    int rc = VT_EXIT_OK, i;
+    char **azOk = NULL;
+    int rc = VT_EXIT_OK, i, nOk = 0;
 
     *pDb = NULL;
+    *pnFailed = 0;
     if (nTrace < 1) {
         vt__errorf("sql: no trace given");
         return VT_EXIT_USAGE;
@@ -200,13 +202,27 @@ int vt__sql_open(int nTrace, char **azPath, sqlite3 **pDb)
         rc = open_checked(azPath[0], &db);
         if (rc != VT_EXIT_OK) return rc;
     } else {
-        /* Validate each file first, so a bad one gets its precise message. */
+        /* Validate each file first, so a bad one gets its precise message; the others are
+         * queried (attached in their order as t0, t1, ...) */
+        int rcFirst = VT_EXIT_OK;
+        if (!(azOk = malloc(sizeof *azOk * (size_t)nTrace))) {
+            vt__errorf("sql: out of memory");
+            return VT_EXIT_INTERNAL;
+        }
         for (i = 0; i < nTrace; i++) {
             sqlite3 *dbCheck = NULL;
             rc = open_checked(azPath[i], &dbCheck);
             sqlite3_close(dbCheck);
-            if (rc != VT_EXIT_OK) return rc;
+            if (rc == VT_EXIT_OK) azOk[nOk++] = azPath[i];
+            else if ((*pnFailed)++ == 0) rcFirst = rc;
         }
+        rc = VT_EXIT_OK;
+        if (nOk == 0) {
+            rc = rcFirst;
+            goto done;
+        }
+        nTrace = nOk;
+        azPath = azOk;
         if (sqlite3_open_v2(":memory:", &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
             vt__errorf("sql: cannot open an in-memory database: %s",
                        db ? sqlite3_errmsg(db) : "out of memory");
@@ -260,6 +276,7 @@ int vt__sql_open(int nTrace, char **azPath, sqlite3 **pDb)
 done:
     sqlite3_finalize(pAttach);
     sqlite3_free(zErr);
+    free(azOk);
     if (rc == VT_EXIT_OK) *pDb = db;
     else sqlite3_close(db);
     return rc;

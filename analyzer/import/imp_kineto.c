@@ -403,8 +403,7 @@ int vt__import_kineto(struct vt__imp *x)
         vt__imp_note(x, "no CUDA [memory] events: the trace was recorded without profile_memory=True, so "
                         "no allocations are known");
     if (k.nStep)
-        vt__imp_note(x, "%lld ProfilerStep#N ranges imported as NVTX ranges; analyze them as iterations with "
-                        "--iteration 'ProfilerStep#[0-9]+'",
+        vt__imp_note(x, "%lld ProfilerStep#N ranges imported as NVTX ranges (analyze takes them as iterations)",
                      (long long)k.nStep);
     rc = VT_EXIT_OK;
 done:

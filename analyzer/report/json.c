@@ -114,6 +114,7 @@ static void trace_json(FILE *f, const struct vt_result *r, int i)
     }
     fputs("],\n      ", f);
     jstr(f, "phase_source", t->ph.zSource, 1);
+    jstr(f, "phase_doubt", t->ph.zDoubt, 1);
     jint(f, "iterations", t->ph.nIter, 0);
     fputs(",\n      \"phases\": [", f);
     for (int k = 0; k < t->ph.n; k++) {

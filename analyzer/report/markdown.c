@@ -50,6 +50,9 @@ int vt__report_markdown(FILE *f, const struct vt_result *r)
         fprintf(f, "- level: %s; phases from %s (%d phases, %d iterations)\n",
                 t->f.bSegments ? "caching-allocator segments" : t->f.bTensors ? "tensors" : "allocations", t->ph.zSource,
                 t->ph.n, t->ph.nIter);
+        if (t->ph.zDoubt)
+            fprintf(f, "- phases not inferred with confidence from kernel names (%s); no finding depends on phases\n",
+                    t->ph.zDoubt);
         for (int k = 0; k < t->f.nNote; k++) fprintf(f, "- note: %s\n", t->f.azNote[k]);
         fprintf(f, "\n| device | peak | at | live at peak, by site and kind |\n|---|---|---|---|\n");
         for (int d = 0; d < t->tl.nDev; d++) {

@@ -117,6 +117,10 @@ static void trace_section(FILE *f, const struct vt_result *r, int iTrace)
             }
         }
         if (t->ph.n > 12) fprintf(f, "    ... %d more (see --format json)\n", t->ph.n - 12);
+    } else if (t->ph.zDoubt) {
+        snprintf(zLine, sizeof zLine, "not inferred with confidence from kernel names (%s); no finding depends on "
+                 "phases (NVTX ranges named train/validation would give them)", t->ph.zDoubt);
+        wrap(f, "  phases: ", 10, zLine);
     } else {
         fprintf(f, "  phases: none found (no NVTX ranges matching the phase pattern, no backward/optimizer "
                    "kernels)\n");

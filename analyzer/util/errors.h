@@ -21,7 +21,8 @@ enum vt_exit {
 /* Print "vramtrace: " + message + newline to stderr. */
 void vt__errorf(const char *zFmt, ...) __attribute__((format(printf, 1, 2)));
 
-/* The exit code for an SQLite error met while reading a trace: damaged (corrupt, not a database) or internal. */
+/* The exit code for an SQLite error met while reading a trace: damaged (corrupt, not a database, a query its
+ * schema does not answer) or internal (memory, I/O, locks). */
 int vt__exit_for_sqlite(int rc);
 
 #endif
