@@ -23,3 +23,13 @@ if(Python3_Interpreter_FOUND)
     $<TARGET_FILE:vramtrace> ${CMAKE_CURRENT_SOURCE_DIR}/data/example-train.db)
   set_tests_properties(duckdb_ranks PROPERTIES LABELS cli SKIP_RETURN_CODE 77)
 endif()
+if(Python3_Interpreter_FOUND)
+  # The HTML report of 1, 8 and 1000 ranks (copies of the example trace): bounded size, one
+  # scale, the imbalance (html_ranks); and the same reports in headless Chromium through
+  # puppeteer-core from npm (html_browser): skipped when either is not installed (.ci/run installs both).
+  add_test(NAME html_ranks COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/html/html_test.py
+    $<TARGET_FILE:vramtrace> ${CMAKE_CURRENT_SOURCE_DIR}/data/example-train.db)
+  add_test(NAME html_browser COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/html/html_test.py
+    $<TARGET_FILE:vramtrace> ${CMAKE_CURRENT_SOURCE_DIR}/data/example-train.db --browser)
+  set_tests_properties(html_ranks html_browser PROPERTIES LABELS analyzer SKIP_RETURN_CODE 77 TIMEOUT 900)
+endif()

@@ -113,7 +113,12 @@ TEST(html_self_contained_with_timeline)
     ASSERT_CONTAINS(z, "<polyline");
     ASSERT_CONTAINS(z, "<a href=\"#f1\">"); /* the OOM marker links to its finding */
     ASSERT_CONTAINS(z, "id=\"f1\"");
-    ASSERT_CONTAINS(z, "<a href=\"#f2\"><polygon"); /* the leak marker links to its finding */
+    ASSERT_CONTAINS(z, "<a href=\"#f2\"><g class=\"finding-marker\"><title>F2: "); /* the leak marker links to it */
+    ASSERT_CONTAINS(z, ">F2</text>");                             /* and is labelled with its number */
+    ASSERT_CONTAINS(z, "<line class=\"capacity\"");               /* the device's 16 GiB drawn */
+    ASSERT_CONTAINS(z, ">cap. 16.0 GiB</text>");
+    ASSERT_CONTAINS(z, ">16.0 GiB</text>");                       /* the scale reaches the capacity */
+    ASSERT_CONTAINS(z, "class=\"peak-label\">peak ");
     ASSERT_CONTAINS(z, "(evaluation)</title>");
     ASSERT_CONTAINS(z, "train&lt;&amp;&gt;.py:9 in main");
     ASSERT_CONTAINS(z, "<tr><td><code>train&lt;&amp;&gt;.py:9 in main</code></td><td>1</td><td>3.00 GiB</td>");
