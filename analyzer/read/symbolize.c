@@ -1,6 +1,7 @@
 /* Offline symbolization of native frames: module file, build id and offset to function, file and line (libdw). */
 #include "read.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -21,7 +22,12 @@ struct symmod {
     char zBuildId[80]; /* the file's GNU build id in hex, "" when it has none */
 };
 
-/* The process's symbolizer: the modules opened so far (a command reads few). */
+/*
+ * The process's symbolizer: the modules opened so far (a command reads few). One lock for all
+ * of it: analyze reads several traces on several threads, and a libdw session is not to be
+ * shared between threads; what a lookup returns stays valid while its module is open.
+ */
+static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
 static struct {
     char *zDebugDir;
     struct symmod *a;
@@ -32,8 +38,10 @@ int vt__sym_debug_dir(const char *zDir)
 {
     char *z = zDir ? vt__strdupf("%s", zDir) : NULL;
     if (zDir && !z) return -1;
+    pthread_mutex_lock(&g_mu);
     free(sym.zDebugDir);
     sym.zDebugDir = z;
+    pthread_mutex_unlock(&g_mu);
     return 0;
 }
 
@@ -101,11 +109,10 @@ static struct symmod *symmod_get(const char *zPath)
     return m;
 }
 
-int vt__sym_resolve(const char *zModule, const char *zBuildId, uint64_t pc, struct vt_symbol *pOut)
+/* vt__sym_resolve with the lock held. */
+static int resolve_locked(const char *zModule, const char *zBuildId, uint64_t pc, struct vt_symbol *pOut)
 {
     struct symmod *m;
-    memset(pOut, 0, sizeof *pOut);
-    if (!zModule || !*zModule || pc == 0) return VT_SYM_UNKNOWN;
     if (!(m = symmod_get(zModule))) return -1;
 #ifdef VT_HAVE_LIBDW
     {
@@ -130,8 +137,20 @@ int vt__sym_resolve(const char *zModule, const char *zBuildId, uint64_t pc, stru
 #endif
 }
 
+int vt__sym_resolve(const char *zModule, const char *zBuildId, uint64_t pc, struct vt_symbol *pOut)
+{
+    int rc;
+    memset(pOut, 0, sizeof *pOut);
+    if (!zModule || !*zModule || pc == 0) return VT_SYM_UNKNOWN;
+    pthread_mutex_lock(&g_mu);
+    rc = resolve_locked(zModule, zBuildId, pc, pOut);
+    pthread_mutex_unlock(&g_mu);
+    return rc;
+}
+
 void vt__sym_reset(void)
 {
+    pthread_mutex_lock(&g_mu);
     for (int i = 0; i < sym.n; i++) {
 #ifdef VT_HAVE_LIBDW
         if (sym.a[i].pDwfl) dwfl_end(sym.a[i].pDwfl);
@@ -141,4 +160,5 @@ void vt__sym_reset(void)
     free(sym.a);
     free(sym.zDebugDir);
     memset(&sym, 0, sizeof sym);
+    pthread_mutex_unlock(&g_mu);
 }

@@ -2,25 +2,30 @@
 #include "demangle.h"
 
 #include <dlfcn.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
 typedef char *(*demangle_fn)(const char *zMangled, char *zBuf, size_t *pnBuf, int *pStatus);
 
+static demangle_fn g_xDemangle;
+static pthread_once_t g_once = PTHREAD_ONCE_INIT;
+
+/* Look the demangler up once (analyze reads several traces on several threads). */
+static void look_up(void)
+{
+    g_xDemangle = (demangle_fn)dlsym(RTLD_DEFAULT, "__cxa_demangle");
+    if (!g_xDemangle) {
+        void *pLib = dlopen("libstdc++.so.6", RTLD_LAZY | RTLD_LOCAL);
+        if (pLib) g_xDemangle = (demangle_fn)dlsym(pLib, "__cxa_demangle"); /* kept open: used until exit */
+    }
+}
+
 /* The C++ runtime's demangler: the process's own (a C++ program or library loaded it), else libstdc++'s. */
 static demangle_fn demangler(void)
 {
-    static int bLooked;
-    static demangle_fn xDemangle;
-    if (!bLooked) {
-        bLooked = 1;
-        xDemangle = (demangle_fn)dlsym(RTLD_DEFAULT, "__cxa_demangle");
-        if (!xDemangle) {
-            void *pLib = dlopen("libstdc++.so.6", RTLD_LAZY | RTLD_LOCAL);
-            if (pLib) xDemangle = (demangle_fn)dlsym(pLib, "__cxa_demangle"); /* kept open: used until exit */
-        }
-    }
-    return xDemangle;
+    pthread_once(&g_once, look_up);
+    return g_xDemangle;
 }
 
 int vt__demangle(const char *zName, char **pzOut)
