@@ -38,9 +38,19 @@ echo "== build (ThreadSanitizer) =="
 cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DVT_SANITIZE=OFF -DVT_BUILD_SAMPLES=OFF \
   -DVT_BUILD_BENCH=OFF "-DCMAKE_C_FLAGS=-fsanitize=thread -fno-omit-frame-pointer" \
   -DCMAKE_EXE_LINKER_FLAGS=-fsanitize=thread -DCMAKE_SHARED_LINKER_FLAGS=-fsanitize=thread
-cmake --build build-tsan -j"$jobs" --target test_rel_fork test_session test_writer test_flusher
+cmake --build build-tsan -j"$jobs" --target test_rel_fork test_session test_writer test_flusher vramtrace
 echo "== tests under ThreadSanitizer =="
 TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
   ctest --test-dir build-tsan --output-on-failure -R '^(test_rel_fork|test_session|test_writer|test_flusher)$' --timeout 600
+# analyze reads several traces on several threads (-j): five traces, two schemas, every format
+tsan_dir=$(mktemp -d)
+for i in 1 2 3 4; do cp tests/data/example-train.db "$tsan_dir/rank$i.db"; done
+cp tests/data/example-train-v1.db "$tsan_dir/v1.db"
+for fmt in text json html; do
+  TSAN_OPTIONS=halt_on_error=1 build-tsan/analyzer/vramtrace analyze -j 4 --format "$fmt" -o /dev/null \
+    "$tsan_dir"/rank*.db "$tsan_dir/v1.db"
+done
+rm -rf "$tsan_dir"
+echo "analyze -j 4 under ThreadSanitizer: clean"
 echo "== bounded fuzzing =="
 bash tests/fuzz/run.sh
