@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "read/read.h"
 #include "util/opts.h"
 #include "vramtrace/schema.h"
 #include "vramtrace/views.h"
@@ -28,17 +29,6 @@ static const char zUsage[] =
     "a newer vramtrace, 6 damaged trace, 7 internal error, 9 several traces and some could\n"
     "not be upgraded (each is named).\n";
 
-/* The exit code for a schema check's status. */
-static int exit_for(enum vt_schema_status st)
-{
-    switch (st) {
-    case VT_SCHEMA_OK: return VT_EXIT_OK;
-    case VT_SCHEMA_NEWER: return VT_EXIT_TOO_NEW;
-    case VT_SCHEMA_CORRUPT: return VT_EXIT_CORRUPT;
-    default: return VT_EXIT_NOT_TRACE;
-    }
-}
-
 /*
  * Upgrade the trace zPath in place (zFrom, when not NULL, is the original it was copied from,
  * for messages). Prints one line per trace. Returns a VT_EXIT code.
@@ -60,7 +50,7 @@ static int upgrade_one(const char *zPath, const char *zFrom)
     st = vt__schema_check(db, &version, zMsg, sizeof zMsg);
     if (st != VT_SCHEMA_OK) {
         vt__errorf("%s: %s", zName, zMsg);
-        rc = exit_for(st);
+        rc = vt__exit_for_schema(st);
         goto done;
     }
     if (vt__views_present(db, "main") == 1) {
@@ -111,7 +101,7 @@ static int upgrade_copy(const char *zFrom, const char *zTo)
     if (st != VT_SCHEMA_OK) {
         vt__errorf("%s: %s", zFrom, zMsg);
         sqlite3_close(db);
-        return exit_for(st);
+        return vt__exit_for_schema(st);
     }
     {
         char *zSql = sqlite3_mprintf("VACUUM INTO %Q", zTo);

@@ -44,15 +44,24 @@ static int open_db(const char *zPath, int bWrite, sqlite3 **pDb, int *pVersion)
         return VT_EXIT_NOFILE;
     }
     sqlite3_busy_timeout(db, 2000);
-    switch (vt__schema_check(db, pVersion, zMsg, sizeof zMsg)) {
-    case VT_SCHEMA_OK: *pDb = db; return VT_EXIT_OK;
-    case VT_SCHEMA_NEWER: rc = VT_EXIT_TOO_NEW; break;
-    case VT_SCHEMA_CORRUPT: rc = VT_EXIT_CORRUPT; break;
-    default: rc = VT_EXIT_NOT_TRACE; break;
+    rc = vt__exit_for_schema(vt__schema_check(db, pVersion, zMsg, sizeof zMsg));
+    if (rc == VT_EXIT_OK) {
+        *pDb = db;
+        return VT_EXIT_OK;
     }
     vt__errorf("%s: %s", zPath, zMsg);
     sqlite3_close(db);
     return rc;
+}
+
+int vt__exit_for_schema(int st)
+{
+    switch (st) {
+    case VT_SCHEMA_OK: return VT_EXIT_OK;
+    case VT_SCHEMA_NEWER: return VT_EXIT_TOO_NEW;
+    case VT_SCHEMA_CORRUPT: return VT_EXIT_CORRUPT;
+    default: return VT_EXIT_NOT_TRACE;
+    }
 }
 
 /* Can results be written back into zPath: the file and its directory (SQLite's journal) writable? */

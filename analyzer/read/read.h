@@ -99,6 +99,9 @@ struct vt_tracefile {
     int nNote;
 };
 
+/* The exit code for a schema check's result (enum vt_schema_status): the one mapping every reader uses. */
+int vt__exit_for_schema(int st);
+
 /* vt__read_open flags */
 #define VT_READ_WRITE 1    /* open writable when the file allows (indexes, results written back) */
 #define VT_READ_NOSCAN 2   /* validate and read meta only (sql): no guard, no scan */
