@@ -42,3 +42,12 @@ if(Python3_Interpreter_FOUND)
       "${VT_REAL_DATA}")
   set_tests_properties(snapshot_merge PROPERTIES LABELS analyzer SKIP_RETURN_CODE 77)
 endif()
+
+# Temporary traces of imported inputs and half-written outputs are removed when the command dies
+# of SIGPIPE or SIGTERM (util/cleanup.c), and at a normal exit.
+if(Python3_Interpreter_FOUND)
+  add_test(NAME import_temp_signal
+    COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/import_temp_signal.py $<TARGET_FILE:vramtrace>
+      ${CMAKE_CURRENT_SOURCE_DIR}/data)
+  set_tests_properties(import_temp_signal PROPERTIES LABELS analyzer)
+endif()

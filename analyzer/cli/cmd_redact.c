@@ -9,6 +9,7 @@
 
 #include "cli.h"
 #include "read/read.h"
+#include "util/cleanup.h"
 #include "util/opts.h"
 #include "util/text.h"
 
@@ -468,11 +469,13 @@ int vt__cmd_redact(int argc, char **argv)
         xc = VT_EXIT_INTERNAL;
         goto done;
     }
+    vt__cleanup_add(zTmp); /* the partial copy goes if the command is killed */
     xc = redact_into(p.azArg[0], zTmp, zOut, zRoot);
     if (xc == VT_EXIT_OK && link(zTmp, zOut) != 0) {
         vt__errorf("redact: cannot create %s: %s", zOut, strerror(errno));
         xc = VT_EXIT_NOFILE;
     }
+    vt__cleanup_forget(zTmp);
     unlink(zTmp);
 done:
     free(zTmp);

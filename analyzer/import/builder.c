@@ -13,6 +13,7 @@
 
 #include <sqlite3.h>
 
+#include "util/cleanup.h"
 #include "vramtrace/schema.h"
 
 /* Rows of a table inserted by one statement: about twice SQLite's speed for one row per statement. */
@@ -183,6 +184,7 @@ int vt__tb_open(const char *zPath, int bForce, struct vt__tb **pp, char *zErr, s
         return -1;
     }
     close(fd);
+    vt__cleanup_add(tb->zTmp); /* a half-written trace is removed if the command is killed */
     if (sqlite3_open_v2(tb->zTmp, &tb->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK ||
         sqlite3_exec(tb->db,
                      "PRAGMA page_size=65536; PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF;"
@@ -617,6 +619,7 @@ int vt__tb_close(struct vt__tb *tb, int bKeep, char *zErr, size_t nErr)
         sqlite3_exec(tb->db, "PRAGMA journal_mode=DELETE", NULL, NULL, NULL) != SQLITE_OK)
         rc = sql_fail(tb, "journal mode");
     if (tb->db && sqlite3_close(tb->db) != SQLITE_OK && rc == 0 && bKeep) rc = tb_fail(tb, "cannot close the trace");
+    if (tb->zTmp) vt__cleanup_forget(tb->zTmp);
     if (rc == 0 && bKeep && tb->zTmp) {
         /* no-clobber unless forced: link fails when the path appeared meanwhile */
         if (tb->bForce ? rename(tb->zTmp, tb->zPath) != 0 : link(tb->zTmp, tb->zPath) != 0)

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "util/cleanup.h"
 #include "util/errors.h"
 
 /* The meta rows every import writes, and the notes as import_note.N. Returns 0 or -1. */
@@ -140,12 +141,14 @@ int vt__import_temp_new(const char *zPath, char **pzTemp)
         g_aTemp = a;
         g_nTemp++;
     } else {
+        vt__cleanup_forget(g_aTemp[i].zTrace);
         unlink(g_aTemp[i].zTrace);
         free(g_aTemp[i].zSrc);
         free(g_aTemp[i].zTrace);
     }
     g_aTemp[i].zSrc = zSrc;
     g_aTemp[i].zTrace = zTemp;
+    vt__cleanup_add(zTemp); /* removed on a fatal signal too (out of memory: at exit only, as before) */
     pthread_mutex_unlock(&g_muTemp);
     *pzTemp = zTemp;
     return VT_EXIT_OK;
