@@ -6,7 +6,7 @@ usage: check_redact.py VRAMTRACE EXAMPLE_TRACE
 import json, os, shutil, sqlite3, subprocess, sys, tempfile
 
 V, EXAMPLE = sys.argv[1], sys.argv[2]
-SECRETS = [b"alice", b"s3cret", b"gpu-node-17", b"GPU-8f3a", b"/scratch/team"]
+SECRETS = [b"alice", b"s3cret", b"gpu-node-17", b"GPU-8f3a", b"5d1e0c2b", b"/scratch/team"]
 fails = []
 
 
@@ -43,6 +43,7 @@ try:
       UPDATE meta SET value='python /home/alice/proj/train.py --token s3cret' WHERE key='cmdline';
       INSERT INTO meta VALUES('exe', '/home/alice/venv/bin/python3.11');
       UPDATE device SET uuid='GPU-8f3a0c1e-0000-1111-2222-333344445555';
+      INSERT INTO meta VALUES('env.CUDA_VISIBLE_DEVICES', 'GPU-8f3a0c1e-0000-1111-2222-333344445555,MIG-GPU-5d1e0c2b-aaaa-bbbb-cccc-ddddeeeeffff/1/0');
     """)
     db.commit()
     db.close()
@@ -64,6 +65,8 @@ try:
     check(meta.get("cmdline") == "<cmdline>", f"cmdline -> <cmdline> ({meta.get('cmdline')!r})")
     check(meta.get("exe") == "<home>/venv/bin/python3.11", f"exe -> <home>/... ({meta.get('exe')!r})")
     check(uuid == "<gpu-0>", f"device uuid -> <gpu-0> ({uuid!r})")
+    cvd = meta.get("env.CUDA_VISIBLE_DEVICES")
+    check(cvd == "<gpu-uuid-1>,<gpu-uuid-2>", f"CUDA_VISIBLE_DEVICES UUIDs -> <gpu-uuid-N> ({cvd!r})")
     for want in ["train.py", "model.py", "<env>/site-packages/torch/nn/modules/module.py",
                  "<tmp>/torchinductor_<user>/ab/cd.py", "loaded on <host-1> from <path-1>/data.bin"]:
         check(want in strings, f"string {want!r} present")
