@@ -404,6 +404,37 @@ static void ranks_table(FILE *f, const struct vt_result *r, const int64_t *aPeak
 }
 
 /*
+ * The band's capacity line: the smallest capacity of the ranks' drawn devices (the first to run out),
+ * labelled with the range when the ranks' devices differ; nothing when no capacity is known.
+ */
+static void svg_band_capacity(FILE *f, struct labels *L, const struct vt_result *r, int64_t vmax)
+{
+    static const double aAlt[] = {0, 14, 0, -14, 0, 28};
+    int64_t lo = 0, hi = 0;
+    char zLo[32], zHi[32], zL[80];
+    double y;
+    for (int i = 0; i < r->nTrace; i++) { /* the device each rank's level is drawn for */
+        int d = main_dev(&r->aTrace[i]);
+        const struct vt_device *dv = d >= 0 ? &r->aTrace[i].tl.aDev[d] : NULL;
+        if (!dv || dv->id < 0 || dv->totalBytes <= 0) continue;
+        if (!lo || dv->totalBytes < lo) lo = dv->totalBytes;
+        if (dv->totalBytes > hi) hi = dv->totalBytes;
+    }
+    if (!lo) return;
+    y = ypos(lo, vmax);
+    vt__fmt_bytes(lo, zLo, sizeof zLo);
+    vt__fmt_bytes(hi, zHi, sizeof zHi);
+    fprintf(f, "<line class=\"capacity\" x1=\"%d\" x2=\"%d\" y1=\"%.1f\" y2=\"%.1f\" stroke=\"#d62728\" "
+               "stroke-width=\"1\" stroke-dasharray=\"6 3\"><title>smallest device capacity of the %d ranks: %s%s%s"
+               "</title></line>", PAD_L, SVG_W - PAD_R, y, y, r->nTrace, zLo, hi > lo ? "; largest " : "",
+            hi > lo ? zHi : "");
+    if (hi > lo) snprintf(zL, sizeof zL, "min %s", zLo); /* the margin holds 15 characters */
+    else snprintf(zL, sizeof zL, "cap. %s", zLo);
+    label(f, L, SVG_W - PAD_R + 4, y + 4, 0, aAlt, 3, " class=\"capacity-label\"", zL);
+    fputc('\n', f);
+}
+
+/*
  * Beyond RANKS_FULL ranks: the lowest, median and highest live bytes of every rank's main
  * device in each timeline bucket (time as a fraction of each run) as a band, the outlier
  * ranks (aOut[0..nOut-1]) drawn over it. Returns 0, or -1 when out of memory.
@@ -435,7 +466,7 @@ static int svg_band(FILE *f, const struct vt_result *r, int64_t vmax, const int 
         aHi[k] = aCol[r->nTrace - 1];
     }
     svg_frame(f, L, vmax, -1, "live memory of all ranks over time");
-    svg_capacity(f, L, &r->aTrace[0], vmax);
+    svg_band_capacity(f, L, r, vmax);
     fputs("<polygon class=\"band\" fill=\"#1f77b4\" opacity=\"0.25\" points=\"", f);
     for (int k = 0; k < VT_TIMELINE_BUCKETS; k++)
         fprintf(f, "%.1f,%.1f ", PAD_L + (k + 0.5) * PLOT_W / VT_TIMELINE_BUCKETS, ypos(aHi[k], vmax));
