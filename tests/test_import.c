@@ -286,6 +286,15 @@ TEST(command_line)
     ASSERT_EQ(VT_EXIT_NOFILE, vt__cmd_import(4, argv));
     argv[4] = "--force";
     ASSERT_EQ(VT_EXIT_OK, vt__cmd_import(5, argv));
+    /* a directory ending in '/' that does not exist yet is created with its parents, as by record */
+    {
+        char zNew[4200], zA[4096];
+        snprintf(zNew, sizeof zNew, "%s/new/sub/", zDir);
+        snprintf(zA, sizeof zA, "%s", fixture("snap_small.pickle"));
+        char *av[] = {"import", "-q", zA, "-o", zNew, NULL};
+        ASSERT_EQ(VT_EXIT_OK, vt__cmd_import(5, av));
+        ASSERT(exists(scratch("out/new/sub/snap_small.db")));
+    }
     /* two inputs, one output name: refused before anything is written */
     snprintf(zOne, sizeof zOne, "%s/one.db", zDir);
     {
