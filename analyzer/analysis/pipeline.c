@@ -65,13 +65,18 @@ static int analyze_one(struct vt_result *r, int iTrace, const char *zPath, const
     if (rc == VT_EXIT_OK) rc = vt__phases(t, o);
     for (i = 0; rc == VT_EXIT_OK && i < N_DETECTOR; i++) {
         aSt[i] = calloc(1, aDetector[i]->nState ? aDetector[i]->nState : 1);
-        if (!aSt[i] || (aDetector[i]->xBegin && aDetector[i]->xBegin(aSt[i], t, o) != 0)) rc = VT_EXIT_INTERNAL;
+        if (!aSt[i] || (aDetector[i]->xBegin && aDetector[i]->xBegin(aSt[i], t, o) != 0)) {
+            vt__errorf("%s: out of memory", zPath);
+            rc = VT_EXIT_INTERNAL;
+        }
     }
     if (rc == VT_EXIT_OK) rc = vt__replay(t, o, aDetector, aSt, N_DETECTOR);
     if (rc == VT_EXIT_OK) rc = vt__transfers(t);
     for (i = 0; rc == VT_EXIT_OK && i < N_DETECTOR; i++)
-        if (aDetector[i]->xEnd && aDetector[i]->xEnd(aSt[i], r, iTrace) != 0) rc = VT_EXIT_INTERNAL;
-    if (rc == VT_EXIT_INTERNAL && !t->f.zPath) vt__errorf("%s: out of memory", zPath);
+        if (aDetector[i]->xEnd && aDetector[i]->xEnd(aSt[i], r, iTrace) != 0) {
+            vt__errorf("%s: out of memory", zPath);
+            rc = VT_EXIT_INTERNAL;
+        }
     if (rc == VT_EXIT_OK && t->pWb) rc = vt__writeback_end(r, iTrace);
     states_free(aSt);
     vt__writeback_free(t);

@@ -118,10 +118,11 @@ int vt__import_temp_new(const char *zPath, char **pzTemp)
     }
     sprintf(zTemp, "%s/vramtrace-import-XXXXXX", zDir);
     if ((fd = mkstemp(zTemp)) < 0) {
-        vt__errorf("%s: cannot create a temporary trace in %s: %s", zPath, zDir, strerror(errno));
+        vt__errorf("%s: cannot create a temporary trace in %s (set TMPDIR to a writable directory): %s", zPath,
+                   zDir, strerror(errno));
         free(zTemp);
         free(zSrc);
-        return VT_EXIT_INTERNAL;
+        return VT_EXIT_NOFILE; /* an output that cannot be written */
     }
     close(fd);
     /* one temporary trace per source: a new import of the same path replaces the last one */
