@@ -60,6 +60,7 @@ int vt__exit_for_schema(int st)
     case VT_SCHEMA_OK: return VT_EXIT_OK;
     case VT_SCHEMA_NEWER: return VT_EXIT_TOO_NEW;
     case VT_SCHEMA_CORRUPT: return VT_EXIT_CORRUPT;
+    case VT_SCHEMA_BUSY: return VT_EXIT_NOFILE; /* unreadable for now */
     default: return VT_EXIT_NOT_TRACE;
     }
 }
