@@ -46,7 +46,7 @@ def main():
                                                                     "ok" if ok else "FAIL"))
     # SIGTERM lands at an unpredictable point: before the temporary trace exists (nothing to remove),
     # during the import or after the report (exit 0); in every case nothing may be left behind
-    for _ in range(5):
+    for _ in range(10):
         status, left = run_case(vramtrace, fixture, "term")
         ok = status in (0, -signal.SIGTERM) and not left
         failures += not ok

@@ -2,6 +2,7 @@
 #include "vt_test.h"
 
 #include <sqlite3.h>
+#include <zlib.h>
 #include <sys/stat.h>
 
 #include "cli.h"
@@ -218,6 +219,20 @@ TEST(kineto_without_addresses_and_bad_json)
     ASSERT_EQ(VT_EXIT_CORRUPT, import(zBad, -1, zOut));
     write_file(zBad, "{\"other\": 1}", 12);
     ASSERT_EQ(VT_EXIT_NOT_TRACE, import(zBad, -1, zOut));
+    /* gzip around something else: named as such (SQLite would call it "not a database") */
+    {
+        static const char azBody[][24] = {"random words, not JSON", "SQLite format 3\0 page"};
+        char zErr[256];
+        int fmt;
+        for (int i = 0; i < 2; i++) {
+            gzFile gz = gzopen(zBad, "wb");
+            ASSERT(gz != NULL);
+            ASSERT_EQ(24, gzwrite(gz, azBody[i], 24));
+            ASSERT_EQ(Z_OK, gzclose(gz));
+            ASSERT_EQ(VT_EXIT_NOT_TRACE, vt__import_detect(zBad, &fmt, zErr, sizeof zErr));
+            ASSERT_CONTAINS(zErr, i ? "gzip-compressed SQLite file" : "gzip-compressed, but");
+        }
+    }
 }
 
 TEST(nsys_exports)

@@ -175,7 +175,7 @@ int vt__tb_open(const char *zPath, int bForce, struct vt__tb **pp, char *zErr, s
     tb->zTmp = malloc(n + 32);
     if (!tb->zPath || !tb->zTmp) goto nomem;
     snprintf(tb->zTmp, n + 32, "%s.importing-XXXXXX", zPath);
-    fd = mkstemp(tb->zTmp); /* mode 0600, never follows a symlink */
+    fd = vt__cleanup_mkstemp(tb->zTmp); /* mode 0600, never follows a symlink; removed if the command is killed */
     if (fd < 0) {
         snprintf(zErr, nErr, "%s: cannot create: %s", zPath, strerror(errno));
         free(tb->zTmp);
@@ -184,7 +184,6 @@ int vt__tb_open(const char *zPath, int bForce, struct vt__tb **pp, char *zErr, s
         return -1;
     }
     close(fd);
-    vt__cleanup_add(tb->zTmp); /* a half-written trace is removed if the command is killed */
     if (sqlite3_open_v2(tb->zTmp, &tb->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK ||
         sqlite3_exec(tb->db,
                      "PRAGMA page_size=65536; PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF;"

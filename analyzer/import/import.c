@@ -117,7 +117,7 @@ int vt__import_temp_new(const char *zPath, char **pzTemp)
         return VT_EXIT_INTERNAL;
     }
     sprintf(zTemp, "%s/vramtrace-import-XXXXXX", zDir);
-    if ((fd = mkstemp(zTemp)) < 0) {
+    if ((fd = vt__cleanup_mkstemp(zTemp)) < 0) { /* removed on a fatal signal too */
         vt__errorf("%s: cannot create a temporary trace in %s (set TMPDIR to a writable directory): %s", zPath,
                    zDir, strerror(errno));
         free(zTemp);
@@ -132,6 +132,7 @@ int vt__import_temp_new(const char *zPath, char **pzTemp)
         struct temp *a = realloc(g_aTemp, (size_t)(g_nTemp + 1) * sizeof *a);
         if (!a) {
             pthread_mutex_unlock(&g_muTemp);
+            vt__cleanup_forget(zTemp);
             unlink(zTemp);
             free(zTemp);
             free(zSrc);
@@ -149,7 +150,6 @@ int vt__import_temp_new(const char *zPath, char **pzTemp)
     }
     g_aTemp[i].zSrc = zSrc;
     g_aTemp[i].zTrace = zTemp;
-    vt__cleanup_add(zTemp); /* removed on a fatal signal too (out of memory: at exit only, as before) */
     pthread_mutex_unlock(&g_muTemp);
     *pzTemp = zTemp;
     return VT_EXIT_OK;
@@ -163,6 +163,10 @@ int vt__import_to_temp(const char *zPath, char **pzTrace)
     int64_t pid = -1;
     *pzTrace = NULL;
     rc = vt__import_detect(zPath, &fmt, zErr, sizeof zErr);
+    if (rc == VT_EXIT_NOT_TRACE) { /* recognized as something no reader takes (a compressed file) */
+        vt__errorf("%s: %s", zPath, zErr);
+        return rc;
+    }
     if (rc != VT_EXIT_OK || fmt == VT_IMPORT_UNKNOWN || fmt == VT_IMPORT_TRACE) return VT_EXIT_OK; /* the reader says why */
     if (fmt == VT_IMPORT_NSYS) {
         int64_t *aPid = NULL, *aEv = NULL;

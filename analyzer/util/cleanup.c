@@ -2,6 +2,7 @@
 #include "cleanup.h"
 
 #include <pthread.h>
+#include <errno.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -98,6 +99,21 @@ int vt__cleanup_add(const char *zPath)
     if (e) free(e->zPath);
     free(e);
     return rc;
+}
+
+int vt__cleanup_mkstemp(char *zTemplate)
+{
+    sigset_t block, old;
+    int fd, e;
+    sigemptyset(&block);
+    for (size_t i = 0; i < sizeof g_aSig / sizeof g_aSig[0]; i++) sigaddset(&block, g_aSig[i]);
+    pthread_sigmask(SIG_BLOCK, &block, &old);
+    fd = mkstemp(zTemplate);
+    e = errno;
+    if (fd >= 0) vt__cleanup_add(zTemplate);
+    pthread_sigmask(SIG_SETMASK, &old, NULL); /* a signal that came meanwhile is handled now */
+    errno = e;
+    return fd;
 }
 
 void vt__cleanup_forget(const char *zPath)

@@ -10,6 +10,14 @@
  */
 int vt__cleanup_add(const char *zPath);
 
+/*
+ * mkstemp(zTemplate) and vt__cleanup_add of the name it made, with the signals above blocked
+ * in between, so that no signal can leave the new file behind. Returns the file descriptor,
+ * or -1 with errno set (nothing created); registration failing for lack of memory is not an
+ * error (the file is then removed on the normal paths only).
+ */
+int vt__cleanup_mkstemp(char *zTemplate);
+
 /* Stop removing zPath on a signal (it was renamed, removed or is a result to keep). Thread-safe. */
 void vt__cleanup_forget(const char *zPath);
 
