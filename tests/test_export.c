@@ -401,6 +401,13 @@ TEST(export_time_window)
     snprintf(zArgs, sizeof zArgs, "export --to 5us --perfetto %s %s", zJson, zTrace);
     ASSERT_EQ(0, vt_run(zDir, zArgs, &zOut, &zErr));
     ASSERT_CONTAINS(zErr, "0 kernels, 1 copies, 1 memsets, 1 NVTX, 4 allocs, 0 frees, 0 OOM");
+    ASSERT(strstr(zErr, "no event lies") == NULL);
+    free(zOut), free(zErr);
+    /* a window past the end: an empty, valid file, and a note saying how long the trace lasts */
+    snprintf(zArgs, sizeof zArgs, "export --from 1s --perfetto %s %s", zJson, zTrace);
+    ASSERT_EQ(0, vt_run(zDir, zArgs, &zOut, &zErr));
+    ASSERT_CONTAINS(zErr, "0 kernels, 0 copies, 0 memsets, 0 NVTX, 0 allocs, 0 frees, 0 OOM");
+    ASSERT_CONTAINS(zErr, "note: no event lies between 1.00 s and the end; the trace lasts");
     free(zOut), free(zErr);
     snprintf(zArgs, sizeof zArgs, "export --from 2parsecs --perfetto %s %s", zJson, zTrace);
     ASSERT_EQ(2, vt_run(zDir, zArgs, &zOut, &zErr));
