@@ -332,6 +332,18 @@ TEST(command_line)
     ASSERT_EQ(VT_EXIT_USAGE, vt__cmd_import(5, argv));
 }
 
+/* analyze --snapshot merges into a trace the tracer wrote: anything else is refused as a usage error. */
+TEST(snapshot_merge_refusals)
+{
+    char zA[4096], zB[4096];
+    setenv("TMPDIR", getenv("VT_TEST_TMP") ? getenv("VT_TEST_TMP") : "/tmp", 1);
+    snprintf(zA, sizeof zA, "%s", fixture("snap_small.pickle"));
+    snprintf(zB, sizeof zB, "%s", fixture("kineto_small.json"));
+    ASSERT_EQ(VT_EXIT_USAGE, vt__snapshot_merge(zA, zB, 0, 0)); /* not a snapshot */
+    snprintf(zB, sizeof zB, "%s", fixture("snap_v1.pickle"));
+    ASSERT_EQ(VT_EXIT_USAGE, vt__snapshot_merge(zA, zB, 0, 0)); /* the "trace" is a snapshot too */
+}
+
 /* analyze, info, sql and export open these files through the read layer (vt__read_open): a temporary import. */
 TEST(readers_open_other_formats)
 {
@@ -451,4 +463,4 @@ TEST(real_files)
 
 VT_TEST_LIST(T(snapshot_current_format) T(snapshot_ring_buffer_and_2_0_format) T(snapshot_bad_inputs) T(kineto_trace)
                  T(kineto_without_addresses_and_bad_json) T(nsys_exports) T(command_line)
-                     T(readers_open_other_formats) T(real_files))
+                     T(snapshot_merge_refusals) T(readers_open_other_formats) T(real_files))
