@@ -362,6 +362,11 @@ TEST(readers_open_other_formats)
     /* asked to write results back: an imported file is read, never written */
     ASSERT_EQ(VT_EXIT_OK, vt__read_open(&f, fixture("kineto_small.json"), VT_READ_WRITE, NULL));
     ASSERT(!f.bWritable && !f.bReadOnlyFile);
+    {
+        int bSaid = 0; /* and says so: analyze --save on such a file writes nothing */
+        for (int i = 0; i < f.nNote; i++) bSaid |= strstr(f.azNote[i], "results were not written back") != NULL;
+        ASSERT(bSaid);
+    }
     vt__read_close(&f);
     ASSERT_EQ(VT_EXIT_NOT_TRACE, vt__read_open(&f, fixture("snap_hostile.pickle"), 0, NULL));
     ASSERT(f.db == NULL);

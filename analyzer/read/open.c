@@ -92,6 +92,9 @@ static int connect(struct vt_tracefile *f, unsigned flags)
     if (zImported) {
         f->zImported = zImported;
         zPath = zImported;
+        if (bWrite)
+            vt__read_note(f, "results were not written back: this is another tool's file, read through a temporary "
+                             "import; 'vramtrace import FILE -o TRACE.db' makes a trace that --save can write into");
         bWrite = 0;
     } else if (strcmp(vt__import_temp_path(zPath), zPath) != 0) {
         /* a copy with PyTorch's allocation history merged in (analyze without --save, merge.c) */
