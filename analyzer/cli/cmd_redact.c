@@ -335,7 +335,8 @@ static int gather(struct redactor *r, sqlite3 *db, const char *zRoot)
     if (rc == SQLITE_OK && has_column(db, "frame", "file_id"))
         rc = sqlite3_prepare_v2(db,
                                 "SELECT DISTINCT s.value FROM frame f JOIN string s ON s.id = f.file_id "
-                                "WHERE s.value LIKE '/%' AND s.value NOT LIKE '%/site-packages/%' "
+                                "WHERE f.kind = 1 /* python: C sources name their build tree */ "
+                                "AND s.value LIKE '/%' AND s.value NOT LIKE '%/site-packages/%' "
                                 "AND s.value NOT LIKE '%/dist-packages/%' AND s.value NOT LIKE '%/lib/python3%' "
                                 "ORDER BY 1",
                                 -1, &st, NULL);
