@@ -78,6 +78,7 @@ struct vt_device {
     int64_t aLast[VT_TIMELINE_BUCKETS]; /* live bytes after the bucket's last event, -1 = no event */
     int64_t aPool[VT_TIMELINE_BUCKETS]; /* pool reserved (latest) in each bucket, -1 none */
     int64_t slice[VT_SLICES];           /* lowest live bytes in each trace slice */
+    int64_t tensorSlice[VT_SLICES];     /* lowest tensor live bytes in each trace slice, -1 = no event */
     struct vt_snap aTop[VT_TOPMAX];     /* largest allocations live at the peak */
     int nTop;
     struct vt_group aGroup[VT_TOPMAX];  /* what was live at the peak by site and kind, largest first */
@@ -302,6 +303,7 @@ int vt__carried_into(const struct vt_trace *t, const struct vt_life *l, int *pbH
 int vt__dev_index(struct vt_trace *t, int acct);      /* creates entries, -1 OOM */
 void vt__timeline_begin(struct vt_trace *t);
 void vt__timeline_update(struct vt_trace *t, int iDev, int64_t ts);
+void vt__timeline_tensor(struct vt_trace *t, int iDev, int64_t ts); /* d->tensorLive changed at ts */
 void vt__timeline_snapshot(struct vt_trace *t, int iDev);
 void vt__timeline_phase_snapshot(struct vt_trace *t); /* current phase, before live bytes drop */
 void vt__timeline_phase_step(struct vt_trace *t, int64_t ts); /* phase/iteration minima */

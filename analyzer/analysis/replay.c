@@ -22,6 +22,8 @@ struct replay {
     struct vt_live *pCuda, *pTensor;
     int nextBoundary;       /* next growth boundary (index into t->ph.aBoundary) */
     int bDetectCuda;        /* the detectors judge CUDA's lifetimes (no allocator blocks in the trace) */
+    int bTensorDevice;      /* blocks but no CUDA allocation (a torch.profiler trace): the blocks are the device's
+                             * memory for the timeline and the counts */
 };
 
 /* Hand event e to every detector that asked for its kind. 0 or -1. */
@@ -48,14 +50,12 @@ static int timeline_account(struct replay *r, const struct vt_life *l, int64_t t
     if (l->acct == VT_ACCT_NONE) return 0;
     if ((iDev = vt__dev_index(t, l->acct)) < 0) return -1;
     if (l->bTensor) {
-        struct vt_device *d = &t->tl.aDev[iDev];
-        d->tensorLive = vt__live_bytes(r->pTensor, l->acct);
-        if (d->tensorLive > d->tensorPeak) d->tensorPeak = d->tensorLive, d->tensorPeakTs = ts;
-        if (d->peak > 0 && d->live == d->peak && d->tensorLive > d->tensorAtPeak) d->tensorAtPeak = d->tensorLive;
-        return 0;
+        t->tl.aDev[iDev].tensorLive = vt__live_bytes(r->pTensor, l->acct);
+        vt__timeline_tensor(t, iDev, ts);
+        if (!r->bTensorDevice) return 0; /* else the blocks are all the trace knows of the device's memory */
     }
-    if (l->acct >= 0) t->tl.totalLiveNow += vt__live_bytes(r->pCuda, l->acct) - t->tl.aDev[iDev].live;
-    t->tl.aDev[iDev].live = vt__live_bytes(r->pCuda, l->acct);
+    if (l->acct >= 0) t->tl.totalLiveNow += vt__live_bytes(l->bTensor ? r->pTensor : r->pCuda, l->acct) - t->tl.aDev[iDev].live;
+    t->tl.aDev[iDev].live = vt__live_bytes(l->bTensor ? r->pTensor : r->pCuda, l->acct);
     vt__timeline_update(t, iDev, ts);
     return 0;
 }
@@ -87,7 +87,7 @@ static int on_begin(void *pArg, struct vt_life *l)
     t->sites.a[l->site].nAlloc++;
     t->sites.a[l->site].totalBytes += l->bytes;
     if (l->bTensor) t->lc.nTensorAlloc++;
-    else t->lc.nAlloc++;
+    if (!l->bTensor || r->bTensorDevice) t->lc.nAlloc++;
     site_account(r, l, +1);
     snapshot_view(r);
     if (timeline_account(r, l, l->allocTs) != 0) return -1;
@@ -114,7 +114,7 @@ static int on_end(void *pArg, struct vt_life *l)
     struct replay *r = pArg;
     struct vt_trace *t = r->t;
     if (l->status == VT_LIFE_LIVE_AT_END) {
-        if (!l->bTensor) {
+        if (!l->bTensor || r->bTensorDevice) {
             t->lc.nLiveEnd++;
             t->lc.liveEndBytes += l->bytes;
         }
@@ -126,7 +126,7 @@ static int on_end(void *pArg, struct vt_life *l)
         }
     } else {
         if (l->status == VT_LIFE_FREE_MISSING) t->lc.nFreeMissing++;
-        else if (!l->bTensor) t->lc.nFree++;
+        else if (!l->bTensor || r->bTensorDevice) t->lc.nFree++;
         site_account(r, l, -1);
         snapshot_view(r);
         if (timeline_account(r, l, l->freeTs) != 0) return -1;
@@ -306,6 +306,7 @@ int vt__replay(struct vt_trace *t, const struct vt_opts *o, const struct vt_dete
     r.aSt = aSt;
     r.nDet = nDet;
     r.bDetectCuda = !f->bHaveTensors;
+    r.bTensorDevice = f->bHaveTensors && f->aMemOp[VT_MEMOP_ALLOC] == 0 && f->aMemOp[VT_MEMOP_VMM_CREATE] == 0;
     h.pArg = &r;
     r.pCuda = vt__live_new(&h);
     r.pTensor = vt__live_new(&h);
