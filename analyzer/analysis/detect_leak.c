@@ -128,19 +128,28 @@ static int emit_state(struct vt_result *r, int iTrace, const struct leak *L, con
     f->bytes = S->bytes;
     f->count = S->count;
     f->firstTs = S->first;
-    f->lastTs = S->last;
+    f->lastTs = S->first < 0 ? -1 : S->last;
     f->stackId = t->sites.a[S->aTop[0]].stackId;
     f->zSite = vt__strdupf("%s", t->sites.a[S->aTop[0]].zSite);
-    f->zTitle = vt__strdupf("%s live at exit that did not accumulate: state (weights, optimizer state, gradients), "
-                            "not a leak", zB);
-    f->zEvidence = vt__strdupf(
-        "%lld allocations from %d call site%s are live at exit, each site's made in fewer than %d different %s "
-        "(allocated once, or replaced at each step), as weights, optimizer state created at the first step and "
-        "the last step's gradients and outputs are. Largest: %s. Whether they were still in use at the end is "
-        "not known: the trace has no kernel-argument uses%s.",
-        (long long)S->count, S->nSite, S->nSite == 1 ? "" : "s", ACCUMULATED_IV,
-        t->ph.bSliceBoundaries ? "slices of the run" : "iterations", zList,
-        S->first < 0 ? ", and when they were allocated is not known either" : "");
+    if (S->first < 0) /* no allocation time known (a snapshot of the state at its dump) */
+        f->zTitle = vt__strdupf("%s live at the end, allocation times unknown: what held the memory, by site (no leak "
+                                "or growth can be judged)", zB);
+    else
+        f->zTitle = vt__strdupf("%s live at exit that did not accumulate: state (weights, optimizer state, "
+                                "gradients), not a leak", zB);
+    if (S->first < 0)
+        f->zEvidence = vt__strdupf("%lld allocations from %d call site%s are live at the end, with no known allocation "
+                                   "time, so whether any of them accumulated cannot be told. Largest: %s. Whether "
+                                   "they were still in use is not known either: the trace has no kernel-argument uses.",
+                                   (long long)S->count, S->nSite, S->nSite == 1 ? "" : "s", zList);
+    else
+        f->zEvidence = vt__strdupf(
+            "%lld allocations from %d call site%s are live at exit, each site's made in fewer than %d different %s "
+            "(allocated once, or replaced at each step), as weights, optimizer state created at the first step and "
+            "the last step's gradients and outputs are. Largest: %s. Whether they were still in use at the end is "
+            "not known: the trace has no kernel-argument uses.",
+            (long long)S->count, S->nSite, S->nSite == 1 ? "" : "s", ACCUMULATED_IV,
+            t->ph.bSliceBoundaries ? "slices of the run" : "iterations", zList);
     f->zFix = vt__strdupf("Nothing to fix if this is the model's state. To hold less of it: free gradients with "
                           "optimizer.zero_grad(set_to_none=True), del outputs and losses you no longer need, and "
                           "keep only .item() or .detach().cpu() copies of what you log.");
