@@ -370,7 +370,7 @@ static int growth(const struct leak *L, struct vt_result *r, int iTrace)
         struct vt_finding *f;
         int64_t accBytes = 0, stateBytes = 0;
         int iTop = -1;
-        char zWho[400] = "";
+        char zWho[700] = "";
         /* who raised it: what was allocated after the baseline's first point and still held at its last,
          * by site; a site whose share came in ACCUMULATED_IV intervals or more accumulates */
         for (int i = 0; i < t->sites.n && i < L->n; i++) {
@@ -393,13 +393,19 @@ static int growth(const struct leak *L, struct vt_result *r, int iTrace)
             vt__fmt_bytes(accBytes, zA, sizeof zA);
             f->stackId = t->sites.a[iTop].stackId;
             snprintf(zWho, sizeof zWho, " Of the memory allocated after the first of these steps and still held at "
-                     "the last (%s, made over %d or more of them), %s came from this site%s.", zA, ACCUMULATED_IV,
+                     "the last (%s, made in %d or more of them), %s came from this site%s%s.", zA, ACCUMULATED_IV,
                      zT, t->f.bSegments ? " (attribution at segment level: the call sites of the caching "
                      "allocator's segments reserved while the baseline rose; a segment's site is the allocation "
-                     "that made the allocator reserve it)" : "");
+                     "that made the allocator reserve it)" : "",
+                     t->f.bSegments && !strstr(t->sites.a[iTop].zSite, ".py:")
+                         ? ". No Python frame: in PyTorch, the autograd engine's thread reserving for the backward "
+                           "pass because tensors kept elsewhere hold the cache's blocks; 'vramtrace record --tensors' "
+                           "shows the line that keeps them" : "");
         }
         f->bytes = rise;
         f->count = n;
+        f->firstTs = L->baseStart;
+        f->lastTs = L->baseLast;
         snprintf(f->zPhase, sizeof f->zPhase, "%s", t->ph.nIter ? "training" : "");
         if (iTop >= 0)
             f->zSite = vt__strdupf("%s%s", t->sites.a[iTop].zSite, t->f.bSegments ? " (attribution at segment level)" : "");
@@ -407,9 +413,9 @@ static int growth(const struct leak *L, struct vt_result *r, int iTrace)
             f->zSite = vt__strdupf("no single site: device total");
         f->zTitle = vt__strdupf("Memory baseline rises: +%s over %d %s", zB, n, t->ph.nIter ? "iterations" : "slices of the run");
         f->zEvidence = vt__strdupf("The lowest live device memory of each %s (the bottom of the sawtooth) "
-                                   "rose by %s;%s%s",
+                                   "rose by %s.%s%s",
                                    t->ph.nIter ? "training iteration" : "sixteenth of the run", zB,
-                                   iTop >= 0 ? zWho : " no single call site explains it.",
+                                   iTop >= 0 ? zWho : " No single call site explains it.",
                                    projection(t, rise, n - 1, zProj, sizeof zProj));
         f->zFix = vt__strdupf("%s", zFixLeak);
         if (!f->zTitle || !f->zEvidence || !f->zFix || !f->zSite) rc = -1;
