@@ -116,6 +116,10 @@ static int on_end(void *pArg, struct vt_life *l)
     struct replay *r = pArg;
     struct vt_trace *t = r->t;
     if (l->status == VT_LIFE_LIVE_AT_END) {
+        if (l->bTensor) {
+            t->lc.nTensorLiveEnd++;
+            t->lc.tensorLiveEndBytes += l->bytes;
+        }
         if (!l->bTensor || r->bTensorDevice) {
             t->lc.nLiveEnd++;
             t->lc.liveEndBytes += l->bytes;
@@ -357,6 +361,7 @@ int vt__replay(struct vt_trace *t, const struct vt_opts *o, const struct vt_dete
     r.nDet = nDet;
     r.bDetectCuda = !f->bHaveTensors;
     r.bTensorDevice = f->bHaveTensors && f->aMemOp[VT_MEMOP_ALLOC] == 0 && f->aMemOp[VT_MEMOP_VMM_CREATE] == 0;
+    t->lc.bTensorDevice = r.bTensorDevice;
     h.pArg = &r;
     r.pCuda = vt__live_new(&h);
     r.pTensor = vt__live_new(&h);
