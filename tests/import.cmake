@@ -51,3 +51,12 @@ if(Python3_Interpreter_FOUND)
       ${CMAKE_CURRENT_SOURCE_DIR}/data)
   set_tests_properties(import_temp_signal PROPERTIES LABELS analyzer)
 endif()
+
+# The real files analyzed: each file's verdict (kinds, severities, the site named, no false finding),
+# as docs/import.md "The real files, analyzed" gives it (skipped without real-data).
+if(Python3_Interpreter_FOUND)
+  add_test(NAME realdata_verdicts
+    COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/realdata_verdicts.py $<TARGET_FILE:vramtrace>
+      "${VT_REAL_DATA}")
+  set_tests_properties(realdata_verdicts PROPERTIES LABELS analyzer SKIP_RETURN_CODE 77)
+endif()

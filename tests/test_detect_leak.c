@@ -318,6 +318,89 @@ TEST(segment_creep_is_not_growth)
     tg_cleanup();
 }
 
-VT_TEST_LIST(T(segment_creep_is_not_growth) T(trend_shapes) T(nccl_buffers_are_not_leaks) T(leak_sample_shape) T(leak_growth_and_never_freed_by_site) T(healthy_training_loop_has_no_finding)
+/* Twelve 10 ms steps without kernel uses (a snapshot's history): weights made once, Adam's state made at
+ * the first step and replaced at every one, activations freed, and 4 MiB per step kept (train.py:88). */
+TEST(state_without_uses_is_not_a_leak)
+{
+    const char *zPath = tg_path("state.db");
+    struct tg *g = tg_open(zPath);
+    struct vt_result r;
+    int64_t sW, sS, sA, sL;
+    int nState = 0;
+    ASSERT(g);
+    tg_device(g, 0, "Test GPU", 16 * GiB);
+    sW = tg_stack(g, "model.py", 10, "__init__");
+    sS = tg_stack(g, "optimizer.py", 51, "step");
+    sA = tg_stack(g, "model.py", 30, "forward");
+    sL = tg_stack(g, "train.py", 88, "train_step");
+    tg_alloc(g, 1 * MS, 0, 3, WEIGHTS, 200 * MiB, sW);
+    for (int i = 0; i < 12; i++) {
+        int64_t t0 = 5 * MS + i * 10 * MS;
+        int64_t state = 0x500000000LL + (i % 2) * 0x10000000LL;
+        tg_nvtx(g, t0, t0 + 10 * MS, "step");
+        tg_alloc(g, t0 + 1 * MS, 0, 3, ACT, 100 * MiB, sA);
+        tg_alloc(g, t0 + 3 * MS, 0, 3, LEAK + i * 0x1000000, 4 * MiB, sL);
+        tg_free(g, t0 + 7 * MS, 0, 3, ACT, 100 * MiB);
+        tg_alloc(g, t0 + 8 * MS, 0, 3, state, 100 * MiB, sS); /* the new state, then the old one freed */
+        if (i > 0) tg_free(g, t0 + 9 * MS, 0, 3, 0x500000000LL + ((i + 1) % 2) * 0x10000000LL, 100 * MiB);
+    }
+    ASSERT_EQ(0, tg_close(g));
+    run(zPath, &r);
+    ASSERT_EQ(0, r.aTrace[0].f.bHaveKernelUses);
+    for (int i = 0; i < r.nFind; i++) {
+        const struct vt_finding *f = &r.aFind[i];
+        if (f->severity >= VT_SEV_LOW) { /* only the kept losses are a leak */
+            ASSERT_STREQ("leak", f->zKind);
+            ASSERT_CONTAINS(f->zSite, "train.py:88");
+        } else if (strstr(f->zTitle, "state")) {
+            nState++;
+            ASSERT_EQ(300 * MiB, f->bytes); /* the weights and the last state */
+            ASSERT_CONTAINS(f->zEvidence, "optimizer.py:51");
+            ASSERT_CONTAINS(f->zEvidence, "model.py:10");
+            ASSERT_CONTAINS(f->zEvidence, "not known");
+        }
+    }
+    ASSERT_EQ(1, nState);
+    ASSERT(count_kind(&r, "leak", VT_SEV_MEDIUM) >= 1);
+    vt__result_free(&r);
+    tg_cleanup();
+}
+
+/* Segment level: 200 MiB of segments reserved at the first step (model.py:30), then one 20 MiB segment every
+ * third step from train.py:66: no site grows in most steps, the baseline climbs as a staircase. */
+TEST(segment_growth_names_its_site)
+{
+    const char *zPath = tg_path("seg_site.db");
+    struct tg *g = tg_open(zPath);
+    struct vt_result r;
+    int64_t sA, sL;
+    int nFound = 0;
+    ASSERT(g);
+    tg_meta(g, "config.tensors", "0");
+    tg_device(g, 0, "Test GPU", 16 * GiB);
+    sA = tg_stack(g, "model.py", 30, "forward");
+    sL = tg_stack(g, "train.py", 66, "train_one_epoch");
+    for (int i = 0; i < 12; i++) {
+        int64_t t0 = 5 * MS + i * 10 * MS;
+        tg_nvtx(g, t0, t0 + 10 * MS, "step");
+        for (int k = 0; i == 0 && k < 10; k++) tg_alloc(g, t0 + 1 * MS, 0, 3, ACT + k * 0x2000000, 20 * MiB, sA);
+        if (i % 3 == 2) tg_alloc(g, t0 + 2 * MS, 0, 3, LEAK + i * 0x2000000, 20 * MiB, sL);
+    }
+    ASSERT_EQ(0, tg_close(g));
+    run(zPath, &r);
+    ASSERT_EQ(1, r.aTrace[0].f.bSegments);
+    for (int i = 0; i < r.nFind; i++)
+        if (r.aFind[i].severity >= VT_SEV_MEDIUM) {
+            nFound++;
+            ASSERT_CONTAINS(r.aFind[i].zTitle, "baseline rises");
+            ASSERT_CONTAINS(r.aFind[i].zSite, "train.py:66 in train_one_epoch (attribution at segment level)");
+            ASSERT_CONTAINS(r.aFind[i].zEvidence, "attribution at segment level");
+        }
+    ASSERT_EQ(1, nFound);
+    vt__result_free(&r);
+    tg_cleanup();
+}
+
+VT_TEST_LIST(T(state_without_uses_is_not_a_leak) T(segment_growth_names_its_site) T(segment_creep_is_not_growth) T(trend_shapes) T(nccl_buffers_are_not_leaks) T(leak_sample_shape) T(leak_growth_and_never_freed_by_site) T(healthy_training_loop_has_no_finding)
                  T(caching_allocator_segments_are_not_a_leak) T(caching_allocator_growth_is_reported)
                      T(plain_cuda_leak_without_phases))

@@ -78,6 +78,7 @@ struct vt_device {
     int64_t aLast[VT_TIMELINE_BUCKETS]; /* live bytes after the bucket's last event, -1 = no event */
     int64_t aPool[VT_TIMELINE_BUCKETS]; /* pool reserved (latest) in each bucket, -1 none */
     int64_t slice[VT_SLICES];           /* lowest live bytes in each trace slice */
+    int64_t tensorSlice[VT_SLICES];     /* lowest tensor live bytes in each trace slice, -1 = no event */
     struct vt_snap aTop[VT_TOPMAX];     /* largest allocations live at the peak */
     int nTop;
     struct vt_group aGroup[VT_TOPMAX];  /* what was live at the peak by site and kind, largest first */
@@ -146,6 +147,8 @@ struct vt_lifecounts {
     int64_t nAlloc, nFree, nFreeUnknown, nDoubleFree, nFreeMissing, nLiveEnd, liveEndBytes;
     int64_t nInternalEnd, internalEndBytes; /* runtime/driver allocations live at exit */
     int64_t nTensorAlloc;   /* blocks of a framework allocator */
+    int64_t nTensorLiveEnd, tensorLiveEndBytes; /* those live at the end */
+    int bTensorDevice;      /* the blocks are the allocations counted above (no CUDA allocation in the trace) */
     int64_t nTensorStray;   /* frees of blocks the history never showed allocated */
     int64_t nKernelUse, nCopyUse, nUseMatched; /* use events read; those that hit a live allocation */
 };
@@ -272,6 +275,12 @@ int vt__unjudged_hold(const struct vt_trace *t, const struct vt_life *l);
  * rise in each third of the steps. *pRise receives last - first.
  */
 int vt__trend(const int64_t *a, int n, int64_t minRise, int64_t *pRise);
+/*
+ * The allocator's blocks beside CUDA's allocations, for a process's summary: "inside these allocations,
+ * the allocator's blocks (tensors): 3907 allocated, 162 live at exit (439 MiB)", into z (size n); returns
+ * 1, or 0 (z empty) when the trace has no blocks or the blocks are its only allocations (counted as such).
+ */
+int vt__fmt_blocks(const struct vt_trace *t, char *z, size_t n);
 /* Offset of ts from the trace start ("0 s", "12.0 us", "1.25 s"; "?" when unknown), into z. */
 void vt__fmt_at(const struct vt_trace *t, int64_t ts, char *z, size_t n);
 /* Release everything a trace owns (closing its file; its write-back is the driver's to end first); *t zeroed. */
@@ -302,6 +311,7 @@ int vt__carried_into(const struct vt_trace *t, const struct vt_life *l, int *pbH
 int vt__dev_index(struct vt_trace *t, int acct);      /* creates entries, -1 OOM */
 void vt__timeline_begin(struct vt_trace *t);
 void vt__timeline_update(struct vt_trace *t, int iDev, int64_t ts);
+void vt__timeline_tensor(struct vt_trace *t, int iDev, int64_t ts); /* d->tensorLive changed at ts */
 void vt__timeline_snapshot(struct vt_trace *t, int iDev);
 void vt__timeline_phase_snapshot(struct vt_trace *t); /* current phase, before live bytes drop */
 void vt__timeline_phase_step(struct vt_trace *t, int64_t ts); /* phase/iteration minima */

@@ -4,6 +4,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Allocations of one site made in this many growth intervals (iterations, or slices of the run) or
+ * more accumulated; fewer is state: allocated once, or replaced at each step. */
+#define ACCUMULATED_IV 3
+
 /* What the detector keeps per call site. */
 struct lsite {
     int64_t liveBytes;      /* live now (pinned host memory aside: the transfer detector judges it) */
@@ -12,13 +16,19 @@ struct lsite {
     int nBoundary, nUp, nDown, seenBoundary;
     /* live at the end */
     int64_t endCount, endBytes, endFirstTs, endLastTs, endUsedLate;
+    int nIv, aIv[ACCUMULATED_IV]; /* distinct growth intervals they were allocated in (up to ACCUMULATED_IV) */
+    /* what raised the device baseline: allocated after its first point, live at its last point */
+    int64_t lateBytes;
+    int nLateIv, aLateIv[ACCUMULATED_IV];
 };
 
 struct leak {
     struct lsite *a;        /* by site index */
     int n;
     int64_t late;           /* a use after this time counts as "in use until the end" */
+    int64_t baseStart, baseLast; /* start of the device baseline's first and last points (baseline_select) */
 };
+
 
 static const char *zFixLeak =
     "Something keeps these tensors alive. Accumulate plain numbers (total += loss.item()) instead "
@@ -37,11 +47,15 @@ static int emit_end(struct vt_result *r, int iTrace, int64_t bytes, int64_t coun
     struct vt_trace *t = &r->aTrace[iTrace];
     int sev = vt__sev_bytes(t, bytes);
     struct vt_finding *f;
-    char zB[32], zA[32], zZ[32], zUse[160] = "";
+    char zB[32], zA[32], zZ[32], zUse[200] = "";
     if (!t->f.bCleanClose && sev > VT_SEV_LOW) sev = VT_SEV_LOW;
     if (t->f.bHaveKernelUses)
         snprintf(zUse, sizeof zUse, "; %lld of them %s not used in the last iteration or the last 10%% of the run",
                  (long long)(count - nLate), count - nLate == 1 ? "was" : "were");
+    else
+        snprintf(zUse, sizeof zUse, "; they were made in %d or more different %s, so they accumulate (whether they "
+                 "were still in use is not known: the trace has no kernel-argument uses)", ACCUMULATED_IV,
+                 t->ph.bSliceBoundaries ? "slices of the run" : "iterations");
     f = vt__finding_add(r, iTrace, "leak", sev);
     if (!f) return -1;
     vt__fmt_bytes(bytes, zB, sizeof zB);
@@ -63,9 +77,90 @@ static int emit_end(struct vt_result *r, int iTrace, int64_t bytes, int64_t coun
     return f->zTitle && f->zEvidence && f->zFix && f->zSite ? 0 : -1;
 }
 
+/* Memory live at exit that did not accumulate (what the state finding sums up). */
+struct state {
+    int64_t bytes, count, first, last;
+    int nSite, aTop[3], nTop; /* sites, the largest three by bytes */
+};
+
+/* Add site i (its allocations live at exit) to the state S. */
+static void state_add(struct state *S, const struct leak *L, int i)
+{
+    const struct lsite *e = &L->a[i];
+    int j;
+    S->bytes += e->endBytes;
+    S->count += e->endCount;
+    if (e->endFirstTs >= 0 && (S->first < 0 || e->endFirstTs < S->first)) S->first = e->endFirstTs;
+    if (e->endLastTs > S->last) S->last = e->endLastTs;
+    S->nSite++;
+    if (S->nTop == 3 && L->a[S->aTop[2]].endBytes >= e->endBytes) return;
+    j = S->nTop < 3 ? S->nTop++ : 2;
+    while (j > 0 && L->a[S->aTop[j - 1]].endBytes < e->endBytes) {
+        S->aTop[j] = S->aTop[j - 1];
+        j--;
+    }
+    S->aTop[j] = i;
+}
+
+/*
+ * The state finding (info): memory live at exit whose uses are unknown and that did not accumulate
+ * (each site's allocations made in fewer than ACCUMULATED_IV intervals: weights, optimizer state made
+ * at the first step, the last step's gradients and outputs). One finding for all of it, its largest
+ * sites named. Returns 0 or -1 (out of memory).
+ */
+static int emit_state(struct vt_result *r, int iTrace, const struct leak *L, const struct state *S)
+{
+    struct vt_trace *t = &r->aTrace[iTrace];
+    struct vt_finding *f;
+    char zB[32], zList[600] = "", zE[32];
+    size_t n = 0;
+    for (int k = 0; k < S->nTop; k++) {
+        const struct lsite *e = &L->a[S->aTop[k]];
+        vt__fmt_bytes(e->endBytes, zE, sizeof zE);
+        n += (size_t)snprintf(zList + n, n < sizeof zList ? sizeof zList - n : 0, "%s%s (%lld allocation%s) from %s",
+                              k ? "; " : "", zE, (long long)e->endCount, e->endCount == 1 ? "" : "s",
+                              t->sites.a[S->aTop[k]].zSite);
+        if (n >= sizeof zList) break;
+    }
+    f = vt__finding_add(r, iTrace, "leak", VT_SEV_INFO);
+    if (!f) return -1;
+    vt__fmt_bytes(S->bytes, zB, sizeof zB);
+    f->bytes = S->bytes;
+    f->count = S->count;
+    f->firstTs = S->first;
+    f->lastTs = S->first < 0 ? -1 : S->last;
+    f->stackId = t->sites.a[S->aTop[0]].stackId;
+    f->zSite = vt__strdupf("%s", t->sites.a[S->aTop[0]].zSite);
+    if (S->first < 0) /* no allocation time known (a snapshot of the state at its dump) */
+        f->zTitle = vt__strdupf("%s live at the end, allocation times unknown: what held the memory, by site (no leak "
+                                "or growth can be judged)", zB);
+    else
+        f->zTitle = vt__strdupf("%s live at exit that did not accumulate: state (weights, optimizer state, "
+                                "gradients), not a leak", zB);
+    if (S->first < 0)
+        f->zEvidence = vt__strdupf("%lld allocations from %d call site%s are live at the end, with no known allocation "
+                                   "time, so whether any of them accumulated cannot be told. Largest: %s. Whether "
+                                   "they were still in use is not known either: the trace has no kernel-argument uses.",
+                                   (long long)S->count, S->nSite, S->nSite == 1 ? "" : "s", zList);
+    else
+        f->zEvidence = vt__strdupf(
+            "%lld allocations from %d call site%s are live at exit, each site's made in fewer than %d different %s "
+            "(allocated once, or replaced at each step), as weights, optimizer state created at the first step and "
+            "the last step's gradients and outputs are. Largest: %s. Whether they were still in use at the end is "
+            "not known: the trace has no kernel-argument uses.",
+            (long long)S->count, S->nSite, S->nSite == 1 ? "" : "s", ACCUMULATED_IV,
+            t->ph.bSliceBoundaries ? "slices of the run" : "iterations", zList);
+    f->zFix = vt__strdupf("Nothing to fix if this is the model's state. To hold less of it: free gradients with "
+                          "optimizer.zero_grad(set_to_none=True), del outputs and losses you no longer need, and "
+                          "keep only .item() or .detach().cpu() copies of what you log.");
+    return f->zTitle && f->zEvidence && f->zFix && f->zSite ? 0 : -1;
+}
+
 /*
  * Never freed at the end, grouped by site; allocations without a recorded site
  * form one group (their sites are unknown, their sizes alone would split them).
+ * Where uses are unknown (no kernel-argument uses), a site's memory is a leak only when
+ * it accumulated (made over ACCUMULATED_IV intervals or more); the rest is state.
  */
 static int leak_at_end(const struct leak *L, struct vt_result *r, int iTrace)
 {
@@ -75,7 +170,10 @@ static int leak_at_end(const struct leak *L, struct vt_result *r, int iTrace)
     int64_t nsBytes = 0, nsCount = 0, nsAlloc = 0, nsFirst = -1, nsLast = -1, nsLate = 0;
     int64_t ncclBytes = 0, ncclCount = 0;
     int nsSites = 0, nsOne = -1;
+    struct state S;
     char zB[32];
+    memset(&S, 0, sizeof S);
+    S.first = S.last = -1;
     for (int i = 0; i < t->sites.n && i < L->n; i++) {
         const struct vt_site *s = &t->sites.a[i];
         const struct lsite *e = &L->a[i];
@@ -94,6 +192,10 @@ static int leak_at_end(const struct leak *L, struct vt_result *r, int iTrace)
             ncclCount += e->endCount;
             continue;
         }
+        if (!t->f.bHaveKernelUses && e->nIv < ACCUMULATED_IV) { /* uses unknown, not accumulating: state */
+            state_add(&S, L, i);
+            continue;
+        }
         if (s->stackId < 0) {
             nsBytes += e->endBytes;
             nsCount += e->endCount;
@@ -110,6 +212,7 @@ static int leak_at_end(const struct leak *L, struct vt_result *r, int iTrace)
                      s->stackId, s->zSite) != 0)
             return -1;
     }
+    if (S.nSite > 0 && S.bytes >= o->minBytes && emit_state(r, iTrace, L, &S) != 0) return -1;
     if (ncclCount > 0) {
         vt__fmt_bytes(ncclBytes, zB, sizeof zB);
         vt__read_note(&t->f, "%lld allocation%s (%s) made inside NCCL %s live at exit: communication buffers "
@@ -168,6 +271,51 @@ static const char *projection(const struct vt_trace *t, int64_t rise, int nStep,
     return z;
 }
 
+/*
+ * The device baseline's points: the lowest live bytes of each training iteration after the first
+ * (when there are 5 or more), else of each slice after the first quarter of the longest training
+ * phase, or of the run when there are no phases. Fills aB (NULL: only the times) with *pn values;
+ * *pLast (may be NULL) receives the start of the last point. Returns the start of the first point,
+ * -1 when there is none. Only phases and iterations are read for the times: callable before the replay.
+ */
+static int64_t baseline_select(const struct vt_trace *t, int64_t *aB, int *pn, int64_t *pLast)
+{
+    int n = 0, iMain = -1, iLong = -1;
+    int64_t first = -1, last = -1;
+    for (int i = 1; i < t->ph.nIter; i++)
+        if (t->ph.aIter[i].phase < 0 || t->ph.a[t->ph.aIter[i].phase].kind == VT_PHASE_TRAIN) {
+            if (first < 0) first = t->ph.aIter[i].start;
+            last = t->ph.aIter[i].start;
+            if (aB) aB[n] = t->ph.aIter[i].minLive;
+            n++;
+        }
+    if (n < 5) {
+        int64_t a, b;
+        n = 0;
+        first = last = -1;
+        for (int k = 0; k < t->ph.n; k++)
+            if (t->ph.a[k].kind == VT_PHASE_TRAIN &&
+                (iLong < 0 || t->ph.a[k].end - t->ph.a[k].start > t->ph.a[iLong].end - t->ph.a[iLong].start))
+                iLong = k;
+        for (int d = 0; d < t->tl.nDev; d++)
+            if (t->tl.aDev[d].id >= 0 && (iMain < 0 || t->tl.aDev[d].peak > t->tl.aDev[iMain].peak)) iMain = d;
+        if (iLong >= 0 || t->ph.n == 0) {
+            a = iLong >= 0 ? t->ph.a[iLong].start : t->f.t0;
+            b = iLong >= 0 ? t->ph.a[iLong].end : t->f.t1 + 1;
+            first = a + (int64_t)((double)(b - a) * (VT_SLICES / 4) / VT_SLICES);
+            last = a + (int64_t)((double)(b - a) * (VT_SLICES - 1) / VT_SLICES);
+            for (int k = VT_SLICES / 4; aB && k < VT_SLICES; k++) {
+                if (iLong >= 0) aB[n++] = t->ph.a[iLong].slice[k];
+                else if (iMain >= 0) /* what the detectors judge: the allocator's blocks where the trace has them */
+                    aB[n++] = t->f.bHaveTensors ? t->tl.aDev[iMain].tensorSlice[k] : t->tl.aDev[iMain].slice[k];
+            }
+        }
+    }
+    *pn = n;
+    if (pLast) *pLast = last;
+    return first;
+}
+
 /* Growth across training iterations: per site, else the device baseline. */
 static int growth(const struct leak *L, struct vt_result *r, int iTrace)
 {
@@ -213,40 +361,61 @@ static int growth(const struct leak *L, struct vt_result *r, int iTrace)
         if (!f->zTitle || !f->zEvidence || !f->zFix || !f->zSite) return -1;
     }
     if (nSiteFound) return 0;
-    /* device baseline: lowest live bytes of each training iteration after the first, else of each
-     * slice of the run after its first quarter */
     aB = malloc(sizeof *aB * (size_t)(t->ph.nIter + VT_SLICES));
     if (!aB) return -1;
-    for (int i = 1; i < t->ph.nIter; i++)
-        if (t->ph.aIter[i].phase < 0 || t->ph.a[t->ph.aIter[i].phase].kind == VT_PHASE_TRAIN) aB[n++] = t->ph.aIter[i].minLive;
-    if (n < 5) {
-        int iMain = -1, iLong = -1;
-        n = 0;
-        for (int k = 0; k < t->ph.n; k++)
-            if (t->ph.a[k].kind == VT_PHASE_TRAIN &&
-                (iLong < 0 || t->ph.a[k].end - t->ph.a[k].start > t->ph.a[iLong].end - t->ph.a[iLong].start))
-                iLong = k;
-        for (int d = 0; d < t->tl.nDev; d++)
-            if (t->tl.aDev[d].id >= 0 && (iMain < 0 || t->tl.aDev[d].peak > t->tl.aDev[iMain].peak)) iMain = d;
-        if (iLong >= 0)
-            for (int k = VT_SLICES / 4; k < VT_SLICES; k++) aB[n++] = t->ph.a[iLong].slice[k];
-        else if (t->ph.n == 0)
-            for (int k = VT_SLICES / 4; iMain >= 0 && k < VT_SLICES; k++) aB[n++] = t->tl.aDev[iMain].slice[k];
-    }
+    baseline_select(t, aB, &n, NULL);
     /* segments come 2-20 MiB at a time and fragmentation adds a few now and then: at segment
      * level only a rise of 5 % of the peak counts */
     if (vt__trend(aB, n, t->f.bSegments && peak / 20 > o->minBytes ? peak / 20 : o->minBytes, &rise)) {
-        struct vt_finding *f = vt__finding_add(r, iTrace, "leak", vt__sev_bytes(t, rise) == VT_SEV_LOW ? VT_SEV_MEDIUM : VT_SEV_HIGH);
+        struct vt_finding *f;
+        int64_t accBytes = 0, stateBytes = 0;
+        int iTop = -1;
+        char zWho[700] = "";
+        /* who raised it: what was allocated after the baseline's first point and still held at its last,
+         * by site; a site whose share came in ACCUMULATED_IV intervals or more accumulates */
+        for (int i = 0; i < t->sites.n && i < L->n; i++) {
+            const struct lsite *e = &L->a[i];
+            if (e->lateBytes <= 0 || t->sites.a[i].bNccl) continue;
+            if (e->nLateIv < ACCUMULATED_IV) {
+                stateBytes += e->lateBytes;
+                continue;
+            }
+            accBytes += e->lateBytes;
+            if (iTop < 0 || e->lateBytes > L->a[iTop].lateBytes) iTop = i;
+        }
+        if (accBytes * 2 < rise && stateBytes * 2 >= rise) goto done; /* warm-up: state made once and kept */
+        f = vt__finding_add(r, iTrace, "leak", vt__sev_bytes(t, rise) == VT_SEV_LOW ? VT_SEV_MEDIUM : VT_SEV_HIGH);
         if (!f) { rc = -1; goto done; }
         vt__fmt_bytes(rise, zB, sizeof zB);
+        if (iTop >= 0) {
+            char zT[32], zA[32];
+            vt__fmt_bytes(L->a[iTop].lateBytes, zT, sizeof zT);
+            vt__fmt_bytes(accBytes, zA, sizeof zA);
+            f->stackId = t->sites.a[iTop].stackId;
+            snprintf(zWho, sizeof zWho, " Of the memory allocated after the first of these steps and still held at "
+                     "the last (%s, made in %d or more of them), %s came from this site%s%s.", zA, ACCUMULATED_IV,
+                     zT, t->f.bSegments ? " (attribution at segment level: the call sites of the caching "
+                     "allocator's segments reserved while the baseline rose; a segment's site is the allocation "
+                     "that made the allocator reserve it)" : "",
+                     t->f.bSegments && !strstr(t->sites.a[iTop].zSite, ".py:")
+                         ? ". No Python frame: in PyTorch, the autograd engine's thread reserving for the backward "
+                           "pass because tensors kept elsewhere hold the cache's blocks; 'vramtrace record --tensors' "
+                           "shows the line that keeps them" : "");
+        }
         f->bytes = rise;
         f->count = n;
+        f->firstTs = L->baseStart;
+        f->lastTs = L->baseLast;
         snprintf(f->zPhase, sizeof f->zPhase, "%s", t->ph.nIter ? "training" : "");
-        f->zSite = vt__strdupf("no single site: device total");
+        if (iTop >= 0)
+            f->zSite = vt__strdupf("%s%s", t->sites.a[iTop].zSite, t->f.bSegments ? " (attribution at segment level)" : "");
+        else
+            f->zSite = vt__strdupf("no single site: device total");
         f->zTitle = vt__strdupf("Memory baseline rises: +%s over %d %s", zB, n, t->ph.nIter ? "iterations" : "slices of the run");
         f->zEvidence = vt__strdupf("The lowest live device memory of each %s (the bottom of the sawtooth) "
-                                   "rose by %s; no single call site explains it.%s",
+                                   "rose by %s.%s%s",
                                    t->ph.nIter ? "training iteration" : "sixteenth of the run", zB,
+                                   iTop >= 0 ? zWho : " No single call site explains it.",
                                    projection(t, rise, n - 1, zProj, sizeof zProj));
         f->zFix = vt__strdupf("%s", zFixLeak);
         if (!f->zTitle || !f->zEvidence || !f->zFix || !f->zSite) rc = -1;
@@ -298,14 +467,36 @@ static void site_catch_up(const struct vt_trace *t, struct lsite *e)
     e->seenBoundary = t->ph.nBoundaryDone;
 }
 
-/* "In use until the end": a use in the last iteration or the last tenth of the run. */
+/* "In use until the end": a use in the last iteration or the last tenth of the run; the baseline's span. */
 static int leak_begin(void *st, const struct vt_trace *t, const struct vt_opts *o)
 {
     struct leak *L = st;
+    int n;
     (void)o;
     L->late = t->f.t1 - (t->f.t1 - t->f.t0) / 10;
     if (t->ph.nIter > 0 && t->ph.aIter[t->ph.nIter - 1].start < L->late) L->late = t->ph.aIter[t->ph.nIter - 1].start;
+    L->baseStart = baseline_select(t, NULL, &n, &L->baseLast);
     return 0;
+}
+
+/* Index of the growth interval holding ts: how many growth boundaries lie at or before it. */
+static int interval_of(const struct vt_trace *t, int64_t ts)
+{
+    int lo = 0, hi = t->ph.nBoundary;
+    while (lo < hi) {
+        int m = lo + (hi - lo) / 2;
+        if (t->ph.aBoundary[m] <= ts) lo = m + 1;
+        else hi = m;
+    }
+    return lo;
+}
+
+/* Note interval iv in the distinct set a (*pn of them, at most ACCUMULATED_IV kept). */
+static void interval_note(int *a, int *pn, int iv)
+{
+    for (int k = 0; k < *pn; k++)
+        if (a[k] == iv) return;
+    if (*pn < ACCUMULATED_IV) a[(*pn)++] = iv;
 }
 
 /* Lifetimes begin and end: per-site live bytes (at growth boundaries) and what is live at the end. */
@@ -319,7 +510,15 @@ static int leak_event(void *st, const struct vt_trace *t, const struct vt_event 
     site_catch_up(t, e);
     if (ev->type == VT_EV_BEGIN) {
         e->liveBytes += l->bytes;
-    } else if (l->status != VT_LIFE_LIVE_AT_END) {
+        return 0;
+    }
+    /* held from after the baseline's first point through the start of its last: it raised the baseline */
+    if (L->baseStart >= 0 && l->allocTs > L->baseStart && l->allocTs < L->baseLast && !l->bInternal &&
+        (l->status == VT_LIFE_LIVE_AT_END || l->freeTs > L->baseLast)) {
+        e->lateBytes += l->bytes;
+        interval_note(e->aLateIv, &e->nLateIv, interval_of(t, l->allocTs));
+    }
+    if (l->status != VT_LIFE_LIVE_AT_END) {
         e->liveBytes -= l->bytes;
     } else if (!l->bInternal) {
         e->endCount++;
@@ -327,6 +526,7 @@ static int leak_event(void *st, const struct vt_trace *t, const struct vt_event 
         if (e->endFirstTs < 0 || l->allocTs < e->endFirstTs) e->endFirstTs = l->allocTs;
         if (l->allocTs > e->endLastTs) e->endLastTs = l->allocTs;
         if (l->lastUse >= L->late) e->endUsedLate++;
+        if (l->allocTs >= 0) interval_note(e->aIv, &e->nIv, interval_of(t, l->allocTs)); /* unknown: no interval */
     }
     return 0;
 }

@@ -22,6 +22,9 @@ struct replay {
     struct vt_live *pCuda, *pTensor;
     int nextBoundary;       /* next growth boundary (index into t->ph.aBoundary) */
     int bDetectCuda;        /* the detectors judge CUDA's lifetimes (no allocator blocks in the trace) */
+    int64_t tsUntimed;      /* where allocations of unknown time go on the timeline: the end (untimed) */
+    int bTensorDevice;      /* blocks but no CUDA allocation (a torch.profiler trace): the blocks are the device's
+                             * memory for the timeline and the counts */
 };
 
 /* Hand event e to every detector that asked for its kind. 0 or -1. */
@@ -48,14 +51,12 @@ static int timeline_account(struct replay *r, const struct vt_life *l, int64_t t
     if (l->acct == VT_ACCT_NONE) return 0;
     if ((iDev = vt__dev_index(t, l->acct)) < 0) return -1;
     if (l->bTensor) {
-        struct vt_device *d = &t->tl.aDev[iDev];
-        d->tensorLive = vt__live_bytes(r->pTensor, l->acct);
-        if (d->tensorLive > d->tensorPeak) d->tensorPeak = d->tensorLive, d->tensorPeakTs = ts;
-        if (d->peak > 0 && d->live == d->peak && d->tensorLive > d->tensorAtPeak) d->tensorAtPeak = d->tensorLive;
-        return 0;
+        t->tl.aDev[iDev].tensorLive = vt__live_bytes(r->pTensor, l->acct);
+        vt__timeline_tensor(t, iDev, ts);
+        if (!r->bTensorDevice) return 0; /* else the blocks are all the trace knows of the device's memory */
     }
-    if (l->acct >= 0) t->tl.totalLiveNow += vt__live_bytes(r->pCuda, l->acct) - t->tl.aDev[iDev].live;
-    t->tl.aDev[iDev].live = vt__live_bytes(r->pCuda, l->acct);
+    if (l->acct >= 0) t->tl.totalLiveNow += vt__live_bytes(l->bTensor ? r->pTensor : r->pCuda, l->acct) - t->tl.aDev[iDev].live;
+    t->tl.aDev[iDev].live = vt__live_bytes(l->bTensor ? r->pTensor : r->pCuda, l->acct);
     vt__timeline_update(t, iDev, ts);
     return 0;
 }
@@ -82,15 +83,16 @@ static int on_begin(void *pArg, struct vt_life *l)
     struct replay *r = pArg;
     struct vt_trace *t = r->t;
     l->phase = vt__phase_at(t, l->allocTs);
+    if (t->f.zSource[0] && strcmp(t->f.zSource, "cupti") != 0) l->bInternal = 0; /* imported: no API calls to see */
     l->site = vt__site_get(&t->sites, t->f.db, l->stackId, l->bytes);
     if (l->site < 0) return -1;
     t->sites.a[l->site].nAlloc++;
     t->sites.a[l->site].totalBytes += l->bytes;
     if (l->bTensor) t->lc.nTensorAlloc++;
-    else t->lc.nAlloc++;
+    if (!l->bTensor || r->bTensorDevice) t->lc.nAlloc++;
     site_account(r, l, +1);
     snapshot_view(r);
-    if (timeline_account(r, l, l->allocTs) != 0) return -1;
+    if (timeline_account(r, l, l->allocTs >= 0 ? l->allocTs : r->tsUntimed) != 0) return -1;
     return judged(r, l) ? emit(r, VT_EV_BEGIN, l->allocTs, l, NULL) : 0;
 }
 
@@ -114,7 +116,11 @@ static int on_end(void *pArg, struct vt_life *l)
     struct replay *r = pArg;
     struct vt_trace *t = r->t;
     if (l->status == VT_LIFE_LIVE_AT_END) {
-        if (!l->bTensor) {
+        if (l->bTensor) {
+            t->lc.nTensorLiveEnd++;
+            t->lc.tensorLiveEndBytes += l->bytes;
+        }
+        if (!l->bTensor || r->bTensorDevice) {
             t->lc.nLiveEnd++;
             t->lc.liveEndBytes += l->bytes;
         }
@@ -126,7 +132,7 @@ static int on_end(void *pArg, struct vt_life *l)
         }
     } else {
         if (l->status == VT_LIFE_FREE_MISSING) t->lc.nFreeMissing++;
-        else if (!l->bTensor) t->lc.nFree++;
+        else if (!l->bTensor || r->bTensorDevice) t->lc.nFree++;
         site_account(r, l, -1);
         snapshot_view(r);
         if (timeline_account(r, l, l->freeTs) != 0) return -1;
@@ -247,6 +253,39 @@ static int on_oom(struct replay *r, const struct vt_rows *c)
     return emit(r, VT_EV_OOM, o->ts, NULL, o);
 }
 
+/*
+ * Allocations whose time is unknown (the state a snapshot holds at its dump: PyTorch 2.0 format,
+ * no history), added at the end of the timeline with an unknown allocation time: live at the end
+ * unless their address is live or was freed with a known time. An SQLite code.
+ */
+static int untimed(struct replay *r)
+{
+    const struct vt_tracefile *f = &r->t->f;
+    int rc = SQLITE_OK;
+    r->tsUntimed = f->bTimes ? f->t1 : 0;
+    for (int b = 0; b < 2 && rc == SQLITE_OK; b++) {
+        int k = b ? VT_T_TENSOR : VT_T_MEM;
+        const char *zCols = strchr(b ? VT_TENSORROW_COLS : VT_MEMROW_COLS, ',') + 1; /* all but the time */
+        struct vt_live *L = b ? r->pTensor : r->pCuda;
+        struct vt_rows c;
+        struct vt_memrow m;
+        char *zSql;
+        if (!f->aT[k].bPresent || f->aT[k].nNoTime == 0) continue;
+        zSql = vt__strdupf("SELECT -1,%s FROM \"%s\" WHERE ts IS NULL AND op = %d ORDER BY rowid", zCols, vt__tbl_name(k),
+                           b ? VT_TENSOROP_ALLOC : VT_MEMOP_ALLOC);
+        memset(&c, 0, sizeof c);
+        rc = vt__rows_open(&c, f->db, zSql, b ? VT_TENSORROW_NCOL : VT_MEMROW_NCOL, 0);
+        while (rc == SQLITE_OK && (rc = vt__rows_next(&c)) == SQLITE_OK && c.bRow) {
+            vt__memrow_read(&c, b, &m);
+            if (vt__live_use(L, m.address, 1) || vt__live_was_freed(L, m.address)) continue;
+            if (vt__live_apply(L, &m) != 0) rc = SQLITE_NOMEM;
+        }
+        vt__rows_close(&c);
+        free(zSql);
+    }
+    return rc;
+}
+
 /* Everything still live at the end: the final peak snapshots, then each lifetime ends live_at_end. 0 or -1. */
 static int finish(struct replay *r)
 {
@@ -265,9 +304,24 @@ static int finish(struct replay *r)
                       (long long)t->lc.nInternalEnd, t->lc.nInternalEnd == 1 ? "" : "s", zB,
                       t->lc.nInternalEnd == 1 ? "it" : "them", t->lc.nInternalEnd == 1 ? "is" : "are");
     }
-    if (t->lc.nAlloc == 0 && t->lc.nTensorAlloc == 0 && t->nOom == 0)
-        vt__read_note(&t->f, "the trace holds no allocation: nothing to say about memory (was the process's CUDA "
-                             "work done before tracing started, or in a child process with a trace of its own?)");
+    if (t->lc.nAlloc == 0 && t->lc.nTensorAlloc == 0 && t->nOom == 0) {
+        const char *z = t->f.zSource;
+        if (!strcmp(z, "kineto_json")) /* the importer's note said why; the report says it too */
+            vt__read_note(&t->f, "no allocation lifetimes: this torch.profiler trace records no allocation with an "
+                                 "address (its [memory] events carry no 'Addr': torch.profiler before 1.11, or "
+                                 "profile_memory off), so no leak, peak or live set can be told; copies, kernels "
+                                 "and phases are analyzed");
+        else if (!strcmp(z, "nsys_sqlite"))
+            vt__read_note(&t->f, "no allocation lifetimes: this Nsight Systems export holds no GPU memory events "
+                                 "(recorded without --cuda-memory-usage=true), so no leak, peak or live set can be "
+                                 "told; copies, kernels and phases are analyzed");
+        else if (z[0] && strcmp(z, "cupti") != 0)
+            vt__read_note(&t->f, "no allocation lifetimes: the imported file records no allocation");
+        else
+            vt__read_note(&t->f, "the trace holds no allocation: nothing to say about memory (was the process's "
+                                 "CUDA work done before tracing started, or in a child process with a trace of its "
+                                 "own?)");
+    }
     return 0;
 }
 
@@ -306,6 +360,8 @@ int vt__replay(struct vt_trace *t, const struct vt_opts *o, const struct vt_dete
     r.aSt = aSt;
     r.nDet = nDet;
     r.bDetectCuda = !f->bHaveTensors;
+    r.bTensorDevice = f->bHaveTensors && f->aMemOp[VT_MEMOP_ALLOC] == 0 && f->aMemOp[VT_MEMOP_VMM_CREATE] == 0;
+    t->lc.bTensorDevice = r.bTensorDevice;
     h.pArg = &r;
     r.pCuda = vt__live_new(&h);
     r.pTensor = vt__live_new(&h);
@@ -348,6 +404,7 @@ int vt__replay(struct vt_trace *t, const struct vt_opts *o, const struct vt_dete
         }
         if (rc == SQLITE_OK) rc = vt__rows_next(c);
     }
+    if (rc == SQLITE_OK) rc = untimed(&r);
     if (rc == SQLITE_OK) {
         boundaries_upto(&r, INT64_MAX);
         snapshot_view(&r);

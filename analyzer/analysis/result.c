@@ -147,6 +147,17 @@ int vt__trend(const int64_t *a, int n, int64_t minRise, int64_t *pRise)
     return nUp * 10 >= nStep * 6 || (nUp >= 3 && aThird[0] && aThird[1] && aThird[2]);
 }
 
+int vt__fmt_blocks(const struct vt_trace *t, char *z, size_t n)
+{
+    char zB[32];
+    z[0] = 0;
+    if (t->lc.nTensorAlloc == 0 || t->lc.bTensorDevice) return 0;
+    vt__fmt_bytes(t->lc.tensorLiveEndBytes, zB, sizeof zB);
+    snprintf(z, n, "inside these allocations, the allocator's blocks (tensors): %lld allocated, %lld live at exit (%s)",
+             (long long)t->lc.nTensorAlloc, (long long)t->lc.nTensorLiveEnd, zB);
+    return 1;
+}
+
 void vt__fmt_at(const struct vt_trace *t, int64_t ts, char *z, size_t n)
 {
     if (ts < 0) snprintf(z, n, "?");

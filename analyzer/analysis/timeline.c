@@ -22,7 +22,7 @@ int vt__dev_index(struct vt_trace *t, int acct)
     d->peakTs = d->tensorPeakTs = d->tensorAtPeak = -1;
     d->totalBytes = -1;
     for (i = 0; i < VT_TIMELINE_BUCKETS; i++) d->aMax[i] = d->aLast[i] = d->aPool[i] = -1;
-    for (i = 0; i < VT_SLICES; i++) d->slice[i] = -1;
+    for (i = 0; i < VT_SLICES; i++) d->slice[i] = d->tensorSlice[i] = -1;
     if (acct == VT_ACCT_PINNED) snprintf(d->zName, sizeof d->zName, "pinned host memory");
     else if (acct == VT_ACCT_MANAGED) snprintf(d->zName, sizeof d->zName, "managed memory");
     else if ((pInfo = vt__read_device(&t->f, acct)) != NULL) {
@@ -115,6 +115,15 @@ void vt__timeline_update(struct vt_trace *t, int iDev, int64_t ts)
         if (t->tl.totalLiveNow > t->tl.totalPeak) t->tl.totalPeak = t->tl.totalLiveNow, t->tl.totalPeakTs = ts;
         vt__timeline_phase_step(t, ts);
     }
+}
+
+/* Record the change of device iDev's tensor live bytes (a framework allocator's blocks) at ts. */
+void vt__timeline_tensor(struct vt_trace *t, int iDev, int64_t ts)
+{
+    struct vt_device *d = &t->tl.aDev[iDev];
+    if (d->tensorLive > d->tensorPeak) d->tensorPeak = d->tensorLive, d->tensorPeakTs = ts;
+    if (d->peak > 0 && d->live == d->peak && d->tensorLive > d->tensorAtPeak) d->tensorAtPeak = d->tensorLive;
+    lower(&d->tensorSlice[slice_of(ts, t->f.t0, t->f.t1 + 1)], d->tensorLive);
 }
 
 /* Insert l into the descending-by-bytes top list a (n entries, at most cap). */

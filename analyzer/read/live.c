@@ -469,6 +469,11 @@ struct vt_life *vt__live_use(struct vt_live *L, int64_t addr, int bBase)
     return l && l->pOwner ? l->pOwner : l;
 }
 
+int vt__live_was_freed(const struct vt_live *L, int64_t addr)
+{
+    return freed_has(L, addr);
+}
+
 struct vt_life *const *vt__live_all(const struct vt_live *L, int *pn)
 {
     *pn = L->nLive;

@@ -361,6 +361,8 @@ int vt__live_apply(struct vt_live *L, const struct vt_memrow *m);
 /* The lifetime a use of addr at ts touches (a mapping's uses go to its creation), NULL when none: the
  * allocation whose base it is (bBase) or, failing that, any containing it. */
 struct vt_life *vt__live_use(struct vt_live *L, int64_t addr, int bBase);
+/* Whether a free of addr was applied to L (so an allocation there of unknown time is not live now). */
+int vt__live_was_freed(const struct vt_live *L, int64_t addr);
 /* Live bytes counted on account acct now. */
 int64_t vt__live_bytes(const struct vt_live *L, int acct);
 /* The live lifetimes (not mappings of counted memory), for snapshots: *pn of them. */

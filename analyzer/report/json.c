@@ -88,7 +88,10 @@ static void trace_json(FILE *f, const struct vt_result *r, int i)
     jint(f, "free_missing", t->lc.nFreeMissing, 1);
     jint(f, "kernel_uses", t->lc.nKernelUse, 1);
     jint(f, "copy_uses", t->lc.nCopyUse, 1);
-    jint(f, "uses_matched", t->lc.nUseMatched, 0);
+    jint(f, "uses_matched", t->lc.nUseMatched, 1);
+    jint(f, "tensor_allocations", t->lc.nTensorAlloc, 1);
+    jint(f, "tensor_live_at_end", t->lc.nTensorLiveEnd, 1);
+    jint(f, "tensor_live_at_end_bytes", t->lc.tensorLiveEndBytes, 0);
     fputs("},\n      \"devices\": [", f);
     for (int d = 0; d < t->tl.nDev; d++) {
         const struct vt_device *dv = &t->tl.aDev[d];

@@ -7,7 +7,7 @@
 int vt__report_markdown(FILE *f, const struct vt_result *r)
 {
     const struct vt_opts *o = r->pOpts;
-    char zB[32], zA[32], zZ[32];
+    char zB[32], zA[32], zZ[32], zLine[200];
     fprintf(f, "# vramtrace analysis\n\n%d trace%s, %d finding%s.\n\n", r->nTrace, r->nTrace == 1 ? "" : "s",
             r->nFind, r->nFind == 1 ? "" : "s");
     if (r->nFind) {
@@ -45,6 +45,7 @@ int vt__report_markdown(FILE *f, const struct vt_result *r)
         vt__fmt_bytes(t->lc.liveEndBytes, zB, sizeof zB);
         fprintf(f, "- duration %s; %lld allocations, %lld freed, %lld live at exit (%s)\n", zA, (long long)t->lc.nAlloc,
                 (long long)t->lc.nFree, (long long)t->lc.nLiveEnd, zB);
+        if (vt__fmt_blocks(t, zLine, sizeof zLine)) fprintf(f, "- %s\n", zLine);
         fprintf(f, "- frees of unknown addresses %lld, double frees %lld, frees missing %lld\n",
                 (long long)t->lc.nFreeUnknown, (long long)t->lc.nDoubleFree, (long long)t->lc.nFreeMissing);
         fprintf(f, "- level: %s; phases from %s (%d phases, %d iterations)\n",

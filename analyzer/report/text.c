@@ -67,7 +67,7 @@ static void trace_section(FILE *f, const struct vt_result *r, int iTrace)
 {
     const struct vt_trace *t = &r->aTrace[iTrace];
     const struct vt_opts *o = r->pOpts;
-    char zW[96], zB[32], zC[32], zT[32], zLine[1024];
+    char zW[96], zB[32], zC[32], zT[32], zLine[1024], zB2[200];
     fprintf(f, "\n== Process %s: %s ==\n", who(t, zW, sizeof zW), t->f.zPath);
     if (t->f.zCmd[0]) wrap(f, "  command: ", 11, t->f.zCmd);
     vt__fmt_ns(t->f.t1 - t->f.t0, zT, sizeof zT);
@@ -78,6 +78,10 @@ static void trace_section(FILE *f, const struct vt_result *r, int iTrace)
              zT, (long long)t->lc.nAlloc, (long long)t->lc.nFree, (long long)t->lc.nLiveEnd, zB,
              (long long)t->lc.nFreeUnknown, (long long)t->lc.nDoubleFree, (long long)t->lc.nFreeMissing,
              t->f.bSegments ? "segments (caching allocator)" : t->f.bTensors ? "tensors" : "allocations");
+    if (vt__fmt_blocks(t, zB2, sizeof zB2)) {
+        size_t k = strlen(zLine);
+        snprintf(zLine + k, sizeof zLine - k, "; %s", zB2);
+    }
     wrap(f, "  ", 2, zLine);
     for (int d = 0; d < t->tl.nDev; d++) {
         const struct vt_device *dv = &t->tl.aDev[d];

@@ -1,0 +1,117 @@
+#!/usr/bin/env python3
+"""The real files of shared/real-data analyzed: each gets the verdict a PyTorch expert would give (docs/import.md).
+
+Usage: realdata_verdicts.py VRAMTRACE REAL_DATA_DIR. Exits 77 (skipped) when the folder or a file is absent.
+"""
+import json
+import os
+import subprocess
+import sys
+
+SKIP = 77
+
+
+def analyze(vt, path):
+    """The JSON report of one file (its first trace), and its findings."""
+    out = subprocess.run([vt, "analyze", "--format", "json", path], capture_output=True, text=True, timeout=600)
+    if out.returncode != 0:
+        raise AssertionError(f"{path}: analyze exited {out.returncode}: {out.stderr.strip()}")
+    rep = json.loads(out.stdout)
+    return rep["traces"][0], rep["findings"]
+
+
+def serious(findings):
+    """Findings at low or above, as (kind, severity, title)."""
+    return [(f["kind"], f["severity"], f["title"]) for f in findings if f["severity"] != "info"]
+
+
+def check(cond, what):
+    if not cond:
+        raise AssertionError(what)
+
+
+def no_guessed_cause(name, trace):
+    """The 'done before tracing started' guess is for the tracer's own traces, never for an import."""
+    check(not any("before tracing started" in n for n in trace["notes"]), f"{name}: wrong note {trace['notes']}")
+
+
+def niu(trace, findings):
+    # three optimizer steps: weights, Adam's moments, the last step's gradients and outputs live at the dump
+    check(serious(findings) == [], f"no finding at low or above expected, got {serious(findings)}")
+    state = [f for f in findings if f["kind"] == "leak"]
+    check(len(state) == 1 and "state" in state[0]["title"] and "optimizer.py:5" in state[0]["site"],
+          f"one state finding at optimizer.py expected, got {[(f['title'], f['site']) for f in state]}")
+    check(not any("baseline rises" in f["title"] for f in findings), "warm-up taken for growth")
+
+
+def silmont(trace, findings):
+    # an attention benchmark: its 512 MiB score matrices are cached segments; nothing leaks
+    check(serious(findings) == [], f"no finding at low or above expected, got {serious(findings)}")
+    check(all(f["kind"] == "leak" and "state" in f["title"] for f in findings), f"got {findings}")
+
+
+def flexgen(trace, findings):
+    # dumped at an OOM without history: what was live, by site; no OOM finding without an OOM event
+    check(serious(findings) == [], f"no finding at low or above expected, got {serious(findings)}")
+    check(not any(f["kind"] == "oom" for f in findings), "an OOM claimed without an OOM event")
+    live = [f for f in findings if f["kind"] == "leak" and "allocation times unknown" in f["title"]]
+    check(len(live) == 1 and "pytorch_backend.py" in live[0]["site"] and live[0]["bytes"] > 11 * 2**30,
+          f"what was live at the dump by site expected, got {[(f['title'], f['site']) for f in findings]}")
+    check(trace["lifetimes"]["allocations"] == 176, f"176 segments expected, got {trace['lifetimes']}")
+    check(not any("runtime or driver itself" in n for n in trace["notes"]), "imported segments called the runtime's")
+
+
+def hta(trace, findings):
+    # a healthy DDP step: 13,385 allocations paired by address, all freed
+    check(serious(findings) == [], f"no finding at low or above expected, got {serious(findings)}")
+    check(trace["lifetimes"]["allocations"] == 13385, f"13385 allocations expected, got {trace['lifetimes']}")
+    peak = max(d["peak_bytes"] for d in trace["devices"] if d["id"] >= 0)
+    check(2 * 2**30 < peak < 3 * 2**30, f"a peak of 2.36 GiB expected, got {peak}")
+
+
+def kineto(trace, findings):
+    # ResNet-50 fed from pageable memory: the copies are the one finding; no addresses, so no lifetimes
+    kinds = [(f["kind"], f["severity"]) for f in findings]
+    check(any(k == "transfer" for k, _ in kinds) and all(k == "transfer" for k, _ in kinds), f"got {kinds}")
+    check(any("torch.profiler trace records no allocation" in n for n in trace["notes"]), f"got {trace['notes']}")
+
+
+def fuser(trace, findings):
+    # a benchmark copying its test tensor once from pageable memory: negligible; no memory events in the export
+    check(serious(findings) == [], f"no finding at low or above expected, got {serious(findings)}")
+    check(any("Nsight Systems export holds no GPU memory events" in n for n in trace["notes"]), f"got {trace['notes']}")
+
+
+FILES = [
+    ("cs336_niu_fwd_bwd_200.pickle", niu),
+    ("cs336_silmont2000_mem_snapshot_small.pickle", silmont),
+    ("flexgen_yiyi_oom_snapshot_v1format.pickle", flexgen),
+    ("hta_df_index_resolver_v100_ddp_memory.json.gz", hta),
+    ("kineto_tbplugin_resnet50_v100_memory_noaddr.pt.trace.json.gz", kineto),
+    ("fuser_h200_pytorch_xentropy_benchmark_nsys2025.sqlite", fuser),
+]
+
+
+def main():
+    if len(sys.argv) != 3:
+        print(__doc__.strip(), file=sys.stderr)
+        return 2
+    vt, data = sys.argv[1], sys.argv[2]
+    if not data or not os.path.isdir(data) or not all(os.path.exists(os.path.join(data, n)) for n, _ in FILES):
+        print(f"skipped: the real files are not in '{data}'")
+        return SKIP
+    failed = 0
+    for name, judge in FILES:
+        try:
+            trace, findings = analyze(vt, os.path.join(data, name))
+            no_guessed_cause(name, trace)
+            judge(trace, findings)
+            print(f"ok     {name}")
+        except AssertionError as e:
+            print(f"FAIL   {name}: {e}")
+            failed += 1
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
