@@ -258,7 +258,7 @@ TEST(segment_level_cannot_tell_fragmentation)
             ASSERT_CONTAINS(f->zTitle, "(real demand or fragmentation: cannot tell at segment level)");
             ASSERT_CONTAINS(f->zFix, "reserved by PyTorch but unallocated");
             ASSERT_CONTAINS(f->zFix, "expandable_segments:True");
-            ASSERT_CONTAINS(f->zFix, "--tensors");
+            ASSERT_CONTAINS(f->zFix, "analyze --snapshot");
         } else {
             ASSERT_STREQ("real demand", r.aTrace[0].aOom[0].zVerdict);
             ASSERT_CONTAINS(f->zEvidence, "larger than the device's total memory");

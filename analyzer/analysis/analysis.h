@@ -28,6 +28,10 @@
 #define VT_TIMELINE_BUCKETS 400 /* points per device in the downsampled timeline */
 #define VT_SLICES 16            /* time slices per phase / per trace for baseline trends */
 #define VT_JOBS_MAX 256         /* most traces analyzed at once (-j) */
+/* Where tensors and their Python lines come from when a trace has segments only (fix texts). */
+#define VT_HISTORY_HINT                                                                                          \
+    "PyTorch's allocation history ('vramtrace record' saves it beside the trace and analyze merges it; or "     \
+    "'analyze --snapshot FILE')"
 #define VT_TOPMAX 32            /* most allocations kept in a peak / OOM snapshot */
 
 enum vt_sev { VT_SEV_INFO = 0, VT_SEV_LOW, VT_SEV_MEDIUM, VT_SEV_HIGH };
