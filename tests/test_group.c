@@ -10,9 +10,10 @@
 #define WEIGHTS 0x100000000LL
 #define KEPT 0x300000000LL
 
+/* Analyze the traces into r; r->pOpts points at options that outlive the call (the reports read them). */
 static void run(const char **azPath, int nPath, struct vt_result *r)
 {
-    struct vt_opts o;
+    static struct vt_opts o;
     vt__opts_default(&o);
     o.nJobs = 1;
     ASSERT_EQ(0, vt__analyze(azPath, nPath, &o, r));
