@@ -98,6 +98,7 @@ static void findings_drop(struct vt_result *r, int iTrace)
         free(x->zEvidence);
         free(x->zFix);
         free(x->zSite);
+        free(x->aTraces);
     }
     r->nFind = n;
 }
@@ -262,6 +263,10 @@ int vt__analyze(const char **azPath, int nPath, const struct vt_opts *o, struct 
         if (rcFirst == VT_EXIT_OK) rcFirst = j->rc;
     }
     free(p.aJob);
+    if (vt__findings_group(r) != 0) {
+        vt__errorf("analyze: out of memory while grouping findings");
+        return VT_EXIT_INTERNAL;
+    }
     vt__findings_sort(r);
     if (r->nFailed == 0) return VT_EXIT_OK;
     return r->nTrace > 0 ? VT_EXIT_PARTIAL : rcFirst;
