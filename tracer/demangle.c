@@ -11,10 +11,20 @@ typedef char *(*demangle_fn)(const char *zMangled, char *zBuf, size_t *pnBuf, in
 static demangle_fn g_xInProcess, g_xLoaded;
 static pthread_once_t g_onceProcess = PTHREAD_ONCE_INIT, g_onceLoad = PTHREAD_ONCE_INIT;
 
-/* The process's own demangler: a C++ program or library (libstdc++, as in every PyTorch process) has it. */
+/*
+ * The process's own demangler: a C++ program or library (libstdc++, as in every PyTorch process)
+ * has it, in the global scope or loaded privately (Python extension modules are RTLD_LOCAL): a
+ * C++ runtime already loaded is found with RTLD_NOLOAD, which never loads one. Its handle is
+ * kept (the demangler is used until exit).
+ */
 static void look_up_process(void)
 {
+    static const char *const azRuntime[] = {"libstdc++.so.6", "libc++abi.so.1"};
     g_xInProcess = (demangle_fn)dlsym(RTLD_DEFAULT, "__cxa_demangle");
+    for (size_t i = 0; !g_xInProcess && i < sizeof azRuntime / sizeof azRuntime[0]; i++) {
+        void *pLib = dlopen(azRuntime[i], RTLD_LAZY | RTLD_LOCAL | RTLD_NOLOAD);
+        if (pLib) g_xInProcess = (demangle_fn)dlsym(pLib, "__cxa_demangle");
+    }
 }
 
 /* The process's own, else libstdc++.so.6's, opened once and kept open until exit. */

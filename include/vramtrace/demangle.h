@@ -18,7 +18,7 @@
 
 /* Where the demangler is looked for (vt__demangle's eWhere). */
 enum vt_demangle_where {
-    VT_DEMANGLE_PROCESS = 0, /* only in the process (the tracer: never loads a library into its host) */
+    VT_DEMANGLE_PROCESS = 0, /* only in a C++ runtime the process has loaded (the tracer: never loads one) */
     VT_DEMANGLE_LOAD = 1     /* in the process, else in libstdc++.so.6, opened once (the command) */
 };
 
