@@ -16,4 +16,4 @@ vt_add_test(NAME test_analyze_samples SOURCES test_analyze_samples.c tracegen.c 
 # Shared text (formats, escapers, UTF-8, caps) and the option parser.
 vt_add_test(NAME test_text SOURCES test_text.c LIBS vtutil LABELS analyzer)
 vt_add_test(NAME test_opts SOURCES test_opts.c LIBS vtutil LABELS analyzer)
-vt_add_test(NAME test_demangle SOURCES test_demangle.c LIBS vtutil LABELS analyzer)
+vt_add_test(NAME test_demangle SOURCES test_demangle.c LIBS vttrace LABELS core)
