@@ -46,7 +46,7 @@ try:
       INSERT INTO string(value) VALUES('/croot/python-split_1728047642222/work/Python/ceval.c');
       INSERT INTO frame(stack_id, idx, kind, file_id, line)
         SELECT stack_id, 99, 0, (SELECT max(id) FROM string), 1 FROM frame LIMIT 1;
-      INSERT INTO meta VALUES('env.CUDA_VISIBLE_DEVICES', 'GPU-8f3a0c1e-0000-1111-2222-333344445555,MIG-GPU-5d1e0c2b-aaaa-bbbb-cccc-ddddeeeeffff/1/0');
+      INSERT OR REPLACE INTO meta VALUES('env.CUDA_VISIBLE_DEVICES', 'GPU-8f3a0c1e-0000-1111-2222-333344445555,MIG-GPU-5d1e0c2b-aaaa-bbbb-cccc-ddddeeeeffff/1/0');
     """)
     db.commit()
     db.close()

@@ -149,8 +149,10 @@ static void build_rank(const char *zPath, int rank, int nSites)
         tg_nvtx(g, t0, t0 + 10 * MS, "step");
         if (rank == 2) tg_alloc(g, t0 + 3 * MS, 0, 3, KEPT + i * 0x1000000LL, 8 * MiB, sL);
     }
-    for (int k = 0; k < nSites; k++)
-        tg_alloc(g, 104 * MS, 0, 3, 0x700000000LL + k * 0x1000000LL, 2 * MiB, tg_stack(g, "data.py", 100 + k, "load"));
+    for (int k = 0; k < nSites; k++) /* a site that keeps 2 MiB every step: a leak of its own */
+        for (int i = 0; i < 10; i++)
+            tg_alloc(g, 5 * MS + i * 10 * MS + 5 * MS, 0, 3, 0x700000000LL + (k * 16 + i) * 0x1000000LL, 2 * MiB,
+                     tg_stack(g, "data.py", 100 + k, "load"));
     ASSERT_EQ(0, tg_close(g));
 }
 
@@ -291,10 +293,11 @@ TEST(text_first_screen)
     ASSERT_EQ(0, count_of(z, "== Process "));
     ASSERT_CONTAINS(z, "(the sections of each of the 10 processes: --all shows them)");
     ASSERT_CONTAINS(z, "  ... 2 more processes (--all shows them)");
-    ASSERT_CONTAINS(z, "all 10 ranks");
+    ASSERT_CONTAINS(z, "rank 0 only");
     free(z);
     z = text_of(&r, 1);
     ASSERT_EQ(r.nFind, count_of(z, "\n["));
+    ASSERT_CONTAINS(z, "all 10 ranks"); /* the weights every rank holds: one finding, however far down */
     ASSERT_EQ(10, count_of(z, "== Process "));
     ASSERT(!strstr(z, "more findings ("));
     free(z);
@@ -303,5 +306,54 @@ TEST(text_first_screen)
     tg_cleanup();
 }
 
+/*
+ * Stacks with native frames only, as PyTorch's snapshots record the autograd engine's thread (no
+ * module, demangled names) and as the tracer records it (mangled names, libtorch modules): named
+ * by the autograd node, else by the operator, never by the allocator's own frame.
+ */
+TEST(native_only_stacks_named_by_node_or_operator)
+{
+    const char *zPath = tg_path("native.db");
+    struct tg *g = tg_open(zPath);
+    struct vt_result r;
+    static const struct tg_frame aBwd[] = {
+        {VT_FRAME_NATIVE, 0, "c10::cuda::CUDACachingAllocator::Native::DeviceCachingAllocator::malloc(signed char, "
+                             "unsigned long, CUstream_st*)", "CUDACachingAllocator.cpp", NULL, 0},
+        {VT_FRAME_NATIVE, 0, "at::TensorBase at::detail::_empty_generic<long>(c10::ArrayRef<long>)", NULL, NULL, 0},
+        {VT_FRAME_NATIVE, 0, "void at::meta::common_checks_baddbmm_bmm<at::meta::structured_bmm>()", NULL, NULL, 0},
+        {VT_FRAME_NATIVE, 0, "at::_ops::bmm::call(at::Tensor const&, at::Tensor const&)", NULL, NULL, 0},
+        {VT_FRAME_NATIVE, 0, "torch::autograd::generated::BmmBackward0::apply(std::vector<at::Tensor>&&)", NULL, NULL, 0},
+        {VT_FRAME_NATIVE, 0, "torch::autograd::Engine::thread_main()", NULL, NULL, 0},
+        {VT_FRAME_NATIVE, 0, "execute_native_thread_routine", "thread48.o", NULL, 0},
+        {VT_FRAME_NATIVE, 0, "clone", NULL, NULL, 0}};
+    static const struct tg_frame aBwdMangled[] = {
+        {VT_FRAME_NATIVE, 0x1000, "_ZN3c104cuda29CUDACachingAllocator6Native22DeviceCachingAllocator6mallocEamP11CUstream_st",
+         NULL, "/venv/lib/python3.12/site-packages/torch/lib/libc10_cuda.so", 0},
+        {VT_FRAME_NATIVE, 0x2000, "_ZN5torch8autograd9generated12DivBackward05applyEOSt6vectorIN2at6TensorESaIS5_EE",
+         NULL, "/venv/lib/python3.12/site-packages/torch/lib/libtorch_cpu.so", 0}};
+    static const struct tg_frame aOp[] = {
+        {VT_FRAME_NATIVE, 0, "c10::cuda::CUDACachingAllocator::Native::NativeCachingAllocator::allocate(unsigned long)",
+         NULL, NULL, 0},
+        {VT_FRAME_NATIVE, 0, "at::_ops::empty_memory_format::call(c10::ArrayRef<c10::SymInt>)", NULL, NULL, 0},
+        {VT_FRAME_NATIVE, 0, "clone", NULL, NULL, 0}};
+    int64_t s1, s2, s3;
+    ASSERT(g);
+    tg_device(g, 0, "Test GPU", 16 * GiB);
+    s1 = tg_stack_frames(g, aBwd, (int)(sizeof aBwd / sizeof aBwd[0]), 0x71);
+    s2 = tg_stack_frames(g, aBwdMangled, (int)(sizeof aBwdMangled / sizeof aBwdMangled[0]), 0x72);
+    s3 = tg_stack_frames(g, aOp, (int)(sizeof aOp / sizeof aOp[0]), 0x73);
+    tg_alloc(g, 1 * MS, 0, 3, KEPT, 8 * MiB, s1);
+    tg_alloc(g, 2 * MS, 0, 3, KEPT + 0x1000000, 8 * MiB, s2);
+    tg_alloc(g, 3 * MS, 0, 3, KEPT + 0x2000000, 8 * MiB, s3);
+    ASSERT_EQ(0, tg_close(g));
+    run(&zPath, 1, &r);
+    ASSERT_EQ(1, count_sites(&r.aTrace[0], "BmmBackward0 (backward pass: autograd thread, no Python frame)"));
+    ASSERT_EQ(1, count_sites(&r.aTrace[0], "DivBackward0 (backward pass: autograd thread, no Python frame)"));
+    ASSERT_EQ(1, count_sites(&r.aTrace[0], "torch operator empty_memory_format (no Python frame recorded)"));
+    ASSERT_EQ(0, count_sites(&r.aTrace[0], "CachingAllocator"));
+    vt__result_free(&r);
+    tg_cleanup();
+}
+
 VT_TEST_LIST(T(generated_code_is_one_site_at_the_callers_line) T(findings_grouped_across_ranks) T(rank_list_wording)
-             T(text_first_screen))
+             T(text_first_screen) T(native_only_stacks_named_by_node_or_operator))

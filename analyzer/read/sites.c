@@ -1,6 +1,7 @@
 /* Call sites: a recorded stack as the line a person should look at, deduplicated into a table. */
 #include "read.h"
 
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -55,10 +56,89 @@ static int is_library_module(const char *z)
 }
 
 /*
+ * Is a native function PyTorch's, the C++ runtime's or the thread machinery's (its module unknown, as
+ * in snapshots)? Demangled names by their outer namespace (after a return type: "void at::native::f"),
+ * mangled ones by their prefix, C functions by name.
+ */
+static int is_library_symbol(const char *zFn)
+{
+    static const char *azNs[] = {"c10", "at", "torch", "std", "pybind11", "caffe2", "c10d", "__gnu_cxx"};
+    static const char *azPrefix[] = {"_ZN3c10", "_ZN2at", "_ZN5torch", "_ZNSt", "_ZNKSt", "_ZN8pybind11", "pthread_",
+                                     "execute_native_thread_routine", "start_thread", "__clone", "clone",
+                                     "__libc_start", "_start"};
+    const char *zColon, *zId;
+    if (!zFn) return 0;
+    for (size_t i = 0; i < sizeof azPrefix / sizeof azPrefix[0]; i++)
+        if (!strncmp(zFn, azPrefix[i], strlen(azPrefix[i]))) return 1;
+    if (!(zColon = strstr(zFn, "::")) || memchr(zFn, '(', (size_t)(zColon - zFn))) return 0;
+    for (zId = zColon; zId > zFn && (isalnum((unsigned char)zId[-1]) || zId[-1] == '_'); zId--) {
+    }
+    for (size_t i = 0; i < sizeof azNs / sizeof azNs[0]; i++)
+        if (strlen(azNs[i]) == (size_t)(zColon - zId) && !strncmp(zId, azNs[i], (size_t)(zColon - zId))) return 1;
+    return 0;
+}
+
+/* Is a native frame library code: by its module when recorded, else by its function's namespace? */
+static int is_library_native(const char *zMod, const char *zFn)
+{
+    return zMod ? is_library_module(zMod) : is_library_symbol(zFn);
+}
+
+/* The PyTorch operator a native frame dispatches (at::_ops::bmm::call, or _ZN2at4_ops3bmm4callE...) into z: 1 when found. */
+static int torch_op(const char *zFn, char *z, size_t n)
+{
+    const char *p, *zName;
+    size_t len = 0;
+    if (!zFn) return 0;
+    if ((p = strstr(zFn, "at::_ops::")) != NULL) {
+        zName = p + strlen("at::_ops::");
+        while (zName[len] && zName[len] != ':' && zName[len] != '<' && zName[len] != '(') len++;
+    } else if ((p = strstr(zFn, "_ZN2at4_ops")) != NULL) {
+        char *zEnd;
+        len = strtoul(p + strlen("_ZN2at4_ops"), &zEnd, 10);
+        zName = zEnd;
+        if (strnlen(zName, len) < len) return 0;
+    } else {
+        return 0;
+    }
+    if (len == 0 || len >= n) return 0;
+    memcpy(z, zName, len);
+    z[len] = 0;
+    return 1;
+}
+
+/*
+ * The autograd node a native frame runs (torch::autograd::generated::DivBackward0::apply, demangled
+ * or mangled: _ZN5torch8autograd9generated12DivBackward05applyE...) into z: 1 when found.
+ */
+static int autograd_node(const char *zFn, char *z, size_t n)
+{
+    const char *p, *zName;
+    size_t len = 0;
+    if (!zFn) return 0;
+    if ((p = strstr(zFn, "torch::autograd::generated::")) != NULL) {
+        zName = p + strlen("torch::autograd::generated::");
+        while (zName[len] && zName[len] != ':' && zName[len] != '<' && zName[len] != '(') len++;
+    } else if ((p = strstr(zFn, "_ZN5torch8autograd9generated")) != NULL) {
+        char *zEnd;
+        len = strtoul(p + strlen("_ZN5torch8autograd9generated"), &zEnd, 10);
+        zName = zEnd;
+        if (strnlen(zName, len) < len) return 0;
+    } else {
+        return 0;
+    }
+    if (len == 0 || len >= n || !strstr(zName, "Backward")) return 0;
+    memcpy(z, zName, len);
+    z[len] = 0;
+    return 1;
+}
+
+/*
  * Describe a stack (*pbNccl set when a native frame is in NCCL): the top Python frame outside
  * library and generated code as "file:line in function", else the top generated module without
  * its line (every line of one generated module is one site), else the top Python frame, else
- * the top native frame. Under generated code (torch.compile, FX) the user's frame is the one
+ * the autograd node of a backward-pass allocation (no Python frame on the engine's thread), else
+ * the top native frame outside library code, else the PyTorch operator that allocated. Under generated code (torch.compile, FX) the user's frame is the one
  * that called it, marked "(via generated code)": a user frame that Dynamo's own frames call
  * is the compiled function itself and is passed over. Returns a malloc'd string, or NULL on OOM / SQLite error (*pRc set).
  */
@@ -71,7 +151,8 @@ static char *describe_stack(sqlite3 *db, int64_t stackId, int *pRc, int *pbNccl)
     " LEFT JOIN string mo ON mo.id = f.module_id WHERE f.stack_id = ? ORDER BY f.idx"
     sqlite3_stmt *pStmt = NULL;
     char *zPy = NULL, *zPyAny = NULL, *zGen = NULL, *zPending = NULL, *zNative = NULL, *zRet = NULL;
-    int bNativeLib = 0, bUnderGen = 0;
+    char zNode[128] = "", zOp[128] = "";
+    int bNativeLib = 0, bUnderGen = 0, bEngine = 0;
     int rc = sqlite3_prepare_v2(db, SITE_FRAME_SQL("(SELECT build_id FROM module WHERE path_id = f.module_id)"), -1,
                                 &pStmt, NULL);
     if (rc != SQLITE_OK) rc = sqlite3_prepare_v2(db, SITE_FRAME_SQL("NULL"), -1, &pStmt, NULL);
@@ -84,6 +165,9 @@ static char *describe_stack(sqlite3 *db, int64_t stackId, int *pRc, int *pbNccl)
         int line = sqlite3_column_int(pStmt, 3);
         const char *zMod = (const char *)sqlite3_column_text(pStmt, 4);
         if (kind != 1 && zMod && strstr(zMod, "libnccl")) *pbNccl = 1;
+        if (kind != 1 && zFn && (strstr(zFn, "torch::autograd::Engine::thread_main") ||
+                                 strstr(zFn, "_ZN5torch8autograd6Engine11thread_main")))
+            bEngine = 1; /* the autograd engine's thread: the backward pass */
         if (kind == 1 /* VT_FRAME_PYTHON */) {
             int bGen = zFile && is_generated_file(zFile), bLib = !zFile || is_library_file(zFile), bUser = !bGen && !bLib;
             char *z;
@@ -108,12 +192,16 @@ static char *describe_stack(sqlite3 *db, int64_t stackId, int *pRc, int *pbNccl)
             else if (bUser) zPy = z;
             else if (!zPyAny) zPyAny = z;
             else free(z);
-        } else if (!zNative || (bNativeLib && !is_library_module(zMod))) {
+        } else if (!zNode[0] && autograd_node(zFn, zNode, sizeof zNode)) {
+            continue;
+        } else if (!zOp[0] && torch_op(zFn, zOp, sizeof zOp)) {
+            continue;
+        } else if (!zNative || (bNativeLib && !is_library_native(zMod, zFn))) {
             const char *zBase = zMod ? strrchr(zMod, '/') : NULL;
             struct vt_symbol sy;
             int sr = VT_SYM_UNKNOWN;
             free(zNative);
-            bNativeLib = is_library_module(zMod);
+            bNativeLib = is_library_native(zMod, zFn);
             zBase = zBase ? zBase + 1 : zMod;
             /* not resolved when recorded: symbolized now from the module file, unless it changed since */
             if (!(zFn && zFile && line > 0) && sqlite3_column_type(pStmt, 5) != SQLITE_NULL)
@@ -144,6 +232,12 @@ static char *describe_stack(sqlite3 *db, int64_t stackId, int *pRc, int *pbNccl)
     if (zPy) { zRet = zPy; zPy = NULL; }
     else if (zGen) { zRet = zGen; zGen = NULL; }
     else if (zPyAny) { zRet = zPyAny; zPyAny = NULL; }
+    else if (zNode[0] && (!zNative || bNativeLib))
+        zRet = vt__strdupf("%s (backward pass: autograd thread, no Python frame)", zNode);
+    else if (zOp[0] && (!zNative || bNativeLib) && bEngine)
+        zRet = vt__strdupf("%s (backward pass: autograd thread, no Python frame)", zOp);
+    else if (zOp[0] && (!zNative || bNativeLib))
+        zRet = vt__strdupf("torch operator %s (no Python frame recorded)", zOp);
     else if (zNative) { zRet = zNative; zNative = NULL; }
     else zRet = vt__strdupf("stack %lld (no frames recorded)", (long long)stackId);
     if (!zRet) rc = SQLITE_NOMEM;

@@ -255,7 +255,7 @@ static const struct nat aNatAsync[] = {
 static const struct nat aNatBackward[] = {
     {NULL, "libtorch_cuda.so"},
     {NULL, "libtorch_cuda.so"},
-    {"_ZN2at4_ops19convolution_backward4callERKNS_6TensorES4_S4_N3c1016OptionalArrayRefINS5_6SymIntEEENS5_8ArrayRefIS7_EESA_SA_bSA_S7_St5arrayIbLm3EE", "libtorch_cpu.so"},
+    {"_ZN2at4_ops20convolution_backward4callERKNS_6TensorES4_S4_N3c1016OptionalArrayRefINS5_6SymIntEEENS5_8ArrayRefIS7_EESA_SA_bSA_S7_St5arrayIbLm3EE", "libtorch_cpu.so"},
     {NULL, "libtorch_cpu.so"},
     {"_ZN5torch8autograd4NodeclEOSt6vectorIN2at6TensorESaIS4_EE", "libtorch_cpu.so"},
     {"_ZN5torch8autograd6Engine17evaluate_functionERSt10shared_ptrINS0_9GraphTaskEEPNS0_4NodeERNS0_11InputBufferERKS2_INS0_10ReadyQueueEE", "libtorch_cpu.so"},

@@ -364,7 +364,7 @@ static void loop_length(struct acc *a, struct loop *l, int shortIters, int longI
  */
 static void allow_grads(struct acc *a)
 {
-    static const struct acc_exp e = {"grads-held", "retained", "torch_cuda|cue4r2pzy6xk3jmw7tqzdc5n2w3hj6ahu6b4y5cyy7rbqwvqw3sbz",
+    static const struct acc_exp e = {"grads-held", "retained", "torch_cuda|backward pass|cue4r2pzy6xk3jmw7tqzdc5n2w3hj6ahu6b4y5cyy7rbqwvqw3sbz",
                                      "low|medium|high", NULL, NULL, NULL, 0, "gradients of the last step held through evaluation"};
     acc_expect(a, &e);
 }
