@@ -199,7 +199,7 @@ static int pageable_finding(struct vt_result *r, int iTrace, const char *zSerial
             vt__fmt_bytes(xf->prePageBytes, zB, sizeof zB);
             vt__fmt_ns(xf->prePageNs, zP, sizeof zP);
             snprintf(zPre, sizeof zPre, " The %lld copies (%s, %s) that ended before the first kernel are start-up "
-                     "(weights moved once) and not counted.", (long long)xf->prePageCount, zB, zP);
+                     "(moved once before any compute, such as weights) and not counted.", (long long)xf->prePageCount, zB, zP);
         }
         if (t->ph.nIter > 0) {
             char zI[32];
@@ -229,8 +229,8 @@ static int pageable_finding(struct vt_result *r, int iTrace, const char *zSerial
         vt__fmt_ns(xf->prePageNs, zT, sizeof zT);
         if (add(r, iTrace, VT_SEV_INFO, xf->prePageBytes, xf->prePageCount, a, b,
                 vt__strdupf("%s pageable host memory at start-up", zWhat),
-                vt__strdupf("%s%s They ended before the first kernel started: data moved to the GPU once (weights), "
-                            "%s, %.1f%% of the run, a one-time cost that is not paid per step.",
+                vt__strdupf("%s%s They ended before the first kernel started: data moved to the GPU once (such as "
+                            "weights), %s, %.1f%% of the run, a one-time cost that is not paid per step.",
                             zDir[0], zDir[1], zT, 100.0 * (double)xf->prePageNs / (double)dur),
                 "Only if start-up time matters: load weights straight to the GPU (torch.load(..., "
                 "map_location='cuda'), safetensors' load_file(..., device='cuda')) or from pinned memory.") != 0)
