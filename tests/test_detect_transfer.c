@@ -334,5 +334,51 @@ TEST(startup_only_pageable_copies_are_info)
     tg_cleanup();
 }
 
-VT_TEST_LIST(T(overlapped_pageable_copies_one_level_lower) T(light_pageable_batches_are_info)
+/* One pageable copy with its API call at call site stack (correlation corr). */
+static void site_copy(struct tg *g, int64_t a, int64_t b, int64_t bytes, int64_t corr, int64_t stack)
+{
+    struct tg_apirow api = {60, corr, a, b, 1, 0, 0, bytes, TG_NULL, HOST, DEV, TG_NULL, stack};
+    struct tg_copyrow c = {a, b, 0, 1, 7, corr, 1, 1, 3, bytes, 0, HOST, DEV};
+    tg_api_row(g, &api);
+    tg_copy_row(g, &c);
+}
+
+/* Weights loaded from pageable memory after an initialization kernel (38 ms from model.py:20,
+ * 15 % of a 250 ms run without iterations), then batches from train.py:61 (0.1 ms per 10 ms
+ * step): the weights' site copied only in the first quarter of the run, so it is start-up; the
+ * batches are 1 % of the run after start-up: info, at the batches' site. */
+TEST(startup_site_after_first_kernel)
+{
+    const char *zPath = tg_path("xfer_init.db");
+    struct tg *g = tg_open(zPath);
+    struct vt_result r;
+    const struct vt_finding *f;
+    int64_t sW, sB;
+    ASSERT(g);
+    sW = tg_stack(g, "model.py", 20, "load");
+    sB = tg_stack(g, "train.py", 61, "train_one_epoch");
+    tg_alloc(g, 1 * MS, 0, 3, DEV, 512 * MiB, -1);
+    tg_kernel(g, 1 * MS, 2 * MS, "normal_kernel");
+    for (int i = 0; i < 38; i++) site_copy(g, 2 * MS + i * MS, 3 * MS + i * MS - 1000, 8 * MiB, 100 + i, sW);
+    for (int i = 0; i < 20; i++) {
+        int64_t t0 = 50 * MS + i * 10 * MS;
+        site_copy(g, t0, t0 + 100000, 1 * MiB, 200 + i, sB);
+        tg_kernel(g, t0 + 100000, t0 + 10 * MS, "gemm");
+    }
+    tg_free(g, 251 * MS, 0, 3, DEV, 512 * MiB);
+    ASSERT_EQ(0, tg_close(g));
+    run(zPath, &r);
+    ASSERT_EQ(1, r.nFind);
+    f = &r.aFind[0];
+    ASSERT_EQ(VT_SEV_INFO, f->severity);
+    ASSERT_EQ(20, f->count);
+    ASSERT_STREQ("train.py:61 in train_one_epoch", f->zSite);
+    ASSERT_CONTAINS(f->zTitle, "20 host-to-device copies (20.0 MiB) from pageable host memory: 0.8% of the run");
+    ASSERT_CONTAINS(f->zEvidence, "The 38 copies (304 MiB, 38.0 ms) that ended before the first kernel or came from "
+                                  "call sites that copied only at start-up are start-up");
+    vt__result_free(&r);
+    tg_cleanup();
+}
+
+VT_TEST_LIST(T(startup_site_after_first_kernel) T(overlapped_pageable_copies_one_level_lower) T(light_pageable_batches_are_info)
              T(startup_only_pageable_copies_are_info) T(pageable_copies_at_their_call_site) T(one_off_pageable_copy_is_info) T(pinned_copies_serialized) T(copies_sample_shape) T(pageable_serialized_and_pinned_growth) T(pinned_overlapped_copies_are_fine))
