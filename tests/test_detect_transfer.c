@@ -141,6 +141,7 @@ TEST(copies_sample_shape)
     ASSERT_CONTAINS(r.aFind[0].zTitle, "10 copies (240 MiB) to and from pageable host memory");
     ASSERT_CONTAINS(r.aFind[0].zEvidence, "at 5.04 GB/s; the fastest host-to-device copy of 64 KiB or more reached 12.59 GB/s");
     ASSERT_CONTAINS(r.aFind[0].zFix, "cudaMallocHost");
+    ASSERT_CONTAINS(r.aFind[0].zEvidence, "With no kernel in the trace, they blocked the host thread for 50.0 ms");
     vt__result_free(&r);
     tg_cleanup();
 }
@@ -380,5 +381,7 @@ TEST(startup_site_after_first_kernel)
     tg_cleanup();
 }
 
-VT_TEST_LIST(T(startup_site_after_first_kernel) T(overlapped_pageable_copies_one_level_lower) T(light_pageable_batches_are_info)
-             T(startup_only_pageable_copies_are_info) T(pageable_copies_at_their_call_site) T(one_off_pageable_copy_is_info) T(pinned_copies_serialized) T(copies_sample_shape) T(pageable_serialized_and_pinned_growth) T(pinned_overlapped_copies_are_fine))
+VT_TEST_LIST(T(startup_site_after_first_kernel) T(overlapped_pageable_copies_one_level_lower)
+             T(light_pageable_batches_are_info) T(startup_only_pageable_copies_are_info)
+             T(pageable_copies_at_their_call_site) T(one_off_pageable_copy_is_info) T(pinned_copies_serialized)
+             T(copies_sample_shape) T(pageable_serialized_and_pinned_growth) T(pinned_overlapped_copies_are_fine))

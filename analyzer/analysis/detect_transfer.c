@@ -98,8 +98,8 @@ static int pageable_site(struct vt_trace *t, int64_t lo, int64_t hi, int64_t las
 
 /*
  * Point pageable-copy finding f at the call site that issued most of the copy time of the
- * copies ending in (lo, hi], among sites copying after lastAfter (the site stays "host-device copies" when no copy's call site was
- * recorded). 0, or -1 when out of memory.
+ * copies ending in (lo, hi], among sites copying after lastAfter (the site stays "host-device
+ * copies" when no copy's call site was recorded). 0, or -1 when out of memory.
  */
 static int set_pageable_site(struct vt_trace *t, int64_t lo, int64_t hi, int64_t lastAfter, struct vt_finding *f)
 {
@@ -220,7 +220,7 @@ static int pageable_finding(struct vt_result *r, int iTrace, const struct startu
     /* start-up copies after the first kernel count as run without a kernel (an upper bound) */
     int64_t nSerial = xf->pageSerialNs - preNs, a = -1, b = -1;
     double pct;
-    char zDir[2][400], zWhat[96], zT[32], zS[32], zO[32], zAt[32], zPre[300] = "", zIter[120] = "";
+    char zDir[2][400], zWhat[96], zT[32], zS[32], zO[32], zAt[80], zPre[300] = "", zIter[120] = "";
     int sev;
     *pbSaid = 0;
     if (nNs < 0) nNs = 0;
@@ -239,7 +239,12 @@ static int pageable_finding(struct vt_result *r, int iTrace, const struct startu
         vt__fmt_ns(nNs, zT, sizeof zT);
         vt__fmt_ns(nSerial, zS, sizeof zS);
         vt__fmt_ns(nNs - nSerial, zO, sizeof zO);
-        vt__fmt_at(t, t0, zAt, sizeof zAt);
+        if (xf->firstKernelTs > 0) {
+            char zK[32];
+            vt__fmt_at(t, t0, zK, sizeof zK);
+            snprintf(zAt, sizeof zAt, "From the first kernel (at %s) on", zK);
+        } else
+            snprintf(zAt, sizeof zAt, "With no kernel in the trace");
         if (preCount > 0) {
             char zB[32], zP[32];
             vt__fmt_bytes(preBytes, zB, sizeof zB);
@@ -254,20 +259,21 @@ static int pageable_finding(struct vt_result *r, int iTrace, const struct startu
             snprintf(zIter, sizeof zIter, ", about %s per iteration over %d iterations", zI, t->ph.nIter);
         }
         if (add(r, iTrace, sev, nBytes, nCount, a, b,
-                    vt__strdupf("%s pageable host memory: %.1f%% of the run after start-up", zWhat, pct),
-                    vt__strdupf("%s%s From the first kernel (at %s) on, they blocked the host thread for %s, %.1f%% "
-                                "of that time%s; %s of it with no kernel running (the GPU waited for the data)%s%s."
-                                "%s Pageable copies are staged through a driver buffer and block the host; "
-                                "pinned memory with non_blocking=True overlaps them with compute: expected saving "
-                                "up to %s (%.1f%% of the run after start-up). Severity by that share: info under "
-                                "2%%, low from 2%%, medium from 5%%, high from 15%%, one level lower when kernels ran "
-                                "through three quarters of the copy time.%s",
-                                zDir[0], zDir[1], zAt, zT, pct, zIter, zS, nSerial < nNs ? ", while kernels ran: " : ": overlaps no compute",
-                                nSerial < nNs ? zO : "", zPre, zS, 100.0 * (double)nSerial / (double)span, *pbSaid ? zSerial : ""),
-                    "Copy from pinned memory: DataLoader(..., pin_memory=True) and "
-                    "tensor.to('cuda', non_blocking=True); pin your own staging buffers with "
-                    "tensor.pin_memory() or torch.empty(..., pin_memory=True) and reuse them (in CUDA C, "
-                    "cudaMallocHost or cudaHostRegister).") != 0)
+                vt__strdupf("%s pageable host memory: %.1f%% of the run after start-up", zWhat, pct),
+                vt__strdupf("%s%s %s, they blocked the host thread for %s, %.1f%% of "
+                            "that time%s; %s of it with no kernel running (the GPU waited for the data)%s%s.%s "
+                            "Pageable copies are staged through a driver buffer and block the host; pinned memory "
+                            "with non_blocking=True overlaps them with compute: expected saving up to %s (%.1f%% of "
+                            "the run after start-up). Severity by that share: info under 2%%, low from 2%%, medium "
+                            "from 5%%, high from 15%%, one level lower when kernels ran through three quarters of "
+                            "the copy time.%s",
+                            zDir[0], zDir[1], zAt, zT, pct, zIter, zS,
+                            nSerial < nNs ? ", while kernels ran: " : ": overlaps no compute", nSerial < nNs ? zO : "",
+                            zPre, zS, 100.0 * (double)nSerial / (double)span, *pbSaid ? zSerial : ""),
+                "Copy from pinned memory: DataLoader(..., pin_memory=True) and "
+                "tensor.to('cuda', non_blocking=True); pin your own staging buffers with "
+                "tensor.pin_memory() or torch.empty(..., pin_memory=True) and reuse them (in CUDA C, "
+                "cudaMallocHost or cudaHostRegister).") != 0)
             return -1;
         return set_pageable_site(t, t0, INT64_MAX, su->limit, &r->aFind[r->nFind - 1]);
     }
