@@ -170,6 +170,10 @@ struct vt_xfer {           /* one direction: 0 HtoD, 1 DtoH */
 struct vt_transfers {
     struct vt_xfer x[2];
     int64_t copyNs, copySerialNs, kernelBusyNs;
+    int64_t pageSerialNs;  /* pageable copy time with no kernel running */
+    int64_t firstKernelTs; /* start of the first kernel; 0 when the trace has none */
+    /* start-up: the copies that ended before the first kernel started (weights loading) */
+    int64_t preCount, preNs, prePageCount, prePageBytes, prePageNs;
     int bDone;             /* made during the scan (its kernel feed) */
 };
 

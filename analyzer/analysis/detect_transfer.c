@@ -1,6 +1,7 @@
 /* Detector: transfer bottlenecks: pageable copies, copies serialized with compute, pinned memory growing. */
 #include "analysis.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -25,21 +26,62 @@ static int add(struct vt_result *r, int iTrace, int sev, int64_t bytes, int64_t 
     return f->zTitle && f->zEvidence && f->zSite && f->zFix ? 0 : -1;
 }
 
+/* Where a memcpy row m is a host<->device copy whose host side is pageable (four %d: kinds). */
+#define PAGEABLE_SQL " ((m.copy_kind = %d AND m.src_kind = %d) OR (m.copy_kind = %d AND m.dst_kind = %d))"
+
+/* What start-up left out of the per-step figures (copies from call sites that copied only then). */
+struct startup {
+    int64_t limit;          /* a site whose last pageable copy ended by then copied only at start-up */
+    int64_t count, bytes, ns;
+};
+
 /*
- * The call site whose pageable host<->device copies took the most time: its stack id in *pStack
- * and that time and count in *pNs, *pCount (*pStack -1 when no copy's API call has a stack, or
- * the trace has no such columns). Returns an SQLite code (SQLITE_NOMEM only is an error).
+ * Start-up copies after the first kernel (which the pass cannot tell): the pageable copies
+ * ending after lo (the first kernel's start) from call sites whose last pageable copy ended by
+ * su->limit (the first iteration's start; without iterations, the first quarter of the run
+ * after lo): weights loaded after initialization kernels. Into su; an SQLite code
+ * (SQLITE_NOMEM only is an error; a trace without such columns gives zeros).
  */
-static int pageable_site(struct vt_trace *t, int64_t *pStack, int64_t *pNs, int64_t *pCount)
+static int startup_sites(struct vt_trace *t, int64_t lo, struct startup *su)
+{
+    sqlite3_stmt *pStmt = NULL;
+    int rc;
+    char *zSql = vt__strdupf(
+        "SELECT sum(n), sum(b), sum(d) FROM (SELECT count(*) AS n, sum(m.bytes) AS b, sum(max(m.\"end\" - m.start, 1))"
+        " AS d, max(m.\"end\") AS e FROM memcpy m JOIN api_call a ON a.correlation = m.correlation"
+        " WHERE m.\"end\" > %lld AND" PAGEABLE_SQL " GROUP BY a.stack_id) WHERE e <= %lld",
+        (long long)lo, VT_COPY_HTOD, VT_MEMKIND_PAGEABLE, VT_COPY_DTOH, VT_MEMKIND_PAGEABLE, (long long)su->limit);
+    su->count = su->bytes = su->ns = 0;
+    if (!zSql) return SQLITE_NOMEM;
+    rc = sqlite3_prepare_v2(t->f.db, zSql, -1, &pStmt, NULL);
+    if (rc == SQLITE_OK && (rc = sqlite3_step(pStmt)) == SQLITE_ROW) {
+        su->count = sqlite3_column_int64(pStmt, 0);
+        su->bytes = sqlite3_column_int64(pStmt, 1);
+        su->ns = sqlite3_column_int64(pStmt, 2);
+    }
+    sqlite3_finalize(pStmt);
+    free(zSql);
+    return rc == SQLITE_NOMEM ? rc : SQLITE_OK;
+}
+
+/*
+ * The call site whose pageable host<->device copies ending after lo and by hi took the most
+ * time, among the sites whose last such copy ended after lastAfter: its stack id in *pStack
+ * and that time and count in *pNs, *pCount (*pStack -1 when no such copy's API call has a
+ * stack, or the trace has no such columns). Returns an SQLite code (SQLITE_NOMEM only is an error).
+ */
+static int pageable_site(struct vt_trace *t, int64_t lo, int64_t hi, int64_t lastAfter, int64_t *pStack, int64_t *pNs,
+                         int64_t *pCount)
 {
     sqlite3_stmt *pStmt = NULL;
     int rc;
     char *zSql = vt__strdupf(
         "SELECT a.stack_id, sum(m.\"end\" - m.start), count(*) FROM memcpy m JOIN api_call a"
         " ON a.correlation = m.correlation WHERE a.stack_id IS NOT NULL AND m.\"end\" >= m.start AND"
-        " ((m.copy_kind = %d AND m.src_kind = %d) OR (m.copy_kind = %d AND m.dst_kind = %d))"
-        " GROUP BY a.stack_id ORDER BY 2 DESC, 1 LIMIT 1",
-        VT_COPY_HTOD, VT_MEMKIND_PAGEABLE, VT_COPY_DTOH, VT_MEMKIND_PAGEABLE);
+        " m.\"end\" > %lld AND m.\"end\" <= %lld AND" PAGEABLE_SQL
+        " GROUP BY a.stack_id HAVING max(m.\"end\") > %lld ORDER BY 2 DESC, 1 LIMIT 1",
+        (long long)lo, (long long)hi, VT_COPY_HTOD, VT_MEMKIND_PAGEABLE, VT_COPY_DTOH, VT_MEMKIND_PAGEABLE,
+        (long long)lastAfter);
     *pStack = -1;
     *pNs = *pCount = 0;
     if (!zSql) return SQLITE_NOMEM;
@@ -55,13 +97,14 @@ static int pageable_site(struct vt_trace *t, int64_t *pStack, int64_t *pNs, int6
 }
 
 /*
- * Point pageable-copy finding f at the call site that issued most of the copy time (the site
- * stays "host-device copies" when no copy's call site was recorded). 0, or -1 when out of memory.
+ * Point pageable-copy finding f at the call site that issued most of the copy time of the
+ * copies ending in (lo, hi], among sites copying after lastAfter (the site stays "host-device
+ * copies" when no copy's call site was recorded). 0, or -1 when out of memory.
  */
-static int set_pageable_site(struct vt_trace *t, struct vt_finding *f)
+static int set_pageable_site(struct vt_trace *t, int64_t lo, int64_t hi, int64_t lastAfter, struct vt_finding *f)
 {
     int64_t stack, ns, count;
-    int rc = pageable_site(t, &stack, &ns, &count);
+    int rc = pageable_site(t, lo, hi, lastAfter, &stack, &ns, &count);
     char *zSite = NULL, *zEv = NULL, zT[32];
     if (rc != SQLITE_OK) return -1;
     if (stack < 0) return 0;
@@ -110,77 +153,183 @@ static int set_pinned_site(struct vt_trace *t, int iDev, struct vt_finding *f)
     return 0;
 }
 
+/*
+ * Severity of pageable copies that blocked the host for pct % of the run after start-up:
+ * what a user would act on (pinning saves at most that share): info under 2 %, low from 2 %,
+ * medium from 5 %, high from 15 %; one level lower (not below info) when kernels ran through
+ * at least three quarters of the copy time (serialNs of ns without a kernel), since the GPU
+ * kept computing and only the host thread waited.
+ */
+static int pageable_sev(double pct, int64_t ns, int64_t serialNs)
+{
+    int sev = pct >= 15 ? VT_SEV_HIGH : pct >= 5 ? VT_SEV_MEDIUM : pct >= 2 ? VT_SEV_LOW : VT_SEV_INFO;
+    if (sev > VT_SEV_INFO && serialNs * 4 <= ns) sev--;
+    return sev;
+}
+
+/* Per direction: "Host to device: N pageable copies, B in T at X GB/s; the fastest ...", into z[dir]. */
+static void fmt_directions(const struct vt_trace *t, char z[2][400])
+{
+    char zB[32], zT[32];
+    for (int dir = 0; dir < 2; dir++) {
+        const struct vt_xfer *x = &t->xf.x[dir];
+        double bw = (double)x->pageBytes / (double)(x->pageNs > 0 ? x->pageNs : 1);
+        z[dir][0] = 0;
+        if (x->pageCount == 0) continue;
+        vt__fmt_bytes(x->pageBytes, zB, sizeof zB);
+        vt__fmt_ns(x->pageNs, zT, sizeof zT);
+        snprintf(z[dir], sizeof z[dir],
+                 "%s%s: %lld pageable copies, %s in %s at %.2f GB/s; the fastest %s copy of 64 KiB or more "
+                 "reached %.2f GB/s.",
+                 dir == 1 && t->xf.x[0].pageCount ? " " : "", dir == 0 ? "Host to device" : "Device to host",
+                 (long long)x->pageCount, zB, zT, bw, dir == 0 ? "host-to-device" : "device-to-host", x->bestBw);
+    }
+}
+
+/* Title words for pageable copies: "copies (B) to and from", "host-to-device copies (B) from", ... into z. */
+static void fmt_what(const struct vt_trace *t, long long n, int64_t bytes, char *z, size_t nz)
+{
+    char zB[32];
+    vt__fmt_bytes(bytes, zB, sizeof zB);
+    if (t->xf.x[0].pageCount && t->xf.x[1].pageCount)
+        snprintf(z, nz, "%lld copies (%s) to and from", n, zB);
+    else
+        snprintf(z, nz, "%lld %s copies (%s) %s", n, t->xf.x[0].pageCount ? "host-to-device" : "device-to-host", zB,
+                 t->xf.x[0].pageCount ? "from" : "to");
+}
+
+/*
+ * The pageable-copy finding of trace iTrace, judged by the time the copies cost after
+ * start-up (from the first kernel: copies that ended before it, weights moved to the GPU once,
+ * are said but not counted), or an info finding when only start-up copies reach --min-bytes.
+ * zSerial describes the run's serialized copy time (empty when not worth saying); *pbSaid is
+ * set when the finding says it (its consequence). 0, or -1 when out of memory.
+ */
+static int pageable_finding(struct vt_result *r, int iTrace, const struct startup *su, const char *zSerial,
+                            int64_t serialNs, int *pbSaid)
+{
+    struct vt_trace *t = &r->aTrace[iTrace];
+    const struct vt_transfers *xf = &t->xf;
+    int64_t t0 = xf->firstKernelTs > 0 ? xf->firstKernelTs : t->f.t0;
+    int64_t span = t->f.t1 - t0 > 0 ? t->f.t1 - t0 : 1, dur = t->f.t1 - t->f.t0 > 0 ? t->f.t1 - t->f.t0 : 1;
+    int64_t preCount = xf->prePageCount + su->count, preBytes = xf->prePageBytes + su->bytes;
+    int64_t preNs = xf->prePageNs + su->ns;
+    int64_t nCount = xf->x[0].pageCount + xf->x[1].pageCount - preCount;
+    int64_t nBytes = xf->x[0].pageBytes + xf->x[1].pageBytes - preBytes;
+    int64_t nNs = xf->x[0].pageNs + xf->x[1].pageNs - preNs;
+    /* start-up copies after the first kernel count as run without a kernel (an upper bound) */
+    int64_t nSerial = xf->pageSerialNs - preNs, a = -1, b = -1;
+    double pct;
+    char zDir[2][400], zWhat[96], zT[32], zS[32], zO[32], zAt[80], zPre[300] = "", zIter[120] = "";
+    int sev;
+    *pbSaid = 0;
+    if (nNs < 0) nNs = 0;
+    if (nSerial < 0) nSerial = 0;
+    pct = 100.0 * (double)nNs / (double)span;
+    fmt_directions(t, zDir);
+    for (int dir = 0; dir < 2; dir++) {
+        if (xf->x[dir].pageCount == 0) continue;
+        if (a < 0 || xf->x[dir].firstPageTs < a) a = xf->x[dir].firstPageTs;
+        if (xf->x[dir].lastPageTs > b) b = xf->x[dir].lastPageTs;
+    }
+    if (nCount > 0 && nBytes >= r->pOpts->minBytes) {
+        sev = pageable_sev(pct, nNs, nSerial);
+        *pbSaid = zSerial[0] && sev > VT_SEV_INFO && nSerial * 2 >= serialNs;
+        fmt_what(t, nCount, nBytes, zWhat, sizeof zWhat);
+        vt__fmt_ns(nNs, zT, sizeof zT);
+        vt__fmt_ns(nSerial, zS, sizeof zS);
+        vt__fmt_ns(nNs - nSerial, zO, sizeof zO);
+        if (xf->firstKernelTs > 0) {
+            char zK[32];
+            vt__fmt_at(t, t0, zK, sizeof zK);
+            snprintf(zAt, sizeof zAt, "From the first kernel (at %s) on", zK);
+        } else
+            snprintf(zAt, sizeof zAt, "With no kernel in the trace");
+        if (preCount > 0) {
+            char zB[32], zP[32];
+            vt__fmt_bytes(preBytes, zB, sizeof zB);
+            vt__fmt_ns(preNs, zP, sizeof zP);
+            snprintf(zPre, sizeof zPre, " The %lld copies (%s, %s) that ended before the first kernel%s are start-up "
+                     "(moved once, such as weights) and not counted.", (long long)preCount, zB, zP,
+                     su->count ? " or came from call sites that copied only at start-up" : "");
+        }
+        if (t->ph.nIter > 0) {
+            char zI[32];
+            vt__fmt_ns(nNs / t->ph.nIter, zI, sizeof zI);
+            snprintf(zIter, sizeof zIter, ", about %s per iteration over %d iterations", zI, t->ph.nIter);
+        }
+        if (add(r, iTrace, sev, nBytes, nCount, a, b,
+                vt__strdupf("%s pageable host memory: %.1f%% of the run after start-up", zWhat, pct),
+                vt__strdupf("%s%s %s, they blocked the host thread for %s, %.1f%% of "
+                            "that time%s; %s of it with no kernel running (the GPU waited for the data)%s%s.%s "
+                            "Pageable copies are staged through a driver buffer and block the host; pinned memory "
+                            "with non_blocking=True overlaps them with compute: expected saving up to %s (%.1f%% of "
+                            "the run after start-up). Severity by that share: info under 2%%, low from 2%%, medium "
+                            "from 5%%, high from 15%%, one level lower when kernels ran through three quarters of "
+                            "the copy time.%s",
+                            zDir[0], zDir[1], zAt, zT, pct, zIter, zS,
+                            nSerial < nNs ? ", while kernels ran: " : ": overlaps no compute", nSerial < nNs ? zO : "",
+                            zPre, zS, 100.0 * (double)nSerial / (double)span, *pbSaid ? zSerial : ""),
+                "Copy from pinned memory: DataLoader(..., pin_memory=True) and "
+                "tensor.to('cuda', non_blocking=True); pin your own staging buffers with "
+                "tensor.pin_memory() or torch.empty(..., pin_memory=True) and reuse them (in CUDA C, "
+                "cudaMallocHost or cudaHostRegister).") != 0)
+            return -1;
+        return set_pageable_site(t, t0, INT64_MAX, su->limit, &r->aFind[r->nFind - 1]);
+    }
+    if (preCount > 0 && preBytes >= r->pOpts->minBytes) {
+        fmt_what(t, preCount, preBytes, zWhat, sizeof zWhat);
+        vt__fmt_ns(preNs, zT, sizeof zT);
+        if (add(r, iTrace, VT_SEV_INFO, preBytes, preCount, a, b,
+                vt__strdupf("%s pageable host memory at start-up", zWhat),
+                vt__strdupf("%s%s They ended before the first kernel started%s: data moved to the GPU once (such "
+                            "as weights), %s, %.1f%% of the run, a one-time cost that is not paid per step.",
+                            zDir[0], zDir[1], su->count ? " or came from call sites that copied only at start-up" : "",
+                            zT, 100.0 * (double)preNs / (double)dur),
+                "Only if start-up time matters: load weights straight to the GPU (torch.load(..., "
+                "map_location='cuda'), safetensors' load_file(..., device='cuda')) or from pinned memory.") != 0)
+            return -1;
+        return set_pageable_site(t, t->f.t0 - 1, su->limit, -1, &r->aFind[r->nFind - 1]);
+    }
+    return 0;
+}
+
 /* Pageable-copy, copy/compute serialization and pinned-growth findings of trace iTrace. */
 static int transfer_end(void *st, struct vt_result *r, int iTrace)
 {
     (void)st;
     struct vt_trace *t = &r->aTrace[iTrace];
     const struct vt_opts *o = r->pOpts;
-    int64_t dur = t->f.t1 - t->f.t0, rise;
+    /* after start-up: copies before the first kernel have nothing to overlap */
+    int64_t t0 = t->xf.firstKernelTs > 0 ? t->xf.firstKernelTs : t->f.t0;
+    int64_t dur = t->f.t1 - t0, rise, serial;
     char zB[32], zT[32], zP[32], zSerial[300] = "";
-    int bPageable = 0;
+    int bPageable = 0, bSerial;
+    struct startup su;
+    /* start-up ends at the first iteration, or (none known) after a quarter of the run */
+    su.limit = t0 + dur / 4;
+    if (t->ph.nIter > 0) {
+        su.limit = t->ph.aIter[0].start;
+        for (int i = 1; i < t->ph.nIter; i++)
+            if (t->ph.aIter[i].start < su.limit) su.limit = t->ph.aIter[i].start;
+    }
+    if (startup_sites(t, t0, &su) != SQLITE_OK) return -1;
+    serial = t->xf.copySerialNs - t->xf.preNs - su.ns;
+    if (serial < 0) serial = 0;
     /* copy time with no kernel running, worth saying when it is a tenth of the run */
-    int bSerial = t->xf.copyNs > 0 && t->xf.kernelBusyNs > 0 && t->xf.copySerialNs * 10 >= dur &&
-                  t->xf.copySerialNs >= 1000000;
+    bSerial = t->xf.copyNs > 0 && t->xf.kernelBusyNs > 0 && serial * 10 >= dur && serial >= 1000000;
     if (bSerial) {
-        vt__fmt_ns(t->xf.copySerialNs, zT, sizeof zT);
+        vt__fmt_ns(serial, zT, sizeof zT);
         vt__fmt_ns(t->xf.kernelBusyNs, zP, sizeof zP);
-        snprintf(zSerial, sizeof zSerial, " Host-device copies ran for %s (%.1f%% of the run) while no kernel was "
-                 "running (kernels were busy %s in total).", zT, 100.0 * (double)t->xf.copySerialNs / (double)dur, zP);
+        snprintf(zSerial, sizeof zSerial, " Host-device copies ran for %s (%.1f%% of the run after start-up) while no "
+                 "kernel was running (kernels were busy %s in total).", zT, 100.0 * (double)serial / (double)dur, zP);
     }
-    {
-        /* one finding for both directions, with each direction's bandwidth against its best */
-        int64_t nCount = t->xf.x[0].pageCount + t->xf.x[1].pageCount;
-        int64_t nBytes = t->xf.x[0].pageBytes + t->xf.x[1].pageBytes, nNs = t->xf.x[0].pageNs + t->xf.x[1].pageNs;
-        char zDir[2][400];
-        int sev, nDir = 0;
-        double pct = 100.0 * (double)nNs / (double)(dur > 0 ? dur : 1);
-        int64_t a = -1, b = -1;
-        for (int dir = 0; dir < 2; dir++) {
-            const struct vt_xfer *x = &t->xf.x[dir];
-            double bw = (double)x->pageBytes / (double)(x->pageNs > 0 ? x->pageNs : 1);
-            zDir[dir][0] = 0;
-            if (x->pageCount == 0) continue;
-            nDir++;
-            if (a < 0 || x->firstPageTs < a) a = x->firstPageTs;
-            if (x->lastPageTs > b) b = x->lastPageTs;
-            vt__fmt_bytes(x->pageBytes, zB, sizeof zB);
-            vt__fmt_ns(x->pageNs, zT, sizeof zT);
-            snprintf(zDir[dir], sizeof zDir[dir],
-                     "%s%s: %lld pageable copies, %s in %s at %.2f GB/s; the fastest %s copy of 64 KiB or "
-                     "more reached %.2f GB/s.",
-                     dir == 1 && t->xf.x[0].pageCount ? " " : "", dir == 0 ? "Host to device" : "Device to host",
-                     (long long)x->pageCount, zB, zT, bw, dir == 0 ? "host-to-device" : "device-to-host", x->bestBw);
-        }
-        if (nCount > 0 && nBytes >= o->minBytes) {
-            /* by the time they cost: under 1 % of the run (a one-off copy of weights at start, a
-             * healthy job's labels and metrics) is negligible: info */
-            sev = pct >= 10 ? VT_SEV_HIGH : pct >= 1 ? VT_SEV_MEDIUM : VT_SEV_INFO;
-            /* serialized copy time mostly spent in these copies is their consequence: said here */
-            bPageable = bSerial && sev > VT_SEV_INFO && nNs * 2 >= t->xf.copySerialNs;
-            vt__fmt_bytes(nBytes, zB, sizeof zB);
-            vt__fmt_ns(nNs, zT, sizeof zT);
-            if (add(r, iTrace, sev, nBytes, nCount, a, b,
-                    nDir == 2 ? vt__strdupf("%lld copies (%s) to and from pageable host memory", (long long)nCount, zB)
-                              : vt__strdupf("%lld %s copies (%s) %s pageable host memory", (long long)nCount,
-                                            t->xf.x[0].pageCount ? "host-to-device" : "device-to-host", zB,
-                                            t->xf.x[0].pageCount ? "from" : "to"),
-                    vt__strdupf("%s%s Together they took %s (%.1f%% of the run). Pageable copies are staged "
-                                "through a driver buffer and block the host.%s",
-                                zDir[0], zDir[1], zT, pct, bPageable ? zSerial : ""),
-                    "Copy from pinned memory: DataLoader(..., pin_memory=True) and "
-                    "tensor.to('cuda', non_blocking=True); pin your own staging buffers with "
-                    "tensor.pin_memory() or torch.empty(..., pin_memory=True) and reuse them (in CUDA C, "
-                    "cudaMallocHost or cudaHostRegister).") != 0)
-                return -1;
-            if (set_pageable_site(t, &r->aFind[r->nFind - 1]) != 0) return -1;
-        }
-    }
+    if (pageable_finding(r, iTrace, &su, zSerial, serial, &bPageable) != 0) return -1;
     if (bSerial && !bPageable) {
-        double pct = 100.0 * (double)t->xf.copySerialNs / (double)dur;
-        vt__fmt_ns(t->xf.copySerialNs, zT, sizeof zT);
+        double pct = 100.0 * (double)serial / (double)dur;
+        vt__fmt_ns(serial, zT, sizeof zT);
         if (add(r, iTrace, pct >= 25 ? VT_SEV_MEDIUM : VT_SEV_LOW, t->xf.x[0].bytes + t->xf.x[1].bytes,
-                t->xf.x[0].count + t->xf.x[1].count, t->f.t0, t->f.t1,
+                t->xf.x[0].count + t->xf.x[1].count, t0, t->f.t1,
                 vt__strdupf("Copies serialized with compute: %s of copy time with no kernel running", zT),
                 vt__strdupf("%s The GPU waits for data instead of overlapping the next batch's copy with this "
                             "batch's compute.", zSerial + 1),

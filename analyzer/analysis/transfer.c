@@ -11,9 +11,10 @@ struct ival {
 /*
  * The transfer pass: host<->device copies read in start order, fed the kernels in
  * start order (by vt__transfers, or by vt__scan's pass over the kernel table):
- * per-direction volume, pageable share, best bandwidth, and how much copy time had
- * no kernel running. Keeps only the kernel intervals that can still overlap a later
- * copy (a union of busy intervals, aU[head..nU-1]).
+ * per-direction volume, pageable share, best bandwidth, how much copy time had no
+ * kernel running, and which copies ended before the first kernel started (start-up).
+ * Keeps only the kernel intervals that can still overlap a later copy (a union of
+ * busy intervals, aU[head..nU-1]).
  */
 struct vt_xfer_run {
     struct vt_trace *t;
@@ -22,6 +23,7 @@ struct vt_xfer_run {
     int bCopy;              /* copy holds a row not yet accounted */
     struct ival *aU;
     int nU, nUAlloc, head;
+    int64_t nKernel;        /* kernels fed so far */
 };
 
 /* Step to the next copy; returns an SQLite code. */
@@ -55,11 +57,21 @@ static int copy_account(struct vt_xfer_run *x)
     xf->ns += dur;
     t->xf.copyNs += dur;
     t->xf.copySerialNs += dur - (overlap < dur ? overlap : dur);
+    if (x->nKernel == 0) { /* ended before the first kernel started */
+        t->xf.preCount++;
+        t->xf.preNs += dur;
+    }
     if (bytes >= 65536 && (double)bytes / (double)dur > xf->bestBw) xf->bestBw = (double)bytes / (double)dur;
     if (hostKind == VT_MEMKIND_PAGEABLE) {
         xf->pageCount++;
         xf->pageBytes += bytes;
         xf->pageNs += dur;
+        t->xf.pageSerialNs += dur - (overlap < dur ? overlap : dur);
+        if (x->nKernel == 0) {
+            t->xf.prePageCount++;
+            t->xf.prePageBytes += bytes;
+            t->xf.prePageNs += dur;
+        }
         if (xf->firstPageTs == 0) xf->firstPageTs = s;
         xf->lastPageTs = e;
     }
@@ -98,6 +110,7 @@ int vt__xfer_kernel(void *pArg, int64_t a, int64_t b)
     if (b < a) b = a;
     while (rc == SQLITE_OK && x->bCopy && !(a < vt__rows_i64(&x->copy, 1))) rc = copy_account(x);
     if (rc != SQLITE_OK) return rc;
+    if (x->nKernel++ == 0) x->t->xf.firstKernelTs = a;
     if (x->nU > x->head && a <= x->aU[x->nU - 1].b) {
         if (b > x->aU[x->nU - 1].b) x->aU[x->nU - 1].b = b;
         return SQLITE_OK;
@@ -133,6 +146,10 @@ int vt__xfer_end(struct vt_xfer_run *x, int bFinish)
     int rc = SQLITE_OK;
     if (!x) return rc;
     while (bFinish && rc == SQLITE_OK && x->bCopy) rc = copy_account(x);
+    if (bFinish && x->nKernel == 0) { /* no kernel at all: no start-up to tell apart */
+        struct vt_transfers *xf = &x->t->xf;
+        xf->preCount = xf->preNs = xf->prePageCount = xf->prePageBytes = xf->prePageNs = 0;
+    }
     if (bFinish && rc == SQLITE_OK) {
         int64_t curA = -1, curB = -1;
         for (int i = x->head; i < x->nU; i++) {

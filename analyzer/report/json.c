@@ -178,7 +178,16 @@ static void trace_json(FILE *f, const struct vt_result *r, int i)
     }
     jint(f, "copy_ns", t->xf.copyNs, 1);
     jint(f, "copy_without_kernel_ns", t->xf.copySerialNs, 1);
-    jint(f, "kernel_busy_ns", t->xf.kernelBusyNs, 0);
+    jint(f, "pageable_without_kernel_ns", t->xf.pageSerialNs, 1);
+    jint(f, "kernel_busy_ns", t->xf.kernelBusyNs, 1);
+    jint(f, "first_kernel_ts", t->xf.firstKernelTs > 0 ? t->xf.firstKernelTs : -1, 1);
+    fputs("\"startup\": {", f); /* copies that ended before the first kernel */
+    jint(f, "count", t->xf.preCount, 1);
+    jint(f, "ns", t->xf.preNs, 1);
+    jint(f, "pageable_count", t->xf.prePageCount, 1);
+    jint(f, "pageable_bytes", t->xf.prePageBytes, 1);
+    jint(f, "pageable_ns", t->xf.prePageNs, 0);
+    fputc('}', f);
     fputs("},\n      \"live_at_exit\": ", f);
     snaps(f, t, t->tl.aEnd, t->tl.nEnd, o->nTop);
     if (o->bBySite) {
