@@ -397,7 +397,7 @@ static int growth(const struct leak *L, struct vt_result *r, int iTrace)
                      zT, t->f.bSegments ? " (attribution at segment level: the call sites of the caching "
                      "allocator's segments reserved while the baseline rose; a segment's site is the allocation "
                      "that made the allocator reserve it)" : "",
-                     t->f.bSegments && !strstr(t->sites.a[iTop].zSite, ".py:")
+                     t->f.bSegments && t->sites.a[iTop].stackId >= 0 && !strstr(t->sites.a[iTop].zSite, ".py:")
                          ? ". No Python frame: in PyTorch, the autograd engine's thread reserving for the backward "
                            "pass because tensors kept elsewhere hold the cache's blocks; 'vramtrace record --tensors' "
                            "shows the line that keeps them" : "");
