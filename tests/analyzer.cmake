@@ -1,5 +1,5 @@
 # Analyzer tests: synthetic traces with planted problems and non-problems, reports, the CLI.
-foreach(t test_lifetime test_detect_leak test_detect_oom test_detect_spike
+foreach(t test_lifetime test_detect_leak test_detect_oom test_detect_spike test_group
     test_detect_retained test_detect_transfer test_report test_analyze_cli)
   vt_add_test(NAME ${t} SOURCES ${t}.c tracegen.c LIBS vtreport LABELS analyzer)
 endforeach()
@@ -16,4 +16,4 @@ vt_add_test(NAME test_analyze_samples SOURCES test_analyze_samples.c tracegen.c 
 # Shared text (formats, escapers, UTF-8, caps) and the option parser.
 vt_add_test(NAME test_text SOURCES test_text.c LIBS vtutil LABELS analyzer)
 vt_add_test(NAME test_opts SOURCES test_opts.c LIBS vtutil LABELS analyzer)
-vt_add_test(NAME test_demangle SOURCES test_demangle.c LIBS vtutil LABELS analyzer)
+vt_add_test(NAME test_demangle SOURCES test_demangle.c LIBS vttrace LABELS core)

@@ -6,7 +6,7 @@ usage: check_redact.py VRAMTRACE EXAMPLE_TRACE
 import json, os, shutil, sqlite3, subprocess, sys, tempfile
 
 V, EXAMPLE = sys.argv[1], sys.argv[2]
-SECRETS = [b"alice", b"s3cret", b"gpu-node-17", b"GPU-8f3a", b"/scratch/team"]
+SECRETS = [b"alice", b"s3cret", b"gpu-node-17", b"GPU-8f3a", b"5d1e0c2b", b"/scratch/team"]
 fails = []
 
 
@@ -33,16 +33,20 @@ try:
     shutil.copy(EXAMPLE, src)
     db = sqlite3.connect(src)
     db.executescript("""
-      UPDATE string SET value='/home/alice/proj/train.py' WHERE value='train.py';
-      UPDATE string SET value='/home/alice/proj/model.py' WHERE value='model.py';
+      UPDATE string SET value=replace(value, '/home/alice/projects/trainer/', '/home/alice/proj/');
+      INSERT INTO string(value) VALUES('/home/alice/proj/model.py');
       UPDATE string SET value='/home/alice/venv/lib/python3.11/site-packages/torch/nn/modules/module.py'
         WHERE value LIKE '%torch/nn/modules/module.py';
       INSERT INTO string(value) VALUES('/tmp/torchinductor_alice/ab/cd.py');
       INSERT INTO string(value) VALUES('loaded on gpu-node-17.corp.example from /scratch/team/x/data.bin');
       UPDATE meta SET value='gpu-node-17.corp.example' WHERE key='hostname';
       UPDATE meta SET value='python /home/alice/proj/train.py --token s3cret' WHERE key='cmdline';
-      INSERT INTO meta VALUES('exe', '/home/alice/venv/bin/python3.11');
+      INSERT OR REPLACE INTO meta VALUES('exe', '/home/alice/venv/bin/python3.11');
       UPDATE device SET uuid='GPU-8f3a0c1e-0000-1111-2222-333344445555';
+      INSERT INTO string(value) VALUES('/croot/python-split_1728047642222/work/Python/ceval.c');
+      INSERT INTO frame(stack_id, idx, kind, file_id, line)
+        SELECT stack_id, 99, 0, (SELECT max(id) FROM string), 1 FROM frame LIMIT 1;
+      INSERT INTO meta VALUES('env.CUDA_VISIBLE_DEVICES', 'GPU-8f3a0c1e-0000-1111-2222-333344445555,MIG-GPU-5d1e0c2b-aaaa-bbbb-cccc-ddddeeeeffff/1/0');
     """)
     db.commit()
     db.close()
@@ -64,6 +68,8 @@ try:
     check(meta.get("cmdline") == "<cmdline>", f"cmdline -> <cmdline> ({meta.get('cmdline')!r})")
     check(meta.get("exe") == "<home>/venv/bin/python3.11", f"exe -> <home>/... ({meta.get('exe')!r})")
     check(uuid == "<gpu-0>", f"device uuid -> <gpu-0> ({uuid!r})")
+    cvd = meta.get("env.CUDA_VISIBLE_DEVICES")
+    check(cvd == "<gpu-uuid-1>,<gpu-uuid-2>", f"CUDA_VISIBLE_DEVICES UUIDs -> <gpu-uuid-N> ({cvd!r})")
     for want in ["train.py", "model.py", "<env>/site-packages/torch/nn/modules/module.py",
                  "<tmp>/torchinductor_<user>/ab/cd.py", "loaded on <host-1> from <path-1>/data.bin"]:
         check(want in strings, f"string {want!r} present")
@@ -73,7 +79,8 @@ try:
     f0 = findings(EXAMPLE)
     f1 = findings(out)
     fin = findings(src)
-    check(f0 is not None and f0 == f1, "the copy's findings equal the original example's")
+    check(f0 is not None and json.loads(json.dumps(f0).replace("/home/alice/projects/trainer/", "")) == f1,
+          "the copy's findings equal the original example's, paths relative to the root")
     check(fin is not None and json.loads(json.dumps(fin).replace("/home/alice/proj/", "")) == f1,
           "the copy's findings equal the input's, paths relative to the root")
     check(len(f1 or []) > 0, f"there are findings to compare ({len(f1 or [])})")

@@ -1,5 +1,14 @@
 # Tracer core tests: decoding, writer, crash safety (label core; also run under ASan+UBSan).
 vt_add_test(NAME test_decode SOURCES test_decode.c LIBS vtcore LABELS core)
+# kernel_name rows in a process that has the C++ runtime (a PyTorch process); test_decode runs
+# the same test in one that has none
+# (globally, and privately as a Python extension module's dependency)
+add_test(NAME test_decode_cxx COMMAND test_decode decode_kernel_names)
+set_tests_properties(test_decode_cxx PROPERTIES SKIP_RETURN_CODE 77 LABELS core
+  ENVIRONMENT "VT_TEST_CXX=1;VT_TEST_DATA=${CMAKE_CURRENT_SOURCE_DIR}/data;VT_BUILD_DIR=${PROJECT_BINARY_DIR}")
+add_test(NAME test_decode_cxx_local COMMAND test_decode decode_kernel_names)
+set_tests_properties(test_decode_cxx_local PROPERTIES SKIP_RETURN_CODE 77 LABELS core
+  ENVIRONMENT "VT_TEST_CXX=local;VT_TEST_DATA=${CMAKE_CURRENT_SOURCE_DIR}/data;VT_BUILD_DIR=${PROJECT_BINARY_DIR}")
 vt_add_test(NAME test_writer SOURCES test_writer.c LIBS vtcore LABELS core)
 vt_add_test(NAME test_limit SOURCES test_limit.c LIBS vtcore LABELS core)
 vt_add_test(NAME test_bufpool SOURCES test_bufpool.c LIBS vtcore LABELS core)

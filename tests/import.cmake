@@ -43,6 +43,15 @@ if(Python3_Interpreter_FOUND)
   set_tests_properties(snapshot_merge PROPERTIES LABELS analyzer SKIP_RETURN_CODE 77)
 endif()
 
+# Temporary traces of imported inputs and half-written outputs are removed when the command dies
+# of SIGPIPE or SIGTERM (util/cleanup.c), and at a normal exit.
+if(Python3_Interpreter_FOUND)
+  add_test(NAME import_temp_signal
+    COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/import_temp_signal.py $<TARGET_FILE:vramtrace>
+      ${CMAKE_CURRENT_SOURCE_DIR}/data)
+  set_tests_properties(import_temp_signal PROPERTIES LABELS analyzer)
+endif()
+
 # The real files analyzed: each file's verdict (kinds, severities, the site named, no false finding),
 # as docs/import.md "The real files, analyzed" gives it (skipped without real-data).
 if(Python3_Interpreter_FOUND)

@@ -1,4 +1,4 @@
-/* Tests of tracer/config.c and tracer/procinfo.c: environment parsing, warnings, metadata rows. */
+/* Tests of tracer/config.c and tracer/procinfo.c: environment parsing (the size bound and window too), warnings, metadata rows. */
 #include <string.h>
 
 #include "config.h"
@@ -274,6 +274,36 @@ TEST(procinfo_cmdline)
     ASSERT_STREQ("", z);
 }
 
+/* The size bound and the recording window: sizes and durations as people write them, and their order. */
+TEST(limit_settings)
+{
+    static const char *const good[] = {"VRAMTRACE_MAX_BYTES", "64M", "VRAMTRACE_START_AFTER", "1.5m",
+                                       "VRAMTRACE_STOP_AFTER", "2h", NULL};
+    static const char *const bad[] = {"VRAMTRACE_MAX_BYTES", "100K", "VRAMTRACE_START_AFTER", "-3",
+                                      "VRAMTRACE_STOP_AFTER", "soon", NULL};
+    static const char *const order[] = {"VRAMTRACE_START_AFTER", "60", "VRAMTRACE_STOP_AFTER", "30s", NULL};
+    struct vt_config cfg;
+    g_env = good;
+    vt__config_load(&cfg, fake_getenv);
+    ASSERT_EQ(0, cfg.nWarn);
+    ASSERT_EQ((size_t)64 << 20, cfg.max_bytes);
+    ASSERT_EQ(90000000000LL, cfg.start_after_ns);
+    ASSERT_EQ(7200000000000LL, cfg.stop_after_ns);
+    g_env = bad;
+    vt__config_load(&cfg, fake_getenv);
+    ASSERT_EQ(3, cfg.nWarn);
+    ASSERT_EQ(0, cfg.max_bytes);
+    ASSERT_EQ(0, cfg.start_after_ns);
+    ASSERT_EQ(0, cfg.stop_after_ns);
+    ASSERT_CONTAINS(cfg.zWarn, "VRAMTRACE_MAX_BYTES='100K' is not a size of at least 1M");
+    g_env = order;
+    vt__config_load(&cfg, fake_getenv);
+    ASSERT_EQ(1, cfg.nWarn);
+    ASSERT_CONTAINS(cfg.zWarn, "VRAMTRACE_STOP_AFTER is not after VRAMTRACE_START_AFTER");
+    ASSERT_EQ(60000000000LL, cfg.start_after_ns);
+    ASSERT_EQ(0, cfg.stop_after_ns);
+}
+
 VT_TEST_LIST(T(defaults) T(valid_values) T(sizes_plain_and_suffixed) T(bad_values_warn_once_each)
              T(out_of_range_values) T(max_memory_floor) T(disable_flag) T(config_meta_rows)
-             T(procinfo_rank_resolution) T(procinfo_meta_allow_list) T(procinfo_cmdline))
+             T(procinfo_rank_resolution) T(procinfo_meta_allow_list) T(procinfo_cmdline) T(limit_settings))

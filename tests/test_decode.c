@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include "core_util.h"
+#include "vramtrace/demangle.h"
 #include "vramtrace/schema.h"
 
 #define ADDR_A 0x7f0000000000ull /* 139637976727552 */
@@ -668,13 +669,107 @@ TEST(decode_kernel_interning)
     b_add(&b, &k, sizeof k);
     b_submit(&b);
     db = close_and_open(w, zPath);
-    ASSERT_STREQ("9000|9500|0|1|7|17|1|128|1|1|256|1|1|1024|2048|32|NULL;"
-                 "9600|9700|0|1|7|18|1|64|2|1|256|1|1|1024|2048|32|3;"
-                 "9800|9900|0|1|7|19|2|8|8|1|256|1|1|1024|2048|32|NULL",
-                 core_q_rows(db, "SELECT start, end, device, context, stream, correlation, name_id,"
+    /* (the ids of names: the demangled forms, where the process has a demangler, take ids too) */
+    ASSERT_STREQ("9000|9500|0|1|7|17|_Z6vecAddPfS_S_i|128|1|1|256|1|1|1024|2048|32|NULL;"
+                 "9600|9700|0|1|7|18|_Z6vecAddPfS_S_i|64|2|1|256|1|1|1024|2048|32|3;"
+                 "9800|9900|0|1|7|19|gemm|8|8|1|256|1|1|1024|2048|32|NULL",
+                 core_q_rows(db, "SELECT start, end, device, context, stream, correlation,"
+                                 " (SELECT value FROM string s WHERE s.id = name_id),"
                                  " grid_x, grid_y, grid_z, block_x, block_y, block_z, static_smem,"
                                  " dynamic_smem, registers, graph_id FROM kernel ORDER BY id"));
-    ASSERT_STREQ("1|_Z6vecAddPfS_S_i;2|gemm", core_q_rows(db, "SELECT id, value FROM string ORDER BY id"));
+    ASSERT_STREQ("1|_Z6vecAddPfS_S_i;1|gemm",
+                 core_q_rows(db, "SELECT count(*), value FROM string WHERE value IN ('_Z6vecAddPfS_S_i', 'gemm')"
+                                 " GROUP BY value ORDER BY value"));
+    sqlite3_close(db);
+    CORE_LEAK_CHECK();
+}
+
+/*
+ * With VT_TEST_CXX set (ctest test_decode_cxx, test_decode_cxx_local), the C++ runtime is in the
+ * process before any test runs, as in a PyTorch process; without it, the process has no demangler
+ * (a C program).
+ */
+static int g_bCxxLoaded; /* libstdc++.so.6 is in the process */
+
+__attribute__((constructor)) static void load_cxx_runtime(void)
+{
+    const char *z = getenv("VT_TEST_CXX");
+    /* "local": loaded privately, as a Python extension module's dependency is */
+    if (z) g_bCxxLoaded = dlopen("libstdc++.so.6", RTLD_NOW | (strcmp(z, "local") == 0 ? RTLD_LOCAL : RTLD_GLOBAL)) != NULL;
+}
+
+/* kernel_name rows: each distinct kernel name once, demangled in the writer when the process can. */
+TEST(decode_kernel_names)
+{
+    char zPath[128], *zLong;
+    struct vt_writer_config cfg;
+    struct vt_writer *w;
+    struct batch b;
+    CUpti_ActivityKernel10 k;
+    sqlite3 *db;
+    size_t i, nLong = 6000;
+    int bCxx, bBefore = dlopen("libstdc++.so.6", RTLD_LAZY | RTLD_NOLOAD) != NULL;
+    if (getenv("VT_TEST_CXX") && !g_bCxxLoaded) SKIP("no C++ runtime (libstdc++.so.6) installed");
+    /* found wherever the process loaded it (here, or by the sanitizers' runtime); never loaded by
+     * the tracer itself */
+    bCxx = vt__demangle_available(VT_DEMANGLE_PROCESS);
+    if (g_bCxxLoaded) ASSERT(bCxx);
+    zLong = malloc(nLong + 1);
+    ASSERT(zLong != NULL);
+    memcpy(zLong, "_ZN", 3);
+    for (i = 3; i < nLong; i++) zLong[i] = "1a"[i & 1]; /* a hostile name, over the bound */
+    zLong[nLong] = 0;
+    core_tmp_path(zPath, sizeof zPath, "t.db");
+    core_config(&cfg);
+    w = core_open(zPath, &cfg);
+    b_begin(&b, w);
+    kernel(&k, CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, "_Z6vecAddPfS_S_i", 9000, 9500, 17, 128, 1, 0);
+    b_add(&b, &k, sizeof k);
+    kernel(&k, CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, "ampere_sgemm_128x64_nn", 9600, 9700, 18, 8, 8, 0);
+    b_add(&b, &k, sizeof k);
+    kernel(&k, CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, "_Z6vecAddPfS_S_i", 9800, 9900, 19, 128, 1, 0);
+    b_add(&b, &k, sizeof k);
+    kernel(&k, CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, "_ZN2at6native18elementwise_kernelILi128ELi2EEEviPf", 9950,
+           9990, 20, 8, 8, 0);
+    b_add(&b, &k, sizeof k);
+    b_submit(&b);
+    b_begin(&b, w);
+    kernel(&k, CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, zLong, 10000, 10100, 21, 8, 8, 0);
+    b_add(&b, &k, sizeof k);
+    b_submit(&b);
+    db = close_and_open(w, zPath);
+    free(zLong);
+    ASSERT_EQ(bBefore, dlopen("libstdc++.so.6", RTLD_LAZY | RTLD_NOLOAD) != NULL);
+    /* one row per distinct name; a plain name is its own demangled and short form */
+    ASSERT_STREQ("4", core_q_rows(db, "SELECT count(*) FROM kernel_name"));
+    ASSERT_STREQ("ampere_sgemm_128x64_nn|ampere_sgemm_128x64_nn",
+                 core_q_rows(db, "SELECT d.value, s.value FROM kernel_name n JOIN string m ON m.id = n.name_id"
+                                 " JOIN string d ON d.id = n.demangled_id JOIN string s ON s.id = n.short_id"
+                                 " WHERE m.value = 'ampere_sgemm_128x64_nn'"));
+    /* over the bound: never demangled, never shown as its mangled self */
+    ASSERT_STREQ("NULL|NULL", core_q_rows(db, "SELECT demangled_id, short_id FROM kernel_name n JOIN string m"
+                                              " ON m.id = n.name_id WHERE length(m.value) = 6000"));
+    if (bCxx) {
+        ASSERT_STREQ("vecAdd(float*, float*, float*, int)|vecAdd;"
+                     "void at::native::elementwise_kernel<128, 2>(int, float*)|elementwise_kernel",
+                     core_q_rows(db, "SELECT d.value, s.value FROM kernel_name n JOIN string m ON m.id = n.name_id"
+                                     " JOIN string d ON d.id = n.demangled_id JOIN string s ON s.id = n.short_id"
+                                     " WHERE m.value GLOB '_Z*' ORDER BY n.name_id"));
+        ASSERT_STREQ("", core_q_rows(db, "SELECT value FROM meta WHERE key = 'kernel_names_demangled'"));
+    } else {
+        ASSERT_STREQ("NULL|NULL;NULL|NULL;NULL|NULL",
+                     core_q_rows(db, "SELECT demangled_id, short_id FROM kernel_name n JOIN string m"
+                                     " ON m.id = n.name_id WHERE m.value GLOB '_Z*' ORDER BY n.name_id"));
+        ASSERT_STREQ("0: no __cxa_demangle in the process",
+                     core_q_rows(db, "SELECT value FROM meta WHERE key = 'kernel_names_demangled'"));
+    }
+    /* the stored Nsight view reads them, falling back to the stored name */
+    ASSERT_STREQ(bCxx ? "vecAdd|_Z6vecAddPfS_S_i;ampere_sgemm_128x64_nn|ampere_sgemm_128x64_nn;vecAdd|_Z6vecAddPfS_S_i"
+                      : "_Z6vecAddPfS_S_i|_Z6vecAddPfS_S_i;ampere_sgemm_128x64_nn|ampere_sgemm_128x64_nn;"
+                        "_Z6vecAddPfS_S_i|_Z6vecAddPfS_S_i",
+                 core_q_rows(db, "SELECT s.value, m.value FROM CUPTI_ACTIVITY_KIND_KERNEL k"
+                                 " JOIN StringIds s ON s.id = k.shortName JOIN StringIds m ON m.id = k.mangledName"
+                                 " WHERE k.correlationId IN (17, 18, 19) ORDER BY k.start"));
     sqlite3_close(db);
     CORE_LEAK_CHECK();
 }
@@ -1271,7 +1366,7 @@ TEST(decode_host_records)
 }
 
 VT_TEST_LIST(T(decode_zero_times) T(decode_raw_frames_resolved) T(decode_graphs_and_scans) T(decode_vmm_and_imports) T(decode_pool_fields_by_type) T(decode_memory) T(decode_memory_pool) T(decode_memcpy_join) T(decode_memset_join)
-                 T(decode_kernel_interning) T(decode_nvtx_pairing) T(decode_nvtx_kinds_from_callbacks) T(decode_nvtx_many_threads)
+                 T(decode_kernel_interning) T(decode_kernel_names) T(decode_nvtx_pairing) T(decode_nvtx_kinds_from_callbacks) T(decode_nvtx_many_threads)
                  T(decode_nvtx_map_overflow)
                      T(decode_correlation_map_overflow) T(decode_sync_overhead_device)
                          T(decode_unknown_kinds) T(decode_host_records))

@@ -126,7 +126,7 @@ TEST(caching_allocator_segments_are_not_a_leak)
     ASSERT_EQ(VT_SEV_INFO, r.aFind[0].severity);
     ASSERT_STREQ("leak", r.aFind[0].zKind);
     ASSERT_EQ(62 * MiB, r.aFind[0].bytes);
-    ASSERT_CONTAINS(r.aFind[0].zFix, "--tensors");
+    ASSERT_CONTAINS(r.aFind[0].zFix, "allocation history");
     ASSERT_CONTAINS(r.aTrace[0].f.azNote[0], "segment level");
     vt__result_free(&r);
     tg_cleanup();

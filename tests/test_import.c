@@ -2,6 +2,7 @@
 #include "vt_test.h"
 
 #include <sqlite3.h>
+#include <zlib.h>
 #include <sys/stat.h>
 
 #include "cli.h"
@@ -218,6 +219,20 @@ TEST(kineto_without_addresses_and_bad_json)
     ASSERT_EQ(VT_EXIT_CORRUPT, import(zBad, -1, zOut));
     write_file(zBad, "{\"other\": 1}", 12);
     ASSERT_EQ(VT_EXIT_NOT_TRACE, import(zBad, -1, zOut));
+    /* gzip around something else: named as such (SQLite would call it "not a database") */
+    {
+        static const char azBody[][24] = {"random words, not JSON", "SQLite format 3\0 page"};
+        char zErr[256];
+        int fmt;
+        for (int i = 0; i < 2; i++) {
+            gzFile gz = gzopen(zBad, "wb");
+            ASSERT(gz != NULL);
+            ASSERT_EQ(24, gzwrite(gz, azBody[i], 24));
+            ASSERT_EQ(Z_OK, gzclose(gz));
+            ASSERT_EQ(VT_EXIT_NOT_TRACE, vt__import_detect(zBad, &fmt, zErr, sizeof zErr));
+            ASSERT_CONTAINS(zErr, i ? "gzip-compressed SQLite file" : "gzip-compressed, but");
+        }
+    }
 }
 
 TEST(nsys_exports)
@@ -286,6 +301,15 @@ TEST(command_line)
     ASSERT_EQ(VT_EXIT_NOFILE, vt__cmd_import(4, argv));
     argv[4] = "--force";
     ASSERT_EQ(VT_EXIT_OK, vt__cmd_import(5, argv));
+    /* a directory ending in '/' that does not exist yet is created with its parents, as by record */
+    {
+        char zNew[4200], zA[4096];
+        snprintf(zNew, sizeof zNew, "%s/new/sub/", zDir);
+        snprintf(zA, sizeof zA, "%s", fixture("snap_small.pickle"));
+        char *av[] = {"import", "-q", zA, "-o", zNew, NULL};
+        ASSERT_EQ(VT_EXIT_OK, vt__cmd_import(5, av));
+        ASSERT(exists(scratch("out/new/sub/snap_small.db")));
+    }
     /* two inputs, one output name: refused before anything is written */
     snprintf(zOne, sizeof zOne, "%s/one.db", zDir);
     {
@@ -308,6 +332,18 @@ TEST(command_line)
     ASSERT_EQ(VT_EXIT_USAGE, vt__cmd_import(5, argv));
 }
 
+/* analyze --snapshot merges into a trace the tracer wrote: anything else is refused as a usage error. */
+TEST(snapshot_merge_refusals)
+{
+    char zA[4096], zB[4096];
+    setenv("TMPDIR", getenv("VT_TEST_TMP") ? getenv("VT_TEST_TMP") : "/tmp", 1);
+    snprintf(zA, sizeof zA, "%s", fixture("snap_small.pickle"));
+    snprintf(zB, sizeof zB, "%s", fixture("kineto_small.json"));
+    ASSERT_EQ(VT_EXIT_USAGE, vt__snapshot_merge(zA, zB, 0, 0)); /* not a snapshot */
+    snprintf(zB, sizeof zB, "%s", fixture("snap_v1.pickle"));
+    ASSERT_EQ(VT_EXIT_USAGE, vt__snapshot_merge(zA, zB, 0, 0)); /* the "trace" is a snapshot too */
+}
+
 /* analyze, info, sql and export open these files through the read layer (vt__read_open): a temporary import. */
 TEST(readers_open_other_formats)
 {
@@ -326,6 +362,11 @@ TEST(readers_open_other_formats)
     /* asked to write results back: an imported file is read, never written */
     ASSERT_EQ(VT_EXIT_OK, vt__read_open(&f, fixture("kineto_small.json"), VT_READ_WRITE, NULL));
     ASSERT(!f.bWritable && !f.bReadOnlyFile);
+    {
+        int bSaid = 0; /* and says so: analyze --save on such a file writes nothing */
+        for (int i = 0; i < f.nNote; i++) bSaid |= strstr(f.azNote[i], "results were not written back") != NULL;
+        ASSERT(bSaid);
+    }
     vt__read_close(&f);
     ASSERT_EQ(VT_EXIT_NOT_TRACE, vt__read_open(&f, fixture("snap_hostile.pickle"), 0, NULL));
     ASSERT(f.db == NULL);
@@ -427,4 +468,4 @@ TEST(real_files)
 
 VT_TEST_LIST(T(snapshot_current_format) T(snapshot_ring_buffer_and_2_0_format) T(snapshot_bad_inputs) T(kineto_trace)
                  T(kineto_without_addresses_and_bad_json) T(nsys_exports) T(command_line)
-                     T(readers_open_other_formats) T(real_files))
+                     T(snapshot_merge_refusals) T(readers_open_other_formats) T(real_files))

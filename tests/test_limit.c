@@ -1,4 +1,4 @@
-/* Tests of the trace's size bound and recording window (tracer/limit.c through the writer), and their settings. */
+/* Tests of the trace's size bound and recording window (tracer/limit.c through the writer); their settings are in test_config.c. */
 #include <string.h>
 
 #include "config.h"
@@ -130,43 +130,4 @@ TEST(limit_window)
     CORE_LEAK_CHECK();
 }
 
-/* A fake environment: NULL-terminated name/value pairs. */
-static const char *const *g_env;
-
-static const char *fake_getenv(const char *zName)
-{
-    for (const char *const *p = g_env; p && p[0]; p += 2)
-        if (strcmp(p[0], zName) == 0) return p[1];
-    return NULL;
-}
-
-TEST(limit_settings)
-{
-    static const char *const good[] = {"VRAMTRACE_MAX_BYTES", "64M", "VRAMTRACE_START_AFTER", "1.5m",
-                                       "VRAMTRACE_STOP_AFTER", "2h", NULL};
-    static const char *const bad[] = {"VRAMTRACE_MAX_BYTES", "100K", "VRAMTRACE_START_AFTER", "-3",
-                                      "VRAMTRACE_STOP_AFTER", "soon", NULL};
-    static const char *const order[] = {"VRAMTRACE_START_AFTER", "60", "VRAMTRACE_STOP_AFTER", "30s", NULL};
-    struct vt_config cfg;
-    g_env = good;
-    vt__config_load(&cfg, fake_getenv);
-    ASSERT_EQ(0, cfg.nWarn);
-    ASSERT_EQ((size_t)64 << 20, cfg.max_bytes);
-    ASSERT_EQ(90000000000LL, cfg.start_after_ns);
-    ASSERT_EQ(7200000000000LL, cfg.stop_after_ns);
-    g_env = bad;
-    vt__config_load(&cfg, fake_getenv);
-    ASSERT_EQ(3, cfg.nWarn);
-    ASSERT_EQ(0, cfg.max_bytes);
-    ASSERT_EQ(0, cfg.start_after_ns);
-    ASSERT_EQ(0, cfg.stop_after_ns);
-    ASSERT_CONTAINS(cfg.zWarn, "VRAMTRACE_MAX_BYTES='100K' is not a size of at least 1M");
-    g_env = order;
-    vt__config_load(&cfg, fake_getenv);
-    ASSERT_EQ(1, cfg.nWarn);
-    ASSERT_CONTAINS(cfg.zWarn, "VRAMTRACE_STOP_AFTER is not after VRAMTRACE_START_AFTER");
-    ASSERT_EQ(60000000000LL, cfg.start_after_ns);
-    ASSERT_EQ(0, cfg.stop_after_ns);
-}
-
-VT_TEST_LIST(T(limit_size_mark_keeps_memory) T(limit_size_bound_reached) T(limit_window) T(limit_settings))
+VT_TEST_LIST(T(limit_size_mark_keeps_memory) T(limit_size_bound_reached) T(limit_window))

@@ -89,7 +89,10 @@ TEST(json_valid_versioned)
     ASSERT_CONTAINS(z, "\"findings\": [");
     ASSERT_CONTAINS(z, "\"verdict\": \"real demand\"");
     ASSERT_CONTAINS(z, "\"name\": \"Test \\\"GPU\\\" <1>\"");
-    ASSERT_CONTAINS(z, "\"summary\": {\"traces\": 2, \"findings\": 6, \"high\": 4, \"medium\": 2");
+    /* the two processes' findings alike: one each, on both (group.c) */
+    ASSERT_CONTAINS(z, "\"summary\": {\"traces\": 2, \"findings\": 3, \"high\": 2, \"medium\": 1");
+    ASSERT_CONTAINS(z, "\"traces\": [0, 1], \"ranks\": [null, null], \"where\": \"all 2 processes\", \"occurrences\": 2, "
+                       "\"bytes_min\": 15032385536, \"bytes_median\": 15032385536, \"bytes_max\": 15032385536}");
     ASSERT_CONTAINS(z, "\"sites\": [");
     /* what was live at the OOM and at the device peak, by site and kind, next to the allocations */
     ASSERT_CONTAINS(z, "\"live_groups\": [{\"count\": 1, \"bytes\": 3221225472, \"site\": \"train<&>.py:9 in main\", "
@@ -140,7 +143,8 @@ TEST(markdown_tables)
     analyze(&r, &o, 2);
     char *z = render(&r, VT_FMT_MARKDOWN);
     ASSERT_CONTAINS(z, "# vramtrace analysis");
-    ASSERT_CONTAINS(z, "| 1 | high | oom | 1234 |");
+    ASSERT_CONTAINS(z, "| 1 | high | oom | all 2 processes |");
+    ASSERT_CONTAINS(z, "- **occurrences**: once in each of 2 processes, 14.0 GiB each\n");
     ASSERT_CONTAINS(z, "| eval | evaluation |");
     ASSERT_CONTAINS(z, "| 3.06 GiB | 59.0 ms | 1 allocation, 3.00 GiB from train<&>.py:9 in main (device); 1 allocation, "
                        "64.0 MiB from site not recorded (allocations of 64.0 MiB) (device) |");

@@ -334,7 +334,30 @@ TEST(not_sqlite)
     unlink(zPath);
 }
 
+/* A trace locked by its writer (still being recorded): "locked", not "not a trace". */
+TEST(locked_by_writer)
+{
+    char zPath[] = "/tmp/vt_schema_XXXXXX";
+    int fd = mkstemp(zPath);
+    sqlite3 *dbW = NULL, *dbR = NULL;
+    char zMsg[256] = "";
+    ASSERT(fd >= 0);
+    close(fd);
+    ASSERT_EQ(SQLITE_OK, sqlite3_open(zPath, &dbW));
+    ASSERT_EQ(SQLITE_OK, vt__schema_create(dbW, NULL));
+    ASSERT_EQ(SQLITE_OK, sqlite3_exec(dbW, "BEGIN EXCLUSIVE", NULL, NULL, NULL));
+    ASSERT_EQ(SQLITE_OK, sqlite3_open_v2(zPath, &dbR, SQLITE_OPEN_READONLY, NULL));
+    ASSERT_EQ(VT_SCHEMA_BUSY, vt__schema_check(dbR, NULL, zMsg, sizeof zMsg));
+    ASSERT_CONTAINS(zMsg, "locked by another process");
+    ASSERT_EQ(SQLITE_OK, sqlite3_exec(dbW, "COMMIT", NULL, NULL, NULL));
+    ASSERT_EQ(VT_SCHEMA_OK, vt__schema_check(dbR, NULL, zMsg, sizeof zMsg));
+    sqlite3_close(dbR);
+    sqlite3_close(dbW);
+    unlink(zPath);
+}
+
 VT_TEST_LIST(T(create_and_check) T(enum_api_rows) T(memory_timeline_view) T(enum_tables_from_lists)
                  T(index_older_trace) T(time_base_round_trip)
                  T(impossible_stored_times_read_null) T(stored_time_base) T(older_version_accepted) T(foreign_database)
-                 T(newer_version) T(version_stamps_checked) T(missing_table) T(not_sqlite))
+                 T(newer_version) T(version_stamps_checked) T(missing_table) T(not_sqlite)
+                 T(locked_by_writer))

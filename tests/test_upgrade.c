@@ -107,7 +107,7 @@ TEST(upgrade_v1_keeps_its_number_and_copy)
     ASSERT_EQ(1, q(zNew, "PRAGMA user_version")); /* other tables: the number stays */
     ASSERT_EQ(q(zNew, "SELECT count(*) FROM kernel"), q(zNew, "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL"));
     ASSERT(q(zNew, "SELECT count(*) FROM site") > 0);
-    ASSERT_EQ(VT_EXIT_USAGE, upgrade(azAgain)); /* -o never overwrites */
+    ASSERT_EQ(VT_EXIT_NOFILE, upgrade(azAgain)); /* -o never overwrites */
     z = cli_read(zErr);
     ASSERT_CONTAINS(z, "exists; choose a new file");
     free(z);

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "ring.h"
+#include "vramtrace/demangle.h"
 #include "vramtrace/schema.h"
 
 /* What the correlation join keeps of an API call. */
@@ -371,13 +372,50 @@ static int decode_memset(struct vt__decoder *d, const CUpti_ActivityMemset4 *p)
     return 0;
 }
 
+/*
+ * The kernel_name row of kernel name zName (string nameId), met for the first time: its demangled
+ * form and short name, both interned. The demangler is only looked for in the process (never
+ * loaded into it); without one a mangled name gets NULL forms, and the meta row
+ * `kernel_names_demangled` says so once. Runs in the writer thread, like all decoding.
+ */
+static void kernel_name(struct vt__decoder *d, int64_t nameId, const char *zName)
+{
+    struct vt__row r;
+    char *zDem = NULL, zShort[512];
+    const char *zReadable = zName;
+    int64_t idDem = nameId;
+    int rc = vt__demangle(zName, VT_DEMANGLE_PROCESS, &zDem);
+    if (rc == VT_DEMANGLE_OK) zReadable = zDem, idDem = intern(d, zDem);
+    else if (rc != VT_DEMANGLE_NOT) zReadable = NULL; /* unknown, never the mangled name */
+    if (rc == VT_DEMANGLE_NONE && !d->bNoDemanglerNoted && !vt__demangle_available(VT_DEMANGLE_PROCESS)) {
+        d->bNoDemanglerNoted = 1;
+        ROW_INIT(r, VT_T_META);
+        r.v[0].z = "kernel_names_demangled";
+        r.v[1].z = "0: no __cxa_demangle in the process";
+        d->xEmit(d->pCtx, &r);
+    }
+    ROW_INIT(r, VT_T_KERNEL_NAME);
+    SET(r, 0, nameId);
+    SET_STR(r, 1, zReadable ? idDem : -1);
+    /* a short name cut by the buffer would be a wrong one: NULL instead */
+    if (zReadable && vt__short_name(zReadable, zShort, sizeof zShort) < sizeof zShort)
+        SET(r, 2, strcmp(zShort, zReadable) == 0 ? idDem : intern(d, zShort));
+    else SETNULL(r, 2);
+    d->xEmit(d->pCtx, &r);
+    free(zDem);
+}
+
 /* KERNEL / CONCURRENT_KERNEL: one kernel row, name interned. */
 static int decode_kernel(struct vt__decoder *d, const CUpti_ActivityKernel10 *p)
 {
     struct vt__row r;
     struct corr_val cv;
     int joined = p->graphId == 0 && take_corr(d, p->correlationId, &cv);
+    size_t nCached = d->intern.nUsed;
     int64_t nameId = intern(d, p->name);
+    /* a name now cached is met for the first time: its readable forms, once (a name met again
+     * when the cache is full gets a new string row each time, and no kernel_name row) */
+    if (d->intern.nUsed > nCached) kernel_name(d, nameId, p->name);
     see_ts(d, p->end);
     ROW_INIT(r, VT_T_KERNEL);
     set_interval(d, &r, 0, 1, p->start, p->end);

@@ -55,6 +55,7 @@ struct vt__decoder {
     uint64_t nJoined;          /* activity records completed from an API call */
     uint64_t nTimeUnknown;     /* rows written with a time CUPTI could not take (0: stored NULL) */
     uint64_t nMemSuperseded;   /* MEMORY2 records of VMM/import calls, not stored (the call's row is) */
+    int bNoDemanglerNoted;     /* the meta row saying kernel names are not demangled is written */
 };
 
 /* Initialise d. Returns 0 or -ENOMEM. */

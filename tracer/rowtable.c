@@ -88,6 +88,9 @@ const struct vt__table_spec vt__aTable[VT_T__COUNT] = {
                      "INSERT OR IGNORE INTO module(path_id, build_id, file_bytes, mtime_ns)"
                      " VALUES(?1,?2,?3,?4)",
                      4, TXT(1), 0, 0},
+    [VT_T_KERNEL_NAME] = {"kernel_name",
+                          "INSERT OR IGNORE INTO kernel_name(name_id, demangled_id, short_id) VALUES(?1,?2,?3)",
+                          3, 0, 0, 0},
 };
 
 /* Bind row pRow's values to parameters iFirst+1.. of s. */

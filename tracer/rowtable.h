@@ -27,6 +27,7 @@ enum vt__table {
     VT_T_OVERHEAD,
     VT_T_META,
     VT_T_MODULE,      /* INSERT OR IGNORE: one row per module frames name */
+    VT_T_KERNEL_NAME, /* one row per kernel name string: demangled and short forms */
     VT_T__COUNT
 };
 

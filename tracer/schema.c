@@ -168,6 +168,10 @@ enum vt_schema_status vt__schema_check(sqlite3 *db, int *pVersion, char *zMsg, s
         snprintf(zMsg, nMsg, "not an SQLite database");
         return VT_SCHEMA_NOT_SQLITE;
     }
+    if ((rc & 0xff) == SQLITE_BUSY) {
+        snprintf(zMsg, nMsg, "locked by another process (a trace still being written: try again when it is done)");
+        return VT_SCHEMA_BUSY;
+    }
     if (rc != SQLITE_OK) {
         snprintf(zMsg, nMsg, "cannot read database: %s", sqlite3_errstr(rc));
         return rc == SQLITE_CORRUPT ? VT_SCHEMA_CORRUPT : VT_SCHEMA_NOT_SQLITE;

@@ -18,6 +18,7 @@
  *   timeline.c live bytes per device over time, peaks and what was live at them
  *   transfer.c host-device copies against kernels: volumes, pageable share, serialization
  *   detect_*.c one detector each (struct vt_detector): own state fed by events, findings at the end
+ *   group.c    one finding per root cause: repeats and ranks merged, after every trace is done
  *   result.c   findings, severities, the shared tests detectors judge with
  *   writeback.c results written back into the trace (lifetime, phase, finding tables)
  * Dependencies only go down that list's order (result.c at the bottom): detectors never
@@ -28,6 +29,10 @@
 #define VT_TIMELINE_BUCKETS 400 /* points per device in the downsampled timeline */
 #define VT_SLICES 16            /* time slices per phase / per trace for baseline trends */
 #define VT_JOBS_MAX 256         /* most traces analyzed at once (-j) */
+/* Where tensors and their Python lines come from when a trace has segments only (fix texts). */
+#define VT_HISTORY_HINT                                                                                          \
+    "PyTorch's allocation history ('vramtrace record' saves it beside the trace and analyze merges it; or "     \
+    "'analyze --snapshot FILE')"
 #define VT_TOPMAX 32            /* most allocations kept in a peak / OOM snapshot */
 
 enum vt_sev { VT_SEV_INFO = 0, VT_SEV_LOW, VT_SEV_MEDIUM, VT_SEV_HIGH };
@@ -45,6 +50,7 @@ struct vt_opts {
     int failOn;             /* -1: never; else enum vt_sev */
     int bNoWrite;           /* 1 unless --save: results are not written back into the traces */
     int bBySite;
+    int bAll;               /* text: every finding and every process (--all), not the first screen */
     int nJobs;              /* traces analyzed at once (threads); 0: one per online CPU */
     int bProgress;          /* say on stderr how far a long run is (it is a terminal) */
 };
@@ -198,7 +204,11 @@ struct vt_finding {
     int64_t bytes, count, firstTs, lastTs, stackId;
     int device;
     char zPhase[96];
-    int trace;              /* index of the trace (process) */
+    int trace;              /* index of the trace (process); of a grouped finding, the worst one's */
+    /* set by vt__findings_group when several findings were one (repeats, ranks); else 1, NULL, 0 */
+    int nSame;              /* findings this one stands for */
+    int *aTraces, nTraces;  /* the traces they occurred on, ascending (NULL: only trace) */
+    int64_t bytesMin, bytesMed, bytesMax; /* the spread of their bytes */
 };
 
 /* The findings of all traces, sorted worst first. */
@@ -250,6 +260,8 @@ const char *vt__phase_kind_name(int kind);
 /* Append a zeroed finding (unknown times, stack and device = -1); strings are taken over. NULL on OOM. */
 struct vt_finding *vt__finding_add(struct vt_result *r, int trace, const char *zKind, int sev);
 void vt__findings_sort(struct vt_result *r);
+/* Whether finding f occurred on trace iTrace (a grouped finding: on any of its traces). */
+int vt__finding_on(const struct vt_finding *f, int iTrace);
 /* Number of findings of trace iTrace; *pWorst receives their highest severity (-1 if none). */
 int vt__trace_findings(const struct vt_result *r, int iTrace, int *pWorst);
 /*
@@ -352,6 +364,23 @@ int vt__writeback_begin(struct vt_trace *t);                  /* DDL + lifetime 
 int vt__writeback_life(struct vt_trace *t, const struct vt_life *l); /* SQLite code */
 int vt__writeback_end(struct vt_result *r, int i);            /* phases, findings, commit; VT_EXIT */
 void vt__writeback_free(struct vt_trace *t);
+
+/* ---- group.c ---- */
+/*
+ * One finding per root cause: findings of the same kind, site, phase and title (its figures
+ * aside) become one, the worst kept with the traces (ranks) they occurred on, their number and
+ * the spread of their bytes. Returns 0, or -1 when out of memory (then some may stay apart).
+ */
+int vt__findings_group(struct vt_result *r);
+/*
+ * Where f occurred when r has several traces: "all 64 ranks", "rank 2 only", "ranks 0-3, 7
+ * (5 of 64)", or by process without ranks ("all 4 processes", "pid 12 only", "2 of 4
+ * processes"). Into z (size n); empty with one trace.
+ */
+void vt__fmt_ranks(const struct vt_result *r, const struct vt_finding *f, char *z, size_t n);
+/* For a grouped f, how often and the spread of its bytes ("39 times: 1.00 GiB min, 1.50 GiB median,
+ * 1.80 GiB max", "once in each of 64 processes, 386 MiB each"); else empty. Into z (size n). */
+void vt__fmt_spread(const struct vt_finding *f, char *z, size_t n);
 
 /* ---- pipeline.c ---- */
 /*

@@ -241,7 +241,7 @@ static int leak_at_end(const struct leak *L, struct vt_result *r, int iTrace)
             "leaks inside them are not visible at segment level.",
             (long long)segCount, zB);
         f->zFix = vt__strdupf("Nothing to fix if memory is flat across iterations. To see which tensors "
-                              "hold the memory, record with 'vramtrace record --tensors'.");
+                              "hold the memory, analyze with " VT_HISTORY_HINT ".");
         if (!f->zTitle || !f->zEvidence || !f->zFix || !f->zSite) return -1;
     }
     return 0;
@@ -399,8 +399,8 @@ static int growth(const struct leak *L, struct vt_result *r, int iTrace)
                      "that made the allocator reserve it)" : "",
                      t->f.bSegments && t->sites.a[iTop].stackId >= 0 && !strstr(t->sites.a[iTop].zSite, ".py:")
                          ? ". No Python frame: in PyTorch, the autograd engine's thread reserving for the backward "
-                           "pass because tensors kept elsewhere hold the cache's blocks; 'vramtrace record --tensors' "
-                           "shows the line that keeps them" : "");
+                           "pass because tensors kept elsewhere hold the cache's blocks; " VT_HISTORY_HINT
+                           " shows the line that keeps them" : "");
         }
         f->bytes = rise;
         f->count = n;

@@ -93,8 +93,9 @@ static int oom_end(void *st, struct vt_result *r, int iTrace)
                    "figure is large (near the request or more), it is fragmentation: set "
                    "PYTORCH_ALLOC_CONF=expandable_segments:True (or max_split_size_mb:N) and avoid tensor "
                    "sizes that change every step; otherwise the working set does not fit: a smaller batch "
-                   "with gradient accumulation, mixed precision, activation checkpointing. Recording with "
-                   "--tensors gives the verdict.";
+                   "with gradient accumulation, mixed precision, activation checkpointing. The snapshot "
+                   "'vramtrace record' saves at the OOM gives the verdict: 'vramtrace analyze --snapshot "
+                   "vramtrace-HOST-PID.oom-1.snapshot.pickle TRACE'.";
         } else {
             o->zVerdict = "real demand";
             zFix = "The working set does not fit: use a smaller batch with gradient accumulation, mixed "
@@ -133,7 +134,7 @@ static int oom_end(void *st, struct vt_result *r, int iTrace)
             o->totalBytes > 0 && o->requested > o->totalBytes ? " The request alone is larger than the device's "
                                                                  "total memory." : "",
             t->f.bSegments ? " At segment level the free space inside cached segments is not visible; "
-                           "record with --tensors." : "");
+                           "the snapshot 'vramtrace record' saves at the OOM shows it (analyze --snapshot)." : "");
         f->zFix = vt__strdupf("%s", zFix);
         if (!f->zTitle || !f->zEvidence || !f->zFix || !f->zSite) return -1;
         for (int k = i; k < j; k++) t->aOom[k].zVerdict = o->zVerdict;

@@ -684,10 +684,14 @@ done:
 int vt__phase_check_opts(const struct vt_opts *o)
 {
     const char *azRe[] = {o->zPhaseRe, o->zEvalRe, o->zIterRe};
+    static const char *const azOpt[] = {"--phase", "--eval-phase", "--iteration"};
     for (size_t i = 0; i < sizeof azRe / sizeof azRe[0]; i++) {
         regex_t re;
-        if (regcomp(&re, azRe[i], REG_EXTENDED | REG_ICASE | REG_NOSUB) != 0) {
-            vt__errorf("invalid regular expression '%s'", azRe[i]);
+        int e = regcomp(&re, azRe[i], REG_EXTENDED | REG_ICASE | REG_NOSUB);
+        if (e != 0) {
+            char zWhy[128];
+            regerror(e, &re, zWhy, sizeof zWhy);
+            vt__errorf("analyze: %s '%s' is not a valid regular expression: %s", azOpt[i], azRe[i], zWhy);
             return VT_EXIT_USAGE;
         }
         regfree(&re);

@@ -65,13 +65,18 @@ static int analyze_one(struct vt_result *r, int iTrace, const char *zPath, const
     if (rc == VT_EXIT_OK) rc = vt__phases(t, o);
     for (i = 0; rc == VT_EXIT_OK && i < N_DETECTOR; i++) {
         aSt[i] = calloc(1, aDetector[i]->nState ? aDetector[i]->nState : 1);
-        if (!aSt[i] || (aDetector[i]->xBegin && aDetector[i]->xBegin(aSt[i], t, o) != 0)) rc = VT_EXIT_INTERNAL;
+        if (!aSt[i] || (aDetector[i]->xBegin && aDetector[i]->xBegin(aSt[i], t, o) != 0)) {
+            vt__errorf("%s: out of memory", zPath);
+            rc = VT_EXIT_INTERNAL;
+        }
     }
     if (rc == VT_EXIT_OK) rc = vt__replay(t, o, aDetector, aSt, N_DETECTOR);
     if (rc == VT_EXIT_OK) rc = vt__transfers(t);
     for (i = 0; rc == VT_EXIT_OK && i < N_DETECTOR; i++)
-        if (aDetector[i]->xEnd && aDetector[i]->xEnd(aSt[i], r, iTrace) != 0) rc = VT_EXIT_INTERNAL;
-    if (rc == VT_EXIT_INTERNAL && !t->f.zPath) vt__errorf("%s: out of memory", zPath);
+        if (aDetector[i]->xEnd && aDetector[i]->xEnd(aSt[i], r, iTrace) != 0) {
+            vt__errorf("%s: out of memory", zPath);
+            rc = VT_EXIT_INTERNAL;
+        }
     if (rc == VT_EXIT_OK && t->pWb) rc = vt__writeback_end(r, iTrace);
     states_free(aSt);
     vt__writeback_free(t);
@@ -93,6 +98,7 @@ static void findings_drop(struct vt_result *r, int iTrace)
         free(x->zEvidence);
         free(x->zFix);
         free(x->zSite);
+        free(x->aTraces);
     }
     r->nFind = n;
 }
@@ -257,6 +263,10 @@ int vt__analyze(const char **azPath, int nPath, const struct vt_opts *o, struct 
         if (rcFirst == VT_EXIT_OK) rcFirst = j->rc;
     }
     free(p.aJob);
+    if (vt__findings_group(r) != 0) {
+        vt__errorf("analyze: out of memory while grouping findings");
+        return VT_EXIT_INTERNAL;
+    }
     vt__findings_sort(r);
     if (r->nFailed == 0) return VT_EXIT_OK;
     return r->nTrace > 0 ? VT_EXIT_PARTIAL : rcFirst;

@@ -56,6 +56,7 @@ struct vt_finding *vt__finding_add(struct vt_result *r, int trace, const char *z
     f->firstTs = f->lastTs = -1;
     f->stackId = -1;
     f->device = -1;
+    f->nSame = 1;
     return f;
 }
 
@@ -73,12 +74,20 @@ void vt__findings_sort(struct vt_result *r)
     if (r->nFind > 1) qsort(r->aFind, (size_t)r->nFind, sizeof *r->aFind, cmp_finding);
 }
 
+int vt__finding_on(const struct vt_finding *f, int iTrace)
+{
+    if (!f->aTraces) return f->trace == iTrace;
+    for (int k = 0; k < f->nTraces; k++)
+        if (f->aTraces[k] == iTrace) return 1;
+    return 0;
+}
+
 int vt__trace_findings(const struct vt_result *r, int iTrace, int *pWorst)
 {
     int n = 0;
     *pWorst = -1;
     for (int k = 0; k < r->nFind; k++)
-        if (r->aFind[k].trace == iTrace) {
+        if (vt__finding_on(&r->aFind[k], iTrace)) {
             n++;
             if (r->aFind[k].severity > *pWorst) *pWorst = r->aFind[k].severity;
         }
@@ -187,6 +196,7 @@ void vt__result_free(struct vt_result *r)
         free(r->aFind[i].zEvidence);
         free(r->aFind[i].zFix);
         free(r->aFind[i].zSite);
+        free(r->aFind[i].aTraces);
     }
     for (int i = 0; i < r->nTrace; i++) vt__trace_free(&r->aTrace[i]);
     free(r->aTrace);

@@ -32,7 +32,8 @@ static void usage(FILE *f)
             "  --iteration REGEX NVTX ranges that are iterations (default\n"
             "                    '^(([a-z]+_)?(step|iter|iteration|batch)|profilerstep)([ _#:=-]*[0-9]+)?$')\n"
             "  --min-bytes N     ignore findings smaller than N bytes (K, M, G suffixes; default 1M)\n"
-            "  --top N           list at most N allocations / groups / sites (default 10)\n"
+            "  --top N           list at most N allocations / groups / sites (1 to 32,\n"
+            "                    default 10)\n"
             "  --fail-on SEV     exit 1 if any finding is at least SEV (info, low, medium, high)\n"
             "  --save            write the results back into each trace (tables lifetime, phase,\n"
             "                    finding; not for read-only traces or imported files, the report\n"
@@ -40,6 +41,8 @@ static void usage(FILE *f)
             "  --no-write        do not write results back (the default; kept for scripts)\n"
             "  -j, --jobs N      analyze N traces at once (default: one per online CPU)\n"
             "  --by-site         add a table of allocation sites\n"
+            "  --all             text: every finding and every process's section (default: the 10\n"
+            "                    worst findings, and the sections of at most 8 processes)\n"
             "  --debug-dir DIR   separate debug files for native frames (DIR/.build-id/xx/rest.debug)\n"
             "  --snapshot FILE   merge PyTorch's allocation history (a memory snapshot of the same\n"
             "                    process) into the analysis: tensor lifetimes with their Python lines\n"
@@ -48,6 +51,10 @@ static void usage(FILE *f)
             "                    wrote beside a trace (vramtrace-HOST-PID.snapshot.pickle) is merged\n"
             "  --no-snapshot     do not merge the snapshot found beside a trace\n"
             "  -h, --help        this help\n"
+            "\n"
+            "Findings of one kind, site, phase and verdict are one finding, however often and on\n"
+            "however many ranks they occur (\"all 64 ranks\", \"rank 2 only\"), with their number and\n"
+            "the spread of their sizes.\n"
             "\n"
             "Without NVTX ranges, phases are inferred from kernel names: windows with backward and\n"
             "optimizer kernels are training, forward-only windows are evaluation. A run that takes\n"
@@ -69,14 +76,14 @@ static int parse_args(int argc, char **argv, struct vt_opts *o, struct vt_optpar
                       int *pbNoSnap)
 {
     enum { O_FORMAT = 1, O_OUT, O_PHASE, O_EVAL, O_ITER, O_MIN, O_TOP, O_FAIL, O_NOWRITE, O_BYSITE, O_SAVE, O_JOBS,
-           O_SNAP, O_NOSNAP, O_DEBUGDIR };
+           O_SNAP, O_NOSNAP, O_DEBUGDIR, O_ALL };
     static const struct vt_opt aOpt[] = {
         {"format", 0, 1, O_FORMAT}, {"output", 'o', 1, O_OUT},    {"phase", 0, 1, O_PHASE},
         {"eval-phase", 0, 1, O_EVAL}, {"iteration", 0, 1, O_ITER}, {"min-bytes", 0, 1, O_MIN},
         {"top", 0, 1, O_TOP},       {"fail-on", 0, 1, O_FAIL},    {"no-write", 0, 0, O_NOWRITE},
         {"by-site", 0, 0, O_BYSITE}, {"save", 0, 0, O_SAVE},       {"jobs", 'j', 1, O_JOBS},
         {"snapshot", 0, 1, O_SNAP}, {"no-snapshot", 0, 0, O_NOSNAP}, {"debug-dir", 0, 1, O_DEBUGDIR},
-        {NULL, 0, 0, 0}};
+        {"all", 0, 0, O_ALL},       {NULL, 0, 0, 0}};
     static const char *const azFormat[] = {"text", "json", "markdown", "html", "md", NULL};
     static const char *const azSev[] = {"info", "low", "medium", "high", NULL};
     int c, k;
@@ -106,6 +113,7 @@ static int parse_args(int argc, char **argv, struct vt_opts *o, struct vt_optpar
             o->nJobs = (int)n;
             break;
         case O_BYSITE: o->bBySite = 1; break;
+        case O_ALL: o->bAll = 1; break;
         case O_DEBUGDIR: bad = vt__sym_debug_dir(p->zVal); break;
         case O_SNAP: *pzSnap = p->zVal; break;
         case O_NOSNAP: *pbNoSnap = 1; break;

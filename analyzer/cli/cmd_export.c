@@ -8,7 +8,9 @@
 
 #include "cli.h"
 #include "export.h"
+#include "util/cleanup.h"
 #include "util/opts.h"
+#include "util/text.h"
 
 static void usage(FILE *f)
 {
@@ -73,6 +75,20 @@ static FILE *gz_over(FILE *f)
 }
 
 enum { O_OUT = 1, O_FROM, O_TO, O_GZIP, O_CSV, O_DEBUGDIR };
+
+/* An empty window: say so, with how long the traces last (the window counts from their start). */
+static void window_note(int nTrace, const struct vt_tracefile *aF, const struct vt_export_opts *o)
+{
+    char zFrom[32] = "the start", zTo[32] = "the end", zDur[32] = "no time";
+    int64_t dur = -1;
+    for (int i = 0; i < nTrace; i++)
+        if (aF[i].bTimes && aF[i].t1 - aF[i].t0 > dur) dur = aF[i].t1 - aF[i].t0;
+    if (o->bFrom) vt__fmt_ns(o->from, zFrom, sizeof zFrom);
+    if (o->bTo) vt__fmt_ns(o->to, zTo, sizeof zTo);
+    if (dur >= 0) vt__fmt_ns(dur, zDur, sizeof zDur);
+    vt__errorf("export: note: no event lies between %s and %s; the trace%s last%s %s from %s first event",
+               zFrom, zTo, nTrace == 1 ? "" : "s", nTrace == 1 ? "s" : "", zDur, nTrace == 1 ? "its" : "their");
+}
 
 int vt__cmd_export(int argc, char **argv)
 {
@@ -182,6 +198,7 @@ int vt__cmd_export(int argc, char **argv)
         }
     } else {
         zTmp = sqlite3_mprintf("%s.part", zOut);
+        if (zTmp) vt__cleanup_add(zTmp); /* named before it exists: no signal can leave it behind */
         f = zTmp ? fopen(zTmp, "w") : NULL;
         if (!f) {
             vt__errorf("%s: cannot write: %s", zOut, zTmp ? strerror(errno) : "out of memory");
@@ -218,11 +235,17 @@ int vt__cmd_export(int argc, char **argv)
                 "%lld allocs, %lld frees, %lld OOM\n",
                 zOut, stats.nKernel, stats.nMemcpy, stats.nMemset, stats.nNvtx, stats.nAlloc,
                 stats.nFree, stats.nOom);
+        if ((eo.bFrom || eo.bTo) && !(stats.nKernel || stats.nMemcpy || stats.nMemset || stats.nNvtx ||
+                                      stats.nAlloc || stats.nFree || stats.nOom))
+            window_note(nOk, aF, &eo);
     }
-    if (rc != VT_EXIT_OK && zTmp) remove(zTmp);
     if (rc == VT_EXIT_OK && nFailed > 0) rc = VT_EXIT_PARTIAL;
 done:
     if (f && f != stdout) fclose(f);
+    if (zTmp) { /* renamed into place, or not finished: removed */
+        vt__cleanup_forget(zTmp);
+        if (rc != VT_EXIT_OK && rc != VT_EXIT_PARTIAL) remove(zTmp);
+    }
     for (i = 0; aF && i < nOk; i++) vt__read_close(&aF[i]);
     sqlite3_free(zTmp);
     sqlite3_free(zErr);

@@ -1,4 +1,5 @@
 /* The 'import' subcommand: PyTorch snapshots, Nsight Systems exports and torch.profiler traces to vramtrace traces. */
+#include <errno.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -7,6 +8,7 @@
 
 #include "cli.h"
 #include "import.h"
+#include "util/dirs.h"
 #include "util/opts.h"
 
 /* The subcommand's help text. */
@@ -24,7 +26,8 @@ static void usage(FILE *f)
             "analyze, info, sql and export also read these files directly.\n\n"
             "options:\n"
             "  -o, --output OUT  where to write (default %%n.db): a directory (existing, or\n"
-            "                    ending in '/') gets NAME.db per input, or a pattern where %%n is\n"
+            "                    ending in '/': created when missing) gets NAME.db per input,\n"
+            "                    or a pattern where %%n is\n"
             "                    the input's name without its suffixes, %%p the process id\n"
             "                    (Nsight; without %%p a multi-process export's traces get\n"
             "                    .PID before their suffix), %%%% a '%%'\n"
@@ -153,6 +156,10 @@ static int parse_args(int argc, char **argv, struct opts *p)
     if (p->p.nArg == 0) {
         usage(stderr);
         return VT_EXIT_USAGE;
+    }
+    if (p->zOut[0] && p->zOut[strlen(p->zOut) - 1] == '/' && !strchr(p->zOut, '%') && vt__make_dirs(p->zOut) != 0) {
+        vt__errorf("import: cannot create the output directory %s: %s", p->zOut, strerror(errno));
+        return VT_EXIT_NOFILE;
     }
     if (p->p.nArg > 1 && !strstr(p->zOut, "%n")) {
         struct stat st;

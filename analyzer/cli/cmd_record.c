@@ -54,7 +54,7 @@ static const char zUsage[] =
     "      --history-entries N  allocation events PyTorch keeps (default 100000)\n"
     "      --history-stacks S   stacks PyTorch records: python (default) or all (with C++)\n"
     "long jobs (allocations, frees, pool events and OOMs are always recorded):\n"
-    "      --max-size SIZE   bound each trace's size (64M, 2G; at least 1M): at 90 %%\n"
+    "      --max-size SIZE   bound each trace's size (64M, 2G; at least 1M): at 90 %\n"
     "                        kernels, copies, sets, API calls and NVTX stop being\n"
     "                        written, at SIZE tracing stops (the trace says when)\n"
     "      --start-after T   record kernels, copies, sets, API calls and NVTX only\n"

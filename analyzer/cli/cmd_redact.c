@@ -9,6 +9,7 @@
 
 #include "cli.h"
 #include "read/read.h"
+#include "util/cleanup.h"
 #include "util/opts.h"
 #include "util/text.h"
 
@@ -17,12 +18,13 @@ static const char zRedactUsage[] =
     "\n"
     "Write a copy of TRACE that is safe to share: the command line, the host name,\n"
     "user names, device UUIDs and paths are replaced by stable placeholders (the\n"
-    "same value gives the same placeholder): <cmdline>, <host-1>, <user>, <gpu-N>,\n"
-    "<home>/..., <tmp>/..., <path-N>/FILE; library paths keep only what follows\n"
-    "site-packages/ (<env>/site-packages/torch/...); the program's own source paths\n"
-    "become relative to the project root. System paths (/usr, /lib, /opt...) are\n"
-    "kept. The copy analyzes to the same findings. TRACE may be any file vramtrace\n"
-    "reads (PyTorch snapshots and other imports too).\n"
+    "same value gives the same placeholder): <cmdline>, <host-1>, <user>, <gpu-N>\n"
+    "(the device table), <gpu-uuid-N> (GPU-/MIG- UUIDs in text such as\n"
+    "CUDA_VISIBLE_DEVICES), <home>/..., <tmp>/..., <path-N>/FILE; library paths\n"
+    "keep only what follows site-packages/ (<env>/site-packages/torch/...); the\n"
+    "program's own source paths become relative to the project root. System paths\n"
+    "(/usr, /lib, /opt...) are kept. The copy analyzes to the same findings. TRACE\n"
+    "may be any file vramtrace reads (PyTorch snapshots and other imports too).\n"
     "\n"
     "options:\n"
     "  -o, --output OUT  the copy to write (must not exist; never TRACE itself)\n"
@@ -72,6 +74,8 @@ struct redactor {
     int nUser;
     char **azDir;       /* directories given <path-N>, N = index + 1, in the order met */
     int nDir;
+    char **azUuid;      /* GPU and MIG UUIDs given <gpu-uuid-N>, N = index + 1, in the order met */
+    int nUuid;
     int bOom;
 };
 
@@ -130,13 +134,40 @@ static int is_system(const char *z)
     return 0;
 }
 
-/* Append text z[0..n) with the host and user names replaced. */
+/*
+ * Length of the GPU or MIG UUID at z[0..n) as nvidia-smi and CUDA_VISIBLE_DEVICES write them
+ * (GPU-8f3a0c1e-..., MIG-GPU-.../1/0, MIG-...), 0 when none: the prefix and at least 8 of hex
+ * digits, '-' and '/' after it.
+ */
+static size_t uuid_len(const char *z, size_t n)
+{
+    size_t k0, k;
+    if (n < 4 || (strncmp(z, "GPU-", 4) && strncmp(z, "MIG-", 4))) return 0;
+    k0 = (n >= 8 && !strncmp(z, "MIG-GPU-", 8)) ? 8 : 4;
+    for (k = k0; k < n && z[k] && strchr("0123456789abcdefABCDEF-/", z[k]); k++) {
+    }
+    return k - k0 >= 8 ? k : 0;
+}
+
+/* Append text z[0..n) with the host and user names and GPU UUIDs replaced. */
 static void add_names(struct redactor *r, struct buf *b, const char *z, size_t n)
 {
     size_t i = 0, k;
     int u;
     while (i < n) {
         size_t nHost = r->zHost ? strlen(r->zHost) : 0;
+        if ((k = uuid_len(z + i, n - i)) > 0) {
+            int d = list_add(&r->azUuid, &r->nUuid, z + i, k);
+            char zPh[32];
+            if (d < 0) {
+                b->bOom = 1;
+                return;
+            }
+            snprintf(zPh, sizeof zPh, "<gpu-uuid-%d>", d + 1);
+            buf_str(b, zPh);
+            i += k;
+            continue;
+        }
         if (nHost && n - i >= nHost && !strncasecmp(z + i, r->zHost, nHost)) {
             buf_str(b, "<host-1>");
             i += nHost;
@@ -304,7 +335,8 @@ static int gather(struct redactor *r, sqlite3 *db, const char *zRoot)
     if (rc == SQLITE_OK && has_column(db, "frame", "file_id"))
         rc = sqlite3_prepare_v2(db,
                                 "SELECT DISTINCT s.value FROM frame f JOIN string s ON s.id = f.file_id "
-                                "WHERE s.value LIKE '/%' AND s.value NOT LIKE '%/site-packages/%' "
+                                "WHERE f.kind = 1 /* python: C sources name their build tree */ "
+                                "AND s.value LIKE '/%' AND s.value NOT LIKE '%/site-packages/%' "
                                 "AND s.value NOT LIKE '%/dist-packages/%' AND s.value NOT LIKE '%/lib/python3%' "
                                 "ORDER BY 1",
                                 -1, &st, NULL);
@@ -416,8 +448,10 @@ done:
     free(r.zHost);
     for (i = 0; i < r.nUser; i++) free(r.azUser[i]);
     for (i = 0; i < r.nDir; i++) free(r.azDir[i]);
+    for (i = 0; i < r.nUuid; i++) free(r.azUuid[i]);
     free(r.azUser);
     free(r.azDir);
+    free(r.azUuid);
     return xc;
 }
 
@@ -468,11 +502,13 @@ int vt__cmd_redact(int argc, char **argv)
         xc = VT_EXIT_INTERNAL;
         goto done;
     }
+    vt__cleanup_add(zTmp); /* the partial copy goes if the command is killed */
     xc = redact_into(p.azArg[0], zTmp, zOut, zRoot);
     if (xc == VT_EXIT_OK && link(zTmp, zOut) != 0) {
         vt__errorf("redact: cannot create %s: %s", zOut, strerror(errno));
         xc = VT_EXIT_NOFILE;
     }
+    vt__cleanup_forget(zTmp);
     unlink(zTmp);
 done:
     free(zTmp);

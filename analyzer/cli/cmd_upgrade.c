@@ -25,9 +25,9 @@ static const char zUsage[] =
     "  -o, --output OUT  write the upgraded copy to OUT (must not exist)\n"
     "  -h, --help        this help\n"
     "\n"
-    "exit codes: 0 ok, 2 usage, 3 file missing or not writable, 4 not a trace, 5 trace from\n"
-    "a newer vramtrace, 6 damaged trace, 7 internal error, 9 several traces and some could\n"
-    "not be upgraded (each is named).\n";
+    "exit codes: 0 ok, 2 usage, 3 file missing or not writable (or -o OUT exists),\n"
+    "4 not a trace, 5 trace from a newer vramtrace, 6 damaged trace, 7 internal error,\n"
+    "9 several traces and some could not be upgraded (each is named).\n";
 
 /*
  * Upgrade the trace zPath in place (zFrom, when not NULL, is the original it was copied from,
@@ -90,7 +90,7 @@ static int upgrade_copy(const char *zFrom, const char *zTo)
     enum vt_schema_status st;
     if (access(zTo, F_OK) == 0) {
         vt__errorf("upgrade: %s exists; choose a new file for -o", zTo);
-        return VT_EXIT_USAGE;
+        return VT_EXIT_NOFILE; /* as import and redact: an output that exists is exit 3 */
     }
     if (sqlite3_open_v2(zFrom, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
         vt__errorf("%s: cannot open: %s", zFrom, db ? sqlite3_errmsg(db) : "out of memory");

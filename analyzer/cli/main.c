@@ -26,7 +26,7 @@ static void usage(FILE *f)
                "Record and explain GPU memory use of CUDA processes.\n\ncommands:\n");
     for (i = 0; i < sizeof aCmd / sizeof aCmd[0]; i++)
         fprintf(f, "  %-8s %s\n", aCmd[i].zName, aCmd[i].zSummary);
-    fprintf(f, "\nRun 'vramtrace COMMAND --help' for a command's options.\n"
+    fprintf(f, "\nRun 'vramtrace COMMAND --help' or 'vramtrace help COMMAND' for its options.\n"
                "Exit codes: 0 ok, 1 findings (analyze --fail-on), 2 usage, 3 file missing or\n"
                "unreadable, 4 not a trace (or a format import does not read), 5 trace from a\n"
                "newer vramtrace, 6 damaged trace or damaged input, 7 internal error, 8 tracer\n"
@@ -38,6 +38,14 @@ static void usage(FILE *f)
 int main(int argc, char **argv)
 {
     size_t i;
+    if (argc >= 3 && !strcmp(argv[1], "help")) { /* vramtrace help COMMAND: that command's help */
+        char zHelp[] = "--help";
+        char *azArgv[] = {argv[2], zHelp, NULL};
+        for (i = 0; i < sizeof aCmd / sizeof aCmd[0]; i++)
+            if (!strcmp(argv[2], aCmd[i].zName)) return aCmd[i].xRun(2, azArgv);
+        vt__errorf("unknown command '%s' (try 'vramtrace --help')", argv[2]);
+        return VT_EXIT_USAGE;
+    }
     if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
         usage(argc < 2 ? stderr : stdout);
         return argc < 2 ? VT_EXIT_USAGE : VT_EXIT_OK;

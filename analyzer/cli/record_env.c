@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "util/dirs.h"
 #include "vramtrace/outname.h"
 
 #ifndef VT_INSTALL_LIBDIR
@@ -248,25 +249,6 @@ int vt__record_find_cupti(const char *zCmd, char *zOut, size_t nOut, char *zWhy,
     return -1;
 }
 
-/* mkdir -p for zDir (mode 0777 less umask). Returns 0 or -1 with errno set. */
-static int make_dirs(const char *zDir)
-{
-    char zPath[PATH_MAX];
-    char *p;
-    if ((size_t)snprintf(zPath, sizeof zPath, "%s", zDir) >= sizeof zPath) {
-        errno = ENAMETOOLONG;
-        return -1;
-    }
-    for (p = zPath + 1; *p; p++) {
-        if (*p != '/') continue;
-        *p = 0;
-        if (mkdir(zPath, 0777) != 0 && errno != EEXIST) return -1;
-        *p = '/';
-    }
-    if (mkdir(zPath, 0777) != 0 && errno != EEXIST) return -1;
-    return 0;
-}
-
 int vt__record_output(const char *zOpt, const char *zEnv, char *zOut, size_t nOut, char *zWhy,
                       size_t nWhy)
 {
@@ -287,7 +269,7 @@ int vt__record_output(const char *zOpt, const char *zEnv, char *zOut, size_t nOu
         return VT_EXIT_USAGE;
     }
     bDir = zVal[n - 1] == '/' || (stat(zVal, &st) == 0 && S_ISDIR(st.st_mode));
-    if (bDir && zVal[n - 1] == '/' && !strchr(zVal, '%') && make_dirs(zVal) != 0) {
+    if (bDir && zVal[n - 1] == '/' && !strchr(zVal, '%') && vt__make_dirs(zVal) != 0) {
         snprintf(zWhy, nWhy, "cannot create output directory %s: %s", zVal, strerror(errno));
         return VT_EXIT_NOFILE;
     }

@@ -27,7 +27,7 @@ static int create_view(sqlite3 *db, const char *zName, const char *zTemplate, in
 {
     sqlite3_str *pStr = sqlite3_str_new(db);
     char zSchema[16], zIndex[16], *zSel, *zSql;
-    int i, rc = SQLITE_OK, n = bPerTrace ? nTrace : 1;
+    int i, rc = SQLITE_OK, n = bPerTrace ? nTrace : 1, bKn;
     /* the same GPU seen by several processes is one row of TARGET_INFO_GPU */
     const char *zUnion = strcmp(zName, "TARGET_INFO_GPU") ? " UNION ALL " : " UNION ";
 
@@ -35,14 +35,16 @@ static int create_view(sqlite3 *db, const char *zName, const char *zTemplate, in
     for (i = 0; i < n && rc == SQLITE_OK; i++) {
         schema_name(nTrace, i, zSchema, sizeof zSchema);
         snprintf(zIndex, sizeof zIndex, "%d", i);
-        zSel = vt__views_expand(zTemplate, zSchema, zIndex, azPath[i]);
-        if (!zSel) rc = SQLITE_NOMEM;
+        bKn = strstr(zTemplate, "$K") ? vt__views_has_kernel_names(db, zSchema) : 0;
+        zSel = bKn < 0 ? NULL : vt__views_expand(zTemplate, zSchema, zIndex, azPath[i], bKn);
+        if (bKn < 0) rc = SQLITE_ERROR;
+        else if (!zSel) rc = SQLITE_NOMEM;
         else sqlite3_str_appendf(pStr, "%s%s", i ? zUnion : "", zSel);
         sqlite3_free(zSel);
     }
     if (rc == SQLITE_OK && zExtra) {
         schema_name(nTrace, 0, zSchema, sizeof zSchema);
-        zSel = vt__views_expand(zExtra, zSchema, "0", azPath[0]);
+        zSel = vt__views_expand(zExtra, zSchema, "0", azPath[0], 0); /* names no kernel table */
         if (!zSel) rc = SQLITE_NOMEM;
         else sqlite3_str_appendf(pStr, " UNION ALL %s", zSel);
         sqlite3_free(zSel);

@@ -13,6 +13,7 @@
 
 #include <sqlite3.h>
 
+#include "util/cleanup.h"
 #include "vramtrace/schema.h"
 
 /* Rows of a table inserted by one statement: about twice SQLite's speed for one row per statement. */
@@ -174,7 +175,7 @@ int vt__tb_open(const char *zPath, int bForce, struct vt__tb **pp, char *zErr, s
     tb->zTmp = malloc(n + 32);
     if (!tb->zPath || !tb->zTmp) goto nomem;
     snprintf(tb->zTmp, n + 32, "%s.importing-XXXXXX", zPath);
-    fd = mkstemp(tb->zTmp); /* mode 0600, never follows a symlink */
+    fd = vt__cleanup_mkstemp(tb->zTmp); /* mode 0600, never follows a symlink; removed if the command is killed */
     if (fd < 0) {
         snprintf(zErr, nErr, "%s: cannot create: %s", zPath, strerror(errno));
         free(tb->zTmp);
@@ -617,6 +618,7 @@ int vt__tb_close(struct vt__tb *tb, int bKeep, char *zErr, size_t nErr)
         sqlite3_exec(tb->db, "PRAGMA journal_mode=DELETE", NULL, NULL, NULL) != SQLITE_OK)
         rc = sql_fail(tb, "journal mode");
     if (tb->db && sqlite3_close(tb->db) != SQLITE_OK && rc == 0 && bKeep) rc = tb_fail(tb, "cannot close the trace");
+    if (tb->zTmp) vt__cleanup_forget(tb->zTmp);
     if (rc == 0 && bKeep && tb->zTmp) {
         /* no-clobber unless forced: link fails when the path appeared meanwhile */
         if (tb->bForce ? rename(tb->zTmp, tb->zPath) != 0 : link(tb->zTmp, tb->zPath) != 0)

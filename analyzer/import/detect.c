@@ -56,6 +56,7 @@ int vt__import_detect(const char *zPath, int *pFmt, char *zErr, size_t nErr)
     struct vt__src s;
     unsigned char a[64];
     long n = 0, k;
+    int bGzip;
     FILE *f;
     *pFmt = VT_IMPORT_UNKNOWN;
     /* SQLite files are judged raw (never compressed) */
@@ -69,6 +70,7 @@ int vt__import_detect(const char *zPath, int *pFmt, char *zErr, size_t nErr)
         *pFmt = sqlite_kind(zPath);
         return VT_EXIT_OK;
     }
+    bGzip = n >= 2 && a[0] == 0x1f && a[1] == 0x8b;
     if (vt__src_open_file(&s, zPath) != 0) {
         snprintf(zErr, nErr, "%s", strerror(errno));
         return VT_EXIT_NOFILE;
@@ -84,6 +86,14 @@ int vt__import_detect(const char *zPath, int *pFmt, char *zErr, size_t nErr)
         if (a[k] == ' ' || a[k] == '\t' || a[k] == '\r' || a[k] == '\n') continue;
         if (a[k] == '{' || a[k] == '[') *pFmt = VT_IMPORT_KINETO;
         break;
+    }
+    if (bGzip && *pFmt == VT_IMPORT_UNKNOWN) { /* SQLite reads no compressed file: say what it is */
+        if (n >= 16 && !memcmp(a, "SQLite format 3", 16))
+            snprintf(zErr, nErr, "a gzip-compressed SQLite file (a trace or an export?): decompress it first (gunzip)");
+        else
+            snprintf(zErr, nErr, "gzip-compressed, but what it holds is not a PyTorch memory snapshot or a "
+                                 "torch.profiler JSON trace");
+        return VT_EXIT_NOT_TRACE;
     }
     return VT_EXIT_OK;
 }

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "util/cleanup.h"
 #include "util/errors.h"
 
 /* The meta rows every import writes, and the notes as import_note.N. Returns 0 or -1. */
@@ -116,11 +117,12 @@ int vt__import_temp_new(const char *zPath, char **pzTemp)
         return VT_EXIT_INTERNAL;
     }
     sprintf(zTemp, "%s/vramtrace-import-XXXXXX", zDir);
-    if ((fd = mkstemp(zTemp)) < 0) {
-        vt__errorf("%s: cannot create a temporary trace in %s: %s", zPath, zDir, strerror(errno));
+    if ((fd = vt__cleanup_mkstemp(zTemp)) < 0) { /* removed on a fatal signal too */
+        vt__errorf("%s: cannot create a temporary trace in %s (set TMPDIR to a writable directory): %s", zPath,
+                   zDir, strerror(errno));
         free(zTemp);
         free(zSrc);
-        return VT_EXIT_INTERNAL;
+        return VT_EXIT_NOFILE; /* an output that cannot be written */
     }
     close(fd);
     /* one temporary trace per source: a new import of the same path replaces the last one */
@@ -130,6 +132,7 @@ int vt__import_temp_new(const char *zPath, char **pzTemp)
         struct temp *a = realloc(g_aTemp, (size_t)(g_nTemp + 1) * sizeof *a);
         if (!a) {
             pthread_mutex_unlock(&g_muTemp);
+            vt__cleanup_forget(zTemp);
             unlink(zTemp);
             free(zTemp);
             free(zSrc);
@@ -140,6 +143,7 @@ int vt__import_temp_new(const char *zPath, char **pzTemp)
         g_aTemp = a;
         g_nTemp++;
     } else {
+        vt__cleanup_forget(g_aTemp[i].zTrace);
         unlink(g_aTemp[i].zTrace);
         free(g_aTemp[i].zSrc);
         free(g_aTemp[i].zTrace);
@@ -159,6 +163,10 @@ int vt__import_to_temp(const char *zPath, char **pzTrace)
     int64_t pid = -1;
     *pzTrace = NULL;
     rc = vt__import_detect(zPath, &fmt, zErr, sizeof zErr);
+    if (rc == VT_EXIT_NOT_TRACE) { /* recognized as something no reader takes (a compressed file) */
+        vt__errorf("%s: %s", zPath, zErr);
+        return rc;
+    }
     if (rc != VT_EXIT_OK || fmt == VT_IMPORT_UNKNOWN || fmt == VT_IMPORT_TRACE) return VT_EXIT_OK; /* the reader says why */
     if (fmt == VT_IMPORT_NSYS) {
         int64_t *aPid = NULL, *aEv = NULL;

@@ -22,8 +22,9 @@ const char *vt__import_format_name(int fmt);
 /*
  * Judge zPath's format from its first bytes (gzip is looked through) and, for
  * SQLite files, their tables. Returns an enum vt_exit code: VT_EXIT_OK with
- * *pFmt set (VT_IMPORT_UNKNOWN included), or VT_EXIT_NOFILE with the reason in
- * zErr when the file cannot be read.
+ * *pFmt set (VT_IMPORT_UNKNOWN included), VT_EXIT_NOT_TRACE with the reason in
+ * zErr for a gzip file holding neither format (nothing else reads a compressed
+ * file), or VT_EXIT_NOFILE with the reason in zErr when the file cannot be read.
  */
 int vt__import_detect(const char *zPath, int *pFmt, char *zErr, size_t nErr);
 

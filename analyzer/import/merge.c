@@ -240,6 +240,16 @@ int vt__snapshot_merge(const char *zTrace, const char *zSnap, int bInPlace, int 
         vt__errorf("%s: --snapshot: not a PyTorch memory snapshot", zSnap);
         return VT_EXIT_USAGE;
     }
+    /* the history goes into a trace the tracer recorded; another tool's file is analyzed on its own */
+    rc = vt__import_detect(zTrace, &fmt, zErr, sizeof zErr);
+    if (rc == VT_EXIT_OK && fmt != VT_IMPORT_TRACE && fmt != VT_IMPORT_UNKNOWN) {
+        vt__errorf("%s: --snapshot merges a snapshot into a trace recorded by vramtrace; this is a %s file: "
+                   "analyze it on its own (and the snapshot too)",
+                   zTrace, fmt == VT_IMPORT_SNAPSHOT ? "PyTorch snapshot" : fmt == VT_IMPORT_NSYS ? "Nsight export"
+                                                                                              : "torch.profiler");
+        return VT_EXIT_USAGE;
+    }
+    rc = VT_EXIT_OK; /* a file that cannot be read is the reader's to name, below */
     /* the history as a trace of its own (a temporary import), then judged and moved over */
     zHist = malloc(strlen(zSnap) + 16);
     if (!zHist) {

@@ -3,7 +3,7 @@
 #include <string.h>
 
 #include "read.h"
-#include "util/demangle.h"
+#include "vramtrace/demangle.h"
 
 /* Whether db's main schema has the table zName. */
 static int has_table(sqlite3 *db, const char *zName)
@@ -23,7 +23,7 @@ static int has_table(sqlite3 *db, const char *zName)
 static int add_name(sqlite3_stmt *pIns, int64_t id, const char *zName)
 {
     char *zDem = NULL, zShort[512];
-    int rc = vt__demangle(zName, &zDem) < 0 ? SQLITE_NOMEM : SQLITE_OK;
+    int rc = vt__demangle(zName, VT_DEMANGLE_LOAD, &zDem) == VT_DEMANGLE_NOMEM ? SQLITE_NOMEM : SQLITE_OK;
     if (rc == SQLITE_OK) {
         const char *z = zDem ? zDem : zName;
         vt__short_name(z, zShort, sizeof zShort);
@@ -89,10 +89,14 @@ int vt__knames_store(sqlite3 *db)
     rc = sqlite3_prepare_v2(db,
                             "SELECT k.name_id, k.demangled, k.short_name, s.value FROM temp.vt_kname k"
                             " JOIN main.string s ON s.id = k.name_id"
-                            " WHERE k.name_id NOT IN (SELECT name_id FROM main.kernel_name) ORDER BY 1",
+                            " WHERE k.name_id NOT IN (SELECT name_id FROM main.kernel_name)"
+                            /* the tracer's rows without a demangled form (no demangler in the traced
+                             * process, or a name over the bound): replaced when demangled now */
+                            " OR (k.demangled <> s.value AND k.name_id IN"
+                            " (SELECT name_id FROM main.kernel_name WHERE demangled_id IS NULL)) ORDER BY 1",
                             -1, &pSel, NULL);
     if (rc == SQLITE_OK) rc = sqlite3_prepare_v2(db, "INSERT INTO main.string(value) VALUES(?)", -1, &pStr, NULL);
-    if (rc == SQLITE_OK) rc = sqlite3_prepare_v2(db, "INSERT INTO main.kernel_name VALUES(?, ?, ?)", -1, &pIns, NULL);
+    if (rc == SQLITE_OK) rc = sqlite3_prepare_v2(db, "INSERT OR REPLACE INTO main.kernel_name VALUES(?, ?, ?)", -1, &pIns, NULL);
     while (rc == SQLITE_OK && (rc = sqlite3_step(pSel)) == SQLITE_ROW) {
         int64_t id = sqlite3_column_int64(pSel, 0), idDem = id, idShort;
         const char *zDem = (const char *)sqlite3_column_text(pSel, 1);

@@ -221,7 +221,9 @@ static void recording_notes(struct vt_tracefile *f, const char *zKernelArgs)
     if (f->bSegments)
         vt__read_note(f, "recorded without tensor-level tracing: %lld of %lld device allocations look like "
                          "caching-allocator segments (2 MiB, or >= 20 MiB in 2 MiB steps), so findings are at "
-                         "segment level; record with 'vramtrace record --tensors' to see individual tensors",
+                         "segment level; for tensors and their Python lines, merge PyTorch's allocation history "
+                         "('vramtrace record' saves it beside the trace, analyze finds it; or 'analyze --snapshot "
+                         "FILE'); 'record --tensors' also shows tensors but changes the allocator",
                       (long long)f->nSegmentLike, (long long)f->nDevAlloc);
     if (!f->bCleanClose && (!f->zSource[0] || !strcmp(f->zSource, "cupti")))
         vt__read_note(f, "the trace was not closed cleanly (process killed or still running): its last second "

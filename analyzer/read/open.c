@@ -60,6 +60,7 @@ int vt__exit_for_schema(int st)
     case VT_SCHEMA_OK: return VT_EXIT_OK;
     case VT_SCHEMA_NEWER: return VT_EXIT_TOO_NEW;
     case VT_SCHEMA_CORRUPT: return VT_EXIT_CORRUPT;
+    case VT_SCHEMA_BUSY: return VT_EXIT_NOFILE; /* unreadable for now */
     default: return VT_EXIT_NOT_TRACE;
     }
 }
@@ -91,6 +92,9 @@ static int connect(struct vt_tracefile *f, unsigned flags)
     if (zImported) {
         f->zImported = zImported;
         zPath = zImported;
+        if (bWrite)
+            vt__read_note(f, "results were not written back: this is another tool's file, read through a temporary "
+                             "import; 'vramtrace import FILE -o TRACE.db' makes a trace that --save can write into");
         bWrite = 0;
     } else if (strcmp(vt__import_temp_path(zPath), zPath) != 0) {
         /* a copy with PyTorch's allocation history merged in (analyze without --save, merge.c) */

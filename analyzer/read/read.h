@@ -221,17 +221,25 @@ struct vt_site {
     char *zSite;            /* "file:line in function", or a description */
     int64_t nAlloc, totalBytes, nLive, liveBytes, peakLiveBytes; /* kept by the analysis */
 };
+struct vt_sitekey {
+    int64_t key;            /* a stack id, or a size class (see vt_site.key) */
+    int site;               /* its site; -1: an empty slot */
+};
 struct vt_sites {
     struct vt_site *a;
     int n, nAlloc;
-    int *aHash, nHash;
+    struct vt_sitekey *aKey; /* open addressing: every key seen -> its site (several keys may share one) */
+    int nKey, nKeyHash;
+    int *aName, nNameHash;  /* open addressing on zSite: equal descriptions are one site */
     int rcErr;       /* the SQLite error of the last failed vt__site_get, SQLITE_OK (0) if none */
     char zErr[128];  /* and its message */
 };
 /*
  * Index of the site of (stackId, bytes) in s->a, created (its stack described from db) on
- * first sight; without a stack (-1) the size class is the site. -1 when out of memory or
- * on an SQLite error (then s->rcErr and s->zErr hold it).
+ * first sight; without a stack (-1) the size class is the site. Stacks described alike (the
+ * same user line reached through different library or generated frames) share one site, whose
+ * stackId is the first one's (size classes stay apart). -1 when out of memory or on an SQLite
+ * error (then s->rcErr and s->zErr hold it).
  */
 int vt__site_get(struct vt_sites *s, sqlite3 *db, int64_t stackId, int64_t bytes);
 void vt__sites_free(struct vt_sites *s);

@@ -27,6 +27,22 @@ static int is_library_file(const char *z)
            has_part(z, "/lib/python3") || strstr(z, "\\Lib\\");
 }
 
+/*
+ * Is a Python file code generated at run time rather than written by a person: Inductor's
+ * modules (torchinductor_<user>/ in the temporary folder, '/' or '\\'), FX graph modules
+ * (<eval_with_key>.N)?
+ */
+static int is_generated_file(const char *z)
+{
+    return has_part(z, "torchinductor_") || !strncmp(z, "<eval_with_key", 14);
+}
+
+/* Is a Python file the compiler's own (Dynamo, Inductor), which runs generated code? */
+static int is_compiler_file(const char *z)
+{
+    return has_part(z, "torch/_dynamo/") || has_part(z, "torch/_inductor/");
+}
+
 /* Is a native module a runtime library (PyTorch, Python, C/C++ runtime) rather than the program? */
 static int is_library_module(const char *z)
 {
@@ -39,9 +55,12 @@ static int is_library_module(const char *z)
 }
 
 /*
- * Describe a stack (*pbNccl set when a native frame is in NCCL): the top Python frame outside library code as "file:line in
- * function", else the top Python frame, else the top native frame. Returns a
- * malloc'd string, or NULL on OOM / SQLite error (*pRc set).
+ * Describe a stack (*pbNccl set when a native frame is in NCCL): the top Python frame outside
+ * library and generated code as "file:line in function", else the top generated module without
+ * its line (every line of one generated module is one site), else the top Python frame, else
+ * the top native frame. Under generated code (torch.compile, FX) the user's frame is the one
+ * that called it, marked "(via generated code)": a user frame that Dynamo's own frames call
+ * is the compiled function itself and is passed over. Returns a malloc'd string, or NULL on OOM / SQLite error (*pRc set).
  */
 static char *describe_stack(sqlite3 *db, int64_t stackId, int *pRc, int *pbNccl)
 {
@@ -51,8 +70,8 @@ static char *describe_stack(sqlite3 *db, int64_t stackId, int *pRc, int *pbNccl)
     " LEFT JOIN string fn ON fn.id = f.function_id LEFT JOIN string fi ON fi.id = f.file_id"                           \
     " LEFT JOIN string mo ON mo.id = f.module_id WHERE f.stack_id = ? ORDER BY f.idx"
     sqlite3_stmt *pStmt = NULL;
-    char *zPy = NULL, *zPyAny = NULL, *zNative = NULL, *zRet = NULL;
-    int bNativeLib = 0;
+    char *zPy = NULL, *zPyAny = NULL, *zGen = NULL, *zPending = NULL, *zNative = NULL, *zRet = NULL;
+    int bNativeLib = 0, bUnderGen = 0;
     int rc = sqlite3_prepare_v2(db, SITE_FRAME_SQL("(SELECT build_id FROM module WHERE path_id = f.module_id)"), -1,
                                 &pStmt, NULL);
     if (rc != SQLITE_OK) rc = sqlite3_prepare_v2(db, SITE_FRAME_SQL("NULL"), -1, &pStmt, NULL);
@@ -66,9 +85,27 @@ static char *describe_stack(sqlite3 *db, int64_t stackId, int *pRc, int *pbNccl)
         const char *zMod = (const char *)sqlite3_column_text(pStmt, 4);
         if (kind != 1 && zMod && strstr(zMod, "libnccl")) *pbNccl = 1;
         if (kind == 1 /* VT_FRAME_PYTHON */) {
-            char *z = vt__strdupf("%s:%d in %s", zFile ? zFile : "?", line, zFn ? zFn : "?");
+            int bGen = zFile && is_generated_file(zFile), bLib = !zFile || is_library_file(zFile), bUser = !bGen && !bLib;
+            char *z;
+            if (zPy) continue;
+            if (zPending && zFile && has_part(zFile, "torch/_dynamo/")) { /* it was the function Dynamo compiled */
+                free(zPending);
+                zPending = NULL;
+            } else if (zPending && bUser) { /* it called the compiled code */
+                zPy = zPending;
+                zPending = NULL;
+                continue;
+            }
+            if (bGen && !zGen) {
+                zGen = vt__strdupf("%s (generated code, all its lines)", zFile);
+                if (!zGen) { rc = SQLITE_NOMEM; goto done; }
+            }
+            bUnderGen |= bGen || (zFile && is_compiler_file(zFile));
+            z = bUser && bUnderGen ? vt__strdupf("%s:%d in %s (via generated code)", zFile, line, zFn ? zFn : "?")
+                                   : vt__strdupf("%s:%d in %s", zFile ? zFile : "?", line, zFn ? zFn : "?");
             if (!z) { rc = SQLITE_NOMEM; goto done; }
-            if (!zPy && zFile && !is_library_file(zFile)) zPy = z;
+            if (bUser && bUnderGen) free(zPending), zPending = z; /* the caller, unless Dynamo called it */
+            else if (bUser) zPy = z;
             else if (!zPyAny) zPyAny = z;
             else free(z);
         } else if (!zNative || (bNativeLib && !is_library_module(zMod))) {
@@ -103,7 +140,9 @@ static char *describe_stack(sqlite3 *db, int64_t stackId, int *pRc, int *pbNccl)
     }
     if (rc != SQLITE_DONE) goto done;
     rc = SQLITE_OK;
+    if (!zPy) zPy = zPending, zPending = NULL;
     if (zPy) { zRet = zPy; zPy = NULL; }
+    else if (zGen) { zRet = zGen; zGen = NULL; }
     else if (zPyAny) { zRet = zPyAny; zPyAny = NULL; }
     else if (zNative) { zRet = zNative; zNative = NULL; }
     else zRet = vt__strdupf("stack %lld (no frames recorded)", (long long)stackId);
@@ -111,6 +150,8 @@ static char *describe_stack(sqlite3 *db, int64_t stackId, int *pRc, int *pbNccl)
 done:
     free(zPy);
     free(zPyAny);
+    free(zGen);
+    free(zPending);
     free(zNative);
     sqlite3_finalize(pStmt);
     *pRc = rc;
@@ -123,33 +164,52 @@ char *vt__stack_describe(sqlite3 *db, int64_t stackId, int *pRc)
     return describe_stack(db, stackId, pRc, &bNccl);
 }
 
-int vt__site_get(struct vt_sites *ss, sqlite3 *db, int64_t stackId, int64_t bytes)
+/* Slot of a 64-bit key in a table of nHash (a power of two) slots. */
+static int key_slot(int64_t key, int nHash)
 {
-    int64_t key = stackId >= 0 ? stackId : -bytes - 1;
-    int i, rc = SQLITE_OK;
-    uint64_t h;
-    struct vt_site *s;
+    return (int)(((uint64_t)key * 0x9E3779B97F4A7C15ull) >> 40) & (nHash - 1);
+}
 
-    if (ss->nHash == 0 || ss->n * 2 >= ss->nHash) {
-        int nNew = ss->nHash ? ss->nHash * 2 : 256;
+/* Slot of a description in a table of nHash (a power of two) slots (FNV-1a). */
+static int name_slot(const char *z, int nHash)
+{
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (; *z; z++) h = (h ^ (unsigned char)*z) * 0x100000001b3ull;
+    return (int)(h >> 20) & (nHash - 1);
+}
+
+/* Room for one more key and one more site in the hash tables (grown at half full). 0, or -1 on OOM. */
+static int tables_grow(struct vt_sites *ss)
+{
+    if (ss->nKeyHash == 0 || (ss->nKey + 1) * 2 > ss->nKeyHash) {
+        int nNew = ss->nKeyHash ? ss->nKeyHash * 2 : 256;
+        struct vt_sitekey *aNew = malloc(sizeof *aNew * (size_t)nNew);
+        if (!aNew) return -1;
+        for (int i = 0; i < nNew; i++) aNew[i].site = -1;
+        for (int i = 0; i < ss->nKeyHash; i++) {
+            if (ss->aKey[i].site < 0) continue;
+            int j = key_slot(ss->aKey[i].key, nNew);
+            while (aNew[j].site >= 0) j = (j + 1) & (nNew - 1);
+            aNew[j] = ss->aKey[i];
+        }
+        free(ss->aKey);
+        ss->aKey = aNew;
+        ss->nKeyHash = nNew;
+    }
+    if (ss->nNameHash == 0 || (ss->n + 1) * 2 > ss->nNameHash) {
+        int nNew = ss->nNameHash ? ss->nNameHash * 2 : 256;
         int *aNew = malloc(sizeof(int) * (size_t)nNew);
         if (!aNew) return -1;
-        for (i = 0; i < nNew; i++) aNew[i] = -1;
-        for (i = 0; i < ss->n; i++) {
-            h = (uint64_t)ss->a[i].key * 0x9E3779B97F4A7C15ull;
-            int j = (int)(h >> 40) & (nNew - 1);
+        for (int i = 0; i < nNew; i++) aNew[i] = -1;
+        for (int i = 0; i < ss->n; i++) {
+            if (ss->a[i].stackId < 0) continue; /* size classes are never merged */
+            int j = name_slot(ss->a[i].zSite, nNew);
             while (aNew[j] >= 0) j = (j + 1) & (nNew - 1);
             aNew[j] = i;
         }
-        free(ss->aHash);
-        ss->aHash = aNew;
-        ss->nHash = nNew;
-    }
-    h = (uint64_t)key * 0x9E3779B97F4A7C15ull;
-    i = (int)(h >> 40) & (ss->nHash - 1);
-    while (ss->aHash[i] >= 0) {
-        if (ss->a[ss->aHash[i]].key == key) return ss->aHash[i];
-        i = (i + 1) & (ss->nHash - 1);
+        free(ss->aName);
+        ss->aName = aNew;
+        ss->nNameHash = nNew;
     }
     if (ss->n == ss->nAlloc) {
         int nNew = ss->nAlloc ? ss->nAlloc * 2 : 64;
@@ -158,12 +218,22 @@ int vt__site_get(struct vt_sites *ss, sqlite3 *db, int64_t stackId, int64_t byte
         ss->a = aNew;
         ss->nAlloc = nNew;
     }
-    s = &ss->a[ss->n];
-    memset(s, 0, sizeof *s);
-    s->key = key;
-    s->stackId = stackId;
+    return 0;
+}
+
+int vt__site_get(struct vt_sites *ss, sqlite3 *db, int64_t stackId, int64_t bytes)
+{
+    int64_t key = stackId >= 0 ? stackId : -bytes - 1;
+    int i, j, rc = SQLITE_OK, bNccl = 0, iSite;
+    char *zSite;
+
+    if (ss->nKeyHash > 0) {
+        for (i = key_slot(key, ss->nKeyHash); ss->aKey[i].site >= 0; i = (i + 1) & (ss->nKeyHash - 1))
+            if (ss->aKey[i].key == key) return ss->aKey[i].site;
+    }
+    if (tables_grow(ss) != 0) return -1;
     if (stackId >= 0) {
-        s->zSite = describe_stack(db, stackId, &rc, &s->bNccl);
+        zSite = describe_stack(db, stackId, &rc, &bNccl);
         if (rc != SQLITE_OK) {
             ss->rcErr = rc; /* the caller tells damage (no frame table) from memory */
             snprintf(ss->zErr, sizeof ss->zErr, "%s", sqlite3_errmsg(db));
@@ -172,17 +242,36 @@ int vt__site_get(struct vt_sites *ss, sqlite3 *db, int64_t stackId, int64_t byte
     } else {
         char zB[32];
         vt__fmt_bytes(bytes, zB, sizeof zB);
-        s->zSite = vt__strdupf("site not recorded (allocations of %s)", zB);
-        if (!s->zSite) return -1;
+        zSite = vt__strdupf("site not recorded (allocations of %s)", zB);
+        if (!zSite) return -1;
     }
-    ss->aHash[i] = ss->n;
-    return ss->n++;
+    for (j = name_slot(zSite, ss->nNameHash); ss->aName[j] >= 0; j = (j + 1) & (ss->nNameHash - 1))
+        if (!strcmp(ss->a[ss->aName[j]].zSite, zSite) && ss->a[ss->aName[j]].bNccl == bNccl) break;
+    iSite = stackId >= 0 ? ss->aName[j] : -1; /* a size class (no stack) is a site of its own */
+    if (iSite >= 0) { /* described like a site seen before (NCCL's buffers kept apart): one line for a person */
+        free(zSite);
+    } else {
+        struct vt_site *s = &ss->a[ss->n];
+        memset(s, 0, sizeof *s);
+        s->key = key;
+        s->stackId = stackId;
+        s->bNccl = bNccl;
+        s->zSite = zSite;
+        iSite = ss->n++;
+        if (stackId >= 0) ss->aName[j] = iSite;
+    }
+    for (i = key_slot(key, ss->nKeyHash); ss->aKey[i].site >= 0;) i = (i + 1) & (ss->nKeyHash - 1);
+    ss->aKey[i].key = key;
+    ss->aKey[i].site = iSite;
+    ss->nKey++;
+    return iSite;
 }
 
 void vt__sites_free(struct vt_sites *s)
 {
     for (int i = 0; i < s->n; i++) free(s->a[i].zSite);
     free(s->a);
-    free(s->aHash);
+    free(s->aKey);
+    free(s->aName);
     memset(s, 0, sizeof *s);
 }

@@ -225,7 +225,7 @@ static int svg_markers(FILE *f, struct labels *L, const struct vt_result *r, int
     }
     for (int j = 0; j < r->nFind; j++) { /* every other finding: a marker under the plot at its first time */
         const struct vt_finding *x = &r->aFind[j];
-        if (x->trace != i || x->firstTs < 0 || !strcmp(x->zKind, "oom")) continue;
+        if (!vt__finding_on(x, i) || x->firstTs < 0 || !strcmp(x->zKind, "oom")) continue; /* a grouped one: at the worst's time */
         aXi[2 * nF] = xpos(t, x->firstTs);
         aXi[2 * nF++ + 1] = j;
     }
@@ -404,6 +404,37 @@ static void ranks_table(FILE *f, const struct vt_result *r, const int64_t *aPeak
 }
 
 /*
+ * The band's capacity line: the smallest capacity of the ranks' drawn devices (the first to run out),
+ * labelled with the range when the ranks' devices differ; nothing when no capacity is known.
+ */
+static void svg_band_capacity(FILE *f, struct labels *L, const struct vt_result *r, int64_t vmax)
+{
+    static const double aAlt[] = {0, 14, 0, -14, 0, 28};
+    int64_t lo = 0, hi = 0;
+    char zLo[32], zHi[32], zL[80];
+    double y;
+    for (int i = 0; i < r->nTrace; i++) { /* the device each rank's level is drawn for */
+        int d = main_dev(&r->aTrace[i]);
+        const struct vt_device *dv = d >= 0 ? &r->aTrace[i].tl.aDev[d] : NULL;
+        if (!dv || dv->id < 0 || dv->totalBytes <= 0) continue;
+        if (!lo || dv->totalBytes < lo) lo = dv->totalBytes;
+        if (dv->totalBytes > hi) hi = dv->totalBytes;
+    }
+    if (!lo) return;
+    y = ypos(lo, vmax);
+    vt__fmt_bytes(lo, zLo, sizeof zLo);
+    vt__fmt_bytes(hi, zHi, sizeof zHi);
+    fprintf(f, "<line class=\"capacity\" x1=\"%d\" x2=\"%d\" y1=\"%.1f\" y2=\"%.1f\" stroke=\"#d62728\" "
+               "stroke-width=\"1\" stroke-dasharray=\"6 3\"><title>smallest device capacity of the %d ranks: %s%s%s"
+               "</title></line>", PAD_L, SVG_W - PAD_R, y, y, r->nTrace, zLo, hi > lo ? "; largest " : "",
+            hi > lo ? zHi : "");
+    if (hi > lo) snprintf(zL, sizeof zL, "min %s", zLo); /* the margin holds 15 characters */
+    else snprintf(zL, sizeof zL, "cap. %s", zLo);
+    label(f, L, SVG_W - PAD_R + 4, y + 4, 0, aAlt, 3, " class=\"capacity-label\"", zL);
+    fputc('\n', f);
+}
+
+/*
  * Beyond RANKS_FULL ranks: the lowest, median and highest live bytes of every rank's main
  * device in each timeline bucket (time as a fraction of each run) as a band, the outlier
  * ranks (aOut[0..nOut-1]) drawn over it. Returns 0, or -1 when out of memory.
@@ -435,7 +466,7 @@ static int svg_band(FILE *f, const struct vt_result *r, int64_t vmax, const int 
         aHi[k] = aCol[r->nTrace - 1];
     }
     svg_frame(f, L, vmax, -1, "live memory of all ranks over time");
-    svg_capacity(f, L, &r->aTrace[0], vmax);
+    svg_band_capacity(f, L, r, vmax);
     fputs("<polygon class=\"band\" fill=\"#1f77b4\" opacity=\"0.25\" points=\"", f);
     for (int k = 0; k < VT_TIMELINE_BUCKETS; k++)
         fprintf(f, "%.1f,%.1f ", PAD_L + (k + 0.5) * PLOT_W / VT_TIMELINE_BUCKETS, ypos(aHi[k], vmax));
@@ -523,19 +554,30 @@ static void finding_div(FILE *f, const struct vt_result *r, int i)
 {
     const struct vt_finding *x = &r->aFind[i];
     const struct vt_trace *t = &r->aTrace[x->trace];
-    char zB[32], zA[32], zZ[32];
+    char zB[32], zA[32], zZ[32], zW[256];
     vt__fmt_bytes(x->bytes, zB, sizeof zB);
     vt__fmt_at(t, x->firstTs, zA, sizeof zA);
     vt__fmt_at(t, x->lastTs, zZ, sizeof zZ);
     fprintf(f, "<div class=\"finding\" id=\"f%d\"><h3><span class=\"sev %s\">%s</span> F%d %s: ", i + 1,
             vt__sev_name(x->severity), vt__sev_name(x->severity), i + 1, x->zKind);
     vt__put_text(f, x->zTitle, VT_ESC_HTML);
-    fputs("</h3>\n<p>process ", f);
-    vt__put_text(f, t->f.zPid[0] ? t->f.zPid : "?", VT_ESC_HTML);
+    vt__fmt_ranks(r, x, zW, sizeof zW);
+    if (zW[0]) {
+        fputs("</h3>\n<p>", f);
+        vt__put_text(f, zW, VT_ESC_HTML);
+    } else {
+        fputs("</h3>\n<p>process ", f);
+        vt__put_text(f, t->f.zPid[0] ? t->f.zPid : "?", VT_ESC_HTML);
+    }
     fprintf(f, "; %s; %lld events; %s .. %s", zB, (long long)x->count, zA, zZ);
     if (x->zPhase[0]) {
         fputs("; phase ", f);
         vt__put_text(f, x->zPhase, VT_ESC_HTML);
+    }
+    vt__fmt_spread(x, zW, sizeof zW);
+    if (zW[0]) {
+        fputs("</p>\n<p><b>occurrences:</b> ", f);
+        vt__put_text(f, zW, VT_ESC_HTML);
     }
     fputs("</p>\n<p><b>where:</b> <code>", f);
     vt__put_text(f, x->zSite, VT_ESC_HTML);
@@ -550,13 +592,23 @@ static void finding_div(FILE *f, const struct vt_result *r, int i)
  * The findings, worst first: all in full, or beyond RANKS_FULL ranks those of the ranks
  * drawn (abShown) and the FINDINGS_FULL worst in full and the others counted by kind and severity.
  */
+/* Whether finding x occurred on a process whose timeline is drawn (abShown NULL: all are). */
+static int shown(const struct vt_finding *x, const char *abShown)
+{
+    if (!abShown) return 1;
+    if (!x->aTraces) return abShown[x->trace];
+    for (int k = 0; k < x->nTraces; k++)
+        if (abShown[x->aTraces[k]]) return 1;
+    return 0;
+}
+
 static void findings(FILE *f, const struct vt_result *r, const char *abShown)
 {
     int nLeft = 0;
     fputs("<h2>Findings (worst first)</h2>\n", f);
     if (!r->nFind) fputs("<p>No problems found.</p>\n", f);
     for (int i = 0; i < r->nFind; i++) {
-        if (!abShown || i < FINDINGS_FULL || abShown[r->aFind[i].trace]) finding_div(f, r, i);
+        if (i < FINDINGS_FULL || shown(&r->aFind[i], abShown)) finding_div(f, r, i);
         else nLeft++;
     }
     if (!nLeft) return;
@@ -565,14 +617,15 @@ static void findings(FILE *f, const struct vt_result *r, const char *abShown)
     for (int i = 0; i < r->nFind; i++) { /* one row per (kind, severity), at its first occurrence */
         const struct vt_finding *x = &r->aFind[i];
         int n = 0, nProc = 0, bSeen = 0, iLast = -1;
-        if (i < FINDINGS_FULL || abShown[x->trace]) continue;
+        if (i < FINDINGS_FULL || shown(x, abShown)) continue;
         for (int j = FINDINGS_FULL; j < i && !bSeen; j++)
-            bSeen = !abShown[r->aFind[j].trace] && r->aFind[j].severity == x->severity && !strcmp(r->aFind[j].zKind, x->zKind);
+            bSeen = !shown(&r->aFind[j], abShown) && r->aFind[j].severity == x->severity && !strcmp(r->aFind[j].zKind, x->zKind);
         if (bSeen) continue;
         for (int j = i; j < r->nFind; j++)
-            if (!abShown[r->aFind[j].trace] && r->aFind[j].severity == x->severity && !strcmp(r->aFind[j].zKind, x->zKind)) {
+            if (!shown(&r->aFind[j], abShown) && r->aFind[j].severity == x->severity && !strcmp(r->aFind[j].zKind, x->zKind)) {
                 n++;
-                if (r->aFind[j].trace != iLast) nProc++;
+                if (r->aFind[j].aTraces) nProc += r->aFind[j].nTraces; /* grouped across processes */
+                else if (r->aFind[j].trace != iLast) nProc++;
                 iLast = r->aFind[j].trace;
             }
         fprintf(f, "<tr><td>%s</td><td>%s</td><td>%d</td><td>%d</td></tr>\n", x->zKind, vt__sev_name(x->severity), n, nProc);

@@ -205,6 +205,31 @@ static void trace_json(FILE *f, const struct vt_result *r, int i)
     fputs("]}", f);
 }
 
+/*
+ * What a finding stands for (group.c): "traces" and "ranks" (null for a trace without one) it
+ * occurred on, "where" ("all 64 ranks", "rank 2 only"; null with one trace), "occurrences"
+ * (findings merged into it) and the spread of their bytes.
+ */
+static void group_json(FILE *f, const struct vt_result *r, const struct vt_finding *x)
+{
+    int nT = x->aTraces ? x->nTraces : 1;
+    const int *aT = x->aTraces ? x->aTraces : &x->trace;
+    char zWhere[256];
+    fputs("\"traces\": [", f);
+    for (int k = 0; k < nT; k++) fprintf(f, "%s%d", k ? ", " : "", aT[k]);
+    fputs("], \"ranks\": [", f);
+    for (int k = 0; k < nT; k++) {
+        if (k) fputs(", ", f);
+        vt__json_str(f, r->aTrace[aT[k]].f.zRank[0] ? r->aTrace[aT[k]].f.zRank : NULL);
+    }
+    fputs("], ", f);
+    vt__fmt_ranks(r, x, zWhere, sizeof zWhere);
+    jstr(f, "where", zWhere[0] ? zWhere : NULL, 1);
+    fprintf(f, "\"occurrences\": %d, \"bytes_min\": %lld, \"bytes_median\": %lld, \"bytes_max\": %lld", x->nSame,
+            (long long)(x->nSame > 1 ? x->bytesMin : x->bytes), (long long)(x->nSame > 1 ? x->bytesMed : x->bytes),
+            (long long)(x->nSame > 1 ? x->bytesMax : x->bytes));
+}
+
 /* The whole JSON report; 0, or -1 on a write error. */
 int vt__report_json(FILE *f, const struct vt_result *r)
 {
@@ -238,7 +263,8 @@ int vt__report_json(FILE *f, const struct vt_result *r)
         jint(f, "stack_id", x->stackId, 1);
         jstr(f, "site", x->zSite, 1);
         jstr(f, "evidence", x->zEvidence, 1);
-        jstr(f, "fix", x->zFix, 0);
+        jstr(f, "fix", x->zFix, 1);
+        group_json(f, r, x);
         fputc('}', f);
     }
     fprintf(f, "\n  ],\n  \"summary\": {\"traces\": %d, \"findings\": %d, \"high\": %d, \"medium\": %d, "

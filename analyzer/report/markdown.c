@@ -7,7 +7,7 @@
 int vt__report_markdown(FILE *f, const struct vt_result *r)
 {
     const struct vt_opts *o = r->pOpts;
-    char zB[32], zA[32], zZ[32], zLine[200];
+    char zB[32], zA[32], zZ[32], zLine[200], zW[256];
     fprintf(f, "# vramtrace analysis\n\n%d trace%s, %d finding%s.\n\n", r->nTrace, r->nTrace == 1 ? "" : "s",
             r->nFind, r->nFind == 1 ? "" : "s");
     if (r->nFind) {
@@ -16,8 +16,9 @@ int vt__report_markdown(FILE *f, const struct vt_result *r)
         for (int i = 0; i < r->nFind; i++) {
             const struct vt_finding *x = &r->aFind[i];
             vt__fmt_bytes(x->bytes, zB, sizeof zB);
-            fprintf(f, "| %d | %s | %s | %s | ", i + 1, vt__sev_name(x->severity), x->zKind,
-                    r->aTrace[x->trace].f.zPid[0] ? r->aTrace[x->trace].f.zPid : "?");
+            vt__fmt_ranks(r, x, zW, sizeof zW);
+            if (!zW[0]) snprintf(zW, sizeof zW, "%s", r->aTrace[x->trace].f.zPid[0] ? r->aTrace[x->trace].f.zPid : "?");
+            fprintf(f, "| %d | %s | %s | %s | ", i + 1, vt__sev_name(x->severity), x->zKind, zW);
             vt__put_text(f, x->zTitle, VT_ESC_MD);
             fprintf(f, " | %s | ", zB);
             vt__put_text(f, x->zPhase, VT_ESC_MD);
@@ -31,6 +32,10 @@ int vt__report_markdown(FILE *f, const struct vt_result *r)
             fprintf(f, "\n### %d. [%s] %s\n\n", i + 1, vt__sev_name(x->severity), x->zTitle ? x->zTitle : "");
             fprintf(f, "- **kind**: %s; **count**: %lld; **time**: %s .. %s%s%s\n", x->zKind, (long long)x->count, zA, zZ,
                     x->zPhase[0] ? "; **phase**: " : "", x->zPhase);
+            vt__fmt_ranks(r, x, zW, sizeof zW);
+            if (zW[0]) fprintf(f, "- **processes**: %s%s\n", zW, x->aTraces && x->nTraces > 1 ? " (figures of the worst)" : "");
+            vt__fmt_spread(x, zW, sizeof zW);
+            if (zW[0]) fprintf(f, "- **occurrences**: %s\n", zW);
             if (x->zSite) fprintf(f, "- **where**: `%s`\n", x->zSite);
             fprintf(f, "- **evidence**: %s\n- **fix**: %s\n", x->zEvidence ? x->zEvidence : "", x->zFix ? x->zFix : "");
         }

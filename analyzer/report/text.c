@@ -5,6 +5,8 @@
 #include <string.h>
 
 #define WIDTH 100
+#define VT_SCREEN_FINDINGS 10 /* findings on the first screen, worst first (--all: every one) */
+#define VT_SCREEN_PROCESSES 8 /* more processes than this: their sections only with --all */
 
 /* Print z word-wrapped to WIDTH, first line after zLead, following lines indented by nIndent. */
 static void wrap(FILE *f, const char *zLead, int nIndent, const char *z)
@@ -43,7 +45,7 @@ static const char *who(const struct vt_trace *t, char *z, size_t n)
 static void finding(FILE *f, const struct vt_result *r, const struct vt_finding *x)
 {
     const struct vt_trace *t = &r->aTrace[x->trace];
-    char zHead[512], zB[32], zA[32], zZ[32], zW[96], zLine[512];
+    char zHead[512], zB[32], zA[32], zZ[32], zW[256], zLine[512];
     char zSev[16];
     int i;
     snprintf(zSev, sizeof zSev, "%s", vt__sev_name(x->severity));
@@ -53,10 +55,13 @@ static void finding(FILE *f, const struct vt_result *r, const struct vt_finding 
     vt__fmt_bytes(x->bytes, zB, sizeof zB);
     vt__fmt_at(t, x->firstTs, zA, sizeof zA);
     vt__fmt_at(t, x->lastTs, zZ, sizeof zZ);
-    snprintf(zLine, sizeof zLine, "%s%s%s, %lld event%s, %s .. %s%s%s", r->nTrace > 1 ? who(t, zW, sizeof zW) : "",
-             r->nTrace > 1 ? "; " : "", zB, (long long)x->count, x->count == 1 ? "" : "s", zA, zZ,
-             x->zPhase[0] ? "; phase " : "", x->zPhase);
+    vt__fmt_ranks(r, x, zW, sizeof zW);
+    snprintf(zLine, sizeof zLine, "%s%s%s, %lld event%s, %s .. %s%s%s%s", zW, zW[0] ? "; " : "", zB,
+             (long long)x->count, x->count == 1 ? "" : "s", zA, zZ, x->zPhase[0] ? "; phase " : "", x->zPhase,
+             x->aTraces && x->nTraces > 1 ? " (figures of the worst)" : "");
     wrap(f, "    ", 4, zLine);
+    vt__fmt_spread(x, zLine, sizeof zLine);
+    if (zLine[0]) wrap(f, "    ", 4, zLine);
     if (x->zSite) wrap(f, "    where:    ", 14, x->zSite);
     wrap(f, "    evidence: ", 14, x->zEvidence);
     wrap(f, "    fix:      ", 14, x->zFix);
@@ -160,6 +165,7 @@ static void trace_section(FILE *f, const struct vt_result *r, int iTrace)
 /* The whole text report; 0, or -1 on a write error. */
 int vt__report_text(FILE *f, const struct vt_result *r)
 {
+    const struct vt_opts *o = r->pOpts;
     int aSev[VT_SEV_HIGH + 1] = {0};
     for (int i = 0; i < r->nFind; i++) aSev[r->aFind[i].severity]++;
     fprintf(f, "vramtrace analyze: %d trace%s, %d finding%s (%d high, %d medium, %d low, %d info)\n", r->nTrace,
@@ -167,18 +173,34 @@ int vt__report_text(FILE *f, const struct vt_result *r)
             aSev[VT_SEV_LOW], aSev[VT_SEV_INFO]);
     if (r->nFind == 0) fprintf(f, "\nNo problems found.\n");
     else fprintf(f, "\n== Findings, worst first ==\n");
-    for (int i = 0; i < r->nFind; i++) {
+    for (int i = 0; i < r->nFind && (o->bAll || i < VT_SCREEN_FINDINGS); i++) {
         if (i) fputc('\n', f);
         finding(f, r, &r->aFind[i]);
     }
-    for (int i = 0; i < r->nTrace; i++) trace_section(f, r, i);
+    if (!o->bAll && r->nFind > VT_SCREEN_FINDINGS) { /* the first screen holds the worst; say what is left */
+        int aMore[VT_SEV_HIGH + 1] = {0}, nMore = r->nFind - VT_SCREEN_FINDINGS;
+        for (int i = VT_SCREEN_FINDINGS; i < r->nFind; i++) aMore[r->aFind[i].severity]++;
+        fprintf(f, "\n... %d more finding%s (%d high, %d medium, %d low, %d info): --all shows them, --format json "
+                   "lists every one\n",
+                nMore, nMore == 1 ? "" : "s", aMore[VT_SEV_HIGH], aMore[VT_SEV_MEDIUM], aMore[VT_SEV_LOW],
+                aMore[VT_SEV_INFO]);
+    }
+    for (int i = 0; i < r->nTrace && (o->bAll || r->nTrace <= VT_SCREEN_PROCESSES); i++) trace_section(f, r, i);
+    if (!o->bAll && r->nTrace > VT_SCREEN_PROCESSES)
+        fprintf(f, "\n(the sections of each of the %d processes: --all shows them)\n", r->nTrace);
     if (r->nTrace > 1) {
         int64_t sum = 0;
         char zB[32], zW[96];
         fprintf(f, "\n== All processes ==\n");
         for (int i = 0; i < r->nTrace; i++) {
             const struct vt_trace *t = &r->aTrace[i];
-            int worst, n = vt__trace_findings(r, i, &worst);
+            int worst, n;
+            if (!o->bAll && i == VT_SCREEN_PROCESSES) { /* the sum and the imbalance below cover them all */
+                fprintf(f, "  ... %d more processes (--all shows them)\n", r->nTrace - i);
+                for (; i < r->nTrace; i++) sum += vt__main_peak(&r->aTrace[i]);
+                break;
+            }
+            n = vt__trace_findings(r, i, &worst);
             int64_t peak = vt__main_peak(t);
             sum += peak;
             vt__fmt_bytes(peak, zB, sizeof zB);

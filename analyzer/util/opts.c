@@ -12,12 +12,12 @@
 #define ID_BASE 0x1000
 #define ID_HELP (ID_BASE - 1)
 
-/* Print "vramtrace CMD: message" to stderr. */
+/* Print "vramtrace: CMD: message" to stderr (the form of every other error line). */
 static void say(const struct vt_optparse *p, const char *zFmt, ...) __attribute__((format(printf, 2, 3)));
 static void say(const struct vt_optparse *p, const char *zFmt, ...)
 {
     va_list ap;
-    fprintf(stderr, "vramtrace %s: ", p->zCmd);
+    fprintf(stderr, "vramtrace: %s: ", p->zCmd);
     va_start(ap, zFmt);
     vfprintf(stderr, zFmt, ap);
     va_end(ap);

@@ -12,7 +12,9 @@
  *   $S  is replaced by the schema the trace is read from ("main" or "t0", "t1", ... when
  *       several traces are attached; nothing, with its dot, in a view stored in the trace),
  *   $T  by the trace's index (0, 1, ...; 0 in a stored view),
- *   $F  by the trace's file path as a quoted SQL string literal.
+ *   $F  by the trace's file path as a quoted SQL string literal,
+ *   $K  by the trace's kernel_name table ("$S.kernel_name"), or by an empty table of its
+ *       columns for traces older than schema 3, which have none.
  *
  * Nsight Systems' layout (docs/nsight.md lists what is and is not offered):
  *   - integer ns `start`/`end` on the CUPTI clock, exactly as stored;
@@ -57,12 +59,14 @@
     X("CUPTI_ACTIVITY_KIND_KERNEL",                                                           \
       "SELECT start, end, device AS deviceId, context AS contextId, stream AS streamId,"      \
       " correlation AS correlationId, " VT_NSIGHT_GPID " AS globalPid, "                      \
-      VT_NSIGHT_STRID("name_id") " AS demangledName, " VT_NSIGHT_STRID("name_id")             \
-      " AS shortName, " VT_NSIGHT_STRID("name_id") " AS mangledName,"                         \
+      VT_NSIGHT_STRID("coalesce(n.demangled_id, k.name_id)") " AS demangledName, "            \
+      VT_NSIGHT_STRID("coalesce(n.short_id, k.name_id)") " AS shortName, "                    \
+      VT_NSIGHT_STRID("k.name_id") " AS mangledName,"                                         \
       " grid_x AS gridX, grid_y AS gridY, grid_z AS gridZ,"                                   \
       " block_x AS blockX, block_y AS blockY, block_z AS blockZ,"                             \
       " static_smem AS staticSharedMemory, dynamic_smem AS dynamicSharedMemory,"              \
-      " registers AS registersPerThread, graph_id AS graphId FROM $S.kernel")                \
+      " registers AS registersPerThread, graph_id AS graphId"                                 \
+      " FROM $S.kernel k LEFT JOIN $K n ON n.name_id = k.name_id")                            \
     X("CUDA_GPU_MEMORY_USAGE_EVENTS",                                                         \
       "SELECT ts AS start, " VT_NSIGHT_GPID " AS globalPid, device AS deviceId,"              \
       " context AS contextId, address, pc, bytes, " VT_NSIGHT_MEMKIND("mem_kind")            \

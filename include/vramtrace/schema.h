@@ -555,6 +555,7 @@ enum vt_schema_status {
     VT_SCHEMA_NEWER = 3,      /* a trace written by a newer vramtrace */
     VT_SCHEMA_CORRUPT = 4,    /* a trace, but tables missing or database malformed */
     VT_SCHEMA_EMPTY = 5,      /* zero-length file */
+    VT_SCHEMA_BUSY = 6,       /* locked by a writer past the connection's busy timeout */
 };
 
 /*

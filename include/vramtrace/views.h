@@ -7,10 +7,15 @@
 /*
  * Expand a view template of vramtrace/nsight.h: $S becomes zSchema (when zSchema is "",
  * "$S." disappears: a view stored in a trace names its own tables bare), $T the SQL text
- * zTrace (the trace's ordinal), $F zPath as an SQL string literal (NULL when zPath is NULL).
+ * zTrace (the trace's ordinal), $F zPath as an SQL string literal (NULL when zPath is NULL),
+ * $K the trace's kernel_name table when bKernelNames, else an empty table of its columns.
  * Returns an sqlite3_malloc'd string, or NULL when out of memory.
  */
-char *vt__views_expand(const char *zTemplate, const char *zSchema, const char *zTrace, const char *zPath);
+char *vt__views_expand(const char *zTemplate, const char *zSchema, const char *zTrace, const char *zPath,
+                       int bKernelNames);
+
+/* 1 when schema zSchema of db has the kernel_name table (schema 3 and later), 0 when not, -1 on error. */
+int vt__views_has_kernel_names(sqlite3 *db, const char *zSchema);
 
 /*
  * Create the views every trace carries (schema 4) in db's main schema: the Nsight-named views

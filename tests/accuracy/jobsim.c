@@ -839,8 +839,12 @@ void js_h2d(struct js *j, int t, int64_t bytes, int hostKind, int64_t hostAddr, 
     start = (c + 3000 > j->gpu ? c + 3000 : j->gpu);
     end = start + 2000 + (int64_t)((double)bytes / gbps);
     j->gpu = end;
-    api_row(j, 61, corr, c, hostKind == JS_PINNED ? c + 6000 : end + 4000, j->tidMain, 0, bytes,
-            0, hostAddr ? hostAddr : 0x7f4c3a000000 + (int64_t)js_rand(j, 1 << 16) * 4096, dst, STREAM, stack);
+    int64_t src = hostAddr ? hostAddr : 0x7f4c3a000000 + (int64_t)js_rand(j, 1 << 16) * 4096;
+    api_row(j, 61, corr, c, hostKind == JS_PINNED ? c + 6000 : end + 4000, j->tidMain, 0, bytes, 0, src, dst, STREAM,
+            stack);
+    /* the addresses the call named, as the tracer records them for every copy */
+    tg_use_row(j->g, corr, VT_USE_MEMCPY_SRC, src, c, j->device);
+    if (dst) tg_use_row(j->g, corr, VT_USE_MEMCPY_DST, dst, c, j->device);
     r = (struct tg_copyrow){start, end, j->device, 1, STREAM, corr, VT_COPY_HTOD, hostKind, VT_MEMKIND_DEVICE, bytes,
                             1, hostAddr ? hostAddr : TG_NULL, dst ? dst : TG_NULL};
     if (!hostAddr) r.src = TG_NULL;
@@ -858,6 +862,8 @@ void js_d2h(struct js *j, int t, int64_t bytes, int site)
     end = start + 1500 + bytes / 10;
     j->gpu = end;
     api_row(j, 61, corr, c, end + 3000, j->tidMain, 0, bytes, 0, src, host, STREAM, stack);
+    if (src) tg_use_row(j->g, corr, VT_USE_MEMCPY_SRC, src, c, j->device);
+    tg_use_row(j->g, corr, VT_USE_MEMCPY_DST, host, c, j->device);
     r = (struct tg_copyrow){start, end, j->device, 1, STREAM, corr, VT_COPY_DTOH, VT_MEMKIND_DEVICE, VT_MEMKIND_PAGEABLE,
                             bytes, 1, src ? src : TG_NULL, host};
     tg_copy_row(j->g, &r);

@@ -12,8 +12,8 @@
  * its correlation id, memory_event rows from MEMORY2 records (pool fields for
  * cudaMallocAsync, the release threshold UINT64_MAX stored as -1), buffer_use rows from
  * kernel-argument scanning (allocation base addresses, at most 64 per launch, the rest
- * counted in `dropped`), kernel and memcpy rows on a GPU clock that runs behind the CPU
- * clock, NVTX ranges written when they close, and stacks of Python frames over native
+ * counted in `dropped`) and from copies (the addresses each names), kernel and memcpy
+ * rows on a GPU clock that runs behind the CPU clock, NVTX ranges written when they close, and stacks of Python frames over native
  * frames. What PyTorch does in between is modelled here too: the native caching
  * allocator (segment mode: only its cudaMalloc/cudaFree of segments are visible) or the
  * cudaMallocAsync backend (tensor mode: one call per tensor), the caching host allocator

@@ -1,5 +1,5 @@
-/* Readable C++ names: demangling through the C++ runtime's __cxa_demangle, loaded on demand, and short names. */
-#include "demangle.h"
+/* Readable C++ names: demangling through the C++ runtime's __cxa_demangle, found at run time, and short names. */
+#include "vramtrace/demangle.h"
 
 #include <dlfcn.h>
 #include <pthread.h>
@@ -8,41 +8,73 @@
 
 typedef char *(*demangle_fn)(const char *zMangled, char *zBuf, size_t *pnBuf, int *pStatus);
 
-static demangle_fn g_xDemangle;
-static pthread_once_t g_once = PTHREAD_ONCE_INIT;
+static demangle_fn g_xInProcess, g_xLoaded;
+static pthread_once_t g_onceProcess = PTHREAD_ONCE_INIT, g_onceLoad = PTHREAD_ONCE_INIT;
 
-/* Look the demangler up once (analyze reads several traces on several threads). */
-static void look_up(void)
+/*
+ * The process's own demangler: a C++ program or library (libstdc++, as in every PyTorch process)
+ * has it, in the global scope or loaded privately (Python extension modules are RTLD_LOCAL): a
+ * C++ runtime already loaded is found with RTLD_NOLOAD, which never loads one. Its handle is
+ * kept (the demangler is used until exit).
+ */
+static void look_up_process(void)
 {
-    g_xDemangle = (demangle_fn)dlsym(RTLD_DEFAULT, "__cxa_demangle");
-    if (!g_xDemangle) {
-        void *pLib = dlopen("libstdc++.so.6", RTLD_LAZY | RTLD_LOCAL);
-        if (pLib) g_xDemangle = (demangle_fn)dlsym(pLib, "__cxa_demangle"); /* kept open: used until exit */
+    static const char *const azRuntime[] = {"libstdc++.so.6", "libc++abi.so.1"};
+    g_xInProcess = (demangle_fn)dlsym(RTLD_DEFAULT, "__cxa_demangle");
+    for (size_t i = 0; !g_xInProcess && i < sizeof azRuntime / sizeof azRuntime[0]; i++) {
+        void *pLib = dlopen(azRuntime[i], RTLD_LAZY | RTLD_LOCAL | RTLD_NOLOAD);
+        if (pLib) g_xInProcess = (demangle_fn)dlsym(pLib, "__cxa_demangle");
     }
 }
 
-/* The C++ runtime's demangler: the process's own (a C++ program or library loaded it), else libstdc++'s. */
-static demangle_fn demangler(void)
+/* The process's own, else libstdc++.so.6's, opened once and kept open until exit. */
+static void look_up_load(void)
 {
-    pthread_once(&g_once, look_up);
-    return g_xDemangle;
+    pthread_once(&g_onceProcess, look_up_process);
+    g_xLoaded = g_xInProcess;
+    if (!g_xLoaded) {
+        void *pLib = dlopen("libstdc++.so.6", RTLD_LAZY | RTLD_LOCAL);
+        if (pLib) g_xLoaded = (demangle_fn)dlsym(pLib, "__cxa_demangle");
+    }
 }
 
-int vt__demangle(const char *zName, char **pzOut)
+/* The C++ runtime's demangler where eWhere says, or NULL. */
+static demangle_fn demangler(enum vt_demangle_where eWhere)
+{
+    if (eWhere == VT_DEMANGLE_LOAD) {
+        pthread_once(&g_onceLoad, look_up_load);
+        return g_xLoaded;
+    }
+    pthread_once(&g_onceProcess, look_up_process);
+    return g_xInProcess;
+}
+
+int vt__demangle_available(enum vt_demangle_where eWhere)
+{
+    return demangler(eWhere) != NULL;
+}
+
+int vt__demangle(const char *zName, enum vt_demangle_where eWhere, char **pzOut)
 {
     demangle_fn xDemangle;
     int status = 0;
     char *z;
     *pzOut = NULL;
-    if (!zName || strncmp(zName, "_Z", 2) != 0 || !(xDemangle = demangler())) return 0;
+    if (!zName || strncmp(zName, "_Z", 2) != 0) return VT_DEMANGLE_NOT;
+    if (strnlen(zName, VT_DEMANGLE_MAX_NAME + 1) > VT_DEMANGLE_MAX_NAME || !(xDemangle = demangler(eWhere)))
+        return VT_DEMANGLE_NONE;
     z = xDemangle(zName, NULL, NULL, &status);
-    if (status == -1) return -1; /* the demangler ran out of memory */
+    if (status == -1) return VT_DEMANGLE_NOMEM; /* the demangler ran out of memory */
+    if (z && status == 0 && strnlen(z, VT_DEMANGLE_MAX_OUT + 1) > VT_DEMANGLE_MAX_OUT) {
+        free(z);
+        return VT_DEMANGLE_NONE;
+    }
     if (!z || status != 0) {
         free(z);
-        return 0;
+        return VT_DEMANGLE_NOT;
     }
     *pzOut = z;
-    return 1;
+    return VT_DEMANGLE_OK;
 }
 
 /* The bracket that closes c ('<', '(', '[', '{'), or 0. */

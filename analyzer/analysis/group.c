@@ -1,0 +1,243 @@
+/* One finding per root cause: findings of the same kind, site, phase and verdict merged across repeats and ranks. */
+#include "analysis.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/*
+ * The title of a finding with its figures taken out ("+1.80 GiB over 39 iterations" and
+ * "+912 MiB over 40 iterations" read alike): each number, with the unit after it, becomes
+ * '#'. Into z (size n).
+ */
+static void title_class(const char *zTitle, char *z, size_t n)
+{
+    static const char *const azUnit[] = {" TiB", " GiB", " MiB", " KiB", " B", " ms", " us", " ns", " s", "%"};
+    size_t k = 0;
+    if (!zTitle) zTitle = "";
+    while (*zTitle && k + 1 < n) {
+        if (*zTitle >= '0' && *zTitle <= '9') {
+            while ((*zTitle >= '0' && *zTitle <= '9') || *zTitle == '.' || *zTitle == ',') zTitle++;
+            for (size_t u = 0; u < sizeof azUnit / sizeof azUnit[0]; u++) {
+                size_t m = strlen(azUnit[u]);
+                char c;
+                if (strncmp(zTitle, azUnit[u], m)) continue;
+                c = zTitle[m];
+                if (!(c >= 'a' && c <= 'z') && !(c >= 'A' && c <= 'Z')) zTitle += m; /* not " s" of " steps" */
+                break;
+            }
+            z[k++] = '#';
+        } else {
+            z[k++] = *zTitle++;
+        }
+    }
+    z[k] = 0;
+}
+
+/* A finding's grouping key: kind, site, phase, title class, separated by a byte no text holds. */
+static char *group_key(const struct vt_finding *f)
+{
+    char zClass[512];
+    title_class(f->zTitle, zClass, sizeof zClass);
+    return vt__strdupf("%s\x1f%s\x1f%s\x1f%s", f->zKind, f->zSite ? f->zSite : "", f->zPhase, zClass);
+}
+
+/* Sorting the findings by key, then trace, then worst first: the sort's context. */
+struct keyed {
+    char *zKey;
+    int i;
+    const struct vt_finding *f;
+};
+
+static int cmp_keyed(const void *pa, const void *pb)
+{
+    const struct keyed *a = pa, *b = pb;
+    int c = strcmp(a->zKey, b->zKey);
+    if (c) return c;
+    if (a->f->severity != b->f->severity) return b->f->severity - a->f->severity;
+    if (a->f->bytes != b->f->bytes) return a->f->bytes < b->f->bytes ? 1 : -1;
+    if (a->f->trace != b->f->trace) return a->f->trace - b->f->trace;
+    return a->i - b->i;
+}
+
+static int cmp_i64(const void *pa, const void *pb)
+{
+    int64_t a = *(const int64_t *)pa, b = *(const int64_t *)pb;
+    return a < b ? -1 : a > b;
+}
+
+static int cmp_int(const void *pa, const void *pb)
+{
+    return *(const int *)pa - *(const int *)pb;
+}
+
+/* Release what a finding owns. */
+static void finding_free(struct vt_finding *f)
+{
+    free(f->zTitle);
+    free(f->zEvidence);
+    free(f->zFix);
+    free(f->zSite);
+    free(f->aTraces);
+}
+
+/*
+ * Merge the run a[0..n) of findings with one key into its worst (a[0]): the traces it occurred
+ * on, how many findings it stands for, the spread of their bytes, and, of those on the worst's
+ * trace, their events (counts added) and the first and last time. The others are released (their slots marked by zKind NULL).
+ * Returns 0, or -1 when out of memory (nothing changed then).
+ */
+static int merge_run(struct vt_finding *aFind, const struct keyed *a, int n)
+{
+    struct vt_finding *w = &aFind[a[0].i];
+    int64_t *aB = malloc(sizeof *aB * (size_t)n);
+    int *aT = malloc(sizeof *aT * (size_t)n), nT = 0;
+    if (!aB || !aT) {
+        free(aB);
+        free(aT);
+        return -1;
+    }
+    for (int k = 0; k < n; k++) {
+        const struct vt_finding *f = a[k].f;
+        aB[k] = f->bytes;
+        aT[nT++] = f->trace;
+        if (f->trace == w->trace && k > 0) { /* repeats in the worst's process: their events and times too */
+            w->count += f->count;
+            if (f->firstTs >= 0 && (w->firstTs < 0 || f->firstTs < w->firstTs)) w->firstTs = f->firstTs;
+            if (f->lastTs > w->lastTs) w->lastTs = f->lastTs;
+        }
+    }
+    qsort(aB, (size_t)n, sizeof *aB, cmp_i64);
+    qsort(aT, (size_t)nT, sizeof *aT, cmp_int);
+    {
+        int m = 0;
+        for (int k = 0; k < nT; k++)
+            if (m == 0 || aT[m - 1] != aT[k]) aT[m++] = aT[k];
+        nT = m;
+    }
+    w->nSame = n;
+    w->bytesMin = aB[0];
+    w->bytesMed = aB[(n - 1) / 2];
+    w->bytesMax = aB[n - 1];
+    w->aTraces = aT;
+    w->nTraces = nT;
+    free(aB);
+    for (int k = 1; k < n; k++) {
+        finding_free(&aFind[a[k].i]);
+        aFind[a[k].i].zKind = NULL;
+    }
+    return 0;
+}
+
+int vt__findings_group(struct vt_result *r)
+{
+    struct keyed *a;
+    int rc = 0, nAll = r->nFind, n = 0, i, j;
+    if (nAll < 2) return 0;
+    a = calloc((size_t)nAll, sizeof *a);
+    if (!a) return -1;
+    for (i = 0; i < nAll; i++) {
+        a[i].i = i;
+        a[i].f = &r->aFind[i];
+        a[i].zKey = group_key(&r->aFind[i]);
+        if (!a[i].zKey) rc = -1;
+    }
+    if (rc == 0) {
+        qsort(a, (size_t)nAll, sizeof *a, cmp_keyed);
+        for (i = 0; i < nAll && rc == 0; i = j) {
+            for (j = i + 1; j < nAll && !strcmp(a[i].zKey, a[j].zKey);) j++;
+            if (j - i > 1) rc = merge_run(r->aFind, a + i, j - i);
+        }
+    }
+    for (i = 0; i < nAll; i++) /* the merged ones' slots closed up, the rest in their order */
+        if (r->aFind[i].zKind) r->aFind[n++] = r->aFind[i];
+    r->nFind = n;
+    for (i = 0; i < nAll; i++) free(a[i].zKey);
+    free(a);
+    return rc;
+}
+
+/* The rank of trace t as a number, or -1 when it has none or it is not a number. */
+static long rank_number(const struct vt_trace *t)
+{
+    char *zEnd;
+    long v;
+    if (!t->f.zRank[0]) return -1;
+    v = strtol(t->f.zRank, &zEnd, 10);
+    return *zEnd || v < 0 ? -1 : v;
+}
+
+/* Append to z (size n, NUL-terminated) what zFmt says; the text is cut at the end of z. */
+#define APPEND(...)                                                                                                   \
+    do {                                                                                                             \
+        size_t k_ = strlen(z);                                                                                       \
+        if (k_ + 1 < n) snprintf(z + k_, n - k_, __VA_ARGS__);                                                       \
+    } while (0)
+
+void vt__fmt_ranks(const struct vt_result *r, const struct vt_finding *f, char *z, size_t n)
+{
+    int nT = f->aTraces ? f->nTraces : 1, bRanks = 1, nShown = 0;
+    const int *aT = f->aTraces ? f->aTraces : &f->trace;
+    long *aR;
+    z[0] = 0;
+    if (r->nTrace < 2 || n == 0) return;
+    for (int k = 0; k < r->nTrace; k++)
+        if (rank_number(&r->aTrace[k]) < 0) bRanks = 0;
+    if (nT == r->nTrace) {
+        snprintf(z, n, "all %d %s", r->nTrace, bRanks ? "ranks" : "processes");
+        return;
+    }
+    if (!bRanks) { /* processes without ranks: named by pid */
+        if (nT == 1) snprintf(z, n, "pid %s only", r->aTrace[aT[0]].f.zPid[0] ? r->aTrace[aT[0]].f.zPid : "?");
+        else snprintf(z, n, "%d of %d processes", nT, r->nTrace);
+        return;
+    }
+    if (nT == 1) {
+        snprintf(z, n, "rank %ld only", rank_number(&r->aTrace[aT[0]]));
+        return;
+    }
+    aR = malloc(sizeof *aR * (size_t)nT);
+    if (!aR) { /* the count alone */
+        snprintf(z, n, "%d of %d ranks", nT, r->nTrace);
+        return;
+    }
+    for (int k = 0; k < nT; k++) aR[k] = rank_number(&r->aTrace[aT[k]]);
+    for (int k = 1; k < nT; k++) /* insertion sort: traces are in path order, ranks nearly so */
+        for (int m = k; m > 0 && aR[m - 1] > aR[m]; m--) {
+            long x = aR[m];
+            aR[m] = aR[m - 1];
+            aR[m - 1] = x;
+        }
+    APPEND("ranks ");
+    for (int k = 0; k < nT;) { /* runs of consecutive ranks as "a-b", at most 8 of them */
+        int e = k;
+        while (e + 1 < nT && aR[e + 1] == aR[e] + 1) e++;
+        if (nShown == 8) {
+            APPEND(", ...");
+            break;
+        }
+        if (e > k) APPEND("%s%ld-%ld", nShown ? ", " : "", aR[k], aR[e]);
+        else APPEND("%s%ld", nShown ? ", " : "", aR[k]);
+        nShown++;
+        k = e + 1;
+    }
+    APPEND(" (%d of %d)", nT, r->nTrace);
+    free(aR);
+}
+
+void vt__fmt_spread(const struct vt_finding *f, char *z, size_t n)
+{
+    char zMin[32], zMed[32], zMax[32], zHow[64];
+    int nT;
+    if (n == 0) return;
+    z[0] = 0;
+    if (f->nSame < 2) return;
+    vt__fmt_bytes(f->bytesMin, zMin, sizeof zMin);
+    vt__fmt_bytes(f->bytesMed, zMed, sizeof zMed);
+    vt__fmt_bytes(f->bytesMax, zMax, sizeof zMax);
+    nT = f->aTraces ? f->nTraces : 1;
+    if (nT == f->nSame) snprintf(zHow, sizeof zHow, "once in each of %d processes", nT);
+    else if (nT == 1) snprintf(zHow, sizeof zHow, "%d times", f->nSame);
+    else snprintf(zHow, sizeof zHow, "%d times in %d processes", f->nSame, nT);
+    if (f->bytesMin == f->bytesMax) snprintf(z, n, "%s, %s each", zHow, zMax);
+    else snprintf(z, n, "%s: %s min, %s median, %s max", zHow, zMin, zMed, zMax);
+}

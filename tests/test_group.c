@@ -1,0 +1,307 @@
+/* Tests for one finding per root cause: generated code as one site at the caller's line, findings grouped across ranks, the text report's first screen. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "report/report.h"
+#include "tracegen.h"
+#include "vt_test.h"
+
+#define WEIGHTS 0x100000000LL
+#define KEPT 0x300000000LL
+
+/* Analyze the traces into r; r->pOpts points at options that outlive the call (the reports read them). */
+static void run(const char **azPath, int nPath, struct vt_result *r)
+{
+    static struct vt_opts o;
+    vt__opts_default(&o);
+    o.nJobs = 1;
+    ASSERT_EQ(0, vt__analyze(azPath, nPath, &o, r));
+}
+
+/*
+ * A stack of a torch.compile'd forward (bWin: Windows paths): the generated module's line
+ * `line`, Inductor's and Dynamo's frames, the model's forward that Dynamo compiled, Dynamo's
+ * entry, then the user's call (train.py:66) and main.
+ */
+static int64_t compiled_stack(struct tg *g, int line, int bWin)
+{
+    const char *zGen = bWin ? "C:\\Users\\al\\AppData\\Local\\Temp\\torchinductor_al\\q7\\cq7x.py"
+                            : "/tmp/torchinductor_al/q7/cq7x.py";
+    const char *zInd = bWin ? "C:\\Users\\al\\venv\\Lib\\site-packages\\torch\\_inductor\\output_code.py"
+                            : "/usr/lib/python3.12/site-packages/torch/_inductor/output_code.py";
+    const char *zDyn = bWin ? "C:\\Users\\al\\venv\\Lib\\site-packages\\torch\\_dynamo\\eval_frame.py"
+                            : "/usr/lib/python3.12/site-packages/torch/_dynamo/eval_frame.py";
+    const char *zModel = bWin ? "C:\\Users\\al\\proj\\model.py" : "/home/al/proj/model.py";
+    const char *zTrain = bWin ? "C:\\Users\\al\\proj\\train.py" : "/home/al/proj/train.py";
+    const struct tg_frame a[] = {
+        {VT_FRAME_PYTHON, 0, "call", zGen, NULL, line},
+        {VT_FRAME_PYTHON, 0, "CompiledFxGraph.__call__", zInd, NULL, 584},
+        {VT_FRAME_PYTHON, 0, "DisableContext.__call__.<locals>._fn", zDyn, NULL, 929},
+        {VT_FRAME_PYTHON, 0, "GPT.forward", zModel, NULL, 140},
+        {VT_FRAME_PYTHON, 0, "OptimizedModule.__call__", zDyn, NULL, 414},
+        {VT_FRAME_PYTHON, 0, "train_one_epoch", zTrain, NULL, 66},
+        {VT_FRAME_PYTHON, 0, "main", zTrain, NULL, 212}};
+    return tg_stack_frames(g, a, (int)(sizeof a / sizeof a[0]), 0x5000 + line + (bWin ? 0x100000 : 0));
+}
+
+/* The generated backward: no user frame under it (the autograd engine's thread). */
+static int64_t backward_stack(struct tg *g, int line)
+{
+    const struct tg_frame a[] = {
+        {VT_FRAME_PYTHON, 0, "call", "/tmp/torchinductor_al/ue/cue4.py", NULL, line},
+        {VT_FRAME_PYTHON, 0, "CompiledFxGraph.__call__",
+         "/usr/lib/python3.12/site-packages/torch/_inductor/output_code.py", NULL, 584},
+        {VT_FRAME_PYTHON, 0, "BackwardCFunction.apply", "/usr/lib/python3.12/site-packages/torch/autograd/function.py",
+         NULL, 311}};
+    return tg_stack_frames(g, a, (int)(sizeof a / sizeof a[0]), 0x9000 + line);
+}
+
+/* Ten steps of a compiled model whose loop keeps the 12 hidden states (4 MiB each, one generated line each) every step. */
+static void build_compiled(const char *zPath, int bWin)
+{
+    struct tg *g = tg_open(zPath);
+    int64_t aS[12], aB[3], sW;
+    ASSERT(g);
+    tg_device(g, 0, "Test GPU", 16 * GiB);
+    sW = tg_stack(g, "train.py", 188, "main");
+    for (int k = 0; k < 12; k++) aS[k] = compiled_stack(g, 275 + 72 * k, bWin);
+    for (int k = 0; k < 3; k++) aB[k] = backward_stack(g, 1012 + 40 * k);
+    tg_alloc(g, 1 * MS, 0, 3, WEIGHTS, 200 * MiB, sW);
+    tg_nvtx(g, 5 * MS, 106 * MS, "train_epoch");
+    for (int i = 0; i < 10; i++) {
+        int64_t t0 = 5 * MS + i * 10 * MS, k;
+        tg_nvtx(g, t0, t0 + 10 * MS, "step");
+        k = tg_kernel(g, t0 + 2 * MS, t0 + 3 * MS, "triton_poi_fused_gelu_4");
+        tg_use(g, t0 + 2 * MS, k, WEIGHTS);
+        for (int h = 0; h < 12; h++) {
+            int64_t a = KEPT + (int64_t)(i * 12 + h) * 0x1000000;
+            tg_alloc(g, t0 + 2 * MS + h * 10000, 0, 3, a, 4 * MiB, aS[h]);
+            tg_use(g, t0 + 2 * MS + h * 10000, k, a);
+        }
+        for (int b = 0; b < 3; b++) { /* backward buffers, freed within the step */
+            int64_t a = 0x500000000LL + b * 0x1000000;
+            tg_alloc(g, t0 + 5 * MS, 0, 3, a, 8 * MiB, aB[b]);
+            tg_use(g, t0 + 5 * MS, k, a);
+            tg_free(g, t0 + 6 * MS, 0, 3, a, 8 * MiB);
+        }
+    }
+    ASSERT_EQ(0, tg_close(g));
+}
+
+/* Count the sites of trace t whose description contains zPart. */
+static int count_sites(const struct vt_trace *t, const char *zPart)
+{
+    int n = 0;
+    for (int i = 0; i < t->sites.n; i++)
+        if (strstr(t->sites.a[i].zSite, zPart)) n++;
+    return n;
+}
+
+/* Twelve generated lines called from one user line: one site there, one leak finding, Linux and Windows paths. */
+TEST(generated_code_is_one_site_at_the_callers_line)
+{
+    for (int bWin = 0; bWin < 2; bWin++) {
+        const char *zPath = tg_path(bWin ? "compiled_win.db" : "compiled.db");
+        const char *zWant = bWin ? "C:\\Users\\al\\proj\\train.py:66 in train_one_epoch (via generated code)"
+                                 : "/home/al/proj/train.py:66 in train_one_epoch (via generated code)";
+        struct vt_result r;
+        int nLeak = 0;
+        build_compiled(zPath, bWin);
+        run(&zPath, 1, &r);
+        ASSERT_EQ(1, count_sites(&r.aTrace[0], "train.py:66 in train_one_epoch (via generated code)"));
+        ASSERT_EQ(0, count_sites(&r.aTrace[0], "model.py:140"));
+        ASSERT_EQ(0, count_sites(&r.aTrace[0], "q7"));
+        /* the backward module: one site for its three lines, named by the file */
+        ASSERT_EQ(1, count_sites(&r.aTrace[0], "/tmp/torchinductor_al/ue/cue4.py (generated code, all its lines)"));
+        ASSERT_EQ(0, count_sites(&r.aTrace[0], "cue4.py:"));
+        for (int i = 0; i < r.nFind; i++) {
+            if (strcmp(r.aFind[i].zKind, "leak") || r.aFind[i].severity < VT_SEV_LOW) continue;
+            nLeak++;
+            ASSERT_STREQ(zWant, r.aFind[i].zSite);
+        }
+        ASSERT(nLeak >= 1 && nLeak <= 2); /* growth, and never freed: not one per generated line */
+        vt__result_free(&r);
+    }
+    tg_cleanup();
+}
+
+/*
+ * One rank of a job: a 64 MiB buffer from train.py:20 never freed on every rank; on rank 2,
+ * 8 MiB more per step from train.py:88 (a leak on that rank only); nSites more buffers of 2 MiB
+ * never freed, each from a line of its own (distinct findings).
+ */
+static void build_rank(const char *zPath, int rank, int nSites)
+{
+    struct tg *g = tg_open(zPath);
+    char zRank[16];
+    int64_t sB, sL;
+    ASSERT(g);
+    snprintf(zRank, sizeof zRank, "%d", rank);
+    tg_meta(g, "rank", zRank);
+    tg_device(g, 0, "Test GPU", 16 * GiB);
+    sB = tg_stack(g, "train.py", 20, "main");
+    sL = tg_stack(g, "train.py", 88, "train_step");
+    tg_alloc(g, 1 * MS, 0, 3, WEIGHTS, (64 + 4 * rank) * MiB, sB);
+    tg_nvtx(g, 5 * MS, 106 * MS, "train_epoch");
+    for (int i = 0; i < 10; i++) {
+        int64_t t0 = 5 * MS + i * 10 * MS;
+        tg_nvtx(g, t0, t0 + 10 * MS, "step");
+        if (rank == 2) tg_alloc(g, t0 + 3 * MS, 0, 3, KEPT + i * 0x1000000LL, 8 * MiB, sL);
+    }
+    for (int k = 0; k < nSites; k++)
+        tg_alloc(g, 104 * MS, 0, 3, 0x700000000LL + k * 0x1000000LL, 2 * MiB, tg_stack(g, "data.py", 100 + k, "load"));
+    ASSERT_EQ(0, tg_close(g));
+}
+
+/* Find the finding of kind zKind whose site contains zSite, or NULL. */
+static const struct vt_finding *find(const struct vt_result *r, const char *zKind, const char *zSite)
+{
+    for (int i = 0; i < r->nFind; i++)
+        if (!strcmp(r->aFind[i].zKind, zKind) && r->aFind[i].zSite && strstr(r->aFind[i].zSite, zSite))
+            return &r->aFind[i];
+    return NULL;
+}
+
+/* Four ranks: what all of them do is one finding "all 4 ranks" with its spread; rank 2's leak "rank 2 only". */
+TEST(findings_grouped_across_ranks)
+{
+    const char *az[4];
+    char azPath[4][64], z[256];
+    struct vt_result r;
+    const struct vt_finding *x;
+    for (int k = 0; k < 4; k++) {
+        snprintf(azPath[k], sizeof azPath[k], "rank%d.db", k);
+        az[k] = strdup(tg_path(azPath[k]));
+        build_rank(az[k], k, 0);
+    }
+    run(az, 4, &r);
+    x = find(&r, "leak", "train.py:20 in main");
+    ASSERT(x);
+    ASSERT_EQ(4, x->nSame);
+    ASSERT_EQ(4, x->nTraces);
+    ASSERT_EQ(3, x->trace); /* the worst (76 MiB) stands for them */
+    ASSERT_EQ(76 * MiB, x->bytes);
+    ASSERT_EQ(64 * MiB, x->bytesMin);
+    ASSERT_EQ(68 * MiB, x->bytesMed);
+    ASSERT_EQ(76 * MiB, x->bytesMax);
+    vt__fmt_ranks(&r, x, z, sizeof z);
+    ASSERT_STREQ("all 4 ranks", z);
+    vt__fmt_spread(x, z, sizeof z);
+    ASSERT_STREQ("once in each of 4 processes: 64.0 MiB min, 68.0 MiB median, 76.0 MiB max", z);
+    for (int i = 0; i < r.nFind; i++) { /* every finding of train.py:88 is rank 2's only */
+        if (!r.aFind[i].zSite || !strstr(r.aFind[i].zSite, "train.py:88")) continue;
+        ASSERT_EQ(2, r.aFind[i].trace);
+        vt__fmt_ranks(&r, &r.aFind[i], z, sizeof z);
+        ASSERT_STREQ("rank 2 only", z);
+    }
+    ASSERT(find(&r, "leak", "train.py:88"));
+    {
+        int worst, n = vt__trace_findings(&r, 0, &worst);
+        ASSERT(n >= 1); /* rank 0 counts the grouped finding it is part of */
+        ASSERT(vt__finding_on(x, 0) && vt__finding_on(x, 2));
+    }
+    {
+        char *zJson = NULL;
+        size_t nJson = 0;
+        FILE *f = open_memstream(&zJson, &nJson);
+        ASSERT(f);
+        ASSERT_EQ(0, vt__report_json(f, &r));
+        fclose(f);
+        ASSERT(tg_json_valid(zJson));
+        ASSERT_CONTAINS(zJson, "\"traces\": [0, 1, 2, 3], \"ranks\": [\"0\", \"1\", \"2\", \"3\"], \"where\": \"all 4 ranks\", "
+                               "\"occurrences\": 4, \"bytes_min\": 67108864, \"bytes_median\": 71303168, \"bytes_max\": 79691776}");
+        ASSERT_CONTAINS(zJson, "\"traces\": [2], \"ranks\": [\"2\"], \"where\": \"rank 2 only\", \"occurrences\": 1");
+        free(zJson);
+    }
+    vt__result_free(&r);
+    for (int k = 0; k < 4; k++) free((char *)az[k]);
+    tg_cleanup();
+}
+
+/* Rank lists: ranges of consecutive ranks, the count beside them. */
+TEST(rank_list_wording)
+{
+    struct vt_result r;
+    struct vt_trace aT[12];
+    struct vt_finding x;
+    int aIdx[] = {0, 1, 2, 3, 5, 7, 8, 11};
+    char z[256];
+    memset(&r, 0, sizeof r);
+    memset(aT, 0, sizeof aT);
+    memset(&x, 0, sizeof x);
+    for (int k = 0; k < 12; k++) snprintf(aT[k].f.zRank, sizeof aT[k].f.zRank, "%d", k);
+    r.aTrace = aT;
+    r.nTrace = 12;
+    x.aTraces = aIdx;
+    x.nTraces = 8;
+    x.nSame = 8;
+    vt__fmt_ranks(&r, &x, z, sizeof z);
+    ASSERT_STREQ("ranks 0-3, 5, 7-8, 11 (8 of 12)", z);
+    aT[4].f.zRank[0] = 0; /* a process without a rank: counted as processes */
+    vt__fmt_ranks(&r, &x, z, sizeof z);
+    ASSERT_STREQ("8 of 12 processes", z);
+    r.nTrace = 1;
+    vt__fmt_ranks(&r, &x, z, sizeof z);
+    ASSERT_STREQ("", z);
+}
+
+/* Render the text report of r with --all or not, into a malloc'd string. */
+static char *text_of(struct vt_result *r, int bAll)
+{
+    struct vt_opts o = *r->pOpts;
+    const struct vt_opts *pOld = r->pOpts;
+    char *z = NULL;
+    size_t n = 0;
+    FILE *f = open_memstream(&z, &n);
+    ASSERT(f);
+    o.bAll = bAll;
+    r->pOpts = &o;
+    ASSERT_EQ(0, vt__report_text(f, r));
+    fclose(f);
+    r->pOpts = pOld;
+    return z;
+}
+
+static int count_of(const char *z, const char *zPart)
+{
+    int n = 0;
+    for (const char *p = z; (p = strstr(p, zPart)); p += strlen(zPart)) n++;
+    return n;
+}
+
+/* More findings than a screen, and many processes: the worst ten, then what is left, counted; --all shows all. */
+TEST(text_first_screen)
+{
+    const char *az[10];
+    char azPath[10][64];
+    struct vt_result r;
+    char *z;
+    for (int k = 0; k < 10; k++) {
+        snprintf(azPath[k], sizeof azPath[k], "screen%d.db", k);
+        az[k] = strdup(tg_path(azPath[k]));
+        build_rank(az[k], k, k == 0 ? 14 : 0);
+    }
+    run(az, 10, &r);
+    ASSERT(r.nFind > 12);
+    z = text_of(&r, 0);
+    ASSERT_EQ(10, count_of(z, "\n[")); /* findings begin a line with their severity */
+    ASSERT_CONTAINS(z, "more findings (");
+    ASSERT_CONTAINS(z, "--all shows them");
+    ASSERT_EQ(0, count_of(z, "== Process "));
+    ASSERT_CONTAINS(z, "(the sections of each of the 10 processes: --all shows them)");
+    ASSERT_CONTAINS(z, "  ... 2 more processes (--all shows them)");
+    ASSERT_CONTAINS(z, "all 10 ranks");
+    free(z);
+    z = text_of(&r, 1);
+    ASSERT_EQ(r.nFind, count_of(z, "\n["));
+    ASSERT_EQ(10, count_of(z, "== Process "));
+    ASSERT(!strstr(z, "more findings ("));
+    free(z);
+    vt__result_free(&r);
+    for (int k = 0; k < 10; k++) free((char *)az[k]);
+    tg_cleanup();
+}
+
+VT_TEST_LIST(T(generated_code_is_one_site_at_the_callers_line) T(findings_grouped_across_ranks) T(rank_list_wording)
+             T(text_first_screen))
