@@ -81,10 +81,11 @@ static int emit_end(struct vt_result *r, int iTrace, int64_t bytes, int64_t coun
 struct state {
     int64_t bytes, count, first, last;
     int nSite, aTop[3], nTop; /* sites, the largest three by bytes */
+    int iPy;                  /* the largest site naming a Python line (-1 none): where to look first */
 };
 
-/* Add site i (its allocations live at exit) to the state S. */
-static void state_add(struct state *S, const struct leak *L, int i)
+/* Add site i of t (its allocations live at exit) to the state S. */
+static void state_add(struct state *S, const struct leak *L, const struct vt_trace *t, int i)
 {
     const struct lsite *e = &L->a[i];
     int j;
@@ -93,6 +94,7 @@ static void state_add(struct state *S, const struct leak *L, int i)
     if (e->endFirstTs >= 0 && (S->first < 0 || e->endFirstTs < S->first)) S->first = e->endFirstTs;
     if (e->endLastTs > S->last) S->last = e->endLastTs;
     S->nSite++;
+    if (strstr(t->sites.a[i].zSite, ".py:") && (S->iPy < 0 || L->a[S->iPy].endBytes < e->endBytes)) S->iPy = i;
     if (S->nTop == 3 && L->a[S->aTop[2]].endBytes >= e->endBytes) return;
     j = S->nTop < 3 ? S->nTop++ : 2;
     while (j > 0 && L->a[S->aTop[j - 1]].endBytes < e->endBytes) {
@@ -114,6 +116,7 @@ static int emit_state(struct vt_result *r, int iTrace, const struct leak *L, con
     struct vt_finding *f;
     char zB[32], zList[600] = "", zE[32];
     size_t n = 0;
+    int iWhere;
     for (int k = 0; k < S->nTop; k++) {
         const struct lsite *e = &L->a[S->aTop[k]];
         vt__fmt_bytes(e->endBytes, zE, sizeof zE);
@@ -129,8 +132,9 @@ static int emit_state(struct vt_result *r, int iTrace, const struct leak *L, con
     f->count = S->count;
     f->firstTs = S->first;
     f->lastTs = S->first < 0 ? -1 : S->last;
-    f->stackId = t->sites.a[S->aTop[0]].stackId;
-    f->zSite = vt__strdupf("%s", t->sites.a[S->aTop[0]].zSite);
+    iWhere = S->iPy >= 0 ? S->iPy : S->aTop[0]; /* a program line rather than the allocator's own frame */
+    f->stackId = t->sites.a[iWhere].stackId;
+    f->zSite = vt__strdupf("%s", t->sites.a[iWhere].zSite);
     if (S->first < 0) /* no allocation time known (a snapshot of the state at its dump) */
         f->zTitle = vt__strdupf("%s live at the end, allocation times unknown: what held the memory, by site (no leak "
                                 "or growth can be judged)", zB);
@@ -174,6 +178,7 @@ static int leak_at_end(const struct leak *L, struct vt_result *r, int iTrace)
     char zB[32];
     memset(&S, 0, sizeof S);
     S.first = S.last = -1;
+    S.iPy = -1;
     for (int i = 0; i < t->sites.n && i < L->n; i++) {
         const struct vt_site *s = &t->sites.a[i];
         const struct lsite *e = &L->a[i];
@@ -193,7 +198,7 @@ static int leak_at_end(const struct leak *L, struct vt_result *r, int iTrace)
             continue;
         }
         if (!t->f.bHaveKernelUses && e->nIv < ACCUMULATED_IV) { /* uses unknown, not accumulating: state */
-            state_add(&S, L, i);
+            state_add(&S, L, t, i);
             continue;
         }
         if (s->stackId < 0) {
@@ -397,7 +402,7 @@ static int growth(const struct leak *L, struct vt_result *r, int iTrace)
                      zT, t->f.bSegments ? " (attribution at segment level: the call sites of the caching "
                      "allocator's segments reserved while the baseline rose; a segment's site is the allocation "
                      "that made the allocator reserve it)" : "",
-                     t->f.bSegments && !strstr(t->sites.a[iTop].zSite, ".py:")
+                     t->f.bSegments && t->sites.a[iTop].stackId >= 0 && !strstr(t->sites.a[iTop].zSite, ".py:")
                          ? ". No Python frame: in PyTorch, the autograd engine's thread reserving for the backward "
                            "pass because tensors kept elsewhere hold the cache's blocks; " VT_HISTORY_HINT
                            " shows the line that keeps them" : "");

@@ -212,10 +212,12 @@ static void recording_notes(struct vt_tracefile *f, const char *zKernelArgs)
                              "not numbers) were ignored: the trace is damaged or was not written by vramtrace",
                           (long long)f->nHidden);
     }
-    if (f->nNoTime > 0)
-        vt__read_note(f, "%lld events have no known time (the GPU did not report one): they are counted but left "
-                         "off the timeline",
-                      (long long)f->nNoTime);
+    if (f->nNoTime > 0) /* the analysis puts allocations of unknown time at the end, live (analysis.md) */
+        vt__read_note(f, "%lld events have no known time (%s): they are counted; allocations among them are "
+                         "taken as live at the end of the trace, the others are left off the timeline",
+                      (long long)f->nNoTime, f->zSource[0] && strcmp(f->zSource, "cupti") != 0
+                                                 ? "the imported file does not record one"
+                                                 : "the GPU did not report one");
     if (f->bSegments)
         vt__read_note(f, "recorded without tensor-level tracing: %lld of %lld device allocations look like "
                          "caching-allocator segments (2 MiB, or >= 20 MiB in 2 MiB steps), so findings are at "
