@@ -310,7 +310,7 @@ static int svg(FILE *f, const struct vt_result *r, int i, int64_t vmax)
     }
     for (int d = 0; d < t->tl.nDev; d++) { /* peaks after every line: their labels are placed around them */
         const struct vt_device *dv = &t->tl.aDev[d];
-        double px, py;
+        double px, py, ly;
         char zL[48];
         if (dv->peak <= 0 || dv->peakTs < 0) continue;
         px = xpos(t, dv->peakTs);
@@ -325,8 +325,11 @@ static int svg(FILE *f, const struct vt_result *r, int i, int64_t vmax)
         }
         fputs("</title></circle>", f);
         snprintf(zL, sizeof zL, "peak %s", zB); /* right of the point, else left of it, else above or below */
-        if (!label(f, L, px + 6, py + 14, 0, NULL, 0, " class=\"peak-label\"", zL))
-            label(f, L, px - 6, py + 14, 1, aPeakAlt, 5, " class=\"peak-label\"", zL);
+        /* under the point while that stays in the plot, else over it: a low peak's label must not
+         * take the row under the plot, where the finding markers' labels go */
+        ly = py + 14 + 3 <= SVG_H - PAD_B ? py + 14 : py - 8;
+        if (!label(f, L, px + 6, ly, 0, NULL, 0, " class=\"peak-label\"", zL))
+            label(f, L, px - 6, ly, 1, aPeakAlt, 5, " class=\"peak-label\"", zL);
         fputc('\n', f);
     }
     if (svg_markers(f, L, r, i)) goto done;
