@@ -65,6 +65,7 @@ enum vt_jn_type { VT_JN_NULL, VT_JN_BOOL, VT_JN_NUM, VT_JN_STR, VT_JN_ARR, VT_JN
 struct vt_jnode {
     uint8_t type;   /* enum vt_jn_type */
     uint8_t bInt;   /* NUM written as an integer that fits int64 */
+    uint16_t nKey;  /* length of the member name, 0xffff when that long or longer */
     int32_t next;   /* next sibling, -1 at the end */
     int32_t child;  /* first child of ARR/OBJ, -1 when empty */
     uint32_t iKey;  /* member name (offset in the tree's text) when the parent is an OBJ */
@@ -93,7 +94,9 @@ int32_t vt__jt_get(const struct vt_jtree *t, int32_t i, const char *zKey);
 /*
  * Members azKey[0..nKey) of OBJ node i in one pass: aOut[k] is the member named azKey[k] (the
  * last one when repeated) or -1. Cheaper than nKey calls of vt__jt_get on objects of many members.
+ * Names past the first VT_JT_PICK_MAX are not looked for (their aOut is -1).
  */
+#define VT_JT_PICK_MAX 64
 void vt__jt_pick(const struct vt_jtree *t, int32_t i, const char *const *azKey, int nKey, int32_t *aOut);
 /* STR node text or NULL. */
 const char *vt__jt_str(const struct vt_jtree *t, int32_t i);
