@@ -144,13 +144,30 @@ static int hex4(struct vt_js *j, unsigned *pu)
     return 0;
 }
 
+/* The first '"' or '\\' in [p, e), or e: eight bytes per step (a zero byte of x ^ c marks a c). */
+static inline const uint8_t *quote_or_backslash(const uint8_t *p, const uint8_t *e)
+{
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    const uint64_t ones = 0x0101010101010101ull, highs = 0x8080808080808080ull;
+    for (; e - p >= 8; p += 8) {
+        uint64_t x, q, s, m;
+        memcpy(&x, p, 8);
+        q = x ^ (ones * '"');
+        s = x ^ (ones * '\\');
+        m = ((q - ones) & ~q & highs) | ((s - ones) & ~s & highs);
+        if (m) return p + (__builtin_ctzll(m) >> 3); /* the lowest flag is exact (little-endian) */
+    }
+#endif
+    while (p < e && *p != '"' && *p != '\\') p++;
+    return p;
+}
+
 /* Read a string body (the opening quote consumed), appending it and a NUL to k. Returns 0 or VT_JS_ERROR. */
 static int read_into(struct vt_js *j, struct sink *k)
 {
     k->nStart = *k->pn;
     { /* the common case: the whole string in the buffer, without escapes, into room already there */
-        const uint8_t *b = j->aBuf, *p = b + j->iPos, *e = b + j->nBuf;
-        while (p < e && *p != '"' && *p != '\\') p++;
+        const uint8_t *b = j->aBuf, *p = quote_or_backslash(b + j->iPos, b + j->nBuf), *e = b + j->nBuf;
         if (p < e && *p == '"') {
             size_t n = (size_t)(p - (b + j->iPos));
             if (*k->pn + n + 1 <= *k->pnAlloc && n + 2 <= VT_JS_STR_MAX && *k->pn + n + 2 <= k->nMax) {
@@ -739,21 +756,56 @@ int32_t vt__jt_get(const struct vt_jtree *t, int32_t i, const char *zKey)
     return hit;
 }
 
-void vt__jt_pick(const struct vt_jtree *t, int32_t i, const char *const *azKey, int nKey, int32_t *aOut)
+/* Whether the n bytes at z (which may hold NULs) are the NUL-terminated name a. */
+static inline int key_is(const char *z, size_t n, const char *a)
 {
-    size_t anLen[VT_JT_PICK_MAX];
-    for (int k = 0; k < nKey; k++) aOut[k] = -1;
-    if (nKey > VT_JT_PICK_MAX) nKey = VT_JT_PICK_MAX;
-    for (int k = 0; k < nKey; k++) anLen[k] = strlen(azKey[k]);
+    for (size_t i = 0; i < n; i++)
+        if (!a[i] || a[i] != z[i]) return 0;
+    return !a[n];
+}
+
+/* The bucket of a name by its first byte and its length. */
+static inline unsigned key_bucket(const char *z, size_t n)
+{
+    return ((unsigned)(unsigned char)z[0] + (unsigned)n * 7u) & 63u;
+}
+
+int vt__jt_keys(struct vt_jkeys *k, const char *const *az, int n)
+{
+    memset(k, 0, sizeof *k);
+    if (n < 0 || n > VT_JT_PICK_MAX) return -1;
+    k->n = n;
+    k->az = az;
+    for (int m = 0; m < n; m++) {
+        size_t len = strlen(az[m]);
+        k->anLen[m] = len < 0xffff ? (uint16_t)len : 0xffff;
+        k->aBucket[key_bucket(az[m], k->anLen[m])] |= 1ull << m;
+    }
+    return 0;
+}
+
+void vt__jt_pick(const struct vt_jtree *t, int32_t i, const struct vt_jkeys *k, int32_t *aOut)
+{
+    for (int m = 0; m < k->n; m++) aOut[m] = -1;
     if (i < 0 || i >= t->n || t->a[i].type != VT_JN_OBJ) return;
     for (int32_t c = t->a[i].child; c >= 0; c = t->a[c].next) {
         const char *z = t->z + t->a[c].iKey;
         size_t n = t->a[c].nKey;
-        for (int k = 0; k < nKey; k++)
-            if (z[0] == azKey[k][0] && (n == 0xffff ? !strcmp(z, azKey[k]) : n == anLen[k] && !memcmp(z, azKey[k], n))) {
-                aOut[k] = c;
+        if (n == 0xffff) { /* a name of 64 KiB or more: compared in full */
+            for (int m = 0; m < k->n; m++)
+                if (!strcmp(z, k->az[m])) {
+                    aOut[m] = c;
+                    break;
+                }
+            continue;
+        }
+        for (uint64_t b = k->aBucket[key_bucket(z, n)]; b; b &= b - 1) {
+            int m = __builtin_ctzll(b);
+            if (k->anLen[m] == n && key_is(z, n, k->az[m])) {
+                aOut[m] = c;
                 break;
             }
+        }
     }
 }
 
