@@ -756,14 +756,6 @@ int32_t vt__jt_get(const struct vt_jtree *t, int32_t i, const char *zKey)
     return hit;
 }
 
-/* Whether the n bytes at z (which may hold NULs) are the NUL-terminated name a. */
-static inline int key_is(const char *z, size_t n, const char *a)
-{
-    for (size_t i = 0; i < n; i++)
-        if (!a[i] || a[i] != z[i]) return 0;
-    return !a[n];
-}
-
 /* The bucket of a name by its first byte and its length. */
 static inline unsigned key_bucket(const char *z, size_t n)
 {
@@ -801,7 +793,7 @@ void vt__jt_pick(const struct vt_jtree *t, int32_t i, const struct vt_jkeys *k, 
         }
         for (uint64_t b = k->aBucket[key_bucket(z, n)]; b; b &= b - 1) {
             int m = __builtin_ctzll(b);
-            if (k->anLen[m] == n && key_is(z, n, k->az[m])) {
+            if (k->anLen[m] == n && !memcmp(z, k->az[m], n)) { /* az[m] has no NUL in its n bytes */
                 aOut[m] = c;
                 break;
             }
