@@ -162,11 +162,17 @@ static inline const uint8_t *quote_or_backslash(const uint8_t *p, const uint8_t 
     return p;
 }
 
-/* Read a string body (the opening quote consumed), appending it and a NUL to k. Returns 0 or VT_JS_ERROR. */
-static int read_into(struct vt_js *j, struct sink *k)
+static int read_into_slow(struct vt_js *j, struct sink *k);
+
+/*
+ * Read a string body (the opening quote consumed), appending it and a NUL to k. Returns 0 or
+ * VT_JS_ERROR. Inline for the common case: the whole string in the buffer, without escapes,
+ * into room already there; anything else goes to read_into_slow.
+ */
+static inline int read_into(struct vt_js *j, struct sink *k)
 {
     k->nStart = *k->pn;
-    { /* the common case: the whole string in the buffer, without escapes, into room already there */
+    {
         const uint8_t *b = j->aBuf, *p = quote_or_backslash(b + j->iPos, b + j->nBuf), *e = b + j->nBuf;
         if (p < e && *p == '"') {
             size_t n = (size_t)(p - (b + j->iPos));
@@ -179,6 +185,12 @@ static int read_into(struct vt_js *j, struct sink *k)
             }
         }
     }
+    return read_into_slow(j, k);
+}
+
+/* read_into's general path: escapes, strings across buffer refills, growing the sink. */
+static int read_into_slow(struct vt_js *j, struct sink *k)
+{
     for (;;) {
         size_t i = j->iPos;
         const uint8_t *b = j->aBuf, *q = memchr(b + i, '"', j->nBuf - i), *e;
