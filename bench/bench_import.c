@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include "import.h"
 #include "json.h"
@@ -28,10 +29,11 @@
  * import (read, write the trace, order, commit) and the reader alone (the
  * unpickler claiming every event, the JSON reader reading every event tree),
  * the ceiling the import can approach. The goal (docs/performance.md): at
- * least 1 M events/s for both.
+ * least 1 M events/s for both. Each file is measured plain and gzip'd (zlib
+ * level 1), and a closing table puts the rates and their ratios side by side.
  *
  * Usage: bench_import [-r RUNS] [-d DIR] [-k] [EVENTS]   (default 3 runs, 1000000 events, DIR /tmp;
- * -k keeps the generated files, to profile `vramtrace import` on them)
+ * -k keeps the generated plain files, to profile `vramtrace import` on them)
  */
 
 /* ---- a pickle writer (the subset PyTorch's snapshots use) ---- */
@@ -201,6 +203,22 @@ static int64_t make_kineto(const char *zPath, int64_t nEvents)
     return fclose(f) == 0 ? n : -1;
 }
 
+/* Write zIn gzip'd (level 1) to zOut. Returns 0 or -1. */
+static int gzip_copy(const char *zIn, const char *zOut)
+{
+    static char aBuf[1 << 16];
+    FILE *f = fopen(zIn, "rb");
+    gzFile g = f ? gzopen(zOut, "wb1") : NULL;
+    size_t n;
+    int rc = f && g ? 0 : -1;
+    while (rc == 0 && (n = fread(aBuf, 1, sizeof aBuf, f)) > 0)
+        if (gzwrite(g, aBuf, (unsigned)n) != (int)n) rc = -1;
+    if (f && ferror(f)) rc = -1;
+    if (g && gzclose(g) != Z_OK) rc = -1;
+    if (f) fclose(f);
+    return rc;
+}
+
 /* ---- the measurements ---- */
 
 static double now(void)
@@ -303,6 +321,7 @@ int main(int argc, char **argv)
     int nRuns = 3, c, bKeep = 0;
     int64_t nWant = 1000000;
     char zSnap[4096], zKin[4096], zOut[4096];
+    double aRate[2][2][2] = {{{0}}}; /* [snapshot, Kineto][plain, gzip][reader, import]: events per CPU second */
     while ((c = getopt(argc, argv, "r:d:k")) != -1) {
         if (c == 'k') bKeep = 1;
         else if (c == 'r') nRuns = atoi(optarg);
@@ -323,8 +342,9 @@ int main(int argc, char **argv)
     for (int k = 0; k < 2; k++) {
         const char *zIn = k ? zKin : zSnap;
         int fmt = k ? VT_IMPORT_KINETO : VT_IMPORT_SNAPSHOT;
+        char zGz[4200];
         struct stat st;
-        double rImport = 0, rRead = 0, t0 = now();
+        double t0 = now();
         int64_t n = k ? make_kineto(zIn, nWant) : make_snapshot(zIn, nWant);
         if (n < 0 || stat(zIn, &st) != 0) {
             fprintf(stderr, "bench_import: cannot write %s: %s\n", zIn, strerror(errno));
@@ -332,12 +352,39 @@ int main(int argc, char **argv)
         }
         printf("%s: %lld events, %.1f MiB, generated in %.1f s\n", k ? "Kineto trace (JSON)" : "PyTorch snapshot",
                (long long)n, (double)st.st_size / 1048576.0, now() - t0);
-        run(k ? "JSON reader alone" : "unpickler alone", zIn, fmt, 1, zOut, nRuns, &rRead);
-        run("vramtrace import", zIn, fmt, 0, zOut, nRuns, &rImport);
-        if (rRead > 0 && rImport > 0)
-            printf("  import / reader: %.2f; import / goal (1 M events/s): %.2f\n", rImport / rRead, rImport / 1e6);
+        snprintf(zGz, sizeof zGz, "%s.gz", zIn);
+        for (int z = 0; z < 2; z++) {
+            const char *zFile = z ? zGz : zIn;
+            if (z) {
+                if (gzip_copy(zIn, zGz) != 0 || stat(zGz, &st) != 0) {
+                    fprintf(stderr, "bench_import: cannot write %s\n", zGz);
+                    return 1;
+                }
+                printf(" gzip'd: %.1f MiB\n", (double)st.st_size / 1048576.0);
+            } else {
+                printf(" plain:\n");
+            }
+            run(k ? "JSON reader alone" : "unpickler alone", zFile, fmt, 1, zOut, nRuns, &aRate[k][z][0]);
+            run("vramtrace import", zFile, fmt, 0, zOut, nRuns, &aRate[k][z][1]);
+            if (z) unlink(zGz);
+            unlink(zOut);
+        }
         if (!bKeep) unlink(zIn);
-        unlink(zOut);
     }
+    /* the figures side by side: M events/s per CPU second and their ratios */
+    printf("\n%-20s %8s %8s %14s %14s\n", "M events/s per CPU s", "reader", "import", "import/reader",
+           "import/goal");
+    for (int k = 0; k < 2; k++)
+        for (int z = 0; z < 2; z++) {
+            double r = aRate[k][z][0], m = aRate[k][z][1];
+            printf("%-9s %-10s %8.2f %8.2f %14.2f %14.2f\n", k ? "Kineto" : "snapshot", z ? "gzip" : "plain", r / 1e6,
+                   m / 1e6, r > 0 ? m / r : 0, m / 1e6);
+        }
+    for (int z = 0; z < 2; z++)
+        printf("gzip/plain import: %s %.2f\n", z ? "Kineto  " : "snapshot",
+               aRate[z][0][1] > 0 ? aRate[z][1][1] / aRate[z][0][1] : 0);
+    printf("Kineto/snapshot import: plain %.2f, gzip %.2f\n",
+           aRate[0][0][1] > 0 ? aRate[1][0][1] / aRate[0][0][1] : 0,
+           aRate[0][1][1] > 0 ? aRate[1][1][1] / aRate[0][1][1] : 0);
     return 0;
 }

@@ -119,6 +119,7 @@ struct vt__tb {
     sqlite3_stmt *aIns[VT_TB_NTABLE];   /* one row */
     sqlite3_stmt *aMulti[VT_TB_NTABLE]; /* BATCH rows in one statement */
     int64_t *aBuf[VT_TB_NTABLE];        /* rows converted and waiting: BATCH * nCol values */
+    int64_t *aBound[VT_TB_NTABLE];      /* what aMulti's parameters hold now (kept across resets) */
     int anBuf[VT_TB_NTABLE];
     sqlite3_stmt *pString, *pStack, *pFrame;
     int64_t aRows[VT_TB_NTABLE];
@@ -232,7 +233,10 @@ static int prepare_insert(struct vt__tb *tb, int i)
     rc = zSql ? sqlite3_prepare_v3(tb->db, zSql, -1, SQLITE_PREPARE_PERSISTENT, &tb->aMulti[i], NULL) : SQLITE_NOMEM;
     sqlite3_free(zSql);
     if (rc != SQLITE_OK) return sql_fail(tb, d->zTable);
-    if (!(tb->aBuf[i] = malloc(sizeof(int64_t) * BATCH * MAXCOL))) return tb_fail(tb, "out of memory");
+    if (!(tb->aBuf[i] = malloc(sizeof(int64_t) * BATCH * MAXCOL)) ||
+        !(tb->aBound[i] = malloc(sizeof(int64_t) * BATCH * MAXCOL)))
+        return tb_fail(tb, "out of memory");
+    for (int k = 0; k < BATCH * MAXCOL; k++) tb->aBound[i][k] = VT_TB_NULL; /* a new statement's parameters are NULL */
     return 0;
 }
 
@@ -470,7 +474,13 @@ static int flush_table(struct vt__tb *tb, int i)
     for (int r = 0; r < n;) {
         sqlite3_stmt *p = n - r == BATCH ? tb->aMulti[i] : tb->aIns[i];
         int nRow = p == tb->aMulti[i] ? BATCH : 1;
-        for (int k = 0; k < nRow * nCol; k++) bind_null_or(p, k + 1, a[r * nCol + k]);
+        if (nRow == BATCH) { /* parameters keep their values across resets: bind only those that change */
+            int64_t *aOld = tb->aBound[i];
+            for (int k = 0; k < BATCH * nCol; k++)
+                if (aOld[k] != a[r * nCol + k]) bind_null_or(p, k + 1, aOld[k] = a[r * nCol + k]);
+        } else {
+            for (int k = 0; k < nCol; k++) bind_null_or(p, k + 1, a[r * nCol + k]);
+        }
         if (sqlite3_step(p) != SQLITE_DONE) {
             sqlite3_reset(p);
             tb->anBuf[i] = 0;
@@ -610,6 +620,7 @@ int vt__tb_close(struct vt__tb *tb, int bKeep, char *zErr, size_t nErr)
         sqlite3_finalize(tb->aIns[i]);
         sqlite3_finalize(tb->aMulti[i]);
         free(tb->aBuf[i]);
+        free(tb->aBound[i]);
     }
     sqlite3_finalize(tb->pString);
     sqlite3_finalize(tb->pStack);

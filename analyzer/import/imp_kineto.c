@@ -22,9 +22,20 @@
 
 #define KINETO_DEVICE_CUDA 1
 
+/* The members of an event read, and those of its args. */
+static const char *const azTop[] = {"name", "cat", "ph", "ts", "dur", "args", "tid", "pid"};
+static const char *const azArg[] = {"Device Type", "Device Id", "Bytes", "Addr", "Total Allocated",
+                                    "Total Reserved", "device", "context", "stream", "correlation",
+                                    "registers per thread", "grid", "block", "bytes"};
+enum { A_TYPE, A_DEVID, A_BYTES, A_ADDR, A_TOTAL, A_RESERVED, A_DEVICE, A_CONTEXT, A_STREAM, A_CORR, A_REGS,
+       A_GRID, A_BLOCK, A_NBYTES, A_N };
+_Static_assert(sizeof azArg / sizeof azArg[0] == A_N, "azArg");
+_Static_assert(A_N <= VT_JT_PICK_MAX && sizeof azTop / sizeof azTop[0] <= VT_JT_PICK_MAX, "vt__jt_keys");
+
 struct kin {
     struct vt__imp *x;
     struct vt_jtree t;
+    struct vt_jkeys top, arg; /* azTop, azArg */
     int64_t baseNs;  /* baseTimeNanoseconds, 0 when absent */
     int bBase;
     int64_t tFirst, tLast;
@@ -103,20 +114,14 @@ static int base_at(struct kin *k, int64_t t)
 /* One trace event (tree node 0). Returns 0 or an exit code. */
 static int event(struct kin *k)
 {
-    static const char *const azTop[] = {"name", "cat", "ph", "ts", "dur", "args", "tid", "pid"};
-    static const char *const azArg[] = {"Device Type", "Device Id", "Bytes", "Addr", "Total Allocated",
-                                        "Total Reserved", "device", "context", "stream", "correlation",
-                                        "registers per thread", "grid", "block", "bytes"};
-    enum { A_TYPE, A_DEVID, A_BYTES, A_ADDR, A_TOTAL, A_RESERVED, A_DEVICE, A_CONTEXT, A_STREAM, A_CORR, A_REGS,
-           A_GRID, A_BLOCK, A_NBYTES, A_N };
     struct vt_jtree *t = &k->t;
     struct vt__tb *tb = k->x->tb;
-    int32_t aTop[8], aArg[A_N];
+    int32_t aTop[sizeof azTop / sizeof azTop[0]], aArg[A_N];
     const char *zName, *zCat, *zPh;
     int64_t ts, dur = VT_TB_NULL, end = VT_TB_NULL;
     double d;
     int rc;
-    vt__jt_pick(t, 0, azTop, 8, aTop);
+    vt__jt_pick(t, 0, &k->top, aTop);
     zName = vt__jt_str(t, aTop[0]);
     zCat = vt__jt_str(t, aTop[1]);
     zPh = vt__jt_str(t, aTop[2]);
@@ -126,7 +131,7 @@ static int event(struct kin *k)
         k->nOther++;
         return 0;
     }
-    vt__jt_pick(t, aTop[5], azArg, A_N, aArg);
+    vt__jt_pick(t, aTop[5], &k->arg, aArg);
     if (vt__jt_num(t, aTop[4], &d) && d >= 0 && d < 9.2e15) dur = llround(d * 1000.0);
     if (dur != VT_TB_NULL && __builtin_add_overflow(ts, dur, &end)) end = VT_TB_NULL;
     if ((rc = base_at(k, ts)) != 0) return rc;
@@ -312,6 +317,8 @@ int vt__import_kineto(struct vt__imp *x)
     k.tFirst = INT64_MAX;
     k.tLast = INT64_MIN;
     k.rank = k.worldSize = k.pid = VT_TB_NULL;
+    (void)vt__jt_keys(&k.top, azTop, (int)(sizeof azTop / sizeof azTop[0])); /* cannot fail: sizes asserted above */
+    (void)vt__jt_keys(&k.arg, azArg, A_N);
     if (vt__src_open_file(&in, x->zIn) != 0) return vt__imp_fail(x, VT_EXIT_NOFILE, "cannot open: %s", strerror(errno));
     if (!(j = vt__js_new(&in))) {
         rc = vt__imp_fail(x, VT_EXIT_INTERNAL, "out of memory");

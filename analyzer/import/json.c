@@ -71,8 +71,8 @@ static int peek(struct vt_js *j)
     return r == 0 ? -1 : -2;
 }
 
-/* Skip whitespace; returns the next byte (not consumed), -1 at the end, -2 on a read error. */
-static int skip_ws(struct vt_js *j)
+/* skip_ws's loop: whitespace across buffer refills. */
+static int skip_ws_slow(struct vt_js *j)
 {
     for (;;) {
         while (j->iPos < j->nBuf) {
@@ -84,6 +84,19 @@ static int skip_ws(struct vt_js *j)
         int r = fill(j);
         if (r != 1) return r == 0 ? -1 : -2;
     }
+}
+
+/* Skip whitespace; returns the next byte (not consumed), -1 at the end, -2 on a read error. The common
+ * cases (no whitespace, or one space) without a call. */
+static inline int skip_ws(struct vt_js *j)
+{
+    size_t i = j->iPos;
+    if (i < j->nBuf && j->aBuf[i] > ' ') return j->aBuf[i];
+    if (i + 1 < j->nBuf && j->aBuf[i] == ' ' && j->aBuf[i + 1] > ' ') {
+        j->iPos = i + 1;
+        return j->aBuf[i + 1];
+    }
+    return skip_ws_slow(j);
 }
 
 /* Where a string's bytes go: the tokenizer's buffer, or a tree's text (offsets must fit 32 bits). */
@@ -131,10 +144,53 @@ static int hex4(struct vt_js *j, unsigned *pu)
     return 0;
 }
 
-/* Read a string body (the opening quote consumed), appending it and a NUL to k. Returns 0 or VT_JS_ERROR. */
-static int read_into(struct vt_js *j, struct sink *k)
+/* The first '"' or '\\' in [p, e), or e: eight bytes per step (a zero byte of x ^ c marks a c). */
+static inline const uint8_t *quote_or_backslash(const uint8_t *p, const uint8_t *e)
+{
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    const uint64_t ones = 0x0101010101010101ull, highs = 0x8080808080808080ull;
+    for (; e - p >= 8; p += 8) {
+        uint64_t x, q, s, m;
+        memcpy(&x, p, 8);
+        q = x ^ (ones * '"');
+        s = x ^ (ones * '\\');
+        m = ((q - ones) & ~q & highs) | ((s - ones) & ~s & highs);
+        if (m) return p + (__builtin_ctzll(m) >> 3); /* the lowest flag is exact (little-endian) */
+    }
+#endif
+    while (p < e && *p != '"' && *p != '\\') p++;
+    return p;
+}
+
+static int read_into_slow(struct vt_js *j, struct sink *k);
+
+/*
+ * Read a string body (the opening quote consumed), appending it and a NUL to k. Returns 0 or
+ * VT_JS_ERROR. Inline for the common case: the whole string in the buffer, without escapes,
+ * into room already there; anything else goes to read_into_slow.
+ */
+static inline int read_into(struct vt_js *j, struct sink *k)
 {
     k->nStart = *k->pn;
+    {
+        const uint8_t *b = j->aBuf, *p = quote_or_backslash(b + j->iPos, b + j->nBuf), *e = b + j->nBuf;
+        if (p < e && *p == '"') {
+            size_t n = (size_t)(p - (b + j->iPos));
+            if (*k->pn + n + 1 <= *k->pnAlloc && n + 2 <= VT_JS_STR_MAX && *k->pn + n + 2 <= k->nMax) {
+                memcpy(*k->pz + *k->pn, b + j->iPos, n);
+                (*k->pz)[*k->pn + n] = 0;
+                *k->pn += n + 1;
+                j->iPos += n + 1;
+                return 0;
+            }
+        }
+    }
+    return read_into_slow(j, k);
+}
+
+/* read_into's general path: escapes, strings across buffer refills, growing the sink. */
+static int read_into_slow(struct vt_js *j, struct sink *k)
+{
     for (;;) {
         size_t i = j->iPos;
         const uint8_t *b = j->aBuf, *q = memchr(b + i, '"', j->nBuf - i), *e;
@@ -228,7 +284,52 @@ static int literal(struct vt_js *j, const char *z)
 }
 
 /* Read a number (or NaN / Infinity / -Infinity). Returns 0 or VT_JS_ERROR. */
+static int read_number_slow(struct vt_js *j);
+
+/*
+ * Read a number (or NaN / Infinity / -Infinity). Returns 0 or VT_JS_ERROR. The common forms,
+ * -?(0|[1-9][0-9]*)(\.[0-9]+)? of at most 18 (integers) or 19 (with a fraction) characters ended
+ * inside the buffer, are converted in place, to the values the general path gives them.
+ */
 static int read_number(struct vt_js *j)
+{
+    static const double aPow10[] = {1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10,
+                                    1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18};
+    const uint8_t *b = j->aBuf + j->iPos, *p = b, *e = j->aBuf + j->nBuf, *pDot = NULL;
+    uint64_t m = 0;
+    int bNeg = 0;
+    if (p < e && *p == '-') bNeg = 1, p++;
+    if (p < e && *p == '0') p++;
+    else if (p < e && *p >= '1' && *p <= '9') {
+        while (p < e && *p >= '0' && *p <= '9') m = m * 10 + (uint64_t)(*p++ - '0');
+    } else {
+        return read_number_slow(j);
+    }
+    if (p - b > 18) return read_number_slow(j);
+    if (p < e && *p == '.') {
+        pDot = ++p;
+        while (p < e && *p >= '0' && *p <= '9') m = m * 10 + (uint64_t)(*p++ - '0');
+        if (p == pDot || p - b > 19) return read_number_slow(j);
+    }
+    /* ended inside the buffer by a byte that cannot continue a number */
+    if (p == e || (*p >= '0' && *p <= '9') || *p == '.' || *p == 'e' || *p == 'E' || *p == '+' || *p == '-')
+        return read_number_slow(j);
+    if (!pDot) {
+        j->numI = bNeg ? -(int64_t)m : (int64_t)m;
+        j->num = (double)j->numI;
+        j->bNumInt = 1;
+    } else {
+        if (m >= (1ull << 53) || p - pDot > 18) return read_number_slow(j);
+        j->num = (double)m / aPow10[p - pDot];
+        if (bNeg) j->num = -j->num;
+        j->bNumInt = 0;
+    }
+    j->iPos += (size_t)(p - b);
+    return 0;
+}
+
+/* read_number's general path: any number, across buffer refills. */
+static int read_number_slow(struct vt_js *j)
 {
     char z[72];
     size_t n = 0;
@@ -498,6 +599,7 @@ static int32_t tree_node(struct vt_js *j, struct vt_jtree *t, int type)
     x = &t->a[t->n];
     x->type = (uint8_t)type;
     x->bInt = 0;
+    x->nKey = 0;
     x->next = x->child = -1;
     x->iKey = x->iStr = x->nStr = 0;
     x->i = 0;
@@ -562,6 +664,7 @@ int vt__js_read_tree(struct vt_js *j, int tok, struct vt_jtree *t)
     int32_t aOpen[VT_JS_DEPTH_MAX], aLast[VT_JS_DEPTH_MAX], x;
     int nOpen = 0, bFirst = 1, c;
     uint32_t iKey = 0;
+    uint16_t nKey = 0;
     t->n = 0;
     t->nz = 0;
     if (tok == VT_JS_ERROR) return VT_JS_ERROR;
@@ -611,6 +714,7 @@ int vt__js_read_tree(struct vt_js *j, int tok, struct vt_jtree *t)
             iKey = (uint32_t)t->nz;
             j->iPos++;
             if (read_into(j, &k)) return VT_JS_ERROR;
+            nKey = t->nz - iKey - 1 < 0xffff ? (uint16_t)(t->nz - iKey - 1) : 0xffff;
             c = skip_ws(j);
             if (c != ':') return c == -2 ? VT_JS_ERROR : c == -1 ? fail(j, "truncated: input ends after a member name")
                                                                  : fail(j, "expected ':'");
@@ -622,6 +726,7 @@ int vt__js_read_tree(struct vt_js *j, int tok, struct vt_jtree *t)
             if (j->nNest == VT_JS_DEPTH_MAX) return fail(j, "nested deeper than %d", VT_JS_DEPTH_MAX);
             if ((x = tree_node(j, t, c == '{' ? VT_JN_OBJ : VT_JN_ARR)) < 0) return VT_JS_ERROR;
             t->a[x].iKey = bObj ? iKey : 0;
+            t->a[x].nKey = bObj ? nKey : 0;
             tree_link(t, aOpen, aLast, nOpen, x);
             j->aNest[j->nNest++] = (char)c;
             j->iPos++;
@@ -633,6 +738,7 @@ int vt__js_read_tree(struct vt_js *j, int tok, struct vt_jtree *t)
         }
         if ((x = tree_scalar(j, t, c)) < 0) return VT_JS_ERROR;
         t->a[x].iKey = bObj ? iKey : 0;
+        t->a[x].nKey = bObj ? nKey : 0;
         tree_link(t, aOpen, aLast, nOpen, x);
         continue;
     close:
@@ -662,17 +768,48 @@ int32_t vt__jt_get(const struct vt_jtree *t, int32_t i, const char *zKey)
     return hit;
 }
 
-void vt__jt_pick(const struct vt_jtree *t, int32_t i, const char *const *azKey, int nKey, int32_t *aOut)
+/* The bucket of a name by its first byte and its length. */
+static inline unsigned key_bucket(const char *z, size_t n)
 {
-    for (int k = 0; k < nKey; k++) aOut[k] = -1;
+    return ((unsigned)(unsigned char)z[0] + (unsigned)n * 7u) & 63u;
+}
+
+int vt__jt_keys(struct vt_jkeys *k, const char *const *az, int n)
+{
+    memset(k, 0, sizeof *k);
+    if (n < 0 || n > VT_JT_PICK_MAX) return -1;
+    k->n = n;
+    k->az = az;
+    for (int m = 0; m < n; m++) {
+        size_t len = strlen(az[m]);
+        k->anLen[m] = len < 0xffff ? (uint16_t)len : 0xffff;
+        k->aBucket[key_bucket(az[m], k->anLen[m])] |= 1ull << m;
+    }
+    return 0;
+}
+
+void vt__jt_pick(const struct vt_jtree *t, int32_t i, const struct vt_jkeys *k, int32_t *aOut)
+{
+    for (int m = 0; m < k->n; m++) aOut[m] = -1;
     if (i < 0 || i >= t->n || t->a[i].type != VT_JN_OBJ) return;
     for (int32_t c = t->a[i].child; c >= 0; c = t->a[c].next) {
         const char *z = t->z + t->a[c].iKey;
-        for (int k = 0; k < nKey; k++)
-            if (z[0] == azKey[k][0] && !strcmp(z, azKey[k])) {
-                aOut[k] = c;
+        size_t n = t->a[c].nKey;
+        if (n == 0xffff) { /* a name of 64 KiB or more: compared in full */
+            for (int m = 0; m < k->n; m++)
+                if (!strcmp(z, k->az[m])) {
+                    aOut[m] = c;
+                    break;
+                }
+            continue;
+        }
+        for (uint64_t b = k->aBucket[key_bucket(z, n)]; b; b &= b - 1) {
+            int m = __builtin_ctzll(b);
+            if (k->anLen[m] == n && !memcmp(z, k->az[m], n)) { /* az[m] has no NUL in its n bytes */
+                aOut[m] = c;
                 break;
             }
+        }
     }
 }
 

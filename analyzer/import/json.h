@@ -65,6 +65,7 @@ enum vt_jn_type { VT_JN_NULL, VT_JN_BOOL, VT_JN_NUM, VT_JN_STR, VT_JN_ARR, VT_JN
 struct vt_jnode {
     uint8_t type;   /* enum vt_jn_type */
     uint8_t bInt;   /* NUM written as an integer that fits int64 */
+    uint16_t nKey;  /* length of the member name, 0xffff when that long or longer */
     int32_t next;   /* next sibling, -1 at the end */
     int32_t child;  /* first child of ARR/OBJ, -1 when empty */
     uint32_t iKey;  /* member name (offset in the tree's text) when the parent is an OBJ */
@@ -90,11 +91,21 @@ void vt__jtree_free(struct vt_jtree *t);
 
 /* Member zKey of OBJ node i (the last one when repeated), or -1. */
 int32_t vt__jt_get(const struct vt_jtree *t, int32_t i, const char *zKey);
+/* A set of member names looked up together (vt__jt_pick): built once by vt__jt_keys, read only after. */
+#define VT_JT_PICK_MAX 64
+struct vt_jkeys {
+    int n;
+    const char *const *az;
+    uint16_t anLen[VT_JT_PICK_MAX];
+    uint64_t aBucket[64]; /* by first byte and length: the names that may match */
+};
+/* The set of names az[0..n) (n at most VT_JT_PICK_MAX; az is kept, not copied). Returns 0, -1 when n is too large. */
+int vt__jt_keys(struct vt_jkeys *k, const char *const *az, int n);
 /*
- * Members azKey[0..nKey) of OBJ node i in one pass: aOut[k] is the member named azKey[k] (the
- * last one when repeated) or -1. Cheaper than nKey calls of vt__jt_get on objects of many members.
+ * Members k->az[0..k->n) of OBJ node i in one pass: aOut[m] is the member named k->az[m] (the
+ * last one when repeated) or -1. Cheaper than n calls of vt__jt_get on objects of many members.
  */
-void vt__jt_pick(const struct vt_jtree *t, int32_t i, const char *const *azKey, int nKey, int32_t *aOut);
+void vt__jt_pick(const struct vt_jtree *t, int32_t i, const struct vt_jkeys *k, int32_t *aOut);
 /* STR node text or NULL. */
 const char *vt__jt_str(const struct vt_jtree *t, int32_t i);
 /* NUM node value: returns 1 and sets *pd, else 0 (also for i < 0). */
