@@ -291,10 +291,14 @@ enum vt_kernel_role { VT_KROLE_OTHER = 0, VT_KROLE_BWD, VT_KROLE_OPT, VT_KROLE_C
 int vt__kernel_role(const char *zName);
 /* Index of the phase containing ts, or -1. */
 int vt__phase_at(const struct vt_trace *t, int64_t ts);
+/* Index of the iteration containing ts, or -1. */
+int vt__iter_at(const struct vt_trace *t, int64_t ts);
 /*
  * The evaluation phase a training lifetime l was carried into unused (allocated in training,
  * last used before the phase started, live when it started), or -1; *pbHeld says whether it
  * stayed live through that phase (or to the end of a trace that trains again afterwards).
+ * State kept from step to step (used after the training iteration it was allocated in:
+ * weights, optimizer state) is never carried over: -1.
  */
 int vt__carried_into(const struct vt_trace *t, const struct vt_life *l, int *pbHeld);
 

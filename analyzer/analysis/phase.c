@@ -560,10 +560,36 @@ int vt__phase_at(const struct vt_trace *t, int64_t ts)
     return lo > 0 && ts < t->ph.a[lo - 1].end ? lo - 1 : -1;
 }
 
+/*
+ * Whether training lifetime l is state kept from step to step (weights, optimizer state,
+ * buffers): used after the end of the training iteration it was allocated in; without
+ * iterations around its allocation, used over at least half of its training phase.
+ */
+static int training_state(const struct vt_trace *t, const struct vt_life *l)
+{
+    const struct vt_phase *p = &t->ph.a[l->phase];
+    int i = vt__iter_at(t, l->allocTs);
+    if (l->lastUse < 0) return 0;
+    if (i >= 0) return l->lastUse >= t->ph.aIter[i].end;
+    return l->lastUse - l->allocTs >= (p->end - p->start) / 2;
+}
+
+int vt__iter_at(const struct vt_trace *t, int64_t ts)
+{
+    int lo = 0, hi = t->ph.nIter; /* iterations are sorted by start and do not overlap */
+    while (lo < hi) {
+        int mid = (lo + hi) / 2;
+        if (t->ph.aIter[mid].start <= ts) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo > 0 && ts < t->ph.aIter[lo - 1].end ? lo - 1 : -1;
+}
+
 int vt__carried_into(const struct vt_trace *t, const struct vt_life *l, int *pbHeld)
 {
     *pbHeld = 0;
     if (l->phase < 0 || l->allocTs < 0 || t->ph.a[l->phase].kind != VT_PHASE_TRAIN) return -1;
+    if (training_state(t, l)) return -1;
     for (int k = l->phase + 1; k < t->ph.n; k++) {
         const struct vt_phase *e = &t->ph.a[k];
         int64_t last = l->lastUse >= 0 ? l->lastUse : l->allocTs;
