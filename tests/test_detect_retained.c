@@ -1,4 +1,4 @@
-/* Tests for the retained-reference detector and phases inferred from kernel names. */
+/* Tests for the retained-reference detector and phases inferred from kernel names (held memory, OOM phase). */
 #include <string.h>
 
 #include "report/report.h"
@@ -292,4 +292,40 @@ TEST(optimizer_state_is_not_carried_over)
     tg_cleanup();
 }
 
-VT_TEST_LIST(T(optimizer_state_is_not_carried_over) T(trace_ending_in_evaluation) T(inferred_phases_with_noisy_kernels) T(training_memory_held_through_inferred_evaluation) T(idle_allocation_and_reused_cache))
+/* No NVTX: 5 training steps, then evaluate() copies in its batch and its first allocation fails
+ * before any kernel runs. With phases inferred from kernels no phase contains the OOM; it
+ * follows training and the failing call is in an evaluation function, so it is in evaluation.
+ * The same failure from a function named otherwise gets no phase. */
+static void oom_after_training(const char *zFunc, const char *zPhase)
+{
+    const char *zPath = tg_path("oom_eval.db");
+    struct tg *g = tg_open(zPath);
+    struct vt_opts o;
+    struct vt_result r;
+    const char *az[1] = {zPath};
+    int nOom = 0;
+    ASSERT(g);
+    tg_device(g, 0, "Test GPU", 16 * GiB);
+    tg_alloc(g, 1 * MS, 0, 3, W, 200 * MiB, -1);
+    for (int i = 0; i < 5; i++) step(g, 10 * MS + i * 10 * MS);
+    tg_alloc(g, 62 * MS, 0, 3, IDLE, 1 * GiB, tg_stack(g, "train.py", 101, zFunc));
+    tg_oom(g, 63 * MS, 0, 20 * GiB, 14 * GiB, 16 * GiB, tg_stack(g, "train.py", 104, zFunc));
+    ASSERT_EQ(0, tg_close(g));
+    vt__opts_default(&o);
+    ASSERT_EQ(0, vt__analyze(az, 1, &o, &r));
+    ASSERT_STREQ("kernels", r.aTrace[0].ph.zSource);
+    for (int i = 0; i < r.nFind; i++)
+        if (!strcmp(r.aFind[i].zKind, "oom")) {
+            nOom++;
+            ASSERT_STREQ(zPhase, r.aFind[i].zPhase);
+            if (*zPhase) ASSERT_CONTAINS(r.aFind[i].zEvidence, "after the last training step");
+        }
+    ASSERT_EQ(1, nOom);
+    vt__result_free(&r);
+    tg_cleanup();
+}
+
+TEST(oom_after_training_in_evaluate) { oom_after_training("evaluate", "evaluation"); }
+TEST(oom_after_training_elsewhere) { oom_after_training("save_checkpoint", ""); }
+
+VT_TEST_LIST(T(oom_after_training_in_evaluate) T(oom_after_training_elsewhere) T(optimizer_state_is_not_carried_over) T(trace_ending_in_evaluation) T(inferred_phases_with_noisy_kernels) T(training_memory_held_through_inferred_evaluation) T(idle_allocation_and_reused_cache))

@@ -291,6 +291,14 @@ enum vt_kernel_role { VT_KROLE_OTHER = 0, VT_KROLE_BWD, VT_KROLE_OPT, VT_KROLE_C
 int vt__kernel_role(const char *zName);
 /* Index of the phase containing ts, or -1. */
 int vt__phase_at(const struct vt_trace *t, int64_t ts);
+/*
+ * The name of the phase a call at ts (site text zSite, may be NULL) was made in, into z (size n):
+ * the phase containing ts (returns 1); else, with phases inferred from kernels, "evaluation"
+ * when ts follows the last training phase (nothing ran after it that training kernels would
+ * show) and the call's function matches the evaluation regex (returns 2); else "" (0).
+ */
+int vt__phase_of_call(const struct vt_trace *t, const struct vt_opts *o, int64_t ts, const char *zSite, char *z,
+                      size_t n);
 /* Index of the iteration containing ts, or -1. */
 int vt__iter_at(const struct vt_trace *t, int64_t ts);
 /*
