@@ -6,7 +6,7 @@ import sys
 
 EXPECTED = sorted([
     ("validation_spike", "high", "phase 'validation' (nvtx)"),
-    ("validation_spike", "high", "phase 'validation' (nvtx)"),
+    ("validation_spike", "high", "train.py:88 in validate"),
     ("oom", "high", "train.py:88 in validate"),
     ("transfer", "high", "host-device copies"),
     ("leak", "high", "train.py:57 in train_one_epoch"),
