@@ -17,7 +17,7 @@ from collections import Counter
 GiB = 1 << 30
 EXPECTED_V1 = sorted([
     ("validation_spike", "high", "phase 'validation' (nvtx)"),
-    ("validation_spike", "high", "phase 'validation' (nvtx)"),
+    ("validation_spike", "high", "train.py:88 in validate"),
     ("oom", "high", "train.py:88 in validate"),
     ("transfer", "high", "host-device copies"),
     ("leak", "high", "train.py:57 in train_one_epoch"),

@@ -453,6 +453,104 @@ TEST(segment_level_validation_staircase)
     tg_cleanup();
 }
 
-VT_TEST_LIST(T(segment_level_validation_staircase) T(validation_nested_in_training_range) T(unclosed_validation_range) T(operator_ranges_are_not_phases) T(phases_sample_shape) T(missing_no_grad_grows_batch_by_batch) T(large_validation_batch_is_only_info) T(phase_regex_override) T(profiler_steps_are_iterations)
+/* Missing no_grad with stacks: each batch keeps a 50 MiB output made at train.py:104 and a
+ * 1 MiB loss made at train.py:105; the growth finding names the line whose allocations grow. */
+TEST(validation_growth_at_its_call_site)
+{
+    const char *zPath = tg_path("grow_site.db");
+    struct tg *g = tg_open(zPath);
+    struct vt_opts o;
+    struct vt_result r;
+    const char *az[1] = {zPath};
+    int64_t sOut, sLoss, k;
+    int nGrow = 0;
+    ASSERT(g);
+    tg_device(g, 0, "Test GPU", 16 * GiB);
+    sOut = tg_stack(g, "train.py", 104, "evaluate");
+    sLoss = tg_stack(g, "train.py", 105, "evaluate");
+    tg_alloc(g, 1 * MS, 0, 3, W, 200 * MiB, -1);
+    tg_nvtx(g, 5 * MS, 55 * MS, "train");
+    for (int i = 0; i < 5; i++) {
+        int64_t t0 = 5 * MS + i * 10 * MS;
+        tg_nvtx(g, t0, t0 + 10 * MS, "train_step");
+        tg_alloc(g, t0 + 1 * MS, 0, 3, ACT, 100 * MiB, -1);
+        k = tg_kernel(g, t0 + 2 * MS, t0 + 3 * MS, "gemm");
+        tg_use(g, t0 + 2 * MS, k, W);
+        tg_use(g, t0 + 2 * MS, k, ACT);
+        tg_free(g, t0 + 8 * MS, 0, 3, ACT, 100 * MiB);
+    }
+    tg_nvtx(g, 60 * MS, 141 * MS, "validation");
+    for (int i = 0; i < 8; i++) {
+        int64_t t0 = 60 * MS + i * 10 * MS;
+        tg_nvtx(g, t0, t0 + 10 * MS, "val_step");
+        tg_alloc(g, t0 + 1 * MS, 0, 3, OUT + i * 0x10000000LL, 50 * MiB, sOut);
+        tg_alloc(g, t0 + 2 * MS, 0, 3, OUT + i * 0x10000000LL + 0x8000000LL, 1 * MiB, sLoss);
+        k = tg_kernel(g, t0 + 3 * MS, t0 + 4 * MS, "gemm");
+        tg_use(g, t0 + 3 * MS, k, W);
+        tg_use(g, t0 + 3 * MS, k, OUT + i * 0x10000000LL);
+    }
+    for (int i = 0; i < 8; i++) {
+        tg_free(g, 140 * MS, 0, 3, OUT + i * 0x10000000LL, 50 * MiB);
+        tg_free(g, 140 * MS, 0, 3, OUT + i * 0x10000000LL + 0x8000000LL, 1 * MiB);
+    }
+    ASSERT_EQ(0, tg_close(g));
+    vt__opts_default(&o);
+    ASSERT_EQ(0, vt__analyze(az, 1, &o, &r));
+    for (int i = 0; i < r.nFind; i++)
+        if (strstr(r.aFind[i].zTitle, "grows batch by batch")) {
+            nGrow++;
+            ASSERT_STREQ("train.py:104 in evaluate", r.aFind[i].zSite);
+            ASSERT_EQ(sOut, r.aFind[i].stackId);
+            ASSERT_STREQ("validation", r.aFind[i].zPhase);
+            ASSERT_CONTAINS(r.aFind[i].zEvidence, "8 allocations from this site");
+        }
+    ASSERT_EQ(1, nGrow);
+    vt__result_free(&r);
+    tg_cleanup();
+}
+
+/* Missing no_grad at segment level where the cache hides the growth: validation first reuses
+ * the segments training cached (the live baseline stays flat), then adds a 20 MiB segment at
+ * train.py:104 in each of its last 5 batches, above the training peak. The growth is
+ * reported at the segments' site, saying the attribution is at segment level. */
+TEST(segment_level_growth_hidden_by_the_cache)
+{
+    const char *zPath = tg_path("seg_hidden.db");
+    struct tg *g = tg_open(zPath);
+    struct vt_opts o;
+    struct vt_result r;
+    const char *az[1] = {zPath};
+    int64_t sOut;
+    int nGrow = 0;
+    ASSERT(g);
+    tg_meta(g, "config.tensors", "0");
+    sOut = tg_stack(g, "train.py", 104, "evaluate");
+    for (int i = 0; i < 20; i++) tg_alloc(g, (1 + i) * 1000, 0, 3, W + i * 0x10000000LL, 20 * MiB, -1);
+    tg_nvtx(g, 1 * MS, 51 * MS, "train");
+    tg_nvtx(g, 60 * MS, 160 * MS, "validation");
+    for (int b = 0; b < 10; b++) {
+        int64_t t0 = 60 * MS + b * 10 * MS;
+        char zName[16];
+        snprintf(zName, sizeof zName, "batch %d", b);
+        tg_nvtx(g, t0, t0 + 10 * MS, zName);
+        if (b >= 5) tg_alloc(g, t0 + 2 * MS, 0, 3, OUT + b * 0x10000000LL, 20 * MiB, sOut);
+    }
+    ASSERT_EQ(0, tg_close(g));
+    vt__opts_default(&o);
+    ASSERT_EQ(0, vt__analyze(az, 1, &o, &r));
+    ASSERT_EQ(1, r.aTrace[0].f.bSegments);
+    for (int i = 0; i < r.nFind; i++)
+        if (strstr(r.aFind[i].zTitle, "grows batch by batch")) {
+            nGrow++;
+            ASSERT_EQ(100 * MiB, r.aFind[i].bytes);
+            ASSERT_STREQ("train.py:104 in evaluate", r.aFind[i].zSite);
+            ASSERT_CONTAINS(r.aFind[i].zEvidence, "attribution at segment level");
+        }
+    ASSERT_EQ(1, nGrow);
+    vt__result_free(&r);
+    tg_cleanup();
+}
+
+VT_TEST_LIST(T(validation_growth_at_its_call_site) T(segment_level_growth_hidden_by_the_cache) T(segment_level_validation_staircase) T(validation_nested_in_training_range) T(unclosed_validation_range) T(operator_ranges_are_not_phases) T(phases_sample_shape) T(missing_no_grad_grows_batch_by_batch) T(large_validation_batch_is_only_info) T(phase_regex_override) T(profiler_steps_are_iterations)
              T(doubtful_kernel_phases_make_no_claim)
              T(kernel_steps_contiguous_backward) T(kernel_steps_fragmented_backward))

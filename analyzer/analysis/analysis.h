@@ -317,9 +317,21 @@ int vt__kernel_role(const char *zName);
 /* Index of the phase containing ts, or -1. */
 int vt__phase_at(const struct vt_trace *t, int64_t ts);
 /*
+ * The name of the phase a call at ts (site text zSite, may be NULL) was made in, into z (size n):
+ * the phase containing ts (returns 1); else, with phases inferred from kernels, "evaluation"
+ * when ts follows the last training phase (nothing ran after it that training kernels would
+ * show) and the call's function matches the evaluation regex (returns 2); else "" (0).
+ */
+int vt__phase_of_call(const struct vt_trace *t, const struct vt_opts *o, int64_t ts, const char *zSite, char *z,
+                      size_t n);
+/* Index of the iteration containing ts, or -1. */
+int vt__iter_at(const struct vt_trace *t, int64_t ts);
+/*
  * The evaluation phase a training lifetime l was carried into unused (allocated in training,
  * last used before the phase started, live when it started), or -1; *pbHeld says whether it
  * stayed live through that phase (or to the end of a trace that trains again afterwards).
+ * State kept from step to step (used after the training iteration it was allocated in:
+ * weights, optimizer state) is never carried over: -1.
  */
 int vt__carried_into(const struct vt_trace *t, const struct vt_life *l, int *pbHeld);
 

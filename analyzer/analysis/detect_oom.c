@@ -42,7 +42,7 @@ static int oom_end(void *st, struct vt_result *r, int iTrace)
         char zR[32], zF[32], zT[32], zH[32], zO[32], zC[32], zAt[32], zList[1600] = "", zRetry[200] = "", zRecon[400];
         const char *zFix;
         size_t n = 0;
-        int p;
+        int p, bCallPhase;
         if (!f) return -1;
         if (j > i) {
             char zH0[32];
@@ -116,8 +116,8 @@ static int oom_end(void *st, struct vt_result *r, int iTrace)
         f->firstTs = t->aOom[i].ts;
         f->lastTs = o->ts;
         f->device = o->device;
-        p = vt__phase_at(t, o->ts);
-        if (p >= 0) snprintf(f->zPhase, sizeof f->zPhase, "%s", t->ph.a[p].zName);
+        bCallPhase = vt__phase_of_call(t, r->pOpts, o->ts, o->site >= 0 ? t->sites.a[o->site].zSite : NULL, f->zPhase,
+                                       sizeof f->zPhase) == 2;
         f->stackId = o->site >= 0 ? t->sites.a[o->site].stackId : -1;
         f->zSite = o->site >= 0 ? vt__strdupf("%s", t->sites.a[o->site].zSite)
                                 : vt__strdupf("site not recorded (keep VRAMTRACE_BACKTRACE above 0 and do not pass --no-python-stacks to vramtrace record)");
@@ -125,7 +125,7 @@ static int oom_end(void *st, struct vt_result *r, int iTrace)
                                 o->device, o->zVerdict);
         f->zEvidence = vt__strdupf(
             "At %s, %s was requested with %s free of %s; this process held %s in live allocations%s%s%s, "
-            "and %s was in use by something else (other processes or contexts). Largest live: %s.%s%s%s%s",
+            "and %s was in use by something else (other processes or contexts). Largest live: %s.%s%s%s%s%s",
             zAt, zR, o->freeBytes >= 0 ? zF : "unknown", o->totalBytes > 0 ? zT : "unknown", zH,
             o->poolCached > 0 ? " (pool caching " : "", o->poolCached > 0 ? zC : "",
             o->poolCached > 0 ? " freed)" : "", o->freeBytes >= 0 ? zO : "an unknown amount",
@@ -134,7 +134,9 @@ static int oom_end(void *st, struct vt_result *r, int iTrace)
             o->totalBytes > 0 && o->requested > o->totalBytes ? " The request alone is larger than the device's "
                                                                  "total memory." : "",
             t->f.bSegments ? " At segment level the free space inside cached segments is not visible; "
-                           "the snapshot 'vramtrace record' saves at the OOM shows it (analyze --snapshot)." : "");
+                           "the snapshot 'vramtrace record' saves at the OOM shows it (analyze --snapshot)." : "",
+            bCallPhase ? " It came after the last training step, from an evaluation function, before any "
+                         "evaluation kernel ran (phases inferred from kernel names)." : "");
         f->zFix = vt__strdupf("%s", zFix);
         if (!f->zTitle || !f->zEvidence || !f->zFix || !f->zSite) return -1;
         for (int k = i; k < j; k++) t->aOom[k].zVerdict = o->zVerdict;

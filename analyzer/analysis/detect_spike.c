@@ -9,6 +9,122 @@ static const char *zFixNoGrad =
     "metrics as numbers (loss.item()) or detached tensors (.detach().cpu()), never outputs that "
     "carry their graph.";
 
+/* What the detector keeps per call site: the bytes its allocations of one evaluation phase kept past their batch. */
+struct ssite {
+    int canon;              /* the first contributing site with the same text (sites differ by native frames), -2 unknown */
+    int phase;              /* the phase bytes/count belong to, -1 none yet */
+    int64_t bytes, count;
+};
+
+/* Per phase: the site whose allocations kept past their batch hold the most, and in which sixteenths they were made. */
+struct sphase {
+    int site;               /* -1 none */
+    int64_t bytes, count;
+    int64_t kept;           /* bytes of all its allocations kept past their batch */
+    unsigned mSlice;        /* bit k: a kept allocation was made in the phase's k-th sixteenth */
+};
+
+struct spike {
+    struct ssite *aSite;
+    int nSite;
+    int *aCanon, nCanon;    /* the canonical sites seen so far */
+    struct sphase *aPh;     /* by phase index */
+};
+
+/* The canonical site of site i (the first seen with its text), -1 when out of memory. */
+static int canon_site(struct spike *S, const struct vt_trace *t, int i)
+{
+    int *aNew;
+    if (S->aSite[i].canon >= -1) return S->aSite[i].canon;
+    for (int k = 0; k < S->nCanon; k++)
+        if (!strcmp(t->sites.a[S->aCanon[k]].zSite, t->sites.a[i].zSite)) return S->aSite[i].canon = S->aCanon[k];
+    aNew = realloc(S->aCanon, sizeof *aNew * (size_t)(S->nCanon + 1));
+    if (!aNew) return -1;
+    S->aCanon = aNew;
+    S->aCanon[S->nCanon++] = i;
+    return S->aSite[i].canon = i;
+}
+
+/* Fold the bytes site iSite holds for its current phase into that phase's best site. */
+static void site_flush(struct spike *S, int iSite)
+{
+    struct ssite *s = &S->aSite[iSite];
+    struct sphase *q;
+    if (s->phase < 0) return;
+    q = &S->aPh[s->phase];
+    if (s->bytes > q->bytes) {
+        q->site = iSite;
+        q->bytes = s->bytes;
+        q->count = s->count;
+    }
+    s->phase = -1;
+    s->bytes = s->count = 0;
+}
+
+static int spike_begin(void *st, const struct vt_trace *t, const struct vt_opts *o)
+{
+    struct spike *S = st;
+    (void)o;
+    if (t->ph.n == 0) return 0;
+    S->aPh = calloc((size_t)t->ph.n, sizeof *S->aPh);
+    if (!S->aPh) return -1;
+    for (int i = 0; i < t->ph.n; i++) S->aPh[i].site = -1;
+    return 0;
+}
+
+/*
+ * A lifetime ended: when it was allocated in an evaluation phase and outlived the batch it was
+ * made in (freed after that iteration ended, or live at the end; without iterations in the
+ * phase, held for two sixteenths of it), its bytes count for its site in that phase: the
+ * allocations that make memory grow batch by batch. Segments, at segment level, likewise.
+ */
+static int spike_event(void *st, const struct vt_trace *t, const struct vt_event *ev)
+{
+    struct spike *S = st;
+    const struct vt_life *l = ev->l;
+    const struct vt_phase *p;
+    int64_t dur, until;
+    int it, k, c;
+    if (!S->aPh || l->phase < 0 || l->phase >= t->ph.n || l->site < 0 || l->site >= t->sites.n || l->allocTs < 0)
+        return 0;
+    p = &t->ph.a[l->phase];
+    if (p->kind != VT_PHASE_EVAL) return 0;
+    dur = p->end > p->start ? p->end - p->start : 1;
+    until = l->freeTs >= 0 ? l->freeTs : INT64_MAX;
+    it = vt__iter_at(t, l->allocTs);
+    if (it >= 0 && t->ph.aIter[it].phase == l->phase ? until < t->ph.aIter[it].end : until - l->allocTs < dur / 8)
+        return 0;
+    if (l->site >= S->nSite) {
+        int nNew = l->site + 1 > 2 * S->nSite ? l->site + 1 : 2 * S->nSite;
+        struct ssite *aNew = realloc(S->aSite, sizeof *aNew * (size_t)nNew);
+        if (!aNew) return -1;
+        for (int i = S->nSite; i < nNew; i++) {
+            aNew[i].canon = -2;
+            aNew[i].phase = -1;
+            aNew[i].bytes = aNew[i].count = 0;
+        }
+        S->aSite = aNew;
+        S->nSite = nNew;
+    }
+    if ((c = canon_site(S, t, l->site)) < 0) return -1;
+    if (S->aSite[c].phase != l->phase) site_flush(S, c);
+    S->aSite[c].phase = l->phase;
+    S->aSite[c].bytes += l->bytes;
+    S->aSite[c].count++;
+    S->aPh[l->phase].kept += l->bytes;
+    k = (int)((l->allocTs - p->start) / (dur / VT_SLICES > 0 ? dur / VT_SLICES : 1));
+    S->aPh[l->phase].mSlice |= 1u << (k < 0 ? 0 : k >= VT_SLICES ? VT_SLICES - 1 : k);
+    return 0;
+}
+
+static void spike_free(void *st)
+{
+    struct spike *S = st;
+    free(S->aSite);
+    free(S->aCanon);
+    free(S->aPh);
+}
+
 /* Fill the phase-related fields of f (strings taken over); 0 or -1 when out of memory. */
 static int fill(struct vt_finding *f, const struct vt_phase *p, const char *zTitle, char *zEvidence,
                 const char *zFix)
@@ -23,65 +139,124 @@ static int fill(struct vt_finding *f, const struct vt_phase *p, const char *zTit
     return f->zTitle && f->zEvidence && f->zFix && f->zSite ? 0 : -1;
 }
 
+/* Number of bits set in m. */
+static int bits(unsigned m)
+{
+    int n = 0;
+    for (; m; m &= m - 1) n++;
+    return n;
+}
+
+/*
+ * The growth finding of phase p (rise bytes over n batches or sixteenths), at the site whose
+ * allocations kept past their batch hold at least half of the rise, else at the phase. bSeg:
+ * the rise is the segments the phase added at segment level (the live baseline hid it).
+ */
+static int grow_finding(struct vt_result *r, int iTrace, const struct vt_phase *p, const struct sphase *q,
+                        int64_t rise, int n, int sev, int bSeg)
+{
+    const struct vt_trace *t = &r->aTrace[iTrace];
+    const char *zUnit = p->nIter >= 5 && p->nIter <= 512 ? "batch" : "sixteenth";
+    char zA[32], zB[32], zS[32], zWhere[320] = "";
+    int bSite = q->site >= 0 && q->site < t->sites.n && q->bytes * 2 >= rise;
+    struct vt_finding *f = vt__finding_add(r, iTrace, "validation_spike", sev);
+    if (!f) return -1;
+    vt__fmt_bytes(rise, zA, sizeof zA);
+    vt__fmt_bytes(p->startLive, zB, sizeof zB);
+    vt__fmt_bytes(q->bytes, zS, sizeof zS);
+    if (bSite)
+        snprintf(zWhere, sizeof zWhere, " %lld %s from this site (%s) made during the phase outlived their batch%s.",
+                 (long long)q->count,
+                 t->f.bSegments ? (q->count == 1 ? "segment" : "segments") : (q->count == 1 ? "allocation" : "allocations"),
+                 zS, t->f.bSegments ? " (attribution at segment level: the call site of the segments the cache added)" : "");
+    f->bytes = rise;
+    f->count = n;
+    if (fill(f, p, vt__strdupf("Memory grows batch by batch during '%s': +%s", p->zName, zA),
+             bSeg ? vt__strdupf("The caching allocator added %s of segments during '%s', in %d of its sixteenths, "
+                                "above the training peak and kept past their batch: activations or "
+                                "outputs are kept from batch to batch (typically a missing torch.no_grad(), or "
+                                "outputs stored with their graph).%s",
+                                zA, p->zName, n, zWhere)
+                  : vt__strdupf("The lowest live memory of each %s of '%s' rose by %s from %s at its "
+                                "start: activations or outputs are kept from batch to batch (typically "
+                                "a missing torch.no_grad(), or outputs stored with their graph).%s",
+                                zUnit, p->zName, zA, zB, zWhere),
+             zFixNoGrad) != 0)
+        return -1;
+    if (bSite) {
+        free(f->zSite);
+        f->zSite = vt__strdupf("%s", t->sites.a[q->site].zSite);
+        f->stackId = t->sites.a[q->site].stackId;
+        if (!f->zSite) return -1;
+    }
+    return 0;
+}
+
 /* For each evaluation phase: batch-by-batch growth, memory carried from training, peak above training. */
 static int spike_end(void *st, struct vt_result *r, int iTrace)
 {
-    (void)st;
+    struct spike *S = st;
     struct vt_trace *t = &r->aTrace[iTrace];
     const struct vt_opts *o = r->pOpts;
     int64_t trainPeak = -1;
+    if (!S->aPh) return 0;
+    for (int i = 0; i < S->nSite; i++) site_flush(S, i);
     for (int i = 0; i < t->ph.n; i++)
         if (t->ph.a[i].kind == VT_PHASE_TRAIN && t->ph.a[i].peak > trainPeak) trainPeak = t->ph.a[i].peak;
     for (int i = 0; i < t->ph.n; i++) {
         const struct vt_phase *p = &t->ph.a[i];
-        int64_t aB[VT_SLICES + 512], rise = 0;
-        int n = 0, bGrow, bCarried, bOom = 0;
+        const struct sphase *q = &S->aPh[i];
+        int64_t aB[VT_SLICES + 512], rise = 0, minRise;
+        int n = 0, bGrow, bCarried, bCarriedBad, bOom = 0, bAbove;
         char zA[32], zB[32], zC[32];
         struct vt_finding *f;
         if (p->kind != VT_PHASE_EVAL || p->peak < 0) continue;
         for (int k = 0; k < t->nOom; k++) bOom |= t->aOom[k].ts >= p->start && t->aOom[k].ts < p->end;
+        bAbove = trainPeak >= 0 && p->peak > trainPeak + trainPeak / 20 && p->peak - trainPeak >= o->minBytes;
         /* batch-by-batch baseline: iterations inside the phase, else its time slices */
         if (p->nIter >= 5 && p->nIter <= 512)
             for (int k = p->firstIter; k <= p->lastIter; k++) aB[n++] = t->ph.aIter[k].minLive;
         else
             for (int k = 0; k < VT_SLICES; k++) aB[n++] = p->slice[k];
         /* at segment level, as for leaks, only a rise of 5 % of the device peak counts */
-        bGrow = vt__trend(aB, n, t->f.bSegments && vt__main_peak(t) / 20 > o->minBytes ? vt__main_peak(t) / 20 : o->minBytes,
-                          &rise);
-        bCarried = p->carried >= o->minBytes && p->carried * 10 >= p->peak && !t->f.bSegments;
+        minRise = t->f.bSegments && vt__main_peak(t) / 20 > o->minBytes ? vt__main_peak(t) / 20 : o->minBytes;
+        bGrow = vt__trend(aB, n, minRise, &rise);
         if (bGrow) {
-            f = vt__finding_add(r, iTrace, "validation_spike",
-                                bOom || (trainPeak > 0 && rise * 10 >= trainPeak) ? VT_SEV_HIGH : VT_SEV_MEDIUM);
-            if (!f) return -1;
-            vt__fmt_bytes(rise, zA, sizeof zA);
-            vt__fmt_bytes(p->startLive, zB, sizeof zB);
-            f->bytes = rise;
-            f->count = n;
-            if (fill(f, p, vt__strdupf("Memory grows batch by batch during '%s': +%s", p->zName, zA),
-                     vt__strdupf("The lowest live memory of each %s of '%s' rose by %s from %s at its "
-                                 "start: activations or outputs are kept from batch to batch (typically "
-                                 "a missing torch.no_grad(), or outputs stored with their graph).",
-                                 p->nIter >= 5 && p->nIter <= 512 ? "batch" : "sixteenth", p->zName, zA, zB),
-                     zFixNoGrad) != 0)
+            if (grow_finding(r, iTrace, p, q, rise, n,
+                             bOom || (trainPeak > 0 && rise * 10 >= trainPeak) ? VT_SEV_HIGH : VT_SEV_MEDIUM, 0) != 0)
+                return -1;
+        } else if (t->f.bSegments && bAbove && bits(q->mSlice) >= 3 && q->kept >= minRise) {
+            /* the cache hides growth until its free blocks run out: segments added in at least
+             * three sixteenths of the phase, above the training peak, are growth */
+            bGrow = 1;
+            if (grow_finding(r, iTrace, p, q, q->kept, bits(q->mSlice),
+                             bOom || (trainPeak > 0 && q->kept * 10 >= trainPeak) ? VT_SEV_HIGH : VT_SEV_MEDIUM, 1) != 0)
                 return -1;
         }
+        /* carried over: a problem only when it is most of the phase's memory; the last step's
+         * gradients (no larger than the weights, also live) never are; sites: retained findings */
+        bCarried = p->carried >= o->minBytes && p->carried * 10 >= p->peak && !t->f.bSegments;
+        bCarriedBad = bCarried && p->carried * 2 >= p->peak;
         if (bCarried) {
-            f = vt__finding_add(r, iTrace, "validation_spike", VT_SEV_MEDIUM);
+            f = vt__finding_add(r, iTrace, "validation_spike", bCarriedBad ? VT_SEV_MEDIUM : VT_SEV_INFO);
             if (!f) return -1;
             vt__fmt_bytes(p->carried, zA, sizeof zA);
             vt__fmt_bytes(p->peak, zB, sizeof zB);
             f->bytes = p->carried;
             if (fill(f, p, vt__strdupf("%s carried over from training into '%s'", zA, p->zName),
-                     vt__strdupf("At the start of '%s', %s allocated during training was still live and "
-                                 "was not used again before the phase began (its peak was %s). See the "
-                                 "retained findings for the sites.", p->zName, zA, zB),
+                     vt__strdupf("At the start of '%s', %s allocated during the last training step was still live "
+                                 "and was not used again before the phase began (its peak was %s).%s See the "
+                                 "retained findings for the sites.", p->zName, zA, zB,
+                                 bCarriedBad ? " It is at least half of the phase's memory."
+                                             : " Below half of the phase's memory, this is typically the last "
+                                               "step's gradients, held until the next zero_grad()."),
                      "Before evaluating, drop what the last training step left behind: del loss, "
                      "outputs and other step tensors (or keep loss.item()), call "
                      "optimizer.zero_grad(set_to_none=True), then gc.collect() if cycles hold them.") != 0)
                 return -1;
         }
-        if (trainPeak >= 0 && p->peak > trainPeak + trainPeak / 20 && p->peak - trainPeak >= o->minBytes) {
-            int sev = bOom ? VT_SEV_HIGH : (bGrow || bCarried) ? VT_SEV_MEDIUM : VT_SEV_INFO;
+        if (bAbove) {
+            int sev = bOom ? VT_SEV_HIGH : (bGrow || bCarriedBad) ? VT_SEV_MEDIUM : VT_SEV_INFO;
             f = vt__finding_add(r, iTrace, "validation_spike", sev);
             if (!f) return -1;
             vt__fmt_bytes(p->peak, zA, sizeof zA);
@@ -92,7 +267,7 @@ static int spike_end(void *st, struct vt_result *r, int iTrace)
             if (fill(f, p, vt__strdupf("Evaluation '%s' peaks %s above training (%s vs %s)", p->zName, zC, zA, zB),
                      vt__strdupf("The peak of '%s' (%s) exceeds the highest training peak (%s).%s", p->zName, zA, zB,
                                  sev == VT_SEV_INFO
-                                     ? " Memory is flat from batch to batch and nothing was carried over from "
+                                     ? " Memory is flat from batch to batch and little was carried over from "
                                        "training, so this looks like a larger evaluation batch: fine while it fits."
                                      : bOom ? " An out-of-memory error happened in this phase."
                                             : " Memory also grows or is carried over in this phase (see the "
@@ -106,4 +281,6 @@ static int spike_end(void *st, struct vt_result *r, int iTrace)
     return 0;
 }
 
-const struct vt_detector vt__detector_spike = {"validation_spike", 0, 0, NULL, NULL, spike_end, NULL};
+const struct vt_detector vt__detector_spike = {
+    "validation_spike", sizeof(struct spike), 1u << VT_EV_END, spike_begin, spike_event, spike_end, spike_free,
+};

@@ -560,10 +560,57 @@ int vt__phase_at(const struct vt_trace *t, int64_t ts)
     return lo > 0 && ts < t->ph.a[lo - 1].end ? lo - 1 : -1;
 }
 
+/*
+ * Whether training lifetime l is state kept from step to step (weights, optimizer state,
+ * buffers): used after the end of the training iteration it was allocated in; without
+ * iterations around its allocation, used over at least half of its training phase.
+ */
+static int training_state(const struct vt_trace *t, const struct vt_life *l)
+{
+    const struct vt_phase *p = &t->ph.a[l->phase];
+    int i = vt__iter_at(t, l->allocTs);
+    if (l->lastUse < 0) return 0;
+    if (i >= 0) return l->lastUse >= t->ph.aIter[i].end;
+    return l->lastUse - l->allocTs >= (p->end - p->start) / 2;
+}
+
+int vt__phase_of_call(const struct vt_trace *t, const struct vt_opts *o, int64_t ts, const char *zSite, char *z,
+                      size_t n)
+{
+    int k = vt__phase_at(t, ts), bAfterTrain = 0, bEval = 0;
+    const char *zIn = NULL, *zFunc;
+    regex_t re;
+    z[0] = 0;
+    if (k >= 0) {
+        snprintf(z, n, "%s", t->ph.a[k].zName);
+        return 1;
+    }
+    if (!zSite || strcmp(t->ph.zSource, "kernels") != 0) return 0;
+    for (int i = 0; i < t->ph.n; i++) bAfterTrain = t->ph.a[i].kind == VT_PHASE_TRAIN && ts >= t->ph.a[i].end;
+    for (zFunc = strstr(zSite, " in "); zFunc; zFunc = strstr(zFunc + 4, " in ")) zIn = zFunc + 4;
+    if (!bAfterTrain || !zIn || regcomp(&re, o->zEvalRe, REG_EXTENDED | REG_ICASE | REG_NOSUB) != 0) return 0;
+    bEval = regexec(&re, zIn, 0, NULL, 0) == 0;
+    regfree(&re);
+    if (bEval) snprintf(z, n, "evaluation");
+    return bEval ? 2 : 0;
+}
+
+int vt__iter_at(const struct vt_trace *t, int64_t ts)
+{
+    int lo = 0, hi = t->ph.nIter; /* iterations are sorted by start and do not overlap */
+    while (lo < hi) {
+        int mid = (lo + hi) / 2;
+        if (t->ph.aIter[mid].start <= ts) lo = mid + 1;
+        else hi = mid;
+    }
+    return lo > 0 && ts < t->ph.aIter[lo - 1].end ? lo - 1 : -1;
+}
+
 int vt__carried_into(const struct vt_trace *t, const struct vt_life *l, int *pbHeld)
 {
     *pbHeld = 0;
     if (l->phase < 0 || l->allocTs < 0 || t->ph.a[l->phase].kind != VT_PHASE_TRAIN) return -1;
+    if (training_state(t, l)) return -1;
     for (int k = l->phase + 1; k < t->ph.n; k++) {
         const struct vt_phase *e = &t->ph.a[k];
         int64_t last = l->lastUse >= 0 ? l->lastUse : l->allocTs;
