@@ -61,7 +61,7 @@ def check_v1(report):
 
 SITE = "/home/alice/projects/trainer/train.py"
 EXPECTED = sorted([
-    ("validation_spike", "high", "phase 'validation' (nvtx)"),
+    ("validation_spike", "high", SITE + ":97 in validate"),
     ("leak", "info", "caching allocator (segment level)"),
     ("transfer", "info", SITE + ":151 in main"),
 ])
