@@ -265,11 +265,14 @@ void pt_backward(struct js *j, struct pt_model *m, struct pt_fwd *f, int batch, 
         gOut = gIn;
         /* DDP: a bucket is all-reduced as soon as its gradients are ready */
         bucketFill += m->a[i].w;
-        if (nBucket > 0 && bucket >= 0 && (bucketFill >= bucketCap || i == 0)) {
+        /* (at the end every bucket has been reduced, as DDP reduces all of them each backward: layers
+         * larger than a bucket leave the count DDP sized them by to the last ones) */
+        while (nBucket > 0 && bucket >= 0 && (bucketFill >= bucketCap || i == 0)) {
             int aT[2] = {aBucket[bucket], m->g[i]};
             js_play(j, 'C', nBucket - 1 - bucket, nBucket, aT, 2);
             bucket--;
             bucketFill = 0;
+            if (i > 0) break;
         }
     }
 }

@@ -500,17 +500,22 @@ static void h_inference_kv(struct acc *a)
                 int lg;
                 nv_push(a, j, ACC_NVTX_NAMES, "decode_step %d", t);
                 for (int g = 0; g < 16; g++) {
-                    /* torch.cat of the cache with the new token: a new tensor, the old one freed */
+                    /* torch.cat of the cache with the new token: a new tensor, the old one freed; the
+                     * layers' kernels take their weights as arguments too, as every decode step's do */
                     int nkv = js_alloc(j, perTok * (prompt + t + 1), siteKv, JS_NAT_ALLOC);
-                    int aT[2] = {kv[g], nkv};
-                    js_play(j, 'F', g, 17, aT, 2);
+                    int aT[2 + 32], nT = 0;
+                    aT[nT++] = kv[g];
+                    aT[nT++] = nkv;
+                    for (int l = g * m.n / 16; l < (g + 1) * m.n / 16 && nT < 34; l++)
+                        if (m.a[l].w) aT[nT++] = m.w[l];
+                    js_play(j, 'F', g, 17, aT, nT);
                     js_free(j, kv[g]);
                     kv[g] = nkv;
                 }
                 lg = js_alloc(j, 32000 * 4, siteLogit, JS_NAT_ALLOC);
                 {
-                    int aT[1] = {lg};
-                    js_play(j, 'F', 16, 17, aT, 1);
+                    int aT[2] = {lg, m.w[0]}; /* the output projection: tied to the embedding */
+                    js_play(j, 'F', 16, 17, aT, 2);
                 }
                 pt_item(j, lg, "lib:transformers/generation/utils.py:3470:GenerationMixin._sample|serve.py:77:generate|"
                                "serve.py:121:main|serve.py:131:<module>");
