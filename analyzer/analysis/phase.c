@@ -3,6 +3,7 @@
 
 #include <ctype.h>
 #include <regex.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -549,15 +550,30 @@ static int from_iter_kernels(struct vt_trace *t)
     return rc;
 }
 
-int vt__phase_at(const struct vt_trace *t, int64_t ts)
+/*
+ * The index of the span holding ts among n spans sorted by start that do not overlap, or -1:
+ * spans are elements of `size` bytes from a with int64_t start and end at offStart and offEnd.
+ */
+static int span_at(const void *a, int n, size_t size, size_t offStart, size_t offEnd, int64_t ts)
 {
-    int lo = 0, hi = t->ph.n; /* phases are sorted by start and do not overlap */
+    const char *p = a;
+    int64_t v;
+    int lo = 0, hi = n;
     while (lo < hi) {
         int mid = (lo + hi) / 2;
-        if (t->ph.a[mid].start <= ts) lo = mid + 1;
+        memcpy(&v, p + (size_t)mid * size + offStart, sizeof v);
+        if (v <= ts) lo = mid + 1;
         else hi = mid;
     }
-    return lo > 0 && ts < t->ph.a[lo - 1].end ? lo - 1 : -1;
+    if (lo == 0) return -1;
+    memcpy(&v, p + (size_t)(lo - 1) * size + offEnd, sizeof v);
+    return ts < v ? lo - 1 : -1;
+}
+
+int vt__phase_at(const struct vt_trace *t, int64_t ts)
+{
+    return span_at(t->ph.a, t->ph.n, sizeof t->ph.a[0], offsetof(struct vt_phase, start),
+                   offsetof(struct vt_phase, end), ts);
 }
 
 /*
@@ -597,13 +613,8 @@ int vt__phase_of_call(const struct vt_trace *t, const struct vt_opts *o, int64_t
 
 int vt__iter_at(const struct vt_trace *t, int64_t ts)
 {
-    int lo = 0, hi = t->ph.nIter; /* iterations are sorted by start and do not overlap */
-    while (lo < hi) {
-        int mid = (lo + hi) / 2;
-        if (t->ph.aIter[mid].start <= ts) lo = mid + 1;
-        else hi = mid;
-    }
-    return lo > 0 && ts < t->ph.aIter[lo - 1].end ? lo - 1 : -1;
+    return span_at(t->ph.aIter, t->ph.nIter, sizeof t->ph.aIter[0], offsetof(struct vt_iter, start),
+                   offsetof(struct vt_iter, end), ts);
 }
 
 int vt__carried_into(const struct vt_trace *t, const struct vt_life *l, int *pbHeld)
