@@ -77,6 +77,25 @@ TEST(upgrade_v3_to_v4)
     z = cli_read(zOut);
     ASSERT_CONTAINS(z, "already has the views");
     free(z);
+    /* a schema 4 trace whose kernel view predates kernel_name (names as stored): that view is replaced */
+    {
+        sqlite3 *db = NULL;
+        ASSERT_EQ(SQLITE_OK, sqlite3_open(zTrace, &db));
+        cli_exec(db, "DROP VIEW CUPTI_ACTIVITY_KIND_KERNEL; CREATE VIEW CUPTI_ACTIVITY_KIND_KERNEL AS"
+                     " SELECT k.start, k.end, s.value AS demangledName FROM kernel k JOIN string s ON s.id = k.name_id");
+        sqlite3_close(db);
+    }
+    ASSERT_EQ(VT_EXIT_OK, upgrade(azArg));
+    z = cli_read(zOut);
+    ASSERT_CONTAINS(z, "kernel view now reads demangled names");
+    free(z);
+    ASSERT_EQ(1, q(zTrace, "SELECT count(*) FROM sqlite_schema WHERE name = 'CUPTI_ACTIVITY_KIND_KERNEL'"
+                           " AND sql LIKE '%kernel_name%'"));
+    ASSERT_EQ(q(zTrace, "SELECT count(*) FROM kernel"), q(zTrace, "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL"));
+    ASSERT_EQ(VT_EXIT_OK, upgrade(azArg)); /* and then nothing more to do */
+    z = cli_read(zOut);
+    ASSERT_CONTAINS(z, "already has the views");
+    free(z);
     cli_cleanup();
 }
 

@@ -93,3 +93,23 @@ int vt__views_present(sqlite3 *db, const char *zSchema)
 {
     return has_object(db, zSchema, "view", "StringIds");
 }
+
+int vt__views_kernel_stale(sqlite3 *db)
+{
+    sqlite3_stmt *p = NULL;
+    int bKn = vt__views_has_kernel_names(db, "main"), n = -1;
+    if (bKn != 1) return bKn;
+    if (sqlite3_prepare_v2(db, "SELECT count(*) FROM main.sqlite_schema WHERE type = 'view' AND "
+                               "name = 'CUPTI_ACTIVITY_KIND_KERNEL' AND sql NOT LIKE '%kernel_name%'",
+                           -1, &p, NULL) == SQLITE_OK &&
+        sqlite3_step(p) == SQLITE_ROW)
+        n = sqlite3_column_int(p, 0) > 0;
+    sqlite3_finalize(p);
+    return n;
+}
+
+int vt__views_kernel_refresh(sqlite3 *db, char **pzErr)
+{
+    int rc = sqlite3_exec(db, "DROP VIEW IF EXISTS CUPTI_ACTIVITY_KIND_KERNEL", NULL, NULL, pzErr);
+    return rc == SQLITE_OK ? vt__views_create(db, pzErr) : rc; /* the others exist and are kept */
+}

@@ -37,7 +37,7 @@ static int upgrade_one(const char *zPath, const char *zFrom)
 {
     sqlite3 *db = NULL;
     char zMsg[512], zNum[16], zPragma[48], *zErr = NULL;
-    int version = 0, rc = VT_EXIT_OK;
+    int version = 0, rc = VT_EXIT_OK, bPresent;
     enum vt_schema_status st;
     const char *zName = zFrom ? zFrom : zPath;
 
@@ -53,16 +53,19 @@ static int upgrade_one(const char *zPath, const char *zFrom)
         rc = vt__exit_for_schema(st);
         goto done;
     }
-    if (vt__views_present(db, "main") == 1) {
+    bPresent = vt__views_present(db, "main") == 1;
+    if (bPresent && vt__views_kernel_stale(db) != 1) {
         printf("%s: schema %d, already has the views\n", zPath, version);
         goto done;
     }
     snprintf(zNum, sizeof zNum, "%d", VT_SCHEMA_VERSION);
     snprintf(zPragma, sizeof zPragma, "PRAGMA user_version = %d", VT_SCHEMA_VERSION);
     /* schema 4 is schema 3 with the views: a version 3 trace becomes version 4; versions 1 and 2
-     * (other table layouts, which readers tell apart by their number) gain the views and keep it */
-    if (sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, &zErr) != SQLITE_OK || vt__views_create(db, &zErr) != SQLITE_OK ||
-        (version == VT_SCHEMA_VERSION - 1 &&
+     * (other table layouts, which readers tell apart by their number) gain the views and keep it;
+     * a trace written before the kernel view read kernel_name gets the current kernel view */
+    if (sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, &zErr) != SQLITE_OK ||
+        (bPresent ? vt__views_kernel_refresh(db, &zErr) : vt__views_create(db, &zErr)) != SQLITE_OK ||
+        (!bPresent && version == VT_SCHEMA_VERSION - 1 &&
          (vt__meta_set(db, "schema_version", zNum) != SQLITE_OK ||
           sqlite3_exec(db, zPragma, NULL, NULL, &zErr) != SQLITE_OK)) ||
         sqlite3_exec(db, "COMMIT", NULL, NULL, &zErr) != SQLITE_OK) {
@@ -73,7 +76,8 @@ static int upgrade_one(const char *zPath, const char *zFrom)
                  : VT_EXIT_INTERNAL;
         goto done;
     }
-    if (version == VT_SCHEMA_VERSION - 1) printf("%s: schema %d -> %d (views added)\n", zPath, version, VT_SCHEMA_VERSION);
+    if (bPresent) printf("%s: schema %d, kernel view now reads demangled names\n", zPath, version);
+    else if (version == VT_SCHEMA_VERSION - 1) printf("%s: schema %d -> %d (views added)\n", zPath, version, VT_SCHEMA_VERSION);
     else printf("%s: schema %d, views added\n", zPath, version);
 done:
     sqlite3_free(zErr);

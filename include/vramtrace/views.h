@@ -27,4 +27,13 @@ int vt__views_create(sqlite3 *db, char **pzErr);
 /* 1 when schema zSchema of db holds the stored views, 0 when not, -1 on error. */
 int vt__views_present(sqlite3 *db, const char *zSchema);
 
+/*
+ * 1 when the stored kernel view of db's main schema predates reading kernel_name (its demangled
+ * and short names were the stored name) while the trace has that table, 0 when not, -1 on error.
+ */
+int vt__views_kernel_stale(sqlite3 *db);
+
+/* Replace a stale kernel view (vt__views_kernel_stale) by the current one. An SQLite code. */
+int vt__views_kernel_refresh(sqlite3 *db, char **pzErr);
+
 #endif
