@@ -41,7 +41,7 @@ static char *group_key(const struct vt_finding *f)
     return vt__strdupf("%s\x1f%s\x1f%s\x1f%s", f->zKind, f->zSite ? f->zSite : "", f->zPhase, zClass);
 }
 
-/* Sorting the findings by key, then trace, then worst first: the sort's context. */
+/* A finding with its key, sorted by key, then worst first (severity, bytes), then trace and order. */
 struct keyed {
     char *zKey;
     int i;
