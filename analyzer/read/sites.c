@@ -84,18 +84,21 @@ static int is_library_native(const char *zMod, const char *zFn)
     return zMod ? is_library_module(zMod) : is_library_symbol(zFn);
 }
 
-/* The PyTorch operator a native frame dispatches (at::_ops::bmm::call, or _ZN2at4_ops3bmm4callE...) into z: 1 when found. */
-static int torch_op(const char *zFn, char *z, size_t n)
+/*
+ * The name that follows scope zScope in native function zFn, demangled ("at::_ops::bmm::call")
+ * or mangled (zMangled then its length: "_ZN2at4_ops3bmm4callE..."), into z (size n): 1 when found.
+ */
+static int scoped_name(const char *zFn, const char *zScope, const char *zMangled, char *z, size_t n)
 {
     const char *p, *zName;
     size_t len = 0;
     if (!zFn) return 0;
-    if ((p = strstr(zFn, "at::_ops::")) != NULL) {
-        zName = p + strlen("at::_ops::");
+    if ((p = strstr(zFn, zScope)) != NULL) {
+        zName = p + strlen(zScope);
         while (zName[len] && zName[len] != ':' && zName[len] != '<' && zName[len] != '(') len++;
-    } else if ((p = strstr(zFn, "_ZN2at4_ops")) != NULL) {
+    } else if ((p = strstr(zFn, zMangled)) != NULL) {
         char *zEnd;
-        len = strtoul(p + strlen("_ZN2at4_ops"), &zEnd, 10);
+        len = strtoul(p + strlen(zMangled), &zEnd, 10);
         zName = zEnd;
         if (strnlen(zName, len) < len) return 0;
     } else {
@@ -107,30 +110,17 @@ static int torch_op(const char *zFn, char *z, size_t n)
     return 1;
 }
 
-/*
- * The autograd node a native frame runs (torch::autograd::generated::DivBackward0::apply, demangled
- * or mangled: _ZN5torch8autograd9generated12DivBackward05applyE...) into z: 1 when found.
- */
+/* The PyTorch operator a native frame dispatches (at::_ops::bmm::call) into z: 1 when found. */
+static int torch_op(const char *zFn, char *z, size_t n)
+{
+    return scoped_name(zFn, "at::_ops::", "_ZN2at4_ops", z, n);
+}
+
+/* The autograd node a native frame runs (torch::autograd::generated::DivBackward0::apply) into z: 1 when found. */
 static int autograd_node(const char *zFn, char *z, size_t n)
 {
-    const char *p, *zName;
-    size_t len = 0;
-    if (!zFn) return 0;
-    if ((p = strstr(zFn, "torch::autograd::generated::")) != NULL) {
-        zName = p + strlen("torch::autograd::generated::");
-        while (zName[len] && zName[len] != ':' && zName[len] != '<' && zName[len] != '(') len++;
-    } else if ((p = strstr(zFn, "_ZN5torch8autograd9generated")) != NULL) {
-        char *zEnd;
-        len = strtoul(p + strlen("_ZN5torch8autograd9generated"), &zEnd, 10);
-        zName = zEnd;
-        if (strnlen(zName, len) < len) return 0;
-    } else {
-        return 0;
-    }
-    if (len == 0 || len >= n || !strstr(zName, "Backward")) return 0;
-    memcpy(z, zName, len);
-    z[len] = 0;
-    return 1;
+    return scoped_name(zFn, "torch::autograd::generated::", "_ZN5torch8autograd9generated", z, n) &&
+           strstr(z, "Backward") != NULL;
 }
 
 /*
@@ -138,9 +128,10 @@ static int autograd_node(const char *zFn, char *z, size_t n)
  * library and generated code as "file:line in function", else the top generated module without
  * its line (every line of one generated module is one site), else the top Python frame, else
  * the autograd node of a backward-pass allocation (no Python frame on the engine's thread), else
- * the top native frame outside library code, else the PyTorch operator that allocated. Under generated code (torch.compile, FX) the user's frame is the one
- * that called it, marked "(via generated code)": a user frame that Dynamo's own frames call
- * is the compiled function itself and is passed over. Returns a malloc'd string, or NULL on OOM / SQLite error (*pRc set).
+ * the top native frame outside library code, else the PyTorch operator that allocated. Under
+ * generated code (torch.compile, FX) the user's frame is the one that called it, marked "(via
+ * generated code)": a user frame that Dynamo's own frames call is the compiled function itself
+ * and is passed over. Returns a malloc'd string, or NULL on OOM / SQLite error (*pRc set).
  */
 static char *describe_stack(sqlite3 *db, int64_t stackId, int *pRc, int *pbNccl)
 {
