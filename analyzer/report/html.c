@@ -139,23 +139,31 @@ static void svg_frame(FILE *f, struct labels *L, int64_t vmax, int64_t dur, cons
     fputc('\n', f);
 }
 
+/* A capacity of `bytes` as a dashed line across the plot (tooltip zTitle), labelled zLabel in the right margin. */
+static void capacity_mark(FILE *f, struct labels *L, int64_t bytes, int64_t vmax, const char *zColor, const char *zTitle,
+                          const char *zLabel)
+{
+    static const double aAlt[] = {0, 14, 0, -14, 0, 28};
+    double y = ypos(bytes, vmax);
+    fprintf(f, "<line class=\"capacity\" x1=\"%d\" x2=\"%d\" y1=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" stroke-width=\"1\" "
+               "stroke-dasharray=\"6 3\"><title>", PAD_L, SVG_W - PAD_R, y, y, zColor);
+    vt__put_text(f, zTitle, VT_ESC_HTML);
+    fputs("</title></line>", f);
+    label(f, L, SVG_W - PAD_R + 4, y + 4, 0, aAlt, 3, " class=\"capacity-label\"", zLabel);
+    fputc('\n', f);
+}
+
 /* Each device's capacity (when known) as a dashed line across the plot, labelled in the right margin. */
 static void svg_capacity(FILE *f, struct labels *L, const struct vt_trace *t, int64_t vmax)
 {
-    static const double aAlt[] = {0, 14, 0, -14, 0, 28};
     for (int d = 0; d < t->tl.nDev; d++) {
         const struct vt_device *dv = &t->tl.aDev[d];
-        char zB[32], zL[48];
-        double y;
+        char zB[32], zT[64], zL[48];
         if (dv->id < 0 || dv->totalBytes <= 0) continue;
-        y = ypos(dv->totalBytes, vmax);
         vt__fmt_bytes(dv->totalBytes, zB, sizeof zB);
-        fprintf(f, "<line class=\"capacity\" x1=\"%d\" x2=\"%d\" y1=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" stroke-width=\"1\" "
-                   "stroke-dasharray=\"6 3\"><title>device %d capacity: %s</title></line>", PAD_L, SVG_W - PAD_R, y, y,
-                dev_color(dv, d), dv->id, zB);
+        snprintf(zT, sizeof zT, "device %d capacity: %s", dv->id, zB);
         snprintf(zL, sizeof zL, "cap. %s", zB);
-        label(f, L, SVG_W - PAD_R + 4, y + 4, 0, aAlt, 3, " class=\"capacity-label\"", zL);
-        fputc('\n', f);
+        capacity_mark(f, L, dv->totalBytes, vmax, dev_color(dv, d), zT, zL);
     }
 }
 
@@ -412,10 +420,8 @@ static void ranks_table(FILE *f, const struct vt_result *r, const int64_t *aPeak
  */
 static void svg_band_capacity(FILE *f, struct labels *L, const struct vt_result *r, int64_t vmax)
 {
-    static const double aAlt[] = {0, 14, 0, -14, 0, 28};
     int64_t lo = 0, hi = 0;
-    char zLo[32], zHi[32], zL[80];
-    double y;
+    char zLo[32], zHi[32], zT[128], zL[48];
     for (int i = 0; i < r->nTrace; i++) { /* the device each rank's level is drawn for */
         int d = main_dev(&r->aTrace[i]);
         const struct vt_device *dv = d >= 0 ? &r->aTrace[i].tl.aDev[d] : NULL;
@@ -424,17 +430,13 @@ static void svg_band_capacity(FILE *f, struct labels *L, const struct vt_result 
         if (dv->totalBytes > hi) hi = dv->totalBytes;
     }
     if (!lo) return;
-    y = ypos(lo, vmax);
     vt__fmt_bytes(lo, zLo, sizeof zLo);
     vt__fmt_bytes(hi, zHi, sizeof zHi);
-    fprintf(f, "<line class=\"capacity\" x1=\"%d\" x2=\"%d\" y1=\"%.1f\" y2=\"%.1f\" stroke=\"#d62728\" "
-               "stroke-width=\"1\" stroke-dasharray=\"6 3\"><title>smallest device capacity of the %d ranks: %s%s%s"
-               "</title></line>", PAD_L, SVG_W - PAD_R, y, y, r->nTrace, zLo, hi > lo ? "; largest " : "",
-            hi > lo ? zHi : "");
+    snprintf(zT, sizeof zT, "smallest device capacity of the %d ranks: %s%s%s", r->nTrace, zLo,
+             hi > lo ? "; largest " : "", hi > lo ? zHi : "");
     if (hi > lo) snprintf(zL, sizeof zL, "min %s", zLo); /* the margin holds 15 characters */
     else snprintf(zL, sizeof zL, "cap. %s", zLo);
-    label(f, L, SVG_W - PAD_R + 4, y + 4, 0, aAlt, 3, " class=\"capacity-label\"", zL);
-    fputc('\n', f);
+    capacity_mark(f, L, lo, vmax, "#d62728", zT, zL);
 }
 
 /*
