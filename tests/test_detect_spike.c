@@ -299,25 +299,42 @@ TEST(doubtful_kernel_phases_make_no_claim)
 
 /* Steps from kernel names without NVTX and without optimizer kernels (plain SGD): 12 steps of
  * 30 forward kernels and a backward pass, an evaluation window of 90 forward kernels before
- * steps 5 and 10. With bFrag each backward kernel is followed by 3 kernels of unknown role (a
+ * steps 5 and 10. With FRAG each backward kernel is followed by 3 kernels of unknown role (a
  * backward pass interleaved with GEMMs, as cuDNN ResNet steps are): still 12 steps and 2
- * evaluation windows, not a step per backward kernel with every forward pass called evaluation. */
-static void kernel_steps(int bFrag)
+ * evaluation windows, not a step per backward kernel with every forward pass called evaluation.
+ * With CUT the backward pass is one backward kernel, 20 of unknown role, then 8 backward
+ * kernels: two segments a step whose counts look alike (30 and 20), told apart by their
+ * backward kernels (1 and 8). The window starts after the last step's SGD kernels, when the
+ * host launched its first kernel. */
+enum { CONTIG, FRAG, CUT };
+static void kernel_steps(int mode)
 {
-    const char *zPath = tg_path(bFrag ? "frag.db" : "contig.db");
+    const char *zPath = tg_path(mode == FRAG ? "frag.db" : mode == CUT ? "cut.db" : "contig.db");
     struct tg *g = tg_open(zPath);
     struct vt_result r;
-    int64_t ts = 1 * MS;
+    int64_t ts = 1 * MS, evalTs = -1, sgdEnd = -1;
     ASSERT(g);
     tg_alloc(g, 500000, 0, 3, W, 64 * MiB, -1);
     for (int step = 0; step < 12; step++) {
-        if (step == 5 || step == 10)
-            for (int k = 0; k < 90; k++, ts += 10000) tg_kernel(g, ts, ts + 5000, "void cudnn::bn_fw_inf_1C11_kernel_NCHW<float>()");
+        if (step == 5 || step == 10) {
+            if (step == 5) evalTs = ts, sgdEnd = ts - 10000 + 5000;
+            for (int k = 0; k < 90; k++, ts += 10000) {
+                int64_t corr = tg_kernel(g, ts, ts + 5000, "void cudnn::bn_fw_inf_1C11_kernel_NCHW<float>()");
+                if (mode == CUT) { /* launched by a host 0.3 ms ahead of the device */
+                    struct tg_apirow a = {100, corr, ts - 300000, ts - 295000, 1, 0, 0, TG_NULL, TG_NULL,
+                                          TG_NULL, TG_NULL, TG_NULL, TG_NULL};
+                    tg_api_row(g, &a);
+                }
+            }
+            if (mode == CUT && step == 5) /* the window's first batch, allocated before its kernels run */
+                tg_alloc(g, evalTs - 250000, 0, 3, OUT, 8 * MiB, -1);
+        }
         for (int k = 0; k < 30; k++, ts += 10000) tg_kernel(g, ts, ts + 5000, "volta_scudnn_128x64_relu_medium_nn_v1");
-        for (int k = 0; k < 8; k++) {
+        for (int k = 0; k < (mode == CUT ? 9 : 8); k++) {
             tg_kernel(g, ts, ts + 5000, "void cudnn::detail::dgrad_engine<float, 512, 6, 5, 3, 3, 3, false>()");
             ts += 10000;
-            for (int u = 0; bFrag && u < 3; u++, ts += 10000) tg_kernel(g, ts, ts + 5000, "volta_sgemm_128x64_nt");
+            for (int u = 0; mode == FRAG && u < 3; u++, ts += 10000) tg_kernel(g, ts, ts + 5000, "volta_sgemm_128x64_nt");
+            for (int u = 0; mode == CUT && k == 0 && u < 20; u++, ts += 10000) tg_kernel(g, ts, ts + 5000, "volta_sgemm_128x64_nt");
         }
         for (int k = 0; k < 4; k++, ts += 10000) /* SGD: elementwise kernels */
             tg_kernel(g, ts, ts + 5000, "void at::native::vectorized_elementwise_kernel<4, at::native::AddFunctor<float>>()");
@@ -334,14 +351,20 @@ static void kernel_steps(int bFrag)
     ASSERT_EQ(5, t->ph.a[0].nIter);
     ASSERT_EQ(5, t->ph.a[2].nIter);
     ASSERT_EQ(2, t->ph.a[4].nIter);
-    /* the evaluation window is its 90 kernels */
-    ASSERT_EQ(90 * 10000, t->ph.a[1].end - t->ph.a[1].start);
+    /* the evaluation window is its 90 kernels, from the host's launch of the first where the
+     * trace has it; the SGD kernels before it are training's */
+    ASSERT_EQ(mode == CUT ? evalTs - 300000 : evalTs, t->ph.a[1].start);
+    ASSERT_EQ(90 * 10000, t->ph.a[1].end - t->ph.a[1].start + (mode == CUT ? -300000 : 0));
+    if (mode == CUT) ASSERT_EQ(1, vt__phase_at(t, evalTs - 250000));
+    if (mode == CUT) ASSERT_EQ(t->ph.a[1].start, t->ph.a[0].end);
+    else ASSERT(t->ph.a[0].end >= sgdEnd);
     vt__result_free(&r);
     tg_cleanup();
 }
 
-TEST(kernel_steps_contiguous_backward) { kernel_steps(0); }
-TEST(kernel_steps_fragmented_backward) { kernel_steps(1); }
+TEST(kernel_steps_contiguous_backward) { kernel_steps(CONTIG); }
+TEST(kernel_steps_fragmented_backward) { kernel_steps(FRAG); }
+TEST(kernel_steps_backward_cut_in_two) { kernel_steps(CUT); }
 
 /* Killed by an OOM inside validation: the range never closed still makes a phase to the end. */
 TEST(unclosed_validation_range)
@@ -553,4 +576,5 @@ TEST(segment_level_growth_hidden_by_the_cache)
 
 VT_TEST_LIST(T(validation_growth_at_its_call_site) T(segment_level_growth_hidden_by_the_cache) T(segment_level_validation_staircase) T(validation_nested_in_training_range) T(unclosed_validation_range) T(operator_ranges_are_not_phases) T(phases_sample_shape) T(missing_no_grad_grows_batch_by_batch) T(large_validation_batch_is_only_info) T(phase_regex_override) T(profiler_steps_are_iterations)
              T(doubtful_kernel_phases_make_no_claim)
-             T(kernel_steps_contiguous_backward) T(kernel_steps_fragmented_backward))
+             T(kernel_steps_contiguous_backward) T(kernel_steps_fragmented_backward)
+             T(kernel_steps_backward_cut_in_two))

@@ -192,18 +192,29 @@ static int cmp_i64(const void *pa, const void *pb)
     return a < b ? -1 : a > b;
 }
 
-/* Start time of the kernel idx kernels after the one starting at ts (or -1). */
+/*
+ * When the kernel idx kernels after the one starting at ts began (or -1): the host time of its
+ * launch where the trace has the launch call, else its start on the device. A boundary between
+ * phases is a host time, as NVTX ranges are: allocations are made by the host, which runs ahead
+ * of the device.
+ */
 static int kernel_after(sqlite3 *db, int64_t ts, int64_t idx, int64_t *pOut)
 {
     sqlite3_stmt *pStmt = NULL;
-    int rc = sqlite3_prepare_v2(db, "SELECT start FROM kernel WHERE start >= ? ORDER BY start LIMIT 1 OFFSET ?",
+    int rc = sqlite3_prepare_v2(db,
+                                "SELECT k.start, (SELECT min(a.start) FROM api_call a WHERE a.correlation = k.correlation)"
+                                " FROM (SELECT start, correlation FROM kernel WHERE start >= ? ORDER BY start LIMIT 1 OFFSET ?) k",
                                 -1, &pStmt, NULL);
     *pOut = -1;
     if (rc != SQLITE_OK) return rc;
     sqlite3_bind_int64(pStmt, 1, ts);
     sqlite3_bind_int64(pStmt, 2, idx);
     rc = sqlite3_step(pStmt);
-    if (rc == SQLITE_ROW) *pOut = sqlite3_column_int64(pStmt, 0);
+    if (rc == SQLITE_ROW) {
+        int64_t launch = sqlite3_column_type(pStmt, 1) == SQLITE_INTEGER ? sqlite3_column_int64(pStmt, 1) : -1;
+        *pOut = sqlite3_column_int64(pStmt, 0);
+        if (launch > 0 && launch < *pOut) *pOut = launch;
+    }
     rc = rc == SQLITE_ROW || rc == SQLITE_DONE ? SQLITE_OK : rc;
     sqlite3_finalize(pStmt);
     return rc;
@@ -301,28 +312,32 @@ static int alike(int64_t a, int64_t b)
 /*
  * A step cut into P segments repeats its forward counts with period P. Returns the smallest
  * P (2..64) for which at least 98 % of the backward segments' counts are alike the count P
- * segments later, or 0; *pOff is then the position in the period of the step's start (the
- * largest median count: the forward pass).
+ * segments later (counts above cap, evaluation windows, left out), or 0; *pOff is then the position in the period of the step's start (the
+ * largest median count: the forward pass). *pbCut is set when the positions' backward kernel
+ * counts differ too (one of them at most half another's): the period cuts backward passes
+ * apart, where steps that merely alternate (an evaluation every other step) have whole ones.
  */
-static int step_period(const struct seg *aSeg, int nSeg, int *pOff)
+static int step_period(const struct seg *aSeg, int nSeg, int64_t cap, int *pOff, int *pbCut)
 {
-    int64_t aMed[64];
+    int64_t aMed[64], aMedB[64];
     *pOff = 0;
+    *pbCut = 0;
     for (int p = 2; p <= 64 && 3 * p <= nSeg; p++) {
         int nSame = 0, nCmp = 0;
-        for (int i = 0; i + p < nSeg; i++) {
-            if (!aSeg[i].bBwd || !aSeg[i + p].bBwd) continue;
+        for (int i = p; i + p < nSeg; i++) { /* the first step has no tail of a step before it */
+            if (!aSeg[i].bBwd || !aSeg[i + p].bBwd || aSeg[i].f > cap || aSeg[i + p].f > cap) continue;
             nCmp++;
             nSame += alike(aSeg[i].f, aSeg[i + p].f);
         }
         if (nCmp == 0 || nSame * 100 < nCmp * 98) continue;
         /* a period of 1 (every segment alike) is no cut step: not reported */
         for (int r = 0; r < p; r++) {
-            int64_t aV[3];
+            int64_t aV[3], aB[3];
             int n = 0;
             for (int i = r; i < nSeg && n < 3; i += p) /* median of three periods in the middle */
-                if (i >= nSeg / 3 && aSeg[i].bBwd) aV[n++] = aSeg[i].f;
+                if (i >= nSeg / 3 && aSeg[i].bBwd) aV[n] = aSeg[i].f, aB[n] = aSeg[i].n - aSeg[i].f, n++;
             aMed[r] = n == 0 ? -1 : n < 3 ? aV[0] : median(aV, 3);
+            aMedB[r] = n == 0 ? -1 : n < 3 ? aB[0] : median(aB, 3);
         }
         for (int r = 1; r < p; r++)
             if (aMed[r] > aMed[*pOff]) *pOff = r;
@@ -331,6 +346,8 @@ static int step_period(const struct seg *aSeg, int nSeg, int *pOff)
             for (int r = 1; r < p; r++) bSame &= aMed[r] >= 0 && aMed[0] >= 0 && alike(aMed[r], aMed[0]);
             if (bSame) return 0;
         }
+        for (int r = 0; r < p; r++)
+            for (int q = 0; q < p; q++) *pbCut |= aMedB[r] >= 0 && aMedB[q] >= 0 && aMedB[r] * 2 <= aMedB[q];
         return p;
     }
     return 0;
@@ -350,7 +367,7 @@ static int step_period(const struct seg *aSeg, int nSeg, int *pOff)
 static const char *merge_fragments(struct seg *aSeg, int *pnSeg, int *pbMem)
 {
     int64_t *aF = NULL, *aLowN = NULL, *aHighF = NULL, g = -1;
-    int nF = 0, nLow = 0, nHigh = 0, i, j;
+    int nF = 0, nLow = 0, nHigh = 0, i, j, p, off, bCut;
     const char *zDoubt = NULL;
     *pbMem = 0;
     for (i = 0; i < *pnSeg; i++) nF += aSeg[i].bBwd;
@@ -361,6 +378,9 @@ static const char *merge_fragments(struct seg *aSeg, int *pnSeg, int *pbMem)
     for (i = 0, nF = 0; i < *pnSeg; i++)
         if (aSeg[i].bBwd) aF[nF++] = aSeg[i].f;
     qsort(aF, (size_t)nF, sizeof *aF, cmp_i64);
+    /* a forward count beyond twice the 90th percentile is an evaluation window, not a period's */
+    p = step_period(aSeg, *pnSeg, nF ? 2 * aF[nF * 9 / 10] : 0, &off, &bCut);
+    if (p > 0 && bCut) goto periodic;
     {
         /* already steps: three quarters of the counts are forward passes alike the median (a
          * few larger ones are steps after an evaluation window) */
@@ -369,21 +389,19 @@ static const char *merge_fragments(struct seg *aSeg, int *pnSeg, int *pbMem)
         for (i = 0; i < nF; i++) nAlike += aF[i] * 2 >= med && aF[i] <= med * 2;
         if (med >= 16 && nAlike * 4 >= nF * 3) goto done;
     }
-    {
-        int off, p = step_period(aSeg, *pnSeg, &off);
-        if (p > 0) {
-            /* periodic: each step starts at the same position of the period */
-            for (i = 0, j = -1; i < *pnSeg; i++) {
-                if (j >= 0 && aSeg[j].bBwd && aSeg[i].bBwd && (i - off) % p != 0) {
-                    if (aSeg[i].end > aSeg[j].end) aSeg[j].end = aSeg[i].end;
-                    aSeg[j].n += aSeg[i].n;
-                    continue;
-                }
-                aSeg[++j] = aSeg[i];
+    if (p > 0) {
+periodic:
+        /* periodic: each step starts at the same position of the period */
+        for (i = 0, j = -1; i < *pnSeg; i++) {
+            if (j >= 0 && aSeg[j].bBwd && aSeg[i].bBwd && (i - off) % p != 0) {
+                if (aSeg[i].end > aSeg[j].end) aSeg[j].end = aSeg[i].end;
+                aSeg[j].n += aSeg[i].n;
+                continue;
             }
-            *pnSeg = j + 1;
-            goto done;
+            aSeg[++j] = aSeg[i];
         }
+        *pnSeg = j + 1;
+        goto done;
     }
     for (i = 0; i + 1 < nF && g < 0; i++)
         if (aF[i + 1] >= 16 && aF[i + 1] >= 4 * (aF[i] > 1 ? aF[i] : 1)) g = aF[i];
@@ -426,13 +444,16 @@ done:
  * segment with backward kernels is one training iteration. Forward kernels
  * before its backward part beyond twice the median training forward length, or
  * a segment with no backward kernel of at least half that length, is an
- * evaluation window. Returns an SQLite code.
+ * evaluation window; it begins after the last step's tail (the kernels a segment starts
+ * with before the next forward pass: a typical segment's count less the first step's).
+ * Returns an SQLite code.
  */
 static int from_kernels(struct vt_trace *t)
 {
     struct seg *aSeg = NULL;
     int nSeg = 0, rc, i, nF = 0;
     int64_t *aF = NULL, m = 0;
+    int64_t tail = 0;
     int term = 0, bMem = 0, nTrain = 0;
 
     rc = kernel_segments(t, &aSeg, &nSeg, &term);
@@ -456,15 +477,34 @@ static int from_kernels(struct vt_trace *t)
     if (nF == 0) goto done; /* no training recognised: leave phases unknown */
     qsort(aF, (size_t)nF, sizeof *aF, cmp_i64);
     m = aF[nF / 2];
+    /* a segment begins with the previous step's tail (what follows its terminator: the rest of
+     * a backward pass, the optimizer, zero_grad) and the first step has none: the tail is the
+     * typical segment less the first one, when the first is no longer */
+    for (i = 0; i < nSeg; i++)
+        if (aSeg[i].bBwd) {
+            tail = aSeg[i].f < m ? m - aSeg[i].f : 0;
+            break;
+        }
     for (i = 0; i < nSeg && rc == SQLITE_OK; i++) {
         struct seg *s = &aSeg[i];
         struct vt_phase *p = t->ph.n ? &t->ph.a[t->ph.n - 1] : NULL;
-        int64_t trainStart = s->start;
+        int64_t trainStart = s->start, evalStart = s->start, skip = 0;
+        if (s->f >= 2 && s->f > 2 * m && tail > 0 && p && p->kind == VT_PHASE_TRAIN) {
+            /* an evaluation window begins after the last step's tail, which stays in training */
+            rc = kernel_after(t->f.db, s->start, tail, &evalStart);
+            if (rc != SQLITE_OK) break;
+            if (evalStart < 0) evalStart = s->start;
+            else {
+                skip = tail;
+                p->end = evalStart;
+                if (t->ph.nIter) t->ph.aIter[t->ph.nIter - 1].end = evalStart;
+            }
+        }
         if (!s->bBwd) {
             /* only the last segment lacks backward kernels: the start of a step cut off by the
              * end of the trace, unless clearly longer than a forward pass */
             if (s->f >= 2 && s->f > 2 * m) {
-                if (!add_phase(t, VT_PHASE_EVAL, "evaluation", s->start, s->end, "kernels")) rc = SQLITE_NOMEM;
+                if (!add_phase(t, VT_PHASE_EVAL, "evaluation", evalStart, s->end, "kernels")) rc = SQLITE_NOMEM;
             } else if (p && p->kind == VT_PHASE_TRAIN) {
                 p->end = s->end; /* optimizer tail or a stray kernel after the step */
                 if (t->ph.nIter) t->ph.aIter[t->ph.nIter - 1].end = s->end;
@@ -472,10 +512,11 @@ static int from_kernels(struct vt_trace *t)
             continue;
         }
         if (s->f > 2 * m) {
-            rc = kernel_after(t->f.db, s->start, s->f - m, &trainStart);
+            /* the window is the segment's forward kernels beyond a typical segment's, after the tail */
+            rc = kernel_after(t->f.db, s->start, s->f - m + skip, &trainStart);
             if (rc != SQLITE_OK) break;
-            if (trainStart <= s->start) trainStart = s->start;
-            if (!add_phase(t, VT_PHASE_EVAL, "evaluation", s->start, trainStart, "kernels")) { rc = SQLITE_NOMEM; break; }
+            if (trainStart <= evalStart) trainStart = evalStart;
+            if (!add_phase(t, VT_PHASE_EVAL, "evaluation", evalStart, trainStart, "kernels")) { rc = SQLITE_NOMEM; break; }
             p = NULL;
         }
         if (p && p->kind == VT_PHASE_TRAIN) p->end = s->end;

@@ -136,6 +136,7 @@ struct pin {
 struct site {
     char *zSpec;
     int64_t aStack[JS_NAT_N]; /* stack id per native chain, 0 until written */
+    int64_t aResv[JS_NAT_N];  /* segment bytes its allocations made the allocator reserve since js_resv_mark */
 };
 struct va {         /* a free range of the simulated address space */
     int64_t addr, size;
@@ -394,6 +395,20 @@ int js_site(struct js *j, const char *zSpec)
     j->aSite[j->nSite].zSpec = strdup(zSpec);
     if (!j->aSite[j->nSite].zSpec) abort();
     return j->nSite++;
+}
+
+void js_resv_mark(struct js *j)
+{
+    for (int i = 0; i < j->nSite; i++) memset(j->aSite[i].aResv, 0, sizeof j->aSite[i].aResv);
+}
+
+int64_t js_resv_since_mark(const struct js *j, const char *zFrame, int native)
+{
+    int64_t n = 0;
+    if (native < 0 || native >= JS_NAT_N) return 0;
+    for (int i = 0; i < j->nSite; i++)
+        if (!zFrame || strstr(j->aSite[i].zSpec, zFrame)) n += j->aSite[i].aResv[native];
+    return n;
 }
 
 void js_here(struct js *j, int site)
@@ -727,6 +742,7 @@ int js_alloc(struct js *j, int64_t bytes, int site, int native)
             }
         }
         seg_new(j, pool, seg, stack);
+        if (site >= 0 && site < j->nSite) j->aSite[site].aResv[native] += seg;
         b = best_fit(j, pool, size);
     }
     blk_take(j, b, size);

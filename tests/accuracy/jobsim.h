@@ -74,6 +74,13 @@ int js_close(struct js *j, int bTeardown, int bClean);
  * none (a C++ thread). Returns a site handle.
  */
 int js_site(struct js *j, const char *zSpec);
+/*
+ * Segment bytes the allocator reserved, since the last js_resv_mark (or the start), for
+ * allocations made through native chain `native` from sites whose spec contains zFrame (every
+ * site: NULL): the call sites a segment-level trace can attribute growth to.
+ */
+void js_resv_mark(struct js *j);
+int64_t js_resv_since_mark(const struct js *j, const char *zFrame, int native);
 /* The site whose frames are used for frees, copies and NCCL calls made from now on. */
 void js_here(struct js *j, int site);
 

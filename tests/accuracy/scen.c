@@ -87,6 +87,10 @@ struct loop {
     /* what the trace can show: device memory reserved after warm-up (the second iteration), its
      * largest rise after it, and the largest rise during one evaluation phase */
     int64_t resWarm, growTrain, growVal;
+    /* segment bytes reserved after warm-up (all ranks): by allocations on the line zPlanted
+     * (a "FILE:LINE:" frame, NULL none), and by the autograd thread */
+    const char *zPlanted;
+    int64_t resvPlanted, resvBackward;
     /* tensors */
     int aBucket[64];
     int lastX, lastOut;
@@ -230,7 +234,10 @@ static int val_batch(struct acc *a, struct loop *l, struct js *j, int b)
 /* After a training iteration: the reservation after warm-up, and its rise since. */
 static void note_reserved(struct loop *l, struct js *j)
 {
-    if (l->iterDone == 2) l->resWarm = js_reserved(j);
+    if (l->iterDone == 2) {
+        l->resWarm = js_reserved(j);
+        js_resv_mark(j);
+    }
     else if (l->resWarm >= 0 && js_reserved(j) - l->resWarm > l->growTrain) l->growTrain = js_reserved(j) - l->resWarm;
 }
 
@@ -310,6 +317,26 @@ static struct js *loop_run(struct acc *a, struct loop *l, int rank, int *pOom, s
     return j;
 }
 
+/* Add what rank j's allocator reserved after warm-up, by the planted line and by the autograd thread, to l. */
+static void resv_note(struct loop *l, const struct js *j)
+{
+    for (int n = 0; n < JS_NAT_N && l->zPlanted; n++) l->resvPlanted += js_resv_since_mark(j, l->zPlanted, n);
+    l->resvBackward += js_resv_since_mark(j, NULL, JS_NAT_BACKWARD);
+}
+
+/*
+ * The site a trace can name for growth planted on zSite, from what l's runs reserved (resv_note):
+ * every tensor in tensor mode; at segment level, the call sites of the segments reserved while
+ * the baseline rose. Where the planted line reserved less than the autograd thread (the cache
+ * grew where demand peaked, in the backward pass, while the line's tensors took free blocks),
+ * that is the backward pass, attributed at segment level.
+ */
+static const char *growth_site(struct acc *a, const struct loop *l, const char *zSite)
+{
+    if (acc_variant(a)->mode != JS_SEGMENTS || l->resvPlanted >= l->resvBackward) return zSite;
+    return "(backward pass: autograd thread, no Python frame) (attribution at segment level)";
+}
+
 /*
  * Run the loop on every rank of the variant and end each process (killed inside a step when
  * !bClean). *pVisTrain / *pVisVal (may be NULL) receive whether, on some rank, the growth during
@@ -325,6 +352,7 @@ static void loop_all(struct acc *a, struct loop *proto, struct js_cfg *pCfg, int
         struct js *j = loop_run(a, &l, r, &bOom, pCfg);
         if (!j) return;
         if (pVisTrain && visible(a, l.growTrain, js_reserved(j))) *pVisTrain = 1;
+        resv_note(proto, j);
         if (pVisVal && visible(a, l.growVal, js_reserved(j))) *pVisVal = 1;
         if (!l.bClean) { /* SIGKILL during the forward of the next step: its ranges never close */
             int x;
@@ -793,8 +821,10 @@ static void p_compile_leak(struct acc *a)
                     "returns every step (`hidden_history.append(outputs.hidden_states)`): 12 allocations "
                     "per step, each made on a different line of Inductor's generated module. One root "
                     "cause: expected one leak (growth) finding naming the user's call of the compiled "
-                    "model, train.py:66, not one finding per generated line.");
+                    "model, train.py:66, not one finding per generated line. The kept states are also held "
+                    "idle: a retained finding at train.py:66 is the same root cause.");
     allow_grads(a);
+    allow_also(a, "hidden-kept", "retained", NULL, SITE_FWD);
     compile_job(a, 1, &e.bRequired);
     acc_expect(a, &e);
 }
@@ -829,6 +859,7 @@ static void p_leak_outputs(struct acc *a)
     l.xBytes = l.valXBytes = (int64_t)256 * 3 * 224 * 224 * 4;
     l.xTrainStep = hook_keep_out;
     l.pCtx = &k;
+    l.zPlanted = "train.py:" S(L_FWD) ":train_one_epoch";
     loop_length(a, &l, 60, 2400);
     k.n = 0;
     acc_describe(a, "The ResNet-50 job of cnn_train_val with 4096 classes, whose training loop keeps each "
@@ -837,8 +868,12 @@ static void p_leak_outputs(struct acc *a)
                     "model's last layer called from train.py:66. Expected: a leak (growth) at train.py:66, "
                     "medium or high. At segment level the logits fit in the cache's free blocks for "
                     "hundreds of steps (nothing is reserved for them in the short runs): the finding is "
-                    "required there only where the allocator had to reserve more (the long run).");
+                    "required there only where the allocator had to reserve more (the long run), at the "
+                    "call site of the segments reserved after warm-up: train.py:66 where that line reserved "
+                    "them, else the backward pass (the kept logits took free blocks, the autograd thread's "
+                    "allocations found none), attributed at segment level.");
     loop_all(a, &l, NULL, &e.bRequired, NULL);
+    e.zSite = growth_site(a, &l, e.zSite);
     if (v->mode == JS_SEGMENTS) e.zClass = "segment-level growth attributed to its call site";
     acc_expect(a, &e);
     /* the kept outputs are also held through evaluation, idle, carried over */
@@ -918,7 +953,11 @@ static void p_leak_rank0(struct acc *a)
                     "for a histogram it logs at the end (train.py:79, under `if rank == 0`): 2 MiB more per "
                     "step on rank 0, nothing on the others. Expected: a leak on rank 0 at train.py:79, and "
                     "nothing on the other ranks (at segment level, required where the trace shows the "
-                    "allocator reserving more).");
+                    "allocator reserving more, at the call site of the segments reserved after warm-up: "
+                    "train.py:79 where that line reserved them, else the backward pass, attributed at "
+                    "segment level). The history is also held, idle, through evaluation: a retained "
+                    "finding at train.py:79 is the same root cause.");
+    allow_also(a, "rank0-history", "retained", NULL, "train.py:79 in train_one_epoch");
     allow_grads(a);
     for (int r = 0; r < v->ranks; r++) {
         struct loop l;
@@ -941,7 +980,12 @@ static void p_leak_rank0(struct acc *a)
         }
         j = loop_run(a, &l, r, &bOom, NULL);
         if (!j) return;
-        if (r == 0) e.bRequired = visible(a, l.growTrain, js_reserved(j));
+        if (r == 0) {
+            e.bRequired = visible(a, l.growTrain, js_reserved(j));
+            l.zPlanted = "train.py:79:train_one_epoch";
+            resv_note(&l, j);
+            e.zSite = growth_site(a, &l, e.zSite);
+        }
         acc_end(a, j, l.bTeardown, l.bClean);
     }
     acc_expect(a, &e);
