@@ -8,11 +8,13 @@
 #include "acc.h"
 
 /*
- * accgen [--kernels FILE] [--suite full|quick] [--only NAME] [--list] OUTDIR
+ * accgen [--kernels FILE] [--suite full|quick] [--only NAME] [--seed N] [--list] OUTDIR
  *
  * For each scenario and each of its variants, writes OUTDIR/SCENARIO/VARIANT/rankN.db (one
  * trace per process) and truth.json (what a correct analysis reports), and lists every run
- * in OUTDIR/manifest.json. Deterministic: the same build writes the same traces.
+ * in OUTDIR/manifest.json. Deterministic: the same build and seed write the same traces; seed
+ * 0 (the default) is the recorded suite, any other draws every run's randomness anew (kernel
+ * choices, batch lengths, timings) for a held-out check.
  * Exit codes: 0 done, 1 a trace could not be written, 2 bad arguments.
  */
 
@@ -194,7 +196,8 @@ static int is_quick(const char *zScen, const char *zCode)
 }
 
 /* Generate one run; 0 or -1. */
-static int run_one(const char *zOut, const struct acc_scenario *s, const char *zCode, int idx, FILE *pManifest, int *pnRun)
+static int run_one(const char *zOut, const struct acc_scenario *s, const char *zCode, int idx, uint64_t salt,
+                   FILE *pManifest, int *pnRun)
 {
     struct acc *a = calloc(1, sizeof *a);
     int rc = 0;
@@ -207,7 +210,8 @@ static int run_one(const char *zOut, const struct acc_scenario *s, const char *z
         return -1;
     }
     snprintf(a->zDir, sizeof a->zDir, "%s/%s/%s", zOut, s->zName, zCode);
-    a->seed = 7919u * (uint64_t)(idx + 1) + (uint64_t)(a->v.mode * 31 + a->v.nvtx * 7 + a->v.bLong * 3);
+    a->seed = 7919u * (uint64_t)(idx + 1) + (uint64_t)(a->v.mode * 31 + a->v.nvtx * 7 + a->v.bLong * 3) +
+              salt * 0x9E3779B97F4A7C15ull;
     if (mkdir_p(a->zDir) != 0) {
         fprintf(stderr, "accgen: cannot create %s: %s\n", a->zDir, strerror(errno));
         free(a);
@@ -228,16 +232,18 @@ int main(int argc, char **argv)
 {
     const char *zKernels = NULL, *zOut = NULL, *zOnly = NULL, *zSuite = "full";
     int bList = 0, nRun = 0, rc = 0;
+    uint64_t salt = 0;
     char zPath[1200];
     FILE *pManifest;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--kernels") && i + 1 < argc) zKernels = argv[++i];
         else if (!strcmp(argv[i], "--suite") && i + 1 < argc) zSuite = argv[++i];
         else if (!strcmp(argv[i], "--only") && i + 1 < argc) zOnly = argv[++i];
+        else if (!strcmp(argv[i], "--seed") && i + 1 < argc) salt = strtoull(argv[++i], NULL, 10);
         else if (!strcmp(argv[i], "--list")) bList = 1;
         else if (argv[i][0] != '-' && !zOut) zOut = argv[i];
         else {
-            fprintf(stderr, "usage: accgen [--kernels FILE] [--suite full|quick] [--only NAME] [--list] OUTDIR\n");
+            fprintf(stderr, "usage: accgen [--kernels FILE] [--suite full|quick] [--only NAME] [--seed N] [--list] OUTDIR\n");
             return 2;
         }
     }
@@ -278,7 +284,7 @@ int main(int argc, char **argv)
             for (int k = 0; k < (bBase ? 4 : 1); k++) {
                 const char *zCode = bBase ? azBase[k] : z;
                 if (!strcmp(zSuite, "quick") && !is_quick(s->zName, zCode)) continue;
-                if (run_one(zOut, s, zCode, i, pManifest, &nRun) != 0) rc = 1;
+                if (run_one(zOut, s, zCode, i, salt, pManifest, &nRun) != 0) rc = 1;
             }
         }
     }

@@ -413,6 +413,8 @@ def main():
     ap.add_argument("--selftest", action="store_true", help="check the matcher on a hand-made case, then go on")
     ap.add_argument("--suite", choices=("full", "quick"), default="full")
     ap.add_argument("--only")
+    ap.add_argument("--seed", type=int, default=0,
+                    help="draw every run's randomness anew (0: the recorded suite; others: held-out variations)")
     ap.add_argument("--out", help="keep the traces and reports in this folder (default: a temporary one)")
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--json", help="write the scores as JSON")
@@ -430,7 +432,8 @@ def main():
     args.accgen, args.vramtrace = os.path.abspath(args.accgen), os.path.abspath(args.vramtrace)
     out_dir = args.out or tempfile.mkdtemp(prefix="vt_accuracy_")
     try:
-        cmd = [args.accgen, "--suite", args.suite, out_dir] + (["--only", args.only] if args.only else [])
+        cmd = [args.accgen, "--suite", args.suite, out_dir] + (["--only", args.only] if args.only else []) + \
+            (["--seed", str(args.seed)] if args.seed else [])
         p = subprocess.run(cmd, capture_output=True, text=True, timeout=3600)
         if p.returncode != 0:
             sys.stderr.write(f"accgen failed ({p.returncode}): {p.stderr}")
