@@ -565,11 +565,12 @@ int64_t vt__tb_next_rowid(const struct vt__tb *tb, int iTable)
 
 int vt__tb_set_device(struct vt__tb *tb, int iTable, int64_t first, int64_t last, int64_t device)
 {
-    char zSql[256];
+    char zSql[256], zDev[24] = "NULL";
     if (first > last) return 0;
     if (flush_all(tb)) return -1;
-    snprintf(zSql, sizeof zSql, "UPDATE %s SET device = %lld WHERE rowid BETWEEN %lld AND %lld",
-             aTable[iTable].zTable, (long long)device, (long long)first, (long long)last);
+    if (device != VT_TB_NULL) snprintf(zDev, sizeof zDev, "%lld", (long long)device);
+    snprintf(zSql, sizeof zSql, "UPDATE %s SET device = %s WHERE rowid BETWEEN %lld AND %lld",
+             aTable[iTable].zTable, zDev, (long long)first, (long long)last);
     return sqlite3_exec(tb->db, zSql, NULL, NULL, NULL) == SQLITE_OK ? 0 : sql_fail(tb, "device update");
 }
 
