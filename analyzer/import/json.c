@@ -782,10 +782,32 @@ int vt__jt_keys(struct vt_jkeys *k, const char *const *az, int n)
     k->az = az;
     for (int m = 0; m < n; m++) {
         size_t len = strlen(az[m]);
+        unsigned char aMask[8] = {0};
         k->anLen[m] = len < 0xffff ? (uint16_t)len : 0xffff;
         k->aBucket[key_bucket(az[m], k->anLen[m])] |= 1ull << m;
+        memcpy(&k->aHead[m], az[m], len < 8 ? len : 8); /* aHead was zeroed */
+        memset(aMask, 0xff, len < 8 ? len : 8);
+        memcpy(&k->aMask[m], aMask, 8);
+        if (len > 8) memcpy(&k->aTail[m], az[m] + len - 8, 8);
     }
     return 0;
+}
+
+/*
+ * Whether the n bytes at z (n < 0xffff, z + 8 within the buffer that holds them) are name m of k.
+ * Eight bytes are loaded at once and masked to the name's length; names of up to 16 bytes need
+ * no call.
+ */
+static inline int key_is(const struct vt_jkeys *k, int m, const char *z, size_t n)
+{
+    uint64_t w;
+    if (k->anLen[m] != n) return 0;
+    memcpy(&w, z, 8);
+    if ((w & k->aMask[m]) != k->aHead[m]) return 0;
+    if (n <= 8) return 1;
+    memcpy(&w, z + n - 8, 8);
+    if (w != k->aTail[m]) return 0;
+    return n <= 16 || !memcmp(z + 8, k->az[m] + 8, n - 16);
 }
 
 void vt__jt_pick(const struct vt_jtree *t, int32_t i, const struct vt_jkeys *k, int32_t *aOut)
@@ -803,9 +825,11 @@ void vt__jt_pick(const struct vt_jtree *t, int32_t i, const struct vt_jkeys *k, 
                 }
             continue;
         }
+        int bWide = t->a[c].iKey + (size_t)8 <= t->nzAlloc; /* eight bytes can be loaded at z */
         for (uint64_t b = k->aBucket[key_bucket(z, n)]; b; b &= b - 1) {
             int m = __builtin_ctzll(b);
-            if (k->anLen[m] == n && !memcmp(z, k->az[m], n)) { /* az[m] has no NUL in its n bytes */
+            /* az[m] has no NUL in its n bytes */
+            if (bWide ? key_is(k, m, z, n) : k->anLen[m] == n && !memcmp(z, k->az[m], n)) {
                 aOut[m] = c;
                 break;
             }

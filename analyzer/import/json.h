@@ -98,6 +98,8 @@ struct vt_jkeys {
     const char *const *az;
     uint16_t anLen[VT_JT_PICK_MAX];
     uint64_t aBucket[64]; /* by first byte and length: the names that may match */
+    uint64_t aHead[VT_JT_PICK_MAX], aMask[VT_JT_PICK_MAX]; /* first 8 bytes (zero past the name), their mask */
+    uint64_t aTail[VT_JT_PICK_MAX];                         /* last 8 bytes of a name longer than 8 */
 };
 /* The set of names az[0..n) (n at most VT_JT_PICK_MAX; az is kept, not copied). Returns 0, -1 when n is too large. */
 int vt__jt_keys(struct vt_jkeys *k, const char *const *az, int n);
