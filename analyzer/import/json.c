@@ -169,20 +169,25 @@ static int read_into_slow(struct vt_js *j, struct sink *k);
  * VT_JS_ERROR. Inline for the common case: the whole string in the buffer, without escapes,
  * into room already there; anything else goes to read_into_slow.
  */
-static inline int read_into(struct vt_js *j, struct sink *k)
+static inline __attribute__((always_inline)) int read_into(struct vt_js *j, struct sink *k)
 {
-    k->nStart = *k->pn;
-    {
-        const uint8_t *b = j->aBuf, *p = quote_or_backslash(b + j->iPos, b + j->nBuf), *e = b + j->nBuf;
-        if (p < e && *p == '"') {
-            size_t n = (size_t)(p - (b + j->iPos));
-            if (*k->pn + n + 1 <= *k->pnAlloc && n + 2 <= VT_JS_STR_MAX && *k->pn + n + 2 <= k->nMax) {
-                memcpy(*k->pz + *k->pn, b + j->iPos, n);
-                (*k->pz)[*k->pn + n] = 0;
-                *k->pn += n + 1;
-                j->iPos += n + 1;
-                return 0;
-            }
+    /* the sink's fields in locals: the copy's char stores could otherwise alias them */
+    char *z = *k->pz;
+    size_t nz = *k->pn, nAlloc = *k->pnAlloc, iPos = j->iPos, nBuf = j->nBuf;
+    const uint8_t *b = j->aBuf, *p = quote_or_backslash(b + iPos, b + nBuf);
+    k->nStart = nz;
+    if (p < b + nBuf && *p == '"') {
+        size_t n = (size_t)(p - (b + iPos)), nWide = (n + 16) & ~(size_t)15;
+        if (nz + n + 1 <= nAlloc && n + 2 <= VT_JS_STR_MAX && nz + n + 2 <= k->nMax) {
+            /* sixteen bytes at a time where both sides have room (bytes past the NUL are free) */
+            if (nz + nWide <= nAlloc && iPos + nWide <= nBuf)
+                for (size_t i = 0; i < n; i += 16) memcpy(z + nz + i, b + iPos + i, 16);
+            else
+                memcpy(z + nz, b + iPos, n);
+            z[nz + n] = 0;
+            *k->pn = nz + n + 1;
+            j->iPos = iPos + n + 1;
+            return 0;
         }
     }
     return read_into_slow(j, k);
@@ -584,9 +589,8 @@ const char *vt__js_errmsg(const struct vt_js *j)
 
 /* ---- trees ---- */
 
-static int32_t tree_node(struct vt_js *j, struct vt_jtree *t, int type)
+static inline int32_t tree_node(struct vt_js *j, struct vt_jtree *t, int type)
 {
-    struct vt_jnode *x;
     if (t->n == t->nAlloc) {
         int32_t n = t->nAlloc ? t->nAlloc * 2 : 64;
         struct vt_jnode *a;
@@ -596,14 +600,7 @@ static int32_t tree_node(struct vt_js *j, struct vt_jtree *t, int type)
         t->a = a;
         t->nAlloc = n;
     }
-    x = &t->a[t->n];
-    x->type = (uint8_t)type;
-    x->bInt = 0;
-    x->nKey = 0;
-    x->next = x->child = -1;
-    x->iKey = x->iStr = x->nStr = 0;
-    x->i = 0;
-    x->d = 0;
+    t->a[t->n] = (struct vt_jnode){.type = (uint8_t)type, .next = -1, .child = -1};
     return t->n++;
 }
 
