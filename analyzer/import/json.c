@@ -99,6 +99,27 @@ static inline int skip_ws(struct vt_js *j)
     return skip_ws_slow(j);
 }
 
+/*
+ * The common form of a separator: sep at the read position, then no whitespace or one space,
+ * then a byte that is not whitespace, all in the buffer. Consumes sep and the space and returns
+ * that byte (not consumed), as skip_ws would after sep; -3, consuming nothing, for any other form.
+ */
+static inline int after_sep(struct vt_js *j, uint8_t sep)
+{
+    size_t i = j->iPos;
+    const uint8_t *b = j->aBuf;
+    if (i + 2 >= j->nBuf || b[i] != sep) return -3;
+    if (b[i + 1] > ' ') {
+        j->iPos = i + 1;
+        return b[i + 1];
+    }
+    if (b[i + 1] == ' ' && b[i + 2] > ' ') {
+        j->iPos = i + 2;
+        return b[i + 2];
+    }
+    return -3;
+}
+
 /* Where a string's bytes go: the tokenizer's buffer, or a tree's text (offsets must fit 32 bits). */
 struct sink {
     char **pz;
@@ -692,17 +713,20 @@ int vt__js_read_tree(struct vt_js *j, int tok, struct vt_jtree *t)
     nOpen = 1;
     for (;;) {
         int bObj = t->a[aOpen[nOpen - 1]].type == VT_JN_OBJ;
-        c = skip_ws(j);
-        if (c == -2) return VT_JS_ERROR;
-        if (bFirst && c == (bObj ? '}' : ']')) goto close;
-        if (!bFirst) { /* after a value: ',' or the end of the container */
-            if (c == (bObj ? '}' : ']')) goto close;
-            if (c != ',')
-                return c == -1 ? fail(j, "truncated: input ends inside %s", bObj ? "an object" : "an array")
-                               : fail(j, "expected ',' or '%c'", bObj ? '}' : ']');
-            j->iPos++;
+        c = bFirst ? -3 : after_sep(j, ',');
+        if (c == -3) {
             c = skip_ws(j);
             if (c == -2) return VT_JS_ERROR;
+            if (bFirst && c == (bObj ? '}' : ']')) goto close;
+            if (!bFirst) { /* after a value: ',' or the end of the container */
+                if (c == (bObj ? '}' : ']')) goto close;
+                if (c != ',')
+                    return c == -1 ? fail(j, "truncated: input ends inside %s", bObj ? "an object" : "an array")
+                                   : fail(j, "expected ',' or '%c'", bObj ? '}' : ']');
+                j->iPos++;
+                c = skip_ws(j);
+                if (c == -2) return VT_JS_ERROR;
+            }
         }
         bFirst = 0;
         if (bObj) { /* a member name and its ':' */
@@ -712,12 +736,16 @@ int vt__js_read_tree(struct vt_js *j, int tok, struct vt_jtree *t)
             j->iPos++;
             if (read_into(j, &k)) return VT_JS_ERROR;
             nKey = t->nz - iKey - 1 < 0xffff ? (uint16_t)(t->nz - iKey - 1) : 0xffff;
-            c = skip_ws(j);
-            if (c != ':') return c == -2 ? VT_JS_ERROR : c == -1 ? fail(j, "truncated: input ends after a member name")
-                                                                 : fail(j, "expected ':'");
-            j->iPos++;
-            c = skip_ws(j);
-            if (c == -2) return VT_JS_ERROR;
+            if ((c = after_sep(j, ':')) == -3) {
+                c = skip_ws(j);
+                if (c != ':')
+                    return c == -2   ? VT_JS_ERROR
+                           : c == -1 ? fail(j, "truncated: input ends after a member name")
+                                     : fail(j, "expected ':'");
+                j->iPos++;
+                c = skip_ws(j);
+                if (c == -2) return VT_JS_ERROR;
+            }
         }
         if (c == '{' || c == '[') {
             if (j->nNest == VT_JS_DEPTH_MAX) return fail(j, "nested deeper than %d", VT_JS_DEPTH_MAX);
