@@ -861,22 +861,3 @@ void vt__jt_pick(const struct vt_jtree *t, int32_t i, const struct vt_jkeys *k, 
         }
     }
 }
-
-const char *vt__jt_str(const struct vt_jtree *t, int32_t i)
-{
-    return i >= 0 && i < t->n && t->a[i].type == VT_JN_STR ? t->z + t->a[i].iStr : NULL;
-}
-
-int vt__jt_num(const struct vt_jtree *t, int32_t i, double *pd)
-{
-    if (i < 0 || i >= t->n || t->a[i].type != VT_JN_NUM) return 0;
-    *pd = t->a[i].d;
-    return 1;
-}
-
-int vt__jt_int(const struct vt_jtree *t, int32_t i, int64_t *pi)
-{
-    if (i < 0 || i >= t->n || t->a[i].type != VT_JN_NUM || !t->a[i].bInt) return 0;
-    *pi = t->a[i].i;
-    return 1;
-}
