@@ -104,6 +104,9 @@ TEST(snapshot_current_format)
     ASSERT_EQ(1, q(zOut, "SELECT count(*) FROM tensor_event WHERE op = 3"));
     ASSERT_EQ(1, q(zOut, "SELECT count(*) FROM tensor_event WHERE ts IS NULL AND bytes = 512"));
     ASSERT_EQ(6, q(zOut, "SELECT count(*) FROM tensor_event WHERE device = 1 AND source = 1"));
+    /* device_traces[0] is empty: the history's rows, written as device 0, were moved to device 1 */
+    ASSERT_EQ(0, q(zOut, "SELECT count(*) FROM tensor_event WHERE device IS NOT 1"));
+    ASSERT_EQ(0, q(zOut, "SELECT count(*) FROM memory_event WHERE device IS NOT 1"));
     ASSERT_EQ(T_NS + 2000, q(zOut, "SELECT ts FROM tensor_event WHERE bytes = 2097152"));
     /* time order in rowid order, unknown times first */
     ASSERT_EQ(0, q(zOut, "SELECT count(*) FROM tensor_event a JOIN tensor_event b ON b.id = a.id + 1"

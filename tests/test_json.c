@@ -199,6 +199,52 @@ TEST(trees_and_skip)
     vt__js_free(j);
 }
 
+/* vt__jt_pick finds what vt__jt_get finds, for names of every length up to 24 among names that differ
+ * from them in one byte only (first, middle, last) or in length, and for names that are not members. */
+TEST(pick_agrees_with_get)
+{
+    static const char zAlpha[] = "abcdefghijklmnopqrstuvwx";
+    static char azName[24][32];
+    const char *az[26];
+    char zDoc[8192];
+    size_t n = 0;
+    struct vt__src s;
+    struct vt_js *j;
+    struct vt_jtree t = {0};
+    struct vt_jkeys k;
+    int32_t aOut[26];
+    int v = 0;
+    n += (size_t)snprintf(zDoc + n, sizeof zDoc - n, "{");
+    for (int len = 1; len <= 24; len++) {
+        char zVar[32];
+        snprintf(azName[len - 1], sizeof azName[0], "%.*s", len, zAlpha);
+        az[len - 1] = azName[len - 1];
+        for (int var = 0; var < 4; var++) { /* the name, then one byte changed at 0, len/2, len - 1 */
+            snprintf(zVar, sizeof zVar, "%s", azName[len - 1]);
+            if (var > 0) zVar[var == 1 ? 0 : var == 2 ? len / 2 : len - 1] = 'Z';
+            n += (size_t)snprintf(zDoc + n, sizeof zDoc - n, "%s\"%s\": %d", v ? ", " : "", zVar, v);
+            v++;
+        }
+    }
+    n += (size_t)snprintf(zDoc + n, sizeof zDoc - n, ", \"abc\": -1}"); /* repeated: the last one counts */
+    az[24] = "abcdefghijklmnopqrstuvwxy"; /* longer than every member */
+    az[25] = "Zb";
+    ASSERT_EQ(0, vt__jt_keys(&k, az, 26));
+    vt__src_open_mem(&s, zDoc, n);
+    j = vt__js_new(&s);
+    ASSERT_EQ(0, vt__js_read_tree(j, vt__js_next(j), &t));
+    vt__jt_pick(&t, 0, &k, aOut);
+    for (int m = 0; m < 26; m++) {
+        int64_t i;
+        ASSERT_EQ(vt__jt_get(&t, 0, az[m]), aOut[m]);
+        if (m < 24) ASSERT(vt__jt_int(&t, aOut[m], &i) && i == (m == 2 ? -1 : 4 * m));
+    }
+    ASSERT_EQ(-1, aOut[24]);
+    ASSERT(aOut[25] >= 0); /* "Zb": the first byte of "ab" changed */
+    vt__jtree_free(&t);
+    vt__js_free(j);
+}
+
 /* A gzip file and the same file cut short: the first reads, the second fails as truncated gzip data. */
 TEST(gzip_files)
 {
@@ -297,4 +343,4 @@ TEST(real_kineto_traces)
 
 VT_TEST_LIST(T(tokens_of_every_kind) T(string_escapes) T(malformed_documents) T(trees_agree_with_tokens)
                  T(truncation_at_every_byte)
-                 T(nesting_bound) T(trees_and_skip) T(gzip_files) T(real_kineto_traces))
+                 T(nesting_bound) T(trees_and_skip) T(pick_agrees_with_get) T(gzip_files) T(real_kineto_traces))

@@ -95,10 +95,11 @@ static const struct tdesc aTable[VT_TB_NTABLE] = {
 };
 #undef N
 
-/* An interned string: its hash, id and copy. */
+/* An interned string: its hash, id, length and copy. */
 struct str_ent {
     uint64_t hash; /* 0: empty */
     int64_t id;
+    size_t n;
     char *z;
 };
 
@@ -301,11 +302,21 @@ int vt__tb_metaf(struct vt__tb *tb, const char *zKey, const char *zFmt, ...)
     return vt__tb_meta(tb, zKey, z);
 }
 
-/* FNV-1a of a string, never 0 (0 marks an empty slot). */
-static uint64_t str_hash(const char *z)
+/* A hash of the n bytes at z, eight at a time (kernel names run to hundreds of bytes), never 0 (0 marks an
+ * empty slot). Only for the table in memory: nothing stored depends on it. */
+static uint64_t str_hash(const char *z, size_t n)
 {
-    uint64_t h = 1469598103934665603ull;
-    for (const unsigned char *p = (const unsigned char *)z; *p; p++) h = (h ^ *p) * 1099511628211ull;
+    uint64_t h = 1469598103934665603ull ^ n, w = 0;
+    size_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+        memcpy(&w, z + i, 8);
+        h = (h ^ w) * 0x9e3779b97f4a7c15ull;
+        h ^= h >> 29;
+    }
+    w = 0;
+    memcpy(&w, z + i, n - i);
+    h = (h ^ w) * 0x9e3779b97f4a7c15ull;
+    h ^= h >> 32;
     return h ? h : 1;
 }
 
@@ -330,18 +341,20 @@ static int str_grow(struct vt__tb *tb)
 int64_t vt__tb_string(struct vt__tb *tb, const char *z)
 {
     uint64_t h;
-    size_t k;
+    size_t k, n;
     char *zCopy;
     int64_t id;
     if (!z) return VT_TB_NULL;
     if (ensure_schema(tb)) return -1;
     if ((tb->nStr + 1) * 2 > tb->nStrSlot && str_grow(tb)) return -1;
-    h = str_hash(z);
+    n = strlen(z);
+    h = str_hash(z, n);
     for (k = (size_t)h & (tb->nStrSlot - 1); tb->aStr[k].hash; k = (k + 1) & (tb->nStrSlot - 1))
-        if (tb->aStr[k].hash == h && !strcmp(tb->aStr[k].z, z)) return tb->aStr[k].id;
-    if (!(zCopy = strdup(z))) return tb_fail(tb, "out of memory");
+        if (tb->aStr[k].hash == h && tb->aStr[k].n == n && !memcmp(tb->aStr[k].z, z, n)) return tb->aStr[k].id;
+    if (!(zCopy = malloc(n + 1))) return tb_fail(tb, "out of memory");
+    memcpy(zCopy, z, n + 1);
     id = tb->iNextStr++;
-    tb->aStr[k] = (struct str_ent){h, id, zCopy};
+    tb->aStr[k] = (struct str_ent){h, id, n, zCopy};
     tb->nStr++;
     sqlite3_bind_int64(tb->pString, 1, id);
     sqlite3_bind_text(tb->pString, 2, z, -1, SQLITE_STATIC);
@@ -565,11 +578,12 @@ int64_t vt__tb_next_rowid(const struct vt__tb *tb, int iTable)
 
 int vt__tb_set_device(struct vt__tb *tb, int iTable, int64_t first, int64_t last, int64_t device)
 {
-    char zSql[256];
+    char zSql[256], zDev[24] = "NULL";
     if (first > last) return 0;
     if (flush_all(tb)) return -1;
-    snprintf(zSql, sizeof zSql, "UPDATE %s SET device = %lld WHERE rowid BETWEEN %lld AND %lld",
-             aTable[iTable].zTable, (long long)device, (long long)first, (long long)last);
+    if (device != VT_TB_NULL) snprintf(zDev, sizeof zDev, "%lld", (long long)device);
+    snprintf(zSql, sizeof zSql, "UPDATE %s SET device = %s WHERE rowid BETWEEN %lld AND %lld",
+             aTable[iTable].zTable, zDev, (long long)first, (long long)last);
     return sqlite3_exec(tb->db, zSql, NULL, NULL, NULL) == SQLITE_OK ? 0 : sql_fail(tb, "device update");
 }
 

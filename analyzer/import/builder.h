@@ -112,7 +112,8 @@ enum vt_tb_table { VT_TB_MEMORY, VT_TB_TENSOR, VT_TB_OOM, VT_TB_MEMCPY, VT_TB_ME
 
 /* The rowid the next row of table iTable will get (rows are numbered 1, 2, ... as written). */
 int64_t vt__tb_next_rowid(const struct vt__tb *tb, int iTable);
-/* Set `device` of table iTable's rows whose rowid lies in [first, last] (before vt__tb_close). 0 or -1. */
+/* Set `device` of table iTable's rows whose rowid lies in [first, last] (before vt__tb_close); VT_TB_NULL
+ * stores NULL. 0 or -1. */
 int vt__tb_set_device(struct vt__tb *tb, int iTable, int64_t first, int64_t last, int64_t device);
 
 /* Run SQL on the trace being built (for an importer's own queries). Returns an SQLite code. */

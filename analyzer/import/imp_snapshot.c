@@ -17,8 +17,9 @@
  * (the state at the dump: what was live, bounded by device memory, not by the
  * history's length) are kept and read at the end. The device of an event is the index of
  * its list in device_traces, known only when the lists reach the root at the
- * very end: each list's rows are written as one run of rowids and get their
- * device then. Once the trace is replayed, the dump-time state it does not
+ * very end: each list's rows are written as one run of rowids with a guess (the
+ * list's rank among the lists seen, right whenever no list before it is empty),
+ * corrected then where the guess was wrong. Once the trace is replayed, the dump-time state it does not
  * explain (segments and live blocks allocated before its first event) is added
  * with unknown times, and the history is marked truncated.
  */
@@ -29,6 +30,7 @@
 struct batch {
     int64_t aFirst[VT_TB_NTABLE], aLast[VT_TB_NTABLE];
     int64_t device;              /* -1 until the root is read */
+    int64_t guess;               /* the device its rows were written with: the list's rank among the lists seen */
     struct vt__addrmap seg, ten; /* segments and tensors live after the trace so far: address -> bytes */
     int64_t nUnseenFree;         /* frees of addresses the trace never allocated */
 };
@@ -203,6 +205,7 @@ static int event(struct snap *s, struct batch *b, const struct vt_pkval *e)
         r.bytes = size;
         r.free_bytes = addr;
         r.stack_id = stackId;
+        r.device = b->guess;
         iTable = VT_TB_OOM;
         s->nOom++;
         if (vt__tb_oom(tb, &r)) return vt__imp_tb_fail(s->x);
@@ -216,6 +219,7 @@ static int event(struct snap *s, struct batch *b, const struct vt_pkval *e)
         r.stream = stream;
         r.stack_id = stackId;
         r.source = VT_TENSORSRC_PYTORCH_HISTORY;
+        r.device = b->guess;
         iTable = VT_TB_TENSOR;
         if (vt__tb_tensor(tb, &r)) return vt__imp_tb_fail(s->x);
         if (addr != VT_TB_NULL) {
@@ -237,6 +241,7 @@ static int event(struct snap *s, struct batch *b, const struct vt_pkval *e)
         r.bytes = size == VT_TB_NULL ? 0 : size;
         r.stream = stream;
         r.stack_id = stackId;
+        r.device = b->guess;
         iTable = VT_TB_MEMORY;
         if (addr == VT_TB_NULL || size == VT_TB_NULL) {
             vt__imp_note(s->x, "device_traces: segment events without an address or size were left out");
@@ -329,6 +334,7 @@ static int on_child(void *pArg, struct vt_pkobj *pParent, const struct vt_pkval 
             s->aBatch = a;
             memset(&a[s->nBatch], 0, sizeof *a);
             a[s->nBatch].device = -1;
+            a[s->nBatch].guess = s->nBatch;
             pParent->tag = ++s->nBatch;
         }
         b = &s->aBatch[pParent->tag - 1];
@@ -344,6 +350,45 @@ static struct batch *batch_of(struct snap *s, int64_t d)
     for (int i = 0; i < s->nBatch; i++)
         if (s->aBatch[i].device == d) return &s->aBatch[i];
     return NULL;
+}
+
+/*
+ * Give each list's rows their device, now that the root is read: a list's
+ * device is its index in pTraces (device_traces). Nothing is written when
+ * every guess was right and no two lists' runs of rowids overlap; otherwise the
+ * guesses are undone (NULL, as for a list outside device_traces) and each list
+ * of device_traces, in order, sets its run's device. Returns 0 or an exit code.
+ */
+static int fix_devices(struct snap *s, const struct vt_pkval *pTraces)
+{
+    int bRight = 1;
+    for (int pass = 0; pass < 2; pass++) {
+        for (size_t d = 0; d < vt__pk_len(pTraces); d++) {
+            const struct vt_pkval *t = vt__pk_item(pTraces, d);
+            struct batch *b;
+            if (!t || t->type != VT_PK_LIST || t->u.p->tag <= 0 || t->u.p->tag > s->nBatch) continue;
+            b = &s->aBatch[t->u.p->tag - 1];
+            b->device = (int64_t)d;
+            for (int iT = 0; pass == 1 && iT < VT_TB_NTABLE; iT++)
+                if (b->aFirst[iT] && vt__tb_set_device(s->x->tb, iT, b->aFirst[iT], b->aLast[iT], b->device))
+                    return vt__imp_tb_fail(s->x);
+        }
+        for (int i = 0; pass == 0 && i < s->nBatch && bRight; i++) {
+            const struct batch *b = &s->aBatch[i];
+            bRight = b->device == b->guess;
+            for (int j = 0; j < i && bRight; j++)
+                for (int iT = 0; iT < VT_TB_NTABLE && bRight; iT++)
+                    bRight = !b->aFirst[iT] || !s->aBatch[j].aFirst[iT] || b->aFirst[iT] > s->aBatch[j].aLast[iT] ||
+                             b->aLast[iT] < s->aBatch[j].aFirst[iT];
+        }
+        if (bRight) return 0;
+        for (int i = 0; pass == 0 && i < s->nBatch; i++)
+            for (int iT = 0; iT < VT_TB_NTABLE; iT++)
+                if (s->aBatch[i].aFirst[iT] &&
+                    vt__tb_set_device(s->x->tb, iT, s->aBatch[i].aFirst[iT], s->aBatch[i].aLast[iT], VT_TB_NULL))
+                    return vt__imp_tb_fail(s->x);
+    }
+    return 0;
 }
 
 /* Dump-time state the trace does not explain: written with unknown times. Returns 0 or an exit code. */
@@ -488,18 +533,7 @@ int vt__import_snapshot(struct vt__imp *x)
     }
     /* each list's device: its index in device_traces */
     pTraces = vt__pk_get(&root, "device_traces");
-    for (size_t d = 0; d < vt__pk_len(pTraces); d++) {
-        const struct vt_pkval *t = vt__pk_item(pTraces, d);
-        struct batch *b;
-        if (!t || t->type != VT_PK_LIST || t->u.p->tag <= 0 || t->u.p->tag > s.nBatch) continue;
-        b = &s.aBatch[t->u.p->tag - 1];
-        b->device = (int64_t)d;
-        for (int iT = 0; iT < VT_TB_NTABLE; iT++)
-            if (b->aFirst[iT] && vt__tb_set_device(x->tb, iT, b->aFirst[iT], b->aLast[iT], b->device)) {
-                rc = vt__imp_tb_fail(x);
-                goto done;
-            }
-    }
+    if ((rc = fix_devices(&s, pTraces)) != 0) goto done;
     if ((rc = base_at(&s, VT_TB_NULL)) != 0) goto done;
     /* the state at the dump: kept whole (it is what was live, not the history) and read now */
     v = vt__pk_get(&root, "segments");

@@ -99,6 +99,27 @@ static inline int skip_ws(struct vt_js *j)
     return skip_ws_slow(j);
 }
 
+/*
+ * The common form of a separator: sep at the read position, then no whitespace or one space,
+ * then a byte that is not whitespace, all in the buffer. Consumes sep and the space and returns
+ * that byte (not consumed), as skip_ws would after sep; -3, consuming nothing, for any other form.
+ */
+static inline int after_sep(struct vt_js *j, uint8_t sep)
+{
+    size_t i = j->iPos;
+    const uint8_t *b = j->aBuf;
+    if (i + 2 >= j->nBuf || b[i] != sep) return -3;
+    if (b[i + 1] > ' ') {
+        j->iPos = i + 1;
+        return b[i + 1];
+    }
+    if (b[i + 1] == ' ' && b[i + 2] > ' ') {
+        j->iPos = i + 2;
+        return b[i + 2];
+    }
+    return -3;
+}
+
 /* Where a string's bytes go: the tokenizer's buffer, or a tree's text (offsets must fit 32 bits). */
 struct sink {
     char **pz;
@@ -169,20 +190,25 @@ static int read_into_slow(struct vt_js *j, struct sink *k);
  * VT_JS_ERROR. Inline for the common case: the whole string in the buffer, without escapes,
  * into room already there; anything else goes to read_into_slow.
  */
-static inline int read_into(struct vt_js *j, struct sink *k)
+static inline __attribute__((always_inline)) int read_into(struct vt_js *j, struct sink *k)
 {
-    k->nStart = *k->pn;
-    {
-        const uint8_t *b = j->aBuf, *p = quote_or_backslash(b + j->iPos, b + j->nBuf), *e = b + j->nBuf;
-        if (p < e && *p == '"') {
-            size_t n = (size_t)(p - (b + j->iPos));
-            if (*k->pn + n + 1 <= *k->pnAlloc && n + 2 <= VT_JS_STR_MAX && *k->pn + n + 2 <= k->nMax) {
-                memcpy(*k->pz + *k->pn, b + j->iPos, n);
-                (*k->pz)[*k->pn + n] = 0;
-                *k->pn += n + 1;
-                j->iPos += n + 1;
-                return 0;
-            }
+    /* the sink's fields in locals: the copy's char stores could otherwise alias them */
+    char *z = *k->pz;
+    size_t nz = *k->pn, nAlloc = *k->pnAlloc, iPos = j->iPos, nBuf = j->nBuf;
+    const uint8_t *b = j->aBuf, *p = quote_or_backslash(b + iPos, b + nBuf);
+    k->nStart = nz;
+    if (p < b + nBuf && *p == '"') {
+        size_t n = (size_t)(p - (b + iPos)), nWide = (n + 16) & ~(size_t)15;
+        if (nz + n + 1 <= nAlloc && n + 2 <= VT_JS_STR_MAX && nz + n + 2 <= k->nMax) {
+            /* sixteen bytes at a time where both sides have room (bytes past the NUL are free) */
+            if (nz + nWide <= nAlloc && iPos + nWide <= nBuf)
+                for (size_t i = 0; i < n; i += 16) memcpy(z + nz + i, b + iPos + i, 16);
+            else
+                memcpy(z + nz, b + iPos, n);
+            z[nz + n] = 0;
+            *k->pn = nz + n + 1;
+            j->iPos = iPos + n + 1;
+            return 0;
         }
     }
     return read_into_slow(j, k);
@@ -584,9 +610,8 @@ const char *vt__js_errmsg(const struct vt_js *j)
 
 /* ---- trees ---- */
 
-static int32_t tree_node(struct vt_js *j, struct vt_jtree *t, int type)
+static inline int32_t tree_node(struct vt_js *j, struct vt_jtree *t, int type)
 {
-    struct vt_jnode *x;
     if (t->n == t->nAlloc) {
         int32_t n = t->nAlloc ? t->nAlloc * 2 : 64;
         struct vt_jnode *a;
@@ -596,14 +621,7 @@ static int32_t tree_node(struct vt_js *j, struct vt_jtree *t, int type)
         t->a = a;
         t->nAlloc = n;
     }
-    x = &t->a[t->n];
-    x->type = (uint8_t)type;
-    x->bInt = 0;
-    x->nKey = 0;
-    x->next = x->child = -1;
-    x->iKey = x->iStr = x->nStr = 0;
-    x->i = 0;
-    x->d = 0;
+    t->a[t->n] = (struct vt_jnode){.type = (uint8_t)type, .next = -1, .child = -1};
     return t->n++;
 }
 
@@ -695,17 +713,20 @@ int vt__js_read_tree(struct vt_js *j, int tok, struct vt_jtree *t)
     nOpen = 1;
     for (;;) {
         int bObj = t->a[aOpen[nOpen - 1]].type == VT_JN_OBJ;
-        c = skip_ws(j);
-        if (c == -2) return VT_JS_ERROR;
-        if (bFirst && c == (bObj ? '}' : ']')) goto close;
-        if (!bFirst) { /* after a value: ',' or the end of the container */
-            if (c == (bObj ? '}' : ']')) goto close;
-            if (c != ',')
-                return c == -1 ? fail(j, "truncated: input ends inside %s", bObj ? "an object" : "an array")
-                               : fail(j, "expected ',' or '%c'", bObj ? '}' : ']');
-            j->iPos++;
+        c = bFirst ? -3 : after_sep(j, ',');
+        if (c == -3) {
             c = skip_ws(j);
             if (c == -2) return VT_JS_ERROR;
+            if (bFirst && c == (bObj ? '}' : ']')) goto close;
+            if (!bFirst) { /* after a value: ',' or the end of the container */
+                if (c == (bObj ? '}' : ']')) goto close;
+                if (c != ',')
+                    return c == -1 ? fail(j, "truncated: input ends inside %s", bObj ? "an object" : "an array")
+                                   : fail(j, "expected ',' or '%c'", bObj ? '}' : ']');
+                j->iPos++;
+                c = skip_ws(j);
+                if (c == -2) return VT_JS_ERROR;
+            }
         }
         bFirst = 0;
         if (bObj) { /* a member name and its ':' */
@@ -715,12 +736,16 @@ int vt__js_read_tree(struct vt_js *j, int tok, struct vt_jtree *t)
             j->iPos++;
             if (read_into(j, &k)) return VT_JS_ERROR;
             nKey = t->nz - iKey - 1 < 0xffff ? (uint16_t)(t->nz - iKey - 1) : 0xffff;
-            c = skip_ws(j);
-            if (c != ':') return c == -2 ? VT_JS_ERROR : c == -1 ? fail(j, "truncated: input ends after a member name")
-                                                                 : fail(j, "expected ':'");
-            j->iPos++;
-            c = skip_ws(j);
-            if (c == -2) return VT_JS_ERROR;
+            if ((c = after_sep(j, ':')) == -3) {
+                c = skip_ws(j);
+                if (c != ':')
+                    return c == -2   ? VT_JS_ERROR
+                           : c == -1 ? fail(j, "truncated: input ends after a member name")
+                                     : fail(j, "expected ':'");
+                j->iPos++;
+                c = skip_ws(j);
+                if (c == -2) return VT_JS_ERROR;
+            }
         }
         if (c == '{' || c == '[') {
             if (j->nNest == VT_JS_DEPTH_MAX) return fail(j, "nested deeper than %d", VT_JS_DEPTH_MAX);
@@ -782,10 +807,32 @@ int vt__jt_keys(struct vt_jkeys *k, const char *const *az, int n)
     k->az = az;
     for (int m = 0; m < n; m++) {
         size_t len = strlen(az[m]);
+        unsigned char aMask[8] = {0};
         k->anLen[m] = len < 0xffff ? (uint16_t)len : 0xffff;
         k->aBucket[key_bucket(az[m], k->anLen[m])] |= 1ull << m;
+        memcpy(&k->aHead[m], az[m], len < 8 ? len : 8); /* aHead was zeroed */
+        memset(aMask, 0xff, len < 8 ? len : 8);
+        memcpy(&k->aMask[m], aMask, 8);
+        if (len > 8) memcpy(&k->aTail[m], az[m] + len - 8, 8);
     }
     return 0;
+}
+
+/*
+ * Whether the n bytes at z (n < 0xffff, z + 8 within the buffer that holds them) are name m of k.
+ * Eight bytes are loaded at once and masked to the name's length; names of up to 16 bytes need
+ * no call.
+ */
+static inline int key_is(const struct vt_jkeys *k, int m, const char *z, size_t n)
+{
+    uint64_t w;
+    if (k->anLen[m] != n) return 0;
+    memcpy(&w, z, 8);
+    if ((w & k->aMask[m]) != k->aHead[m]) return 0;
+    if (n <= 8) return 1;
+    memcpy(&w, z + n - 8, 8);
+    if (w != k->aTail[m]) return 0;
+    return n <= 16 || !memcmp(z + 8, k->az[m] + 8, n - 16);
 }
 
 void vt__jt_pick(const struct vt_jtree *t, int32_t i, const struct vt_jkeys *k, int32_t *aOut)
@@ -803,31 +850,14 @@ void vt__jt_pick(const struct vt_jtree *t, int32_t i, const struct vt_jkeys *k, 
                 }
             continue;
         }
+        int bWide = t->a[c].iKey + (size_t)8 <= t->nzAlloc; /* eight bytes can be loaded at z */
         for (uint64_t b = k->aBucket[key_bucket(z, n)]; b; b &= b - 1) {
             int m = __builtin_ctzll(b);
-            if (k->anLen[m] == n && !memcmp(z, k->az[m], n)) { /* az[m] has no NUL in its n bytes */
+            /* az[m] has no NUL in its n bytes */
+            if (bWide ? key_is(k, m, z, n) : k->anLen[m] == n && !memcmp(z, k->az[m], n)) {
                 aOut[m] = c;
                 break;
             }
         }
     }
-}
-
-const char *vt__jt_str(const struct vt_jtree *t, int32_t i)
-{
-    return i >= 0 && i < t->n && t->a[i].type == VT_JN_STR ? t->z + t->a[i].iStr : NULL;
-}
-
-int vt__jt_num(const struct vt_jtree *t, int32_t i, double *pd)
-{
-    if (i < 0 || i >= t->n || t->a[i].type != VT_JN_NUM) return 0;
-    *pd = t->a[i].d;
-    return 1;
-}
-
-int vt__jt_int(const struct vt_jtree *t, int32_t i, int64_t *pi)
-{
-    if (i < 0 || i >= t->n || t->a[i].type != VT_JN_NUM || !t->a[i].bInt) return 0;
-    *pi = t->a[i].i;
-    return 1;
 }

@@ -98,6 +98,8 @@ struct vt_jkeys {
     const char *const *az;
     uint16_t anLen[VT_JT_PICK_MAX];
     uint64_t aBucket[64]; /* by first byte and length: the names that may match */
+    uint64_t aHead[VT_JT_PICK_MAX], aMask[VT_JT_PICK_MAX]; /* first 8 bytes (zero past the name), their mask */
+    uint64_t aTail[VT_JT_PICK_MAX];                         /* last 8 bytes of a name longer than 8 */
 };
 /* The set of names az[0..n) (n at most VT_JT_PICK_MAX; az is kept, not copied). Returns 0, -1 when n is too large. */
 int vt__jt_keys(struct vt_jkeys *k, const char *const *az, int n);
@@ -106,11 +108,24 @@ int vt__jt_keys(struct vt_jkeys *k, const char *const *az, int n);
  * last one when repeated) or -1. Cheaper than n calls of vt__jt_get on objects of many members.
  */
 void vt__jt_pick(const struct vt_jtree *t, int32_t i, const struct vt_jkeys *k, int32_t *aOut);
-/* STR node text or NULL. */
-const char *vt__jt_str(const struct vt_jtree *t, int32_t i);
+/* STR node text or NULL (these three accessors are inline: importers call them per member). */
+static inline const char *vt__jt_str(const struct vt_jtree *t, int32_t i)
+{
+    return i >= 0 && i < t->n && t->a[i].type == VT_JN_STR ? t->z + t->a[i].iStr : NULL;
+}
 /* NUM node value: returns 1 and sets *pd, else 0 (also for i < 0). */
-int vt__jt_num(const struct vt_jtree *t, int32_t i, double *pd);
+static inline int vt__jt_num(const struct vt_jtree *t, int32_t i, double *pd)
+{
+    if (i < 0 || i >= t->n || t->a[i].type != VT_JN_NUM) return 0;
+    *pd = t->a[i].d;
+    return 1;
+}
 /* NUM node written as an int64: returns 1 and sets *pi, else 0. */
-int vt__jt_int(const struct vt_jtree *t, int32_t i, int64_t *pi);
+static inline int vt__jt_int(const struct vt_jtree *t, int32_t i, int64_t *pi)
+{
+    if (i < 0 || i >= t->n || t->a[i].type != VT_JN_NUM || !t->a[i].bInt) return 0;
+    *pi = t->a[i].i;
+    return 1;
+}
 
 #endif
