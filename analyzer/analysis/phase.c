@@ -192,36 +192,79 @@ static int cmp_i64(const void *pa, const void *pb)
     return a < b ? -1 : a > b;
 }
 
-/*
- * When the kernel idx kernels after the one starting at ts began (or -1): the host time of its
- * launch where the trace has the launch call, else its start on the device. A boundary between
- * phases is a host time, as NVTX ranges are: allocations are made by the host, which runs ahead
- * of the device.
- */
-static int kernel_after(sqlite3 *db, int64_t ts, int64_t idx, int64_t *pOut)
+/* A kernel wanted by its place in start order, and when it began. */
+struct want {
+    int64_t idx, corr, ts;
+};
+
+static int cmp_want_idx(const void *pa, const void *pb)
 {
-    sqlite3_stmt *pStmt = NULL;
-    int rc = sqlite3_prepare_v2(db,
-                                "SELECT k.start, (SELECT min(a.start) FROM api_call a WHERE a.correlation = k.correlation)"
-                                " FROM (SELECT start, correlation FROM kernel WHERE start >= ? ORDER BY start LIMIT 1 OFFSET ?) k",
-                                -1, &pStmt, NULL);
-    *pOut = -1;
-    if (rc != SQLITE_OK) return rc;
-    sqlite3_bind_int64(pStmt, 1, ts);
-    sqlite3_bind_int64(pStmt, 2, idx);
-    rc = sqlite3_step(pStmt);
-    if (rc == SQLITE_ROW) {
-        int64_t launch = sqlite3_column_type(pStmt, 1) == SQLITE_INTEGER ? sqlite3_column_int64(pStmt, 1) : -1;
-        *pOut = sqlite3_column_int64(pStmt, 0);
-        if (launch > 0 && launch < *pOut) *pOut = launch;
+    const struct want *a = pa, *b = pb;
+    return a->idx < b->idx ? -1 : a->idx > b->idx;
+}
+
+static int cmp_want_corr(const void *pa, const void *pb)
+{
+    const struct want *a = pa, *b = pb;
+    return a->corr < b->corr ? -1 : a->corr > b->corr;
+}
+
+/*
+ * When the kernels at the n places aW[].idx (in start order, as kernel_segments counts them)
+ * began: the host time of the launch where the trace has the launch call (`api_call` with the
+ * kernel's correlation id) and it is earlier, else the start on the device; -1 for a place past
+ * the last kernel. A boundary between phases is a host time, as NVTX ranges are: allocations
+ * are made by the host, which runs ahead of the device. One pass over the kernels and one over
+ * the launch calls, however many places. Sorts aW by place; returns an SQLite code.
+ */
+static int kernels_at(sqlite3 *db, struct want *aW, int n)
+{
+    sqlite3_stmt *p = NULL;
+    int64_t k = 0;
+    int w = 0, rc;
+    for (int i = 0; i < n; i++) aW[i].ts = aW[i].corr = -1;
+    qsort(aW, (size_t)n, sizeof *aW, cmp_want_idx);
+    rc = sqlite3_prepare_v2(db, "SELECT start, correlation FROM kernel ORDER BY start, id", -1, &p, NULL);
+    while (rc == SQLITE_OK && w < n && (rc = sqlite3_step(p)) == SQLITE_ROW) {
+        rc = SQLITE_OK;
+        for (; w < n && aW[w].idx == k; w++) {
+            aW[w].ts = sqlite3_column_int64(p, 0);
+            aW[w].corr = sqlite3_column_type(p, 1) == SQLITE_INTEGER ? sqlite3_column_int64(p, 1) : -1;
+        }
+        k++;
     }
-    rc = rc == SQLITE_ROW || rc == SQLITE_DONE ? SQLITE_OK : rc;
-    sqlite3_finalize(pStmt);
+    if (rc == SQLITE_DONE || rc == SQLITE_ROW) rc = SQLITE_OK;
+    sqlite3_finalize(p);
+    p = NULL;
+    if (rc != SQLITE_OK || n == 0) return rc;
+    qsort(aW, (size_t)n, sizeof *aW, cmp_want_corr);
+    rc = sqlite3_prepare_v2(db, "SELECT correlation, start FROM api_call WHERE correlation >= 0 AND start > 0", -1, &p,
+                            NULL);
+    while (rc == SQLITE_OK && (rc = sqlite3_step(p)) == SQLITE_ROW) {
+        struct want key = {0, sqlite3_column_int64(p, 0), 0}, *pW;
+        int64_t launch = sqlite3_column_int64(p, 1);
+        rc = SQLITE_OK;
+        pW = bsearch(&key, aW, (size_t)n, sizeof *aW, cmp_want_corr);
+        /* distinct places have distinct kernels: at most one wants this correlation id */
+        if (pW && pW->ts >= 0 && launch < pW->ts) pW->ts = launch;
+    }
+    if (rc == SQLITE_DONE) rc = SQLITE_OK;
+    sqlite3_finalize(p);
+    qsort(aW, (size_t)n, sizeof *aW, cmp_want_idx);
     return rc;
+}
+
+/* When the kernel at place idx began (kernels_at), or -1 when it was not wanted or not found. */
+static int64_t want_ts(const struct want *aW, int n, int64_t idx)
+{
+    struct want key = {idx, 0, 0};
+    const struct want *pW = bsearch(&key, aW, (size_t)n, sizeof *aW, cmp_want_idx);
+    return pW ? pW->ts : -1;
 }
 
 /* Kernels between two step terminators (optimizer runs, or backward runs without an optimizer). */
 struct seg {
+    int64_t first; /* place of its first kernel in start order */
     int64_t start, end;
     int64_t f;     /* forward/other kernels before the first backward kernel */
     int64_t n;     /* all kernels */
@@ -235,10 +278,10 @@ static int kernel_segments(struct vt_trace *t, struct seg **paSeg, int *pnSeg, i
     int64_t aKey[1024];
     int aCls[1024], rc, term, i;
     struct seg *cur = NULL;
-    int64_t nOpt = 0;
+    int64_t nOpt = 0, k = 0;
     for (i = 0; i < 1024; i++) aKey[i] = -1;
 
-    rc = sqlite3_prepare_v2(t->f.db, "SELECT start, end, name_id FROM kernel ORDER BY start", -1, &pStmt, NULL);
+    rc = sqlite3_prepare_v2(t->f.db, "SELECT start, end, name_id FROM kernel ORDER BY start, id", -1, &pStmt, NULL);
     if (rc == SQLITE_OK)
         rc = sqlite3_prepare_v2(t->f.db, "SELECT value FROM string WHERE id = ?", -1, &pName, NULL);
     /* two passes over the classes would need the kernels twice; instead decide the terminator
@@ -280,8 +323,10 @@ static int kernel_segments(struct vt_trace *t, struct seg **paSeg, int *pnSeg, i
         if (!cur) {
             cur = push((void **)paSeg, pnSeg, sizeof *cur);
             if (!cur) { rc = SQLITE_NOMEM; break; }
+            cur->first = k;
             cur->start = a;
         }
+        k++;
         if (b > cur->end) cur->end = b;
         cur->n++;
         if (cls >= 1) cur->bBwd |= cls == 1 || term == 1;
@@ -454,7 +499,8 @@ static int from_kernels(struct vt_trace *t)
     int nSeg = 0, rc, i, nF = 0;
     int64_t *aF = NULL, m = 0;
     int64_t tail = 0;
-    int term = 0, bMem = 0, nTrain = 0;
+    struct want *aW = NULL;
+    int term = 0, bMem = 0, nTrain = 0, nW = 0;
 
     rc = kernel_segments(t, &aSeg, &nSeg, &term);
     if (rc != SQLITE_OK) goto done;
@@ -485,21 +531,30 @@ static int from_kernels(struct vt_trace *t)
             tail = aSeg[i].f < m ? m - aSeg[i].f : 0;
             break;
         }
+    /* the places of the kernels that bound evaluation windows, resolved in one pass */
+    for (i = 0; i < nSeg; i++) {
+        const struct seg *s = &aSeg[i];
+        int64_t aIdx[3] = {s->first + tail, s->first + s->f - m, s->first + s->f - m + tail};
+        if (s->f < 2 || s->f <= 2 * m) continue;
+        for (int q = tail > 0 ? 0 : 1; q < (tail > 0 ? 3 : 2); q++) {
+            struct want *pW = push((void **)&aW, &nW, sizeof *pW);
+            if (!pW) { rc = SQLITE_NOMEM; goto done; }
+            pW->idx = aIdx[q];
+        }
+    }
+    rc = kernels_at(t->f.db, aW, nW);
     for (i = 0; i < nSeg && rc == SQLITE_OK; i++) {
         struct seg *s = &aSeg[i];
         struct vt_phase *p = t->ph.n ? &t->ph.a[t->ph.n - 1] : NULL;
         int64_t trainStart = s->start, evalStart = s->start, skip = 0;
-        if (s->f >= 2 && s->f > 2 * m && tail > 0 && p && p->kind == VT_PHASE_TRAIN) {
+        if (s->f >= 2 && s->f > 2 * m && tail > 0 && p && p->kind == VT_PHASE_TRAIN &&
+            (evalStart = want_ts(aW, nW, s->first + tail)) >= 0) {
             /* an evaluation window begins after the last step's tail, which stays in training */
-            rc = kernel_after(t->f.db, s->start, tail, &evalStart);
-            if (rc != SQLITE_OK) break;
-            if (evalStart < 0) evalStart = s->start;
-            else {
-                skip = tail;
-                p->end = evalStart;
-                if (t->ph.nIter) t->ph.aIter[t->ph.nIter - 1].end = evalStart;
-            }
+            skip = tail;
+            p->end = evalStart;
+            if (t->ph.nIter) t->ph.aIter[t->ph.nIter - 1].end = evalStart;
         }
+        if (evalStart < 0) evalStart = s->start;
         if (!s->bBwd) {
             /* only the last segment lacks backward kernels: the start of a step cut off by the
              * end of the trace, unless clearly longer than a forward pass */
@@ -513,8 +568,7 @@ static int from_kernels(struct vt_trace *t)
         }
         if (s->f > 2 * m) {
             /* the window is the segment's forward kernels beyond a typical segment's, after the tail */
-            rc = kernel_after(t->f.db, s->start, s->f - m + skip, &trainStart);
-            if (rc != SQLITE_OK) break;
+            trainStart = want_ts(aW, nW, s->first + s->f - m + skip);
             if (trainStart <= evalStart) trainStart = evalStart;
             if (!add_phase(t, VT_PHASE_EVAL, "evaluation", evalStart, trainStart, "kernels")) { rc = SQLITE_NOMEM; break; }
             p = NULL;
@@ -526,6 +580,7 @@ static int from_kernels(struct vt_trace *t)
 done:
     free(aSeg);
     free(aF);
+    free(aW);
     return rc;
 }
 
