@@ -150,10 +150,46 @@ TEST(markdown_tables)
                        "64.0 MiB from site not recorded (allocations of 64.0 MiB) (device) |");
     ASSERT_CONTAINS(z, "- **fix**: ");
     ASSERT_CONTAINS(z, "## All processes");
-    ASSERT_CONTAINS(z, "| 1234 | - | 3.06 GiB | 3 | high |");
+    ASSERT_CONTAINS(z, "| pid 1234 | 3.06 GiB | 3 | high |");
     free(z);
     vt__result_free(&r);
     tg_cleanup();
 }
 
-VT_TEST_LIST(T(text_leads_with_worst) T(json_valid_versioned) T(html_self_contained_with_timeline) T(markdown_tables))
+/* A trace that records no pid (an imported snapshot) is named by its file in every format, never "pid ?". */
+TEST(process_without_pid_named_by_file)
+{
+    struct vt_opts o;
+    struct vt_result r;
+    struct vt_finding x;
+    char z[300], *zT, *zM, *zH;
+    analyze(&r, &o, 2);
+    r.aTrace[1].f.zPid[0] = 0;
+    ASSERT_STREQ("pid 1234", vt__fmt_process(&r.aTrace[0], z, sizeof z));
+    ASSERT_STREQ("r2.db", vt__fmt_process(&r.aTrace[1], z, sizeof z));
+    snprintf(r.aTrace[1].f.zRank, sizeof r.aTrace[1].f.zRank, "x");
+    ASSERT_STREQ("r2.db, rank x", vt__fmt_process(&r.aTrace[1], z, sizeof z));
+    r.aTrace[1].f.zRank[0] = 0;
+    memset(&x, 0, sizeof x);
+    x.trace = 1;
+    vt__fmt_ranks(&r, &x, z, sizeof z);
+    ASSERT_STREQ("r2.db only", z);
+    zT = render(&r, VT_FMT_TEXT);
+    zM = render(&r, VT_FMT_MARKDOWN);
+    zH = render(&r, VT_FMT_HTML);
+    ASSERT_CONTAINS(zT, "== Process r2.db: ");
+    ASSERT_CONTAINS(zT, "\n  r2.db                    peak ");
+    ASSERT_CONTAINS(zM, "## Process r2.db: `");
+    ASSERT_CONTAINS(zM, "| r2.db | 3.06 GiB | 3 | high |");
+    ASSERT_CONTAINS(zH, "<h2>Process r2.db</h2>");
+    ASSERT_CONTAINS(zH, "<tr><td>r2.db</td>");
+    ASSERT(!strstr(zT, "pid ?") && !strstr(zM, "| ? |") && !strstr(zM, "Process ?") && !strstr(zH, ">?<"));
+    free(zT);
+    free(zM);
+    free(zH);
+    vt__result_free(&r);
+    tg_cleanup();
+}
+
+VT_TEST_LIST(T(text_leads_with_worst) T(json_valid_versioned) T(html_self_contained_with_timeline) T(markdown_tables)
+             T(process_without_pid_named_by_file))

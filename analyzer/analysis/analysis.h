@@ -389,9 +389,15 @@ void vt__writeback_free(struct vt_trace *t);
  */
 int vt__findings_group(struct vt_result *r);
 /*
+ * The name of process t for people: "pid 4242", "pid 4242, rank 1"; a trace that records no
+ * pid (an imported snapshot) is named by its file's name instead ("run.pickle", with ", rank 1"
+ * when it has one). Into z (size n); returns z.
+ */
+const char *vt__fmt_process(const struct vt_trace *t, char *z, size_t n);
+/*
  * Where f occurred when r has several traces: "all 64 ranks", "rank 2 only", "ranks 0-3, 7
- * (5 of 64)", or by process without ranks ("all 4 processes", "pid 12 only", "2 of 4
- * processes"). Into z (size n); empty with one trace.
+ * (5 of 64)", or by process without ranks ("all 4 processes", "pid 12 only" (vt__fmt_process),
+ * "2 of 4 processes"). Into z (size n); empty with one trace.
  */
 void vt__fmt_ranks(const struct vt_result *r, const struct vt_finding *f, char *z, size_t n);
 /* For a grouped f, how often and the spread of its bytes ("39 times: 1.00 GiB min, 1.50 GiB median,

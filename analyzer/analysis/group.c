@@ -173,6 +173,16 @@ static long rank_number(const struct vt_trace *t)
         if (k_ + 1 < n) snprintf(z + k_, n - k_, __VA_ARGS__);                                                       \
     } while (0)
 
+const char *vt__fmt_process(const struct vt_trace *t, char *z, size_t n)
+{
+    const char *zName = t->f.zPath ? strrchr(t->f.zPath, '/') : NULL;
+    if (n == 0) return z;
+    zName = zName ? zName + 1 : t->f.zPath ? t->f.zPath : "?";
+    if (t->f.zPid[0]) snprintf(z, n, "pid %s%s%s", t->f.zPid, t->f.zRank[0] ? ", rank " : "", t->f.zRank);
+    else snprintf(z, n, "%s%s%s", zName, t->f.zRank[0] ? ", rank " : "", t->f.zRank);
+    return z;
+}
+
 void vt__fmt_ranks(const struct vt_result *r, const struct vt_finding *f, char *z, size_t n)
 {
     int nT = f->aTraces ? f->nTraces : 1, bRanks = 1, nShown = 0;
@@ -187,7 +197,10 @@ void vt__fmt_ranks(const struct vt_result *r, const struct vt_finding *f, char *
         return;
     }
     if (!bRanks) { /* processes without ranks: named by pid */
-        if (nT == 1) snprintf(z, n, "pid %s only", r->aTrace[aT[0]].f.zPid[0] ? r->aTrace[aT[0]].f.zPid : "?");
+        if (nT == 1) {
+            char zP[300];
+            snprintf(z, n, "%s only", vt__fmt_process(&r->aTrace[aT[0]], zP, sizeof zP));
+        }
         else snprintf(z, n, "%d of %d processes", nT, r->nTrace);
         return;
     }

@@ -348,20 +348,18 @@ done:
     return rc;
 }
 
-/* One line of the HTML table of processes: pid, rank, device peak against the median, findings. */
+/* One line of the HTML table of processes: the process, its device peak against the median, findings. */
 static void rank_row(FILE *f, const struct vt_result *r, int i, int64_t median)
 {
     const struct vt_trace *t = &r->aTrace[i];
     int worst, n = vt__trace_findings(r, i, &worst);
     int64_t peak = vt__main_peak(t);
-    char zB[32], zD[40];
+    char zB[32], zD[40], zP[300];
     vt__fmt_bytes(peak, zB, sizeof zB);
     if (median > 0) snprintf(zD, sizeof zD, "%+.1f %%", 100.0 * (double)(peak - median) / (double)median);
     else snprintf(zD, sizeof zD, "-");
     fputs("<tr><td>", f);
-    vt__put_text(f, t->f.zPid[0] ? t->f.zPid : "?", VT_ESC_HTML);
-    fputs("</td><td>", f);
-    vt__put_text(f, t->f.zRank[0] ? t->f.zRank : "-", VT_ESC_HTML);
+    vt__put_text(f, vt__fmt_process(t, zP, sizeof zP), VT_ESC_HTML);
     fprintf(f, "</td><td>%s</td><td>%s</td><td>%d</td><td>%s</td></tr>\n", zB, zD, n,
             worst >= 0 ? vt__sev_name(worst) : "-");
 }
@@ -389,7 +387,7 @@ static void ranks_table(FILE *f, const struct vt_result *r, const int64_t *aPeak
 {
     int64_t median = aSorted[r->nTrace / 2], sum = 0;
     int iMin = 0, iMax = 0;
-    char zMin[32], zMed[32], zMax[32], zS[32];
+    char zMin[32], zMed[32], zMax[32], zS[32], zP[300];
     for (int i = 0; i < r->nTrace; i++) {
         sum += aPeak[i];
         if (aPeak[i] < aPeak[iMin]) iMin = i;
@@ -400,15 +398,15 @@ static void ranks_table(FILE *f, const struct vt_result *r, const int64_t *aPeak
     vt__fmt_bytes(aPeak[iMax], zMax, sizeof zMax);
     vt__fmt_bytes(aPeak[iMax] - aPeak[iMin], zS, sizeof zS);
     fputs("<h2>All processes</h2>\n<p class=\"imbalance\">Imbalance of the device peaks: lowest ", f);
-    fprintf(f, "%s (process ", zMin);
-    vt__put_text(f, r->aTrace[iMin].f.zPid[0] ? r->aTrace[iMin].f.zPid : "?", VT_ESC_HTML);
-    fprintf(f, "), median %s, highest %s (process ", zMed, zMax);
-    vt__put_text(f, r->aTrace[iMax].f.zPid[0] ? r->aTrace[iMax].f.zPid : "?", VT_ESC_HTML);
+    fprintf(f, "%s (", zMin);
+    vt__put_text(f, vt__fmt_process(&r->aTrace[iMin], zP, sizeof zP), VT_ESC_HTML);
+    fprintf(f, "), median %s, highest %s (", zMed, zMax);
+    vt__put_text(f, vt__fmt_process(&r->aTrace[iMax], zP, sizeof zP), VT_ESC_HTML);
     fprintf(f, "); spread %s", zS);
     if (median > 0) fprintf(f, " (%.1f %% of the median)", 100.0 * (double)(aPeak[iMax] - aPeak[iMin]) / (double)median);
     vt__fmt_bytes(sum, zS, sizeof zS);
     fprintf(f, ". Sum of per-process device peaks: %s.</p>\n", zS);
-    fputs("<table><tr><th>pid</th><th>rank</th><th>device peak</th><th>vs median</th><th>findings</th>"
+    fputs("<table><tr><th>process</th><th>device peak</th><th>vs median</th><th>findings</th>"
           "<th>worst</th></tr>\n", f);
     for (int i = 0; i < r->nTrace; i++) rank_row(f, r, i, median);
     fputs("</table>\n", f);
@@ -486,14 +484,15 @@ static int svg_band(FILE *f, const struct vt_result *r, int64_t vmax, const int 
     for (int o = 0; o < nOut; o++) {
         const struct vt_trace *t = &r->aTrace[aOut[o]];
         int d = main_dev(t);
-        char zL[80], zAttr[40];
+        char zL[80], zAttr[40], zP[300];
         static const double aAlt[] = {0, 14, 0, 28, 0, 42, 0, 56, 0, 70, 0, 84, 0, 98};
         if (d < 0) continue;
         svg_device(f, &t->tl.aDev[d], azColor[o % 8], " class=\"outlier\"", vmax);
-        fputs("<title>process ", f);
-        vt__put_text(f, t->f.zPid[0] ? t->f.zPid : "?", VT_ESC_HTML);
+        fputs("<title>", f);
+        vt__put_text(f, vt__fmt_process(t, zP, sizeof zP), VT_ESC_HTML);
         fputs("</title></polyline>\n", f);
-        snprintf(zL, sizeof zL, "%s %.40s", t->f.zRank[0] ? "rank" : "pid", t->f.zRank[0] ? t->f.zRank : t->f.zPid);
+        if (t->f.zRank[0]) snprintf(zL, sizeof zL, "rank %.40s", t->f.zRank);
+        else snprintf(zL, sizeof zL, "%.45s", zP);
         snprintf(zAttr, sizeof zAttr, " fill=\"%s\"", azColor[o % 8]);
         label(f, L, SVG_W - PAD_R - 4, PAD_T + 12, 1, aAlt, 7, zAttr, zL);
     }
@@ -510,16 +509,12 @@ done:
 static int trace_section(FILE *f, const struct vt_result *r, int i, int64_t vmax)
 {
     const struct vt_trace *t = &r->aTrace[i];
-    char zB[32], zA[32];
+    char zB[32], zA[32], zP[300];
     int bCap = 0;
     for (int d = 0; d < t->tl.nDev; d++)
         if (t->tl.aDev[d].id >= 0 && t->tl.aDev[d].totalBytes > 0) bCap = 1;
     fputs("<h2>Process ", f);
-    vt__put_text(f, t->f.zPid[0] ? t->f.zPid : "?", VT_ESC_HTML);
-    if (t->f.zRank[0]) {
-        fputs(", rank ", f);
-        vt__put_text(f, t->f.zRank, VT_ESC_HTML);
-    }
+    vt__put_text(f, vt__fmt_process(t, zP, sizeof zP), VT_ESC_HTML);
     fputs("</h2>\n<p><code>", f);
     vt__put_text(f, t->f.zPath, VT_ESC_HTML);
     vt__fmt_ns(t->f.t1 - t->f.t0, zA, sizeof zA);
@@ -571,8 +566,8 @@ static void finding_div(FILE *f, const struct vt_result *r, int i)
         fputs("</h3>\n<p>", f);
         vt__put_text(f, zW, VT_ESC_HTML);
     } else {
-        fputs("</h3>\n<p>process ", f);
-        vt__put_text(f, t->f.zPid[0] ? t->f.zPid : "?", VT_ESC_HTML);
+        fputs("</h3>\n<p>", f);
+        vt__put_text(f, vt__fmt_process(t, zW, sizeof zW), VT_ESC_HTML);
     }
     fprintf(f, "; %s; %lld events; %s .. %s", zB, (long long)x->count, zA, zZ);
     if (x->zPhase[0]) {

@@ -17,8 +17,10 @@ int vt__report_markdown(FILE *f, const struct vt_result *r)
             const struct vt_finding *x = &r->aFind[i];
             vt__fmt_bytes(x->bytes, zB, sizeof zB);
             vt__fmt_ranks(r, x, zW, sizeof zW);
-            if (!zW[0]) snprintf(zW, sizeof zW, "%s", r->aTrace[x->trace].f.zPid[0] ? r->aTrace[x->trace].f.zPid : "?");
-            fprintf(f, "| %d | %s | %s | %s | ", i + 1, vt__sev_name(x->severity), x->zKind, zW);
+            if (!zW[0]) vt__fmt_process(&r->aTrace[x->trace], zW, sizeof zW);
+            fprintf(f, "| %d | %s | %s | ", i + 1, vt__sev_name(x->severity), x->zKind);
+            vt__put_text(f, zW, VT_ESC_MD);
+            fputs(" | ", f);
             vt__put_text(f, x->zTitle, VT_ESC_MD);
             fprintf(f, " | %s | ", zB);
             vt__put_text(f, x->zPhase, VT_ESC_MD);
@@ -44,8 +46,7 @@ int vt__report_markdown(FILE *f, const struct vt_result *r)
     }
     for (int i = 0; i < r->nTrace; i++) {
         const struct vt_trace *t = &r->aTrace[i];
-        fprintf(f, "\n## Process %s%s%s: `%s`\n\n", t->f.zPid[0] ? t->f.zPid : "?", t->f.zRank[0] ? ", rank " : "",
-                t->f.zRank, t->f.zPath);
+        fprintf(f, "\n## Process %s: `%s`\n\n", vt__fmt_process(t, zW, sizeof zW), t->f.zPath);
         vt__fmt_ns(t->f.t1 - t->f.t0, zA, sizeof zA);
         vt__fmt_bytes(t->lc.liveEndBytes, zB, sizeof zB);
         fprintf(f, "- duration %s; %lld allocations, %lld freed, %lld live at exit (%s)\n", zA, (long long)t->lc.nAlloc,
@@ -117,14 +118,15 @@ int vt__report_markdown(FILE *f, const struct vt_result *r)
     }
     if (r->nTrace > 1) {
         int64_t sum = 0;
-        fprintf(f, "\n## All processes\n\n| pid | rank | device peak | findings | worst |\n|---|---|---|---|---|\n");
+        fprintf(f, "\n## All processes\n\n| process | device peak | findings | worst |\n|---|---|---|---|\n");
         for (int i = 0; i < r->nTrace; i++) {
             const struct vt_trace *t = &r->aTrace[i];
             int worst, n = vt__trace_findings(r, i, &worst);
             sum += vt__main_peak(t);
             vt__fmt_bytes(vt__main_peak(t), zB, sizeof zB);
-            fprintf(f, "| %s | %s | %s | %d | %s |\n", t->f.zPid[0] ? t->f.zPid : "?", t->f.zRank[0] ? t->f.zRank : "-", zB, n,
-                    worst >= 0 ? vt__sev_name(worst) : "-");
+            fputs("| ", f);
+            vt__put_text(f, vt__fmt_process(t, zW, sizeof zW), VT_ESC_MD);
+            fprintf(f, " | %s | %d | %s |\n", zB, n, worst >= 0 ? vt__sev_name(worst) : "-");
         }
         vt__fmt_bytes(sum, zB, sizeof zB);
         fprintf(f, "\nSum of per-process device peaks: %s.\n", zB);

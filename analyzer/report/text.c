@@ -34,13 +34,6 @@ static void wrap(FILE *f, const char *zLead, int nIndent, const char *z)
     fputc('\n', f);
 }
 
-static const char *who(const struct vt_trace *t, char *z, size_t n)
-{
-    if (t->f.zRank[0]) snprintf(z, n, "pid %s, rank %s", t->f.zPid[0] ? t->f.zPid : "?", t->f.zRank);
-    else snprintf(z, n, "pid %s", t->f.zPid[0] ? t->f.zPid : "?");
-    return z;
-}
-
 /* One finding: severity, title, size and time, where, evidence, fix. */
 static void finding(FILE *f, const struct vt_result *r, const struct vt_finding *x)
 {
@@ -72,8 +65,8 @@ static void trace_section(FILE *f, const struct vt_result *r, int iTrace)
 {
     const struct vt_trace *t = &r->aTrace[iTrace];
     const struct vt_opts *o = r->pOpts;
-    char zW[96], zB[32], zC[32], zT[32], zLine[1024], zB2[200];
-    fprintf(f, "\n== Process %s: %s ==\n", who(t, zW, sizeof zW), t->f.zPath);
+    char zW[300], zB[32], zC[32], zT[32], zLine[1024], zB2[200];
+    fprintf(f, "\n== Process %s: %s ==\n", vt__fmt_process(t, zW, sizeof zW), t->f.zPath);
     if (t->f.zCmd[0]) wrap(f, "  command: ", 11, t->f.zCmd);
     vt__fmt_ns(t->f.t1 - t->f.t0, zT, sizeof zT);
     vt__fmt_bytes(t->lc.liveEndBytes, zB, sizeof zB);
@@ -190,7 +183,7 @@ int vt__report_text(FILE *f, const struct vt_result *r)
         fprintf(f, "\n(the sections of each of the %d processes: --all shows them)\n", r->nTrace);
     if (r->nTrace > 1) {
         int64_t sum = 0;
-        char zB[32], zW[96];
+        char zB[32], zW[300];
         fprintf(f, "\n== All processes ==\n");
         for (int i = 0; i < r->nTrace; i++) {
             const struct vt_trace *t = &r->aTrace[i];
@@ -204,7 +197,7 @@ int vt__report_text(FILE *f, const struct vt_result *r)
             int64_t peak = vt__main_peak(t);
             sum += peak;
             vt__fmt_bytes(peak, zB, sizeof zB);
-            fprintf(f, "  %-24s peak %10s  %d finding%s%s%s\n", who(t, zW, sizeof zW), zB, n, n == 1 ? "" : "s",
+            fprintf(f, "  %-24s peak %10s  %d finding%s%s%s\n", vt__fmt_process(t, zW, sizeof zW), zB, n, n == 1 ? "" : "s",
                     worst >= 0 ? ", worst " : "", worst >= 0 ? vt__sev_name(worst) : "");
         }
         vt__fmt_bytes(sum, zB, sizeof zB);
@@ -217,12 +210,12 @@ int vt__report_text(FILE *f, const struct vt_result *r)
             }
             int64_t hi = vt__main_peak(&r->aTrace[iMax]), lo = vt__main_peak(&r->aTrace[iMin]);
             if (lo > 0 && hi - lo >= lo / 5) {
-                char zLine[300], zH[32], zL[32];
+                char zLine[700], zH[32], zL[32];
                 vt__fmt_bytes(hi, zH, sizeof zH);
                 vt__fmt_bytes(lo, zL, sizeof zL);
                 snprintf(zLine, sizeof zLine, "imbalance: %s peaks at %s, %.0f%% above %s (%s); ranks that do the same "
                                               "work should peak alike",
-                         who(&r->aTrace[iMax], zW, sizeof zW), zH, 100.0 * (double)(hi - lo) / (double)lo,
+                         vt__fmt_process(&r->aTrace[iMax], zW, sizeof zW), zH, 100.0 * (double)(hi - lo) / (double)lo,
                          r->aTrace[iMin].f.zRank[0] ? "the lowest rank" : "the lowest process", zL);
                 wrap(f, "  ", 4, zLine);
             }
