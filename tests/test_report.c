@@ -127,6 +127,21 @@ TEST(html_self_contained_with_timeline)
     ASSERT_CONTAINS(z, "(evaluation)</title>");
     ASSERT_CONTAINS(z, "train&lt;&amp;&gt;.py:9 in main");
     ASSERT_CONTAINS(z, "<tr><td><code>train&lt;&amp;&gt;.py:9 in main</code></td><td>1</td><td>3.00 GiB</td>");
+    /* what the text report lists under the timeline too: each peak with what was live, the phases */
+    ASSERT_CONTAINS(z, "<table class=\"peaks\">");
+    ASSERT_CONTAINS(z, "<tr><td>device 0 (Test &quot;GPU&quot; &lt;1&gt;)</td><td>3.06 GiB of 16.0 GiB</td><td>59.0 ms</td>"
+                       "<td>1 allocation, 3.00 GiB from train&lt;&amp;&gt;.py:9 in main (device)<br>1 allocation, 64.0 MiB "
+                       "from site not recorded (allocations of 64.0 MiB) (device)</td></tr>");
+    ASSERT_CONTAINS(z, "<tr><td>pinned host memory</td><td>8.00 MiB</td>");
+    ASSERT_CONTAINS(z, "<table class=\"phases\">");
+    ASSERT_CONTAINS(z, "<tr><td>train</td><td>training</td><td>");
+    ASSERT_CONTAINS(z, "<tr><td>eval</td><td>evaluation</td><td>");
+    { /* sites in the text report's order: largest peak live bytes first */
+        const char *zSites = strstr(z, "<table class=\"sites\">");
+        ASSERT(zSites);
+        const char *zBig = strstr(zSites, "train&lt;&amp;&gt;.py:9"), *zSmall = strstr(zSites, "site not recorded");
+        ASSERT(zBig && zSmall && zBig < zSmall);
+    }
     ASSERT(!strstr(z, "<script"));
     ASSERT(!strstr(z, "src="));
     ASSERT(!strstr(z, "<link"));
@@ -154,6 +169,20 @@ TEST(markdown_tables)
     free(z);
     vt__result_free(&r);
     tg_cleanup();
+}
+
+/* Why a trace has no phases: the same sentence in every format. */
+TEST(no_phases_sentence)
+{
+    struct vt_trace t;
+    char z[600];
+    memset(&t, 0, sizeof t);
+    vt__fmt_no_phases(&t, z, sizeof z);
+    ASSERT_STREQ("none found (no NVTX ranges matching the phase pattern, no backward/optimizer kernels)", z);
+    t.ph.zDoubt = "a single training step recognized";
+    vt__fmt_no_phases(&t, z, sizeof z);
+    ASSERT_STREQ("not inferred with confidence from kernel names (a single training step recognized); no finding "
+                 "depends on phases (NVTX ranges named train/validation would give them)", z);
 }
 
 /* A trace that records no pid (an imported snapshot) is named by its file in every format, never "pid ?". */
@@ -192,4 +221,4 @@ TEST(process_without_pid_named_by_file)
 }
 
 VT_TEST_LIST(T(text_leads_with_worst) T(json_valid_versioned) T(html_self_contained_with_timeline) T(markdown_tables)
-             T(process_without_pid_named_by_file))
+             T(process_without_pid_named_by_file) T(no_phases_sentence))

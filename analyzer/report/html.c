@@ -325,7 +325,7 @@ static int svg(FILE *f, const struct vt_result *r, int i, int64_t vmax)
         py = ypos(dv->peak, vmax);
         vt__fmt_bytes(dv->peak, zB, sizeof zB);
         fprintf(f, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"4\" fill=\"%s\"><title>peak %s", px, py, dev_color(dv, d), zB);
-        for (int k = 0; k < dv->nGroup && k < r->pOpts->nTop && k < 5; k++) { /* what was live, by site */
+        for (int k = 0; k < vt__report_groups(r, dv); k++) { /* what was live, by site */
             char zG[600];
             vt__fmt_group(t, &dv->aGroup[k], zG, sizeof zG);
             fputs(k ? "; " : "; live: ", f);
@@ -505,7 +505,68 @@ done:
     return rc;
 }
 
-/* The section of trace i: heading, facts, timeline on the shared scale vmax, notes, sites. 0, or -1 when out of memory. */
+/* Under trace t's timeline: each account's peak, when, and what was live then by site and kind (as the text report lists it). */
+static void peaks(FILE *f, const struct vt_result *r, const struct vt_trace *t)
+{
+    int bHead = 0;
+    for (int d = 0; d < t->tl.nDev; d++) {
+        const struct vt_device *dv = &t->tl.aDev[d];
+        char zD[160], zB[32], zA[32], zC[32], zG[600];
+        if (dv->peak <= 0) continue;
+        if (!bHead++)
+            fputs("<table class=\"peaks\"><tr><th>memory</th><th>peak</th><th>at</th><th>live at peak, by site and kind"
+                  "</th></tr>\n", f);
+        vt__fmt_bytes(dv->peak, zB, sizeof zB);
+        vt__fmt_at(t, dv->peakTs, zA, sizeof zA);
+        fputs("<tr><td>", f);
+        vt__put_text(f, vt__fmt_device(dv, zD, sizeof zD), VT_ESC_HTML);
+        fprintf(f, "</td><td>%s", zB);
+        if (dv->id >= 0 && dv->totalBytes > 0) fprintf(f, " of %s", vt__fmt_bytes(dv->totalBytes, zC, sizeof zC));
+        if (dv->poolPeakReserved > 0)
+            fprintf(f, "; pool reserved peak %s", vt__fmt_bytes(dv->poolPeakReserved, zC, sizeof zC));
+        fprintf(f, "</td><td>%s</td><td>", zA);
+        for (int k = 0; k < vt__report_groups(r, dv); k++) {
+            vt__fmt_group(t, &dv->aGroup[k], zG, sizeof zG);
+            fputs(k ? "<br>" : "", f);
+            vt__put_text(f, zG, VT_ESC_HTML);
+        }
+        fputs("</td></tr>\n", f);
+    }
+    if (bHead) fputs("</table>\n", f);
+}
+
+/* Under trace t's timeline: its phases with their peaks and the largest group live at each, or why there are none. */
+static void phases(FILE *f, const struct vt_trace *t)
+{
+    char zA[32], zZ[32], zB[32], zG[600];
+    if (!t->ph.n) {
+        vt__fmt_no_phases(t, zG, sizeof zG);
+        fputs("<p><em>phases:</em> ", f);
+        vt__put_text(f, zG, VT_ESC_HTML);
+        fputs("</p>\n", f);
+        return;
+    }
+    fprintf(f, "<table class=\"phases\"><tr><th>phase</th><th>kind</th><th>start</th><th>end</th><th>peak</th>"
+               "<th>iterations</th><th>largest at its peak</th></tr>\n");
+    for (int k = 0; k < t->ph.n; k++) {
+        const struct vt_phase *p = &t->ph.a[k];
+        vt__fmt_at(t, p->start, zA, sizeof zA);
+        vt__fmt_at(t, p->end, zZ, sizeof zZ);
+        vt__fmt_bytes(p->peak > 0 ? p->peak : 0, zB, sizeof zB);
+        fputs("<tr><td>", f);
+        vt__put_text(f, p->zName, VT_ESC_HTML);
+        fprintf(f, "</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%d</td><td>", vt__phase_kind_name(p->kind), zA,
+                zZ, zB, p->nIter);
+        if (p->nGroup > 0) {
+            vt__fmt_group(t, &p->aGroup[0], zG, sizeof zG);
+            vt__put_text(f, zG, VT_ESC_HTML);
+        }
+        fputs("</td></tr>\n", f);
+    }
+    fputs("</table>\n", f);
+}
+
+/* The section of trace i: heading, facts, timeline on the shared scale vmax, peaks, phases, notes, sites. 0, or -1 when out of memory. */
 static int trace_section(FILE *f, const struct vt_result *r, int i, int64_t vmax)
 {
     const struct vt_trace *t = &r->aTrace[i];
@@ -526,15 +587,19 @@ static int trace_section(FILE *f, const struct vt_result *r, int i, int64_t vmax
             bCap ? "long dashes: the device's capacity" : "the device's capacity is not known");
     if (svg(f, r, i, vmax)) return -1;
     reconcile(f, t);
+    peaks(f, r, t);
+    phases(f, t);
     for (int k = 0; k < t->f.nNote; k++) {
         fputs("<p><em>note:</em> ", f);
         vt__put_text(f, t->f.azNote[k], VT_ESC_HTML);
         fputs("</p>\n", f);
     }
     if (r->pOpts->bBySite && t->sites.n) {
-        fputs("<table><tr><th>site</th><th>allocations</th><th>total</th><th>peak live</th><th>live at exit</th></tr>\n", f);
-        for (int k = 0; k < t->sites.n; k++) {
-            const struct vt_site *st = &t->sites.a[k];
+        int *aIdx, nShown = vt__report_sites(r, t, &aIdx);
+        if (nShown < 0) return -1;
+        fputs("<table class=\"sites\"><tr><th>site</th><th>allocations</th><th>total</th><th>peak live</th><th>live at exit</th></tr>\n", f);
+        for (int k = 0; k < nShown; k++) {
+            const struct vt_site *st = &t->sites.a[aIdx[k]];
             char zP[32], zE[32];
             vt__fmt_bytes(st->totalBytes, zB, sizeof zB);
             vt__fmt_bytes(st->peakLiveBytes, zP, sizeof zP);
@@ -545,6 +610,7 @@ static int trace_section(FILE *f, const struct vt_result *r, int i, int64_t vmax
                     zP, zE);
         }
         fputs("</table>\n", f);
+        free(aIdx);
     }
     return 0;
 }

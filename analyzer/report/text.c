@@ -83,23 +83,20 @@ static void trace_section(FILE *f, const struct vt_result *r, int iTrace)
     wrap(f, "  ", 2, zLine);
     for (int d = 0; d < t->tl.nDev; d++) {
         const struct vt_device *dv = &t->tl.aDev[d];
-        char zAt[32];
+        char zAt[32], zD[160];
         if (dv->peak <= 0) continue;
         vt__fmt_bytes(dv->peak, zB, sizeof zB);
         vt__fmt_at(t, dv->peakTs, zAt, sizeof zAt);
         vt__fmt_bytes(dv->totalBytes, zC, sizeof zC);
-        if (dv->id >= 0)
-            fprintf(f, "  device %d%s%s%s: peak %s at %s%s%s", dv->id, dv->zName[0] ? " (" : "", dv->zName,
-                    dv->zName[0] ? ")" : "", zB, zAt, dv->totalBytes > 0 ? " of " : "", dv->totalBytes > 0 ? zC : "");
-        else
-            fprintf(f, "  %s: peak %s at %s", dv->zName, zB, zAt);
+        fprintf(f, "  %s: peak %s at %s%s%s", vt__fmt_device(dv, zD, sizeof zD), zB, zAt,
+                dv->id >= 0 && dv->totalBytes > 0 ? " of " : "", dv->id >= 0 && dv->totalBytes > 0 ? zC : "");
         if (dv->poolPeakReserved > 0) {
             vt__fmt_bytes(dv->poolPeakReserved, zC, sizeof zC);
             fprintf(f, "; pool reserved peak %s", zC);
         }
         fputc('\n', f);
         if (vt__fmt_reconcile(t, dv, zLine, sizeof zLine)) wrap(f, "    ", 4, zLine);
-        for (int k = 0; k < dv->nGroup && k < o->nTop && k < 5; k++) {
+        for (int k = 0; k < vt__report_groups(r, dv); k++) {
             vt__fmt_group(t, &dv->aGroup[k], zLine, sizeof zLine);
             wrap(f, k == 0 ? "    live at peak: " : "                  ", 20, zLine);
         }
@@ -120,28 +117,16 @@ static void trace_section(FILE *f, const struct vt_result *r, int iTrace)
             }
         }
         if (t->ph.n > 12) fprintf(f, "    ... %d more (see --format json)\n", t->ph.n - 12);
-    } else if (t->ph.zDoubt) {
-        snprintf(zLine, sizeof zLine, "not inferred with confidence from kernel names (%s); no finding depends on "
-                 "phases (NVTX ranges named train/validation would give them)", t->ph.zDoubt);
-        wrap(f, "  phases: ", 10, zLine);
     } else {
-        fprintf(f, "  phases: none found (no NVTX ranges matching the phase pattern, no backward/optimizer "
-                   "kernels)\n");
+        vt__fmt_no_phases(t, zLine, sizeof zLine);
+        wrap(f, "  phases: ", 10, zLine);
     }
     for (int i = 0; i < t->f.nNote; i++) wrap(f, "  note: ", 8, t->f.azNote[i]);
     if (o->bBySite) {
         fprintf(f, "  allocation sites (by peak live bytes):\n");
         fprintf(f, "    %8s %10s %10s %10s  %s\n", "allocs", "total", "peak live", "at exit", "site");
-        int *aIdx = malloc(sizeof(int) * (size_t)(t->sites.n ? t->sites.n : 1));
-        if (!aIdx) return;
-        for (int i = 0; i < t->sites.n; i++) aIdx[i] = i;
-        for (int i = 1; i < t->sites.n; i++) /* insertion sort: sites are few */
-            for (int j = i; j > 0 && t->sites.a[aIdx[j - 1]].peakLiveBytes < t->sites.a[aIdx[j]].peakLiveBytes; j--) {
-                int x = aIdx[j];
-                aIdx[j] = aIdx[j - 1];
-                aIdx[j - 1] = x;
-            }
-        for (int i = 0; i < t->sites.n && i < o->nTop; i++) {
+        int *aIdx, nShown = vt__report_sites(r, t, &aIdx);
+        for (int i = 0; i < nShown; i++) {
             const struct vt_site *s = &t->sites.a[aIdx[i]];
             char zP[32], zE[32];
             vt__fmt_bytes(s->totalBytes, zB, sizeof zB);
