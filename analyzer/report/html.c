@@ -218,10 +218,12 @@ static int svg_markers(FILE *f, struct labels *L, const struct vt_result *r, int
         static const double aAlt[] = {0, -14};
         int first = aFirst[c], count = (c + 1 < nC ? aFirst[c + 1] : t->nOom) - first, iFind = -1;
         char z[96], zB[32];
-        for (int j = 0; j < r->nFind; j++)
-            if (r->aFind[j].trace == i && !strcmp(r->aFind[j].zKind, "oom") && r->aFind[j].firstTs <= apO[first]->ts &&
-                apO[first]->ts <= r->aFind[j].lastTs)
-                iFind = j;
+        for (int j = 0; j < r->nFind; j++) { /* the OOM finding it belongs to: its times here (another process's: from its first) */
+            const struct vt_finding *x = &r->aFind[j];
+            int64_t ts = vt__finding_first_on(x, i);
+            if (strcmp(x->zKind, "oom") || ts < 0 || ts > apO[first]->ts) continue;
+            if (x->trace != i || apO[first]->ts <= x->lastTs) iFind = j;
+        }
         oom_label(apO, first, count, z, sizeof z);
         if (iFind >= 0) fprintf(f, "<a href=\"#f%d\">", iFind + 1);
         fprintf(f, "<g><title>out of memory:");
@@ -231,10 +233,11 @@ static int svg_markers(FILE *f, struct labels *L, const struct vt_result *r, int
         label(f, L, ax[first] + 3, PAD_T - 4, 0, aAlt, 1, " fill=\"#d62728\" class=\"oom-label\"", z);
         fputs(iFind >= 0 ? "</g></a>\n" : "</g>\n", f);
     }
-    for (int j = 0; j < r->nFind; j++) { /* every other finding: a marker under the plot at its first time */
+    for (int j = 0; j < r->nFind; j++) { /* every other finding of this process: a marker under the plot at its first time here */
         const struct vt_finding *x = &r->aFind[j];
-        if (!vt__finding_on(x, i) || x->firstTs < 0 || !strcmp(x->zKind, "oom")) continue; /* a grouped one: at the worst's time */
-        aXi[2 * nF] = xpos(t, x->firstTs);
+        int64_t ts = vt__finding_first_on(x, i);
+        if (ts < 0 || !strcmp(x->zKind, "oom")) continue;
+        aXi[2 * nF] = xpos(t, ts);
         aXi[2 * nF++ + 1] = j;
     }
     qsort(aXi, (size_t)nF, 2 * sizeof(double), cmp_double_idx);
