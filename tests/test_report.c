@@ -216,6 +216,12 @@ TEST(process_without_pid_named_by_file)
     free(zT);
     free(zM);
     free(zH);
+    /* a long file name: on a line of its own in the table of processes, its columns kept */
+    r.aTrace[1].f.zPath = "/runs/a_snapshot_with_a_rather_long_name.pickle";
+    zT = render(&r, VT_FMT_TEXT);
+    ASSERT_CONTAINS(zT, "\n  a_snapshot_with_a_rather_long_name.pickle\n                           peak   3.06 GiB  3 findings");
+    ASSERT_CONTAINS(zT, "\n  pid 1234                 peak   3.06 GiB  3 findings");
+    free(zT);
     vt__result_free(&r);
     tg_cleanup();
 }

@@ -182,7 +182,12 @@ int vt__report_text(FILE *f, const struct vt_result *r)
             int64_t peak = vt__main_peak(t);
             sum += peak;
             vt__fmt_bytes(peak, zB, sizeof zB);
-            fprintf(f, "  %-24s peak %10s  %d finding%s%s%s\n", vt__fmt_process(t, zW, sizeof zW), zB, n, n == 1 ? "" : "s",
+            vt__fmt_process(t, zW, sizeof zW);
+            if (vt__utf8_chars(zW, strlen(zW)) > 24) { /* a long file name: on a line of its own, the columns kept */
+                wrap(f, "  ", 4, zW);
+                zW[0] = 0;
+            }
+            fprintf(f, "  %-24s peak %10s  %d finding%s%s%s\n", zW, zB, n, n == 1 ? "" : "s",
                     worst >= 0 ? ", worst " : "", worst >= 0 ? vt__sev_name(worst) : "");
         }
         vt__fmt_bytes(sum, zB, sizeof zB);
