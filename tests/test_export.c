@@ -343,7 +343,8 @@ TEST(export_streams_large_trace)
     vt_cleanup(zDir);
 }
 
-/* Unknown values (NULL grid or block sizes, an OOM's requested size) are left out of the events, never written as 0. */
+/* Unknown values (NULL grid or block sizes, an OOM's requested size) are left out of the events, never written as 0;
+ * a process without a pid is named by its file. */
 TEST(export_unknown_values_left_out)
 {
     const char *zDir = vt_tmpdir();
@@ -355,7 +356,7 @@ TEST(export_unknown_values_left_out)
     ASSERT_EQ(SQLITE_OK, sqlite3_open(zTrace, &db));
     ASSERT_EQ(SQLITE_OK, sqlite3_exec(db,
                                       "UPDATE kernel SET grid_y = NULL, block_x = NULL WHERE correlation = 105;"
-                                      "UPDATE oom_event SET bytes = NULL",
+                                      "UPDATE oom_event SET bytes = NULL; DELETE FROM meta WHERE key = 'pid'",
                                       NULL, NULL, NULL));
     sqlite3_close(db);
     snprintf(zArgs, sizeof zArgs, "export --perfetto %s %s", zJson, zTrace);
@@ -370,6 +371,7 @@ TEST(export_unknown_values_left_out)
     ASSERT_CONTAINS(zJ, "\"correlation\":104,\"grid\":[128,1,1],\"block\":[256,1,1]");
     ASSERT_CONTAINS(zJ, "\"name\":\"OOM: cudaMalloc on GPU 0\"");
     ASSERT(strstr(zJ, "requested_bytes") == NULL);
+    ASSERT_CONTAINS(zJ, "\"name\":\"rank 0 rank0.db @node1\""); /* no pid: the process named by its file */
     free(zJ);
     vt_cleanup(zDir);
 }

@@ -357,5 +357,170 @@ TEST(native_only_stacks_named_by_node_or_operator)
     tg_cleanup();
 }
 
+/* Add to r a leak finding of trace `trace` at site zSite: bytes, one event at ts. */
+static void add_leak(struct vt_result *r, int trace, const char *zSite, int64_t bytes, int64_t ts)
+{
+    struct vt_finding *f = vt__finding_add(r, trace, "leak", VT_SEV_MEDIUM);
+    ASSERT(f);
+    f->zTitle = vt__strdupf("%lld B never freed", (long long)bytes);
+    f->zSite = strdup(zSite);
+    f->bytes = bytes;
+    f->count = 1;
+    f->firstTs = f->lastTs = ts;
+}
+
+/* Six findings of one root cause on three traces (two, one, three of them), and one elsewhere. */
+static void add_six(struct vt_result *r, int iFrom, int iTo)
+{
+    static const struct {
+        int trace;
+        int64_t bytes, ts;
+    } a[] = {{0, 10, 500}, {0, 30, 200}, {1, 20, 900}, {2, 40, 700}, {2, 60, 800}, {2, 50, 300}};
+    for (int k = 0; k < 6; k++)
+        if (a[k].trace >= iFrom && a[k].trace <= iTo) add_leak(r, a[k].trace - iFrom, "x.py:1 in f", a[k].bytes, a[k].ts);
+    if (iFrom <= 1 && 1 <= iTo) add_leak(r, 1 - iFrom, "y.py:2 in g", 5, 100);
+}
+
+/*
+ * Grouping each trace's findings first (as they are written back), then all traces together,
+ * gives what grouping them all at once gives: the same number, spread, traces and first times.
+ */
+TEST(grouping_twice_is_grouping_once)
+{
+    struct vt_result rAll, rTwo, aOne[3];
+    const struct vt_finding *x, *y;
+    memset(&rAll, 0, sizeof rAll);
+    memset(&rTwo, 0, sizeof rTwo);
+    add_six(&rAll, 0, 2);
+    ASSERT_EQ(0, vt__findings_group(&rAll));
+    for (int t = 0; t < 3; t++) { /* per trace, as the pipeline's workers do (each its trace 0) */
+        memset(&aOne[t], 0, sizeof aOne[t]);
+        add_six(&aOne[t], t, t);
+        ASSERT_EQ(0, vt__findings_group(&aOne[t]));
+        for (int k = 0; k < aOne[t].nFind; k++) { /* then moved into one result as trace t */
+            struct vt_finding *f = vt__finding_add(&rTwo, t, "", 0);
+            ASSERT(f);
+            *f = aOne[t].aFind[k];
+            f->trace = t;
+            for (int m = 0; f->aTraces && m < f->nTraces; m++) f->aTraces[m] = t;
+        }
+        free(aOne[t].aFind);
+    }
+    ASSERT_EQ(0, vt__findings_group(&rTwo));
+    ASSERT_EQ(2, rAll.nFind);
+    ASSERT_EQ(2, rTwo.nFind);
+    x = find(&rAll, "leak", "x.py:1");
+    y = find(&rTwo, "leak", "x.py:1");
+    ASSERT(x && y);
+    for (int k = 0; k < 2; k++, x = y) {
+        ASSERT_EQ(6, x->nSame);
+        ASSERT_EQ(2, x->trace); /* the worst, 60 B */
+        ASSERT_EQ(60, x->bytes);
+        ASSERT_EQ(10, x->bytesMin);
+        ASSERT_EQ(30, x->bytesMed);
+        ASSERT_EQ(60, x->bytesMax);
+        ASSERT_EQ(3, x->count);    /* the three events of the worst's process */
+        ASSERT_EQ(300, x->firstTs); /* its first and last times take in its repeats */
+        ASSERT_EQ(800, x->lastTs);
+        ASSERT_EQ(3, x->nTraces);
+        ASSERT_EQ(200, vt__finding_first_on(x, 0)); /* each process's own first time */
+        ASSERT_EQ(900, vt__finding_first_on(x, 1));
+        ASSERT_EQ(300, vt__finding_first_on(x, 2));
+    }
+    x = find(&rTwo, "leak", "y.py:2");
+    ASSERT(x && x->nSame == 1 && x->trace == 1);
+    ASSERT_EQ(100, vt__finding_first_on(x, 1));
+    ASSERT_EQ(-1, vt__finding_first_on(x, 0));
+    vt__result_free(&rAll);
+    vt__result_free(&rTwo);
+}
+
+/*
+ * A rank of a job whose 64 MiB buffer from train.py:20 is never freed, allocated at `at`; with
+ * nOom > 0, an OOM at train.py:30 caught and skipped nOom times (a larger request each time).
+ */
+static void build_late(const char *zPath, int rank, int64_t at, int nOom)
+{
+    struct tg *g = tg_open(zPath);
+    char zRank[16];
+    int64_t sB, sO;
+    ASSERT(g);
+    snprintf(zRank, sizeof zRank, "%d", rank);
+    tg_meta(g, "rank", zRank);
+    tg_device(g, 0, "Test GPU", 16 * GiB);
+    sB = tg_stack(g, "train.py", 20, "main");
+    sO = tg_stack(g, "train.py", 30, "main");
+    tg_alloc(g, 1 * MS, 0, 3, KEPT, 1 * MiB, sB); /* the runs start and end alike */
+    tg_free(g, 2 * MS, 0, 3, KEPT, 1 * MiB);
+    tg_alloc(g, at, 0, 3, WEIGHTS, 64 * MiB, sB);
+    tg_use(g, at + 1 * MS, tg_kernel(g, at + 1 * MS, at + 2 * MS, "fill"), WEIGHTS);
+    for (int k = 0; k < nOom; k++) /* sizes that differ: not one retried request */
+        tg_oom(g, 100 * MS + k * 10 * MS, 0, (20 + 4 * k) * GiB, 1 * GiB, 16 * GiB, sO);
+    tg_alloc(g, 200 * MS, 0, 3, KEPT, 1 * MiB, sB);
+    tg_free(g, 201 * MS, 0, 3, KEPT, 1 * MiB);
+    ASSERT_EQ(0, tg_close(g));
+}
+
+/* The x of the first finding marker (its triangle's tip) in the SVG that follows zFrom in z, or -1. */
+static double marker_x(const char *zFrom)
+{
+    const char *p = strstr(zFrom, "<g class=\"finding-marker\">"), *zEnd = strstr(zFrom, "</svg>");
+    double x = -1;
+    if (!p || (zEnd && p > zEnd) || !(p = strstr(p, "<polygon points=\""))) return -1;
+    sscanf(p + strlen("<polygon points=\""), "%lf", &x);
+    return x;
+}
+
+/*
+ * A finding on two ranks at different times is drawn on each rank's timeline at its own time
+ * there; a finding of one rank only on that rank's. The OOM skipped three times is one finding,
+ * and --save writes each trace's findings as the report groups them (one row for the three).
+ */
+TEST(grouped_findings_drawn_and_saved_per_process)
+{
+    const char *az[2];
+    struct vt_result r;
+    struct vt_opts o;
+    char *zH = NULL;
+    size_t nH = 0;
+    FILE *f;
+    const char *zS0, *zS1;
+    const struct vt_finding *x;
+    az[0] = strdup(tg_path("late0.db"));
+    az[1] = strdup(tg_path("late1.db"));
+    build_late(az[0], 0, 1 * MS, 3);
+    build_late(az[1], 1, 150 * MS, 0);
+    vt__opts_default(&o);
+    o.nJobs = 1;
+    o.bNoWrite = 0; /* --save */
+    ASSERT_EQ(0, vt__analyze(az, 2, &o, &r));
+    x = find(&r, "leak", "train.py:20");
+    ASSERT(x && x->nTraces == 2);
+    ASSERT(vt__finding_first_on(x, 0) >= 0 && vt__finding_first_on(x, 1) > vt__finding_first_on(x, 0));
+    x = find(&r, "oom", "train.py:30");
+    ASSERT(x && x->nSame == 3 && x->nTraces == 1 && x->trace == 0);
+    ASSERT_EQ(1, tg_query(az[0], "SELECT count(*) FROM finding WHERE kind = 'oom'"));
+    ASSERT_EQ(3, tg_query(az[0], "SELECT count FROM finding WHERE kind = 'oom'"));
+    ASSERT_EQ(1, tg_query(az[0], "SELECT count(*) FROM finding WHERE kind = 'leak' AND site LIKE '%train.py:20%'"));
+    ASSERT_EQ(0, tg_query(az[1], "SELECT count(*) FROM finding WHERE kind = 'oom'"));
+    ASSERT_EQ(1, tg_query(az[1], "SELECT count(*) FROM finding WHERE kind = 'leak' AND site LIKE '%train.py:20%'"));
+    f = open_memstream(&zH, &nH);
+    ASSERT(f);
+    ASSERT_EQ(0, vt__report_html(f, &r));
+    fclose(f);
+    zS0 = strstr(zH, "<h2>Process pid 1234, rank 0</h2>");
+    zS1 = strstr(zH, "<h2>Process pid 1234, rank 1</h2>");
+    ASSERT(zS0 && zS1);
+    /* rank 0's leak near the start of its run, rank 1's at three quarters of it (x runs 70 to 850) */
+    ASSERT(marker_x(zS0) >= 0 && marker_x(zS0) < 120);
+    ASSERT(marker_x(zS1) > 600);
+    free(zH);
+    vt__result_free(&r);
+    free((char *)az[0]);
+    free((char *)az[1]);
+    tg_cleanup();
+}
+
 VT_TEST_LIST(T(generated_code_is_one_site_at_the_callers_line) T(findings_grouped_across_ranks) T(rank_list_wording)
-             T(text_first_screen) T(native_only_stacks_named_by_node_or_operator))
+             T(text_first_screen) T(native_only_stacks_named_by_node_or_operator) T(grouping_twice_is_grouping_once)
+             T(grouped_findings_drawn_and_saved_per_process))

@@ -331,6 +331,18 @@ TEST(command_line)
     sqlite3_close(db);
     argv[2] = zForeign;
     ASSERT_EQ(VT_EXIT_NOT_TRACE, vt__cmd_import(5, argv));
+    /* a directory is not an input (exit 3, as for the readers); an empty file is no format (exit 4) */
+    {
+        char zErr[256];
+        int fmt;
+        argv[2] = zDir;
+        ASSERT_EQ(VT_EXIT_NOFILE, vt__cmd_import(5, argv));
+        ASSERT_EQ(VT_EXIT_NOFILE, vt__import_detect(zDir, &fmt, zErr, sizeof zErr));
+        ASSERT_STREQ("is a directory, not a file to import", zErr);
+        fclose(fopen(scratch("empty.pickle"), "w"));
+        ASSERT_EQ(VT_EXIT_NOT_TRACE, vt__import_detect(scratch("empty.pickle"), &fmt, zErr, sizeof zErr));
+        ASSERT_STREQ("empty file, not a format vramtrace imports", zErr);
+    }
     argv[2] = "--bogus";
     ASSERT_EQ(VT_EXIT_USAGE, vt__cmd_import(5, argv));
 }

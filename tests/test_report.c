@@ -127,6 +127,21 @@ TEST(html_self_contained_with_timeline)
     ASSERT_CONTAINS(z, "(evaluation)</title>");
     ASSERT_CONTAINS(z, "train&lt;&amp;&gt;.py:9 in main");
     ASSERT_CONTAINS(z, "<tr><td><code>train&lt;&amp;&gt;.py:9 in main</code></td><td>1</td><td>3.00 GiB</td>");
+    /* what the text report lists under the timeline too: each peak with what was live, the phases */
+    ASSERT_CONTAINS(z, "<table class=\"peaks\">");
+    ASSERT_CONTAINS(z, "<tr><td>device 0 (Test &quot;GPU&quot; &lt;1&gt;)</td><td>3.06 GiB of 16.0 GiB</td><td>59.0 ms</td>"
+                       "<td>1 allocation, 3.00 GiB from train&lt;&amp;&gt;.py:9 in main (device)<br>1 allocation, 64.0 MiB "
+                       "from site not recorded (allocations of 64.0 MiB) (device)</td></tr>");
+    ASSERT_CONTAINS(z, "<tr><td>pinned host memory</td><td>8.00 MiB</td>");
+    ASSERT_CONTAINS(z, "<table class=\"phases\">");
+    ASSERT_CONTAINS(z, "<tr><td>train</td><td>training</td><td>");
+    ASSERT_CONTAINS(z, "<tr><td>eval</td><td>evaluation</td><td>");
+    { /* sites in the text report's order: largest peak live bytes first */
+        const char *zSites = strstr(z, "<table class=\"sites\">");
+        ASSERT(zSites);
+        const char *zBig = strstr(zSites, "train&lt;&amp;&gt;.py:9"), *zSmall = strstr(zSites, "site not recorded");
+        ASSERT(zBig && zSmall && zBig < zSmall);
+    }
     ASSERT(!strstr(z, "<script"));
     ASSERT(!strstr(z, "src="));
     ASSERT(!strstr(z, "<link"));
@@ -150,10 +165,66 @@ TEST(markdown_tables)
                        "64.0 MiB from site not recorded (allocations of 64.0 MiB) (device) |");
     ASSERT_CONTAINS(z, "- **fix**: ");
     ASSERT_CONTAINS(z, "## All processes");
-    ASSERT_CONTAINS(z, "| 1234 | - | 3.06 GiB | 3 | high |");
+    ASSERT_CONTAINS(z, "| pid 1234 | 3.06 GiB | 3 | high |");
     free(z);
     vt__result_free(&r);
     tg_cleanup();
 }
 
-VT_TEST_LIST(T(text_leads_with_worst) T(json_valid_versioned) T(html_self_contained_with_timeline) T(markdown_tables))
+/* Why a trace has no phases: the same sentence in every format. */
+TEST(no_phases_sentence)
+{
+    struct vt_trace t;
+    char z[600];
+    memset(&t, 0, sizeof t);
+    vt__fmt_no_phases(&t, z, sizeof z);
+    ASSERT_STREQ("none found (no NVTX ranges matching the phase pattern, no backward/optimizer kernels)", z);
+    t.ph.zDoubt = "a single training step recognized";
+    vt__fmt_no_phases(&t, z, sizeof z);
+    ASSERT_STREQ("not inferred with confidence from kernel names (a single training step recognized); no finding "
+                 "depends on phases (NVTX ranges named train/validation would give them)", z);
+}
+
+/* A trace that records no pid (an imported snapshot) is named by its file in every format, never "pid ?". */
+TEST(process_without_pid_named_by_file)
+{
+    struct vt_opts o;
+    struct vt_result r;
+    struct vt_finding x;
+    char z[300], *zT, *zM, *zH;
+    analyze(&r, &o, 2);
+    r.aTrace[1].f.zPid[0] = 0;
+    ASSERT_STREQ("pid 1234", vt__fmt_process(&r.aTrace[0], z, sizeof z));
+    ASSERT_STREQ("r2.db", vt__fmt_process(&r.aTrace[1], z, sizeof z));
+    snprintf(r.aTrace[1].f.zRank, sizeof r.aTrace[1].f.zRank, "x");
+    ASSERT_STREQ("r2.db, rank x", vt__fmt_process(&r.aTrace[1], z, sizeof z));
+    r.aTrace[1].f.zRank[0] = 0;
+    memset(&x, 0, sizeof x);
+    x.trace = 1;
+    vt__fmt_ranks(&r, &x, z, sizeof z);
+    ASSERT_STREQ("r2.db only", z);
+    zT = render(&r, VT_FMT_TEXT);
+    zM = render(&r, VT_FMT_MARKDOWN);
+    zH = render(&r, VT_FMT_HTML);
+    ASSERT_CONTAINS(zT, "== Process r2.db: ");
+    ASSERT_CONTAINS(zT, "\n  r2.db                    peak ");
+    ASSERT_CONTAINS(zM, "## Process r2.db: `");
+    ASSERT_CONTAINS(zM, "| r2.db | 3.06 GiB | 3 | high |");
+    ASSERT_CONTAINS(zH, "<h2>Process r2.db</h2>");
+    ASSERT_CONTAINS(zH, "<tr><td>r2.db</td>");
+    ASSERT(!strstr(zT, "pid ?") && !strstr(zM, "| ? |") && !strstr(zM, "Process ?") && !strstr(zH, ">?<"));
+    free(zT);
+    free(zM);
+    free(zH);
+    /* a long file name: on a line of its own in the table of processes, its columns kept */
+    r.aTrace[1].f.zPath = "/runs/a_snapshot_with_a_rather_long_name.pickle";
+    zT = render(&r, VT_FMT_TEXT);
+    ASSERT_CONTAINS(zT, "\n  a_snapshot_with_a_rather_long_name.pickle\n                           peak   3.06 GiB  3 findings");
+    ASSERT_CONTAINS(zT, "\n  pid 1234                 peak   3.06 GiB  3 findings");
+    free(zT);
+    vt__result_free(&r);
+    tg_cleanup();
+}
+
+VT_TEST_LIST(T(text_leads_with_worst) T(json_valid_versioned) T(html_self_contained_with_timeline) T(markdown_tables)
+             T(process_without_pid_named_by_file) T(no_phases_sentence))

@@ -399,6 +399,21 @@ TEST(cli_queries_and_errors)
     ASSERT_CONTAINS(zErr, "syntax error");
     free(zOut), free(zErr);
 
+    /* A table the analyzer writes back, of traces never analyzed with --save: the message says how to get it. */
+    snprintf(zArgs, sizeof zArgs, "sql %s 'SELECT * FROM finding'", zTrace0);
+    ASSERT_EQ(VT_EXIT_USAGE, vt_run(zDir, zArgs, &zOut, &zErr));
+    ASSERT_CONTAINS(zErr, "no such table: finding (the analyzer's tables exist once a trace was analyzed with "
+                          "'vramtrace analyze --save'");
+    free(zOut), free(zErr);
+    snprintf(zArgs, sizeof zArgs, "sql %s %s 'SELECT * FROM all_lifetime'", zTrace0, zTrace1);
+    ASSERT_EQ(VT_EXIT_USAGE, vt_run(zDir, zArgs, &zOut, &zErr));
+    ASSERT_CONTAINS(zErr, "no such table: all_lifetime (the analyzer's tables exist once a trace was analyzed");
+    free(zOut), free(zErr);
+    snprintf(zArgs, sizeof zArgs, "sql %s 'SELECT * FROM findings'", zTrace0);
+    ASSERT_EQ(VT_EXIT_USAGE, vt_run(zDir, zArgs, &zOut, &zErr));
+    ASSERT(!strstr(zErr, "--save")); /* another table: SQLite's message alone */
+    free(zOut), free(zErr);
+
     /* Not a trace: exit 4. Missing: exit 3. */
     snprintf(zNotTrace, sizeof zNotTrace, "%s/notes.txt", zDir);
     f = fopen(zNotTrace, "w");

@@ -212,6 +212,8 @@ struct vt_finding {
     /* set by vt__findings_group when several findings were one (repeats, ranks); else 1, NULL, 0 */
     int nSame;              /* findings this one stands for */
     int *aTraces, nTraces;  /* the traces they occurred on, ascending (NULL: only trace) */
+    int64_t *aTraceTs;      /* with aTraces: the first time it occurred on each (that trace's clock), -1 unknown */
+    int64_t *aBytes;        /* with aTraces: the bytes of the nSame findings, ascending (grouping again keeps the spread) */
     int64_t bytesMin, bytesMed, bytesMax; /* the spread of their bytes */
 };
 
@@ -266,6 +268,10 @@ struct vt_finding *vt__finding_add(struct vt_result *r, int trace, const char *z
 void vt__findings_sort(struct vt_result *r);
 /* Whether finding f occurred on trace iTrace (a grouped finding: on any of its traces). */
 int vt__finding_on(const struct vt_finding *f, int iTrace);
+/* When finding f first occurred on trace iTrace (that trace's clock): -1 when unknown or not there. */
+int64_t vt__finding_first_on(const struct vt_finding *f, int iTrace);
+/* Release what finding f owns (its texts, its grouping arrays); the slot itself stays. */
+void vt__finding_free(struct vt_finding *f);
 /* Number of findings of trace iTrace; *pWorst receives their highest severity (-1 if none). */
 int vt__trace_findings(const struct vt_result *r, int iTrace, int *pWorst);
 /*
@@ -384,14 +390,23 @@ void vt__writeback_free(struct vt_trace *t);
 /* ---- group.c ---- */
 /*
  * One finding per root cause: findings of the same kind, site, phase and title (its figures
- * aside) become one, the worst kept with the traces (ranks) they occurred on, their number and
- * the spread of their bytes. Returns 0, or -1 when out of memory (then some may stay apart).
+ * aside) become one, the worst kept with the traces (ranks) they occurred on, their first time
+ * on each, their number and the spread of their bytes. Grouping findings already grouped gives
+ * what grouping them all at once gives (each trace's findings are grouped before they are
+ * written back, then every trace's together). Returns 0, or -1 when out of memory (then some
+ * may stay apart).
  */
 int vt__findings_group(struct vt_result *r);
 /*
+ * The name of process t for people: "pid 4242", "pid 4242, rank 1"; a trace that records no
+ * pid (an imported snapshot) is named by its file's name instead ("run.pickle", with ", rank 1"
+ * when it has one). Into z (size n); returns z.
+ */
+const char *vt__fmt_process(const struct vt_trace *t, char *z, size_t n);
+/*
  * Where f occurred when r has several traces: "all 64 ranks", "rank 2 only", "ranks 0-3, 7
- * (5 of 64)", or by process without ranks ("all 4 processes", "pid 12 only", "2 of 4
- * processes"). Into z (size n); empty with one trace.
+ * (5 of 64)", or by process without ranks ("all 4 processes", "pid 12 only" (vt__fmt_process),
+ * "2 of 4 processes"). Into z (size n); empty with one trace.
  */
 void vt__fmt_ranks(const struct vt_result *r, const struct vt_finding *f, char *z, size_t n);
 /* For a grouped f, how often and the spread of its bytes ("39 times: 1.00 GiB min, 1.50 GiB median,

@@ -65,64 +65,92 @@ static int cmp_i64(const void *pa, const void *pb)
     return a < b ? -1 : a > b;
 }
 
-static int cmp_int(const void *pa, const void *pb)
-{
-    return *(const int *)pa - *(const int *)pb;
-}
+/* A trace a group occurred on and the first time there; sorted by trace. */
+struct on {
+    int trace;
+    int64_t ts;
+};
 
-/* Release what a finding owns. */
-static void finding_free(struct vt_finding *f)
+static int cmp_on(const void *pa, const void *pb)
 {
-    free(f->zTitle);
-    free(f->zEvidence);
-    free(f->zFix);
-    free(f->zSite);
-    free(f->aTraces);
+    const struct on *a = pa, *b = pb;
+    return a->trace - b->trace;
 }
 
 /*
- * Merge the run a[0..n) of findings with one key into its worst (a[0]): the traces it occurred
- * on, how many findings it stands for, the spread of their bytes, and, of those on the worst's
- * trace, their events (counts added) and the first and last time. The others are released (their slots marked by zKind NULL).
- * Returns 0, or -1 when out of memory (nothing changed then).
+ * Merge the run a[0..n) of findings with one key into its worst (a[0]); any of them may be a
+ * group already (its traces, times and bytes are taken in). The worst receives the traces they
+ * occurred on with the first time on each, how many findings they stand for and the spread of
+ * their bytes, and, of those on the worst's trace, their events (counts added) and the first and
+ * last time. The others are released (their slots marked by zKind NULL). Returns 0, or -1 when
+ * out of memory (nothing changed then).
  */
 static int merge_run(struct vt_finding *aFind, const struct keyed *a, int n)
 {
     struct vt_finding *w = &aFind[a[0].i];
-    int64_t *aB = malloc(sizeof *aB * (size_t)n);
-    int *aT = malloc(sizeof *aT * (size_t)n), nT = 0;
-    if (!aB || !aT) {
+    int nB = 0, nO = 0, nT = 0;
+    int64_t *aB, *aTs;
+    struct on *aO;
+    int *aT;
+    for (int k = 0; k < n; k++) {
+        nB += a[k].f->aBytes ? a[k].f->nSame : 1;
+        nO += a[k].f->aTraces ? a[k].f->nTraces : 1;
+    }
+    aB = malloc(sizeof *aB * (size_t)nB);
+    aO = malloc(sizeof *aO * (size_t)nO);
+    aT = malloc(sizeof *aT * (size_t)nO);
+    aTs = malloc(sizeof *aTs * (size_t)nO);
+    if (!aB || !aO || !aT || !aTs) {
         free(aB);
+        free(aO);
         free(aT);
+        free(aTs);
         return -1;
     }
+    nB = nO = 0;
     for (int k = 0; k < n; k++) {
         const struct vt_finding *f = a[k].f;
-        aB[k] = f->bytes;
-        aT[nT++] = f->trace;
+        if (f->aBytes) {
+            memcpy(aB + nB, f->aBytes, sizeof *aB * (size_t)f->nSame);
+            nB += f->nSame;
+        } else {
+            aB[nB++] = f->bytes;
+        }
+        for (int m = 0; m < (f->aTraces ? f->nTraces : 1); m++) {
+            aO[nO].trace = f->aTraces ? f->aTraces[m] : f->trace;
+            aO[nO].ts = vt__finding_first_on(f, aO[nO].trace);
+            nO++;
+        }
         if (f->trace == w->trace && k > 0) { /* repeats in the worst's process: their events and times too */
             w->count += f->count;
             if (f->firstTs >= 0 && (w->firstTs < 0 || f->firstTs < w->firstTs)) w->firstTs = f->firstTs;
             if (f->lastTs > w->lastTs) w->lastTs = f->lastTs;
         }
     }
-    qsort(aB, (size_t)n, sizeof *aB, cmp_i64);
-    qsort(aT, (size_t)nT, sizeof *aT, cmp_int);
-    {
-        int m = 0;
-        for (int k = 0; k < nT; k++)
-            if (m == 0 || aT[m - 1] != aT[k]) aT[m++] = aT[k];
-        nT = m;
+    qsort(aB, (size_t)nB, sizeof *aB, cmp_i64);
+    qsort(aO, (size_t)nO, sizeof *aO, cmp_on);
+    for (int k = 0; k < nO; k++) { /* one entry per trace, its earliest known time */
+        if (nT > 0 && aT[nT - 1] == aO[k].trace) {
+            if (aO[k].ts >= 0 && (aTs[nT - 1] < 0 || aO[k].ts < aTs[nT - 1])) aTs[nT - 1] = aO[k].ts;
+            continue;
+        }
+        aT[nT] = aO[k].trace;
+        aTs[nT++] = aO[k].ts;
     }
-    w->nSame = n;
+    free(aO);
+    free(w->aTraces);
+    free(w->aTraceTs);
+    free(w->aBytes);
+    w->nSame = nB;
     w->bytesMin = aB[0];
-    w->bytesMed = aB[(n - 1) / 2];
-    w->bytesMax = aB[n - 1];
+    w->bytesMed = aB[(nB - 1) / 2];
+    w->bytesMax = aB[nB - 1];
+    w->aBytes = aB;
     w->aTraces = aT;
+    w->aTraceTs = aTs;
     w->nTraces = nT;
-    free(aB);
     for (int k = 1; k < n; k++) {
-        finding_free(&aFind[a[k].i]);
+        vt__finding_free(&aFind[a[k].i]);
         aFind[a[k].i].zKind = NULL;
     }
     return 0;
@@ -173,6 +201,16 @@ static long rank_number(const struct vt_trace *t)
         if (k_ + 1 < n) snprintf(z + k_, n - k_, __VA_ARGS__);                                                       \
     } while (0)
 
+const char *vt__fmt_process(const struct vt_trace *t, char *z, size_t n)
+{
+    const char *zName = t->f.zPath ? strrchr(t->f.zPath, '/') : NULL;
+    if (n == 0) return z;
+    zName = zName ? zName + 1 : t->f.zPath ? t->f.zPath : "?";
+    if (t->f.zPid[0]) snprintf(z, n, "pid %s%s%s", t->f.zPid, t->f.zRank[0] ? ", rank " : "", t->f.zRank);
+    else snprintf(z, n, "%s%s%s", zName, t->f.zRank[0] ? ", rank " : "", t->f.zRank);
+    return z;
+}
+
 void vt__fmt_ranks(const struct vt_result *r, const struct vt_finding *f, char *z, size_t n)
 {
     int nT = f->aTraces ? f->nTraces : 1, bRanks = 1, nShown = 0;
@@ -187,7 +225,10 @@ void vt__fmt_ranks(const struct vt_result *r, const struct vt_finding *f, char *
         return;
     }
     if (!bRanks) { /* processes without ranks: named by pid */
-        if (nT == 1) snprintf(z, n, "pid %s only", r->aTrace[aT[0]].f.zPid[0] ? r->aTrace[aT[0]].f.zPid : "?");
+        if (nT == 1) {
+            char zP[300];
+            snprintf(z, n, "%s only", vt__fmt_process(&r->aTrace[aT[0]], zP, sizeof zP));
+        }
         else snprintf(z, n, "%d of %d processes", nT, r->nTrace);
         return;
     }

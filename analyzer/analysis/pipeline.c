@@ -77,6 +77,10 @@ static int analyze_one(struct vt_result *r, int iTrace, const char *zPath, const
             vt__errorf("%s: out of memory", zPath);
             rc = VT_EXIT_INTERNAL;
         }
+    if (rc == VT_EXIT_OK && vt__findings_group(r) != 0) { /* this process's repeats: as reported, and as written back */
+        vt__errorf("%s: out of memory", zPath);
+        rc = VT_EXIT_INTERNAL;
+    }
     if (rc == VT_EXIT_OK && t->pWb) rc = vt__writeback_end(r, iTrace);
     states_free(aSt);
     vt__writeback_free(t);
@@ -94,11 +98,7 @@ static void findings_drop(struct vt_result *r, int iTrace)
             r->aFind[n++] = *x;
             continue;
         }
-        free(x->zTitle);
-        free(x->zEvidence);
-        free(x->zFix);
-        free(x->zSite);
-        free(x->aTraces);
+        vt__finding_free(x);
     }
     r->nFind = n;
 }
@@ -205,9 +205,11 @@ static int merge_job(struct vt_result *r, struct job *j)
         r->aFind = a;
         r->nFindAlloc = nNew;
     }
-    for (int k = 0; k < s->nFind; k++) {
-        r->aFind[r->nFind] = s->aFind[k];
-        r->aFind[r->nFind++].trace = r->nTrace;
+    for (int k = 0; k < s->nFind; k++) { /* trace 0 of its own result becomes trace r->nTrace */
+        struct vt_finding *x = &r->aFind[r->nFind++];
+        *x = s->aFind[k];
+        x->trace = r->nTrace;
+        for (int m = 0; x->aTraces && m < x->nTraces; m++) x->aTraces[m] = r->nTrace;
     }
     r->aTrace[r->nTrace++] = s->aTrace[0];
     free(s->aFind);

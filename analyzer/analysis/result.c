@@ -82,6 +82,25 @@ int vt__finding_on(const struct vt_finding *f, int iTrace)
     return 0;
 }
 
+int64_t vt__finding_first_on(const struct vt_finding *f, int iTrace)
+{
+    if (!f->aTraces) return f->trace == iTrace ? f->firstTs : -1;
+    for (int k = 0; k < f->nTraces; k++)
+        if (f->aTraces[k] == iTrace) return f->aTraceTs ? f->aTraceTs[k] : f->trace == iTrace ? f->firstTs : -1;
+    return -1;
+}
+
+void vt__finding_free(struct vt_finding *f)
+{
+    free(f->zTitle);
+    free(f->zEvidence);
+    free(f->zFix);
+    free(f->zSite);
+    free(f->aTraces);
+    free(f->aTraceTs);
+    free(f->aBytes);
+}
+
 int vt__trace_findings(const struct vt_result *r, int iTrace, int *pWorst)
 {
     int n = 0;
@@ -191,13 +210,7 @@ void vt__trace_free(struct vt_trace *t)
 
 void vt__result_free(struct vt_result *r)
 {
-    for (int i = 0; i < r->nFind; i++) {
-        free(r->aFind[i].zTitle);
-        free(r->aFind[i].zEvidence);
-        free(r->aFind[i].zFix);
-        free(r->aFind[i].zSite);
-        free(r->aFind[i].aTraces);
-    }
+    for (int i = 0; i < r->nFind; i++) vt__finding_free(&r->aFind[i]);
     for (int i = 0; i < r->nTrace; i++) vt__trace_free(&r->aTrace[i]);
     free(r->aTrace);
     free(r->aFind);

@@ -150,7 +150,7 @@ static void usage(FILE *f)
             "all_api_call, all_buffer_use, all_sync_event, all_pool_event, all_device,\n"
             "all_dropped, all_meta (each row with trace, pid and rank), process, site (the\n"
             "call site of each stack), and all_finding, all_lifetime, all_phase once every\n"
-            "trace was analyzed. Nsight Systems' names work too:\n"
+            "trace was analyzed with analyze --save. Nsight Systems' names work too:\n"
             "CUPTI_ACTIVITY_KIND_KERNEL, _MEMCPY, _MEMSET, _RUNTIME, _DRIVER,\n"
             "_SYNCHRONIZATION, CUDA_GPU_MEMORY_USAGE_EVENTS, NVTX_EVENTS, StringIds,\n"
             "TARGET_INFO_GPU, PROCESSES, ENUM_CUDA_*.\n"
@@ -193,6 +193,20 @@ static char *read_file(const char *zPath)
     if (z) z[n] = 0;
     if (f != stdin) fclose(f);
     return z;
+}
+
+/* Whether SQLite's message zErr says a table the analyzer writes back (--save) is missing. */
+static int analysis_table_missing(const char *zErr)
+{
+    static const char *const az[] = {"finding", "lifetime", "phase", "allocation"};
+    const char *z = strstr(zErr, "no such table: ");
+    if (!z) return 0;
+    z += strlen("no such table: ");
+    if (!strncmp(z, "all_", 4)) z += 4;
+    else if (strchr(z, '.')) z = strchr(z, '.') + 1; /* t0.finding */
+    for (size_t k = 0; k < sizeof az / sizeof az[0]; k++)
+        if (!strcmp(z, az[k])) return 1;
+    return 0;
 }
 
 /* Print the "read-only" refusal for the statement starting at zSql (up to its ';'). */
@@ -264,11 +278,9 @@ static int run_sql(sqlite3 *db, const char *zSql, const struct vt_sql_print *opt
         if (src != SQLITE_OK) {
             if ((src & 0xff) == SQLITE_AUTH || (src & 0xff) == SQLITE_READONLY)
                 refuse_write(zStart, "this statement is not allowed");
-            else if (strstr(sqlite3_errmsg(db), "no such table: all_finding") ||
-                     strstr(sqlite3_errmsg(db), "no such table: all_lifetime") ||
-                     strstr(sqlite3_errmsg(db), "no such table: all_phase"))
-                vt__errorf("sql: %s (these views exist when every trace given was analyzed: run "
-                           "'vramtrace analyze' on each)",
+            else if (analysis_table_missing(sqlite3_errmsg(db)))
+                vt__errorf("sql: %s (the analyzer's tables exist once a trace was analyzed with 'vramtrace analyze "
+                           "--save'; the all_ views once every trace given was)",
                            sqlite3_errmsg(db));
             else if (exit_for(src) == VT_EXIT_LIMIT)
                 report_limit(db, src, &dl);

@@ -158,8 +158,9 @@ static int write_tracks(struct exporter *x, int iTrace, const char *zPath, char 
         const char *zRank = (const char *)sqlite3_column_text(p, 0);
         const char *zHost = (const char *)sqlite3_column_text(p, 1);
         const char *zPid = (const char *)sqlite3_column_text(p, 2);
-        snprintf(zName, sizeof zName, "%s%s%spid %s%s%s", zRank ? "rank " : "", zRank ? zRank : "",
-                 zRank ? " " : "", zPid ? zPid : "unknown", zHost ? " @" : "", zHost ? zHost : "");
+        const char *zFile = strrchr(zPath, '/') ? strrchr(zPath, '/') + 1 : zPath; /* names a process without a pid */
+        snprintf(zName, sizeof zName, "%s%s%s%s%s%s%s", zRank ? "rank " : "", zRank ? zRank : "", zRank ? " " : "",
+                 zPid ? "pid " : "", zPid ? zPid : zFile, zHost ? " @" : "", zHost ? zHost : "");
         event_begin(x, "M", 0, "process_name");
         fputs(",\"args\":{\"name\":", x->f);
         vt__json_str(x->f, zName);

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <sqlite3.h>
 
@@ -58,7 +59,16 @@ int vt__import_detect(const char *zPath, int *pFmt, char *zErr, size_t nErr)
     long n = 0, k;
     int bGzip;
     FILE *f;
+    struct stat st;
     *pFmt = VT_IMPORT_UNKNOWN;
+    if (stat(zPath, &st) == 0 && S_ISDIR(st.st_mode)) { /* fopen opens it; its read would fail */
+        snprintf(zErr, nErr, "is a directory, not a file to import");
+        return VT_EXIT_NOFILE;
+    }
+    if (stat(zPath, &st) == 0 && S_ISREG(st.st_mode) && st.st_size == 0) {
+        snprintf(zErr, nErr, "empty file, not a format vramtrace imports");
+        return VT_EXIT_NOT_TRACE;
+    }
     /* SQLite files are judged raw (never compressed) */
     if (!(f = fopen(zPath, "rb"))) {
         snprintf(zErr, nErr, "%s", strerror(errno));

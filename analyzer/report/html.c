@@ -218,10 +218,12 @@ static int svg_markers(FILE *f, struct labels *L, const struct vt_result *r, int
         static const double aAlt[] = {0, -14};
         int first = aFirst[c], count = (c + 1 < nC ? aFirst[c + 1] : t->nOom) - first, iFind = -1;
         char z[96], zB[32];
-        for (int j = 0; j < r->nFind; j++)
-            if (r->aFind[j].trace == i && !strcmp(r->aFind[j].zKind, "oom") && r->aFind[j].firstTs <= apO[first]->ts &&
-                apO[first]->ts <= r->aFind[j].lastTs)
-                iFind = j;
+        for (int j = 0; j < r->nFind; j++) { /* the OOM finding it belongs to: its times here (another process's: from its first) */
+            const struct vt_finding *x = &r->aFind[j];
+            int64_t ts = vt__finding_first_on(x, i);
+            if (strcmp(x->zKind, "oom") || ts < 0 || ts > apO[first]->ts) continue;
+            if (x->trace != i || apO[first]->ts <= x->lastTs) iFind = j;
+        }
         oom_label(apO, first, count, z, sizeof z);
         if (iFind >= 0) fprintf(f, "<a href=\"#f%d\">", iFind + 1);
         fprintf(f, "<g><title>out of memory:");
@@ -231,10 +233,11 @@ static int svg_markers(FILE *f, struct labels *L, const struct vt_result *r, int
         label(f, L, ax[first] + 3, PAD_T - 4, 0, aAlt, 1, " fill=\"#d62728\" class=\"oom-label\"", z);
         fputs(iFind >= 0 ? "</g></a>\n" : "</g>\n", f);
     }
-    for (int j = 0; j < r->nFind; j++) { /* every other finding: a marker under the plot at its first time */
+    for (int j = 0; j < r->nFind; j++) { /* every other finding of this process: a marker under the plot at its first time here */
         const struct vt_finding *x = &r->aFind[j];
-        if (!vt__finding_on(x, i) || x->firstTs < 0 || !strcmp(x->zKind, "oom")) continue; /* a grouped one: at the worst's time */
-        aXi[2 * nF] = xpos(t, x->firstTs);
+        int64_t ts = vt__finding_first_on(x, i);
+        if (ts < 0 || !strcmp(x->zKind, "oom")) continue;
+        aXi[2 * nF] = xpos(t, ts);
         aXi[2 * nF++ + 1] = j;
     }
     qsort(aXi, (size_t)nF, 2 * sizeof(double), cmp_double_idx);
@@ -325,7 +328,7 @@ static int svg(FILE *f, const struct vt_result *r, int i, int64_t vmax)
         py = ypos(dv->peak, vmax);
         vt__fmt_bytes(dv->peak, zB, sizeof zB);
         fprintf(f, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"4\" fill=\"%s\"><title>peak %s", px, py, dev_color(dv, d), zB);
-        for (int k = 0; k < dv->nGroup && k < r->pOpts->nTop && k < 5; k++) { /* what was live, by site */
+        for (int k = 0; k < vt__report_groups(r, dv); k++) { /* what was live, by site */
             char zG[600];
             vt__fmt_group(t, &dv->aGroup[k], zG, sizeof zG);
             fputs(k ? "; " : "; live: ", f);
@@ -348,20 +351,18 @@ done:
     return rc;
 }
 
-/* One line of the HTML table of processes: pid, rank, device peak against the median, findings. */
+/* One line of the HTML table of processes: the process, its device peak against the median, findings. */
 static void rank_row(FILE *f, const struct vt_result *r, int i, int64_t median)
 {
     const struct vt_trace *t = &r->aTrace[i];
     int worst, n = vt__trace_findings(r, i, &worst);
     int64_t peak = vt__main_peak(t);
-    char zB[32], zD[40];
+    char zB[32], zD[40], zP[300];
     vt__fmt_bytes(peak, zB, sizeof zB);
     if (median > 0) snprintf(zD, sizeof zD, "%+.1f %%", 100.0 * (double)(peak - median) / (double)median);
     else snprintf(zD, sizeof zD, "-");
     fputs("<tr><td>", f);
-    vt__put_text(f, t->f.zPid[0] ? t->f.zPid : "?", VT_ESC_HTML);
-    fputs("</td><td>", f);
-    vt__put_text(f, t->f.zRank[0] ? t->f.zRank : "-", VT_ESC_HTML);
+    vt__put_text(f, vt__fmt_process(t, zP, sizeof zP), VT_ESC_HTML);
     fprintf(f, "</td><td>%s</td><td>%s</td><td>%d</td><td>%s</td></tr>\n", zB, zD, n,
             worst >= 0 ? vt__sev_name(worst) : "-");
 }
@@ -389,7 +390,7 @@ static void ranks_table(FILE *f, const struct vt_result *r, const int64_t *aPeak
 {
     int64_t median = aSorted[r->nTrace / 2], sum = 0;
     int iMin = 0, iMax = 0;
-    char zMin[32], zMed[32], zMax[32], zS[32];
+    char zMin[32], zMed[32], zMax[32], zS[32], zP[300];
     for (int i = 0; i < r->nTrace; i++) {
         sum += aPeak[i];
         if (aPeak[i] < aPeak[iMin]) iMin = i;
@@ -400,15 +401,15 @@ static void ranks_table(FILE *f, const struct vt_result *r, const int64_t *aPeak
     vt__fmt_bytes(aPeak[iMax], zMax, sizeof zMax);
     vt__fmt_bytes(aPeak[iMax] - aPeak[iMin], zS, sizeof zS);
     fputs("<h2>All processes</h2>\n<p class=\"imbalance\">Imbalance of the device peaks: lowest ", f);
-    fprintf(f, "%s (process ", zMin);
-    vt__put_text(f, r->aTrace[iMin].f.zPid[0] ? r->aTrace[iMin].f.zPid : "?", VT_ESC_HTML);
-    fprintf(f, "), median %s, highest %s (process ", zMed, zMax);
-    vt__put_text(f, r->aTrace[iMax].f.zPid[0] ? r->aTrace[iMax].f.zPid : "?", VT_ESC_HTML);
+    fprintf(f, "%s (", zMin);
+    vt__put_text(f, vt__fmt_process(&r->aTrace[iMin], zP, sizeof zP), VT_ESC_HTML);
+    fprintf(f, "), median %s, highest %s (", zMed, zMax);
+    vt__put_text(f, vt__fmt_process(&r->aTrace[iMax], zP, sizeof zP), VT_ESC_HTML);
     fprintf(f, "); spread %s", zS);
     if (median > 0) fprintf(f, " (%.1f %% of the median)", 100.0 * (double)(aPeak[iMax] - aPeak[iMin]) / (double)median);
     vt__fmt_bytes(sum, zS, sizeof zS);
     fprintf(f, ". Sum of per-process device peaks: %s.</p>\n", zS);
-    fputs("<table><tr><th>pid</th><th>rank</th><th>device peak</th><th>vs median</th><th>findings</th>"
+    fputs("<table><tr><th>process</th><th>device peak</th><th>vs median</th><th>findings</th>"
           "<th>worst</th></tr>\n", f);
     for (int i = 0; i < r->nTrace; i++) rank_row(f, r, i, median);
     fputs("</table>\n", f);
@@ -486,14 +487,15 @@ static int svg_band(FILE *f, const struct vt_result *r, int64_t vmax, const int 
     for (int o = 0; o < nOut; o++) {
         const struct vt_trace *t = &r->aTrace[aOut[o]];
         int d = main_dev(t);
-        char zL[80], zAttr[40];
+        char zL[80], zAttr[40], zP[300];
         static const double aAlt[] = {0, 14, 0, 28, 0, 42, 0, 56, 0, 70, 0, 84, 0, 98};
         if (d < 0) continue;
         svg_device(f, &t->tl.aDev[d], azColor[o % 8], " class=\"outlier\"", vmax);
-        fputs("<title>process ", f);
-        vt__put_text(f, t->f.zPid[0] ? t->f.zPid : "?", VT_ESC_HTML);
+        fputs("<title>", f);
+        vt__put_text(f, vt__fmt_process(t, zP, sizeof zP), VT_ESC_HTML);
         fputs("</title></polyline>\n", f);
-        snprintf(zL, sizeof zL, "%s %.40s", t->f.zRank[0] ? "rank" : "pid", t->f.zRank[0] ? t->f.zRank : t->f.zPid);
+        if (t->f.zRank[0]) snprintf(zL, sizeof zL, "rank %.40s", t->f.zRank);
+        else snprintf(zL, sizeof zL, "%.45s", zP);
         snprintf(zAttr, sizeof zAttr, " fill=\"%s\"", azColor[o % 8]);
         label(f, L, SVG_W - PAD_R - 4, PAD_T + 12, 1, aAlt, 7, zAttr, zL);
     }
@@ -506,20 +508,77 @@ done:
     return rc;
 }
 
-/* The section of trace i: heading, facts, timeline on the shared scale vmax, notes, sites. 0, or -1 when out of memory. */
+/* Under trace t's timeline: each account's peak, when, and what was live then by site and kind (as the text report lists it). */
+static void peaks(FILE *f, const struct vt_result *r, const struct vt_trace *t)
+{
+    int bHead = 0;
+    for (int d = 0; d < t->tl.nDev; d++) {
+        const struct vt_device *dv = &t->tl.aDev[d];
+        char zD[160], zB[32], zA[32], zC[32], zG[600];
+        if (dv->peak <= 0) continue;
+        if (!bHead++)
+            fputs("<table class=\"peaks\"><tr><th>memory</th><th>peak</th><th>at</th><th>live at peak, by site and kind"
+                  "</th></tr>\n", f);
+        vt__fmt_bytes(dv->peak, zB, sizeof zB);
+        vt__fmt_at(t, dv->peakTs, zA, sizeof zA);
+        fputs("<tr><td>", f);
+        vt__put_text(f, vt__fmt_device(dv, zD, sizeof zD), VT_ESC_HTML);
+        fprintf(f, "</td><td>%s", zB);
+        if (dv->id >= 0 && dv->totalBytes > 0) fprintf(f, " of %s", vt__fmt_bytes(dv->totalBytes, zC, sizeof zC));
+        if (dv->poolPeakReserved > 0)
+            fprintf(f, "; pool reserved peak %s", vt__fmt_bytes(dv->poolPeakReserved, zC, sizeof zC));
+        fprintf(f, "</td><td>%s</td><td>", zA);
+        for (int k = 0; k < vt__report_groups(r, dv); k++) {
+            vt__fmt_group(t, &dv->aGroup[k], zG, sizeof zG);
+            fputs(k ? "<br>" : "", f);
+            vt__put_text(f, zG, VT_ESC_HTML);
+        }
+        fputs("</td></tr>\n", f);
+    }
+    if (bHead) fputs("</table>\n", f);
+}
+
+/* Under trace t's timeline: its phases with their peaks and the largest group live at each, or why there are none. */
+static void phases(FILE *f, const struct vt_trace *t)
+{
+    char zA[32], zZ[32], zB[32], zG[600];
+    if (!t->ph.n) {
+        vt__fmt_no_phases(t, zG, sizeof zG);
+        fputs("<p><em>phases:</em> ", f);
+        vt__put_text(f, zG, VT_ESC_HTML);
+        fputs("</p>\n", f);
+        return;
+    }
+    fprintf(f, "<table class=\"phases\"><tr><th>phase</th><th>kind</th><th>start</th><th>end</th><th>peak</th>"
+               "<th>iterations</th><th>largest at its peak</th></tr>\n");
+    for (int k = 0; k < t->ph.n; k++) {
+        const struct vt_phase *p = &t->ph.a[k];
+        vt__fmt_at(t, p->start, zA, sizeof zA);
+        vt__fmt_at(t, p->end, zZ, sizeof zZ);
+        vt__fmt_bytes(p->peak > 0 ? p->peak : 0, zB, sizeof zB);
+        fputs("<tr><td>", f);
+        vt__put_text(f, p->zName, VT_ESC_HTML);
+        fprintf(f, "</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%d</td><td>", vt__phase_kind_name(p->kind), zA,
+                zZ, zB, p->nIter);
+        if (p->nGroup > 0) {
+            vt__fmt_group(t, &p->aGroup[0], zG, sizeof zG);
+            vt__put_text(f, zG, VT_ESC_HTML);
+        }
+        fputs("</td></tr>\n", f);
+    }
+    fputs("</table>\n", f);
+}
+
+/* The section of trace i: heading, facts, timeline on the shared scale vmax, peaks, phases, notes, sites. 0, or -1 when out of memory. */
 static int trace_section(FILE *f, const struct vt_result *r, int i, int64_t vmax)
 {
     const struct vt_trace *t = &r->aTrace[i];
-    char zB[32], zA[32];
+    char zB[32], zA[32], zP[300];
     int bCap = 0;
     for (int d = 0; d < t->tl.nDev; d++)
         if (t->tl.aDev[d].id >= 0 && t->tl.aDev[d].totalBytes > 0) bCap = 1;
     fputs("<h2>Process ", f);
-    vt__put_text(f, t->f.zPid[0] ? t->f.zPid : "?", VT_ESC_HTML);
-    if (t->f.zRank[0]) {
-        fputs(", rank ", f);
-        vt__put_text(f, t->f.zRank, VT_ESC_HTML);
-    }
+    vt__put_text(f, vt__fmt_process(t, zP, sizeof zP), VT_ESC_HTML);
     fputs("</h2>\n<p><code>", f);
     vt__put_text(f, t->f.zPath, VT_ESC_HTML);
     vt__fmt_ns(t->f.t1 - t->f.t0, zA, sizeof zA);
@@ -531,15 +590,19 @@ static int trace_section(FILE *f, const struct vt_result *r, int i, int64_t vmax
             bCap ? "long dashes: the device's capacity" : "the device's capacity is not known");
     if (svg(f, r, i, vmax)) return -1;
     reconcile(f, t);
+    peaks(f, r, t);
+    phases(f, t);
     for (int k = 0; k < t->f.nNote; k++) {
         fputs("<p><em>note:</em> ", f);
         vt__put_text(f, t->f.azNote[k], VT_ESC_HTML);
         fputs("</p>\n", f);
     }
     if (r->pOpts->bBySite && t->sites.n) {
-        fputs("<table><tr><th>site</th><th>allocations</th><th>total</th><th>peak live</th><th>live at exit</th></tr>\n", f);
-        for (int k = 0; k < t->sites.n; k++) {
-            const struct vt_site *st = &t->sites.a[k];
+        int *aIdx, nShown = vt__report_sites(r, t, &aIdx);
+        if (nShown < 0) return -1;
+        fputs("<table class=\"sites\"><tr><th>site</th><th>allocations</th><th>total</th><th>peak live</th><th>live at exit</th></tr>\n", f);
+        for (int k = 0; k < nShown; k++) {
+            const struct vt_site *st = &t->sites.a[aIdx[k]];
             char zP[32], zE[32];
             vt__fmt_bytes(st->totalBytes, zB, sizeof zB);
             vt__fmt_bytes(st->peakLiveBytes, zP, sizeof zP);
@@ -550,6 +613,7 @@ static int trace_section(FILE *f, const struct vt_result *r, int i, int64_t vmax
                     zP, zE);
         }
         fputs("</table>\n", f);
+        free(aIdx);
     }
     return 0;
 }
@@ -571,8 +635,8 @@ static void finding_div(FILE *f, const struct vt_result *r, int i)
         fputs("</h3>\n<p>", f);
         vt__put_text(f, zW, VT_ESC_HTML);
     } else {
-        fputs("</h3>\n<p>process ", f);
-        vt__put_text(f, t->f.zPid[0] ? t->f.zPid : "?", VT_ESC_HTML);
+        fputs("</h3>\n<p>", f);
+        vt__put_text(f, vt__fmt_process(t, zW, sizeof zW), VT_ESC_HTML);
     }
     fprintf(f, "; %s; %lld events; %s .. %s", zB, (long long)x->count, zA, zZ);
     if (x->zPhase[0]) {

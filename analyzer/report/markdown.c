@@ -1,6 +1,7 @@
 /* Report: Markdown (findings first, then one section per process). */
 #include "report.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 /* The whole Markdown report; 0, or -1 on a write error. */
@@ -17,8 +18,10 @@ int vt__report_markdown(FILE *f, const struct vt_result *r)
             const struct vt_finding *x = &r->aFind[i];
             vt__fmt_bytes(x->bytes, zB, sizeof zB);
             vt__fmt_ranks(r, x, zW, sizeof zW);
-            if (!zW[0]) snprintf(zW, sizeof zW, "%s", r->aTrace[x->trace].f.zPid[0] ? r->aTrace[x->trace].f.zPid : "?");
-            fprintf(f, "| %d | %s | %s | %s | ", i + 1, vt__sev_name(x->severity), x->zKind, zW);
+            if (!zW[0]) vt__fmt_process(&r->aTrace[x->trace], zW, sizeof zW);
+            fprintf(f, "| %d | %s | %s | ", i + 1, vt__sev_name(x->severity), x->zKind);
+            vt__put_text(f, zW, VT_ESC_MD);
+            fputs(" | ", f);
             vt__put_text(f, x->zTitle, VT_ESC_MD);
             fprintf(f, " | %s | ", zB);
             vt__put_text(f, x->zPhase, VT_ESC_MD);
@@ -44,8 +47,7 @@ int vt__report_markdown(FILE *f, const struct vt_result *r)
     }
     for (int i = 0; i < r->nTrace; i++) {
         const struct vt_trace *t = &r->aTrace[i];
-        fprintf(f, "\n## Process %s%s%s: `%s`\n\n", t->f.zPid[0] ? t->f.zPid : "?", t->f.zRank[0] ? ", rank " : "",
-                t->f.zRank, t->f.zPath);
+        fprintf(f, "\n## Process %s: `%s`\n\n", vt__fmt_process(t, zW, sizeof zW), t->f.zPath);
         vt__fmt_ns(t->f.t1 - t->f.t0, zA, sizeof zA);
         vt__fmt_bytes(t->lc.liveEndBytes, zB, sizeof zB);
         fprintf(f, "- duration %s; %lld allocations, %lld freed, %lld live at exit (%s)\n", zA, (long long)t->lc.nAlloc,
@@ -53,21 +55,27 @@ int vt__report_markdown(FILE *f, const struct vt_result *r)
         if (vt__fmt_blocks(t, zLine, sizeof zLine)) fprintf(f, "- %s\n", zLine);
         fprintf(f, "- frees of unknown addresses %lld, double frees %lld, frees missing %lld\n",
                 (long long)t->lc.nFreeUnknown, (long long)t->lc.nDoubleFree, (long long)t->lc.nFreeMissing);
-        fprintf(f, "- level: %s; phases from %s (%d phases, %d iterations)\n",
-                t->f.bSegments ? "caching-allocator segments" : t->f.bTensors ? "tensors" : "allocations", t->ph.zSource,
-                t->ph.n, t->ph.nIter);
-        if (t->ph.zDoubt)
-            fprintf(f, "- phases not inferred with confidence from kernel names (%s); no finding depends on phases\n",
-                    t->ph.zDoubt);
+        fprintf(f, "- level: %s\n", t->f.bSegments ? "caching-allocator segments" : t->f.bTensors ? "tensors" : "allocations");
+        if (t->ph.n) {
+            fprintf(f, "- phases from %s (%d phases, %d iterations)\n", t->ph.zSource, t->ph.n, t->ph.nIter);
+        } else {
+            char zP[600];
+            vt__fmt_no_phases(t, zP, sizeof zP);
+            fputs("- phases: ", f);
+            vt__put_text(f, zP, VT_ESC_MD);
+            fputc('\n', f);
+        }
         for (int k = 0; k < t->f.nNote; k++) fprintf(f, "- note: %s\n", t->f.azNote[k]);
         fprintf(f, "\n| device | peak | at | live at peak, by site and kind |\n|---|---|---|---|\n");
         for (int d = 0; d < t->tl.nDev; d++) {
             const struct vt_device *dv = &t->tl.aDev[d];
+            char zD[160];
             vt__fmt_bytes(dv->peak, zB, sizeof zB);
             vt__fmt_at(t, dv->peakTs, zA, sizeof zA);
-            if (dv->id >= 0) fprintf(f, "| %d %s | %s | %s | ", dv->id, dv->zName, zB, zA);
-            else fprintf(f, "| %s | %s | %s | ", dv->zName, zB, zA);
-            for (int k = 0; k < dv->nGroup && k < o->nTop && k < 3; k++) {
+            fputs("| ", f);
+            vt__put_text(f, vt__fmt_device(dv, zD, sizeof zD), VT_ESC_MD);
+            fprintf(f, " | %s | %s | ", zB, zA);
+            for (int k = 0; k < vt__report_groups(r, dv); k++) {
                 char zG[600];
                 vt__fmt_group(t, &dv->aGroup[k], zG, sizeof zG);
                 fputs(k ? "; " : "", f);
@@ -76,9 +84,9 @@ int vt__report_markdown(FILE *f, const struct vt_result *r)
             fputs(" |\n", f);
         }
         for (int d = 0; d < t->tl.nDev; d++) {
-            char zR[600];
+            char zR[600], zD[160];
             if (!vt__fmt_reconcile(t, &t->tl.aDev[d], zR, sizeof zR)) continue;
-            fprintf(f, "\n- device %d: ", t->tl.aDev[d].id);
+            fprintf(f, "\n- %s: ", vt__fmt_device(&t->tl.aDev[d], zD, sizeof zD));
             vt__put_text(f, zR, VT_ESC_MD);
             fputc('\n', f);
         }
@@ -102,9 +110,10 @@ int vt__report_markdown(FILE *f, const struct vt_result *r)
             }
         }
         if (o->bBySite && t->sites.n) {
+            int *aIdx, nShown = vt__report_sites(r, t, &aIdx);
             fprintf(f, "\n| site | allocations | total | peak live | live at exit |\n|---|---|---|---|---|\n");
-            for (int k = 0; k < t->sites.n; k++) {
-                const struct vt_site *s = &t->sites.a[k];
+            for (int k = 0; k < nShown; k++) {
+                const struct vt_site *s = &t->sites.a[aIdx[k]];
                 char zP[32], zE[32];
                 vt__fmt_bytes(s->totalBytes, zB, sizeof zB);
                 vt__fmt_bytes(s->peakLiveBytes, zP, sizeof zP);
@@ -113,18 +122,20 @@ int vt__report_markdown(FILE *f, const struct vt_result *r)
                 vt__put_text(f, s->zSite, VT_ESC_MD);
                 fprintf(f, " | %lld | %s | %s | %s |\n", (long long)s->nAlloc, zB, zP, zE);
             }
+            free(aIdx);
         }
     }
     if (r->nTrace > 1) {
         int64_t sum = 0;
-        fprintf(f, "\n## All processes\n\n| pid | rank | device peak | findings | worst |\n|---|---|---|---|---|\n");
+        fprintf(f, "\n## All processes\n\n| process | device peak | findings | worst |\n|---|---|---|---|\n");
         for (int i = 0; i < r->nTrace; i++) {
             const struct vt_trace *t = &r->aTrace[i];
             int worst, n = vt__trace_findings(r, i, &worst);
             sum += vt__main_peak(t);
             vt__fmt_bytes(vt__main_peak(t), zB, sizeof zB);
-            fprintf(f, "| %s | %s | %s | %d | %s |\n", t->f.zPid[0] ? t->f.zPid : "?", t->f.zRank[0] ? t->f.zRank : "-", zB, n,
-                    worst >= 0 ? vt__sev_name(worst) : "-");
+            fputs("| ", f);
+            vt__put_text(f, vt__fmt_process(t, zW, sizeof zW), VT_ESC_MD);
+            fprintf(f, " | %s | %d | %s |\n", zB, n, worst >= 0 ? vt__sev_name(worst) : "-");
         }
         vt__fmt_bytes(sum, zB, sizeof zB);
         fprintf(f, "\nSum of per-process device peaks: %s.\n", zB);

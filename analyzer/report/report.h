@@ -12,4 +12,18 @@ int vt__report_json(FILE *f, const struct vt_result *r);
 int vt__report_markdown(FILE *f, const struct vt_result *r);
 int vt__report_html(FILE *f, const struct vt_result *r);
 
+/* ---- shown.c: what every format shows of a trace, chosen once ---- */
+/* A device account for people: "device 0 (NVIDIA H100 80GB HBM3)", "device 0", "pinned host memory"; returns z. */
+const char *vt__fmt_device(const struct vt_device *d, char *z, size_t n);
+/* How many of d's groups live at its peak a report lists: the largest, at most --top and 5. */
+int vt__report_groups(const struct vt_result *r, const struct vt_device *d);
+/*
+ * The allocation sites of t a report lists (--by-site): *paIdx receives a malloc'd array of
+ * every site's index, largest peak live bytes first; returns how many of them to list (at
+ * most --top), or -1 when out of memory. The caller frees *paIdx.
+ */
+int vt__report_sites(const struct vt_result *r, const struct vt_trace *t, int **paIdx);
+/* Why t has no phases (t->ph.n == 0): inferred without confidence, or none found; into z (size n). */
+void vt__fmt_no_phases(const struct vt_trace *t, char *z, size_t n);
+
 #endif

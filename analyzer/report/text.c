@@ -34,13 +34,6 @@ static void wrap(FILE *f, const char *zLead, int nIndent, const char *z)
     fputc('\n', f);
 }
 
-static const char *who(const struct vt_trace *t, char *z, size_t n)
-{
-    if (t->f.zRank[0]) snprintf(z, n, "pid %s, rank %s", t->f.zPid[0] ? t->f.zPid : "?", t->f.zRank);
-    else snprintf(z, n, "pid %s", t->f.zPid[0] ? t->f.zPid : "?");
-    return z;
-}
-
 /* One finding: severity, title, size and time, where, evidence, fix. */
 static void finding(FILE *f, const struct vt_result *r, const struct vt_finding *x)
 {
@@ -72,8 +65,8 @@ static void trace_section(FILE *f, const struct vt_result *r, int iTrace)
 {
     const struct vt_trace *t = &r->aTrace[iTrace];
     const struct vt_opts *o = r->pOpts;
-    char zW[96], zB[32], zC[32], zT[32], zLine[1024], zB2[200];
-    fprintf(f, "\n== Process %s: %s ==\n", who(t, zW, sizeof zW), t->f.zPath);
+    char zW[300], zB[32], zC[32], zT[32], zLine[1024], zB2[200];
+    fprintf(f, "\n== Process %s: %s ==\n", vt__fmt_process(t, zW, sizeof zW), t->f.zPath);
     if (t->f.zCmd[0]) wrap(f, "  command: ", 11, t->f.zCmd);
     vt__fmt_ns(t->f.t1 - t->f.t0, zT, sizeof zT);
     vt__fmt_bytes(t->lc.liveEndBytes, zB, sizeof zB);
@@ -90,23 +83,20 @@ static void trace_section(FILE *f, const struct vt_result *r, int iTrace)
     wrap(f, "  ", 2, zLine);
     for (int d = 0; d < t->tl.nDev; d++) {
         const struct vt_device *dv = &t->tl.aDev[d];
-        char zAt[32];
+        char zAt[32], zD[160];
         if (dv->peak <= 0) continue;
         vt__fmt_bytes(dv->peak, zB, sizeof zB);
         vt__fmt_at(t, dv->peakTs, zAt, sizeof zAt);
         vt__fmt_bytes(dv->totalBytes, zC, sizeof zC);
-        if (dv->id >= 0)
-            fprintf(f, "  device %d%s%s%s: peak %s at %s%s%s", dv->id, dv->zName[0] ? " (" : "", dv->zName,
-                    dv->zName[0] ? ")" : "", zB, zAt, dv->totalBytes > 0 ? " of " : "", dv->totalBytes > 0 ? zC : "");
-        else
-            fprintf(f, "  %s: peak %s at %s", dv->zName, zB, zAt);
+        fprintf(f, "  %s: peak %s at %s%s%s", vt__fmt_device(dv, zD, sizeof zD), zB, zAt,
+                dv->id >= 0 && dv->totalBytes > 0 ? " of " : "", dv->id >= 0 && dv->totalBytes > 0 ? zC : "");
         if (dv->poolPeakReserved > 0) {
             vt__fmt_bytes(dv->poolPeakReserved, zC, sizeof zC);
             fprintf(f, "; pool reserved peak %s", zC);
         }
         fputc('\n', f);
         if (vt__fmt_reconcile(t, dv, zLine, sizeof zLine)) wrap(f, "    ", 4, zLine);
-        for (int k = 0; k < dv->nGroup && k < o->nTop && k < 5; k++) {
+        for (int k = 0; k < vt__report_groups(r, dv); k++) {
             vt__fmt_group(t, &dv->aGroup[k], zLine, sizeof zLine);
             wrap(f, k == 0 ? "    live at peak: " : "                  ", 20, zLine);
         }
@@ -127,28 +117,16 @@ static void trace_section(FILE *f, const struct vt_result *r, int iTrace)
             }
         }
         if (t->ph.n > 12) fprintf(f, "    ... %d more (see --format json)\n", t->ph.n - 12);
-    } else if (t->ph.zDoubt) {
-        snprintf(zLine, sizeof zLine, "not inferred with confidence from kernel names (%s); no finding depends on "
-                 "phases (NVTX ranges named train/validation would give them)", t->ph.zDoubt);
-        wrap(f, "  phases: ", 10, zLine);
     } else {
-        fprintf(f, "  phases: none found (no NVTX ranges matching the phase pattern, no backward/optimizer "
-                   "kernels)\n");
+        vt__fmt_no_phases(t, zLine, sizeof zLine);
+        wrap(f, "  phases: ", 10, zLine);
     }
     for (int i = 0; i < t->f.nNote; i++) wrap(f, "  note: ", 8, t->f.azNote[i]);
     if (o->bBySite) {
         fprintf(f, "  allocation sites (by peak live bytes):\n");
         fprintf(f, "    %8s %10s %10s %10s  %s\n", "allocs", "total", "peak live", "at exit", "site");
-        int *aIdx = malloc(sizeof(int) * (size_t)(t->sites.n ? t->sites.n : 1));
-        if (!aIdx) return;
-        for (int i = 0; i < t->sites.n; i++) aIdx[i] = i;
-        for (int i = 1; i < t->sites.n; i++) /* insertion sort: sites are few */
-            for (int j = i; j > 0 && t->sites.a[aIdx[j - 1]].peakLiveBytes < t->sites.a[aIdx[j]].peakLiveBytes; j--) {
-                int x = aIdx[j];
-                aIdx[j] = aIdx[j - 1];
-                aIdx[j - 1] = x;
-            }
-        for (int i = 0; i < t->sites.n && i < o->nTop; i++) {
+        int *aIdx, nShown = vt__report_sites(r, t, &aIdx);
+        for (int i = 0; i < nShown; i++) {
             const struct vt_site *s = &t->sites.a[aIdx[i]];
             char zP[32], zE[32];
             vt__fmt_bytes(s->totalBytes, zB, sizeof zB);
@@ -190,7 +168,7 @@ int vt__report_text(FILE *f, const struct vt_result *r)
         fprintf(f, "\n(the sections of each of the %d processes: --all shows them)\n", r->nTrace);
     if (r->nTrace > 1) {
         int64_t sum = 0;
-        char zB[32], zW[96];
+        char zB[32], zW[300];
         fprintf(f, "\n== All processes ==\n");
         for (int i = 0; i < r->nTrace; i++) {
             const struct vt_trace *t = &r->aTrace[i];
@@ -204,7 +182,12 @@ int vt__report_text(FILE *f, const struct vt_result *r)
             int64_t peak = vt__main_peak(t);
             sum += peak;
             vt__fmt_bytes(peak, zB, sizeof zB);
-            fprintf(f, "  %-24s peak %10s  %d finding%s%s%s\n", who(t, zW, sizeof zW), zB, n, n == 1 ? "" : "s",
+            vt__fmt_process(t, zW, sizeof zW);
+            if (vt__utf8_chars(zW, strlen(zW)) > 24) { /* a long file name: on a line of its own, the columns kept */
+                wrap(f, "  ", 4, zW);
+                zW[0] = 0;
+            }
+            fprintf(f, "  %-24s peak %10s  %d finding%s%s%s\n", zW, zB, n, n == 1 ? "" : "s",
                     worst >= 0 ? ", worst " : "", worst >= 0 ? vt__sev_name(worst) : "");
         }
         vt__fmt_bytes(sum, zB, sizeof zB);
@@ -217,12 +200,12 @@ int vt__report_text(FILE *f, const struct vt_result *r)
             }
             int64_t hi = vt__main_peak(&r->aTrace[iMax]), lo = vt__main_peak(&r->aTrace[iMin]);
             if (lo > 0 && hi - lo >= lo / 5) {
-                char zLine[300], zH[32], zL[32];
+                char zLine[700], zH[32], zL[32];
                 vt__fmt_bytes(hi, zH, sizeof zH);
                 vt__fmt_bytes(lo, zL, sizeof zL);
                 snprintf(zLine, sizeof zLine, "imbalance: %s peaks at %s, %.0f%% above %s (%s); ranks that do the same "
                                               "work should peak alike",
-                         who(&r->aTrace[iMax], zW, sizeof zW), zH, 100.0 * (double)(hi - lo) / (double)lo,
+                         vt__fmt_process(&r->aTrace[iMax], zW, sizeof zW), zH, 100.0 * (double)(hi - lo) / (double)lo,
                          r->aTrace[iMin].f.zRank[0] ? "the lowest rank" : "the lowest process", zL);
                 wrap(f, "  ", 4, zLine);
             }

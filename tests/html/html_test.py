@@ -82,9 +82,9 @@ if size >= SIZE_BOUND:
     fail.append("1000 ranks: %d bytes, bound %d" % (size, SIZE_BOUND))
 for n in (8, 1000):
     m = re.search(r'<p class="imbalance">([^<]*)</p>', html[n])
-    if not m or "highest 24.0 GiB (process 10006)" not in m.group(1) or "spread 512 MiB" not in m.group(1):
+    if not m or "highest 24.0 GiB (pid 10006, rank 6)" not in m.group(1) or "spread 512 MiB" not in m.group(1):
         fail.append("%d ranks: imbalance paragraph wrong: %s" % (n, m and m.group(1)))
-sections = re.findall(r"<h2>Process (\d+), rank", html[1000])
+sections = re.findall(r"<h2>Process pid (\d+), rank", html[1000])
 if 'class="band"' not in html[1000] or not {"10005", "10006"} <= set(sections) or len(sections) > 8:
     fail.append("1000 ranks: band with the outlier ranks 5 and 6 expected, drawn: %s" % sections)
 band_cap = re.search(r'aria-label="live memory of all ranks over time">.*?<line class="capacity"[^>]*><title>([^<]*)</title>'

@@ -1,0 +1,46 @@
+/* Report: what every format shows of a trace, chosen once: device names, groups at a peak, sites, the phases' absence. */
+#include "report.h"
+
+#include <stdlib.h>
+
+#define VT_REPORT_GROUPS 5 /* groups listed at a device peak: the largest, at most --top */
+
+const char *vt__fmt_device(const struct vt_device *d, char *z, size_t n)
+{
+    if (d->id < 0) snprintf(z, n, "%s", d->zName);
+    else if (d->zName[0]) snprintf(z, n, "device %d (%s)", d->id, d->zName);
+    else snprintf(z, n, "device %d", d->id);
+    return z;
+}
+
+int vt__report_groups(const struct vt_result *r, const struct vt_device *d)
+{
+    int n = d->nGroup;
+    if (n > r->pOpts->nTop) n = r->pOpts->nTop;
+    return n < VT_REPORT_GROUPS ? n : VT_REPORT_GROUPS;
+}
+
+int vt__report_sites(const struct vt_result *r, const struct vt_trace *t, int **paIdx)
+{
+    int n = t->sites.n < r->pOpts->nTop ? t->sites.n : r->pOpts->nTop;
+    int *a = malloc(sizeof(int) * (size_t)(t->sites.n ? t->sites.n : 1));
+    *paIdx = a;
+    if (!a) return -1;
+    for (int i = 0; i < t->sites.n; i++) a[i] = i;
+    for (int i = 1; i < t->sites.n; i++) /* insertion sort, stable: sites are few */
+        for (int j = i; j > 0 && t->sites.a[a[j - 1]].peakLiveBytes < t->sites.a[a[j]].peakLiveBytes; j--) {
+            int x = a[j];
+            a[j] = a[j - 1];
+            a[j - 1] = x;
+        }
+    return n;
+}
+
+void vt__fmt_no_phases(const struct vt_trace *t, char *z, size_t n)
+{
+    if (t->ph.zDoubt)
+        snprintf(z, n, "not inferred with confidence from kernel names (%s); no finding depends on phases (NVTX "
+                       "ranges named train/validation would give them)", t->ph.zDoubt);
+    else
+        snprintf(z, n, "none found (no NVTX ranges matching the phase pattern, no backward/optimizer kernels)");
+}
