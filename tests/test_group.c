@@ -333,25 +333,36 @@ TEST(native_only_stacks_named_by_node_or_operator)
          NULL, "/venv/lib/python3.12/site-packages/torch/lib/libc10_cuda.so", 0},
         {VT_FRAME_NATIVE, 0x2000, "_ZN5torch8autograd9generated12DivBackward05applyEOSt6vectorIN2at6TensorESaIS5_EE",
          NULL, "/venv/lib/python3.12/site-packages/torch/lib/libtorch_cpu.so", 0}};
+    /* a derivative formula (generated::details::, no node) runs before the node that calls it */
+    static const struct tg_frame aFormula[] = {
+        {VT_FRAME_NATIVE, 0, "at::_ops::div_Tensor::call(at::Tensor const&, at::Tensor const&)", NULL, NULL, 0},
+        {VT_FRAME_NATIVE, 0, "torch::autograd::generated::details::div_tensor_other_backward(at::Tensor const&, "
+                             "at::Tensor const&, at::Tensor const&)", NULL, NULL, 0},
+        {VT_FRAME_NATIVE, 0, "torch::autograd::generated::MulBackward0::apply(std::vector<at::Tensor>&&)", NULL, NULL, 0},
+        {VT_FRAME_NATIVE, 0, "torch::autograd::Engine::thread_main()", NULL, NULL, 0}};
     static const struct tg_frame aOp[] = {
         {VT_FRAME_NATIVE, 0, "c10::cuda::CUDACachingAllocator::Native::NativeCachingAllocator::allocate(unsigned long)",
          NULL, NULL, 0},
         {VT_FRAME_NATIVE, 0, "at::_ops::empty_memory_format::call(c10::ArrayRef<c10::SymInt>)", NULL, NULL, 0},
         {VT_FRAME_NATIVE, 0, "clone", NULL, NULL, 0}};
-    int64_t s1, s2, s3;
+    int64_t s1, s2, s3, s4;
     ASSERT(g);
     tg_device(g, 0, "Test GPU", 16 * GiB);
     s1 = tg_stack_frames(g, aBwd, (int)(sizeof aBwd / sizeof aBwd[0]), 0x71);
     s2 = tg_stack_frames(g, aBwdMangled, (int)(sizeof aBwdMangled / sizeof aBwdMangled[0]), 0x72);
     s3 = tg_stack_frames(g, aOp, (int)(sizeof aOp / sizeof aOp[0]), 0x73);
+    s4 = tg_stack_frames(g, aFormula, (int)(sizeof aFormula / sizeof aFormula[0]), 0x74);
     tg_alloc(g, 1 * MS, 0, 3, KEPT, 8 * MiB, s1);
     tg_alloc(g, 2 * MS, 0, 3, KEPT + 0x1000000, 8 * MiB, s2);
     tg_alloc(g, 3 * MS, 0, 3, KEPT + 0x2000000, 8 * MiB, s3);
+    tg_alloc(g, 4 * MS, 0, 3, KEPT + 0x3000000, 8 * MiB, s4);
     ASSERT_EQ(0, tg_close(g));
     run(&zPath, 1, &r);
     ASSERT_EQ(1, count_sites(&r.aTrace[0], "BmmBackward0 (backward pass: autograd thread, no Python frame)"));
     ASSERT_EQ(1, count_sites(&r.aTrace[0], "DivBackward0 (backward pass: autograd thread, no Python frame)"));
     ASSERT_EQ(1, count_sites(&r.aTrace[0], "torch operator empty_memory_format (no Python frame recorded)"));
+    ASSERT_EQ(1, count_sites(&r.aTrace[0], "MulBackward0 (backward pass: autograd thread, no Python frame)"));
+    ASSERT_EQ(0, count_sites(&r.aTrace[0], "details"));
     ASSERT_EQ(0, count_sites(&r.aTrace[0], "CachingAllocator"));
     vt__result_free(&r);
     tg_cleanup();

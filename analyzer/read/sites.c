@@ -116,11 +116,17 @@ static int torch_op(const char *zFn, char *z, size_t n)
     return scoped_name(zFn, "at::_ops::", "_ZN2at4_ops", z, n);
 }
 
-/* The autograd node a native frame runs (torch::autograd::generated::DivBackward0::apply) into z: 1 when found. */
+/*
+ * The autograd node a native frame runs (torch::autograd::generated::DivBackward0::apply) into z:
+ * 1 when found, else 0 with z empty (the derivative formulas in generated::details:: are no node).
+ */
 static int autograd_node(const char *zFn, char *z, size_t n)
 {
-    return scoped_name(zFn, "torch::autograd::generated::", "_ZN5torch8autograd9generated", z, n) &&
-           strstr(z, "Backward") != NULL;
+    if (scoped_name(zFn, "torch::autograd::generated::", "_ZN5torch8autograd9generated", z, n) &&
+        strstr(z, "Backward") != NULL)
+        return 1;
+    z[0] = 0;
+    return 0;
 }
 
 /*
