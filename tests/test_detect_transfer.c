@@ -66,7 +66,7 @@ TEST(pageable_serialized_and_pinned_growth)
     ASSERT_CONTAINS(f->zEvidence, "Host-device copies ran for 79.5 ms (39.6% of the run after start-up) while no "
                                   "kernel was running");
     ASSERT_EQ(6 * MS, r.aTrace[0].xf.firstKernelTs);
-    ASSERT_EQ(4 * MS, r.aTrace[0].xf.prePageNs);
+    ASSERT_EQ(4 * MS, r.aTrace[0].xf.x[0].prePageNs + r.aTrace[0].xf.x[1].prePageNs);
     ASSERT(!find(&r, "serialized with compute"));
     ASSERT_EQ(80 * MS + 5 * 700000, r.aTrace[0].xf.copySerialNs);
     ASSERT_EQ(80 * MS, r.aTrace[0].xf.kernelBusyNs);
@@ -307,8 +307,9 @@ TEST(light_pageable_batches_are_info)
     tg_cleanup();
 }
 
-/* Only start-up copies (weights loaded from pageable memory, then serving with pinned copies): one
- * info finding at start-up, whatever its share of a short run; no serialized-copies finding. */
+/* Only start-up copies (weights loaded from pageable memory, then serving with pinned copies and a
+ * 4-byte loss.item() per step): one info finding at start-up, whatever its share of a short run,
+ * about the start-up copies only (their direction, their span); no serialized-copies finding. */
 TEST(startup_only_pageable_copies_are_info)
 {
     const char *zPath = tg_path("xfer_startup.db");
@@ -321,6 +322,7 @@ TEST(startup_only_pageable_copies_are_info)
         int64_t t0 = 65 * MS + i * 5 * MS;
         tg_kernel(g, t0, t0 + 5 * MS, "gemm");
         tg_memcpy(g, t0 + 1 * MS, t0 + 1 * MS + 100000, 1, 2, 3, 4 * MiB, HOST, DEV);
+        tg_memcpy(g, t0 + 4 * MS, t0 + 4 * MS + 2000, 2, 3, 1, 4, DEV, HOST);
     }
     tg_free(g, 166 * MS, 0, 3, DEV, 512 * MiB);
     ASSERT_EQ(0, tg_close(g));
@@ -330,6 +332,10 @@ TEST(startup_only_pageable_copies_are_info)
     ASSERT_EQ(64, r.aFind[0].count);
     ASSERT_CONTAINS(r.aFind[0].zTitle, "64 host-to-device copies (512 MiB) from pageable host memory at start-up");
     ASSERT_CONTAINS(r.aFind[0].zEvidence, "They ended before the first kernel started");
+    ASSERT_CONTAINS(r.aFind[0].zEvidence, "Host to device: 64 pageable copies, 512 MiB");
+    ASSERT(!strstr(r.aFind[0].zEvidence, "evice to host")); /* the loss copies are not start-up */
+    ASSERT(!strstr(r.aFind[0].zEvidence, "0.00 GB/s"));
+    ASSERT_EQ(65 * MS - 1000, r.aFind[0].lastTs);
     ASSERT_CONTAINS(r.aFind[0].zFix, "map_location='cuda'");
     vt__result_free(&r);
     tg_cleanup();

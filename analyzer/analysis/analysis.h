@@ -162,8 +162,10 @@ struct vt_lifecounts {
 struct vt_xfer {           /* one direction: 0 HtoD, 1 DtoH */
     int64_t count, bytes, ns;
     int64_t pageCount, pageBytes, pageNs;
-    double bestBw;          /* bytes/ns of the fastest copy >= 64 KiB, any host kind */
+    double bestBw;          /* bytes/ns of the fastest copy >= 64 KiB, any host kind; 0 none */
     int64_t firstPageTs, lastPageTs;
+    /* start-up: the pageable copies that ended before the first kernel started (weights loading) */
+    int64_t prePageCount, prePageBytes, prePageNs, lastPrePageTs;
 };
 
 /* Host-device copies against kernels (transfer.c). */
@@ -172,8 +174,8 @@ struct vt_transfers {
     int64_t copyNs, copySerialNs, kernelBusyNs;
     int64_t pageSerialNs;  /* pageable copy time with no kernel running */
     int64_t firstKernelTs; /* start of the first kernel; 0 when the trace has none */
-    /* start-up: the copies that ended before the first kernel started (weights loading) */
-    int64_t preCount, preNs, prePageCount, prePageBytes, prePageNs;
+    /* start-up: the copies that ended before the first kernel started (pageable ones by direction) */
+    int64_t preCount, preNs;
     int bDone;             /* made during the scan (its kernel feed) */
 };
 

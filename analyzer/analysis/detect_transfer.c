@@ -32,14 +32,15 @@ static int add(struct vt_result *r, int iTrace, int sev, int64_t bytes, int64_t 
 /* What start-up left out of the per-step figures (copies from call sites that copied only then). */
 struct startup {
     int64_t limit;          /* a site whose last pageable copy ended by then copied only at start-up */
-    int64_t count, bytes, ns;
+    int64_t count[2], bytes[2], ns[2]; /* by direction: 0 host to device, 1 device to host */
+    int64_t last;           /* when the last of them ended; 0 none */
 };
 
 /*
  * Start-up copies after the first kernel (which the pass cannot tell): the pageable copies
  * ending after lo (the first kernel's start) from call sites whose last pageable copy ended by
  * su->limit (the first iteration's start; without iterations, the first quarter of the run
- * after lo): weights loaded after initialization kernels. Into su; an SQLite code
+ * after lo): weights loaded after initialization kernels. Into su by direction; an SQLite code
  * (SQLITE_NOMEM only is an error; a trace without such columns gives zeros).
  */
 static int startup_sites(struct vt_trace *t, int64_t lo, struct startup *su)
@@ -47,17 +48,26 @@ static int startup_sites(struct vt_trace *t, int64_t lo, struct startup *su)
     sqlite3_stmt *pStmt = NULL;
     int rc;
     char *zSql = vt__strdupf(
-        "SELECT sum(n), sum(b), sum(d) FROM (SELECT count(*) AS n, sum(m.bytes) AS b, sum(max(m.\"end\" - m.start, 1))"
-        " AS d, max(m.\"end\") AS e FROM memcpy m JOIN api_call a ON a.correlation = m.correlation"
-        " WHERE m.\"end\" > %lld AND" PAGEABLE_SQL " GROUP BY a.stack_id) WHERE e <= %lld",
-        (long long)lo, VT_COPY_HTOD, VT_MEMKIND_PAGEABLE, VT_COPY_DTOH, VT_MEMKIND_PAGEABLE, (long long)su->limit);
-    su->count = su->bytes = su->ns = 0;
+        "SELECT m.copy_kind, count(*), sum(m.bytes), sum(max(m.\"end\" - m.start, 1)), max(m.\"end\")"
+        " FROM memcpy m JOIN api_call a ON a.correlation = m.correlation WHERE m.\"end\" > %lld AND" PAGEABLE_SQL
+        " AND coalesce(a.stack_id, -1) IN (SELECT coalesce(a.stack_id, -1) FROM memcpy m JOIN api_call a"
+        " ON a.correlation = m.correlation WHERE m.\"end\" > %lld AND" PAGEABLE_SQL
+        " GROUP BY coalesce(a.stack_id, -1) HAVING max(m.\"end\") <= %lld) GROUP BY m.copy_kind",
+        (long long)lo, VT_COPY_HTOD, VT_MEMKIND_PAGEABLE, VT_COPY_DTOH, VT_MEMKIND_PAGEABLE, (long long)lo, VT_COPY_HTOD,
+        VT_MEMKIND_PAGEABLE, VT_COPY_DTOH, VT_MEMKIND_PAGEABLE, (long long)su->limit);
+    memset(su->count, 0, sizeof su->count);
+    memset(su->bytes, 0, sizeof su->bytes);
+    memset(su->ns, 0, sizeof su->ns);
+    su->last = 0;
     if (!zSql) return SQLITE_NOMEM;
     rc = sqlite3_prepare_v2(t->f.db, zSql, -1, &pStmt, NULL);
-    if (rc == SQLITE_OK && (rc = sqlite3_step(pStmt)) == SQLITE_ROW) {
-        su->count = sqlite3_column_int64(pStmt, 0);
-        su->bytes = sqlite3_column_int64(pStmt, 1);
-        su->ns = sqlite3_column_int64(pStmt, 2);
+    while (rc == SQLITE_OK && (rc = sqlite3_step(pStmt)) == SQLITE_ROW) {
+        int dir = sqlite3_column_int(pStmt, 0) == VT_COPY_HTOD ? 0 : 1;
+        rc = SQLITE_OK;
+        su->count[dir] = sqlite3_column_int64(pStmt, 1);
+        su->bytes[dir] = sqlite3_column_int64(pStmt, 2);
+        su->ns[dir] = sqlite3_column_int64(pStmt, 3);
+        if (sqlite3_column_int64(pStmt, 4) > su->last) su->last = sqlite3_column_int64(pStmt, 4);
     }
     sqlite3_finalize(pStmt);
     free(zSql);
@@ -167,35 +177,45 @@ static int pageable_sev(double pct, int64_t ns, int64_t serialNs)
     return sev;
 }
 
-/* Per direction: "Host to device: N pageable copies, B in T at X GB/s; the fastest ...", into z[dir]. */
-static void fmt_directions(const struct vt_trace *t, char z[2][400])
+/* Pageable copies by direction (0 host to device, 1 device to host): what a finding describes. */
+struct dirs {
+    int64_t count[2], bytes[2], ns[2];
+};
+
+/*
+ * Per direction of d: "Host to device: N pageable copies, B in T at X GB/s; the fastest ...",
+ * into z[dir] (empty for a direction without copies; the fastest copy of the trace in that
+ * direction, of 64 KiB or more, only where there is one).
+ */
+static void fmt_directions(const struct vt_trace *t, const struct dirs *d, char z[2][400])
 {
-    char zB[32], zT[32];
+    char zB[32], zT[32], zF[120];
     for (int dir = 0; dir < 2; dir++) {
-        const struct vt_xfer *x = &t->xf.x[dir];
-        double bw = (double)x->pageBytes / (double)(x->pageNs > 0 ? x->pageNs : 1);
+        double bw = (double)d->bytes[dir] / (double)(d->ns[dir] > 0 ? d->ns[dir] : 1);
         z[dir][0] = 0;
-        if (x->pageCount == 0) continue;
-        vt__fmt_bytes(x->pageBytes, zB, sizeof zB);
-        vt__fmt_ns(x->pageNs, zT, sizeof zT);
-        snprintf(z[dir], sizeof z[dir],
-                 "%s%s: %lld pageable copies, %s in %s at %.2f GB/s; the fastest %s copy of 64 KiB or more "
-                 "reached %.2f GB/s.",
-                 dir == 1 && t->xf.x[0].pageCount ? " " : "", dir == 0 ? "Host to device" : "Device to host",
-                 (long long)x->pageCount, zB, zT, bw, dir == 0 ? "host-to-device" : "device-to-host", x->bestBw);
+        if (d->count[dir] == 0) continue;
+        vt__fmt_bytes(d->bytes[dir], zB, sizeof zB);
+        vt__fmt_ns(d->ns[dir], zT, sizeof zT);
+        zF[0] = 0;
+        if (t->xf.x[dir].bestBw > 0)
+            snprintf(zF, sizeof zF, "; the fastest %s copy of 64 KiB or more reached %.2f GB/s",
+                     dir == 0 ? "host-to-device" : "device-to-host", t->xf.x[dir].bestBw);
+        snprintf(z[dir], sizeof z[dir], "%s%s: %lld pageable copies, %s in %s at %.2f GB/s%s.",
+                 dir == 1 && d->count[0] ? " " : "", dir == 0 ? "Host to device" : "Device to host",
+                 (long long)d->count[dir], zB, zT, bw, zF);
     }
 }
 
-/* Title words for pageable copies: "copies (B) to and from", "host-to-device copies (B) from", ... into z. */
-static void fmt_what(const struct vt_trace *t, long long n, int64_t bytes, char *z, size_t nz)
+/* Title words for the pageable copies of d: "N copies (B) to and from", "N host-to-device copies (B) from", ... into z. */
+static void fmt_what(const struct dirs *d, char *z, size_t nz)
 {
     char zB[32];
-    vt__fmt_bytes(bytes, zB, sizeof zB);
-    if (t->xf.x[0].pageCount && t->xf.x[1].pageCount)
-        snprintf(z, nz, "%lld copies (%s) to and from", n, zB);
+    vt__fmt_bytes(d->bytes[0] + d->bytes[1], zB, sizeof zB);
+    if (d->count[0] && d->count[1])
+        snprintf(z, nz, "%lld copies (%s) to and from", (long long)(d->count[0] + d->count[1]), zB);
     else
-        snprintf(z, nz, "%lld %s copies (%s) %s", n, t->xf.x[0].pageCount ? "host-to-device" : "device-to-host", zB,
-                 t->xf.x[0].pageCount ? "from" : "to");
+        snprintf(z, nz, "%lld %s copies (%s) %s", (long long)(d->count[0] + d->count[1]),
+                 d->count[0] ? "host-to-device" : "device-to-host", zB, d->count[0] ? "from" : "to");
 }
 
 /*
@@ -212,30 +232,40 @@ static int pageable_finding(struct vt_result *r, int iTrace, const struct startu
     const struct vt_transfers *xf = &t->xf;
     int64_t t0 = xf->firstKernelTs > 0 ? xf->firstKernelTs : t->f.t0;
     int64_t span = t->f.t1 - t0 > 0 ? t->f.t1 - t0 : 1, dur = t->f.t1 - t->f.t0 > 0 ? t->f.t1 - t->f.t0 : 1;
-    int64_t preCount = xf->prePageCount + su->count, preBytes = xf->prePageBytes + su->bytes;
-    int64_t preNs = xf->prePageNs + su->ns;
-    int64_t nCount = xf->x[0].pageCount + xf->x[1].pageCount - preCount;
-    int64_t nBytes = xf->x[0].pageBytes + xf->x[1].pageBytes - preBytes;
-    int64_t nNs = xf->x[0].pageNs + xf->x[1].pageNs - preNs;
-    /* start-up copies after the first kernel count as run without a kernel (an upper bound) */
-    int64_t nSerial = xf->pageSerialNs - preNs, a = -1, b = -1;
+    struct dirs all, pre, run;
+    int64_t preCount, preBytes, preNs, nCount, nBytes, nNs, nSerial, a = -1, b = -1, bPre = su->last;
     double pct;
     char zDir[2][400], zWhat[96], zT[32], zS[32], zO[32], zAt[80], zPre[300] = "", zIter[120] = "";
     int sev;
+    /* every pageable copy, those of start-up (before the first kernel, or from sites that copied
+     * only then) and those after it, by direction */
+    for (int dir = 0; dir < 2; dir++) {
+        const struct vt_xfer *x = &xf->x[dir];
+        all.count[dir] = x->pageCount, all.bytes[dir] = x->pageBytes, all.ns[dir] = x->pageNs;
+        pre.count[dir] = x->prePageCount + su->count[dir];
+        pre.bytes[dir] = x->prePageBytes + su->bytes[dir];
+        pre.ns[dir] = x->prePageNs + su->ns[dir];
+        run.count[dir] = all.count[dir] - pre.count[dir];
+        run.bytes[dir] = all.bytes[dir] - pre.bytes[dir];
+        run.ns[dir] = all.ns[dir] - pre.ns[dir];
+        if (x->lastPrePageTs > bPre) bPre = x->lastPrePageTs;
+        if (x->pageCount == 0) continue;
+        if (a < 0 || x->firstPageTs < a) a = x->firstPageTs;
+        if (x->lastPageTs > b) b = x->lastPageTs;
+    }
+    preCount = pre.count[0] + pre.count[1], preBytes = pre.bytes[0] + pre.bytes[1], preNs = pre.ns[0] + pre.ns[1];
+    nCount = run.count[0] + run.count[1], nBytes = run.bytes[0] + run.bytes[1], nNs = run.ns[0] + run.ns[1];
+    /* start-up copies after the first kernel count as run without a kernel (an upper bound) */
+    nSerial = xf->pageSerialNs - preNs;
     *pbSaid = 0;
     if (nNs < 0) nNs = 0;
     if (nSerial < 0) nSerial = 0;
     pct = 100.0 * (double)nNs / (double)span;
-    fmt_directions(t, zDir);
-    for (int dir = 0; dir < 2; dir++) {
-        if (xf->x[dir].pageCount == 0) continue;
-        if (a < 0 || xf->x[dir].firstPageTs < a) a = xf->x[dir].firstPageTs;
-        if (xf->x[dir].lastPageTs > b) b = xf->x[dir].lastPageTs;
-    }
     if (nCount > 0 && nBytes >= r->pOpts->minBytes) {
         sev = pageable_sev(pct, nNs, nSerial);
         *pbSaid = zSerial[0] && sev > VT_SEV_INFO && nSerial * 2 >= serialNs;
-        fmt_what(t, nCount, nBytes, zWhat, sizeof zWhat);
+        fmt_what(&run, zWhat, sizeof zWhat);
+        fmt_directions(t, &all, zDir);
         vt__fmt_ns(nNs, zT, sizeof zT);
         vt__fmt_ns(nSerial, zS, sizeof zS);
         vt__fmt_ns(nNs - nSerial, zO, sizeof zO);
@@ -251,7 +281,7 @@ static int pageable_finding(struct vt_result *r, int iTrace, const struct startu
             vt__fmt_ns(preNs, zP, sizeof zP);
             snprintf(zPre, sizeof zPre, " The %lld copies (%s, %s) that ended before the first kernel%s are start-up "
                      "(moved once, such as weights) and not counted.", (long long)preCount, zB, zP,
-                     su->count ? " or came from call sites that copied only at start-up" : "");
+                     su->count[0] + su->count[1] ? " or came from call sites that copied only at start-up" : "");
         }
         if (t->ph.nIter > 0) {
             char zI[32];
@@ -278,13 +308,14 @@ static int pageable_finding(struct vt_result *r, int iTrace, const struct startu
         return set_pageable_site(t, t0, INT64_MAX, su->limit, &r->aFind[r->nFind - 1]);
     }
     if (preCount > 0 && preBytes >= r->pOpts->minBytes) {
-        fmt_what(t, preCount, preBytes, zWhat, sizeof zWhat);
+        fmt_what(&pre, zWhat, sizeof zWhat);
+        fmt_directions(t, &pre, zDir);
         vt__fmt_ns(preNs, zT, sizeof zT);
-        if (add(r, iTrace, VT_SEV_INFO, preBytes, preCount, a, b,
+        if (add(r, iTrace, VT_SEV_INFO, preBytes, preCount, a, bPre > a ? bPre : b,
                 vt__strdupf("%s pageable host memory at start-up", zWhat),
                 vt__strdupf("%s%s They ended before the first kernel started%s: data moved to the GPU once (such "
                             "as weights), %s, %.1f%% of the run, a one-time cost that is not paid per step.",
-                            zDir[0], zDir[1], su->count ? " or came from call sites that copied only at start-up" : "",
+                            zDir[0], zDir[1], su->count[0] + su->count[1] ? " or came from call sites that copied only at start-up" : "",
                             zT, 100.0 * (double)preNs / (double)dur),
                 "Only if start-up time matters: load weights straight to the GPU (torch.load(..., "
                 "map_location='cuda'), safetensors' load_file(..., device='cuda')) or from pinned memory.") != 0)
@@ -314,7 +345,7 @@ static int transfer_end(void *st, struct vt_result *r, int iTrace)
             if (t->ph.aIter[i].start < su.limit) su.limit = t->ph.aIter[i].start;
     }
     if (startup_sites(t, t0, &su) != SQLITE_OK) return -1;
-    serial = t->xf.copySerialNs - t->xf.preNs - su.ns;
+    serial = t->xf.copySerialNs - t->xf.preNs - su.ns[0] - su.ns[1];
     if (serial < 0) serial = 0;
     /* copy time with no kernel running, worth saying when it is a tenth of the run */
     bSerial = t->xf.copyNs > 0 && t->xf.kernelBusyNs > 0 && serial * 10 >= dur && serial >= 1000000;

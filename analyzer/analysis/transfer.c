@@ -68,9 +68,10 @@ static int copy_account(struct vt_xfer_run *x)
         xf->pageNs += dur;
         t->xf.pageSerialNs += dur - (overlap < dur ? overlap : dur);
         if (x->nKernel == 0) {
-            t->xf.prePageCount++;
-            t->xf.prePageBytes += bytes;
-            t->xf.prePageNs += dur;
+            xf->prePageCount++;
+            xf->prePageBytes += bytes;
+            xf->prePageNs += dur;
+            xf->lastPrePageTs = e;
         }
         if (xf->firstPageTs == 0) xf->firstPageTs = s;
         xf->lastPageTs = e;
@@ -148,7 +149,9 @@ int vt__xfer_end(struct vt_xfer_run *x, int bFinish)
     while (bFinish && rc == SQLITE_OK && x->bCopy) rc = copy_account(x);
     if (bFinish && x->nKernel == 0) { /* no kernel at all: no start-up to tell apart */
         struct vt_transfers *xf = &x->t->xf;
-        xf->preCount = xf->preNs = xf->prePageCount = xf->prePageBytes = xf->prePageNs = 0;
+        xf->preCount = xf->preNs = 0;
+        for (int dir = 0; dir < 2; dir++)
+            xf->x[dir].prePageCount = xf->x[dir].prePageBytes = xf->x[dir].prePageNs = xf->x[dir].lastPrePageTs = 0;
     }
     if (bFinish && rc == SQLITE_OK) {
         int64_t curA = -1, curB = -1;

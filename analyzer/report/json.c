@@ -184,9 +184,9 @@ static void trace_json(FILE *f, const struct vt_result *r, int i)
     fputs("\"startup\": {", f); /* copies that ended before the first kernel */
     jint(f, "count", t->xf.preCount, 1);
     jint(f, "ns", t->xf.preNs, 1);
-    jint(f, "pageable_count", t->xf.prePageCount, 1);
-    jint(f, "pageable_bytes", t->xf.prePageBytes, 1);
-    jint(f, "pageable_ns", t->xf.prePageNs, 0);
+    jint(f, "pageable_count", t->xf.x[0].prePageCount + t->xf.x[1].prePageCount, 1);
+    jint(f, "pageable_bytes", t->xf.x[0].prePageBytes + t->xf.x[1].prePageBytes, 1);
+    jint(f, "pageable_ns", t->xf.x[0].prePageNs + t->xf.x[1].prePageNs, 0);
     fputc('}', f);
     fputs("},\n      \"live_at_exit\": ", f);
     snaps(f, t, t->tl.aEnd, t->tl.nEnd, o->nTop);
