@@ -85,6 +85,15 @@ def check_job(report, trace):
     top = by_site.most_common(1)
     if not top or top[0][0] != SITE + ":97 in validate" or top[0][1] < sum(by_site.values()) // 2:
         fail.append("the peak's largest site is %s, not train.py:97 in validate" % (top,))
+    # the pin-memory thread's pinned blocks, live to the end: the by-site table counts them as live
+    pin = [s for s in report["traces"][0].get("sites", []) if "pin_memory.py:90" in s["site"]]
+    if not pin or pin[0]["peak_live_bytes"] != 64 << 20 or pin[0]["live_at_exit_bytes"] != 64 << 20:
+        fail.append("pinned site's peak live / live at exit: %s" % (pin,))
+    # the start-up copies alone: host-to-device, ended before the first kernel (not the loss copies after)
+    startup = [f for f in report["findings"] if f["kind"] == "transfer"]
+    first_kernel = report["traces"][0]["transfers"]["first_kernel_ts"]
+    if not startup or "host-to-device copies" not in startup[0]["title"] or startup[0]["last_ts"] > first_kernel:
+        fail.append("start-up transfer finding: %s" % ([(f["title"], f["last_ts"]) for f in startup], ))
     # what the tracer writes on a PyTorch job
     if os.path.getsize(trace) >= 2 << 20:
         fail.append("the example is %d bytes (at most 2 MiB)" % os.path.getsize(trace))
@@ -131,7 +140,7 @@ def check_job(report, trace):
 
 def main():
     vramtrace, trace = sys.argv[1], sys.argv[2]
-    run = subprocess.run([vramtrace, "analyze", "--no-write", "--format", "json", trace],
+    run = subprocess.run([vramtrace, "analyze", "--no-write", "--by-site", "--format", "json", trace],
                          capture_output=True, text=True, timeout=120)
     if run.returncode != 0:
         print(f"analyze exited {run.returncode}: {run.stderr}")

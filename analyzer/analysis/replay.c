@@ -67,11 +67,10 @@ static void snapshot_view(struct replay *r)
     r->t->tl.apLive = vt__live_all(r->bDetectCuda ? r->pCuda : r->pTensor, &r->t->tl.nLive);
 }
 
-/* Add (sign +1) or remove (-1) l from its site's live count (pinned host memory is judged elsewhere). */
+/* Add (sign +1) or remove (-1) l from its site's live count (device and pinned host memory alike). */
 static void site_account(struct replay *r, const struct vt_life *l, int sign)
 {
     struct vt_site *s = &r->t->sites.a[l->site];
-    if (l->acct == VT_ACCT_PINNED) return;
     s->nLive += sign;
     s->liveBytes += sign * l->bytes;
     if (s->liveBytes > s->peakLiveBytes) s->peakLiveBytes = s->liveBytes;
