@@ -122,6 +122,20 @@ def fuser_matmul(trace, findings):
     check(any("Nsight Systems export holds no GPU memory events" in n for n in trace["notes"]), f"got {trace['notes']}")
 
 
+def tracelens_qwen(trace, findings):
+    # one inference_mode step (ProfilerStep#6) of Qwen1.5-0.5B-Chat on H100 with profile_memory: every
+    # allocation of the step freed; its own peak 1.03 GiB on top of the weights allocated before the
+    # profiler started (the trace's Total Allocated reaches 1.95 GiB); one 1-byte copy to pinned memory
+    check(findings == [], f"no finding expected, got {serious(findings)}")
+    lt = trace["lifetimes"]
+    check(lt["allocations"] == 1125 and lt["freed"] == 1125 and lt["live_at_end"] == 0, f"got {lt}")
+    check(lt["free_unknown"] == 0 and lt["double_free"] == 0, f"got {lt}")
+    peak = max(d["peak_bytes"] for d in trace["devices"] if d["id"] >= 0)
+    check(1103766016 <= peak <= 2088508416, f"a peak between the step's 1.03 GiB and 1.95 GiB expected, got {peak}")
+    check(all(p["kind"] != "training" for p in trace["phases"]), f"inference taken for training: {trace['phases']}")
+    check(trace["pid"] == "25286", f"pid 25286 expected, got {trace['pid']}")
+
+
 FILES = [
     ("cs336_niu_fwd_bwd_200.pickle", niu),
     ("cs336_silmont2000_mem_snapshot_small.pickle", silmont),
@@ -136,6 +150,7 @@ SHIPPED = [
     ("param_resnet_2080ti_noprofmem.json.gz", param_resnet),
     ("param_dlrm_v100_rank0_step.pt.trace.json", param_dlrm),
     ("fuser_h200_test_matmul_nsys2024.sqlite", fuser_matmul),
+    ("tracelens_h100_qwen05b_inference_memory.json.gz", tracelens_qwen),
 ]
 
 
