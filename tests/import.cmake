@@ -53,10 +53,15 @@ if(Python3_Interpreter_FOUND)
 endif()
 
 # The real files analyzed: each file's verdict (kinds, severities, the site named, no false finding),
-# as docs/import.md "The real files, analyzed" gives it (skipped without real-data).
+# as docs/import.md "The real files, analyzed" gives it (skipped without real-data; the shipped ones always run).
 if(Python3_Interpreter_FOUND)
   add_test(NAME realdata_verdicts
     COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/realdata_verdicts.py $<TARGET_FILE:vramtrace>
       "${VT_REAL_DATA}")
   set_tests_properties(realdata_verdicts PROPERTIES LABELS analyzer SKIP_RETURN_CODE 77)
+  # The real files shipped in tests/data/real (their provenance and licenses in its README): never skipped.
+  add_test(NAME realdata_verdicts_shipped
+    COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/realdata_verdicts.py --shipped
+      $<TARGET_FILE:vramtrace> ${CMAKE_CURRENT_SOURCE_DIR}/data/real)
+  set_tests_properties(realdata_verdicts_shipped PROPERTIES LABELS analyzer)
 endif()

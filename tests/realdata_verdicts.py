@@ -1,7 +1,10 @@
 #!/usr/bin/env python3
-"""The real files of shared/real-data analyzed: each gets the verdict a PyTorch expert would give (docs/import.md).
+"""The real files analyzed: each gets the verdict a PyTorch expert would give (docs/import.md).
 
-Usage: realdata_verdicts.py VRAMTRACE REAL_DATA_DIR. Exits 77 (skipped) when the folder or a file is absent.
+Usage: realdata_verdicts.py VRAMTRACE REAL_DATA_DIR       the files of shared/real-data; exits 77 (skipped)
+                                                          when the folder or a file is absent
+       realdata_verdicts.py --shipped VRAMTRACE DIR       the files shipped in tests/data/real; a missing
+                                                          file is a failure, never a skip
 """
 import json
 import os
@@ -82,6 +85,57 @@ def fuser(trace, findings):
     check(any("Nsight Systems export holds no GPU memory events" in n for n in trace["notes"]), f"got {trace['notes']}")
 
 
+def param_resnet(trace, findings):
+    # ResNet training fed from pageable memory, recorded without profile_memory: 30 batches of 73.5 MiB
+    # (77,070,336 B) plus their 1 KiB labels and one 4 B copy; copies, not memory, are the finding
+    check([(f["kind"], f["severity"]) for f in findings] == [("transfer", "medium")], f"got {serious(findings)}")
+    htod = trace["transfers"]["htod"]
+    check(htod["pageable_count"] == 61 and htod["pageable_bytes"] == 2312140804, f"got {htod}")
+    check(findings[0]["count"] >= 58, f"the copies after the first kernel expected, got {findings[0]['count']}")
+    check(trace["lifetimes"]["allocations"] == 0, f"no allocation expected, got {trace['lifetimes']}")
+    kinds = [(p["kind"], p["iterations"]) for p in trace["phases"]]
+    check(kinds == [("training", 30)], f"one training phase of 30 SGD steps expected, got {kinds}")
+    check(any("torch.profiler trace records no allocation" in n for n in trace["notes"]), f"got {trace['notes']}")
+
+
+def param_dlrm(trace, findings):
+    # one DLRM training step of rank 0 of 8: a few KiB copied, 8 small pageable copies; nothing to find
+    check(findings == [], f"no finding expected, got {serious(findings)}")
+    check(trace["rank"] == "0" and trace["pid"] == "59811", f"rank 0, pid 59811 expected, got {trace['rank']}")
+    t = trace["transfers"]
+    check(t["htod"]["count"] == 13 and t["htod"]["pageable_count"] == 8 and t["htod"]["pageable_bytes"] == 11520,
+          f"13 host-to-device copies (8 pageable, 11,520 B) expected, got {t['htod']}")
+    check(t["dtoh"]["pageable_count"] == 2 and t["dtoh"]["pageable_bytes"] == 216, f"got {t['dtoh']}")
+    kinds = [(p["kind"], p["iterations"]) for p in trace["phases"]]
+    check(kinds == [("training", 1)], f"one training step (ProfilerStep#10) expected, got {kinds}")
+    check(any("torch.profiler trace records no allocation" in n for n in trace["notes"]), f"got {trace['notes']}")
+
+
+def fuser_matmul(trace, findings):
+    # an nvFuser C++ test (test_matmul) on H200 under Nsight Systems 2024.6: one 1-byte readback, no sizes
+    check(findings == [], f"no finding expected, got {serious(findings)}")
+    check(trace["pid"] == "30571", f"pid 30571 expected, got {trace['pid']}")
+    t = trace["transfers"]
+    check(t["dtoh"]["count"] == 1 and t["dtoh"]["bytes"] == 1 and t["dtoh"]["pageable_count"] == 0, f"got {t}")
+    check(t["htod"]["count"] == 0, f"no host-to-device copy expected, got {t['htod']}")
+    check(trace["phases"] == [], f"no phase expected, got {trace['phases']}")
+    check(any("Nsight Systems export holds no GPU memory events" in n for n in trace["notes"]), f"got {trace['notes']}")
+
+
+def tracelens_qwen(trace, findings):
+    # one inference_mode step (ProfilerStep#6) of Qwen1.5-0.5B-Chat on H100 with profile_memory: every
+    # allocation of the step freed; its own peak 1.03 GiB on top of the weights allocated before the
+    # profiler started (the trace's Total Allocated reaches 1.95 GiB); one 1-byte copy to pinned memory
+    check(findings == [], f"no finding expected, got {serious(findings)}")
+    lt = trace["lifetimes"]
+    check(lt["allocations"] == 1125 and lt["freed"] == 1125 and lt["live_at_end"] == 0, f"got {lt}")
+    check(lt["free_unknown"] == 0 and lt["double_free"] == 0, f"got {lt}")
+    peak = max(d["peak_bytes"] for d in trace["devices"] if d["id"] >= 0)
+    check(1103766016 <= peak <= 2088508416, f"a peak between the step's 1.03 GiB and 1.95 GiB expected, got {peak}")
+    check(all(p["kind"] != "training" for p in trace["phases"]), f"inference taken for training: {trace['phases']}")
+    check(trace["pid"] == "25286", f"pid 25286 expected, got {trace['pid']}")
+
+
 FILES = [
     ("cs336_niu_fwd_bwd_200.pickle", niu),
     ("cs336_silmont2000_mem_snapshot_small.pickle", silmont),
@@ -91,17 +145,31 @@ FILES = [
     ("fuser_h200_pytorch_xentropy_benchmark_nsys2025.sqlite", fuser),
 ]
 
+# Shipped with the sources (tests/data/real, provenance and licenses in its README): never skipped.
+SHIPPED = [
+    ("param_resnet_2080ti_noprofmem.json.gz", param_resnet),
+    ("param_dlrm_v100_rank0_step.pt.trace.json", param_dlrm),
+    ("fuser_h200_test_matmul_nsys2024.sqlite", fuser_matmul),
+    ("tracelens_h100_qwen05b_inference_memory.json.gz", tracelens_qwen),
+]
+
 
 def main():
-    if len(sys.argv) != 3:
+    args = sys.argv[1:]
+    shipped = args[:1] == ["--shipped"]
+    if shipped:
+        args = args[1:]
+    if len(args) != 2:
         print(__doc__.strip(), file=sys.stderr)
         return 2
-    vt, data = sys.argv[1], sys.argv[2]
-    if not data or not os.path.isdir(data) or not all(os.path.exists(os.path.join(data, n)) for n, _ in FILES):
+    vt, data = args
+    files = SHIPPED if shipped else FILES
+    present = data and os.path.isdir(data) and all(os.path.exists(os.path.join(data, n)) for n, _ in files)
+    if not present and not shipped:
         print(f"skipped: the real files are not in '{data}'")
         return SKIP
     failed = 0
-    for name, judge in FILES:
+    for name, judge in files:
         try:
             trace, findings = analyze(vt, os.path.join(data, name))
             no_guessed_cause(name, trace)
