@@ -150,6 +150,49 @@ TEST(caching_allocator_growth_is_reported)
     tg_cleanup();
 }
 
+/*
+ * One training step and no more, without NVTX or kernels (as a PyTorch snapshot of one step
+ * holds it, or a process traced for one step): weights, a forward pass's 24 activations, the
+ * backward freeing them and making 24 gradients, then the optimizer's 48 moments made in one
+ * burst at the end; the trace repeats nothing (one rise and fall). State made once, however
+ * many slices of the run it spans: at a dump (a snapshot) no leak and no growth at low or above;
+ * at the process's exit the gradients and moments, each made in a burst, are state too.
+ */
+static void one_step(int bSnapshot)
+{
+    const char *zPath = tg_path(bSnapshot ? "one_step_snap.db" : "one_step.db");
+    struct tg *g = tg_open(zPath);
+    struct vt_result r;
+    int64_t ts = 1 * MS, sW, sA, sG, sM;
+    ASSERT(g);
+    if (bSnapshot) tg_meta(g, "source_format", "pytorch_snapshot");
+    sW = tg_stack(g, "train.py", 20, "main");
+    sA = tg_stack(g, "model.py", 40, "forward");
+    sG = tg_stack(g, "train.py", 66, "train_step");
+    sM = tg_stack(g, "optimizers.py", 82, "step");
+    for (int i = 0; i < 24; i++, ts += MS) tg_alloc(g, ts, 0, 3, WEIGHTS + i * 0x1000000LL, 8 * MiB, sW);
+    for (int i = 0; i < 24; i++, ts += MS) tg_alloc(g, ts, 0, 3, ACT + i * 0x4000000LL, 48 * MiB, sA);
+    for (int i = 23; i >= 0; i--, ts += MS) {
+        tg_alloc(g, ts, 0, 3, LEAK + i * 0x1000000LL, 8 * MiB, sG); /* its gradient */
+        tg_free(g, ts + MS / 2, 0, 3, ACT + i * 0x4000000LL, 48 * MiB);
+    }
+    for (int i = 0; i < 48; i++, ts += MS / 2) tg_alloc(g, ts, 0, 3, LEAK + 0x40000000LL + i * 0x1000000LL, 8 * MiB, sM);
+    ASSERT_EQ(0, tg_close(g));
+    run(zPath, &r);
+    ASSERT_EQ(0, r.aTrace[0].ph.nIter);
+    ASSERT(r.aTrace[0].tl.aDev[0].nCycle < 3);
+    if (bSnapshot) {
+        ASSERT_EQ(0, count_kind(&r, "leak", VT_SEV_LOW));
+        ASSERT_EQ(1, count_kind(&r, "leak", VT_SEV_INFO)); /* the state finding */
+    }
+    for (int i = 0; i < r.nFind; i++) ASSERT(!strstr(r.aFind[i].zTitle, "never freed"));
+    vt__result_free(&r);
+    tg_cleanup();
+}
+
+TEST(one_step_snapshot_is_state) { one_step(1); }
+TEST(one_step_process_is_state) { one_step(0); }
+
 /* A plain CUDA program: cudaMalloc in a loop, never freed, no kernels, no NVTX. */
 TEST(plain_cuda_leak_without_phases)
 {
@@ -403,4 +446,5 @@ TEST(segment_growth_names_its_site)
 
 VT_TEST_LIST(T(state_without_uses_is_not_a_leak) T(segment_growth_names_its_site) T(segment_creep_is_not_growth) T(trend_shapes) T(nccl_buffers_are_not_leaks) T(leak_sample_shape) T(leak_growth_and_never_freed_by_site) T(healthy_training_loop_has_no_finding)
                  T(caching_allocator_segments_are_not_a_leak) T(caching_allocator_growth_is_reported)
-                     T(plain_cuda_leak_without_phases))
+                     T(plain_cuda_leak_without_phases) T(one_step_snapshot_is_state)
+                     T(one_step_process_is_state))

@@ -85,6 +85,10 @@ struct vt_device {
     int64_t aPool[VT_TIMELINE_BUCKETS]; /* pool reserved (latest) in each bucket, -1 none */
     int64_t slice[VT_SLICES];           /* lowest live bytes in each trace slice */
     int64_t tensorSlice[VT_SLICES];     /* lowest tensor live bytes in each trace slice, -1 = no event */
+    /* cycles of the live bytes (a step's rise and fall): a rise from cycLo to cycHi of at least an
+     * eighth of the peak so far, then a fall by half of it or more, counts one */
+    int64_t cycLo, cycHi;
+    int nCycle;
     struct vt_snap aTop[VT_TOPMAX];     /* largest allocations live at the peak */
     int nTop;
     struct vt_group aGroup[VT_TOPMAX];  /* what was live at the peak by site and kind, largest first */

@@ -77,6 +77,43 @@ static int emit_end(struct vt_result *r, int iTrace, int64_t bytes, int64_t coun
     return f->zTitle && f->zEvidence && f->zFix && f->zSite ? 0 : -1;
 }
 
+/*
+ * The rises and falls of the live bytes of t's main device (the account with the highest peak),
+ * and whether accumulation can be judged: always over iterations; over slices of the run (no
+ * iterations known) only when the trace repeats, its main device's live bytes having risen and
+ * fallen ACCUMULATED_IV times or more (a step's sawtooth). One step or one forward pass spread
+ * over slices makes its state (gradients, optimizer state) in several of them without repeating.
+ */
+static int cycles(const struct vt_trace *t)
+{
+    const struct vt_device *m = NULL;
+    for (int d = 0; d < t->tl.nDev; d++)
+        if (t->tl.aDev[d].id >= 0 && (!m || t->tl.aDev[d].peak > m->peak)) m = &t->tl.aDev[d];
+    return m ? m->nCycle : 0;
+}
+
+static int repeats(const struct vt_trace *t)
+{
+    return !t->ph.bSliceBoundaries || cycles(t) >= ACCUMULATED_IV;
+}
+
+/* Whether t ends at a dump or a window's end (a PyTorch snapshot, a torch.profiler trace), not at the process's exit. */
+static int ends_at_dump(const struct vt_trace *t)
+{
+    return !strcmp(t->f.zSource, "pytorch_snapshot") || !strcmp(t->f.zSource, "kineto_json");
+}
+
+/*
+ * Whether site e's memory live at the end can be state made once rather than accumulation,
+ * in a trace that does not repeat: always when the trace ends at a dump (mid-step, activations
+ * and gradients are live there), else when it was made in a burst (within half of the run:
+ * one step's gradients or optimizer state), not spread over the run as a leak in a loop is.
+ */
+static int made_once(const struct vt_trace *t, const struct lsite *e)
+{
+    return !repeats(t) && (ends_at_dump(t) || (e->endLastTs - e->endFirstTs) * 2 < t->f.t1 - t->f.t0);
+}
+
 /* Memory live at exit that did not accumulate (what the state finding sums up). */
 struct state {
     int64_t bytes, count, first, last;
@@ -146,6 +183,15 @@ static int emit_state(struct vt_result *r, int iTrace, const struct leak *L, con
                                    "time, so whether any of them accumulated cannot be told. Largest: %s. Whether "
                                    "they were still in use is not known either: the trace has no kernel-argument uses.",
                                    (long long)S->count, S->nSite, S->nSite == 1 ? "" : "s", zList);
+    else if (!repeats(t) && ends_at_dump(t))
+        f->zEvidence = vt__strdupf(
+            "%lld allocations from %d call site%s are live at exit. The trace shows no repeated steps (its memory "
+            "rose and fell %d time%s, no iteration is marked), so growth from step to step cannot be told from "
+            "state made once, as weights, optimizer state created at the first step and the last step's "
+            "gradients and outputs are. Largest: %s. Whether they were still in use at the end is not known: the "
+            "trace has no kernel-argument uses. A trace of several steps (or NVTX/ProfilerStep ranges) shows "
+            "growth.",
+            (long long)S->count, S->nSite, S->nSite == 1 ? "" : "s", cycles(t), cycles(t) == 1 ? "" : "s", zList);
     else
         f->zEvidence = vt__strdupf(
             "%lld allocations from %d call site%s are live at exit, each site's made in fewer than %d different %s "
@@ -197,7 +243,7 @@ static int leak_at_end(const struct leak *L, struct vt_result *r, int iTrace)
             ncclCount += e->endCount;
             continue;
         }
-        if (!t->f.bHaveKernelUses && e->nIv < ACCUMULATED_IV) { /* uses unknown, not accumulating: state */
+        if (!t->f.bHaveKernelUses && (e->nIv < ACCUMULATED_IV || made_once(t, e))) { /* uses unknown, not accumulating: state */
             state_add(&S, L, t, i);
             continue;
         }
@@ -329,6 +375,7 @@ static int growth(const struct leak *L, struct vt_result *r, int iTrace)
     int64_t peak = vt__main_peak(t), rise, *aB = NULL;
     int nSiteFound = 0, n = 0, rc = 0;
     char zB[32], zP[32], zProj[200];
+    if (!repeats(t) && ends_at_dump(t)) return 0; /* one step or less up to a dump: no growth to judge */
     for (int i = 0; i < t->sites.n && i < L->n; i++) {
         const struct vt_site *s = &t->sites.a[i];
         const struct lsite *e = &L->a[i];

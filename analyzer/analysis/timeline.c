@@ -103,6 +103,13 @@ void vt__timeline_update(struct vt_trace *t, int iDev, int64_t ts)
     d->aLast[b] = d->live;
     if (d->poolReserved > 0) d->aPool[b] = d->poolReserved;
     lower(&d->slice[slice_of(ts, t->f.t0, t->f.t1 + 1)], d->live);
+    if (d->live < d->cycLo) d->cycLo = d->cycHi = d->live;
+    if (d->live > d->cycHi) d->cycHi = d->live;
+    if ((d->cycHi - d->cycLo) * 8 >= (d->peak > d->live ? d->peak : d->live) && d->cycHi - d->cycLo > 0 &&
+        (d->live - d->cycLo) * 2 <= d->cycHi - d->cycLo) {
+        d->nCycle++;
+        d->cycLo = d->cycHi = d->live;
+    }
     if (d->live > d->peak) {
         d->peak = d->live;
         d->peakTs = ts;
