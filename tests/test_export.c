@@ -629,6 +629,100 @@ TEST(export_symbolized_native_frames)
     vt_cleanup(zDir);
 }
 
+
+/* A fixture of another tool (tests/data/import) as the command line names it. */
+static const char *import_fixture(const char *zName)
+{
+    static char z[1024];
+    const char *zData = getenv("VT_TEST_DATA");
+    snprintf(z, sizeof z, "%s/import/%s", zData ? zData : "tests/data", zName);
+    return z;
+}
+
+/* How often zNeedle occurs in z. */
+static int count_of(const char *z, const char *zNeedle)
+{
+    int n = 0;
+    for (const char *p = z; (p = strstr(p, zNeedle)) != NULL; p += strlen(zNeedle)) n++;
+    return n;
+}
+
+/*
+ * Imported files are shown as what they are: a snapshot's tensor blocks are exported (Perfetto,
+ * CSV); a trace without tensor rows gets no tensor_event.csv; info says where a trace was
+ * imported from (no "pid ?", not "traced"); analyze says what is unknown (no times, no memory
+ * data) rather than 0, and names a snapshot's rows as segments.
+ */
+TEST(imported_files_as_they_are)
+{
+    const char *zDir = vt_tmpdir();
+    char zArgs[4096], zFile[512], zT0[256], *zOut, *zErr, *zCsv;
+    snprintf(zArgs, sizeof zArgs, "export --perfetto %s/snap.json %s", zDir, import_fixture("snap_small.pickle"));
+    ASSERT_EQ(0, vt_run(zDir, zArgs, &zOut, &zErr));
+    ASSERT_CONTAINS(zErr, "also holds 5 tensor events"); /* 6 rows, one of unknown time */
+    free(zOut), free(zErr);
+    snprintf(zFile, sizeof zFile, "%s/snap.json", zDir);
+    zCsv = vt_slurp(zFile);
+    ASSERT_EQ(3, count_of(zCsv, "\"cat\":\"tensor_alloc\""));
+    ASSERT_EQ(2, count_of(zCsv, "\"cat\":\"tensor_free\"")); /* free and free_requested */
+    ASSERT_CONTAINS(zCsv, "\"name\":\"GPU 1 tensors\"");
+    ASSERT_CONTAINS(zCsv, "\"source\":\"pytorch_history\"");
+    ASSERT_CONTAINS(zCsv, "{\"tensors\":");
+    free(zCsv);
+    snprintf(zArgs, sizeof zArgs, "export --csv %s/csv %s", zDir, import_fixture("snap_small.pickle"));
+    ASSERT_EQ(0, vt_run(zDir, zArgs, &zOut, &zErr));
+    free(zOut), free(zErr);
+    snprintf(zFile, sizeof zFile, "%s/csv/tensor_event.csv", zDir);
+    zCsv = vt_slurp(zFile);
+    ASSERT(!strncmp(zCsv, "trace,pid,rank,id,t,ts,op,device,address,bytes,stream,stack_id,source\n", 70));
+    ASSERT_CONTAINS(zCsv, "\nsnap_small.pickle,,,");
+    free(zCsv);
+    /* a trace without tensor rows: the files as before, no tensor_event.csv */
+    snprintf(zT0, sizeof zT0, "%s/rank0.db", zDir);
+    ASSERT_EQ(0, vt_fixture_write(zT0, 0));
+    snprintf(zArgs, sizeof zArgs, "export --csv %s/csv2 %s", zDir, zT0);
+    ASSERT_EQ(0, vt_run(zDir, zArgs, &zOut, &zErr));
+    free(zOut), free(zErr);
+    snprintf(zFile, sizeof zFile, "%s/csv2/tensor_event.csv", zDir);
+    ASSERT(access(zFile, F_OK) != 0);
+    /* info: imported, not traced */
+    snprintf(zArgs, sizeof zArgs, "info %s", import_fixture("snap_v1.pickle"));
+    ASSERT_EQ(0, vt_run(zDir, zArgs, &zOut, &zErr));
+    ASSERT_CONTAINS(zOut, "\nprocess     snap_v1.pickle\n");
+    ASSERT_CONTAINS(zOut, "\nstatus      imported from pytorch_snapshot file ");
+    ASSERT(!strstr(zOut, "pid ?") && !strstr(zOut, "traced for") && !strstr(zOut, "closed cleanly"));
+    free(zOut), free(zErr);
+    /* analyze: a snapshot without history or times */
+    snprintf(zArgs, sizeof zArgs, "analyze %s", import_fixture("snap_v1.pickle"));
+    ASSERT_EQ(0, vt_run(zDir, zArgs, &zOut, &zErr));
+    ASSERT_CONTAINS(zOut, "\n  duration unknown; ");
+    ASSERT_CONTAINS(zOut, "level: segments (caching allocator); inside these segments, the");
+    ASSERT_CONTAINS(zOut, "device 0: peak 2.00 MiB at an unknown time\n");
+    ASSERT_CONTAINS(zOut, "note: no allocation history: only the state at the dump is known");
+    ASSERT(!strstr(zOut, "ring buffer") && !strstr(zOut, "0 ns") && !strstr(zOut, " at 0 s"));
+    ASSERT_CONTAINS(zErr, "holds no allocation history"); /* the import's note: the same fact */
+    free(zOut), free(zErr);
+    snprintf(zArgs, sizeof zArgs, "analyze --format json %s", import_fixture("snap_v1.pickle"));
+    ASSERT_EQ(0, vt_run(zDir, zArgs, &zOut, &zErr));
+    ASSERT_CONTAINS(zOut, "\"start_ns\": null, \"end_ns\": null, \"duration_ns\": null");
+    ASSERT_CONTAINS(zOut, "\"peak_ts\": null");
+    free(zOut), free(zErr);
+    /* analyze: a torch.profiler trace without addresses has no memory data: its peaks are unknown */
+    snprintf(zArgs, sizeof zArgs, "analyze --format json %s", import_fixture("kineto_noaddr.json.gz"));
+    ASSERT_EQ(0, vt_run(zDir, zArgs, &zOut, &zErr));
+    ASSERT_CONTAINS(zOut, "\"sum_of_device_peaks_bytes\": null, \"max_device_peak_bytes\": null, "
+                          "\"min_device_peak_bytes\": null");
+    free(zOut), free(zErr);
+    snprintf(zArgs, sizeof zArgs, "analyze %s %s", import_fixture("kineto_noaddr.json.gz"), zT0);
+    ASSERT_EQ(0, vt_run(zDir, zArgs, &zOut, &zErr));
+    ASSERT_CONTAINS(zOut, " peak    unknown  ");
+    ASSERT_CONTAINS(zOut, ", without the 1 process whose peak is unknown\n");
+    ASSERT(!strstr(zOut, "peak        0 B"));
+    free(zOut), free(zErr);
+    vt_cleanup(zDir);
+}
+
 VT_TEST_LIST(T(export_one_trace) T(export_two_ranks_aligned) T(export_nvtx_kinds) T(export_to_fifo_and_symlink) T(export_errors)
                  T(export_streams_large_trace) T(export_unknown_values_left_out) T(export_time_window) T(export_gzip)
-                 T(export_demangled_kernel_names) T(export_csv_tables) T(export_symbolized_native_frames))
+                 T(export_demangled_kernel_names) T(export_csv_tables) T(export_symbolized_native_frames)
+                 T(imported_files_as_they_are))

@@ -226,5 +226,125 @@ TEST(process_without_pid_named_by_file)
     tg_cleanup();
 }
 
+
+/* Strings a trace supplies (pid, path, command) reach the terminal escaped: no escape sequence, no line of their own. */
+TEST(text_escapes_trace_strings)
+{
+    struct vt_opts o;
+    struct vt_result r;
+    char *zT;
+    analyze(&r, &o, 2);
+    snprintf(r.aTrace[1].f.zPid, sizeof r.aTrace[1].f.zPid, "7\x1b[2J");
+    snprintf(r.aTrace[1].f.zCmd, sizeof r.aTrace[1].f.zCmd, "python \x1b]0;owned\x07train.py\nrm -rf x");
+    r.aTrace[1].f.zPath = "/runs/a\x1b[31mred\nb.db";
+    ASSERT(r.aTrace[1].tl.nDev > 0 && r.aTrace[1].ph.n > 0);
+    snprintf(r.aTrace[1].tl.aDev[0].zName, sizeof r.aTrace[1].tl.aDev[0].zName, "GPU\x1b[8m");
+    snprintf(r.aTrace[1].ph.a[0].zName, sizeof r.aTrace[1].ph.a[0].zName, "tr\x1b[Kain\n");
+    zT = render(&r, VT_FMT_TEXT);
+    ASSERT_CONTAINS(zT, "\n  device 0 (GPU?[8m): peak ");
+    ASSERT_CONTAINS(zT, "\n    training   tr?[Kain?            0 s .. ");
+    ASSERT(!strchr(zT, '\x1b') && !strchr(zT, '\x07'));
+    ASSERT_CONTAINS(zT, "\n== Process pid 7?[2J: /runs/a?[31mred?b.db ==\n");
+    ASSERT_CONTAINS(zT, "\n  command: python ?]0;owned?train.py?rm -rf x\n");
+    ASSERT_CONTAINS(zT, "\n  pid 7?[2J                peak   3.06 GiB  3 findings"); /* the columns kept */
+    ASSERT(!strstr(zT, "\nb.db") && !strstr(zT, "\nrm -rf"));
+    free(zT);
+    /* a process named by its file (no pid): the name escaped in the table of processes too */
+    r.aTrace[1].f.zPid[0] = 0;
+    r.aTrace[1].f.zPath = "/runs/x\x1b[1m\ny.db";
+    zT = render(&r, VT_FMT_TEXT);
+    ASSERT(!strchr(zT, '\x1b'));
+    ASSERT_CONTAINS(zT, "\n  x?[1m?y.db               peak   3.06 GiB  3 findings");
+    free(zT);
+    vt__result_free(&r);
+    tg_cleanup();
+}
+
+/*
+ * What a trace does not know is shown as unknown (text) and null (JSON), never 0: a peak where
+ * the trace has no memory data (an import without allocations), times where it has none (a
+ * snapshot of the state at its dump).
+ */
+TEST(unknown_peaks_and_times)
+{
+    struct vt_opts o;
+    struct vt_result r;
+    char *zT, *zJ;
+    analyze(&r, &o, 2);
+    ASSERT_EQ(1, vt__memory_known(&r.aTrace[1]));
+    /* trace 1: imported from a torch.profiler trace that records no allocation */
+    snprintf(r.aTrace[1].f.zSource, sizeof r.aTrace[1].f.zSource, "kineto_json");
+    r.aTrace[1].lc.nAlloc = r.aTrace[1].lc.nTensorAlloc = 0;
+    r.aTrace[1].nOom = 0;
+    r.aTrace[1].tl.nDev = 0;
+    ASSERT_EQ(0, vt__memory_known(&r.aTrace[1]));
+    /* trace 0: no event with a known time */
+    r.aTrace[0].f.bTimes = 0;
+    zT = render(&r, VT_FMT_TEXT);
+    zJ = render(&r, VT_FMT_JSON);
+    ASSERT_CONTAINS(zT, "\n  pid 1234                 peak    unknown  ");
+    ASSERT_CONTAINS(zT, "\n  sum of per-process device peaks: 3.06 GiB, without the 1 process whose peak is unknown\n");
+    ASSERT_CONTAINS(zT, ", peak unknown, ");             /* the phases of trace 1 */
+    ASSERT_CONTAINS(zT, "\n  duration unknown; ");       /* trace 0 */
+    ASSERT_CONTAINS(zT, ": peak 3.06 GiB at an unknown time");
+    ASSERT(!strstr(zT, "peak 0 B") && !strstr(zT, "duration 0 ns"));
+    ASSERT_CONTAINS(zJ, "\"start_ns\": null, \"end_ns\": null, \"duration_ns\": null");
+    ASSERT_CONTAINS(zJ, "\"peak_bytes\": null, \"peak_ts\": null, \"start_live_bytes\": null, "
+                        "\"carried_from_training_bytes\": null");
+    ASSERT_CONTAINS(zJ, "\"sum_of_device_peaks_bytes\": 3288334336, \"max_device_peak_bytes\": 3288334336");
+    free(zT);
+    free(zJ);
+    /* no trace with a known peak: the sums are unknown too */
+    snprintf(r.aTrace[0].f.zSource, sizeof r.aTrace[0].f.zSource, "nsys_sqlite");
+    r.aTrace[0].lc.nAlloc = r.aTrace[0].lc.nTensorAlloc = 0;
+    r.aTrace[0].nOom = 0;
+    zT = render(&r, VT_FMT_TEXT);
+    zJ = render(&r, VT_FMT_JSON);
+    ASSERT_CONTAINS(zT, "\n  sum of per-process device peaks: unknown\n");
+    ASSERT_CONTAINS(zJ, "\"sum_of_device_peaks_bytes\": null, \"max_device_peak_bytes\": null, "
+                        "\"min_device_peak_bytes\": null");
+    free(zT);
+    free(zJ);
+    /* the tracer's own trace that allocated nothing: a real 0 */
+    r.aTrace[0].f.zSource[0] = 0;
+    ASSERT_EQ(1, vt__memory_known(&r.aTrace[0]));
+    vt__result_free(&r);
+    tg_cleanup();
+}
+
+/* The level names what the rows are; the state fix gives training advice only where the trace shows training. */
+TEST(level_and_state_fix)
+{
+    struct vt_trace t;
+    struct vt_phase ph;
+    struct vt_site site;
+    memset(&t, 0, sizeof t);
+    ASSERT_STREQ("allocations", vt__level_name(&t));
+    snprintf(t.f.zSource, sizeof t.f.zSource, "pytorch_snapshot"); /* segments, the blocks as tensor rows */
+    t.f.bHaveTensors = 1;
+    ASSERT_STREQ("segments (caching allocator)", vt__level_name(&t));
+    snprintf(t.f.zSource, sizeof t.f.zSource, "kineto_json");
+    t.lc.bTensorDevice = 1;
+    ASSERT_STREQ("tensors (the allocator's blocks)", vt__level_name(&t));
+    /* no phase, sites of inference code: no training advice */
+    memset(&site, 0, sizeof site);
+    site.zSite = "/srv/flexgen/pytorch_backend.py:190 in allocate";
+    t.sites.a = &site;
+    t.sites.n = 1;
+    ASSERT_EQ(0, vt__shows_training(&t));
+    ASSERT(!strstr(vt__fix_state(&t), "zero_grad") && strstr(vt__fix_state(&t), "inference_mode"));
+    /* an optimizer's allocation site, or a training phase: training advice */
+    site.zSite = "/src/optimizer/optimizer.py:51 in step";
+    ASSERT_EQ(1, vt__shows_training(&t));
+    ASSERT(strstr(vt__fix_state(&t), "optimizer.zero_grad(set_to_none=True)") != NULL);
+    site.zSite = "main.py:3 in serve";
+    memset(&ph, 0, sizeof ph);
+    ph.kind = VT_PHASE_TRAIN;
+    t.ph.a = &ph;
+    t.ph.n = 1;
+    ASSERT_EQ(1, vt__shows_training(&t));
+}
+
 VT_TEST_LIST(T(text_leads_with_worst) T(json_valid_versioned) T(html_self_contained_with_timeline) T(markdown_tables)
-             T(process_without_pid_named_by_file) T(no_phases_sentence))
+             T(process_without_pid_named_by_file) T(no_phases_sentence) T(text_escapes_trace_strings)
+             T(unknown_peaks_and_times) T(level_and_state_fix))

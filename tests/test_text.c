@@ -88,6 +88,14 @@ TEST(other_escapers)
     z = esc("bell\x07 \xff", 7, VT_ESC_TEXT, VT_TEXT_NOCAP);
     ASSERT_STREQ("bell? \xef\xbf\xbd", z);
     free(z);
+    /* a terminal obeys ESC, DEL and the C1 controls (U+009B is CSI): each one '?'; text keeps its lines */
+    z = esc("a\x1b[2J\x7f\xc2\x9b" "1m\n\t\xc3\xa9", 14, VT_ESC_TEXT, VT_TEXT_NOCAP);
+    ASSERT_STREQ("a?[2J??1m\n\t\xc3\xa9", z);
+    free(z);
+    /* one line: newlines and tabs too */
+    z = esc("a\x1b[2J\x7f\xc2\x9b" "1m\n\t\xc3\xa9", 14, VT_ESC_LINE, VT_TEXT_NOCAP);
+    ASSERT_STREQ("a?[2J??1m??\xc3\xa9", z);
+    free(z);
 }
 
 /* Long strings are cut at the cap, never inside a UTF-8 sequence, with a marker saying how much. */

@@ -290,6 +290,19 @@ int vt__sev_time(const struct vt_trace *t, int64_t ns);
 /* Largest device (not pinned host) peak of the trace, for relative severities. */
 int64_t vt__main_peak(const struct vt_trace *t);
 /*
+ * Whether t's live memory is known: 0 for a trace imported from a file that records no
+ * allocation (a torch.profiler trace without 'Addr', an Nsight export without memory events),
+ * whose peaks are unknown rather than 0; 1 otherwise (a trace that allocated nothing peaks at 0).
+ */
+int vt__memory_known(const struct vt_trace *t);
+/*
+ * Whether t shows training: a training phase, or an allocation site in a backward pass or an
+ * optimizer (fix texts give training advice only then).
+ */
+int vt__shows_training(const struct vt_trace *t);
+/* The fix text for memory held as state (weights, caches): training advice only when t shows training. */
+const char *vt__fix_state(const struct vt_trace *t);
+/*
  * Whether how long l was held says nothing: uses not known (no kernel-argument uses: copies
  * alone would make every buffer only kernels touch look unused), or memory held by design (a
  * cache of segments, the runtime's own memory, NCCL's buffers, pinned host memory), or no
@@ -304,12 +317,13 @@ int vt__unjudged_hold(const struct vt_trace *t, const struct vt_life *l);
  */
 int vt__trend(const int64_t *a, int n, int64_t minRise, int64_t *pRise);
 /*
- * The allocator's blocks beside CUDA's allocations, for a process's summary: "inside these allocations,
- * the allocator's blocks (tensors): 3907 allocated, 162 live at exit (439 MiB)", into z (size n); returns
+ * The allocator's blocks beside CUDA's allocations, for a process's summary: "inside these allocations
+ * (a PyTorch snapshot: segments), the allocator's blocks (tensors): 3907 allocated, 162 live at exit
+ * (439 MiB)", into z (size n); returns
  * 1, or 0 (z empty) when the trace has no blocks or the blocks are its only allocations (counted as such).
  */
 int vt__fmt_blocks(const struct vt_trace *t, char *z, size_t n);
-/* Offset of ts from the trace start ("0 s", "12.0 us", "1.25 s"; "?" when unknown), into z. */
+/* Offset of ts from the trace start ("0 s", "12.0 us", "1.25 s"; "?" when unknown, or t has no times), into z. */
 void vt__fmt_at(const struct vt_trace *t, int64_t ts, char *z, size_t n);
 /* Release everything a trace owns (closing its file; its write-back is the driver's to end first); *t zeroed. */
 void vt__trace_free(struct vt_trace *t);

@@ -200,9 +200,7 @@ static int emit_state(struct vt_result *r, int iTrace, const struct leak *L, con
             "not known: the trace has no kernel-argument uses.",
             (long long)S->count, S->nSite, S->nSite == 1 ? "" : "s", ACCUMULATED_IV,
             t->ph.bSliceBoundaries ? "slices of the run" : "iterations", zList);
-    f->zFix = vt__strdupf("Nothing to fix if this is the model's state. To hold less of it: free gradients with "
-                          "optimizer.zero_grad(set_to_none=True), del outputs and losses you no longer need, and "
-                          "keep only .item() or .detach().cpu() copies of what you log.");
+    f->zFix = vt__strdupf("%s", vt__fix_state(t));
     return f->zTitle && f->zEvidence && f->zFix && f->zSite ? 0 : -1;
 }
 

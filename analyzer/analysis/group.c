@@ -203,12 +203,7 @@ static long rank_number(const struct vt_trace *t)
 
 const char *vt__fmt_process(const struct vt_trace *t, char *z, size_t n)
 {
-    const char *zName = t->f.zPath ? strrchr(t->f.zPath, '/') : NULL;
-    if (n == 0) return z;
-    zName = zName ? zName + 1 : t->f.zPath ? t->f.zPath : "?";
-    if (t->f.zPid[0]) snprintf(z, n, "pid %s%s%s", t->f.zPid, t->f.zRank[0] ? ", rank " : "", t->f.zRank);
-    else snprintf(z, n, "%s%s%s", zName, t->f.zRank[0] ? ", rank " : "", t->f.zRank);
-    return z;
+    return vt__read_process_name(&t->f, z, n);
 }
 
 void vt__fmt_ranks(const struct vt_result *r, const struct vt_finding *f, char *z, size_t n)

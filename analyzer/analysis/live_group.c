@@ -147,6 +147,7 @@ int vt__fmt_reconcile(const struct vt_trace *t, const struct vt_device *d, char 
                   sizeof zC);
     vt__fmt_bytes(d->tensorPeak, zP, sizeof zP);
     vt__fmt_at(t, d->tensorPeakTs, zT, sizeof zT);
+    if (!strcmp(zT, "?")) snprintf(zT, sizeof zT, "an unknown time");
     snprintf(z, n,
              "at the peak %s allocated by tensors of %s reserved by the caching allocator (%s cached, free for "
              "tensors); tensor peak %s at %s; nvidia-smi shows reserved plus the CUDA context, cuBLAS and NCCL "

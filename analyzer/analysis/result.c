@@ -121,6 +121,37 @@ int64_t vt__main_peak(const struct vt_trace *t)
     return peak;
 }
 
+int vt__memory_known(const struct vt_trace *t)
+{
+    const char *z = t->f.zSource;
+    int bImported = z[0] && strcmp(z, "cupti") != 0;
+    return !(bImported && t->lc.nAlloc == 0 && t->lc.nTensorAlloc == 0 && t->nOom == 0);
+}
+
+int vt__shows_training(const struct vt_trace *t)
+{
+    static const char *const azWord[] = {"backward", "optimizer", "autograd", "zero_grad"};
+    for (int i = 0; i < t->ph.n; i++)
+        if (t->ph.a[i].kind == VT_PHASE_TRAIN) return 1;
+    for (int i = 0; i < t->sites.n; i++) {
+        const char *zSite = t->sites.a[i].zSite;
+        for (size_t k = 0; zSite && k < sizeof azWord / sizeof azWord[0]; k++)
+            if (strstr(zSite, azWord[k])) return 1;
+    }
+    return 0;
+}
+
+const char *vt__fix_state(const struct vt_trace *t)
+{
+    if (vt__shows_training(t))
+        return "Nothing to fix if this is the model's state. To hold less of it: free gradients with "
+               "optimizer.zero_grad(set_to_none=True), del outputs and losses you no longer need, and "
+               "keep only .item() or .detach().cpu() copies of what you log.";
+    return "Nothing to fix if this is the model's state (weights, caches). To hold less of it: del tensors you no "
+           "longer need and keep only .item() or .detach().cpu() copies of what you log; code that does not train "
+           "can run under torch.inference_mode(), which keeps no autograd graph.";
+}
+
 int vt__sev_bytes(const struct vt_trace *t, int64_t bytes)
 {
     int64_t peak = vt__main_peak(t);
@@ -181,14 +212,15 @@ int vt__fmt_blocks(const struct vt_trace *t, char *z, size_t n)
     z[0] = 0;
     if (t->lc.nTensorAlloc == 0 || t->lc.bTensorDevice) return 0;
     vt__fmt_bytes(t->lc.tensorLiveEndBytes, zB, sizeof zB);
-    snprintf(z, n, "inside these allocations, the allocator's blocks (tensors): %lld allocated, %lld live at exit (%s)",
+    snprintf(z, n, "inside these %s, the allocator's blocks (tensors): %lld allocated, %lld live at exit (%s)",
+             strcmp(t->f.zSource, "pytorch_snapshot") ? "allocations" : "segments", /* a snapshot's rows */
              (long long)t->lc.nTensorAlloc, (long long)t->lc.nTensorLiveEnd, zB);
     return 1;
 }
 
 void vt__fmt_at(const struct vt_trace *t, int64_t ts, char *z, size_t n)
 {
-    if (ts < 0) snprintf(z, n, "?");
+    if (ts < 0 || !t->f.bTimes) snprintf(z, n, "?");
     else if (ts <= t->f.t0) snprintf(z, n, "0 s");
     else vt__fmt_ns(ts - t->f.t0, z, n);
 }

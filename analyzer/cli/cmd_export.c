@@ -235,8 +235,11 @@ int vt__cmd_export(int argc, char **argv)
                 "%lld allocs, %lld frees, %lld OOM\n",
                 zOut, stats.nKernel, stats.nMemcpy, stats.nMemset, stats.nNvtx, stats.nAlloc,
                 stats.nFree, stats.nOom);
+        if (stats.nTensor) /* the line above as it was for traces without tensor rows */
+            fprintf(stderr, "vramtrace: %s also holds %lld tensor events (blocks of the framework's allocator)\n", zOut,
+                    stats.nTensor);
         if ((eo.bFrom || eo.bTo) && !(stats.nKernel || stats.nMemcpy || stats.nMemset || stats.nNvtx ||
-                                      stats.nAlloc || stats.nFree || stats.nOom))
+                                      stats.nAlloc || stats.nFree || stats.nTensor || stats.nOom))
             window_note(nOk, aF, &eo);
     }
     if (rc == VT_EXIT_OK && nFailed > 0) rc = VT_EXIT_PARTIAL;

@@ -15,7 +15,7 @@
 static void usage(FILE *f)
 {
     fprintf(f,
-            "usage: vramtrace import [OPTIONS] FILE... [-o OUT]\n\n"
+            "usage: vramtrace import [-o OUT] [--pid PID] [-f|--force] [-q|--quiet] FILE...\n\n"
             "Write a vramtrace trace for each FILE, recognized from its content (not its name):\n"
             "  - a PyTorch memory snapshot (torch.cuda.memory._dump_snapshot pickle, plain or\n"
             "    gzip'd; read by a restricted reader that refuses any pickle naming code),\n"

@@ -9,7 +9,7 @@
 
 /* Counts of what an export wrote, for the summary line and tests. */
 struct vt_export_stats {
-    long long nKernel, nMemcpy, nMemset, nNvtx, nAlloc, nFree, nCounter, nOom, nMeta;
+    long long nKernel, nMemcpy, nMemset, nNvtx, nAlloc, nFree, nTensor, nCounter, nOom, nMeta; /* nTensor: tensor_event rows */
 };
 
 /* What to write: a time window (ns from the export's origin, both ends included). */
@@ -34,8 +34,8 @@ int vt__export_perfetto(FILE *f, int nTrace, struct vt_tracefile *aF, const stru
 
 /*
  * Write nTrace traces opened through the read layer (aF) as CSV files in directory zDir
- * (created if missing): one file per table (memory_event, kernel, memcpy, memset, nvtx_range,
- * api_call, oom_event, device, meta), every trace's rows after three columns trace (the file
+ * (created if missing): one file per table (memory_event, tensor_event when a trace has tensor
+ * rows, kernel, memcpy, memset, nvtx_range, api_call, oom_event, device, meta), every trace's rows after three columns trace (the file
  * name), pid and rank, one header line, kernel, NVTX and API names joined in; existing files of
  * those names are replaced. For engines that join hundreds of ranks (DuckDB). Returns SQLITE_OK
  * or an SQLite error code with a message in *pzErr (sqlite3_malloc'd).

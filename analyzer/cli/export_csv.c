@@ -18,6 +18,7 @@ static const struct {
     const char *zFile, *zSelect;
 } aTable[] = {
     {"memory_event", "SELECT x.* FROM memory_event x"},
+    {"tensor_event", "SELECT x.* FROM tensor_event x"}, /* written only when a trace has tensor rows */
     {"kernel", "SELECT x.*, s.value AS name FROM kernel x LEFT JOIN string s ON s.id = x.name_id"},
     {"memcpy", "SELECT x.* FROM memcpy x"},
     {"memset", "SELECT x.* FROM memset x"},
@@ -41,14 +42,17 @@ int vt__export_csv(const char *zDir, int nTrace, struct vt_tracefile *aF, char *
     FILE *aOut[N_TABLE] = {NULL};
     int aDone[N_TABLE] = {0}; /* the header line written */
     char zPath[4200];
-    int rc = SQLITE_OK;
+    int rc = SQLITE_OK, bTensors = 0;
     size_t k;
+    for (int i = 0; i < nTrace; i++)
+        if (aF[i].aT[VT_T_TENSOR].nRow > 0) bTensors = 1;
     *pzErr = NULL;
     if (mkdir(zDir, 0777) != 0 && errno != EEXIST) {
         *pzErr = sqlite3_mprintf("cannot create %s: %s", zDir, strerror(errno));
         return SQLITE_CANTOPEN;
     }
     for (k = 0; k < N_TABLE && rc == SQLITE_OK; k++) {
+        if (!bTensors && !strcmp(aTable[k].zFile, "tensor_event")) continue; /* no file: as before there were any */
         snprintf(zPath, sizeof zPath, "%s/%s.csv", zDir, aTable[k].zFile);
         aOut[k] = fopen(zPath, "w");
         if (!aOut[k]) {
@@ -58,6 +62,7 @@ int vt__export_csv(const char *zDir, int nTrace, struct vt_tracefile *aF, char *
     }
     for (int i = 0; i < nTrace && rc == SQLITE_OK; i++) {
         for (k = 0; k < N_TABLE && rc == SQLITE_OK; k++) {
+            if (!aOut[k]) continue; /* a table not written */
             /* pid and rank from meta, NULL when absent; the guard's views hide impossible rows */
             char *zSql = sqlite3_mprintf("SELECT (SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'pid') AS pid,"
                                          " (SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'rank') AS rank, t.*"

@@ -14,6 +14,8 @@
 #define GPU_TID_BASE 10000000LL  /* + device * GPU_TID_STRIDE: the device's allocation track */
 #define GPU_TID_STRIDE 1000000LL /* streams: base + 1 + stream */
 #define NVTX_TID_NONE 0          /* NVTX ranges without a recorded thread */
+#define TENSOR_TID_BASE 9000000LL /* + device: the device's tensor track (a framework allocator's blocks); above
+                                   * any OS thread id, below the GPU tracks */
 
 /* The call site of stack `col`: the `site` view (created on the connection, see nsight.h). */
 #define SITE_SQL(col) "(SELECT site FROM site WHERE stack_id = " col ")"
@@ -219,6 +221,23 @@ static int write_tracks(struct exporter *x, int iTrace, const char *zPath, char 
     if ((rc = step_end(x, rc, pzErr)) != SQLITE_OK) goto done;
     sqlite3_finalize(p);
     p = NULL;
+
+    if (x->pF->aT[VT_T_TENSOR].bPresent) {
+        rc = prepare(x, "SELECT DISTINCT coalesce(device, 0) FROM tensor_event ORDER BY 1", &p, pzErr);
+        if (rc != SQLITE_OK) goto done;
+        while ((rc = sqlite3_step(p)) == SQLITE_ROW) {
+            int device = sqlite3_column_int(p, 0);
+            snprintf(zName, sizeof zName, "GPU %d tensors", device);
+            event_begin(x, "M", TENSOR_TID_BASE + device, "thread_name");
+            fputs(",\"args\":{\"name\":", x->f);
+            vt__json_str(x->f, zName);
+            fputs("}}", x->f);
+            x->pStats->nMeta++;
+        }
+        if ((rc = step_end(x, rc, pzErr)) != SQLITE_OK) goto done;
+        sqlite3_finalize(p);
+        p = NULL;
+    }
 
     rc = prepare(x,
                  "SELECT DISTINCT coalesce(thread, 0) FROM (SELECT thread FROM nvtx_range UNION"
@@ -444,7 +463,8 @@ static int counter_move(struct exporter *x, const struct vt_life *l, int64_t del
 {
     struct series *s;
     if (l->acct == VT_ACCT_NONE || delta == 0) return 0;
-    s = series_get(x, l->device >= 0 ? l->device : 0, vt__or(vt_mem_kind_name(l->memKind), "unknown"));
+    s = series_get(x, l->device >= 0 ? l->device : 0,
+                   l->bTensor ? "tensors" : vt__or(vt_mem_kind_name(l->memKind), "unknown"));
     if (!s) return -1;
     s->bytes += delta;
     if (in_window(x, ts, ts)) write_counter(x, ts, s);
@@ -485,14 +505,17 @@ static const char *site_of(struct exporter *x, int64_t stackId, int64_t bytes)
 }
 
 /*
- * Memory events in time order through the live set (the one rule for live bytes that analyze
- * and info apply): a counter of live bytes per device and memory kind, and one instant per
- * allocation, free, VMM creation, release, mapping and import with size, address, API and
- * call site. Unknown values are left out.
+ * Memory events (bTensor 0: memory_event, CUDA's memory) or a framework allocator's blocks
+ * (bTensor 1: tensor_event, the tensors inside that memory) in time order through a live set
+ * (the one rule for live bytes that analyze and info apply): a counter of live bytes per device
+ * and memory kind (blocks: the series "tensors"), and one instant per allocation, free, VMM
+ * creation, release, mapping and import (blocks: alloc, free, free_requested, on the device's
+ * tensor track) with size, address, API and call site. Unknown values are left out.
  */
-static int write_memory(struct exporter *x, char **pzErr)
+static int write_memory(struct exporter *x, int bTensor, char **pzErr)
 {
     struct vt_tracefile *f = x->pF;
+    const int k = bTensor ? VT_T_TENSOR : VT_T_MEM, nCol = bTensor ? VT_TENSORROW_NCOL : VT_MEMROW_NCOL;
     struct vt_live_hooks h = {x, mem_begin, NULL, mem_end, NULL};
     struct vt_rows c;
     struct vt_memrow m;
@@ -500,50 +523,63 @@ static int write_memory(struct exporter *x, char **pzErr)
     int rc = SQLITE_OK;
 
     memset(&c, 0, sizeof c);
-    if (!f->aT[VT_T_MEM].bPresent) return SQLITE_OK;
+    if (!f->aT[k].bPresent) return SQLITE_OK;
     x->L = vt__live_new(&h);
     x->bSeeded = 0;
-    zSql = vt__ordered_sql(f, VT_T_MEM, VT_MEMROW_COLS ", thread, stream, is_async", "1", "ts, id");
+    zSql = bTensor ? vt__ordered_sql(f, k, VT_TENSORROW_COLS ", NULL, stream, 0, op, source", "1", "ts, id")
+                   : vt__ordered_sql(f, k, VT_MEMROW_COLS ", thread, stream, is_async", "1", "ts, id");
     if (!x->L || !zSql) rc = SQLITE_NOMEM;
-    if (rc == SQLITE_OK) rc = vt__rows_open(&c, x->db, zSql, VT_MEMROW_NCOL + 3, f->aT[VT_T_MEM].w);
+    if (rc == SQLITE_OK) rc = vt__rows_open(&c, x->db, zSql, nCol + (bTensor ? 5 : 3), f->aT[k].w);
     while (rc == SQLITE_OK && (rc = vt__rows_next(&c)) == SQLITE_OK && c.bRow) {
         const char *zOp, *zKind;
         int bAlloc;
         long long tid;
-        vt__memrow_read(&c, 0, &m);
+        vt__memrow_read(&c, bTensor, &m);
         if (m.ts + x->shift - x->t0 > x->winTo) break; /* rows come in time order */
         if (!x->bSeeded && in_window(x, m.ts, m.ts)) seed_counters(x);
         x->bMatched = 0;
-        if (vt__live_apply(x->L, &m) != 0) {
+        /* a block's free_requested (op 0 here): it waits on streams, still live */
+        if ((!bTensor || m.op) && vt__live_apply(x->L, &m) != 0) {
             rc = SQLITE_NOMEM;
             break;
         }
         if (!in_window(x, m.ts, m.ts)) continue;
-        zOp = vt__or(vt_memop_name(m.op), "memory");
-        zKind = vt__or(vt_mem_kind_name(m.kind), "unknown");
-        bAlloc = m.op == VT_MEMOP_ALLOC || m.op == VT_MEMOP_VMM_CREATE || m.op == VT_MEMOP_VMM_MAP ||
-                 m.op == VT_MEMOP_IMPORT;
+        if (bTensor) {
+            zOp = vt__or(vt_tensor_op_name((int)vt__rows_i64(&c, nCol + 3)), "tensor");
+            zKind = "tensor";
+            bAlloc = m.op == VT_MEMOP_ALLOC;
+            tid = TENSOR_TID_BASE + (m.device >= 0 ? m.device : 0);
+        } else {
+            zOp = vt__or(vt_memop_name(m.op), "memory");
+            zKind = vt__or(vt_mem_kind_name(m.kind), "unknown");
+            bAlloc = m.op == VT_MEMOP_ALLOC || m.op == VT_MEMOP_VMM_CREATE || m.op == VT_MEMOP_VMM_MAP ||
+                     m.op == VT_MEMOP_IMPORT;
+            tid = vt__rows_null(&c, nCol) ? GPU_TID_BASE + (m.device >= 0 ? m.device : 0) * GPU_TID_STRIDE
+                                          : vt__rows_i64(&c, nCol);
+        }
         if (m.bytes >= 0) snprintf(zName, sizeof zName, "%s %s %s", zOp, vt__fmt_bytes(m.bytes, zSize, sizeof zSize), zKind);
         else snprintf(zName, sizeof zName, "%s %s", zOp, zKind);
-        tid = vt__rows_null(&c, VT_MEMROW_NCOL) ? GPU_TID_BASE + (m.device >= 0 ? m.device : 0) * GPU_TID_STRIDE
-                                                 : vt__rows_i64(&c, VT_MEMROW_NCOL);
         event_begin(x, "i", tid, zName);
-        fprintf(x->f, ",\"cat\":\"%s\",\"s\":\"t\",\"ts\":", bAlloc ? "alloc" : "free");
+        fprintf(x->f, ",\"cat\":\"%s%s\",\"s\":\"t\",\"ts\":", bTensor ? "tensor_" : "", bAlloc ? "alloc" : "free");
         put_us(x, m.ts, 0);
-        fprintf(x->f, ",\"args\":{\"address\":\"0x%llx\",\"mem_kind\":\"%s\"", (unsigned long long)m.address, zKind);
+        fprintf(x->f, ",\"args\":{\"address\":\"0x%llx\"", (unsigned long long)m.address);
+        if (!bTensor) fprintf(x->f, ",\"mem_kind\":\"%s\"", zKind);
         if (m.bytes >= 0) fprintf(x->f, ",\"bytes\":%lld", (long long)m.bytes);
         if (m.device >= 0) fprintf(x->f, ",\"device\":%d", m.device);
         if (vt_api_name(m.api)) fprintf(x->f, ",\"api\":\"%s\"", vt_api_name(m.api));
-        if (!vt__rows_null(&c, VT_MEMROW_NCOL + 1)) fprintf(x->f, ",\"stream\":%lld", (long long)vt__rows_i64(&c, VT_MEMROW_NCOL + 1));
-        if (vt__rows_or(&c, VT_MEMROW_NCOL + 2, 0)) fputs(",\"async\":1", x->f);
+        if (!vt__rows_null(&c, nCol + 1)) fprintf(x->f, ",\"stream\":%lld", (long long)vt__rows_i64(&c, nCol + 1));
+        if (vt__rows_or(&c, nCol + 2, 0)) fputs(",\"async\":1", x->f);
+        if (bTensor && vt_tensor_source_name((int)vt__rows_or(&c, nCol + 4, 0)))
+            fprintf(x->f, ",\"source\":\"%s\"", vt_tensor_source_name((int)vt__rows_or(&c, nCol + 4, 0)));
         if (m.correlation > 0) fprintf(x->f, ",\"correlation\":%lld", (long long)m.correlation);
         if (m.stackId >= 0) {
             fputs(",\"site\":", x->f);
             vt__json_str(x->f, site_of(x, m.stackId, m.bytes));
         }
-        if (!bAlloc && !x->bMatched) fputs(",\"unmatched_free\":true", x->f);
+        if (!bAlloc && !x->bMatched && (!bTensor || m.op)) fputs(",\"unmatched_free\":true", x->f);
         fputs("}}", x->f);
-        if (bAlloc) x->pStats->nAlloc++;
+        if (bTensor) x->pStats->nTensor++;
+        else if (bAlloc) x->pStats->nAlloc++;
         else x->pStats->nFree++;
     }
     if (rc != SQLITE_OK && !*pzErr)
@@ -694,7 +730,8 @@ int vt__export_perfetto(FILE *f, int nTrace, struct vt_tracefile *aF, const stru
         if (rc == SQLITE_OK) rc = write_kernels(&x, pzErr);
         if (rc == SQLITE_OK) rc = write_copies(&x, pzErr);
         if (rc == SQLITE_OK) rc = write_nvtx(&x, aEnd[i], pzErr);
-        if (rc == SQLITE_OK) rc = write_memory(&x, pzErr);
+        if (rc == SQLITE_OK) rc = write_memory(&x, 0, pzErr);
+        if (rc == SQLITE_OK) rc = write_memory(&x, 1, pzErr);
         if (rc == SQLITE_OK) rc = write_oom(&x, pzErr);
         if (rc != SQLITE_OK && *pzErr) {
             char *z = sqlite3_mprintf("%s: %s", aF[i].zPath, *pzErr);

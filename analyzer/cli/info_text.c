@@ -32,7 +32,10 @@ static void copies_total(const struct trace_info *p, long long *pn, long long *p
 }
 
 
-/* "pid 42 (parent 1), rank 0 of 2 (local 0), host h" from the meta rows, into z. */
+/*
+ * "pid 42 (parent 1), rank 0 of 2 (local 0), host h" from the meta rows, into z; a trace with
+ * no pid (an imported snapshot) is named by its file (vt__read_process_name).
+ */
 static void fmt_process(const struct trace_info *p, char *z, size_t n)
 {
     const char *zPid = vt__info_meta(p, "pid"), *zPpid = vt__info_meta(p, "ppid");
@@ -42,10 +45,17 @@ static void fmt_process(const struct trace_info *p, char *z, size_t n)
     z[0] = 0;
 #define APPEND(...) \
     if (len < n) len += (size_t)snprintf(z + len, n - len, __VA_ARGS__)
-    APPEND("pid %s", zPid ? zPid : "?");
+    if (zPid) {
+        APPEND("pid %s", zPid);
+    } else {
+        vt__read_process_name(&p->f, z, n); /* with ", rank R" when it has one */
+        len = strlen(z);
+    }
     if (zPpid) APPEND(" (parent %s)", zPpid);
     if (zRank) {
-        APPEND(", rank %s", zRank);
+        if (zPid) {
+            APPEND(", rank %s", zRank);
+        }
         if (zWorld) APPEND(" of %s", zWorld);
         if (zLocal) APPEND(" (local %s)", zLocal);
     }
@@ -129,6 +139,7 @@ void vt__info_text(FILE *f, const struct trace_info *p)
     const char *zRuntime = vt__info_meta(p, "cuda_runtime_version"), *zCupti = vt__info_meta(p, "cupti_version");
     const char *zCmd = vt__info_meta(p, "cmdline"), *zExe = exe_of(p);
     const char *zClosed = vt__info_meta(p, "closed_cleanly");
+    const char *zSource = vt__info_meta(p, "source_format"), *zFile = vt__info_meta(p, "source_file");
     int64_t startNs = vt__info_meta_int(p, "start_ns"), endNs = vt__info_meta_int(p, "end_ns");
     char zB[32], zProc[512], zT[32];
     long long nCopy, copyBytes, nPageable;
@@ -141,11 +152,20 @@ void vt__info_text(FILE *f, const struct trace_info *p)
     fprintf(f, "%-11s %s\n", "process", zProc);
     if (zCmd) fprintf(f, "%-11s %s\n", "command", zCmd);
     if (zExe) fprintf(f, "%-11s %s\n", "executable", zExe);
-    fprintf(f, "%-11s tracer %s, CUDA driver %s", "versions", zTracer ? zTracer : "?",
-            zDriver ? zDriver : "?");
-    if (zRuntime) fprintf(f, ", CUDA runtime %s", zRuntime);
-    fprintf(f, ", CUPTI %s, schema %d\n", zCupti ? zCupti : "?", p->f.version);
-    if (zClosed && !strcmp(zClosed, "1")) {
+    if (zSource && strcmp(zSource, "cupti") != 0 && !zTracer) {
+        const char *zImporter = vt__info_meta(p, "importer_version");
+        fprintf(f, "%-11s importer %s, schema %d\n", "versions", zImporter ? zImporter : "?", p->f.version);
+    } else {
+        fprintf(f, "%-11s tracer %s, CUDA driver %s", "versions", zTracer ? zTracer : "?", zDriver ? zDriver : "?");
+        if (zRuntime) fprintf(f, ", CUDA runtime %s", zRuntime);
+        fprintf(f, ", CUPTI %s, schema %d\n", zCupti ? zCupti : "?", p->f.version);
+    }
+    if (zSource && strcmp(zSource, "cupti") != 0) { /* imported: another tool recorded it, nothing was traced */
+        fprintf(f, "%-11s imported from %s file %s", "status", zSource, zFile ? zFile : "?");
+        if (startNs != VT_INFO_NUL && endNs != VT_INFO_NUL)
+            fprintf(f, ", spanning %s", vt__fmt_ns(endNs - startNs, zT, sizeof zT));
+        fputc('\n', f);
+    } else if (zClosed && !strcmp(zClosed, "1")) {
         fprintf(f, "%-11s closed cleanly", "status");
         if (startNs != VT_INFO_NUL && endNs != VT_INFO_NUL)
             fprintf(f, ", traced for %s", vt__fmt_ns(endNs - startNs, zT, sizeof zT));

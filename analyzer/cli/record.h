@@ -41,7 +41,7 @@ int vt__record_find_pyhook(const char *zExe, char *zOut, size_t nOut, char *zWhy
 void vt__record_side_dir(const char *zPattern, char *zOut, size_t nOut);
 
 /*
- * Find libcupti for NVTX_INJECTION64_PATH: the VRAMTRACE_CUPTI variable if set
+ * Find the libcupti the tracer loads (its directory goes first on LD_LIBRARY_PATH): the VRAMTRACE_CUPTI variable if set
  * (it must name a file); else, when the job's command zCmd (as given, resolved
  * through PATH) lives in <prefix>/bin of a Python environment, or $VIRTUAL_ENV
  * or $CONDA_PREFIX is set, the copy its CUDA wheels bring

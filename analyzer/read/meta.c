@@ -48,6 +48,16 @@ static int meta_int(sqlite3 *db, const char *zKey, int64_t *p)
     return 0;
 }
 
+const char *vt__read_process_name(const struct vt_tracefile *f, char *z, size_t n)
+{
+    const char *zName = f->zPath ? strrchr(f->zPath, '/') : NULL;
+    if (n == 0) return z;
+    zName = zName ? zName + 1 : f->zPath ? f->zPath : "?";
+    if (f->zPid[0]) snprintf(z, n, "pid %s%s%s", f->zPid, f->zRank[0] ? ", rank " : "", f->zRank);
+    else snprintf(z, n, "%s%s%s", zName, f->zRank[0] ? ", rank " : "", f->zRank);
+    return z;
+}
+
 int64_t vt__read_wall(const struct vt_tracefile *f, int64_t ts)
 {
     int64_t anchorCupti, anchorWall;
@@ -229,10 +239,13 @@ static void recording_notes(struct vt_tracefile *f, const char *zKernelArgs)
         vt__read_note(f, "the trace was not closed cleanly (process killed or still running): its last second "
                          "of events may be missing and allocations live at the end include ones the process "
                          "would have freed");
-    if (f->bHistoryTruncated)
+    if (f->bHistoryTruncated && f->historyStart >= 0)
         vt__read_note(f, "the allocation history does not reach back to the process start (its ring buffer was "
-                         "full): what happened before its first event is unknown, and nothing allocated before "
-                         "it is called a leak");
+                         "full, or recording began late): what happened before its first event is unknown, and "
+                         "nothing allocated before it is called a leak");
+    else if (f->bHistoryTruncated) /* a snapshot of the state at its dump alone */
+        vt__read_note(f, "no allocation history: only the state at the dump is known, so nothing before it is "
+                         "known and nothing live at it is called a leak");
     if (f->nLost > 0)
         vt__read_note(f, "%lld records were lost while tracing (see the 'dropped' table): counts, peaks and "
                          "findings are incomplete",

@@ -3,6 +3,7 @@
 #define VT_ANALYZER_READ_H
 
 #include <sqlite3.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "util/errors.h"
@@ -141,6 +142,12 @@ const struct vt_devinfo *vt__read_device(const struct vt_tracefile *f, int id);
 int64_t vt__read_wall(const struct vt_tracefile *f, int64_t ts);
 
 /* ---- meta.c ---- */
+/*
+ * The name of f's process for people: "pid 4242", "pid 4242, rank 1"; a trace that records no
+ * pid (an imported snapshot) is named by its file's name instead ("run.pickle", with ", rank 1"
+ * when it has one). Into z (size n); returns z.
+ */
+const char *vt__read_process_name(const struct vt_tracefile *f, char *z, size_t n);
 /* Meta, devices, the time range and the notes, after the scan (vt__read_open). A VT_EXIT code, one line printed. */
 int vt__read_meta(struct vt_tracefile *f);
 

@@ -359,8 +359,10 @@ static void rank_row(FILE *f, const struct vt_result *r, int i, int64_t median)
     int64_t peak = vt__main_peak(t);
     char zB[32], zD[40], zP[300];
     vt__fmt_bytes(peak, zB, sizeof zB);
-    if (median > 0) snprintf(zD, sizeof zD, "%+.1f %%", 100.0 * (double)(peak - median) / (double)median);
+    if (median > 0 && vt__memory_known(t))
+        snprintf(zD, sizeof zD, "%+.1f %%", 100.0 * (double)(peak - median) / (double)median);
     else snprintf(zD, sizeof zD, "-");
+    if (!vt__memory_known(t)) snprintf(zB, sizeof zB, "unknown"); /* no memory data: not 0 */
     fputs("<tr><td>", f);
     vt__put_text(f, vt__fmt_process(t, zP, sizeof zP), VT_ESC_HTML);
     fprintf(f, "</td><td>%s</td><td>%s</td><td>%d</td><td>%s</td></tr>\n", zB, zD, n,
@@ -555,7 +557,8 @@ static void phases(FILE *f, const struct vt_trace *t)
         const struct vt_phase *p = &t->ph.a[k];
         vt__fmt_at(t, p->start, zA, sizeof zA);
         vt__fmt_at(t, p->end, zZ, sizeof zZ);
-        vt__fmt_bytes(p->peak > 0 ? p->peak : 0, zB, sizeof zB);
+        if (vt__memory_known(t)) vt__fmt_bytes(p->peak > 0 ? p->peak : 0, zB, sizeof zB);
+        else snprintf(zB, sizeof zB, "unknown");
         fputs("<tr><td>", f);
         vt__put_text(f, p->zName, VT_ESC_HTML);
         fprintf(f, "</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%d</td><td>", vt__phase_kind_name(p->kind), zA,

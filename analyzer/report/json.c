@@ -66,6 +66,7 @@ static void trace_json(FILE *f, const struct vt_result *r, int i)
 {
     const struct vt_trace *t = &r->aTrace[i];
     const struct vt_opts *o = r->pOpts;
+    int bMem = vt__memory_known(t);
     fputs("    {", f);
     jstr(f, "path", t->f.zPath, 1);
     jstr(f, "pid", t->f.zPid, 1);
@@ -75,9 +76,9 @@ static void trace_json(FILE *f, const struct vt_result *r, int i)
     fprintf(f, "\"tensor_level\": %s, \"segment_level\": %s, \"closed_cleanly\": %s, \"written_back\": %s,\n      ",
             t->f.bTensors ? "true" : "false", t->f.bSegments ? "true" : "false", t->f.bCleanClose ? "true" : "false",
             t->f.bWritable ? "true" : "false");
-    jint(f, "start_ns", t->f.t0, 1);
-    jint(f, "end_ns", t->f.t1, 1);
-    jint(f, "duration_ns", t->f.t1 - t->f.t0, 0);
+    jint(f, "start_ns", t->f.bTimes ? t->f.t0 : -1, 1); /* no event with a known time: unknown */
+    jint(f, "end_ns", t->f.bTimes ? t->f.t1 : -1, 1);
+    jint(f, "duration_ns", t->f.bTimes ? t->f.t1 - t->f.t0 : -1, 0);
     fputs(",\n      \"lifetimes\": {", f);
     jint(f, "allocations", t->lc.nAlloc, 1);
     jint(f, "freed", t->lc.nFree, 1);
@@ -99,20 +100,22 @@ static void trace_json(FILE *f, const struct vt_result *r, int i)
         jstr(f, "name", dv->zName, 1);
         jint(f, "total_bytes", dv->totalBytes > 0 ? dv->totalBytes : -1, 1);
         jint(f, "peak_bytes", dv->peak, 1);
-        jint(f, "peak_ts", dv->peakTs, 1);
+        jint(f, "peak_ts", t->f.bTimes ? dv->peakTs : -1, 1);
         jint(f, "pool_reserved_peak_bytes", dv->poolPeakReserved, 1);
         if (dv->tensorPeak > 0) { /* the framework allocator's blocks (tensor_event) inside the device memory */
             jint(f, "tensor_at_peak_bytes", dv->tensorAtPeak, 1);
             jint(f, "tensor_peak_bytes", dv->tensorPeak, 1);
-            jint(f, "tensor_peak_ts", dv->tensorPeakTs, 1);
+            jint(f, "tensor_peak_ts", t->f.bTimes ? dv->tensorPeakTs : -1, 1);
         }
         jint(f, "live_at_exit_bytes", dv->live, 1);
         fputs("\"live_at_peak\": ", f);
         snaps(f, t, dv->aTop, dv->nTop, o->nTop);
         fputs(",\n         \"live_at_peak_groups\": ", f);
         groups(f, t, dv->aGroup, dv->nGroup, o->nTop);
-        fprintf(f, ",\n         \"timeline\": {\"start_ns\": %lld, \"bucket_ns\": %lld, \"max_live_bytes\": [",
-                (long long)t->f.t0, (long long)((t->f.t1 - t->f.t0 + 1 + VT_TIMELINE_BUCKETS - 1) / VT_TIMELINE_BUCKETS));
+        fputs(",\n         \"timeline\": {", f);
+        jint(f, "start_ns", t->f.bTimes ? t->f.t0 : -1, 1);
+        jint(f, "bucket_ns", t->f.bTimes ? (t->f.t1 - t->f.t0 + 1 + VT_TIMELINE_BUCKETS - 1) / VT_TIMELINE_BUCKETS : -1, 1);
+        fputs("\"max_live_bytes\": [", f);
         for (int k = 0; k < VT_TIMELINE_BUCKETS; k++) fprintf(f, "%s%lld", k ? "," : "", (long long)dv->aMax[k]);
         fputs("], \"last_live_bytes\": [", f);
         for (int k = 0; k < VT_TIMELINE_BUCKETS; k++) fprintf(f, "%s%lld", k ? "," : "", (long long)dv->aLast[k]);
@@ -134,10 +137,10 @@ static void trace_json(FILE *f, const struct vt_result *r, int i)
         jint(f, "start_ns", p->start, 1);
         jint(f, "end_ns", p->end, 1);
         jint(f, "iterations", p->nIter, 1);
-        jint(f, "peak_bytes", p->peak, 1);
-        jint(f, "peak_ts", p->peakTs, 1);
-        jint(f, "start_live_bytes", p->startLive, 1);
-        jint(f, "carried_from_training_bytes", p->carried, 1);
+        jint(f, "peak_bytes", bMem ? p->peak : -1, 1); /* no memory data: unknown, not 0 */
+        jint(f, "peak_ts", bMem ? p->peakTs : -1, 1);
+        jint(f, "start_live_bytes", bMem ? p->startLive : -1, 1);
+        jint(f, "carried_from_training_bytes", bMem ? p->carried : -1, 1);
         fputs("\"live_at_peak\": ", f);
         snaps(f, t, p->aTop, p->nTop, o->nTop);
         fputs(", \"live_at_peak_groups\": ", f);
@@ -249,6 +252,7 @@ int vt__report_json(FILE *f, const struct vt_result *r)
     for (int i = 0; i < r->nTrace; i++) {
         if (i) fputs(",\n", f);
         trace_json(f, r, i);
+        if (!vt__memory_known(&r->aTrace[i])) continue; /* its peak is unknown: left out */
         sum += vt__main_peak(&r->aTrace[i]);
         if (hi < 0 || vt__main_peak(&r->aTrace[i]) > hi) hi = vt__main_peak(&r->aTrace[i]);
         if (lo < 0 || vt__main_peak(&r->aTrace[i]) < lo) lo = vt__main_peak(&r->aTrace[i]);
@@ -277,9 +281,11 @@ int vt__report_json(FILE *f, const struct vt_result *r)
         fputc('}', f);
     }
     fprintf(f, "\n  ],\n  \"summary\": {\"traces\": %d, \"findings\": %d, \"high\": %d, \"medium\": %d, "
-               "\"low\": %d, \"info\": %d, \"sum_of_device_peaks_bytes\": %lld, \"max_device_peak_bytes\": %lld, "
-               "\"min_device_peak_bytes\": %lld}\n}\n",
-            r->nTrace, r->nFind, aSev[VT_SEV_HIGH], aSev[VT_SEV_MEDIUM], aSev[VT_SEV_LOW], aSev[VT_SEV_INFO],
-            (long long)sum, (long long)(hi > 0 ? hi : 0), (long long)(lo > 0 ? lo : 0));
+               "\"low\": %d, \"info\": %d, ",
+            r->nTrace, r->nFind, aSev[VT_SEV_HIGH], aSev[VT_SEV_MEDIUM], aSev[VT_SEV_LOW], aSev[VT_SEV_INFO]);
+    jint(f, "sum_of_device_peaks_bytes", hi < 0 ? -1 : sum, 1); /* traces with known peaks; null when none */
+    jint(f, "max_device_peak_bytes", hi, 1);
+    jint(f, "min_device_peak_bytes", lo, 0);
+    fputs("}\n}\n", f);
     return ferror(f) ? -1 : 0;
 }

@@ -47,15 +47,20 @@ int vt__report_markdown(FILE *f, const struct vt_result *r)
     }
     for (int i = 0; i < r->nTrace; i++) {
         const struct vt_trace *t = &r->aTrace[i];
-        fprintf(f, "\n## Process %s: `%s`\n\n", vt__fmt_process(t, zW, sizeof zW), t->f.zPath);
-        vt__fmt_ns(t->f.t1 - t->f.t0, zA, sizeof zA);
+        fputs("\n## Process ", f);
+        vt__put_text(f, vt__fmt_process(t, zW, sizeof zW), VT_ESC_MD);
+        fputs(": `", f);
+        vt__put_text(f, t->f.zPath, VT_ESC_MD);
+        fputs("`\n\n", f);
+        if (t->f.bTimes) vt__fmt_ns(t->f.t1 - t->f.t0, zA, sizeof zA);
+        else snprintf(zA, sizeof zA, "unknown");
         vt__fmt_bytes(t->lc.liveEndBytes, zB, sizeof zB);
         fprintf(f, "- duration %s; %lld allocations, %lld freed, %lld live at exit (%s)\n", zA, (long long)t->lc.nAlloc,
                 (long long)t->lc.nFree, (long long)t->lc.nLiveEnd, zB);
         if (vt__fmt_blocks(t, zLine, sizeof zLine)) fprintf(f, "- %s\n", zLine);
         fprintf(f, "- frees of unknown addresses %lld, double frees %lld, frees missing %lld\n",
                 (long long)t->lc.nFreeUnknown, (long long)t->lc.nDoubleFree, (long long)t->lc.nFreeMissing);
-        fprintf(f, "- level: %s\n", t->f.bSegments ? "caching-allocator segments" : t->f.bTensors ? "tensors" : "allocations");
+        fprintf(f, "- level: %s\n", vt__level_name(t));
         if (t->ph.n) {
             fprintf(f, "- phases from %s (%d phases, %d iterations)\n", t->ph.zSource, t->ph.n, t->ph.nIter);
         } else {
@@ -65,7 +70,11 @@ int vt__report_markdown(FILE *f, const struct vt_result *r)
             vt__put_text(f, zP, VT_ESC_MD);
             fputc('\n', f);
         }
-        for (int k = 0; k < t->f.nNote; k++) fprintf(f, "- note: %s\n", t->f.azNote[k]);
+        for (int k = 0; k < t->f.nNote; k++) {
+            fputs("- note: ", f);
+            vt__put_text(f, t->f.azNote[k], VT_ESC_MD);
+            fputc('\n', f);
+        }
         fprintf(f, "\n| device | peak | at | live at peak, by site and kind |\n|---|---|---|---|\n");
         for (int d = 0; d < t->tl.nDev; d++) {
             const struct vt_device *dv = &t->tl.aDev[d];
@@ -97,7 +106,8 @@ int vt__report_markdown(FILE *f, const struct vt_result *r)
                 const struct vt_phase *p = &t->ph.a[k];
                 vt__fmt_at(t, p->start, zA, sizeof zA);
                 vt__fmt_at(t, p->end, zZ, sizeof zZ);
-                vt__fmt_bytes(p->peak > 0 ? p->peak : 0, zB, sizeof zB);
+                if (vt__memory_known(t)) vt__fmt_bytes(p->peak > 0 ? p->peak : 0, zB, sizeof zB);
+                else snprintf(zB, sizeof zB, "unknown");
                 fputs("| ", f);
                 vt__put_text(f, p->zName, VT_ESC_MD);
                 fprintf(f, " | %s | %s | %s | %s | %d | ", vt__phase_kind_name(p->kind), zA, zZ, zB, p->nIter);
@@ -127,18 +137,26 @@ int vt__report_markdown(FILE *f, const struct vt_result *r)
     }
     if (r->nTrace > 1) {
         int64_t sum = 0;
+        int nUnknown = 0;
         fprintf(f, "\n## All processes\n\n| process | device peak | findings | worst |\n|---|---|---|---|\n");
         for (int i = 0; i < r->nTrace; i++) {
             const struct vt_trace *t = &r->aTrace[i];
             int worst, n = vt__trace_findings(r, i, &worst);
-            sum += vt__main_peak(t);
-            vt__fmt_bytes(vt__main_peak(t), zB, sizeof zB);
+            if (vt__memory_known(t)) {
+                sum += vt__main_peak(t);
+                vt__fmt_bytes(vt__main_peak(t), zB, sizeof zB);
+            } else {
+                nUnknown++;
+                snprintf(zB, sizeof zB, "unknown");
+            }
             fputs("| ", f);
             vt__put_text(f, vt__fmt_process(t, zW, sizeof zW), VT_ESC_MD);
             fprintf(f, " | %s | %d | %s |\n", zB, n, worst >= 0 ? vt__sev_name(worst) : "-");
         }
         vt__fmt_bytes(sum, zB, sizeof zB);
-        fprintf(f, "\nSum of per-process device peaks: %s.\n", zB);
+        if (nUnknown == r->nTrace) fprintf(f, "\nSum of per-process device peaks: unknown.\n");
+        else fprintf(f, "\nSum of per-process device peaks: %s%s.\n", zB,
+                     nUnknown ? ", without the processes whose peak is unknown" : "");
     }
     return ferror(f) ? -1 : 0;
 }

@@ -23,6 +23,12 @@ int vt__report_groups(const struct vt_result *r, const struct vt_device *d);
  * most --top), or -1 when out of memory. The caller frees *paIdx.
  */
 int vt__report_sites(const struct vt_result *r, const struct vt_trace *t, int **paIdx);
+/*
+ * What t's allocation rows are, for the "level" of a summary: "segments (caching allocator)"
+ * (a trace at segment level, or a PyTorch snapshot: its segments, with its blocks as tensor
+ * rows), "tensors", "tensors (the allocator's blocks)" (a torch.profiler trace), or "allocations".
+ */
+const char *vt__level_name(const struct vt_trace *t);
 /* Why t has no phases (t->ph.n == 0): inferred without confidence, or none found; into z (size n). */
 void vt__fmt_no_phases(const struct vt_trace *t, char *z, size_t n);
 

@@ -2,6 +2,7 @@
 #include "report.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 #define VT_REPORT_GROUPS 5 /* groups listed at a device peak: the largest, at most --top */
 
@@ -43,4 +44,12 @@ void vt__fmt_no_phases(const struct vt_trace *t, char *z, size_t n)
                        "ranges named train/validation would give them)", t->ph.zDoubt);
     else
         snprintf(z, n, "none found (no NVTX ranges matching the phase pattern, no backward/optimizer kernels)");
+}
+
+const char *vt__level_name(const struct vt_trace *t)
+{
+    if (t->f.bSegments || !strcmp(t->f.zSource, "pytorch_snapshot")) return "segments (caching allocator)";
+    if (t->f.bTensors) return "tensors";
+    if (t->lc.bTensorDevice) return "tensors (the allocator's blocks)";
+    return "allocations";
 }

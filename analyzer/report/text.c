@@ -25,7 +25,7 @@ static void wrap(FILE *f, const char *zLead, int nIndent, const char *z)
             fputc(' ', f);
             col++;
         }
-        vt__put_esc(f, z, (size_t)len, VT_ESC_TEXT, VT_TEXT_CAP);
+        vt__put_esc(f, z, (size_t)len, VT_ESC_LINE, VT_TEXT_CAP); /* its own newlines only */
         col += len;
         bFirst = 0;
         z = zEnd;
@@ -66,16 +66,21 @@ static void trace_section(FILE *f, const struct vt_result *r, int iTrace)
     const struct vt_trace *t = &r->aTrace[iTrace];
     const struct vt_opts *o = r->pOpts;
     char zW[300], zB[32], zC[32], zT[32], zLine[1024], zB2[200];
-    fprintf(f, "\n== Process %s: %s ==\n", vt__fmt_process(t, zW, sizeof zW), t->f.zPath);
+    fputs("\n== Process ", f);
+    vt__put_text(f, vt__fmt_process(t, zW, sizeof zW), VT_ESC_LINE);
+    fputs(": ", f);
+    vt__put_text(f, t->f.zPath, VT_ESC_LINE);
+    fputs(" ==\n", f);
     if (t->f.zCmd[0]) wrap(f, "  command: ", 11, t->f.zCmd);
-    vt__fmt_ns(t->f.t1 - t->f.t0, zT, sizeof zT);
+    if (t->f.bTimes) vt__fmt_ns(t->f.t1 - t->f.t0, zT, sizeof zT);
+    else snprintf(zT, sizeof zT, "unknown");
     vt__fmt_bytes(t->lc.liveEndBytes, zB, sizeof zB);
     snprintf(zLine, sizeof zLine,
              "duration %s; %lld allocations, %lld freed, %lld live at exit (%s); %lld frees of unknown "
              "addresses, %lld double frees, %lld frees missing; level: %s",
              zT, (long long)t->lc.nAlloc, (long long)t->lc.nFree, (long long)t->lc.nLiveEnd, zB,
              (long long)t->lc.nFreeUnknown, (long long)t->lc.nDoubleFree, (long long)t->lc.nFreeMissing,
-             t->f.bSegments ? "segments (caching allocator)" : t->f.bTensors ? "tensors" : "allocations");
+             vt__level_name(t));
     if (vt__fmt_blocks(t, zB2, sizeof zB2)) {
         size_t k = strlen(zLine);
         snprintf(zLine + k, sizeof zLine - k, "; %s", zB2);
@@ -87,8 +92,11 @@ static void trace_section(FILE *f, const struct vt_result *r, int iTrace)
         if (dv->peak <= 0) continue;
         vt__fmt_bytes(dv->peak, zB, sizeof zB);
         vt__fmt_at(t, dv->peakTs, zAt, sizeof zAt);
+        if (!strcmp(zAt, "?")) snprintf(zAt, sizeof zAt, "an unknown time");
         vt__fmt_bytes(dv->totalBytes, zC, sizeof zC);
-        fprintf(f, "  %s: peak %s at %s%s%s", vt__fmt_device(dv, zD, sizeof zD), zB, zAt,
+        fputs("  ", f);
+        vt__put_text(f, vt__fmt_device(dv, zD, sizeof zD), VT_ESC_LINE); /* the device's name is the trace's */
+        fprintf(f, ": peak %s at %s%s%s", zB, zAt,
                 dv->id >= 0 && dv->totalBytes > 0 ? " of " : "", dv->id >= 0 && dv->totalBytes > 0 ? zC : "");
         if (dv->poolPeakReserved > 0) {
             vt__fmt_bytes(dv->poolPeakReserved, zC, sizeof zC);
@@ -108,9 +116,13 @@ static void trace_section(FILE *f, const struct vt_result *r, int iTrace)
             char zA[32], zZ[32];
             vt__fmt_at(t, p->start, zA, sizeof zA);
             vt__fmt_at(t, p->end, zZ, sizeof zZ);
-            vt__fmt_bytes(p->peak > 0 ? p->peak : 0, zB, sizeof zB);
-            fprintf(f, "    %-10s %-20.20s %s .. %s, peak %s, %d iterations\n", vt__phase_kind_name(p->kind),
-                    p->zName, zA, zZ, zB, p->nIter);
+            if (vt__memory_known(t)) vt__fmt_bytes(p->peak > 0 ? p->peak : 0, zB, sizeof zB);
+            else snprintf(zB, sizeof zB, "unknown");
+            size_t nName = vt__utf8_prefix(p->zName, strlen(p->zName), 20); /* an NVTX name: the trace's */
+            fprintf(f, "    %-10s ", vt__phase_kind_name(p->kind));
+            vt__put_esc(f, p->zName, nName, VT_ESC_LINE, VT_TEXT_NOCAP);
+            fprintf(f, "%*s %s .. %s, peak %s, %d iterations\n", (int)(20 - vt__utf8_chars(p->zName, nName)), "", zA,
+                    zZ, zB, p->nIter);
             if (p->nGroup > 0) {
                 vt__fmt_group(t, &p->aGroup[0], zLine, sizeof zLine);
                 wrap(f, "      largest at its peak: ", 8, zLine);
@@ -133,8 +145,11 @@ static void trace_section(FILE *f, const struct vt_result *r, int iTrace)
             vt__fmt_bytes(s->peakLiveBytes, zP, sizeof zP);
             vt__fmt_bytes(s->liveBytes, zE, sizeof zE);
             int nSite = (int)strlen(s->zSite);
-            if (nSite <= WIDTH - 48) fprintf(f, "    %8lld %10s %10s %10s  %s\n", (long long)s->nAlloc, zB, zP, zE, s->zSite);
-            else fprintf(f, "    %8lld %10s %10s %10s  ...%s\n", (long long)s->nAlloc, zB, zP, zE, s->zSite + nSite - (WIDTH - 51));
+            int nCut = nSite <= WIDTH - 48 ? 0 : nSite - (WIDTH - 51);
+            while (nCut > 0 && nCut < nSite && (s->zSite[nCut] & 0xC0) == 0x80) nCut++; /* a whole character */
+            fprintf(f, "    %8lld %10s %10s %10s  %s", (long long)s->nAlloc, zB, zP, zE, nCut ? "..." : "");
+            vt__put_text(f, s->zSite + nCut, VT_ESC_LINE);
+            fputc('\n', f);
         }
         free(aIdx);
     }
@@ -168,6 +183,7 @@ int vt__report_text(FILE *f, const struct vt_result *r)
         fprintf(f, "\n(the sections of each of the %d processes: --all shows them)\n", r->nTrace);
     if (r->nTrace > 1) {
         int64_t sum = 0;
+        int nUnknown = 0;
         char zB[32], zW[300];
         fprintf(f, "\n== All processes ==\n");
         for (int i = 0; i < r->nTrace; i++) {
@@ -175,30 +191,47 @@ int vt__report_text(FILE *f, const struct vt_result *r)
             int worst, n;
             if (!o->bAll && i == VT_SCREEN_PROCESSES) { /* the sum and the imbalance below cover them all */
                 fprintf(f, "  ... %d more processes (--all shows them)\n", r->nTrace - i);
-                for (; i < r->nTrace; i++) sum += vt__main_peak(&r->aTrace[i]);
+                for (; i < r->nTrace; i++) {
+                    if (vt__memory_known(&r->aTrace[i])) sum += vt__main_peak(&r->aTrace[i]);
+                    else nUnknown++;
+                }
                 break;
             }
             n = vt__trace_findings(r, i, &worst);
-            int64_t peak = vt__main_peak(t);
-            sum += peak;
-            vt__fmt_bytes(peak, zB, sizeof zB);
+            if (vt__memory_known(t)) {
+                int64_t peak = vt__main_peak(t);
+                sum += peak;
+                vt__fmt_bytes(peak, zB, sizeof zB);
+            } else {
+                nUnknown++;
+                snprintf(zB, sizeof zB, "unknown");
+            }
             vt__fmt_process(t, zW, sizeof zW);
-            if (vt__utf8_chars(zW, strlen(zW)) > 24) { /* a long file name: on a line of its own, the columns kept */
+            size_t nChar = vt__utf8_chars(zW, strlen(zW));
+            if (nChar > 24) { /* a long file name: on a line of its own, the columns kept */
                 wrap(f, "  ", 4, zW);
                 zW[0] = 0;
+                nChar = 0;
             }
-            fprintf(f, "  %-24s peak %10s  %d finding%s%s%s\n", zW, zB, n, n == 1 ? "" : "s",
+            fputs("  ", f);
+            vt__put_text(f, zW, VT_ESC_LINE); /* a control character is one '?': the width holds */
+            fprintf(f, "%*s peak %10s  %d finding%s%s%s\n", (int)(24 - nChar), "", zB, n, n == 1 ? "" : "s",
                     worst >= 0 ? ", worst " : "", worst >= 0 ? vt__sev_name(worst) : "");
         }
         vt__fmt_bytes(sum, zB, sizeof zB);
-        fprintf(f, "  sum of per-process device peaks: %s\n", zB);
-        {   /* ranks doing the same work should peak alike: name the one that does not */
-            int iMax = 0, iMin = 0;
-            for (int i = 1; i < r->nTrace; i++) {
-                if (vt__main_peak(&r->aTrace[i]) > vt__main_peak(&r->aTrace[iMax])) iMax = i;
-                if (vt__main_peak(&r->aTrace[i]) < vt__main_peak(&r->aTrace[iMin])) iMin = i;
+        if (nUnknown == r->nTrace) fprintf(f, "  sum of per-process device peaks: unknown\n");
+        else if (nUnknown)
+            fprintf(f, "  sum of per-process device peaks: %s, without the %d process%s whose peak is unknown\n", zB,
+                    nUnknown, nUnknown == 1 ? "" : "es");
+        else fprintf(f, "  sum of per-process device peaks: %s\n", zB);
+        {   /* ranks doing the same work should peak alike: name the one that does not (of those with known peaks) */
+            int iMax = -1, iMin = -1;
+            for (int i = 0; i < r->nTrace; i++) {
+                if (!vt__memory_known(&r->aTrace[i])) continue;
+                if (iMax < 0 || vt__main_peak(&r->aTrace[i]) > vt__main_peak(&r->aTrace[iMax])) iMax = i;
+                if (iMin < 0 || vt__main_peak(&r->aTrace[i]) < vt__main_peak(&r->aTrace[iMin])) iMin = i;
             }
-            int64_t hi = vt__main_peak(&r->aTrace[iMax]), lo = vt__main_peak(&r->aTrace[iMin]);
+            int64_t hi = iMax < 0 ? 0 : vt__main_peak(&r->aTrace[iMax]), lo = iMin < 0 ? 0 : vt__main_peak(&r->aTrace[iMin]);
             if (lo > 0 && hi - lo >= lo / 5) {
                 char zLine[700], zH[32], zL[32];
                 vt__fmt_bytes(hi, zH, sizeof zH);

@@ -138,8 +138,11 @@ static void put_ascii(FILE *f, unsigned c, enum vt_esc esc)
         if (c == '"') fputs("\"\"", f);
         else fputc((int)c, f);
         return;
+    case VT_ESC_LINE:
+        fputc(c < 0x20 || c == 0x7F ? '?' : (int)c, f);
+        return;
     default:
-        fputc(c < 0x20 && c != '\n' && c != '\t' ? '?' : (int)c, f);
+        fputc((c < 0x20 && c != '\n' && c != '\t') || c == 0x7F ? '?' : (int)c, f);
         return;
     }
 }
@@ -148,6 +151,7 @@ int vt__put_esc(FILE *f, const char *z, size_t n, enum vt_esc esc, size_t cap)
 {
     const unsigned char *p = (const unsigned char *)z;
     size_t i = 0, end = n;
+    unsigned cp = 0;
     if (cap != VT_TEXT_NOCAP && n > cap) end = cap;
     while (i < end) {
         int k;
@@ -155,9 +159,10 @@ int vt__put_esc(FILE *f, const char *z, size_t n, enum vt_esc esc, size_t cap)
             put_ascii(f, p[i++], esc);
             continue;
         }
-        k = vt__utf8_len(p + i, n - i, NULL);
+        k = vt__utf8_len(p + i, n - i, &cp);
         if (k > 0 && i + (size_t)k <= end) {
-            fwrite(p + i, 1, (size_t)k, f);
+            if ((esc == VT_ESC_TEXT || esc == VT_ESC_LINE) && cp < 0xA0) fputc('?', f); /* C1: a terminal obeys them */
+            else fwrite(p + i, 1, (size_t)k, f);
             i += (size_t)k;
         } else if (k > 0) { /* a sequence across the cap: cut before it */
             end = i;

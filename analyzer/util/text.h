@@ -44,7 +44,8 @@ size_t vt__utf8_prefix(const char *z, size_t n, size_t nChar);
 
 /* Where a string is written, and how its special characters are escaped. */
 enum vt_esc {
-    VT_ESC_TEXT = 0, /* plain text: control characters but newline and tab become '?' */
+    VT_ESC_TEXT = 0, /* plain text: control characters (C0 but newline and tab, DEL, C1) become '?' */
+    VT_ESC_LINE,     /* one line of plain text: every control character, newline and tab too, becomes '?' */
     VT_ESC_JSON,     /* the inside of a JSON string literal */
     VT_ESC_HTML,     /* HTML text and attribute values */
     VT_ESC_MD,       /* a Markdown table cell: '|' escaped, newlines as spaces */
