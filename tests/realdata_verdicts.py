@@ -207,12 +207,13 @@ def main():
         except AssertionError as e:
             print(f"FAIL   {name}: {e}")
             failed += 1
-    try:
-        text_checks(vt, data)
-        print("ok     text reports")
-    except AssertionError as e:
-        print(f"FAIL   text reports: {e}")
-        failed += 1
+    if not shipped:  # the text checks read files of the shared set
+        try:
+            text_checks(vt, data)
+            print("ok     text reports")
+        except AssertionError as e:
+            print(f"FAIL   text reports: {e}")
+            failed += 1
     return 1 if failed else 0
 
 
