@@ -345,7 +345,7 @@ static inline const uint8_t *digits(const uint8_t *p, uint64_t *pm)
  * -?(0|[1-9][0-9]*)(\.[0-9]+)? of at most 18 (integers) or 19 (with a fraction) characters ended
  * inside the buffer, are converted in place, to the values the general path gives them.
  */
-static int read_number(struct vt_js *j)
+static inline __attribute__((always_inline)) int read_number(struct vt_js *j)
 {
     static const double aPow10[] = {1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10,
                                     1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18};
@@ -791,7 +791,7 @@ static inline __attribute__((always_inline)) int read_key(struct vt_js *j, const
 /* Every aOut of s and of its sub-selections to -1 (nothing found yet). */
 static void sel_reset(const struct vt_jsel *s)
 {
-    memset(s->aOut, 0xff, (size_t)s->k->n * sizeof *s->aOut); /* -1 */
+    for (int m = 0; m < s->k->n; m++) s->aOut[m] = -1;
     if (s->apSub)
         for (int m = 0; m < s->k->n; m++)
             if (s->apSub[m]) sel_reset(s->apSub[m]);
