@@ -856,10 +856,14 @@ int vt__js_read_tree_sel(struct vt_js *j, int tok, struct vt_jtree *t, const str
     aLast[0] = -1;
     aSel[0] = tok == VT_JS_OBJECT ? s : NULL;
     nOpen = 1;
+    /* the innermost open container: an object?, dropped?, its selection (kept from push to close) */
+    int bObj = tok == VT_JS_OBJECT, bIn = 0;
+    const struct vt_jsel *sel = aSel[0];
     for (;;) {
-        /* the value is dropped inside a dropped container, or as a member not selected */
-        int bObj = j->aNest[j->nNest - 1] == '{', m = -1, bDrop = aOpen[nOpen - 1] < 0, bKey = 0;
-        const struct vt_jsel *sel = aSel[nOpen - 1], *sub = NULL;
+        /* the value is dropped inside a dropped container, or as a member not selected; m >= 0
+         * (a member found in sel) only where there is a selection */
+        int m = -1, bDrop = bIn, bKey = 0;
+        const struct vt_jsel *sub = NULL;
         c = bFirst ? -3 : after_sep(j, ',');
         if (c == -3) {
             c = skip_ws(j);
@@ -900,7 +904,7 @@ int vt__js_read_tree_sel(struct vt_js *j, int tok, struct vt_jtree *t, const str
                 if (c == -2) return VT_JS_ERROR;
             }
         }
-        if (sel && m >= 0 && sel->apSub && sel->apSub[m]) { /* found again: only the last one counts */
+        if (m >= 0 && sel->apSub && sel->apSub[m]) { /* found again: only the last one counts */
             sel_reset(sel->apSub[m]);
             if (c == '{') sub = sel->apSub[m];
         }
@@ -911,7 +915,7 @@ int vt__js_read_tree_sel(struct vt_js *j, int tok, struct vt_jtree *t, const str
                 if ((x = tree_node(j, t, c == '{' ? VT_JN_OBJ : VT_JN_ARR)) < 0) return VT_JS_ERROR;
                 if (bKey) t->a[x].iKey = iKey, t->a[x].nKey = nKey; /* else 0, 0 from tree_node */
                 tree_link(t, aOpen, aLast, nOpen, x);
-                if (sel && m >= 0) sel->aOut[m] = x;
+                if (m >= 0) sel->aOut[m] = x;
             }
             j->aNest[j->nNest++] = (char)c;
             j->iPos++;
@@ -919,6 +923,7 @@ int vt__js_read_tree_sel(struct vt_js *j, int tok, struct vt_jtree *t, const str
             aLast[nOpen] = -1;
             aSel[nOpen] = sub;
             nOpen++;
+            bObj = c == '{', bIn = x < 0, sel = sub;
             bFirst = 1;
             continue;
         }
@@ -926,7 +931,7 @@ int vt__js_read_tree_sel(struct vt_js *j, int tok, struct vt_jtree *t, const str
         if (bDrop) continue;
         if (bKey) t->a[x].iKey = iKey, t->a[x].nKey = nKey;
         tree_link(t, aOpen, aLast, nOpen, x);
-        if (sel && m >= 0) sel->aOut[m] = x;
+        if (m >= 0) sel->aOut[m] = x;
         continue;
     close:
         j->iPos++;
@@ -936,6 +941,7 @@ int vt__js_read_tree_sel(struct vt_js *j, int tok, struct vt_jtree *t, const str
             after_value(j);
             return 0;
         }
+        bObj = j->aNest[j->nNest - 1] == '{', bIn = aOpen[nOpen - 1] < 0, sel = aSel[nOpen - 1];
     }
 }
 
