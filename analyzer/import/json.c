@@ -791,7 +791,7 @@ static inline __attribute__((always_inline)) int read_key(struct vt_js *j, const
 /* Every aOut of s and of its sub-selections to -1 (nothing found yet). */
 static void sel_reset(const struct vt_jsel *s)
 {
-    for (int m = 0; m < s->k->n; m++) s->aOut[m] = -1;
+    memset(s->aOut, 0xff, (size_t)s->k->n * sizeof *s->aOut); /* -1 */
     if (s->apSub)
         for (int m = 0; m < s->k->n; m++)
             if (s->apSub[m]) sel_reset(s->apSub[m]);
@@ -904,8 +904,8 @@ int vt__js_read_tree_sel(struct vt_js *j, int tok, struct vt_jtree *t, const str
                 if (c == -2) return VT_JS_ERROR;
             }
         }
-        if (m >= 0 && sel->apSub && sel->apSub[m]) { /* found again: only the last one counts */
-            sel_reset(sel->apSub[m]);
+        if (m >= 0 && sel->apSub && sel->apSub[m]) {
+            if (sel->aOut[m] >= 0) sel_reset(sel->apSub[m]); /* found again: only the last one counts */
             if (c == '{') sub = sel->apSub[m];
         }
         if (c == '{' || c == '[') {
