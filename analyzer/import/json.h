@@ -127,7 +127,8 @@ struct vt_jsel {
  * object). The other members of the selected objects are parsed and checked as ever but leave no
  * node and no text, and the member names of selected objects are not kept (vt__jt_get and
  * vt__jt_pick find nothing there); values of selected members are whole trees. The same input,
- * the same errors.
+ * the same errors, but for the bounds on a tree's nodes and text (VT_JS_TREE_MAX, 4 GiB), which
+ * count only what is kept.
  */
 int vt__js_read_tree_sel(struct vt_js *j, int tok, struct vt_jtree *t, const struct vt_jsel *s);
 
