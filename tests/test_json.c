@@ -245,6 +245,127 @@ TEST(pick_agrees_with_get)
     vt__js_free(j);
 }
 
+/* Node i of t written out (type and value, members and elements in order) into f. */
+static void describe(FILE *f, const struct vt_jtree *t, int32_t i)
+{
+    if (i < 0) {
+        fputs("-", f);
+        return;
+    }
+    switch (t->a[i].type) {
+    case VT_JN_NULL: fputs("N", f); break;
+    case VT_JN_BOOL: fputs(t->a[i].i ? "T" : "F", f); break;
+    case VT_JN_NUM: fprintf(f, "%d<%.17g,%lld>", t->a[i].bInt, t->a[i].d, (long long)t->a[i].i); break;
+    case VT_JN_STR: fprintf(f, "s%u<%s>", t->a[i].nStr, vt__jt_str(t, i)); break;
+    default:
+        fputc(t->a[i].type == VT_JN_OBJ ? '{' : '[', f);
+        for (int32_t c = t->a[i].child; c >= 0; c = t->a[c].next) describe(f, t, c);
+        fputc(t->a[i].type == VT_JN_OBJ ? '}' : ']', f);
+    }
+}
+
+/*
+ * Read z (n bytes: an array of values) twice, each element as a tree: picked from the whole tree
+ * (vt__jt_pick on the element, then on its member "args"), and read with the same names as a
+ * selection. The members found, written out, go to g_zPick (first reading) and g_zSel (second);
+ * returns 0 or VT_JS_ERROR, the errors of both readings in g_zErr and g_zSelErr.
+ */
+static char g_zPick[4 << 20], g_zSel[4 << 20], g_zSelErr[256];
+static int pick_and_select(const char *z, size_t n)
+{
+    static const char *const azTop[] = {"name", "args", "ts", "Total", "a\"b"};
+    static const char *const azArg[] = {"Addr", "Total Allocated", "Total", "name"};
+    struct vt_jkeys kTop, kArg;
+    int32_t aTop[5], aArg[4];
+    const struct vt_jsel *apSub[5] = {NULL, NULL, NULL, NULL, NULL};
+    struct vt_jsel selArg = {&kArg, aArg, NULL}, selTop = {&kTop, aTop, apSub};
+    int rc[2] = {0, 0};
+    ASSERT_EQ(0, vt__jt_keys(&kTop, azTop, 5));
+    ASSERT_EQ(0, vt__jt_keys(&kArg, azArg, 4));
+    apSub[1] = &selArg;
+    for (int pass = 0; pass < 2; pass++) {
+        struct vt__src s;
+        struct vt_js *j;
+        struct vt_jtree t = {0};
+        FILE *f = pass ? fmemopen(g_zSel, sizeof g_zSel, "w") : fmemopen(g_zPick, sizeof g_zPick, "w");
+        int tok;
+        ASSERT(f != NULL);
+        vt__src_open_mem(&s, z, n);
+        j = vt__js_new(&s);
+        ASSERT(j != NULL);
+        tok = vt__js_next(j);
+        if (tok != VT_JS_ARRAY) rc[pass] = VT_JS_ERROR;
+        while (rc[pass] == 0 && (tok = vt__js_next(j)) != VT_JS_ARRAY_END) {
+            if (tok == VT_JS_ERROR || (pass ? vt__js_read_tree_sel(j, tok, &t, &selTop) : vt__js_read_tree(j, tok, &t))) {
+                rc[pass] = VT_JS_ERROR;
+                break;
+            }
+            if (!pass) {
+                vt__jt_pick(&t, 0, &kTop, aTop);
+                vt__jt_pick(&t, aTop[1], &kArg, aArg);
+            }
+            for (int m = 0; m < 5; m++) /* args: its type (a selection keeps only the members selected) */
+                if (m == 1 && aTop[m] >= 0) fprintf(f, "<%d>", t.a[aTop[m]].type);
+                else describe(f, &t, aTop[m]);
+            fputc('|', f);
+            for (int m = 0; m < 4; m++) describe(f, &t, aArg[m]);
+            fputc('\n', f);
+        }
+        if (rc[pass] == 0 && vt__js_next(j) != VT_JS_EOF) rc[pass] = VT_JS_ERROR;
+        snprintf(pass ? g_zSelErr : g_zErr, sizeof g_zErr, "%s", vt__js_errmsg(j));
+        fclose(f);
+        vt__jtree_free(&t);
+        vt__js_free(j);
+    }
+    ASSERT_EQ(rc[0], rc[1]);
+    return rc[0];
+}
+
+/* A selection finds what vt__jt_pick finds on the whole tree, and refuses what the whole tree refuses
+ * with the same message: repeated members, escaped names, args not an object or repeated, members
+ * dropped with containers and escapes inside, names that begin other names, values across refills. */
+TEST(selection_agrees_with_pick)
+{
+    static const char zDoc[] =
+        "[{\"name\": \"k\", \"ts\": 1.5, \"args\": {\"Addr\": 7, \"Total\": 3, \"Total Allocated\": 9}},"
+        " {\"na\\u006de\": \"esc\", \"nameX\": 1, \"nam\": 2, \"args\": 5},"
+        " {\"args\": {\"Addr\": 1}, \"args\": \"s\"},"
+        " {\"args\": {\"Addr\": 1}, \"args\": {\"Total\": [1, {\"a\": 2}]}, \"x\": {\"y\": [\"\\n\", {\"z\": null}]}},"
+        " {\"a\\\"b\": true, \"name\": \"a\", \"name\": \"b\", \"skip\": \"q\\\"\\u00e9\", \"args\": {}},"
+        " {}, [1, {\"name\": 2}], \"top\", 42, null,"
+        " {\"\": 1, \"Total\": {\"args\": {\"Addr\": 3}}, \"args\": {\"name\": {\"k\": [true, false, NaN]}}}]";
+    static const char *const azBad[] = {
+        "[{\"skip\": [1, 2}]", "[{\"skip\": {\"a\" 1}}]", "[{\"name\": 1,}]", "[{\"skip\": \"a\\x\"}]",
+        "[{\"args\": {\"Addr\": 01}}]", "[{\"zz\": tru}]", "[{\"zz\": 1 2}]", "[{\"na\\q\": 1}]",
+    };
+    char *zBig;
+    size_t n = 0;
+    ASSERT_EQ(0, pick_and_select(zDoc, sizeof zDoc - 1));
+    ASSERT_STREQ(g_zPick, g_zSel);
+    ASSERT_CONTAINS(g_zSel, "s3<esc>");
+    for (size_t i = 0; i < sizeof azBad / sizeof azBad[0]; i++) {
+        if (pick_and_select(azBad[i], strlen(azBad[i])) != VT_JS_ERROR) VT__FAIL("accepted: %s", azBad[i]);
+        ASSERT_STREQ(g_zErr, g_zSelErr);
+    }
+    for (size_t k = 0; k < sizeof zDoc - 2; k++) { /* every prefix: the same error */
+        if (pick_and_select(zDoc, k) != VT_JS_ERROR) VT__FAIL("prefix of %zu bytes accepted", k);
+        ASSERT_STREQ(g_zErr, g_zSelErr);
+    }
+    /* 3 MiB of events whose names and values cross the reader's 1 MiB refills at every offset */
+    zBig = malloc(3 << 20);
+    ASSERT(zBig != NULL);
+    n += (size_t)sprintf(zBig, "[");
+    for (int e = 0; n < (3 << 20) - 400; e++)
+        n += (size_t)sprintf(zBig + n, "%s{\"skip%.*s\": \"%.*s\\u00e9\", \"name\": \"n%d\", \"args\": {\"Total Allocated\": %d, "
+                             "\"Addr\": %d.5, \"pad\": [%d]}, \"ts\": %d}", e ? "," : "", e % 7, "abcdefg", e % 13,
+                             "xxxxxxxxxxxxx", e, e, e, e, e);
+    n += (size_t)sprintf(zBig + n, "]");
+    if (pick_and_select(zBig, n) != 0) VT__FAIL("%s", g_zErr);
+    ASSERT(strlen(g_zSel) > (1 << 20) && strlen(g_zSel) < sizeof g_zSel - 1); /* all of it written */
+    ASSERT_STREQ(g_zPick, g_zSel);
+    free(zBig);
+}
+
 /* A gzip file and the same file cut short: the first reads, the second fails as truncated gzip data. */
 TEST(gzip_files)
 {
@@ -343,4 +464,5 @@ TEST(real_kineto_traces)
 
 VT_TEST_LIST(T(tokens_of_every_kind) T(string_escapes) T(malformed_documents) T(trees_agree_with_tokens)
                  T(truncation_at_every_byte)
-                 T(nesting_bound) T(trees_and_skip) T(pick_agrees_with_get) T(gzip_files) T(real_kineto_traces))
+                 T(nesting_bound) T(trees_and_skip) T(pick_agrees_with_get) T(selection_agrees_with_pick)
+                 T(gzip_files) T(real_kineto_traces))

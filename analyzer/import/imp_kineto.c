@@ -24,18 +24,24 @@
 
 /* The members of an event read, and those of its args. */
 static const char *const azTop[] = {"name", "cat", "ph", "ts", "dur", "args", "tid", "pid"};
+enum { T_NAME, T_CAT, T_PH, T_TS, T_DUR, T_ARGS, T_TID, T_PID, T_N };
 static const char *const azArg[] = {"Device Type", "Device Id", "Bytes", "Addr", "Total Allocated",
                                     "Total Reserved", "device", "context", "stream", "correlation",
                                     "registers per thread", "grid", "block", "bytes"};
 enum { A_TYPE, A_DEVID, A_BYTES, A_ADDR, A_TOTAL, A_RESERVED, A_DEVICE, A_CONTEXT, A_STREAM, A_CORR, A_REGS,
        A_GRID, A_BLOCK, A_NBYTES, A_N };
 _Static_assert(sizeof azArg / sizeof azArg[0] == A_N, "azArg");
-_Static_assert(A_N <= VT_JT_PICK_MAX && sizeof azTop / sizeof azTop[0] <= VT_JT_PICK_MAX, "vt__jt_keys");
+_Static_assert(sizeof azTop / sizeof azTop[0] == T_N, "azTop");
+_Static_assert(A_N <= VT_JT_PICK_MAX && T_N <= VT_JT_PICK_MAX, "vt__jt_keys");
 
 struct kin {
     struct vt__imp *x;
     struct vt_jtree t;
     struct vt_jkeys top, arg; /* azTop, azArg */
+    /* an event's members read (the others are dropped as it is parsed): aTop, and aArg in args */
+    int32_t aTop[T_N], aArg[A_N];
+    struct vt_jsel selTop, selArg;
+    const struct vt_jsel *apTopSub[T_N];
     int64_t baseNs;  /* baseTimeNanoseconds, 0 when absent */
     int bBase;
     int64_t tFirst, tLast;
@@ -111,34 +117,32 @@ static int base_at(struct kin *k, int64_t t)
     return vt__tb_base(k->x->tb, t) ? vt__imp_tb_fail(k->x) : 0;
 }
 
-/* One trace event (tree node 0). Returns 0 or an exit code. */
+/* One trace event (tree node 0, read with k->selTop). Returns 0 or an exit code. */
 static int event(struct kin *k)
 {
     struct vt_jtree *t = &k->t;
     struct vt__tb *tb = k->x->tb;
-    int32_t aTop[sizeof azTop / sizeof azTop[0]], aArg[A_N];
+    const int32_t *aTop = k->aTop, *aArg = k->aArg;
     const char *zName, *zCat, *zPh;
     int64_t ts, dur = VT_TB_NULL, end = VT_TB_NULL;
     double d;
     int rc;
-    vt__jt_pick(t, 0, &k->top, aTop);
-    zName = vt__jt_str(t, aTop[0]);
-    zCat = vt__jt_str(t, aTop[1]);
-    zPh = vt__jt_str(t, aTop[2]);
-    ts = time_ns(k, aTop[3]);
+    zName = vt__jt_str(t, aTop[T_NAME]);
+    zCat = vt__jt_str(t, aTop[T_CAT]);
+    zPh = vt__jt_str(t, aTop[T_PH]);
+    ts = time_ns(k, aTop[T_TS]);
     k->x->nEvents++;
     if (!zName || !zPh || ts == VT_TB_NULL) {
         k->nOther++;
         return 0;
     }
-    vt__jt_pick(t, aTop[5], &k->arg, aArg);
-    if (vt__jt_num(t, aTop[4], &d) && d >= 0 && d < 9.2e15) dur = llround(d * 1000.0);
+    if (vt__jt_num(t, aTop[T_DUR], &d) && d >= 0 && d < 9.2e15) dur = llround(d * 1000.0);
     if (dur != VT_TB_NULL && __builtin_add_overflow(ts, dur, &end)) end = VT_TB_NULL;
     if ((rc = base_at(k, ts)) != 0) return rc;
     /* CPU-side events (memory instants, steps) carry the process id; GPU ones a device number */
     if (k->pid == VT_TB_NULL && (!strcmp(zName, "[memory]") || !strncmp(zName, "ProfilerStep#", 13))) {
         int64_t pid;
-        if (vt__jt_int(t, aTop[7], &pid) && pid > 0) k->pid = pid;
+        if (vt__jt_int(t, aTop[T_PID], &pid) && pid > 0) k->pid = pid;
     }
     if (!strcmp(zName, "[memory]")) {
         struct vt__tb_tensor r;
@@ -252,7 +256,7 @@ static int event(struct kin *k)
         r.end = end;
         r.kind = VT_NVTX_PUSHPOP;
         r.depth = 0;
-        if (vt__jt_int(t, aTop[6], &tid)) r.thread = tid;
+        if (vt__jt_int(t, aTop[T_TID], &tid)) r.thread = tid;
         if ((r.name_id = vt__tb_string(tb, zName)) == -1) return vt__imp_tb_fail(k->x);
         k->nStep++;
         return vt__tb_nvtx(tb, &r) ? vt__imp_tb_fail(k->x) : 0;
@@ -293,7 +297,7 @@ static int events(struct kin *k, struct vt_js *j)
     int tok, rc;
     while ((tok = vt__js_next(j)) != VT_JS_ARRAY_END) {
         if (tok == VT_JS_ERROR) return json_fail(k, j);
-        if (vt__js_read_tree(j, tok, &k->t) != 0) return json_fail(k, j);
+        if (vt__js_read_tree_sel(j, tok, &k->t, &k->selTop) != 0) return json_fail(k, j);
         if (k->t.a[0].type != VT_JN_OBJ) continue;
         if ((rc = event(k)) != 0) return rc;
     }
@@ -319,6 +323,9 @@ int vt__import_kineto(struct vt__imp *x)
     k.rank = k.worldSize = k.pid = VT_TB_NULL;
     (void)vt__jt_keys(&k.top, azTop, (int)(sizeof azTop / sizeof azTop[0])); /* cannot fail: sizes asserted above */
     (void)vt__jt_keys(&k.arg, azArg, A_N);
+    k.selArg = (struct vt_jsel){&k.arg, k.aArg, NULL};
+    k.apTopSub[T_ARGS] = &k.selArg;
+    k.selTop = (struct vt_jsel){&k.top, k.aTop, k.apTopSub};
     if (vt__src_open_file(&in, x->zIn) != 0) return vt__imp_fail(x, VT_EXIT_NOFILE, "cannot open: %s", strerror(errno));
     if (!(j = vt__js_new(&in))) {
         rc = vt__imp_fail(x, VT_EXIT_INTERNAL, "out of memory");

@@ -60,6 +60,7 @@ static int fill(struct vt_js *j)
         return 0;
     }
     j->nBuf = (size_t)k;
+    j->aBuf[k] = 0; /* a sentinel: no byte the scans below look for */
     return 1;
 }
 
@@ -313,28 +314,53 @@ static int literal(struct vt_js *j, const char *z)
 static int read_number_slow(struct vt_js *j);
 
 /*
+ * The decimal digits at p appended to m (mod 2^64), eight at a time while eight are there, then
+ * one by one; returns where they end. The buffer's NUL sentinel (fill) ends them in the buffer.
+ */
+static inline const uint8_t *digits(const uint8_t *p, uint64_t *pm)
+{
+    uint64_t m = *pm, v;
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    while ((unsigned)(p[7] - '0') < 10) { /* cheap first test: the eighth byte is a digit */
+        memcpy(&v, p, 8); /* the buffer has eight bytes to spare */
+        /* all eight '0'..'9': high nibbles 3, and adding 6 carries out of none */
+        if (((v & 0xf0f0f0f0f0f0f0f0ull) | (((v + 0x0606060606060606ull) & 0xf0f0f0f0f0f0f0f0ull) >> 4)) !=
+            0x3333333333333333ull)
+            break;
+        v -= 0x3030303030303030ull; /* digits, first one lowest: pairs, then fours, then eight */
+        v = (v * 10 + (v >> 8)) & 0x00ff00ff00ff00ffull;
+        v = (v * 100 + (v >> 16)) & 0x0000ffff0000ffffull;
+        v = (v * 10000 + (v >> 32)) & 0xffffffffull;
+        m = m * 100000000 + v;
+        p += 8;
+    }
+#endif
+    while ((unsigned)(*p - '0') < 10) m = m * 10 + (uint64_t)(*p++ - '0');
+    *pm = m;
+    return p;
+}
+
+/*
  * Read a number (or NaN / Infinity / -Infinity). Returns 0 or VT_JS_ERROR. The common forms,
  * -?(0|[1-9][0-9]*)(\.[0-9]+)? of at most 18 (integers) or 19 (with a fraction) characters ended
  * inside the buffer, are converted in place, to the values the general path gives them.
  */
-static int read_number(struct vt_js *j)
+static inline __attribute__((always_inline)) int read_number(struct vt_js *j)
 {
     static const double aPow10[] = {1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10,
                                     1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18};
+    /* no bounds checks: the sentinel after the buffer's bytes is none of the bytes looked for */
     const uint8_t *b = j->aBuf + j->iPos, *p = b, *e = j->aBuf + j->nBuf, *pDot = NULL;
     uint64_t m = 0;
     int bNeg = 0;
-    if (p < e && *p == '-') bNeg = 1, p++;
-    if (p < e && *p == '0') p++;
-    else if (p < e && *p >= '1' && *p <= '9') {
-        while (p < e && *p >= '0' && *p <= '9') m = m * 10 + (uint64_t)(*p++ - '0');
-    } else {
-        return read_number_slow(j);
-    }
+    if (*p == '-') bNeg = 1, p++;
+    if (*p == '0') p++;
+    else if (*p >= '1' && *p <= '9') p = digits(p, &m);
+    else return read_number_slow(j);
     if (p - b > 18) return read_number_slow(j);
-    if (p < e && *p == '.') {
+    if (*p == '.') {
         pDot = ++p;
-        while (p < e && *p >= '0' && *p <= '9') m = m * 10 + (uint64_t)(*p++ - '0');
+        p = digits(p, &m);
         if (p == pDot || p - b > 19) return read_number_slow(j);
     }
     /* ended inside the buffer by a byte that cannot continue a number */
@@ -457,7 +483,9 @@ struct vt_js *vt__js_new(struct vt__src *in)
 {
     struct vt_js *j = calloc(1, sizeof *j);
     if (!j) return NULL;
-    j->aBuf = malloc(BUF_SIZE);
+    /* zeroed, and eight bytes longer than used: a NUL after the bytes read (fill), and room for
+     * eight-byte loads (member names, digits) that may read past their end */
+    j->aBuf = calloc(1, BUF_SIZE + 8);
     if (!j->aBuf) {
         free(j);
         return NULL;
@@ -608,6 +636,53 @@ const char *vt__js_errmsg(const struct vt_js *j)
     return j->zErr;
 }
 
+/* ---- member names ---- */
+
+/* The bucket of a name by its first byte and its length. */
+static inline unsigned key_bucket(const char *z, size_t n)
+{
+    return ((unsigned)(unsigned char)z[0] + (unsigned)n * 7u) & 63u;
+}
+
+/*
+ * Whether the n bytes at z (n < 0xffff, z + 8 within the buffer that holds them) are name m of k.
+ * Eight bytes are loaded at once and masked to the name's length; names of up to 16 bytes need
+ * no call.
+ */
+static inline int key_is(const struct vt_jkeys *k, int m, const char *z, size_t n)
+{
+    uint64_t w;
+    if (k->anLen[m] != n) return 0;
+    memcpy(&w, z, 8);
+    if ((w & k->aMask[m]) != k->aHead[m]) return 0;
+    if (n <= 8) return 1;
+    memcpy(&w, z + n - 8, 8);
+    if (w != k->aTail[m]) return 0;
+    return n <= 16 || !memcmp(z + 8, k->az[m] + 8, n - 16);
+}
+
+/*
+ * The index of the name of k that the n bytes at z are, or -1; as vt__jt_pick compares them.
+ * bWide: eight bytes can be loaded at z. Names of 0xffff bytes or more are compared as C
+ * strings (z NUL-terminated then, or holding a NUL within its n bytes).
+ */
+static inline __attribute__((always_inline)) int key_find(const struct vt_jkeys *k, const char *z, size_t n, int bWide)
+{
+    if (n >= 0xffff) {
+        for (int m = 0; m < k->n; m++) {
+            size_t len = strlen(k->az[m]);
+            if (len <= n && !memcmp(z, k->az[m], len) && (len == n || !z[len])) return m;
+        }
+        return -1;
+    }
+    for (uint64_t b = k->aBucket[key_bucket(n ? z : "", n)]; b; b &= b - 1) {
+        int m = __builtin_ctzll(b);
+        /* az[m] has no NUL in its n bytes */
+        if (bWide ? key_is(k, m, z, n) : k->anLen[m] == n && !memcmp(z, k->az[m], n)) return m;
+    }
+    return -1;
+}
+
 /* ---- trees ---- */
 
 static inline int32_t tree_node(struct vt_js *j, struct vt_jtree *t, int type)
@@ -634,14 +709,19 @@ static void tree_link(struct vt_jtree *t, const int32_t *aOpen, int32_t *aLast, 
     aLast[nOpen - 1] = x;
 }
 
-/* A scalar value starting at byte c (not consumed) as a node of t. Returns the node or VT_JS_ERROR. */
+/*
+ * A scalar value starting at byte c (not consumed) as a node of t. Returns the node or VT_JS_ERROR.
+ * With t NULL the value is read and checked but dropped (a string through the tokenizer's buffer);
+ * then 0 on success.
+ */
 static int32_t tree_scalar(struct vt_js *j, struct vt_jtree *t, int c)
 {
     int32_t x;
     if (c == '"') {
-        struct sink k = {&t->z, &t->nz, &t->nzAlloc, 0, UINT32_MAX - 1};
-        size_t off = t->nz;
+        struct sink k = {t ? &t->z : NULL, t ? &t->nz : NULL, t ? &t->nzAlloc : NULL, 0, UINT32_MAX - 1};
+        size_t off = t ? t->nz : 0;
         j->iPos++;
+        if (!t) return read_string(j);
         if (read_into(j, &k) || (x = tree_node(j, t, VT_JN_STR)) < 0) return VT_JS_ERROR;
         t->a[x].iStr = (uint32_t)off;
         t->a[x].nStr = (uint32_t)(t->nz - off - 1);
@@ -649,17 +729,22 @@ static int32_t tree_scalar(struct vt_js *j, struct vt_jtree *t, int c)
     }
     if (c == 't' || c == 'f' || c == 'n') {
         if (literal(j, c == 't' ? "true" : c == 'f' ? "false" : "null")) return VT_JS_ERROR;
+        if (!t) return 0;
         if ((x = tree_node(j, t, c == 'n' ? VT_JN_NULL : VT_JN_BOOL)) < 0) return VT_JS_ERROR;
         t->a[x].i = c == 't';
         return x;
     }
     if (c == 'N' || c == 'I') {
-        if (literal(j, c == 'N' ? "NaN" : "Infinity") || (x = tree_node(j, t, VT_JN_NUM)) < 0) return VT_JS_ERROR;
+        if (literal(j, c == 'N' ? "NaN" : "Infinity")) return VT_JS_ERROR;
+        if (!t) return 0;
+        if ((x = tree_node(j, t, VT_JN_NUM)) < 0) return VT_JS_ERROR;
         t->a[x].d = c == 'N' ? NAN : INFINITY;
         return x;
     }
     if (c == '-' || (c >= '0' && c <= '9')) {
-        if (read_number(j) || (x = tree_node(j, t, VT_JN_NUM)) < 0) return VT_JS_ERROR;
+        if (read_number(j)) return VT_JS_ERROR;
+        if (!t) return 0;
+        if ((x = tree_node(j, t, VT_JN_NUM)) < 0) return VT_JS_ERROR;
         t->a[x].d = j->num;
         t->a[x].bInt = (uint8_t)j->bNumInt;
         t->a[x].i = j->bNumInt ? j->numI : 0;
@@ -667,6 +752,49 @@ static int32_t tree_scalar(struct vt_js *j, struct vt_jtree *t, int c)
     }
     if (c == -1) return fail(j, "truncated: input ends where a value belongs");
     return c == -2 ? VT_JS_ERROR : fail(j, "unexpected character '%c'", c >= 0x20 && c < 0x7f ? c : '?');
+}
+
+/*
+ * A member name (its opening quote consumed) looked up in k (NULL: none), without keeping it:
+ * *pm is its index in k or -1. First, for the names of k that begin with its first byte, whether
+ * the name and a closing quote lie there (k's names hold no quote or backslash, so that is the
+ * whole name, without escapes); else the common form (no escape, ended in the buffer) is compared
+ * where it lies; any other through the tokenizer's buffer. Returns 0 or VT_JS_ERROR.
+ */
+static inline __attribute__((always_inline)) int read_key(struct vt_js *j, const struct vt_jkeys *k, int *pm)
+{
+    const uint8_t *b = j->aBuf + j->iPos, *e = j->aBuf + j->nBuf, *p;
+    if (k && b < e) {
+        for (uint64_t w = k->aFirst[*b]; w; w &= w - 1) {
+            int m = __builtin_ctzll(w);
+            size_t n = k->anLen[m];
+            /* n < 0xffff: key_is's bound; aBuf has eight bytes to spare for its loads */
+            if (n < (size_t)(e - b) && b[n] == '"' && n < 0xffff && key_is(k, m, (const char *)b, n)) {
+                *pm = m;
+                j->iPos += n + 1;
+                return 0;
+            }
+        }
+    }
+    p = quote_or_backslash(b, e);
+    if (p < e && *p == '"') {
+        size_t n = (size_t)(p - b);
+        *pm = k ? key_find(k, (const char *)b, n, 1) : -1; /* aBuf has eight bytes to spare */
+        j->iPos += n + 1;
+        return 0;
+    }
+    if (read_string(j)) return VT_JS_ERROR;
+    *pm = k ? key_find(k, j->zStr, j->nStr, j->nStrAlloc >= 8) : -1;
+    return 0;
+}
+
+/* Every aOut of s and of its sub-selections to -1 (nothing found yet). */
+static void sel_reset(const struct vt_jsel *s)
+{
+    memset(s->aOut, 0xff, (size_t)s->k->n * sizeof *s->aOut); /* -1 */
+    if (s->apSub)
+        for (int m = 0; m < s->k->n; m++)
+            if (s->apSub[m]) sel_reset(s->apSub[m]);
 }
 
 /*
@@ -678,13 +806,25 @@ static int32_t tree_scalar(struct vt_js *j, struct vt_jtree *t, int c)
  */
 int vt__js_read_tree(struct vt_js *j, int tok, struct vt_jtree *t)
 {
-    /* an explicit stack of the open containers' nodes and their last child */
+    return vt__js_read_tree_sel(j, tok, t, NULL);
+}
+
+/*
+ * vt__js_read_tree with a selection s (NULL: none). Each open container has on the stack its node
+ * (-1 when dropped: a member not selected, or inside one) and the selection of its members (NULL
+ * when all are kept).
+ */
+int vt__js_read_tree_sel(struct vt_js *j, int tok, struct vt_jtree *t, const struct vt_jsel *s)
+{
+    /* an explicit stack of the open containers' nodes, their last child, their selection */
     int32_t aOpen[VT_JS_DEPTH_MAX], aLast[VT_JS_DEPTH_MAX], x;
+    const struct vt_jsel *aSel[VT_JS_DEPTH_MAX];
     int nOpen = 0, bFirst = 1, c;
     uint32_t iKey = 0;
     uint16_t nKey = 0;
     t->n = 0;
     t->nz = 0;
+    if (s) sel_reset(s);
     if (tok == VT_JS_ERROR) return VT_JS_ERROR;
     if (tok != VT_JS_OBJECT && tok != VT_JS_ARRAY) { /* a scalar: what the tokenizer just read */
         int type = tok == VT_JS_STRING ? VT_JN_STR : tok == VT_JS_NUMBER ? VT_JN_NUM
@@ -708,11 +848,22 @@ int vt__js_read_tree(struct vt_js *j, int tok, struct vt_jtree *t)
     }
     /* the container the tokenizer just opened (its '{' or '[' consumed and on aNest) */
     if ((x = tree_node(j, t, tok == VT_JS_OBJECT ? VT_JN_OBJ : VT_JN_ARR)) < 0) return VT_JS_ERROR;
+    if (s) { /* names not kept point at an empty one, at offset 0 */
+        struct sink k = {&t->z, &t->nz, &t->nzAlloc, 0, UINT32_MAX - 1};
+        if (str_append(j, &k, "", 1)) return VT_JS_ERROR;
+    }
     aOpen[0] = x;
     aLast[0] = -1;
+    aSel[0] = tok == VT_JS_OBJECT ? s : NULL;
     nOpen = 1;
+    /* the innermost open container: an object?, dropped?, its selection (kept from push to close) */
+    int bObj = tok == VT_JS_OBJECT, bIn = 0;
+    const struct vt_jsel *sel = aSel[0];
     for (;;) {
-        int bObj = t->a[aOpen[nOpen - 1]].type == VT_JN_OBJ;
+        /* the value is dropped inside a dropped container, or as a member not selected; m >= 0
+         * (a member found in sel) only where there is a selection */
+        int m = -1, bDrop = bIn, bKey = 0;
+        const struct vt_jsel *sub = NULL;
         c = bFirst ? -3 : after_sep(j, ',');
         if (c == -3) {
             c = skip_ws(j);
@@ -730,12 +881,18 @@ int vt__js_read_tree(struct vt_js *j, int tok, struct vt_jtree *t)
         }
         bFirst = 0;
         if (bObj) { /* a member name and its ':' */
-            struct sink k = {&t->z, &t->nz, &t->nzAlloc, 0, UINT32_MAX - 1};
             if (c != '"') return c == -1 ? fail(j, "truncated: input ends inside an object") : fail(j, "expected a member name");
-            iKey = (uint32_t)t->nz;
             j->iPos++;
-            if (read_into(j, &k)) return VT_JS_ERROR;
-            nKey = t->nz - iKey - 1 < 0xffff ? (uint16_t)(t->nz - iKey - 1) : 0xffff;
+            if (sel || bDrop) { /* looked up, or dropped, not kept */
+                if (read_key(j, sel ? sel->k : NULL, &m)) return VT_JS_ERROR;
+                bDrop = bDrop || m < 0;
+            } else {
+                struct sink k = {&t->z, &t->nz, &t->nzAlloc, 0, UINT32_MAX - 1};
+                bKey = 1;
+                iKey = (uint32_t)t->nz;
+                if (read_into(j, &k)) return VT_JS_ERROR;
+                nKey = t->nz - iKey - 1 < 0xffff ? (uint16_t)(t->nz - iKey - 1) : 0xffff;
+            }
             if ((c = after_sep(j, ':')) == -3) {
                 c = skip_ws(j);
                 if (c != ':')
@@ -747,24 +904,34 @@ int vt__js_read_tree(struct vt_js *j, int tok, struct vt_jtree *t)
                 if (c == -2) return VT_JS_ERROR;
             }
         }
+        if (m >= 0 && sel->apSub && sel->apSub[m]) {
+            if (sel->aOut[m] >= 0) sel_reset(sel->apSub[m]); /* found again: only the last one counts */
+            if (c == '{') sub = sel->apSub[m];
+        }
         if (c == '{' || c == '[') {
             if (j->nNest == VT_JS_DEPTH_MAX) return fail(j, "nested deeper than %d", VT_JS_DEPTH_MAX);
-            if ((x = tree_node(j, t, c == '{' ? VT_JN_OBJ : VT_JN_ARR)) < 0) return VT_JS_ERROR;
-            t->a[x].iKey = bObj ? iKey : 0;
-            t->a[x].nKey = bObj ? nKey : 0;
-            tree_link(t, aOpen, aLast, nOpen, x);
+            x = -1;
+            if (!bDrop) {
+                if ((x = tree_node(j, t, c == '{' ? VT_JN_OBJ : VT_JN_ARR)) < 0) return VT_JS_ERROR;
+                if (bKey) t->a[x].iKey = iKey, t->a[x].nKey = nKey; /* else 0, 0 from tree_node */
+                tree_link(t, aOpen, aLast, nOpen, x);
+                if (m >= 0) sel->aOut[m] = x;
+            }
             j->aNest[j->nNest++] = (char)c;
             j->iPos++;
             aOpen[nOpen] = x;
             aLast[nOpen] = -1;
+            aSel[nOpen] = sub;
             nOpen++;
+            bObj = c == '{', bIn = x < 0, sel = sub;
             bFirst = 1;
             continue;
         }
-        if ((x = tree_scalar(j, t, c)) < 0) return VT_JS_ERROR;
-        t->a[x].iKey = bObj ? iKey : 0;
-        t->a[x].nKey = bObj ? nKey : 0;
+        if ((x = tree_scalar(j, bDrop ? NULL : t, c)) < 0) return VT_JS_ERROR;
+        if (bDrop) continue;
+        if (bKey) t->a[x].iKey = iKey, t->a[x].nKey = nKey;
         tree_link(t, aOpen, aLast, nOpen, x);
+        if (m >= 0) sel->aOut[m] = x;
         continue;
     close:
         j->iPos++;
@@ -774,6 +941,7 @@ int vt__js_read_tree(struct vt_js *j, int tok, struct vt_jtree *t)
             after_value(j);
             return 0;
         }
+        bObj = j->aNest[j->nNest - 1] == '{', bIn = aOpen[nOpen - 1] < 0, sel = aSel[nOpen - 1];
     }
 }
 
@@ -793,12 +961,6 @@ int32_t vt__jt_get(const struct vt_jtree *t, int32_t i, const char *zKey)
     return hit;
 }
 
-/* The bucket of a name by its first byte and its length. */
-static inline unsigned key_bucket(const char *z, size_t n)
-{
-    return ((unsigned)(unsigned char)z[0] + (unsigned)n * 7u) & 63u;
-}
-
 int vt__jt_keys(struct vt_jkeys *k, const char *const *az, int n)
 {
     memset(k, 0, sizeof *k);
@@ -810,6 +972,7 @@ int vt__jt_keys(struct vt_jkeys *k, const char *const *az, int n)
         unsigned char aMask[8] = {0};
         k->anLen[m] = len < 0xffff ? (uint16_t)len : 0xffff;
         k->aBucket[key_bucket(az[m], k->anLen[m])] |= 1ull << m;
+        k->aFirst[(unsigned char)az[m][0]] |= 1ull << m;
         memcpy(&k->aHead[m], az[m], len < 8 ? len : 8); /* aHead was zeroed */
         memset(aMask, 0xff, len < 8 ? len : 8);
         memcpy(&k->aMask[m], aMask, 8);
@@ -818,46 +981,13 @@ int vt__jt_keys(struct vt_jkeys *k, const char *const *az, int n)
     return 0;
 }
 
-/*
- * Whether the n bytes at z (n < 0xffff, z + 8 within the buffer that holds them) are name m of k.
- * Eight bytes are loaded at once and masked to the name's length; names of up to 16 bytes need
- * no call.
- */
-static inline int key_is(const struct vt_jkeys *k, int m, const char *z, size_t n)
-{
-    uint64_t w;
-    if (k->anLen[m] != n) return 0;
-    memcpy(&w, z, 8);
-    if ((w & k->aMask[m]) != k->aHead[m]) return 0;
-    if (n <= 8) return 1;
-    memcpy(&w, z + n - 8, 8);
-    if (w != k->aTail[m]) return 0;
-    return n <= 16 || !memcmp(z + 8, k->az[m] + 8, n - 16);
-}
-
 void vt__jt_pick(const struct vt_jtree *t, int32_t i, const struct vt_jkeys *k, int32_t *aOut)
 {
     for (int m = 0; m < k->n; m++) aOut[m] = -1;
     if (i < 0 || i >= t->n || t->a[i].type != VT_JN_OBJ) return;
     for (int32_t c = t->a[i].child; c >= 0; c = t->a[c].next) {
-        const char *z = t->z + t->a[c].iKey;
-        size_t n = t->a[c].nKey;
-        if (n == 0xffff) { /* a name of 64 KiB or more: compared in full */
-            for (int m = 0; m < k->n; m++)
-                if (!strcmp(z, k->az[m])) {
-                    aOut[m] = c;
-                    break;
-                }
-            continue;
-        }
-        int bWide = t->a[c].iKey + (size_t)8 <= t->nzAlloc; /* eight bytes can be loaded at z */
-        for (uint64_t b = k->aBucket[key_bucket(z, n)]; b; b &= b - 1) {
-            int m = __builtin_ctzll(b);
-            /* az[m] has no NUL in its n bytes */
-            if (bWide ? key_is(k, m, z, n) : k->anLen[m] == n && !memcmp(z, k->az[m], n)) {
-                aOut[m] = c;
-                break;
-            }
-        }
+        /* nKey 0xffff: a name of 64 KiB or more, compared as a C string */
+        int m = key_find(k, t->z + t->a[c].iKey, t->a[c].nKey, t->a[c].iKey + (size_t)8 <= t->nzAlloc);
+        if (m >= 0) aOut[m] = c;
     }
 }

@@ -98,6 +98,7 @@ struct vt_jkeys {
     const char *const *az;
     uint16_t anLen[VT_JT_PICK_MAX];
     uint64_t aBucket[64]; /* by first byte and length: the names that may match */
+    uint64_t aFirst[256]; /* by first byte alone */
     uint64_t aHead[VT_JT_PICK_MAX], aMask[VT_JT_PICK_MAX]; /* first 8 bytes (zero past the name), their mask */
     uint64_t aTail[VT_JT_PICK_MAX];                         /* last 8 bytes of a name longer than 8 */
 };
@@ -108,6 +109,29 @@ int vt__jt_keys(struct vt_jkeys *k, const char *const *az, int n);
  * last one when repeated) or -1. Cheaper than n calls of vt__jt_get on objects of many members.
  */
 void vt__jt_pick(const struct vt_jtree *t, int32_t i, const struct vt_jkeys *k, int32_t *aOut);
+/*
+ * A selection of members to read from an object (vt__js_read_tree_sel): the names k, the
+ * member found per name in aOut (k->n entries), and per name optionally the selection for
+ * the members of its value when that value is an object (apSub NULL, or k->n entries of
+ * which some NULL). Selections form a tree, not a cycle.
+ */
+struct vt_jsel {
+    const struct vt_jkeys *k;
+    int32_t *aOut;
+    const struct vt_jsel *const *apSub;
+};
+/*
+ * vt__js_read_tree, reading only the members named by s: when the value is an object, s->aOut
+ * is filled as vt__jt_pick(t, 0, s->k, s->aOut) would fill it, and each sub-selection's aOut as
+ * vt__jt_pick on the member it belongs to would (all -1 where that member is absent or not an
+ * object). The other members of the selected objects are parsed and checked as ever but leave no
+ * node and no text, and the member names of selected objects are not kept (vt__jt_get and
+ * vt__jt_pick find nothing there); values of selected members are whole trees. The same input,
+ * the same errors, but for the bounds on a tree's nodes and text (VT_JS_TREE_MAX, 4 GiB), which
+ * count only what is kept.
+ */
+int vt__js_read_tree_sel(struct vt_js *j, int tok, struct vt_jtree *t, const struct vt_jsel *s);
+
 /* STR node text or NULL (these three accessors are inline: importers call them per member). */
 static inline const char *vt__jt_str(const struct vt_jtree *t, int32_t i)
 {
