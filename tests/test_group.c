@@ -339,7 +339,10 @@ TEST(native_only_stacks_named_by_node_or_operator)
         {VT_FRAME_NATIVE, 0, "torch::autograd::generated::details::div_tensor_other_backward(at::Tensor const&, "
                              "at::Tensor const&, at::Tensor const&)", NULL, NULL, 0},
         {VT_FRAME_NATIVE, 0, "torch::autograd::generated::MulBackward0::apply(std::vector<at::Tensor>&&)", NULL, NULL, 0},
-        {VT_FRAME_NATIVE, 0, "torch::autograd::Engine::thread_main()", NULL, NULL, 0}};
+        {VT_FRAME_NATIVE, 0, "torch::autograd::Engine::thread_main()", NULL, NULL, 0},
+        /* the thread's start, as PyTorch's unwinder names libc's frames */
+        {VT_FRAME_NATIVE, 0, "pthread_condattr_setpshared", NULL, NULL, 0},
+        {VT_FRAME_NATIVE, 0, "__xmknodat", NULL, NULL, 0}};
     static const struct tg_frame aOp[] = {
         {VT_FRAME_NATIVE, 0, "c10::cuda::CUDACachingAllocator::Native::NativeCachingAllocator::allocate(unsigned long)",
          NULL, NULL, 0},

@@ -193,7 +193,9 @@ static char *describe_stack(sqlite3 *db, int64_t stackId, int *pRc, int *pbNccl)
             continue;
         } else if (!zOp[0] && torch_op(zFn, zOp, sizeof zOp)) {
             continue;
-        } else if (!zNative || (bNativeLib && !is_library_native(zMod, zFn))) {
+        } else if (!bEngine && (!zNative || (bNativeLib && !is_library_native(zMod, zFn)))) {
+            /* (outside the autograd engine's thread_main: what starts the thread, libc's and the
+             * C++ runtime's frames, often misnamed by the unwinder, is no call site) */
             const char *zBase = zMod ? strrchr(zMod, '/') : NULL;
             struct vt_symbol sy;
             int sr = VT_SYM_UNKNOWN;
