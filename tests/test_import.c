@@ -238,6 +238,34 @@ TEST(kineto_without_addresses_and_bad_json)
     }
 }
 
+/* Write the Kineto trace zJson to scratch file zName and import it; the trace's path. */
+static const char *kineto_json(const char *zName, const char *zJson)
+{
+    static char zOut[4096];
+    const char *zIn = scratch(zName);
+    write_file(zIn, zJson, strlen(zJson));
+    snprintf(zOut, sizeof zOut, "%s.db", zIn);
+    ASSERT_EQ(VT_EXIT_OK, import(zIn, -1, zOut));
+    return zOut;
+}
+
+TEST(kineto_hip_memory)
+{
+    /* ROCm: the GPU's memory events are Device Type 6 */
+    const char *zOut = kineto_json("hip.json",
+        "{\"profile_memory\": 1, \"traceEvents\": ["
+        "{\"ph\": \"i\", \"name\": \"[memory]\", \"pid\": 9, \"tid\": 9, \"ts\": 10, \"args\": {\"Device Type\": 6,"
+        " \"Device Id\": 0, \"Addr\": 4096, \"Bytes\": 512, \"Total Allocated\": 512}},"
+        "{\"ph\": \"i\", \"name\": \"[memory]\", \"pid\": 9, \"tid\": 9, \"ts\": 20, \"args\": {\"Device Type\": 6,"
+        " \"Device Id\": 0, \"Addr\": 4096, \"Bytes\": -512, \"Total Allocated\": 0}},"
+        "{\"ph\": \"i\", \"name\": \"[memory]\", \"pid\": 9, \"tid\": 9, \"ts\": 30, \"args\": {\"Device Type\": 0,"
+        " \"Device Id\": -1, \"Addr\": 8192, \"Bytes\": 64}}]}");
+    ASSERT_EQ(2, q(zOut, "SELECT count(*) FROM tensor_event WHERE device = 0 AND address = 4096"));
+    ASSERT_EQ(2, q(zOut, "SELECT value FROM meta WHERE key = 'kineto.memory_events'"));
+    ASSERT_EQ(1, q(zOut, "SELECT value FROM meta WHERE key = 'kineto.cpu_memory_events'"));
+    ASSERT_EQ(0, q(zOut, "SELECT count(*) FROM meta WHERE key LIKE 'import_note.%' AND value LIKE '%profile_memory%'"));
+}
+
 TEST(nsys_exports)
 {
     int64_t *aPid = NULL, *aEv = NULL;
@@ -482,5 +510,5 @@ TEST(real_files)
 }
 
 VT_TEST_LIST(T(snapshot_current_format) T(snapshot_ring_buffer_and_2_0_format) T(snapshot_bad_inputs) T(kineto_trace)
-                 T(kineto_without_addresses_and_bad_json) T(nsys_exports) T(command_line)
+                 T(kineto_without_addresses_and_bad_json) T(kineto_hip_memory) T(nsys_exports) T(command_line)
                      T(snapshot_merge_refusals) T(readers_open_other_formats) T(real_files))

@@ -16,11 +16,12 @@
  * as a small tree (json.h), turned into at most one row and dropped. Kineto
  * times are microseconds (integers in older traces, floats in newer ones),
  * relative to baseTimeNanoseconds when the trace has one; both give wall-clock
- * nanoseconds. Only CUDA memory events (Device Type 1) are imported; CPU ones
- * are counted.
+ * nanoseconds. Only GPU memory events (Device Type 1 CUDA, 6 HIP) are
+ * imported; CPU ones are counted.
  */
 
 #define KINETO_DEVICE_CUDA 1
+#define KINETO_DEVICE_HIP 6 /* ROCm builds of PyTorch: the GPU is device type 6 */
 
 /* The members of an event read, and those of its args. */
 static const char *const azTop[] = {"name", "cat", "ph", "ts", "dur", "args", "tid", "pid"};
@@ -145,7 +146,7 @@ static int event(struct kin *k)
         int64_t type = int_of(k, aArg[A_TYPE]), dev = int_of(k, aArg[A_DEVID]);
         int64_t bytes = int_of(k, aArg[A_BYTES]), addr = int_of(k, aArg[A_ADDR]);
         int64_t total = int_of(k, aArg[A_TOTAL]), reserved = int_of(k, aArg[A_RESERVED]);
-        if (type != KINETO_DEVICE_CUDA) {
+        if (type != KINETO_DEVICE_CUDA && type != KINETO_DEVICE_HIP) {
             k->nMemCpu++;
             return 0;
         }
