@@ -266,6 +266,27 @@ TEST(kineto_hip_memory)
     ASSERT_EQ(0, q(zOut, "SELECT count(*) FROM meta WHERE key LIKE 'import_note.%' AND value LIKE '%profile_memory%'"));
 }
 
+#define KMEM(ts, addr, bytes, total)                                                                   \
+    "{\"ph\": \"i\", \"name\": \"[memory]\", \"pid\": 9, \"tid\": 9, \"ts\": " #ts ", \"args\": {\"Device Type\": 1," \
+    " \"Device Id\": 0, \"Addr\": " #addr ", \"Bytes\": " #bytes ", \"Total Allocated\": " #total "}}"
+
+TEST(kineto_totals_in_time_order)
+{
+    /* 5000 B allocated before the trace; events written out of time order (as Kineto's threads do) */
+    const char *zOut = kineto_json("order.json",
+        "{\"traceEvents\": [" KMEM(10, 1, 1000, 6000) "," KMEM(30, 1, -1000, 7000) "," KMEM(40, 2, -2000, 5000) ","
+        KMEM(20, 2, 2000, 8000) "]}");
+    ASSERT_EQ(3000, q(zOut, "SELECT value FROM meta WHERE key = 'kineto.device.0.peak_sum_bytes'"));
+    ASSERT_EQ(8000, q(zOut, "SELECT value FROM meta WHERE key = 'kineto.device.0.peak_total_allocated'"));
+    ASSERT_EQ(5000, q(zOut, "SELECT value FROM meta WHERE key = 'kineto.device.0.allocated_before_trace'"));
+    ASSERT_EQ(1, q(zOut, "SELECT count(*) FROM meta WHERE key LIKE 'import_note.%' AND value LIKE"
+                         " 'device 0: 4.88 KiB was already allocated when the trace begins%peaks at 7.81 KiB%at 2.93 KiB'"));
+    /* nothing before the trace: no note */
+    zOut = kineto_json("order0.json", "{\"traceEvents\": [" KMEM(10, 1, 1000, 1000) "," KMEM(20, 1, -1000, 0) "]}");
+    ASSERT_EQ(-998, q(zOut, "SELECT value FROM meta WHERE key = 'kineto.device.0.allocated_before_trace'"));
+    ASSERT_EQ(0, q(zOut, "SELECT count(*) FROM meta WHERE key LIKE 'import_note.%' AND value LIKE '%already%'"));
+}
+
 TEST(nsys_exports)
 {
     int64_t *aPid = NULL, *aEv = NULL;
@@ -510,5 +531,5 @@ TEST(real_files)
 }
 
 VT_TEST_LIST(T(snapshot_current_format) T(snapshot_ring_buffer_and_2_0_format) T(snapshot_bad_inputs) T(kineto_trace)
-                 T(kineto_without_addresses_and_bad_json) T(kineto_hip_memory) T(nsys_exports) T(command_line)
+                 T(kineto_without_addresses_and_bad_json) T(kineto_hip_memory) T(kineto_totals_in_time_order) T(nsys_exports) T(command_line)
                      T(snapshot_merge_refusals) T(readers_open_other_formats) T(real_files))

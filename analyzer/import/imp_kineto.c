@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "util/errors.h"
+#include "util/text.h"
 #include "json.h"
 #include "vramtrace/schema.h"
 
@@ -33,6 +34,12 @@ enum { A_TYPE, A_DEVID, A_BYTES, A_ADDR, A_TOTAL, A_RESERVED, A_DEVICE, A_CONTEX
 _Static_assert(sizeof azArg / sizeof azArg[0] == A_N, "azArg");
 _Static_assert(A_N <= VT_JT_PICK_MAX && sizeof azTop / sizeof azTop[0] <= VT_JT_PICK_MAX, "vt__jt_keys");
 
+/* A GPU memory event as the totals need it: its time, place in the file, device, signed Bytes, Total Allocated. */
+struct memev {
+    int64_t ts, seq, bytes, total;
+    int dev;
+};
+
 struct kin {
     struct vt__imp *x;
     struct vt_jtree t;
@@ -41,8 +48,10 @@ struct kin {
     int bBase;
     int64_t tFirst, tLast;
     int64_t nMem, nMemCpu, nMemNoAddr, nKernel, nCopy, nSet, nStep, nOther;
-    int64_t aLive[64], aPeak[64], aPeakTotal[64], aPeakReserved[64]; /* per device: running sum and peaks */
+    int64_t aPeakTotal[64], aPeakReserved[64]; /* per device: peaks of Total Allocated / Reserved */
     int bTotals;
+    struct memev *aMem;    /* the GPU memory events on devices 0..63, in file order (put in time order at the end) */
+    size_t nMemEv, nMemAlloc;
     struct vt_jtree dev;   /* deviceProperties, written after the events fix the time base */
     int64_t rank, worldSize;
     int64_t pid;           /* the profiled process: the pid of its CPU-side events */
@@ -163,8 +172,14 @@ static int event(struct kin *k)
         r.device = dev;
         r.source = VT_TENSORSRC_PROFILER;
         if (dev >= 0 && dev < 64) {
-            if (k->aLive[dev] > -(1LL << 61) && k->aLive[dev] < (1LL << 61)) k->aLive[dev] += bytes;
-            if (k->aLive[dev] > k->aPeak[dev]) k->aPeak[dev] = k->aLive[dev];
+            if (k->nMemEv == k->nMemAlloc) {
+                size_t n = k->nMemAlloc ? 2 * k->nMemAlloc : 1024;
+                struct memev *a = realloc(k->aMem, n * sizeof *a);
+                if (!a) return vt__imp_fail(k->x, VT_EXIT_INTERNAL, "out of memory");
+                k->aMem = a, k->nMemAlloc = n;
+            }
+            k->aMem[k->nMemEv] = (struct memev){ts, (int64_t)k->nMemEv, bytes, total, (int)dev};
+            k->nMemEv++;
             if (total != VT_TB_NULL && total > k->aPeakTotal[dev]) k->aPeakTotal[dev] = total, k->bTotals = 1;
             if (reserved != VT_TB_NULL && reserved > k->aPeakReserved[dev]) k->aPeakReserved[dev] = reserved, k->bTotals = 1;
         }
@@ -259,6 +274,65 @@ static int event(struct kin *k)
         return vt__tb_nvtx(tb, &r) ? vt__imp_tb_fail(k->x) : 0;
     }
     k->nOther++;
+    return 0;
+}
+
+/* Time order of memory events; file order among those at the same time. */
+static int memev_cmp(const void *pA, const void *pB)
+{
+    const struct memev *a = pA, *b = pB;
+    if (a->ts != b->ts) return a->ts < b->ts ? -1 : 1;
+    return a->seq < b->seq ? -1 : a->seq > b->seq;
+}
+
+/*
+ * The per-device totals of the GPU memory events, in time order: the peak of
+ * the running sum of Bytes (meta kineto.device.N.peak_sum_bytes), Total
+ * Allocated's and Total Reserved's peaks, and what was allocated before the
+ * first event (its Total Allocated less its own Bytes), with a note when that
+ * is more than nothing. Returns 0 or an exit code.
+ */
+static int memory_totals(struct kin *k)
+{
+    int64_t aLive[64] = {0}, aPeak[64] = {0}, aStart[64];
+    char abSeen[64] = {0};
+    struct vt__tb *tb = k->x->tb;
+    for (int dv = 0; dv < 64; dv++) aStart[dv] = VT_TB_NULL;
+    if (k->nMemEv) qsort(k->aMem, k->nMemEv, sizeof *k->aMem, memev_cmp);
+    for (size_t i = 0; i < k->nMemEv; i++) {
+        const struct memev *e = &k->aMem[i];
+        int dv = e->dev;
+        if (aLive[dv] > -(1LL << 61) && aLive[dv] < (1LL << 61)) aLive[dv] += e->bytes;
+        if (aLive[dv] > aPeak[dv]) aPeak[dv] = aLive[dv];
+        /* the first event of the device: what its Total Allocated counts beside the event itself */
+        if (!abSeen[dv] && e->total != VT_TB_NULL) aStart[dv] = e->total - e->bytes;
+        abSeen[dv] = 1;
+    }
+    for (int dv = 0; dv < 64; dv++) {
+        char zKey[80];
+        if (aPeak[dv] <= 0 && k->aPeakTotal[dv] <= 0) continue;
+        snprintf(zKey, sizeof zKey, "kineto.device.%d.peak_sum_bytes", dv);
+        if (vt__tb_metaf(tb, zKey, "%lld", (long long)aPeak[dv])) return vt__imp_tb_fail(k->x);
+        if (k->aPeakTotal[dv] > 0) {
+            snprintf(zKey, sizeof zKey, "kineto.device.%d.peak_total_allocated", dv);
+            if (vt__tb_metaf(tb, zKey, "%lld", (long long)k->aPeakTotal[dv])) return vt__imp_tb_fail(k->x);
+        }
+        if (k->aPeakReserved[dv] > 0) {
+            snprintf(zKey, sizeof zKey, "kineto.device.%d.peak_total_reserved", dv);
+            if (vt__tb_metaf(tb, zKey, "%lld", (long long)k->aPeakReserved[dv])) return vt__imp_tb_fail(k->x);
+        }
+        if (aStart[dv] > 0 && aStart[dv] < (1LL << 55)) {
+            char zA[32], zB[32], zC[32];
+            snprintf(zKey, sizeof zKey, "kineto.device.%d.allocated_before_trace", dv);
+            if (vt__tb_metaf(tb, zKey, "%lld", (long long)aStart[dv])) return vt__imp_tb_fail(k->x);
+            vt__imp_note(k->x,
+                         "device %d: %s was already allocated when the trace begins (the first [memory] event's "
+                         "Total Allocated less its own Bytes) and is not in the trace's allocations; Total "
+                         "Allocated peaks at %s (the process's peak), the trace's own allocations at %s",
+                         dv, vt__fmt_bytes(aStart[dv], zA, sizeof zA),
+                         vt__fmt_bytes(k->aPeakTotal[dv], zB, sizeof zB), vt__fmt_bytes(aPeak[dv], zC, sizeof zC));
+        }
+    }
     return 0;
 }
 
@@ -387,20 +461,7 @@ int vt__import_kineto(struct vt__imp *x)
     }
     vt__tb_metaf(x->tb, "kineto.memory_events", "%lld", (long long)k.nMem);
     vt__tb_metaf(x->tb, "kineto.cpu_memory_events", "%lld", (long long)k.nMemCpu);
-    for (int dv = 0; dv < 64; dv++) {
-        char zKey[80];
-        if (k.aPeak[dv] <= 0 && k.aPeakTotal[dv] <= 0) continue;
-        snprintf(zKey, sizeof zKey, "kineto.device.%d.peak_sum_bytes", dv);
-        vt__tb_metaf(x->tb, zKey, "%lld", (long long)k.aPeak[dv]);
-        if (k.aPeakTotal[dv] > 0) {
-            snprintf(zKey, sizeof zKey, "kineto.device.%d.peak_total_allocated", dv);
-            vt__tb_metaf(x->tb, zKey, "%lld", (long long)k.aPeakTotal[dv]);
-        }
-        if (k.aPeakReserved[dv] > 0) {
-            snprintf(zKey, sizeof zKey, "kineto.device.%d.peak_total_reserved", dv);
-            vt__tb_metaf(x->tb, zKey, "%lld", (long long)k.aPeakReserved[dv]);
-        }
-    }
+    if ((rc = memory_totals(&k)) != 0) goto done;
     if (k.nMemNoAddr)
         vt__imp_note(x,
                      "%lld of %lld CUDA [memory] events have no 'Addr' (torch.profiler before 1.11): allocations "
@@ -417,6 +478,7 @@ int vt__import_kineto(struct vt__imp *x)
 done:
     vt__jtree_free(&k.t);
     vt__jtree_free(&k.dev);
+    free(k.aMem);
     vt__js_free(j);
     vt__src_close(&in);
     return rc;
