@@ -287,6 +287,21 @@ TEST(kineto_totals_in_time_order)
     ASSERT_EQ(0, q(zOut, "SELECT count(*) FROM meta WHERE key LIKE 'import_note.%' AND value LIKE '%already%'"));
 }
 
+TEST(kineto_step_once)
+{
+    /* the step on the CPU and its copy on the GPU timeline (a stream's thread): one range */
+    const char *zOut = kineto_json("steps.json",
+        "{\"traceEvents\": ["
+        "{\"ph\": \"X\", \"cat\": \"user_annotation\", \"name\": \"ProfilerStep#6\", \"pid\": 9, \"tid\": 9,"
+        " \"ts\": 100, \"dur\": 50},"
+        "{\"ph\": \"X\", \"cat\": \"gpu_user_annotation\", \"name\": \"ProfilerStep#6\", \"pid\": 0, \"tid\": 7,"
+        " \"ts\": 110, \"dur\": 45}]}");
+    ASSERT_EQ(1, q(zOut, "SELECT count(*) FROM nvtx_range"));
+    ASSERT_EQ(9, q(zOut, "SELECT thread FROM nvtx_range"));
+    ASSERT_EQ(1, q(zOut, "SELECT count(*) FROM meta WHERE key LIKE 'import_note.%' AND value LIKE"
+                         " '1 ProfilerStep#N ranges imported%1 GPU-timeline copies (gpu_user_annotation) are left out'"));
+}
+
 TEST(nsys_exports)
 {
     int64_t *aPid = NULL, *aEv = NULL;
@@ -531,5 +546,5 @@ TEST(real_files)
 }
 
 VT_TEST_LIST(T(snapshot_current_format) T(snapshot_ring_buffer_and_2_0_format) T(snapshot_bad_inputs) T(kineto_trace)
-                 T(kineto_without_addresses_and_bad_json) T(kineto_hip_memory) T(kineto_totals_in_time_order) T(nsys_exports) T(command_line)
+                 T(kineto_without_addresses_and_bad_json) T(kineto_hip_memory) T(kineto_totals_in_time_order) T(kineto_step_once) T(nsys_exports) T(command_line)
                      T(snapshot_merge_refusals) T(readers_open_other_formats) T(real_files))

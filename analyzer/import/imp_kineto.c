@@ -47,7 +47,7 @@ struct kin {
     int64_t baseNs;  /* baseTimeNanoseconds, 0 when absent */
     int bBase;
     int64_t tFirst, tLast;
-    int64_t nMem, nMemCpu, nMemNoAddr, nKernel, nCopy, nSet, nStep, nOther;
+    int64_t nMem, nMemCpu, nMemNoAddr, nKernel, nCopy, nSet, nStep, nStepGpu, nOther;
     int64_t aPeakTotal[64], aPeakReserved[64]; /* per device: peaks of Total Allocated / Reserved */
     int bTotals;
     struct memev *aMem;    /* the GPU memory events on devices 0..63, in file order (put in time order at the end) */
@@ -260,6 +260,11 @@ static int event(struct kin *k)
         k->nSet++;
         return vt__tb_memset(tb, &r) ? vt__imp_tb_fail(k->x) : 0;
     }
+    /* the GPU-timeline copy of a step (a stream's span of its kernels): the CPU-side range is the step */
+    if (!strncmp(zName, "ProfilerStep#", 13) && !strcasecmp(zCat, "gpu_user_annotation")) {
+        k->nStepGpu++;
+        return 0;
+    }
     if (!strncmp(zName, "ProfilerStep#", 13) && end != VT_TB_NULL) {
         struct vt__tb_nvtx r;
         int64_t tid = VT_TB_NULL;
@@ -471,9 +476,13 @@ int vt__import_kineto(struct vt__imp *x)
     if (!k.nMem)
         vt__imp_note(x, "no CUDA [memory] events: the trace was recorded without profile_memory=True, so "
                         "no allocations are known");
-    if (k.nStep)
+    if (k.nStep && !k.nStepGpu)
         vt__imp_note(x, "%lld ProfilerStep#N ranges imported as NVTX ranges (analyze takes them as iterations)",
                      (long long)k.nStep);
+    else if (k.nStep || k.nStepGpu)
+        vt__imp_note(x, "%lld ProfilerStep#N ranges imported as NVTX ranges (analyze takes them as iterations); "
+                        "their %lld GPU-timeline copies (gpu_user_annotation) are left out",
+                     (long long)k.nStep, (long long)k.nStepGpu);
     rc = VT_EXIT_OK;
 done:
     vt__jtree_free(&k.t);
