@@ -12,6 +12,7 @@ import subprocess
 import sys
 
 SKIP = 77
+VT = DATA = None  # the vramtrace binary and the folder of the files, set by main
 
 
 def analyze(vt, path):
@@ -21,6 +22,14 @@ def analyze(vt, path):
         raise AssertionError(f"{path}: analyze exited {out.returncode}: {out.stderr.strip()}")
     rep = json.loads(out.stdout)
     return rep["traces"][0], rep["findings"]
+
+
+def info_json(vt, path):
+    """The first trace of `info --json` on one file."""
+    out = subprocess.run([vt, "info", "--json", path], capture_output=True, text=True, timeout=600)
+    if out.returncode != 0:
+        raise AssertionError(f"{path}: info exited {out.returncode}: {out.stderr.strip()}")
+    return json.loads(out.stdout)["traces"][0]
 
 
 def serious(findings):
@@ -140,6 +149,9 @@ def tracelens_qwen(trace, findings):
     check(any(n.startswith("device 0: 939 MiB was allocated before the profiler's window began") and
               n.endswith("Total Allocated peaks at 1.95 GiB") for n in trace["notes"]), f"got {trace['notes']}")
     check(trace["pid"] == "25286", f"pid 25286 expected, got {trace['pid']}")
+    # baseTimeNanoseconds follows traceEvents in the file: the start is still 2025-07-18 11:51:01 UTC
+    wall = info_json(VT, os.path.join(DATA, "tracelens_h100_qwen05b_inference_memory.json.gz"))["time"]["wall_start_ns"]
+    check(1752839461 * 10**9 <= wall < 1752839462 * 10**9, f"a start at 2025-07-18 11:51:01 UTC expected, got {wall}")
 
 
 FILES = [
@@ -169,6 +181,8 @@ def main():
         print(__doc__.strip(), file=sys.stderr)
         return 2
     vt, data = args
+    global VT, DATA
+    VT, DATA = vt, data
     files = SHIPPED if shipped else FILES
     present = data and os.path.isdir(data) and all(os.path.exists(os.path.join(data, n)) for n, _ in files)
     if not present and not shipped:

@@ -302,6 +302,23 @@ TEST(kineto_step_once)
                          " '1 ProfilerStep#N ranges imported%1 GPU-timeline copies (gpu_user_annotation) are left out'"));
 }
 
+TEST(kineto_base_after_events)
+{
+    /* Kineto writes baseTimeNanoseconds after traceEvents: rows keep their times, the wall clock gets the base */
+    const char *zOut = kineto_json("late.json",
+        "{\"traceEvents\": [" KMEM(1000, 1, 64, 64) "," KMEM(1500, 1, -64, 0) "], \"baseTimeNanoseconds\": "
+        "1700000000000000000}");
+    ASSERT_EQ(1000000, q(zOut, "SELECT min(ts) FROM tensor_event"));
+    ASSERT_EQ(1000000, q(zOut, "SELECT value FROM meta WHERE key = 'clock_anchor_cupti_ns'"));
+    ASSERT_EQ(T_NS + 1000000, q(zOut, "SELECT value FROM meta WHERE key = 'clock_anchor_wall_ns'"));
+    {
+        struct vt_tracefile f;
+        ASSERT_EQ(VT_EXIT_OK, vt__read_open(&f, zOut, 0, NULL));
+        ASSERT_EQ(T_NS + 1500000, vt__read_wall(&f, 1500000));
+        vt__read_close(&f);
+    }
+}
+
 TEST(nsys_exports)
 {
     int64_t *aPid = NULL, *aEv = NULL;
@@ -546,5 +563,5 @@ TEST(real_files)
 }
 
 VT_TEST_LIST(T(snapshot_current_format) T(snapshot_ring_buffer_and_2_0_format) T(snapshot_bad_inputs) T(kineto_trace)
-                 T(kineto_without_addresses_and_bad_json) T(kineto_hip_memory) T(kineto_totals_in_time_order) T(kineto_step_once) T(nsys_exports) T(command_line)
+                 T(kineto_without_addresses_and_bad_json) T(kineto_hip_memory) T(kineto_totals_in_time_order) T(kineto_step_once) T(kineto_base_after_events) T(nsys_exports) T(command_line)
                      T(snapshot_merge_refusals) T(readers_open_other_formats) T(real_files))

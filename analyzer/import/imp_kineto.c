@@ -45,6 +45,7 @@ struct kin {
     struct vt_jtree t;
     struct vt_jkeys top, arg; /* azTop, azArg */
     int64_t baseNs;  /* baseTimeNanoseconds, 0 when absent */
+    int64_t baseLate; /* baseTimeNanoseconds given after traceEvents (as Kineto writes it), 0 when not */
     int bBase;
     int64_t tFirst, tLast;
     int64_t nMem, nMemCpu, nMemNoAddr, nKernel, nCopy, nSet, nStep, nStepGpu, nOther;
@@ -424,8 +425,8 @@ int vt__import_kineto(struct vt__imp *x)
                 int64_t v;
                 vt__js_number(j, &bInt, &v);
                 if (bInt && v > 0) {
-                    if (bEvents) /* after the events: too late to apply */
-                        vt__imp_note(x, "baseTimeNanoseconds follows traceEvents: times are kept as written");
+                    if (bEvents) /* after the events: the rows keep their times, the clock anchor gets it */
+                        k.baseLate = v;
                     else
                         k.baseNs = v;
                 }
@@ -458,15 +459,21 @@ int vt__import_kineto(struct vt__imp *x)
     if (k.pid != VT_TB_NULL) vt__tb_metaf(x->tb, "pid", "%lld", (long long)k.pid);
     if (k.worldSize != VT_TB_NULL) vt__tb_metaf(x->tb, "world_size", "%lld", (long long)k.worldSize);
     if (k.tFirst <= k.tLast) {
-        /* Kineto's clock is the wall clock: one instant on both clocks */
+        /* Kineto's clock is the wall clock, less baseTimeNanoseconds when it came after the events
+         * (the rows were written by then): one instant on both clocks */
+        int64_t wall = k.tFirst;
+        if (k.baseLate && __builtin_add_overflow(k.tFirst, k.baseLate, &wall)) wall = k.tFirst;
         vt__tb_metaf(x->tb, "clock_anchor_cupti_ns", "%lld", (long long)k.tFirst);
-        vt__tb_metaf(x->tb, "clock_anchor_wall_ns", "%lld", (long long)k.tFirst);
+        vt__tb_metaf(x->tb, "clock_anchor_wall_ns", "%lld", (long long)wall);
         vt__tb_metaf(x->tb, "start_ns", "%lld", (long long)k.tFirst);
         vt__tb_metaf(x->tb, "end_ns", "%lld", (long long)k.tLast);
     }
     vt__tb_metaf(x->tb, "kineto.memory_events", "%lld", (long long)k.nMem);
     vt__tb_metaf(x->tb, "kineto.cpu_memory_events", "%lld", (long long)k.nMemCpu);
     if ((rc = memory_totals(&k)) != 0) goto done;
+    if (k.baseLate)
+        vt__imp_note(x, "baseTimeNanoseconds follows traceEvents: times are stored as written (from the trace's "
+                        "own origin) and meta clock_anchor_wall_ns adds the base, so wall-clock times are right");
     if (k.nMemNoAddr)
         vt__imp_note(x,
                      "%lld of %lld CUDA [memory] events have no 'Addr' (torch.profiler before 1.11): allocations "
