@@ -105,6 +105,7 @@ def param_resnet(trace, findings):
     check(htod["pageable_count"] == 61 and htod["pageable_bytes"] == 2312140804, f"got {htod}")
     check(findings[0]["count"] >= 58, f"the copies after the first kernel expected, got {findings[0]['count']}")
     check(trace["lifetimes"]["allocations"] == 0, f"no allocation expected, got {trace['lifetimes']}")
+    check(trace["pid"] == "23442", f"pid 23442 (its CPU operators') expected, got {trace['pid']}")
     kinds = [(p["kind"], p["iterations"]) for p in trace["phases"]]
     check(kinds == [("training", 30)], f"one training phase of 30 SGD steps expected, got {kinds}")
     check(any("torch.profiler trace records no allocation" in n for n in trace["notes"]), f"got {trace['notes']}")

@@ -319,6 +319,17 @@ TEST(kineto_base_after_events)
     }
 }
 
+TEST(kineto_pid_from_operators)
+{
+    /* no memory events, no steps: the process is the CPU operators' (the GPU events' pid is a device) */
+    const char *zOut = kineto_json("ops.json",
+        "{\"traceEvents\": ["
+        "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k\", \"pid\": 0, \"tid\": 7, \"ts\": 5, \"dur\": 1},"
+        "{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"aten::mm\", \"pid\": 23442, \"tid\": 23442,"
+        " \"ts\": 10, \"dur\": 5}]}");
+    ASSERT_EQ(23442, q(zOut, "SELECT value FROM meta WHERE key = 'pid'"));
+}
+
 TEST(nsys_exports)
 {
     int64_t *aPid = NULL, *aEv = NULL;
@@ -563,5 +574,5 @@ TEST(real_files)
 }
 
 VT_TEST_LIST(T(snapshot_current_format) T(snapshot_ring_buffer_and_2_0_format) T(snapshot_bad_inputs) T(kineto_trace)
-                 T(kineto_without_addresses_and_bad_json) T(kineto_hip_memory) T(kineto_totals_in_time_order) T(kineto_step_once) T(kineto_base_after_events) T(nsys_exports) T(command_line)
+                 T(kineto_without_addresses_and_bad_json) T(kineto_hip_memory) T(kineto_totals_in_time_order) T(kineto_step_once) T(kineto_base_after_events) T(kineto_pid_from_operators) T(nsys_exports) T(command_line)
                      T(snapshot_merge_refusals) T(readers_open_other_formats) T(real_files))

@@ -56,6 +56,7 @@ struct kin {
     struct vt_jtree dev;   /* deviceProperties, written after the events fix the time base */
     int64_t rank, worldSize;
     int64_t pid;           /* the profiled process: the pid of its CPU-side events */
+    int64_t pidOp;         /* the pid of the first CPU operator, for a trace without memory events or steps */
 };
 
 /* ts (µs) of a member as absolute ns, or VT_TB_NULL. */
@@ -150,6 +151,10 @@ static int event(struct kin *k)
     if (k->pid == VT_TB_NULL && (!strcmp(zName, "[memory]") || !strncmp(zName, "ProfilerStep#", 13))) {
         int64_t pid;
         if (vt__jt_int(t, aTop[7], &pid) && pid > 0) k->pid = pid;
+    }
+    if (k->pidOp == VT_TB_NULL && zCat && !strcmp(zCat, "cpu_op")) {
+        int64_t pid;
+        if (vt__jt_int(t, aTop[7], &pid) && pid > 0) k->pidOp = pid;
     }
     if (!strcmp(zName, "[memory]")) {
         struct vt__tb_tensor r;
@@ -397,7 +402,7 @@ int vt__import_kineto(struct vt__imp *x)
     k.x = x;
     k.tFirst = INT64_MAX;
     k.tLast = INT64_MIN;
-    k.rank = k.worldSize = k.pid = VT_TB_NULL;
+    k.rank = k.worldSize = k.pid = k.pidOp = VT_TB_NULL;
     (void)vt__jt_keys(&k.top, azTop, (int)(sizeof azTop / sizeof azTop[0])); /* cannot fail: sizes asserted above */
     (void)vt__jt_keys(&k.arg, azArg, A_N);
     if (vt__src_open_file(&in, x->zIn) != 0) return vt__imp_fail(x, VT_EXIT_NOFILE, "cannot open: %s", strerror(errno));
@@ -456,6 +461,7 @@ int vt__import_kineto(struct vt__imp *x)
     }
     if ((rc = base_at(&k, VT_TB_NULL)) != 0 || (rc = devices(&k)) != 0) goto done;
     if (k.rank != VT_TB_NULL) vt__tb_metaf(x->tb, "rank", "%lld", (long long)k.rank);
+    if (k.pid == VT_TB_NULL) k.pid = k.pidOp;
     if (k.pid != VT_TB_NULL) vt__tb_metaf(x->tb, "pid", "%lld", (long long)k.pid);
     if (k.worldSize != VT_TB_NULL) vt__tb_metaf(x->tb, "world_size", "%lld", (long long)k.worldSize);
     if (k.tFirst <= k.tLast) {
