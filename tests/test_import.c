@@ -367,6 +367,41 @@ TEST(nsys_exports)
                         " JOIN string d ON d.id = n.demangled_id JOIN string s ON s.id = n.short_id"));
 }
 
+TEST(nsys_without_cuda_trace)
+{
+    /* an export recorded without CUDA tracing: no runtime, kernel, copy or memory-usage table */
+    const char *zIn = scratch("nocuda.sqlite"), *zOut = scratch("nocuda.db");
+    sqlite3 *db = NULL;
+    remove(zIn);
+    ASSERT_EQ(SQLITE_OK, sqlite3_open(zIn, &db));
+    ASSERT_EQ(SQLITE_OK, sqlite3_exec(db,
+                                      "CREATE TABLE StringIds(id INTEGER PRIMARY KEY, value TEXT NOT NULL);"
+                                      "CREATE TABLE TARGET_INFO_SESSION_START_TIME(utcEpochNs INTEGER);"
+                                      "INSERT INTO TARGET_INFO_SESSION_START_TIME VALUES(1700000000000000000);",
+                                      NULL, NULL, NULL));
+    sqlite3_close(db);
+    ASSERT_EQ(VT_EXIT_OK, import(zIn, -1, zOut));
+    ASSERT_EQ(0, q(zOut, "SELECT value FROM meta WHERE key = 'nsys.cuda_trace'"));
+    ASSERT_EQ(1, q(zOut, "SELECT count(*) FROM meta WHERE key LIKE 'import_note.%' AND value LIKE"
+                         " 'the export holds no CUDA trace%'"));
+    ASSERT_EQ(0, q(zOut, "SELECT count(*) FROM meta WHERE key LIKE 'import_note.%' AND value GLOB '*api_call*'"));
+}
+
+TEST(nsys_allocation_calls_without_sizes)
+{
+    /* the shipped nvFuser export: 10 cudaMalloc, 1 cudaHostAlloc and 1 cudaFree, no memory-usage table */
+    const char *zDir = getenv("VT_TEST_DATA"), *zOut = scratch("matmul.db");
+    char zIn[4096];
+    snprintf(zIn, sizeof zIn, "%s/real/fuser_h200_test_matmul_nsys2024.sqlite", zDir ? zDir : "tests/data");
+    ASSERT_EQ(VT_EXIT_OK, import(zIn, -1, zOut));
+    ASSERT_STREQ("the export has no CUDA_GPU_MEMORY_USAGE_EVENTS (recorded without --cuda-memory-usage=true): no "
+                 "allocation sizes or addresses are known, so there are no lifetimes, leaks or peaks; allocation "
+                 "calls without sizes (in api_call): 11 allocations (10 cudaMalloc, 1 cudaHostAlloc), 1 free (1 "
+                 "cudaFree), sizes unknown (not balanced within the recorded window)",
+                 qs(zOut, "SELECT value FROM meta WHERE key LIKE 'import_note.%' AND value LIKE '%USAGE%'"));
+    ASSERT_EQ(-998, q(zOut, "SELECT value FROM meta WHERE key = 'nsys.cuda_trace'"));
+}
+
 TEST(command_line)
 {
     char zDir[4096], zForeign[4096], zPat[4200], zOne[4200];
@@ -574,5 +609,5 @@ TEST(real_files)
 }
 
 VT_TEST_LIST(T(snapshot_current_format) T(snapshot_ring_buffer_and_2_0_format) T(snapshot_bad_inputs) T(kineto_trace)
-                 T(kineto_without_addresses_and_bad_json) T(kineto_hip_memory) T(kineto_totals_in_time_order) T(kineto_step_once) T(kineto_base_after_events) T(kineto_pid_from_operators) T(nsys_exports) T(command_line)
+                 T(kineto_without_addresses_and_bad_json) T(kineto_hip_memory) T(kineto_totals_in_time_order) T(kineto_step_once) T(kineto_base_after_events) T(kineto_pid_from_operators) T(nsys_exports) T(nsys_without_cuda_trace) T(nsys_allocation_calls_without_sizes) T(command_line)
                      T(snapshot_merge_refusals) T(readers_open_other_formats) T(real_files))

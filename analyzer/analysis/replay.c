@@ -316,6 +316,11 @@ static int finish(struct replay *r)
                                  "address (its [memory] events carry no 'Addr': torch.profiler before 1.11, or "
                                  "profile_memory off), so no leak, peak or live set can be told; copies, kernels "
                                  "and phases are analyzed");
+        else if (!strcmp(z, "nsys_sqlite") && vt__meta_get(t->f.db, "nsys.cuda_trace", zN, sizeof zN) == 1 &&
+                 !strcmp(zN, "0"))
+            vt__read_note(&t->f, "no allocation lifetimes: this Nsight Systems export holds no CUDA trace at all "
+                                 "(no CUDA API calls, kernels, copies or GPU memory events: recorded without CUDA "
+                                 "tracing), so nothing about GPU memory can be told");
         else if (!strcmp(z, "nsys_sqlite"))
             vt__read_note(&t->f, "no allocation lifetimes: this Nsight Systems export holds no GPU memory events "
                                  "(recorded without --cuda-memory-usage=true), so no leak, peak or live set can be "
