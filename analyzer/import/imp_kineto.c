@@ -316,7 +316,8 @@ static int memory_totals(struct kin *k)
         if (aLive[dv] > -(1LL << 61) && aLive[dv] < (1LL << 61)) aLive[dv] += e->bytes;
         if (aLive[dv] > aPeak[dv]) aPeak[dv] = aLive[dv];
         /* the first event of the device: what its Total Allocated counts beside the event itself */
-        if (!abSeen[dv] && e->total != VT_TB_NULL) aStart[dv] = e->total - e->bytes;
+        if (!abSeen[dv] && e->total != VT_TB_NULL && __builtin_sub_overflow(e->total, e->bytes, &aStart[dv]))
+            aStart[dv] = VT_TB_NULL; /* a damaged Total Allocated: unknown */
         abSeen[dv] = 1;
     }
     for (int dv = 0; dv < 64; dv++) {
