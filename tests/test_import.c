@@ -238,6 +238,98 @@ TEST(kineto_without_addresses_and_bad_json)
     }
 }
 
+/* Write the Kineto trace zJson to scratch file zName and import it; the trace's path. */
+static const char *kineto_json(const char *zName, const char *zJson)
+{
+    static char zOut[4096];
+    const char *zIn = scratch(zName);
+    write_file(zIn, zJson, strlen(zJson));
+    snprintf(zOut, sizeof zOut, "%s.db", zIn);
+    ASSERT_EQ(VT_EXIT_OK, import(zIn, -1, zOut));
+    return zOut;
+}
+
+TEST(kineto_hip_memory)
+{
+    /* ROCm: the GPU's memory events are Device Type 6 */
+    const char *zOut = kineto_json("hip.json",
+        "{\"profile_memory\": 1, \"traceEvents\": ["
+        "{\"ph\": \"i\", \"name\": \"[memory]\", \"pid\": 9, \"tid\": 9, \"ts\": 10, \"args\": {\"Device Type\": 6,"
+        " \"Device Id\": 0, \"Addr\": 4096, \"Bytes\": 512, \"Total Allocated\": 512}},"
+        "{\"ph\": \"i\", \"name\": \"[memory]\", \"pid\": 9, \"tid\": 9, \"ts\": 20, \"args\": {\"Device Type\": 6,"
+        " \"Device Id\": 0, \"Addr\": 4096, \"Bytes\": -512, \"Total Allocated\": 0}},"
+        "{\"ph\": \"i\", \"name\": \"[memory]\", \"pid\": 9, \"tid\": 9, \"ts\": 30, \"args\": {\"Device Type\": 0,"
+        " \"Device Id\": -1, \"Addr\": 8192, \"Bytes\": 64}}]}");
+    ASSERT_EQ(2, q(zOut, "SELECT count(*) FROM tensor_event WHERE device = 0 AND address = 4096"));
+    ASSERT_EQ(2, q(zOut, "SELECT value FROM meta WHERE key = 'kineto.memory_events'"));
+    ASSERT_EQ(1, q(zOut, "SELECT value FROM meta WHERE key = 'kineto.cpu_memory_events'"));
+    ASSERT_EQ(0, q(zOut, "SELECT count(*) FROM meta WHERE key LIKE 'import_note.%' AND value LIKE '%profile_memory%'"));
+}
+
+#define KMEM(ts, addr, bytes, total)                                                                   \
+    "{\"ph\": \"i\", \"name\": \"[memory]\", \"pid\": 9, \"tid\": 9, \"ts\": " #ts ", \"args\": {\"Device Type\": 1," \
+    " \"Device Id\": 0, \"Addr\": " #addr ", \"Bytes\": " #bytes ", \"Total Allocated\": " #total "}}"
+
+TEST(kineto_totals_in_time_order)
+{
+    /* 5000 B allocated before the trace; events written out of time order (as Kineto's threads do) */
+    const char *zOut = kineto_json("order.json",
+        "{\"traceEvents\": [" KMEM(10, 1, 1000, 6000) "," KMEM(30, 1, -1000, 7000) "," KMEM(40, 2, -2000, 5000) ","
+        KMEM(20, 2, 2000, 8000) "]}");
+    ASSERT_EQ(3000, q(zOut, "SELECT value FROM meta WHERE key = 'kineto.device.0.peak_sum_bytes'"));
+    ASSERT_EQ(8000, q(zOut, "SELECT value FROM meta WHERE key = 'kineto.device.0.peak_total_allocated'"));
+    ASSERT_EQ(5000, q(zOut, "SELECT value FROM meta WHERE key = 'kineto.device.0.allocated_before_trace'"));
+    ASSERT_EQ(1, q(zOut, "SELECT count(*) FROM meta WHERE key LIKE 'import_note.%' AND value LIKE"
+                         " 'device 0: 4.88 KiB was already allocated when the trace begins%peaks at 7.81 KiB%at 2.93 KiB'"));
+    /* nothing before the trace: no note */
+    zOut = kineto_json("order0.json", "{\"traceEvents\": [" KMEM(10, 1, 1000, 1000) "," KMEM(20, 1, -1000, 0) "]}");
+    ASSERT_EQ(-998, q(zOut, "SELECT value FROM meta WHERE key = 'kineto.device.0.allocated_before_trace'"));
+    ASSERT_EQ(0, q(zOut, "SELECT count(*) FROM meta WHERE key LIKE 'import_note.%' AND value LIKE '%already%'"));
+}
+
+TEST(kineto_step_once)
+{
+    /* the step on the CPU and its copy on the GPU timeline (a stream's thread): one range */
+    const char *zOut = kineto_json("steps.json",
+        "{\"traceEvents\": ["
+        "{\"ph\": \"X\", \"cat\": \"user_annotation\", \"name\": \"ProfilerStep#6\", \"pid\": 9, \"tid\": 9,"
+        " \"ts\": 100, \"dur\": 50},"
+        "{\"ph\": \"X\", \"cat\": \"gpu_user_annotation\", \"name\": \"ProfilerStep#6\", \"pid\": 0, \"tid\": 7,"
+        " \"ts\": 110, \"dur\": 45}]}");
+    ASSERT_EQ(1, q(zOut, "SELECT count(*) FROM nvtx_range"));
+    ASSERT_EQ(9, q(zOut, "SELECT thread FROM nvtx_range"));
+    ASSERT_EQ(1, q(zOut, "SELECT count(*) FROM meta WHERE key LIKE 'import_note.%' AND value LIKE"
+                         " '1 ProfilerStep#N ranges imported%1 GPU-timeline copies (gpu_user_annotation) are left out'"));
+}
+
+TEST(kineto_base_after_events)
+{
+    /* Kineto writes baseTimeNanoseconds after traceEvents: rows keep their times, the wall clock gets the base */
+    const char *zOut = kineto_json("late.json",
+        "{\"traceEvents\": [" KMEM(1000, 1, 64, 64) "," KMEM(1500, 1, -64, 0) "], \"baseTimeNanoseconds\": "
+        "1700000000000000000}");
+    ASSERT_EQ(1000000, q(zOut, "SELECT min(ts) FROM tensor_event"));
+    ASSERT_EQ(1000000, q(zOut, "SELECT value FROM meta WHERE key = 'clock_anchor_cupti_ns'"));
+    ASSERT_EQ(T_NS + 1000000, q(zOut, "SELECT value FROM meta WHERE key = 'clock_anchor_wall_ns'"));
+    {
+        struct vt_tracefile f;
+        ASSERT_EQ(VT_EXIT_OK, vt__read_open(&f, zOut, 0, NULL));
+        ASSERT_EQ(T_NS + 1500000, vt__read_wall(&f, 1500000));
+        vt__read_close(&f);
+    }
+}
+
+TEST(kineto_pid_from_operators)
+{
+    /* no memory events, no steps: the process is the CPU operators' (the GPU events' pid is a device) */
+    const char *zOut = kineto_json("ops.json",
+        "{\"traceEvents\": ["
+        "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k\", \"pid\": 0, \"tid\": 7, \"ts\": 5, \"dur\": 1},"
+        "{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"aten::mm\", \"pid\": 23442, \"tid\": 23442,"
+        " \"ts\": 10, \"dur\": 5}]}");
+    ASSERT_EQ(23442, q(zOut, "SELECT value FROM meta WHERE key = 'pid'"));
+}
+
 TEST(nsys_exports)
 {
     int64_t *aPid = NULL, *aEv = NULL;
@@ -273,6 +365,41 @@ TEST(nsys_exports)
     ASSERT_STREQ("gemm_kernel(float*)|gemm_kernel",
                  qs(zE, "SELECT d.value || '|' || s.value FROM kernel k JOIN kernel_name n ON n.name_id = k.name_id"
                         " JOIN string d ON d.id = n.demangled_id JOIN string s ON s.id = n.short_id"));
+}
+
+TEST(nsys_without_cuda_trace)
+{
+    /* an export recorded without CUDA tracing: no runtime, kernel, copy or memory-usage table */
+    const char *zIn = scratch("nocuda.sqlite"), *zOut = scratch("nocuda.db");
+    sqlite3 *db = NULL;
+    remove(zIn);
+    ASSERT_EQ(SQLITE_OK, sqlite3_open(zIn, &db));
+    ASSERT_EQ(SQLITE_OK, sqlite3_exec(db,
+                                      "CREATE TABLE StringIds(id INTEGER PRIMARY KEY, value TEXT NOT NULL);"
+                                      "CREATE TABLE TARGET_INFO_SESSION_START_TIME(utcEpochNs INTEGER);"
+                                      "INSERT INTO TARGET_INFO_SESSION_START_TIME VALUES(1700000000000000000);",
+                                      NULL, NULL, NULL));
+    sqlite3_close(db);
+    ASSERT_EQ(VT_EXIT_OK, import(zIn, -1, zOut));
+    ASSERT_EQ(0, q(zOut, "SELECT value FROM meta WHERE key = 'nsys.cuda_trace'"));
+    ASSERT_EQ(1, q(zOut, "SELECT count(*) FROM meta WHERE key LIKE 'import_note.%' AND value LIKE"
+                         " 'the export holds no CUDA trace%'"));
+    ASSERT_EQ(0, q(zOut, "SELECT count(*) FROM meta WHERE key LIKE 'import_note.%' AND value GLOB '*api_call*'"));
+}
+
+TEST(nsys_allocation_calls_without_sizes)
+{
+    /* the shipped nvFuser export: 10 cudaMalloc, 1 cudaHostAlloc and 1 cudaFree, no memory-usage table */
+    const char *zDir = getenv("VT_TEST_DATA"), *zOut = scratch("matmul.db");
+    char zIn[4096];
+    snprintf(zIn, sizeof zIn, "%s/real/fuser_h200_test_matmul_nsys2024.sqlite", zDir ? zDir : "tests/data");
+    ASSERT_EQ(VT_EXIT_OK, import(zIn, -1, zOut));
+    ASSERT_STREQ("the export has no CUDA_GPU_MEMORY_USAGE_EVENTS (recorded without --cuda-memory-usage=true): no "
+                 "allocation sizes or addresses are known, so there are no lifetimes, leaks or peaks; allocation "
+                 "calls without sizes (in api_call): 11 allocations (10 cudaMalloc, 1 cudaHostAlloc), 1 free (1 "
+                 "cudaFree), sizes unknown (not balanced within the recorded window)",
+                 qs(zOut, "SELECT value FROM meta WHERE key LIKE 'import_note.%' AND value LIKE '%USAGE%'"));
+    ASSERT_EQ(-998, q(zOut, "SELECT value FROM meta WHERE key = 'nsys.cuda_trace'"));
 }
 
 TEST(command_line)
@@ -482,5 +609,5 @@ TEST(real_files)
 }
 
 VT_TEST_LIST(T(snapshot_current_format) T(snapshot_ring_buffer_and_2_0_format) T(snapshot_bad_inputs) T(kineto_trace)
-                 T(kineto_without_addresses_and_bad_json) T(nsys_exports) T(command_line)
+                 T(kineto_without_addresses_and_bad_json) T(kineto_hip_memory) T(kineto_totals_in_time_order) T(kineto_step_once) T(kineto_base_after_events) T(kineto_pid_from_operators) T(nsys_exports) T(nsys_without_cuda_trace) T(nsys_allocation_calls_without_sizes) T(command_line)
                      T(snapshot_merge_refusals) T(readers_open_other_formats) T(real_files))

@@ -222,6 +222,7 @@ static int kernels_at(sqlite3 *db, struct want *aW, int n)
     sqlite3_stmt *p = NULL;
     int64_t k = 0;
     int w = 0, rc;
+    if (n == 0) return SQLITE_OK;
     for (int i = 0; i < n; i++) aW[i].ts = aW[i].corr = -1;
     qsort(aW, (size_t)n, sizeof *aW, cmp_want_idx);
     rc = sqlite3_prepare_v2(db, "SELECT start, correlation FROM kernel ORDER BY start, id", -1, &p, NULL);
@@ -236,7 +237,7 @@ static int kernels_at(sqlite3 *db, struct want *aW, int n)
     if (rc == SQLITE_DONE || rc == SQLITE_ROW) rc = SQLITE_OK;
     sqlite3_finalize(p);
     p = NULL;
-    if (rc != SQLITE_OK || n == 0) return rc;
+    if (rc != SQLITE_OK) return rc;
     qsort(aW, (size_t)n, sizeof *aW, cmp_want_corr);
     rc = sqlite3_prepare_v2(db, "SELECT correlation, start FROM api_call WHERE correlation >= 0 AND start > 0", -1, &p,
                             NULL);

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "util/errors.h"
+#include "util/text.h"
 #include "json.h"
 #include "vramtrace/schema.h"
 
@@ -16,11 +17,12 @@
  * as a small tree (json.h), turned into at most one row and dropped. Kineto
  * times are microseconds (integers in older traces, floats in newer ones),
  * relative to baseTimeNanoseconds when the trace has one; both give wall-clock
- * nanoseconds. Only CUDA memory events (Device Type 1) are imported; CPU ones
- * are counted.
+ * nanoseconds. Only GPU memory events (Device Type 1 CUDA, 6 HIP) are
+ * imported; CPU ones are counted.
  */
 
 #define KINETO_DEVICE_CUDA 1
+#define KINETO_DEVICE_HIP 6 /* ROCm builds of PyTorch: the GPU is device type 6 */
 
 /* The members of an event read, and those of its args. */
 static const char *const azTop[] = {"name", "cat", "ph", "ts", "dur", "args", "tid", "pid"};
@@ -34,6 +36,12 @@ _Static_assert(sizeof azArg / sizeof azArg[0] == A_N, "azArg");
 _Static_assert(sizeof azTop / sizeof azTop[0] == T_N, "azTop");
 _Static_assert(A_N <= VT_JT_PICK_MAX && T_N <= VT_JT_PICK_MAX, "vt__jt_keys");
 
+/* A GPU memory event as the totals need it: its time, place in the file, device, signed Bytes, Total Allocated. */
+struct memev {
+    int64_t ts, seq, bytes, total;
+    int dev;
+};
+
 struct kin {
     struct vt__imp *x;
     struct vt_jtree t;
@@ -43,14 +51,18 @@ struct kin {
     struct vt_jsel selTop, selArg;
     const struct vt_jsel *apTopSub[T_N];
     int64_t baseNs;  /* baseTimeNanoseconds, 0 when absent */
+    int64_t baseLate; /* baseTimeNanoseconds given after traceEvents (as Kineto writes it), 0 when not */
     int bBase;
     int64_t tFirst, tLast;
-    int64_t nMem, nMemCpu, nMemNoAddr, nKernel, nCopy, nSet, nStep, nOther;
-    int64_t aLive[64], aPeak[64], aPeakTotal[64], aPeakReserved[64]; /* per device: running sum and peaks */
+    int64_t nMem, nMemCpu, nMemNoAddr, nKernel, nCopy, nSet, nStep, nStepGpu, nOther;
+    int64_t aPeakTotal[64], aPeakReserved[64]; /* per device: peaks of Total Allocated / Reserved */
     int bTotals;
+    struct memev *aMem;    /* the GPU memory events on devices 0..63, in file order (put in time order at the end) */
+    size_t nMemEv, nMemAlloc;
     struct vt_jtree dev;   /* deviceProperties, written after the events fix the time base */
     int64_t rank, worldSize;
     int64_t pid;           /* the profiled process: the pid of its CPU-side events */
+    int64_t pidOp;         /* the pid of the first CPU operator, for a trace without memory events or steps */
 };
 
 /* ts (µs) of a member as absolute ns, or VT_TB_NULL. */
@@ -144,12 +156,16 @@ static int event(struct kin *k)
         int64_t pid;
         if (vt__jt_int(t, aTop[T_PID], &pid) && pid > 0) k->pid = pid;
     }
+    if (k->pidOp == VT_TB_NULL && zCat && !strcmp(zCat, "cpu_op")) {
+        int64_t pid;
+        if (vt__jt_int(t, aTop[7], &pid) && pid > 0) k->pidOp = pid;
+    }
     if (!strcmp(zName, "[memory]")) {
         struct vt__tb_tensor r;
         int64_t type = int_of(k, aArg[A_TYPE]), dev = int_of(k, aArg[A_DEVID]);
         int64_t bytes = int_of(k, aArg[A_BYTES]), addr = int_of(k, aArg[A_ADDR]);
         int64_t total = int_of(k, aArg[A_TOTAL]), reserved = int_of(k, aArg[A_RESERVED]);
-        if (type != KINETO_DEVICE_CUDA) {
+        if (type != KINETO_DEVICE_CUDA && type != KINETO_DEVICE_HIP) {
             k->nMemCpu++;
             return 0;
         }
@@ -166,8 +182,14 @@ static int event(struct kin *k)
         r.device = dev;
         r.source = VT_TENSORSRC_PROFILER;
         if (dev >= 0 && dev < 64) {
-            if (k->aLive[dev] > -(1LL << 61) && k->aLive[dev] < (1LL << 61)) k->aLive[dev] += bytes;
-            if (k->aLive[dev] > k->aPeak[dev]) k->aPeak[dev] = k->aLive[dev];
+            if (k->nMemEv == k->nMemAlloc) {
+                size_t n = k->nMemAlloc ? 2 * k->nMemAlloc : 1024;
+                struct memev *a = realloc(k->aMem, n * sizeof *a);
+                if (!a) return vt__imp_fail(k->x, VT_EXIT_INTERNAL, "out of memory");
+                k->aMem = a, k->nMemAlloc = n;
+            }
+            k->aMem[k->nMemEv] = (struct memev){ts, (int64_t)k->nMemEv, bytes, total, (int)dev};
+            k->nMemEv++;
             if (total != VT_TB_NULL && total > k->aPeakTotal[dev]) k->aPeakTotal[dev] = total, k->bTotals = 1;
             if (reserved != VT_TB_NULL && reserved > k->aPeakReserved[dev]) k->aPeakReserved[dev] = reserved, k->bTotals = 1;
         }
@@ -248,6 +270,11 @@ static int event(struct kin *k)
         k->nSet++;
         return vt__tb_memset(tb, &r) ? vt__imp_tb_fail(k->x) : 0;
     }
+    /* the GPU-timeline copy of a step (a stream's span of its kernels): the CPU-side range is the step */
+    if (!strncmp(zName, "ProfilerStep#", 13) && !strcasecmp(zCat, "gpu_user_annotation")) {
+        k->nStepGpu++;
+        return 0;
+    }
     if (!strncmp(zName, "ProfilerStep#", 13) && end != VT_TB_NULL) {
         struct vt__tb_nvtx r;
         int64_t tid = VT_TB_NULL;
@@ -262,6 +289,66 @@ static int event(struct kin *k)
         return vt__tb_nvtx(tb, &r) ? vt__imp_tb_fail(k->x) : 0;
     }
     k->nOther++;
+    return 0;
+}
+
+/* Time order of memory events; file order among those at the same time. */
+static int memev_cmp(const void *pA, const void *pB)
+{
+    const struct memev *a = pA, *b = pB;
+    if (a->ts != b->ts) return a->ts < b->ts ? -1 : 1;
+    return a->seq < b->seq ? -1 : a->seq > b->seq;
+}
+
+/*
+ * The per-device totals of the GPU memory events, in time order: the peak of
+ * the running sum of Bytes (meta kineto.device.N.peak_sum_bytes), Total
+ * Allocated's and Total Reserved's peaks, and what was allocated before the
+ * first event (its Total Allocated less its own Bytes), with a note when that
+ * is more than nothing. Returns 0 or an exit code.
+ */
+static int memory_totals(struct kin *k)
+{
+    int64_t aLive[64] = {0}, aPeak[64] = {0}, aStart[64];
+    char abSeen[64] = {0};
+    struct vt__tb *tb = k->x->tb;
+    for (int dv = 0; dv < 64; dv++) aStart[dv] = VT_TB_NULL;
+    if (k->nMemEv) qsort(k->aMem, k->nMemEv, sizeof *k->aMem, memev_cmp);
+    for (size_t i = 0; i < k->nMemEv; i++) {
+        const struct memev *e = &k->aMem[i];
+        int dv = e->dev;
+        if (aLive[dv] > -(1LL << 61) && aLive[dv] < (1LL << 61)) aLive[dv] += e->bytes;
+        if (aLive[dv] > aPeak[dv]) aPeak[dv] = aLive[dv];
+        /* the first event of the device: what its Total Allocated counts beside the event itself */
+        if (!abSeen[dv] && e->total != VT_TB_NULL && __builtin_sub_overflow(e->total, e->bytes, &aStart[dv]))
+            aStart[dv] = VT_TB_NULL; /* a damaged Total Allocated: unknown */
+        abSeen[dv] = 1;
+    }
+    for (int dv = 0; dv < 64; dv++) {
+        char zKey[80];
+        if (aPeak[dv] <= 0 && k->aPeakTotal[dv] <= 0) continue;
+        snprintf(zKey, sizeof zKey, "kineto.device.%d.peak_sum_bytes", dv);
+        if (vt__tb_metaf(tb, zKey, "%lld", (long long)aPeak[dv])) return vt__imp_tb_fail(k->x);
+        if (k->aPeakTotal[dv] > 0) {
+            snprintf(zKey, sizeof zKey, "kineto.device.%d.peak_total_allocated", dv);
+            if (vt__tb_metaf(tb, zKey, "%lld", (long long)k->aPeakTotal[dv])) return vt__imp_tb_fail(k->x);
+        }
+        if (k->aPeakReserved[dv] > 0) {
+            snprintf(zKey, sizeof zKey, "kineto.device.%d.peak_total_reserved", dv);
+            if (vt__tb_metaf(tb, zKey, "%lld", (long long)k->aPeakReserved[dv])) return vt__imp_tb_fail(k->x);
+        }
+        if (aStart[dv] > 0 && aStart[dv] < (1LL << 55)) {
+            char zA[32], zB[32], zC[32];
+            snprintf(zKey, sizeof zKey, "kineto.device.%d.allocated_before_trace", dv);
+            if (vt__tb_metaf(tb, zKey, "%lld", (long long)aStart[dv])) return vt__imp_tb_fail(k->x);
+            vt__imp_note(k->x,
+                         "device %d: %s was already allocated when the trace begins (the first [memory] event's "
+                         "Total Allocated less its own Bytes) and is not in the trace's allocations; Total "
+                         "Allocated peaks at %s (the process's peak), the trace's own allocations at %s",
+                         dv, vt__fmt_bytes(aStart[dv], zA, sizeof zA),
+                         vt__fmt_bytes(k->aPeakTotal[dv], zB, sizeof zB), vt__fmt_bytes(aPeak[dv], zC, sizeof zC));
+        }
+    }
     return 0;
 }
 
@@ -320,7 +407,7 @@ int vt__import_kineto(struct vt__imp *x)
     k.x = x;
     k.tFirst = INT64_MAX;
     k.tLast = INT64_MIN;
-    k.rank = k.worldSize = k.pid = VT_TB_NULL;
+    k.rank = k.worldSize = k.pid = k.pidOp = VT_TB_NULL;
     (void)vt__jt_keys(&k.top, azTop, (int)(sizeof azTop / sizeof azTop[0])); /* cannot fail: sizes asserted above */
     (void)vt__jt_keys(&k.arg, azArg, A_N);
     k.selArg = (struct vt_jsel){&k.arg, k.aArg, NULL};
@@ -351,8 +438,8 @@ int vt__import_kineto(struct vt__imp *x)
                 int64_t v;
                 vt__js_number(j, &bInt, &v);
                 if (bInt && v > 0) {
-                    if (bEvents) /* after the events: too late to apply */
-                        vt__imp_note(x, "baseTimeNanoseconds follows traceEvents: times are kept as written");
+                    if (bEvents) /* after the events: the rows keep their times, the clock anchor gets it */
+                        k.baseLate = v;
                     else
                         k.baseNs = v;
                 }
@@ -382,31 +469,25 @@ int vt__import_kineto(struct vt__imp *x)
     }
     if ((rc = base_at(&k, VT_TB_NULL)) != 0 || (rc = devices(&k)) != 0) goto done;
     if (k.rank != VT_TB_NULL) vt__tb_metaf(x->tb, "rank", "%lld", (long long)k.rank);
+    if (k.pid == VT_TB_NULL) k.pid = k.pidOp;
     if (k.pid != VT_TB_NULL) vt__tb_metaf(x->tb, "pid", "%lld", (long long)k.pid);
     if (k.worldSize != VT_TB_NULL) vt__tb_metaf(x->tb, "world_size", "%lld", (long long)k.worldSize);
     if (k.tFirst <= k.tLast) {
-        /* Kineto's clock is the wall clock: one instant on both clocks */
+        /* Kineto's clock is the wall clock, less baseTimeNanoseconds when it came after the events
+         * (the rows were written by then): one instant on both clocks */
+        int64_t wall = k.tFirst;
+        if (k.baseLate && __builtin_add_overflow(k.tFirst, k.baseLate, &wall)) wall = k.tFirst;
         vt__tb_metaf(x->tb, "clock_anchor_cupti_ns", "%lld", (long long)k.tFirst);
-        vt__tb_metaf(x->tb, "clock_anchor_wall_ns", "%lld", (long long)k.tFirst);
+        vt__tb_metaf(x->tb, "clock_anchor_wall_ns", "%lld", (long long)wall);
         vt__tb_metaf(x->tb, "start_ns", "%lld", (long long)k.tFirst);
         vt__tb_metaf(x->tb, "end_ns", "%lld", (long long)k.tLast);
     }
     vt__tb_metaf(x->tb, "kineto.memory_events", "%lld", (long long)k.nMem);
     vt__tb_metaf(x->tb, "kineto.cpu_memory_events", "%lld", (long long)k.nMemCpu);
-    for (int dv = 0; dv < 64; dv++) {
-        char zKey[80];
-        if (k.aPeak[dv] <= 0 && k.aPeakTotal[dv] <= 0) continue;
-        snprintf(zKey, sizeof zKey, "kineto.device.%d.peak_sum_bytes", dv);
-        vt__tb_metaf(x->tb, zKey, "%lld", (long long)k.aPeak[dv]);
-        if (k.aPeakTotal[dv] > 0) {
-            snprintf(zKey, sizeof zKey, "kineto.device.%d.peak_total_allocated", dv);
-            vt__tb_metaf(x->tb, zKey, "%lld", (long long)k.aPeakTotal[dv]);
-        }
-        if (k.aPeakReserved[dv] > 0) {
-            snprintf(zKey, sizeof zKey, "kineto.device.%d.peak_total_reserved", dv);
-            vt__tb_metaf(x->tb, zKey, "%lld", (long long)k.aPeakReserved[dv]);
-        }
-    }
+    if ((rc = memory_totals(&k)) != 0) goto done;
+    if (k.baseLate)
+        vt__imp_note(x, "baseTimeNanoseconds follows traceEvents: times are stored as written (from the trace's "
+                        "own origin) and meta clock_anchor_wall_ns adds the base, so wall-clock times are right");
     if (k.nMemNoAddr)
         vt__imp_note(x,
                      "%lld of %lld CUDA [memory] events have no 'Addr' (torch.profiler before 1.11): allocations "
@@ -416,13 +497,18 @@ int vt__import_kineto(struct vt__imp *x)
     if (!k.nMem)
         vt__imp_note(x, "no CUDA [memory] events: the trace was recorded without profile_memory=True, so "
                         "no allocations are known");
-    if (k.nStep)
+    if (k.nStep && !k.nStepGpu)
         vt__imp_note(x, "%lld ProfilerStep#N ranges imported as NVTX ranges (analyze takes them as iterations)",
                      (long long)k.nStep);
+    else if (k.nStep || k.nStepGpu)
+        vt__imp_note(x, "%lld ProfilerStep#N ranges imported as NVTX ranges (analyze takes them as iterations); "
+                        "their %lld GPU-timeline copies (gpu_user_annotation) are left out",
+                     (long long)k.nStep, (long long)k.nStepGpu);
     rc = VT_EXIT_OK;
 done:
     vt__jtree_free(&k.t);
     vt__jtree_free(&k.dev);
+    free(k.aMem);
     vt__js_free(j);
     vt__src_close(&in);
     return rc;

@@ -36,6 +36,7 @@ struct nsys {
     int64_t pid; /* -1: every row */
     int aMemKind[16]; /* Nsight memory kind -> CUPTI's */
     int64_t nRows;
+    int64_t aCalls[256]; /* successful allocation and free calls of the process, by API id */
 };
 
 /* 1 when table zTable exists. */
@@ -240,6 +241,8 @@ static int row_runtime(struct nsys *n, sqlite3_stmt *p)
     r.status = status == VT_TB_NULL ? 0 : status;
     r.thread = col_or_null(p, 4);
     if (vt__tb_api(n->x->tb, &r)) return vt__imp_tb_fail(n->x);
+    if (r.status == 0 && zFamily && (!strcmp(zFamily, "alloc") || !strcmp(zFamily, "free")) && api > 0 && api < 256)
+        n->aCalls[api]++;
     /* a failed allocation: out of memory is cudaErrorMemoryAllocation / CUDA_ERROR_OUT_OF_MEMORY, both 2 */
     if (status == 2 && zFamily && (!strcmp(zFamily, "alloc") || api == 40)) {
         struct vt__tb_oom o;
@@ -255,6 +258,52 @@ static int row_runtime(struct nsys *n, sqlite3_stmt *p)
                            "request sizes)");
     }
     return 0;
+}
+
+/*
+ * The note on an export without CUDA_GPU_MEMORY_USAGE_EVENTS: what is not
+ * known, and the allocation and free calls it has in their place ("10
+ * cudaMalloc, 1 cudaHostAlloc" and "1 cudaFree"), whose sizes were not
+ * recorded.
+ */
+static void note_no_memory_events(struct nsys *n)
+{
+    static const struct {
+        int id;
+        const char *zName, *zFamily;
+    } a[] = {
+#define VT__API_ROW(id, name, family) {id, name, family},
+        VT_API_LIST(VT__API_ROW)
+#undef VT__API_ROW
+    };
+    static const char *const azFamily[2] = {"alloc", "free"};
+    char azList[2][512];
+    int64_t anCalls[2] = {0, 0};
+    for (int f = 0; f < 2; f++) {
+        size_t used = 0;
+        azList[f][0] = 0;
+        for (size_t i = 0; i < sizeof a / sizeof a[0]; i++) {
+            int64_t c = a[i].id > 0 && a[i].id < 256 ? n->aCalls[a[i].id] : 0;
+            if (c <= 0 || strcmp(a[i].zFamily, azFamily[f]) != 0) continue;
+            anCalls[f] += c;
+            if (used < sizeof azList[f])
+                used += (size_t)snprintf(azList[f] + used, sizeof azList[f] - used, "%s%lld %s", used ? ", " : "",
+                                         (long long)c, a[i].zName);
+        }
+    }
+    if (!anCalls[0] && !anCalls[1])
+        vt__imp_note(n->x, "the export has no CUDA_GPU_MEMORY_USAGE_EVENTS (recorded without "
+                           "--cuda-memory-usage=true): no allocation sizes or addresses are known, so there are no "
+                           "lifetimes, leaks or peaks; no allocation or free call was traced either");
+    else
+        vt__imp_note(n->x, "the export has no CUDA_GPU_MEMORY_USAGE_EVENTS (recorded without "
+                           "--cuda-memory-usage=true): no allocation sizes or addresses are known, so there are no "
+                           "lifetimes, leaks or peaks; allocation calls without sizes (in api_call): %lld allocation%s "
+                           "(%s), %lld free%s%s%s%s, sizes unknown%s",
+                     (long long)anCalls[0], anCalls[0] == 1 ? "" : "s", anCalls[0] ? azList[0] : "none",
+                     (long long)anCalls[1], anCalls[1] == 1 ? "" : "s", anCalls[1] ? " (" : "",
+                     anCalls[1] ? azList[1] : "", anCalls[1] ? ")" : "",
+                     anCalls[0] != anCalls[1] ? " (not balanced within the recorded window)" : "");
 }
 
 /* One kernel row (rows without both times are left out). */
@@ -572,10 +621,6 @@ int vt__import_nsys(struct vt__imp *x, int64_t pid)
                   " FROM CUDA_GPU_MEMORY_USAGE_EVENTS t LEFT JOIN vt_rt rt ON rt.corr = {correlationId}"
                   " WHERE {pid:globalPid} ORDER BY {start}",
                   row_memory);
-    if (rc == 0 && !has_table(n.db, "CUDA_GPU_MEMORY_USAGE_EVENTS"))
-        vt__imp_note(x, "the export has no CUDA_GPU_MEMORY_USAGE_EVENTS (recorded without --cuda-memory-usage=true): "
-                        "no allocation sizes or addresses are known, so there are no lifetimes, leaks or peaks; "
-                        "allocation calls are in api_call");
     if (rc == 0)
         rc = each_row(&n, "CUPTI_ACTIVITY_KIND_RUNTIME",
                       "SELECT {start}, {end}, {correlationId}, {returnValue}, ({globalTid} & 16777215), NULL,"
@@ -590,6 +635,20 @@ int vt__import_nsys(struct vt__imp *x, int64_t pid)
                       " (SELECT value FROM StringIds WHERE id = coalesce({demangledName}, {shortName}, {mangledName}))"
                       " FROM CUPTI_ACTIVITY_KIND_KERNEL t WHERE {pid:globalPid} ORDER BY {start}",
                       row_kernel);
+    if (rc == 0 && !has_table(n.db, "CUDA_GPU_MEMORY_USAGE_EVENTS")) {
+        static const char *const azCuda[] = {"CUPTI_ACTIVITY_KIND_RUNTIME", "CUPTI_ACTIVITY_KIND_KERNEL",
+                                             "CUPTI_ACTIVITY_KIND_MEMCPY", "CUPTI_ACTIVITY_KIND_MEMSET"};
+        int bCuda = 0;
+        for (size_t i = 0; i < sizeof azCuda / sizeof azCuda[0]; i++) bCuda |= has_table(n.db, azCuda[i]);
+        if (bCuda) {
+            note_no_memory_events(&n);
+        } else {
+            vt__imp_note(x, "the export holds no CUDA trace (no CUDA API calls, kernels, copies or GPU memory "
+                            "events: recorded without CUDA tracing, nsys --trace without cuda): nothing about GPU "
+                            "memory is known");
+            if (vt__tb_meta(x->tb, "nsys.cuda_trace", "0")) rc = vt__imp_tb_fail(x);
+        }
+    }
     if (rc == 0) rc = kernel_names(&n);
     if (rc == 0)
         rc = each_row(&n, "CUPTI_ACTIVITY_KIND_MEMCPY",

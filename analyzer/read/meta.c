@@ -258,6 +258,38 @@ static void recording_notes(struct vt_tracefile *f, const char *zKernelArgs)
 }
 
 /*
+ * The note on memory a torch.profiler trace's window leaves out: per device,
+ * what was allocated before its first memory event (meta
+ * kineto.device.N.allocated_before_trace, written at import) and the peak of
+ * the process's Total Allocated. Returns an SQLite code.
+ */
+static int window_notes(struct vt_tracefile *f)
+{
+    sqlite3_stmt *p = NULL;
+    int rc;
+    if (strcmp(f->zSource, "kineto_json") != 0) return SQLITE_OK;
+    rc = sqlite3_prepare_v2(f->db,
+                            "SELECT CAST(substr(b.key, 15, length(b.key) - 37) AS INTEGER), CAST(b.value AS INTEGER),"
+                            " (SELECT CAST(t.value AS INTEGER) FROM meta t WHERE t.key = substr(b.key, 1,"
+                            " length(b.key) - 22) || 'peak_total_allocated') FROM meta b"
+                            " WHERE b.key GLOB 'kineto.device.*.allocated_before_trace' ORDER BY 1",
+                            -1, &p, NULL);
+    while (rc == SQLITE_OK && (rc = sqlite3_step(p)) == SQLITE_ROW) {
+        char zA[32], zB[32];
+        int64_t before = sqlite3_column_int64(p, 1), peak = sqlite3_column_int64(p, 2);
+        rc = SQLITE_OK;
+        if (before > 0)
+            vt__read_note(f, "device %lld: %s was allocated before the profiler's window began (torch.profiler's "
+                             "Total Allocated): it is not in this trace's allocations, peaks or live sets, which "
+                             "are the window's own; Total Allocated peaks at %s",
+                          (long long)sqlite3_column_int64(p, 0), vt__fmt_bytes(before, zA, sizeof zA),
+                          sqlite3_column_type(p, 2) == SQLITE_NULL ? "?" : vt__fmt_bytes(peak, zB, sizeof zB));
+    }
+    sqlite3_finalize(p);
+    return rc == SQLITE_DONE ? SQLITE_OK : rc;
+}
+
+/*
  * Meta, devices, the time range and the notes, after the scan. Returns VT_EXIT_OK, or
  * VT_EXIT_CORRUPT / VT_EXIT_INTERNAL after printing one line.
  */
@@ -314,5 +346,9 @@ int vt__read_meta(struct vt_tracefile *f)
     f->bHaveTensors = f->aT[VT_T_TENSOR].nRow > 0;
     f->bSegments = !f->bTensors && !f->bHaveTensors && f->nDevAlloc >= 2 && f->nSegmentLike * 10 >= f->nDevAlloc * 8;
     recording_notes(f, zArgs);
+    if ((rc = window_notes(f)) != SQLITE_OK) {
+        vt__errorf("%s: cannot read the trace's meta table: %s", f->zPath, sqlite3_errstr(rc));
+        return vt__exit_for_sqlite(rc);
+    }
     return VT_EXIT_OK;
 }
