@@ -36,12 +36,6 @@ _Static_assert(sizeof azArg / sizeof azArg[0] == A_N, "azArg");
 _Static_assert(sizeof azTop / sizeof azTop[0] == T_N, "azTop");
 _Static_assert(A_N <= VT_JT_PICK_MAX && T_N <= VT_JT_PICK_MAX, "vt__jt_keys");
 
-/* A GPU memory event as the totals need it: its time, place in the file, device, signed Bytes, Total Allocated. */
-struct memev {
-    int64_t ts, seq, bytes, total;
-    int dev;
-};
-
 struct kin {
     struct vt__imp *x;
     struct vt_jtree t;
@@ -57,8 +51,10 @@ struct kin {
     int64_t nMem, nMemCpu, nMemNoAddr, nKernel, nCopy, nSet, nStep, nStepGpu, nOther;
     int64_t aPeakTotal[64], aPeakReserved[64]; /* per device: peaks of Total Allocated / Reserved */
     int bTotals;
-    struct memev *aMem;    /* the GPU memory events on devices 0..63, in file order (put in time order at the end) */
-    size_t nMemEv, nMemAlloc;
+    /* per device: the running sum of Bytes in file order and its peak (used where Total Allocated
+     * is missing), and the earliest event's time and Total Allocated less its own Bytes (what was
+     * allocated before the trace; VT_TB_NULL unknown) */
+    int64_t aLive[64], aPeak[64], aFirstTs[64], aBefore[64];
     struct vt_jtree dev;   /* deviceProperties, written after the events fix the time base */
     int64_t rank, worldSize;
     int64_t pid;           /* the profiled process: the pid of its CPU-side events */
@@ -182,14 +178,13 @@ static int event(struct kin *k)
         r.device = dev;
         r.source = VT_TENSORSRC_PROFILER;
         if (dev >= 0 && dev < 64) {
-            if (k->nMemEv == k->nMemAlloc) {
-                size_t n = k->nMemAlloc ? 2 * k->nMemAlloc : 1024;
-                struct memev *a = realloc(k->aMem, n * sizeof *a);
-                if (!a) return vt__imp_fail(k->x, VT_EXIT_INTERNAL, "out of memory");
-                k->aMem = a, k->nMemAlloc = n;
+            if (k->aLive[dev] > -(1LL << 61) && k->aLive[dev] < (1LL << 61)) k->aLive[dev] += bytes;
+            if (k->aLive[dev] > k->aPeak[dev]) k->aPeak[dev] = k->aLive[dev];
+            if (ts != VT_TB_NULL && ts < k->aFirstTs[dev]) { /* the earliest so far (the first in the file among equal times) */
+                k->aFirstTs[dev] = ts;
+                if (total == VT_TB_NULL || __builtin_sub_overflow(total, bytes, &k->aBefore[dev]))
+                    k->aBefore[dev] = VT_TB_NULL; /* missing or damaged Total Allocated: unknown */
             }
-            k->aMem[k->nMemEv] = (struct memev){ts, (int64_t)k->nMemEv, bytes, total, (int)dev};
-            k->nMemEv++;
             if (total != VT_TB_NULL && total > k->aPeakTotal[dev]) k->aPeakTotal[dev] = total, k->bTotals = 1;
             if (reserved != VT_TB_NULL && reserved > k->aPeakReserved[dev]) k->aPeakReserved[dev] = reserved, k->bTotals = 1;
         }
@@ -292,37 +287,23 @@ static int event(struct kin *k)
     return 0;
 }
 
-/* Time order of memory events; file order among those at the same time. */
-static int memev_cmp(const void *pA, const void *pB)
-{
-    const struct memev *a = pA, *b = pB;
-    if (a->ts != b->ts) return a->ts < b->ts ? -1 : 1;
-    return a->seq < b->seq ? -1 : a->seq > b->seq;
-}
-
 /*
- * The per-device totals of the GPU memory events, in time order: the peak of
- * the running sum of Bytes (meta kineto.device.N.peak_sum_bytes), Total
- * Allocated's and Total Reserved's peaks, and what was allocated before the
- * first event (its Total Allocated less its own Bytes), with a note when that
- * is more than nothing. Returns 0 or an exit code.
+ * The per-device totals of the GPU memory events: the peak of the running sum of Bytes in time
+ * order (meta kineto.device.N.peak_sum_bytes: Total Allocated's peak less what was allocated
+ * before the trace; Kineto writes each thread's events together, so a sum in file order is
+ * wrong; where Total Allocated is missing, the file order's), Total Allocated's and Total
+ * Reserved's peaks, and what was allocated before the first event (its Total Allocated less
+ * its own Bytes), with a note when that is more than nothing. O(1) memory per device.
+ * Returns 0 or an exit code.
  */
 static int memory_totals(struct kin *k)
 {
-    int64_t aLive[64] = {0}, aPeak[64] = {0}, aStart[64];
-    char abSeen[64] = {0};
+    int64_t aPeak[64], aStart[64];
     struct vt__tb *tb = k->x->tb;
-    for (int dv = 0; dv < 64; dv++) aStart[dv] = VT_TB_NULL;
-    if (k->nMemEv) qsort(k->aMem, k->nMemEv, sizeof *k->aMem, memev_cmp);
-    for (size_t i = 0; i < k->nMemEv; i++) {
-        const struct memev *e = &k->aMem[i];
-        int dv = e->dev;
-        if (aLive[dv] > -(1LL << 61) && aLive[dv] < (1LL << 61)) aLive[dv] += e->bytes;
-        if (aLive[dv] > aPeak[dv]) aPeak[dv] = aLive[dv];
-        /* the first event of the device: what its Total Allocated counts beside the event itself */
-        if (!abSeen[dv] && e->total != VT_TB_NULL && __builtin_sub_overflow(e->total, e->bytes, &aStart[dv]))
-            aStart[dv] = VT_TB_NULL; /* a damaged Total Allocated: unknown */
-        abSeen[dv] = 1;
+    for (int dv = 0; dv < 64; dv++) {
+        aStart[dv] = k->aFirstTs[dv] == INT64_MAX ? VT_TB_NULL : k->aBefore[dv];
+        aPeak[dv] = k->aPeakTotal[dv] > 0 && aStart[dv] != VT_TB_NULL && aStart[dv] >= 0 ? k->aPeakTotal[dv] - aStart[dv]
+                                                                                         : k->aPeak[dv];
     }
     for (int dv = 0; dv < 64; dv++) {
         char zKey[80];
@@ -408,6 +389,7 @@ int vt__import_kineto(struct vt__imp *x)
     k.tFirst = INT64_MAX;
     k.tLast = INT64_MIN;
     k.rank = k.worldSize = k.pid = k.pidOp = VT_TB_NULL;
+    for (int dv = 0; dv < 64; dv++) k.aFirstTs[dv] = INT64_MAX;
     (void)vt__jt_keys(&k.top, azTop, (int)(sizeof azTop / sizeof azTop[0])); /* cannot fail: sizes asserted above */
     (void)vt__jt_keys(&k.arg, azArg, A_N);
     k.selArg = (struct vt_jsel){&k.arg, k.aArg, NULL};
@@ -508,7 +490,6 @@ int vt__import_kineto(struct vt__imp *x)
 done:
     vt__jtree_free(&k.t);
     vt__jtree_free(&k.dev);
-    free(k.aMem);
     vt__js_free(j);
     vt__src_close(&in);
     return rc;
