@@ -143,6 +143,31 @@ static int step_end(struct exporter *x, int rc, char **pzErr)
     return rc;
 }
 
+/*
+ * Name the track of each device zSql lists (one integer column) "GPU N zWhat", its track id
+ * tidBase + N * stride. Returns an SQLite code (*pzErr set on error).
+ */
+static int name_device_tracks(struct exporter *x, const char *zSql, const char *zWhat, long long tidBase,
+                              long long stride, char **pzErr)
+{
+    sqlite3_stmt *p = NULL;
+    char zName[96];
+    int rc = prepare(x, zSql, &p, pzErr);
+    if (rc != SQLITE_OK) return rc;
+    while ((rc = sqlite3_step(p)) == SQLITE_ROW) {
+        int device = sqlite3_column_int(p, 0);
+        snprintf(zName, sizeof zName, "GPU %d %s", device, zWhat);
+        event_begin(x, "M", tidBase + device * stride, "thread_name");
+        fputs(",\"args\":{\"name\":", x->f);
+        vt__json_str(x->f, zName);
+        fputs("}}", x->f);
+        x->pStats->nMeta++;
+    }
+    rc = step_end(x, rc, pzErr);
+    sqlite3_finalize(p);
+    return rc;
+}
+
 /* Metadata: process name and sort order, names of every stream, host-thread and memory track. */
 static int write_tracks(struct exporter *x, int iTrace, const char *zPath, char **pzErr)
 {
@@ -204,40 +229,12 @@ static int write_tracks(struct exporter *x, int iTrace, const char *zPath, char 
     sqlite3_finalize(p);
     p = NULL;
 
-    rc = prepare(x,
-                 "SELECT DISTINCT coalesce(device, 0) FROM memory_event WHERE thread IS NULL"
-                 " ORDER BY 1",
-                 &p, pzErr);
+    rc = name_device_tracks(x, "SELECT DISTINCT coalesce(device, 0) FROM memory_event WHERE thread IS NULL ORDER BY 1",
+                            "allocations", GPU_TID_BASE, GPU_TID_STRIDE, pzErr);
+    if (rc == SQLITE_OK && x->pF->aT[VT_T_TENSOR].bPresent)
+        rc = name_device_tracks(x, "SELECT DISTINCT coalesce(device, 0) FROM tensor_event ORDER BY 1", "tensors",
+                                TENSOR_TID_BASE, 1, pzErr);
     if (rc != SQLITE_OK) goto done;
-    while ((rc = sqlite3_step(p)) == SQLITE_ROW) {
-        int device = sqlite3_column_int(p, 0);
-        snprintf(zName, sizeof zName, "GPU %d allocations", device);
-        event_begin(x, "M", GPU_TID_BASE + device * GPU_TID_STRIDE, "thread_name");
-        fputs(",\"args\":{\"name\":", x->f);
-        vt__json_str(x->f, zName);
-        fputs("}}", x->f);
-        x->pStats->nMeta++;
-    }
-    if ((rc = step_end(x, rc, pzErr)) != SQLITE_OK) goto done;
-    sqlite3_finalize(p);
-    p = NULL;
-
-    if (x->pF->aT[VT_T_TENSOR].bPresent) {
-        rc = prepare(x, "SELECT DISTINCT coalesce(device, 0) FROM tensor_event ORDER BY 1", &p, pzErr);
-        if (rc != SQLITE_OK) goto done;
-        while ((rc = sqlite3_step(p)) == SQLITE_ROW) {
-            int device = sqlite3_column_int(p, 0);
-            snprintf(zName, sizeof zName, "GPU %d tensors", device);
-            event_begin(x, "M", TENSOR_TID_BASE + device, "thread_name");
-            fputs(",\"args\":{\"name\":", x->f);
-            vt__json_str(x->f, zName);
-            fputs("}}", x->f);
-            x->pStats->nMeta++;
-        }
-        if ((rc = step_end(x, rc, pzErr)) != SQLITE_OK) goto done;
-        sqlite3_finalize(p);
-        p = NULL;
-    }
 
     rc = prepare(x,
                  "SELECT DISTINCT coalesce(thread, 0) FROM (SELECT thread FROM nvtx_range UNION"

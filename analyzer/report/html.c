@@ -557,8 +557,7 @@ static void phases(FILE *f, const struct vt_trace *t)
         const struct vt_phase *p = &t->ph.a[k];
         vt__fmt_at(t, p->start, zA, sizeof zA);
         vt__fmt_at(t, p->end, zZ, sizeof zZ);
-        if (vt__memory_known(t)) vt__fmt_bytes(p->peak > 0 ? p->peak : 0, zB, sizeof zB);
-        else snprintf(zB, sizeof zB, "unknown");
+        vt__fmt_phase_peak(t, p, zB, sizeof zB);
         fputs("<tr><td>", f);
         vt__put_text(f, p->zName, VT_ESC_HTML);
         fprintf(f, "</td><td>%s</td><td>%s</td><td>%s</td><td>%s</td><td>%d</td><td>", vt__phase_kind_name(p->kind), zA,

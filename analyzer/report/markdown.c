@@ -106,8 +106,7 @@ int vt__report_markdown(FILE *f, const struct vt_result *r)
                 const struct vt_phase *p = &t->ph.a[k];
                 vt__fmt_at(t, p->start, zA, sizeof zA);
                 vt__fmt_at(t, p->end, zZ, sizeof zZ);
-                if (vt__memory_known(t)) vt__fmt_bytes(p->peak > 0 ? p->peak : 0, zB, sizeof zB);
-                else snprintf(zB, sizeof zB, "unknown");
+                vt__fmt_phase_peak(t, p, zB, sizeof zB);
                 fputs("| ", f);
                 vt__put_text(f, p->zName, VT_ESC_MD);
                 fprintf(f, " | %s | %s | %s | %s | %d | ", vt__phase_kind_name(p->kind), zA, zZ, zB, p->nIter);

@@ -53,3 +53,12 @@ const char *vt__level_name(const struct vt_trace *t)
     if (t->lc.bTensorDevice) return "tensors (the allocator's blocks)";
     return "allocations";
 }
+
+const char *vt__fmt_phase_peak(const struct vt_trace *t, const struct vt_phase *p, char *z, size_t n)
+{
+    if (!vt__memory_known(t)) {
+        snprintf(z, n, "unknown"); /* no memory data: not 0 */
+        return z;
+    }
+    return vt__fmt_bytes(p->peak > 0 ? p->peak : 0, z, n);
+}

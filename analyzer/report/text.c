@@ -116,8 +116,7 @@ static void trace_section(FILE *f, const struct vt_result *r, int iTrace)
             char zA[32], zZ[32];
             vt__fmt_at(t, p->start, zA, sizeof zA);
             vt__fmt_at(t, p->end, zZ, sizeof zZ);
-            if (vt__memory_known(t)) vt__fmt_bytes(p->peak > 0 ? p->peak : 0, zB, sizeof zB);
-            else snprintf(zB, sizeof zB, "unknown");
+            vt__fmt_phase_peak(t, p, zB, sizeof zB);
             size_t nName = vt__utf8_prefix(p->zName, strlen(p->zName), 20); /* an NVTX name: the trace's */
             fprintf(f, "    %-10s ", vt__phase_kind_name(p->kind));
             vt__put_esc(f, p->zName, nName, VT_ESC_LINE, VT_TEXT_NOCAP);
