@@ -42,6 +42,10 @@ void vt__fmt_no_phases(const struct vt_trace *t, char *z, size_t n)
     if (t->ph.zDoubt)
         snprintf(z, n, "not inferred with confidence from kernel names (%s); no finding depends on phases (NVTX "
                        "ranges named train/validation would give them)", t->ph.zDoubt);
+    else if (t->ph.nIter > 0) /* steps marked (ProfilerStep#N, --iteration), no training or evaluation in them */
+        snprintf(z, n, "none found: %d iteration%s marked, with no backward/optimizer kernels in %s (inference, or "
+                       "no kernels traced) and no NVTX range matching the phase pattern",
+                 t->ph.nIter, t->ph.nIter == 1 ? "" : "s", t->ph.nIter == 1 ? "it" : "them");
     else
         snprintf(z, n, "none found (no NVTX ranges matching the phase pattern, no backward/optimizer kernels)");
 }
