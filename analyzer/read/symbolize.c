@@ -133,6 +133,8 @@ static int resolve_locked(const char *zModule, const char *zBuildId, uint64_t pc
     }
 #else
     (void)zBuildId;
+    (void)pc;
+    (void)pOut;
     return VT_SYM_UNKNOWN;
 #endif
 }

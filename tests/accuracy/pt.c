@@ -30,10 +30,12 @@ const char *pt_frames(const char *zA, const char *zB)
 {
     static char az[4][4096];
     static int i;
+    char zBuf[4096]; /* composed apart: zA or zB may be an earlier result */
     i = (i + 1) % 4;
-    if (!zA || !*zA) snprintf(az[i], sizeof az[i], "%s", zB ? zB : "");
-    else if (!zB || !*zB) snprintf(az[i], sizeof az[i], "%s", zA);
-    else snprintf(az[i], sizeof az[i], "%s|%s", zA, zB);
+    if (!zA || !*zA) snprintf(zBuf, sizeof zBuf, "%s", zB ? zB : "");
+    else if (!zB || !*zB) snprintf(zBuf, sizeof zBuf, "%s", zA);
+    else snprintf(zBuf, sizeof zBuf, "%s|%s", zA, zB);
+    memcpy(az[i], zBuf, sizeof zBuf);
     return az[i];
 }
 
