@@ -222,7 +222,10 @@ def main():
     files = SHIPPED if shipped else FILES
     present = data and os.path.isdir(data) and all(os.path.exists(os.path.join(data, n)) for n, _ in files)
     if not present and not shipped:
-        print(f"skipped: the real files are not in '{data}'")
+        print(f"skipped: the real files are not in '{data}': configure with -DVT_REAL_DATA=DIR (README.md, Tests)")
+        return SKIP
+    if os.environ.get("VT_HAVE_ZLIB") == "0":
+        print("skipped: this vramtrace was built without zlib, and some of the real files are gzip'd")
         return SKIP
     failed = 0
     for name, judge in files:

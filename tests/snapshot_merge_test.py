@@ -54,7 +54,7 @@ def main():
     vt, data = sys.argv[1], sys.argv[2] if len(sys.argv) > 2 else ""
     snap = os.path.join(data, SNAPSHOT)
     if not data or not os.path.exists(snap):
-        print("skipped: %s not present" % SNAPSHOT)
+        print("skipped: %s not present in '%s': configure with -DVT_REAL_DATA=DIR (README.md, Tests)" % (SNAPSHOT, data))
         return 77
     tmp = tempfile.mkdtemp(prefix="vt-merge-")
     try:

@@ -4,7 +4,9 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#if VT_HAVE_ZLIB
 #include <zlib.h>
+#endif
 
 #include "cli.h"
 #include "export.h"
@@ -39,6 +41,7 @@ static void usage(FILE *f)
             "traces could not be read (each is named; the others are exported).\n");
 }
 
+#if VT_HAVE_ZLIB
 /* gzip output behind a FILE: the exporter writes with stdio, zlib compresses underneath. */
 static ssize_t gz_write(void *pCookie, const char *z, size_t n)
 {
@@ -73,6 +76,15 @@ static FILE *gz_over(FILE *f)
     if (!g) gzclose(gz);
     return g;
 }
+#else
+/* Built without zlib: no gzip output (export refuses --gzip before it gets here). */
+static FILE *gz_over(FILE *f)
+{
+    (void)f;
+    errno = ENOSYS;
+    return NULL;
+}
+#endif
 
 enum { O_OUT = 1, O_FROM, O_TO, O_GZIP, O_CSV, O_DEBUGDIR };
 
@@ -141,6 +153,11 @@ int vt__cmd_export(int argc, char **argv)
     }
     if (!zOut || !*zOut || nPath == 0) {
         vt__errorf("export: usage: vramtrace export --perfetto OUT.json TRACE... (or --csv DIR TRACE...)");
+        rc = VT_EXIT_USAGE;
+        goto done;
+    }
+    if (bGzip && !VT_HAVE_ZLIB) {
+        vt__errorf("export: --gzip: this vramtrace was built without zlib (compress the file with gzip instead)");
         rc = VT_EXIT_USAGE;
         goto done;
     }
