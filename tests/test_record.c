@@ -702,8 +702,8 @@ TEST(record_from_installed_tree)
     ASSERT(stat(zPath, &st) == 0 && st.st_size > 1000);
     snprintf(zPath, sizeof zPath, "%s/inst/include/vramtrace/schema.h", zDir);
     ASSERT(access(zPath, R_OK) == 0);
-    snprintf(zCmd, sizeof zCmd, "ls '%s'/inst/lib*/libvramtrace.so > '%s/lib.txt' 2>/dev/null", zDir, zDir);
-    ASSERT_EQ(0, system(zCmd)); /* the tracer library is installed */
+    snprintf(zCmd, sizeof zCmd, "ls '%s'/inst/lib*/vramtrace/libvramtrace.so > '%s/lib.txt' 2>/dev/null", zDir, zDir);
+    ASSERT_EQ(0, system(zCmd)); /* the tracer library is installed, in its own directory */
     snprintf(zPath, sizeof zPath, "%s/lib.txt", zDir);
     zDump = cli_read(zPath);
     *strchr(zDump, '\n') = 0;
