@@ -9,9 +9,11 @@ set_tests_properties(test_decode_cxx PROPERTIES SKIP_RETURN_CODE 77 LABELS core
 add_test(NAME test_decode_cxx_local COMMAND test_decode decode_kernel_names)
 set_tests_properties(test_decode_cxx_local PROPERTIES SKIP_RETURN_CODE 77 LABELS core
   ENVIRONMENT "VT_TEST_CXX=local;VT_TEST_DATA=${CMAKE_CURRENT_SOURCE_DIR}/data;VT_BUILD_DIR=${PROJECT_BINARY_DIR}")
-vt_add_test(NAME test_writer SOURCES test_writer.c LIBS vtcore LABELS core)
+vt_add_test(NAME test_writer SOURCES test_writer.c LIBS vtcore LABELS core reliability)
 vt_add_test(NAME test_limit SOURCES test_limit.c LIBS vtcore LABELS core)
 vt_add_test(NAME test_bufpool SOURCES test_bufpool.c LIBS vtcore LABELS core)
 vt_add_test(NAME test_flusher SOURCES test_flusher.c LIBS vtcore LABELS core tsan)
 vt_add_test(NAME test_watch SOURCES test_watch.c LIBS vtcore LABELS core)
-vt_add_test(NAME test_sigkill SOURCES test_sigkill.c LIBS vtcore LABELS core)
+# 4 trials here; the bench target sigkill runs 10 (bench/reliability.cmake).
+vt_add_test(NAME test_sigkill SOURCES test_sigkill.c LIBS vtcore LABELS core reliability)
+set_property(TEST test_sigkill APPEND PROPERTY ENVIRONMENT VT_SIGKILL_TRIALS=4)
