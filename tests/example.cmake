@@ -34,7 +34,8 @@ if(Python3_Interpreter_FOUND)
     $<TARGET_FILE:vramtrace> ${CMAKE_CURRENT_SOURCE_DIR}/data/example-train.db)
   add_test(NAME html_browser COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/html/html_test.py
     $<TARGET_FILE:vramtrace> ${CMAKE_CURRENT_SOURCE_DIR}/data/example-train.db --browser)
-  set_tests_properties(html_ranks html_browser PROPERTIES LABELS analyzer SKIP_RETURN_CODE 77 TIMEOUT 900)
+  # slow (tests/README.md): about 20 s of CPU each, most of it the 1000-rank report.
+  set_tests_properties(html_ranks html_browser PROPERTIES LABELS "analyzer;slow" SKIP_RETURN_CODE 77 TIMEOUT 900)
   # Said at configure time too (the tests say it again when they skip).
   if(DEFINED ENV{VT_NPM_PREFIX})
     set(VT_NPM_PREFIX "$ENV{VT_NPM_PREFIX}")

@@ -150,7 +150,7 @@ stage_clang_nocuda() {
 # The README's machine: only what its apt-get line names, every optional piece off.
 stage_minimal() {
   configure build-minimal -DCMAKE_DISABLE_FIND_PACKAGE_CUDAToolkit=ON -DVT_WITH_LIBDW=OFF \
-    -DVT_WITH_ZLIB=OFF -DCMAKE_DISABLE_FIND_PACKAGE_Python3=ON -DCMAKE_DISABLE_FIND_PACKAGE_PkgConfig=ON \
+    -DVT_WITH_ZLIB=OFF -DCMAKE_DISABLE_FIND_PACKAGE_Python3=ON \
     -DVT_BUILD_BENCH=OFF && build build-minimal || return 1
   local rc=0
   step "README's example: vramtrace analyze tests/data/example-train.db" \
