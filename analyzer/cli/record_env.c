@@ -51,8 +51,8 @@ int vt__record_find_lib(const char *zExe, char *zOut, size_t nOut, char *zWhy, s
 {
     /* the build tree (build/analyzer/vramtrace, build/libvramtrace.so), then an installed tree
      * (bin/vramtrace, lib/vramtrace/libvramtrace.so), then older installed layouts */
-    static const char *const azRel[] = {"../tracer", "..", "../" VT_INSTALL_LIBDIR "/vramtrace", "../lib/vramtrace",
-                                        "../" VT_INSTALL_LIBDIR, "../lib", "../lib64"};
+    static const char *const azRel[] = {"../tracer", "..", ("../" VT_INSTALL_LIBDIR "/vramtrace"), "../lib/vramtrace",
+                                        ("../" VT_INSTALL_LIBDIR), "../lib", "../lib64"};
     const char *zEnv = getenv("VRAMTRACE_LIB");
     char zDir[PATH_MAX], zTry[PATH_MAX + 64];
     const char *zSlash;
@@ -96,7 +96,7 @@ int vt__record_find_lib(const char *zExe, char *zOut, size_t nOut, char *zWhy, s
 
 int vt__record_find_pyhook(const char *zExe, char *zOut, size_t nOut, char *zWhy, size_t nWhy)
 {
-    static const char *const azRel[] = {"pyhook", "../" VT_INSTALL_DATADIR "/vramtrace/pyhook",
+    static const char *const azRel[] = {"pyhook", ("../" VT_INSTALL_DATADIR "/vramtrace/pyhook"),
                                         "../share/vramtrace/pyhook"};
     const char *zSlash = zExe ? strrchr(zExe, '/') : NULL;
     char zTry[PATH_MAX + 96], zFile[PATH_MAX];
