@@ -174,6 +174,8 @@ struct js {
     int bGraphLaunched;               /* some kernels came from graph launches */
     int64_t peakAllocated, peakReserved;
     int64_t anchorCupti, anchorWall;  /* the clock anchors (meta) */
+    int64_t lastOomBytes, lastOomFree;
+    int64_t pageableNs, copyNs, firstKernel; /* copy time after the first kernel's launch */
     const struct js_gpu *pGpu;
     char zHost[64];
     struct seg *aSeg;
@@ -767,6 +769,8 @@ int js_alloc(struct js *j, int64_t bytes, int site, int native)
             if (!fits(j, seg)) {
                 oom_call(j, api, j->c.mode == JS_TENSORS ? bytes : seg, stack);
                 if (j->c.pObs && j->c.pObs->xOom) j->c.pObs->xOom(j->c.pObs->p, j, j->cpu, size, dev_free(j), site, native);
+                j->lastOomBytes = size;
+                j->lastOomFree = dev_free(j);
                 return -1;
             }
         }
@@ -899,6 +903,10 @@ void js_h2d(struct js *j, int t, int64_t bytes, int hostKind, int64_t hostAddr, 
                             1, hostAddr ? hostAddr : TG_NULL, dst ? dst : TG_NULL};
     if (!hostAddr) r.src = TG_NULL;
     tg_copy_row(j->g, &r);
+    if (j->firstKernel) {
+        j->copyNs += end - start;
+        if (hostKind != JS_PINNED) j->pageableNs += end - start;
+    }
     if (j->c.pObs && j->c.pObs->xCopy) j->c.pObs->xCopy(j->c.pObs->p, j, c, start, end, VT_COPY_HTOD, hostKind, bytes, corr);
     /* a pageable source is staged by the driver: the call returns when the copy is done */
     j->cpu = hostKind == JS_PINNED ? c + 8000 : end + 5000;
@@ -918,6 +926,10 @@ void js_d2h(struct js *j, int t, int64_t bytes, int site)
     r = (struct tg_copyrow){start, end, j->device, 1, STREAM, corr, VT_COPY_DTOH, VT_MEMKIND_DEVICE, VT_MEMKIND_PAGEABLE,
                             bytes, 1, src ? src : TG_NULL, host};
     tg_copy_row(j->g, &r);
+    if (j->firstKernel) {
+        j->copyNs += end - start;
+        j->pageableNs += end - start;
+    }
     if (j->c.pObs && j->c.pObs->xCopy) j->c.pObs->xCopy(j->c.pObs->p, j, c, start, end, VT_COPY_DTOH, JS_PAGEABLE, bytes, corr);
     tg_sync_row(j->g, end, end + 2000, 3, STREAM, corr + 0); /* the wait for the copy */
     j->cpu = end + 5000;
@@ -948,12 +960,18 @@ static void launch(struct js *j, int64_t nameId, const char *zName, int64_t dur,
         if (nBase < (int)(sizeof aBase / sizeof aBase[0])) aBase[nBase++] = base;
     }
     api_row(j, 102, corr, c, c + 4000, j->tidMain, 0, 0, 0, 0, 0, STREAM, TG_NULL);
+    if (j->bGraph) { /* captured into a graph: launched later by cudaGraphLaunch, no kernel runs now */
+        for (int i = 0; i < nBase && i < USES_MAX; i++) tg_use_row(j->g, corr, VT_USE_KERNEL_ARG, aBase[i], c + 2000, j->device);
+        j->cpu = c + LAUNCH_CPU_NS;
+        return;
+    }
     for (int i = 0; i < nBase && i < USES_MAX; i++) tg_use_row(j->g, corr, VT_USE_KERNEL_ARG, aBase[i], c + 2000, j->device);
     if (nSeen > USES_MAX) tg_dropped_row(j->g, c + 2000, VT_DROP_MAP, "buffer uses of one launch beyond 64", nSeen - USES_MAX);
     start = c + 5000 > j->gpu ? c + 5000 : j->gpu;
     k = (struct tg_kernelrow){start, start + (dur > 1000 ? dur : 1000), j->device, 1, STREAM, corr, nameId,
                               grid > 0 ? grid : 1, 1, 1, block > 0 ? block : 128, 1, 1, 0, 0, 32};
     tg_kernel_row(j->g, &k);
+    if (!j->firstKernel) j->firstKernel = c;
     if (j->c.pObs && j->c.pObs->xKernel) j->c.pObs->xKernel(j->c.pObs->p, j, c, k.start, k.end, zName, corr);
     j->gpu = k.end;
     j->cpu = c + LAUNCH_CPU_NS;
@@ -1019,17 +1037,24 @@ void js_graph_capture(struct js *j, int bOn)
     j->bGraph = bOn != 0;
 }
 
-void js_graph_launch(struct js *j, const char *const *azName, int nName, int n, int64_t durNs)
+void js_graph_launch(struct js *j, const char *zWhich)
 {
     int64_t corr = next_corr(j), c = j->cpu, t;
     api_row(j, 107, corr, c, c + 12000, j->tidMain, 0, 0, 0, 0, 0, STREAM, TG_NULL);
     t = c + 15000 > j->gpu ? c + 15000 : j->gpu;
-    for (int i = 0; i < n && nName > 0; i++) {
-        struct tg_kernelrow k = {t, t + durNs, j->device, 1, STREAM, corr, tg_string(j->g, azName[i % nName]), 256, 1, 1,
-                                 256, 1, 1, 0, 0, 64};
-        tg_kernel_row(j->g, &k);
-        if (j->c.pObs && j->c.pObs->xKernel) j->c.pObs->xKernel(j->c.pObs->p, j, c, k.start, k.end, azName[i % nName], corr);
-        t = k.end + 500;
+    for (int r = 0; r < 5; r++) {
+        if (!strchr(zWhich, zRoles[r])) continue;
+        for (int i = 0; i < j->nPos[r]; i++) {
+            int idx = j->aPos[r][i];
+            int64_t dur = (int64_t)(j->seq->aDur[idx] * j->c.timeScale);
+            struct tg_kernelrow k = {t, t + (dur > 1000 ? dur : 1000), j->device, 1, STREAM, corr,
+                                     name_id(j, j->seq->aName[idx]), j->seq->aGrid[idx] > 0 ? j->seq->aGrid[idx] : 1, 1, 1,
+                                     j->seq->aBlock[idx] > 0 ? j->seq->aBlock[idx] : 128, 1, 1, 0, 0, 32};
+            tg_kernel_row(j->g, &k);
+            if (j->c.pObs && j->c.pObs->xKernel)
+                j->c.pObs->xKernel(j->c.pObs->p, j, c, k.start, k.end, azName[j->seq->aName[idx]], corr);
+            t = k.end + 300;
+        }
     }
     j->bGraphLaunched = 1;
     j->gpu = t;
@@ -1037,6 +1062,43 @@ void js_graph_launch(struct js *j, const char *const *azName, int nName, int n, 
 }
 
 /* ---- the process seen from outside ---- */
+
+int64_t js_template_ns(const char *zTag, const char *zRoles)
+{
+    int64_t n = 0;
+    for (int i = 0; i < nSeq; i++) {
+        if (strcmp(aSeq[i].zTag, zTag)) continue;
+        for (int k = 0; k < aSeq[i].n; k++)
+            if (strchr(zRoles, aSeq[i].aRole[k])) n += aSeq[i].aDur[k];
+    }
+    return n;
+}
+
+void js_last_oom(const struct js *j, int64_t *pBytes, int64_t *pFree)
+{
+    *pBytes = j->lastOomBytes;
+    *pFree = j->lastOomFree;
+}
+
+int64_t js_pageable_ns(const struct js *j)
+{
+    return j->pageableNs;
+}
+
+int64_t js_copy_ns(const struct js *j)
+{
+    return j->copyNs;
+}
+
+int64_t js_first_kernel(const struct js *j)
+{
+    return j->firstKernel;
+}
+
+int64_t js_other_bytes(const struct js *j)
+{
+    return j->c.otherBytes;
+}
 
 int64_t js_pid(const struct js *j)
 {
@@ -1063,6 +1125,11 @@ const char *js_hostname(const struct js *j)
     return j->zHost;
 }
 
+const struct js_gpu *js_gpu_of(const struct js *j)
+{
+    return j->pGpu;
+}
+
 int64_t js_peak_allocated(const struct js *j)
 {
     return j->peakAllocated;
@@ -1077,6 +1144,16 @@ void js_peak_reset(struct js *j)
 {
     j->peakAllocated = j->allocated;
     j->peakReserved = j->reserved;
+}
+
+void js_range_note(struct js *j, const char *zName, int64_t start)
+{
+    if (j->c.pObs && j->c.pObs->xRange) j->c.pObs->xRange(j->c.pObs->p, j, start, j->cpu, zName);
+}
+
+int js_depth(const struct js *j)
+{
+    return j->nNvtx;
 }
 
 /* ---- NCCL ---- */
@@ -1241,6 +1318,7 @@ int js_close(struct js *j, int bTeardown, int bClean)
         tg_exec(j->g, "UPDATE kernel SET graph_id = 1, graph_node_id = rowid, args_scanned = 0"
                       " WHERE correlation IN (SELECT correlation FROM api_call WHERE api = 107)");
     if (j->gpu > j->cpu) j->cpu = j->gpu;
+    if (j->c.pObs && j->c.pObs->xClose) j->c.pObs->xClose(j->c.pObs->p, j);
     j->cpu += 3000000;
     if (bClean) {
         snprintf(z, sizeof z, "%lld", (long long)j->cpu);

@@ -72,6 +72,8 @@ struct js_obs {
     /* a copy (VT_COPY_*) called at tCall ran [start, end); hostKind JS_PAGEABLE or JS_PINNED */
     void (*xCopy)(void *p, const struct js *j, int64_t tCall, int64_t start, int64_t end, int copyKind, int hostKind,
                   int64_t bytes, int64_t corr);
+    /* the process ends (js_close, after the teardown) */
+    void (*xClose)(void *p, const struct js *j);
 };
 
 struct js_cfg {
@@ -159,16 +161,35 @@ int64_t js_now(const struct js *j);
 /* NVTX push/pop ranges on the main thread (rows written when they close). */
 void js_push(struct js *j, const char *zName);
 void js_pop(struct js *j);
+/* NVTX ranges open now. */
+int js_depth(const struct js *j);
+
+/* A record_function range [start, now) that is no NVTX range: only PyTorch's recorders see it. */
+void js_range_note(struct js *j, const char *zName, int64_t start);
 
 /* NCCL communicator buffers: n cuMemCreate + cuMemMap of `bytes` each, from libnccl. */
 void js_nccl_init(struct js *j, int n, int64_t bytes);
 
 /* CUDA graphs. Allocations between js_graph_capture(j, 1) and js_graph_capture(j, 0) come from the
  * graph's private pool (segment mode: segments of their own, kept while the graph lives, never
- * given back by empty_cache); js_graph_launch replays n kernels named azName (cycled) as one
+ * given back by empty_cache), and kernels launched are captured (their launch calls are traced, no
+ * kernel runs). js_graph_launch replays the step's kernels of the roles in zRoles ("FBO") as one
  * cudaGraphLaunch whose kernels carry no scanned arguments (the tracer cannot read graph nodes). */
 void js_graph_capture(struct js *j, int bOn);
-void js_graph_launch(struct js *j, const char *const *azName, int nName, int n, int64_t durNs);
+void js_graph_launch(struct js *j, const char *zRoles);
+
+/* GPU time of one step of template zTag: the durations of its kernels of the roles in zRoles ("FBOZC"). */
+int64_t js_template_ns(const char *zTag, const char *zRoles);
+/* The last allocation that ran out of memory: its request and the device's free memory after the
+ * allocator's retry (0 and 0 before any). */
+void js_last_oom(const struct js *j, int64_t *pBytes, int64_t *pFree);
+/* Host-device copy time (ns) from pageable memory, and all copy time, that started after the first
+ * kernel; the first kernel's launch time (0: none yet). */
+int64_t js_pageable_ns(const struct js *j);
+int64_t js_copy_ns(const struct js *j);
+int64_t js_first_kernel(const struct js *j);
+/* Device memory other processes hold. */
+int64_t js_other_bytes(const struct js *j);
 
 /* The process: its pid, its device, the wall-clock ns of CUPTI time ts, the spec of a site. */
 int64_t js_pid(const struct js *j);
@@ -176,6 +197,7 @@ int js_device(const struct js *j);
 int64_t js_wall_ns(const struct js *j, int64_t ts);
 const char *js_site_spec(const struct js *j, int site);
 const char *js_hostname(const struct js *j);
+const struct js_gpu *js_gpu_of(const struct js *j);
 /* The full path of a spec's Python file entry ("lib:torch/x.py"), as this platform writes it, into z. */
 void js_py_path(const struct js *j, const char *zFile, char *z, size_t n);
 /* The highest live tensor bytes and reservation so far (js_peak_reset starts over). */

@@ -58,18 +58,50 @@ int loop_next_batch(struct loop *l, struct js *j, int64_t bytes, int k, const ch
     return pt_batch(j, pin, bytes, zUser);
 }
 
+/*
+ * A record_function range of the optimizer (`Optimizer.step#AdamW.step`): an NVTX range where the
+ * variant records torch.profiler's ranges, else seen by PyTorch's own recorders only.
+ */
+static int64_t rf_push(struct acc *a, struct js *j, const char *zName)
+{
+    loop_push(a, j, ACC_NVTX_PROFILER, zName, 0);
+    return js_now(j);
+}
+
+static void rf_pop(struct acc *a, const struct loop *l, struct js *j, const char *zName, int64_t start)
+{
+    if (acc_variant(a)->nvtx == ACC_NVTX_PROFILER) loop_pop(a, j, ACC_NVTX_PROFILER);
+    else if (!l->bNoRecordFunction) js_range_note(j, zName, start);
+}
+
+/*
+ * The iteration ran out of memory at site: the exception leaves it (its NVTX ranges close as
+ * their `with` blocks exit, down to depth) unless it ends the process. Returns -1.
+ */
+static int oom_leave(struct loop *l, struct js *j, int site, int depth)
+{
+    l->failSite = site;
+    if (!l->m.bOomKeep)
+        while (js_depth(j) > depth) js_pop(j);
+    return -1;
+}
+
 /* One training iteration (accum micro-batches and one optimizer step); -1 when it ran out of memory. */
 int loop_train_iter(struct acc *a, struct loop *l, struct js *j, int it)
 {
     struct pt_fwd f;
+    const char *zStep = l->m.nState == 2 ? "Optimizer.step#AdamW.step" : "Optimizer.step#SGD.step";
+    const char *zZero = l->m.nState == 2 ? "Optimizer.zero_grad#AdamW.zero_grad" : "Optimizer.zero_grad#SGD.zero_grad";
     memset(&f, 0, sizeof f);
     f.out = -1;
+    int depth = js_depth(j);
+    if (l->xIterStart) l->xIterStart(l, j, it, NULL);
     loop_push(a, j, ACC_NVTX_NAMES, "iter %d", it);
     loop_push(a, j, ACC_NVTX_PROFILER, "ProfilerStep#%d", it);
     if (!l->bZeroLast) {
-        loop_push(a, j, ACC_NVTX_PROFILER, l->m.nState == 2 ? "Optimizer.zero_grad#AdamW.zero_grad" : "Optimizer.zero_grad#SGD.zero_grad", 0);
+        int64_t t0 = rf_push(a, j, zZero);
         pt_zero_grad(j, &l->m, l->bZeroNone, U_TRAIN(63));
-        loop_pop(a, j, ACC_NVTX_PROFILER);
+        rf_pop(a, l, j, zZero, t0);
     }
     for (int mb = 0; mb < l->accum; mb++) {
         int x, b = l->batch / l->accum;
@@ -88,11 +120,11 @@ int loop_train_iter(struct acc *a, struct loop *l, struct js *j, int it)
         if (l->lastOut >= 0) js_free(j, l->lastOut);
         l->lastX = l->lastOut = -1;
         x = loop_next_batch(l, j, xBytes, it * l->accum + mb, U_TRAIN(61));
-        if (x < 0) return -1;
+        if (x < 0) return oom_leave(l, j, js_site(j, U_TRAIN(61)), depth);
         f = pt_forward(j, &l->m, x, b, 1, 1, U_TRAIN(66));
         if (f.out < 0) {
-            js_free(j, x);
-            return -1;
+            if (!l->m.bOomKeep) js_free(j, x);
+            return oom_leave(l, j, f.failSite, depth);
         }
         js_here(j, js_site(j, U_TRAIN(69)));
         pt_backward(j, &l->m, &f, b, l->aBucket, l->nBucket);
@@ -100,14 +132,18 @@ int loop_train_iter(struct acc *a, struct loop *l, struct js *j, int it)
         js_free(j, f.loss); /* the graph is gone after backward; loss stays referenced until item() */
         l->lastX = x;
         l->lastOut = f.out;
+        if (l->xMicroBatch) l->xMicroBatch(l, j, it * l->accum + mb, &f);
     }
-    loop_push(a, j, ACC_NVTX_PROFILER, l->m.nState == 2 ? "Optimizer.step#AdamW.step" : "Optimizer.step#SGD.step", 0);
-    pt_step(j, &l->m, U_TRAIN(72));
-    loop_pop(a, j, ACC_NVTX_PROFILER);
+    {
+        int64_t t0 = rf_push(a, j, zStep);
+        int fail = pt_step(j, &l->m, U_TRAIN(72));
+        if (fail >= 0) return oom_leave(l, j, fail, depth);
+        rf_pop(a, l, j, zStep, t0);
+    }
     if (l->bZeroLast) {
-        loop_push(a, j, ACC_NVTX_PROFILER, l->m.nState == 2 ? "Optimizer.zero_grad#AdamW.zero_grad" : "Optimizer.zero_grad#SGD.zero_grad", 0);
+        int64_t t0 = rf_push(a, j, zZero);
         pt_zero_grad(j, &l->m, l->bZeroNone, U_TRAIN(73));
-        loop_pop(a, j, ACC_NVTX_PROFILER);
+        rf_pop(a, l, j, zZero, t0);
     }
     pt_item(j, l->lastOut, U_TRAIN(75));
     if (l->xTrainStep) l->xTrainStep(l, j, it, &f); /* may take over lastOut (and set it to -1) */
@@ -120,13 +156,13 @@ int loop_train_iter(struct acc *a, struct loop *l, struct js *j, int it)
 int loop_val_batch(struct acc *a, struct loop *l, struct js *j, int b)
 {
     struct pt_fwd f;
-    int x;
+    int x, depth = js_depth(j);
     loop_push(a, j, ACC_NVTX_NAMES, "batch %d", b);
     js_cpu(j, l->cpuPerStep / 2);
     x = loop_next_batch(l, j, l->valXBytes, 100000 + b, U_VAL(101));
-    if (x < 0) return -1;
+    if (x < 0) return oom_leave(l, j, js_site(j, U_VAL(101)), depth);
     f = pt_forward(j, &l->m, x, l->valBatch, l->bValGrad, 0, U_VAL(104));
-    if (f.out < 0) return -1;
+    if (f.out < 0) return oom_leave(l, j, f.failSite, depth);
     pt_item(j, f.loss, U_VAL(107));
     if (l->xValBatch) l->xValBatch(l, j, b, &f);
     if (!l->bValGrad) {
@@ -164,7 +200,7 @@ int loop_visible(struct acc *a, int64_t grow, int64_t reserved)
  * evaluation. Returns the process still open (the caller ends it) and -1 in *pOom
  * when an out-of-memory error ended it.
  */
-struct js *loop_run(struct acc *a, struct loop *l, int rank, int *pOom, struct js_cfg *pCfg)
+struct js *loop_open(struct acc *a, struct loop *l, int rank, struct js_cfg *pCfg)
 {
     struct js_cfg c;
     struct js *j;
@@ -175,7 +211,6 @@ struct js *loop_run(struct acc *a, struct loop *l, int rank, int *pOom, struct j
     c.timeScale = l->timeScale * l->stride;
     if (!c.zCmd) c.zCmd = "python train.py --config configs/base.yaml";
     j = acc_process(a, rank, &c);
-    *pOom = 0;
     if (!j) return NULL;
     pt_to_device(j, &l->m, U_TO_DEVICE);
     if (l->nBucket > 0) {
@@ -189,6 +224,12 @@ struct js *loop_run(struct acc *a, struct loop *l, int rank, int *pOom, struct j
         js_nccl_init(j, 6, l->ncclBytes / 6);
         for (int b = 0; b < l->nBucket && b < 64; b++) l->aBucket[b] = js_alloc(j, 25 * MiB, site, JS_NAT_ALLOC);
     }
+    return j;
+}
+
+void loop_epochs(struct acc *a, struct loop *l, struct js *j, int *pOom)
+{
+    *pOom = 0;
     for (int e = 0; e < l->epochs && !*pOom; e++) {
         loop_push(a, j, ACC_NVTX_NAMES, "train", 0);
         for (int i = 0; i < l->iters && !*pOom; i++) {
@@ -196,6 +237,7 @@ struct js *loop_run(struct acc *a, struct loop *l, int rank, int *pOom, struct j
             l->iterDone++;
             loop_note_reserved(l, j);
         }
+        if (*pOom && l->m.bOomKeep) break; /* the process dies here */
         if (!l->bKeepLastStep) { /* train_one_epoch returns: its locals go */
             js_here(j, js_site(j, MAIN));
             js_free(j, l->lastX);
@@ -213,6 +255,7 @@ struct js *loop_run(struct acc *a, struct loop *l, int rank, int *pOom, struct j
                 if (js_reserved(j) - res0 > l->growVal) l->growVal = js_reserved(j) - res0;
             }
         }
+        if (*pOom && l->m.bOomKeep) break; /* the process dies here */
         loop_pop(a, j, ACC_NVTX_NAMES);
         if (l->bKeepLastStep) { /* the next epoch reassigns them */
             js_free(j, l->lastX);
@@ -221,6 +264,13 @@ struct js *loop_run(struct acc *a, struct loop *l, int rank, int *pOom, struct j
         }
     }
     js_sync(j);
+}
+
+struct js *loop_run(struct acc *a, struct loop *l, int rank, int *pOom, struct js_cfg *pCfg)
+{
+    struct js *j = loop_open(a, l, rank, pCfg);
+    *pOom = 0;
+    if (j) loop_epochs(a, l, j, pOom);
     return j;
 }
 
@@ -300,14 +350,14 @@ void loop_length(struct acc *a, struct loop *l, int shortIters, int longIters)
 void loop_allow_grads(struct acc *a)
 {
     static const struct acc_exp e = {"grads-held", "retained", "torch_cuda|backward pass|cue4r2pzy6xk3jmw7tqzdc5n2w3hj6ahu6b4y5cyy7rbqwvqw3sbz",
-                                     "low|medium|high", NULL, NULL, NULL, 0, "gradients of the last step held through evaluation"};
+                                     "low|medium|high", NULL, NULL, NULL, 0, "gradients of the last step held through evaluation", 0, NULL};
     acc_expect(a, &e);
 }
 
 /* Optional findings that follow from a planted cause: `kind` with a title containing zTitle, any site. */
 void loop_allow_also(struct acc *a, const char *zCause, const char *zKind, const char *zTitle, const char *zSite)
 {
-    struct acc_exp e = {zCause, zKind, zSite, "info|low|medium|high", NULL, zTitle, NULL, 0, "consequence of the planted cause"};
+    struct acc_exp e = {zCause, zKind, zSite, "info|low|medium|high", NULL, zTitle, NULL, 0, "consequence of the planted cause", 0, NULL};
     acc_expect(a, &e);
 }
 

@@ -70,6 +70,10 @@ struct loop {
     int64_t cpuPerStep;      /* Python and data loading per step */
     loop_hook xTrainStep;    /* after each optimizer step (the planted training problem) */
     loop_hook xValBatch;     /* after each evaluation batch, with its forward (out freed unless kept) */
+    loop_hook xMicroBatch;   /* after each micro-batch's backward (iter: the micro-batch's number) */
+    loop_hook xIterStart;    /* before each training iteration (f: NULL) */
+    int bNoRecordFunction;   /* the optimizer has no profile hooks (no Optimizer.step#... ranges) */
+    int failSite;            /* the site of the allocation that ran out of memory, -1 none */
     int varLen;              /* > 1: sequence lengths vary per batch, 1..varLen units (long-tailed) */
     int bValGrad;            /* evaluation without torch.no_grad() */
     int bValKeepOut;         /* xValBatch owns f->out */
@@ -107,6 +111,9 @@ void loop_note_reserved(struct loop *l, struct js *j);
 int loop_visible(struct acc *a, int64_t grow, int64_t reserved);
 /* The whole job on one rank; the process stays open (the caller ends it), *pOom 1 when an OOM ended it. */
 struct js *loop_run(struct acc *a, struct loop *l, int rank, int *pOom, struct js_cfg *pCfg);
+/* loop_run in two parts: the process with the model on the device (and DDP), then the epochs. */
+struct js *loop_open(struct acc *a, struct loop *l, int rank, struct js_cfg *pCfg);
+void loop_epochs(struct acc *a, struct loop *l, struct js *j, int *pOom);
 /* Add what rank j's allocator reserved after warm-up, by the planted line and by the autograd thread, to l. */
 void loop_resv_note(struct loop *l, const struct js *j);
 /* The site a trace can name for growth planted on zSite (the backward pass at segment level where

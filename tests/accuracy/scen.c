@@ -424,7 +424,7 @@ static void h_compile(struct acc *a)
 static void p_compile_leak(struct acc *a)
 {
     struct acc_exp e = {"hidden-kept", "leak", SITE_FWD, "medium|high", NULL, NULL, NULL, 1,
-                        "generated code grouped into one site"};
+                        "generated code grouped into one site", 0, NULL};
     acc_describe(a, "The compiled GPT of compile_train whose loop keeps the 12 hidden states the model "
                     "returns every step (`hidden_history.append(outputs.hidden_states)`): 12 allocations "
                     "per step, each made on a different line of Inductor's generated module. One root "
@@ -461,7 +461,7 @@ static void p_leak_outputs(struct acc *a)
     static struct keep k;
     const struct acc_variant *v = acc_variant(a);
     struct acc_exp e = {"outputs-kept", "leak", SITE_FWD, "medium|high", NULL, NULL, NULL, 1,
-                        "leak growth at its call site"};
+                        "leak growth at its call site", 0, NULL};
     loop_defaults(&l);
     pt_cnn(&l.m, 224, 4096);
     l.xBytes = l.valXBytes = (int64_t)256 * 3 * 224 * 224 * 4;
@@ -521,7 +521,7 @@ static void p_leak_cat(struct acc *a)
     struct loop l;
     static struct cat c;
     struct acc_exp e = {"growing-cat", "leak", "metrics.py:41 in AUROC.update", "medium|high", NULL, NULL, NULL, 1,
-                        "leak growth at its call site"};
+                        "leak growth at its call site", 0, NULL};
     loop_defaults(&l);
     pt_cnn(&l.m, 224, 1000);
     l.xBytes = l.valXBytes = (int64_t)256 * 3 * 224 * 224 * 4;
@@ -555,7 +555,7 @@ static void p_leak_rank0(struct acc *a)
 {
     const struct acc_variant *v = acc_variant(a);
     struct acc_exp e = {"rank0-history", "leak", "train.py:79 in train_one_epoch", "medium|high", NULL, NULL, "0", 1,
-                        "leak on one rank only"};
+                        "leak on one rank only", 0, NULL};
     static struct keep k;
     acc_describe(a, "The DDP job of ddp_train where rank 0 alone keeps the per-sample losses of every step "
                     "for a histogram it logs at the end (train.py:79, under `if rank == 0`): 2 MiB more per "
@@ -606,7 +606,7 @@ static void p_retained_val(struct acc *a)
     const struct acc_variant *v = acc_variant(a);
     struct acc_exp e = {"last-step-held", "retained", "model.py:149 in GPT.forward|" SITE_FWD, "medium|high",
                         "validation|evaluation", NULL, NULL, v->mode == JS_TENSORS,
-                        "retained across a phase boundary"};
+                        "retained across a phase boundary", 0, NULL};
     loop_defaults(&l);
     pt_lm(&l.m, 12, 1024, 2048, 50304, 1);
     l.zTemplate = "ddp";
@@ -652,7 +652,7 @@ static void p_val_no_grad(struct acc *a)
 {
     const struct acc_variant *v = acc_variant(a);
     struct acc_exp e = {"val-graph", "validation_spike", SITE_VFWD, "medium|high", "validation|evaluation", NULL, NULL, 1,
-                        "validation growth at its call site"};
+                        "validation growth at its call site", 0, NULL};
     static struct keep k;
     int bVis = 0;
     acc_describe(a, "ResNet-50 training with an evaluation loop that forgot torch.no_grad() and sums losses "
@@ -702,7 +702,7 @@ static void p_val_outputs(struct acc *a)
 {
     const struct acc_variant *v = acc_variant(a);
     struct acc_exp e = {"val-logits", "validation_spike", "model.py:149 in GPT.forward|" SITE_VFWD, "medium|high",
-                        "validation|evaluation", NULL, NULL, 1, "validation growth at its call site"};
+                        "validation|evaluation", NULL, NULL, 1, "validation growth at its call site", 0, NULL};
     static struct keep k;
     int bVis = 0;
     acc_describe(a, "GPT evaluation under torch.no_grad() that keeps every batch's logits on the GPU to "
@@ -741,9 +741,9 @@ static void p_transfer_pageable(struct acc *a)
 {
     struct loop l;
     struct acc_exp e = {"pageable-batches", "transfer", SITE_COPY, "medium|high", NULL, NULL, NULL, 1,
-                        "transfer finding at the copy's call site"};
+                        "transfer finding at the copy's call site", 0, NULL};
     struct acc_exp e2 = {"pageable-batches", "transfer", NULL, "low|medium|high", NULL, "erializ", NULL, 0,
-                         "consequence of the planted cause"};
+                         "consequence of the planted cause", 0, NULL};
     loop_defaults(&l);
     pt_cnn(&l.m, 112, 400);
     l.bPinned = 0;
@@ -767,7 +767,7 @@ static void p_pinned_growth(struct acc *a)
 {
     const struct acc_variant *v = acc_variant(a);
     struct acc_exp e = {"pinned-kept", "transfer", "pin_memory.py:90 in pin_memory|train.py:58 in train_one_epoch",
-                        "medium|high", NULL, "inned", NULL, 1, "pinned growth at its call site"};
+                        "medium|high", NULL, "inned", NULL, 1, "pinned growth at its call site", 0, NULL};
     acc_describe(a, "ResNet-50 with a pinned DataLoader whose training loop keeps every CPU batch in a list "
                     "for a replay buffer (train.py:58 `recent.append(batch)`): the pinned blocks stay "
                     "referenced, so the caching host allocator page-locks a new 64 MiB block for every "
@@ -836,7 +836,7 @@ static void oom_job(struct acc *a, int cause)
     const struct acc_variant *v = acc_variant(a);
     static const char *azTitle[] = {"fragmentation", "another process", "real demand", "unknown|not known|cannot"};
     struct acc_exp e = {"oom", "oom", cause == 0 ? "model.py:149 in GPT.forward" : SITE_ATTN, "high", NULL, azTitle[cause],
-                        NULL, 1, "OOM verdict"};
+                        NULL, 1, "OOM verdict", 0, NULL};
     if (cause == 0 && v->mode == JS_SEGMENTS) e.zTitle = "fragmentation|unknown|not known|cannot|segment level";
     acc_expect(a, &e);
     for (int r = 0; r < v->ranks; r++) {
@@ -937,7 +937,7 @@ static void p_oom_validation(struct acc *a)
 {
     const struct acc_variant *v = acc_variant(a);
     struct acc_exp e = {"val-batch", "oom", SITE_VFWD, "high", "validation|evaluation", "real demand", NULL, 1,
-                        "OOM verdict"};
+                        "OOM verdict", 0, NULL};
     acc_describe(a, "ResNet-50 training, then an evaluation that puts the whole validation set in one batch "
                     "(`DataLoader(val_set, batch_size=len(val_set))`, as in the seed oom_in_validation.py): the "
                     "input fits, the first convolution's output (1.25 times the device's memory) does not. "
@@ -970,7 +970,7 @@ static void p_oom_flood(struct acc *a)
 {
     const struct acc_variant *v = acc_variant(a);
     struct acc_exp e = {"oom-skip", "oom", SITE_ATTN, "high", NULL, "real demand", NULL, 1,
-                        "one root cause, many events"};
+                        "one root cause, many events", 0, NULL};
     acc_describe(a, "A GPT fine-tune that catches torch.cuda.OutOfMemoryError and skips the batch "
                     "(`except OutOfMemoryError: optimizer.zero_grad(); torch.cuda.empty_cache(); continue`): "
                     "every few dozen steps a "
