@@ -51,6 +51,8 @@ struct acc {
     int recFlags;             /* ptrec flags for the next process */
     struct ptrec *apRec[MAX_RANK];
     struct js *apJs[MAX_RANK];
+    char *azKept[MAX_EXP * 9];  /* the expectations' strings (keep_str) */
+    int nKept;
 };
 
 /* Quick suite (ctest): these scenario/variant pairs only. */
@@ -65,9 +67,46 @@ const struct acc_variant *acc_variant(const struct acc *a)
     return &a->v;
 }
 
+/* A copy of z owned by the run (the caller's string may be gone when the truth is written); NULL stays NULL. */
+static const char *keep_str(struct acc *a, const char *z)
+{
+    char *zCopy;
+    if (!z || a->nKept >= (int)(sizeof a->azKept / sizeof a->azKept[0])) return z;
+    zCopy = strdup(z);
+    if (!zCopy) {
+        a->bFailed = 1;
+        return z;
+    }
+    a->azKept[a->nKept++] = zCopy;
+    return zCopy;
+}
+
 void acc_expect(struct acc *a, const struct acc_exp *e)
 {
-    if (a->nExp < MAX_EXP) a->aExp[a->nExp++] = *e;
+    struct acc_exp *p;
+    if (a->nExp >= MAX_EXP) {
+        fprintf(stderr, "accgen: more than %d expectations\n", MAX_EXP);
+        a->bFailed = 1;
+        return;
+    }
+    p = &a->aExp[a->nExp++];
+    *p = *e;
+    p->zCause = keep_str(a, e->zCause);
+    p->zKind = keep_str(a, e->zKind);
+    p->zSite = keep_str(a, e->zSite);
+    p->zSev = keep_str(a, e->zSev);
+    p->zPhase = keep_str(a, e->zPhase);
+    p->zTitle = keep_str(a, e->zTitle);
+    p->zRanks = keep_str(a, e->zRanks);
+    p->zClass = keep_str(a, e->zClass);
+    p->zTitleNot = keep_str(a, e->zTitleNot);
+}
+
+/* Free a run and the strings it kept. */
+static void acc_free(struct acc *a)
+{
+    for (int i = 0; i < a->nKept; i++) free(a->azKept[i]);
+    free(a);
 }
 
 void acc_describe(struct acc *a, const char *zText)
@@ -408,7 +447,7 @@ static int run_one(const char *zOut, const struct acc_scenario *s, const char *z
     } else {
         fprintf(pManifest, "%s\n    \"%s/%s\"", (*pnRun)++ ? "," : "", s->zName, zCode);
     }
-    free(a);
+    acc_free(a);
     return rc;
 }
 
@@ -444,7 +483,7 @@ static int run_family(const char *zOut, const struct acc_family *f, int draw, ui
     } else {
         fprintf(pManifest, "%s\n    \"%s/d%03d\"", (*pnRun)++ ? "," : "", f->zName, draw);
     }
-    free(a);
+    acc_free(a);
     return rc;
 }
 

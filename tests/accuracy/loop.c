@@ -264,6 +264,10 @@ void loop_epochs(struct acc *a, struct loop *l, struct js *j, int *pOom)
         }
     }
     js_sync(j);
+    if (js_first_kernel(j) && js_now(j) > js_first_kernel(j)) {
+        double s = (double)js_pageable_ns(j) / (double)(js_now(j) - js_first_kernel(j));
+        if (s > l->pageableShare) l->pageableShare = s;
+    }
 }
 
 struct js *loop_run(struct acc *a, struct loop *l, int rank, int *pOom, struct js_cfg *pCfg)
@@ -309,6 +313,7 @@ void loop_all(struct acc *a, struct loop *proto, struct js_cfg *pCfg, int *pVisT
         struct js *j = loop_run(a, &l, r, &bOom, pCfg);
         if (!j) return;
         if (pVisTrain && loop_visible(a, l.growTrain, js_reserved(j))) *pVisTrain = 1;
+        if (l.pageableShare > proto->pageableShare) proto->pageableShare = l.pageableShare;
         loop_resv_note(proto, j);
         if (pVisVal && loop_visible(a, l.growVal, js_reserved(j))) *pVisVal = 1;
         if (!l.bClean) { /* SIGKILL during the forward of the next step: its ranges never close */

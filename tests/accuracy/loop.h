@@ -87,6 +87,8 @@ struct loop {
      * (a "FILE:LINE:" frame, NULL none), and by the autograd thread */
     const char *zPlanted;
     int64_t resvPlanted, resvBackward;
+    /* the largest share of a rank's run (from its first kernel) spent in pageable copies (loop_epochs) */
+    double pageableShare;
     /* tensors */
     int aBucket[64];
     int lastX, lastOut;

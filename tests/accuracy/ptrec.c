@@ -33,6 +33,7 @@ struct ptrec {
     struct js_obs obs;
     char zDir[1024];
     char zSnap[256];
+    char zKineto[256];       /* the profiler trace's file name */
     int64_t pid, wallOffset; /* wall ns = CUPTI ns + wallOffset */
     int device;
     char zHost[64];
@@ -744,14 +745,14 @@ static int write_kineto(struct ptrec *r, const struct js_gpu *pGpu)
     char zPath[1400];
     FILE *f;
     int rc;
-    snprintf(zPath, sizeof zPath, "%s/%s", r->zDir, r->o.zKinetoName ? r->o.zKinetoName : "worker0.pt.trace.json");
+    snprintf(zPath, sizeof zPath, "%s/%s", r->zDir, r->zKineto);
     f = fopen(zPath, "w");
     if (!f) return -1;
     fprintf(f, "{\n  \"schemaVersion\": 1,\n  \"deviceProperties\": [{\"id\": %d, \"name\": \"%s\", \"totalGlobalMem\": %lld, "
                "\"computeMajor\": %d, \"computeMinor\": %d, \"maxThreadsPerBlock\": 1024, \"numSms\": %d}],\n",
             r->device, pGpu->zName, (long long)pGpu->total, pGpu->ccMajor, pGpu->ccMinor, pGpu->sms);
     fprintf(f, "  \"profile_memory\": 1,\n  \"with_stack\": %d,\n  \"traceName\": \"%s/%s\",\n  \"traceEvents\": [\n",
-            r->o.bWithStack, r->zDir, r->o.zKinetoName ? r->o.zKinetoName : "worker0.pt.trace.json");
+            r->o.bWithStack, r->zDir, r->zKineto);
     fprintf(f, "{\"name\": \"process_name\", \"ph\": \"M\", \"ts\": 0, \"pid\": %lld, \"tid\": 0, \"args\": {\"name\": "
                "\"python3.12\"}},\n{\"name\": \"process_name\", \"ph\": \"M\", \"ts\": 0, \"pid\": %d, \"tid\": 0, \"args\": "
                "{\"name\": \"GPU %d\"}}",
@@ -780,6 +781,8 @@ struct ptrec *ptrec_new(const char *zDir, const struct ptrec_opt *o)
     r->o = *o;
     if (r->o.maxEntries <= 0) r->o.maxEntries = 100000;
     snprintf(r->zDir, sizeof r->zDir, "%s", zDir);
+    snprintf(r->zKineto, sizeof r->zKineto, "%s", o->zKinetoName ? o->zKinetoName : "worker0.pt.trace.json");
+    r->o.zKinetoName = NULL; /* the caller's string: copied */
     if (r->o.flags & PTREC_HISTORY) {
         r->aEv = malloc(sizeof *r->aEv * (size_t)r->o.maxEntries);
         if (!r->aEv) {
