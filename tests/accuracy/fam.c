@@ -250,25 +250,34 @@ static const char *user_site(const char *zSpec, char *z, size_t n)
 }
 
 /*
- * The verdict the OOM that just happened in j deserves, from the plan: the failing request R, the
- * device's free memory F after the allocator released what it could, what the process reserved S
- * and allocated A, what other processes held O. Another process when O is over a CUDA context's
- * worth and R would have fit without it; fragmentation when what the process reserved but did not
- * use would have covered R; otherwise real demand. At segment level without PyTorch's history the
- * free space inside segments is invisible: "cannot tell" is accepted there where reserved memory
- * could have covered R. *pzNot receives the titles that must not match.
+ * The verdict the OOM that just happened in j deserves, from the plan: the failing request R,
+ * what the process had allocated A (its tensors) and reserved S, the device's free memory F after
+ * the allocator released what it could, what other processes held O. The memory existed when
+ * A + R fits in what the process could have had, F + S: fragmentation (holes and cache). Other
+ * processes are the cause when it fits in F + S + O and O is more than a CUDA context's worth.
+ * Otherwise the program asked for more than the device holds: real demand. Within a quarter of
+ * R of a boundary both verdicts are accepted. At segment level without PyTorch's history, A is
+ * invisible: "cannot tell" is accepted where F + S covers R. *pzNot receives the titles that must
+ * not match. The returned strings are static (acc_expect copies them).
  */
 static const char *oom_verdict(struct acc *a, struct js *j, const char **pzNot)
 {
-    int64_t r, f, s = js_reserved(j), al = js_allocated(j), o = js_other_bytes(j);
+    static char zOk[128], zNot[128];
+    int64_t r, f, s = js_reserved(j), al = js_allocated(j), o = js_other_bytes(j), need;
     int bSeg = acc_variant(a)->mode == JS_SEGMENTS && !acc_variant(a)->bHistory;
+    int bFrag, bOther, bReal, bCannot;
     js_last_oom(j, &r, &f);
-    *pzNot = NULL;
-    if (o >= GiB && r <= f + o) return "another process";
-    if (r <= f + (s - al)) return bSeg ? "fragmentation|cannot tell" : "fragmentation";
-    if (bSeg && r <= f + s) return "real demand";
-    *pzNot = "cannot tell|fragmentation";
-    return "real demand";
+    need = al + r;
+    bFrag = need <= f + s + r / 4;
+    bOther = o >= GiB && need > f + s - r / 4 && need <= f + s + o + r / 4;
+    bReal = need > f + s + (o >= GiB ? o : 0) - r / 4;
+    bCannot = bSeg && r <= f + s;
+    snprintf(zOk, sizeof zOk, "%s%s%s%s", bFrag ? "|fragmentation" : "", bOther ? "|another process" : "",
+             bReal ? "|real demand" : "", bCannot ? "|cannot tell" : "");
+    snprintf(zNot, sizeof zNot, "%s%s%s", bFrag ? "" : "|fragmentation", bOther ? "" : "|another process",
+             bCannot ? "" : "|cannot tell");
+    *pzNot = zNot[0] ? zNot + 1 : NULL;
+    return zOk[0] ? zOk + 1 : "real demand";
 }
 
 /* Sites accepted for the allocation that failed at site (its user frame, and the line that called the model). */
@@ -828,7 +837,7 @@ static void lk_alloc_retry_ok(struct acc *a)
     int bOom;
     memset(&x, 0, sizeof x);
     draw_variant(a, M_ANY, P_ANY, 1);
-    draw_job(a, &jb, K_ANY, 0.0, acc_drawf(a, 0.2, 0.4));
+    draw_job(a, &jb, K_ANY, 0.0, acc_drawf(a, 0.5, 0.8));
     jb.l.epochs = 1;
     jb.l.iters = 16 + (int)acc_draw(a, 20);
     x.at = 4 + (int)acc_draw(a, (uint64_t)(jb.l.iters - 6));
@@ -1461,8 +1470,11 @@ static void p_seg_growth_dup(struct acc *a)
     v = *acc_variant(a);
     draw_job(a, &jb, K_ANY, 0.0, acc_drawf(a, 0.15, 0.4));
     if (acc_chance(a, 60)) { /* training keeps each step's outputs */
+        int want = 30 + (int)acc_draw(a, 40);
+        while (jb.micro > 1 && leak_steps(&jb, jb.l.m.a[jb.l.m.n - 1].act * jb.micro, want) < 20) set_micro(&jb, jb.micro / 2);
         jb.l.epochs = 1;
-        jb.l.iters = 30 + (int)acc_draw(a, 40);
+        jb.l.iters = leak_steps(&jb, jb.l.m.a[jb.l.m.n - 1].act * jb.micro, want);
+        if (jb.l.iters < 12) jb.l.iters = 12;
         x.k = 0;
         x.nT = 0;
         jb.l.pCtx = &x;

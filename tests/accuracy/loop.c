@@ -264,6 +264,7 @@ void loop_epochs(struct acc *a, struct loop *l, struct js *j, int *pOom)
         }
     }
     js_sync(j);
+    if (*pOom && !l->m.bOomKeep && !l->bOomPlanned) fprintf(stderr, "accgen: a job ran out of memory where none was planned\n");
     if (js_first_kernel(j) && js_now(j) > js_first_kernel(j)) {
         double s = (double)js_pageable_ns(j) / (double)(js_now(j) - js_first_kernel(j));
         if (s > l->pageableShare) l->pageableShare = s;

@@ -74,6 +74,7 @@ struct loop {
     loop_hook xIterStart;    /* before each training iteration (f: NULL) */
     int bNoRecordFunction;   /* the optimizer has no profile hooks (no Optimizer.step#... ranges) */
     int failSite;            /* the site of the allocation that ran out of memory, -1 none */
+    int bOomPlanned;         /* the job is meant to run out of memory (else an OOM is a defect of the family) */
     int varLen;              /* > 1: sequence lengths vary per batch, 1..varLen units (long-tailed) */
     int bValGrad;            /* evaluation without torch.no_grad() */
     int bValKeepOut;         /* xValBatch owns f->out */

@@ -957,6 +957,7 @@ static void p_oom_validation(struct acc *a)
         l.valXBytes = (int64_t)l.valBatch * 3 * 224 * 224 * 4;
         l.valIters = 1;
         l.epochs = 1;
+        l.bOomPlanned = 1;
         loop_length(a, &l, 24, 1200);
         j = loop_run(a, &l, r, &bOom, NULL);
         if (!j) return;
