@@ -174,7 +174,8 @@ struct js {
     int bGraphLaunched;               /* some kernels came from graph launches */
     int64_t peakAllocated, peakReserved;
     int64_t anchorCupti, anchorWall;  /* the clock anchors (meta) */
-    int64_t lastOomBytes, lastOomFree;
+    int64_t lastOomBytes, lastOomFree, lastOomAllocated, lastOomReserved;
+    int64_t allocatedBlocks;          /* the live tensors' blocks (PyTorch's "allocated": rounded, unsplit remainders) */
     int64_t pageableNs, copyNs, firstKernel; /* copy time after the first kernel's launch */
     const struct js_gpu *pGpu;
     char zHost[64];
@@ -771,6 +772,8 @@ int js_alloc(struct js *j, int64_t bytes, int site, int native)
                 if (j->c.pObs && j->c.pObs->xOom) j->c.pObs->xOom(j->c.pObs->p, j, j->cpu, size, dev_free(j), site, native);
                 j->lastOomBytes = size;
                 j->lastOomFree = dev_free(j);
+                j->lastOomAllocated = j->allocatedBlocks;
+                j->lastOomReserved = j->reserved;
                 return -1;
             }
         }
@@ -787,6 +790,7 @@ int js_alloc(struct js *j, int64_t bytes, int site, int native)
     j->aTen[t].site = site;
     j->aTen[t].bLive = 1;
     j->allocated += bytes;
+    j->allocatedBlocks += j->aBlk[b].size;
     if (j->allocated > j->peakAllocated) j->peakAllocated = j->allocated;
     if (j->c.pObs && j->c.pObs->xBlock) j->c.pObs->xBlock(j->c.pObs->p, j, j->cpu, 1, j->aTen[t].addr, size, site, native);
     if (j->c.mode == JS_TENSORS) {
@@ -807,6 +811,7 @@ void js_free(struct js *j, int t)
     p = &j->aTen[t];
     p->bLive = 0;
     j->allocated -= p->bytes;
+    j->allocatedBlocks -= j->aBlk[p->blk].size;
     blk_release(j, p->blk);
     if (j->c.pObs && j->c.pObs->xBlock)
         j->c.pObs->xBlock(j->c.pObs->p, j, j->cpu, 0, p->addr, p->bytes < 512 ? 512 : (p->bytes + 511) / 512 * 512, j->here,
@@ -1074,10 +1079,12 @@ int64_t js_template_ns(const char *zTag, const char *zRoles)
     return n;
 }
 
-void js_last_oom(const struct js *j, int64_t *pBytes, int64_t *pFree)
+void js_last_oom(const struct js *j, int64_t *pBytes, int64_t *pFree, int64_t *pAllocated, int64_t *pReserved)
 {
     *pBytes = j->lastOomBytes;
     *pFree = j->lastOomFree;
+    *pAllocated = j->lastOomAllocated;
+    *pReserved = j->lastOomReserved;
 }
 
 int64_t js_pageable_ns(const struct js *j)

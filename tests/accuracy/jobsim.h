@@ -180,9 +180,10 @@ void js_graph_launch(struct js *j, const char *zRoles);
 
 /* GPU time of one step of template zTag: the durations of its kernels of the roles in zRoles ("FBOZC"). */
 int64_t js_template_ns(const char *zTag, const char *zRoles);
-/* The last allocation that ran out of memory: its request and the device's free memory after the
- * allocator's retry (0 and 0 before any). */
-void js_last_oom(const struct js *j, int64_t *pBytes, int64_t *pFree);
+/* The last allocation that ran out of memory: its request, the device's free memory after the
+ * allocator's retry, and what the process had allocated (its tensors' blocks, as PyTorch counts
+ * allocated memory) and reserved then (all 0 before any). */
+void js_last_oom(const struct js *j, int64_t *pBytes, int64_t *pFree, int64_t *pAllocated, int64_t *pReserved);
 /* Host-device copy time (ns) from pageable memory, and all copy time, that started after the first
  * kernel; the first kernel's launch time (0: none yet). */
 int64_t js_pageable_ns(const struct js *j);

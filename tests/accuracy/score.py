@@ -271,7 +271,11 @@ def what_if_copies(run_dir, truth):
 def analyze(vramtrace, run_dir, truth, what_if=False):
     traces = what_if_copies(run_dir, truth) if what_if and truth["mode"] == "tensors" else truth["traces"]
     cmd = [vramtrace, "analyze", "--no-write", "--format", "json"] + traces
-    p = subprocess.run(cmd, cwd=run_dir, capture_output=True, text=True, timeout=900)
+    # imports (snapshots, profiler traces) go through a temporary trace: in a folder of the run's own, so
+    # that nothing else on a shared machine cleaning its temporary files can remove it
+    tmp = os.path.join(run_dir, ".tmp")
+    os.makedirs(tmp, exist_ok=True)
+    p = subprocess.run(cmd, cwd=run_dir, capture_output=True, text=True, timeout=900, env=dict(os.environ, TMPDIR=tmp))
     if p.returncode != 0:
         return None, f"exit {p.returncode}: {p.stderr.strip()}"
     try:
