@@ -251,32 +251,33 @@ static const char *user_site(const char *zSpec, char *z, size_t n)
 
 /*
  * The verdict the OOM that just happened in j deserves, from the plan: the failing request R,
- * what the process had allocated A (its tensors) and reserved S, the device's free memory F after
- * the allocator released what it could, what other processes held O. The memory existed when
- * A + R fits in what the process could have had, F + S: fragmentation (holes and cache). Other
- * processes are the cause when it fits in F + S + O and O is more than a CUDA context's worth.
- * Otherwise the program asked for more than the device holds: real demand. Within a quarter of
- * R of a boundary both verdicts are accepted. At segment level without PyTorch's history, A is
+ * what the process had allocated A (its tensors' blocks, as PyTorch counts them) and reserved S,
+ * the device's free memory F after the allocator released what it could, what other processes
+ * held O, and what the failing operation needed in all, D (the whole batch's activations, the whole
+ * optimizer state: at least A + R). The memory existed when D fits in what the process could have
+ * had, F + S: fragmentation (holes and cache). Other processes are the cause when D fits in
+ * F + S + O and O is more than a CUDA context's worth. Otherwise the program asked for more than
+ * the device holds: real demand. Within a quarter of R of a boundary both verdicts are accepted. At segment level without PyTorch's history, A is
  * invisible: "cannot tell" is accepted where F + S covers R. *pzNot receives the titles that must
  * not match. The returned strings are static (acc_expect copies them).
  */
-static const char *oom_verdict(struct acc *a, struct js *j, const char **pzNot)
+static const char *oom_verdict(struct acc *a, struct js *j, int64_t demand, const char **pzNot)
 {
     static char zOk[128], zNot[128];
     int64_t r, f, s, al, o = js_other_bytes(j), need;
     int bSeg = acc_variant(a)->mode == JS_SEGMENTS && !acc_variant(a)->bHistory;
     int bFrag, bOther, bReal, bCannot;
     js_last_oom(j, &r, &f, &al, &s);
-    need = al + r;
+    need = al + r > demand ? al + r : demand;
     bFrag = need <= f + s + r / 4;
     bOther = o >= GiB && need > f + s - r / 4 && need <= f + s + o + r / 4;
     bReal = need > f + s + (o >= GiB ? o : 0) - r / 4;
     bCannot = bSeg && r <= f + s + r / 4;
     snprintf(zOk, sizeof zOk, "%s%s%s%s", bFrag ? "|fragmentation" : "", bOther ? "|another process" : "",
              bReal ? "|real demand" : "", bCannot ? "|cannot tell" : "");
-    snprintf(zNot, sizeof zNot, "%s%s%s", bFrag ? "" : "|fragmentation", bOther ? "" : "|another process",
-             bCannot ? "" : "|cannot tell");
-    *pzNot = zNot[0] ? zNot + 1 : NULL;
+    /* "real demand or fragmentation: cannot tell ..." names two verdicts: refused unless cannot-tell is accepted */
+    snprintf(zNot, sizeof zNot, "%s", bCannot ? "" : "cannot tell");
+    *pzNot = zNot[0] ? zNot : NULL;
     return zOk[0] ? zOk + 1 : "real demand";
 }
 
@@ -996,6 +997,7 @@ static void p_oom_dies(struct acc *a)
     struct job jb;
     struct js *j;
     int where, bOther, bClean, bOom = 0, at;
+    int64_t demand = 0;
     const char *zVerdict, *zNot;
     char zSite[600];
     static const char *const azWhere[] = {"a long batch in the forward", "the optimizer's state at the first step",
@@ -1045,11 +1047,13 @@ static void p_oom_dies(struct acc *a)
         if (!bOom) { /* the long batch: its forward's activations alone exceed what is left */
             int64_t left = js_device_free(j) + js_reserved(j) - js_allocated(j);
             int mult = (int)(left / (pt_act_bytes(&jb.l.m) * jb.micro)) + 2;
+            demand = js_allocated_blocks(j) + pt_act_bytes(&jb.l.m) * jb.micro * mult + jb.l.xBytes * mult;
             jb.l.batch *= mult;
             jb.l.xBytes *= mult;
             bOom = loop_train_iter(a, &jb.l, j, at) != 0;
         }
     } else if (where == 1) {
+        demand = est_fixed(&jb.l.m); /* weights, gradients and the whole optimizer state */
         for (int i = 0; i < jb.l.iters && !bOom; i++) bOom = loop_train_iter(a, &jb.l, j, i) != 0;
     } else {
         int64_t left = js_device_free(j) + js_reserved(j);
@@ -1064,7 +1068,7 @@ static void p_oom_dies(struct acc *a)
         fprintf(stderr, "accgen: oom_dies did not run out of memory\n");
         js_sync(j);
     }
-    zVerdict = oom_verdict(a, j, &zNot);
+    zVerdict = oom_verdict(a, j, demand, &zNot);
     oom_sites(j, jb.l.failSite, where == 2 ? SITE_VFWD : where == 1 ? "train.py:72 in train_one_epoch" : SITE_FWD, zSite,
               sizeof zSite);
     if (where == 2) /* the evaluation's peak above training is the same cause */
@@ -1085,6 +1089,7 @@ static void p_oom_retries(struct acc *a)
     struct job jb;
     struct js *j;
     int mode, bDie, bOom = 0, at, nSmaller = 0, aFail[8], nFail = 0;
+    int64_t demand = 0;
     const char *zVerdict = NULL, *zNot = NULL;
     char zSite[1200];
     static const char *const azMode[] = {"the allocator's own retry", "caught and retried with half the batch",
@@ -1121,12 +1126,13 @@ static void p_oom_retries(struct acc *a)
                 cudnn_search(a, j, 1, 2 + (int)acc_draw(a, 3), 1, &site);
                 aFail[nFail++] = site;
             }
+            demand = js_allocated_blocks(j) + pt_act_bytes(&jb.l.m) * jb.micro * mult + x0 * mult;
             jb.l.batch *= mult;
             jb.l.xBytes *= mult;
             if (loop_train_iter(a, &jb.l, j, i) != 0) {
                 bOom = 1;
                 aFail[nFail++] = jb.l.failSite;
-                zVerdict = oom_verdict(a, j, &zNot);
+                zVerdict = oom_verdict(a, j, demand, &zNot);
             }
             if (mode == 3 && bOom) /* the caller waits a second and tries again, twice */
                 for (int k = 0; k < 2; k++) {

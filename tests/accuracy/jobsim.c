@@ -851,6 +851,11 @@ int64_t js_allocated(const struct js *j)
     return j->allocated;
 }
 
+int64_t js_allocated_blocks(const struct js *j)
+{
+    return j->allocatedBlocks;
+}
+
 /* ---- pinned host memory ---- */
 
 int js_pin_alloc(struct js *j, int64_t bytes, int site)
