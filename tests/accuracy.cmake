@@ -17,7 +17,12 @@ if(Python3_Interpreter_FOUND)
   # the quick subset of the dev split (drawn job shapes, tests/accuracy/splits.json): fails when it scores
   # worse than tests/accuracy/baseline_dev.json (docs/accuracy.md says how to record an improvement)
   add_test(NAME accuracy_dev_quick COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/accuracy/score.py
-    --split dev --suite quick --accgen $<TARGET_FILE:accgen> --vramtrace $<TARGET_FILE:vramtrace>
+    --selftest --split dev --suite quick --accgen $<TARGET_FILE:accgen> --vramtrace $<TARGET_FILE:vramtrace>
     --check ${CMAKE_CURRENT_SOURCE_DIR}/accuracy/baseline_dev.json)
   set_tests_properties(accuracy_dev_quick PROPERTIES LABELS "analyzer;accuracy")
+  # the blind split is refused without --i-am-done (nothing is generated)
+  add_test(NAME accuracy_blind_guard COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/accuracy/score.py
+    --split blind --accgen $<TARGET_FILE:accgen> --vramtrace $<TARGET_FILE:vramtrace>)
+  set_tests_properties(accuracy_blind_guard PROPERTIES LABELS accuracy
+    PASS_REGULAR_EXPRESSION "blind split is scored only when the detector work is done")
 endif()

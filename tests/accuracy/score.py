@@ -574,6 +574,29 @@ def selftest():
     r = score_run("s/SN2s", truth, report)
     ok = (ok and r["expected"][0]["found"] is True and r["true"] == 1 and len(r["false"]) == 1
           and r["false"][0]["rank"] == "1" and r["lists"].get("c") == 1)
+    # a family's run: one process given twice, one OOM at most, two findings per cause, a refused verdict, facts
+    fam = {"scenario": "f", "group": "planted", "variant": "d000", "mode": "segments", "nvtx": "names", "ranks": 1,
+           "length": "short", "paths": "linux", "traces": ["a.db", "a.db"], "process_of": [0, 0], "cause_max": 2,
+           "expect": [{"cause": "o", "kind": "oom", "site": ["x.py:1"], "severity": ["high"], "phase": None,
+                       "title": ["real demand"], "title_not": ["cannot tell"], "ranks": None, "required": True,
+                       "class": "c", "max": 1},
+                      {"cause": "o", "kind": "leak", "site": None, "severity": ["info", "low"], "phase": None,
+                       "title": None, "ranks": None, "required": False, "class": "c", "max": 0}],
+           "facts": [{"fact": "counted_once", "trace": 0, "value": 0, "tol": 0.01, "class": "f"},
+                     {"fact": "iterations", "trace": 0, "value": 3, "tol": 0, "class": "f"}]}
+    oom = {"trace": 0, "kind": "oom", "severity": "high", "site": "x.py:1 in f", "title": "Out of memory (real demand)"}
+    rep = {"traces": [{"iterations": 3}, {"iterations": 3}],
+           "summary": {"sum_of_device_peaks_bytes": 200, "max_device_peak_bytes": 100},
+           "findings": [dict(oom, traces=[0, 1], ranks=[None, None]), dict(oom, trace=1),
+                        dict(oom, title="Out of memory (real demand or fragmentation: cannot tell)"),
+                        {"trace": 0, "kind": "leak", "severity": "low", "site": "y", "title": "t"},
+                        {"trace": 0, "kind": "leak", "severity": "low", "site": "z", "title": "u"}]}
+    r = score_run("f/d000", fam, rep)
+    # found once (the grouped finding counts once for the one process); the repeat beyond max 1, the
+    # cannot-tell verdict and the leaks beyond the cause's two findings are false; one fact right
+    ok = (ok and r["expected"][0]["found"] and r["expected"][0]["loose"] and r["true"] == 1 and len(r["false"]) == 4
+          and sum(f["class"].startswith("duplicate") for f in r["false"]) == 3 and r["lists"].get("o") == 4
+          and [f["ok"] for f in r["facts"]] == [False, True])
     print("selftest " + ("passed" if ok else "FAILED"))
     return 0 if ok else 1
 
