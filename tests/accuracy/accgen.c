@@ -330,8 +330,10 @@ static int write_truth(const struct acc *a)
                 a->zCode);
     }
     fprintf(f, "  \"mode\": \"%s\", \"nvtx\": \"%s\", \"ranks\": %d, \"length\": \"%s\", \"paths\": \"%s\",\n",
-            a->v.mode == JS_TENSORS ? "tensors" : a->v.bHistory ? "history" : "segments", azNvtx[a->v.nvtx], a->v.ranks,
-            a->v.bLong ? "long" : "short", a->v.bWindows ? "windows" : "linux");
+            strstr(a->zInputs, ".json") ? "profiler-trace"
+            : strstr(a->zInputs, ".pickle") && !strstr(a->zInputs, ".db") ? "snapshot"
+            : a->v.mode == JS_TENSORS ? "tensors" : a->v.bHistory ? "history" : "segments",
+            azNvtx[a->v.nvtx], a->v.ranks, a->v.bLong ? "long" : "short", a->v.bWindows ? "windows" : "linux");
     fputs("  \"description\": ", f);
     json_str(f, a->zDesc);
     fputs(",\n  \"traces\": [", f);

@@ -395,6 +395,24 @@ def print_families(results, out):
         w(f"  {name:21s} {rs[0]['group']:8s} {len(rs):4d}  {ratio(sum(e['loose'] or e['found'] for e in ex), len(ex)):13s} "
           f"{ratio(sum(e['found'] for e in ex), len(ex)):13s} {ratio(t, t + fl):15s} {fl:5d}  "
           f"{sum(f['ok'] for f in fa)}/{len(fa)}  {rs[0].get('tests') or ''}\n")
+    w("\nper level and phase marking    runs  recall        strict        precision\n")
+    for a in ("mode", "nvtx"):
+        for val in sorted({r["axes"][a] for r in results}, key=str):
+            rs = [r for r in results if r["axes"][a] == val]
+            ex = [e for r in rs for e in r["expected"]]
+            t = sum(r["true"] for r in rs)
+            fl = sum(len(r["false"]) for r in rs)
+            w(f"  {a + '=' + str(val):28s} {len(rs):4d}  {ratio(sum(e['loose'] or e['found'] for e in ex), len(ex)):13s} "
+              f"{ratio(sum(e['found'] for e in ex), len(ex)):13s} {ratio(t, t + fl)}\n")
+    w("\nfalse findings by pattern (kind and title without figures; level: segments, history, tensors):\n")
+    pat = collections.defaultdict(list)
+    for r in results:
+        for f in r["false"]:
+            pat[f["class"]].append(r)
+    for cls, rs in sorted(pat.items(), key=lambda kv: -len(kv[1]))[:20]:
+        levels = collections.Counter(r["axes"]["mode"] for r in rs)
+        w(f"  [{len(rs)}] {cls}\n        levels {dict(levels)}; families "
+          f"{', '.join(sorted({r['scenario'] for r in rs}))}\n")
     w("\nfalse findings and misses by family:\n")
     for name, rs in fams.items():
         items = []
