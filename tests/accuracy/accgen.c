@@ -336,22 +336,15 @@ static int write_truth(const struct acc *a)
             azNvtx[a->v.nvtx], a->v.ranks, a->v.bLong ? "long" : "short", a->v.bWindows ? "windows" : "linux");
     fputs("  \"description\": ", f);
     json_str(f, a->zDesc);
-    fputs(",\n  \"traces\": [", f);
+    fputs(",\n  \"traces\": ", f);
     if (a->zInputs[0]) {
-        const char *z = a->zInputs;
-        for (int first = 1; *z; first = 0) {
-            size_t n = strcspn(z, "|");
-            char zPart[512];
-            snprintf(zPart, sizeof zPart, "%.*s", (int)n, z);
-            if (!first) fputs(", ", f);
-            json_str(f, zPart);
-            z += n;
-            if (*z == '|') z++;
-        }
+        json_list(f, a->zInputs);
     } else {
+        fputc('[', f);
         for (int r = 0; r < a->v.ranks; r++) fprintf(f, "%s\"rank%d.db\"", r ? ", " : "", r);
+        fputc(']', f);
     }
-    fputs("],\n", f);
+    fputs(",\n", f);
     if (a->nProc) {
         fputs("  \"process_of\": [", f);
         for (int i = 0; i < a->nProc; i++) fprintf(f, "%s%d", i ? ", " : "", a->aProc[i]);
@@ -420,12 +413,25 @@ static int is_quick(const char *zScen, const char *zCode)
     return 0;
 }
 
+/* A run generated: its truth written and listed in the manifest as NAME/RUN, a freed; 0 or -1. */
+static int finish_run(struct acc *a, const char *zName, const char *zRun, FILE *pManifest, int *pnRun)
+{
+    int rc = 0;
+    if (a->bFailed || write_truth(a) != 0) {
+        fprintf(stderr, "accgen: %s/%s failed\n", zName, zRun);
+        rc = -1;
+    } else {
+        fprintf(pManifest, "%s\n    \"%s/%s\"", (*pnRun)++ ? "," : "", zName, zRun);
+    }
+    acc_free(a);
+    return rc;
+}
+
 /* Generate one run; 0 or -1. */
 static int run_one(const char *zOut, const struct acc_scenario *s, const char *zCode, int idx, uint64_t salt,
                    FILE *pManifest, int *pnRun)
 {
     struct acc *a = calloc(1, sizeof *a);
-    int rc = 0;
     if (!a) return -1;
     a->s = s;
     snprintf(a->zCode, sizeof a->zCode, "%s", zCode);
@@ -443,21 +449,13 @@ static int run_one(const char *zOut, const struct acc_scenario *s, const char *z
         return -1;
     }
     s->xRun(a);
-    if (a->bFailed || write_truth(a) != 0) {
-        fprintf(stderr, "accgen: %s/%s failed\n", s->zName, zCode);
-        rc = -1;
-    } else {
-        fprintf(pManifest, "%s\n    \"%s/%s\"", (*pnRun)++ ? "," : "", s->zName, zCode);
-    }
-    acc_free(a);
-    return rc;
+    return finish_run(a, s->zName, a->zCode, pManifest, pnRun);
 }
 
 /* Generate draw `draw` of family f with the split's key; 0 or -1. */
 static int run_family(const char *zOut, const struct acc_family *f, int draw, uint64_t key, FILE *pManifest, int *pnRun)
 {
     struct acc *a = calloc(1, sizeof *a);
-    int rc = 0;
     uint64_t h;
     if (!a) return -1;
     a->f = f;
@@ -479,14 +477,11 @@ static int run_family(const char *zOut, const struct acc_family *f, int draw, ui
             acc_end(a, a->apJs[r], 1, 1);
             a->bFailed = 1;
         }
-    if (a->bFailed || write_truth(a) != 0) {
-        fprintf(stderr, "accgen: %s/d%03d failed\n", f->zName, draw);
-        rc = -1;
-    } else {
-        fprintf(pManifest, "%s\n    \"%s/d%03d\"", (*pnRun)++ ? "," : "", f->zName, draw);
+    {
+        char zRun[16];
+        snprintf(zRun, sizeof zRun, "d%03d", draw);
+        return finish_run(a, f->zName, zRun, pManifest, pnRun);
     }
-    acc_free(a);
-    return rc;
 }
 
 /* Whether FAMILY/dNNN is among the picks (none given: every draw). */

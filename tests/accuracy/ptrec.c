@@ -129,20 +129,26 @@ static void *grow(void *a, int *pnAlloc, int n, size_t sz)
 
 /* ---- sites ---- */
 
+/* Room for string slot i in *paz (*pn slots, new ones NULL); 0, or -1 when out of memory (r failed). */
+static int slot(struct ptrec *r, char ***paz, int *pn, int i)
+{
+    char **az;
+    if (i < *pn) return 0;
+    az = realloc(*paz, sizeof(char *) * (size_t)(i + 64));
+    if (!az) {
+        r->bFailed = 1;
+        return -1;
+    }
+    memset(az + *pn, 0, sizeof(char *) * (size_t)(i + 64 - *pn));
+    *paz = az;
+    *pn = i + 64;
+    return 0;
+}
+
 /* Copy site's spec from the process (once). */
 static void spec_note(struct ptrec *r, const struct js *j, int site)
 {
-    if (site < 0) return;
-    if (site >= r->nSpec) {
-        char **az = realloc(r->azSpec, sizeof(char *) * (size_t)(site + 64));
-        if (!az) {
-            r->bFailed = 1;
-            return;
-        }
-        memset(az + r->nSpec, 0, sizeof(char *) * (size_t)(site + 64 - r->nSpec));
-        r->azSpec = az;
-        r->nSpec = site + 64;
-    }
+    if (site < 0 || slot(r, &r->azSpec, &r->nSpec, site) != 0) return;
     if (!r->azSpec[site]) {
         r->azSpec[site] = strdup(js_site_spec(j, site));
         if (!r->azSpec[site]) r->bFailed = 1;
@@ -832,17 +838,7 @@ void ptrec_window(struct ptrec *r, const struct js *j, int bOn)
 
 void ptrec_op_hint(struct ptrec *r, int site, const char *zOp)
 {
-    if (site < 0) return;
-    if (site >= r->nOp) {
-        char **az = realloc(r->azOp, sizeof(char *) * (size_t)(site + 16));
-        if (!az) {
-            r->bFailed = 1;
-            return;
-        }
-        memset(az + r->nOp, 0, sizeof(char *) * (size_t)(site + 16 - r->nOp));
-        r->azOp = az;
-        r->nOp = site + 16;
-    }
+    if (site < 0 || slot(r, &r->azOp, &r->nOp, site) != 0) return;
     free(r->azOp[site]);
     r->azOp[site] = strdup(zOp);
 }
