@@ -40,3 +40,12 @@ if(Python3_Interpreter_FOUND)
     ${CMAKE_CURRENT_SOURCE_DIR}/data/import/kineto_noaddr.json.gz --browser)
   set_tests_properties(html_ranks html_browser PROPERTIES LABELS analyzer SKIP_RETURN_CODE 77 TIMEOUT 900)
 endif()
+if(Python3_Interpreter_FOUND)
+  # export --snapshot: a PyTorch memory snapshot of a trace, of Nsight, Kineto and snapshot imports;
+  # its structure as PyTorch's memory_viz reads it, and round-tripped through import.
+  set(_imp ${CMAKE_CURRENT_SOURCE_DIR}/data/import)
+  add_test(NAME export_snapshot COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/snapshot_export_test.py
+    $<TARGET_FILE:vramtrace> ${CMAKE_CURRENT_SOURCE_DIR}/data/example-train.db ${_imp}/nsys2024_enums.sqlite
+    ${_imp}/kineto_small.json ${_imp}/snap_small.pickle)
+  set_tests_properties(export_snapshot PROPERTIES LABELS cli TIMEOUT 300)
+endif()

@@ -266,26 +266,7 @@ static int untimed(struct replay *r)
     const struct vt_tracefile *f = &r->t->f;
     int rc = SQLITE_OK;
     r->tsUntimed = f->bTimes ? f->t1 : 0;
-    for (int b = 0; b < 2 && rc == SQLITE_OK; b++) {
-        int k = b ? VT_T_TENSOR : VT_T_MEM;
-        const char *zCols = strchr(b ? VT_TENSORROW_COLS : VT_MEMROW_COLS, ',') + 1; /* all but the time */
-        struct vt_live *L = b ? r->pTensor : r->pCuda;
-        struct vt_rows c;
-        struct vt_memrow m;
-        char *zSql;
-        if (!f->aT[k].bPresent || f->aT[k].nNoTime == 0) continue;
-        zSql = vt__strdupf("SELECT -1,%s FROM \"%s\" WHERE ts IS NULL AND op = %d ORDER BY rowid", zCols, vt__tbl_name(k),
-                           b ? VT_TENSOROP_ALLOC : VT_MEMOP_ALLOC);
-        memset(&c, 0, sizeof c);
-        rc = vt__rows_open(&c, f->db, zSql, b ? VT_TENSORROW_NCOL : VT_MEMROW_NCOL, 0);
-        while (rc == SQLITE_OK && (rc = vt__rows_next(&c)) == SQLITE_OK && c.bRow) {
-            vt__memrow_read(&c, b, &m);
-            if (vt__live_use(L, m.address, 1) || vt__live_was_freed(L, m.address)) continue;
-            if (vt__live_apply(L, &m) != 0) rc = SQLITE_NOMEM;
-        }
-        vt__rows_close(&c);
-        free(zSql);
-    }
+    for (int b = 0; b < 2 && rc == SQLITE_OK; b++) rc = vt__live_untimed(f, b ? r->pTensor : r->pCuda, b);
     return rc;
 }
 
