@@ -98,10 +98,10 @@ try {
         await sleep(200);
         await page.evaluate(() => window.scrollTo(0, document.querySelector('.proc').getBoundingClientRect().top + window.scrollY - 8));
         const ov2 = await page.$('.chart .overlay'), b2 = await ov2.boundingBox();
-        await page.mouse.move(b2.x + b2.width * 0.62, b2.y + b2.height * 0.4);
-        await sleep(100);
-        const top = await page.evaluate(() => document.querySelector('.proc').getBoundingClientRect().top + window.scrollY);
-        await page.screenshot({path: docsImage, type: 'png', clip: {x: 0, y: top, width: 1000, height: 480}}); // document coordinates
+        await page.mouse.move(b2.x + b2.width * 0.4, b2.y + b2.height * 0.3);
+        await sleep(150);
+        const sy = await page.evaluate(() => window.scrollY); // the clip is in document coordinates; the viewport as it is
+        await page.screenshot({path: docsImage, type: 'png', captureBeyondViewport: false, clip: {x: 0, y: sy, width: 1000, height: 480}});
         res.docsImage = docsImage;
         await page.mouse.move(0, 0);
       }
