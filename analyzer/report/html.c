@@ -155,9 +155,11 @@ static void device_json(FILE *f, const struct vt_trace *t, const struct vt_devic
 /*
  * Trace i as JSON: its name, duration, whether memory is known, devices, phases, OOMs (each
  * with the finding it belongs to), and the site names its curves and breakdowns refer to.
- * bFull: every bucket and the site curves; else a small chart's points. -1 when out of memory.
+ * bFull: every bucket and the site curves; else a small chart's points. pDev: its peak's difference from the
+ * median as a fraction of it (NULL: not known, or one process); bOut: marked as far from the median. -1 when
+ * out of memory.
  */
-static int trace_json(FILE *f, const struct vt_result *r, int i, int bFull, double dev, int bOut)
+static int trace_json(FILE *f, const struct vt_result *r, int i, int bFull, const double *pDev, int bOut)
 {
     const struct vt_trace *t = &r->aTrace[i];
     int *aMap = malloc(sizeof(int) * (size_t)(t->sites.n + 1)), nSite = 0;
@@ -173,7 +175,7 @@ static int trace_json(FILE *f, const struct vt_result *r, int i, int bFull, doub
     jnum(f, t->f.bTimes ? t->f.t1 - t->f.t0 : -1);
     fputs(",\"peak\":", f);
     jnum(f, vt__memory_known(t) ? vt__main_peak(t) : -1);
-    if (dev > -1e300) fprintf(f, ",\"dev\":%.4f", dev);
+    if (pDev) fprintf(f, ",\"dev\":%.4f", *pDev);
     fprintf(f, ",\"out\":%s,\"devs\":[", bOut ? "true" : "false");
     for (int d = 0, n = 0; d < t->tl.nDev; d++) {
         if (t->tl.aDev[d].peak <= 0) continue;
@@ -557,14 +559,14 @@ static int data_json(FILE *f, const struct vt_result *r, const char *abFull, con
     fputs("<script type=\"application/json\" id=\"vt-data\">{\"v\":1,\"traces\":[", f);
     for (int i = 0; i < r->nTrace; i++) {
         const struct vt_trace *t = &r->aTrace[i];
-        double dev = r->nTrace > 1 && median > 0 && vt__memory_known(t) ? (double)(aPeak[i] - median) / (double)median
-                                                                          : -1e308;
+        int bDev = r->nTrace > 1 && median > 0 && vt__memory_known(t);
+        double dev = bDev ? (double)(aPeak[i] - median) / (double)median : 0;
         for (int d = 0; d < t->tl.nDev; d++) {
             if (t->tl.aDev[d].peak > scale) scale = t->tl.aDev[d].peak;
             if (t->tl.aDev[d].id >= 0 && t->tl.aDev[d].totalBytes > scale) scale = t->tl.aDev[d].totalBytes;
         }
         if (i) fputc(',', f);
-        if (trace_json(f, r, i, !abFull || abFull[i], dev, abOut && abOut[i])) return -1;
+        if (trace_json(f, r, i, !abFull || abFull[i], bDev ? &dev : NULL, abOut && abOut[i])) return -1;
     }
     fputs("],\"finds\":[", f);
     for (int i = 0, n = 0; i < r->nFind; i++)
