@@ -328,9 +328,11 @@ int vt__shows_training(const struct vt_trace *t);
 const char *vt__fix_state(const struct vt_trace *t);
 /*
  * Whether how long l was held says nothing: uses not known (no kernel-argument uses: copies
- * alone would make every buffer only kernels touch look unused), or memory held by design (a
- * cache of segments, the runtime's own memory, NCCL's buffers, pinned host memory), or no
- * known allocation time. Idle and carried-over memory are judged only when this is 0.
+ * alone would make every buffer only kernels touch look unused; a block in no traced CUDA
+ * allocation), or memory held by design (a cache of segments, the runtime's own memory, NCCL's
+ * buffers, pinned host memory), or no known allocation time. Idle and carried-over memory are
+ * judged only when this is 0, and from l->useBound (the latest time it may have been used,
+ * replay.c), never from its own last use alone.
  */
 int vt__unjudged_hold(const struct vt_trace *t, const struct vt_life *l);
 /*
