@@ -8,7 +8,8 @@
  * another launcher recorded (`vramtrace record`): STDOUT_FILE holds the
  * sample's output (its "vt-fact:" lines), PID the sample's pid. --info prints
  * what a launcher must know to run the sample: "signal N" (the signal it ends
- * with, 0: it exits with status 0) and, when it needs one, "env NAME=VALUE".
+ * with, 0: it exits with status 0), when it needs one, "env NAME=VALUE", and for
+ * a sample that leaks on purpose "leaked BYTES ALLOCATIONS".
  *
  * Exit codes: 0 the trace holds the sample's known answer; 1 it does not (or
  * the sample failed); 2 usage; 77 skipped: no CUDA driver or no GPU here.
@@ -376,8 +377,7 @@ int main(int argc, char **argv)
     if (argc == 6 && strcmp(argv[1], "--verify") == 0 && vt__gpu_sample_known(argv[2]))
         return verify_recorded(argv[2], argv[3], argv[4], argv[5]);
     if (argc == 3 && strcmp(argv[1], "--info") == 0 && vt__gpu_sample_known(argv[2])) {
-        printf("signal %d\n", vt__gpu_sample_signal(argv[2]));
-        if (vt__gpu_sample_env(argv[2])) printf("env %s\n", vt__gpu_sample_env(argv[2]));
+        vt__gpu_sample_info(argv[2], stdout);
         return 0;
     }
     if (argc != 5 || !vt__gpu_sample_known(argv[1])) {

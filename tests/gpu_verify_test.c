@@ -671,6 +671,7 @@ TEST(driver_verifies_recorded_trace)
         const char *azBadPid[] = {"--verify", "copies", zTrace, zStdout, "12x", NULL};
         const char *azThreads[] = {"--info", "threads", NULL};
         const char *azTakeover[] = {"--info", "takeover", NULL};
+        const char *azLeak[] = {"--info", "leak", NULL};
         const char *azUnknown[] = {"--info", "resnet", NULL};
         driver_exec_expect(&d, azOk, NULL, 0, "gpu_copies: the trace holds the known answer");
         driver_exec_expect(&d, azOk, NULL, 0, "ok    HtoD pinned -> device (addresses match): 5");
@@ -680,6 +681,7 @@ TEST(driver_verifies_recorded_trace)
         driver_exec_expect(&d, azBadPid, NULL, 2, "PID must be a positive number, not '12x'");
         driver_exec_expect(&d, azThreads, NULL, 0, "signal 9\n");
         driver_exec_expect(&d, azTakeover, NULL, 0, "signal 0\nenv VRAMTRACE_FLUSH_MS=100\n");
+        driver_exec_expect(&d, azLeak, NULL, 0, "signal 0\nleaked 25280512 8\n");
         driver_exec_expect(&d, azUnknown, NULL, 2, "usage: gpu_check");
     }
     driver_cleanup(&d);
