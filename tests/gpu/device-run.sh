@@ -88,12 +88,12 @@ rebuild() {
   fi
   local sq=()
   [ -f "$s/include/sqlite3.h" ] && sq=(-DVT_SQLITE3_INCLUDE_DIR="$s/include" -DVT_SQLITE3_STATIC="$s/lib/libsqlite3.a")
-  say "rebuilding from $tree in $b (at most 240 s)"
+  say "rebuilding from $tree in $b (at most $((240 * scale)) s)"
   local gen=()
   command -v ninja >/dev/null && gen=(-G Ninja)
-  timeout 60 cmake -S "$tree" -B "$b" "${gen[@]}" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DVT_BUILD_BENCH=ON \
+  timeout $((60 * scale)) cmake -S "$tree" -B "$b" "${gen[@]}" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DVT_BUILD_BENCH=ON \
       -DCMAKE_CUDA_ARCHITECTURES=90 "${sq[@]}" >> "$log" 2>&1 &&
-    timeout 180 cmake --build "$b" -j "$(nproc)" --target vramtrace vramtrace_inject gpu_check \
+    timeout $((180 * scale)) cmake --build "$b" -j "$(nproc)" --target vramtrace vramtrace_inject gpu_check \
       vt_cupti_floor $(cd "$tree/samples/cuda" && ls *.cu | sed 's/\.cu$//; s/^/sample_/') >> "$log" 2>&1 &&
     python3 "$tree/tests/gpu/carry.py" "$b" "$c" >> "$log" 2>&1 || { say "rebuild failed (see driver.log)"; return 1; }
   carry=$c
