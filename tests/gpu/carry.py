@@ -2,6 +2,7 @@
 """Assemble the folder a GPU machine needs from a build: what tests/gpu/device-run.sh runs.
 
     python3 tests/gpu/carry.py BUILD [DEST] [--dry-run] [--no-strip]
+    python3 tests/gpu/carry.py --digest [SOURCE]
 
 DEST (default SOURCE/build-carry, which .gitignore's /build*/ ignores) is a small build
 folder with the build's layout, so every script that takes a build folder takes it too:
@@ -17,15 +18,19 @@ folder with the build's layout, so every script that takes a build folder takes 
                                              (the source tree): ctest runs from any path
     sqlite/include, sqlite/lib               SQLite's header and static library, for a
                                              rebuild on a machine without them
-    manifest.txt                             commit, build type, date, every file and size
+    manifest.txt                             commit, build type, date, the source digest,
+                                             every file and size
 
 Executables and libraries are stripped (strip --strip-unneeded) unless --no-strip.
 --dry-run makes the rehearsal's folder: each sample is a stand-in script running the test
 double tests/gpu_fake_sample as that sample, and the test double of the CUDA driver
 (tests/fakecuda/libcuda.so.1) comes along. The sizes of the folder and of the working tree
 that travels with it are printed; the two must stay under 64 MiB together.
+--digest prints the digest of the sources the carried files are built from (SOURCE default:
+this tree): device-run.sh compares it with the manifest's to tell a stale folder.
 Exit status: 0, 1 when something needed is missing (said on stderr), 2 usage.
 """
+import hashlib
 import datetime
 import json
 import os
@@ -39,6 +44,10 @@ REQUIRED = ("analyzer/vramtrace", "analyzer/pyhook/sitecustomize.py", "libvramtr
 OPTIONAL = ("bench/libvt_cupti_floor.so",)
 DRY = ("tests/gpu_fake_sample", "tests/fakecuda/libcuda.so.1")
 MARK = "manifest.txt"
+# What the carried files are built from (folders, or files), relative to the source tree.
+BUILT_FROM = ("CMakeLists.txt", "include", "tracer", "analyzer", "samples/cuda", "bench/overhead/cupti_floor.c",
+              "tests/gpu_check.c", "tests/gpu_verify.c", "tests/gpu_verify.h", "tests/gpu_fake_sample.c",
+              "tests/gpu_fake_trace.c", "tests/gpu_fake_trace.h", "tests/gpu_fake_cuda.c", "tests/gpu.cmake")
 
 STAND_IN = """#!/bin/sh
 # Rehearsal stand-in for the CUDA sample {name} (tests/gpu/carry.py --dry-run): the test
@@ -166,7 +175,26 @@ def git_describe(source):
     return (head or "unknown") + (f" + {len(dirty)} changed files" if dirty else "")
 
 
+def source_digest(source):
+    """SHA-256 over the path and content of every file the carried folder is built from."""
+    h = hashlib.sha256()
+    for item in BUILT_FROM:
+        top = os.path.join(source, item)
+        paths = [top] if os.path.isfile(top) else sorted(
+            os.path.join(d, n) for d, _, names in os.walk(top) for n in names if "__pycache__" not in d)
+        for path in sorted(paths):
+            h.update(os.path.relpath(path, source).encode() + b"\0")
+            with open(path, "rb") as f:
+                h.update(f.read())
+            h.update(b"\0")
+    return h.hexdigest()
+
+
 def main(argv):
+    if len(argv) in (2, 3) and argv[1] == "--digest":
+        here = os.path.dirname(os.path.abspath(__file__))
+        print(source_digest(argv[2] if len(argv) == 3 else os.path.join(here, "..", "..")))
+        return 0
     args = [a for a in argv[1:] if not a.startswith("--")]
     flags = {a for a in argv[1:] if a.startswith("--")}
     if not args or len(args) > 2 or flags - {"--dry-run", "--no-strip"}:
@@ -231,6 +259,7 @@ def main(argv):
                 f"assembled: {datetime.datetime.now(datetime.timezone.utc).strftime('%Y-%m-%d %H:%M:%S UTC')}\n"
                 f"build: {build} ({cache.get('CMAKE_BUILD_TYPE') or 'no build type'}), source: {source}\n"
                 f"stripped: {'yes' if do_strip else 'no'}\n"
+                f"source digest: {source_digest(source)}\n"
                 f"gpu tests: {len(tests)}; samples: {' '.join(samples)}\n"
                 f"bytes: {total}\n")
         for name, size in sorted(listing):

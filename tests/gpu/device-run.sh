@@ -20,9 +20,10 @@
 # archive limit in bytes (the driver's own tests).
 #
 # Steps are the files tests/gpu/steps/NN-NAME.sh, run in order of NN; see steps/README.md
-# for adding one. If the carried binaries do not run here, the tracer, the command, the
+# for adding one. If the carried binaries do not run here, or were built from other
+# sources than this tree's (the manifest's source digest), the tracer, the command, the
 # samples and gpu_check are rebuilt from this tree (needs cmake, nvcc and the SQLite the
-# carried folder brings) before the steps, within the same budget.
+# carried folder brings) before the steps, within the same budget; the summary says so.
 # Exit status: 0 every step ran and passed, 1 a step failed, timed out or was skipped,
 # 2 usage or no carried folder.
 set -uo pipefail
@@ -109,6 +110,17 @@ if [ "$force_rebuild" = 1 ] || ! "$carry/analyzer/vramtrace" --version >> "$log"
   say "the carried folder $carry is missing, does not run here, or --rebuild was given"
   { [ "$dry" = 0 ] && rebuild; } || { say "no usable vramtrace build: stopping"; cp "$log" "$out/summary.txt"; exit 2; }
 fi
+# A folder built from other sources than this tree's is stale: rebuild (a rehearsal only warns).
+stale=""
+want=$(sed -n 's/^source digest: //p' "$carry/manifest.txt" 2>/dev/null)
+have=$(python3 "$here/carry.py" --digest "$tree" 2>/dev/null)
+if [ -n "$want" ] && [ "$want" != "$have" ]; then
+  stale="the carried folder was built from other sources than this tree's"
+  say "$stale"
+  if [ "$dry" = 0 ] && [ "$force_rebuild" = 0 ]; then
+    if rebuild; then stale="$stale: rebuilt here"; else stale="$stale: the rebuild failed, the carried one runs"; fi
+  fi
+fi
 carry=$(cd "$carry" && pwd -P)
 export VT_CARRY="$carry"
 
@@ -187,6 +199,7 @@ write_summary() {
   {
     head -n 2 "$results/manifest.txt"
     echo "carried: $(sed -n 's/^commit: //p' "$carry/manifest.txt"), $(sed -n 's/^assembled: //p' "$carry/manifest.txt")"
+    [ -n "$stale" ] && echo "WARNING: $stale"
     echo
     printf '%-12s %-8s %7s  %s\n' step result time notes
     cat "$summary"

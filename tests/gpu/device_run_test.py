@@ -92,6 +92,7 @@ def test_rehearsal(build, tmp):
           "summary: every sample's known answer")
     check(re.search(r"^pytorch +PASS .* (\d+) of \1 runs pass", text, re.M) is not None, "summary: every PyTorch run")
     check("skipped for the budget: none" in text and "overall: PASS" in text, "summary: nothing skipped, PASS")
+    check("WARNING" not in text, "the folder was built from this tree")
     check(re.search(r"archive: gpu-results.tar.gz, \d+ KiB; trimmed to fit 16384 KiB: 0 file", text) is not None,
           "summary: archive size, nothing trimmed")
     status = {s: open(os.path.join(tmp, "unpacked", "gpu-results", s, "status")).read().strip()
@@ -154,6 +155,12 @@ def test_driver(build, tmp):
                                         "30-last": (9, 9, "vt_status pass")}.items():
         with open(os.path.join(steps, name + ".sh"), "w") as f:
             f.write(STEP.format(timeout=timeout, body=body).replace("# min: 1", f"# min: {smin}"))
+    # ... from a folder built from other sources (its digest changed): the summary warns.
+    manifest = os.path.join(carry, "manifest.txt")
+    with open(manifest) as f:
+        text = re.sub(r"^source digest: \w+$", "source digest: 0000", f.read(), flags=re.M)
+    with open(manifest, "w") as f:
+        f.write(text)
     out = os.path.join(tmp, "out-budget")
     p = run_driver(["--dry-run", "--carry", carry, "--out", out, "--budget", "30", "--only", "first,long,last"],
                    {"VT_GPU_STEPS": steps}, timeout=600)
@@ -165,6 +172,8 @@ def test_driver(build, tmp):
               f"{step} skipped with its reason")
     check("skipped for the budget: long last" in text and "overall: FAIL" in text, "skipped steps listed; FAIL")
     check(os.path.exists(os.path.join(out, "gpu-results.tar.gz")), "the archive is written all the same")
+    check("WARNING: the carried folder was built from other sources than this tree's\n" in text,
+          f"a stale folder is named:\n{text}")
 
 
 GROUPS = {"rehearsal": test_rehearsal, "driver": test_driver}
