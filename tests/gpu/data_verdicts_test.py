@@ -13,14 +13,10 @@ import sys
 import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from testlib import check, finish  # noqa: E402
+
 EXAMPLE = os.path.join(HERE, "..", "data", "example-train.db")
-FAILS = []
-
-
-def check(cond, what):
-    if not cond:
-        FAILS.append(what)
-        print("FAIL:", what)
 
 
 def verdicts(vramtrace, folder):
@@ -63,11 +59,7 @@ def main(argv):
         os.remove(os.path.join(tmp, "example.db"))
         rc, out = expect({"findings": found})
         check(rc == 1 and "example.db is missing" in out, f"a missing trace fails: {out}")
-    if FAILS:
-        print(f"{len(FAILS)} check(s) failed")
-        return 1
-    print("data_verdicts_test: all checks passed")
-    return 0
+    return finish("data_verdicts_test")
 
 
 if __name__ == "__main__":

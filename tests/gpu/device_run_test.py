@@ -25,17 +25,12 @@ import tarfile
 import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from testlib import check, finish  # noqa: E402
+
 DRIVER = os.path.join(HERE, "device-run.sh")
 STEPS = ("env", "ctest", "samples", "pytorch", "overhead", "sanitizer")
-FAILS = []
 SCALE = os.environ.get("VT_REHEARSAL_TIME_SCALE", "4")
-
-
-def check(cond, what):
-    if not cond:
-        FAILS.append(what)
-        print("FAIL:", what)
-    return cond
 
 
 def run_driver(args, env_extra=None, timeout=3600):
@@ -190,11 +185,7 @@ def main(argv):
     with tempfile.TemporaryDirectory(prefix="vt-device-run-test-") as tmp:
         for g in argv[2:] or list(GROUPS):
             GROUPS[g](build, tmp)
-    if FAILS:
-        print(f"{len(FAILS)} check(s) failed")
-        return 1
-    print("device_run_test: all checks passed")
-    return 0
+    return finish("device_run_test")
 
 
 if __name__ == "__main__":

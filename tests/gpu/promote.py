@@ -64,32 +64,44 @@ def source_of(results):
             "commit": commit.group(1) if commit else None, "dry_run": "DRY RUN" in first}
 
 
-def sample_case(keep, name):
-    """(expected dict, files to copy) of a kept sample, or None."""
-    base = os.path.join(keep, "samples", name)
-    if not os.path.exists(base + ".db") or not os.path.exists(base + ".analyze.json"):
+def kept(base, suffix):
+    """The JSON file base+suffix of a kept trace base.db, parsed; None when either is missing."""
+    if not os.path.exists(base + ".db") or not os.path.exists(base + suffix):
         return None
-    with open(base + ".analyze.json") as f:
-        report = json.load(f)
+    with open(base + suffix) as f:
+        return json.load(f)
+
+
+def findings_kept(findings):
+    """The fields of each finding that expected.json keeps."""
+    return [{k: x.get(k) for k in KEYS} for x in findings]
+
+
+def sample_case(keep, name):
+    """(expected dict, trace) of a kept sample, or None."""
+    base = os.path.join(keep, "samples", name)
+    report = kept(base, ".analyze.json")
+    if report is None:
+        return None
     truth = []
     if os.path.exists(base + ".verify.txt"):
         with open(base + ".verify.txt") as f:
             truth = [ln.rstrip("\n") for ln in f if ln.startswith(("ok ", "FAIL "))]
-    return {"analyze_args": [], "findings": [{k: x.get(k) for k in KEYS} for x in report.get("findings", [])],
+    return {"analyze_args": [], "findings": findings_kept(report.get("findings", [])),
             "ground_truth": {"known answer (tests/gpu_verify.c), line by line": truth}}, base + ".db"
 
 
 def pytorch_case(keep, run):
     """(expected dict, trace) of a kept PyTorch run, or None."""
     base = os.path.join(keep, "pytorch", run)
-    if not os.path.exists(base + ".db") or not os.path.exists(base + ".expected.json"):
+    run_kept = kept(base, ".expected.json")
+    if run_kept is None:
         return None
-    with open(base + ".expected.json") as f:
-        kept = json.load(f)
-    exp = {"analyze_args": kept.get("analyze_args", []),
-           "findings": [{k: x.get(k) for k in KEYS} for x in kept.get("findings", [])],
-           "ground_truth": {"run": f"{kept.get('script')} {' '.join(kept.get('args', []))} ({kept.get('mode')} mode)",
-                            "checks (what, trace, PyTorch, verdict)": kept.get("ground_truth")}}
+    exp = {"analyze_args": run_kept.get("analyze_args", []),
+           "findings": findings_kept(run_kept.get("findings", [])),
+           "ground_truth": {"run": f"{run_kept.get('script')} {' '.join(run_kept.get('args', []))} "
+                                   f"({run_kept.get('mode')} mode)",
+                            "checks (what, trace, PyTorch, verdict)": run_kept.get("ground_truth")}}
     if run.startswith("healthy"):
         exp["forbid_from"] = "medium"
     return exp, base + ".db"

@@ -23,16 +23,9 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.abspath(os.path.join(HERE, "..", ".."))
 sys.path.insert(0, HERE)
 import pytorch_check as pc  # noqa: E402
+from testlib import check, finish  # noqa: E402
 
 MIB = 1 << 20
-FAILS = []
-
-
-def check(cond, what):
-    """Record a failed assertion (all are reported, the exit status says whether any failed)."""
-    if not cond:
-        FAILS.append(what)
-        print("FAIL:", what)
 
 
 def schema_ddl():
@@ -656,11 +649,7 @@ def main(argv):
     with tempfile.TemporaryDirectory(prefix="vt-pytorch-check-") as tmp:
         for g in groups:
             GROUPS[g](tmp)
-    if FAILS:
-        print(f"{len(FAILS)} check(s) failed")
-        return 1
-    print(f"pytorch_check_test {' '.join(groups)}: all checks passed")
-    return 0
+    return finish(f"pytorch_check_test {' '.join(groups)}")
 
 
 if __name__ == "__main__":
