@@ -118,14 +118,15 @@ for t in "$probe"/probe-*.db; do
   [ -f "$t" ] || continue
   "$vt" sql "$t" "SELECT key, value FROM meta WHERE key LIKE 'cupti%' OR key LIKE '%version%' OR key = 'pid'" \
     >> "$env_txt" 2>&1
-  version=$("$vt" sql --format csv --no-header "$t" "SELECT value FROM meta WHERE key = 'cupti_version'" 2>/dev/null | tail -n 1)
+  version=$("$vt" sql --format csv --no-header "$t" "SELECT group_concat(key || ' ' || value, ', ') FROM meta
+             WHERE key IN ('cupti_library', 'cupti_version', 'cupti_layout')" 2>/dev/null | tail -n 1)
 done
 
 section "carried folder"
 head -n 8 "$VT_CARRY/manifest.txt" >> "$env_txt"
 
 vt_summary "GPU: ${gpu:-none found}; runtime $runtime; ${torch_line:-no torch}"
-vt_summary "libcupti in a traced PyTorch job: ${mapped:-none} (cupti_version ${version:-not recorded}); samples use $VT_CUPTI_LIB"
+vt_summary "libcupti in a traced PyTorch job: ${mapped:-none} (trace: ${version:-no cupti meta}); samples use $VT_CUPTI_LIB"
 if [ -z "$gpu" ] && [ "$VT_DRY_RUN" = 0 ]; then
   vt_status fail
 else
