@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # (e) overhead: the same PyTorch training loop untraced, with the floor CUPTI client and under vramtrace record (medians of 5).
-# timeout: 130
-# min: 50
+# timeout: 150
+# min: 60
 # bench/overhead/run_overhead.py on the carried build: overhead.log (every run),
 # overhead.json (rewritten after each repetition: a stopped step keeps what it measured).
 # VT_OVERHEAD_MODELS (default resnet), VT_OVERHEAD_ITERS (default 40) change the workload.
@@ -9,7 +9,7 @@
 workload=()
 [ "$VT_DRY_RUN" = 1 ] && workload=(--workload "$VT_TREE/tests/gpu/dry/workload.py")
 mkdir -p "$VT_SCRATCH/overhead"
-vt_run 125 "$VT_STEP_DIR/overhead.log" "$VT_PYTHON" "$VT_TREE/bench/overhead/run_overhead.py" \
+vt_run 145 "$VT_STEP_DIR/overhead.log" "$VT_PYTHON" "$VT_TREE/bench/overhead/run_overhead.py" \
   --build "$VT_CARRY" --python "$VT_PYTHON" --models "${VT_OVERHEAD_MODELS:-resnet}" --configs none,floor,vt \
   --repeats 5 --warmup 10 --iters "${VT_OVERHEAD_ITERS:-40}" --timeout 60 --tmp "$VT_SCRATCH/overhead" \
   --json "$VT_STEP_DIR/overhead.json" "${workload[@]}"
