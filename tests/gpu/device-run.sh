@@ -92,10 +92,11 @@ rebuild() {
   say "rebuilding from $tree in $b (at most $((240 * scale)) s)"
   local gen=()
   command -v ninja >/dev/null && gen=(-G Ninja)
+  local targets=(vramtrace vramtrace_inject gpu_check vt_cupti_floor) f
+  for f in "$tree"/samples/cuda/*.cu; do f=${f##*/}; targets+=("sample_${f%.cu}"); done
   timeout $((60 * scale)) cmake -S "$tree" -B "$b" "${gen[@]}" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DVT_BUILD_BENCH=ON \
       -DCMAKE_CUDA_ARCHITECTURES=90 "${sq[@]}" >> "$log" 2>&1 &&
-    timeout $((180 * scale)) cmake --build "$b" -j "$(nproc)" --target vramtrace vramtrace_inject gpu_check \
-      vt_cupti_floor $(cd "$tree/samples/cuda" && ls *.cu | sed 's/\.cu$//; s/^/sample_/') >> "$log" 2>&1 &&
+    timeout $((180 * scale)) cmake --build "$b" -j "$(nproc)" --target "${targets[@]}" >> "$log" 2>&1 &&
     python3 "$tree/tests/gpu/carry.py" "$b" "$c" >> "$log" 2>&1 || { say "rebuild failed (see driver.log)"; return 1; }
   carry=$c
 }
@@ -111,7 +112,7 @@ if [ "$force_rebuild" = 1 ] || ! "$carry/analyzer/vramtrace" --version >> "$log"
   if ! { [ "$dry" = 0 ] && rebuild; }; then
     nobuild="no usable vramtrace build (driver.log): only the environment step ran"
     say "$nobuild"
-    only=env
+    only="env"
   fi
 fi
 # A folder built from other sources than this tree's is stale: rebuild (a rehearsal only warns).
@@ -132,6 +133,7 @@ export VT_CARRY="$carry"
 first_file() { local f; for f in "$@"; do [ -f "$f" ] && { readlink -f "$f"; return; }; done; }
 cupti_tk=$(first_file /usr/local/cuda/lib64/libcupti.so.13 /usr/local/cuda/lib/libcupti.so.13 \
   /usr/local/cuda/extras/CUPTI/lib64/libcupti.so.13 /usr/local/cuda/targets/x86_64-linux/lib/libcupti.so.13)
+# shellcheck disable=SC2046  # one path per line, without spaces
 cupti_py=$(first_file $("$VT_PYTHON" -c 'import site, glob, os
 for d in site.getsitepackages() + [site.getusersitepackages()]:
     for p in sorted(glob.glob(os.path.join(d, "nvidia", "*", "lib", "libcupti.so.13"))) + sorted(glob.glob(os.path.join(d, "nvidia", "cuda_cupti", "lib", "libcupti.so.13"))):

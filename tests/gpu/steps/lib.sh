@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Helpers for the steps of tests/gpu/device-run.sh (sourced by each step; see README.md).
 #
 # The driver exports: VT_TREE (the source tree), VT_CARRY (the carried build folder),
@@ -8,7 +9,9 @@
 # Python environment's), VT_CUPTI_PY (the Python environment's, or empty), VT_JOBS (runs a
 # step may make at a time).
 
+# shellcheck disable=SC2034  # used by the steps that source this file
 vt="$VT_CARRY/analyzer/vramtrace"
+# shellcheck disable=SC2034
 gpu_check="$VT_CARRY/tests/gpu_check"
 
 # vt_left: seconds left before this step's deadline (0 or less: none).
