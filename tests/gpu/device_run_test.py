@@ -141,13 +141,15 @@ def test_driver(build, tmp):
     rows = open(os.path.join(tmp, "unpacked-driver", "gpu-results", "fails", "checks.tsv")).read()
     check(rows == "two\t2\t3\tDIFFER\nshown\t1\t2\tdiffer (shown)\n", f"checks.tsv: {rows!r}")
 
-    # A budget that only the first step fits (30 s, 20 kept for the archive): the next ones
-    # are skipped and listed with their reason, the run fails, the archive is still written.
+    # A budget that only the first step fits (120 s, 20 kept for the archive; the last step
+    # needs more than is left once the first took its 3 s, however long the start took): the
+    # next ones are skipped and listed with their reason, the run fails, the archive is still
+    # written.
     steps = os.path.join(tmp, "steps-budget")
     os.makedirs(steps)
     for name, (timeout, smin, body) in {"10-first": (10, 1, "sleep 3; vt_status pass"),
-                                        "20-long": (100, 100, "vt_status pass"),
-                                        "30-last": (9, 9, "vt_status pass")}.items():
+                                        "20-long": (10000, 10000, "vt_status pass"),
+                                        "30-last": (98, 98, "vt_status pass")}.items():
         with open(os.path.join(steps, name + ".sh"), "w") as f:
             f.write(STEP.format(timeout=timeout, body=body).replace("# min: 1", f"# min: {smin}"))
     # ... from a folder built from other sources (its digest changed): the summary warns.
@@ -157,12 +159,12 @@ def test_driver(build, tmp):
     with open(manifest, "w") as f:
         f.write(text)
     out = os.path.join(tmp, "out-budget")
-    p = run_driver(["--dry-run", "--carry", carry, "--out", out, "--budget", "30", "--only", "first,long,last"],
+    p = run_driver(["--dry-run", "--carry", carry, "--out", out, "--budget", "120", "--only", "first,long,last"],
                    {"VT_GPU_STEPS": steps}, timeout=600)
     text = open(os.path.join(out, "summary.txt")).read() if os.path.exists(os.path.join(out, "summary.txt")) else ""
     check(p.returncode == 1, f"a run with skipped steps fails: exit {p.returncode}\n{p.stdout}")
     check(re.search(r"^first +PASS", text, re.M) is not None, f"the first step ran:\n{text}")
-    for step, need in (("long", 100), ("last", 9)):
+    for step, need in (("long", 10000), ("last", 98)):
         check(re.search(rf"^{step} +SKIPPED +- s  budget: -?\d+ s left, needs {need}$", text, re.M) is not None,
               f"{step} skipped with its reason")
     check("skipped for the budget: long last" in text and "overall: FAIL" in text, "skipped steps listed; FAIL")
