@@ -587,8 +587,9 @@ done:
 
 /* Forward-only kernels outside the iterations, between two of them or after the last (from_iter_kernels). */
 struct gap {
-    int64_t start, end; /* the first one's start, the latest end */
+    int64_t start, end; /* the first one's start (then its host launch), the latest end */
     int64_t n;          /* how many, after the last backward or optimizer kernel of the gap */
+    int64_t idx;        /* the first one's place in (start, id) order */
 };
 
 /*
@@ -599,7 +600,8 @@ struct gap {
  * an evaluation phase when, after the last backward or optimizer kernel among them (the last
  * step's tail, which the GPU runs after its range closed), they run for at least half a median
  * training iteration: longer than the rest of a step's tail (zero_grad, a metric) and than a
- * stray forward pass's kernels would. No phase when no
+ * stray forward pass's kernels would. It begins at the host launch of its first kernel (as
+ * from_kernels' windows, kernels_at), not before the iteration it follows ends. No phase when no
  * iteration is training, or when a tenth of the kernels run outside the iterations and such
  * phases (they would be left without a phase). Returns an SQLite code.
  */
@@ -609,7 +611,8 @@ static int from_iter_kernels(struct vt_trace *t)
     sqlite3_stmt *pStmt = NULL;
     int64_t *aId = NULL;
     struct gap *aGap = NULL; /* gap i: before iteration i (i = nIter: after the last) */
-    int nId = 0, *aKind = NULL, iIt = 0, nTrain = 0, nMed = 0, rc;
+    struct want *aW = NULL;
+    int nId = 0, *aKind = NULL, iIt = 0, nTrain = 0, nMed = 0, nW = 0, rc;
     rc = sqlite3_prepare_v2(t->f.db, "SELECT id, value FROM string WHERE id IN (SELECT DISTINCT name_id FROM kernel)"
                             " ORDER BY id", -1, &pStmt, NULL);
     while (rc == SQLITE_OK && (rc = sqlite3_step(pStmt)) == SQLITE_ROW) {
@@ -627,7 +630,8 @@ static int from_iter_kernels(struct vt_trace *t)
                             !(aGap = calloc((size_t)t->ph.nIter + 1, sizeof *aGap))))
         rc = SQLITE_NOMEM;
     if (rc == SQLITE_OK)
-        rc = sqlite3_prepare_v2(t->f.db, "SELECT start, \"end\", name_id FROM kernel ORDER BY start", -1, &pStmt, NULL);
+        rc = sqlite3_prepare_v2(t->f.db, "SELECT start, \"end\", name_id FROM kernel ORDER BY start, id", -1, &pStmt,
+                                NULL);
     /* 0: no kernel, 1: kernels, 2: a backward or optimizer kernel among them */
     while (rc == SQLITE_OK && (rc = sqlite3_step(pStmt)) == SQLITE_ROW) {
         int64_t ts = sqlite3_column_int64(pStmt, 0), end = sqlite3_column_int64(pStmt, 1);
@@ -645,7 +649,10 @@ static int from_iter_kernels(struct vt_trace *t)
         if (iIt == t->ph.nIter || ts < t->ph.aIter[iIt].start) {
             struct gap *g = &aGap[iIt];
             if (bTrain) g->n = 0; /* the tail of a step: what follows it may be evaluation */
-            else if (g->n++ == 0) g->start = g->end = ts;
+            else if (g->n++ == 0) {
+                g->start = g->end = ts;
+                g->idx = nAll - 1;
+            }
             if (!bTrain && end > g->end) g->end = end;
             continue;
         }
@@ -661,11 +668,24 @@ static int from_iter_kernels(struct vt_trace *t)
     /* gaps that are evaluation: after a training iteration, forward kernels for half an iteration or more */
     for (int i = 1; rc == SQLITE_OK && i <= t->ph.nIter; i++) {
         struct gap *g = &aGap[i];
-        if (aKind[i - 1] != 2 || g->n < 2 || m <= 0 || (g->end - g->start) * 2 < m) g->n = 0;
-        else nIn += g->n;
-        if (i < t->ph.nIter && g->end > t->ph.aIter[i].start) g->end = t->ph.aIter[i].start;
+        struct want *pW;
+        if (aKind[i - 1] != 2 || g->n < 2 || m <= 0 || (g->end - g->start) * 2 < m) {
+            g->n = 0;
+            continue;
+        }
+        nIn += g->n;
+        if (!(pW = push((void **)&aW, &nW, sizeof *pW))) rc = SQLITE_NOMEM;
+        else pW->idx = g->idx;
     }
     aGap[0].n = 0;
+    if (rc == SQLITE_OK) rc = kernels_at(t->f.db, aW, nW);
+    for (int i = 1; rc == SQLITE_OK && i <= t->ph.nIter; i++) {
+        struct gap *g = &aGap[i];
+        int64_t ts = g->n > 0 ? want_ts(aW, nW, g->idx) : -1;
+        if (ts >= 0 && ts < g->start) g->start = ts;
+        if (g->start < t->ph.aIter[i - 1].end) g->start = t->ph.aIter[i - 1].end;
+        if (i < t->ph.nIter && g->end > t->ph.aIter[i].start) g->end = t->ph.aIter[i].start;
+    }
     for (int i = 0; rc == SQLITE_OK && nIn * 10 >= nAll * 9 && i < t->ph.nIter; i++) nTrain += aKind[i] == 2;
     for (int i = 0; rc == SQLITE_OK && nTrain > 0 && i <= t->ph.nIter; i++) {
         struct vt_phase *p;
@@ -686,6 +706,7 @@ static int from_iter_kernels(struct vt_trace *t)
     free(aKind);
     free(aMed);
     free(aGap);
+    free(aW);
     return rc;
 }
 
