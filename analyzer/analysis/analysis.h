@@ -380,10 +380,10 @@ int vt__phase_of_call(const struct vt_trace *t, const struct vt_opts *o, int64_t
 int vt__iter_at(const struct vt_trace *t, int64_t ts);
 /*
  * The evaluation phase a training lifetime l was carried into unused (allocated in training,
- * last used before the phase started, live when it started), or -1; *pbHeld says whether it
- * stayed live through that phase (or to the end of a trace that trains again afterwards).
- * State kept from step to step (used after the training iteration it was allocated in:
- * weights, optimizer state) is never carried over: -1.
+ * last possibly used (l->useBound) before the phase started, live when it started), or -1;
+ * *pbHeld says whether it stayed live through that phase (or to the end of a trace that trains
+ * again afterwards). State kept from step to step (possibly used after the training iteration
+ * it was allocated in: weights, optimizer state) is never carried over: -1.
  */
 int vt__carried_into(const struct vt_trace *t, const struct vt_life *l, int *pbHeld);
 

@@ -738,8 +738,9 @@ int vt__phase_at(const struct vt_trace *t, int64_t ts)
 
 /*
  * Whether training lifetime l is state kept from step to step (weights, optimizer state,
- * buffers): used after the end of the training iteration it was allocated in; without
- * iterations around its allocation, used over at least half of its training phase.
+ * buffers): possibly used (l->useBound) after the end of the training iteration it was
+ * allocated in; without iterations around its allocation, over at least half of its training
+ * phase.
  */
 static int training_state(const struct vt_trace *t, const struct vt_life *l)
 {
