@@ -64,6 +64,12 @@ def niu(trace, findings):
     check(not any("baseline rises" in f["title"] for f in findings), "warm-up taken for growth")
     # its sites show an optimizer: the state's fix may speak of gradients
     check("zero_grad" in state[0]["fix"], f"training advice expected, got {state[0]['fix']}")
+    # the three Optimizer.step#NIUAdam.step ranges end its three iterations: one training phase
+    check(trace["iterations"] == 3, f"3 iterations (its optimizer steps) expected, got {trace['iterations']}")
+    kinds = [(p["kind"], p["iterations"]) for p in trace["phases"]]
+    check(kinds == [("training", 3)], f"one training phase of 3 steps expected, got {kinds}")
+    check("rose and fell 0 times" not in state[0]["evidence"] and "no iteration is marked" not in state[0]["evidence"],
+          f"its marked steps ignored: {state[0]['evidence']}")
 
 
 def silmont(trace, findings):

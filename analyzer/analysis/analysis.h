@@ -89,6 +89,8 @@ struct vt_device {
      * eighth of the peak so far, then a fall by half of it or more, counts one */
     int64_t cycLo, cycHi;
     int nCycle;
+    int64_t tensorCycLo, tensorCycHi; /* the same for the tensor live bytes (a framework allocator's blocks) */
+    int nTensorCycle;
     struct vt_snap aTop[VT_TOPMAX];     /* largest allocations live at the peak */
     int nTop;
     struct vt_group aGroup[VT_TOPMAX];  /* what was live at the peak by site and kind, largest first */
@@ -129,6 +131,7 @@ struct vt_phases {
     int nIter;
     const char *zSource;    /* "nvtx", "profiler", "kernels" or "none" */
     const char *zDoubt;     /* why phases could not be inferred from kernels with confidence, or NULL */
+    int bOptIter;           /* the iterations are the spans between optimizer-step ranges (no iteration marked) */
     int64_t *aBoundary;     /* growth boundaries: training iteration ends, or slice ends of the run */
     int nBoundary, bSliceBoundaries;
     int nBoundaryDone;      /* boundaries passed so far in the replay */
@@ -186,12 +189,30 @@ struct vt_transfers {
 struct vt_oom {
     int64_t ts, requested, freeBytes, totalBytes, held, poolCached, others;
     int64_t tensorAllocated; /* blocks of a framework allocator live then, -1 when not known */
+    int64_t allocAfter;     /* bytes of the (judged) allocations, any account, that began after it, before the next OOM */
     int device, api, site;
     const char *zVerdict;   /* set by the OOM detector */
     struct vt_snap aTop[VT_TOPMAX];
     int nTop;
     struct vt_group aGroup[VT_TOPMAX]; /* what was live on its device by site and kind, largest first */
     int nGroup;
+};
+
+/*
+ * One failed request (oomfail.c): the OOM events that were attempts of one failure (the
+ * allocator's retry after releasing its cache, a smaller workspace, a caller asking for less),
+ * and whether the job ended at it. Its verdict is that of attempt iJudged.
+ */
+#define VT_OOM_RETRY_NS 2000000000LL /* attempts of one failure follow each other within 2 s */
+#define VT_OOM_AFTER_BYTES ((int64_t)1 << 20) /* allocated after a failure: the job went on past it */
+struct vt_oomfail {
+    int iFirst, nAttempt;   /* its attempts: aOom[iFirst .. iFirst + nAttempt) */
+    int iJudged;            /* the attempt judged: the last of its largest request */
+    int64_t firstTs, lastTs;
+    int64_t requested;      /* the largest request of its attempts, -1 unknown */
+    int device;
+    int bFatal;             /* the job ended at it: nothing of note allocated after it, no iteration began */
+    int64_t liveEndBytes, liveEndCount; /* fatal: what was live on its device at the end, all of it made before it */
 };
 
 /* Everything known about one trace (one process) after analysis. */
@@ -204,6 +225,10 @@ struct vt_trace {
     struct vt_transfers xf;
     struct vt_oom *aOom;
     int nOom;
+    struct vt_oomfail *aFail; /* the OOM events grouped into failed requests, in time order */
+    int nFail;
+    int64_t crashTs;          /* the last attempt of the failure the job ended at, -1 when it did not end at one */
+    int64_t wallStart;        /* wall-clock ns of its first event, -1 unknown: with host and pid, which process it is */
     struct vt_writeback *pWb; /* results written back, when writable (writeback.c) */
 };
 
@@ -394,6 +419,15 @@ int vt__xfer_kernel(void *x, int64_t start, int64_t end);        /* SQLite code 
 int vt__xfer_end(struct vt_xfer_run *x, int bFinish);            /* SQLite code; releases x */
 /* The pass over the kernels when the scan did not make it (t->xf.bDone). A VT_EXIT code. */
 int vt__transfers(struct vt_trace *t);
+
+/* ---- oomfail.c ---- */
+/* Group t's OOM events into failed requests (t->aFail) and find whether the job ended at the last one
+ * (t->crashTs). After the replay has seen every row, before the lifetimes live at the end end. 0 or -1. */
+int vt__oom_failures(struct vt_trace *t);
+/* Count l (live at the end of the trace) in the fatal failure's live memory when it was live at the crash. */
+void vt__oom_live_at_end(struct vt_trace *t, const struct vt_life *l);
+/* Whether l, live at the end, was live when the job crashed at an OOM (so it is not leaked: the OOM holds it). */
+int vt__live_at_crash(const struct vt_trace *t, const struct vt_life *l);
 
 /* ---- replay.c ---- */
 /* Replay trace t in time order, feeding the detectors aDet[0..nDet) with states aSt. A VT_EXIT code. */

@@ -89,7 +89,7 @@ static int cycles(const struct vt_trace *t)
     const struct vt_device *m = NULL;
     for (int d = 0; d < t->tl.nDev; d++)
         if (t->tl.aDev[d].id >= 0 && (!m || t->tl.aDev[d].peak > m->peak)) m = &t->tl.aDev[d];
-    return m ? m->nCycle : 0;
+    return !m ? 0 : t->f.bHaveTensors ? m->nTensorCycle : m->nCycle; /* the level the detectors judge */
 }
 
 static int repeats(const struct vt_trace *t)
@@ -411,6 +411,9 @@ static int growth(const struct leak *L, struct vt_result *r, int iTrace)
         if (!f->zTitle || !f->zEvidence || !f->zFix || !f->zSite) return -1;
     }
     if (nSiteFound) return 0;
+    /* a few marked steps (2 to 5): too few to compare step to step, and slices of them see each
+     * step's own rise and the warm-up, not growth */
+    if (t->ph.nIter >= 2 && t->ph.nIter <= 5) return 0;
     aB = malloc(sizeof *aB * (size_t)(t->ph.nIter + VT_SLICES));
     if (!aB) return -1;
     baseline_select(t, aB, &n, NULL);
@@ -570,7 +573,7 @@ static int leak_event(void *st, const struct vt_trace *t, const struct vt_event 
     }
     if (l->status != VT_LIFE_LIVE_AT_END) {
         e->liveBytes -= l->bytes;
-    } else if (!l->bInternal) {
+    } else if (!l->bInternal && !vt__live_at_crash(t, l)) { /* live at a crash: the OOM finding holds it */
         e->endCount++;
         e->endBytes += l->bytes;
         if (e->endFirstTs < 0 || l->allocTs < e->endFirstTs) e->endFirstTs = l->allocTs;

@@ -92,6 +92,8 @@ static int on_begin(void *pArg, struct vt_life *l)
     site_account(r, l, +1);
     snapshot_view(r);
     if (timeline_account(r, l, l->allocTs >= 0 ? l->allocTs : r->tsUntimed) != 0) return -1;
+    if (judged(r, l) && t->nOom > 0 && l->acct != VT_ACCT_NONE && l->allocTs >= t->aOom[t->nOom - 1].ts)
+        t->aOom[t->nOom - 1].allocAfter += l->bytes; /* a request succeeded after the last OOM */
     return judged(r, l) ? emit(r, VT_EV_BEGIN, l->allocTs, l, NULL) : 0;
 }
 
@@ -123,6 +125,7 @@ static int on_end(void *pArg, struct vt_life *l)
             t->lc.nLiveEnd++;
             t->lc.liveEndBytes += l->bytes;
         }
+        if (judged(r, l) && l->acct >= 0) vt__oom_live_at_end(t, l);
         if (l->bInternal) {
             t->lc.nInternalEnd++;
             t->lc.internalEndBytes += l->bytes;
@@ -371,6 +374,7 @@ int vt__replay(struct vt_trace *t, const struct vt_opts *o, const struct vt_dete
     r.nDet = nDet;
     r.bDetectCuda = !f->bHaveTensors;
     r.bTensorDevice = f->bHaveTensors && f->aMemOp[VT_MEMOP_ALLOC] == 0 && f->aMemOp[VT_MEMOP_VMM_CREATE] == 0;
+    t->crashTs = -1;
     t->lc.bTensorDevice = r.bTensorDevice;
     h.pArg = &r;
     r.pCuda = vt__live_new(&h);
@@ -415,6 +419,7 @@ int vt__replay(struct vt_trace *t, const struct vt_opts *o, const struct vt_dete
         if (rc == SQLITE_OK) rc = vt__rows_next(c);
     }
     if (rc == SQLITE_OK) rc = untimed(&r);
+    if (rc == SQLITE_OK && vt__oom_failures(t) != 0) rc = SQLITE_NOMEM; /* before what is live at the end ends */
     if (rc == SQLITE_OK) {
         boundaries_upto(&r, INT64_MAX);
         snapshot_view(&r);

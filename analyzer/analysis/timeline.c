@@ -92,6 +92,21 @@ void vt__timeline_phase_step(struct vt_trace *t, int64_t ts)
     }
 }
 
+/*
+ * Count a cycle of live bytes (a step's rise and fall) at level live, peak the highest level before
+ * it: a rise from *pLo to *pHi of at least an eighth of the peak so far, then a fall by half of it or
+ * more, counts one (*pn) and starts the next from there.
+ */
+static void cycle_step(int64_t *pLo, int64_t *pHi, int *pn, int64_t live, int64_t peak)
+{
+    if (live < *pLo) *pLo = *pHi = live;
+    if (live > *pHi) *pHi = live;
+    if ((*pHi - *pLo) * 8 >= (peak > live ? peak : live) && *pHi - *pLo > 0 && (live - *pLo) * 2 <= *pHi - *pLo) {
+        (*pn)++;
+        *pLo = *pHi = live;
+    }
+}
+
 /* Record the change of device iDev's live bytes at ts. */
 void vt__timeline_update(struct vt_trace *t, int iDev, int64_t ts)
 {
@@ -103,13 +118,7 @@ void vt__timeline_update(struct vt_trace *t, int iDev, int64_t ts)
     d->aLast[b] = d->live;
     if (d->poolReserved > 0) d->aPool[b] = d->poolReserved;
     lower(&d->slice[slice_of(ts, t->f.t0, t->f.t1 + 1)], d->live);
-    if (d->live < d->cycLo) d->cycLo = d->cycHi = d->live;
-    if (d->live > d->cycHi) d->cycHi = d->live;
-    if ((d->cycHi - d->cycLo) * 8 >= (d->peak > d->live ? d->peak : d->live) && d->cycHi - d->cycLo > 0 &&
-        (d->live - d->cycLo) * 2 <= d->cycHi - d->cycLo) {
-        d->nCycle++;
-        d->cycLo = d->cycHi = d->live;
-    }
+    cycle_step(&d->cycLo, &d->cycHi, &d->nCycle, d->live, d->peak);
     if (d->live > d->peak) {
         d->peak = d->live;
         d->peakTs = ts;
@@ -128,6 +137,7 @@ void vt__timeline_update(struct vt_trace *t, int iDev, int64_t ts)
 void vt__timeline_tensor(struct vt_trace *t, int iDev, int64_t ts)
 {
     struct vt_device *d = &t->tl.aDev[iDev];
+    cycle_step(&d->tensorCycLo, &d->tensorCycHi, &d->nTensorCycle, d->tensorLive, d->tensorPeak);
     if (d->tensorLive > d->tensorPeak) d->tensorPeak = d->tensorLive, d->tensorPeakTs = ts;
     if (d->peak > 0 && d->live == d->peak && d->tensorLive > d->tensorAtPeak) d->tensorAtPeak = d->tensorLive;
     lower(&d->tensorSlice[slice_of(ts, t->f.t0, t->f.t1 + 1)], d->tensorLive);

@@ -1,0 +1,92 @@
+/* Failed requests: the OOM events that are attempts of one failure, and whether the job ended at one. */
+#include "analysis.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/*
+ * One request can fail several times before the error reaches the program: PyTorch's caching
+ * allocator releases its cached segments and calls cudaMalloc again, cuDNN and cuBLAS ask again
+ * for a smaller workspace, a caller catches the error and asks for less. Each attempt is an
+ * oom_event row; they are one failure when each follows the previous closely (VT_OOM_RETRY_NS),
+ * on the same device, inside the same iteration (none began between them), nothing as large as
+ * either request succeeded between them, and they come from the same call site, lie in the
+ * same iteration (or both outside every iteration), or ask for the same size.
+ * The job ended at the last failure when nothing of note was allocated after it (less than
+ * VT_OOM_AFTER_BYTES in all, any memory kind: what an exception's unwinding and the
+ * interpreter's exit may do) and no iteration began: what is live at the end of the trace was
+ * live at the crash.
+ */
+
+/* Whether an iteration of t starts in (a, b]. */
+static int iteration_between(const struct vt_trace *t, int64_t a, int64_t b)
+{
+    for (int i = 0; i < t->ph.nIter; i++)
+        if (t->ph.aIter[i].start > a && t->ph.aIter[i].start <= b) return 1;
+    return 0;
+}
+
+/* Whether OOM event b is another attempt of the failure whose latest attempt is a. */
+static int same_failure(const struct vt_trace *t, const struct vt_oom *a, const struct vt_oom *b)
+{
+    int64_t small = a->requested < b->requested ? a->requested : b->requested;
+    int ia, ib;
+    if (a->device != b->device || b->ts - a->ts > VT_OOM_RETRY_NS) return 0;
+    if (small > 0 ? a->allocAfter >= small : a->allocAfter > 0) return 0; /* a request succeeded between */
+    if (iteration_between(t, a->ts, b->ts)) return 0;                     /* a step went on between */
+    ia = vt__iter_at(t, a->ts);
+    ib = vt__iter_at(t, b->ts);
+    /* the same line, the same step, or no step known around either (then closeness alone tells) */
+    return (a->site >= 0 && a->site == b->site) || ia == ib || a->requested == b->requested;
+}
+
+int vt__oom_failures(struct vt_trace *t)
+{
+    free(t->aFail);
+    t->aFail = NULL;
+    t->nFail = 0;
+    t->crashTs = -1;
+    if (t->nOom == 0) return 0;
+    t->aFail = calloc((size_t)t->nOom, sizeof *t->aFail);
+    if (!t->aFail) return -1;
+    for (int i = 0; i < t->nOom;) {
+        struct vt_oomfail *p = &t->aFail[t->nFail++];
+        int j = i;
+        while (j + 1 < t->nOom && same_failure(t, &t->aOom[j], &t->aOom[j + 1])) j++;
+        p->iFirst = i;
+        p->nAttempt = j - i + 1;
+        p->firstTs = t->aOom[i].ts;
+        p->lastTs = t->aOom[j].ts;
+        p->device = t->aOom[i].device;
+        p->requested = -1;
+        p->iJudged = j;
+        for (int k = i; k <= j; k++) /* judged on the last attempt of its largest request */
+            if (t->aOom[k].requested >= p->requested) p->requested = t->aOom[k].requested, p->iJudged = k;
+        p->liveEndBytes = p->liveEndCount = 0;
+        i = j + 1;
+    }
+    {
+        struct vt_oomfail *p = &t->aFail[t->nFail - 1];
+        const struct vt_oom *last = &t->aOom[p->iFirst + p->nAttempt - 1];
+        if (last->allocAfter < VT_OOM_AFTER_BYTES && !iteration_between(t, p->lastTs, INT64_MAX)) {
+            p->bFatal = 1;
+            t->crashTs = p->lastTs;
+        }
+    }
+    return 0;
+}
+
+void vt__oom_live_at_end(struct vt_trace *t, const struct vt_life *l)
+{
+    struct vt_oomfail *p;
+    if (t->crashTs < 0 || t->nFail == 0 || l->allocTs > t->crashTs || l->bInternal) return;
+    p = &t->aFail[t->nFail - 1];
+    if (l->acct != p->device) return;
+    p->liveEndBytes += l->bytes;
+    p->liveEndCount++;
+}
+
+int vt__live_at_crash(const struct vt_trace *t, const struct vt_life *l)
+{
+    return t->crashTs >= 0 && l->status == VT_LIFE_LIVE_AT_END && l->allocTs <= t->crashTs && !l->bInternal;
+}
