@@ -444,7 +444,83 @@ TEST(segment_growth_names_its_site)
     tg_cleanup();
 }
 
+/*
+ * An inference server (10 s, tensor level, kernel uses recorded): 14 GiB of weights, then a
+ * key/value cache of 12 blocks of 2 GiB that grows with the load until 4.3 s (43 % of the run) and
+ * is reused by every request to the end: each 100 ms request's decode kernel reads the weights and
+ * two blocks, through blocks 0-3 only in the quiet last 1.5 s, and makes a 256 MiB temporary.
+ * bForgotten: the blocks are used only when made (a cache dropped and forgotten: a leak).
+ */
+static void build_server(const char *zPath, int bForgotten)
+{
+    struct tg *g = tg_open(zPath);
+    int64_t sW, sK, sT, aBlock[12];
+    int nBlock = 0;
+    ASSERT(g);
+    tg_meta(g, "config.tensors", "1");
+    tg_device(g, 0, "H100", 80 * GiB);
+    sW = tg_stack(g, "serve.py", 40, "load_model");
+    sK = tg_stack(g, "serve.py", 88, "allocate_kv");
+    sT = tg_stack(g, "model.py", 120, "Attention.forward");
+    tg_alloc(g, 1 * MS, 0, 3, WEIGHTS, 14 * GiB, sW);
+    for (int i = 0; i < 100; i++) {
+        int64_t ts = 100 * MS + i * 100 * MS, k;
+        int nUse = ts >= 8500 * MS ? 4 : nBlock;
+        if (nBlock < 12 && ts >= 500 * MS + nBlock * 345 * MS) { /* the load grows: one more block */
+            aBlock[nBlock] = 0x1000000000LL + nBlock * 0x100000000LL;
+            tg_alloc(g, ts + 1 * MS, 0, 3, aBlock[nBlock], 2 * GiB + 4096 * nBlock, sK);
+            k = tg_kernel(g, ts + 2 * MS, ts + 3 * MS, "kv_fill_kernel");
+            tg_use(g, ts + 2 * MS, k, aBlock[nBlock]);
+            nBlock++;
+            nUse = nBlock;
+        }
+        tg_alloc(g, ts + 5 * MS, 0, 3, ACT, 256 * MiB + 4096, sT);
+        k = tg_kernel(g, ts + 6 * MS, ts + 20 * MS, "decode_attention_kernel");
+        tg_use(g, ts + 6 * MS, k, WEIGHTS);
+        tg_use(g, ts + 6 * MS, k, ACT);
+        if (!bForgotten && nUse > 0) {
+            tg_use(g, ts + 6 * MS, k, aBlock[i % nUse]);
+            tg_use(g, ts + 6 * MS, k, aBlock[(i + 1) % nUse]);
+        }
+        tg_free(g, ts + 30 * MS, 0, 3, ACT, 256 * MiB + 4096);
+    }
+    ASSERT_EQ(0, tg_close(g));
+}
+
+TEST(capped_cache_reused_is_state)
+{
+    const char *zPath = tg_path("server.db");
+    struct vt_result r;
+    const struct vt_finding *f = NULL;
+    build_server(zPath, 0);
+    run(zPath, &r);
+    /* nothing at low or above: the cache is state, said in one info finding */
+    ASSERT_EQ(0, count_kind(&r, NULL, VT_SEV_LOW));
+    for (int i = 0; i < r.nFind; i++)
+        if (!strcmp(r.aFind[i].zKind, "leak")) f = &r.aFind[i];
+    ASSERT(f);
+    ASSERT_EQ(VT_SEV_INFO, f->severity);
+    ASSERT_CONTAINS(f->zTitle, "24.0 GiB live at exit that did not accumulate: state (caches kept by design, weights)");
+    ASSERT_CONTAINS(f->zEvidence, "Of it, 24.0 GiB is a cache kept by design: it stopped growing early (the largest, "
+                                  "from serve.py:88 in allocate_kv, at 4.30 s, 43% into the run) and its memory was "
+                                  "still used to the end");
+    vt__result_free(&r);
+
+    /* the look-alike: the same blocks, never used after they were made, are a leak */
+    zPath = tg_path("forgotten.db");
+    build_server(zPath, 1);
+    run(zPath, &r);
+    f = NULL;
+    for (int i = 0; i < r.nFind; i++)
+        if (!strcmp(r.aFind[i].zKind, "leak") && r.aFind[i].severity == VT_SEV_HIGH) f = &r.aFind[i];
+    ASSERT(f);
+    ASSERT_STREQ("serve.py:88 in allocate_kv", f->zSite);
+    ASSERT_CONTAINS(f->zTitle, "never freed: 12 allocations still live at exit");
+    vt__result_free(&r);
+    tg_cleanup();
+}
+
 VT_TEST_LIST(T(state_without_uses_is_not_a_leak) T(segment_growth_names_its_site) T(segment_creep_is_not_growth) T(trend_shapes) T(nccl_buffers_are_not_leaks) T(leak_sample_shape) T(leak_growth_and_never_freed_by_site) T(healthy_training_loop_has_no_finding)
                  T(caching_allocator_segments_are_not_a_leak) T(caching_allocator_growth_is_reported)
                      T(plain_cuda_leak_without_phases) T(one_step_snapshot_is_state)
-                     T(one_step_process_is_state))
+                     T(one_step_process_is_state) T(capped_cache_reused_is_state))

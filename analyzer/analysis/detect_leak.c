@@ -16,6 +16,7 @@ struct lsite {
     int nBoundary, nUp, nDown, seenBoundary;
     /* live at the end */
     int64_t endCount, endBytes, endFirstTs, endLastTs, endUsedLate;
+    int64_t endLastUse;     /* the latest use of any of them, -1 none */
     int nIv, aIv[ACCUMULATED_IV]; /* distinct growth intervals they were allocated in (up to ACCUMULATED_IV) */
     /* what raised the device baseline: allocated after its first point, live at its last point */
     int64_t lateBytes;
@@ -114,18 +115,37 @@ static int made_once(const struct vt_trace *t, const struct lsite *e)
     return !repeats(t) && (ends_at_dump(t) || (e->endLastTs - e->endFirstTs) * 2 < t->f.t1 - t->f.t0);
 }
 
+/*
+ * Whether site e's memory live at the end is a cache kept by design: its growth stopped early (its
+ * last allocation still live came with at least 40 % of the run, and as long as it grew, left to
+ * run) and, where uses are known, it was used in the second half of that rest: a cache that grew to
+ * its size (a KV cache, a pool, an arena) and was then reused, not memory dropped and forgotten.
+ */
+static int capped_cache(const struct vt_trace *t, const struct lsite *e)
+{
+    int64_t rest = t->f.t1 - e->endLastTs, run = t->f.t1 - t->f.t0;
+    if (e->endFirstTs < 0 || run <= 0 || rest * 10 < run * 4 || rest < e->endLastTs - e->endFirstTs) return 0;
+    return !t->f.bHaveKernelUses || e->endLastUse >= e->endLastTs + rest / 2;
+}
+
 /* Memory live at exit that did not accumulate (what the state finding sums up). */
 struct state {
     int64_t bytes, count, first, last;
     int nSite, aTop[3], nTop; /* sites, the largest three by bytes */
     int iPy;                  /* the largest site naming a Python line (-1 none): where to look first */
+    int64_t cacheBytes;       /* of it, caches that stopped growing early and were reused (capped_cache) */
+    int iCache;               /* the largest of those sites, -1 none */
 };
 
-/* Add site i of t (its allocations live at exit) to the state S. */
-static void state_add(struct state *S, const struct leak *L, const struct vt_trace *t, int i)
+/* Add site i of t (its allocations live at exit; bCache: a capped cache) to the state S. */
+static void state_add(struct state *S, const struct leak *L, const struct vt_trace *t, int i, int bCache)
 {
     const struct lsite *e = &L->a[i];
     int j;
+    if (bCache) {
+        S->cacheBytes += e->endBytes;
+        if (S->iCache < 0 || L->a[S->iCache].endBytes < e->endBytes) S->iCache = i;
+    }
     S->bytes += e->endBytes;
     S->count += e->endCount;
     if (e->endFirstTs >= 0 && (S->first < 0 || e->endFirstTs < S->first)) S->first = e->endFirstTs;
@@ -151,9 +171,22 @@ static int emit_state(struct vt_result *r, int iTrace, const struct leak *L, con
 {
     struct vt_trace *t = &r->aTrace[iTrace];
     struct vt_finding *f;
-    char zB[32], zList[600] = "", zE[32];
+    char zB[32], zList[600] = "", zE[32], zCache[600] = "";
     size_t n = 0;
     int iWhere;
+    if (S->iCache >= 0) {
+        const struct lsite *e = &L->a[S->iCache];
+        char zC[32], zAt[32];
+        vt__fmt_bytes(S->cacheBytes, zC, sizeof zC);
+        vt__fmt_at(t, e->endLastTs, zAt, sizeof zAt);
+        snprintf(zCache, sizeof zCache,
+                 " Of it, %s is a cache kept by design: it stopped growing early (the largest, from %s, at %s, "
+                 "%.0f%% into the run)%s, as a key/value cache, a pool or a preallocated arena does once it "
+                 "reaches its size.",
+                 zC, t->sites.a[S->iCache].zSite, zAt,
+                 100.0 * (double)(e->endLastTs - t->f.t0) / (double)(t->f.t1 > t->f.t0 ? t->f.t1 - t->f.t0 : 1),
+                 t->f.bHaveKernelUses ? " and its memory was still used to the end" : "");
+    }
     for (int k = 0; k < S->nTop; k++) {
         const struct lsite *e = &L->a[S->aTop[k]];
         vt__fmt_bytes(e->endBytes, zE, sizeof zE);
@@ -175,6 +208,9 @@ static int emit_state(struct vt_result *r, int iTrace, const struct leak *L, con
     if (S->first < 0) /* no allocation time known (a snapshot of the state at its dump) */
         f->zTitle = vt__strdupf("%s live at the end, allocation times unknown: what held the memory, by site (no leak "
                                 "or growth can be judged)", zB);
+    else if (S->cacheBytes * 2 >= S->bytes)
+        f->zTitle = vt__strdupf("%s live at exit that did not accumulate: state (caches kept by design, weights), "
+                                "not a leak", zB);
     else
         f->zTitle = vt__strdupf("%s live at exit that did not accumulate: state (weights, optimizer state, "
                                 "gradients), not a leak", zB);
@@ -190,16 +226,19 @@ static int emit_state(struct vt_result *r, int iTrace, const struct leak *L, con
             "state made once, as weights, optimizer state created at the first step and the last step's "
             "gradients and outputs are. Largest: %s. Whether they were still in use at the end is not known: the "
             "trace has no kernel-argument uses. A trace of several steps (or NVTX/ProfilerStep ranges) shows "
-            "growth.",
-            (long long)S->count, S->nSite, S->nSite == 1 ? "" : "s", cycles(t), cycles(t) == 1 ? "" : "s", zList);
+            "growth.%s",
+            (long long)S->count, S->nSite, S->nSite == 1 ? "" : "s", cycles(t), cycles(t) == 1 ? "" : "s", zList,
+            zCache);
     else
         f->zEvidence = vt__strdupf(
             "%lld allocations from %d call site%s are live at exit, each site's made in fewer than %d different %s "
             "(allocated once, or replaced at each step), as weights, optimizer state created at the first step and "
-            "the last step's gradients and outputs are. Largest: %s. Whether they were still in use at the end is "
-            "not known: the trace has no kernel-argument uses.",
+            "the last step's gradients and outputs are. Largest: %s.%s%s",
             (long long)S->count, S->nSite, S->nSite == 1 ? "" : "s", ACCUMULATED_IV,
-            t->ph.bSliceBoundaries ? "slices of the run" : "iterations", zList);
+            t->ph.bSliceBoundaries ? "slices of the run" : "iterations", zList,
+            t->f.bHaveKernelUses ? "" : " Whether they were still in use at the end is not known: the trace has no "
+                                        "kernel-argument uses.",
+            zCache);
     f->zFix = vt__strdupf("%s", vt__fix_state(t));
     return f->zTitle && f->zEvidence && f->zFix && f->zSite ? 0 : -1;
 }
@@ -222,7 +261,7 @@ static int leak_at_end(const struct leak *L, struct vt_result *r, int iTrace)
     char zB[32];
     memset(&S, 0, sizeof S);
     S.first = S.last = -1;
-    S.iPy = -1;
+    S.iPy = S.iCache = -1;
     for (int i = 0; i < t->sites.n && i < L->n; i++) {
         const struct vt_site *s = &t->sites.a[i];
         const struct lsite *e = &L->a[i];
@@ -242,7 +281,11 @@ static int leak_at_end(const struct leak *L, struct vt_result *r, int iTrace)
             continue;
         }
         if (!t->f.bHaveKernelUses && (e->nIv < ACCUMULATED_IV || made_once(t, e))) { /* uses unknown, not accumulating: state */
-            state_add(&S, L, t, i);
+            state_add(&S, L, t, i, 0);
+            continue;
+        }
+        if (capped_cache(t, e)) { /* grew to its size early, then reused: kept by design */
+            state_add(&S, L, t, i, 1);
             continue;
         }
         if (s->stackId < 0) {
@@ -487,7 +530,7 @@ static struct lsite *lsite_get(struct leak *L, int i, const struct vt_trace *t)
         if (!aNew) return NULL;
         memset(aNew + L->n, 0, sizeof *aNew * (size_t)(nNew - L->n));
         for (int k = L->n; k < nNew; k++) {
-            aNew[k].endFirstTs = -1;
+            aNew[k].endFirstTs = aNew[k].endLastUse = -1;
             aNew[k].seenBoundary = t->ph.nBoundaryDone; /* boundaries before its first allocation are not its */
         }
         L->a = aNew;
@@ -579,6 +622,7 @@ static int leak_event(void *st, const struct vt_trace *t, const struct vt_event 
         if (e->endFirstTs < 0 || l->allocTs < e->endFirstTs) e->endFirstTs = l->allocTs;
         if (l->allocTs > e->endLastTs) e->endLastTs = l->allocTs;
         if (l->lastUse >= L->late) e->endUsedLate++;
+        if (l->lastUse > e->endLastUse) e->endLastUse = l->lastUse;
         if (l->allocTs >= 0) interval_note(e->aIv, &e->nIv, interval_of(t, l->allocTs)); /* unknown: no interval */
     }
     return 0;
