@@ -101,6 +101,10 @@ def hta(trace, findings):
     check(trace["lifetimes"]["allocations"] == 13385, f"13385 allocations expected, got {trace['lifetimes']}")
     peak = max(d["peak_bytes"] for d in trace["devices"] if d["id"] >= 0)
     check(2 * 2**30 < peak < 3 * 2**30, f"a peak of 2.36 GiB expected, got {peak}")
+    # sites from the CPU operators around each [memory] event: the compiled backward's matrix multiplies
+    groups = [g for d in trace["devices"] if d["id"] >= 0 for g in d["live_at_peak_groups"]]
+    check(groups and groups[0]["site"].startswith("aten::mm in CompiledFunctionBackward (backward pass"), f"got {groups[:3]}")
+    check(not any("not recorded (allocations" in g["site"] for g in groups), f"sites not recorded: {groups}")
     # the window's peak leaves out the 3.84 GiB allocated before the profiler started: a note says so
     check(any(n.startswith("device 1: 3.82 GiB was allocated before the profiler's window began") and
               n.endswith("Total Allocated peaks at 6.17 GiB") for n in trace["notes"]), f"got {trace['notes']}")
@@ -169,6 +173,9 @@ def tracelens_qwen(trace, findings):
     peak = max(d["peak_bytes"] for d in trace["devices"] if d["id"] >= 0)
     check(1103766016 <= peak <= 2088508416, f"a peak between the step's 1.03 GiB and 1.95 GiB expected, got {peak}")
     check(all(p["kind"] != "training" for p in trace["phases"]), f"inference taken for training: {trace['phases']}")
+    # sites from the Python functions (with_stack) around each [memory] event: the model's lines
+    groups = [g for d in trace["devices"] if d["id"] >= 0 for g in d["live_at_peak_groups"]]
+    check(groups and all("modeling_qwen2.py:" in g["site"] for g in groups), f"got {[g['site'] for g in groups]}")
     # the 939 MiB of weights allocated before the window: a note gives them and the process's peak
     check(any(n.startswith("device 0: 939 MiB was allocated before the profiler's window began") and
               n.endswith("Total Allocated peaks at 1.95 GiB") for n in trace["notes"]), f"got {trace['notes']}")
