@@ -520,7 +520,54 @@ TEST(capped_cache_reused_is_state)
     tg_cleanup();
 }
 
+/*
+ * Segment level, 12 steps (NVTX): the line that keeps every step's outputs (train.py:77) takes the
+ * cache's free blocks and reserves a 20 MiB segment each step, so the backward pass (the autograd
+ * engine's thread, native frames only) finds none and reserves a 20 MiB segment each step too: one
+ * growth, one finding at the program's line, the backward pass's share said in it.
+ */
+TEST(segment_growth_at_two_sites_is_one_finding)
+{
+    const char *zPath = tg_path("seg2.db");
+    struct tg *g = tg_open(zPath);
+    struct vt_result r;
+    const struct tg_frame aBwd[] = {
+        {VT_FRAME_NATIVE, 0x1000, "torch::autograd::generated::ConvolutionBackward0::apply", NULL, "libtorch_cpu.so", 0},
+        {VT_FRAME_NATIVE, 0x2000, "torch::autograd::Engine::thread_main", NULL, "libtorch_cpu.so", 0}};
+    int64_t sW, sK, sB;
+    int nGrow = 0;
+    ASSERT(g);
+    tg_meta(g, "config.tensors", "0");
+    tg_device(g, 0, "Test GPU", 80 * GiB);
+    sW = tg_stack(g, "train.py", 40, "main");
+    sK = tg_stack(g, "train.py", 77, "train_one_epoch");
+    sB = tg_stack_frames(g, aBwd, 2, 77);
+    for (int i = 0; i < 20; i++) tg_alloc(g, 1 * MS + i * 1000, 0, 3, WEIGHTS + i * 0x4000000LL, 20 * MiB, sW);
+    for (int i = 0; i < 12; i++) {
+        int64_t t0 = 10 * MS + i * 10 * MS;
+        tg_nvtx(g, t0, t0 + 10 * MS, "step");
+        tg_alloc(g, t0 + 2 * MS, 0, 3, LEAK + i * 0x4000000LL, 20 * MiB, sK);
+        tg_alloc(g, t0 + 5 * MS, 0, 3, ACT + i * 0x4000000LL, 20 * MiB, sB);
+    }
+    ASSERT_EQ(0, tg_close(g));
+    run(zPath, &r);
+    ASSERT(r.aTrace[0].f.bSegments);
+    for (int i = 0; i < r.nFind; i++) {
+        const struct vt_finding *f = &r.aFind[i];
+        if (strcmp(f->zKind, "leak") || f->severity < VT_SEV_LOW) continue;
+        nGrow++;
+        ASSERT_STREQ("train.py:77 in train_one_epoch", f->zSite);
+        ASSERT_EQ(2 * 11 * 20 * MiB, f->bytes);
+        ASSERT_CONTAINS(f->zTitle, "Memory grows every iteration: +440 MiB over 11 iterations");
+        ASSERT_CONTAINS(f->zEvidence, "The same growth shows at 1 other site over the same iterations");
+        ASSERT_CONTAINS(f->zEvidence, "+220 MiB at ConvolutionBackward0 (backward pass");
+    }
+    ASSERT_EQ(1, nGrow);
+    vt__result_free(&r);
+    tg_cleanup();
+}
+
 VT_TEST_LIST(T(state_without_uses_is_not_a_leak) T(segment_growth_names_its_site) T(segment_creep_is_not_growth) T(trend_shapes) T(nccl_buffers_are_not_leaks) T(leak_sample_shape) T(leak_growth_and_never_freed_by_site) T(healthy_training_loop_has_no_finding)
                  T(caching_allocator_segments_are_not_a_leak) T(caching_allocator_growth_is_reported)
                      T(plain_cuda_leak_without_phases) T(one_step_snapshot_is_state)
-                     T(one_step_process_is_state) T(capped_cache_reused_is_state))
+                     T(one_step_process_is_state) T(capped_cache_reused_is_state) T(segment_growth_at_two_sites_is_one_finding))

@@ -409,50 +409,136 @@ static int64_t baseline_select(const struct vt_trace *t, int64_t *aB, int *pn, i
 }
 
 /* Growth across training iterations: per site, else the device baseline. */
+/* Whether site i's growth is worth a finding (the per-site test of growth()), its rise in *pRise. */
+static int site_grows(const struct leak *L, const struct vt_opts *o, int i, int64_t *pRise)
+{
+    const struct lsite *e = &L->a[i];
+    int nStep = e->nBoundary - 1;
+    *pRise = e->prevBoundaryBytes - e->firstBoundaryBytes;
+    return !(nStep < 4 || *pRise < o->minBytes || *pRise <= 0 || e->nUp * 10 < nStep * 6 || e->maxDrop * 4 > *pRise);
+}
+
+/* Whether a site names a line of the program (not the backward pass's reservation): the one to show first. */
+static int program_line(const struct vt_site *s)
+{
+    return strstr(s->zSite, ".py:") && !strstr(s->zSite, "(backward pass");
+}
+
+/*
+ * One growth finding for site i (rise riseS), with the sites aOther[0..nOther) folded into it: at
+ * segment level the same growth shows at each site that reserved segments while it lasted (the line
+ * that keeps tensors, the backward pass that then needs new segments), one root cause; their rises
+ * add up. 0 or -1 (out of memory).
+ */
+static int growth_finding(const struct leak *L, struct vt_result *r, int iTrace, int i, int64_t riseS,
+                          const int *aOther, const int64_t *aRise, int nOther)
+{
+    struct vt_trace *t = &r->aTrace[iTrace];
+    const struct vt_site *s = &t->sites.a[i];
+    const struct lsite *e = &L->a[i];
+    int nStep = e->nBoundary - 1;
+    int64_t total = riseS;
+    char zB[32], zS[32], zP[32], zProj[200], zAlso[700] = "";
+    size_t n = 0;
+    struct vt_finding *f;
+    for (int k = 0; k < nOther; k++) total += aRise[k];
+    if (nOther > 0) {
+        char zO[32];
+        n = (size_t)snprintf(zAlso, sizeof zAlso, " The same growth shows at %d other site%s over the same %s, "
+                             "reserving for what this one keeps (one cause: %s in all): ", nOther, nOther == 1 ? "" : "s",
+                             t->ph.bSliceBoundaries ? "slices" : "iterations", vt__fmt_bytes(total, zO, sizeof zO));
+        for (int k = 0; k < nOther && n + 160 < sizeof zAlso; k++) {
+            vt__fmt_bytes(aRise[k], zO, sizeof zO);
+            n += (size_t)snprintf(zAlso + n, sizeof zAlso - n, "%s+%s at %s", k ? "; " : "", zO,
+                                  t->sites.a[aOther[k]].zSite);
+        }
+        if (n + 2 < sizeof zAlso) snprintf(zAlso + n, sizeof zAlso - n, ".");
+    }
+    f = vt__finding_add(r, iTrace, "leak", vt__sev_bytes(t, total) == VT_SEV_LOW ? VT_SEV_MEDIUM : VT_SEV_HIGH);
+    if (!f) return -1;
+    vt__fmt_bytes(total, zB, sizeof zB);
+    vt__fmt_bytes(riseS, zS, sizeof zS);
+    vt__fmt_bytes(s->peakLiveBytes, zP, sizeof zP);
+    f->bytes = total;
+    f->count = e->nBoundary;
+    f->firstTs = e->firstBoundaryTs;
+    f->lastTs = e->lastBoundaryTs;
+    f->stackId = s->stackId;
+    if (!t->ph.bSliceBoundaries) snprintf(f->zPhase, sizeof f->zPhase, "training");
+    f->zSite = vt__strdupf("%s%s", s->zSite, s->stackId < 0 ? zSiteHelp : "");
+    if (t->ph.bSliceBoundaries)
+        f->zTitle = vt__strdupf("Memory grows steadily: +%s over the run%s", zB,
+                                t->f.bSegments ? " (caching-allocator segments)" : "");
+    else
+        f->zTitle = vt__strdupf("Memory grows every iteration: +%s over %d iterations%s", zB, nStep,
+                                t->f.bSegments ? " (caching-allocator segments)" : "");
+    f->zEvidence = vt__strdupf(
+        "Live bytes from this site at the end of each %s rose in %d of %d steps (fell in %d), "
+        "by %s in all; its live bytes peaked at %s.%s%s%s",
+        t->ph.bSliceBoundaries ? "sixteenth of the run (after its first quarter)" : "training iteration",
+        e->nUp, nStep, e->nDown, zS, zP, projection(t, total, nStep, zProj, sizeof zProj),
+        t->f.bSegments ? " At segment level this is the allocator reserving more and more: tensors "
+                       "are accumulating." : "", zAlso);
+    f->zFix = vt__strdupf("%s", zFixLeak);
+    return f->zTitle && f->zEvidence && f->zFix && f->zSite ? 0 : -1;
+}
+
+/* Growth across training iterations: per site, else the device baseline. */
 static int growth(const struct leak *L, struct vt_result *r, int iTrace)
 {
     struct vt_trace *t = &r->aTrace[iTrace];
     const struct vt_opts *o = r->pOpts;
-    int64_t peak = vt__main_peak(t), rise, *aB = NULL;
-    int nSiteFound = 0, n = 0, rc = 0;
-    char zB[32], zP[32], zProj[200];
+    int64_t peak = vt__main_peak(t), rise, *aB = NULL, *aRise;
+    int nSiteFound = 0, n = 0, rc = 0, *aSite, nSite = t->sites.n < L->n ? t->sites.n : L->n;
+    char zB[32], zProj[200];
     if (!repeats(t) && ends_at_dump(t)) return 0; /* one step or less up to a dump: no growth to judge */
-    for (int i = 0; i < t->sites.n && i < L->n; i++) {
-        const struct vt_site *s = &t->sites.a[i];
-        const struct lsite *e = &L->a[i];
-        int64_t riseS = e->prevBoundaryBytes - e->firstBoundaryBytes;
-        int nStep = e->nBoundary - 1;
-        struct vt_finding *f;
-        if (nStep < 4 || riseS < o->minBytes || riseS <= 0 || e->nUp * 10 < nStep * 6 || e->maxDrop * 4 > riseS)
-            continue;
-        f = vt__finding_add(r, iTrace, "leak", vt__sev_bytes(t, riseS) == VT_SEV_LOW ? VT_SEV_MEDIUM : VT_SEV_HIGH);
-        if (!f) return -1;
-        nSiteFound++;
-        vt__fmt_bytes(riseS, zB, sizeof zB);
-        vt__fmt_bytes(s->peakLiveBytes, zP, sizeof zP);
-        f->bytes = riseS;
-        f->count = e->nBoundary;
-        f->firstTs = e->firstBoundaryTs;
-        f->lastTs = e->lastBoundaryTs;
-        f->stackId = s->stackId;
-        if (!t->ph.bSliceBoundaries) snprintf(f->zPhase, sizeof f->zPhase, "training");
-        f->zSite = vt__strdupf("%s%s", s->zSite, s->stackId < 0 ? zSiteHelp : "");
-        if (t->ph.bSliceBoundaries)
-            f->zTitle = vt__strdupf("Memory grows steadily: +%s over the run%s", zB,
-                                    t->f.bSegments ? " (caching-allocator segments)" : "");
-        else
-            f->zTitle = vt__strdupf("Memory grows every iteration: +%s over %d iterations%s", zB, nStep,
-                                    t->f.bSegments ? " (caching-allocator segments)" : "");
-        f->zEvidence = vt__strdupf(
-            "Live bytes from this site at the end of each %s rose in %d of %d steps (fell in %d), "
-            "by %s in all; its live bytes peaked at %s.%s%s",
-            t->ph.bSliceBoundaries ? "sixteenth of the run (after its first quarter)" : "training iteration",
-            e->nUp, nStep, e->nDown, zB, zP, projection(t, riseS, nStep, zProj, sizeof zProj),
-            t->f.bSegments ? " At segment level this is the allocator reserving more and more: tensors "
-                           "are accumulating." : "");
-        f->zFix = vt__strdupf("%s", zFixLeak);
-        if (!f->zTitle || !f->zEvidence || !f->zFix || !f->zSite) return -1;
+    aSite = malloc(sizeof *aSite * (size_t)(nSite > 0 ? nSite : 1));
+    aRise = malloc(sizeof *aRise * (size_t)(nSite > 0 ? nSite : 1));
+    if (!aSite || !aRise) {
+        free(aSite);
+        free(aRise);
+        return -1;
     }
+    for (int i = 0; i < nSite; i++)
+        if (site_grows(L, o, i, &aRise[nSiteFound])) aSite[nSiteFound++] = i;
+    if (t->f.bSegments && nSiteFound > 1) {
+        /* one root cause: the site to show (a program line, else the largest rise) with every other whose
+         * growth spans mostly the same boundaries folded into it; sites growing over other spans stay apart */
+        int iKeep = 0, nOther = 0;
+        for (int k = 1; k < nSiteFound; k++) {
+            int bA = program_line(&t->sites.a[aSite[k]]), bB = program_line(&t->sites.a[aSite[iKeep]]);
+            if (bA > bB || (bA == bB && aRise[k] > aRise[iKeep])) iKeep = k;
+        }
+        {
+            const struct lsite *e = &L->a[aSite[iKeep]];
+            int *aOther = malloc(sizeof *aOther * (size_t)nSiteFound);
+            int64_t *aOtherRise = malloc(sizeof *aOtherRise * (size_t)nSiteFound);
+            if (!aOther || !aOtherRise) rc = -1;
+            for (int k = 0; rc == 0 && k < nSiteFound; k++) {
+                const struct lsite *x = &L->a[aSite[k]];
+                int64_t ov = (x->lastBoundaryTs < e->lastBoundaryTs ? x->lastBoundaryTs : e->lastBoundaryTs) -
+                             (x->firstBoundaryTs > e->firstBoundaryTs ? x->firstBoundaryTs : e->firstBoundaryTs);
+                int64_t shorter = x->lastBoundaryTs - x->firstBoundaryTs < e->lastBoundaryTs - e->firstBoundaryTs
+                                      ? x->lastBoundaryTs - x->firstBoundaryTs
+                                      : e->lastBoundaryTs - e->firstBoundaryTs;
+                int bSame = k != iKeep && ov >= 0 && ov * 2 >= shorter; /* growing over (mostly) the same steps */
+                if (bSame) {
+                    aOther[nOther] = aSite[k];
+                    aOtherRise[nOther++] = aRise[k];
+                } else if (k != iKeep) {
+                    rc = growth_finding(L, r, iTrace, aSite[k], aRise[k], NULL, NULL, 0);
+                }
+            }
+            if (rc == 0) rc = growth_finding(L, r, iTrace, aSite[iKeep], aRise[iKeep], aOther, aOtherRise, nOther);
+            free(aOther);
+            free(aOtherRise);
+        }
+    } else {
+        for (int k = 0; rc == 0 && k < nSiteFound; k++) rc = growth_finding(L, r, iTrace, aSite[k], aRise[k], NULL, NULL, 0);
+    }
+    free(aSite);
+    free(aRise);
+    if (rc != 0) return -1;
     if (nSiteFound) return 0;
     /* a few marked steps (2 to 5): too few to compare step to step, and slices of them see each
      * step's own rise and the warm-up, not growth */

@@ -192,6 +192,20 @@ static int grow_finding(struct vt_result *r, int iTrace, const struct vt_phase *
     return 0;
 }
 
+/*
+ * The points of a phase's baseline a[0..n) (-1: none) to judge growth on: all of them, or those up to
+ * its highest when that comes in the last quarter and the level falls after it: what the phase kept
+ * released as it ends (an evaluate() that returns frees the graphs it kept), which is no sign that
+ * it did not grow.
+ */
+static int until_release(const int64_t *a, int n)
+{
+    int iMax = -1;
+    for (int i = 0; i < n; i++)
+        if (a[i] >= 0 && (iMax < 0 || a[i] >= a[iMax])) iMax = i;
+    return iMax >= 0 && iMax + 1 < n && (iMax + 1) * 4 >= n * 3 ? iMax + 1 : n;
+}
+
 /* For each evaluation phase: batch-by-batch growth, memory carried from training, peak above training. */
 static int spike_end(void *st, struct vt_result *r, int iTrace)
 {
@@ -220,7 +234,7 @@ static int spike_end(void *st, struct vt_result *r, int iTrace)
             for (int k = 0; k < VT_SLICES; k++) aB[n++] = p->slice[k];
         /* at segment level, as for leaks, only a rise of 5 % of the device peak counts */
         minRise = t->f.bSegments && vt__main_peak(t) / 20 > o->minBytes ? vt__main_peak(t) / 20 : o->minBytes;
-        bGrow = vt__trend(aB, n, minRise, &rise);
+        bGrow = vt__trend(aB, until_release(aB, n), minRise, &rise);
         if (bGrow) {
             if (grow_finding(r, iTrace, p, q, rise, n,
                              bOom || (trainPeak > 0 && rise * 10 >= trainPeak) ? VT_SEV_HIGH : VT_SEV_MEDIUM, 0) != 0)
