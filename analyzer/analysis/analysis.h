@@ -170,6 +170,7 @@ struct vt_xfer {           /* one direction: 0 HtoD, 1 DtoH */
     int64_t count, bytes, ns;
     int64_t pageCount, pageBytes, pageNs;
     double bestBw;          /* bytes/ns of the fastest copy >= 64 KiB, any host kind; 0 none */
+    double bestPinnedBw;    /* the same among copies from or to pinned host memory; 0 none */
     int64_t firstPageTs, lastPageTs;
     /* start-up: the pageable copies that ended before the first kernel started (weights loading) */
     int64_t prePageCount, prePageBytes, prePageNs, lastPrePageTs;
