@@ -76,6 +76,9 @@ def silmont(trace, findings):
     # an attention benchmark: its 512 MiB score matrices are cached segments; nothing leaks
     check(serious(findings) == [], f"no finding at low or above expected, got {serious(findings)}")
     check(all(f["kind"] == "leak" and "state" in f["title"] for f in findings), f"got {findings}")
+    # no range marks its steps: the cycles of its tensor memory are its iterations
+    check(trace["iterations"] >= 2, f"iterations from its tensor memory's cycles expected, got {trace['iterations']}")
+    check(not any("rose and fell 0 times" in f["evidence"] for f in findings), f"its cycles ignored: {findings}")
 
 
 def flexgen(trace, findings):
@@ -213,6 +216,15 @@ def text_checks(vt, data):
     check("peak unknown" in z and "peak 0 B" not in z, z)
     z = text(vt, p("hta_df_index_resolver_v100_ddp_memory.json.gz"))
     check("level: tensors (the allocator's blocks)" in z, z)
+    z = text(vt, p("cs336_silmont2000_mem_snapshot_small.pickle"))
+    check("iterations from the cycles of its tensor memory" in z, z)
+    # one file given twice is one process: said once, counted once
+    out = subprocess.run([vt, "analyze", "--format", "json", p("cs336_niu_fwd_bwd_200.pickle"),
+                          p("cs336_niu_fwd_bwd_200.pickle")], capture_output=True, text=True, timeout=600)
+    rep = json.loads(out.stdout)
+    check(len(rep["traces"]) == 1 and rep["summary"]["traces"] == 1, f"one process expected, got {rep['summary']}")
+    check(any("the same file, analyzed and counted once" in n for n in rep["traces"][0]["notes"]),
+          f"got {rep['traces'][0]['notes']}")
 
 
 def shipped_text_checks(vt, data):

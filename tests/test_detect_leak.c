@@ -567,7 +567,58 @@ TEST(segment_growth_at_two_sites_is_one_finding)
     tg_cleanup();
 }
 
+/*
+ * A PyTorch snapshot's history with no range marking steps (no kernels either): one 2 GiB segment,
+ * 512 MiB of weights allocated before the history began (a block live at the dump, its time
+ * unknown), then 5 steps whose 4 activations of 100 MiB rise and fall. Its tensor memory's own
+ * cycles are its iterations (5), not "rose and fell 0 times" (the segment never moves).
+ */
+TEST(snapshot_cycles_are_iterations)
+{
+    const char *zPath = tg_path("cycles.db");
+    struct tg *g = tg_open(zPath);
+    struct vt_result r;
+    char zSql[256];
+    int64_t sW, sA;
+    int nState = 0;
+    ASSERT(g);
+    tg_meta(g, "config.tensors", "0");
+    tg_meta(g, "source_format", "pytorch_snapshot");
+    tg_device(g, 0, "Test GPU", 16 * GiB);
+    sW = tg_stack(g, "model.py", 10, "__init__");
+    sA = tg_stack(g, "model.py", 30, "forward");
+    tg_alloc(g, 1 * MS, 0, 3, WEIGHTS, 2 * GiB, -1);
+    snprintf(zSql, sizeof zSql, "INSERT INTO tensor_event(t, op, device, address, bytes, stack_id, source) "
+             "VALUES(NULL, 1, 0, %lld, %lld, %lld, 1)", (long long)WEIGHTS, (long long)(512 * MiB), (long long)sW);
+    tg_exec(g, zSql);
+    for (int i = 0; i < 5; i++)
+        for (int k = 0; k < 4; k++) {
+            int64_t a = ACT + k * 0x8000000LL, t0 = 10 * MS + i * 20 * MS;
+            snprintf(zSql, sizeof zSql, "INSERT INTO tensor_event(t, op, device, address, bytes, stack_id, source) "
+                     "VALUES(%lld, 1, 0, %lld, %lld, %lld, 1)", (long long)(t0 + k * MS), (long long)a, (long long)(100 * MiB),
+                     (long long)sA);
+            tg_exec(g, zSql);
+            snprintf(zSql, sizeof zSql, "INSERT INTO tensor_event(t, op, device, address, bytes, stack_id, source) "
+                     "VALUES(%lld, 2, 0, %lld, %lld, NULL, 1)", (long long)(t0 + 15 * MS + k * MS), (long long)a,
+                     (long long)(100 * MiB));
+            tg_exec(g, zSql);
+        }
+    ASSERT_EQ(0, tg_close(g));
+    run(zPath, &r);
+    ASSERT(r.aTrace[0].f.bHaveTensors);
+    ASSERT(r.aTrace[0].ph.bCycleIter);
+    ASSERT_EQ(5, r.aTrace[0].ph.nIter);
+    ASSERT_EQ(0, count_kind(&r, NULL, VT_SEV_LOW));
+    for (int i = 0; i < r.nFind; i++) {
+        ASSERT(!strstr(r.aFind[i].zEvidence, "rose and fell 0 times"));
+        nState += !strcmp(r.aFind[i].zKind, "leak");
+    }
+    ASSERT_EQ(1, nState);
+    vt__result_free(&r);
+    tg_cleanup();
+}
+
 VT_TEST_LIST(T(state_without_uses_is_not_a_leak) T(segment_growth_names_its_site) T(segment_creep_is_not_growth) T(trend_shapes) T(nccl_buffers_are_not_leaks) T(leak_sample_shape) T(leak_growth_and_never_freed_by_site) T(healthy_training_loop_has_no_finding)
                  T(caching_allocator_segments_are_not_a_leak) T(caching_allocator_growth_is_reported)
                      T(plain_cuda_leak_without_phases) T(one_step_snapshot_is_state)
-                     T(one_step_process_is_state) T(capped_cache_reused_is_state) T(segment_growth_at_two_sites_is_one_finding))
+                     T(one_step_process_is_state) T(capped_cache_reused_is_state) T(segment_growth_at_two_sites_is_one_finding) T(snapshot_cycles_are_iterations))

@@ -85,8 +85,7 @@ struct vt_device {
     int64_t aPool[VT_TIMELINE_BUCKETS]; /* pool reserved (latest) in each bucket, -1 none */
     int64_t slice[VT_SLICES];           /* lowest live bytes in each trace slice */
     int64_t tensorSlice[VT_SLICES];     /* lowest tensor live bytes in each trace slice, -1 = no event */
-    /* cycles of the live bytes (a step's rise and fall): a rise from cycLo to cycHi of at least an
-     * eighth of the peak so far, then a fall by half of it or more, counts one */
+    /* cycles of the live bytes (a step's rise and fall, vt__cycle_step) */
     int64_t cycLo, cycHi;
     int nCycle;
     int64_t tensorCycLo, tensorCycHi; /* the same for the tensor live bytes (a framework allocator's blocks) */
@@ -132,6 +131,7 @@ struct vt_phases {
     const char *zSource;    /* "nvtx", "profiler", "kernels" or "none" */
     const char *zDoubt;     /* why phases could not be inferred from kernels with confidence, or NULL */
     int bOptIter;           /* the iterations are the spans between optimizer-step ranges (no iteration marked) */
+    int bCycleIter;         /* the iterations are the cycles of a dump's tensor memory (nothing else marks them) */
     int64_t *aBoundary;     /* growth boundaries: training iteration ends, or slice ends of the run */
     int nBoundary, bSliceBoundaries;
     int nBoundaryDone;      /* boundaries passed so far in the replay */
@@ -396,6 +396,12 @@ void vt__timeline_snapshot(struct vt_trace *t, int iDev);
 void vt__timeline_phase_snapshot(struct vt_trace *t); /* current phase, before live bytes drop */
 void vt__timeline_phase_step(struct vt_trace *t, int64_t ts); /* phase/iteration minima */
 void vt__top_insert(struct vt_snap *a, int *pN, int cap, const struct vt_life *l);
+/*
+ * One level `live` of a series of live bytes (peak: the highest before it) into its cycle count: a
+ * rise from *pLo to *pHi of at least an eighth of the peak so far, then a fall by half of it or
+ * more, counts one (*pn; returns 1 then) and the next starts from there. Start with *pLo = *pHi = 0.
+ */
+int vt__cycle_step(int64_t *pLo, int64_t *pHi, int *pn, int64_t live, int64_t peak);
 
 /* ---- live_group.c ---- */
 #define VT_ACCT_DEVICES (-4) /* vt__live_snapshot: every device (acct >= 0), no host or managed memory */

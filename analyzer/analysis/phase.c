@@ -762,6 +762,45 @@ int vt__carried_into(const struct vt_trace *t, const struct vt_life *l, int *pbH
 }
 
 /*
+ * Iterations of a trace that marks none and has no kernel to infer them from (a PyTorch snapshot,
+ * a memory-only profile): its tensor memory's own cycles (vt__cycle_step: a step's rise and fall).
+ * Each completed cycle ends an iteration, the first beginning at the trace's start; at least two
+ * are needed. Returns an SQLite code.
+ */
+static int from_cycles(struct vt_trace *t)
+{
+    struct vt_rows c;
+    char *zSql;
+    int64_t live = 0, peak = 0, lo = 0, hi = 0, prev = t->f.t0;
+    int n = 0, rc;
+    if (!t->f.bHaveTensors || t->f.aT[VT_T_KER].nRow > 0 || !t->f.bTimes) return SQLITE_OK;
+    zSql = vt__ordered_sql(&t->f, VT_T_TENSOR, "ts, op, bytes", "ts IS NOT NULL", "ts, id");
+    memset(&c, 0, sizeof c);
+    rc = zSql ? vt__rows_open(&c, t->f.db, zSql, 3, t->f.aT[VT_T_TENSOR].w) : SQLITE_NOMEM;
+    while (rc == SQLITE_OK && (rc = vt__rows_next(&c)) == SQLITE_OK && c.bRow) {
+        int op = (int)vt__rows_or(&c, 1, 0);
+        int64_t b = vt__rows_or(&c, 2, 0);
+        if (op == VT_TENSOROP_ALLOC) live += b;
+        else if (op == VT_TENSOROP_FREE) live -= b;
+        else continue;
+        if (vt__cycle_step(&lo, &hi, &n, live, peak)) {
+            if (!add_iter(t, prev, c.ts)) rc = SQLITE_NOMEM;
+            prev = c.ts;
+        }
+        if (live > peak) peak = live;
+    }
+    vt__rows_close(&c);
+    free(zSql);
+    if (rc == SQLITE_OK && t->ph.nIter < 2) { /* one cycle: no step to compare with another */
+        free(t->ph.aIter);
+        t->ph.aIter = NULL;
+        t->ph.nIter = 0;
+    }
+    t->ph.bCycleIter = rc == SQLITE_OK && t->ph.nIter > 0;
+    return rc;
+}
+
+/*
  * Growth boundaries: the end of each training iteration (or of each iteration outside any
  * phase); without iterations, the ends of the 16 slices of the run after its first quarter.
  * Returns 0 or -1 (out of memory).
@@ -846,6 +885,7 @@ int vt__phases(struct vt_trace *t, const struct vt_opts *o)
         rc = from_kernels(t);
         if (rc == SQLITE_OK && t->ph.n) t->ph.zSource = "kernels";
     }
+    if (rc == SQLITE_OK && t->ph.n == 0 && t->ph.nIter == 0) rc = from_cycles(t);
     if (rc == SQLITE_OK) {
         link_iterations(t);
         if (boundaries_build(t) != 0) rc = SQLITE_NOMEM;

@@ -92,19 +92,17 @@ void vt__timeline_phase_step(struct vt_trace *t, int64_t ts)
     }
 }
 
-/*
- * Count a cycle of live bytes (a step's rise and fall) at level live, peak the highest level before
- * it: a rise from *pLo to *pHi of at least an eighth of the peak so far, then a fall by half of it or
- * more, counts one (*pn) and starts the next from there.
- */
-static void cycle_step(int64_t *pLo, int64_t *pHi, int *pn, int64_t live, int64_t peak)
+
+int vt__cycle_step(int64_t *pLo, int64_t *pHi, int *pn, int64_t live, int64_t peak)
 {
     if (live < *pLo) *pLo = *pHi = live;
     if (live > *pHi) *pHi = live;
     if ((*pHi - *pLo) * 8 >= (peak > live ? peak : live) && *pHi - *pLo > 0 && (live - *pLo) * 2 <= *pHi - *pLo) {
         (*pn)++;
         *pLo = *pHi = live;
+        return 1;
     }
+    return 0;
 }
 
 /* Record the change of device iDev's live bytes at ts. */
@@ -118,7 +116,7 @@ void vt__timeline_update(struct vt_trace *t, int iDev, int64_t ts)
     d->aLast[b] = d->live;
     if (d->poolReserved > 0) d->aPool[b] = d->poolReserved;
     lower(&d->slice[slice_of(ts, t->f.t0, t->f.t1 + 1)], d->live);
-    cycle_step(&d->cycLo, &d->cycHi, &d->nCycle, d->live, d->peak);
+    vt__cycle_step(&d->cycLo, &d->cycHi, &d->nCycle, d->live, d->peak);
     if (d->live > d->peak) {
         d->peak = d->live;
         d->peakTs = ts;
@@ -137,7 +135,7 @@ void vt__timeline_update(struct vt_trace *t, int iDev, int64_t ts)
 void vt__timeline_tensor(struct vt_trace *t, int iDev, int64_t ts)
 {
     struct vt_device *d = &t->tl.aDev[iDev];
-    cycle_step(&d->tensorCycLo, &d->tensorCycHi, &d->nTensorCycle, d->tensorLive, d->tensorPeak);
+    vt__cycle_step(&d->tensorCycLo, &d->tensorCycHi, &d->nTensorCycle, d->tensorLive, d->tensorPeak);
     if (d->tensorLive > d->tensorPeak) d->tensorPeak = d->tensorLive, d->tensorPeakTs = ts;
     if (d->peak > 0 && d->live == d->peak && d->tensorLive > d->tensorAtPeak) d->tensorAtPeak = d->tensorLive;
     lower(&d->tensorSlice[slice_of(ts, t->f.t0, t->f.t1 + 1)], d->tensorLive);
