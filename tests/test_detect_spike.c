@@ -10,6 +10,24 @@
 #define ACT 0x200000000LL
 #define OUT 0x300000000LL
 
+/* 200 MiB of weights, then NVTX "train" (5 steps of 10 ms, 100 MiB activations each, freed): the
+ * training the validation tests follow (from 60 ms on). */
+static void train_part(struct tg *g)
+{
+    int64_t k;
+    tg_alloc(g, 1 * MS, 0, 3, W, 200 * MiB, -1);
+    tg_nvtx(g, 5 * MS, 55 * MS, "train");
+    for (int i = 0; i < 5; i++) {
+        int64_t t0 = 5 * MS + i * 10 * MS;
+        tg_nvtx(g, t0, t0 + 10 * MS, "train_step");
+        tg_alloc(g, t0 + 1 * MS, 0, 3, ACT, 100 * MiB, -1);
+        k = tg_kernel(g, t0 + 2 * MS, t0 + 3 * MS, "gemm");
+        tg_use(g, t0 + 2 * MS, k, W);
+        tg_use(g, t0 + 2 * MS, k, ACT);
+        tg_free(g, t0 + 8 * MS, 0, 3, ACT, 100 * MiB);
+    }
+}
+
 /* NVTX "train" (5 steps, 100 MiB activations each) then "validation" (8 batches). With
  * bKeep each batch keeps a 50 MiB output until validation ends (missing no_grad / outputs
  * stored with their graph); otherwise each batch uses 500 MiB and frees it. */
@@ -19,17 +37,7 @@ static void build(const char *zPath, int bKeep)
     int64_t k, t0;
     ASSERT(g);
     tg_device(g, 0, "Test GPU", 16 * GiB);
-    tg_alloc(g, 1 * MS, 0, 3, W, 200 * MiB, -1);
-    tg_nvtx(g, 5 * MS, 55 * MS, "train");
-    for (int i = 0; i < 5; i++) {
-        t0 = 5 * MS + i * 10 * MS;
-        tg_nvtx(g, t0, t0 + 10 * MS, "train_step");
-        tg_alloc(g, t0 + 1 * MS, 0, 3, ACT, 100 * MiB, -1);
-        k = tg_kernel(g, t0 + 2 * MS, t0 + 3 * MS, "gemm");
-        tg_use(g, t0 + 2 * MS, k, W);
-        tg_use(g, t0 + 2 * MS, k, ACT);
-        tg_free(g, t0 + 8 * MS, 0, 3, ACT, 100 * MiB);
-    }
+    train_part(g);
     tg_nvtx(g, 60 * MS, 141 * MS, "Validation");
     for (int i = 0; i < 8; i++) {
         t0 = 60 * MS + i * 10 * MS;
@@ -491,17 +499,7 @@ TEST(validation_growth_at_its_call_site)
     tg_device(g, 0, "Test GPU", 16 * GiB);
     sOut = tg_stack(g, "train.py", 104, "evaluate");
     sLoss = tg_stack(g, "train.py", 105, "evaluate");
-    tg_alloc(g, 1 * MS, 0, 3, W, 200 * MiB, -1);
-    tg_nvtx(g, 5 * MS, 55 * MS, "train");
-    for (int i = 0; i < 5; i++) {
-        int64_t t0 = 5 * MS + i * 10 * MS;
-        tg_nvtx(g, t0, t0 + 10 * MS, "train_step");
-        tg_alloc(g, t0 + 1 * MS, 0, 3, ACT, 100 * MiB, -1);
-        k = tg_kernel(g, t0 + 2 * MS, t0 + 3 * MS, "gemm");
-        tg_use(g, t0 + 2 * MS, k, W);
-        tg_use(g, t0 + 2 * MS, k, ACT);
-        tg_free(g, t0 + 8 * MS, 0, 3, ACT, 100 * MiB);
-    }
+    train_part(g);
     tg_nvtx(g, 60 * MS, 141 * MS, "validation");
     for (int i = 0; i < 8; i++) {
         int64_t t0 = 60 * MS + i * 10 * MS;
@@ -550,17 +548,7 @@ TEST(validation_growth_released_at_its_end)
     tg_meta(g, "config.tensors", "1");
     tg_device(g, 0, "Test GPU", 16 * GiB);
     sOut = tg_stack(g, "train.py", 104, "evaluate");
-    tg_alloc(g, 1 * MS, 0, 3, W, 200 * MiB, -1);
-    tg_nvtx(g, 5 * MS, 55 * MS, "train");
-    for (int i = 0; i < 5; i++) {
-        int64_t t0 = 5 * MS + i * 10 * MS;
-        tg_nvtx(g, t0, t0 + 10 * MS, "train_step");
-        tg_alloc(g, t0 + 1 * MS, 0, 3, ACT, 100 * MiB, -1);
-        k = tg_kernel(g, t0 + 2 * MS, t0 + 3 * MS, "gemm");
-        tg_use(g, t0 + 2 * MS, k, W);
-        tg_use(g, t0 + 2 * MS, k, ACT);
-        tg_free(g, t0 + 8 * MS, 0, 3, ACT, 100 * MiB);
-    }
+    train_part(g);
     tg_nvtx(g, 60 * MS, 142 * MS, "validation");
     for (int i = 0; i < 8; i++) {
         int64_t t0 = 60 * MS + i * 10 * MS;
