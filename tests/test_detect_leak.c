@@ -449,10 +449,12 @@ TEST(segment_growth_names_its_site)
  * key/value cache of 12 blocks of 2 GiB that grows with the load until 4.3 s (43 % of the run) and
  * is reused by every request to the end: each 100 ms request's decode kernel reads the weights and
  * two blocks, through blocks 0-3 only in the quiet last 1.5 s, and makes a 256 MiB temporary.
- * bForgotten: the blocks are used only when made (a cache dropped and forgotten: a leak).
+ * mode 1: the blocks are used only when made (a cache dropped and forgotten: a leak); mode 2: no
+ * kernel is seen using them at all (a CUDA graph's pool: graph launches show no arguments).
  */
-static void build_server(const char *zPath, int bForgotten)
+static void build_server(const char *zPath, int mode)
 {
+    int bForgotten = mode != 0;
     struct tg *g = tg_open(zPath);
     int64_t sW, sK, sT, aBlock[12];
     int nBlock = 0;
@@ -470,7 +472,7 @@ static void build_server(const char *zPath, int bForgotten)
             aBlock[nBlock] = 0x1000000000LL + nBlock * 0x100000000LL;
             tg_alloc(g, ts + 1 * MS, 0, 3, aBlock[nBlock], 2 * GiB + 4096 * nBlock, sK);
             k = tg_kernel(g, ts + 2 * MS, ts + 3 * MS, "kv_fill_kernel");
-            tg_use(g, ts + 2 * MS, k, aBlock[nBlock]);
+            if (mode != 2) tg_use(g, ts + 2 * MS, k, aBlock[nBlock]);
             nBlock++;
             nUse = nBlock;
         }
@@ -516,6 +518,13 @@ TEST(capped_cache_reused_is_state)
     ASSERT(f);
     ASSERT_STREQ("serve.py:88 in allocate_kv", f->zSite);
     ASSERT_CONTAINS(f->zTitle, "never freed: 12 allocations still live at exit");
+    vt__result_free(&r);
+
+    /* a CUDA graph's pool: made early, its uses invisible: state */
+    zPath = tg_path("graphpool.db");
+    build_server(zPath, 2);
+    run(zPath, &r);
+    ASSERT_EQ(0, count_kind(&r, NULL, VT_SEV_LOW));
     vt__result_free(&r);
     tg_cleanup();
 }

@@ -118,14 +118,24 @@ static int made_once(const struct vt_trace *t, const struct lsite *e)
 /*
  * Whether site e's memory live at the end is a cache kept by design: its growth stopped early (its
  * last allocation still live came with at least 40 % of the run, and as long as it grew, left to
- * run) and, where uses are known, it was used in the second half of that rest: a cache that grew to
- * its size (a KV cache, a pool, an arena) and was then reused, not memory dropped and forgotten.
+ * run), and it was still used in the second half of that rest (reused), or no kernel was seen using
+ * any of it (its uses are not visible: a CUDA graph's pool, whose kernels' arguments a graph launch
+ * does not show), or uses are not known at all: a cache that reached its size (a key/value cache,
+ * a pool, an arena), not memory used when made and then left.
  */
 static int capped_cache(const struct vt_trace *t, const struct lsite *e)
 {
     int64_t rest = t->f.t1 - e->endLastTs, run = t->f.t1 - t->f.t0;
     if (e->endFirstTs < 0 || run <= 0 || rest * 10 < run * 4 || rest < e->endLastTs - e->endFirstTs) return 0;
-    return !t->f.bHaveKernelUses || e->endLastUse >= e->endLastTs + rest / 2;
+    return !t->f.bHaveKernelUses || e->endLastUse < 0 || e->endLastUse >= e->endLastTs + rest / 2;
+}
+
+/* Whether site e grew across the growth boundaries (the per-site test of growth()), its rise in *pRise. */
+static int site_grows(const struct lsite *e, int64_t minBytes, int64_t *pRise)
+{
+    int nStep = e->nBoundary - 1;
+    *pRise = e->prevBoundaryBytes - e->firstBoundaryBytes;
+    return !(nStep < 4 || *pRise < minBytes || *pRise <= 0 || e->nUp * 10 < nStep * 6 || e->maxDrop * 4 > *pRise);
 }
 
 /* Memory live at exit that did not accumulate (what the state finding sums up). */
@@ -284,7 +294,7 @@ static int leak_at_end(const struct leak *L, struct vt_result *r, int iTrace)
             state_add(&S, L, t, i, 0);
             continue;
         }
-        if (capped_cache(t, e)) { /* grew to its size early, then reused: kept by design */
+        if (capped_cache(t, e)) { /* grew to its size early: kept by design */
             state_add(&S, L, t, i, 1);
             continue;
         }
@@ -408,16 +418,6 @@ static int64_t baseline_select(const struct vt_trace *t, int64_t *aB, int *pn, i
     return first;
 }
 
-/* Growth across training iterations: per site, else the device baseline. */
-/* Whether site i's growth is worth a finding (the per-site test of growth()), its rise in *pRise. */
-static int site_grows(const struct leak *L, const struct vt_opts *o, int i, int64_t *pRise)
-{
-    const struct lsite *e = &L->a[i];
-    int nStep = e->nBoundary - 1;
-    *pRise = e->prevBoundaryBytes - e->firstBoundaryBytes;
-    return !(nStep < 4 || *pRise < o->minBytes || *pRise <= 0 || e->nUp * 10 < nStep * 6 || e->maxDrop * 4 > *pRise);
-}
-
 /* Whether a site names a line of the program (not the backward pass's reservation): the one to show first. */
 static int program_line(const struct vt_site *s)
 {
@@ -500,7 +500,7 @@ static int growth(const struct leak *L, struct vt_result *r, int iTrace)
         return -1;
     }
     for (int i = 0; i < nSite; i++)
-        if (site_grows(L, o, i, &aRise[nSiteFound])) aSite[nSiteFound++] = i;
+        if (site_grows(&L->a[i], o->minBytes, &aRise[nSiteFound])) aSite[nSiteFound++] = i;
     if (t->f.bSegments && nSiteFound > 1) {
         /* one root cause: the site to show (a program line, else the largest rise) with every other whose
          * growth spans mostly the same boundaries folded into it; sites growing over other spans stay apart */
