@@ -14,8 +14,9 @@
  * same iteration (or both outside every iteration), or ask for the same size.
  * The job ended at the last failure when nothing of note was allocated after it (less than
  * VT_OOM_AFTER_BYTES in all, any memory kind: what an exception's unwinding and the
- * interpreter's exit may do) and no iteration began: what is live at the end of the trace was
- * live at the crash.
+ * interpreter's exit may do), no iteration began, and no kernel or copy ran past the work
+ * queued before it (VT_OOM_RETRY_NS after it): what is live at the end of the trace was live at
+ * the crash.
  */
 
 /* Whether an iteration of t starts in (a, b]. */
@@ -68,7 +69,9 @@ int vt__oom_failures(struct vt_trace *t)
     {
         struct vt_oomfail *p = &t->aFail[t->nFail - 1];
         const struct vt_oom *last = &t->aOom[p->iFirst + p->nAttempt - 1];
-        if (last->allocAfter < VT_OOM_AFTER_BYTES && !iteration_between(t, p->lastTs, INT64_MAX)) {
+        int64_t gpuEnd = t->f.aT[VT_T_KER].t1 > t->f.aT[VT_T_COPY].t1 ? t->f.aT[VT_T_KER].t1 : t->f.aT[VT_T_COPY].t1;
+        if (last->allocAfter < VT_OOM_AFTER_BYTES && !iteration_between(t, p->lastTs, INT64_MAX) &&
+            gpuEnd <= p->lastTs + VT_OOM_RETRY_NS) {
             p->bFatal = 1;
             t->crashTs = p->lastTs;
         }
