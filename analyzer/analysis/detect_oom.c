@@ -57,7 +57,8 @@ static void oom_attempts(const struct vt_trace *t, const struct vt_oomfail *p, c
         size_t m = strlen(z);
         vt__fmt_bytes(p->liveEndBytes, zB, sizeof zB);
         snprintf(z + m, n - m,
-                 " The job ended at this failure (nothing of note was allocated after it): the %s in %lld "
+                 " The job ended at this failure (nothing of note was allocated and no GPU work ran after it): "
+                 "the %s in %lld "
                  "allocation%s still live on device %d when the trace ends was live at the crash, listed above; "
                  "it was not leaked.",
                  zB, (long long)p->liveEndCount, p->liveEndCount == 1 ? "" : "s", p->device);

@@ -19,12 +19,16 @@
  * the crash.
  */
 
-/* Whether an iteration of t starts in (a, b]. */
+/* Whether an iteration of t starts in (a, b] (iterations are in start order: a binary search). */
 static int iteration_between(const struct vt_trace *t, int64_t a, int64_t b)
 {
-    for (int i = 0; i < t->ph.nIter; i++)
-        if (t->ph.aIter[i].start > a && t->ph.aIter[i].start <= b) return 1;
-    return 0;
+    int lo = 0, hi = t->ph.nIter;
+    while (lo < hi) { /* the first iteration starting after a */
+        int m = lo + (hi - lo) / 2;
+        if (t->ph.aIter[m].start <= a) lo = m + 1;
+        else hi = m;
+    }
+    return lo < t->ph.nIter && t->ph.aIter[lo].start <= b;
 }
 
 /* Whether OOM event b is another attempt of the failure whose latest attempt is a. */
