@@ -525,6 +525,11 @@ TEST(capped_cache_reused_is_state)
     build_server(zPath, 2);
     run(zPath, &r);
     ASSERT_EQ(0, count_kind(&r, NULL, VT_SEV_LOW));
+    f = NULL;
+    for (int i = 0; i < r.nFind; i++)
+        if (!strcmp(r.aFind[i].zKind, "leak")) f = &r.aFind[i];
+    ASSERT(f);
+    ASSERT_CONTAINS(f->zEvidence, "43% into the run) and no kernel was seen using it");
     vt__result_free(&r);
     tg_cleanup();
 }

@@ -195,7 +195,10 @@ static int emit_state(struct vt_result *r, int iTrace, const struct leak *L, con
                  "reaches its size.",
                  zC, t->sites.a[S->iCache].zSite, zAt,
                  100.0 * (double)(e->endLastTs - t->f.t0) / (double)(t->f.t1 > t->f.t0 ? t->f.t1 - t->f.t0 : 1),
-                 t->f.bHaveKernelUses ? " and its memory was still used to the end" : "");
+                 !t->f.bHaveKernelUses ? ""
+                 : e->endLastUse >= 0  ? " and its memory was still used to the end"
+                                       : " and no kernel was seen using it (its uses are not visible, as a CUDA "
+                                         "graph's kernels' arguments are not)");
     }
     for (int k = 0; k < S->nTop; k++) {
         const struct lsite *e = &L->a[S->aTop[k]];
