@@ -424,5 +424,127 @@ TEST(attempts_of_one_failure_are_one_finding)
     tg_cleanup();
 }
 
+/*
+ * No error reaches the program: a confusion matrix's 6 GiB cudaMalloc fails, the allocator releases a
+ * cached 2 GiB segment and the same request succeeds at once; at a convolution cuDNN asks for two
+ * workspaces larger than the device (both fail) and takes a 64 MiB one. Each is said at info
+ * ("recovered"), not as an OOM of the job; training goes on.
+ */
+TEST(recovered_requests_are_info)
+{
+    const char *zPath = tg_path("recovered.db");
+    const char *az[1] = {zPath};
+    struct tg *g = tg_open(zPath);
+    struct vt_result r;
+    struct vt_opts o;
+    int64_t sW, sM, sC;
+    int nInfo = 0;
+    ASSERT(g);
+    tg_meta(g, "config.tensors", "1");
+    tg_device(g, 0, "Test GPU", 16 * GiB);
+    sW = tg_stack(g, "train.py", 20, "main");
+    sM = tg_stack(g, "metrics.py", 60, "confusion");
+    sC = tg_stack(g, "train.py", 66, "train_one_epoch");
+    tg_alloc(g, 1 * MS, 0, 3, 0x100000000LL, 8 * GiB + 4096, sW);
+    tg_alloc(g, 2 * MS, 0, 3, 0x900000000LL, 2 * GiB + 4096, sW);
+    for (int i = 0; i < 8; i++) {
+        char zName[32];
+        snprintf(zName, sizeof zName, "iter %d", i);
+        tg_nvtx(g, 100 * MS * (i + 1), 100 * MS * (i + 2), zName);
+    }
+    tg_oom(g, 310 * MS, 0, 6 * GiB, 5 * GiB, 16 * GiB, sM);
+    tg_free(g, 310 * MS + 1000, 0, 3, 0x900000000LL, 2 * GiB + 4096); /* the cache released */
+    tg_alloc(g, 310 * MS + 2000, 0, 3, 0xa00000000LL, 6 * GiB, sM);   /* the retry succeeds */
+    tg_free(g, 350 * MS, 0, 3, 0xa00000000LL, 6 * GiB);
+    tg_oom(g, 410 * MS, 0, 40 * GiB, 7 * GiB, 16 * GiB, sC);           /* cuDNN's workspaces */
+    tg_oom(g, 410 * MS + 1000, 0, 39 * GiB, 7 * GiB, 16 * GiB, sC);
+    tg_alloc(g, 410 * MS + 2000, 0, 3, 0xa00000000LL, 64 * MiB, sC);
+    tg_free(g, 420 * MS, 0, 3, 0xa00000000LL, 64 * MiB);
+    for (int i = 5; i < 8; i++) { /* the next steps go on */
+        tg_alloc(g, 100 * MS * (i + 1) + MS, 0, 3, 0xb00000000LL, GiB, sC);
+        tg_free(g, 100 * MS * (i + 1) + 50 * MS, 0, 3, 0xb00000000LL, GiB);
+    }
+    ASSERT_EQ(0, tg_close(g));
+    vt__opts_default(&o);
+    o.bNoWrite = 1;
+    ASSERT_EQ(0, vt__analyze(az, 1, &o, &r));
+    ASSERT_EQ(2, r.aTrace[0].nFail);
+    ASSERT(r.aTrace[0].aFail[0].bRecovered && r.aTrace[0].aFail[1].bRecovered);
+    ASSERT_EQ(2, r.aTrace[0].aFail[1].nAttempt);
+    for (int i = 0; i < r.nFind; i++) {
+        ASSERT(r.aFind[i].severity < VT_SEV_LOW);
+        if (!strcmp(r.aFind[i].zKind, "oom")) {
+            nInfo += r.aFind[i].nSame;
+            ASSERT_CONTAINS(r.aFind[i].zTitle, "Out of memory, recovered:");
+            ASSERT_CONTAINS(r.aFind[i].zFix, "Nothing to fix");
+        }
+    }
+    ASSERT_EQ(2, nInfo);
+    vt__result_free(&r);
+    tg_cleanup();
+}
+
+/*
+ * A loop that catches the error and retries the step with half the batch (the step's range begun
+ * again): the first attempt fails at the attention (396 MiB), the retry's forward gets its first
+ * layers and fails at the MLP (198 MiB); then the next steps go on. One failure of two attempts,
+ * an error the program saw (high).
+ */
+TEST(retry_with_a_smaller_batch_is_one_failure)
+{
+    const char *zPath = tg_path("halve.db");
+    const char *az[1] = {zPath};
+    struct tg *g = tg_open(zPath);
+    struct vt_result r;
+    struct vt_opts o;
+    int64_t sW, sL, sA, sM;
+    int nOom = 0;
+    ASSERT(g);
+    tg_meta(g, "config.tensors", "1");
+    tg_device(g, 0, "Test GPU", 16 * GiB);
+    sW = tg_stack(g, "train.py", 20, "main");
+    sL = tg_stack(g, "model.py", 30, "Block.forward");
+    sA = tg_stack(g, "model.py", 61, "CausalSelfAttention.forward");
+    sM = tg_stack(g, "model.py", 94, "MLP.forward");
+    tg_alloc(g, 1 * MS, 0, 3, 0x100000000LL, 15 * GiB, sW);
+    for (int i = 0; i < 5; i++) tg_nvtx(g, 100 * MS * (i + 1), 100 * MS * (i + 2), "iter");
+    tg_nvtx(g, 600 * MS, 650 * MS, "iter"); /* the failing step, closed as the error unwinds it */
+    tg_alloc(g, 610 * MS, 0, 3, 0x500000000LL, 300 * MiB, sL);
+    tg_oom(g, 640 * MS, 0, 396 * MiB, 200 * MiB, 16 * GiB, sA);
+    tg_free(g, 645 * MS, 0, 3, 0x500000000LL, 300 * MiB);
+    tg_nvtx(g, 660 * MS, 720 * MS, "iter"); /* the same step again, half the batch */
+    tg_alloc(g, 670 * MS, 0, 3, 0x500000000LL, 150 * MiB, sL);
+    tg_alloc(g, 680 * MS, 0, 3, 0x600000000LL, 198 * MiB, sA);
+    tg_oom(g, 700 * MS, 0, 198 * MiB, 100 * MiB, 16 * GiB, sM);
+    tg_free(g, 705 * MS, 0, 3, 0x500000000LL, 150 * MiB);
+    tg_free(g, 705 * MS, 0, 3, 0x600000000LL, 198 * MiB);
+    for (int i = 0; i < 3; i++) { /* the next steps, at the usual batch */
+        int64_t t0 = 730 * MS + i * 100 * MS;
+        tg_nvtx(g, t0, t0 + 100 * MS, "iter");
+        tg_alloc(g, t0 + 10 * MS, 0, 3, 0x500000000LL, 100 * MiB, sL);
+        tg_free(g, t0 + 60 * MS, 0, 3, 0x500000000LL, 100 * MiB);
+    }
+    ASSERT_EQ(0, tg_close(g));
+    vt__opts_default(&o);
+    o.bNoWrite = 1;
+    ASSERT_EQ(0, vt__analyze(az, 1, &o, &r));
+    ASSERT_EQ(1, r.aTrace[0].nFail);
+    ASSERT_EQ(2, r.aTrace[0].aFail[0].nAttempt);
+    ASSERT(!r.aTrace[0].aFail[0].bRecovered && !r.aTrace[0].aFail[0].bFatal);
+    for (int i = 0; i < r.nFind; i++)
+        if (!strcmp(r.aFind[i].zKind, "oom")) {
+            nOom++;
+            ASSERT_EQ(VT_SEV_HIGH, r.aFind[i].severity);
+            ASSERT_EQ(1, r.aFind[i].nSame);
+            ASSERT_EQ(2, r.aFind[i].count);
+            ASSERT_EQ(396 * MiB, r.aFind[i].bytes);
+            ASSERT_STREQ("model.py:61 in CausalSelfAttention.forward", r.aFind[i].zSite);
+        }
+    ASSERT_EQ(1, nOom);
+    vt__result_free(&r);
+    tg_cleanup();
+}
+
 VT_TEST_LIST(T(segment_level_cannot_tell_fragmentation) T(three_verdicts_three_processes) T(oom_sample_shape) T(retried_request_is_one_finding)
-                 T(live_grouped_by_site_and_kind) T(job_ended_at_oom_is_no_leak) T(attempts_of_one_failure_are_one_finding))
+                 T(live_grouped_by_site_and_kind) T(job_ended_at_oom_is_no_leak) T(attempts_of_one_failure_are_one_finding)
+                 T(recovered_requests_are_info) T(retry_with_a_smaller_batch_is_one_failure))

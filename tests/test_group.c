@@ -451,7 +451,8 @@ TEST(grouping_twice_is_grouping_once)
 
 /*
  * A rank of a job whose 64 MiB buffer from train.py:20 is never freed, allocated at `at`; with
- * nOom > 0, an OOM at train.py:30 caught and skipped nOom times (a larger request each time).
+ * nOom > 0, an OOM at train.py:30 caught and skipped nOom times, 3 s apart (a larger request each
+ * time), the run then lasting 6.2 s instead of 0.2 s.
  */
 static void build_late(const char *zPath, int rank, int64_t at, int nOom)
 {
@@ -464,18 +465,14 @@ static void build_late(const char *zPath, int rank, int64_t at, int nOom)
     tg_device(g, 0, "Test GPU", 16 * GiB);
     sB = tg_stack(g, "train.py", 20, "main");
     sO = tg_stack(g, "train.py", 30, "main");
-    tg_alloc(g, 1 * MS, 0, 3, KEPT, 1 * MiB, sB); /* the runs start and end alike */
+    tg_alloc(g, 1 * MS, 0, 3, KEPT, 1 * MiB, sB); /* the runs start alike */
     tg_free(g, 2 * MS, 0, 3, KEPT, 1 * MiB);
     tg_alloc(g, at, 0, 3, WEIGHTS, 64 * MiB, sB);
     tg_use(g, at + 1 * MS, tg_kernel(g, at + 1 * MS, at + 2 * MS, "fill"), WEIGHTS);
-    for (int k = 0; k < nOom; k++) { /* three failures, one in each step (each skipped) */
-        char zStep[16];
-        snprintf(zStep, sizeof zStep, "step %d", k);
-        tg_nvtx(g, 95 * MS + k * 10 * MS, 105 * MS + k * 10 * MS, zStep);
-        tg_oom(g, 100 * MS + k * 10 * MS, 0, (20 + 4 * k) * GiB, 1 * GiB, 16 * GiB, sO);
-    }
-    tg_alloc(g, 200 * MS, 0, 3, KEPT, 1 * MiB, sB);
-    tg_free(g, 201 * MS, 0, 3, KEPT, 1 * MiB);
+    for (int k = 0; k < nOom; k++) /* three failures seconds apart: each request skipped */
+        tg_oom(g, 100 * MS + k * 3000 * MS, 0, (20 + 4 * k) * GiB, 1 * GiB, 16 * GiB, sO);
+    tg_alloc(g, (nOom ? 6200 : 200) * MS, 0, 3, KEPT, 1 * MiB, sB);
+    tg_free(g, (nOom ? 6201 : 201) * MS, 0, 3, KEPT, 1 * MiB);
     ASSERT_EQ(0, tg_close(g));
 }
 

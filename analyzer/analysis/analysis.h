@@ -215,6 +215,8 @@ struct vt_oom {
     int64_t ts, requested, freeBytes, totalBytes, held, poolCached, others;
     int64_t tensorAllocated; /* blocks of a framework allocator live then, -1 when not known */
     int64_t allocAfter;     /* bytes of the (judged) allocations, any account, that began after it, before the next OOM */
+    int nextSite;           /* the site of the first of those on its device, -1 none */
+    int64_t nextTs;         /* and when it began */
     int device, api, site;
     const char *zVerdict;   /* set by the OOM detector */
     struct vt_snap aTop[VT_TOPMAX];
@@ -237,6 +239,8 @@ struct vt_oomfail {
     int64_t requested;      /* the largest request of its attempts, -1 unknown */
     int device;
     int bFatal;             /* the job ended at it: nothing of note allocated after it, no iteration began */
+    int bRecovered;         /* no error reached the program: the next allocation, at once, came from the same site
+                             * (the allocator's retry after releasing its cache, cuDNN's smaller workspace) */
     int64_t liveEndBytes, liveEndCount; /* fatal: what was live on its device at the end, all of it made before it */
 };
 
@@ -354,7 +358,8 @@ int vt__shows_training(const struct vt_trace *t);
 const char *vt__fix_state(const struct vt_trace *t);
 /*
  * Whether how long l was held says nothing: uses not known (no kernel-argument uses: copies
- * alone would make every buffer only kernels touch look unused), or memory held by design (a
+ * alone would make every buffer only kernels touch look unused; or l is a framework allocator's
+ * block inside CUDA's segments, whose kernel uses name the segments), or memory held by design (a
  * cache of segments, the runtime's own memory, NCCL's buffers, pinned host memory), or no
  * known allocation time. Idle and carried-over memory are judged only when this is 0.
  */

@@ -152,8 +152,18 @@ static int oom_end(void *st, struct vt_result *r, int iTrace)
         f->stackId = o->site >= 0 ? t->sites.a[o->site].stackId : -1;
         f->zSite = o->site >= 0 ? vt__strdupf("%s", t->sites.a[o->site].zSite)
                                 : vt__strdupf("site not recorded (keep VRAMTRACE_BACKTRACE above 0 and do not pass --no-python-stacks to vramtrace record)");
-        f->zTitle = vt__strdupf("Out of memory: %s of %s failed on device %d (%s)", vt__or(vt_api_name(o->api), "allocation"), zR,
-                                o->device, o->zVerdict);
+        if (pf->bRecovered) { /* the program saw no error: said, not a problem */
+            f->severity = VT_SEV_INFO;
+            zFix = "Nothing to fix: the request was retried at once and succeeded (PyTorch's allocator released its "
+                   "cache and asked again, or cuDNN chose an algorithm needing less workspace). If it happens at "
+                   "every step it costs time: leave more memory free (a smaller batch) or call "
+                   "torch.cuda.empty_cache() less often.";
+        }
+        f->zTitle = pf->bRecovered
+                        ? vt__strdupf("Out of memory, recovered: %s of %s failed on device %d, then the same call "
+                                      "site got memory at once", vt__or(vt_api_name(o->api), "allocation"), zR, o->device)
+                        : vt__strdupf("Out of memory: %s of %s failed on device %d (%s)",
+                                      vt__or(vt_api_name(o->api), "allocation"), zR, o->device, o->zVerdict);
         f->zEvidence = vt__strdupf(
             "At %s, %s was requested with %s free of %s; this process held %s in live allocations%s%s%s, "
             "and %s was in use by something else (other processes or contexts). Largest live: %s.%s%s%s%s%s",

@@ -9,9 +9,11 @@
  * allocator releases its cached segments and calls cudaMalloc again, cuDNN and cuBLAS ask again
  * for a smaller workspace, a caller catches the error and asks for less. Each attempt is an
  * oom_event row; they are one failure when each follows the previous closely (VT_OOM_RETRY_NS),
- * on the same device, inside the same iteration (none began between them), nothing as large as
- * either request succeeded between them, and they come from the same call site, lie in the
- * same iteration (or both outside every iteration), or ask for the same size.
+ * on the same device, with no step completed between them, and either lie in steps (a step and
+ * its retry) or, outside every iteration, come from the same call site or ask for the same size
+ * with nothing as large succeeding between. A failure is recovered when the next allocation
+ * after it, at once, comes from the same site: the allocator's retry after releasing its cache,
+ * cuDNN's smaller workspace; no error reached the program.
  * The job ended at the last failure when nothing of note was allocated after it (less than
  * VT_OOM_AFTER_BYTES in all, any memory kind: what an exception's unwinding and the
  * interpreter's exit may do), no iteration began, and no kernel or copy ran past the work
@@ -19,29 +21,43 @@
  * the crash.
  */
 
-/* Whether an iteration of t starts in (a, b] (iterations are in start order: a binary search). */
-static int iteration_between(const struct vt_trace *t, int64_t a, int64_t b)
+/* The index of the first iteration of t starting after a (iterations are in start order), nIter when none. */
+static int iter_after(const struct vt_trace *t, int64_t a)
 {
     int lo = 0, hi = t->ph.nIter;
-    while (lo < hi) { /* the first iteration starting after a */
+    while (lo < hi) {
         int m = lo + (hi - lo) / 2;
         if (t->ph.aIter[m].start <= a) lo = m + 1;
         else hi = m;
     }
-    return lo < t->ph.nIter && t->ph.aIter[lo].start <= b;
+    return lo;
 }
 
-/* Whether OOM event b is another attempt of the failure whose latest attempt is a. */
+/* Whether an iteration of t lies entirely within (a, b): a step that went on between two moments. */
+static int step_between(const struct vt_trace *t, int64_t a, int64_t b)
+{
+    for (int i = iter_after(t, a); i < t->ph.nIter && t->ph.aIter[i].start < b; i++)
+        if (t->ph.aIter[i].end <= b) return 1;
+    return 0;
+}
+
+/*
+ * Whether OOM event b is another attempt of the failure whose latest attempt is a: close in time,
+ * the same device, no step completed between them (a retried step's range, begun again, is no
+ * step that went on), and, outside every iteration, the same site or size with nothing as large
+ * succeeding between (inside a step, its retries may run part of the step again).
+ */
 static int same_failure(const struct vt_trace *t, const struct vt_oom *a, const struct vt_oom *b)
 {
     int64_t small = a->requested < b->requested ? a->requested : b->requested;
     int ia, ib;
     if (a->device != b->device || b->ts - a->ts > VT_OOM_RETRY_NS) return 0;
-    if (small > 0 ? a->allocAfter >= small : a->allocAfter > 0) return 0; /* a request succeeded between */
-    if (iteration_between(t, a->ts, b->ts)) return 0;                     /* a step went on between */
+    if (step_between(t, a->ts, b->ts)) return 0;
+    if (a->site >= 0 && a->nextSite == a->site && a->nextTs < b->ts) return 0; /* a was satisfied at once: recovered */
     ia = vt__iter_at(t, a->ts);
     ib = vt__iter_at(t, b->ts);
-    /* the same line, the same step, or no step known around either (then closeness alone tells) */
+    if (ia >= 0 && ib >= 0) return 1; /* one step, or a step and its retry */
+    if (small > 0 ? a->allocAfter >= small : a->allocAfter > 0) return 0; /* a request succeeded between */
     return (a->site >= 0 && a->site == b->site) || ia == ib || a->requested == b->requested;
 }
 
@@ -68,13 +84,17 @@ int vt__oom_failures(struct vt_trace *t)
         for (int k = i; k <= j; k++) /* judged on the last attempt of its largest request */
             if (t->aOom[k].requested >= p->requested) p->requested = t->aOom[k].requested, p->iJudged = k;
         p->liveEndBytes = p->liveEndCount = 0;
+        /* recovered: the next allocation on its device came from the same site at once (the same request
+         * retried after the cache was released, or a smaller workspace): the program saw no error */
+        p->bRecovered = t->aOom[j].site >= 0 && t->aOom[j].nextSite == t->aOom[j].site &&
+                        t->aOom[j].nextTs - t->aOom[j].ts <= VT_OOM_RETRY_NS;
         i = j + 1;
     }
     {
         struct vt_oomfail *p = &t->aFail[t->nFail - 1];
         const struct vt_oom *last = &t->aOom[p->iFirst + p->nAttempt - 1];
         int64_t gpuEnd = t->f.aT[VT_T_KER].t1 > t->f.aT[VT_T_COPY].t1 ? t->f.aT[VT_T_KER].t1 : t->f.aT[VT_T_COPY].t1;
-        if (last->allocAfter < VT_OOM_AFTER_BYTES && !iteration_between(t, p->lastTs, INT64_MAX) &&
+        if (!p->bRecovered && last->allocAfter < VT_OOM_AFTER_BYTES && iter_after(t, p->lastTs) == t->ph.nIter &&
             gpuEnd <= p->lastTs + VT_OOM_RETRY_NS) {
             p->bFatal = 1;
             t->crashTs = p->lastTs;

@@ -171,8 +171,10 @@ int vt__sev_time(const struct vt_trace *t, int64_t ns)
 
 int vt__unjudged_hold(const struct vt_trace *t, const struct vt_life *l)
 {
+    /* a framework allocator's block inside CUDA's segments (PyTorch's history merged): kernel arguments
+     * name the segments, so the blocks' uses are not known */
     return !t->f.bHaveKernelUses || t->f.bSegments || l->allocTs < 0 || l->bInternal || t->sites.a[l->site].bNccl ||
-           l->acct == VT_ACCT_PINNED;
+           l->acct == VT_ACCT_PINNED || (l->bTensor && !t->lc.bTensorDevice);
 }
 
 int vt__trend(const int64_t *a, int n, int64_t minRise, int64_t *pRise)
