@@ -128,6 +128,8 @@ struct vt_phase {
     int64_t peak, peakTs, startLive, minLive;
     int64_t carried;        /* bytes allocated in training, live at its start and not used again before it */
     int64_t slice[VT_SLICES];
+    int64_t tensorSlice[VT_SLICES]; /* the same for the blocks of a framework allocator (all devices), -1 none */
+    int64_t endLive, endTensor; /* both levels when it ended, -1 unknown */
     int firstIter, lastIter; /* iteration index range inside it, -1 when none */
     struct vt_snap aTop[8];  /* largest allocations live at its peak (all devices) */
     int nTop, bPeakDirty, nSnapshots;
@@ -140,6 +142,7 @@ struct vt_iter {
     int64_t start, end;
     int phase;
     int64_t minLive, maxLive;
+    int64_t minTensor;      /* lowest live bytes of a framework allocator's blocks (all devices), -1 unknown */
 };
 
 /* Phases, iterations and the boundaries growth is measured at (phase.c). */
@@ -164,6 +167,7 @@ struct vt_timeline {
     struct vt_device *aDev; /* accounts in order of first sight */
     int nDev;
     int64_t totalLiveNow, totalPeak, totalPeakTs; /* every device together */
+    int64_t tensorTotalNow; /* a framework allocator's blocks live on every device together */
     int64_t pinnedSlice[VT_SLICES];
     struct vt_snap aEnd[VT_TOPMAX]; /* largest allocations live at the end */
     int nEnd;

@@ -213,6 +213,7 @@ static int spike_end(void *st, struct vt_result *r, int iTrace)
     struct vt_trace *t = &r->aTrace[iTrace];
     const struct vt_opts *o = r->pOpts;
     int64_t trainPeak = -1;
+    int bBlocks = t->f.bHaveTensors && !t->lc.bTensorDevice;
     if (!S->aPh) return 0;
     for (int i = 0; i < S->nSite; i++) site_flush(S, i);
     for (int i = 0; i < t->ph.n; i++)
@@ -227,14 +228,23 @@ static int spike_end(void *st, struct vt_result *r, int iTrace)
         if (p->kind != VT_PHASE_EVAL || p->peak < 0) continue;
         for (int k = 0; k < t->nOom; k++) bOom |= t->aOom[k].ts >= p->start && t->aOom[k].ts < p->end;
         bAbove = trainPeak >= 0 && p->peak > trainPeak + trainPeak / 20 && p->peak - trainPeak >= o->minBytes;
-        /* batch-by-batch baseline: iterations inside the phase, else its time slices */
+        /* batch-by-batch baseline: iterations inside the phase, else its time slices; of the blocks of a
+         * framework allocator where the trace holds them inside CUDA's segments (PyTorch's history merged:
+         * the segments, a cache, hide what the blocks do) */
         if (p->nIter >= 5 && p->nIter <= 512)
-            for (int k = p->firstIter; k <= p->lastIter; k++) aB[n++] = t->ph.aIter[k].minLive;
+            for (int k = p->firstIter; k <= p->lastIter; k++) aB[n++] = bBlocks ? t->ph.aIter[k].minTensor : t->ph.aIter[k].minLive;
         else
-            for (int k = 0; k < VT_SLICES; k++) aB[n++] = p->slice[k];
+            for (int k = 0; k < VT_SLICES; k++) aB[n++] = bBlocks ? p->tensorSlice[k] : p->slice[k];
         /* at segment level, as for leaks, only a rise of 5 % of the device peak counts */
         minRise = t->f.bSegments && vt__main_peak(t) / 20 > o->minBytes ? vt__main_peak(t) / 20 : o->minBytes;
         bGrow = vt__trend(aB, until_release(aB, n), minRise, &rise);
+        if (!bGrow && !(p->nIter >= 5 && p->nIter <= 512) && (bBlocks ? p->endTensor : p->endLive) >= 0) {
+            /* its last sixteenths had no event: they stood at the level it ended at, not at the lowest of
+             * the last sixteenth that had one (a batch's memory made in a burst at its start) */
+            int k = n;
+            while (k > 0 && aB[k - 1] < 0) aB[--k] = bBlocks ? p->endTensor : p->endLive;
+            if (k < n) bGrow = vt__trend(aB, until_release(aB, n), minRise, &rise);
+        }
         if (bGrow) {
             if (grow_finding(r, iTrace, p, q, rise, n,
                              bOom || (trainPeak > 0 && rise * 10 >= trainPeak) ? VT_SEV_HIGH : VT_SEV_MEDIUM, 0) != 0)

@@ -52,6 +52,7 @@ static int timeline_account(struct replay *r, const struct vt_life *l, int64_t t
     if (l->acct == VT_ACCT_NONE) return 0;
     if ((iDev = vt__dev_index(t, l->acct)) < 0) return -1;
     if (l->bTensor) {
+        if (l->acct >= 0) t->tl.tensorTotalNow += vt__live_bytes(r->pTensor, l->acct) - t->tl.aDev[iDev].tensorLive;
         t->tl.aDev[iDev].tensorLive = vt__live_bytes(r->pTensor, l->acct);
         vt__timeline_tensor(t, iDev, ts);
         if (!r->bTensorDevice) return 0; /* else the blocks are all the trace knows of the device's memory */
