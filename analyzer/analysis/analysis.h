@@ -220,7 +220,7 @@ struct vt_oom {
     int64_t tensorAllocated; /* blocks of a framework allocator live then, -1 when not known */
     int64_t allocAfter;     /* bytes of the (judged) allocations, any account, that began after it, before the next OOM */
     int nextSite;           /* the site of the first of those on its device, -1 none */
-    int64_t nextTs;         /* and when it began */
+    int64_t nextTs, nextBytes; /* and when it began, its size */
     int device, api, site;
     const char *zVerdict;   /* set by the OOM detector */
     struct vt_snap aTop[VT_TOPMAX];
@@ -243,8 +243,8 @@ struct vt_oomfail {
     int64_t requested;      /* the largest request of its attempts, -1 unknown */
     int device;
     int bFatal;             /* the job ended at it: nothing of note allocated after it, no iteration began */
-    int bRecovered;         /* no error reached the program: the next allocation, at once, came from the same site
-                             * (the allocator's retry after releasing its cache, cuDNN's smaller workspace) */
+    int bRecovered;         /* no error reached the program (oom_recovered): the allocator's retry after releasing
+                             * its cache, cuDNN's smaller workspace */
     int64_t liveEndBytes, liveEndCount; /* fatal: what was live on its device at the end, all of it made before it */
 };
 

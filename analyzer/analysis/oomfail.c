@@ -11,9 +11,8 @@
  * oom_event row; they are one failure when each follows the previous closely (VT_OOM_RETRY_NS),
  * on the same device, with no step completed between them, and either lie in steps (a step and
  * its retry) or, outside every iteration, come from the same call site or ask for the same size
- * with nothing as large succeeding between. A failure is recovered when the next allocation
- * after it, at once, comes from the same site: the allocator's retry after releasing its cache,
- * cuDNN's smaller workspace; no error reached the program.
+ * with nothing as large succeeding between. A failure is recovered (oom_recovered) when no error
+ * reached the program: the allocator's retry after releasing its cache, cuDNN's smaller workspace.
  * The job ended at the last failure when nothing of note was allocated after it (less than
  * VT_OOM_AFTER_BYTES in all, any memory kind: what an exception's unwinding and the
  * interpreter's exit may do), no iteration began, and no kernel or copy ran past the work
@@ -31,6 +30,22 @@ static int iter_after(const struct vt_trace *t, int64_t a)
         else hi = m;
     }
     return lo;
+}
+
+/*
+ * Whether attempt a was recovered before ts: the next allocation on its device came from its site at
+ * once (before ts, within VT_OOM_RETRY_NS) and either got the size asked, within 2 % (the allocator's
+ * retry after releasing its cache; a block of the segment asked is a little smaller) or a was a probe
+ * that could never fit (more than free plus what the process held: cuDNN asking for a workspace, then
+ * taking a smaller one). A caller that catches the error and runs a smaller batch gets smaller blocks
+ * for requests that could have fit: not recovered.
+ */
+static int oom_recovered(const struct vt_oom *a, int64_t ts)
+{
+    if (a->site < 0 || a->nextSite != a->site || a->nextTs < 0 || a->nextTs >= ts || a->nextTs - a->ts > VT_OOM_RETRY_NS)
+        return 0;
+    return a->nextBytes * 50 >= a->requested * 49 ||
+           (a->freeBytes >= 0 && a->requested > a->freeBytes + (a->held > 0 ? a->held : 0));
 }
 
 /* Whether an iteration of t lies entirely within (a, b): a step that went on between two moments. */
@@ -53,7 +68,7 @@ static int same_failure(const struct vt_trace *t, const struct vt_oom *a, const 
     int ia, ib;
     if (a->device != b->device || b->ts - a->ts > VT_OOM_RETRY_NS) return 0;
     if (step_between(t, a->ts, b->ts)) return 0;
-    if (a->site >= 0 && a->nextSite == a->site && a->nextTs < b->ts) return 0; /* a was satisfied at once: recovered */
+    if (oom_recovered(a, b->ts)) return 0; /* a was recovered: b is another request */
     ia = vt__iter_at(t, a->ts);
     ib = vt__iter_at(t, b->ts);
     if (ia >= 0 && ib >= 0) return 1; /* one step, or a step and its retry */
@@ -84,10 +99,7 @@ int vt__oom_failures(struct vt_trace *t)
         for (int k = i; k <= j; k++) /* judged on the last attempt of its largest request */
             if (t->aOom[k].requested >= p->requested) p->requested = t->aOom[k].requested, p->iJudged = k;
         p->liveEndBytes = p->liveEndCount = 0;
-        /* recovered: the next allocation on its device came from the same site at once (the same request
-         * retried after the cache was released, or a smaller workspace): the program saw no error */
-        p->bRecovered = t->aOom[j].site >= 0 && t->aOom[j].nextSite == t->aOom[j].site &&
-                        t->aOom[j].nextTs - t->aOom[j].ts <= VT_OOM_RETRY_NS;
+        p->bRecovered = oom_recovered(&t->aOom[j], INT64_MAX);
         i = j + 1;
     }
     {

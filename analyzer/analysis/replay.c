@@ -100,7 +100,7 @@ static int on_begin(void *pArg, struct vt_life *l)
     if (judged(r, l) && t->nOom > 0 && l->acct != VT_ACCT_NONE && l->allocTs >= t->aOom[t->nOom - 1].ts) {
         struct vt_oom *o = &t->aOom[t->nOom - 1]; /* a request succeeded after the last OOM */
         o->allocAfter += l->bytes;
-        if (o->nextSite < 0 && l->acct == o->device) o->nextSite = l->site, o->nextTs = l->allocTs;
+        if (o->nextSite < 0 && l->acct == o->device) o->nextSite = l->site, o->nextTs = l->allocTs, o->nextBytes = l->bytes;
     }
     return judged(r, l) ? emit(r, VT_EV_BEGIN, l->allocTs, l, NULL) : 0;
 }
@@ -240,7 +240,7 @@ static int on_oom(struct replay *r, const struct vt_rows *c)
     o->freeBytes = vt__rows_or(c, 4, -1);
     o->totalBytes = vt__rows_or(c, 5, -1);
     o->site = o->nextSite = -1;
-    o->nextTs = -1;
+    o->nextTs = o->nextBytes = -1;
     if (!vt__rows_null(c, 6)) {
         o->site = vt__site_get(&t->sites, t->f.db, vt__rows_i64(c, 6), o->requested > 0 ? o->requested : 0);
         if (o->site < 0) return -1;
