@@ -41,7 +41,7 @@ awk -v list="$console.parsed" '
             if (l ~ /^skipped-test /) { sub(/^skipped-test /, "", l); want[l] = 1 }
     }
     /^[0-9]+\/[0-9]+ Testing: / { name = $0; sub(/^[0-9]+\/[0-9]+ Testing: /, "", name); why = ""; next }
-    /^ *skipped: / { why = $0; sub(/^ *skipped: /, "", why); next }
+    /(^|[ :])skipped: / { why = $0; sub(/^.*skipped: /, "", why); next }
     /^skip +[^ ]+$/ { sub(/^skip +/, ""); if (!(name in want)) print "skip " name "/" $0 ": " (why != "" ? why : "(no reason given)"); next }
     /^<end of output>/ {
         if (name in want) { print "skip " name ": " (why != "" ? why : "(no reason given)"); done[name] = 1 }
