@@ -21,6 +21,7 @@
 #include "jobcuda.h"
 #include "layout.h"
 #include "kparams.h"
+#include "nvtxctl.h"
 #include "session.h"
 #include "watch.h"
 #include "stack.h"
@@ -81,7 +82,7 @@ static atomic_int g_fatalHandled;          /* ... and the trace was closed for i
 static atomic_uint_fast64_t g_nBufEvents, g_nExpect;
 static atomic_uint_fast64_t g_tLastBufNs; /* CUPTI clock at the last buffer event */
 static int g_bWatchMemory;                /* MEMORY2 is enabled: allocations must bring records */
-static struct vt__watch g_watch;          /* the flush thread's only */
+static struct vt__watch g_watch;          /* the flush thread's, and a lend's return (both under g_lendMu) */
 static atomic_uint_fast64_t g_devSeen;     /* bit d: device d's row was written */
 
 /*
@@ -112,10 +113,41 @@ static struct vt__kparams *g_kp;  /* kernel-argument scanner over g_ivl, or NULL
 static struct vt__jobcuda g_job;
 static struct vt__layout g_layout;
 
+/*
+ * Lending CUPTI to the job's own profiler while it runs (docs/tracer.md, "Beside torch.profiler").
+ * CUPTI 13.0 to 13.2 has one set of activity-buffer callbacks and one subscriber per process.
+ * torch.profiler's Kineto registers its buffer callbacks, its timestamp callback and enables its
+ * kinds when a profile starts (prepare), disables those kinds and takes its buffers when it stops;
+ * the Kineto of earlier PyTorch wheels also subscribes once, at its first profile, and profiles
+ * without the GPU for good when that fails. The `record` hook says when, as NVTX control marks
+ * (nvtxctl.h), on the thread that starts or stops the profiler:
+ *   lend:CLIENT    before the profiler sets CUPTI up: the tracer disables its kinds, takes every
+ *                  buffer of its own back (forced flush), gives CUPTI's thread ids their default
+ *                  back (Kineto's), and at the first lend gives up its subscription too;
+ *   lent:CLIENT    once the profiler has set up: the subscription is taken back if left free;
+ *   return:CLIENT  after the profiler stopped and took its records: the subscription (if free),
+ *                  the timestamp callback, thread ids, per-thread buffers, buffer callbacks and
+ *                  kinds are the tracer's again.
+ * Meta cupti_lend.N.* says each window: to whom, from, until, and when API calls were not
+ * recorded. Every step runs under g_lendMu, as does the flush thread's CUPTI work.
+ */
+static pthread_mutex_t g_lendMu = PTHREAD_MUTEX_INITIALIZER;
+static atomic_int g_lent;          /* from a lend to its return: the activity API is the other client's */
+static unsigned g_nLend;           /* windows so far (the meta index) */
+static unsigned g_iApiGap;         /* > 0: API calls unrecorded since cupti_lend.<it>.api_from_ns */
+static int g_bSubOffered;          /* the subscription was offered (once, at the first lend) */
+static int g_bSaidLend, g_bSaidHeld, g_bSaidNoLend; /* each line is printed once */
+static uint8_t g_perThreadBuf;     /* CUPTI_ACTIVITY_ATTR_PER_THREAD_ACTIVITY_BUFFER at the lend ... */
+static int g_bPerThreadKnown;      /* ... when it could be read */
+static atomic_uint g_epoch;        /* bumped when the subscription changes: per-thread call state is stale */
+static atomic_int g_lendEarly;     /* a profiler was lent CUPTI before InitializeInjection ran */
+static char g_zEarlyClient[48];    /* ... that profiler */
+
 /* What the API-call decoder (tracer/apicall.c) uses; filled before callbacks are enabled. */
 static struct vt__apicall_env g_env;
 
 static _Thread_local struct vt__apithread t_api; /* the decoder's per-thread state */
+static _Thread_local unsigned t_epoch;   /* g_epoch when t_api was last valid */
 static _Thread_local int t_inTracer;     /* > 0 while the tracer itself calls the driver */
 
 /* Print one "vramtrace: ..." line on stderr, keeping errno. */
@@ -171,11 +203,61 @@ static void load_driver(void)
 #undef SYM
 }
 
+/*
+ * The trace's clock. CUPTI stamps records with a host clock (cupti_activity.h,
+ * cuptiActivityRegisterTimestampCallback: CLOCK_REALTIME on Linux,
+ * CLOCK_MONOTONIC_RAW on WSL) unless a client registers a timestamp callback,
+ * as Kineto does at every torch.profiler start (TSC ticks on x86). At start the
+ * tracer finds the host clock CUPTI's timestamps follow and registers a
+ * callback that reads it (again when a lend ends), and reads that clock itself:
+ * records and the tracer's own times agree whatever another client registered.
+ */
+static clockid_t g_clockId = CLOCK_REALTIME;
+static int g_bOwnClock; /* the callback is registered: now_cupti reads the host clock (set once, at start) */
+
+/* The host clock CUPTI's timestamps are on, ns; 0 if unreadable. */
+static uint64_t host_clock_ns(void)
+{
+    struct timespec ts;
+    if (clock_gettime(g_clockId, &ts) != 0) return 0;
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static uint64_t CUPTIAPI clock_callback(void)
+{
+    return host_clock_ns();
+}
+
 static uint64_t now_cupti(void)
 {
     uint64_t ts = 0;
+    if (g_bOwnClock) return host_clock_ns();
     if (cuptiGetTimestamp(&ts) != CUPTI_SUCCESS) ts = 0;
     return ts;
+}
+
+/*
+ * At start: which host clock CUPTI's timestamps follow (the one within a
+ * second of cuptiGetTimestamp; CLOCK_REALTIME, CUPTI's Linux default, when
+ * none is: another client's callback was in force), then the callback that
+ * keeps CUPTI on it. Sets g_bOwnClock; returns CUPTI's result.
+ */
+static CUptiResult own_clock(void)
+{
+    static const clockid_t aId[] = {CLOCK_REALTIME, CLOCK_MONOTONIC_RAW};
+    uint64_t c = 0, h;
+    size_t i;
+    CUptiResult r;
+    if (cuptiGetTimestamp(&c) != CUPTI_SUCCESS) c = 0;
+    for (i = 0; i < sizeof aId / sizeof aId[0]; i++) {
+        g_clockId = aId[i];
+        h = host_clock_ns();
+        if (c && h && (h > c ? h - c : c - h) < 1000000000u) break;
+    }
+    if (i == sizeof aId / sizeof aId[0]) g_clockId = CLOCK_REALTIME;
+    r = cuptiActivityRegisterTimestampCallback(clock_callback);
+    g_bOwnClock = r == CUPTI_SUCCESS;
+    return r;
 }
 
 /* Device ordinal of a context, or -1. */
@@ -442,6 +524,12 @@ static void CUPTIAPI on_callback(void *pUser, CUpti_CallbackDomain domain, CUpti
     (void)pUser;
 
     if (t_inTracer) goto done;
+    if (t_epoch != atomic_load_explicit(&g_epoch, memory_order_relaxed)) {
+        /* the subscription changed since this thread's last call: an API entry it saw may have
+         * no exit (a runtime call still "open" would hide the thread's driver calls) */
+        memset(&t_api, 0, sizeof t_api);
+        t_epoch = atomic_load_explicit(&g_epoch, memory_order_relaxed);
+    }
     if (domain == CUPTI_CB_DOMAIN_RUNTIME_API || domain == CUPTI_CB_DOMAIN_DRIVER_API) {
         vt__apicall_callback(&g_env, &t_api, domain, cbid, pData);
     } else if (domain == CUPTI_CB_DOMAIN_STATE && cbid == CUPTI_CBID_STATE_FATAL_ERROR) {
@@ -557,8 +645,10 @@ static void report_takeover(void)
  * The flush thread's periodic task: a non-forced flush hands the writer every
  * activity buffer whose records are complete, full or not, so the records of
  * a thread that makes few CUDA calls (CUPTI 13 keeps one buffer per thread)
- * reach the trace within about a flush interval instead of at exit. After a
- * fatal CUPTI error it closes the trace instead, once, and calls CUPTI no more.
+ * reach the trace within about a flush interval instead of at exit. While
+ * CUPTI is lent to another client it leaves CUPTI alone (the buffers are that
+ * client's). After a fatal CUPTI error it closes the trace instead, once, and
+ * calls CUPTI no more.
  */
 static void flush_tick(void *pArg)
 {
@@ -569,12 +659,16 @@ static void flush_tick(void *pArg)
         return;
     }
     if (!vt__session_active()) return;
-    cuptiActivityFlushAll(0);
-    switch (vt__watch_tick(&g_watch, mono_ms(), atomic_load(&g_nBufEvents), atomic_load(&g_nExpect))) {
-    case VT_WATCH_PROBE: cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED); break;
-    case VT_WATCH_TAKEN: report_takeover(); break;
-    default: break;
+    pthread_mutex_lock(&g_lendMu);
+    if (!atomic_load(&g_lent)) {
+        cuptiActivityFlushAll(0);
+        switch (vt__watch_tick(&g_watch, mono_ms(), atomic_load(&g_nBufEvents), atomic_load(&g_nExpect))) {
+        case VT_WATCH_PROBE: cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED); break;
+        case VT_WATCH_TAKEN: report_takeover(); break;
+        default: break;
+        }
     }
+    pthread_mutex_unlock(&g_lendMu);
 }
 
 /* Disable what was enabled: callbacks and activity kinds. Errors are irrelevant at this point. */
@@ -591,14 +685,24 @@ static void disable_all(void)
     for (i = 0; i < sizeof aKind / sizeof aKind[0]; i++) cuptiActivityDisable(aKind[i].kind);
 }
 
-/* The final task (on the flush thread): forced flush, stop CUPTI, forced flush of what was left. */
+/*
+ * The final task (on the flush thread): forced flush, stop CUPTI, forced flush
+ * of what was left. Lent to a profiler that never stopped, the buffers are
+ * that client's: only the callbacks and kinds are turned off.
+ */
 static void final_flush(void *pArg)
 {
+    int bOurs;
     (void)pArg;
-    cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+    pthread_mutex_lock(&g_lendMu);
+    bOurs = !atomic_load(&g_lent);
+    if (bOurs) cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
     disable_all();
-    cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
-    report_cupti_drops(NULL, 0);
+    if (bOurs) {
+        cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+        report_cupti_drops(NULL, 0);
+    }
+    pthread_mutex_unlock(&g_lendMu);
 }
 
 /*
@@ -733,6 +837,9 @@ static void record_glue_meta(void)
         vt__session_meta("cupti_version", z);
     }
     record_versions_meta();
+    /* the clock of every time in the trace (see own_clock) */
+    vt__session_meta("cupti_clock", !g_bOwnClock ? "CUPTI's own (cuptiGetTimestamp)"
+                                    : g_clockId == CLOCK_REALTIME ? "CLOCK_REALTIME" : "CLOCK_MONOTONIC_RAW");
     if (g_drv.xDriverGetVersion && g_drv.xDriverGetVersion(&iDrv) == CUDA_SUCCESS) {
         snprintf(z, sizeof z, "%d", iDrv);
         vt__session_meta("cuda_driver_version", z);
@@ -822,55 +929,89 @@ static int enable_callbacks(void)
     return nFail;
 }
 
-/* Enable the activity kinds; one warning line lists every kind that failed. */
-static void enable_activities(void)
+/*
+ * Enable the activity kinds (at start every kind whose layout is known, after
+ * a lend those enabled at start): the kinds that failed are listed in zFailed
+ * (empty when none). Returns how many failed.
+ */
+static int enable_activities(char *zFailed, size_t nFailed)
 {
-    char z[512];
+    static int abOn[sizeof aKind / sizeof aKind[0]]; /* enabled at start */
+    static int bStarted;
     size_t i, n = 0;
-    z[0] = '\0';
+    int nFail = 0;
+    zFailed[0] = '\0';
     for (i = 0; i < sizeof aKind / sizeof aKind[0]; i++) {
         CUptiResult r;
         if (!g_layout.aFmt[vt__layout_kind(aKind[i].kind)]) continue; /* reduced: said at start */
+        if (bStarted && !abOn[i]) continue;
         r = cuptiActivityEnable(aKind[i].kind);
         if (r == CUPTI_SUCCESS && aKind[i].kind == CUPTI_ACTIVITY_KIND_MEMORY2) g_bWatchMemory = 1;
+        if (!bStarted) abOn[i] = r == CUPTI_SUCCESS;
         if (r == CUPTI_SUCCESS) continue;
-        if (n < sizeof z)
-            n += (size_t)snprintf(z + n, sizeof z - n, "%s%s (%s)", n ? ", " : "", aKind[i].zName,
+        nFail++;
+        if (n < nFailed)
+            n += (size_t)snprintf(zFailed + n, nFailed - n, "%s%s (%s)", n ? ", " : "", aKind[i].zName,
                                   result_name(r));
     }
-    if (z[0]) say("cannot enable CUPTI activity %s; those events are not recorded", z);
+    bStarted = 1;
+    return nFail;
 }
 
-/* Subscribe to CUPTI; on failure print the one explanatory line and return -1. */
-static int subscribe(void)
+/* Disable the activity kinds the tracer reads (every kind whose layout is known). */
+static void disable_activities(void)
 {
-    char zOld[CUPTI_OLD_SUBSCRIBER_NAME_MIN_LEN + 1];
+    size_t i;
+    for (i = 0; i < sizeof aKind / sizeof aKind[0]; i++)
+        if (g_layout.aFmt[vt__layout_kind(aKind[i].kind)]) cuptiActivityDisable(aKind[i].kind);
+}
+
+/*
+ * cuptiSubscribe, through cuptiSubscribe_v2 where the libcupti has it (it
+ * names the other subscriber into zOld, nOld > CUPTI_OLD_SUBSCRIBER_NAME_MIN_LEN,
+ * "" when it does not). Sets g_subscriber and g_subscribed on success.
+ * Returns CUPTI's result.
+ */
+static CUptiResult subscribe_cupti(char *zOld, size_t nOld)
+{
+    static CUptiResult (*xSubscribe2)(CUpti_SubscriberHandle *, CUpti_CallbackFunc, void *,
+                                      CUpti_SubscriberParams *);
+    static int bLooked;
     CUpti_SubscriberParams params;
-    CUptiResult (*xSubscribe2)(CUpti_SubscriberHandle *, CUpti_CallbackFunc, void *,
-                               CUpti_SubscriberParams *);
     void *hCupti;
     CUptiResult r;
 
-    /* cuptiSubscribe_v2 (it names the other subscriber) is looked up, not linked: a libcupti.so.13
-     * the process loaded before us may predate it, and a missing symbol must not kill the host. */
-    *(void **)&xSubscribe2 = dlsym(RTLD_DEFAULT, "cuptiSubscribe_v2");
-    if (!xSubscribe2 && (hCupti = dlopen("libcupti.so.13", RTLD_LAZY | RTLD_NOLOAD)) != NULL) {
-        *(void **)&xSubscribe2 = dlsym(hCupti, "cuptiSubscribe_v2");
-        dlclose(hCupti); /* drops only the reference RTLD_NOLOAD took */
+    /* cuptiSubscribe_v2 is looked up, not linked: a libcupti.so.13 the process loaded before us
+     * may predate it, and a missing symbol must not kill the host. Looked up once, at start. */
+    if (!bLooked) {
+        bLooked = 1;
+        *(void **)&xSubscribe2 = dlsym(RTLD_DEFAULT, "cuptiSubscribe_v2");
+        if (!xSubscribe2 && (hCupti = dlopen("libcupti.so.13", RTLD_LAZY | RTLD_NOLOAD)) != NULL) {
+            *(void **)&xSubscribe2 = dlsym(hCupti, "cuptiSubscribe_v2");
+            dlclose(hCupti); /* drops only the reference RTLD_NOLOAD took */
+        }
     }
     memset(&params, 0, sizeof params);
-    memset(zOld, 0, sizeof zOld);
+    memset(zOld, 0, nOld);
     params.structSize = CUpti_SubscriberParams_STRUCT_SIZE;
     params.subscriberName = "vramtrace";
     params.oldSubscriberName = zOld;
-    params.oldSubscriberSize = sizeof zOld - 1;
+    params.oldSubscriberSize = nOld - 1;
     r = xSubscribe2 ? xSubscribe2(&g_subscriber, (CUpti_CallbackFunc)on_callback, NULL, &params)
                     : cuptiSubscribe(&g_subscriber, (CUpti_CallbackFunc)on_callback, NULL);
-    if (r == CUPTI_SUCCESS) {
-        g_subscribed = 1;
-        return 0;
-    }
+    if (r == CUPTI_SUCCESS) g_subscribed = 1;
+    return r;
+}
+
+/* Subscribe to CUPTI at start; on failure print the one explanatory line and return -1. */
+static int subscribe(void)
+{
+    char zOld[CUPTI_OLD_SUBSCRIBER_NAME_MIN_LEN + 1];
+    CUptiResult r = subscribe_cupti(zOld, sizeof zOld);
+    if (r == CUPTI_SUCCESS) return 0;
     if (r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
+        /* Kineto subscribes without a name: a profiler the record hook saw start is the likely one */
+        if (!zOld[0] && g_zEarlyClient[0]) snprintf(zOld, sizeof zOld, "%s", g_zEarlyClient);
         say("tracing off: another CUPTI tool already profiles this process%s%s%s and CUPTI allows "
             "only one (%s; e.g. Nsight Systems, Nsight Compute, compute-sanitizer, cuda-gdb, "
             "PyTorch's profiler); run without the other profiler, or use it alone",
@@ -880,6 +1021,160 @@ static int subscribe(void)
             result_name(r));
     }
     return -1;
+}
+
+/* One meta row of lend window i: cupti_lend.I.FIELD = zValue. */
+static void lend_meta(unsigned i, const char *zField, const char *zValue)
+{
+    char zKey[64];
+    snprintf(zKey, sizeof zKey, "cupti_lend.%u.%s", i, zField);
+    vt__session_meta(zKey, zValue);
+}
+
+/* One time of lend window i (CUPTI clock, ns, as every absolute time in meta). */
+static void lend_meta_ns(unsigned i, const char *zField, uint64_t t)
+{
+    char z[32];
+    snprintf(z, sizeof z, "%llu", (unsigned long long)t);
+    lend_meta(i, zField, z);
+}
+
+/*
+ * The subscription, back after a lend gave it up, when the profiler left it
+ * free (API callbacks enabled again, the API gap closed); otherwise the
+ * other subscriber is named once (meta and one line). Under g_lendMu.
+ */
+static void take_subscription_back(const char *zClient)
+{
+    char zOld[CUPTI_OLD_SUBSCRIBER_NAME_MIN_LEN + 1], z[160];
+    CUptiResult r = subscribe_cupti(zOld, sizeof zOld);
+    if (r == CUPTI_SUCCESS) {
+        atomic_fetch_add(&g_epoch, 1);
+        if (enable_callbacks() != 0) lend_meta(g_iApiGap, "api_note", "some API callbacks could not be enabled again");
+        lend_meta_ns(g_iApiGap, "api_until_ns", now_cupti());
+        g_iApiGap = 0;
+        return;
+    }
+    if (g_bSaidHeld) return;
+    g_bSaidHeld = 1;
+    snprintf(z, sizeof z, "%s%s", zOld[0] ? zOld : zClient,
+             r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED ? "" : " (or CUPTI refused)");
+    lend_meta(g_iApiGap, "api_held_by", z);
+    say("%s keeps CUPTI's only subscription (%s): API calls (allocations through the CUDA API, OOMs, "
+        "call sites) are not recorded in %s from now on, GPU activity (kernels, copies, allocation "
+        "records) is recorded again whenever the profiler stops; record with --keep-cupti to keep "
+        "the trace whole (the profiler then records no GPU activity)",
+        zClient, result_name(r), vt__session_path());
+}
+
+/* lend:CLIENT (see g_lendMu): the activity API is handed to the profiler about to start. Under g_lendMu. */
+static void lend(const char *zClient)
+{
+    size_t n = sizeof g_perThreadBuf;
+    uint64_t t;
+    if (atomic_load(&g_lent)) return;
+    if (!g_bOwnClock) {
+        /* CUPTI's timestamps after the profiler could not be put back on the trace's clock */
+        if (!g_bSaidNoLend)
+            say("cannot lend CUPTI to %s (no timestamp callback of vramtrace's own): the profiler takes the "
+                "activity buffers over, as reported below",
+                zClient);
+        g_bSaidNoLend = 1;
+        return;
+    }
+    t = now_cupti();
+    disable_activities();
+    cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED); /* every buffer of ours comes back now */
+    report_cupti_drops(NULL, 0);
+    g_bPerThreadKnown = cuptiActivityGetAttribute(CUPTI_ACTIVITY_ATTR_PER_THREAD_ACTIVITY_BUFFER, &n,
+                                                  &g_perThreadBuf) == CUPTI_SUCCESS;
+    cuptiSetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_DEFAULT); /* the thread ids Kineto expects */
+    atomic_store(&g_lent, 1);
+    g_nLend++;
+    lend_meta(g_nLend, "client", zClient);
+    lend_meta_ns(g_nLend, "from_ns", t);
+    if (!g_bSubOffered && g_subscribed) {
+        /* Kineto subscribes at its first profile; it profiles without the GPU for good if it cannot */
+        g_bSubOffered = 1;
+        cuptiUnsubscribe(g_subscriber);
+        g_subscribed = 0;
+        atomic_fetch_add(&g_epoch, 1);
+        g_iApiGap = g_nLend;
+        lend_meta_ns(g_iApiGap, "api_from_ns", now_cupti());
+    }
+    if (!g_bSaidLend && !g_cfg.quiet)
+        say("lending CUPTI to %s while it runs: its GPU activity goes to the profiler, not to %s (meta "
+            "cupti_lend.*)",
+            zClient, vt__session_path());
+    g_bSaidLend = 1;
+}
+
+/* return:CLIENT (see g_lendMu): the profiler stopped and took its records; CUPTI is the tracer's again. Under g_lendMu. */
+static void take_back(const char *zClient)
+{
+    char z[512];
+    uint64_t t;
+    CUptiResult r;
+    if (!atomic_load(&g_lent)) return;
+    if (g_iApiGap) take_subscription_back(zClient);
+    r = cuptiActivityRegisterTimestampCallback(clock_callback); /* Kineto's TSC clock out */
+    if (r == CUPTI_SUCCESS) r = cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed);
+    if (r != CUPTI_SUCCESS) {
+        /* records would go to the profiler's callbacks, or carry its clock: none is taken */
+        snprintf(z, sizeof z, "CUPTI refused the tracer's callbacks after the profiler (%s): GPU activity "
+                 "is not recorded from then on", result_name(r));
+        lend_meta(g_nLend, "note", z);
+        say("%s", z);
+        return; /* stays lent: the flush thread leaves CUPTI alone */
+    }
+    cuptiSetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM);
+    if (g_bPerThreadKnown) {
+        size_t n = sizeof g_perThreadBuf;
+        cuptiActivitySetAttribute(CUPTI_ACTIVITY_ATTR_PER_THREAD_ACTIVITY_BUFFER, &n, &g_perThreadBuf);
+    }
+    vt__watch_init(&g_watch, 20 * (g_cfg.flush_ms ? g_cfg.flush_ms : 500));
+    t = now_cupti();
+    if (enable_activities(z, sizeof z) != 0) {
+        lend_meta(g_nLend, "note", z);
+        say("after lending CUPTI to %s, activity %s could not be enabled again; those events are not recorded "
+            "from then on", zClient, z);
+    }
+    lend_meta_ns(g_nLend, "until_ns", t);
+    atomic_store(&g_lent, 0);
+}
+
+/*
+ * A control mark of the record hook (nvtxctl.h): "lend:CLIENT", "lent:CLIENT"
+ * or "return:CLIENT", on the thread that starts or stops the profiler. Before
+ * InitializeInjection it only notes that a profiler holds CUPTI.
+ */
+static void on_control(const char *zMsg)
+{
+    static const char *const azOp[] = {"lend:", "lent:", "return:"};
+    int saved = errno, op;
+    char zClient[48];
+    size_t i, n = 0;
+    for (op = 0; op < 3 && strncmp(zMsg, azOp[op], strlen(azOp[op])) != 0; op++) {
+    }
+    if (op == 3) goto done;
+    for (i = strlen(azOp[op]); zMsg[i] && n < sizeof zClient - 1; i++, n++) /* printable, bounded */
+        zClient[n] = zMsg[i] > ' ' && zMsg[i] < 0x7f ? zMsg[i] : '?';
+    zClient[n] = '\0';
+    if (!n) snprintf(zClient, sizeof zClient, "a profiler");
+    if (!atomic_load(&g_init)) {
+        if (op == 0) snprintf(g_zEarlyClient, sizeof g_zEarlyClient, "%s", zClient);
+        if (op != 1) atomic_store(&g_lendEarly, op == 0);
+        goto done;
+    }
+    /* a forked child's session is inactive: it never touches the lock its parent may hold */
+    if (!vt__session_active() || atomic_load(&g_fatal)) goto done;
+    pthread_mutex_lock(&g_lendMu);
+    if (op == 0) lend(zClient);
+    else if (op == 1 && atomic_load(&g_lent) && g_iApiGap) take_subscription_back(zClient);
+    else if (op == 2) take_back(zClient);
+    pthread_mutex_unlock(&g_lendMu);
+done:
+    errno = saved;
 }
 
 /*
@@ -900,9 +1195,17 @@ VT_EXPORT int InitializeInjection(void)
     if (g_cfg.disabled) goto done;
     load_driver();
     if (check_versions() != 0) goto done;
+    if (atomic_load(&g_lendEarly)) {
+        say("tracing off: %s was started before the job's first CUDA call and holds CUPTI, which the tracer "
+            "does not take from it; start the profiler after CUDA is initialized (e.g. after moving the "
+            "model to the GPU) to trace the job beside it",
+            g_zEarlyClient);
+        goto done;
+    }
 
     /* Subscribe before creating anything: if CUPTI is unavailable nothing is left on disk. */
     if (subscribe() != 0) goto done;
+    own_clock(); /* CUPTI's timestamps on a host clock the tracer reads itself (no lending without) */
     zErr[0] = '\0';
     g_cfg.time_base_ns = (long long)now_cupti(); /* rows store times relative to it */
     if (vt__session_start(&g_cfg, next_record, zErr, sizeof zErr) != 0) {
@@ -923,7 +1226,8 @@ VT_EXPORT int InitializeInjection(void)
     if (r != CUPTI_SUCCESS)
         say("NVTX ranges keep CUPTI's own thread ids (cuptiSetThreadIdType: %s): they may not join API "
             "calls by thread", result_name(r));
-    enable_activities();
+    if (enable_activities(zErr, sizeof zErr) != 0)
+        say("cannot enable CUPTI activity %s; those events are not recorded", zErr);
     nFail = enable_callbacks();
     if (nFail) say("%d CUPTI API callbacks could not be enabled; those calls are not recorded", nFail);
     record_glue_meta();
@@ -954,26 +1258,42 @@ done:
     return 1;
 }
 
+/* CUPTI's NVTX injection entry, looked up in the libcupti this library is linked against. */
+static int (*g_xCuptiNvtxInit)(const void *);
+
+/* Stands in for CUPTI's NVTX entry when the libcupti has none: NVTX stays injected for the control marks. */
+static int nvtx_init_without_cupti(const void *pGetExportTable)
+{
+    (void)pGetExportTable;
+    return 1;
+}
+
 /*
- * NVTX's injection entry, called by the NVTX library in the traced process when
- * NVTX_INJECTION64_PATH names this library. Forwards to the libcupti this library
- * is linked against (already loaded, by soname), so NVTX ranges reach the very
- * CUPTI instance that records everything else — pointing NVTX_INJECTION64_PATH at
- * a libcupti file instead can load a second, different copy. Returns what CUPTI
- * returns (0 refuses the injection: NVTX then stays a no-op), 0 if CUPTI lacks the
- * entry.
+ * NVTX's injection entry, called by each NVTX instance in the traced process
+ * when NVTX_INJECTION64_PATH names this library. Forwards to the libcupti this
+ * library is linked against (already loaded, by soname), so NVTX ranges reach
+ * the very CUPTI instance that records everything else — pointing
+ * NVTX_INJECTION64_PATH at a libcupti file instead can load a second, different
+ * copy — through the control-mark proxy (nvtxctl.h), which keeps nvtxMarkA for
+ * the record hook's marks. Returns what CUPTI returns (0 refuses the injection:
+ * NVTX then stays a no-op); 1 when the libcupti lacks the entry (NVTX ranges
+ * are then not recorded, the control marks still arrive).
  */
 VT_EXPORT int InitializeInjectionNvtx2(const void *pGetExportTable)
 {
-    typedef int (*nvtx_init_fn)(const void *);
-    int saved = errno, ok = 0;
-    nvtx_init_fn xInit = NULL;
-    void *h = dlopen("libcupti.so.13", RTLD_NOW | RTLD_NOLOAD);
-
-    if (h) *(void **)&xInit = dlsym(h, "InitializeInjectionNvtx2");
-    if (xInit) ok = xInit(pGetExportTable);
-    else say("NVTX ranges are not recorded: libcupti has no InitializeInjectionNvtx2");
-    if (h) dlclose(h);
+    int saved = errno, ok;
+    int (*xInit)(const void *) = g_xCuptiNvtxInit;
+    if (!xInit) {
+        void *h = dlopen("libcupti.so.13", RTLD_NOW | RTLD_NOLOAD);
+        if (h) *(void **)&xInit = dlsym(h, "InitializeInjectionNvtx2");
+        if (h) dlclose(h); /* drops only the reference RTLD_NOLOAD took */
+        if (!xInit) {
+            say("NVTX ranges are not recorded: libcupti has no InitializeInjectionNvtx2");
+            xInit = nvtx_init_without_cupti;
+        }
+        g_xCuptiNvtxInit = xInit;
+    }
+    ok = vt__nvtxctl_attach(pGetExportTable, xInit, on_control);
     errno = saved;
     return ok;
 }
