@@ -538,8 +538,8 @@ static void api(CUpti_CallbackDomain dom, CUpti_CallbackId cbid, CUpti_ApiCallba
 }
 
 /* A whole call: enter, then exit with the given status. */
-static void call(CUpti_CallbackDomain dom, CUpti_CallbackId cbid, const void *params, int status,
-                 uint32_t correlation)
+static inline void call(CUpti_CallbackDomain dom, CUpti_CallbackId cbid, const void *params, int status,
+                        uint32_t correlation)
 {
     api(dom, cbid, CUPTI_API_ENTER, params, &status, correlation);
     api(dom, cbid, CUPTI_API_EXIT, params, &status, correlation);
@@ -593,14 +593,14 @@ static int run_child(const char *zDir, const char *zErrFile, int mode, void (*xB
     return status;
 }
 
-static int count_lines(const char *z)
+static inline int count_lines(const char *z)
 {
     int n = 0;
     for (; *z; z++) n += *z == '\n';
     return n;
 }
 
-static sqlite3_int64 q(sqlite3 *db, const char *zSql)
+static inline sqlite3_int64 q(sqlite3 *db, const char *zSql)
 {
     sqlite3_stmt *pStmt = NULL;
     sqlite3_int64 v = -1;
@@ -611,7 +611,7 @@ static sqlite3_int64 q(sqlite3 *db, const char *zSql)
     return v;
 }
 
-static void qtext(sqlite3 *db, const char *zSql, char *z, size_t n)
+static inline void qtext(sqlite3 *db, const char *zSql, char *z, size_t n)
 {
     sqlite3_stmt *pStmt = NULL;
     z[0] = '\0';
@@ -816,6 +816,32 @@ static inline void kineto_report(void)
             g_kineto.tFirst > 0 && g_kineto.tFirst < kineto_tsc() + 1000000000u,
             g_zJobFailed ? g_zJobFailed : "job checks ok");
     fclose(f);
+}
+
+/*
+ * The trace of a job that ran one profile (harness_alloc and harness_kernel with correlation ids
+ * 1001-1002 before, 1003-1005 during, 1006-1007 after it): its GPU activity before and after the
+ * window, none inside, the window in meta.
+ */
+static inline void harness_check_window(sqlite3 *db)
+{
+    char z[256];
+    ASSERT_EQ(0, q(db, "SELECT count(*) FROM meta WHERE key = 'cupti_takeover_ns'"));
+    qtext(db, "SELECT value FROM meta WHERE key = 'cupti_lend.1.client'", z, sizeof z);
+    ASSERT_STREQ("torch.profiler", z);
+    ASSERT_EQ(0, q(db, "SELECT count(*) FROM meta WHERE key GLOB 'cupti_lend.2.*'"));
+    /* kernels and allocation records of before and after, none of the profiler's window */
+    ASSERT_EQ(2, q(db, "SELECT count(*) FROM kernel"));
+    ASSERT_EQ(2, q(db, "SELECT count(*) FROM memory_event WHERE op = 1"));
+    ASSERT_EQ(0, q(db, "SELECT count(*) FROM memory_event WHERE address = 134217728"));
+    ASSERT_EQ(1, q(db, "SELECT count(*) FROM kernel WHERE correlation = 1002 AND start <= (SELECT CAST(value AS"
+                       " INTEGER) FROM meta WHERE key = 'cupti_lend.1.from_ns')"));
+    /* after the window, on the trace's clock again (Kineto's ticks would be far before the start) */
+    ASSERT_EQ(1, q(db, "SELECT count(*) FROM kernel WHERE correlation = 1007 AND start >= (SELECT CAST(value AS"
+                       " INTEGER) FROM meta WHERE key = 'cupti_lend.1.until_ns') AND start < (SELECT CAST(value"
+                       " AS INTEGER) FROM meta WHERE key = 'cupti_lend.1.until_ns') + 60000000000"));
+    ASSERT_EQ(1, q(db, "SELECT count(*) FROM memory_event WHERE address = 150994944 AND ts >= (SELECT CAST(value"
+                       " AS INTEGER) FROM meta WHERE key = 'cupti_lend.1.until_ns')"));
 }
 
 #endif

@@ -788,28 +788,6 @@ static sqlite3 *run_with_profiler(int bEager, char *zDir, char *z, size_t n, cha
     return db;
 }
 
-/* The trace's GPU activity around the window: before and after it, none inside; the window in meta. */
-static void check_window(sqlite3 *db)
-{
-    char z[256];
-    ASSERT_EQ(0, q(db, "SELECT count(*) FROM meta WHERE key = 'cupti_takeover_ns'"));
-    qtext(db, "SELECT value FROM meta WHERE key = 'cupti_lend.1.client'", z, sizeof z);
-    ASSERT_STREQ("torch.profiler", z);
-    ASSERT_EQ(0, q(db, "SELECT count(*) FROM meta WHERE key GLOB 'cupti_lend.2.*'"));
-    /* kernels and allocation records of before and after, none of the profiler's window */
-    ASSERT_EQ(2, q(db, "SELECT count(*) FROM kernel"));
-    ASSERT_EQ(2, q(db, "SELECT count(*) FROM memory_event WHERE op = 1"));
-    ASSERT_EQ(0, q(db, "SELECT count(*) FROM memory_event WHERE address = 134217728"));
-    ASSERT_EQ(1, q(db, "SELECT count(*) FROM kernel WHERE correlation = 1002 AND start <= (SELECT CAST(value AS"
-                       " INTEGER) FROM meta WHERE key = 'cupti_lend.1.from_ns')"));
-    /* after the window, on the trace's clock again (Kineto's ticks would be far before the start) */
-    ASSERT_EQ(1, q(db, "SELECT count(*) FROM kernel WHERE correlation = 1007 AND start >= (SELECT CAST(value AS"
-                       " INTEGER) FROM meta WHERE key = 'cupti_lend.1.until_ns') AND start < (SELECT CAST(value"
-                       " AS INTEGER) FROM meta WHERE key = 'cupti_lend.1.until_ns') + 60000000000"));
-    ASSERT_EQ(1, q(db, "SELECT count(*) FROM memory_event WHERE address = 150994944 AND ts >= (SELECT CAST(value"
-                       " AS INTEGER) FROM meta WHERE key = 'cupti_lend.1.until_ns')"));
-}
-
 /*
  * torch.profiler inside a traced job, with a Kineto that does not subscribe
  * (CUPTI's subscription is lent during its prepare only): the profiler gets
@@ -825,7 +803,7 @@ TEST(lend_to_profiler)
     ASSERT_EQ(3, count_lines(z));
     ASSERT_CONTAINS(z, "vramtrace: lending CUPTI to torch.profiler while it runs: its GPU activity goes to the "
                        "profiler");
-    check_window(db);
+    harness_check_window(db);
     ASSERT_EQ(3, q(db, "SELECT count(*) FROM api_call"));
     /* the subscription was away during the prepare only */
     ASSERT_EQ(1, q(db, "SELECT CAST(f.value AS INTEGER) <= CAST(a.value AS INTEGER) AND CAST(a.value AS INTEGER)"
@@ -854,7 +832,7 @@ TEST(lend_to_profiler_that_subscribes)
     ASSERT_CONTAINS(z, "vramtrace: torch.profiler keeps CUPTI's only subscription (CUPTI_ERROR_MULTIPLE_SUBSCRIBERS"
                        "_NOT_SUPPORTED): API calls (allocations through the CUDA API, OOMs, call sites) are not "
                        "recorded in ");
-    check_window(db);
+    harness_check_window(db);
     ASSERT_EQ(1, q(db, "SELECT count(*) FROM api_call"));
     ASSERT_EQ(1001, q(db, "SELECT correlation FROM api_call"));
     ASSERT_EQ(1, q(db, "SELECT count(*) FROM meta WHERE key = 'cupti_lend.1.api_from_ns'"));
