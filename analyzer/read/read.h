@@ -47,6 +47,18 @@ struct vt_kindcount {
     int64_t n, bytes, pageable; /* pageable: copies from or to pageable memory */
 };
 
+/*
+ * A window in which the tracer lent CUPTI to another client, the job's own torch.profiler (meta
+ * cupti_lend.N.*): absolute ns. GPU activity (kernels, copies, sets, CUPTI's allocation records,
+ * NVTX ranges) is unknown in [from, until); API calls are unknown in [apiFrom, apiUntil) when the
+ * subscription went with it. until / apiUntil -1: to the end of the trace; apiFrom -1: none.
+ */
+struct vt_lend {
+    int64_t from, until, apiFrom, apiUntil;
+    char zClient[48];
+    char zApiHeldBy[64]; /* who kept the subscription, "" when it came back */
+};
+
 struct vt_devinfo {
     int id;
     char zName[128];
@@ -78,6 +90,8 @@ struct vt_tracefile {
     int64_t partialFrom;
     char zPartialWhy[320];  /* why, for people: "" when partialFrom is -1 */
     int64_t windowStart, windowStop; /* recording window relative to the start, ns (-1 or 0: none) */
+    struct vt_lend *aLend;  /* CUPTI lent to the job's profiler, by window (meta cupti_lend.N) */
+    int nLend;
     /* devices, by id */
     struct vt_devinfo *aDev;
     int nDev;
