@@ -1258,8 +1258,9 @@ done:
     return 1;
 }
 
-/* CUPTI's NVTX injection entry, looked up in the libcupti this library is linked against. */
-static int (*g_xCuptiNvtxInit)(const void *);
+/* CUPTI's NVTX injection entry, looked up in the libcupti this library is linked against (once; NVTX
+ * instances may initialize on several threads at once). */
+static _Atomic(int (*)(const void *)) g_xCuptiNvtxInit;
 
 /* Stands in for CUPTI's NVTX entry when the libcupti has none: NVTX stays injected for the control marks. */
 static int nvtx_init_without_cupti(const void *pGetExportTable)
@@ -1282,7 +1283,7 @@ static int nvtx_init_without_cupti(const void *pGetExportTable)
 VT_EXPORT int InitializeInjectionNvtx2(const void *pGetExportTable)
 {
     int saved = errno, ok;
-    int (*xInit)(const void *) = g_xCuptiNvtxInit;
+    int (*xInit)(const void *) = atomic_load(&g_xCuptiNvtxInit);
     if (!xInit) {
         void *h = dlopen("libcupti.so.13", RTLD_NOW | RTLD_NOLOAD);
         if (h) *(void **)&xInit = dlsym(h, "InitializeInjectionNvtx2");
@@ -1291,7 +1292,7 @@ VT_EXPORT int InitializeInjectionNvtx2(const void *pGetExportTable)
             say("NVTX ranges are not recorded: libcupti has no InitializeInjectionNvtx2");
             xInit = nvtx_init_without_cupti;
         }
-        g_xCuptiNvtxInit = xInit;
+        atomic_store(&g_xCuptiNvtxInit, xInit);
     }
     ok = vt__nvtxctl_attach(pGetExportTable, xInit, on_control);
     errno = saved;
