@@ -150,6 +150,18 @@ CUptiResult cuptiGetTimestamp(uint64_t *timestamp)
     return CUPTI_SUCCESS;
 }
 
+/* cuptiFinalize: CUPTI detaches; every client's callbacks, kinds and timestamp source are gone. */
+CUptiResult cuptiFinalize(void)
+{
+    g_callback = NULL;
+    g_holder = NULL;
+    g_request = NULL;
+    g_complete = NULL;
+    atomic_store(&g_kindsOn, 0);
+    g_xTimestamp = NULL;
+    return CUPTI_SUCCESS;
+}
+
 static uint8_t g_perThreadBuf = 1; /* CUPTI_ACTIVITY_ATTR_PER_THREAD_ACTIVITY_BUFFER, default 1 in CUPTI 13 */
 
 CUptiResult cuptiActivitySetAttribute(CUpti_ActivityAttribute attr, size_t *pValueSize, void *pValue)
@@ -225,7 +237,7 @@ static void fake_record(const void *rec, size_t size)
     if (g_bGateKinds && ((unsigned)kind >= 64 || !(atomic_load(&g_kindsOn) & ((uint_fast64_t)1 << kind)))) return;
     pthread_mutex_lock(&g_heldMu);
     if (t_iHeld < 0 && g_nHeld < MAX_HELD) t_iHeld = g_nHeld++;
-    if (t_iHeld >= 0 && !g_aHeld[t_iHeld].p) {
+    if (t_iHeld >= 0 && !g_aHeld[t_iHeld].p && g_request) {
         size_t nMax = 0;
         g_request(&g_aHeld[t_iHeld].p, &g_aHeld[t_iHeld].cap, &nMax);
         g_aHeld[t_iHeld].off = 0;
@@ -248,7 +260,7 @@ CUptiResult cuptiActivityFlushAll(uint32_t flag)
     pthread_mutex_lock(&g_heldMu);
     for (int i = 0; i < g_nHeld; i++) {
         if (!g_aHeld[i].p || !g_aHeld[i].off) continue;
-        if (!atomic_load(&g_bTakenOver)) g_complete(NULL, 0, g_aHeld[i].p, g_aHeld[i].cap, g_aHeld[i].off);
+        if (!atomic_load(&g_bTakenOver) && g_complete) g_complete(NULL, 0, g_aHeld[i].p, g_aHeld[i].cap, g_aHeld[i].off);
         g_aHeld[i].p = NULL; /* taken over: the other client got it */
     }
     pthread_mutex_unlock(&g_heldMu);
@@ -672,7 +684,7 @@ static inline void harness_nvtx_mark(const char *zMsg)
 static struct {
     int bEager, bInit, bCpuOnly;
     CUpti_SubscriberHandle h;
-    uint8_t *apBuf[64];
+    uint8_t *apBuf[64]; /* buffers handed to CUPTI and not yet back */
     int nBuf;
     int nRecords, nKernels, nMemory, nForeign;
     uint64_t tFirst, tLast; /* record times seen (its own clock) */
@@ -706,6 +718,7 @@ static void CUPTIAPI kineto_complete(CUcontext ctx, uint32_t streamId, uint8_t *
         g_kineto.nForeign++;
         return;
     }
+    g_kineto.apBuf[i] = g_kineto.apBuf[--g_kineto.nBuf]; /* no longer outstanding */
     while (core_next_record(pBuf, valid, &pRec) == 0) {
         CUpti_ActivityKind kind;
         memcpy(&kind, pRec, sizeof kind);
@@ -718,6 +731,7 @@ static void CUPTIAPI kineto_complete(CUcontext ctx, uint32_t streamId, uint8_t *
         }
         g_kineto.nMemory += kind == CUPTI_ACTIVITY_KIND_MEMORY2;
     }
+    free(pBuf);
 }
 
 static void CUPTIAPI kineto_switchboard(void *pUser, CUpti_CallbackDomain d, CUpti_CallbackId cbid, const void *p)
@@ -770,6 +784,17 @@ static inline CUpti_ActivityMemory4 memory_record(uint64_t a, int k, uint32_t co
     m.timestamp = harness_now();
     m.streamId = CUPTI_INVALID_STREAM_ID;
     return m;
+}
+
+/*
+ * Kineto's teardown (TEARDOWN_CUPTI=1), which it runs after a profile when it holds a subscription:
+ * a forced flush, then cuptiUnsubscribe and cuptiFinalize (libkineto/src/CuptiCallbackApi.cpp).
+ */
+static inline void kineto_teardown(void)
+{
+    cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+    cuptiUnsubscribe(g_kineto.h);
+    cuptiFinalize();
 }
 
 /* A kernel's activity record, as CUPTI writes it: on CUPTI's clock now, lasting 1 us. */

@@ -844,6 +844,70 @@ TEST(lend_to_profiler_that_subscribes)
     ASSERT_EQ(0, system(z));
 }
 
+/* The job of job_with_profiler, with a Kineto that finalizes CUPTI after the profile (TEARDOWN_CUPTI=1). */
+static void job_with_profiler_teardown(void)
+{
+    g_bGateKinds = 1;
+    harness_nvtx_init();
+    harness_alloc(0x7000000, 1001);
+    harness_kernel(1002, "before");
+    harness_nvtx_mark(VT_NVTXCTL_PREFIX "lend:torch.profiler");
+    kineto_prepare();
+    harness_nvtx_mark(VT_NVTXCTL_PREFIX "lent:torch.profiler");
+    harness_alloc(0x8000000, 1003);
+    harness_kernel(1004, "profiled");
+    harness_kernel(1005, "profiled");
+    kineto_stop();
+    harness_nvtx_mark(VT_NVTXCTL_PREFIX "return:torch.profiler");
+    kineto_teardown();
+    /* the tracer notices the free subscription on its flush thread (at most 60 s on a loaded machine) */
+    for (int i = 0; i < 3000 && !(g_callback && !strcmp(g_zHolder, "vramtrace")); i++) usleep(20000);
+    JOB_CHECK(g_callback && !strcmp(g_zHolder, "vramtrace"));
+    JOB_CHECK(g_xTimestamp != NULL && g_xTimestamp != kineto_tsc); /* set up again */
+    harness_alloc(0x9000000, 1006);
+    harness_kernel(1007, "after");
+    kineto_report();
+}
+
+/*
+ * A Kineto that kept the subscription and finalizes CUPTI after its profile
+ * (TEARDOWN_CUPTI=1): the tracer notices the free subscription, sets CUPTI up
+ * again and records on, API calls included; the window's unknown GPU activity
+ * reaches to then.
+ */
+TEST(profiler_finalizes_cupti_tracer_resumes)
+{
+    char zDir[64], zErrFile[128], zPath[160], z[4096], zK[256];
+    sqlite3 *db = NULL;
+    int status;
+    snprintf(zDir, sizeof zDir, "/tmp/vt_cupti_XXXXXX");
+    ASSERT(mkdtemp(zDir) != NULL);
+    snprintf(zErrFile, sizeof zErrFile, "%s.err", zDir);
+    snprintf(zPath, sizeof zPath, "%s/trace.db", zDir);
+    g_kineto.bEager = 1;
+    setenv("VRAMTRACE_FLUSH_MS", "50", 1);
+    status = run_child(zDir, zErrFile, MODE_OK, job_with_profiler_teardown);
+    unsetenv("VRAMTRACE_FLUSH_MS");
+    vt_read_file(zErrFile, z, sizeof z);
+    unlink(zErrFile);
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) VT__FAIL("child status %d: %s", status, z);
+    snprintf(zErrFile, sizeof zErrFile, "%s/kineto.txt", zDir);
+    vt_read_file(zErrFile, zK, sizeof zK);
+    ASSERT_STREQ("kernels 2 memory 0 foreign 0 cpu_only 0 own_clock 1\njob checks ok\n", zK);
+    ASSERT_EQ(SQLITE_OK, sqlite3_open_v2(zPath, &db, SQLITE_OPEN_READONLY, NULL));
+    harness_check_window(db);
+    /* API calls before the window and after the subscription came back */
+    ASSERT_EQ(2, q(db, "SELECT count(*) FROM api_call"));
+    ASSERT_EQ(1, q(db, "SELECT count(*) FROM api_call WHERE correlation = 1006"));
+    ASSERT_EQ(1, q(db, "SELECT CAST(a.value AS INTEGER) <= CAST(u.value AS INTEGER) FROM meta a, meta u"
+                       " WHERE a.key = 'cupti_lend.1.api_until_ns' AND u.key = 'cupti_lend.1.until_ns'"));
+    qtext(db, "SELECT value FROM meta WHERE key = 'cupti_lend.1.note'", z, sizeof z);
+    ASSERT_CONTAINS(z, "CUPTI's subscription came free after this window");
+    sqlite3_close(db);
+    snprintf(z, sizeof z, "rm -rf %s", zDir);
+    ASSERT_EQ(0, system(z));
+}
+
 /* torch.profiler set up before the job's first CUDA call (so before the tracer). */
 static void profiler_before_cuda(void)
 {
@@ -1231,4 +1295,4 @@ VT_TEST_LIST(T(scripted_session_records_exactly) T(multiple_subscribers_named) T
              T(forked_worker_not_traced) T(nvcc_launches_yield_buffer_uses) T(file_size_limit_tracing_off)
              T(periodic_flush_every_thread_before_sigterm) T(fatal_error_closes_trace) T(final_flush_bounded)
              T(takeover_detected) T(lend_to_profiler) T(lend_to_profiler_that_subscribes)
-             T(profiler_first_keeps_cupti) T(module_unload_forgets_layouts))
+             T(profiler_first_keeps_cupti) T(profiler_finalizes_cupti_tracer_resumes) T(module_unload_forgets_layouts))

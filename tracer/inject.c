@@ -641,6 +641,8 @@ static void report_takeover(void)
         vt__session_path());
 }
 
+static void retake_between_windows(void); /* with the lend, below */
+
 /*
  * The flush thread's periodic task: a non-forced flush hands the writer every
  * activity buffer whose records are complete, full or not, so the records of
@@ -660,6 +662,7 @@ static void flush_tick(void *pArg)
     }
     if (!vt__session_active()) return;
     pthread_mutex_lock(&g_lendMu);
+    if (!atomic_load(&g_lent)) retake_between_windows();
     if (!atomic_load(&g_lent)) {
         cuptiActivityFlushAll(0);
         switch (vt__watch_tick(&g_watch, mono_ms(), atomic_load(&g_nBufEvents), atomic_load(&g_nExpect))) {
@@ -1043,8 +1046,9 @@ static void lend_meta_ns(unsigned i, const char *zField, uint64_t t)
  * The subscription, back after a lend gave it up, when the profiler left it
  * free (API callbacks enabled again, the API gap closed); otherwise the
  * other subscriber is named once (meta and one line). Under g_lendMu.
+ * Returns 0 when it is back, -1 when not.
  */
-static void take_subscription_back(const char *zClient)
+static int take_subscription_back(const char *zClient)
 {
     char zOld[CUPTI_OLD_SUBSCRIBER_NAME_MIN_LEN + 1], z[160];
     CUptiResult r = subscribe_cupti(zOld, sizeof zOld);
@@ -1053,9 +1057,9 @@ static void take_subscription_back(const char *zClient)
         if (enable_callbacks() != 0) lend_meta(g_iApiGap, "api_note", "some API callbacks could not be enabled again");
         lend_meta_ns(g_iApiGap, "api_until_ns", now_cupti());
         g_iApiGap = 0;
-        return;
+        return 0;
     }
-    if (g_bSaidHeld) return;
+    if (g_bSaidHeld) return -1;
     g_bSaidHeld = 1;
     snprintf(z, sizeof z, "%s%s", zOld[0] ? zOld : zClient,
              r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED ? "" : " (or CUPTI refused)");
@@ -1065,6 +1069,7 @@ static void take_subscription_back(const char *zClient)
         "records) is recorded again whenever the profiler stops; record with --keep-cupti to keep "
         "the trace whole (the profiler then records no GPU activity)",
         zClient, result_name(r), vt__session_path());
+    return -1;
 }
 
 /* lend:CLIENT (see g_lendMu): the activity API is handed to the profiler about to start. Under g_lendMu. */
@@ -1109,23 +1114,26 @@ static void lend(const char *zClient)
     g_bSaidLend = 1;
 }
 
-/* return:CLIENT (see g_lendMu): the profiler stopped and took its records; CUPTI is the tracer's again. Under g_lendMu. */
-static void take_back(const char *zClient)
+/*
+ * CUPTI's activity API set up for the tracer again (after a lend, or after
+ * the other client finalized CUPTI): its timestamp callback, thread ids,
+ * per-thread buffers, buffer callbacks and kinds; what CUPTI refused goes
+ * into lend window i's note and one line. Returns 0, or -1 when CUPTI
+ * refused the callbacks (no GPU activity can be recorded). Under g_lendMu.
+ */
+static int set_activity_up(unsigned i, const char *zClient)
 {
     char z[512];
-    uint64_t t;
     CUptiResult r;
-    if (!atomic_load(&g_lent)) return;
-    if (g_iApiGap) take_subscription_back(zClient);
     r = cuptiActivityRegisterTimestampCallback(clock_callback); /* Kineto's TSC clock out */
     if (r == CUPTI_SUCCESS) r = cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed);
     if (r != CUPTI_SUCCESS) {
         /* records would go to the profiler's callbacks, or carry its clock: none is taken */
         snprintf(z, sizeof z, "CUPTI refused the tracer's callbacks after the profiler (%s): GPU activity "
                  "is not recorded from then on", result_name(r));
-        lend_meta(g_nLend, "note", z);
+        lend_meta(i, "note", z);
         say("%s", z);
-        return; /* stays lent: the flush thread leaves CUPTI alone */
+        return -1;
     }
     cuptiSetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM);
     if (g_bPerThreadKnown) {
@@ -1133,14 +1141,45 @@ static void take_back(const char *zClient)
         cuptiActivitySetAttribute(CUPTI_ACTIVITY_ATTR_PER_THREAD_ACTIVITY_BUFFER, &n, &g_perThreadBuf);
     }
     vt__watch_init(&g_watch, 20 * (g_cfg.flush_ms ? g_cfg.flush_ms : 500));
-    t = now_cupti();
     if (enable_activities(z, sizeof z) != 0) {
-        lend_meta(g_nLend, "note", z);
+        lend_meta(i, "note", z);
         say("after lending CUPTI to %s, activity %s could not be enabled again; those events are not recorded "
             "from then on", zClient, z);
     }
+    return 0;
+}
+
+/* return:CLIENT (see g_lendMu): the profiler stopped and took its records; CUPTI is the tracer's again. Under g_lendMu. */
+static void take_back(const char *zClient)
+{
+    uint64_t t;
+    if (!atomic_load(&g_lent)) return;
+    if (g_iApiGap) take_subscription_back(zClient);
+    t = now_cupti();
+    if (set_activity_up(g_nLend, zClient) != 0) return; /* stays lent: the flush thread leaves CUPTI alone */
     lend_meta_ns(g_nLend, "until_ns", t);
     atomic_store(&g_lent, 0);
+}
+
+/*
+ * Between windows, while a profiler kept the subscription: is it free again?
+ * Kineto gives it up only when it finalizes CUPTI (TEARDOWN_CUPTI=1, after a
+ * profile), which also wipes the tracer's activity set-up. So, once back, the
+ * activity API is set up again, and the last window's GPU activity counts as
+ * unknown until then (its until_ns moves; its note says why). Tried every
+ * fourth flush tick. Under g_lendMu.
+ */
+static void retake_between_windows(void)
+{
+    static unsigned nTick;
+    if (!g_iApiGap || ++nTick % 4 != 0 || take_subscription_back("the profiler") != 0) return;
+    if (set_activity_up(g_nLend, "the profiler") != 0) {
+        atomic_store(&g_lent, 1); /* nothing to record: the flush thread leaves CUPTI alone */
+        return;
+    }
+    lend_meta_ns(g_nLend, "until_ns", now_cupti());
+    lend_meta(g_nLend, "note", "CUPTI's subscription came free after this window (the profiler finalized CUPTI, "
+                               "TEARDOWN_CUPTI=1): the tracer set CUPTI up again; GPU activity until then is unknown");
 }
 
 /*
