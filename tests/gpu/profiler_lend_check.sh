@@ -4,21 +4,29 @@
 # that the profiler got its kernels and the trace has the job's kernels and allocations before,
 # between and after the windows, each window stated in meta (docs/tracer.md, "Beside torch.profiler").
 #
-# Build where the CUDA toolkit and SQLite headers are (cmake -S . -B build), then run from
-# anywhere on the GPU machine, with the python3 that has PyTorch first on PATH (or PYTHON=...):
-#   OUT=/some/dir bash tests/gpu/profiler_lend_check.sh [build-dir]
-# Results in OUT/profiler_lend/: the job's traces and their `info`, the profiler's chrome
-# traces, record.log, check.txt. About 30 s on an H200. Exit: 0 every check passed, 1 one
+# ctest runs it as gpu_profiler_lend (label gpu), so tests/gpu/device-run.sh's ctest step runs
+# it with the carried build; by hand, from anywhere on the GPU machine, with the python3 that
+# has PyTorch first on PATH (or PYTHON=..., or the device run's VT_PYTHON):
+#   OUT=/some/dir bash tests/gpu/profiler_lend_check.sh [build-or-carried-dir]
+# Results in OUT/profiler_lend/ (default: the device run's step folder, else the build's tests
+# folder): the job's traces and their `info`, the profiler's chrome traces, record.log,
+# check.txt. About 30 s on an H200. In the device run's rehearsal (VT_DRY_RUN=1: a stand-in
+# PyTorch, no GPU) it runs the checker's self-test instead. Exit: 0 every check passed, 1 one
 # failed, 77 no GPU or no PyTorch with CUDA (skipped), 3 no build.
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 build=$(cd "${1:-$here/../../build}" 2>/dev/null && pwd) || { echo "profiler_lend_check: no build folder" >&2; exit 3; }
-out=${OUT:-$build/tests/gpu_profiler_lend}
+out=${OUT:-${VT_STEP_DIR:-$build/tests}}
 dir="$out/profiler_lend"
 vt="$build/analyzer/vramtrace"
-py=${PYTHON:-python3}
+py=${PYTHON:-${VT_PYTHON:-python3}}
 [ -x "$vt" ] || { echo "profiler_lend_check: $vt not found (build first)" >&2; exit 3; }
-if ! "$py" -c 'import sys, torch; sys.exit(0 if torch.cuda.is_available() else 1)' > /dev/null 2>&1; then
+if [ "${VT_DRY_RUN:-0}" = 1 ]; then
+  echo "profiler_lend_check: rehearsal (no GPU, a stand-in PyTorch): the checker's self-test"
+  exec "$py" "$here/profiler_lend_check.py" --self-test
+fi
+if ! "$py" -c 'import sys, torch; sys.exit(0 if torch.cuda.is_available() and "fake" not in torch.__version__ else 1)' \
+     > /dev/null 2>&1; then
   echo "profiler_lend_check: no GPU, or no PyTorch with CUDA for $py: skipped"
   exit 77
 fi
