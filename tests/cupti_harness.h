@@ -869,4 +869,30 @@ static inline void harness_check_window(sqlite3 *db)
                        " AS INTEGER) FROM meta WHERE key = 'cupti_lend.1.until_ns')"));
 }
 
+/*
+ * Run xBody (a job that runs a profile and calls kineto_report) in a traced child, Kineto
+ * subscribing at its first profile or not (bEager): stderr into z, Kineto's report into zK, the
+ * trace (open, read-only) returned; the trace's folder into zDir (64 bytes) for the caller to remove.
+ */
+static inline sqlite3 *harness_run_profiled(int bEager, void (*xBody)(void), char *zDir, char *z, size_t n,
+                                            char *zK, size_t nK)
+{
+    char zErrFile[128], zPath[160];
+    sqlite3 *db = NULL;
+    int status;
+    snprintf(zDir, 64, "/tmp/vt_lend_XXXXXX");
+    ASSERT(mkdtemp(zDir) != NULL);
+    snprintf(zErrFile, sizeof zErrFile, "%s.err", zDir);
+    snprintf(zPath, sizeof zPath, "%s/trace.db", zDir);
+    g_kineto.bEager = bEager;
+    status = run_child(zDir, zErrFile, MODE_OK, xBody);
+    vt_read_file(zErrFile, z, n);
+    unlink(zErrFile);
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) VT__FAIL("child status %d: %s", status, z);
+    snprintf(zErrFile, sizeof zErrFile, "%s/kineto.txt", zDir);
+    vt_read_file(zErrFile, zK, nK);
+    ASSERT_EQ(SQLITE_OK, sqlite3_open_v2(zPath, &db, SQLITE_OPEN_READONLY, NULL));
+    return db;
+}
+
 #endif

@@ -740,10 +740,12 @@ TEST(takeover_detected)
 /*
  * A job that runs torch.profiler once, as the record hook tells the tracer
  * (NVTX control marks) and as Kineto sets CUPTI up: an allocation and a kernel
- * before, during and after the profiler. Checks in the child what only it can
- * see (thread ids, per-thread buffers, the clock in force): JOB_CHECK.
+ * before, during and after the profiler; with bTeardown, Kineto finalizes CUPTI
+ * after the profile (TEARDOWN_CUPTI=1) and the job waits until the tracer has
+ * its subscription back. Checks in the child what only it can see (thread ids,
+ * per-thread buffers, the clock in force): JOB_CHECK.
  */
-static void job_with_profiler(void)
+static void profiled_job(int bTeardown)
 {
     g_bGateKinds = 1; /* CUPTI writes records of the kinds someone enabled only */
     harness_nvtx_init();
@@ -758,34 +760,28 @@ static void job_with_profiler(void)
     harness_kernel(1005, "profiled");
     kineto_stop();
     harness_nvtx_mark(VT_NVTXCTL_PREFIX "return:torch.profiler");
+    if (bTeardown) {
+        kineto_teardown();
+        /* the tracer notices the free subscription on its flush thread (at most 60 s on a loaded machine) */
+        for (int i = 0; i < 3000 && !(g_callback && !strcmp(g_zHolder, "vramtrace")); i++) usleep(20000);
+        JOB_CHECK(g_callback && !strcmp(g_zHolder, "vramtrace"));
+    }
     JOB_CHECK(g_threadIdType == CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM);
     JOB_CHECK(g_perThreadBuf == 1);
-    JOB_CHECK(g_xTimestamp != kineto_tsc); /* the trace's clock is CUPTI's again */
+    JOB_CHECK(g_xTimestamp && g_xTimestamp != kineto_tsc); /* the trace's clock is CUPTI's again */
     harness_alloc(0x9000000, 1006);
     harness_kernel(1007, "after");
     kineto_report();
 }
 
-/* Run job_with_profiler (Kineto eager or not); stderr into z, Kineto's report into zKineto; the trace returned. */
-static sqlite3 *run_with_profiler(int bEager, char *zDir, char *z, size_t n, char *zKineto, size_t nKineto)
+static void job_with_profiler(void)
 {
-    char zErrFile[128], zPath[160];
-    sqlite3 *db = NULL;
-    int status;
-    snprintf(zDir, 64, "/tmp/vt_cupti_XXXXXX");
-    ASSERT(mkdtemp(zDir) != NULL);
-    snprintf(zErrFile, sizeof zErrFile, "%s.err", zDir);
-    snprintf(zPath, sizeof zPath, "%s/trace.db", zDir);
-    g_kineto.bEager = bEager;
-    status = run_child(zDir, zErrFile, MODE_OK, job_with_profiler);
-    vt_read_file(zErrFile, z, n);
-    unlink(zErrFile);
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) VT__FAIL("child status %d: %s", status, z);
-    snprintf(zErrFile, sizeof zErrFile, "%s/kineto.txt", zDir);
-    vt_read_file(zErrFile, zKineto, nKineto);
-    unlink(zErrFile);
-    ASSERT_EQ(SQLITE_OK, sqlite3_open_v2(zPath, &db, SQLITE_OPEN_READONLY, NULL));
-    return db;
+    profiled_job(0);
+}
+
+static void job_with_profiler_teardown(void)
+{
+    profiled_job(1);
 }
 
 /*
@@ -797,7 +793,7 @@ static sqlite3 *run_with_profiler(int bEager, char *zDir, char *z, size_t n, cha
 TEST(lend_to_profiler)
 {
     char zDir[64], z[4096], zK[256];
-    sqlite3 *db = run_with_profiler(0, zDir, z, sizeof z, zK, sizeof zK);
+    sqlite3 *db = harness_run_profiled(0, job_with_profiler, zDir, z, sizeof z, zK, sizeof zK);
     ASSERT_STREQ("kernels 2 memory 0 foreign 0 cpu_only 0 own_clock 1\njob checks ok\n", zK);
     /* the start line, MEMORY_POOL's, and the lend, once */
     ASSERT_EQ(3, count_lines(z));
@@ -826,7 +822,7 @@ TEST(lend_to_profiler)
 TEST(lend_to_profiler_that_subscribes)
 {
     char zDir[64], z[4096], zK[256];
-    sqlite3 *db = run_with_profiler(1, zDir, z, sizeof z, zK, sizeof zK);
+    sqlite3 *db = harness_run_profiled(1, job_with_profiler, zDir, z, sizeof z, zK, sizeof zK);
     ASSERT_STREQ("kernels 2 memory 0 foreign 0 cpu_only 0 own_clock 1\njob checks ok\n", zK);
     ASSERT_EQ(4, count_lines(z));
     ASSERT_CONTAINS(z, "vramtrace: torch.profiler keeps CUPTI's only subscription (CUPTI_ERROR_MULTIPLE_SUBSCRIBERS"
@@ -844,31 +840,6 @@ TEST(lend_to_profiler_that_subscribes)
     ASSERT_EQ(0, system(z));
 }
 
-/* The job of job_with_profiler, with a Kineto that finalizes CUPTI after the profile (TEARDOWN_CUPTI=1). */
-static void job_with_profiler_teardown(void)
-{
-    g_bGateKinds = 1;
-    harness_nvtx_init();
-    harness_alloc(0x7000000, 1001);
-    harness_kernel(1002, "before");
-    harness_nvtx_mark(VT_NVTXCTL_PREFIX "lend:torch.profiler");
-    kineto_prepare();
-    harness_nvtx_mark(VT_NVTXCTL_PREFIX "lent:torch.profiler");
-    harness_alloc(0x8000000, 1003);
-    harness_kernel(1004, "profiled");
-    harness_kernel(1005, "profiled");
-    kineto_stop();
-    harness_nvtx_mark(VT_NVTXCTL_PREFIX "return:torch.profiler");
-    kineto_teardown();
-    /* the tracer notices the free subscription on its flush thread (at most 60 s on a loaded machine) */
-    for (int i = 0; i < 3000 && !(g_callback && !strcmp(g_zHolder, "vramtrace")); i++) usleep(20000);
-    JOB_CHECK(g_callback && !strcmp(g_zHolder, "vramtrace"));
-    JOB_CHECK(g_xTimestamp != NULL && g_xTimestamp != kineto_tsc); /* set up again */
-    harness_alloc(0x9000000, 1006);
-    harness_kernel(1007, "after");
-    kineto_report();
-}
-
 /*
  * A Kineto that kept the subscription and finalizes CUPTI after its profile
  * (TEARDOWN_CUPTI=1): the tracer notices the free subscription, sets CUPTI up
@@ -877,24 +848,12 @@ static void job_with_profiler_teardown(void)
  */
 TEST(profiler_finalizes_cupti_tracer_resumes)
 {
-    char zDir[64], zErrFile[128], zPath[160], z[4096], zK[256];
-    sqlite3 *db = NULL;
-    int status;
-    snprintf(zDir, sizeof zDir, "/tmp/vt_cupti_XXXXXX");
-    ASSERT(mkdtemp(zDir) != NULL);
-    snprintf(zErrFile, sizeof zErrFile, "%s.err", zDir);
-    snprintf(zPath, sizeof zPath, "%s/trace.db", zDir);
-    g_kineto.bEager = 1;
+    char zDir[64], z[4096], zK[256];
+    sqlite3 *db;
     setenv("VRAMTRACE_FLUSH_MS", "50", 1);
-    status = run_child(zDir, zErrFile, MODE_OK, job_with_profiler_teardown);
+    db = harness_run_profiled(1, job_with_profiler_teardown, zDir, z, sizeof z, zK, sizeof zK);
     unsetenv("VRAMTRACE_FLUSH_MS");
-    vt_read_file(zErrFile, z, sizeof z);
-    unlink(zErrFile);
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) VT__FAIL("child status %d: %s", status, z);
-    snprintf(zErrFile, sizeof zErrFile, "%s/kineto.txt", zDir);
-    vt_read_file(zErrFile, zK, sizeof zK);
     ASSERT_STREQ("kernels 2 memory 0 foreign 0 cpu_only 0 own_clock 1\njob checks ok\n", zK);
-    ASSERT_EQ(SQLITE_OK, sqlite3_open_v2(zPath, &db, SQLITE_OPEN_READONLY, NULL));
     harness_check_window(db);
     /* API calls before the window and after the subscription came back */
     ASSERT_EQ(2, q(db, "SELECT count(*) FROM api_call"));

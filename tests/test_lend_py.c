@@ -106,27 +106,6 @@ static void python_job(void)
     kineto_report();
 }
 
-/* Run the Python job with Kineto eager or not; stderr into z, Kineto's report into zK; the trace returned. */
-static sqlite3 *run_python_job(int bEager, char *zDir, char *z, size_t n, char *zK, size_t nK)
-{
-    char zErrFile[128], zPath[160];
-    sqlite3 *db = NULL;
-    int status;
-    snprintf(zDir, 64, "/tmp/vt_lendpy_XXXXXX");
-    ASSERT(mkdtemp(zDir) != NULL);
-    snprintf(zErrFile, sizeof zErrFile, "%s.err", zDir);
-    snprintf(zPath, sizeof zPath, "%s/trace.db", zDir);
-    g_kineto.bEager = bEager;
-    status = run_child(zDir, zErrFile, MODE_OK, python_job);
-    vt_read_file(zErrFile, z, n);
-    unlink(zErrFile);
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) VT__FAIL("child status %d: %s", status, z);
-    snprintf(zErrFile, sizeof zErrFile, "%s/kineto.txt", zDir);
-    vt_read_file(zErrFile, zK, nK);
-    ASSERT_EQ(SQLITE_OK, sqlite3_open_v2(zPath, &db, SQLITE_OPEN_READONLY, NULL));
-    return db;
-}
-
 /*
  * A Kineto that does not subscribe: the job's torch.profiler gets its two
  * kernels and nothing of the tracer's; the trace has its records before and
@@ -135,7 +114,7 @@ static sqlite3 *run_python_job(int bEager, char *zDir, char *z, size_t n, char *
 TEST(python_job_profiler_and_trace)
 {
     char zDir[64], z[4096], zK[256];
-    sqlite3 *db = run_python_job(0, zDir, z, sizeof z, zK, sizeof zK);
+    sqlite3 *db = harness_run_profiled(0, python_job, zDir, z, sizeof z, zK, sizeof zK);
     ASSERT_STREQ("kernels 2 memory 0 foreign 0 cpu_only 0 own_clock 1\njob checks ok\n", zK);
     ASSERT_CONTAINS(z, "vramtrace: lending CUPTI to torch.profiler while it runs");
     harness_check_window(db);
@@ -149,7 +128,7 @@ TEST(python_job_profiler_and_trace)
 TEST(python_job_profiler_that_subscribes)
 {
     char zDir[64], z[4096], zK[256];
-    sqlite3 *db = run_python_job(1, zDir, z, sizeof z, zK, sizeof zK);
+    sqlite3 *db = harness_run_profiled(1, python_job, zDir, z, sizeof z, zK, sizeof zK);
     ASSERT_STREQ("kernels 2 memory 0 foreign 0 cpu_only 0 own_clock 1\njob checks ok\n", zK);
     ASSERT_CONTAINS(z, "vramtrace: torch.profiler keeps CUPTI's only subscription");
     harness_check_window(db);
