@@ -328,7 +328,8 @@ int vt__shows_training(const struct vt_trace *t);
 const char *vt__fix_state(const struct vt_trace *t);
 /*
  * Whether how long l was held says nothing: uses not known (no kernel-argument uses: copies
- * alone would make every buffer only kernels touch look unused), or memory held by design (a
+ * alone would make every buffer only kernels touch look unused; or CUPTI lent to the job's
+ * profiler after l's last known use: a use then was not recorded), or memory held by design (a
  * cache of segments, the runtime's own memory, NCCL's buffers, pinned host memory), or no
  * known allocation time. Idle and carried-over memory are judged only when this is 0.
  */

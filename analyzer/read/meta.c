@@ -240,6 +240,15 @@ static int read_lends(struct vt_tracefile *f)
     return rc == SQLITE_DONE ? SQLITE_OK : rc;
 }
 
+int vt__read_lent_during(const struct vt_tracefile *f, int64_t a, int64_t b)
+{
+    for (int i = 0; i < f->nLend; i++) {
+        const struct vt_lend *w = &f->aLend[i];
+        if ((b < 0 || w->from <= b) && (a < 0 || w->until < 0 || w->until >= a)) return 1;
+    }
+    return 0;
+}
+
 /* Time t (absolute ns) after the trace's start, for people; "the end" for -1. */
 static const char *after_start(const struct vt_tracefile *f, int64_t t, char *z, size_t n)
 {

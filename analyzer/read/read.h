@@ -114,6 +114,12 @@ struct vt_tracefile {
     int nNote;
 };
 
+/*
+ * Whether CUPTI was lent to the job's profiler (GPU activity unknown) at some time in [a, b],
+ * absolute ns; a < 0: from the start, b < 0: to the end. 1 or 0.
+ */
+int vt__read_lent_during(const struct vt_tracefile *f, int64_t a, int64_t b);
+
 /* The exit code for a schema check's result (enum vt_schema_status): the one mapping every reader uses. */
 int vt__exit_for_schema(int st);
 
