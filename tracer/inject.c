@@ -16,11 +16,14 @@
 
 #include "apicall.h"
 #include "config.h"
+#include "driver.h"
 #include "flusher.h"
+#include "footprint.h"
 #include "intervals.h"
 #include "jobcuda.h"
 #include "layout.h"
 #include "kparams.h"
+#include "lend.h"
 #include "nvtxctl.h"
 #include "session.h"
 #include "watch.h"
@@ -31,7 +34,6 @@
 #define VT_EXPORT __attribute__((visibility("default")))
 #define EXIT_TIMEOUT_MS 5000u   /* the writer's drain and close at exit */
 #define FINAL_FLUSH_MS 3000u    /* CUPTI's forced flush at exit (a hung device never hangs the exit) */
-#define MAX_TRACKED_DEVICES 64
 
 /* Activity kinds recorded; CONCURRENT_KERNEL first (it instruments modules as they load). */
 static const struct {
@@ -50,23 +52,6 @@ static const struct {
     {CUPTI_ACTIVITY_KIND_DEVICE, "DEVICE"},
 };
 
-/* Driver entry points, found with dlsym in the already-loaded libcuda (never linked). */
-static struct {
-    CUresult (*xMemGetInfo)(size_t *, size_t *);
-    CUresult (*xDriverGetVersion)(int *);
-    CUresult (*xDeviceGet)(CUdevice *, int);
-    CUresult (*xDeviceGetName)(char *, int, CUdevice);
-    CUresult (*xDeviceTotalMem)(size_t *, CUdevice);
-    CUresult (*xDeviceGetAttribute)(int *, CUdevice_attribute, CUdevice);
-    CUresult (*xDeviceGetUuid)(CUuuid *, CUdevice);
-    CUresult (*xFuncGetParamInfo)(CUfunction, size_t, size_t *, size_t *);
-    CUresult (*xKernelGetParamInfo)(CUkernel, size_t, size_t *, size_t *);
-    CUresult (*xMemGetAddressRange)(CUdeviceptr *, size_t *, CUdeviceptr);
-    CUresult (*xMemGetAllocationPropertiesFromHandle)(CUmemAllocationProp *, CUmemGenericAllocationHandle);
-    /* the CUDA runtime's, for runtime launches (a host stub's layout), when the process has one */
-    int (*xRtFuncGetParamInfo)(const void *, size_t, size_t *, size_t *);
-} g_drv;
-
 static atomic_int g_init;                  /* InitializeInjection ran (double init is a no-op) */
 static CUpti_SubscriberHandle g_subscriber; /* valid when g_subscribed */
 static int g_subscribed;
@@ -82,23 +67,8 @@ static atomic_int g_fatalHandled;          /* ... and the trace was closed for i
 static atomic_uint_fast64_t g_nBufEvents, g_nExpect;
 static atomic_uint_fast64_t g_tLastBufNs; /* CUPTI clock at the last buffer event */
 static int g_bWatchMemory;                /* MEMORY2 is enabled: allocations must bring records */
-static struct vt__watch g_watch;          /* the flush thread's, and a lend's return (both under g_lendMu) */
+static struct vt__watch g_watch;          /* the flush thread's, and a lend's return (both under vt__lend_lock) */
 static atomic_uint_fast64_t g_devSeen;     /* bit d: device d's row was written */
-
-/*
- * CUPTI's own device memory (cupti_activity.h, CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_*):
- * per context, a pool of profiling buffers in the job's VRAM (unless they are in
- * pinned host memory), PRE_ALLOCATE of SIZE bytes at context creation, more
- * under load up to POOL_LIMIT. Read once at start; contexts counted per device.
- */
-static struct {
-    size_t size, preAllocate, poolLimit;
-    int bHostPinned;
-    int bKnown;
-} g_devbuf;
-static pthread_mutex_t g_ctxMu = PTHREAD_MUTEX_INITIALIZER;
-static CUcontext g_aCtx[MAX_TRACKED_DEVICES * 4]; /* contexts seen (each counted once) */
-static unsigned g_nCtx, g_anCtxOfDev[MAX_TRACKED_DEVICES];
 
 /*
  * Attribution (tracer/stack.c, tracer/intervals.c, tracer/kparams.c), opened at
@@ -113,42 +83,11 @@ static struct vt__kparams *g_kp;  /* kernel-argument scanner over g_ivl, or NULL
 static struct vt__jobcuda g_job;
 static struct vt__layout g_layout;
 
-/*
- * Lending CUPTI to the job's own profiler while it runs (docs/tracer.md, "Beside torch.profiler").
- * CUPTI 13.0 to 13.2 has one set of activity-buffer callbacks and one subscriber per process.
- * torch.profiler's Kineto registers its buffer callbacks, its timestamp callback and enables its
- * kinds when a profile starts (prepare), disables those kinds and takes its buffers when it stops;
- * the Kineto of earlier PyTorch wheels also subscribes once, at its first profile, and profiles
- * without the GPU for good when that fails. The `record` hook says when, as NVTX control marks
- * (nvtxctl.h), on the thread that starts or stops the profiler:
- *   lend:CLIENT    before the profiler sets CUPTI up: the tracer disables its kinds, takes every
- *                  buffer of its own back (forced flush), gives CUPTI's thread ids their default
- *                  back (Kineto's), and at the first lend gives up its subscription too;
- *   lent:CLIENT    once the profiler has set up: the subscription is taken back if left free;
- *   return:CLIENT  after the profiler stopped and took its records: the subscription (if free),
- *                  the timestamp callback, thread ids, per-thread buffers, buffer callbacks and
- *                  kinds are the tracer's again.
- * Meta cupti_lend.N.* says each window: to whom, from, until, and when API calls were not
- * recorded. Every step runs under g_lendMu, as does the flush thread's CUPTI work.
- */
-static pthread_mutex_t g_lendMu = PTHREAD_MUTEX_INITIALIZER;
-static atomic_int g_lent;          /* from a lend to its return: the activity API is the other client's */
-static unsigned g_nLend;           /* windows so far (the meta index) */
-static unsigned g_iApiGap;         /* > 0: API calls unrecorded since cupti_lend.<it>.api_from_ns */
-static int g_bSubOffered;          /* the subscription was offered (once, at the first lend) */
-static int g_bSaidLend, g_bSaidHeld, g_bSaidNoLend; /* each line is printed once */
-static uint8_t g_perThreadBuf;     /* CUPTI_ACTIVITY_ATTR_PER_THREAD_ACTIVITY_BUFFER at the lend ... */
-static int g_bPerThreadKnown;      /* ... when it could be read */
-static atomic_uint g_epoch;        /* bumped when the subscription changes: per-thread call state is stale */
-static atomic_int g_lendEarly;     /* a profiler was lent CUPTI before InitializeInjection ran */
-static char g_zEarlyClient[48];    /* ... that profiler */
-
 /* What the API-call decoder (tracer/apicall.c) uses; filled before callbacks are enabled. */
 static struct vt__apicall_env g_env;
 
 static _Thread_local struct vt__apithread t_api; /* the decoder's per-thread state */
-static _Thread_local unsigned t_epoch;   /* g_epoch when t_api was last valid */
-static _Thread_local int t_inTracer;     /* > 0 while the tracer itself calls the driver */
+static _Thread_local unsigned t_epoch;   /* vt__lend_epoch() when t_api was last valid */
 
 /* Print one "vramtrace: ..." line on stderr, keeping errno. */
 static void say(const char *zFmt, ...) __attribute__((format(printf, 1, 2)));
@@ -170,37 +109,6 @@ static const char *result_name(CUptiResult r)
     const char *z = NULL;
     if (cuptiGetResultString(r, &z) != CUPTI_SUCCESS || !z) z = "unknown CUPTI error";
     return z;
-}
-
-/* Resolve the driver (and runtime) functions from the libraries already in the process (nothing is loaded). */
-static void load_driver(void)
-{
-    void *h = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
-    void *hSym = h ? h : RTLD_DEFAULT;
-#define SYM(field, name) *(void **)&g_drv.field = dlsym(hSym, name)
-    SYM(xMemGetInfo, "cuMemGetInfo_v2");
-    SYM(xDriverGetVersion, "cuDriverGetVersion");
-    SYM(xDeviceGet, "cuDeviceGet");
-    SYM(xDeviceGetName, "cuDeviceGetName");
-    SYM(xDeviceTotalMem, "cuDeviceTotalMem_v2");
-    SYM(xDeviceGetAttribute, "cuDeviceGetAttribute");
-    SYM(xDeviceGetUuid, "cuDeviceGetUuid_v2");
-    SYM(xFuncGetParamInfo, "cuFuncGetParamInfo");
-    SYM(xKernelGetParamInfo, "cuKernelGetParamInfo");
-    SYM(xMemGetAddressRange, "cuMemGetAddressRange_v2");
-    SYM(xMemGetAllocationPropertiesFromHandle, "cuMemGetAllocationPropertiesFromHandle");
-    /* The handle stays open for the life of the process: libcuda is never unloaded anyway. */
-
-    /* cudaFuncGetParamInfo: global, or in a libcudart loaded locally (a Python extension's).
-     * Looked up here only, at start: dlsym inside a callback could wait on the loader lock. */
-    hSym = RTLD_DEFAULT;
-    SYM(xRtFuncGetParamInfo, "cudaFuncGetParamInfo");
-    if (!g_drv.xRtFuncGetParamInfo && (h = dlopen("libcudart.so.13", RTLD_LAZY | RTLD_NOLOAD)) != NULL) {
-        hSym = h;
-        SYM(xRtFuncGetParamInfo, "cudaFuncGetParamInfo");
-        /* the reference is kept, as libcuda's: the function must not be unloaded under us */
-    }
-#undef SYM
 }
 
 /*
@@ -292,148 +200,22 @@ static int64_t capture_site(void)
     int64_t id;
     if (!g_sites) return 0;
     memset(&rec, 0, sizeof rec);
-    t_inTracer++;
+    vt__t_inTracer++;
     id = vt__site_capture(g_sites, g_cfg.backtrace, g_cfg.python_stacks, &rec);
-    t_inTracer--;
+    vt__t_inTracer--;
     if (rec.type == VT_HREC_STACK && vt__session_submit(&rec) != 0) vt__site_lost(g_sites, &rec);
     return id > 0 ? id : 0;
-}
-
-/* cuFuncGetParamInfo for the kernel-argument scanner (kparams.h), never traced. */
-static int func_param_info(const void *h, size_t i, size_t *pOff, size_t *pSize)
-{
-    CUresult r;
-    t_inTracer++;
-    r = g_drv.xFuncGetParamInfo((CUfunction)(uintptr_t)h, i, pOff, pSize);
-    t_inTracer--;
-    return r == CUDA_SUCCESS ? 0 : -1;
-}
-
-/* cuKernelGetParamInfo for the kernel-argument scanner (kparams.h), never traced. */
-static int kernel_param_info(const void *h, size_t i, size_t *pOff, size_t *pSize)
-{
-    CUresult r;
-    t_inTracer++;
-    r = g_drv.xKernelGetParamInfo((CUkernel)(uintptr_t)h, i, pOff, pSize);
-    t_inTracer--;
-    return r == CUDA_SUCCESS ? 0 : -1;
-}
-
-/* cudaFuncGetParamInfo for the kernel-argument scanner (kparams.h), never traced. */
-static int stub_param_info(const void *h, size_t i, size_t *pOff, size_t *pSize)
-{
-    int r;
-    t_inTracer++;
-    r = g_drv.xRtFuncGetParamInfo(h, i, pOff, pSize);
-    t_inTracer--;
-    return r == 0 ? 0 : -1; /* cudaSuccess */
-}
-
-/* Query free/total device memory through the driver, never traced. Returns 0 or -1. */
-static int mem_info(uint64_t *pFree, uint64_t *pTotal)
-{
-    size_t nFree = 0, nTotal = 0;
-    CUresult r;
-    if (!g_drv.xMemGetInfo) return -1;
-    t_inTracer++;
-    r = g_drv.xMemGetInfo(&nFree, &nTotal);
-    t_inTracer--;
-    if (r != CUDA_SUCCESS) return -1;
-    *pFree = nFree;
-    *pTotal = nTotal;
-    return 0;
-}
-
-/* The allocation containing ptr (cuMemGetAddressRange), never traced. Returns 0 or -1. */
-static int address_range(uint64_t ptr, uint64_t *pBase, uint64_t *pSize)
-{
-    CUdeviceptr base = 0;
-    size_t size = 0;
-    CUresult r;
-    if (!g_drv.xMemGetAddressRange) return -1;
-    t_inTracer++;
-    r = g_drv.xMemGetAddressRange(&base, &size, (CUdeviceptr)ptr);
-    t_inTracer--;
-    if (r != CUDA_SUCCESS) return -1;
-    *pBase = base;
-    *pSize = size;
-    return 0;
-}
-
-/* Where an allocation handle's memory lives (its properties), never traced. Returns 0 or -1. */
-static int handle_location(uint64_t handle, int *pMemKind, int *pDevice)
-{
-    CUmemAllocationProp prop;
-    CUresult r;
-    if (!g_drv.xMemGetAllocationPropertiesFromHandle) return -1;
-    memset(&prop, 0, sizeof prop);
-    t_inTracer++;
-    r = g_drv.xMemGetAllocationPropertiesFromHandle(&prop, (CUmemGenericAllocationHandle)handle);
-    t_inTracer--;
-    if (r != CUDA_SUCCESS) return -1;
-    switch (prop.location.type) {
-    case CU_MEM_LOCATION_TYPE_DEVICE:
-        *pMemKind = VT_MEMKIND_DEVICE;
-        *pDevice = prop.location.id;
-        return 0;
-    case CU_MEM_LOCATION_TYPE_HOST:
-    case CU_MEM_LOCATION_TYPE_HOST_NUMA:
-    case CU_MEM_LOCATION_TYPE_HOST_NUMA_CURRENT:
-        *pMemKind = VT_MEMKIND_PINNED;
-        *pDevice = -1;
-        return 0;
-    default: return -1;
-    }
 }
 
 /* Write a device row the first time a context on device `dev` appears. */
 static void record_device(int dev)
 {
     struct vt_hrec rec;
-    CUdevice d;
-    CUuuid uuid;
-    size_t total = 0;
-    int v = 0, clock = 0, width = 0;
     uint_fast64_t bit;
-
-    if (dev < 0 || dev >= MAX_TRACKED_DEVICES) return;
+    if (dev < 0 || dev >= VT__MAX_DEVICES) return;
     bit = (uint_fast64_t)1 << dev;
     if (atomic_fetch_or(&g_devSeen, bit) & bit) return;
-    memset(&rec, 0, sizeof rec);
-    rec.type = VT_HREC_DEVICE;
-    rec.u.device.id = dev;
-    rec.u.device.pci_bus = rec.u.device.pci_device = -1;
-    t_inTracer++;
-    if (g_drv.xDeviceGet && g_drv.xDeviceGet(&d, dev) == CUDA_SUCCESS) {
-        if (g_drv.xDeviceGetName &&
-            g_drv.xDeviceGetName(rec.u.device.zName, (int)sizeof rec.u.device.zName - 1, d) != CUDA_SUCCESS)
-            rec.u.device.zName[0] = '\0';
-        if (g_drv.xDeviceTotalMem && g_drv.xDeviceTotalMem(&total, d) == CUDA_SUCCESS)
-            rec.u.device.total_bytes = total;
-        if (g_drv.xDeviceGetUuid && g_drv.xDeviceGetUuid(&uuid, d) == CUDA_SUCCESS) {
-            /* nvidia-smi's form, GPU-8-4-4-4-12, as the DEVICE activity record path writes it */
-            const unsigned char *b = (const unsigned char *)uuid.bytes;
-            snprintf(rec.u.device.zUuid, sizeof rec.u.device.zUuid,
-                     "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", b[0],
-                     b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12],
-                     b[13], b[14], b[15]);
-        }
-        if (g_drv.xDeviceGetAttribute) {
-#define ATTR(a, field) if (g_drv.xDeviceGetAttribute(&v, a, d) == CUDA_SUCCESS) rec.u.device.field = v
-            ATTR(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, cc_major);
-            ATTR(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, cc_minor);
-            ATTR(CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, sm_count);
-            ATTR(CU_DEVICE_ATTRIBUTE_PCI_BUS_ID, pci_bus);
-            ATTR(CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID, pci_device);
-#undef ATTR
-            /* peak bandwidth, KB/s: clock (kHz) x 2 (double data rate) x bus width (bytes) */
-            if (g_drv.xDeviceGetAttribute(&clock, CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE, d) == CUDA_SUCCESS &&
-                g_drv.xDeviceGetAttribute(&width, CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH, d) == CUDA_SUCCESS &&
-                clock > 0 && width > 0)
-                rec.u.device.bandwidth_kbps = (uint64_t)clock * 2 * (uint64_t)(width / 8);
-        }
-    }
-    t_inTracer--;
+    vt__driver_device_row(dev, &rec);
     vt__session_submit(&rec);
 }
 
@@ -458,64 +240,6 @@ static void on_fatal(const CUpti_StateData *sd)
     vt__flusher_kick(g_flusher);
 }
 
-/* Read CUPTI's device-buffer settings (before any context exists) and record them in meta. */
-static void record_cupti_buffers(void)
-{
-    char z[32];
-    size_t n = sizeof g_devbuf.size;
-    uint8_t u8 = 0;
-    if (cuptiActivityGetAttribute(CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_SIZE, &n, &g_devbuf.size) != CUPTI_SUCCESS)
-        return;
-    n = sizeof g_devbuf.preAllocate;
-    if (cuptiActivityGetAttribute(CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_PRE_ALLOCATE_VALUE, &n,
-                                  &g_devbuf.preAllocate) != CUPTI_SUCCESS)
-        return;
-    n = sizeof g_devbuf.poolLimit;
-    if (cuptiActivityGetAttribute(CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_POOL_LIMIT, &n, &g_devbuf.poolLimit) !=
-        CUPTI_SUCCESS)
-        return;
-    n = sizeof u8;
-    if (cuptiActivityGetAttribute(CUPTI_ACTIVITY_ATTR_MEM_ALLOCATION_TYPE_HOST_PINNED, &n, &u8) == CUPTI_SUCCESS)
-        g_devbuf.bHostPinned = u8 != 0;
-    g_devbuf.bKnown = 1;
-#define META_U(key, v) (snprintf(z, sizeof z, "%llu", (unsigned long long)(v)), vt__session_meta(key, z))
-    META_U("cupti.device_buffer_size", g_devbuf.size);
-    META_U("cupti.device_buffer_pre_allocate", g_devbuf.preAllocate);
-    META_U("cupti.device_buffer_pool_limit", g_devbuf.poolLimit);
-    META_U("cupti.device_buffer_host_pinned", g_devbuf.bHostPinned);
-#undef META_U
-}
-
-/*
- * A context was created on device dev: CUPTI pre-allocates its profiling
- * buffers there (in the job's VRAM unless they are host-pinned). Rewrite that
- * device's meta rows: cupti.device_bytes.DEV (what CUPTI allocates at context
- * creation, the least it uses) and cupti.device_bytes_max.DEV (its pool limit).
- */
-static void record_cupti_context(CUcontext ctx, int dev)
-{
-    char zKey[64], z[32];
-    unsigned i, nOfDev = 0;
-    int bNew = 1;
-    if (!g_devbuf.bKnown || dev < 0 || dev >= MAX_TRACKED_DEVICES) return;
-    pthread_mutex_lock(&g_ctxMu);
-    for (i = 0; i < g_nCtx && bNew; i++) bNew = g_aCtx[i] != ctx;
-    if (bNew && g_nCtx < sizeof g_aCtx / sizeof g_aCtx[0]) {
-        g_aCtx[g_nCtx++] = ctx;
-        nOfDev = ++g_anCtxOfDev[dev];
-    }
-    pthread_mutex_unlock(&g_ctxMu);
-    if (!nOfDev) return;
-    snprintf(zKey, sizeof zKey, "cupti.device_bytes.%d", dev);
-    snprintf(z, sizeof z, "%llu",
-             g_devbuf.bHostPinned ? 0ull : (unsigned long long)nOfDev * g_devbuf.size * g_devbuf.preAllocate);
-    vt__session_meta(zKey, z);
-    snprintf(zKey, sizeof zKey, "cupti.device_bytes_max.%d", dev);
-    snprintf(z, sizeof z, "%llu",
-             g_devbuf.bHostPinned ? 0ull : (unsigned long long)nOfDev * g_devbuf.size * g_devbuf.poolLimit);
-    vt__session_meta(zKey, z);
-}
-
 /* The one CUPTI callback: runtime and driver API enter/exit, resource events. */
 static void CUPTIAPI on_callback(void *pUser, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
                                  const void *pData)
@@ -523,12 +247,12 @@ static void CUPTIAPI on_callback(void *pUser, CUpti_CallbackDomain domain, CUpti
     int saved = errno;
     (void)pUser;
 
-    if (t_inTracer) goto done;
-    if (t_epoch != atomic_load_explicit(&g_epoch, memory_order_relaxed)) {
+    if (vt__t_inTracer) goto done;
+    if (t_epoch != vt__lend_epoch()) {
         /* the subscription changed since this thread's last call: an API entry it saw may have
          * no exit (a runtime call still "open" would hide the thread's driver calls) */
         memset(&t_api, 0, sizeof t_api);
-        t_epoch = atomic_load_explicit(&g_epoch, memory_order_relaxed);
+        t_epoch = vt__lend_epoch();
     }
     if (domain == CUPTI_CB_DOMAIN_RUNTIME_API || domain == CUPTI_CB_DOMAIN_DRIVER_API) {
         vt__apicall_callback(&g_env, &t_api, domain, cbid, pData);
@@ -543,7 +267,7 @@ static void CUPTIAPI on_callback(void *pUser, CUpti_CallbackDomain domain, CUpti
         if (vt__session_active()) {
             int dev = context_device(rd->context);
             record_device(dev);
-            record_cupti_context(rd->context, dev);
+            vt__footprint_context(rd->context, dev);
         }
     }
 done:
@@ -641,8 +365,6 @@ static void report_takeover(void)
         vt__session_path());
 }
 
-static void retake_between_windows(void); /* with the lend, below */
-
 /*
  * The flush thread's periodic task: a non-forced flush hands the writer every
  * activity buffer whose records are complete, full or not, so the records of
@@ -661,9 +383,9 @@ static void flush_tick(void *pArg)
         return;
     }
     if (!vt__session_active()) return;
-    pthread_mutex_lock(&g_lendMu);
-    if (!atomic_load(&g_lent)) retake_between_windows();
-    if (!atomic_load(&g_lent)) {
+    vt__lend_lock();
+    vt__lend_between();
+    if (!vt__lend_lent()) {
         cuptiActivityFlushAll(0);
         switch (vt__watch_tick(&g_watch, mono_ms(), atomic_load(&g_nBufEvents), atomic_load(&g_nExpect))) {
         case VT_WATCH_PROBE: cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED); break;
@@ -671,7 +393,7 @@ static void flush_tick(void *pArg)
         default: break;
         }
     }
-    pthread_mutex_unlock(&g_lendMu);
+    vt__lend_unlock();
 }
 
 /* Disable what was enabled: callbacks and activity kinds. Errors are irrelevant at this point. */
@@ -697,15 +419,15 @@ static void final_flush(void *pArg)
 {
     int bOurs;
     (void)pArg;
-    pthread_mutex_lock(&g_lendMu);
-    bOurs = !atomic_load(&g_lent);
+    vt__lend_lock();
+    bOurs = !vt__lend_lent();
     if (bOurs) cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
     disable_all();
     if (bOurs) {
         cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
         report_cupti_drops(NULL, 0);
     }
-    pthread_mutex_unlock(&g_lendMu);
+    vt__lend_unlock();
 }
 
 /*
@@ -843,7 +565,7 @@ static void record_glue_meta(void)
     /* the clock of every time in the trace (see own_clock) */
     vt__session_meta("cupti_clock", !g_bOwnClock ? "CUPTI's own (cuptiGetTimestamp)"
                                     : g_clockId == CLOCK_REALTIME ? "CLOCK_REALTIME" : "CLOCK_MONOTONIC_RAW");
-    if (g_drv.xDriverGetVersion && g_drv.xDriverGetVersion(&iDrv) == CUDA_SUCCESS) {
+    if (vt__driver_version(&iDrv) == 0) {
         snprintf(z, sizeof z, "%d", iDrv);
         vt__session_meta("cuda_driver_version", z);
     }
@@ -872,9 +594,7 @@ static void open_attribution(void)
     if (g_cfg.kernel_args) {
         struct vt__kparams_config kc;
         memset(&kc, 0, sizeof kc);
-        kc.xFuncParamInfo = g_drv.xFuncGetParamInfo ? func_param_info : NULL;
-        kc.xKernelParamInfo = g_drv.xKernelGetParamInfo ? kernel_param_info : NULL;
-        kc.xStubParamInfo = g_drv.xRtFuncGetParamInfo ? stub_param_info : NULL;
+        vt__driver_param_infos(&kc);
         kc.ivl = g_ivl = vt__ivl_open();
         g_kp = g_ivl ? vt__kparams_open(&kc) : NULL;
         if (!g_kp) {
@@ -891,14 +611,14 @@ static void setup_env(void)
     g_env.xNow = now_cupti;
     g_env.xDevice = context_device;
     g_env.xStream = stream_id;
-    g_env.xMemInfo = mem_info;
+    g_env.xMemInfo = vt__driver_mem_info;
     g_env.xSite = capture_site;
     g_env.xActive = vt__session_active;
     g_env.xSubmit = vt__session_submit;
     g_env.ivl = g_ivl;
     g_env.kp = g_kp;
-    g_env.xAddressRange = address_range;
-    g_env.xHandleLocation = handle_location;
+    g_env.xAddressRange = vt__driver_address_range;
+    g_env.xHandleLocation = vt__driver_handle_location;
     g_env.xExpect = expect_record;
 }
 
@@ -1014,7 +734,7 @@ static int subscribe(void)
     if (r == CUPTI_SUCCESS) return 0;
     if (r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
         /* Kineto subscribes without a name: a profiler the record hook saw start is the likely one */
-        if (!zOld[0] && g_zEarlyClient[0]) snprintf(zOld, sizeof zOld, "%s", g_zEarlyClient);
+        if (!zOld[0] && vt__lend_early_client()[0]) snprintf(zOld, sizeof zOld, "%s", vt__lend_early_client());
         say("tracing off: another CUPTI tool already profiles this process%s%s%s and CUPTI allows "
             "only one (%s; e.g. Nsight Systems, Nsight Compute, compute-sanitizer, cuda-gdb, "
             "PyTorch's profiler); run without the other profiler, or use it alone",
@@ -1026,194 +746,66 @@ static int subscribe(void)
     return -1;
 }
 
-/* One meta row of lend window i: cupti_lend.I.FIELD = zValue. */
-static void lend_meta(unsigned i, const char *zField, const char *zValue)
+/* The lend's (lend.h) view of the glue: a line, meta rows, the subscription, callbacks and kinds. */
+static void glue_say(const char *zLine)
 {
-    char zKey[64];
-    snprintf(zKey, sizeof zKey, "cupti_lend.%u.%s", i, zField);
+    say("%s", zLine);
+}
+
+static void glue_meta(const char *zKey, const char *zValue)
+{
     vt__session_meta(zKey, zValue);
 }
 
-/* One time of lend window i (CUPTI clock, ns, as every absolute time in meta). */
-static void lend_meta_ns(unsigned i, const char *zField, uint64_t t)
+static void glue_unsubscribe(void)
 {
-    char z[32];
-    snprintf(z, sizeof z, "%llu", (unsigned long long)t);
-    lend_meta(i, zField, z);
+    if (!g_subscribed) return;
+    cuptiUnsubscribe(g_subscriber);
+    g_subscribed = 0;
 }
 
-/*
- * The subscription, back after a lend gave it up, when the profiler left it
- * free (API callbacks enabled again, the API gap closed); otherwise the
- * other subscriber is named once (meta and one line). Under g_lendMu.
- * Returns 0 when it is back, -1 when not.
- */
-static int take_subscription_back(const char *zClient)
+static void glue_report_drops(void)
 {
-    char zOld[CUPTI_OLD_SUBSCRIBER_NAME_MIN_LEN + 1], z[160];
-    CUptiResult r = subscribe_cupti(zOld, sizeof zOld);
-    if (r == CUPTI_SUCCESS) {
-        atomic_fetch_add(&g_epoch, 1);
-        if (enable_callbacks() != 0) lend_meta(g_iApiGap, "api_note", "some API callbacks could not be enabled again");
-        lend_meta_ns(g_iApiGap, "api_until_ns", now_cupti());
-        g_iApiGap = 0;
-        return 0;
-    }
-    if (g_bSaidHeld) return -1;
-    g_bSaidHeld = 1;
-    snprintf(z, sizeof z, "%s%s", zOld[0] ? zOld : zClient,
-             r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED ? "" : " (or CUPTI refused)");
-    lend_meta(g_iApiGap, "api_held_by", z);
-    say("%s keeps CUPTI's only subscription (%s): API calls (allocations through the CUDA API, OOMs, "
-        "call sites) are not recorded in %s from now on, GPU activity (kernels, copies, allocation "
-        "records) is recorded again whenever the profiler stops; record with --keep-cupti to keep "
-        "the trace whole (the profiler then records no GPU activity)",
-        zClient, result_name(r), vt__session_path());
-    return -1;
-}
-
-/* lend:CLIENT (see g_lendMu): the activity API is handed to the profiler about to start. Under g_lendMu. */
-static void lend(const char *zClient)
-{
-    size_t n = sizeof g_perThreadBuf;
-    uint64_t t;
-    if (atomic_load(&g_lent)) return;
-    if (!g_bOwnClock) {
-        /* CUPTI's timestamps after the profiler could not be put back on the trace's clock */
-        if (!g_bSaidNoLend)
-            say("cannot lend CUPTI to %s (no timestamp callback of vramtrace's own): the profiler takes the "
-                "activity buffers over, as reported below",
-                zClient);
-        g_bSaidNoLend = 1;
-        return;
-    }
-    t = now_cupti();
-    disable_activities();
-    cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED); /* every buffer of ours comes back now */
     report_cupti_drops(NULL, 0);
-    g_bPerThreadKnown = cuptiActivityGetAttribute(CUPTI_ACTIVITY_ATTR_PER_THREAD_ACTIVITY_BUFFER, &n,
-                                                  &g_perThreadBuf) == CUPTI_SUCCESS;
-    cuptiSetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_DEFAULT); /* the thread ids Kineto expects */
-    atomic_store(&g_lent, 1);
-    g_nLend++;
-    lend_meta(g_nLend, "client", zClient);
-    lend_meta_ns(g_nLend, "from_ns", t);
-    if (!g_bSubOffered && g_subscribed) {
-        /* Kineto subscribes at its first profile; it profiles without the GPU for good if it cannot */
-        g_bSubOffered = 1;
-        cuptiUnsubscribe(g_subscriber);
-        g_subscribed = 0;
-        atomic_fetch_add(&g_epoch, 1);
-        g_iApiGap = g_nLend;
-        lend_meta_ns(g_iApiGap, "api_from_ns", now_cupti());
-    }
-    if (!g_bSaidLend && !g_cfg.quiet)
-        say("lending CUPTI to %s while it runs: its GPU activity goes to the profiler, not to %s (meta "
-            "cupti_lend.*)",
-            zClient, vt__session_path());
-    g_bSaidLend = 1;
 }
 
-/*
- * CUPTI's activity API set up for the tracer again (after a lend, or after
- * the other client finalized CUPTI): its timestamp callback, thread ids,
- * per-thread buffers, buffer callbacks and kinds; what CUPTI refused goes
- * into lend window i's note and one line. Returns 0, or -1 when CUPTI
- * refused the callbacks (no GPU activity can be recorded). Under g_lendMu.
- */
-static int set_activity_up(unsigned i, const char *zClient)
+static CUptiResult glue_own_callbacks(void)
 {
-    char z[512];
-    CUptiResult r;
-    r = cuptiActivityRegisterTimestampCallback(clock_callback); /* Kineto's TSC clock out */
-    if (r == CUPTI_SUCCESS) r = cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed);
-    if (r != CUPTI_SUCCESS) {
-        /* records would go to the profiler's callbacks, or carry its clock: none is taken */
-        snprintf(z, sizeof z, "CUPTI refused the tracer's callbacks after the profiler (%s): GPU activity "
-                 "is not recorded from then on", result_name(r));
-        lend_meta(i, "note", z);
-        say("%s", z);
-        return -1;
-    }
-    cuptiSetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM);
-    if (g_bPerThreadKnown) {
-        size_t n = sizeof g_perThreadBuf;
-        cuptiActivitySetAttribute(CUPTI_ACTIVITY_ATTR_PER_THREAD_ACTIVITY_BUFFER, &n, &g_perThreadBuf);
-    }
+    CUptiResult r = cuptiActivityRegisterTimestampCallback(clock_callback);
+    return r != CUPTI_SUCCESS ? r : cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed);
+}
+
+static void glue_rewatch(void)
+{
     vt__watch_init(&g_watch, 20 * (g_cfg.flush_ms ? g_cfg.flush_ms : 500));
-    if (enable_activities(z, sizeof z) != 0) {
-        lend_meta(i, "note", z);
-        say("after lending CUPTI to %s, activity %s could not be enabled again; those events are not recorded "
-            "from then on", zClient, z);
-    }
-    return 0;
 }
 
-/* return:CLIENT (see g_lendMu): the profiler stopped and took its records; CUPTI is the tracer's again. Under g_lendMu. */
-static void take_back(const char *zClient)
-{
-    uint64_t t;
-    if (!atomic_load(&g_lent)) return;
-    if (g_iApiGap) take_subscription_back(zClient);
-    t = now_cupti();
-    if (set_activity_up(g_nLend, zClient) != 0) return; /* stays lent: the flush thread leaves CUPTI alone */
-    lend_meta_ns(g_nLend, "until_ns", t);
-    atomic_store(&g_lent, 0);
-}
-
-/*
- * Between windows, while a profiler kept the subscription: is it free again?
- * Kineto gives it up only when it finalizes CUPTI (TEARDOWN_CUPTI=1, after a
- * profile), which also wipes the tracer's activity set-up. So, once back, the
- * activity API is set up again, and the last window's GPU activity counts as
- * unknown until then (its until_ns moves; its note says why). Tried every
- * fourth flush tick. Under g_lendMu.
- */
-static void retake_between_windows(void)
-{
-    static unsigned nTick;
-    if (!g_iApiGap || ++nTick % 4 != 0 || take_subscription_back("the profiler") != 0) return;
-    if (set_activity_up(g_nLend, "the profiler") != 0) {
-        atomic_store(&g_lent, 1); /* nothing to record: the flush thread leaves CUPTI alone */
-        return;
-    }
-    lend_meta_ns(g_nLend, "until_ns", now_cupti());
-    lend_meta(g_nLend, "note", "CUPTI's subscription came free after this window (the profiler finalized CUPTI, "
-                               "TEARDOWN_CUPTI=1): the tracer set CUPTI up again; GPU activity until then is unknown");
-}
-
-/*
- * A control mark of the record hook (nvtxctl.h): "lend:CLIENT", "lent:CLIENT"
- * or "return:CLIENT", on the thread that starts or stops the profiler. Before
- * InitializeInjection it only notes that a profiler holds CUPTI.
- */
+/* nvtxctl's control handler: a lend step, when this process traces (never in a forked child). */
 static void on_control(const char *zMsg)
 {
-    static const char *const azOp[] = {"lend:", "lent:", "return:"};
-    int saved = errno, op;
-    char zClient[48];
-    size_t i, n = 0;
-    for (op = 0; op < 3 && strncmp(zMsg, azOp[op], strlen(azOp[op])) != 0; op++) {
-    }
-    if (op == 3) goto done;
-    for (i = strlen(azOp[op]); zMsg[i] && n < sizeof zClient - 1; i++, n++) /* printable, bounded */
-        zClient[n] = zMsg[i] > ' ' && zMsg[i] < 0x7f ? zMsg[i] : '?';
-    zClient[n] = '\0';
-    if (!n) snprintf(zClient, sizeof zClient, "a profiler");
-    if (!atomic_load(&g_init)) {
-        if (op == 0) snprintf(g_zEarlyClient, sizeof g_zEarlyClient, "%s", zClient);
-        if (op != 1) atomic_store(&g_lendEarly, op == 0);
-        goto done;
-    }
-    /* a forked child's session is inactive: it never touches the lock its parent may hold */
-    if (!vt__session_active() || atomic_load(&g_fatal)) goto done;
-    pthread_mutex_lock(&g_lendMu);
-    if (op == 0) lend(zClient);
-    else if (op == 1 && atomic_load(&g_lent) && g_iApiGap) take_subscription_back(zClient);
-    else if (op == 2) take_back(zClient);
-    pthread_mutex_unlock(&g_lendMu);
-done:
-    errno = saved;
+    vt__lend_control(zMsg, vt__session_active() && !atomic_load(&g_fatal));
+}
+
+/* Hand the lend what it needs, once tracing runs (before any callback is enabled). */
+static void start_lend(void)
+{
+    static struct vt__lend_glue glue;
+    glue.xSay = glue_say;
+    glue.xNow = now_cupti;
+    glue.xMeta = glue_meta;
+    glue.xPath = vt__session_path;
+    glue.xResultName = result_name;
+    glue.xSubscribe = subscribe_cupti;
+    glue.xUnsubscribe = glue_unsubscribe;
+    glue.xEnableCallbacks = enable_callbacks;
+    glue.xEnableKinds = enable_activities;
+    glue.xDisableKinds = disable_activities;
+    glue.xReportDrops = glue_report_drops;
+    glue.xOwnCallbacks = glue_own_callbacks;
+    glue.xRewatch = glue_rewatch;
+    glue.bOwnClock = g_bOwnClock;
+    glue.bQuiet = g_cfg.quiet;
+    vt__lend_start(&glue);
 }
 
 /*
@@ -1232,13 +824,13 @@ VT_EXPORT int InitializeInjection(void)
     vt__config_load(&g_cfg, vt__config_getenv);
     if (g_cfg.zWarn[0]) fputs(g_cfg.zWarn, stderr);
     if (g_cfg.disabled) goto done;
-    load_driver();
+    vt__driver_load();
     if (check_versions() != 0) goto done;
-    if (atomic_load(&g_lendEarly)) {
+    if (vt__lend_early(zErr, sizeof zErr)) {
         say("tracing off: %s was started before the job's first CUDA call and holds CUPTI, which the tracer "
             "does not take from it; start the profiler after CUDA is initialized (e.g. after moving the "
             "model to the GPU) to trace the job beside it",
-            g_zEarlyClient);
+            zErr);
         goto done;
     }
 
@@ -1270,9 +862,10 @@ VT_EXPORT int InitializeInjection(void)
     nFail = enable_callbacks();
     if (nFail) say("%d CUPTI API callbacks could not be enabled; those calls are not recorded", nFail);
     record_glue_meta();
-    record_cupti_buffers();
+    vt__footprint_start();
     /* allocations waiting 20 flush intervals (10 s by default) for a buffer event: probe */
-    vt__watch_init(&g_watch, 20 * (g_cfg.flush_ms ? g_cfg.flush_ms : 500));
+    glue_rewatch();
+    start_lend();
     g_flusher = vt__flusher_start(g_cfg.flush_ms, flush_tick, NULL);
     if (!g_flusher)
         say("cannot start the flush thread: records of threads that make few CUDA calls reach the "
