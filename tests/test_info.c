@@ -463,6 +463,18 @@ TEST(info_partial_trace)
                           "CUPTI's allocation records, NVTX ranges) is missing from then on");
     free(zOut);
 
+    /* the tracer saw who took CUPTI over (record --keep-cupti's mark): it is named */
+    ASSERT_EQ(SQLITE_OK, sqlite3_open(zTrace, &db));
+    cli_exec(db, "INSERT INTO meta VALUES('cupti_takeover_by', 'torch.profiler')");
+    sqlite3_close(db);
+    ASSERT_EQ(VT_EXIT_OK, run_info(azText, &zOut, &zErr));
+    ASSERT_CONTAINS(zOut, "WARNING: partial from 500.0 ms after the start: torch.profiler took the activity buffers "
+                          "over: GPU activity (kernels");
+    free(zOut), free(zErr);
+    ASSERT_EQ(SQLITE_OK, sqlite3_open(zTrace, &db));
+    cli_exec(db, "DELETE FROM meta WHERE key = 'cupti_takeover_by'");
+    sqlite3_close(db);
+
     /* the size bound's mark before both; a recording window */
     ASSERT_EQ(SQLITE_OK, sqlite3_open(zTrace, &db));
     cli_exec(db, "INSERT INTO meta SELECT 'size_limit_thin_ns', (SELECT min(ts) FROM memory_event) + 200000000");

@@ -664,18 +664,24 @@ TEST(final_flush_bounded)
     ASSERT_EQ(0, system(z));
 }
 
-/* A job in which another CUPTI client takes the activity buffers over after the first allocation. */
-static void job_taken_over(void)
+/*
+ * A job in which another CUPTI client takes the activity buffers over after
+ * the first allocation; with bMarked, the record hook (record --keep-cupti)
+ * said the job's torch.profiler started just before.
+ */
+static void job_taken_over_by(int bMarked)
 {
     void *p = NULL;
     cudaMalloc_v3020_params mp = {&p, 1 << 20};
     CUpti_ActivityMemory4 m = memory_record(0x7000000, CUPTI_ACTIVITY_MEMORY_KIND_DEVICE, 701);
     int st = 0;
+    if (bMarked) harness_nvtx_init();
     api(RT, CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020, CUPTI_API_ENTER, &mp, &st, 701);
     p = (void *)(uintptr_t)0x7000000;
     api(RT, CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020, CUPTI_API_EXIT, &mp, &st, 701);
     fake_record(&m, sizeof m);
     while (atomic_load(&g_nFlushNormal) < 3) usleep(1000); /* delivered */
+    if (bMarked) harness_nvtx_mark(VT_NVTXCTL_PREFIX "start:torch.profiler");
     atomic_store(&g_bTakenOver, 1); /* e.g. torch.profiler starts: cuptiActivityRegisterCallbacks */
     for (uint32_t c = 702; c < 705; c++) {
         m = memory_record(0x8000000 + (c - 702) * 0x100000ull, CUPTI_ACTIVITY_MEMORY_KIND_DEVICE, c);
@@ -687,51 +693,96 @@ static void job_taken_over(void)
     for (;;) pause(); /* until killed */
 }
 
-/*
- * Another CUPTI client takes the activity buffers over: the allocations go on
- * but no buffer comes back, not even to a forced flush. The trace says so
- * (meta cupti_takeover_ns: from when), one line says so, and the API calls
- * are still recorded.
- */
-TEST(takeover_detected)
+static void job_taken_over(void)
 {
-    char zDir[64], zErrFile[128], zPath[128], z[4096];
+    job_taken_over_by(0);
+}
+
+static void job_taken_over_by_profiler(void)
+{
+    job_taken_over_by(1);
+}
+
+/*
+ * Run xBody until the trace says it was taken over (at most 60 s, on a loaded
+ * machine); its stderr into z. Returns the trace, open read-only (the caller
+ * closes it and removes zDir), or fails the test.
+ */
+static sqlite3 *run_taken_over(void (*xBody)(void), char *zDir, size_t nDir, char *z, size_t n)
+{
+    char zErrFile[128], zPath[128];
     sqlite3 *db = NULL;
     int status = -1, i;
-    long long n = -1;
+    long long nTaken = -1;
     pid_t pid;
-    snprintf(zDir, sizeof zDir, "/tmp/vt_cupti_XXXXXX");
+    snprintf(zDir, nDir, "/tmp/vt_cupti_XXXXXX");
     ASSERT(mkdtemp(zDir) != NULL);
     snprintf(zErrFile, sizeof zErrFile, "%s.err", zDir);
     snprintf(zPath, sizeof zPath, "%s/trace.db", zDir);
     setenv("VRAMTRACE_FLUSH_MS", "50", 1);
     setenv("VRAMTRACE_QUIET", "1", 1);
-    pid = start_child(zDir, zErrFile, MODE_OK, job_taken_over);
+    pid = start_child(zDir, zErrFile, MODE_OK, xBody);
     ASSERT(pid > 0);
-    for (i = 0; i < 3000 && n != 1; i++) { /* at most 60 s, on a loaded machine */
+    for (i = 0; i < 3000 && nTaken != 1; i++) {
         usleep(20000);
-        n = trace_count(zPath, "SELECT count(*) FROM meta WHERE key = 'cupti_takeover_ns'");
+        nTaken = trace_count(zPath, "SELECT count(*) FROM meta WHERE key = 'cupti_takeover_ns'");
     }
     kill(pid, SIGTERM);
     while (waitpid(pid, &status, 0) < 0) {
     }
     unsetenv("VRAMTRACE_FLUSH_MS");
     unsetenv("VRAMTRACE_QUIET");
-    vt_read_file(zErrFile, z, sizeof z);
+    vt_read_file(zErrFile, z, n);
     unlink(zErrFile);
-    if (n != 1) VT__FAIL("no takeover recorded; stderr: %s", z);
-    ASSERT_EQ(2, count_lines(z)); /* the MEMORY_POOL warning, and this */
-    ASSERT_CONTAINS(z, "vramtrace: CUPTI no longer hands this tracer its activity buffers: another CUPTI "
-                       "client (torch.profiler/Kineto, Nsight) took them over");
+    if (nTaken != 1) VT__FAIL("no takeover recorded; stderr: %s", z);
     ASSERT_EQ(SQLITE_OK, sqlite3_open_v2(zPath, &db, SQLITE_OPEN_READONLY, NULL));
+    /* the API calls go on; partial from the last buffer event on: after the first allocation, before the others */
     ASSERT_EQ(4, q(db, "SELECT count(*) FROM api_call"));
     ASSERT_EQ(1, q(db, "SELECT count(*) FROM memory_event"));
-    /* partial from the last buffer event on: after the first allocation, before the others */
     ASSERT_EQ(1, q(db, "SELECT CAST(t.value AS INTEGER) >= (SELECT start FROM api_call WHERE correlation = 701)"
                        " AND CAST(t.value AS INTEGER) <= (SELECT start FROM api_call WHERE correlation = 702)"
                        " AND CAST(d.value AS INTEGER) > CAST(t.value AS INTEGER)"
                        " FROM meta t, meta d WHERE t.key = 'cupti_takeover_ns'"
                        " AND d.key = 'cupti_takeover_detected_ns'"));
+    return db;
+}
+
+/*
+ * Another CUPTI client takes the activity buffers over: the allocations go on
+ * but no buffer comes back, not even to a forced flush. The trace says so
+ * (meta cupti_takeover_ns: from when), one line says so, and the API calls
+ * are still recorded. Who it was is not known: no meta names it.
+ */
+TEST(takeover_detected)
+{
+    char zDir[64], z[4096];
+    sqlite3 *db = run_taken_over(job_taken_over, zDir, sizeof zDir, z, sizeof z);
+    ASSERT_EQ(2, count_lines(z)); /* the MEMORY_POOL warning, and this */
+    ASSERT_CONTAINS(z, "vramtrace: CUPTI no longer hands this tracer its activity buffers: another CUPTI "
+                       "client, not one the record hook saw (Nsight, a profiler started otherwise), took them over");
+    ASSERT_EQ(0, q(db, "SELECT count(*) FROM meta WHERE key LIKE 'cupti_takeover_by%'"));
+    sqlite3_close(db);
+    snprintf(z, sizeof z, "rm -rf %s", zDir);
+    ASSERT_EQ(0, system(z));
+}
+
+/*
+ * The same with record --keep-cupti, whose hook marks the job's torch.profiler
+ * starting: the takeover names it (cupti_takeover_by) and when it started
+ * (cupti_takeover_by_ns, between the first allocation and the second).
+ */
+TEST(takeover_names_the_profiler)
+{
+    char zDir[64], z[4096];
+    sqlite3 *db = run_taken_over(job_taken_over_by_profiler, zDir, sizeof zDir, z, sizeof z);
+    ASSERT_EQ(2, count_lines(z));
+    ASSERT_CONTAINS(z, "vramtrace: CUPTI no longer hands this tracer its activity buffers: torch.profiler, started ");
+    ASSERT_CONTAINS(z, " s into the trace, took them over");
+    ASSERT_EQ(1, q(db, "SELECT count(*) FROM meta WHERE key = 'cupti_takeover_by' AND value = 'torch.profiler'"));
+    ASSERT_EQ(1, q(db, "SELECT CAST(b.value AS INTEGER) >= (SELECT start FROM api_call WHERE correlation = 701)"
+                       " AND CAST(b.value AS INTEGER) <= (SELECT start FROM api_call WHERE correlation = 702)"
+                       " FROM meta b WHERE b.key = 'cupti_takeover_by_ns'"));
+    ASSERT_EQ(0, q(db, "SELECT count(*) FROM nvtx_range")); /* the mark was the tracer's, not recorded */
     sqlite3_close(db);
     snprintf(z, sizeof z, "rm -rf %s", zDir);
     ASSERT_EQ(0, system(z));
@@ -1253,5 +1304,5 @@ VT_TEST_LIST(T(scripted_session_records_exactly) T(multiple_subscribers_named) T
              T(late_failure_removes_trace) T(exit_while_threads_call_cuda)
              T(forked_worker_not_traced) T(nvcc_launches_yield_buffer_uses) T(file_size_limit_tracing_off)
              T(periodic_flush_every_thread_before_sigterm) T(fatal_error_closes_trace) T(final_flush_bounded)
-             T(takeover_detected) T(lend_to_profiler) T(lend_to_profiler_that_subscribes)
+             T(takeover_detected) T(takeover_names_the_profiler) T(lend_to_profiler) T(lend_to_profiler_that_subscribes)
              T(profiler_first_keeps_cupti) T(profiler_finalizes_cupti_tracer_resumes) T(module_unload_forgets_layouts))

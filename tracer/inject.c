@@ -349,20 +349,32 @@ static void expect_record(void)
 /*
  * The watch's verdict: CUPTI hands the activity buffers to someone else.
  * The trace says from when (the last buffer event: nothing after it reached
- * us), one line says it, and GPU activity is missing from then on.
+ * us) and, when the record hook saw it start, who (a profiler it did not lend
+ * CUPTI to: meta cupti_takeover_by, _by_ns); one line says it, and GPU
+ * activity is missing from then on.
  */
 static void report_takeover(void)
 {
-    char z[32];
-    uint64_t t = atomic_load(&g_tLastBufNs);
+    char z[32], zWho[48], zBy[128];
+    uint64_t t = atomic_load(&g_tLastBufNs), tWho = 0;
+    int bWho = vt__lend_taker(zWho, sizeof zWho, &tWho); /* under the lend lock (flush_tick) */
     snprintf(z, sizeof z, "%llu", (unsigned long long)(t ? t : (uint64_t)g_cfg.time_base_ns));
     vt__session_meta("cupti_takeover_ns", z);
     snprintf(z, sizeof z, "%llu", (unsigned long long)now_cupti());
     vt__session_meta("cupti_takeover_detected_ns", z);
-    say("CUPTI no longer hands this tracer its activity buffers: another CUPTI client (torch.profiler/"
-        "Kineto, Nsight) took them over; GPU activity is missing from %s from then on (meta "
-        "cupti_takeover_ns), API calls are still recorded",
-        vt__session_path());
+    if (bWho) {
+        vt__session_meta("cupti_takeover_by", zWho);
+        snprintf(z, sizeof z, "%llu", (unsigned long long)tWho);
+        vt__session_meta("cupti_takeover_by_ns", z);
+        snprintf(zBy, sizeof zBy, "%s, started %.3f s into the trace,", zWho,
+                 tWho > (uint64_t)g_cfg.time_base_ns ? (double)(tWho - (uint64_t)g_cfg.time_base_ns) / 1e9 : 0.0);
+    } else {
+        snprintf(zBy, sizeof zBy, "another CUPTI client, not one the record hook saw (Nsight, a profiler started "
+                                  "otherwise),");
+    }
+    say("CUPTI no longer hands this tracer its activity buffers: %s took them over; GPU activity is missing "
+        "from %s from then on (meta cupti_takeover_ns), API calls are still recorded",
+        zBy, vt__session_path());
 }
 
 /*

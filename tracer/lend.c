@@ -20,6 +20,8 @@ static int g_bPerThreadKnown;      /* ... when it could be read */
 static atomic_uint g_epoch;        /* bumped when the subscription changes */
 static atomic_int g_early;         /* a profiler was lent CUPTI before tracing started, and holds it */
 static char g_zEarly[48];          /* the last profiler the hook named before tracing started */
+static char g_zTaker[48];          /* the first profiler the hook saw start without a lend (under g_mu) ... */
+static uint64_t g_tTaker;          /* ... and when (the trace's clock); 0: none */
 
 /* One "vramtrace:" line through the glue. */
 static void say(const struct vt__lend_glue *g, const char *zFmt, ...) __attribute__((format(printf, 2, 3)));
@@ -78,6 +80,20 @@ static int take_subscription_back(const struct vt__lend_glue *g, const char *zCl
     return -1;
 }
 
+/*
+ * A profiler started while the tracer keeps CUPTI (record --keep-cupti's
+ * start mark, or a lend the tracer could not make): it registers its own
+ * buffer callbacks, so it is the client a takeover the watch reports went to.
+ * The first one is kept: from it on no buffer comes back to the tracer.
+ */
+static void note_taker(const struct vt__lend_glue *g, const char *zClient)
+{
+    if (g_tTaker) return;
+    snprintf(g_zTaker, sizeof g_zTaker, "%s", zClient);
+    g_tTaker = g->xNow();
+    if (!g_tTaker) g_tTaker = 1; /* a clock that reads 0 still says "seen" */
+}
+
 /* lend:CLIENT: the activity API handed to the profiler about to start. */
 static void lend(const struct vt__lend_glue *g, const char *zClient)
 {
@@ -91,6 +107,7 @@ static void lend(const struct vt__lend_glue *g, const char *zClient)
                    "the activity buffers over, as reported below",
                 zClient);
         g_bSaidNoLend = 1;
+        note_taker(g, zClient);
         return;
     }
     t = g->xNow();
@@ -172,21 +189,23 @@ void vt__lend_start(const struct vt__lend_glue *pGlue)
 
 void vt__lend_control(const char *zMsg, int bActive)
 {
-    static const char *const azOp[] = {"lend:", "lent:", "return:"};
+    static const char *const azOp[] = {"lend:", "lent:", "return:", "start:", "stop:"};
+    enum { N_OP = sizeof azOp / sizeof azOp[0] };
     const struct vt__lend_glue *g = atomic_load(&g_pGlue);
     int saved = errno, op;
     char zClient[48];
     size_t i, n = 0;
-    for (op = 0; op < 3 && strncmp(zMsg, azOp[op], strlen(azOp[op])) != 0; op++) {
+    for (op = 0; op < N_OP && strncmp(zMsg, azOp[op], strlen(azOp[op])) != 0; op++) {
     }
-    if (op == 3) goto done;
+    if (op == N_OP) goto done;
     for (i = strlen(azOp[op]); zMsg[i] && n < sizeof zClient - 1; i++, n++) /* printable, bounded */
         zClient[n] = zMsg[i] > ' ' && zMsg[i] < 0x7f ? zMsg[i] : '?';
     zClient[n] = '\0';
     if (!n) snprintf(zClient, sizeof zClient, "a profiler");
     if (!g) {
-        if (op == 0) snprintf(g_zEarly, sizeof g_zEarly, "%s", zClient);
-        if (op != 1) atomic_store(&g_early, op == 0);
+        /* a profiler kept by start: (--keep-cupti) is only named, should it refuse the tracer */
+        if (op == 0 || op == 3) snprintf(g_zEarly, sizeof g_zEarly, "%s", zClient);
+        if (op == 0 || op == 2) atomic_store(&g_early, op == 0);
         goto done;
     }
     if (!bActive) goto done;
@@ -194,6 +213,7 @@ void vt__lend_control(const char *zMsg, int bActive)
     if (op == 0) lend(g, zClient);
     else if (op == 1 && atomic_load(&g_lent) && g_iApiGap) take_subscription_back(g, zClient);
     else if (op == 2) take_back(g, zClient);
+    else if (op == 3 && !atomic_load(&g_lent)) note_taker(g, zClient);
     pthread_mutex_unlock(&g_mu);
 done:
     errno = saved;
@@ -203,6 +223,14 @@ int vt__lend_early(char *zClient, size_t nClient)
 {
     if (!atomic_load(&g_early)) return 0;
     snprintf(zClient, nClient, "%s", g_zEarly);
+    return 1;
+}
+
+int vt__lend_taker(char *zClient, size_t nClient, uint64_t *pT)
+{
+    if (!g_tTaker) return 0;
+    snprintf(zClient, nClient, "%s", g_zTaker);
+    *pT = g_tTaker;
     return 1;
 }
 

@@ -25,6 +25,9 @@
  *                  subscription (if free), the timestamp callback, thread ids,
  *                  per-thread buffers, buffer callbacks and kinds are the
  *                  tracer's again.
+ * With record --keep-cupti the hook says only start:CLIENT and stop:CLIENT:
+ * the tracer lends nothing, and notes the first profiler that started (as it
+ * does for a lend it cannot make) as the client a takeover went to.
  * Between windows, a subscription the profiler kept is tried again (Kineto
  * gives it up only when it finalizes CUPTI, which also wipes the tracer's
  * set-up: CUPTI is then set up again). Meta cupti_lend.N.* says each window:
@@ -58,7 +61,8 @@ struct vt__lend_glue {
 void vt__lend_start(const struct vt__lend_glue *pGlue);
 
 /*
- * A control mark's message ("lend:CLIENT", "lent:CLIENT", "return:CLIENT";
+ * A control mark's message ("lend:CLIENT", "lent:CLIENT", "return:CLIENT",
+ * "start:CLIENT", "stop:CLIENT";
  * nvtxctl.h's xControl). Before vt__lend_start it only notes a profiler that
  * holds CUPTI; after, it does nothing when bActive is 0 (tracing off, a forked
  * child: the lock is never taken then).
@@ -80,6 +84,13 @@ int vt__lend_lent(void);
 
 /* Under the lock, on the flush thread between windows: a subscription the profiler kept, tried again. */
 void vt__lend_between(void);
+
+/*
+ * Under the lock: the first profiler the hook saw start while the tracer kept
+ * CUPTI (its buffer callbacks replace the tracer's): 1 with its name in
+ * zClient and the time of its start mark (the trace's clock) in *pT, else 0.
+ */
+int vt__lend_taker(char *zClient, size_t nClient, uint64_t *pT);
 
 /* Bumped whenever the subscription changes: an API callback state kept per thread is stale. */
 unsigned vt__lend_epoch(void);

@@ -56,7 +56,8 @@ static const char zUsage[] =
     "      --history-stacks S   stacks PyTorch records: python (default) or all (with C++)\n"
     "      --keep-cupti      do not lend CUPTI to the job's own torch.profiler: by default\n"
     "                        the profiler gets its GPU activity and the trace has a\n"
-    "                        stated gap (docs/tracer.md, \"Beside torch.profiler\")\n"
+    "                        stated gap (docs/tracer.md, \"Beside torch.profiler\");\n"
+    "                        with it, a profiler that takes CUPTI over is named\n"
     "long jobs (allocations, frees, pool events and OOMs are always recorded):\n"
     "      --max-size SIZE   bound each trace's size (64M, 2G; at least 1M): at 90 %\n"
     "                        kernels, copies, sets, API calls and NVTX stop being\n"
@@ -244,8 +245,9 @@ static int prepend_library_dir(const char *zFile)
 /*
  * The record hook (a sitecustomize that chains to the job's own), first on PYTHONPATH, and its
  * settings: PyTorch's own allocation history, unless --no-pytorch-history or --tensors (the
- * cudaMallocAsync backend keeps no history); CUPTI lent to the job's torch.profiler, unless
- * --keep-cupti. A missing hook is one line, not a failure. Returns VT_EXIT_OK or VT_EXIT_INTERNAL.
+ * cudaMallocAsync backend keeps no history); CUPTI lent to the job's torch.profiler, or with
+ * --keep-cupti only its start marked (the tracer then names it should it take CUPTI over).
+ * A missing hook is one line, not a failure. Returns VT_EXIT_OK or VT_EXIT_INTERNAL.
  */
 static int set_history(const struct record_opts *pOpts, const char *zExe, const char *zPattern)
 {
@@ -254,10 +256,10 @@ static int set_history(const struct record_opts *pOpts, const char *zExe, const 
     int bHistory = !pOpts->bNoHistory && !pOpts->bTensors, rc;
     unsetenv("VRAMTRACE_PYTORCH_HISTORY"); /* only record turns these on, for this run */
     unsetenv("VRAMTRACE_LEND_CUPTI");
-    if (!bHistory && pOpts->bKeepCupti) return VT_EXIT_OK;
     if (vt__record_find_pyhook(zExe[0] ? zExe : NULL, zHook, sizeof zHook, zWhy, sizeof zWhy) != 0) {
         vt__errorf("record: %s; %s", zWhy,
-                   !bHistory ? "torch.profiler is not lent CUPTI"
+                   !bHistory && pOpts->bKeepCupti ? "a torch.profiler that takes CUPTI over is not named"
+                   : !bHistory ? "torch.profiler is not lent CUPTI"
                    : pOpts->bKeepCupti ? "PyTorch's allocation history is not recorded"
                                         : "PyTorch's allocation history is not recorded and torch.profiler is not "
                                           "lent CUPTI");
@@ -269,7 +271,7 @@ static int set_history(const struct record_opts *pOpts, const char *zExe, const 
     else strcpy(zNew, zHook);
     rc = set_var("PYTHONPATH", zNew);
     free(zNew);
-    if (rc == 0 && !pOpts->bKeepCupti) rc = set_var("VRAMTRACE_LEND_CUPTI", "1");
+    if (rc == 0) rc = set_var("VRAMTRACE_LEND_CUPTI", pOpts->bKeepCupti ? "0" : "1");
     if (rc != 0 || !bHistory) return rc == 0 ? VT_EXIT_OK : VT_EXIT_INTERNAL;
     vt__record_side_dir(zPattern, zDir, sizeof zDir);
     if (rc == 0) rc = set_var("VRAMTRACE_SNAPSHOT_DIR", zDir);

@@ -12,8 +12,10 @@
 # CUDA activity it tells the tracer, as NVTX marks with a reserved text that the tracer takes
 # for itself: "lend" before Kineto sets CUPTI up, "lent" once it has, "return" after it stopped
 # and took its records. The tracer then lends CUPTI to the profiler for that window and takes it
-# back after (docs/tracer.md, "Beside torch.profiler"). Without NVTX injection the marks go
-# nowhere and nothing changes.
+# back after (docs/tracer.md, "Beside torch.profiler"). With VRAMTRACE_LEND_CUPTI=0 (record
+# --keep-cupti) it says only "start" and "stop": nothing is lent, and should the profiler take the
+# tracer's activity buffers over, the trace names it and when it started. Without NVTX injection
+# the marks go nowhere and nothing changes.
 #
 # The allocation history (VRAMTRACE_PYTORCH_HISTORY=1): once torch is imported the hook asks
 # torch.cuda to call back when CUDA is initialized (torch.cuda._lazy_call), and then:
@@ -167,7 +169,6 @@ def _wants_cuda(args, kwargs):
 
 def _wrap_profiler(torch):
     """Wrap torch.autograd.profiler's _prepare_profiler and _disable_profiler with the control marks."""
-    import functools
     import importlib
     try:
         prof = importlib.import_module("torch.autograd.profiler")
@@ -182,20 +183,33 @@ def _wrap_profiler(torch):
         return
     _Lend.pid = os.getpid()
 
+    if os.environ.get(_ENV_LEND) == "0":  # --keep-cupti: no lend, only when it starts and stops
+        _wrap_profiler_marks(prof, torch, prepare, disable, ("start", None, "stop"))
+        return
+    _wrap_profiler_marks(prof, torch, prepare, disable, ("lend", "lent", "return"))
+
+
+def _wrap_profiler_marks(prof, torch, prepare, disable, marks):
+    """Replace prepare and disable (in prof and torch.autograd) by wrappers that send the control
+    marks (before the profiler sets up, after it did or None, after it stopped) for a CUDA profile."""
+    import functools
+    before, after, stop = marks
+
     @functools.wraps(prepare)
     def _prepare_profiler(*args, **kwargs):
         lend = not _Lend.lent and os.getpid() == _Lend.pid and _wants_cuda(args, kwargs)
         if lend:
-            _control("lend")
+            _control(before)
         try:
             result = prepare(*args, **kwargs)
         except BaseException:
             if lend:
-                _control("return")
+                _control(stop)
             raise
         if lend:
             _Lend.lent = True
-            _control("lent")
+            if after:
+                _control(after)
         return result
 
     @functools.wraps(disable)
@@ -205,7 +219,7 @@ def _wrap_profiler(torch):
         finally:
             if _Lend.lent and os.getpid() == _Lend.pid:
                 _Lend.lent = False
-                _control("return")
+                _control(stop)
 
     prof._prepare_profiler = _prepare_profiler
     prof._disable_profiler = _disable_profiler
@@ -218,7 +232,7 @@ def _wrap_profiler(torch):
 
 def _on_torch_imported():
     torch = sys.modules.get("torch")
-    if os.environ.get(_ENV_LEND) == "1":
+    if os.environ.get(_ENV_LEND) in ("0", "1"):
         _wrap_profiler(torch)
     if os.environ.get(_ENV_ON) != "1":
         return
@@ -263,7 +277,7 @@ class _TorchWatch:
 
 
 _chain_site_customize()
-if os.environ.get(_ENV_ON) == "1" or os.environ.get(_ENV_LEND) == "1":
+if os.environ.get(_ENV_ON) == "1" or os.environ.get(_ENV_LEND) in ("0", "1"):
     if "torch" in sys.modules:
         _on_torch_imported()
     else:

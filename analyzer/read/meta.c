@@ -152,7 +152,7 @@ static int read_bounds(struct vt_tracefile *f)
 
 /*
  * When the trace's GPU activity stops early: meta cupti_takeover_ns (another CUPTI client took the
- * activity buffers over) or cupti_fatal_error_ns (CUPTI finalized itself), the earlier of the two.
+ * activity buffers over; cupti_takeover_by names it when the tracer saw it start) or cupti_fatal_error_ns (CUPTI finalized itself), the earlier of the two.
  * Returns 0, or -1 when the meta table cannot be read.
  */
 static int read_partial(struct vt_tracefile *f)
@@ -179,6 +179,13 @@ static int read_partial(struct vt_tracefile *f)
         if (t < 0 || (f->partialFrom >= 0 && t >= f->partialFrom)) continue;
         f->partialFrom = t;
         snprintf(f->zPartialWhy, sizeof f->zPartialWhy, "%s", aCause[i].zWhy);
+        if (i == 0) { /* the client the tracer saw start (meta cupti_takeover_by), when it knows it */
+            char zBy[48]; /* the tracer writes at most 47 characters */
+            if (meta_copy(f->db, "cupti_takeover_by", zBy, sizeof zBy) != 0) return -1;
+            if (zBy[0])
+                snprintf(f->zPartialWhy, sizeof f->zPartialWhy, "%s took the activity buffers over: GPU activity" MISSING,
+                         zBy);
+        }
     }
     if (meta_int(f->db, "config.start_after_ns", &f->windowStart) != 0 ||
         meta_int(f->db, "config.stop_after_ns", &f->windowStop) != 0)

@@ -176,10 +176,14 @@ rc, err, calls, files, own = run(job, dict(LEND, VT_FAKE_PREPARE_FAILS="1"), his
 check("lend: a failed prepare returns CUPTI", rc == 0 and seq(calls) == ["lend:torch.profiler", "return:torch.profiler"],
       "%s %s" % (seq(calls), err))
 
-# 13. without VRAMTRACE_LEND_CUPTI (record --keep-cupti): no mark, the profiler's calls as they are
+# 13. VRAMTRACE_LEND_CUPTI=0 (record --keep-cupti): start and stop marked, nothing lent; unset: no mark
 job = "import torch\nwith torch.profiler.profile():\n    pass\n"
+rc, err, calls, files, own = run(job, {"VRAMTRACE_LEND_CUPTI": "0"}, history=False)
+check("keep-cupti: start and stop marked", rc == 0 and seq(calls) == [
+      "start:torch.profiler", "prepare_profiler CPU,CUDA", "disable_profiler", "stop:torch.profiler"],
+      "%s %s" % (seq(calls), err))
 rc, err, calls, files, own = run(job, history=False)
-check("keep-cupti: no marks", rc == 0 and seq(calls) == ["prepare_profiler CPU,CUDA", "disable_profiler"],
+check("no hook setting: no marks", rc == 0 and seq(calls) == ["prepare_profiler CPU,CUDA", "disable_profiler"],
       "%s %s" % (seq(calls), err))
 
 # 14. with the history too: both, independently
