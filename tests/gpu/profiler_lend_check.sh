@@ -4,8 +4,8 @@
 # that the profiler got its kernels and the trace has the job's kernels and allocations before,
 # between and after the windows, each window stated in meta (docs/tracer.md, "Beside torch.profiler").
 #
-# ctest runs it as gpu_profiler_lend (label gpu), so tests/gpu/device-run.sh's ctest step runs
-# it with the carried build; by hand, from anywhere on the GPU machine, with the python3 that
+# ctest runs it as gpu_profiler_lend (label gpu); tests/gpu/device-run.sh runs it in its step
+# (g) versions (steps/70-versions.sh) with the carried build; by hand, from anywhere on the GPU machine, with the python3 that
 # has PyTorch first on PATH (or PYTHON=..., or the device run's VT_PYTHON):
 #   OUT=/some/dir bash tests/gpu/profiler_lend_check.sh [build-or-carried-dir]
 # Results in OUT/profiler_lend/ (default: the device run's step folder, else the build's tests
