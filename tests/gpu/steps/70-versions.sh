@@ -54,7 +54,8 @@ mkdir -p "$VT_SCRATCH/versions"
 vt_run 45 "$d/sample.log" env VRAMTRACE_CUPTI="$VT_CUPTI_LIB" "$vt" record -o "$VT_SCRATCH/versions/sample-%p.db" -- \
   "$VT_CARRY/samples/cuda/leak"
 echo "record: exit $?" >> "$d/sample.log"
-t=$(ls "$VT_SCRATCH"/versions/sample-[0-9]*.db 2> /dev/null | head -n 1)
+t=""
+for f in "$VT_SCRATCH"/versions/sample-[0-9]*.db; do [ -f "$f" ] && t=$f && break; done
 vt_row "sample: a trace written" "$([ -n "$t" ] && echo 1 || echo 0)" 1
 if [ -n "$t" ]; then
   "$vt" sql "$t" "SELECT key, value FROM meta WHERE key LIKE 'cupti%' OR key LIKE 'cuda%' OR key LIKE 'records%'
