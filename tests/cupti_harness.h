@@ -564,6 +564,20 @@ static void (*g_xBeforeInit)(void); /* run in the child before the library initi
 static void (*g_xAfterLoad)(void);  /* run in the child once the library is loaded, before it initializes */
 static void *g_hLib;                /* the library, in the child */
 
+/* Rows of zSql in the trace at zPath (read by this process, not the traced one), or -1. */
+static long long trace_count(const char *zPath, const char *zSql)
+{
+    sqlite3 *db = NULL;
+    sqlite3_stmt *pStmt = NULL;
+    long long n = -1;
+    if (sqlite3_open_v2(zPath, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK &&
+        sqlite3_prepare_v2(db, zSql, -1, &pStmt, NULL) == SQLITE_OK && sqlite3_step(pStmt) == SQLITE_ROW)
+        n = sqlite3_column_int64(pStmt, 0);
+    sqlite3_finalize(pStmt);
+    sqlite3_close(db);
+    return n;
+}
+
 /* A child that sets up, dlopens, inits, runs xBody and calls exit(0); stderr to zErrFile. Returns its pid. */
 static pid_t start_child(const char *zDir, const char *zErrFile, int mode, void (*xBody)(void))
 {

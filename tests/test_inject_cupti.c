@@ -513,20 +513,6 @@ static void job_with_helper_thread(void)
     for (;;) pause(); /* until killed */
 }
 
-/* Rows of zSql in the trace at zPath (read by this process, not the traced one), or -1. */
-static long long trace_count(const char *zPath, const char *zSql)
-{
-    sqlite3 *db = NULL;
-    sqlite3_stmt *pStmt = NULL;
-    long long n = -1;
-    if (sqlite3_open_v2(zPath, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK &&
-        sqlite3_prepare_v2(db, zSql, -1, &pStmt, NULL) == SQLITE_OK && sqlite3_step(pStmt) == SQLITE_ROW)
-        n = sqlite3_column_int64(pStmt, 0);
-    sqlite3_finalize(pStmt);
-    sqlite3_close(db);
-    return n;
-}
-
 /*
  * Item: every thread's records reach the trace while the job runs. The
  * periodic flush hands back the idle helper thread's buffer (and the main

@@ -62,12 +62,31 @@ static PyObject *h_kernel(PyObject *self, PyObject *args)
     Py_RETURN_NONE;
 }
 
+/*
+ * Whether the trace says it was taken over yet; read from a forked process
+ * (its own SQLite, its own file locks), never by the traced one.
+ */
+static PyObject *h_taken_over(PyObject *self, PyObject *args)
+{
+    const char *zOut = getenv("VRAMTRACE_OUTPUT");
+    int status = -1;
+    pid_t pid;
+    (void)self, (void)args;
+    if (!zOut || (pid = fork()) < 0) Py_RETURN_FALSE;
+    if (pid == 0) _exit(trace_count(zOut, "SELECT count(*) FROM meta WHERE key = 'cupti_takeover_ns'") == 1 ? 0 : 1);
+    while (waitpid(pid, &status, 0) < 0) {
+    }
+    if (WIFEXITED(status) && WEXITSTATUS(status) == 0) Py_RETURN_TRUE;
+    Py_RETURN_FALSE;
+}
+
 static PyMethodDef aMethod[] = {
     {"kineto_prepare", h_kineto_prepare, METH_NOARGS, NULL},
     {"kineto_stop", h_kineto_stop, METH_NOARGS, NULL},
     {"nvtx_mark", h_nvtx_mark, METH_VARARGS, NULL},
     {"alloc", h_alloc, METH_VARARGS, NULL},
     {"kernel", h_kernel, METH_VARARGS, NULL},
+    {"taken_over", h_taken_over, METH_NOARGS, NULL},
     {NULL, NULL, 0, NULL},
 };
 
@@ -93,17 +112,44 @@ static const char zJob[] =
     "cuda.alloc(0x9000000, 1006)\n"
     "cuda.kernel(1007)\n";
 
-static void python_job(void)
+/*
+ * The same job after the profile, under record --keep-cupti: it goes on
+ * allocating (the watch needs calls whose records do not come) until the
+ * tracer saw the takeover, at most 60 s on a loaded machine.
+ */
+static const char zKeepJob[] =
+    "import time\n"
+    "for i in range(3000):\n"
+    "    cuda.alloc(0xa000000 + i * 0x100000, 2000 + i)\n"
+    "    if cuda.taken_over():\n"
+    "        break\n"
+    "    time.sleep(0.02)\n"
+    "else:\n"
+    "    raise SystemExit('no takeover seen')\n";
+
+/* Run zJob, then zMore (or nothing), in the embedded Python, VRAMTRACE_LEND_CUPTI=zLend. */
+static void run_python(const char *zLend, const char *zMore)
 {
     g_bGateKinds = 1;
     setenv("PYTHONPATH", VT_PYHOOK_DIR ":" VT_FAKE_TORCH_DIR, 1);
     setenv("PYTHONDONTWRITEBYTECODE", "1", 1);
-    setenv("VRAMTRACE_LEND_CUPTI", "1", 1);
+    setenv("VRAMTRACE_LEND_CUPTI", zLend, 1);
     unsetenv("VRAMTRACE_PYTORCH_HISTORY");
     if (PyImport_AppendInittab("_vt_harness", init_harness) != 0) _exit(80);
     Py_InitializeEx(0);
     if (PyRun_SimpleString(zJob) != 0) _exit(81);
+    if (zMore && PyRun_SimpleString(zMore) != 0) _exit(82);
     kineto_report();
+}
+
+static void python_job(void)
+{
+    run_python("1", NULL);
+}
+
+static void python_job_keep_cupti(void)
+{
+    run_python("0", zKeepJob);
 }
 
 /*
@@ -139,4 +185,35 @@ TEST(python_job_profiler_that_subscribes)
     ASSERT_EQ(0, system(z));
 }
 
-VT_TEST_LIST(T(python_job_profiler_and_trace) T(python_job_profiler_that_subscribes))
+/*
+ * record --keep-cupti: nothing is lent, so the profiler (a Kineto that does
+ * not subscribe) takes the activity buffers over; the hook's start mark lets
+ * the trace name it and say when it started. API calls are all recorded.
+ */
+TEST(python_job_keep_cupti_names_the_profiler)
+{
+    char zDir[64], z[4096], zK[256];
+    sqlite3 *db;
+    setenv("VRAMTRACE_FLUSH_MS", "50", 1);
+    db = harness_run_profiled(0, python_job_keep_cupti, zDir, z, sizeof z, zK, sizeof zK);
+    unsetenv("VRAMTRACE_FLUSH_MS");
+    /* the profiler ran with the GPU, on buffers it took from the tracer (what the watch saw) */
+    ASSERT_CONTAINS(zK, " cpu_only 0 ");
+    ASSERT_CONTAINS(zK, "job checks ok\n");
+    ASSERT(!strstr(z, "lending CUPTI"));
+    ASSERT_CONTAINS(z, "vramtrace: CUPTI no longer hands this tracer its activity buffers: torch.profiler, started ");
+    ASSERT_EQ(0, q(db, "SELECT count(*) FROM meta WHERE key GLOB 'cupti_lend.*'"));
+    ASSERT_EQ(1, q(db, "SELECT count(*) FROM meta WHERE key = 'cupti_takeover_by' AND value = 'torch.profiler'"));
+    /* the profile started after the first allocation's call, before the second's */
+    ASSERT_EQ(1, q(db, "SELECT CAST(value AS INTEGER) >= (SELECT start FROM api_call WHERE correlation = 1001)"
+                       " AND CAST(value AS INTEGER) <= (SELECT start FROM api_call WHERE correlation = 1003)"
+                       " FROM meta WHERE key = 'cupti_takeover_by_ns'"));
+    ASSERT_EQ(1, q(db, "SELECT count(*) >= 4 AND count(*) = count(DISTINCT correlation) FROM api_call"));
+    ASSERT_EQ(4, q(db, "SELECT count(*) FROM api_call WHERE correlation IN (1001, 1003, 1006, 2000)"));
+    sqlite3_close(db);
+    snprintf(z, sizeof z, "rm -rf %s", zDir);
+    ASSERT_EQ(0, system(z));
+}
+
+VT_TEST_LIST(T(python_job_profiler_and_trace) T(python_job_profiler_that_subscribes)
+                 T(python_job_keep_cupti_names_the_profiler))
