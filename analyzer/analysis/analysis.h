@@ -71,6 +71,44 @@ struct vt_group {
     struct vt_snap largest; /* its largest allocation */
 };
 
+/*
+ * What the memory at one moment (a device's peak, an OOM) was, by category (breakdown.c, the rules
+ * in docs/analysis.md "What the peak was"): the parts sum to total, the figure named by zBasis.
+ */
+enum vt_cat {
+    VT_CAT_PARAM = 0,   /* parameters (and buffers) */
+    VT_CAT_GRAD,        /* gradients */
+    VT_CAT_OPT,         /* optimizer state */
+    VT_CAT_ACT,         /* activations kept for backward */
+    VT_CAT_TRANSIENT,   /* activations or temporaries, not told apart */
+    VT_CAT_TEMP,        /* temporaries and workspaces */
+    VT_CAT_STATE,       /* other memory kept from step to step */
+    VT_CAT_CACHE,       /* the allocator's cache: reserved, not allocated */
+    VT_CAT_NCCL,        /* NCCL's buffers */
+    VT_CAT_CUBLAS,      /* cuBLAS/cuBLASLt workspaces */
+    VT_CAT_CUDNN,       /* cuDNN workspaces */
+    VT_CAT_GRAPH,       /* CUDA graph pools */
+    VT_CAT_LIB,         /* another library, outside the framework's allocator (by module) */
+    VT_CAT_CONTEXT,     /* the CUDA context and driver */
+    VT_CAT_OTHERS,      /* other processes */
+    VT_CAT_BEFORE,      /* allocated before the trace began */
+    VT_CAT_UNKNOWN,
+    VT_CAT_N
+};
+struct vt_bdpart {
+    int cat;                /* enum vt_cat */
+    int64_t bytes, count;   /* count: allocations (0 for figures that are not allocations: cache, context) */
+    char *zEvidence;        /* the rules that decided, with their shares */
+    char zOwner[64];        /* VT_CAT_LIB: the library's module; else "" */
+};
+struct vt_breakdown {
+    int64_t total;          /* what the parts sum to; -1: no breakdown */
+    const char *zBasis;     /* "reserved", "allocated", "device used", "process" (static) */
+    int bSegment;           /* categories of caching-allocator segments, not tensors */
+    struct vt_bdpart *a;    /* largest first, unknown last */
+    int n;
+};
+
 /* Live bytes of one account (a device, pinned host memory, managed memory) over time. */
 struct vt_device {
     int id;                 /* CUDA device id; VT_ACCT_PINNED, VT_ACCT_MANAGED */
@@ -96,6 +134,8 @@ struct vt_device {
     int64_t snapPeak;                   /* live bytes when aTop was taken */
     int bPeakDirty;
     int nSnapshots;
+    int bBdDirty;                       /* the peak rose since the breakdown's last moment (breakdown.c) */
+    struct vt_breakdown bd;             /* what the peak was (device accounts) */
 };
 
 struct vt_phase {
@@ -192,6 +232,7 @@ struct vt_oom {
     int nTop;
     struct vt_group aGroup[VT_TOPMAX]; /* what was live on its device by site and kind, largest first */
     int nGroup;
+    struct vt_breakdown bd; /* what the memory in use then was */
 };
 
 /* Everything known about one trace (one process) after analysis. */
@@ -205,6 +246,7 @@ struct vt_trace {
     struct vt_oom *aOom;
     int nOom;
     struct vt_writeback *pWb; /* results written back, when writable (writeback.c) */
+    struct vt_bdrun *pBd;     /* the breakdown's state during the replay (breakdown.c) */
 };
 
 struct vt_finding {
@@ -394,6 +436,34 @@ int vt__xfer_kernel(void *x, int64_t start, int64_t end);        /* SQLite code 
 int vt__xfer_end(struct vt_xfer_run *x, int bFinish);            /* SQLite code; releases x */
 /* The pass over the kernels when the scan did not make it (t->xf.bDone). A VT_EXIT code. */
 int vt__transfers(struct vt_trace *t);
+
+/* ---- breakdown.c ---- */
+/* The category's key in JSON ("parameters", "optimizer_state", ...), its name for people, and whether
+ * its bytes grow with the batch (activations, temporaries). */
+const char *vt__cat_key(int cat);
+const char *vt__cat_name(int cat);
+int vt__cat_scales(int cat);
+/*
+ * The breakdown follows the replay: vt__bd_begin before it; vt__bd_life_begin as a lifetime
+ * begins; vt__bd_before_end as one is about to end (still counted: the moment a device stands
+ * at its peak is taken then); vt__bd_life_end as it ends (its category added to every moment it
+ * was live at); vt__bd_oom at an OOM (its moment); vt__bd_finish before the lifetimes live at
+ * the end end; vt__bd_end after the replay makes each device's and OOM's vt_breakdown. Each
+ * returns 0, or -1 when out of memory or on an SQLite error reading a stack. vt__bd_free
+ * releases the state (on any path).
+ */
+int vt__bd_begin(struct vt_trace *t, int bTensorsInSegments);
+int vt__bd_life_begin(struct vt_trace *t, struct vt_life *l);
+int vt__bd_before_end(struct vt_trace *t, const struct vt_life *l);
+int vt__bd_life_end(struct vt_trace *t, const struct vt_life *l);
+int vt__bd_oom(struct vt_trace *t, int iOom);
+int vt__bd_finish(struct vt_trace *t);
+int vt__bd_end(struct vt_trace *t);
+void vt__bd_free(struct vt_trace *t);
+/* Release what breakdown b owns; b->total becomes -1. */
+void vt__breakdown_clear(struct vt_breakdown *b);
+/* The part of category cat in b (the first, for libraries), NULL when none. */
+const struct vt_bdpart *vt__bd_part(const struct vt_breakdown *b, int cat);
 
 /* ---- replay.c ---- */
 /* Replay trace t in time order, feeding the detectors aDet[0..nDet) with states aSt. A VT_EXIT code. */

@@ -61,6 +61,30 @@ static void groups(FILE *f, const struct vt_trace *t, const struct vt_group *a, 
     fputc(']', f);
 }
 
+/*
+ * What a peak or an OOM was (breakdown.c): "breakdown_basis" (the figure the parts sum to:
+ * "reserved", "allocated", "device used", "process"; null without a breakdown), "breakdown_bytes"
+ * (that sum), "breakdown_segment_level", and "breakdown": [{category, bytes, count, evidence,
+ * owner}], largest first, unknown last.
+ */
+static void breakdown_json(FILE *f, const struct vt_breakdown *b)
+{
+    jstr(f, "breakdown_basis", b->n ? b->zBasis : NULL, 1);
+    jint(f, "breakdown_bytes", b->n ? b->total : -1, 1);
+    fprintf(f, "\"breakdown_segment_level\": %s, \"breakdown\": [", b->n && b->bSegment ? "true" : "false");
+    for (int k = 0; k < b->n; k++) {
+        const struct vt_bdpart *p = &b->a[k];
+        fprintf(f, "%s{", k ? ", " : "");
+        jstr(f, "category", vt__cat_key(p->cat), 1);
+        jint(f, "bytes", p->bytes, 1);
+        jint(f, "count", p->count, 1);
+        jstr(f, "owner", p->zOwner, 1);
+        jstr(f, "evidence", p->zEvidence, 0);
+        fputc('}', f);
+    }
+    fputs("], ", f);
+}
+
 /* One element of "traces" (keys documented in docs/analysis.md). */
 static void trace_json(FILE *f, const struct vt_result *r, int i)
 {
@@ -108,7 +132,9 @@ static void trace_json(FILE *f, const struct vt_result *r, int i)
             jint(f, "tensor_peak_ts", t->f.bTimes ? dv->tensorPeakTs : -1, 1);
         }
         jint(f, "live_at_exit_bytes", dv->live, 1);
-        fputs("\"live_at_peak\": ", f);
+        fputs("\n         ", f);
+        breakdown_json(f, &dv->bd);
+        fputs("\n         \"live_at_peak\": ", f);
         snaps(f, t, dv->aTop, dv->nTop, o->nTop);
         fputs(",\n         \"live_at_peak_groups\": ", f);
         groups(f, t, dv->aGroup, dv->nGroup, o->nTop);
@@ -161,6 +187,7 @@ static void trace_json(FILE *f, const struct vt_result *r, int i)
         jint(f, "others_bytes", m->freeBytes >= 0 ? m->others : -1, 1);
         jstr(f, "verdict", m->zVerdict, 1);
         jstr(f, "site", m->site >= 0 ? t->sites.a[m->site].zSite : NULL, 1);
+        breakdown_json(f, &m->bd);
         fputs("\"live\": ", f);
         snaps(f, t, m->aTop, m->nTop, o->nTop);
         fputs(", \"live_groups\": ", f);

@@ -31,6 +31,12 @@ int vt__report_sites(const struct vt_result *r, const struct vt_trace *t, int **
 const char *vt__level_name(const struct vt_trace *t);
 /* Why t has no phases (t->ph.n == 0): inferred without confidence, or none found; into z (size n). */
 void vt__fmt_no_phases(const struct vt_trace *t, char *z, size_t n);
+/* A breakdown part's name for people: the category's, with the library's module ("other library (libfoo.so)"). */
+const char *vt__fmt_bdname(const struct vt_bdpart *p, char *z, size_t n);
+/* Its share of the breakdown's total as every format shows it ("57%", "<1%"); returns z. */
+const char *vt__fmt_bdshare(const struct vt_breakdown *b, const struct vt_bdpart *p, char *z, size_t n);
+/* The heading of a breakdown: "what it was (reserved, 1.29 GiB; categories of segments)"; returns z. */
+const char *vt__fmt_bdhead(const struct vt_breakdown *b, char *z, size_t n);
 /* Phase p's peak as every format shows it ("1.50 GiB", or "unknown" when t has no memory data); returns z. */
 const char *vt__fmt_phase_peak(const struct vt_trace *t, const struct vt_phase *p, char *z, size_t n);
 

@@ -66,3 +66,27 @@ const char *vt__fmt_phase_peak(const struct vt_trace *t, const struct vt_phase *
     }
     return vt__fmt_bytes(p->peak > 0 ? p->peak : 0, z, n);
 }
+
+const char *vt__fmt_bdname(const struct vt_bdpart *p, char *z, size_t n)
+{
+    if (p->zOwner[0]) snprintf(z, n, "%s (%s)", vt__cat_name(p->cat), p->zOwner);
+    else snprintf(z, n, "%s", vt__cat_name(p->cat));
+    return z;
+}
+
+const char *vt__fmt_bdshare(const struct vt_breakdown *b, const struct vt_bdpart *p, char *z, size_t n)
+{
+    double pct = b->total > 0 ? 100.0 * (double)p->bytes / (double)b->total : 0;
+    if (p->bytes > 0 && pct < 1) snprintf(z, n, "<1%%");
+    else snprintf(z, n, "%.0f%%", pct);
+    return z;
+}
+
+const char *vt__fmt_bdhead(const struct vt_breakdown *b, char *z, size_t n)
+{
+    char zB[32];
+    vt__fmt_bytes(b->total, zB, sizeof zB);
+    snprintf(z, n, "what it was (%s, %s%s)", b->zBasis, zB,
+             b->bSegment ? "; at segment level: each segment in the category of the allocation that reserved it" : "");
+    return z;
+}
