@@ -53,6 +53,8 @@ struct vt_opts {
     int bAll;               /* text: every finding and every process (--all), not the first screen */
     int nJobs;              /* traces analyzed at once (threads); 0: one per online CPU */
     int bProgress;          /* say on stderr how far a long run is (it is a terminal) */
+    int64_t batch;          /* --batch: the batch size of the traced run (what-would-fit in batch sizes); 0 none */
+    int64_t fitMemory;      /* --fit-memory: the device memory to fit in; 0: each device's own */
 };
 
 /* Fill *o with the defaults documented in --help and docs/analysis.md. */
@@ -107,6 +109,39 @@ struct vt_breakdown {
     int bSegment;           /* categories of caching-allocator segments, not tensors */
     struct vt_bdpart *a;    /* largest first, unknown last */
     int n;
+    int64_t untraced;       /* device used beyond the traced memory (in the context part), -1 not known */
+    int64_t gradAvoidable;  /* gradients of an earlier backward pass live at a peak in the forward pass, not freed
+                             * by zero_grad: what zero_grad(set_to_none=True) before the forward would free */
+};
+
+/*
+ * What would fit on a device (fit.c, docs/analysis.md "What would fit"): from its peak's
+ * breakdown, the headroom, the memory that grows with the batch and the largest batch that fits,
+ * and what each change would save, each estimate with its assumption in one line.
+ */
+#define VT_FIT_CONTEXT ((int64_t)512 << 20) /* the CUDA context assumed where no free memory was sampled */
+#define VT_FIT_SAVES 5
+struct vt_fitsave {
+    const char *zKey;       /* JSON: bf16_activations, activation_checkpointing, zero_grad_set_to_none,
+                             * expandable_segments, shard_optimizer_state */
+    const char *zWhat;      /* for people */
+    int64_t bytes;
+    char *zAssume;          /* its assumption, one line */
+};
+struct vt_fit {
+    int bDone;
+    int64_t capacity;       /* bytes to fit in (--fit-memory, else the device's total); -1 unknown */
+    int64_t need;           /* the peak with what the trace does not hold (the CUDA context) */
+    int64_t context;        /* of need: the context, measured at an OOM or assumed (bContextAssumed) */
+    int bContextAssumed;
+    int64_t headroom;       /* capacity - need (negative: does not fit); meaningful with capacity */
+    int64_t fixed, scaling; /* need = fixed + scaling: bytes that do not / do grow with the batch */
+    double maxScale;        /* largest batch scale that fits (1 = the batch traced); -1 unknown */
+    int64_t batch, maxBatch; /* --batch N, and the largest batch size that fits; -1 unknown */
+    char *azAssume[4];      /* the estimate's assumptions */
+    int nAssume;
+    struct vt_fitsave aSave[VT_FIT_SAVES];
+    int nSave;
 };
 
 /* Live bytes of one account (a device, pinned host memory, managed memory) over time. */
@@ -136,6 +171,7 @@ struct vt_device {
     int nSnapshots;
     int bBdDirty;                       /* the peak rose since the breakdown's last moment (breakdown.c) */
     struct vt_breakdown bd;             /* what the peak was (device accounts) */
+    struct vt_fit fit;                  /* what would fit (device accounts with a breakdown) */
 };
 
 struct vt_phase {
@@ -464,6 +500,12 @@ void vt__bd_free(struct vt_trace *t);
 void vt__breakdown_clear(struct vt_breakdown *b);
 /* The part of category cat in b (the first, for libraries), NULL when none. */
 const struct vt_bdpart *vt__bd_part(const struct vt_breakdown *b, int cat);
+
+/* ---- fit.c ---- */
+/* What would fit on each device of trace iTrace with a breakdown (vt_device.fit). 0, or -1 when out of memory. */
+int vt__fit(struct vt_result *r, int iTrace);
+/* Release what fit f owns. */
+void vt__fit_clear(struct vt_fit *f);
 
 /* ---- replay.c ---- */
 /* Replay trace t in time order, feeding the detectors aDet[0..nDet) with states aSt. A VT_EXIT code. */

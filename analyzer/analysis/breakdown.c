@@ -26,7 +26,7 @@
 enum rule {
     R_RUNTIME = 0, R_NCCL, R_CUBLAS, R_CUDNN, R_GRAPH, R_LIB, R_RESERVED,
     R_OPT_KEPT, R_OPT_TEMP, R_PARAM, R_GRAD_DDP, R_GRAD_ACC, R_GRAD_ZERO, R_GRAD_KEPT, R_BWD_TEMP,
-    R_PARAM_INIT, R_UNTIMED, R_SETUP_KEPT, R_SETUP_TEMP, R_KEPT_STEP, R_ABORTED, R_NOBWD, R_LIVE_END,
+    R_PARAM_INIT, R_UNTIMED, R_SETUP_KEPT, R_SETUP_TEMP, R_KEPT_STEP, R_HELD_NEXT, R_ABORTED, R_NOBWD, R_LIVE_END,
     R_ACT_ENGINE, R_ACT, R_FWD_TEMP, R_BWD_MAIN,
     R_SEG_OPT, R_SEG_PARAM, R_SEG_BWD, R_SEG_FWD, R_SEG_SETUP, R_SEG_NOBWD,
     R_N
@@ -54,7 +54,9 @@ static const struct {
     [R_UNTIMED] = {VT_CAT_UNKNOWN, "allocation time unknown (the state at a dump) and no frame that tells"},
     [R_SETUP_KEPT] = {VT_CAT_STATE, "made outside the steps and kept through the next one (no frame names it)"},
     [R_SETUP_TEMP] = {VT_CAT_TEMP, "made outside the steps, freed before the next one"},
-    [R_KEPT_STEP] = {VT_CAT_STATE, "made in a step and kept past it"},
+    [R_KEPT_STEP] = {VT_CAT_STATE, "made in a step and kept past the next one"},
+    [R_HELD_NEXT] = {VT_CAT_TEMP, "made in a step and freed in the next: a step's batch or outputs held until the "
+                                  "next one replaces them"},
     [R_ABORTED] = {VT_CAT_TRANSIENT, "made in a step that failed (OOM) before its backward pass"},
     [R_NOBWD] = {VT_CAT_TEMP, "made and freed within a step without a backward pass"},
     [R_LIVE_END] = {VT_CAT_UNKNOWN, "live at the end of the trace, made in its last step: whether it was kept cannot be told"},
@@ -351,7 +353,11 @@ int vt__bd_finish(struct vt_trace *t)
     return 0;
 }
 
-/* Whether l outlived its step: 1 yes, 0 no, -1 cannot be told (live at the end, made in the trace's last step). */
+/*
+ * Whether l outlived its step: 1 yes (kept past the next step too, or live at the end of a later
+ * step), 2 freed in the next step, 0 no, -1 cannot be told (live at the end, made in the trace's
+ * last step).
+ */
 static int kept(const struct vt_trace *t, const struct vt_life *l)
 {
     const struct vt_bdrun *b = t->pBd;
@@ -365,10 +371,12 @@ static int kept(const struct vt_trace *t, const struct vt_life *l)
     if (b->bIterSpans) {
         int64_t end = t->ph.aIter[k].end;
         if (l->status == VT_LIFE_LIVE_AT_END) return end <= t->f.t1 && k + 1 < t->ph.nIter ? 1 : -1;
-        return l->freeTs > end;
+        if (l->freeTs <= end) return 0;
+        return k + 1 < t->ph.nIter && l->freeTs <= t->ph.aIter[k + 1].end ? 2 : 1;
     }
     if (l->status == VT_LIFE_LIVE_AT_END) return k + 1 < b->nSpan ? 1 : -1;
-    return k + 1 < b->nSpan && l->freeTs >= b->aSpan[k + 1].start;
+    if (k + 1 >= b->nSpan || l->freeTs < b->aSpan[k + 1].start) return 0;
+    return k + 2 < b->nSpan ? 1 : 2; /* the steps begun by its free */
 }
 
 /* The rule that puts l in its category (*piLib: the library's slot for R_LIB). 0, or -1 (SQLite error, OOM). */
@@ -406,7 +414,7 @@ static int classify(struct vt_trace *t, const struct vt_life *l, int *pRule, int
     if (m & VT_FACET_OPTIM) return *pRule = kp ? R_OPT_KEPT : R_OPT_TEMP, 0;
     if (m & VT_FACET_PARAM) return *pRule = R_PARAM, 0;
     if (m & VT_FACET_REDUCER) return *pRule = R_GRAD_DDP, 0;
-    if (m & VT_FACET_ACCUMULATE) return *pRule = R_GRAD_ACC, 0;
+    if (m & VT_FACET_ACCUMULATE) return *pRule = mFree & VT_FACET_ZERO_GRAD ? R_GRAD_ZERO : R_GRAD_ACC, 0;
     if (m & VT_FACET_ENGINE) {
         if (mFree & VT_FACET_ZERO_GRAD) *pRule = R_GRAD_ZERO;
         else *pRule = kp ? R_GRAD_KEPT : R_BWD_TEMP; /* live at the end: the last backward's gradients */
@@ -414,11 +422,12 @@ static int classify(struct vt_trace *t, const struct vt_life *l, int *pRule, int
     }
     if ((m & VT_FACET_INIT) && kp) return *pRule = R_PARAM_INIT, 0; /* kept, or live at the end of the trace */
     if (l->allocTs < 0) return *pRule = R_UNTIMED, 0;
-    if (k < 0) return *pRule = kp ? R_SETUP_KEPT : R_SETUP_TEMP, 0;
-    if (kp == 1) return *pRule = R_KEPT_STEP, 0;
+    if (kp >= 1) return *pRule = k < 0 ? R_SETUP_KEPT : kp == 2 ? R_HELD_NEXT : R_KEPT_STEP, 0;
+    if (b->lastOomTs >= l->allocTs && (bwd < 0 || l->freeTs < bwd || kp < 0))
+        return *pRule = R_ABORTED, 0; /* ended by the failed step's unwinding (or live at the end after it) */
+    if (k < 0) return *pRule = kp < 0 ? R_LIVE_END : R_SETUP_TEMP, 0;
     if (bwd < 0 || (kp == 0 && l->freeTs < bwd)) { /* no backward pass yet when it ended */
         if (kp < 0) *pRule = bwd < 0 ? R_LIVE_END : R_ACT;
-        else if (b->lastOomTs >= l->allocTs && b->lastOomTs <= l->freeTs) *pRule = R_ABORTED;
         else *pRule = bwd < 0 ? R_NOBWD : R_FWD_TEMP;
         return 0;
     }
@@ -526,6 +535,7 @@ static int build(struct vt_trace *t, const struct moment *p, int64_t total, cons
     int nobwdCat = b->bEngineSeen || vt__shows_training(t) ? VT_CAT_TRANSIENT : VT_CAT_TEMP;
     char zB[32], zC[32];
     vt__breakdown_clear(bd);
+    bd->untraced = used >= 0 ? 0 : -1;
     bd->bSegment = b->bSegLevel;
     bd->zBasis = zBasis;
     for (int r = 0; r < R_N; r++) {
@@ -568,15 +578,27 @@ static int build(struct vt_trace *t, const struct moment *p, int64_t total, cons
         sum += before;
     }
     if (used >= 0 && used > sum) {
+        char *z;
+        int i;
         vt__fmt_bytes(used, zB, sizeof zB);
         vt__fmt_bytes(sum, zC, sizeof zC);
-        if (part_add(bd, VT_CAT_CONTEXT, used - sum, 0,
-                     vt__strdupf("device in use (%s: total less free, cuMemGetInfo) less this process's traced memory "
-                                 "(%s): the CUDA context, the driver, memory no traced call made, and any other "
-                                 "process's memory (not told apart without a per-process sample)",
-                                 zB, zC),
-                     NULL) != 0)
+        z = vt__strdupf("device in use (%s: total less free, cuMemGetInfo) less this process's traced memory (%s): the "
+                        "CUDA context, the driver, memory no traced call made, and any other process's memory (not "
+                        "told apart without a per-process sample)",
+                        zB, zC);
+        for (i = 0; i < bd->n && bd->a[i].cat != VT_CAT_CONTEXT; i++) {
+        }
+        if (i < bd->n && z) { /* the runtime's own allocations are part of it: one part */
+            char *zBoth = vt__strdupf("%s; %s", bd->a[i].zEvidence, z);
+            free(z);
+            if (!zBoth) return -1;
+            free(bd->a[i].zEvidence);
+            bd->a[i].zEvidence = zBoth;
+            bd->a[i].bytes += used - sum;
+        } else if (part_add(bd, VT_CAT_CONTEXT, used - sum, 0, z, NULL) != 0) {
             return -1;
+        }
+        bd->untraced = used - sum;
         sum = used;
     }
     if (sum < total) {
@@ -588,6 +610,14 @@ static int build(struct vt_trace *t, const struct moment *p, int64_t total, cons
     }
     bd->total = sum; /* the parts' sum: the figure itself unless the recorded blocks overflow their segments */
     parts_sort(bd);
+    {   /* a peak in the forward pass: gradients still held from the backward before it */
+        int k = -1;
+        if (b->bIterSpans) k = vt__iter_at(t, p->ts);
+        else
+            for (int i = 0; i < b->nSpan && b->aSpan[i].start <= p->ts; i++) k = i;
+        if (k >= 0 && (b->aSpan[k].bwd < 0 || p->ts < b->aSpan[k].bwd))
+            bd->gradAvoidable = p->aBytes[R_GRAD_KEPT] + p->aBytes[R_GRAD_ACC];
+    }
     return 0;
 }
 

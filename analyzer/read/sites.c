@@ -195,6 +195,9 @@ static void frame_facets(int kind, const char *zFn, const char *zFile, const cha
             (zFn && (fn_is(zFn, "reset_parameters") || fn_is(zFn, "set_module_tensor_to_device"))))
             p->m |= VT_FACET_PARAM;
         if (zFn && fn_is(zFn, "__init__")) p->m |= VT_FACET_INIT;
+        if (has_part(zFile, "torch/nn/parallel/distributed.py") && zFn &&
+            (strstr(zFn, "__init__") || strstr(zFn, "_ddp_init_helper") || strstr(zFn, "bucket")))
+            p->m |= VT_FACET_REDUCER; /* DDP made its gradient buckets */
         if (has_part(zFile, "torch/cuda/graphs.py") || file_is(zFile, "cudagraph_trees.py")) p->m |= VT_FACET_GRAPH;
         if (zFn && ((file_is(zFile, "torch/_tensor.py") && fn_is(zFn, "backward")) ||
                     (file_is(zFile, "torch/autograd/__init__.py") && fn_is(zFn, "backward")) ||

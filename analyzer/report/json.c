@@ -85,6 +85,48 @@ static void breakdown_json(FILE *f, const struct vt_breakdown *b)
     fputs("], ", f);
 }
 
+/*
+ * What would fit on a device (fit.c): "fit": null without an estimate, else {capacity_bytes,
+ * need_bytes, context_bytes, context_assumed, headroom_bytes, fixed_bytes, scaling_bytes, max_scale,
+ * batch, max_batch, assumptions[], savings[{key, what, bytes, assumption}]}.
+ */
+static void fit_json(FILE *f, const struct vt_fit *x)
+{
+    fputs("\"fit\": ", f);
+    if (!x->bDone) {
+        fputs("null, ", f);
+        return;
+    }
+    fputc('{', f);
+    jint(f, "capacity_bytes", x->capacity, 1);
+    jint(f, "need_bytes", x->need, 1);
+    jint(f, "context_bytes", x->context, 1);
+    fprintf(f, "\"context_assumed\": %s, \"headroom_bytes\": ", x->bContextAssumed ? "true" : "false");
+    if (x->capacity > 0) fprintf(f, "%lld, ", (long long)x->headroom); /* negative: short by that much */
+    else fputs("null, ", f);
+    jint(f, "fixed_bytes", x->fixed, 1);
+    jint(f, "scaling_bytes", x->scaling, 1);
+    if (x->maxScale >= 0) fprintf(f, "\"max_scale\": %.4f, ", x->maxScale);
+    else fputs("\"max_scale\": null, ", f);
+    jint(f, "batch", x->batch, 1);
+    jint(f, "max_batch", x->maxBatch, 1);
+    fputs("\"assumptions\": [", f);
+    for (int k = 0; k < x->nAssume; k++) {
+        if (k) fputs(", ", f);
+        vt__json_str(f, x->azAssume[k]);
+    }
+    fputs("], \"savings\": [", f);
+    for (int k = 0; k < x->nSave; k++) {
+        fprintf(f, "%s{", k ? ", " : "");
+        jstr(f, "key", x->aSave[k].zKey, 1);
+        jstr(f, "what", x->aSave[k].zWhat, 1);
+        jint(f, "bytes", x->aSave[k].bytes, 1);
+        jstr(f, "assumption", x->aSave[k].zAssume, 0);
+        fputc('}', f);
+    }
+    fputs("]}, ", f);
+}
+
 /* One element of "traces" (keys documented in docs/analysis.md). */
 static void trace_json(FILE *f, const struct vt_result *r, int i)
 {
@@ -134,6 +176,8 @@ static void trace_json(FILE *f, const struct vt_result *r, int i)
         jint(f, "live_at_exit_bytes", dv->live, 1);
         fputs("\n         ", f);
         breakdown_json(f, &dv->bd);
+        fputs("\n         ", f);
+        fit_json(f, &dv->fit);
         fputs("\n         \"live_at_peak\": ", f);
         snaps(f, t, dv->aTop, dv->nTop, o->nTop);
         fputs(",\n         \"live_at_peak_groups\": ", f);

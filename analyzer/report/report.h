@@ -37,6 +37,14 @@ const char *vt__fmt_bdname(const struct vt_bdpart *p, char *z, size_t n);
 const char *vt__fmt_bdshare(const struct vt_breakdown *b, const struct vt_bdpart *p, char *z, size_t n);
 /* The heading of a breakdown: "what it was (reserved, 1.29 GiB; categories of segments)"; returns z. */
 const char *vt__fmt_bdhead(const struct vt_breakdown *b, char *z, size_t n);
+/*
+ * What would fit on device d, one sentence: "needs 54.8 GiB of 80.0 GiB (with an assumed 512 MiB
+ * CUDA context): 25.2 GiB headroom; 31.2 GiB grows with the batch, 23.6 GiB does not: the batch
+ * can grow 1.80x (batch 460 of 256)". Into z; returns 0 (z empty) when there is no estimate.
+ */
+int vt__fmt_fit(const struct vt_device *d, char *z, size_t n);
+/* One saving as every format shows it: "bf16/fp16 activations (autocast): 15.6 GiB". */
+const char *vt__fmt_saving(const struct vt_fitsave *s, char *z, size_t n);
 /* Phase p's peak as every format shows it ("1.50 GiB", or "unknown" when t has no memory data); returns z. */
 const char *vt__fmt_phase_peak(const struct vt_trace *t, const struct vt_phase *p, char *z, size_t n);
 

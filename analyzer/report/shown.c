@@ -90,3 +90,45 @@ const char *vt__fmt_bdhead(const struct vt_breakdown *b, char *z, size_t n)
              b->bSegment ? "; at segment level: each segment in the category of the allocation that reserved it" : "");
     return z;
 }
+
+int vt__fmt_fit(const struct vt_device *d, char *z, size_t n)
+{
+    const struct vt_fit *f = &d->fit;
+    char zN[32], zC[32], zX[32], zH[32], zG[32], zF[32], zScale[160];
+    size_t k;
+    z[0] = 0;
+    if (!f->bDone) return 0;
+    vt__fmt_bytes(f->need, zN, sizeof zN);
+    vt__fmt_bytes(f->capacity, zC, sizeof zC);
+    vt__fmt_bytes(f->context, zX, sizeof zX);
+    vt__fmt_bytes(f->headroom < 0 ? -f->headroom : f->headroom, zH, sizeof zH);
+    vt__fmt_bytes(f->scaling, zG, sizeof zG);
+    vt__fmt_bytes(f->fixed, zF, sizeof zF);
+    if (f->capacity > 0)
+        snprintf(z, n, "needs %s of %s (with %s %s CUDA context): %s %s; ", zN, zC,
+                 f->bContextAssumed ? "an assumed" : f->context ? "a measured" : "its", zX, zH,
+                 f->headroom >= 0 ? "headroom" : "short");
+    else
+        snprintf(z, n, "needs %s (with %s %s CUDA context), device size unknown (--fit-memory SIZE); ", zN,
+                 f->bContextAssumed ? "an assumed" : f->context ? "a measured" : "its", zX);
+    k = strlen(z);
+    if (f->maxScale >= 0 && f->maxBatch >= 0)
+        snprintf(zScale, sizeof zScale, ": the batch can be %.2fx the traced one (batch %lld of %lld)", f->maxScale,
+                 (long long)f->maxBatch, (long long)f->batch);
+    else if (f->maxScale >= 0)
+        snprintf(zScale, sizeof zScale, ": the batch can be %.2fx the traced one (--batch N gives it as a batch size)",
+                 f->maxScale);
+    else if (f->scaling <= 0)
+        snprintf(zScale, sizeof zScale, ": nothing at the peak grows with the batch");
+    else
+        zScale[0] = 0;
+    snprintf(z + k, n - k, "%s grows with the batch, %s does not%s", zG, zF, zScale);
+    return 1;
+}
+
+const char *vt__fmt_saving(const struct vt_fitsave *s, char *z, size_t n)
+{
+    char zB[32];
+    snprintf(z, n, "%s: %s", s->zWhat, vt__fmt_bytes(s->bytes, zB, sizeof zB));
+    return z;
+}

@@ -120,6 +120,16 @@ static void trace_section(FILE *f, const struct vt_result *r, int iTrace)
         fputc('\n', f);
         if (vt__fmt_reconcile(t, dv, zLine, sizeof zLine)) wrap(f, "    ", 4, zLine);
         if (dv->bd.n) breakdown_text(f, &dv->bd, 4);
+        if (vt__fmt_fit(dv, zLine, sizeof zLine)) {
+            wrap(f, "    what would fit: ", 6, zLine);
+            for (int k = 0; k < dv->fit.nAssume; k++) wrap(f, "      assuming ", 8, dv->fit.azAssume[k]);
+            for (int k = 0; k < dv->fit.nSave; k++) {
+                char zS[200];
+                snprintf(zLine, sizeof zLine, "%s (if %s)", vt__fmt_saving(&dv->fit.aSave[k], zS, sizeof zS),
+                         dv->fit.aSave[k].zAssume);
+                wrap(f, "      saves: ", 8, zLine);
+            }
+        }
         for (int k = 0; k < vt__report_groups(r, dv); k++) {
             vt__fmt_group(t, &dv->aGroup[k], zLine, sizeof zLine);
             wrap(f, k == 0 ? "    live at peak: " : "                  ", 20, zLine);
