@@ -117,6 +117,7 @@ int vt__cat_scales(int cat)
 struct moment {
     int64_t seq;            /* lifetimes begun at or before it (and not ended) were live */
     int64_t ts, tensorLive;
+    int64_t poolReserved;   /* the device's memory pool's reserved bytes then (cudaMallocAsync), 0 none */
     int acct, bTaken;
     int64_t aBytes[R_N], aCount[R_N];
     int64_t aLibBytes[LIB_MAX], aLibCount[LIB_MAX];
@@ -317,6 +318,7 @@ static int peak_moment(struct vt_trace *t, struct vt_device *d, int64_t ts)
     if (!(p = peak_of(b, d->id))) return -1;
     if (d->bBdDirty || !p->bTaken || (b->bTensorsIn && d->tensorLive > p->tensorLive)) {
         take(b, p, ts, d->tensorLive);
+        p->poolReserved = d->poolReserved;
         d->bBdDirty = 0;
     }
     return 0;
@@ -528,7 +530,7 @@ static void parts_sort(struct vt_breakdown *bd)
  * beyond this process's traced memory (used >= 0), and what is left unknown. 0 or -1.
  */
 static int build(struct vt_trace *t, const struct moment *p, int64_t total, const char *zBasis, int64_t before,
-                 int64_t used, struct vt_breakdown *bd)
+                 int64_t used, int64_t poolCache, struct vt_breakdown *bd)
 {
     const struct vt_bdrun *b = t->pBd;
     int64_t aCatBytes[VT_CAT_N] = {0}, aCatCount[VT_CAT_N] = {0}, sum = 0;
@@ -568,6 +570,14 @@ static int build(struct vt_trace *t, const struct moment *p, int64_t total, cons
                      NULL) != 0)
             return -1;
         sum += cache;
+    }
+    if (poolCache > 0) { /* cudaMallocAsync: the driver's pool holds more than the live allocations */
+        if (part_add(bd, VT_CAT_CACHE, poolCache, 0,
+                     vt__strdupf("%s", "the memory pool's reserved peak (cudaMallocAsync: pool_size) less the live "
+                                       "peak: memory the pool keeps for reuse, not for other allocations"),
+                     NULL) != 0)
+            return -1;
+        sum += poolCache;
     }
     if (before > 0) {
         if (part_add(bd, VT_CAT_BEFORE, before, 0,
@@ -645,7 +655,7 @@ int vt__bd_end(struct vt_trace *t)
     for (int i = 0; rc == 0 && i < t->tl.nDev; i++) {
         struct vt_device *d = &t->tl.aDev[i];
         struct moment *p = NULL;
-        int64_t total, before;
+        int64_t total, before, pool;
         const char *zBasis;
         vt__breakdown_clear(&d->bd);
         if (d->id < 0 || !vt__memory_known(t)) continue;
@@ -656,7 +666,9 @@ int vt__bd_end(struct vt_trace *t)
         zBasis = level_basis(t);
         before = before_trace(t, d->id);
         if (before > 0) total += before, zBasis = "process";
-        rc = build(t, p, total, zBasis, before, -1, &d->bd);
+        pool = p->poolReserved - d->peak; /* a cudaMallocAsync pool holding more than the live allocations */
+        if (pool > 0) total += pool, zBasis = "reserved";
+        rc = build(t, p, total, zBasis, before, -1, pool > 0 ? pool : 0, &d->bd);
     }
     for (int i = 0; rc == 0 && i < t->nOom && i < b->nOom; i++) {
         struct vt_oom *o = &t->aOom[i];
@@ -665,7 +677,7 @@ int vt__bd_end(struct vt_trace *t)
         vt__breakdown_clear(&o->bd);
         if (!b->aOom[i].bTaken) continue;
         if (used >= 0 && used < held) used = -1; /* a free figure the trace contradicts: not used */
-        rc = build(t, &b->aOom[i], used >= 0 ? used : held, used >= 0 ? "device used" : level_basis(t), 0, used,
+        rc = build(t, &b->aOom[i], used >= 0 ? used : held, used >= 0 ? "device used" : level_basis(t), 0, used, 0,
                    &o->bd);
     }
     vt__bd_free(t);
