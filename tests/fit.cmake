@@ -8,7 +8,7 @@ target_compile_definitions(fitgen PRIVATE VT_ACC_KERNELS="${CMAKE_CURRENT_SOURCE
 find_package(Python3 COMPONENTS Interpreter)
 if(Python3_Interpreter_FOUND)
   add_test(NAME fit_accuracy COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/accuracy/score_fit.py
-    --split dev --fitgen $<TARGET_FILE:fitgen> --vramtrace $<TARGET_FILE:vramtrace>)
+    --split dev --fitgen $<TARGET_FILE:fitgen> --vramtrace $<TARGET_FILE:vramtrace> --min-within 6 --max-error 0.15)
   set_tests_properties(fit_accuracy PROPERTIES LABELS analyzer)
   add_custom_target(fit_blind
     COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/accuracy/score_fit.py --split blind

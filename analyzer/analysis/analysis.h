@@ -110,6 +110,8 @@ struct vt_breakdown {
     struct vt_bdpart *a;    /* largest first, unknown last */
     int n;
     int64_t untraced;       /* device used beyond the traced memory (in the context part), -1 not known */
+    int64_t poolCache;      /* a cudaMallocAsync pool's reserved bytes beyond the live ones then (not a part: the
+                             * figure is the live allocations), 0 none */
     int64_t gradAvoidable;  /* gradients of an earlier backward pass live at a peak in the forward pass, not freed
                              * by zero_grad: what zero_grad(set_to_none=True) before the forward would free */
 };
@@ -529,6 +531,8 @@ void vt__writeback_free(struct vt_trace *t);
  * may stay apart).
  */
 int vt__findings_group(struct vt_result *r);
+/* The root cause of f as a key: kind, site, phase and title with its figures taken out (malloc'd, NULL on OOM). */
+char *vt__finding_key(const struct vt_finding *f);
 /*
  * The name of process t for people: "pid 4242", "pid 4242, rank 1"; a trace that records no
  * pid (an imported snapshot) is named by its file's name instead ("run.pickle", with ", rank 1"
@@ -544,6 +548,54 @@ void vt__fmt_ranks(const struct vt_result *r, const struct vt_finding *f, char *
 /* For a grouped f, how often and the spread of its bytes ("39 times: 1.00 GiB min, 1.50 GiB median,
  * 1.80 GiB max", "once in each of 64 processes, 386 MiB each"); else empty. Into z (size n). */
 void vt__fmt_spread(const struct vt_finding *f, char *z, size_t n);
+
+/* ---- diff.c: two runs compared (vramtrace diff) ---- */
+enum { VT_DIFF_NEW = 1, VT_DIFF_GONE, VT_DIFF_GREW, VT_DIFF_SHRANK };
+struct vt_diffcat {
+    int cat;                /* enum vt_cat */
+    char zOwner[64];
+    int64_t base, cur;      /* its bytes at each run's peak (0: not there) */
+};
+struct vt_diffdev {
+    int iBase, iNew;        /* the process in each run (trace index), -1: only in the other */
+    int id;                 /* device id */
+    char zProc[96], zName[128];
+    int64_t base, cur;      /* the peaks, -1 when not in that run or unknown */
+    struct vt_diffcat *aCat; /* the breakdowns' categories side by side */
+    int nCat;
+};
+struct vt_diffsite {
+    char *zSite;
+    int64_t base, cur;      /* highest live bytes in any process of each run, -1: not in it */
+    int change;             /* VT_DIFF_* */
+};
+struct vt_diffphase {
+    char zProc[96], zName[96];
+    int kind;
+    int64_t base, cur;      /* peaks, -1: not in that run or unknown */
+};
+struct vt_difffind {
+    const struct vt_finding *f; /* in NEW when bNew (appeared), else in BASE (vanished) */
+    int bNew;
+};
+struct vt_diff {
+    const struct vt_result *pBase, *pNew;
+    char *zWarn;            /* why the runs look like different jobs, NULL when alike */
+    struct vt_diffdev *aDev;
+    int nDev;
+    struct vt_diffsite *aSite; /* the sites that changed by at least minBytes (and 10 %), largest change first */
+    int nSite;
+    struct vt_diffphase *aPhase;
+    int nPhase;
+    struct vt_difffind *aFind;
+    int nFind;
+    double maxGrowthPct;    /* the largest growth of a device peak, percent (iMaxGrowth >= 0) */
+    int iMaxGrowth;         /* that device entry, -1 none compared */
+    int64_t minBytes;
+};
+/* Compare two analyses; d refers to both (they must outlive it). 0, or -1 when out of memory (d then freed). */
+int vt__diff(const struct vt_result *pBase, const struct vt_result *pNew, int64_t minBytes, struct vt_diff *d);
+void vt__diff_free(struct vt_diff *d);
 
 /* ---- pipeline.c ---- */
 /*

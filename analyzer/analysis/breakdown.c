@@ -405,6 +405,7 @@ static int classify(struct vt_trace *t, const struct vt_life *l, int *pRule, int
     bwd = k >= 0 ? b->aSpan[k].bwd : -1;
     if (b->bSegLevel) { /* a segment: by the allocation that made the allocator reserve it */
         if (m & VT_FACET_OPTIM) *pRule = R_SEG_OPT;
+        else if (m & VT_FACET_REDUCER) *pRule = R_GRAD_DDP;
         else if (m & VT_FACET_PARAM) *pRule = R_SEG_PARAM;
         else if ((m & VT_FACET_ENGINE) || (bwd >= 0 && l->allocTs >= bwd)) *pRule = R_SEG_BWD;
         else if (l->allocTs < 0) *pRule = R_UNTIMED;
@@ -530,7 +531,7 @@ static void parts_sort(struct vt_breakdown *bd)
  * beyond this process's traced memory (used >= 0), and what is left unknown. 0 or -1.
  */
 static int build(struct vt_trace *t, const struct moment *p, int64_t total, const char *zBasis, int64_t before,
-                 int64_t used, int64_t poolCache, struct vt_breakdown *bd)
+                 int64_t used, struct vt_breakdown *bd)
 {
     const struct vt_bdrun *b = t->pBd;
     int64_t aCatBytes[VT_CAT_N] = {0}, aCatCount[VT_CAT_N] = {0}, sum = 0;
@@ -570,14 +571,6 @@ static int build(struct vt_trace *t, const struct moment *p, int64_t total, cons
                      NULL) != 0)
             return -1;
         sum += cache;
-    }
-    if (poolCache > 0) { /* cudaMallocAsync: the driver's pool holds more than the live allocations */
-        if (part_add(bd, VT_CAT_CACHE, poolCache, 0,
-                     vt__strdupf("%s", "the memory pool's reserved peak (cudaMallocAsync: pool_size) less the live "
-                                       "peak: memory the pool keeps for reuse, not for other allocations"),
-                     NULL) != 0)
-            return -1;
-        sum += poolCache;
     }
     if (before > 0) {
         if (part_add(bd, VT_CAT_BEFORE, before, 0,
@@ -667,8 +660,8 @@ int vt__bd_end(struct vt_trace *t)
         before = before_trace(t, d->id);
         if (before > 0) total += before, zBasis = "process";
         pool = p->poolReserved - d->peak; /* a cudaMallocAsync pool holding more than the live allocations */
-        if (pool > 0) total += pool, zBasis = "reserved";
-        rc = build(t, p, total, zBasis, before, -1, pool > 0 ? pool : 0, &d->bd);
+        rc = build(t, p, total, zBasis, before, -1, &d->bd);
+        d->bd.poolCache = pool > 0 ? pool : 0;
     }
     for (int i = 0; rc == 0 && i < t->nOom && i < b->nOom; i++) {
         struct vt_oom *o = &t->aOom[i];
@@ -677,7 +670,7 @@ int vt__bd_end(struct vt_trace *t)
         vt__breakdown_clear(&o->bd);
         if (!b->aOom[i].bTaken) continue;
         if (used >= 0 && used < held) used = -1; /* a free figure the trace contradicts: not used */
-        rc = build(t, &b->aOom[i], used >= 0 ? used : held, used >= 0 ? "device used" : level_basis(t), 0, used, 0,
+        rc = build(t, &b->aOom[i], used >= 0 ? used : held, used >= 0 ? "device used" : level_basis(t), 0, used,
                    &o->bd);
     }
     vt__bd_free(t);

@@ -89,7 +89,7 @@ static int fit_device(const struct vt_result *r, const struct vt_trace *t, struc
         if (c != VT_CAT_CACHE && c != VT_CAT_CONTEXT && c != VT_CAT_OTHERS && c != VT_CAT_BEFORE && c != VT_CAT_UNKNOWN)
             alloc += b->a[i].bytes;
     }
-    cache = cat_bytes(b, VT_CAT_CACHE, NULL);
+    cache = cat_bytes(b, VT_CAT_CACHE, NULL) + b->poolCache; /* a memory pool's cache counts as the allocator's */
     if (cache > 0 && alloc > 0) grow += (int64_t)((double)cache * (double)grow / (double)alloc);
     /* what the trace does not hold */
     ctx = b->untraced >= 0 ? 0 : measured_context(t, d->id);
@@ -107,7 +107,11 @@ static int fit_device(const struct vt_result *r, const struct vt_trace *t, struc
                                   vt__fmt_bytes(VT_FIT_CONTEXT, zB, sizeof zB))) != 0)
             return -1;
     }
-    f->need = b->total + f->context;
+    f->need = b->total + b->poolCache + f->context;
+    if (b->poolCache > 0 &&
+        assume(f, vt__strdupf("the memory pool's %s reserved beyond the live peak (cudaMallocAsync) is needed too",
+                              vt__fmt_bytes(b->poolCache, zB, sizeof zB))) != 0)
+        return -1;
     f->scaling = grow;
     f->fixed = f->need - grow;
     f->headroom = f->capacity > 0 ? f->capacity - f->need : 0;
@@ -141,7 +145,7 @@ static int fit_device(const struct vt_result *r, const struct vt_trace *t, struc
                vt__strdupf("%s", "the gradients held at this forward-pass peak are the last step's, kept by "
                                  "zero_grad(set_to_none=False) or no zero_grad before the forward")) != 0)
         return -1;
-    if (cache * 20 >= b->total &&
+    if (cache * 20 >= b->total + b->poolCache &&
         saving(f, "expandable_segments", "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True", cache,
                vt__strdupf("expandable segments give the cache at the peak (%s reserved, not allocated: %s of the peak) "
                            "back to use; it is an upper bound",

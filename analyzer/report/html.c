@@ -592,6 +592,7 @@ static int trace_section(FILE *f, const struct vt_result *r, int i, int64_t vmax
             bCap ? "long dashes: the device's capacity" : "the device's capacity is not known");
     if (svg(f, r, i, vmax)) return -1;
     reconcile(f, t);
+    vt__html_trace_breakdowns(f, t); /* what each peak was (bdbar.c) */
     peaks(f, r, t);
     phases(f, t);
     for (int k = 0; k < t->f.nNote; k++) {
