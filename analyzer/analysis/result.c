@@ -231,6 +231,11 @@ void vt__trace_free(struct vt_trace *t)
     for (int i = 0; i < t->nOom; i++) vt__breakdown_clear(&t->aOom[i].bd);
     vt__bd_free(t);
     vt__sites_free(&t->sites);
+    vt__sitecurves_drop(t);
+    for (int d = 0; d < t->tl.nDev; d++) {
+        for (int k = 0; k < t->tl.aDev[d].nSite; k++) free(t->tl.aDev[d].aSite[k].a);
+        free(t->tl.aDev[d].aSite);
+    }
     free(t->tl.aDev);
     free(t->ph.a);
     free(t->ph.aIter);
