@@ -145,6 +145,8 @@ struct vt_fit {
     int nAssume;
     struct vt_fitsave aSave[VT_FIT_SAVES];
     int nSave;
+};
+
 /* One timeline bucket of a site curve: the highest live bytes in it, and the level after its last change. */
 struct vt_scpoint {
     int bucket;
