@@ -1,7 +1,11 @@
 # Analyzer tests: synthetic traces with planted problems and non-problems, reports, the CLI.
 foreach(t test_lifetime test_detect_leak test_detect_oom test_detect_spike test_group
-    test_detect_retained test_detect_transfer test_report test_analyze_cli test_breakdown)
+    test_detect_retained test_detect_transfer test_report test_analyze_cli)
   vt_add_test(NAME ${t} SOURCES ${t}.c tracegen.c LIBS vtreport LABELS analyzer)
+endforeach()
+# The peak's breakdown, what would fit, and diff, on synthetic jobs of known make-up (bdjob.c).
+foreach(t test_breakdown test_diff)
+  vt_add_test(NAME ${t} SOURCES ${t}.c bdjob.c tracegen.c LIBS vtreport LABELS analyzer)
 endforeach()
 
 # Kernel roles by name, on the real kernel names the accuracy suite's generator uses.

@@ -2,121 +2,10 @@
 #include <string.h>
 
 #include "report/report.h"
+#include "bdjob.h"
 #include "tracegen.h"
 #include "vramtrace/schema.h"
 #include "vt_test.h"
-
-/* The stacks a PyTorch training job's allocations carry (Python frames over native ones). */
-struct stacks {
-    int64_t param, fwd, eng, acc, opt, zero, cublas, nccl, lib, seg;
-};
-
-static int64_t py2(struct tg *g, const char *zFile, int line, const char *zFn, const char *zUserFile, int userLine,
-                   const char *zUserFn, const char *zNative, const char *zModule, int64_t hash)
-{
-    struct tg_frame a[3] = {{VT_FRAME_PYTHON, 0, zFn, zFile, NULL, line},
-                            {VT_FRAME_PYTHON, 0, zUserFn, zUserFile, NULL, userLine},
-                            {VT_FRAME_NATIVE, 0x1000, zNative, NULL, zModule, 0}};
-    return tg_stack_frames(g, a, 3, hash);
-}
-
-static int64_t native2(struct tg *g, const char *zFn1, const char *zMod1, const char *zFn2, const char *zMod2, int64_t hash)
-{
-    struct tg_frame a[2] = {{VT_FRAME_NATIVE, 0x2000, zFn1, NULL, zMod1, 0}, {VT_FRAME_NATIVE, 0x3000, zFn2, NULL, zMod2, 0}};
-    return tg_stack_frames(g, a, 2, hash);
-}
-
-static void make_stacks(struct tg *g, struct stacks *s)
-{
-    const char *zAlloc = "c10::cuda::CUDACachingAllocator::Native::DeviceCachingAllocator::malloc";
-    s->param = py2(g, "/venv/lib/python3.12/site-packages/torch/nn/modules/module.py", 942, "Module._apply", "train.py",
-                   20, "main", zAlloc, "/venv/torch/lib/libc10_cuda.so", 11);
-    s->fwd = py2(g, "/venv/lib/python3.12/site-packages/torch/nn/modules/linear.py", 134, "Linear.forward", "train.py", 66,
-                 "train", zAlloc, "/venv/torch/lib/libc10_cuda.so", 12);
-    s->eng = native2(g, "torch::autograd::generated::MmBackward0::apply(std::vector<at::Tensor>&&)",
-                     "/venv/torch/lib/libtorch_cpu.so",
-                     "torch::autograd::Engine::thread_main(std::shared_ptr<torch::autograd::GraphTask> const&)",
-                     "/venv/torch/lib/libtorch_cpu.so", 13);
-    s->acc = native2(g, "torch::autograd::AccumulateGrad::apply(std::vector<at::Tensor>&&)", "/venv/torch/lib/libtorch_cpu.so",
-                     "torch::autograd::Engine::thread_main(std::shared_ptr<torch::autograd::GraphTask> const&)",
-                     "/venv/torch/lib/libtorch_cpu.so", 14);
-    s->opt = py2(g, "/venv/lib/python3.12/site-packages/torch/optim/adam.py", 165, "Adam._init_group", "train.py", 72,
-                 "train", zAlloc, "/venv/torch/lib/libc10_cuda.so", 15);
-    s->zero = py2(g, "/venv/lib/python3.12/site-packages/torch/optim/optimizer.py", 1003, "Optimizer.zero_grad", "train.py",
-                  63, "train", "c10::cuda::CUDACachingAllocator::Native::DeviceCachingAllocator::free",
-                  "/venv/torch/lib/libc10_cuda.so", 16);
-    s->cublas = py2(g, "/venv/lib/python3.12/site-packages/torch/nn/modules/linear.py", 134, "Linear.forward", "train.py",
-                    66, "train", "at::cuda::getCurrentCUDABlasHandle()", "/venv/torch/lib/libtorch_cuda.so", 17);
-    s->nccl = native2(g, NULL, "/venv/nvidia/nccl/lib/libnccl.so.2", "ncclCommInitRankConfig",
-                      "/venv/nvidia/nccl/lib/libnccl.so.2", 18);
-    s->lib = py2(g, "/home/u/ext.py", 10, "make_table", "train.py", 30, "main", "foo_alloc_table", "/opt/foo/libfoo.so.1",
-                 19);
-    s->seg = s->fwd;
-}
-
-/* A memory_event row: op 1 alloc, 2 free; stack -1 none; corr 0 with api 0: the runtime's own allocation. */
-static void mem(struct tg *g, int64_t ts, int op, int64_t addr, int64_t bytes, int64_t stack)
-{
-    tg_memop(g, ts, op, 0, VT_MEMKIND_DEVICE, addr, bytes, stack, -1, -1);
-}
-
-/* The CUDA runtime's own 2 MiB at context creation: no API call, no stack. */
-static void runtime_alloc(struct tg *g, int64_t ts)
-{
-    struct tg_memrow m = {ts, VT_MEMOP_ALLOC, VT_MEMKIND_DEVICE, 0x7f0000000000LL, 2 * MiB, 0, TG_NULL, TG_NULL, 0, 0,
-                          0, TG_NULL, TG_NULL, TG_NULL, TG_NULL, TG_NULL, TG_NULL, TG_NULL, TG_NULL};
-    tg_memory_row(g, &m);
-}
-
-/*
- * A training job at tensor level (one CUDA allocation per tensor): parameters 4 x 64 MiB
- * (Module._apply), cuBLAS 32 MiB, NCCL 128 MiB, a library's 16 MiB, the runtime's 2 MiB; each of
- * 4 steps: zero_grad frees the gradients, the forward makes 4 activations of act bytes and a
- * 128 MiB temporary freed at once, the backward a 256 MiB gradient of an activation (engine) and 4
- * parameter gradients of 64 MiB (AccumulateGrad), then frees the activations from the engine's
- * thread and the temporary; the first optimizer step makes 8 x 64 MiB of Adam state and every
- * step a 64 MiB temporary. bNvtx: "step N" ranges. The peak is in a later step, just before the
- * backward pass frees the first activation.
- */
-static void build_job(const char *zPath, const char *zRank, int64_t act, int bNvtx)
-{
-    struct tg *g = tg_open(zPath);
-    struct stacks s;
-    int64_t a = 0x7f1000000000LL;
-    ASSERT(g);
-    make_stacks(g, &s);
-    tg_meta(g, "config.tensors", "1");
-    tg_meta(g, "cmdline", "python train.py --batch-size 8");
-    if (zRank) tg_meta(g, "rank", zRank), tg_meta(g, "world_size", "2");
-    tg_device(g, 0, "Test GPU", 40 * GiB);
-    runtime_alloc(g, 1 * MS);
-    for (int i = 0; i < 4; i++) mem(g, 2 * MS + i, 1, a + (int64_t)i * GiB, 64 * MiB, s.param);
-    mem(g, 3 * MS, 1, a + 10 * GiB, 32 * MiB, s.cublas);
-    mem(g, 4 * MS, 1, a + 11 * GiB, 128 * MiB, s.nccl);
-    mem(g, 5 * MS, 1, a + 12 * GiB, 16 * MiB, s.lib);
-    for (int k = 0; k < 4; k++) {
-        int64_t t0 = 100 * MS * (k + 1), b = a + 100 * GiB * (k + 1);
-        if (k > 0)
-            for (int i = 0; i < 4; i++) mem(g, t0 + 1 * MS + i, 2, a + 100 * GiB * k + 20 * GiB + i * GiB, 64 * MiB, s.zero);
-        for (int i = 0; i < 4; i++) mem(g, t0 + 10 * MS + i, 1, b + i * GiB, act, s.fwd);
-        mem(g, t0 + 14 * MS, 1, b + 8 * GiB, 128 * MiB, s.fwd);
-        mem(g, t0 + 15 * MS, 2, b + 8 * GiB, 128 * MiB, s.fwd);
-        mem(g, t0 + 20 * MS, 1, b + 9 * GiB, 256 * MiB, s.eng);
-        for (int i = 0; i < 4; i++) mem(g, t0 + 21 * MS + i, 1, b + 20 * GiB + i * GiB, 64 * MiB, s.acc);
-        for (int i = 0; i < 4; i++) mem(g, t0 + 25 * MS + i, 2, b + i * GiB, act, s.eng);
-        mem(g, t0 + 29 * MS, 2, b + 9 * GiB, 256 * MiB, s.eng);
-        if (k == 0)
-            for (int i = 0; i < 8; i++) mem(g, t0 + 40 * MS + i, 1, a + 30 * GiB + i * GiB, 64 * MiB, s.opt);
-        mem(g, t0 + 41 * MS, 1, b + 10 * GiB, 64 * MiB, s.opt);
-        mem(g, t0 + 42 * MS, 2, b + 10 * GiB, 64 * MiB, s.opt);
-        if (bNvtx) {
-            char z[32];
-            snprintf(z, sizeof z, "step %d", k);
-            tg_nvtx(g, t0, t0 + 90 * MS, z);
-        }
-    }
-    ASSERT_EQ(0, tg_close(g));
-}
 
 /* The part of category cat at device 0's peak of trace i, and that the parts sum to the peak. */
 static int64_t part(const struct vt_result *r, int i, int cat)
@@ -148,7 +37,7 @@ static void check_job(int bNvtx)
     struct vt_opts o;
     struct vt_result r;
     const struct vt_device *d;
-    build_job(zPath, NULL, 256 * MiB, bNvtx);
+    bd_job(zPath, NULL, 256 * MiB, bNvtx, NULL, 0);
     vt__opts_default(&o);
     ASSERT_EQ(0, vt__analyze(&zPath, 1, &o, &r));
     d = dev0(&r, 0);
@@ -196,8 +85,8 @@ TEST(categories_two_ranks)
     struct vt_result r;
     snprintf(z0, sizeof z0, "%s", tg_path("rank0.db"));
     snprintf(z1, sizeof z1, "%s", tg_path("rank1.db"));
-    build_job(z0, "0", 256 * MiB, 1);
-    build_job(z1, "1", 512 * MiB, 1);
+    bd_job(z0, "0", 256 * MiB, 1, NULL, 0);
+    bd_job(z1, "1", 512 * MiB, 1, NULL, 0);
     vt__opts_default(&o);
     ASSERT_EQ(0, vt__analyze(az, 2, &o, &r));
     ASSERT_EQ(2, r.nTrace);
@@ -218,7 +107,7 @@ TEST(fit_largest_batch)
     struct vt_result r;
     const struct vt_device *d;
     int64_t grow = 1024 * MiB + 256 * MiB, fixed, cap = 8 * GiB;
-    build_job(zPath, "0", 256 * MiB, 1);
+    bd_job(zPath, "0", 256 * MiB, 1, NULL, 0);
     vt__opts_default(&o);
     o.batch = 8;
     o.fitMemory = cap;
@@ -259,22 +148,22 @@ TEST(categories_segment_level)
 {
     const char *zPath = tg_path("seg.db");
     struct tg *g = tg_open(zPath);
-    struct stacks s;
+    struct bd_stacks s;
     struct vt_opts o;
     struct vt_result r;
     const struct vt_device *d;
     int64_t a = 0x7f2000000000LL;
     ASSERT(g);
-    make_stacks(g, &s);
+    bd_stacks(g, &s);
     tg_meta(g, "config.tensors", "0"); /* the default mode: the allocator's segments */
     tg_device(g, 0, "Test GPU", 40 * GiB);
-    mem(g, 1 * MS, 1, a, 256 * MiB, s.param);
+    bd_mem(g, 1 * MS, 1, a, 256 * MiB, s.param);
     for (int k = 0; k < 3; k++) { /* step 0 reserves; the later steps reuse the cache */
         int64_t t0 = 100 * MS * (k + 1);
         if (k == 0) {
-            for (int i = 0; i < 4; i++) mem(g, t0 + 10 * MS + i, 1, a + (i + 1) * GiB, 20 * MiB * 10, s.fwd);
-            mem(g, t0 + 20 * MS, 1, a + 6 * GiB, 20 * MiB * 20, s.eng);
-            mem(g, t0 + 40 * MS, 1, a + 7 * GiB, 512 * MiB, s.opt);
+            for (int i = 0; i < 4; i++) bd_mem(g, t0 + 10 * MS + i, 1, a + (i + 1) * GiB, 20 * MiB * 10, s.fwd);
+            bd_mem(g, t0 + 20 * MS, 1, a + 6 * GiB, 20 * MiB * 20, s.eng);
+            bd_mem(g, t0 + 40 * MS, 1, a + 7 * GiB, 512 * MiB, s.opt);
         }
         char z[32];
         snprintf(z, sizeof z, "step %d", k);
@@ -302,16 +191,16 @@ TEST(categories_blocks_in_segments_cache)
 {
     const char *zPath = tg_path("blocks.db");
     struct tg *g = tg_open(zPath);
-    struct stacks s;
+    struct bd_stacks s;
     struct vt_opts o;
     struct vt_result r;
     const struct vt_device *d;
     int64_t a = 0x7f3000000000LL;
     char zSql[512];
     ASSERT(g);
-    make_stacks(g, &s);
+    bd_stacks(g, &s);
     tg_device(g, 0, "Test GPU", 40 * GiB);
-    mem(g, 1 * MS, 1, a, 1 * GiB, s.param); /* one segment: 512 MiB of parameters and 256 MiB of activations in it */
+    bd_mem(g, 1 * MS, 1, a, 1 * GiB, s.param); /* one segment: 512 MiB of parameters and 256 MiB of activations in it */
     snprintf(zSql, sizeof zSql, "INSERT INTO tensor_event(t, op, device, address, bytes, stack_id) VALUES"
                                 "(%lld, 1, 0, %lld, %lld, %lld), (%lld, 1, 0, %lld, %lld, %lld), (%lld, 2, 0, %lld, %lld, %lld)",
              (long long)(2 * MS), (long long)a, (long long)(512 * MiB), (long long)s.param, (long long)(10 * MS),
@@ -339,18 +228,18 @@ TEST(categories_at_oom_device_used)
 {
     const char *zPath = tg_path("oom.db");
     struct tg *g = tg_open(zPath);
-    struct stacks s;
+    struct bd_stacks s;
     struct vt_opts o;
     struct vt_result r;
     const struct vt_oom *m;
     int64_t a = 0x7f4000000000LL, sum = 0;
     ASSERT(g);
-    make_stacks(g, &s);
+    bd_stacks(g, &s);
     tg_device(g, 0, "Test GPU", 16 * GiB);
-    mem(g, 1 * MS, 1, a, 4 * GiB, s.param);
-    mem(g, 10 * MS, 1, a + 8 * GiB, 8 * GiB, s.fwd);
+    bd_mem(g, 1 * MS, 1, a, 4 * GiB, s.param);
+    bd_mem(g, 10 * MS, 1, a + 8 * GiB, 8 * GiB, s.fwd);
     tg_oom(g, 11 * MS, 0, 4 * GiB, 3 * GiB + 512 * MiB, 16 * GiB, s.fwd);
-    mem(g, 12 * MS, 2, a + 8 * GiB, 8 * GiB, s.fwd);
+    bd_mem(g, 12 * MS, 2, a + 8 * GiB, 8 * GiB, s.fwd);
     ASSERT_EQ(0, tg_close(g));
     vt__opts_default(&o);
     ASSERT_EQ(0, vt__analyze(&zPath, 1, &o, &r));
@@ -373,17 +262,17 @@ TEST(categories_before_the_trace)
 {
     const char *zPath = tg_path("before.db");
     struct tg *g = tg_open(zPath);
-    struct stacks s;
+    struct bd_stacks s;
     struct vt_opts o;
     struct vt_result r;
     const struct vt_device *d;
     ASSERT(g);
-    make_stacks(g, &s);
+    bd_stacks(g, &s);
     tg_device(g, 0, "Test GPU", 16 * GiB);
     tg_meta(g, "source_format", "kineto_json");
     tg_meta(g, "kineto.device.0.allocated_before_trace", "1073741824");
-    mem(g, 1 * MS, 1, 0x7f5000000000LL, 2 * GiB, s.fwd);
-    mem(g, 2 * MS, 2, 0x7f5000000000LL, 2 * GiB, s.fwd);
+    bd_mem(g, 1 * MS, 1, 0x7f5000000000LL, 2 * GiB, s.fwd);
+    bd_mem(g, 2 * MS, 2, 0x7f5000000000LL, 2 * GiB, s.fwd);
     ASSERT_EQ(0, tg_close(g));
     vt__opts_default(&o);
     ASSERT_EQ(0, vt__analyze(&zPath, 1, &o, &r));
@@ -402,7 +291,7 @@ TEST(breakdown_in_every_format)
     struct vt_result r;
     char *z = NULL;
     size_t n = 0;
-    build_job(zPath, NULL, 256 * MiB, 1);
+    bd_job(zPath, NULL, 256 * MiB, 1, NULL, 0);
     vt__opts_default(&o);
     o.batch = 8;
     ASSERT_EQ(0, vt__analyze(&zPath, 1, &o, &r));
