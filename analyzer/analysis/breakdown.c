@@ -548,12 +548,12 @@ static int build(struct vt_trace *t, const struct moment *p, int64_t total, cons
         aCatCount[c] += p->aCount[r];
     }
     for (int c = 0; c < VT_CAT_N; c++) {
-        if (c == VT_CAT_LIB || aCatCount[c] == 0) continue;
+        if (c == VT_CAT_LIB || aCatCount[c] == 0 || aCatBytes[c] == 0) continue; /* empty allocations: no part */
         if (part_add(bd, c, aCatBytes[c], aCatCount[c], rules_evidence(b, p, c, nobwdCat), NULL) != 0) return -1;
         sum += aCatBytes[c];
     }
     for (int k = 0; k < LIB_MAX; k++) {
-        if (p->aLibCount[k] == 0) continue;
+        if (p->aLibBytes[k] == 0) continue;
         char *z = vt__strdupf("%s%s: %lld allocation%s", b->bSegLevel ? "segments of " : "", aRule[R_LIB].z,
                               (long long)p->aLibCount[k], p->aLibCount[k] == 1 ? "" : "s");
         if (part_add(bd, VT_CAT_LIB, p->aLibBytes[k], p->aLibCount[k], z, b->azLib[k]) != 0) return -1;
