@@ -258,27 +258,37 @@ int vt__diff_json(FILE *f, const struct vt_diff *d)
     return ferror(f) ? -1 : 0;
 }
 
-int vt__diff_markdown(FILE *f, const struct vt_diff *d, int nTop)
+/* The comparison's head in Markdown (bHtml 0) or HTML: the runs' traces, the warning, the largest change. */
+static void head(FILE *f, const struct vt_diff *d, int bHtml)
 {
-    char zL[1400], zC[200], zN[300], zB[600], zNew[600];
+    static const char *const azMd[] = {"- base: `", "`\n- new: `", "`\n", "- **warning**: ", "\n", "- ", "\n"};
+    static const char *const azHtml[] = {"<p>base: <code>", "</code><br>new: <code>", "</code></p>\n",
+                                         "<p class=\"warn\">warning: ", "</p>\n", "<p>", "</p>\n"};
+    const char *const *az = bHtml ? azHtml : azMd;
+    enum vt_esc esc = bHtml ? VT_ESC_HTML : VT_ESC_MD;
+    char zB[600], zNew[600], zL[600];
     fmt_paths(d->pBase, zB, sizeof zB);
     fmt_paths(d->pNew, zNew, sizeof zNew);
-    fputs("# vramtrace diff\n\n- base: `", f);
-    vt__put_text(f, zB, VT_ESC_MD);
-    fputs("`\n- new: `", f);
-    vt__put_text(f, zNew, VT_ESC_MD);
-    fputs("`\n", f);
-    if (d->zWarn) {
-        fputs("- **warning**: ", f);
-        vt__put_text(f, d->zWarn, VT_ESC_MD);
-        fputc('\n', f);
-    }
     fmt_max(d, zL, sizeof zL);
-    if (zL[0]) {
-        fputs("- ", f);
-        vt__put_text(f, zL, VT_ESC_MD);
-        fputc('\n', f);
+    fputs(az[0], f);
+    vt__put_text(f, zB, esc);
+    fputs(az[1], f);
+    vt__put_text(f, zNew, esc);
+    fputs(az[2], f);
+    for (int k = 0; k < 2; k++) {
+        const char *z = k ? zL : d->zWarn;
+        if (!z || !z[0]) continue;
+        fputs(az[3 + 2 * k], f);
+        vt__put_text(f, z, esc);
+        fputs(az[4 + 2 * k], f);
     }
+}
+
+int vt__diff_markdown(FILE *f, const struct vt_diff *d, int nTop)
+{
+    char zL[1400], zC[200], zN[300];
+    fputs("# vramtrace diff\n\n", f);
+    head(f, d, 0);
     fputs("\n## Device peaks\n\n| device | category | base -> new |\n|---|---|---|\n", f);
     for (int i = 0; i < d->nDev; i++) {
         const struct vt_diffdev *e = &d->aDev[i];
@@ -337,31 +347,15 @@ static int side_parts(const struct vt_diffdev *e, int bNew, struct vt_bdpart *a,
 
 int vt__diff_html(FILE *f, const struct vt_diff *d, int nTop)
 {
-    char zL[1400], zC[200], zN[300], zB[600], zNew[600];
+    char zL[1400], zC[200], zN[300];
     struct vt_bdpart aPart[64];
-    fmt_paths(d->pBase, zB, sizeof zB);
-    fmt_paths(d->pNew, zNew, sizeof zNew);
     fputs("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>vramtrace diff</title>\n"
           "<style>body{font-family:sans-serif;max-width:1100px;margin:1em auto;color:#222}"
           "table{border-collapse:collapse;margin:.5em 0}td,th{border:1px solid #ccc;padding:2px 6px;text-align:left;"
           "font-size:13px}.warn{color:#a30}.new{color:#a30}.gone{color:#070}</style></head><body>\n"
-          "<h1>vramtrace diff</h1>\n<p>base: <code>",
+          "<h1>vramtrace diff</h1>\n",
           f);
-    vt__put_text(f, zB, VT_ESC_HTML);
-    fputs("</code><br>new: <code>", f);
-    vt__put_text(f, zNew, VT_ESC_HTML);
-    fputs("</code></p>\n", f);
-    if (d->zWarn) {
-        fputs("<p class=\"warn\">warning: ", f);
-        vt__put_text(f, d->zWarn, VT_ESC_HTML);
-        fputs("</p>\n", f);
-    }
-    fmt_max(d, zL, sizeof zL);
-    if (zL[0]) {
-        fputs("<p>", f);
-        vt__put_text(f, zL, VT_ESC_HTML);
-        fputs("</p>\n", f);
-    }
+    head(f, d, 1);
     fputs("<h2>Device peaks</h2>\n", f);
     for (int i = 0; i < d->nDev; i++) {
         const struct vt_diffdev *e = &d->aDev[i];
