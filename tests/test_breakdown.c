@@ -140,6 +140,38 @@ TEST(fit_largest_batch)
     vt__result_free(&r);
 }
 
+/* Fragmentation seen (an OOM judged so): expandable segments would let what the allocator held cached serve it. */
+TEST(fit_fragmentation_saving)
+{
+    const char *zPath = tg_path("frag.db");
+    struct tg *g = tg_open(zPath);
+    struct bd_stacks s;
+    struct vt_opts o;
+    struct vt_result r;
+    const struct vt_device *d;
+    int bSeen = 0;
+    ASSERT(g);
+    bd_stacks(g, &s);
+    tg_device(g, 0, "Test GPU", 16 * GiB);
+    /* cudaMallocAsync: 6 GiB live, the pool reserving 10 GiB; 3 GiB asked with 1 GiB free fails */
+    tg_memop(g, 1 * MS, 1, 0, VT_MEMKIND_DEVICE, 0x7f6000000000LL, 6 * GiB, s.fwd, 10 * GiB, 6 * GiB);
+    tg_oom(g, 2 * MS, 0, 3 * GiB, 1 * GiB, 16 * GiB, s.fwd);
+    tg_memop(g, 3 * MS, 2, 0, VT_MEMKIND_DEVICE, 0x7f6000000000LL, 6 * GiB, s.fwd, 10 * GiB, 0);
+    ASSERT_EQ(0, tg_close(g));
+    vt__opts_default(&o);
+    ASSERT_EQ(0, vt__analyze(&zPath, 1, &o, &r));
+    ASSERT_STREQ("fragmentation/caching", r.aTrace[0].aOom[0].zVerdict);
+    d = dev0(&r, 0);
+    for (int k = 0; k < d->fit.nSave; k++)
+        if (!strcmp(d->fit.aSave[k].zKey, "expandable_segments")) {
+            bSeen = 1;
+            ASSERT_EQ(4 * GiB, d->fit.aSave[k].bytes);
+            ASSERT_CONTAINS(d->fit.aSave[k].zAssume, "an OOM here was fragmentation");
+        }
+    ASSERT(bSeen);
+    vt__result_free(&r);
+}
+
 /*
  * Segment level (the caching allocator's segments only): each segment in the category of the
  * allocation that made the allocator reserve it, and the breakdown says it is at segment level.
@@ -318,5 +350,5 @@ TEST(breakdown_in_every_format)
 }
 
 VT_TEST_LIST(T(categories_tensor_level_nvtx) T(categories_tensor_level_steps_from_stacks) T(categories_two_ranks)
-                 T(fit_largest_batch) T(categories_segment_level) T(categories_blocks_in_segments_cache)
+                 T(fit_largest_batch) T(fit_fragmentation_saving) T(categories_segment_level) T(categories_blocks_in_segments_cache)
                      T(categories_at_oom_device_used) T(categories_before_the_trace) T(breakdown_in_every_format))

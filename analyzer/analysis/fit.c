@@ -77,7 +77,7 @@ static int fit_device(const struct vt_result *r, const struct vt_trace *t, struc
     const struct vt_opts *o = r->pOpts;
     const struct vt_breakdown *b = &d->bd;
     struct vt_fit *f = &d->fit;
-    int64_t act, actCount, grow = 0, alloc = 0, cache, opt, ctx, world = world_size(r, t);
+    int64_t act, actCount, grow = 0, alloc = 0, cache, opt, ctx, frag = 0, world = world_size(r, t);
     char zB[32], zC[32];
     vt__fit_clear(f);
     f->bDone = 1;
@@ -145,7 +145,19 @@ static int fit_device(const struct vt_result *r, const struct vt_trace *t, struc
                vt__strdupf("%s", "the gradients held at this forward-pass peak are the last step's, kept by "
                                  "zero_grad(set_to_none=False) or no zero_grad before the forward")) != 0)
         return -1;
-    if (cache * 20 >= b->total + b->poolCache &&
+    for (int i = 0; i < t->nOom; i++) { /* an OOM with enough memory cached or free: fragmentation seen */
+        const struct vt_oom *o = &t->aOom[i];
+        const struct vt_bdpart *pc = vt__bd_part(&o->bd, VT_CAT_CACHE);
+        int64_t held = pc && pc->bytes > o->poolCached ? pc->bytes : o->poolCached; /* cached: a pool's, or segments' */
+        if (o->device == d->id && o->zVerdict && !strncmp(o->zVerdict, "fragmentation", 13) && held > frag) frag = held;
+    }
+    if (frag > 0 &&
+        saving(f, "expandable_segments", "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True", frag,
+               vt__strdupf("an OOM here was fragmentation: expandable segments let the %s the allocator held cached "
+                           "serve the request",
+                           vt__fmt_bytes(frag, zB, sizeof zB))) != 0)
+        return -1;
+    if (frag == 0 && cache * 20 >= b->total + b->poolCache &&
         saving(f, "expandable_segments", "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True", cache,
                vt__strdupf("expandable segments give the cache at the peak (%s reserved, not allocated: %s of the peak) "
                            "back to use; it is an upper bound",
