@@ -336,6 +336,7 @@ TEST(breakdown_in_every_format)
         ASSERT_CONTAINS(z, fmt == 1 ? "\"category\": \"activations\"" : "activations kept for backward");
         if (fmt == 0) ASSERT_CONTAINS(z, "what it was (allocated, 2.42 GiB)");
         if (fmt == 0) ASSERT_CONTAINS(z, "what would fit:");
+        if (fmt == 0) ASSERT_CONTAINS(z, "1.25 GiB grows with the batch (activations kept for backward,");
         if (fmt == 1) {
             ASSERT(tg_json_valid(z));
             ASSERT_CONTAINS(z, "\"breakdown_bytes\": 2602565632");

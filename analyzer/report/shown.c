@@ -122,7 +122,17 @@ int vt__fmt_fit(const struct vt_device *d, char *z, size_t n)
         snprintf(zScale, sizeof zScale, ": nothing at the peak grows with the batch");
     else
         zScale[0] = 0;
-    snprintf(z + k, n - k, "%s grows with the batch, %s does not%s", zG, zF, zScale);
+    snprintf(z + k, n - k, "%s grows with the batch (", zG);
+    for (int i = 0, nNamed = 0; i < d->bd.n; i++) { /* the categories that grow, largest first */
+        const struct vt_bdpart *p = &d->bd.a[i];
+        if (!vt__cat_scales(p->cat) || p->bytes <= 0) continue;
+        k = strlen(z);
+        snprintf(z + k, n - k, "%s%s", nNamed++ ? ", " : "", vt__cat_name(p->cat));
+    }
+    k = strlen(z);
+    snprintf(z + k, n - k, "%s), %s does not%s", vt__bd_part(&d->bd, VT_CAT_CACHE) || d->bd.poolCache > 0
+                                                   ? " and the allocator cache in proportion" : "",
+             zF, zScale);
     return 1;
 }
 
