@@ -30,6 +30,26 @@ static const struct vt_device *dev0(const struct vt_result *r, int i)
     return NULL;
 }
 
+/* A trace at zPath with the job's stacks in *s and device 0 of `total` bytes. */
+static struct tg *open_trace(const char *zPath, struct bd_stacks *s, int64_t total)
+{
+    struct tg *g = tg_open(zPath);
+    ASSERT(g);
+    bd_stacks(g, s);
+    tg_device(g, 0, "Test GPU", total);
+    return g;
+}
+
+/* Close g, analyze its trace zPath with the default options into *r; device 0's entry. */
+static const struct vt_device *close_analyze(struct tg *g, const char *zPath, struct vt_result *r)
+{
+    struct vt_opts o;
+    ASSERT_EQ(0, tg_close(g));
+    vt__opts_default(&o);
+    ASSERT_EQ(0, vt__analyze(&zPath, 1, &o, r));
+    return dev0(r, 0);
+}
+
 /* The job's make-up at its peak, with and without NVTX ranges (steps then told from the stacks). */
 static void check_job(int bNvtx)
 {
@@ -144,24 +164,18 @@ TEST(fit_largest_batch)
 TEST(fit_fragmentation_saving)
 {
     const char *zPath = tg_path("frag.db");
-    struct tg *g = tg_open(zPath);
+    struct tg *g;
     struct bd_stacks s;
-    struct vt_opts o;
     struct vt_result r;
     const struct vt_device *d;
     int bSeen = 0;
-    ASSERT(g);
-    bd_stacks(g, &s);
-    tg_device(g, 0, "Test GPU", 16 * GiB);
+    g = open_trace(zPath, &s, 16 * GiB);
     /* cudaMallocAsync: 6 GiB live, the pool reserving 10 GiB; 3 GiB asked with 1 GiB free fails */
     tg_memop(g, 1 * MS, 1, 0, VT_MEMKIND_DEVICE, 0x7f6000000000LL, 6 * GiB, s.fwd, 10 * GiB, 6 * GiB);
     tg_oom(g, 2 * MS, 0, 3 * GiB, 1 * GiB, 16 * GiB, s.fwd);
     tg_memop(g, 3 * MS, 2, 0, VT_MEMKIND_DEVICE, 0x7f6000000000LL, 6 * GiB, s.fwd, 10 * GiB, 0);
-    ASSERT_EQ(0, tg_close(g));
-    vt__opts_default(&o);
-    ASSERT_EQ(0, vt__analyze(&zPath, 1, &o, &r));
+    d = close_analyze(g, zPath, &r);
     ASSERT_STREQ("fragmentation/caching", r.aTrace[0].aOom[0].zVerdict);
-    d = dev0(&r, 0);
     for (int k = 0; k < d->fit.nSave; k++)
         if (!strcmp(d->fit.aSave[k].zKey, "expandable_segments")) {
             bSeen = 1;
@@ -179,16 +193,13 @@ TEST(fit_fragmentation_saving)
 TEST(categories_segment_level)
 {
     const char *zPath = tg_path("seg.db");
-    struct tg *g = tg_open(zPath);
+    struct tg *g;
     struct bd_stacks s;
-    struct vt_opts o;
     struct vt_result r;
     const struct vt_device *d;
     int64_t a = 0x7f2000000000LL;
-    ASSERT(g);
-    bd_stacks(g, &s);
+    g = open_trace(zPath, &s, 40 * GiB);
     tg_meta(g, "config.tensors", "0"); /* the default mode: the allocator's segments */
-    tg_device(g, 0, "Test GPU", 40 * GiB);
     bd_mem(g, 1 * MS, 1, a, 256 * MiB, s.param);
     for (int k = 0; k < 3; k++) { /* step 0 reserves; the later steps reuse the cache */
         int64_t t0 = 100 * MS * (k + 1);
@@ -201,10 +212,7 @@ TEST(categories_segment_level)
         snprintf(z, sizeof z, "step %d", k);
         tg_nvtx(g, t0, t0 + 90 * MS, z);
     }
-    ASSERT_EQ(0, tg_close(g));
-    vt__opts_default(&o);
-    ASSERT_EQ(0, vt__analyze(&zPath, 1, &o, &r));
-    d = dev0(&r, 0);
+    d = close_analyze(g, zPath, &r);
     ASSERT(r.aTrace[0].f.bSegments);
     ASSERT_EQ(1, d->bd.bSegment);
     ASSERT_STREQ("reserved", d->bd.zBasis);
@@ -222,16 +230,13 @@ TEST(categories_segment_level)
 TEST(categories_blocks_in_segments_cache)
 {
     const char *zPath = tg_path("blocks.db");
-    struct tg *g = tg_open(zPath);
+    struct tg *g;
     struct bd_stacks s;
-    struct vt_opts o;
     struct vt_result r;
     const struct vt_device *d;
     int64_t a = 0x7f3000000000LL;
     char zSql[512];
-    ASSERT(g);
-    bd_stacks(g, &s);
-    tg_device(g, 0, "Test GPU", 40 * GiB);
+    g = open_trace(zPath, &s, 40 * GiB);
     bd_mem(g, 1 * MS, 1, a, 1 * GiB, s.param); /* one segment: 512 MiB of parameters and 256 MiB of activations in it */
     snprintf(zSql, sizeof zSql, "INSERT INTO tensor_event(t, op, device, address, bytes, stack_id) VALUES"
                                 "(%lld, 1, 0, %lld, %lld, %lld), (%lld, 1, 0, %lld, %lld, %lld), (%lld, 2, 0, %lld, %lld, %lld)",
@@ -240,10 +245,7 @@ TEST(categories_blocks_in_segments_cache)
              (long long)(a + 512 * MiB), (long long)(256 * MiB), (long long)s.eng);
     tg_exec(g, zSql);
     tg_exec(g, "INSERT INTO stack(hash, depth) VALUES(99, 0)"); /* keeps the ids above taken */
-    ASSERT_EQ(0, tg_close(g));
-    vt__opts_default(&o);
-    ASSERT_EQ(0, vt__analyze(&zPath, 1, &o, &r));
-    d = dev0(&r, 0);
+    d = close_analyze(g, zPath, &r);
     ASSERT_EQ(1 * GiB, d->peak);
     ASSERT_EQ(512 * MiB, part(&r, 0, VT_CAT_PARAM));
     ASSERT_EQ(256 * MiB, part(&r, 0, VT_CAT_ACT) + part(&r, 0, VT_CAT_TRANSIENT) + part(&r, 0, VT_CAT_TEMP));
@@ -259,22 +261,17 @@ TEST(categories_blocks_in_segments_cache)
 TEST(categories_at_oom_device_used)
 {
     const char *zPath = tg_path("oom.db");
-    struct tg *g = tg_open(zPath);
+    struct tg *g;
     struct bd_stacks s;
-    struct vt_opts o;
     struct vt_result r;
     const struct vt_oom *m;
     int64_t a = 0x7f4000000000LL, sum = 0;
-    ASSERT(g);
-    bd_stacks(g, &s);
-    tg_device(g, 0, "Test GPU", 16 * GiB);
+    g = open_trace(zPath, &s, 16 * GiB);
     bd_mem(g, 1 * MS, 1, a, 4 * GiB, s.param);
     bd_mem(g, 10 * MS, 1, a + 8 * GiB, 8 * GiB, s.fwd);
     tg_oom(g, 11 * MS, 0, 4 * GiB, 3 * GiB + 512 * MiB, 16 * GiB, s.fwd);
     bd_mem(g, 12 * MS, 2, a + 8 * GiB, 8 * GiB, s.fwd);
-    ASSERT_EQ(0, tg_close(g));
-    vt__opts_default(&o);
-    ASSERT_EQ(0, vt__analyze(&zPath, 1, &o, &r));
+    close_analyze(g, zPath, &r);
     ASSERT_EQ(1, r.aTrace[0].nOom);
     m = &r.aTrace[0].aOom[0];
     ASSERT_STREQ("device used", m->bd.zBasis);
@@ -293,22 +290,16 @@ TEST(categories_at_oom_device_used)
 TEST(categories_before_the_trace)
 {
     const char *zPath = tg_path("before.db");
-    struct tg *g = tg_open(zPath);
+    struct tg *g;
     struct bd_stacks s;
-    struct vt_opts o;
     struct vt_result r;
     const struct vt_device *d;
-    ASSERT(g);
-    bd_stacks(g, &s);
-    tg_device(g, 0, "Test GPU", 16 * GiB);
+    g = open_trace(zPath, &s, 16 * GiB);
     tg_meta(g, "source_format", "kineto_json");
     tg_meta(g, "kineto.device.0.allocated_before_trace", "1073741824");
     bd_mem(g, 1 * MS, 1, 0x7f5000000000LL, 2 * GiB, s.fwd);
     bd_mem(g, 2 * MS, 2, 0x7f5000000000LL, 2 * GiB, s.fwd);
-    ASSERT_EQ(0, tg_close(g));
-    vt__opts_default(&o);
-    ASSERT_EQ(0, vt__analyze(&zPath, 1, &o, &r));
-    d = dev0(&r, 0);
+    d = close_analyze(g, zPath, &r);
     ASSERT_STREQ("process", d->bd.zBasis);
     ASSERT_EQ(3 * GiB, d->bd.total);
     ASSERT_EQ(1 * GiB, part(&r, 0, VT_CAT_BEFORE));
