@@ -408,9 +408,11 @@ int vt__shows_training(const struct vt_trace *t);
 const char *vt__fix_state(const struct vt_trace *t);
 /*
  * Whether how long l was held says nothing: uses not known (no kernel-argument uses: copies
- * alone would make every buffer only kernels touch look unused), or memory held by design (a
- * cache of segments, the runtime's own memory, NCCL's buffers, pinned host memory), or no
- * known allocation time. Idle and carried-over memory are judged only when this is 0.
+ * alone would make every buffer only kernels touch look unused; a block in no traced CUDA
+ * allocation), or memory held by design (a cache of segments, the runtime's own memory, NCCL's
+ * buffers, pinned host memory), or no known allocation time. Idle and carried-over memory are
+ * judged only when this is 0, and from l->useBound (the latest time it may have been used,
+ * replay.c), never from its own last use alone.
  */
 int vt__unjudged_hold(const struct vt_trace *t, const struct vt_life *l);
 /*
@@ -458,10 +460,10 @@ int vt__phase_of_call(const struct vt_trace *t, const struct vt_opts *o, int64_t
 int vt__iter_at(const struct vt_trace *t, int64_t ts);
 /*
  * The evaluation phase a training lifetime l was carried into unused (allocated in training,
- * last used before the phase started, live when it started), or -1; *pbHeld says whether it
- * stayed live through that phase (or to the end of a trace that trains again afterwards).
- * State kept from step to step (used after the training iteration it was allocated in:
- * weights, optimizer state) is never carried over: -1.
+ * last possibly used (l->useBound) before the phase started, live when it started), or -1;
+ * *pbHeld says whether it stayed live through that phase (or to the end of a trace that trains
+ * again afterwards). State kept from step to step (possibly used after the training iteration
+ * it was allocated in: weights, optimizer state) is never carried over: -1.
  */
 int vt__carried_into(const struct vt_trace *t, const struct vt_life *l, int *pbHeld);
 

@@ -585,19 +585,34 @@ done:
     return rc;
 }
 
+/* Forward-only kernels outside the iterations, between two of them or after the last (from_iter_kernels). */
+struct gap {
+    int64_t start, end; /* the first one's start (then its host launch), the latest end */
+    int64_t n;          /* how many, after the last backward or optimizer kernel of the gap */
+    int64_t idx;        /* the first one's place in (start, id) order */
+};
+
 /*
  * Phases for NVTX iterations without phase ranges (torch.profiler's ProfilerStep#N): an
  * iteration with a backward or optimizer kernel is training, one with kernels but none of
- * those is evaluation; consecutive iterations of one kind form a phase. No phase when no
- * iteration is training, or when a tenth of the kernels run outside the iterations (they
- * would be left without a phase). Returns an SQLite code.
+ * those is evaluation; consecutive iterations of one kind form a phase. Kernels outside the
+ * iterations after a training one (an evaluation loop the profiler's steps do not cover) form
+ * an evaluation phase when, after the last backward or optimizer kernel among them (the last
+ * step's tail, which the GPU runs after its range closed), they run for at least half a median
+ * training iteration: longer than the rest of a step's tail (zero_grad, a metric) and than a
+ * stray forward pass's kernels would. It begins at the host launch of its first kernel (as
+ * from_kernels' windows, kernels_at), not before the iteration it follows ends. No phase when no
+ * iteration is training, or when a tenth of the kernels run outside the iterations and such
+ * phases (they would be left without a phase). Returns an SQLite code.
  */
 static int from_iter_kernels(struct vt_trace *t)
 {
-    int64_t nIn = 0, nAll = 0;
+    int64_t nIn = 0, nAll = 0, m = 0, *aMed = NULL;
     sqlite3_stmt *pStmt = NULL;
     int64_t *aId = NULL;
-    int nId = 0, *aKind = NULL, iIt = 0, nTrain = 0, rc;
+    struct gap *aGap = NULL; /* gap i: before iteration i (i = nIter: after the last) */
+    struct want *aW = NULL;
+    int nId = 0, *aKind = NULL, iIt = 0, nTrain = 0, nMed = 0, nW = 0, rc;
     rc = sqlite3_prepare_v2(t->f.db, "SELECT id, value FROM string WHERE id IN (SELECT DISTINCT name_id FROM kernel)"
                             " ORDER BY id", -1, &pStmt, NULL);
     while (rc == SQLITE_OK && (rc = sqlite3_step(pStmt)) == SQLITE_ROW) {
@@ -610,33 +625,78 @@ static int from_iter_kernels(struct vt_trace *t)
     if (rc == SQLITE_DONE) rc = SQLITE_OK;
     sqlite3_finalize(pStmt);
     pStmt = NULL;
-    if (rc == SQLITE_OK && !(aKind = calloc((size_t)t->ph.nIter + 1, sizeof *aKind))) rc = SQLITE_NOMEM;
+    if (rc == SQLITE_OK && (!(aKind = calloc((size_t)t->ph.nIter + 1, sizeof *aKind)) ||
+                            !(aMed = calloc((size_t)t->ph.nIter + 1, sizeof *aMed)) ||
+                            !(aGap = calloc((size_t)t->ph.nIter + 1, sizeof *aGap))))
+        rc = SQLITE_NOMEM;
     if (rc == SQLITE_OK)
-        rc = sqlite3_prepare_v2(t->f.db, "SELECT start, name_id FROM kernel ORDER BY start", -1, &pStmt, NULL);
+        rc = sqlite3_prepare_v2(t->f.db, "SELECT start, \"end\", name_id FROM kernel ORDER BY start, id", -1, &pStmt,
+                                NULL);
     /* 0: no kernel, 1: kernels, 2: a backward or optimizer kernel among them */
     while (rc == SQLITE_OK && (rc = sqlite3_step(pStmt)) == SQLITE_ROW) {
-        int64_t ts = sqlite3_column_int64(pStmt, 0), id = sqlite3_column_int64(pStmt, 1);
-        int lo = 0, hi = nId;
+        int64_t ts = sqlite3_column_int64(pStmt, 0), end = sqlite3_column_int64(pStmt, 1);
+        int64_t id = sqlite3_column_int64(pStmt, 2);
+        int lo = 0, hi = nId, bTrain;
         rc = SQLITE_OK;
         nAll++;
-        while (iIt < t->ph.nIter && t->ph.aIter[iIt].end <= ts) iIt++;
-        if (iIt == t->ph.nIter || ts < t->ph.aIter[iIt].start) continue;
-        nIn++;
         while (lo < hi) {
             int mid = (lo + hi) / 2;
             if (aId[mid] < id) lo = mid + 1;
             else hi = mid;
         }
+        bTrain = lo < nId && aId[lo] == id && sqlite3_column_type(pStmt, 2) != SQLITE_NULL;
+        while (iIt < t->ph.nIter && t->ph.aIter[iIt].end <= ts) iIt++;
+        if (iIt == t->ph.nIter || ts < t->ph.aIter[iIt].start) {
+            struct gap *g = &aGap[iIt];
+            if (bTrain) g->n = 0; /* the tail of a step: what follows it may be evaluation */
+            else if (g->n++ == 0) {
+                g->start = g->end = ts;
+                g->idx = nAll - 1;
+            }
+            if (!bTrain && end > g->end) g->end = end;
+            continue;
+        }
+        nIn++;
         if (aKind[iIt] < 1) aKind[iIt] = 1;
-        if (lo < nId && aId[lo] == id && sqlite3_column_type(pStmt, 1) != SQLITE_NULL) aKind[iIt] = 2;
+        if (bTrain) aKind[iIt] = 2;
     }
     if (rc == SQLITE_DONE) rc = SQLITE_OK;
     sqlite3_finalize(pStmt);
+    for (int i = 0; rc == SQLITE_OK && i < t->ph.nIter; i++)
+        if (aKind[i] == 2) aMed[nMed++] = t->ph.aIter[i].end - t->ph.aIter[i].start;
+    if (nMed > 0) m = median(aMed, nMed);
+    /* gaps that are evaluation: after a training iteration, forward kernels for half an iteration or more */
+    for (int i = 1; rc == SQLITE_OK && i <= t->ph.nIter; i++) {
+        struct gap *g = &aGap[i];
+        struct want *pW;
+        if (aKind[i - 1] != 2 || g->n < 2 || m <= 0 || (g->end - g->start) * 2 < m) {
+            g->n = 0;
+            continue;
+        }
+        nIn += g->n;
+        if (!(pW = push((void **)&aW, &nW, sizeof *pW))) rc = SQLITE_NOMEM;
+        else pW->idx = g->idx;
+    }
+    aGap[0].n = 0;
+    if (rc == SQLITE_OK) rc = kernels_at(t->f.db, aW, nW);
+    for (int i = 1; rc == SQLITE_OK && i <= t->ph.nIter; i++) {
+        struct gap *g = &aGap[i];
+        int64_t ts = g->n > 0 ? want_ts(aW, nW, g->idx) : -1;
+        if (ts >= 0 && ts < g->start) g->start = ts;
+        if (g->start < t->ph.aIter[i - 1].end) g->start = t->ph.aIter[i - 1].end;
+        if (i < t->ph.nIter && g->end > t->ph.aIter[i].start) g->end = t->ph.aIter[i].start;
+    }
     for (int i = 0; rc == SQLITE_OK && nIn * 10 >= nAll * 9 && i < t->ph.nIter; i++) nTrain += aKind[i] == 2;
-    for (int i = 0; rc == SQLITE_OK && nTrain > 0 && i < t->ph.nIter; i++) {
-        struct vt_phase *p = t->ph.n ? &t->ph.a[t->ph.n - 1] : NULL;
-        int kind = aKind[i] == 2 ? VT_PHASE_TRAIN : VT_PHASE_EVAL;
-        if (aKind[i] == 0) continue;
+    for (int i = 0; rc == SQLITE_OK && nTrain > 0 && i <= t->ph.nIter; i++) {
+        struct vt_phase *p;
+        int kind;
+        if (aGap[i].n > 0 && !add_phase(t, VT_PHASE_EVAL, "evaluation", aGap[i].start, aGap[i].end, "kernels")) {
+            rc = SQLITE_NOMEM;
+            break;
+        }
+        if (i == t->ph.nIter || aKind[i] == 0) continue;
+        p = t->ph.n ? &t->ph.a[t->ph.n - 1] : NULL;
+        kind = aKind[i] == 2 ? VT_PHASE_TRAIN : VT_PHASE_EVAL;
         if (p && p->kind == kind) p->end = t->ph.aIter[i].end;
         else if (!add_phase(t, kind, kind == VT_PHASE_EVAL ? "evaluation" : "training", t->ph.aIter[i].start,
                             t->ph.aIter[i].end, "kernels"))
@@ -644,6 +704,9 @@ static int from_iter_kernels(struct vt_trace *t)
     }
     free(aId);
     free(aKind);
+    free(aMed);
+    free(aGap);
+    free(aW);
     return rc;
 }
 
@@ -675,16 +738,17 @@ int vt__phase_at(const struct vt_trace *t, int64_t ts)
 
 /*
  * Whether training lifetime l is state kept from step to step (weights, optimizer state,
- * buffers): used after the end of the training iteration it was allocated in; without
- * iterations around its allocation, used over at least half of its training phase.
+ * buffers): possibly used (l->useBound) after the end of the training iteration it was
+ * allocated in; without iterations around its allocation, over at least half of its training
+ * phase.
  */
 static int training_state(const struct vt_trace *t, const struct vt_life *l)
 {
     const struct vt_phase *p = &t->ph.a[l->phase];
     int i = vt__iter_at(t, l->allocTs);
-    if (l->lastUse < 0) return 0;
-    if (i >= 0) return l->lastUse >= t->ph.aIter[i].end;
-    return l->lastUse - l->allocTs >= (p->end - p->start) / 2;
+    if (l->useBound < 0) return 0;
+    if (i >= 0) return l->useBound >= t->ph.aIter[i].end;
+    return l->useBound - l->allocTs >= (p->end - p->start) / 2;
 }
 
 int vt__phase_of_call(const struct vt_trace *t, const struct vt_opts *o, int64_t ts, const char *zSite, char *z,
@@ -721,7 +785,7 @@ int vt__carried_into(const struct vt_trace *t, const struct vt_life *l, int *pbH
     if (training_state(t, l)) return -1;
     for (int k = l->phase + 1; k < t->ph.n; k++) {
         const struct vt_phase *e = &t->ph.a[k];
-        int64_t last = l->lastUse >= 0 ? l->lastUse : l->allocTs;
+        int64_t last = l->useBound >= 0 ? l->useBound : l->allocTs;
         int bTrainAfter = 0;
         if (e->kind != VT_PHASE_EVAL || e->start < l->allocTs) continue;
         if (l->freeTs >= 0 && l->freeTs <= e->start) return -1;
