@@ -39,9 +39,9 @@ TEST(planted_change_text)
     ASSERT_EQ(0, diff(az, &zOut, &zErr));
     /* the peak and its categories: activations doubled, the leak new; parameters unchanged */
     ASSERT_CONTAINS(zOut, "device 0 (Test GPU): 2.42 GiB -> 3.61 GiB (+1.19 GiB, +49.0%)");
-    ASSERT_CONTAINS(zOut, "activations kept for backward            1.00 GiB -> 2.00 GiB (+1.00 GiB, +100.0%)");
-    ASSERT_CONTAINS(zOut, "parameters                               256 MiB -> 256 MiB (+0 B, +0.0%)");
-    ASSERT_CONTAINS(zOut, "other memory kept across steps           0 B -> 192 MiB");
+    ASSERT_CONTAINS(zOut, "activations kept for backward              1.00 GiB -> 2.00 GiB (+1.00 GiB, +100.0%)");
+    ASSERT_CONTAINS(zOut, "parameters                                 256 MiB -> 256 MiB (+0 B, +0.0%)");
+    ASSERT_CONTAINS(zOut, "other memory kept across steps             0 B -> 192 MiB");
     /* sites: the forward's grew, the leak's line is new */
     ASSERT_CONTAINS(zOut, "grew   1.16 GiB -> 2.16 GiB (+1.00 GiB, +86.5%)  train.py:66 in train");
     ASSERT_CONTAINS(zOut, "new    none -> 256 MiB  metrics.py:12 in Meter.update");

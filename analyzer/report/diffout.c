@@ -103,8 +103,8 @@ int vt__diff_text(FILE *f, const struct vt_diff *d, int nTop)
             fmt_cat(c, zN, sizeof zN);
             fputs("    ", f);
             vt__put_text(f, zN, VT_ESC_LINE);
-            fprintf(f, "%*s %s\n", (int)(40 - vt__utf8_chars(zN, strlen(zN)) > 0 ? 40 - vt__utf8_chars(zN, strlen(zN)) : 1),
-                    "", fmt_change(c->base, c->cur, zC, sizeof zC));
+            int nPad = 42 - (int)vt__utf8_chars(zN, strlen(zN)); /* the longest category name is 41 */
+            fprintf(f, "%*s %s\n", nPad > 1 ? nPad : 1, "", fmt_change(c->base, c->cur, zC, sizeof zC));
         }
     }
     fprintf(f, "\n== Sites that changed (highest live bytes in a process) ==\n");
