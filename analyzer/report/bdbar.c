@@ -76,7 +76,7 @@ void vt__html_breakdown(FILE *f, const char *zWhat, const struct vt_breakdown *b
 
 void vt__html_trace_breakdowns(FILE *f, const struct vt_trace *t)
 {
-    char zW[200], zL[700], zS[200];
+    char zW[200], zL[700], zS[700];
     for (int d = 0; d < t->tl.nDev; d++) {
         const struct vt_device *dv = &t->tl.aDev[d];
         if (!dv->bd.n) continue;
@@ -93,9 +93,7 @@ void vt__html_trace_breakdowns(FILE *f, const struct vt_trace *t)
         for (int k = 0; k < dv->fit.nSave; k++) {
             fputs("<li>saves: ", f);
             vt__put_text(f, vt__fmt_saving(&dv->fit.aSave[k], zS, sizeof zS), VT_ESC_HTML);
-            fputs(" (if ", f);
-            vt__put_text(f, dv->fit.aSave[k].zAssume, VT_ESC_HTML);
-            fputs(")</li>", f);
+            fputs("</li>", f);
         }
         fputs("</ul>\n", f);
     }

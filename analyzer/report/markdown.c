@@ -24,7 +24,7 @@ static void breakdown_md(FILE *f, const char *zWhat, const struct vt_breakdown *
 /* What would fit on device d, and each saving with its assumption. */
 static void fit_md(FILE *f, const struct vt_device *d)
 {
-    char zL[700], zS[200];
+    char zL[700], zS[700];
     if (!vt__fmt_fit(d, zL, sizeof zL)) return;
     fputs("\n- what would fit: ", f);
     vt__put_text(f, zL, VT_ESC_MD);
@@ -37,9 +37,7 @@ static void fit_md(FILE *f, const struct vt_device *d)
     for (int k = 0; k < d->fit.nSave; k++) {
         fputs("  - saves: ", f);
         vt__put_text(f, vt__fmt_saving(&d->fit.aSave[k], zS, sizeof zS), VT_ESC_MD);
-        fputs(" (if ", f);
-        vt__put_text(f, d->fit.aSave[k].zAssume, VT_ESC_MD);
-        fputs(")\n", f);
+        fputc('\n', f);
     }
 }
 

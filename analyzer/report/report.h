@@ -43,7 +43,7 @@ const char *vt__fmt_bdhead(const struct vt_breakdown *b, char *z, size_t n);
  * can grow 1.80x (batch 460 of 256)". Into z; returns 0 (z empty) when there is no estimate.
  */
 int vt__fmt_fit(const struct vt_device *d, char *z, size_t n);
-/* One saving as every format shows it: "bf16/fp16 activations (autocast): 15.6 GiB". */
+/* One saving as every format shows it: "bf16/fp16 activations (autocast): 15.6 GiB (if ASSUMPTION)". */
 const char *vt__fmt_saving(const struct vt_fitsave *s, char *z, size_t n);
 /* ---- bdbar.c: breakdowns in HTML ---- */
 /* The color of category cat in every HTML bar. */

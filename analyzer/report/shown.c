@@ -139,6 +139,6 @@ int vt__fmt_fit(const struct vt_device *d, char *z, size_t n)
 const char *vt__fmt_saving(const struct vt_fitsave *s, char *z, size_t n)
 {
     char zB[32];
-    snprintf(z, n, "%s: %s", s->zWhat, vt__fmt_bytes(s->bytes, zB, sizeof zB));
+    snprintf(z, n, "%s: %s (if %s)", s->zWhat, vt__fmt_bytes(s->bytes, zB, sizeof zB), s->zAssume);
     return z;
 }

@@ -123,12 +123,8 @@ static void trace_section(FILE *f, const struct vt_result *r, int iTrace)
         if (vt__fmt_fit(dv, zLine, sizeof zLine)) {
             wrap(f, "    what would fit: ", 6, zLine);
             for (int k = 0; k < dv->fit.nAssume; k++) wrap(f, "      assuming ", 8, dv->fit.azAssume[k]);
-            for (int k = 0; k < dv->fit.nSave; k++) {
-                char zS[200];
-                snprintf(zLine, sizeof zLine, "%s (if %s)", vt__fmt_saving(&dv->fit.aSave[k], zS, sizeof zS),
-                         dv->fit.aSave[k].zAssume);
-                wrap(f, "      saves: ", 8, zLine);
-            }
+            for (int k = 0; k < dv->fit.nSave; k++)
+                wrap(f, "      saves: ", 8, vt__fmt_saving(&dv->fit.aSave[k], zLine, sizeof zLine));
         }
         for (int k = 0; k < vt__report_groups(r, dv); k++) {
             vt__fmt_group(t, &dv->aGroup[k], zLine, sizeof zLine);
