@@ -7,6 +7,7 @@ endforeach()
 foreach(t test_breakdown test_diff)
   vt_add_test(NAME ${t} SOURCES ${t}.c bdjob.c tracegen.c LIBS vtreport LABELS analyzer)
 endforeach()
+target_compile_definitions(test_breakdown PRIVATE VT_REAL_TESTS="${CMAKE_CURRENT_SOURCE_DIR}/data/real")
 
 # Kernel roles by name, on the real kernel names the accuracy suite's generator uses.
 vt_add_test(NAME test_kernel_role SOURCES test_kernel_role.c LIBS vtanalysis LABELS analyzer)

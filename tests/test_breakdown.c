@@ -1,5 +1,7 @@
 /* Tests for the breakdown of a peak by category and what would fit: synthetic jobs of known make-up. */
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "report/report.h"
 #include "bdjob.h"
@@ -341,6 +343,84 @@ TEST(breakdown_in_every_format)
     vt__result_free(&r);
 }
 
+/* One real file's expected breakdown: its basis, its total and the bytes of a few categories. */
+struct real_case {
+    const char *zName, *zBasis;
+    int64_t total;
+    struct { int cat; int64_t bytes; } aPart[4];
+    const char *zEvidence; /* in some part's evidence: the frames or lifetime that decided */
+};
+
+/*
+ * Analyze file zDir/c->zName (skipped when absent and bOptional): its one device's breakdown
+ * sums to the peak (plus what came before the trace), leaves nothing unknown and has c's parts.
+ */
+static int check_real(const char *zDir, const struct real_case *c, int bOptional)
+{
+    char zPath[4096];
+    const char *az[1] = {zPath};
+    struct vt_opts o;
+    struct vt_result r;
+    const struct vt_device *d = NULL;
+    int64_t sum = 0;
+    int bEvidence = 0;
+    snprintf(zPath, sizeof zPath, "%s/%s", zDir, c->zName);
+    if (bOptional && access(zPath, R_OK) != 0) return 0;
+    vt__opts_default(&o);
+    ASSERT_EQ(0, vt__analyze(az, 1, &o, &r));
+    for (int k = 0; k < r.aTrace[0].tl.nDev; k++)
+        if (r.aTrace[0].tl.aDev[k].bd.n > 0) d = &r.aTrace[0].tl.aDev[k];
+    ASSERT(d);
+    ASSERT_STREQ(c->zBasis, d->bd.zBasis);
+    ASSERT_EQ(c->total, d->bd.total);
+    for (int k = 0; k < d->bd.n; k++) {
+        sum += d->bd.a[k].bytes;
+        if (d->bd.a[k].zEvidence && strstr(d->bd.a[k].zEvidence, c->zEvidence)) bEvidence = 1;
+    }
+    ASSERT_EQ(d->bd.total, sum);
+    ASSERT(!vt__bd_part(&d->bd, VT_CAT_UNKNOWN)); /* docs/analysis.md: 0 % unknown on each real file */
+    for (int k = 0; k < 4 && c->aPart[k].bytes; k++) {
+        const struct vt_bdpart *p = vt__bd_part(&d->bd, c->aPart[k].cat);
+        ASSERT(p);
+        ASSERT_EQ(c->aPart[k].bytes, p->bytes);
+    }
+    ASSERT(bEvidence);
+    vt__result_free(&r);
+    return 1;
+}
+
+/* The real file shipped with the tests (a torch.profiler trace of inference that began mid-run). */
+TEST(real_shipped_file)
+{
+    static const struct real_case c = {"tracelens_h100_qwen05b_inference_memory.json.gz", "process", 2088508416,
+                                       {{VT_CAT_BEFORE, 984742400}, {VT_CAT_TEMP, 1103766016}},
+                                       "made and freed within a step without a backward pass"};
+    ASSERT_EQ(1, check_real(VT_REAL_TESTS, &c, 0));
+}
+
+/* The real files of ../shared/real-data: snapshots whose stacks name backward nodes and optimizer steps, a DDP profile. */
+TEST(real_shared_files)
+{
+    static const struct real_case ac[] = {
+        {"cs336_niu_fwd_bwd_200.pickle", "reserved", 1390411776,
+         {{VT_CAT_ACT, 700340816}, {VT_CAT_OPT, 272357376}, {VT_CAT_CACHE, 160658136}, {VT_CAT_CUBLAS, 17039360}},
+         "freed by the autograd engine"},
+        {"cs336_silmont2000_mem_snapshot_small.pickle", "reserved", 3781165056LL,
+         {{VT_CAT_TEMP, 2684354564LL}, {VT_CAT_ACT, 545652740}, {VT_CAT_CACHE, 532021240}, {VT_CAT_GRAD, 2097152}},
+         "made by the autograd engine, freed within its step"},
+        {"flexgen_yiyi_oom_snapshot_v1format.pickle", "reserved", 11844714496LL,
+         {{VT_CAT_PARAM, 11840159744LL}, {VT_CAT_CACHE, 4554752}}, "reserved by the caching allocator"},
+        {"hta_df_index_resolver_v100_ddp_memory.json.gz", "process", 6629508096LL,
+         {{VT_CAT_BEFORE, 4096614400LL}, {VT_CAT_TRANSIENT, 2532893696LL}}, "Total Allocated"},
+    };
+    const char *zDir = getenv("VT_REAL_DATA");
+    int n = 0;
+    if (!zDir || !zDir[0]) SKIP("real data not found (VT_REAL_DATA)");
+    for (size_t k = 0; k < sizeof ac / sizeof ac[0]; k++) n += check_real(zDir, &ac[k], 1);
+    if (n == 0) SKIP("none of the real files found in VT_REAL_DATA");
+}
+
 VT_TEST_LIST(T(categories_tensor_level_nvtx) T(categories_tensor_level_steps_from_stacks) T(categories_two_ranks)
                  T(fit_largest_batch) T(fit_fragmentation_saving) T(categories_segment_level) T(categories_blocks_in_segments_cache)
-                     T(categories_at_oom_device_used) T(categories_before_the_trace) T(breakdown_in_every_format))
+                     T(categories_at_oom_device_used) T(categories_before_the_trace) T(breakdown_in_every_format)
+                         T(real_shipped_file) T(real_shared_files))
