@@ -411,7 +411,7 @@ TEST(real_shared_files)
         {"flexgen_yiyi_oom_snapshot_v1format.pickle", "reserved", 11844714496LL,
          {{VT_CAT_PARAM, 11840159744LL}, {VT_CAT_CACHE, 4554752}}, "reserved by the caching allocator"},
         {"hta_df_index_resolver_v100_ddp_memory.json.gz", "process", 6629508096LL,
-         {{VT_CAT_BEFORE, 4096614400LL}, {VT_CAT_TRANSIENT, 2532893696LL}}, "Total Allocated"},
+         {{VT_CAT_BEFORE, 4096614400LL}, {VT_CAT_ACT, 1333781504LL}, {VT_CAT_TEMP, 1199112192LL}}, "Total Allocated"},
     };
     const char *zDir = getenv("VT_REAL_DATA");
     int n = 0;

@@ -229,7 +229,7 @@ int vt__bd_begin(struct vt_trace *t, int bTensorsIn)
     b->bSegLevel = t->f.bSegments && !bTensorsIn;
     b->lastKind = -1;
     b->lastOomTs = -1;
-    if (t->ph.nIter > 0) {
+    if (t->ph.nIter > 0 && !t->ph.bCycleIter) { /* a dump's memory cycles mark no step: told from the stacks */
         b->bIterSpans = 1;
         b->aSpan = malloc(sizeof *b->aSpan * (size_t)t->ph.nIter);
         if (!b->aSpan) return -1;
