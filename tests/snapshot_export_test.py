@@ -1,6 +1,6 @@
 """export --snapshot: a PyTorch memory snapshot PyTorch's memory_viz opens, round-tripped through import.
 
-    snapshot_export_test.py VRAMTRACE TRACE...
+    snapshot_export_test.py VRAMTRACE [--browser] TRACE...
 
 For each trace (a vramtrace trace, or a file import reads: Nsight export, Kineto trace, PyTorch snapshot):
 export it as a snapshot; load the pickle with a reader that refuses any class (as a snapshot needs none);
@@ -11,18 +11,45 @@ alloc before its free; 'segments' with device, address, total_size, stream and b
 (memory_viz gives each block the address after the one before), every live block inside a segment; then
 import the snapshot and compare with the trace: the same allocations (address, size), the same times from
 the first (to the microsecond), the same stacks (function, file, line of each frame).
+With --browser: each snapshot is also opened in PyTorch's memory_viz itself (tests/third_party/memory_viz,
+driven by tests/html/check_memviz.mjs in headless Chromium through puppeteer-core, d3@5 served from npm): no
+console or page error and no request leaving the page; the timeline draws one polygon per allocation of the
+device it shows (and one for the small ones), the cached-segment timeline one per segment; a hover names an
+allocation's size and a frame of the snapshot; the allocator's state draws each segment of the dump and two
+rectangles per live block (the block and its rounding), one segment at the first event; each OOM is listed.
+Skips (exit 77) when Node.js, Chromium ($VT_CHROMIUM, else chromium on PATH), puppeteer-core or d3@5
+($VT_NPM_PREFIX, default ~/.cache/vramtrace-npm, where .ci/run installs them) is missing.
 """
 import io
+import json
 import os
 import pickle
+import re
+import shutil
 import sqlite3
 import subprocess
 import sys
 import tempfile
 
-vramtrace, traces = sys.argv[1], sys.argv[2:]
+vramtrace = sys.argv[1]
+browser = "--browser" in sys.argv[2:]
+traces = [a for a in sys.argv[2:] if a != "--browser"]
+here = os.path.dirname(os.path.abspath(__file__))
+if browser:
+    npm = os.path.join(os.environ.get("VT_NPM_PREFIX") or os.path.expanduser("~/.cache/vramtrace-npm"), "node_modules")
+    module = os.path.join(npm, "puppeteer-core", "lib", "esm", "puppeteer", "puppeteer-core.js")
+    chromium = os.environ.get("VT_CHROMIUM") or shutil.which("chromium") or shutil.which("chromium-browser")
+    try:
+        d3major = json.load(open(os.path.join(npm, "d3", "package.json")))["version"].split(".")[0]
+    except (OSError, ValueError, KeyError):
+        d3major = None
+    if not shutil.which("node") or not chromium or not os.path.exists(module) or d3major != "5":
+        print("skipped: Node.js, Chromium, puppeteer-core or d3@5 not installed "
+              "(apt-get install chromium; npm install --prefix %s puppeteer-core d3@5)" % os.path.dirname(npm))
+        sys.exit(77)
 tmp = tempfile.mkdtemp(prefix="vt_snapx_")
 fail = []
+snaps = {}  # snapshot file -> (name, its contents), for the browser
 ACTIONS = {"alloc", "free_requested", "free_completed", "segment_alloc", "segment_free", "segment_map",
            "segment_unmap", "oom", "snapshot"}
 
@@ -115,6 +142,7 @@ for i, src in enumerate(traces):
     with open(snap, "rb") as f:
         d = NoClasses(io.BytesIO(f.read())).load()
     fail += structure(name, d)
+    snaps[snap] = (name, d)
     back = os.path.join(tmp, "back%d.db" % i)
     rc, err = run("import", "-q", "-o", back, snap)
     if rc:
@@ -145,6 +173,54 @@ for i, src in enumerate(traces):
     print("%s: %d allocations, %d events, %d segments at the dump; round trip %s"
           % (name, len(a), sum(len(x) for x in d["device_traces"]), len(d["segments"]),
              "differs" if any(f.startswith(name) for f in fail) else "equal"))
+
+
+def viewer(res, name, d):
+    """What memory_viz drew of snapshot d (res: check_memviz.mjs's figures) against what d holds; complaints."""
+    bad = []
+    if res["errors"] or res["refused"]:
+        bad.append("console errors or requests %s %s" % (res["errors"][:3], res["refused"][:3]))
+    dev = int(res["device"] or 0)
+    ev = d["device_traces"][dev] if dev < len(d["device_traces"]) else []
+    segs = [s for s in d["segments"] if s["device"] == dev]
+    n_alloc = sum(e["action"] == "alloc" for e in ev)
+    n_seg = sum(e["action"] == "segment_alloc" for e in ev)
+    n_blocks = sum(b["state"].startswith("active") for s in segs for b in s["blocks"])
+    if res["timeline"]["polygons"] != n_alloc + 1:
+        bad.append("timeline: %d polygons, %d allocations + 1 expected" % (res["timeline"]["polygons"], n_alloc))
+    if res["cached"]["polygons"] != n_seg + 1:
+        bad.append("segment timeline: %d polygons, %d segments + 1 expected" % (res["cached"]["polygons"], n_seg))
+    st = res["state"]
+    if st["last"] != len(segs) + 2 * n_blocks:
+        bad.append("state at the end: %d rectangles, %d segments and %d blocks" % (st["last"], len(segs), n_blocks))
+    if ev and ev[0]["action"] == "segment_alloc" and st["first"] != 1:
+        bad.append("state at the first event: %d rectangles, one segment expected" % st["first"])
+    n_oom = sum(e["action"] == "oom" for e in ev)
+    if len(st["oom"]) != n_oom:
+        bad.append("%d OOM lines listed, %d OOM events" % (len(st["oom"]), n_oom))
+    sizes = {e["size"] for e in ev if e["action"] == "alloc"}
+    frames = {"%s:%d:%s" % (f["filename"], f["line"], f["name"]) for e in ev for f in e["frames"]}
+    m = re.search(r"Size: \S+ \((\d+) bytes\) allocation", res["timeline"]["hover"])
+    if not m or int(m.group(1)) not in sizes:
+        bad.append("hover: no allocation's size in %r" % res["timeline"]["hover"][:200])
+    elif frames and not frames & set(res["timeline"]["hover"].splitlines()):
+        bad.append("hover: no frame of the snapshot in %r" % res["timeline"]["hover"][:300])
+    print("%s in memory_viz: device %d, %d + %d polygons, %d events listed, %d rectangles at the end (%d at the first"
+          " event, %d at the middle), %d OOM lines" % (name, dev, res["timeline"]["polygons"], res["cached"]["polygons"],
+                                                       st["events"], st["last"], st["first"], st["middle"], len(st["oom"])))
+    return ["%s: memory_viz: %s" % (name, b) for b in bad]
+
+
+if browser and snaps:
+    p = subprocess.run(["node", os.path.join(here, "html", "check_memviz.mjs"), module, chromium, npm,
+                        os.path.join(here, "third_party", "memory_viz", "MemoryViz.js")] + list(snaps),
+                       capture_output=True, text=True, timeout=900)
+    if p.returncode != 0:
+        fail.append("check_memviz.mjs failed: %s" % p.stderr[-2000:])
+    else:
+        for snap, res in zip(snaps, json.loads(p.stdout)):
+            fail += viewer(res, *snaps[snap])
+shutil.rmtree(tmp)
 for f in fail:
     print("FAIL", f)
 sys.exit(1 if fail else 0)
