@@ -69,19 +69,31 @@ def structure(name, d):
     bad = []
     if set(d) < {"device_traces", "segments"}:
         return ["root keys %s" % sorted(d)]
+    at_end = {}  # device -> its blocks live after its last event, as the dump's segments must hold them
     for dev, events in enumerate(d["device_traces"]):
-        live, pending = {}, set()
+        live, pending, segs = {}, set(), {}
+        at_end[dev] = live
         for e in events:
-            if e.get("action") not in ACTIONS or not isinstance(e.get("addr"), int) or not isinstance(e.get("size"), int) \
-                    or "stream" not in e or not isinstance(e.get("frames"), list):
+            oom = e.get("action") == "oom"  # an OOM: size and device_free, each where known
+            if e.get("action") not in ACTIONS or not oom and not isinstance(e.get("addr"), int) \
+                    or not isinstance(e.get("size", 0 if oom else None), int) \
+                    or not isinstance(e.get("device_free", 0), int) or "stream" not in e or not isinstance(e.get("frames"), list):
                 bad.append("device %d event %s" % (dev, e))
                 break
             for f in e["frames"]:
                 if not isinstance(f.get("filename"), str) or not isinstance(f.get("line"), int) or not isinstance(f.get("name"), str):
                     bad.append("frame %s" % f)
-            a, x = e["action"], e["addr"]
-            if a == "alloc":
+            a, x = e["action"], e.get("addr")
+            if a == "segment_alloc":
+                segs[x] = e["size"]
+            elif a == "segment_free":
+                if any(x <= b < x + segs.get(x, 0) for b in live):
+                    bad.append("device %d: segment %#x freed with blocks live in it" % (dev, x))
+                segs.pop(x, None)
+            elif a == "alloc":
                 live[x] = e["size"]
+                if not any(s <= x and x + e["size"] <= s + n for s, n in segs.items()):
+                    bad.append("device %d: block %#x in no segment live then" % (dev, x))
             elif a == "free_requested":
                 pending.add(x)
             elif a == "free_completed":
@@ -100,6 +112,17 @@ def structure(name, d):
                 bad.append("block %s" % b)
         if s["device"] >= len(d["device_traces"]):
             bad.append("segment on device %d, no list for it" % s["device"])
+    dumped = {}
+    for s in d["segments"]:
+        at = s["address"]
+        for b in s["blocks"]:
+            if b["state"] == "active_allocated":
+                dumped.setdefault(s["device"], {})[at] = b["size"]
+            at += b["size"]
+    for dev, live in at_end.items():
+        if live != dumped.get(dev, {}):
+            bad.append("device %d: %d blocks live after the last event, %d active in the dump's segments"
+                       % (dev, len(live), len(dumped.get(dev, {}))))
     return ["%s: %s" % (name, b) for b in bad[:5]]
 
 
@@ -107,11 +130,11 @@ def allocations(db, blocks):
     """Device allocations of trace db: (address, size, time, frames), time order; blocks: tensor_event rows."""
     c = sqlite3.connect(db)
     if blocks:
-        rows = c.execute("SELECT address, bytes, t, stack_id FROM tensor_event WHERE op = 1 AND device >= 0"
-                         " ORDER BY t, id").fetchall()
+        rows = c.execute("SELECT address, bytes, ts, stack_id FROM tensor_event WHERE op = 1 AND device >= 0"
+                         " ORDER BY ts, id").fetchall()
     else:
-        rows = c.execute("SELECT address, bytes, t, stack_id FROM memory_event WHERE op = 1 AND mem_kind IN (3, 6)"
-                         " AND device >= 0 ORDER BY t, id").fetchall()
+        rows = c.execute("SELECT address, bytes, ts, stack_id FROM memory_event WHERE op = 1 AND mem_kind IN (3, 6)"
+                         " AND device >= 0 ORDER BY ts, id").fetchall()
     out = []
     for a, n, t, sid in rows:
         fr = c.execute("SELECT fn.value, fl.value, f.line, f.pc, md.value FROM frame f"
@@ -123,6 +146,16 @@ def allocations(db, blocks):
                                     for fn, fl, line, pc, md in fr)))
     c.close()
     return out
+
+
+def ooms(db, allocs):
+    """OOMs of trace db on a known device (the others are left out): (device, bytes, free_bytes, time from the
+    first allocation in allocs, in microseconds)."""
+    c = sqlite3.connect(db)
+    t0 = min((r[2] for r in allocs if r[2] is not None), default=0)
+    rows = c.execute("SELECT device, bytes, free_bytes, ts FROM oom_event WHERE device >= 0 ORDER BY ts, id").fetchall()
+    c.close()
+    return [(dv, n, fr, None if t is None else (t - t0) // 1000) for dv, n, fr, t in rows]
 
 
 for i, src in enumerate(traces):
@@ -150,8 +183,21 @@ for i, src in enumerate(traces):
         continue
     c = sqlite3.connect(orig)
     blocks = c.execute("SELECT count(*) FROM memory_event WHERE op IN (1, 3)").fetchone()[0] == 0
+    both = not blocks and c.execute("SELECT count(*) FROM sqlite_master WHERE name = 'tensor_event'").fetchone()[0] \
+        and c.execute("SELECT count(*) FROM tensor_event WHERE op = 1").fetchone()[0] > 0
     c.close()
     a, b = allocations(orig, blocks), allocations(back, False)
+    if both:  # the blocks in their segments: the same blocks back, and their times from the first segment's
+        ta0 = min((r[2] for r in a if r[2] is not None), default=0)
+        tb0 = min((r[2] for r in b if r[2] is not None), default=0)
+        ba = sorted(((r[0], r[1], r[3]), None if r[2] is None else r[2] - ta0) for r in allocations(orig, True))
+        bb = sorted(((r[0], r[1], r[3]), None if r[2] is None else r[2] - tb0) for r in allocations(back, True))
+        if [x[0] for x in ba] != [x[0] for x in bb] or any((x[1] is None) != (y[1] is None) or (
+                x[1] is not None and abs(x[1] - y[1]) > 1000) for x, y in zip(ba, bb)):
+            fail.append("%s: blocks differ: %d in the trace, %d back from the snapshot" % (name, len(ba), len(bb)))
+    oa, ob = ooms(orig, a), ooms(back, b)
+    if oa != ob:
+        fail.append("%s: OOMs differ: %s in the trace, %s back" % (name, oa[:3], ob[:3]))
     if not a:
         fail.append("%s: no device allocation to compare" % name)
     if sorted((x[0], x[1]) for x in a) != sorted((x[0], x[1]) for x in b):
@@ -170,8 +216,10 @@ for i, src in enumerate(traces):
             if f1 != f2:
                 fail.append("%s: allocation %#x: frames %s in the trace, %s back" % (name, k[0], f1[:3], f2[:3]))
                 break
-    print("%s: %d allocations, %d events, %d segments at the dump; round trip %s"
-          % (name, len(a), sum(len(x) for x in d["device_traces"]), len(d["segments"]),
+    print("%s: %d allocations, %d events (%d blocks, %d OOMs), %d segments at the dump; round trip %s"
+          % (name, len(a), sum(len(x) for x in d["device_traces"]),
+             sum(e["action"] == "alloc" for x in d["device_traces"] for e in x) if both else 0,
+             sum(e["action"] == "oom" for x in d["device_traces"] for e in x), len(d["segments"]),
              "differs" if any(f.startswith(name) for f in fail) else "equal"))
 
 
