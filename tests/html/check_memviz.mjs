@@ -42,8 +42,8 @@ function page_html(name, b64) {
   return `<!DOCTYPE html><html><head><meta charset="utf-8"><script type="importmap">${JSON.stringify({imports})}</script></head>
 <body><script type="module">
 import {add_local_files} from "/MemoryViz.js";
-add_local_files([{name: ${JSON.stringify(name)}, base64: "${b64}"}], "Active Memory Timeline");
-window.vtLoaded = true;
+try { add_local_files([{name: ${JSON.stringify(name)}, base64: "${b64}"}], "Active Memory Timeline"); }
+finally { window.vtLoaded = true; } // (an exception still reaches the page's errors)
 </script></body></html>`;
 }
 
