@@ -58,16 +58,24 @@ static int from_nvtx(struct vt_trace *t, regex_t *pPhase, regex_t *pEval, regex_
         " LEFT JOIN string s ON s.id = r.name_id"
         " WHERE r.kind != 2 AND r.start > 0 AND s.value IS NOT NULL ORDER BY r.start, e DESC";
     sqlite3_stmt *pStmt = NULL;
-    int64_t phaseEnd = INT64_MIN, iterEnd = INT64_MIN;
+    int64_t phaseEnd = INT64_MIN, iterEnd = INT64_MIN, optEnd = INT64_MIN;
     int rc = sqlite3_prepare_v2(t->f.db, zSql, -1, &pStmt, NULL);
     if (rc == SQLITE_OK) sqlite3_bind_int64(pStmt, 1, t->f.t1 + 1); /* ends are exclusive */
-    int *aIterKind = NULL, nIterKind = 0;
+    int *aIterKind = NULL, nIterKind = 0, nOpt = 0;
+    struct vt_iter *aOpt = NULL; /* torch.profiler's optimizer-step ranges: where steps end */
     while (rc == SQLITE_OK && (rc = sqlite3_step(pStmt)) == SQLITE_ROW) {
         int64_t a = sqlite3_column_int64(pStmt, 0), b = sqlite3_column_int64(pStmt, 1);
         const char *zName = (const char *)sqlite3_column_text(pStmt, 2);
         int bEval = regexec(pEval, zName, 0, NULL, 0) == 0;
         rc = SQLITE_OK;
-        if (regexec(pIter, zName, 0, NULL, 0) == 0) {
+        if (!strncmp(zName, "Optimizer.step#", 15) || !strcmp(zName, "Optimizer.step")) {
+            struct vt_iter *pO;
+            if (a < optEnd) continue; /* nested: the outer one is the step */
+            if (!(pO = push((void **)&aOpt, &nOpt, sizeof *pO))) { rc = SQLITE_NOMEM; break; }
+            pO->start = a;
+            pO->end = b;
+            optEnd = b;
+        } else if (regexec(pIter, zName, 0, NULL, 0) == 0) {
             int *pK;
             if (a < iterEnd) continue;
             if (!add_iter(t, a, b)) { rc = SQLITE_NOMEM; break; }
@@ -104,6 +112,22 @@ static int from_nvtx(struct vt_trace *t, regex_t *pPhase, regex_t *pEval, regex_
     }
     if (rc == SQLITE_DONE) rc = SQLITE_OK;
     sqlite3_finalize(pStmt);
+    /*
+     * No iteration marked, but optimizer steps are (record_function around optimizer.step, as
+     * torch.profiler and PyTorch's snapshots write them): each step ends an iteration, which began
+     * where the previous one ended (the first at the trace's start; none before the start of the
+     * phase it ends in). Each such iteration trains.
+     */
+    for (int i = 0, bNone = t->ph.nIter == 0; rc == SQLITE_OK && bNone && i < nOpt; i++) {
+        int64_t a = i ? aOpt[i - 1].end : t->f.t0;
+        int k = vt__phase_at(t, aOpt[i].start), *pK;
+        if (k >= 0 && t->ph.a[k].start > a) a = t->ph.a[k].start;
+        if (!add_iter(t, a, aOpt[i].end)) rc = SQLITE_NOMEM;
+        else if (!(pK = push((void **)&aIterKind, &nIterKind, sizeof(int)))) rc = SQLITE_NOMEM;
+        else *pK = VT_PHASE_TRAIN;
+        if (rc == SQLITE_OK && i + 1 == nOpt) t->ph.bOptIter = 1;
+    }
+    free(aOpt);
     if (rc == SQLITE_OK && t->ph.n == 0) {
         for (int i = 0; i < t->ph.nIter && rc == SQLITE_OK; i++) {
             struct vt_phase *p = t->ph.n ? &t->ph.a[t->ph.n - 1] : NULL;
@@ -802,6 +826,45 @@ int vt__carried_into(const struct vt_trace *t, const struct vt_life *l, int *pbH
 }
 
 /*
+ * Iterations of a trace that marks none and has no kernel to infer them from (a PyTorch snapshot,
+ * a memory-only profile): its tensor memory's own cycles (vt__cycle_step: a step's rise and fall).
+ * Each completed cycle ends an iteration, the first beginning at the trace's start; at least two
+ * are needed. Returns an SQLite code.
+ */
+static int from_cycles(struct vt_trace *t)
+{
+    struct vt_rows c;
+    char *zSql;
+    int64_t live = 0, peak = 0, lo = 0, hi = 0, prev = t->f.t0;
+    int n = 0, rc;
+    if (!t->f.bHaveTensors || t->f.aT[VT_T_KER].nRow > 0 || !t->f.bTimes) return SQLITE_OK;
+    zSql = vt__ordered_sql(&t->f, VT_T_TENSOR, "ts, op, bytes", "ts IS NOT NULL", "ts, id");
+    memset(&c, 0, sizeof c);
+    rc = zSql ? vt__rows_open(&c, t->f.db, zSql, 3, t->f.aT[VT_T_TENSOR].w) : SQLITE_NOMEM;
+    while (rc == SQLITE_OK && (rc = vt__rows_next(&c)) == SQLITE_OK && c.bRow) {
+        int op = (int)vt__rows_or(&c, 1, 0);
+        int64_t b = vt__rows_or(&c, 2, 0);
+        if (op == VT_TENSOROP_ALLOC) live += b;
+        else if (op == VT_TENSOROP_FREE) live -= b;
+        else continue;
+        if (vt__cycle_step(&lo, &hi, &n, live, peak)) {
+            if (!add_iter(t, prev, c.ts)) rc = SQLITE_NOMEM;
+            prev = c.ts;
+        }
+        if (live > peak) peak = live;
+    }
+    vt__rows_close(&c);
+    free(zSql);
+    if (rc == SQLITE_OK && t->ph.nIter < 2) { /* one cycle: no step to compare with another */
+        free(t->ph.aIter);
+        t->ph.aIter = NULL;
+        t->ph.nIter = 0;
+    }
+    t->ph.bCycleIter = rc == SQLITE_OK && t->ph.nIter > 0;
+    return rc;
+}
+
+/*
  * Growth boundaries: the end of each training iteration (or of each iteration outside any
  * phase); without iterations, the ends of the 16 slices of the run after its first quarter.
  * Returns 0 or -1 (out of memory).
@@ -886,6 +949,7 @@ int vt__phases(struct vt_trace *t, const struct vt_opts *o)
         rc = from_kernels(t);
         if (rc == SQLITE_OK && t->ph.n) t->ph.zSource = "kernels";
     }
+    if (rc == SQLITE_OK && t->ph.n == 0 && t->ph.nIter == 0) rc = from_cycles(t);
     if (rc == SQLITE_OK) {
         link_iterations(t);
         if (boundaries_build(t) != 0) rc = SQLITE_NOMEM;

@@ -53,6 +53,7 @@ static int timeline_account(struct replay *r, const struct vt_life *l, int64_t t
     if (l->acct == VT_ACCT_NONE) return 0;
     if ((iDev = vt__dev_index(t, l->acct)) < 0) return -1;
     if (l->bTensor) {
+        if (l->acct >= 0) t->tl.tensorTotalNow += vt__live_bytes(r->pTensor, l->acct) - t->tl.aDev[iDev].tensorLive;
         t->tl.aDev[iDev].tensorLive = vt__live_bytes(r->pTensor, l->acct);
         vt__timeline_tensor(t, iDev, ts);
         if (!r->bTensorDevice) return 0; /* else the blocks are all the trace knows of the device's memory */
@@ -97,6 +98,11 @@ static int on_begin(void *pArg, struct vt_life *l)
     if (site_account(r, l, +1, l->allocTs >= 0 ? l->allocTs : r->tsUntimed) != 0) return -1;
     snapshot_view(r);
     if (timeline_account(r, l, l->allocTs >= 0 ? l->allocTs : r->tsUntimed) != 0) return -1;
+    if (judged(r, l) && t->nOom > 0 && l->acct != VT_ACCT_NONE && l->allocTs >= t->aOom[t->nOom - 1].ts) {
+        struct vt_oom *o = &t->aOom[t->nOom - 1]; /* a request succeeded after the last OOM */
+        o->allocAfter += l->bytes;
+        if (o->nextSite < 0 && l->acct == o->device) o->nextSite = l->site, o->nextTs = l->allocTs, o->nextBytes = l->bytes;
+    }
     return judged(r, l) ? emit(r, VT_EV_BEGIN, l->allocTs, l, NULL) : 0;
 }
 
@@ -154,6 +160,7 @@ static int on_end(void *pArg, struct vt_life *l)
             t->lc.nLiveEnd++;
             t->lc.liveEndBytes += l->bytes;
         }
+        if (judged(r, l) && l->acct >= 0) vt__oom_live_at_end(t, l);
         if (l->bInternal) {
             t->lc.nInternalEnd++;
             t->lc.internalEndBytes += l->bytes;
@@ -259,7 +266,8 @@ static int on_oom(struct replay *r, const struct vt_rows *c)
     o->requested = vt__rows_or(c, 3, -1);
     o->freeBytes = vt__rows_or(c, 4, -1);
     o->totalBytes = vt__rows_or(c, 5, -1);
-    o->site = -1;
+    o->site = o->nextSite = -1;
+    o->nextTs = o->nextBytes = -1;
     if (!vt__rows_null(c, 6)) {
         o->site = vt__site_get(&t->sites, t->f.db, vt__rows_i64(c, 6), o->requested > 0 ? o->requested : 0);
         if (o->site < 0) return -1;
@@ -385,6 +393,7 @@ int vt__replay(struct vt_trace *t, const struct vt_opts *o, const struct vt_dete
     r.bSiteCurves = o->bSiteCurves;
     r.lastUnscanned = -1;
     r.bTensorDevice = f->bHaveTensors && f->aMemOp[VT_MEMOP_ALLOC] == 0 && f->aMemOp[VT_MEMOP_VMM_CREATE] == 0;
+    t->crashTs = -1;
     t->lc.bTensorDevice = r.bTensorDevice;
     h.pArg = &r;
     r.pCuda = vt__live_new(&h);
@@ -431,6 +440,7 @@ int vt__replay(struct vt_trace *t, const struct vt_opts *o, const struct vt_dete
         if (rc == SQLITE_OK) rc = vt__rows_next(c);
     }
     if (rc == SQLITE_OK) rc = untimed(&r);
+    if (rc == SQLITE_OK && vt__oom_failures(t) != 0) rc = SQLITE_NOMEM; /* before what is live at the end ends */
     if (rc == SQLITE_OK) {
         boundaries_upto(&r, INT64_MAX);
         snapshot_view(&r);

@@ -238,6 +238,7 @@ void vt__trace_free(struct vt_trace *t)
     free(t->ph.aIter);
     free(t->ph.aBoundary);
     free(t->aOom);
+    free(t->aFail);
     free(t->tl.aGroupHead);
     free(t->tl.aGroupAcc);
     free(t->tl.aGroupNext);
