@@ -16,6 +16,7 @@ vt_add_test(NAME test_limit SOURCES test_limit.c LIBS vtcore LABELS core)
 vt_add_test(NAME test_bufpool SOURCES test_bufpool.c LIBS vtcore LABELS core)
 vt_add_test(NAME test_flusher SOURCES test_flusher.c LIBS vtcore LABELS core tsan)
 vt_add_test(NAME test_watch SOURCES test_watch.c LIBS vtcore LABELS core)
+vt_add_test(NAME test_nvtxctl SOURCES test_nvtxctl.c LIBS vtcore LABELS core)
 # 4 trials here; the bench target sigkill runs 10 (bench/reliability.cmake).
 vt_add_test(NAME test_sigkill SOURCES test_sigkill.c LIBS vtcore LABELS core reliability)
 set_property(TEST test_sigkill APPEND PROPERTY ENVIRONMENT VT_SIGKILL_TRIALS=4)
