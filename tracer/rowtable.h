@@ -6,6 +6,9 @@
 
 #include <sqlite3.h>
 
+#include "vramtrace/compact.h"
+#include "vramtrace/schema.h"
+
 /* The tables rows are written to; vt__aTable gives each one's INSERT statement. */
 enum vt__table {
     VT_T_STRING,
@@ -28,8 +31,18 @@ enum vt__table {
     VT_T_META,
     VT_T_MODULE,      /* INSERT OR IGNORE: one row per module frames name */
     VT_T_KERNEL_NAME, /* one row per kernel name string: demangled and short forms */
+    /* the stored parts of the compacted tables (vramtrace/compact.h): the writer turns every row of
+     * VT_T_API_CALL, VT_T_MEMCPY, VT_T_MEMSET and VT_T_KERNEL into them */
+#define VT__T_PARTS(name, SIG, OWN, zCols) VT_T_BLOCK_##name, VT_T_SIG_##name, VT_T_ROW_##name,
+    VT_COMPACT_TABLES(VT__T_PARTS)
+#undef VT__T_PARTS
     VT_T__COUNT
 };
+
+/* The parts of compacted table i: VT_T_BLOCK_kernel + 3i + VT_CP_* (block, signature, row). */
+#define VT__T_PART(iTab, kind) (VT_T_BLOCK_kernel + 3 * (iTab) + (kind))
+_Static_assert(VT__T_PART(VT_CT_api_call, VT_CP_SIG) == VT_T_SIG_api_call && VT__T_PART(VT_CT_memset, VT_CP_ROW) == VT_T_ROW_memset,
+               "the parts of compacted table i are VT__T_PART(i, VT_CP_*)");
 
 #define VT__ROW_MAXCOL 20
 
@@ -54,6 +67,9 @@ struct vt__table_spec {
      * column endCol - 1 as dur = end - start (schema.h, VT__INSTANT).
      */
     uint8_t timeCol, endCol;
+    /* 1 + the compacted table (enum vt_compact_table) whose rows this table's are stored as; 0: stored
+     * as they are. Compacted rows are decoded with absolute times like the others. */
+    uint8_t compact;
 };
 extern const struct vt__table_spec vt__aTable[VT_T__COUNT];
 
@@ -65,5 +81,9 @@ void vt__row_bind(sqlite3_stmt *s, int iFirst, const struct vt__row *pRow);
  * groups of nCol anonymous parameters (persistent statement). Returns an SQLite code.
  */
 int vt__row_prepare_multi(sqlite3 *db, const struct vt__table_spec *t, sqlite3_stmt **ppStmt, int nRows);
+
+struct vt_compact_map;
+/* Where each column of compacted table t's rows goes in its stored parts (vt__compact_map). 0, or -1. */
+int vt__row_compact_map(int t, struct vt_compact_map *pMap);
 
 #endif

@@ -18,6 +18,7 @@
 #include "fsize.h"
 #include "limit.h"
 #include "ring.h"
+#include "vramtrace/compact.h"
 #include "vramtrace/schema.h"
 
 #define HOST_BATCH 256        /* host records taken from the ring per lock */
@@ -41,6 +42,8 @@ struct vt_writer {
     unsigned anHeld[VT_T__COUNT];
     unsigned nHeld;                    /* sum of anHeld */
     struct vt__decoder dec;
+    struct vt_compact cmp;                    /* compacted tables: signatures, blocks, event ids */
+    struct vt_compact_map aCmpMap[VT_CT__COUNT]; /* a compacted table's row columns -> its parts */
     struct vt__modres *modres; /* resolves call sites' raw return addresses (writer thread) */
     struct vt__ring ring;
 
@@ -105,6 +108,12 @@ static struct timespec deadline_in(unsigned ms)
     return ts;
 }
 
+/* Whether rows of table t are events (counted as rows written or lost), not a compacted table's block or signature. */
+static int is_event_table(int t)
+{
+    return t < VT_T_BLOCK_kernel || (t - VT_T_BLOCK_kernel) % 3 == VT_CP_ROW;
+}
+
 void vt__writer_config_default(struct vt_writer_config *cfg)
 {
     memset(cfg, 0, sizeof *cfg);
@@ -155,10 +164,13 @@ static void go_off(struct vt_writer *w)
             "vramtrace: the trace reached the largest file size allowed%s: tracing is off; %s keeps "
             "what was written until now\n",
             zLimit, sqlite3_db_filename(w->db, "main"));
-    atomic_fetch_add(&w->nDroppedWriter, w->nHeld);
-    for (t = 0; t < VT_T__COUNT; t++) w->anHeld[t] = 0;
+    for (t = 0; t < VT_T__COUNT; t++) {
+        if (is_event_table(t)) atomic_fetch_add(&w->nDroppedWriter, w->anHeld[t]);
+        w->anHeld[t] = 0;
+    }
     w->nHeld = 0;
     if (w->bInTxn && !sqlite3_get_autocommit(w->db)) sqlite3_exec(w->db, "ROLLBACK", NULL, NULL, NULL);
+    vt__compact_forget(&w->cmp);
     if (w->bInTxn) {
         atomic_fetch_add(&w->nDroppedWriter, w->nPending);
         atomic_fetch_sub(&w->nRowsWritten, w->nPending);
@@ -193,6 +205,7 @@ static void report(struct vt_writer *w, int rc, const char *zWhat)
 static void check_rollback(struct vt_writer *w)
 {
     if (w->bInTxn && sqlite3_get_autocommit(w->db)) {
+        vt__compact_forget(&w->cmp); /* the blocks and signatures it held are gone too */
         atomic_fetch_add(&w->nDroppedWriter, w->nPending);
         atomic_fetch_sub(&w->nRowsWritten, w->nPending);
         w->bInTxn = 0;
@@ -242,18 +255,20 @@ static void bind_row_multi(struct vt_writer *w, int t, unsigned iSlot, const str
     }
 }
 
-/* Step s, which inserts nRow rows of table zName; account for them. Returns an SQLite code. */
-static int step_rows(struct vt_writer *w, sqlite3_stmt *s, unsigned nRow, const char *zName)
+/* Step s, which inserts nRow rows of table t; account for them. Returns an SQLite code. */
+static int step_rows(struct vt_writer *w, sqlite3_stmt *s, unsigned nRow, int t)
 {
     int rc = sqlite3_step(s);
     sqlite3_reset(s);
+    if (!is_event_table(t)) nRow = 0;
     if (rc == SQLITE_DONE) {
         w->nPending += nRow;
         atomic_fetch_add_explicit(&w->nRowsWritten, nRow, memory_order_relaxed);
         return SQLITE_OK;
     }
-    report(w, rc, zName);
+    report(w, rc, vt__aTable[t].zName);
     atomic_fetch_add(&w->nDroppedWriter, nRow);
+    vt__compact_forget(&w->cmp); /* a block or signature may be among the rows lost: later rows store theirs again */
     check_rollback(w);
     return rc;
 }
@@ -286,11 +301,11 @@ static int insert_row(struct vt_writer *w, const struct vt__row *pRow)
     sqlite3_stmt *s = w->aStmt[pRow->table];
     int rc = ensure_txn(w);
     if (rc != SQLITE_OK) {
-        atomic_fetch_add(&w->nDroppedWriter, 1);
+        atomic_fetch_add(&w->nDroppedWriter, is_event_table(pRow->table));
         return rc;
     }
     vt__row_bind(s, 0, pRow);
-    return step_rows(w, s, 1, vt__aTable[pRow->table].zName);
+    return step_rows(w, s, 1, pRow->table);
 }
 
 /* Insert the rows held for table t: one multi-row INSERT when full, else one by one. */
@@ -303,15 +318,15 @@ static void flush_table(struct vt_writer *w, int t)
     if (n == MULTI_ROWS) {
         sqlite3_stmt *s = w->aStmtN[t];
         if (ensure_txn(w) != SQLITE_OK) {
-            atomic_fetch_add(&w->nDroppedWriter, n);
+            atomic_fetch_add(&w->nDroppedWriter, is_event_table(t) ? n : 0);
             return;
         }
         for (i = 0; i < n; i++) bind_row_multi(w, t, i, &aRow[i]);
-        step_rows(w, s, n, vt__aTable[t].zName);
+        step_rows(w, s, n, t);
         return;
     }
     for (i = 0; i < n && !w->bOff; i++) insert_row(w, &aRow[i]);
-    if (i < n) atomic_fetch_add(&w->nDroppedWriter, n - i); /* tracing went off on the way */
+    if (i < n && is_event_table(t)) atomic_fetch_add(&w->nDroppedWriter, n - i); /* tracing went off on the way */
 }
 
 /* Insert every held row (before a commit). */
@@ -433,6 +448,7 @@ static int commit(struct vt_writer *w)
         memcpy(w->aWritten, aSaved, sizeof aSaved);
         report(w, rc, "commit");
         if (!sqlite3_get_autocommit(w->db)) sqlite3_exec(w->db, "ROLLBACK", NULL, NULL, NULL);
+        vt__compact_forget(&w->cmp);
         atomic_fetch_add(&w->nDroppedWriter, w->nPending);
         atomic_fetch_sub(&w->nRowsWritten, w->nPending);
     }
@@ -448,36 +464,59 @@ static void commit_if_due(struct vt_writer *w)
 }
 
 /*
- * Decoder emit callback. Rows without text are held and inserted MULTI_ROWS at
- * a time (text may point into a buffer about to be recycled, so those rows go
- * in at once). Commits when the batch is full.
+ * Write one row in stored form: rows without text are held and inserted
+ * MULTI_ROWS at a time (text may point into a buffer about to be recycled, so
+ * those rows go in at once).
  */
+static void store_row(struct vt_writer *w, const struct vt__row *pRow)
+{
+    int t = pRow->table;
+    if (w->aStmtN[t]) {
+        if (ensure_txn(w) != SQLITE_OK) {
+            atomic_fetch_add(&w->nDroppedWriter, is_event_table(t));
+            return;
+        }
+        w->aHeld[(size_t)t * MULTI_ROWS + w->anHeld[t]++] = *pRow;
+        w->nHeld++;
+        if (w->anHeld[t] == MULTI_ROWS) flush_table(w, t);
+    } else {
+        insert_row(w, pRow);
+    }
+}
+
+/* Write a row of a compacted table (stored form) as its parts: a new block, a new signature, the event. */
+static void store_compact(struct vt_writer *w, const struct vt__row *pRow)
+{
+    const struct vt__table_spec *spec = &vt__aTable[pRow->table];
+    struct vt_compact_part aPart[3];
+    int64_t aVal[VT__ROW_MAXCOL];
+    int nPart, iTab = spec->compact - 1;
+    for (int i = 0; i < spec->nCol; i++) aVal[i] = pRow->v[i].i;
+    nPart = vt__compact_add(&w->cmp, &w->aCmpMap[iTab], aVal, pRow->nullMask, aPart);
+    for (int p = 0; p < nPart; p++) {
+        struct vt__row r;
+        r.table = VT__T_PART(iTab, aPart[p].kind);
+        r.nullMask = aPart[p].nullMask;
+        for (int i = 0; i < aPart[p].nCol; i++) r.v[i].i = aPart[p].a[i];
+        store_row(w, &r);
+    }
+}
+
+/* Decoder emit callback: rows the size bound and the recording window keep are written. Commits when the batch is full. */
 static void emit_row(void *pCtx, const struct vt__row *pRow)
 {
     struct vt_writer *w = pCtx;
-    int t = pRow->table;
+    struct vt__row r;
     if (w->bOff) { /* the rest of a record that was being decoded when tracing went off */
         if (w->bOffLimit) atomic_fetch_add_explicit(&w->nOffRecords, 1, memory_order_relaxed);
         else atomic_fetch_add(&w->nDroppedWriter, 1);
         return;
     }
     if (!vt__limit_keep(&w->lim, pRow)) return;
-    if (w->aStmtN[t]) {
-        struct vt__row *pHeld;
-        if (ensure_txn(w) != SQLITE_OK) {
-            atomic_fetch_add(&w->nDroppedWriter, 1);
-            return;
-        }
-        pHeld = &w->aHeld[(size_t)t * MULTI_ROWS + w->anHeld[t]++];
-        *pHeld = *pRow;
-        to_stored(w, pHeld);
-        w->nHeld++;
-        if (w->anHeld[t] == MULTI_ROWS) flush_table(w, t);
-    } else {
-        struct vt__row r = *pRow;
-        to_stored(w, &r);
-        insert_row(w, &r);
-    }
+    r = *pRow;
+    to_stored(w, &r);
+    if (vt__aTable[r.table].compact) store_compact(w, &r);
+    else store_row(w, &r);
     if (w->nPending + w->nHeld >= w->cfg.batch_rows) commit(w);
 }
 
@@ -671,6 +710,7 @@ static void free_writer(struct vt_writer *w)
     free(w->aBoundState);
     if (w->db) sqlite3_close_v2(w->db);
     vt__decoder_free(&w->dec);
+    vt__compact_free(&w->cmp);
     vt__modres_close(w->modres);
     vt__ring_free(&w->ring);
     vt__bufpool_close(w->pool); /* a buffer CUPTI still holds is never freed */
@@ -786,7 +826,7 @@ struct vt_writer *vt__writer_open(const char *zPath, const struct vt_writer_conf
     w->aBoundVal = calloc((size_t)VT_T__COUNT * MULTI_ROWS * VT__ROW_MAXCOL, sizeof *w->aBoundVal);
     w->aBoundState = calloc((size_t)VT_T__COUNT * MULTI_ROWS * VT__ROW_MAXCOL, sizeof *w->aBoundState);
     if (!w->pool || !w->aQueue || !w->modres || !w->aHeld || !w->aBoundVal || !w->aBoundState ||
-        vt__ring_init(&w->ring, w->cfg.host_ring_records) ||
+        vt__compact_init(&w->cmp, 0, NULL) || vt__ring_init(&w->ring, w->cfg.host_ring_records) ||
         vt__decoder_init(&w->dec, &dc, emit_row, w)) {
         snprintf(zErr, nErr, "out of memory");
         goto fail;
@@ -812,6 +852,10 @@ struct vt_writer *vt__writer_open(const char *zPath, const struct vt_writer_conf
                           NULL, NULL, &zMsg);
     if (rc == SQLITE_OK) rc = vt__schema_create_at(w->db, w->cfg.time_base_ns, &zMsg);
     for (i = 0; rc == SQLITE_OK && i < VT_T__COUNT; i++) {
+        if (vt__aTable[i].compact) { /* written as its parts */
+            if (vt__row_compact_map(i, &w->aCmpMap[vt__aTable[i].compact - 1])) rc = SQLITE_INTERNAL;
+            continue;
+        }
         rc = sqlite3_prepare_v3(w->db, vt__aTable[i].zInsert, -1, SQLITE_PREPARE_PERSISTENT,
                                 &w->aStmt[i], NULL);
         if (rc == SQLITE_OK && vt__aTable[i].textMask == 0)
