@@ -1,6 +1,8 @@
 /* Compact rows (schema 5): the compacted tables' views and triggers, and the compactor that splits events into their parts. */
 #include "vramtrace/compact.h"
 
+#include "vramtrace/schema.h"
+
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -249,11 +251,24 @@ static int resume(struct vt_compact *c, sqlite3 *db)
     vt__compact_forget(c);
     for (int i = 0; rc == SQLITE_OK && i < VT_CT__COUNT; i++) {
         struct vt_compact_seq *q = &c->aSeq[i];
-        char *zSql = sqlite3_mprintf("SELECT max(id) FROM \"%w_row\"", vt__aCompact[i].zName);
+        char *zSql = sqlite3_mprintf("%s_row", vt__aCompact[i].zName);
         int64_t n = 0;
+        int bHas = zSql ? vt__schema_is_table(db, zSql) : -1;
+        sqlite3_free(zSql);
+        if (bHas <= 0) { /* a table not (yet) compacted: nothing stored */
+            rc = bHas < 0 ? SQLITE_ERROR : SQLITE_OK;
+            continue;
+        }
+        zSql = sqlite3_mprintf("SELECT max(id) FROM \"%w_row\"", vt__aCompact[i].zName);
         rc = one_int(db, zSql, &n);
         sqlite3_free(zSql);
         if (rc == SQLITE_OK && n >= q->nextId) q->nextId = ((n >> VT_BLOCK_SHIFT) + 1) << VT_BLOCK_SHIFT;
+        if (rc == SQLITE_OK) { /* and after every stored block (rows deleted leave theirs) */
+            zSql = sqlite3_mprintf("SELECT coalesce(max(id), -1) FROM \"%w_block\"", vt__aCompact[i].zName);
+            rc = one_int(db, zSql, &n);
+            sqlite3_free(zSql);
+            if (rc == SQLITE_OK && n >= q->nextId >> VT_BLOCK_SHIFT) q->nextId = (n + 1) << VT_BLOCK_SHIFT;
+        }
         if (rc == SQLITE_OK) {
             zSql = sqlite3_mprintf("SELECT max(id) FROM \"%w_sig\"", vt__aCompact[i].zName);
             rc = one_int(db, zSql, &n);
@@ -420,19 +435,9 @@ int vt__compact_add_id(struct vt_compact *c, const struct vt_compact_map *pMap, 
 
 int vt__compact_sink_open(struct vt_compact_sink *k, sqlite3 *db)
 {
-    int rc;
     memset(k, 0, sizeof *k);
     k->db = db;
-    rc = SQLITE_OK;
-    for (int i = 0; rc == SQLITE_OK && i < VT_CT__COUNT; i++) {
-        rc = sqlite3_prepare_v3(db, vt__aCompact[i].zBlockInsert, -1, SQLITE_PREPARE_PERSISTENT, &k->aBlock[i], NULL);
-        if (rc == SQLITE_OK)
-            rc = sqlite3_prepare_v3(db, vt__aCompact[i].zSigInsert, -1, SQLITE_PREPARE_PERSISTENT, &k->aSig[i], NULL);
-        if (rc == SQLITE_OK)
-            rc = sqlite3_prepare_v3(db, vt__aCompact[i].zRowInsert, -1, SQLITE_PREPARE_PERSISTENT, &k->aRow[i], NULL);
-    }
-    if (rc != SQLITE_OK) vt__compact_sink_close(k);
-    return rc;
+    return SQLITE_OK; /* statements are prepared when first needed: a table may not be compacted yet */
 }
 
 int vt__compact_sink_put(struct vt_compact_sink *k, const struct vt_compact_part *aPart, int n)
@@ -440,7 +445,14 @@ int vt__compact_sink_put(struct vt_compact_sink *k, const struct vt_compact_part
     int rc = SQLITE_OK;
     for (int p = 0; rc == SQLITE_OK && p < n; p++) {
         const struct vt_compact_part *r = &aPart[p];
-        sqlite3_stmt *s = r->kind == VT_CP_BLOCK ? k->aBlock[r->iTab] : r->kind == VT_CP_SIG ? k->aSig[r->iTab] : k->aRow[r->iTab];
+        const struct vt_compact_spec *spec = &vt__aCompact[r->iTab];
+        sqlite3_stmt **ps = r->kind == VT_CP_BLOCK ? &k->aBlock[r->iTab] : r->kind == VT_CP_SIG ? &k->aSig[r->iTab] : &k->aRow[r->iTab];
+        sqlite3_stmt *s;
+        if (!*ps &&
+            (rc = sqlite3_prepare_v3(k->db, r->kind == VT_CP_BLOCK ? spec->zBlockInsert : r->kind == VT_CP_SIG ? spec->zSigInsert : spec->zRowInsert,
+                                     -1, SQLITE_PREPARE_PERSISTENT, ps, NULL)) != SQLITE_OK)
+            break;
+        s = *ps;
         for (int i = 0; i < r->nCol; i++) {
             if (r->nullMask >> i & 1) sqlite3_bind_null(s, i + 1);
             else sqlite3_bind_int64(s, i + 1, r->a[i]);

@@ -226,17 +226,14 @@ enum vt_schema_status vt__schema_check(sqlite3 *db, int *pVersion, char *zMsg, s
         return VT_SCHEMA_CORRUPT;
     }
     for (i = 0; i < sizeof azTable / sizeof azTable[0]; i++) {
-        /* version 5 reads the compacted tables through views of their names, over their row tables */
+        /* version 5 reads the compacted tables through views of their names (a table of that name reads too) */
         int bView = version >= 5 && vt__compact_find(azTable[i]) >= 0;
         char zSql[200];
         long long n = 0;
-        snprintf(zSql, sizeof zSql,
-                 "SELECT count(*) FROM sqlite_schema WHERE type='%s' AND name='%s'%s%s%s", bView ? "view" : "table",
-                 azTable[i], bView ? " AND EXISTS (SELECT 1 FROM sqlite_schema WHERE type='table' AND name='" : "",
-                 bView ? azTable[i] : "", bView ? "_row')" : "");
+        snprintf(zSql, sizeof zSql, "SELECT count(*) FROM sqlite_schema WHERE type IN ('table'%s) AND name='%s'",
+                 bView ? ", 'view'" : "", azTable[i]);
         if (query_int(db, zSql, &n) != SQLITE_OK || n != 1) {
-            if (bView) snprintf(zMsg, nMsg, "trace is damaged: view '%s' or table '%s_row' is missing", azTable[i], azTable[i]);
-            else snprintf(zMsg, nMsg, "trace is damaged: table '%s' is missing", azTable[i]);
+            snprintf(zMsg, nMsg, "trace is damaged: %s '%s' is missing", bView ? "view" : "table", azTable[i]);
             return VT_SCHEMA_CORRUPT;
         }
     }

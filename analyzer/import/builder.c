@@ -543,9 +543,9 @@ static int flush_all(struct vt__tb *tb)
 static int insert_row(struct vt__tb *tb, int i, const void *pRow)
 {
     const struct tdesc *d = &aTable[i];
-    int64_t t = VT_TB_NULL, *pOut;
+    int64_t t = VT_TB_NULL, *pOut, aOne[MAXCOL];
     if (ensure_schema(tb)) return -1;
-    pOut = tb->aBuf[i] + tb->anBuf[i] * d->nCol;
+    pOut = tb->aCompact[i] ? aOne : tb->aBuf[i] + tb->anBuf[i] * d->nCol; /* a compacted row is stored at once */
     for (int c = 0; c < d->nCol; c++) {
         int64_t v = *(const int64_t *)((const char *)pRow + d->aCol[c].off), t0 = v;
         if (d->aCol[c].flags & C_TIME) {
@@ -643,8 +643,8 @@ static int reorder(struct vt__tb *tb, int i)
         int rc;
         snprintf(zSql, sizeof zSql,
                  "CREATE TEMP TABLE vt_sorted AS SELECT NULL AS id, t, dur, %s FROM main.\"%s\" ORDER BY t, id;"
-                 " DELETE FROM main.\"%s_row\";",
-                 p->zCols, p->zName, p->zName);
+                 " DELETE FROM main.\"%s_row\"; DELETE FROM main.\"%s_block\";",
+                 p->zCols, p->zName, p->zName, p->zName);
         rc = sqlite3_exec(tb->db, zSql, NULL, NULL, NULL);
         if (rc == SQLITE_OK) rc = vt__compact_insert_select(tb->db, tb->aCompact[i] - 1, "SELECT * FROM vt_sorted ORDER BY rowid", 0, &zErr);
         if (rc == SQLITE_OK) rc = sqlite3_exec(tb->db, "DROP TABLE vt_sorted", NULL, NULL, NULL);

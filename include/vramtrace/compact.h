@@ -130,7 +130,7 @@ struct vt_compact_sink {
     sqlite3 *db;
     sqlite3_stmt *aBlock[VT_CT__COUNT], *aSig[VT_CT__COUNT], *aRow[VT_CT__COUNT];
 };
-/* Prepare the inserts of every part into db (its compacted tables exist). SQLite code. */
+/* Ready k for inserting parts into db (statements prepared at first use). SQLite code. */
 int vt__compact_sink_open(struct vt_compact_sink *k, sqlite3 *db);
 /* Insert the n parts of aPart (vt__compact_add's). SQLite code. */
 int vt__compact_sink_put(struct vt_compact_sink *k, const struct vt_compact_part *aPart, int n);
