@@ -114,6 +114,23 @@ void vt__row_bind(sqlite3_stmt *s, int iFirst, const struct vt__row *pRow)
     }
 }
 
+void vt__row_bind_changed(sqlite3_stmt *s, int iFirst, const struct vt__row *pRow, int64_t *aVal, uint8_t *aState)
+{
+    int nCol = vt__aTable[pRow->table].nCol;
+    for (int i = 0; i < nCol; i++) {
+        if (pRow->nullMask & (1u << i)) {
+            if (aState[i] != 1) {
+                sqlite3_bind_null(s, iFirst + i + 1);
+                aState[i] = 1;
+            }
+        } else if (aState[i] != 2 || aVal[i] != pRow->v[i].i) {
+            sqlite3_bind_int64(s, iFirst + i + 1, pRow->v[i].i);
+            aVal[i] = pRow->v[i].i;
+            aState[i] = 2;
+        }
+    }
+}
+
 /*
  * Prepare the nRows-row form of table t's INSERT: its text up to VALUES,
  * then nRows groups of nCol anonymous parameters. Returns an SQLite code.
@@ -167,4 +184,24 @@ int vt__row_compact_map(int t, struct vt_compact_map *pMap)
     }
     if (n != p->nCol) return -1;
     return vt__compact_map(p->compact - 1, azCol, n, pMap, &zWhat);
+}
+
+int vt__row_compact(struct vt_compact *c, const struct vt_compact_map *pMap, const struct vt__row *pRow, struct vt__row *aOut)
+{
+    struct vt_compact_part aPart[3];
+    int64_t aVal[VT__ROW_MAXCOL];
+    int n;
+    for (int i = 0; i < vt__aTable[pRow->table].nCol; i++) aVal[i] = pRow->v[i].i;
+    n = vt__compact_add(c, pMap, aVal, pRow->nullMask, aPart);
+    for (int p = 0; p < n; p++) {
+        aOut[p].table = VT__T_PART(pMap->iTab, aPart[p].kind);
+        aOut[p].nullMask = aPart[p].nullMask;
+        for (int i = 0; i < aPart[p].nCol; i++) aOut[p].v[i].i = aPart[p].a[i];
+    }
+    return n;
+}
+
+int vt__row_is_event(int t)
+{
+    return t < VT_T_BLOCK_kernel || (t - VT_T_BLOCK_kernel) % 3 == VT_CP_ROW;
 }

@@ -77,13 +77,27 @@ extern const struct vt__table_spec vt__aTable[VT_T__COUNT];
 void vt__row_bind(sqlite3_stmt *s, int iFirst, const struct vt__row *pRow);
 
 /*
+ * Bind row pRow (no text) to parameters iFirst+1.. of s, skipping those that already hold its
+ * value: bindings survive sqlite3_reset, and most columns (device, context, stream, launch
+ * shape, NULLs) repeat from one multi-row batch to the next, so about half the bind calls are
+ * saved. aVal and aState (per column: 0 unknown, 1 NULL bound, 2 aVal bound) remember what the
+ * parameters hold.
+ */
+void vt__row_bind_changed(sqlite3_stmt *s, int iFirst, const struct vt__row *pRow, int64_t *aVal, uint8_t *aState);
+
+/*
  * Prepare table t's INSERT for nRows rows at once: its column list, then nRows
  * groups of nCol anonymous parameters (persistent statement). Returns an SQLite code.
  */
 int vt__row_prepare_multi(sqlite3 *db, const struct vt__table_spec *t, sqlite3_stmt **ppStmt, int nRows);
 
-struct vt_compact_map;
 /* Where each column of compacted table t's rows goes in its stored parts (vt__compact_map). 0, or -1. */
 int vt__row_compact_map(int t, struct vt_compact_map *pMap);
+
+/* Row pRow (stored form) of a compacted table as its parts' rows into aOut (3 at most); returns how many. */
+int vt__row_compact(struct vt_compact *c, const struct vt_compact_map *pMap, const struct vt__row *pRow, struct vt__row *aOut);
+
+/* Whether rows of table t are events (counted as rows written or lost), not a compacted table's block or signature. */
+int vt__row_is_event(int t);
 
 #endif

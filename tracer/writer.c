@@ -108,12 +108,6 @@ static struct timespec deadline_in(unsigned ms)
     return ts;
 }
 
-/* Whether rows of table t are events (counted as rows written or lost), not a compacted table's block or signature. */
-static int is_event_table(int t)
-{
-    return t < VT_T_BLOCK_kernel || (t - VT_T_BLOCK_kernel) % 3 == VT_CP_ROW;
-}
-
 void vt__writer_config_default(struct vt_writer_config *cfg)
 {
     memset(cfg, 0, sizeof *cfg);
@@ -165,7 +159,7 @@ static void go_off(struct vt_writer *w)
             "what was written until now\n",
             zLimit, sqlite3_db_filename(w->db, "main"));
     for (t = 0; t < VT_T__COUNT; t++) {
-        if (is_event_table(t)) atomic_fetch_add(&w->nDroppedWriter, w->anHeld[t]);
+        if (vt__row_is_event(t)) atomic_fetch_add(&w->nDroppedWriter, w->anHeld[t]);
         w->anHeld[t] = 0;
     }
     w->nHeld = 0;
@@ -228,39 +222,12 @@ static int ensure_txn(struct vt_writer *w)
     return SQLITE_OK;
 }
 
-/*
- * Bind row pRow into row slot iSlot of table t's multi-row INSERT, skipping the
- * parameters that already hold the same value: bindings survive sqlite3_reset,
- * and most columns (device, context, stream, launch shape, NULLs) repeat from
- * one batch to the next, so about half the bind calls are saved.
- */
-static void bind_row_multi(struct vt_writer *w, int t, unsigned iSlot, const struct vt__row *pRow)
-{
-    sqlite3_stmt *s = w->aStmtN[t];
-    int nCol = vt__aTable[t].nCol, iFirst = (int)iSlot * nCol, i;
-    size_t base = ((size_t)t * MULTI_ROWS + iSlot) * VT__ROW_MAXCOL;
-    int64_t *aVal = &w->aBoundVal[base];
-    uint8_t *aState = &w->aBoundState[base];
-    for (i = 0; i < nCol; i++) {
-        if (pRow->nullMask & (1u << i)) {
-            if (aState[i] != 1) {
-                sqlite3_bind_null(s, iFirst + i + 1);
-                aState[i] = 1;
-            }
-        } else if (aState[i] != 2 || aVal[i] != pRow->v[i].i) {
-            sqlite3_bind_int64(s, iFirst + i + 1, pRow->v[i].i);
-            aVal[i] = pRow->v[i].i;
-            aState[i] = 2;
-        }
-    }
-}
-
 /* Step s, which inserts nRow rows of table t; account for them. Returns an SQLite code. */
 static int step_rows(struct vt_writer *w, sqlite3_stmt *s, unsigned nRow, int t)
 {
     int rc = sqlite3_step(s);
     sqlite3_reset(s);
-    if (!is_event_table(t)) nRow = 0;
+    if (!vt__row_is_event(t)) nRow = 0;
     if (rc == SQLITE_DONE) {
         w->nPending += nRow;
         atomic_fetch_add_explicit(&w->nRowsWritten, nRow, memory_order_relaxed);
@@ -301,7 +268,7 @@ static int insert_row(struct vt_writer *w, const struct vt__row *pRow)
     sqlite3_stmt *s = w->aStmt[pRow->table];
     int rc = ensure_txn(w);
     if (rc != SQLITE_OK) {
-        atomic_fetch_add(&w->nDroppedWriter, is_event_table(pRow->table));
+        atomic_fetch_add(&w->nDroppedWriter, vt__row_is_event(pRow->table));
         return rc;
     }
     vt__row_bind(s, 0, pRow);
@@ -318,15 +285,18 @@ static void flush_table(struct vt_writer *w, int t)
     if (n == MULTI_ROWS) {
         sqlite3_stmt *s = w->aStmtN[t];
         if (ensure_txn(w) != SQLITE_OK) {
-            atomic_fetch_add(&w->nDroppedWriter, is_event_table(t) ? n : 0);
+            atomic_fetch_add(&w->nDroppedWriter, vt__row_is_event(t) ? n : 0);
             return;
         }
-        for (i = 0; i < n; i++) bind_row_multi(w, t, i, &aRow[i]);
+        for (i = 0; i < n; i++) {
+            size_t base = ((size_t)t * MULTI_ROWS + i) * VT__ROW_MAXCOL;
+            vt__row_bind_changed(s, (int)i * vt__aTable[t].nCol, &aRow[i], &w->aBoundVal[base], &w->aBoundState[base]);
+        }
         step_rows(w, s, n, t);
         return;
     }
     for (i = 0; i < n && !w->bOff; i++) insert_row(w, &aRow[i]);
-    if (i < n && is_event_table(t)) atomic_fetch_add(&w->nDroppedWriter, n - i); /* tracing went off on the way */
+    if (i < n && vt__row_is_event(t)) atomic_fetch_add(&w->nDroppedWriter, n - i); /* tracing went off on the way */
 }
 
 /* Insert every held row (before a commit). */
@@ -473,7 +443,7 @@ static void store_row(struct vt_writer *w, const struct vt__row *pRow)
     int t = pRow->table;
     if (w->aStmtN[t]) {
         if (ensure_txn(w) != SQLITE_OK) {
-            atomic_fetch_add(&w->nDroppedWriter, is_event_table(t));
+            atomic_fetch_add(&w->nDroppedWriter, vt__row_is_event(t));
             return;
         }
         w->aHeld[(size_t)t * MULTI_ROWS + w->anHeld[t]++] = *pRow;
@@ -487,19 +457,9 @@ static void store_row(struct vt_writer *w, const struct vt__row *pRow)
 /* Write a row of a compacted table (stored form) as its parts: a new block, a new signature, the event. */
 static void store_compact(struct vt_writer *w, const struct vt__row *pRow)
 {
-    const struct vt__table_spec *spec = &vt__aTable[pRow->table];
-    struct vt_compact_part aPart[3];
-    int64_t aVal[VT__ROW_MAXCOL];
-    int nPart, iTab = spec->compact - 1;
-    for (int i = 0; i < spec->nCol; i++) aVal[i] = pRow->v[i].i;
-    nPart = vt__compact_add(&w->cmp, &w->aCmpMap[iTab], aVal, pRow->nullMask, aPart);
-    for (int p = 0; p < nPart; p++) {
-        struct vt__row r;
-        r.table = VT__T_PART(iTab, aPart[p].kind);
-        r.nullMask = aPart[p].nullMask;
-        for (int i = 0; i < aPart[p].nCol; i++) r.v[i].i = aPart[p].a[i];
-        store_row(w, &r);
-    }
+    struct vt__row aPart[3];
+    int n = vt__row_compact(&w->cmp, &w->aCmpMap[vt__aTable[pRow->table].compact - 1], pRow, aPart);
+    for (int p = 0; p < n; p++) store_row(w, &aPart[p]);
 }
 
 /* Decoder emit callback: rows the size bound and the recording window keep are written. Commits when the batch is full. */
@@ -658,6 +618,7 @@ static void finish_db(struct vt_writer *w)
         meta_u64(w, "dropped_queue", vt__ring_dropped(&w->ring) + w->nAbandonedRecs);
         meta_u64(w, "dropped_writer", atomic_load(&w->nDroppedWriter) + atomic_load(&w->nOffRecords));
         meta_u64(w, "dropped_map", w->dec.nDroppedCorr + w->dec.nDroppedNvtx);
+        if (w->cmp.nSigReset) meta_u64(w, "compact_signatures_restored", w->cmp.nSigReset);
         if (w->lim.startNs != INT64_MIN || w->lim.stopNs != INT64_MAX)
             meta_u64(w, "window_rows_skipped", w->lim.nOutside);
         pthread_mutex_lock(&w->mu);
