@@ -197,11 +197,9 @@ int vt__compact_create(sqlite3 *db, int64_t base, char **pzErr)
 int vt__compact_map(int iTab, const char *const *azCol, int nCol, struct vt_compact_map *pMap, const char **pzWhat)
 {
     const struct vt_compact_spec *p = &vt__aCompact[iTab];
-    int nSeen = 0;
-    memset(pMap, 0, sizeof *pMap);
+    memset(pMap, -1, sizeof *pMap); /* columns not named are NULL */
     pMap->iTab = iTab;
-    pMap->nCol = nCol;
-    if (nCol > (int)sizeof pMap->aRole) {
+    if (nCol > 127) {
         *pzWhat = "too many columns";
         return -1;
     }
@@ -209,18 +207,16 @@ int vt__compact_map(int iTab, const char *const *azCol, int nCol, struct vt_comp
         const char *z = azCol[c];
         size_t n = strlen(z);
         int k;
-        if (!strcmp(z, "t")) pMap->aRole[c] = VT_CM_T;
-        else if (!strcmp(z, "dur")) pMap->aRole[c] = VT_CM_DUR;
-        else if (!strcmp(z, "correlation")) pMap->aRole[c] = VT_CM_CORR;
-        else if ((k = list_find(p->azSig, z, n)) >= 0) pMap->aRole[c] = VT_CM_SIG, pMap->aIdx[c] = (unsigned char)k;
-        else if ((k = list_find(p->azOwn, z, n)) >= 0) pMap->aRole[c] = VT_CM_OWN, pMap->aIdx[c] = (unsigned char)k;
+        if (!strcmp(z, "t")) pMap->iT = c;
+        else if (!strcmp(z, "dur")) pMap->iDur = c;
+        else if (!strcmp(z, "correlation")) pMap->iCorr = c;
+        else if ((k = list_find(p->azSig, z, n)) >= 0) pMap->aSig[k] = (signed char)c;
+        else if ((k = list_find(p->azOwn, z, n)) >= 0) pMap->aOwn[k] = (signed char)c;
         else {
             *pzWhat = z;
             return -1;
         }
-        nSeen++;
     }
-    (void)nSeen; /* columns not named are NULL */
     return 0;
 }
 
@@ -289,6 +285,7 @@ int vt__compact_init(struct vt_compact *c, size_t nSigSlots, sqlite3 *db)
         size_t nSig = (size_t)(vt__aCompact[i].nSig ? vt__aCompact[i].nSig : 1);
         c->aSeq[i].nextId = c->aSeq[i].nextSig = 1;
         c->aSeq[i].block = -1;
+        c->aSeq[i].lastId = 0; /* an empty table: the first id, 1, follows it (vt__compact_init with db: -1) */
         m->nSlot = nSigSlots;
         m->aHash = calloc(nSigSlots, sizeof *m->aHash);
         m->aId = malloc(nSigSlots * sizeof *m->aId);
@@ -327,7 +324,7 @@ void vt__compact_forget(struct vt_compact *c)
     for (int i = 0; i < VT_CT__COUNT; i++) {
         struct vt_compact_seq *q = &c->aSeq[i];
         if (q->block >= 0) q->nextId = (q->block + 1) << VT_BLOCK_SHIFT;
-        q->block = -1;
+        q->block = q->lastId = -1;
     }
 }
 
@@ -338,7 +335,8 @@ static int64_t sig_id(struct vt_compact *c, int iTab, const int64_t *aKey, uint3
     int nSig = vt__aCompact[iTab].nSig;
     uint64_t h = 0x9e3779b97f4a7c15ull ^ mNull;
     size_t k;
-    for (int i = 0; i < nSig; i++) h = (h ^ (uint64_t)aKey[i]) * 0x100000001b3ull, h ^= h >> 29;
+    for (int i = 0; i < nSig; i++) h = (h ^ (uint64_t)aKey[i]) * 0x9e3779b97f4a7c15ull;
+    h ^= h >> 29;
     if (!h) h = 1;
     for (k = (size_t)h & (m->nSlot - 1); m->aHash[k]; k = (k + 1) & (m->nSlot - 1))
         if (m->aHash[k] == h && m->aNull[k] == mNull && !memcmp(&m->aKey[k * (size_t)nSig], aKey, (size_t)nSig * sizeof *aKey))
@@ -369,26 +367,25 @@ int vt__compact_add_id(struct vt_compact *c, const struct vt_compact_map *pMap, 
 {
     struct vt_compact_seq *q = &c->aSeq[pMap->iTab];
     const struct vt_compact_spec *p = &vt__aCompact[pMap->iTab];
-    int64_t aSig[VT_COMPACT_MAXSIG] = {0}, aOwn[VT_COMPACT_MAXOWN] = {0}, t = 0, dur = 0, corr = 0, block, sig;
-    uint32_t mSig = (1u << p->nSig) - 1, mOwn = (1u << p->nOwn) - 1; /* columns the caller lacks are NULL */
-    int bT = 0, bDur = 0, bCorr = 0, bNew = 0, n = 0;
+    int64_t aSig[VT_COMPACT_MAXSIG], aOwn[VT_COMPACT_MAXOWN], t = 0, dur = 0, corr = 0, block, sig;
+    uint32_t mSig = 0, mOwn = 0;
+    int bT = pMap->iT >= 0 && !(nullMask >> pMap->iT & 1), bDur = pMap->iDur >= 0 && !(nullMask >> pMap->iDur & 1);
+    int bCorr = pMap->iCorr >= 0 && !(nullMask >> pMap->iCorr & 1), bNew = 0, n = 0;
     struct vt_compact_part *r;
-    for (int i = 0; i < pMap->nCol; i++) {
-        int bNull = (nullMask >> i) & 1;
-        switch (pMap->aRole[i]) {
-        case VT_CM_T: t = aVal[i], bT = !bNull; break;
-        case VT_CM_DUR: dur = aVal[i], bDur = !bNull; break;
-        case VT_CM_CORR: corr = aVal[i], bCorr = !bNull; break;
-        case VT_CM_SIG:
-            aSig[pMap->aIdx[i]] = bNull ? 0 : aVal[i];
-            mSig = (mSig & ~(1u << pMap->aIdx[i])) | (uint32_t)bNull << pMap->aIdx[i];
-            break;
-        case VT_CM_OWN:
-            aOwn[pMap->aIdx[i]] = bNull ? 0 : aVal[i];
-            mOwn = (mOwn & ~(1u << pMap->aIdx[i])) | (uint32_t)bNull << pMap->aIdx[i];
-            break;
-        default: break;
-        }
+    if (bT) t = aVal[pMap->iT];
+    if (bDur) dur = aVal[pMap->iDur];
+    if (bCorr) corr = aVal[pMap->iCorr];
+    for (int k = 0; k < p->nSig; k++) { /* a value, or 0 and its NULL bit */
+        int c = pMap->aSig[k];
+        uint32_t bNull = c < 0 || (nullMask >> c & 1);
+        aSig[k] = bNull ? 0 : aVal[c];
+        mSig |= bNull << k;
+    }
+    for (int k = 0; k < p->nOwn; k++) {
+        int c = pMap->aOwn[k];
+        uint32_t bNull = c < 0 || (nullMask >> c & 1);
+        aOwn[k] = bNull ? 0 : aVal[c];
+        mOwn |= bNull << k;
     }
     q->nextId = id + 1;
     block = id >> VT_BLOCK_SHIFT;
@@ -398,6 +395,7 @@ int vt__compact_add_id(struct vt_compact *c, const struct vt_compact_map *pMap, 
         q->blockCorr = bCorr ? corr : q->lastCorr;
         r = &aOut[n++];
         r->kind = VT_CP_BLOCK;
+        r->bNext = 0;
         r->iTab = pMap->iTab;
         r->nCol = 3;
         r->nullMask = 0;
@@ -411,6 +409,7 @@ int vt__compact_add_id(struct vt_compact *c, const struct vt_compact_map *pMap, 
     if (bNew) {
         r = &aOut[n++];
         r->kind = VT_CP_SIG;
+        r->bNext = 0;
         r->iTab = pMap->iTab;
         r->nCol = 1 + p->nSig;
         r->nullMask = mSig << 1;
@@ -419,6 +418,8 @@ int vt__compact_add_id(struct vt_compact *c, const struct vt_compact_map *pMap, 
     }
     r = &aOut[n++];
     r->kind = VT_CP_ROW;
+    r->bNext = q->lastId >= 0 && id == q->lastId + 1;
+    q->lastId = id;
     r->iTab = pMap->iTab;
     r->nCol = 5 + p->nOwn;
     r->a[0] = id;
@@ -454,7 +455,7 @@ int vt__compact_sink_put(struct vt_compact_sink *k, const struct vt_compact_part
             break;
         s = *ps;
         for (int i = 0; i < r->nCol; i++) {
-            if (r->nullMask >> i & 1) sqlite3_bind_null(s, i + 1);
+            if ((r->nullMask >> i & 1) || (i == 0 && r->bNext)) sqlite3_bind_null(s, i + 1); /* bNext: SQLite's rowid */
             else sqlite3_bind_int64(s, i + 1, r->a[i]);
         }
         rc = sqlite3_step(s);
@@ -492,6 +493,7 @@ static int after_view_insert(struct vt_compact *c, sqlite3 *db, int iTab, int64_
         q->blockCorr = sqlite3_column_int64(p, 1);
         if (sqlite3_column_int64(p, 2) >= q->nextSig) q->nextSig = sqlite3_column_int64(p, 2) + 1;
         q->nextId = id + 1;
+        q->lastId = id;
     } else if (rc == SQLITE_OK) {
         rc = SQLITE_CORRUPT; /* the trigger stores the block */
     }

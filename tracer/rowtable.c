@@ -195,7 +195,7 @@ int vt__row_compact(struct vt_compact *c, const struct vt_compact_map *pMap, con
     n = vt__compact_add(c, pMap, aVal, pRow->nullMask, aPart);
     for (int p = 0; p < n; p++) {
         aOut[p].table = VT__T_PART(pMap->iTab, aPart[p].kind);
-        aOut[p].nullMask = aPart[p].nullMask;
+        aOut[p].nullMask = aPart[p].nullMask | (uint32_t)aPart[p].bNext; /* the next id: SQLite's own rowid, no search */
         for (int i = 0; i < aPart[p].nCol; i++) aOut[p].v[i].i = aPart[p].a[i];
     }
     return n;
@@ -205,3 +205,19 @@ int vt__row_is_event(int t)
 {
     return t < VT_T_BLOCK_kernel || (t - VT_T_BLOCK_kernel) % 3 == VT_CP_ROW;
 }
+
+void vt__row_to_stored(struct vt__row *pRow, int64_t base)
+{
+    const struct vt__table_spec *t = &vt__aTable[pRow->table];
+    if (!t->timeCol) return;
+    if (pRow->nullMask & (1u << (t->timeCol - 1))) { /* no start: no duration either */
+        if (t->endCol) pRow->nullMask |= 1u << (t->endCol - 1);
+        return;
+    }
+    if (t->endCol && !(pRow->nullMask & (1u << (t->endCol - 1))))
+        pRow->v[t->endCol - 1].i =
+            (int64_t)((uint64_t)pRow->v[t->endCol - 1].i - (uint64_t)pRow->v[t->timeCol - 1].i);
+    pRow->v[t->timeCol - 1].i =
+        (int64_t)((uint64_t)pRow->v[t->timeCol - 1].i - (uint64_t)base);
+}
+

@@ -91,6 +91,15 @@ void vt__row_bind_changed(sqlite3_stmt *s, int iFirst, const struct vt__row *pRo
  */
 int vt__row_prepare_multi(sqlite3 *db, const struct vt__table_spec *t, sqlite3_stmt **ppStmt, int nRows);
 
+/*
+ * Turn row pRow's absolute times into the stored form (schema.h, VT__INSTANT):
+ * dur = end - start, then t = time - base. Arithmetic wraps like the unsigned
+ * CUPTI clock, so SQLite's t + dur + base gives the decoded values back exactly
+ * for every time below 2^63 (a difference that wraps only comes from a
+ * nonsensical time, which readers reject either way).
+ */
+void vt__row_to_stored(struct vt__row *pRow, int64_t base);
+
 /* Where each column of compacted table t's rows goes in its stored parts (vt__compact_map). 0, or -1. */
 int vt__row_compact_map(int t, struct vt_compact_map *pMap);
 

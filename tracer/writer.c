@@ -240,28 +240,6 @@ static int step_rows(struct vt_writer *w, sqlite3_stmt *s, unsigned nRow, int t)
     return rc;
 }
 
-/*
- * Turn row pRow's absolute times into the stored form (schema.h, VT__INSTANT):
- * dur = end - start, then t = time - base. Arithmetic wraps like the unsigned
- * CUPTI clock, so SQLite's t + dur + base gives the decoded values back exactly
- * for every time below 2^63 (a difference that wraps only comes from a
- * nonsensical time, which readers reject either way).
- */
-static void to_stored(const struct vt_writer *w, struct vt__row *pRow)
-{
-    const struct vt__table_spec *t = &vt__aTable[pRow->table];
-    if (!t->timeCol) return;
-    if (pRow->nullMask & (1u << (t->timeCol - 1))) { /* no start: no duration either */
-        if (t->endCol) pRow->nullMask |= 1u << (t->endCol - 1);
-        return;
-    }
-    if (t->endCol && !(pRow->nullMask & (1u << (t->endCol - 1))))
-        pRow->v[t->endCol - 1].i =
-            (int64_t)((uint64_t)pRow->v[t->endCol - 1].i - (uint64_t)pRow->v[t->timeCol - 1].i);
-    pRow->v[t->timeCol - 1].i =
-        (int64_t)((uint64_t)pRow->v[t->timeCol - 1].i - (uint64_t)w->cfg.time_base_ns);
-}
-
 /* Insert one row, already in stored form, now (opening a transaction if none is open). Returns an SQLite code. */
 static int insert_row(struct vt_writer *w, const struct vt__row *pRow)
 {
@@ -318,7 +296,7 @@ static void insert_dropped(struct vt_writer *w, int source, const char *zWhat, u
     r.v[1].i = source;
     r.v[2].z = zWhat;
     r.v[3].i = (int64_t)count;
-    to_stored(w, &r);
+    vt__row_to_stored(&r, w->cfg.time_base_ns);
     insert_row(w, &r);
 }
 
@@ -474,7 +452,7 @@ static void emit_row(void *pCtx, const struct vt__row *pRow)
     }
     if (!vt__limit_keep(&w->lim, pRow)) return;
     r = *pRow;
-    to_stored(w, &r);
+    vt__row_to_stored(&r, w->cfg.time_base_ns);
     if (vt__aTable[r.table].compact) store_compact(w, &r);
     else store_row(w, &r);
     if (w->nPending + w->nHeld >= w->cfg.batch_rows) commit(w);

@@ -53,12 +53,11 @@ int vt__compact_create_one(sqlite3 *db, int iTab, int64_t base, char **pzErr);
  * Where each column of a caller's row of compacted table iTab goes: built once from the
  * caller's column names (vt__compact_map), used per row (vt__compact_add).
  */
-enum { VT_CM_NONE = 0, VT_CM_T, VT_CM_DUR, VT_CM_CORR, VT_CM_SIG, VT_CM_OWN };
 struct vt_compact_map {
     int iTab;
-    int nCol;
-    unsigned char aRole[32]; /* VT_CM_* of each column */
-    unsigned char aIdx[32];  /* for SIG and OWN: the index in the spec's list */
+    int iT, iDur, iCorr;               /* the caller's columns of t, dur and correlation; -1: none (NULL) */
+    signed char aSig[VT_COMPACT_MAXSIG]; /* the caller's column of each signature column; -1: none (NULL) */
+    signed char aOwn[VT_COMPACT_MAXOWN]; /* the same for the own columns */
 };
 
 /*
@@ -73,6 +72,8 @@ int vt__compact_map(int iTab, const char *const *azCol, int nCol, struct vt_comp
 enum { VT_CP_BLOCK = 0, VT_CP_SIG, VT_CP_ROW };
 struct vt_compact_part {
     int kind;            /* VT_CP_*: <table>_block, <table>_sig, <table>_row */
+    int bNext;           /* ROW: its id follows the id of the table's row given before, which the writer stored: an
+                          * INSERT may leave the id to SQLite (rowid = max + 1), which appends without a search */
     int iTab;            /* the compacted table */
     int nCol;            /* values, in the order of zBlockInsert, zSigInsert, zRowInsert */
     uint32_t nullMask;   /* bit i: value i is NULL */
@@ -89,6 +90,7 @@ struct vt_compact_sigmap {
 };
 struct vt_compact_seq {
     int64_t nextId;    /* the next event id */
+    int64_t lastId;    /* the id of the row given before, when stored for sure (-1: unknown) */
     int64_t block;     /* the block of the last event (-1: none yet in this session) */
     int64_t blockT, blockCorr;
     int64_t lastT, lastCorr; /* the last known values: anchors of a block whose first event lacks its own */
