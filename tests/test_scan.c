@@ -503,6 +503,18 @@ TEST(text_stored_time_is_impossible)
     ASSERT_EQ(1, r.aTrace[0].f.aT[VT_T_USE].nNoTime); /* the NULL one: kept, off the timeline */
     ASSERT_STREQ("ts", r.aTrace[0].f.aT[VT_T_USE].zWorstCol);
     vt__result_free(&r);
+    /* the same for a kernel (schema 5: the pass reads kernel_row with its blocks' anchors, not the view) written
+     * through the view with a text time, and one whose block is missing (a NULL time, like the view's) */
+    exec(zPath, "INSERT INTO kernel(id, t, dur) VALUES (100000, 'soon', 5);"
+                "INSERT INTO kernel(id, t, dur) VALUES (200000, 5, 5); DELETE FROM kernel_block WHERE id = 200000 >> 6;");
+    ASSERT_EQ(2, guard_count(zPath));
+    ASSERT_EQ(1, tg_query(zPath, "SELECT count(*) FROM kernel WHERE t IS NULL"));
+    run(zPath, &r);
+    ASSERT_EQ(ALL_TABLES, scanned(&r.aTrace[0].f));
+    ASSERT_EQ(1 << VT_T_USE | 1 << VT_T_KER, guarded(&r.aTrace[0].f));
+    ASSERT_EQ(1, r.aTrace[0].f.aT[VT_T_KER].nHidden);
+    ASSERT_EQ(1, r.aTrace[0].f.aT[VT_T_KER].nNoTime);
+    vt__result_free(&r);
     tg_cleanup();
 }
 
