@@ -475,14 +475,30 @@ static void build_late(const char *zPath, int rank, int64_t at, int nOom)
     ASSERT_EQ(0, tg_close(g));
 }
 
-/* The x of the first finding marker (its triangle's tip) in the SVG that follows zFrom in z, or -1. */
-static double marker_x(const char *zFrom)
+/*
+ * Where the HTML report's figures put the first finding of kind zKind whose site holds zSite: its
+ * first time on traces 0 and 1 (the JSON "on" list: trace, time from that trace's start, ...) into
+ * a[0] and a[1] (-1 when not there). 0, or -1 when the finding is not found.
+ */
+static int finding_on(const char *zH, const char *zKind, const char *zSite, long long a[2])
 {
-    const char *p = strstr(zFrom, "<g class=\"finding-marker\">"), *zEnd = strstr(zFrom, "</svg>");
-    double x = -1;
-    if (!p || (zEnd && p > zEnd) || !(p = strstr(p, "<polygon points=\""))) return -1;
-    sscanf(p + strlen("<polygon points=\""), "%lf", &x);
-    return x;
+    char zK[64];
+    const char *p = strstr(zH, "\"finds\":[");
+    snprintf(zK, sizeof zK, "\"kind\":\"%s\"", zKind);
+    a[0] = a[1] = -1;
+    for (; p && (p = strstr(p, zK)) != NULL; p++) {
+        const char *zOn = strstr(p, "\"on\":["), *zS = strstr(p, zSite);
+        int t;
+        long long v;
+        if (!zOn || !zS || zS > zOn) continue;
+        for (zOn += 6; sscanf(zOn, "%d,%lld", &t, &v) == 2; ) {
+            if (t == 0 || t == 1) a[t] = v;
+            if (!(zOn = strchr(strchr(zOn, ',') + 1, ','))) break;
+            zOn++;
+        }
+        return 0;
+    }
+    return -1;
 }
 
 /*
@@ -500,6 +516,7 @@ TEST(grouped_findings_drawn_and_saved_per_process)
     FILE *f;
     const char *zS0, *zS1;
     const struct vt_finding *x;
+    long long aOn[2];
     az[0] = strdup(tg_path("late0.db"));
     az[1] = strdup(tg_path("late1.db"));
     build_late(az[0], 0, 1 * MS, 3);
@@ -525,9 +542,14 @@ TEST(grouped_findings_drawn_and_saved_per_process)
     zS0 = strstr(zH, "<h2>Process pid 1234, rank 0</h2>");
     zS1 = strstr(zH, "<h2>Process pid 1234, rank 1</h2>");
     ASSERT(zS0 && zS1);
-    /* rank 0's leak near the start of its run, rank 1's at three quarters of it (x runs 70 to 850) */
-    ASSERT(marker_x(zS0) >= 0 && marker_x(zS0) < 120);
-    ASSERT(marker_x(zS1) > 600);
+    /* the leak's marker on each rank's chart at its own time there: rank 0's near the start of its run, rank 1's at
+     * three quarters of it */
+    x = find(&r, "leak", "train.py:20");
+    ASSERT_EQ(0, finding_on(zH, "leak", "train.py:20", aOn));
+    ASSERT_EQ(vt__finding_first_on(x, 0) - r.aTrace[0].f.t0, aOn[0]);
+    ASSERT_EQ(vt__finding_first_on(x, 1) - r.aTrace[1].f.t0, aOn[1]);
+    ASSERT(aOn[0] < (r.aTrace[0].f.t1 - r.aTrace[0].f.t0) / 8);
+    ASSERT(aOn[1] > (r.aTrace[1].f.t1 - r.aTrace[1].f.t0) * 6 / 10);
     free(zH);
     vt__result_free(&r);
     free((char *)az[0]);

@@ -53,6 +53,7 @@ struct vt_opts {
     int bAll;               /* text: every finding and every process (--all), not the first screen */
     int nJobs;              /* traces analyzed at once (threads); 0: one per online CPU */
     int bProgress;          /* say on stderr how far a long run is (it is a terminal) */
+    int bSiteCurves;        /* keep each device's site curves (vt_device.aSite): the HTML report draws them */
 };
 
 /* Fill *o with the defaults documented in --help and docs/analysis.md. */
@@ -71,6 +72,20 @@ struct vt_group {
     struct vt_snap largest; /* its largest allocation */
 };
 
+/* One timeline bucket of a site curve: the highest live bytes in it, and the level after its last change. */
+struct vt_scpoint {
+    int bucket;
+    int64_t max, last;
+};
+/* A call site's live bytes in one account over the timeline's buckets (sitecurve.c), sparse: buckets without a
+ * change carry the level before them. */
+struct vt_sitecurve {
+    int site;               /* index in the trace's sites */
+    int64_t peak;           /* its highest live bytes in the account */
+    struct vt_scpoint *a;   /* ascending buckets */
+    int n;
+};
+
 /* Live bytes of one account (a device, pinned host memory, managed memory) over time. */
 struct vt_device {
     int id;                 /* CUDA device id; VT_ACCT_PINNED, VT_ACCT_MANAGED */
@@ -81,6 +96,7 @@ struct vt_device {
     int64_t tensorLive, tensorPeak, tensorPeakTs; /* blocks of a framework allocator (tensor_event) in it */
     int64_t tensorAtPeak;   /* most tensor bytes live while the account stood at its peak; -1 none */
     int64_t aMax[VT_TIMELINE_BUCKETS]; /* highest live bytes in each bucket, -1 = no event */
+    int64_t aMin[VT_TIMELINE_BUCKETS]; /* lowest live bytes after an event in each bucket, -1 = no event */
     int64_t aLast[VT_TIMELINE_BUCKETS]; /* live bytes after the bucket's last event, -1 = no event */
     int64_t aPool[VT_TIMELINE_BUCKETS]; /* pool reserved (latest) in each bucket, -1 none */
     int64_t slice[VT_SLICES];           /* lowest live bytes in each trace slice */
@@ -96,6 +112,10 @@ struct vt_device {
     int64_t snapPeak;                   /* live bytes when aTop was taken */
     int bPeakDirty;
     int nSnapshots;
+    /* with opts.bSiteCurves: the curves of its largest sites (VT_SITECURVE_TOP by peak) and of the sites its
+     * findings name, largest peak first */
+    struct vt_sitecurve *aSite;
+    int nSite;
 };
 
 struct vt_phase {
@@ -134,6 +154,8 @@ struct vt_phases {
     int nBoundaryDone;      /* boundaries passed so far in the replay */
 };
 
+struct vt_sitecurves; /* sitecurve.c */
+
 /* Live bytes over time (timeline.c). */
 struct vt_timeline {
     struct vt_device *aDev; /* accounts in order of first sight */
@@ -150,6 +172,8 @@ struct vt_timeline {
     struct vt_group *aGroupAcc;
     int *aGroupNext, nGroupAcc;
     int bGroupNoMem;        /* a grouping ran out of memory (the replay then fails) */
+    struct vt_sitecurves *pSiteCurves; /* the replay's site curves (sitecurve.c) until they are kept */
+    int bSiteCurvesPartial; /* the site curves stop early: their bound was reached */
 };
 
 /* How lifetimes ended, and what uses were seen (replay.c). */
@@ -370,6 +394,22 @@ void vt__timeline_snapshot(struct vt_trace *t, int iDev);
 void vt__timeline_phase_snapshot(struct vt_trace *t); /* current phase, before live bytes drop */
 void vt__timeline_phase_step(struct vt_trace *t, int64_t ts); /* phase/iteration minima */
 void vt__top_insert(struct vt_snap *a, int *pN, int cap, const struct vt_life *l);
+
+/* The timeline bucket of ts (0 .. VT_TIMELINE_BUCKETS - 1). */
+int vt__timeline_bucket(const struct vt_trace *t, int64_t ts);
+
+/* ---- sitecurve.c ---- */
+#define VT_SITECURVE_TOP 8 /* sites per device whose curves are kept, by peak (besides those findings name) */
+/* Site `site`'s live bytes in account acct changed by delta at ts (a judged lifetime began or ended). 0, or -1 (OOM). */
+int vt__sitecurves_add(struct vt_trace *t, int acct, int site, int64_t delta, int64_t ts);
+/*
+ * After trace iTrace's findings: keep, per device account, the curves of its VT_SITECURVE_TOP
+ * largest sites by peak and of the sites the findings name (vt_device.aSite), and free the
+ * replay's curves. 0, or -1 when out of memory (the replay's curves are freed all the same).
+ */
+int vt__sitecurves_keep(struct vt_result *r, int iTrace);
+/* Free the replay's site curves (a trace that failed midway; vt__sitecurves_keep does it otherwise). */
+void vt__sitecurves_drop(struct vt_trace *t);
 
 /* ---- live_group.c ---- */
 #define VT_ACCT_DEVICES (-4) /* vt__live_snapshot: every device (acct >= 0), no host or managed memory */

@@ -81,7 +81,12 @@ static int analyze_one(struct vt_result *r, int iTrace, const char *zPath, const
         vt__errorf("%s: out of memory", zPath);
         rc = VT_EXIT_INTERNAL;
     }
+    if (rc == VT_EXIT_OK && vt__sitecurves_keep(r, iTrace) != 0) {
+        vt__errorf("%s: out of memory", zPath);
+        rc = VT_EXIT_INTERNAL;
+    }
     if (rc == VT_EXIT_OK && t->pWb) rc = vt__writeback_end(r, iTrace);
+    vt__sitecurves_drop(t);
     states_free(aSt);
     vt__writeback_free(t);
     vt__read_done(&t->f); /* the connection goes; what was read stays for the report */

@@ -25,6 +25,7 @@ struct replay {
     int64_t tsUntimed;      /* where allocations of unknown time go on the timeline: the end (untimed) */
     int bTensorDevice;      /* blocks but no CUDA allocation (a torch.profiler trace): the blocks are the device's
                              * memory for the timeline and the counts */
+    int bSiteCurves;        /* keep the site curves (opts.bSiteCurves) */
 };
 
 /* Hand event e to every detector that asked for its kind. 0 or -1. */
@@ -67,13 +68,16 @@ static void snapshot_view(struct replay *r)
     r->t->tl.apLive = vt__live_all(r->bDetectCuda ? r->pCuda : r->pTensor, &r->t->tl.nLive);
 }
 
-/* Add (sign +1) or remove (-1) l from its site's live count (device and pinned host memory alike). */
-static void site_account(struct replay *r, const struct vt_life *l, int sign)
+/* Add (sign +1) or remove (-1) l from its site's live count (device and pinned host memory alike) and, for a
+ * judged lifetime, from its site curve at ts. 0, or -1 when out of memory. */
+static int site_account(struct replay *r, const struct vt_life *l, int sign, int64_t ts)
 {
     struct vt_site *s = &r->t->sites.a[l->site];
     s->nLive += sign;
     s->liveBytes += sign * l->bytes;
     if (s->liveBytes > s->peakLiveBytes) s->peakLiveBytes = s->liveBytes;
+    if (!r->bSiteCurves || !judged(r, l)) return 0;
+    return vt__sitecurves_add(r->t, l->acct, l->site, sign * l->bytes, ts);
 }
 
 /* Live set hook: a lifetime begins. */
@@ -89,7 +93,7 @@ static int on_begin(void *pArg, struct vt_life *l)
     t->sites.a[l->site].totalBytes += l->bytes;
     if (l->bTensor) t->lc.nTensorAlloc++;
     if (!l->bTensor || r->bTensorDevice) t->lc.nAlloc++;
-    site_account(r, l, +1);
+    if (site_account(r, l, +1, l->allocTs >= 0 ? l->allocTs : r->tsUntimed) != 0) return -1;
     snapshot_view(r);
     if (timeline_account(r, l, l->allocTs >= 0 ? l->allocTs : r->tsUntimed) != 0) return -1;
     return judged(r, l) ? emit(r, VT_EV_BEGIN, l->allocTs, l, NULL) : 0;
@@ -132,7 +136,7 @@ static int on_end(void *pArg, struct vt_life *l)
     } else {
         if (l->status == VT_LIFE_FREE_MISSING) t->lc.nFreeMissing++;
         else if (!l->bTensor || r->bTensorDevice) t->lc.nFree++;
-        site_account(r, l, -1);
+        if (site_account(r, l, -1, l->freeTs) != 0) return -1;
         snapshot_view(r);
         if (timeline_account(r, l, l->freeTs) != 0) return -1;
     }
@@ -262,26 +266,7 @@ static int untimed(struct replay *r)
     const struct vt_tracefile *f = &r->t->f;
     int rc = SQLITE_OK;
     r->tsUntimed = f->bTimes ? f->t1 : 0;
-    for (int b = 0; b < 2 && rc == SQLITE_OK; b++) {
-        int k = b ? VT_T_TENSOR : VT_T_MEM;
-        const char *zCols = strchr(b ? VT_TENSORROW_COLS : VT_MEMROW_COLS, ',') + 1; /* all but the time */
-        struct vt_live *L = b ? r->pTensor : r->pCuda;
-        struct vt_rows c;
-        struct vt_memrow m;
-        char *zSql;
-        if (!f->aT[k].bPresent || f->aT[k].nNoTime == 0) continue;
-        zSql = vt__strdupf("SELECT -1,%s FROM \"%s\" WHERE ts IS NULL AND op = %d ORDER BY rowid", zCols, vt__tbl_name(k),
-                           b ? VT_TENSOROP_ALLOC : VT_MEMOP_ALLOC);
-        memset(&c, 0, sizeof c);
-        rc = vt__rows_open(&c, f->db, zSql, b ? VT_TENSORROW_NCOL : VT_MEMROW_NCOL, 0);
-        while (rc == SQLITE_OK && (rc = vt__rows_next(&c)) == SQLITE_OK && c.bRow) {
-            vt__memrow_read(&c, b, &m);
-            if (vt__live_use(L, m.address, 1) || vt__live_was_freed(L, m.address)) continue;
-            if (vt__live_apply(L, &m) != 0) rc = SQLITE_NOMEM;
-        }
-        vt__rows_close(&c);
-        free(zSql);
-    }
+    for (int b = 0; b < 2 && rc == SQLITE_OK; b++) rc = vt__live_untimed(f, b ? r->pTensor : r->pCuda, b);
     return rc;
 }
 
@@ -361,7 +346,6 @@ int vt__replay(struct vt_trace *t, const struct vt_opts *o, const struct vt_dete
     struct vt_rows ac[C_N];
     struct replay r;
     int rc = SQLITE_OK, i;
-    (void)o;
 
     memset(&r, 0, sizeof r);
     memset(ac, 0, sizeof ac);
@@ -370,6 +354,7 @@ int vt__replay(struct vt_trace *t, const struct vt_opts *o, const struct vt_dete
     r.aSt = aSt;
     r.nDet = nDet;
     r.bDetectCuda = !f->bHaveTensors;
+    r.bSiteCurves = o->bSiteCurves;
     r.bTensorDevice = f->bHaveTensors && f->aMemOp[VT_MEMOP_ALLOC] == 0 && f->aMemOp[VT_MEMOP_VMM_CREATE] == 0;
     t->lc.bTensorDevice = r.bTensorDevice;
     h.pArg = &r;

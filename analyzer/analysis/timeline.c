@@ -21,7 +21,7 @@ int vt__dev_index(struct vt_trace *t, int acct)
     d->id = acct;
     d->peakTs = d->tensorPeakTs = d->tensorAtPeak = -1;
     d->totalBytes = -1;
-    for (i = 0; i < VT_TIMELINE_BUCKETS; i++) d->aMax[i] = d->aLast[i] = d->aPool[i] = -1;
+    for (i = 0; i < VT_TIMELINE_BUCKETS; i++) d->aMax[i] = d->aMin[i] = d->aLast[i] = d->aPool[i] = -1;
     for (i = 0; i < VT_SLICES; i++) d->slice[i] = d->tensorSlice[i] = -1;
     if (acct == VT_ACCT_PINNED) snprintf(d->zName, sizeof d->zName, "pinned host memory");
     else if (acct == VT_ACCT_MANAGED) snprintf(d->zName, sizeof d->zName, "managed memory");
@@ -92,14 +92,19 @@ void vt__timeline_phase_step(struct vt_trace *t, int64_t ts)
     }
 }
 
+int vt__timeline_bucket(const struct vt_trace *t, int64_t ts)
+{
+    int64_t b = (int64_t)((double)(ts - t->f.t0) * VT_TIMELINE_BUCKETS / (double)(t->f.t1 - t->f.t0 + 1));
+    return b < 0 ? 0 : b >= VT_TIMELINE_BUCKETS ? VT_TIMELINE_BUCKETS - 1 : (int)b;
+}
+
 /* Record the change of device iDev's live bytes at ts. */
 void vt__timeline_update(struct vt_trace *t, int iDev, int64_t ts)
 {
     struct vt_device *d = &t->tl.aDev[iDev];
-    int64_t b = (int64_t)((double)(ts - t->f.t0) * VT_TIMELINE_BUCKETS / (double)(t->f.t1 - t->f.t0 + 1));
-    if (b < 0) b = 0;
-    if (b >= VT_TIMELINE_BUCKETS) b = VT_TIMELINE_BUCKETS - 1;
+    int b = vt__timeline_bucket(t, ts);
     if (d->live > d->aMax[b]) d->aMax[b] = d->live;
+    lower(&d->aMin[b], d->live);
     d->aLast[b] = d->live;
     if (d->poolReserved > 0) d->aPool[b] = d->poolReserved;
     lower(&d->slice[slice_of(ts, t->f.t0, t->f.t1 + 1)], d->live);

@@ -551,21 +551,60 @@ void vt__memrow_read(const struct vt_rows *c, int bTensor, struct vt_memrow *m)
     m->handle = vt__rows_or(c, 12, -1);
 }
 
-int vt__live_pass(struct vt_tracefile *f, struct vt_live *L)
+int vt__live_untimed(const struct vt_tracefile *f, struct vt_live *L, int bTensor)
 {
+    int k = bTensor ? VT_T_TENSOR : VT_T_MEM, rc;
+    const char *zCols = strchr(bTensor ? VT_TENSORROW_COLS : VT_MEMROW_COLS, ',') + 1; /* all but the time */
     struct vt_rows c;
-    char *zSql = f->aT[VT_T_MEM].bPresent ? vt__ordered_sql(f, VT_T_MEM, VT_MEMROW_COLS, "1", "ts, id") : NULL;
-    int rc = zSql ? vt__rows_open(&c, f->db, zSql, VT_MEMROW_NCOL, f->aT[VT_T_MEM].w) : SQLITE_NOMEM;
     struct vt_memrow m;
-    if (!f->aT[VT_T_MEM].bPresent) return VT_EXIT_OK;
+    char *zSql;
+    if (!f->aT[k].bPresent || f->aT[k].nNoTime == 0) return SQLITE_OK;
+    zSql = vt__strdupf("SELECT -1,%s FROM \"%s\" WHERE ts IS NULL AND op = %d ORDER BY rowid", zCols, vt__tbl_name(k),
+                       bTensor ? VT_TENSOROP_ALLOC : VT_MEMOP_ALLOC);
+    memset(&c, 0, sizeof c);
+    rc = zSql ? vt__rows_open(&c, f->db, zSql, bTensor ? VT_TENSORROW_NCOL : VT_MEMROW_NCOL, 0) : SQLITE_NOMEM;
     while (rc == SQLITE_OK && (rc = vt__rows_next(&c)) == SQLITE_OK && c.bRow) {
-        vt__memrow_read(&c, 0, &m);
+        vt__memrow_read(&c, bTensor, &m);
+        if (vt__live_use(L, m.address, 1) || vt__live_was_freed(L, m.address)) continue;
         if (vt__live_apply(L, &m) != 0) rc = SQLITE_NOMEM;
     }
+    vt__rows_close(&c);
+    free(zSql);
+    return rc;
+}
+
+/* Every row of table k (memory_event, or tensor_event when bTensor) of f in time order through L (and with bUntimed the
+ * allocations of unknown time, vt__live_untimed), then the lifetimes still live end live_at_end. A VT_EXIT code (one
+ * line printed on error). */
+static int live_pass(struct vt_tracefile *f, struct vt_live *L, int bTensor, int bUntimed)
+{
+    int k = bTensor ? VT_T_TENSOR : VT_T_MEM;
+    struct vt_rows c;
+    char *zSql = f->aT[k].bPresent ? vt__ordered_sql(f, k, bTensor ? VT_TENSORROW_COLS : VT_MEMROW_COLS, "1", "ts, id")
+                                   : NULL;
+    int rc = zSql ? vt__rows_open(&c, f->db, zSql, bTensor ? VT_TENSORROW_NCOL : VT_MEMROW_NCOL, f->aT[k].w) : SQLITE_NOMEM;
+    struct vt_memrow m;
+    if (!f->aT[k].bPresent) return VT_EXIT_OK;
+    while (rc == SQLITE_OK && (rc = vt__rows_next(&c)) == SQLITE_OK && c.bRow) {
+        vt__memrow_read(&c, bTensor, &m);
+        if (bTensor && !m.op) continue; /* free_requested: the block waits on streams */
+        if (vt__live_apply(L, &m) != 0) rc = SQLITE_NOMEM;
+    }
+    if (rc == SQLITE_OK && bUntimed) rc = vt__live_untimed(f, L, bTensor);
     if (rc == SQLITE_OK && vt__live_finish(L) != 0) rc = SQLITE_NOMEM;
     vt__rows_close(&c);
     free(zSql);
     if (rc == SQLITE_OK) return VT_EXIT_OK;
-    vt__errorf("%s: cannot read memory events: %s", f->zPath, sqlite3_errstr(rc));
+    vt__errorf("%s: cannot read %s events: %s", f->zPath, bTensor ? "tensor" : "memory", sqlite3_errstr(rc));
     return vt__exit_for_sqlite(rc);
+}
+
+int vt__live_pass(struct vt_tracefile *f, struct vt_live *L)
+{
+    return live_pass(f, L, 0, 0);
+}
+
+int vt__live_pass_all(struct vt_tracefile *f, struct vt_live *L, int bTensor)
+{
+    return live_pass(f, L, bTensor, 1);
 }

@@ -389,5 +389,11 @@ void vt__live_free(struct vt_live *L);
 /* Every memory event of f in time order through L (its hooks see each lifetime begin and end), then the
  * lifetimes still live end live_at_end. A VT_EXIT code (one line printed on error). */
 int vt__live_pass(struct vt_tracefile *f, struct vt_live *L);
+/* The same over f's memory events, or its tensor events (bTensor: a framework allocator's blocks, free_requested rows
+ * skipped), with the allocations of unknown time (vt__live_untimed) before the end. */
+int vt__live_pass_all(struct vt_tracefile *f, struct vt_live *L, int bTensor);
+/* The allocations of f of unknown time (memory events, or tensor events when bTensor) into L, after its timed rows: each
+ * one whose address is not live and was never freed there. An SQLite code. */
+int vt__live_untimed(const struct vt_tracefile *f, struct vt_live *L, int bTensor);
 
 #endif

@@ -111,6 +111,12 @@ size_t vt__utf8_prefix(const char *z, size_t n, size_t nChar)
 static void put_ascii(FILE *f, unsigned c, enum vt_esc esc)
 {
     switch (esc) {
+    case VT_ESC_JSON_SCRIPT:
+        if (c == '<') {
+            fputs("\\u003c", f);
+            return;
+        }
+        /* fall through */
     case VT_ESC_JSON:
         if (c == '"' || c == '\\') fprintf(f, "\\%c", c);
         else if (c == '\n') fputs("\\n", f);
@@ -167,7 +173,7 @@ int vt__put_esc(FILE *f, const char *z, size_t n, enum vt_esc esc, size_t cap)
         } else if (k > 0) { /* a sequence across the cap: cut before it */
             end = i;
         } else {
-            fputs(esc == VT_ESC_JSON ? "\\ufffd" : "\xEF\xBF\xBD", f); /* U+FFFD */
+            fputs(esc == VT_ESC_JSON || esc == VT_ESC_JSON_SCRIPT ? "\\ufffd" : "\xEF\xBF\xBD", f); /* U+FFFD */
             i++;
         }
     }
