@@ -112,6 +112,9 @@ TEST(upgrade_v3_and_v4_to_v5)
     ASSERT_EQ(4, q(zTrace, "SELECT count(*) FROM sqlite_schema WHERE type = 'view' AND name IN ('kernel', 'api_call',"
                            " 'memcpy', 'memset')"));
     ASSERT_EQ(0, q(zTrace, "SELECT count(*) FROM sqlite_schema WHERE name GLOB 'vt_v4_*'"));
+    /* the always-on mode's table, empty, with the generated times of a fresh trace */
+    ASSERT_EQ(0, q(zTrace, "SELECT count(*) FROM kernel_summary"));
+    ASSERT_EQ(1, q(zTrace, "SELECT count(*) FROM pragma_table_xinfo('kernel_summary') WHERE name = 'start'"));
     /* the same rows, ids and values, now read through the views */
     zAfter = rows_text(zTrace);
     ASSERT_STREQ(zBefore, zAfter);

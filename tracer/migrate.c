@@ -76,6 +76,20 @@ static int step_compact(sqlite3 *db, char **pzErr)
     return rc == SQLITE_OK ? step_views(db, pzErr) : rc; /* a kernel view older than kernel_name replaced */
 }
 
+/* 4 -> 5: kernel_summary (always-on mode's kernels), empty in an upgraded trace. */
+static int step_kernel_summary(sqlite3 *db, char **pzErr)
+{
+    int64_t base = 0;
+    char *zDdl = NULL;
+    int rc = time_base(db, &base);
+    if (rc == SQLITE_OK && vt__schema_has_table(db, "kernel_summary") == 0) {
+        zDdl = vt__schema_sql_at(VT_KERNEL_SUMMARY_DDL, base);
+        rc = zDdl ? sqlite3_exec(db, zDdl, NULL, NULL, pzErr) : SQLITE_NOMEM;
+    }
+    sqlite3_free(zDdl);
+    return rc;
+}
+
 /*
  * 4 -> 5. Every change of version 5 brings a version-4 trace to its layout here, one function
  * each (docs/schema.md, "Adding to version 5"); a column added to a compacted table's lists in
@@ -84,6 +98,7 @@ static int step_compact(sqlite3 *db, char **pzErr)
 static int step_v5(sqlite3 *db, char **pzErr)
 {
     int rc = step_compact(db, pzErr);
+    if (rc == SQLITE_OK) rc = step_kernel_summary(db, pzErr);
     return rc;
 }
 

@@ -93,6 +93,10 @@ const struct vt__table_spec vt__aTable[VT_T__COUNT] = {
     [VT_T_KERNEL_NAME] = {"kernel_name",
                           "INSERT OR IGNORE INTO kernel_name(name_id, demangled_id, short_id) VALUES(?1,?2,?3)",
                           3, 0, 0, 0},
+    [VT_T_KERNEL_SUMMARY] = {"kernel_summary",
+                             "INSERT INTO kernel_summary(t, dur, device, name_id, count, busy_ns, min_ns, max_ns)"
+                             " VALUES(?1,?2,?3,?4,?5,?6,?7,?8)",
+                             8, 0, 1, 2},
 #define PARTS(name, SIG, OWN, zCols)                                                                       \
     [VT_T_BLOCK_##name] = {#name "_block", VT__BLOCK_INSERT(name), 3, 0, 0, 0},                              \
     [VT_T_SIG_##name] = {#name "_sig", VT__SIG_INSERT(name, SIG), 1 + VT__NCOL(SIG), 0, 0, 0},             \

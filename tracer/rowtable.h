@@ -31,6 +31,7 @@ enum vt__table {
     VT_T_META,
     VT_T_MODULE,      /* INSERT OR IGNORE: one row per module frames name */
     VT_T_KERNEL_NAME, /* one row per kernel name string: demangled and short forms */
+    VT_T_KERNEL_SUMMARY, /* kernels folded per period (ksummary.h) */
     /* the stored parts of the compacted tables (vramtrace/compact.h): the writer turns every row of
      * VT_T_API_CALL, VT_T_MEMCPY, VT_T_MEMSET and VT_T_KERNEL into them */
 #define VT__T_PARTS(name, SIG, OWN, zCols) VT_T_BLOCK_##name, VT_T_SIG_##name, VT_T_ROW_##name,

@@ -16,6 +16,7 @@
 #include "bufpool.h"
 #include "decode.h"
 #include "fsize.h"
+#include "ksummary.h"
 #include "limit.h"
 #include "ring.h"
 #include "vramtrace/compact.h"
@@ -43,6 +44,8 @@ struct vt_writer {
     unsigned nHeld;                    /* sum of anHeld */
     struct vt__decoder dec;
     struct vt_compact cmp;                    /* compacted tables: signatures, blocks, event ids */
+    struct vt__ksum ksum;                     /* always-on mode: kernels folded per period (bKsum) */
+    int bKsum;
     struct vt_compact_map aCmpMap[VT_CT__COUNT]; /* a compacted table's row columns -> its parts */
     struct vt__modres *modres; /* resolves call sites' raw return addresses (writer thread) */
     struct vt__ring ring;
@@ -440,22 +443,30 @@ static void store_compact(struct vt_writer *w, const struct vt__row *pRow)
     for (int p = 0; p < n; p++) store_row(w, &aPart[p]);
 }
 
-/* Decoder emit callback: rows the size bound and the recording window keep are written. Commits when the batch is full. */
-static void emit_row(void *pCtx, const struct vt__row *pRow)
+/* Write row pRow (absolute times) if the size bound and the recording window keep it. Commits when the batch is full. */
+static void keep_row(void *pCtx, const struct vt__row *pRow)
 {
     struct vt_writer *w = pCtx;
     struct vt__row r;
-    if (w->bOff) { /* the rest of a record that was being decoded when tracing went off */
-        if (w->bOffLimit) atomic_fetch_add_explicit(&w->nOffRecords, 1, memory_order_relaxed);
-        else atomic_fetch_add(&w->nDroppedWriter, 1);
-        return;
-    }
     if (!vt__limit_keep(&w->lim, pRow)) return;
     r = *pRow;
     vt__row_to_stored(&r, w->cfg.time_base_ns);
     if (vt__aTable[r.table].compact) store_compact(w, &r);
     else store_row(w, &r);
     if (w->nPending + w->nHeld >= w->cfg.batch_rows) commit(w);
+}
+
+/* Decoder emit callback: a row for keep_row, unless the always-on mode folds it. */
+static void emit_row(void *pCtx, const struct vt__row *pRow)
+{
+    struct vt_writer *w = pCtx;
+    if (w->bOff) { /* the rest of a record that was being decoded when tracing went off */
+        if (w->bOffLimit) atomic_fetch_add_explicit(&w->nOffRecords, 1, memory_order_relaxed);
+        else atomic_fetch_add(&w->nDroppedWriter, 1);
+        return;
+    }
+    if (w->bKsum && vt__ksum_take(&w->ksum, pRow)) return;
+    keep_row(w, pRow);
 }
 
 /* Publish the decoder's counters to the statistics. */
@@ -575,6 +586,7 @@ static void finish_db(struct vt_writer *w)
     int bAbort = atomic_load(&w->bAbort), rc, i;
     size_t nAtCupti;
     vt__decoder_finish(&w->dec);
+    if (w->bKsum && !w->bOff) vt__ksum_finish(&w->ksum);
     publish_stats(w);
     commit(w);
     if (w->bOff) sqlite3_wal_checkpoint_v2(w->db, NULL, SQLITE_CHECKPOINT_TRUNCATE, NULL, NULL);
@@ -598,6 +610,12 @@ static void finish_db(struct vt_writer *w)
         meta_u64(w, "dropped_writer", atomic_load(&w->nDroppedWriter) + atomic_load(&w->nOffRecords));
         meta_u64(w, "dropped_map", w->dec.nDroppedCorr + w->dec.nDroppedNvtx);
         if (w->cmp.nSigReset) meta_u64(w, "compact_signatures_restored", w->cmp.nSigReset);
+        if (w->bKsum) {
+            meta_u64(w, "kernel_summary_from_ns", (uint64_t)w->ksum.startNs);
+            meta_u64(w, "kernel_summary_kernels", w->ksum.nKernels);
+            meta_u64(w, "kernel_summary_launches", w->ksum.nLaunches);
+            meta_u64(w, "kernel_summary_uses", w->ksum.nUses);
+        }
         if (w->lim.startNs != INT64_MIN || w->lim.stopNs != INT64_MAX)
             meta_u64(w, "window_rows_skipped", w->lim.nOutside);
         pthread_mutex_lock(&w->mu);
@@ -651,6 +669,7 @@ static void free_writer(struct vt_writer *w)
     if (w->db) sqlite3_close_v2(w->db);
     vt__decoder_free(&w->dec);
     vt__compact_free(&w->cmp);
+    if (w->bKsum) vt__ksum_free(&w->ksum);
     vt__modres_close(w->modres);
     vt__ring_free(&w->ring);
     vt__bufpool_close(w->pool); /* a buffer CUPTI still holds is never freed */
@@ -767,6 +786,9 @@ struct vt_writer *vt__writer_open(const char *zPath, const struct vt_writer_conf
     w->aBoundState = calloc((size_t)VT_T__COUNT * MULTI_ROWS * VT__ROW_MAXCOL, sizeof *w->aBoundState);
     if (!w->pool || !w->aQueue || !w->modres || !w->aHeld || !w->aBoundVal || !w->aBoundState ||
         vt__compact_init(&w->cmp, 0, NULL) || vt__ring_init(&w->ring, w->cfg.host_ring_records) ||
+        (w->cfg.kernel_period_ns > 0 &&
+         (w->bKsum = vt__ksum_init(&w->ksum, w->cfg.time_base_ns + (w->cfg.kernel_warmup_ns > 0 ? w->cfg.kernel_warmup_ns : 0),
+                                   w->cfg.kernel_period_ns, keep_row, w) == 0) == 0) ||
         vt__decoder_init(&w->dec, &dc, emit_row, w)) {
         snprintf(zErr, nErr, "out of memory");
         goto fail;

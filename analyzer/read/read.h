@@ -78,6 +78,12 @@ struct vt_tracefile {
     int64_t partialFrom;
     char zPartialWhy[320];  /* why, for people: "" when partialFrom is -1 */
     int64_t windowStart, windowStop; /* recording window relative to the start, ns (-1 or 0: none) */
+    /* always-on mode (record --kernels summary): absolute ns from which kernels are per-period summaries
+     * (kernel_summary), their launch calls not recorded and kernel-argument uses each address's first and
+     * last per period; -1 when every kernel is recorded */
+    int64_t kernelSummaryFrom;
+    int64_t nKernelSummarized; /* kernels in the summaries */
+    int64_t kernelPeriod;      /* the summaries' period, ns */
     /* devices, by id */
     struct vt_devinfo *aDev;
     int nDev;

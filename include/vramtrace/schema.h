@@ -435,6 +435,17 @@ enum vt_compact_table {
 };
 
 /*
+ * kernel_summary (schema 5): with `record --kernels summary`, kernels after the warm-up as one
+ * row per period, device and kernel name (tracer/ksummary.h): t and dur span the first start to
+ * the last end; count kernels, busy_ns the sum of their durations, min_ns and max_ns the least
+ * and largest (NULL when none had a known duration).
+ */
+#define VT_KERNEL_SUMMARY_DDL \
+"CREATE TABLE kernel_summary(\n" \
+"  id INTEGER PRIMARY KEY, " VT__INTERVAL "device INTEGER, name_id INTEGER,\n" \
+"  count INTEGER NOT NULL, busy_ns INTEGER, min_ns INTEGER, max_ns INTEGER);\n"
+
+/*
  * The trace tables. Executed once when a trace is created (with `@base`
  * replaced, see above), inside one transaction, after which the enum_* rows are
  * inserted from the lists above and PRAGMA user_version = VT_SCHEMA_VERSION and
@@ -457,6 +468,7 @@ enum vt_compact_table {
 "CREATE TABLE kernel_name(\n" \
 "  name_id INTEGER PRIMARY KEY, demangled_id INTEGER, short_id INTEGER);\n" \
 VT_COMPACT_TABLES(VT__COMPACT_DDL) \
+VT_KERNEL_SUMMARY_DDL \
 "CREATE TABLE memory_event(\n" \
 "  id INTEGER PRIMARY KEY, " VT__INSTANT "op INTEGER NOT NULL,\n" \
 "  mem_kind INTEGER NOT NULL, address INTEGER NOT NULL, bytes INTEGER,\n" \
@@ -574,6 +586,7 @@ VT_COMPACT_TABLES(VT__COMPACT_DDL) \
     X("memset", "start", TIME) X("memset", "end", TIME) X("memset", "bytes", SIZE)       \
     X("memset", "dst", ADDRN)                                                            \
     X("kernel", "start", TIME) X("kernel", "end", TIME)                                  \
+    X("kernel_summary", "start", TIME) X("kernel_summary", "end", TIME)                  \
     X("buffer_use", "ts", TIME) X("buffer_use", "address", ADDR)                         \
     X("nvtx_range", "start", TIME) X("nvtx_range", "end", TIME)                          \
     X("api_call", "start", TIME) X("api_call", "end", TIME) X("api_call", "bytes", SIZEN) \
