@@ -31,8 +31,11 @@
  * prepared statements, one row per statement and MULTI rows per statement, same pragmas
  * (WAL, synchronous=NORMAL, 16 MiB cache), same transactions: the ceilings. Every figure is
  * printed with the load average when it was taken.
- * Usage: bench_writer [-m bench|launch] [-o writer|raw1|raw16] [events] [dir]; VT_BENCH_KEEP=1 keeps the traces.
- * -o runs one half only (instruction counts: bench/writer.cmake's callgrind recipe).
+ * Usage: bench_writer [-m bench|launch] [-o writer|raw1|raw16] [-s] [events] [dir]; VT_BENCH_KEEP=1 keeps the traces.
+ * -o runs one half only (instruction counts: callgrind on `-o writer`, docs/performance.md).
+ * -s: the writer only, in the always-on mode (kernels summarized per second from the first
+ * record on) and in full mode, each as bytes per hour of the mix's own clock (the launch mix
+ * runs 20 k kernels/s), an empty trace's bytes subtracted.
  */
 #define MAXGROUP 32
 #define GROUP_BYTES (20 * (8 + sizeof(CUpti_ActivityKernel10)))
@@ -50,6 +53,7 @@
 enum { MIX_BENCH, MIX_LAUNCH };
 static int g_mix = MIX_BENCH;
 static const char *g_zOnly = ""; /* -o: one half only (writer, raw1, raw16) */
+static int g_bSummary;            /* -s: the writer in the always-on mode (ksummary.h) */
 
 static double now_s(clockid_t c)
 {
@@ -252,6 +256,10 @@ static int run_writer(const char *zPath, uint64_t nGroups, double *pCpu, double 
     vt__writer_config_default(&cfg);
     cfg.xNextRecord = core_next_record;
     cfg.time_base_ns = (int64_t)TIME_BASE; /* as the tracer: the clock when tracing began */
+    if (g_bSummary) { /* summaries from the first benchmarked record on (the base is an hour before) */
+        cfg.kernel_warmup_ns = (int64_t)(BASE_TS - TIME_BASE);
+        cfg.kernel_period_ns = 1000000000;
+    }
     w = vt__writer_open(zPath, &cfg, zErr, sizeof zErr);
     if (!w) {
         fprintf(stderr, "bench_writer: %s\n", zErr);
@@ -477,6 +485,33 @@ static int run_raw(const char *zOne, const char *zMulti, uint64_t nGroups, doubl
     return xOne.nErr || xMulti.nErr;
 }
 
+/*
+ * -s: bytes per hour of the mix's clock in full mode and in the always-on mode: each trace's bytes
+ * less an empty trace's, over the time its records span (nGroups groups). 0, or 1 on an error.
+ */
+static int run_hourly(const char *zPath, uint64_t nGroups, uint64_t nEvents)
+{
+    double cpu, wall, span = (double)nGroups * (g_mix == MIX_LAUNCH ? 400e-6 : 80e-6); /* seconds: a group's span */
+    long long aBytes[2][2];
+    char zL[16];
+    for (int m = 0; m < 2; m++) { /* full, then summary */
+        g_bSummary = m;
+        for (int e = 0; e < 2; e++) {
+            unlink(zPath);
+            if (run_writer(zPath, e ? nGroups : 0, &cpu, &wall, &aBytes[m][e]) != 0) return 1;
+            unlink(zPath);
+        }
+        printf("%-7s: %llu events over %.2f s of the mix's clock: %lld bytes (empty trace %lld), %.1f bytes/event, "
+               "%.3f GB per hour   [load %s]\n",
+               m ? "summary" : "full", (unsigned long long)nEvents, span, aBytes[m][1], aBytes[m][0],
+               (double)(aBytes[m][1] - aBytes[m][0]) / (double)nEvents,
+               (double)(aBytes[m][1] - aBytes[m][0]) / span * 3600 / 1e9, load_avg(zL, sizeof zL));
+    }
+    printf("goals  : one hour of 20 k kernels/s <= 1.5 GB in full mode, <= 100 MB in the always-on mode "
+           "(launch mix; docs/performance.md)\n");
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     uint64_t nEvents = 2600000, nGroups;
@@ -488,6 +523,11 @@ int main(int argc, char **argv)
     while (argc > iArg + 1 && argv[iArg][0] == '-') { /* -m MIX, -o writer|raw (one half only: for callgrind) */
         if (!strcmp(argv[iArg], "-m")) g_mix = !strcmp(argv[iArg + 1], "launch") ? MIX_LAUNCH : MIX_BENCH;
         else if (!strcmp(argv[iArg], "-o")) g_zOnly = argv[iArg + 1];
+        else if (!strcmp(argv[iArg], "-s")) {
+            g_bSummary = 1;
+            iArg++;
+            continue;
+        }
         iArg += 2;
     }
     if (argc > iArg) nEvents = strtoull(argv[iArg], NULL, 10);
@@ -502,6 +542,7 @@ int main(int argc, char **argv)
     snprintf(zOne, sizeof zOne, "%s/bench_writer_raw1_%d.db", zDir, (int)getpid());
     snprintf(zMulti, sizeof zMulti, "%s/bench_writer_raw%d_%d.db", zDir, MULTI, (int)getpid());
     unlink(zPath);
+    if (g_bSummary) return run_hourly(zPath, nGroups, nEvents);
     load_avg(zL1, sizeof zL1);
     if (strncmp(g_zOnly, "raw", 3) && run_writer(zPath, nGroups, &cpuW, &wallW, &bytesW) != 0) return 1;
     load_avg(zL2, sizeof zL2);
