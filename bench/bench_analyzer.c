@@ -14,6 +14,7 @@
 
 #include "vramtrace/compact.h"
 #include "vramtrace/schema.h"
+#include "bench_util.h"
 
 /*
  * The trace models a training job in per-tensor allocation mode (what
@@ -66,17 +67,6 @@ static double clock_s(clockid_t c)
 static double now_s(void)
 {
     return clock_s(CLOCK_MONOTONIC);
-}
-
-/* The 1-minute load average now ("?" when /proc/loadavg cannot be read), into z. */
-static const char *load_avg(char *z, size_t n)
-{
-    FILE *f = fopen("/proc/loadavg", "r");
-    double a = -1;
-    if (f && fscanf(f, "%lf", &a) == 1) snprintf(z, n, "%.2f", a);
-    else snprintf(z, n, "?");
-    if (f) fclose(f);
-    return z;
 }
 
 /* ---------------------------------------------------------------- generator */
@@ -679,7 +669,7 @@ static int measure(const char *zBin, const char *zPath, int nRuns, long *pRss)
     ord = median(aOrd, nRuns);
     ordCpu = median(aOrdCpu, nRuns);
     printf("  vramtrace analyze (end to end, %d runs, median): %.2f s wall, %.2f s CPU   [load %s]\n", nRuns, wall, cpu,
-           load_avg(zLoad, sizeof zLoad));
+           vt_bench_load_avg(zLoad, sizeof zLoad));
     printf("    %.2f M events/s (wall), %.2f M events/s per core (CPU)   goal >= 3.0 M/s\n", c.total / wall / 1e6,
            c.total / cpu / 1e6);
     printf("    peak RSS %.1f MiB (of which this benchmark's own pages at fork: %.1f MiB)\n", rss / 1024.0,

@@ -17,6 +17,7 @@
 #include "vramtrace/compact.h"
 #include "vramtrace/schema.h"
 #include "writer.h"
+#include "bench_util.h"
 
 /*
  * Mixes (-m), per group:
@@ -60,17 +61,6 @@ static double now_s(clockid_t c)
     struct timespec ts;
     clock_gettime(c, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-/* The 1-minute load average now ("?" when /proc/loadavg cannot be read), into z. */
-static const char *load_avg(char *z, size_t n)
-{
-    FILE *f = fopen("/proc/loadavg", "r");
-    double a = -1;
-    if (f && fscanf(f, "%lf", &a) == 1) snprintf(z, n, "%.2f", a);
-    else snprintf(z, n, "?");
-    if (f) fclose(f);
-    return z;
 }
 
 static char g_azName[64][96];
@@ -505,7 +495,7 @@ static int run_hourly(const char *zPath, uint64_t nGroups, uint64_t nEvents)
                "%.3f GB per hour   [load %s]\n",
                m ? "summary" : "full", (unsigned long long)nEvents, span, aBytes[m][1], aBytes[m][0],
                (double)(aBytes[m][1] - aBytes[m][0]) / (double)nEvents,
-               (double)(aBytes[m][1] - aBytes[m][0]) / span * 3600 / 1e9, load_avg(zL, sizeof zL));
+               (double)(aBytes[m][1] - aBytes[m][0]) / span * 3600 / 1e9, vt_bench_load_avg(zL, sizeof zL));
     }
     printf("goals  : one hour of 20 k kernels/s <= 1.5 GB in full mode, <= 100 MB in the always-on mode "
            "(launch mix; docs/performance.md)\n");
@@ -543,12 +533,12 @@ int main(int argc, char **argv)
     snprintf(zMulti, sizeof zMulti, "%s/bench_writer_raw%d_%d.db", zDir, MULTI, (int)getpid());
     unlink(zPath);
     if (g_bSummary) return run_hourly(zPath, nGroups, nEvents);
-    load_avg(zL1, sizeof zL1);
+    vt_bench_load_avg(zL1, sizeof zL1);
     if (strncmp(g_zOnly, "raw", 3) && run_writer(zPath, nGroups, &cpuW, &wallW, &bytesW) != 0) return 1;
-    load_avg(zL2, sizeof zL2);
+    vt_bench_load_avg(zL2, sizeof zL2);
     if (strcmp(g_zOnly, "writer") && run_raw(zOne, zMulti, nGroups, &cpuOne, &cpuMulti, &bytesOne, &bytesMulti, &nRows) != 0)
         return 1;
-    load_avg(zL3, sizeof zL3);
+    vt_bench_load_avg(zL3, sizeof zL3);
     rateW = (double)nEvents / cpuW;
     rateOne = (double)nEvents / cpuOne;
     rateMulti = (double)nEvents / cpuMulti;
