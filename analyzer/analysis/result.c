@@ -171,8 +171,8 @@ int vt__sev_time(const struct vt_trace *t, int64_t ns)
 
 int vt__unjudged_hold(const struct vt_trace *t, const struct vt_life *l)
 {
-    return !t->f.bHaveKernelUses || t->f.bSegments || l->allocTs < 0 || l->bInternal || t->sites.a[l->site].bNccl ||
-           l->acct == VT_ACCT_PINNED;
+    return !t->f.bHaveKernelUses || t->f.bSegments || l->allocTs < 0 || l->useBound == VT_USE_UNKNOWN || l->bInternal ||
+           t->sites.a[l->site].bNccl || l->acct == VT_ACCT_PINNED;
 }
 
 int vt__trend(const int64_t *a, int n, int64_t minRise, int64_t *pRise)
@@ -238,6 +238,7 @@ void vt__trace_free(struct vt_trace *t)
     free(t->ph.aIter);
     free(t->ph.aBoundary);
     free(t->aOom);
+    free(t->aFail);
     free(t->tl.aGroupHead);
     free(t->tl.aGroupAcc);
     free(t->tl.aGroupNext);

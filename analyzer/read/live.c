@@ -361,7 +361,7 @@ static struct vt_life *life_new(const struct vt_memrow *m, int acct)
     l->address = m->address;
     l->bytes = m->bytes > 0 ? m->bytes : 0;
     l->allocTs = m->ts;
-    l->freeTs = l->firstUse = l->lastUse = -1;
+    l->freeTs = l->firstUse = l->lastUse = l->useBound = -1;
     l->allocEventId = m->id;
     l->freeEventId = -1;
     l->stackId = m->stackId;

@@ -1,6 +1,7 @@
 /* Text for people and for other programs: byte and time formats, UTF-8, escaping and caps. */
 #include "text.h"
 
+#include <ctype.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -48,6 +49,30 @@ const char *vt__fmt_ns(int64_t ns, char *z, size_t nZ)
     else if (ns < 1000000000) snprintf(z, nZ, "%.1f ms", v / 1e6);
     else snprintf(z, nZ, "%.2f s", v / 1e9);
     return z;
+}
+
+int vt__torch_node_name(const char *z)
+{
+    const char *p = z ? strstr(z, "Backward") : NULL;
+    if (!p || p == z) return 0;
+    for (const char *q = z; q < p; q++)
+        if (!isalnum((unsigned char)*q) && *q != '_') return 0;
+    for (p += 8; *p; p++)
+        if (!isdigit((unsigned char)*p)) return 0;
+    return 1;
+}
+
+int vt__torch_op_name(const char *z)
+{
+    static const char *const azNs[] = {"aten::", "c10d::", "_c10d_functional::", "prim::", "quantized::",
+                                       "torchvision::", "fbgemm::"};
+    const char *zRest;
+    for (size_t i = 0; z && i < sizeof azNs / sizeof azNs[0]; i++) {
+        if (strncmp(z, azNs[i], strlen(azNs[i]))) continue;
+        zRest = z + strlen(azNs[i]);
+        return *zRest && !strchr(zRest, ':') && !strchr(zRest, '(') && !strchr(zRest, ' ');
+    }
+    return 0;
 }
 
 const char *vt__fmt_wall(int64_t wallNs, char *z, size_t nZ)

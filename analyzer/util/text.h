@@ -32,6 +32,14 @@ const char *vt__fmt_ns(int64_t ns, char *z, size_t nZ);
 const char *vt__fmt_wall(int64_t wallNs, char *z, size_t nZ);
 
 /*
+ * PyTorch's names as its profiler writes them: an autograd node ("SumBackward0",
+ * "CompiledFunctionBackward": an identifier, "Backward", digits), or an operator of a known
+ * namespace ("aten::mm", "c10d::allreduce_": one "::", no parenthesis). 1 or 0.
+ */
+int vt__torch_node_name(const char *z);
+int vt__torch_op_name(const char *z);
+
+/*
  * Length of the well-formed UTF-8 sequence at p (n bytes available): 1 to 4, or 0
  * when the bytes there are not one (truncated, overlong, a surrogate, past
  * U+10FFFF, a stray continuation byte). *pCp receives the code point when not NULL.
