@@ -181,14 +181,20 @@ static int read_partial(struct vt_tracefile *f)
         snprintf(f->zPartialWhy, sizeof f->zPartialWhy, "%s", aCause[i].zWhy);
     }
     if (meta_int(f->db, "config.start_after_ns", &f->windowStart) != 0 ||
-        meta_int(f->db, "config.stop_after_ns", &f->windowStop) != 0 ||
-        meta_int(f->db, "kernel_summary_from_ns", &f->kernelSummaryFrom) != 0 ||
+        meta_int(f->db, "config.stop_after_ns", &f->windowStop) != 0)
+        return -1;
+    return 0;
+#undef MISSING
+}
+
+int vt__read_mode(struct vt_tracefile *f)
+{
+    if (meta_int(f->db, "kernel_summary_from_ns", &f->kernelSummaryFrom) != 0 ||
         meta_int(f->db, "kernel_summary_kernels", &f->nKernelSummarized) != 0 ||
         meta_int(f->db, "config.kernel_period_ns", &f->kernelPeriod) != 0)
         return -1;
     if (f->kernelPeriod <= 0) f->kernelPeriod = 1000000000;
     return 0;
-#undef MISSING
 }
 
 /*

@@ -157,6 +157,9 @@ int64_t vt__read_wall(const struct vt_tracefile *f, int64_t ts);
 const char *vt__read_process_name(const struct vt_tracefile *f, char *z, size_t n);
 /* Meta, devices, the time range and the notes, after the scan (vt__read_open). A VT_EXIT code, one line printed. */
 int vt__read_meta(struct vt_tracefile *f);
+/* How the kernels were recorded (the always-on mode's kernelSummaryFrom, nKernelSummarized, kernelPeriod),
+ * before the scan: the kernel feed's consumers need it. 0, or -1 when the meta table cannot be read. */
+int vt__read_mode(struct vt_tracefile *f);
 
 /* ---- guard.c ---- */
 /* The guard's condition on the possible rows of zTable for db (NULL: every row is), sqlite3_malloc'd in *pz. */

@@ -614,8 +614,8 @@ static int scan_table(struct vt_tracefile *f, int k, struct vt_kernel_feed *pFee
             free(s.aPt);
             return rc;
         }
-        zSql = vt__strdupf("SELECT count(*) FROM main.kernel_row NOT INDEXED WHERE vt_scan_row(vt_block_t(id, dt), dur, %s)",
-                           aLarge[k].zExtra);
+        /* args_scanned lives in the signatures: whether any launch went unscanned is asked of them after the pass */
+        zSql = vt__strdupf("SELECT count(*) FROM main.kernel_row NOT INDEXED WHERE vt_scan_row(vt_block_t(id, dt), dur, NULL)");
     } else {
         zSql = vt__strdupf("SELECT count(*) FROM main.\"%s\" NOT INDEXED WHERE vt_scan_row(%s)", aLarge[k].zTable, zArgs);
     }
@@ -632,6 +632,11 @@ static int scan_table(struct vt_tracefile *f, int k, struct vt_kernel_feed *pFee
     if (bParts) sqlite3_create_function(f->db, "vt_block_t", 2, SQLITE_UTF8, NULL, NULL, NULL, NULL);
     free(anchors.aId);
     free(anchors.aT);
+    if (rc == SQLITE_OK && bParts) {
+        int64_t a = 0;
+        rc = query_ints(f->db, "SELECT EXISTS(SELECT 1 FROM main.kernel_sig WHERE args_scanned = 0)", &a, 1);
+        s.t->bAny = a > 0;
+    }
     while (rc == SQLITE_OK && s.pFeed && !s.bIrregular && !s.bKerLost && s.nKer > 0) ker_feed(&s);
     if (s.pFeed) s.pFeed->bDone = rc == SQLITE_OK && !s.bIrregular && !s.bKerLost && s.rcFeed == SQLITE_OK;
     if (rc == SQLITE_OK && s.bIrregular) {
