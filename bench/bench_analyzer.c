@@ -475,8 +475,8 @@ static int raw_scan(const char *zPath, int bOrdered, int64_t *pRows, double *pWa
         "SELECT t, address FROM buffer_use", "SELECT dt, dur, sig FROM kernel_row",
         "SELECT dt, dur, sig, bytes, src, dst FROM memcpy_row", "SELECT dt, dst FROM memset_row"};
     static const char *azOrdered[] = {
-        "SELECT ts, id, op, mem_kind, address, device, bytes, api, stack_id, pool_size, pool_used FROM memory_event"
-        " WHERE op IN (1, 2, 5, 6) ORDER BY ts, id",
+        ("SELECT ts, id, op, mem_kind, address, device, bytes, api, stack_id, pool_size, pool_used FROM memory_event"
+         " WHERE op IN (1, 2, 5, 6) ORDER BY ts, id"),
         "SELECT ts, address FROM buffer_use WHERE kind = 0 AND ts IS NOT NULL ORDER BY ts",
         "SELECT start, end, name_id FROM kernel ORDER BY start",
         "SELECT start, end, copy_kind, src_kind, dst_kind, bytes, src, dst FROM memcpy ORDER BY start",
