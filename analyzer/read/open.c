@@ -172,5 +172,6 @@ void vt__read_close(struct vt_tracefile *f)
     vt__read_done(f);
     for (int i = 0; i < f->nNote; i++) free(f->azNote[i]);
     free(f->aDev);
+    free(f->aLend);
     memset(f, 0, sizeof *f);
 }
