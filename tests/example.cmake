@@ -33,17 +33,18 @@ if(Python3_Interpreter_FOUND)
   set_tests_properties(duckdb_ranks PROPERTIES LABELS cli SKIP_RETURN_CODE 77)
 endif()
 if(Python3_Interpreter_FOUND)
-  # The HTML report of the example, of 8, 64 and 1000 ranks (copies of the example trace) and of a
-  # file without memory data: bounded size, one scale, the figures the script draws, the imbalance
-  # (html_ranks); the same reports (but 1000 ranks) in headless Chromium through puppeteer-core from
+  # The HTML report of the example, of 8, 64 and 1000 ranks (copies of the example trace), of a
+  # file without memory data and of one with an OOM (the example as schema version 1 wrote it): bounded
+  # size, one scale, the figures the script draws, the imbalance (html_ranks); the same reports (but 1000 ranks) in headless Chromium through puppeteer-core from
   # npm, driven as a person would, screenshots compared (html_browser): skipped when either is not
   # installed (.ci/run installs both).
   add_test(NAME html_ranks COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/html/html_test.py
     $<TARGET_FILE:vramtrace> ${CMAKE_CURRENT_SOURCE_DIR}/data/example-train.db
-    ${CMAKE_CURRENT_SOURCE_DIR}/data/import/kineto_noaddr.json.gz)
+    ${CMAKE_CURRENT_SOURCE_DIR}/data/import/kineto_noaddr.json.gz ${CMAKE_CURRENT_SOURCE_DIR}/data/example-train-v1.db)
   add_test(NAME html_browser COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/html/html_test.py
     $<TARGET_FILE:vramtrace> ${CMAKE_CURRENT_SOURCE_DIR}/data/example-train.db
-    ${CMAKE_CURRENT_SOURCE_DIR}/data/import/kineto_noaddr.json.gz --browser)
+    ${CMAKE_CURRENT_SOURCE_DIR}/data/import/kineto_noaddr.json.gz ${CMAKE_CURRENT_SOURCE_DIR}/data/example-train-v1.db
+    --browser)
   set_tests_properties(html_ranks html_browser PROPERTIES LABELS analyzer SKIP_RETURN_CODE 77 TIMEOUT 900)
 endif()
 if(Python3_Interpreter_FOUND)
@@ -51,7 +52,15 @@ if(Python3_Interpreter_FOUND)
   # its structure as PyTorch's memory_viz reads it, and round-tripped through import.
   set(_imp ${CMAKE_CURRENT_SOURCE_DIR}/data/import)
   add_test(NAME export_snapshot COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/snapshot_export_test.py
-    $<TARGET_FILE:vramtrace> ${CMAKE_CURRENT_SOURCE_DIR}/data/example-train.db ${_imp}/nsys2024_enums.sqlite
+    $<TARGET_FILE:vramtrace> ${CMAKE_CURRENT_SOURCE_DIR}/data/example-train.db
+    ${CMAKE_CURRENT_SOURCE_DIR}/data/example-train-v1.db ${_imp}/nsys2024_enums.sqlite
     ${_imp}/kineto_small.json ${_imp}/snap_small.pickle)
   set_tests_properties(export_snapshot PROPERTIES LABELS cli TIMEOUT 300)
+  # The same snapshots opened in PyTorch's memory_viz (tests/third_party/memory_viz) in headless Chromium,
+  # d3@5 served from npm: skipped when Chromium, puppeteer-core or d3@5 is not installed (.ci/run installs them).
+  add_test(NAME memory_viz_browser COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/snapshot_export_test.py
+    $<TARGET_FILE:vramtrace> --browser ${CMAKE_CURRENT_SOURCE_DIR}/data/example-train.db
+    ${CMAKE_CURRENT_SOURCE_DIR}/data/example-train-v1.db ${_imp}/nsys2024_enums.sqlite
+    ${_imp}/kineto_small.json ${_imp}/snap_small.pickle)
+  set_tests_properties(memory_viz_browser PROPERTIES LABELS cli SKIP_RETURN_CODE 77 TIMEOUT 900)
 endif()

@@ -67,3 +67,16 @@ if(Python3_Interpreter_FOUND)
       $<TARGET_FILE:vramtrace> ${CMAKE_CURRENT_SOURCE_DIR}/data/real)
   set_tests_properties(realdata_verdicts_shipped PROPERTIES LABELS analyzer)
 endif()
+
+# export --snapshot of real PyTorch snapshots (imported: the allocator's blocks in their segments) round-tripped,
+# and opened in PyTorch's memory_viz (skipped without Chromium, puppeteer-core or d3@5): when real-data is there.
+set(_real_snaps cs336_niu_fwd_bwd_200.pickle flexgen_yiyi_oom_snapshot_v1format.pickle
+    cs336_silmont2000_mem_snapshot_small.pickle)
+list(TRANSFORM _real_snaps PREPEND "${VT_REAL_DATA}/")
+if(Python3_Interpreter_FOUND AND VT_REAL_DATA AND EXISTS "${VT_REAL_DATA}/cs336_niu_fwd_bwd_200.pickle")
+  add_test(NAME export_snapshot_real COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/snapshot_export_test.py
+    $<TARGET_FILE:vramtrace> ${_real_snaps})
+  add_test(NAME memory_viz_real COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/snapshot_export_test.py
+    $<TARGET_FILE:vramtrace> --browser ${_real_snaps})
+  set_tests_properties(export_snapshot_real memory_viz_real PROPERTIES LABELS cli SKIP_RETURN_CODE 77 TIMEOUT 900)
+endif()

@@ -1,6 +1,6 @@
 """export --snapshot: a PyTorch memory snapshot PyTorch's memory_viz opens, round-tripped through import.
 
-    snapshot_export_test.py VRAMTRACE TRACE...
+    snapshot_export_test.py VRAMTRACE [--browser] TRACE...
 
 For each trace (a vramtrace trace, or a file import reads: Nsight export, Kineto trace, PyTorch snapshot):
 export it as a snapshot; load the pickle with a reader that refuses any class (as a snapshot needs none);
@@ -11,18 +11,45 @@ alloc before its free; 'segments' with device, address, total_size, stream and b
 (memory_viz gives each block the address after the one before), every live block inside a segment; then
 import the snapshot and compare with the trace: the same allocations (address, size), the same times from
 the first (to the microsecond), the same stacks (function, file, line of each frame).
+With --browser: each snapshot is also opened in PyTorch's memory_viz itself (tests/third_party/memory_viz,
+driven by tests/html/check_memviz.mjs in headless Chromium through puppeteer-core, d3@5 served from npm): no
+console or page error and no request leaving the page; the timeline draws one polygon per allocation of the
+device it shows (and one for the small ones), the cached-segment timeline one per segment; a hover names an
+allocation's size and a frame of the snapshot; the allocator's state draws each segment of the dump and two
+rectangles per live block (the block and its rounding), one segment at the first event; each OOM is listed.
+Skips (exit 77) when Node.js, Chromium ($VT_CHROMIUM, else chromium on PATH), puppeteer-core or d3@5
+($VT_NPM_PREFIX, default ~/.cache/vramtrace-npm, where .ci/run installs them) is missing.
 """
 import io
+import json
 import os
 import pickle
+import re
+import shutil
 import sqlite3
 import subprocess
 import sys
 import tempfile
 
-vramtrace, traces = sys.argv[1], sys.argv[2:]
+vramtrace = sys.argv[1]
+browser = "--browser" in sys.argv[2:]
+traces = [a for a in sys.argv[2:] if a != "--browser"]
+here = os.path.dirname(os.path.abspath(__file__))
+if browser:
+    npm = os.path.join(os.environ.get("VT_NPM_PREFIX") or os.path.expanduser("~/.cache/vramtrace-npm"), "node_modules")
+    module = os.path.join(npm, "puppeteer-core", "lib", "esm", "puppeteer", "puppeteer-core.js")
+    chromium = os.environ.get("VT_CHROMIUM") or shutil.which("chromium") or shutil.which("chromium-browser")
+    try:
+        d3major = json.load(open(os.path.join(npm, "d3", "package.json")))["version"].split(".")[0]
+    except (OSError, ValueError, KeyError):
+        d3major = None
+    if not shutil.which("node") or not chromium or not os.path.exists(module) or d3major != "5":
+        print("skipped: Node.js, Chromium, puppeteer-core or d3@5 not installed "
+              "(apt-get install chromium; npm install --prefix %s puppeteer-core d3@5)" % os.path.dirname(npm))
+        sys.exit(77)
 tmp = tempfile.mkdtemp(prefix="vt_snapx_")
 fail = []
+snaps = {}  # snapshot file -> (name, its contents), for the browser
 ACTIONS = {"alloc", "free_requested", "free_completed", "segment_alloc", "segment_free", "segment_map",
            "segment_unmap", "oom", "snapshot"}
 
@@ -42,19 +69,31 @@ def structure(name, d):
     bad = []
     if set(d) < {"device_traces", "segments"}:
         return ["root keys %s" % sorted(d)]
+    at_end = {}  # device -> its blocks live after its last event, as the dump's segments must hold them
     for dev, events in enumerate(d["device_traces"]):
-        live, pending = {}, set()
+        live, pending, segs = {}, set(), {}
+        at_end[dev] = live
         for e in events:
-            if e.get("action") not in ACTIONS or not isinstance(e.get("addr"), int) or not isinstance(e.get("size"), int) \
-                    or "stream" not in e or not isinstance(e.get("frames"), list):
+            oom = e.get("action") == "oom"  # an OOM: size and device_free, each where known
+            if e.get("action") not in ACTIONS or not oom and not isinstance(e.get("addr"), int) \
+                    or not isinstance(e.get("size", 0 if oom else None), int) \
+                    or not isinstance(e.get("device_free", 0), int) or "stream" not in e or not isinstance(e.get("frames"), list):
                 bad.append("device %d event %s" % (dev, e))
                 break
             for f in e["frames"]:
                 if not isinstance(f.get("filename"), str) or not isinstance(f.get("line"), int) or not isinstance(f.get("name"), str):
                     bad.append("frame %s" % f)
-            a, x = e["action"], e["addr"]
-            if a == "alloc":
+            a, x = e["action"], e.get("addr")
+            if a == "segment_alloc":
+                segs[x] = e["size"]
+            elif a == "segment_free":
+                if any(x <= b < x + segs.get(x, 0) for b in live):
+                    bad.append("device %d: segment %#x freed with blocks live in it" % (dev, x))
+                segs.pop(x, None)
+            elif a == "alloc":
                 live[x] = e["size"]
+                if not any(s <= x and x + e["size"] <= s + n for s, n in segs.items()):
+                    bad.append("device %d: block %#x in no segment live then" % (dev, x))
             elif a == "free_requested":
                 pending.add(x)
             elif a == "free_completed":
@@ -73,6 +112,17 @@ def structure(name, d):
                 bad.append("block %s" % b)
         if s["device"] >= len(d["device_traces"]):
             bad.append("segment on device %d, no list for it" % s["device"])
+    dumped = {}
+    for s in d["segments"]:
+        at = s["address"]
+        for b in s["blocks"]:
+            if b["state"] == "active_allocated":
+                dumped.setdefault(s["device"], {})[at] = b["size"]
+            at += b["size"]
+    for dev, live in at_end.items():
+        if live != dumped.get(dev, {}):
+            bad.append("device %d: %d blocks live after the last event, %d active in the dump's segments"
+                       % (dev, len(live), len(dumped.get(dev, {}))))
     return ["%s: %s" % (name, b) for b in bad[:5]]
 
 
@@ -80,11 +130,11 @@ def allocations(db, blocks):
     """Device allocations of trace db: (address, size, time, frames), time order; blocks: tensor_event rows."""
     c = sqlite3.connect(db)
     if blocks:
-        rows = c.execute("SELECT address, bytes, t, stack_id FROM tensor_event WHERE op = 1 AND device >= 0"
-                         " ORDER BY t, id").fetchall()
+        rows = c.execute("SELECT address, bytes, ts, stack_id FROM tensor_event WHERE op = 1 AND device >= 0"
+                         " ORDER BY ts, id").fetchall()
     else:
-        rows = c.execute("SELECT address, bytes, t, stack_id FROM memory_event WHERE op = 1 AND mem_kind IN (3, 6)"
-                         " AND device >= 0 ORDER BY t, id").fetchall()
+        rows = c.execute("SELECT address, bytes, ts, stack_id FROM memory_event WHERE op = 1 AND mem_kind IN (3, 6)"
+                         " AND device >= 0 ORDER BY ts, id").fetchall()
     out = []
     for a, n, t, sid in rows:
         fr = c.execute("SELECT fn.value, fl.value, f.line, f.pc, md.value FROM frame f"
@@ -96,6 +146,16 @@ def allocations(db, blocks):
                                     for fn, fl, line, pc, md in fr)))
     c.close()
     return out
+
+
+def ooms(db, allocs):
+    """OOMs of trace db on a known device (the others are left out): (device, bytes, free_bytes, time from the
+    first allocation in allocs, in microseconds)."""
+    c = sqlite3.connect(db)
+    t0 = min((r[2] for r in allocs if r[2] is not None), default=0)
+    rows = c.execute("SELECT device, bytes, free_bytes, ts FROM oom_event WHERE device >= 0 ORDER BY ts, id").fetchall()
+    c.close()
+    return [(dv, n, fr, None if t is None else (t - t0) // 1000) for dv, n, fr, t in rows]
 
 
 for i, src in enumerate(traces):
@@ -115,6 +175,7 @@ for i, src in enumerate(traces):
     with open(snap, "rb") as f:
         d = NoClasses(io.BytesIO(f.read())).load()
     fail += structure(name, d)
+    snaps[snap] = (name, d)
     back = os.path.join(tmp, "back%d.db" % i)
     rc, err = run("import", "-q", "-o", back, snap)
     if rc:
@@ -122,8 +183,21 @@ for i, src in enumerate(traces):
         continue
     c = sqlite3.connect(orig)
     blocks = c.execute("SELECT count(*) FROM memory_event WHERE op IN (1, 3)").fetchone()[0] == 0
+    both = not blocks and c.execute("SELECT count(*) FROM sqlite_master WHERE name = 'tensor_event'").fetchone()[0] \
+        and c.execute("SELECT count(*) FROM tensor_event WHERE op = 1").fetchone()[0] > 0
     c.close()
     a, b = allocations(orig, blocks), allocations(back, False)
+    if both:  # the blocks in their segments: the same blocks back, and their times from the first segment's
+        ta0 = min((r[2] for r in a if r[2] is not None), default=0)
+        tb0 = min((r[2] for r in b if r[2] is not None), default=0)
+        ba = sorted(((r[0], r[1], r[3]), None if r[2] is None else r[2] - ta0) for r in allocations(orig, True))
+        bb = sorted(((r[0], r[1], r[3]), None if r[2] is None else r[2] - tb0) for r in allocations(back, True))
+        if [x[0] for x in ba] != [x[0] for x in bb] or any((x[1] is None) != (y[1] is None) or (
+                x[1] is not None and abs(x[1] - y[1]) > 1000) for x, y in zip(ba, bb)):
+            fail.append("%s: blocks differ: %d in the trace, %d back from the snapshot" % (name, len(ba), len(bb)))
+    oa, ob = ooms(orig, a), ooms(back, b)
+    if oa != ob:
+        fail.append("%s: OOMs differ: %s in the trace, %s back" % (name, oa[:3], ob[:3]))
     if not a:
         fail.append("%s: no device allocation to compare" % name)
     if sorted((x[0], x[1]) for x in a) != sorted((x[0], x[1]) for x in b):
@@ -142,9 +216,59 @@ for i, src in enumerate(traces):
             if f1 != f2:
                 fail.append("%s: allocation %#x: frames %s in the trace, %s back" % (name, k[0], f1[:3], f2[:3]))
                 break
-    print("%s: %d allocations, %d events, %d segments at the dump; round trip %s"
-          % (name, len(a), sum(len(x) for x in d["device_traces"]), len(d["segments"]),
+    print("%s: %d allocations, %d events (%d blocks, %d OOMs), %d segments at the dump; round trip %s"
+          % (name, len(a), sum(len(x) for x in d["device_traces"]),
+             sum(e["action"] == "alloc" for x in d["device_traces"] for e in x) if both else 0,
+             sum(e["action"] == "oom" for x in d["device_traces"] for e in x), len(d["segments"]),
              "differs" if any(f.startswith(name) for f in fail) else "equal"))
+
+
+def viewer(res, name, d):
+    """What memory_viz drew of snapshot d (res: check_memviz.mjs's figures) against what d holds; complaints."""
+    bad = []
+    if res["errors"] or res["refused"]:
+        bad.append("console errors or requests %s %s" % (res["errors"][:3], res["refused"][:3]))
+    dev = int(res["device"] or 0)
+    ev = d["device_traces"][dev] if dev < len(d["device_traces"]) else []
+    segs = [s for s in d["segments"] if s["device"] == dev]
+    n_alloc = sum(e["action"] == "alloc" for e in ev)
+    n_seg = sum(e["action"] == "segment_alloc" for e in ev)
+    n_blocks = sum(b["state"].startswith("active") for s in segs for b in s["blocks"])
+    if res["timeline"]["polygons"] != n_alloc + 1:
+        bad.append("timeline: %d polygons, %d allocations + 1 expected" % (res["timeline"]["polygons"], n_alloc))
+    if res["cached"]["polygons"] != n_seg + 1:
+        bad.append("segment timeline: %d polygons, %d segments + 1 expected" % (res["cached"]["polygons"], n_seg))
+    st = res["state"]
+    if st["last"] != len(segs) + 2 * n_blocks:
+        bad.append("state at the end: %d rectangles, %d segments and %d blocks" % (st["last"], len(segs), n_blocks))
+    if ev and ev[0]["action"] == "segment_alloc" and st["first"] != 1:
+        bad.append("state at the first event: %d rectangles, one segment expected" % st["first"])
+    n_oom = sum(e["action"] == "oom" for e in ev)
+    if len(st["oom"]) != n_oom:
+        bad.append("%d OOM lines listed, %d OOM events" % (len(st["oom"]), n_oom))
+    sizes = {e["size"] for e in ev if e["action"] == "alloc"}
+    frames = {"%s:%d:%s" % (f["filename"], f["line"], f["name"]) for e in ev for f in e["frames"]}
+    m = re.search(r"Size: \S+ \((\d+) bytes\) allocation", res["timeline"]["hover"])
+    if not m or int(m.group(1)) not in sizes:
+        bad.append("hover: no allocation's size in %r" % res["timeline"]["hover"][:200])
+    elif frames and not frames & set(res["timeline"]["hover"].splitlines()):
+        bad.append("hover: no frame of the snapshot in %r" % res["timeline"]["hover"][:300])
+    print("%s in memory_viz: device %d, %d + %d polygons, %d events listed, %d rectangles at the end (%d at the first"
+          " event, %d at the middle), %d OOM lines" % (name, dev, res["timeline"]["polygons"], res["cached"]["polygons"],
+                                                       st["events"], st["last"], st["first"], st["middle"], len(st["oom"])))
+    return ["%s: memory_viz: %s" % (name, b) for b in bad]
+
+
+if browser and snaps:
+    p = subprocess.run(["node", os.path.join(here, "html", "check_memviz.mjs"), module, chromium, npm,
+                        os.path.join(here, "third_party", "memory_viz", "MemoryViz.js")] + list(snaps),
+                       capture_output=True, text=True, timeout=900)
+    if p.returncode != 0:
+        fail.append("check_memviz.mjs failed: %s" % p.stderr[-2000:])
+    else:
+        for snap, res in zip(snaps, json.loads(p.stdout)):
+            fail += viewer(res, *snaps[snap])
+shutil.rmtree(tmp)
 for f in fail:
     print("FAIL", f)
 sys.exit(1 if fail else 0)

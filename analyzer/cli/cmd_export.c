@@ -36,9 +36,10 @@ static void usage(FILE *f)
             "                    every trace's rows with trace, pid and rank first: for joining\n"
             "                    hundreds of ranks in DuckDB (docs/queries.md)\n"
             "  --snapshot OUT.pickle  instead: one trace as a PyTorch memory snapshot (the format of\n"
-            "                    torch.cuda.memory._snapshot()) for PyTorch's memory_viz: each device\n"
-            "                    allocation a segment with one block, its call stack as frames; any\n"
-            "                    trace, imports included (docs/queries.md)\n\n"
+            "                    torch.cuda.memory._snapshot()) for PyTorch's memory_viz: the\n"
+            "                    allocator's blocks in their segments where the trace has both levels,\n"
+            "                    else each device allocation a segment with one block; call stacks as\n"
+            "                    frames, OOMs as oom events; any trace, imports included (docs/cli.md)\n\n"
             "Exit codes: 0 ok, 2 bad arguments, 3 trace missing or output not writable,\n"
             "4 not a trace, 5 newer trace, 6 damaged trace, 7 internal error, 9 some of several\n"
             "traces could not be read (each is named; the others are exported).\n");
@@ -248,6 +249,12 @@ int vt__cmd_export(int argc, char **argv)
         fprintf(stderr, "vramtrace: wrote %s: a PyTorch memory snapshot of %lld device allocations (%lld freed, %lld "
                         "live at the end), %lld events\n", zOut, snapStats.nAlloc, snapStats.nFree, snapStats.nSegment,
                 snapStats.nEvent);
+        if (snapStats.nBlock || snapStats.nBlockOut)
+            fprintf(stderr, "vramtrace: %lld allocator blocks drawn in their segments, %lld left out (in no segment of "
+                            "the trace)\n", snapStats.nBlock, snapStats.nBlockOut);
+        if (snapStats.nOom || snapStats.nOomOut)
+            fprintf(stderr, "vramtrace: %lld OOM events, %lld left out (of no known device)\n", snapStats.nOom,
+                    snapStats.nOomOut);
         if (snapStats.nHost)
             fprintf(stderr, "vramtrace: %lld pinned host or managed allocations left out (memory_viz draws device "
                             "memory)\n", snapStats.nHost);

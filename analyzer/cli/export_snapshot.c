@@ -10,16 +10,24 @@
 /*
  * The file is what torch.cuda.memory._snapshot() returns, pickled (protocol 2, no class
  * references): {'device_traces': [events of device 0, of device 1, ...], 'segments': [...]}.
- * Each device allocation of the trace is one segment holding one block of its size: at its
- * time 'segment_alloc' then 'alloc'; at its free 'free_requested', 'free_completed', then
- * 'segment_free'; those live at the end are the dump's segments, each with its block
- * 'active_allocated'. Events carry time_us (the wall clock where the trace has anchors, else
+ * Where the trace has both levels (CUDA's allocations and the caching allocator's blocks in
+ * them: PyTorch's allocation history merged, or a snapshot imported) each CUDA allocation is a
+ * segment ('segment_alloc', 'segment_free') and each block an allocation in it ('alloc',
+ * 'free_requested', 'free_completed'); a block no segment of the trace holds is left out and
+ * counted (memory_viz would have nowhere to draw it), and one still live when its segment is
+ * freed is freed just before it. Otherwise each allocation is one segment holding one block of
+ * its size: at its time 'segment_alloc' then 'alloc'; at its free 'free_requested',
+ * 'free_completed', then 'segment_free'. Those live at the end are the dump's segments, their
+ * live blocks 'active_allocated' in address order with the free space between them as
+ * 'inactive' blocks (memory_viz places each block after the one before). OOMs are 'oom'
+ * events in their device's list (size, device_free; a key left out when the trace does not
+ * know it; an OOM of no known device left out and counted). Events carry time_us (the wall clock where the trace has anchors, else
  * microseconds from its start plus one) and frames from the trace's stacks ({filename, line,
  * name}, innermost first; a frames list written once and referred to again through the
  * pickle's memo). Host and managed memory, which memory_viz does not draw, are left out and
  * counted. One pass over the memory events per device keeps each device's list in time order.
  * A trace whose only allocations are a framework allocator's blocks (a torch.profiler import)
- * has those as its allocations; a trace with both levels writes CUDA's allocations.
+ * has those as its allocations.
  */
 
 struct snapw {
@@ -27,13 +35,23 @@ struct snapw {
     struct vt_tracefile *pF;
     int device;             /* the device whose events this pass writes */
     sqlite3_stmt *pFrames;
+    sqlite3_stmt *pOom;     /* this device's OOMs in time order; pending: a row read, not yet written */
+    int bOomPending;
     struct vt__addrmap memo; /* stack id -> memo index of its frames list */
     uint32_t nMemo;
     struct vt_export_snapstats *pSt;
-    int64_t *aLive;         /* allocations live at the end: (device, address, bytes, stack) */
+    int64_t *aLive;         /* segments live at the end: (device, address, bytes, stack, alloc event id) */
     size_t nLive, nLiveAlloc;
-    int rc;                 /* SQLite code of a failed frame read, or SQLITE_NOMEM */
+    int64_t *aBlk;          /* blocks live at the end: (segment's alloc event id, address, bytes, stack) */
+    size_t nBlk, nBlkAlloc;
+    int rc;                 /* SQLite code of a failed read, or SQLITE_NOMEM */
     int bBlocks;            /* the allocations are the allocator's blocks (tensor_event): the trace has no CUDA allocation */
+    int bMerged;            /* both levels: segments from CUDA's allocations, blocks from the allocator's */
+    struct vt_live *Lseg;   /* bMerged: the segments live now */
+    struct vt_live *Lblk;   /* bMerged: the blocks live now */
+    int64_t now;            /* bMerged: the time of the row being applied */
+    struct vt__addrmap inSeg;  /* bMerged: block's alloc event id -> its segment's alloc event id + 1 (0: written free) */
+    struct vt__addrmap nInSeg; /* bMerged: segment's alloc event id -> blocks of it live and written */
 };
 
 static void pk_u32(FILE *f, uint32_t v)
@@ -168,10 +186,66 @@ static int pk_event(struct snapw *w, const char *zAction, const struct vt_life *
     return 0;
 }
 
+/*
+ * The device's OOMs up to time ts (all that are left: ts INT64_MAX) as 'oom' events: size (what
+ * was asked), device_free, stream 0, time_us, frames; a key left out where the trace does not know
+ * it. 0, or -1 (w->rc set).
+ */
+static int pk_ooms(struct snapw *w, int64_t ts)
+{
+    FILE *f = w->f;
+    int rc = SQLITE_ROW;
+    while (w->pOom && w->bOomPending) {
+        sqlite3_stmt *p = w->pOom;
+        int64_t t = sqlite3_column_type(p, 0) == SQLITE_NULL ? -1 : sqlite3_column_int64(p, 0);
+        int64_t us = time_us(w->pF, t);
+        if (t >= 0 && t > ts) break;
+        fputc('}', f);
+        pk_kv_str(f, "action", "oom");
+        if (sqlite3_column_type(p, 1) != SQLITE_NULL) pk_kv_int(f, "size", sqlite3_column_int64(p, 1));
+        if (sqlite3_column_type(p, 2) != SQLITE_NULL) pk_kv_int(f, "device_free", sqlite3_column_int64(p, 2));
+        pk_kv_int(f, "stream", 0);
+        if (us > 0) pk_kv_int(f, "time_us", us);
+        pk_str(f, "frames");
+        if (pk_frames(w, sqlite3_column_type(p, 3) == SQLITE_NULL ? -1 : sqlite3_column_int64(p, 3)) != 0) return -1;
+        fputs("sa", f);
+        w->pSt->nEvent++;
+        w->pSt->nOom++;
+        if ((rc = sqlite3_step(p)) != SQLITE_ROW) w->bOomPending = 0;
+    }
+    if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
+        w->rc = rc;
+        return -1;
+    }
+    return 0;
+}
+
 /* Whether l is a device allocation of the device this pass writes. */
 static int mine(const struct snapw *w, const struct vt_life *l)
 {
     return l->acct >= 0 && l->acct == w->device && l->bytes > 0;
+}
+
+/* n (4 or 5) int64s a..e appended to *pa (*pn used of *pnAlloc). 0, or -1 (w->rc set). */
+static int push(struct snapw *w, int64_t **pa, size_t *pn, size_t *pnAlloc, int64_t a, int64_t b, int64_t c, int64_t d,
+                int64_t e, int n)
+{
+    if (*pn + (size_t)n > *pnAlloc) {
+        size_t nNew = *pnAlloc ? 2 * *pnAlloc : 320;
+        int64_t *aNew = realloc(*pa, sizeof *aNew * nNew);
+        if (!aNew) {
+            w->rc = SQLITE_NOMEM;
+            return -1;
+        }
+        *pa = aNew;
+        *pnAlloc = nNew;
+    }
+    (*pa)[(*pn)++] = a;
+    (*pa)[(*pn)++] = b;
+    (*pa)[(*pn)++] = c;
+    (*pa)[(*pn)++] = d;
+    if (n == 5) (*pa)[(*pn)++] = e;
+    return 0;
 }
 
 static int on_begin(void *pArg, struct vt_life *l)
@@ -182,39 +256,91 @@ static int on_begin(void *pArg, struct vt_life *l)
         return 0;
     }
     if (!mine(w, l)) return 0;
+    if (pk_ooms(w, l->allocTs) != 0) return -1;
     w->pSt->nAlloc++;
     if (pk_event(w, "segment_alloc", l, l->allocTs) != 0) return -1;
-    return pk_event(w, "alloc", l, l->allocTs);
+    return w->bMerged ? 0 : pk_event(w, "alloc", l, l->allocTs);
+}
+
+/* A block's free_requested and free_completed at ts. 0 or -1. */
+static int pk_block_free(struct snapw *w, const struct vt_life *b, int64_t ts)
+{
+    return pk_event(w, "free_requested", b, ts) != 0 || pk_event(w, "free_completed", b, ts) != 0 ? -1 : 0;
+}
+
+/* bMerged: segment l about to be freed: the blocks of it still live freed first (memory_viz draws no block outside a
+ * segment). */
+static int on_seg_before_end(void *pArg, struct vt_life *l)
+{
+    struct snapw *w = pArg;
+    int64_t *pN;
+    struct vt_life *const *a;
+    int n;
+    if (!w->bMerged || !mine(w, l) || l->status == VT_LIFE_LIVE_AT_END) return 0;
+    if (!(pN = vt__addrmap_get(&w->nInSeg, (uint64_t)l->allocEventId)) || *pN <= 0) return 0;
+    a = vt__live_all(w->Lblk, &n);
+    for (int i = 0; i < n; i++) {
+        int64_t *pSeg = vt__addrmap_get(&w->inSeg, (uint64_t)a[i]->allocEventId);
+        if (!pSeg || *pSeg != l->allocEventId + 1) continue;
+        if (pk_block_free(w, a[i], w->now) != 0) return -1;
+        *pSeg = 0;
+    }
+    *pN = 0;
+    return 0;
 }
 
 static int on_end(void *pArg, struct vt_life *l)
 {
     struct snapw *w = pArg;
     if (!mine(w, l)) return 0;
-    if (l->status == VT_LIFE_LIVE_AT_END) { /* a segment of the dump */
-        if (w->nLive + 4 > w->nLiveAlloc) {
-            size_t nNew = w->nLiveAlloc ? 2 * w->nLiveAlloc : 256;
-            int64_t *a = realloc(w->aLive, sizeof *a * nNew);
-            if (!a) {
-                w->rc = SQLITE_NOMEM;
-                return -1;
-            }
-            w->aLive = a;
-            w->nLiveAlloc = nNew;
-        }
-        w->aLive[w->nLive++] = l->acct;
-        w->aLive[w->nLive++] = l->address;
-        w->aLive[w->nLive++] = l->bytes;
-        w->aLive[w->nLive++] = l->stackId;
-        return 0;
-    }
+    if (l->status == VT_LIFE_LIVE_AT_END) /* a segment of the dump */
+        return push(w, &w->aLive, &w->nLive, &w->nLiveAlloc, l->acct, l->address, l->bytes, l->stackId,
+                    l->allocEventId, 5);
+    if (pk_ooms(w, l->freeTs) != 0) return -1;
     w->pSt->nFree++;
-    if (pk_event(w, "free_requested", l, l->freeTs) != 0 || pk_event(w, "free_completed", l, l->freeTs) != 0) return -1;
+    if (!w->bMerged && pk_block_free(w, l, l->freeTs) != 0) return -1;
     return pk_event(w, "segment_free", l, l->freeTs);
 }
 
-/* The highest device id the trace's memory events (tensor events: bBlocks) name, or -1 when none. SQLite code. */
-static int max_device(sqlite3 *db, int bBlocks, int *pMax)
+/* bMerged: block b handed out: an 'alloc' in the segment of the trace that holds it, else left out and counted. */
+static int on_block_begin(void *pArg, struct vt_life *b)
+{
+    struct snapw *w = pArg;
+    struct vt_life *s;
+    int64_t *pN;
+    if (!mine(w, b)) return 0;
+    s = vt__live_use(w->Lseg, b->address, 0);
+    if (!s || !mine(w, s) || b->address < s->address || b->address + b->bytes > s->address + s->bytes) {
+        w->pSt->nBlockOut++;
+        return 0;
+    }
+    if (pk_ooms(w, b->allocTs) != 0) return -1;
+    if (vt__addrmap_put(&w->inSeg, (uint64_t)b->allocEventId, s->allocEventId + 1) != 0 ||
+        ((pN = vt__addrmap_get(&w->nInSeg, (uint64_t)s->allocEventId)) ? (++*pN, 0)
+                                                                         : vt__addrmap_put(&w->nInSeg, (uint64_t)s->allocEventId, 1)) != 0) {
+        w->rc = SQLITE_NOMEM;
+        return -1;
+    }
+    w->pSt->nBlock++;
+    return pk_event(w, "alloc", b, b->allocTs);
+}
+
+/* bMerged: block b ended: freed (when still written live in its segment), or one of the dump. */
+static int on_block_end(void *pArg, struct vt_life *b)
+{
+    struct snapw *w = pArg;
+    int64_t seg = 0, *pN;
+    if (!mine(w, b) || !vt__addrmap_remove(&w->inSeg, (uint64_t)b->allocEventId, &seg) || seg == 0) return 0;
+    if (b->status == VT_LIFE_LIVE_AT_END)
+        return push(w, &w->aBlk, &w->nBlk, &w->nBlkAlloc, seg - 1, b->address, b->bytes, b->stackId, 0, 4);
+    if ((pN = vt__addrmap_get(&w->nInSeg, (uint64_t)(seg - 1))) != NULL) --*pN;
+    if (pk_ooms(w, b->freeTs) != 0) return -1;
+    return pk_block_free(w, b, b->freeTs);
+}
+
+/* The highest device id the trace's memory events (tensor events: bBlocks) or OOMs name, or -1 when none; the OOMs
+ * of no known device counted in *pnOomOut. SQLite code. */
+static int max_device(sqlite3 *db, int bBlocks, int *pMax, long long *pnOomOut)
 {
     sqlite3_stmt *p = NULL;
     int rc = sqlite3_prepare_v2(db, bBlocks ? "SELECT max(device) FROM tensor_event WHERE device >= 0"
@@ -225,12 +351,132 @@ static int max_device(sqlite3 *db, int bBlocks, int *pMax)
         rc = SQLITE_OK;
     }
     sqlite3_finalize(p);
+    p = NULL;
+    if (rc == SQLITE_OK && sqlite3_prepare_v2(db, "SELECT max(device), sum(coalesce(device < 0, 1)) FROM oom_event", -1,
+                                              &p, NULL) == SQLITE_OK) { /* (a trace without the table has no OOM) */
+        if ((rc = sqlite3_step(p)) == SQLITE_ROW) {
+            if (sqlite3_column_type(p, 0) != SQLITE_NULL && sqlite3_column_int(p, 0) > *pMax)
+                *pMax = sqlite3_column_int(p, 0);
+            *pnOomOut = sqlite3_column_int64(p, 1);
+            rc = SQLITE_OK;
+        }
+    }
+    sqlite3_finalize(p);
     return rc;
+}
+
+/* One device's list: its events in time order (one pass over the trace), its OOMs among them. SQLite code. */
+static int pk_device(struct snapw *w, int d)
+{
+    static const struct vt_live_hooks segHooks = {NULL, on_begin, on_seg_before_end, on_end, NULL};
+    static const struct vt_live_hooks blkHooks = {NULL, on_block_begin, NULL, on_block_end, NULL};
+    struct vt_live_hooks hs = segHooks, hb = blkHooks;
+    int rc = SQLITE_OK, rcPass;
+    hs.pArg = hb.pArg = w;
+    w->device = d;
+    w->bOomPending = 0;
+    if (w->pOom) {
+        sqlite3_reset(w->pOom);
+        sqlite3_bind_int(w->pOom, 1, d);
+        rc = sqlite3_step(w->pOom);
+        w->bOomPending = rc == SQLITE_ROW;
+        if (rc != SQLITE_ROW && rc != SQLITE_DONE) return rc;
+        rc = SQLITE_OK;
+    }
+    fputc(']', w->f);
+    w->Lseg = vt__live_new(&hs);
+    w->Lblk = w->bMerged ? vt__live_new(&hb) : NULL;
+    if (!w->Lseg || (w->bMerged && !w->Lblk)) rc = SQLITE_NOMEM;
+    else {
+        rcPass = w->bMerged ? vt__live_pass_both(w->pF, w->Lseg, w->Lblk, &w->now)
+                            : vt__live_pass_all(w->pF, w->Lseg, w->bBlocks);
+        if (rcPass != VT_EXIT_OK || pk_ooms(w, INT64_MAX) != 0) rc = w->rc ? w->rc : SQLITE_ERROR;
+    }
+    if (w->Lblk) vt__live_free(w->Lblk);
+    if (w->Lseg) vt__live_free(w->Lseg);
+    w->Lseg = w->Lblk = NULL;
+    fputc('a', w->f);
+    return rc;
+}
+
+/* A block of a dump segment: size, requested_size, state, frames (stackId -1: none). 0 or -1. */
+static int pk_block(struct snapw *w, int64_t bytes, const char *zState, int64_t stackId)
+{
+    fputc('}', w->f);
+    pk_kv_int(w->f, "size", bytes);
+    pk_kv_int(w->f, "requested_size", bytes);
+    pk_kv_str(w->f, "state", zState);
+    pk_str(w->f, "frames");
+    if (pk_frames(w, stackId) != 0) return -1;
+    fputs("sa", w->f); /* the frames into the block, the block into blocks */
+    return 0;
+}
+
+/* Orders blocks of the dump (4 int64s each) by segment, then address. */
+static int blk_cmp(const void *a, const void *b)
+{
+    const int64_t *x = a, *y = b;
+    if (x[0] != y[0]) return x[0] < y[0] ? -1 : 1;
+    return x[1] < y[1] ? -1 : x[1] > y[1];
+}
+
+/* Orders segments of the dump (5 int64s each) by alloc event id, as their blocks name them. */
+static int seg_cmp(const void *a, const void *b)
+{
+    const int64_t *x = a, *y = b;
+    return x[4] < y[4] ? -1 : x[4] > y[4];
+}
+
+/*
+ * The dump's segments (those live at the end) with their blocks: the live blocks in address order and
+ * the free space around them inactive (without history: the segment's one block). SQLite code.
+ */
+static int pk_segments(struct snapw *w)
+{
+    FILE *f = w->f;
+    size_t j = 0;
+    if (w->nBlk) {
+        qsort(w->aBlk, w->nBlk / 4, 4 * sizeof *w->aBlk, blk_cmp);
+        qsort(w->aLive, w->nLive / 5, 5 * sizeof *w->aLive, seg_cmp);
+    }
+    for (size_t i = 0; i < w->nLive; i += 5) {
+        int64_t addr = w->aLive[i + 1], bytes = w->aLive[i + 2], end = addr + bytes, at = addr, used = 0;
+        size_t j0;
+        while (j < w->nBlk && w->aBlk[j] < w->aLive[i + 4]) j += 4; /* (every block's segment is one of these) */
+        for (j0 = j; j < w->nBlk && w->aBlk[j] == w->aLive[i + 4]; j += 4) used += w->aBlk[j + 2];
+        fputc('}', f);
+        pk_kv_int(f, "device", w->aLive[i]);
+        pk_kv_int(f, "address", addr);
+        pk_kv_int(f, "total_size", bytes);
+        pk_kv_int(f, "allocated_size", w->bMerged ? used : bytes);
+        pk_kv_int(f, "active_size", w->bMerged ? used : bytes);
+        pk_kv_int(f, "requested_size", w->bMerged ? used : bytes);
+        pk_kv_int(f, "stream", 0);
+        pk_kv_str(f, "segment_type", bytes < (1 << 20) ? "small" : "large");
+        pk_str(f, "frames");
+        if (pk_frames(w, w->aLive[i + 3]) != 0) return w->rc;
+        fputc('s', f);
+        pk_str(f, "blocks");
+        fputc(']', f);
+        if (!w->bMerged) {
+            if (pk_block(w, bytes, "active_allocated", w->aLive[i + 3]) != 0) return w->rc;
+        } else {
+            for (size_t k = j0; k < j; k += 4) { /* blocks tile the segment: free space before each, inactive */
+                if (w->aBlk[k + 1] < at) continue; /* overlaps the one before: not drawable */
+                if (w->aBlk[k + 1] > at && pk_block(w, w->aBlk[k + 1] - at, "inactive", -1) != 0) return w->rc;
+                if (pk_block(w, w->aBlk[k + 2], "active_allocated", w->aBlk[k + 3]) != 0) return w->rc;
+                at = w->aBlk[k + 1] + w->aBlk[k + 2];
+            }
+            if (end > at && pk_block(w, end - at, "inactive", -1) != 0) return w->rc;
+        }
+        fputs("sa", f); /* blocks into the segment, the segment into segments */
+        w->pSt->nSegment++;
+    }
+    return SQLITE_OK;
 }
 
 int vt__export_snapshot(FILE *f, struct vt_tracefile *pF, struct vt_export_snapstats *pSt, char **pzErr)
 {
-    static const struct vt_live_hooks hooks0 = {NULL, NULL, NULL, on_end, NULL};
     struct snapw w;
     int rc, maxDev = -1;
     memset(&w, 0, sizeof w);
@@ -240,7 +486,8 @@ int vt__export_snapshot(FILE *f, struct vt_tracefile *pF, struct vt_export_snaps
     w.pSt = pSt;
     *pzErr = NULL;
     w.bBlocks = pF->bHaveTensors && pF->aMemOp[VT_MEMOP_ALLOC] == 0 && pF->aMemOp[VT_MEMOP_VMM_CREATE] == 0;
-    rc = max_device(pF->db, w.bBlocks, &maxDev);
+    w.bMerged = pF->bHaveTensors && !w.bBlocks;
+    rc = max_device(pF->db, w.bBlocks, &maxDev, &pSt->nOomOut);
     if (rc == SQLITE_OK && sqlite3_prepare_v2(pF->db,
                                               "SELECT f.kind, f.pc, fn.value, fl.value, f.line, md.value FROM frame f"
                                               " LEFT JOIN string fn ON fn.id = f.function_id"
@@ -249,64 +496,29 @@ int vt__export_snapshot(FILE *f, struct vt_tracefile *pF, struct vt_export_snaps
                                               " WHERE f.stack_id = ? ORDER BY f.idx",
                                               -1, &w.pFrames, NULL) != SQLITE_OK)
         w.pFrames = NULL; /* a trace without stacks: every frames list is empty */
+    if (rc == SQLITE_OK && sqlite3_prepare_v2(pF->db,
+                                              "SELECT ts, bytes, free_bytes, stack_id FROM oom_event WHERE device = ?1"
+                                              " ORDER BY ts IS NULL, ts, id",
+                                              -1, &w.pOom, NULL) != SQLITE_OK)
+        w.pOom = NULL; /* no oom_event table: no OOM */
     fputs("\x80\x02}", f); /* PROTO 2, the root dict */
     pk_str(f, "device_traces");
     fputc(']', f);
-    for (int d = 0; rc == SQLITE_OK && d <= maxDev; d++) { /* one list per device id, empty where it has no event */
-        struct vt_live_hooks h = hooks0;
-        struct vt_live *L;
-        int rcPass;
-        h.pArg = &w;
-        h.xBegin = on_begin;
-        w.device = d;
-        fputc(']', f);
-        if (!(L = vt__live_new(&h))) {
-            rc = SQLITE_NOMEM;
-            break;
-        }
-        rcPass = vt__live_pass_all(pF, L, w.bBlocks);
-        vt__live_free(L);
-        if (rcPass != VT_EXIT_OK) rc = w.rc ? w.rc : SQLITE_ERROR;
-        fputc('a', f);
-    }
+    for (int d = 0; rc == SQLITE_OK && d <= maxDev; d++) /* one list per device id, empty where it has no event */
+        rc = pk_device(&w, d);
     fputc('s', f);
     pk_str(f, "segments");
     fputc(']', f);
-    for (size_t i = 0; rc == SQLITE_OK && i < w.nLive; i += 4) { /* each allocation live at the end: a segment, one block */
-        fputc('}', f);
-        pk_kv_int(f, "device", w.aLive[i]);
-        pk_kv_int(f, "address", w.aLive[i + 1]);
-        pk_kv_int(f, "total_size", w.aLive[i + 2]);
-        pk_kv_int(f, "allocated_size", w.aLive[i + 2]);
-        pk_kv_int(f, "active_size", w.aLive[i + 2]);
-        pk_kv_int(f, "requested_size", w.aLive[i + 2]);
-        pk_kv_int(f, "stream", 0);
-        pk_kv_str(f, "segment_type", w.aLive[i + 2] < (1 << 20) ? "small" : "large");
-        pk_str(f, "frames");
-        if (pk_frames(&w, w.aLive[i + 3]) != 0) {
-            rc = w.rc;
-            break;
-        }
-        fputc('s', f);
-        pk_str(f, "blocks");
-        fputs("]}", f);
-        pk_kv_int(f, "size", w.aLive[i + 2]);
-        pk_kv_int(f, "requested_size", w.aLive[i + 2]);
-        pk_kv_str(f, "state", "active_allocated");
-        pk_str(f, "frames");
-        if (pk_frames(&w, w.aLive[i + 3]) != 0) {
-            rc = w.rc;
-            break;
-        }
-        fputs("sas", f); /* the block's frames, the block into blocks, blocks into the segment */
-        fputc('a', f);
-        pSt->nSegment++;
-    }
+    if (rc == SQLITE_OK) rc = pk_segments(&w);
     fputs("s.", f); /* segments into the root; STOP */
     if (rc != SQLITE_OK) *pzErr = sqlite3_mprintf("%s", rc == SQLITE_NOMEM ? "out of memory" : sqlite3_errmsg(pF->db));
     else if (ferror(f)) rc = SQLITE_IOERR;
     sqlite3_finalize(w.pFrames);
+    sqlite3_finalize(w.pOom);
     vt__addrmap_free(&w.memo);
+    vt__addrmap_free(&w.inSeg);
+    vt__addrmap_free(&w.nInSeg);
     free(w.aLive);
+    free(w.aBlk);
     return rc;
 }

@@ -577,27 +577,65 @@ int vt__live_untimed(const struct vt_tracefile *f, struct vt_live *L, int bTenso
 /* Every row of table k (memory_event, or tensor_event when bTensor) of f in time order through L (and with bUntimed the
  * allocations of unknown time, vt__live_untimed), then the lifetimes still live end live_at_end. A VT_EXIT code (one
  * line printed on error). */
+/*
+ * The rows of memory_event through aL[0] and of tensor_event through aL[1] (either NULL: that table
+ * not read) in one time order (at equal times a CUDA allocation before the blocks handed out of it,
+ * and the blocks freed before a CUDA free), pNow (when not NULL) set to each row's time before it is
+ * applied; with bUntimed the allocations of unknown time (vt__live_untimed), then the lifetimes still
+ * live end live_at_end. A VT_EXIT code (one line printed on error).
+ */
+static int live_walk(struct vt_tracefile *f, struct vt_live *aL[2], int bUntimed, int64_t *pNow)
+{
+    struct vt_rows c[2];
+    char *azSql[2] = {NULL, NULL};
+    struct vt_memrow m[2];
+    int bRow[2] = {0, 0}, rc = SQLITE_OK, k;
+    memset(c, 0, sizeof c);
+    for (k = 0; k < 2 && rc == SQLITE_OK; k++) { /* k: 1 for tensor rows */
+        int t = k ? VT_T_TENSOR : VT_T_MEM;
+        if (!aL[k] || !f->aT[t].bPresent) continue;
+        azSql[k] = vt__ordered_sql(f, t, k ? VT_TENSORROW_COLS : VT_MEMROW_COLS, "1", "ts, id");
+        rc = azSql[k] ? vt__rows_open(&c[k], f->db, azSql[k], k ? VT_TENSORROW_NCOL : VT_MEMROW_NCOL, f->aT[t].w)
+                      : SQLITE_NOMEM;
+        bRow[k] = 1; /* a row to read */
+    }
+    for (;;) {
+        for (k = 0; k < 2 && rc == SQLITE_OK; k++) { /* the next row of each table, free_requested skipped */
+            while (bRow[k] == 1 && (rc = vt__rows_next(&c[k])) == SQLITE_OK) {
+                if (!c[k].bRow) {
+                    bRow[k] = 0;
+                    break;
+                }
+                vt__memrow_read(&c[k], k, &m[k]);
+                if (!k || m[k].op) { /* tensor rows: free_requested (the block waits on streams) skipped */
+                    bRow[k] = 2;
+                    break;
+                }
+            }
+        }
+        if (rc != SQLITE_OK || (!bRow[0] && !bRow[1])) break;
+        k = !bRow[0] ? 1 : !bRow[1] ? 0 : m[1].ts < m[0].ts || (m[1].ts == m[0].ts && m[0].op == VT_MEMOP_FREE);
+        if (pNow) *pNow = m[k].ts;
+        if (vt__live_apply(aL[k], &m[k]) != 0) rc = SQLITE_NOMEM;
+        bRow[k] = 1;
+    }
+    for (k = 0; k < 2; k++) {
+        if (aL[k] && rc == SQLITE_OK && bUntimed) rc = vt__live_untimed(f, aL[k], k);
+        if (aL[k] && rc == SQLITE_OK && vt__live_finish(aL[k]) != 0) rc = SQLITE_NOMEM;
+        vt__rows_close(&c[k]);
+        free(azSql[k]);
+    }
+    if (rc == SQLITE_OK) return VT_EXIT_OK;
+    vt__errorf("%s: cannot read %s events: %s", f->zPath, aL[0] ? "memory" : "tensor", sqlite3_errstr(rc));
+    return vt__exit_for_sqlite(rc);
+}
+
+/* live_walk of one table: memory_event, or tensor_event when bTensor. */
 static int live_pass(struct vt_tracefile *f, struct vt_live *L, int bTensor, int bUntimed)
 {
-    int k = bTensor ? VT_T_TENSOR : VT_T_MEM;
-    struct vt_rows c;
-    char *zSql = f->aT[k].bPresent ? vt__ordered_sql(f, k, bTensor ? VT_TENSORROW_COLS : VT_MEMROW_COLS, "1", "ts, id")
-                                   : NULL;
-    int rc = zSql ? vt__rows_open(&c, f->db, zSql, bTensor ? VT_TENSORROW_NCOL : VT_MEMROW_NCOL, f->aT[k].w) : SQLITE_NOMEM;
-    struct vt_memrow m;
-    if (!f->aT[k].bPresent) return VT_EXIT_OK;
-    while (rc == SQLITE_OK && (rc = vt__rows_next(&c)) == SQLITE_OK && c.bRow) {
-        vt__memrow_read(&c, bTensor, &m);
-        if (bTensor && !m.op) continue; /* free_requested: the block waits on streams */
-        if (vt__live_apply(L, &m) != 0) rc = SQLITE_NOMEM;
-    }
-    if (rc == SQLITE_OK && bUntimed) rc = vt__live_untimed(f, L, bTensor);
-    if (rc == SQLITE_OK && vt__live_finish(L) != 0) rc = SQLITE_NOMEM;
-    vt__rows_close(&c);
-    free(zSql);
-    if (rc == SQLITE_OK) return VT_EXIT_OK;
-    vt__errorf("%s: cannot read %s events: %s", f->zPath, bTensor ? "tensor" : "memory", sqlite3_errstr(rc));
-    return vt__exit_for_sqlite(rc);
+    struct vt_live *aL[2] = {NULL, NULL};
+    aL[bTensor != 0] = L;
+    return live_walk(f, aL, bUntimed, NULL);
 }
 
 int vt__live_pass(struct vt_tracefile *f, struct vt_live *L)
@@ -608,4 +646,12 @@ int vt__live_pass(struct vt_tracefile *f, struct vt_live *L)
 int vt__live_pass_all(struct vt_tracefile *f, struct vt_live *L, int bTensor)
 {
     return live_pass(f, L, bTensor, 1);
+}
+
+int vt__live_pass_both(struct vt_tracefile *f, struct vt_live *Lmem, struct vt_live *Lten, int64_t *pNow)
+{
+    struct vt_live *aL[2];
+    aL[0] = Lmem;
+    aL[1] = Lten;
+    return live_walk(f, aL, 1, pNow);
 }

@@ -458,6 +458,10 @@ int vt__live_pass(struct vt_tracefile *f, struct vt_live *L);
 /* The same over f's memory events, or its tensor events (bTensor: a framework allocator's blocks, free_requested rows
  * skipped), with the allocations of unknown time (vt__live_untimed) before the end. */
 int vt__live_pass_all(struct vt_tracefile *f, struct vt_live *L, int bTensor);
+/* Both levels in one time order: CUDA's memory through Lmem and the framework allocator's blocks through Lten (at
+ * equal times a CUDA allocation before the blocks in it, and blocks freed before a CUDA free), *pNow (pNow not
+ * NULL) the time of the row being applied, for the hooks; unknown times, then each set's end, as vt__live_pass_all. */
+int vt__live_pass_both(struct vt_tracefile *f, struct vt_live *Lmem, struct vt_live *Lten, int64_t *pNow);
 /* The allocations of f of unknown time (memory events, or tensor events when bTensor) into L, after its timed rows: each
  * one whose address is not live and was never freed there. An SQLite code. */
 int vt__live_untimed(const struct vt_tracefile *f, struct vt_live *L, int bTensor);

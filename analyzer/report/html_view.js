@@ -137,10 +137,11 @@
         if (capScale && dv.cap) top = Math.max(top, dv.cap);
       });
     }
-    top *= 1.06;
+    var HEAD = 1.12; // headroom above the highest level (or capacity) for the phase labels' band
+    top *= HEAD;
     function X(t) { return L + (t - lo) / (hi - lo) * PW; }
     function Y(v) { return TOP + PH * (1 - v / top); }
-    var o = [], i, k;
+    var o = [], labels = [], i, k; // labels: text drawn last, over lines and curves (each with a white halo)
     o.push('<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 ' + W + ' ' + H + '" width="' + W + '" height="' + H + '" role="img" aria-label="live memory of ' + esc(T.name) + ' over time">');
     o.push('<defs><clipPath id="clip' + this.tr + '"><rect x="' + L + '" y="' + (TOP - 2) + '" width="' + PW + '" height="' + (PH + 2) + '"/></clipPath></defs>');
     o.push('<rect x="' + L + '" y="' + TOP + '" width="' + PW + '" height="' + PH + '" fill="#fcfcfc" stroke="#bbb"/>');
@@ -149,14 +150,14 @@
       if (p.t0 == null || p.t1 == null || p.t1 < lo || p.t0 > hi) return;
       var x0 = Math.max(L, X(p.t0)), x1 = Math.min(L + PW, X(p.t1)), col = p.kind === 'evaluation' ? '#ffbb78' : p.kind === 'training' ? '#aec7e8' : '#dddddd';
       o.push('<rect class="phase" x="' + x0.toFixed(1) + '" y="' + TOP + '" width="' + Math.max(0.5, x1 - x0).toFixed(1) + '" height="' + PH + '" fill="' + col + '" opacity="0.45"><title>' + esc(p.name) + ' (' + p.kind + '): ' + fns(p.t0) + ' .. ' + fns(p.t1) + '</title></rect>');
-      if (x1 - x0 > 7 * p.name.length + 8) o.push('<text class="phase-label" x="' + (x0 + 4).toFixed(1) + '" y="' + (TOP + 13) + '" font-size="11" fill="#555">' + esc(p.name) + '</text>');
+      if (x1 - x0 > 7 * p.name.length + 8) labels.push('<text class="phase-label" x="' + (x0 + 4).toFixed(1) + '" y="' + (TOP + 13) + '" font-size="11" fill="#555">' + esc(p.name) + '</text>');
     });
     if (this.span) { // the selected finding's span
       var s0 = X(this.span[0]), s1 = X(this.span[1]);
       o.push('<rect class="span" x="' + s0.toFixed(1) + '" y="' + TOP + '" width="' + Math.max(2, s1 - s0).toFixed(1) + '" height="' + PH + '" fill="#f0c000" opacity="0.18"/>');
     }
     // y grid and the devices' live bytes
-    var bu = byteUnit(top), yt = ticks(0, top / 1.06, 5, bu[0], bu[1]);
+    var bu = byteUnit(top), yt = ticks(0, top / HEAD, 5, bu[0], bu[1]);
     yt.forEach(function (t) { o.push('<line x1="' + L + '" x2="' + (L + PW) + '" y1="' + Y(t[0]).toFixed(1) + '" y2="' + Y(t[0]).toFixed(1) + '" stroke="#eee"/>'); });
     T.devs.forEach(function (dv, di) {
       var bw = self.dur / dv.n, prev = 0, d = 'M' + X(0).toFixed(1) + ',' + Y(0).toFixed(1), col = devColor(dv, di);
@@ -186,7 +187,6 @@
     });
     o.push('</g>');
     // capacity, peak, OOMs
-    var labels = [];
     T.devs.forEach(function (dv, di) {
       if (!dv.cap) return;
       if (dv.cap > top) { labels.push('<text class="capacity-label" x="' + (L + PW) + '" y="' + (TOP - 7) + '" font-size="11" text-anchor="end" fill="' + devColor(dv, di) + '">capacity ' + fb(dv.cap) + ' (above the scale)</text>'); return; }
@@ -197,7 +197,7 @@
     T.devs.forEach(function (dv, di) {
       if (dv.peakT == null || dv.peakT < lo || dv.peakT > hi) return;
       var px = X(dv.peakT), py = Y(dv.peak), z = 'peak ' + fb(dv.peak) + (T.devs.length > 1 ? ' (' + (dv.host ? dv.name : 'device ' + dv.id) + ')' : ''), w = 6.2 * z.length;
-      var right = px + 8 + w < L + PW, ly = py - 8 > TOP + 16 ? py - 8 : py + 16;
+      var right = px + 8 + w < L + PW, ly = py - 8 > TOP + 25 || py + 16 > TOP + PH ? py - 8 : py + 16; // above it, clear of the phase labels' band, or below
       o.push('<circle class="peak" cx="' + px.toFixed(1) + '" cy="' + py.toFixed(1) + '" r="4" fill="' + devColor(dv, di) + '" stroke="#fff"><title>' + esc(dv.name) + ': ' + z + ' at ' + fns(dv.peakT) + '</title></circle>');
       labels.push('<text class="peak-label" x="' + (right ? px + 7 : px - 7).toFixed(1) + '" y="' + ly.toFixed(1) + '" font-size="11"' + (right ? '' : ' text-anchor="end"') + ' fill="' + devColor(dv, di) + '">' + esc(z) + '</text>');
     });
@@ -205,7 +205,7 @@
       if (m.t == null || m.t < lo || m.t > hi) return;
       var x = X(m.t).toFixed(1);
       o.push('<g class="marker oom" data-f="' + m.f + '"><title>out of memory: ' + fb(m.req) + ' requested at ' + fns(m.t) + '</title><line x1="' + x + '" x2="' + x + '" y1="' + (TOP - 8) + '" y2="' + (TOP + PH) + '" stroke="#d62728" stroke-width="2"/>' +
-        '<text x="' + (+x + 3) + '" y="' + (TOP - 10) + '" font-size="11" fill="#d62728">OOM</text></g>');
+        '<text class="oom-label" x="' + (+x + 30 > W ? x - 3 : +x + 3) + '" y="' + (TOP - 10) + '" font-size="11"' + (+x + 30 > W ? ' text-anchor="end"' : '') + ' fill="#d62728">OOM</text></g>');
     });
     o.push(labels.join(''));
     // the findings on this process under the plot, nearby ones together

@@ -1,7 +1,8 @@
 // Loads HTML reports in headless Chromium (puppeteer-core) and prints, per report, what a person sees, as JSON.
 //   node check_html.mjs PUPPETEER_MODULE CHROMIUM EXPECTED_DIR UPDATE(0|1) DOCS_IMAGE REPORT.html...
 // Per report: console and page errors, failed requests, the page width at a 1000 px window, each chart's
-// tick labels and axis titles. The example report (the first) is also driven: a click on its first finding
+// tick labels and axis titles, labels (phases, capacity, peak, OOM) outside their chart or crossing each other or a
+// capacity line. The example report (the first) is also driven: a click on its first finding
 // (the chart's window, the site drawn), a hover (the tooltip's text), a click on a chart marker, print media
 // (tools hidden, a PDF made). A report named ranks64 / ranks1000: its small charts and one opened. Screenshots
 // of the example's chart and of the 64-rank grid are compared with EXPECTED_DIR's PNGs (UPDATE=1: written there,
@@ -55,6 +56,26 @@ function axes(page) {
   })));
 }
 
+// The chart labels that leave their chart, or cross another label or a capacity line: what the eye cannot read.
+function clashes(page) {
+  return page.evaluate(() => {
+    const bad = [];
+    for (const svg of document.querySelectorAll('.chart svg')) {
+      const [, , W, H] = svg.getAttribute('viewBox').split(' ').map(Number);
+      const labels = [...svg.querySelectorAll('.phase-label, .capacity-label, .peak-label, .oom-label')].map((t) => ({t: t.textContent, b: t.getBBox()}));
+      const caps = [...svg.querySelectorAll('line.capacity')].map((l) => +l.getAttribute('y1'));
+      labels.forEach((a, i) => {
+        if (a.b.x < 0 || a.b.y < 0 || a.b.x + a.b.width > W || a.b.y + a.b.height > H) bad.push(a.t + ': outside the chart');
+        labels.slice(i + 1).forEach((c) => {
+          if (a.b.x < c.b.x + c.b.width && c.b.x < a.b.x + a.b.width && a.b.y < c.b.y + c.b.height && c.b.y < a.b.y + a.b.height) bad.push(a.t + ' / ' + c.t);
+        });
+        caps.forEach((y) => { if (!/capacity/.test(a.t) && y > a.b.y + 1 && y < a.b.y + a.b.height - 1) bad.push(a.t + ': on the capacity line'); });
+      });
+    }
+    return bad;
+  });
+}
+
 const out = [];
 try {
   for (const [iReport, file] of reports.entries()) {
@@ -69,6 +90,7 @@ try {
     await page.goto('file://' + file, {waitUntil: 'load', timeout: 180000});
     res.scrollWidth = await page.evaluate(() => document.documentElement.scrollWidth);
     res.axes = await axes(page);
+    res.clashes = await clashes(page);
     res.cards = await page.evaluate(() => document.querySelectorAll('.card').length);
     res.outCards = await page.evaluate(() => [...document.querySelectorAll('.card.out')].map((c) => +c.dataset.tr));
     if (iReport === 0) { // the example: click, hover, marker, print

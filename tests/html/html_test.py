@@ -1,13 +1,16 @@
-"""The HTML report of the example, of 8, 64 and (without the browser) 1000 ranks and of a file without memory data; in a browser.
+"""The HTML report of the example, of 8, 64 and (without the browser) 1000 ranks, of a file without memory data and
+of one that runs out of memory; in a browser.
 
-    html_test.py VRAMTRACE EXAMPLE_TRACE NOMEM_TRACE [--browser] [--update]
+    html_test.py VRAMTRACE EXAMPLE_TRACE NOMEM_TRACE OOM_TRACE [--browser] [--update]
 
 Without --browser: the reports' size (the example's at most 1 MiB, 1000 ranks' at most 5 MiB), self-containment,
 order (findings first), the figures the script draws (one scale, site curves, the peak's breakdown, the outlier
-ranks marked and drawn in full), the imbalance paragraph, and what a file without memory data or times says.
+ranks marked and drawn in full), the imbalance paragraph, what a file without memory data or times says, and the
+OOM of OOM_TRACE among the chart's figures.
 With --browser: each report is also loaded in headless Chromium through puppeteer-core (check_html.mjs): no
 console or page errors, no network request, no sideways scrolling at 1000 px, tick labels and titles on both
-axes, a click on a finding zooms its chart and draws its site, a hover shows a tooltip naming a site, a chart
+axes, no chart label (phase, capacity, peak, OOM) outside its chart or over another or a capacity line, a click
+on a finding zooms its chart and draws its site, a hover shows a tooltip naming a site, a chart
 marker selects its finding, print media hides the tools and makes a PDF, a small chart opens in place; and
 screenshots of the example's chart and of the 64-rank grid match tests/html/expected/ (at most 2 % of pixels
 differ). --update writes those PNGs and docs/img/report.png instead of comparing. Skips (exit 77) when Node.js,
@@ -27,9 +30,9 @@ EXAMPLE_BOUND = 1024 * 1024       # bytes of the example's report
 RANKS_BOUND = 5 * 1024 * 1024     # bytes of the 1000-rank report
 SHOT_TOLERANCE = 0.02             # share of pixels a screenshot may differ by
 
-vramtrace, example, nomem = (os.path.abspath(a) for a in sys.argv[1:4])
-browser = "--browser" in sys.argv[4:]
-update = "--update" in sys.argv[4:]
+vramtrace, example, nomem, oom = (os.path.abspath(a) for a in sys.argv[1:5])
+browser = "--browser" in sys.argv[5:]
+update = "--update" in sys.argv[5:]
 here = os.path.dirname(os.path.abspath(__file__))
 if browser:
     prefix = os.environ.get("VT_NPM_PREFIX") or os.path.expanduser("~/.cache/vramtrace-npm")
@@ -82,8 +85,10 @@ def data(z):
 
 shutil.copy(example, os.path.join(tmp, "example-train.db"))
 shutil.copy(nomem, os.path.join(tmp, os.path.basename(nomem)))
+shutil.copy(oom, os.path.join(tmp, "example-oom.db"))
 reports = {"example": report("example", ["example-train.db"]),
-           "nomem": report("nomem", [os.path.basename(nomem)])}
+           "nomem": report("nomem", [os.path.basename(nomem)]),
+           "oom": report("oom", ["example-oom.db"])}
 COUNTS = (8, 64) if browser else (8, 64, 1000)  # the 1000-rank report (a minute to make) is checked without the browser
 for n in COUNTS:
     reports["ranks%d" % n] = report("ranks%d" % n, ranks(n))
@@ -123,6 +128,9 @@ if ex:
     if 'class="chart"' not in html["example"]:
         fail.append("example: no chart")
 
+if D["oom"] and not D["oom"]["traces"][0]["ooms"]:
+    fail.append("oom: no OOM among the chart's figures")
+
 if D["nomem"]:
     z = html["nomem"]
     if 'class="chart"' in z or "No memory chart" not in z or "0 B" in re.sub(r"<script.*", "", z, flags=re.S):
@@ -150,7 +158,7 @@ for n in COUNTS:
 print("reports: " + ", ".join("%s %d bytes" % (k, v) for k, v in size.items()))
 
 if browser and not fail:
-    names = ["example", "ranks8", "ranks64", "nomem"]
+    names = ["example", "ranks8", "ranks64", "nomem", "oom"]
     docs = os.path.join(here, "..", "..", "docs", "img", "report.png") if update else ""
     p = subprocess.run(["node", os.path.join(here, "check_html.mjs"), module, chromium, os.path.join(here, "expected"),
                         "1" if update else "0", docs] + [reports[n] for n in names],
@@ -165,6 +173,8 @@ if browser and not fail:
                 res["cards"], res["shots"]))
             if res["errors"]:
                 fail.append("%s: console errors or requests %s" % (name, res["errors"][:5]))
+            if res["clashes"]:
+                fail.append("%s: chart labels outside the chart or over each other: %s" % (name, res["clashes"][:5]))
             if res["scrollWidth"] > 1000:
                 fail.append("%s: scrolls sideways at 1000 px (%d)" % (name, res["scrollWidth"]))
             for a in res["axes"]:
