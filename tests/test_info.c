@@ -31,7 +31,7 @@ TEST(info_text_exact)
         "process     pid 4242 (parent 4200), rank 1 of 4 (local 1), host gpu-node-7\n"
         "command     python train.py --epochs 3\n"
         "executable  /usr/bin/python3.11\n"
-        "versions    tracer 0.1.0, CUDA driver 13000, CUPTI 130001, schema 4\n"
+        "versions    tracer 0.1.0, CUDA driver 13000, CUPTI 130001, schema 5\n"
         "status      closed cleanly, traced for 2.70 s\n"
         "writer      1234 CUPTI records decoded (5 of kinds not stored), 1300 rows in 3 commits\n"
         "devices     0  NVIDIA H100 80GB HBM3, 79.6 GiB, compute 9.0, 132 SMs, PCI 1b:00, GPU-1234\n"
@@ -87,7 +87,7 @@ TEST(info_text_exact)
     snprintf(zWant, sizeof zWant, "trace       %s\nfile        ", zTrace);
     ASSERT(!strncmp(zOut, zWant, strlen(zWant)));
     ASSERT_CONTAINS(zOut, " bytes (");
-    ASSERT_CONTAINS(zOut, "), schema version 4\n");
+    ASSERT_CONTAINS(zOut, "), schema version 5\n");
     zRest = strstr(zOut, "\nprocess ");
     ASSERT(zRest != NULL);
     ASSERT_STREQ(zBody, zRest + 1);
@@ -110,7 +110,7 @@ TEST(info_unclosed_empty_trace)
     sqlite3_close(db);
     ASSERT_EQ(VT_EXIT_OK, run_info(azArg, &zOut, &zErr));
     ASSERT_CONTAINS(zOut, "\nprocess     pid 77\n");
-    ASSERT_CONTAINS(zOut, "\nversions    tracer ?, CUDA driver ?, CUPTI ?, schema 4\n");
+    ASSERT_CONTAINS(zOut, "\nversions    tracer ?, CUDA driver ?, CUPTI ?, schema 5\n");
     ASSERT_CONTAINS(zOut, "\nstatus      WARNING: not closed cleanly");
     ASSERT_CONTAINS(zOut, "\ndevices     none recorded\n");
     ASSERT_CONTAINS(zOut, "\nduration    no events\n");
@@ -143,7 +143,7 @@ TEST(info_json)
                           "\"hostname\":\"gpu-node-7\",\"cmdline\":\"python train.py --epochs 3\","
                           "\"executable\":\"/usr/bin/python3.11\"}");
     ASSERT_CONTAINS(zOut, "\"versions\":{\"tracer\":\"0.1.0\",\"cuda_driver\":13000,\"cuda_runtime\":null,"
-                          "\"cupti\":130001,\"schema\":4,\"cupti_library\":null,\"cuda_runtime_library\":null,"
+                          "\"cupti\":130001,\"schema\":5,\"cupti_library\":null,\"cuda_runtime_library\":null,"
                           "\"cupti_layout\":null,\"cupti_layout_table\":null,\"cupti_kinds_reduced\":null}");
     ASSERT_CONTAINS(zOut, "\"time\":{\"first_ns\":1100000000,\"last_ns\":3600000000,\"duration_ns\":2500000000,"
                           "\"wall_start_ns\":1763750401123000000,\"wall_start\":\"2025-11-21 18:40:01.123 UTC\"");

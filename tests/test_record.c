@@ -119,7 +119,8 @@ TEST(record_tensors_merges_alloc_conf)
 {
     const char *zDir = cli_tmpdir();
     const char *azOpt[] = {"--tensors", "--backtrace", "12", "--no-python-stacks", "--no-kernel-args",
-                           "--max-size", "64M", "--start-after=1.5m", "--stop-after", "2h", "-o", zDir, NULL};
+                           "--max-size", "64M", "--start-after=1.5m", "--stop-after", "2h", "--kernels", "summary",
+                           "--kernel-warmup=5m", "-o", zDir, NULL};
     const char *azEnv[] = {"VRAMTRACE_LIB=/bin/sh", "PYTORCH_ALLOC_CONF",
                            "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True, max_split_size_mb:128,"
                            "roundup_power2_divisions:[256:1,512:2,>:4]",
@@ -142,6 +143,8 @@ TEST(record_tensors_merges_alloc_conf)
     ASSERT_STREQ("64M", env_value(zDump, "VRAMTRACE_MAX_BYTES"));
     ASSERT_STREQ("1.5m", env_value(zDump, "VRAMTRACE_START_AFTER"));
     ASSERT_STREQ("2h", env_value(zDump, "VRAMTRACE_STOP_AFTER"));
+    ASSERT_STREQ("summary", env_value(zDump, "VRAMTRACE_KERNELS"));
+    ASSERT_STREQ("5m", env_value(zDump, "VRAMTRACE_KERNEL_WARMUP"));
     /* --tensors: the cudaMallocAsync backend keeps no history, so it is not asked for; the hook
      * still lends CUPTI to torch.profiler */
     ASSERT(env_value(zDump, "VRAMTRACE_PYTORCH_HISTORY") == NULL);
@@ -570,12 +573,26 @@ TEST(record_usage_errors)
         ASSERT_CONTAINS(z, "--stop-after must be later than --start-after");
         free(z);
     }
+    {
+        char *azMode[] = {(char *)cli_vramtrace(), "record", "--kernels", "some", "--", "true", NULL};
+        char *azWarm[] = {(char *)cli_vramtrace(), "record", "--kernel-warmup", "soon", "--", "true", NULL};
+        ASSERT_EQ(VT_EXIT_USAGE, cli_run(azMode, azEnv, NULL, zErr));
+        z = cli_read(zErr);
+        ASSERT_CONTAINS(z, "some");
+        free(z);
+        ASSERT_EQ(VT_EXIT_USAGE, cli_run(azWarm, azEnv, NULL, zErr));
+        z = cli_read(zErr);
+        ASSERT_CONTAINS(z, "--kernel-warmup 'soon' is not a duration");
+        free(z);
+    }
     ASSERT_EQ(VT_EXIT_OK, cli_run(azHelp, azEnv, zErr, NULL));
     z = cli_read(zErr);
     ASSERT_CONTAINS(z, "usage: vramtrace record [OPTIONS] [--] COMMAND [ARG...]");
     ASSERT_CONTAINS(z, "--no-kernel-args");
     ASSERT_CONTAINS(z, "--max-size SIZE");
     ASSERT_CONTAINS(z, "--start-after T");
+    ASSERT_CONTAINS(z, "--kernels MODE");
+    ASSERT_CONTAINS(z, "--kernel-warmup T");
     free(z);
     cli_cleanup();
 }

@@ -285,6 +285,8 @@ struct vt_xfer {           /* one direction: 0 HtoD, 1 DtoH */
 /* Host-device copies against kernels (transfer.c). */
 struct vt_transfers {
     struct vt_xfer x[2];
+    /* copyNs and the serial times count the copies whose overlap is known: in the always-on mode, those that
+     * started before the kernels became summaries (vt_tracefile.kernelSummaryFrom) */
     int64_t copyNs, copySerialNs, kernelBusyNs;
     int64_t pageSerialNs;  /* pageable copy time with no kernel running */
     int64_t firstKernelTs; /* start of the first kernel; 0 when the trace has none */

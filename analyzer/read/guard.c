@@ -8,9 +8,9 @@
 #include "vramtrace/schema.h"
 
 /* Every table VT_DOMAIN_LIST names, once, in its order. */
-const char *const vt__guard_tables[] = {"memory_event", "tensor_event", "oom_event", "memcpy",     "memset",
-                                        "kernel",       "buffer_use",   "nvtx_range", "api_call",  "sync_event",
-                                        "pool_event",   "device",       NULL};
+const char *const vt__guard_tables[] = {"memory_event", "tensor_event",   "oom_event",  "memcpy",   "memset",
+                                        "kernel",       "kernel_summary", "buffer_use", "nvtx_range", "api_call",
+                                        "sync_event",   "pool_event",     "device",     NULL};
 
 /* 1 if zTable (in main) has a column zCol, 0 if not, -1 on an error. */
 static int has_column(sqlite3 *db, const char *zTable, const char *zCol)

@@ -194,6 +194,16 @@ static int read_partial(struct vt_tracefile *f)
 #undef MISSING
 }
 
+int vt__read_mode(struct vt_tracefile *f)
+{
+    if (meta_int(f->db, "kernel_summary_from_ns", &f->kernelSummaryFrom) != 0 ||
+        meta_int(f->db, "kernel_summary_kernels", &f->nKernelSummarized) != 0 ||
+        meta_int(f->db, "config.kernel_period_ns", &f->kernelPeriod) != 0)
+        return -1;
+    if (f->kernelPeriod <= 0) f->kernelPeriod = 1000000000;
+    return 0;
+}
+
 /*
  * The windows in which CUPTI was lent to the job's own profiler (meta
  * cupti_lend.N.FIELD, N from 1), into f->aLend in window order. Returns an
@@ -339,6 +349,19 @@ static int reduced_note(struct vt_tracefile *f)
 /* The notes about how the trace was recorded that every reader shows. */
 static void recording_notes(struct vt_tracefile *f, const char *zKernelArgs)
 {
+    if (f->kernelSummaryFrom >= 0) {
+        char zA[32], zP[32];
+        int64_t at = f->bTimes && f->kernelSummaryFrom > f->t0 ? f->kernelSummaryFrom - f->t0 : 0;
+        vt__fmt_ns(f->kernelPeriod, zP, sizeof zP);
+        vt__read_note(f, "recorded in the always-on mode (record --kernels summary): from %s after the start, kernels "
+                         "are summaries per %s and kernel name (%lld kernels in kernel_summary), their launch calls "
+                         "are not recorded, and kernel-argument uses are each address's first and last per %s; "
+                         "allocations, frees, copies, sets, NVTX ranges and OOMs are complete, so leaks, peaks, idle "
+                         "allocations, pageable copies and OOMs hold for the whole run, while phases inferred from "
+                         "kernel names and copy/compute overlap cover only the time before",
+                      vt__fmt_ns(at, zA, sizeof zA), zP, (long long)(f->nKernelSummarized > 0 ? f->nKernelSummarized : 0),
+                      zP);
+    }
     if (f->windowStart > 0 || f->windowStop > 0) {
         char zA[32], zB[32];
         vt__read_note(f, "recorded in a window: kernels, copies, sets, API calls and NVTX ranges only from %s to %s "

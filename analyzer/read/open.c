@@ -145,7 +145,7 @@ int vt__read_open(struct vt_tracefile *f, const char *zPath, unsigned flags, str
         for (int k = 0; k < VT_T_N; k++)
             if (vt__schema_has_table(f->db, azLarge[k]) == 1) azLarge[nLarge++] = azLarge[k];
         f->bStored = vt__schema_time_base(f->db, azLarge, nLarge, &f->timeBase) == 1;
-        int rcScan = vt__scan(f, pFeed);
+        int rcScan = vt__read_mode(f) == 0 ? vt__scan(f, pFeed) : SQLITE_ERROR;
         if (rcScan != SQLITE_OK) {
             vt__errorf("%s: cannot read trace: %s", zPath, sqlite3_errstr(rcScan));
             rc = vt__exit_for_sqlite(rcScan);

@@ -91,6 +91,12 @@ struct vt_tracefile {
     int64_t partialFrom;
     char zPartialWhy[320];  /* why, for people: "" when partialFrom is -1 */
     int64_t windowStart, windowStop; /* recording window relative to the start, ns (-1 or 0: none) */
+    /* always-on mode (record --kernels summary): absolute ns from which kernels are per-period summaries
+     * (kernel_summary), their launch calls not recorded and kernel-argument uses each address's first and
+     * last per period; -1 when every kernel is recorded */
+    int64_t kernelSummaryFrom;
+    int64_t nKernelSummarized; /* kernels in the summaries */
+    int64_t kernelPeriod;      /* the summaries' period, ns */
     struct vt_lend *aLend;  /* CUPTI lent to the job's profiler, by window (meta cupti_lend.N) */
     int nLend;
     /* devices, by id */
@@ -171,6 +177,9 @@ int64_t vt__read_wall(const struct vt_tracefile *f, int64_t ts);
 const char *vt__read_process_name(const struct vt_tracefile *f, char *z, size_t n);
 /* Meta, devices, the time range and the notes, after the scan (vt__read_open). A VT_EXIT code, one line printed. */
 int vt__read_meta(struct vt_tracefile *f);
+/* How the kernels were recorded (the always-on mode's kernelSummaryFrom, nKernelSummarized, kernelPeriod),
+ * before the scan: the kernel feed's consumers need it. 0, or -1 when the meta table cannot be read. */
+int vt__read_mode(struct vt_tracefile *f);
 
 /* ---- guard.c ---- */
 /* The guard's condition on the possible rows of zTable for db (NULL: every row is), sqlite3_malloc'd in *pz. */
