@@ -369,10 +369,11 @@ void vt__timeline_tensor(struct vt_trace *t, int iDev, int64_t ts); /* d->tensor
 void vt__timeline_snapshot(struct vt_trace *t, int iDev);
 void vt__timeline_phase_snapshot(struct vt_trace *t); /* current phase, before live bytes drop */
 void vt__timeline_phase_step(struct vt_trace *t, int64_t ts); /* phase/iteration minima */
-void vt__top_insert(struct vt_snap *a, int *pN, int cap, const struct vt_life *l);
 
 /* ---- live_group.c ---- */
 #define VT_ACCT_DEVICES (-4) /* vt__live_snapshot: every device (acct >= 0), no host or managed memory */
+/* Insert l into the descending-by-bytes top list a (*pN entries, at most cap). */
+void vt__top_insert(struct vt_snap *a, int *pN, int cap, const struct vt_life *l);
 /* the largest allocations live in acct and all of them by site and kind, in one pass; 0 or -1 (OOM) */
 int vt__live_snapshot(struct vt_trace *t, struct vt_life *const *apLive, int nLive, int acct, struct vt_snap *aTop,
                       int *pnTop, int nTopCap, struct vt_group *aGroup, int *pnGroup, int nGroupCap);

@@ -63,6 +63,25 @@ static void group_insert(struct vt_group *a, int *pN, int cap, const struct vt_g
     if (n < cap) (*pN)++;
 }
 
+/* Insert l into the descending-by-bytes top list a (n entries, at most cap). */
+void vt__top_insert(struct vt_snap *a, int *pN, int cap, const struct vt_life *l)
+{
+    int n = *pN, j;
+    if (n == cap && a[n - 1].bytes >= l->bytes) return;
+    j = n < cap ? n : cap - 1;
+    while (j > 0 && a[j - 1].bytes < l->bytes) {
+        a[j] = a[j - 1];
+        j--;
+    }
+    a[j].address = l->address;
+    a[j].bytes = l->bytes;
+    a[j].allocTs = l->allocTs;
+    a[j].lastUse = l->lastUse;
+    a[j].site = l->site;
+    a[j].memKind = l->memKind;
+    if (n < cap) (*pN)++;
+}
+
 /*
  * Snapshot what is live in acct (a device id, or VT_ACCT_DEVICES for every
  * device) among apLive[0..nLive-1], in one pass: the nTopCap largest

@@ -305,9 +305,7 @@ static int finish(struct replay *r)
     }
     if (t->lc.nAlloc == 0 && t->lc.nTensorAlloc == 0 && t->nOom == 0) {
         const char *z = t->f.zSource;
-        char zN[32];
-        if (!strcmp(z, "kineto_json") && vt__meta_get(t->f.db, "kineto.memory_events", zN, sizeof zN) == 1 &&
-            !strcmp(zN, "0")) /* the importer's note said why; the report says it too */
+        if (!strcmp(z, "kineto_json") && vt__read_meta_int(&t->f, "kineto.memory_events") == 0) /* the importer's note said why; the report says it too */
             vt__read_note(&t->f, "no allocation lifetimes: this torch.profiler trace has no [memory] events "
                                  "(recorded without profile_memory=True), so no leak, peak or live set can be "
                                  "told; copies, kernels and phases are analyzed");
@@ -316,8 +314,7 @@ static int finish(struct replay *r)
                                  "address (its [memory] events carry no 'Addr': torch.profiler before 1.11, or "
                                  "profile_memory off), so no leak, peak or live set can be told; copies, kernels "
                                  "and phases are analyzed");
-        else if (!strcmp(z, "nsys_sqlite") && vt__meta_get(t->f.db, "nsys.cuda_trace", zN, sizeof zN) == 1 &&
-                 !strcmp(zN, "0"))
+        else if (!strcmp(z, "nsys_sqlite") && vt__read_meta_int(&t->f, "nsys.cuda_trace") == 0)
             vt__read_note(&t->f, "no allocation lifetimes: this Nsight Systems export holds no CUDA trace at all "
                                  "(no CUDA API calls, kernels, copies or GPU memory events: recorded without CUDA "
                                  "tracing), so nothing about GPU memory can be told");

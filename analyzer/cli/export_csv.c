@@ -72,7 +72,7 @@ int vt__export_csv(const char *zDir, int nTrace, struct vt_tracefile *aF, char *
             sqlite3_stmt *p = NULL;
             long long nRow;
             if (!zSql) rc = SQLITE_NOMEM;
-            if (rc == SQLITE_OK && vt__schema_has_table(aF[i].db, aTable[k].zFile) != 1) { /* an older trace */
+            if (rc == SQLITE_OK && !vt__read_has(&aF[i], aTable[k].zFile)) { /* an older trace */
                 sqlite3_free(zSql);
                 continue;
             }

@@ -9,9 +9,6 @@
 
 #define VT_INFO_NUL INT64_MIN /* an unknown integer (shown as "?" or null) */
 
-struct info_meta {
-    char *zKey, *zValue;
-};
 struct info_dev {
     long long id, total, ccMajor, ccMinor, sm, pciBus, pciDev, bw;
     char *zName, *zUuid;
@@ -39,8 +36,6 @@ extern const char *const vt__info_tables[];
 struct trace_info {
     struct vt_tracefile f;        /* open through the read layer: guard, scan, time range */
     int64_t fileBytes;
-    struct info_meta *aMeta;      /* every meta row, by key */
-    int nMeta;
     struct info_dev *aDev;
     int nDev;
     struct info_peak *aPeak;      /* peak live bytes of each device, by the one rule (read/live.c) */

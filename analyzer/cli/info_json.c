@@ -40,9 +40,9 @@ static void json_meta_prefix(FILE *f, const struct trace_info *p, const char *zP
     size_t n = strlen(zPrefix);
     int j, b = 1;
     fputc('{', f);
-    for (j = 0; j < p->nMeta; j++)
-        if (!strncmp(p->aMeta[j].zKey, zPrefix, n))
-            json_kv_str(f, &b, p->aMeta[j].zKey + n, p->aMeta[j].zValue);
+    for (j = 0; j < p->f.nMeta; j++)
+        if (!strncmp(p->f.aMeta[j].zKey, zPrefix, n))
+            json_kv_str(f, &b, p->f.aMeta[j].zKey + n, p->f.aMeta[j].zValue);
     fputc('}', f);
 }
 

@@ -49,25 +49,6 @@ static int each_row(sqlite3 *db, const char *zSql, struct trace_info *p, int (*x
     return rc;
 }
 
-static int row_meta(struct trace_info *p, sqlite3_stmt *s)
-{
-    struct info_meta *m;
-    if (grow((void **)&p->aMeta, p->nMeta, sizeof *p->aMeta)) return -1;
-    m = &p->aMeta[p->nMeta];
-    m->zKey = dup_text(s, 0);
-    m->zValue = dup_text(s, 1);
-    if (!m->zKey || !m->zValue) {
-        /* a NULL key or value is skipped (not known); only a text that could not be copied is an error */
-        int bOom = (!m->zKey && sqlite3_column_type(s, 0) != SQLITE_NULL) ||
-                   (!m->zValue && sqlite3_column_type(s, 1) != SQLITE_NULL);
-        free(m->zKey);
-        free(m->zValue);
-        return bOom ? -1 : 0;
-    }
-    p->nMeta++;
-    return 0;
-}
-
 static int row_dev(struct trace_info *p, sqlite3_stmt *s)
 {
     struct info_dev *d;
@@ -179,12 +160,9 @@ static int load_counts(struct trace_info *p)
     for (int i = 0; rc == SQLITE_OK && i < VT_INFO_NTABLE; i++) {
         sqlite3_stmt *pStmt = NULL;
         char *zSql;
-        int k, bHas = vt__schema_has_table(p->f.db, vt__info_tables[i]);
+        int k;
         p->aCount[i] = -1;
-        if (bHas <= 0) {
-            if (bHas < 0) rc = SQLITE_ERROR;
-            continue;
-        }
+        if (!vt__read_has(&p->f, vt__info_tables[i])) continue;
         for (k = 0; k < VT_T_N && strcmp(vt__tbl_name(k), vt__info_tables[i]); k++) {
         }
         if (k < VT_T_N) {
@@ -214,9 +192,7 @@ int vt__info_load(struct trace_info *p, const char *zPath, int bFull)
     p->fileBytes = stat(zPath, &st) == 0 ? (int64_t)st.st_size : -1;
     if (p->f.nHidden > 0)
         vt__errorf("%s: %lld rows with impossible values were ignored (damaged trace)", zPath, (long long)p->f.nHidden);
-    rc = each_row(p->f.db, "SELECT key, value FROM meta ORDER BY key", p, row_meta);
-    if (rc == SQLITE_OK)
-        rc = each_row(p->f.db,
+    rc = each_row(p->f.db,
                       "SELECT id, name, uuid, total_bytes, cc_major, cc_minor, sm_count, pci_bus, pci_device,"
                       " global_memory_bandwidth_kbps FROM device ORDER BY id",
                       p, row_dev);
@@ -233,7 +209,7 @@ int vt__info_load(struct trace_info *p, const char *zPath, int bFull)
                  VT_INFO_MAX_OOM);
         rc = each_row(p->f.db, zSql, p, row_oom);
     }
-    if (rc == SQLITE_OK && bFull && vt__schema_has_table(p->f.db, "overhead") == 1)
+    if (rc == SQLITE_OK && bFull && vt__read_has(&p->f, "overhead"))
         rc = each_row(p->f.db,
                       "SELECT source, kind, count(*), sum(count), sum(CASE WHEN \"end\" >= start THEN \"end\" - start END)"
                       " FROM overhead GROUP BY source, kind ORDER BY 5 DESC, source, kind",
@@ -252,10 +228,6 @@ int vt__info_load(struct trace_info *p, const char *zPath, int bFull)
 
 void vt__info_free(struct trace_info *p)
 {
-    for (int i = 0; i < p->nMeta; i++) {
-        free(p->aMeta[i].zKey);
-        free(p->aMeta[i].zValue);
-    }
     for (int i = 0; i < p->nDev; i++) {
         free(p->aDev[i].zName);
         free(p->aDev[i].zUuid);
@@ -265,7 +237,6 @@ void vt__info_free(struct trace_info *p)
         free(p->aOvh[i].zSource);
         free(p->aOvh[i].zKind);
     }
-    free(p->aMeta);
     free(p->aDev);
     free(p->aPeak);
     free(p->aOom);
@@ -277,14 +248,7 @@ void vt__info_free(struct trace_info *p)
 
 const char *vt__info_meta(const struct trace_info *p, const char *zKey)
 {
-    int lo = 0, hi = p->nMeta; /* sorted by key (ORDER BY key: binary collation, as strcmp) */
-    while (lo < hi) {
-        int mid = (lo + hi) / 2, c = strcmp(p->aMeta[mid].zKey, zKey);
-        if (c == 0) return p->aMeta[mid].zValue;
-        if (c < 0) lo = mid + 1;
-        else hi = mid;
-    }
-    return NULL;
+    return vt__read_meta_value(&p->f, zKey);
 }
 
 int64_t vt__info_meta_int(const struct trace_info *p, const char *zKey)

@@ -235,19 +235,19 @@ void vt__info_text(FILE *f, const struct trace_info *p)
         fprintf(f, "%-11s %-14s %lld\n", bFirst ? "rows" : "", vt__info_tables[i], (long long)p->aCount[i]);
         bFirst = 0;
     }
-    for (j = 0, bFirst = 1; j < p->nMeta; j++) {
-        if (strncmp(p->aMeta[j].zKey, "config.", 7) != 0) continue;
-        fprintf(f, "%-11s %s = %s\n", bFirst ? "config" : "", p->aMeta[j].zKey + 7, p->aMeta[j].zValue);
+    for (j = 0, bFirst = 1; j < p->f.nMeta; j++) {
+        if (strncmp(p->f.aMeta[j].zKey, "config.", 7) != 0) continue;
+        fprintf(f, "%-11s %s = %s\n", bFirst ? "config" : "", p->f.aMeta[j].zKey + 7, p->f.aMeta[j].zValue);
         bFirst = 0;
     }
-    for (j = 0, bFirst = 1; j < p->nMeta; j++) {
-        if (strncmp(p->aMeta[j].zKey, "env.", 4) != 0) continue;
-        fprintf(f, "%-11s %s=%s\n", bFirst ? "environment" : "", p->aMeta[j].zKey + 4, p->aMeta[j].zValue);
+    for (j = 0, bFirst = 1; j < p->f.nMeta; j++) {
+        if (strncmp(p->f.aMeta[j].zKey, "env.", 4) != 0) continue;
+        fprintf(f, "%-11s %s=%s\n", bFirst ? "environment" : "", p->f.aMeta[j].zKey + 4, p->f.aMeta[j].zValue);
         bFirst = 0;
     }
-    for (j = 0, bFirst = 1; j < p->nMeta; j++) {
-        if (vt__info_meta_known(p->aMeta[j].zKey)) continue;
-        fprintf(f, "%-11s %s = %s\n", bFirst ? "meta" : "", p->aMeta[j].zKey, p->aMeta[j].zValue);
+    for (j = 0, bFirst = 1; j < p->f.nMeta; j++) {
+        if (vt__info_meta_known(p->f.aMeta[j].zKey)) continue;
+        fprintf(f, "%-11s %s = %s\n", bFirst ? "meta" : "", p->f.aMeta[j].zKey, p->f.aMeta[j].zValue);
         bFirst = 0;
     }
 }

@@ -247,7 +247,7 @@ int vt__sql_open(int nTrace, char **azPath, sqlite3 **pDb, int *pnFailed)
             char zName[16];
             snprintf(zName, sizeof zName, "t%d", i);
             /* another tool's file: the temporary trace its check just made */
-            sqlite3_bind_text(pAttach, 1, vt__import_temp_path(azPath[i]), -1, SQLITE_STATIC);
+            sqlite3_bind_text(pAttach, 1, vt__import_temp_path(azPath[i]), -1, SQLITE_TRANSIENT);
             sqlite3_bind_text(pAttach, 2, zName, -1, SQLITE_TRANSIENT);
             if (sqlite3_step(pAttach) != SQLITE_DONE) {
                 vt__errorf("%s: cannot attach: %s", azPath[i], sqlite3_errmsg(db));

@@ -5,6 +5,7 @@
 #include <sqlite3.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "util/errors.h"
 
@@ -26,6 +27,12 @@
 
 /* The large event tables, read row by row by the scan (the others are small). */
 enum vt_tbl { VT_T_MEM = 0, VT_T_TENSOR, VT_T_USE, VT_T_COPY, VT_T_SET, VT_T_KER, VT_T_N };
+/* The name of large table k. */
+static inline const char *vt__tbl_name(int k)
+{
+    static const char *const az[VT_T_N] = {"memory_event", "tensor_event", "buffer_use", "memcpy", "memset", "kernel"};
+    return k >= 0 && k < VT_T_N ? az[k] : "?";
+}
 
 /* What the scan found in one large table. */
 struct vt_tblfacts {
@@ -40,6 +47,7 @@ struct vt_tblfacts {
     int bAny;           /* buffer_use: kernel-argument uses exist; memcpy, memset: addresses exist */
     const char *zWorstCol; /* the column that made the most rows impossible (static), NULL when none */
     int64_t nWorst;        /* how many */
+    char *zGuard;          /* the guard's condition on its possible rows (sqlite3_malloc'd), NULL when none */
 };
 
 #define VT_KIND_SLOTS 16 /* memory and copy kinds counted one by one; the last slot takes any other */
@@ -53,15 +61,37 @@ struct vt_devinfo {
     int64_t totalBytes; /* -1 unknown */
 };
 
+/* One meta row. */
+struct vt_metakv {
+    char *zKey, *zValue;
+};
+
+/* Why results could not be written back into a trace opened with VT_READ_WRITE (meta.c says it in a note). */
+enum vt_nowrite {
+    VT_NOWRITE_NONE = 0,
+    VT_NOWRITE_IMPORTED, /* another tool's file, read through a temporary import */
+    VT_NOWRITE_COPY,     /* read through a temporary copy (standard input or a pipe read into a file) */
+    VT_NOWRITE_READONLY, /* the file or its directory is read-only */
+    VT_NOWRITE_LOCKED,   /* another process holds the write lock (still recording?) */
+    VT_NOWRITE_FAILED    /* the indexes or the write transaction failed */
+};
+
 /* One opened trace. */
 struct vt_tracefile {
     const char *zPath;      /* the file as named */
-    const char *zImported;  /* another tool's file: the temporary trace it was imported into (import.c owns and
-                             * removes it at exit), else NULL */
+    const char *zOpened;    /* the file opened: zPath, or the file standing for it (import.c owns and removes it at
+                             * exit: standard input or a pipe read into a file, a copy with PyTorch's history merged
+                             * in, the temporary trace another tool's file was imported into) */
+    const char *zImported;  /* another tool's file: the temporary trace it was imported into, else NULL */
     sqlite3 *db;
     int version;            /* schema version */
+    char **azTable;         /* the tables and views of main, sorted (vt__read_has); nTable of them */
+    int nTable;
+    struct vt_metakv *aMeta; /* every meta row with a key and a value, sorted by key (vt__read_meta_value) */
+    int nMeta;
     int bWritable;          /* open for writing results back (vt__read_open VT_READ_WRITE) */
     int bReadOnlyFile;      /* VT_READ_WRITE was asked but the file or its directory is read-only */
+    int noWrite;            /* enum vt_nowrite: why not */
     int bStored;            /* schema 2+, large tables as the tracer makes them: readers take t and dur and add
                              * timeBase instead of reading the generated columns (vt__schema_time_base) */
     int64_t timeBase;
@@ -102,6 +132,32 @@ struct vt_tracefile {
 
 /* The exit code for a schema check's result (enum vt_schema_status): the one mapping every reader uses. */
 int vt__exit_for_schema(int st);
+
+/* Whether f's main database has a table or view named zName (read once at open). */
+static inline int vt__read_has(const struct vt_tracefile *f, const char *zName)
+{
+    int lo = 0, hi = f->nTable;
+    while (lo < hi) {
+        int mid = (lo + hi) / 2, c = strcmp(f->azTable[mid], zName);
+        if (c == 0) return 1;
+        if (c < 0) lo = mid + 1;
+        else hi = mid;
+    }
+    return 0;
+}
+
+/* The value of meta key zKey of f (read once at open), NULL when absent. */
+static inline const char *vt__read_meta_value(const struct vt_tracefile *f, const char *zKey)
+{
+    int lo = 0, hi = f->nMeta;
+    while (lo < hi) {
+        int mid = (lo + hi) / 2, c = strcmp(f->aMeta[mid].zKey, zKey);
+        if (c == 0) return f->aMeta[mid].zValue;
+        if (c < 0) lo = mid + 1;
+        else hi = mid;
+    }
+    return NULL;
+}
 
 /* vt__read_open flags */
 #define VT_READ_WRITE 1    /* open writable when the file allows (indexes, results written back) */
@@ -150,22 +206,25 @@ int64_t vt__read_wall(const struct vt_tracefile *f, int64_t ts);
 const char *vt__read_process_name(const struct vt_tracefile *f, char *z, size_t n);
 /* Meta, devices, the time range and the notes, after the scan (vt__read_open). A VT_EXIT code, one line printed. */
 int vt__read_meta(struct vt_tracefile *f);
+/* Meta key zKey of f (vt__read_meta_value) as a whole number; -1 when absent, empty or not one. */
+int64_t vt__read_meta_int(const struct vt_tracefile *f, const char *zKey);
 
 /* ---- guard.c ---- */
 /* The guard's condition on the possible rows of zTable for db (NULL: every row is), sqlite3_malloc'd in *pz. */
 int vt__guard_where(sqlite3 *db, const char *zTable, char **pz);
-/* Hide zTable's impossible rows behind a temporary view of the same name. Returns an SQLite code. */
-int vt__guard_view(sqlite3 *db, const char *zTable);
-/* Add zTable's impossible rows to *pn (a scan). Returns an SQLite code. */
-int vt__guard_count(sqlite3 *db, const char *zTable, int64_t *pn);
+/*
+ * The guard of zTable: with bCount its impossible rows added to *pnHidden (else *pnHidden is what the
+ * caller counted), and when there are some, a temporary view of the same name hiding them from
+ * every reader. The condition goes to *pzWhere when not NULL (sqlite3_malloc'd; NULL when every row
+ * is possible). Returns an SQLite code.
+ */
+int vt__guard_table(sqlite3 *db, const char *zTable, int bCount, int64_t *pnHidden, char **pzWhere);
 /* The tables the guard covers, NULL-terminated. */
 extern const char *const vt__guard_tables[];
 
 /* ---- scan.c ---- */
 /* The pass over every large table (and the guard's count of the small ones), filling f's facts. SQLite code. */
 int vt__scan(struct vt_tracefile *f, struct vt_kernel_feed *pFeed);
-/* The name of large table k. */
-const char *vt__tbl_name(int k);
 
 /* ---- rows.c ---- */
 /*
