@@ -65,3 +65,13 @@ if(Python3_Interpreter_FOUND)
       $<TARGET_FILE:vramtrace> ${CMAKE_CURRENT_SOURCE_DIR}/data/real)
   set_tests_properties(realdata_verdicts_shipped PROPERTIES LABELS analyzer)
 endif()
+
+# Every kind of input gets an answer (tests/check_inputs.py): standard input, a terminal, a pipe
+# (/dev/fd/N), a FIFO with and without a writer, a directory of traces, an Nsight export whose view
+# never ends, temporary files a killed run left.
+if(Python3_Interpreter_FOUND)
+  add_test(NAME inputs
+    COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/check_inputs.py $<TARGET_FILE:vramtrace>
+      ${CMAKE_CURRENT_SOURCE_DIR}/data)
+  set_tests_properties(inputs PROPERTIES LABELS analyzer)
+endif()

@@ -21,6 +21,8 @@ static void usage(FILE *f)
             "host-device copies and out-of-memory causes, each with evidence and a fix. Works\n"
             "offline: no GPU or CUDA needed. With --save, results are also written back into each\n"
             "trace as the tables lifetime, phase, finding and the view allocation (docs/analysis.md).\n"
+            "TRACE: a trace, another tool's file (docs/import.md), a directory of traces (record -o\n"
+            "DIR/), or - for standard input; pipes and FIFOs are read to their end.\n"
             "\n"
             "options:\n"
             "  --format FMT      text (default), json, markdown or html (one self-contained file)\n"
@@ -174,6 +176,11 @@ int vt__cmd_analyze(int argc, char **argv)
     if (rc == VT_EXIT_OK && nPath == 0) {
         vt__errorf("analyze: no trace given (usage: vramtrace analyze [OPTIONS] TRACE...)");
         rc = VT_EXIT_USAGE;
+    }
+    if (rc == VT_EXIT_OK) { /* directories to their traces, standard input and pipes read into files */
+        rc = vt__inputs("analyze", &p.azArg, &p.nArg, 0);
+        azPath = (const char **)p.azArg;
+        nPath = p.nArg;
     }
     if (rc == VT_EXIT_OK && o.zOut) { /* never write the report over a trace */
         struct stat stOut, stIn;

@@ -23,7 +23,8 @@ static void usage(FILE *f)
             "device and memory kind, allocation and free instants with size, address and\n"
             "call site, and OOM instants. OUT.json '-' writes to standard output. Rows are\n"
             "streamed, so traces larger than memory export. Unknown values are left out.\n"
-            "See docs/queries.md.\n\n"
+            "A TRACE may be another tool's file, a directory of traces (record -o DIR/) or -\n"
+            "(standard input). See docs/queries.md.\n\n"
             "  --from T, --to T  only events overlapping this window; T is a time from the trace\n"
             "                    start (the timeline's 0): seconds (2.5) or with a unit (250ms,\n"
             "                    40us, 100ns, 1.5min); times in the file stay relative to the start\n"
@@ -101,13 +102,13 @@ int vt__cmd_export(int argc, char **argv)
     struct vt_export_opts eo = {0};
     struct vt_optparse p = {0};
     char **azPath = NULL, *zTmp = NULL, *zErr = NULL;
-    struct vt_tracefile *aF = calloc((size_t)argc + 1, sizeof *aF);
+    struct vt_tracefile *aF = NULL;
     struct vt_export_stats stats;
     struct stat st;
     FILE *f = NULL;
     int nPath = 0, nOk = 0, nFailed = 0, i, c, rc = VT_EXIT_OK, src, bGzip = 0;
 
-    if (!aF || vt__opt_begin(&p, "export", argc, argv, aOpt, 0) != 0) {
+    if (vt__opt_begin(&p, "export", argc, argv, aOpt, 0) != 0) {
         vt__errorf("export: out of memory");
         rc = VT_EXIT_INTERNAL;
         goto done;
@@ -130,8 +131,14 @@ int vt__cmd_export(int argc, char **argv)
         rc = VT_EXIT_USAGE;
         goto done;
     }
+    if (p.nArg > 0 && (rc = vt__inputs("export", &p.azArg, &p.nArg, 0)) != VT_EXIT_OK) goto done;
     azPath = p.azArg;
     nPath = p.nArg;
+    if (!(aF = calloc((size_t)nPath + 1, sizeof *aF))) {
+        vt__errorf("export: out of memory");
+        rc = VT_EXIT_INTERNAL;
+        goto done;
+    }
     if ((!zOut || !*zOut) && zCsv && *zCsv && !bGzip && !eo.bFrom && !eo.bTo) {
         zOut = zCsv;
     } else if (zCsv) {

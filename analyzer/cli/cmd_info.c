@@ -13,6 +13,9 @@ static const char zInfoUsage[] =
     "peak live device memory, copies, kernels, OOMs, dropped records, tracer\n"
     "overhead, configuration, and row counts per table.\n"
     "\n"
+    "TRACE: a trace, another tool's file (docs/import.md), a directory of traces\n"
+    "(record -o DIR/), or - for standard input; pipes and FIFOs are read to their end.\n"
+    "\n"
     "options:\n"
     "  --json      machine-readable output: {\"format\":\"vramtrace-info\",\n"
     "              \"format_version\":1,\"traces\":[...]}\n"
@@ -43,13 +46,15 @@ int vt__cmd_info(int argc, char **argv)
         rcAll = VT_EXIT_USAGE;
         goto done;
     }
-    azTrace = (const char **)p.azArg;
-    nTrace = p.nArg;
-    if (nTrace == 0) {
+    if (p.nArg == 0) {
         vt__errorf("info: no trace given (usage: vramtrace info [--json] TRACE...)");
         rcAll = VT_EXIT_USAGE;
         goto done;
     }
+    /* directories to their traces, standard input and pipes read into files */
+    if ((rcAll = vt__inputs("info", &p.azArg, &p.nArg, 0)) != VT_EXIT_OK) goto done;
+    azTrace = (const char **)p.azArg;
+    nTrace = p.nArg;
     if (bJson) printf("{\"format\":\"vramtrace-info\",\"format_version\":1,\"traces\":[");
     for (i = 0; i < nTrace; i++) {
         struct trace_info info;

@@ -189,7 +189,10 @@ int vt__info_load(struct trace_info *p, const char *zPath, int bFull)
     memset(p, 0, sizeof *p);
     rc = vt__read_open(&p->f, zPath, 0, NULL);
     if (rc != VT_EXIT_OK) return rc;
+    /* the file as named; standard input or a pipe: the file it was read into */
+    if (stat(zPath, &st) != 0 || !S_ISREG(st.st_mode)) zPath = p->f.zOpened;
     p->fileBytes = stat(zPath, &st) == 0 ? (int64_t)st.st_size : -1;
+    zPath = p->f.zPath;
     if (p->f.nHidden > 0)
         vt__errorf("%s: %lld rows with impossible values were ignored (damaged trace)", zPath, (long long)p->f.nHidden);
     rc = each_row(p->f.db,

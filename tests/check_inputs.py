@@ -1,0 +1,191 @@
+#!/usr/bin/env python3
+"""Every input gets an answer: one case per kind of input the readers can be given (docs/cli.md, "Inputs").
+
+Usage: check_inputs.py VRAMTRACE DATA_DIR
+Each case runs the command with a private TMPDIR and a time limit far above what it needs (no
+case waits on the clock except the silent FIFO, whose bound is the command's own), and checks the
+exit status, the words of its answer and that no temporary file outlives the run.
+"""
+import fcntl
+import gzip
+import os
+import pty
+import shutil
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import threading
+
+VT = None
+DATA = None
+LIMIT_S = 300  # a hang shows as a failure long before ctest's own timeout
+
+
+def run(args, tmp, stdin=None, pass_fds=(), cwd=None):
+    """Run vramtrace with args in TMPDIR tmp; returns (status, stdout, stderr)."""
+    env = dict(os.environ, TMPDIR=tmp)
+    p = subprocess.run([VT] + args, stdin=stdin, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
+                       pass_fds=pass_fds, cwd=cwd, timeout=LIMIT_S)
+    return p.returncode, p.stdout.decode(errors="replace"), p.stderr.decode(errors="replace")
+
+
+def leftovers(tmp):
+    return sorted(f for f in os.listdir(tmp) if f.startswith("vramtrace-"))
+
+
+def expect(name, cond, detail=""):
+    if not cond:
+        raise AssertionError(f"{name}: {detail}")
+
+
+def case_stdin(tmp):
+    """'-': a trace piped into standard input is read like the file."""
+    trace = os.path.join(DATA, "example-train.db")
+    with open(trace, "rb") as fh:
+        data = fh.read()
+    p = subprocess.run([VT, "info", "-"], input=data, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       env=dict(os.environ, TMPDIR=tmp), timeout=LIMIT_S)
+    out = p.stdout.decode()
+    expect("info -", p.returncode == 0, p.stderr.decode())
+    expect("info -", "trace       -" in out and "pid 40116" in out and "794624 bytes" in out, out[:400])
+    # another tool's file on standard input (a Kineto trace, uncompressed by the caller)
+    with open(os.path.join(DATA, "import", "kineto_small.json"), "rb") as fh:
+        p = subprocess.run([VT, "analyze", "--format", "json", "-"], stdin=fh, stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, env=dict(os.environ, TMPDIR=tmp), timeout=LIMIT_S)
+    expect("analyze - (kineto)", p.returncode == 0, p.stderr.decode())
+    expect("analyze - (kineto)", '"path": "-"' in p.stdout.decode(), p.stdout.decode()[:300])
+
+
+def case_terminal(tmp):
+    """'-' on a terminal: refused at once (usage), nothing waits for typing."""
+    master, slave = pty.openpty()
+    try:
+        status, _, err = run(["info", "-"], tmp, stdin=slave)
+    finally:
+        os.close(master)
+        os.close(slave)
+    expect("info - (terminal)", status == 2 and "terminal" in err, f"{status} {err}")
+
+
+def case_pipe(tmp):
+    """/dev/fd/N (a shell's <(zcat ...)): a gzip'd Kineto trace decompressed into a pipe is imported."""
+    with open(os.path.join(DATA, "import", "kineto_small.json"), "rb") as fh:
+        data = fh.read()
+    r, w = os.pipe()
+
+    def writer():
+        with os.fdopen(w, "wb") as out:
+            out.write(gzip.decompress(gzip.compress(data)))
+
+    t = threading.Thread(target=writer)
+    t.start()
+    try:
+        status, out, err = run(["analyze", f"/dev/fd/{r}"], tmp, pass_fds=(r,))
+    finally:
+        os.close(r)
+        t.join()
+    expect("analyze /dev/fd/N", status == 0, err)
+    expect("analyze /dev/fd/N", "empty file" not in err and f"/dev/fd/{r}" in out, out[:300] + err)
+
+
+def case_fifo(tmp):
+    """A FIFO: read when a writer comes; refused (no hang) when none does."""
+    fifo = os.path.join(tmp, "trace.fifo")
+    os.mkfifo(fifo)
+    trace = os.path.join(DATA, "example-train.db")
+
+    def writer():
+        with open(fifo, "wb") as out, open(trace, "rb") as fh:
+            shutil.copyfileobj(fh, out)
+
+    t = threading.Thread(target=writer)
+    t.start()
+    status, out, err = run(["info", fifo], tmp)
+    t.join()
+    expect("info FIFO (written)", status == 0 and "pid 40116" in out, err)
+    status, out, err = run(["info", fifo], tmp)  # nobody writes: the command's own bound, then exit 3
+    expect("info FIFO (silent)", status == 3 and "FIFO" in err, f"{status} {err}")
+
+
+def case_directory(tmp):
+    """A directory as `record -o DIR/` fills it: its traces (with their journals left alone); none: exit 3."""
+    d = os.path.join(tmp, "runs")
+    os.mkdir(d)
+    for pid in (11, 12):
+        shutil.copy(os.path.join(DATA, "example-train.db"), os.path.join(d, f"vramtrace-host-{pid}.db"))
+    open(os.path.join(d, "vramtrace-host-12.db-wal"), "wb").close()
+    open(os.path.join(d, "notes.txt"), "w").write("not a trace\n")
+    status, out, err = run(["info", d], tmp)
+    expect("info DIR", status == 0, err)
+    expect("info DIR", out.count("trace       ") == 2 and "vramtrace-host-11.db" in out
+           and "vramtrace-host-12.db" in out, out[:500])
+    status, out, err = run(["analyze", d + "/"], tmp)
+    expect("analyze DIR/", status == 0 and "2 traces" in err + out, err[:300])
+    empty = os.path.join(tmp, "empty")
+    os.mkdir(empty)
+    status, out, err = run(["analyze", empty], tmp)
+    expect("analyze empty DIR", status == 3 and "without traces" in err, f"{status} {err}")
+
+
+def case_recursive_view(tmp):
+    """An Nsight export whose table is a view that never ends: stopped by the read bound, exit 6, not a spin."""
+    path = os.path.join(tmp, "recursive.sqlite")
+    db = sqlite3.connect(path)
+    db.executescript("""
+        CREATE TABLE StringIds(id INTEGER PRIMARY KEY, value TEXT);
+        CREATE TABLE TARGET_INFO_SESSION_START_TIME(utcEpochNs INTEGER);
+        CREATE VIEW CUPTI_ACTIVITY_KIND_KERNEL AS
+          WITH RECURSIVE r(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM r)
+          SELECT x AS start, x + 1 AS "end", 0 AS deviceId, 0 AS streamId, x AS correlationId,
+                 1 AS globalPid, 0 AS demangledName, 0 AS shortName FROM r;
+    """)
+    db.close()
+    for cmd in (["import", "-f", path, "-o", os.path.join(tmp, "out.db")], ["analyze", path], ["info", path]):
+        status, out, err = run(cmd, tmp)
+        expect(" ".join(cmd[:1]) + " recursive view", status == 6 and "virtual machine" in err, f"{status} {err}")
+
+
+def case_stale_temp(tmp):
+    """A temporary file a killed run left is removed by the next run; one a live run holds is not."""
+    stale = os.path.join(tmp, "vramtrace-import-999999-AbCdEf")
+    held = os.path.join(tmp, "vramtrace-import-%d-GhIjKl" % os.getpid())
+    for p in (stale, held):
+        with open(p, "wb") as fh:
+            fh.write(b"x" * 100)
+    open(stale + "-journal", "wb").close()
+    fd = os.open(held, os.O_RDONLY)
+    fcntl.flock(fd, fcntl.LOCK_EX)
+    try:
+        status, out, err = run(["analyze", os.path.join(DATA, "import", "snap_small.pickle")], tmp)
+        expect("stale temporary files", status == 0, err)
+        left = leftovers(tmp)
+        expect("stale temporary files", left == [os.path.basename(held)], str(left))
+    finally:
+        os.close(fd)
+        os.unlink(held)
+
+
+CASES = [case_stdin, case_terminal, case_pipe, case_fifo, case_directory, case_recursive_view, case_stale_temp]
+
+
+def main():
+    global VT, DATA
+    VT, DATA = sys.argv[1], sys.argv[2]
+    failed = 0
+    for case in CASES:
+        with tempfile.TemporaryDirectory() as tmp:
+            try:
+                case(tmp)
+                left = [f for f in leftovers(tmp)]
+                expect("temporary files", not left, f"left behind: {left}")
+                print(f"ok   {case.__name__}: {case.__doc__.splitlines()[0]}")
+            except (AssertionError, subprocess.TimeoutExpired) as e:
+                failed += 1
+                print(f"FAIL {case.__name__}: {e}")
+    print(f"{len(CASES) - failed} of {len(CASES)} input kinds answered")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
