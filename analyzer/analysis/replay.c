@@ -305,7 +305,14 @@ static int finish(struct replay *r)
     }
     if (t->lc.nAlloc == 0 && t->lc.nTensorAlloc == 0 && t->nOom == 0) {
         const char *z = t->f.zSource;
-        if (!strcmp(z, "kineto_json") && vt__read_meta_int(&t->f, "kineto.memory_events") == 0) /* the importer's note said why; the report says it too */
+        int64_t nBad = vt__read_meta_int(&t->f, "kineto.memory_events_out_of_range");
+        /* the importer's note said why; the report says it too */
+        if (!strcmp(z, "kineto_json") && vt__read_meta_int(&t->f, "kineto.memory_events") == 0 && nBad > 0)
+            vt__read_note(&t->f, "no allocation lifetimes: each of the %lld CUDA [memory] events of this "
+                                 "torch.profiler trace held a value out of range (its 'Bytes' or 'Addr') and was "
+                                 "left out at import, so no leak, peak or live set can be told; copies, kernels "
+                                 "and phases are analyzed", (long long)nBad);
+        else if (!strcmp(z, "kineto_json") && vt__read_meta_int(&t->f, "kineto.memory_events") == 0)
             vt__read_note(&t->f, "no allocation lifetimes: this torch.profiler trace has no [memory] events "
                                  "(recorded without profile_memory=True), so no leak, peak or live set can be "
                                  "told; copies, kernels and phases are analyzed");

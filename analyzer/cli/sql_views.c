@@ -175,7 +175,8 @@ static int open_checked(const char *zPath, sqlite3 **pDb)
  * process address and registers one given as a blob), functions that are not
  * innocuous inside the files' own views and triggers (trusted_schema off), and
  * writes to SQLite's internal structures (defensive mode); bound every string
- * or blob to VT_SQL_MAX_LENGTH bytes. Returns an SQLite code.
+ * or blob to VT_SQL_MAX_LENGTH bytes, printf() and format() included (an error past
+ * it, where SQLite's give NULL). Returns an SQLite code.
  */
 static int sandbox(sqlite3 *db)
 {
@@ -183,6 +184,7 @@ static int sandbox(sqlite3 *db)
     if (rc == SQLITE_OK) rc = sqlite3_db_config(db, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0, (int *)NULL);
     if (rc == SQLITE_OK) rc = sqlite3_db_config(db, SQLITE_DBCONFIG_DEFENSIVE, 1, (int *)NULL);
     if (rc == SQLITE_OK) sqlite3_limit(db, SQLITE_LIMIT_LENGTH, VT_SQL_MAX_LENGTH);
+    if (rc == SQLITE_OK) rc = vt__sql_printf_register(db); /* past the bound: an error, not NULL */
     return rc;
 }
 

@@ -232,7 +232,7 @@ static int row_memory(struct nsys *n, sqlite3_stmt *p)
     r.ts = col_or_null(p, 0);
     r.device = col_or_null(p, 1);
     r.context = col_or_null(p, 2);
-    r.address = col_or_null(p, 3);
+    r.address = sqlite3_column_int64(p, 3); /* any 64-bit pattern is an address (docs/schema.md); NULL: none */
     r.pc = col_or_null(p, 4);
     r.bytes = col_or_null(p, 5);
     r.mem_kind = mem_kind(n, col_or_null(p, 6));
@@ -242,7 +242,7 @@ static int row_memory(struct nsys *n, sqlite3_stmt *p)
     r.api = api_id((const char *)sqlite3_column_text(p, 10));
     if (!r.api) r.api = VT_TB_NULL;
     r.thread = col_or_null(p, 11);
-    if (r.ts == VT_TB_NULL || r.op == VT_TB_NULL || r.address == VT_TB_NULL || r.bytes == VT_TB_NULL) {
+    if (r.ts == VT_TB_NULL || r.op == VT_TB_NULL || sqlite3_column_type(p, 3) != SQLITE_INTEGER || r.bytes == VT_TB_NULL) {
         vt__imp_note(n->x, "CUDA_GPU_MEMORY_USAGE_EVENTS rows without time, operation, address or size were left out");
         return 0;
     }

@@ -48,10 +48,7 @@ static void domain_sql(sqlite3_str *pOut, const char *zCol, int dom, int bStored
     case VT_DOM_SIZEN:
         sqlite3_str_appendf(pOut, "(\"%w\" IS NULL OR \"%w\" BETWEEN 0 AND %lld)", zCol, zCol, VT__SIZE_MAX);
         return;
-    case VT_DOM_ADDR: sqlite3_str_appendf(pOut, "(\"%w\" BETWEEN -%s - 1 AND %s)", zCol, zLim, zLim); return;
-    case VT_DOM_ADDRN:
-        sqlite3_str_appendf(pOut, "(\"%w\" IS NULL OR \"%w\" BETWEEN -%s - 1 AND %s)", zCol, zCol, zLim, zLim);
-        return;
+    case VT_DOM_ADDR: sqlite3_str_appendf(pOut, "(typeof(\"%w\") = 'integer')", zCol); return;
     default: sqlite3_str_appendf(pOut, "(\"%w\" IS NULL OR typeof(\"%w\") = 'integer')", zCol, zCol); return;
     }
 }

@@ -97,17 +97,24 @@ static struct page *page_get(struct vt_live *L, int64_t pg, int bCreate)
     return &L->aPage[L->nPage++];
 }
 
-/* Last page under which a lifetime is indexed: its first page only when it is huge. */
-static int64_t last_page(const struct vt_life *l)
+/* The page of address addr: addresses are unsigned 64-bit values stored as their pattern (docs/schema.md). */
+static int64_t page_of(int64_t addr)
 {
-    int64_t n = l->bytes > 0 ? l->bytes : 1;
-    if (n > HUGE || l->address > INT64_MAX - n) return l->address >> PAGE_SHIFT;
-    return (l->address + n - 1) >> PAGE_SHIFT;
+    return (int64_t)((uint64_t)addr >> PAGE_SHIFT);
 }
 
+/* Last page under which a lifetime is indexed: its first page only when it is huge (or would pass 2^64). */
+static int64_t last_page(const struct vt_life *l)
+{
+    uint64_t n = l->bytes > 0 ? (uint64_t)l->bytes : 1;
+    if (n > HUGE || (uint64_t)l->address > UINT64_MAX - (n - 1)) return page_of(l->address);
+    return page_of((int64_t)((uint64_t)l->address + n - 1));
+}
+
+/* Whether addr lies in l (unsigned arithmetic: an address of 2^63 or more is a negative pattern). */
 static int contains(const struct vt_life *l, int64_t addr)
 {
-    return addr >= l->address && addr - l->address < (l->bytes > 0 ? l->bytes : 1);
+    return (uint64_t)addr - (uint64_t)l->address < (l->bytes > 0 ? (uint64_t)l->bytes : 1);
 }
 
 /*
@@ -117,7 +124,7 @@ static int contains(const struct vt_life *l, int64_t addr)
  */
 static struct vt_life *find_base(struct vt_live *L, int64_t addr, int dev, int kind)
 {
-    struct page *p = page_get(L, addr >> PAGE_SHIFT, 0);
+    struct page *p = page_get(L, page_of(addr), 0);
     struct vt_life *best = NULL;
     for (int i = 0; p && i < p->n; i++) {
         struct vt_life *l = p->a[i];
@@ -131,7 +138,7 @@ static struct vt_life *find_base(struct vt_live *L, int64_t addr, int dev, int k
 /* The live lifetime containing addr, or NULL. */
 static struct vt_life *find_containing(struct vt_live *L, int64_t addr)
 {
-    struct page *p = page_get(L, addr >> PAGE_SHIFT, 0);
+    struct page *p = page_get(L, page_of(addr), 0);
     for (int i = 0; p && i < p->n; i++)
         if (contains(p->a[i], addr)) return p->a[i];
     for (int i = 0; i < L->nHuge; i++)
@@ -150,7 +157,7 @@ static int index_add(struct vt_live *L, struct vt_life *l)
         L->apHuge = aNew;
         L->nHugeAlloc = nNew;
     }
-    for (pg = l->address >> PAGE_SHIFT; pg <= last_page(l); pg++) {
+    for (pg = page_of(l->address); pg <= last_page(l); pg++) {
         struct page *p = page_get(L, pg, 1);
         if (p && p->n == p->cap) {
             int nNew = p->cap ? p->cap * 2 : 4;
@@ -159,7 +166,7 @@ static int index_add(struct vt_live *L, struct vt_life *l)
             else p->a = aNew, p->cap = nNew;
         }
         if (!p) { /* undo the pages already linked */
-            for (int64_t q = l->address >> PAGE_SHIFT; q < pg; q++) {
+            for (int64_t q = page_of(l->address); q < pg; q++) {
                 struct page *pq = page_get(L, q, 0);
                 if (pq) pq->n--;
             }
@@ -173,7 +180,7 @@ static int index_add(struct vt_live *L, struct vt_life *l)
 
 static void index_remove(struct vt_live *L, struct vt_life *l)
 {
-    for (int64_t pg = l->address >> PAGE_SHIFT; pg <= last_page(l); pg++) {
+    for (int64_t pg = page_of(l->address); pg <= last_page(l); pg++) {
         struct page *p = page_get(L, pg, 0);
         for (int i = 0; p && i < p->n; i++)
             if (p->a[i] == l) {
@@ -508,7 +515,7 @@ void vt__live_free(struct vt_live *L)
     for (int i = 0; i < L->nPage; i++) {
         struct page *p = &L->aPage[i];
         for (int k = 0; k < p->n; k++)
-            if ((p->a[k]->address >> PAGE_SHIFT) != p->page) p->a[k] = NULL;
+            if (page_of(p->a[k]->address) != p->page) p->a[k] = NULL;
     }
     for (int i = 0; i < L->nPage; i++) {
         struct page *p = &L->aPage[i];

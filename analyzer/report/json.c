@@ -12,6 +12,13 @@ static void jint(FILE *f, const char *zKey, int64_t v, int bComma)
     if (bComma) fputs(", ", f);
 }
 
+/* An address: an unsigned 64-bit value (stored as its pattern, docs/schema.md), never unknown. */
+static void jaddr(FILE *f, const char *zKey, int64_t v, int bComma)
+{
+    fprintf(f, "\"%s\": %llu", zKey, (unsigned long long)v);
+    if (bComma) fputs(", ", f);
+}
+
 static void jstr(FILE *f, const char *zKey, const char *z, int bComma)
 {
     fprintf(f, "\"%s\": ", zKey);
@@ -25,7 +32,7 @@ static void snaps(FILE *f, const struct vt_trace *t, const struct vt_snap *a, in
     fputc('[', f);
     for (int k = 0; k < n && k < nMax; k++) {
         fprintf(f, "%s{", k ? ", " : "");
-        jint(f, "address", a[k].address, 1);
+        jaddr(f, "address", a[k].address, 1);
         jint(f, "bytes", a[k].bytes, 1);
         jint(f, "alloc_ts", a[k].allocTs, 1);
         jint(f, "last_use_ts", a[k].lastUse, 1);
@@ -52,7 +59,7 @@ static void groups(FILE *f, const struct vt_trace *t, const struct vt_group *a, 
         jint(f, "stack_id", s ? s->stackId : -1, 1);
         jint(f, "mem_kind", a[k].memKind, 1);
         fputs("\"largest\": {", f);
-        jint(f, "address", a[k].largest.address, 1);
+        jaddr(f, "address", a[k].largest.address, 1);
         jint(f, "bytes", a[k].largest.bytes, 1);
         jint(f, "alloc_ts", a[k].largest.allocTs, 1);
         jint(f, "last_use_ts", a[k].largest.lastUse, 0);
