@@ -9,6 +9,8 @@ set_tests_properties(test_decode_cxx PROPERTIES SKIP_RETURN_CODE 77 LABELS core
 add_test(NAME test_decode_cxx_local COMMAND test_decode decode_kernel_names)
 set_tests_properties(test_decode_cxx_local PROPERTIES SKIP_RETURN_CODE 77 LABELS core
   ENVIRONMENT "VT_TEST_CXX=local;VT_TEST_DATA=${CMAKE_CURRENT_SOURCE_DIR}/data;VT_BUILD_DIR=${PROJECT_BINARY_DIR}")
+vt_add_test(NAME test_layout SOURCES test_layout.c LIBS vtcore LABELS core)
+target_compile_definitions(test_layout PRIVATE VT_LAYOUTS_TSV="${CMAKE_CURRENT_SOURCE_DIR}/data/cupti_layouts.tsv")
 vt_add_test(NAME test_writer SOURCES test_writer.c LIBS vtcore LABELS core)
 vt_add_test(NAME test_limit SOURCES test_limit.c LIBS vtcore LABELS core)
 vt_add_test(NAME test_bufpool SOURCES test_bufpool.c LIBS vtcore LABELS core)

@@ -30,6 +30,12 @@ target_include_directories(test_inject_cupti PRIVATE ${CUDAToolkit_INCLUDE_DIRS}
   ${PROJECT_SOURCE_DIR}/tracer)
 add_dependencies(test_inject_cupti vramtrace_inject)
 target_compile_definitions(test_inject_cupti PRIVATE VT_INJECT_SO="$<TARGET_FILE:vramtrace_inject>")
+# A CUDA 12 job's runtime library, for the test that the tracer refuses such a job.
+add_library(fake_cudart12 SHARED fake_cudart.c)
+set_target_properties(fake_cudart12 PROPERTIES OUTPUT_NAME cudart SUFFIX ".so.12"
+  LIBRARY_OUTPUT_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR}/fake_cuda12)
+add_dependencies(test_inject_cupti fake_cudart12)
+target_compile_definitions(test_inject_cupti PRIVATE VT_FAKE_CUDART12="$<TARGET_FILE:fake_cudart12>")
 
 # CUDA C launches as nvcc compiles them (kernel<<<...>>> -> __cudaLaunchKernel), for
 # test_inject_cupti: nvcc_launches.cu built twice with the toolkit's nvcc, for the legacy

@@ -49,7 +49,9 @@ void vt__fake_open(struct vt_fake *f, sqlite3 *db, long long pid)
     vt__fake_sql(f->db,
                  "INSERT INTO meta VALUES('pid','%lld'),('ppid','1'),('tracer_version','0.1.0'),"
                  "('clock_anchor_cupti_ns','%lld'),('clock_anchor_wall_ns','1763750000000000000'),"
-                 "('start_ns','%lld'),('closed_cleanly','1')",
+                 "('start_ns','%lld'),('closed_cleanly','1'),('cupti_version','130001'),"
+                 "('cupti_library','/usr/local/cuda/lib64/libcupti.so.13'),"
+                 "('cupti_layout_table','1: CUPTI 13.0 to 13.4 Update 1'),('cupti_layout','13.0')",
                  pid, f->ts, f->ts);
     vt__fake_sql(f->db,
                  "INSERT INTO device(id, name, uuid, total_bytes, cc_major, cc_minor, sm_count) "

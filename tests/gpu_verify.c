@@ -293,6 +293,18 @@ static void verify_common(struct check *c, long long pid, int bKilled)
         expect_eq(c, "meta closed_cleanly = 1", 1,
                   query_int(c, "SELECT count(*) FROM meta WHERE key = 'closed_cleanly' AND "
                                "value = '1'"));
+    /* what recorded it, on this machine's own CUPTI: the libcupti file, the layout table, and either
+     * a release the table lists or the kinds it could not read named (docs/tracer.md, "Versions") */
+    expect_eq(c, "meta cupti_library and cupti_layout_table are set", 2,
+              query_int(c, "SELECT count(*) FROM meta WHERE key IN ('cupti_library', 'cupti_layout_table') AND "
+                           "length(value) > 0"));
+    expect_eq(c, "meta cupti_layout is a listed release, or the reduced kinds are named", 1,
+              query_int(c, "SELECT count(*) FROM meta l WHERE l.key = 'cupti_layout' AND (l.value GLOB '13.[0-9]*' "
+                           "OR EXISTS (SELECT 1 FROM meta r WHERE r.key = 'cupti_kinds_reduced'))"));
+    expect_eq(c, "meta cupti_layout matches cupti_version's release", 1,
+              query_int(c, "SELECT count(*) FROM meta l, meta v WHERE l.key = 'cupti_layout' AND "
+                           "v.key = 'cupti_version' AND (l.value GLOB 'unknown*' OR "
+                           "l.value = (CAST(v.value AS INTEGER) / 10000) || '.' || (CAST(v.value AS INTEGER) / 100 %% 100))"));
     expect_eq(c, "device 0 row with a name and total_bytes", 1,
               query_int(c, "SELECT count(*) FROM device WHERE id = 0 AND length(name) > 0 AND "
                            "total_bytes > 0"));

@@ -143,7 +143,8 @@ TEST(info_json)
                           "\"hostname\":\"gpu-node-7\",\"cmdline\":\"python train.py --epochs 3\","
                           "\"executable\":\"/usr/bin/python3.11\"}");
     ASSERT_CONTAINS(zOut, "\"versions\":{\"tracer\":\"0.1.0\",\"cuda_driver\":13000,\"cuda_runtime\":null,"
-                          "\"cupti\":130001,\"schema\":4}");
+                          "\"cupti\":130001,\"schema\":4,\"cupti_library\":null,\"cuda_runtime_library\":null,"
+                          "\"cupti_layout\":null,\"cupti_layout_table\":null,\"cupti_kinds_reduced\":null}");
     ASSERT_CONTAINS(zOut, "\"time\":{\"first_ns\":1100000000,\"last_ns\":3600000000,\"duration_ns\":2500000000,"
                           "\"wall_start_ns\":1763750401123000000,\"wall_start\":\"2025-11-21 18:40:01.123 UTC\"");
     ASSERT_CONTAINS(zOut, "\"peak_live_device\":[{\"device\":0,\"bytes\":3145728,\"ts\":1200000000}]");
@@ -383,6 +384,44 @@ TEST(info_bad_input)
     cli_cleanup();
 }
 
+/* What recorded a trace (libcupti, runtime, layouts), and the note of kinds whose layout the tracer did not know. */
+TEST(info_recorded_by_and_reduced_kinds)
+{
+    const char *zDir = cli_tmpdir();
+    char zTrace[PATH_MAX + 16], *zOut, *zErr;
+    char *azText[] = {zTrace, NULL};
+    char *azJson[] = {"--json", zTrace, NULL};
+    sqlite3 *db = NULL;
+    snprintf(zTrace, sizeof zTrace, "%s/t.db", zDir);
+    cli_make_trace(zTrace, 1);
+    ASSERT_EQ(SQLITE_OK, sqlite3_open(zTrace, &db));
+    cli_exec(db, "INSERT INTO meta VALUES ('cupti_library', '/venv/nvidia/cu13/lib/libcupti.so.13'),"
+                 " ('cuda_runtime_library', '/venv/nvidia/cu13/lib/libcudart.so.13'), ('cupti_layout', '13.4'),"
+                 " ('cupti_layout_table', '1: CUPTI 13.0 to 13.4 Update 1')");
+    sqlite3_close(db);
+    ASSERT_EQ(VT_EXIT_OK, run_info(azText, &zOut, &zErr));
+    ASSERT_CONTAINS(zOut, "\nlibcupti    /venv/nvidia/cu13/lib/libcupti.so.13\n"
+                          "libcudart   /venv/nvidia/cu13/lib/libcudart.so.13\n"
+                          "layouts     CUPTI 13.4 records (layout table 1: CUPTI 13.0 to 13.4 Update 1)\n");
+    ASSERT(strstr(zOut, "did not know") == NULL);
+    free(zOut), free(zErr);
+    ASSERT_EQ(SQLITE_OK, sqlite3_open(zTrace, &db));
+    cli_exec(db, "UPDATE meta SET value = 'unknown: CUPTI API version 130500 is newer than the table'"
+                 " WHERE key = 'cupti_layout'");
+    cli_exec(db, "UPDATE meta SET value = '130500' WHERE key = 'cupti_version'");
+    cli_exec(db, "INSERT INTO meta VALUES ('cupti_kinds_reduced', 'CONCURRENT_KERNEL,MEMORY2: record layout unknown')");
+    sqlite3_close(db);
+    ASSERT_EQ(VT_EXIT_OK, run_info(azText, &zOut, &zErr));
+    ASSERT_CONTAINS(zOut, "layouts     unknown: CUPTI API version 130500 is newer than the table (layout table");
+    ASSERT_CONTAINS(zOut, "            recorded with CUPTI 130500, whose activity record layouts the tracer did not "
+                          "know for every kind: CONCURRENT_KERNEL,MEMORY2: record layout unknown;");
+    free(zOut), free(zErr);
+    ASSERT_EQ(VT_EXIT_OK, run_info(azJson, &zOut, &zErr));
+    ASSERT_CONTAINS(zOut, "\"cupti_kinds_reduced\":\"CONCURRENT_KERNEL,MEMORY2: record layout unknown\"");
+    ASSERT_CONTAINS(zOut, "\"recorded with CUPTI 130500, whose activity record layouts");
+    free(zOut), free(zErr);
+}
+
 /* A trace whose GPU activity stops early (another CUPTI client took over, or CUPTI's fatal error)
  * says so from the read layer: info's status and JSON, analyze's notes. */
 TEST(info_partial_trace)
@@ -451,4 +490,4 @@ TEST(info_partial_trace)
 
 VT_TEST_LIST(T(info_text_exact) T(info_unclosed_empty_trace) T(info_json) T(info_json_escapes_text)
              T(info_peaks_per_device) T(info_hostile_rows_both_ways)
-             T(info_peaks_out_of_order) T(info_bad_input) T(info_partial_trace))
+             T(info_peaks_out_of_order) T(info_bad_input) T(info_partial_trace) T(info_recorded_by_and_reduced_kinds))

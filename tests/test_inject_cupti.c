@@ -118,6 +118,14 @@ CUptiResult cuptiActivityGetAttribute(CUpti_ActivityAttribute attr, size_t *pVal
     return CUPTI_SUCCESS;
 }
 
+/* The CUPTI API version this CUPTI reports (cupti_version.h): the built-with header's unless a test says. */
+static uint32_t g_cuptiVersion = CUPTI_API_VERSION;
+CUptiResult cuptiGetVersion(uint32_t *version)
+{
+    *version = g_cuptiVersion;
+    return CUPTI_SUCCESS;
+}
+
 static int g_threadIdType = -1;
 CUptiResult cuptiSetThreadIdType(CUpti_ActivityThreadIdType type)
 {
@@ -473,6 +481,8 @@ static void call(CUpti_CallbackDomain dom, CUpti_CallbackId cbid, const void *pa
 #define RT CUPTI_CB_DOMAIN_RUNTIME_API
 #define DRV CUPTI_CB_DOMAIN_DRIVER_API
 
+static void (*g_xBeforeInit)(void); /* run in the child before the library initializes */
+
 /* A child that sets up, dlopens, inits, runs xBody and calls exit(0); stderr to zErrFile. Returns its pid. */
 static pid_t start_child(const char *zDir, const char *zErrFile, int mode, void (*xBody)(void))
 {
@@ -485,6 +495,7 @@ static pid_t start_child(const char *zDir, const char *zErrFile, int mode, void 
         if (fd < 0 || dup2(fd, 2) < 0) _exit(20);
         close(fd);
         g_mode = mode;
+        if (g_xBeforeInit) g_xBeforeInit();
         snprintf(zOut, sizeof zOut, "%s/trace.db", zDir);
         setenv("VRAMTRACE_OUTPUT", zOut, 1);
         h = dlopen(VT_INJECT_SO, RTLD_NOW | RTLD_LOCAL);
@@ -1481,7 +1492,158 @@ TEST(file_size_limit_tracing_off)
     }
 }
 
-VT_TEST_LIST(T(scripted_session_records_exactly) T(multiple_subscribers_named)
+/* Allocations, frees and a kernel, with their activity records (laid out as CUPTI 13.0 writes them). */
+static void job_versions(void)
+{
+    void *p = NULL;
+    cudaMalloc_v3020_params mp = {&p, 1 << 20};
+    CUpti_ActivityMemory4 m = memory_record(0x7000000, CUPTI_ACTIVITY_MEMORY_KIND_DEVICE, 801);
+    CUpti_ActivityKernel10 k;
+    int st = 0;
+    if (!g_callback) return; /* tracing off: the library never subscribed */
+    api(RT, CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020, CUPTI_API_ENTER, &mp, &st, 801);
+    p = (void *)(uintptr_t)0x7000000;
+    api(RT, CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020, CUPTI_API_EXIT, &mp, &st, 801);
+    fake_record(&m, sizeof m);
+    memset(&k, 0, sizeof k);
+    k.kind = CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL;
+    k.name = "gemm";
+    k.start = 5000;
+    k.end = 5100;
+    k.correlationId = 802;
+    k.gridX = k.gridY = k.gridZ = k.blockX = k.blockY = k.blockZ = 1;
+    fake_record(&k, sizeof k);
+}
+
+/* Run job_versions under a CUPTI of API version v; stderr into z, the trace (or NULL) returned. */
+static sqlite3 *run_versions(uint32_t v, char *zDir, char *z, size_t n, int *pStatus)
+{
+    char zErrFile[128], zPath[160];
+    sqlite3 *db = NULL;
+    snprintf(zDir, 64, "/tmp/vt_cupti_XXXXXX");
+    ASSERT(mkdtemp(zDir) != NULL);
+    snprintf(zErrFile, sizeof zErrFile, "%s.err", zDir);
+    snprintf(zPath, sizeof zPath, "%s/trace.db", zDir);
+    setenv("VRAMTRACE_QUIET", "1", 1);
+    g_cuptiVersion = v;
+    *pStatus = run_child(zDir, zErrFile, MODE_OK, job_versions);
+    g_cuptiVersion = CUPTI_API_VERSION;
+    g_xBeforeInit = NULL;
+    unsetenv("VRAMTRACE_QUIET");
+    vt_read_file(zErrFile, z, n);
+    unlink(zErrFile);
+    if (access(zPath, F_OK) == 0) ASSERT_EQ(SQLITE_OK, sqlite3_open_v2(zPath, &db, SQLITE_OPEN_READONLY, NULL));
+    return db;
+}
+
+/* Remove the trace directory of run_versions. */
+static void remove_dir(const char *zDir)
+{
+    static const char *const azSuffix[] = {"", "-wal", "-shm"};
+    char z[160];
+    size_t i;
+    for (i = 0; i < 3; i++) {
+        snprintf(z, sizeof z, "%s/trace.db%s", zDir, azSuffix[i]);
+        unlink(z);
+    }
+    ASSERT_EQ(0, rmdir(zDir));
+}
+
+/*
+ * CUPTI 13.4 Update 1, the newest release the layout table lists: the records are read (with its
+ * structs), and the trace says what recorded it.
+ */
+TEST(cupti_listed_release_recorded)
+{
+    char zDir[64], z[4096];
+    int status;
+    sqlite3 *db = run_versions(130401, zDir, z, sizeof z, &status);
+    ASSERT(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    /* the scripted CUPTI refuses MEMORY_POOL, as a driver without it does: that line only */
+    ASSERT_EQ(1, count_lines(z));
+    ASSERT_CONTAINS(z, "cannot enable CUPTI activity MEMORY_POOL");
+    ASSERT(db != NULL);
+    ASSERT_EQ(1, q(db, "SELECT count(*) FROM kernel"));
+    ASSERT_EQ(1, q(db, "SELECT count(*) FROM memory_event WHERE address = 117440512 AND bytes = 1048576"));
+    qtext(db, "SELECT value FROM meta WHERE key = 'cupti_layout'", z, sizeof z);
+    ASSERT_STREQ("13.4", z);
+    qtext(db, "SELECT value FROM meta WHERE key = 'cupti_layout_table'", z, sizeof z);
+    ASSERT_STREQ("1: CUPTI 13.0 to 13.4 Update 1", z);
+    ASSERT_EQ(0, q(db, "SELECT count(*) FROM meta WHERE key IN ('cupti_kinds_reduced', 'records_not_decoded')"));
+    /* the file that answered cuptiGetVersion: this program here */
+    ASSERT_EQ(1, q(db, "SELECT count(*) FROM meta WHERE key = 'cupti_library' AND value LIKE '%test_inject_cupti'"));
+    sqlite3_close(db);
+    remove_dir(zDir);
+}
+
+/*
+ * A CUPTI newer than the table (13.5): its records are not read at all (their layout is not known
+ * for sure); one line and the trace say which kinds and why; API calls are still recorded.
+ */
+TEST(cupti_newer_than_table_reduced)
+{
+    char zDir[64], z[4096];
+    int status;
+    sqlite3 *db = run_versions(130500, zDir, z, sizeof z, &status);
+    ASSERT(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    ASSERT_EQ(1, count_lines(z));
+    ASSERT_CONTAINS(z, "vramtrace: the record layouts of CUPTI 13.5 (API version 130500) are unknown to this "
+                       "vramtrace (it knows 13.0 to 13.4 Update 1): CONCURRENT_KERNEL,MEMCPY,MEMCPY2,MEMSET,"
+                       "MEMORY2,MEMORY_POOL,MARKER,SYNCHRONIZATION,OVERHEAD,DEVICE are not recorded");
+    ASSERT(db != NULL);
+    ASSERT_EQ(0, q(db, "SELECT count(*) FROM kernel"));
+    ASSERT_EQ(0, q(db, "SELECT count(*) FROM memory_event"));
+    ASSERT_EQ(1, q(db, "SELECT count(*) FROM api_call WHERE correlation = 801"));
+    ASSERT_EQ(2, q(db, "SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'records_not_decoded'"));
+    qtext(db, "SELECT value FROM meta WHERE key = 'cupti_layout'", z, sizeof z);
+    ASSERT_STREQ("unknown: CUPTI API version 130500 is newer than the table", z);
+    qtext(db, "SELECT value FROM meta WHERE key = 'cupti_kinds_reduced'", z, sizeof z);
+    ASSERT_CONTAINS(z, "CONCURRENT_KERNEL,MEMCPY,");
+    ASSERT_CONTAINS(z, "record layout unknown for CUPTI API version 130500");
+    sqlite3_close(db);
+    remove_dir(zDir);
+}
+
+/* CUDA 12's CUPTI (API version 24, 12.6): tracing stays off with one line; nothing is written. */
+TEST(cupti_12_refused)
+{
+    char zDir[64], z[4096];
+    int status;
+    sqlite3 *db = run_versions(24, zDir, z, sizeof z, &status);
+    ASSERT(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    ASSERT(db == NULL);
+    ASSERT_EQ(1, count_lines(z));
+    ASSERT_CONTAINS(z, "vramtrace: tracing off: the libcupti loaded (");
+    ASSERT_CONTAINS(z, ") is CUPTI 12.6 (API version 24), and this vramtrace reads CUPTI 13's records only");
+    ASSERT_CONTAINS(z, "the program runs untraced");
+    ASSERT_EQ(0, rmdir(zDir));
+}
+
+/* The job loaded its CUDA runtime before CUDA started the tracer. */
+static void load_cuda12_runtime(void)
+{
+    if (!dlopen(VT_FAKE_CUDART12, RTLD_NOW | RTLD_LOCAL)) _exit(40);
+}
+
+/* A job on the CUDA 12.6 runtime (a cu126 PyTorch wheel): refused with one line naming it; nothing written. */
+TEST(cuda12_runtime_refused)
+{
+    char zDir[64], z[4096];
+    int status;
+    sqlite3 *db;
+    g_xBeforeInit = load_cuda12_runtime;
+    db = run_versions(CUPTI_API_VERSION, zDir, z, sizeof z, &status);
+    ASSERT(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    ASSERT(db == NULL);
+    ASSERT_EQ(1, count_lines(z));
+    ASSERT_CONTAINS(z, "vramtrace: tracing off: this job runs CUDA 12.6 (");
+    ASSERT_CONTAINS(z, "libcudart.so.12) and this vramtrace records CUDA 13 jobs only");
+    ASSERT_CONTAINS(z, "a vramtrace built against CUDA 12; the program runs untraced");
+    ASSERT_EQ(0, rmdir(zDir));
+}
+
+VT_TEST_LIST(T(scripted_session_records_exactly) T(multiple_subscribers_named) T(cupti_listed_release_recorded)
+             T(cupti_newer_than_table_reduced) T(cupti_12_refused) T(cuda12_runtime_refused)
              T(late_failure_removes_trace) T(exit_while_threads_call_cuda)
              T(forked_worker_not_traced) T(nvcc_launches_yield_buffer_uses) T(file_size_limit_tracing_off)
              T(periodic_flush_every_thread_before_sigterm) T(fatal_error_closes_trace) T(final_flush_bounded)

@@ -11,6 +11,7 @@
 #include "modres.h"
 #include "strintern.h"
 #include "hrec.h"
+#include "layout.h"
 #include "rowtable.h"
 
 /*
@@ -32,6 +33,8 @@ struct vt__decoder_config {
     /* Resolver of raw native return addresses in call sites (module, relative address, name), or
      * NULL: native frames without a module are stored as they come (absolute pc). Not owned. */
     struct vt__modres *modres;
+    /* Record layouts of the CUPTI that delivers the records (layout.h), or NULL: vt__layout_active(). */
+    const struct vt__layout *layout;
 };
 
 struct vt__decoder {
@@ -46,10 +49,12 @@ struct vt__decoder {
     struct vt__boundmap maps;    /* mapped or IPC-opened address -> handle, kind, bytes */
     struct vt__boundmap depths;  /* push/pop nesting of (thread, domain) with ranges open */
     struct vt__modres *modres;   /* see vt__decoder_config */
+    const struct vt__layout *layout; /* see vt__decoder_config; never NULL */
     struct vt__modinfo *pPendingModule; /* a module met whose `module` row is still to write */
     uint64_t lastTs;           /* latest timestamp seen, for rows that have no time of their own */
     uint64_t nDecoded;         /* activity records seen */
     uint64_t nUnknown;         /* activity records of kinds not stored */
+    uint64_t nNotDecoded;      /* activity records of reduced kinds (layout unknown): not read */
     uint64_t nDroppedCorr;     /* API calls evicted from the correlation map unmatched */
     uint64_t nDroppedNvtx;     /* open NVTX ranges evicted (written with end NULL) */
     uint64_t nJoined;          /* activity records completed from an API call */
@@ -66,8 +71,9 @@ int vt__decoder_init(struct vt__decoder *d, const struct vt__decoder_config *cfg
 void vt__decoder_free(struct vt__decoder *d);
 
 /*
- * Decode one CUPTI activity record into rows. Returns 0 when the record's kind
- * is stored, 1 when it is not (counted in nUnknown).
+ * Decode one CUPTI activity record into rows, reading it with the decoder's
+ * layouts. Returns 0 when the record's kind is stored, 1 when it is not
+ * (counted in nUnknown; a record of a reduced kind also in nNotDecoded).
  */
 int vt__decode_activity(struct vt__decoder *d, const CUpti_Activity *pRec);
 

@@ -18,6 +18,8 @@
 #include "config.h"
 #include "flusher.h"
 #include "intervals.h"
+#include "jobcuda.h"
+#include "layout.h"
 #include "kparams.h"
 #include "session.h"
 #include "watch.h"
@@ -105,6 +107,10 @@ static unsigned g_nCtx, g_anCtxOfDev[MAX_TRACKED_DEVICES];
 static struct vt__sites *g_sites; /* call-site capture, or NULL */
 static struct vt__ivl *g_ivl;     /* live allocations for kernel-argument scanning, or NULL */
 static struct vt__kparams *g_kp;  /* kernel-argument scanner over g_ivl, or NULL */
+
+/* The CUDA the process runs and the record layouts of its CUPTI (tracer/jobcuda.c, tracer/layout.c): set at start. */
+static struct vt__jobcuda g_job;
+static struct vt__layout g_layout;
 
 /* What the API-call decoder (tracer/apicall.c) uses; filled before callbacks are enabled. */
 static struct vt__apicall_env g_env;
@@ -639,6 +645,81 @@ done:
     errno = saved;
 }
 
+/*
+ * What recorded the trace: the libcupti file and the CUDA runtime of the job
+ * (file, version), the layout table and the release whose layouts decode the
+ * records, and the kinds reduced (with why). Unknown facts get no row.
+ */
+static void record_versions_meta(void)
+{
+    char z[PATH_MAX + 64], zRed[256], zNewest[32];
+    const char *zNewestName;
+    if (g_job.zCupti[0]) vt__session_meta("cupti_library", g_job.zCupti);
+    if (g_job.zOtherCupti[0]) vt__session_meta("cupti_other_library", g_job.zOtherCupti);
+    if (g_job.zRuntime[0]) vt__session_meta("cuda_runtime_library", g_job.zRuntime);
+    if (g_job.runtimeVersion > 0) {
+        snprintf(z, sizeof z, "%d", g_job.runtimeVersion);
+        vt__session_meta("cuda_runtime_version", z);
+    }
+    vt__cupti_version_text(vt__layout_newest(&zNewestName), zNewest, sizeof zNewest);
+    snprintf(z, sizeof z, "%d: CUPTI 13.0 to %s", VT_LAYOUT_TABLE_VERSION, zNewest);
+    vt__session_meta("cupti_layout_table", z);
+    vt__layout_reduced_names(&g_layout, zRed, sizeof zRed);
+    if (g_layout.status == VT_LAYOUT_KNOWN) snprintf(z, sizeof z, "%s", g_layout.zRelease);
+    else snprintf(z, sizeof z, "unknown: CUPTI API version %u is %s", (unsigned)g_layout.version,
+                  g_layout.status == VT_LAYOUT_NEWER ? "newer than the table" : "an update the table does not list");
+    vt__session_meta("cupti_layout", z);
+    if (zRed[0]) {
+        snprintf(z, sizeof z, "%s: record layout unknown for CUPTI API version %u (the table knows 13.0 to %s); "
+                 "their records are not read", zRed, (unsigned)g_layout.version, zNewest);
+        vt__session_meta("cupti_kinds_reduced", z);
+    }
+}
+
+/*
+ * Decide whether this process can be traced with its CUPTI and CUDA runtime:
+ * the job's runtime must be CUDA 13 or later (when one is loaded), the
+ * libcupti a CUDA 13 one; the layouts of its version are selected (and made
+ * the decoders'); reduced kinds are said in one line. Calls no CUPTI function
+ * but cuptiGetVersion. Returns 0, or -1 with the one line printed.
+ */
+static int check_versions(void)
+{
+    char zV[32], zNewest[32], zRed[256];
+    uint32_t v = 0;
+    vt__jobcuda_probe(&g_job, (const void *)cuptiGetVersion);
+    if (g_job.runtimeMajor > 0 && g_job.runtimeMajor < 13) {
+        if (g_job.runtimeVersion > 0)
+            snprintf(zV, sizeof zV, "%d.%d", g_job.runtimeVersion / 1000, g_job.runtimeVersion % 1000 / 10);
+        else snprintf(zV, sizeof zV, "%d", g_job.runtimeMajor);
+        say("tracing off: this job runs CUDA %s (%s) and this vramtrace records CUDA 13 jobs only (it reads "
+            "CUPTI 13's records and CUDA 13's API parameters); run the job's CUDA 13 build (e.g. a cu13x "
+            "PyTorch wheel) or a vramtrace built against CUDA %d; the program runs untraced",
+            zV, g_job.zRuntime, g_job.runtimeMajor);
+        return -1;
+    }
+    if (cuptiGetVersion(&v) != CUPTI_SUCCESS) v = 0;
+    vt__layout_select(v, &g_layout);
+    vt__cupti_version_text(v, zV, sizeof zV);
+    if (g_layout.status == VT_LAYOUT_OLDER) {
+        say("tracing off: the libcupti loaded (%s) is CUPTI %s (API version %u), and this vramtrace reads "
+            "CUPTI 13's records only; make libcupti.so.13 of CUDA 13 the one loaded (VRAMTRACE_CUPTI, "
+            "LD_LIBRARY_PATH); the program runs untraced",
+            g_job.zCupti[0] ? g_job.zCupti : "unknown file", zV, (unsigned)v);
+        return -1;
+    }
+    vt__layout_use(&g_layout);
+    vt__layout_reduced_names(&g_layout, zRed, sizeof zRed);
+    if (zRed[0]) {
+        vt__cupti_version_text(vt__layout_newest(NULL), zNewest, sizeof zNewest);
+        say("the record layouts of CUPTI %s (API version %u) are unknown to this vramtrace (it knows 13.0 to %s%s): "
+            "%s are not recorded (read at a guessed offset they could be garbage), API calls are; use a "
+            "vramtrace that knows CUPTI %s, or a CUPTI it knows (VRAMTRACE_CUPTI)",
+            zV, (unsigned)v, zNewest, g_layout.status == VT_LAYOUT_NEWER ? "" : ", not this update", zRed, zV);
+    }
+    return 0;
+}
+
 /* Write the process-level meta rows only the glue knows (versions, clock anchor, start). */
 static void record_glue_meta(void)
 {
@@ -651,6 +732,7 @@ static void record_glue_meta(void)
         snprintf(z, sizeof z, "%u", v);
         vt__session_meta("cupti_version", z);
     }
+    record_versions_meta();
     if (g_drv.xDriverGetVersion && g_drv.xDriverGetVersion(&iDrv) == CUDA_SUCCESS) {
         snprintf(z, sizeof z, "%d", iDrv);
         vt__session_meta("cuda_driver_version", z);
@@ -747,7 +829,9 @@ static void enable_activities(void)
     size_t i, n = 0;
     z[0] = '\0';
     for (i = 0; i < sizeof aKind / sizeof aKind[0]; i++) {
-        CUptiResult r = cuptiActivityEnable(aKind[i].kind);
+        CUptiResult r;
+        if (!g_layout.aFmt[vt__layout_kind(aKind[i].kind)]) continue; /* reduced: said at start */
+        r = cuptiActivityEnable(aKind[i].kind);
         if (r == CUPTI_SUCCESS && aKind[i].kind == CUPTI_ACTIVITY_KIND_MEMORY2) g_bWatchMemory = 1;
         if (r == CUPTI_SUCCESS) continue;
         if (n < sizeof z)
@@ -815,6 +899,7 @@ VT_EXPORT int InitializeInjection(void)
     if (g_cfg.zWarn[0]) fputs(g_cfg.zWarn, stderr);
     if (g_cfg.disabled) goto done;
     load_driver();
+    if (check_versions() != 0) goto done;
 
     /* Subscribe before creating anything: if CUPTI is unavailable nothing is left on disk. */
     if (subscribe() != 0) goto done;

@@ -614,6 +614,7 @@ static void finish_db(struct vt_writer *w)
         meta_u64(w, "records_unknown", w->dec.nUnknown);
         meta_u64(w, "records_time_unknown", w->dec.nTimeUnknown);
         meta_u64(w, "memory_records_superseded", w->dec.nMemSuperseded);
+        if (w->dec.nNotDecoded) meta_u64(w, "records_not_decoded", w->dec.nNotDecoded);
         meta_u64(w, "rows_written", atomic_load(&w->nRowsWritten));
         meta_u64(w, "commits", atomic_load(&w->nCommits));
         meta_u64(w, "dropped_queue", vt__ring_dropped(&w->ring) + w->nAbandonedRecs);

@@ -93,6 +93,11 @@ void vt__info_json(FILE *f, const struct trace_info *p)
     json_kv_int(f, &c, "cuda_runtime", vt__info_meta_int(p, "cuda_runtime_version"));
     json_kv_int(f, &c, "cupti", vt__info_meta_int(p, "cupti_version"));
     json_kv_int(f, &c, "schema", p->f.version);
+    json_kv_str(f, &c, "cupti_library", vt__info_meta(p, "cupti_library"));
+    json_kv_str(f, &c, "cuda_runtime_library", vt__info_meta(p, "cuda_runtime_library"));
+    json_kv_str(f, &c, "cupti_layout", vt__info_meta(p, "cupti_layout"));
+    json_kv_str(f, &c, "cupti_layout_table", vt__info_meta(p, "cupti_layout_table"));
+    json_kv_str(f, &c, "cupti_kinds_reduced", vt__info_meta(p, "cupti_kinds_reduced"));
     fputc('}', f);
 
     json_key(f, &b, "writer");

@@ -132,6 +132,18 @@ static void print_dropped(FILE *f, const struct trace_info *p, const char *zInde
                 (long long)(p->aDrop[i].count == VT_INFO_NUL ? 0 : p->aDrop[i].count));
 }
 
+/* What recorded the trace (libcupti and CUDA runtime files, record layouts used), when the tracer said. */
+static void recorded_by(FILE *f, const struct trace_info *p)
+{
+    const char *zLib = vt__info_meta(p, "cupti_library"), *zRt = vt__info_meta(p, "cuda_runtime_library");
+    const char *zLayout = vt__info_meta(p, "cupti_layout"), *zTable = vt__info_meta(p, "cupti_layout_table");
+    if (zLib) fprintf(f, "%-11s %s\n", "libcupti", zLib);
+    if (zRt) fprintf(f, "%-11s %s\n", "libcudart", zRt);
+    if (zLayout)
+        fprintf(f, "%-11s %s%s%s (layout table %s)\n", "layouts", strncmp(zLayout, "unknown", 7) ? "CUPTI " : "",
+                zLayout, strncmp(zLayout, "unknown", 7) ? " records" : "", zTable ? zTable : "?");
+}
+
 /* Print the full text report of one trace. */
 void vt__info_text(FILE *f, const struct trace_info *p)
 {
@@ -159,6 +171,7 @@ void vt__info_text(FILE *f, const struct trace_info *p)
         fprintf(f, "%-11s tracer %s, CUDA driver %s", "versions", zTracer ? zTracer : "?", zDriver ? zDriver : "?");
         if (zRuntime) fprintf(f, ", CUDA runtime %s", zRuntime);
         fprintf(f, ", CUPTI %s, schema %d\n", zCupti ? zCupti : "?", p->f.version);
+        recorded_by(f, p);
     }
     if (zSource && strcmp(zSource, "cupti") != 0) { /* imported: another tool recorded it, nothing was traced */
         fprintf(f, "%-11s imported from %s file %s", "status", zSource, zFile ? zFile : "?");

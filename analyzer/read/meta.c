@@ -204,6 +204,24 @@ static void read_partial(struct vt_tracefile *f)
 #undef MISSING
 }
 
+/*
+ * The note of a trace whose CUPTI was one the tracer's record layouts did not
+ * know for every kind (meta cupti_kinds_reduced, "KINDS: why"): those kinds'
+ * records were not read.
+ */
+static void reduced_note(struct vt_tracefile *f)
+{
+    char z[512], zCupti[32];
+    meta_copy(f, "cupti_kinds_reduced", z, sizeof z);
+    meta_copy(f, "cupti_version", zCupti, sizeof zCupti);
+    if (z[0])
+        vt__read_note(f, "recorded with CUPTI %s, whose activity record layouts the tracer did not know for every "
+                         "kind: %s; allocations and frees made through CUDA calls are still in api_call, but "
+                         "findings that need the missing records are incomplete (record with a vramtrace that "
+                         "knows this CUPTI)",
+                      zCupti[0] ? zCupti : "?", z);
+}
+
 /* The notes about how the trace was recorded, and how it was read, that every reader shows. */
 static void recording_notes(struct vt_tracefile *f, const char *zKernelArgs)
 {
@@ -376,6 +394,7 @@ int vt__read_meta(struct vt_tracefile *f)
     f->bHaveTensors = f->aT[VT_T_TENSOR].nRow > 0;
     f->bSegments = !f->bTensors && !f->bHaveTensors && f->nDevAlloc >= 2 && f->nSegmentLike * 10 >= f->nDevAlloc * 8;
     recording_notes(f, zArgs);
+    reduced_note(f);
     if ((rc = window_notes(f)) != SQLITE_OK) {
         vt__errorf("%s: cannot read the trace's meta table: %s", f->zPath, sqlite3_errstr(rc));
         return vt__exit_for_sqlite(rc);
