@@ -87,8 +87,6 @@ static int on_begin(void *pArg, struct vt_life *l)
     if (l->site < 0) return -1;
     t->sites.a[l->site].nAlloc++;
     t->sites.a[l->site].totalBytes += l->bytes;
-    if (l->bTensor) t->lc.nTensorAlloc++;
-    if (!l->bTensor || r->bTensorDevice) t->lc.nAlloc++;
     site_account(r, l, +1);
     snapshot_view(r);
     if (timeline_account(r, l, l->allocTs >= 0 ? l->allocTs : r->tsUntimed) != 0) return -1;
@@ -115,23 +113,9 @@ static int on_end(void *pArg, struct vt_life *l)
     struct replay *r = pArg;
     struct vt_trace *t = r->t;
     if (l->status == VT_LIFE_LIVE_AT_END) {
-        if (l->bTensor) {
-            t->lc.nTensorLiveEnd++;
-            t->lc.tensorLiveEndBytes += l->bytes;
-        }
-        if (!l->bTensor || r->bTensorDevice) {
-            t->lc.nLiveEnd++;
-            t->lc.liveEndBytes += l->bytes;
-        }
-        if (l->bInternal) {
-            t->lc.nInternalEnd++;
-            t->lc.internalEndBytes += l->bytes;
-        } else if (l->acct != VT_ACCT_PINNED && judged(r, l)) {
+        if (!l->bInternal && l->acct != VT_ACCT_PINNED && judged(r, l))
             vt__top_insert(t->tl.aEnd, &t->tl.nEnd, VT_TOPMAX, l);
-        }
     } else {
-        if (l->status == VT_LIFE_FREE_MISSING) t->lc.nFreeMissing++;
-        else if (!l->bTensor || r->bTensorDevice) t->lc.nFree++;
         site_account(r, l, -1);
         snapshot_view(r);
         if (timeline_account(r, l, l->freeTs) != 0) return -1;
@@ -150,10 +134,7 @@ static int on_stray(void *pArg, const struct vt_memrow *m, int status)
     struct replay *r = pArg;
     struct vt_trace *t = r->t;
     struct vt_life u;
-    if (m->bTensor) t->lc.nTensorStray++; /* a block from before the history began */
-    else if (status == VT_LIFE_DOUBLE_FREE) t->lc.nDoubleFree++;
-    else t->lc.nFreeUnknown++;
-    if (!t->pWb) return 0;
+    if (!t->pWb) return 0; /* counted by the live set (the figures' counts) */
     memset(&u, 0, sizeof u);
     u.address = m->address;
     u.bytes = m->bytes > 0 ? m->bytes : 0;
@@ -252,36 +233,14 @@ static int on_oom(struct replay *r, const struct vt_rows *c)
     return emit(r, VT_EV_OOM, o->ts, NULL, o);
 }
 
-/*
- * Allocations whose time is unknown (the state a snapshot holds at its dump: PyTorch 2.0 format,
- * no history), added at the end of the timeline with an unknown allocation time: live at the end
- * unless their address is live or was freed with a known time. An SQLite code.
- */
+/* Allocations whose time is unknown (a snapshot's state at its dump), at the end of the timeline: the read
+ * layer's rule (vt__live_untimed), CUDA's then the blocks. An SQLite code. */
 static int untimed(struct replay *r)
 {
-    const struct vt_tracefile *f = &r->t->f;
-    int rc = SQLITE_OK;
-    r->tsUntimed = f->bTimes ? f->t1 : 0;
-    for (int b = 0; b < 2 && rc == SQLITE_OK; b++) {
-        int k = b ? VT_T_TENSOR : VT_T_MEM;
-        const char *zCols = strchr(b ? VT_TENSORROW_COLS : VT_MEMROW_COLS, ',') + 1; /* all but the time */
-        struct vt_live *L = b ? r->pTensor : r->pCuda;
-        struct vt_rows c;
-        struct vt_memrow m;
-        char *zSql;
-        if (!f->aT[k].bPresent || f->aT[k].nNoTime == 0) continue;
-        zSql = vt__strdupf("SELECT -1,%s FROM \"%s\" WHERE ts IS NULL AND op = %d ORDER BY rowid", zCols, vt__tbl_name(k),
-                           b ? VT_TENSOROP_ALLOC : VT_MEMOP_ALLOC);
-        memset(&c, 0, sizeof c);
-        rc = vt__rows_open(&c, f->db, zSql, b ? VT_TENSORROW_NCOL : VT_MEMROW_NCOL, 0);
-        while (rc == SQLITE_OK && (rc = vt__rows_next(&c)) == SQLITE_OK && c.bRow) {
-            vt__memrow_read(&c, b, &m);
-            if (vt__live_use(L, m.address, 1) || vt__live_was_freed(L, m.address)) continue;
-            if (vt__live_apply(L, &m) != 0) rc = SQLITE_NOMEM;
-        }
-        vt__rows_close(&c);
-        free(zSql);
-    }
+    int rc;
+    r->tsUntimed = r->t->f.bTimes ? r->t->f.t1 : 0; /* where vt__live_untimed puts them */
+    rc = vt__live_untimed(&r->t->f, r->pCuda, 0);
+    if (rc == SQLITE_OK) rc = vt__live_untimed(&r->t->f, r->pTensor, 1);
     return rc;
 }
 
@@ -295,6 +254,13 @@ static int finish(struct replay *r)
         vt__timeline_snapshot(t, i);
     }
     if (vt__live_finish(r->pCuda) != 0 || vt__live_finish(r->pTensor) != 0) return -1;
+    /* the figures (counts, level, peaks) from the two live sets, as every reader makes them; the uses beside */
+    if (vt__figures_take(&t->f, r->pCuda, r->pTensor) != SQLITE_OK) return -1;
+    {
+        int64_t nKernel = t->lc.nKernelUse, nCopy = t->lc.nCopyUse, nMatched = t->lc.nUseMatched;
+        t->lc = t->f.fig.lc;
+        t->lc.nKernelUse = nKernel, t->lc.nCopyUse = nCopy, t->lc.nUseMatched = nMatched;
+    }
     if (t->lc.nInternalEnd) {
         char zB[32];
         vt__fmt_bytes(t->lc.internalEndBytes, zB, sizeof zB);
@@ -375,7 +341,6 @@ int vt__replay(struct vt_trace *t, const struct vt_opts *o, const struct vt_dete
     r.nDet = nDet;
     r.bDetectCuda = !f->bHaveTensors;
     r.bTensorDevice = f->bHaveTensors && f->aMemOp[VT_MEMOP_ALLOC] == 0 && f->aMemOp[VT_MEMOP_VMM_CREATE] == 0;
-    t->lc.bTensorDevice = r.bTensorDevice;
     h.pArg = &r;
     r.pCuda = vt__live_new(&h);
     r.pTensor = vt__live_new(&h);

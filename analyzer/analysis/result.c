@@ -220,9 +220,7 @@ int vt__fmt_blocks(const struct vt_trace *t, char *z, size_t n)
 
 void vt__fmt_at(const struct vt_trace *t, int64_t ts, char *z, size_t n)
 {
-    if (ts < 0 || !t->f.bTimes) snprintf(z, n, "?");
-    else if (ts <= t->f.t0) snprintf(z, n, "0 s");
-    else vt__fmt_ns(ts - t->f.t0, z, n);
+    vt__fig_fmt_at(&t->f, ts, z, n);
 }
 
 void vt__trace_free(struct vt_trace *t)

@@ -82,8 +82,8 @@ static void window_note(int nTrace, const struct vt_tracefile *aF, const struct 
 {
     char zFrom[32] = "the start", zTo[32] = "the end", zDur[32] = "no time";
     int64_t dur = -1;
-    for (int i = 0; i < nTrace; i++)
-        if (aF[i].bTimes && aF[i].t1 - aF[i].t0 > dur) dur = aF[i].t1 - aF[i].t0;
+    for (int i = 0; i < nTrace; i++) /* to the last event, from the one origin (figures.h) */
+        if (aF[i].bTimes && vt__fig_at(&aF[i], aF[i].t1) > dur) dur = vt__fig_at(&aF[i], aF[i].t1);
     if (o->bFrom) vt__fmt_ns(o->from, zFrom, sizeof zFrom);
     if (o->bTo) vt__fmt_ns(o->to, zTo, sizeof zTo);
     if (dur >= 0) vt__fmt_ns(dur, zDur, sizeof zDur);
@@ -177,6 +177,17 @@ int vt__cmd_export(int argc, char **argv)
     }
     if (nOk == 0) goto done;
     rc = VT_EXIT_OK;
+    { /* the one time origin of the traces exported together (figures.h), as analyze takes it */
+        struct vt_tracefile **apF = malloc(sizeof *apF * (size_t)nOk);
+        if (!apF) {
+            vt__errorf("export: out of memory");
+            rc = VT_EXIT_INTERNAL;
+            goto done;
+        }
+        for (i = 0; i < nOk; i++) apF[i] = &aF[i];
+        vt__figures_origin(apF, nOk);
+        free(apF);
+    }
     if (zCsv) {
         src = vt__export_csv(zCsv, nOk, aF, &zErr);
         if (src != SQLITE_OK) {

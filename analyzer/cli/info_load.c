@@ -1,4 +1,4 @@
-/* What `vramtrace info` reports, read through the read layer: meta, devices, counts, peaks, OOMs, losses. */
+/* What `vramtrace info` reports, read through the read layer: meta, devices, counts, peaks (the figure source), OOMs, losses. */
 #include "info.h"
 
 #include <stdlib.h>
@@ -107,52 +107,6 @@ static int row_ovh(struct trace_info *p, sqlite3_stmt *s)
     return 0;
 }
 
-/* The peak pass's state: each device's peak as lifetimes begin and end. */
-struct peaks {
-    struct trace_info *p;
-    struct vt_live *L;
-};
-
-/* A lifetime began or ended: its device's live bytes changed (devices only: acct >= 0). */
-static int peak_note(void *pArg, struct vt_life *l)
-{
-    struct peaks *k = pArg;
-    struct trace_info *p = k->p;
-    int64_t live, ts;
-    int i;
-    if (l->acct < 0 || l->status == VT_LIFE_LIVE_AT_END) return 0;
-    live = vt__live_bytes(k->L, l->acct);
-    ts = l->freeTs >= 0 ? l->freeTs : l->allocTs;
-    for (i = 0; i < p->nPeak && p->aPeak[i].device != l->acct; i++) {
-    }
-    if (i == p->nPeak) {
-        int j;
-        if (grow((void **)&p->aPeak, p->nPeak, sizeof *p->aPeak)) return -1;
-        for (j = p->nPeak++; j > 0 && p->aPeak[j - 1].device > l->acct; j--) p->aPeak[j] = p->aPeak[j - 1];
-        i = j;
-        p->aPeak[i].device = l->acct;
-        p->aPeak[i].bytes = 0;
-        p->aPeak[i].ts = VT_INFO_NUL;
-    }
-    if (live > p->aPeak[i].bytes) {
-        p->aPeak[i].bytes = live;
-        p->aPeak[i].ts = ts;
-    }
-    return 0;
-}
-
-/* Peak live bytes per device through the live set: the same pairing and rule as analyze. A VT_EXIT code. */
-static int load_peaks(struct trace_info *p)
-{
-    struct peaks k = {p, NULL};
-    struct vt_live_hooks h = {&k, peak_note, NULL, peak_note, NULL};
-    int rc;
-    if (!(k.L = vt__live_new(&h))) return VT_EXIT_INTERNAL;
-    rc = vt__live_pass(&p->f, k.L);
-    vt__live_free(k.L);
-    return rc;
-}
-
 /* Rows of each table info counts: the scan's for the large ones, count(*) through the guard for the rest. */
 static int load_counts(struct trace_info *p)
 {
@@ -226,7 +180,8 @@ int vt__info_load(struct trace_info *p, const char *zPath, int bFull)
     }
     /* the writer's closing counters: trusted when they count more losses than the rows do */
     if (p->f.nLost > p->nDropTotal) p->nDropTotal = p->f.nLost;
-    return load_peaks(p);
+    /* counts, level and peaks: the figure source's pass, as analyze makes them (read/figures.h) */
+    return vt__figures_pass(&p->f);
 }
 
 void vt__info_free(struct trace_info *p)
@@ -241,7 +196,6 @@ void vt__info_free(struct trace_info *p)
         free(p->aOvh[i].zKind);
     }
     free(p->aDev);
-    free(p->aPeak);
     free(p->aOom);
     free(p->aDrop);
     free(p->aOvh);

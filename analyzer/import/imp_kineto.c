@@ -51,6 +51,7 @@ struct kin {
     int64_t nMem, nMemCpu, nMemNoAddr, nKernel, nCopy, nSet, nStep, nStepGpu, nOther;
     int64_t nMemBadBytes, nMemBadAddr; /* CUDA [memory] events left out: Bytes or Addr out of range */
     int64_t aPeakTotal[64], aPeakReserved[64]; /* per device: peaks of Total Allocated / Reserved */
+    int64_t aPeakTotalTs[64], aPeakTs[64];     /* when Total Allocated peaked; when the running sum did */
     int bTotals;
     /* per device: the running sum of Bytes in file order and its peak (used where Total Allocated
      * is missing), and the earliest event's time and Total Allocated less its own Bytes (what was
@@ -195,13 +196,14 @@ static int event(struct kin *k)
         r.source = VT_TENSORSRC_PROFILER;
         if (dev >= 0 && dev < 64) {
             if (k->aLive[dev] > -(1LL << 61) && k->aLive[dev] < (1LL << 61)) k->aLive[dev] += bytes;
-            if (k->aLive[dev] > k->aPeak[dev]) k->aPeak[dev] = k->aLive[dev];
+            if (k->aLive[dev] > k->aPeak[dev]) k->aPeak[dev] = k->aLive[dev], k->aPeakTs[dev] = ts;
             if (ts != VT_TB_NULL && ts < k->aFirstTs[dev]) { /* the earliest so far (the first in the file among equal times) */
                 k->aFirstTs[dev] = ts;
                 if (total == VT_TB_NULL || __builtin_sub_overflow(total, bytes, &k->aBefore[dev]))
                     k->aBefore[dev] = VT_TB_NULL; /* missing or damaged Total Allocated: unknown */
             }
-            if (total != VT_TB_NULL && total > k->aPeakTotal[dev]) k->aPeakTotal[dev] = total, k->bTotals = 1;
+            if (total != VT_TB_NULL && total > k->aPeakTotal[dev])
+                k->aPeakTotal[dev] = total, k->aPeakTotalTs[dev] = ts, k->bTotals = 1;
             if (reserved != VT_TB_NULL && reserved > k->aPeakReserved[dev]) k->aPeakReserved[dev] = reserved, k->bTotals = 1;
         }
         if (ts < k->tFirst) k->tFirst = ts;
@@ -326,6 +328,10 @@ static int memory_totals(struct kin *k)
         if (aPeak[dv] <= 0 && k->aPeakTotal[dv] <= 0) continue;
         snprintf(zKey, sizeof zKey, "kineto.device.%d.peak_sum_bytes", dv);
         if (vt__tb_metaf(tb, zKey, "%lld", (long long)aPeak[dv])) return vt__imp_tb_fail(k->x);
+        /* when: Total Allocated's peak, else the running sum's (in file order) */
+        snprintf(zKey, sizeof zKey, "kineto.device.%d.peak_ns", dv);
+        if (vt__tb_metaf(tb, zKey, "%lld", (long long)(aPeak[dv] == k->aPeak[dv] ? k->aPeakTs[dv] : k->aPeakTotalTs[dv])))
+            return vt__imp_tb_fail(k->x);
         if (k->aPeakTotal[dv] > 0) {
             snprintf(zKey, sizeof zKey, "kineto.device.%d.peak_total_allocated", dv);
             if (vt__tb_metaf(tb, zKey, "%lld", (long long)k->aPeakTotal[dv])) return vt__imp_tb_fail(k->x);

@@ -44,8 +44,10 @@ struct vt_live {
     int nHandle, nHandleAlloc;
     int64_t *aFreed;         /* open-addressing set of freed addresses (0 = empty slot) */
     int nFreed, nFreedAlloc;
-    int64_t *aAcct;          /* live bytes per account: slot acct + N_ACCT_FIXED for acct >= -3 */
+    struct vt_live_acct *aAcct; /* per account: slot acct + N_ACCT_FIXED for acct >= -3 */
     int nAcct;
+    struct vt_live_counts n; /* how the lifetimes the hooks see began and ended, frees with none */
+    int64_t tsUntimed;       /* where an allocation of unknown time is put (the peak's time): vt__live_untimed */
 };
 
 const char *vt__life_status_name(int status)
@@ -202,9 +204,12 @@ static int acct_slot(struct vt_live *L, int acct)
     if (k < 0) k = VT_ACCT_NONE + N_ACCT_FIXED;
     if (k >= L->nAcct) {
         int nNew = k + 8;
-        int64_t *aNew = realloc(L->aAcct, sizeof *aNew * (size_t)nNew);
+        struct vt_live_acct *aNew = realloc(L->aAcct, sizeof *aNew * (size_t)nNew);
         if (!aNew) return -1;
-        memset(aNew + L->nAcct, 0, sizeof *aNew * (size_t)(nNew - L->nAcct));
+        for (int i = L->nAcct; i < nNew; i++) {
+            memset(&aNew[i], 0, sizeof aNew[i]);
+            aNew[i].peakTs = aNew[i].poolPeakTs = -1;
+        }
         L->aAcct = aNew;
         L->nAcct = nNew;
     }
@@ -214,16 +219,36 @@ static int acct_slot(struct vt_live *L, int acct)
 int64_t vt__live_bytes(const struct vt_live *L, int acct)
 {
     int k = acct + N_ACCT_FIXED;
-    return k >= 0 && k < L->nAcct ? L->aAcct[k] : 0;
+    return k >= 0 && k < L->nAcct ? L->aAcct[k].live : 0;
 }
 
-/* Count (sign +1) or uncount (-1) l in its account. 0 or -1 (out of memory). */
+const struct vt_live_acct *vt__live_acct(const struct vt_live *L, int acct)
+{
+    int k = acct + N_ACCT_FIXED;
+    return k >= N_ACCT_FIXED - 2 && k < L->nAcct && (L->aAcct[k].peak > 0 || L->aAcct[k].bUsed) ? &L->aAcct[k] : NULL;
+}
+
+int vt__live_nacct(const struct vt_live *L)
+{
+    return L->nAcct - N_ACCT_FIXED;
+}
+
+const struct vt_live_counts *vt__live_counts(const struct vt_live *L)
+{
+    return &L->n;
+}
+
+/* Count (sign +1) or uncount (-1) l in its account, its peak kept. 0 or -1 (out of memory). */
 static int count(struct vt_live *L, const struct vt_life *l, int sign)
 {
+    struct vt_live_acct *a;
     int k;
     if (l->acct == VT_ACCT_NONE || l->bytes <= 0) return 0;
     if ((k = acct_slot(L, l->acct)) < 0) return -1;
-    L->aAcct[k] += sign * l->bytes;
+    a = &L->aAcct[k];
+    a->bUsed = 1;
+    a->live += sign * l->bytes;
+    if (a->live > a->peak) a->peak = a->live, a->peakTs = l->allocTs >= 0 ? l->allocTs : L->tsUntimed;
     return 0;
 }
 
@@ -392,6 +417,8 @@ static int begin(struct vt_live *L, struct vt_life *l)
     if (count(L, l, +1) != 0) return -1;
     if (!seen(l)) return 0;
     if (dense_add(L, l) != 0) return -1;
+    L->n.nBegin++;
+    L->n.beginBytes += l->bytes;
     return L->h.xBegin ? L->h.xBegin(L->h.pArg, l) : 0;
 }
 
@@ -412,6 +439,8 @@ static int end(struct vt_live *L, struct vt_life *l, const struct vt_memrow *m, 
     }
     if (seen(l)) {
         dense_remove(L, l);
+        if (status == VT_LIFE_FREE_MISSING) L->n.nFreeMissing++;
+        else L->n.nFreed++;
         if (L->h.xEnd) rc = L->h.xEnd(L->h.pArg, l);
     }
     if (l->pOwner) l->pOwner->nMap--;
@@ -423,6 +452,8 @@ static int end(struct vt_live *L, struct vt_life *l, const struct vt_memrow *m, 
 static int stray(struct vt_live *L, const struct vt_memrow *m)
 {
     int status = freed_has(L, m->address) ? VT_LIFE_DOUBLE_FREE : VT_LIFE_FREE_UNKNOWN;
+    if (status == VT_LIFE_DOUBLE_FREE) L->n.nDoubleFree++;
+    else L->n.nFreeUnknown++;
     return L->h.xStray ? L->h.xStray(L->h.pArg, m, status) : 0;
 }
 
@@ -430,6 +461,14 @@ int vt__live_apply(struct vt_live *L, const struct vt_memrow *m)
 {
     struct vt_life *l, *owner;
     int slot, acct;
+    /* a stream-ordered pool's allocation or free says how much the pool holds (cudaMallocAsync): its reserved */
+    if (m->poolSize >= 0 && m->device >= 0 && (m->op == VT_MEMOP_ALLOC || m->op == VT_MEMOP_FREE)) {
+        struct vt_live_acct *a;
+        if ((slot = acct_slot(L, m->device)) < 0) return -1;
+        a = &L->aAcct[slot];
+        a->bUsed = 1;
+        if (m->poolSize > a->poolPeak) a->poolPeak = m->poolSize, a->poolPeakTs = m->ts;
+    }
     switch (m->op) {
     case VT_MEMOP_ALLOC:
     case VT_MEMOP_VMM_MAP:
@@ -499,6 +538,9 @@ int vt__live_finish(struct vt_live *L)
     for (int i = 0; i < L->nLive; i++) {
         struct vt_life *l = L->apLive[i];
         l->status = VT_LIFE_LIVE_AT_END;
+        L->n.nLiveEnd++;
+        L->n.liveEndBytes += l->bytes;
+        if (l->bInternal) L->n.nInternalEnd++, L->n.internalEndBytes += l->bytes;
         if (L->h.xBeforeEnd && L->h.xBeforeEnd(L->h.pArg, l) != 0) return -1;
         if (L->h.xEnd && L->h.xEnd(L->h.pArg, l) != 0) return -1;
     }
@@ -558,21 +600,49 @@ void vt__memrow_read(const struct vt_rows *c, int bTensor, struct vt_memrow *m)
     m->handle = vt__rows_or(c, 12, -1);
 }
 
-int vt__live_pass(struct vt_tracefile *f, struct vt_live *L)
+int vt__live_untimed(const struct vt_tracefile *f, struct vt_live *L, int bTensor)
 {
+    int k = bTensor ? VT_T_TENSOR : VT_T_MEM, rc = SQLITE_OK;
+    const char *zCols = strchr(bTensor ? VT_TENSORROW_COLS : VT_MEMROW_COLS, ',') + 1; /* all but the time */
     struct vt_rows c;
-    char *zSql = f->aT[VT_T_MEM].bPresent ? vt__ordered_sql(f, VT_T_MEM, VT_MEMROW_COLS, "1", "ts, id") : NULL;
-    int rc = zSql ? vt__rows_open(&c, f->db, zSql, VT_MEMROW_NCOL, f->aT[VT_T_MEM].w) : SQLITE_NOMEM;
     struct vt_memrow m;
-    if (!f->aT[VT_T_MEM].bPresent) return VT_EXIT_OK;
+    char *zSql;
+    L->tsUntimed = f->bTimes ? f->t1 : 0;
+    if (!f->aT[k].bPresent || f->aT[k].nNoTime == 0) return SQLITE_OK;
+    zSql = vt__strdupf("SELECT -1,%s FROM \"%s\" WHERE ts IS NULL AND op = %d ORDER BY rowid", zCols, vt__tbl_name(k),
+                       bTensor ? VT_TENSOROP_ALLOC : VT_MEMOP_ALLOC);
+    memset(&c, 0, sizeof c);
+    rc = vt__rows_open(&c, f->db, zSql, bTensor ? VT_TENSORROW_NCOL : VT_MEMROW_NCOL, 0);
     while (rc == SQLITE_OK && (rc = vt__rows_next(&c)) == SQLITE_OK && c.bRow) {
-        vt__memrow_read(&c, 0, &m);
+        vt__memrow_read(&c, bTensor, &m);
+        if (vt__live_use(L, m.address, 1) || vt__live_was_freed(L, m.address)) continue;
         if (vt__live_apply(L, &m) != 0) rc = SQLITE_NOMEM;
     }
-    if (rc == SQLITE_OK && vt__live_finish(L) != 0) rc = SQLITE_NOMEM;
     vt__rows_close(&c);
     free(zSql);
+    return rc;
+}
+
+int vt__live_pass(struct vt_tracefile *f, struct vt_live *L, int bTensor)
+{
+    int k = bTensor ? VT_T_TENSOR : VT_T_MEM, rc;
+    struct vt_rows c;
+    struct vt_memrow m;
+    char *zSql;
+    if (!f->aT[k].bPresent) return VT_EXIT_OK;
+    zSql = vt__ordered_sql(f, k, bTensor ? VT_TENSORROW_COLS : VT_MEMROW_COLS, "1", "ts, id");
+    memset(&c, 0, sizeof c);
+    rc = zSql ? vt__rows_open(&c, f->db, zSql, bTensor ? VT_TENSORROW_NCOL : VT_MEMROW_NCOL, f->aT[k].w) : SQLITE_NOMEM;
+    while (rc == SQLITE_OK && (rc = vt__rows_next(&c)) == SQLITE_OK && c.bRow) {
+        vt__memrow_read(&c, bTensor, &m);
+        if (vt__live_apply(L, &m) != 0) rc = SQLITE_NOMEM;
+    }
+    vt__rows_close(&c);
+    free(zSql);
+    if (rc == SQLITE_OK) rc = vt__live_untimed(f, L, bTensor);
+    if (rc == SQLITE_OK && vt__live_finish(L) != 0) rc = SQLITE_NOMEM;
     if (rc == SQLITE_OK) return VT_EXIT_OK;
-    vt__errorf("%s: cannot read memory events: %s", f->zPath, sqlite3_errstr(rc));
+    vt__errorf("%s: cannot read %s: %s", f->zPath, bTensor ? "the allocator's blocks" : "memory events",
+               sqlite3_errstr(rc));
     return vt__exit_for_sqlite(rc);
 }

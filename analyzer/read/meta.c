@@ -222,6 +222,26 @@ static void reduced_note(struct vt_tracefile *f)
                       zCupti[0] ? zCupti : "?", z);
 }
 
+void vt__read_note_partial(struct vt_tracefile *f)
+{
+    char zT[32], *z;
+    /* from the one time origin (figures.h), which a reader of several traces sets after this note was made */
+    int64_t at = f->bTimes && f->partialFrom > f->fig.origin ? f->partialFrom - f->fig.origin : 0;
+    if (f->partialFrom < 0) return;
+    z = vt__strdupf("partial trace from %s after the start: %s; findings that depend on what is missing stop there",
+                    vt__fmt_ns(at, zT, sizeof zT), f->zPartialWhy);
+    if (!z) return;
+    if (f->iNotePartial > 0 && f->iNotePartial <= f->nNote) {
+        free(f->azNote[f->iNotePartial - 1]);
+        f->azNote[f->iNotePartial - 1] = z;
+    } else if (f->nNote < (int)(sizeof f->azNote / sizeof f->azNote[0])) {
+        f->azNote[f->nNote++] = z;
+        f->iNotePartial = f->nNote;
+    } else {
+        free(z);
+    }
+}
+
 /* The notes about how the trace was recorded, and how it was read, that every reader shows. */
 static void recording_notes(struct vt_tracefile *f, const char *zKernelArgs)
 {
@@ -246,13 +266,7 @@ static void recording_notes(struct vt_tracefile *f, const char *zKernelArgs)
                       f->windowStart > 0 ? vt__fmt_ns(f->windowStart, zA, sizeof zA) : "0 s",
                       f->windowStop > 0 ? vt__fmt_ns(f->windowStop, zB, sizeof zB) : "the end");
     }
-    if (f->partialFrom >= 0) {
-        char zT[32];
-        int64_t at = f->bTimes && f->partialFrom > f->t0 ? f->partialFrom - f->t0 : 0;
-        vt__read_note(f, "partial trace from %s after the start: %s; findings that depend on what is missing "
-                         "stop there",
-                      vt__fmt_ns(at, zT, sizeof zT), f->zPartialWhy);
-    }
+    vt__read_note_partial(f);
     if (f->nHidden > 0) {
         /* a rule that rejects most of a table is suspected before the trace is: say which column */
         int kWorst = -1;
@@ -374,6 +388,10 @@ int vt__read_meta(struct vt_tracefile *f)
     }
     rc = read_devices(f);
     if (rc == SQLITE_OK) rc = read_bounds(f);
+    /* the time figures (figures.h): one trace's own origin until a caller reads several together */
+    f->fig.origin = f->bTimes ? f->t0 : 0;
+    f->fig.shift = 0;
+    f->fig.duration = f->bTimes ? f->t1 - f->t0 : -1;
     if (rc == SQLITE_OK) {
         sqlite3_stmt *p = NULL; /* total() cannot overflow */
         rc = sqlite3_prepare_v2(db, "SELECT CAST(min(total(count), 9e18) AS INTEGER) FROM dropped WHERE count > 0",

@@ -1,5 +1,5 @@
 /* Opening a trace for reading: one validation, one read snapshot, one guard, one scan, for every subcommand. */
-#include "read.h"
+#include "figures.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -175,6 +175,7 @@ void vt__read_close(struct vt_tracefile *f)
         free(f->aMeta[i].zValue);
     }
     for (int k = 0; k < VT_T_N; k++) sqlite3_free(f->aT[k].zGuard);
+    vt__figures_free(f);
     free(f->azTable);
     free(f->aMeta);
     free(f->aDev);

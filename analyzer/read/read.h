@@ -21,7 +21,8 @@
  *   rows.c   reading a table in time order (by rowid through a reorder window where the scan
  *            found that enough);
  *   sites.c  call sites: a stack as the line to show ("file:line in function");
- *   live.c   the live set and the one rule for live bytes (docs/schema.md, "Live bytes").
+ *   live.c   the live set and the one rule for live bytes (docs/schema.md, "Live bytes");
+ *   figures.c the figure source: the one time origin, duration, level, counts and peaks (figures.h).
  * Nothing here knows what a finding is.
  */
 
@@ -59,6 +60,59 @@ struct vt_devinfo {
     int id;
     char zName[128];
     int64_t totalBytes; /* -1 unknown */
+};
+
+/* ---- the figures every command prints (their functions, and how to use them: figures.h) ---- */
+
+/* What a trace's allocation rows are (f->fig.level). */
+enum vt_level {
+    VT_LEVEL_NONE = 0,    /* no allocation known */
+    VT_LEVEL_SEGMENTS,    /* CUDA allocations that are a caching allocator's segments: reserved memory only */
+    VT_LEVEL_TENSORS,     /* an allocator's blocks (tensors) only: allocated memory only */
+    VT_LEVEL_BOTH,        /* segments, and the allocator's blocks inside them: reserved and allocated */
+    VT_LEVEL_ALLOCATIONS, /* CUDA allocations one per buffer (no caching allocator between): allocated = reserved */
+    VT_LEVEL_TOTALS       /* no allocation, only an importer's running total (torch.profiler without 'Addr') */
+};
+
+/* How lifetimes began and ended (the figures' counts, and the analysis' use counts beside them). */
+struct vt_lifecounts {
+    int64_t nAlloc, allocBytes, nFree, nFreeUnknown, nDoubleFree, nFreeMissing, nLiveEnd, liveEndBytes;
+    int64_t nInternalEnd, internalEndBytes; /* runtime/driver allocations live at exit */
+    int64_t nTensorAlloc;   /* blocks of a framework allocator */
+    int64_t nTensorLiveEnd, tensorLiveEndBytes; /* those live at the end */
+    int bTensorDevice;      /* the blocks are the allocations counted above (no CUDA allocation in the trace) */
+    int64_t nTensorStray;   /* frees of blocks the history never showed allocated */
+    int64_t nKernelUse, nCopyUse, nUseMatched; /* use events read; those that hit a live allocation (analysis only) */
+};
+
+/* The peaks of one account: a device, or pinned or managed host memory. Bytes and times -1: unknown. */
+struct vt_figdev {
+    int acct;                 /* a device id, VT_ACCT_PINNED or VT_ACCT_MANAGED */
+    int64_t total;            /* the device's memory, -1 unknown */
+    int64_t allocated, allocatedTs; /* highest allocated: the allocator's blocks (tensors), or CUDA allocations
+                                     * one per buffer, or an importer's running total (bTotalsOnly) */
+    int64_t reserved, reservedTs;   /* highest reserved: CUDA memory the process held (a caching allocator's
+                                     * segments, a stream-ordered pool's size, allocations one per buffer) */
+    int64_t used, usedTs;     /* highest device memory in use by every process and the CUDA context (total less
+                               * free) where the trace knows the device's free memory (at OOMs) */
+    int64_t procAllocated, procReserved; /* the process's own peaks where its memory began before the trace's
+                                          * window (a torch.profiler trace's Total Allocated, Total Reserved) */
+    int64_t before;           /* allocated before the window began */
+    int bTotalsOnly;          /* allocated is an importer's running total: no lifetime is known */
+};
+
+/* The figures of one trace (f->fig). */
+struct vt_figures {
+    int64_t origin;           /* the time 0 of every printed time, on this trace's clock (vt__figures_origin) */
+    int64_t shift;            /* ns added to this trace's times to put them on the clock of the traces read
+                               * with it (wall-clock alignment of several traces), 0 for one trace */
+    int bWall;                /* the traces read together are aligned on the wall clock (shift) */
+    int64_t duration;         /* first to last event, -1 when no event has a known time */
+    int level;                /* enum vt_level */
+    struct vt_lifecounts lc;
+    struct vt_figdev *aDev;   /* devices by id, then pinned, then managed host memory; nDev of them */
+    int nDev;
+    int bTaken;               /* counts, level and peaks are filled */
 };
 
 /* One meta row. */
@@ -107,6 +161,7 @@ struct vt_tracefile {
      * allocation records and NVTX are missing; -1 when the trace is complete in that respect */
     int64_t partialFrom;
     char zPartialWhy[320];  /* why, for people: "" when partialFrom is -1 */
+    int iNotePartial;       /* 1 + the index of the note saying so (vt__read_note_partial), 0 none */
     int64_t windowStart, windowStop; /* recording window relative to the start, ns (-1 or 0: none) */
     /* devices, by id */
     struct vt_devinfo *aDev;
@@ -128,6 +183,7 @@ struct vt_tracefile {
     /* notes about how the trace was recorded, shown by every report (at most 16) */
     char *azNote[16];
     int nNote;
+    struct vt_figures fig;  /* the figures every command prints (figures.h) */
 };
 
 /* The exit code for a schema check's result (enum vt_schema_status): the one mapping every reader uses. */
@@ -206,6 +262,9 @@ int64_t vt__read_wall(const struct vt_tracefile *f, int64_t ts);
 const char *vt__read_process_name(const struct vt_tracefile *f, char *z, size_t n);
 /* Meta, devices, the time range and the notes, after the scan (vt__read_open). A VT_EXIT code, one line printed. */
 int vt__read_meta(struct vt_tracefile *f);
+/* The note on a partial trace (partialFrom), made or remade with its time from f->fig.origin (set again when
+ * several traces are read together: vt__figures_origin). */
+void vt__read_note_partial(struct vt_tracefile *f);
 /* Meta key zKey of f (vt__read_meta_value) as a whole number; -1 when absent, empty or not one. */
 int64_t vt__read_meta_int(const struct vt_tracefile *f, const char *zKey);
 
@@ -439,14 +498,40 @@ struct vt_life *vt__live_use(struct vt_live *L, int64_t addr, int bBase);
 int vt__live_was_freed(const struct vt_live *L, int64_t addr);
 /* Live bytes counted on account acct now. */
 int64_t vt__live_bytes(const struct vt_live *L, int acct);
+/* One account of a live set: its live bytes, their peak and when, and for a device a stream-ordered pool's reserved peak. */
+struct vt_live_acct {
+    int64_t live, peak, peakTs;  /* peakTs: when the peak was first reached (-1 never; an allocation of unknown time:
+                                  * the end, as vt__live_untimed puts it) */
+    int64_t poolPeak, poolPeakTs; /* the largest pool_size of a pool allocation or free on the device (0 none) */
+    int bUsed;                   /* bytes or a pool were ever counted here */
+};
+/* Account acct of L, NULL when nothing was ever counted there. */
+const struct vt_live_acct *vt__live_acct(const struct vt_live *L, int acct);
+/* One more than the highest account (device id) L has a slot for, 0 when none: accounts lie in [VT_ACCT_MANAGED, it). */
+int vt__live_nacct(const struct vt_live *L);
+/* How the lifetimes a live set's hooks see began and ended, and the frees that found none. */
+struct vt_live_counts {
+    int64_t nBegin, beginBytes;     /* lifetimes begun, their bytes */
+    int64_t nFreed, nFreeMissing;   /* ended by a free; ended by a new allocation at their address (free not seen) */
+    int64_t nDoubleFree, nFreeUnknown; /* frees with no lifetime: of an address freed before, of one never allocated */
+    int64_t nLiveEnd, liveEndBytes; /* live at the end (vt__live_finish) */
+    int64_t nInternalEnd, internalEndBytes; /* of those, made by the CUDA runtime or driver itself */
+};
+const struct vt_live_counts *vt__live_counts(const struct vt_live *L);
 /* The live lifetimes (not mappings of counted memory), for snapshots: *pn of them. */
 struct vt_life *const *vt__live_all(const struct vt_live *L, int *pn);
 /* Mark every lifetime still live live_at_end and hand each to xBeforeEnd, then xEnd, still counted (they
  * are freed with the set). 0 or -1. */
 int vt__live_finish(struct vt_live *L);
 void vt__live_free(struct vt_live *L);
-/* Every memory event of f in time order through L (its hooks see each lifetime begin and end), then the
- * lifetimes still live end live_at_end. A VT_EXIT code (one line printed on error). */
-int vt__live_pass(struct vt_tracefile *f, struct vt_live *L);
+/*
+ * The allocations of f whose time is unknown (a snapshot's state at its dump, PyTorch 2.0 format) into L
+ * (bTensor: tensor_event's, else memory_event's), at the end of the timeline: live at the end unless their
+ * address is live or was freed at a known time. Their peak time is the trace's last event. An SQLite code.
+ */
+int vt__live_untimed(const struct vt_tracefile *f, struct vt_live *L, int bTensor);
+/* Every memory event (bTensor: every tensor_event) of f in time order through L, those of unknown time after
+ * them (vt__live_untimed), then the lifetimes still live end live_at_end. A VT_EXIT code (one line on error). */
+int vt__live_pass(struct vt_tracefile *f, struct vt_live *L, int bTensor);
 
 #endif

@@ -80,14 +80,21 @@ static void trace_json(FILE *f, const struct vt_result *r, int i)
     jstr(f, "rank", t->f.zRank, 1);
     jstr(f, "hostname", t->f.zHost, 1);
     jstr(f, "cmdline", t->f.zCmd, 1);
+    /* the level, times and counts as the figure source made them (read/figures.h) */
+    jstr(f, "level", vt__level_key(t->f.fig.level), 1);
     fprintf(f, "\"tensor_level\": %s, \"segment_level\": %s, \"closed_cleanly\": %s, \"written_back\": %s,\n      ",
-            t->f.bTensors ? "true" : "false", t->f.bSegments ? "true" : "false", t->f.bCleanClose ? "true" : "false",
-            t->f.bWritable ? "true" : "false");
+            t->f.fig.level == VT_LEVEL_TENSORS || t->f.fig.level == VT_LEVEL_BOTH || t->f.bTensors ? "true" : "false",
+            t->f.fig.level == VT_LEVEL_SEGMENTS || t->f.fig.level == VT_LEVEL_BOTH ? "true" : "false",
+            t->f.bCleanClose ? "true" : "false", t->f.bWritable ? "true" : "false");
     jint(f, "start_ns", t->f.bTimes ? t->f.t0 : -1, 1); /* no event with a known time: unknown */
     jint(f, "end_ns", t->f.bTimes ? t->f.t1 : -1, 1);
-    jint(f, "duration_ns", t->f.bTimes ? t->f.t1 - t->f.t0 : -1, 0);
+    jint(f, "duration_ns", t->f.fig.duration, 1);
+    jint(f, "origin_ns", t->f.bTimes ? t->f.fig.origin : -1, 0); /* every printed time counts from it */
+    fputs(",\n      \"peaks\": ", f);
+    vt__fig_json(f, &t->f);
     fputs(",\n      \"lifetimes\": {", f);
     jint(f, "allocations", t->lc.nAlloc, 1);
+    jint(f, "allocated_bytes", t->lc.allocBytes, 1);
     jint(f, "freed", t->lc.nFree, 1);
     jint(f, "live_at_end", t->lc.nLiveEnd, 1);
     jint(f, "live_at_end_bytes", t->lc.liveEndBytes, 1);
@@ -106,8 +113,15 @@ static void trace_json(FILE *f, const struct vt_result *r, int i)
         fprintf(f, "%s\n        {\"id\": %d, ", d ? "," : "", dv->id);
         jstr(f, "name", dv->zName, 1);
         jint(f, "total_bytes", dv->totalBytes > 0 ? dv->totalBytes : -1, 1);
-        jint(f, "peak_bytes", dv->peak, 1);
-        jint(f, "peak_ts", t->f.bTimes ? dv->peakTs : -1, 1);
+        { /* the headline peak of the figure source; the timeline's own below it */
+            const struct vt_figdev *fd = vt__fig_dev(&t->f, dv->id);
+            int64_t head = fd ? vt__fig_headline(fd) : -1;
+            jint(f, "peak_bytes", head, 1);
+            jint(f, "peak_ts", !fd || head < 0 ? -1 : head == fd->reserved ? fd->reservedTs
+                                              : head == fd->allocated ? fd->allocatedTs : -1, 1);
+        }
+        jint(f, "timeline_peak_bytes", dv->peak, 1);
+        jint(f, "timeline_peak_ts", t->f.bTimes ? dv->peakTs : -1, 1);
         jint(f, "pool_reserved_peak_bytes", dv->poolPeakReserved, 1);
         if (dv->tensorPeak > 0) { /* the framework allocator's blocks (tensor_event) inside the device memory */
             jint(f, "tensor_at_peak_bytes", dv->tensorAtPeak, 1);
@@ -144,7 +158,8 @@ static void trace_json(FILE *f, const struct vt_result *r, int i)
         jint(f, "start_ns", p->start, 1);
         jint(f, "end_ns", p->end, 1);
         jint(f, "iterations", p->nIter, 1);
-        jint(f, "peak_bytes", bMem ? p->peak : -1, 1); /* no memory data: unknown, not 0 */
+        /* no memory data: unknown, not 0; an importer's running total where it peaked inside the phase */
+        jint(f, "peak_bytes", bMem ? p->peak : vt__fig_window_total(&t->f, p->start, p->end), 1);
         jint(f, "peak_ts", bMem ? p->peakTs : -1, 1);
         jint(f, "start_live_bytes", bMem ? p->startLive : -1, 1);
         jint(f, "carried_from_training_bytes", bMem ? p->carried : -1, 1);
@@ -259,10 +274,11 @@ int vt__report_json(FILE *f, const struct vt_result *r)
     for (int i = 0; i < r->nTrace; i++) {
         if (i) fputs(",\n", f);
         trace_json(f, r, i);
-        if (!vt__memory_known(&r->aTrace[i])) continue; /* its peak is unknown: left out */
-        sum += vt__main_peak(&r->aTrace[i]);
-        if (hi < 0 || vt__main_peak(&r->aTrace[i]) > hi) hi = vt__main_peak(&r->aTrace[i]);
-        if (lo < 0 || vt__main_peak(&r->aTrace[i]) < lo) lo = vt__main_peak(&r->aTrace[i]);
+        int64_t peak = vt__fig_trace_peak(&r->aTrace[i].f); /* the headline peak (figures.h) */
+        if (peak < 0) continue; /* its peak is unknown: left out */
+        sum += peak;
+        if (hi < 0 || peak > hi) hi = peak;
+        if (lo < 0 || peak < lo) lo = peak;
     }
     fputs("\n  ],\n  \"findings\": [", f);
     for (int i = 0; i < r->nFind; i++) {

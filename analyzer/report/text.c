@@ -38,7 +38,7 @@ static void wrap(FILE *f, const char *zLead, int nIndent, const char *z)
 static void finding(FILE *f, const struct vt_result *r, const struct vt_finding *x)
 {
     const struct vt_trace *t = &r->aTrace[x->trace];
-    char zHead[512], zB[32], zA[32], zZ[32], zW[256], zLine[512];
+    char zHead[512], zB[32], zA[80], zW[256], zLine[512];
     char zSev[16];
     int i;
     snprintf(zSev, sizeof zSev, "%s", vt__sev_name(x->severity));
@@ -46,11 +46,10 @@ static void finding(FILE *f, const struct vt_result *r, const struct vt_finding 
     snprintf(zHead, sizeof zHead, "[%s] %s: ", zSev, x->zKind);
     wrap(f, zHead, 4, x->zTitle);
     vt__fmt_bytes(x->bytes, zB, sizeof zB);
-    vt__fmt_at(t, x->firstTs, zA, sizeof zA);
-    vt__fmt_at(t, x->lastTs, zZ, sizeof zZ);
+    vt__fig_fmt_window(&t->f, x->firstTs, x->lastTs, zA, sizeof zA);
     vt__fmt_ranks(r, x, zW, sizeof zW);
-    snprintf(zLine, sizeof zLine, "%s%s%s, %lld event%s, %s .. %s%s%s%s", zW, zW[0] ? "; " : "", zB,
-             (long long)x->count, x->count == 1 ? "" : "s", zA, zZ, x->zPhase[0] ? "; phase " : "", x->zPhase,
+    snprintf(zLine, sizeof zLine, "%s%s%s, %lld event%s, %s%s%s%s", zW, zW[0] ? "; " : "", zB,
+             (long long)x->count, x->count == 1 ? "" : "s", zA, x->zPhase[0] ? "; phase " : "", x->zPhase,
              x->aTraces && x->nTraces > 1 ? " (figures of the worst)" : "");
     wrap(f, "    ", 4, zLine);
     vt__fmt_spread(x, zLine, sizeof zLine);
@@ -65,14 +64,14 @@ static void trace_section(FILE *f, const struct vt_result *r, int iTrace)
 {
     const struct vt_trace *t = &r->aTrace[iTrace];
     const struct vt_opts *o = r->pOpts;
-    char zW[300], zB[32], zC[32], zT[32], zLine[1024], zB2[200];
+    char zW[300], zB[32], zT[32], zLine[1024], zB2[200];
     fputs("\n== Process ", f);
     vt__put_text(f, vt__fmt_process(t, zW, sizeof zW), VT_ESC_LINE);
     fputs(": ", f);
     vt__put_text(f, t->f.zPath, VT_ESC_LINE);
     fputs(" ==\n", f);
     if (t->f.zCmd[0]) wrap(f, "  command: ", 11, t->f.zCmd);
-    if (t->f.bTimes) vt__fmt_ns(t->f.t1 - t->f.t0, zT, sizeof zT);
+    if (t->f.fig.duration >= 0) vt__fmt_ns(t->f.fig.duration, zT, sizeof zT);
     else snprintf(zT, sizeof zT, "unknown");
     vt__fmt_bytes(t->lc.liveEndBytes, zB, sizeof zB);
     snprintf(zLine, sizeof zLine,
@@ -80,48 +79,39 @@ static void trace_section(FILE *f, const struct vt_result *r, int iTrace)
              "addresses, %lld double frees, %lld frees missing; level: %s",
              zT, (long long)t->lc.nAlloc, (long long)t->lc.nFree, (long long)t->lc.nLiveEnd, zB,
              (long long)t->lc.nFreeUnknown, (long long)t->lc.nDoubleFree, (long long)t->lc.nFreeMissing,
-             vt__level_name(t));
+             vt__level_name(t->f.fig.level));
     if (vt__fmt_blocks(t, zB2, sizeof zB2)) {
         size_t k = strlen(zLine);
         snprintf(zLine + k, sizeof zLine - k, "; %s", zB2);
     }
     wrap(f, "  ", 2, zLine);
-    for (int d = 0; d < t->tl.nDev; d++) {
-        const struct vt_device *dv = &t->tl.aDev[d];
-        char zAt[32], zD[160];
-        if (dv->peak <= 0) continue;
-        vt__fmt_bytes(dv->peak, zB, sizeof zB);
-        vt__fmt_at(t, dv->peakTs, zAt, sizeof zAt);
-        if (!strcmp(zAt, "?")) snprintf(zAt, sizeof zAt, "an unknown time");
-        vt__fmt_bytes(dv->totalBytes, zC, sizeof zC);
-        fputs("  ", f);
-        vt__put_text(f, vt__fmt_device(dv, zD, sizeof zD), VT_ESC_LINE); /* the device's name is the trace's */
-        fprintf(f, ": peak %s at %s%s%s", zB, zAt,
-                dv->id >= 0 && dv->totalBytes > 0 ? " of " : "", dv->id >= 0 && dv->totalBytes > 0 ? zC : "");
-        if (dv->poolPeakReserved > 0) {
-            vt__fmt_bytes(dv->poolPeakReserved, zC, sizeof zC);
-            fprintf(f, "; pool reserved peak %s", zC);
-        }
-        fputc('\n', f);
+    /* each account's peaks as the figure source says them, with what was live at the peak */
+    for (int d = 0; d < t->f.fig.nDev; d++) {
+        const struct vt_figdev *fd = &t->f.fig.aDev[d];
+        const struct vt_device *dv = vt__report_device(t, fd->acct);
+        char zD[300], zP[600];
+        vt__fmt_account(t, fd->acct, zD, sizeof zD);
+        snprintf(zLine, sizeof zLine, "%s: peak %s", zD, vt__fig_peak_text(&t->f, fd, zP, sizeof zP));
+        wrap(f, "  ", 4, zLine);
+        if (!dv) continue;
         if (vt__fmt_reconcile(t, dv, zLine, sizeof zLine)) wrap(f, "    ", 4, zLine);
-        for (int k = 0; k < vt__report_groups(r, dv); k++) {
+        for (int k = 0; k < vt__report_groups(r, dv); k++) { /* the trace's own peak: a window's, for an import */
             vt__fmt_group(t, &dv->aGroup[k], zLine, sizeof zLine);
-            wrap(f, k == 0 ? "    live at peak: " : "                  ", 20, zLine);
+            wrap(f, k ? "                  " : fd->procReserved >= 0 || fd->procAllocated >= 0 ? "    live at the window's peak: "
+                                                                                              : "    live at peak: ",
+                 20, zLine);
         }
     }
     if (t->ph.n) {
         fprintf(f, "  phases (from %s, %d iterations):\n", t->ph.zSource, t->ph.nIter);
         for (int i = 0; i < t->ph.n && i < 12; i++) {
             const struct vt_phase *p = &t->ph.a[i];
-            char zA[32], zZ[32];
-            vt__fmt_at(t, p->start, zA, sizeof zA);
-            vt__fmt_at(t, p->end, zZ, sizeof zZ);
             vt__fmt_phase_peak(t, p, zB, sizeof zB);
             size_t nName = vt__utf8_prefix(p->zName, strlen(p->zName), 20); /* an NVTX name: the trace's */
             fprintf(f, "    %-10s ", vt__phase_kind_name(p->kind));
             vt__put_esc(f, p->zName, nName, VT_ESC_LINE, VT_TEXT_NOCAP);
-            fprintf(f, "%*s %s .. %s, peak %s, %d iterations\n", (int)(20 - vt__utf8_chars(p->zName, nName)), "", zA,
-                    zZ, zB, p->nIter);
+            fprintf(f, "%*s %s, peak %s, %d iterations\n", (int)(20 - vt__utf8_chars(p->zName, nName)), "",
+                    vt__fig_fmt_window(&t->f, p->start, p->end, zW, sizeof zW), zB, p->nIter);
             if (p->nGroup > 0) {
                 vt__fmt_group(t, &p->aGroup[0], zLine, sizeof zLine);
                 wrap(f, "      largest at its peak: ", 8, zLine);
