@@ -607,7 +607,7 @@ int vt__live_untimed(const struct vt_tracefile *f, struct vt_live *L, int bTenso
     struct vt_rows c;
     struct vt_memrow m;
     char *zSql;
-    L->tsUntimed = f->bTimes ? f->t1 : 0;
+    L->tsUntimed = f->bTimes ? f->t1 : -1; /* no time known at all: the peak's time is unknown too */
     if (!f->aT[k].bPresent || f->aT[k].nNoTime == 0) return SQLITE_OK;
     zSql = vt__strdupf("SELECT -1,%s FROM \"%s\" WHERE ts IS NULL AND op = %d ORDER BY rowid", zCols, vt__tbl_name(k),
                        bTensor ? VT_TENSOROP_ALLOC : VT_MEMOP_ALLOC);

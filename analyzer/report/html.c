@@ -356,13 +356,13 @@ static void rank_row(FILE *f, const struct vt_result *r, int i, int64_t median)
 {
     const struct vt_trace *t = &r->aTrace[i];
     int worst, n = vt__trace_findings(r, i, &worst);
-    int64_t peak = vt__main_peak(t);
+    int64_t peak = vt__fig_trace_peak(&t->f); /* the headline peak (figures.h) */
     char zB[32], zD[40], zP[300];
     vt__fmt_bytes(peak, zB, sizeof zB);
-    if (median > 0 && vt__memory_known(t))
+    if (median > 0 && peak >= 0)
         snprintf(zD, sizeof zD, "%+.1f %%", 100.0 * (double)(peak - median) / (double)median);
     else snprintf(zD, sizeof zD, "-");
-    if (!vt__memory_known(t)) snprintf(zB, sizeof zB, "unknown"); /* no memory data: not 0 */
+    if (peak < 0) snprintf(zB, sizeof zB, "unknown"); /* no memory data: not 0 */
     fputs("<tr><td>", f);
     vt__put_text(f, vt__fmt_process(t, zP, sizeof zP), VT_ESC_HTML);
     fprintf(f, "</td><td>%s</td><td>%s</td><td>%d</td><td>%s</td></tr>\n", zB, zD, n,
@@ -510,27 +510,23 @@ done:
     return rc;
 }
 
-/* Under trace t's timeline: each account's peak, when, and what was live then by site and kind (as the text report lists it). */
+/* Under trace t's timeline: each account's peaks (the figure source's), and what was live at them by site and kind. */
 static void peaks(FILE *f, const struct vt_result *r, const struct vt_trace *t)
 {
     int bHead = 0;
-    for (int d = 0; d < t->tl.nDev; d++) {
-        const struct vt_device *dv = &t->tl.aDev[d];
-        char zD[160], zB[32], zA[32], zC[32], zG[600];
-        if (dv->peak <= 0) continue;
+    for (int d = 0; d < t->f.fig.nDev; d++) {
+        const struct vt_figdev *fd = &t->f.fig.aDev[d];
+        const struct vt_device *dv = vt__report_device(t, fd->acct);
+        char zD[300], zP[600], zG[600];
         if (!bHead++)
-            fputs("<table class=\"peaks\"><tr><th>memory</th><th>peak</th><th>at</th><th>live at peak, by site and kind"
-                  "</th></tr>\n", f);
-        vt__fmt_bytes(dv->peak, zB, sizeof zB);
-        vt__fmt_at(t, dv->peakTs, zA, sizeof zA);
+            fputs("<table class=\"peaks\"><tr><th>memory</th><th>peak</th><th>live at peak, by site and kind</th></tr>\n",
+                  f);
         fputs("<tr><td>", f);
-        vt__put_text(f, vt__fmt_device(dv, zD, sizeof zD), VT_ESC_HTML);
-        fprintf(f, "</td><td>%s", zB);
-        if (dv->id >= 0 && dv->totalBytes > 0) fprintf(f, " of %s", vt__fmt_bytes(dv->totalBytes, zC, sizeof zC));
-        if (dv->poolPeakReserved > 0)
-            fprintf(f, "; pool reserved peak %s", vt__fmt_bytes(dv->poolPeakReserved, zC, sizeof zC));
-        fprintf(f, "</td><td>%s</td><td>", zA);
-        for (int k = 0; k < vt__report_groups(r, dv); k++) {
+        vt__put_text(f, vt__fmt_account(t, fd->acct, zD, sizeof zD), VT_ESC_HTML);
+        fputs("</td><td>", f);
+        vt__put_text(f, vt__fig_peak_text(&t->f, fd, zP, sizeof zP), VT_ESC_HTML);
+        fputs("</td><td>", f);
+        for (int k = 0; dv && k < vt__report_groups(r, dv); k++) {
             vt__fmt_group(t, &dv->aGroup[k], zG, sizeof zG);
             fputs(k ? "<br>" : "", f);
             vt__put_text(f, zG, VT_ESC_HTML);
@@ -555,8 +551,8 @@ static void phases(FILE *f, const struct vt_trace *t)
                "<th>iterations</th><th>largest at its peak</th></tr>\n");
     for (int k = 0; k < t->ph.n; k++) {
         const struct vt_phase *p = &t->ph.a[k];
-        vt__fmt_at(t, p->start, zA, sizeof zA);
-        vt__fmt_at(t, p->end, zZ, sizeof zZ);
+        vt__fig_fmt_bound(&t->f, p->start, -1, zA, sizeof zA); /* widened: a window to paste */
+        vt__fig_fmt_bound(&t->f, p->end, +1, zZ, sizeof zZ);
         vt__fmt_phase_peak(t, p, zB, sizeof zB);
         fputs("<tr><td>", f);
         vt__put_text(f, p->zName, VT_ESC_HTML);
@@ -583,12 +579,13 @@ static int trace_section(FILE *f, const struct vt_result *r, int i, int64_t vmax
     vt__put_text(f, vt__fmt_process(t, zP, sizeof zP), VT_ESC_HTML);
     fputs("</h2>\n<p><code>", f);
     vt__put_text(f, t->f.zPath, VT_ESC_HTML);
-    vt__fmt_ns(t->f.t1 - t->f.t0, zA, sizeof zA);
-    fprintf(f, "</code>, %s; %lld allocations, %lld live at exit. Phases from %s: "
+    if (t->f.fig.duration >= 0) vt__fmt_ns(t->f.fig.duration, zA, sizeof zA);
+    else snprintf(zA, sizeof zA, "duration unknown");
+    fprintf(f, "</code>, %s; %lld allocations, %lld live at exit; level: %s. Phases from %s: "
                "<span style=\"background:#aec7e8\">training</span> "
                "<span style=\"background:#ffbb78\">evaluation</span>; dashed red: pinned host memory; dashed pink: managed memory; "
                "%s; F<i>n</i>: finding <i>n</i> below.</p>\n",
-            zA, (long long)t->lc.nAlloc, (long long)t->lc.nLiveEnd, t->ph.zSource,
+            zA, (long long)t->lc.nAlloc, (long long)t->lc.nLiveEnd, vt__level_name(t->f.fig.level), t->ph.zSource,
             bCap ? "long dashes: the device's capacity" : "the device's capacity is not known");
     if (svg(f, r, i, vmax)) return -1;
     reconcile(f, t);
@@ -627,8 +624,8 @@ static void finding_div(FILE *f, const struct vt_result *r, int i)
     const struct vt_trace *t = &r->aTrace[x->trace];
     char zB[32], zA[32], zZ[32], zW[256];
     vt__fmt_bytes(x->bytes, zB, sizeof zB);
-    vt__fmt_at(t, x->firstTs, zA, sizeof zA);
-    vt__fmt_at(t, x->lastTs, zZ, sizeof zZ);
+    vt__fig_fmt_bound(&t->f, x->firstTs, -1, zA, sizeof zA); /* the window to paste into export --from/--to */
+    vt__fig_fmt_bound(&t->f, x->lastTs, +1, zZ, sizeof zZ);
     fprintf(f, "<div class=\"finding\" id=\"f%d\"><h3><span class=\"sev %s\">%s</span> F%d %s: ", i + 1,
             vt__sev_name(x->severity), vt__sev_name(x->severity), i + 1, x->zKind);
     vt__put_text(f, x->zTitle, VT_ESC_HTML);
@@ -677,7 +674,12 @@ static void findings(FILE *f, const struct vt_result *r, const char *abShown)
 {
     int nLeft = 0;
     fputs("<h2>Findings (worst first)</h2>\n", f);
-    if (!r->nFind) fputs("<p>No problems found.</p>\n", f);
+    if (!r->nFind) {
+        char zNone[200];
+        fputs("<p>", f);
+        vt__put_text(f, vt__fmt_no_findings(r, zNone, sizeof zNone), VT_ESC_HTML);
+        fputs("</p>\n", f);
+    }
     for (int i = 0; i < r->nFind; i++) {
         if (i < FINDINGS_FULL || shown(&r->aFind[i], abShown)) finding_div(f, r, i);
         else nLeft++;
@@ -713,7 +715,7 @@ int vt__report_html(FILE *f, const struct vt_result *r)
     int64_t vmax = 1;
     if (!aPeak || !aSorted || !aOut) goto done;
     for (int i = 0; i < r->nTrace; i++) { /* one scale for every rank: the highest peak or capacity of any */
-        aSorted[i] = aPeak[i] = vt__main_peak(&r->aTrace[i]);
+        aSorted[i] = aPeak[i] = vt__fig_trace_peak(&r->aTrace[i].f) > 0 ? vt__fig_trace_peak(&r->aTrace[i].f) : 0;
         if (trace_top(&r->aTrace[i]) > vmax) vmax = trace_top(&r->aTrace[i]);
     }
     qsort(aSorted, (size_t)r->nTrace, sizeof(int64_t), cmp_i64);

@@ -308,7 +308,12 @@ int vt__report_json(FILE *f, const struct vt_result *r)
             r->nTrace, r->nFind, aSev[VT_SEV_HIGH], aSev[VT_SEV_MEDIUM], aSev[VT_SEV_LOW], aSev[VT_SEV_INFO]);
     jint(f, "sum_of_device_peaks_bytes", hi < 0 ? -1 : sum, 1); /* traces with known peaks; null when none */
     jint(f, "max_device_peak_bytes", hi, 1);
-    jint(f, "min_device_peak_bytes", lo, 0);
+    jint(f, "min_device_peak_bytes", lo, 1);
+    { /* what could be judged: no finding where nothing could be is not "no problem" */
+        int bMemory, bCopies;
+        vt__report_judged(r, &bMemory, &bCopies);
+        fprintf(f, "\"judged\": {\"memory\": %s, \"copies\": %s}", bMemory ? "true" : "false", bCopies ? "true" : "false");
+    }
     fputs("}\n}\n", f);
     return ferror(f) ? -1 : 0;
 }

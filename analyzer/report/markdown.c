@@ -42,7 +42,8 @@ int vt__report_markdown(FILE *f, const struct vt_result *r)
             fprintf(f, "- **evidence**: %s\n- **fix**: %s\n", x->zEvidence ? x->zEvidence : "", x->zFix ? x->zFix : "");
         }
     } else {
-        fprintf(f, "No problems found.\n");
+        char zNone[200];
+        fprintf(f, "%s\n", vt__fmt_no_findings(r, zNone, sizeof zNone));
     }
     for (int i = 0; i < r->nTrace; i++) {
         const struct vt_trace *t = &r->aTrace[i];

@@ -82,3 +82,27 @@ const char *vt__fmt_phase_peak(const struct vt_trace *t, const struct vt_phase *
         snprintf(z, n, "unknown"); /* no memory data: not 0 */
     return z;
 }
+
+void vt__report_judged(const struct vt_result *r, int *pbMemory, int *pbCopies)
+{
+    *pbMemory = *pbCopies = 0;
+    for (int i = 0; i < r->nTrace; i++) {
+        const struct vt_trace *t = &r->aTrace[i];
+        if (t->lc.nAlloc > 0 || t->lc.nTensorAlloc > 0 || t->nOom > 0) *pbMemory = 1;
+        if (t->xf.x[0].count > 0 || t->xf.x[1].count > 0) *pbCopies = 1;
+    }
+}
+
+const char *vt__fmt_no_findings(const struct vt_result *r, char *z, size_t n)
+{
+    int bMemory, bCopies;
+    vt__report_judged(r, &bMemory, &bCopies);
+    if (bMemory) snprintf(z, n, "No problems found.");
+    else if (bCopies)
+        snprintf(z, n, "No problems found in the host-device copies. Memory could not be judged: no allocation was "
+                       "recorded (the notes say why).");
+    else
+        snprintf(z, n, "Nothing could be judged: no allocation and no host-device copy was recorded (the notes say "
+                       "why).");
+    return z;
+}

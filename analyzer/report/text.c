@@ -153,7 +153,11 @@ int vt__report_text(FILE *f, const struct vt_result *r)
     fprintf(f, "vramtrace analyze: %d trace%s, %d finding%s (%d high, %d medium, %d low, %d info)\n", r->nTrace,
             r->nTrace == 1 ? "" : "s", r->nFind, r->nFind == 1 ? "" : "s", aSev[VT_SEV_HIGH], aSev[VT_SEV_MEDIUM],
             aSev[VT_SEV_LOW], aSev[VT_SEV_INFO]);
-    if (r->nFind == 0) fprintf(f, "\nNo problems found.\n");
+    if (r->nFind == 0) {
+        char zNone[200];
+        fprintf(f, "\n");
+        wrap(f, "", 0, vt__fmt_no_findings(r, zNone, sizeof zNone));
+    }
     else fprintf(f, "\n== Findings, worst first ==\n");
     for (int i = 0; i < r->nFind && (o->bAll || i < VT_SCREEN_FINDINGS); i++) {
         if (i) fputc('\n', f);
@@ -181,14 +185,14 @@ int vt__report_text(FILE *f, const struct vt_result *r)
             if (!o->bAll && i == VT_SCREEN_PROCESSES) { /* the sum and the imbalance below cover them all */
                 fprintf(f, "  ... %d more processes (--all shows them)\n", r->nTrace - i);
                 for (; i < r->nTrace; i++) {
-                    if (vt__memory_known(&r->aTrace[i])) sum += vt__main_peak(&r->aTrace[i]);
+                    if (vt__fig_trace_peak(&r->aTrace[i].f) >= 0) sum += vt__fig_trace_peak(&r->aTrace[i].f);
                     else nUnknown++;
                 }
                 break;
             }
             n = vt__trace_findings(r, i, &worst);
-            if (vt__memory_known(t)) {
-                int64_t peak = vt__main_peak(t);
+            if (vt__fig_trace_peak(&t->f) >= 0) { /* the headline peak (figures.h) */
+                int64_t peak = vt__fig_trace_peak(&t->f);
                 sum += peak;
                 vt__fmt_bytes(peak, zB, sizeof zB);
             } else {
@@ -216,11 +220,13 @@ int vt__report_text(FILE *f, const struct vt_result *r)
         {   /* ranks doing the same work should peak alike: name the one that does not (of those with known peaks) */
             int iMax = -1, iMin = -1;
             for (int i = 0; i < r->nTrace; i++) {
-                if (!vt__memory_known(&r->aTrace[i])) continue;
-                if (iMax < 0 || vt__main_peak(&r->aTrace[i]) > vt__main_peak(&r->aTrace[iMax])) iMax = i;
-                if (iMin < 0 || vt__main_peak(&r->aTrace[i]) < vt__main_peak(&r->aTrace[iMin])) iMin = i;
+                int64_t peak = vt__fig_trace_peak(&r->aTrace[i].f);
+                if (peak < 0) continue;
+                if (iMax < 0 || peak > vt__fig_trace_peak(&r->aTrace[iMax].f)) iMax = i;
+                if (iMin < 0 || peak < vt__fig_trace_peak(&r->aTrace[iMin].f)) iMin = i;
             }
-            int64_t hi = iMax < 0 ? 0 : vt__main_peak(&r->aTrace[iMax]), lo = iMin < 0 ? 0 : vt__main_peak(&r->aTrace[iMin]);
+            int64_t hi = iMax < 0 ? 0 : vt__fig_trace_peak(&r->aTrace[iMax].f);
+            int64_t lo = iMin < 0 ? 0 : vt__fig_trace_peak(&r->aTrace[iMin].f);
             if (lo > 0 && hi - lo >= lo / 5) {
                 char zLine[700], zH[32], zL[32];
                 vt__fmt_bytes(hi, zH, sizeof zH);
