@@ -76,13 +76,19 @@ static int all_have(sqlite3 *db, int nTrace, const char *zTable)
     return n;
 }
 
+/*
+ * The `site` view of `sql` and `export`: each stack described by the read layer's describer, as analyze
+ * describes it (the view stored in a trace, for other tools, does it in SQL: docs/queries.md).
+ */
+#define VT_SITE_SELECT_ANALYZE "SELECT $T AS trace, s.id AS stack_id, vt_site('$S', s.id) AS site FROM $S.stack s"
+
 int vt__sql_create_views(sqlite3 *db, int nTrace, char **azPath, char **pzErr)
 {
-    int rc = SQLITE_OK, bHave;
+    int rc = vt__site_function(db), bHave;
     *pzErr = NULL;
 #define VT__PER_TRACE(zName, zTemplate)                                                    \
     if (rc == SQLITE_OK)                                                                   \
-        rc = create_view(db, zName, zTemplate, 1,                                          \
+        rc = create_view(db, zName, strcmp(zName, "site") ? zTemplate : VT_SITE_SELECT_ANALYZE, 1, \
                          strcmp(zName, "StringIds") ? NULL : VT_NSIGHT_API_STRINGS, nTrace, \
                          azPath, pzErr);
 #define VT__STATIC(zName, zTemplate) \

@@ -374,6 +374,12 @@ void vt__sites_free(struct vt_sites *s);
  * Returns a malloc'd string, or NULL on OOM / SQLite error (*pRc set).
  */
 char *vt__stack_describe(sqlite3 *db, int64_t stackId, int *pRc);
+/*
+ * Register vt_site(schema, stack_id) on db: vt__stack_describe of the stack of the trace db holds as schema
+ * ("main", "t0", ...), NULL for a NULL stack id; what `sql` and `export` name a call site by, as analyze does.
+ * Returns an SQLite code.
+ */
+int vt__site_function(sqlite3 *db);
 
 /* ---- knames.c ---- */
 /*
