@@ -27,12 +27,25 @@ if(Python3_Interpreter_FOUND)
   set_tests_properties(duckdb_ranks PROPERTIES LABELS cli SKIP_RETURN_CODE 77)
 endif()
 if(Python3_Interpreter_FOUND)
-  # The HTML report of 1, 8 and 1000 ranks (copies of the example trace): bounded size, one
-  # scale, the imbalance (html_ranks); and the same reports in headless Chromium through
-  # puppeteer-core from npm (html_browser): skipped when either is not installed (.ci/run installs both).
+  # The HTML report of the example, of 8, 64 and 1000 ranks (copies of the example trace) and of a
+  # file without memory data: bounded size, one scale, the figures the script draws, the imbalance
+  # (html_ranks); the same reports (but 1000 ranks) in headless Chromium through puppeteer-core from
+  # npm, driven as a person would, screenshots compared (html_browser): skipped when either is not
+  # installed (.ci/run installs both).
   add_test(NAME html_ranks COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/html/html_test.py
-    $<TARGET_FILE:vramtrace> ${CMAKE_CURRENT_SOURCE_DIR}/data/example-train.db)
+    $<TARGET_FILE:vramtrace> ${CMAKE_CURRENT_SOURCE_DIR}/data/example-train.db
+    ${CMAKE_CURRENT_SOURCE_DIR}/data/import/kineto_noaddr.json.gz)
   add_test(NAME html_browser COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/html/html_test.py
-    $<TARGET_FILE:vramtrace> ${CMAKE_CURRENT_SOURCE_DIR}/data/example-train.db --browser)
+    $<TARGET_FILE:vramtrace> ${CMAKE_CURRENT_SOURCE_DIR}/data/example-train.db
+    ${CMAKE_CURRENT_SOURCE_DIR}/data/import/kineto_noaddr.json.gz --browser)
   set_tests_properties(html_ranks html_browser PROPERTIES LABELS analyzer SKIP_RETURN_CODE 77 TIMEOUT 900)
+endif()
+if(Python3_Interpreter_FOUND)
+  # export --snapshot: a PyTorch memory snapshot of a trace, of Nsight, Kineto and snapshot imports;
+  # its structure as PyTorch's memory_viz reads it, and round-tripped through import.
+  set(_imp ${CMAKE_CURRENT_SOURCE_DIR}/data/import)
+  add_test(NAME export_snapshot COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/snapshot_export_test.py
+    $<TARGET_FILE:vramtrace> ${CMAKE_CURRENT_SOURCE_DIR}/data/example-train.db ${_imp}/nsys2024_enums.sqlite
+    ${_imp}/kineto_small.json ${_imp}/snap_small.pickle)
+  set_tests_properties(export_snapshot PROPERTIES LABELS cli TIMEOUT 300)
 endif()

@@ -44,3 +44,38 @@ if(TARGET vramtrace_inject AND VT_BUILD_SAMPLES)
   endforeach()
 endif()
 
+
+# The GPU run's rehearsal and what it leaves (docs/validation.md): tests/gpu/device-run.sh on
+# stand-ins, its driver on steps of its own, and the analyzer's verdicts on the traces kept
+# from real GPU runs in tests/data/gpu (skipped while there are none).
+find_package(Python3 COMPONENTS Interpreter)
+if(Python3_Interpreter_FOUND)
+  add_test(NAME gpu_data_verdicts
+    COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/gpu/data_verdicts.py $<TARGET_FILE:vramtrace>)
+  add_test(NAME gpu_data_verdicts_check
+    COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/gpu/data_verdicts_test.py $<TARGET_FILE:vramtrace>)
+  set_tests_properties(gpu_data_verdicts gpu_data_verdicts_check PROPERTIES LABELS analyzer SKIP_RETURN_CODE 77)
+endif()
+if(TARGET vramtrace_inject AND VT_BUILD_SAMPLES AND Python3_Interpreter_FOUND)
+  # cmake --build BUILD --target gpu-carry: the folder a GPU machine needs, SOURCE/build-carry.
+  set(VT_CARRY_DEPENDS vramtrace vramtrace_inject gpu_check)
+  foreach(name ${VT_SAMPLES})
+    list(APPEND VT_CARRY_DEPENDS sample_${name})
+  endforeach()
+  if(VT_BUILD_BENCH)
+    list(APPEND VT_CARRY_DEPENDS vt_cupti_floor)
+  endif()
+  add_custom_target(gpu-carry
+    COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/gpu/carry.py ${CMAKE_BINARY_DIR}
+      ${PROJECT_SOURCE_DIR}/build-carry
+    DEPENDS ${VT_CARRY_DEPENDS} USES_TERMINAL
+    COMMENT "Assembling build-carry for the GPU machine (tests/gpu/carry.py)")
+  # rehearsal: every step on stand-ins, about a minute on an idle machine (label rehearsal);
+  # driver: timeouts, missing results, the size cap and the budget on steps of its own.
+  foreach(group rehearsal driver)
+    add_test(NAME device_run_${group}
+      COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/gpu/device_run_test.py ${CMAKE_BINARY_DIR} ${group})
+  endforeach()
+  set_tests_properties(device_run_rehearsal PROPERTIES LABELS rehearsal SKIP_RETURN_CODE 77 TIMEOUT 1800)
+  set_tests_properties(device_run_driver PROPERTIES LABELS cli SKIP_RETURN_CODE 77 TIMEOUT 600)
+endif()

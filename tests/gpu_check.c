@@ -1,6 +1,15 @@
 /* GPU test driver: run one CUDA sample under libvramtrace.so, check its trace's known answer. */
 /*
  * Usage: gpu_check SAMPLE_NAME SAMPLE_BINARY LIB CUPTI_LIB
+ *        gpu_check --verify SAMPLE_NAME TRACE STDOUT_FILE PID
+ *        gpu_check --info SAMPLE_NAME
+ *
+ * The first form runs the sample and checks its trace. --verify checks a trace
+ * another launcher recorded (`vramtrace record`): STDOUT_FILE holds the
+ * sample's output (its "vt-fact:" lines), PID the sample's pid. --info prints
+ * what a launcher must know to run the sample: "signal N" (the signal it ends
+ * with, 0: it exits with status 0), when it needs one, "env NAME=VALUE", and for
+ * a sample that leaks on purpose "leaked BYTES ALLOCATIONS".
  *
  * Exit codes: 0 the trace holds the sample's known answer; 1 it does not (or
  * the sample failed); 2 usage; 77 skipped: no CUDA driver or no GPU here.
@@ -291,19 +300,90 @@ static void remove_dir(const char *zDir)
     rmdir(zDir);
 }
 
+/*
+ * Check the trace zTrace of one run of zSample (pid, stdout text zStdout with
+ * its "vt-fact:" lines) against the known answer, printing one line per check.
+ * Returns 0 when it holds, 1 otherwise (the reason printed).
+ */
+static int verify_trace(const char *zSample, const char *zTrace, long long pid, const char *zStdout)
+{
+    struct vt_gpu_facts facts;
+    sqlite3 *db = NULL;
+    char zMsg[256];
+    int rc = 1;
+
+    if (vt__gpu_facts_parse(zStdout, &facts) < 0) {
+        fprintf(stderr, "gpu_check: malformed \"vt-fact:\" line in the sample's output\n");
+        return 1;
+    }
+    /* Read-write open: a WAL trace may need its -shm file created; nothing is written. */
+    if (sqlite3_open_v2(zTrace, &db, SQLITE_OPEN_READWRITE, NULL) != SQLITE_OK) {
+        fprintf(stderr, "gpu_check: cannot open %s: %s\n", zTrace,
+                db ? sqlite3_errmsg(db) : "out of memory");
+        goto done;
+    }
+    if (vt__schema_check(db, NULL, zMsg, sizeof zMsg) != VT_SCHEMA_OK) {
+        fprintf(stderr, "gpu_check: %s: %s\n", zTrace, zMsg);
+        goto done;
+    }
+    if (vt__gpu_verify(db, zSample, pid, &facts, stdout) == 0) {
+        printf("gpu_%s: the trace holds the known answer\n", zSample);
+        rc = 0;
+    }
+done:
+    sqlite3_close(db);
+    return rc;
+}
+
+/*
+ * --verify: check a trace another launcher recorded. zPid must be a positive
+ * decimal pid; zStdoutFile holds the sample's output. Returns the exit code
+ * (0 the known answer holds, 1 not or unreadable input, 2 a bad pid).
+ */
+static int verify_recorded(const char *zSample, const char *zTrace, const char *zStdoutFile,
+                           const char *zPid)
+{
+    char *zEnd = NULL, *zStdout;
+    long long pid = strtoll(zPid, &zEnd, 10);
+    int rc;
+
+    if (pid <= 0 || !zEnd || *zEnd) {
+        fprintf(stderr, "gpu_check: --verify: PID must be a positive number, not '%s'\n", zPid);
+        return 2;
+    }
+    if (access(zTrace, R_OK) != 0) {
+        fprintf(stderr, "gpu_check: --verify: no trace %s\n", zTrace);
+        return 1;
+    }
+    zStdout = read_text(zStdoutFile);
+    if (!zStdout) {
+        fprintf(stderr, "gpu_check: --verify: cannot read %s\n", zStdoutFile);
+        return 1;
+    }
+    rc = verify_trace(zSample, zTrace, pid, zStdout);
+    free(zStdout);
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
     const char *zSample, *zBinary, *zLib, *zTmp, *zTimeout;
-    char zWhy[512], zDir[1024], zTrace[1200], zFile[1200], zMsg[256], zCupti[1024];
+    char zWhy[512], zDir[1024], zTrace[1200], zFile[1200], zCupti[1024];
     char *zStdout = NULL, *zStderr = NULL, **azEnv = NULL;
-    struct vt_gpu_facts facts;
     unsigned timeout = 240;
-    sqlite3 *db = NULL;
-    int status = 0, rc = 1, nFail;
+    int status = 0, rc = 1;
     pid_t pid;
 
+    if (argc == 6 && strcmp(argv[1], "--verify") == 0 && vt__gpu_sample_known(argv[2]))
+        return verify_recorded(argv[2], argv[3], argv[4], argv[5]);
+    if (argc == 3 && strcmp(argv[1], "--info") == 0 && vt__gpu_sample_known(argv[2])) {
+        vt__gpu_sample_info(argv[2], stdout);
+        return 0;
+    }
     if (argc != 5 || !vt__gpu_sample_known(argv[1])) {
         fprintf(stderr, "usage: gpu_check SAMPLE_NAME SAMPLE_BINARY LIB CUPTI_LIB\n"
+                        "       gpu_check --verify SAMPLE_NAME TRACE STDOUT_FILE PID\n"
+                        "       gpu_check --info SAMPLE_NAME\n"
                         "  SAMPLE_NAME: leak, copies, oom, pool, phases, managed, vmm, threads, graphs,\n"
                         "  sharing or takeover\n");
         return 2;
@@ -365,29 +445,10 @@ int main(int argc, char **argv)
             fprintf(stderr, "gpu_check: the sample exited with status %d\n", WEXITSTATUS(status));
         goto done;
     }
-    if (vt__gpu_facts_parse(zStdout ? zStdout : "", &facts) < 0) {
-        fprintf(stderr, "gpu_check: malformed \"vt-fact:\" line in the sample's output\n");
-        goto done;
-    }
     if (find_trace(zDir, pid, zTrace, sizeof zTrace) != 0) goto done;
-    /* Read-write open: a WAL trace may need its -shm file created; nothing is written. */
-    if (sqlite3_open_v2(zTrace, &db, SQLITE_OPEN_READWRITE, NULL) != SQLITE_OK) {
-        fprintf(stderr, "gpu_check: cannot open %s: %s\n", zTrace,
-                db ? sqlite3_errmsg(db) : "out of memory");
-        goto done;
-    }
-    if (vt__schema_check(db, NULL, zMsg, sizeof zMsg) != VT_SCHEMA_OK) {
-        fprintf(stderr, "gpu_check: %s: %s\n", zTrace, zMsg);
-        goto done;
-    }
-    nFail = vt__gpu_verify(db, zSample, (long long)pid, &facts, stdout);
-    if (nFail == 0) {
-        printf("gpu_%s: the trace holds the known answer\n", zSample);
-        rc = 0;
-    }
+    rc = verify_trace(zSample, zTrace, (long long)pid, zStdout ? zStdout : "");
 
 done:
-    sqlite3_close(db);
     free_env(azEnv);
     free(zStdout);
     free(zStderr);

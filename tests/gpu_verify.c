@@ -82,6 +82,18 @@ const char *vt__gpu_sample_env(const char *zSample)
     return strcmp(zSample, "takeover") == 0 ? "VRAMTRACE_FLUSH_MS=100" : NULL;
 }
 
+void vt__gpu_sample_info(const char *zSample, FILE *pOut)
+{
+    long long nLeaked = 0;
+    int i;
+    fprintf(pOut, "signal %d\n", vt__gpu_sample_signal(zSample));
+    if (vt__gpu_sample_env(zSample)) fprintf(pOut, "env %s\n", vt__gpu_sample_env(zSample));
+    if (strcmp(zSample, "leak") == 0) {
+        for (i = 0; i < LEAK_LEAKED_N; i++) nLeaked += LEAK_LEAKED_BASE + 4096LL * i;
+        fprintf(pOut, "leaked %lld %d\n", nLeaked, LEAK_LEAKED_N);
+    }
+}
+
 int vt__gpu_facts_parse(const char *zText, struct vt_gpu_facts *pFacts)
 {
     static const char zTag[] = "vt-fact: ";

@@ -39,6 +39,14 @@ int vt__gpu_sample_signal(const char *zSample);
 const char *vt__gpu_sample_env(const char *zSample);
 
 /*
+ * Print what a launcher of zSample must know, one "KEY VALUE" line each:
+ * "signal N" (the signal the run ends with, 0: exit status 0), "env NAME=VALUE"
+ * when it needs a setting, "leaked BYTES ALLOCATIONS" when it leaks on purpose
+ * (the ground truth of a leak checker such as compute-sanitizer's).
+ */
+void vt__gpu_sample_info(const char *zSample, FILE *pOut);
+
+/*
  * Check the trace db of one run of sample zSample: the meta, device and
  * dropped rows every trace must hold (meta.pid must equal pid), then the
  * sample's known answer (exact counts, bytes, kinds, addresses). One line per

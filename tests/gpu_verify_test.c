@@ -456,21 +456,31 @@ static void driver_init(struct driver *d)
     ASSERT(mkdtemp(d->zTmp) != NULL);
 }
 
+/* How one gpu_check run's environment is set: fake sample zSample in mode zMode, zEnv added. */
+struct driver_env {
+    const char *zSample, *zMode, *zEnv;
+};
+
 /*
- * Run gpu_check on the fake sample imitating zSample in mode zMode, with the
- * fake driver first on LD_LIBRARY_PATH, a stale CUDA_INJECTION64_PATH that
- * gpu_check must replace, and zEnv ("NAME=VALUE", or NULL) added. Returns its
- * exit status; its output (stdout and stderr) goes to *pzOut (free it).
+ * Run gpu_check with azArg (NULL-terminated, argv[0] excluded, at most 6).
+ * With pEnv, the child gets the fake driver first on LD_LIBRARY_PATH, a stale
+ * CUDA_INJECTION64_PATH that gpu_check must replace, the fake sample's
+ * settings and pEnv->zEnv ("NAME=VALUE", or NULL) added. Returns its exit
+ * status; its output (stdout and stderr) goes to *pzOut (free it).
  */
-static int driver_run(struct driver *d, const char *zSample, const char *zMode, const char *zEnv,
-                      char **pzOut)
+static int driver_exec(struct driver *d, const char *const *azArg, const struct driver_env *pEnv,
+                       char **pzOut)
 {
     char zOut[1200];
-    int status = 0, fd;
+    const char *azArgv[8];
+    int status = 0, fd, i;
     FILE *pFile;
     long n;
     pid_t pid;
 
+    azArgv[0] = d->zCheck;
+    for (i = 0; azArg[i] && i < 6; i++) azArgv[i + 1] = azArg[i];
+    azArgv[i + 1] = NULL;
     snprintf(zOut, sizeof zOut, "%s/gpu_check.out", d->zTmp);
     fflush(stdout);
     fflush(stderr);
@@ -479,17 +489,19 @@ static int driver_run(struct driver *d, const char *zSample, const char *zMode, 
     if (pid == 0) {
         fd = open(zOut, O_WRONLY | O_CREAT | O_TRUNC, 0600);
         if (fd < 0 || dup2(fd, 1) < 0 || dup2(fd, 2) < 0) _exit(126);
-        setenv("LD_LIBRARY_PATH", d->zCudaDir, 1);
-        setenv("TMPDIR", d->zTmp, 1);
-        setenv("CUDA_INJECTION64_PATH", "/nonexistent/stale.so", 1);
-        setenv("VT_FAKE_SAMPLE", zSample, 1);
-        setenv("VT_FAKE_MODE", zMode, 1);
-        setenv("VT_FAKE_EXPECT_LIB", d->zSample, 1);
-        setenv("VT_FAKE_EXPECT_CUPTI", d->zCuda, 1);
-        unsetenv("VT_CUPTI_LIB");
-        unsetenv("VT_GPU_KEEP");
-        if (zEnv) putenv((char *)zEnv);
-        execl(d->zCheck, d->zCheck, zSample, d->zSample, d->zSample, d->zCuptiArg, (char *)NULL);
+        if (pEnv) {
+            setenv("LD_LIBRARY_PATH", d->zCudaDir, 1);
+            setenv("TMPDIR", d->zTmp, 1);
+            setenv("CUDA_INJECTION64_PATH", "/nonexistent/stale.so", 1);
+            setenv("VT_FAKE_SAMPLE", pEnv->zSample, 1);
+            setenv("VT_FAKE_MODE", pEnv->zMode, 1);
+            setenv("VT_FAKE_EXPECT_LIB", d->zSample, 1);
+            setenv("VT_FAKE_EXPECT_CUPTI", d->zCuda, 1);
+            unsetenv("VT_CUPTI_LIB");
+            unsetenv("VT_GPU_KEEP");
+            if (pEnv->zEnv) putenv((char *)pEnv->zEnv);
+        }
+        execv(d->zCheck, (char *const *)azArgv);
         _exit(127);
     }
     ASSERT_EQ(pid, waitpid(pid, &status, 0));
@@ -506,6 +518,18 @@ static int driver_run(struct driver *d, const char *zSample, const char *zMode, 
     fclose(pFile);
     unlink(zOut);
     return WEXITSTATUS(status);
+}
+
+/* Expect gpu_check azArg (environment pEnv, or the test's own) to exit with rc and say zLine. */
+static void driver_exec_expect(struct driver *d, const char *const *azArg, const struct driver_env *pEnv,
+                               int rc, const char *zLine)
+{
+    char *zOut = NULL;
+    int got = driver_exec(d, azArg, pEnv, &zOut);
+    if (got != rc || !strstr(zOut, zLine)) fprintf(stderr, "%s", zOut);
+    ASSERT_EQ(rc, got);
+    ASSERT_CONTAINS(zOut, zLine);
+    free(zOut);
 }
 
 /* Number of run directories gpu_check left in the test's TMPDIR. */
@@ -534,16 +558,13 @@ static void driver_cleanup(struct driver *d)
     ASSERT_EQ(0, nftw(d->zTmp, remove_entry, 8, FTW_DEPTH | FTW_PHYS));
 }
 
-/* Expect gpu_check to exit with rc and say zLine; print its output if not. */
+/* Run gpu_check on the fake sample imitating zSample in mode zMode (zEnv added); expect rc and zLine. */
 static void driver_expect(struct driver *d, const char *zSample, const char *zMode,
                           const char *zEnv, int rc, const char *zLine)
 {
-    char *zOut = NULL;
-    int got = driver_run(d, zSample, zMode, zEnv, &zOut);
-    if (got != rc || !strstr(zOut, zLine)) fprintf(stderr, "%s", zOut);
-    ASSERT_EQ(rc, got);
-    ASSERT_CONTAINS(zOut, zLine);
-    free(zOut);
+    const char *azArg[] = {zSample, d->zSample, d->zSample, d->zCuptiArg, NULL};
+    struct driver_env env = {zSample, zMode, zEnv};
+    driver_exec_expect(d, azArg, &env, rc, zLine);
 }
 
 TEST(driver_runs_sample_and_passes)
@@ -615,6 +636,57 @@ TEST(driver_skips_without_gpu)
     driver_cleanup(&d);
 }
 
+/* --verify checks a trace another launcher recorded; --info tells a launcher how a sample ends. */
+TEST(driver_verifies_recorded_trace)
+{
+    struct driver d;
+    struct dirent *pEnt;
+    DIR *pDir;
+    char zRun[1400] = "", zTrace[1500], zStdout[1500], zPid[32] = "";
+    driver_init(&d);
+    /* a passing run kept (VT_GPU_KEEP=1) leaves the trace and the sample's stdout */
+    driver_expect(&d, "copies", "ok", "VT_GPU_KEEP=1", 0, "gpu_copies: the trace holds the known answer");
+    pDir = opendir(d.zTmp);
+    ASSERT(pDir != NULL);
+    while ((pEnt = readdir(pDir)) != NULL)
+        if (strncmp(pEnt->d_name, "vt-gpu-copies-", 14) == 0)
+            snprintf(zRun, sizeof zRun, "%s/%s", d.zTmp, pEnt->d_name);
+    closedir(pDir);
+    ASSERT(zRun[0] != 0);
+    pDir = opendir(zRun);
+    ASSERT(pDir != NULL);
+    while ((pEnt = readdir(pDir)) != NULL)
+        if (strncmp(pEnt->d_name, "trace-", 6) == 0 && strstr(pEnt->d_name, ".db") &&
+            !strstr(pEnt->d_name, ".db-"))
+            snprintf(zPid, sizeof zPid, "%.*s", (int)(strlen(pEnt->d_name) - 9), pEnt->d_name + 6);
+    closedir(pDir);
+    ASSERT(zPid[0] != 0);
+    snprintf(zTrace, sizeof zTrace, "%s/trace-%s.db", zRun, zPid);
+    snprintf(zStdout, sizeof zStdout, "%s/stdout.txt", zRun);
+    {
+        const char *azOk[] = {"--verify", "copies", zTrace, zStdout, zPid, NULL};
+        const char *azOtherPid[] = {"--verify", "copies", zTrace, zStdout, "1", NULL};
+        const char *azOtherSample[] = {"--verify", "leak", zTrace, zStdout, zPid, NULL};
+        const char *azNoFacts[] = {"--verify", "copies", zTrace, "/nonexistent/stdout.txt", zPid, NULL};
+        const char *azBadPid[] = {"--verify", "copies", zTrace, zStdout, "12x", NULL};
+        const char *azThreads[] = {"--info", "threads", NULL};
+        const char *azTakeover[] = {"--info", "takeover", NULL};
+        const char *azLeak[] = {"--info", "leak", NULL};
+        const char *azUnknown[] = {"--info", "resnet", NULL};
+        driver_exec_expect(&d, azOk, NULL, 0, "gpu_copies: the trace holds the known answer");
+        driver_exec_expect(&d, azOk, NULL, 0, "ok    HtoD pinned -> device (addresses match): 5");
+        driver_exec_expect(&d, azOtherPid, NULL, 1, "FAIL  meta pid");
+        driver_exec_expect(&d, azOtherSample, NULL, 1, "FAIL");
+        driver_exec_expect(&d, azNoFacts, NULL, 1, "cannot read /nonexistent/stdout.txt");
+        driver_exec_expect(&d, azBadPid, NULL, 2, "PID must be a positive number, not '12x'");
+        driver_exec_expect(&d, azThreads, NULL, 0, "signal 9\n");
+        driver_exec_expect(&d, azTakeover, NULL, 0, "signal 0\nenv VRAMTRACE_FLUSH_MS=100\n");
+        driver_exec_expect(&d, azLeak, NULL, 0, "signal 0\nleaked 25280512 8\n");
+        driver_exec_expect(&d, azUnknown, NULL, 2, "usage: gpu_check");
+    }
+    driver_cleanup(&d);
+}
+
 VT_TEST_LIST(
     T(leak_known_answer) T(leak_freed_leaked_buffer_fails)
         T(leak_wrong_kind_and_missing_launch_fail) T(copies_known_answer)
@@ -637,4 +709,5 @@ VT_TEST_LIST(
                                                         T(driver_reports_sample_failure_and_timeout)
                                                             T(driver_wants_exactly_one_trace)
                                                                 T(driver_cupti_override)
-                                                                    T(driver_skips_without_gpu))
+                                                                    T(driver_skips_without_gpu)
+                                                                        T(driver_verifies_recorded_trace))

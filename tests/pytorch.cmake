@@ -15,7 +15,10 @@ if(Python3_Interpreter_FOUND)
     COMMAND ${CMAKE_COMMAND} -E env ${VT_PYTORCH_ENV} ${Python3_EXECUTABLE} -m py_compile
       ${VT_PYTORCH_SCRIPTS} ${CMAKE_CURRENT_SOURCE_DIR}/gpu/pytorch_check.py
       ${CMAKE_CURRENT_SOURCE_DIR}/gpu/pytorch_check_test.py
-      ${CMAKE_CURRENT_SOURCE_DIR}/gpu/pytorch_fake_vramtrace.py)
+      ${CMAKE_CURRENT_SOURCE_DIR}/gpu/pytorch_fake_vramtrace.py ${CMAKE_CURRENT_SOURCE_DIR}/gpu/testlib.py
+      ${CMAKE_CURRENT_SOURCE_DIR}/gpu/carry.py ${CMAKE_CURRENT_SOURCE_DIR}/gpu/promote.py
+      ${CMAKE_CURRENT_SOURCE_DIR}/gpu/data_verdicts.py ${CMAKE_CURRENT_SOURCE_DIR}/gpu/data_verdicts_test.py
+      ${CMAKE_CURRENT_SOURCE_DIR}/gpu/device_run_test.py ${CMAKE_CURRENT_SOURCE_DIR}/gpu/dry/workload.py)
   # logic: the checker on generated runs; harness: pytorch-run.sh with a test double of
   # vramtrace; scenarios: every script on a shape-only stand-in of PyTorch.
   foreach(group logic harness scenarios)

@@ -64,12 +64,21 @@ def niu(trace, findings):
     check(not any("baseline rises" in f["title"] for f in findings), "warm-up taken for growth")
     # its sites show an optimizer: the state's fix may speak of gradients
     check("zero_grad" in state[0]["fix"], f"training advice expected, got {state[0]['fix']}")
+    # the three Optimizer.step#NIUAdam.step ranges end its three iterations: one training phase
+    check(trace["iterations"] == 3, f"3 iterations (its optimizer steps) expected, got {trace['iterations']}")
+    kinds = [(p["kind"], p["iterations"]) for p in trace["phases"]]
+    check(kinds == [("training", 3)], f"one training phase of 3 steps expected, got {kinds}")
+    check("rose and fell 0 times" not in state[0]["evidence"] and "no iteration is marked" not in state[0]["evidence"],
+          f"its marked steps ignored: {state[0]['evidence']}")
 
 
 def silmont(trace, findings):
     # an attention benchmark: its 512 MiB score matrices are cached segments; nothing leaks
     check(serious(findings) == [], f"no finding at low or above expected, got {serious(findings)}")
     check(all(f["kind"] == "leak" and "state" in f["title"] for f in findings), f"got {findings}")
+    # no range marks its steps: the cycles of its tensor memory are its iterations
+    check(trace["iterations"] >= 2, f"iterations from its tensor memory's cycles expected, got {trace['iterations']}")
+    check(not any("rose and fell 0 times" in f["evidence"] for f in findings), f"its cycles ignored: {findings}")
 
 
 def flexgen(trace, findings):
@@ -100,6 +109,10 @@ def hta(trace, findings):
     dev = [d for d in trace["peaks"] if d["device"] == 1][0]
     check(dev["process_allocated_bytes"] == 6629508096 and dev["process_reserved_bytes"] == 12782141440
           and 2 * 2**30 < dev["allocated_bytes"] < 3 * 2**30, f"the process's and the window's peaks expected, got {dev}")
+    # sites from the CPU operators around each [memory] event: the compiled backward's matrix multiplies
+    groups = [g for d in trace["devices"] if d["id"] >= 0 for g in d["live_at_peak_groups"]]
+    check(groups and groups[0]["site"].startswith("aten::mm in CompiledFunctionBackward (backward pass"), f"got {groups[:3]}")
+    check(not any("not recorded (allocations" in g["site"] for g in groups), f"sites not recorded: {groups}")
     # the window's peak leaves out the 3.84 GiB allocated before the profiler started: a note says so
     check(any(n.startswith("device 1: 3.82 GiB was allocated before the profiler's window began") and
               n.endswith("Total Allocated peaks at 6.17 GiB") for n in trace["notes"]), f"got {trace['notes']}")
@@ -173,6 +186,9 @@ def tracelens_qwen(trace, findings):
           and dev["headline_bytes"] == dev["process_reserved_bytes"] >= dev["process_allocated_bytes"],
           f"the step's 1.03 GiB, the process's 1.95 GiB allocated and its reserved peak expected, got {dev}")
     check(all(p["kind"] != "training" for p in trace["phases"]), f"inference taken for training: {trace['phases']}")
+    # sites from the Python functions (with_stack) around each [memory] event: the model's lines
+    groups = [g for d in trace["devices"] if d["id"] >= 0 for g in d["live_at_peak_groups"]]
+    check(groups and all("modeling_qwen2.py:" in g["site"] for g in groups), f"got {[g['site'] for g in groups]}")
     # the 939 MiB of weights allocated before the window: a note gives them and the process's peak
     check(any(n.startswith("device 0: 939 MiB was allocated before the profiler's window began") and
               n.endswith("Total Allocated peaks at 1.95 GiB") for n in trace["notes"]), f"got {trace['notes']}")
@@ -211,6 +227,15 @@ def text_checks(vt, data):
     z = text(vt, p("hta_df_index_resolver_v100_ddp_memory.json.gz"))
     check("level: tensors (the allocator's blocks)" in z, z)
     check("peak 11.9 GiB reserved, 6.17 GiB allocated (the process's peaks" in " ".join(z.split()), z)
+    z = text(vt, p("cs336_silmont2000_mem_snapshot_small.pickle"))
+    check("iterations from the cycles of its tensor memory" in z, z)
+    # one file given twice is one process: said once, counted once
+    out = subprocess.run([vt, "analyze", "--format", "json", p("cs336_niu_fwd_bwd_200.pickle"),
+                          p("cs336_niu_fwd_bwd_200.pickle")], capture_output=True, text=True, timeout=600)
+    rep = json.loads(out.stdout)
+    check(len(rep["traces"]) == 1 and rep["summary"]["traces"] == 1, f"one process expected, got {rep['summary']}")
+    check(any("the same file, analyzed and counted once" in n for n in rep["traces"][0]["notes"]),
+          f"got {rep['traces'][0]['notes']}")
 
 
 def shipped_text_checks(vt, data):

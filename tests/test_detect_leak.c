@@ -444,7 +444,195 @@ TEST(segment_growth_names_its_site)
     tg_cleanup();
 }
 
+/*
+ * An inference server (10 s, tensor level, kernel uses recorded): 14 GiB of weights, then a
+ * key/value cache of 12 blocks of 2 GiB that grows with the load until 4.3 s (43 % of the run) and
+ * is reused by every request to the end: each 100 ms request's decode kernel reads the weights and
+ * two blocks, through blocks 0-3 only in the quiet last 1.5 s, and makes a 256 MiB temporary.
+ * mode 1: the blocks are used only when made (a cache dropped and forgotten: a leak); mode 2: no
+ * kernel is seen using them at all (a CUDA graph's pool: graph launches show no arguments).
+ */
+static void build_server(const char *zPath, int mode)
+{
+    int bForgotten = mode != 0;
+    struct tg *g = tg_open(zPath);
+    int64_t sW, sK, sT, aBlock[12];
+    int nBlock = 0;
+    ASSERT(g);
+    tg_meta(g, "config.tensors", "1");
+    tg_device(g, 0, "H100", 80 * GiB);
+    sW = tg_stack(g, "serve.py", 40, "load_model");
+    sK = tg_stack(g, "serve.py", 88, "allocate_kv");
+    sT = tg_stack(g, "model.py", 120, "Attention.forward");
+    tg_alloc(g, 1 * MS, 0, 3, WEIGHTS, 14 * GiB, sW);
+    for (int i = 0; i < 100; i++) {
+        int64_t ts = 100 * MS + i * 100 * MS, k;
+        int nUse = ts >= 8500 * MS ? 4 : nBlock;
+        if (nBlock < 12 && ts >= 500 * MS + nBlock * 345 * MS) { /* the load grows: one more block */
+            aBlock[nBlock] = 0x1000000000LL + nBlock * 0x100000000LL;
+            tg_alloc(g, ts + 1 * MS, 0, 3, aBlock[nBlock], 2 * GiB + 4096 * nBlock, sK);
+            k = tg_kernel(g, ts + 2 * MS, ts + 3 * MS, "kv_fill_kernel");
+            if (mode != 2) tg_use(g, ts + 2 * MS, k, aBlock[nBlock]);
+            nBlock++;
+            nUse = nBlock;
+        }
+        tg_alloc(g, ts + 5 * MS, 0, 3, ACT, 256 * MiB + 4096, sT);
+        k = tg_kernel(g, ts + 6 * MS, ts + 20 * MS, "decode_attention_kernel");
+        tg_use(g, ts + 6 * MS, k, WEIGHTS);
+        tg_use(g, ts + 6 * MS, k, ACT);
+        if (!bForgotten && nUse > 0) {
+            tg_use(g, ts + 6 * MS, k, aBlock[i % nUse]);
+            tg_use(g, ts + 6 * MS, k, aBlock[(i + 1) % nUse]);
+        }
+        tg_free(g, ts + 30 * MS, 0, 3, ACT, 256 * MiB + 4096);
+    }
+    ASSERT_EQ(0, tg_close(g));
+}
+
+TEST(capped_cache_reused_is_state)
+{
+    const char *zPath = tg_path("server.db");
+    struct vt_result r;
+    const struct vt_finding *f = NULL;
+    build_server(zPath, 0);
+    run(zPath, &r);
+    /* nothing at low or above: the cache is state, said in one info finding */
+    ASSERT_EQ(0, count_kind(&r, NULL, VT_SEV_LOW));
+    for (int i = 0; i < r.nFind; i++)
+        if (!strcmp(r.aFind[i].zKind, "leak")) f = &r.aFind[i];
+    ASSERT(f);
+    ASSERT_EQ(VT_SEV_INFO, f->severity);
+    ASSERT_CONTAINS(f->zTitle, "24.0 GiB live at exit that did not accumulate: state (caches kept by design, weights)");
+    ASSERT_CONTAINS(f->zEvidence, "Of it, 24.0 GiB is a cache kept by design: it stopped growing early (the largest, "
+                                  "from serve.py:88 in allocate_kv, at 4.30 s, 43% into the run) and its memory was "
+                                  "still used to the end");
+    vt__result_free(&r);
+
+    /* the look-alike: the same blocks, never used after they were made, are a leak */
+    zPath = tg_path("forgotten.db");
+    build_server(zPath, 1);
+    run(zPath, &r);
+    f = NULL;
+    for (int i = 0; i < r.nFind; i++)
+        if (!strcmp(r.aFind[i].zKind, "leak") && r.aFind[i].severity == VT_SEV_HIGH) f = &r.aFind[i];
+    ASSERT(f);
+    ASSERT_STREQ("serve.py:88 in allocate_kv", f->zSite);
+    ASSERT_CONTAINS(f->zTitle, "never freed: 12 allocations still live at exit");
+    vt__result_free(&r);
+
+    /* a CUDA graph's pool: made early, its uses invisible: state */
+    zPath = tg_path("graphpool.db");
+    build_server(zPath, 2);
+    run(zPath, &r);
+    ASSERT_EQ(0, count_kind(&r, NULL, VT_SEV_LOW));
+    f = NULL;
+    for (int i = 0; i < r.nFind; i++)
+        if (!strcmp(r.aFind[i].zKind, "leak")) f = &r.aFind[i];
+    ASSERT(f);
+    ASSERT_CONTAINS(f->zEvidence, "43% into the run) and no kernel was seen using it");
+    vt__result_free(&r);
+    tg_cleanup();
+}
+
+/*
+ * Segment level, 12 steps (NVTX): the line that keeps every step's outputs (train.py:77) takes the
+ * cache's free blocks and reserves a 20 MiB segment each step, so the backward pass (the autograd
+ * engine's thread, native frames only) finds none and reserves a 20 MiB segment each step too: one
+ * growth, one finding at the program's line, the backward pass's share said in it.
+ */
+TEST(segment_growth_at_two_sites_is_one_finding)
+{
+    const char *zPath = tg_path("seg2.db");
+    struct tg *g = tg_open(zPath);
+    struct vt_result r;
+    const struct tg_frame aBwd[] = {
+        {VT_FRAME_NATIVE, 0x1000, "torch::autograd::generated::ConvolutionBackward0::apply", NULL, "libtorch_cpu.so", 0},
+        {VT_FRAME_NATIVE, 0x2000, "torch::autograd::Engine::thread_main", NULL, "libtorch_cpu.so", 0}};
+    int64_t sW, sK, sB;
+    int nGrow = 0;
+    ASSERT(g);
+    tg_meta(g, "config.tensors", "0");
+    tg_device(g, 0, "Test GPU", 80 * GiB);
+    sW = tg_stack(g, "train.py", 40, "main");
+    sK = tg_stack(g, "train.py", 77, "train_one_epoch");
+    sB = tg_stack_frames(g, aBwd, 2, 77);
+    for (int i = 0; i < 20; i++) tg_alloc(g, 1 * MS + i * 1000, 0, 3, WEIGHTS + i * 0x4000000LL, 20 * MiB, sW);
+    for (int i = 0; i < 12; i++) {
+        int64_t t0 = 10 * MS + i * 10 * MS;
+        tg_nvtx(g, t0, t0 + 10 * MS, "step");
+        tg_alloc(g, t0 + 2 * MS, 0, 3, LEAK + i * 0x4000000LL, 20 * MiB, sK);
+        tg_alloc(g, t0 + 5 * MS, 0, 3, ACT + i * 0x4000000LL, 20 * MiB, sB);
+    }
+    ASSERT_EQ(0, tg_close(g));
+    run(zPath, &r);
+    ASSERT(r.aTrace[0].f.bSegments);
+    for (int i = 0; i < r.nFind; i++) {
+        const struct vt_finding *f = &r.aFind[i];
+        if (strcmp(f->zKind, "leak") || f->severity < VT_SEV_LOW) continue;
+        nGrow++;
+        ASSERT_STREQ("train.py:77 in train_one_epoch", f->zSite);
+        ASSERT_EQ(2 * 11 * 20 * MiB, f->bytes);
+        ASSERT_CONTAINS(f->zTitle, "Memory grows every iteration: +440 MiB over 11 iterations");
+        ASSERT_CONTAINS(f->zEvidence, "The same growth shows at 1 other site over the same iterations");
+        ASSERT_CONTAINS(f->zEvidence, "+220 MiB at ConvolutionBackward0 (backward pass");
+    }
+    ASSERT_EQ(1, nGrow);
+    vt__result_free(&r);
+    tg_cleanup();
+}
+
+/*
+ * A PyTorch snapshot's history with no range marking steps (no kernels either): one 2 GiB segment,
+ * 512 MiB of weights allocated before the history began (a block live at the dump, its time
+ * unknown), then 5 steps whose 4 activations of 100 MiB rise and fall. Its tensor memory's own
+ * cycles are its iterations (5), not "rose and fell 0 times" (the segment never moves).
+ */
+TEST(snapshot_cycles_are_iterations)
+{
+    const char *zPath = tg_path("cycles.db");
+    struct tg *g = tg_open(zPath);
+    struct vt_result r;
+    char zSql[256];
+    int64_t sW, sA;
+    int nState = 0;
+    ASSERT(g);
+    tg_meta(g, "config.tensors", "0");
+    tg_meta(g, "source_format", "pytorch_snapshot");
+    tg_device(g, 0, "Test GPU", 16 * GiB);
+    sW = tg_stack(g, "model.py", 10, "__init__");
+    sA = tg_stack(g, "model.py", 30, "forward");
+    tg_alloc(g, 1 * MS, 0, 3, WEIGHTS, 2 * GiB, -1);
+    snprintf(zSql, sizeof zSql, "INSERT INTO tensor_event(t, op, device, address, bytes, stack_id, source) "
+             "VALUES(NULL, 1, 0, %lld, %lld, %lld, 1)", (long long)WEIGHTS, (long long)(512 * MiB), (long long)sW);
+    tg_exec(g, zSql);
+    for (int i = 0; i < 5; i++)
+        for (int k = 0; k < 4; k++) {
+            int64_t a = ACT + k * 0x8000000LL, t0 = 10 * MS + i * 20 * MS;
+            snprintf(zSql, sizeof zSql, "INSERT INTO tensor_event(t, op, device, address, bytes, stack_id, source) "
+                     "VALUES(%lld, 1, 0, %lld, %lld, %lld, 1)", (long long)(t0 + k * MS), (long long)a, (long long)(100 * MiB),
+                     (long long)sA);
+            tg_exec(g, zSql);
+            snprintf(zSql, sizeof zSql, "INSERT INTO tensor_event(t, op, device, address, bytes, stack_id, source) "
+                     "VALUES(%lld, 2, 0, %lld, %lld, NULL, 1)", (long long)(t0 + 15 * MS + k * MS), (long long)a,
+                     (long long)(100 * MiB));
+            tg_exec(g, zSql);
+        }
+    ASSERT_EQ(0, tg_close(g));
+    run(zPath, &r);
+    ASSERT(r.aTrace[0].f.bHaveTensors);
+    ASSERT(r.aTrace[0].ph.bCycleIter);
+    ASSERT_EQ(5, r.aTrace[0].ph.nIter);
+    ASSERT_EQ(0, count_kind(&r, NULL, VT_SEV_LOW));
+    for (int i = 0; i < r.nFind; i++) {
+        ASSERT(!strstr(r.aFind[i].zEvidence, "rose and fell 0 times"));
+        nState += !strcmp(r.aFind[i].zKind, "leak");
+    }
+    ASSERT_EQ(1, nState);
+    vt__result_free(&r);
+    tg_cleanup();
+}
+
 VT_TEST_LIST(T(state_without_uses_is_not_a_leak) T(segment_growth_names_its_site) T(segment_creep_is_not_growth) T(trend_shapes) T(nccl_buffers_are_not_leaks) T(leak_sample_shape) T(leak_growth_and_never_freed_by_site) T(healthy_training_loop_has_no_finding)
                  T(caching_allocator_segments_are_not_a_leak) T(caching_allocator_growth_is_reported)
                      T(plain_cuda_leak_without_phases) T(one_step_snapshot_is_state)
-                     T(one_step_process_is_state))
+                     T(one_step_process_is_state) T(capped_cache_reused_is_state) T(segment_growth_at_two_sites_is_one_finding) T(snapshot_cycles_are_iterations))

@@ -139,7 +139,8 @@ TEST(retried_request_is_one_finding)
         ASSERT_EQ(10 * MS, r.aFind[i].firstTs);
         ASSERT_EQ(5000 * MS, r.aFind[i].lastTs);
         ASSERT_CONTAINS(r.aFind[i].zEvidence, "this process held 12.0 GiB in live allocations");
-        ASSERT_CONTAINS(r.aFind[i].zEvidence, "The request failed 2 times; at the first attempt this process held 14.0 GiB.");
+        ASSERT_CONTAINS(r.aFind[i].zEvidence, "The request failed 2 times (4.00 GiB at 9.0 ms, 4.00 GiB at 9.0 ms); at "
+                                              "the first attempt this process held 14.0 GiB.");
     }
     ASSERT_EQ(1, nOom);
     ASSERT_STREQ(r.aTrace[0].aOom[1].zVerdict, r.aTrace[0].aOom[0].zVerdict);
@@ -266,5 +267,284 @@ TEST(segment_level_cannot_tell_fragmentation)
     tg_cleanup();
 }
 
+/* The leak findings of r (any severity). */
+static int count_kind(const struct vt_result *r, const char *zKind)
+{
+    int n = 0;
+    for (int i = 0; i < r->nFind; i++) n += !strcmp(r->aFind[i].zKind, zKind);
+    return n;
+}
+
+/*
+ * A tensor-level training job (kernel uses recorded, no iteration marked): 6 steps each make
+ * 4 layers' activations (1 GiB each, used by kernels, freed at the step's end) beside 2 GiB of
+ * weights; the 7th step's activations are live when its 12 GiB request fails, and the job dies:
+ * nothing is allocated afterwards, the interpreter takes 1.5 s to exit. What is live at the end
+ * was live at the crash: the OOM finding holds it, no leak finding does.
+ * bRecover: the job catches the error, frees the step and trains 3 more steps instead.
+ */
+static void build_crash(const char *zPath, int bRecover)
+{
+    struct tg *g = tg_open(zPath);
+    int64_t sW, aS[4], w = 0x700000000LL;
+    int nStep = bRecover ? 10 : 7;
+    ASSERT(g);
+    tg_meta(g, "config.tensors", "1");
+    tg_device(g, 0, "Test GPU", 16 * GiB);
+    sW = tg_stack(g, "train.py", 20, "main");
+    for (int k = 0; k < 4; k++) aS[k] = tg_stack(g, "model.py", 30 + k, "forward");
+    tg_alloc(g, 1 * MS, 0, 3, w, 2 * GiB + 4096, sW);
+    for (int i = 0; i < nStep; i++) {
+        int64_t ts = 100 * MS + i * 200 * MS;
+        int bCrash = i == 6;
+        for (int k = 0; k < 4; k++) {
+            int64_t a = 0x100000000LL + k * 0x80000000LL, c;
+            tg_alloc(g, ts + k * 10 * MS, 0, 3, a, GiB + 4096 * (k + 1), aS[k]);
+            c = tg_kernel(g, ts + k * 10 * MS + 1000, ts + k * 10 * MS + 5 * MS, "sgemm_128x64_nn");
+            tg_use(g, ts + k * 10 * MS + 500, c, a);
+            tg_use(g, ts + k * 10 * MS + 500, c, w);
+        }
+        if (bCrash) {
+            tg_oom(g, ts + 60 * MS, 0, 12 * GiB, 9 * GiB + GiB / 2, 16 * GiB, aS[3]);
+            if (!bRecover) break;
+        }
+        for (int k = 0; k < 4; k++)
+            tg_free(g, ts + 150 * MS + k * 1000, 0, 3, 0x100000000LL + k * 0x80000000LL, GiB + 4096 * (k + 1));
+    }
+    /* the interpreter's exit, 1.5 s after the last step (an NVTX range its atexit handler marks) */
+    tg_nvtx(g, 100 * MS + (nStep - 1) * 200 * MS + 1500 * MS, 100 * MS + (nStep - 1) * 200 * MS + 1501 * MS,
+            "atexit");
+    ASSERT_EQ(0, tg_close(g));
+}
+
+TEST(job_ended_at_oom_is_no_leak)
+{
+    const char *zPath = tg_path("crash.db");
+    const char *az[1] = {zPath};
+    struct vt_result r;
+    struct vt_opts o;
+    const struct vt_finding *f = NULL;
+    build_crash(zPath, 0);
+    vt__opts_default(&o);
+    o.bNoWrite = 1;
+    ASSERT_EQ(0, vt__analyze(az, 1, &o, &r));
+    /* the weights and the 4 activations live at the end were live at the crash */
+    ASSERT_EQ(0, count_kind(&r, "leak"));
+    ASSERT_EQ(0, count_kind(&r, "retained"));
+    ASSERT_EQ(1, count_kind(&r, "oom"));
+    for (int i = 0; i < r.nFind; i++)
+        if (!strcmp(r.aFind[i].zKind, "oom")) f = &r.aFind[i];
+    ASSERT_EQ(1, r.aTrace[0].nFail);
+    ASSERT(r.aTrace[0].aFail[0].bFatal);
+    ASSERT_EQ(r.aTrace[0].aOom[0].ts, r.aTrace[0].crashTs);
+    ASSERT_EQ(5, r.aTrace[0].aFail[0].liveEndCount);
+    ASSERT_EQ(6 * GiB + 4096 * 11, r.aTrace[0].aFail[0].liveEndBytes);
+    ASSERT_CONTAINS(f->zEvidence, "The job ended at this failure");
+    ASSERT_CONTAINS(f->zEvidence, "the 6.00 GiB in 5 allocations still live on device 0 when the trace ends was live "
+                                  "at the crash");
+    ASSERT_CONTAINS(f->zEvidence, "from model.py:30 in forward");
+    vt__result_free(&r);
+
+    /* the look-alike: the error is caught and training goes on; then the job did not end there */
+    zPath = tg_path("recover.db");
+    az[0] = zPath;
+    build_crash(zPath, 1);
+    ASSERT_EQ(0, vt__analyze(az, 1, &o, &r));
+    ASSERT_EQ(1, r.aTrace[0].nFail);
+    ASSERT(!r.aTrace[0].aFail[0].bFatal);
+    ASSERT_EQ(-1, r.aTrace[0].crashTs);
+    for (int i = 0; i < r.nFind; i++)
+        if (!strcmp(r.aFind[i].zKind, "oom")) ASSERT(!strstr(r.aFind[i].zEvidence, "The job ended"));
+    vt__result_free(&r);
+    tg_cleanup();
+}
+
+/*
+ * One failed request, three attempts: 4 GiB from model.py:67 fails, the allocator frees a cached
+ * 1 GiB block and tries again, the caller's handler (train.py:83) catches the error and asks for
+ * 3 GiB: one failure. Two steps later another request fails once: a second failure.
+ */
+TEST(attempts_of_one_failure_are_one_finding)
+{
+    const char *zPath = tg_path("attempts.db");
+    const char *az[1] = {zPath};
+    struct tg *g = tg_open(zPath);
+    struct vt_result r;
+    struct vt_opts o;
+    int64_t sA, sB, sH;
+    int nOom = 0;
+    ASSERT(g);
+    tg_meta(g, "config.tensors", "1");
+    tg_device(g, 0, "Test GPU", 16 * GiB);
+    sA = tg_stack(g, "train.py", 20, "main");
+    sB = tg_stack(g, "model.py", 67, "CausalSelfAttention.forward");
+    sH = tg_stack(g, "train.py", 83, "train_one_epoch");
+    tg_alloc(g, 1 * MS, 0, 3, 0x100000000LL, 10 * GiB + 4096, sA);
+    tg_alloc(g, 2 * MS, 0, 3, 0x900000000LL, 1 * GiB + 4096, sA);
+    for (int i = 0; i < 8; i++) {
+        char zName[32];
+        snprintf(zName, sizeof zName, "step %d", i);
+        tg_nvtx(g, 100 * MS * (i + 1), 100 * MS * (i + 2), zName);
+    }
+    tg_oom(g, 410 * MS, 0, 4 * GiB, GiB + GiB / 2, 16 * GiB, sB);
+    tg_free(g, 410 * MS + 1000, 0, 3, 0x900000000LL, 1 * GiB + 4096);
+    tg_oom(g, 410 * MS + 2000, 0, 4 * GiB, 2 * GiB + GiB / 2, 16 * GiB, sB);
+    tg_oom(g, 411 * MS, 0, 3 * GiB, 2 * GiB + GiB / 2, 16 * GiB, sH);
+    tg_alloc(g, 520 * MS, 0, 3, 0xa00000000LL, 1 * GiB + 8192, sA); /* the next steps go on */
+    tg_free(g, 590 * MS, 0, 3, 0xa00000000LL, 1 * GiB + 8192);
+    tg_oom(g, 710 * MS, 0, 4 * GiB, 2 * GiB + GiB / 2, 16 * GiB, sB);
+    tg_kernel(g, 880 * MS, 890 * MS, "elementwise_kernel");
+    ASSERT_EQ(0, tg_close(g));
+    vt__opts_default(&o);
+    o.bNoWrite = 1;
+    ASSERT_EQ(0, vt__analyze(az, 1, &o, &r));
+    ASSERT_EQ(4, r.aTrace[0].nOom);
+    ASSERT_EQ(2, r.aTrace[0].nFail);
+    ASSERT_EQ(3, r.aTrace[0].aFail[0].nAttempt);
+    ASSERT_EQ(4 * GiB, r.aTrace[0].aFail[0].requested);
+    ASSERT_EQ(1, r.aTrace[0].aFail[0].iJudged); /* the retry after the cache was released */
+    ASSERT_EQ(1, r.aTrace[0].aFail[1].nAttempt);
+    ASSERT(!r.aTrace[0].aFail[0].bFatal);
+    /* the two failures read alike: one finding standing for both (group.c), the first's evidence */
+    for (int i = 0; i < r.nFind; i++) {
+        const struct vt_finding *f = &r.aFind[i];
+        if (strcmp(f->zKind, "oom")) continue;
+        nOom++;
+        ASSERT_STREQ("model.py:67 in CausalSelfAttention.forward", f->zSite);
+        ASSERT_EQ(2, f->nSame);
+        ASSERT_EQ(4, f->count); /* 3 attempts + 1 */
+        ASSERT_EQ(4 * GiB, f->bytes);
+        ASSERT_EQ(410 * MS, f->firstTs);
+        ASSERT_EQ(710 * MS, f->lastTs);
+        ASSERT_CONTAINS(f->zEvidence, "The request failed 3 times (4.00 GiB at 409.0 ms, 4.00 GiB at 409.0 ms, "
+                                      "3.00 GiB at 410.0 ms); at the first attempt this process held 11.0 GiB.");
+    }
+    ASSERT_EQ(1, nOom);
+    vt__result_free(&r);
+    tg_cleanup();
+}
+
+/*
+ * No error reaches the program: a confusion matrix's 6 GiB cudaMalloc fails, the allocator releases a
+ * cached 2 GiB segment and the same request succeeds at once; at a convolution cuDNN asks for two
+ * workspaces larger than the device (both fail) and takes a 64 MiB one. Each is said at info
+ * ("recovered"), not as an OOM of the job; training goes on.
+ */
+TEST(recovered_requests_are_info)
+{
+    const char *zPath = tg_path("recovered.db");
+    const char *az[1] = {zPath};
+    struct tg *g = tg_open(zPath);
+    struct vt_result r;
+    struct vt_opts o;
+    int64_t sW, sM, sC;
+    int nInfo = 0;
+    ASSERT(g);
+    tg_meta(g, "config.tensors", "1");
+    tg_device(g, 0, "Test GPU", 16 * GiB);
+    sW = tg_stack(g, "train.py", 20, "main");
+    sM = tg_stack(g, "metrics.py", 60, "confusion");
+    sC = tg_stack(g, "train.py", 66, "train_one_epoch");
+    tg_alloc(g, 1 * MS, 0, 3, 0x100000000LL, 8 * GiB + 4096, sW);
+    tg_alloc(g, 2 * MS, 0, 3, 0x900000000LL, 2 * GiB + 4096, sW);
+    for (int i = 0; i < 8; i++) {
+        char zName[32];
+        snprintf(zName, sizeof zName, "iter %d", i);
+        tg_nvtx(g, 100 * MS * (i + 1), 100 * MS * (i + 2), zName);
+    }
+    tg_oom(g, 310 * MS, 0, 6 * GiB, 5 * GiB, 16 * GiB, sM);
+    tg_free(g, 310 * MS + 1000, 0, 3, 0x900000000LL, 2 * GiB + 4096); /* the cache released */
+    tg_alloc(g, 310 * MS + 2000, 0, 3, 0xa00000000LL, 6 * GiB, sM);   /* the retry succeeds */
+    tg_free(g, 350 * MS, 0, 3, 0xa00000000LL, 6 * GiB);
+    tg_oom(g, 410 * MS, 0, 40 * GiB, 7 * GiB, 16 * GiB, sC);           /* cuDNN's workspaces */
+    tg_oom(g, 410 * MS + 1000, 0, 39 * GiB, 7 * GiB, 16 * GiB, sC);
+    tg_alloc(g, 410 * MS + 2000, 0, 3, 0xa00000000LL, 64 * MiB, sC);
+    tg_free(g, 420 * MS, 0, 3, 0xa00000000LL, 64 * MiB);
+    for (int i = 5; i < 8; i++) { /* the next steps go on */
+        tg_alloc(g, 100 * MS * (i + 1) + MS, 0, 3, 0xb00000000LL, GiB, sC);
+        tg_free(g, 100 * MS * (i + 1) + 50 * MS, 0, 3, 0xb00000000LL, GiB);
+    }
+    ASSERT_EQ(0, tg_close(g));
+    vt__opts_default(&o);
+    o.bNoWrite = 1;
+    ASSERT_EQ(0, vt__analyze(az, 1, &o, &r));
+    ASSERT_EQ(2, r.aTrace[0].nFail);
+    ASSERT(r.aTrace[0].aFail[0].bRecovered && r.aTrace[0].aFail[1].bRecovered);
+    ASSERT_EQ(2, r.aTrace[0].aFail[1].nAttempt);
+    for (int i = 0; i < r.nFind; i++) {
+        ASSERT(r.aFind[i].severity < VT_SEV_LOW);
+        if (!strcmp(r.aFind[i].zKind, "oom")) {
+            nInfo += r.aFind[i].nSame;
+            ASSERT_CONTAINS(r.aFind[i].zTitle, "Out of memory, recovered:");
+            ASSERT_CONTAINS(r.aFind[i].zFix, "Nothing to fix");
+        }
+    }
+    ASSERT_EQ(2, nInfo);
+    vt__result_free(&r);
+    tg_cleanup();
+}
+
+/*
+ * A loop that catches the error and retries the step with half the batch (the step's range begun
+ * again): the first attempt fails at the attention (396 MiB), the retry's forward gets its first
+ * layers and fails at the MLP (198 MiB); then the next steps go on. One failure of two attempts,
+ * an error the program saw (high).
+ */
+TEST(retry_with_a_smaller_batch_is_one_failure)
+{
+    const char *zPath = tg_path("halve.db");
+    const char *az[1] = {zPath};
+    struct tg *g = tg_open(zPath);
+    struct vt_result r;
+    struct vt_opts o;
+    int64_t sW, sL, sA, sM;
+    int nOom = 0;
+    ASSERT(g);
+    tg_meta(g, "config.tensors", "1");
+    tg_device(g, 0, "Test GPU", 16 * GiB);
+    sW = tg_stack(g, "train.py", 20, "main");
+    sL = tg_stack(g, "model.py", 30, "Block.forward");
+    sA = tg_stack(g, "model.py", 61, "CausalSelfAttention.forward");
+    sM = tg_stack(g, "model.py", 94, "MLP.forward");
+    tg_alloc(g, 1 * MS, 0, 3, 0x100000000LL, 15 * GiB, sW);
+    for (int i = 0; i < 5; i++) tg_nvtx(g, 100 * MS * (i + 1), 100 * MS * (i + 2), "iter");
+    tg_nvtx(g, 600 * MS, 650 * MS, "iter"); /* the failing step, closed as the error unwinds it */
+    tg_alloc(g, 610 * MS, 0, 3, 0x500000000LL, 300 * MiB, sL);
+    tg_oom(g, 640 * MS, 0, 396 * MiB, 200 * MiB, 16 * GiB, sA);
+    tg_free(g, 645 * MS, 0, 3, 0x500000000LL, 300 * MiB);
+    tg_nvtx(g, 660 * MS, 720 * MS, "iter"); /* the same step again, half the batch */
+    tg_alloc(g, 670 * MS, 0, 3, 0x500000000LL, 150 * MiB, sL);
+    tg_alloc(g, 680 * MS, 0, 3, 0x600000000LL, 198 * MiB, sA);
+    tg_oom(g, 700 * MS, 0, 198 * MiB, 100 * MiB, 16 * GiB, sM);
+    tg_free(g, 705 * MS, 0, 3, 0x500000000LL, 150 * MiB);
+    tg_free(g, 705 * MS, 0, 3, 0x600000000LL, 198 * MiB);
+    for (int i = 0; i < 3; i++) { /* the next steps, at the usual batch */
+        int64_t t0 = 730 * MS + i * 100 * MS;
+        tg_nvtx(g, t0, t0 + 100 * MS, "iter");
+        tg_alloc(g, t0 + 10 * MS, 0, 3, 0x500000000LL, 100 * MiB, sL);
+        tg_free(g, t0 + 60 * MS, 0, 3, 0x500000000LL, 100 * MiB);
+    }
+    ASSERT_EQ(0, tg_close(g));
+    vt__opts_default(&o);
+    o.bNoWrite = 1;
+    ASSERT_EQ(0, vt__analyze(az, 1, &o, &r));
+    ASSERT_EQ(1, r.aTrace[0].nFail);
+    ASSERT_EQ(2, r.aTrace[0].aFail[0].nAttempt);
+    ASSERT(!r.aTrace[0].aFail[0].bRecovered && !r.aTrace[0].aFail[0].bFatal);
+    for (int i = 0; i < r.nFind; i++)
+        if (!strcmp(r.aFind[i].zKind, "oom")) {
+            nOom++;
+            ASSERT_EQ(VT_SEV_HIGH, r.aFind[i].severity);
+            ASSERT_EQ(1, r.aFind[i].nSame);
+            ASSERT_EQ(2, r.aFind[i].count);
+            ASSERT_EQ(396 * MiB, r.aFind[i].bytes);
+            ASSERT_STREQ("model.py:61 in CausalSelfAttention.forward", r.aFind[i].zSite);
+        }
+    ASSERT_EQ(1, nOom);
+    vt__result_free(&r);
+    tg_cleanup();
+}
+
 VT_TEST_LIST(T(segment_level_cannot_tell_fragmentation) T(three_verdicts_three_processes) T(oom_sample_shape) T(retried_request_is_one_finding)
-                 T(live_grouped_by_site_and_kind))
+                 T(live_grouped_by_site_and_kind) T(job_ended_at_oom_is_no_leak) T(attempts_of_one_failure_are_one_finding)
+                 T(recovered_requests_are_info) T(retry_with_a_smaller_batch_is_one_failure))

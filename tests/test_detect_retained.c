@@ -328,4 +328,397 @@ static void oom_after_training(const char *zFunc, const char *zPhase)
 TEST(oom_after_training_in_evaluate) { oom_after_training("evaluate", "evaluation"); }
 TEST(oom_after_training_elsewhere) { oom_after_training("save_checkpoint", ""); }
 
-VT_TEST_LIST(T(oom_after_training_in_evaluate) T(oom_after_training_elsewhere) T(optimizer_state_is_not_carried_over) T(trace_ending_in_evaluation) T(inferred_phases_with_noisy_kernels) T(training_memory_held_through_inferred_evaluation) T(idle_allocation_and_reused_cache))
+
+/* A block of PyTorch's allocation history (tensor_event: op 1 alloc, 2 free) at ts; stack -1: none. */
+static void block(struct tg *g, int64_t ts, int op, int64_t addr, int64_t bytes, int64_t stack)
+{
+    char z[256];
+    snprintf(z, sizeof z,
+             "INSERT INTO tensor_event(t, op, device, address, bytes, stack_id, source) VALUES(%lld, %d, 0, %lld, "
+             "%lld, NULLIF(%lld, -1), 1)",
+             (long long)(ts - g->base), op, (long long)addr, (long long)bytes, (long long)stack);
+    tg_exec(g, z);
+}
+
+/* The retained findings of r at zSite (NULL: all), counted. */
+static int retained_at(const struct vt_result *r, const char *zSite)
+{
+    int n = 0;
+    for (int i = 0; i < r->nFind; i++)
+        n += !strcmp(r->aFind[i].zKind, "retained") && (!zSite || !strcmp(r->aFind[i].zSite, zSite));
+    return n;
+}
+
+/*
+ * PyTorch's history merged: kernel arguments name the caching allocator's segments, not the
+ * blocks inside them. Optimizer state made in the first step sits in a segment every step uses
+ * (no kernel argument names the block itself): it may have been used to the end, so it is not
+ * idle. A batch kept in a segment of its own that nothing used after its step is idle: the
+ * segment's uses say so for every block inside it.
+ */
+TEST(history_blocks_idle_only_where_their_segment_was)
+{
+    const char *zPath = tg_path("history_idle.db");
+    struct tg *g = tg_open(zPath);
+    struct vt_opts o;
+    struct vt_result r;
+    const char *az[1] = {zPath};
+    int64_t k, segA = W, segB = IDLE;
+    ASSERT(g);
+    tg_meta(g, "config.tensors", "0");
+    tg_device(g, 0, "Test GPU", 16 * GiB);
+    tg_alloc(g, 1 * MS, 0, 3, segA, 512 * MiB, -1);
+    tg_alloc(g, 1 * MS, 0, 3, segB, 128 * MiB, -1);
+    block(g, 2 * MS, 1, segA, 200 * MiB, tg_stack(g, "train.py", 188, "main"));
+    tg_nvtx(g, 10 * MS, 310 * MS, "train");
+    for (int i = 0; i < 30; i++) {
+        int64_t t0 = 10 * MS + i * 10 * MS;
+        tg_nvtx(g, t0, t0 + 10 * MS, "step");
+        block(g, t0 + 1 * MS, 1, segA + 256 * MiB, 100 * MiB, tg_stack(g, "model.py", 94, "MLP.forward"));
+        k = tg_kernel(g, t0 + 2 * MS, t0 + 3 * MS, "void gemm_fwd_kernel<float>()");
+        tg_use(g, t0 + 2 * MS, k, segA);
+        k = tg_kernel(g, t0 + 4 * MS, t0 + 5 * MS, "void relu_backward_kernel<float>()");
+        tg_use(g, t0 + 4 * MS, k, segA);
+        if (i == 0) block(g, t0 + 5 * MS, 1, segA + 200 * MiB, 48 * MiB, tg_stack(g, "train.py", 72, "train_one_epoch"));
+        if (i == 2) {
+            block(g, t0 + 1 * MS, 1, segB, 64 * MiB, tg_stack(g, "data.py", 30, "cache_batch"));
+            k = tg_kernel(g, t0 + 1 * MS + 500000, t0 + 2 * MS, "void copy_kernel<float>()");
+            tg_use(g, t0 + 1 * MS + 500000, k, segB);
+        }
+        k = tg_kernel(g, t0 + 6 * MS, t0 + 7 * MS, "void multi_tensor_apply_kernel<AdamFunctor<float>>()");
+        tg_use(g, t0 + 6 * MS, k, segA);
+        block(g, t0 + 8 * MS, 2, segA + 256 * MiB, 100 * MiB, -1);
+    }
+    block(g, 305 * MS, 2, segB, 64 * MiB, -1);
+    block(g, 311 * MS, 2, segA + 200 * MiB, 48 * MiB, -1);
+    block(g, 311 * MS, 2, segA, 200 * MiB, -1);
+    ASSERT_EQ(0, tg_close(g));
+    vt__opts_default(&o);
+    ASSERT_EQ(0, vt__analyze(az, 1, &o, &r));
+    ASSERT_EQ(0, r.aTrace[0].f.bSegments);
+    ASSERT_EQ(0, retained_at(&r, "train.py:72 in train_one_epoch"));
+    ASSERT_EQ(1, retained_at(&r, NULL));
+    ASSERT_EQ(1, retained_at(&r, "data.py:30 in cache_batch"));
+    for (int i = 0; i < r.nFind; i++)
+        if (!strcmp(r.aFind[i].zKind, "retained")) {
+            ASSERT_EQ(64 * MiB, r.aFind[i].bytes);
+            ASSERT_CONTAINS(r.aFind[i].zTitle, "idle long after last use");
+        }
+    vt__result_free(&r);
+    tg_cleanup();
+}
+
+/*
+ * PyTorch's history merged, two epochs of training and validation: Adam's state, made in the
+ * first step in a segment every optimizer step uses (kernel arguments name the segment only), is
+ * kept by design and not "held through evaluation"; the last step's logits, alone in a segment
+ * nothing uses during validation, are.
+ */
+TEST(history_optimizer_state_not_held_through_evaluation)
+{
+    const char *zPath = tg_path("history_held.db");
+    struct tg *g = tg_open(zPath);
+    struct vt_opts o;
+    struct vt_result r;
+    const char *az[1] = {zPath};
+    int64_t k, segA = W, segB = LOSS;
+    ASSERT(g);
+    tg_meta(g, "config.tensors", "0");
+    tg_device(g, 0, "Test GPU", 16 * GiB);
+    tg_alloc(g, 1 * MS, 0, 3, segA, 512 * MiB, -1);
+    tg_alloc(g, 1 * MS, 0, 3, segB, 128 * MiB, -1);
+    block(g, 2 * MS, 1, segA, 200 * MiB, tg_stack(g, "train.py", 188, "main"));
+    for (int e = 0; e < 2; e++) {
+        int64_t base = e * 120 * MS;
+        tg_nvtx(g, base + 10 * MS, base + 60 * MS, "train");
+        for (int i = 0; i < 5; i++) {
+            int64_t t0 = base + 10 * MS + i * 10 * MS;
+            tg_nvtx(g, t0, t0 + 10 * MS, "step");
+            if (e == 1 && i == 0) block(g, t0 + 500000, 2, segB, 96 * MiB, -1);
+            if (e == 0 && i == 4) block(g, t0 + 1 * MS, 1, segB, 96 * MiB, tg_stack(g, "model.py", 149, "GPT.forward"));
+            k = tg_kernel(g, t0 + 2 * MS, t0 + 3 * MS, "void gemm_fwd_kernel<float>()");
+            tg_use(g, t0 + 2 * MS, k, segA);
+            if (e == 0 && i == 4) tg_use(g, t0 + 2 * MS, k, segB);
+            k = tg_kernel(g, t0 + 4 * MS, t0 + 5 * MS, "void relu_backward_kernel<float>()");
+            tg_use(g, t0 + 4 * MS, k, segA);
+            if (e == 0 && i == 0) block(g, t0 + 5 * MS, 1, segA + 200 * MiB, 48 * MiB, tg_stack(g, "train.py", 72, "train_one_epoch"));
+            k = tg_kernel(g, t0 + 6 * MS, t0 + 7 * MS, "void multi_tensor_apply_kernel<AdamFunctor<float>>()");
+            tg_use(g, t0 + 6 * MS, k, segA);
+        }
+        tg_nvtx(g, base + 70 * MS, base + 120 * MS, "validation");
+        for (int i = 0; i < 5; i++) {
+            k = tg_kernel(g, base + (72 + 10 * i) * MS, base + (73 + 10 * i) * MS, "void gemm_fwd_kernel<float>()");
+            tg_use(g, base + (72 + 10 * i) * MS, k, segA);
+        }
+    }
+    block(g, 245 * MS, 2, segA + 200 * MiB, 48 * MiB, -1);
+    block(g, 245 * MS, 2, segA, 200 * MiB, -1);
+    ASSERT_EQ(0, tg_close(g));
+    vt__opts_default(&o);
+    ASSERT_EQ(0, vt__analyze(az, 1, &o, &r));
+    ASSERT_EQ(4, r.aTrace[0].ph.n);
+    ASSERT_EQ(0, retained_at(&r, "train.py:72 in train_one_epoch"));
+    ASSERT_EQ(1, retained_at(&r, "model.py:149 in GPT.forward"));
+    for (int i = 0; i < r.nFind; i++)
+        if (!strcmp(r.aFind[i].zKind, "retained")) {
+            ASSERT_CONTAINS(r.aFind[i].zTitle, "held through evaluation");
+            ASSERT_EQ(96 * MiB, r.aFind[i].bytes);
+        }
+    vt__result_free(&r);
+    tg_cleanup();
+}
+
+/*
+ * A step captured into a CUDA graph at the fourth step and replayed for the rest of the run:
+ * the replayed kernels' arguments are not scanned (args_scanned 0), so the graph's buffers may
+ * be used by every replay and are not idle. The same kernels with their arguments scanned and
+ * naming nothing leave the buffers idle.
+ */
+static void graph_replays(int bScanned)
+{
+    const char *zPath = tg_path("graph.db");
+    struct tg *g = tg_open(zPath);
+    struct vt_opts o;
+    struct vt_result r;
+    const char *az[1] = {zPath};
+    int64_t k, first = 0;
+    ASSERT(g);
+    tg_device(g, 0, "Test GPU", 16 * GiB);
+    tg_alloc(g, 1 * MS, 0, 3, W, 200 * MiB, -1);
+    tg_nvtx(g, 10 * MS, 310 * MS, "train");
+    for (int i = 0; i < 30; i++) {
+        int64_t t0 = 10 * MS + i * 10 * MS;
+        tg_nvtx(g, t0, t0 + 10 * MS, "step");
+        if (i < 3) {
+            step(g, t0);
+            continue;
+        }
+        if (i == 3) { /* capture: the graph's buffers from its private pool */
+            tg_alloc(g, t0 + 1 * MS, 0, 3, CACHE, 256 * MiB, tg_stack(g, "train.py", 90, "main"));
+            k = tg_kernel(g, t0 + 2 * MS, t0 + 3 * MS, "void gemm_fwd_kernel<float>()");
+            tg_use(g, t0 + 2 * MS, k, CACHE);
+            continue;
+        }
+        k = tg_kernel(g, t0 + 2 * MS, t0 + 8 * MS, "void gemm_fwd_kernel<float>()");
+        if (!first) first = k;
+    }
+    tg_free(g, 311 * MS, 0, 3, CACHE, 256 * MiB);
+    {
+        char z[128];
+        snprintf(z, sizeof z, "UPDATE kernel SET args_scanned = %d, graph_id = 1 WHERE correlation >= %lld", bScanned,
+                 (long long)first);
+        tg_exec(g, z);
+    }
+    ASSERT_EQ(0, tg_close(g));
+    vt__opts_default(&o);
+    ASSERT_EQ(0, vt__analyze(az, 1, &o, &r));
+    ASSERT_EQ(bScanned ? 1 : 0, retained_at(&r, "train.py:90 in main"));
+    vt__result_free(&r);
+    tg_cleanup();
+}
+
+TEST(graph_replays_may_use_any_allocation) { graph_replays(0); }
+TEST(scanned_replays_that_name_nothing_leave_it_idle) { graph_replays(1); }
+
+/* The last step's gradients, made by the autograd engine's thread (no stack recorded: one site
+ * per size), held through validation until the next step: one finding, not one per size. */
+TEST(unrecorded_sites_are_one_finding)
+{
+    const char *zPath = tg_path("unrecorded.db");
+    struct tg *g = tg_open(zPath);
+    struct vt_opts o;
+    struct vt_result r;
+    const char *az[1] = {zPath};
+    static const int64_t aSize[3] = {8 * MiB, 16 * MiB, 24 * MiB};
+    int64_t k;
+    ASSERT(g);
+    tg_device(g, 0, "Test GPU", 16 * GiB);
+    tg_alloc(g, 1 * MS, 0, 3, W, 200 * MiB, -1);
+    for (int e = 0; e < 2; e++) {
+        int64_t base = e * 120 * MS;
+        tg_nvtx(g, base + 10 * MS, base + 60 * MS, "train");
+        for (int i = 0; i < 5; i++) {
+            int64_t t0 = base + 10 * MS + i * 10 * MS;
+            tg_nvtx(g, t0, t0 + 10 * MS, "step");
+            step(g, t0);
+            if (e == 1 && i == 0)
+                for (int s = 0; s < 3; s++) tg_free(g, t0 + 500000, 0, 3, LOSS + s * 64 * MiB, aSize[s]);
+            if (e == 0 && i == 4) {
+                k = tg_kernel(g, t0 + 4 * MS + 500000, t0 + 4 * MS + 600000, "void mm_backward_kernel<float>()");
+                for (int s = 0; s < 3; s++) {
+                    tg_alloc(g, t0 + 4 * MS + 400000, 0, 3, LOSS + s * 64 * MiB, aSize[s], -1);
+                    tg_use(g, t0 + 4 * MS + 500000, k, LOSS + s * 64 * MiB);
+                }
+            }
+        }
+        tg_nvtx(g, base + 70 * MS, base + 120 * MS, "validation");
+        for (int i = 0; i < 5; i++) {
+            k = tg_kernel(g, base + (72 + 10 * i) * MS, base + (73 + 10 * i) * MS, "void gemm_fwd_kernel<float>()");
+            tg_use(g, base + (72 + 10 * i) * MS, k, W);
+        }
+    }
+    ASSERT_EQ(0, tg_close(g));
+    vt__opts_default(&o);
+    ASSERT_EQ(0, vt__analyze(az, 1, &o, &r));
+    ASSERT_EQ(1, retained_at(&r, NULL));
+    ASSERT_EQ(1, retained_at(&r, "site not recorded (3 allocation sizes)"));
+    for (int i = 0; i < r.nFind; i++)
+        if (!strcmp(r.aFind[i].zKind, "retained")) {
+            ASSERT_EQ(48 * MiB, r.aFind[i].bytes);
+            ASSERT_EQ(3, r.aFind[i].count);
+            ASSERT_STREQ("validation", r.aFind[i].zPhase);
+            ASSERT_EQ(-1, r.aFind[i].stackId);
+        }
+    vt__result_free(&r);
+    tg_cleanup();
+}
+
+/* Every training step keeps its 8 MiB loss in a list (a leak at train.py:79); those of the first
+ * epoch are also held, unused, through validation. The growth finding names the site; the same
+ * memory is not reported a second time as retained. */
+TEST(leaking_site_is_not_reported_again)
+{
+    const char *zPath = tg_path("leak_held.db");
+    struct tg *g = tg_open(zPath);
+    struct vt_opts o;
+    struct vt_result r;
+    const char *az[1] = {zPath};
+    int64_t k, stack;
+    int nLeak = 0;
+    ASSERT(g);
+    tg_device(g, 0, "Test GPU", 16 * GiB);
+    tg_alloc(g, 1 * MS, 0, 3, W, 200 * MiB, -1);
+    stack = tg_stack(g, "train.py", 79, "train_one_epoch");
+    for (int e = 0; e < 2; e++) {
+        int64_t base = e * 170 * MS;
+        tg_nvtx(g, base + 10 * MS, base + 110 * MS, "train");
+        for (int i = 0; i < 10; i++) {
+            int64_t t0 = base + 10 * MS + i * 10 * MS, a = LOSS + (e * 10 + i) * 8 * MiB;
+            tg_nvtx(g, t0, t0 + 10 * MS, "step");
+            step(g, t0);
+            tg_alloc(g, t0 + 3 * MS, 0, 3, a, 8 * MiB, stack);
+            k = tg_kernel(g, t0 + 3 * MS + 500000, t0 + 3 * MS + 600000, "void nll_loss_forward_kernel<float>()");
+            tg_use(g, t0 + 3 * MS + 500000, k, a);
+        }
+        tg_nvtx(g, base + 120 * MS, base + 170 * MS, "validation");
+        for (int i = 0; i < 5; i++) {
+            k = tg_kernel(g, base + (122 + 10 * i) * MS, base + (123 + 10 * i) * MS, "void gemm_fwd_kernel<float>()");
+            tg_use(g, base + (122 + 10 * i) * MS, k, W);
+        }
+    }
+    ASSERT_EQ(0, tg_close(g));
+    vt__opts_default(&o);
+    ASSERT_EQ(0, vt__analyze(az, 1, &o, &r));
+    for (int i = 0; i < r.nFind; i++)
+        nLeak += !strcmp(r.aFind[i].zKind, "leak") && r.aFind[i].severity >= VT_SEV_LOW &&
+                 !strcmp(r.aFind[i].zSite, "train.py:79 in train_one_epoch");
+    ASSERT(nLeak >= 1);
+    ASSERT_EQ(0, retained_at(&r, NULL));
+    vt__result_free(&r);
+    tg_cleanup();
+}
+
+/* Frozen experts of a mixture-of-experts model, loaded before training: the router picks three
+ * of them in the first step only, the fourth every step; all are freed after training. Weights
+ * the step may use at any iteration are state, however long they sit idle (the lookup table of
+ * idle_allocation_and_reused_cache, used only before training, is not). */
+TEST(state_a_training_phase_keeps_is_not_idle)
+{
+    const char *zPath = tg_path("experts.db");
+    struct tg *g = tg_open(zPath);
+    struct vt_opts o;
+    struct vt_result r;
+    const char *az[1] = {zPath};
+    int64_t k, stack;
+    ASSERT(g);
+    tg_device(g, 0, "Test GPU", 16 * GiB);
+    tg_alloc(g, 1 * MS, 0, 3, W, 200 * MiB, -1);
+    stack = tg_stack(g, "train.py", 188, "main");
+    for (int e = 0; e < 4; e++) tg_alloc(g, 2 * MS, 0, 3, CACHE + e * 32 * MiB, 32 * MiB, stack);
+    tg_nvtx(g, 10 * MS, 310 * MS, "train");
+    for (int i = 0; i < 30; i++) {
+        int64_t t0 = 10 * MS + i * 10 * MS;
+        tg_nvtx(g, t0, t0 + 10 * MS, "step");
+        step(g, t0);
+        k = tg_kernel(g, t0 + 3 * MS, t0 + 3 * MS + 100000, "void expert_gemm_kernel<float>()");
+        for (int e = 0; e < (i == 0 ? 4 : 1); e++) tg_use(g, t0 + 3 * MS, k, CACHE + e * 32 * MiB);
+    }
+    for (int e = 0; e < 4; e++) tg_free(g, 311 * MS, 0, 3, CACHE + e * 32 * MiB, 32 * MiB);
+    ASSERT_EQ(0, tg_close(g));
+    vt__opts_default(&o);
+    ASSERT_EQ(0, vt__analyze(az, 1, &o, &r));
+    ASSERT_EQ(0, retained_at(&r, NULL));
+    vt__result_free(&r);
+    tg_cleanup();
+}
+
+/*
+ * torch.profiler's ProfilerStep#N ranges around 10 training steps of 40 kernels, then an
+ * evaluation loop the profiler's steps do not cover: 2 batches of 10 forward kernels over 8 ms
+ * (bEval), or only 3 small kernels after the last step (a metric). The evaluation is a phase of
+ * its own, and the last step's logits held through it are found; the metric's kernels are not
+ * an evaluation.
+ */
+static void eval_after_profiler_steps(int bEval)
+{
+    const char *zPath = tg_path("profiler_eval.db");
+    struct tg *g = tg_open(zPath);
+    struct vt_opts o;
+    struct vt_result r;
+    const char *az[1] = {zPath};
+    int64_t k, ts;
+    ASSERT(g);
+    tg_device(g, 0, "Test GPU", 16 * GiB);
+    tg_alloc(g, 1 * MS, 0, 3, W, 200 * MiB, -1);
+    for (int i = 0; i < 10; i++) {
+        int64_t t0 = 10 * MS + i * 10 * MS;
+        char zName[32];
+        snprintf(zName, sizeof zName, "ProfilerStep#%d", i);
+        tg_nvtx(g, t0, t0 + 10 * MS, zName);
+        tg_alloc(g, t0 + 100000, 0, 3, ACT, 100 * MiB, -1);
+        if (i == 9) tg_alloc(g, t0 + 200000, 0, 3, LOSS, 160 * MiB, tg_stack(g, "model.py", 149, "GPT.forward"));
+        for (int j = 0; j < 40; j++) {
+            ts = t0 + 500000 + j * 200000;
+            k = tg_kernel(g, ts, ts + 100000,
+                          j < 20 ? "void gemm_fwd_kernel<float>()"
+                          : j < 35 ? "void relu_backward_kernel<float>()"
+                                   : "void multi_tensor_apply_kernel<AdamFunctor<float>>()");
+            tg_use(g, ts, k, j < 20 || j >= 35 ? W : ACT);
+            if (i == 9 && (j == 19 || j == 20)) tg_use(g, ts, k, LOSS);
+        }
+        tg_free(g, t0 + 9 * MS, 0, 3, ACT, 100 * MiB);
+    }
+    for (int j = 0; j < (bEval ? 20 : 3); j++) {
+        ts = 111 * MS + j * (bEval ? 400000 : 100000);
+        k = tg_kernel(g, ts, ts + (bEval ? 300000 : 50000), "void gemm_fwd_kernel<float>()");
+        tg_use(g, ts, k, W);
+    }
+    tg_free(g, 125 * MS, 0, 3, LOSS, 160 * MiB);
+    ASSERT_EQ(0, tg_close(g));
+    vt__opts_default(&o);
+    ASSERT_EQ(0, vt__analyze(az, 1, &o, &r));
+    ASSERT_EQ(10, r.aTrace[0].ph.nIter);
+    ASSERT_EQ(bEval ? 2 : 1, r.aTrace[0].ph.n);
+    ASSERT_EQ(VT_PHASE_TRAIN, r.aTrace[0].ph.a[0].kind);
+    if (bEval) {
+        ASSERT_EQ(VT_PHASE_EVAL, r.aTrace[0].ph.a[1].kind);
+        ASSERT_EQ(111 * MS, r.aTrace[0].ph.a[1].start);
+        ASSERT_EQ(1, retained_at(&r, "model.py:149 in GPT.forward"));
+        for (int i = 0; i < r.nFind; i++)
+            if (!strcmp(r.aFind[i].zKind, "retained")) ASSERT_STREQ("evaluation", r.aFind[i].zPhase);
+    } else {
+        ASSERT_EQ(0, retained_at(&r, NULL));
+    }
+    vt__result_free(&r);
+    tg_cleanup();
+}
+
+TEST(evaluation_after_profiler_steps_is_a_phase) { eval_after_profiler_steps(1); }
+TEST(kernels_after_profiler_steps_need_not_be_evaluation) { eval_after_profiler_steps(0); }
+
+VT_TEST_LIST(T(oom_after_training_in_evaluate) T(oom_after_training_elsewhere) T(optimizer_state_is_not_carried_over) T(trace_ending_in_evaluation) T(inferred_phases_with_noisy_kernels) T(training_memory_held_through_inferred_evaluation) T(idle_allocation_and_reused_cache)
+             T(history_blocks_idle_only_where_their_segment_was)
+             T(history_optimizer_state_not_held_through_evaluation) T(graph_replays_may_use_any_allocation)
+             T(scanned_replays_that_name_nothing_leave_it_idle) T(unrecorded_sites_are_one_finding)
+             T(leaking_site_is_not_reported_again) T(state_a_training_phase_keeps_is_not_idle)
+             T(evaluation_after_profiler_steps_is_a_phase) T(kernels_after_profiler_steps_need_not_be_evaluation))

@@ -10,6 +10,24 @@
 #define ACT 0x200000000LL
 #define OUT 0x300000000LL
 
+/* 200 MiB of weights, then NVTX "train" (5 steps of 10 ms, 100 MiB activations each, freed): the
+ * training the validation tests follow (from 60 ms on). */
+static void train_part(struct tg *g)
+{
+    int64_t k;
+    tg_alloc(g, 1 * MS, 0, 3, W, 200 * MiB, -1);
+    tg_nvtx(g, 5 * MS, 55 * MS, "train");
+    for (int i = 0; i < 5; i++) {
+        int64_t t0 = 5 * MS + i * 10 * MS;
+        tg_nvtx(g, t0, t0 + 10 * MS, "train_step");
+        tg_alloc(g, t0 + 1 * MS, 0, 3, ACT, 100 * MiB, -1);
+        k = tg_kernel(g, t0 + 2 * MS, t0 + 3 * MS, "gemm");
+        tg_use(g, t0 + 2 * MS, k, W);
+        tg_use(g, t0 + 2 * MS, k, ACT);
+        tg_free(g, t0 + 8 * MS, 0, 3, ACT, 100 * MiB);
+    }
+}
+
 /* NVTX "train" (5 steps, 100 MiB activations each) then "validation" (8 batches). With
  * bKeep each batch keeps a 50 MiB output until validation ends (missing no_grad / outputs
  * stored with their graph); otherwise each batch uses 500 MiB and frees it. */
@@ -19,17 +37,7 @@ static void build(const char *zPath, int bKeep)
     int64_t k, t0;
     ASSERT(g);
     tg_device(g, 0, "Test GPU", 16 * GiB);
-    tg_alloc(g, 1 * MS, 0, 3, W, 200 * MiB, -1);
-    tg_nvtx(g, 5 * MS, 55 * MS, "train");
-    for (int i = 0; i < 5; i++) {
-        t0 = 5 * MS + i * 10 * MS;
-        tg_nvtx(g, t0, t0 + 10 * MS, "train_step");
-        tg_alloc(g, t0 + 1 * MS, 0, 3, ACT, 100 * MiB, -1);
-        k = tg_kernel(g, t0 + 2 * MS, t0 + 3 * MS, "gemm");
-        tg_use(g, t0 + 2 * MS, k, W);
-        tg_use(g, t0 + 2 * MS, k, ACT);
-        tg_free(g, t0 + 8 * MS, 0, 3, ACT, 100 * MiB);
-    }
+    train_part(g);
     tg_nvtx(g, 60 * MS, 141 * MS, "Validation");
     for (int i = 0; i < 8; i++) {
         t0 = 60 * MS + i * 10 * MS;
@@ -491,17 +499,7 @@ TEST(validation_growth_at_its_call_site)
     tg_device(g, 0, "Test GPU", 16 * GiB);
     sOut = tg_stack(g, "train.py", 104, "evaluate");
     sLoss = tg_stack(g, "train.py", 105, "evaluate");
-    tg_alloc(g, 1 * MS, 0, 3, W, 200 * MiB, -1);
-    tg_nvtx(g, 5 * MS, 55 * MS, "train");
-    for (int i = 0; i < 5; i++) {
-        int64_t t0 = 5 * MS + i * 10 * MS;
-        tg_nvtx(g, t0, t0 + 10 * MS, "train_step");
-        tg_alloc(g, t0 + 1 * MS, 0, 3, ACT, 100 * MiB, -1);
-        k = tg_kernel(g, t0 + 2 * MS, t0 + 3 * MS, "gemm");
-        tg_use(g, t0 + 2 * MS, k, W);
-        tg_use(g, t0 + 2 * MS, k, ACT);
-        tg_free(g, t0 + 8 * MS, 0, 3, ACT, 100 * MiB);
-    }
+    train_part(g);
     tg_nvtx(g, 60 * MS, 141 * MS, "validation");
     for (int i = 0; i < 8; i++) {
         int64_t t0 = 60 * MS + i * 10 * MS;
@@ -526,6 +524,101 @@ TEST(validation_growth_at_its_call_site)
             ASSERT_EQ(sOut, r.aFind[i].stackId);
             ASSERT_STREQ("validation", r.aFind[i].zPhase);
             ASSERT_CONTAINS(r.aFind[i].zEvidence, "8 allocations from this site");
+        }
+    ASSERT_EQ(1, nGrow);
+    vt__result_free(&r);
+    tg_cleanup();
+}
+
+/*
+ * Missing no_grad at tensor level, the batches unmarked (no per-batch range): the kept graphs are
+ * released when evaluate() returns, inside the phase's range. The phase's last sixteenth then
+ * falls back to its start; the rise before it is still growth, at the line that keeps them.
+ */
+TEST(validation_growth_released_at_its_end)
+{
+    const char *zPath = tg_path("grow_release.db");
+    struct tg *g = tg_open(zPath);
+    struct vt_opts o;
+    struct vt_result r;
+    const char *az[1] = {zPath};
+    int64_t sOut, k;
+    int nGrow = 0;
+    ASSERT(g);
+    tg_meta(g, "config.tensors", "1");
+    tg_device(g, 0, "Test GPU", 16 * GiB);
+    sOut = tg_stack(g, "train.py", 104, "evaluate");
+    train_part(g);
+    tg_nvtx(g, 60 * MS, 142 * MS, "validation");
+    for (int i = 0; i < 8; i++) {
+        int64_t t0 = 60 * MS + i * 10 * MS;
+        tg_alloc(g, t0 + 1 * MS, 0, 3, OUT + i * 0x10000000LL, 50 * MiB, sOut);
+        k = tg_kernel(g, t0 + 3 * MS, t0 + 4 * MS, "gemm");
+        tg_use(g, t0 + 3 * MS, k, W);
+        tg_use(g, t0 + 3 * MS, k, OUT + i * 0x10000000LL);
+    }
+    for (int i = 0; i < 8; i++) tg_free(g, 140 * MS, 0, 3, OUT + i * 0x10000000LL, 50 * MiB);
+    ASSERT_EQ(0, tg_close(g));
+    vt__opts_default(&o);
+    ASSERT_EQ(0, vt__analyze(az, 1, &o, &r));
+    ASSERT_EQ(0, r.aTrace[0].ph.a[1].nIter);
+    for (int i = 0; i < r.nFind; i++) {
+        ASSERT(!strstr(r.aFind[i].zEvidence, "larger evaluation batch"));
+        if (strstr(r.aFind[i].zTitle, "grows batch by batch")) {
+            nGrow++;
+            ASSERT(r.aFind[i].severity >= VT_SEV_MEDIUM);
+            ASSERT_STREQ("train.py:104 in evaluate", r.aFind[i].zSite);
+            ASSERT_STREQ("validation", r.aFind[i].zPhase);
+            ASSERT_CONTAINS(r.aFind[i].zFix, "torch.no_grad()");
+        }
+    }
+    ASSERT_EQ(1, nGrow);
+    vt__result_free(&r);
+    tg_cleanup();
+}
+
+/*
+ * Three evaluation batches (marked, too few to be the baseline's points: sixteenths are), each
+ * keeping its graph, 1 GiB made in a burst at its start and nothing else: the phase's last
+ * sixteenths have no event, so they stand at the level it ended at. Growth at the forward's line.
+ */
+TEST(validation_growth_in_bursts)
+{
+    const char *zPath = tg_path("grow_bursts.db");
+    struct tg *g = tg_open(zPath);
+    struct vt_opts o;
+    struct vt_result r;
+    const char *az[1] = {zPath};
+    int64_t sOut, k;
+    int nGrow = 0;
+    ASSERT(g);
+    tg_meta(g, "config.tensors", "1");
+    tg_device(g, 0, "Test GPU", 16 * GiB);
+    sOut = tg_stack(g, "train.py", 104, "evaluate");
+    train_part(g);
+    tg_nvtx(g, 60 * MS, 150 * MS, "validation");
+    for (int i = 0; i < 3; i++) {
+        int64_t t0 = 60 * MS + i * 30 * MS;
+        char zName[16];
+        snprintf(zName, sizeof zName, "batch %d", i);
+        tg_nvtx(g, t0, t0 + 30 * MS, zName);
+        for (int j = 0; j < 4; j++) {
+            tg_alloc(g, t0 + 1 * MS + j * 100000, 0, 3, OUT + (i * 4 + j) * 0x10000000LL, 256 * MiB, sOut);
+            k = tg_kernel(g, t0 + 2 * MS, t0 + 3 * MS, "gemm");
+            tg_use(g, t0 + 2 * MS, k, OUT + (i * 4 + j) * 0x10000000LL);
+        }
+    }
+    for (int i = 0; i < 12; i++) tg_free(g, 160 * MS, 0, 3, OUT + i * 0x10000000LL, 256 * MiB);
+    ASSERT_EQ(0, tg_close(g));
+    vt__opts_default(&o);
+    ASSERT_EQ(0, vt__analyze(az, 1, &o, &r));
+    ASSERT_EQ(3, r.aTrace[0].ph.a[1].nIter);
+    for (int i = 0; i < r.nFind; i++)
+        if (strstr(r.aFind[i].zTitle, "grows batch by batch")) {
+            nGrow++;
+            ASSERT(r.aFind[i].severity >= VT_SEV_MEDIUM);
+            ASSERT_STREQ("train.py:104 in evaluate", r.aFind[i].zSite);
+            ASSERT_EQ(3 * GiB, r.aFind[i].bytes);
         }
     ASSERT_EQ(1, nGrow);
     vt__result_free(&r);
@@ -577,4 +670,4 @@ TEST(segment_level_growth_hidden_by_the_cache)
 VT_TEST_LIST(T(validation_growth_at_its_call_site) T(segment_level_growth_hidden_by_the_cache) T(segment_level_validation_staircase) T(validation_nested_in_training_range) T(unclosed_validation_range) T(operator_ranges_are_not_phases) T(phases_sample_shape) T(missing_no_grad_grows_batch_by_batch) T(large_validation_batch_is_only_info) T(phase_regex_override) T(profiler_steps_are_iterations)
              T(doubtful_kernel_phases_make_no_claim)
              T(kernel_steps_contiguous_backward) T(kernel_steps_fragmented_backward)
-             T(kernel_steps_backward_cut_in_two))
+             T(kernel_steps_backward_cut_in_two) T(validation_growth_released_at_its_end) T(validation_growth_in_bursts))

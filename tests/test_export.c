@@ -58,6 +58,11 @@ static const char zChecker[] =
     "    print(pid, 'oom', o['ts'], repr(o['name']), o['args']['free_bytes'], repr(o['args']['site']))\n"
     "    print(pid, 'copy', c['ts'], c['dur'], c['args']['bytes'], c['args']['dst'])\n"
     "    print(pid, 'nvtx', n['ts'], n['dur'], n['tid'])\n"
+    "    s = {}\n"
+    "    for e in mine:\n"
+    "        if e['ph'] == 'C' and e['name'].endswith('memory by site'):\n"
+    "            for k2, v in e['args'].items(): s[k2] = max(s.get(k2, 0), v)\n"
+    "    print(pid, 'site peaks', sorted(s.items()))\n"
     "    for e in mine:\n"
     "        if e['ph'] in ('b', 'e'): print(pid, e['ph'], e['name'], e['id'], e['ts'], e['tid'])\n"
     "        if e.get('args', {}).get('unterminated'): print(pid, 'open', e['name'], e['ts'], e['dur'])\n";
@@ -81,7 +86,7 @@ static char *check_json(const char *zDir, const char *zJson)
     return vt_slurp(zOut);
 }
 
-static const char zSummaryCounts[] = "C. 10\n"
+static const char zSummaryCounts[] = "C. 18\n" /* 10 by memory kind, 8 by site */
                                      "M.process_labels 1\n"
                                      "M.process_name 1\n"
                                      "M.process_sort_index 1\n"
@@ -120,7 +125,10 @@ TEST(export_one_trace)
                  "4242 alloc 54.6 8388608 'eval.py:88 in validate' 100\n"
                  "4242 oom 64.6 'OOM: cudaMalloc 1.00 GiB on GPU 0' 536870912 'eval.py:88 in validate'\n"
                  "4242 copy 7.6 0.5 4194304 0x30000000\n"
-                 "4242 nvtx 49.6 30.0 100\n",
+                 "4242 nvtx 49.6 30.0 100\n"
+                 /* live bytes by site (the sites the HTML report draws): each one's peak */
+                 "4242 site peaks [('eval.py:88 in validate', 142606336), ('model.py:10 in init_model', 67108864), "
+                 "('model.py:42 in train_step', 50331648)]\n",
                  zSummaryCounts);
         ASSERT_STREQ(zWant, zSum);
     }

@@ -451,7 +451,8 @@ TEST(grouping_twice_is_grouping_once)
 
 /*
  * A rank of a job whose 64 MiB buffer from train.py:20 is never freed, allocated at `at`; with
- * nOom > 0, an OOM at train.py:30 caught and skipped nOom times (a larger request each time).
+ * nOom > 0, an OOM at train.py:30 caught and skipped nOom times, 3 s apart (a larger request each
+ * time), the run then lasting 6.2 s instead of 0.2 s.
  */
 static void build_late(const char *zPath, int rank, int64_t at, int nOom)
 {
@@ -464,25 +465,41 @@ static void build_late(const char *zPath, int rank, int64_t at, int nOom)
     tg_device(g, 0, "Test GPU", 16 * GiB);
     sB = tg_stack(g, "train.py", 20, "main");
     sO = tg_stack(g, "train.py", 30, "main");
-    tg_alloc(g, 1 * MS, 0, 3, KEPT, 1 * MiB, sB); /* the runs start and end alike */
+    tg_alloc(g, 1 * MS, 0, 3, KEPT, 1 * MiB, sB); /* the runs start alike */
     tg_free(g, 2 * MS, 0, 3, KEPT, 1 * MiB);
     tg_alloc(g, at, 0, 3, WEIGHTS, 64 * MiB, sB);
     tg_use(g, at + 1 * MS, tg_kernel(g, at + 1 * MS, at + 2 * MS, "fill"), WEIGHTS);
-    for (int k = 0; k < nOom; k++) /* sizes that differ: not one retried request */
-        tg_oom(g, 100 * MS + k * 10 * MS, 0, (20 + 4 * k) * GiB, 1 * GiB, 16 * GiB, sO);
-    tg_alloc(g, 200 * MS, 0, 3, KEPT, 1 * MiB, sB);
-    tg_free(g, 201 * MS, 0, 3, KEPT, 1 * MiB);
+    for (int k = 0; k < nOom; k++) /* three failures seconds apart: each request skipped */
+        tg_oom(g, 100 * MS + k * 3000 * MS, 0, (20 + 4 * k) * GiB, 1 * GiB, 16 * GiB, sO);
+    tg_alloc(g, (nOom ? 6200 : 200) * MS, 0, 3, KEPT, 1 * MiB, sB);
+    tg_free(g, (nOom ? 6201 : 201) * MS, 0, 3, KEPT, 1 * MiB);
     ASSERT_EQ(0, tg_close(g));
 }
 
-/* The x of the first finding marker (its triangle's tip) in the SVG that follows zFrom in z, or -1. */
-static double marker_x(const char *zFrom)
+/*
+ * Where the HTML report's figures put the first finding of kind zKind whose site holds zSite: its
+ * first time on traces 0 and 1 (the JSON "on" list: trace, time from that trace's start, ...) into
+ * a[0] and a[1] (-1 when not there). 0, or -1 when the finding is not found.
+ */
+static int finding_on(const char *zH, const char *zKind, const char *zSite, long long a[2])
 {
-    const char *p = strstr(zFrom, "<g class=\"finding-marker\">"), *zEnd = strstr(zFrom, "</svg>");
-    double x = -1;
-    if (!p || (zEnd && p > zEnd) || !(p = strstr(p, "<polygon points=\""))) return -1;
-    sscanf(p + strlen("<polygon points=\""), "%lf", &x);
-    return x;
+    char zK[64];
+    const char *p = strstr(zH, "\"finds\":[");
+    snprintf(zK, sizeof zK, "\"kind\":\"%s\"", zKind);
+    a[0] = a[1] = -1;
+    for (; p && (p = strstr(p, zK)) != NULL; p++) {
+        const char *zOn = strstr(p, "\"on\":["), *zS = strstr(p, zSite);
+        int t;
+        long long v;
+        if (!zOn || !zS || zS > zOn) continue;
+        for (zOn += 6; sscanf(zOn, "%d,%lld", &t, &v) == 2; ) {
+            if (t == 0 || t == 1) a[t] = v;
+            if (!(zOn = strchr(strchr(zOn, ',') + 1, ','))) break;
+            zOn++;
+        }
+        return 0;
+    }
+    return -1;
 }
 
 /*
@@ -500,6 +517,7 @@ TEST(grouped_findings_drawn_and_saved_per_process)
     FILE *f;
     const char *zS0, *zS1;
     const struct vt_finding *x;
+    long long aOn[2];
     az[0] = strdup(tg_path("late0.db"));
     az[1] = strdup(tg_path("late1.db"));
     build_late(az[0], 0, 1 * MS, 3);
@@ -525,9 +543,14 @@ TEST(grouped_findings_drawn_and_saved_per_process)
     zS0 = strstr(zH, "<h2>Process pid 1234, rank 0</h2>");
     zS1 = strstr(zH, "<h2>Process pid 1234, rank 1</h2>");
     ASSERT(zS0 && zS1);
-    /* rank 0's leak near the start of its run, rank 1's at three quarters of it (x runs 70 to 850) */
-    ASSERT(marker_x(zS0) >= 0 && marker_x(zS0) < 120);
-    ASSERT(marker_x(zS1) > 600);
+    /* the leak's marker on each rank's chart at its own time there: rank 0's near the start of its run, rank 1's at
+     * three quarters of it */
+    x = find(&r, "leak", "train.py:20");
+    ASSERT_EQ(0, finding_on(zH, "leak", "train.py:20", aOn));
+    ASSERT_EQ(vt__finding_first_on(x, 0) - r.aTrace[0].f.t0, aOn[0]);
+    ASSERT_EQ(vt__finding_first_on(x, 1) - r.aTrace[1].f.t0, aOn[1]);
+    ASSERT(aOn[0] < (r.aTrace[0].f.t1 - r.aTrace[0].f.t0) / 8);
+    ASSERT(aOn[1] > (r.aTrace[1].f.t1 - r.aTrace[1].f.t0) * 6 / 10);
     free(zH);
     vt__result_free(&r);
     free((char *)az[0]);
@@ -535,6 +558,80 @@ TEST(grouped_findings_drawn_and_saved_per_process)
     tg_cleanup();
 }
 
+/* A process of pid zPid on host-a whose clock anchor puts its start at wall-clock second `wall`, with one pinned-growth
+ * free leak: 64 MiB kept, never freed, from train.py:77 (enough for a finding per process). */
+static void build_process(const char *zPath, const char *zPid, int64_t wall)
+{
+    struct tg *g = tg_open(zPath);
+    int64_t s;
+    char zW[32];
+    ASSERT(g);
+    tg_meta(g, "pid", zPid);
+    tg_meta(g, "hostname", "host-a");
+    tg_meta(g, "clock_anchor_cupti_ns", "1000000");
+    snprintf(zW, sizeof zW, "%lld", (long long)(wall * 1000000000LL + 1000000));
+    tg_meta(g, "clock_anchor_wall_ns", zW);
+    tg_device(g, 0, "Test GPU", 16 * GiB);
+    s = tg_stack(g, "train.py", 77, "train_one_epoch");
+    for (int i = 0; i < 8; i++) tg_alloc(g, (1 + i) * 100 * MS, 0, 3, KEPT + i * 0x10000000LL, 64 * MiB + 4096, s);
+    ASSERT_EQ(0, tg_close(g));
+}
+
+/*
+ * The same process twice, as one file given twice or as a copy of it (same host, pid and start), is one process:
+ * said once in a note, counted once; another process (another pid, or the same pid started later) stays apart.
+ */
+TEST(same_process_twice_is_one_process)
+{
+    char zA[512], zCopy[512], zOther[512], zLater[512], zCmd[1200];
+    const char *az[3];
+    struct vt_result r;
+    snprintf(zA, sizeof zA, "%s", tg_path("a.db"));
+    snprintf(zCopy, sizeof zCopy, "%s", tg_path("copy.db"));
+    snprintf(zOther, sizeof zOther, "%s", tg_path("other.db"));
+    snprintf(zLater, sizeof zLater, "%s", tg_path("later.db"));
+    build_process(zA, "4242", 1700000000);
+    build_process(zOther, "4243", 1700000000);
+    build_process(zLater, "4242", 1700003600);
+    snprintf(zCmd, sizeof zCmd, "cp '%s' '%s'", zA, zCopy);
+    ASSERT_EQ(0, system(zCmd));
+    /* one file given twice */
+    az[0] = az[1] = zA;
+    run(az, 2, &r);
+    ASSERT_EQ(1, r.nTrace);
+    ASSERT_EQ(0, r.nFailed);
+    {
+        int bNote = 0;
+        for (int k = 0; k < r.aTrace[0].f.nNote; k++)
+            bNote |= strstr(r.aTrace[0].f.azNote[k], "the same file, analyzed and counted once") != NULL;
+        ASSERT(bNote);
+    }
+    for (int i = 0; i < r.nFind; i++) ASSERT_EQ(1, r.aFind[i].aTraces ? r.aFind[i].nTraces : 1);
+    vt__result_free(&r);
+    /* a copy: the same host, pid and start */
+    az[0] = zA;
+    az[1] = zCopy;
+    az[2] = zOther;
+    run(az, 3, &r);
+    ASSERT_EQ(2, r.nTrace);
+    ASSERT_STREQ("4242", r.aTrace[0].f.zPid);
+    ASSERT_STREQ("4243", r.aTrace[1].f.zPid);
+    {
+        int bNote = 0;
+        for (int k = 0; k < r.aTrace[0].f.nNote; k++)
+            bNote |= strstr(r.aTrace[0].f.azNote[k], "is a trace of this same process") != NULL;
+        ASSERT(bNote);
+    }
+    vt__result_free(&r);
+    /* the same pid started an hour later is another process */
+    az[0] = zA;
+    az[1] = zLater;
+    run(az, 2, &r);
+    ASSERT_EQ(2, r.nTrace);
+    vt__result_free(&r);
+    tg_cleanup();
+}
+
 VT_TEST_LIST(T(generated_code_is_one_site_at_the_callers_line) T(findings_grouped_across_ranks) T(rank_list_wording)
              T(text_first_screen) T(native_only_stacks_named_by_node_or_operator) T(grouping_twice_is_grouping_once)
-             T(grouped_findings_drawn_and_saved_per_process))
+             T(grouped_findings_drawn_and_saved_per_process) T(same_process_twice_is_one_process))

@@ -287,6 +287,66 @@ TEST(kineto_totals_in_time_order)
     ASSERT_EQ(0, q(zOut, "SELECT count(*) FROM meta WHERE key LIKE 'import_note.%' AND value LIKE '%already%'"));
 }
 
+#define KSPAN(cat, name, tid, ts, dur)                                                                 \
+    "{\"ph\": \"X\", \"cat\": \"" cat "\", \"name\": \"" name "\", \"pid\": 9, \"tid\": " #tid ", \"ts\": " #ts \
+    ", \"dur\": " #dur "}"
+#define KALLOC(tid, ts, addr)                                                                          \
+    "{\"ph\": \"i\", \"name\": \"[memory]\", \"pid\": 9, \"tid\": " #tid ", \"ts\": " #ts ", \"args\": {\"Device Type\": 1," \
+    " \"Device Id\": 0, \"Addr\": " #addr ", \"Bytes\": 4096}}"
+
+/* The call site a trace gives the allocation at addr ("" when it has none). */
+static const char *site_of(const char *zDb, int64_t addr)
+{
+    static char z[512];
+    sqlite3 *db = NULL;
+    int rc = SQLITE_OK;
+    char *zSite = NULL, zSql[160];
+    int64_t id;
+    snprintf(zSql, sizeof zSql, "SELECT coalesce(stack_id, -1) FROM tensor_event WHERE address = %lld AND op = 1",
+             (long long)addr);
+    id = q(zDb, zSql);
+    z[0] = 0;
+    if (id < 0) return z;
+    ASSERT_EQ(SQLITE_OK, sqlite3_open_v2(zDb, &db, SQLITE_OPEN_READONLY, NULL));
+    zSite = vt__stack_describe(db, id, &rc);
+    ASSERT(zSite);
+    snprintf(z, sizeof z, "%s", zSite);
+    free(zSite);
+    sqlite3_close(db);
+    return z;
+}
+
+/*
+ * Kineto writes the CPU operators, the Python functions and the memory events apart (here the memory
+ * events first): each allocation takes its site from the innermost operator around it on its thread
+ * and the Python functions around that; a backward operator with the autograd node it runs in.
+ */
+TEST(kineto_sites_from_operators)
+{
+    const char *zOut = kineto_json("sites.json",
+        "{\"traceEvents\": ["
+        KALLOC(9, 235, 4096) "," KALLOC(9, 500, 8192) "," KALLOC(10, 2150, 12288) "," KALLOC(11, 50, 16384) ","
+        KSPAN("cpu_op", "aten::linear", 9, 210, 580) "," KSPAN("cpu_op", "aten::addmm", 9, 220, 560) ","
+        KSPAN("cpu_op", "aten::empty", 9, 230, 10) ","
+        KSPAN("cpu_op", "autograd::engine::evaluate_function: CompiledFunctionBackward", 10, 2000, 1000) ","
+        KSPAN("cpu_op", "CompiledFunctionBackward", 10, 2010, 980) "," KSPAN("cpu_op", "aten::mm", 10, 2100, 100) ","
+        KSPAN("python_function", "train.py(66): train_one_epoch", 9, 0, 1000) ","
+        KSPAN("python_function", "torch/nn/modules/module.py(1743): _call_impl", 9, 100, 800) ","
+        KSPAN("python_function", "model.py(149): forward", 9, 150, 700) ","
+        KSPAN("python_function", "<built-in method linear of PyCapsule object at 0x7f>", 9, 200, 600) "]}");
+    ASSERT_STREQ("model.py:149 in forward", site_of(zOut, 4096));
+    ASSERT_EQ(4, q(zOut, "SELECT depth FROM stack WHERE id = (SELECT stack_id FROM tensor_event WHERE address = 4096)"));
+    ASSERT_STREQ("aten::empty", qs(zOut, "SELECT s.value FROM frame f JOIN string s ON s.id = f.function_id WHERE "
+                                         "f.kind = 0 AND f.stack_id = (SELECT stack_id FROM tensor_event WHERE address = 4096)"));
+    ASSERT_STREQ("aten::addmm", qs(zOut, "SELECT s.value FROM frame f JOIN string s ON s.id = f.function_id WHERE "
+                                         "f.kind = 0 AND f.stack_id = (SELECT stack_id FROM tensor_event WHERE address = 8192)"));
+    ASSERT_STREQ("aten::mm in CompiledFunctionBackward (backward pass: autograd thread, no Python frame)",
+                 site_of(zOut, 12288));
+    ASSERT_STREQ("", site_of(zOut, 16384)); /* outside every operator */
+    ASSERT_EQ(1, q(zOut, "SELECT count(*) FROM meta WHERE key LIKE 'import_note.%' AND value LIKE"
+                         " '3 GPU allocations take their call site from the CPU operator they ran in and the Python%'"));
+}
+
 TEST(kineto_step_once)
 {
     /* the step on the CPU and its copy on the GPU timeline (a stream's thread): one range */
@@ -609,5 +669,5 @@ TEST(real_files)
 }
 
 VT_TEST_LIST(T(snapshot_current_format) T(snapshot_ring_buffer_and_2_0_format) T(snapshot_bad_inputs) T(kineto_trace)
-                 T(kineto_without_addresses_and_bad_json) T(kineto_hip_memory) T(kineto_totals_in_time_order) T(kineto_step_once) T(kineto_base_after_events) T(kineto_pid_from_operators) T(nsys_exports) T(nsys_without_cuda_trace) T(nsys_allocation_calls_without_sizes) T(command_line)
+                 T(kineto_without_addresses_and_bad_json) T(kineto_hip_memory) T(kineto_totals_in_time_order) T(kineto_step_once) T(kineto_sites_from_operators) T(kineto_base_after_events) T(kineto_pid_from_operators) T(nsys_exports) T(nsys_without_cuda_trace) T(nsys_allocation_calls_without_sizes) T(command_line)
                      T(snapshot_merge_refusals) T(readers_open_other_formats) T(real_files))

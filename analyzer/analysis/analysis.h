@@ -54,6 +54,7 @@ struct vt_opts {
     int bAll;               /* text: every finding and every process (--all), not the first screen */
     int nJobs;              /* traces analyzed at once (threads); 0: one per online CPU */
     int bProgress;          /* say on stderr how far a long run is (it is a terminal) */
+    int bSiteCurves;        /* keep each device's site curves (vt_device.aSite): the HTML report draws them */
 };
 
 /* Fill *o with the defaults documented in --help and docs/analysis.md. */
@@ -72,6 +73,20 @@ struct vt_group {
     struct vt_snap largest; /* its largest allocation */
 };
 
+/* One timeline bucket of a site curve: the highest live bytes in it, and the level after its last change. */
+struct vt_scpoint {
+    int bucket;
+    int64_t max, last;
+};
+/* A call site's live bytes in one account over the timeline's buckets (sitecurve.c), sparse: buckets without a
+ * change carry the level before them. */
+struct vt_sitecurve {
+    int site;               /* index in the trace's sites */
+    int64_t peak;           /* its highest live bytes in the account */
+    struct vt_scpoint *a;   /* ascending buckets */
+    int n;
+};
+
 /* Live bytes of one account (a device, pinned host memory, managed memory) over time. */
 struct vt_device {
     int id;                 /* CUDA device id; VT_ACCT_PINNED, VT_ACCT_MANAGED */
@@ -82,14 +97,16 @@ struct vt_device {
     int64_t tensorLive, tensorPeak, tensorPeakTs; /* blocks of a framework allocator (tensor_event) in it */
     int64_t tensorAtPeak;   /* most tensor bytes live while the account stood at its peak; -1 none */
     int64_t aMax[VT_TIMELINE_BUCKETS]; /* highest live bytes in each bucket, -1 = no event */
+    int64_t aMin[VT_TIMELINE_BUCKETS]; /* lowest live bytes after an event in each bucket, -1 = no event */
     int64_t aLast[VT_TIMELINE_BUCKETS]; /* live bytes after the bucket's last event, -1 = no event */
     int64_t aPool[VT_TIMELINE_BUCKETS]; /* pool reserved (latest) in each bucket, -1 none */
     int64_t slice[VT_SLICES];           /* lowest live bytes in each trace slice */
     int64_t tensorSlice[VT_SLICES];     /* lowest tensor live bytes in each trace slice, -1 = no event */
-    /* cycles of the live bytes (a step's rise and fall): a rise from cycLo to cycHi of at least an
-     * eighth of the peak so far, then a fall by half of it or more, counts one */
+    /* cycles of the live bytes (a step's rise and fall, vt__cycle_step) */
     int64_t cycLo, cycHi;
     int nCycle;
+    int64_t tensorCycLo, tensorCycHi; /* the same for the tensor live bytes (a framework allocator's blocks) */
+    int nTensorCycle;
     struct vt_snap aTop[VT_TOPMAX];     /* largest allocations live at the peak */
     int nTop;
     struct vt_group aGroup[VT_TOPMAX];  /* what was live at the peak by site and kind, largest first */
@@ -97,6 +114,10 @@ struct vt_device {
     int64_t snapPeak;                   /* live bytes when aTop was taken */
     int bPeakDirty;
     int nSnapshots;
+    /* with opts.bSiteCurves: the curves of its largest sites (VT_SITECURVE_TOP by peak) and of the sites its
+     * findings name, largest peak first */
+    struct vt_sitecurve *aSite;
+    int nSite;
 };
 
 struct vt_phase {
@@ -108,6 +129,8 @@ struct vt_phase {
     int64_t peak, peakTs, startLive, minLive;
     int64_t carried;        /* bytes allocated in training, live at its start and not used again before it */
     int64_t slice[VT_SLICES];
+    int64_t tensorSlice[VT_SLICES]; /* the same for the blocks of a framework allocator (all devices), -1 none */
+    int64_t endLive, endTensor; /* both levels when it ended, -1 unknown */
     int firstIter, lastIter; /* iteration index range inside it, -1 when none */
     struct vt_snap aTop[8];  /* largest allocations live at its peak (all devices) */
     int nTop, bPeakDirty, nSnapshots;
@@ -120,6 +143,7 @@ struct vt_iter {
     int64_t start, end;
     int phase;
     int64_t minLive, maxLive;
+    int64_t minTensor;      /* lowest live bytes of a framework allocator's blocks (all devices), -1 unknown */
 };
 
 /* Phases, iterations and the boundaries growth is measured at (phase.c). */
@@ -130,16 +154,21 @@ struct vt_phases {
     int nIter;
     const char *zSource;    /* "nvtx", "profiler", "kernels" or "none" */
     const char *zDoubt;     /* why phases could not be inferred from kernels with confidence, or NULL */
+    int bOptIter;           /* the iterations are the spans between optimizer-step ranges (no iteration marked) */
+    int bCycleIter;         /* the iterations are the cycles of a dump's tensor memory (nothing else marks them) */
     int64_t *aBoundary;     /* growth boundaries: training iteration ends, or slice ends of the run */
     int nBoundary, bSliceBoundaries;
     int nBoundaryDone;      /* boundaries passed so far in the replay */
 };
+
+struct vt_sitecurves; /* sitecurve.c */
 
 /* Live bytes over time (timeline.c). */
 struct vt_timeline {
     struct vt_device *aDev; /* accounts in order of first sight */
     int nDev;
     int64_t totalLiveNow, totalPeak, totalPeakTs; /* every device together */
+    int64_t tensorTotalNow; /* a framework allocator's blocks live on every device together */
     int64_t pinnedSlice[VT_SLICES];
     struct vt_snap aEnd[VT_TOPMAX]; /* largest allocations live at the end */
     int nEnd;
@@ -151,6 +180,8 @@ struct vt_timeline {
     struct vt_group *aGroupAcc;
     int *aGroupNext, nGroupAcc;
     int bGroupNoMem;        /* a grouping ran out of memory (the replay then fails) */
+    struct vt_sitecurves *pSiteCurves; /* the replay's site curves (sitecurve.c) until they are kept */
+    int bSiteCurvesPartial; /* the site curves stop early: their bound was reached */
 };
 
 /* How lifetimes ended, and what uses were seen: struct vt_lifecounts (read/figures.h), the figures' counts
@@ -160,6 +191,7 @@ struct vt_xfer {           /* one direction: 0 HtoD, 1 DtoH */
     int64_t count, bytes, ns;
     int64_t pageCount, pageBytes, pageNs;
     double bestBw;          /* bytes/ns of the fastest copy >= 64 KiB, any host kind; 0 none */
+    double bestPinnedBw;    /* the same among copies from or to pinned host memory; 0 none */
     int64_t firstPageTs, lastPageTs;
     /* start-up: the pageable copies that ended before the first kernel started (weights loading) */
     int64_t prePageCount, prePageBytes, prePageNs, lastPrePageTs;
@@ -179,12 +211,34 @@ struct vt_transfers {
 struct vt_oom {
     int64_t ts, requested, freeBytes, totalBytes, held, poolCached, others;
     int64_t tensorAllocated; /* blocks of a framework allocator live then, -1 when not known */
+    int64_t allocAfter;     /* bytes of the (judged) allocations, any account, that began after it, before the next OOM */
+    int nextSite;           /* the site of the first of those on its device, -1 none */
+    int64_t nextTs, nextBytes; /* and when it began, its size */
     int device, api, site;
     const char *zVerdict;   /* set by the OOM detector */
     struct vt_snap aTop[VT_TOPMAX];
     int nTop;
     struct vt_group aGroup[VT_TOPMAX]; /* what was live on its device by site and kind, largest first */
     int nGroup;
+};
+
+/*
+ * One failed request (oomfail.c): the OOM events that were attempts of one failure (the
+ * allocator's retry after releasing its cache, a smaller workspace, a caller asking for less),
+ * and whether the job ended at it. Its verdict is that of attempt iJudged.
+ */
+#define VT_OOM_RETRY_NS 2000000000LL /* attempts of one failure follow each other within 2 s */
+#define VT_OOM_AFTER_BYTES ((int64_t)1 << 20) /* allocated after a failure: the job went on past it */
+struct vt_oomfail {
+    int iFirst, nAttempt;   /* its attempts: aOom[iFirst .. iFirst + nAttempt) */
+    int iJudged;            /* the attempt judged: the last of its largest request */
+    int64_t firstTs, lastTs;
+    int64_t requested;      /* the largest request of its attempts, -1 unknown */
+    int device;
+    int bFatal;             /* the job ended at it: nothing of note allocated after it, no iteration began */
+    int bRecovered;         /* no error reached the program (oom_recovered): the allocator's retry after releasing
+                             * its cache, cuDNN's smaller workspace */
+    int64_t liveEndBytes, liveEndCount; /* fatal: what was live on its device at the end, all of it made before it */
 };
 
 /* Everything known about one trace (one process) after analysis. */
@@ -197,6 +251,10 @@ struct vt_trace {
     struct vt_transfers xf;
     struct vt_oom *aOom;
     int nOom;
+    struct vt_oomfail *aFail; /* the OOM events grouped into failed requests, in time order */
+    int nFail;
+    int64_t crashTs;          /* the last attempt of the failure the job ended at, -1 when it did not end at one */
+    int64_t wallStart;        /* wall-clock ns of its first event, -1 unknown: with host and pid, which process it is */
     struct vt_writeback *pWb; /* results written back, when writable (writeback.c) */
 };
 
@@ -297,9 +355,11 @@ int vt__shows_training(const struct vt_trace *t);
 const char *vt__fix_state(const struct vt_trace *t);
 /*
  * Whether how long l was held says nothing: uses not known (no kernel-argument uses: copies
- * alone would make every buffer only kernels touch look unused), or memory held by design (a
- * cache of segments, the runtime's own memory, NCCL's buffers, pinned host memory), or no
- * known allocation time. Idle and carried-over memory are judged only when this is 0.
+ * alone would make every buffer only kernels touch look unused; a block in no traced CUDA
+ * allocation), or memory held by design (a cache of segments, the runtime's own memory, NCCL's
+ * buffers, pinned host memory), or no known allocation time. Idle and carried-over memory are
+ * judged only when this is 0, and from l->useBound (the latest time it may have been used,
+ * replay.c), never from its own last use alone.
  */
 int vt__unjudged_hold(const struct vt_trace *t, const struct vt_life *l);
 /*
@@ -348,10 +408,10 @@ int vt__phase_of_call(const struct vt_trace *t, const struct vt_opts *o, int64_t
 int vt__iter_at(const struct vt_trace *t, int64_t ts);
 /*
  * The evaluation phase a training lifetime l was carried into unused (allocated in training,
- * last used before the phase started, live when it started), or -1; *pbHeld says whether it
- * stayed live through that phase (or to the end of a trace that trains again afterwards).
- * State kept from step to step (used after the training iteration it was allocated in:
- * weights, optimizer state) is never carried over: -1.
+ * last possibly used (l->useBound) before the phase started, live when it started), or -1;
+ * *pbHeld says whether it stayed live through that phase (or to the end of a trace that trains
+ * again afterwards). State kept from step to step (possibly used after the training iteration
+ * it was allocated in: weights, optimizer state) is never carried over: -1.
  */
 int vt__carried_into(const struct vt_trace *t, const struct vt_life *l, int *pbHeld);
 
@@ -363,6 +423,28 @@ void vt__timeline_tensor(struct vt_trace *t, int iDev, int64_t ts); /* d->tensor
 void vt__timeline_snapshot(struct vt_trace *t, int iDev);
 void vt__timeline_phase_snapshot(struct vt_trace *t); /* current phase, before live bytes drop */
 void vt__timeline_phase_step(struct vt_trace *t, int64_t ts); /* phase/iteration minima */
+/*
+ * One level `live` of a series of live bytes (peak: the highest before it) into its cycle count: a
+ * rise from *pLo to *pHi of at least an eighth of the peak so far, then a fall by half of it or
+ * more, counts one (*pn; returns 1 then) and the next starts from there. Start with *pLo = *pHi = 0.
+ */
+int vt__cycle_step(int64_t *pLo, int64_t *pHi, int *pn, int64_t live, int64_t peak);
+
+/* The timeline bucket of ts (0 .. VT_TIMELINE_BUCKETS - 1). */
+int vt__timeline_bucket(const struct vt_trace *t, int64_t ts);
+
+/* ---- sitecurve.c ---- */
+#define VT_SITECURVE_TOP 8 /* sites per device whose curves are kept, by peak (besides those findings name) */
+/* Site `site`'s live bytes in account acct changed by delta at ts (a judged lifetime began or ended). 0, or -1 (OOM). */
+int vt__sitecurves_add(struct vt_trace *t, int acct, int site, int64_t delta, int64_t ts);
+/*
+ * After trace iTrace's findings: keep, per device account, the curves of its VT_SITECURVE_TOP
+ * largest sites by peak and of the sites the findings name (vt_device.aSite), and free the
+ * replay's curves. 0, or -1 when out of memory (the replay's curves are freed all the same).
+ */
+int vt__sitecurves_keep(struct vt_result *r, int iTrace);
+/* Free the replay's site curves (a trace that failed midway; vt__sitecurves_keep does it otherwise). */
+void vt__sitecurves_drop(struct vt_trace *t);
 
 /* ---- live_group.c ---- */
 #define VT_ACCT_DEVICES (-4) /* vt__live_snapshot: every device (acct >= 0), no host or managed memory */
@@ -388,6 +470,15 @@ int vt__xfer_kernel(void *x, int64_t start, int64_t end);        /* SQLite code 
 int vt__xfer_end(struct vt_xfer_run *x, int bFinish);            /* SQLite code; releases x */
 /* The pass over the kernels when the scan did not make it (t->xf.bDone). A VT_EXIT code. */
 int vt__transfers(struct vt_trace *t);
+
+/* ---- oomfail.c ---- */
+/* Group t's OOM events into failed requests (t->aFail) and find whether the job ended at the last one
+ * (t->crashTs). After the replay has seen every row, before the lifetimes live at the end end. 0 or -1. */
+int vt__oom_failures(struct vt_trace *t);
+/* Count l (live at the end of the trace) in the fatal failure's live memory when it was live at the crash. */
+void vt__oom_live_at_end(struct vt_trace *t, const struct vt_life *l);
+/* Whether l, live at the end, was live when the job crashed at an OOM (so it is not leaked: the OOM holds it). */
+int vt__live_at_crash(const struct vt_trace *t, const struct vt_life *l);
 
 /* ---- replay.c ---- */
 /* Replay trace t in time order, feeding the detectors aDet[0..nDet) with states aSt. A VT_EXIT code. */

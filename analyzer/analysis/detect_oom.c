@@ -25,31 +25,62 @@ static void oom_reconcile(const struct vt_trace *t, const struct vt_oom *o, char
              zA, zC, o->totalBytes > 0 && o->freeBytes >= 0 ? zU : "an unknown amount");
 }
 
-/* One finding per OOM event, with its verdict (stored in the vt_oom too). */
+/*
+ * Its attempts of failure p, when it has several ("The request failed 3 times (4.00 GiB at 1.20 s,
+ * 4.00 GiB at 1.21 s, 2.00 GiB at 1.22 s); at the first attempt this process held 14.0 GiB."), and
+ * for a failure the job ended at, what was live then, into z (size n).
+ */
+static void oom_attempts(const struct vt_trace *t, const struct vt_oomfail *p, char *z, size_t n)
+{
+    char zH0[32], zB[32], zAt[32], zList[480] = "";
+    size_t k = 0;
+    z[0] = 0;
+    if (p->nAttempt > 1) {
+        for (int a = 0; a < p->nAttempt && k + 64 < sizeof zList; a++) {
+            const struct vt_oom *o = &t->aOom[p->iFirst + a];
+            int m;
+            if (a == 8) {
+                snprintf(zList + k, sizeof zList - k, ", and %d more", p->nAttempt - 8);
+                break;
+            }
+            vt__fmt_bytes(o->requested, zB, sizeof zB);
+            vt__fmt_at(t, o->ts, zAt, sizeof zAt);
+            m = snprintf(zList + k, sizeof zList - k, "%s%s at %s", a ? ", " : "", o->requested >= 0 ? zB : "unknown", zAt);
+            if (m < 0) break;
+            k += (size_t)m < sizeof zList - k ? (size_t)m : sizeof zList - k - 1;
+        }
+        vt__fmt_bytes(t->aOom[p->iFirst].held, zH0, sizeof zH0);
+        snprintf(z, n, " The request failed %d times (%s); at the first attempt this process held %s.", p->nAttempt,
+                 zList, zH0);
+    }
+    if (p->bFatal && p->liveEndCount > 0) {
+        size_t m = strlen(z);
+        vt__fmt_bytes(p->liveEndBytes, zB, sizeof zB);
+        snprintf(z + m, n - m,
+                 " The job ended at this failure (nothing of note was allocated and no GPU work ran after it): "
+                 "the %s in %lld "
+                 "allocation%s still live on device %d when the trace ends was live at the crash, listed above; "
+                 "it was not leaked.",
+                 zB, (long long)p->liveEndCount, p->liveEndCount == 1 ? "" : "s", p->device);
+    }
+}
+
+/* One finding per failed request (its attempts grouped, vt__oom_failures), with its verdict (stored in each vt_oom too). */
 static int oom_end(void *st, struct vt_result *r, int iTrace)
 {
     struct vt_trace *t = &r->aTrace[iTrace];
     (void)st;
-    for (int i = 0; i < t->nOom; i++) {
-        /* a retried request (same size and device, each attempt within 1 s of the previous, as
-         * PyTorch retries after releasing its cache) is one finding judged on its last attempt */
-        int j = i;
-        while (j + 1 < t->nOom && t->aOom[j + 1].requested == t->aOom[i].requested &&
-               t->aOom[j + 1].device == t->aOom[i].device && t->aOom[j + 1].ts - t->aOom[j].ts <= 1000000000)
-            j++;
-        struct vt_oom *o = &t->aOom[j];
+    for (int q = 0; q < t->nFail; q++) {
+        const struct vt_oomfail *pf = &t->aFail[q];
+        int i = pf->iFirst, j = pf->iFirst + pf->nAttempt - 1;
+        struct vt_oom *o = &t->aOom[pf->iJudged];
         struct vt_finding *f = vt__finding_add(r, iTrace, "oom", VT_SEV_HIGH);
-        char zR[32], zF[32], zT[32], zH[32], zO[32], zC[32], zAt[32], zList[1600] = "", zRetry[200] = "", zRecon[400];
+        char zR[32], zF[32], zT[32], zH[32], zO[32], zC[32], zAt[32], zList[1600] = "", zRetry[900], zRecon[400];
         const char *zFix;
         size_t n = 0;
         int p, bCallPhase;
         if (!f) return -1;
-        if (j > i) {
-            char zH0[32];
-            vt__fmt_bytes(t->aOom[i].held, zH0, sizeof zH0);
-            snprintf(zRetry, sizeof zRetry, " The request failed %d times; at the first attempt this process held %s.",
-                     j - i + 1, zH0);
-        }
+        oom_attempts(t, pf, zRetry, sizeof zRetry);
         vt__fmt_bytes(o->requested, zR, sizeof zR);
         vt__fmt_bytes(o->freeBytes, zF, sizeof zF);
         vt__fmt_bytes(o->totalBytes, zT, sizeof zT);
@@ -112,17 +143,27 @@ static int oom_end(void *st, struct vt_result *r, int iTrace)
             n += (size_t)p < sizeof zList - n ? (size_t)p : sizeof zList - n - 1;
         }
         f->bytes = o->requested;
-        f->count = j - i + 1;
-        f->firstTs = t->aOom[i].ts;
-        f->lastTs = o->ts;
+        f->count = pf->nAttempt;
+        f->firstTs = pf->firstTs;
+        f->lastTs = pf->lastTs;
         f->device = o->device;
         bCallPhase = vt__phase_of_call(t, r->pOpts, o->ts, o->site >= 0 ? t->sites.a[o->site].zSite : NULL, f->zPhase,
                                        sizeof f->zPhase) == 2;
         f->stackId = o->site >= 0 ? t->sites.a[o->site].stackId : -1;
         f->zSite = o->site >= 0 ? vt__strdupf("%s", t->sites.a[o->site].zSite)
                                 : vt__strdupf("site not recorded (keep VRAMTRACE_BACKTRACE above 0 and do not pass --no-python-stacks to vramtrace record)");
-        f->zTitle = vt__strdupf("Out of memory: %s of %s failed on device %d (%s)", vt__or(vt_api_name(o->api), "allocation"), zR,
-                                o->device, o->zVerdict);
+        if (pf->bRecovered) { /* the program saw no error: said, not a problem */
+            f->severity = VT_SEV_INFO;
+            zFix = "Nothing to fix: the request was retried at once and succeeded (PyTorch's allocator released its "
+                   "cache and asked again, or cuDNN chose an algorithm needing less workspace). If it happens at "
+                   "every step it costs time: leave more memory free (a smaller batch) or call "
+                   "torch.cuda.empty_cache() less often.";
+        }
+        f->zTitle = pf->bRecovered
+                        ? vt__strdupf("Out of memory, recovered: %s of %s failed on device %d, then the same call "
+                                      "site got memory at once", vt__or(vt_api_name(o->api), "allocation"), zR, o->device)
+                        : vt__strdupf("Out of memory: %s of %s failed on device %d (%s)",
+                                      vt__or(vt_api_name(o->api), "allocation"), zR, o->device, o->zVerdict);
         f->zEvidence = vt__strdupf(
             "At %s, %s was requested with %s free of %s; this process held %s in live allocations%s%s%s, "
             "and %s was in use by something else (other processes or contexts). Largest live: %s.%s%s%s%s%s",
@@ -139,8 +180,7 @@ static int oom_end(void *st, struct vt_result *r, int iTrace)
                          "evaluation kernel ran (phases inferred from kernel names)." : "");
         f->zFix = vt__strdupf("%s", zFix);
         if (!f->zTitle || !f->zEvidence || !f->zFix || !f->zSite) return -1;
-        for (int k = i; k < j; k++) t->aOom[k].zVerdict = o->zVerdict;
-        i = j;
+        for (int k = i; k <= j; k++) t->aOom[k].zVerdict = o->zVerdict;
     }
     return 0;
 }

@@ -18,71 +18,129 @@ struct retained {
 };
 
 
-/* Retained findings per site (idle after last use; held through an evaluation phase). */
-static int retained_end(void *st, struct vt_result *r, int iTrace)
+/* Append the retained findings of one site (or of the sites without a recorded stack, merged) from s. 0 or -1. */
+static int emit_site(struct vt_result *r, int iTrace, const struct retained *R, const struct rsite *s, int64_t stackId,
+                     const char *zSite)
 {
-    const struct retained *R = st;
     struct vt_trace *t = &r->aTrace[iTrace];
     const struct vt_opts *o = r->pOpts;
     int64_t peak = vt__main_peak(t);
     char zB[32], zI[32], zT[32];
+    struct vt_finding *f;
+    if (s->crossCount > 0 && s->crossBytes >= o->minBytes) {
+        const struct vt_phase *e = &t->ph.a[s->crossPhase];
+        f = vt__finding_add(r, iTrace, "retained",
+                            e->peak > 0 && s->crossBytes * 2 >= e->peak ? VT_SEV_HIGH : VT_SEV_MEDIUM);
+        if (!f) return -1;
+        vt__fmt_bytes(s->crossBytes, zB, sizeof zB);
+        f->bytes = s->crossBytes;
+        f->count = s->crossCount;
+        f->firstTs = s->crossFirstTs;
+        f->lastTs = s->crossLastTs;
+        f->stackId = stackId;
+        snprintf(f->zPhase, sizeof f->zPhase, "%s", e->zName);
+        f->zSite = vt__strdupf("%s", zSite);
+        f->zTitle = vt__strdupf("%s from training held through evaluation '%s' (%lld allocation%s)", zB, e->zName,
+                                (long long)s->crossCount, s->crossCount == 1 ? "" : "s");
+        f->zEvidence = vt__strdupf(
+            "%lld allocation%s (%s) made during training were last used before '%s' started and "
+            "stayed allocated through it without being used%s.",
+            (long long)s->crossCount, s->crossCount == 1 ? "" : "s", zB, e->zName,
+            s->crossLastTs >= t->f.t1 ? " (until the end of the trace)" : "");
+        f->zFix = vt__strdupf(
+            "A reference from the training step outlives it (typically loss, outputs or a "
+            "batch kept in a variable or list). del them at the end of the step or keep "
+            "loss.item(); call optimizer.zero_grad(set_to_none=True); run validation under "
+            "torch.no_grad().");
+        if (!f->zTitle || !f->zEvidence || !f->zFix || !f->zSite) return -1;
+    }
+    if (s->idleCount > 0 && s->idleBytes >= o->minBytes) {
+        f = vt__finding_add(r, iTrace, "retained", peak > 0 && s->idleBytes * 10 >= peak ? VT_SEV_MEDIUM : VT_SEV_LOW);
+        if (!f) return -1;
+        vt__fmt_bytes(s->idleBytes, zB, sizeof zB);
+        vt__fmt_ns(s->idleMaxNs, zI, sizeof zI);
+        vt__fmt_ns(R->idleNs, zT, sizeof zT);
+        f->bytes = s->idleBytes;
+        f->count = s->idleCount;
+        f->firstTs = s->idleFirstTs;
+        f->lastTs = s->idleLastTs;
+        f->stackId = stackId;
+        f->zSite = vt__strdupf("%s", zSite);
+        f->zTitle = vt__strdupf("%s held idle long after last use (%lld allocation%s, up to %s)", zB,
+                                (long long)s->idleCount, s->idleCount == 1 ? "" : "s", zI);
+        f->zEvidence = vt__strdupf(
+            "%lld allocation%s from this site stayed allocated for up to %s after their last use "
+            "(threshold %s, and at least 60%% of their lifetime) before being freed.",
+            (long long)s->idleCount, s->idleCount == 1 ? "" : "s", zI, zT);
+        f->zFix = vt__strdupf(
+            "Drop the reference right after the last use (del tensor, or let it go out of "
+            "scope); do not keep intermediate tensors on self or in lists; if a reference "
+            "cycle keeps it, gc.collect() releases it.");
+        if (!f->zTitle || !f->zEvidence || !f->zFix || !f->zSite) return -1;
+    }
+    return 0;
+}
+
+/* Add what site entry b holds to a (the sites without a recorded stack, merged). */
+static void rsite_merge(struct rsite *a, const struct rsite *b)
+{
+    a->idleCount += b->idleCount;
+    a->idleBytes += b->idleBytes;
+    if (b->idleMaxNs > a->idleMaxNs) a->idleMaxNs = b->idleMaxNs;
+    if (b->idleFirstTs >= 0 && (a->idleFirstTs < 0 || b->idleFirstTs < a->idleFirstTs)) a->idleFirstTs = b->idleFirstTs;
+    if (b->idleLastTs > a->idleLastTs) a->idleLastTs = b->idleLastTs;
+    a->crossCount += b->crossCount;
+    a->crossBytes += b->crossBytes;
+    if (b->crossFirstTs >= 0 && (a->crossFirstTs < 0 || b->crossFirstTs < a->crossFirstTs)) a->crossFirstTs = b->crossFirstTs;
+    if (b->crossLastTs > a->crossLastTs) a->crossLastTs = b->crossLastTs;
+    if (b->crossPhase >= 0 && (a->crossPhase < 0 || b->crossPhase < a->crossPhase)) a->crossPhase = b->crossPhase;
+}
+
+/* Whether trace iTrace already has a growth (leak) finding at zSite, at low or above: the same memory's cause. */
+static int leak_at(const struct vt_result *r, int iTrace, const char *zSite)
+{
+    for (int k = 0; k < r->nFind; k++) {
+        const struct vt_finding *f = &r->aFind[k];
+        if (f->trace == iTrace && f->severity >= VT_SEV_LOW && !strcmp(f->zKind, "leak") && f->zSite &&
+            !strcmp(f->zSite, zSite))
+            return 1;
+    }
+    return 0;
+}
+
+/*
+ * Retained findings per site (idle after last use; held through an evaluation phase). One root
+ * cause, one finding: the sites without a recorded stack (one per allocation size: with PyTorch's
+ * history, the autograd engine's allocations, gradients among them) are reported together, and a
+ * site whose memory the leak detector already reports as growing is not reported again.
+ */
+static int retained_end(void *st, struct vt_result *r, int iTrace)
+{
+    const struct retained *R = st;
+    struct vt_trace *t = &r->aTrace[iTrace];
+    struct rsite u;
+    int nU = 0, iU = -1;
     if (t->f.bSegments) return 0; /* a cache holds segments idle by design */
+    memset(&u, 0, sizeof u);
+    u.idleFirstTs = u.crossFirstTs = u.crossPhase = -1;
     for (int i = 0; i < t->sites.n && i < R->n; i++) {
         const struct vt_site *site = &t->sites.a[i];
         const struct rsite *s = &R->a[i];
-        struct vt_finding *f;
-        if (s->crossCount > 0 && s->crossBytes >= o->minBytes) {
-            const struct vt_phase *e = &t->ph.a[s->crossPhase];
-            f = vt__finding_add(r, iTrace, "retained",
-                                e->peak > 0 && s->crossBytes * 2 >= e->peak ? VT_SEV_HIGH : VT_SEV_MEDIUM);
-            if (!f) return -1;
-            vt__fmt_bytes(s->crossBytes, zB, sizeof zB);
-            f->bytes = s->crossBytes;
-            f->count = s->crossCount;
-            f->firstTs = s->crossFirstTs;
-            f->lastTs = s->crossLastTs;
-            f->stackId = site->stackId;
-            snprintf(f->zPhase, sizeof f->zPhase, "%s", e->zName);
-            f->zSite = vt__strdupf("%s", site->zSite);
-            f->zTitle = vt__strdupf("%s from training held through evaluation '%s' (%lld allocation%s)", zB,
-                                    e->zName, (long long)s->crossCount, s->crossCount == 1 ? "" : "s");
-            f->zEvidence = vt__strdupf(
-                "%lld allocation%s (%s) made during training were last used before '%s' started and "
-                "stayed allocated through it without being used%s.",
-                (long long)s->crossCount, s->crossCount == 1 ? "" : "s", zB, e->zName,
-                s->crossLastTs >= t->f.t1 ? " (until the end of the trace)" : "");
-            f->zFix = vt__strdupf(
-                "A reference from the training step outlives it (typically loss, outputs or a "
-                "batch kept in a variable or list). del them at the end of the step or keep "
-                "loss.item(); call optimizer.zero_grad(set_to_none=True); run validation under "
-                "torch.no_grad().");
-            if (!f->zTitle || !f->zEvidence || !f->zFix || !f->zSite) return -1;
+        if (s->idleCount == 0 && s->crossCount == 0) continue;
+        if (site->stackId < 0) {
+            rsite_merge(&u, s);
+            nU++;
+            iU = i;
+            continue;
         }
-        if (s->idleCount > 0 && s->idleBytes >= o->minBytes) {
-            f = vt__finding_add(r, iTrace, "retained",
-                                peak > 0 && s->idleBytes * 10 >= peak ? VT_SEV_MEDIUM : VT_SEV_LOW);
-            if (!f) return -1;
-            vt__fmt_bytes(s->idleBytes, zB, sizeof zB);
-            vt__fmt_ns(s->idleMaxNs, zI, sizeof zI);
-            vt__fmt_ns(R->idleNs, zT, sizeof zT);
-            f->bytes = s->idleBytes;
-            f->count = s->idleCount;
-            f->firstTs = s->idleFirstTs;
-            f->lastTs = s->idleLastTs;
-            f->stackId = site->stackId;
-            f->zSite = vt__strdupf("%s", site->zSite);
-            f->zTitle = vt__strdupf("%s held idle long after last use (%lld allocation%s, up to %s)", zB,
-                                    (long long)s->idleCount, s->idleCount == 1 ? "" : "s", zI);
-            f->zEvidence = vt__strdupf(
-                "%lld allocation%s from this site stayed allocated for up to %s after their last use "
-                "(threshold %s, and at least 60%% of their lifetime) before being freed.",
-                (long long)s->idleCount, s->idleCount == 1 ? "" : "s", zI, zT);
-            f->zFix = vt__strdupf(
-                "Drop the reference right after the last use (del tensor, or let it go out of "
-                "scope); do not keep intermediate tensors on self or in lists; if a reference "
-                "cycle keeps it, gc.collect() releases it.");
-            if (!f->zTitle || !f->zEvidence || !f->zFix || !f->zSite) return -1;
-        }
+        if (leak_at(r, iTrace, site->zSite)) continue;
+        if (emit_site(r, iTrace, R, s, site->stackId, site->zSite) != 0) return -1;
+    }
+    if (nU > 0) {
+        char zSite[96];
+        if (nU == 1) snprintf(zSite, sizeof zSite, "%s", t->sites.a[iU].zSite);
+        else snprintf(zSite, sizeof zSite, "site not recorded (%d allocation sizes)", nU);
+        if (emit_site(r, iTrace, R, &u, -1, zSite) != 0) return -1;
     }
     return 0;
 }
@@ -110,8 +168,25 @@ static int retained_begin(void *st, const struct vt_trace *t, const struct vt_op
 }
 
 /*
+ * Whether l is state a training phase keeps: made before the phase, possibly used in it (its use
+ * bound reaches the phase) and held to its end. The step may use such memory at any iteration
+ * (weights, buffers, experts a router picks rarely): its idle spells are no retained reference.
+ */
+static int phase_state(const struct vt_trace *t, const struct vt_life *l)
+{
+    for (int k = 0; k < t->ph.n; k++) {
+        const struct vt_phase *p = &t->ph.a[k];
+        if (p->kind == VT_PHASE_TRAIN && l->allocTs <= p->start && l->useBound >= p->start &&
+            (l->freeTs < 0 || l->freeTs >= p->end))
+            return 1;
+    }
+    return 0;
+}
+
+/*
  * A lifetime ended: idle long after its last use before being freed, or allocated in training
  * and held unused through an evaluation phase (vt__unjudged_hold says when neither can be said).
+ * Uses are judged from l->useBound: the latest time the trace allows it to have been used.
  */
 static int retained_event(void *st, const struct vt_trace *t, const struct vt_event *ev)
 {
@@ -134,9 +209,9 @@ static int retained_event(void *st, const struct vt_trace *t, const struct vt_ev
     }
     s = &R->a[l->site];
     if (l->freeTs >= 0) {
-        int64_t from = l->lastUse >= 0 ? l->lastUse : l->allocTs;
+        int64_t from = l->useBound >= 0 ? l->useBound : l->allocTs;
         int64_t idle = l->freeTs - from, life = l->freeTs - l->allocTs;
-        if (idle >= R->idleNs && idle >= life / 10 * 6) {
+        if (idle >= R->idleNs && idle >= life / 10 * 6 && !phase_state(t, l)) {
             s->idleCount++;
             s->idleBytes += l->bytes;
             if (idle > s->idleMaxNs) s->idleMaxNs = idle;

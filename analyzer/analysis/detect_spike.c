@@ -192,6 +192,20 @@ static int grow_finding(struct vt_result *r, int iTrace, const struct vt_phase *
     return 0;
 }
 
+/*
+ * The points of a phase's baseline a[0..n) (-1: none) to judge growth on: all of them, or those up to
+ * its highest when that comes in the last quarter and the level falls after it: what the phase kept
+ * released as it ends (an evaluate() that returns frees the graphs it kept), which is no sign that
+ * it did not grow.
+ */
+static int until_release(const int64_t *a, int n)
+{
+    int iMax = -1;
+    for (int i = 0; i < n; i++)
+        if (a[i] >= 0 && (iMax < 0 || a[i] >= a[iMax])) iMax = i;
+    return iMax >= 0 && iMax + 1 < n && (iMax + 1) * 4 >= n * 3 ? iMax + 1 : n;
+}
+
 /* For each evaluation phase: batch-by-batch growth, memory carried from training, peak above training. */
 static int spike_end(void *st, struct vt_result *r, int iTrace)
 {
@@ -199,6 +213,7 @@ static int spike_end(void *st, struct vt_result *r, int iTrace)
     struct vt_trace *t = &r->aTrace[iTrace];
     const struct vt_opts *o = r->pOpts;
     int64_t trainPeak = -1;
+    int bBlocks = t->f.bHaveTensors && !t->lc.bTensorDevice;
     if (!S->aPh) return 0;
     for (int i = 0; i < S->nSite; i++) site_flush(S, i);
     for (int i = 0; i < t->ph.n; i++)
@@ -213,14 +228,23 @@ static int spike_end(void *st, struct vt_result *r, int iTrace)
         if (p->kind != VT_PHASE_EVAL || p->peak < 0) continue;
         for (int k = 0; k < t->nOom; k++) bOom |= t->aOom[k].ts >= p->start && t->aOom[k].ts < p->end;
         bAbove = trainPeak >= 0 && p->peak > trainPeak + trainPeak / 20 && p->peak - trainPeak >= o->minBytes;
-        /* batch-by-batch baseline: iterations inside the phase, else its time slices */
+        /* batch-by-batch baseline: iterations inside the phase, else its time slices; of the blocks of a
+         * framework allocator where the trace holds them inside CUDA's segments (PyTorch's history merged:
+         * the segments, a cache, hide what the blocks do) */
         if (p->nIter >= 5 && p->nIter <= 512)
-            for (int k = p->firstIter; k <= p->lastIter; k++) aB[n++] = t->ph.aIter[k].minLive;
+            for (int k = p->firstIter; k <= p->lastIter; k++) aB[n++] = bBlocks ? t->ph.aIter[k].minTensor : t->ph.aIter[k].minLive;
         else
-            for (int k = 0; k < VT_SLICES; k++) aB[n++] = p->slice[k];
+            for (int k = 0; k < VT_SLICES; k++) aB[n++] = bBlocks ? p->tensorSlice[k] : p->slice[k];
         /* at segment level, as for leaks, only a rise of 5 % of the device peak counts */
         minRise = t->f.bSegments && vt__main_peak(t) / 20 > o->minBytes ? vt__main_peak(t) / 20 : o->minBytes;
-        bGrow = vt__trend(aB, n, minRise, &rise);
+        bGrow = vt__trend(aB, until_release(aB, n), minRise, &rise);
+        if (!bGrow && !(p->nIter >= 5 && p->nIter <= 512) && (bBlocks ? p->endTensor : p->endLive) >= 0) {
+            /* its last sixteenths had no event: they stood at the level it ended at, not at the lowest of
+             * the last sixteenth that had one (a batch's memory made in a burst at its start) */
+            int k = n;
+            while (k > 0 && aB[k - 1] < 0) aB[--k] = bBlocks ? p->endTensor : p->endLive;
+            if (k < n) bGrow = vt__trend(aB, until_release(aB, n), minRise, &rise);
+        }
         if (bGrow) {
             if (grow_finding(r, iTrace, p, q, rise, n,
                              bOom || (trainPeak > 0 && rise * 10 >= trainPeak) ? VT_SEV_HIGH : VT_SEV_MEDIUM, 0) != 0)

@@ -164,17 +164,47 @@ static int set_pinned_site(struct vt_trace *t, int iDev, struct vt_finding *f)
 }
 
 /*
- * Severity of pageable copies that blocked the host for pct % of the run after start-up:
- * what a user would act on (pinning saves at most that share): info under 2 %, low from 2 %,
- * medium from 5 %, high from 15 %; one level lower (not below info) when kernels ran through
- * at least three quarters of the copy time (serialNs of ns without a kernel), since the GPU
- * kept computing and only the host thread waited.
+ * The host link of common GPUs, by a part of the device's name (the first that matches: GH200
+ * before H200), and what copies from pinned memory reach over it in one direction (about 80 % of
+ * the link's rate, in GB/s, that is bytes per ns): the yardstick for pageable copies when the
+ * trace holds no pinned copy to compare with. docs/analysis.md lists it.
  */
-static int pageable_sev(double pct, int64_t ns, int64_t serialNs)
+static const struct link {
+    const char *zPart, *zLink;
+    double gbps;
+} aLink[] = {
+    {"GH200", "NVLink-C2C", 350}, {"GB200", "NVLink-C2C", 350},   {"H200", "PCIe Gen5 x16", 50},
+    {"H100", "PCIe Gen5 x16", 50}, {"H800", "PCIe Gen5 x16", 50}, {"B200", "PCIe Gen5 x16", 50},
+    {"B100", "PCIe Gen5 x16", 50}, {"RTX 50", "PCIe Gen5 x16", 50}, {"A100", "PCIe Gen4 x16", 25},
+    {"A800", "PCIe Gen4 x16", 25}, {"A10", "PCIe Gen4 x16", 25},  {"A30", "PCIe Gen4 x16", 25},
+    {"A40", "PCIe Gen4 x16", 25},  {"L40", "PCIe Gen4 x16", 25},  {"L4", "PCIe Gen4 x16", 25},
+    {"RTX 40", "PCIe Gen4 x16", 25}, {"RTX 30", "PCIe Gen4 x16", 25}, {"RTX A", "PCIe Gen4 x16", 25},
+    {"V100", "PCIe Gen3 x16", 12}, {"P100", "PCIe Gen3 x16", 12}, {"T4", "PCIe Gen3 x16", 12},
+    {"RTX 20", "PCIe Gen3 x16", 12}, {"GTX", "PCIe Gen3 x16", 12}, {"TITAN", "PCIe Gen3 x16", 12},
+};
+static const struct link linkUnknown = {"", "PCIe Gen3 x16 (device not in the table: the slowest link assumed)", 12};
+
+/* The host link of t's main device (the one whose memory peaked highest, else the first one known). */
+static const struct link *host_link(const struct vt_trace *t, const char **pzDev)
 {
-    int sev = pct >= 15 ? VT_SEV_HIGH : pct >= 5 ? VT_SEV_MEDIUM : pct >= 2 ? VT_SEV_LOW : VT_SEV_INFO;
-    if (sev > VT_SEV_INFO && serialNs * 4 <= ns) sev--;
-    return sev;
+    const char *zName = NULL;
+    int64_t peak = -1;
+    for (int d = 0; d < t->tl.nDev; d++)
+        if (t->tl.aDev[d].id >= 0 && t->tl.aDev[d].peak > peak) peak = t->tl.aDev[d].peak, zName = t->tl.aDev[d].zName;
+    if ((!zName || !zName[0]) && t->f.nDev > 0) zName = t->f.aDev[0].zName;
+    *pzDev = zName && zName[0] ? zName : "unknown device";
+    for (size_t i = 0; zName && i < sizeof aLink / sizeof aLink[0]; i++)
+        if (strstr(zName, aLink[i].zPart)) return &aLink[i];
+    return &linkUnknown;
+}
+
+/*
+ * Severity of pageable copies by the share pct (%) of the run after start-up that pinning saves:
+ * info under 2 %, low from 2 %, medium from 5 %, high from 15 %.
+ */
+static int pageable_sev(double pct)
+{
+    return pct >= 15 ? VT_SEV_HIGH : pct >= 5 ? VT_SEV_MEDIUM : pct >= 2 ? VT_SEV_LOW : VT_SEV_INFO;
 }
 
 /* Pageable copies by direction (0 host to device, 1 device to host): what a finding describes. */
@@ -234,9 +264,13 @@ static int pageable_finding(struct vt_result *r, int iTrace, const struct startu
     int64_t span = t->f.t1 - t0 > 0 ? t->f.t1 - t0 : 1, dur = t->f.t1 - t->f.t0 > 0 ? t->f.t1 - t->f.t0 : 1;
     struct dirs all, pre, run;
     int64_t preCount, preBytes, preNs, nCount, nBytes, nNs, nSerial, a = -1, b = -1, bPre = su->last;
-    double pct;
+    int64_t needNs = 0, gapNs = 0, saveNs;
+    double pct, pctSave;
     char zDir[2][400], zWhat[96], zT[32], zS[32], zO[32], zAt[80], zPre[300] = "", zIter[120] = "";
-    int sev;
+    char zYard[300], zNeed[32], zSave[32];
+    const char *zDev;
+    const struct link *pLink = host_link(t, &zDev);
+    int sev, bPinned = 0;
     /* every pageable copy, those of start-up (before the first kernel, or from sites that copied
      * only then) and those after it, by direction */
     for (int dir = 0; dir < 2; dir++) {
@@ -261,8 +295,24 @@ static int pageable_finding(struct vt_result *r, int iTrace, const struct startu
     if (nNs < 0) nNs = 0;
     if (nSerial < 0) nSerial = 0;
     pct = 100.0 * (double)nNs / (double)span;
+    /* what pinning saves: the copy time the GPU sat idle for want of the data (pinned copies issued
+     * ahead with non_blocking=True overlap compute), or, when kernels ran through the copies, their
+     * time beyond what the link carries (the yardstick: the fastest pinned copy in that direction,
+     * else the host link's pinned rate), whichever is more */
+    for (int dir = 0; dir < 2; dir++) {
+        double yard = xf->x[dir].bestPinnedBw > 0 ? xf->x[dir].bestPinnedBw : pLink->gbps;
+        int64_t need;
+        if (run.count[dir] <= 0 || run.ns[dir] <= 0) continue;
+        bPinned |= xf->x[dir].bestPinnedBw > 0;
+        need = (int64_t)((double)run.bytes[dir] / yard);
+        needNs += need;
+        if (run.ns[dir] > need) gapNs += run.ns[dir] - need;
+    }
+    saveNs = nSerial > gapNs ? nSerial : gapNs;
+    if (saveNs > nNs) saveNs = nNs;
+    pctSave = 100.0 * (double)saveNs / (double)span;
     if (nCount > 0 && nBytes >= r->pOpts->minBytes) {
-        sev = pageable_sev(pct, nNs, nSerial);
+        sev = pageable_sev(pctSave);
         *pbSaid = zSerial[0] && sev > VT_SEV_INFO && nSerial * 2 >= serialNs;
         fmt_what(&run, zWhat, sizeof zWhat);
         fmt_directions(t, &all, zDir);
@@ -288,18 +338,27 @@ static int pageable_finding(struct vt_result *r, int iTrace, const struct startu
             vt__fmt_ns(nNs / t->ph.nIter, zI, sizeof zI);
             snprintf(zIter, sizeof zIter, ", about %s per iteration over %d iterations", zI, t->ph.nIter);
         }
+        vt__fmt_ns(needNs, zNeed, sizeof zNeed);
+        vt__fmt_ns(saveNs, zSave, sizeof zSave);
+        if (bPinned)
+            snprintf(zYard, sizeof zYard, "At the rate of the fastest pinned copy in the trace they would take %s",
+                     zNeed);
+        else
+            snprintf(zYard, sizeof zYard, "No copy in the trace is pinned to compare with; over the host link (%s, "
+                     "%s: about %.0f GB/s from pinned memory) they would take %s", pLink->zLink, zDev, pLink->gbps,
+                     zNeed);
         if (add(r, iTrace, sev, nBytes, nCount, a, b,
                 vt__strdupf("%s pageable host memory: %.1f%% of the run after start-up", zWhat, pct),
                 vt__strdupf("%s%s %s, they blocked the host thread for %s, %.1f%% of "
                             "that time%s; %s of it with no kernel running (the GPU waited for the data)%s%s.%s "
-                            "Pageable copies are staged through a driver buffer and block the host; pinned memory "
-                            "with non_blocking=True overlaps them with compute: expected saving up to %s (%.1f%% of "
-                            "the run after start-up). Severity by that share: info under 2%%, low from 2%%, medium "
-                            "from 5%%, high from 15%%, one level lower when kernels ran through three quarters of "
-                            "the copy time.%s",
+                            "%s. Pageable copies are staged through a driver buffer and block the host; pinned "
+                            "memory with non_blocking=True overlaps them with compute: expected saving %s (%.1f%% of "
+                            "the run after start-up), the time the GPU waited or the time beyond that rate, whichever "
+                            "is more. Severity by that share: info under 2%%, low from 2%%, medium from 5%%, high "
+                            "from 15%%.%s",
                             zDir[0], zDir[1], zAt, zT, pct, zIter, zS,
                             nSerial < nNs ? ", while kernels ran: " : ": overlaps no compute", nSerial < nNs ? zO : "",
-                            zPre, zS, 100.0 * (double)nSerial / (double)span, *pbSaid ? zSerial : ""),
+                            zPre, zYard, zSave, pctSave, *pbSaid ? zSerial : ""),
                 "Copy from pinned memory: DataLoader(..., pin_memory=True) and "
                 "tensor.to('cuda', non_blocking=True); pin your own staging buffers with "
                 "tensor.pin_memory() or torch.empty(..., pin_memory=True) and reuse them (in CUDA C, "

@@ -58,16 +58,24 @@ static int from_nvtx(struct vt_trace *t, regex_t *pPhase, regex_t *pEval, regex_
         " LEFT JOIN string s ON s.id = r.name_id"
         " WHERE r.kind != 2 AND r.start > 0 AND s.value IS NOT NULL ORDER BY r.start, e DESC";
     sqlite3_stmt *pStmt = NULL;
-    int64_t phaseEnd = INT64_MIN, iterEnd = INT64_MIN;
+    int64_t phaseEnd = INT64_MIN, iterEnd = INT64_MIN, optEnd = INT64_MIN;
     int rc = sqlite3_prepare_v2(t->f.db, zSql, -1, &pStmt, NULL);
     if (rc == SQLITE_OK) sqlite3_bind_int64(pStmt, 1, t->f.t1 + 1); /* ends are exclusive */
-    int *aIterKind = NULL, nIterKind = 0;
+    int *aIterKind = NULL, nIterKind = 0, nOpt = 0;
+    struct vt_iter *aOpt = NULL; /* torch.profiler's optimizer-step ranges: where steps end */
     while (rc == SQLITE_OK && (rc = sqlite3_step(pStmt)) == SQLITE_ROW) {
         int64_t a = sqlite3_column_int64(pStmt, 0), b = sqlite3_column_int64(pStmt, 1);
         const char *zName = (const char *)sqlite3_column_text(pStmt, 2);
         int bEval = regexec(pEval, zName, 0, NULL, 0) == 0;
         rc = SQLITE_OK;
-        if (regexec(pIter, zName, 0, NULL, 0) == 0) {
+        if (!strncmp(zName, "Optimizer.step#", 15) || !strcmp(zName, "Optimizer.step")) {
+            struct vt_iter *pO;
+            if (a < optEnd) continue; /* nested: the outer one is the step */
+            if (!(pO = push((void **)&aOpt, &nOpt, sizeof *pO))) { rc = SQLITE_NOMEM; break; }
+            pO->start = a;
+            pO->end = b;
+            optEnd = b;
+        } else if (regexec(pIter, zName, 0, NULL, 0) == 0) {
             int *pK;
             if (a < iterEnd) continue;
             if (!add_iter(t, a, b)) { rc = SQLITE_NOMEM; break; }
@@ -104,6 +112,22 @@ static int from_nvtx(struct vt_trace *t, regex_t *pPhase, regex_t *pEval, regex_
     }
     if (rc == SQLITE_DONE) rc = SQLITE_OK;
     sqlite3_finalize(pStmt);
+    /*
+     * No iteration marked, but optimizer steps are (record_function around optimizer.step, as
+     * torch.profiler and PyTorch's snapshots write them): each step ends an iteration, which began
+     * where the previous one ended (the first at the trace's start; none before the start of the
+     * phase it ends in). Each such iteration trains.
+     */
+    for (int i = 0, bNone = t->ph.nIter == 0; rc == SQLITE_OK && bNone && i < nOpt; i++) {
+        int64_t a = i ? aOpt[i - 1].end : t->f.t0;
+        int k = vt__phase_at(t, aOpt[i].start), *pK;
+        if (k >= 0 && t->ph.a[k].start > a) a = t->ph.a[k].start;
+        if (!add_iter(t, a, aOpt[i].end)) rc = SQLITE_NOMEM;
+        else if (!(pK = push((void **)&aIterKind, &nIterKind, sizeof(int)))) rc = SQLITE_NOMEM;
+        else *pK = VT_PHASE_TRAIN;
+        if (rc == SQLITE_OK && i + 1 == nOpt) t->ph.bOptIter = 1;
+    }
+    free(aOpt);
     if (rc == SQLITE_OK && t->ph.n == 0) {
         for (int i = 0; i < t->ph.nIter && rc == SQLITE_OK; i++) {
             struct vt_phase *p = t->ph.n ? &t->ph.a[t->ph.n - 1] : NULL;
@@ -585,19 +609,34 @@ done:
     return rc;
 }
 
+/* Forward-only kernels outside the iterations, between two of them or after the last (from_iter_kernels). */
+struct gap {
+    int64_t start, end; /* the first one's start (then its host launch), the latest end */
+    int64_t n;          /* how many, after the last backward or optimizer kernel of the gap */
+    int64_t idx;        /* the first one's place in (start, id) order */
+};
+
 /*
  * Phases for NVTX iterations without phase ranges (torch.profiler's ProfilerStep#N): an
  * iteration with a backward or optimizer kernel is training, one with kernels but none of
- * those is evaluation; consecutive iterations of one kind form a phase. No phase when no
- * iteration is training, or when a tenth of the kernels run outside the iterations (they
- * would be left without a phase). Returns an SQLite code.
+ * those is evaluation; consecutive iterations of one kind form a phase. Kernels outside the
+ * iterations after a training one (an evaluation loop the profiler's steps do not cover) form
+ * an evaluation phase when, after the last backward or optimizer kernel among them (the last
+ * step's tail, which the GPU runs after its range closed), they run for at least half a median
+ * training iteration: longer than the rest of a step's tail (zero_grad, a metric) and than a
+ * stray forward pass's kernels would. It begins at the host launch of its first kernel (as
+ * from_kernels' windows, kernels_at), not before the iteration it follows ends. No phase when no
+ * iteration is training, or when a tenth of the kernels run outside the iterations and such
+ * phases (they would be left without a phase). Returns an SQLite code.
  */
 static int from_iter_kernels(struct vt_trace *t)
 {
-    int64_t nIn = 0, nAll = 0;
+    int64_t nIn = 0, nAll = 0, m = 0, *aMed = NULL;
     sqlite3_stmt *pStmt = NULL;
     int64_t *aId = NULL;
-    int nId = 0, *aKind = NULL, iIt = 0, nTrain = 0, rc;
+    struct gap *aGap = NULL; /* gap i: before iteration i (i = nIter: after the last) */
+    struct want *aW = NULL;
+    int nId = 0, *aKind = NULL, iIt = 0, nTrain = 0, nMed = 0, nW = 0, rc;
     rc = sqlite3_prepare_v2(t->f.db, "SELECT id, value FROM string WHERE id IN (SELECT DISTINCT name_id FROM kernel)"
                             " ORDER BY id", -1, &pStmt, NULL);
     while (rc == SQLITE_OK && (rc = sqlite3_step(pStmt)) == SQLITE_ROW) {
@@ -610,33 +649,78 @@ static int from_iter_kernels(struct vt_trace *t)
     if (rc == SQLITE_DONE) rc = SQLITE_OK;
     sqlite3_finalize(pStmt);
     pStmt = NULL;
-    if (rc == SQLITE_OK && !(aKind = calloc((size_t)t->ph.nIter + 1, sizeof *aKind))) rc = SQLITE_NOMEM;
+    if (rc == SQLITE_OK && (!(aKind = calloc((size_t)t->ph.nIter + 1, sizeof *aKind)) ||
+                            !(aMed = calloc((size_t)t->ph.nIter + 1, sizeof *aMed)) ||
+                            !(aGap = calloc((size_t)t->ph.nIter + 1, sizeof *aGap))))
+        rc = SQLITE_NOMEM;
     if (rc == SQLITE_OK)
-        rc = sqlite3_prepare_v2(t->f.db, "SELECT start, name_id FROM kernel ORDER BY start", -1, &pStmt, NULL);
+        rc = sqlite3_prepare_v2(t->f.db, "SELECT start, \"end\", name_id FROM kernel ORDER BY start, id", -1, &pStmt,
+                                NULL);
     /* 0: no kernel, 1: kernels, 2: a backward or optimizer kernel among them */
     while (rc == SQLITE_OK && (rc = sqlite3_step(pStmt)) == SQLITE_ROW) {
-        int64_t ts = sqlite3_column_int64(pStmt, 0), id = sqlite3_column_int64(pStmt, 1);
-        int lo = 0, hi = nId;
+        int64_t ts = sqlite3_column_int64(pStmt, 0), end = sqlite3_column_int64(pStmt, 1);
+        int64_t id = sqlite3_column_int64(pStmt, 2);
+        int lo = 0, hi = nId, bTrain;
         rc = SQLITE_OK;
         nAll++;
-        while (iIt < t->ph.nIter && t->ph.aIter[iIt].end <= ts) iIt++;
-        if (iIt == t->ph.nIter || ts < t->ph.aIter[iIt].start) continue;
-        nIn++;
         while (lo < hi) {
             int mid = (lo + hi) / 2;
             if (aId[mid] < id) lo = mid + 1;
             else hi = mid;
         }
+        bTrain = lo < nId && aId[lo] == id && sqlite3_column_type(pStmt, 2) != SQLITE_NULL;
+        while (iIt < t->ph.nIter && t->ph.aIter[iIt].end <= ts) iIt++;
+        if (iIt == t->ph.nIter || ts < t->ph.aIter[iIt].start) {
+            struct gap *g = &aGap[iIt];
+            if (bTrain) g->n = 0; /* the tail of a step: what follows it may be evaluation */
+            else if (g->n++ == 0) {
+                g->start = g->end = ts;
+                g->idx = nAll - 1;
+            }
+            if (!bTrain && end > g->end) g->end = end;
+            continue;
+        }
+        nIn++;
         if (aKind[iIt] < 1) aKind[iIt] = 1;
-        if (lo < nId && aId[lo] == id && sqlite3_column_type(pStmt, 1) != SQLITE_NULL) aKind[iIt] = 2;
+        if (bTrain) aKind[iIt] = 2;
     }
     if (rc == SQLITE_DONE) rc = SQLITE_OK;
     sqlite3_finalize(pStmt);
+    for (int i = 0; rc == SQLITE_OK && i < t->ph.nIter; i++)
+        if (aKind[i] == 2) aMed[nMed++] = t->ph.aIter[i].end - t->ph.aIter[i].start;
+    if (nMed > 0) m = median(aMed, nMed);
+    /* gaps that are evaluation: after a training iteration, forward kernels for half an iteration or more */
+    for (int i = 1; rc == SQLITE_OK && i <= t->ph.nIter; i++) {
+        struct gap *g = &aGap[i];
+        struct want *pW;
+        if (aKind[i - 1] != 2 || g->n < 2 || m <= 0 || (g->end - g->start) * 2 < m) {
+            g->n = 0;
+            continue;
+        }
+        nIn += g->n;
+        if (!(pW = push((void **)&aW, &nW, sizeof *pW))) rc = SQLITE_NOMEM;
+        else pW->idx = g->idx;
+    }
+    aGap[0].n = 0;
+    if (rc == SQLITE_OK) rc = kernels_at(t->f.db, aW, nW);
+    for (int i = 1; rc == SQLITE_OK && i <= t->ph.nIter; i++) {
+        struct gap *g = &aGap[i];
+        int64_t ts = g->n > 0 ? want_ts(aW, nW, g->idx) : -1;
+        if (ts >= 0 && ts < g->start) g->start = ts;
+        if (g->start < t->ph.aIter[i - 1].end) g->start = t->ph.aIter[i - 1].end;
+        if (i < t->ph.nIter && g->end > t->ph.aIter[i].start) g->end = t->ph.aIter[i].start;
+    }
     for (int i = 0; rc == SQLITE_OK && nIn * 10 >= nAll * 9 && i < t->ph.nIter; i++) nTrain += aKind[i] == 2;
-    for (int i = 0; rc == SQLITE_OK && nTrain > 0 && i < t->ph.nIter; i++) {
-        struct vt_phase *p = t->ph.n ? &t->ph.a[t->ph.n - 1] : NULL;
-        int kind = aKind[i] == 2 ? VT_PHASE_TRAIN : VT_PHASE_EVAL;
-        if (aKind[i] == 0) continue;
+    for (int i = 0; rc == SQLITE_OK && nTrain > 0 && i <= t->ph.nIter; i++) {
+        struct vt_phase *p;
+        int kind;
+        if (aGap[i].n > 0 && !add_phase(t, VT_PHASE_EVAL, "evaluation", aGap[i].start, aGap[i].end, "kernels")) {
+            rc = SQLITE_NOMEM;
+            break;
+        }
+        if (i == t->ph.nIter || aKind[i] == 0) continue;
+        p = t->ph.n ? &t->ph.a[t->ph.n - 1] : NULL;
+        kind = aKind[i] == 2 ? VT_PHASE_TRAIN : VT_PHASE_EVAL;
         if (p && p->kind == kind) p->end = t->ph.aIter[i].end;
         else if (!add_phase(t, kind, kind == VT_PHASE_EVAL ? "evaluation" : "training", t->ph.aIter[i].start,
                             t->ph.aIter[i].end, "kernels"))
@@ -644,6 +728,9 @@ static int from_iter_kernels(struct vt_trace *t)
     }
     free(aId);
     free(aKind);
+    free(aMed);
+    free(aGap);
+    free(aW);
     return rc;
 }
 
@@ -675,16 +762,17 @@ int vt__phase_at(const struct vt_trace *t, int64_t ts)
 
 /*
  * Whether training lifetime l is state kept from step to step (weights, optimizer state,
- * buffers): used after the end of the training iteration it was allocated in; without
- * iterations around its allocation, used over at least half of its training phase.
+ * buffers): possibly used (l->useBound) after the end of the training iteration it was
+ * allocated in; without iterations around its allocation, over at least half of its training
+ * phase.
  */
 static int training_state(const struct vt_trace *t, const struct vt_life *l)
 {
     const struct vt_phase *p = &t->ph.a[l->phase];
     int i = vt__iter_at(t, l->allocTs);
-    if (l->lastUse < 0) return 0;
-    if (i >= 0) return l->lastUse >= t->ph.aIter[i].end;
-    return l->lastUse - l->allocTs >= (p->end - p->start) / 2;
+    if (l->useBound < 0) return 0;
+    if (i >= 0) return l->useBound >= t->ph.aIter[i].end;
+    return l->useBound - l->allocTs >= (p->end - p->start) / 2;
 }
 
 int vt__phase_of_call(const struct vt_trace *t, const struct vt_opts *o, int64_t ts, const char *zSite, char *z,
@@ -721,7 +809,7 @@ int vt__carried_into(const struct vt_trace *t, const struct vt_life *l, int *pbH
     if (training_state(t, l)) return -1;
     for (int k = l->phase + 1; k < t->ph.n; k++) {
         const struct vt_phase *e = &t->ph.a[k];
-        int64_t last = l->lastUse >= 0 ? l->lastUse : l->allocTs;
+        int64_t last = l->useBound >= 0 ? l->useBound : l->allocTs;
         int bTrainAfter = 0;
         if (e->kind != VT_PHASE_EVAL || e->start < l->allocTs) continue;
         if (l->freeTs >= 0 && l->freeTs <= e->start) return -1;
@@ -735,6 +823,45 @@ int vt__carried_into(const struct vt_trace *t, const struct vt_life *l, int *pbH
         return k;
     }
     return -1;
+}
+
+/*
+ * Iterations of a trace that marks none and has no kernel to infer them from (a PyTorch snapshot,
+ * a memory-only profile): its tensor memory's own cycles (vt__cycle_step: a step's rise and fall).
+ * Each completed cycle ends an iteration, the first beginning at the trace's start; at least two
+ * are needed. Returns an SQLite code.
+ */
+static int from_cycles(struct vt_trace *t)
+{
+    struct vt_rows c;
+    char *zSql;
+    int64_t live = 0, peak = 0, lo = 0, hi = 0, prev = t->f.t0;
+    int n = 0, rc;
+    if (!t->f.bHaveTensors || t->f.aT[VT_T_KER].nRow > 0 || !t->f.bTimes) return SQLITE_OK;
+    zSql = vt__ordered_sql(&t->f, VT_T_TENSOR, "ts, op, bytes", "ts IS NOT NULL", "ts, id");
+    memset(&c, 0, sizeof c);
+    rc = zSql ? vt__rows_open(&c, t->f.db, zSql, 3, t->f.aT[VT_T_TENSOR].w) : SQLITE_NOMEM;
+    while (rc == SQLITE_OK && (rc = vt__rows_next(&c)) == SQLITE_OK && c.bRow) {
+        int op = (int)vt__rows_or(&c, 1, 0);
+        int64_t b = vt__rows_or(&c, 2, 0);
+        if (op == VT_TENSOROP_ALLOC) live += b;
+        else if (op == VT_TENSOROP_FREE) live -= b;
+        else continue;
+        if (vt__cycle_step(&lo, &hi, &n, live, peak)) {
+            if (!add_iter(t, prev, c.ts)) rc = SQLITE_NOMEM;
+            prev = c.ts;
+        }
+        if (live > peak) peak = live;
+    }
+    vt__rows_close(&c);
+    free(zSql);
+    if (rc == SQLITE_OK && t->ph.nIter < 2) { /* one cycle: no step to compare with another */
+        free(t->ph.aIter);
+        t->ph.aIter = NULL;
+        t->ph.nIter = 0;
+    }
+    t->ph.bCycleIter = rc == SQLITE_OK && t->ph.nIter > 0;
+    return rc;
 }
 
 /*
@@ -822,6 +949,7 @@ int vt__phases(struct vt_trace *t, const struct vt_opts *o)
         rc = from_kernels(t);
         if (rc == SQLITE_OK && t->ph.n) t->ph.zSource = "kernels";
     }
+    if (rc == SQLITE_OK && t->ph.n == 0 && t->ph.nIter == 0) rc = from_cycles(t);
     if (rc == SQLITE_OK) {
         link_iterations(t);
         if (boundaries_build(t) != 0) rc = SQLITE_NOMEM;

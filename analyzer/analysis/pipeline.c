@@ -2,6 +2,7 @@
 #include "analysis.h"
 
 #include <pthread.h>
+#include <sys/stat.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -93,7 +94,13 @@ static int analyze_one(struct vt_result *r, int iTrace, const char *zPath, const
         vt__errorf("%s: out of memory", zPath);
         rc = VT_EXIT_INTERNAL;
     }
+    if (rc == VT_EXIT_OK && vt__sitecurves_keep(r, iTrace) != 0) {
+        vt__errorf("%s: out of memory", zPath);
+        rc = VT_EXIT_INTERNAL;
+    }
     if (rc == VT_EXIT_OK && t->pWb) rc = vt__writeback_end(r, iTrace);
+    t->wallStart = rc == VT_EXIT_OK && t->f.bTimes ? vt__read_wall(&t->f, t->f.t0) : -1;
+    vt__sitecurves_drop(t);
     states_free(aSt);
     vt__writeback_free(t);
     vt__read_done(&t->f); /* the connection goes; what was read stays for the report */
@@ -120,6 +127,7 @@ struct job {
     const char *zPath;
     struct vt_result sub;
     int rc;
+    int iSameFile;          /* the index of an earlier job naming the same file (not analyzed again), or -1 */
 };
 
 /* The work shared by the workers: the next job to take, how many are done, in which stage. */
@@ -171,7 +179,7 @@ static void *worker(void *pArg)
         i = p->iNext < p->nJob ? p->iNext++ : -1;
         pthread_mutex_unlock(&p->mu);
         if (i < 0) return NULL;
-        run_job(&p->aJob[i], p->o, p->stage);
+        if (p->aJob[i].iSameFile < 0) run_job(&p->aJob[i], p->o, p->stage);
         pthread_mutex_lock(&p->mu);
         p->nDone++;
         pthread_cond_signal(&p->done);
@@ -236,6 +244,43 @@ static int merge_job(struct vt_result *r, struct job *j)
     return 0;
 }
 
+/*
+ * The jobs naming a file an earlier job names (the same device and inode: one file given twice,
+ * under the same or another name) are marked with that job's index, not to be analyzed again.
+ */
+static void same_files(struct job *aJob, int nJob)
+{
+    struct stat *aSt = calloc((size_t)(nJob > 0 ? nJob : 1), sizeof *aSt);
+    char *aOk = calloc((size_t)(nJob > 0 ? nJob : 1), 1);
+    for (int i = 0; i < nJob; i++) aJob[i].iSameFile = -1;
+    if (!aSt || !aOk) goto done; /* out of memory: each is analyzed, as given */
+    for (int i = 0; i < nJob; i++) {
+        aOk[i] = stat(aJob[i].zPath, &aSt[i]) == 0 && S_ISREG(aSt[i].st_mode);
+        for (int k = 0; aOk[i] && k < i; k++)
+            if (aOk[k] && aSt[k].st_dev == aSt[i].st_dev && aSt[k].st_ino == aSt[i].st_ino) {
+                aJob[i].iSameFile = aJob[k].iSameFile >= 0 ? aJob[k].iSameFile : k;
+                break;
+            }
+    }
+done:
+    free(aSt);
+    free(aOk);
+}
+
+/*
+ * The trace of r that is the process a is too (the same host, pid and wall-clock start: two traces of
+ * one process, such as a copy of a trace), or -1. Traces whose pid or start is unknown are not matched.
+ */
+static int same_process(const struct vt_result *r, const struct vt_trace *a)
+{
+    if (!a->f.zPid[0] || a->wallStart < 0) return -1;
+    for (int k = 0; k < r->nTrace; k++) {
+        const struct vt_trace *b = &r->aTrace[k];
+        if (b->wallStart == a->wallStart && !strcmp(b->f.zPid, a->f.zPid) && !strcmp(b->f.zHost, a->f.zHost)) return k;
+    }
+    return -1;
+}
+
 int vt__analyze(const char **azPath, int nPath, const struct vt_opts *o, struct vt_result *r)
 {
     struct pool p;
@@ -254,6 +299,7 @@ int vt__analyze(const char **azPath, int nPath, const struct vt_opts *o, struct 
         return VT_EXIT_INTERNAL;
     }
     for (i = 0; i < nPath; i++) p.aJob[i].zPath = azPath[i];
+    same_files(p.aJob, nPath);
     p.nJob = nPath;
     p.o = o;
     pthread_mutex_init(&p.mu, NULL);
@@ -279,7 +325,7 @@ int vt__analyze(const char **azPath, int nPath, const struct vt_opts *o, struct 
                     if (p.aJob[i].rc == VT_EXIT_OK) p.aJob[i].rc = VT_EXIT_INTERNAL;
                 continue;
             }
-            for (i = 0; i < nPath; i++) apF[i] = p.aJob[i].rc == VT_EXIT_OK ? &p.aJob[i].sub.aTrace[0].f : NULL;
+            for (i = 0; i < nPath; i++) apF[i] = p.aJob[i].rc == VT_EXIT_OK && p.aJob[i].iSameFile < 0 ? &p.aJob[i].sub.aTrace[0].f : NULL;
             vt__figures_origin(apF, nPath);
             free(apF);
         }
@@ -289,6 +335,22 @@ int vt__analyze(const char **azPath, int nPath, const struct vt_opts *o, struct 
     /* in the order given, whatever order they finished in */
     for (i = 0; i < nPath; i++) {
         struct job *j = &p.aJob[i];
+        int k;
+        if (j->iSameFile >= 0) { /* one file given twice: said once, counted once */
+            const struct job *e = &p.aJob[j->iSameFile];
+            for (k = 0; e->rc == VT_EXIT_OK && k < r->nTrace && r->aTrace[k].f.zPath != e->zPath; k++) {}
+            if (e->rc == VT_EXIT_OK && k < r->nTrace)
+                vt__read_note(&r->aTrace[k].f, "%s was given again as %s: the same file, analyzed and counted once",
+                              e->zPath, j->zPath);
+            continue;
+        }
+        if (j->rc == VT_EXIT_OK && j->sub.nTrace == 1 && (k = same_process(r, &j->sub.aTrace[0])) >= 0) {
+            /* another trace of a process already read: said once, counted once */
+            vt__read_note(&r->aTrace[k].f, "%s is a trace of this same process (host, pid and start time alike): "
+                          "analyzed and counted once, from %s", j->zPath, r->aTrace[k].f.zPath);
+            vt__result_free(&j->sub);
+            continue;
+        }
         if (j->rc == VT_EXIT_OK && merge_job(r, j) == 0) continue;
         if (j->rc == VT_EXIT_OK) { /* named on stderr already otherwise */
             vt__errorf("%s: out of memory", j->zPath);

@@ -25,6 +25,8 @@ struct replay {
     int64_t tsUntimed;      /* where allocations of unknown time go on the timeline: the end (untimed) */
     int bTensorDevice;      /* blocks but no CUDA allocation (a torch.profiler trace): the blocks are the device's
                              * memory for the timeline and the counts */
+    int bSiteCurves;        /* keep the site curves (opts.bSiteCurves) */
+    int64_t lastUnscanned;  /* start of the latest launch so far whose arguments were not scanned, -1 none */
 };
 
 /* Hand event e to every detector that asked for its kind. 0 or -1. */
@@ -51,6 +53,7 @@ static int timeline_account(struct replay *r, const struct vt_life *l, int64_t t
     if (l->acct == VT_ACCT_NONE) return 0;
     if ((iDev = vt__dev_index(t, l->acct)) < 0) return -1;
     if (l->bTensor) {
+        if (l->acct >= 0) t->tl.tensorTotalNow += vt__live_bytes(r->pTensor, l->acct) - t->tl.aDev[iDev].tensorLive;
         t->tl.aDev[iDev].tensorLive = vt__live_bytes(r->pTensor, l->acct);
         vt__timeline_tensor(t, iDev, ts);
         if (!r->bTensorDevice) return 0; /* else the blocks are all the trace knows of the device's memory */
@@ -67,13 +70,16 @@ static void snapshot_view(struct replay *r)
     r->t->tl.apLive = vt__live_all(r->bDetectCuda ? r->pCuda : r->pTensor, &r->t->tl.nLive);
 }
 
-/* Add (sign +1) or remove (-1) l from its site's live count (device and pinned host memory alike). */
-static void site_account(struct replay *r, const struct vt_life *l, int sign)
+/* Add (sign +1) or remove (-1) l from its site's live count (device and pinned host memory alike) and, for a
+ * judged lifetime, from its site curve at ts. 0, or -1 when out of memory. */
+static int site_account(struct replay *r, const struct vt_life *l, int sign, int64_t ts)
 {
     struct vt_site *s = &r->t->sites.a[l->site];
     s->nLive += sign;
     s->liveBytes += sign * l->bytes;
     if (s->liveBytes > s->peakLiveBytes) s->peakLiveBytes = s->liveBytes;
+    if (!r->bSiteCurves || !judged(r, l)) return 0;
+    return vt__sitecurves_add(r->t, l->acct, l->site, sign * l->bytes, ts);
 }
 
 /* Live set hook: a lifetime begins. */
@@ -87,9 +93,14 @@ static int on_begin(void *pArg, struct vt_life *l)
     if (l->site < 0) return -1;
     t->sites.a[l->site].nAlloc++;
     t->sites.a[l->site].totalBytes += l->bytes;
-    site_account(r, l, +1);
+    if (site_account(r, l, +1, l->allocTs >= 0 ? l->allocTs : r->tsUntimed) != 0) return -1;
     snapshot_view(r);
     if (timeline_account(r, l, l->allocTs >= 0 ? l->allocTs : r->tsUntimed) != 0) return -1;
+    if (judged(r, l) && t->nOom > 0 && l->acct != VT_ACCT_NONE && l->allocTs >= t->aOom[t->nOom - 1].ts) {
+        struct vt_oom *o = &t->aOom[t->nOom - 1]; /* a request succeeded after the last OOM */
+        o->allocAfter += l->bytes;
+        if (o->nextSite < 0 && l->acct == o->device) o->nextSite = l->site, o->nextTs = l->allocTs, o->nextBytes = l->bytes;
+    }
     return judged(r, l) ? emit(r, VT_EV_BEGIN, l->allocTs, l, NULL) : 0;
 }
 
@@ -107,16 +118,43 @@ static int on_before_end(void *pArg, struct vt_life *l)
     return 0;
 }
 
+/*
+ * The latest time l may have been used as far as the trace can tell, into l->useBound as it ends.
+ * Kernel arguments are resolved to CUDA allocations: an allocation's own last use where they name
+ * it (a CUDA allocation; the blocks of a trace that has no CUDA allocation); for a framework
+ * allocator's block inside a CUDA allocation (PyTorch's history merged), any use of that
+ * allocation while the block was live may have been the block's, so the allocation's last use
+ * then (copies name the block's own address and mark both); VT_USE_UNKNOWN when no traced
+ * allocation holds it. A launch whose arguments were not scanned (a CUDA graph's kernels) may
+ * have used anything live when it ran: no earlier than the latest one while l was live.
+ */
+static void use_bound(const struct replay *r, struct vt_life *l)
+{
+    int64_t b = l->lastUse;
+    if (l->bTensor && !r->bTensorDevice) {
+        const struct vt_life *c = vt__live_use(r->pCuda, l->address, 0);
+        if (!c) {
+            l->useBound = VT_USE_UNKNOWN;
+            return;
+        }
+        if (c->lastUse >= l->allocTs && c->lastUse > b) b = c->lastUse;
+    }
+    if (r->lastUnscanned >= l->allocTs && r->lastUnscanned > b) b = r->lastUnscanned;
+    l->useBound = b;
+}
+
 /* Live set hook: a lifetime ended (freed, replaced, or live at the end of the trace). */
 static int on_end(void *pArg, struct vt_life *l)
 {
     struct replay *r = pArg;
     struct vt_trace *t = r->t;
+    use_bound(r, l);
     if (l->status == VT_LIFE_LIVE_AT_END) {
+        if (judged(r, l) && l->acct >= 0) vt__oom_live_at_end(t, l);
         if (!l->bInternal && l->acct != VT_ACCT_PINNED && judged(r, l))
             vt__top_insert(t->tl.aEnd, &t->tl.nEnd, VT_TOPMAX, l);
     } else {
-        site_account(r, l, -1);
+        if (site_account(r, l, -1, l->freeTs) != 0) return -1;
         snapshot_view(r);
         if (timeline_account(r, l, l->freeTs) != 0) return -1;
     }
@@ -209,7 +247,8 @@ static int on_oom(struct replay *r, const struct vt_rows *c)
     o->requested = vt__rows_or(c, 3, -1);
     o->freeBytes = vt__rows_or(c, 4, -1);
     o->totalBytes = vt__rows_or(c, 5, -1);
-    o->site = -1;
+    o->site = o->nextSite = -1;
+    o->nextTs = o->nextBytes = -1;
     if (!vt__rows_null(c, 6)) {
         o->site = vt__site_get(&t->sites, t->f.db, vt__rows_i64(c, 6), o->requested > 0 ? o->requested : 0);
         if (o->site < 0) return -1;
@@ -237,10 +276,10 @@ static int on_oom(struct replay *r, const struct vt_rows *c)
  * layer's rule (vt__live_untimed), CUDA's then the blocks. An SQLite code. */
 static int untimed(struct replay *r)
 {
-    int rc;
-    r->tsUntimed = r->t->f.bTimes ? r->t->f.t1 : 0; /* where vt__live_untimed puts them */
-    rc = vt__live_untimed(&r->t->f, r->pCuda, 0);
-    if (rc == SQLITE_OK) rc = vt__live_untimed(&r->t->f, r->pTensor, 1);
+    const struct vt_tracefile *f = &r->t->f;
+    int rc = SQLITE_OK;
+    r->tsUntimed = f->bTimes ? f->t1 : 0;
+    for (int b = 0; b < 2 && rc == SQLITE_OK; b++) rc = vt__live_untimed(f, b ? r->pTensor : r->pCuda, b);
     return rc;
 }
 
@@ -308,12 +347,12 @@ static int finish(struct replay *r)
 int vt__replay(struct vt_trace *t, const struct vt_opts *o, const struct vt_detector *const *aDet, void *const *aSt,
                int nDet)
 {
-    enum { C_MEM, C_TENSOR, C_KUSE, C_COPY, C_SET, C_OOM, C_N };
+    enum { C_MEM, C_TENSOR, C_KUSE, C_COPY, C_SET, C_OOM, C_UNSCANNED, C_N };
     /* each input in time order: by rowid where the scan found that to be time order within a window */
-    static const int anCol[C_N] = {VT_MEMROW_NCOL, VT_TENSORROW_NCOL, 2, 3, 2, 7};
+    static const int anCol[C_N] = {VT_MEMROW_NCOL, VT_TENSORROW_NCOL, 2, 3, 2, 7, 1};
     const struct vt_tracefile *f = &t->f;
     const int aw[C_N] = {f->aT[VT_T_MEM].w, f->aT[VT_T_TENSOR].w, f->aT[VT_T_USE].w, f->aT[VT_T_COPY].w,
-                         f->aT[VT_T_SET].w, -1};
+                         f->aT[VT_T_SET].w, -1, f->aT[VT_T_KER].w};
     char *azSql[C_N] = {
         f->aT[VT_T_MEM].bPresent
             ? vt__ordered_sql(f, VT_T_MEM, VT_MEMROW_COLS, "1", "ts, id")
@@ -325,13 +364,13 @@ int vt__replay(struct vt_trace *t, const struct vt_opts *o, const struct vt_dete
         vt__ordered_sql(f, VT_T_COPY, "start, src, dst", "src IS NOT NULL OR dst IS NOT NULL", "start"),
         vt__ordered_sql(f, VT_T_SET, "start, dst", "dst IS NOT NULL", "start"),
         vt__strdupf("SELECT ts, api, device, bytes, free_bytes, total_bytes, stack_id FROM oom_event"
-                    " WHERE ts > 0 ORDER BY ts, id")};
+                    " WHERE ts > 0 ORDER BY ts, id"),
+        f->aT[VT_T_KER].bAny ? vt__ordered_sql(f, VT_T_KER, "start", "args_scanned = 0", "start") : NULL};
     const struct vt_live_hooks hooks = {NULL, on_begin, on_before_end, on_end, on_stray};
     struct vt_live_hooks h = hooks;
     struct vt_rows ac[C_N];
     struct replay r;
     int rc = SQLITE_OK, i;
-    (void)o;
 
     memset(&r, 0, sizeof r);
     memset(ac, 0, sizeof ac);
@@ -340,21 +379,26 @@ int vt__replay(struct vt_trace *t, const struct vt_opts *o, const struct vt_dete
     r.aSt = aSt;
     r.nDet = nDet;
     r.bDetectCuda = !f->bHaveTensors;
+    r.bSiteCurves = o->bSiteCurves;
+    r.lastUnscanned = -1;
     r.bTensorDevice = f->bHaveTensors && f->aMemOp[VT_MEMOP_ALLOC] == 0 && f->aMemOp[VT_MEMOP_VMM_CREATE] == 0;
+    t->crashTs = -1;
+    t->lc.bTensorDevice = r.bTensorDevice; /* (the figures' counts replace t->lc when the replay ends) */
     h.pArg = &r;
     r.pCuda = vt__live_new(&h);
     r.pTensor = vt__live_new(&h);
     if (!r.pCuda || !r.pTensor) rc = SQLITE_NOMEM;
     vt__timeline_begin(t);
     for (i = 0; i < C_N && rc == SQLITE_OK; i++) {
-        int bAbsent = (i == C_MEM && !f->aT[VT_T_MEM].bPresent) || (i == C_TENSOR && !f->aT[VT_T_TENSOR].bPresent);
+        int bAbsent = (i == C_MEM && !f->aT[VT_T_MEM].bPresent) || (i == C_TENSOR && !f->aT[VT_T_TENSOR].bPresent) ||
+                      (i == C_UNSCANNED && !f->aT[VT_T_KER].bAny);
         if (bAbsent) continue;
         rc = azSql[i] ? vt__rows_open(&ac[i], f->db, azSql[i], anCol[i], aw[i]) : SQLITE_NOMEM;
         if (rc == SQLITE_OK) rc = vt__rows_next(&ac[i]);
     }
     while (rc == SQLITE_OK) {
         int best = -1;
-        for (i = 0; i < C_N; i++) /* ties: memory events, then blocks, then uses, then OOMs */
+        for (i = 0; i < C_N; i++) /* ties: memory events, then blocks, then uses, then OOMs, then unscanned launches */
             if (ac[i].bRow && (best < 0 || ac[i].ts < ac[best].ts)) best = i;
         if (best < 0) break;
         struct vt_rows *c = &ac[best];
@@ -380,10 +424,12 @@ int vt__replay(struct vt_trace *t, const struct vt_opts *o, const struct vt_dete
             t->lc.nCopyUse++;
             break;
         case C_OOM: rc = on_oom(&r, c) == 0 ? SQLITE_OK : SQLITE_NOMEM; break;
+        case C_UNSCANNED: r.lastUnscanned = c->ts; break;
         }
         if (rc == SQLITE_OK) rc = vt__rows_next(c);
     }
     if (rc == SQLITE_OK) rc = untimed(&r);
+    if (rc == SQLITE_OK && vt__oom_failures(t) != 0) rc = SQLITE_NOMEM; /* before what is live at the end ends */
     if (rc == SQLITE_OK) {
         boundaries_upto(&r, INT64_MAX);
         snapshot_view(&r);

@@ -171,8 +171,8 @@ int vt__sev_time(const struct vt_trace *t, int64_t ns)
 
 int vt__unjudged_hold(const struct vt_trace *t, const struct vt_life *l)
 {
-    return !t->f.bHaveKernelUses || t->f.bSegments || l->allocTs < 0 || l->bInternal || t->sites.a[l->site].bNccl ||
-           l->acct == VT_ACCT_PINNED;
+    return !t->f.bHaveKernelUses || t->f.bSegments || l->allocTs < 0 || l->useBound == VT_USE_UNKNOWN || l->bInternal ||
+           t->sites.a[l->site].bNccl || l->acct == VT_ACCT_PINNED;
 }
 
 int vt__trend(const int64_t *a, int n, int64_t minRise, int64_t *pRise)
@@ -226,11 +226,17 @@ void vt__fmt_at(const struct vt_trace *t, int64_t ts, char *z, size_t n)
 void vt__trace_free(struct vt_trace *t)
 {
     vt__sites_free(&t->sites);
+    vt__sitecurves_drop(t);
+    for (int d = 0; d < t->tl.nDev; d++) {
+        for (int k = 0; k < t->tl.aDev[d].nSite; k++) free(t->tl.aDev[d].aSite[k].a);
+        free(t->tl.aDev[d].aSite);
+    }
     free(t->tl.aDev);
     free(t->ph.a);
     free(t->ph.aIter);
     free(t->ph.aBoundary);
     free(t->aOom);
+    free(t->aFail);
     free(t->tl.aGroupHead);
     free(t->tl.aGroupAcc);
     free(t->tl.aGroupNext);

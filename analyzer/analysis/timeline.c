@@ -21,7 +21,7 @@ int vt__dev_index(struct vt_trace *t, int acct)
     d->id = acct;
     d->peakTs = d->tensorPeakTs = d->tensorAtPeak = -1;
     d->totalBytes = -1;
-    for (i = 0; i < VT_TIMELINE_BUCKETS; i++) d->aMax[i] = d->aLast[i] = d->aPool[i] = -1;
+    for (i = 0; i < VT_TIMELINE_BUCKETS; i++) d->aMax[i] = d->aMin[i] = d->aLast[i] = d->aPool[i] = -1;
     for (i = 0; i < VT_SLICES; i++) d->slice[i] = d->tensorSlice[i] = -1;
     if (acct == VT_ACCT_PINNED) snprintf(d->zName, sizeof d->zName, "pinned host memory");
     else if (acct == VT_ACCT_MANAGED) snprintf(d->zName, sizeof d->zName, "managed memory");
@@ -39,9 +39,10 @@ void vt__timeline_begin(struct vt_trace *t)
         struct vt_phase *p = &t->ph.a[i];
         p->peak = p->startLive = p->minLive = -1;
         p->peakTs = -1;
-        for (int k = 0; k < VT_SLICES; k++) p->slice[k] = -1;
+        p->endLive = p->endTensor = -1;
+        for (int k = 0; k < VT_SLICES; k++) p->slice[k] = p->tensorSlice[k] = -1;
     }
-    for (int i = 0; i < t->ph.nIter; i++) t->ph.aIter[i].minLive = t->ph.aIter[i].maxLive = -1;
+    for (int i = 0; i < t->ph.nIter; i++) t->ph.aIter[i].minLive = t->ph.aIter[i].maxLive = t->ph.aIter[i].minTensor = -1;
     for (int k = 0; k < VT_SLICES; k++) t->tl.pinnedSlice[k] = -1;
     t->tl.curPhase = t->tl.curIter = 0;
 }
@@ -60,17 +61,20 @@ static void lower(int64_t *p, int64_t v)
 }
 
 /*
- * Account the device-memory total at ts in the phase and iteration containing
- * ts. Both arrays are sorted and non-overlapping, so a cursor walks each once;
- * a phase or iteration with no event inside takes the level current when it is
- * passed. Calls must come with non-decreasing ts.
+ * Account the device-memory total (and the framework allocator's blocks) at ts in the phase and
+ * iteration containing ts. Both arrays are sorted and non-overlapping, so a cursor walks each
+ * once; a phase or iteration with no event inside takes the level current when it is passed
+ * (a slice without one stays -1), and a phase notes its level as it ends. Calls must come with
+ * non-decreasing ts.
  */
 void vt__timeline_phase_step(struct vt_trace *t, int64_t ts)
 {
-    int64_t live = t->tl.totalLiveNow;
+    int64_t live = t->tl.totalLiveNow, tensors = t->tl.tensorTotalNow;
     while (t->tl.curPhase < t->ph.n && t->ph.a[t->tl.curPhase].end <= ts) {
         struct vt_phase *p = &t->ph.a[t->tl.curPhase];
         if (p->startLive < 0) p->startLive = p->minLive = p->peak = live, p->peakTs = p->start, p->bPeakDirty = 1;
+        p->endLive = live;
+        p->endTensor = tensors;
         vt__timeline_phase_snapshot(t); /* nothing changed since its peak if still dirty */
         t->tl.curPhase++;
     }
@@ -80,36 +84,50 @@ void vt__timeline_phase_step(struct vt_trace *t, int64_t ts)
         if (live > p->peak) p->peak = live, p->peakTs = ts, p->bPeakDirty = 1;
         lower(&p->minLive, live);
         lower(&p->slice[slice_of(ts, p->start, p->end)], live);
+        lower(&p->tensorSlice[slice_of(ts, p->start, p->end)], tensors);
     }
     while (t->tl.curIter < t->ph.nIter && t->ph.aIter[t->tl.curIter].end <= ts) {
         struct vt_iter *it = &t->ph.aIter[t->tl.curIter++];
         if (it->minLive < 0) it->minLive = it->maxLive = live;
+        if (it->minTensor < 0) it->minTensor = tensors;
     }
     if (t->tl.curIter < t->ph.nIter && ts >= t->ph.aIter[t->tl.curIter].start) {
         struct vt_iter *it = &t->ph.aIter[t->tl.curIter];
         lower(&it->minLive, live);
+        lower(&it->minTensor, tensors);
         if (live > it->maxLive) it->maxLive = live;
     }
+}
+
+int vt__cycle_step(int64_t *pLo, int64_t *pHi, int *pn, int64_t live, int64_t peak)
+{
+    if (live < *pLo) *pLo = *pHi = live;
+    if (live > *pHi) *pHi = live;
+    if ((*pHi - *pLo) * 8 >= (peak > live ? peak : live) && *pHi - *pLo > 0 && (live - *pLo) * 2 <= *pHi - *pLo) {
+        (*pn)++;
+        *pLo = *pHi = live;
+        return 1;
+    }
+    return 0;
+}
+
+int vt__timeline_bucket(const struct vt_trace *t, int64_t ts)
+{
+    int64_t b = (int64_t)((double)(ts - t->f.t0) * VT_TIMELINE_BUCKETS / (double)(t->f.t1 - t->f.t0 + 1));
+    return b < 0 ? 0 : b >= VT_TIMELINE_BUCKETS ? VT_TIMELINE_BUCKETS - 1 : (int)b;
 }
 
 /* Record the change of device iDev's live bytes at ts. */
 void vt__timeline_update(struct vt_trace *t, int iDev, int64_t ts)
 {
     struct vt_device *d = &t->tl.aDev[iDev];
-    int64_t b = (int64_t)((double)(ts - t->f.t0) * VT_TIMELINE_BUCKETS / (double)(t->f.t1 - t->f.t0 + 1));
-    if (b < 0) b = 0;
-    if (b >= VT_TIMELINE_BUCKETS) b = VT_TIMELINE_BUCKETS - 1;
+    int b = vt__timeline_bucket(t, ts);
     if (d->live > d->aMax[b]) d->aMax[b] = d->live;
+    lower(&d->aMin[b], d->live);
     d->aLast[b] = d->live;
     if (d->poolReserved > 0) d->aPool[b] = d->poolReserved;
     lower(&d->slice[slice_of(ts, t->f.t0, t->f.t1 + 1)], d->live);
-    if (d->live < d->cycLo) d->cycLo = d->cycHi = d->live;
-    if (d->live > d->cycHi) d->cycHi = d->live;
-    if ((d->cycHi - d->cycLo) * 8 >= (d->peak > d->live ? d->peak : d->live) && d->cycHi - d->cycLo > 0 &&
-        (d->live - d->cycLo) * 2 <= d->cycHi - d->cycLo) {
-        d->nCycle++;
-        d->cycLo = d->cycHi = d->live;
-    }
+    vt__cycle_step(&d->cycLo, &d->cycHi, &d->nCycle, d->live, d->peak);
     if (d->live > d->peak) {
         d->peak = d->live;
         d->peakTs = ts;
@@ -128,6 +146,7 @@ void vt__timeline_update(struct vt_trace *t, int iDev, int64_t ts)
 void vt__timeline_tensor(struct vt_trace *t, int iDev, int64_t ts)
 {
     struct vt_device *d = &t->tl.aDev[iDev];
+    vt__cycle_step(&d->tensorCycLo, &d->tensorCycHi, &d->nTensorCycle, d->tensorLive, d->tensorPeak);
     if (d->tensorLive > d->tensorPeak) d->tensorPeak = d->tensorLive, d->tensorPeakTs = ts;
     if (d->peak > 0 && d->live == d->peak && d->tensorLive > d->tensorAtPeak) d->tensorAtPeak = d->tensorLive;
     lower(&d->tensorSlice[slice_of(ts, t->f.t0, t->f.t1 + 1)], d->tensorLive);

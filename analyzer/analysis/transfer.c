@@ -62,6 +62,8 @@ static int copy_account(struct vt_xfer_run *x)
         t->xf.preNs += dur;
     }
     if (bytes >= 65536 && (double)bytes / (double)dur > xf->bestBw) xf->bestBw = (double)bytes / (double)dur;
+    if (bytes >= 65536 && hostKind == VT_MEMKIND_PINNED && (double)bytes / (double)dur > xf->bestPinnedBw)
+        xf->bestPinnedBw = (double)bytes / (double)dur;
     if (hostKind == VT_MEMKIND_PAGEABLE) {
         xf->pageCount++;
         xf->pageBytes += bytes;

@@ -200,6 +200,7 @@ int vt__cmd_analyze(int argc, char **argv)
         vt__opt_end(&p);
         return rc;
     }
+    o.bSiteCurves = o.format == VT_FMT_HTML; /* the HTML draws each device's largest sites over time */
     rc = vt__analyze(azPath, nPath, &o, &r);
     /* some traces not read (each named): the others are still reported, and the exit says so */
     bPartial = rc == VT_EXIT_PARTIAL;

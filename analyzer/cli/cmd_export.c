@@ -1,4 +1,4 @@
-/* The 'export' subcommand: write traces as Chrome trace-event JSON for the Perfetto UI. */
+/* The 'export' subcommand: traces as Chrome trace-event JSON for the Perfetto UI, as CSV tables, or as a PyTorch memory snapshot. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,7 +16,8 @@ static void usage(FILE *f)
 {
     fprintf(f,
             "usage: vramtrace export [--from T] [--to T] [--gzip] --perfetto OUT.json TRACE...\n"
-            "       vramtrace export --csv DIR TRACE...\n\n"
+            "       vramtrace export --csv DIR TRACE...\n"
+            "       vramtrace export --snapshot OUT.pickle TRACE\n\n"
             "Write one Chrome trace-event JSON file (open it at https://ui.perfetto.dev or in\n"
             "chrome://tracing): one process per trace, a track per GPU stream with kernels,\n"
             "copies and memsets, NVTX ranges on their host thread, a live-bytes counter per\n"
@@ -34,7 +35,11 @@ static void usage(FILE *f)
             "  --csv DIR         instead: one CSV file per table in DIR (memory_event, kernel,\n"
             "                    memcpy, memset, nvtx_range, api_call, oom_event, device, meta),\n"
             "                    every trace's rows with trace, pid and rank first: for joining\n"
-            "                    hundreds of ranks in DuckDB (docs/queries.md)\n\n"
+            "                    hundreds of ranks in DuckDB (docs/queries.md)\n"
+            "  --snapshot OUT.pickle  instead: one trace as a PyTorch memory snapshot (the format of\n"
+            "                    torch.cuda.memory._snapshot()) for PyTorch's memory_viz: each device\n"
+            "                    allocation a segment with one block, its call stack as frames; any\n"
+            "                    trace, imports included (docs/queries.md)\n\n"
             "Exit codes: 0 ok, 2 bad arguments, 3 trace missing or output not writable,\n"
             "4 not a trace, 5 newer trace, 6 damaged trace, 7 internal error, 9 some of several\n"
             "traces could not be read (each is named; the others are exported).\n");
@@ -75,7 +80,7 @@ static FILE *gz_over(FILE *f)
     return g;
 }
 
-enum { O_OUT = 1, O_FROM, O_TO, O_GZIP, O_CSV, O_DEBUGDIR };
+enum { O_OUT = 1, O_FROM, O_TO, O_GZIP, O_CSV, O_DEBUGDIR, O_SNAPSHOT };
 
 /* An empty window: say so, with how long the traces last (the window counts from their start). */
 static void window_note(int nTrace, const struct vt_tracefile *aF, const struct vt_export_opts *o)
@@ -97,13 +102,14 @@ int vt__cmd_export(int argc, char **argv)
     static const struct vt_opt aOpt[] = {{"perfetto", 0, 1, O_OUT}, {"chrome", 0, 1, O_OUT}, {"output", 'o', 1, O_OUT},
                                          {"from", 0, 1, O_FROM},     {"to", 0, 1, O_TO},       {"gzip", 0, 0, O_GZIP},
                                          {"csv", 0, 1, O_CSV},       {"debug-dir", 0, 1, O_DEBUGDIR},
-                                         {NULL, 0, 0, 0}};
-    const char *zCsv = NULL;
+                                         {"snapshot", 0, 1, O_SNAPSHOT}, {NULL, 0, 0, 0}};
+    const char *zCsv = NULL, *zSnap = NULL;
     struct vt_export_opts eo = {0};
     struct vt_optparse p = {0};
     char **azPath = NULL, *zTmp = NULL, *zErr = NULL;
     struct vt_tracefile *aF = NULL;
     struct vt_export_stats stats;
+    struct vt_export_snapstats snapStats;
     struct stat st;
     FILE *f = NULL;
     int nPath = 0, nOk = 0, nFailed = 0, i, c, rc = VT_EXIT_OK, src, bGzip = 0;
@@ -116,6 +122,7 @@ int vt__cmd_export(int argc, char **argv)
     while ((c = vt__opt_next(&p)) > 0) {
         if (c == O_OUT) zOut = p.zVal; /* --perfetto, --chrome, -o */
         else if (c == O_CSV) zCsv = p.zVal;
+        else if (c == O_SNAPSHOT) zSnap = p.zVal;
         else if (c == O_GZIP) bGzip = 1;
         else if (c == O_DEBUGDIR && vt__sym_debug_dir(p.zVal) != 0) c = VT_OPT_ERROR;
         else if (c == O_DEBUGDIR) continue;
@@ -139,6 +146,13 @@ int vt__cmd_export(int argc, char **argv)
         rc = VT_EXIT_INTERNAL;
         goto done;
     }
+    if (zSnap && (zOut || zCsv || bGzip || eo.bFrom || eo.bTo || nPath != 1 || !*zSnap)) {
+        vt__errorf("export: --snapshot OUT.pickle takes one trace and goes alone (not with --perfetto, --csv, --gzip, "
+                   "--from or --to)");
+        rc = VT_EXIT_USAGE;
+        goto done;
+    }
+    if (zSnap) zOut = zSnap;
     if ((!zOut || !*zOut) && zCsv && *zCsv && !bGzip && !eo.bFrom && !eo.bTo) {
         zOut = zCsv;
     } else if (zCsv) {
@@ -235,7 +249,8 @@ int vt__cmd_export(int argc, char **argv)
         f = g;
     }
     setvbuf(f, NULL, _IOFBF, 1 << 20);
-    src = vt__export_perfetto(f, nOk, aF, &eo, &stats, &zErr);
+    if (zSnap) src = vt__export_snapshot(f, &aF[0], &snapStats, &zErr);
+    else src = vt__export_perfetto(f, nOk, aF, &eo, &stats, &zErr);
     if (f != stdout && fclose(f) != 0 && src == SQLITE_OK) src = SQLITE_IOERR;
     f = NULL;
     if (src == SQLITE_IOERR) {
@@ -247,6 +262,13 @@ int vt__cmd_export(int argc, char **argv)
     } else if (zTmp && rename(zTmp, zOut) != 0) {
         vt__errorf("%s: cannot rename %s: %s", zOut, zTmp, strerror(errno));
         rc = VT_EXIT_NOFILE;
+    } else if (zSnap) {
+        fprintf(stderr, "vramtrace: wrote %s: a PyTorch memory snapshot of %lld device allocations (%lld freed, %lld "
+                        "live at the end), %lld events\n", zOut, snapStats.nAlloc, snapStats.nFree, snapStats.nSegment,
+                snapStats.nEvent);
+        if (snapStats.nHost)
+            fprintf(stderr, "vramtrace: %lld pinned host or managed allocations left out (memory_viz draws device "
+                            "memory)\n", snapStats.nHost);
     } else {
         fprintf(stderr,
                 "vramtrace: wrote %s: %lld kernels, %lld copies, %lld memsets, %lld NVTX, "

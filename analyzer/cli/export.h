@@ -1,4 +1,4 @@
-/* Internal: writing traces as Chrome trace-event JSON for the Perfetto UI. */
+/* Internal: writing traces as Chrome trace-event JSON for the Perfetto UI, as CSV tables, as a PyTorch memory snapshot. */
 #ifndef VT_ANALYZER_EXPORT_H
 #define VT_ANALYZER_EXPORT_H
 
@@ -42,5 +42,17 @@ int vt__export_perfetto(FILE *f, int nTrace, struct vt_tracefile *aF, const stru
  * or an SQLite error code with a message in *pzErr (sqlite3_malloc'd).
  */
 int vt__export_csv(const char *zDir, int nTrace, struct vt_tracefile *aF, char **pzErr);
+
+/* Counts of what a snapshot export wrote. */
+struct vt_export_snapstats {
+    long long nAlloc, nFree, nSegment, nEvent, nHost; /* nHost: pinned host / managed allocations left out */
+};
+/*
+ * Write trace pF's device allocations to f as a PyTorch memory snapshot (the pickled dict of
+ * torch.cuda.memory._snapshot(): 'device_traces' and 'segments', frames from the trace's stacks)
+ * that PyTorch's memory_viz opens (export_snapshot.c says how). Returns SQLITE_OK, an SQLite
+ * error code (message in *pzErr, sqlite3_malloc'd), or SQLITE_IOERR when writing f failed.
+ */
+int vt__export_snapshot(FILE *f, struct vt_tracefile *pF, struct vt_export_snapstats *pSt, char **pzErr);
 
 #endif

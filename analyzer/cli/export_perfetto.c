@@ -1,10 +1,12 @@
-/* Streaming export of traces to Chrome trace-event JSON (kernels, copies, NVTX, memory counters). */
+/* Streaming export of traces to Chrome trace-event JSON (kernels, copies, NVTX, memory counters, live bytes by site). */
 #include "export.h"
 
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "analysis/analysis.h" /* VT_SITECURVE_TOP: the sites the HTML report draws */
+#include "import/addrmap.h"
 #include "read/read.h"
 #include "sql.h"
 #include "util/text.h"
@@ -23,6 +25,7 @@
 /* Running live bytes of one counter series (device, series name). */
 struct series {
     int device;
+    int bSite;              /* a site group's series ("GPU d memory by site"), else a memory kind's */
     const char *zName;
     int64_t bytes;
 };
@@ -45,20 +48,24 @@ struct exporter {
     struct vt_sites sites;
     int bMatched;      /* the row ended a lifetime (a free) or began one (an allocation) */
     int rcMem;         /* out of memory in a hook */
+    /* live bytes by site group: the pass whose lifetimes the analysis judges (blocks when the trace has them) */
+    int bSiteSeries;
+    struct vt__addrmap siteLive, sitePeak, siteKept; /* key (device << 32 | site): live bytes, peak, kept (1) */
 };
 
-/* The running total of (device, zName), created at 0. NULL when out of memory. */
-static struct series *series_get(struct exporter *x, int device, const char *zName)
+/* The running total of (device, zName) (bSite: a site group's), created at 0. NULL when out of memory. */
+static struct series *series_get(struct exporter *x, int device, int bSite, const char *zName)
 {
     struct series *aNew;
     int i;
     for (i = 0; i < x->nSeries; i++)
-        if (x->aSeries[i].device == device && !strcmp(x->aSeries[i].zName, zName))
+        if (x->aSeries[i].device == device && x->aSeries[i].bSite == bSite && !strcmp(x->aSeries[i].zName, zName))
             return &x->aSeries[i];
     aNew = realloc(x->aSeries, sizeof(struct series) * (size_t)(x->nSeries + 1));
     if (!aNew) return NULL;
     x->aSeries = aNew;
     aNew[x->nSeries].device = device;
+    aNew[x->nSeries].bSite = bSite;
     aNew[x->nSeries].zName = zName;
     aNew[x->nSeries].bytes = 0;
     return &aNew[x->nSeries++];
@@ -445,7 +452,7 @@ static int write_nvtx(struct exporter *x, int64_t traceEnd, char **pzErr)
 static void write_counter(struct exporter *x, int64_t ts, const struct series *s)
 {
     char zName[64];
-    snprintf(zName, sizeof zName, "GPU %d memory", s->device);
+    snprintf(zName, sizeof zName, s->bSite ? "GPU %d memory by site" : "GPU %d memory", s->device);
     event_begin(x, "C", 0, zName);
     fputs(",\"ts\":", x->f);
     put_us(x, ts, 0);
@@ -455,17 +462,94 @@ static void write_counter(struct exporter *x, int64_t ts, const struct series *s
     x->pStats->nCounter++;
 }
 
-/* A lifetime counted in live bytes changed by delta at ts: its series (device, memory kind) moves. 0 or -1. */
+/* The key of (device account, site) in the site maps. */
+static uint64_t site_key(int acct, int site)
+{
+    return (uint64_t)(uint32_t)acct << 32 | (uint32_t)site;
+}
+
+/*
+ * A lifetime counted in live bytes changed by delta at ts: its series (device, memory kind)
+ * moves and, in the pass the site series follow, its site group's series on its device (the
+ * site itself among the largest by peak, else "other sites"). 0 or -1.
+ */
 static int counter_move(struct exporter *x, const struct vt_life *l, int64_t delta, int64_t ts)
 {
     struct series *s;
+    int64_t *pKept;
+    int site;
     if (l->acct == VT_ACCT_NONE || delta == 0) return 0;
-    s = series_get(x, l->device >= 0 ? l->device : 0,
+    s = series_get(x, l->device >= 0 ? l->device : 0, 0,
                    l->bTensor ? "tensors" : vt__or(vt_mem_kind_name(l->memKind), "unknown"));
     if (!s) return -1;
     s->bytes += delta;
     if (in_window(x, ts, ts)) write_counter(x, ts, s);
+    if (!x->bSiteSeries || l->acct < 0) return 0;
+    if ((site = vt__site_get(&x->sites, x->db, l->stackId, l->bytes)) < 0) return -1;
+    pKept = vt__addrmap_get(&x->siteKept, site_key(l->acct, site));
+    s = series_get(x, l->acct, 1, pKept && *pKept == 1 ? x->sites.a[site].zSite : "other sites");
+    if (!s) return -1;
+    s->bytes += delta;
+    if (in_window(x, ts, ts)) write_counter(x, ts, s);
     return 0;
+}
+
+/* Live set hooks of the sites' pre-pass: each (device, site)'s live bytes and peak. */
+static int peak_move(struct exporter *x, const struct vt_life *l, int64_t delta)
+{
+    int site;
+    int64_t *pLive, *pPeak, v;
+    if (l->acct < 0) return 0;
+    if ((site = vt__site_get(&x->sites, x->db, l->stackId, l->bytes)) < 0) return -1;
+    pLive = vt__addrmap_get(&x->siteLive, site_key(l->acct, site));
+    v = (pLive ? *pLive : 0) + delta;
+    if (vt__addrmap_put(&x->siteLive, site_key(l->acct, site), v) != 0) return -1;
+    pPeak = vt__addrmap_get(&x->sitePeak, site_key(l->acct, site));
+    if ((!pPeak || v > *pPeak) && vt__addrmap_put(&x->sitePeak, site_key(l->acct, site), v) != 0) return -1;
+    return 0;
+}
+static int peak_begin(void *pArg, struct vt_life *l)
+{
+    return peak_move(pArg, l, l->bytes);
+}
+static int peak_end(void *pArg, struct vt_life *l)
+{
+    return l->status == VT_LIFE_LIVE_AT_END ? 0 : peak_move(pArg, l, -l->bytes);
+}
+
+/*
+ * The site groups of the current trace's memory pass (bTensor as write_memory): per device
+ * the VT_SITECURVE_TOP sites with the highest peak of live bytes (as the HTML report draws
+ * them) kept by name, the others "other sites". A pass of its own over the rows. SQLite code.
+ */
+static int site_groups(struct exporter *x, int bTensor)
+{
+    struct vt_live_hooks h = {x, peak_begin, NULL, peak_end, NULL};
+    struct vt_live *L = vt__live_new(&h);
+    int rc = SQLITE_OK;
+    if (!L) return SQLITE_NOMEM;
+    if (vt__live_pass(x->pF, L, bTensor) != VT_EXIT_OK) rc = SQLITE_ERROR;
+    vt__live_free(L);
+    for (size_t d = 0; rc == SQLITE_OK && d < x->sitePeak.nSlot; d++) { /* each device (its first pair in the table) */
+        uint64_t dev;
+        if (!x->sitePeak.a[d].bUsed) continue;
+        dev = x->sitePeak.a[d].key >> 32;
+        if (vt__addrmap_get(&x->siteKept, dev << 32 | 0xffffffffu)) continue; /* done */
+        for (int n = 0; rc == SQLITE_OK && n < VT_SITECURVE_TOP; n++) { /* its largest unkept site, VT_SITECURVE_TOP times */
+            const struct vt__addrmap_slot *pBest = NULL;
+            for (size_t i = 0; i < x->sitePeak.nSlot; i++) {
+                const struct vt__addrmap_slot *q = &x->sitePeak.a[i];
+                if (q->bUsed && q->key >> 32 == dev && q->value > 0 && !vt__addrmap_get(&x->siteKept, q->key) &&
+                    (!pBest || q->value > pBest->value))
+                    pBest = q;
+            }
+            if (pBest && vt__addrmap_put(&x->siteKept, pBest->key, 1) != 0) rc = SQLITE_NOMEM;
+        }
+        if (rc == SQLITE_OK && vt__addrmap_put(&x->siteKept, dev << 32 | 0xffffffffu, 0) != 0) rc = SQLITE_NOMEM;
+    }
+    vt__addrmap_free(&x->siteLive);
+    vt__addrmap_free(&x->sitePeak);
+    return rc;
 }
 
 /*
@@ -521,6 +605,13 @@ static int write_memory(struct exporter *x, int bTensor, char **pzErr)
 
     memset(&c, 0, sizeof c);
     if (!f->aT[k].bPresent) return SQLITE_OK;
+    /* live bytes by site group follow the lifetimes the analysis judges: the blocks when the trace has them */
+    x->bSiteSeries = bTensor || !f->bHaveTensors;
+    if (x->bSiteSeries && (rc = site_groups(x, bTensor)) != SQLITE_OK) {
+        *pzErr = sqlite3_mprintf("%s", rc == SQLITE_NOMEM ? "out of memory" : "cannot read the memory events");
+        vt__sites_free(&x->sites);
+        return rc;
+    }
     x->L = vt__live_new(&h);
     x->bSeeded = 0;
     zSql = bTensor ? vt__ordered_sql(f, k, VT_TENSORROW_COLS ", NULL, stream, 0, op, source", "1", "ts, id")
@@ -585,7 +676,13 @@ static int write_memory(struct exporter *x, int bTensor, char **pzErr)
     free(zSql);
     vt__live_free(x->L);
     x->L = NULL;
+    for (int i = 0, n = 0; i <= x->nSeries; i++) { /* the site series go with the sites they name */
+        if (i == x->nSeries) x->nSeries = n;
+        else if (!x->aSeries[i].bSite) x->aSeries[n++] = x->aSeries[i];
+    }
     vt__sites_free(&x->sites);
+    vt__addrmap_free(&x->siteKept);
+    x->bSiteSeries = 0;
     return rc;
 }
 

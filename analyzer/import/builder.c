@@ -126,6 +126,7 @@ struct vt__tb {
     int64_t *aBound[VT_TB_NTABLE];      /* what aMulti's parameters hold now (kept across resets) */
     int anBuf[VT_TB_NTABLE];
     sqlite3_stmt *pString, *pStack, *pFrame;
+    sqlite3_stmt *pAside, *apSetStack[VT_TB_NTABLE]; /* prepared on first use */
     int64_t aRows[VT_TB_NTABLE];
     int64_t aLastT[VT_TB_NTABLE];
     int aUnordered[VT_TB_NTABLE];
@@ -599,6 +600,66 @@ int vt__tb_set_device(struct vt__tb *tb, int iTable, int64_t first, int64_t last
     return sqlite3_exec(tb->db, zSql, NULL, NULL, NULL) == SQLITE_OK ? 0 : sql_fail(tb, "device update");
 }
 
+int vt__tb_set_stack(struct vt__tb *tb, int iTable, int64_t rowid, int64_t stackId)
+{
+    sqlite3_stmt *p;
+    if (iTable < 0 || iTable >= VT_TB_NTABLE) return tb_fail(tb, "no table %d", iTable);
+    if (flush_all(tb)) return -1;
+    if (!tb->apSetStack[iTable]) {
+        char zSql[160];
+        snprintf(zSql, sizeof zSql, "UPDATE %s SET stack_id = ? WHERE rowid = ?", aTable[iTable].zTable);
+        if (sqlite3_prepare_v3(tb->db, zSql, -1, SQLITE_PREPARE_PERSISTENT, &tb->apSetStack[iTable], NULL) != SQLITE_OK)
+            return sql_fail(tb, "prepare");
+    }
+    p = tb->apSetStack[iTable];
+    bind_null_or(p, 1, stackId);
+    sqlite3_bind_int64(p, 2, rowid);
+    if (sqlite3_step(p) != SQLITE_DONE) {
+        sqlite3_reset(p);
+        return sql_fail(tb, "stack update");
+    }
+    sqlite3_reset(p);
+    return 0;
+}
+
+int vt__tb_aside(struct vt__tb *tb, const int64_t a[5], const char *z)
+{
+    if (ensure_schema(tb)) return -1;
+    if (!tb->pAside) {
+        if (sqlite3_exec(tb->db, "CREATE TEMP TABLE IF NOT EXISTS vt_aside(a0, a1, a2, a3, a4, z)", NULL, NULL, NULL) !=
+                SQLITE_OK ||
+            sqlite3_prepare_v3(tb->db, "INSERT INTO temp.vt_aside VALUES(?, ?, ?, ?, ?, ?)", -1,
+                               SQLITE_PREPARE_PERSISTENT, &tb->pAside, NULL) != SQLITE_OK)
+            return sql_fail(tb, "set aside");
+    }
+    for (int i = 0; i < 5; i++) sqlite3_bind_int64(tb->pAside, i + 1, a[i]);
+    sqlite3_bind_text(tb->pAside, 6, z, -1, SQLITE_STATIC);
+    if (sqlite3_step(tb->pAside) != SQLITE_DONE) {
+        sqlite3_reset(tb->pAside);
+        return sql_fail(tb, "set aside");
+    }
+    sqlite3_reset(tb->pAside);
+    return 0;
+}
+
+int vt__tb_aside_each(struct vt__tb *tb, int (*xRow)(void *pArg, const int64_t *a, const char *z), void *pArg)
+{
+    sqlite3_stmt *p = NULL;
+    int rc = 0, src;
+    if (!tb->pAside) return 0; /* nothing set aside */
+    if (sqlite3_prepare_v2(tb->db, "SELECT a0, a1, a2, a3, a4, z FROM temp.vt_aside ORDER BY a0, a1, a2, a3", -1, &p,
+                           NULL) != SQLITE_OK)
+        return sql_fail(tb, "read aside");
+    while (rc == 0 && (src = sqlite3_step(p)) == SQLITE_ROW) {
+        int64_t a[5];
+        for (int i = 0; i < 5; i++) a[i] = sqlite3_column_int64(p, i);
+        rc = xRow(pArg, a, (const char *)sqlite3_column_text(p, 5));
+    }
+    if (rc == 0 && src != SQLITE_DONE) rc = sql_fail(tb, "read aside");
+    sqlite3_finalize(p);
+    return rc;
+}
+
 int vt__tb_exec(struct vt__tb *tb, const char *zSql)
 {
     if (ensure_schema(tb) || flush_all(tb)) return SQLITE_ERROR;
@@ -651,6 +712,8 @@ int vt__tb_close(struct vt__tb *tb, int bKeep, char *zErr, size_t nErr)
     sqlite3_finalize(tb->pString);
     sqlite3_finalize(tb->pStack);
     sqlite3_finalize(tb->pFrame);
+    sqlite3_finalize(tb->pAside);
+    for (int i = 0; i < VT_TB_NTABLE; i++) sqlite3_finalize(tb->apSetStack[i]);
     if (tb->db && rc == 0 && bKeep &&
         sqlite3_exec(tb->db, "PRAGMA journal_mode=DELETE", NULL, NULL, NULL) != SQLITE_OK)
         rc = sql_fail(tb, "journal mode");

@@ -116,6 +116,18 @@ int64_t vt__tb_next_rowid(const struct vt__tb *tb, int iTable);
  * stores NULL. 0 or -1. */
 int vt__tb_set_device(struct vt__tb *tb, int iTable, int64_t first, int64_t last, int64_t device);
 
+/* Set `stack_id` of table iTable's row with that rowid (vt__tb_next_rowid before it was written). 0 or -1. */
+int vt__tb_set_stack(struct vt__tb *tb, int iTable, int64_t rowid, int64_t stackId);
+
+/*
+ * Rows an importer keeps aside until it has read its whole file, to join events that come in any
+ * order (five integers and a text each, in a temporary table that never reaches the trace): add one
+ * (0 or -1), and hand each to xRow ordered by its integers (a[0], then a[1], ...; xRow returns 0 to
+ * go on, else stops the walk with that value, which vt__tb_aside_each returns; -1 on an SQLite error).
+ */
+int vt__tb_aside(struct vt__tb *tb, const int64_t a[5], const char *z);
+int vt__tb_aside_each(struct vt__tb *tb, int (*xRow)(void *pArg, const int64_t *a, const char *z), void *pArg);
+
 /* Run SQL on the trace being built (for an importer's own queries). Returns an SQLite code. */
 int vt__tb_exec(struct vt__tb *tb, const char *zSql);
 

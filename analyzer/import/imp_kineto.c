@@ -61,7 +61,150 @@ struct kin {
     int64_t rank, worldSize;
     int64_t pid;           /* the profiled process: the pid of its CPU-side events */
     int64_t pidOp;         /* the pid of the first CPU operator, for a trace without memory events or steps */
+    int64_t nOp, nPy, nAside, nSited; /* CPU operators, Python functions, allocations set aside; those given a site */
 };
+
+/*
+ * Call sites. A [memory] event lies inside the CPU operators (cpu_op) and, where the trace was
+ * recorded with_stack, the Python functions (python_function) running on its thread then; both
+ * are complete events ("X": a start and a duration) that Kineto writes apart from the memory
+ * events, in any order. Each is set aside (vt__tb_aside: thread, start, 0, -end, kind) as it
+ * streams by, each GPU allocation too (thread, time, 1, 0, its tensor_event rowid); at the end
+ * one walk in (thread, time) order keeps the spans open at each moment on two stacks, and gives
+ * each allocation the stack of its innermost operator (with the nearest autograd node under it,
+ * as "CompiledFunctionBackward") below its Python frames, innermost first. Memory: the spans
+ * open at once (SITE_DEPTH per stack at most; deeper ones are left out).
+ */
+#define SITE_DEPTH 256  /* spans kept open per stack */
+#define SITE_PYFRAMES 32 /* Python frames in one call site, innermost first */
+enum { SPAN_OP = 0, SPAN_PY = 1 };
+
+struct span {
+    int64_t end;
+    char *zName;       /* an operator's name; a Python function's name */
+    char *zFile;       /* a Python function's file, NULL for operators */
+    int64_t line;
+};
+
+struct sitewalk {
+    struct kin *k;
+    int64_t tid;
+    struct span aOp[SITE_DEPTH], aPy[SITE_DEPTH];
+    int nOp, nPy, nOpDeep, nPyDeep; /* kept; and open but not kept (too deep) */
+};
+
+/* Close the spans of stack a (*pn kept; *pnDeep open inside the innermost kept, not kept) that ended before ts. */
+static void spans_close(struct span *a, int *pn, int *pnDeep, int64_t ts)
+{
+    while (*pn > 0 && a[*pn - 1].end < ts) {
+        *pnDeep = 0; /* spans inside it ended with it */
+        (*pn)--;
+        free(a[*pn].zName);
+        free(a[*pn].zFile);
+    }
+}
+
+/* Close every span (a new thread begins). */
+static void spans_clear(struct sitewalk *w)
+{
+    spans_close(w->aOp, &w->nOp, &w->nOpDeep, INT64_MAX);
+    spans_close(w->aPy, &w->nPy, &w->nPyDeep, INT64_MAX);
+}
+
+/* One row set aside, in (thread, time) order: open a span, or give an allocation its call site. 0 or an exit code. */
+static int site_row(void *pArg, const int64_t *a, const char *z)
+{
+    struct sitewalk *w = pArg;
+    struct vt__tb *tb = w->k->x->tb;
+    struct vt__tb_frame aF[SITE_PYFRAMES + 2];
+    int n = 0;
+    if (a[0] != w->tid) {
+        spans_clear(w);
+        w->tid = a[0];
+    }
+    spans_close(w->aOp, &w->nOp, &w->nOpDeep, a[1]);
+    spans_close(w->aPy, &w->nPy, &w->nPyDeep, a[1]);
+    if (a[2] == 0) { /* a span opens */
+        int bPy = a[4] == SPAN_PY;
+        struct span *pS = bPy ? w->aPy : w->aOp;
+        int *pn = bPy ? &w->nPy : &w->nOp;
+        const char *zParen, *zColon;
+        if (*pn == SITE_DEPTH) {
+            (*(bPy ? &w->nPyDeep : &w->nOpDeep))++;
+            return 0;
+        }
+        pS[*pn].end = -a[3];
+        pS[*pn].zFile = NULL;
+        pS[*pn].line = VT_TB_NULL;
+        if (bPy && z && (zColon = strstr(z, "): ")) != NULL) { /* "torch/nn/modules/module.py(1743): _call_impl" */
+            for (zParen = zColon; zParen > z && *zParen != '('; zParen--) {}
+            if (zParen > z && (pS[*pn].zFile = vt__strdupf("%.*s", (int)(zParen - z), z)) == NULL)
+                return vt__imp_fail(w->k->x, VT_EXIT_INTERNAL, "out of memory");
+            if (zParen > z) pS[*pn].line = strtoll(zParen + 1, NULL, 10);
+            z = zColon + 3;
+        }
+        if ((pS[*pn].zName = vt__strdupf("%s", z ? z : "?")) == NULL) {
+            free(pS[*pn].zFile);
+            return vt__imp_fail(w->k->x, VT_EXIT_INTERNAL, "out of memory");
+        }
+        (*pn)++;
+        return 0;
+    }
+    /* an allocation: its Python frames (those naming a file: not "nn.Module: X" or built-ins), innermost first */
+    for (int i = w->nPy - 1; i >= 0 && n < SITE_PYFRAMES; i--) {
+        if (!w->aPy[i].zFile) continue;
+        memset(&aF[n], 0, sizeof aF[n]);
+        aF[n].kind = VT_FRAME_PYTHON;
+        aF[n].zFunction = w->aPy[i].zName;
+        aF[n].zFile = w->aPy[i].zFile;
+        aF[n].line = w->aPy[i].line;
+        aF[n].pc = VT_TB_NULL;
+        n++;
+    }
+    /* then its innermost operator and the autograd node it runs under, if any */
+    for (int i = w->nOp - 1; i >= 0; i--) {
+        int bNode = vt__torch_node_name(w->aOp[i].zName);
+        if (i < w->nOp - 1 && !bNode) continue;
+        memset(&aF[n], 0, sizeof aF[n]);
+        aF[n].kind = VT_FRAME_NATIVE;
+        aF[n].zFunction = w->aOp[i].zName;
+        aF[n].line = aF[n].pc = VT_TB_NULL;
+        n++;
+        if (bNode) break;
+    }
+    if (n > 0) {
+        int64_t id = vt__tb_stack(tb, aF, n);
+        if (id == -1 || vt__tb_set_stack(tb, VT_TB_TENSOR, a[4], id)) return vt__imp_tb_fail(w->k->x);
+        w->k->nSited++;
+    }
+    return 0;
+}
+
+/* Give the allocations set aside their call sites (see above). 0 or an exit code. */
+static int sites(struct kin *k)
+{
+    struct sitewalk *w;
+    int rc;
+    if (k->nOp + k->nPy == 0 || k->nAside == 0) return 0;
+    if (!(w = calloc(1, sizeof *w))) return vt__imp_fail(k->x, VT_EXIT_INTERNAL, "out of memory");
+    w->k = k;
+    w->tid = INT64_MIN;
+    rc = vt__tb_aside_each(k->x->tb, site_row, w);
+    spans_clear(w);
+    free(w);
+    if (rc == -1) return vt__imp_tb_fail(k->x);
+    if (rc == 0 && k->nSited)
+        vt__imp_note(k->x, "%lld GPU allocations take their call site from the CPU operator they ran in%s",
+                     (long long)k->nSited, k->nPy ? " and the Python functions around it (with_stack)" : "");
+    return rc;
+}
+
+/* Set span or allocation a aside for the call sites (see above). 0 or an exit code. */
+static int aside(struct kin *k, int64_t tid, int64_t ts, int bPoint, int64_t end, int64_t kindOrRow, const char *z)
+{
+    int64_t a[5] = {tid, ts, bPoint, bPoint ? 0 : -end, kindOrRow};
+    return vt__tb_aside(k->x->tb, a, z) ? vt__imp_tb_fail(k->x) : 0;
+}
 
 /* ts (µs) of a member as absolute ns, or VT_TB_NULL. */
 static int64_t time_ns(struct kin *k, int32_t i)
@@ -158,6 +301,13 @@ static int event(struct kin *k)
         int64_t pid;
         if (vt__jt_int(t, aTop[7], &pid) && pid > 0) k->pidOp = pid;
     }
+    if (zCat && end != VT_TB_NULL && (!strcmp(zCat, "cpu_op") || !strcmp(zCat, "python_function"))) {
+        int64_t tid;
+        int bPy = zCat[0] == 'p';
+        if (!vt__jt_int(t, aTop[T_TID], &tid)) return 0;
+        bPy ? k->nPy++ : k->nOp++;
+        return aside(k, tid, ts, 0, end, bPy ? SPAN_PY : SPAN_OP, zName);
+    }
     if (!strcmp(zName, "[memory]")) {
         struct vt__tb_tensor r;
         int64_t type = int_of(k, aArg[A_TYPE]), dev = int_of(k, aArg[A_DEVID]);
@@ -211,6 +361,13 @@ static int event(struct kin *k)
         if (!bAddr) { /* no address: only the totals above, no row */
             k->nMemNoAddr++;
             return 0;
+        }
+        if (r.op == VT_TENSOROP_ALLOC) { /* its call site: the operators around it (sites) */
+            int64_t tid;
+            if (vt__jt_int(t, aTop[T_TID], &tid) &&
+                (rc = aside(k, tid, ts, 1, ts, vt__tb_next_rowid(tb, VT_TB_TENSOR), NULL)) != 0)
+                return rc;
+            k->nAside++;
         }
         return vt__tb_tensor(tb, &r) ? vt__imp_tb_fail(k->x) : 0;
     }
@@ -471,7 +628,7 @@ int vt__import_kineto(struct vt__imp *x)
         rc = vt__imp_fail(x, VT_EXIT_NOT_TRACE, "JSON, but not a torch.profiler trace (no traceEvents)");
         goto done;
     }
-    if ((rc = base_at(&k, VT_TB_NULL)) != 0 || (rc = devices(&k)) != 0) goto done;
+    if ((rc = base_at(&k, VT_TB_NULL)) != 0 || (rc = devices(&k)) != 0 || (rc = sites(&k)) != 0) goto done;
     if (k.rank != VT_TB_NULL) vt__tb_metaf(x->tb, "rank", "%lld", (long long)k.rank);
     if (k.pid == VT_TB_NULL) k.pid = k.pidOp;
     if (k.pid != VT_TB_NULL) vt__tb_metaf(x->tb, "pid", "%lld", (long long)k.pid);

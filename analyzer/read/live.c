@@ -393,7 +393,7 @@ static struct vt_life *life_new(const struct vt_memrow *m, int acct)
     l->address = m->address;
     l->bytes = m->bytes > 0 ? m->bytes : 0;
     l->allocTs = m->ts;
-    l->freeTs = l->firstUse = l->lastUse = -1;
+    l->freeTs = l->firstUse = l->lastUse = l->useBound = -1;
     l->allocEventId = m->id;
     l->freeEventId = -1;
     l->stackId = m->stackId;
@@ -612,7 +612,7 @@ int vt__live_untimed(const struct vt_tracefile *f, struct vt_live *L, int bTenso
     zSql = vt__strdupf("SELECT -1,%s FROM \"%s\" WHERE ts IS NULL AND op = %d ORDER BY rowid", zCols, vt__tbl_name(k),
                        bTensor ? VT_TENSOROP_ALLOC : VT_MEMOP_ALLOC);
     memset(&c, 0, sizeof c);
-    rc = vt__rows_open(&c, f->db, zSql, bTensor ? VT_TENSORROW_NCOL : VT_MEMROW_NCOL, 0);
+    rc = zSql ? vt__rows_open(&c, f->db, zSql, bTensor ? VT_TENSORROW_NCOL : VT_MEMROW_NCOL, 0) : SQLITE_NOMEM;
     while (rc == SQLITE_OK && (rc = vt__rows_next(&c)) == SQLITE_OK && c.bRow) {
         vt__memrow_read(&c, bTensor, &m);
         if (vt__live_use(L, m.address, 1) || vt__live_was_freed(L, m.address)) continue;
@@ -635,6 +635,7 @@ int vt__live_pass(struct vt_tracefile *f, struct vt_live *L, int bTensor)
     rc = zSql ? vt__rows_open(&c, f->db, zSql, bTensor ? VT_TENSORROW_NCOL : VT_MEMROW_NCOL, f->aT[k].w) : SQLITE_NOMEM;
     while (rc == SQLITE_OK && (rc = vt__rows_next(&c)) == SQLITE_OK && c.bRow) {
         vt__memrow_read(&c, bTensor, &m);
+        if (bTensor && !m.op) continue; /* free_requested: the block waits on streams */
         if (vt__live_apply(L, &m) != 0) rc = SQLITE_NOMEM;
     }
     vt__rows_close(&c);

@@ -45,7 +45,8 @@ struct vt_tblfacts {
     int64_t t0, t1;     /* earliest start and latest end of the rows with known times, -1 when none */
     int w;              /* reorder window: 0 rowid order is time order, w > 0 at most w rows out of place,
                          * -1 read through an ORDER BY */
-    int bAny;           /* buffer_use: kernel-argument uses exist; memcpy, memset: addresses exist */
+    int bAny;           /* buffer_use: kernel-argument uses exist; memcpy, memset: addresses exist; kernel:
+                         * launches whose arguments were not scanned exist (args_scanned 0: their uses unknown) */
     const char *zWorstCol; /* the column that made the most rows impossible (static), NULL when none */
     int64_t nWorst;        /* how many */
     char *zGuard;          /* the guard's condition on its possible rows (sqlite3_malloc'd), NULL when none */
@@ -430,6 +431,8 @@ struct vt_life {
     int64_t address, bytes;
     int64_t allocTs, freeTs;       /* -1 when unknown / not freed */
     int64_t firstUse, lastUse;     /* -1 when never used */
+    int64_t useBound;              /* the analysis': the latest time it may have been used as far as the trace
+                                    * can tell (set when it ends), -1 never, VT_USE_UNKNOWN when not told */
     int64_t useCount;
     int64_t allocEventId, freeEventId, stackId; /* -1 when absent */
     int device, memKind, op, allocApi, freeApi;
@@ -443,6 +446,7 @@ struct vt_life {
     struct vt_life *pOwner;        /* a mapping: the VMM creation whose memory it shows, uses go there */
     int nMap;                      /* a VMM creation: mappings of it live */
 };
+#define VT_USE_UNKNOWN (-2) /* vt_life.useBound: its uses cannot be told */
 #define VT_ACCT_PINNED (-1)
 #define VT_ACCT_MANAGED (-2)
 #define VT_ACCT_NONE (-3)

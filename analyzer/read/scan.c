@@ -31,7 +31,7 @@ static const struct {
     {"buffer_use", 1, "kind", 1},
     {"memcpy", 2, "copy_kind, src_kind, dst_kind, src, dst", 5},
     {"memset", 2, "dst", 1},
-    {"kernel", 2, "0", 1},
+    {"kernel", 2, "args_scanned", 1}, /* "NULL" where the trace has no such column (unscanned_column) */
 };
 
 
@@ -266,6 +266,8 @@ static void row_figures(struct scan *s, sqlite3_value **argv, int64_t start, int
     }
     case VT_T_SET: s->t->bAny |= sqlite3_value_type(extra(s, argv, 0)) != SQLITE_NULL; break;
     case VT_T_KER:
+        if (sqlite3_value_type(extra(s, argv, 0)) == SQLITE_INTEGER && sqlite3_value_int64(extra(s, argv, 0)) == 0)
+            s->t->bAny = 1; /* a launch whose arguments were not scanned */
         if (bKnown && s->pFeed) ker_take(s, start, end);
         break;
     default: break;
@@ -377,6 +379,23 @@ static int query_kinds(sqlite3 *db, const char *zSql, struct vt_kindcount *a, in
 }
 
 /*
+ * The kernel table's args_scanned as the scan reads it: the column, or "NULL" in a trace without it
+ * (older than schema 3, where a kernel's arguments were never said to be scanned). *pz receives
+ * it; an SQLite code.
+ */
+static int unscanned_column(const struct vt_tracefile *f, const char **pz)
+{
+    int64_t n = 0;
+    int rc = f->version >= 3 ? query_ints(f->db,
+                                          "SELECT count(*) FROM pragma_table_xinfo('kernel', 'main')"
+                                          " WHERE name = 'args_scanned'",
+                                          &n, 1)
+                             : SQLITE_OK;
+    *pz = n > 0 ? aLarge[VT_T_KER].zExtra : "NULL";
+    return rc;
+}
+
+/*
  * The facts of table k by SQL through the guard's view (a table the pass could not judge):
  * the same figures, with rows read through an ORDER BY (w = -1). An SQLite code.
  */
@@ -420,6 +439,14 @@ static int scan_sql(struct vt_tracefile *f, int k)
                          "SELECT copy_kind, count(*), total(bytes), total(src_kind = 1 OR dst_kind = 1) FROM memcpy"
                          " GROUP BY copy_kind",
                          f->aCopyKind, NULL);
+    }
+    if (rc == SQLITE_OK && k == VT_T_KER) {
+        const char *zCol;
+        rc = unscanned_column(f, &zCol);
+        if (rc == SQLITE_OK && strcmp(zCol, "NULL") != 0)
+            rc = query_ints(f->db, "SELECT EXISTS(SELECT 1 FROM kernel WHERE args_scanned = 0)", a, 1);
+        else a[0] = 0;
+        t->bAny = a[0] > 0;
     }
     /* existence only: EXISTS stops at the first row */
     if (rc == SQLITE_OK && (k == VT_T_USE || k == VT_T_COPY || k == VT_T_SET)) {
@@ -470,6 +497,7 @@ static int scan_table(struct vt_tracefile *f, int k, struct vt_kernel_feed *pFee
     struct scan s;
     sqlite3_stmt *pStmt = NULL;
     char *zSql = NULL, zArgs[512];
+    const char *zExtra = aLarge[k].zExtra;
     size_t n;
     int rc;
 
@@ -485,12 +513,13 @@ static int scan_table(struct vt_tracefile *f, int k, struct vt_kernel_feed *pFee
     s.pFeed = k == VT_T_KER && pFeed && pFeed->xKernel ? pFeed : NULL;
     if (s.pFeed && s.pFeed->xStart && s.pFeed->xStart(s.pFeed->pArg) != SQLITE_OK) s.pFeed = NULL;
     rc = guard_columns(f->db, k, &s);
+    if (rc == SQLITE_OK && k == VT_T_KER) rc = unscanned_column(f, &zExtra);
     if (rc != SQLITE_OK) return rc;
     n = (size_t)snprintf(zArgs, sizeof zArgs, "%s",
                          s.bStored ? (aLarge[k].nTime == 1 ? "t" : "t, dur")
                                    : (aLarge[k].nTime == 1 ? "ts" : "start, \"end\""));
     for (int i = 0; i < s.nGuard && n < sizeof zArgs; i++) n += (size_t)snprintf(zArgs + n, sizeof zArgs - n, ", \"%s\"", s.azGuard[i]);
-    if (n < sizeof zArgs) n += (size_t)snprintf(zArgs + n, sizeof zArgs - n, ", %s", aLarge[k].zExtra);
+    if (n < sizeof zArgs) n += (size_t)snprintf(zArgs + n, sizeof zArgs - n, ", %s", zExtra);
     s.aPt = malloc(sizeof *s.aPt * RING); /* its pages are touched only as far as it fills */
     zSql = vt__strdupf("SELECT count(*) FROM main.\"%s\" NOT INDEXED WHERE vt_scan_row(%s)", aLarge[k].zTable, zArgs);
     rc = !s.aPt || !zSql || n >= sizeof zArgs ? SQLITE_NOMEM

@@ -110,9 +110,14 @@ static int scoped_name(const char *zFn, const char *zScope, const char *zMangled
     return 1;
 }
 
-/* The PyTorch operator a native frame dispatches (at::_ops::bmm::call) into z: 1 when found. */
+/* The PyTorch operator a native frame dispatches (at::_ops::bmm::call), or names as a profiler does (aten::bmm),
+ * into z: 1 when found. */
 static int torch_op(const char *zFn, char *z, size_t n)
 {
+    if (vt__torch_op_name(zFn) && strlen(zFn) < n) {
+        memcpy(z, zFn, strlen(zFn) + 1);
+        return 1;
+    }
     return scoped_name(zFn, "at::_ops::", "_ZN2at4_ops", z, n);
 }
 
@@ -125,6 +130,10 @@ static int autograd_node(const char *zFn, char *z, size_t n)
     if (scoped_name(zFn, "torch::autograd::generated::", "_ZN5torch8autograd9generated", z, n) &&
         strstr(z, "Backward") != NULL)
         return 1;
+    if (vt__torch_node_name(zFn) && strlen(zFn) < n) { /* as a profiler names it: SumBackward0 */
+        memcpy(z, zFn, strlen(zFn) + 1);
+        return 1;
+    }
     z[0] = 0;
     return 0;
 }
@@ -133,8 +142,10 @@ static int autograd_node(const char *zFn, char *z, size_t n)
  * Describe a stack (*pbNccl set when a native frame is in NCCL): the top Python frame outside
  * library and generated code as "file:line in function", else the top generated module without
  * its line (every line of one generated module is one site), else the top Python frame, else
- * the autograd node of a backward-pass allocation (no Python frame on the engine's thread), else
- * the top native frame outside library code, else the PyTorch operator that allocated. Under
+ * the autograd node of a backward-pass allocation (no Python frame on the engine's thread; with
+ * the operator inside it where a profiler named both: "aten::mm in MmBackward0"), else the top
+ * native frame outside library code, else the PyTorch operator that allocated (at::_ops::, or a
+ * profiler's name such as aten::empty). Under
  * generated code (torch.compile, FX) the user's frame is the one that called it, marked "(via
  * generated code)": a user frame that Dynamo's own frames call is the compiled function itself
  * and is passed over. Returns a malloc'd string, or NULL on OOM / SQLite error (*pRc set).
@@ -238,6 +249,8 @@ static char *describe_stack(sqlite3 *db, const char *zSchema, int64_t stackId, i
     if (zPy) { zRet = zPy; zPy = NULL; }
     else if (zGen) { zRet = zGen; zGen = NULL; }
     else if (zPyAny) { zRet = zPyAny; zPyAny = NULL; }
+    else if (zNode[0] && zOp[0] && vt__torch_op_name(zOp) && (!zNative || bNativeLib)) /* a profiler's operators */
+        zRet = vt__strdupf("%s in %s (backward pass: autograd thread, no Python frame)", zOp, zNode);
     else if (zNode[0] && (!zNative || bNativeLib))
         zRet = vt__strdupf("%s (backward pass: autograd thread, no Python frame)", zNode);
     else if (zOp[0] && (!zNative || bNativeLib) && bEngine)

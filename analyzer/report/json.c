@@ -189,6 +189,24 @@ static void trace_json(FILE *f, const struct vt_result *r, int i)
         groups(f, t, m->aGroup, m->nGroup, o->nTop);
         fputc('}', f);
     }
+    fputs("],\n      \"oom_failures\": [", f); /* the OOM events grouped: one failed request each */
+    for (int k = 0; k < t->nFail; k++) {
+        const struct vt_oomfail *q = &t->aFail[k];
+        fprintf(f, "%s\n        {", k ? "," : "");
+        jint(f, "first_ts", q->firstTs, 1);
+        jint(f, "last_ts", q->lastTs, 1);
+        jint(f, "device", q->device, 1);
+        jint(f, "requested_bytes", q->requested, 1);
+        fputs("\"attempts\": [", f);
+        for (int a = 0; a < q->nAttempt; a++) fprintf(f, "%s%d", a ? ", " : "", q->iFirst + a);
+        fputs("], ", f);
+        jint(f, "judged_attempt", q->iJudged, 1);
+        jstr(f, "verdict", t->aOom[q->iJudged].zVerdict, 1);
+        fprintf(f, "\"job_ended_here\": %s, ", q->bFatal ? "true" : "false");
+        jint(f, "live_at_end_bytes", q->bFatal ? q->liveEndBytes : -1, 1);
+        jint(f, "live_at_end_count", q->bFatal ? q->liveEndCount : -1, 0);
+        fputc('}', f);
+    }
     fputs("],\n      \"transfers\": {", f);
     for (int d = 0; d < 2; d++) {
         const struct vt_xfer *x = &t->xf.x[d];

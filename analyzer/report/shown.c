@@ -62,6 +62,10 @@ void vt__fmt_no_phases(const struct vt_trace *t, char *z, size_t n)
     if (t->ph.zDoubt)
         snprintf(z, n, "not inferred with confidence from kernel names (%s); no finding depends on phases (NVTX "
                        "ranges named train/validation would give them)", t->ph.zDoubt);
+    else if (t->ph.bCycleIter) /* a dump's own cycles: steps, of no known kind */
+        snprintf(z, n, "none found: %d iteration%s from the cycles of its tensor memory (no range or kernel marks "
+                       "steps), none of them known to train or evaluate",
+                 t->ph.nIter, t->ph.nIter == 1 ? "" : "s");
     else if (t->ph.nIter > 0) /* steps marked (ProfilerStep#N, --iteration), no training or evaluation in them */
         snprintf(z, n, "none found: %d iteration%s marked, with no backward/optimizer kernels in %s (inference, or "
                        "no kernels traced) and no NVTX range matching the phase pattern",

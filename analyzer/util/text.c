@@ -1,6 +1,7 @@
 /* Text for people and for other programs: byte and time formats, UTF-8, escaping and caps. */
 #include "text.h"
 
+#include <ctype.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -59,6 +60,30 @@ const char *vt__fmt_ns_dir(int64_t ns, int dir, char *z, size_t nZ)
     if (r && dir < 0) ns -= r;
     else if (r && dir > 0 && ns <= INT64_MAX - step) ns += step - r;
     return vt__fmt_ns(ns, z, nZ);
+}
+
+int vt__torch_node_name(const char *z)
+{
+    const char *p = z ? strstr(z, "Backward") : NULL;
+    if (!p || p == z) return 0;
+    for (const char *q = z; q < p; q++)
+        if (!isalnum((unsigned char)*q) && *q != '_') return 0;
+    for (p += 8; *p; p++)
+        if (!isdigit((unsigned char)*p)) return 0;
+    return 1;
+}
+
+int vt__torch_op_name(const char *z)
+{
+    static const char *const azNs[] = {"aten::", "c10d::", "_c10d_functional::", "prim::", "quantized::",
+                                       "torchvision::", "fbgemm::"};
+    const char *zRest;
+    for (size_t i = 0; z && i < sizeof azNs / sizeof azNs[0]; i++) {
+        if (strncmp(z, azNs[i], strlen(azNs[i]))) continue;
+        zRest = z + strlen(azNs[i]);
+        return *zRest && !strchr(zRest, ':') && !strchr(zRest, '(') && !strchr(zRest, ' ');
+    }
+    return 0;
 }
 
 const char *vt__fmt_wall(int64_t wallNs, char *z, size_t nZ)
@@ -122,6 +147,12 @@ size_t vt__utf8_prefix(const char *z, size_t n, size_t nChar)
 static void put_ascii(FILE *f, unsigned c, enum vt_esc esc)
 {
     switch (esc) {
+    case VT_ESC_JSON_SCRIPT:
+        if (c == '<') {
+            fputs("\\u003c", f);
+            return;
+        }
+        /* fall through */
     case VT_ESC_JSON:
         if (c == '"' || c == '\\') fprintf(f, "\\%c", c);
         else if (c == '\n') fputs("\\n", f);
@@ -178,7 +209,7 @@ int vt__put_esc(FILE *f, const char *z, size_t n, enum vt_esc esc, size_t cap)
         } else if (k > 0) { /* a sequence across the cap: cut before it */
             end = i;
         } else {
-            fputs(esc == VT_ESC_JSON ? "\\ufffd" : "\xEF\xBF\xBD", f); /* U+FFFD */
+            fputs(esc == VT_ESC_JSON || esc == VT_ESC_JSON_SCRIPT ? "\\ufffd" : "\xEF\xBF\xBD", f); /* U+FFFD */
             i++;
         }
     }

@@ -35,6 +35,14 @@ const char *vt__fmt_ns_dir(int64_t ns, int dir, char *z, size_t nZ);
 const char *vt__fmt_wall(int64_t wallNs, char *z, size_t nZ);
 
 /*
+ * PyTorch's names as its profiler writes them: an autograd node ("SumBackward0",
+ * "CompiledFunctionBackward": an identifier, "Backward", digits), or an operator of a known
+ * namespace ("aten::mm", "c10d::allreduce_": one "::", no parenthesis). 1 or 0.
+ */
+int vt__torch_node_name(const char *z);
+int vt__torch_op_name(const char *z);
+
+/*
  * Length of the well-formed UTF-8 sequence at p (n bytes available): 1 to 4, or 0
  * when the bytes there are not one (truncated, overlong, a surrogate, past
  * U+10FFFF, a stray continuation byte). *pCp receives the code point when not NULL.
@@ -52,7 +60,8 @@ enum vt_esc {
     VT_ESC_JSON,     /* the inside of a JSON string literal */
     VT_ESC_HTML,     /* HTML text and attribute values */
     VT_ESC_MD,       /* a Markdown table cell: '|' escaped, newlines as spaces */
-    VT_ESC_CSV       /* the inside of a CSV field in double quotes: '"' doubled */
+    VT_ESC_CSV,      /* the inside of a CSV field in double quotes: '"' doubled */
+    VT_ESC_JSON_SCRIPT /* the inside of a JSON string literal in an HTML <script> element: '<' as \u003c too */
 };
 
 /*

@@ -24,6 +24,10 @@ after their size is taken (--keep-traces keeps them).
 
     python3 bench/overhead/run_overhead.py --build build-bench [--models resnet,transformer]
         [--configs none,floor,vt,...] [--repeats 5] [--warmup 20] [--iters 100] [--json out.json]
+        [--workload workload.py]
+
+With --json, the file is rewritten after every repetition ("partial": true until the
+last), so a run stopped early still leaves every figure measured so far.
 """
 import argparse
 import glob
@@ -76,7 +80,7 @@ def base_env(args):
 def command(args, config, model, tracedir):
     """(argv, env, attach marker or None) for one run of model under config."""
     env = base_env(args)
-    job = [args.python, os.path.join(HERE, "workload.py"), "--model", model,
+    job = [args.python, args.workload, "--model", model,
            "--warmup", str(args.warmup), "--iters", str(args.iters)]
     if args.amp:
         job.append("--amp")
@@ -144,6 +148,8 @@ def main():
     ap.add_argument("--tmp", default=None, help="where traces are written (default: system temp)")
     ap.add_argument("--keep-traces", action="store_true")
     ap.add_argument("--json", help="write every run and the summary here")
+    ap.add_argument("--workload", default=os.path.join(HERE, "workload.py"),
+                    help="the training-loop script (default workload.py beside this one)")
     args = ap.parse_args()
 
     args.vramtrace = os.path.abspath(args.vramtrace or os.path.join(args.build, "analyzer", "vramtrace"))
@@ -169,31 +175,46 @@ def main():
                 runs[(m, c)].append(r)
                 print("  rep %d %-11s %-12s timed %7.3f s  iter %7.2f ms  wall %6.1f s  trace %7.1f MB" % (
                     rep + 1, m, c, r["timed_s"], r["iter_ms"], r["wall_s"], r["trace_bytes"] / 1e6), flush=True)
+        if args.json and rep + 1 < args.repeats:
+            write_json(args, runs, summarize(args, models, configs, runs, quiet=True), partial=True)
+    summary = summarize(args, models, configs, runs)
+    if args.json:
+        write_json(args, runs, summary, partial=False)
+    return 0
 
+
+def write_json(args, runs, summary, partial):
+    """Write every run and the summary to args.json (partial: more repetitions were to come)."""
+    tmp = args.json + ".tmp"
+    with open(tmp, "w") as f:
+        json.dump({"partial": partial, "summary": summary, "runs": {"%s/%s" % k: v for k, v in runs.items()},
+                   "args": vars(args)}, f, indent=1)
+    os.replace(tmp, args.json)
+
+
+def summarize(args, models, configs, runs, quiet=False):
+    """Per model and configuration, the medians of the runs made so far (printed unless quiet)."""
+    out = print if not quiet else (lambda *a, **k: None)
     summary = []
     for m in models:
         med = {c: statistics.median(r["timed_s"] for r in runs[(m, c)]) for c in configs}
         wall = {c: statistics.median(r["wall_s"] for r in runs[(m, c)]) for c in configs}
         size = {c: statistics.median(r["trace_bytes"] for r in runs[(m, c)]) for c in configs}
         first = runs[(m, configs[0])][0]
-        print("\n%s (batch %d, %d warm-up + %d timed iterations, %d repetitions, medians) on %s, torch %s" % (
+        out("\n%s (batch %d, %d warm-up + %d timed iterations, %d repetitions, medians) on %s, torch %s" % (
             m, first["batch"], args.warmup, args.iters, args.repeats, first["device"], first["torch"]))
-        print("%-12s %10s %9s %9s %9s %9s %10s" % ("config", "timed s", "ms/iter", "x none", "x floor",
+        out("%-12s %10s %9s %9s %9s %9s %10s" % ("config", "timed s", "ms/iter", "x none", "x floor",
                                                     "wall s", "trace MB"))
         for c in configs:
             base = med.get("none-tensors") if c == "vt-tensors" and "none-tensors" in med else med.get("none")
             row = {"model": m, "config": c, "timed_s": med[c], "iter_ms": 1e3 * med[c] / args.iters,
                    "x_none": ratio(med[c], base), "x_floor": ratio(med[c], med.get("floor")),
-                   "wall_s": wall[c], "trace_bytes": size[c]}
+                   "wall_s": wall[c], "trace_bytes": size[c], "repeats": len(runs[(m, c)])}
             summary.append(row)
-            print("%-12s %10.3f %9.2f %9.3f %9.3f %9.1f %10.1f" % (c, row["timed_s"], row["iter_ms"], row["x_none"],
+            out("%-12s %10.3f %9.2f %9.3f %9.3f %9.1f %10.1f" % (c, row["timed_s"], row["iter_ms"], row["x_none"],
                                                                row["x_floor"], row["wall_s"], size[c] / 1e6))
-        print("(x none of vt-tensors is against none-tensors when that configuration ran)")
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump({"summary": summary, "runs": {"%s/%s" % k: v for k, v in runs.items()},
-                       "args": vars(args)}, f, indent=1)
-    return 0
+        out("(x none of vt-tensors is against none-tensors when that configuration ran)")
+    return summary
 
 
 if __name__ == "__main__":

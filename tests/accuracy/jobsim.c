@@ -9,6 +9,7 @@
 
 #define KiB ((int64_t)1 << 10)
 #define H100_TOTAL 85029158912LL  /* NVIDIA H100 80GB HBM3, as cuMemGetInfo reports it */
+#define NPOOL 4                   /* small, large; the same in a CUDA graph's private pool */
 #define CTX_BYTES (512 * MiB)     /* a CUDA context's own memory: never an allocation record */
 #define USES_MAX 64               /* buffer uses stored per launch (tracer/inject.c) */
 #define STREAM 7                  /* CUPTI's id of the legacy default stream */
@@ -16,6 +17,24 @@
 #define POOL_LARGE 1
 #define LAUNCH_CPU_NS 9000        /* eager PyTorch: Python, dispatcher and launch per operator */
 #define NVTX_MAX 16
+
+/* ---- GPUs ---- */
+
+/*
+ * Host links as PyTorch jobs measure them (torch.cuda copy benchmarks, NVIDIA's bandwidthTest):
+ * pinned host-to-device copies reach most of the link (PCIe 3 x16 about 12 GB/s, PCIe 4 x16
+ * about 25, PCIe 5 x16 about 50); pageable ones are staged through a pinned bounce buffer by the
+ * driver and reach a third to a half of that, depending on the host's memory.
+ */
+const struct js_gpu js_aGpu[] = {
+    {"NVIDIA H100 80GB HBM3", H100_TOTAL, 9, 0, 132, 3352320000LL, 45.0, 12.0},
+    {"NVIDIA A100-SXM4-80GB", 85097971712LL, 8, 0, 108, 2039000000LL, 24.0, 10.0},
+    {"NVIDIA A100-PCIE-40GB", 42298834944LL, 8, 0, 108, 1555000000LL, 24.0, 9.5},
+    {"NVIDIA L4", 23580639232LL, 8, 9, 58, 300000000LL, 24.0, 9.0},
+    {"NVIDIA GeForce RTX 4090", 25386352640LL, 8, 9, 128, 1008000000LL, 24.0, 11.0},
+    {"Tesla V100-SXM2-32GB", 34089730048LL, 7, 0, 80, 898000000LL, 12.0, 6.5},
+};
+const int js_nGpu = (int)(sizeof js_aGpu / sizeof js_aGpu[0]);
 
 /* ---- kernel sequences of real steps (kernels.tsv) ---- */
 
@@ -150,7 +169,16 @@ struct js {
     int64_t total, internalBytes, ncclBytes, reserved, allocated, poolAddr;
     struct blk *aBlk;
     int nBlk, nBlkAlloc, *aBlkFree, nBlkFree;
-    int *aFree[2], nFree[2], nFreeAlloc[2]; /* free blocks per pool */
+    int *aFree[NPOOL], nFree[NPOOL], nFreeAlloc[NPOOL]; /* free blocks per pool */
+    int bGraph;                       /* capturing a CUDA graph: allocations from its private pool */
+    int bGraphLaunched;               /* some kernels came from graph launches */
+    int64_t peakAllocated, peakReserved;
+    int64_t anchorCupti, anchorWall;  /* the clock anchors (meta) */
+    int64_t lastOomBytes, lastOomFree, lastOomAllocated, lastOomReserved;
+    int64_t allocatedBlocks;          /* the live tensors' blocks (PyTorch's "allocated": rounded, unsplit remainders) */
+    int64_t pageableNs, copyNs, firstKernel; /* copy time after the first kernel's launch */
+    const struct js_gpu *pGpu;
+    char zHost[64];
     struct seg *aSeg;
     int nSeg, nSegAlloc;
     struct ten *aTen;
@@ -342,8 +370,7 @@ static const struct nat *nat_chain(const struct js *j, int native, int *pn)
 #undef N
 }
 
-/* Full path of a Python file from a spec entry, as this platform writes it, into z. */
-static void py_path(const struct js *j, const char *zFile, char *z, size_t n)
+void js_py_path(const struct js *j, const char *zFile, char *z, size_t n)
 {
     const char *zPre;
     size_t k;
@@ -449,7 +476,7 @@ static int64_t stack_of(struct js *j, int site, int native)
             abort();
         }
         *zLine = 0;
-        py_path(j, zPart, azFile[n], sizeof azFile[n]);
+        js_py_path(j, zPart, azFile[n], sizeof azFile[n]);
         snprintf(azFn[n], sizeof azFn[n], "%s", zFn + 1);
         memset(&a[n], 0, sizeof a[n]);
         a[n].kind = VT_FRAME_PYTHON;
@@ -608,7 +635,7 @@ static int best_fit(const struct js *j, int p, int64_t size)
 static void blk_take(struct js *j, int b, int64_t size)
 {
     int64_t rest = j->aBlk[b].size - size;
-    int bSplit = j->aBlk[b].pool == POOL_SMALL ? rest >= 512 : rest > MiB;
+    int bSplit = (j->aBlk[b].pool & 1) == POOL_SMALL ? rest >= 512 : rest > MiB;
     if (j->c.mode == JS_TENSORS) bSplit = rest >= 512;
     free_remove(j, b);
     if (bSplit) {
@@ -656,13 +683,13 @@ static int64_t seg_size(const struct js *j, int pool, int64_t size)
         int64_t c = (size + 2 * MiB - 1) / (2 * MiB) * (2 * MiB);
         return c < 32 * MiB ? 32 * MiB : c;
     }
-    if (pool == POOL_SMALL) return 2 * MiB;       /* kSmallBuffer */
+    if ((pool & 1) == POOL_SMALL) return 2 * MiB; /* kSmallBuffer */
     if (size < 10 * MiB) return 20 * MiB;          /* kMinLargeAlloc -> kLargeBuffer */
     return (size + 2 * MiB - 1) / (2 * MiB) * (2 * MiB); /* kRoundLarge */
 }
 
 /* A new segment of `size` in pool p, recorded as cudaMalloc (segment mode) or silently (pool chunk). */
-static int seg_new(struct js *j, int pool, int64_t size, int64_t stack)
+static int seg_new(struct js *j, int pool, int64_t size, int64_t stack, int site, int native)
 {
     int s, b;
     j->aSeg = grow(j->aSeg, &j->nSegAlloc, j->nSeg, sizeof *j->aSeg);
@@ -686,7 +713,9 @@ static int seg_new(struct js *j, int pool, int64_t size, int64_t stack)
         api_row(j, 1, corr, t, t + d, j->tidMain, 0, size, j->aSeg[s].addr, 0, 0, TG_NULL, stack);
         mem_row(j, t + d / 2, VT_MEMOP_ALLOC, VT_MEMKIND_DEVICE, j->aSeg[s].addr, size, corr, 1, j->tidMain, stack, 0);
         j->cpu = t + d + 1000;
+        if (j->c.pObs && j->c.pObs->xSegment) j->c.pObs->xSegment(j->c.pObs->p, j, t + d / 2, 1, j->aSeg[s].addr, size, site, native);
     }
+    if (j->reserved > j->peakReserved) j->peakReserved = j->reserved;
     return s;
 }
 
@@ -697,7 +726,7 @@ static int64_t release_cached(struct js *j, int64_t stack)
     for (int s = 0; s < j->nSeg; s++) {
         struct seg *pS = &j->aSeg[s];
         int b = pS->first;
-        if (!pS->bLive || !j->aBlk[b].bFree || j->aBlk[b].size != pS->size) continue;
+        if (!pS->bLive || pS->pool >= 2 || !j->aBlk[b].bFree || j->aBlk[b].size != pS->size) continue;
         free_remove(j, b);
         blk_dispose(j, b);
         pS->bLive = 0;
@@ -709,6 +738,8 @@ static int64_t release_cached(struct js *j, int64_t stack)
             api_row(j, 2, corr, j->cpu, t + 20000, j->tidMain, 0, 0, pS->addr, 0, 0, TG_NULL, stack);
             mem_row(j, t + 10000, VT_MEMOP_FREE, VT_MEMKIND_DEVICE, pS->addr, pS->size, corr, 2, j->tidMain, stack, 0);
             j->cpu = t + 21000;
+            if (j->c.pObs && j->c.pObs->xSegment)
+                j->c.pObs->xSegment(j->c.pObs->p, j, t + 10000, 0, pS->addr, pS->size, j->here, JS_NAT_FREE);
         }
         va_give(j, pS->addr, pS->size);
     }
@@ -725,7 +756,7 @@ static int fits(const struct js *j, int64_t size)
 int js_alloc(struct js *j, int64_t bytes, int site, int native)
 {
     int64_t size = bytes < 512 ? 512 : (bytes + 511) / 512 * 512, stack = stack_of(j, site, native);
-    int pool = j->c.mode == JS_TENSORS ? POOL_LARGE : size <= MiB ? POOL_SMALL : POOL_LARGE;
+    int pool = (j->c.mode == JS_TENSORS ? POOL_LARGE : size <= MiB ? POOL_SMALL : POOL_LARGE) + (j->bGraph ? 2 : 0);
     int b = best_fit(j, pool, size), t;
     int64_t seg = seg_size(j, pool, size);
     int64_t thread = native == JS_NAT_BACKWARD ? j->tidAutograd : j->tidMain;
@@ -738,10 +769,15 @@ int js_alloc(struct js *j, int64_t bytes, int site, int native)
             release_cached(j, stack_of(j, site, JS_NAT_FREE));
             if (!fits(j, seg)) {
                 oom_call(j, api, j->c.mode == JS_TENSORS ? bytes : seg, stack);
+                if (j->c.pObs && j->c.pObs->xOom) j->c.pObs->xOom(j->c.pObs->p, j, j->cpu, size, dev_free(j), site, native);
+                j->lastOomBytes = size;
+                j->lastOomFree = dev_free(j);
+                j->lastOomAllocated = j->allocatedBlocks;
+                j->lastOomReserved = j->reserved;
                 return -1;
             }
         }
-        seg_new(j, pool, seg, stack);
+        seg_new(j, pool, seg, stack, site, native);
         if (site >= 0 && site < j->nSite) j->aSite[site].aResv[native] += seg;
         b = best_fit(j, pool, size);
     }
@@ -754,6 +790,9 @@ int js_alloc(struct js *j, int64_t bytes, int site, int native)
     j->aTen[t].site = site;
     j->aTen[t].bLive = 1;
     j->allocated += bytes;
+    j->allocatedBlocks += j->aBlk[b].size;
+    if (j->allocated > j->peakAllocated) j->peakAllocated = j->allocated;
+    if (j->c.pObs && j->c.pObs->xBlock) j->c.pObs->xBlock(j->c.pObs->p, j, j->cpu, 1, j->aTen[t].addr, size, site, native);
     if (j->c.mode == JS_TENSORS) {
         int64_t corr = next_corr(j), t0 = j->cpu;
         api_row(j, 3, corr, t0, t0 + 2500, thread, 0, bytes, j->aTen[t].addr, 0, 0, STREAM, stack);
@@ -772,7 +811,11 @@ void js_free(struct js *j, int t)
     p = &j->aTen[t];
     p->bLive = 0;
     j->allocated -= p->bytes;
+    j->allocatedBlocks -= j->aBlk[p->blk].size;
     blk_release(j, p->blk);
+    if (j->c.pObs && j->c.pObs->xBlock)
+        j->c.pObs->xBlock(j->c.pObs->p, j, j->cpu, 0, p->addr, p->bytes < 512 ? 512 : (p->bytes + 511) / 512 * 512, j->here,
+                          JS_NAT_FREE);
     if (j->c.mode == JS_TENSORS) {
         int64_t corr = next_corr(j), t0 = j->cpu, stack = stack_of(j, j->here, JS_NAT_FREE);
         api_row(j, 4, corr, t0, t0 + 1800, j->tidMain, 0, 0, p->addr, 0, 0, STREAM, stack);
@@ -806,6 +849,11 @@ int64_t js_device_free(const struct js *j)
 int64_t js_allocated(const struct js *j)
 {
     return j->allocated;
+}
+
+int64_t js_allocated_blocks(const struct js *j)
+{
+    return j->allocatedBlocks;
 }
 
 /* ---- pinned host memory ---- */
@@ -847,8 +895,8 @@ int64_t js_pin_addr(const struct js *j, int h)
 
 void js_h2d(struct js *j, int t, int64_t bytes, int hostKind, int64_t hostAddr, int site)
 {
-    /* H100 on PCIe 5: about 45 GB/s from pinned memory, 12 GB/s staged from pageable memory */
-    double gbps = hostKind == JS_PINNED ? 45.0 : 12.0;
+    /* the GPU's host link (js_aGpu): pinned copies at the link's speed, pageable ones staged by the driver */
+    double gbps = hostKind == JS_PINNED ? j->pGpu->pinnedGBps : j->c.pageableGBps > 0 ? j->c.pageableGBps : j->pGpu->pageableGBps;
     int64_t corr = next_corr(j), c = j->cpu, start, end, stack = stack_of(j, site, JS_NAT_COPY);
     int64_t dst = t >= 0 && t < j->nTen ? j->aTen[t].addr : 0;
     struct tg_copyrow r;
@@ -865,6 +913,11 @@ void js_h2d(struct js *j, int t, int64_t bytes, int hostKind, int64_t hostAddr, 
                             1, hostAddr ? hostAddr : TG_NULL, dst ? dst : TG_NULL};
     if (!hostAddr) r.src = TG_NULL;
     tg_copy_row(j->g, &r);
+    if (j->firstKernel) {
+        j->copyNs += end - start;
+        if (hostKind != JS_PINNED) j->pageableNs += end - start;
+    }
+    if (j->c.pObs && j->c.pObs->xCopy) j->c.pObs->xCopy(j->c.pObs->p, j, c, start, end, VT_COPY_HTOD, hostKind, bytes, corr);
     /* a pageable source is staged by the driver: the call returns when the copy is done */
     j->cpu = hostKind == JS_PINNED ? c + 8000 : end + 5000;
 }
@@ -883,6 +936,11 @@ void js_d2h(struct js *j, int t, int64_t bytes, int site)
     r = (struct tg_copyrow){start, end, j->device, 1, STREAM, corr, VT_COPY_DTOH, VT_MEMKIND_DEVICE, VT_MEMKIND_PAGEABLE,
                             bytes, 1, src ? src : TG_NULL, host};
     tg_copy_row(j->g, &r);
+    if (j->firstKernel) {
+        j->copyNs += end - start;
+        j->pageableNs += end - start;
+    }
+    if (j->c.pObs && j->c.pObs->xCopy) j->c.pObs->xCopy(j->c.pObs->p, j, c, start, end, VT_COPY_DTOH, JS_PAGEABLE, bytes, corr);
     tg_sync_row(j->g, end, end + 2000, 3, STREAM, corr + 0); /* the wait for the copy */
     j->cpu = end + 5000;
 }
@@ -895,7 +953,7 @@ static int64_t name_id(struct js *j, int n)
 }
 
 /* Launch one kernel (string id nameId) lasting dur on the GPU, using the allocations of the tensors. */
-static void launch(struct js *j, int64_t nameId, int64_t dur, int grid, int block, const int *aT, int nT)
+static void launch(struct js *j, int64_t nameId, const char *zName, int64_t dur, int grid, int block, const int *aT, int nT)
 {
     int64_t corr = next_corr(j), c = j->cpu, start, aBase[256];
     int nBase = 0, nSeen = 0;
@@ -912,12 +970,19 @@ static void launch(struct js *j, int64_t nameId, int64_t dur, int grid, int bloc
         if (nBase < (int)(sizeof aBase / sizeof aBase[0])) aBase[nBase++] = base;
     }
     api_row(j, 102, corr, c, c + 4000, j->tidMain, 0, 0, 0, 0, 0, STREAM, TG_NULL);
+    if (j->bGraph) { /* captured into a graph: launched later by cudaGraphLaunch, no kernel runs now */
+        for (int i = 0; i < nBase && i < USES_MAX; i++) tg_use_row(j->g, corr, VT_USE_KERNEL_ARG, aBase[i], c + 2000, j->device);
+        j->cpu = c + LAUNCH_CPU_NS;
+        return;
+    }
     for (int i = 0; i < nBase && i < USES_MAX; i++) tg_use_row(j->g, corr, VT_USE_KERNEL_ARG, aBase[i], c + 2000, j->device);
     if (nSeen > USES_MAX) tg_dropped_row(j->g, c + 2000, VT_DROP_MAP, "buffer uses of one launch beyond 64", nSeen - USES_MAX);
     start = c + 5000 > j->gpu ? c + 5000 : j->gpu;
     k = (struct tg_kernelrow){start, start + (dur > 1000 ? dur : 1000), j->device, 1, STREAM, corr, nameId,
                               grid > 0 ? grid : 1, 1, 1, block > 0 ? block : 128, 1, 1, 0, 0, 32};
     tg_kernel_row(j->g, &k);
+    if (!j->firstKernel) j->firstKernel = c;
+    if (j->c.pObs && j->c.pObs->xKernel) j->c.pObs->xKernel(j->c.pObs->p, j, c, k.start, k.end, zName, corr);
     j->gpu = k.end;
     j->cpu = c + LAUNCH_CPU_NS;
 }
@@ -926,12 +991,13 @@ void js_launch(struct js *j, int idx, const int *aT, int nT)
 {
     const struct kseq *s = j->seq;
     if (!s || idx < 0 || idx >= s->n) return;
-    launch(j, name_id(j, s->aName[idx]), (int64_t)(s->aDur[idx] * j->c.timeScale), s->aGrid[idx], s->aBlock[idx], aT, nT);
+    launch(j, name_id(j, s->aName[idx]), azName[s->aName[idx]], (int64_t)(s->aDur[idx] * j->c.timeScale), s->aGrid[idx],
+           s->aBlock[idx], aT, nT);
 }
 
 void js_launch_named(struct js *j, const char *zName, int64_t durNs, const int *aT, int nT)
 {
-    launch(j, tg_string(j->g, zName), durNs, 1024, 256, aT, nT);
+    launch(j, tg_string(j->g, zName), zName, durNs, 1024, 256, aT, nT);
 }
 
 void js_play(struct js *j, char role, int k, int n, const int *aT, int nT)
@@ -970,7 +1036,136 @@ void js_pop(struct js *j)
     j->nNvtx--;
     tg_nvtx_row(j->g, j->aNvtxStart[j->nNvtx], j->cpu, VT_NVTX_PUSHPOP, tg_string(j->g, j->azNvtx[j->nNvtx]), j->tidMain,
                 j->nNvtx);
+    if (j->c.pObs && j->c.pObs->xRange) j->c.pObs->xRange(j->c.pObs->p, j, j->aNvtxStart[j->nNvtx], j->cpu, j->azNvtx[j->nNvtx]);
     j->cpu += 1500;
+}
+
+/* ---- CUDA graphs ---- */
+
+void js_graph_capture(struct js *j, int bOn)
+{
+    j->bGraph = bOn != 0;
+}
+
+void js_graph_launch(struct js *j, const char *zWhich)
+{
+    int64_t corr = next_corr(j), c = j->cpu, t;
+    api_row(j, 107, corr, c, c + 12000, j->tidMain, 0, 0, 0, 0, 0, STREAM, TG_NULL);
+    t = c + 15000 > j->gpu ? c + 15000 : j->gpu;
+    for (int r = 0; r < 5; r++) {
+        if (!strchr(zWhich, zRoles[r])) continue;
+        for (int i = 0; i < j->nPos[r]; i++) {
+            int idx = j->aPos[r][i];
+            int64_t dur = (int64_t)(j->seq->aDur[idx] * j->c.timeScale);
+            struct tg_kernelrow k = {t, t + (dur > 1000 ? dur : 1000), j->device, 1, STREAM, corr,
+                                     name_id(j, j->seq->aName[idx]), j->seq->aGrid[idx] > 0 ? j->seq->aGrid[idx] : 1, 1, 1,
+                                     j->seq->aBlock[idx] > 0 ? j->seq->aBlock[idx] : 128, 1, 1, 0, 0, 32};
+            tg_kernel_row(j->g, &k);
+            if (j->c.pObs && j->c.pObs->xKernel)
+                j->c.pObs->xKernel(j->c.pObs->p, j, c, k.start, k.end, azName[j->seq->aName[idx]], corr);
+            t = k.end + 300;
+        }
+    }
+    j->bGraphLaunched = 1;
+    j->gpu = t;
+    j->cpu = c + 14000;
+}
+
+/* ---- the process seen from outside ---- */
+
+int64_t js_template_ns(const char *zTag, const char *zRoles)
+{
+    int64_t n = 0;
+    for (int i = 0; i < nSeq; i++) {
+        if (strcmp(aSeq[i].zTag, zTag)) continue;
+        for (int k = 0; k < aSeq[i].n; k++)
+            if (strchr(zRoles, aSeq[i].aRole[k])) n += aSeq[i].aDur[k];
+    }
+    return n;
+}
+
+void js_last_oom(const struct js *j, int64_t *pBytes, int64_t *pFree, int64_t *pAllocated, int64_t *pReserved)
+{
+    *pBytes = j->lastOomBytes;
+    *pFree = j->lastOomFree;
+    *pAllocated = j->lastOomAllocated;
+    *pReserved = j->lastOomReserved;
+}
+
+int64_t js_pageable_ns(const struct js *j)
+{
+    return j->pageableNs;
+}
+
+int64_t js_copy_ns(const struct js *j)
+{
+    return j->copyNs;
+}
+
+int64_t js_first_kernel(const struct js *j)
+{
+    return j->firstKernel;
+}
+
+int64_t js_other_bytes(const struct js *j)
+{
+    return j->c.otherBytes;
+}
+
+int64_t js_pid(const struct js *j)
+{
+    return j->pid;
+}
+
+int js_device(const struct js *j)
+{
+    return j->device;
+}
+
+int64_t js_wall_ns(const struct js *j, int64_t ts)
+{
+    return ts - j->anchorCupti + j->anchorWall;
+}
+
+const char *js_site_spec(const struct js *j, int site)
+{
+    return site >= 0 && site < j->nSite ? j->aSite[site].zSpec : "";
+}
+
+const char *js_hostname(const struct js *j)
+{
+    return j->zHost;
+}
+
+const struct js_gpu *js_gpu_of(const struct js *j)
+{
+    return j->pGpu;
+}
+
+int64_t js_peak_allocated(const struct js *j)
+{
+    return j->peakAllocated;
+}
+
+int64_t js_peak_reserved(const struct js *j)
+{
+    return j->peakReserved;
+}
+
+void js_peak_reset(struct js *j)
+{
+    j->peakAllocated = j->allocated;
+    j->peakReserved = j->reserved;
+}
+
+void js_range_note(struct js *j, const char *zName, int64_t start)
+{
+    if (j->c.pObs && j->c.pObs->xRange) j->c.pObs->xRange(j->c.pObs->p, j, start, j->cpu, zName);
+}
+
+int js_depth(const struct js *j)
+{
+    return j->nNvtx;
 }
 
 /* ---- NCCL ---- */
@@ -1012,8 +1207,7 @@ static void js_release(struct js *j)
     free(j->aSite);
     free(j->aBlk);
     free(j->aBlkFree);
-    free(j->aFree[0]);
-    free(j->aFree[1]);
+    for (int p = 0; p < NPOOL; p++) free(j->aFree[p]);
     free(j->aSeg);
     free(j->aTen);
     free(j->aPin);
@@ -1029,7 +1223,8 @@ struct js *js_open(const struct js_cfg *c)
     if (!j) return NULL;
     j->c = *c;
     j->rng = c->seed * 0x2545F4914F6CDD1Dull + 0x1234567u;
-    j->total = c->deviceTotal ? c->deviceTotal : H100_TOTAL;
+    j->pGpu = c->pGpu ? c->pGpu : &js_aGpu[0];
+    j->total = c->deviceTotal ? c->deviceTotal : j->pGpu->total;
     j->device = c->world > 0 ? c->rank % 8 : 0;
     j->pid = 40000 + 211 * (int64_t)c->rank + (int64_t)js_rand(j, 150);
     j->tidMain = j->pid;
@@ -1067,8 +1262,9 @@ struct js *js_open(const struct js_cfg *c)
     meta(j, "pid", "%lld", j->pid);
     meta(j, "ppid", "%lld", c->world > 0 ? 39000 + c->rank / 8 : j->pid - 7);
     tg_meta(j->g, "tracer_version", "0.1.0");
-    snprintf(z, sizeof z, "gpu-node-%02d", c->world > 0 ? c->rank / 8 : 0);
-    tg_meta(j->g, "hostname", z);
+    if (c->zHost) snprintf(j->zHost, sizeof j->zHost, "%s", c->zHost);
+    else snprintf(j->zHost, sizeof j->zHost, "gpu-node-%02d", c->world > 0 ? c->rank / 8 : 0);
+    tg_meta(j->g, "hostname", j->zHost);
     tg_meta(j->g, "exe", c->bWindows ? "C:\\Users\\alice\\miniconda3\\envs\\torch\\python.exe" : "/usr/bin/python3.12");
     tg_meta(j->g, "cmdline", c->zCmd ? c->zCmd : "python train.py");
     if (c->world > 0) {
@@ -1083,9 +1279,11 @@ struct js *js_open(const struct js_cfg *c)
     if (c->mode == JS_TENSORS) tg_meta(j->g, "env.PYTORCH_ALLOC_CONF", "backend:cudaMallocAsync");
     tg_meta(j->g, "cuda_driver_version", "13000");
     tg_meta(j->g, "cupti_version", "130001");
-    meta(j, "clock_anchor_cupti_ns", "%lld", j->cpu - 2000000);
-    meta(j, "start_ns", "%lld", j->cpu - 2000000);
-    meta(j, "clock_anchor_wall_ns", "%lld", j->cpu - 2000000 + 371000);
+    j->anchorCupti = j->cpu - 2000000;
+    j->anchorWall = j->cpu - 2000000 + 371000;
+    meta(j, "clock_anchor_cupti_ns", "%lld", j->anchorCupti);
+    meta(j, "start_ns", "%lld", j->anchorCupti);
+    meta(j, "clock_anchor_wall_ns", "%lld", j->anchorWall);
     tg_meta(j->g, "config.output", "/scratch/alice/vramtrace-%h-%p.db");
     tg_meta(j->g, "config.buffer_size", "4194304");
     tg_meta(j->g, "config.max_memory", "268435456");
@@ -1098,9 +1296,10 @@ struct js *js_open(const struct js_cfg *c)
     tg_exec(j->g, "DELETE FROM meta WHERE key = 'closed_cleanly'");
     snprintf(z, sizeof z,
              "INSERT INTO device(id, name, uuid, total_bytes, cc_major, cc_minor, sm_count, pci_bus, pci_device,"
-             " global_memory_bandwidth_kbps) VALUES(%d, 'NVIDIA H100 80GB HBM3', 'GPU-5d1f0e8a-3c7b-4e2a-9f61-0b8c%08x',"
-             " %lld, 9, 0, 132, %d, 0, 3352320000)",
-             j->device, (unsigned)(c->seed * 2654435761u + (unsigned)c->rank), (long long)j->total, 0x18 + j->device * 0x10);
+             " global_memory_bandwidth_kbps) VALUES(%d, '%s', 'GPU-5d1f0e8a-3c7b-4e2a-9f61-0b8c%08x',"
+             " %lld, %d, %d, %d, %d, 0, %lld)",
+             j->device, j->pGpu->zName, (unsigned)(c->seed * 2654435761u + (unsigned)c->rank), (long long)j->total,
+             j->pGpu->ccMajor, j->pGpu->ccMinor, j->pGpu->sms, 0x18 + j->device * 0x10, (long long)j->pGpu->memBwKbps);
     tg_exec(j->g, z);
     /* the CUDA runtime's own allocations at context creation: MEMORY2 records with no API call behind them */
     j->cpu += 180000000; /* import torch, CUDA initialisation */
@@ -1127,7 +1326,11 @@ int js_close(struct js *j, int bTeardown, int bClean)
     }
     if (bTeardown)
         for (int t = j->nTen - 1; t >= 0; t--) js_free(j, t);
+    if (j->bGraphLaunched) /* graph kernels: their arguments were not scanned, and they carry the graph's id */
+        tg_exec(j->g, "UPDATE kernel SET graph_id = 1, graph_node_id = rowid, args_scanned = 0"
+                      " WHERE correlation IN (SELECT correlation FROM api_call WHERE api = 107)");
     if (j->gpu > j->cpu) j->cpu = j->gpu;
+    if (j->c.pObs && j->c.pObs->xClose) j->c.pObs->xClose(j->c.pObs->p, j);
     j->cpu += 3000000;
     if (bClean) {
         snprintf(z, sizeof z, "%lld", (long long)j->cpu);

@@ -2,6 +2,7 @@
 #ifndef VT_ACC_JOBSIM_H
 #define VT_ACC_JOBSIM_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "tracegen.h"
@@ -37,6 +38,44 @@ enum js_native {
     JS_NAT_N
 };
 
+/* A GPU model as the trace's device row shows it, and its host link as PyTorch jobs see it. */
+struct js_gpu {
+    const char *zName;      /* as CUDA names it */
+    int64_t total;          /* bytes, as cuMemGetInfo reports them */
+    int ccMajor, ccMinor, sms;
+    int64_t memBwKbps;      /* device memory bandwidth (CUPTI's figure) */
+    double pinnedGBps;      /* host-to-device copies from pinned memory */
+    double pageableGBps;    /* from pageable memory (staged by the driver) */
+};
+extern const struct js_gpu js_aGpu[];
+extern const int js_nGpu;
+
+struct js;
+/*
+ * What PyTorch's own recorders (its allocation history, torch.profiler) see of the process, as
+ * it happens: the caching allocator's blocks and segments, its out-of-memory errors, the ranges
+ * closed, kernels and copies. Times are on the process's CUPTI clock (js_wall_ns converts).
+ * Every callback may be NULL.
+ */
+struct js_obs {
+    void *p;
+    /* a tensor allocated (bAlloc) or freed; site and native chain of the call */
+    void (*xBlock)(void *p, const struct js *j, int64_t ts, int bAlloc, int64_t addr, int64_t bytes, int site, int native);
+    /* a segment reserved (bAlloc) or released by the caching allocator */
+    void (*xSegment)(void *p, const struct js *j, int64_t ts, int bAlloc, int64_t addr, int64_t bytes, int site, int native);
+    /* an allocation failed after the allocator's retries: the request and the device's free memory */
+    void (*xOom)(void *p, const struct js *j, int64_t ts, int64_t bytes, int64_t freeBytes, int site, int native);
+    /* an NVTX range of the main thread closed */
+    void (*xRange)(void *p, const struct js *j, int64_t start, int64_t end, const char *zName);
+    /* a kernel launched at tCall by the host ran [start, end) on the GPU */
+    void (*xKernel)(void *p, const struct js *j, int64_t tCall, int64_t start, int64_t end, const char *zName, int64_t corr);
+    /* a copy (VT_COPY_*) called at tCall ran [start, end); hostKind JS_PAGEABLE or JS_PINNED */
+    void (*xCopy)(void *p, const struct js *j, int64_t tCall, int64_t start, int64_t end, int copyKind, int hostKind,
+                  int64_t bytes, int64_t corr);
+    /* the process ends (js_close, after the teardown) */
+    void (*xClose)(void *p, const struct js *j);
+};
+
 struct js_cfg {
     const char *zPath;      /* the trace file */
     int mode;               /* enum js_mode */
@@ -51,9 +90,11 @@ struct js_cfg {
     int kernelStride;       /* play every k-th kernel of the template (>= 1) */
     double timeScale;       /* multiplies the template's kernel durations */
     int64_t startWall;      /* wall-clock ns of the process start (meta clock anchor) */
+    const struct js_gpu *pGpu; /* NULL: an H100 80GB on PCIe 5 (deviceTotal, when set, overrides its memory) */
+    double pageableGBps;    /* > 0: this host's pageable copy speed instead of the GPU's typical one */
+    const struct js_obs *pObs; /* PyTorch's recorders, or NULL */
+    const char *zHost;      /* hostname (meta); NULL: gpu-node-NN */
 };
-
-struct js;
 
 /* Load the kernel sequences (kernels.tsv); 0 or -1 with a message. Call once. */
 int js_load_kernels(const char *zPath);
@@ -94,6 +135,8 @@ int64_t js_reserved(const struct js *j);
 /* Device memory free now (what cuMemGetInfo would say). */
 int64_t js_device_free(const struct js *j);
 int64_t js_allocated(const struct js *j);
+/* The live tensors' blocks, as PyTorch counts allocated memory (rounded sizes, unsplit remainders). */
+int64_t js_allocated_blocks(const struct js *j);
 
 /* Pinned host blocks (PyTorch's caching host allocator: power-of-two sizes, cached). */
 int js_pin_alloc(struct js *j, int64_t bytes, int site);
@@ -120,9 +163,50 @@ int64_t js_now(const struct js *j);
 /* NVTX push/pop ranges on the main thread (rows written when they close). */
 void js_push(struct js *j, const char *zName);
 void js_pop(struct js *j);
+/* NVTX ranges open now. */
+int js_depth(const struct js *j);
+
+/* A record_function range [start, now) that is no NVTX range: only PyTorch's recorders see it. */
+void js_range_note(struct js *j, const char *zName, int64_t start);
 
 /* NCCL communicator buffers: n cuMemCreate + cuMemMap of `bytes` each, from libnccl. */
 void js_nccl_init(struct js *j, int n, int64_t bytes);
+
+/* CUDA graphs. Allocations between js_graph_capture(j, 1) and js_graph_capture(j, 0) come from the
+ * graph's private pool (segment mode: segments of their own, kept while the graph lives, never
+ * given back by empty_cache), and kernels launched are captured (their launch calls are traced, no
+ * kernel runs). js_graph_launch replays the step's kernels of the roles in zRoles ("FBO") as one
+ * cudaGraphLaunch whose kernels carry no scanned arguments (the tracer cannot read graph nodes). */
+void js_graph_capture(struct js *j, int bOn);
+void js_graph_launch(struct js *j, const char *zRoles);
+
+/* GPU time of one step of template zTag: the durations of its kernels of the roles in zRoles ("FBOZC"). */
+int64_t js_template_ns(const char *zTag, const char *zRoles);
+/* The last allocation that ran out of memory: its request, the device's free memory after the
+ * allocator's retry, and what the process had allocated (its tensors' blocks, as PyTorch counts
+ * allocated memory) and reserved then (all 0 before any). */
+void js_last_oom(const struct js *j, int64_t *pBytes, int64_t *pFree, int64_t *pAllocated, int64_t *pReserved);
+/* Host-device copy time (ns) from pageable memory, and all copy time, that started after the first
+ * kernel; the first kernel's launch time (0: none yet). */
+int64_t js_pageable_ns(const struct js *j);
+int64_t js_copy_ns(const struct js *j);
+int64_t js_first_kernel(const struct js *j);
+/* Device memory other processes hold. */
+int64_t js_other_bytes(const struct js *j);
+
+/* The process: its pid, its device, the wall-clock ns of CUPTI time ts, the spec of a site. */
+int64_t js_pid(const struct js *j);
+int js_device(const struct js *j);
+int64_t js_wall_ns(const struct js *j, int64_t ts);
+const char *js_site_spec(const struct js *j, int site);
+const char *js_hostname(const struct js *j);
+const struct js_gpu *js_gpu_of(const struct js *j);
+/* The full path of a spec's Python file entry ("lib:torch/x.py"), as this platform writes it, into z. */
+void js_py_path(const struct js *j, const char *zFile, char *z, size_t n);
+/* The highest live tensor bytes and reservation so far (js_peak_reset starts over). */
+int64_t js_peak_allocated(const struct js *j);
+int64_t js_peak_reserved(const struct js *j);
+void js_peak_reset(struct js *j);
 
 /* A deterministic random number in [0, n). */
 uint64_t js_rand(struct js *j, uint64_t n);

@@ -203,6 +203,7 @@ struct pt_fwd pt_forward(struct js *j, struct pt_model *m, int x, int batch, int
     memset(&f, 0, sizeof f);
     for (int i = 0; i < PT_MAXL; i++) f.saved[i] = -1;
     f.out = f.loss = -1;
+    f.failSite = -1;
     js_here(j, js_site(j, zUser));
     for (int i = 0; i < m->n; i++) {
         const struct pt_layer *l = &m->a[i];
@@ -213,6 +214,9 @@ struct pt_fwd pt_forward(struct js *j, struct pt_model *m, int x, int batch, int
         if (l->ws) ws = js_alloc(j, l->ws, site, JS_NAT_ALLOC);
         out = js_alloc(j, l->act * batch, site, JS_NAT_ALLOC);
         if (out < 0) { /* out of memory: the exception unwinds the forward */
+            f.failSite = site;
+            f.out = -1;
+            if (m->bOomKeep) return f; /* the process dies with everything live */
             if (ws >= 0) js_free(j, ws);
             if (cur != x || !keepX) js_free(j, cur);
             for (int k = 0; k < i; k++)
@@ -279,7 +283,7 @@ void pt_backward(struct js *j, struct pt_model *m, struct pt_fwd *f, int batch, 
     }
 }
 
-void pt_step(struct js *j, struct pt_model *m, const char *zUser)
+int pt_step(struct js *j, struct pt_model *m, const char *zUser)
 {
     int site = js_site(j, pt_frames(m->nState == 2 ? "lib:torch/optim/adam.py:165:Adam._init_group|"
                                                      "lib:torch/optim/adam.py:247:Adam.step"
@@ -292,7 +296,8 @@ void pt_step(struct js *j, struct pt_model *m, const char *zUser)
     if (!m->bStateMade) { /* state is created lazily, at the first step */
         for (int i = 0; i < m->n; i++)
             for (int k = 0; k < m->nState; k++)
-                if (m->a[i].w) m->st[k][i] = js_alloc(j, m->a[i].w * m->stateMul / 2, site, JS_NAT_ALLOC);
+                if (m->a[i].w && (m->st[k][i] = js_alloc(j, m->a[i].w * m->stateMul / 2, site, JS_NAT_ALLOC)) < 0)
+                    return site; /* out of memory: the exception leaves the step */
         m->bStateMade = 1;
     }
     {
@@ -304,6 +309,7 @@ void pt_step(struct js *j, struct pt_model *m, const char *zUser)
             js_play(j, 'O', k++, nP, aT, 4);
         }
     }
+    return -1;
 }
 
 void pt_zero_grad(struct js *j, struct pt_model *m, int bToNone, const char *zUser)

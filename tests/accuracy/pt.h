@@ -42,6 +42,7 @@ struct pt_model {
     int stateMul;        /* state bytes = parameter bytes * stateMul / 2 */
     int64_t cublasBytes; /* cuBLAS workspace (0: none) */
     int64_t lossBytes;   /* logits per sample are the last layer's act */
+    int bOomKeep;        /* an OOM ends the process: the forward's tensors stay live (nothing unwinds) */
     /* tensors */
     int w[PT_MAXL], g[PT_MAXL], st[2][PT_MAXL], cublas;
     int bStateMade;
@@ -52,6 +53,7 @@ struct pt_fwd {
     int out;              /* the model's output (logits) */
     int saved[PT_MAXL];   /* activations kept for backward, -1 none */
     int loss;
+    int failSite;         /* the site of the allocation that ran out of memory, -1 none */
 };
 
 /* ResNet-50-like CNN at a batch's sample size (fp32); LM: decoder-only transformer (bf16). */
@@ -72,8 +74,9 @@ int pt_batch(struct js *j, int pin, int64_t xBytes, const char *zUser);
 struct pt_fwd pt_forward(struct js *j, struct pt_model *m, int x, int batch, int bGrad, int keepX, const char *zUser);
 /* loss.backward(): frees the saved activations and the loss' graph; ddpBuckets > 0 all-reduces during it. */
 void pt_backward(struct js *j, struct pt_model *m, struct pt_fwd *f, int batch, const int *aBucket, int nBucket);
-/* optimizer.step() at zUser (state created on the first call) and optimizer.zero_grad(set_to_none). */
-void pt_step(struct js *j, struct pt_model *m, const char *zUser);
+/* optimizer.step() at zUser (state created on the first call): -1, or the site of the allocation
+ * that ran out of memory (the step stops there). optimizer.zero_grad(set_to_none). */
+int pt_step(struct js *j, struct pt_model *m, const char *zUser);
 void pt_zero_grad(struct js *j, struct pt_model *m, int bToNone, const char *zUser);
 /* loss.item(): the step's synchronisation. */
 void pt_item(struct js *j, int t, const char *zUser);

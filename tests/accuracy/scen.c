@@ -3,406 +3,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "acc.h"
-#include "pt.h"
+#include "loop.h"
 
 /*
  * Every scenario is a PyTorch program run through pt.c/jobsim.c once per rank, and the
  * findings a correct analysis must report for it (acc_expect), or none (healthy jobs:
- * nothing at severity low or above). The programs share one training driver (struct
- * loop) with hooks where the planted problems live; the user's code is the files
- * train.py (the loop), model.py (a model written by the user), metrics.py and data.py,
- * with the line numbers given in the site specs below.
+ * nothing at severity low or above). The programs share one training driver (loop.c)
+ * with hooks where the planted problems live.
  */
-
-/* ---- the user's code: frames of the lines the programs run ---- */
-
-#define MAIN "train.py:212:main|train.py:231:<module>"
-#define U_TO_DEVICE "train.py:188:main|train.py:231:<module>"
-#define U_DDP "train.py:193:main|train.py:231:<module>"
-#define T_LOOP "train.py:231:<module>"
-#define U_TRAIN(line) "train.py:" #line ":train_one_epoch|" MAIN
-#define U_VAL(line) "train.py:" #line ":evaluate|train.py:214:main|train.py:231:<module>"
-/* lines of train_one_epoch */
-#define L_COPY 61     /* x, y = x.to(device, non_blocking=True), y.to(device, non_blocking=True) */
-#define L_FWD 66      /* outputs = model(x) */
-#define L_LOSS 67     /* loss = criterion(outputs, y) */
-#define L_BWD 69      /* loss.backward() */
-#define L_STEP 72     /* optimizer.step() */
-#define L_ZERO 63     /* optimizer.zero_grad() (before the forward; after the step with accumulation: 73) */
-#define L_ITEM 75     /* running += loss.item() */
-#define L_KEEP 77     /* the planted line of a training problem (79: rank 0's, 83: the OOM handler's) */
-/* lines of evaluate */
-#define L_VCOPY 101
-#define L_VFWD 104
-#define L_VLOSS 105
-#define L_VITEM 107
-#define L_VKEEP 108
-
-#define CALL PT_CALL
-/* the call of a model.py MLP's projection from GPT.forward */
-#define CALL_MLP "lib:torch/nn/modules/module.py:1786:Module._call_impl|model.py:94:MLP.forward|" \
-    "lib:torch/nn/modules/module.py:1786:Module._call_impl|model.py:121:Block.forward|" \
-    "lib:torch/nn/modules/module.py:1786:Module._call_impl|model.py:146:GPT.forward|" \
-    "lib:torch/nn/modules/module.py:1786:Module._call_impl"
-
-#define S_(x) #x
-#define S(x) S_(x)
-#define SITE_FWD "train.py:" S(L_FWD) " in train_one_epoch"
-#define SITE_COPY "train.py:" S(L_COPY) " in train_one_epoch"
-#define SITE_KEEP "train.py:" S(L_KEEP) " in train_one_epoch"
-#define SITE_VFWD "train.py:" S(L_VFWD) " in evaluate"
-#define SITE_VCOPY "train.py:" S(L_VCOPY) " in evaluate"
-
-/* ---- the training driver ---- */
-
-struct loop;
-typedef void (*loop_hook)(struct loop *l, struct js *j, int iter, struct pt_fwd *f);
-
-struct loop {
-    struct pt_model m;
-    const char *zTemplate;   /* kernel sequence of the step */
-    int stride;              /* play every k-th kernel of it */
-    double timeScale;
-    int batch, valBatch;
-    int64_t xBytes, valXBytes; /* one batch's input bytes */
-    int epochs, iters, valIters;
-    int bPinned, pinDepth;   /* DataLoader(pin_memory=True), batches in flight */
-    int accum;               /* micro-batches per optimizer step */
-    int bZeroNone;           /* zero_grad(set_to_none=True) (the default since PyTorch 2.0) */
-    int bZeroLast;           /* zero_grad after the optimizer step (gradient accumulation), else before the forward */
-    int nBucket;             /* DDP gradient buckets (0: no DDP) */
-    int64_t ncclBytes;       /* NCCL buffers per rank */
-    int bTeardown, bClean;   /* main() returns (tensors freed) / trace closed cleanly */
-    int bKeepLastStep;       /* the last step's outputs and batch stay referenced through evaluation */
-    int64_t cpuPerStep;      /* Python and data loading per step */
-    loop_hook xTrainStep;    /* after each optimizer step (the planted training problem) */
-    loop_hook xValBatch;     /* after each evaluation batch, with its forward (out freed unless kept) */
-    int varLen;              /* > 1: sequence lengths vary per batch, 1..varLen units (long-tailed) */
-    int bValGrad;            /* evaluation without torch.no_grad() */
-    int bValKeepOut;         /* xValBatch owns f->out */
-    void *pCtx;              /* hook state */
-    int iterDone;            /* iterations run so far (all epochs) */
-    int valDone;
-    /* what the trace can show: device memory reserved after warm-up (the second iteration), its
-     * largest rise after it, and the largest rise during one evaluation phase */
-    int64_t resWarm, growTrain, growVal;
-    /* segment bytes reserved after warm-up (all ranks): by allocations on the line zPlanted
-     * (a "FILE:LINE:" frame, NULL none), and by the autograd thread */
-    const char *zPlanted;
-    int64_t resvPlanted, resvBackward;
-    /* tensors */
-    int aBucket[64];
-    int lastX, lastOut;
-    int aPin[4096];
-};
-
-static void loop_defaults(struct loop *l)
-{
-    memset(l, 0, sizeof *l);
-    l->zTemplate = "resnet50";
-    l->stride = 2;
-    l->timeScale = 1.0;
-    l->batch = l->valBatch = 256;
-    l->epochs = 2;
-    l->iters = 24;
-    l->valIters = 6;
-    l->bPinned = 1;
-    l->pinDepth = 4;
-    l->accum = 1;
-    l->bZeroNone = 1;
-    l->bTeardown = 1;
-    l->bClean = 1;
-    l->cpuPerStep = 2000000;
-    l->lastX = l->lastOut = -1;
-    l->resWarm = -1;
-    for (int i = 0; i < 4096; i++) l->aPin[i] = -1;
-}
-
-/* NVTX: push zName when the variant records NVTX ranges of that style. */
-static void nv_push(struct acc *a, struct js *j, int style, const char *zFmt, int n)
-{
-    char z[96];
-    if (acc_variant(a)->nvtx != style) return;
-    if (strchr(zFmt, '%')) snprintf(z, sizeof z, zFmt, n);
-    else snprintf(z, sizeof z, "%s", zFmt);
-    js_push(j, z);
-}
-static void nv_pop(struct acc *a, struct js *j, int style)
-{
-    if (acc_variant(a)->nvtx == style) js_pop(j);
-}
-
-/* The next batch: from the loader's pinned ring (the pin-memory thread fills it ahead) or pageable memory. */
-static int next_batch(struct loop *l, struct js *j, int64_t bytes, int k, const char *zUser)
-{
-    int pin = -1;
-    if (l->bPinned) {
-        int site = js_site(j, "lib:torch/utils/data/_utils/pin_memory.py:90:pin_memory|"
-                              "lib:torch/utils/data/_utils/pin_memory.py:98:pin_memory.<locals>.<dictcomp>|"
-                              "lib:torch/utils/data/_utils/pin_memory.py:58:_pin_memory_loop.<locals>.do_one_step|"
-                              "lib:torch/utils/data/_utils/pin_memory.py:76:_pin_memory_loop|"
-                              "std:threading.py:1012:Thread.run|std:threading.py:1075:Thread._bootstrap_inner|"
-                              "std:threading.py:1032:Thread._bootstrap");
-        int slot = k % l->pinDepth;
-        if (l->aPin[slot] >= 0) js_pin_free(j, l->aPin[slot]);
-        pin = l->aPin[slot] = js_pin_alloc(j, bytes, site);
-    }
-    return pt_batch(j, pin, bytes, zUser);
-}
-
-/* One training iteration (accum micro-batches and one optimizer step); -1 when it ran out of memory. */
-static int train_iter(struct acc *a, struct loop *l, struct js *j, int it)
-{
-    struct pt_fwd f;
-    memset(&f, 0, sizeof f);
-    f.out = -1;
-    nv_push(a, j, ACC_NVTX_NAMES, "iter %d", it);
-    nv_push(a, j, ACC_NVTX_PROFILER, "ProfilerStep#%d", it);
-    if (!l->bZeroLast) {
-        nv_push(a, j, ACC_NVTX_PROFILER, l->m.nState == 2 ? "Optimizer.zero_grad#AdamW.zero_grad" : "Optimizer.zero_grad#SGD.zero_grad", 0);
-        pt_zero_grad(j, &l->m, l->bZeroNone, U_TRAIN(63));
-        nv_pop(a, j, ACC_NVTX_PROFILER);
-    }
-    for (int mb = 0; mb < l->accum; mb++) {
-        int x, b = l->batch / l->accum;
-        int64_t xBytes = l->xBytes;
-        if (l->varLen > 1) { /* a long tail of lengths: the longest batches are rare */
-            uint64_t u = js_rand(j, 1000);
-            int units = 1 + (int)((uint64_t)(l->varLen - 1) * u * u * u / 999000000u);
-            b = b * units / l->varLen;
-            if (b < 1) b = 1;
-            xBytes = xBytes * units / l->varLen;
-        }
-        nv_push(a, j, ACC_NVTX_PROFILER, "enumerate(DataLoader)#_MultiProcessingDataLoaderIter.__next__", 0);
-        js_cpu(j, l->cpuPerStep / l->accum);
-        nv_pop(a, j, ACC_NVTX_PROFILER);
-        if (l->lastX >= 0) js_free(j, l->lastX); /* the previous iteration's batch, dropped on reassignment */
-        if (l->lastOut >= 0) js_free(j, l->lastOut);
-        l->lastX = l->lastOut = -1;
-        x = next_batch(l, j, xBytes, it * l->accum + mb, U_TRAIN(61));
-        if (x < 0) return -1;
-        f = pt_forward(j, &l->m, x, b, 1, 1, U_TRAIN(66));
-        if (f.out < 0) {
-            js_free(j, x);
-            return -1;
-        }
-        js_here(j, js_site(j, U_TRAIN(69)));
-        pt_backward(j, &l->m, &f, b, l->aBucket, l->nBucket);
-        js_here(j, js_site(j, U_TRAIN(67)));
-        js_free(j, f.loss); /* the graph is gone after backward; loss stays referenced until item() */
-        l->lastX = x;
-        l->lastOut = f.out;
-    }
-    nv_push(a, j, ACC_NVTX_PROFILER, l->m.nState == 2 ? "Optimizer.step#AdamW.step" : "Optimizer.step#SGD.step", 0);
-    pt_step(j, &l->m, U_TRAIN(72));
-    nv_pop(a, j, ACC_NVTX_PROFILER);
-    if (l->bZeroLast) {
-        nv_push(a, j, ACC_NVTX_PROFILER, l->m.nState == 2 ? "Optimizer.zero_grad#AdamW.zero_grad" : "Optimizer.zero_grad#SGD.zero_grad", 0);
-        pt_zero_grad(j, &l->m, l->bZeroNone, U_TRAIN(73));
-        nv_pop(a, j, ACC_NVTX_PROFILER);
-    }
-    pt_item(j, l->lastOut, U_TRAIN(75));
-    if (l->xTrainStep) l->xTrainStep(l, j, it, &f); /* may take over lastOut (and set it to -1) */
-    nv_pop(a, j, ACC_NVTX_PROFILER);
-    nv_pop(a, j, ACC_NVTX_NAMES);
-    return 0;
-}
-
-/* One evaluation batch under torch.no_grad() (unless bValGrad). */
-static int val_batch(struct acc *a, struct loop *l, struct js *j, int b)
-{
-    struct pt_fwd f;
-    int x;
-    nv_push(a, j, ACC_NVTX_NAMES, "batch %d", b);
-    js_cpu(j, l->cpuPerStep / 2);
-    x = next_batch(l, j, l->valXBytes, 100000 + b, U_VAL(101));
-    if (x < 0) return -1;
-    f = pt_forward(j, &l->m, x, l->valBatch, l->bValGrad, 0, U_VAL(104));
-    if (f.out < 0) return -1;
-    pt_item(j, f.loss, U_VAL(107));
-    if (l->xValBatch) l->xValBatch(l, j, b, &f);
-    if (!l->bValGrad) {
-        js_here(j, js_site(j, U_VAL(105)));
-        js_free(j, f.loss);
-    }
-    if (!l->bValKeepOut) js_free(j, f.out);
-    nv_pop(a, j, ACC_NVTX_NAMES);
-    return 0;
-}
-
-/* After a training iteration: the reservation after warm-up, and its rise since. */
-static void note_reserved(struct loop *l, struct js *j)
-{
-    if (l->iterDone == 2) {
-        l->resWarm = js_reserved(j);
-        js_resv_mark(j);
-    }
-    else if (l->resWarm >= 0 && js_reserved(j) - l->resWarm > l->growTrain) l->growTrain = js_reserved(j) - l->resWarm;
-}
-
-/*
- * Whether growth of `grow` bytes is something the trace shows: always in tensor mode (every
- * tensor is an allocation); at segment level only when the allocator had to reserve that much
- * more (at least 64 MiB and 1 % of what it holds): a leak that fits in the cache's free blocks
- * leaves no trace there.
- */
-static int visible(struct acc *a, int64_t grow, int64_t reserved)
-{
-    return acc_variant(a)->mode == JS_TENSORS || (grow >= 64 * MiB && grow * 100 >= reserved);
-}
-
-/*
- * The whole job on one rank: model to the device, DDP, epochs of training and
- * evaluation. Returns the process still open (the caller ends it) and -1 in *pOom
- * when an out-of-memory error ended it.
- */
-static struct js *loop_run(struct acc *a, struct loop *l, int rank, int *pOom, struct js_cfg *pCfg)
-{
-    struct js_cfg c;
-    struct js *j;
-    memset(&c, 0, sizeof c);
-    if (pCfg) c = *pCfg;
-    c.zTemplate = l->zTemplate;
-    c.kernelStride = l->stride;
-    c.timeScale = l->timeScale * l->stride;
-    if (!c.zCmd) c.zCmd = "python train.py --config configs/base.yaml";
-    j = acc_process(a, rank, &c);
-    *pOom = 0;
-    if (!j) return NULL;
-    pt_to_device(j, &l->m, U_TO_DEVICE);
-    if (l->nBucket > 0) {
-        int site = js_site(j, pt_frames("lib:torch/nn/parallel/distributed.py:1215:DistributedDataParallel._ddp_init_helper|"
-                                        "lib:torch/nn/parallel/distributed.py:925:DistributedDataParallel.__init__",
-                                        U_DDP));
-        js_here(j, js_site(j, pt_frames("lib:torch/distributed/distributed_c10d.py:4112:_broadcast|"
-                                        "lib:torch/nn/parallel/distributed.py:1168:_sync_module_states|"
-                                        "lib:torch/nn/parallel/distributed.py:897:DistributedDataParallel.__init__",
-                                        U_DDP)));
-        js_nccl_init(j, 6, l->ncclBytes / 6);
-        for (int b = 0; b < l->nBucket && b < 64; b++) l->aBucket[b] = js_alloc(j, 25 * MiB, site, JS_NAT_ALLOC);
-    }
-    for (int e = 0; e < l->epochs && !*pOom; e++) {
-        nv_push(a, j, ACC_NVTX_NAMES, "train", 0);
-        for (int i = 0; i < l->iters && !*pOom; i++) {
-            if (train_iter(a, l, j, l->iterDone) != 0) *pOom = 1;
-            l->iterDone++;
-            note_reserved(l, j);
-        }
-        if (!l->bKeepLastStep) { /* train_one_epoch returns: its locals go */
-            js_here(j, js_site(j, MAIN));
-            js_free(j, l->lastX);
-            js_free(j, l->lastOut);
-            l->lastX = l->lastOut = -1;
-        }
-        nv_pop(a, j, ACC_NVTX_NAMES);
-        if (*pOom || l->valIters == 0) continue;
-        nv_push(a, j, ACC_NVTX_NAMES, "validation", 0);
-        {
-            int64_t res0 = js_reserved(j);
-            for (int b = 0; b < l->valIters && !*pOom; b++) {
-                if (val_batch(a, l, j, l->valDone) != 0) *pOom = 1;
-                l->valDone++;
-                if (js_reserved(j) - res0 > l->growVal) l->growVal = js_reserved(j) - res0;
-            }
-        }
-        nv_pop(a, j, ACC_NVTX_NAMES);
-        if (l->bKeepLastStep) { /* the next epoch reassigns them */
-            js_free(j, l->lastX);
-            js_free(j, l->lastOut);
-            l->lastX = l->lastOut = -1;
-        }
-    }
-    js_sync(j);
-    return j;
-}
-
-/* Add what rank j's allocator reserved after warm-up, by the planted line and by the autograd thread, to l. */
-static void resv_note(struct loop *l, const struct js *j)
-{
-    for (int n = 0; n < JS_NAT_N && l->zPlanted; n++) l->resvPlanted += js_resv_since_mark(j, l->zPlanted, n);
-    l->resvBackward += js_resv_since_mark(j, NULL, JS_NAT_BACKWARD);
-}
-
-/*
- * The site a trace can name for growth planted on zSite, from what l's runs reserved (resv_note):
- * every tensor in tensor mode; at segment level, the call sites of the segments reserved while
- * the baseline rose. Where the planted line reserved less than the autograd thread (the cache
- * grew where demand peaked, in the backward pass, while the line's tensors took free blocks),
- * that is the backward pass, attributed at segment level.
- */
-static const char *growth_site(struct acc *a, const struct loop *l, const char *zSite)
-{
-    if (acc_variant(a)->mode != JS_SEGMENTS || l->resvPlanted >= l->resvBackward) return zSite;
-    return "(backward pass: autograd thread, no Python frame) (attribution at segment level)";
-}
-
-/*
- * Run the loop on every rank of the variant and end each process (killed inside a step when
- * !bClean). *pVisTrain / *pVisVal (may be NULL) receive whether, on some rank, the growth during
- * training after warm-up / during one evaluation phase is visible in the trace (visible()).
- */
-static void loop_all(struct acc *a, struct loop *proto, struct js_cfg *pCfg, int *pVisTrain, int *pVisVal)
-{
-    if (pVisTrain) *pVisTrain = 0;
-    if (pVisVal) *pVisVal = 0;
-    for (int r = 0; r < acc_variant(a)->ranks; r++) {
-        struct loop l = *proto;
-        int bOom;
-        struct js *j = loop_run(a, &l, r, &bOom, pCfg);
-        if (!j) return;
-        if (pVisTrain && visible(a, l.growTrain, js_reserved(j))) *pVisTrain = 1;
-        resv_note(proto, j);
-        if (pVisVal && visible(a, l.growVal, js_reserved(j))) *pVisVal = 1;
-        if (!l.bClean) { /* SIGKILL during the forward of the next step: its ranges never close */
-            int x;
-            nv_push(a, j, ACC_NVTX_NAMES, "train", 0);
-            nv_push(a, j, ACC_NVTX_NAMES, "iter %d", l.iterDone);
-            nv_push(a, j, ACC_NVTX_PROFILER, "ProfilerStep#%d", l.iterDone);
-            x = next_batch(&l, j, l.xBytes, l.iterDone, U_TRAIN(61));
-            if (x >= 0) pt_forward(j, &l.m, x, l.batch, 1, 1, U_TRAIN(66));
-        }
-        acc_end(a, j, l.bTeardown, l.bClean);
-    }
-}
-
-/* Iterations: short runs, or long ones (thousands of iterations) with fewer kernels each. */
-static void loop_length(struct acc *a, struct loop *l, int shortIters, int longIters)
-{
-    const struct acc_variant *v = acc_variant(a);
-    if (v->bLong) {
-        l->iters = longIters / l->epochs;
-        l->stride *= 16;
-        pt_shrink(&l->m, 6);
-    } else {
-        l->iters = shortIters / l->epochs;
-    }
-    if (v->ranks >= 16) { /* many ranks: the same job, fewer rows per rank */
-        l->iters = l->iters / 2 > 8 ? l->iters / 2 : 8;
-        l->stride *= 4;
-        pt_shrink(&l->m, 4);
-    }
-}
-
-/*
- * Optional: the last step's gradients held through evaluation until the next zero_grad()
- * frees them (allocated by the autograd engine's thread, or by the compiled backward):
- * freeing them earlier is a saving, not a bug, so reporting them is neither required nor
- * false.
- */
-static void allow_grads(struct acc *a)
-{
-    static const struct acc_exp e = {"grads-held", "retained", "torch_cuda|backward pass|cue4r2pzy6xk3jmw7tqzdc5n2w3hj6ahu6b4y5cyy7rbqwvqw3sbz",
-                                     "low|medium|high", NULL, NULL, NULL, 0, "gradients of the last step held through evaluation"};
-    acc_expect(a, &e);
-}
-
-/* Optional findings that follow from a planted cause: `kind` with a title containing zTitle, any site. */
-static void allow_also(struct acc *a, const char *zCause, const char *zKind, const char *zTitle, const char *zSite)
-{
-    struct acc_exp e = {zCause, zKind, zSite, "info|low|medium|high", NULL, zTitle, NULL, 0, "consequence of the planted cause"};
-    acc_expect(a, &e);
-}
 
 /* ---- healthy jobs ---- */
 
@@ -418,7 +26,7 @@ static void h_cnn(struct acc *a)
                     "with .item(). Weights are copied once from pageable memory at start; momentum buffers "
                     "appear at the first step and gradients at the first backward; the cuBLAS workspace "
                     "stays. Expected: nothing at severity low or above.");
-    allow_grads(a);
+    loop_allow_grads(a);
     loop_all(a, &l, NULL, NULL, NULL);
 }
 
@@ -436,7 +44,7 @@ static void h_cnn_pageable(struct acc *a)
                     "torch.profiler ResNet-50 sample): every batch (38.5 MB) is copied from pageable memory, "
                     "about 1 % of the step time, as measured in that sample's real trace. A negligible share: "
                     "expected nothing at severity low or above.");
-    allow_grads(a);
+    loop_allow_grads(a);
     loop_all(a, &l, NULL, NULL, NULL);
 }
 
@@ -458,7 +66,7 @@ static void h_grad_accum(struct acc *a)
                     "4 sequences per optimizer step (AdamW state created at the first step, gradients "
                     "accumulated across the micro-batches and set to None after each step). Backward runs "
                     "8 times per step, the optimizer once. Expected: nothing at severity low or above.");
-    allow_grads(a);
+    loop_allow_grads(a);
     loop_all(a, &l, NULL, NULL, NULL);
 }
 
@@ -482,7 +90,7 @@ static void h_large_static(struct acc *a)
                     "globals): weights and state are live at exit and used until the last step; the long "
                     "run is killed at the scheduler's time limit (the trace is not closed cleanly). Expected: "
                     "nothing at severity low or above (state is not a leak, the warm-up is not growth).");
-    allow_grads(a);
+    loop_allow_grads(a);
     loop_all(a, &l, NULL, NULL, NULL);
 }
 
@@ -522,11 +130,11 @@ static void h_inference_kv(struct acc *a)
             int nTok = 32 + (int)js_rand(j, 128), prompt = 128 + (int)js_rand(j, 384), kv[16];
             int64_t perTok = (int64_t)32 * 2 * 4096 * 2 / 16;
             for (int g = 0; g < 16; g++) kv[g] = -1;
-            nv_push(a, j, ACC_NVTX_NAMES, "request %d", q);
+            loop_push(a, j, ACC_NVTX_NAMES, "request %d", q);
             js_here(j, js_site(j, "serve.py:77:generate|serve.py:121:main|serve.py:131:<module>"));
             for (int t = 0; t < nTok; t++) {
                 int lg;
-                nv_push(a, j, ACC_NVTX_NAMES, "decode_step %d", t);
+                loop_push(a, j, ACC_NVTX_NAMES, "decode_step %d", t);
                 for (int g = 0; g < 16; g++) {
                     /* torch.cat of the cache with the new token: a new tensor, the old one freed; the
                      * layers' kernels take their weights as arguments too, as every decode step's do */
@@ -548,10 +156,10 @@ static void h_inference_kv(struct acc *a)
                 pt_item(j, lg, "lib:transformers/generation/utils.py:3470:GenerationMixin._sample|serve.py:77:generate|"
                                "serve.py:121:main|serve.py:131:<module>");
                 js_free(j, lg);
-                nv_pop(a, j, ACC_NVTX_NAMES);
+                loop_pop(a, j, ACC_NVTX_NAMES);
             }
             for (int g = 0; g < 16; g++) js_free(j, kv[g]);
-            nv_pop(a, j, ACC_NVTX_NAMES);
+            loop_pop(a, j, ACC_NVTX_NAMES);
             js_cpu(j, 5000000);
         }
         acc_end(a, j, 1, 1);
@@ -600,7 +208,7 @@ static void h_ddp(struct acc *a)
                     "25 MiB gradient buckets at construction and all-reduces them during backward (NCCL "
                     "kernels reach the buffers through device-side structures, so argument scanning never "
                     "sees them used). Expected: nothing at severity low or above on any rank.");
-    allow_grads(a);
+    loop_allow_grads(a);
     loop_all(a, &l, NULL, NULL, NULL);
 }
 
@@ -623,7 +231,7 @@ static void h_varlen(struct acc *a)
                     "activation sizes change every step and the caching allocator (or the driver's pool) "
                     "reserves more whenever a longer batch than any before arrives: a staircase that "
                     "flattens out, not a leak. Expected: nothing at severity low or above.");
-    allow_grads(a);
+    loop_allow_grads(a);
     loop_all(a, &l, NULL, NULL, NULL);
 }
 
@@ -646,7 +254,7 @@ static void h_eval_batch(struct acc *a)
                     "training's activations): evaluation peaks above training, flat from batch to batch, "
                     "nothing carried over. Expected: nothing at severity low or above (an `info` note "
                     "that evaluation peaks higher is fine).");
-    allow_grads(a);
+    loop_allow_grads(a);
     loop_all(a, &l, NULL, NULL, NULL);
 }
 
@@ -694,12 +302,12 @@ static int compiled_step(struct acc *a, struct loop *l, struct js *j, int it, in
     struct pt_model *m = &l->m;
     int aSaved[256], nSaved = 0, x, logits, loss;
     int64_t act = (int64_t)8 * 1024 * 1024 * 2; /* batch 8, 1024 tokens, d 1024, bf16 */
-    nv_push(a, j, ACC_NVTX_NAMES, "iter %d", it);
-    nv_push(a, j, ACC_NVTX_PROFILER, "ProfilerStep#%d", it);
+    loop_push(a, j, ACC_NVTX_NAMES, "iter %d", it);
+    loop_push(a, j, ACC_NVTX_PROFILER, "ProfilerStep#%d", it);
     js_cpu(j, l->cpuPerStep);
     pt_zero_grad(j, m, 1, U_TRAIN(63));
     if (l->lastX >= 0) js_free(j, l->lastX);
-    x = next_batch(l, j, l->xBytes, it, U_TRAIN(61));
+    x = loop_next_batch(l, j, l->xBytes, it, U_TRAIN(61));
     l->lastX = x;
     for (int b = 0; b < 96; b++) {
         char zSpec[1024];
@@ -749,12 +357,12 @@ static int compiled_step(struct acc *a, struct loop *l, struct js *j, int it, in
     js_free(j, loss);
     if (l->lastOut >= 0) js_free(j, l->lastOut);
     l->lastOut = logits;
-    nv_push(a, j, ACC_NVTX_PROFILER, "Optimizer.step#AdamW.step", 0);
+    loop_push(a, j, ACC_NVTX_PROFILER, "Optimizer.step#AdamW.step", 0);
     pt_step(j, m, U_TRAIN(72));
-    nv_pop(a, j, ACC_NVTX_PROFILER);
+    loop_pop(a, j, ACC_NVTX_PROFILER);
     pt_item(j, logits, U_TRAIN(75));
-    nv_pop(a, j, ACC_NVTX_PROFILER);
-    nv_pop(a, j, ACC_NVTX_NAMES);
+    loop_pop(a, j, ACC_NVTX_PROFILER);
+    loop_pop(a, j, ACC_NVTX_NAMES);
     return 0;
 }
 
@@ -784,7 +392,7 @@ static void compile_job(struct acc *a, int bLeak, int *pVis)
         j = acc_process(a, r, &c);
         if (!j) return;
         pt_to_device(j, &l.m, U_TO_DEVICE);
-        nv_push(a, j, ACC_NVTX_NAMES, "train", 0);
+        loop_push(a, j, ACC_NVTX_NAMES, "train", 0);
         for (int it = 0; it < n; it++) {
             int aHidden[12];
             for (int k = 0; k < 12; k++) aHidden[k] = -1;
@@ -793,10 +401,10 @@ static void compile_job(struct acc *a, int bLeak, int *pVis)
             if (!bLeak)
                 for (int k = 0; k < 12; k++) js_free(j, aHidden[k]);
             l.iterDone = it + 1;
-            note_reserved(&l, j);
+            loop_note_reserved(&l, j);
         }
-        if (pVis && visible(a, l.growTrain, js_reserved(j))) *pVis = 1;
-        nv_pop(a, j, ACC_NVTX_NAMES);
+        if (pVis && loop_visible(a, l.growTrain, js_reserved(j))) *pVis = 1;
+        loop_pop(a, j, ACC_NVTX_NAMES);
         js_sync(j);
         acc_end(a, j, 1, 1);
     }
@@ -809,22 +417,22 @@ static void h_compile(struct acc *a)
                     "line of them, with Triton kernels (named by Inductor's rule) and cuBLAS matrix "
                     "multiplies. Healthy: every buffer is freed within the step. Expected: nothing at "
                     "severity low or above.");
-    allow_grads(a);
+    loop_allow_grads(a);
     compile_job(a, 0, NULL);
 }
 
 static void p_compile_leak(struct acc *a)
 {
     struct acc_exp e = {"hidden-kept", "leak", SITE_FWD, "medium|high", NULL, NULL, NULL, 1,
-                        "generated code grouped into one site"};
+                        "generated code grouped into one site", 0, NULL};
     acc_describe(a, "The compiled GPT of compile_train whose loop keeps the 12 hidden states the model "
                     "returns every step (`hidden_history.append(outputs.hidden_states)`): 12 allocations "
                     "per step, each made on a different line of Inductor's generated module. One root "
                     "cause: expected one leak (growth) finding naming the user's call of the compiled "
                     "model, train.py:66, not one finding per generated line. The kept states are also held "
                     "idle: a retained finding at train.py:66 is the same root cause.");
-    allow_grads(a);
-    allow_also(a, "hidden-kept", "retained", NULL, SITE_FWD);
+    loop_allow_grads(a);
+    loop_allow_also(a, "hidden-kept", "retained", NULL, SITE_FWD);
     compile_job(a, 1, &e.bRequired);
     acc_expect(a, &e);
 }
@@ -853,7 +461,7 @@ static void p_leak_outputs(struct acc *a)
     static struct keep k;
     const struct acc_variant *v = acc_variant(a);
     struct acc_exp e = {"outputs-kept", "leak", SITE_FWD, "medium|high", NULL, NULL, NULL, 1,
-                        "leak growth at its call site"};
+                        "leak growth at its call site", 0, NULL};
     loop_defaults(&l);
     pt_cnn(&l.m, 224, 4096);
     l.xBytes = l.valXBytes = (int64_t)256 * 3 * 224 * 224 * 4;
@@ -873,13 +481,13 @@ static void p_leak_outputs(struct acc *a)
                     "them, else the backward pass (the kept logits took free blocks, the autograd thread's "
                     "allocations found none), attributed at segment level.");
     loop_all(a, &l, NULL, &e.bRequired, NULL);
-    e.zSite = growth_site(a, &l, e.zSite);
+    e.zSite = loop_growth_site(a, &l, e.zSite);
     if (v->mode == JS_SEGMENTS) e.zClass = "segment-level growth attributed to its call site";
     acc_expect(a, &e);
     /* the kept outputs are also held through evaluation, idle, carried over */
-    allow_also(a, "outputs-kept", "retained", NULL, SITE_FWD);
-    allow_also(a, "outputs-kept", "validation_spike", "carried over", NULL);
-    allow_grads(a);
+    loop_allow_also(a, "outputs-kept", "retained", NULL, SITE_FWD);
+    loop_allow_also(a, "outputs-kept", "validation_spike", "carried over", NULL);
+    loop_allow_grads(a);
 }
 
 /* `self.probs = torch.cat([self.probs, probs])` once per step: one growing buffer, reallocated. */
@@ -913,7 +521,7 @@ static void p_leak_cat(struct acc *a)
     struct loop l;
     static struct cat c;
     struct acc_exp e = {"growing-cat", "leak", "metrics.py:41 in AUROC.update", "medium|high", NULL, NULL, NULL, 1,
-                        "leak growth at its call site"};
+                        "leak growth at its call site", 0, NULL};
     loop_defaults(&l);
     pt_cnn(&l.m, 224, 1000);
     l.xBytes = l.valXBytes = (int64_t)256 * 3 * 224 * 224 * 4;
@@ -947,7 +555,7 @@ static void p_leak_rank0(struct acc *a)
 {
     const struct acc_variant *v = acc_variant(a);
     struct acc_exp e = {"rank0-history", "leak", "train.py:79 in train_one_epoch", "medium|high", NULL, NULL, "0", 1,
-                        "leak on one rank only"};
+                        "leak on one rank only", 0, NULL};
     static struct keep k;
     acc_describe(a, "The DDP job of ddp_train where rank 0 alone keeps the per-sample losses of every step "
                     "for a histogram it logs at the end (train.py:79, under `if rank == 0`): 2 MiB more per "
@@ -957,8 +565,8 @@ static void p_leak_rank0(struct acc *a)
                     "train.py:79 where that line reserved them, else the backward pass, attributed at "
                     "segment level). The history is also held, idle, through evaluation: a retained "
                     "finding at train.py:79 is the same root cause.");
-    allow_also(a, "rank0-history", "retained", NULL, "train.py:79 in train_one_epoch");
-    allow_grads(a);
+    loop_allow_also(a, "rank0-history", "retained", NULL, "train.py:79 in train_one_epoch");
+    loop_allow_grads(a);
     for (int r = 0; r < v->ranks; r++) {
         struct loop l;
         int bOom;
@@ -981,10 +589,10 @@ static void p_leak_rank0(struct acc *a)
         j = loop_run(a, &l, r, &bOom, NULL);
         if (!j) return;
         if (r == 0) {
-            e.bRequired = visible(a, l.growTrain, js_reserved(j));
+            e.bRequired = loop_visible(a, l.growTrain, js_reserved(j));
             l.zPlanted = "train.py:79:train_one_epoch";
-            resv_note(&l, j);
-            e.zSite = growth_site(a, &l, e.zSite);
+            loop_resv_note(&l, j);
+            e.zSite = loop_growth_site(a, &l, e.zSite);
         }
         acc_end(a, j, l.bTeardown, l.bClean);
     }
@@ -998,7 +606,7 @@ static void p_retained_val(struct acc *a)
     const struct acc_variant *v = acc_variant(a);
     struct acc_exp e = {"last-step-held", "retained", "model.py:149 in GPT.forward|" SITE_FWD, "medium|high",
                         "validation|evaluation", NULL, NULL, v->mode == JS_TENSORS,
-                        "retained across a phase boundary"};
+                        "retained across a phase boundary", 0, NULL};
     loop_defaults(&l);
     pt_lm(&l.m, 12, 1024, 2048, 50304, 1);
     l.zTemplate = "ddp";
@@ -1015,8 +623,8 @@ static void p_retained_val(struct acc *a)
                     "model.py:149 (called from train.py:66); at segment level the held tensor is inside a "
                     "cached segment, so nothing is required.");
     acc_expect(a, &e);
-    allow_also(a, "last-step-held", "validation_spike", "carried over", NULL);
-    allow_grads(a);
+    loop_allow_also(a, "last-step-held", "validation_spike", "carried over", NULL);
+    loop_allow_grads(a);
     loop_all(a, &l, NULL, NULL, NULL);
 }
 
@@ -1044,7 +652,7 @@ static void p_val_no_grad(struct acc *a)
 {
     const struct acc_variant *v = acc_variant(a);
     struct acc_exp e = {"val-graph", "validation_spike", SITE_VFWD, "medium|high", "validation|evaluation", NULL, NULL, 1,
-                        "validation growth at its call site"};
+                        "validation growth at its call site", 0, NULL};
     static struct keep k;
     int bVis = 0;
     acc_describe(a, "ResNet-50 training with an evaluation loop that forgot torch.no_grad() and sums losses "
@@ -1053,8 +661,8 @@ static void p_val_no_grad(struct acc *a)
                     "Memory grows batch by batch and evaluation peaks above training. Expected: a "
                     "validation_spike (growth) at train.py:104 in the evaluation phase; the `peak above "
                     "training` finding of the same cause may accompany it.");
-    allow_also(a, "val-graph", "validation_spike", "peaks", NULL);
-    allow_grads(a);
+    loop_allow_also(a, "val-graph", "validation_spike", "peaks", NULL);
+    loop_allow_grads(a);
     for (int r = 0; r < v->ranks; r++) {
         struct loop l;
         struct js *j;
@@ -1074,7 +682,7 @@ static void p_val_no_grad(struct acc *a)
         loop_length(a, &l, 24, 1200);
         j = loop_run(a, &l, r, &bOom, NULL);
         if (!j) return;
-        if (visible(a, l.growVal, js_reserved(j))) bVis = 1;
+        if (loop_visible(a, l.growVal, js_reserved(j))) bVis = 1;
         val_graph_release(&l, j);
         acc_end(a, j, l.bTeardown, l.bClean);
     }    e.bRequired = bVis;
@@ -1094,15 +702,15 @@ static void p_val_outputs(struct acc *a)
 {
     const struct acc_variant *v = acc_variant(a);
     struct acc_exp e = {"val-logits", "validation_spike", "model.py:149 in GPT.forward|" SITE_VFWD, "medium|high",
-                        "validation|evaluation", NULL, NULL, 1, "validation growth at its call site"};
+                        "validation|evaluation", NULL, NULL, 1, "validation growth at its call site", 0, NULL};
     static struct keep k;
     int bVis = 0;
     acc_describe(a, "GPT evaluation under torch.no_grad() that keeps every batch's logits on the GPU to "
                     "compute perplexity and accuracy at the end (`all_logits.append(logits)`, train.py:108): "
                     "0.8 GB more per batch, freed after the phase. Expected: a validation_spike (growth) "
                     "at the logits' site (model.py:149, called from train.py:104) in the evaluation phase.");
-    allow_also(a, "val-logits", "validation_spike", "peaks", NULL);
-    allow_grads(a);
+    loop_allow_also(a, "val-logits", "validation_spike", "peaks", NULL);
+    loop_allow_grads(a);
     for (int r = 0; r < v->ranks; r++) {
         struct loop l;
         struct js *j;
@@ -1122,7 +730,7 @@ static void p_val_outputs(struct acc *a)
         loop_length(a, &l, 24, 1200);
         j = loop_run(a, &l, r, &bOom, NULL);
         if (!j) return;
-        if (visible(a, l.growVal, js_reserved(j))) bVis = 1;
+        if (loop_visible(a, l.growVal, js_reserved(j))) bVis = 1;
         val_graph_release(&l, j);
         acc_end(a, j, l.bTeardown, l.bClean);
     }    e.bRequired = bVis;
@@ -1133,9 +741,9 @@ static void p_transfer_pageable(struct acc *a)
 {
     struct loop l;
     struct acc_exp e = {"pageable-batches", "transfer", SITE_COPY, "medium|high", NULL, NULL, NULL, 1,
-                        "transfer finding at the copy's call site"};
+                        "transfer finding at the copy's call site", 0, NULL};
     struct acc_exp e2 = {"pageable-batches", "transfer", NULL, "low|medium|high", NULL, "erializ", NULL, 0,
-                         "consequence of the planted cause"};
+                         "consequence of the planted cause", 0, NULL};
     loop_defaults(&l);
     pt_cnn(&l.m, 112, 400);
     l.bPinned = 0;
@@ -1150,7 +758,7 @@ static void p_transfer_pageable(struct acc *a)
                     "(copies serialized with compute) of the same cause may accompany it.");
     acc_expect(a, &e);
     acc_expect(a, &e2);
-    allow_grads(a);
+    loop_allow_grads(a);
     loop_all(a, &l, NULL, NULL, NULL);
 }
 
@@ -1159,14 +767,14 @@ static void p_pinned_growth(struct acc *a)
 {
     const struct acc_variant *v = acc_variant(a);
     struct acc_exp e = {"pinned-kept", "transfer", "pin_memory.py:90 in pin_memory|train.py:58 in train_one_epoch",
-                        "medium|high", NULL, "inned", NULL, 1, "pinned growth at its call site"};
+                        "medium|high", NULL, "inned", NULL, 1, "pinned growth at its call site", 0, NULL};
     acc_describe(a, "ResNet-50 with a pinned DataLoader whose training loop keeps every CPU batch in a list "
                     "for a replay buffer (train.py:58 `recent.append(batch)`): the pinned blocks stay "
                     "referenced, so the caching host allocator page-locks a new 64 MiB block for every "
                     "batch. Expected: a transfer finding (pinned host memory growing) naming the pinned "
                     "allocations' site (the pin-memory thread) or the line that keeps them.");
     acc_expect(a, &e);
-    allow_grads(a);
+    loop_allow_grads(a);
     for (int r = 0; r < v->ranks; r++) {
         struct loop l;
         struct js *j;
@@ -1228,7 +836,7 @@ static void oom_job(struct acc *a, int cause)
     const struct acc_variant *v = acc_variant(a);
     static const char *azTitle[] = {"fragmentation", "another process", "real demand", "unknown|not known|cannot"};
     struct acc_exp e = {"oom", "oom", cause == 0 ? "model.py:149 in GPT.forward" : SITE_ATTN, "high", NULL, azTitle[cause],
-                        NULL, 1, "OOM verdict"};
+                        NULL, 1, "OOM verdict", 0, NULL};
     if (cause == 0 && v->mode == JS_SEGMENTS) e.zTitle = "fragmentation|unknown|not known|cannot|segment level";
     acc_expect(a, &e);
     for (int r = 0; r < v->ranks; r++) {
@@ -1329,15 +937,15 @@ static void p_oom_validation(struct acc *a)
 {
     const struct acc_variant *v = acc_variant(a);
     struct acc_exp e = {"val-batch", "oom", SITE_VFWD, "high", "validation|evaluation", "real demand", NULL, 1,
-                        "OOM verdict"};
+                        "OOM verdict", 0, NULL};
     acc_describe(a, "ResNet-50 training, then an evaluation that puts the whole validation set in one batch "
                     "(`DataLoader(val_set, batch_size=len(val_set))`, as in the seed oom_in_validation.py): the "
                     "input fits, the first convolution's output (1.25 times the device's memory) does not. "
                     "Expected: an OOM in the evaluation phase, high, judged real demand (the request alone "
                     "exceeds the device), at the evaluation's forward call train.py:104.");
     acc_expect(a, &e);
-    allow_also(a, "val-batch", "validation_spike", NULL, NULL);
-    allow_grads(a);
+    loop_allow_also(a, "val-batch", "validation_spike", NULL, NULL);
+    loop_allow_grads(a);
     for (int r = 0; r < v->ranks; r++) {
         struct loop l;
         struct js *j;
@@ -1349,6 +957,7 @@ static void p_oom_validation(struct acc *a)
         l.valXBytes = (int64_t)l.valBatch * 3 * 224 * 224 * 4;
         l.valIters = 1;
         l.epochs = 1;
+        l.bOomPlanned = 1;
         loop_length(a, &l, 24, 1200);
         j = loop_run(a, &l, r, &bOom, NULL);
         if (!j) return;
@@ -1362,7 +971,7 @@ static void p_oom_flood(struct acc *a)
 {
     const struct acc_variant *v = acc_variant(a);
     struct acc_exp e = {"oom-skip", "oom", SITE_ATTN, "high", NULL, "real demand", NULL, 1,
-                        "one root cause, many events"};
+                        "one root cause, many events", 0, NULL};
     acc_describe(a, "A GPT fine-tune that catches torch.cuda.OutOfMemoryError and skips the batch "
                     "(`except OutOfMemoryError: optimizer.zero_grad(); torch.cuda.empty_cache(); continue`): "
                     "every few dozen steps a "
@@ -1397,7 +1006,7 @@ static void p_oom_flood(struct acc *a)
                 js_here(j, js_site(j, U_TRAIN(83)));
                 js_empty_cache(j);
                 for (int i = 0; i < nEvery && done + i < total; i++) {
-                    if (train_iter(a, &l, j, l.iterDone) != 0) break;
+                    if (loop_train_iter(a, &l, j, l.iterDone) != 0) break;
                     l.iterDone++;
                 }
             }

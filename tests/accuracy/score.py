@@ -4,22 +4,34 @@
     score.py --accgen build/tests/accgen --vramtrace build/analyzer/vramtrace [--suite full|quick]
              [--only SCENARIO] [--out DIR] [--jobs N] [--json FILE]
              [--check BASELINE] [--write-baseline FILE]
+    score.py ... --split dev [--suite full|quick] [--only FAMILY] [--draws N] [--out DIR] [--json FILE]
+             [--check BASELINE] [--write-baseline FILE]
+    score.py ... --split blind --i-am-done
 
-accgen writes every scenario's traces with its truth (truth.json: the expected findings, or
-none for a healthy job); each run is analyzed with `vramtrace analyze --no-write --format json`
-and its findings are matched to the expectations (docs/accuracy.md):
+Without --split, accgen writes the recorded scenarios; with --split, it draws job shapes from
+the families (fam.c) with the split's key (splits.json: dev, and the blind key in blind.key).
+Each run is analyzed with `vramtrace analyze --no-write --format json` and its findings are
+matched to the expectations of its truth.json (docs/accuracy.md):
 
 * a finding matches an expectation when its kind is the expected one and its site, phase,
-  title and rank contain one of the accepted values (where the expectation names some); a
-  finding grouped across ranks counts as one finding on each of its ranks;
-* recall: required expectations matched by a finding whose severity is also accepted;
+  title and rank contain one of the accepted values (where the expectation names some) and
+  its title none of the refused ones; a finding grouped across ranks counts as one finding on
+  each of its processes (traces of one process, the same file given twice, count once);
+* recall: required expectations met by a finding of the right kind (and rank) at severity low
+  or above; strict recall: by a finding whose site, severity, phase and verdict are right too;
 * precision: findings at severity low or above that match an expectation (required or
-  optional), out of all findings at low or above;
-* longest list: the most findings (any severity) one root cause produced in one run.
+  optional) and are not duplicates, out of all findings at low or above; a duplicate is a
+  finding beyond an expectation's "max" in one process, or beyond the run's "cause_max"
+  findings for one root cause;
+* longest list: the most findings (any severity) one root cause produced in one run;
+* facts: report figures the truth names (iterations, an import's headline peaks, peaks
+  counted once) that the report gets right.
 
-With --check, exits 1 when an expectation the baseline lists as found is no longer found, or a
-run the baseline lists as clean now has a false finding (what the analyzer gets right today must
-stay right). Exit codes: 0 ok, 1 check failed, 2 bad arguments, 3 generator or analyzer failed.
+The blind split is scored only with --i-am-done (when the detector work is finished): its
+traces go to a temporary folder that is removed, and only the aggregate figures are printed.
+
+With --check, exits 1 when an expectation or fact the baseline lists got worse, or a run gained
+false findings. Exit codes: 0 ok, 1 check failed, 2 bad arguments, 3 generator or analyzer failed.
 """
 import argparse
 import collections
@@ -56,6 +68,15 @@ def contains_any(value, accepted):
     return any(a in value for a in accepted)
 
 
+def proc_of(finding, truth):
+    """The process a finding is about: its trace, mapped through the truth's process_of (the same process twice)."""
+    t = finding.get("trace")
+    po = truth.get("process_of")
+    if isinstance(t, int) and po and t < len(po):
+        return po[t]
+    return t
+
+
 def rank_of(finding, report):
     r = finding.get("rank")
     if r is None and isinstance(finding.get("trace"), int) and finding["trace"] < len(report["traces"]):
@@ -76,7 +97,8 @@ def criteria(finding, exp, report):
         bad.append("site")
     if not contains_any(finding.get("phase"), exp["phase"]):
         bad.append("phase")
-    if not contains_any(finding.get("title"), exp["title"]):
+    if not contains_any(finding.get("title"), exp["title"]) or (
+            exp.get("title_not") and contains_any(finding.get("title"), exp["title_not"])):
         bad.append("verdict" if exp["kind"] == "oom" else "title")
     return bad
 
@@ -88,12 +110,13 @@ def title_class(f):
     return f"{f.get('kind')}: {t}"
 
 
-def per_rank(report):
+def per_rank(report, truth=None):
     """
-    The report's findings, one per trace they occurred on: a finding grouped across ranks
+    The report's findings, one per process they occurred on: a finding grouped across ranks
     ("traces": [0, 1, 2, 3], "ranks": ["0", "1", "2", "3"]) counts once for each of its ranks,
-    as the same finding reported per rank would. Each copy keeps the grouped finding's index
-    ("group") so that a list counts it once.
+    as the same finding reported per rank would; traces the truth says are one process
+    ("process_of") count once. Each copy keeps the grouped finding's index ("group") so that a
+    list counts it once.
     """
     out = []
     for i, f in enumerate(report.get("findings", [])):
@@ -102,39 +125,88 @@ def per_rank(report):
             out.append(dict(f, group=i))
             continue
         ranks = f.get("ranks") if isinstance(f.get("ranks"), list) else [None] * len(traces)
+        seen = set()
         for t, r in zip(traces, ranks):
+            p = proc_of({"trace": t}, truth or {})
+            if p in seen:
+                continue
+            seen.add(p)
             out.append(dict(f, trace=t, rank=r, group=i))
     return out
 
 
+def fact_ok(fact, report):
+    """Whether the report gets a fact of the truth right (see the module's comment)."""
+    traces = report.get("traces", [])
+    t = traces[fact["trace"]] if fact["trace"] < len(traces) else {}
+    v, tol = fact["value"], fact["tol"]
+    if fact["fact"] == "iterations":
+        n = t.get("iterations")
+        return isinstance(n, int) and abs(n - v) <= tol
+    if fact["fact"] in ("peak_allocated", "peak_reserved"):
+        for d in t.get("devices", []):
+            if not isinstance(d.get("id"), int) or d["id"] < 0:
+                continue
+            for k, x in d.items():
+                if "peak" in k and k.endswith("_bytes") and isinstance(x, (int, float)) and abs(x - v) <= tol * v:
+                    return True
+        return False
+    if fact["fact"] == "phase_peak_known":
+        ph = t.get("phases") or []
+        return bool(ph) and all(p.get("peak_bytes") is not None for p in ph)
+    if fact["fact"] == "counted_once":
+        s = report.get("summary", {})
+        total, peak = s.get("sum_of_device_peaks_bytes"), s.get("max_device_peak_bytes")
+        return isinstance(total, (int, float)) and isinstance(peak, (int, float)) and total <= peak * (1 + tol)
+    return False
+
+
 def score_run(run, truth, report):
-    """Match one run's findings (one per rank they occurred on) to its truth. Returns a dict of results."""
-    findings = per_rank(report)
+    """Match one run's findings (one per process they occurred on) to its truth. Returns a dict of results."""
+    findings = per_rank(report, truth)
     exps = truth["expect"]
+    cause_max = truth.get("cause_max") or 0
     res = {"run": run, "scenario": truth["scenario"], "variant": truth["variant"], "group": truth["group"],
+           "family": truth.get("family"), "tests": truth.get("tests"), "code": truth.get("code"),
            "axes": {a: truth[a] for a, _ in AXES}, "expected": [], "false": [], "true": 0, "true_kinds": {},
-           "lists": {}}
+           "lists": {}, "kind_lists": {}, "facts": []}
     cause_counts = collections.Counter()
+    kind_counts = collections.Counter()
     listed = set()  # (grouped finding, cause): a finding grouped across ranks is one item of a list
     matched = [None] * len(findings)
+    dup = [None] * len(findings)
+    per_exp = collections.Counter()  # (expectation, process): findings matched
+    cause_groups = collections.defaultdict(list)  # cause: grouped findings, in the report's order
     for i, f in enumerate(findings):
-        for e in exps:
+        for k, e in enumerate(exps):
             if not criteria(f, e, report):
-                matched[i] = e
+                matched[i] = (k, e)
                 break
-        key = matched[i]["cause"] if matched[i] else "false: " + title_class(f)
+        if matched[i]:
+            k, e = matched[i]
+            per_exp[(k, proc_of(f, truth))] += 1
+            if e.get("max") and per_exp[(k, proc_of(f, truth))] > e["max"]:
+                dup[i] = "duplicate: more than %d %s finding(s) for one root cause in one process" % (e["max"], e["kind"])
+            if f["group"] not in cause_groups[e["cause"]]:
+                cause_groups[e["cause"]].append(f["group"])
+            if cause_max and cause_groups[e["cause"]].index(f["group"]) >= cause_max and not dup[i]:
+                dup[i] = "duplicate: more than %d findings for one root cause" % cause_max
+        key = matched[i][1]["cause"] if matched[i] else "false: " + title_class(f)
         if (f["group"], key) not in listed:
             listed.add((f["group"], key))
             cause_counts[key] += 1
+            kind_counts[(f.get("kind"), key)] += 1
         if sev_rank(f.get("severity")) >= 1:
-            if matched[i]:
+            if matched[i] and not dup[i]:
                 res["true"] += 1
                 res["true_kinds"][f.get("kind")] = res["true_kinds"].get(f.get("kind"), 0) + 1
             else:
                 res["false"].append({"kind": f.get("kind"), "severity": f.get("severity"), "site": f.get("site"),
                                      "title": f.get("title"), "phase": f.get("phase"), "rank": rank_of(f, report),
-                                     "class": title_class(f)})
+                                     "class": dup[i] + " (" + title_class(f) + ")" if dup[i] else title_class(f)})
     res["lists"] = dict(cause_counts)
+    for (kind, key), n in kind_counts.items():
+        res["kind_lists"][kind] = max(res["kind_lists"].get(kind, 0), n)
     # rows the analyzer's guard rejected as impossible (its notes say how many)
     res["rejected"] = 0
     for t in report.get("traces", []):
@@ -146,12 +218,14 @@ def score_run(run, truth, report):
         if not e["required"]:
             continue
         entry = {"id": f"{run}#{e['cause']}/{e['kind']}", "kind": e["kind"], "cause": e["cause"],
-                 "class": e["class"], "found": False, "reason": None, "closest": None}
+                 "class": e["class"], "found": False, "loose": False, "reason": None, "closest": None}
         best = None
         for f in findings:
             bad = criteria(f, e, report)
             if bad == ["kind"]:
                 continue
+            if "rank" not in bad and sev_rank(f.get("severity")) >= 1:
+                entry["loose"] = True
             if not bad and f.get("severity") in e["severity"]:
                 entry["found"] = True
                 break
@@ -168,6 +242,8 @@ def score_run(run, truth, report):
                 entry["closest"] = {"severity": f.get("severity"), "site": f.get("site"), "phase": f.get("phase"),
                                     "title": f.get("title"), "rank": rank_of(f, report)}
         res["expected"].append(entry)
+    for fact in truth.get("facts", []):
+        res["facts"].append({"fact": fact["fact"], "class": fact["class"], "ok": fact_ok(fact, report)})
     return res
 
 
@@ -195,7 +271,11 @@ def what_if_copies(run_dir, truth):
 def analyze(vramtrace, run_dir, truth, what_if=False):
     traces = what_if_copies(run_dir, truth) if what_if and truth["mode"] == "tensors" else truth["traces"]
     cmd = [vramtrace, "analyze", "--no-write", "--format", "json"] + traces
-    p = subprocess.run(cmd, cwd=run_dir, capture_output=True, text=True, timeout=900)
+    # imports (snapshots, profiler traces) go through a temporary trace: in a folder of the run's own, so
+    # that nothing else on a shared machine cleaning its temporary files can remove it
+    tmp = os.path.join(run_dir, ".tmp")
+    os.makedirs(tmp, exist_ok=True)
+    p = subprocess.run(cmd, cwd=run_dir, capture_output=True, text=True, timeout=900, env=dict(os.environ, TMPDIR=tmp))
     if p.returncode != 0:
         return None, f"exit {p.returncode}: {p.stderr.strip()}"
     try:
@@ -255,6 +335,107 @@ def attribute(results):
                 cls = f["class"]
             falses[cls].append((r, f))
     return misses, falses
+
+
+def figures(results):
+    """The aggregate figures of results: overall and per detector (recall, strict recall, precision, longest list, facts)."""
+    req = [e for r in results for e in r["expected"]]
+    facts = [f for r in results for f in r["facts"]]
+
+    def block(ek, tk, fk, longest):
+        return {"expected": len(ek), "recall": sum(e["loose"] or e["found"] for e in ek),
+                "strict": sum(e["found"] for e in ek), "true": tk, "false": fk, "longest": longest}
+    out = {"runs": len(results),
+           "all": block(req, sum(r["true"] for r in results), sum(len(r["false"]) for r in results),
+                        max((n for r in results for n in r["lists"].values()), default=0)),
+           "facts": {"total": len(facts), "right": sum(f["ok"] for f in facts)}, "detectors": {}}
+    kinds = sorted({e["kind"] for e in req} | {f["kind"] for r in results for f in r["false"]} |
+                   {k for r in results for k in r["true_kinds"]})
+    for k in kinds:
+        out["detectors"][k] = block([e for e in req if e["kind"] == k], sum(r["true_kinds"].get(k, 0) for r in results),
+                                    sum(1 for r in results for f in r["false"] if f["kind"] == k),
+                                    max((r["kind_lists"].get(k, 0) for r in results), default=0))
+    return out
+
+
+def ratio(n, d):
+    return f"{pct(n, d)} ({n}/{d})" if d else "     - (0/0)"
+
+
+def print_figures(fig, out, title):
+    """The aggregate figures as a table (all the blind split prints)."""
+    w = out.write
+    a = fig["all"]
+    w(f"{title}: {fig['runs']} runs, {a['expected']} expected findings, {a['true'] + a['false']} findings at low or above\n")
+    w(f"  recall         {ratio(a['recall'], a['expected'])}  expected findings met by a finding of the right kind (and rank)\n")
+    w(f"  strict recall  {ratio(a['strict'], a['expected'])}  ... with the right site, severity, phase and verdict too\n")
+    w(f"  precision      {ratio(a['true'], a['true'] + a['false'])}  findings at low or above that are true (duplicates are not)\n")
+    w(f"  longest list   {a['longest']} findings for one root cause (goal: 2 at most)\n")
+    w(f"  facts          {ratio(fig['facts']['right'], fig['facts']['total'])}  report figures right (iterations, an "
+      f"import's peaks, a process counted once)\n\n")
+    w("  detector          recall          strict recall   precision         longest list\n")
+    for k, d in fig["detectors"].items():
+        w(f"  {k:17s} {ratio(d['recall'], d['expected']):15s} {ratio(d['strict'], d['expected']):15s} "
+          f"{ratio(d['true'], d['true'] + d['false']):17s} {d['longest']}\n")
+    w("\n")
+
+
+def print_families(results, out):
+    """Per family: the figures, then each family's false findings and misses (what the detector work acts on)."""
+    w = out.write
+    fams = collections.OrderedDict()
+    for r in sorted(results, key=lambda r: (r["group"] != "healthy", r["scenario"], r["variant"])):
+        fams.setdefault(r["scenario"], []).append(r)
+    w("per family              group    runs  recall        strict        precision       false  facts  tests\n")
+    for name, rs in fams.items():
+        ex = [e for r in rs for e in r["expected"]]
+        t = sum(r["true"] for r in rs)
+        fl = sum(len(r["false"]) for r in rs)
+        fa = [f for r in rs for f in r["facts"]]
+        w(f"  {name:21s} {rs[0]['group']:8s} {len(rs):4d}  {ratio(sum(e['loose'] or e['found'] for e in ex), len(ex)):13s} "
+          f"{ratio(sum(e['found'] for e in ex), len(ex)):13s} {ratio(t, t + fl):15s} {fl:5d}  "
+          f"{sum(f['ok'] for f in fa)}/{len(fa)}  {rs[0].get('tests') or ''}\n")
+    w("\nper level and phase marking    runs  recall        strict        precision\n")
+    for a in ("mode", "nvtx"):
+        for val in sorted({r["axes"][a] for r in results}, key=str):
+            rs = [r for r in results if r["axes"][a] == val]
+            ex = [e for r in rs for e in r["expected"]]
+            t = sum(r["true"] for r in rs)
+            fl = sum(len(r["false"]) for r in rs)
+            w(f"  {a + '=' + str(val):28s} {len(rs):4d}  {ratio(sum(e['loose'] or e['found'] for e in ex), len(ex)):13s} "
+              f"{ratio(sum(e['found'] for e in ex), len(ex)):13s} {ratio(t, t + fl)}\n")
+    w("\nfalse findings by pattern (kind and title without figures; level: segments, history, tensors):\n")
+    pat = collections.defaultdict(list)
+    for r in results:
+        for f in r["false"]:
+            pat[f["class"]].append(r)
+    for cls, rs in sorted(pat.items(), key=lambda kv: -len(kv[1]))[:20]:
+        levels = collections.Counter(r["axes"]["mode"] for r in rs)
+        w(f"  [{len(rs)}] {cls}\n        levels {dict(levels)}; families "
+          f"{', '.join(sorted({r['scenario'] for r in rs}))}\n")
+    w("\nfalse findings and misses by family:\n")
+    for name, rs in fams.items():
+        items = []
+        for r in rs:
+            for f in r["false"]:
+                dup = f["class"].split(" (")[0] if f["class"].startswith("duplicate") else ""
+                items.append(f"    {r['variant']} {r.get('code') or ''} FALSE {f['kind']} {f['severity']} at '{f['site']}': "
+                             f"{f['title']}" + (f"  [{dup}]" if dup else ""))
+            for e in r["expected"]:
+                if e["found"]:
+                    continue
+                cl = e["closest"]
+                items.append(f"    {r['variant']} {r.get('code') or ''} MISS {e['cause']}/{e['kind']} ({e['reason']}"
+                             + (f"; got {cl['severity']} at '{cl['site']}' phase {cl['phase']}: {cl['title']}" if cl else "")
+                             + ")")
+            for f in r["facts"]:
+                if not f["ok"]:
+                    items.append(f"    {r['variant']} {r.get('code') or ''} FACT WRONG {f['fact']} ({f['class']})")
+        if items:
+            w(f"  {name} ({len(items)}):\n")
+            for s in items:
+                w(s + "\n")
+    w("\n")
 
 
 def summarize(results, out):
@@ -330,9 +511,11 @@ def baseline_of(results):
                        "not) and the number of false findings. score.py --check fails when an expectation gets "
                        "worse (found > a finding of its kind with something wrong > no finding) or a run gains "
                        "false findings.",
-            "runs": {r["run"]: {"false": len(r["false"]),
-                                "expect": {e["cause"] + "/" + e["kind"]: "found" if e["found"] else e["reason"]
-                                           for e in r["expected"]}}
+            "runs": {r["run"]: dict({"false": len(r["false"]),
+                                     "expect": {e["cause"] + "/" + e["kind"]: "found" if e["found"] else e["reason"]
+                                                for e in r["expected"]}},
+                                    **({"facts": {f"{i}:{f['fact']}": "right" if f["ok"] else "wrong"
+                                                  for i, f in enumerate(r["facts"])}} if r["facts"] else {}))
                      for r in sorted(results, key=lambda r: r["run"])}}
 
 
@@ -357,6 +540,13 @@ def check(results, baseline, out):
                 bad += 1
             elif level(e) > old:
                 out.write(f"improved: {r['run']} {key}: was '{was}', now '{now}' (update the baseline)\n")
+        for i, f in enumerate(r["facts"]):
+            was = b.get("facts", {}).get(f"{i}:{f['fact']}")
+            if was == "right" and not f["ok"]:
+                out.write(f"REGRESSION: {r['run']} fact {f['fact']}: was right, now wrong\n")
+                bad += 1
+            elif was == "wrong" and f["ok"]:
+                out.write(f"improved: {r['run']} fact {f['fact']}: now right (update the baseline)\n")
         if len(r["false"]) > b["false"]:
             out.write(f"REGRESSION: {r['run']}: {len(r['false'])} false findings, the baseline has {b['false']}\n")
             for f in r["false"]:
@@ -402,8 +592,55 @@ def selftest():
     r = score_run("s/SN2s", truth, report)
     ok = (ok and r["expected"][0]["found"] is True and r["true"] == 1 and len(r["false"]) == 1
           and r["false"][0]["rank"] == "1" and r["lists"].get("c") == 1)
+    # a family's run: one process given twice, one OOM at most, two findings per cause, a refused verdict, facts
+    fam = {"scenario": "f", "group": "planted", "variant": "d000", "mode": "segments", "nvtx": "names", "ranks": 1,
+           "length": "short", "paths": "linux", "traces": ["a.db", "a.db"], "process_of": [0, 0], "cause_max": 2,
+           "expect": [{"cause": "o", "kind": "oom", "site": ["x.py:1"], "severity": ["high"], "phase": None,
+                       "title": ["real demand"], "title_not": ["cannot tell"], "ranks": None, "required": True,
+                       "class": "c", "max": 1},
+                      {"cause": "o", "kind": "leak", "site": None, "severity": ["info", "low"], "phase": None,
+                       "title": None, "ranks": None, "required": False, "class": "c", "max": 0}],
+           "facts": [{"fact": "counted_once", "trace": 0, "value": 0, "tol": 0.01, "class": "f"},
+                     {"fact": "iterations", "trace": 0, "value": 3, "tol": 0, "class": "f"}]}
+    oom = {"trace": 0, "kind": "oom", "severity": "high", "site": "x.py:1 in f", "title": "Out of memory (real demand)"}
+    rep = {"traces": [{"iterations": 3}, {"iterations": 3}],
+           "summary": {"sum_of_device_peaks_bytes": 200, "max_device_peak_bytes": 100},
+           "findings": [dict(oom, traces=[0, 1], ranks=[None, None]), dict(oom, trace=1),
+                        dict(oom, title="Out of memory (real demand or fragmentation: cannot tell)"),
+                        {"trace": 0, "kind": "leak", "severity": "low", "site": "y", "title": "t"},
+                        {"trace": 0, "kind": "leak", "severity": "low", "site": "z", "title": "u"}]}
+    r = score_run("f/d000", fam, rep)
+    # found once (the grouped finding counts once for the one process); the repeat beyond max 1, the
+    # cannot-tell verdict and the leaks beyond the cause's two findings are false; one fact right
+    ok = (ok and r["expected"][0]["found"] and r["expected"][0]["loose"] and r["true"] == 1 and len(r["false"]) == 4
+          and sum(f["class"].startswith("duplicate") for f in r["false"]) == 3 and r["lists"].get("o") == 4
+          and [f["ok"] for f in r["facts"]] == [False, True])
     print("selftest " + ("passed" if ok else "FAILED"))
     return 0 if ok else 1
+
+
+SPLITS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "splits.json")
+
+
+def split_args(args, ap):
+    """accgen's arguments for the split asked for (splits.json), or None for the recorded scenarios."""
+    if not args.split:
+        return None
+    with open(SPLITS) as f:
+        splits = json.load(f)
+    s = splits[args.split]
+    if args.split == "blind":
+        with open(os.path.join(os.path.dirname(SPLITS), s["key_file"])) as f:
+            key = "".join(line.strip() for line in f if not line.startswith("#"))
+    else:
+        key = s["key"]
+    cmd = ["--key", key, "--draws", str(args.draws or s["draws"])]
+    if args.suite == "quick":
+        if args.split != "dev":
+            ap.error("--suite quick is a subset of the dev split")
+        for run in splits["quick"]:
+            cmd += ["--pick", run]
+    return cmd
 
 
 def main():
@@ -412,6 +649,10 @@ def main():
     ap.add_argument("--vramtrace")
     ap.add_argument("--selftest", action="store_true", help="check the matcher on a hand-made case, then go on")
     ap.add_argument("--suite", choices=("full", "quick"), default="full")
+    ap.add_argument("--split", choices=("dev", "blind"),
+                    help="job shapes drawn from the families with the split's key (splits.json) instead of the recorded scenarios")
+    ap.add_argument("--draws", type=int, help="draws per family (default: the split's)")
+    ap.add_argument("--i-am-done", action="store_true", help="score the blind split (only when the detector work is finished)")
     ap.add_argument("--only")
     ap.add_argument("--seed", type=int, default=0,
                     help="draw every run's randomness anew (0: the recorded suite; others: held-out variations)")
@@ -423,6 +664,16 @@ def main():
     ap.add_argument("--what-if-threshold", action="store_true",
                     help="diagnostic: analyze tensor-mode traces with the pool release threshold -1 read as NULL")
     args = ap.parse_args()
+    blind = args.split == "blind"
+    if blind:
+        if not args.i_am_done:
+            ap.error("the blind split is scored only when the detector work is done: add --i-am-done "
+                     "(and put its figures in docs/accuracy.md, marked blind)")
+        if args.out or args.json or args.check or args.write_baseline or args.only or args.draws or args.seed:
+            ap.error("the blind split prints its aggregate figures only: no --out, --json, --check, --write-baseline, "
+                     "--only, --draws or --seed")
+    if args.split and args.seed:
+        ap.error("--seed is for the recorded scenarios; a split draws from its own key")
     if args.selftest and selftest() != 0:
         return 1
     if not args.accgen or not args.vramtrace:
@@ -430,14 +681,20 @@ def main():
             return 0
         ap.error("--accgen and --vramtrace are needed")
     args.accgen, args.vramtrace = os.path.abspath(args.accgen), os.path.abspath(args.vramtrace)
+    gen = split_args(args, ap)
     out_dir = args.out or tempfile.mkdtemp(prefix="vt_accuracy_")
     try:
-        cmd = [args.accgen, "--suite", args.suite, out_dir] + (["--only", args.only] if args.only else []) + \
-            (["--seed", str(args.seed)] if args.seed else [])
+        if gen is not None:
+            cmd = [args.accgen] + gen + [out_dir] + (["--only", args.only] if args.only else [])
+        else:
+            cmd = [args.accgen, "--suite", args.suite, out_dir] + (["--only", args.only] if args.only else []) + \
+                (["--seed", str(args.seed)] if args.seed else [])
         p = subprocess.run(cmd, capture_output=True, text=True, timeout=3600)
         if p.returncode != 0:
-            sys.stderr.write(f"accgen failed ({p.returncode}): {p.stderr}")
+            sys.stderr.write(f"accgen failed ({p.returncode})" + (": " + p.stderr if not blind else "\n"))
             return 3
+        if p.stderr and not blind:
+            sys.stderr.write(p.stderr)
         with open(os.path.join(out_dir, "manifest.json")) as f:
             runs = json.load(f)["runs"]
         truths = {}
@@ -457,6 +714,12 @@ def main():
                     with open(os.path.join(out_dir, run, "report.json"), "w") as f:
                         json.dump(report, f, indent=1)
                 results.append(score_run(run, truths[run], report))
+        if blind:
+            if failed or not results:
+                sys.stderr.write(f"analyze failed on {len(failed)} of {len(runs)} runs\n")
+                return 3
+            print_figures(figures(results), sys.stdout, "BLIND split (scored once, when the detector work is done)")
+            return 0
         for msg in failed:
             sys.stderr.write(f"analyze failed: {msg}\n")
         if failed or not results:
@@ -464,7 +727,14 @@ def main():
         if args.what_if_threshold:
             sys.stdout.write("WHAT-IF (diagnostic): tensor-mode traces analyzed with the pool release threshold -1 "
                              "replaced by NULL, which the tracer never writes\n")
-        summary = summarize(results, sys.stdout)
+        fig = figures(results)
+        if gen is not None:
+            print_figures(fig, sys.stdout, f"{args.split} split ({args.suite})")
+            print_families(results, sys.stdout)
+            summary = fig
+        else:
+            summary = summarize(results, sys.stdout)
+            summary["figures"] = fig
         if args.json:
             with open(args.json, "w") as f:
                 json.dump({"summary": summary, "runs": results}, f, indent=1)

@@ -10,6 +10,7 @@ OUT/pytorch/:
     NAME-MODE.stats.json     what the scenario wrote at its end (torch.cuda.memory_stats())
     NAME-MODE.report.json    `vramtrace analyze --format json` of the run's traces
     NAME-MODE.exit           the exit status of `vramtrace record` (the job's status)
+    NAME-untraced.stats.json the same scenario run without vramtrace (its .exit likewise)
 
 and checks: the findings the scenario must produce (kind; for healthy, nothing of severity
 medium or above), the script line of the `# vramtrace-expect: KIND` marker in the finding's
@@ -17,7 +18,10 @@ call site where the scenario requires it, and the ground truth (default mode: cu
 calls of PyTorch's caching allocator = memory_stats segment.all.allocated, their frees =
 segment.all.freed, peak live bytes of those segments = reserved_bytes.all.peak; --tensors
 mode: cudaMallocAsync allocations = allocation.all.allocated, and shown, not required: peak
-live bytes ~ allocated_bytes.all.peak; both: NVTX ranges in the trace = ranges the script pushed). Every comparison is printed with both numbers and a verdict, and
+live bytes ~ allocated_bytes.all.peak; both: NVTX ranges in the trace = ranges the script pushed;
+untraced: the run without vramtrace allocates as the traced default-mode run did, by PyTorch's
+counters, and the default-mode trace's segment count and peak equal the untraced run's
+segment.all.allocated and reserved_bytes.all.peak). Every comparison is printed with both numbers and a verdict, and
 OUT/pytorch/summary.md holds the same as Markdown. Traces of at most 2 MB are copied to
 OUT/pytorch/keep/ with the findings they produced, ready for tests/data/.
 
@@ -35,7 +39,12 @@ import sqlite3
 import sys
 
 SEVERITIES = ("info", "low", "medium", "high")
-MODES = ("default", "tensors")
+MODES = ("default", "tensors")  # the traced modes
+UNTRACED = "untraced"
+RUN_MODES = MODES + (UNTRACED,)  # every run of a scenario, in the order they are made
+# PyTorch's counters that a run without the tracer must repeat exactly.
+UNTRACED_SAME = ("segment.all.allocated", "segment.all.freed", "reserved_bytes.all.peak",
+                 "allocated_bytes.all.peak", "allocation.all.allocated")
 KEEP_LIMIT = 2 * 1000 * 1000
 SCRIPT_DIR = os.path.join("samples", "pytorch")
 
@@ -100,9 +109,11 @@ SCENARIOS = (
 
 
 def list_runs(out=sys.stdout):
-    """Print one line per run for the shell: NAME|MODE|SCRIPT|SCRIPT ARGS|ANALYZE ARGS."""
-    for sc in SCENARIOS:
-        for mode in MODES:
+    """Print one line per run for the shell: NAME|MODE|SCRIPT|SCRIPT ARGS|ANALYZE ARGS, every
+    scenario's default-mode run first, then the --tensors runs, then the untraced ones (the
+    order of their value when time runs short)."""
+    for mode in RUN_MODES:
+        for sc in SCENARIOS:
             out.write("|".join((sc.name, mode, os.path.join(SCRIPT_DIR, sc.script),
                                 " ".join(sc.args), " ".join(sc.analyze))) + "\n")
 
@@ -338,11 +349,7 @@ def finding_rows(sc, mode, findings, markers, stats, exp=None):
             shown = next((s for s in sites if s), None) or "no site"
             rows.append(Row(f"{kind} site names the marker line", shown, want, False,
                             "not named" if required else "no Python site (not required)", required))
-    result = stats.get("result", {}) if stats else {}
-    for key, value in exp.result.items():
-        rows.append(Row(f"stats result.{key}", result.get(key), value, result.get(key) == value,
-                        "match" if result.get(key) == value else "DIFFER"))
-    return rows
+    return rows + result_rows(exp, stats)
 
 
 def load_json(path):
@@ -354,26 +361,80 @@ def load_json(path):
         return None
 
 
-def check_run(base, sc, mode, repo, keep_dir, default_stats):
-    """Check one scenario run under directory base. Returns (rows, stats, facts or None)."""
-    prefix = os.path.join(base, f"{sc.name}-{mode}")
-    rows = []
+def run_rows(prefix, mode):
+    """The rows every run starts with: exit status, stats completed, allocator backend.
+    Returns (rows, stats or None); a run never started (no .exit, no .log) says so."""
+    if not os.path.exists(prefix + ".exit") and not os.path.exists(prefix + ".log"):
+        return [Row("run", "not run", "run", False, "NOT RUN (time budget or an earlier stop)")], None
     try:
         with open(prefix + ".exit") as f:
             status = int(f.read().split()[0])
     except (OSError, ValueError, IndexError):
         status = None
-    rows.append(Row("exit status", status, 0, status == 0, "match" if status == 0 else "DIFFER"))
+    rows = [Row("exit status", status, 0, status == 0, "match" if status == 0 else "DIFFER")]
     stats = load_json(prefix + ".stats.json")
     if not stats:
         rows.append(Row("stats file", "missing", prefix + ".stats.json", False, "MISSING"))
-        return rows, None, None
+        return rows, None
     rows.append(Row("stats completed", stats.get("completed"), True, stats.get("completed") is True,
                     "match" if stats.get("completed") is True else "DIFFER"))
     backend = (stats.get("allocator") or {}).get("backend")
     want_backend = "cudaMallocAsync" if mode == "tensors" else "native"
     rows.append(Row("allocator backend", backend, want_backend, backend == want_backend,
                     "match" if backend == want_backend else "DIFFER"))
+    return rows, stats
+
+
+def result_rows(exp, stats):
+    """The values the scenario's stats `result` must hold (exp.result)."""
+    result = stats.get("result", {}) if stats else {}
+    return [Row(f"stats result.{key}", result.get(key), value, result.get(key) == value,
+                "match" if result.get(key) == value else "DIFFER") for key, value in exp.result.items()]
+
+
+def check_untraced(base, sc, traced_stats, traced_facts):
+    """Check the scenario's run without vramtrace against its traced default-mode run:
+    PyTorch's counters must be the same (the tracer does not change what PyTorch allocates),
+    and the default-mode trace must show the untraced run's segments and reserved peak.
+    Returns (rows, stats)."""
+    rows, stats = run_rows(os.path.join(base, f"{sc.name}-{UNTRACED}"), UNTRACED)
+    if not stats:
+        return rows, None
+    ms = stats.get("memory_stats", {})
+    ref = (traced_stats or {}).get("memory_stats")
+    if ref is None:
+        rows.append(Row("traced default-mode run to compare with", "none", "its stats", False, "MISSING"))
+    else:
+        for key in UNTRACED_SAME:
+            if ref.get(key) is None and ms.get(key) is None:
+                continue
+            if ref.get(key) is None:
+                rows.append(Row(f"traced {key} vs untraced", "not recorded", ms.get(key), False, "no reference"))
+            else:
+                rows.append(exact(f"traced {key} vs untraced", ref.get(key), ms.get(key)))
+    if traced_facts:
+        origin = "" if traced_facts["native_stacks"] else " (no native stacks: all cudaMalloc)"
+        rows.append(exact(f"default trace: caching-allocator cudaMalloc calls{origin} vs untraced segment.all.allocated",
+                          traced_facts["seg_allocs"], ms.get("segment.all.allocated")))
+        rows.append(exact("default trace: peak live segment bytes vs untraced reserved_bytes.all.peak",
+                          traced_facts["seg_peak"], ms.get("reserved_bytes.all.peak")))
+    t_secs, u_secs = (traced_stats or {}).get("seconds"), stats.get("seconds")
+    if t_secs and u_secs:
+        rows.append(Row("run seconds, traced default mode vs untraced (not compared)", t_secs, u_secs, True,
+                        f"info: x{t_secs / u_secs:.2f}", False))
+    if traced_stats and traced_stats.get("nvtx_ranges") is not None:
+        rows.append(exact("NVTX ranges pushed, traced vs untraced", traced_stats["nvtx_ranges"],
+                          stats.get("nvtx_ranges")))
+    rows += result_rows(sc.expect["default"], stats)
+    return rows, stats
+
+
+def check_run(base, sc, mode, repo, keep_dir, default_stats):
+    """Check one traced scenario run under directory base. Returns (rows, stats, facts or None)."""
+    prefix = os.path.join(base, f"{sc.name}-{mode}")
+    rows, stats = run_rows(prefix, mode)
+    if not stats:
+        return rows, None, None
     traces = sorted(p for p in os.listdir(base)
                     if p.startswith(f"{sc.name}-{mode}-") and p.endswith(".db"))
     main, facts = None, None
@@ -451,11 +512,14 @@ def check_all(out, repo, names=None):
     for sc in SCENARIOS:
         if names and sc.name not in names:
             continue
-        default_stats = None
-        for mode in MODES:
-            rows, stats, _ = check_run(base, sc, mode, repo, keep, default_stats)
-            if mode == "default":
-                default_stats = stats
+        default_stats = default_facts = None
+        for mode in RUN_MODES:
+            if mode == UNTRACED:
+                rows, stats = check_untraced(base, sc, default_stats, default_facts)
+            else:
+                rows, stats, facts = check_run(base, sc, mode, repo, keep, default_stats)
+                if mode == "default":
+                    default_stats, default_facts = stats, facts
             if stats and not env:
                 env = (f"torch {stats.get('torch')} (CUDA {stats.get('cuda')}), "
                        f"{(stats.get('device') or {}).get('name')}")

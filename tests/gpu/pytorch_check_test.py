@@ -23,16 +23,9 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 REPO = os.path.abspath(os.path.join(HERE, "..", ".."))
 sys.path.insert(0, HERE)
 import pytorch_check as pc  # noqa: E402
+from testlib import check, finish  # noqa: E402
 
 MIB = 1 << 20
-FAILS = []
-
-
-def check(cond, what):
-    """Record a failed assertion (all are reported, the exit status says whether any failed)."""
-    if not cond:
-        FAILS.append(what)
-        print("FAIL:", what)
 
 
 def schema_ddl():
@@ -213,6 +206,14 @@ def write_run(base, name, mode, trace, stats, findings, status=0, worker_pid=Non
         json.dump(report, f)
 
 
+def write_untraced(base, name, stats, status=0):
+    """Lay out one untraced run as pytorch-run.sh leaves it (stats and exit status, no trace)."""
+    with open(os.path.join(base, f"{name}-untraced.stats.json"), "w") as f:
+        json.dump(stats, f)
+    with open(os.path.join(base, f"{name}-untraced.exit"), "w") as f:
+        f.write(f"{status}\n")
+
+
 def finding(kind, severity, site=None, title="t"):
     return {"kind": kind, "severity": severity, "site": site, "title": title}
 
@@ -262,7 +263,10 @@ def test_static():
     buf = io.StringIO()
     pc.list_runs(buf)
     lines = buf.getvalue().splitlines()
-    check(len(lines) == 2 * len(pc.SCENARIOS), f"list_runs: {len(lines)} lines")
+    check(len(lines) == 3 * len(pc.SCENARIOS), f"list_runs: {len(lines)} lines")
+    modes = [ln.split("|")[1] for ln in lines]
+    check(modes == sorted(modes, key=pc.RUN_MODES.index), f"list_runs: mode by mode {modes}")
+    check("oom_in_validation|untraced|samples/pytorch/oom_in_validation.py||" in lines, "list_runs untraced")
     check("loss_no_item|tensors|samples/pytorch/loss_no_item.py||--min-bytes 128" in lines, "list_runs loss")
     check("healthy_transformer|default|samples/pytorch/healthy.py|--model transformer|" in lines,
           "list_runs transformer")
@@ -349,6 +353,7 @@ def test_loss_no_item(tmp):
     kept = json.load(open(os.path.join(base, "keep", "loss_no_item-tensors.expected.json")))
     check([f["site"] for f in kept["findings"]] == [site], "kept findings are this process's")
 
+    write_untraced(base, "loss_no_item", segment_stats(102, "loss_no_item"))
     ok, text = pc.check_all(os.path.join(tmp, "loss"), REPO, {"loss_no_item"})
     check(ok and "loss_no_item [tensors]: PASS (1.5 s)" in text, f"check_all pass:\n{text}")
     md = open(os.path.join(base, "summary.md")).read()
@@ -440,6 +445,39 @@ def test_healthy_and_oom(tmp):
     check(verdict(rows, "failed request bytes")[3] is False, "no request")
 
 
+def test_untraced(tmp):
+    """The untraced run: PyTorch's counters equal the traced default-mode run's, and the
+    default-mode trace shows the untraced run's segments and peak; a run never started fails."""
+    base = os.path.join(tmp, "u", "pytorch")
+    os.makedirs(base)
+    sc = next(s for s in pc.SCENARIOS if s.name == "oom_in_validation")
+
+    traced = segment_stats(500, "oom_in_validation", oom_caught=True)
+    facts = {"native_stacks": True, "seg_allocs": 3, "seg_peak": 42 * MIB}
+    rows, _ = pc.check_untraced(base, sc, traced, facts)
+    check([r.verdict for r in rows] == ["NOT RUN (time budget or an earlier stop)"], "untraced not run")
+    write_untraced(base, "oom_in_validation", segment_stats(501, "oom_in_validation", oom_caught=True))
+    rows, stats = pc.check_untraced(base, sc, traced, facts)
+    rows = {r.what: r for r in rows}
+    check(stats["pid"] == 501 and not any(r.failed() for r in rows.values()),
+          f"untraced passes: {[(r.what, r.verdict) for r in rows.values() if r.failed()]}")
+    check(verdict(rows, "traced segment.all.allocated vs untraced") == (3, 3, "match", True), "segments")
+    check(verdict(rows, "default trace: peak live segment bytes") == (42 * MIB, 42 * MIB, "match", True), "peak")
+    check(verdict(rows, "stats result.oom_caught") == (True, True, "match", True), "result checked")
+    check(verdict(rows, "run seconds")[2:] == ("info: x1.00", True), "seconds shown")
+    moved = segment_stats(501, "oom_in_validation", oom_caught=True)
+    moved["memory_stats"]["segment.all.allocated"] = 4
+    write_untraced(base, "oom_in_validation", moved, status=1)
+    rows = {r.what: r for r in pc.check_untraced(base, sc, traced, facts)[0]}
+    check(verdict(rows, "exit status")[2:] == ("DIFFER", False), "untraced exit status")
+    check(verdict(rows, "traced segment.all.allocated vs untraced") == (3, 4, "DIFFER by -1", False),
+          "traced run allocated one segment fewer")
+    check(verdict(rows, "default trace: caching-allocator cudaMalloc calls") == (3, 4, "DIFFER by -1", False),
+          "trace vs untraced")
+    rows = {r.what: r for r in pc.check_untraced(base, sc, None, None)[0]}
+    check(verdict(rows, "traced default-mode run")[2:] == ("MISSING", False), "no traced run to compare")
+
+
 def test_run_script(tmp):
     """pytorch-run.sh with the test double: the command lines it builds, the files it leaves,
     the checker's verdict as its exit status."""
@@ -455,7 +493,8 @@ def test_run_script(tmp):
     names = ["loss_no_item"]
 
     def run(out, env_extra, names):
-        env = dict(os.environ, OUT=out, PYTHON=sys.executable, **env_extra)
+        env = dict(os.environ, OUT=out, PYTHON=sys.executable, PYTHONPATH=os.path.join(HERE, "fake_torch"),
+                   VT_VRAMTRACE=fake, **env_extra)
         return subprocess.run(["bash", os.path.join(REPO, "tests", "gpu", "pytorch-run.sh"), build] + names,
                               cwd=REPO, env=env, capture_output=True, text=True, timeout=120)
 
@@ -464,19 +503,24 @@ def test_run_script(tmp):
     check(p.returncode == 0, f"pytorch-run.sh exit {p.returncode}:\n{p.stdout[-3000:]}\n{p.stderr[-2000:]}")
     base = os.path.join(out, "pytorch")
     for name in names:
-        for mode in pc.MODES:
+        for mode in pc.RUN_MODES:
             run_id = f"{name}-{mode}"
-            for suffix in (".exit", ".stats.json", ".report.json", ".report.txt", ".log"):
+            suffixes = (".exit", ".stats.json", ".log") + ((".report.json", ".report.txt") if mode in pc.MODES else ())
+            for suffix in suffixes:
                 check(os.path.exists(os.path.join(base, run_id + suffix)), f"{run_id}{suffix} written")
             check(open(os.path.join(base, run_id + ".exit")).read() == "0\n", f"{run_id} exit recorded")
-            check(os.path.exists(os.path.join(base, "keep", run_id + ".db")), f"{run_id} kept")
+            check(os.path.exists(os.path.join(base, "keep", run_id + ".db")) == (mode in pc.MODES),
+                  f"{run_id} kept (traced runs only)")
     report = json.load(open(os.path.join(base, "loss_no_item-tensors.report.json")))
     check(report["argv"] == ["--no-write", "--min-bytes", "128"], f"analyze options {report['argv']}")
-    check(report["traces"] == [os.path.join(base, "loss_no_item-tensors-1021.db")],
+    pid = json.load(open(os.path.join(base, "loss_no_item-tensors.stats.json")))["pid"]
+    check(report["traces"] == [os.path.join(base, f"loss_no_item-tensors-{pid}.db")],
           f"only the scenario's own trace analyzed: {report['traces']}")
     check(not os.path.exists(os.path.join(base, "val_no_grad-default.exit")), "only the scenarios asked for")
     summary = open(os.path.join(base, "summary.md")).read()
-    check("Overall: PASS." in summary and summary.count(" mode: PASS") == 2, "summary: 2 runs pass")
+    check("Overall: PASS." in summary and summary.count(" mode: PASS") == 3, "summary: 3 runs pass")
+    check("| traced segment.all.allocated vs untraced | 1 | 1 | match |" in summary,
+          "summary: the untraced run compared with the traced one")
     check(open(os.path.join(base, "check.txt")).read().endswith(
         f"overall: PASS (summary: {os.path.join(base, 'summary.md')})\n"), "check.txt")
 
@@ -589,7 +633,7 @@ def test_real_analyzer(tmp):
 
 GROUPS = {
     "logic": lambda tmp: (test_static(), test_trace_facts(tmp), test_loss_no_item(tmp),
-                          test_healthy_and_oom(tmp), test_history_rows(tmp)),
+                          test_healthy_and_oom(tmp), test_history_rows(tmp), test_untraced(tmp)),
     "analyzer": test_real_analyzer,
     "harness": test_run_script,
     "scenarios": test_scenarios_fake_torch,
@@ -605,11 +649,7 @@ def main(argv):
     with tempfile.TemporaryDirectory(prefix="vt-pytorch-check-") as tmp:
         for g in groups:
             GROUPS[g](tmp)
-    if FAILS:
-        print(f"{len(FAILS)} check(s) failed")
-        return 1
-    print(f"pytorch_check_test {' '.join(groups)}: all checks passed")
-    return 0
+    return finish(f"pytorch_check_test {' '.join(groups)}")
 
 
 if __name__ == "__main__":

@@ -1,12 +1,18 @@
-"""The HTML report of 1, 8 and 1000 ranks: bounded size, one scale, the imbalance, the capacity; in a browser.
+"""The HTML report of the example, of 8, 64 and (without the browser) 1000 ranks and of a file without memory data; in a browser.
 
-    html_test.py VRAMTRACE EXAMPLE_TRACE [--browser]
+    html_test.py VRAMTRACE EXAMPLE_TRACE NOMEM_TRACE [--browser] [--update]
 
-Without --browser: the reports' size and structure. With --browser: each report is also loaded in
-headless Chromium through puppeteer-core (check_html.mjs): no console or page errors, no text label
-overlapping another or leaving its SVG, a capacity line, every finding marker labelled. Skips (exit 77)
-when Node.js, Chromium ($VT_CHROMIUM, else chromium on PATH) or puppeteer-core ($VT_NPM_PREFIX,
-default ~/.cache/vramtrace-npm, where .ci/run installs it) is missing.
+Without --browser: the reports' size (the example's at most 1 MiB, 1000 ranks' at most 5 MiB), self-containment,
+order (findings first), the figures the script draws (one scale, site curves, the peak's breakdown, the outlier
+ranks marked and drawn in full), the imbalance paragraph, and what a file without memory data or times says.
+With --browser: each report is also loaded in headless Chromium through puppeteer-core (check_html.mjs): no
+console or page errors, no network request, no sideways scrolling at 1000 px, tick labels and titles on both
+axes, a click on a finding zooms its chart and draws its site, a hover shows a tooltip naming a site, a chart
+marker selects its finding, print media hides the tools and makes a PDF, a small chart opens in place; and
+screenshots of the example's chart and of the 64-rank grid match tests/html/expected/ (at most 2 % of pixels
+differ). --update writes those PNGs and docs/img/report.png instead of comparing. Skips (exit 77) when Node.js,
+Chromium ($VT_CHROMIUM, else chromium on PATH) or puppeteer-core ($VT_NPM_PREFIX, default ~/.cache/vramtrace-npm,
+where .ci/run installs it) is missing.
 """
 import json
 import os
@@ -17,10 +23,13 @@ import subprocess
 import sys
 import tempfile
 
-SIZE_BOUND = 2 * 1024 * 1024  # bytes of the 1000-rank report
+EXAMPLE_BOUND = 1024 * 1024       # bytes of the example's report
+RANKS_BOUND = 5 * 1024 * 1024     # bytes of the 1000-rank report
+SHOT_TOLERANCE = 0.02             # share of pixels a screenshot may differ by
 
-vramtrace, example = sys.argv[1], sys.argv[2]
-browser = "--browser" in sys.argv[3:]
+vramtrace, example, nomem = (os.path.abspath(a) for a in sys.argv[1:4])
+browser = "--browser" in sys.argv[4:]
+update = "--update" in sys.argv[4:]
 here = os.path.dirname(os.path.abspath(__file__))
 if browser:
     prefix = os.environ.get("VT_NPM_PREFIX") or os.path.expanduser("~/.cache/vramtrace-npm")
@@ -36,90 +45,161 @@ fail = []
 
 
 def ranks(n):
-    """n traces of one job; rank 5 allocates 256 MiB more at its start, rank 6 (when there) 512 MiB."""
-    d = os.path.join(tmp, "r%d" % n)
-    os.mkdir(d)
+    """n traces of one job (relative paths); rank 5 allocates 256 MiB more at its start, rank 6 (when there) 512 MiB."""
+    d = "r%d" % n
+    os.mkdir(os.path.join(tmp, d))
     paths = []
     for rank in range(n):
         path = os.path.join(d, "rank%04d.db" % rank)
-        shutil.copy(example, path)
-        if n > 1:
-            db = sqlite3.connect(path)
-            db.execute("UPDATE meta SET value = ? WHERE key = 'rank'", (str(rank),))
-            db.execute("UPDATE meta SET value = ? WHERE key = 'pid'", (str(10000 + rank),))
-            if n == 1000 and rank == 3:  # one rank on a larger device: the band names the smallest
-                db.execute("UPDATE device SET total_bytes = 94 * 1024 * 1024 * 1024 WHERE total_bytes IS NOT NULL")
-            extra = {5: 256, 6: 512}.get(rank)
-            if extra:
-                db.execute("INSERT INTO memory_event(t, op, mem_kind, address, bytes, device)"
-                           " SELECT min(t), 1, 3, 1, ?, 0 FROM memory_event", (extra << 20,))
-            db.commit()
-            db.close()
+        shutil.copy(example, os.path.join(tmp, path))
+        db = sqlite3.connect(os.path.join(tmp, path))
+        db.execute("UPDATE meta SET value = ? WHERE key = 'rank'", (str(rank),))
+        db.execute("UPDATE meta SET value = ? WHERE key = 'pid'", (str(10000 + rank),))
+        extra = {5: 256, 6: 512}.get(rank)
+        if extra:
+            db.execute("INSERT INTO memory_event(t, op, mem_kind, address, bytes, device)"
+                       " SELECT min(t), 1, 3, 1, ?, 0 FROM memory_event", (extra << 20,))
+        db.commit()
+        db.close()
         paths.append(path)
     return paths
 
 
-def report(n):
-    out = os.path.join(tmp, "ranks%d.html" % n)
-    p = subprocess.run([vramtrace, "analyze", "--format", "html", "-o", out] + ranks(n),
-                       capture_output=True, text=True, timeout=600)
+def report(name, paths):
+    """analyze --format html of paths (relative to tmp, so the page shows the same text on every run)."""
+    out = os.path.join(tmp, name + ".html")
+    p = subprocess.run([vramtrace, "analyze", "--format", "html", "-o", out] + paths, cwd=tmp,
+                       capture_output=True, text=True, timeout=900)
     if p.returncode != 0:
-        fail.append("%d ranks: analyze exited %d: %s" % (n, p.returncode, p.stderr[-500:]))
+        fail.append("%s: analyze exited %d: %s" % (name, p.returncode, p.stderr[-500:]))
     return out
 
 
-reports = {n: report(n) for n in (1, 8, 1000)}
-html = {n: open(reports[n], encoding="utf-8").read() for n in reports}
-for n, z in html.items():
-    if 'class="capacity"' not in z:
-        fail.append("%d ranks: no capacity line" % n)
-    tops = set(re.findall(r'<svg [^>]*aria-label="live memory over time">\n<rect[^>]*/>\n<text[^>]*>[^<]*</text>'
-                          r'(?:<text[^>]*>[^<]*</text>){3}<text[^>]*>([^<]*)</text>', z))
-    if len(tops) != 1:
-        fail.append("%d ranks: the timelines' scales differ (top ticks %s)" % (n, sorted(tops)))
-size = os.path.getsize(reports[1000])
-if size >= SIZE_BOUND:
-    fail.append("1000 ranks: %d bytes, bound %d" % (size, SIZE_BOUND))
-for n in (8, 1000):
-    m = re.search(r'<p class="imbalance">([^<]*)</p>', html[n])
+def data(z):
+    m = re.search(r'<script type="application/json" id="vt-data">(.*?)</script>', z, re.S)
+    return json.loads(m.group(1)) if m else None
+
+
+shutil.copy(example, os.path.join(tmp, "example-train.db"))
+shutil.copy(nomem, os.path.join(tmp, os.path.basename(nomem)))
+reports = {"example": report("example", ["example-train.db"]),
+           "nomem": report("nomem", [os.path.basename(nomem)])}
+COUNTS = (8, 64) if browser else (8, 64, 1000)  # the 1000-rank report (a minute to make) is checked without the browser
+for n in COUNTS:
+    reports["ranks%d" % n] = report("ranks%d" % n, ranks(n))
+html = {k: open(v, encoding="utf-8").read() for k, v in reports.items()}
+D = {k: data(z) for k, z in html.items()}
+
+for k, z in html.items():
+    if D[k] is None:
+        fail.append("%s: no figures for the script" % k)
+        continue
+    if re.search(r'<(?:link|img|iframe)\b|<script[^>]* src=|url\(http|@import', z):
+        fail.append("%s: refers to something outside the file" % k)
+    if "Phases from none" in z or ">0 ns<" in z:
+        fail.append("%s: 'Phases from none' or '0 ns' in the page" % k)
+    if D[k]["traces"] and D[k]["finds"] and z.find('id="findings"') > z.find('<section class="proc"') >= 0:
+        fail.append("%s: the findings do not come first" % k)
+
+size = {k: os.path.getsize(v) for k, v in reports.items()}
+if size["example"] > EXAMPLE_BOUND:
+    fail.append("example: %d bytes, bound %d" % (size["example"], EXAMPLE_BOUND))
+if size.get("ranks1000", 0) > RANKS_BOUND:
+    fail.append("1000 ranks: %d bytes, bound %d" % (size["ranks1000"], RANKS_BOUND))
+
+ex = D["example"]
+if ex:
+    t = ex["traces"][0]
+    dev0 = [d for d in t["devs"] if d["id"] == 0]
+    if not dev0 or not dev0[0]["cap"] or dev0[0]["n"] != 400 or not dev0[0]["curves"]:
+        fail.append("example: device 0 with its capacity, 400 buckets and site curves expected")
+    else:
+        parts = dev0[0]["parts"]
+        if sum(p["bytes"] for p in parts["items"]) != parts["total"] or "train.py:97" not in parts["items"][0]["label"]:
+            fail.append("example: the peak's breakdown should sum to the peak, train.py:97 first: %s" % parts)
+    f1 = ex["finds"][0]
+    if f1["t0"] is None or f1["t1"] is None or f1["site"] not in t["sites"]:
+        fail.append("example: the first finding should have a span and a site with a curve: %s" % f1)
+    if 'class="chart"' not in html["example"]:
+        fail.append("example: no chart")
+
+if D["nomem"]:
+    z = html["nomem"]
+    if 'class="chart"' in z or "No memory chart" not in z or "0 B" in re.sub(r"<script.*", "", z, flags=re.S):
+        fail.append("nomem: should say why there is no chart, with no chart and no 0 B")
+
+for n in COUNTS:
+    k = "ranks%d" % n
+    if not D[k]:
+        continue
+    tr = D[k]["traces"]
+    full = [i for i, t in enumerate(tr) if t["full"]]
+    out = sorted(i for i, t in enumerate(tr) if t["out"])
+    sections = re.findall(r'<section class="proc" id="p(\d+)"', html[k])
+    m = re.search(r'<p class="imbalance">([^<]*)</p>', html[k])
     if not m or "highest 24.0 GiB (pid 10006, rank 6)" not in m.group(1) or "spread 512 MiB" not in m.group(1):
-        fail.append("%d ranks: imbalance paragraph wrong: %s" % (n, m and m.group(1)))
-sections = re.findall(r"<h2>Process pid (\d+), rank", html[1000])
-if 'class="band"' not in html[1000] or not {"10005", "10006"} <= set(sections) or len(sections) > 8:
-    fail.append("1000 ranks: band with the outlier ranks 5 and 6 expected, drawn: %s" % sections)
-band_cap = re.search(r'aria-label="live memory of all ranks over time">.*?<line class="capacity"[^>]*><title>([^<]*)</title>'
-                     r'.*?class="capacity-label"[^>]*>([^<]*)<', html[1000], re.S)
-small = band_cap and re.search(r"smallest device capacity of the 1000 ranks: ([0-9.]+ GiB); largest 94.0 GiB",
-                               band_cap.group(1))
-if not small or small.group(1) == "94.0 GiB" or band_cap.group(2) != "min " + small.group(1):
-    fail.append("1000 ranks: band capacity should be the smallest (the example's device, not 94 GiB): %s"
-                % (band_cap and band_cap.groups(),))
-if len(re.findall(r"<h2>Process", html[8])) != 8 or 'class="band"' in html[8]:
-    fail.append("8 ranks: every rank's timeline expected, no band")
-print("reports: 1 rank %d bytes, 8 ranks %d, 1000 ranks %d (bound %d)"
-      % (len(html[1]), len(html[8]), size, SIZE_BOUND))
+        fail.append("%s: imbalance paragraph wrong: %s" % (k, m and m.group(1)))
+    if out[:2] != [5, 6] or len(out) != 2:
+        fail.append("%s: ranks 5 and 6 should be the ones marked: %s" % (k, out))
+    if n == 8 and (len(sections) != 8 or len(full) != 8):
+        fail.append("8 ranks: every rank in full expected: %s" % sections)
+    if n > 8 and ([int(s) for s in sections] != [5, 6] or full != [5, 6]):
+        fail.append("%s: the outlier ranks 5 and 6 in full expected: %s, %s" % (k, sections, full))
+    if n > 8 and any(t["devs"][0]["n"] != 80 or "curves" in t["devs"][0] for i, t in enumerate(tr) if i not in (5, 6)):
+        fail.append("%s: small charts of 80 points expected" % k)
+print("reports: " + ", ".join("%s %d bytes" % (k, v) for k, v in size.items()))
 
 if browser and not fail:
-    p = subprocess.run(["node", os.path.join(here, "check_html.mjs"), module, chromium]
-                       + [reports[n] for n in (1, 8, 1000)], capture_output=True, text=True, timeout=600)
+    names = ["example", "ranks8", "ranks64", "nomem"]
+    docs = os.path.join(here, "..", "..", "docs", "img", "report.png") if update else ""
+    p = subprocess.run(["node", os.path.join(here, "check_html.mjs"), module, chromium, os.path.join(here, "expected"),
+                        "1" if update else "0", docs] + [reports[n] for n in names],
+                       capture_output=True, text=True, timeout=900)
     if p.returncode != 0:
         fail.append("check_html.mjs failed: %s" % p.stderr[-2000:])
     else:
         for res in json.loads(p.stdout):
-            name = os.path.basename(res["file"])
-            print("%s: %d SVGs, %d labels, %d finding markers, %d capacity lines"
-                  % (name, res["svgs"], res["texts"], res["markers"], res["capacity"]))
+            name = res["file"]
+            print("%s: width %d, %d charts (ticks %s), cards %d, shots %s" % (
+                name, res["scrollWidth"], len(res["axes"]), [(len(a["x"]), len(a["y"])) for a in res["axes"]][:3],
+                res["cards"], res["shots"]))
             if res["errors"]:
-                fail.append("%s: console errors %s" % (name, res["errors"][:5]))
-            if res["overlaps"]:
-                fail.append("%s: overlapping labels %s" % (name, res["overlaps"][:5]))
-            if res["outside"]:
-                fail.append("%s: labels leaving their SVG %s" % (name, res["outside"][:5]))
-            if not res["capacity"] or not res["markers"] or res["unlabelled"]:
-                fail.append("%s: capacity %d, markers %d, unlabelled %d"
-                            % (name, res["capacity"], res["markers"], res["unlabelled"]))
-            if name == "ranks1000.html" and (res["band"] != 1 or res["outliers"] < 2):
-                fail.append("%s: band %d, outliers %d" % (name, res["band"], res["outliers"]))
+                fail.append("%s: console errors or requests %s" % (name, res["errors"][:5]))
+            if res["scrollWidth"] > 1000:
+                fail.append("%s: scrolls sideways at 1000 px (%d)" % (name, res["scrollWidth"]))
+            for a in res["axes"]:
+                if len(a["x"]) < 3 or len(a["y"]) < 3 or not all(a["x"]) or len(a["titles"]) != 2:
+                    fail.append("%s: axis ticks or titles missing: %s" % (name, a))
+            for shot, r in res["shots"].items():
+                if "frac" in r and r["frac"] > SHOT_TOLERANCE:
+                    fail.append("%s: screenshot %s differs from the stored one: %.1f %% of pixels %s"
+                                % (name, shot, 100 * r["frac"], r["size"]))
+                if "missing" in r:
+                    fail.append("%s: no stored screenshot %s (run with --update)" % (name, r["missing"]))
+            if name == "example.html":
+                c = res["click"]
+                if not (c["hi"] - c["lo"] < c["dur"] / 2) or not c["site"] or "train.py:97" not in c["site"] \
+                        or not c["siteCurves"] or c["selected"] != ["f1"]:
+                    fail.append("example: a click on F1 should zoom to its span and draw its site: %s" % c)
+                h = res["hover"]
+                if not h["shown"] or "train.py" not in h["text"] or "GiB" not in h["text"]:
+                    fail.append("example: the hover tooltip should show bytes and a site: %s" % h)
+                if res["markers"] < 1 or res["markerSelects"] < 0 or not res["zoomIn"]:
+                    fail.append("example: markers %d, marker click selected %d, zoom in %s"
+                                % (res["markers"], res["markerSelects"], res["zoomIn"]))
+                pr = res["print"]
+                if pr["tools"] != "none" or pr["svgWidth"] > pr["pageWidth"] + 1 or res["pdfBytes"] < 10000:
+                    fail.append("example: print: %s, PDF %d bytes" % (pr, res["pdfBytes"]))
+                if len(res["axes"]) != 1:
+                    fail.append("example: one chart expected, %d" % len(res["axes"]))
+            if name.startswith("ranks"):
+                n = int(name[5:-5])
+                if res["cards"] != n or res["outCards"] != [5, 6] or not res["opened"]["open"] \
+                        or res["opened"]["ticks"] < 6 or res["scrollWidthOpened"] > 1000:
+                    fail.append("%s: %d small charts, framed %s, opened %s (width %d)" % (
+                        name, res["cards"], res["outCards"], res["opened"], res["scrollWidthOpened"]))
+            if name == "nomem.html" and res["axes"]:
+                fail.append("nomem: no chart expected")
 shutil.rmtree(tmp)
 for f in fail:
     print("FAIL", f)
