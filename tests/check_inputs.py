@@ -112,8 +112,12 @@ def case_directory(tmp):
     """A directory as `record -o DIR/` fills it: its traces (with their journals left alone); none: exit 3."""
     d = os.path.join(tmp, "runs")
     os.mkdir(d)
-    for pid in (11, 12):
+    for pid in (11, 12):  # two processes (one process's trace given twice would be counted once)
         shutil.copy(os.path.join(DATA, "example-train.db"), os.path.join(d, f"vramtrace-host-{pid}.db"))
+        db = sqlite3.connect(os.path.join(d, f"vramtrace-host-{pid}.db"))
+        db.execute("UPDATE meta SET value = ? WHERE key = 'pid'", (str(pid),))
+        db.commit()
+        db.close()
     open(os.path.join(d, "vramtrace-host-12.db-wal"), "wb").close()
     open(os.path.join(d, "notes.txt"), "w").write("not a trace\n")
     status, out, err = run(["info", d], tmp)

@@ -225,8 +225,7 @@ void vt__fmt_at(const struct vt_trace *t, int64_t ts, char *z, size_t n)
 
 void vt__trace_free(struct vt_trace *t)
 {
-    vt__sites_free(&t->sites);
-    vt__sitecurves_drop(t);
+    vt__sites_free(&t->sites); /* (the replay's site curves are gone: the analysis drops them, kept or not) */
     for (int d = 0; d < t->tl.nDev; d++) {
         for (int k = 0; k < t->tl.aDev[d].nSite; k++) free(t->tl.aDev[d].aSite[k].a);
         free(t->tl.aDev[d].aSite);
