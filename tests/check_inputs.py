@@ -151,10 +151,14 @@ def case_recursive_view(tmp):
 
 
 def case_stale_temp(tmp):
-    """A temporary file a killed run left is removed by the next run; one a live run holds is not."""
-    stale = os.path.join(tmp, "vramtrace-import-999999-AbCdEf")
+    """A temporary file a killed run left is removed by the next run; a live process's is not, locked or not."""
+    gone = subprocess.Popen(["true"])
+    gone.wait()  # a pid no process has now
+    stale = os.path.join(tmp, "vramtrace-import-%d-AbCdEf" % gone.pid)
     held = os.path.join(tmp, "vramtrace-import-%d-GhIjKl" % os.getpid())
-    for p in (stale, held):
+    # a live process's file before it took its lock (or where the file system takes none)
+    unlocked = os.path.join(tmp, "vramtrace-import-%d-MnOpQr" % os.getpid())
+    for p in (stale, held, unlocked):
         with open(p, "wb") as fh:
             fh.write(b"x" * 100)
     open(stale + "-journal", "wb").close()
@@ -164,10 +168,12 @@ def case_stale_temp(tmp):
         status, out, err = run(["analyze", os.path.join(DATA, "import", "snap_small.pickle")], tmp)
         expect("stale temporary files", status == 0, err)
         left = leftovers(tmp)
-        expect("stale temporary files", left == [os.path.basename(held)], str(left))
+        expect("stale temporary files", left == sorted([os.path.basename(held), os.path.basename(unlocked)]),
+               str(left))
     finally:
         os.close(fd)
         os.unlink(held)
+        os.unlink(unlocked)
 
 
 def snapshot_u64(path):

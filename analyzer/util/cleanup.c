@@ -160,10 +160,27 @@ const char *vt__cleanup_tempdir(void)
 }
 
 /*
+ * Is the process that named a file vramtrace-KIND-PID-XXXXXX (zRest: "PID-XXXXXX") gone? Only when
+ * PID is a number and no process has it (kill(PID, 0) fails with ESRCH): a live one, or one we may
+ * not signal, keeps its files.
+ */
+static int pid_gone(const char *zRest)
+{
+    char *zEnd;
+    long pid;
+    errno = 0;
+    pid = strtol(zRest, &zEnd, 10);
+    if (errno || zEnd == zRest || *zEnd != '-' || pid <= 0 || (long)(pid_t)pid != pid) return 0;
+    return kill((pid_t)pid, 0) != 0 && errno == ESRCH;
+}
+
+/*
  * Remove the files of kind zKind in zDir that a run which ended without its exit handler (killed)
- * left: vramtrace-KIND-PID-XXXXXX whose lock no process holds, and the older
- * vramtrace-KIND-XXXXXX (no lock was taken then) a day after they were last written. Only regular
- * files of this user are touched. Under g_mu.
+ * left: vramtrace-KIND-PID-XXXXXX whose process is gone (no process has PID) and whose lock no
+ * process holds (a process of another PID namespace sharing the directory holds it), and the older
+ * vramtrace-KIND-XXXXXX (no lock was taken then) a day after they were last written. A live
+ * process's file is never removed, even before it took its lock. Only regular files of this user
+ * are touched. Under g_mu.
  */
 static void remove_stale(const char *zDir, const char *zKind)
 {
@@ -183,8 +200,8 @@ static void remove_stale(const char *zDir, const char *zKind)
         fd = open(zPath, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
         if (fd < 0) continue;
         bStale = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == geteuid();
-        if (bStale && strchr(zRest, '-')) /* PID-XXXXXX: stale when nobody holds its lock */
-            bStale = flock(fd, LOCK_EX | LOCK_NB) == 0;
+        if (bStale && strchr(zRest, '-')) /* PID-XXXXXX: stale when its process is gone and nobody holds its lock */
+            bStale = pid_gone(zRest) && flock(fd, LOCK_EX | LOCK_NB) == 0;
         else if (bStale)
             bStale = time(NULL) - st.st_mtime > 24 * 3600;
         if (bStale) unlink_with_journals(zPath);
