@@ -115,7 +115,7 @@ TEST(info_unclosed_empty_trace)
     ASSERT_CONTAINS(zOut, "\nversions    tracer ?, CUDA driver ?, CUPTI ?, schema 4\n");
     ASSERT_CONTAINS(zOut, "\nstatus      WARNING: not closed cleanly");
     ASSERT_CONTAINS(zOut, "\ndevices     none recorded\n");
-    ASSERT_CONTAINS(zOut, "\nduration    no events\n");
+    ASSERT_CONTAINS(zOut, "\nduration    unknown (no event with a known time)\n");
     ASSERT_CONTAINS(zOut, "\nmemory      0 allocations (0 B), 0 frees; level: none (no allocation known)\n");
     ASSERT_CONTAINS(zOut, "\ncopies      0 (0 B), 0 from or to pageable host memory\n");
     ASSERT_CONTAINS(zOut, "\nOOMs        0\n");

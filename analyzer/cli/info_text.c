@@ -88,7 +88,7 @@ static void print_duration(FILE *f, const struct trace_info *p, const char *zInd
     char zD[32], zW[48];
     int64_t wall = p->f.bTimes ? vt__read_wall(&p->f, p->f.t0) : -1;
     if (p->f.fig.duration < 0) {
-        fprintf(f, "%s%-11s no events\n", zIndent, "duration");
+        fprintf(f, "%s%-11s unknown (no event with a known time)\n", zIndent, "duration");
         return;
     }
     fprintf(f, "%s%-11s %s (first to last event)", zIndent, "duration", vt__fmt_ns(p->f.fig.duration, zD, sizeof zD));
