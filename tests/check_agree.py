@@ -12,7 +12,10 @@ shipped real files; and a directory of more real files when the build names one)
   - the peaks (info's and analyze's JSON alike; each account's peak sentence, as info prints it,
     in analyze's text, Markdown and HTML; the HTML chart's headline peak),
   - the phases' windows: each window as the text report prints it, given to
-    `export --from/--to`, holds every allocation and NVTX range of the phase.
+    `export --from/--to`, holds every allocation and NVTX range of the phase;
+
+and two processes read together (the example trace as two ranks, one started 0.5 s later) are
+given one origin by info, analyze (JSON, HTML) and export alike.
 
 Usage: check_agree.py VRAMTRACE DIR... (each DIR's files; a file's LICENSE/README/.py are skipped).
 Exit 0 when every file agrees, 1 otherwise, 77 when no DIR holds a file (skipped).
@@ -23,6 +26,7 @@ import json
 import os
 import re
 import shutil
+import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -179,6 +183,41 @@ def check_file(path, tmp):
     print(f"ok   {base}: {len(at['phases'])} phases, {len(peaks)} peaks, level {at['level']}")
 
 
+def check_pair(data, tmp):
+    """Two processes read together (the second started 0.5 s later on the wall clock): one origin for both."""
+    paths = []
+    for pid, shift in ((11, 0), (12, 500000000)):
+        p = os.path.join(tmp, f"rank-{pid}.db")
+        shutil.copy(os.path.join(data, "example-train.db"), p)
+        db = sqlite3.connect(p)
+        db.execute("UPDATE meta SET value = ? WHERE key = 'pid'", (str(pid),))
+        db.execute("UPDATE meta SET value = value + ? WHERE key = 'clock_anchor_wall_ns'", (shift,))
+        db.commit()
+        db.close()
+        paths.append(p)
+    _, info_js, _ = run(["info", "--json"] + paths)
+    _, ana_js, _ = run(["analyze", "--no-write", "--format", "json"] + paths)
+    its, ats = json.loads(info_js)["traces"], json.loads(ana_js)["traces"]
+    expect("two processes: both read", len(its) == 2 and len(ats) == 2, f"{len(its)} {len(ats)}")
+    for it, at in zip(its, ats):
+        expect("two processes: origin", it["time"].get("origin_ns") == at["origin_ns"],
+               f"{it['time'].get('origin_ns')} {at['origin_ns']}")
+        expect("two processes: peaks", it["memory"]["peaks"] == at["peaks"],
+               f"info {it['memory']['peaks']}\nanalyze {at['peaks']}")
+    late = [p for p in ats[1]["peaks"] if p["account"] == "device"][0]
+    expect("two processes: the later one's times", late["reserved_at_ns"] == 810860933 + 500000000, str(late))
+    hp = os.path.join(tmp, "ranks.html")
+    run(["analyze", "--no-write", "--format", "html", "-o", hp] + paths)
+    m = re.search(r'<script type="application/json" id="vt-data">(.*?)</script>', open(hp).read(), re.S)
+    offs = [t["off"] for t in json.loads(m.group(1))["traces"]] if m else None
+    expect("two processes: HTML charts from the one origin", offs == [0, 500000000], str(offs))
+    st, ev = perfetto(paths)
+    firsts = sorted(min(e["ts"] for e in ev if e.get("pid") == pid and "ts" in e and e.get("ph") != "M")
+                    for pid in (11, 12)) if st == 0 else None
+    expect("two processes: Perfetto from the one origin", firsts == [0, 500000.0], str(firsts))
+    print("ok   two processes read together")
+
+
 def main():
     global VT
     if len(sys.argv) < 3:
@@ -202,6 +241,9 @@ def main():
             shutil.copy(p, c)
             check_file(c, tmp)
             os.unlink(c)
+        for d in sys.argv[2:]:
+            if os.path.exists(os.path.join(d, "example-train.db")):
+                check_pair(d, tmp)
     print(f"{len(files)} files, {len(FAILS)} disagreements")
     return 1 if FAILS else 0
 
