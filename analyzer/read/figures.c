@@ -8,17 +8,6 @@
 #include "util/text.h"
 #include "vramtrace/schema.h"
 
-/* Meta key zKey of f as a whole number, -1 when absent or not one (read from f's copy of meta). */
-static int64_t meta_int(const struct vt_tracefile *f, const char *zKey)
-{
-    const char *z = vt__read_meta_value(f, zKey);
-    char *zEnd;
-    long long v;
-    if (!z || !z[0]) return -1;
-    v = strtoll(z, &zEnd, 10);
-    return *zEnd ? -1 : v;
-}
-
 void vt__figures_origin(struct vt_tracefile *const *apF, int nF)
 {
     int bAnchors = 1, nOpen = 0, bHave = 0;
@@ -27,7 +16,7 @@ void vt__figures_origin(struct vt_tracefile *const *apF, int nF)
     for (int i = 0; i < nF; i++) {
         if (!apF[i]) continue;
         nOpen++;
-        if (meta_int(apF[i], "clock_anchor_cupti_ns") < 0 || meta_int(apF[i], "clock_anchor_wall_ns") < 0)
+        if (vt__read_meta_int(apF[i], "clock_anchor_cupti_ns") < 0 || vt__read_meta_int(apF[i], "clock_anchor_wall_ns") < 0)
             bAnchors = 0;
     }
     for (int i = 0; i < nF; i++) {
@@ -35,7 +24,7 @@ void vt__figures_origin(struct vt_tracefile *const *apF, int nF)
         if (!f) continue;
         f->fig.bWall = nOpen > 1 && bAnchors;
         f->fig.shift = f->fig.bWall
-                           ? meta_int(f, "clock_anchor_wall_ns") - meta_int(f, "clock_anchor_cupti_ns")
+                           ? vt__read_meta_int(f, "clock_anchor_wall_ns") - vt__read_meta_int(f, "clock_anchor_cupti_ns")
                            : 0;
         if (f->bTimes && (!bHave || f->t0 + f->fig.shift < origin)) origin = f->t0 + f->fig.shift, bHave = 1;
     }
@@ -137,7 +126,7 @@ static int64_t kineto_meta(const struct vt_tracefile *f, long dev, const char *z
 {
     char zKey[80];
     snprintf(zKey, sizeof zKey, "kineto.device.%ld.%s", dev, zName);
-    return meta_int(f, zKey);
+    return vt__read_meta_int(f, zKey);
 }
 
 /* What importers computed, per device (meta kineto.device.N.*): totals where no lifetime exists, the process's
@@ -154,7 +143,7 @@ static int importer_figures(struct vt_tracefile *f)
         dev = strtol(zKey + 14, &zEnd, 10);
         if (zEnd == zKey + 14 || dev < 0 || dev > 4096 || strcmp(zEnd, ".peak_sum_bytes") != 0) continue;
         if (!(d = dev_get(f, (int)dev))) return -1;
-        sum = meta_int(f, zKey);
+        sum = vt__read_meta_int(f, zKey);
         before = kineto_meta(f, dev, "allocated_before_trace");
         res = kineto_meta(f, dev, "peak_total_reserved");
         if (f->fig.level == VT_LEVEL_TOTALS && sum > 0) { /* no lifetime: the running sum is all there is */
@@ -219,7 +208,7 @@ int vt__figures_take(struct vt_tracefile *f, const struct vt_live *Lc, const str
     if (c->nBegin && k->nBegin) f->fig.level = VT_LEVEL_BOTH;
     else if (k->nBegin) f->fig.level = VT_LEVEL_TENSORS;
     else if (c->nBegin) f->fig.level = f->bSegments ? VT_LEVEL_SEGMENTS : VT_LEVEL_ALLOCATIONS;
-    else f->fig.level = meta_int(f, "kineto.memory_events") > 0 ? VT_LEVEL_TOTALS : VT_LEVEL_NONE;
+    else f->fig.level = vt__read_meta_int(f, "kineto.memory_events") > 0 ? VT_LEVEL_TOTALS : VT_LEVEL_NONE;
     /* per account: CUDA's allocations are what the process reserved (segments, a pool's size), and what it
      * allocated when each is one buffer; the allocator's blocks are what it allocated */
     int nAcct = Lc && vt__live_nacct(Lc) > 0 ? vt__live_nacct(Lc) : 0;
