@@ -35,16 +35,6 @@ static void meta_copy(const struct vt_tracefile *f, const char *zKey, char *z, s
     snprintf(z, n, "%s", zValue ? zValue : "");
 }
 
-int64_t vt__read_meta_int(const struct vt_tracefile *f, const char *zKey)
-{
-    const char *z = vt__read_meta_value(f, zKey);
-    char *zEnd;
-    long long v;
-    if (!z || !z[0]) return -1;
-    v = strtoll(z, &zEnd, 10);
-    return *zEnd ? -1 : v;
-}
-
 /* Every meta row with a key and a value into f->aMeta, sorted by key. An SQLite code. */
 static int read_meta_rows(struct vt_tracefile *f)
 {

@@ -5,6 +5,7 @@
 #include <sqlite3.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "util/errors.h"
@@ -216,6 +217,17 @@ static inline const char *vt__read_meta_value(const struct vt_tracefile *f, cons
     return NULL;
 }
 
+/* Meta key zKey of f (vt__read_meta_value) as a whole number; -1 when absent, empty or not one. */
+static inline int64_t vt__read_meta_int(const struct vt_tracefile *f, const char *zKey)
+{
+    const char *z = vt__read_meta_value(f, zKey);
+    char *zEnd;
+    long long v;
+    if (!z || !z[0]) return -1;
+    v = strtoll(z, &zEnd, 10);
+    return *zEnd ? -1 : v;
+}
+
 /* vt__read_open flags */
 #define VT_READ_WRITE 1    /* open writable when the file allows (indexes, results written back) */
 #define VT_READ_NOSCAN 2   /* validate and read meta only (sql): no guard, no scan */
@@ -266,8 +278,6 @@ int vt__read_meta(struct vt_tracefile *f);
 /* The note on a partial trace (partialFrom), made or remade with its time from f->fig.origin (set again when
  * several traces are read together: vt__figures_origin). */
 void vt__read_note_partial(struct vt_tracefile *f);
-/* Meta key zKey of f (vt__read_meta_value) as a whole number; -1 when absent, empty or not one. */
-int64_t vt__read_meta_int(const struct vt_tracefile *f, const char *zKey);
 
 /* ---- guard.c ---- */
 /* The guard's condition on the possible rows of zTable for db (NULL: every row is), sqlite3_malloc'd in *pz. */
