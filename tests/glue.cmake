@@ -37,6 +37,24 @@ set_target_properties(fake_cudart12 PROPERTIES OUTPUT_NAME cudart SUFFIX ".so.12
 add_dependencies(test_inject_cupti fake_cudart12)
 target_compile_definitions(test_inject_cupti PRIVATE VT_FAKE_CUDART12="$<TARGET_FILE:fake_cudart12>")
 
+# torch.profiler inside a traced Python job, end to end: the same scripted CUPTI (and its Kineto)
+# under an embedded CPython that runs the record hook and the stand-in torch of tests/pyhook.
+find_package(PkgConfig QUIET)
+if(PkgConfig_FOUND)
+  pkg_check_modules(VT_PYEMBED QUIET IMPORTED_TARGET python3-embed)
+endif()
+if(VT_PYEMBED_FOUND)
+  vt_add_test(NAME test_lend_py SOURCES test_lend_py.c LIBS vt_sqlite3 PkgConfig::VT_PYEMBED ${CMAKE_DL_LIBS}
+    LABELS cli)
+  set_target_properties(test_lend_py PROPERTIES ENABLE_EXPORTS ON)
+  target_include_directories(test_lend_py PRIVATE ${CUDAToolkit_INCLUDE_DIRS} ${PROJECT_SOURCE_DIR}/tracer)
+  add_dependencies(test_lend_py vramtrace_inject)
+  target_compile_definitions(test_lend_py PRIVATE VT_INJECT_SO="$<TARGET_FILE:vramtrace_inject>"
+    VT_PYHOOK_DIR="${PROJECT_SOURCE_DIR}/analyzer/pyhook" VT_FAKE_TORCH_DIR="${CMAKE_CURRENT_SOURCE_DIR}/pyhook/fake_torch")
+else()
+  message(WARNING "python3-embed not found (install libpython3-dev): test_lend_py is not built")
+endif()
+
 # CUDA C launches as nvcc compiles them (kernel<<<...>>> -> __cudaLaunchKernel), for
 # test_inject_cupti: nvcc_launches.cu built twice with the toolkit's nvcc, for the legacy
 # and the per-thread default stream, into libraries that link no CUDA runtime (the test

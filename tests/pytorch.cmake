@@ -18,7 +18,8 @@ if(Python3_Interpreter_FOUND)
       ${CMAKE_CURRENT_SOURCE_DIR}/gpu/pytorch_fake_vramtrace.py ${CMAKE_CURRENT_SOURCE_DIR}/gpu/testlib.py
       ${CMAKE_CURRENT_SOURCE_DIR}/gpu/carry.py ${CMAKE_CURRENT_SOURCE_DIR}/gpu/promote.py
       ${CMAKE_CURRENT_SOURCE_DIR}/gpu/data_verdicts.py ${CMAKE_CURRENT_SOURCE_DIR}/gpu/data_verdicts_test.py
-      ${CMAKE_CURRENT_SOURCE_DIR}/gpu/device_run_test.py ${CMAKE_CURRENT_SOURCE_DIR}/gpu/dry/workload.py)
+      ${CMAKE_CURRENT_SOURCE_DIR}/gpu/device_run_test.py ${CMAKE_CURRENT_SOURCE_DIR}/gpu/dry/workload.py
+      ${CMAKE_CURRENT_SOURCE_DIR}/gpu/profiler_lend_job.py ${CMAKE_CURRENT_SOURCE_DIR}/gpu/profiler_lend_check.py)
   # logic: the checker on generated runs; harness: pytorch-run.sh with a test double of
   # vramtrace; scenarios: every script on a shape-only stand-in of PyTorch.
   foreach(group logic harness scenarios)
@@ -38,4 +39,14 @@ if(Python3_Interpreter_FOUND)
       ${CMAKE_CURRENT_SOURCE_DIR}/pyhook/pyhook_test.py ${PROJECT_SOURCE_DIR}/analyzer/pyhook
       ${CMAKE_CURRENT_SOURCE_DIR}/pyhook/fake_torch)
   set_tests_properties(pyhook PROPERTIES LABELS cli)
+  # torch.profiler inside a traced PyTorch job (docs/tracer.md, "Beside torch.profiler"): the
+  # checker on made-up runs everywhere; the real run on a GPU with PyTorch (skipped elsewhere).
+  add_test(NAME profiler_lend_check_selftest
+    COMMAND ${CMAKE_COMMAND} -E env ${VT_PYTORCH_ENV} ${Python3_EXECUTABLE}
+      ${CMAKE_CURRENT_SOURCE_DIR}/gpu/profiler_lend_check.py --self-test)
+  set_tests_properties(profiler_lend_check_selftest PROPERTIES LABELS cli)
+  add_test(NAME gpu_profiler_lend
+    COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/gpu/profiler_lend_check.sh ${PROJECT_BINARY_DIR})
+  # (python3 from PATH, or PYTHON: the one that has PyTorch)
+  set_tests_properties(gpu_profiler_lend PROPERTIES LABELS gpu SKIP_RETURN_CODE 77 TIMEOUT 600)
 endif()

@@ -1,4 +1,5 @@
 /* Tests for the leak detector: planted leaks, a healthy training loop, a caching allocator. */
+#include <sqlite3.h>
 #include <string.h>
 
 #include "report/report.h"
@@ -81,6 +82,41 @@ TEST(leak_growth_and_never_freed_by_site)
     ASSERT_EQ(2, tg_query(zPath, "SELECT count(*) FROM finding WHERE kind = 'leak' AND severity = 'high'"));
     ASSERT_EQ(1, tg_query(zPath, "SELECT count(*) FROM phase WHERE kind = 'training' AND source = 'nvtx' AND iteration = 10"));
     tg_cleanup();
+}
+
+/*
+ * CUPTI lent to the job's torch.profiler from step 4 to step 6: a free inside that window would
+ * not be recorded, so allocations live through it are not called never freed (unknown, not
+ * leaked); those made after it are. A note names the window.
+ */
+TEST(leak_not_judged_across_a_lent_window)
+{
+    const char *zPath = tg_path("lent.db");
+    struct vt_result r;
+    sqlite3 *db = NULL;
+    char z[256];
+    build_loop(zPath, 1);
+    ASSERT_EQ(SQLITE_OK, sqlite3_open(zPath, &db));
+    snprintf(z, sizeof z, "INSERT INTO meta VALUES('cupti_lend.1.client', 'torch.profiler'), ('cupti_lend.1.from_ns',"
+             " '%lld'), ('cupti_lend.1.until_ns', '%lld')", (long long)(45 * MS), (long long)(65 * MS));
+    ASSERT_EQ(SQLITE_OK, sqlite3_exec(db, z, NULL, NULL, NULL));
+    sqlite3_close(db);
+    run(zPath, &r);
+    {
+        const struct vt_finding *f = NULL;
+        for (int i = 0; i < r.nFind; i++)
+            if (!strcmp(r.aFind[i].zKind, "leak") && strstr(r.aFind[i].zTitle, "never freed")) f = &r.aFind[i];
+        ASSERT(f != NULL);
+        ASSERT_EQ(16 * MiB, f->bytes); /* steps 6 to 9 */
+        ASSERT_EQ(4, f->count);
+    }
+    {
+        int bNote = 0;
+        for (int i = 0; i < r.aTrace[0].f.nNote; i++)
+            bNote |= strstr(r.aTrace[0].f.azNote[i], "CUPTI was lent to torch.profiler") != NULL;
+        ASSERT(bNote);
+    }
+    vt__result_free(&r);
 }
 
 TEST(healthy_training_loop_has_no_finding)
@@ -632,7 +668,7 @@ TEST(snapshot_cycles_are_iterations)
     tg_cleanup();
 }
 
-VT_TEST_LIST(T(state_without_uses_is_not_a_leak) T(segment_growth_names_its_site) T(segment_creep_is_not_growth) T(trend_shapes) T(nccl_buffers_are_not_leaks) T(leak_sample_shape) T(leak_growth_and_never_freed_by_site) T(healthy_training_loop_has_no_finding)
+VT_TEST_LIST(T(state_without_uses_is_not_a_leak) T(segment_growth_names_its_site) T(segment_creep_is_not_growth) T(trend_shapes) T(nccl_buffers_are_not_leaks) T(leak_sample_shape) T(leak_growth_and_never_freed_by_site) T(leak_not_judged_across_a_lent_window) T(healthy_training_loop_has_no_finding)
                  T(caching_allocator_segments_are_not_a_leak) T(caching_allocator_growth_is_reported)
                      T(plain_cuda_leak_without_phases) T(one_step_snapshot_is_state)
                      T(one_step_process_is_state) T(capped_cache_reused_is_state) T(segment_growth_at_two_sites_is_one_finding) T(snapshot_cycles_are_iterations))

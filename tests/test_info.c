@@ -467,6 +467,18 @@ TEST(info_partial_trace)
                           "CUPTI's allocation records, NVTX ranges) is missing from then on");
     free(zOut);
 
+    /* the tracer saw who took CUPTI over (record --keep-cupti's mark): it is named */
+    ASSERT_EQ(SQLITE_OK, sqlite3_open(zTrace, &db));
+    cli_exec(db, "INSERT INTO meta VALUES('cupti_takeover_by', 'torch.profiler')");
+    sqlite3_close(db);
+    ASSERT_EQ(VT_EXIT_OK, run_info(azText, &zOut, &zErr));
+    ASSERT_CONTAINS(zOut, "WARNING: partial from 500.0 ms after the start: torch.profiler took the activity buffers "
+                          "over: GPU activity (kernels");
+    free(zOut), free(zErr);
+    ASSERT_EQ(SQLITE_OK, sqlite3_open(zTrace, &db));
+    cli_exec(db, "DELETE FROM meta WHERE key = 'cupti_takeover_by'");
+    sqlite3_close(db);
+
     /* the size bound's mark before both; a recording window */
     ASSERT_EQ(SQLITE_OK, sqlite3_open(zTrace, &db));
     cli_exec(db, "INSERT INTO meta SELECT 'size_limit_thin_ns', (SELECT min(ts) FROM memory_event) + 200000000");
@@ -492,6 +504,64 @@ TEST(info_partial_trace)
     cli_cleanup();
 }
 
+/*
+ * CUPTI lent to the job's torch.profiler: each window's GPU activity is unknown, said by the read
+ * layer in info's notes and JSON and in analyze's notes; API calls unknown while the profiler
+ * kept CUPTI's only subscription, and for the moments the subscription went with it.
+ */
+TEST(info_lent_cupti)
+{
+    const char *zDir = cli_tmpdir();
+    char zTrace[PATH_MAX + 16], zOutF[PATH_MAX + 16], zErrF[PATH_MAX + 16], *zOut, *zErr;
+    char *azText[] = {zTrace, NULL};
+    char *azJson[] = {"--json", zTrace, NULL};
+    char *azAnalyze[] = {(char *)cli_vramtrace(), "analyze", "--no-write", zTrace, NULL};
+    sqlite3 *db = NULL;
+    snprintf(zTrace, sizeof zTrace, "%s/t.db", zDir);
+    snprintf(zOutF, sizeof zOutF, "%s/a.out", zDir);
+    snprintf(zErrF, sizeof zErrF, "%s/a.err", zDir);
+    cli_make_trace(zTrace, 1);
+    ASSERT_EQ(VT_EXIT_OK, run_info(azJson, &zOut, &zErr));
+    ASSERT_CONTAINS(zOut, "\"cupti_lend\":[]");
+    free(zOut), free(zErr);
+
+    ASSERT_EQ(SQLITE_OK, sqlite3_open(zTrace, &db));
+    cli_exec(db, "CREATE TEMP TABLE t0 AS SELECT min(ts) AS t FROM memory_event");
+    cli_exec(db, "INSERT INTO meta SELECT 'cupti_lend.1.client', 'torch.profiler'");
+    cli_exec(db, "INSERT INTO meta SELECT 'cupti_lend.1.from_ns', t + 200000000 FROM t0");
+    cli_exec(db, "INSERT INTO meta SELECT 'cupti_lend.1.api_from_ns', t + 200000000 FROM t0");
+    cli_exec(db, "INSERT INTO meta SELECT 'cupti_lend.1.api_until_ns', t + 210000000 FROM t0");
+    cli_exec(db, "INSERT INTO meta SELECT 'cupti_lend.1.until_ns', t + 400000000 FROM t0");
+    cli_exec(db, "INSERT INTO meta SELECT 'cupti_lend.2.client', 'torch.profiler'");
+    cli_exec(db, "INSERT INTO meta SELECT 'cupti_lend.2.from_ns', t + 600000000 FROM t0");
+    cli_exec(db, "INSERT INTO meta SELECT 'cupti_lend.2.until_ns', t + 700000000 FROM t0");
+    cli_exec(db, "INSERT INTO meta SELECT 'cupti_lend.2.api_from_ns', t + 600000000 FROM t0");
+    cli_exec(db, "INSERT INTO meta SELECT 'cupti_lend.2.api_held_by', 'torch.profiler'");
+    cli_exec(db, "INSERT INTO meta SELECT 'cupti_lend.10.client', 'torch.profiler'"); /* no start: not read */
+    sqlite3_close(db);
+    ASSERT_EQ(VT_EXIT_OK, run_info(azText, &zOut, &zErr));
+    ASSERT_CONTAINS(zOut, "CUPTI was lent to torch.profiler (the job's own profiler) 2 times: GPU activity (kernels, "
+                          "copies, sets, CUPTI's allocation records, NVTX ranges) is unknown, not absent, from "
+                          "200.0 ms to 400.0 ms, 600.0 ms to 700.0 ms after the start (300.0 ms in all); API calls "
+                          "were not recorded either for 10.0 ms while it started;");
+    ASSERT_CONTAINS(zOut, "API calls (allocations and frees through the CUDA API, OOMs, call sites) were not "
+                          "recorded from 600.0 ms after the start to the end: torch.profiler kept CUPTI's only "
+                          "subscription");
+    free(zOut), free(zErr);
+    ASSERT_EQ(VT_EXIT_OK, run_info(azJson, &zOut, &zErr));
+    ASSERT_CONTAINS(zOut, "\"cupti_lend\":[{\"client\":\"torch.profiler\",\"from_ns\":");
+    ASSERT_CONTAINS(zOut, "\"api_held_by\":null},{\"client\":\"torch.profiler\"");
+    ASSERT_CONTAINS(zOut, "\"api_until_ns\":null,\"api_held_by\":\"torch.profiler\"}]");
+    free(zOut), free(zErr);
+    ASSERT_EQ(VT_EXIT_OK, cli_run(azAnalyze, NULL, zOutF, zErrF));
+    zOut = cli_read(zOutF);
+    ASSERT_CONTAINS(zOut, "CUPTI was lent to torch.profiler (the job's own profiler) 2 times");
+    ASSERT_CONTAINS(zOut, "torch.profiler kept CUPTI's only");
+    free(zOut);
+    cli_cleanup();
+}
+
 VT_TEST_LIST(T(info_text_exact) T(info_unclosed_empty_trace) T(info_json) T(info_json_escapes_text)
              T(info_peaks_per_device) T(info_hostile_rows_both_ways)
-             T(info_peaks_out_of_order) T(info_bad_input) T(info_partial_trace) T(info_recorded_by_and_reduced_kinds))
+             T(info_peaks_out_of_order) T(info_bad_input) T(info_partial_trace) T(info_recorded_by_and_reduced_kinds)
+             T(info_lent_cupti))

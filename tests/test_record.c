@@ -108,6 +108,8 @@ TEST(record_sets_environment)
         ASSERT(stat(zHook, &st) == 0 && S_ISREG(st.st_mode));
         ASSERT_STREQ("1", env_value(zDump, "VRAMTRACE_PYTORCH_HISTORY"));
         ASSERT_STREQ(zDir, env_value(zDump, "VRAMTRACE_SNAPSHOT_DIR"));
+        /* the job's torch.profiler is lent CUPTI */
+        ASSERT_STREQ("1", env_value(zDump, "VRAMTRACE_LEND_CUPTI"));
     }
     free(zDump);
     cli_cleanup();
@@ -140,8 +142,10 @@ TEST(record_tensors_merges_alloc_conf)
     ASSERT_STREQ("64M", env_value(zDump, "VRAMTRACE_MAX_BYTES"));
     ASSERT_STREQ("1.5m", env_value(zDump, "VRAMTRACE_START_AFTER"));
     ASSERT_STREQ("2h", env_value(zDump, "VRAMTRACE_STOP_AFTER"));
-    /* --tensors: the cudaMallocAsync backend keeps no history, so it is not asked for */
+    /* --tensors: the cudaMallocAsync backend keeps no history, so it is not asked for; the hook
+     * still lends CUPTI to torch.profiler */
     ASSERT(env_value(zDump, "VRAMTRACE_PYTORCH_HISTORY") == NULL);
+    ASSERT_STREQ("1", env_value(zDump, "VRAMTRACE_LEND_CUPTI"));
     snprintf(zErrFile, sizeof zErrFile, "%s/err.txt", zDir);
     zErr = cli_read(zErrFile);
     ASSERT_CONTAINS(zErr, "dropped expandable_segments");
@@ -151,13 +155,20 @@ TEST(record_tensors_merges_alloc_conf)
     cli_cleanup();
 }
 
-/* PyTorch's history: its options reach the hook; --no-pytorch-history leaves PYTHONPATH alone. */
+/*
+ * PyTorch's history: its options reach the hook; --no-pytorch-history turns it off (the hook
+ * still lends CUPTI to torch.profiler), and with --keep-cupti too the hook only marks the
+ * profiler's start and stop (VRAMTRACE_LEND_CUPTI=0).
+ */
 TEST(record_history_options)
 {
     const char *zDir = cli_tmpdir();
     const char *azOn[] = {"--history-entries", "5000", "--history-stacks=all", "-o", zDir, NULL};
     const char *azOff[] = {"--no-pytorch-history", "-o", zDir, NULL};
-    const char *azEnv[] = {"VRAMTRACE_LIB=/bin/sh", "PYTHONPATH=/job/site", "VRAMTRACE_PYTORCH_HISTORY=1", NULL};
+    const char *azBoth[] = {"--no-pytorch-history", "--keep-cupti", "-o", zDir, NULL};
+    const char *azKeep[] = {"--keep-cupti", "-o", zDir, NULL};
+    const char *azEnv[] = {"VRAMTRACE_LIB=/bin/sh", "PYTHONPATH=/job/site", "VRAMTRACE_PYTORCH_HISTORY=1",
+                           "VRAMTRACE_LEND_CUPTI=1", NULL};
     int rc;
     char *zDump = record_env(zDir, azOn, azEnv, &rc);
     ASSERT_STREQ("5000", env_value(zDump, "VRAMTRACE_HISTORY_ENTRIES"));
@@ -165,8 +176,19 @@ TEST(record_history_options)
     ASSERT_STREQ("1", env_value(zDump, "VRAMTRACE_PYTORCH_HISTORY"));
     free(zDump);
     zDump = record_env(zDir, azOff, azEnv, &rc);
-    ASSERT_STREQ("/job/site", env_value(zDump, "PYTHONPATH"));
+    ASSERT(strstr(env_value(zDump, "PYTHONPATH"), "/analyzer/pyhook:/job/site") != NULL);
     ASSERT(env_value(zDump, "VRAMTRACE_PYTORCH_HISTORY") == NULL); /* an inherited one is cleared */
+    ASSERT(env_value(zDump, "VRAMTRACE_SNAPSHOT_DIR") == NULL);
+    ASSERT_STREQ("1", env_value(zDump, "VRAMTRACE_LEND_CUPTI"));
+    free(zDump);
+    zDump = record_env(zDir, azKeep, azEnv, &rc);
+    ASSERT_STREQ("1", env_value(zDump, "VRAMTRACE_PYTORCH_HISTORY"));
+    ASSERT_STREQ("0", env_value(zDump, "VRAMTRACE_LEND_CUPTI")); /* an inherited 1 is replaced */
+    free(zDump);
+    zDump = record_env(zDir, azBoth, azEnv, &rc);
+    ASSERT(strstr(env_value(zDump, "PYTHONPATH"), "/analyzer/pyhook:/job/site") != NULL);
+    ASSERT(env_value(zDump, "VRAMTRACE_PYTORCH_HISTORY") == NULL);
+    ASSERT_STREQ("0", env_value(zDump, "VRAMTRACE_LEND_CUPTI"));
     free(zDump);
     cli_cleanup();
 }

@@ -16,11 +16,15 @@
 
 #include "apicall.h"
 #include "config.h"
+#include "driver.h"
 #include "flusher.h"
+#include "footprint.h"
 #include "intervals.h"
 #include "jobcuda.h"
 #include "layout.h"
 #include "kparams.h"
+#include "lend.h"
+#include "nvtxctl.h"
 #include "session.h"
 #include "watch.h"
 #include "stack.h"
@@ -30,7 +34,6 @@
 #define VT_EXPORT __attribute__((visibility("default")))
 #define EXIT_TIMEOUT_MS 5000u   /* the writer's drain and close at exit */
 #define FINAL_FLUSH_MS 3000u    /* CUPTI's forced flush at exit (a hung device never hangs the exit) */
-#define MAX_TRACKED_DEVICES 64
 
 /* Activity kinds recorded; CONCURRENT_KERNEL first (it instruments modules as they load). */
 static const struct {
@@ -49,23 +52,6 @@ static const struct {
     {CUPTI_ACTIVITY_KIND_DEVICE, "DEVICE"},
 };
 
-/* Driver entry points, found with dlsym in the already-loaded libcuda (never linked). */
-static struct {
-    CUresult (*xMemGetInfo)(size_t *, size_t *);
-    CUresult (*xDriverGetVersion)(int *);
-    CUresult (*xDeviceGet)(CUdevice *, int);
-    CUresult (*xDeviceGetName)(char *, int, CUdevice);
-    CUresult (*xDeviceTotalMem)(size_t *, CUdevice);
-    CUresult (*xDeviceGetAttribute)(int *, CUdevice_attribute, CUdevice);
-    CUresult (*xDeviceGetUuid)(CUuuid *, CUdevice);
-    CUresult (*xFuncGetParamInfo)(CUfunction, size_t, size_t *, size_t *);
-    CUresult (*xKernelGetParamInfo)(CUkernel, size_t, size_t *, size_t *);
-    CUresult (*xMemGetAddressRange)(CUdeviceptr *, size_t *, CUdeviceptr);
-    CUresult (*xMemGetAllocationPropertiesFromHandle)(CUmemAllocationProp *, CUmemGenericAllocationHandle);
-    /* the CUDA runtime's, for runtime launches (a host stub's layout), when the process has one */
-    int (*xRtFuncGetParamInfo)(const void *, size_t, size_t *, size_t *);
-} g_drv;
-
 static atomic_int g_init;                  /* InitializeInjection ran (double init is a no-op) */
 static CUpti_SubscriberHandle g_subscriber; /* valid when g_subscribed */
 static int g_subscribed;
@@ -81,23 +67,8 @@ static atomic_int g_fatalHandled;          /* ... and the trace was closed for i
 static atomic_uint_fast64_t g_nBufEvents, g_nExpect;
 static atomic_uint_fast64_t g_tLastBufNs; /* CUPTI clock at the last buffer event */
 static int g_bWatchMemory;                /* MEMORY2 is enabled: allocations must bring records */
-static struct vt__watch g_watch;          /* the flush thread's only */
+static struct vt__watch g_watch;          /* the flush thread's, and a lend's return (both under vt__lend_lock) */
 static atomic_uint_fast64_t g_devSeen;     /* bit d: device d's row was written */
-
-/*
- * CUPTI's own device memory (cupti_activity.h, CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_*):
- * per context, a pool of profiling buffers in the job's VRAM (unless they are in
- * pinned host memory), PRE_ALLOCATE of SIZE bytes at context creation, more
- * under load up to POOL_LIMIT. Read once at start; contexts counted per device.
- */
-static struct {
-    size_t size, preAllocate, poolLimit;
-    int bHostPinned;
-    int bKnown;
-} g_devbuf;
-static pthread_mutex_t g_ctxMu = PTHREAD_MUTEX_INITIALIZER;
-static CUcontext g_aCtx[MAX_TRACKED_DEVICES * 4]; /* contexts seen (each counted once) */
-static unsigned g_nCtx, g_anCtxOfDev[MAX_TRACKED_DEVICES];
 
 /*
  * Attribution (tracer/stack.c, tracer/intervals.c, tracer/kparams.c), opened at
@@ -116,7 +87,7 @@ static struct vt__layout g_layout;
 static struct vt__apicall_env g_env;
 
 static _Thread_local struct vt__apithread t_api; /* the decoder's per-thread state */
-static _Thread_local int t_inTracer;     /* > 0 while the tracer itself calls the driver */
+static _Thread_local unsigned t_epoch;   /* vt__lend_epoch() when t_api was last valid */
 
 /* Print one "vramtrace: ..." line on stderr, keeping errno. */
 static void say(const char *zFmt, ...) __attribute__((format(printf, 1, 2)));
@@ -140,42 +111,61 @@ static const char *result_name(CUptiResult r)
     return z;
 }
 
-/* Resolve the driver (and runtime) functions from the libraries already in the process (nothing is loaded). */
-static void load_driver(void)
-{
-    void *h = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
-    void *hSym = h ? h : RTLD_DEFAULT;
-#define SYM(field, name) *(void **)&g_drv.field = dlsym(hSym, name)
-    SYM(xMemGetInfo, "cuMemGetInfo_v2");
-    SYM(xDriverGetVersion, "cuDriverGetVersion");
-    SYM(xDeviceGet, "cuDeviceGet");
-    SYM(xDeviceGetName, "cuDeviceGetName");
-    SYM(xDeviceTotalMem, "cuDeviceTotalMem_v2");
-    SYM(xDeviceGetAttribute, "cuDeviceGetAttribute");
-    SYM(xDeviceGetUuid, "cuDeviceGetUuid_v2");
-    SYM(xFuncGetParamInfo, "cuFuncGetParamInfo");
-    SYM(xKernelGetParamInfo, "cuKernelGetParamInfo");
-    SYM(xMemGetAddressRange, "cuMemGetAddressRange_v2");
-    SYM(xMemGetAllocationPropertiesFromHandle, "cuMemGetAllocationPropertiesFromHandle");
-    /* The handle stays open for the life of the process: libcuda is never unloaded anyway. */
+/*
+ * The trace's clock. CUPTI stamps records with a host clock (cupti_activity.h,
+ * cuptiActivityRegisterTimestampCallback: CLOCK_REALTIME on Linux,
+ * CLOCK_MONOTONIC_RAW on WSL) unless a client registers a timestamp callback,
+ * as Kineto does at every torch.profiler start (TSC ticks on x86). At start the
+ * tracer finds the host clock CUPTI's timestamps follow and registers a
+ * callback that reads it (again when a lend ends), and reads that clock itself:
+ * records and the tracer's own times agree whatever another client registered.
+ */
+static clockid_t g_clockId = CLOCK_REALTIME;
+static int g_bOwnClock; /* the callback is registered: now_cupti reads the host clock (set once, at start) */
 
-    /* cudaFuncGetParamInfo: global, or in a libcudart loaded locally (a Python extension's).
-     * Looked up here only, at start: dlsym inside a callback could wait on the loader lock. */
-    hSym = RTLD_DEFAULT;
-    SYM(xRtFuncGetParamInfo, "cudaFuncGetParamInfo");
-    if (!g_drv.xRtFuncGetParamInfo && (h = dlopen("libcudart.so.13", RTLD_LAZY | RTLD_NOLOAD)) != NULL) {
-        hSym = h;
-        SYM(xRtFuncGetParamInfo, "cudaFuncGetParamInfo");
-        /* the reference is kept, as libcuda's: the function must not be unloaded under us */
-    }
-#undef SYM
+/* The host clock CUPTI's timestamps are on, ns; 0 if unreadable. */
+static uint64_t host_clock_ns(void)
+{
+    struct timespec ts;
+    if (clock_gettime(g_clockId, &ts) != 0) return 0;
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static uint64_t CUPTIAPI clock_callback(void)
+{
+    return host_clock_ns();
 }
 
 static uint64_t now_cupti(void)
 {
     uint64_t ts = 0;
+    if (g_bOwnClock) return host_clock_ns();
     if (cuptiGetTimestamp(&ts) != CUPTI_SUCCESS) ts = 0;
     return ts;
+}
+
+/*
+ * At start: which host clock CUPTI's timestamps follow (the one within a
+ * second of cuptiGetTimestamp; CLOCK_REALTIME, CUPTI's Linux default, when
+ * none is: another client's callback was in force), then the callback that
+ * keeps CUPTI on it. Sets g_bOwnClock; returns CUPTI's result.
+ */
+static CUptiResult own_clock(void)
+{
+    static const clockid_t aId[] = {CLOCK_REALTIME, CLOCK_MONOTONIC_RAW};
+    uint64_t c = 0, h;
+    size_t i;
+    CUptiResult r;
+    if (cuptiGetTimestamp(&c) != CUPTI_SUCCESS) c = 0;
+    for (i = 0; i < sizeof aId / sizeof aId[0]; i++) {
+        g_clockId = aId[i];
+        h = host_clock_ns();
+        if (c && h && (h > c ? h - c : c - h) < 1000000000u) break;
+    }
+    if (i == sizeof aId / sizeof aId[0]) g_clockId = CLOCK_REALTIME;
+    r = cuptiActivityRegisterTimestampCallback(clock_callback);
+    g_bOwnClock = r == CUPTI_SUCCESS;
+    return r;
 }
 
 /* Device ordinal of a context, or -1. */
@@ -210,148 +200,22 @@ static int64_t capture_site(void)
     int64_t id;
     if (!g_sites) return 0;
     memset(&rec, 0, sizeof rec);
-    t_inTracer++;
+    vt__t_inTracer++;
     id = vt__site_capture(g_sites, g_cfg.backtrace, g_cfg.python_stacks, &rec);
-    t_inTracer--;
+    vt__t_inTracer--;
     if (rec.type == VT_HREC_STACK && vt__session_submit(&rec) != 0) vt__site_lost(g_sites, &rec);
     return id > 0 ? id : 0;
-}
-
-/* cuFuncGetParamInfo for the kernel-argument scanner (kparams.h), never traced. */
-static int func_param_info(const void *h, size_t i, size_t *pOff, size_t *pSize)
-{
-    CUresult r;
-    t_inTracer++;
-    r = g_drv.xFuncGetParamInfo((CUfunction)(uintptr_t)h, i, pOff, pSize);
-    t_inTracer--;
-    return r == CUDA_SUCCESS ? 0 : -1;
-}
-
-/* cuKernelGetParamInfo for the kernel-argument scanner (kparams.h), never traced. */
-static int kernel_param_info(const void *h, size_t i, size_t *pOff, size_t *pSize)
-{
-    CUresult r;
-    t_inTracer++;
-    r = g_drv.xKernelGetParamInfo((CUkernel)(uintptr_t)h, i, pOff, pSize);
-    t_inTracer--;
-    return r == CUDA_SUCCESS ? 0 : -1;
-}
-
-/* cudaFuncGetParamInfo for the kernel-argument scanner (kparams.h), never traced. */
-static int stub_param_info(const void *h, size_t i, size_t *pOff, size_t *pSize)
-{
-    int r;
-    t_inTracer++;
-    r = g_drv.xRtFuncGetParamInfo(h, i, pOff, pSize);
-    t_inTracer--;
-    return r == 0 ? 0 : -1; /* cudaSuccess */
-}
-
-/* Query free/total device memory through the driver, never traced. Returns 0 or -1. */
-static int mem_info(uint64_t *pFree, uint64_t *pTotal)
-{
-    size_t nFree = 0, nTotal = 0;
-    CUresult r;
-    if (!g_drv.xMemGetInfo) return -1;
-    t_inTracer++;
-    r = g_drv.xMemGetInfo(&nFree, &nTotal);
-    t_inTracer--;
-    if (r != CUDA_SUCCESS) return -1;
-    *pFree = nFree;
-    *pTotal = nTotal;
-    return 0;
-}
-
-/* The allocation containing ptr (cuMemGetAddressRange), never traced. Returns 0 or -1. */
-static int address_range(uint64_t ptr, uint64_t *pBase, uint64_t *pSize)
-{
-    CUdeviceptr base = 0;
-    size_t size = 0;
-    CUresult r;
-    if (!g_drv.xMemGetAddressRange) return -1;
-    t_inTracer++;
-    r = g_drv.xMemGetAddressRange(&base, &size, (CUdeviceptr)ptr);
-    t_inTracer--;
-    if (r != CUDA_SUCCESS) return -1;
-    *pBase = base;
-    *pSize = size;
-    return 0;
-}
-
-/* Where an allocation handle's memory lives (its properties), never traced. Returns 0 or -1. */
-static int handle_location(uint64_t handle, int *pMemKind, int *pDevice)
-{
-    CUmemAllocationProp prop;
-    CUresult r;
-    if (!g_drv.xMemGetAllocationPropertiesFromHandle) return -1;
-    memset(&prop, 0, sizeof prop);
-    t_inTracer++;
-    r = g_drv.xMemGetAllocationPropertiesFromHandle(&prop, (CUmemGenericAllocationHandle)handle);
-    t_inTracer--;
-    if (r != CUDA_SUCCESS) return -1;
-    switch (prop.location.type) {
-    case CU_MEM_LOCATION_TYPE_DEVICE:
-        *pMemKind = VT_MEMKIND_DEVICE;
-        *pDevice = prop.location.id;
-        return 0;
-    case CU_MEM_LOCATION_TYPE_HOST:
-    case CU_MEM_LOCATION_TYPE_HOST_NUMA:
-    case CU_MEM_LOCATION_TYPE_HOST_NUMA_CURRENT:
-        *pMemKind = VT_MEMKIND_PINNED;
-        *pDevice = -1;
-        return 0;
-    default: return -1;
-    }
 }
 
 /* Write a device row the first time a context on device `dev` appears. */
 static void record_device(int dev)
 {
     struct vt_hrec rec;
-    CUdevice d;
-    CUuuid uuid;
-    size_t total = 0;
-    int v = 0, clock = 0, width = 0;
     uint_fast64_t bit;
-
-    if (dev < 0 || dev >= MAX_TRACKED_DEVICES) return;
+    if (dev < 0 || dev >= VT__MAX_DEVICES) return;
     bit = (uint_fast64_t)1 << dev;
     if (atomic_fetch_or(&g_devSeen, bit) & bit) return;
-    memset(&rec, 0, sizeof rec);
-    rec.type = VT_HREC_DEVICE;
-    rec.u.device.id = dev;
-    rec.u.device.pci_bus = rec.u.device.pci_device = -1;
-    t_inTracer++;
-    if (g_drv.xDeviceGet && g_drv.xDeviceGet(&d, dev) == CUDA_SUCCESS) {
-        if (g_drv.xDeviceGetName &&
-            g_drv.xDeviceGetName(rec.u.device.zName, (int)sizeof rec.u.device.zName - 1, d) != CUDA_SUCCESS)
-            rec.u.device.zName[0] = '\0';
-        if (g_drv.xDeviceTotalMem && g_drv.xDeviceTotalMem(&total, d) == CUDA_SUCCESS)
-            rec.u.device.total_bytes = total;
-        if (g_drv.xDeviceGetUuid && g_drv.xDeviceGetUuid(&uuid, d) == CUDA_SUCCESS) {
-            /* nvidia-smi's form, GPU-8-4-4-4-12, as the DEVICE activity record path writes it */
-            const unsigned char *b = (const unsigned char *)uuid.bytes;
-            snprintf(rec.u.device.zUuid, sizeof rec.u.device.zUuid,
-                     "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", b[0],
-                     b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12],
-                     b[13], b[14], b[15]);
-        }
-        if (g_drv.xDeviceGetAttribute) {
-#define ATTR(a, field) if (g_drv.xDeviceGetAttribute(&v, a, d) == CUDA_SUCCESS) rec.u.device.field = v
-            ATTR(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, cc_major);
-            ATTR(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, cc_minor);
-            ATTR(CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, sm_count);
-            ATTR(CU_DEVICE_ATTRIBUTE_PCI_BUS_ID, pci_bus);
-            ATTR(CU_DEVICE_ATTRIBUTE_PCI_DEVICE_ID, pci_device);
-#undef ATTR
-            /* peak bandwidth, KB/s: clock (kHz) x 2 (double data rate) x bus width (bytes) */
-            if (g_drv.xDeviceGetAttribute(&clock, CU_DEVICE_ATTRIBUTE_MEMORY_CLOCK_RATE, d) == CUDA_SUCCESS &&
-                g_drv.xDeviceGetAttribute(&width, CU_DEVICE_ATTRIBUTE_GLOBAL_MEMORY_BUS_WIDTH, d) == CUDA_SUCCESS &&
-                clock > 0 && width > 0)
-                rec.u.device.bandwidth_kbps = (uint64_t)clock * 2 * (uint64_t)(width / 8);
-        }
-    }
-    t_inTracer--;
+    vt__driver_device_row(dev, &rec);
     vt__session_submit(&rec);
 }
 
@@ -376,64 +240,6 @@ static void on_fatal(const CUpti_StateData *sd)
     vt__flusher_kick(g_flusher);
 }
 
-/* Read CUPTI's device-buffer settings (before any context exists) and record them in meta. */
-static void record_cupti_buffers(void)
-{
-    char z[32];
-    size_t n = sizeof g_devbuf.size;
-    uint8_t u8 = 0;
-    if (cuptiActivityGetAttribute(CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_SIZE, &n, &g_devbuf.size) != CUPTI_SUCCESS)
-        return;
-    n = sizeof g_devbuf.preAllocate;
-    if (cuptiActivityGetAttribute(CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_PRE_ALLOCATE_VALUE, &n,
-                                  &g_devbuf.preAllocate) != CUPTI_SUCCESS)
-        return;
-    n = sizeof g_devbuf.poolLimit;
-    if (cuptiActivityGetAttribute(CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_POOL_LIMIT, &n, &g_devbuf.poolLimit) !=
-        CUPTI_SUCCESS)
-        return;
-    n = sizeof u8;
-    if (cuptiActivityGetAttribute(CUPTI_ACTIVITY_ATTR_MEM_ALLOCATION_TYPE_HOST_PINNED, &n, &u8) == CUPTI_SUCCESS)
-        g_devbuf.bHostPinned = u8 != 0;
-    g_devbuf.bKnown = 1;
-#define META_U(key, v) (snprintf(z, sizeof z, "%llu", (unsigned long long)(v)), vt__session_meta(key, z))
-    META_U("cupti.device_buffer_size", g_devbuf.size);
-    META_U("cupti.device_buffer_pre_allocate", g_devbuf.preAllocate);
-    META_U("cupti.device_buffer_pool_limit", g_devbuf.poolLimit);
-    META_U("cupti.device_buffer_host_pinned", g_devbuf.bHostPinned);
-#undef META_U
-}
-
-/*
- * A context was created on device dev: CUPTI pre-allocates its profiling
- * buffers there (in the job's VRAM unless they are host-pinned). Rewrite that
- * device's meta rows: cupti.device_bytes.DEV (what CUPTI allocates at context
- * creation, the least it uses) and cupti.device_bytes_max.DEV (its pool limit).
- */
-static void record_cupti_context(CUcontext ctx, int dev)
-{
-    char zKey[64], z[32];
-    unsigned i, nOfDev = 0;
-    int bNew = 1;
-    if (!g_devbuf.bKnown || dev < 0 || dev >= MAX_TRACKED_DEVICES) return;
-    pthread_mutex_lock(&g_ctxMu);
-    for (i = 0; i < g_nCtx && bNew; i++) bNew = g_aCtx[i] != ctx;
-    if (bNew && g_nCtx < sizeof g_aCtx / sizeof g_aCtx[0]) {
-        g_aCtx[g_nCtx++] = ctx;
-        nOfDev = ++g_anCtxOfDev[dev];
-    }
-    pthread_mutex_unlock(&g_ctxMu);
-    if (!nOfDev) return;
-    snprintf(zKey, sizeof zKey, "cupti.device_bytes.%d", dev);
-    snprintf(z, sizeof z, "%llu",
-             g_devbuf.bHostPinned ? 0ull : (unsigned long long)nOfDev * g_devbuf.size * g_devbuf.preAllocate);
-    vt__session_meta(zKey, z);
-    snprintf(zKey, sizeof zKey, "cupti.device_bytes_max.%d", dev);
-    snprintf(z, sizeof z, "%llu",
-             g_devbuf.bHostPinned ? 0ull : (unsigned long long)nOfDev * g_devbuf.size * g_devbuf.poolLimit);
-    vt__session_meta(zKey, z);
-}
-
 /* The one CUPTI callback: runtime and driver API enter/exit, resource events. */
 static void CUPTIAPI on_callback(void *pUser, CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
                                  const void *pData)
@@ -441,7 +247,13 @@ static void CUPTIAPI on_callback(void *pUser, CUpti_CallbackDomain domain, CUpti
     int saved = errno;
     (void)pUser;
 
-    if (t_inTracer) goto done;
+    if (vt__t_inTracer) goto done;
+    if (t_epoch != vt__lend_epoch()) {
+        /* the subscription changed since this thread's last call: an API entry it saw may have
+         * no exit (a runtime call still "open" would hide the thread's driver calls) */
+        memset(&t_api, 0, sizeof t_api);
+        t_epoch = vt__lend_epoch();
+    }
     if (domain == CUPTI_CB_DOMAIN_RUNTIME_API || domain == CUPTI_CB_DOMAIN_DRIVER_API) {
         vt__apicall_callback(&g_env, &t_api, domain, cbid, pData);
     } else if (domain == CUPTI_CB_DOMAIN_STATE && cbid == CUPTI_CBID_STATE_FATAL_ERROR) {
@@ -455,7 +267,7 @@ static void CUPTIAPI on_callback(void *pUser, CUpti_CallbackDomain domain, CUpti
         if (vt__session_active()) {
             int dev = context_device(rd->context);
             record_device(dev);
-            record_cupti_context(rd->context, dev);
+            vt__footprint_context(rd->context, dev);
         }
     }
 done:
@@ -537,28 +349,42 @@ static void expect_record(void)
 /*
  * The watch's verdict: CUPTI hands the activity buffers to someone else.
  * The trace says from when (the last buffer event: nothing after it reached
- * us), one line says it, and GPU activity is missing from then on.
+ * us) and, when the record hook saw it start, who (a profiler it did not lend
+ * CUPTI to: meta cupti_takeover_by, _by_ns); one line says it, and GPU
+ * activity is missing from then on.
  */
 static void report_takeover(void)
 {
-    char z[32];
-    uint64_t t = atomic_load(&g_tLastBufNs);
+    char z[32], zWho[48], zBy[128];
+    uint64_t t = atomic_load(&g_tLastBufNs), tWho = 0;
+    int bWho = vt__lend_taker(zWho, sizeof zWho, &tWho); /* under the lend lock (flush_tick) */
     snprintf(z, sizeof z, "%llu", (unsigned long long)(t ? t : (uint64_t)g_cfg.time_base_ns));
     vt__session_meta("cupti_takeover_ns", z);
     snprintf(z, sizeof z, "%llu", (unsigned long long)now_cupti());
     vt__session_meta("cupti_takeover_detected_ns", z);
-    say("CUPTI no longer hands this tracer its activity buffers: another CUPTI client (torch.profiler/"
-        "Kineto, Nsight) took them over; GPU activity is missing from %s from then on (meta "
-        "cupti_takeover_ns), API calls are still recorded",
-        vt__session_path());
+    if (bWho) {
+        vt__session_meta("cupti_takeover_by", zWho);
+        snprintf(z, sizeof z, "%llu", (unsigned long long)tWho);
+        vt__session_meta("cupti_takeover_by_ns", z);
+        snprintf(zBy, sizeof zBy, "%s, started %.3f s into the trace,", zWho,
+                 tWho > (uint64_t)g_cfg.time_base_ns ? (double)(tWho - (uint64_t)g_cfg.time_base_ns) / 1e9 : 0.0);
+    } else {
+        snprintf(zBy, sizeof zBy, "another CUPTI client, not one the record hook saw (Nsight, a profiler started "
+                                  "otherwise),");
+    }
+    say("CUPTI no longer hands this tracer its activity buffers: %s took them over; GPU activity is missing "
+        "from %s from then on (meta cupti_takeover_ns), API calls are still recorded",
+        zBy, vt__session_path());
 }
 
 /*
  * The flush thread's periodic task: a non-forced flush hands the writer every
  * activity buffer whose records are complete, full or not, so the records of
  * a thread that makes few CUDA calls (CUPTI 13 keeps one buffer per thread)
- * reach the trace within about a flush interval instead of at exit. After a
- * fatal CUPTI error it closes the trace instead, once, and calls CUPTI no more.
+ * reach the trace within about a flush interval instead of at exit. While
+ * CUPTI is lent to another client it leaves CUPTI alone (the buffers are that
+ * client's). After a fatal CUPTI error it closes the trace instead, once, and
+ * calls CUPTI no more.
  */
 static void flush_tick(void *pArg)
 {
@@ -569,12 +395,17 @@ static void flush_tick(void *pArg)
         return;
     }
     if (!vt__session_active()) return;
-    cuptiActivityFlushAll(0);
-    switch (vt__watch_tick(&g_watch, mono_ms(), atomic_load(&g_nBufEvents), atomic_load(&g_nExpect))) {
-    case VT_WATCH_PROBE: cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED); break;
-    case VT_WATCH_TAKEN: report_takeover(); break;
-    default: break;
+    vt__lend_lock();
+    vt__lend_between();
+    if (!vt__lend_lent()) {
+        cuptiActivityFlushAll(0);
+        switch (vt__watch_tick(&g_watch, mono_ms(), atomic_load(&g_nBufEvents), atomic_load(&g_nExpect))) {
+        case VT_WATCH_PROBE: cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED); break;
+        case VT_WATCH_TAKEN: report_takeover(); break;
+        default: break;
+        }
     }
+    vt__lend_unlock();
 }
 
 /* Disable what was enabled: callbacks and activity kinds. Errors are irrelevant at this point. */
@@ -591,14 +422,24 @@ static void disable_all(void)
     for (i = 0; i < sizeof aKind / sizeof aKind[0]; i++) cuptiActivityDisable(aKind[i].kind);
 }
 
-/* The final task (on the flush thread): forced flush, stop CUPTI, forced flush of what was left. */
+/*
+ * The final task (on the flush thread): forced flush, stop CUPTI, forced flush
+ * of what was left. Lent to a profiler that never stopped, the buffers are
+ * that client's: only the callbacks and kinds are turned off.
+ */
 static void final_flush(void *pArg)
 {
+    int bOurs;
     (void)pArg;
-    cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+    vt__lend_lock();
+    bOurs = !vt__lend_lent();
+    if (bOurs) cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
     disable_all();
-    cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
-    report_cupti_drops(NULL, 0);
+    if (bOurs) {
+        cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+        report_cupti_drops(NULL, 0);
+    }
+    vt__lend_unlock();
 }
 
 /*
@@ -733,7 +574,10 @@ static void record_glue_meta(void)
         vt__session_meta("cupti_version", z);
     }
     record_versions_meta();
-    if (g_drv.xDriverGetVersion && g_drv.xDriverGetVersion(&iDrv) == CUDA_SUCCESS) {
+    /* the clock of every time in the trace (see own_clock) */
+    vt__session_meta("cupti_clock", !g_bOwnClock ? "CUPTI's own (cuptiGetTimestamp)"
+                                    : g_clockId == CLOCK_REALTIME ? "CLOCK_REALTIME" : "CLOCK_MONOTONIC_RAW");
+    if (vt__driver_version(&iDrv) == 0) {
         snprintf(z, sizeof z, "%d", iDrv);
         vt__session_meta("cuda_driver_version", z);
     }
@@ -762,9 +606,7 @@ static void open_attribution(void)
     if (g_cfg.kernel_args) {
         struct vt__kparams_config kc;
         memset(&kc, 0, sizeof kc);
-        kc.xFuncParamInfo = g_drv.xFuncGetParamInfo ? func_param_info : NULL;
-        kc.xKernelParamInfo = g_drv.xKernelGetParamInfo ? kernel_param_info : NULL;
-        kc.xStubParamInfo = g_drv.xRtFuncGetParamInfo ? stub_param_info : NULL;
+        vt__driver_param_infos(&kc);
         kc.ivl = g_ivl = vt__ivl_open();
         g_kp = g_ivl ? vt__kparams_open(&kc) : NULL;
         if (!g_kp) {
@@ -781,14 +623,14 @@ static void setup_env(void)
     g_env.xNow = now_cupti;
     g_env.xDevice = context_device;
     g_env.xStream = stream_id;
-    g_env.xMemInfo = mem_info;
+    g_env.xMemInfo = vt__driver_mem_info;
     g_env.xSite = capture_site;
     g_env.xActive = vt__session_active;
     g_env.xSubmit = vt__session_submit;
     g_env.ivl = g_ivl;
     g_env.kp = g_kp;
-    g_env.xAddressRange = address_range;
-    g_env.xHandleLocation = handle_location;
+    g_env.xAddressRange = vt__driver_address_range;
+    g_env.xHandleLocation = vt__driver_handle_location;
     g_env.xExpect = expect_record;
 }
 
@@ -822,55 +664,89 @@ static int enable_callbacks(void)
     return nFail;
 }
 
-/* Enable the activity kinds; one warning line lists every kind that failed. */
-static void enable_activities(void)
+/*
+ * Enable the activity kinds (at start every kind whose layout is known, after
+ * a lend those enabled at start): the kinds that failed are listed in zFailed
+ * (empty when none). Returns how many failed.
+ */
+static int enable_activities(char *zFailed, size_t nFailed)
 {
-    char z[512];
+    static int abOn[sizeof aKind / sizeof aKind[0]]; /* enabled at start */
+    static int bStarted;
     size_t i, n = 0;
-    z[0] = '\0';
+    int nFail = 0;
+    zFailed[0] = '\0';
     for (i = 0; i < sizeof aKind / sizeof aKind[0]; i++) {
         CUptiResult r;
         if (!g_layout.aFmt[vt__layout_kind(aKind[i].kind)]) continue; /* reduced: said at start */
+        if (bStarted && !abOn[i]) continue;
         r = cuptiActivityEnable(aKind[i].kind);
         if (r == CUPTI_SUCCESS && aKind[i].kind == CUPTI_ACTIVITY_KIND_MEMORY2) g_bWatchMemory = 1;
+        if (!bStarted) abOn[i] = r == CUPTI_SUCCESS;
         if (r == CUPTI_SUCCESS) continue;
-        if (n < sizeof z)
-            n += (size_t)snprintf(z + n, sizeof z - n, "%s%s (%s)", n ? ", " : "", aKind[i].zName,
+        nFail++;
+        if (n < nFailed)
+            n += (size_t)snprintf(zFailed + n, nFailed - n, "%s%s (%s)", n ? ", " : "", aKind[i].zName,
                                   result_name(r));
     }
-    if (z[0]) say("cannot enable CUPTI activity %s; those events are not recorded", z);
+    bStarted = 1;
+    return nFail;
 }
 
-/* Subscribe to CUPTI; on failure print the one explanatory line and return -1. */
-static int subscribe(void)
+/* Disable the activity kinds the tracer reads (every kind whose layout is known). */
+static void disable_activities(void)
 {
-    char zOld[CUPTI_OLD_SUBSCRIBER_NAME_MIN_LEN + 1];
+    size_t i;
+    for (i = 0; i < sizeof aKind / sizeof aKind[0]; i++)
+        if (g_layout.aFmt[vt__layout_kind(aKind[i].kind)]) cuptiActivityDisable(aKind[i].kind);
+}
+
+/*
+ * cuptiSubscribe, through cuptiSubscribe_v2 where the libcupti has it (it
+ * names the other subscriber into zOld, nOld > CUPTI_OLD_SUBSCRIBER_NAME_MIN_LEN,
+ * "" when it does not). Sets g_subscriber and g_subscribed on success.
+ * Returns CUPTI's result.
+ */
+static CUptiResult subscribe_cupti(char *zOld, size_t nOld)
+{
+    static CUptiResult (*xSubscribe2)(CUpti_SubscriberHandle *, CUpti_CallbackFunc, void *,
+                                      CUpti_SubscriberParams *);
+    static int bLooked;
     CUpti_SubscriberParams params;
-    CUptiResult (*xSubscribe2)(CUpti_SubscriberHandle *, CUpti_CallbackFunc, void *,
-                               CUpti_SubscriberParams *);
     void *hCupti;
     CUptiResult r;
 
-    /* cuptiSubscribe_v2 (it names the other subscriber) is looked up, not linked: a libcupti.so.13
-     * the process loaded before us may predate it, and a missing symbol must not kill the host. */
-    *(void **)&xSubscribe2 = dlsym(RTLD_DEFAULT, "cuptiSubscribe_v2");
-    if (!xSubscribe2 && (hCupti = dlopen("libcupti.so.13", RTLD_LAZY | RTLD_NOLOAD)) != NULL) {
-        *(void **)&xSubscribe2 = dlsym(hCupti, "cuptiSubscribe_v2");
-        dlclose(hCupti); /* drops only the reference RTLD_NOLOAD took */
+    /* cuptiSubscribe_v2 is looked up, not linked: a libcupti.so.13 the process loaded before us
+     * may predate it, and a missing symbol must not kill the host. Looked up once, at start. */
+    if (!bLooked) {
+        bLooked = 1;
+        *(void **)&xSubscribe2 = dlsym(RTLD_DEFAULT, "cuptiSubscribe_v2");
+        if (!xSubscribe2 && (hCupti = dlopen("libcupti.so.13", RTLD_LAZY | RTLD_NOLOAD)) != NULL) {
+            *(void **)&xSubscribe2 = dlsym(hCupti, "cuptiSubscribe_v2");
+            dlclose(hCupti); /* drops only the reference RTLD_NOLOAD took */
+        }
     }
     memset(&params, 0, sizeof params);
-    memset(zOld, 0, sizeof zOld);
+    memset(zOld, 0, nOld);
     params.structSize = CUpti_SubscriberParams_STRUCT_SIZE;
     params.subscriberName = "vramtrace";
     params.oldSubscriberName = zOld;
-    params.oldSubscriberSize = sizeof zOld - 1;
+    params.oldSubscriberSize = nOld - 1;
     r = xSubscribe2 ? xSubscribe2(&g_subscriber, (CUpti_CallbackFunc)on_callback, NULL, &params)
                     : cuptiSubscribe(&g_subscriber, (CUpti_CallbackFunc)on_callback, NULL);
-    if (r == CUPTI_SUCCESS) {
-        g_subscribed = 1;
-        return 0;
-    }
+    if (r == CUPTI_SUCCESS) g_subscribed = 1;
+    return r;
+}
+
+/* Subscribe to CUPTI at start; on failure print the one explanatory line and return -1. */
+static int subscribe(void)
+{
+    char zOld[CUPTI_OLD_SUBSCRIBER_NAME_MIN_LEN + 1];
+    CUptiResult r = subscribe_cupti(zOld, sizeof zOld);
+    if (r == CUPTI_SUCCESS) return 0;
     if (r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
+        /* Kineto subscribes without a name: a profiler the record hook saw start is the likely one */
+        if (!zOld[0] && vt__lend_early_client()[0]) snprintf(zOld, sizeof zOld, "%s", vt__lend_early_client());
         say("tracing off: another CUPTI tool already profiles this process%s%s%s and CUPTI allows "
             "only one (%s; e.g. Nsight Systems, Nsight Compute, compute-sanitizer, cuda-gdb, "
             "PyTorch's profiler); run without the other profiler, or use it alone",
@@ -880,6 +756,68 @@ static int subscribe(void)
             result_name(r));
     }
     return -1;
+}
+
+/* The lend's (lend.h) view of the glue: a line, meta rows, the subscription, callbacks and kinds. */
+static void glue_say(const char *zLine)
+{
+    say("%s", zLine);
+}
+
+static void glue_meta(const char *zKey, const char *zValue)
+{
+    vt__session_meta(zKey, zValue);
+}
+
+static void glue_unsubscribe(void)
+{
+    if (!g_subscribed) return;
+    cuptiUnsubscribe(g_subscriber);
+    g_subscribed = 0;
+}
+
+static void glue_report_drops(void)
+{
+    report_cupti_drops(NULL, 0);
+}
+
+static CUptiResult glue_own_callbacks(void)
+{
+    CUptiResult r = cuptiActivityRegisterTimestampCallback(clock_callback);
+    return r != CUPTI_SUCCESS ? r : cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed);
+}
+
+static void glue_rewatch(void)
+{
+    vt__watch_init(&g_watch, 20 * (g_cfg.flush_ms ? g_cfg.flush_ms : 500));
+}
+
+/* nvtxctl's control handler: a lend step, when this process traces (never in a forked child). */
+static void on_control(const char *zMsg)
+{
+    vt__lend_control(zMsg, vt__session_active() && !atomic_load(&g_fatal));
+}
+
+/* Hand the lend what it needs, once tracing runs (before any callback is enabled). */
+static void start_lend(void)
+{
+    static struct vt__lend_glue glue;
+    glue.xSay = glue_say;
+    glue.xNow = now_cupti;
+    glue.xMeta = glue_meta;
+    glue.xPath = vt__session_path;
+    glue.xResultName = result_name;
+    glue.xSubscribe = subscribe_cupti;
+    glue.xUnsubscribe = glue_unsubscribe;
+    glue.xEnableCallbacks = enable_callbacks;
+    glue.xEnableKinds = enable_activities;
+    glue.xDisableKinds = disable_activities;
+    glue.xReportDrops = glue_report_drops;
+    glue.xOwnCallbacks = glue_own_callbacks;
+    glue.xRewatch = glue_rewatch;
+    glue.bOwnClock = g_bOwnClock;
+    glue.bQuiet = g_cfg.quiet;
+    vt__lend_start(&glue);
 }
 
 /*
@@ -898,11 +836,19 @@ VT_EXPORT int InitializeInjection(void)
     vt__config_load(&g_cfg, vt__config_getenv);
     if (g_cfg.zWarn[0]) fputs(g_cfg.zWarn, stderr);
     if (g_cfg.disabled) goto done;
-    load_driver();
+    vt__driver_load();
     if (check_versions() != 0) goto done;
+    if (vt__lend_early(zErr, sizeof zErr)) {
+        say("tracing off: %s was started before the job's first CUDA call and holds CUPTI, which the tracer "
+            "does not take from it; start the profiler after CUDA is initialized (e.g. after moving the "
+            "model to the GPU) to trace the job beside it",
+            zErr);
+        goto done;
+    }
 
     /* Subscribe before creating anything: if CUPTI is unavailable nothing is left on disk. */
     if (subscribe() != 0) goto done;
+    own_clock(); /* CUPTI's timestamps on a host clock the tracer reads itself (no lending without) */
     zErr[0] = '\0';
     g_cfg.time_base_ns = (long long)now_cupti(); /* rows store times relative to it */
     if (vt__session_start(&g_cfg, next_record, zErr, sizeof zErr) != 0) {
@@ -923,13 +869,15 @@ VT_EXPORT int InitializeInjection(void)
     if (r != CUPTI_SUCCESS)
         say("NVTX ranges keep CUPTI's own thread ids (cuptiSetThreadIdType: %s): they may not join API "
             "calls by thread", result_name(r));
-    enable_activities();
+    if (enable_activities(zErr, sizeof zErr) != 0)
+        say("cannot enable CUPTI activity %s; those events are not recorded", zErr);
     nFail = enable_callbacks();
     if (nFail) say("%d CUPTI API callbacks could not be enabled; those calls are not recorded", nFail);
     record_glue_meta();
-    record_cupti_buffers();
+    vt__footprint_start();
     /* allocations waiting 20 flush intervals (10 s by default) for a buffer event: probe */
-    vt__watch_init(&g_watch, 20 * (g_cfg.flush_ms ? g_cfg.flush_ms : 500));
+    glue_rewatch();
+    start_lend();
     g_flusher = vt__flusher_start(g_cfg.flush_ms, flush_tick, NULL);
     if (!g_flusher)
         say("cannot start the flush thread: records of threads that make few CUDA calls reach the "
@@ -954,26 +902,43 @@ done:
     return 1;
 }
 
+/* CUPTI's NVTX injection entry, looked up in the libcupti this library is linked against (once; NVTX
+ * instances may initialize on several threads at once). */
+static _Atomic(int (*)(const void *)) g_xCuptiNvtxInit;
+
+/* Stands in for CUPTI's NVTX entry when the libcupti has none: NVTX stays injected for the control marks. */
+static int nvtx_init_without_cupti(const void *pGetExportTable)
+{
+    (void)pGetExportTable;
+    return 1;
+}
+
 /*
- * NVTX's injection entry, called by the NVTX library in the traced process when
- * NVTX_INJECTION64_PATH names this library. Forwards to the libcupti this library
- * is linked against (already loaded, by soname), so NVTX ranges reach the very
- * CUPTI instance that records everything else — pointing NVTX_INJECTION64_PATH at
- * a libcupti file instead can load a second, different copy. Returns what CUPTI
- * returns (0 refuses the injection: NVTX then stays a no-op), 0 if CUPTI lacks the
- * entry.
+ * NVTX's injection entry, called by each NVTX instance in the traced process
+ * when NVTX_INJECTION64_PATH names this library. Forwards to the libcupti this
+ * library is linked against (already loaded, by soname), so NVTX ranges reach
+ * the very CUPTI instance that records everything else — pointing
+ * NVTX_INJECTION64_PATH at a libcupti file instead can load a second, different
+ * copy — through the control-mark proxy (nvtxctl.h), which keeps nvtxMarkA for
+ * the record hook's marks. Returns what CUPTI returns (0 refuses the injection:
+ * NVTX then stays a no-op); 1 when the libcupti lacks the entry (NVTX ranges
+ * are then not recorded, the control marks still arrive).
  */
 VT_EXPORT int InitializeInjectionNvtx2(const void *pGetExportTable)
 {
-    typedef int (*nvtx_init_fn)(const void *);
-    int saved = errno, ok = 0;
-    nvtx_init_fn xInit = NULL;
-    void *h = dlopen("libcupti.so.13", RTLD_NOW | RTLD_NOLOAD);
-
-    if (h) *(void **)&xInit = dlsym(h, "InitializeInjectionNvtx2");
-    if (xInit) ok = xInit(pGetExportTable);
-    else say("NVTX ranges are not recorded: libcupti has no InitializeInjectionNvtx2");
-    if (h) dlclose(h);
+    int saved = errno, ok;
+    int (*xInit)(const void *) = atomic_load(&g_xCuptiNvtxInit);
+    if (!xInit) {
+        void *h = dlopen("libcupti.so.13", RTLD_NOW | RTLD_NOLOAD);
+        if (h) *(void **)&xInit = dlsym(h, "InitializeInjectionNvtx2");
+        if (h) dlclose(h); /* drops only the reference RTLD_NOLOAD took */
+        if (!xInit) {
+            say("NVTX ranges are not recorded: libcupti has no InitializeInjectionNvtx2");
+            xInit = nvtx_init_without_cupti;
+        }
+        atomic_store(&g_xCuptiNvtxInit, xInit);
+    }
+    ok = vt__nvtxctl_attach(pGetExportTable, xInit, on_control);
     errno = saved;
     return ok;
 }

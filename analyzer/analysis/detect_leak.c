@@ -705,7 +705,9 @@ static int leak_event(void *st, const struct vt_trace *t, const struct vt_event 
     }
     if (l->status != VT_LIFE_LIVE_AT_END) {
         e->liveBytes -= l->bytes;
-    } else if (!l->bInternal && !vt__live_at_crash(t, l)) { /* live at a crash: the OOM finding holds it */
+    } else if (!l->bInternal && !vt__live_at_crash(t, l) && /* live at a crash: the OOM finding holds it */
+               !vt__read_lent_during(&t->f, l->allocTs, -1)) {
+        /* (live through a window CUPTI was lent to the job's profiler: its free may lie there, unrecorded) */
         e->endCount++;
         e->endBytes += l->bytes;
         if (e->endFirstTs < 0 || l->allocTs < e->endFirstTs) e->endFirstTs = l->allocTs;

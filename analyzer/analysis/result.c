@@ -172,7 +172,8 @@ int vt__sev_time(const struct vt_trace *t, int64_t ns)
 int vt__unjudged_hold(const struct vt_trace *t, const struct vt_life *l)
 {
     return !t->f.bHaveKernelUses || t->f.bSegments || l->allocTs < 0 || l->useBound == VT_USE_UNKNOWN || l->bInternal ||
-           t->sites.a[l->site].bNccl || l->acct == VT_ACCT_PINNED;
+           t->sites.a[l->site].bNccl || l->acct == VT_ACCT_PINNED ||
+           vt__read_lent_during(&t->f, l->lastUse >= 0 ? l->lastUse : l->allocTs, l->freeTs);
 }
 
 int vt__trend(const int64_t *a, int n, int64_t minRise, int64_t *pRise)
@@ -225,6 +226,9 @@ void vt__fmt_at(const struct vt_trace *t, int64_t ts, char *z, size_t n)
 
 void vt__trace_free(struct vt_trace *t)
 {
+    for (int i = 0; i < t->tl.nDev; i++) vt__breakdown_clear(&t->tl.aDev[i].bd), vt__fit_clear(&t->tl.aDev[i].fit);
+    for (int i = 0; i < t->nOom; i++) vt__breakdown_clear(&t->aOom[i].bd);
+    vt__bd_free(t);
     vt__sites_free(&t->sites); /* (the replay's site curves are gone: the analysis drops them, kept or not) */
     for (int d = 0; d < t->tl.nDev; d++) {
         for (int k = 0; k < t->tl.aDev[d].nSite; k++) free(t->tl.aDev[d].aSite[k].a);

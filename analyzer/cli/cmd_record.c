@@ -25,6 +25,7 @@ struct record_opts {
     int backtrace; /* -1: not given */
     const char *zMaxSize, *zStartAfter, *zStopAfter; /* long-job bounds as given, or NULL */
     int bNoHistory;         /* --no-pytorch-history */
+    int bKeepCupti;         /* --keep-cupti */
     long long historyEntries; /* --history-entries, 0: the hook's default */
     const char *zStacks;    /* --history-stacks, or NULL */
     long long stopNs;
@@ -53,6 +54,10 @@ static const char zUsage[] =
     "                        and dumps snapshots at OOMs and at exit beside the traces)\n"
     "      --history-entries N  allocation events PyTorch keeps (default 100000)\n"
     "      --history-stacks S   stacks PyTorch records: python (default) or all (with C++)\n"
+    "      --keep-cupti      do not lend CUPTI to the job's own torch.profiler: by default\n"
+    "                        the profiler gets its GPU activity and the trace has a\n"
+    "                        stated gap (docs/tracer.md, \"Beside torch.profiler\");\n"
+    "                        with it, a profiler that takes CUPTI over is named\n"
     "long jobs (allocations, frees, pool events and OOMs are always recorded):\n"
     "      --max-size SIZE   bound each trace's size (64M, 2G; at least 1M): at 90 %\n"
     "                        kernels, copies, sets, API calls and NVTX stop being\n"
@@ -99,12 +104,14 @@ static const int aForward[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
  */
 static int parse_args(int argc, char **argv, struct record_opts *pOpts)
 {
-    enum { O_TENSORS = 1, O_NOPY, O_NOARGS, O_OUT, O_BT, O_MAXSIZE, O_START, O_STOP, O_NOHIST, O_HENTRIES, O_HSTACKS };
+    enum { O_TENSORS = 1, O_NOPY, O_NOARGS, O_OUT, O_BT, O_MAXSIZE, O_START, O_STOP, O_NOHIST, O_HENTRIES, O_HSTACKS,
+           O_KEEP };
     static const struct vt_opt aOpt[] = {
         {"tensors", 0, 0, O_TENSORS},      {"no-python-stacks", 0, 0, O_NOPY}, {"no-kernel-args", 0, 0, O_NOARGS},
         {"output", 'o', 1, O_OUT},          {"backtrace", 0, 1, O_BT},          {"max-size", 0, 1, O_MAXSIZE},
         {"start-after", 0, 1, O_START},     {"stop-after", 0, 1, O_STOP},      {"no-pytorch-history", 0, 0, O_NOHIST},
-        {"history-entries", 0, 1, O_HENTRIES}, {"history-stacks", 0, 1, O_HSTACKS}, {NULL, 0, 0, 0}};
+        {"history-entries", 0, 1, O_HENTRIES}, {"history-stacks", 0, 1, O_HSTACKS}, {"keep-cupti", 0, 0, O_KEEP},
+        {NULL, 0, 0, 0}};
     static const char *const azStacks[] = {"python", "all", NULL};
     int k;
     size_t nBytes;
@@ -141,6 +148,7 @@ static int parse_args(int argc, char **argv, struct record_opts *pOpts)
             pOpts->zMaxSize = p.zVal;
             break;
         case O_NOHIST: pOpts->bNoHistory = 1; break;
+        case O_KEEP: pOpts->bKeepCupti = 1; break;
         case O_HENTRIES:
             if (vt__opt_int(&p, 1, 100000000, &n) != 0) rc = VT_EXIT_USAGE;
             pOpts->historyEntries = n;
@@ -235,20 +243,26 @@ static int prepend_library_dir(const char *zFile)
 }
 
 /*
- * PyTorch's own allocation history: the hook directory first on PYTHONPATH (its sitecustomize
- * chains to the job's own) and the hook's settings, unless --no-pytorch-history or --tensors
- * (the cudaMallocAsync backend keeps no history). A missing hook is one line, not a failure.
- * Returns VT_EXIT_OK or VT_EXIT_INTERNAL.
+ * The record hook (a sitecustomize that chains to the job's own), first on PYTHONPATH, and its
+ * settings: PyTorch's own allocation history, unless --no-pytorch-history or --tensors (the
+ * cudaMallocAsync backend keeps no history); CUPTI lent to the job's torch.profiler, or with
+ * --keep-cupti only its start marked (the tracer then names it should it take CUPTI over).
+ * A missing hook is one line, not a failure. Returns VT_EXIT_OK or VT_EXIT_INTERNAL.
  */
 static int set_history(const struct record_opts *pOpts, const char *zExe, const char *zPattern)
 {
     char zHook[PATH_MAX], zWhy[PATH_MAX + 256], zDir[PATH_MAX], zNum[24], *zNew;
     const char *zOld = getenv("PYTHONPATH");
-    int rc;
-    unsetenv("VRAMTRACE_PYTORCH_HISTORY"); /* only record turns it on, for this run */
-    if (pOpts->bNoHistory || pOpts->bTensors) return VT_EXIT_OK;
+    int bHistory = !pOpts->bNoHistory && !pOpts->bTensors, rc;
+    unsetenv("VRAMTRACE_PYTORCH_HISTORY"); /* only record turns these on, for this run */
+    unsetenv("VRAMTRACE_LEND_CUPTI");
     if (vt__record_find_pyhook(zExe[0] ? zExe : NULL, zHook, sizeof zHook, zWhy, sizeof zWhy) != 0) {
-        vt__errorf("record: %s; PyTorch's allocation history is not recorded", zWhy);
+        vt__errorf("record: %s; %s", zWhy,
+                   !bHistory && pOpts->bKeepCupti ? "a torch.profiler that takes CUPTI over is not named"
+                   : !bHistory ? "torch.profiler is not lent CUPTI"
+                   : pOpts->bKeepCupti ? "PyTorch's allocation history is not recorded"
+                                        : "PyTorch's allocation history is not recorded and torch.profiler is not "
+                                          "lent CUPTI");
         return VT_EXIT_OK;
     }
     zNew = malloc(strlen(zHook) + 2 + (zOld ? strlen(zOld) : 0));
@@ -257,6 +271,8 @@ static int set_history(const struct record_opts *pOpts, const char *zExe, const 
     else strcpy(zNew, zHook);
     rc = set_var("PYTHONPATH", zNew);
     free(zNew);
+    if (rc == 0) rc = set_var("VRAMTRACE_LEND_CUPTI", pOpts->bKeepCupti ? "0" : "1");
+    if (rc != 0 || !bHistory) return rc == 0 ? VT_EXIT_OK : VT_EXIT_INTERNAL;
     vt__record_side_dir(zPattern, zDir, sizeof zDir);
     if (rc == 0) rc = set_var("VRAMTRACE_SNAPSHOT_DIR", zDir);
     if (rc == 0 && pOpts->historyEntries > 0) {

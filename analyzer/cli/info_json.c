@@ -71,6 +71,24 @@ void vt__info_json(FILE *f, const struct trace_info *p)
     } else {
         fputs("null", f);
     }
+    /* CUPTI lent to the job's profiler: GPU activity unknown in each window, API calls maybe too */
+    json_key(f, &b, "cupti_lend");
+    fputc('[', f);
+    for (i = 0; i < p->f.nLend; i++) {
+        const struct vt_lend *w = &p->f.aLend[i];
+        c = 1;
+        fputs(i ? ",{" : "{", f);
+        json_kv_str(f, &c, "client", w->zClient);
+        json_kv_int(f, &c, "from_ns", w->from);
+        json_kv_int(f, &c, "until_ns", w->until >= 0 ? w->until : VT_INFO_NUL);
+        json_kv_int(f, &c, "api_from_ns", w->apiFrom >= 0 ? w->apiFrom : VT_INFO_NUL);
+        json_kv_int(f, &c, "api_until_ns", w->apiUntil >= 0 ? w->apiUntil : VT_INFO_NUL);
+        json_key(f, &c, "api_held_by");
+        if (w->zApiHeldBy[0]) vt__json_str(f, w->zApiHeldBy);
+        else fputs("null", f);
+        fputc('}', f);
+    }
+    fputc(']', f);
 
     json_key(f, &b, "process");
     c = 1;

@@ -1,10 +1,24 @@
-# vramtrace: PyTorch's own allocation history for `vramtrace record`, loaded as sitecustomize.
+# vramtrace: PyTorch's own allocation history, and torch.profiler beside the tracer, for
+# `vramtrace record`; loaded as sitecustomize.
 #
 # `vramtrace record` puts this directory first on PYTHONPATH. At interpreter start this module
 # (1) runs the job's own sitecustomize, if it has one, and (2) waits for `import torch`. It never
-# imports torch itself, never changes the allocator's settings and never opens the trace. Once
-# torch is imported it asks torch.cuda to call back when CUDA is initialized (torch.cuda._lazy_call),
-# and then:
+# imports torch itself, never changes the allocator's settings and never opens the trace.
+#
+# Beside torch.profiler (VRAMTRACE_LEND_CUPTI=1): CUPTI 13.0 to 13.2 serves one client's activity
+# buffers at a time. Once torch is imported, the hook wraps the two calls through which every
+# torch.profiler / torch.autograd.profiler profile sets Kineto up and stops it
+# (torch.autograd.profiler._prepare_profiler and _disable_profiler), and when a profile asks for
+# CUDA activity it tells the tracer, as NVTX marks with a reserved text that the tracer takes
+# for itself: "lend" before Kineto sets CUPTI up, "lent" once it has, "return" after it stopped
+# and took its records. The tracer then lends CUPTI to the profiler for that window and takes it
+# back after (docs/tracer.md, "Beside torch.profiler"). With VRAMTRACE_LEND_CUPTI=0 (record
+# --keep-cupti) it says only "start" and "stop": nothing is lent, and should the profiler take the
+# tracer's activity buffers over, the trace names it and when it started. Without NVTX injection
+# the marks go nowhere and nothing changes.
+#
+# The allocation history (VRAMTRACE_PYTORCH_HISTORY=1): once torch is imported the hook asks
+# torch.cuda to call back when CUDA is initialized (torch.cuda._lazy_call), and then:
 #   - torch.cuda.memory._record_memory_history(max_entries=N, stacks=...): every tensor allocation
 #     and free with its Python stack, kept by PyTorch in a ring of N entries;
 #   - an out-of-memory observer that dumps a snapshot at each OOM (the first few);
@@ -19,7 +33,9 @@ import os
 import sys
 
 _ENV_ON = "VRAMTRACE_PYTORCH_HISTORY"
+_ENV_LEND = "VRAMTRACE_LEND_CUPTI"
 _MAX_OOM_DUMPS = 3
+_CONTROL = "vramtrace-cupti:"  # the tracer's reserved NVTX mark text (tracer/nvtxctl.h)
 
 
 def _note(msg):
@@ -127,8 +143,99 @@ def _at_exit():
         _note("cannot write memory_stats() at exit (%s)" % e)
 
 
+class _Lend:
+    """The profile that has CUPTI lent to it, in the process that wrapped the profiler."""
+    lent = False
+    pid = None
+
+
+def _control(what):
+    """One control mark for the tracer (torch.cuda.nvtx.mark, i.e. nvtxMarkA); never raises."""
+    try:
+        import importlib
+        importlib.import_module("torch.cuda.nvtx").mark(_CONTROL + what + ":torch.profiler")
+    except Exception:
+        pass
+
+
+def _wants_cuda(args, kwargs):
+    """Whether a _prepare_profiler(config, activities, ...) call asks for CUDA activity (CUPTI)."""
+    acts = kwargs.get("activities", args[1] if len(args) > 1 else None)
+    try:
+        return any(getattr(a, "name", None) == "CUDA" for a in acts)
+    except TypeError:
+        return False
+
+
+def _wrap_profiler(torch):
+    """Wrap torch.autograd.profiler's _prepare_profiler and _disable_profiler with the control marks."""
+    import importlib
+    try:
+        prof = importlib.import_module("torch.autograd.profiler")
+    except Exception as e:
+        _note("torch.profiler is not lent CUPTI (torch.autograd.profiler: %s: %s)" % (type(e).__name__, e))
+        return
+    prepare = getattr(prof, "_prepare_profiler", None)
+    disable = getattr(prof, "_disable_profiler", None)
+    if prepare is None or disable is None:
+        _note("this PyTorch's profiler has no _prepare_profiler/_disable_profiler: torch.profiler is not "
+              "lent CUPTI (a profile may take the tracer's activity buffers over)")
+        return
+    _Lend.pid = os.getpid()
+
+    if os.environ.get(_ENV_LEND) == "0":  # --keep-cupti: no lend, only when it starts and stops
+        _wrap_profiler_marks(prof, torch, prepare, disable, ("start", None, "stop"))
+        return
+    _wrap_profiler_marks(prof, torch, prepare, disable, ("lend", "lent", "return"))
+
+
+def _wrap_profiler_marks(prof, torch, prepare, disable, marks):
+    """Replace prepare and disable (in prof and torch.autograd) by wrappers that send the control
+    marks (before the profiler sets up, after it did or None, after it stopped) for a CUDA profile."""
+    import functools
+    before, after, stop = marks
+
+    @functools.wraps(prepare)
+    def _prepare_profiler(*args, **kwargs):
+        lend = not _Lend.lent and os.getpid() == _Lend.pid and _wants_cuda(args, kwargs)
+        if lend:
+            _control(before)
+        try:
+            result = prepare(*args, **kwargs)
+        except BaseException:
+            if lend:
+                _control(stop)
+            raise
+        if lend:
+            _Lend.lent = True
+            if after:
+                _control(after)
+        return result
+
+    @functools.wraps(disable)
+    def _disable_profiler(*args, **kwargs):
+        try:
+            return disable(*args, **kwargs)
+        finally:
+            if _Lend.lent and os.getpid() == _Lend.pid:
+                _Lend.lent = False
+                _control(stop)
+
+    prof._prepare_profiler = _prepare_profiler
+    prof._disable_profiler = _disable_profiler
+    autograd = getattr(torch, "autograd", None)  # the same functions, where other code takes them
+    if getattr(autograd, "_prepare_profiler", None) is prepare:
+        autograd._prepare_profiler = _prepare_profiler
+    if getattr(autograd, "_disable_profiler", None) is disable:
+        autograd._disable_profiler = _disable_profiler
+
+
 def _on_torch_imported():
     torch = sys.modules.get("torch")
+    if os.environ.get(_ENV_LEND) in ("0", "1"):
+        _wrap_profiler(torch)
+    if os.environ.get(_ENV_ON) != "1":
+        return
     cuda = getattr(torch, "cuda", None)
     lazy = getattr(cuda, "_lazy_call", None)
     if lazy is None:
@@ -163,14 +270,14 @@ class _TorchWatch:
                 try:
                     _on_torch_imported()
                 except Exception as e:
-                    _note("allocation history not started (%s: %s)" % (type(e).__name__, e))
+                    _note("the record hook did not start (%s: %s)" % (type(e).__name__, e))
 
         spec.loader = _Loader()
         return spec
 
 
 _chain_site_customize()
-if os.environ.get(_ENV_ON) == "1":
+if os.environ.get(_ENV_ON) == "1" or os.environ.get(_ENV_LEND) in ("0", "1"):
     if "torch" in sys.modules:
         _on_torch_imported()
     else:

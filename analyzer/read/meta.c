@@ -163,7 +163,8 @@ static int read_bounds(struct vt_tracefile *f)
 
 /*
  * When the trace's GPU activity stops early: meta cupti_takeover_ns (another CUPTI client took the
- * activity buffers over) or cupti_fatal_error_ns (CUPTI finalized itself), the earlier of the two.
+ * activity buffers over; cupti_takeover_by names it when the tracer saw it start) or cupti_fatal_error_ns (CUPTI
+ * finalized itself), the earlier of the two.
  */
 static void read_partial(struct vt_tracefile *f)
 {
@@ -188,10 +189,139 @@ static void read_partial(struct vt_tracefile *f)
         if (t < 0 || (f->partialFrom >= 0 && t >= f->partialFrom)) continue;
         f->partialFrom = t;
         snprintf(f->zPartialWhy, sizeof f->zPartialWhy, "%s", aCause[i].zWhy);
+        if (i == 0) { /* the client the tracer saw start (meta cupti_takeover_by), when it knows it */
+            char zBy[48]; /* the tracer writes at most 47 characters */
+            meta_copy(f, "cupti_takeover_by", zBy, sizeof zBy);
+            if (zBy[0])
+                snprintf(f->zPartialWhy, sizeof f->zPartialWhy, "%s took the activity buffers over: GPU activity" MISSING,
+                         zBy);
+        }
     }
     f->windowStart = vt__read_meta_int(f, "config.start_after_ns");
     f->windowStop = vt__read_meta_int(f, "config.stop_after_ns");
 #undef MISSING
+}
+
+/*
+ * The windows in which CUPTI was lent to the job's own profiler (meta
+ * cupti_lend.N.FIELD, N from 1), into f->aLend in window order. Returns an
+ * SQLite code.
+ */
+static int read_lends(struct vt_tracefile *f)
+{
+    sqlite3_stmt *p = NULL;
+    int rc = sqlite3_prepare_v2(f->db,
+                                "SELECT CAST(substr(key, 12, instr(substr(key, 12), '.') - 1) AS INTEGER) AS n,"
+                                " substr(key, 12 + instr(substr(key, 12), '.')), value FROM meta"
+                                " WHERE key GLOB 'cupti_lend.[1-9]*.*' ORDER BY n",
+                                -1, &p, NULL);
+    int64_t nLast = -1;
+    while (rc == SQLITE_OK && (rc = sqlite3_step(p)) == SQLITE_ROW) {
+        int64_t n = sqlite3_column_int64(p, 0), v;
+        const char *zField = (const char *)sqlite3_column_text(p, 1), *zVal = (const char *)sqlite3_column_text(p, 2);
+        struct vt_lend *w;
+        char *zEnd;
+        rc = SQLITE_OK;
+        if (n <= 0 || !zField || !zVal) continue;
+        if (n != nLast) {
+            struct vt_lend *aNew = realloc(f->aLend, sizeof *aNew * (size_t)(f->nLend + 1));
+            if (!aNew) {
+                rc = SQLITE_NOMEM;
+                break;
+            }
+            f->aLend = aNew;
+            w = &f->aLend[f->nLend++];
+            memset(w, 0, sizeof *w);
+            w->from = w->until = w->apiFrom = w->apiUntil = -1;
+            nLast = n;
+        }
+        w = &f->aLend[f->nLend - 1];
+        v = strtoll(zVal, &zEnd, 10);
+        if (*zEnd || !zVal[0] || v < 0) v = -1; /* a time that is not a whole number is unknown */
+        if (!strcmp(zField, "client")) snprintf(w->zClient, sizeof w->zClient, "%s", zVal);
+        else if (!strcmp(zField, "api_held_by")) snprintf(w->zApiHeldBy, sizeof w->zApiHeldBy, "%s", zVal);
+        else if (!strcmp(zField, "from_ns")) w->from = v;
+        else if (!strcmp(zField, "until_ns")) w->until = v;
+        else if (!strcmp(zField, "api_from_ns")) w->apiFrom = v;
+        else if (!strcmp(zField, "api_until_ns")) w->apiUntil = v;
+    }
+    sqlite3_finalize(p);
+    /* a window without a start says nothing it can be read by */
+    for (int i = 0; i < f->nLend; i++)
+        if (f->aLend[i].from < 0) {
+            memmove(&f->aLend[i], &f->aLend[i + 1], sizeof f->aLend[0] * (size_t)(f->nLend - i - 1));
+            f->nLend--, i--;
+        }
+    return rc == SQLITE_DONE ? SQLITE_OK : rc;
+}
+
+int vt__read_lent_during(const struct vt_tracefile *f, int64_t a, int64_t b)
+{
+    for (int i = 0; i < f->nLend; i++) {
+        const struct vt_lend *w = &f->aLend[i];
+        if ((b < 0 || w->from <= b) && (a < 0 || w->until < 0 || w->until >= a)) return 1;
+    }
+    return 0;
+}
+
+/* Time t (absolute ns) after the trace's start, for people; "the end" for -1. */
+static const char *after_start(const struct vt_tracefile *f, int64_t t, char *z, size_t n)
+{
+    if (t < 0) return "the end";
+    return vt__fmt_ns(f->bTimes && t > f->t0 ? t - f->t0 : 0, z, n);
+}
+
+/*
+ * The notes of the windows CUPTI was lent to the job's profiler: GPU activity
+ * unknown in them (the first few named, the total), and API calls unknown
+ * while another client kept CUPTI's only subscription.
+ */
+static void lend_notes(struct vt_tracefile *f)
+{
+    char zList[320], zA[32], zB[32], zT[32], zApi[96];
+    size_t n = 0;
+    int64_t total = 0, apiBack = 0, end = f->bTimes ? f->t1 : -1;
+    char zTimes[24];
+    int i, nShown = 0, bOpen = 0, bApiKept = 0;
+    if (!f->nLend) return;
+    zList[0] = 0;
+    for (i = 0; i < f->nLend; i++) {
+        const struct vt_lend *w = &f->aLend[i];
+        int64_t until = w->until >= 0 ? w->until : end;
+        if (until > w->from) total += until - w->from;
+        if (w->apiFrom >= 0 && w->apiUntil > w->apiFrom) apiBack += w->apiUntil - w->apiFrom;
+        bOpen |= w->until < 0;
+        bApiKept |= w->apiFrom >= 0 && w->apiUntil < 0;
+        if (nShown < 4 && n < sizeof zList) {
+            n += (size_t)snprintf(zList + n, sizeof zList - n, "%s%s to %s", nShown ? ", " : "",
+                                  after_start(f, w->from, zA, sizeof zA), after_start(f, w->until, zB, sizeof zB));
+            nShown++;
+        }
+    }
+    if (f->nLend > nShown && n < sizeof zList)
+        snprintf(zList + n, sizeof zList - n, " and %d more", f->nLend - nShown);
+    zApi[0] = 0;
+    if (apiBack > 0) /* the subscription lent while the profiler started, then back */
+        snprintf(zApi, sizeof zApi, "; API calls were not recorded either for %s while it started",
+                 vt__fmt_ns(apiBack, zT, sizeof zT));
+    if (f->nLend == 1) snprintf(zTimes, sizeof zTimes, "once");
+    else snprintf(zTimes, sizeof zTimes, "%d times", f->nLend);
+    vt__read_note(f, "CUPTI was lent to %s (the job's own profiler) %s: GPU activity (kernels, copies, sets, "
+                     "CUPTI's allocation records, NVTX ranges) is unknown, not absent, from %s after the start (%s%s "
+                     "in all)%s; %slive memory, peaks and findings do not cover those windows",
+                  f->aLend[0].zClient[0] ? f->aLend[0].zClient : "another CUPTI client", zTimes, zList,
+                  bOpen ? "at least " : "", vt__fmt_ns(total, zA, sizeof zA), zApi,
+                  bApiKept ? "" : "allocations made through the CUDA API then are in api_call, but ");
+    for (i = 0; i < f->nLend; i++) {
+        const struct vt_lend *w = &f->aLend[i];
+        if (w->apiFrom < 0 || w->apiUntil >= 0) continue; /* none, or back (said above) */
+        vt__read_note(f, "API calls (allocations and frees through the CUDA API, OOMs, call sites) were not recorded "
+                         "from %s after the start to %s: %s kept CUPTI's only subscription; allocations and frees "
+                         "in that time come from CUPTI's own records (outside the profiler's windows), without call "
+                         "sites, and OOMs then are not known",
+                      after_start(f, w->apiFrom, zA, sizeof zA), after_start(f, w->apiUntil, zB, sizeof zB),
+                      w->zApiHeldBy[0] ? w->zApiHeldBy : w->zClient[0] ? w->zClient : "another CUPTI client");
+    }
 }
 
 /*
@@ -402,6 +532,11 @@ int vt__read_meta(struct vt_tracefile *f)
     f->bHaveTensors = f->aT[VT_T_TENSOR].nRow > 0;
     f->bSegments = !f->bTensors && !f->bHaveTensors && f->nDevAlloc >= 2 && f->nSegmentLike * 10 >= f->nDevAlloc * 8;
     recording_notes(f, zArgs);
+    if ((rc = read_lends(f)) != SQLITE_OK) {
+        vt__errorf("%s: cannot read the trace's meta table: %s", f->zPath, sqlite3_errstr(rc));
+        return vt__exit_for_sqlite(rc);
+    }
+    lend_notes(f);
     reduced_note(f);
     if ((rc = window_notes(f)) != SQLITE_OK) {
         vt__errorf("%s: cannot read the trace's meta table: %s", f->zPath, sqlite3_errstr(rc));

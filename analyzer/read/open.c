@@ -179,5 +179,6 @@ void vt__read_close(struct vt_tracefile *f)
     free(f->azTable);
     free(f->aMeta);
     free(f->aDev);
+    free(f->aLend);
     memset(f, 0, sizeof *f);
 }

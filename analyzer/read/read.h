@@ -58,6 +58,18 @@ struct vt_kindcount {
     int64_t n, bytes, pageable; /* pageable: copies from or to pageable memory */
 };
 
+/*
+ * A window in which the tracer lent CUPTI to another client, the job's own torch.profiler (meta
+ * cupti_lend.N.*): absolute ns. GPU activity (kernels, copies, sets, CUPTI's allocation records,
+ * NVTX ranges) is unknown in [from, until); API calls are unknown in [apiFrom, apiUntil) when the
+ * subscription went with it. until / apiUntil -1: to the end of the trace; apiFrom -1: none.
+ */
+struct vt_lend {
+    int64_t from, until, apiFrom, apiUntil;
+    char zClient[48];
+    char zApiHeldBy[64]; /* who kept the subscription, "" when it came back */
+};
+
 struct vt_devinfo {
     int id;
     char zName[128];
@@ -165,6 +177,8 @@ struct vt_tracefile {
     char zPartialWhy[320];  /* why, for people: "" when partialFrom is -1 */
     int iNotePartial;       /* 1 + the index of the note saying so (vt__read_note_partial), 0 none */
     int64_t windowStart, windowStop; /* recording window relative to the start, ns (-1 or 0: none) */
+    struct vt_lend *aLend;  /* CUPTI lent to the job's profiler, by window (meta cupti_lend.N) */
+    int nLend;
     /* devices, by id */
     struct vt_devinfo *aDev;
     int nDev;
@@ -187,6 +201,12 @@ struct vt_tracefile {
     int nNote;
     struct vt_figures fig;  /* the figures every command prints (figures.h) */
 };
+
+/*
+ * Whether CUPTI was lent to the job's profiler (GPU activity unknown) at some time in [a, b],
+ * absolute ns; a < 0: from the start, b < 0: to the end. 1 or 0.
+ */
+int vt__read_lent_during(const struct vt_tracefile *f, int64_t a, int64_t b);
 
 /* The exit code for a schema check's result (enum vt_schema_status): the one mapping every reader uses. */
 int vt__exit_for_schema(int st);
@@ -392,6 +412,36 @@ char *vt__stack_describe(sqlite3 *db, int64_t stackId, int *pRc);
  */
 int vt__site_function(sqlite3 *db);
 
+/*
+ * What a stack's frames say about the memory it allocated or freed (the breakdown's evidence,
+ * docs/analysis.md "What the peak was"): who owns it when not the program (NCCL, cuBLAS, cuDNN,
+ * a CUDA graph's pool, another library, named by its module), whether PyTorch's caching
+ * allocator made it, and what PyTorch was doing (an optimizer, zero_grad, moving or loading
+ * parameters, the autograd engine's backward pass, AccumulateGrad, DDP's reducer).
+ */
+enum vt_facet {
+    VT_FACET_NCCL = 1 << 0,       /* a frame in libnccl or an nccl* function */
+    VT_FACET_CUBLAS = 1 << 1,     /* libcublas/libcublasLt, or PyTorch's cuBLAS handle/workspace functions */
+    VT_FACET_CUDNN = 1 << 2,      /* libcudnn, or PyTorch's cuDNN workspace */
+    VT_FACET_GRAPH = 1 << 3,      /* CUDA graph capture (torch/cuda/graphs.py, cudagraph_trees, at::cuda::CUDAGraph) */
+    VT_FACET_LIB = 1 << 4,        /* a shared library outside the runtime set, no PyTorch allocator frame: zOwner */
+    VT_FACET_ALLOCATOR = 1 << 5,  /* PyTorch's CUDA allocator (CUDACachingAllocator, CudaMallocAsync) */
+    VT_FACET_OPTIM = 1 << 6,      /* an optimizer's code (torch/optim/, apex, bitsandbytes, DeepSpeed's optimizers) */
+    VT_FACET_ZERO_GRAD = 1 << 7,  /* zero_grad (optimizer or module) */
+    VT_FACET_PARAM = 1 << 8,      /* parameters moved, created or loaded (Module.to/_apply/cuda, nn.init, load_state_dict) */
+    VT_FACET_ENGINE = 1 << 9,     /* the autograd engine: its thread, a *Backward node, Tensor.backward */
+    VT_FACET_ACCUMULATE = 1 << 10, /* AccumulateGrad: a parameter's gradient */
+    VT_FACET_REDUCER = 1 << 11,   /* DDP's reducer (c10d::Reducer): gradient buckets */
+    VT_FACET_PYTHON = 1 << 12,    /* the stack has Python frames */
+    VT_FACET_INIT = 1 << 13       /* a constructor (a Python __init__): a model's layers made on the device */
+};
+struct vt_facets {
+    unsigned m;             /* enum vt_facet bits */
+    char zOwner[64];        /* VT_FACET_LIB: the module's file name ("libfoo.so.1"), else "" */
+};
+/* The facets of recorded stack stackId (none for -1). Returns an SQLite code. */
+int vt__stack_facets(sqlite3 *db, int64_t stackId, struct vt_facets *p);
+
 /* ---- knames.c ---- */
 /*
  * Readable names of db's kernels in temp.vt_kname(name_id, demangled, short_name), one row per
@@ -453,6 +503,9 @@ struct vt_life {
     int bTensor;                   /* a block of a framework allocator (tensor_event), not a CUDA allocation */
     int site, phase;               /* the analysis' (site index, phase index), -1 none */
     int liveIdx;                   /* index in the live set's dense array */
+    int64_t freeStackId;           /* the stack of its free, -1 when not recorded (or not freed) */
+    int64_t bdSeq;                 /* the analysis' order of its beginning (breakdown.c) */
+    int bdSpan;                    /* the analysis' step it began in (breakdown.c), -1 none */
     struct vt_life *pOwner;        /* a mapping: the VMM creation whose memory it shows, uses go there */
     int nMap;                      /* a VMM creation: mappings of it live */
 };

@@ -29,7 +29,7 @@ sys.path.insert(0, HERE)
 from testlib import check, finish  # noqa: E402
 
 DRIVER = os.path.join(HERE, "device-run.sh")
-STEPS = ("env", "ctest", "samples", "pytorch", "overhead", "sanitizer")
+STEPS = ("env", "ctest", "samples", "pytorch", "overhead", "sanitizer", "versions")
 SCALE = os.environ.get("VT_REHEARSAL_TIME_SCALE", "4")
 
 
@@ -66,7 +66,9 @@ def test_rehearsal(build, tmp):
     files = unpack(out, os.path.join(tmp, "unpacked"))
     want = ["summary.txt", "manifest.txt", "driver.log", "env/environment.txt", "env/probe.log",
             "ctest/ctest.log", "pytorch/check.txt", "pytorch/summary.md", "pytorch/traces.txt",
-            "overhead/overhead.json", "overhead/overhead.log", "sanitizer/leak.sanitizer.txt"]
+            "overhead/overhead.json", "overhead/overhead.log", "sanitizer/leak.sanitizer.txt",
+            "versions/checks.tsv", "versions/sample.versions.txt", "versions/sample.info.txt",
+            "versions/profiler_lend.log"]
     want += [f"{s}/{f}" for s in STEPS for f in ("status", "summary", "step.log")]
     for name in samples:
         want += [f"samples/{name}.{x}" for x in ("stdout", "verify.txt", "analyze.txt", "analyze.json", "info.txt")]
@@ -86,6 +88,8 @@ def test_rehearsal(build, tmp):
     check(re.search(rf"^samples +PASS .* {len(samples)} of {len(samples)} samples hold", text, re.M) is not None,
           "summary: every sample's known answer")
     check(re.search(r"^pytorch +PASS .* (\d+) of \1 runs pass", text, re.M) is not None, "summary: every PyTorch run")
+    check(re.search(r"^versions +PASS .* trace 130001, layout 13\.0;", text, re.M) is not None
+          and "the profiler and the trace both got their data" in text, "summary: versions and the profiler beside")
     check("skipped for the budget: none" in text and "overall: PASS" in text, "summary: nothing skipped, PASS")
     check("WARNING" not in text, "the folder was built from this tree")
     check(re.search(r"archive: gpu-results.tar.gz, \d+ KiB; trimmed to fit 16384 KiB: 0 file", text) is not None,

@@ -1,4 +1,4 @@
-"""Tests of the PyTorch history hook (analyzer/pyhook/sitecustomize.py) on a stand-in torch.
+"""Tests of the record hook (analyzer/pyhook/sitecustomize.py) on a stand-in torch: history, and torch.profiler lent CUPTI.
 
     pyhook_test.py HOOK_DIR FAKE_TORCH_DIR
 
@@ -125,6 +125,85 @@ check("torch imported by the job's sitecustomize", rc == 0 and own and len(files
 # 10. no own sitecustomize: nothing to chain, no error
 rc, err, calls, files, own = run("import torch; torch.cuda.init()", own_site=False)
 check("no own sitecustomize", rc == 0 and err == "" and len(files) == 2, "%s %s" % (err, files))
+
+# 11. torch.profiler beside the tracer: the control marks around Kineto's prepare and stop, in order
+LEND = {"VRAMTRACE_LEND_CUPTI": "1"}
+CTL = "vramtrace-cupti:"
+
+
+def seq(calls):
+    """The profiler calls and marks in order, marks shortened to their verb."""
+    out = []
+    for c in calls:
+        if c["call"] == "nvtx_mark":
+            out.append(c["msg"][len(CTL):] if c["msg"].startswith(CTL) else "mark " + c["msg"])
+        elif c["call"] in ("prepare_profiler", "disable_profiler"):
+            out.append(c["call"] + ("" if "activities" not in c else " " + ",".join(c["activities"])))
+    return out
+
+
+job = """
+import torch
+from torch.profiler import profile, ProfilerActivity
+torch.cuda.nvtx.mark("job's own")
+with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]):
+    torch.cuda.nvtx.mark("inside")
+with profile(activities=[ProfilerActivity.CPU]):
+    pass
+with torch.autograd.profiler.profile(use_device="cuda"):
+    pass
+"""
+rc, err, calls, files, own = run(job, LEND, history=False)
+want = ["mark job's own",
+        "lend:torch.profiler", "prepare_profiler CPU,CUDA", "lent:torch.profiler", "mark inside",
+        "disable_profiler", "return:torch.profiler",
+        "prepare_profiler CPU", "disable_profiler",
+        "lend:torch.profiler", "prepare_profiler CPU,CUDA", "lent:torch.profiler",
+        "disable_profiler", "return:torch.profiler"]
+check("lend: marks around each CUDA profile, none around a CPU one", rc == 0 and seq(calls) == want and err == "",
+      "%s\n%s" % (seq(calls), err))
+
+# 12. a prepare that fails gives CUPTI back at once; the error is the job's
+job = """
+import torch
+try:
+    with torch.profiler.profile():
+        pass
+except RuntimeError as e:
+    print("raised", e)
+"""
+rc, err, calls, files, own = run(job, dict(LEND, VT_FAKE_PREPARE_FAILS="1"), history=False)
+check("lend: a failed prepare returns CUPTI", rc == 0 and seq(calls) == ["lend:torch.profiler", "return:torch.profiler"],
+      "%s %s" % (seq(calls), err))
+
+# 13. VRAMTRACE_LEND_CUPTI=0 (record --keep-cupti): start and stop marked, nothing lent; unset: no mark
+job = "import torch\nwith torch.profiler.profile():\n    pass\n"
+rc, err, calls, files, own = run(job, {"VRAMTRACE_LEND_CUPTI": "0"}, history=False)
+check("keep-cupti: start and stop marked", rc == 0 and seq(calls) == [
+      "start:torch.profiler", "prepare_profiler CPU,CUDA", "disable_profiler", "stop:torch.profiler"],
+      "%s %s" % (seq(calls), err))
+rc, err, calls, files, own = run(job, history=False)
+check("no hook setting: no marks", rc == 0 and seq(calls) == ["prepare_profiler CPU,CUDA", "disable_profiler"],
+      "%s %s" % (seq(calls), err))
+
+# 14. with the history too: both, independently
+rc, err, calls, files, own = run("import torch\ntorch.cuda.init()\nwith torch.profiler.profile():\n    pass\n", LEND)
+check("lend and history together", rc == 0 and "lent:torch.profiler" in seq(calls)
+      and any(c["call"] == "record_memory_history" for c in calls), "%s %s" % (seq(calls), err))
+
+# 15. a profile started in a forked child of the job is not lent (the tracer does not trace children)
+job = """
+import os, torch
+pid = os.fork()
+if pid == 0:
+    with torch.profiler.profile():
+        pass
+    os._exit(0)
+os.waitpid(pid, 0)
+"""
+rc, err, calls, files, own = run(job, LEND, history=False)
+check("lend: not in a forked child", rc == 0 and seq(calls) == ["prepare_profiler CPU,CUDA", "disable_profiler"],
+      "%s %s" % (seq(calls), err))
 
 print("%d failed" % len(failures))
 sys.exit(1 if failures else 0)

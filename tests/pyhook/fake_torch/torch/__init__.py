@@ -11,3 +11,6 @@ def _log(what, **kw):
     if path:
         with open(path, "a") as f:
             f.write(json.dumps({"call": what, "pid": os.getpid(), **kw}) + "\n")
+
+
+from . import autograd, profiler  # noqa: E402,F401  (imported with torch, as in PyTorch)

@@ -2,6 +2,7 @@
 import os
 
 from . import memory  # noqa: F401
+from . import nvtx  # noqa: F401
 
 _initialized = False
 _queued = []
