@@ -460,8 +460,11 @@ int vt__fmt_blocks(const struct vt_trace *t, char *z, size_t n);
 /* ts from the one time origin ("0 s", "12.0 us", "1.25 s"; "?" when unknown, or t has no times), into z
  * (vt__fig_fmt_at: the same in every command). */
 void vt__fmt_at(const struct vt_trace *t, int64_t ts, char *z, size_t n);
+
+/* ---- release.c ---- */
 /* Release everything a trace owns (closing its file; its write-back is the driver's to end first); *t zeroed. */
 void vt__trace_free(struct vt_trace *t);
+/* Release r: its findings and traces; *r zeroed. */
 void vt__result_free(struct vt_result *r);
 
 /* Whether the options' regular expressions compile: VT_EXIT_OK, or VT_EXIT_USAGE (one line printed). */
