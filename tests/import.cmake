@@ -88,3 +88,26 @@ if(Python3_Interpreter_FOUND AND VT_REAL_DATA AND EXISTS "${VT_REAL_DATA}/cs336_
     $<TARGET_FILE:vramtrace> --browser ${_real_snaps})
   set_tests_properties(export_snapshot_real memory_viz_real PROPERTIES LABELS cli SKIP_RETURN_CODE 77 TIMEOUT 900)
 endif()
+
+# Every kind of input gets an answer (tests/check_inputs.py): standard input, a terminal, a pipe
+# (/dev/fd/N), a FIFO with and without a writer, a directory of traces, an Nsight export whose view
+# never ends, temporary files a killed run left.
+if(Python3_Interpreter_FOUND)
+  add_test(NAME inputs
+    COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/check_inputs.py $<TARGET_FILE:vramtrace>
+      ${CMAKE_CURRENT_SOURCE_DIR}/data)
+  set_tests_properties(inputs PROPERTIES LABELS analyzer)
+endif()
+
+# Every command and format reports the same figures from one time origin (tests/check_agree.py): info
+# (text, JSON), analyze (text, JSON, Markdown, HTML), export (Perfetto, CSV), and each phase's window
+# from the report given to export --from/--to holds the phase's events; the stored traces, the import
+# fixtures and the shipped real files, and the real-data files when the build names them.
+if(Python3_Interpreter_FOUND)
+  add_test(NAME agree
+    COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/check_agree.py $<TARGET_FILE:vramtrace>
+      ${CMAKE_CURRENT_SOURCE_DIR}/data ${CMAKE_CURRENT_SOURCE_DIR}/data/import ${CMAKE_CURRENT_SOURCE_DIR}/data/real)
+  add_test(NAME agree_realdata
+    COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/check_agree.py $<TARGET_FILE:vramtrace> "${VT_REAL_DATA}")
+  set_tests_properties(agree agree_realdata PROPERTIES LABELS analyzer SKIP_RETURN_CODE 77 TIMEOUT 900)
+endif()

@@ -683,8 +683,9 @@ TEST(record_finds_and_summarizes_traces)
     ASSERT_CONTAINS(z, "\n    process     pid 4242 (parent 4200), rank 1 of 4 (local 1), host gpu-node-7\n");
     ASSERT_CONTAINS(z, "\n    devices     0  NVIDIA H100 80GB HBM3 (79.6 GiB)\n");
     ASSERT_CONTAINS(z, "\n    duration    2.50 s (first to last event), started 2025-11-21 18:40:01.123 UTC\n");
-    ASSERT_CONTAINS(z, "\n    memory      4 allocations (3.50 MiB), 1 free\n");
-    ASSERT_CONTAINS(z, "\n                peak live device memory 3.00 MiB on device 0 at +100.0 ms\n");
+    ASSERT_CONTAINS(z, "\n    memory      4 allocations (3.50 MiB), 1 free; level: allocations\n");
+    ASSERT_CONTAINS(z, "\n                device 0: peak 3.00 MiB allocated at 100.0 ms (= reserved: one CUDA allocation "
+                       "per buffer); 78.6 GiB in use on the device (every process and the CUDA context) at 900.0 ms\n");
     ASSERT_CONTAINS(z, "\n    activity    2 copies (1.00 MiB), 3 kernels, 1 OOM\n");
     ASSERT_CONTAINS(z, "\n    dropped     WARNING: 150 records lost; counts, peaks and findings are incomplete\n");
     snprintf(zWant, sizeof zWant, "  next: vramtrace analyze %s/vramtrace-testhost-4242.db %s/vramtrace-testhost-4343.db\n",

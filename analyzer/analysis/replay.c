@@ -93,8 +93,6 @@ static int on_begin(void *pArg, struct vt_life *l)
     if (l->site < 0) return -1;
     t->sites.a[l->site].nAlloc++;
     t->sites.a[l->site].totalBytes += l->bytes;
-    if (l->bTensor) t->lc.nTensorAlloc++;
-    if (!l->bTensor || r->bTensorDevice) t->lc.nAlloc++;
     if (site_account(r, l, +1, l->allocTs >= 0 ? l->allocTs : r->tsUntimed) != 0) return -1;
     snapshot_view(r);
     if (vt__bd_life_begin(t, l) != 0) return -1;
@@ -155,24 +153,10 @@ static int on_end(void *pArg, struct vt_life *l)
     if (vt__bd_life_end(t, l) != 0) return -1;
     use_bound(r, l);
     if (l->status == VT_LIFE_LIVE_AT_END) {
-        if (l->bTensor) {
-            t->lc.nTensorLiveEnd++;
-            t->lc.tensorLiveEndBytes += l->bytes;
-        }
-        if (!l->bTensor || r->bTensorDevice) {
-            t->lc.nLiveEnd++;
-            t->lc.liveEndBytes += l->bytes;
-        }
         if (judged(r, l) && l->acct >= 0) vt__oom_live_at_end(t, l);
-        if (l->bInternal) {
-            t->lc.nInternalEnd++;
-            t->lc.internalEndBytes += l->bytes;
-        } else if (l->acct != VT_ACCT_PINNED && judged(r, l)) {
+        if (!l->bInternal && l->acct != VT_ACCT_PINNED && judged(r, l))
             vt__top_insert(t->tl.aEnd, &t->tl.nEnd, VT_TOPMAX, l);
-        }
     } else {
-        if (l->status == VT_LIFE_FREE_MISSING) t->lc.nFreeMissing++;
-        else if (!l->bTensor || r->bTensorDevice) t->lc.nFree++;
         if (site_account(r, l, -1, l->freeTs) != 0) return -1;
         snapshot_view(r);
         if (timeline_account(r, l, l->freeTs) != 0) return -1;
@@ -191,10 +175,7 @@ static int on_stray(void *pArg, const struct vt_memrow *m, int status)
     struct replay *r = pArg;
     struct vt_trace *t = r->t;
     struct vt_life u;
-    if (m->bTensor) t->lc.nTensorStray++; /* a block from before the history began */
-    else if (status == VT_LIFE_DOUBLE_FREE) t->lc.nDoubleFree++;
-    else t->lc.nFreeUnknown++;
-    if (!t->pWb) return 0;
+    if (!t->pWb) return 0; /* counted by the live set (the figures' counts) */
     memset(&u, 0, sizeof u);
     u.address = m->address;
     u.bytes = m->bytes > 0 ? m->bytes : 0;
@@ -295,11 +276,8 @@ static int on_oom(struct replay *r, const struct vt_rows *c)
     return emit(r, VT_EV_OOM, o->ts, NULL, o);
 }
 
-/*
- * Allocations whose time is unknown (the state a snapshot holds at its dump: PyTorch 2.0 format,
- * no history), added at the end of the timeline with an unknown allocation time: live at the end
- * unless their address is live or was freed with a known time. An SQLite code.
- */
+/* Allocations whose time is unknown (a snapshot's state at its dump), at the end of the timeline: the read
+ * layer's rule (vt__live_untimed), CUDA's then the blocks. An SQLite code. */
 static int untimed(struct replay *r)
 {
     const struct vt_tracefile *f = &r->t->f;
@@ -320,6 +298,13 @@ static int finish(struct replay *r)
     }
     if (vt__bd_finish(t) != 0) return -1;
     if (vt__live_finish(r->pCuda) != 0 || vt__live_finish(r->pTensor) != 0) return -1;
+    /* the figures (counts, level, peaks) from the two live sets, as every reader makes them; the uses beside */
+    if (vt__figures_take(&t->f, r->pCuda, r->pTensor) != SQLITE_OK) return -1;
+    {
+        int64_t nKernel = t->lc.nKernelUse, nCopy = t->lc.nCopyUse, nMatched = t->lc.nUseMatched;
+        t->lc = t->f.fig.lc;
+        t->lc.nKernelUse = nKernel, t->lc.nCopyUse = nCopy, t->lc.nUseMatched = nMatched;
+    }
     if (t->lc.nInternalEnd) {
         char zB[32];
         vt__fmt_bytes(t->lc.internalEndBytes, zB, sizeof zB);
@@ -330,9 +315,14 @@ static int finish(struct replay *r)
     }
     if (t->lc.nAlloc == 0 && t->lc.nTensorAlloc == 0 && t->nOom == 0) {
         const char *z = t->f.zSource;
-        char zN[32];
-        if (!strcmp(z, "kineto_json") && vt__meta_get(t->f.db, "kineto.memory_events", zN, sizeof zN) == 1 &&
-            !strcmp(zN, "0")) /* the importer's note said why; the report says it too */
+        int64_t nBad = vt__read_meta_int(&t->f, "kineto.memory_events_out_of_range");
+        /* the importer's note said why; the report says it too */
+        if (!strcmp(z, "kineto_json") && vt__read_meta_int(&t->f, "kineto.memory_events") == 0 && nBad > 0)
+            vt__read_note(&t->f, "no allocation lifetimes: each of the %lld CUDA [memory] events of this "
+                                 "torch.profiler trace held a value out of range (its 'Bytes' or 'Addr') and was "
+                                 "left out at import, so no leak, peak or live set can be told; copies, kernels "
+                                 "and phases are analyzed", (long long)nBad);
+        else if (!strcmp(z, "kineto_json") && vt__read_meta_int(&t->f, "kineto.memory_events") == 0)
             vt__read_note(&t->f, "no allocation lifetimes: this torch.profiler trace has no [memory] events "
                                  "(recorded without profile_memory=True), so no leak, peak or live set can be "
                                  "told; copies, kernels and phases are analyzed");
@@ -341,8 +331,7 @@ static int finish(struct replay *r)
                                  "address (its [memory] events carry no 'Addr': torch.profiler before 1.11, or "
                                  "profile_memory off), so no leak, peak or live set can be told; copies, kernels "
                                  "and phases are analyzed");
-        else if (!strcmp(z, "nsys_sqlite") && vt__meta_get(t->f.db, "nsys.cuda_trace", zN, sizeof zN) == 1 &&
-                 !strcmp(zN, "0"))
+        else if (!strcmp(z, "nsys_sqlite") && vt__read_meta_int(&t->f, "nsys.cuda_trace") == 0)
             vt__read_note(&t->f, "no allocation lifetimes: this Nsight Systems export holds no CUDA trace at all "
                                  "(no CUDA API calls, kernels, copies or GPU memory events: recorded without CUDA "
                                  "tracing), so nothing about GPU memory can be told");
@@ -399,7 +388,7 @@ int vt__replay(struct vt_trace *t, const struct vt_opts *o, const struct vt_dete
     r.lastUnscanned = -1;
     r.bTensorDevice = f->bHaveTensors && f->aMemOp[VT_MEMOP_ALLOC] == 0 && f->aMemOp[VT_MEMOP_VMM_CREATE] == 0;
     t->crashTs = -1;
-    t->lc.bTensorDevice = r.bTensorDevice;
+    t->lc.bTensorDevice = r.bTensorDevice; /* (the figures' counts replace t->lc when the replay ends) */
     h.pArg = &r;
     r.pCuda = vt__live_new(&h);
     r.pTensor = vt__live_new(&h);

@@ -305,6 +305,17 @@ int vt__record_output(const char *zOpt, const char *zEnv, char *zOut, size_t nOu
                 snprintf(zWhy, nWhy, "output directory %s is not writable", zDir);
                 return VT_EXIT_NOFILE;
             }
+            /* a directory that takes no new file though its mode says it does (/proc, /sys, a read-only
+             * mount seen by root): the job would run for nothing, its traces failing one by one */
+            char zProbe[PATH_MAX + 32];
+            int fd;
+            snprintf(zProbe, sizeof zProbe, "%s/.vramtrace-probe-XXXXXX", zDir);
+            if ((fd = mkstemp(zProbe)) < 0) {
+                snprintf(zWhy, nWhy, "output directory %s takes no new file: %s", zDir, strerror(errno));
+                return VT_EXIT_NOFILE;
+            }
+            close(fd);
+            unlink(zProbe);
         }
     }
     return 0;

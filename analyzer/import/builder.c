@@ -25,10 +25,13 @@ _Static_assert(sizeof(struct vt__tb_memcpy) <= MAXCOL * sizeof(int64_t), "MAXCOL
 _Static_assert(sizeof(struct vt__tb_memory) <= MAXCOL * sizeof(int64_t), "MAXCOL");
 _Static_assert(sizeof(struct vt__tb_api) <= MAXCOL * sizeof(int64_t), "MAXCOL");
 
-/* Column flags: the absolute time (stored as t), the end of an interval (stored as dur), 0 when NULL. */
+/* Column flags: the absolute time (stored as t), the end of an interval (stored as dur), 0 when NULL, never
+ * NULL (an address: every 64-bit pattern is a value, VT_TB_NULL's too, the address 2^63; a row without one is
+ * the importer's to leave out). */
 #define C_TIME 1
 #define C_END 2
 #define C_DEF0 4
+#define C_VALUE 8
 
 struct col {
     const char *zName;
@@ -44,13 +47,13 @@ struct tdesc {
 #define COL(s, f, fl) {#f, offsetof(struct s, f), fl}
 static const struct col aMemCol[] = {
     COL(vt__tb_memory, ts, C_TIME), COL(vt__tb_memory, op, 0), COL(vt__tb_memory, mem_kind, 0),
-    COL(vt__tb_memory, address, 0), COL(vt__tb_memory, bytes, 0), COL(vt__tb_memory, device, 0),
+    COL(vt__tb_memory, address, C_VALUE), COL(vt__tb_memory, bytes, 0), COL(vt__tb_memory, device, 0),
     COL(vt__tb_memory, context, 0), COL(vt__tb_memory, stream, 0), COL(vt__tb_memory, correlation, 0),
     COL(vt__tb_memory, api, 0), COL(vt__tb_memory, is_async, C_DEF0), COL(vt__tb_memory, pc, 0),
     COL(vt__tb_memory, thread, 0), COL(vt__tb_memory, stack_id, 0)};
 static const struct col aTensorCol[] = {
     COL(vt__tb_tensor, ts, C_TIME), COL(vt__tb_tensor, op, 0), COL(vt__tb_tensor, device, 0),
-    COL(vt__tb_tensor, address, 0), COL(vt__tb_tensor, bytes, 0), COL(vt__tb_tensor, stream, 0),
+    COL(vt__tb_tensor, address, C_VALUE), COL(vt__tb_tensor, bytes, 0), COL(vt__tb_tensor, stream, 0),
     COL(vt__tb_tensor, stack_id, 0), COL(vt__tb_tensor, source, 0)};
 static const struct col aOomCol[] = {
     COL(vt__tb_oom, ts, C_TIME), COL(vt__tb_oom, api, 0), COL(vt__tb_oom, correlation, 0),
@@ -515,10 +518,19 @@ static int flush_table(struct vt__tb *tb, int i)
         int nRow = p == tb->aMulti[i] ? BATCH : 1;
         if (nRow == BATCH) { /* parameters keep their values across resets: bind only those that change */
             int64_t *aOld = tb->aBound[i];
-            for (int k = 0; k < BATCH * nCol; k++)
-                if (aOld[k] != a[r * nCol + k]) bind_null_or(p, k + 1, aOld[k] = a[r * nCol + k]);
+            for (int k = 0; k < BATCH * nCol; k++) {
+                int64_t v = a[r * nCol + k];
+                if (aTable[i].aCol[k % nCol].flags & C_VALUE) {
+                    if (aOld[k] != v || v == VT_TB_NULL) sqlite3_bind_int64(p, k + 1, aOld[k] = v);
+                } else if (aOld[k] != v) {
+                    bind_null_or(p, k + 1, aOld[k] = v);
+                }
+            }
         } else {
-            for (int k = 0; k < nCol; k++) bind_null_or(p, k + 1, a[r * nCol + k]);
+            for (int k = 0; k < nCol; k++) {
+                if (aTable[i].aCol[k].flags & C_VALUE) sqlite3_bind_int64(p, k + 1, a[r * nCol + k]);
+                else bind_null_or(p, k + 1, a[r * nCol + k]);
+            }
         }
         if (sqlite3_step(p) != SQLITE_DONE) {
             sqlite3_reset(p);

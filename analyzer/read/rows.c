@@ -50,7 +50,7 @@ char *vt__ordered_sql(const struct vt_tracefile *f, int k, const char *zCols, co
     /* a compacted table of schema 5 is a view, read in its rows' order (id); a view has no rowid */
     const char *zRowid = f->version >= 5 && vt__compact_find(zTable) >= 0 ? "id" : "rowid";
     int w = f->aT[k].w, bGuard = f->aT[k].nHidden > 0;
-    char *zSql = NULL, *zWhere = NULL, *zF;
+    char *zSql = NULL, *zF;
     /* rows whose time is unknown are not on the timeline: no reader takes them in time order */
     zF = vt__strdupf("(%s) AND %s > 0", zFilter, zTime);
     if (!zF) return NULL;
@@ -61,11 +61,10 @@ char *vt__ordered_sql(const struct vt_tracefile *f, int k, const char *zCols, co
         free(zC);
         free(zS);
     } else if (w >= 0) {
-        /* NOT INDEXED: a range on the time column would otherwise pick its index, then sort */
-        if (!bGuard || vt__guard_where(f->db, zTable, &zWhere) == SQLITE_OK)
-            zSql = vt__strdupf("SELECT %s FROM main.\"%s\" NOT INDEXED WHERE (%s) AND %s ORDER BY %s", zCols, zTable,
-                               zWhere ? zWhere : "1", zF, zRowid);
-        sqlite3_free(zWhere);
+        /* NOT INDEXED: a range on the time column would otherwise pick its index, then sort; the guard's
+         * condition (kept by the scan) hides the impossible rows the view would */
+        zSql = vt__strdupf("SELECT %s FROM main.\"%s\" NOT INDEXED WHERE (%s) AND %s ORDER BY %s", zCols, zTable,
+                           bGuard && f->aT[k].zGuard ? f->aT[k].zGuard : "1", zF, zRowid);
     } else {
         zSql = vt__strdupf("SELECT %s FROM \"%s\" WHERE %s ORDER BY %s", zCols, zTable, zF, zOrder);
     }

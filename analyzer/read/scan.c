@@ -35,10 +35,6 @@ static const struct {
     {"kernel", 2, "args_scanned", 1}, /* "NULL" where the trace has no such column (unscanned_column) */
 };
 
-const char *vt__tbl_name(int k)
-{
-    return k >= 0 && k < VT_T_N ? aLarge[k].zTable : "?";
-}
 
 #define MAX_GUARD 8 /* guarded columns of one large table besides its times */
 
@@ -331,8 +327,10 @@ static void figures_reset(struct vt_tracefile *f, int k)
 {
     struct vt_tblfacts *t = &f->aT[k];
     int bPresent = t->bPresent;
+    char *zGuard = t->zGuard;
     memset(t, 0, sizeof *t);
     t->bPresent = bPresent;
+    t->zGuard = zGuard;
     t->t0 = t->t1 = -1;
     if (k == VT_T_MEM) {
         memset(f->aMemOp, 0, sizeof f->aMemOp);
@@ -639,11 +637,8 @@ static int scan_table(struct vt_tracefile *f, int k, struct vt_kernel_feed *pFee
     }
     while (rc == SQLITE_OK && s.pFeed && !s.bIrregular && !s.bKerLost && s.nKer > 0) ker_feed(&s);
     if (s.pFeed) s.pFeed->bDone = rc == SQLITE_OK && !s.bIrregular && !s.bKerLost && s.rcFeed == SQLITE_OK;
-    if (rc == SQLITE_OK && s.bIrregular) {
-        s.t->nHidden = 0;
-        rc = vt__guard_count(f->db, aLarge[k].zTable, &s.t->nHidden);
-    }
-    if (rc == SQLITE_OK && s.t->nHidden > 0) rc = vt__guard_view(f->db, aLarge[k].zTable);
+    if (rc == SQLITE_OK && s.bIrregular) s.t->nHidden = 0;
+    if (rc == SQLITE_OK) rc = vt__guard_table(f->db, aLarge[k].zTable, s.bIrregular, &s.t->nHidden, &s.t->zGuard);
     if (rc == SQLITE_OK && s.bIrregular) rc = scan_sql(f, k);
     if (rc == SQLITE_OK && !s.bIrregular) {
         int iWorst = -1;
@@ -668,11 +663,8 @@ int vt__scan(struct vt_tracefile *f, struct vt_kernel_feed *pFeed)
     f->nHidden = 0;
     if (pFeed) pFeed->bDone = 0;
     for (int k = 0; rc == SQLITE_OK && k < VT_T_N; k++) {
-        int bHas = vt__schema_has_table(f->db, aLarge[k].zTable);
-        if (bHas < 0) return SQLITE_ERROR;
-        f->aT[k].bPresent = bHas;
         figures_reset(f, k);
-        if (!bHas) continue;
+        if (!f->aT[k].bPresent) continue;
         rc = scan_table(f, k, pFeed);
         f->nHidden += f->aT[k].nHidden;
     }
@@ -682,8 +674,8 @@ int vt__scan(struct vt_tracefile *f, struct vt_kernel_feed *pFeed)
         int bLarge = 0;
         for (int k = 0; k < VT_T_N; k++) bLarge |= !strcmp(vt__guard_tables[i], aLarge[k].zTable);
         if (bLarge) continue;
-        rc = vt__guard_count(f->db, vt__guard_tables[i], &nHidden);
-        if (rc == SQLITE_OK && nHidden > 0) rc = vt__guard_view(f->db, vt__guard_tables[i]);
+        if (vt__read_has(f, vt__guard_tables[i]))
+            rc = vt__guard_table(f->db, vt__guard_tables[i], 1, &nHidden, NULL);
         f->nHidden += nHidden;
     }
     return rc;

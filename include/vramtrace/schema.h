@@ -12,8 +12,9 @@
  *     'clock_anchor_cupti_ns' and 'clock_anchor_wall_ns' give one instant on both
  *     clocks so traces of several processes line up; they are stored relative
  *     to a per-trace base and read through generated columns (see VT__INSTANT);
- *   - addresses and byte counts are integers (SQLite stores them as signed 64-bit;
- *     device addresses are below 2^63 on every platform CUDA supports);
+ *   - addresses and byte counts are integers; an address is unsigned 64-bit and
+ *     stored as its 64-bit pattern in SQLite's signed integer (an address of 2^63
+ *     or more reads negative; printf('0x%x', address) shows it as it was);
  *   - interned strings (kernel names, NVTX text, frame names) live in `string`;
  *   - enum columns hold CUPTI's own numeric values where CUPTI defines them, and
  *     each enum has a small lookup table (enum_*) created with the schema.
@@ -565,12 +566,14 @@ VT_KERNEL_SUMMARY_DDL \
  *         as unknown (schema 1 and 2 stored it for times CUPTI did not give)
  *   SIZE  a byte count in [0, 2^50] (1 PiB), NOT NULL
  *   SIZEN the same or NULL (unknown)
- *   ADDR  an address within +-2^62, NOT NULL
+ *   ADDR  an address, NOT NULL: any integer (the 64-bit pattern of an unsigned
+ *         address; readers compare and offset addresses as unsigned values)
  *   ADDRN the same or NULL
  *   U64   any integer or NULL: a 64-bit unsigned CUDA value stored as SQLite's
  *         signed integer (a pool release threshold of UINT64_MAX, which PyTorch's
  *         cudaMallocAsync backend sets, reads -1)
- * The bounds leave room to add or subtract any two values without overflow.
+ * The bounds of times and sizes leave room to add or subtract any two values
+ * without overflow; addresses are offset in unsigned arithmetic.
  * Every other column may hold any value its declared type allows.
  */
 #define VT_DOMAIN_LIST(X)                                                             \
