@@ -29,13 +29,6 @@ const struct vt_compact_spec vt__aCompact[VT_CT__COUNT] = {VT_COMPACT_TABLES(SPE
 _Static_assert(VT__NCOL(VT_KERNEL_SIG) <= VT_COMPACT_MAXSIG, "VT_COMPACT_MAXSIG");
 _Static_assert(VT__NCOL(VT_API_CALL_OWN) <= VT_COMPACT_MAXOWN, "VT_COMPACT_MAXOWN");
 
-int vt__compact_find(const char *zName)
-{
-    for (int i = 0; i < VT_CT__COUNT; i++)
-        if (!strcmp(zName, vt__aCompact[i].zName)) return i;
-    return -1;
-}
-
 /* The index of zCol in the NULL-terminated list az, or -1. */
 static int list_find(const char *const *az, const char *zCol, size_t n)
 {
@@ -247,14 +240,12 @@ static int resume(struct vt_compact *c, sqlite3 *db)
     vt__compact_forget(c);
     for (int i = 0; rc == SQLITE_OK && i < VT_CT__COUNT; i++) {
         struct vt_compact_seq *q = &c->aSeq[i];
-        char *zSql = sqlite3_mprintf("%s_row", vt__aCompact[i].zName);
+        char *zSql = sqlite3_mprintf("SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = '%q_row'",
+                                     vt__aCompact[i].zName);
         int64_t n = 0;
-        int bHas = zSql ? vt__schema_is_table(db, zSql) : -1;
+        rc = one_int(db, zSql, &n);
         sqlite3_free(zSql);
-        if (bHas <= 0) { /* a table not (yet) compacted: nothing stored */
-            rc = bHas < 0 ? SQLITE_ERROR : SQLITE_OK;
-            continue;
-        }
+        if (rc != SQLITE_OK || n == 0) continue; /* a table not (yet) compacted: nothing stored */
         zSql = sqlite3_mprintf("SELECT max(id) FROM \"%w_row\"", vt__aCompact[i].zName);
         rc = one_int(db, zSql, &n);
         sqlite3_free(zSql);

@@ -35,39 +35,6 @@ static void meta_copy(const struct vt_tracefile *f, const char *zKey, char *z, s
     snprintf(z, n, "%s", zValue ? zValue : "");
 }
 
-/* Every meta row with a key and a value into f->aMeta, sorted by key, once (a second call keeps what the first read).
- * An SQLite code. */
-static int read_meta_rows(struct vt_tracefile *f)
-{
-    sqlite3_stmt *p = NULL;
-    int rc;
-    if (f->nMeta > 0) return SQLITE_OK;
-    rc = sqlite3_prepare_v2(f->db, "SELECT key, value FROM meta WHERE key IS NOT NULL AND value IS NOT NULL"
-                                       " ORDER BY key", -1, &p, NULL);
-    while (rc == SQLITE_OK && (rc = sqlite3_step(p)) == SQLITE_ROW) {
-        const char *zKey = (const char *)sqlite3_column_text(p, 0), *zValue = (const char *)sqlite3_column_text(p, 1);
-        struct vt_metakv *a = realloc(f->aMeta, sizeof *a * (size_t)(f->nMeta + 1));
-        rc = SQLITE_NOMEM;
-        if (!a) break;
-        f->aMeta = a;
-        if (!zKey || !zValue || (f->nMeta > 0 && !strcmp(a[f->nMeta - 1].zKey, zKey))) { /* a duplicate key: the first */
-            rc = zKey && zValue ? SQLITE_OK : SQLITE_NOMEM;
-            continue;
-        }
-        a[f->nMeta].zKey = strdup(zKey);
-        a[f->nMeta].zValue = strdup(zValue);
-        if (!a[f->nMeta].zKey || !a[f->nMeta].zValue) {
-            free(a[f->nMeta].zKey);
-            free(a[f->nMeta].zValue);
-            break;
-        }
-        f->nMeta++;
-        rc = SQLITE_OK;
-    }
-    sqlite3_finalize(p);
-    return rc == SQLITE_DONE ? SQLITE_OK : rc;
-}
-
 const char *vt__read_process_name(const struct vt_tracefile *f, char *z, size_t n)
 {
     const char *zName = f->zPath ? strrchr(f->zPath, '/') : NULL;
@@ -203,16 +170,6 @@ static void read_partial(struct vt_tracefile *f)
     f->windowStart = vt__read_meta_int(f, "config.start_after_ns");
     f->windowStop = vt__read_meta_int(f, "config.stop_after_ns");
 #undef MISSING
-}
-
-int vt__read_mode(struct vt_tracefile *f)
-{
-    if (read_meta_rows(f) != SQLITE_OK) return -1;
-    f->kernelSummaryFrom = vt__read_meta_int(f, "kernel_summary_from_ns");
-    f->nKernelSummarized = vt__read_meta_int(f, "kernel_summary_kernels");
-    f->kernelPeriod = vt__read_meta_int(f, "config.kernel_period_ns");
-    if (f->kernelPeriod <= 0) f->kernelPeriod = 1000000000;
-    return 0;
 }
 
 /*
@@ -506,12 +463,8 @@ int vt__read_meta(struct vt_tracefile *f)
     sqlite3 *db = f->db;
     char zVal[64], zArgs[8];
     int64_t nMeta = 0;
-    int rc = read_meta_rows(f);
+    int rc;
 
-    if (rc != SQLITE_OK) {
-        vt__errorf("%s: cannot read the trace's meta table: %s", f->zPath, sqlite3_errmsg(db));
-        return rc == SQLITE_NOMEM ? VT_EXIT_INTERNAL : VT_EXIT_CORRUPT;
-    }
     meta_copy(f, "pid", f->zPid, sizeof f->zPid);
     meta_copy(f, "rank", f->zRank, sizeof f->zRank);
     meta_copy(f, "hostname", f->zHost, sizeof f->zHost);

@@ -13,17 +13,15 @@
 
 /*
  * Open zFile (standing for f->zPath) with SQLite (bWrite: read-write) and check it as a trace this
- * build reads: the schema check, then what every later stage takes from the schema (its tables and
- * views, whether the large tables store times against a base), each asked once. Returns VT_EXIT_OK
- * with f->db open, or an exit code after one line.
+ * build reads: the schema check, then its tables and views, asked once. Returns VT_EXIT_OK with
+ * f->db open, or an exit code after one line.
  */
 static int open_db(struct vt_tracefile *f, const char *zFile, int bWrite)
 {
     struct stat st;
     sqlite3_stmt *p = NULL;
     char zMsg[256] = "";
-    const char *azLarge[VT_T_N];
-    int rc, flags, nLarge = 0;
+    int rc, flags;
 
     if (stat(zFile, &st) != 0) {
         vt__errorf("%s: %s", f->zPath, strerror(errno));
@@ -65,11 +63,66 @@ static int open_db(struct vt_tracefile *f, const char *zFile, int bWrite)
         vt__errorf("%s: cannot read trace: %s", f->zPath, sqlite3_errstr(rc));
         return vt__exit_for_sqlite(rc);
     }
+    return VT_EXIT_OK;
+}
+
+/* Every meta row with a key and a value into f->aMeta, sorted by key (vt__read_meta_value). An SQLite code. */
+static int read_meta_rows(struct vt_tracefile *f)
+{
+    sqlite3_stmt *p = NULL;
+    int rc = sqlite3_prepare_v2(f->db, "SELECT key, value FROM meta WHERE key IS NOT NULL AND value IS NOT NULL"
+                                       " ORDER BY key", -1, &p, NULL);
+    while (rc == SQLITE_OK && (rc = sqlite3_step(p)) == SQLITE_ROW) {
+        const char *zKey = (const char *)sqlite3_column_text(p, 0), *zValue = (const char *)sqlite3_column_text(p, 1);
+        struct vt_metakv *a = realloc(f->aMeta, sizeof *a * (size_t)(f->nMeta + 1));
+        rc = SQLITE_NOMEM;
+        if (!a) break;
+        f->aMeta = a;
+        if (!zKey || !zValue || (f->nMeta > 0 && !strcmp(a[f->nMeta - 1].zKey, zKey))) { /* a duplicate key: the first */
+            rc = zKey && zValue ? SQLITE_OK : SQLITE_NOMEM;
+            continue;
+        }
+        a[f->nMeta].zKey = strdup(zKey);
+        a[f->nMeta].zValue = strdup(zValue);
+        if (!a[f->nMeta].zKey || !a[f->nMeta].zValue) {
+            free(a[f->nMeta].zKey);
+            free(a[f->nMeta].zValue);
+            break;
+        }
+        f->nMeta++;
+        rc = SQLITE_OK;
+    }
+    sqlite3_finalize(p);
+    return rc == SQLITE_DONE ? SQLITE_OK : rc;
+}
+
+
+/*
+ * What the later stages take from the trace besides the rows, read once after the schema's
+ * indexes (the schema stage's last question, so the stages never return to it): whether the large
+ * tables store times against a base, and, with bMeta (a read that scans), the meta rows, with the
+ * always-on mode's keys (f->kernelSummaryFrom, nKernelSummarized, kernelPeriod) the scan's kernel
+ * feed needs. Returns a VT_EXIT code (one line printed).
+ */
+static int read_layout(struct vt_tracefile *f, int bMeta)
+{
+    const char *azLarge[VT_T_N];
+    int rc, nLarge = 0;
     /* stored times read directly only where every large table's time columns are the schema's; the tables a
      * trace lacks (tensor_event before schema 3) are left out */
     for (int k = 0; k < VT_T_N; k++)
         if ((f->aT[k].bPresent = vt__read_has(f, vt__tbl_name(k))) != 0) azLarge[nLarge++] = vt__tbl_name(k);
     f->bStored = vt__schema_time_base(f->db, azLarge, nLarge, &f->timeBase) == 1;
+    if (!bMeta) return VT_EXIT_OK;
+    rc = read_meta_rows(f);
+    if (rc != SQLITE_OK) {
+        vt__errorf("%s: cannot read the trace's meta table: %s", f->zPath, sqlite3_errstr(rc));
+        return vt__exit_for_sqlite(rc);
+    }
+    f->kernelSummaryFrom = vt__read_meta_int(f, "kernel_summary_from_ns");
+    f->nKernelSummarized = vt__read_meta_int(f, "kernel_summary_kernels");
+    f->kernelPeriod = vt__read_meta_int(f, "config.kernel_period_ns");
+    if (f->kernelPeriod <= 0) f->kernelPeriod = 1000000000;
     return VT_EXIT_OK;
 }
 int vt__exit_for_schema(int st)
@@ -94,22 +147,15 @@ static int writable(const char *zPath)
 }
 
 /*
- * The connection for f, writable when asked and possible: read-side indexes built (a killed
- * recording has none), then one write transaction for the whole read (the snapshot, and the
- * results written back in it). A trace still being written (locked) or read-only is read in
- * a read transaction instead (f->noWrite says why; meta.c notes it). Returns a VT_EXIT code
- * (one line printed).
+ * The read's one transaction on f's open connection (bWrite: asked writable and possible):
+ * read-side indexes built (a killed recording has none), then one write transaction for the
+ * whole read (the snapshot, and the results written back in it). A trace still being written
+ * (locked) or read-only is read in a read transaction instead (f->noWrite says why; meta.c notes
+ * it). Returns a VT_EXIT code (one line printed).
  */
-static int connect(struct vt_tracefile *f, const struct vt_input *in, unsigned flags)
+static int snapshot(struct vt_tracefile *f, int bWrite)
 {
-    int rc, bWrite = (flags & VT_READ_WRITE) != 0;
-    /* another tool's file, a pipe read into a file, a merged copy: read, never written back */
-    if (bWrite && in->bImported) f->noWrite = VT_NOWRITE_IMPORTED;
-    else if (bWrite && strcmp(in->zFile, f->zPath) != 0) f->noWrite = VT_NOWRITE_COPY;
-    else if (bWrite && !writable(in->zFile)) f->noWrite = VT_NOWRITE_READONLY;
-    if (f->noWrite) bWrite = 0;
-    rc = open_db(f, in->zFile, bWrite);
-    if (rc != VT_EXIT_OK || (flags & VT_READ_NOSCAN)) return rc;
+    int rc;
     if (bWrite) {
         int rcIdx = vt__schema_index(f->db);
         if (rcIdx == SQLITE_OK) rcIdx = sqlite3_exec(f->db, "BEGIN IMMEDIATE", NULL, NULL, NULL);
@@ -129,6 +175,25 @@ static int connect(struct vt_tracefile *f, const struct vt_input *in, unsigned f
     return VT_EXIT_OK;
 }
 
+/*
+ * The connection for f, writable when asked and possible (snapshot), checked as a trace (open_db),
+ * with what the later stages take from it (read_layout); a read that does not scan
+ * (VT_READ_NOSCAN) takes no transaction and no meta rows. Returns a VT_EXIT code (one line printed).
+ */
+static int connect(struct vt_tracefile *f, const struct vt_input *in, unsigned flags)
+{
+    int rc, bWrite = (flags & VT_READ_WRITE) != 0, bScan = !(flags & VT_READ_NOSCAN);
+    /* another tool's file, a pipe read into a file, a merged copy: read, never written back */
+    if (bWrite && in->bImported) f->noWrite = VT_NOWRITE_IMPORTED;
+    else if (bWrite && strcmp(in->zFile, f->zPath) != 0) f->noWrite = VT_NOWRITE_COPY;
+    else if (bWrite && !writable(in->zFile)) f->noWrite = VT_NOWRITE_READONLY;
+    if (f->noWrite) bWrite = 0;
+    rc = open_db(f, in->zFile, bWrite);
+    if (rc == VT_EXIT_OK && bScan) rc = snapshot(f, bWrite);
+    if (rc == VT_EXIT_OK) rc = read_layout(f, bScan);
+    return rc;
+}
+
 int vt__read_open(struct vt_tracefile *f, const char *zPath, unsigned flags, struct vt_kernel_feed *pFeed)
 {
     struct vt_input in;
@@ -136,7 +201,8 @@ int vt__read_open(struct vt_tracefile *f, const char *zPath, unsigned flags, str
     memset(f, 0, sizeof *f);
     f->zPath = zPath;
     /* the stages, each once, in order: what the input is and, for another tool's file, its import (import
-     * layer); the connection and the schema check; the scan (with the guard); meta, devices, time, notes */
+     * layer); the connection and the schema check (with the meta rows); the scan (with the guard); meta,
+     * devices, time, notes */
     rc = vt__import_input(zPath, &in);
     if (rc == VT_EXIT_OK) {
         f->zOpened = in.zFile;
@@ -144,7 +210,7 @@ int vt__read_open(struct vt_tracefile *f, const char *zPath, unsigned flags, str
         rc = connect(f, &in, flags);
     }
     if (rc == VT_EXIT_OK && !(flags & VT_READ_NOSCAN)) {
-        int rcScan = vt__read_mode(f) == 0 ? vt__scan(f, pFeed) : SQLITE_ERROR;
+        int rcScan = vt__scan(f, pFeed);
         if (rcScan != SQLITE_OK) {
             vt__errorf("%s: cannot read trace: %s", zPath, sqlite3_errstr(rcScan));
             rc = vt__exit_for_sqlite(rcScan);

@@ -299,11 +299,11 @@ int64_t vt__read_wall(const struct vt_tracefile *f, int64_t ts);
  * when it has one). Into z (size n); returns z.
  */
 const char *vt__read_process_name(const struct vt_tracefile *f, char *z, size_t n);
-/* Meta, devices, the time range and the notes, after the scan (vt__read_open). A VT_EXIT code, one line printed. */
+/*
+ * Meta, devices, the time range and the notes, after the scan (vt__read_open), from the meta rows
+ * the connection read (f->aMeta). A VT_EXIT code, one line printed.
+ */
 int vt__read_meta(struct vt_tracefile *f);
-/* How the kernels were recorded (the always-on mode's kernelSummaryFrom, nKernelSummarized, kernelPeriod),
- * before the scan: the kernel feed's consumers need it. 0, or -1 when the meta table cannot be read. */
-int vt__read_mode(struct vt_tracefile *f);
 /* The note on a partial trace (partialFrom), made or remade with its time from f->fig.origin (set again when
  * several traces are read together: vt__figures_origin). */
 void vt__read_note_partial(struct vt_tracefile *f);

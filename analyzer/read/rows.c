@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "util/text.h"
-#include "vramtrace/compact.h"
+#include "vramtrace/schema.h"
 
 /*
  * zSql (columns or a condition of one of the large tables) with its time columns ts, start

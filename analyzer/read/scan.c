@@ -6,7 +6,6 @@
 
 #include "rowcheck.h"
 #include "util/text.h"
-#include "vramtrace/compact.h"
 #include "vramtrace/schema.h"
 
 /*
@@ -600,7 +599,7 @@ static int scan_table(struct vt_tracefile *f, int k, struct vt_kernel_feed *pFee
     /* the kernels of schema 5 (a view over kernel_row: the pass reads only t and dur) straight from their rows,
      * whose order is the view's (its id) */
     bParts = k == VT_T_KER && s.bStored && s.nGuard == 0 && f->version >= 5 && vt__compact_find(aLarge[k].zTable) >= 0 &&
-             vt__schema_is_table(f->db, "kernel_row") == 1;
+             vt__read_has(f, "kernel_row");
     if (bParts) {
         rc = anchors_load(f->db, aLarge[k].zTable, &anchors);
         if (rc == SQLITE_OK)

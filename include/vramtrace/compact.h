@@ -35,9 +35,6 @@ struct vt_compact_spec {
 };
 extern const struct vt_compact_spec vt__aCompact[VT_CT__COUNT];
 
-/* The compacted table named zName (a view of version 5), or -1. */
-int vt__compact_find(const char *zName);
-
 /*
  * The CREATE VIEW statement of compacted table iTab for time base `base`, exactly as
  * vt__compact_create writes it (sqlite3_malloc'd; NULL when out of memory).

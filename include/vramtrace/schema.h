@@ -654,6 +654,21 @@ VT_KERNEL_SUMMARY_DDL \
 #include <sqlite3.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
+
+/*
+ * The compacted table named zName (enum vt_compact_table: a view of version 5), or -1. A lookup
+ * in VT_COMPACT_TABLES itself, so every reader and writer asks the schema, not the compactor.
+ */
+static inline int vt__compact_find(const char *zName)
+{
+#define VT__CT_NAME(name, SIG, OWN, zCols) #name,
+    static const char *const azName[VT_CT__COUNT] = {VT_COMPACT_TABLES(VT__CT_NAME)};
+#undef VT__CT_NAME
+    for (int i = 0; i < VT_CT__COUNT; i++)
+        if (!strcmp(zName, azName[i])) return i;
+    return -1;
+}
 
 /* Result of vt__schema_check, also the analyzer's exit-code basis (see docs/cli.md). */
 enum vt_schema_status {
