@@ -329,16 +329,6 @@ TEST(oom_after_training_in_evaluate) { oom_after_training("evaluate", "evaluatio
 TEST(oom_after_training_elsewhere) { oom_after_training("save_checkpoint", ""); }
 
 
-/* A block of PyTorch's allocation history (tensor_event: op 1 alloc, 2 free) at ts; stack -1: none. */
-static void block(struct tg *g, int64_t ts, int op, int64_t addr, int64_t bytes, int64_t stack)
-{
-    char z[256];
-    snprintf(z, sizeof z,
-             "INSERT INTO tensor_event(t, op, device, address, bytes, stack_id, source) VALUES(%lld, %d, 0, %lld, "
-             "%lld, NULLIF(%lld, -1), 1)",
-             (long long)(ts - g->base), op, (long long)addr, (long long)bytes, (long long)stack);
-    tg_exec(g, z);
-}
 
 /* The retained findings of r at zSite (NULL: all), counted. */
 static int retained_at(const struct vt_result *r, const char *zSite)
@@ -369,29 +359,29 @@ TEST(history_blocks_idle_only_where_their_segment_was)
     tg_device(g, 0, "Test GPU", 16 * GiB);
     tg_alloc(g, 1 * MS, 0, 3, segA, 512 * MiB, -1);
     tg_alloc(g, 1 * MS, 0, 3, segB, 128 * MiB, -1);
-    block(g, 2 * MS, 1, segA, 200 * MiB, tg_stack(g, "train.py", 188, "main"));
+    tg_block(g, 2 * MS, 1, segA, 200 * MiB, tg_stack(g, "train.py", 188, "main"));
     tg_nvtx(g, 10 * MS, 310 * MS, "train");
     for (int i = 0; i < 30; i++) {
         int64_t t0 = 10 * MS + i * 10 * MS;
         tg_nvtx(g, t0, t0 + 10 * MS, "step");
-        block(g, t0 + 1 * MS, 1, segA + 256 * MiB, 100 * MiB, tg_stack(g, "model.py", 94, "MLP.forward"));
+        tg_block(g, t0 + 1 * MS, 1, segA + 256 * MiB, 100 * MiB, tg_stack(g, "model.py", 94, "MLP.forward"));
         k = tg_kernel(g, t0 + 2 * MS, t0 + 3 * MS, "void gemm_fwd_kernel<float>()");
         tg_use(g, t0 + 2 * MS, k, segA);
         k = tg_kernel(g, t0 + 4 * MS, t0 + 5 * MS, "void relu_backward_kernel<float>()");
         tg_use(g, t0 + 4 * MS, k, segA);
-        if (i == 0) block(g, t0 + 5 * MS, 1, segA + 200 * MiB, 48 * MiB, tg_stack(g, "train.py", 72, "train_one_epoch"));
+        if (i == 0) tg_block(g, t0 + 5 * MS, 1, segA + 200 * MiB, 48 * MiB, tg_stack(g, "train.py", 72, "train_one_epoch"));
         if (i == 2) {
-            block(g, t0 + 1 * MS, 1, segB, 64 * MiB, tg_stack(g, "data.py", 30, "cache_batch"));
+            tg_block(g, t0 + 1 * MS, 1, segB, 64 * MiB, tg_stack(g, "data.py", 30, "cache_batch"));
             k = tg_kernel(g, t0 + 1 * MS + 500000, t0 + 2 * MS, "void copy_kernel<float>()");
             tg_use(g, t0 + 1 * MS + 500000, k, segB);
         }
         k = tg_kernel(g, t0 + 6 * MS, t0 + 7 * MS, "void multi_tensor_apply_kernel<AdamFunctor<float>>()");
         tg_use(g, t0 + 6 * MS, k, segA);
-        block(g, t0 + 8 * MS, 2, segA + 256 * MiB, 100 * MiB, -1);
+        tg_block(g, t0 + 8 * MS, 2, segA + 256 * MiB, 100 * MiB, -1);
     }
-    block(g, 305 * MS, 2, segB, 64 * MiB, -1);
-    block(g, 311 * MS, 2, segA + 200 * MiB, 48 * MiB, -1);
-    block(g, 311 * MS, 2, segA, 200 * MiB, -1);
+    tg_block(g, 305 * MS, 2, segB, 64 * MiB, -1);
+    tg_block(g, 311 * MS, 2, segA + 200 * MiB, 48 * MiB, -1);
+    tg_block(g, 311 * MS, 2, segA, 200 * MiB, -1);
     ASSERT_EQ(0, tg_close(g));
     vt__opts_default(&o);
     ASSERT_EQ(0, vt__analyze(az, 1, &o, &r));
@@ -427,21 +417,21 @@ TEST(history_optimizer_state_not_held_through_evaluation)
     tg_device(g, 0, "Test GPU", 16 * GiB);
     tg_alloc(g, 1 * MS, 0, 3, segA, 512 * MiB, -1);
     tg_alloc(g, 1 * MS, 0, 3, segB, 128 * MiB, -1);
-    block(g, 2 * MS, 1, segA, 200 * MiB, tg_stack(g, "train.py", 188, "main"));
+    tg_block(g, 2 * MS, 1, segA, 200 * MiB, tg_stack(g, "train.py", 188, "main"));
     for (int e = 0; e < 2; e++) {
         int64_t base = e * 120 * MS;
         tg_nvtx(g, base + 10 * MS, base + 60 * MS, "train");
         for (int i = 0; i < 5; i++) {
             int64_t t0 = base + 10 * MS + i * 10 * MS;
             tg_nvtx(g, t0, t0 + 10 * MS, "step");
-            if (e == 1 && i == 0) block(g, t0 + 500000, 2, segB, 96 * MiB, -1);
-            if (e == 0 && i == 4) block(g, t0 + 1 * MS, 1, segB, 96 * MiB, tg_stack(g, "model.py", 149, "GPT.forward"));
+            if (e == 1 && i == 0) tg_block(g, t0 + 500000, 2, segB, 96 * MiB, -1);
+            if (e == 0 && i == 4) tg_block(g, t0 + 1 * MS, 1, segB, 96 * MiB, tg_stack(g, "model.py", 149, "GPT.forward"));
             k = tg_kernel(g, t0 + 2 * MS, t0 + 3 * MS, "void gemm_fwd_kernel<float>()");
             tg_use(g, t0 + 2 * MS, k, segA);
             if (e == 0 && i == 4) tg_use(g, t0 + 2 * MS, k, segB);
             k = tg_kernel(g, t0 + 4 * MS, t0 + 5 * MS, "void relu_backward_kernel<float>()");
             tg_use(g, t0 + 4 * MS, k, segA);
-            if (e == 0 && i == 0) block(g, t0 + 5 * MS, 1, segA + 200 * MiB, 48 * MiB, tg_stack(g, "train.py", 72, "train_one_epoch"));
+            if (e == 0 && i == 0) tg_block(g, t0 + 5 * MS, 1, segA + 200 * MiB, 48 * MiB, tg_stack(g, "train.py", 72, "train_one_epoch"));
             k = tg_kernel(g, t0 + 6 * MS, t0 + 7 * MS, "void multi_tensor_apply_kernel<AdamFunctor<float>>()");
             tg_use(g, t0 + 6 * MS, k, segA);
         }
@@ -451,8 +441,8 @@ TEST(history_optimizer_state_not_held_through_evaluation)
             tg_use(g, base + (72 + 10 * i) * MS, k, segA);
         }
     }
-    block(g, 245 * MS, 2, segA + 200 * MiB, 48 * MiB, -1);
-    block(g, 245 * MS, 2, segA, 200 * MiB, -1);
+    tg_block(g, 245 * MS, 2, segA + 200 * MiB, 48 * MiB, -1);
+    tg_block(g, 245 * MS, 2, segA, 200 * MiB, -1);
     ASSERT_EQ(0, tg_close(g));
     vt__opts_default(&o);
     ASSERT_EQ(0, vt__analyze(az, 1, &o, &r));
