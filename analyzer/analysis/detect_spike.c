@@ -226,6 +226,12 @@ static int spike_end(void *st, struct vt_result *r, int iTrace)
         char zA[32], zB[32], zC[32];
         struct vt_finding *f;
         if (p->kind != VT_PHASE_EVAL || p->peak < 0) continue;
+        /* a forward pass the job's final OOM cut short (the last phase begun before the crash) has no
+         * backward to tell it from training: inferred from kernels, it is no known evaluation, and its
+         * memory is the OOM's */
+        if (p->zSource && !strcmp(p->zSource, "kernels") && t->crashTs >= p->start &&
+            (i == t->ph.n - 1 || t->ph.a[i + 1].start > t->crashTs))
+            continue;
         for (int k = 0; k < t->nOom; k++) bOom |= t->aOom[k].ts >= p->start && t->aOom[k].ts < p->end;
         bAbove = trainPeak >= 0 && p->peak > trainPeak + trainPeak / 20 && p->peak - trainPeak >= o->minBytes;
         /* batch-by-batch baseline: iterations inside the phase, else its time slices; of the blocks of a
