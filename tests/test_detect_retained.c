@@ -296,7 +296,7 @@ TEST(optimizer_state_is_not_carried_over)
  * before any kernel runs. With phases inferred from kernels no phase contains the OOM; it
  * follows training and the failing call is in an evaluation function, so it is in evaluation.
  * The same failure from a function named otherwise gets no phase. */
-static void oom_after_training(const char *zFunc, const char *zPhase)
+static void oom_after_training(const char *zFunc, const char *zPhase, int bNested)
 {
     const char *zPath = tg_path("oom_eval.db");
     struct tg *g = tg_open(zPath);
@@ -309,7 +309,15 @@ static void oom_after_training(const char *zFunc, const char *zPhase)
     tg_alloc(g, 1 * MS, 0, 3, W, 200 * MiB, -1);
     for (int i = 0; i < 5; i++) step(g, 10 * MS + i * 10 * MS);
     tg_alloc(g, 62 * MS, 0, 3, IDLE, 1 * GiB, tg_stack(g, "train.py", 101, zFunc));
-    tg_oom(g, 63 * MS, 0, 20 * GiB, 14 * GiB, 16 * GiB, tg_stack(g, "train.py", 104, zFunc));
+    if (bNested) {
+        /* the failing line is the model's, as in training; its caller is zFunc */
+        struct tg_frame aT[2] = {{1, 0, "GPT.forward", "model.py", NULL, 142},
+                                 {1, 0, "train_one_epoch", "train.py", NULL, 66}};
+        struct tg_frame aE[2] = {{1, 0, "GPT.forward", "model.py", NULL, 142}, {1, 0, zFunc, "train.py", NULL, 104}};
+        tg_alloc(g, 9 * MS, 0, 3, IDLE + GiB, 1 * MiB, tg_stack_frames(g, aT, 2, 0x3131));
+        tg_oom(g, 63 * MS, 0, 20 * GiB, 14 * GiB, 16 * GiB, tg_stack_frames(g, aE, 2, 0x3232));
+    } else
+        tg_oom(g, 63 * MS, 0, 20 * GiB, 14 * GiB, 16 * GiB, tg_stack(g, "train.py", 104, zFunc));
     ASSERT_EQ(0, tg_close(g));
     vt__opts_default(&o);
     ASSERT_EQ(0, vt__analyze(az, 1, &o, &r));
@@ -325,8 +333,11 @@ static void oom_after_training(const char *zFunc, const char *zPhase)
     tg_cleanup();
 }
 
-TEST(oom_after_training_in_evaluate) { oom_after_training("evaluate", "evaluation"); }
-TEST(oom_after_training_elsewhere) { oom_after_training("save_checkpoint", ""); }
+TEST(oom_after_training_in_evaluate) { oom_after_training("evaluate", "evaluation", 0); }
+TEST(oom_after_training_elsewhere) { oom_after_training("save_checkpoint", "", 0); }
+/* The failing line is the model's forward (the same site as in training), called from evaluate(). */
+TEST(oom_after_training_called_from_evaluate) { oom_after_training("evaluate", "evaluation", 1); }
+TEST(oom_after_training_called_from_elsewhere) { oom_after_training("save_checkpoint", "", 1); }
 
 
 
@@ -706,7 +717,8 @@ static void eval_after_profiler_steps(int bEval)
 TEST(evaluation_after_profiler_steps_is_a_phase) { eval_after_profiler_steps(1); }
 TEST(kernels_after_profiler_steps_need_not_be_evaluation) { eval_after_profiler_steps(0); }
 
-VT_TEST_LIST(T(oom_after_training_in_evaluate) T(oom_after_training_elsewhere) T(optimizer_state_is_not_carried_over) T(trace_ending_in_evaluation) T(inferred_phases_with_noisy_kernels) T(training_memory_held_through_inferred_evaluation) T(idle_allocation_and_reused_cache)
+VT_TEST_LIST(T(oom_after_training_in_evaluate) T(oom_after_training_elsewhere) T(oom_after_training_called_from_evaluate)
+             T(oom_after_training_called_from_elsewhere) T(optimizer_state_is_not_carried_over) T(trace_ending_in_evaluation) T(inferred_phases_with_noisy_kernels) T(training_memory_held_through_inferred_evaluation) T(idle_allocation_and_reused_cache)
              T(history_blocks_idle_only_where_their_segment_was)
              T(history_optimizer_state_not_held_through_evaluation) T(graph_replays_may_use_any_allocation)
              T(scanned_replays_that_name_nothing_leave_it_idle) T(unrecorded_sites_are_one_finding)

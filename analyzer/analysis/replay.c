@@ -282,9 +282,10 @@ static int on_oom(struct replay *r, const struct vt_rows *c)
     o->freeBytes = vt__rows_or(c, 4, -1);
     o->totalBytes = vt__rows_or(c, 5, -1);
     o->site = o->nextSite = -1;
-    o->nextTs = o->nextBytes = -1;
+    o->nextTs = o->nextBytes = o->stackId = -1;
     if (!vt__rows_null(c, 6)) {
-        o->site = vt__site_get(&t->sites, t->f.db, vt__rows_i64(c, 6), o->requested > 0 ? o->requested : 0);
+        o->stackId = vt__rows_i64(c, 6);
+        o->site = vt__site_get(&t->sites, t->f.db, o->stackId, o->requested > 0 ? o->requested : 0);
         if (o->site < 0) return -1;
     }
     if ((iDev = vt__dev_index(t, o->device)) < 0) return -1;
