@@ -673,9 +673,9 @@ TEST(validation_growth_in_bursts)
  * the segments training cached (the live baseline stays flat), then adds a 20 MiB segment at
  * train.py:104 in each of its last 5 batches, above the training peak. The growth is
  * reported at the segments' site, saying the attribution is at segment level. */
-TEST(segment_level_growth_hidden_by_the_cache)
+static void segment_phase_adds(int bStaircase)
 {
-    const char *zPath = tg_path("seg_hidden.db");
+    const char *zPath = tg_path(bStaircase ? "seg_stair.db" : "seg_hidden.db");
     struct tg *g = tg_open(zPath);
     struct vt_opts o;
     struct vt_result r;
@@ -693,7 +693,9 @@ TEST(segment_level_growth_hidden_by_the_cache)
         char zName[16];
         snprintf(zName, sizeof zName, "batch %d", b);
         tg_nvtx(g, t0, t0 + 10 * MS, zName);
-        if (b >= 5) tg_alloc(g, t0 + 2 * MS, 0, 3, OUT + b * 0x10000000LL, 20 * MiB, sOut);
+        if (!bStaircase && b >= 5) tg_alloc(g, t0 + 2 * MS, 0, 3, OUT + b * 0x10000000LL, 20 * MiB, sOut);
+        if (bStaircase && b >= 5) /* one segment for the longest batch; small-pool segments otherwise */
+            tg_alloc(g, t0 + 2 * MS, 0, 3, OUT + b * 0x10000000LL, b == 6 ? 200 * MiB : 2 * MiB, sOut);
     }
     ASSERT_EQ(0, tg_close(g));
     vt__opts_default(&o);
@@ -702,16 +704,23 @@ TEST(segment_level_growth_hidden_by_the_cache)
     for (int i = 0; i < r.nFind; i++)
         if (strstr(r.aFind[i].zTitle, "grows batch by batch")) {
             nGrow++;
+            if (bStaircase) continue;
             ASSERT_EQ(100 * MiB, r.aFind[i].bytes);
             ASSERT_STREQ("train.py:104 in evaluate", r.aFind[i].zSite);
             ASSERT_CONTAINS(r.aFind[i].zEvidence, "attribution at segment level");
         }
-    ASSERT_EQ(1, nGrow);
+    ASSERT_EQ(bStaircase ? 0 : 1, nGrow);
     vt__result_free(&r);
     tg_cleanup();
 }
 
-VT_TEST_LIST(T(forward_cut_short_by_the_final_oom_is_no_evaluation) T(validation_growth_at_its_call_site) T(segment_level_growth_hidden_by_the_cache) T(segment_level_validation_staircase) T(validation_nested_in_training_range) T(unclosed_validation_range) T(operator_ranges_are_not_phases) T(phases_sample_shape) T(missing_no_grad_grows_batch_by_batch) T(large_validation_batch_is_only_info) T(phase_regex_override) T(profiler_steps_are_iterations)
+TEST(segment_level_growth_hidden_by_the_cache) { segment_phase_adds(0); }
+/* The same validation adding one 200 MiB segment for its longest batch and 2 MiB small-pool segments in
+ * four others: a staircase of longer batches (peaking above training), not growth. */
+TEST(segment_level_longer_batch_is_no_growth) { segment_phase_adds(1); }
+
+VT_TEST_LIST(T(forward_cut_short_by_the_final_oom_is_no_evaluation) T(validation_growth_at_its_call_site) T(segment_level_growth_hidden_by_the_cache)
+             T(segment_level_longer_batch_is_no_growth) T(segment_level_validation_staircase) T(validation_nested_in_training_range) T(unclosed_validation_range) T(operator_ranges_are_not_phases) T(phases_sample_shape) T(missing_no_grad_grows_batch_by_batch) T(large_validation_batch_is_only_info) T(phase_regex_override) T(profiler_steps_are_iterations)
              T(doubtful_kernel_phases_make_no_claim)
              T(kernel_steps_contiguous_backward) T(kernel_steps_fragmented_backward)
              T(kernel_steps_backward_cut_in_two) T(validation_growth_released_at_its_end) T(validation_growth_in_bursts))
