@@ -140,14 +140,14 @@ static int fill(struct vt_finding *f, const struct vt_phase *p, const char *zTit
 }
 
 /*
- * The sixteenths of a phase in which its kept allocations added a sixteenth or more of all they hold:
- * growth adds memory batch after batch, while a staircase of longer batches adds one large segment for
- * the longest and little else (a few small ones do not count).
+ * The sixteenths of a phase in which its kept allocations added a thirty-second or more of all they
+ * hold: growth adds memory batch after batch, while a staircase of longer batches adds one large
+ * segment for the longest and little else (a few small ones do not count).
  */
 static int slices_of_note(const struct sphase *q)
 {
     int n = 0;
-    for (int k = 0; k < VT_SLICES; k++) n += q->aSlice[k] > 0 && q->aSlice[k] * VT_SLICES >= q->kept;
+    for (int k = 0; k < VT_SLICES; k++) n += q->aSlice[k] > 0 && q->aSlice[k] * 2 * VT_SLICES >= q->kept;
     return n;
 }
 
