@@ -3,6 +3,11 @@ foreach(t test_lifetime test_detect_leak test_detect_oom test_detect_spike test_
     test_detect_retained test_detect_transfer test_report test_analyze_cli)
   vt_add_test(NAME ${t} SOURCES ${t}.c tracegen.c LIBS vtreport LABELS analyzer)
 endforeach()
+# The peak's breakdown, what would fit, and diff, on synthetic jobs of known make-up (bdjob.c).
+foreach(t test_breakdown test_diff)
+  vt_add_test(NAME ${t} SOURCES ${t}.c bdjob.c tracegen.c LIBS vtreport LABELS analyzer)
+endforeach()
+target_compile_definitions(test_breakdown PRIVATE VT_REAL_TESTS="${CMAKE_CURRENT_SOURCE_DIR}/data/real")
 
 # Kernel roles by name, on the real kernel names the accuracy suite's generator uses.
 vt_add_test(NAME test_kernel_role SOURCES test_kernel_role.c LIBS vtanalysis LABELS analyzer)

@@ -12,6 +12,8 @@ foreach(t test_pickle test_json)
   vt_add_test(NAME ${t} SOURCES ${t}.c LIBS vtimport LABELS analyzer)
   set_property(TEST ${t} APPEND PROPERTY ENVIRONMENT "VT_REAL_DATA=${VT_REAL_DATA}")
 endforeach()
+# The peak's breakdown on the real files (test_breakdown: analyzer.cmake).
+set_property(TEST test_breakdown APPEND PROPERTY ENVIRONMENT "VT_REAL_DATA=${VT_REAL_DATA}")
 
 # Fuzzing the readers (tests/fuzz/run.sh builds fuzz_pickle and fuzz_json with libFuzzer),
 # one input in eight (sizes divisible by 8) through the whole importer too (vt_fuzz_common: reliability.cmake);

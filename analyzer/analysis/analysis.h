@@ -53,6 +53,8 @@ struct vt_opts {
     int bAll;               /* text: every finding and every process (--all), not the first screen */
     int nJobs;              /* traces analyzed at once (threads); 0: one per online CPU */
     int bProgress;          /* say on stderr how far a long run is (it is a terminal) */
+    int64_t batch;          /* --batch: the batch size of the traced run (what-would-fit in batch sizes); 0 none */
+    int64_t fitMemory;      /* --fit-memory: the device memory to fit in; 0: each device's own */
     int bSiteCurves;        /* keep each device's site curves (vt_device.aSite): the HTML report draws them */
 };
 
@@ -70,6 +72,79 @@ struct vt_group {
     int64_t count, bytes;   /* allocations in the group, their bytes */
     int site, memKind;
     struct vt_snap largest; /* its largest allocation */
+};
+
+/*
+ * What the memory at one moment (a device's peak, an OOM) was, by category (breakdown.c, the rules
+ * in docs/analysis.md "What the peak was"): the parts sum to total, the figure named by zBasis.
+ */
+enum vt_cat {
+    VT_CAT_PARAM = 0,   /* parameters (and buffers) */
+    VT_CAT_GRAD,        /* gradients */
+    VT_CAT_OPT,         /* optimizer state */
+    VT_CAT_ACT,         /* activations kept for backward */
+    VT_CAT_TRANSIENT,   /* activations or temporaries, not told apart */
+    VT_CAT_TEMP,        /* temporaries and workspaces */
+    VT_CAT_STATE,       /* other memory kept from step to step */
+    VT_CAT_CACHE,       /* the allocator's cache: reserved, not allocated */
+    VT_CAT_NCCL,        /* NCCL's buffers */
+    VT_CAT_CUBLAS,      /* cuBLAS/cuBLASLt workspaces */
+    VT_CAT_CUDNN,       /* cuDNN workspaces */
+    VT_CAT_GRAPH,       /* CUDA graph pools */
+    VT_CAT_LIB,         /* another library, outside the framework's allocator (by module) */
+    VT_CAT_CONTEXT,     /* the CUDA context and driver */
+    VT_CAT_OTHERS,      /* other processes */
+    VT_CAT_BEFORE,      /* allocated before the trace began */
+    VT_CAT_UNKNOWN,
+    VT_CAT_N
+};
+struct vt_bdpart {
+    int cat;                /* enum vt_cat */
+    int64_t bytes, count;   /* count: allocations (0 for figures that are not allocations: cache, context) */
+    char *zEvidence;        /* the rules that decided, with their shares */
+    char zOwner[64];        /* VT_CAT_LIB: the library's module; else "" */
+};
+struct vt_breakdown {
+    int64_t total;          /* what the parts sum to; -1: no breakdown */
+    const char *zBasis;     /* "reserved", "allocated", "device used", "process" (static) */
+    int bSegment;           /* categories of caching-allocator segments, not tensors */
+    struct vt_bdpart *a;    /* largest first, unknown last */
+    int n;
+    int64_t untraced;       /* device used beyond the traced memory (in the context part), -1 not known */
+    int64_t poolCache;      /* a cudaMallocAsync pool's reserved bytes beyond the live ones then (not a part: the
+                             * figure is the live allocations), 0 none */
+    int64_t gradAvoidable;  /* gradients of an earlier backward pass live at a peak in the forward pass, not freed
+                             * by zero_grad: what zero_grad(set_to_none=True) before the forward would free */
+};
+
+/*
+ * What would fit on a device (fit.c, docs/analysis.md "What would fit"): from its peak's
+ * breakdown, the headroom, the memory that grows with the batch and the largest batch that fits,
+ * and what each change would save, each estimate with its assumption in one line.
+ */
+#define VT_FIT_CONTEXT ((int64_t)512 << 20) /* the CUDA context assumed where no free memory was sampled */
+#define VT_FIT_SAVES 5
+struct vt_fitsave {
+    const char *zKey;       /* JSON: bf16_activations, activation_checkpointing, zero_grad_set_to_none,
+                             * expandable_segments, shard_optimizer_state */
+    const char *zWhat;      /* for people */
+    int64_t bytes;
+    char *zAssume;          /* its assumption, one line */
+};
+struct vt_fit {
+    int bDone;
+    int64_t capacity;       /* bytes to fit in (--fit-memory, else the device's total); -1 unknown */
+    int64_t need;           /* the peak with what the trace does not hold (the CUDA context) */
+    int64_t context;        /* of need: the context, measured at an OOM or assumed (bContextAssumed) */
+    int bContextAssumed;
+    int64_t headroom;       /* capacity - need (negative: does not fit); meaningful with capacity */
+    int64_t fixed, scaling; /* need = fixed + scaling: bytes that do not / do grow with the batch */
+    double maxScale;        /* largest batch scale that fits (1 = the batch traced); -1 unknown */
+    int64_t batch, maxBatch; /* --batch N, and the largest batch size that fits; -1 unknown */
+    char *azAssume[4];      /* the estimate's assumptions */
+    int nAssume;
+    struct vt_fitsave aSave[VT_FIT_SAVES];
+    int nSave;
 };
 
 /* One timeline bucket of a site curve: the highest live bytes in it, and the level after its last change. */
@@ -113,6 +188,9 @@ struct vt_device {
     int64_t snapPeak;                   /* live bytes when aTop was taken */
     int bPeakDirty;
     int nSnapshots;
+    int bBdDirty;                       /* the peak rose since the breakdown's last moment (breakdown.c) */
+    struct vt_breakdown bd;             /* what the peak was (device accounts) */
+    struct vt_fit fit;                  /* what would fit (device accounts with a breakdown) */
     /* with opts.bSiteCurves: the curves of its largest sites (VT_SITECURVE_TOP by peak) and of the sites its
      * findings name, largest peak first */
     struct vt_sitecurve *aSite;
@@ -228,6 +306,7 @@ struct vt_oom {
     int nTop;
     struct vt_group aGroup[VT_TOPMAX]; /* what was live on its device by site and kind, largest first */
     int nGroup;
+    struct vt_breakdown bd; /* what the memory in use then was */
 };
 
 /*
@@ -264,6 +343,7 @@ struct vt_trace {
     int64_t crashTs;          /* the last attempt of the failure the job ended at, -1 when it did not end at one */
     int64_t wallStart;        /* wall-clock ns of its first event, -1 unknown: with host and pid, which process it is */
     struct vt_writeback *pWb; /* results written back, when writable (writeback.c) */
+    struct vt_bdrun *pBd;     /* the breakdown's state during the replay (breakdown.c) */
 };
 
 struct vt_finding {
@@ -479,6 +559,40 @@ int vt__xfer_end(struct vt_xfer_run *x, int bFinish);            /* SQLite code;
 /* The pass over the kernels when the scan did not make it (t->xf.bDone). A VT_EXIT code. */
 int vt__transfers(struct vt_trace *t);
 
+/* ---- breakdown.c ---- */
+/* The category's key in JSON ("parameters", "optimizer_state", ...), its name for people, and whether
+ * its bytes grow with the batch (activations, temporaries). */
+const char *vt__cat_key(int cat);
+const char *vt__cat_name(int cat);
+int vt__cat_scales(int cat);
+/*
+ * The breakdown follows the replay: vt__bd_begin before it; vt__bd_life_begin as a lifetime
+ * begins; vt__bd_before_end as one is about to end (still counted: the moment a device stands
+ * at its peak is taken then); vt__bd_life_end as it ends (its category added to every moment it
+ * was live at); vt__bd_oom at an OOM (its moment); vt__bd_finish before the lifetimes live at
+ * the end end; vt__bd_end after the replay makes each device's and OOM's vt_breakdown. Each
+ * returns 0, or -1 when out of memory or on an SQLite error reading a stack. vt__bd_free
+ * releases the state (on any path).
+ */
+int vt__bd_begin(struct vt_trace *t, int bTensorsInSegments);
+int vt__bd_life_begin(struct vt_trace *t, struct vt_life *l);
+int vt__bd_before_end(struct vt_trace *t, const struct vt_life *l);
+int vt__bd_life_end(struct vt_trace *t, const struct vt_life *l);
+int vt__bd_oom(struct vt_trace *t, int iOom);
+int vt__bd_finish(struct vt_trace *t);
+int vt__bd_end(struct vt_trace *t);
+void vt__bd_free(struct vt_trace *t);
+/* Release what breakdown b owns; b->total becomes -1. */
+void vt__breakdown_clear(struct vt_breakdown *b);
+/* The part of category cat in b (the first, for libraries), NULL when none. */
+const struct vt_bdpart *vt__bd_part(const struct vt_breakdown *b, int cat);
+
+/* ---- fit.c ---- */
+/* What would fit on each device of trace iTrace with a breakdown (vt_device.fit). 0, or -1 when out of memory. */
+int vt__fit(struct vt_result *r, int iTrace);
+/* Release what fit f owns. */
+void vt__fit_clear(struct vt_fit *f);
+
 /* ---- oomfail.c ---- */
 /* Group t's OOM events into failed requests (t->aFail) and find whether the job ended at the last one
  * (t->crashTs). After the replay has seen every row, before the lifetimes live at the end end. 0 or -1. */
@@ -510,6 +624,8 @@ void vt__writeback_free(struct vt_trace *t);
  * may stay apart).
  */
 int vt__findings_group(struct vt_result *r);
+/* The root cause of f as a key: kind, site, phase and title with its figures taken out (malloc'd, NULL on OOM). */
+char *vt__finding_key(const struct vt_finding *f);
 /*
  * The name of process t for people: "pid 4242", "pid 4242, rank 1"; a trace that records no
  * pid (an imported snapshot) is named by its file's name instead ("run.pickle", with ", rank 1"
@@ -525,6 +641,54 @@ void vt__fmt_ranks(const struct vt_result *r, const struct vt_finding *f, char *
 /* For a grouped f, how often and the spread of its bytes ("39 times: 1.00 GiB min, 1.50 GiB median,
  * 1.80 GiB max", "once in each of 64 processes, 386 MiB each"); else empty. Into z (size n). */
 void vt__fmt_spread(const struct vt_finding *f, char *z, size_t n);
+
+/* ---- diff.c: two runs compared (vramtrace diff) ---- */
+enum { VT_DIFF_NEW = 1, VT_DIFF_GONE, VT_DIFF_GREW, VT_DIFF_SHRANK };
+struct vt_diffcat {
+    int cat;                /* enum vt_cat */
+    char zOwner[64];
+    int64_t base, cur;      /* its bytes at each run's peak (0: not there) */
+};
+struct vt_diffdev {
+    int iBase, iNew;        /* the process in each run (trace index), -1: only in the other */
+    int id;                 /* device id */
+    char zProc[96], zName[128];
+    int64_t base, cur;      /* the peaks, -1 when not in that run or unknown */
+    struct vt_diffcat *aCat; /* the breakdowns' categories side by side */
+    int nCat;
+};
+struct vt_diffsite {
+    char *zSite;
+    int64_t base, cur;      /* highest live bytes in any process of each run, -1: not in it */
+    int change;             /* VT_DIFF_* */
+};
+struct vt_diffphase {
+    char zProc[96], zName[96];
+    int kind;
+    int64_t base, cur;      /* peaks, -1: not in that run or unknown */
+};
+struct vt_difffind {
+    const struct vt_finding *f; /* in NEW when bNew (appeared), else in BASE (vanished) */
+    int bNew;
+};
+struct vt_diff {
+    const struct vt_result *pBase, *pNew;
+    char *zWarn;            /* why the runs look like different jobs, NULL when alike */
+    struct vt_diffdev *aDev;
+    int nDev;
+    struct vt_diffsite *aSite; /* the sites that changed by at least minBytes (and 10 %), largest change first */
+    int nSite;
+    struct vt_diffphase *aPhase;
+    int nPhase;
+    struct vt_difffind *aFind;
+    int nFind;
+    double maxGrowthPct;    /* the largest growth of a device peak, percent (iMaxGrowth >= 0) */
+    int iMaxGrowth;         /* that device entry, -1 none compared */
+    int64_t minBytes;
+};
+/* Compare two analyses; d refers to both (they must outlive it). 0, or -1 when out of memory (d then freed). */
+int vt__diff(const struct vt_result *pBase, const struct vt_result *pNew, int64_t minBytes, struct vt_diff *d);
+void vt__diff_free(struct vt_diff *d);
 
 /* ---- pipeline.c ---- */
 /*

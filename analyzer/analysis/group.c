@@ -34,7 +34,7 @@ static void title_class(const char *zTitle, char *z, size_t n)
 }
 
 /* A finding's grouping key: kind, site, phase, title class, separated by a byte no text holds. */
-static char *group_key(const struct vt_finding *f)
+char *vt__finding_key(const struct vt_finding *f)
 {
     char zClass[512];
     title_class(f->zTitle, zClass, sizeof zClass);
@@ -166,7 +166,7 @@ int vt__findings_group(struct vt_result *r)
     for (i = 0; i < nAll; i++) {
         a[i].i = i;
         a[i].f = &r->aFind[i];
-        a[i].zKey = group_key(&r->aFind[i]);
+        a[i].zKey = vt__finding_key(&r->aFind[i]);
         if (!a[i].zKey) rc = -1;
     }
     if (rc == 0) {

@@ -78,6 +78,10 @@ static int analyze_one(struct vt_result *r, int iTrace, const char *zPath, const
             vt__errorf("%s: out of memory", zPath);
             rc = VT_EXIT_INTERNAL;
         }
+    if (rc == VT_EXIT_OK && vt__fit(r, iTrace) != 0) {
+        vt__errorf("%s: out of memory", zPath);
+        rc = VT_EXIT_INTERNAL;
+    }
     if (rc == VT_EXIT_OK && vt__findings_group(r) != 0) { /* this process's repeats: as reported, and as written back */
         vt__errorf("%s: out of memory", zPath);
         rc = VT_EXIT_INTERNAL;

@@ -110,6 +110,7 @@ static int on_begin(void *pArg, struct vt_life *l)
     if (!l->bTensor || r->bTensorDevice) t->lc.nAlloc++;
     if (site_account(r, l, +1, l->allocTs >= 0 ? l->allocTs : r->tsUntimed) != 0) return -1;
     snapshot_view(r);
+    if (vt__bd_life_begin(t, l) != 0) return -1;
     if (timeline_account(r, l, l->allocTs >= 0 ? l->allocTs : r->tsUntimed) != 0) return -1;
     if (judged(r, l) && t->nOom > 0 && l->acct != VT_ACCT_NONE && l->allocTs >= t->aOom[t->nOom - 1].ts) {
         struct vt_oom *o = &t->aOom[t->nOom - 1]; /* a request succeeded after the last OOM */
@@ -125,6 +126,7 @@ static int on_before_end(void *pArg, struct vt_life *l)
     struct replay *r = pArg;
     struct vt_trace *t = r->t;
     int iDev;
+    if (vt__bd_before_end(t, l) != 0) return -1; /* either level: a device's peak is CUDA's live bytes */
     if (l->status == VT_LIFE_LIVE_AT_END || l->acct == VT_ACCT_NONE) return 0;
     if (l->acct == VT_ACCT_PINNED ? l->bTensor && !r->bTensorDevice : l->bTensor != !r->bDetectCuda) return 0;
     if ((iDev = vt__dev_index(t, l->acct)) < 0) return -1;
@@ -165,6 +167,7 @@ static int on_end(void *pArg, struct vt_life *l)
 {
     struct replay *r = pArg;
     struct vt_trace *t = r->t;
+    if (vt__bd_life_end(t, l) != 0) return -1;
     use_bound(r, l);
     if (l->status == VT_LIFE_LIVE_AT_END) {
         if (l->bTensor) {
@@ -304,6 +307,7 @@ static int on_oom(struct replay *r, const struct vt_rows *c)
     if (vt__live_snapshot(t, t->tl.apLive, t->tl.nLive, o->device, o->aTop, &o->nTop, VT_TOPMAX, o->aGroup, &o->nGroup,
                           VT_TOPMAX) != 0)
         return -1;
+    if (vt__bd_oom(t, t->nOom - 1) != 0) return -1;
     return emit(r, VT_EV_OOM, o->ts, NULL, o);
 }
 
@@ -332,6 +336,7 @@ static int finish(struct replay *r)
         vt__timeline_snapshot(t, i);
     }
     snapshot_view(r);
+    if (vt__bd_finish(t) != 0) return -1;
     if (vt__live_finish(r->pCuda) != 0 || vt__live_finish(r->pTensor) != 0) return -1;
     if (t->lc.nInternalEnd) {
         char zB[32];
@@ -418,6 +423,7 @@ int vt__replay(struct vt_trace *t, const struct vt_opts *o, const struct vt_dete
     r.pTensor = vt__live_new(&h);
     if (!r.pCuda || !r.pTensor) rc = SQLITE_NOMEM;
     vt__timeline_begin(t);
+    if (vt__bd_begin(t, f->bHaveTensors && !r.bTensorDevice) != 0) rc = SQLITE_NOMEM;
     for (i = 0; i < C_N && rc == SQLITE_OK; i++) {
         int bAbsent = (i == C_MEM && !f->aT[VT_T_MEM].bPresent) || (i == C_TENSOR && !f->aT[VT_T_TENSOR].bPresent) ||
                       (i == C_UNSCANNED && !f->aT[VT_T_KER].bAny);
@@ -465,7 +471,9 @@ int vt__replay(struct vt_trace *t, const struct vt_opts *o, const struct vt_dete
         vt__timeline_phase_step(t, INT64_MAX);
         if (finish(&r) != 0) rc = SQLITE_NOMEM;
         if (t->tl.bGroupNoMem) rc = SQLITE_NOMEM; /* a peak snapshot could not group what was live */
+        if (rc == SQLITE_OK && vt__bd_end(t) != 0) rc = SQLITE_NOMEM;
     }
+    vt__bd_free(t);
     for (i = 0; i < C_N; i++) {
         vt__rows_close(&ac[i]);
         free(azSql[i]);

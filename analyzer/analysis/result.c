@@ -227,6 +227,9 @@ void vt__fmt_at(const struct vt_trace *t, int64_t ts, char *z, size_t n)
 
 void vt__trace_free(struct vt_trace *t)
 {
+    for (int i = 0; i < t->tl.nDev; i++) vt__breakdown_clear(&t->tl.aDev[i].bd), vt__fit_clear(&t->tl.aDev[i].fit);
+    for (int i = 0; i < t->nOom; i++) vt__breakdown_clear(&t->aOom[i].bd);
+    vt__bd_free(t);
     vt__sites_free(&t->sites);
     vt__sitecurves_drop(t);
     for (int d = 0; d < t->tl.nDev; d++) {

@@ -132,6 +132,7 @@ void vt__timeline_update(struct vt_trace *t, int iDev, int64_t ts)
         d->peak = d->live;
         d->peakTs = ts;
         d->bPeakDirty = 1;
+        d->bBdDirty = 1;
         d->tensorAtPeak = d->tensorLive;
     }
     if (d->poolReserved > d->poolPeakReserved) d->poolPeakReserved = d->poolReserved;

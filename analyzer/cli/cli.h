@@ -8,6 +8,7 @@
  * (record returns the traced job's own exit status). */
 int vt__cmd_record(int argc, char **argv);
 int vt__cmd_analyze(int argc, char **argv);
+int vt__cmd_diff(int argc, char **argv);
 int vt__cmd_info(int argc, char **argv);
 int vt__cmd_sql(int argc, char **argv);
 int vt__cmd_export(int argc, char **argv);

@@ -18,9 +18,13 @@ static void usage(FILE *f)
             "\n"
             "Explain the GPU memory use recorded in one or more traces (one per process or rank):\n"
             "leaks, memory retained after its last use or across phases, validation spikes, slow\n"
-            "host-device copies and out-of-memory causes, each with evidence and a fix. Works\n"
-            "offline: no GPU or CUDA needed. With --save, results are also written back into each\n"
-            "trace as the tables lifetime, phase, finding and the view allocation (docs/analysis.md).\n"
+            "host-device copies and out-of-memory causes, each with evidence and a fix. Each\n"
+            "device's peak and each OOM is broken down by category (parameters, gradients,\n"
+            "optimizer state, activations, temporaries, allocator cache, NCCL, cuBLAS, cuDNN, the\n"
+            "CUDA context, before the trace, unknown), with the rule that decided each part, and\n"
+            "what would fit (see --batch, --fit-memory). Works offline: no GPU or CUDA needed.\n"
+            "With --save, results are also written back into each trace as the tables lifetime,\n"
+            "phase, finding and the view allocation (docs/analysis.md).\n"
             "\n"
             "options:\n"
             "  --format FMT      text (default), json, markdown or html (one self-contained file)\n"
@@ -42,6 +46,10 @@ static void usage(FILE *f)
             "  --no-write        do not write results back (the default; kept for scripts)\n"
             "  -j, --jobs N      analyze N traces at once (default: one per online CPU)\n"
             "  --by-site         add a table of allocation sites\n"
+            "  --batch N         the batch size of the traced run: what would fit is also given as\n"
+            "                    the largest batch size (default: as a scale of the batch traced)\n"
+            "  --fit-memory SIZE device memory to fit in (K, M, G suffixes; default: each device's\n"
+            "                    total)\n"
             "  --all             text: every finding and every process's section (default: the 10\n"
             "                    worst findings, and the sections of at most 8 processes)\n"
             "  --debug-dir DIR   separate debug files for native frames (DIR/.build-id/xx/rest.debug)\n"
@@ -77,14 +85,15 @@ static int parse_args(int argc, char **argv, struct vt_opts *o, struct vt_optpar
                       int *pbNoSnap)
 {
     enum { O_FORMAT = 1, O_OUT, O_PHASE, O_EVAL, O_ITER, O_MIN, O_TOP, O_FAIL, O_NOWRITE, O_BYSITE, O_SAVE, O_JOBS,
-           O_SNAP, O_NOSNAP, O_DEBUGDIR, O_ALL };
+           O_SNAP, O_NOSNAP, O_DEBUGDIR, O_ALL, O_BATCH, O_FITMEM };
     static const struct vt_opt aOpt[] = {
         {"format", 0, 1, O_FORMAT}, {"output", 'o', 1, O_OUT},    {"phase", 0, 1, O_PHASE},
         {"eval-phase", 0, 1, O_EVAL}, {"iteration", 0, 1, O_ITER}, {"min-bytes", 0, 1, O_MIN},
         {"top", 0, 1, O_TOP},       {"fail-on", 0, 1, O_FAIL},    {"no-write", 0, 0, O_NOWRITE},
         {"by-site", 0, 0, O_BYSITE}, {"save", 0, 0, O_SAVE},       {"jobs", 'j', 1, O_JOBS},
         {"snapshot", 0, 1, O_SNAP}, {"no-snapshot", 0, 0, O_NOSNAP}, {"debug-dir", 0, 1, O_DEBUGDIR},
-        {"all", 0, 0, O_ALL},       {NULL, 0, 0, 0}};
+        {"all", 0, 0, O_ALL},       {"batch", 0, 1, O_BATCH},     {"fit-memory", 0, 1, O_FITMEM},
+        {NULL, 0, 0, 0}};
     static const char *const azFormat[] = {"text", "json", "markdown", "html", "md", NULL};
     static const char *const azSev[] = {"info", "low", "medium", "high", NULL};
     int c, k;
@@ -115,6 +124,11 @@ static int parse_args(int argc, char **argv, struct vt_opts *o, struct vt_optpar
             break;
         case O_BYSITE: o->bBySite = 1; break;
         case O_ALL: o->bAll = 1; break;
+        case O_BATCH:
+            bad = vt__opt_int(p, 1, 1000000000, &n);
+            o->batch = n;
+            break;
+        case O_FITMEM: bad = vt__opt_bytes(p, &o->fitMemory); break;
         case O_DEBUGDIR: bad = vt__sym_debug_dir(p->zVal); break;
         case O_SNAP: *pzSnap = p->zVal; break;
         case O_NOSNAP: *pbNoSnap = 1; break;

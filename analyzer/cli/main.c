@@ -1,4 +1,4 @@
-/* The vramtrace command: dispatch to the record, analyze, info, sql, export, import, upgrade and redact subcommands. */
+/* The vramtrace command: dispatch to the record, analyze, diff, info, sql, export, import, upgrade and redact subcommands. */
 #include <stdio.h>
 #include <string.h>
 
@@ -11,6 +11,7 @@ static const struct {
 } aCmd[] = {
     {"record", vt__cmd_record, "run a command under the tracer, one trace per process"},
     {"analyze", vt__cmd_analyze, "find leaks, retained memory, spikes, slow copies and OOM causes"},
+    {"diff", vt__cmd_diff, "compare two runs: peaks and what they were, sites, phases, findings"},
     {"info", vt__cmd_info, "devices, versions, duration, event counts, drops of a trace"},
     {"sql", vt__cmd_sql, "run read-only SQL over one or more traces"},
     {"export", vt__cmd_export, "write a Perfetto / Chrome trace-event JSON file"},
@@ -27,11 +28,11 @@ static void usage(FILE *f)
     for (i = 0; i < sizeof aCmd / sizeof aCmd[0]; i++)
         fprintf(f, "  %-8s %s\n", aCmd[i].zName, aCmd[i].zSummary);
     fprintf(f, "\nRun 'vramtrace COMMAND --help' or 'vramtrace help COMMAND' for its options.\n"
-               "Exit codes: 0 ok, 1 findings (analyze --fail-on), 2 usage, 3 file missing or\n"
-               "unreadable, 4 not a trace (or a format import does not read), 5 trace from a\n"
-               "newer vramtrace, 6 damaged trace or damaged input, 7 internal error, 8 tracer\n"
-               "library not found, 9 some of several traces not read (each named), 10 sql query\n"
-               "stopped at a limit; record returns the job's status.\n"
+               "Exit codes: 0 ok, 1 findings (analyze --fail-on) or growth (diff --max-growth),\n"
+               "2 usage, 3 file missing or unreadable, 4 not a trace (or a format import does not\n"
+               "read), 5 trace from a newer vramtrace, 6 damaged trace or damaged input, 7 internal\n"
+               "error, 8 tracer library not found, 9 some of several traces not read (each named),\n"
+               "10 sql query stopped at a limit; record returns the job's status.\n"
                "See docs/cli.md.\n");
 }
 

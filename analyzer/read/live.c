@@ -363,7 +363,7 @@ static struct vt_life *life_new(const struct vt_memrow *m, int acct)
     l->allocTs = m->ts;
     l->freeTs = l->firstUse = l->lastUse = l->useBound = -1;
     l->allocEventId = m->id;
-    l->freeEventId = -1;
+    l->freeEventId = l->freeStackId = -1;
     l->stackId = m->stackId;
     l->device = m->device;
     l->memKind = m->kind;
@@ -395,6 +395,7 @@ static int end(struct vt_live *L, struct vt_life *l, const struct vt_memrow *m, 
     if (seen(l) && L->h.xBeforeEnd && L->h.xBeforeEnd(L->h.pArg, l) != 0) return -1;
     l->freeTs = m->ts;
     l->freeEventId = m->id;
+    l->freeStackId = m->stackId;
     l->freeApi = m->api;
     l->status = status;
     if (count(L, l, -1) != 0) return -1;

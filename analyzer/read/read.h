@@ -258,6 +258,36 @@ void vt__sites_free(struct vt_sites *s);
  */
 char *vt__stack_describe(sqlite3 *db, int64_t stackId, int *pRc);
 
+/*
+ * What a stack's frames say about the memory it allocated or freed (the breakdown's evidence,
+ * docs/analysis.md "What the peak was"): who owns it when not the program (NCCL, cuBLAS, cuDNN,
+ * a CUDA graph's pool, another library, named by its module), whether PyTorch's caching
+ * allocator made it, and what PyTorch was doing (an optimizer, zero_grad, moving or loading
+ * parameters, the autograd engine's backward pass, AccumulateGrad, DDP's reducer).
+ */
+enum vt_facet {
+    VT_FACET_NCCL = 1 << 0,       /* a frame in libnccl or an nccl* function */
+    VT_FACET_CUBLAS = 1 << 1,     /* libcublas/libcublasLt, or PyTorch's cuBLAS handle/workspace functions */
+    VT_FACET_CUDNN = 1 << 2,      /* libcudnn, or PyTorch's cuDNN workspace */
+    VT_FACET_GRAPH = 1 << 3,      /* CUDA graph capture (torch/cuda/graphs.py, cudagraph_trees, at::cuda::CUDAGraph) */
+    VT_FACET_LIB = 1 << 4,        /* a shared library outside the runtime set, no PyTorch allocator frame: zOwner */
+    VT_FACET_ALLOCATOR = 1 << 5,  /* PyTorch's CUDA allocator (CUDACachingAllocator, CudaMallocAsync) */
+    VT_FACET_OPTIM = 1 << 6,      /* an optimizer's code (torch/optim/, apex, bitsandbytes, DeepSpeed's optimizers) */
+    VT_FACET_ZERO_GRAD = 1 << 7,  /* zero_grad (optimizer or module) */
+    VT_FACET_PARAM = 1 << 8,      /* parameters moved, created or loaded (Module.to/_apply/cuda, nn.init, load_state_dict) */
+    VT_FACET_ENGINE = 1 << 9,     /* the autograd engine: its thread, a *Backward node, Tensor.backward */
+    VT_FACET_ACCUMULATE = 1 << 10, /* AccumulateGrad: a parameter's gradient */
+    VT_FACET_REDUCER = 1 << 11,   /* DDP's reducer (c10d::Reducer): gradient buckets */
+    VT_FACET_PYTHON = 1 << 12,    /* the stack has Python frames */
+    VT_FACET_INIT = 1 << 13       /* a constructor (a Python __init__): a model's layers made on the device */
+};
+struct vt_facets {
+    unsigned m;             /* enum vt_facet bits */
+    char zOwner[64];        /* VT_FACET_LIB: the module's file name ("libfoo.so.1"), else "" */
+};
+/* The facets of recorded stack stackId (none for -1). Returns an SQLite code. */
+int vt__stack_facets(sqlite3 *db, int64_t stackId, struct vt_facets *p);
+
 /* ---- knames.c ---- */
 /*
  * Readable names of db's kernels in temp.vt_kname(name_id, demangled, short_name), one row per
@@ -319,6 +349,9 @@ struct vt_life {
     int bTensor;                   /* a block of a framework allocator (tensor_event), not a CUDA allocation */
     int site, phase;               /* the analysis' (site index, phase index), -1 none */
     int liveIdx;                   /* index in the live set's dense array */
+    int64_t freeStackId;           /* the stack of its free, -1 when not recorded (or not freed) */
+    int64_t bdSeq;                 /* the analysis' order of its beginning (breakdown.c) */
+    int bdSpan;                    /* the analysis' step it began in (breakdown.c), -1 none */
     struct vt_life *pOwner;        /* a mapping: the VMM creation whose memory it shows, uses go there */
     int nMap;                      /* a VMM creation: mappings of it live */
 };

@@ -5,8 +5,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "util/text.h"
+#include "vramtrace/schema.h"
 
 /* Does path z contain part (written with '/') with either separator ('\\' on Windows)? */
 static int has_part(const char *z, const char *zPart)
@@ -138,6 +140,137 @@ static int autograd_node(const char *zFn, char *z, size_t n)
     return 0;
 }
 
+/* A stack's frames, innermost first: kind, function, file, line, module, pc, and the module's recorded build id
+ * (zBuildId: traces before schema version 3 have no module table) */
+#define SITE_FRAME_SQL(zBuildId)                                                                                       \
+    "SELECT f.kind, fn.value, fi.value, f.line, mo.value, f.pc, " zBuildId " FROM frame f"                             \
+    " LEFT JOIN string fn ON fn.id = f.function_id LEFT JOIN string fi ON fi.id = f.file_id"                           \
+    " LEFT JOIN string mo ON mo.id = f.module_id WHERE f.stack_id = ? ORDER BY f.idx"
+
+/* Is z's file name (after the last separator) zName, or does it end with "/zName" ('/' or '\\')? */
+static int file_is(const char *z, const char *zName)
+{
+    size_t n = strlen(z), k = strlen(zName);
+    return n >= k && !strcmp(z + n - k, zName) && (n == k || z[n - k - 1] == '/' || z[n - k - 1] == '\\');
+}
+
+/* Is Python function zFn (a plain or qualified name, "Module._apply", "_apply") named zName? */
+static int fn_is(const char *zFn, const char *zName)
+{
+    size_t n = strlen(zFn), k = strlen(zName);
+    return n >= k && !strcmp(zFn + n - k, zName) && (n == k || zFn[n - k - 1] == '.');
+}
+
+/* Does z contain zPart, ignoring case? */
+static int has_nocase(const char *z, const char *zPart)
+{
+    size_t n = strlen(zPart);
+    for (; *z; z++)
+        if (!strncasecmp(z, zPart, n)) return 1;
+    return 0;
+}
+
+/* Is native module zMod (a path) a runtime the program runs on rather than a library that owns memory? */
+static int is_runtime_module(const char *zMod)
+{
+    static const char *az[] = {"libc10", "libtorch", "libpython", "libc.so", "libc-", "libstdc++", "ld-linux", "libcuda.",
+                               "libcudart", "libcupti", "libvramtrace", "libpthread", "libgcc", "libm.so", "libdl"};
+    for (size_t i = 0; i < sizeof az / sizeof az[0]; i++)
+        if (strstr(zMod, az[i])) return 1;
+    return 0;
+}
+
+/*
+ * Add what one frame says to *p (docs/analysis.md "What the peak was" lists the frames): kind
+ * (VT_FRAME_*), function, file (Python) and module (native) as recorded, any of them NULL.
+ */
+static void frame_facets(int kind, const char *zFn, const char *zFile, const char *zMod, struct vt_facets *p)
+{
+    if (kind == VT_FRAME_PYTHON) {
+        p->m |= VT_FACET_PYTHON;
+        if (!zFile) return;
+        if (has_part(zFile, "torch/optim/") || has_part(zFile, "apex/optimizers/") || has_part(zFile, "bitsandbytes/optim/") ||
+            has_part(zFile, "deepspeed/ops/adam/") || has_part(zFile, "deepspeed/ops/lamb/") || has_part(zFile, "timm/optim/") ||
+            file_is(zFile, "transformers/optimization.py"))
+            p->m |= zFn && strstr(zFn, "zero_grad") ? VT_FACET_ZERO_GRAD : VT_FACET_OPTIM;
+        else if (zFn && fn_is(zFn, "zero_grad"))
+            p->m |= VT_FACET_ZERO_GRAD;
+        if (has_part(zFile, "torch/nn/modules/module.py") && zFn &&
+            (fn_is(zFn, "_apply") || fn_is(zFn, "to") || fn_is(zFn, "cuda") || fn_is(zFn, "convert") ||
+             fn_is(zFn, "to_empty") || fn_is(zFn, "_load_from_state_dict") || fn_is(zFn, "load_state_dict")))
+            p->m |= VT_FACET_PARAM;
+        if (file_is(zFile, "torch/nn/init.py") || file_is(zFile, "torch/nn/parameter.py") ||
+            file_is(zFile, "torch/serialization.py") || has_part(zFile, "safetensors/") ||
+            (zFn && (fn_is(zFn, "reset_parameters") || fn_is(zFn, "set_module_tensor_to_device"))))
+            p->m |= VT_FACET_PARAM;
+        if (zFn && fn_is(zFn, "__init__")) p->m |= VT_FACET_INIT;
+        if (has_part(zFile, "torch/nn/parallel/distributed.py") && zFn &&
+            (strstr(zFn, "__init__") || strstr(zFn, "_ddp_init_helper") || strstr(zFn, "bucket")))
+            p->m |= VT_FACET_REDUCER; /* DDP made its gradient buckets */
+        if (has_part(zFile, "torch/cuda/graphs.py") || file_is(zFile, "cudagraph_trees.py")) p->m |= VT_FACET_GRAPH;
+        if (zFn && ((file_is(zFile, "torch/_tensor.py") && fn_is(zFn, "backward")) ||
+                    (file_is(zFile, "torch/autograd/__init__.py") && fn_is(zFn, "backward")) ||
+                    (file_is(zFile, "torch/autograd/graph.py") && fn_is(zFn, "_engine_run_backward"))))
+            p->m |= VT_FACET_ENGINE;
+        return;
+    }
+    if (zMod) {
+        const char *zBase = strrchr(zMod, '/');
+        zBase = zBase ? zBase + 1 : zMod;
+        if (strstr(zBase, "libnccl")) p->m |= VT_FACET_NCCL;
+        else if (strstr(zBase, "libcublas")) p->m |= VT_FACET_CUBLAS;
+        else if (strstr(zBase, "libcudnn")) p->m |= VT_FACET_CUDNN;
+        else if (!p->zOwner[0] && strstr(zBase, ".so") && !is_runtime_module(zMod))
+            snprintf(p->zOwner, sizeof p->zOwner, "%s", zBase); /* the innermost library that is not the runtime */
+    }
+    if (!zFn) return;
+    if (!strncmp(zFn, "nccl", 4) || !strncmp(zFn, "pnccl", 5)) p->m |= VT_FACET_NCCL;
+    if (strstr(zFn, "CUDABlas") || strstr(zFn, "cublas")) p->m |= VT_FACET_CUBLAS;
+    if ((has_nocase(zFn, "cudnn") && strstr(zFn, "orkspace")) || strstr(zFn, "run_conv_plan") ||
+        strstr(zFn, "Workspace::Workspace") || strstr(zFn, "9WorkspaceC"))
+        p->m |= VT_FACET_CUDNN;
+    if (strstr(zFn, "CUDAGraph")) p->m |= VT_FACET_GRAPH;
+    if (strstr(zFn, "CUDACachingAllocator") || strstr(zFn, "CudaMallocAsync") || strstr(zFn, "CUDAAllocator"))
+        p->m |= VT_FACET_ALLOCATOR;
+    if (strstr(zFn, "Engine::thread_main") || strstr(zFn, "Engine11thread_main") ||
+        strstr(zFn, "Engine::evaluate_function") || strstr(zFn, "Engine17evaluate_function"))
+        p->m |= VT_FACET_ENGINE;
+    if (strstr(zFn, "AccumulateGrad")) p->m |= VT_FACET_ACCUMULATE | VT_FACET_ENGINE;
+    if (strstr(zFn, "c10d::Reducer") || strstr(zFn, "c10d7Reducer")) p->m |= VT_FACET_REDUCER;
+    {
+        char zNode[128];
+        if (autograd_node(zFn, zNode, sizeof zNode)) p->m |= VT_FACET_ENGINE;
+    }
+}
+
+/* The library facet, once every frame is seen: a library owns the memory only when PyTorch's allocator did not make it. */
+static void facets_done(struct vt_facets *p)
+{
+    if (p->zOwner[0] && !(p->m & (VT_FACET_ALLOCATOR | VT_FACET_NCCL | VT_FACET_CUBLAS | VT_FACET_CUDNN)))
+        p->m |= VT_FACET_LIB;
+    else
+        p->zOwner[0] = 0;
+}
+
+int vt__stack_facets(sqlite3 *db, int64_t stackId, struct vt_facets *p)
+{
+    sqlite3_stmt *pStmt = NULL;
+    int rc;
+    memset(p, 0, sizeof *p);
+    if (stackId < 0) return SQLITE_OK;
+    rc = sqlite3_prepare_v2(db, SITE_FRAME_SQL("NULL"), -1, &pStmt, NULL);
+    if (rc == SQLITE_OK) sqlite3_bind_int64(pStmt, 1, stackId);
+    while (rc == SQLITE_OK && (rc = sqlite3_step(pStmt)) == SQLITE_ROW) {
+        rc = SQLITE_OK;
+        frame_facets(sqlite3_column_int(pStmt, 0), (const char *)sqlite3_column_text(pStmt, 1),
+                     (const char *)sqlite3_column_text(pStmt, 2), (const char *)sqlite3_column_text(pStmt, 4), p);
+    }
+    if (rc == SQLITE_DONE) rc = SQLITE_OK;
+    sqlite3_finalize(pStmt);
+    facets_done(p);
+    return rc;
+}
+
 /*
  * Describe a stack (*pbNccl set when a native frame is in NCCL): the top Python frame outside
  * library and generated code as "file:line in function", else the top generated module without
@@ -152,11 +285,6 @@ static int autograd_node(const char *zFn, char *z, size_t n)
  */
 static char *describe_stack(sqlite3 *db, int64_t stackId, int *pRc, int *pbNccl)
 {
-    /* the module's recorded build id (traces before schema version 3 have no module table) */
-#define SITE_FRAME_SQL(zBuildId)                                                                                       \
-    "SELECT f.kind, fn.value, fi.value, f.line, mo.value, f.pc, " zBuildId " FROM frame f"                             \
-    " LEFT JOIN string fn ON fn.id = f.function_id LEFT JOIN string fi ON fi.id = f.file_id"                           \
-    " LEFT JOIN string mo ON mo.id = f.module_id WHERE f.stack_id = ? ORDER BY f.idx"
     sqlite3_stmt *pStmt = NULL;
     char *zPy = NULL, *zPyAny = NULL, *zGen = NULL, *zPending = NULL, *zNative = NULL, *zRet = NULL;
     char zNode[128] = "", zOp[128] = "";

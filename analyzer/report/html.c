@@ -371,6 +371,7 @@ static int trace_section(FILE *f, const struct vt_result *r, int i)
     if (vt__memory_known(t) && t->f.bTimes) fprintf(f, "<div class=\"chart\" data-tr=\"%d\"></div>\n", i);
     if (vt__memory_known(t)) fprintf(f, "<div class=\"parts\" data-tr=\"%d\"></div>\n", i);
     reconcile(f, t);
+    vt__html_trace_breakdowns(f, t); /* what each peak was (bdbar.c) */
     peaks(f, r, t);
     phases(f, t);
     for (int k = 0; k < t->f.nNote; k++) {

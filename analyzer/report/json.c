@@ -61,6 +61,72 @@ static void groups(FILE *f, const struct vt_trace *t, const struct vt_group *a, 
     fputc(']', f);
 }
 
+/*
+ * What a peak or an OOM was (breakdown.c): "breakdown_basis" (the figure the parts sum to:
+ * "reserved", "allocated", "device used", "process"; null without a breakdown), "breakdown_bytes"
+ * (that sum), "breakdown_segment_level", and "breakdown": [{category, bytes, count, evidence,
+ * owner}], largest first, unknown last.
+ */
+static void breakdown_json(FILE *f, const struct vt_breakdown *b)
+{
+    jstr(f, "breakdown_basis", b->n ? b->zBasis : NULL, 1);
+    jint(f, "breakdown_bytes", b->n ? b->total : -1, 1);
+    fprintf(f, "\"breakdown_segment_level\": %s, \"breakdown\": [", b->n && b->bSegment ? "true" : "false");
+    for (int k = 0; k < b->n; k++) {
+        const struct vt_bdpart *p = &b->a[k];
+        fprintf(f, "%s{", k ? ", " : "");
+        jstr(f, "category", vt__cat_key(p->cat), 1);
+        jint(f, "bytes", p->bytes, 1);
+        jint(f, "count", p->count, 1);
+        jstr(f, "owner", p->zOwner, 1);
+        jstr(f, "evidence", p->zEvidence, 0);
+        fputc('}', f);
+    }
+    fputs("], ", f);
+}
+
+/*
+ * What would fit on a device (fit.c): "fit": null without an estimate, else {capacity_bytes,
+ * need_bytes, context_bytes, context_assumed, headroom_bytes, fixed_bytes, scaling_bytes, max_scale,
+ * batch, max_batch, assumptions[], savings[{key, what, bytes, assumption}]}.
+ */
+static void fit_json(FILE *f, const struct vt_fit *x)
+{
+    fputs("\"fit\": ", f);
+    if (!x->bDone) {
+        fputs("null, ", f);
+        return;
+    }
+    fputc('{', f);
+    jint(f, "capacity_bytes", x->capacity, 1);
+    jint(f, "need_bytes", x->need, 1);
+    jint(f, "context_bytes", x->context, 1);
+    fprintf(f, "\"context_assumed\": %s, \"headroom_bytes\": ", x->bContextAssumed ? "true" : "false");
+    if (x->capacity > 0) fprintf(f, "%lld, ", (long long)x->headroom); /* negative: short by that much */
+    else fputs("null, ", f);
+    jint(f, "fixed_bytes", x->fixed, 1);
+    jint(f, "scaling_bytes", x->scaling, 1);
+    if (x->maxScale >= 0) fprintf(f, "\"max_scale\": %.4f, ", x->maxScale);
+    else fputs("\"max_scale\": null, ", f);
+    jint(f, "batch", x->batch, 1);
+    jint(f, "max_batch", x->maxBatch, 1);
+    fputs("\"assumptions\": [", f);
+    for (int k = 0; k < x->nAssume; k++) {
+        if (k) fputs(", ", f);
+        vt__json_str(f, x->azAssume[k]);
+    }
+    fputs("], \"savings\": [", f);
+    for (int k = 0; k < x->nSave; k++) {
+        fprintf(f, "%s{", k ? ", " : "");
+        jstr(f, "key", x->aSave[k].zKey, 1);
+        jstr(f, "what", x->aSave[k].zWhat, 1);
+        jint(f, "bytes", x->aSave[k].bytes, 1);
+        jstr(f, "assumption", x->aSave[k].zAssume, 0);
+        fputc('}', f);
+    }
+    fputs("]}, ", f);
+}
+
 /* One element of "traces" (keys documented in docs/analysis.md). */
 static void trace_json(FILE *f, const struct vt_result *r, int i)
 {
@@ -108,7 +174,11 @@ static void trace_json(FILE *f, const struct vt_result *r, int i)
             jint(f, "tensor_peak_ts", t->f.bTimes ? dv->tensorPeakTs : -1, 1);
         }
         jint(f, "live_at_exit_bytes", dv->live, 1);
-        fputs("\"live_at_peak\": ", f);
+        fputs("\n         ", f);
+        breakdown_json(f, &dv->bd);
+        fputs("\n         ", f);
+        fit_json(f, &dv->fit);
+        fputs("\n         \"live_at_peak\": ", f);
         snaps(f, t, dv->aTop, dv->nTop, o->nTop);
         fputs(",\n         \"live_at_peak_groups\": ", f);
         groups(f, t, dv->aGroup, dv->nGroup, o->nTop);
@@ -161,6 +231,7 @@ static void trace_json(FILE *f, const struct vt_result *r, int i)
         jint(f, "others_bytes", m->freeBytes >= 0 ? m->others : -1, 1);
         jstr(f, "verdict", m->zVerdict, 1);
         jstr(f, "site", m->site >= 0 ? t->sites.a[m->site].zSite : NULL, 1);
+        breakdown_json(f, &m->bd);
         fputs("\"live\": ", f);
         snaps(f, t, m->aTop, m->nTop, o->nTop);
         fputs(", \"live_groups\": ", f);

@@ -4,6 +4,43 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* A breakdown as a table under heading zWhat ("device 0", "the OOM at 1.2 s"). */
+static void breakdown_md(FILE *f, const char *zWhat, const struct vt_breakdown *b)
+{
+    char zH[300], zB[32], zP[16], zN[128];
+    fputs("\n**", f);
+    vt__put_text(f, zWhat, VT_ESC_MD);
+    fprintf(f, "**: %s\n\n| category | bytes | share | evidence |\n|---|---|---|---|\n", vt__fmt_bdhead(b, zH, sizeof zH));
+    for (int k = 0; k < b->n; k++) {
+        const struct vt_bdpart *p = &b->a[k];
+        fputs("| ", f);
+        vt__put_text(f, vt__fmt_bdname(p, zN, sizeof zN), VT_ESC_MD);
+        fprintf(f, " | %s | %s | ", vt__fmt_bytes(p->bytes, zB, sizeof zB), vt__fmt_bdshare(b, p, zP, sizeof zP));
+        vt__put_text(f, p->zEvidence ? p->zEvidence : "", VT_ESC_MD);
+        fputs(" |\n", f);
+    }
+}
+
+/* What would fit on device d, and each saving with its assumption. */
+static void fit_md(FILE *f, const struct vt_device *d)
+{
+    char zL[700], zS[700];
+    if (!vt__fmt_fit(d, zL, sizeof zL)) return;
+    fputs("\n- what would fit: ", f);
+    vt__put_text(f, zL, VT_ESC_MD);
+    fputc('\n', f);
+    for (int k = 0; k < d->fit.nAssume; k++) {
+        fputs("  - assuming ", f);
+        vt__put_text(f, d->fit.azAssume[k], VT_ESC_MD);
+        fputc('\n', f);
+    }
+    for (int k = 0; k < d->fit.nSave; k++) {
+        fputs("  - saves: ", f);
+        vt__put_text(f, vt__fmt_saving(&d->fit.aSave[k], zS, sizeof zS), VT_ESC_MD);
+        fputc('\n', f);
+    }
+}
+
 /* The whole Markdown report; 0, or -1 on a write error. */
 int vt__report_markdown(FILE *f, const struct vt_result *r)
 {
@@ -98,6 +135,20 @@ int vt__report_markdown(FILE *f, const struct vt_result *r)
             fprintf(f, "\n- %s: ", vt__fmt_device(&t->tl.aDev[d], zD, sizeof zD));
             vt__put_text(f, zR, VT_ESC_MD);
             fputc('\n', f);
+        }
+        for (int d = 0; d < t->tl.nDev; d++) {
+            char zD[160];
+            if (!t->tl.aDev[d].bd.n) continue;
+            breakdown_md(f, vt__fmt_device(&t->tl.aDev[d], zD, sizeof zD), &t->tl.aDev[d].bd);
+            fit_md(f, &t->tl.aDev[d]);
+        }
+        for (int k = 0, nShown = 0; k < t->nOom && nShown < 3; k++) {
+            char zW2[96], zAt[32];
+            if (!t->aOom[k].bd.n) continue;
+            nShown++;
+            vt__fmt_at(t, t->aOom[k].ts, zAt, sizeof zAt);
+            snprintf(zW2, sizeof zW2, "at the OOM at %s (device %d)", zAt, t->aOom[k].device);
+            breakdown_md(f, zW2, &t->aOom[k].bd);
         }
         if (t->ph.n) {
             fprintf(f, "\n| phase | kind | start | end | peak | iterations | largest site at peak |\n"

@@ -31,6 +31,38 @@ int vt__report_sites(const struct vt_result *r, const struct vt_trace *t, int **
 const char *vt__level_name(const struct vt_trace *t);
 /* Why t has no phases (t->ph.n == 0): inferred without confidence, or none found; into z (size n). */
 void vt__fmt_no_phases(const struct vt_trace *t, char *z, size_t n);
+/* A breakdown part's name for people: the category's, with the library's module ("other library (libfoo.so)"). */
+const char *vt__fmt_bdname(const struct vt_bdpart *p, char *z, size_t n);
+/* Its share of the breakdown's total as every format shows it ("57%", "<1%"); returns z. */
+const char *vt__fmt_bdshare(const struct vt_breakdown *b, const struct vt_bdpart *p, char *z, size_t n);
+/* The heading of a breakdown: "what it was (reserved, 1.29 GiB; categories of segments)"; returns z. */
+const char *vt__fmt_bdhead(const struct vt_breakdown *b, char *z, size_t n);
+/*
+ * What would fit on device d, one sentence: "needs 54.8 GiB of 80.0 GiB (with an assumed 512 MiB
+ * CUDA context): 25.2 GiB headroom; 31.2 GiB grows with the batch, 23.6 GiB does not: the batch
+ * can grow 1.80x (batch 460 of 256)". Into z; returns 0 (z empty) when there is no estimate.
+ */
+int vt__fmt_fit(const struct vt_device *d, char *z, size_t n);
+/* One saving as every format shows it: "bf16/fp16 activations (autocast): 15.6 GiB (if ASSUMPTION)". */
+const char *vt__fmt_saving(const struct vt_fitsave *s, char *z, size_t n);
+/* ---- bdbar.c: breakdowns in HTML ---- */
+/* The color of category cat in every HTML bar. */
+const char *vt__cat_color(int cat);
+/* Parts a[0..n) as one SVG stacked bar, scale bytes the full width, zLabel (may be NULL) after it. */
+void vt__html_bdbar(FILE *f, const struct vt_bdpart *a, int n, int64_t scale, const char *zLabel);
+/* Breakdown b's parts as a table: color, category, bytes, share, evidence. */
+void vt__html_bdlegend(FILE *f, const struct vt_breakdown *b);
+/* A heading (zWhat and b's basis), the bar and the table. */
+void vt__html_breakdown(FILE *f, const char *zWhat, const struct vt_breakdown *b);
+/* Every device peak's breakdown with what would fit, then the first OOMs' breakdowns, of trace t. */
+void vt__html_trace_breakdowns(FILE *f, const struct vt_trace *t);
+
+/* ---- diffout.c: two runs compared, in every format ---- */
+int vt__diff_text(FILE *f, const struct vt_diff *d, int nTop);
+int vt__diff_json(FILE *f, const struct vt_diff *d);
+int vt__diff_markdown(FILE *f, const struct vt_diff *d, int nTop);
+int vt__diff_html(FILE *f, const struct vt_diff *d, int nTop);
+
 /* Phase p's peak as every format shows it ("1.50 GiB", or "unknown" when t has no memory data); returns z. */
 const char *vt__fmt_phase_peak(const struct vt_trace *t, const struct vt_phase *p, char *z, size_t n);
 

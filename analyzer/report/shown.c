@@ -70,3 +70,79 @@ const char *vt__fmt_phase_peak(const struct vt_trace *t, const struct vt_phase *
     }
     return vt__fmt_bytes(p->peak > 0 ? p->peak : 0, z, n);
 }
+
+const char *vt__fmt_bdname(const struct vt_bdpart *p, char *z, size_t n)
+{
+    if (p->zOwner[0]) snprintf(z, n, "%s (%s)", vt__cat_name(p->cat), p->zOwner);
+    else snprintf(z, n, "%s", vt__cat_name(p->cat));
+    return z;
+}
+
+const char *vt__fmt_bdshare(const struct vt_breakdown *b, const struct vt_bdpart *p, char *z, size_t n)
+{
+    double pct = b->total > 0 ? 100.0 * (double)p->bytes / (double)b->total : 0;
+    if (p->bytes > 0 && pct < 1) snprintf(z, n, "<1%%");
+    else snprintf(z, n, "%.0f%%", pct);
+    return z;
+}
+
+const char *vt__fmt_bdhead(const struct vt_breakdown *b, char *z, size_t n)
+{
+    char zB[32];
+    vt__fmt_bytes(b->total, zB, sizeof zB);
+    snprintf(z, n, "what it was (%s, %s%s)", b->zBasis, zB,
+             b->bSegment ? "; at segment level: each segment in the category of the allocation that reserved it" : "");
+    return z;
+}
+
+int vt__fmt_fit(const struct vt_device *d, char *z, size_t n)
+{
+    const struct vt_fit *f = &d->fit;
+    char zN[32], zC[32], zX[32], zH[32], zG[32], zF[32], zScale[160];
+    size_t k;
+    z[0] = 0;
+    if (!f->bDone) return 0;
+    vt__fmt_bytes(f->need, zN, sizeof zN);
+    vt__fmt_bytes(f->capacity, zC, sizeof zC);
+    vt__fmt_bytes(f->context, zX, sizeof zX);
+    vt__fmt_bytes(f->headroom < 0 ? -f->headroom : f->headroom, zH, sizeof zH);
+    vt__fmt_bytes(f->scaling, zG, sizeof zG);
+    vt__fmt_bytes(f->fixed, zF, sizeof zF);
+    if (f->capacity > 0)
+        snprintf(z, n, "needs %s of %s (with %s %s CUDA context): %s %s; ", zN, zC,
+                 f->bContextAssumed ? "an assumed" : f->context ? "a measured" : "its", zX, zH,
+                 f->headroom >= 0 ? "headroom" : "short");
+    else
+        snprintf(z, n, "needs %s (with %s %s CUDA context), device size unknown (--fit-memory SIZE); ", zN,
+                 f->bContextAssumed ? "an assumed" : f->context ? "a measured" : "its", zX);
+    k = strlen(z);
+    if (f->maxScale >= 0 && f->maxBatch >= 0)
+        snprintf(zScale, sizeof zScale, ": the batch can be %.2fx the traced one (batch %lld of %lld)", f->maxScale,
+                 (long long)f->maxBatch, (long long)f->batch);
+    else if (f->maxScale >= 0)
+        snprintf(zScale, sizeof zScale, ": the batch can be %.2fx the traced one (--batch N gives it as a batch size)",
+                 f->maxScale);
+    else if (f->scaling <= 0)
+        snprintf(zScale, sizeof zScale, ": nothing at the peak grows with the batch");
+    else
+        zScale[0] = 0;
+    snprintf(z + k, n - k, "%s grows with the batch (", zG);
+    for (int i = 0, nNamed = 0; i < d->bd.n; i++) { /* the categories that grow, largest first */
+        const struct vt_bdpart *p = &d->bd.a[i];
+        if (!vt__cat_scales(p->cat) || p->bytes <= 0) continue;
+        k = strlen(z);
+        snprintf(z + k, n - k, "%s%s", nNamed++ ? ", " : "", vt__cat_name(p->cat));
+    }
+    k = strlen(z);
+    snprintf(z + k, n - k, "%s), %s does not%s", vt__bd_part(&d->bd, VT_CAT_CACHE) || d->bd.poolCache > 0
+                                                   ? " and the allocator cache in proportion" : "",
+             zF, zScale);
+    return 1;
+}
+
+const char *vt__fmt_saving(const struct vt_fitsave *s, char *z, size_t n)
+{
+    char zB[32];
+    snprintf(z, n, "%s: %s (if %s)", s->zWhat, vt__fmt_bytes(s->bytes, zB, sizeof zB), s->zAssume);
+    return z;
+}

@@ -60,6 +60,21 @@ static void finding(FILE *f, const struct vt_result *r, const struct vt_finding 
     wrap(f, "    fix:      ", 14, x->zFix);
 }
 
+/* A breakdown: its heading, then each part (bytes, share, name: evidence), at indent nIndent. */
+static void breakdown_text(FILE *f, const struct vt_breakdown *b, int nIndent)
+{
+    char zLead[64], zLine[1400], zH[300], zB[32], zP[16], zN[128];
+    snprintf(zLead, sizeof zLead, "%*s", nIndent, "");
+    wrap(f, zLead, nIndent + 2, vt__fmt_bdhead(b, zH, sizeof zH));
+    for (int k = 0; k < b->n; k++) {
+        const struct vt_bdpart *p = &b->a[k];
+        snprintf(zLead, sizeof zLead, "%*s%9s %4s  ", nIndent + 2, "", vt__fmt_bytes(p->bytes, zB, sizeof zB),
+                 vt__fmt_bdshare(b, p, zP, sizeof zP));
+        snprintf(zLine, sizeof zLine, "%s: %s", vt__fmt_bdname(p, zN, sizeof zN), p->zEvidence ? p->zEvidence : "");
+        wrap(f, zLead, nIndent + 18, zLine);
+    }
+}
+
 /* One process: lifetime counts, device peaks with what was live, phases, notes, sites. */
 static void trace_section(FILE *f, const struct vt_result *r, int iTrace)
 {
@@ -104,10 +119,30 @@ static void trace_section(FILE *f, const struct vt_result *r, int iTrace)
         }
         fputc('\n', f);
         if (vt__fmt_reconcile(t, dv, zLine, sizeof zLine)) wrap(f, "    ", 4, zLine);
+        if (dv->bd.n) breakdown_text(f, &dv->bd, 4);
+        if (vt__fmt_fit(dv, zLine, sizeof zLine)) {
+            wrap(f, "    what would fit: ", 6, zLine);
+            for (int k = 0; k < dv->fit.nAssume; k++) wrap(f, "      assuming ", 8, dv->fit.azAssume[k]);
+            for (int k = 0; k < dv->fit.nSave; k++)
+                wrap(f, "      saves: ", 8, vt__fmt_saving(&dv->fit.aSave[k], zLine, sizeof zLine));
+        }
         for (int k = 0; k < vt__report_groups(r, dv); k++) {
             vt__fmt_group(t, &dv->aGroup[k], zLine, sizeof zLine);
             wrap(f, k == 0 ? "    live at peak: " : "                  ", 20, zLine);
         }
+    }
+    for (int k = 0, nShown = 0; k < t->nOom; k++) { /* what the memory in use at each OOM was */
+        const struct vt_oom *m = &t->aOom[k];
+        char zAt[32], zR[32];
+        if (!m->bd.n) continue;
+        if (nShown++ == 3) {
+            fprintf(f, "  ... the breakdown at %d more OOM%s: --format json\n", t->nOom - k, t->nOom - k == 1 ? "" : "s");
+            break;
+        }
+        vt__fmt_at(t, m->ts, zAt, sizeof zAt);
+        vt__fmt_bytes(m->requested, zR, sizeof zR);
+        fprintf(f, "  at the OOM at %s (device %d, %s requested):\n", zAt, m->device, m->requested >= 0 ? zR : "?");
+        breakdown_text(f, &m->bd, 4);
     }
     if (t->ph.n) {
         fprintf(f, "  phases (from %s, %d iterations):\n", t->ph.zSource, t->ph.nIter);

@@ -167,6 +167,7 @@ struct js {
     int64_t cpu, gpu, corr, pid, tidMain, tidAutograd, tidPin, tidNccl;
     int device;
     int64_t total, internalBytes, ncclBytes, reserved, allocated, poolAddr;
+    int64_t nFailed;        /* allocations that failed after the allocator's retry */
     struct blk *aBlk;
     int nBlk, nBlkAlloc, *aBlkFree, nBlkFree;
     int *aFree[NPOOL], nFree[NPOOL], nFreeAlloc[NPOOL]; /* free blocks per pool */
@@ -769,6 +770,7 @@ int js_alloc(struct js *j, int64_t bytes, int site, int native)
             release_cached(j, stack_of(j, site, JS_NAT_FREE));
             if (!fits(j, seg)) {
                 oom_call(j, api, j->c.mode == JS_TENSORS ? bytes : seg, stack);
+                j->nFailed++;
                 if (j->c.pObs && j->c.pObs->xOom) j->c.pObs->xOom(j->c.pObs->p, j, j->cpu, size, dev_free(j), site, native);
                 j->lastOomBytes = size;
                 j->lastOomFree = dev_free(j);
@@ -834,6 +836,11 @@ int64_t js_tensor_bytes(const struct js *j, int t)
 void js_empty_cache(struct js *j)
 {
     release_cached(j, stack_of(j, j->here, JS_NAT_FREE));
+}
+
+int64_t js_failed(const struct js *j)
+{
+    return j->nFailed;
 }
 
 int64_t js_reserved(const struct js *j)

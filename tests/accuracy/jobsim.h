@@ -135,6 +135,8 @@ int64_t js_reserved(const struct js *j);
 /* Device memory free now (what cuMemGetInfo would say). */
 int64_t js_device_free(const struct js *j);
 int64_t js_allocated(const struct js *j);
+/* Allocations that failed after the allocator's retry (js_alloc returned -1) so far. */
+int64_t js_failed(const struct js *j);
 /* The live tensors' blocks, as PyTorch counts allocated memory (rounded sizes, unsplit remainders). */
 int64_t js_allocated_blocks(const struct js *j);
 

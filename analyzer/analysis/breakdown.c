@@ -1,0 +1,705 @@
+/* The breakdown: what the memory at each device's peak and at each OOM was, by category, with the rule that decided. */
+#include "analysis.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/*
+ * Each allocation live at a moment the report explains (a device standing at its peak, an OOM)
+ * is put in one category by the first rule below that holds for it (docs/analysis.md "What the
+ * peak was" states them and their blind spots). The rules read the call stacks (vt__stack_facets:
+ * NCCL, cuBLAS, cuDNN, CUDA graphs, another library, an optimizer, parameters moved or loaded,
+ * the autograd engine, zero_grad) and the lifetime against the steps: training iterations where
+ * the trace has them, else steps told from the stacks (a step ends where the program allocates
+ * again after a backward pass or an optimizer), each with the moment its backward pass began
+ * (its first allocation by the autograd engine).
+ *
+ * What was live at a moment is known exactly without a copy of the live set: every lifetime is
+ * stamped with the order of its beginning, a moment with the order at which it was taken, and a
+ * lifetime adds its bytes to the moments it was live at when it ends (its category needs its
+ * end: freed in the step, by the engine, by zero_grad, kept past its step). A device has one
+ * moment for its peak, replaced when the peak rises (or, with tensor rows inside segments, when
+ * more tensors are live at the same reserved level: the least cache), and every OOM keeps one.
+ */
+
+/* The rules, in the order they are tried; each names its category and what it says. */
+enum rule {
+    R_RUNTIME = 0, R_NCCL, R_CUBLAS, R_CUDNN, R_GRAPH, R_LIB, R_RESERVED,
+    R_OPT_KEPT, R_OPT_TEMP, R_PARAM, R_GRAD_DDP, R_GRAD_ACC, R_GRAD_ZERO, R_GRAD_KEPT, R_BWD_TEMP,
+    R_PARAM_INIT, R_UNTIMED, R_SETUP_KEPT, R_SETUP_TEMP, R_KEPT_STEP, R_HELD_NEXT, R_ABORTED, R_NOBWD, R_LIVE_END,
+    R_ACT_ENGINE, R_ACT, R_FWD_TEMP, R_BWD_MAIN,
+    R_SEG_OPT, R_SEG_PARAM, R_SEG_BWD, R_SEG_FWD, R_SEG_SETUP, R_SEG_NOBWD,
+    R_N
+};
+static const struct {
+    int cat;       /* enum vt_cat (R_NOBWD's is decided at the end) */
+    const char *z; /* the evidence, for people */
+} aRule[R_N] = {
+    [R_RUNTIME] = {VT_CAT_CONTEXT, "made by the CUDA runtime or driver itself (no API call)"},
+    [R_NCCL] = {VT_CAT_NCCL, "a frame in NCCL"},
+    [R_CUBLAS] = {VT_CAT_CUBLAS, "a cuBLAS frame (libcublas, PyTorch's cuBLAS handle or workspace)"},
+    [R_CUDNN] = {VT_CAT_CUDNN, "a cuDNN workspace frame"},
+    [R_GRAPH] = {VT_CAT_GRAPH, "made under CUDA graph capture (torch.cuda.graphs, cudagraph trees, at::cuda::CUDAGraph)"},
+    [R_LIB] = {VT_CAT_LIB, "allocated by the library itself, no PyTorch allocator frame"},
+    [R_RESERVED] = {VT_CAT_CACHE, "reserved by the caching allocator, no tensor in it"},
+    [R_OPT_KEPT] = {VT_CAT_OPT, "an optimizer's frames (torch/optim/), kept past its step"},
+    [R_OPT_TEMP] = {VT_CAT_TEMP, "an optimizer's frames, freed within its step"},
+    [R_PARAM] = {VT_CAT_PARAM, "frames that move, create or load parameters (Module.to/_apply, nn.init, load_state_dict)"},
+    [R_GRAD_DDP] = {VT_CAT_GRAD, "DDP's reducer (gradient buckets)"},
+    [R_GRAD_ACC] = {VT_CAT_GRAD, "AccumulateGrad (a parameter's gradient)"},
+    [R_GRAD_ZERO] = {VT_CAT_GRAD, "made by the autograd engine, freed by zero_grad"},
+    [R_GRAD_KEPT] = {VT_CAT_GRAD, "made by the autograd engine, kept past its backward pass"},
+    [R_BWD_TEMP] = {VT_CAT_TEMP, "made by the autograd engine, freed within its step"},
+    [R_PARAM_INIT] = {VT_CAT_PARAM, "made in a constructor (__init__) and kept: a model's layers made on the device"},
+    [R_UNTIMED] = {VT_CAT_UNKNOWN, "allocation time unknown (the state at a dump) and no frame that tells"},
+    [R_SETUP_KEPT] = {VT_CAT_STATE, "made outside the steps and kept through the next one (no frame names it)"},
+    [R_SETUP_TEMP] = {VT_CAT_TEMP, "made outside the steps, freed before the next one"},
+    [R_KEPT_STEP] = {VT_CAT_STATE, "made in a step and kept past the next one"},
+    [R_HELD_NEXT] = {VT_CAT_TEMP, "made in a step and freed in the next: a step's batch or outputs held until the "
+                                  "next one replaces them"},
+    [R_ABORTED] = {VT_CAT_TRANSIENT, "made in a step that failed (OOM) before its backward pass"},
+    [R_NOBWD] = {VT_CAT_TEMP, "made and freed within a step without a backward pass"},
+    [R_LIVE_END] = {VT_CAT_UNKNOWN, "live at the end of the trace, made in its last step: whether it was kept cannot be told"},
+    [R_ACT_ENGINE] = {VT_CAT_ACT, "made before the step's backward pass, freed by the autograd engine"},
+    [R_ACT] = {VT_CAT_ACT, "made before the step's backward pass, freed after it began"},
+    [R_FWD_TEMP] = {VT_CAT_TEMP, "made and freed before the step's backward pass began"},
+    [R_BWD_MAIN] = {VT_CAT_TEMP, "made on the program's thread during the backward pass, freed within the step"},
+    [R_SEG_OPT] = {VT_CAT_OPT, "segments reserved by an optimizer's frames (its state, temporaries and cache)"},
+    [R_SEG_PARAM] = {VT_CAT_PARAM, "segments reserved while parameters were moved, made or loaded"},
+    [R_SEG_BWD] = {VT_CAT_TRANSIENT, "segments reserved in the backward pass (gradients, temporaries and cache)"},
+    [R_SEG_FWD] = {VT_CAT_TRANSIENT, "segments reserved before the step's backward pass (activations, temporaries and "
+                                     "cache)"},
+    [R_SEG_SETUP] = {VT_CAT_STATE, "segments reserved outside the steps and kept (weights and other state, with cache)"},
+    [R_SEG_NOBWD] = {VT_CAT_TRANSIENT, "segments reserved in a step without a backward pass (its tensors and cache)"},
+};
+
+static const struct {
+    const char *zKey, *zName;
+    int bScales;
+} aCat[VT_CAT_N] = {
+    [VT_CAT_PARAM] = {"parameters", "parameters", 0},
+    [VT_CAT_GRAD] = {"gradients", "gradients", 0},
+    [VT_CAT_OPT] = {"optimizer_state", "optimizer state", 0},
+    [VT_CAT_ACT] = {"activations", "activations kept for backward", 1},
+    [VT_CAT_TRANSIENT] = {"activations_or_temporaries", "activations or temporaries", 1},
+    [VT_CAT_TEMP] = {"temporaries", "temporaries and workspaces", 1},
+    [VT_CAT_STATE] = {"other_state", "other memory kept across steps", 0},
+    [VT_CAT_CACHE] = {"allocator_cache", "allocator cache (reserved, not allocated)", 0},
+    [VT_CAT_NCCL] = {"nccl", "NCCL buffers", 0},
+    [VT_CAT_CUBLAS] = {"cublas_workspace", "cuBLAS/cuBLASLt workspaces", 0},
+    [VT_CAT_CUDNN] = {"cudnn_workspace", "cuDNN workspaces", 0},
+    [VT_CAT_GRAPH] = {"cuda_graph_pools", "CUDA graph pools", 0},
+    [VT_CAT_LIB] = {"library", "other library", 0},
+    [VT_CAT_CONTEXT] = {"cuda_context", "CUDA context and driver", 0},
+    [VT_CAT_OTHERS] = {"other_processes", "other processes", 0},
+    [VT_CAT_BEFORE] = {"before_trace", "allocated before the trace", 0},
+    [VT_CAT_UNKNOWN] = {"unknown", "unknown", 0},
+};
+
+const char *vt__cat_key(int cat)
+{
+    return cat >= 0 && cat < VT_CAT_N ? aCat[cat].zKey : "unknown";
+}
+
+const char *vt__cat_name(int cat)
+{
+    return cat >= 0 && cat < VT_CAT_N ? aCat[cat].zName : "unknown";
+}
+
+int vt__cat_scales(int cat)
+{
+    return cat >= 0 && cat < VT_CAT_N && aCat[cat].bScales;
+}
+
+#define LIB_MAX 16 /* libraries named apart; the others share the last slot */
+
+/* What was live at one moment, by rule. */
+struct moment {
+    int64_t seq;            /* lifetimes begun at or before it (and not ended) were live */
+    int64_t ts, tensorLive;
+    int64_t poolReserved;   /* the device's memory pool's reserved bytes then (cudaMallocAsync), 0 none */
+    int acct, bTaken;
+    int64_t aBytes[R_N], aCount[R_N];
+    int64_t aLibBytes[LIB_MAX], aLibCount[LIB_MAX];
+    int64_t tensorBytes, cudaBytes; /* of the allocator's blocks, of CUDA's allocations */
+};
+
+/* A stack's facets, cached. */
+struct fslot {
+    int64_t stackId;        /* -2: empty */
+    unsigned m;
+    int iLib;               /* index into azLib, -1 none */
+};
+
+/* A step: an iteration, or a span told from the stacks. */
+struct span {
+    int64_t start, bwd;     /* bwd: its first allocation by the autograd engine, -1 none yet */
+};
+
+struct vt_bdrun {
+    int bTensorsIn;         /* tensor rows inside CUDA's segments: the blocks are categorized, segments give reserved */
+    int bSegLevel;          /* segments only: categories of segments */
+    int64_t seq;
+    struct moment *aPeak;   /* one per device account seen, by acct */
+    int nPeak;
+    struct moment *aOom;    /* parallel to t->aOom */
+    int nOom;
+    struct fslot *aF;
+    int nF, nFHash;
+    char azLib[LIB_MAX][64];
+    int nLib;
+    struct span *aSpan;     /* iterations (t->ph.aIter) or stack-told steps */
+    int nSpan, nSpanAlloc;
+    int bIterSpans;         /* the spans are the trace's iterations */
+    int lastKind;           /* stack-told steps: 0 forward, 1 backward, 2 optimizer, -1 none yet */
+    int64_t lastOomTs;      /* the latest OOM so far, -1 none */
+    int bEngineSeen;        /* an allocation by the autograd engine: the trace trains */
+};
+
+/* The facets of stackId, cached; *piLib the library's slot. 0, or -1 (out of memory, SQLite error). */
+static int facets(struct vt_trace *t, int64_t stackId, unsigned *pm, int *piLib)
+{
+    struct vt_bdrun *b = t->pBd;
+    struct vt_facets fc;
+    int i;
+    *pm = 0;
+    *piLib = -1;
+    if (stackId < 0) return 0;
+    if (b->nFHash == 0 || (b->nF + 1) * 2 > b->nFHash) {
+        int nNew = b->nFHash ? 2 * b->nFHash : 256;
+        struct fslot *aNew = malloc(sizeof *aNew * (size_t)nNew);
+        if (!aNew) return -1;
+        for (i = 0; i < nNew; i++) aNew[i].stackId = -2;
+        for (i = 0; i < b->nFHash; i++) {
+            if (b->aF[i].stackId == -2) continue;
+            int j = (int)(((uint64_t)b->aF[i].stackId * 0x9E3779B97F4A7C15ull) >> 40) & (nNew - 1);
+            while (aNew[j].stackId != -2) j = (j + 1) & (nNew - 1);
+            aNew[j] = b->aF[i];
+        }
+        free(b->aF);
+        b->aF = aNew;
+        b->nFHash = nNew;
+    }
+    for (i = (int)(((uint64_t)stackId * 0x9E3779B97F4A7C15ull) >> 40) & (b->nFHash - 1); b->aF[i].stackId != -2;
+         i = (i + 1) & (b->nFHash - 1))
+        if (b->aF[i].stackId == stackId) {
+            *pm = b->aF[i].m;
+            *piLib = b->aF[i].iLib;
+            return 0;
+        }
+    if (vt__stack_facets(t->f.db, stackId, &fc) != SQLITE_OK) return -1;
+    b->aF[i].stackId = stackId;
+    b->aF[i].m = fc.m;
+    b->aF[i].iLib = -1;
+    if (fc.m & VT_FACET_LIB) {
+        int k;
+        for (k = 0; k < b->nLib && strcmp(b->azLib[k], fc.zOwner); k++) {
+        }
+        if (k == b->nLib && b->nLib < LIB_MAX - 1) snprintf(b->azLib[b->nLib++], sizeof b->azLib[0], "%s", fc.zOwner);
+        else if (k == b->nLib) k = LIB_MAX - 1, snprintf(b->azLib[k], sizeof b->azLib[0], "other libraries");
+        b->aF[i].iLib = k;
+    }
+    b->nF++;
+    *pm = fc.m;
+    *piLib = b->aF[i].iLib;
+    return 0;
+}
+
+/* The moment of device account acct, created on first sight; NULL when out of memory. */
+static struct moment *peak_of(struct vt_bdrun *b, int acct)
+{
+    struct moment *aNew;
+    for (int i = 0; i < b->nPeak; i++)
+        if (b->aPeak[i].acct == acct) return &b->aPeak[i];
+    aNew = realloc(b->aPeak, sizeof *aNew * (size_t)(b->nPeak + 1));
+    if (!aNew) return NULL;
+    b->aPeak = aNew;
+    memset(&aNew[b->nPeak], 0, sizeof aNew[0]);
+    aNew[b->nPeak].acct = acct;
+    aNew[b->nPeak].seq = -1;
+    return &aNew[b->nPeak++];
+}
+
+int vt__bd_begin(struct vt_trace *t, int bTensorsIn)
+{
+    struct vt_bdrun *b = calloc(1, sizeof *b);
+    if (!b) return -1;
+    t->pBd = b;
+    b->bTensorsIn = bTensorsIn;
+    b->bSegLevel = t->f.bSegments && !bTensorsIn;
+    b->lastKind = -1;
+    b->lastOomTs = -1;
+    if (t->ph.nIter > 0 && !t->ph.bCycleIter) { /* a dump's memory cycles mark no step: told from the stacks */
+        b->bIterSpans = 1;
+        b->aSpan = malloc(sizeof *b->aSpan * (size_t)t->ph.nIter);
+        if (!b->aSpan) return -1;
+        for (int i = 0; i < t->ph.nIter; i++) b->aSpan[i].start = t->ph.aIter[i].start, b->aSpan[i].bwd = -1;
+        b->nSpan = b->nSpanAlloc = t->ph.nIter;
+    }
+    return 0;
+}
+
+/* A new stack-told step starting at ts. 0 or -1. */
+static int span_add(struct vt_bdrun *b, int64_t ts)
+{
+    if (b->nSpan == b->nSpanAlloc) {
+        int nNew = b->nSpanAlloc ? 2 * b->nSpanAlloc : 16;
+        struct span *aNew = realloc(b->aSpan, sizeof *aNew * (size_t)nNew);
+        if (!aNew) return -1;
+        b->aSpan = aNew;
+        b->nSpanAlloc = nNew;
+    }
+    b->aSpan[b->nSpan].start = ts;
+    b->aSpan[b->nSpan++].bwd = -1;
+    return 0;
+}
+
+/* Whether l is memory the program's steps are told by (the allocator's blocks where the trace has them). */
+static int step_memory(const struct vt_bdrun *b, const struct vt_life *l)
+{
+    return !b->bTensorsIn || l->bTensor;
+}
+
+int vt__bd_life_begin(struct vt_trace *t, struct vt_life *l)
+{
+    struct vt_bdrun *b = t->pBd;
+    unsigned m;
+    int iLib;
+    l->bdSeq = ++b->seq;
+    l->bdSpan = -1;
+    if (l->allocTs < 0) return 0; /* untimed: in no step */
+    if (facets(t, l->stackId, &m, &iLib) != 0) return -1;
+    if (b->bIterSpans) {
+        l->bdSpan = vt__iter_at(t, l->allocTs);
+    } else if (step_memory(b, l) && !l->bInternal &&
+               !(m & (VT_FACET_NCCL | VT_FACET_CUBLAS | VT_FACET_CUDNN | VT_FACET_LIB))) {
+        /* steps told from the stacks: forward (anything else), backward (the engine), optimizer */
+        int kind = m & VT_FACET_ENGINE ? 1 : m & (VT_FACET_OPTIM | VT_FACET_ZERO_GRAD) ? 2 : 0;
+        if (b->nSpan == 0 || (kind == 0 && b->lastKind > 0))
+            if (span_add(b, b->nSpan == 0 && t->f.bTimes ? t->f.t0 : l->allocTs) != 0) return -1;
+        b->lastKind = kind;
+        l->bdSpan = b->nSpan - 1;
+    } else if (b->nSpan > 0) {
+        l->bdSpan = b->nSpan - 1;
+    }
+    if ((m & VT_FACET_ENGINE) && step_memory(b, l)) {
+        b->bEngineSeen = 1;
+        if (l->bdSpan >= 0 && b->aSpan[l->bdSpan].bwd < 0) b->aSpan[l->bdSpan].bwd = l->allocTs;
+    }
+    return 0;
+}
+
+/* Take moment p now (device iDev's level). */
+static void take(struct vt_bdrun *b, struct moment *p, int64_t ts, int64_t tensorLive)
+{
+    int acct = p->acct;
+    memset(p, 0, sizeof *p);
+    p->acct = acct;
+    p->seq = b->seq;
+    p->ts = ts;
+    p->tensorLive = tensorLive;
+    p->bTaken = 1;
+}
+
+/* Device account acct's timeline entry, or NULL. */
+static struct vt_device *device_of(struct vt_trace *t, int acct)
+{
+    for (int i = 0; i < t->tl.nDev; i++)
+        if (t->tl.aDev[i].id == acct) return &t->tl.aDev[i];
+    return NULL;
+}
+
+/* Take device d's peak moment when it stands at its peak and the moment is new (or holds more tensors). 0 or -1. */
+static int peak_moment(struct vt_trace *t, struct vt_device *d, int64_t ts)
+{
+    struct vt_bdrun *b = t->pBd;
+    struct moment *p;
+    if (d->id < 0 || d->peak <= 0 || d->live != d->peak) return 0;
+    if (!(p = peak_of(b, d->id))) return -1;
+    if (d->bBdDirty || !p->bTaken || (b->bTensorsIn && d->tensorLive > p->tensorLive)) {
+        take(b, p, ts, d->tensorLive);
+        p->poolReserved = d->poolReserved;
+        d->bBdDirty = 0;
+    }
+    return 0;
+}
+
+int vt__bd_before_end(struct vt_trace *t, const struct vt_life *l)
+{
+    struct vt_device *d;
+    if (l->acct < 0 || l->status == VT_LIFE_LIVE_AT_END || !(d = device_of(t, l->acct))) return 0;
+    return peak_moment(t, d, l->freeTs >= 0 ? l->freeTs : d->peakTs);
+}
+
+int vt__bd_oom(struct vt_trace *t, int iOom)
+{
+    struct vt_bdrun *b = t->pBd;
+    struct moment *aNew;
+    if (iOom >= b->nOom) {
+        aNew = realloc(b->aOom, sizeof *aNew * (size_t)(iOom + 1));
+        if (!aNew) return -1;
+        b->aOom = aNew;
+        memset(&aNew[b->nOom], 0, sizeof *aNew * (size_t)(iOom + 1 - b->nOom));
+        b->nOom = iOom + 1;
+    }
+    b->aOom[iOom].acct = t->aOom[iOom].device;
+    take(b, &b->aOom[iOom], t->aOom[iOom].ts, -1);
+    b->lastOomTs = t->aOom[iOom].ts;
+    return 0;
+}
+
+int vt__bd_finish(struct vt_trace *t)
+{
+    for (int i = 0; i < t->tl.nDev; i++)
+        if (peak_moment(t, &t->tl.aDev[i], t->tl.aDev[i].peakTs) != 0) return -1;
+    return 0;
+}
+
+/*
+ * Whether l outlived its step: 1 yes (kept past the next step too, or live at the end of a later
+ * step), 2 freed in the next step, 0 no, -1 cannot be told (live at the end, made in the trace's
+ * last step).
+ */
+static int kept(const struct vt_trace *t, const struct vt_life *l)
+{
+    const struct vt_bdrun *b = t->pBd;
+    int k = l->bdSpan;
+    if (k < 0) { /* outside the steps: kept when a step began before its end */
+        for (int i = 0; i < b->nSpan; i++)
+            if (b->aSpan[i].start > l->allocTs)
+                return l->status == VT_LIFE_LIVE_AT_END || l->freeTs > b->aSpan[i].start;
+        return l->status == VT_LIFE_LIVE_AT_END ? -1 : 0;
+    }
+    if (b->bIterSpans) {
+        int64_t end = t->ph.aIter[k].end;
+        if (l->status == VT_LIFE_LIVE_AT_END) return end <= t->f.t1 && k + 1 < t->ph.nIter ? 1 : -1;
+        if (l->freeTs <= end) return 0;
+        return k + 1 < t->ph.nIter && l->freeTs <= t->ph.aIter[k + 1].end ? 2 : 1;
+    }
+    if (l->status == VT_LIFE_LIVE_AT_END) return k + 1 < b->nSpan ? 1 : -1;
+    if (k + 1 >= b->nSpan || l->freeTs < b->aSpan[k + 1].start) return 0;
+    return k + 2 < b->nSpan ? 1 : 2; /* the steps begun by its free */
+}
+
+/* The rule that puts l in its category (*piLib: the library's slot for R_LIB). 0, or -1 (SQLite error, OOM). */
+static int classify(struct vt_trace *t, const struct vt_life *l, int *pRule, int *piLib)
+{
+    struct vt_bdrun *b = t->pBd;
+    unsigned m, mFree;
+    int iLibFree, kp, k;
+    int64_t bwd;
+    *piLib = -1;
+    if (l->bInternal) return *pRule = R_RUNTIME, 0;
+    if (facets(t, l->stackId, &m, piLib) != 0 || facets(t, l->freeStackId, &mFree, &iLibFree) != 0) return -1;
+    /* a segment of PyTorch's allocator holding the blocks: reserved, whatever request made it reserve */
+    if (b->bTensorsIn && !l->bTensor && ((m & VT_FACET_ALLOCATOR) || !(m & (VT_FACET_NCCL | VT_FACET_CUBLAS |
+                                                                            VT_FACET_CUDNN | VT_FACET_LIB))))
+        return *pRule = R_RESERVED, 0;
+    if (m & VT_FACET_NCCL) return *pRule = R_NCCL, 0;
+    if (m & VT_FACET_CUBLAS) return *pRule = R_CUBLAS, 0;
+    if (m & VT_FACET_CUDNN) return *pRule = R_CUDNN, 0;
+    if (m & VT_FACET_GRAPH) return *pRule = R_GRAPH, 0;
+    if (m & VT_FACET_LIB) return *pRule = R_LIB, 0;
+    kp = kept(t, l);
+    k = l->bdSpan;
+    bwd = k >= 0 ? b->aSpan[k].bwd : -1;
+    if (b->bSegLevel) { /* a segment: by the allocation that made the allocator reserve it */
+        if (m & VT_FACET_OPTIM) *pRule = R_SEG_OPT;
+        else if (m & VT_FACET_REDUCER) *pRule = R_GRAD_DDP;
+        else if (m & VT_FACET_PARAM) *pRule = R_SEG_PARAM;
+        else if ((m & VT_FACET_ENGINE) || (bwd >= 0 && l->allocTs >= bwd)) *pRule = R_SEG_BWD;
+        else if (l->allocTs < 0) *pRule = R_UNTIMED;
+        else if (k < 0) *pRule = R_SEG_SETUP;
+        else if (bwd >= 0) *pRule = R_SEG_FWD;
+        else *pRule = R_SEG_NOBWD;
+        return 0;
+    }
+    if (m & VT_FACET_OPTIM) return *pRule = kp ? R_OPT_KEPT : R_OPT_TEMP, 0;
+    if (m & VT_FACET_PARAM) return *pRule = R_PARAM, 0;
+    if (m & VT_FACET_REDUCER) return *pRule = R_GRAD_DDP, 0;
+    if (m & VT_FACET_ACCUMULATE) return *pRule = mFree & VT_FACET_ZERO_GRAD ? R_GRAD_ZERO : R_GRAD_ACC, 0;
+    if (m & VT_FACET_ENGINE) {
+        if (mFree & VT_FACET_ZERO_GRAD) *pRule = R_GRAD_ZERO;
+        else *pRule = kp ? R_GRAD_KEPT : R_BWD_TEMP; /* live at the end: the last backward's gradients */
+        return 0;
+    }
+    if ((m & VT_FACET_INIT) && kp) return *pRule = R_PARAM_INIT, 0; /* kept, or live at the end of the trace */
+    if (l->allocTs < 0) return *pRule = R_UNTIMED, 0;
+    if (kp >= 1) return *pRule = k < 0 ? R_SETUP_KEPT : kp == 2 ? R_HELD_NEXT : R_KEPT_STEP, 0;
+    if (b->lastOomTs >= l->allocTs && (bwd < 0 || l->freeTs < bwd || kp < 0))
+        return *pRule = R_ABORTED, 0; /* ended by the failed step's unwinding (or live at the end after it) */
+    if (k < 0) return *pRule = kp < 0 ? R_LIVE_END : R_SETUP_TEMP, 0;
+    if (bwd < 0 || (kp == 0 && l->freeTs < bwd)) { /* no backward pass yet when it ended */
+        if (kp < 0) *pRule = bwd < 0 ? R_LIVE_END : R_ACT;
+        else *pRule = bwd < 0 ? R_NOBWD : R_FWD_TEMP;
+        return 0;
+    }
+    if (l->allocTs < bwd) return *pRule = mFree & VT_FACET_ENGINE ? R_ACT_ENGINE : R_ACT, 0;
+    return *pRule = kp < 0 ? R_LIVE_END : R_BWD_MAIN, 0;
+}
+
+/* Add l to moment p under rule (library slot iLib). */
+static void add(struct moment *p, const struct vt_life *l, int rule, int iLib)
+{
+    p->aBytes[rule] += l->bytes;
+    p->aCount[rule]++;
+    if (rule == R_LIB && iLib >= 0) p->aLibBytes[iLib] += l->bytes, p->aLibCount[iLib]++;
+    if (l->bTensor) p->tensorBytes += l->bytes;
+    else p->cudaBytes += l->bytes;
+}
+
+int vt__bd_life_end(struct vt_trace *t, const struct vt_life *l)
+{
+    struct vt_bdrun *b = t->pBd;
+    int rule = -1, iLib = -1;
+    b->seq++;
+    if (l->acct < 0) return 0;
+    for (int i = 0; i < b->nPeak + b->nOom; i++) { /* every moment l was live at: classified once */
+        struct moment *p = i < b->nPeak ? &b->aPeak[i] : &b->aOom[i - b->nPeak];
+        if (p->acct != l->acct || !p->bTaken || l->bdSeq > p->seq) continue;
+        if (rule < 0 && classify(t, l, &rule, &iLib) != 0) return -1;
+        add(p, l, rule, iLib);
+    }
+    return 0;
+}
+
+/* Append part (cat, bytes, count, evidence taken over, owner) to bd. 0 or -1. */
+static int part_add(struct vt_breakdown *bd, int cat, int64_t bytes, int64_t count, char *zEvidence, const char *zOwner)
+{
+    struct vt_bdpart *aNew = realloc(bd->a, sizeof *aNew * (size_t)(bd->n + 1));
+    if (!aNew) {
+        free(zEvidence);
+        return -1;
+    }
+    bd->a = aNew;
+    aNew[bd->n].cat = cat;
+    aNew[bd->n].bytes = bytes;
+    aNew[bd->n].count = count;
+    aNew[bd->n].zEvidence = zEvidence;
+    snprintf(aNew[bd->n].zOwner, sizeof aNew[0].zOwner, "%s", zOwner ? zOwner : "");
+    bd->n++;
+    return zEvidence ? 0 : -1;
+}
+
+/* "rule text: 12 allocations, 1.50 GiB; other rule: ..." for the rules of category cat in p, largest first. */
+static char *rules_evidence(const struct vt_bdrun *b, const struct moment *p, int cat, int nobwdCat)
+{
+    int aIdx[R_N], n = 0;
+    char *z = NULL;
+    for (int r = 0; r < R_N; r++) {
+        int c = r == R_NOBWD ? nobwdCat : aRule[r].cat;
+        if (c != cat || p->aCount[r] == 0 || r == R_LIB) continue;
+        int j = n++;
+        while (j > 0 && p->aBytes[aIdx[j - 1]] < p->aBytes[r]) aIdx[j] = aIdx[j - 1], j--;
+        aIdx[j] = r;
+    }
+    for (int i = 0; i < n; i++) {
+        char zB[32], *zNew;
+        int r = aIdx[i];
+        vt__fmt_bytes(p->aBytes[r], zB, sizeof zB);
+        zNew = vt__strdupf("%s%s%s%s: %lld allocation%s, %s", z ? z : "", z ? "; " : "",
+                           b->bSegLevel && r != R_RUNTIME && r < R_SEG_OPT && r >= R_NCCL ? "segments of " : "",
+                           r == R_NOBWD && nobwdCat == VT_CAT_TRANSIENT
+                               ? "made and freed within a training step with no backward-pass frame to tell "
+                                 "activations from temporaries"
+                               : aRule[r].z,
+                           (long long)p->aCount[r], p->aCount[r] == 1 ? "" : "s", zB);
+        free(z);
+        if (!(z = zNew)) return NULL;
+    }
+    return z ? z : vt__strdupf("%s", "");
+}
+
+/* Sort bd's parts largest first, unknown last. */
+static void parts_sort(struct vt_breakdown *bd)
+{
+    for (int i = 1; i < bd->n; i++)
+        for (int j = i; j > 0; j--) {
+            struct vt_bdpart *a = &bd->a[j - 1], *c = &bd->a[j];
+            int bSwap = a->cat == VT_CAT_UNKNOWN ? c->cat != VT_CAT_UNKNOWN
+                                                 : c->cat != VT_CAT_UNKNOWN && c->bytes > a->bytes;
+            if (!bSwap) break;
+            struct vt_bdpart x = *a;
+            *a = *c;
+            *c = x;
+        }
+}
+
+/*
+ * Moment p as breakdown bd summing to total (basis zBasis): the categories of what was live,
+ * the cache (reserved less the blocks in it), memory before the trace, what the device used
+ * beyond this process's traced memory (used >= 0), and what is left unknown. 0 or -1.
+ */
+static int build(struct vt_trace *t, const struct moment *p, int64_t total, const char *zBasis, int64_t before,
+                 int64_t used, struct vt_breakdown *bd)
+{
+    const struct vt_bdrun *b = t->pBd;
+    int64_t aCatBytes[VT_CAT_N] = {0}, aCatCount[VT_CAT_N] = {0}, sum = 0;
+    int nobwdCat = b->bEngineSeen || vt__shows_training(t) ? VT_CAT_TRANSIENT : VT_CAT_TEMP;
+    char zB[32], zC[32];
+    vt__breakdown_clear(bd);
+    bd->untraced = used >= 0 ? 0 : -1;
+    bd->bSegment = b->bSegLevel;
+    bd->zBasis = zBasis;
+    for (int r = 0; r < R_N; r++) {
+        int c = r == R_NOBWD ? nobwdCat : aRule[r].cat;
+        if (r == R_RESERVED) continue;
+        aCatBytes[c] += p->aBytes[r];
+        aCatCount[c] += p->aCount[r];
+    }
+    for (int c = 0; c < VT_CAT_N; c++) {
+        if (c == VT_CAT_LIB || aCatCount[c] == 0 || aCatBytes[c] == 0) continue; /* empty allocations: no part */
+        if (part_add(bd, c, aCatBytes[c], aCatCount[c], rules_evidence(b, p, c, nobwdCat), NULL) != 0) return -1;
+        sum += aCatBytes[c];
+    }
+    for (int k = 0; k < LIB_MAX; k++) {
+        if (p->aLibBytes[k] == 0) continue;
+        char *z = vt__strdupf("%s%s: %lld allocation%s", b->bSegLevel ? "segments of " : "", aRule[R_LIB].z,
+                              (long long)p->aLibCount[k], p->aLibCount[k] == 1 ? "" : "s");
+        if (part_add(bd, VT_CAT_LIB, p->aLibBytes[k], p->aLibCount[k], z, b->azLib[k]) != 0) return -1;
+        sum += p->aLibBytes[k];
+    }
+    if (p->aCount[R_RESERVED] > 0) { /* the segments PyTorch reserved, less the blocks live in them */
+        int64_t cache = p->aBytes[R_RESERVED] - p->tensorBytes;
+        if (cache < 0) cache = 0; /* blocks outside the recorded segments: the parts then exceed (caught below) */
+        vt__fmt_bytes(p->aBytes[R_RESERVED], zB, sizeof zB);
+        vt__fmt_bytes(p->tensorBytes, zC, sizeof zC);
+        if (part_add(bd, VT_CAT_CACHE, cache, 0,
+                     vt__strdupf("%lld segment%s reserved by the caching allocator (%s) less the tensors live in them "
+                                 "(%s): free for tensors, not for other allocations",
+                                 (long long)p->aCount[R_RESERVED], p->aCount[R_RESERVED] == 1 ? "" : "s", zB, zC),
+                     NULL) != 0)
+            return -1;
+        sum += cache;
+    }
+    if (before > 0) {
+        if (part_add(bd, VT_CAT_BEFORE, before, 0,
+                     vt__strdupf("%s", "allocated when the trace began, not in its allocations (the profiler's Total "
+                                       "Allocated at its first event less that event's own bytes)"),
+                     NULL) != 0)
+            return -1;
+        sum += before;
+    }
+    if (used >= 0 && used > sum) {
+        char *z;
+        int i;
+        vt__fmt_bytes(used, zB, sizeof zB);
+        vt__fmt_bytes(sum, zC, sizeof zC);
+        z = vt__strdupf("device in use (%s: total less free, cuMemGetInfo) less this process's traced memory (%s): the "
+                        "CUDA context, the driver, memory no traced call made, and any other process's memory (not "
+                        "told apart without a per-process sample)",
+                        zB, zC);
+        for (i = 0; i < bd->n && bd->a[i].cat != VT_CAT_CONTEXT; i++) {
+        }
+        if (i < bd->n && z) { /* the runtime's own allocations are part of it: one part */
+            char *zBoth = vt__strdupf("%s; %s", bd->a[i].zEvidence, z);
+            free(z);
+            if (!zBoth) return -1;
+            free(bd->a[i].zEvidence);
+            bd->a[i].zEvidence = zBoth;
+            bd->a[i].bytes += used - sum;
+        } else if (part_add(bd, VT_CAT_CONTEXT, used - sum, 0, z, NULL) != 0) {
+            return -1;
+        }
+        bd->untraced = used - sum;
+        sum = used;
+    }
+    if (sum < total) {
+        vt__fmt_bytes(total - sum, zB, sizeof zB);
+        if (part_add(bd, VT_CAT_UNKNOWN, total - sum, 0,
+                     vt__strdupf("the %s figure less every part the trace explains (%s)", zBasis, zB), NULL) != 0)
+            return -1;
+        sum = total;
+    }
+    bd->total = sum; /* the parts' sum: the figure itself unless the recorded blocks overflow their segments */
+    parts_sort(bd);
+    {   /* a peak in the forward pass: gradients still held from the backward before it */
+        int k = -1;
+        if (b->bIterSpans) k = vt__iter_at(t, p->ts);
+        else
+            for (int i = 0; i < b->nSpan && b->aSpan[i].start <= p->ts; i++) k = i;
+        if (k >= 0 && (b->aSpan[k].bwd < 0 || p->ts < b->aSpan[k].bwd))
+            bd->gradAvoidable = p->aBytes[R_GRAD_KEPT] + p->aBytes[R_GRAD_ACC];
+    }
+    return 0;
+}
+
+/* The bytes allocated before the trace on device acct (an import that began mid-run), 0 when none. */
+static int64_t before_trace(const struct vt_trace *t, int acct)
+{
+    char zKey[80], zV[32];
+    snprintf(zKey, sizeof zKey, "kineto.device.%d.allocated_before_trace", acct);
+    if (vt__meta_get(t->f.db, zKey, zV, sizeof zV) != 1) return 0;
+    return strtoll(zV, NULL, 10) > 0 ? strtoll(zV, NULL, 10) : 0;
+}
+
+/* What t's allocation rows measure, as a breakdown's basis: "reserved" (caching-allocator segments) or "allocated". */
+static const char *level_basis(const struct vt_trace *t)
+{
+    if (t->f.bSegments || t->pBd->bTensorsIn || !strcmp(t->f.zSource, "pytorch_snapshot")) return "reserved";
+    return "allocated";
+}
+
+int vt__bd_end(struct vt_trace *t)
+{
+    struct vt_bdrun *b = t->pBd;
+    int rc = 0;
+    if (!b) return 0;
+    for (int i = 0; rc == 0 && i < t->tl.nDev; i++) {
+        struct vt_device *d = &t->tl.aDev[i];
+        struct moment *p = NULL;
+        int64_t total, before, pool;
+        const char *zBasis;
+        vt__breakdown_clear(&d->bd);
+        if (d->id < 0 || !vt__memory_known(t)) continue;
+        for (int k = 0; k < b->nPeak; k++)
+            if (b->aPeak[k].acct == d->id && b->aPeak[k].bTaken) p = &b->aPeak[k];
+        if (!p) continue;
+        total = d->peak; /* the one place a peak's breakdown takes its figure */
+        zBasis = level_basis(t);
+        before = before_trace(t, d->id);
+        if (before > 0) total += before, zBasis = "process";
+        pool = p->poolReserved - d->peak; /* a cudaMallocAsync pool holding more than the live allocations */
+        rc = build(t, p, total, zBasis, before, -1, &d->bd);
+        d->bd.poolCache = pool > 0 ? pool : 0;
+    }
+    for (int i = 0; rc == 0 && i < t->nOom && i < b->nOom; i++) {
+        struct vt_oom *o = &t->aOom[i];
+        int64_t used = o->freeBytes >= 0 && o->totalBytes > 0 ? o->totalBytes - o->freeBytes : -1;
+        int64_t held = b->aOom[i].cudaBytes + (b->bTensorsIn ? 0 : b->aOom[i].tensorBytes);
+        vt__breakdown_clear(&o->bd);
+        if (!b->aOom[i].bTaken) continue;
+        if (used >= 0 && used < held) used = -1; /* a free figure the trace contradicts: not used */
+        rc = build(t, &b->aOom[i], used >= 0 ? used : held, used >= 0 ? "device used" : level_basis(t), 0, used,
+                   &o->bd);
+    }
+    vt__bd_free(t);
+    return rc;
+}
+
+void vt__bd_free(struct vt_trace *t)
+{
+    struct vt_bdrun *b = t->pBd;
+    if (!b) return;
+    free(b->aPeak);
+    free(b->aOom);
+    free(b->aF);
+    free(b->aSpan);
+    free(b);
+    t->pBd = NULL;
+}
+
+void vt__breakdown_clear(struct vt_breakdown *bd)
+{
+    for (int i = 0; i < bd->n; i++) free(bd->a[i].zEvidence);
+    free(bd->a);
+    memset(bd, 0, sizeof *bd);
+    bd->total = -1;
+}
+
+const struct vt_bdpart *vt__bd_part(const struct vt_breakdown *b, int cat)
+{
+    for (int i = 0; i < b->n; i++)
+        if (b->a[i].cat == cat) return &b->a[i];
+    return NULL;
+}

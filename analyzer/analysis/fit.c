@@ -1,0 +1,195 @@
+/* What would fit: headroom, the memory that grows with the batch, the largest batch, and what each change would save. */
+#include "analysis.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/*
+ * From a device's peak breakdown (breakdown.c): the memory the job needs there is the peak plus
+ * what the trace does not hold (the CUDA context: measured where an OOM sampled the device's
+ * free memory, else assumed, VT_FIT_CONTEXT). Of it, activations, temporaries (with the batch and
+ * outputs a step holds until the next) and the allocator cache in proportion to them grow with
+ * the batch; parameters, gradients, optimizer state, libraries' buffers and the context do not.
+ * The largest batch scale that fits is (capacity - fixed) / scaling, as a batch size with
+ * --batch N. Docs: docs/analysis.md "What would fit".
+ */
+
+/* Append an assumption (printf-style) to f. 0 or -1. */
+static int assume(struct vt_fit *f, char *z)
+{
+    if (!z) return -1;
+    if (f->nAssume == (int)(sizeof f->azAssume / sizeof f->azAssume[0])) {
+        free(z);
+        return 0;
+    }
+    f->azAssume[f->nAssume++] = z;
+    return 0;
+}
+
+/* Append a saving (bytes > 0 only) with its assumption (taken over). 0 or -1. */
+static int saving(struct vt_fit *f, const char *zKey, const char *zWhat, int64_t bytes, char *zAssume)
+{
+    if (!zAssume) return -1;
+    if (bytes <= 0 || f->nSave == VT_FIT_SAVES) {
+        free(zAssume);
+        return 0;
+    }
+    f->aSave[f->nSave].zKey = zKey;
+    f->aSave[f->nSave].zWhat = zWhat;
+    f->aSave[f->nSave].bytes = bytes;
+    f->aSave[f->nSave++].zAssume = zAssume;
+    return 0;
+}
+
+/* Bytes of category cat in b (every part of it). */
+static int64_t cat_bytes(const struct vt_breakdown *b, int cat, int64_t *pCount)
+{
+    int64_t n = 0, c = 0;
+    for (int i = 0; i < b->n; i++)
+        if (b->a[i].cat == cat) n += b->a[i].bytes, c += b->a[i].count;
+    if (pCount) *pCount = c;
+    return n;
+}
+
+/* The ranks the job ran on: meta world_size, else the traces given with a rank; 1 when not known. */
+static int world_size(const struct vt_result *r, const struct vt_trace *t)
+{
+    char z[32];
+    int n = 0;
+    if (t->f.db && vt__meta_get(t->f.db, "world_size", z, sizeof z) == 1 && atoi(z) > 1) return atoi(z);
+    for (int i = 0; i < r->nTrace; i++) n += r->aTrace[i].f.zRank[0] != 0;
+    return n > 1 ? n : 1;
+}
+
+/* The context (and other untraced memory) on device id measured at an OOM of t, -1 when none sampled it. */
+static int64_t measured_context(const struct vt_trace *t, int id)
+{
+    int64_t v = -1;
+    for (int i = 0; i < t->nOom; i++)
+        if (t->aOom[i].device == id && t->aOom[i].bd.n && t->aOom[i].bd.untraced >= 0) v = t->aOom[i].bd.untraced;
+    return v;
+}
+
+/* The fit of device d of trace t (its breakdown made). 0 or -1. */
+static int fit_device(const struct vt_result *r, const struct vt_trace *t, struct vt_device *d)
+{
+    const struct vt_opts *o = r->pOpts;
+    const struct vt_breakdown *b = &d->bd;
+    struct vt_fit *f = &d->fit;
+    int64_t act, actCount, grow = 0, alloc = 0, cache, opt, ctx, frag = 0, world = world_size(r, t);
+    char zB[32], zC[32];
+    vt__fit_clear(f);
+    f->bDone = 1;
+    f->capacity = o->fitMemory > 0 ? o->fitMemory : d->totalBytes > 0 ? d->totalBytes : -1;
+    f->batch = o->batch > 0 ? o->batch : -1;
+    for (int i = 0; i < b->n; i++) {
+        int c = b->a[i].cat;
+        if (vt__cat_scales(c)) grow += b->a[i].bytes;
+        if (c != VT_CAT_CACHE && c != VT_CAT_CONTEXT && c != VT_CAT_OTHERS && c != VT_CAT_BEFORE && c != VT_CAT_UNKNOWN)
+            alloc += b->a[i].bytes;
+    }
+    cache = cat_bytes(b, VT_CAT_CACHE, NULL) + b->poolCache; /* a memory pool's cache counts as the allocator's */
+    if (cache > 0 && alloc > 0) grow += (int64_t)((double)cache * (double)grow / (double)alloc);
+    /* what the trace does not hold */
+    ctx = b->untraced >= 0 ? 0 : measured_context(t, d->id);
+    if (b->untraced >= 0) {
+        f->context = 0; /* the breakdown is of device used: the context is in it */
+    } else if (ctx >= 0) {
+        f->context = ctx;
+        if (assume(f, vt__strdupf("the CUDA context and other untraced memory (%s) as measured at the OOM",
+                                  vt__fmt_bytes(ctx, zB, sizeof zB))) != 0)
+            return -1;
+    } else {
+        f->context = VT_FIT_CONTEXT;
+        f->bContextAssumed = 1;
+        if (assume(f, vt__strdupf("a CUDA context of %s (no free memory sampled; other processes not counted)",
+                                  vt__fmt_bytes(VT_FIT_CONTEXT, zB, sizeof zB))) != 0)
+            return -1;
+    }
+    f->need = b->total + b->poolCache + f->context;
+    if (b->poolCache > 0 &&
+        assume(f, vt__strdupf("the memory pool's %s reserved beyond the live peak (cudaMallocAsync) is needed too",
+                              vt__fmt_bytes(b->poolCache, zB, sizeof zB))) != 0)
+        return -1;
+    f->scaling = grow;
+    f->fixed = f->need - grow;
+    f->headroom = f->capacity > 0 ? f->capacity - f->need : 0;
+    f->maxScale = -1;
+    f->maxBatch = -1;
+    if (assume(f, vt__strdupf("%s", "activations and temporaries grow in proportion to the batch, the allocator "
+                                    "cache with them; parameters, gradients, optimizer state, library buffers and "
+                                    "the unknown do not; the peak stays at the same point of the step")) != 0)
+        return -1;
+    if (f->capacity > 0 && grow > 0 && f->capacity > f->fixed) {
+        f->maxScale = (double)(f->capacity - f->fixed) / (double)grow;
+        if (f->batch > 0) f->maxBatch = (int64_t)floor((double)f->batch * f->maxScale + 1e-9);
+    }
+    /* what each change would save at this peak */
+    act = cat_bytes(b, VT_CAT_ACT, &actCount) + cat_bytes(b, VT_CAT_TRANSIENT, NULL);
+    if (saving(f, "bf16_activations", "bf16/fp16 activations (autocast)", act / 2,
+               vt__strdupf("%s", "the activations are 32-bit floats now and 16-bit under autocast (nothing if they "
+                                 "already are)")) != 0)
+        return -1;
+    act = cat_bytes(b, VT_CAT_ACT, &actCount);
+    if (actCount >= 4 &&
+        saving(f, "activation_checkpointing", "activation checkpointing",
+               (int64_t)((double)act * (1.0 - 2.0 / sqrt((double)actCount))),
+               vt__strdupf("the %lld activations kept at the peak are alike in size and a checkpoint every %.0f of them "
+                           "keeps about 2 in every %.0f (the forward pass runs a second time: about a third more "
+                           "compute)",
+                           (long long)actCount, floor(sqrt((double)actCount)), floor(sqrt((double)actCount)))) != 0)
+        return -1;
+    if (saving(f, "zero_grad_set_to_none", "optimizer.zero_grad(set_to_none=True) before the forward pass",
+               b->gradAvoidable,
+               vt__strdupf("%s", "the gradients held at this forward-pass peak are the last step's, kept by "
+                                 "zero_grad(set_to_none=False) or no zero_grad before the forward")) != 0)
+        return -1;
+    for (int i = 0; i < t->nOom; i++) { /* an OOM with enough memory cached or free: fragmentation seen */
+        const struct vt_oom *o = &t->aOom[i];
+        const struct vt_bdpart *pc = vt__bd_part(&o->bd, VT_CAT_CACHE);
+        int64_t held = pc && pc->bytes > o->poolCached ? pc->bytes : o->poolCached; /* cached: a pool's, or segments' */
+        if (o->device == d->id && o->zVerdict && !strncmp(o->zVerdict, "fragmentation", 13) && held > frag) frag = held;
+    }
+    if (frag > 0 &&
+        saving(f, "expandable_segments", "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True", frag,
+               vt__strdupf("an OOM here was fragmentation: expandable segments let the %s the allocator held cached "
+                           "serve the request",
+                           vt__fmt_bytes(frag, zB, sizeof zB))) != 0)
+        return -1;
+    if (frag == 0 && cache * 20 >= b->total + b->poolCache &&
+        saving(f, "expandable_segments", "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True", cache,
+               vt__strdupf("expandable segments give the cache at the peak (%s reserved, not allocated: %s of the peak) "
+                           "back to use; it is an upper bound",
+                           vt__fmt_bytes(cache, zB, sizeof zB), vt__fmt_bytes(b->total, zC, sizeof zC))) != 0)
+        return -1;
+    opt = cat_bytes(b, VT_CAT_OPT, NULL);
+    if (world > 1 &&
+        saving(f, "shard_optimizer_state", "optimizer state sharded over the ranks (ZeRO-1, FSDP)",
+               opt - opt / world,
+               vt__strdupf("each of the %lld ranks keeps 1/%lld of the optimizer state (parameters and gradients "
+                           "stay whole)",
+                           (long long)world, (long long)world)) != 0)
+        return -1;
+    return 0;
+}
+
+int vt__fit(struct vt_result *r, int iTrace)
+{
+    struct vt_trace *t = &r->aTrace[iTrace];
+    for (int i = 0; i < t->tl.nDev; i++) {
+        struct vt_device *d = &t->tl.aDev[i];
+        vt__fit_clear(&d->fit);
+        if (d->id >= 0 && d->bd.n > 0 && fit_device(r, t, d) != 0) return -1;
+    }
+    return 0;
+}
+
+void vt__fit_clear(struct vt_fit *f)
+{
+    for (int i = 0; i < f->nAssume; i++) free(f->azAssume[i]);
+    for (int i = 0; i < f->nSave; i++) free(f->aSave[i].zAssume);
+    memset(f, 0, sizeof *f);
+    f->maxScale = -1;
+    f->maxBatch = f->batch = -1;
+}

@@ -1,0 +1,257 @@
+/* fitgen: training jobs whose largest batch is known, for scoring what 'analyze --batch' predicts would fit. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "pt.h"
+
+/*
+ * fitgen [--kernels FILE] [--split dev|blind|all] [--only NAME] [--at BATCH] [--list] OUTDIR
+ *
+ * For each case: the true boundary (the largest batch size whose training steps run without an
+ * out-of-memory error on the case's device, found by running the job at each size tried, as a
+ * person would by trying), then the job's trace at a smaller batch, OUTDIR/CASE/rank0.db, with
+ * OUTDIR/CASE/truth.json {"case", "split", "batch", "true_max_batch", ...}. The jobs are jobsim's
+ * (the caching allocator or cudaMallocAsync, the CUDA context the device keeps, cuBLAS, NCCL), so
+ * the boundary includes the allocator's rounding and fragmentation. The blind split is written
+ * with other models, devices and fractions and is scored only once the estimate is final.
+ * Exit codes: 0 done, 1 a trace could not be written, 2 bad arguments.
+ */
+
+enum { F_CNN = 0, F_LM, F_MLP };
+
+struct fcase {
+    const char *zName;
+    const char *zSplit;     /* "dev" or "blind" */
+    int family, mode, bNvtx;
+    int64_t total;          /* device bytes */
+    int bZeroNone, bZeroLast;
+    int nccl;               /* NCCL buffers (MiB), 0 none */
+    double frac;            /* the traced batch as a fraction of the true boundary */
+    int a, b;               /* family sizes: CNN image side; LM layers and width / 64 */
+};
+
+#define GB ((int64_t)1000000000)
+static const struct fcase aCase[] = {
+    /* dev: what the estimate was built against */
+    {"cnn_seg_24g", "dev", F_CNN, JS_SEGMENTS, 1, 24 * GiB, 1, 0, 0, 0.5, 224, 0},
+    {"cnn_tensor_24g", "dev", F_CNN, JS_TENSORS, 1, 24 * GiB, 1, 0, 0, 0.5, 224, 0},
+    {"cnn_seg_80g_nonvtx", "dev", F_CNN, JS_SEGMENTS, 0, 80 * GiB, 1, 0, 0, 0.3, 224, 0},
+    {"lm_tensor_40g", "dev", F_LM, JS_TENSORS, 1, 40 * GiB, 1, 0, 0, 0.5, 12, 16},
+    {"lm_seg_40g_keepgrad", "dev", F_LM, JS_SEGMENTS, 1, 40 * GiB, 0, 0, 0, 0.5, 12, 16},
+    {"lm_seg_80g_ddp", "dev", F_LM, JS_SEGMENTS, 1, 80 * GiB, 1, 0, 256, 0.25, 12, 16},
+    {"mlp_tensor_16g", "dev", F_MLP, JS_TENSORS, 0, 16 * GiB, 1, 1, 0, 0.5, 8, 64},
+    /* blind: other shapes, devices and fractions */
+    {"cnn_seg_40g_small", "blind", F_CNN, JS_SEGMENTS, 1, 40 * GiB, 1, 0, 0, 0.4, 160, 0},
+    {"cnn_tensor_80g_keepgrad", "blind", F_CNN, JS_TENSORS, 0, 80 * GiB, 0, 0, 0, 0.25, 224, 0},
+    {"lm_tensor_80g_deep", "blind", F_LM, JS_TENSORS, 1, 80 * GiB, 1, 1, 0, 0.35, 24, 24},
+    {"lm_seg_24g_nonvtx", "blind", F_LM, JS_SEGMENTS, 0, 24 * GiB, 1, 0, 128, 0.6, 8, 12},
+    {"mlp_seg_48g", "blind", F_MLP, JS_SEGMENTS, 1, 48 * GiB, 0, 0, 0, 0.3, 12, 96},
+    {"lm_tensor_141g_ddp", "blind", F_LM, JS_TENSORS, 0, 141 * GB, 1, 0, 512, 0.5, 16, 32},
+};
+#define N_CASE ((int)(sizeof aCase / sizeof aCase[0]))
+#define ITERS 3
+
+#define USER_TRAIN(line) "train.py:" #line ":train|train.py:120:main|train.py:131:<module>"
+
+/* A plain MLP of n layers of width w (bf16, Adam): a model the scenarios do not have. */
+static void mlp(struct pt_model *m, int n, int64_t w)
+{
+    pt_lm(m, 0, w, 1, 8, 0); /* an embedding of 8 rows, a norm and a head, then replaced below */
+    m->n = 0;
+    for (int i = 0; i < n && m->n < PT_MAXL; i++) {
+        m->a[m->n].kind = PT_MLP;
+        m->a[m->n].act = 4 * w * 2;
+        m->a[m->n].w = 4 * w * w * 2;
+        m->a[m->n].ws = 0;
+        m->n++;
+    }
+    m->a[m->n].kind = PT_HEAD;
+    m->a[m->n].act = 1000 * 2;
+    m->a[m->n].w = 1000 * 4 * w * 2;
+    m->a[m->n].ws = 0;
+    m->n++;
+}
+
+/* The case's model and the input bytes of one sample. */
+static void model(const struct fcase *k, struct pt_model *m, int64_t *pSample, const char **pzTemplate)
+{
+    if (k->family == F_CNN) {
+        pt_cnn(m, k->a, 1000);
+        pt_shrink(m, 4);
+        *pSample = (int64_t)3 * k->a * k->a * 4;
+        *pzTemplate = "resnet50";
+    } else if (k->family == F_LM) {
+        pt_lm(m, k->a, (int64_t)k->b * 64, 1024, 50304, 1);
+        pt_shrink(m, 4);
+        *pSample = 1024 * 8;
+        *pzTemplate = "ddp";
+    } else {
+        mlp(m, k->a, (int64_t)k->b * 64);
+        *pSample = (int64_t)4 * k->b * 64 * 2;
+        *pzTemplate = "ddp";
+    }
+}
+
+/*
+ * Run case k at batch size `batch` for ITERS steps, writing the trace zPath. Returns 1 when every
+ * step ran, 0 when one ran out of memory, -1 when the trace could not be written.
+ */
+static int run(const struct fcase *k, int batch, const char *zPath, uint64_t seed)
+{
+    struct js_cfg c;
+    struct pt_model m;
+    struct js *j;
+    int64_t sample;
+    int ok = 1, x = -1, out = -1, aBucket[64], nBucket = 0;
+    memset(&c, 0, sizeof c);
+    model(k, &m, &sample, &c.zTemplate);
+    c.zPath = zPath;
+    c.mode = k->mode;
+    c.seed = seed;
+    c.deviceTotal = k->total;
+    c.kernelStride = 8;
+    c.timeScale = 8;
+    c.zCmd = "python train.py --batch-size N";
+    if (!(j = js_open(&c))) return -1;
+    pt_to_device(j, &m, "train.py:112:main|train.py:131:<module>");
+    if (k->nccl) {
+        int site = js_site(j, pt_frames("lib:torch/nn/parallel/distributed.py:1215:DistributedDataParallel._ddp_init_helper|"
+                                        "lib:torch/nn/parallel/distributed.py:925:DistributedDataParallel.__init__",
+                                        "train.py:114:main|train.py:131:<module>"));
+        js_nccl_init(j, 4, (int64_t)k->nccl * MiB / 4);
+        nBucket = (int)(pt_param_bytes(&m) / (25 * MiB)) + 1;
+        if (nBucket > 64) nBucket = 64;
+        for (int i = 0; i < nBucket; i++) aBucket[i] = js_alloc(j, 25 * MiB, site, JS_NAT_ALLOC);
+    }
+    for (int it = 0; it < ITERS && ok; it++) {
+        struct pt_fwd f;
+        char zName[32];
+        snprintf(zName, sizeof zName, "step %d", it);
+        if (k->bNvtx) js_push(j, zName);
+        if (!k->bZeroLast) pt_zero_grad(j, &m, k->bZeroNone, USER_TRAIN(60));
+        js_cpu(j, 1000000);
+        if (x >= 0) js_free(j, x); /* the previous step's batch and output, dropped on reassignment */
+        if (out >= 0) js_free(j, out);
+        x = out = -1;
+        x = pt_batch(j, -1, sample * batch, USER_TRAIN(62));
+        if (x < 0) {
+            ok = 0;
+            break;
+        }
+        f = pt_forward(j, &m, x, batch, 1, 1, USER_TRAIN(64));
+        if (f.out < 0) {
+            ok = 0;
+            break;
+        }
+        js_here(j, js_site(j, USER_TRAIN(66)));
+        pt_backward(j, &m, &f, batch, aBucket, nBucket);
+        js_free(j, f.loss);
+        out = f.out;
+        pt_step(j, &m, USER_TRAIN(68));
+        if (k->bZeroLast) pt_zero_grad(j, &m, k->bZeroNone, USER_TRAIN(69));
+        pt_item(j, out, USER_TRAIN(70));
+        if (k->bNvtx) js_pop(j);
+        if (js_failed(j)) ok = 0; /* an allocation of the backward pass or the optimizer failed */
+    }
+    return js_close(j, 1, 1) != 0 ? -1 : ok;
+}
+
+/* The largest batch size that runs (1 .. 1 << 16), or -1 when even 1 does not or a trace failed. */
+static int boundary(const struct fcase *k, const char *zProbe)
+{
+    int lo = 0, hi = 1, r;
+    while ((r = run(k, hi, zProbe, 1)) == 1) { /* double until one fails */
+        lo = hi;
+        if (hi >= 1 << 16) return hi;
+        hi *= 2;
+    }
+    if (r < 0) return -1;
+    while (hi - lo > 1) { /* lo runs, hi does not */
+        int mid = lo + (hi - lo) / 2;
+        if ((r = run(k, mid, zProbe, 1)) < 0) return -1;
+        if (r) lo = mid;
+        else hi = mid;
+    }
+    return lo > 0 ? lo : -1;
+}
+
+static void usage(FILE *f)
+{
+    fprintf(f, "usage: fitgen [--kernels FILE] [--split dev|blind|all] [--only NAME] [--at BATCH] [--list] OUTDIR\n");
+}
+
+int main(int argc, char **argv)
+{
+    const char *zKernels = VT_ACC_KERNELS, *zSplit = "dev", *zOnly = NULL, *zOut = NULL;
+    int bList = 0, rc = 0, at = 0;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--kernels") && i + 1 < argc) zKernels = argv[++i];
+        else if (!strcmp(argv[i], "--split") && i + 1 < argc) zSplit = argv[++i];
+        else if (!strcmp(argv[i], "--only") && i + 1 < argc) zOnly = argv[++i];
+        else if (!strcmp(argv[i], "--list")) bList = 1;
+        else if (!strcmp(argv[i], "--at") && i + 1 < argc) at = atoi(argv[++i]); /* the trace at this batch, no search */
+        else if (argv[i][0] != '-' && !zOut) zOut = argv[i];
+        else {
+            usage(stderr);
+            return 2;
+        }
+    }
+    if (strcmp(zSplit, "dev") && strcmp(zSplit, "blind") && strcmp(zSplit, "all")) {
+        usage(stderr);
+        return 2;
+    }
+    if (bList) {
+        for (int i = 0; i < N_CASE; i++) printf("%-28s %s\n", aCase[i].zName, aCase[i].zSplit);
+        return 0;
+    }
+    if (!zOut) {
+        usage(stderr);
+        return 2;
+    }
+    if (js_load_kernels(zKernels) != 0) return 1;
+    if (mkdir(zOut, 0755) != 0 && errno != EEXIST) {
+        fprintf(stderr, "fitgen: %s: %s\n", zOut, strerror(errno));
+        return 1;
+    }
+    for (int i = 0; i < N_CASE && rc == 0; i++) {
+        const struct fcase *k = &aCase[i];
+        char zDir[1100], zPath[1200], zProbe[1200];
+        int best, batch;
+        FILE *f;
+        if (zOnly && strcmp(zOnly, k->zName)) continue;
+        if (strcmp(zSplit, "all") && strcmp(zSplit, k->zSplit)) continue;
+        snprintf(zDir, sizeof zDir, "%s/%s", zOut, k->zName);
+        snprintf(zProbe, sizeof zProbe, "%s/probe.db", zOut);
+        if (mkdir(zDir, 0755) != 0 && errno != EEXIST) {
+            fprintf(stderr, "fitgen: %s: %s\n", zDir, strerror(errno));
+            return 1;
+        }
+        best = at > 0 ? 1 << 30 : boundary(k, zProbe);
+        unlink(zProbe);
+        if (best < 4) {
+            fprintf(stderr, "fitgen: %s: no boundary found (%d)\n", k->zName, best);
+            return 1;
+        }
+        batch = at > 0 ? at : (int)(best * k->frac);
+        if (batch < 1) batch = 1;
+        snprintf(zPath, sizeof zPath, "%s/rank0.db", zDir);
+        if (run(k, batch, zPath, 1) != 1) {
+            fprintf(stderr, "fitgen: %s: the traced run at batch %d failed\n", k->zName, batch);
+            return 1;
+        }
+        snprintf(zPath, sizeof zPath, "%s/truth.json", zDir);
+        if (!(f = fopen(zPath, "w"))) return 1;
+        fprintf(f,
+                "{\"case\": \"%s\", \"split\": \"%s\", \"mode\": \"%s\", \"nvtx\": %s, \"device_bytes\": %lld, "
+                "\"batch\": %d, \"true_max_batch\": %d, \"trace\": \"rank0.db\"}\n",
+                k->zName, k->zSplit, k->mode == JS_TENSORS ? "tensors" : "segments", k->bNvtx ? "true" : "false",
+                (long long)k->total, batch, best);
+        if (fclose(f) != 0) rc = 1;
+        printf("%s: traced at batch %d, largest batch that runs %d\n", k->zName, batch, best);
+    }
+    return rc;
+}

@@ -1,0 +1,80 @@
+#!/usr/bin/env python3
+"""Score what 'vramtrace analyze --batch N' predicts would fit against jobs whose largest batch is known.
+
+score_fit.py --fitgen BIN --vramtrace BIN [--split dev|blind|all] [--only NAME] [--out DIR]
+             [--tolerance FRACTION] [--json FILE] [--min-within N] [--max-error FRACTION]
+
+fitgen (tests/accuracy/fitgen.c) writes each case's trace at a batch below the true boundary with
+its truth; this runs 'analyze --batch N --format json' on it and compares the predicted largest
+batch (devices[].fit.max_batch of the device that peaks highest) with the true one. Prints one
+line per case and the worst error; exits 0 when every case (or --min-within N of them) is within
+the tolerance (default 5 %) and none is further off than --max-error, 1 otherwise, 2 on bad
+arguments, 3 when fitgen or vramtrace fails.
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--fitgen", required=True)
+    ap.add_argument("--vramtrace", required=True)
+    ap.add_argument("--split", default="dev", choices=["dev", "blind", "all"])
+    ap.add_argument("--only")
+    ap.add_argument("--out")
+    ap.add_argument("--tolerance", type=float, default=0.05)
+    ap.add_argument("--json")
+    ap.add_argument("--min-within", type=int, help="pass when at least this many cases are within the tolerance")
+    ap.add_argument("--max-error", type=float, help="and no case is further off than this fraction")
+    a = ap.parse_args()
+    out = a.out or tempfile.mkdtemp(prefix="vt-fit-")
+    cmd = [a.fitgen, "--split", a.split] + (["--only", a.only] if a.only else []) + [out]
+    if subprocess.run(cmd, stdout=subprocess.DEVNULL).returncode != 0:
+        print("score_fit: fitgen failed", file=sys.stderr)
+        return 3
+    rows, worst = [], 0.0
+    for name in sorted(os.listdir(out)):
+        tp = os.path.join(out, name, "truth.json")
+        if not os.path.exists(tp):
+            continue
+        truth = json.load(open(tp))
+        trace = os.path.join(out, name, truth["trace"])
+        p = subprocess.run([a.vramtrace, "analyze", "--batch", str(truth["batch"]), "--format", "json", trace],
+                           capture_output=True, text=True)
+        if p.returncode not in (0, 1):
+            print("score_fit: vramtrace analyze %s failed: %s" % (trace, p.stderr.strip()), file=sys.stderr)
+            return 3
+        rep = json.loads(p.stdout)
+        devs = [d for d in rep["traces"][0]["devices"] if d["id"] >= 0 and d.get("fit")]
+        dev = max(devs, key=lambda d: d["peak_bytes"]) if devs else None
+        pred = dev["fit"]["max_batch"] if dev else None
+        true = truth["true_max_batch"]
+        err = abs(pred - true) / true if pred is not None else None
+        if err is None or err > worst:
+            worst = err if err is not None else float("inf")
+        rows.append({"case": name, "split": truth["split"], "mode": truth["mode"], "batch": truth["batch"],
+                     "true_max_batch": true, "predicted_max_batch": pred, "error": err,
+                     "unknown_share": (sum(x["bytes"] for x in dev["breakdown"] if x["category"] == "unknown")
+                                       / dev["breakdown_bytes"]) if dev else None})
+    print("%-28s %-6s %-9s %6s %6s %6s %7s" % ("case", "split", "mode", "batch", "true", "pred", "error"))
+    for r in rows:
+        print("%-28s %-6s %-9s %6d %6d %6s %7s" % (r["case"], r["split"], r["mode"], r["batch"], r["true_max_batch"],
+              r["predicted_max_batch"] if r["predicted_max_batch"] is not None else "-",
+              "%.1f%%" % (100 * r["error"]) if r["error"] is not None else "-"))
+    n_ok = sum(1 for r in rows if r["error"] is not None and r["error"] <= a.tolerance)
+    print("within %.0f%%: %d of %d; worst error %s" % (100 * a.tolerance, n_ok, len(rows),
+          "%.1f%%" % (100 * worst) if worst != float("inf") else "no prediction"))
+    if a.json:
+        json.dump({"tolerance": a.tolerance, "cases": rows, "within": n_ok, "total": len(rows)}, open(a.json, "w"),
+                  indent=1)
+    need = a.min_within if a.min_within is not None else len(rows)
+    bad = worst > a.max_error if a.max_error is not None else False
+    return 0 if rows and n_ok >= need and not bad else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

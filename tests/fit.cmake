@@ -1,0 +1,18 @@
+# What would fit (docs/analysis.md "What would fit", docs/accuracy.md "Largest batch"): fitgen writes
+# training jobs whose largest batch is known by running them at each size; score_fit.py compares what
+# 'analyze --batch N' predicts. The test scores the dev split; the blind split is the fit_blind target.
+add_executable(fitgen accuracy/fitgen.c accuracy/pt.c accuracy/jobsim.c tracegen.c)
+target_include_directories(fitgen PRIVATE ${CMAKE_CURRENT_SOURCE_DIR} ${CMAKE_CURRENT_SOURCE_DIR}/accuracy)
+target_link_libraries(fitgen PRIVATE vttrace)
+target_compile_definitions(fitgen PRIVATE VT_ACC_KERNELS="${CMAKE_CURRENT_SOURCE_DIR}/accuracy/kernels.tsv")
+find_package(Python3 COMPONENTS Interpreter)
+if(Python3_Interpreter_FOUND)
+  add_test(NAME fit_accuracy COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/accuracy/score_fit.py
+    --split dev --fitgen $<TARGET_FILE:fitgen> --vramtrace $<TARGET_FILE:vramtrace> --min-within 6 --max-error 0.15)
+  set_tests_properties(fit_accuracy PROPERTIES LABELS analyzer)
+  add_custom_target(fit_blind
+    COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/accuracy/score_fit.py --split blind
+      --fitgen $<TARGET_FILE:fitgen> --vramtrace $<TARGET_FILE:vramtrace> --out ${PROJECT_BINARY_DIR}/fit-blind
+      --json ${PROJECT_BINARY_DIR}/fit-blind.json
+    DEPENDS fitgen vramtrace USES_TERMINAL COMMENT "what would fit: the blind split")
+endif()

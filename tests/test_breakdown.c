@@ -1,0 +1,426 @@
+/* Tests for the breakdown of a peak by category and what would fit: synthetic jobs of known make-up. */
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "report/report.h"
+#include "bdjob.h"
+#include "tracegen.h"
+#include "vramtrace/schema.h"
+#include "vt_test.h"
+
+/* The part of category cat at device 0's peak of trace i, and that the parts sum to the peak. */
+static int64_t part(const struct vt_result *r, int i, int cat)
+{
+    const struct vt_device *d = NULL;
+    int64_t sum = 0, v = 0;
+    for (int k = 0; k < r->aTrace[i].tl.nDev; k++)
+        if (r->aTrace[i].tl.aDev[k].id == 0) d = &r->aTrace[i].tl.aDev[k];
+    ASSERT(d && d->bd.n > 0);
+    for (int k = 0; k < d->bd.n; k++) {
+        sum += d->bd.a[k].bytes;
+        if (d->bd.a[k].cat == cat) v += d->bd.a[k].bytes;
+    }
+    ASSERT_EQ(d->bd.total, sum);
+    return v;
+}
+
+static const struct vt_device *dev0(const struct vt_result *r, int i)
+{
+    for (int k = 0; k < r->aTrace[i].tl.nDev; k++)
+        if (r->aTrace[i].tl.aDev[k].id == 0) return &r->aTrace[i].tl.aDev[k];
+    return NULL;
+}
+
+/* A trace at zPath with the job's stacks in *s and device 0 of `total` bytes. */
+static struct tg *open_trace(const char *zPath, struct bd_stacks *s, int64_t total)
+{
+    struct tg *g = tg_open(zPath);
+    ASSERT(g);
+    bd_stacks(g, s);
+    tg_device(g, 0, "Test GPU", total);
+    return g;
+}
+
+/* Close g, analyze its trace zPath with the default options into *r; device 0's entry. */
+static const struct vt_device *close_analyze(struct tg *g, const char *zPath, struct vt_result *r)
+{
+    struct vt_opts o;
+    ASSERT_EQ(0, tg_close(g));
+    vt__opts_default(&o);
+    ASSERT_EQ(0, vt__analyze(&zPath, 1, &o, r));
+    return dev0(r, 0);
+}
+
+/* The job's make-up at its peak, with and without NVTX ranges (steps then told from the stacks). */
+static void check_job(int bNvtx)
+{
+    const char *zPath = tg_path(bNvtx ? "job_nvtx.db" : "job.db");
+    struct vt_opts o;
+    struct vt_result r;
+    const struct vt_device *d;
+    bd_job(zPath, NULL, 256 * MiB, bNvtx, NULL, 0);
+    vt__opts_default(&o);
+    ASSERT_EQ(0, vt__analyze(&zPath, 1, &o, &r));
+    d = dev0(&r, 0);
+    ASSERT(d);
+    ASSERT_EQ(2 * MiB + 256 * MiB + 32 * MiB + 128 * MiB + 16 * MiB + 512 * MiB + 1024 * MiB + 256 * MiB + 256 * MiB, d->peak);
+    ASSERT_EQ(d->peak, d->bd.total);
+    ASSERT_STREQ("allocated", d->bd.zBasis);
+    ASSERT_EQ(256 * MiB, part(&r, 0, VT_CAT_PARAM));
+    ASSERT_EQ(512 * MiB, part(&r, 0, VT_CAT_OPT));
+    ASSERT_EQ(1024 * MiB, part(&r, 0, VT_CAT_ACT));
+    ASSERT_EQ(256 * MiB, part(&r, 0, VT_CAT_GRAD));
+    ASSERT_EQ(256 * MiB, part(&r, 0, VT_CAT_TEMP));
+    ASSERT_EQ(32 * MiB, part(&r, 0, VT_CAT_CUBLAS));
+    ASSERT_EQ(128 * MiB, part(&r, 0, VT_CAT_NCCL));
+    ASSERT_EQ(16 * MiB, part(&r, 0, VT_CAT_LIB));
+    ASSERT_EQ(2 * MiB, part(&r, 0, VT_CAT_CONTEXT));
+    ASSERT_EQ(0, part(&r, 0, VT_CAT_UNKNOWN));
+    ASSERT_EQ(0, part(&r, 0, VT_CAT_STATE));
+    ASSERT_STREQ("libfoo.so.1", vt__bd_part(&d->bd, VT_CAT_LIB)->zOwner);
+    /* the evidence names the rule that decided */
+    ASSERT_CONTAINS(vt__bd_part(&d->bd, VT_CAT_ACT)->zEvidence, "freed by the autograd engine: 4 allocations");
+    ASSERT_CONTAINS(vt__bd_part(&d->bd, VT_CAT_GRAD)->zEvidence, "freed by zero_grad");
+    ASSERT_CONTAINS(vt__bd_part(&d->bd, VT_CAT_OPT)->zEvidence, "torch/optim/");
+    ASSERT_CONTAINS(vt__bd_part(&d->bd, VT_CAT_NCCL)->zEvidence, "NCCL");
+    ASSERT_EQ(4, vt__bd_part(&d->bd, VT_CAT_ACT)->count);
+    vt__result_free(&r);
+}
+
+TEST(categories_tensor_level_nvtx)
+{
+    check_job(1);
+}
+
+TEST(categories_tensor_level_steps_from_stacks)
+{
+    check_job(0);
+}
+
+/* Two ranks analyzed together: each its own breakdown, summing to its own peak. */
+TEST(categories_two_ranks)
+{
+    char z0[512], z1[512];
+    const char *az[2] = {z0, z1};
+    struct vt_opts o;
+    struct vt_result r;
+    snprintf(z0, sizeof z0, "%s", tg_path("rank0.db"));
+    snprintf(z1, sizeof z1, "%s", tg_path("rank1.db"));
+    bd_job(z0, "0", 256 * MiB, 1, NULL, 0);
+    bd_job(z1, "1", 512 * MiB, 1, NULL, 0);
+    vt__opts_default(&o);
+    ASSERT_EQ(0, vt__analyze(az, 2, &o, &r));
+    ASSERT_EQ(2, r.nTrace);
+    ASSERT_EQ(1024 * MiB, part(&r, 0, VT_CAT_ACT));
+    ASSERT_EQ(2048 * MiB, part(&r, 1, VT_CAT_ACT));
+    ASSERT_EQ(512 * MiB, part(&r, 1, VT_CAT_OPT));
+    vt__result_free(&r);
+}
+
+/*
+ * What would fit: the job at batch 8 on a 40 GiB device (given as 8 GiB with --fit-memory): the
+ * activations and temporaries grow with the batch, the rest does not; the CUDA context is assumed.
+ */
+TEST(fit_largest_batch)
+{
+    const char *zPath = tg_path("fit.db");
+    struct vt_opts o;
+    struct vt_result r;
+    const struct vt_device *d;
+    int64_t grow = 1024 * MiB + 256 * MiB, fixed, cap = 8 * GiB;
+    bd_job(zPath, "0", 256 * MiB, 1, NULL, 0);
+    vt__opts_default(&o);
+    o.batch = 8;
+    o.fitMemory = cap;
+    ASSERT_EQ(0, vt__analyze(&zPath, 1, &o, &r));
+    d = dev0(&r, 0);
+    fixed = d->peak - grow + VT_FIT_CONTEXT;
+    ASSERT_EQ(1, d->fit.bDone);
+    ASSERT_EQ(cap, d->fit.capacity);
+    ASSERT_EQ(grow, d->fit.scaling);
+    ASSERT_EQ(fixed, d->fit.fixed);
+    ASSERT_EQ(1, d->fit.bContextAssumed);
+    ASSERT_EQ(cap - d->peak - VT_FIT_CONTEXT, d->fit.headroom);
+    ASSERT_EQ((int64_t)(8.0 * (double)(cap - fixed) / (double)grow), d->fit.maxBatch);
+    /* the savings that apply: bf16 activations, checkpointing; gradients are freed by zero_grad, one rank
+     * of two keeps half the optimizer state when sharded */
+    int bBf16 = 0, bShard = 0, bZero = 0;
+    for (int k = 0; k < d->fit.nSave; k++) {
+        if (!strcmp(d->fit.aSave[k].zKey, "bf16_activations")) {
+            bBf16 = 1;
+            ASSERT_EQ(512 * MiB, d->fit.aSave[k].bytes);
+        }
+        if (!strcmp(d->fit.aSave[k].zKey, "shard_optimizer_state")) {
+            bShard = 1;
+            ASSERT_EQ(256 * MiB, d->fit.aSave[k].bytes);
+        }
+        if (!strcmp(d->fit.aSave[k].zKey, "zero_grad_set_to_none")) bZero = 1;
+        ASSERT(d->fit.aSave[k].zAssume && d->fit.aSave[k].zAssume[0]);
+    }
+    ASSERT(bBf16 && bShard && !bZero);
+    vt__result_free(&r);
+}
+
+/* Fragmentation seen (an OOM judged so): expandable segments would let what the allocator held cached serve it. */
+TEST(fit_fragmentation_saving)
+{
+    const char *zPath = tg_path("frag.db");
+    struct tg *g;
+    struct bd_stacks s;
+    struct vt_result r;
+    const struct vt_device *d;
+    int bSeen = 0;
+    g = open_trace(zPath, &s, 16 * GiB);
+    /* cudaMallocAsync: 6 GiB live, the pool reserving 10 GiB; 3 GiB asked with 1 GiB free fails */
+    tg_memop(g, 1 * MS, 1, 0, VT_MEMKIND_DEVICE, 0x7f6000000000LL, 6 * GiB, s.fwd, 10 * GiB, 6 * GiB);
+    tg_oom(g, 2 * MS, 0, 3 * GiB, 1 * GiB, 16 * GiB, s.fwd);
+    tg_memop(g, 3 * MS, 2, 0, VT_MEMKIND_DEVICE, 0x7f6000000000LL, 6 * GiB, s.fwd, 10 * GiB, 0);
+    d = close_analyze(g, zPath, &r);
+    ASSERT_STREQ("fragmentation/caching", r.aTrace[0].aOom[0].zVerdict);
+    for (int k = 0; k < d->fit.nSave; k++)
+        if (!strcmp(d->fit.aSave[k].zKey, "expandable_segments")) {
+            bSeen = 1;
+            ASSERT_EQ(4 * GiB, d->fit.aSave[k].bytes);
+            ASSERT_CONTAINS(d->fit.aSave[k].zAssume, "an OOM here was fragmentation");
+        }
+    ASSERT(bSeen);
+    vt__result_free(&r);
+}
+
+/*
+ * Segment level (the caching allocator's segments only): each segment in the category of the
+ * allocation that made the allocator reserve it, and the breakdown says it is at segment level.
+ */
+TEST(categories_segment_level)
+{
+    const char *zPath = tg_path("seg.db");
+    struct tg *g;
+    struct bd_stacks s;
+    struct vt_result r;
+    const struct vt_device *d;
+    int64_t a = 0x7f2000000000LL;
+    g = open_trace(zPath, &s, 40 * GiB);
+    tg_meta(g, "config.tensors", "0"); /* the default mode: the allocator's segments */
+    bd_mem(g, 1 * MS, 1, a, 256 * MiB, s.param);
+    for (int k = 0; k < 3; k++) { /* step 0 reserves; the later steps reuse the cache */
+        int64_t t0 = 100 * MS * (k + 1);
+        if (k == 0) {
+            for (int i = 0; i < 4; i++) bd_mem(g, t0 + 10 * MS + i, 1, a + (i + 1) * GiB, 20 * MiB * 10, s.fwd);
+            bd_mem(g, t0 + 20 * MS, 1, a + 6 * GiB, 20 * MiB * 20, s.eng);
+            bd_mem(g, t0 + 40 * MS, 1, a + 7 * GiB, 512 * MiB, s.opt);
+        }
+        char z[32];
+        snprintf(z, sizeof z, "step %d", k);
+        tg_nvtx(g, t0, t0 + 90 * MS, z);
+    }
+    d = close_analyze(g, zPath, &r);
+    ASSERT(r.aTrace[0].f.bSegments);
+    ASSERT_EQ(1, d->bd.bSegment);
+    ASSERT_STREQ("reserved", d->bd.zBasis);
+    ASSERT_EQ(256 * MiB, part(&r, 0, VT_CAT_PARAM));
+    ASSERT_EQ(512 * MiB, part(&r, 0, VT_CAT_OPT));
+    ASSERT_EQ(800 * MiB + 400 * MiB, part(&r, 0, VT_CAT_TRANSIENT));
+    ASSERT_CONTAINS(vt__bd_part(&d->bd, VT_CAT_TRANSIENT)->zEvidence, "segments reserved in the backward pass");
+    vt__result_free(&r);
+}
+
+/*
+ * Tensor rows inside segments (PyTorch's history merged): the blocks are categorized, the
+ * segments less the blocks live in them are the allocator's cache.
+ */
+TEST(categories_blocks_in_segments_cache)
+{
+    const char *zPath = tg_path("blocks.db");
+    struct tg *g;
+    struct bd_stacks s;
+    struct vt_result r;
+    const struct vt_device *d;
+    int64_t a = 0x7f3000000000LL;
+    char zSql[512];
+    g = open_trace(zPath, &s, 40 * GiB);
+    bd_mem(g, 1 * MS, 1, a, 1 * GiB, s.param); /* one segment: 512 MiB of parameters and 256 MiB of activations in it */
+    snprintf(zSql, sizeof zSql, "INSERT INTO tensor_event(t, op, device, address, bytes, stack_id) VALUES"
+                                "(%lld, 1, 0, %lld, %lld, %lld), (%lld, 1, 0, %lld, %lld, %lld), (%lld, 2, 0, %lld, %lld, %lld)",
+             (long long)(2 * MS), (long long)a, (long long)(512 * MiB), (long long)s.param, (long long)(10 * MS),
+             (long long)(a + 512 * MiB), (long long)(256 * MiB), (long long)s.fwd, (long long)(20 * MS),
+             (long long)(a + 512 * MiB), (long long)(256 * MiB), (long long)s.eng);
+    tg_exec(g, zSql);
+    tg_exec(g, "INSERT INTO stack(hash, depth) VALUES(99, 0)"); /* keeps the ids above taken */
+    d = close_analyze(g, zPath, &r);
+    ASSERT_EQ(1 * GiB, d->peak);
+    ASSERT_EQ(512 * MiB, part(&r, 0, VT_CAT_PARAM));
+    ASSERT_EQ(256 * MiB, part(&r, 0, VT_CAT_ACT) + part(&r, 0, VT_CAT_TRANSIENT) + part(&r, 0, VT_CAT_TEMP));
+    ASSERT_EQ(256 * MiB, part(&r, 0, VT_CAT_CACHE));
+    ASSERT_EQ(0, d->bd.bSegment);
+    vt__result_free(&r);
+}
+
+/*
+ * At an OOM whose free memory was read: the parts sum to what the device had in use, the CUDA
+ * context and driver taking what the trace does not hold; a failed step's memory is said to be so.
+ */
+TEST(categories_at_oom_device_used)
+{
+    const char *zPath = tg_path("oom.db");
+    struct tg *g;
+    struct bd_stacks s;
+    struct vt_result r;
+    const struct vt_oom *m;
+    int64_t a = 0x7f4000000000LL, sum = 0;
+    g = open_trace(zPath, &s, 16 * GiB);
+    bd_mem(g, 1 * MS, 1, a, 4 * GiB, s.param);
+    bd_mem(g, 10 * MS, 1, a + 8 * GiB, 8 * GiB, s.fwd);
+    tg_oom(g, 11 * MS, 0, 4 * GiB, 3 * GiB + 512 * MiB, 16 * GiB, s.fwd);
+    bd_mem(g, 12 * MS, 2, a + 8 * GiB, 8 * GiB, s.fwd);
+    close_analyze(g, zPath, &r);
+    ASSERT_EQ(1, r.aTrace[0].nOom);
+    m = &r.aTrace[0].aOom[0];
+    ASSERT_STREQ("device used", m->bd.zBasis);
+    ASSERT_EQ(16 * GiB - (3 * GiB + 512 * MiB), m->bd.total);
+    for (int k = 0; k < m->bd.n; k++) sum += m->bd.a[k].bytes;
+    ASSERT_EQ(m->bd.total, sum);
+    ASSERT_EQ(512 * MiB, vt__bd_part(&m->bd, VT_CAT_CONTEXT)->bytes);
+    ASSERT_EQ(512 * MiB, m->bd.untraced);
+    ASSERT_EQ(4 * GiB, vt__bd_part(&m->bd, VT_CAT_PARAM)->bytes);
+    ASSERT_EQ(8 * GiB, vt__bd_part(&m->bd, VT_CAT_TRANSIENT)->bytes);
+    ASSERT_CONTAINS(vt__bd_part(&m->bd, VT_CAT_TRANSIENT)->zEvidence, "failed (OOM)");
+    vt__result_free(&r);
+}
+
+/* An import whose memory began before its window: that part is "allocated before the trace". */
+TEST(categories_before_the_trace)
+{
+    const char *zPath = tg_path("before.db");
+    struct tg *g;
+    struct bd_stacks s;
+    struct vt_result r;
+    const struct vt_device *d;
+    g = open_trace(zPath, &s, 16 * GiB);
+    tg_meta(g, "source_format", "kineto_json");
+    tg_meta(g, "kineto.device.0.allocated_before_trace", "1073741824");
+    bd_mem(g, 1 * MS, 1, 0x7f5000000000LL, 2 * GiB, s.fwd);
+    bd_mem(g, 2 * MS, 2, 0x7f5000000000LL, 2 * GiB, s.fwd);
+    d = close_analyze(g, zPath, &r);
+    ASSERT_STREQ("process", d->bd.zBasis);
+    ASSERT_EQ(3 * GiB, d->bd.total);
+    ASSERT_EQ(1 * GiB, part(&r, 0, VT_CAT_BEFORE));
+    vt__result_free(&r);
+}
+
+/* Every format prints the same list: text, Markdown and HTML tables, JSON "breakdown" summing to "breakdown_bytes". */
+TEST(breakdown_in_every_format)
+{
+    const char *zPath = tg_path("fmt.db");
+    struct vt_opts o;
+    struct vt_result r;
+    char *z = NULL;
+    size_t n = 0;
+    bd_job(zPath, NULL, 256 * MiB, 1, NULL, 0);
+    vt__opts_default(&o);
+    o.batch = 8;
+    ASSERT_EQ(0, vt__analyze(&zPath, 1, &o, &r));
+    for (int fmt = 0; fmt < 4; fmt++) {
+        FILE *f = open_memstream(&z, &n);
+        ASSERT(f);
+        ASSERT_EQ(0, fmt == 0 ? vt__report_text(f, &r) : fmt == 1 ? vt__report_json(f, &r)
+                     : fmt == 2 ? vt__report_markdown(f, &r) : vt__report_html(f, &r));
+        fclose(f);
+        ASSERT_CONTAINS(z, fmt == 1 ? "\"category\": \"activations\"" : "activations kept for backward");
+        if (fmt == 0) ASSERT_CONTAINS(z, "what it was (allocated, 2.42 GiB)");
+        if (fmt == 0) ASSERT_CONTAINS(z, "what would fit:");
+        if (fmt == 0) ASSERT_CONTAINS(z, "1.25 GiB grows with the batch (activations kept for backward,");
+        if (fmt == 1) {
+            ASSERT(tg_json_valid(z));
+            ASSERT_CONTAINS(z, "\"breakdown_bytes\": 2602565632");
+            ASSERT_CONTAINS(z, "\"max_batch\": ");
+        }
+        if (fmt == 2) ASSERT_CONTAINS(z, "| category | bytes | share | evidence |");
+        if (fmt == 3) ASSERT_CONTAINS(z, "class=\"bdbar\"");
+        free(z);
+        z = NULL;
+    }
+    vt__result_free(&r);
+}
+
+/* One real file's expected breakdown: its basis, its total and the bytes of a few categories. */
+struct real_case {
+    const char *zName, *zBasis;
+    int64_t total;
+    struct { int cat; int64_t bytes; } aPart[4];
+    const char *zEvidence; /* in some part's evidence: the frames or lifetime that decided */
+};
+
+/*
+ * Analyze file zDir/c->zName (skipped when absent and bOptional): its one device's breakdown
+ * sums to the peak (plus what came before the trace), leaves nothing unknown and has c's parts.
+ */
+static int check_real(const char *zDir, const struct real_case *c, int bOptional)
+{
+    char zPath[4096];
+    const char *az[1] = {zPath};
+    struct vt_opts o;
+    struct vt_result r;
+    const struct vt_device *d = NULL;
+    int64_t sum = 0;
+    int bEvidence = 0;
+    snprintf(zPath, sizeof zPath, "%s/%s", zDir, c->zName);
+    if (bOptional && access(zPath, R_OK) != 0) return 0;
+    vt__opts_default(&o);
+    ASSERT_EQ(0, vt__analyze(az, 1, &o, &r));
+    for (int k = 0; k < r.aTrace[0].tl.nDev; k++)
+        if (r.aTrace[0].tl.aDev[k].bd.n > 0) d = &r.aTrace[0].tl.aDev[k];
+    ASSERT(d);
+    ASSERT_STREQ(c->zBasis, d->bd.zBasis);
+    ASSERT_EQ(c->total, d->bd.total);
+    for (int k = 0; k < d->bd.n; k++) {
+        sum += d->bd.a[k].bytes;
+        if (d->bd.a[k].zEvidence && strstr(d->bd.a[k].zEvidence, c->zEvidence)) bEvidence = 1;
+    }
+    ASSERT_EQ(d->bd.total, sum);
+    ASSERT(!vt__bd_part(&d->bd, VT_CAT_UNKNOWN)); /* docs/analysis.md: 0 % unknown on each real file */
+    for (int k = 0; k < 4 && c->aPart[k].bytes; k++) {
+        const struct vt_bdpart *p = vt__bd_part(&d->bd, c->aPart[k].cat);
+        ASSERT(p);
+        ASSERT_EQ(c->aPart[k].bytes, p->bytes);
+    }
+    ASSERT(bEvidence);
+    vt__result_free(&r);
+    return 1;
+}
+
+/* The real file shipped with the tests (a torch.profiler trace of inference that began mid-run). */
+TEST(real_shipped_file)
+{
+    static const struct real_case c = {"tracelens_h100_qwen05b_inference_memory.json.gz", "process", 2088508416,
+                                       {{VT_CAT_BEFORE, 984742400}, {VT_CAT_TEMP, 1103766016}},
+                                       "made and freed within a step without a backward pass"};
+    ASSERT_EQ(1, check_real(VT_REAL_TESTS, &c, 0));
+}
+
+/* The real files of ../shared/real-data: snapshots whose stacks name backward nodes and optimizer steps, a DDP profile. */
+TEST(real_shared_files)
+{
+    static const struct real_case ac[] = {
+        {"cs336_niu_fwd_bwd_200.pickle", "reserved", 1390411776,
+         {{VT_CAT_ACT, 700340816}, {VT_CAT_OPT, 272357376}, {VT_CAT_CACHE, 160658136}, {VT_CAT_CUBLAS, 17039360}},
+         "freed by the autograd engine"},
+        {"cs336_silmont2000_mem_snapshot_small.pickle", "reserved", 3781165056LL,
+         {{VT_CAT_TEMP, 2684354564LL}, {VT_CAT_ACT, 545652740}, {VT_CAT_CACHE, 532021240}, {VT_CAT_GRAD, 2097152}},
+         "made by the autograd engine, freed within its step"},
+        {"flexgen_yiyi_oom_snapshot_v1format.pickle", "reserved", 11844714496LL,
+         {{VT_CAT_PARAM, 11840159744LL}, {VT_CAT_CACHE, 4554752}}, "reserved by the caching allocator"},
+        {"hta_df_index_resolver_v100_ddp_memory.json.gz", "process", 6629508096LL,
+         {{VT_CAT_BEFORE, 4096614400LL}, {VT_CAT_ACT, 1333781504LL}, {VT_CAT_TEMP, 1199112192LL}}, "Total Allocated"},
+    };
+    const char *zDir = getenv("VT_REAL_DATA");
+    int n = 0;
+    if (!zDir || !zDir[0]) SKIP("real data not found (VT_REAL_DATA)");
+    for (size_t k = 0; k < sizeof ac / sizeof ac[0]; k++) n += check_real(zDir, &ac[k], 1);
+    if (n == 0) SKIP("none of the real files found in VT_REAL_DATA");
+}
+
+VT_TEST_LIST(T(categories_tensor_level_nvtx) T(categories_tensor_level_steps_from_stacks) T(categories_two_ranks)
+                 T(fit_largest_batch) T(fit_fragmentation_saving) T(categories_segment_level) T(categories_blocks_in_segments_cache)
+                     T(categories_at_oom_device_used) T(categories_before_the_trace) T(breakdown_in_every_format)
+                         T(real_shipped_file) T(real_shared_files))
