@@ -775,35 +775,6 @@ static int training_state(const struct vt_trace *t, const struct vt_life *l)
     return l->useBound - l->allocTs >= (p->end - p->start) / 2;
 }
 
-/*
- * Whether a Python frame of stack stackId outside the installed libraries (not under site-packages,
- * dist-packages or the interpreter's lib/python) is in a function re matches: the user's caller of a
- * model whose own frame is the innermost user line (evaluate() calling model.forward).
- */
-static int stack_user_func_matches(sqlite3 *db, int64_t stackId, regex_t *re)
-{
-    sqlite3_stmt *p = NULL;
-    int bHit = 0;
-    if (!db || stackId < 0 ||
-        sqlite3_prepare_v2(db,
-                           "SELECT fn.value, fi.value FROM frame f LEFT JOIN string fn ON fn.id = f.function_id "
-                           "LEFT JOIN string fi ON fi.id = f.file_id WHERE f.stack_id = ? AND f.kind = 1 ORDER BY f.idx",
-                           -1, &p, NULL) != SQLITE_OK) {
-        sqlite3_finalize(p);
-        return 0;
-    }
-    sqlite3_bind_int64(p, 1, stackId);
-    while (!bHit && sqlite3_step(p) == SQLITE_ROW) {
-        const char *zFn = (const char *)sqlite3_column_text(p, 0), *zFile = (const char *)sqlite3_column_text(p, 1);
-        if (!zFn || !zFile || strstr(zFile, "site-packages") || strstr(zFile, "dist-packages") ||
-            strstr(zFile, "lib/python") || strstr(zFile, "Lib\\"))
-            continue;
-        bHit = regexec(re, zFn, 0, NULL, 0) == 0;
-    }
-    sqlite3_finalize(p);
-    return bHit;
-}
-
 int vt__phase_of_call(const struct vt_trace *t, const struct vt_opts *o, int64_t ts, const char *zSite,
                       int64_t stackId, char *z, size_t n)
 {
@@ -819,7 +790,7 @@ int vt__phase_of_call(const struct vt_trace *t, const struct vt_opts *o, int64_t
     for (int i = 0; i < t->ph.n; i++) bAfterTrain = t->ph.a[i].kind == VT_PHASE_TRAIN && ts >= t->ph.a[i].end;
     for (zFunc = strstr(zSite, " in "); zFunc; zFunc = strstr(zFunc + 4, " in ")) zIn = zFunc + 4;
     if (!bAfterTrain || regcomp(&re, o->zEvalRe, REG_EXTENDED | REG_ICASE | REG_NOSUB) != 0) return 0;
-    bEval = (zIn && regexec(&re, zIn, 0, NULL, 0) == 0) || stack_user_func_matches(t->f.db, stackId, &re);
+    bEval = (zIn && regexec(&re, zIn, 0, NULL, 0) == 0) || vt__stack_user_func_matches(t->f.db, stackId, &re);
     regfree(&re);
     if (bEval) snprintf(z, n, "evaluation");
     return bEval ? 2 : 0;

@@ -2,6 +2,7 @@
 #ifndef VT_ANALYZER_READ_H
 #define VT_ANALYZER_READ_H
 
+#include <regex.h>
 #include <sqlite3.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -432,5 +433,9 @@ int vt__live_pass_all(struct vt_tracefile *f, struct vt_live *L, int bTensor);
 /* The allocations of f of unknown time (memory events, or tensor events when bTensor) into L, after its timed rows: each
  * one whose address is not live and was never freed there. An SQLite code. */
 int vt__live_untimed(const struct vt_tracefile *f, struct vt_live *L, int bTensor);
+
+/* Whether a Python frame of stack stackId outside the installed libraries (site-packages, dist-packages,
+ * lib/python) is in a function re matches (a user's caller of the innermost user line); 0 on any error. */
+int vt__stack_user_func_matches(sqlite3 *db, int64_t stackId, const regex_t *re);
 
 #endif
