@@ -295,6 +295,7 @@ struct vt_oom {
     int nextSite;           /* the site of the first of those on its device, -1 none */
     int64_t nextTs, nextBytes; /* and when it began, its size */
     int device, api, site;
+    int64_t stackId;        /* the failing call's own stack (its site may be another stack's of the same text), -1 */
     const char *zVerdict;   /* set by the OOM detector */
     struct vt_snap aTop[VT_TOPMAX];
     int nTop;
@@ -486,10 +487,11 @@ int vt__phase_at(const struct vt_trace *t, int64_t ts);
  * The name of the phase a call at ts (site text zSite, may be NULL) was made in, into z (size n):
  * the phase containing ts (returns 1); else, with phases inferred from kernels, "evaluation"
  * when ts follows the last training phase (nothing ran after it that training kernels would
- * show) and the call's function matches the evaluation regex (returns 2); else "" (0).
+ * show) and the call's function, or a user function calling it (a Python frame of stack stackId, -1
+ * none, outside the installed libraries), matches the evaluation regex (returns 2); else "" (0).
  */
-int vt__phase_of_call(const struct vt_trace *t, const struct vt_opts *o, int64_t ts, const char *zSite, char *z,
-                      size_t n);
+int vt__phase_of_call(const struct vt_trace *t, const struct vt_opts *o, int64_t ts, const char *zSite, int64_t stackId,
+                      char *z, size_t n);
 /* Index of the iteration containing ts, or -1. */
 int vt__iter_at(const struct vt_trace *t, int64_t ts);
 /*

@@ -70,6 +70,19 @@ static void snapshot_view(struct replay *r)
     r->t->tl.apLive = vt__live_all(r->bDetectCuda ? r->pCuda : r->pTensor, &r->t->tl.nLive);
 }
 
+/*
+ * The live set whose lifetimes count in account acct, as snapshot_view sets it: pinned host memory is
+ * CUDA's (cudaHostAlloc; a framework allocator's blocks are device memory), unless the blocks are all the
+ * trace has; every other account is the detectors' view.
+ */
+static void snapshot_view_of(struct replay *r, int acct)
+{
+    if (acct == VT_ACCT_PINNED && !r->bTensorDevice)
+        r->t->tl.apLive = vt__live_all(r->pCuda, &r->t->tl.nLive);
+    else
+        snapshot_view(r);
+}
+
 /* Add (sign +1) or remove (-1) l from its site's live count (device and pinned host memory alike) and, for a
  * judged lifetime, from its site curve at ts. 0, or -1 when out of memory. */
 static int site_account(struct replay *r, const struct vt_life *l, int sign, int64_t ts)
@@ -112,10 +125,12 @@ static int on_before_end(void *pArg, struct vt_life *l)
     struct vt_trace *t = r->t;
     int iDev;
     if (vt__bd_before_end(t, l) != 0) return -1; /* either level: a device's peak is CUDA's live bytes */
-    if (l->status == VT_LIFE_LIVE_AT_END || l->acct == VT_ACCT_NONE || l->bTensor != !r->bDetectCuda) return 0;
+    if (l->status == VT_LIFE_LIVE_AT_END || l->acct == VT_ACCT_NONE) return 0;
+    if (l->acct == VT_ACCT_PINNED ? l->bTensor && !r->bTensorDevice : l->bTensor != !r->bDetectCuda) return 0;
     if ((iDev = vt__dev_index(t, l->acct)) < 0) return -1;
-    snapshot_view(r);
+    snapshot_view_of(r, l->acct);
     vt__timeline_snapshot(t, iDev);
+    snapshot_view(r);
     if (l->acct >= 0) vt__timeline_phase_snapshot(t);
     return 0;
 }
@@ -251,9 +266,10 @@ static int on_oom(struct replay *r, const struct vt_rows *c)
     o->freeBytes = vt__rows_or(c, 4, -1);
     o->totalBytes = vt__rows_or(c, 5, -1);
     o->site = o->nextSite = -1;
-    o->nextTs = o->nextBytes = -1;
+    o->nextTs = o->nextBytes = o->stackId = -1;
     if (!vt__rows_null(c, 6)) {
-        o->site = vt__site_get(&t->sites, t->f.db, vt__rows_i64(c, 6), o->requested > 0 ? o->requested : 0);
+        o->stackId = vt__rows_i64(c, 6);
+        o->site = vt__site_get(&t->sites, t->f.db, o->stackId, o->requested > 0 ? o->requested : 0);
         if (o->site < 0) return -1;
     }
     if ((iDev = vt__dev_index(t, o->device)) < 0) return -1;
@@ -294,8 +310,10 @@ static int finish(struct replay *r)
     snapshot_view(r);
     for (int i = 0; i < t->tl.nDev; i++) {
         t->tl.aDev[i].nSnapshots = 0; /* force the final snapshot */
+        snapshot_view_of(r, t->tl.aDev[i].id);
         vt__timeline_snapshot(t, i);
     }
+    snapshot_view(r);
     if (vt__bd_finish(t) != 0) return -1;
     if (vt__live_finish(r->pCuda) != 0 || vt__live_finish(r->pTensor) != 0) return -1;
     /* the figures (counts, level, peaks) from the two live sets, as every reader makes them; the uses beside */

@@ -2,6 +2,7 @@
 #ifndef VT_ANALYZER_READ_H
 #define VT_ANALYZER_READ_H
 
+#include <regex.h>
 #include <sqlite3.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -619,5 +620,9 @@ int vt__live_untimed(const struct vt_tracefile *f, struct vt_live *L, int bTenso
 /* Every memory event (bTensor: every tensor_event) of f in time order through L, those of unknown time after
  * them (vt__live_untimed), then the lifetimes still live end live_at_end. A VT_EXIT code (one line on error). */
 int vt__live_pass(struct vt_tracefile *f, struct vt_live *L, int bTensor);
+
+/* Whether a Python frame of stack stackId outside the installed libraries (site-packages, dist-packages,
+ * lib/python) is in a function re matches (a user's caller of the innermost user line); 0 on any error. */
+int vt__stack_user_func_matches(sqlite3 *db, int64_t stackId, const regex_t *re);
 
 #endif

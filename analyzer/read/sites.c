@@ -2,6 +2,7 @@
 #include "read.h"
 
 #include <ctype.h>
+#include <regex.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -538,4 +539,33 @@ void vt__sites_free(struct vt_sites *s)
     free(s->aKey);
     free(s->aName);
     memset(s, 0, sizeof *s);
+}
+
+/*
+ * Whether a Python frame of stack stackId outside the installed libraries (not under site-packages,
+ * dist-packages or the interpreter's lib/python) is in a function re matches: the user's caller of a
+ * model whose own frame is the innermost user line (evaluate() calling model.forward).
+ */
+int vt__stack_user_func_matches(sqlite3 *db, int64_t stackId, const regex_t *re)
+{
+    sqlite3_stmt *p = NULL;
+    int bHit = 0;
+    if (!db || stackId < 0 ||
+        sqlite3_prepare_v2(db,
+                           "SELECT fn.value, fi.value FROM frame f LEFT JOIN string fn ON fn.id = f.function_id "
+                           "LEFT JOIN string fi ON fi.id = f.file_id WHERE f.stack_id = ? AND f.kind = 1 ORDER BY f.idx",
+                           -1, &p, NULL) != SQLITE_OK) {
+        sqlite3_finalize(p);
+        return 0;
+    }
+    sqlite3_bind_int64(p, 1, stackId);
+    while (!bHit && sqlite3_step(p) == SQLITE_ROW) {
+        const char *zFn = (const char *)sqlite3_column_text(p, 0), *zFile = (const char *)sqlite3_column_text(p, 1);
+        if (!zFn || !zFile || strstr(zFile, "site-packages") || strstr(zFile, "dist-packages") ||
+            strstr(zFile, "lib/python") || strstr(zFile, "Lib\\"))
+            continue;
+        bHit = regexec(re, zFn, 0, NULL, 0) == 0;
+    }
+    sqlite3_finalize(p);
+    return bHit;
 }
