@@ -96,13 +96,12 @@ static int read_meta_rows(struct vt_tracefile *f)
     return rc == SQLITE_DONE ? SQLITE_OK : rc;
 }
 
-
 /*
- * What the later stages take from the trace besides the rows, read once after the schema's
- * indexes (the schema stage's last question, so the stages never return to it): whether the large
- * tables store times against a base, and, with bMeta (a read that scans), the meta rows, with the
- * always-on mode's keys (f->kernelSummaryFrom, nKernelSummarized, kernelPeriod) the scan's kernel
- * feed needs. Returns a VT_EXIT code (one line printed).
+ * What the later stages take from the trace besides its rows, read once, in the read's snapshot
+ * when it has one: whether the large tables store times against a base (the schema stage's last
+ * question), and, with bMeta (a read that scans), the meta rows, with the always-on mode's keys
+ * (f->kernelSummaryFrom, nKernelSummarized, kernelPeriod) the scan's kernel feed needs. Returns a
+ * VT_EXIT code (one line printed).
  */
 static int read_layout(struct vt_tracefile *f, int bMeta)
 {
