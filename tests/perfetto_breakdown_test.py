@@ -48,7 +48,7 @@ def check(vt, trace, tmp):
         for dev in t["devices"]:
             if not dev["breakdown"]:
                 continue
-            peak_us = (dev["breakdown_ts"] - origin) / 1000.0  # the moment the breakdown sums
+            peak_us = (dev.get("breakdown_ts", dev["peak_ts"]) - origin) / 1000.0  # the moment the breakdown sums
             track = "GPU %d memory by category" % dev["id"]
             at = {}  # series -> (ts, value): the last value at or before the peak
             for e in doc["traceEvents"]:
