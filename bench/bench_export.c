@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include "bench_util.h"
 
 /*
  * Usage: bench_export [-r RUNS] [-d DIR] [TRACE]
@@ -19,7 +20,7 @@
  * the one built beside this benchmark (VT_BENCH_VRAMTRACE), or $VRAMTRACE_BIN.
  */
 #define MAX_RUNS 15
-#define DEFAULT_TRACE "vt_bench_analyzer_v3_l40_p200_e1000000.db"
+#define DEFAULT_TRACE "vt_bench_analyzer_v4_l40_p200_e1000000.db" /* bench_analyzer.c GEN_VERSION 4 */
 
 static double now_s(void)
 {
@@ -119,7 +120,7 @@ static long long json_events(const char *zPath)
 static int measure(const char *zBin, const char *zTrace, const char *zDir, int bGzip, int nRuns, long long *pnJson,
                    double *pBytes)
 {
-    char zOut[4096], zErr[4096];
+    char zOut[4096], zErr[4096], zLoad[16];
     double aWall[MAX_RUNS], aCpu[MAX_RUNS], wall, cpu;
     long long nEvent = 0;
     struct stat st;
@@ -140,9 +141,10 @@ static int measure(const char *zBin, const char *zTrace, const char *zDir, int b
     cpu = median(aCpu, nRuns);
     if (!bGzip) *pnJson = json_events(zOut);
     if (*pnJson <= 0) return -1;
-    printf("  %-20s %8.1f MB  %6.1f bytes/JSON event  %6.1f bytes/row  %5.2f M rows/s  %5.2f s wall  %5.2f s CPU\n",
+    printf("  %-20s %8.1f MB  %6.1f bytes/JSON event  %6.1f bytes/row  %5.2f M rows/s  %5.2f s wall  %5.2f s CPU"
+           "   [load %s]\n",
            bGzip ? "export --gzip" : "export (plain JSON)", st.st_size / 1e6, (double)st.st_size / (double)*pnJson,
-           (double)st.st_size / (double)nEvent, nEvent / wall / 1e6, wall, cpu);
+           (double)st.st_size / (double)nEvent, nEvent / wall / 1e6, wall, cpu, vt_bench_load_avg(zLoad, sizeof zLoad));
     *pBytes = (double)st.st_size;
     unlink(zOut);
     unlink(zErr);

@@ -14,6 +14,7 @@
 #include "import.h"
 #include "json.h"
 #include "pickle.h"
+#include "bench_util.h"
 
 /*
  * The snapshot is written the way Python's pickler writes PyTorch's (protocol
@@ -280,6 +281,7 @@ static void run(const char *zWhat, const char *zIn, int fmt, int bReaderOnly, co
                 double *pRate)
 {
     double best = 0, rss = 0, n = 0, sec = 0, wall = 0;
+    char zLoad[16];
     for (int i = 0; i < nRuns; i++) {
         int fd[2], st;
         double r[2] = {-1, 0};
@@ -310,8 +312,9 @@ static void run(const char *zWhat, const char *zIn, int fmt, int bReaderOnly, co
         }
         if ((double)ru.ru_maxrss / 1024.0 > rss) rss = (double)ru.ru_maxrss / 1024.0;
     }
-    printf("  %-20s %9.0f events, %6.3f s CPU (%6.3f s wall): %5.2f M events/s per CPU second, peak RSS %6.1f MiB\n",
-           zWhat, n, sec, wall, best / 1e6, rss);
+    printf("  %-20s %9.0f events, %6.3f s CPU (%6.3f s wall): %5.2f M events/s per CPU second, peak RSS %6.1f MiB"
+           "   [load %s]\n",
+           zWhat, n, sec, wall, best / 1e6, rss, vt_bench_load_avg(zLoad, sizeof zLoad));
     *pRate = best;
 }
 

@@ -1,5 +1,5 @@
 # damage_campaign: the damaged-trace campaign of tests/damage_campaign.py at 3000 variants
-# (ctest damage_campaign runs 300): figures for docs/reliability.md, section 5.
+# (ctest damage_campaign_quick runs 70): figures for docs/reliability.md, section 5.
 find_package(Python3 COMPONENTS Interpreter)
 if(Python3_Interpreter_FOUND)
   add_custom_target(damage_campaign

@@ -31,7 +31,8 @@ if(VT_PYEMBED_FOUND)
     add_dependencies(test_pyframes vt_attrib_probe)
   endif()
 else()
-  message(WARNING "python3-embed not found (install libpython3-dev): test_pyframes is not built")
+  vt_without("Python's headers (libpython3-dev, pkg-config)"
+             "test_pyframes and test_pyframes_raw are not built (the tracer finds Python at run time)")
 endif()
 
 vt_add_test(NAME test_unwind SOURCES test_unwind.c LIBS vtcore LABELS core)

@@ -8,12 +8,23 @@ Checks, over tracer/, analyzer/ and include/ (docs/design.md, "Module map"):
   4. no include circle between modules (a module is x.c with its x.h), found with Tarjan's
      strongly connected components over the include graph, not by eye;
   5. dependencies point downward: a file includes only headers of its own layer or of layers
-     below it (see LAYERS).
-Prints every violation and exits 1 if there is one; --graph prints the module graph as DOT.
+     below it (see LAYERS);
+  6. with --objects BUILD (the ctest passes the build tree): the same two rules for calls, read
+     from the compiled objects' defined and undefined symbols (nm), so a call no include shows
+     is seen too: no circle of calls between modules, and no call into a higher layer;
+  7. the way into a trace stays straight: the trip from `info`'s load entry (WALK_START) through
+     the files it enters, read from the sources (tests/callgraph.py says how it is counted),
+     takes at most WALK_MAX_STEPS steps with at most WALK_MAX_RETURNS returns to a file already left.
+Prints every violation and exits 1 if there is one; --graph prints the module graph as DOT,
+--walk [FUNCTION] prints the trip (from WALK_START by default) call by call.
 """
 import os
 import re
 import sys
+
+import subprocess
+
+import callgraph
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MAX_LINES = 1000
@@ -33,6 +44,15 @@ LAYERS = [
 # the analyzer includes only the tracer headers named here (the command runs the tracer's
 # core in `record` and in its tests of the output name).
 CROSS_ALLOWED = set()
+
+# The trip into a trace (rule 7): helpers every stage shares (error lines, text formats, the
+# temporary-file list) are not steps; an importer's format reader is entered, not followed (it is
+# the way in for another tool's file, counted on its own).
+WALK_START = "vt__info_load"
+WALK_SKIP = ("analyzer/util/",)
+WALK_STOP = ("vt__import_one",)
+WALK_MAX_STEPS = 15
+WALK_MAX_RETURNS = 5
 
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 
@@ -105,6 +125,43 @@ def tarjan(graph):
     return comps
 
 
+def arg_value(name):
+    """The value after option name on the command line ("" when it has none, None when absent)."""
+    if name not in sys.argv:
+        return None
+    i = sys.argv.index(name)
+    return sys.argv[i + 1] if i + 1 < len(sys.argv) and not sys.argv[i + 1].startswith("--") else ""
+
+
+def call_violations(build):
+    """Rule 6 over the objects of build tree build: circles of calls between modules, calls into a higher layer."""
+    if not os.path.isdir(build):
+        return [f"--objects {build}: not a directory"]
+    try:
+        edges, why = callgraph.link_edges(ROOT, build)
+    except (OSError, subprocess.CalledProcessError) as e:
+        return [f"--objects {build}: cannot read the objects' symbols with nm: {e}"]
+    if not edges:
+        return [f"--objects {build}: no compiled analyzer or tracer object found (build first)"]
+    errors, graph = [], {}
+    for src in sorted(edges):
+        for dst in sorted(edges[src]):
+            if module(src) != module(dst):
+                graph.setdefault(module(src), set()).add(module(dst))
+            mine, theirs = layer_of(src), layer_of(dst)
+            if mine and theirs and theirs[1] > mine[1]:
+                errors.append(f"{src}: calls {', '.join(why[(src, dst)][:3])} of {dst}, a higher layer "
+                              f"({theirs[0]} over {mine[0]})")
+    for comp in tarjan(graph):
+        if len(comp) > 1:
+            cycle = sorted(comp)
+            detail = "; ".join(f"{a} uses {', '.join(why[(a + '.c', b + '.c')][:2])} of {b}"
+                               for a in cycle for b in cycle
+                               if (a + ".c", b + ".c") in why)
+            errors.append("call circle: " + " <-> ".join(cycle) + (f" ({detail})" if detail else ""))
+    return errors
+
+
 def main():
     files = sources()
     by_base = {}
@@ -145,6 +202,24 @@ def main():
     for comp in tarjan(graph):
         if len(comp) > 1:
             errors.append("include circle: " + " <-> ".join(sorted(comp)))
+    build = arg_value("--objects")
+    if build:
+        errors += call_violations(build)
+    sources_c = [rel for rel in files if rel.endswith(".c")]
+    calls = []
+    trip = callgraph.walk(ROOT, sources_c, arg_value("--walk") or WALK_START, WALK_SKIP, WALK_STOP, calls)
+    steps, nfiles, returns = callgraph.trip_counts(trip)
+    if "--walk" in sys.argv:
+        for depth, src, dst, fn in calls:
+            print("  " * depth + f"{src} -> {dst}: {fn}")
+        print(" -> ".join(os.path.basename(t) for t in trip))
+        print(f"{steps} steps through {nfiles} files, {returns} returns to a file already left")
+    elif not trip:
+        errors.append(f"the trip from {WALK_START} was not found (renamed? update WALK_START)")
+    elif steps > WALK_MAX_STEPS or returns > WALK_MAX_RETURNS:
+        errors.append(f"the trip from {WALK_START} takes {steps} steps with {returns} returns to a file already "
+                      f"left (at most {WALK_MAX_STEPS} and {WALK_MAX_RETURNS}): " +
+                      " -> ".join(os.path.basename(t) for t in trip))
     if "--graph" in sys.argv:
         print("digraph modules {")
         for m in sorted(graph):

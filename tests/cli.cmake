@@ -12,3 +12,9 @@ add_dependencies(test_record vramtrace)
 if(TARGET vramtrace_inject)
   add_dependencies(test_record vramtrace_inject)
 endif()
+
+# The Debian package (cpack -G DEB) installed into a scratch root: the installed command runs
+# and finds its tracer and Python hook (tests/package_test.sh; skipped without dpkg-deb).
+add_test(NAME package_deb COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/package_test.sh ${PROJECT_BINARY_DIR}
+  ${CMAKE_CPACK_COMMAND})
+set_tests_properties(package_deb PROPERTIES LABELS cli SKIP_RETURN_CODE 77)

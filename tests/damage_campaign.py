@@ -2,19 +2,23 @@
 """Damaged-trace campaign: seeded damaged variants of traces, every reader run on each.
 
 usage: damage_campaign.py --vramtrace PATH [--gen MAKE_EXAMPLE_TRACE] [--count N] [--seed S]
-                          [--timeout SEC] TRACE...
+                          [--timeout CPU_SEC] [--wall SEC] TRACE...
 
 From each base TRACE, variants are made in turn by one of: byte flips, truncations, schema
 edits (tables, columns, indexes, version stamps), impossible values, NULLs, hostile strings
 (invalid UTF-8, 1 MB names, control characters, quotes, format directives), or several of
 these at once. Each variant is read by `analyze` (text and JSON), `info --json`, `export
 --perfetto` and `sql --format json`; the campaign fails when a command dies of a signal,
-runs past --timeout, exits with a code not in docs/cli.md's list for it, writes JSON that
+hangs, exits with a code not in docs/cli.md's list for it, writes JSON that
 is not valid UTF-8 JSON, or fails without a `vramtrace` line on standard error. It prints
 the variants by kind, the exit codes by command, and the time taken. The same seed gives
 the same variants.
+
+A hang is judged by CPU time, which a loaded machine does not stretch: a command that spins
+past --timeout CPU seconds is stopped by SIGXCPU (RLIMIT_CPU); one blocked for --wall seconds
+(default 900, far beyond any loaded machine's delay) is stopped too.
 """
-import argparse, collections, json, os, random, shutil, sqlite3, subprocess, sys, tempfile, time
+import argparse, collections, json, os, random, resource, shutil, sqlite3, subprocess, sys, tempfile, time
 
 INT64_MAX, INT64_MIN = 2**63 - 1, -2**63
 BAD_VALUES = [-1, -4096, 0, INT64_MAX, INT64_MIN, 2**62, 2**53 + 1, 1e308, -1e308, 0.5, "abc", "12x", "",
@@ -121,7 +125,27 @@ def valid_json(data):
         return False
 
 
-def run_one(vt, path, d, timeout):
+# the bounds of one command: CPU seconds (RLIMIT_CPU) and wall seconds (main sets them)
+LIMITS = {"cpu": 30, "wall": 900}
+
+
+def run_bounded(argv):
+    """Run argv within LIMITS: (CompletedProcess, '') or (None, why it was stopped as a hang)."""
+    cpu = int(LIMITS["cpu"])
+
+    def limit_cpu():
+        resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 5))
+
+    try:
+        p = subprocess.run(argv, capture_output=True, timeout=LIMITS["wall"], preexec_fn=limit_cpu)
+    except subprocess.TimeoutExpired:
+        return None, f"hang: blocked for more than {LIMITS['wall']} s"
+    if p.returncode == -24:  # SIGXCPU
+        return None, f"hang: more than {cpu} s of CPU"
+    return p, ""
+
+
+def run_one(vt, path, d):
     """Run every command on path: a list of (command, exit code or None on hang, problem or '')."""
     out = os.path.join(d, "export.json")
     cmds = {
@@ -129,17 +153,16 @@ def run_one(vt, path, d, timeout):
         "analyze-json": [vt, "analyze", "--format", "json", path],
         "info-json": [vt, "info", "--json", path],
         "export": [vt, "export", "--perfetto", out, path],
-        "sql-json": [vt, "sql", "--format", "json", "--timeout", str(timeout / 2), path,
+        "sql-json": [vt, "sql", "--format", "json", path,
                      "SELECT s.value, m.key, m.value FROM string s, meta m LIMIT 50"],
     }
     res = []
     for name, argv in cmds.items():
         if os.path.exists(out):
             os.unlink(out)
-        try:
-            p = subprocess.run(argv, capture_output=True, timeout=timeout)
-        except subprocess.TimeoutExpired:
-            res.append((name, None, f"hang: more than {timeout} s"))
+        p, hang = run_bounded(argv)
+        if p is None:
+            res.append((name, None, hang))
             continue
         rc, problem = p.returncode, ""
         if rc < 0:
@@ -174,7 +197,7 @@ REGRESS = [
 ]
 
 
-def regress(vt, base, d, timeout):
+def regress(vt, base, d):
     """Run the REGRESS cases on copies of base: a list of failures."""
     fails = []
     for i, (what, edit, want) in enumerate(REGRESS):
@@ -184,13 +207,13 @@ def regress(vt, base, d, timeout):
         db.executescript(edit)
         db.commit()
         db.close()
-        for name, rc, problem in run_one(vt, path, d, timeout):
+        for name, rc, problem in run_one(vt, path, d):
             if problem or (name in want and rc != want[name]):
                 fails.append(f"regression '{what}': {name}: exit {rc}, expected {want.get(name)} {problem}")
     return fails
 
 
-def several(vt, base, d, timeout):
+def several(vt, base, d):
     """One unreadable trace between two good ones (one file given twice): every command names it,
     reports the good ones (analyze once: the same file) and exits 9 (analyze printed nothing and
     sql refused all before). A list of failures."""
@@ -211,7 +234,10 @@ def several(vt, base, d, timeout):
     }
     fails = []
     for name, (argv, ok) in cmds.items():
-        p = subprocess.run(argv, capture_output=True, timeout=timeout)
+        p, hang = run_bounded(argv)
+        if p is None:
+            fails.append(f"several traces, one unreadable: {name}: {hang}")
+            continue
         try:
             good = ok(p.stdout)
         except (ValueError, KeyError, IndexError, TypeError, OSError):
@@ -227,10 +253,12 @@ def main():
     ap.add_argument("--vramtrace", required=True)
     ap.add_argument("--count", type=int, default=300)
     ap.add_argument("--seed", type=int, default=18)
-    ap.add_argument("--timeout", type=float, default=30.0)
+    ap.add_argument("--timeout", type=int, default=30, help="CPU seconds a command may use")
+    ap.add_argument("--wall", type=float, default=900.0, help="seconds a command may take")
     ap.add_argument("--gen", help="make_example_trace: a trace of the current schema is made and added to the bases")
     ap.add_argument("bases", nargs="+")
     a = ap.parse_args()
+    LIMITS.update(cpu=a.timeout, wall=a.wall)
     rng = random.Random(a.seed)
     kinds = ["flip", "truncate", "schema", "value", "null", "hostile", "mixed"]
     byKind, codes, failures = collections.Counter(), collections.defaultdict(collections.Counter), []
@@ -239,16 +267,16 @@ def main():
     try:
         if a.gen:
             a.bases.append(os.path.join(d, "current.db"))
-            subprocess.run([a.gen, a.bases[-1]], check=True, capture_output=True, timeout=120)
-        failures += regress(a.vramtrace, a.bases[-1], d, a.timeout)
-        failures += several(a.vramtrace, a.bases[-1], d, a.timeout)
+            subprocess.run([a.gen, a.bases[-1]], check=True, capture_output=True)
+        failures += regress(a.vramtrace, a.bases[-1], d)
+        failures += several(a.vramtrace, a.bases[-1], d)
         for i in range(a.count):
             base = a.bases[i % len(a.bases)]
             kind = kinds[i % len(kinds)]
             path = os.path.join(d, f"v{i}.db")
             desc = make_variant(rng, base, path, kind)
             byKind[kind] += 1
-            for name, rc, problem in run_one(a.vramtrace, path, d, a.timeout):
+            for name, rc, problem in run_one(a.vramtrace, path, d):
                 codes[name]["hang" if rc is None else rc] += 1
                 if problem:
                     failures.append(f"variant {i} ({kind} of {os.path.basename(base)}: {desc}): {name}: {problem}")

@@ -18,6 +18,12 @@ if(Python3_Interpreter_FOUND)
   add_test(NAME redact COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/check_redact.py
     $<TARGET_FILE:vramtrace> ${CMAKE_CURRENT_SOURCE_DIR}/data/example-train.db)
   set_tests_properties(redact PROPERTIES LABELS cli)
+  # The always-on mode: the example as record --kernels summary would have written it (ksum_convert,
+  # tests/core.cmake): the same findings, peaks and phases, each allocation's first and last use, the
+  # mode and what it cannot judge stated.
+  add_test(NAME always_on_summary COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/always_on_test.py
+    $<TARGET_FILE:vramtrace> $<TARGET_FILE:ksum_convert> ${CMAKE_CURRENT_SOURCE_DIR}/data/example-train.db)
+  set_tests_properties(always_on_summary PROPERTIES LABELS cli)
 endif()
 if(Python3_Interpreter_FOUND)
   # docs/queries.md's DuckDB recipe on 64 ranks (export --csv, DuckDB from npm): skipped when
@@ -39,7 +45,26 @@ if(Python3_Interpreter_FOUND)
     $<TARGET_FILE:vramtrace> ${CMAKE_CURRENT_SOURCE_DIR}/data/example-train.db
     ${CMAKE_CURRENT_SOURCE_DIR}/data/import/kineto_noaddr.json.gz ${CMAKE_CURRENT_SOURCE_DIR}/data/example-train-v1.db
     --browser)
-  set_tests_properties(html_ranks html_browser PROPERTIES LABELS analyzer SKIP_RETURN_CODE 77 TIMEOUT 900)
+  # slow (tests/README.md): about 20 s of CPU each, most of it the 1000-rank report.
+  set_tests_properties(html_ranks html_browser PROPERTIES LABELS "analyzer;slow" SKIP_RETURN_CODE 77 TIMEOUT 900)
+  get_property(VT_HAVE_ZLIB GLOBAL PROPERTY VT_HAVE_ZLIB)
+  if(NOT VT_HAVE_ZLIB)
+    set_property(TEST html_ranks html_browser APPEND PROPERTY ENVIRONMENT VT_HAVE_ZLIB=0)
+  endif()
+  # Said at configure time too (the tests say it again when they skip).
+  if(DEFINED ENV{VT_NPM_PREFIX})
+    set(VT_NPM_PREFIX "$ENV{VT_NPM_PREFIX}")
+  else()
+    set(VT_NPM_PREFIX "$ENV{HOME}/.cache/vramtrace-npm")
+  endif()
+  find_program(VT_NODE_EXECUTABLE node)
+  find_program(VT_CHROMIUM_EXECUTABLE NAMES chromium chromium-browser)
+  if(NOT VT_NODE_EXECUTABLE OR NOT EXISTS "${VT_NPM_PREFIX}/node_modules/@duckdb/node-api")
+    vt_without("Node.js or @duckdb/node-api (npm, under ${VT_NPM_PREFIX})" "duckdb_ranks skips")
+  endif()
+  if(NOT VT_NODE_EXECUTABLE OR NOT VT_CHROMIUM_EXECUTABLE OR NOT EXISTS "${VT_NPM_PREFIX}/node_modules/puppeteer-core")
+    vt_without("Node.js, Chromium or puppeteer-core (npm, under ${VT_NPM_PREFIX})" "html_browser skips")
+  endif()
 endif()
 if(Python3_Interpreter_FOUND)
   # export --perfetto: the "memory by category" tracks at each device's peak are its breakdown (analyze),

@@ -8,6 +8,10 @@ if(NOT VT_REAL_DATA)
     endif()
   endforeach()
 endif()
+if(NOT VT_REAL_DATA)
+  vt_without("the real files (-DVT_REAL_DATA=DIR)" "realdata_verdicts, snapshot_merge and the real-file cases of "
+             "test_pickle, test_json and test_import skip")
+endif()
 foreach(t test_pickle test_json)
   vt_add_test(NAME ${t} SOURCES ${t}.c LIBS vtimport LABELS analyzer)
   set_property(TEST ${t} APPEND PROPERTY ENVIRONMENT "VT_REAL_DATA=${VT_REAL_DATA}")
@@ -26,7 +30,7 @@ foreach(t pickle json)
   if(EXISTS ${CMAKE_CURRENT_SOURCE_DIR}/fuzz/regress/${t})
     set(dirs "${dirs}:${CMAKE_CURRENT_SOURCE_DIR}/fuzz/regress/${t}")
   endif()
-  vt_add_test(NAME test_rel_fuzz_${t} SOURCES fuzz/fuzz_${t}.c fuzz/fuzz_replay.c LIBS vt_fuzz_common LABELS analyzer)
+  vt_add_test(NAME test_rel_fuzz_${t} SOURCES fuzz/fuzz_${t}.c fuzz/fuzz_replay.c LIBS vt_fuzz_common LABELS analyzer reliability)
   target_compile_definitions(test_rel_fuzz_${t} PRIVATE VT_FUZZ_DIRS="${dirs}")
   if(VT_FUZZ)
     add_executable(fuzz_${t} fuzz/fuzz_${t}.c)
@@ -68,7 +72,11 @@ if(Python3_Interpreter_FOUND)
   add_test(NAME realdata_verdicts_shipped
     COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/realdata_verdicts.py --shipped
       $<TARGET_FILE:vramtrace> ${CMAKE_CURRENT_SOURCE_DIR}/data/real)
-  set_tests_properties(realdata_verdicts_shipped PROPERTIES LABELS analyzer)
+  set_tests_properties(realdata_verdicts_shipped PROPERTIES LABELS analyzer SKIP_RETURN_CODE 77)
+  get_property(VT_HAVE_ZLIB GLOBAL PROPERTY VT_HAVE_ZLIB)
+  if(NOT VT_HAVE_ZLIB)
+    set_property(TEST realdata_verdicts realdata_verdicts_shipped APPEND PROPERTY ENVIRONMENT VT_HAVE_ZLIB=0)
+  endif()
 endif()
 
 # export --snapshot of real PyTorch snapshots (imported: the allocator's blocks in their segments) round-tripped,
@@ -82,4 +90,27 @@ if(Python3_Interpreter_FOUND AND VT_REAL_DATA AND EXISTS "${VT_REAL_DATA}/cs336_
   add_test(NAME memory_viz_real COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/snapshot_export_test.py
     $<TARGET_FILE:vramtrace> --browser ${_real_snaps})
   set_tests_properties(export_snapshot_real memory_viz_real PROPERTIES LABELS cli SKIP_RETURN_CODE 77 TIMEOUT 900)
+endif()
+
+# Every kind of input gets an answer (tests/check_inputs.py): standard input, a terminal, a pipe
+# (/dev/fd/N), a FIFO with and without a writer, a directory of traces, an Nsight export whose view
+# never ends, temporary files a killed run left.
+if(Python3_Interpreter_FOUND)
+  add_test(NAME inputs
+    COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/check_inputs.py $<TARGET_FILE:vramtrace>
+      ${CMAKE_CURRENT_SOURCE_DIR}/data)
+  set_tests_properties(inputs PROPERTIES LABELS analyzer)
+endif()
+
+# Every command and format reports the same figures from one time origin (tests/check_agree.py): info
+# (text, JSON), analyze (text, JSON, Markdown, HTML), export (Perfetto, CSV), and each phase's window
+# from the report given to export --from/--to holds the phase's events; the stored traces, the import
+# fixtures and the shipped real files, and the real-data files when the build names them.
+if(Python3_Interpreter_FOUND)
+  add_test(NAME agree
+    COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/check_agree.py $<TARGET_FILE:vramtrace>
+      ${CMAKE_CURRENT_SOURCE_DIR}/data ${CMAKE_CURRENT_SOURCE_DIR}/data/import ${CMAKE_CURRENT_SOURCE_DIR}/data/real)
+  add_test(NAME agree_realdata
+    COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/check_agree.py $<TARGET_FILE:vramtrace> "${VT_REAL_DATA}")
+  set_tests_properties(agree agree_realdata PROPERTIES LABELS analyzer SKIP_RETURN_CODE 77 TIMEOUT 900)
 endif()

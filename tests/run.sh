@@ -1,56 +1,267 @@
 #!/usr/bin/env bash
-# The test command: build (normal and ASan+UBSan) and run every test under ctest.
-# GPU tests report "skipped" on machines without a GPU.
-set -euo pipefail
+# The test command: every stage (builds, ctest, sanitizers, fuzzing, the loaded rerun) runs even
+# when an earlier one fails; one summary at the end; exit 1 if anything failed.
+#
+# usage: bash tests/run.sh [--quick] [--stages LIST] [--list]
+#   --quick        everyday work: the default build and its tests without the `slow` label
+#                  (about 5 minutes on 2 cores once the build is up to date)
+#   --stages LIST  only these stages, comma-separated (see --list)
+#   --list         the stages and what each does
+# Environment: VT_WERROR=ON makes compiler warnings errors in every build (CI sets it);
+# JOBS (default nproc) bounds parallel compiles and tests; VT_FUZZ_SECONDS (default 20) per
+# fuzz target; VT_REAL_DATA=DIR passes the real files to the default build.
+# The budget (tests/README.md): the whole command within 20 minutes on a 2-core machine.
+set -uo pipefail
 cd "$(dirname "$0")/.."
-jobs=$(nproc 2>/dev/null || echo 2)
+jobs=${JOBS:-$(nproc 2>/dev/null || echo 2)}
+werror=${VT_WERROR:-OFF}
+quick=0
+only=""
 
-if [ ! -x /usr/local/cuda/bin/nvcc ] && ! command -v nvcc >/dev/null 2>&1; then
-  echo "vramtrace tests: the CUDA toolkit (nvcc, CUPTI) was not found at /usr/local/cuda;" >&2
-  echo "install CUDA 13 or put nvcc on PATH" >&2
-  exit 2
-fi
-export PATH="/usr/local/cuda/bin:$PATH"
+all_stages="build release clang-nocuda minimal asan tsan fuzz loaded"
+describe() {
+  cat <<'EOF'
+build         default build (RelWithDebInfo, gcc) and every ctest test (-LE slow with --quick)
+release       Release build without libdw (-O3, what packagers build) and its quick tests
+clang-nocuda  clang, without the CUDA toolkit: the analyzer alone and its quick tests
+minimal       every optional piece off (no CUDA, libdw, zlib, Python): build, the README's
+              example command, the tests that remain
+asan          ASan+UBSan build, tests labelled core, analyzer or asan
+tsan          ThreadSanitizer build: the writer, session, flusher and fork tests; analyze -j 4
+fuzz          libFuzzer targets (clang), VT_FUZZ_SECONDS each
+loaded        the reliability and writer tests again with 2 x nproc busy processes running
+EOF
+}
 
-echo "== build (RelWithDebInfo) =="
-cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo
-cmake --build build -j"$jobs"
-echo "== tests =="
-ctest --test-dir build --output-on-failure -j"$jobs" --timeout 900
-
-echo "== build without the CUDA toolkit (the analyzer alone) =="
-cmake -S . -B build-nocuda -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_DISABLE_FIND_PACKAGE_CUDAToolkit=ON \
-  -DVT_BUILD_BENCH=OFF
-cmake --build build-nocuda -j"$jobs"
-ctest --test-dir build-nocuda --output-on-failure -j"$jobs" --timeout 900
-
-echo "== build (ASan+UBSan) =="
-cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DVT_SANITIZE=ON -DVT_BUILD_SAMPLES=OFF -DVT_BUILD_BENCH=OFF
-cmake --build build-asan -j"$jobs"
-echo "== tests under ASan+UBSan (core, analyzer, asan) =="
-ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-  ctest --test-dir build-asan --output-on-failure -j"$jobs" -L 'core|analyzer|asan' --timeout 900
-
-# ---- reliability (tests/reliability.cmake, tests/fuzz, docs/reliability.md) ----
-# Fork + threads, the writer and the session under ThreadSanitizer, then bounded
-# fuzzing of every trace reader (VT_FUZZ_SECONDS per target, default 60).
-echo "== build (ThreadSanitizer) =="
-cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DVT_SANITIZE=OFF -DVT_BUILD_SAMPLES=OFF \
-  -DVT_BUILD_BENCH=OFF "-DCMAKE_C_FLAGS=-fsanitize=thread -fno-omit-frame-pointer" \
-  -DCMAKE_EXE_LINKER_FLAGS=-fsanitize=thread -DCMAKE_SHARED_LINKER_FLAGS=-fsanitize=thread
-cmake --build build-tsan -j"$jobs" --target test_rel_fork test_session test_writer test_flusher vramtrace
-echo "== tests under ThreadSanitizer =="
-TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
-  ctest --test-dir build-tsan --output-on-failure -R '^(test_rel_fork|test_session|test_writer|test_flusher)$' --timeout 600
-# analyze reads several traces on several threads (-j): five traces, two schemas, every format
-tsan_dir=$(mktemp -d)
-for i in 1 2 3 4; do cp tests/data/example-train.db "$tsan_dir/rank$i.db"; done
-cp tests/data/example-train-v1.db "$tsan_dir/v1.db"
-for fmt in text json html; do
-  TSAN_OPTIONS=halt_on_error=1 build-tsan/analyzer/vramtrace analyze -j 4 --format "$fmt" -o /dev/null \
-    "$tsan_dir"/rank*.db "$tsan_dir/v1.db"
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --quick) quick=1 ;;
+    --stages) only="${2:-}"; shift ;;
+    --stages=*) only="${1#--stages=}" ;;
+    --list) describe; exit 0 ;;
+    -h|--help) sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "tests/run.sh: unknown option $1 (--help)" >&2; exit 2 ;;
+  esac
+  shift
 done
-rm -rf "$tsan_dir"
-echo "analyze -j 4 under ThreadSanitizer: clean"
-echo "== bounded fuzzing =="
-bash tests/fuzz/run.sh
+if [ -n "$only" ]; then
+  stages=${only//,/ }
+  for s in $stages; do
+    case " $all_stages " in *" $s "*) ;; *) echo "tests/run.sh: unknown stage $s (--list)" >&2; exit 2 ;; esac
+  done
+elif [ "$quick" = 1 ]; then
+  stages="build"
+else
+  stages=$all_stages
+fi
+
+have_cuda=0
+if [ -x /usr/local/cuda/bin/nvcc ] || command -v nvcc >/dev/null 2>&1; then
+  have_cuda=1
+  export PATH="/usr/local/cuda/bin:$PATH"
+fi
+have_clang=0
+command -v clang >/dev/null 2>&1 && have_clang=1
+launcher=()
+command -v ccache >/dev/null 2>&1 && launcher=(-DCMAKE_C_COMPILER_LAUNCHER=ccache)
+real_data=()
+[ -n "${VT_REAL_DATA:-}" ] && real_data=("-DVT_REAL_DATA=$VT_REAL_DATA")
+
+logdir=build-logs
+mkdir -p "$logdir"
+summary="$logdir/summary.txt"
+: >"$summary"
+skips="$logdir/skips.txt"
+: >"$skips"
+failed_any=0
+
+# ---- helpers ----
+
+# configure DIR ARGS...: configure a build (every build gets -Wall -Wextra; VT_WERROR from the environment).
+configure() {
+  local dir=$1
+  shift
+  cmake -S . -B "$dir" -DVT_WERROR="$werror" "${launcher[@]}" "$@"
+}
+
+# build DIR [TARGET...]
+build() {
+  local dir=$1
+  shift
+  if [ $# -gt 0 ]; then cmake --build "$dir" -j"$jobs" --target "$@"; else cmake --build "$dir" -j"$jobs"; fi
+}
+
+# ctest_stage DIR ARGS...: run ctest, then add its counts and skips to the stage's result.
+ctest_stage() {
+  local dir=$1 console
+  shift
+  console="$logdir/$stage.ctest.log"
+  ctest --test-dir "$dir" --output-on-failure -j"$jobs" --timeout 900 "$@" 2>&1 | tee "$console"
+  local rc=${PIPESTATUS[0]}
+  bash tests/ctest_summary.sh "$dir" "$console" >"$console.summary"
+  read -r _ p f s <"$console.summary"
+  st_pass=$((st_pass + p)) st_fail=$((st_fail + f)) st_skip=$((st_skip + s))
+  grep '^skip ' "$console.summary" | sed "s/^skip /$stage: /" >>"$skips"
+  return "$rc"
+}
+
+# skip_stage WHY: the whole stage cannot run here.
+skip_stage() {
+  st_status=skipped
+  echo "$stage: (the whole stage) $1" >>"$skips"
+  echo "== $stage: skipped: $1 =="
+}
+
+# step DESCRIPTION COMMAND...: one checked step outside ctest (counted as a test).
+step() {
+  local what=$1
+  shift
+  if "$@"; then
+    st_pass=$((st_pass + 1))
+  else
+    st_fail=$((st_fail + 1))
+    echo "== $stage: FAILED: $what ==" >&2
+    return 1
+  fi
+}
+
+# ---- stages: each returns non-zero when something in it failed ----
+
+stage_build() {
+  local label=()
+  [ "$quick" = 1 ] && label=(-LE slow)
+  configure build "${real_data[@]}" && build build || return 1
+  ctest_stage build "${label[@]}"
+}
+
+stage_release() {
+  configure build-release -DCMAKE_BUILD_TYPE=Release -DVT_WITH_LIBDW=OFF -DVT_BUILD_SAMPLES=OFF \
+    -DVT_BUILD_BENCH=OFF && build build-release || return 1
+  ctest_stage build-release -LE slow
+}
+
+stage_clang_nocuda() {
+  [ "$have_clang" = 1 ] || { skip_stage "clang not found (apt-get install clang)"; return 0; }
+  CC=clang configure build-clang -DCMAKE_DISABLE_FIND_PACKAGE_CUDAToolkit=ON -DVT_BUILD_BENCH=OFF &&
+    build build-clang || return 1
+  ctest_stage build-clang -LE slow
+}
+
+# The README's machine: only what its apt-get line names, every optional piece off.
+stage_minimal() {
+  configure build-minimal -DCMAKE_DISABLE_FIND_PACKAGE_CUDAToolkit=ON -DVT_WITH_LIBDW=OFF \
+    -DVT_WITH_ZLIB=OFF -DCMAKE_DISABLE_FIND_PACKAGE_Python3=ON \
+    -DVT_BUILD_BENCH=OFF && build build-minimal || return 1
+  local rc=0
+  step "README's example: vramtrace analyze tests/data/example-train.db" \
+    sh -c 'build-minimal/analyzer/vramtrace analyze tests/data/example-train.db >/dev/null' || rc=1
+  ctest_stage build-minimal -LE slow || rc=1
+  return $rc
+}
+
+stage_asan() {
+  configure build-asan -DCMAKE_BUILD_TYPE=Debug -DVT_SANITIZE=ON -DVT_BUILD_SAMPLES=OFF -DVT_BUILD_BENCH=OFF &&
+    build build-asan || return 1
+  ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+    ctest_stage build-asan -L 'core|analyzer|asan' -LE slow
+}
+
+# Fork + threads, the writer and the session under ThreadSanitizer; analyze -j on several threads.
+stage_tsan() {
+  local tsan_dir rc=0 fmt i
+  [ "$have_cuda" = 1 ] || { skip_stage "no CUDA toolkit: the tracer's tests are not built"; return 0; }
+  configure build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DVT_SANITIZE=OFF -DVT_BUILD_SAMPLES=OFF \
+    -DVT_BUILD_BENCH=OFF "-DCMAKE_C_FLAGS=-fsanitize=thread -fno-omit-frame-pointer" \
+    -DCMAKE_EXE_LINKER_FLAGS=-fsanitize=thread -DCMAKE_SHARED_LINKER_FLAGS=-fsanitize=thread &&
+    build build-tsan test_rel_fork test_session test_writer test_flusher vramtrace || return 1
+  TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
+    ctest_stage build-tsan -R '^(test_rel_fork|test_session|test_writer|test_flusher)$' || rc=1
+  # analyze reads several traces on several threads (-j): five traces, two schemas, every format
+  tsan_dir=$(mktemp -d)
+  for i in 1 2 3 4; do cp tests/data/example-train.db "$tsan_dir/rank$i.db"; done
+  cp tests/data/example-train-v1.db "$tsan_dir/v1.db"
+  for fmt in text json html; do
+    step "analyze -j 4 --format $fmt under ThreadSanitizer" env TSAN_OPTIONS=halt_on_error=1 \
+      build-tsan/analyzer/vramtrace analyze -j 4 --format "$fmt" -o /dev/null "$tsan_dir"/rank*.db "$tsan_dir/v1.db" ||
+      rc=1
+  done
+  rm -rf "$tsan_dir"
+  return $rc
+}
+
+stage_fuzz() {
+  [ "$have_clang" = 1 ] || { skip_stage "clang not found (apt-get install clang libclang-rt-14-dev)"; return 0; }
+  step "bounded fuzzing, ${VT_FUZZ_SECONDS:-20} s per target" env VT_FUZZ_SECONDS="${VT_FUZZ_SECONDS:-20}" \
+    bash tests/fuzz/run.sh
+}
+
+# The tests that once failed only on a loaded machine (label reliability), again with
+# 2 x nproc busy processes running beside them.
+# The busy processes are started from a subshell that exits at once, so they are not this
+# script's children and their CPU time is not counted as the stage's.
+loaders=()
+stop_load() {
+  [ ${#loaders[@]} -gt 0 ] && kill "${loaders[@]}" 2>/dev/null
+  loaders=()
+}
+trap stop_load EXIT
+stage_loaded() {
+  local i rc
+  [ -f build/CTestTestfile.cmake ] || { skip_stage "the build stage's tree is missing"; return 0; }
+  for ((i = 0; i < 2 * jobs; i++)); do
+    loaders+=("$( (while :; do :; done) >/dev/null 2>&1 </dev/null & echo $!)")
+  done
+  echo "== $stage: ${#loaders[@]} busy processes running =="
+  ctest_stage build -L reliability
+  rc=$?
+  stop_load
+  return $rc
+}
+
+# cpu_now: set cpu to the CPU seconds (user + system) of every finished child of this script so
+# far (called in this shell: a subshell has no children of its own). A stage's CPU time is the
+# budget's measure: a shared machine's wall clock says little, and on a dedicated 2-core machine
+# a stage takes at least half its CPU time.
+cpu_now() {
+  times >"$logdir/times"
+  cpu=$(awk 'NR == 2 { t = 0; for (i = 1; i <= 2; i++) { split($i, a, /[ms]/); t += a[1] * 60 + a[2] } printf "%d\n", t }' "$logdir/times")
+}
+
+# ---- run every stage, then the summary ----
+
+t_all=$SECONDS
+cpu_now
+cpu_all=$cpu
+for stage in $stages; do
+  st_pass=0 st_fail=0 st_skip=0 st_status=ok
+  echo
+  echo "======== $stage ========"
+  t0=$SECONDS
+  cpu_now
+  c0=$cpu
+  "stage_${stage//-/_}"
+  rc=$?
+  if [ $rc -ne 0 ]; then
+    st_status=FAILED
+    failed_any=1
+    [ $st_fail -eq 0 ] && st_fail=1 # a build or configure step failed: count it
+  fi
+  cpu_now
+  printf '%-13s %-8s %6d %6d %7d %6dm%02ds %7d\n' "$stage" "$st_status" $st_pass $st_fail $st_skip \
+    $(((SECONDS - t0) / 60)) $(((SECONDS - t0) % 60)) $((cpu - c0)) >>"$summary"
+done
+
+cpu_now
+echo
+echo "======== summary ($(((SECONDS - t_all) / 60)) min $(((SECONDS - t_all) % 60)) s, $((cpu - cpu_all)) CPU s; logs in $logdir/) ========"
+printf '%-13s %-8s %6s %6s %7s %9s %7s\n' stage result passed failed skipped time 'CPU s'
+cat "$summary"
+if [ -s "$skips" ]; then
+  echo "skipped, and why:"
+  sed 's/^/  /' "$skips"
+fi
+if [ $failed_any -ne 0 ]; then
+  echo "FAILED: $(awk '$2 == "FAILED" {printf "%s ", $1}' "$summary")"
+  exit 1
+fi
+echo "all stages passed"

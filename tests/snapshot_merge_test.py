@@ -54,7 +54,7 @@ def main():
     vt, data = sys.argv[1], sys.argv[2] if len(sys.argv) > 2 else ""
     snap = os.path.join(data, SNAPSHOT)
     if not data or not os.path.exists(snap):
-        print("skipped: %s not present" % SNAPSHOT)
+        print("skipped: %s not present in '%s': configure with -DVT_REAL_DATA=DIR (README.md, Tests)" % (SNAPSHOT, data))
         return 77
     tmp = tempfile.mkdtemp(prefix="vt-merge-")
     try:
@@ -92,7 +92,7 @@ def main():
               % (dev.get("tensor_at_peak_bytes"), dev.get("peak_bytes"), dev.get("tensor_peak_bytes")))
         p = subprocess.run([vt, "analyze", trace, "--snapshot", snap, "--format", "html"], capture_output=True,
                            text=True)
-        check("allocated / reserved / device used:</em> at the peak" in p.stdout, "HTML: the peak reconciled")
+        check("allocated / reserved / device used:</em> at the reserved peak" in p.stdout, "HTML: the peak reconciled")
         ooms = [f for f in (merged or {}).get("findings", []) if f.get("kind") == "oom"]
         check(len(ooms) == 1 and "allocated by tensors" in ooms[0].get("evidence", "")
               and "79.0 GiB in use as nvidia-smi shows it" in ooms[0].get("evidence", ""),

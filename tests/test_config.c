@@ -182,7 +182,8 @@ TEST(config_meta_rows)
     g_env = env;
     vt__config_load(&cfg, fake_getenv);
     ASSERT_EQ(0, vt__config_meta(&cfg, collect, &m));
-    ASSERT_EQ(9, m.n);
+    ASSERT_EQ(10, m.n);
+    ASSERT_STREQ("full", lookup(&m, "config.kernels")); /* the warm-up and period only with summary */
     ASSERT_STREQ("vramtrace-%h-%p.db", lookup(&m, "config.output"));
     ASSERT_STREQ("4194304", lookup(&m, "config.buffer_size"));
     ASSERT_STREQ("268435456", lookup(&m, "config.max_memory"));
@@ -192,6 +193,33 @@ TEST(config_meta_rows)
     ASSERT_STREQ("0", lookup(&m, "config.kernel_args"));
     ASSERT_STREQ("0", lookup(&m, "config.quiet"));
     ASSERT_STREQ("0", lookup(&m, "config.tensors"));
+}
+
+/* The always-on mode: VRAMTRACE_KERNELS=summary with its warm-up and period; bad values warn and take the defaults. */
+TEST(kernels_summary_mode)
+{
+    static const char *const env[] = {"VRAMTRACE_KERNELS", "summary", "VRAMTRACE_KERNEL_WARMUP", "2m",
+                                      "VRAMTRACE_KERNEL_PERIOD", "0.25", NULL};
+    static const char *const bad[] = {"VRAMTRACE_KERNELS", "some", "VRAMTRACE_KERNEL_WARMUP", "soon",
+                                      "VRAMTRACE_KERNEL_PERIOD", "1us", NULL};
+    struct vt_config cfg;
+    static struct meta m;
+    g_env = env;
+    vt__config_load(&cfg, fake_getenv);
+    ASSERT_EQ(0, cfg.nWarn);
+    ASSERT_EQ(1, cfg.kernels_summary);
+    ASSERT_EQ(120000000000LL, cfg.kernel_warmup_ns);
+    ASSERT_EQ(250000000LL, cfg.kernel_period_ns);
+    ASSERT_EQ(0, vt__config_meta(&cfg, collect, &m));
+    ASSERT_STREQ("summary", lookup(&m, "config.kernels"));
+    ASSERT_STREQ("120000000000", lookup(&m, "config.kernel_warmup_ns"));
+    ASSERT_STREQ("250000000", lookup(&m, "config.kernel_period_ns"));
+    g_env = bad;
+    vt__config_load(&cfg, fake_getenv);
+    ASSERT_EQ(3, cfg.nWarn);
+    ASSERT_EQ(0, cfg.kernels_summary);
+    ASSERT_EQ(30000000000LL, cfg.kernel_warmup_ns);
+    ASSERT_EQ(1000000000LL, cfg.kernel_period_ns);
 }
 
 /* Rank resolution: torchrun's RANK wins over MPI and SLURM; non-numbers are ignored. */
@@ -305,5 +333,5 @@ TEST(limit_settings)
 }
 
 VT_TEST_LIST(T(defaults) T(valid_values) T(sizes_plain_and_suffixed) T(bad_values_warn_once_each)
-             T(out_of_range_values) T(max_memory_floor) T(disable_flag) T(config_meta_rows)
+             T(out_of_range_values) T(max_memory_floor) T(disable_flag) T(config_meta_rows) T(kernels_summary_mode)
              T(procinfo_rank_resolution) T(procinfo_meta_allow_list) T(procinfo_cmdline) T(limit_settings))

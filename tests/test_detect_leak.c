@@ -254,6 +254,32 @@ TEST(plain_cuda_leak_without_phases)
     tg_cleanup();
 }
 
+/* The same loop ended by the out-of-memory error the job dies at (nothing after it; weights loaded
+ * steadily over a short run look just the same): the trace ends mid-step, not at an exit, and does not
+ * repeat, so no growth can be told from state made once; the OOM finding holds what was live. */
+TEST(plain_cuda_loop_ended_at_oom_is_no_growth)
+{
+    const char *zPath = tg_path("plain_oom.db");
+    struct tg *g = tg_open(zPath);
+    struct vt_result r;
+    int nOom = 0;
+    ASSERT(g);
+    tg_meta(g, "config.tensors", "0");
+    tg_device(g, 0, "Test GPU", 128 * MiB);
+    for (int i = 0; i < 32; i++) tg_alloc(g, (1 + i) * MS, 0, 3, ACT + i * 0x1000000LL, 3 * MiB, -1);
+    tg_oom(g, 33 * MS, 0, 64 * MiB, 20 * MiB, 128 * MiB, -1);
+    ASSERT_EQ(0, tg_close(g));
+    run(zPath, &r);
+    ASSERT(r.aTrace[0].crashTs >= 0);
+    for (int i = 0; i < r.nFind; i++) {
+        nOom += !strcmp(r.aFind[i].zKind, "oom");
+        ASSERT(strcmp(r.aFind[i].zKind, "leak") != 0 || r.aFind[i].severity == VT_SEV_INFO);
+    }
+    ASSERT_EQ(1, nOom);
+    vt__result_free(&r);
+    tg_cleanup();
+}
+
 /* The 'leak' sample: 8 buffers of 3 MiB + 4096 i never freed and 4 of 5 MiB + 4096 j freed, all
  * from one native call site in main, each filled by one kernel. */
 TEST(leak_sample_shape)
@@ -668,7 +694,7 @@ TEST(snapshot_cycles_are_iterations)
     tg_cleanup();
 }
 
-VT_TEST_LIST(T(state_without_uses_is_not_a_leak) T(segment_growth_names_its_site) T(segment_creep_is_not_growth) T(trend_shapes) T(nccl_buffers_are_not_leaks) T(leak_sample_shape) T(leak_growth_and_never_freed_by_site) T(leak_not_judged_across_a_lent_window) T(healthy_training_loop_has_no_finding)
+VT_TEST_LIST(T(plain_cuda_loop_ended_at_oom_is_no_growth) T(state_without_uses_is_not_a_leak) T(segment_growth_names_its_site) T(segment_creep_is_not_growth) T(trend_shapes) T(nccl_buffers_are_not_leaks) T(leak_sample_shape) T(leak_growth_and_never_freed_by_site) T(leak_not_judged_across_a_lent_window) T(healthy_training_loop_has_no_finding)
                  T(caching_allocator_segments_are_not_a_leak) T(caching_allocator_growth_is_reported)
                      T(plain_cuda_leak_without_phases) T(one_step_snapshot_is_state)
                      T(one_step_process_is_state) T(capped_cache_reused_is_state) T(segment_growth_at_two_sites_is_one_finding) T(snapshot_cycles_are_iterations))

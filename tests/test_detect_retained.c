@@ -296,7 +296,7 @@ TEST(optimizer_state_is_not_carried_over)
  * before any kernel runs. With phases inferred from kernels no phase contains the OOM; it
  * follows training and the failing call is in an evaluation function, so it is in evaluation.
  * The same failure from a function named otherwise gets no phase. */
-static void oom_after_training(const char *zFunc, const char *zPhase)
+static void oom_after_training(const char *zFunc, const char *zPhase, int bNested)
 {
     const char *zPath = tg_path("oom_eval.db");
     struct tg *g = tg_open(zPath);
@@ -309,7 +309,15 @@ static void oom_after_training(const char *zFunc, const char *zPhase)
     tg_alloc(g, 1 * MS, 0, 3, W, 200 * MiB, -1);
     for (int i = 0; i < 5; i++) step(g, 10 * MS + i * 10 * MS);
     tg_alloc(g, 62 * MS, 0, 3, IDLE, 1 * GiB, tg_stack(g, "train.py", 101, zFunc));
-    tg_oom(g, 63 * MS, 0, 20 * GiB, 14 * GiB, 16 * GiB, tg_stack(g, "train.py", 104, zFunc));
+    if (bNested) {
+        /* the failing line is the model's, as in training; its caller is zFunc */
+        struct tg_frame aT[2] = {{1, 0, "GPT.forward", "model.py", NULL, 142},
+                                 {1, 0, "train_one_epoch", "train.py", NULL, 66}};
+        struct tg_frame aE[2] = {{1, 0, "GPT.forward", "model.py", NULL, 142}, {1, 0, zFunc, "train.py", NULL, 104}};
+        tg_alloc(g, 9 * MS, 0, 3, IDLE + GiB, 1 * MiB, tg_stack_frames(g, aT, 2, 0x3131));
+        tg_oom(g, 63 * MS, 0, 20 * GiB, 14 * GiB, 16 * GiB, tg_stack_frames(g, aE, 2, 0x3232));
+    } else
+        tg_oom(g, 63 * MS, 0, 20 * GiB, 14 * GiB, 16 * GiB, tg_stack(g, "train.py", 104, zFunc));
     ASSERT_EQ(0, tg_close(g));
     vt__opts_default(&o);
     ASSERT_EQ(0, vt__analyze(az, 1, &o, &r));
@@ -325,20 +333,13 @@ static void oom_after_training(const char *zFunc, const char *zPhase)
     tg_cleanup();
 }
 
-TEST(oom_after_training_in_evaluate) { oom_after_training("evaluate", "evaluation"); }
-TEST(oom_after_training_elsewhere) { oom_after_training("save_checkpoint", ""); }
+TEST(oom_after_training_in_evaluate) { oom_after_training("evaluate", "evaluation", 0); }
+TEST(oom_after_training_elsewhere) { oom_after_training("save_checkpoint", "", 0); }
+/* The failing line is the model's forward (the same site as in training), called from evaluate(). */
+TEST(oom_after_training_called_from_evaluate) { oom_after_training("evaluate", "evaluation", 1); }
+TEST(oom_after_training_called_from_elsewhere) { oom_after_training("save_checkpoint", "", 1); }
 
 
-/* A block of PyTorch's allocation history (tensor_event: op 1 alloc, 2 free) at ts; stack -1: none. */
-static void block(struct tg *g, int64_t ts, int op, int64_t addr, int64_t bytes, int64_t stack)
-{
-    char z[256];
-    snprintf(z, sizeof z,
-             "INSERT INTO tensor_event(t, op, device, address, bytes, stack_id, source) VALUES(%lld, %d, 0, %lld, "
-             "%lld, NULLIF(%lld, -1), 1)",
-             (long long)(ts - g->base), op, (long long)addr, (long long)bytes, (long long)stack);
-    tg_exec(g, z);
-}
 
 /* The retained findings of r at zSite (NULL: all), counted. */
 static int retained_at(const struct vt_result *r, const char *zSite)
@@ -369,29 +370,29 @@ TEST(history_blocks_idle_only_where_their_segment_was)
     tg_device(g, 0, "Test GPU", 16 * GiB);
     tg_alloc(g, 1 * MS, 0, 3, segA, 512 * MiB, -1);
     tg_alloc(g, 1 * MS, 0, 3, segB, 128 * MiB, -1);
-    block(g, 2 * MS, 1, segA, 200 * MiB, tg_stack(g, "train.py", 188, "main"));
+    tg_block(g, 2 * MS, 1, segA, 200 * MiB, tg_stack(g, "train.py", 188, "main"));
     tg_nvtx(g, 10 * MS, 310 * MS, "train");
     for (int i = 0; i < 30; i++) {
         int64_t t0 = 10 * MS + i * 10 * MS;
         tg_nvtx(g, t0, t0 + 10 * MS, "step");
-        block(g, t0 + 1 * MS, 1, segA + 256 * MiB, 100 * MiB, tg_stack(g, "model.py", 94, "MLP.forward"));
+        tg_block(g, t0 + 1 * MS, 1, segA + 256 * MiB, 100 * MiB, tg_stack(g, "model.py", 94, "MLP.forward"));
         k = tg_kernel(g, t0 + 2 * MS, t0 + 3 * MS, "void gemm_fwd_kernel<float>()");
         tg_use(g, t0 + 2 * MS, k, segA);
         k = tg_kernel(g, t0 + 4 * MS, t0 + 5 * MS, "void relu_backward_kernel<float>()");
         tg_use(g, t0 + 4 * MS, k, segA);
-        if (i == 0) block(g, t0 + 5 * MS, 1, segA + 200 * MiB, 48 * MiB, tg_stack(g, "train.py", 72, "train_one_epoch"));
+        if (i == 0) tg_block(g, t0 + 5 * MS, 1, segA + 200 * MiB, 48 * MiB, tg_stack(g, "train.py", 72, "train_one_epoch"));
         if (i == 2) {
-            block(g, t0 + 1 * MS, 1, segB, 64 * MiB, tg_stack(g, "data.py", 30, "cache_batch"));
+            tg_block(g, t0 + 1 * MS, 1, segB, 64 * MiB, tg_stack(g, "data.py", 30, "cache_batch"));
             k = tg_kernel(g, t0 + 1 * MS + 500000, t0 + 2 * MS, "void copy_kernel<float>()");
             tg_use(g, t0 + 1 * MS + 500000, k, segB);
         }
         k = tg_kernel(g, t0 + 6 * MS, t0 + 7 * MS, "void multi_tensor_apply_kernel<AdamFunctor<float>>()");
         tg_use(g, t0 + 6 * MS, k, segA);
-        block(g, t0 + 8 * MS, 2, segA + 256 * MiB, 100 * MiB, -1);
+        tg_block(g, t0 + 8 * MS, 2, segA + 256 * MiB, 100 * MiB, -1);
     }
-    block(g, 305 * MS, 2, segB, 64 * MiB, -1);
-    block(g, 311 * MS, 2, segA + 200 * MiB, 48 * MiB, -1);
-    block(g, 311 * MS, 2, segA, 200 * MiB, -1);
+    tg_block(g, 305 * MS, 2, segB, 64 * MiB, -1);
+    tg_block(g, 311 * MS, 2, segA + 200 * MiB, 48 * MiB, -1);
+    tg_block(g, 311 * MS, 2, segA, 200 * MiB, -1);
     ASSERT_EQ(0, tg_close(g));
     vt__opts_default(&o);
     ASSERT_EQ(0, vt__analyze(az, 1, &o, &r));
@@ -427,21 +428,21 @@ TEST(history_optimizer_state_not_held_through_evaluation)
     tg_device(g, 0, "Test GPU", 16 * GiB);
     tg_alloc(g, 1 * MS, 0, 3, segA, 512 * MiB, -1);
     tg_alloc(g, 1 * MS, 0, 3, segB, 128 * MiB, -1);
-    block(g, 2 * MS, 1, segA, 200 * MiB, tg_stack(g, "train.py", 188, "main"));
+    tg_block(g, 2 * MS, 1, segA, 200 * MiB, tg_stack(g, "train.py", 188, "main"));
     for (int e = 0; e < 2; e++) {
         int64_t base = e * 120 * MS;
         tg_nvtx(g, base + 10 * MS, base + 60 * MS, "train");
         for (int i = 0; i < 5; i++) {
             int64_t t0 = base + 10 * MS + i * 10 * MS;
             tg_nvtx(g, t0, t0 + 10 * MS, "step");
-            if (e == 1 && i == 0) block(g, t0 + 500000, 2, segB, 96 * MiB, -1);
-            if (e == 0 && i == 4) block(g, t0 + 1 * MS, 1, segB, 96 * MiB, tg_stack(g, "model.py", 149, "GPT.forward"));
+            if (e == 1 && i == 0) tg_block(g, t0 + 500000, 2, segB, 96 * MiB, -1);
+            if (e == 0 && i == 4) tg_block(g, t0 + 1 * MS, 1, segB, 96 * MiB, tg_stack(g, "model.py", 149, "GPT.forward"));
             k = tg_kernel(g, t0 + 2 * MS, t0 + 3 * MS, "void gemm_fwd_kernel<float>()");
             tg_use(g, t0 + 2 * MS, k, segA);
             if (e == 0 && i == 4) tg_use(g, t0 + 2 * MS, k, segB);
             k = tg_kernel(g, t0 + 4 * MS, t0 + 5 * MS, "void relu_backward_kernel<float>()");
             tg_use(g, t0 + 4 * MS, k, segA);
-            if (e == 0 && i == 0) block(g, t0 + 5 * MS, 1, segA + 200 * MiB, 48 * MiB, tg_stack(g, "train.py", 72, "train_one_epoch"));
+            if (e == 0 && i == 0) tg_block(g, t0 + 5 * MS, 1, segA + 200 * MiB, 48 * MiB, tg_stack(g, "train.py", 72, "train_one_epoch"));
             k = tg_kernel(g, t0 + 6 * MS, t0 + 7 * MS, "void multi_tensor_apply_kernel<AdamFunctor<float>>()");
             tg_use(g, t0 + 6 * MS, k, segA);
         }
@@ -451,8 +452,8 @@ TEST(history_optimizer_state_not_held_through_evaluation)
             tg_use(g, base + (72 + 10 * i) * MS, k, segA);
         }
     }
-    block(g, 245 * MS, 2, segA + 200 * MiB, 48 * MiB, -1);
-    block(g, 245 * MS, 2, segA, 200 * MiB, -1);
+    tg_block(g, 245 * MS, 2, segA + 200 * MiB, 48 * MiB, -1);
+    tg_block(g, 245 * MS, 2, segA, 200 * MiB, -1);
     ASSERT_EQ(0, tg_close(g));
     vt__opts_default(&o);
     ASSERT_EQ(0, vt__analyze(az, 1, &o, &r));
@@ -716,7 +717,8 @@ static void eval_after_profiler_steps(int bEval)
 TEST(evaluation_after_profiler_steps_is_a_phase) { eval_after_profiler_steps(1); }
 TEST(kernels_after_profiler_steps_need_not_be_evaluation) { eval_after_profiler_steps(0); }
 
-VT_TEST_LIST(T(oom_after_training_in_evaluate) T(oom_after_training_elsewhere) T(optimizer_state_is_not_carried_over) T(trace_ending_in_evaluation) T(inferred_phases_with_noisy_kernels) T(training_memory_held_through_inferred_evaluation) T(idle_allocation_and_reused_cache)
+VT_TEST_LIST(T(oom_after_training_in_evaluate) T(oom_after_training_elsewhere) T(oom_after_training_called_from_evaluate)
+             T(oom_after_training_called_from_elsewhere) T(optimizer_state_is_not_carried_over) T(trace_ending_in_evaluation) T(inferred_phases_with_noisy_kernels) T(training_memory_held_through_inferred_evaluation) T(idle_allocation_and_reused_cache)
              T(history_blocks_idle_only_where_their_segment_was)
              T(history_optimizer_state_not_held_through_evaluation) T(graph_replays_may_use_any_allocation)
              T(scanned_replays_that_name_nothing_leave_it_idle) T(unrecorded_sites_are_one_finding)

@@ -374,6 +374,50 @@ TEST(kernel_steps_contiguous_backward) { kernel_steps(CONTIG); }
 TEST(kernel_steps_fragmented_backward) { kernel_steps(FRAG); }
 TEST(kernel_steps_backward_cut_in_two) { kernel_steps(CUT); }
 
+/* Steps from kernel names (no NVTX), then a forward pass that allocates 2 GiB and dies at an OOM before its
+ * backward: the forward-only stretch is inferred as evaluation, but the job's final OOM cut it short, so it
+ * is no known evaluation: no validation-spike claim (the memory is the OOM's), one OOM finding. */
+TEST(forward_cut_short_by_the_final_oom_is_no_evaluation)
+{
+    const char *zPath = tg_path("cut_short.db");
+    struct tg *g = tg_open(zPath);
+    struct vt_result r;
+    int64_t ts = 1 * MS, sAct;
+    int nOom = 0;
+    ASSERT(g);
+    tg_device(g, 0, "Test GPU", 16 * GiB);
+    sAct = tg_stack(g, "model.py", 61, "forward");
+    tg_alloc(g, 500000, 0, 3, W, 64 * MiB, -1);
+    for (int step = 0; step < 8; step++) {
+        tg_alloc(g, ts, 0, 3, ACT, 128 * MiB, sAct);
+        for (int k = 0; k < 30; k++, ts += 10000) tg_kernel(g, ts, ts + 5000, "volta_scudnn_128x64_relu_medium_nn_v1");
+        for (int k = 0; k < 8; k++, ts += 10000)
+            tg_kernel(g, ts, ts + 5000, "void cudnn::detail::dgrad_engine<float, 512, 6, 5, 3, 3, 3, false>()");
+        tg_free(g, ts, 0, 3, ACT, 128 * MiB);
+        for (int k = 0; k < 4; k++, ts += 10000)
+            tg_kernel(g, ts, ts + 5000, "void at::native::vectorized_elementwise_kernel<4, at::native::AddFunctor<float>>()");
+    }
+    for (int k = 0; k < 90; k++, ts += 10000) {
+        if (k % 10 == 0) tg_alloc(g, ts, 0, 3, OUT + k * 0x10000000LL, 256 * MiB, sAct);
+        tg_kernel(g, ts, ts + 5000, "volta_scudnn_128x64_relu_medium_nn_v1");
+    }
+    tg_oom(g, ts, 0, 8 * GiB, 1 * GiB, 16 * GiB, sAct);
+    ASSERT_EQ(0, tg_close(g));
+    run(zPath, &r);
+    struct vt_trace *t = &r.aTrace[0];
+    ASSERT_STREQ("kernels", t->ph.zSource);
+    ASSERT(t->ph.n >= 2);
+    ASSERT_EQ(VT_PHASE_EVAL, t->ph.a[t->ph.n - 1].kind);
+    ASSERT(t->crashTs >= 0);
+    for (int i = 0; i < r.nFind; i++) {
+        nOom += !strcmp(r.aFind[i].zKind, "oom");
+        if (!strcmp(r.aFind[i].zKind, "validation_spike")) ASSERT_EQ(VT_SEV_INFO, r.aFind[i].severity);
+    }
+    ASSERT_EQ(1, nOom);
+    vt__result_free(&r);
+    tg_cleanup();
+}
+
 /* Killed by an OOM inside validation: the range never closed still makes a phase to the end. */
 TEST(unclosed_validation_range)
 {
@@ -629,9 +673,9 @@ TEST(validation_growth_in_bursts)
  * the segments training cached (the live baseline stays flat), then adds a 20 MiB segment at
  * train.py:104 in each of its last 5 batches, above the training peak. The growth is
  * reported at the segments' site, saying the attribution is at segment level. */
-TEST(segment_level_growth_hidden_by_the_cache)
+static void segment_phase_adds(int bStaircase)
 {
-    const char *zPath = tg_path("seg_hidden.db");
+    const char *zPath = tg_path(bStaircase ? "seg_stair.db" : "seg_hidden.db");
     struct tg *g = tg_open(zPath);
     struct vt_opts o;
     struct vt_result r;
@@ -649,7 +693,9 @@ TEST(segment_level_growth_hidden_by_the_cache)
         char zName[16];
         snprintf(zName, sizeof zName, "batch %d", b);
         tg_nvtx(g, t0, t0 + 10 * MS, zName);
-        if (b >= 5) tg_alloc(g, t0 + 2 * MS, 0, 3, OUT + b * 0x10000000LL, 20 * MiB, sOut);
+        if (!bStaircase && b >= 5) tg_alloc(g, t0 + 2 * MS, 0, 3, OUT + b * 0x10000000LL, 20 * MiB, sOut);
+        if (bStaircase && b >= 5) /* one segment for the longest batch; small-pool segments otherwise */
+            tg_alloc(g, t0 + 2 * MS, 0, 3, OUT + b * 0x10000000LL, b == 6 ? 200 * MiB : 2 * MiB, sOut);
     }
     ASSERT_EQ(0, tg_close(g));
     vt__opts_default(&o);
@@ -658,16 +704,23 @@ TEST(segment_level_growth_hidden_by_the_cache)
     for (int i = 0; i < r.nFind; i++)
         if (strstr(r.aFind[i].zTitle, "grows batch by batch")) {
             nGrow++;
+            if (bStaircase) continue;
             ASSERT_EQ(100 * MiB, r.aFind[i].bytes);
             ASSERT_STREQ("train.py:104 in evaluate", r.aFind[i].zSite);
             ASSERT_CONTAINS(r.aFind[i].zEvidence, "attribution at segment level");
         }
-    ASSERT_EQ(1, nGrow);
+    ASSERT_EQ(bStaircase ? 0 : 1, nGrow);
     vt__result_free(&r);
     tg_cleanup();
 }
 
-VT_TEST_LIST(T(validation_growth_at_its_call_site) T(segment_level_growth_hidden_by_the_cache) T(segment_level_validation_staircase) T(validation_nested_in_training_range) T(unclosed_validation_range) T(operator_ranges_are_not_phases) T(phases_sample_shape) T(missing_no_grad_grows_batch_by_batch) T(large_validation_batch_is_only_info) T(phase_regex_override) T(profiler_steps_are_iterations)
+TEST(segment_level_growth_hidden_by_the_cache) { segment_phase_adds(0); }
+/* The same validation adding one 200 MiB segment for its longest batch and 2 MiB small-pool segments in
+ * four others: a staircase of longer batches (peaking above training), not growth. */
+TEST(segment_level_longer_batch_is_no_growth) { segment_phase_adds(1); }
+
+VT_TEST_LIST(T(forward_cut_short_by_the_final_oom_is_no_evaluation) T(validation_growth_at_its_call_site) T(segment_level_growth_hidden_by_the_cache)
+             T(segment_level_longer_batch_is_no_growth) T(segment_level_validation_staircase) T(validation_nested_in_training_range) T(unclosed_validation_range) T(operator_ranges_are_not_phases) T(phases_sample_shape) T(missing_no_grad_grows_batch_by_batch) T(large_validation_batch_is_only_info) T(phase_regex_override) T(profiler_steps_are_iterations)
              T(doubtful_kernel_phases_make_no_claim)
              T(kernel_steps_contiguous_backward) T(kernel_steps_fragmented_backward)
              T(kernel_steps_backward_cut_in_two) T(validation_growth_released_at_its_end) T(validation_growth_in_bursts))

@@ -82,6 +82,39 @@ TEST(pageable_serialized_and_pinned_growth)
     tg_cleanup();
 }
 
+/* The same pinned growth with PyTorch's allocation history merged (blocks inside the device's one segment):
+ * pinned host memory is CUDA's own allocations, not the allocator's blocks, so its finding still names the
+ * pinned allocations' site. */
+TEST(pinned_growth_site_with_allocation_history)
+{
+    const char *zPath = tg_path("xfer_hist.db");
+    struct tg *g = tg_open(zPath);
+    struct vt_result r;
+    const struct vt_finding *f;
+    int64_t sPin, sAct;
+    ASSERT(g);
+    sPin = tg_stack(g, "pin_memory.py", 90, "pin_memory");
+    sAct = tg_stack(g, "model.py", 12, "forward");
+    tg_alloc(g, 0, 0, 3, DEV, 512 * MiB, sAct);
+    for (int i = 0; i < 20; i++) {
+        int64_t t0 = 1 * MS + i * 10 * MS;
+        tg_alloc(g, t0, -1, 2, HOST + i * 0x1000000LL, 16 * MiB, sPin);
+        tg_memcpy(g, t0 + 1 * MS, t0 + 2 * MS, 1, 2, 3, 16 * MiB, HOST + i * 0x1000000LL, DEV);
+        tg_block(g, t0 + 2 * MS, 1, DEV, 16 * MiB, sAct);
+        tg_kernel(g, t0 + 2 * MS, t0 + 9 * MS, "gemm");
+        tg_block(g, t0 + 9 * MS, 2, DEV, 16 * MiB, sAct);
+    }
+    ASSERT_EQ(0, tg_close(g));
+    run(zPath, &r);
+    f = find(&r, "Pinned host memory keeps growing");
+    ASSERT(f);
+    ASSERT_STREQ("pin_memory.py:90 in pin_memory", f->zSite);
+    ASSERT_CONTAINS(f->zEvidence, "At the peak 20 pinned allocations (320 MiB) were live from pin_memory.py:90 in "
+                                  "pin_memory.");
+    vt__result_free(&r);
+    tg_cleanup();
+}
+
 /* Pinned copies overlapped with kernels, a few tiny pageable .item() reads: nothing to report. */
 TEST(pinned_overlapped_copies_are_fine)
 {
@@ -440,4 +473,5 @@ TEST(pageable_copies_judged_against_the_host_link)
 VT_TEST_LIST(T(startup_site_after_first_kernel) T(overlapped_pageable_copies_judged_by_the_link)
              T(light_pageable_batches_are_info) T(startup_only_pageable_copies_are_info)
              T(pageable_copies_at_their_call_site) T(one_off_pageable_copy_is_info) T(pinned_copies_serialized)
-             T(copies_sample_shape) T(pageable_serialized_and_pinned_growth) T(pinned_overlapped_copies_are_fine) T(pageable_copies_judged_against_the_host_link))
+             T(copies_sample_shape) T(pageable_serialized_and_pinned_growth) T(pinned_overlapped_copies_are_fine)
+             T(pinned_growth_site_with_allocation_history) T(pageable_copies_judged_against_the_host_link))

@@ -31,13 +31,15 @@ TEST(info_text_exact)
         "process     pid 4242 (parent 4200), rank 1 of 4 (local 1), host gpu-node-7\n"
         "command     python train.py --epochs 3\n"
         "executable  /usr/bin/python3.11\n"
-        "versions    tracer 0.1.0, CUDA driver 13000, CUPTI 130001, schema 4\n"
-        "status      closed cleanly, traced for 2.70 s\n"
+        "versions    tracer 0.1.0, CUDA driver 13000, CUPTI 130001, schema 5\n"
+        "status      closed cleanly\n"
         "writer      1234 CUPTI records decoded (5 of kinds not stored), 1300 rows in 3 commits\n"
         "devices     0  NVIDIA H100 80GB HBM3, 79.6 GiB, compute 9.0, 132 SMs, PCI 1b:00, GPU-1234\n"
         "duration    2.50 s (first to last event), started 2025-11-21 18:40:01.123 UTC\n"
-        "memory      4 allocations (3.50 MiB), 1 free\n"
-        "            peak live device memory 3.00 MiB on device 0 at +100.0 ms\n"
+        "memory      4 allocations (3.50 MiB), 1 free; level: allocations\n"
+        "            device 0: peak 3.00 MiB allocated at 100.0 ms (= reserved: one CUDA allocation per buffer); "
+        "78.6 GiB in use on the device (every process and the CUDA context) at 900.0 ms\n"
+        "            pinned host memory: peak 4.00 KiB at 300.0 ms\n"
         "            pinned         1 allocation, 4.00 KiB\n"
         "            device         3 allocations, 3.50 MiB\n"
         "copies      2 (1.00 MiB), 1 from or to pageable host memory\n"
@@ -87,7 +89,7 @@ TEST(info_text_exact)
     snprintf(zWant, sizeof zWant, "trace       %s\nfile        ", zTrace);
     ASSERT(!strncmp(zOut, zWant, strlen(zWant)));
     ASSERT_CONTAINS(zOut, " bytes (");
-    ASSERT_CONTAINS(zOut, "), schema version 4\n");
+    ASSERT_CONTAINS(zOut, "), schema version 5\n");
     zRest = strstr(zOut, "\nprocess ");
     ASSERT(zRest != NULL);
     ASSERT_STREQ(zBody, zRest + 1);
@@ -110,11 +112,11 @@ TEST(info_unclosed_empty_trace)
     sqlite3_close(db);
     ASSERT_EQ(VT_EXIT_OK, run_info(azArg, &zOut, &zErr));
     ASSERT_CONTAINS(zOut, "\nprocess     pid 77\n");
-    ASSERT_CONTAINS(zOut, "\nversions    tracer ?, CUDA driver ?, CUPTI ?, schema 4\n");
+    ASSERT_CONTAINS(zOut, "\nversions    tracer ?, CUDA driver ?, CUPTI ?, schema 5\n");
     ASSERT_CONTAINS(zOut, "\nstatus      WARNING: not closed cleanly");
     ASSERT_CONTAINS(zOut, "\ndevices     none recorded\n");
-    ASSERT_CONTAINS(zOut, "\nduration    no events\n");
-    ASSERT_CONTAINS(zOut, "\nmemory      0 allocations (0 B), 0 frees\n");
+    ASSERT_CONTAINS(zOut, "\nduration    unknown (no event with a known time)\n");
+    ASSERT_CONTAINS(zOut, "\nmemory      0 allocations (0 B), 0 frees; level: none (no allocation known)\n");
     ASSERT_CONTAINS(zOut, "\ncopies      0 (0 B), 0 from or to pageable host memory\n");
     ASSERT_CONTAINS(zOut, "\nOOMs        0\n");
     ASSERT_CONTAINS(zOut, "\ndropped     none\n");
@@ -143,7 +145,7 @@ TEST(info_json)
                           "\"hostname\":\"gpu-node-7\",\"cmdline\":\"python train.py --epochs 3\","
                           "\"executable\":\"/usr/bin/python3.11\"}");
     ASSERT_CONTAINS(zOut, "\"versions\":{\"tracer\":\"0.1.0\",\"cuda_driver\":13000,\"cuda_runtime\":null,"
-                          "\"cupti\":130001,\"schema\":4,\"cupti_library\":null,\"cuda_runtime_library\":null,"
+                          "\"cupti\":130001,\"schema\":5,\"cupti_library\":null,\"cuda_runtime_library\":null,"
                           "\"cupti_layout\":null,\"cupti_layout_table\":null,\"cupti_kinds_reduced\":null}");
     ASSERT_CONTAINS(zOut, "\"time\":{\"first_ns\":1100000000,\"last_ns\":3600000000,\"duration_ns\":2500000000,"
                           "\"wall_start_ns\":1763750401123000000,\"wall_start\":\"2025-11-21 18:40:01.123 UTC\"");
@@ -220,7 +222,8 @@ TEST(info_peaks_per_device)
     /* the one rule for live bytes (analyze's): the mapping of a handle never seen created counts itself */
     ASSERT_CONTAINS(zOut, "\"peak_live_device\":[{\"device\":0,\"bytes\":5120,\"ts\":80},"
                           "{\"device\":1,\"bytes\":400,\"ts\":30}]");
-    ASSERT_CONTAINS(zOut, "\"allocations\":6,\"allocated_bytes\":1620,\"frees\":1,\"vmm_maps\":1");
+    /* analyze's count: every lifetime, the mapping counting itself included */
+    ASSERT_CONTAINS(zOut, "\"allocations\":7,\"allocated_bytes\":6620,\"frees\":1,\"vmm_maps\":1");
     free(zOut);
     free(zErr);
     cli_cleanup();
@@ -255,18 +258,19 @@ TEST(info_hostile_rows_both_ways)
     ASSERT_CONTAINS(zOut, "\"time\":{\"first_ns\":1000000005,\"last_ns\":1000000208,\"duration_ns\":203,");
     ASSERT_CONTAINS(zOut, "\"rows\":{\"memory_event\":6,\"api_call\":0,\"memcpy\":3,\"memset\":0,"
                           "\"kernel\":2,\"buffer_use\":1,\"nvtx_range\":2,");
-    ASSERT_CONTAINS(zOut, "\"memory\":{\"allocations\":3,\"allocated_bytes\":408,\"frees\":1,\"vmm_maps\":1,"
+    ASSERT_CONTAINS(zOut, "\"memory\":{\"allocations\":4,\"allocated_bytes\":472,\"frees\":1,\"vmm_maps\":1,"
                           "\"allocations_by_kind\":[{\"mem_kind\":\"pinned\",\"count\":1,\"bytes\":8},"
                           "{\"mem_kind\":\"device\",\"count\":2,\"bytes\":400}],"
                           "\"peak_live_device\":[{\"device\":0,\"bytes\":100,\"ts\":1000000010},"
-                          "{\"device\":1,\"bytes\":300,\"ts\":1000000020}],\"vmm_creations\":0,\"tensor_blocks\":0}");
+                          "{\"device\":1,\"bytes\":300,\"ts\":1000000020}],\"vmm_creations\":0,\"tensor_blocks\":0,"
+                          "\"level\":\"allocations\",\"live_at_end\":3,\"live_at_end_bytes\":372,");
     ASSERT_CONTAINS(zOut, "\"copies\":{\"count\":3,\"bytes\":5632,\"pageable\":1,\"by_kind\":["
                           "{\"copy_kind\":\"HtoD\",\"count\":2,\"bytes\":5120,\"pageable\":1},"
                           "{\"copy_kind\":\"DtoH\",\"count\":1,\"bytes\":512,\"pageable\":0}]}");
     /* a real number in a kept row of each table, a text op: SQL reads those tables, with the same result */
     ASSERT_EQ(SQLITE_OK, sqlite3_open(zTrace, &db));
     cli_exec(db, "UPDATE memory_event SET pool_used = 0.5; UPDATE memory_event SET op = 'x' WHERE op = 99;"
-                 "UPDATE memcpy SET src = src + 0.5;"
+                 "UPDATE memcpy SET dur = dur + 0.25;" /* an address is an integer: a real one is impossible */
                  "UPDATE kernel SET t = 15.5 WHERE t = 15; UPDATE nvtx_range SET dur = 200.5 WHERE t = 8");
     sqlite3_close(db);
     ASSERT_EQ(VT_EXIT_OK, run_info(azArg, &zOut2, &zErr2));

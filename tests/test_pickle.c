@@ -334,7 +334,7 @@ TEST(real_snapshots)
         vt__src_close(&s);
         nRead++;
     }
-    if (!nRead) SKIP("real data not found (VT_REAL_DATA)");
+    if (!nRead) SKIP("the real files are not here: configure with -DVT_REAL_DATA=DIR (README.md, Tests)");
 }
 
 VT_TEST_LIST(T(python_protocols_3_and_5) T(remaining_opcodes) T(hostile_opcodes_refused)

@@ -119,7 +119,8 @@ TEST(record_tensors_merges_alloc_conf)
 {
     const char *zDir = cli_tmpdir();
     const char *azOpt[] = {"--tensors", "--backtrace", "12", "--no-python-stacks", "--no-kernel-args",
-                           "--max-size", "64M", "--start-after=1.5m", "--stop-after", "2h", "-o", zDir, NULL};
+                           "--max-size", "64M", "--start-after=1.5m", "--stop-after", "2h", "--kernels", "summary",
+                           "--kernel-warmup=5m", "-o", zDir, NULL};
     const char *azEnv[] = {"VRAMTRACE_LIB=/bin/sh", "PYTORCH_ALLOC_CONF",
                            "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True, max_split_size_mb:128,"
                            "roundup_power2_divisions:[256:1,512:2,>:4]",
@@ -142,6 +143,8 @@ TEST(record_tensors_merges_alloc_conf)
     ASSERT_STREQ("64M", env_value(zDump, "VRAMTRACE_MAX_BYTES"));
     ASSERT_STREQ("1.5m", env_value(zDump, "VRAMTRACE_START_AFTER"));
     ASSERT_STREQ("2h", env_value(zDump, "VRAMTRACE_STOP_AFTER"));
+    ASSERT_STREQ("summary", env_value(zDump, "VRAMTRACE_KERNELS"));
+    ASSERT_STREQ("5m", env_value(zDump, "VRAMTRACE_KERNEL_WARMUP"));
     /* --tensors: the cudaMallocAsync backend keeps no history, so it is not asked for; the hook
      * still lends CUPTI to torch.profiler */
     ASSERT(env_value(zDump, "VRAMTRACE_PYTORCH_HISTORY") == NULL);
@@ -570,12 +573,26 @@ TEST(record_usage_errors)
         ASSERT_CONTAINS(z, "--stop-after must be later than --start-after");
         free(z);
     }
+    {
+        char *azMode[] = {(char *)cli_vramtrace(), "record", "--kernels", "some", "--", "true", NULL};
+        char *azWarm[] = {(char *)cli_vramtrace(), "record", "--kernel-warmup", "soon", "--", "true", NULL};
+        ASSERT_EQ(VT_EXIT_USAGE, cli_run(azMode, azEnv, NULL, zErr));
+        z = cli_read(zErr);
+        ASSERT_CONTAINS(z, "some");
+        free(z);
+        ASSERT_EQ(VT_EXIT_USAGE, cli_run(azWarm, azEnv, NULL, zErr));
+        z = cli_read(zErr);
+        ASSERT_CONTAINS(z, "--kernel-warmup 'soon' is not a duration");
+        free(z);
+    }
     ASSERT_EQ(VT_EXIT_OK, cli_run(azHelp, azEnv, zErr, NULL));
     z = cli_read(zErr);
     ASSERT_CONTAINS(z, "usage: vramtrace record [OPTIONS] [--] COMMAND [ARG...]");
     ASSERT_CONTAINS(z, "--no-kernel-args");
     ASSERT_CONTAINS(z, "--max-size SIZE");
     ASSERT_CONTAINS(z, "--start-after T");
+    ASSERT_CONTAINS(z, "--kernels MODE");
+    ASSERT_CONTAINS(z, "--kernel-warmup T");
     free(z);
     cli_cleanup();
 }
@@ -666,8 +683,9 @@ TEST(record_finds_and_summarizes_traces)
     ASSERT_CONTAINS(z, "\n    process     pid 4242 (parent 4200), rank 1 of 4 (local 1), host gpu-node-7\n");
     ASSERT_CONTAINS(z, "\n    devices     0  NVIDIA H100 80GB HBM3 (79.6 GiB)\n");
     ASSERT_CONTAINS(z, "\n    duration    2.50 s (first to last event), started 2025-11-21 18:40:01.123 UTC\n");
-    ASSERT_CONTAINS(z, "\n    memory      4 allocations (3.50 MiB), 1 free\n");
-    ASSERT_CONTAINS(z, "\n                peak live device memory 3.00 MiB on device 0 at +100.0 ms\n");
+    ASSERT_CONTAINS(z, "\n    memory      4 allocations (3.50 MiB), 1 free; level: allocations\n");
+    ASSERT_CONTAINS(z, "\n                device 0: peak 3.00 MiB allocated at 100.0 ms (= reserved: one CUDA allocation "
+                       "per buffer); 78.6 GiB in use on the device (every process and the CUDA context) at 900.0 ms\n");
     ASSERT_CONTAINS(z, "\n    activity    2 copies (1.00 MiB), 3 kernels, 1 OOM\n");
     ASSERT_CONTAINS(z, "\n    dropped     WARNING: 150 records lost; counts, peaks and findings are incomplete\n");
     snprintf(zWant, sizeof zWant, "  next: vramtrace analyze %s/vramtrace-testhost-4242.db %s/vramtrace-testhost-4343.db\n",
@@ -724,8 +742,8 @@ TEST(record_from_installed_tree)
     ASSERT(stat(zPath, &st) == 0 && st.st_size > 1000);
     snprintf(zPath, sizeof zPath, "%s/inst/include/vramtrace/schema.h", zDir);
     ASSERT(access(zPath, R_OK) == 0);
-    snprintf(zCmd, sizeof zCmd, "ls '%s'/inst/lib*/libvramtrace.so > '%s/lib.txt' 2>/dev/null", zDir, zDir);
-    ASSERT_EQ(0, system(zCmd)); /* the tracer library is installed */
+    snprintf(zCmd, sizeof zCmd, "ls '%s'/inst/lib*/vramtrace/libvramtrace.so > '%s/lib.txt' 2>/dev/null", zDir, zDir);
+    ASSERT_EQ(0, system(zCmd)); /* the tracer library is installed, in its own directory */
     snprintf(zPath, sizeof zPath, "%s/lib.txt", zDir);
     zDump = cli_read(zPath);
     *strchr(zDump, '\n') = 0;

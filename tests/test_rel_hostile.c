@@ -75,7 +75,7 @@ static void build_impossible(const char *zPath)
         " (9223372036854775807, 1, 3, 8192, 1024, 0),"           /* timestamp INT64_MAX */
         " (7000000, 1, 3, 12288, 9223372036854775807, 0),"       /* size INT64_MAX */
         " (7000000, 1, 3, 16384, -5, 0),"                        /* negative size */
-        " (7000000, 1, 3, 9223372036854775807, 1048576, 0),"     /* address INT64_MAX */
+        " (7000000, 1, 3, X'00ff', 1048576, 0),"                  /* address a blob (any integer is one) */
         " ('later', 1, 3, 20480, 1024, 0);"                      /* text timestamp */
         "INSERT INTO kernel(t, dur, device) VALUES (-9223372036854775808, 5, 0);"
         "INSERT INTO memcpy(t, dur, copy_kind, src_kind, dst_kind, bytes) VALUES"

@@ -328,10 +328,17 @@ TEST(sql_sandbox)
     ASSERT_CONTAINS(zErr, "ran longer than --timeout 0.5 s and was stopped");
     assert_one_line(zErr);
     free(zOut), free(zErr);
-    /* printf('%.*c', 2000000000, 'x') runs on inside one call, where no progress handler can stop it
-     * (SQLite 3.40 appends the character 2e9 times, past the length bound too): the watchdog does. */
-    ASSERT_EQ(10, sql_run("--timeout=0.5", zTrace, "SELECT printf('%.*c', 2000000000, 'x') IS NULL", &zOut, &zErr));
+    /* instr() of a 30 MB needle almost everywhere in a 60 MB haystack runs on inside one call (a naive
+     * search), where no progress handler can stop it: the watchdog does */
+    ASSERT_EQ(10, sql_run("--timeout=0.5", zTrace,
+                          "SELECT instr(printf('%.*c', 60000000, 'a'), printf('%.*c', 30000000, 'a') || 'b')", &zOut,
+                          &zErr));
     ASSERT_CONTAINS(zErr, "ran longer than --timeout 0.5 s and was stopped");
+    assert_one_line(zErr);
+    free(zOut), free(zErr);
+    /* printf('%.*c', 2000000000, 'x') would pad past the length bound: refused at once, no 2e9 appends */
+    ASSERT_EQ(10, sql_run("--timeout=0", zTrace, "SELECT printf('%.*c', 2000000000, 'x') IS NULL", &zOut, &zErr));
+    ASSERT_CONTAINS(zErr, "longer than the 64 MiB vramtrace sql allows");
     assert_one_line(zErr);
     free(zOut), free(zErr);
     ASSERT_EQ(0, sql_run("--timeout=0", zTrace, "SELECT count(*) FROM kernel", &zOut, &zErr));

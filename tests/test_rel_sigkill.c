@@ -27,7 +27,7 @@
  * Plus: the trace opens, passes the schema check and PRAGMA integrity_check,
  * and every row is intact (kernel names resolve, API rows carry their values).
  * VT_REL_SIGKILL_TRIALS (default 50) and VT_REL_SIGKILL_SEED repeat a run;
- * each trial gets the harness's time limit (VT_TEST_TIMEOUT, default 120 s).
+ * each trial gets the harness's wall-clock limit (five times VT_TEST_TIMEOUT, default 120 s).
  */
 
 #define LOSS_SLACK_MS 500 /* beyond flush_ms and the backlog: one writer tick + scheduling */

@@ -100,7 +100,8 @@ TEST(json_valid_versioned)
                        "\"alloc_ts\": 2000000, \"last_use_ts\": 3000000}}, {\"count\": 1, \"bytes\": 67108864, \"site\": \"site "
                        "not recorded (allocations of 64.0 MiB)\", \"stack_id\": null, \"mem_kind\": 3, ");
     ASSERT_CONTAINS(z, "\"live_at_peak_groups\": [{\"count\": 1, \"bytes\": 3221225472, ");
-    ASSERT_CONTAINS(z, "\"max_device_peak_bytes\": 3288334336, \"min_device_peak_bytes\": 3288334336}");
+    ASSERT_CONTAINS(z, "\"max_device_peak_bytes\": 3288334336, \"min_device_peak_bytes\": 3288334336, "
+                       "\"judged\": {\"memory\": true, \"copies\": false}}");
     ASSERT(!tg_json_valid("{\"a\": [1, 2,]}"));
     free(z);
     vt__result_free(&r);
@@ -129,10 +130,12 @@ TEST(html_self_contained_with_timeline)
     ASSERT_CONTAINS(z, "<tr><td><code>train&lt;&amp;&gt;.py:9 in main</code></td><td>1</td><td>3.00 GiB</td>");
     /* what the text report lists under the timeline too: each peak with what was live, the phases */
     ASSERT_CONTAINS(z, "<table class=\"peaks\">");
-    ASSERT_CONTAINS(z, "<tr><td>device 0 (Test &quot;GPU&quot; &lt;1&gt;)</td><td>3.06 GiB of 16.0 GiB</td><td>59.0 ms</td>"
-                       "<td>1 allocation, 3.00 GiB from train&lt;&amp;&gt;.py:9 in main (device)<br>1 allocation, 64.0 MiB "
-                       "from site not recorded (allocations of 64.0 MiB) (device)</td></tr>");
-    ASSERT_CONTAINS(z, "<tr><td>pinned host memory</td><td>8.00 MiB</td>");
+    ASSERT_CONTAINS(z, "<tr><td>device 0 (Test &quot;GPU&quot; &lt;1&gt;, 16.0 GiB)</td><td>3.06 GiB allocated at 59.0 ms "
+                       "(= reserved: one CUDA allocation per buffer); 15.0 GiB in use on the device (every process and "
+                       "the CUDA context) at 69.0 ms</td><td>1 allocation, 3.00 GiB from train&lt;&amp;&gt;.py:9 in main "
+                       "(device)<br>1 allocation, 64.0 MiB from site not recorded (allocations of 64.0 MiB) (device)</td>"
+                       "</tr>");
+    ASSERT_CONTAINS(z, "<tr><td>pinned host memory</td><td>8.00 MiB at 79.0 ms</td>");
     ASSERT_CONTAINS(z, "<table class=\"phases\">");
     ASSERT_CONTAINS(z, "<tr><td>train</td><td>training</td><td>");
     ASSERT_CONTAINS(z, "<tr><td>eval</td><td>evaluation</td><td>");
@@ -165,8 +168,10 @@ TEST(markdown_tables)
     ASSERT_CONTAINS(z, "| 1 | high | oom | all 2 processes |");
     ASSERT_CONTAINS(z, "- **occurrences**: once in each of 2 processes, 14.0 GiB each\n");
     ASSERT_CONTAINS(z, "| eval | evaluation |");
-    ASSERT_CONTAINS(z, "| 3.06 GiB | 59.0 ms | 1 allocation, 3.00 GiB from train<&>.py:9 in main (device); 1 allocation, "
-                       "64.0 MiB from site not recorded (allocations of 64.0 MiB) (device) |");
+    ASSERT_CONTAINS(z, "| 3.06 GiB allocated at 59.0 ms (= reserved: one CUDA allocation per buffer); 15.0 GiB in use on "
+                       "the device (every process and the CUDA context) at 69.0 ms | 1 allocation, 3.00 GiB from "
+                       "train<&>.py:9 in main (device); 1 allocation, 64.0 MiB from site not recorded (allocations of "
+                       "64.0 MiB) (device) |");
     ASSERT_CONTAINS(z, "- **fix**: ");
     ASSERT_CONTAINS(z, "## All processes");
     ASSERT_CONTAINS(z, "| pid 1234 | 3.06 GiB | 3 | high |");
@@ -242,10 +247,11 @@ TEST(text_escapes_trace_strings)
     snprintf(r.aTrace[1].f.zCmd, sizeof r.aTrace[1].f.zCmd, "python \x1b]0;owned\x07train.py\nrm -rf x");
     r.aTrace[1].f.zPath = "/runs/a\x1b[31mred\nb.db";
     ASSERT(r.aTrace[1].tl.nDev > 0 && r.aTrace[1].ph.n > 0);
-    snprintf(r.aTrace[1].tl.aDev[0].zName, sizeof r.aTrace[1].tl.aDev[0].zName, "GPU\x1b[8m");
+    ASSERT(r.aTrace[1].f.nDev > 0);
+    snprintf(r.aTrace[1].f.aDev[0].zName, sizeof r.aTrace[1].f.aDev[0].zName, "GPU\x1b[8m");
     snprintf(r.aTrace[1].ph.a[0].zName, sizeof r.aTrace[1].ph.a[0].zName, "tr\x1b[Kain\n");
     zT = render(&r, VT_FMT_TEXT);
-    ASSERT_CONTAINS(zT, "\n  device 0 (GPU?[8m): peak ");
+    ASSERT_CONTAINS(zT, "\n  device 0 (GPU?[8m, 16.0 GiB): peak ");
     ASSERT_CONTAINS(zT, "\n    training   tr?[Kain?            0 s .. ");
     ASSERT(!strchr(zT, '\x1b') && !strchr(zT, '\x07'));
     ASSERT_CONTAINS(zT, "\n== Process pid 7?[2J: /runs/a?[31mred?b.db ==\n");
@@ -281,16 +287,19 @@ TEST(unknown_peaks_and_times)
     r.aTrace[1].lc.nAlloc = r.aTrace[1].lc.nTensorAlloc = 0;
     r.aTrace[1].nOom = 0;
     r.aTrace[1].tl.nDev = 0;
+    r.aTrace[1].f.fig.nDev = 0; /* the figure source's: no peak known */
+    r.aTrace[1].f.fig.level = VT_LEVEL_NONE;
     ASSERT_EQ(0, vt__memory_known(&r.aTrace[1]));
-    /* trace 0: no event with a known time */
+    /* trace 0: no event with a known time (the figure source's duration unknown with it) */
     r.aTrace[0].f.bTimes = 0;
+    r.aTrace[0].f.fig.duration = -1;
     zT = render(&r, VT_FMT_TEXT);
     zJ = render(&r, VT_FMT_JSON);
     ASSERT_CONTAINS(zT, "\n  pid 1234                 peak    unknown  ");
     ASSERT_CONTAINS(zT, "\n  sum of per-process device peaks: 3.06 GiB, without the 1 process whose peak is unknown\n");
     ASSERT_CONTAINS(zT, ", peak unknown, ");             /* the phases of trace 1 */
     ASSERT_CONTAINS(zT, "\n  duration unknown; ");       /* trace 0 */
-    ASSERT_CONTAINS(zT, ": peak 3.06 GiB at an unknown time");
+    ASSERT_CONTAINS(zT, ": peak 3.06 GiB allocated at an unknown time");
     ASSERT(!strstr(zT, "peak 0 B") && !strstr(zT, "duration 0 ns"));
     ASSERT_CONTAINS(zJ, "\"start_ns\": null, \"end_ns\": null, \"duration_ns\": null");
     ASSERT_CONTAINS(zJ, "\"peak_bytes\": null, \"peak_ts\": null, \"start_live_bytes\": null, "
@@ -302,6 +311,7 @@ TEST(unknown_peaks_and_times)
     snprintf(r.aTrace[0].f.zSource, sizeof r.aTrace[0].f.zSource, "nsys_sqlite");
     r.aTrace[0].lc.nAlloc = r.aTrace[0].lc.nTensorAlloc = 0;
     r.aTrace[0].nOom = 0;
+    r.aTrace[0].f.fig.nDev = 0;
     zT = render(&r, VT_FMT_TEXT);
     zJ = render(&r, VT_FMT_JSON);
     ASSERT_CONTAINS(zT, "\n  sum of per-process device peaks: unknown\n");
@@ -323,13 +333,11 @@ TEST(level_and_state_fix)
     struct vt_phase ph;
     struct vt_site site;
     memset(&t, 0, sizeof t);
-    ASSERT_STREQ("allocations", vt__level_name(&t));
-    snprintf(t.f.zSource, sizeof t.f.zSource, "pytorch_snapshot"); /* segments, the blocks as tensor rows */
-    t.f.bHaveTensors = 1;
-    ASSERT_STREQ("segments (caching allocator)", vt__level_name(&t));
-    snprintf(t.f.zSource, sizeof t.f.zSource, "kineto_json");
-    t.lc.bTensorDevice = 1;
-    ASSERT_STREQ("tensors (the allocator's blocks)", vt__level_name(&t));
+    /* the level itself is the figure source's (each real file's in tests/check_agreement.py) */
+    ASSERT_STREQ("allocations", vt__level_key(VT_LEVEL_ALLOCATIONS));
+    ASSERT_STREQ("segments_and_tensors", vt__level_key(VT_LEVEL_BOTH));
+    ASSERT_STREQ("segments (caching allocator)", vt__level_name(VT_LEVEL_SEGMENTS));
+    ASSERT_STREQ("tensors (the allocator's blocks)", vt__level_name(VT_LEVEL_TENSORS));
     /* no phase, sites of inference code: no training advice */
     memset(&site, 0, sizeof site);
     site.zSite = "/srv/flexgen/pytorch_backend.py:190 in allocate";

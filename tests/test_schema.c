@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "v4_util.h"
 #include "vramtrace/schema.h"
 #include "vt_test.h"
 
@@ -95,17 +96,28 @@ TEST(enum_tables_from_lists)
     sqlite3_close(db);
 }
 
-/* Indexes are built for the tables a trace has: an older trace without tensor_event gets the others. */
+/* Indexes are built for the tables a trace has: an older trace without tensor_event gets the others; the
+ * compacted tables of schema 5 are views, which have none. */
 TEST(index_older_trace)
 {
     sqlite3 *db = open_mem();
     ASSERT_EQ(SQLITE_OK, vt__schema_create(db, NULL));
+    ASSERT_EQ(SQLITE_OK, vt__schema_index(db));
+    ASSERT_EQ(1, q_int(db, "SELECT count(*) FROM sqlite_schema WHERE type = 'index' AND name = 'memory_event_ts'"));
+    ASSERT_EQ(0, q_int(db, "SELECT count(*) FROM sqlite_schema WHERE type = 'index' AND name = 'kernel_start'"));
+    ASSERT_EQ(1, vt__schema_has_table(db, "kernel"));
+    ASSERT_EQ(0, vt__schema_is_table(db, "kernel"));
+    sqlite3_close(db);
+    db = open_mem();
+    ASSERT_EQ(SQLITE_OK, vt__schema_create(db, NULL));
+    ASSERT_EQ(SQLITE_OK, vt_test_make_v4(db));
     ASSERT_EQ(SQLITE_OK, sqlite3_exec(db, "DROP TABLE tensor_event", NULL, NULL, NULL));
     ASSERT_EQ(SQLITE_OK, vt__schema_index(db));
     ASSERT_EQ(1, q_int(db, "SELECT count(*) FROM sqlite_schema WHERE type = 'index' AND name = 'kernel_start'"));
     ASSERT_EQ(0, q_int(db, "SELECT count(*) FROM sqlite_schema WHERE type = 'index' AND name = 'tensor_event_ts'"));
     ASSERT_EQ(0, vt__schema_has_table(db, "tensor_event"));
     ASSERT_EQ(1, vt__schema_has_table(db, "kernel"));
+    ASSERT_EQ(1, vt__schema_is_table(db, "kernel"));
     sqlite3_close(db);
 }
 
@@ -131,8 +143,11 @@ TEST(time_base_round_trip)
         ASSERT_EQ(7 + b, q_int(db, "SELECT start FROM nvtx_range"));
         ASSERT_EQ(INT64_MIN, q_int(db, "SELECT end FROM nvtx_range")); /* open range */
         ASSERT_EQ(b - 3, q_int(db, "SELECT ts FROM memory_event"));
-        /* generated columns are read-only */
-        ASSERT_EQ(SQLITE_ERROR, sqlite3_exec(db, "UPDATE kernel SET start = 0", NULL, NULL, NULL));
+        /* generated columns are read-only (computed by the view of a compacted table) */
+        ASSERT_EQ(SQLITE_ERROR, sqlite3_exec(db, "UPDATE memory_event SET ts = 0", NULL, NULL, NULL));
+        ASSERT_EQ(SQLITE_CONSTRAINT, sqlite3_exec(db, "UPDATE kernel SET start = 0", NULL, NULL, NULL));
+        ASSERT_EQ(SQLITE_CONSTRAINT, sqlite3_exec(db, "INSERT INTO kernel(start) VALUES(5)", NULL, NULL, NULL));
+        ASSERT_EQ(1700000000000000000LL, q_int(db, "SELECT start FROM kernel"));
         sqlite3_close(db);
     }
 }
@@ -178,10 +193,15 @@ TEST(stored_time_base)
     ASSERT_EQ(1, vt__schema_time_base(db, azT, 3, &base));
     ASSERT_EQ(-5, base);
     /* a column added by hand leaves the time columns as they were */
-    ASSERT_EQ(SQLITE_OK, sqlite3_exec(db, "ALTER TABLE kernel ADD COLUMN note TEXT", NULL, NULL, NULL));
+    ASSERT_EQ(SQLITE_OK, sqlite3_exec(db, "ALTER TABLE memory_event ADD COLUMN note TEXT", NULL, NULL, NULL));
     ASSERT_EQ(1, vt__schema_time_base(db, azT, 3, &base));
+    /* a compacted table's view made by hand: its t and dur cannot be trusted */
+    ASSERT_EQ(SQLITE_OK, sqlite3_exec(db, "DROP VIEW kernel; CREATE VIEW kernel AS SELECT id, dt AS t, dur, dt AS start,"
+                                          " dt + dur AS \"end\" FROM kernel_row",
+                                      NULL, NULL, NULL));
+    ASSERT_EQ(0, vt__schema_time_base(db, azT, 3, &base));
     /* a table made by hand with other time columns: its stored times cannot be trusted */
-    ASSERT_EQ(SQLITE_OK, sqlite3_exec(db, "DROP TABLE kernel; CREATE TABLE kernel(t INTEGER, dur INTEGER,"
+    ASSERT_EQ(SQLITE_OK, sqlite3_exec(db, "DROP VIEW kernel; CREATE TABLE kernel(t INTEGER, dur INTEGER,"
                                           " start INTEGER GENERATED ALWAYS AS (t) VIRTUAL,"
                                           " end INTEGER GENERATED ALWAYS AS (t + dur) VIRTUAL)",
                                       NULL, NULL, NULL));
@@ -197,6 +217,9 @@ TEST(older_version_accepted)
     char zMsg[256] = "";
     int version = -1;
     ASSERT_EQ(SQLITE_OK, vt__schema_create(db, NULL));
+    ASSERT_EQ(SQLITE_OK, vt_test_make_v4(db));
+    ASSERT_EQ(VT_SCHEMA_OK, vt__schema_check(db, &version, zMsg, sizeof zMsg));
+    ASSERT_EQ(4, version);
     ASSERT_EQ(SQLITE_OK, sqlite3_exec(db, "PRAGMA user_version = 1;"
                                           " UPDATE meta SET value = '1' WHERE key = 'schema_version'",
                                       NULL, NULL, NULL));
@@ -250,7 +273,7 @@ TEST(version_stamps_checked)
     } aCase[] = {
         {VT_SCHEMA_VERSION, NULL, VT_SCHEMA_OK, ""},
         {VT_SCHEMA_VERSION, "UPDATE meta SET value = '999' WHERE key = 'schema_version'", VT_SCHEMA_CORRUPT,
-         "disagree (PRAGMA user_version 4, meta schema_version 999)"},
+         "disagree (PRAGMA user_version 5, meta schema_version 999)"},
         {VT_SCHEMA_VERSION, "UPDATE meta SET value = '-1' WHERE key = 'schema_version'", VT_SCHEMA_CORRUPT,
          "disagree"},
         {VT_SCHEMA_VERSION, "UPDATE meta SET value = '1' WHERE key = 'schema_version'", VT_SCHEMA_CORRUPT,
@@ -280,7 +303,7 @@ TEST(version_stamps_checked)
          "DROP TABLE meta; CREATE TABLE meta(key, value);"
          " INSERT INTO meta VALUES('schema_version', '2'), ('schema_version', '3')",
          VT_SCHEMA_CORRUPT, "more than once"},
-        {999, NULL, VT_SCHEMA_CORRUPT, "disagree (PRAGMA user_version 999, meta schema_version 4)"},
+        {999, NULL, VT_SCHEMA_CORRUPT, "disagree (PRAGMA user_version 999, meta schema_version 5)"},
         {999, "UPDATE meta SET value = '999' WHERE key = 'schema_version'", VT_SCHEMA_NEWER, "newer"},
         /* a newer layout may keep its stamp elsewhere: not this build's to judge */
         {999, "DELETE FROM meta WHERE key = 'schema_version'", VT_SCHEMA_NEWER, "newer"},
@@ -313,9 +336,22 @@ TEST(missing_table)
     sqlite3 *db = open_mem();
     char zMsg[256] = "";
     ASSERT_EQ(SQLITE_OK, vt__schema_create(db, NULL));
-    ASSERT_EQ(SQLITE_OK, sqlite3_exec(db, "DROP TABLE kernel", NULL, NULL, NULL));
+    ASSERT_EQ(SQLITE_OK, sqlite3_exec(db, "DROP VIEW kernel", NULL, NULL, NULL));
     ASSERT_EQ(VT_SCHEMA_CORRUPT, vt__schema_check(db, NULL, zMsg, sizeof zMsg));
     ASSERT_CONTAINS(zMsg, "kernel");
+    sqlite3_close(db);
+    db = open_mem();
+    ASSERT_EQ(SQLITE_OK, vt__schema_create(db, NULL));
+    ASSERT_EQ(SQLITE_OK, sqlite3_exec(db, "DROP VIEW memcpy", NULL, NULL, NULL));
+    ASSERT_EQ(VT_SCHEMA_CORRUPT, vt__schema_check(db, NULL, zMsg, sizeof zMsg));
+    ASSERT_CONTAINS(zMsg, "view 'memcpy' is missing");
+    sqlite3_close(db);
+    db = open_mem(); /* version 4: the tables themselves */
+    ASSERT_EQ(SQLITE_OK, vt__schema_create(db, NULL));
+    ASSERT_EQ(SQLITE_OK, vt_test_make_v4(db));
+    ASSERT_EQ(SQLITE_OK, sqlite3_exec(db, "DROP TABLE kernel", NULL, NULL, NULL));
+    ASSERT_EQ(VT_SCHEMA_CORRUPT, vt__schema_check(db, NULL, zMsg, sizeof zMsg));
+    ASSERT_CONTAINS(zMsg, "table 'kernel' is missing");
     sqlite3_close(db);
 }
 

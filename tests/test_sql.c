@@ -168,14 +168,20 @@ TEST(site_view)
                            " (41, '/usr/lib/libc10_cuda.so'), (42, 'app_alloc'), (43, '/opt/app/bin/app'),"
                            " (44, '/x/libfoo.so'), (45, '_call_impl'),"
                            " (46, '/usr/lib/python3/site-packages/torch/nn/modules/module.py'),"
-                           " (47, 'solve'), (48, 'solver.cu');"
+                           " (47, 'solve'), (48, 'solver.cu'),"
+                           " (49, 'torch::autograd::generated::DivBackward0::apply(std::vector<at::Tensor>&&)'),"
+                           " (50, '/usr/lib/libtorch_cpu.so'),"
+                           " (51, 'torch::autograd::Engine::thread_main(std::shared_ptr<torch::autograd::GraphTask> const&)');"
                            "INSERT INTO stack VALUES(10, 1, 2), (11, 2, 1), (12, 3, 0), (13, 4, 2),"
-                           " (14, 5, 1);"
+                           " (14, 5, 1), (15, 6, 3);"
                            "INSERT INTO frame VALUES(10, 0, 0, 100, 40, NULL, NULL, 41),"
                            " (10, 1, 0, 200, 42, NULL, NULL, 43),"
                            " (11, 0, 0, 4660, NULL, NULL, NULL, 44),"
                            " (13, 0, 1, NULL, 45, 46, 1501, NULL), (13, 1, 0, 300, 40, NULL, NULL, 41),"
-                           " (14, 0, 0, 400, 47, 48, 12, 43)",
+                           " (14, 0, 0, 400, 47, 48, 12, 43),"
+                           /* a backward-pass block: no Python frame on the autograd engine's thread */
+                           " (15, 0, 0, 500, 40, NULL, NULL, 41), (15, 1, 0, 600, 49, NULL, NULL, 50),"
+                           " (15, 2, 0, 700, 51, NULL, NULL, 50)",
                            NULL, NULL, NULL));
     sqlite3_close(db);
     db = open_traces(1);
@@ -184,7 +190,8 @@ TEST(site_view)
                  "4,model.py:10 in init_model\n10,app_alloc (app)\n11,0x1234 (libfoo.so)\n"
                  "12,stack 12 (no frames recorded)\n"
                  "13,/usr/lib/python3/site-packages/torch/nn/modules/module.py:1501 in _call_impl\n"
-                 "14,solver.cu:12 in solve\n",
+                 "14,solver.cu:12 in solve\n"
+                 "15,\"DivBackward0 (backward pass: autograd thread, no Python frame)\"\n",
                  z);
     free(z);
     sqlite3_close(db);
@@ -302,7 +309,8 @@ TEST(read_only_guard)
         sqlite3_finalize(p);
     }
     /* Reading pragmas still work. */
-    ASSERT_EQ(20, q_int(db, "SELECT count(*) FROM pragma_table_info('kernel')", 0));
+    /* kernel is a view (schema 5): its computed start and end are columns too */
+    ASSERT_EQ(22, q_int(db, "SELECT count(*) FROM pragma_table_info('kernel')", 0));
     ASSERT_EQ(VT_SCHEMA_VERSION, q_int(db, "PRAGMA user_version", 0));
     ASSERT_EQ(10, q_int(db, "SELECT count(*) FROM memory_event", 0));
     sqlite3_close(db);

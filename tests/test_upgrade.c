@@ -1,5 +1,6 @@
 /* Tests of 'vramtrace upgrade': older traces gain the stored views; nothing else changes; bad input is refused. */
 #include "cli_util.h"
+#include "v4_util.h"
 #include "util/errors.h"
 #include "vramtrace/schema.h"
 
@@ -33,11 +34,21 @@ static long long q(const char *zPath, const char *zSql)
     return v;
 }
 
-/* A trace as version 3 wrote it: today's tables, no stored views. */
-static void make_v3(const char *zPath)
+/* A trace as version 4 wrote it: the compacted tables as plain tables. */
+static void make_v4(const char *zPath)
 {
     sqlite3 *db = NULL;
     cli_make_trace(zPath, 1);
+    ASSERT_EQ(SQLITE_OK, sqlite3_open(zPath, &db));
+    ASSERT_EQ(SQLITE_OK, vt_test_make_v4(db));
+    sqlite3_close(db);
+}
+
+/* A trace as version 3 wrote it: version 4's tables, no stored views. */
+static void make_v3(const char *zPath)
+{
+    sqlite3 *db = NULL;
+    make_v4(zPath);
     ASSERT_EQ(SQLITE_OK, sqlite3_open(zPath, &db));
     {
         sqlite3_stmt *p = NULL;
@@ -57,27 +68,66 @@ static void make_v3(const char *zPath)
     sqlite3_close(db);
 }
 
-TEST(upgrade_v3_to_v4)
+/* Every row of the compacted tables, as text (ids, times, every column): equal before and after an upgrade. */
+static char *rows_text(const char *zPath)
 {
-    char zTrace[PATH_MAX + 16], *z;
+    sqlite3 *db = NULL;
+    sqlite3_stmt *p = NULL;
+    char *z = NULL;
+    ASSERT_EQ(SQLITE_OK, sqlite3_open_v2(zPath, &db, SQLITE_OPEN_READONLY, NULL));
+    ASSERT_EQ(SQLITE_OK,
+              sqlite3_prepare_v2(db,
+                                 "SELECT coalesce((SELECT group_concat(x, ';') FROM (SELECT quote(id) || ',' || quote(start) || ','"
+                                 " || quote(\"end\") || ',' || quote(name_id) || ',' || quote(correlation) || ',' ||"
+                                 " quote(grid_x) || ',' || quote(stream) AS x FROM kernel ORDER BY id)), '') || '|' ||"
+                                 " coalesce((SELECT group_concat(x, ';') FROM (SELECT quote(id) || ',' || quote(start) || ',' ||"
+                                 " quote(api) || ',' || quote(correlation) || ',' || quote(ptr) || ',' || quote(bytes) ||"
+                                 " ',' || quote(stack_id) AS x FROM api_call ORDER BY id)), '') || '|' ||"
+                                 " coalesce((SELECT group_concat(x, ';') FROM (SELECT quote(id) || ',' || quote(start) || ','"
+                                 " || quote(\"end\") || ',' || quote(bytes) || ',' || quote(src) || ',' || quote(dst)"
+                                 " || ',' || quote(copy_kind) AS x FROM memcpy ORDER BY id)), '')",
+                                 -1, &p, NULL));
+    ASSERT_EQ(SQLITE_ROW, sqlite3_step(p));
+    z = strdup(sqlite3_column_text(p, 0) ? (const char *)sqlite3_column_text(p, 0) : "");
+    sqlite3_finalize(p);
+    sqlite3_close(db);
+    return z;
+}
+
+TEST(upgrade_v3_and_v4_to_v5)
+{
+    char zTrace[PATH_MAX + 16], *z, *zBefore, *zAfter;
     char *azArg[] = {zTrace, NULL};
     snprintf(zTrace, sizeof zTrace, "%s/t.db", cli_tmpdir());
     make_v3(zTrace);
+    zBefore = rows_text(zTrace);
+    ASSERT(strlen(zBefore) > 20);
     ASSERT_EQ(0, q(zTrace, "SELECT count(*) FROM sqlite_schema WHERE name = 'StringIds'"));
     ASSERT_EQ(VT_EXIT_OK, upgrade(azArg));
     z = cli_read(zOut);
-    ASSERT_CONTAINS(z, "schema 3 -> 4 (views added)");
+    ASSERT_CONTAINS(z, "schema 3 -> 5 (views added, rows compacted)");
     free(z);
     ASSERT_EQ(VT_SCHEMA_VERSION, q(zTrace, "PRAGMA user_version"));
     ASSERT_EQ(VT_SCHEMA_VERSION, q(zTrace, "SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'schema_version'"));
+    ASSERT_EQ(4, q(zTrace, "SELECT count(*) FROM sqlite_schema WHERE type = 'view' AND name IN ('kernel', 'api_call',"
+                           " 'memcpy', 'memset')"));
+    ASSERT_EQ(0, q(zTrace, "SELECT count(*) FROM sqlite_schema WHERE name GLOB 'vt_v4_*'"));
+    /* the always-on mode's table, empty, with the generated times of a fresh trace */
+    ASSERT_EQ(0, q(zTrace, "SELECT count(*) FROM kernel_summary"));
+    ASSERT_EQ(1, q(zTrace, "SELECT count(*) FROM pragma_table_xinfo('kernel_summary') WHERE name = 'start'"));
+    /* the same rows, ids and values, now read through the views */
+    zAfter = rows_text(zTrace);
+    ASSERT_STREQ(zBefore, zAfter);
+    free(zAfter);
     /* the views read the trace's own rows */
     ASSERT_EQ(q(zTrace, "SELECT count(*) FROM kernel"), q(zTrace, "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL"));
     ASSERT_EQ(q(zTrace, "SELECT count(*) FROM device"), q(zTrace, "SELECT count(*) FROM TARGET_INFO_GPU"));
     ASSERT_EQ(VT_EXIT_OK, upgrade(azArg)); /* again: nothing to do */
     z = cli_read(zOut);
-    ASSERT_CONTAINS(z, "already has the views");
+    ASSERT_CONTAINS(z, "schema 5, already current");
     free(z);
-    /* a schema 4 trace whose kernel view predates kernel_name (names as stored): that view is replaced */
+    /* a schema 4 trace whose kernel view predates kernel_name (names as stored): compacted, that view replaced */
+    make_v4(zTrace);
     {
         sqlite3 *db = NULL;
         ASSERT_EQ(SQLITE_OK, sqlite3_open(zTrace, &db));
@@ -87,15 +137,15 @@ TEST(upgrade_v3_to_v4)
     }
     ASSERT_EQ(VT_EXIT_OK, upgrade(azArg));
     z = cli_read(zOut);
-    ASSERT_CONTAINS(z, "kernel view now reads demangled names");
+    ASSERT_CONTAINS(z, "schema 4 -> 5 (rows compacted)");
     free(z);
     ASSERT_EQ(1, q(zTrace, "SELECT count(*) FROM sqlite_schema WHERE name = 'CUPTI_ACTIVITY_KIND_KERNEL'"
                            " AND sql LIKE '%kernel_name%'"));
     ASSERT_EQ(q(zTrace, "SELECT count(*) FROM kernel"), q(zTrace, "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL"));
-    ASSERT_EQ(VT_EXIT_OK, upgrade(azArg)); /* and then nothing more to do */
-    z = cli_read(zOut);
-    ASSERT_CONTAINS(z, "already has the views");
-    free(z);
+    zAfter = rows_text(zTrace);
+    ASSERT_STREQ(zBefore, zAfter);
+    free(zAfter);
+    free(zBefore);
     cli_cleanup();
 }
 
@@ -173,4 +223,4 @@ TEST(upgrade_bad_input)
     cli_cleanup();
 }
 
-VT_TEST_LIST(T(upgrade_v3_to_v4) T(upgrade_v1_keeps_its_number_and_copy) T(upgrade_bad_input))
+VT_TEST_LIST(T(upgrade_v3_and_v4_to_v5) T(upgrade_v1_keeps_its_number_and_copy) T(upgrade_bad_input))

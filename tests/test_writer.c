@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -147,6 +148,8 @@ TEST(writer_timed_commit)
     struct vt_writer_stats st;
     sqlite3 *db;
     uint32_t i;
+    uint64_t t0;
+    long long nApi, nKernel;
     core_tmp_path(zPath, sizeof zPath, "t.db");
     core_config(&cfg);
     cfg.flush_ms = 200;
@@ -155,12 +158,18 @@ TEST(writer_timed_commit)
     ASSERT_EQ(0, vt__writer_start(w));
     for (i = 1; i <= 10; i++) ASSERT_EQ(0, core_submit_api(w, i));
     submit_kernels(w, 100, 5);
-    sleep_ms(3 * cfg.flush_ms);
-    /* A second connection, while the writer is still open, sees the rows. */
-    db = core_open_ro(zPath);
-    ASSERT_EQ(10, core_q_int(db, "SELECT count(*) FROM api_call"));
-    ASSERT_EQ(5, core_q_int(db, "SELECT count(*) FROM kernel"));
-    sqlite3_close(db);
+    /* A second connection, while the writer is still open, sees the rows: only a timed commit
+     * can have put them there. Waited for (bounded), not timed: a loaded machine is slower. */
+    t0 = mono_ms();
+    do {
+        sleep_ms(cfg.flush_ms);
+        db = core_open_ro(zPath);
+        nApi = core_q_int(db, "SELECT count(*) FROM api_call");
+        nKernel = core_q_int(db, "SELECT count(*) FROM kernel");
+        sqlite3_close(db);
+    } while ((nApi < 10 || nKernel < 5) && mono_ms() - t0 < 60000);
+    ASSERT_EQ(10, nApi);
+    ASSERT_EQ(5, nKernel);
     vt__writer_stats(w, &st);
     ASSERT(st.commits >= 1);
     ASSERT_EQ(5, st.records_decoded);
@@ -364,7 +373,7 @@ TEST(writer_open_nonempty)
     CORE_LEAK_CHECK();
 }
 
-/* Record iterator that takes ms_per_record to walk each record: a writer that cannot keep up. */
+/* Record iterator that takes g_msPerRecord to walk each record: a writer that cannot keep up. */
 static unsigned g_msPerRecord;
 static int slow_next_record(uint8_t *pBuf, size_t validSize, void **ppRecord)
 {
@@ -372,6 +381,25 @@ static int slow_next_record(uint8_t *pBuf, size_t validSize, void **ppRecord)
     return core_next_record(pBuf, validSize, ppRecord);
 }
 
+/*
+ * Record iterator whose first step does not end until the test opens the gate: a writer stuck
+ * in one step it cannot be interrupted in (g_bInStep says it got there).
+ */
+static atomic_int g_bInStep, g_bGateOpen;
+static int gated_next_record(uint8_t *pBuf, size_t validSize, void **ppRecord)
+{
+    atomic_store(&g_bInStep, 1);
+    while (!atomic_load(&g_bGateOpen)) sleep_ms(5);
+    return core_next_record(pBuf, validSize, ppRecord);
+}
+
+/*
+ * Close runs out of time while the writer decodes: it stops decoding and closes what was
+ * written (-EIO). Decoding the 400 records takes at least 400 x 25 ms = 10 s, so the first
+ * 3/4 of close's 4 s surely pass; the last 1 s is for the writer to finish its record and
+ * close the trace, which a loaded machine also does in time (close's 400 ms, 100 ms of them
+ * to finish, did not). Close must return well before the decoding could have ended.
+ */
 TEST(writer_close_timeout_abort)
 {
     char zPath[128];
@@ -382,15 +410,15 @@ TEST(writer_close_timeout_abort)
     core_tmp_path(zPath, sizeof zPath, "t.db");
     core_config(&cfg);
     cfg.xNextRecord = slow_next_record;
-    g_msPerRecord = 20;
+    g_msPerRecord = 25;
     w = core_open(zPath, &cfg);
     ASSERT_EQ(0, vt__writer_start(w));
-    submit_kernels(w, 1, 200); /* 4 s of decoding */
+    submit_kernels(w, 1, 200);
     submit_kernels(w, 201, 200);
     t0 = mono_ms();
-    ASSERT_EQ(-EIO, vt__writer_close(w, 400)); /* finished, but not everything was decoded */
+    ASSERT_EQ(-EIO, vt__writer_close(w, 4000)); /* finished, but not everything was decoded */
     dt = mono_ms() - t0;
-    ASSERT(dt < 400 + 1000);
+    ASSERT(dt < 400 * 25);
     db = core_open_ro(zPath);
     ASSERT_STREQ("ok", core_q_rows(db, "PRAGMA integrity_check"));
     ASSERT_EQ(0, meta_int(db, "closed_cleanly"));
@@ -400,28 +428,38 @@ TEST(writer_close_timeout_abort)
     CORE_LEAK_CHECK();
 }
 
+/*
+ * The writer is stuck in one step (until the gate opens): close gives up at its timeout
+ * (-ETIMEDOUT) and the host goes on; once the step ends, the writer finishes on its own,
+ * closes the trace and frees itself.
+ */
 TEST(writer_close_timeout_orphan)
 {
     char zPath[128];
     struct vt_writer_config cfg;
     struct vt_writer *w;
     sqlite3 *db;
-    uint64_t t0, dt;
+    struct stat st;
+    char zWal[160];
+    uint64_t t0;
     core_tmp_path(zPath, sizeof zPath, "t.db");
     core_config(&cfg);
-    cfg.xNextRecord = slow_next_record;
-    g_msPerRecord = 1500; /* one step the writer cannot be interrupted in */
+    cfg.xNextRecord = gated_next_record;
     w = core_open(zPath, &cfg);
     ASSERT_EQ(0, vt__writer_start(w));
     submit_kernels(w, 1, 3);
-    sleep_ms(100); /* let the writer enter the slow step */
     t0 = mono_ms();
-    ASSERT_EQ(-ETIMEDOUT, vt__writer_close(w, 300));
-    dt = mono_ms() - t0;
-    ASSERT(dt < 300 + 700);
-    /* The host goes on; the writer finishes on its own, closes the trace and frees itself. */
-    sleep_ms(3000);
+    while (!atomic_load(&g_bInStep) && mono_ms() - t0 < 60000) sleep_ms(5);
+    ASSERT(atomic_load(&g_bInStep));
+    ASSERT_EQ(-ETIMEDOUT, vt__writer_close(w, 300)); /* returned while the writer was still stuck */
+    atomic_store(&g_bGateOpen, 1);
+    /* Waited for (bounded), not timed: closing its connection, the writer's last step, removes the WAL. */
+    snprintf(zWal, sizeof zWal, "%s-wal", zPath);
+    t0 = mono_ms();
+    while (stat(zWal, &st) == 0 && mono_ms() - t0 < 60000) sleep_ms(20);
+    ASSERT(stat(zWal, &st) != 0);
     db = core_open_ro(zPath);
+    sqlite3_busy_timeout(db, 60000); /* the writer may still hold its lock for a moment */
     ASSERT_STREQ("ok", core_q_rows(db, "PRAGMA integrity_check"));
     ASSERT_EQ(0, meta_int(db, "closed_cleanly"));
     sqlite3_close(db);

@@ -153,6 +153,16 @@ void tg_free(struct tg *g, int64_t ts, int device, int kind, int64_t addr, int64
     tg_memop(g, ts, 2, device, kind, addr, bytes, -1, -1, -1);
 }
 
+void tg_block(struct tg *g, int64_t ts, int op, int64_t addr, int64_t bytes, int64_t stack)
+{
+    char z[256];
+    snprintf(z, sizeof z,
+             "INSERT INTO tensor_event(t, op, device, address, bytes, stack_id, source) VALUES(%lld, %d, 0, %lld, "
+             "%lld, NULLIF(%lld, -1), 1)",
+             (long long)(ts - g->base), op, (long long)addr, (long long)bytes, (long long)stack);
+    tg_exec(g, z);
+}
+
 int64_t tg_kernel(struct tg *g, int64_t start, int64_t end, const char *zName)
 {
     int64_t name = tg_string(g, zName), corr = g->nextCorr++;

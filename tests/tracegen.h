@@ -35,6 +35,9 @@ int64_t tg_stack(struct tg *g, const char *zFile, int line, const char *zFunc);
 /* memory_event rows (api cudaMalloc / cudaFree, or as given); stack -1 = none */
 void tg_alloc(struct tg *g, int64_t ts, int device, int kind, int64_t addr, int64_t bytes, int64_t stack);
 void tg_free(struct tg *g, int64_t ts, int device, int kind, int64_t addr, int64_t bytes);
+/* A block of PyTorch's allocation history (tensor_event, source 1: op 1 alloc, 2 free) on device 0 at ts;
+ * stack -1: none. */
+void tg_block(struct tg *g, int64_t ts, int op, int64_t addr, int64_t bytes, int64_t stack);
 void tg_memop(struct tg *g, int64_t ts, int op, int device, int kind, int64_t addr, int64_t bytes,
               int64_t stack, int64_t poolSize, int64_t poolUsed);
 /* a kernel [start, end) named zName; returns its correlation id */

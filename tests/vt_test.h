@@ -11,7 +11,9 @@
  * The program runs every listed test (or only those named on the command line),
  * prints one line per test and a closing "N passed, N failed" line, and exits
  * non-zero if any failed. Exit code 77 from a test (SKIP()) counts as skipped.
- * VT_TEST_TIMEOUT (seconds, default 120) bounds each test.
+ * VT_TEST_TIMEOUT (seconds, default 120) bounds each test's CPU time (RLIMIT_CPU, which a
+ * loaded machine does not stretch), and five times that its wall time (a test blocked
+ * without using CPU).
  * Each program gets a scratch directory, exported as VT_TEST_TMP, that is removed
  * with everything in it when the program ends (kept if VT_TEST_KEEP is set).
  */
@@ -21,6 +23,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -85,7 +88,12 @@ static int vt__run_one(const struct vt__test_case *pCase, unsigned timeout)
     pid = fork();
     if (pid < 0) return 1;
     if (pid == 0) {
-        alarm(timeout);
+        struct rlimit rl;
+        if (getrlimit(RLIMIT_CPU, &rl) == 0 && (rl.rlim_max == RLIM_INFINITY || rl.rlim_max > timeout)) {
+            rl.rlim_cur = timeout;
+            setrlimit(RLIMIT_CPU, &rl);
+        }
+        alarm(timeout * 5);
         pCase->xRun();
         fflush(stdout);
         _exit(0);
@@ -96,7 +104,9 @@ static int vt__run_one(const struct vt__test_case *pCase, unsigned timeout)
     if (WIFEXITED(status) && WEXITSTATUS(status) == 77) return 2;
     if (WIFSIGNALED(status))
         fprintf(stderr, "  %s: killed by signal %d%s\n", pCase->zName, WTERMSIG(status),
-                WTERMSIG(status) == SIGALRM ? " (timeout)" : "");
+                WTERMSIG(status) == SIGALRM   ? " (wall-clock limit: blocked?)"
+                : WTERMSIG(status) == SIGXCPU ? " (CPU time limit)"
+                                              : "");
     return 1;
 }
 

@@ -189,6 +189,22 @@ void vt__config_load(struct vt_config *cfg, const char *(*xGetenv)(const char *z
         cfg->stop_after_ns = 0;
     }
 
+    cfg->kernel_warmup_ns = 30000000000ll;
+    cfg->kernel_period_ns = 1000000000ll;
+    z = xGetenv("VRAMTRACE_KERNELS");
+    if (z && (!strcmp(z, "summary") || !strcmp(z, "full"))) cfg->kernels_summary = !strcmp(z, "summary");
+    else if (z) warn(cfg, "VRAMTRACE_KERNELS='%.64s' is neither 'full' nor 'summary'; every kernel is written", z);
+    z = xGetenv("VRAMTRACE_KERNEL_WARMUP");
+    if (z && vt__parse_duration(z, &cfg->kernel_warmup_ns)) {
+        warn(cfg, "VRAMTRACE_KERNEL_WARMUP='%.64s' is not a duration (seconds, or with s, m, h); using 30 s", z);
+        cfg->kernel_warmup_ns = 30000000000ll;
+    }
+    z = xGetenv("VRAMTRACE_KERNEL_PERIOD");
+    if (z && (vt__parse_duration(z, &cfg->kernel_period_ns) || cfg->kernel_period_ns < 1000000)) {
+        warn(cfg, "VRAMTRACE_KERNEL_PERIOD='%.64s' is not a duration of at least 1 ms; using 1 s", z);
+        cfg->kernel_period_ns = 1000000000ll;
+    }
+
     z = xGetenv("VRAMTRACE_FLUSH_MS");
     if (z) {
         if (parse_uint(z, MAX_FLUSH_MS, &v) || v < (long)MIN_FLUSH_MS)
@@ -240,6 +256,15 @@ int vt__config_meta(const struct vt_config *cfg, int (*xMeta)(void *pCtx, const 
     if (rc == 0 && cfg->start_after_ns) {
         snprintf(z, sizeof z, "%lld", cfg->start_after_ns);
         rc = xMeta(pCtx, "config.start_after_ns", z);
+    }
+    if (rc == 0) rc = xMeta(pCtx, "config.kernels", cfg->kernels_summary ? "summary" : "full");
+    if (rc == 0 && cfg->kernels_summary) {
+        snprintf(z, sizeof z, "%lld", cfg->kernel_warmup_ns);
+        rc = xMeta(pCtx, "config.kernel_warmup_ns", z);
+        if (rc == 0) {
+            snprintf(z, sizeof z, "%lld", cfg->kernel_period_ns);
+            rc = xMeta(pCtx, "config.kernel_period_ns", z);
+        }
     }
     if (rc == 0 && cfg->stop_after_ns) {
         snprintf(z, sizeof z, "%lld", cfg->stop_after_ns);

@@ -22,6 +22,9 @@ struct vt_config {
     size_t max_bytes;    /* VRAMTRACE_MAX_BYTES: bound on the trace's size (limit.h), 0 = none */
     long long start_after_ns; /* VRAMTRACE_START_AFTER: detail recorded from this long after the start, 0 = from it */
     long long stop_after_ns;  /* VRAMTRACE_STOP_AFTER: ... until this long after the start, 0 = to the end */
+    int kernels_summary;      /* VRAMTRACE_KERNELS=summary (always-on mode, ksummary.h); full (0) by default */
+    long long kernel_warmup_ns; /* VRAMTRACE_KERNEL_WARMUP: every kernel written this long after the start (30 s) */
+    long long kernel_period_ns; /* VRAMTRACE_KERNEL_PERIOD: then one summary per kernel name this often (1 s) */
     long long time_base_ns; /* not from the environment: the caller sets it before
                              * vt__session_start (the CUPTI clock at start; 0 if unknown) */
     int nWarn;           /* number of warnings in zWarn */

@@ -7,7 +7,7 @@
 static int is_detail(int t)
 {
     switch (t) {
-    case VT_T_API_CALL: case VT_T_MEMCPY: case VT_T_MEMSET: case VT_T_KERNEL: case VT_T_BUFFER_USE:
+    case VT_T_API_CALL: case VT_T_MEMCPY: case VT_T_MEMSET: case VT_T_KERNEL: case VT_T_BUFFER_USE: case VT_T_KERNEL_SUMMARY:
     case VT_T_NVTX_RANGE: case VT_T_SYNC_EVENT: case VT_T_OVERHEAD:
         return 1;
     default: return 0;

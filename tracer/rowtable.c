@@ -1,6 +1,8 @@
 /* The trace tables rows are written to: each one's INSERT statement and column types, row binding, multi-row statements. */
 #include "rowtable.h"
 
+#include "vramtrace/compact.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,7 +30,7 @@ const struct vt__table_spec vt__aTable[VT_T__COUNT] = {
                        "INSERT INTO api_call(api, correlation, t, dur, thread, device, status,"
                        " bytes, ptr, src, dst, stream, stack_id)"
                        " VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13)",
-                       13, 0, 3, 4},
+                       13, 0, 3, 4, 1 + VT_CT_api_call},
     [VT_T_MEMORY_EVENT] = {"memory_event",
                            "INSERT INTO memory_event(t, op, mem_kind, address, bytes, device,"
                            " context, stream, correlation, api, is_async, pool_type, pool_address,"
@@ -46,18 +48,18 @@ const struct vt__table_spec vt__aTable[VT_T__COUNT] = {
                      " src_kind, dst_kind, bytes, is_async, src_device, dst_device, src, dst,"
                      " graph_id, graph_node_id)"
                      " VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17)",
-                     17, 0, 1, 2},
+                     17, 0, 1, 2, 1 + VT_CT_memcpy},
     [VT_T_MEMSET] = {"memset",
                      "INSERT INTO memset(t, dur, device, context, stream, correlation, bytes,"
                      " value, mem_kind, is_async, dst, graph_id, graph_node_id)"
                      " VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13)",
-                     13, 0, 1, 2},
+                     13, 0, 1, 2, 1 + VT_CT_memset},
     [VT_T_KERNEL] = {"kernel",
                      "INSERT INTO kernel(t, dur, device, context, stream, correlation, name_id,"
                      " grid_x, grid_y, grid_z, block_x, block_y, block_z, static_smem,"
                      " dynamic_smem, registers, graph_id, graph_node_id, args_scanned)"
                      " VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18,?19)",
-                     19, 0, 1, 2},
+                     19, 0, 1, 2, 1 + VT_CT_kernel},
     [VT_T_BUFFER_USE] = {"buffer_use",
                          "INSERT INTO buffer_use(correlation, kind, address, t, device)"
                          " VALUES(?1,?2,?3,?4,?5)",
@@ -91,6 +93,16 @@ const struct vt__table_spec vt__aTable[VT_T__COUNT] = {
     [VT_T_KERNEL_NAME] = {"kernel_name",
                           "INSERT OR IGNORE INTO kernel_name(name_id, demangled_id, short_id) VALUES(?1,?2,?3)",
                           3, 0, 0, 0},
+    [VT_T_KERNEL_SUMMARY] = {"kernel_summary",
+                             "INSERT INTO kernel_summary(t, dur, device, name_id, count, busy_ns, min_ns, max_ns)"
+                             " VALUES(?1,?2,?3,?4,?5,?6,?7,?8)",
+                             8, 0, 1, 2},
+#define PARTS(name, SIG, OWN, zCols)                                                                       \
+    [VT_T_BLOCK_##name] = {#name "_block", VT__BLOCK_INSERT(name), 3, 0, 0, 0},                              \
+    [VT_T_SIG_##name] = {#name "_sig", VT__SIG_INSERT(name, SIG), 1 + VT__NCOL(SIG), 0, 0, 0},             \
+    [VT_T_ROW_##name] = {#name "_row", VT__ROW_INSERT(name, OWN), 5 + VT__NCOL(OWN), 0, 0, 0},
+    VT_COMPACT_TABLES(PARTS)
+#undef PARTS
 };
 
 /* Bind row pRow's values to parameters iFirst+1.. of s. */
@@ -103,6 +115,23 @@ void vt__row_bind(sqlite3_stmt *s, int iFirst, const struct vt__row *pRow)
         else if (t->textMask & (1u << i))
             sqlite3_bind_text(s, iFirst + i + 1, pRow->v[i].z, -1, SQLITE_STATIC);
         else sqlite3_bind_int64(s, iFirst + i + 1, pRow->v[i].i);
+    }
+}
+
+void vt__row_bind_changed(sqlite3_stmt *s, int iFirst, const struct vt__row *pRow, int64_t *aVal, uint8_t *aState)
+{
+    int nCol = vt__aTable[pRow->table].nCol;
+    for (int i = 0; i < nCol; i++) {
+        if (pRow->nullMask & (1u << i)) {
+            if (aState[i] != 1) {
+                sqlite3_bind_null(s, iFirst + i + 1);
+                aState[i] = 1;
+            }
+        } else if (aState[i] != 2 || aVal[i] != pRow->v[i].i) {
+            sqlite3_bind_int64(s, iFirst + i + 1, pRow->v[i].i);
+            aVal[i] = pRow->v[i].i;
+            aState[i] = 2;
+        }
     }
 }
 
@@ -137,3 +166,62 @@ int vt__row_prepare_multi(sqlite3 *db, const struct vt__table_spec *t, sqlite3_s
     free(zSql);
     return rc;
 }
+
+int vt__row_compact_map(int t, struct vt_compact_map *pMap)
+{
+    const struct vt__table_spec *p = &vt__aTable[t];
+    const char *azCol[VT__ROW_MAXCOL], *z = strchr(p->zInsert, '('), *zWhat = NULL;
+    char aName[VT__ROW_MAXCOL][32];
+    int n = 0;
+    if (!p->compact || !z) return -1;
+    /* the column list of "INSERT INTO name(a, b, ...) VALUES(...)" */
+    for (z++; *z && *z != ')' && n < VT__ROW_MAXCOL;) {
+        size_t k;
+        while (*z == ' ' || *z == ',') z++;
+        k = strcspn(z, ", )");
+        if (!k || k >= sizeof aName[0]) return -1;
+        memcpy(aName[n], z, k);
+        aName[n][k] = '\0';
+        azCol[n] = aName[n];
+        n++;
+        z += k;
+    }
+    if (n != p->nCol) return -1;
+    return vt__compact_map(p->compact - 1, azCol, n, pMap, &zWhat);
+}
+
+int vt__row_compact(struct vt_compact *c, const struct vt_compact_map *pMap, const struct vt__row *pRow, struct vt__row *aOut)
+{
+    struct vt_compact_part aPart[3];
+    int64_t aVal[VT__ROW_MAXCOL];
+    int n;
+    for (int i = 0; i < vt__aTable[pRow->table].nCol; i++) aVal[i] = pRow->v[i].i;
+    n = vt__compact_add(c, pMap, aVal, pRow->nullMask, aPart);
+    for (int p = 0; p < n; p++) {
+        aOut[p].table = VT__T_PART(pMap->iTab, aPart[p].kind);
+        aOut[p].nullMask = aPart[p].nullMask | (uint32_t)aPart[p].bNext; /* the next id: SQLite's own rowid, no search */
+        for (int i = 0; i < aPart[p].nCol; i++) aOut[p].v[i].i = aPart[p].a[i];
+    }
+    return n;
+}
+
+int vt__row_is_event(int t)
+{
+    return t < VT_T_BLOCK_kernel || (t - VT_T_BLOCK_kernel) % 3 == VT_CP_ROW;
+}
+
+void vt__row_to_stored(struct vt__row *pRow, int64_t base)
+{
+    const struct vt__table_spec *t = &vt__aTable[pRow->table];
+    if (!t->timeCol) return;
+    if (pRow->nullMask & (1u << (t->timeCol - 1))) { /* no start: no duration either */
+        if (t->endCol) pRow->nullMask |= 1u << (t->endCol - 1);
+        return;
+    }
+    if (t->endCol && !(pRow->nullMask & (1u << (t->endCol - 1))))
+        pRow->v[t->endCol - 1].i =
+            (int64_t)((uint64_t)pRow->v[t->endCol - 1].i - (uint64_t)pRow->v[t->timeCol - 1].i);
+    pRow->v[t->timeCol - 1].i =
+        (int64_t)((uint64_t)pRow->v[t->timeCol - 1].i - (uint64_t)base);
+}
+

@@ -1,5 +1,6 @@
 /* Trace schema creation, version stamping and validation, shared by the tracer and the analyzer. */
 #include "vramtrace/schema.h"
+#include "vramtrace/compact.h"
 #include "vramtrace/views.h"
 
 #include <errno.h>
@@ -53,6 +54,11 @@ static int insert_enums(sqlite3 *db)
 
 static char *with_base(const char *zText, int64_t base);
 
+char *vt__schema_sql_at(const char *zText, int64_t base)
+{
+    return with_base(zText, base);
+}
+
 int vt__schema_create(sqlite3 *db, char **zErr)
 {
     return vt__schema_create_at(db, 0, zErr);
@@ -67,6 +73,7 @@ int vt__schema_create_at(sqlite3 *db, int64_t base, char **zErr)
     rc = sqlite3_exec(db, "BEGIN", NULL, NULL, zErr);
     if (rc != SQLITE_OK) goto done;
     rc = sqlite3_exec(db, zDdl, NULL, NULL, zErr);
+    if (rc == SQLITE_OK) rc = vt__compact_create(db, base, zErr);
     if (rc == SQLITE_OK) rc = insert_enums(db);
     if (rc == SQLITE_OK) rc = vt__views_create(db, zErr);
     if (rc == SQLITE_OK) {
@@ -219,12 +226,14 @@ enum vt_schema_status vt__schema_check(sqlite3 *db, int *pVersion, char *zMsg, s
         return VT_SCHEMA_CORRUPT;
     }
     for (i = 0; i < sizeof azTable / sizeof azTable[0]; i++) {
-        char zSql[160];
+        /* version 5 reads the compacted tables through views of their names (a table of that name reads too) */
+        int bView = version >= 5 && vt__compact_find(azTable[i]) >= 0;
+        char zSql[200];
         long long n = 0;
-        snprintf(zSql, sizeof zSql,
-                 "SELECT count(*) FROM sqlite_schema WHERE type='table' AND name='%s'", azTable[i]);
+        snprintf(zSql, sizeof zSql, "SELECT count(*) FROM sqlite_schema WHERE type IN ('table'%s) AND name='%s'",
+                 bView ? ", 'view'" : "", azTable[i]);
         if (query_int(db, zSql, &n) != SQLITE_OK || n != 1) {
-            snprintf(zMsg, nMsg, "trace is damaged: table '%s' is missing", azTable[i]);
+            snprintf(zMsg, nMsg, "trace is damaged: %s '%s' is missing", bView ? "view" : "table", azTable[i]);
             return VT_SCHEMA_CORRUPT;
         }
     }
@@ -278,8 +287,8 @@ int vt__schema_time_base(sqlite3 *db, const char *const *azTable, int nTable, in
     zStart = with_base(VT__GEN_START, (int64_t)base);
     zStop = with_base(VT__GEN_END, (int64_t)base);
     if (!zTs || !zStart || !zStop ||
-        sqlite3_prepare_v2(db, "SELECT sql FROM sqlite_schema WHERE type = 'table' AND name = ?", -1, &pStmt,
-                           NULL) != SQLITE_OK) {
+        sqlite3_prepare_v2(db, "SELECT sql, type FROM sqlite_schema WHERE type IN ('table', 'view') AND name = ?", -1,
+                           &pStmt, NULL) != SQLITE_OK) {
         bSame = -1;
         goto done;
     }
@@ -290,7 +299,17 @@ int vt__schema_time_base(sqlite3 *db, const char *const *azTable, int nTable, in
         sqlite3_bind_text(pStmt, 1, azTable[i], -1, SQLITE_STATIC);
         rc = sqlite3_step(pStmt);
         zHave = rc == SQLITE_ROW ? (const char *)sqlite3_column_text(pStmt, 0) : NULL;
-        bSame = zHave && (strstr(zHave, zTs) || (strstr(zHave, zStart) && strstr(zHave, zStop)));
+        if (zHave && !strcmp((const char *)sqlite3_column_text(pStmt, 1), "view")) {
+            /* a compacted table (version 5): its view as vt__compact_create writes it for this base, whose t and
+             * dur are the stored time and duration */
+            int iTab = vt__compact_find(azTable[i]);
+            char *zView = iTab >= 0 ? vt__compact_view_sql(iTab, (int64_t)base) : NULL;
+            bSame = zView && !strcmp(zHave, zView);
+            if (iTab >= 0 && !zView) bSame = -1;
+            sqlite3_free(zView);
+        } else {
+            bSame = zHave && (strstr(zHave, zTs) || (strstr(zHave, zStart) && strstr(zHave, zStop)));
+        }
         if (rc != SQLITE_ROW && rc != SQLITE_DONE) bSame = -1;
         sqlite3_reset(pStmt);
     }
@@ -303,10 +322,22 @@ done:
     return bSame;
 }
 
-int vt__schema_has_table(sqlite3 *db, const char *zTable)
+int vt__schema_is_table(sqlite3 *db, const char *zTable)
 {
     sqlite3_stmt *pStmt = NULL;
     int rc = sqlite3_prepare_v2(db, "SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = ?", -1, &pStmt, NULL);
+    if (rc != SQLITE_OK) return -1;
+    sqlite3_bind_text(pStmt, 1, zTable, -1, SQLITE_STATIC);
+    rc = sqlite3_step(pStmt);
+    sqlite3_finalize(pStmt);
+    return rc == SQLITE_ROW ? 1 : rc == SQLITE_DONE ? 0 : -1;
+}
+
+int vt__schema_has_table(sqlite3 *db, const char *zTable)
+{
+    sqlite3_stmt *pStmt = NULL;
+    int rc = sqlite3_prepare_v2(db, "SELECT 1 FROM sqlite_schema WHERE type IN ('table', 'view') AND name = ?", -1, &pStmt,
+                                NULL);
     if (rc != SQLITE_OK) return -1;
     sqlite3_bind_text(pStmt, 1, zTable, -1, SQLITE_STATIC);
     rc = sqlite3_step(pStmt);
@@ -329,8 +360,9 @@ int vt__schema_index(sqlite3 *db)
             return SQLITE_INTERNAL;
         snprintf(zTable, sizeof zTable, "%.*s", (int)(zParen - zOn - 4), zOn + 4);
         snprintf(zStmt, sizeof zStmt, "%.*s", (int)nLine, z);
-        /* a table of a later schema version than the trace's has no index to build */
-        switch (vt__schema_has_table(db, zTable)) {
+        /* a table of a later schema version than the trace's has no index to build, nor a view (version 5's
+         * compacted tables) */
+        switch (vt__schema_is_table(db, zTable)) {
         case 1: rc = sqlite3_exec(db, zStmt, NULL, NULL, NULL); break;
         case 0: break;
         default: rc = sqlite3_errcode(db) != SQLITE_OK ? sqlite3_errcode(db) : SQLITE_ERROR; break;

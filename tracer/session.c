@@ -137,6 +137,10 @@ int vt__session_start(const struct vt_config *cfg,
     wcfg.max_bytes = cfg->max_bytes;
     wcfg.start_after_ns = cfg->start_after_ns;
     wcfg.stop_after_ns = cfg->stop_after_ns;
+    if (cfg->kernels_summary) {
+        wcfg.kernel_warmup_ns = cfg->kernel_warmup_ns;
+        wcfg.kernel_period_ns = cfg->kernel_period_ns;
+    }
     wcfg.xNextRecord = xNextRecord;
     zWhy[0] = '\0';
     w = vt__writer_open(g_file.zPath, &wcfg, zWhy, sizeof zWhy);

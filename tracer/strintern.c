@@ -11,16 +11,25 @@ struct intern_slot {
     char *z;
 };
 
-/* FNV-1a, never 0 (0 marks an empty slot). */
+/*
+ * A hash of z, eight bytes at a time (kernel names, hashed once per launch, run to hundreds of
+ * bytes); its length into *pLen. Never 0 (0 marks an empty slot). Only in memory: nothing stored
+ * depends on it.
+ */
 static uint64_t hash_str(const char *z, size_t *pLen)
 {
-    uint64_t h = 1469598103934665603ull;
-    const unsigned char *p = (const unsigned char *)z;
-    while (*p) {
-        h ^= *p++;
-        h *= 1099511628211ull;
+    size_t n = strlen(z), i = 0;
+    uint64_t h = 1469598103934665603ull ^ n, w;
+    for (; i + 8 <= n; i += 8) {
+        memcpy(&w, z + i, 8);
+        h = (h ^ w) * 0x9e3779b97f4a7c15ull;
+        h ^= h >> 29;
     }
-    *pLen = (size_t)(p - (const unsigned char *)z);
+    w = 0;
+    memcpy(&w, z + i, n - i);
+    h = (h ^ w) * 0x9e3779b97f4a7c15ull;
+    h ^= h >> 32;
+    *pLen = n;
     return h ? h : 1;
 }
 

@@ -16,8 +16,10 @@
 #include "bufpool.h"
 #include "decode.h"
 #include "fsize.h"
+#include "ksummary.h"
 #include "limit.h"
 #include "ring.h"
+#include "vramtrace/compact.h"
 #include "vramtrace/schema.h"
 
 #define HOST_BATCH 256        /* host records taken from the ring per lock */
@@ -41,6 +43,10 @@ struct vt_writer {
     unsigned anHeld[VT_T__COUNT];
     unsigned nHeld;                    /* sum of anHeld */
     struct vt__decoder dec;
+    struct vt_compact cmp;                    /* compacted tables: signatures, blocks, event ids */
+    struct vt__ksum ksum;                     /* always-on mode: kernels folded per period (bKsum) */
+    int bKsum;
+    struct vt_compact_map aCmpMap[VT_CT__COUNT]; /* a compacted table's row columns -> its parts */
     struct vt__modres *modres; /* resolves call sites' raw return addresses (writer thread) */
     struct vt__ring ring;
 
@@ -155,10 +161,13 @@ static void go_off(struct vt_writer *w)
             "vramtrace: the trace reached the largest file size allowed%s: tracing is off; %s keeps "
             "what was written until now\n",
             zLimit, sqlite3_db_filename(w->db, "main"));
-    atomic_fetch_add(&w->nDroppedWriter, w->nHeld);
-    for (t = 0; t < VT_T__COUNT; t++) w->anHeld[t] = 0;
+    for (t = 0; t < VT_T__COUNT; t++) {
+        if (vt__row_is_event(t)) atomic_fetch_add(&w->nDroppedWriter, w->anHeld[t]);
+        w->anHeld[t] = 0;
+    }
     w->nHeld = 0;
     if (w->bInTxn && !sqlite3_get_autocommit(w->db)) sqlite3_exec(w->db, "ROLLBACK", NULL, NULL, NULL);
+    vt__compact_forget(&w->cmp);
     if (w->bInTxn) {
         atomic_fetch_add(&w->nDroppedWriter, w->nPending);
         atomic_fetch_sub(&w->nRowsWritten, w->nPending);
@@ -193,6 +202,7 @@ static void report(struct vt_writer *w, int rc, const char *zWhat)
 static void check_rollback(struct vt_writer *w)
 {
     if (w->bInTxn && sqlite3_get_autocommit(w->db)) {
+        vt__compact_forget(&w->cmp); /* the blocks and signatures it held are gone too */
         atomic_fetch_add(&w->nDroppedWriter, w->nPending);
         atomic_fetch_sub(&w->nRowsWritten, w->nPending);
         w->bInTxn = 0;
@@ -215,69 +225,22 @@ static int ensure_txn(struct vt_writer *w)
     return SQLITE_OK;
 }
 
-/*
- * Bind row pRow into row slot iSlot of table t's multi-row INSERT, skipping the
- * parameters that already hold the same value: bindings survive sqlite3_reset,
- * and most columns (device, context, stream, launch shape, NULLs) repeat from
- * one batch to the next, so about half the bind calls are saved.
- */
-static void bind_row_multi(struct vt_writer *w, int t, unsigned iSlot, const struct vt__row *pRow)
-{
-    sqlite3_stmt *s = w->aStmtN[t];
-    int nCol = vt__aTable[t].nCol, iFirst = (int)iSlot * nCol, i;
-    size_t base = ((size_t)t * MULTI_ROWS + iSlot) * VT__ROW_MAXCOL;
-    int64_t *aVal = &w->aBoundVal[base];
-    uint8_t *aState = &w->aBoundState[base];
-    for (i = 0; i < nCol; i++) {
-        if (pRow->nullMask & (1u << i)) {
-            if (aState[i] != 1) {
-                sqlite3_bind_null(s, iFirst + i + 1);
-                aState[i] = 1;
-            }
-        } else if (aState[i] != 2 || aVal[i] != pRow->v[i].i) {
-            sqlite3_bind_int64(s, iFirst + i + 1, pRow->v[i].i);
-            aVal[i] = pRow->v[i].i;
-            aState[i] = 2;
-        }
-    }
-}
-
-/* Step s, which inserts nRow rows of table zName; account for them. Returns an SQLite code. */
-static int step_rows(struct vt_writer *w, sqlite3_stmt *s, unsigned nRow, const char *zName)
+/* Step s, which inserts nRow rows of table t; account for them. Returns an SQLite code. */
+static int step_rows(struct vt_writer *w, sqlite3_stmt *s, unsigned nRow, int t)
 {
     int rc = sqlite3_step(s);
     sqlite3_reset(s);
+    if (!vt__row_is_event(t)) nRow = 0;
     if (rc == SQLITE_DONE) {
         w->nPending += nRow;
         atomic_fetch_add_explicit(&w->nRowsWritten, nRow, memory_order_relaxed);
         return SQLITE_OK;
     }
-    report(w, rc, zName);
+    report(w, rc, vt__aTable[t].zName);
     atomic_fetch_add(&w->nDroppedWriter, nRow);
+    vt__compact_forget(&w->cmp); /* a block or signature may be among the rows lost: later rows store theirs again */
     check_rollback(w);
     return rc;
-}
-
-/*
- * Turn row pRow's absolute times into the stored form (schema.h, VT__INSTANT):
- * dur = end - start, then t = time - base. Arithmetic wraps like the unsigned
- * CUPTI clock, so SQLite's t + dur + base gives the decoded values back exactly
- * for every time below 2^63 (a difference that wraps only comes from a
- * nonsensical time, which readers reject either way).
- */
-static void to_stored(const struct vt_writer *w, struct vt__row *pRow)
-{
-    const struct vt__table_spec *t = &vt__aTable[pRow->table];
-    if (!t->timeCol) return;
-    if (pRow->nullMask & (1u << (t->timeCol - 1))) { /* no start: no duration either */
-        if (t->endCol) pRow->nullMask |= 1u << (t->endCol - 1);
-        return;
-    }
-    if (t->endCol && !(pRow->nullMask & (1u << (t->endCol - 1))))
-        pRow->v[t->endCol - 1].i =
-            (int64_t)((uint64_t)pRow->v[t->endCol - 1].i - (uint64_t)pRow->v[t->timeCol - 1].i);
-    pRow->v[t->timeCol - 1].i =
-        (int64_t)((uint64_t)pRow->v[t->timeCol - 1].i - (uint64_t)w->cfg.time_base_ns);
 }
 
 /* Insert one row, already in stored form, now (opening a transaction if none is open). Returns an SQLite code. */
@@ -286,11 +249,11 @@ static int insert_row(struct vt_writer *w, const struct vt__row *pRow)
     sqlite3_stmt *s = w->aStmt[pRow->table];
     int rc = ensure_txn(w);
     if (rc != SQLITE_OK) {
-        atomic_fetch_add(&w->nDroppedWriter, 1);
+        atomic_fetch_add(&w->nDroppedWriter, vt__row_is_event(pRow->table));
         return rc;
     }
     vt__row_bind(s, 0, pRow);
-    return step_rows(w, s, 1, vt__aTable[pRow->table].zName);
+    return step_rows(w, s, 1, pRow->table);
 }
 
 /* Insert the rows held for table t: one multi-row INSERT when full, else one by one. */
@@ -303,15 +266,18 @@ static void flush_table(struct vt_writer *w, int t)
     if (n == MULTI_ROWS) {
         sqlite3_stmt *s = w->aStmtN[t];
         if (ensure_txn(w) != SQLITE_OK) {
-            atomic_fetch_add(&w->nDroppedWriter, n);
+            atomic_fetch_add(&w->nDroppedWriter, vt__row_is_event(t) ? n : 0);
             return;
         }
-        for (i = 0; i < n; i++) bind_row_multi(w, t, i, &aRow[i]);
-        step_rows(w, s, n, vt__aTable[t].zName);
+        for (i = 0; i < n; i++) {
+            size_t base = ((size_t)t * MULTI_ROWS + i) * VT__ROW_MAXCOL;
+            vt__row_bind_changed(s, (int)i * vt__aTable[t].nCol, &aRow[i], &w->aBoundVal[base], &w->aBoundState[base]);
+        }
+        step_rows(w, s, n, t);
         return;
     }
     for (i = 0; i < n && !w->bOff; i++) insert_row(w, &aRow[i]);
-    if (i < n) atomic_fetch_add(&w->nDroppedWriter, n - i); /* tracing went off on the way */
+    if (i < n && vt__row_is_event(t)) atomic_fetch_add(&w->nDroppedWriter, n - i); /* tracing went off on the way */
 }
 
 /* Insert every held row (before a commit). */
@@ -333,7 +299,7 @@ static void insert_dropped(struct vt_writer *w, int source, const char *zWhat, u
     r.v[1].i = source;
     r.v[2].z = zWhat;
     r.v[3].i = (int64_t)count;
-    to_stored(w, &r);
+    vt__row_to_stored(&r, w->cfg.time_base_ns);
     insert_row(w, &r);
 }
 
@@ -433,6 +399,7 @@ static int commit(struct vt_writer *w)
         memcpy(w->aWritten, aSaved, sizeof aSaved);
         report(w, rc, "commit");
         if (!sqlite3_get_autocommit(w->db)) sqlite3_exec(w->db, "ROLLBACK", NULL, NULL, NULL);
+        vt__compact_forget(&w->cmp);
         atomic_fetch_add(&w->nDroppedWriter, w->nPending);
         atomic_fetch_sub(&w->nRowsWritten, w->nPending);
     }
@@ -448,37 +415,58 @@ static void commit_if_due(struct vt_writer *w)
 }
 
 /*
- * Decoder emit callback. Rows without text are held and inserted MULTI_ROWS at
- * a time (text may point into a buffer about to be recycled, so those rows go
- * in at once). Commits when the batch is full.
+ * Write one row in stored form: rows without text are held and inserted
+ * MULTI_ROWS at a time (text may point into a buffer about to be recycled, so
+ * those rows go in at once).
  */
+static void store_row(struct vt_writer *w, const struct vt__row *pRow)
+{
+    int t = pRow->table;
+    if (w->aStmtN[t]) {
+        if (ensure_txn(w) != SQLITE_OK) {
+            atomic_fetch_add(&w->nDroppedWriter, vt__row_is_event(t));
+            return;
+        }
+        w->aHeld[(size_t)t * MULTI_ROWS + w->anHeld[t]++] = *pRow;
+        w->nHeld++;
+        if (w->anHeld[t] == MULTI_ROWS) flush_table(w, t);
+    } else {
+        insert_row(w, pRow);
+    }
+}
+
+/* Write a row of a compacted table (stored form) as its parts: a new block, a new signature, the event. */
+static void store_compact(struct vt_writer *w, const struct vt__row *pRow)
+{
+    struct vt__row aPart[3];
+    int n = vt__row_compact(&w->cmp, &w->aCmpMap[vt__aTable[pRow->table].compact - 1], pRow, aPart);
+    for (int p = 0; p < n; p++) store_row(w, &aPart[p]);
+}
+
+/* Write row pRow (absolute times) if the size bound and the recording window keep it. Commits when the batch is full. */
+static void keep_row(void *pCtx, const struct vt__row *pRow)
+{
+    struct vt_writer *w = pCtx;
+    struct vt__row r;
+    if (!vt__limit_keep(&w->lim, pRow)) return;
+    r = *pRow;
+    vt__row_to_stored(&r, w->cfg.time_base_ns);
+    if (vt__aTable[r.table].compact) store_compact(w, &r);
+    else store_row(w, &r);
+    if (w->nPending + w->nHeld >= w->cfg.batch_rows) commit(w);
+}
+
+/* Decoder emit callback: a row for keep_row, unless the always-on mode folds it. */
 static void emit_row(void *pCtx, const struct vt__row *pRow)
 {
     struct vt_writer *w = pCtx;
-    int t = pRow->table;
     if (w->bOff) { /* the rest of a record that was being decoded when tracing went off */
         if (w->bOffLimit) atomic_fetch_add_explicit(&w->nOffRecords, 1, memory_order_relaxed);
         else atomic_fetch_add(&w->nDroppedWriter, 1);
         return;
     }
-    if (!vt__limit_keep(&w->lim, pRow)) return;
-    if (w->aStmtN[t]) {
-        struct vt__row *pHeld;
-        if (ensure_txn(w) != SQLITE_OK) {
-            atomic_fetch_add(&w->nDroppedWriter, 1);
-            return;
-        }
-        pHeld = &w->aHeld[(size_t)t * MULTI_ROWS + w->anHeld[t]++];
-        *pHeld = *pRow;
-        to_stored(w, pHeld);
-        w->nHeld++;
-        if (w->anHeld[t] == MULTI_ROWS) flush_table(w, t);
-    } else {
-        struct vt__row r = *pRow;
-        to_stored(w, &r);
-        insert_row(w, &r);
-    }
-    if (w->nPending + w->nHeld >= w->cfg.batch_rows) commit(w);
+    if (w->bKsum && vt__ksum_take(&w->ksum, pRow)) return;
+    keep_row(w, pRow);
 }
 
 /* Publish the decoder's counters to the statistics. */
@@ -598,6 +586,7 @@ static void finish_db(struct vt_writer *w)
     int bAbort = atomic_load(&w->bAbort), rc, i;
     size_t nAtCupti;
     vt__decoder_finish(&w->dec);
+    if (w->bKsum && !w->bOff) vt__ksum_finish(&w->ksum);
     publish_stats(w);
     commit(w);
     if (w->bOff) sqlite3_wal_checkpoint_v2(w->db, NULL, SQLITE_CHECKPOINT_TRUNCATE, NULL, NULL);
@@ -620,6 +609,13 @@ static void finish_db(struct vt_writer *w)
         meta_u64(w, "dropped_queue", vt__ring_dropped(&w->ring) + w->nAbandonedRecs);
         meta_u64(w, "dropped_writer", atomic_load(&w->nDroppedWriter) + atomic_load(&w->nOffRecords));
         meta_u64(w, "dropped_map", w->dec.nDroppedCorr + w->dec.nDroppedNvtx);
+        if (w->cmp.nSigReset) meta_u64(w, "compact_signatures_restored", w->cmp.nSigReset);
+        if (w->bKsum) {
+            meta_u64(w, "kernel_summary_from_ns", (uint64_t)w->ksum.startNs);
+            meta_u64(w, "kernel_summary_kernels", w->ksum.nKernels);
+            meta_u64(w, "kernel_summary_launches", w->ksum.nLaunches);
+            meta_u64(w, "kernel_summary_uses", w->ksum.nUses);
+        }
         if (w->lim.startNs != INT64_MIN || w->lim.stopNs != INT64_MAX)
             meta_u64(w, "window_rows_skipped", w->lim.nOutside);
         pthread_mutex_lock(&w->mu);
@@ -672,6 +668,8 @@ static void free_writer(struct vt_writer *w)
     free(w->aBoundState);
     if (w->db) sqlite3_close_v2(w->db);
     vt__decoder_free(&w->dec);
+    vt__compact_free(&w->cmp);
+    if (w->bKsum) vt__ksum_free(&w->ksum);
     vt__modres_close(w->modres);
     vt__ring_free(&w->ring);
     vt__bufpool_close(w->pool); /* a buffer CUPTI still holds is never freed */
@@ -787,7 +785,10 @@ struct vt_writer *vt__writer_open(const char *zPath, const struct vt_writer_conf
     w->aBoundVal = calloc((size_t)VT_T__COUNT * MULTI_ROWS * VT__ROW_MAXCOL, sizeof *w->aBoundVal);
     w->aBoundState = calloc((size_t)VT_T__COUNT * MULTI_ROWS * VT__ROW_MAXCOL, sizeof *w->aBoundState);
     if (!w->pool || !w->aQueue || !w->modres || !w->aHeld || !w->aBoundVal || !w->aBoundState ||
-        vt__ring_init(&w->ring, w->cfg.host_ring_records) ||
+        vt__compact_init(&w->cmp, 0, NULL) || vt__ring_init(&w->ring, w->cfg.host_ring_records) ||
+        (w->cfg.kernel_period_ns > 0 &&
+         (w->bKsum = vt__ksum_init(&w->ksum, w->cfg.time_base_ns + (w->cfg.kernel_warmup_ns > 0 ? w->cfg.kernel_warmup_ns : 0),
+                                   w->cfg.kernel_period_ns, keep_row, w) == 0) == 0) ||
         vt__decoder_init(&w->dec, &dc, emit_row, w)) {
         snprintf(zErr, nErr, "out of memory");
         goto fail;
@@ -813,6 +814,10 @@ struct vt_writer *vt__writer_open(const char *zPath, const struct vt_writer_conf
                           NULL, NULL, &zMsg);
     if (rc == SQLITE_OK) rc = vt__schema_create_at(w->db, w->cfg.time_base_ns, &zMsg);
     for (i = 0; rc == SQLITE_OK && i < VT_T__COUNT; i++) {
+        if (vt__aTable[i].compact) { /* written as its parts */
+            if (vt__row_compact_map(i, &w->aCmpMap[vt__aTable[i].compact - 1])) rc = SQLITE_INTERNAL;
+            continue;
+        }
         rc = sqlite3_prepare_v3(w->db, vt__aTable[i].zInsert, -1, SQLITE_PREPARE_PERSISTENT,
                                 &w->aStmt[i], NULL);
         if (rc == SQLITE_OK && vt__aTable[i].textMask == 0)

@@ -65,6 +65,12 @@ struct vt_writer_config {
      */
     uint64_t max_bytes;
     int64_t start_after_ns, stop_after_ns;
+    /*
+     * Always-on mode (ksummary.h): with kernel_period_ns > 0, kernels, their launch calls and
+     * their argument uses are folded per period of that length from kernel_warmup_ns after
+     * time_base_ns on; 0: every kernel written (the default).
+     */
+    int64_t kernel_warmup_ns, kernel_period_ns;
 };
 
 /* Fill *cfg with defaults. */

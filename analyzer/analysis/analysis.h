@@ -5,6 +5,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "read/figures.h"
 #include "read/read.h"
 #include "util/text.h"
 #include "vramtrace/schema.h"
@@ -275,16 +276,8 @@ struct vt_timeline {
     int bSiteCurvesPartial; /* the site curves stop early: their bound was reached */
 };
 
-/* How lifetimes ended, and what uses were seen (replay.c). */
-struct vt_lifecounts {
-    int64_t nAlloc, nFree, nFreeUnknown, nDoubleFree, nFreeMissing, nLiveEnd, liveEndBytes;
-    int64_t nInternalEnd, internalEndBytes; /* runtime/driver allocations live at exit */
-    int64_t nTensorAlloc;   /* blocks of a framework allocator */
-    int64_t nTensorLiveEnd, tensorLiveEndBytes; /* those live at the end */
-    int bTensorDevice;      /* the blocks are the allocations counted above (no CUDA allocation in the trace) */
-    int64_t nTensorStray;   /* frees of blocks the history never showed allocated */
-    int64_t nKernelUse, nCopyUse, nUseMatched; /* use events read; those that hit a live allocation */
-};
+/* How lifetimes ended, and what uses were seen: struct vt_lifecounts (read/figures.h), the figures' counts
+ * (t->f.fig.lc, by the live sets' one rule) with the uses the replay saw beside them. */
 
 struct vt_xfer {           /* one direction: 0 HtoD, 1 DtoH */
     int64_t count, bytes, ns;
@@ -299,6 +292,8 @@ struct vt_xfer {           /* one direction: 0 HtoD, 1 DtoH */
 /* Host-device copies against kernels (transfer.c). */
 struct vt_transfers {
     struct vt_xfer x[2];
+    /* copyNs and the serial times count the copies whose overlap is known: in the always-on mode, those that
+     * started before the kernels became summaries (vt_tracefile.kernelSummaryFrom) */
     int64_t copyNs, copySerialNs, kernelBusyNs;
     int64_t pageSerialNs;  /* pageable copy time with no kernel running */
     int64_t firstKernelTs; /* start of the first kernel; 0 when the trace has none */
@@ -314,6 +309,7 @@ struct vt_oom {
     int nextSite;           /* the site of the first of those on its device, -1 none */
     int64_t nextTs, nextBytes; /* and when it began, its size */
     int device, api, site;
+    int64_t stackId;        /* the failing call's own stack (its site may be another stack's of the same text), -1 */
     const char *zVerdict;   /* set by the OOM detector */
     struct vt_snap aTop[VT_TOPMAX];
     int nTop;
@@ -347,7 +343,7 @@ struct vt_trace {
     struct vt_sites sites;
     struct vt_phases ph;
     struct vt_timeline tl;
-    struct vt_lifecounts lc;
+    struct vt_lifecounts lc; /* the figures' counts (t->f.fig.lc) and the replay's use counts */
     struct vt_transfers xf;
     struct vt_oom *aOom;
     int nOom;
@@ -478,10 +474,14 @@ int vt__trend(const int64_t *a, int n, int64_t minRise, int64_t *pRise);
  * 1, or 0 (z empty) when the trace has no blocks or the blocks are its only allocations (counted as such).
  */
 int vt__fmt_blocks(const struct vt_trace *t, char *z, size_t n);
-/* Offset of ts from the trace start ("0 s", "12.0 us", "1.25 s"; "?" when unknown, or t has no times), into z. */
+/* ts from the one time origin ("0 s", "12.0 us", "1.25 s"; "?" when unknown, or t has no times), into z
+ * (vt__fig_fmt_at: the same in every command). */
 void vt__fmt_at(const struct vt_trace *t, int64_t ts, char *z, size_t n);
+
+/* ---- release.c ---- */
 /* Release everything a trace owns (closing its file; its write-back is the driver's to end first); *t zeroed. */
 void vt__trace_free(struct vt_trace *t);
+/* Release r: its findings and traces; *r zeroed. */
 void vt__result_free(struct vt_result *r);
 
 /* Whether the options' regular expressions compile: VT_EXIT_OK, or VT_EXIT_USAGE (one line printed). */
@@ -501,10 +501,11 @@ int vt__phase_at(const struct vt_trace *t, int64_t ts);
  * The name of the phase a call at ts (site text zSite, may be NULL) was made in, into z (size n):
  * the phase containing ts (returns 1); else, with phases inferred from kernels, "evaluation"
  * when ts follows the last training phase (nothing ran after it that training kernels would
- * show) and the call's function matches the evaluation regex (returns 2); else "" (0).
+ * show) and the call's function, or a user function calling it (a Python frame of stack stackId, -1
+ * none, outside the installed libraries), matches the evaluation regex (returns 2); else "" (0).
  */
-int vt__phase_of_call(const struct vt_trace *t, const struct vt_opts *o, int64_t ts, const char *zSite, char *z,
-                      size_t n);
+int vt__phase_of_call(const struct vt_trace *t, const struct vt_opts *o, int64_t ts, const char *zSite, int64_t stackId,
+                      char *z, size_t n);
 /* Index of the iteration containing ts, or -1. */
 int vt__iter_at(const struct vt_trace *t, int64_t ts);
 /*
@@ -524,7 +525,6 @@ void vt__timeline_tensor(struct vt_trace *t, int iDev, int64_t ts); /* d->tensor
 void vt__timeline_snapshot(struct vt_trace *t, int iDev);
 void vt__timeline_phase_snapshot(struct vt_trace *t); /* current phase, before live bytes drop */
 void vt__timeline_phase_step(struct vt_trace *t, int64_t ts); /* phase/iteration minima */
-void vt__top_insert(struct vt_snap *a, int *pN, int cap, const struct vt_life *l);
 /*
  * One level `live` of a series of live bytes (peak: the highest before it) into its cycle count: a
  * rise from *pLo to *pHi of at least an eighth of the peak so far, then a fall by half of it or
@@ -550,16 +550,17 @@ void vt__sitecurves_drop(struct vt_trace *t);
 
 /* ---- live_group.c ---- */
 #define VT_ACCT_DEVICES (-4) /* vt__live_snapshot: every device (acct >= 0), no host or managed memory */
+/* Insert l into the descending-by-bytes top list a (*pN entries, at most cap). */
+void vt__top_insert(struct vt_snap *a, int *pN, int cap, const struct vt_life *l);
 /* the largest allocations live in acct and all of them by site and kind, in one pass; 0 or -1 (OOM) */
 int vt__live_snapshot(struct vt_trace *t, struct vt_life *const *apLive, int nLive, int acct, struct vt_snap *aTop,
                       int *pnTop, int nTopCap, struct vt_group *aGroup, int *pnGroup, int nGroupCap);
 /* "3 allocations, 3.00 GiB from SITE (device), largest 1.00 GiB", into z */
 void vt__fmt_group(const struct vt_trace *t, const struct vt_group *g, char *z, size_t n);
 /*
- * The memory figures people confuse, for device account d of t when the trace holds both
- * levels (the allocator's tensors inside CUDA's segments): allocated by tensors and reserved by
- * the caching allocator at the peak, the tensor peak, and what nvidia-smi adds. Into z (size n);
- * returns 1, or 0 (z empty) when the trace has one level only.
+ * The memory figures people confuse, for device account d of t when the trace holds both levels (the
+ * allocator's tensors inside CUDA's segments): what the tensors held at the reserved peak (the figure
+ * source's), and what nvidia-smi adds. Into z (size n); returns 1, or 0 (z empty) otherwise.
  */
 int vt__fmt_reconcile(const struct vt_trace *t, const struct vt_device *d, char *z, size_t n);
 

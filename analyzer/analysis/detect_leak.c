@@ -98,10 +98,13 @@ static int repeats(const struct vt_trace *t)
     return !t->ph.bSliceBoundaries || cycles(t) >= ACCUMULATED_IV;
 }
 
-/* Whether t ends at a dump or a window's end (a PyTorch snapshot, a torch.profiler trace), not at the process's exit. */
+/*
+ * Whether t ends mid-step: at a dump or a window's end (a PyTorch snapshot, a torch.profiler trace), or at
+ * the out-of-memory error the job died at (t->crashTs), not at the process's orderly exit.
+ */
 static int ends_at_dump(const struct vt_trace *t)
 {
-    return !strcmp(t->f.zSource, "pytorch_snapshot") || !strcmp(t->f.zSource, "kineto_json");
+    return !strcmp(t->f.zSource, "pytorch_snapshot") || !strcmp(t->f.zSource, "kineto_json") || t->crashTs >= 0;
 }
 
 /*
@@ -494,7 +497,7 @@ static int growth(const struct leak *L, struct vt_result *r, int iTrace)
     int64_t peak = vt__main_peak(t), rise, *aB = NULL, *aRise;
     int nSiteFound = 0, n = 0, rc = 0, *aSite, nSite = t->sites.n < L->n ? t->sites.n : L->n;
     char zB[32], zProj[200];
-    if (!repeats(t) && ends_at_dump(t)) return 0; /* one step or less up to a dump: no growth to judge */
+    if (!repeats(t) && ends_at_dump(t)) return 0; /* one step or less up to a dump or a crash: no growth to judge */
     aSite = malloc(sizeof *aSite * (size_t)(nSite > 0 ? nSite : 1));
     aRise = malloc(sizeof *aRise * (size_t)(nSite > 0 ? nSite : 1));
     if (!aSite || !aRise) {

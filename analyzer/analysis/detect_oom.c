@@ -147,8 +147,8 @@ static int oom_end(void *st, struct vt_result *r, int iTrace)
         f->firstTs = pf->firstTs;
         f->lastTs = pf->lastTs;
         f->device = o->device;
-        bCallPhase = vt__phase_of_call(t, r->pOpts, o->ts, o->site >= 0 ? t->sites.a[o->site].zSite : NULL, f->zPhase,
-                                       sizeof f->zPhase) == 2;
+        bCallPhase = vt__phase_of_call(t, r->pOpts, o->ts, o->site >= 0 ? t->sites.a[o->site].zSite : NULL,
+                                       o->stackId, f->zPhase, sizeof f->zPhase) == 2;
         f->stackId = o->site >= 0 ? t->sites.a[o->site].stackId : -1;
         f->zSite = o->site >= 0 ? vt__strdupf("%s", t->sites.a[o->site].zSite)
                                 : vt__strdupf("site not recorded (keep VRAMTRACE_BACKTRACE above 0 and do not pass --no-python-stacks to vramtrace record)");

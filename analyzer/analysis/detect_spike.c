@@ -21,7 +21,7 @@ struct sphase {
     int site;               /* -1 none */
     int64_t bytes, count;
     int64_t kept;           /* bytes of all its allocations kept past their batch */
-    unsigned mSlice;        /* bit k: a kept allocation was made in the phase's k-th sixteenth */
+    int64_t aSlice[VT_SLICES]; /* bytes of those kept allocations made in each sixteenth of the phase */
 };
 
 struct spike {
@@ -113,7 +113,7 @@ static int spike_event(void *st, const struct vt_trace *t, const struct vt_event
     S->aSite[c].count++;
     S->aPh[l->phase].kept += l->bytes;
     k = (int)((l->allocTs - p->start) / (dur / VT_SLICES > 0 ? dur / VT_SLICES : 1));
-    S->aPh[l->phase].mSlice |= 1u << (k < 0 ? 0 : k >= VT_SLICES ? VT_SLICES - 1 : k);
+    S->aPh[l->phase].aSlice[k < 0 ? 0 : k >= VT_SLICES ? VT_SLICES - 1 : k] += l->bytes;
     return 0;
 }
 
@@ -139,11 +139,15 @@ static int fill(struct vt_finding *f, const struct vt_phase *p, const char *zTit
     return f->zTitle && f->zEvidence && f->zFix && f->zSite ? 0 : -1;
 }
 
-/* Number of bits set in m. */
-static int bits(unsigned m)
+/*
+ * The sixteenths of a phase in which its kept allocations added a thirty-second or more of all they
+ * hold: growth adds memory batch after batch, while a staircase of longer batches adds one large
+ * segment for the longest and little else (a few small ones do not count).
+ */
+static int slices_of_note(const struct sphase *q)
 {
     int n = 0;
-    for (; m; m &= m - 1) n++;
+    for (int k = 0; k < VT_SLICES; k++) n += q->aSlice[k] > 0 && q->aSlice[k] * 2 * VT_SLICES >= q->kept;
     return n;
 }
 
@@ -226,6 +230,12 @@ static int spike_end(void *st, struct vt_result *r, int iTrace)
         char zA[32], zB[32], zC[32];
         struct vt_finding *f;
         if (p->kind != VT_PHASE_EVAL || p->peak < 0) continue;
+        /* a forward pass the job's final OOM cut short (the last phase begun before the crash) has no
+         * backward to tell it from training: inferred from kernels, it is no known evaluation, and its
+         * memory is the OOM's */
+        if (p->zSource && !strcmp(p->zSource, "kernels") && t->crashTs >= p->start &&
+            (i == t->ph.n - 1 || t->ph.a[i + 1].start > t->crashTs))
+            continue;
         for (int k = 0; k < t->nOom; k++) bOom |= t->aOom[k].ts >= p->start && t->aOom[k].ts < p->end;
         bAbove = trainPeak >= 0 && p->peak > trainPeak + trainPeak / 20 && p->peak - trainPeak >= o->minBytes;
         /* batch-by-batch baseline: iterations inside the phase, else its time slices; of the blocks of a
@@ -249,11 +259,11 @@ static int spike_end(void *st, struct vt_result *r, int iTrace)
             if (grow_finding(r, iTrace, p, q, rise, n,
                              bOom || (trainPeak > 0 && rise * 10 >= trainPeak) ? VT_SEV_HIGH : VT_SEV_MEDIUM, 0) != 0)
                 return -1;
-        } else if (t->f.bSegments && bAbove && bits(q->mSlice) >= 3 && q->kept >= minRise) {
+        } else if (t->f.bSegments && bAbove && slices_of_note(q) >= 3 && q->kept >= minRise) {
             /* the cache hides growth until its free blocks run out: segments added in at least
              * three sixteenths of the phase, above the training peak, are growth */
             bGrow = 1;
-            if (grow_finding(r, iTrace, p, q, q->kept, bits(q->mSlice),
+            if (grow_finding(r, iTrace, p, q, q->kept, slices_of_note(q),
                              bOom || (trainPeak > 0 && q->kept * 10 >= trainPeak) ? VT_SEV_HIGH : VT_SEV_MEDIUM, 1) != 0)
                 return -1;
         }

@@ -63,6 +63,25 @@ static void group_insert(struct vt_group *a, int *pN, int cap, const struct vt_g
     if (n < cap) (*pN)++;
 }
 
+/* Insert l into the descending-by-bytes top list a (n entries, at most cap). */
+void vt__top_insert(struct vt_snap *a, int *pN, int cap, const struct vt_life *l)
+{
+    int n = *pN, j;
+    if (n == cap && a[n - 1].bytes >= l->bytes) return;
+    j = n < cap ? n : cap - 1;
+    while (j > 0 && a[j - 1].bytes < l->bytes) {
+        a[j] = a[j - 1];
+        j--;
+    }
+    a[j].address = l->address;
+    a[j].bytes = l->bytes;
+    a[j].allocTs = l->allocTs;
+    a[j].lastUse = l->lastUse;
+    a[j].site = l->site;
+    a[j].memKind = l->memKind;
+    if (n < cap) (*pN)++;
+}
+
 /*
  * Snapshot what is live in acct (a device id, or VT_ACCT_DEVICES for every
  * device) among apLive[0..nLive-1], in one pass: the nTopCap largest
@@ -138,20 +157,19 @@ void vt__fmt_group(const struct vt_trace *t, const struct vt_group *g, char *z, 
 
 int vt__fmt_reconcile(const struct vt_trace *t, const struct vt_device *d, char *z, size_t n)
 {
-    char zA[32], zR[32], zC[32], zP[32], zT[32];
+    char zA[32], zR[32], zC[32];
+    const struct vt_figdev *fd = vt__fig_dev(&t->f, d->id);
     z[0] = 0;
-    if (!t->f.bHaveTensors || t->f.bTensors || t->f.nDevAlloc == 0 || d->id < 0 || d->tensorPeak <= 0 || d->peak <= 0) return 0;
+    /* both levels: the reserved peak (the figure source's) and what the allocator's blocks held at it */
+    if (t->f.fig.level != VT_LEVEL_BOTH || d->id < 0 || !fd || fd->reserved <= 0 || fd->allocated <= 0) return 0;
     vt__fmt_bytes(d->tensorAtPeak > 0 ? d->tensorAtPeak : 0, zA, sizeof zA);
-    vt__fmt_bytes(d->peak, zR, sizeof zR);
-    vt__fmt_bytes(d->peak > d->tensorAtPeak ? d->peak - (d->tensorAtPeak > 0 ? d->tensorAtPeak : 0) : 0, zC,
+    vt__fmt_bytes(fd->reserved, zR, sizeof zR);
+    vt__fmt_bytes(fd->reserved > d->tensorAtPeak ? fd->reserved - (d->tensorAtPeak > 0 ? d->tensorAtPeak : 0) : 0, zC,
                   sizeof zC);
-    vt__fmt_bytes(d->tensorPeak, zP, sizeof zP);
-    vt__fmt_at(t, d->tensorPeakTs, zT, sizeof zT);
-    if (!strcmp(zT, "?")) snprintf(zT, sizeof zT, "an unknown time");
     snprintf(z, n,
-             "at the peak %s allocated by tensors of %s reserved by the caching allocator (%s cached, free for "
-             "tensors); tensor peak %s at %s; nvidia-smi shows reserved plus the CUDA context, cuBLAS and NCCL "
-             "workspaces and other processes, none of them in the trace",
-             zA, zR, zC, zP, zT);
+             "at the reserved peak %s allocated by tensors of %s reserved by the caching allocator (%s cached, free "
+             "for tensors); nvidia-smi shows reserved plus the CUDA context, cuBLAS and NCCL workspaces and other "
+             "processes, none of them in the trace",
+             zA, zR, zC);
     return 1;
 }

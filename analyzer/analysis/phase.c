@@ -775,8 +775,8 @@ static int training_state(const struct vt_trace *t, const struct vt_life *l)
     return l->useBound - l->allocTs >= (p->end - p->start) / 2;
 }
 
-int vt__phase_of_call(const struct vt_trace *t, const struct vt_opts *o, int64_t ts, const char *zSite, char *z,
-                      size_t n)
+int vt__phase_of_call(const struct vt_trace *t, const struct vt_opts *o, int64_t ts, const char *zSite,
+                      int64_t stackId, char *z, size_t n)
 {
     int k = vt__phase_at(t, ts), bAfterTrain = 0, bEval = 0;
     const char *zIn = NULL, *zFunc;
@@ -789,8 +789,8 @@ int vt__phase_of_call(const struct vt_trace *t, const struct vt_opts *o, int64_t
     if (!zSite || strcmp(t->ph.zSource, "kernels") != 0) return 0;
     for (int i = 0; i < t->ph.n; i++) bAfterTrain = t->ph.a[i].kind == VT_PHASE_TRAIN && ts >= t->ph.a[i].end;
     for (zFunc = strstr(zSite, " in "); zFunc; zFunc = strstr(zFunc + 4, " in ")) zIn = zFunc + 4;
-    if (!bAfterTrain || !zIn || regcomp(&re, o->zEvalRe, REG_EXTENDED | REG_ICASE | REG_NOSUB) != 0) return 0;
-    bEval = regexec(&re, zIn, 0, NULL, 0) == 0;
+    if (!bAfterTrain || regcomp(&re, o->zEvalRe, REG_EXTENDED | REG_ICASE | REG_NOSUB) != 0) return 0;
+    bEval = (zIn && regexec(&re, zIn, 0, NULL, 0) == 0) || vt__stack_user_func_matches(t->f.db, stackId, &re);
     regfree(&re);
     if (bEval) snprintf(z, n, "evaluation");
     return bEval ? 2 : 0;

@@ -45,23 +45,35 @@ static void states_free(void **aSt)
 }
 
 /*
- * Analyze zPath as trace iTrace of r: read it (the scan feeding the transfer pass), write
- * back if it can, find phases, replay it through the detectors, collect their findings.
- * Returns a VT_EXIT code (one line printed on error).
+ * The first stage of trace iTrace of r: read zPath (the scan feeding the transfer pass). Every trace is
+ * read before any is analyzed further, so that the one time origin of the traces read together is known
+ * (figures.h) before a detector writes a time into a finding. Returns a VT_EXIT code (one line printed on
+ * error; the trace is then closed).
  */
-static int analyze_one(struct vt_result *r, int iTrace, const char *zPath, const struct vt_opts *o)
+static int open_one(struct vt_result *r, int iTrace, const char *zPath, const struct vt_opts *o)
 {
     struct vt_trace *t = &r->aTrace[iTrace];
     struct feed fd = {t, NULL, SQLITE_OK};
     struct vt_kernel_feed kf = {&fd, feed_start, feed_kernel, 0};
-    void *aSt[N_DETECTOR] = {NULL};
-    int rc, i;
-
-    rc = vt__read_open(&t->f, zPath, o->bNoWrite ? 0 : VT_READ_WRITE, &kf);
+    int rc = vt__read_open(&t->f, zPath, o->bNoWrite ? 0 : VT_READ_WRITE, &kf);
     if (fd.x) { /* finish the pass when the scan fed it every kernel; else vt__transfers makes it */
         int bDone = rc == VT_EXIT_OK && kf.bDone;
         t->xf.bDone = vt__xfer_end(fd.x, bDone) == SQLITE_OK && bDone;
     }
+    if (rc == VT_EXIT_OK) sqlite3_db_release_memory(t->f.db); /* the others are read meanwhile: keep little */
+    return rc;
+}
+
+/*
+ * The second stage of trace iTrace of r, read by open_one: write back if it can, find phases, replay it
+ * through the detectors, collect their findings. Returns a VT_EXIT code (one line printed on error).
+ */
+static int analyze_one(struct vt_result *r, int iTrace, const char *zPath, const struct vt_opts *o)
+{
+    struct vt_trace *t = &r->aTrace[iTrace];
+    void *aSt[N_DETECTOR] = {NULL};
+    int rc = VT_EXIT_OK, i;
+
     if (rc == VT_EXIT_OK && t->f.bWritable) rc = vt__writeback_begin(t);
     if (rc == VT_EXIT_OK) rc = vt__phases(t, o);
     for (i = 0; rc == VT_EXIT_OK && i < N_DETECTOR; i++) {
@@ -122,33 +134,39 @@ struct job {
     int iSameFile;          /* the index of an earlier job naming the same file (not analyzed again), or -1 */
 };
 
-/* The work shared by the workers: the next job to take, how many are done. */
+/* The work shared by the workers: the next job to take, how many are done, in which stage. */
 struct pool {
     struct job *aJob;
     int nJob;
+    int stage;                 /* 0: read every trace (open_one); 1: analyze each one read (analyze_one) */
     const struct vt_opts *o;
     pthread_mutex_t mu;
     pthread_cond_t done;
     int iNext, nDone;
 };
 
-/* Analyze one trace into j->sub (its own result: the detectors' findings, the trace read). */
-static void run_job(struct job *j, const struct vt_opts *o)
+/* Stage 0 or 1 of one trace, into j->sub (its own result: the detectors' findings, the trace read). */
+static void run_job(struct job *j, const struct vt_opts *o, int stage)
 {
     struct vt_result *s = &j->sub;
-    memset(s, 0, sizeof *s);
-    s->pOpts = o;
-    s->aTrace = calloc(1, sizeof *s->aTrace);
-    if (!s->aTrace) {
-        vt__errorf("%s: out of memory", j->zPath);
-        j->rc = VT_EXIT_INTERNAL;
-        return;
+    if (stage == 0) {
+        memset(s, 0, sizeof *s);
+        s->pOpts = o;
+        s->aTrace = calloc(1, sizeof *s->aTrace);
+        if (!s->aTrace) {
+            vt__errorf("%s: out of memory", j->zPath);
+            j->rc = VT_EXIT_INTERNAL;
+            return;
+        }
+        j->rc = open_one(s, 0, j->zPath, o);
+    } else if (j->rc == VT_EXIT_OK) {
+        j->rc = analyze_one(s, 0, j->zPath, o);
     }
-    j->rc = analyze_one(s, 0, j->zPath, o);
     if (j->rc == VT_EXIT_OK) {
         s->nTrace = 1;
         return;
     }
+    if (!s->aTrace) return;
     /* not read: nothing of it is kept (the trace slot and the findings' arrays included) */
     findings_drop(s, 0);
     vt__trace_free(&s->aTrace[0]);
@@ -165,7 +183,7 @@ static void *worker(void *pArg)
         i = p->iNext < p->nJob ? p->iNext++ : -1;
         pthread_mutex_unlock(&p->mu);
         if (i < 0) return NULL;
-        if (p->aJob[i].iSameFile < 0) run_job(&p->aJob[i], p->o);
+        if (p->aJob[i].iSameFile < 0) run_job(&p->aJob[i], p->o, p->stage);
         pthread_mutex_lock(&p->mu);
         p->nDone++;
         pthread_cond_signal(&p->done);
@@ -293,13 +311,29 @@ int vt__analyze(const char **azPath, int nPath, const struct vt_opts *o, struct 
     nThread = o->nJobs > 0 ? o->nJobs : nCpu > 0 ? (int)nCpu : 1;
     if (nThread > nPath) nThread = nPath;
     if (nThread > VT_JOBS_MAX) nThread = VT_JOBS_MAX;
-    /* one trace at a time needs no thread (and keeps a single-trace run on the caller's stack) */
-    if (nThread > 1 || o->bProgress)
-        for (; nStarted < nThread; nStarted++)
-            if (pthread_create(&aThread[nStarted], NULL, worker, &p) != 0) break;
-    if (nStarted > 0) wait_jobs(&p, o);
-    else worker(&p);
-    for (i = 0; i < nStarted; i++) pthread_join(aThread[i], NULL);
+    for (p.stage = 0; p.stage < 2; p.stage++) {
+        p.iNext = p.nDone = 0;
+        nStarted = 0;
+        /* one trace at a time needs no thread (and keeps a single-trace run on the caller's stack) */
+        if (nThread > 1 || o->bProgress)
+            for (; nStarted < nThread; nStarted++)
+                if (pthread_create(&aThread[nStarted], NULL, worker, &p) != 0) break;
+        if (nStarted > 0) wait_jobs(&p, o);
+        else worker(&p);
+        for (i = 0; i < nStarted; i++) pthread_join(aThread[i], NULL);
+        if (p.stage == 0) { /* every trace read: the one time origin of them all (figures.h) */
+            struct vt_tracefile **apF = calloc((size_t)(nPath > 0 ? nPath : 1), sizeof *apF);
+            if (!apF) {
+                vt__errorf("analyze: out of memory");
+                for (i = 0; i < nPath; i++)
+                    if (p.aJob[i].rc == VT_EXIT_OK) p.aJob[i].rc = VT_EXIT_INTERNAL;
+                continue;
+            }
+            for (i = 0; i < nPath; i++) apF[i] = p.aJob[i].rc == VT_EXIT_OK && p.aJob[i].iSameFile < 0 ? &p.aJob[i].sub.aTrace[0].f : NULL;
+            vt__figures_origin(apF, nPath);
+            free(apF);
+        }
+    }
     pthread_cond_destroy(&p.done);
     pthread_mutex_destroy(&p.mu);
     /* in the order given, whatever order they finished in */

@@ -70,6 +70,19 @@ static void snapshot_view(struct replay *r)
     r->t->tl.apLive = vt__live_all(r->bDetectCuda ? r->pCuda : r->pTensor, &r->t->tl.nLive);
 }
 
+/*
+ * The live set whose lifetimes count in account acct, as snapshot_view sets it: pinned host memory is
+ * CUDA's (cudaHostAlloc; a framework allocator's blocks are device memory), unless the blocks are all the
+ * trace has; every other account is the detectors' view.
+ */
+static void snapshot_view_of(struct replay *r, int acct)
+{
+    if (acct == VT_ACCT_PINNED && !r->bTensorDevice)
+        r->t->tl.apLive = vt__live_all(r->pCuda, &r->t->tl.nLive);
+    else
+        snapshot_view(r);
+}
+
 /* Add (sign +1) or remove (-1) l from its site's live count (device and pinned host memory alike) and, for a
  * judged lifetime, from its site curve at ts. 0, or -1 when out of memory. */
 static int site_account(struct replay *r, const struct vt_life *l, int sign, int64_t ts)
@@ -93,8 +106,6 @@ static int on_begin(void *pArg, struct vt_life *l)
     if (l->site < 0) return -1;
     t->sites.a[l->site].nAlloc++;
     t->sites.a[l->site].totalBytes += l->bytes;
-    if (l->bTensor) t->lc.nTensorAlloc++;
-    if (!l->bTensor || r->bTensorDevice) t->lc.nAlloc++;
     if (site_account(r, l, +1, l->allocTs >= 0 ? l->allocTs : r->tsUntimed) != 0) return -1;
     snapshot_view(r);
     if (vt__bd_life_begin(t, l) != 0) return -1;
@@ -114,10 +125,12 @@ static int on_before_end(void *pArg, struct vt_life *l)
     struct vt_trace *t = r->t;
     int iDev;
     if (vt__bd_before_end(t, l) != 0) return -1; /* either level: a device's peak is CUDA's live bytes */
-    if (l->status == VT_LIFE_LIVE_AT_END || l->acct == VT_ACCT_NONE || l->bTensor != !r->bDetectCuda) return 0;
+    if (l->status == VT_LIFE_LIVE_AT_END || l->acct == VT_ACCT_NONE) return 0;
+    if (l->acct == VT_ACCT_PINNED ? l->bTensor && !r->bTensorDevice : l->bTensor != !r->bDetectCuda) return 0;
     if ((iDev = vt__dev_index(t, l->acct)) < 0) return -1;
-    snapshot_view(r);
+    snapshot_view_of(r, l->acct);
     vt__timeline_snapshot(t, iDev);
+    snapshot_view(r);
     if (l->acct >= 0) vt__timeline_phase_snapshot(t);
     return 0;
 }
@@ -155,24 +168,10 @@ static int on_end(void *pArg, struct vt_life *l)
     if (vt__bd_life_end(t, l) != 0) return -1;
     use_bound(r, l);
     if (l->status == VT_LIFE_LIVE_AT_END) {
-        if (l->bTensor) {
-            t->lc.nTensorLiveEnd++;
-            t->lc.tensorLiveEndBytes += l->bytes;
-        }
-        if (!l->bTensor || r->bTensorDevice) {
-            t->lc.nLiveEnd++;
-            t->lc.liveEndBytes += l->bytes;
-        }
         if (judged(r, l) && l->acct >= 0) vt__oom_live_at_end(t, l);
-        if (l->bInternal) {
-            t->lc.nInternalEnd++;
-            t->lc.internalEndBytes += l->bytes;
-        } else if (l->acct != VT_ACCT_PINNED && judged(r, l)) {
+        if (!l->bInternal && l->acct != VT_ACCT_PINNED && judged(r, l))
             vt__top_insert(t->tl.aEnd, &t->tl.nEnd, VT_TOPMAX, l);
-        }
     } else {
-        if (l->status == VT_LIFE_FREE_MISSING) t->lc.nFreeMissing++;
-        else if (!l->bTensor || r->bTensorDevice) t->lc.nFree++;
         if (site_account(r, l, -1, l->freeTs) != 0) return -1;
         snapshot_view(r);
         if (timeline_account(r, l, l->freeTs) != 0) return -1;
@@ -191,10 +190,7 @@ static int on_stray(void *pArg, const struct vt_memrow *m, int status)
     struct replay *r = pArg;
     struct vt_trace *t = r->t;
     struct vt_life u;
-    if (m->bTensor) t->lc.nTensorStray++; /* a block from before the history began */
-    else if (status == VT_LIFE_DOUBLE_FREE) t->lc.nDoubleFree++;
-    else t->lc.nFreeUnknown++;
-    if (!t->pWb) return 0;
+    if (!t->pWb) return 0; /* counted by the live set (the figures' counts) */
     memset(&u, 0, sizeof u);
     u.address = m->address;
     u.bytes = m->bytes > 0 ? m->bytes : 0;
@@ -270,9 +266,10 @@ static int on_oom(struct replay *r, const struct vt_rows *c)
     o->freeBytes = vt__rows_or(c, 4, -1);
     o->totalBytes = vt__rows_or(c, 5, -1);
     o->site = o->nextSite = -1;
-    o->nextTs = o->nextBytes = -1;
+    o->nextTs = o->nextBytes = o->stackId = -1;
     if (!vt__rows_null(c, 6)) {
-        o->site = vt__site_get(&t->sites, t->f.db, vt__rows_i64(c, 6), o->requested > 0 ? o->requested : 0);
+        o->stackId = vt__rows_i64(c, 6);
+        o->site = vt__site_get(&t->sites, t->f.db, o->stackId, o->requested > 0 ? o->requested : 0);
         if (o->site < 0) return -1;
     }
     if ((iDev = vt__dev_index(t, o->device)) < 0) return -1;
@@ -295,11 +292,8 @@ static int on_oom(struct replay *r, const struct vt_rows *c)
     return emit(r, VT_EV_OOM, o->ts, NULL, o);
 }
 
-/*
- * Allocations whose time is unknown (the state a snapshot holds at its dump: PyTorch 2.0 format,
- * no history), added at the end of the timeline with an unknown allocation time: live at the end
- * unless their address is live or was freed with a known time. An SQLite code.
- */
+/* Allocations whose time is unknown (a snapshot's state at its dump), at the end of the timeline: the read
+ * layer's rule (vt__live_untimed), CUDA's then the blocks. An SQLite code. */
 static int untimed(struct replay *r)
 {
     const struct vt_tracefile *f = &r->t->f;
@@ -316,10 +310,19 @@ static int finish(struct replay *r)
     snapshot_view(r);
     for (int i = 0; i < t->tl.nDev; i++) {
         t->tl.aDev[i].nSnapshots = 0; /* force the final snapshot */
+        snapshot_view_of(r, t->tl.aDev[i].id);
         vt__timeline_snapshot(t, i);
     }
+    snapshot_view(r);
     if (vt__bd_finish(t) != 0) return -1;
     if (vt__live_finish(r->pCuda) != 0 || vt__live_finish(r->pTensor) != 0) return -1;
+    /* the figures (counts, level, peaks) from the two live sets, as every reader makes them; the uses beside */
+    if (vt__figures_take(&t->f, r->pCuda, r->pTensor) != SQLITE_OK) return -1;
+    {
+        int64_t nKernel = t->lc.nKernelUse, nCopy = t->lc.nCopyUse, nMatched = t->lc.nUseMatched;
+        t->lc = t->f.fig.lc;
+        t->lc.nKernelUse = nKernel, t->lc.nCopyUse = nCopy, t->lc.nUseMatched = nMatched;
+    }
     if (t->lc.nInternalEnd) {
         char zB[32];
         vt__fmt_bytes(t->lc.internalEndBytes, zB, sizeof zB);
@@ -330,9 +333,14 @@ static int finish(struct replay *r)
     }
     if (t->lc.nAlloc == 0 && t->lc.nTensorAlloc == 0 && t->nOom == 0) {
         const char *z = t->f.zSource;
-        char zN[32];
-        if (!strcmp(z, "kineto_json") && vt__meta_get(t->f.db, "kineto.memory_events", zN, sizeof zN) == 1 &&
-            !strcmp(zN, "0")) /* the importer's note said why; the report says it too */
+        int64_t nBad = vt__read_meta_int(&t->f, "kineto.memory_events_out_of_range");
+        /* the importer's note said why; the report says it too */
+        if (!strcmp(z, "kineto_json") && vt__read_meta_int(&t->f, "kineto.memory_events") == 0 && nBad > 0)
+            vt__read_note(&t->f, "no allocation lifetimes: each of the %lld CUDA [memory] events of this "
+                                 "torch.profiler trace held a value out of range (its 'Bytes' or 'Addr') and was "
+                                 "left out at import, so no leak, peak or live set can be told; copies, kernels "
+                                 "and phases are analyzed", (long long)nBad);
+        else if (!strcmp(z, "kineto_json") && vt__read_meta_int(&t->f, "kineto.memory_events") == 0)
             vt__read_note(&t->f, "no allocation lifetimes: this torch.profiler trace has no [memory] events "
                                  "(recorded without profile_memory=True), so no leak, peak or live set can be "
                                  "told; copies, kernels and phases are analyzed");
@@ -341,8 +349,7 @@ static int finish(struct replay *r)
                                  "address (its [memory] events carry no 'Addr': torch.profiler before 1.11, or "
                                  "profile_memory off), so no leak, peak or live set can be told; copies, kernels "
                                  "and phases are analyzed");
-        else if (!strcmp(z, "nsys_sqlite") && vt__meta_get(t->f.db, "nsys.cuda_trace", zN, sizeof zN) == 1 &&
-                 !strcmp(zN, "0"))
+        else if (!strcmp(z, "nsys_sqlite") && vt__read_meta_int(&t->f, "nsys.cuda_trace") == 0)
             vt__read_note(&t->f, "no allocation lifetimes: this Nsight Systems export holds no CUDA trace at all "
                                  "(no CUDA API calls, kernels, copies or GPU memory events: recorded without CUDA "
                                  "tracing), so nothing about GPU memory can be told");
@@ -399,7 +406,7 @@ int vt__replay(struct vt_trace *t, const struct vt_opts *o, const struct vt_dete
     r.lastUnscanned = -1;
     r.bTensorDevice = f->bHaveTensors && f->aMemOp[VT_MEMOP_ALLOC] == 0 && f->aMemOp[VT_MEMOP_VMM_CREATE] == 0;
     t->crashTs = -1;
-    t->lc.bTensorDevice = r.bTensorDevice;
+    t->lc.bTensorDevice = r.bTensorDevice; /* (the figures' counts replace t->lc when the replay ends) */
     h.pArg = &r;
     r.pCuda = vt__live_new(&h);
     r.pTensor = vt__live_new(&h);

@@ -221,43 +221,5 @@ int vt__fmt_blocks(const struct vt_trace *t, char *z, size_t n)
 
 void vt__fmt_at(const struct vt_trace *t, int64_t ts, char *z, size_t n)
 {
-    if (ts < 0 || !t->f.bTimes) snprintf(z, n, "?");
-    else if (ts <= t->f.t0) snprintf(z, n, "0 s");
-    else vt__fmt_ns(ts - t->f.t0, z, n);
-}
-
-void vt__trace_free(struct vt_trace *t)
-{
-    for (int i = 0; i < t->tl.nDev; i++) vt__breakdown_clear(&t->tl.aDev[i].bd), vt__fit_clear(&t->tl.aDev[i].fit);
-    for (int i = 0; i < t->nOom; i++) vt__breakdown_clear(&t->aOom[i].bd);
-    vt__bd_free(t);
-    vt__sites_free(&t->sites);
-    vt__sitecurves_drop(t);
-    for (int d = 0; d < t->tl.nDev; d++) {
-        for (int k = 0; k < t->tl.aDev[d].nSite; k++) free(t->tl.aDev[d].aSite[k].a);
-        free(t->tl.aDev[d].aSite);
-        free(t->tl.aDev[d].aCatPt);
-        free(t->tl.aDev[d].azCatLib);
-    }
-    free(t->tl.aDev);
-    free(t->ph.a);
-    free(t->ph.aIter);
-    free(t->ph.aBoundary);
-    free(t->aOom);
-    free(t->aFail);
-    free(t->tl.aGroupHead);
-    free(t->tl.aGroupAcc);
-    free(t->tl.aGroupNext);
-    vt__read_close(&t->f);
-    memset(t, 0, sizeof *t);
-}
-
-void vt__result_free(struct vt_result *r)
-{
-    for (int i = 0; i < r->nFind; i++) vt__finding_free(&r->aFind[i]);
-    for (int i = 0; i < r->nTrace; i++) vt__trace_free(&r->aTrace[i]);
-    free(r->aTrace);
-    free(r->aFind);
-    free(r->azFailed);
-    memset(r, 0, sizeof *r);
+    vt__fig_fmt_at(&t->f, ts, z, n);
 }

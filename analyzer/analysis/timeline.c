@@ -153,25 +153,6 @@ void vt__timeline_tensor(struct vt_trace *t, int iDev, int64_t ts)
     lower(&d->tensorSlice[slice_of(ts, t->f.t0, t->f.t1 + 1)], d->tensorLive);
 }
 
-/* Insert l into the descending-by-bytes top list a (n entries, at most cap). */
-void vt__top_insert(struct vt_snap *a, int *pN, int cap, const struct vt_life *l)
-{
-    int n = *pN, j;
-    if (n == cap && a[n - 1].bytes >= l->bytes) return;
-    j = n < cap ? n : cap - 1;
-    while (j > 0 && a[j - 1].bytes < l->bytes) {
-        a[j] = a[j - 1];
-        j--;
-    }
-    a[j].address = l->address;
-    a[j].bytes = l->bytes;
-    a[j].allocTs = l->allocTs;
-    a[j].lastUse = l->lastUse;
-    a[j].site = l->site;
-    a[j].memKind = l->memKind;
-    if (n < cap) (*pN)++;
-}
-
 /*
  * Take the peak snapshot of device iDev from the live set if its peak moved
  * since the last one: its largest allocations, and all of them grouped by site

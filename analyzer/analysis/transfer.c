@@ -44,6 +44,8 @@ static int copy_account(struct vt_xfer_run *x)
     int hostKind = (int)vt__rows_i64(p, dir == 0 ? 3 : 4);
     int64_t dur = e > s ? e - s : 1, overlap = 0;
     struct vt_xfer *xf = &t->xf.x[dir];
+    /* always-on mode: no single kernels after kernelSummaryFrom, so whether a later copy ran beside one is unknown */
+    int bJudged = t->f.kernelSummaryFrom < 0 || s < t->f.kernelSummaryFrom;
     while (x->head < x->nU && x->aU[x->head].b <= s) {
         t->xf.kernelBusyNs += x->aU[x->head].b - x->aU[x->head].a;
         x->head++;
@@ -55,8 +57,10 @@ static int copy_account(struct vt_xfer_run *x)
     xf->count++;
     xf->bytes += bytes;
     xf->ns += dur;
-    t->xf.copyNs += dur;
-    t->xf.copySerialNs += dur - (overlap < dur ? overlap : dur);
+    if (bJudged) {
+        t->xf.copyNs += dur;
+        t->xf.copySerialNs += dur - (overlap < dur ? overlap : dur);
+    }
     if (x->nKernel == 0) { /* ended before the first kernel started */
         t->xf.preCount++;
         t->xf.preNs += dur;
@@ -68,7 +72,7 @@ static int copy_account(struct vt_xfer_run *x)
         xf->pageCount++;
         xf->pageBytes += bytes;
         xf->pageNs += dur;
-        t->xf.pageSerialNs += dur - (overlap < dur ? overlap : dur);
+        if (bJudged) t->xf.pageSerialNs += dur - (overlap < dur ? overlap : dur);
         if (x->nKernel == 0) {
             xf->prePageCount++;
             xf->prePageBytes += bytes;

@@ -25,6 +25,8 @@ static void usage(FILE *f)
             "what would fit (see --batch, --fit-memory). Works offline: no GPU or CUDA needed.\n"
             "With --save, results are also written back into each trace as the tables lifetime,\n"
             "phase, finding and the view allocation (docs/analysis.md).\n"
+            "TRACE: a trace, another tool's file (docs/import.md), a directory of traces (record -o\n"
+            "DIR/), or - for standard input; pipes and FIFOs are read to their end.\n"
             "\n"
             "options:\n"
             "  --format FMT      text (default), json, markdown or html (one self-contained file)\n"
@@ -188,6 +190,11 @@ int vt__cmd_analyze(int argc, char **argv)
     if (rc == VT_EXIT_OK && nPath == 0) {
         vt__errorf("analyze: no trace given (usage: vramtrace analyze [OPTIONS] TRACE...)");
         rc = VT_EXIT_USAGE;
+    }
+    if (rc == VT_EXIT_OK) { /* directories to their traces, standard input and pipes read into files */
+        rc = vt__inputs("analyze", &p.azArg, &p.nArg, 0);
+        azPath = (const char **)p.azArg;
+        nPath = p.nArg;
     }
     if (rc == VT_EXIT_OK && o.zOut) { /* never write the report over a trace */
         struct stat stOut, stIn;

@@ -4,7 +4,9 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#if VT_HAVE_ZLIB
 #include <zlib.h>
+#endif
 
 #include "cli.h"
 #include "export.h"
@@ -25,10 +27,12 @@ static void usage(FILE *f)
             "(as analyze reports the peak), allocation and free instants with size, address\n"
             "and call site, and OOM instants. OUT.json '-' writes to standard output. Rows are\n"
             "streamed, so traces larger than memory export. Unknown values are left out.\n"
-            "See docs/queries.md.\n\n"
-            "  --from T, --to T  only events overlapping this window; T is a time from the trace\n"
-            "                    start (the timeline's 0): seconds (2.5) or with a unit (250ms,\n"
-            "                    40us, 100ns, 1.5min); times in the file stay relative to the start\n"
+            "A TRACE may be another tool's file, a directory of traces (record -o DIR/) or -\n"
+            "(standard input). See docs/queries.md.\n\n"
+            "  --from T, --to T  only events overlapping this window; T is a time from the first\n"
+            "                    event (the 0 of analyze's and info's times too: a window they print\n"
+            "                    can be pasted): seconds (2.5) or with a unit (250ms, 40us, 100ns,\n"
+            "                    1.5min); times in the file stay relative to that 0\n"
             "  --debug-dir DIR   separate debug files for native frames (DIR/.build-id/xx/rest.debug)\n"
             "  --gzip            compress the file with gzip (about 14x smaller; the Perfetto UI\n"
             "                    opens it as it is)\n"
@@ -46,6 +50,7 @@ static void usage(FILE *f)
             "traces could not be read (each is named; the others are exported).\n");
 }
 
+#if VT_HAVE_ZLIB
 /* gzip output behind a FILE: the exporter writes with stdio, zlib compresses underneath. */
 static ssize_t gz_write(void *pCookie, const char *z, size_t n)
 {
@@ -80,6 +85,15 @@ static FILE *gz_over(FILE *f)
     if (!g) gzclose(gz);
     return g;
 }
+#else
+/* Built without zlib: no gzip output (export refuses --gzip before it gets here). */
+static FILE *gz_over(FILE *f)
+{
+    (void)f;
+    errno = ENOSYS;
+    return NULL;
+}
+#endif
 
 enum { O_OUT = 1, O_FROM, O_TO, O_GZIP, O_CSV, O_DEBUGDIR, O_SNAPSHOT };
 
@@ -88,8 +102,8 @@ static void window_note(int nTrace, const struct vt_tracefile *aF, const struct 
 {
     char zFrom[32] = "the start", zTo[32] = "the end", zDur[32] = "no time";
     int64_t dur = -1;
-    for (int i = 0; i < nTrace; i++)
-        if (aF[i].bTimes && aF[i].t1 - aF[i].t0 > dur) dur = aF[i].t1 - aF[i].t0;
+    for (int i = 0; i < nTrace; i++) /* to the last event, from the one origin (figures.h) */
+        if (aF[i].bTimes && vt__fig_at(&aF[i], aF[i].t1) > dur) dur = vt__fig_at(&aF[i], aF[i].t1);
     if (o->bFrom) vt__fmt_ns(o->from, zFrom, sizeof zFrom);
     if (o->bTo) vt__fmt_ns(o->to, zTo, sizeof zTo);
     if (dur >= 0) vt__fmt_ns(dur, zDur, sizeof zDur);
@@ -108,14 +122,14 @@ int vt__cmd_export(int argc, char **argv)
     struct vt_export_opts eo = {0};
     struct vt_optparse p = {0};
     char **azPath = NULL, *zTmp = NULL, *zErr = NULL;
-    struct vt_tracefile *aF = calloc((size_t)argc + 1, sizeof *aF);
+    struct vt_tracefile *aF = NULL;
     struct vt_export_stats stats;
     struct vt_export_snapstats snapStats;
     struct stat st;
     FILE *f = NULL;
     int nPath = 0, nOk = 0, nFailed = 0, i, c, rc = VT_EXIT_OK, src, bGzip = 0;
 
-    if (!aF || vt__opt_begin(&p, "export", argc, argv, aOpt, 0) != 0) {
+    if (vt__opt_begin(&p, "export", argc, argv, aOpt, 0) != 0) {
         vt__errorf("export: out of memory");
         rc = VT_EXIT_INTERNAL;
         goto done;
@@ -139,8 +153,14 @@ int vt__cmd_export(int argc, char **argv)
         rc = VT_EXIT_USAGE;
         goto done;
     }
+    if (p.nArg > 0 && (rc = vt__inputs("export", &p.azArg, &p.nArg, 0)) != VT_EXIT_OK) goto done;
     azPath = p.azArg;
     nPath = p.nArg;
+    if (!(aF = calloc((size_t)nPath + 1, sizeof *aF))) {
+        vt__errorf("export: out of memory");
+        rc = VT_EXIT_INTERNAL;
+        goto done;
+    }
     if (zSnap && (zOut || zCsv || bGzip || eo.bFrom || eo.bTo || nPath != 1 || !*zSnap)) {
         vt__errorf("export: --snapshot OUT.pickle takes one trace and goes alone (not with --perfetto, --csv, --gzip, "
                    "--from or --to)");
@@ -157,6 +177,11 @@ int vt__cmd_export(int argc, char **argv)
     }
     if (!zOut || !*zOut || nPath == 0) {
         vt__errorf("export: usage: vramtrace export --perfetto OUT.json TRACE... (or --csv DIR TRACE...)");
+        rc = VT_EXIT_USAGE;
+        goto done;
+    }
+    if (bGzip && !VT_HAVE_ZLIB) {
+        vt__errorf("export: --gzip: this vramtrace was built without zlib (compress the file with gzip instead)");
         rc = VT_EXIT_USAGE;
         goto done;
     }
@@ -186,6 +211,17 @@ int vt__cmd_export(int argc, char **argv)
     }
     if (nOk == 0) goto done;
     rc = VT_EXIT_OK;
+    { /* the one time origin of the traces exported together (figures.h), as analyze takes it */
+        struct vt_tracefile **apF = malloc(sizeof *apF * (size_t)nOk);
+        if (!apF) {
+            vt__errorf("export: out of memory");
+            rc = VT_EXIT_INTERNAL;
+            goto done;
+        }
+        for (i = 0; i < nOk; i++) apF[i] = &aF[i];
+        vt__figures_origin(apF, nOk);
+        free(apF);
+    }
     if (zCsv) {
         src = vt__export_csv(zCsv, nOk, aF, &zErr);
         if (src != SQLITE_OK) {

@@ -53,7 +53,7 @@ static void base_name(const char *zIn, char *z, size_t n)
     const char *zSlash = strrchr(zIn, '/');
     size_t len;
     int bCut = 1;
-    snprintf(z, n, "%s", zSlash ? zSlash + 1 : zIn);
+    snprintf(z, n, "%s", !strcmp(zIn, "-") ? "stdin" : zSlash ? zSlash + 1 : zIn);
     while (bCut) {
         bCut = 0;
         len = strlen(z);
@@ -176,9 +176,12 @@ static int parse_args(int argc, char **argv, struct opts *p)
 static int import_input(const char *zIn, const struct opts *p, int64_t *pnTraces)
 {
     char zErr[256], zOut[4096];
-    int fmt, rc = vt__import_detect(zIn, &fmt, zErr, sizeof zErr);
+    int fmt, rc = vt__import_spool(zIn); /* standard input or a pipe: read into a file first */
+    const char *zFile = vt__import_temp_path(zIn);
     int64_t *aPid = NULL, *aEv = NULL;
     int nPid = 0, nPick = 0, rcAll = VT_EXIT_OK;
+    if (rc != VT_EXIT_OK) return rc;
+    rc = vt__import_detect(zFile, &fmt, zErr, sizeof zErr);
     if (rc != VT_EXIT_OK) {
         vt__errorf("%s: %s", zIn, zErr);
         return rc;
@@ -193,7 +196,7 @@ static int import_input(const char *zIn, const struct opts *p, int64_t *pnTraces
                    zIn);
         return VT_EXIT_NOT_TRACE;
     case VT_IMPORT_NSYS:
-        rc = vt__nsys_pids(zIn, &aPid, &aEv, &nPid, zErr, sizeof zErr);
+        rc = vt__nsys_pids(zFile, &aPid, &aEv, &nPid, zErr, sizeof zErr);
         if (rc != VT_EXIT_OK) {
             vt__errorf("%s: %s", zIn, zErr);
             return rc;
@@ -213,7 +216,7 @@ static int import_input(const char *zIn, const struct opts *p, int64_t *pnTraces
                 rcAll = VT_EXIT_USAGE;
                 break;
             }
-            rc = vt__import_one(zIn, fmt, aPid[i], zOut, &p->o, NULL);
+            rc = vt__import_one(zFile, fmt, aPid[i], zOut, &p->o, NULL);
             if (rc == VT_EXIT_OK) {
                 printf("%s: process %lld -> %s\n", zIn, (long long)aPid[i], zOut);
                 ++*pnTraces;
@@ -229,7 +232,7 @@ static int import_input(const char *zIn, const struct opts *p, int64_t *pnTraces
             vt__errorf("import: output path too long");
             return VT_EXIT_USAGE;
         }
-        rc = vt__import_one(zIn, fmt, -1, zOut, &p->o, NULL);
+        rc = vt__import_one(zFile, fmt, -1, zOut, &p->o, NULL);
         if (rc == VT_EXIT_OK) {
             printf("%s: %s -> %s\n", zIn, vt__import_format_name(fmt), zOut);
             ++*pnTraces;

@@ -13,6 +13,9 @@ static const char zInfoUsage[] =
     "peak live device memory, copies, kernels, OOMs, dropped records, tracer\n"
     "overhead, configuration, and row counts per table.\n"
     "\n"
+    "TRACE: a trace, another tool's file (docs/import.md), a directory of traces\n"
+    "(record -o DIR/), or - for standard input; pipes and FIFOs are read to their end.\n"
+    "\n"
     "options:\n"
     "  --json      machine-readable output: {\"format\":\"vramtrace-info\",\n"
     "              \"format_version\":1,\"traces\":[...]}\n"
@@ -28,7 +31,9 @@ int vt__cmd_info(int argc, char **argv)
     static const struct vt_opt aOpt[] = {{"json", 0, 0, O_JSON}, {NULL, 0, 0, 0}};
     struct vt_optparse p = {0};
     const char **azTrace;
-    int i, c, bJson = 0, nTrace = 0, nShown = 0, nFailed = 0, rcAll = VT_EXIT_OK;
+    struct trace_info *aInfo = NULL;
+    struct vt_tracefile **apF = NULL;
+    int i, c, bJson = 0, nTrace = 0, nShown = 0, nFailed = 0, rcAll = VT_EXIT_OK, *aRc = NULL;
 
     if (vt__opt_begin(&p, "info", argc, argv, aOpt, 0) != 0) {
         rcAll = VT_EXIT_INTERNAL;
@@ -43,27 +48,39 @@ int vt__cmd_info(int argc, char **argv)
         rcAll = VT_EXIT_USAGE;
         goto done;
     }
-    azTrace = (const char **)p.azArg;
-    nTrace = p.nArg;
-    if (nTrace == 0) {
+    if (p.nArg == 0) {
         vt__errorf("info: no trace given (usage: vramtrace info [--json] TRACE...)");
         rcAll = VT_EXIT_USAGE;
         goto done;
     }
+    /* directories to their traces, standard input and pipes read into files */
+    if ((rcAll = vt__inputs("info", &p.azArg, &p.nArg, 0)) != VT_EXIT_OK) goto done;
+    azTrace = (const char **)p.azArg;
+    nTrace = p.nArg;
+    /* every trace read first: their one time origin (figures.h) is known before a time is printed */
+    if (!(aInfo = calloc((size_t)nTrace, sizeof *aInfo)) || !(aRc = calloc((size_t)nTrace, sizeof *aRc)) ||
+        !(apF = calloc((size_t)nTrace, sizeof *apF))) {
+        vt__errorf("info: out of memory");
+        rcAll = VT_EXIT_INTERNAL;
+        goto done;
+    }
+    for (i = 0; i < nTrace; i++) {
+        aRc[i] = vt__info_load(&aInfo[i], azTrace[i], 1);
+        if (aRc[i] == VT_EXIT_OK) vt__read_done(&aInfo[i].f); /* what was read stays; the connection goes */
+        apF[i] = aRc[i] == VT_EXIT_OK ? &aInfo[i].f : NULL;
+    }
+    vt__figures_origin(apF, nTrace);
     if (bJson) printf("{\"format\":\"vramtrace-info\",\"format_version\":1,\"traces\":[");
     for (i = 0; i < nTrace; i++) {
-        struct trace_info info;
-        int rc = vt__info_load(&info, azTrace[i], 1);
-        if (rc == VT_EXIT_OK && bJson) {
+        if (aRc[i] == VT_EXIT_OK && bJson) {
             if (nShown++) putchar(',');
-            vt__info_json(stdout, &info);
-        } else if (rc == VT_EXIT_OK) {
+            vt__info_json(stdout, &aInfo[i]);
+        } else if (aRc[i] == VT_EXIT_OK) {
             if (nShown++) putchar('\n');
-            vt__info_text(stdout, &info);
+            vt__info_text(stdout, &aInfo[i]);
         }
-        vt__info_free(&info);
-        if (rc != VT_EXIT_OK) nFailed++;
-        if (rc != VT_EXIT_OK && rcAll == VT_EXIT_OK) rcAll = rc;
+        if (aRc[i] != VT_EXIT_OK) nFailed++;
+        if (aRc[i] != VT_EXIT_OK && rcAll == VT_EXIT_OK) rcAll = aRc[i];
     }
     if (bJson) printf("]}\n");
     /* several traces, some shown: the ones not read were named on stderr */
@@ -73,6 +90,10 @@ int vt__cmd_info(int argc, char **argv)
         rcAll = VT_EXIT_INTERNAL;
     }
 done:
+    for (i = 0; aInfo && i < nTrace; i++) vt__info_free(&aInfo[i]);
+    free(aInfo);
+    free(aRc);
+    free(apF);
     vt__opt_end(&p);
     return rcAll;
 }

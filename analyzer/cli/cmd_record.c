@@ -28,6 +28,7 @@ struct record_opts {
     int bKeepCupti;         /* --keep-cupti */
     long long historyEntries; /* --history-entries, 0: the hook's default */
     const char *zStacks;    /* --history-stacks, or NULL */
+    const char *zKernels, *zWarmup; /* --kernels (full, summary) and --kernel-warmup as given, or NULL */
     long long stopNs;
     char **azCmd;  /* the job's argv, NULL-terminated */
 };
@@ -65,6 +66,12 @@ static const char zUsage[] =
     "      --start-after T   record kernels, copies, sets, API calls and NVTX only\n"
     "                        from T after the start (seconds, or 90s, 5m, 1h)\n"
     "      --stop-after T    ... and only until T after the start\n"
+    "      --kernels MODE    full (default): every kernel; summary (always-on mode):\n"
+    "                        after a warm-up, kernels as one row per second and kernel\n"
+    "                        name (count, times), their launch calls counted, each\n"
+    "                        allocation's first and last use kept; copies, sets, NVTX,\n"
+    "                        syncs and other calls in full (docs/cli.md, \"Always on\")\n"
+    "      --kernel-warmup T every kernel written for T after the start (default 30s)\n"
     "  -h, --help            show this help\n"
     "\n"
     "environment: VRAMTRACE_LIB (tracer library), VRAMTRACE_CUPTI (the libcupti the\n"
@@ -105,14 +112,15 @@ static const int aForward[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
 static int parse_args(int argc, char **argv, struct record_opts *pOpts)
 {
     enum { O_TENSORS = 1, O_NOPY, O_NOARGS, O_OUT, O_BT, O_MAXSIZE, O_START, O_STOP, O_NOHIST, O_HENTRIES, O_HSTACKS,
-           O_KEEP };
+           O_KERNELS, O_WARMUP, O_KEEP };
     static const struct vt_opt aOpt[] = {
         {"tensors", 0, 0, O_TENSORS},      {"no-python-stacks", 0, 0, O_NOPY}, {"no-kernel-args", 0, 0, O_NOARGS},
         {"output", 'o', 1, O_OUT},          {"backtrace", 0, 1, O_BT},          {"max-size", 0, 1, O_MAXSIZE},
         {"start-after", 0, 1, O_START},     {"stop-after", 0, 1, O_STOP},      {"no-pytorch-history", 0, 0, O_NOHIST},
-        {"history-entries", 0, 1, O_HENTRIES}, {"history-stacks", 0, 1, O_HSTACKS}, {"keep-cupti", 0, 0, O_KEEP},
-        {NULL, 0, 0, 0}};
+        {"history-entries", 0, 1, O_HENTRIES}, {"history-stacks", 0, 1, O_HSTACKS}, {"kernels", 0, 1, O_KERNELS},
+        {"kernel-warmup", 0, 1, O_WARMUP},  {"keep-cupti", 0, 0, O_KEEP},        {NULL, 0, 0, 0}};
     static const char *const azStacks[] = {"python", "all", NULL};
+    static const char *const azKernels[] = {"full", "summary", NULL};
     int k;
     size_t nBytes;
     long long ns, startNs = 0;
@@ -156,6 +164,17 @@ static int parse_args(int argc, char **argv, struct record_opts *pOpts)
         case O_HSTACKS:
             if (vt__opt_choice(&p, azStacks, &k) != 0) rc = VT_EXIT_USAGE;
             else pOpts->zStacks = azStacks[k];
+            break;
+        case O_KERNELS:
+            if (vt__opt_choice(&p, azKernels, &k) != 0) rc = VT_EXIT_USAGE;
+            else pOpts->zKernels = azKernels[k];
+            break;
+        case O_WARMUP:
+            if (vt__parse_duration(p.zVal, &ns) != 0) {
+                vt__errorf("record: %s '%s' is not a duration (seconds, or like 90s, 5m, 1h)", p.zOpt, p.zVal);
+                rc = VT_EXIT_USAGE;
+            }
+            pOpts->zWarmup = p.zVal;
             break;
         case O_START:
         case O_STOP:
@@ -335,6 +354,8 @@ static int set_environment(const struct record_opts *pOpts, char *zPattern, size
     if (pOpts->zMaxSize && set_var("VRAMTRACE_MAX_BYTES", pOpts->zMaxSize)) return VT_EXIT_INTERNAL;
     if (pOpts->zStartAfter && set_var("VRAMTRACE_START_AFTER", pOpts->zStartAfter)) return VT_EXIT_INTERNAL;
     if (pOpts->zStopAfter && set_var("VRAMTRACE_STOP_AFTER", pOpts->zStopAfter)) return VT_EXIT_INTERNAL;
+    if (pOpts->zKernels && set_var("VRAMTRACE_KERNELS", pOpts->zKernels)) return VT_EXIT_INTERNAL;
+    if (pOpts->zWarmup && set_var("VRAMTRACE_KERNEL_WARMUP", pOpts->zWarmup)) return VT_EXIT_INTERNAL;
     rc = set_history(pOpts, zExe, zPattern);
     if (rc != VT_EXIT_OK) return rc;
     if (pOpts->bTensors) return set_tensor_mode();

@@ -128,7 +128,8 @@ static void usage(FILE *f)
             "       vramtrace sql [OPTIONS] -f FILE TRACE...\n\n"
             "Run read-only SQL over one or more traces. The last argument is the SQL (one\n"
             "statement, or several separated by ';', run in order); with -f it is read from\n"
-            "FILE ('-' for standard input) and every other argument is a trace.\n\n"
+            "FILE ('-' for standard input) and every other argument is a trace. A TRACE may be\n"
+            "another tool's file, a directory of traces (record -o DIR/) or - (standard input).\n\n"
             "options:\n"
             "  --format table|csv|json  output format (default table)\n"
             "  --max-width N            table: cut cells wider than N characters (default 40,\n"
@@ -443,6 +444,15 @@ int vt__cmd_sql(int argc, char **argv)
         rc = VT_EXIT_USAGE;
         goto done;
     }
+    nTrace = zFile ? p.nArg : p.nArg - 1;
+    for (int k = 0; zFile && !strcmp(zFile, "-") && k < nTrace; k++)
+        if (!strcmp(p.azArg[k], "-")) {
+            vt__errorf("sql: standard input is either the SQL (-f -) or a trace (-), not both");
+            rc = VT_EXIT_USAGE;
+            goto done;
+        }
+    /* directories to their traces, standard input and pipes read into files (the SQL argument left as it is) */
+    if (nTrace >= 1 && (rc = vt__inputs("sql", &p.azArg, &p.nArg, zFile ? 0 : 1)) != VT_EXIT_OK) goto done;
     azPos = p.azArg;
     nPos = p.nArg;
     nTrace = zFile ? nPos : nPos - 1;

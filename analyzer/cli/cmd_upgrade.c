@@ -9,17 +9,19 @@
 #include "read/read.h"
 #include "util/opts.h"
 #include "vramtrace/schema.h"
-#include "vramtrace/views.h"
+#include "vramtrace/migrate.h"
 
 static const char zUsage[] =
     "usage: vramtrace upgrade [-o OUT] TRACE...\n"
     "\n"
-    "Give traces written by older vramtrace versions (schema 1 to 3) the views every trace\n"
-    "now carries (CUPTI_ACTIVITY_KIND_*, StringIds, NVTX_EVENTS, TARGET_INFO_GPU, PROCESSES,\n"
-    "ENUM_*, site), so the sqlite3 shell, DuckDB or pandas see them: a schema 3 trace becomes\n"
-    "schema 4 (3 plus the views); schema 1 and 2 traces keep their number (their tables\n"
-    "differ). Nothing else in the trace changes; a trace that has the views is left as it\n"
-    "is. In place, or into a new file OUT with -o (one trace; the original is not touched).\n"
+    "Bring traces written by older vramtrace versions to the current schema (5): a schema 3 or 4\n"
+    "trace gains the views every trace carries (CUPTI_ACTIVITY_KIND_*, StringIds, NVTX_EVENTS,\n"
+    "TARGET_INFO_GPU, PROCESSES, ENUM_*, site), and its kernels, API calls, copies and sets are\n"
+    "stored compacted (signatures stored once, read through views of the same names, columns and\n"
+    "ids). Schema 1 and 2 traces gain the views and keep their number (their\n"
+    "tables differ). Every reader reads every version: upgrading makes a trace smaller and lets\n"
+    "other SQLite tools see the views. A current trace is left as it is. In place, or into a new\n"
+    "file OUT with -o (one trace; the original is not touched).\n"
     "\n"
     "options:\n"
     "  -o, --output OUT  write the upgraded copy to OUT (must not exist)\n"
@@ -36,8 +38,8 @@ static const char zUsage[] =
 static int upgrade_one(const char *zPath, const char *zFrom)
 {
     sqlite3 *db = NULL;
-    char zMsg[512], zNum[16], zPragma[48], *zErr = NULL;
-    int version = 0, rc = VT_EXIT_OK, bPresent;
+    char zMsg[512], zDone[128], *zErr = NULL;
+    int version = 0, vNew = 0, rc = VT_EXIT_OK;
     enum vt_schema_status st;
     const char *zName = zFrom ? zFrom : zPath;
 
@@ -53,21 +55,8 @@ static int upgrade_one(const char *zPath, const char *zFrom)
         rc = vt__exit_for_schema(st);
         goto done;
     }
-    bPresent = vt__views_present(db, "main") == 1;
-    if (bPresent && vt__views_kernel_stale(db) != 1) {
-        printf("%s: schema %d, already has the views\n", zPath, version);
-        goto done;
-    }
-    snprintf(zNum, sizeof zNum, "%d", VT_SCHEMA_VERSION);
-    snprintf(zPragma, sizeof zPragma, "PRAGMA user_version = %d", VT_SCHEMA_VERSION);
-    /* schema 4 is schema 3 with the views: a version 3 trace becomes version 4; versions 1 and 2
-     * (other table layouts, which readers tell apart by their number) gain the views and keep it;
-     * a trace written before the kernel view read kernel_name gets the current kernel view */
     if (sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, &zErr) != SQLITE_OK ||
-        (bPresent ? vt__views_kernel_refresh(db, &zErr) : vt__views_create(db, &zErr)) != SQLITE_OK ||
-        (!bPresent && version == VT_SCHEMA_VERSION - 1 &&
-         (vt__meta_set(db, "schema_version", zNum) != SQLITE_OK ||
-          sqlite3_exec(db, zPragma, NULL, NULL, &zErr) != SQLITE_OK)) ||
+        vt__migrate(db, version, &vNew, zDone, sizeof zDone, &zErr) != SQLITE_OK ||
         sqlite3_exec(db, "COMMIT", NULL, NULL, &zErr) != SQLITE_OK) {
         vt__errorf("%s: cannot upgrade: %s", zPath, zErr ? zErr : sqlite3_errmsg(db));
         sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
@@ -76,9 +65,11 @@ static int upgrade_one(const char *zPath, const char *zFrom)
                  : VT_EXIT_INTERNAL;
         goto done;
     }
-    if (bPresent) printf("%s: schema %d, kernel view now reads demangled names\n", zPath, version);
-    else if (version == VT_SCHEMA_VERSION - 1) printf("%s: schema %d -> %d (views added)\n", zPath, version, VT_SCHEMA_VERSION);
-    else printf("%s: schema %d, views added\n", zPath, version);
+    if (vNew != version) printf("%s: schema %d -> %d (%s)\n", zPath, version, vNew, zDone);
+    else if (zDone[0]) printf("%s: schema %d, %s\n", zPath, version, zDone);
+    else printf("%s: schema %d, already %s\n", zPath, version,
+                version == VT_SCHEMA_VERSION ? "current" : "has the views (its tables stay as they are)");
+    if (vNew != version) sqlite3_exec(db, "VACUUM", NULL, NULL, NULL); /* the space of the rows stored before */
 done:
     sqlite3_free(zErr);
     sqlite3_close(db);

@@ -5,6 +5,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "read/figures.h"
 #include "read/read.h"
 
 /* Counts of what an export wrote, for the summary line and tests. */

@@ -16,17 +16,18 @@
  */
 static const struct {
     const char *zFile, *zSelect;
+    const char *zTime; /* the time column, from which at_ns (ns from the export's origin) is made; NULL: none */
 } aTable[] = {
-    {"memory_event", "SELECT x.* FROM memory_event x"},
-    {"tensor_event", "SELECT x.* FROM tensor_event x"}, /* written only when a trace has tensor rows */
-    {"kernel", "SELECT x.*, s.value AS name FROM kernel x LEFT JOIN string s ON s.id = x.name_id"},
-    {"memcpy", "SELECT x.* FROM memcpy x"},
-    {"memset", "SELECT x.* FROM memset x"},
-    {"nvtx_range", "SELECT x.*, s.value AS name FROM nvtx_range x LEFT JOIN string s ON s.id = x.name_id"},
-    {"api_call", "SELECT x.*, a.name AS api_name FROM api_call x LEFT JOIN enum_api a ON a.id = x.api"},
-    {"oom_event", "SELECT x.* FROM oom_event x"},
-    {"device", "SELECT x.* FROM device x"},
-    {"meta", "SELECT x.* FROM meta x"},
+    {"memory_event", "SELECT x.* FROM memory_event x", "ts"},
+    {"tensor_event", "SELECT x.* FROM tensor_event x", "ts"}, /* written only when a trace has tensor rows */
+    {"kernel", "SELECT x.*, s.value AS name FROM kernel x LEFT JOIN string s ON s.id = x.name_id", "start"},
+    {"memcpy", "SELECT x.* FROM memcpy x", "start"},
+    {"memset", "SELECT x.* FROM memset x", "start"},
+    {"nvtx_range", "SELECT x.*, s.value AS name FROM nvtx_range x LEFT JOIN string s ON s.id = x.name_id", "start"},
+    {"api_call", "SELECT x.*, a.name AS api_name FROM api_call x LEFT JOIN enum_api a ON a.id = x.api", "start"},
+    {"oom_event", "SELECT x.* FROM oom_event x", "ts"},
+    {"device", "SELECT x.* FROM device x", NULL},
+    {"meta", "SELECT x.* FROM meta x", NULL},
 };
 #define N_TABLE (sizeof aTable / sizeof aTable[0])
 
@@ -64,15 +65,20 @@ int vt__export_csv(const char *zDir, int nTrace, struct vt_tracefile *aF, char *
         for (k = 0; k < N_TABLE && rc == SQLITE_OK; k++) {
             if (!aOut[k]) continue; /* a table not written */
             /* pid and rank from meta, NULL when absent; the guard's views hide impossible rows */
+            /* at_ns: the time from the one origin of the traces exported together (figures.h), NULL unknown */
+            char zAt[96] = "";
+            if (aTable[k].zTime)
+                snprintf(zAt, sizeof zAt, ", CASE WHEN t.\"%s\" > 0 THEN max(t.\"%s\" - %lld, 0) END AS at_ns",
+                         aTable[k].zTime, aTable[k].zTime, (long long)aF[i].fig.origin);
             char *zSql = sqlite3_mprintf("SELECT (SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'pid') AS pid,"
-                                         " (SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'rank') AS rank, t.*"
+                                         " (SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'rank') AS rank, t.*%s"
                                          " FROM (%s) t",
-                                         aTable[k].zSelect);
+                                         zAt, aTable[k].zSelect);
             struct vt_sql_print opt = {VT_SQL_CSV, 0, !aDone[k], base_name(aF[i].zPath), NULL};
             sqlite3_stmt *p = NULL;
             long long nRow;
             if (!zSql) rc = SQLITE_NOMEM;
-            if (rc == SQLITE_OK && vt__schema_has_table(aF[i].db, aTable[k].zFile) != 1) { /* an older trace */
+            if (rc == SQLITE_OK && !vt__read_has(&aF[i], aTable[k].zFile)) { /* an older trace */
                 sqlite3_free(zSql);
                 continue;
             }

@@ -536,7 +536,7 @@ static int site_groups(struct exporter *x, int bTensor)
     struct vt_live *L = vt__live_new(&h);
     int rc = SQLITE_OK;
     if (!L) return SQLITE_NOMEM;
-    if (vt__live_pass_all(x->pF, L, bTensor) != VT_EXIT_OK) rc = SQLITE_ERROR;
+    if (vt__live_pass(x->pF, L, bTensor) != VT_EXIT_OK) rc = SQLITE_ERROR;
     vt__live_free(L);
     for (size_t d = 0; rc == SQLITE_OK && d < x->sitePeak.nSlot; d++) { /* each device (its first pair in the table) */
         uint64_t dev;
@@ -807,9 +807,9 @@ int vt__export_perfetto(FILE *f, int nTrace, struct vt_tracefile *aF, const stru
                         struct vt_export_stats *pStats, char **pzErr)
 {
     struct exporter x;
-    int64_t *aShift = NULL, *aEnd = NULL, v, anchorC, anchorW;
+    int64_t *aShift = NULL, *aEnd = NULL, v;
     long long *aPid = NULL;
-    int rc = SQLITE_OK, i, j, bNull, bAnchors = nTrace > 1, bHave = 0;
+    int rc = SQLITE_OK, i, j, bNull, bAnchors = nTrace > 0 && aF[0].fig.bWall, bHave = 0;
 
     memset(&x, 0, sizeof x);
     memset(pStats, 0, sizeof *pStats);
@@ -827,16 +827,10 @@ int vt__export_perfetto(FILE *f, int nTrace, struct vt_tracefile *aF, const stru
         *pzErr = sqlite3_mprintf("out of memory");
         goto done;
     }
-    /* Clock alignment: wall clock when every trace has anchors (several traces only). */
-    for (i = 0; i < nTrace && bAnchors; i++) {
-        if (query_i64(aF[i].db, "SELECT CAST(value AS INTEGER) FROM meta WHERE key='clock_anchor_cupti_ns'",
-                      &anchorC, &bNull) != SQLITE_OK || bNull)
-            bAnchors = 0;
-        else if (query_i64(aF[i].db, "SELECT CAST(value AS INTEGER) FROM meta WHERE key='clock_anchor_wall_ns'",
-                           &anchorW, &bNull) != SQLITE_OK || bNull)
-            bAnchors = 0;
-        else
-            aShift[i] = anchorW - anchorC;
+    /* the one origin and clock alignment of the traces read together (figures.h: vt__figures_origin) */
+    for (i = 0; i < nTrace; i++) {
+        aShift[i] = aF[i].fig.shift;
+        if (aF[i].bTimes && !bHave) x.t0 = aF[i].fig.origin + aF[i].fig.shift, bHave = 1;
     }
     for (i = 0; i < nTrace; i++) {
         char *zPath = (char *)aF[i].zPath;
@@ -852,14 +846,9 @@ int vt__export_perfetto(FILE *f, int nTrace, struct vt_tracefile *aF, const stru
             *pzErr = sqlite3_mprintf("%s: cannot read the kernel names: %s", aF[i].zPath, sqlite3_errmsg(aF[i].db));
             goto done;
         }
-        if (!bAnchors) aShift[i] = 0;
-        /* the trace's time range as every reader takes it (read/meta.c), widened to the tracer's own start
-         * and end: the display's origin and the end of ranges never closed */
+        /* the trace's time range as every reader takes it (read/meta.c), widened to the tracer's own end:
+         * the end of ranges never closed */
         aEnd[i] = aF[i].bTimes ? aF[i].t1 : 0;
-        if (aF[i].bTimes && (!bHave || aF[i].t0 + aShift[i] < x.t0)) x.t0 = aF[i].t0 + aShift[i], bHave = 1;
-        if (query_i64(aF[i].db, "SELECT CAST(value AS INTEGER) FROM meta WHERE key='start_ns'", &v, &bNull) ==
-                SQLITE_OK && !bNull && v >= 0 && (!bHave || v + aShift[i] < x.t0))
-            x.t0 = v + aShift[i], bHave = 1;
         if (query_i64(aF[i].db, "SELECT CAST(value AS INTEGER) FROM meta WHERE key='end_ns'", &v, &bNull) ==
                 SQLITE_OK && !bNull && v > aEnd[i])
             aEnd[i] = v;

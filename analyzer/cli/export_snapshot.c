@@ -389,7 +389,7 @@ static int pk_device(struct snapw *w, int d)
     if (!w->Lseg || (w->bMerged && !w->Lblk)) rc = SQLITE_NOMEM;
     else {
         rcPass = w->bMerged ? vt__live_pass_both(w->pF, w->Lseg, w->Lblk, &w->now)
-                            : vt__live_pass_all(w->pF, w->Lseg, w->bBlocks);
+                            : vt__live_pass(w->pF, w->Lseg, w->bBlocks);
         if (rcPass != VT_EXIT_OK || pk_ooms(w, INT64_MAX) != 0) rc = w->rc ? w->rc : SQLITE_ERROR;
     }
     if (w->Lblk) vt__live_free(w->Lblk);

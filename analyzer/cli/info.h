@@ -5,19 +5,14 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "read/figures.h"
 #include "read/read.h"
 
 #define VT_INFO_NUL INT64_MIN /* an unknown integer (shown as "?" or null) */
 
-struct info_meta {
-    char *zKey, *zValue;
-};
 struct info_dev {
     long long id, total, ccMajor, ccMinor, sm, pciBus, pciDev, bw;
     char *zName, *zUuid;
-};
-struct info_peak {
-    int64_t device, bytes, ts;
 };
 struct info_oom {
     int64_t ts, api, device, bytes, status, freeBytes, totalBytes;
@@ -39,12 +34,8 @@ extern const char *const vt__info_tables[];
 struct trace_info {
     struct vt_tracefile f;        /* open through the read layer: guard, scan, time range */
     int64_t fileBytes;
-    struct info_meta *aMeta;      /* every meta row, by key */
-    int nMeta;
     struct info_dev *aDev;
     int nDev;
-    struct info_peak *aPeak;      /* peak live bytes of each device, by the one rule (read/live.c) */
-    int nPeak;
     struct info_oom *aOom;        /* the first VT_INFO_MAX_OOM */
     int nOom;
     struct info_drop *aDrop;

@@ -40,9 +40,9 @@ static void json_meta_prefix(FILE *f, const struct trace_info *p, const char *zP
     size_t n = strlen(zPrefix);
     int j, b = 1;
     fputc('{', f);
-    for (j = 0; j < p->nMeta; j++)
-        if (!strncmp(p->aMeta[j].zKey, zPrefix, n))
-            json_kv_str(f, &b, p->aMeta[j].zKey + n, p->aMeta[j].zValue);
+    for (j = 0; j < p->f.nMeta; j++)
+        if (!strncmp(p->f.aMeta[j].zKey, zPrefix, n))
+            json_kv_str(f, &b, p->f.aMeta[j].zKey + n, p->f.aMeta[j].zValue);
     fputc('}', f);
 }
 
@@ -155,13 +155,14 @@ void vt__info_json(FILE *f, const struct trace_info *p)
     fputc('{', f);
     json_kv_int(f, &c, "first_ns", p->f.bTimes ? p->f.t0 : VT_INFO_NUL);
     json_kv_int(f, &c, "last_ns", p->f.bTimes ? p->f.t1 : VT_INFO_NUL);
-    json_kv_int(f, &c, "duration_ns", p->f.bTimes ? p->f.t1 - p->f.t0 : VT_INFO_NUL);
+    json_kv_int(f, &c, "duration_ns", p->f.fig.duration >= 0 ? p->f.fig.duration : VT_INFO_NUL);
     json_kv_int(f, &c, "wall_start_ns", wall >= 0 ? wall : VT_INFO_NUL);
     json_kv_str(f, &c, "wall_start", wall < 0 ? NULL : vt__fmt_wall(wall, zW, sizeof zW));
     json_kv_int(f, &c, "tracer_start_ns", vt__info_meta_int(p, "start_ns"));
     json_kv_int(f, &c, "tracer_end_ns", vt__info_meta_int(p, "end_ns"));
     json_kv_int(f, &c, "time_base_ns", vt__info_meta_int(p, "time_base_ns"));
     json_kv_int(f, &c, "unknown_time_events", p->f.nNoTime);
+    json_kv_int(f, &c, "origin_ns", p->f.bTimes ? p->f.fig.origin : VT_INFO_NUL); /* every printed time's 0 */
     fputc('}', f);
 
     json_key(f, &b, "rows");
@@ -174,9 +175,10 @@ void vt__info_json(FILE *f, const struct trace_info *p)
     json_key(f, &b, "memory");
     c = 1;
     fputc('{', f);
-    json_kv_int(f, &c, "allocations", p->f.aMemOp[VT_MEMOP_ALLOC]);
-    json_kv_int(f, &c, "allocated_bytes", p->f.allocBytes);
-    json_kv_int(f, &c, "frees", p->f.aMemOp[VT_MEMOP_FREE]);
+    /* the counts, level and peaks analyze shows (the figure source, read/figures.h) */
+    json_kv_int(f, &c, "allocations", p->f.fig.lc.nAlloc);
+    json_kv_int(f, &c, "allocated_bytes", p->f.fig.lc.allocBytes);
+    json_kv_int(f, &c, "frees", p->f.fig.lc.nFree);
     json_kv_int(f, &c, "vmm_maps", p->f.aMemOp[VT_MEMOP_VMM_MAP]);
     json_key(f, &c, "allocations_by_kind");
     fputc('[', f);
@@ -191,19 +193,31 @@ void vt__info_json(FILE *f, const struct trace_info *p)
         fputc('}', f);
     }
     fputs("]", f);
+    /* each device's headline peak (figures.h: what every command's headline prints) and its full peaks */
     json_key(f, &c, "peak_live_device");
     fputc('[', f);
-    for (j = 0; j < p->nPeak; j++) {
+    for (i = 0, j = 0; i < p->f.fig.nDev; i++) {
+        const struct vt_figdev *fd = &p->f.fig.aDev[i];
         int d = 1;
-        fputs(j ? ",{" : "{", f);
-        json_kv_int(f, &d, "device", p->aPeak[j].device);
-        json_kv_int(f, &d, "bytes", p->aPeak[j].bytes);
-        json_kv_int(f, &d, "ts", p->aPeak[j].ts);
+        if (fd->acct < 0) continue;
+        fputs(j++ ? ",{" : "{", f);
+        json_kv_int(f, &d, "device", fd->acct);
+        json_kv_int(f, &d, "bytes", vt__fig_headline(fd) >= 0 ? vt__fig_headline(fd) : VT_INFO_NUL);
+        json_kv_int(f, &d, "ts", vt__fig_headline(fd) == fd->reserved && fd->reservedTs >= 0 ? fd->reservedTs
+                                 : vt__fig_headline(fd) == fd->allocated && fd->allocatedTs >= 0 ? fd->allocatedTs
+                                                                                                 : VT_INFO_NUL);
         fputc('}', f);
     }
     fputc(']', f);
+
     json_kv_int(f, &c, "vmm_creations", p->f.aMemOp[VT_MEMOP_VMM_CREATE]);
     json_kv_int(f, &c, "tensor_blocks", p->f.aT[VT_T_TENSOR].nRow);
+    json_kv_str(f, &c, "level", vt__level_key(p->f.fig.level));
+    json_kv_int(f, &c, "live_at_end", p->f.fig.lc.nLiveEnd);
+    json_kv_int(f, &c, "live_at_end_bytes", p->f.fig.lc.liveEndBytes);
+    json_kv_int(f, &c, "tensor_allocations", p->f.fig.lc.nTensorAlloc);
+    json_key(f, &c, "peaks");
+    vt__fig_json(f, &p->f);
     fputc('}', f);
 
     json_key(f, &b, "copies");

@@ -1,4 +1,4 @@
-/* What `vramtrace info` reports, read through the read layer: meta, devices, counts, peaks, OOMs, losses. */
+/* What `vramtrace info` reports, read through the read layer: meta, devices, counts, peaks (the figure source), OOMs, losses. */
 #include "info.h"
 
 #include <stdlib.h>
@@ -47,25 +47,6 @@ static int each_row(sqlite3 *db, const char *zSql, struct trace_info *p, int (*x
     }
     sqlite3_finalize(pStmt);
     return rc;
-}
-
-static int row_meta(struct trace_info *p, sqlite3_stmt *s)
-{
-    struct info_meta *m;
-    if (grow((void **)&p->aMeta, p->nMeta, sizeof *p->aMeta)) return -1;
-    m = &p->aMeta[p->nMeta];
-    m->zKey = dup_text(s, 0);
-    m->zValue = dup_text(s, 1);
-    if (!m->zKey || !m->zValue) {
-        /* a NULL key or value is skipped (not known); only a text that could not be copied is an error */
-        int bOom = (!m->zKey && sqlite3_column_type(s, 0) != SQLITE_NULL) ||
-                   (!m->zValue && sqlite3_column_type(s, 1) != SQLITE_NULL);
-        free(m->zKey);
-        free(m->zValue);
-        return bOom ? -1 : 0;
-    }
-    p->nMeta++;
-    return 0;
 }
 
 static int row_dev(struct trace_info *p, sqlite3_stmt *s)
@@ -126,52 +107,6 @@ static int row_ovh(struct trace_info *p, sqlite3_stmt *s)
     return 0;
 }
 
-/* The peak pass's state: each device's peak as lifetimes begin and end. */
-struct peaks {
-    struct trace_info *p;
-    struct vt_live *L;
-};
-
-/* A lifetime began or ended: its device's live bytes changed (devices only: acct >= 0). */
-static int peak_note(void *pArg, struct vt_life *l)
-{
-    struct peaks *k = pArg;
-    struct trace_info *p = k->p;
-    int64_t live, ts;
-    int i;
-    if (l->acct < 0 || l->status == VT_LIFE_LIVE_AT_END) return 0;
-    live = vt__live_bytes(k->L, l->acct);
-    ts = l->freeTs >= 0 ? l->freeTs : l->allocTs;
-    for (i = 0; i < p->nPeak && p->aPeak[i].device != l->acct; i++) {
-    }
-    if (i == p->nPeak) {
-        int j;
-        if (grow((void **)&p->aPeak, p->nPeak, sizeof *p->aPeak)) return -1;
-        for (j = p->nPeak++; j > 0 && p->aPeak[j - 1].device > l->acct; j--) p->aPeak[j] = p->aPeak[j - 1];
-        i = j;
-        p->aPeak[i].device = l->acct;
-        p->aPeak[i].bytes = 0;
-        p->aPeak[i].ts = VT_INFO_NUL;
-    }
-    if (live > p->aPeak[i].bytes) {
-        p->aPeak[i].bytes = live;
-        p->aPeak[i].ts = ts;
-    }
-    return 0;
-}
-
-/* Peak live bytes per device through the live set: the same pairing and rule as analyze. A VT_EXIT code. */
-static int load_peaks(struct trace_info *p)
-{
-    struct peaks k = {p, NULL};
-    struct vt_live_hooks h = {&k, peak_note, NULL, peak_note, NULL};
-    int rc;
-    if (!(k.L = vt__live_new(&h))) return VT_EXIT_INTERNAL;
-    rc = vt__live_pass(&p->f, k.L);
-    vt__live_free(k.L);
-    return rc;
-}
-
 /* Rows of each table info counts: the scan's for the large ones, count(*) through the guard for the rest. */
 static int load_counts(struct trace_info *p)
 {
@@ -179,12 +114,9 @@ static int load_counts(struct trace_info *p)
     for (int i = 0; rc == SQLITE_OK && i < VT_INFO_NTABLE; i++) {
         sqlite3_stmt *pStmt = NULL;
         char *zSql;
-        int k, bHas = vt__schema_has_table(p->f.db, vt__info_tables[i]);
+        int k;
         p->aCount[i] = -1;
-        if (bHas <= 0) {
-            if (bHas < 0) rc = SQLITE_ERROR;
-            continue;
-        }
+        if (!vt__read_has(&p->f, vt__info_tables[i])) continue;
         for (k = 0; k < VT_T_N && strcmp(vt__tbl_name(k), vt__info_tables[i]); k++) {
         }
         if (k < VT_T_N) {
@@ -211,12 +143,13 @@ int vt__info_load(struct trace_info *p, const char *zPath, int bFull)
     memset(p, 0, sizeof *p);
     rc = vt__read_open(&p->f, zPath, 0, NULL);
     if (rc != VT_EXIT_OK) return rc;
+    /* the file as named; standard input or a pipe: the file it was read into */
+    if (stat(zPath, &st) != 0 || !S_ISREG(st.st_mode)) zPath = p->f.zOpened;
     p->fileBytes = stat(zPath, &st) == 0 ? (int64_t)st.st_size : -1;
+    zPath = p->f.zPath;
     if (p->f.nHidden > 0)
         vt__errorf("%s: %lld rows with impossible values were ignored (damaged trace)", zPath, (long long)p->f.nHidden);
-    rc = each_row(p->f.db, "SELECT key, value FROM meta ORDER BY key", p, row_meta);
-    if (rc == SQLITE_OK)
-        rc = each_row(p->f.db,
+    rc = each_row(p->f.db,
                       "SELECT id, name, uuid, total_bytes, cc_major, cc_minor, sm_count, pci_bus, pci_device,"
                       " global_memory_bandwidth_kbps FROM device ORDER BY id",
                       p, row_dev);
@@ -233,7 +166,7 @@ int vt__info_load(struct trace_info *p, const char *zPath, int bFull)
                  VT_INFO_MAX_OOM);
         rc = each_row(p->f.db, zSql, p, row_oom);
     }
-    if (rc == SQLITE_OK && bFull && vt__schema_has_table(p->f.db, "overhead") == 1)
+    if (rc == SQLITE_OK && bFull && vt__read_has(&p->f, "overhead"))
         rc = each_row(p->f.db,
                       "SELECT source, kind, count(*), sum(count), sum(CASE WHEN \"end\" >= start THEN \"end\" - start END)"
                       " FROM overhead GROUP BY source, kind ORDER BY 5 DESC, source, kind",
@@ -247,15 +180,12 @@ int vt__info_load(struct trace_info *p, const char *zPath, int bFull)
     }
     /* the writer's closing counters: trusted when they count more losses than the rows do */
     if (p->f.nLost > p->nDropTotal) p->nDropTotal = p->f.nLost;
-    return load_peaks(p);
+    /* counts, level and peaks: the figure source's pass, as analyze makes them (read/figures.h) */
+    return vt__figures_pass(&p->f);
 }
 
 void vt__info_free(struct trace_info *p)
 {
-    for (int i = 0; i < p->nMeta; i++) {
-        free(p->aMeta[i].zKey);
-        free(p->aMeta[i].zValue);
-    }
     for (int i = 0; i < p->nDev; i++) {
         free(p->aDev[i].zName);
         free(p->aDev[i].zUuid);
@@ -265,9 +195,7 @@ void vt__info_free(struct trace_info *p)
         free(p->aOvh[i].zSource);
         free(p->aOvh[i].zKind);
     }
-    free(p->aMeta);
     free(p->aDev);
-    free(p->aPeak);
     free(p->aOom);
     free(p->aDrop);
     free(p->aOvh);
@@ -277,14 +205,7 @@ void vt__info_free(struct trace_info *p)
 
 const char *vt__info_meta(const struct trace_info *p, const char *zKey)
 {
-    int lo = 0, hi = p->nMeta; /* sorted by key (ORDER BY key: binary collation, as strcmp) */
-    while (lo < hi) {
-        int mid = (lo + hi) / 2, c = strcmp(p->aMeta[mid].zKey, zKey);
-        if (c == 0) return p->aMeta[mid].zValue;
-        if (c < 0) lo = mid + 1;
-        else hi = mid;
-    }
-    return NULL;
+    return vt__read_meta_value(&p->f, zKey);
 }
 
 int64_t vt__info_meta_int(const struct trace_info *p, const char *zKey)

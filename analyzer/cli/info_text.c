@@ -82,38 +82,41 @@ static void print_devices(FILE *f, const struct trace_info *p, const char *zLabe
     }
 }
 
-/* "duration" line: first to last event and the wall-clock start. */
+/* "duration" line: first to last event (the one duration, figures.h) and the wall-clock start. */
 static void print_duration(FILE *f, const struct trace_info *p, const char *zIndent)
 {
     char zD[32], zW[48];
     int64_t wall = p->f.bTimes ? vt__read_wall(&p->f, p->f.t0) : -1;
-    if (!p->f.bTimes) {
-        fprintf(f, "%s%-11s no events\n", zIndent, "duration");
+    if (p->f.fig.duration < 0) {
+        fprintf(f, "%s%-11s unknown (no event with a known time)\n", zIndent, "duration");
         return;
     }
-    fprintf(f, "%s%-11s %s (first to last event)", zIndent, "duration", vt__fmt_ns(p->f.t1 - p->f.t0, zD, sizeof zD));
+    fprintf(f, "%s%-11s %s (first to last event)", zIndent, "duration", vt__fmt_ns(p->f.fig.duration, zD, sizeof zD));
     if (wall >= 0) fprintf(f, ", started %s", vt__fmt_wall(wall, zW, sizeof zW));
     fputc('\n', f);
 }
 
-/* "memory" line: allocations, frees and the peak of live device memory. */
+/*
+ * "memory" line: allocations, frees and the level, then each account's peaks (figures.h: the counts,
+ * level and peaks analyze shows).
+ */
 static void print_memory(FILE *f, const struct trace_info *p, const char *zIndent)
 {
-    char zB[32], zP[32], zT[32];
-    int i;
-    long long nAlloc = p->f.aMemOp[VT_MEMOP_ALLOC], nFree = p->f.aMemOp[VT_MEMOP_FREE];
+    const struct vt_lifecounts *lc = &p->f.fig.lc;
+    char zB[32], zP[600];
     long long nMap = p->f.aMemOp[VT_MEMOP_VMM_MAP], nCreate = p->f.aMemOp[VT_MEMOP_VMM_CREATE];
-    fprintf(f, "%s%-11s %lld allocation%s (%s), %lld free%s", zIndent, "memory", nAlloc, nAlloc == 1 ? "" : "s",
-            vt__fmt_bytes(p->f.allocBytes, zB, sizeof zB), nFree, nFree == 1 ? "" : "s");
+    fprintf(f, "%s%-11s %lld allocation%s (%s), %lld free%s", zIndent, "memory", (long long)lc->nAlloc,
+            lc->nAlloc == 1 ? "" : "s", vt__fmt_bytes(lc->allocBytes, zB, sizeof zB), (long long)lc->nFree,
+            lc->nFree == 1 ? "" : "s");
     if (nCreate) fprintf(f, ", %lld VMM creation%s", nCreate, nCreate == 1 ? "" : "s");
     if (nMap) fprintf(f, ", %lld VMM map%s", nMap, nMap == 1 ? "" : "s");
-    fputc('\n', f);
-    for (i = 0; i < p->nPeak; i++) {
-        const struct info_peak *k = &p->aPeak[i];
-        fprintf(f, "%s%-11s peak live device memory %s on device %lld", zIndent, "",
-                vt__fmt_bytes(k->bytes, zP, sizeof zP), (long long)k->device);
-        if (p->f.bTimes && k->ts != VT_INFO_NUL) fprintf(f, " at +%s", vt__fmt_ns(k->ts - p->f.t0, zT, sizeof zT));
-        fputc('\n', f);
+    fprintf(f, "; level: %s\n", vt__level_name(p->f.fig.level));
+    for (int i = 0; i < p->f.fig.nDev; i++) {
+        const struct vt_figdev *d = &p->f.fig.aDev[i];
+        if (d->acct >= 0) fprintf(f, "%s%-11s device %d: peak %s\n", zIndent, "", d->acct, vt__fig_peak_text(&p->f, d, zP, sizeof zP));
+        else
+            fprintf(f, "%s%-11s %s: peak %s\n", zIndent, "", d->acct == VT_ACCT_PINNED ? "pinned host memory" : "managed memory",
+                    vt__fig_peak_text(&p->f, d, zP, sizeof zP));
     }
 }
 
@@ -152,7 +155,6 @@ void vt__info_text(FILE *f, const struct trace_info *p)
     const char *zCmd = vt__info_meta(p, "cmdline"), *zExe = exe_of(p);
     const char *zClosed = vt__info_meta(p, "closed_cleanly");
     const char *zSource = vt__info_meta(p, "source_format"), *zFile = vt__info_meta(p, "source_file");
-    int64_t startNs = vt__info_meta_int(p, "start_ns"), endNs = vt__info_meta_int(p, "end_ns");
     char zB[32], zProc[512], zT[32];
     long long nCopy, copyBytes, nPageable;
     int i, j, bFirst;
@@ -173,16 +175,11 @@ void vt__info_text(FILE *f, const struct trace_info *p)
         fprintf(f, ", CUPTI %s, schema %d\n", zCupti ? zCupti : "?", p->f.version);
         recorded_by(f, p);
     }
+    /* how long: the duration line alone (first to last event), one duration */
     if (zSource && strcmp(zSource, "cupti") != 0) { /* imported: another tool recorded it, nothing was traced */
-        fprintf(f, "%-11s imported from %s file %s", "status", zSource, zFile ? zFile : "?");
-        if (startNs != VT_INFO_NUL && endNs != VT_INFO_NUL)
-            fprintf(f, ", spanning %s", vt__fmt_ns(endNs - startNs, zT, sizeof zT));
-        fputc('\n', f);
+        fprintf(f, "%-11s imported from %s file %s\n", "status", zSource, zFile ? zFile : "?");
     } else if (zClosed && !strcmp(zClosed, "1")) {
-        fprintf(f, "%-11s closed cleanly", "status");
-        if (startNs != VT_INFO_NUL && endNs != VT_INFO_NUL)
-            fprintf(f, ", traced for %s", vt__fmt_ns(endNs - startNs, zT, sizeof zT));
-        fputc('\n', f);
+        fprintf(f, "%-11s closed cleanly\n", "status");
     } else {
         fprintf(f, "%-11s WARNING: not closed cleanly (the process was killed, crashed or is still "
                    "running); the last events may be missing\n",
@@ -195,11 +192,9 @@ void vt__info_text(FILE *f, const struct trace_info *p)
                 vt__info_meta(p, "rows_written") ? vt__info_meta(p, "rows_written") : "?",
                 vt__info_meta(p, "commits") ? vt__info_meta(p, "commits") : "?",
                 vt__info_meta_int(p, "commits") == 1 ? "" : "s");
-    if (p->f.partialFrom >= 0) {
-        int64_t at = p->f.bTimes && p->f.partialFrom > p->f.t0 ? p->f.partialFrom - p->f.t0 : 0;
-        fprintf(f, "%-11s WARNING: partial from %s after the start: %s\n", "", vt__fmt_ns(at, zT, sizeof zT),
-                p->f.zPartialWhy);
-    }
+    if (p->f.partialFrom >= 0)
+        fprintf(f, "%-11s WARNING: partial from %s after the start: %s\n", "",
+                vt__fig_fmt_at(&p->f, p->f.partialFrom, zT, sizeof zT), p->f.zPartialWhy);
     print_devices(f, p, "devices");
     print_duration(f, p, "");
     print_memory(f, p, "");
@@ -223,8 +218,7 @@ void vt__info_text(FILE *f, const struct trace_info *p)
     for (j = 0; j < p->nOom; j++) {
         const struct info_oom *o = &p->aOom[j];
         char zReq[32], zFree[32], zTot[32];
-        fprintf(f, "%-11s +%s %s of %s", "",
-                p->f.bTimes && o->ts != VT_INFO_NUL ? vt__fmt_ns(o->ts - p->f.t0, zT, sizeof zT) : "?",
+        fprintf(f, "%-11s +%s %s of %s", "", vt__fig_fmt_at(&p->f, o->ts != VT_INFO_NUL ? o->ts : -1, zT, sizeof zT),
                 vt__or(vt_api_name(o->api), "unknown API"),
                 o->bytes != VT_INFO_NUL ? vt__fmt_bytes(o->bytes, zReq, sizeof zReq) : "unknown size");
         if (o->device != VT_INFO_NUL) fprintf(f, " on device %lld", (long long)o->device);
@@ -248,19 +242,19 @@ void vt__info_text(FILE *f, const struct trace_info *p)
         fprintf(f, "%-11s %-14s %lld\n", bFirst ? "rows" : "", vt__info_tables[i], (long long)p->aCount[i]);
         bFirst = 0;
     }
-    for (j = 0, bFirst = 1; j < p->nMeta; j++) {
-        if (strncmp(p->aMeta[j].zKey, "config.", 7) != 0) continue;
-        fprintf(f, "%-11s %s = %s\n", bFirst ? "config" : "", p->aMeta[j].zKey + 7, p->aMeta[j].zValue);
+    for (j = 0, bFirst = 1; j < p->f.nMeta; j++) {
+        if (strncmp(p->f.aMeta[j].zKey, "config.", 7) != 0) continue;
+        fprintf(f, "%-11s %s = %s\n", bFirst ? "config" : "", p->f.aMeta[j].zKey + 7, p->f.aMeta[j].zValue);
         bFirst = 0;
     }
-    for (j = 0, bFirst = 1; j < p->nMeta; j++) {
-        if (strncmp(p->aMeta[j].zKey, "env.", 4) != 0) continue;
-        fprintf(f, "%-11s %s=%s\n", bFirst ? "environment" : "", p->aMeta[j].zKey + 4, p->aMeta[j].zValue);
+    for (j = 0, bFirst = 1; j < p->f.nMeta; j++) {
+        if (strncmp(p->f.aMeta[j].zKey, "env.", 4) != 0) continue;
+        fprintf(f, "%-11s %s=%s\n", bFirst ? "environment" : "", p->f.aMeta[j].zKey + 4, p->f.aMeta[j].zValue);
         bFirst = 0;
     }
-    for (j = 0, bFirst = 1; j < p->nMeta; j++) {
-        if (vt__info_meta_known(p->aMeta[j].zKey)) continue;
-        fprintf(f, "%-11s %s = %s\n", bFirst ? "meta" : "", p->aMeta[j].zKey, p->aMeta[j].zValue);
+    for (j = 0, bFirst = 1; j < p->f.nMeta; j++) {
+        if (vt__info_meta_known(p->f.aMeta[j].zKey)) continue;
+        fprintf(f, "%-11s %s = %s\n", bFirst ? "meta" : "", p->f.aMeta[j].zKey, p->f.aMeta[j].zValue);
         bFirst = 0;
     }
 }

@@ -49,7 +49,10 @@ int vt__record_self_exe(char *zOut, size_t nOut)
 
 int vt__record_find_lib(const char *zExe, char *zOut, size_t nOut, char *zWhy, size_t nWhy)
 {
-    static const char *const azRel[] = {"../tracer", "..", "../" VT_INSTALL_LIBDIR, "../lib", "../lib64"};
+    /* the build tree (build/analyzer/vramtrace, build/libvramtrace.so), then an installed tree
+     * (bin/vramtrace, lib/vramtrace/libvramtrace.so), then older installed layouts */
+    static const char *const azRel[] = {"../tracer", "..", ("../" VT_INSTALL_LIBDIR "/vramtrace"), "../lib/vramtrace",
+                                        ("../" VT_INSTALL_LIBDIR), "../lib", "../lib64"};
     const char *zEnv = getenv("VRAMTRACE_LIB");
     char zDir[PATH_MAX], zTry[PATH_MAX + 64];
     const char *zSlash;
@@ -73,7 +76,7 @@ int vt__record_find_lib(const char *zExe, char *zOut, size_t nOut, char *zWhy, s
         found = take_file(zTry, zOut, nOut);
     }
     if (!found) {
-        snprintf(zTry, sizeof zTry, "%s/../lib*/libvramtrace.so", zDir);
+        snprintf(zTry, sizeof zTry, "%s/../lib*/vramtrace/libvramtrace.so", zDir);
         if (glob(zTry, 0, NULL, &g) == 0) {
             for (i = 0; i < g.gl_pathc && !found; i++) found = take_file(g.gl_pathv[i], zOut, nOut);
             globfree(&g);
@@ -85,15 +88,15 @@ int vt__record_find_lib(const char *zExe, char *zOut, size_t nOut, char *zWhy, s
     }
     if (found) return 0;
     snprintf(zWhy, nWhy,
-             "libvramtrace.so not found in %s/../tracer, %s/.., %s/../lib* or %s; set "
+             "libvramtrace.so not found in %s/../tracer, %s/.., %s/../lib*/vramtrace, %s/../lib* or %s; set "
              "VRAMTRACE_LIB to its path",
-             zDir, zDir, zDir, zDir);
+             zDir, zDir, zDir, zDir, zDir);
     return -1;
 }
 
 int vt__record_find_pyhook(const char *zExe, char *zOut, size_t nOut, char *zWhy, size_t nWhy)
 {
-    static const char *const azRel[] = {"pyhook", "../" VT_INSTALL_DATADIR "/vramtrace/pyhook",
+    static const char *const azRel[] = {"pyhook", ("../" VT_INSTALL_DATADIR "/vramtrace/pyhook"),
                                         "../share/vramtrace/pyhook"};
     const char *zSlash = zExe ? strrchr(zExe, '/') : NULL;
     char zTry[PATH_MAX + 96], zFile[PATH_MAX];
@@ -302,6 +305,17 @@ int vt__record_output(const char *zOpt, const char *zEnv, char *zOut, size_t nOu
                 snprintf(zWhy, nWhy, "output directory %s is not writable", zDir);
                 return VT_EXIT_NOFILE;
             }
+            /* a directory that takes no new file though its mode says it does (/proc, /sys, a read-only
+             * mount seen by root): the job would run for nothing, its traces failing one by one */
+            char zProbe[PATH_MAX + 32];
+            int fd;
+            snprintf(zProbe, sizeof zProbe, "%s/.vramtrace-probe-XXXXXX", zDir);
+            if ((fd = mkstemp(zProbe)) < 0) {
+                snprintf(zWhy, nWhy, "output directory %s takes no new file: %s", zDir, strerror(errno));
+                return VT_EXIT_NOFILE;
+            }
+            close(fd);
+            unlink(zProbe);
         }
     }
     return 0;

@@ -8,6 +8,13 @@
 /* Longest string or blob a `vramtrace sql` query may read or make (SQLITE_LIMIT_LENGTH). */
 #define VT_SQL_MAX_LENGTH (64 << 20)
 
+/*
+ * Replace SQLite's printf() and format() on db by ones that format exactly as they do but make a
+ * result longer than db's length bound an error (SQLITE_TOOBIG: exit 10) instead of NULL
+ * (sql_printf.c). Returns an SQLite code.
+ */
+int vt__sql_printf_register(sqlite3 *db);
+
 /* Output formats of `vramtrace sql`. */
 enum vt_sql_format { VT_SQL_TABLE = 0, VT_SQL_CSV = 1, VT_SQL_JSON = 2 };
 

@@ -76,13 +76,19 @@ static int all_have(sqlite3 *db, int nTrace, const char *zTable)
     return n;
 }
 
+/*
+ * The `site` view of `sql` and `export`: each stack described by the read layer's describer, as analyze
+ * describes it (the view stored in a trace, for other tools, does it in SQL: docs/queries.md).
+ */
+#define VT_SITE_SELECT_ANALYZE "SELECT $T AS trace, s.id AS stack_id, vt_site('$S', s.id) AS site FROM $S.stack s"
+
 int vt__sql_create_views(sqlite3 *db, int nTrace, char **azPath, char **pzErr)
 {
-    int rc = SQLITE_OK, bHave;
+    int rc = vt__site_function(db), bHave;
     *pzErr = NULL;
 #define VT__PER_TRACE(zName, zTemplate)                                                    \
     if (rc == SQLITE_OK)                                                                   \
-        rc = create_view(db, zName, zTemplate, 1,                                          \
+        rc = create_view(db, zName, strcmp(zName, "site") ? zTemplate : VT_SITE_SELECT_ANALYZE, 1, \
                          strcmp(zName, "StringIds") ? NULL : VT_NSIGHT_API_STRINGS, nTrace, \
                          azPath, pzErr);
 #define VT__STATIC(zName, zTemplate) \
@@ -175,7 +181,8 @@ static int open_checked(const char *zPath, sqlite3 **pDb)
  * process address and registers one given as a blob), functions that are not
  * innocuous inside the files' own views and triggers (trusted_schema off), and
  * writes to SQLite's internal structures (defensive mode); bound every string
- * or blob to VT_SQL_MAX_LENGTH bytes. Returns an SQLite code.
+ * or blob to VT_SQL_MAX_LENGTH bytes, printf() and format() included (an error past
+ * it, where SQLite's give NULL). Returns an SQLite code.
  */
 static int sandbox(sqlite3 *db)
 {
@@ -183,6 +190,7 @@ static int sandbox(sqlite3 *db)
     if (rc == SQLITE_OK) rc = sqlite3_db_config(db, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0, (int *)NULL);
     if (rc == SQLITE_OK) rc = sqlite3_db_config(db, SQLITE_DBCONFIG_DEFENSIVE, 1, (int *)NULL);
     if (rc == SQLITE_OK) sqlite3_limit(db, SQLITE_LIMIT_LENGTH, VT_SQL_MAX_LENGTH);
+    if (rc == SQLITE_OK) rc = vt__sql_printf_register(db); /* past the bound: an error, not NULL */
     return rc;
 }
 
@@ -247,7 +255,7 @@ int vt__sql_open(int nTrace, char **azPath, sqlite3 **pDb, int *pnFailed)
             char zName[16];
             snprintf(zName, sizeof zName, "t%d", i);
             /* another tool's file: the temporary trace its check just made */
-            sqlite3_bind_text(pAttach, 1, vt__import_temp_path(azPath[i]), -1, SQLITE_STATIC);
+            sqlite3_bind_text(pAttach, 1, vt__import_temp_path(azPath[i]), -1, SQLITE_TRANSIENT);
             sqlite3_bind_text(pAttach, 2, zName, -1, SQLITE_TRANSIENT);
             if (sqlite3_step(pAttach) != SQLITE_DONE) {
                 vt__errorf("%s: cannot attach: %s", azPath[i], sqlite3_errmsg(db));

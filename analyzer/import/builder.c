@@ -14,6 +14,7 @@
 #include <sqlite3.h>
 
 #include "util/cleanup.h"
+#include "vramtrace/compact.h"
 #include "vramtrace/schema.h"
 
 /* Rows of a table inserted by one statement: about twice SQLite's speed for one row per statement. */
@@ -24,10 +25,13 @@ _Static_assert(sizeof(struct vt__tb_memcpy) <= MAXCOL * sizeof(int64_t), "MAXCOL
 _Static_assert(sizeof(struct vt__tb_memory) <= MAXCOL * sizeof(int64_t), "MAXCOL");
 _Static_assert(sizeof(struct vt__tb_api) <= MAXCOL * sizeof(int64_t), "MAXCOL");
 
-/* Column flags: the absolute time (stored as t), the end of an interval (stored as dur), 0 when NULL. */
+/* Column flags: the absolute time (stored as t), the end of an interval (stored as dur), 0 when NULL, never
+ * NULL (an address: every 64-bit pattern is a value, VT_TB_NULL's too, the address 2^63; a row without one is
+ * the importer's to leave out). */
 #define C_TIME 1
 #define C_END 2
 #define C_DEF0 4
+#define C_VALUE 8
 
 struct col {
     const char *zName;
@@ -43,13 +47,13 @@ struct tdesc {
 #define COL(s, f, fl) {#f, offsetof(struct s, f), fl}
 static const struct col aMemCol[] = {
     COL(vt__tb_memory, ts, C_TIME), COL(vt__tb_memory, op, 0), COL(vt__tb_memory, mem_kind, 0),
-    COL(vt__tb_memory, address, 0), COL(vt__tb_memory, bytes, 0), COL(vt__tb_memory, device, 0),
+    COL(vt__tb_memory, address, C_VALUE), COL(vt__tb_memory, bytes, 0), COL(vt__tb_memory, device, 0),
     COL(vt__tb_memory, context, 0), COL(vt__tb_memory, stream, 0), COL(vt__tb_memory, correlation, 0),
     COL(vt__tb_memory, api, 0), COL(vt__tb_memory, is_async, C_DEF0), COL(vt__tb_memory, pc, 0),
     COL(vt__tb_memory, thread, 0), COL(vt__tb_memory, stack_id, 0)};
 static const struct col aTensorCol[] = {
     COL(vt__tb_tensor, ts, C_TIME), COL(vt__tb_tensor, op, 0), COL(vt__tb_tensor, device, 0),
-    COL(vt__tb_tensor, address, 0), COL(vt__tb_tensor, bytes, 0), COL(vt__tb_tensor, stream, 0),
+    COL(vt__tb_tensor, address, C_VALUE), COL(vt__tb_tensor, bytes, 0), COL(vt__tb_tensor, stream, 0),
     COL(vt__tb_tensor, stack_id, 0), COL(vt__tb_tensor, source, 0)};
 static const struct col aOomCol[] = {
     COL(vt__tb_oom, ts, C_TIME), COL(vt__tb_oom, api, 0), COL(vt__tb_oom, correlation, 0),
@@ -134,6 +138,12 @@ struct vt__tb {
     struct stack_ent *aStack;
     size_t nStack, nStackSlot;
     int64_t iNextStack;
+    /* compacted tables (kernel, api_call, memcpy, memset): written as their parts */
+    int aCompact[VT_TB_NTABLE];                   /* 1 + the compacted table, 0: a plain table */
+    struct vt_compact_map aCmpMap[VT_TB_NTABLE];
+    struct vt_compact cmp;
+    struct vt_compact_sink sink;
+    int bCmp;                                     /* cmp and sink are open */
     char zErr[256];
 };
 
@@ -206,18 +216,30 @@ nomem:
     return -1;
 }
 
+/* The column a descriptor's column is stored as: t for the time, dur for the end, else its name. */
+static const char *stored_name(const struct col *c)
+{
+    return c->flags & C_TIME ? "t" : c->flags & C_END ? "dur" : c->zName;
+}
+
 /* Prepare the inserts of one table from its descriptor (one row, and BATCH rows). Returns 0 or -1. */
 static int prepare_insert(struct vt__tb *tb, int i)
 {
     const struct tdesc *d = &aTable[i];
-    sqlite3_str *s = sqlite3_str_new(tb->db);
+    sqlite3_str *s;
     char *zSql;
-    int rc;
-    sqlite3_str_appendf(s, "INSERT INTO %s(", d->zTable);
-    for (int c = 0; c < d->nCol; c++) {
-        const char *zName = d->aCol[c].flags & C_TIME ? "t" : d->aCol[c].flags & C_END ? "dur" : d->aCol[c].zName;
-        sqlite3_str_appendf(s, "%s%s", c ? ", " : "", zName);
+    int rc, iCt = vt__compact_find(d->zTable);
+    if (iCt >= 0) { /* written as its parts: where each column goes */
+        const char *azCol[MAXCOL], *zWhat = NULL;
+        for (int c = 0; c < d->nCol; c++) azCol[c] = stored_name(&d->aCol[c]);
+        tb->aCompact[i] = 1 + iCt;
+        if (vt__compact_map(iCt, azCol, d->nCol, &tb->aCmpMap[i], &zWhat))
+            return tb_fail(tb, "%s: no column %s", d->zTable, zWhat);
+        return 0;
     }
+    s = sqlite3_str_new(tb->db);
+    sqlite3_str_appendf(s, "INSERT INTO %s(", d->zTable);
+    for (int c = 0; c < d->nCol; c++) sqlite3_str_appendf(s, "%s%s", c ? ", " : "", stored_name(&d->aCol[c]));
     sqlite3_str_appendall(s, ") VALUES");
     for (int r = 0; r < BATCH; r++) {
         sqlite3_str_appendall(s, r ? ", (" : "(");
@@ -261,6 +283,12 @@ static int ensure_schema(struct vt__tb *tb)
         return sql_fail(tb, "schema");
     tb->bNullTime = sqlite3_step(pStmt) == SQLITE_ROW && sqlite3_column_int(pStmt, 0) == 0;
     sqlite3_finalize(pStmt);
+    if (vt__compact_init(&tb->cmp, 0, NULL)) return tb_fail(tb, "out of memory");
+    if (vt__compact_sink_open(&tb->sink, tb->db) != SQLITE_OK) {
+        vt__compact_free(&tb->cmp);
+        return sql_fail(tb, "prepare");
+    }
+    tb->bCmp = 1;
     for (int i = 0; i < VT_TB_NTABLE; i++)
         if (prepare_insert(tb, i)) return -1;
     if (sqlite3_prepare_v3(tb->db, "INSERT INTO string(id, value) VALUES(?, ?)", -1, SQLITE_PREPARE_PERSISTENT,
@@ -490,10 +518,19 @@ static int flush_table(struct vt__tb *tb, int i)
         int nRow = p == tb->aMulti[i] ? BATCH : 1;
         if (nRow == BATCH) { /* parameters keep their values across resets: bind only those that change */
             int64_t *aOld = tb->aBound[i];
-            for (int k = 0; k < BATCH * nCol; k++)
-                if (aOld[k] != a[r * nCol + k]) bind_null_or(p, k + 1, aOld[k] = a[r * nCol + k]);
+            for (int k = 0; k < BATCH * nCol; k++) {
+                int64_t v = a[r * nCol + k];
+                if (aTable[i].aCol[k % nCol].flags & C_VALUE) {
+                    if (aOld[k] != v || v == VT_TB_NULL) sqlite3_bind_int64(p, k + 1, aOld[k] = v);
+                } else if (aOld[k] != v) {
+                    bind_null_or(p, k + 1, aOld[k] = v);
+                }
+            }
         } else {
-            for (int k = 0; k < nCol; k++) bind_null_or(p, k + 1, a[r * nCol + k]);
+            for (int k = 0; k < nCol; k++) {
+                if (aTable[i].aCol[k].flags & C_VALUE) sqlite3_bind_int64(p, k + 1, a[r * nCol + k]);
+                else bind_null_or(p, k + 1, a[r * nCol + k]);
+            }
         }
         if (sqlite3_step(p) != SQLITE_DONE) {
             sqlite3_reset(p);
@@ -519,9 +556,9 @@ static int flush_all(struct vt__tb *tb)
 static int insert_row(struct vt__tb *tb, int i, const void *pRow)
 {
     const struct tdesc *d = &aTable[i];
-    int64_t t = VT_TB_NULL, *pOut;
+    int64_t t = VT_TB_NULL, *pOut, aOne[MAXCOL];
     if (ensure_schema(tb)) return -1;
-    pOut = tb->aBuf[i] + tb->anBuf[i] * d->nCol;
+    pOut = tb->aCompact[i] ? aOne : tb->aBuf[i] + tb->anBuf[i] * d->nCol; /* a compacted row is stored at once */
     for (int c = 0; c < d->nCol; c++) {
         int64_t v = *(const int64_t *)((const char *)pRow + d->aCol[c].off), t0 = v;
         if (d->aCol[c].flags & C_TIME) {
@@ -545,6 +582,14 @@ static int insert_row(struct vt__tb *tb, int i, const void *pRow)
         else tb->aLastT[i] = t;
     } else if (tb->aLastT[i] != INT64_MIN) {
         tb->aUnordered[i] = 1; /* unknown times sort first */
+    }
+    if (tb->aCompact[i]) { /* its parts, now */
+        struct vt_compact_part aPart[3];
+        uint32_t mNull = 0;
+        for (int c = 0; c < d->nCol; c++) mNull |= (uint32_t)(pOut[c] == VT_TB_NULL) << c;
+        if (vt__compact_sink_put(&tb->sink, aPart, vt__compact_add(&tb->cmp, &tb->aCmpMap[i], pOut, mNull, aPart)))
+            return sql_fail(tb, d->zTable);
+        return 0;
     }
     if (++tb->anBuf[i] == BATCH) return flush_table(tb, i);
     return 0;
@@ -665,10 +710,22 @@ static int reorder(struct vt__tb *tb, int i)
     const struct tdesc *d = &aTable[i];
     char zCols[512], zSql[2400];
     size_t n = 0;
-    for (int c = 0; c < d->nCol; c++) {
-        const char *zName = d->aCol[c].flags & C_TIME ? "t" : d->aCol[c].flags & C_END ? "dur" : d->aCol[c].zName;
-        n += (size_t)snprintf(zCols + n, sizeof zCols - n, "%s%s", c ? ", " : "", zName);
+    if (tb->aCompact[i]) { /* a compacted table: its rows again, sorted, as new parts */
+        const struct vt_compact_spec *p = &vt__aCompact[tb->aCompact[i] - 1];
+        char *zErr = NULL;
+        int rc;
+        snprintf(zSql, sizeof zSql,
+                 "CREATE TEMP TABLE vt_sorted AS SELECT NULL AS id, t, dur, %s FROM main.\"%s\" ORDER BY t, id;"
+                 " DELETE FROM main.\"%s_row\"; DELETE FROM main.\"%s_block\";",
+                 p->zCols, p->zName, p->zName, p->zName);
+        rc = sqlite3_exec(tb->db, zSql, NULL, NULL, NULL);
+        if (rc == SQLITE_OK) rc = vt__compact_insert_select(tb->db, tb->aCompact[i] - 1, "SELECT * FROM vt_sorted ORDER BY rowid", 0, &zErr);
+        if (rc == SQLITE_OK) rc = sqlite3_exec(tb->db, "DROP TABLE vt_sorted", NULL, NULL, NULL);
+        if (rc != SQLITE_OK) tb_fail(tb, "cannot write the trace (reorder): %s", zErr ? zErr : sqlite3_errmsg(tb->db));
+        sqlite3_free(zErr);
+        return rc == SQLITE_OK ? 0 : -1;
     }
+    for (int c = 0; c < d->nCol; c++) n += (size_t)snprintf(zCols + n, sizeof zCols - n, "%s%s", c ? ", " : "", stored_name(&d->aCol[c]));
     snprintf(zSql, sizeof zSql,
              "CREATE TEMP TABLE vt_sorted AS SELECT %s FROM main.%s ORDER BY t, id;"
              "DELETE FROM main.%s; INSERT INTO main.%s(%s) SELECT %s FROM vt_sorted; DROP TABLE vt_sorted;",
@@ -700,6 +757,10 @@ int vt__tb_close(struct vt__tb *tb, int bKeep, char *zErr, size_t nErr)
     sqlite3_finalize(tb->pString);
     sqlite3_finalize(tb->pStack);
     sqlite3_finalize(tb->pFrame);
+    if (tb->bCmp) {
+        vt__compact_sink_close(&tb->sink);
+        vt__compact_free(&tb->cmp);
+    }
     sqlite3_finalize(tb->pAside);
     for (int i = 0; i < VT_TB_NTABLE; i++) sqlite3_finalize(tb->apSetStack[i]);
     if (tb->db && rc == 0 && bKeep &&

@@ -81,6 +81,10 @@ int vt__import_detect(const char *zPath, int *pFmt, char *zErr, size_t nErr)
         return VT_EXIT_OK;
     }
     bGzip = n >= 2 && a[0] == 0x1f && a[1] == 0x8b;
+    if (bGzip && !vt__src_can_gunzip()) {
+        snprintf(zErr, nErr, "%s", VT__SRC_NO_GUNZIP);
+        return VT_EXIT_NOT_TRACE;
+    }
     if (vt__src_open_file(&s, zPath) != 0) {
         snprintf(zErr, nErr, "%s", strerror(errno));
         return VT_EXIT_NOFILE;

@@ -49,7 +49,9 @@ struct kin {
     int bBase;
     int64_t tFirst, tLast;
     int64_t nMem, nMemCpu, nMemNoAddr, nKernel, nCopy, nSet, nStep, nStepGpu, nOther;
+    int64_t nMemBadBytes, nMemBadAddr; /* CUDA [memory] events left out: Bytes or Addr out of range */
     int64_t aPeakTotal[64], aPeakReserved[64]; /* per device: peaks of Total Allocated / Reserved */
+    int64_t aPeakTotalTs[64], aPeakTs[64];     /* when Total Allocated peaked; when the running sum did */
     int bTotals;
     /* per device: the running sum of Bytes in file order and its peak (used where Total Allocated
      * is missing), and the earliest event's time and Total Allocated less its own Bytes (what was
@@ -309,15 +311,30 @@ static int event(struct kin *k)
     if (!strcmp(zName, "[memory]")) {
         struct vt__tb_tensor r;
         int64_t type = int_of(k, aArg[A_TYPE]), dev = int_of(k, aArg[A_DEVID]);
-        int64_t bytes = int_of(k, aArg[A_BYTES]), addr = int_of(k, aArg[A_ADDR]);
+        int64_t bytes = int_of(k, aArg[A_BYTES]), addr = 0;
         int64_t total = int_of(k, aArg[A_TOTAL]), reserved = int_of(k, aArg[A_RESERVED]);
+        uint64_t uAddr;
+        int bAddr = 0;
         if (type != KINETO_DEVICE_CUDA && type != KINETO_DEVICE_HIP) {
             k->nMemCpu++;
             return 0;
         }
-        if (bytes == VT_TB_NULL || bytes == 0 || bytes > (1LL << 50) || bytes < -(1LL << 50)) { /* none, or impossible */
+        if (aArg[A_BYTES] < 0) { /* no size: not an allocation or a free */
             k->nOther++;
             return 0;
+        }
+        if (bytes == VT_TB_NULL || bytes == 0 || bytes > (1LL << 50) || bytes < -(1LL << 50)) { /* impossible */
+            k->nMemBadBytes++;
+            return 0;
+        }
+        /* an address is an integer in [0, 2^64), kept as its 64-bit pattern (docs/schema.md, "Addresses") */
+        if (aArg[A_ADDR] >= 0 && t->a[aArg[A_ADDR]].type != VT_JN_NULL) {
+            if (!vt__jt_u64(t, aArg[A_ADDR], &uAddr)) {
+                k->nMemBadAddr++;
+                return 0;
+            }
+            addr = (int64_t)uAddr;
+            bAddr = 1;
         }
         k->nMem++;
         VT_TB_CLEAR(r);
@@ -329,18 +346,19 @@ static int event(struct kin *k)
         r.source = VT_TENSORSRC_PROFILER;
         if (dev >= 0 && dev < 64) {
             if (k->aLive[dev] > -(1LL << 61) && k->aLive[dev] < (1LL << 61)) k->aLive[dev] += bytes;
-            if (k->aLive[dev] > k->aPeak[dev]) k->aPeak[dev] = k->aLive[dev];
+            if (k->aLive[dev] > k->aPeak[dev]) k->aPeak[dev] = k->aLive[dev], k->aPeakTs[dev] = ts;
             if (ts != VT_TB_NULL && ts < k->aFirstTs[dev]) { /* the earliest so far (the first in the file among equal times) */
                 k->aFirstTs[dev] = ts;
                 if (total == VT_TB_NULL || __builtin_sub_overflow(total, bytes, &k->aBefore[dev]))
                     k->aBefore[dev] = VT_TB_NULL; /* missing or damaged Total Allocated: unknown */
             }
-            if (total != VT_TB_NULL && total > k->aPeakTotal[dev]) k->aPeakTotal[dev] = total, k->bTotals = 1;
+            if (total != VT_TB_NULL && total > k->aPeakTotal[dev])
+                k->aPeakTotal[dev] = total, k->aPeakTotalTs[dev] = ts, k->bTotals = 1;
             if (reserved != VT_TB_NULL && reserved > k->aPeakReserved[dev]) k->aPeakReserved[dev] = reserved, k->bTotals = 1;
         }
         if (ts < k->tFirst) k->tFirst = ts;
         if (ts > k->tLast) k->tLast = ts;
-        if (addr == VT_TB_NULL) { /* no address: only the totals above, no row */
+        if (!bAddr) { /* no address: only the totals above, no row */
             k->nMemNoAddr++;
             return 0;
         }
@@ -467,6 +485,10 @@ static int memory_totals(struct kin *k)
         if (aPeak[dv] <= 0 && k->aPeakTotal[dv] <= 0) continue;
         snprintf(zKey, sizeof zKey, "kineto.device.%d.peak_sum_bytes", dv);
         if (vt__tb_metaf(tb, zKey, "%lld", (long long)aPeak[dv])) return vt__imp_tb_fail(k->x);
+        /* when: Total Allocated's peak, else the running sum's (in file order) */
+        snprintf(zKey, sizeof zKey, "kineto.device.%d.peak_ns", dv);
+        if (vt__tb_metaf(tb, zKey, "%lld", (long long)(aPeak[dv] == k->aPeak[dv] ? k->aPeakTs[dv] : k->aPeakTotalTs[dv])))
+            return vt__imp_tb_fail(k->x);
         if (k->aPeakTotal[dv] > 0) {
             snprintf(zKey, sizeof zKey, "kineto.device.%d.peak_total_allocated", dv);
             if (vt__tb_metaf(tb, zKey, "%lld", (long long)k->aPeakTotal[dv])) return vt__imp_tb_fail(k->x);
@@ -622,6 +644,8 @@ int vt__import_kineto(struct vt__imp *x)
         vt__tb_metaf(x->tb, "end_ns", "%lld", (long long)k.tLast);
     }
     vt__tb_metaf(x->tb, "kineto.memory_events", "%lld", (long long)k.nMem);
+    if (k.nMemBadBytes + k.nMemBadAddr)
+        vt__tb_metaf(x->tb, "kineto.memory_events_out_of_range", "%lld", (long long)(k.nMemBadBytes + k.nMemBadAddr));
     vt__tb_metaf(x->tb, "kineto.cpu_memory_events", "%lld", (long long)k.nMemCpu);
     if ((rc = memory_totals(&k)) != 0) goto done;
     if (k.baseLate)
@@ -633,7 +657,13 @@ int vt__import_kineto(struct vt__imp *x)
                      "cannot be paired with their frees, so no lifetimes exist; only totals are known (running "
                      "sum of Bytes per device, in meta kineto.device.N.peak_sum_bytes)",
                      (long long)k.nMemNoAddr, (long long)k.nMem);
-    if (!k.nMem)
+    if (k.nMemBadBytes || k.nMemBadAddr)
+        vt__imp_note(x, "%lld CUDA [memory] event%s left out for values out of range: %lld with a 'Bytes' of 0, "
+                        "beyond 1 PiB or not a whole number, %lld with an 'Addr' that is not an address (a whole "
+                        "number in [0, 2^64))",
+                     (long long)(k.nMemBadBytes + k.nMemBadAddr), k.nMemBadBytes + k.nMemBadAddr == 1 ? "" : "s",
+                     (long long)k.nMemBadBytes, (long long)k.nMemBadAddr);
+    if (!k.nMem && !k.nMemBadBytes && !k.nMemBadAddr)
         vt__imp_note(x, "no CUDA [memory] events: the trace was recorded without profile_memory=True, so "
                         "no allocations are known");
     if (k.nStep && !k.nStepGpu)

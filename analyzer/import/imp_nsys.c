@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <sqlite3.h>
 
@@ -29,8 +30,25 @@ struct nvtx_state {
     int nOpen;
 };
 
+/*
+ * Reads of another tool's SQLite file are bounded by work, not left to run as long as the file's
+ * views say: at most VT_BUDGET_BASE plus VT_BUDGET_PER_BYTE per byte of the file steps of
+ * SQLite's virtual machine on its connection, counted every VT_BUDGET_EVERY steps by a progress
+ * handler (a real export takes less than one per byte; a recursive view makes rows without
+ * end), and no value longer than VT_BUDGET_MAX_VALUE bytes.
+ */
+#define VT_BUDGET_EVERY 10000
+#define VT_BUDGET_BASE ((int64_t)10 * 1000 * 1000)
+#define VT_BUDGET_PER_BYTE 100
+#define VT_BUDGET_MAX_VALUE (64 << 20)
+struct vt__sqlbudget {
+    int64_t nSteps, nMax;
+    int bStopped; /* the budget ran out: the statement was interrupted */
+};
+
 struct nsys {
     struct vt__imp *x;
+    struct vt__sqlbudget budget;
     struct nvtx_state nvtx;
     sqlite3 *db;
     int64_t pid; /* -1: every row */
@@ -108,9 +126,19 @@ static int64_t col_or_null(sqlite3_stmt *p, int i)
     return sqlite3_column_type(p, i) == SQLITE_INTEGER ? sqlite3_column_int64(p, i) : VT_TB_NULL;
 }
 
+/* The failure of a read stopped by budget b (while reading zWhat). Returns the exit code. */
+static int budget_fail(struct vt__imp *x, const struct vt__sqlbudget *b, const char *zWhat)
+{
+    return vt__imp_fail(x, VT_EXIT_CORRUPT,
+                        "reading the export's %s was stopped after %lld steps of SQLite's virtual machine, more than a "
+                        "file of its size can need (a view that never ends, or a hostile file): not imported",
+                        zWhat, (long long)b->nSteps);
+}
+
 /* The export's SQLite error as the import's failure: damaged (6) or internal (7). */
 static int nsys_fail(struct nsys *n, const char *zWhat)
 {
+    if (n->budget.bStopped) return budget_fail(n->x, &n->budget, zWhat);
     return vt__imp_fail(n->x, sqlite3_errcode(n->db) == SQLITE_CORRUPT || sqlite3_errcode(n->db) == SQLITE_NOTADB
                                   ? VT_EXIT_CORRUPT : VT_EXIT_INTERNAL,
                         "cannot read the export's %s: %s", zWhat, sqlite3_errmsg(n->db));
@@ -204,7 +232,7 @@ static int row_memory(struct nsys *n, sqlite3_stmt *p)
     r.ts = col_or_null(p, 0);
     r.device = col_or_null(p, 1);
     r.context = col_or_null(p, 2);
-    r.address = col_or_null(p, 3);
+    r.address = sqlite3_column_int64(p, 3); /* any 64-bit pattern is an address (docs/schema.md); NULL: none */
     r.pc = col_or_null(p, 4);
     r.bytes = col_or_null(p, 5);
     r.mem_kind = mem_kind(n, col_or_null(p, 6));
@@ -214,7 +242,7 @@ static int row_memory(struct nsys *n, sqlite3_stmt *p)
     r.api = api_id((const char *)sqlite3_column_text(p, 10));
     if (!r.api) r.api = VT_TB_NULL;
     r.thread = col_or_null(p, 11);
-    if (r.ts == VT_TB_NULL || r.op == VT_TB_NULL || r.address == VT_TB_NULL || r.bytes == VT_TB_NULL) {
+    if (r.ts == VT_TB_NULL || r.op == VT_TB_NULL || sqlite3_column_type(p, 3) != SQLITE_INTEGER || r.bytes == VT_TB_NULL) {
         vt__imp_note(n->x, "CUDA_GPU_MEMORY_USAGE_EVENTS rows without time, operation, address or size were left out");
         return 0;
     }
@@ -497,9 +525,23 @@ static int describe(struct nsys *n)
     return rc;
 }
 
-/* Open the export read-only. Returns an exit code. */
-static int open_export(const char *zIn, sqlite3 **pDb, char *zErr, size_t nErr)
+/* The progress handler's budget: SQLite virtual machine steps of every statement on one export's connection. */
+static int budget_step(void *pArg)
 {
+    struct vt__sqlbudget *b = pArg;
+    b->nSteps += VT_BUDGET_EVERY;
+    if (b->nSteps > b->nMax) b->bStopped = 1;
+    return b->bStopped;
+}
+
+/*
+ * Open the export read-only, every read on it bounded by budget b (a view that never ends, or
+ * one that makes far more rows than a file of its size can hold, is stopped: b->bStopped).
+ * Returns an exit code.
+ */
+static int open_export(const char *zIn, sqlite3 **pDb, struct vt__sqlbudget *b, char *zErr, size_t nErr)
+{
+    struct stat st;
     if (sqlite3_open_v2(zIn, pDb, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
         snprintf(zErr, nErr, "cannot open: %s", *pDb ? sqlite3_errmsg(*pDb) : "out of memory");
         sqlite3_close(*pDb);
@@ -507,6 +549,10 @@ static int open_export(const char *zIn, sqlite3 **pDb, char *zErr, size_t nErr)
         return VT_EXIT_NOFILE;
     }
     sqlite3_busy_timeout(*pDb, 2000);
+    memset(b, 0, sizeof *b);
+    b->nMax = VT_BUDGET_BASE + VT_BUDGET_PER_BYTE * (stat(zIn, &st) == 0 ? (int64_t)st.st_size : 0);
+    sqlite3_progress_handler(*pDb, VT_BUDGET_EVERY, budget_step, b);
+    sqlite3_limit(*pDb, SQLITE_LIMIT_LENGTH, VT_BUDGET_MAX_VALUE);
     return VT_EXIT_OK;
 }
 
@@ -520,11 +566,12 @@ int vt__nsys_pids(const char *zIn, int64_t **paPid, int64_t **paEvents, int *pn,
     sqlite3 *db = NULL;
     sqlite3_stmt *p = NULL;
     sqlite3_str *s;
+    struct vt__sqlbudget budget;
     char *zSql;
-    int rc, nUnion = 0, nAlloc = 0;
+    int rc, nUnion = 0, nAlloc = 0, src = SQLITE_ROW;
     *paPid = *paEvents = NULL;
     *pn = 0;
-    if ((rc = open_export(zIn, &db, zErr, nErr)) != VT_EXIT_OK) return rc;
+    if ((rc = open_export(zIn, &db, &budget, zErr, nErr)) != VT_EXIT_OK) return rc;
     s = sqlite3_str_new(db);
     sqlite3_str_appendall(s, "SELECT pid, count(*) FROM (");
     for (size_t i = 0; i < sizeof a / sizeof a[0]; i++) {
@@ -547,7 +594,7 @@ int vt__nsys_pids(const char *zIn, int64_t **paPid, int64_t **paEvents, int *pn,
         rc = sqlite3_errcode(db) == SQLITE_CORRUPT || sqlite3_errcode(db) == SQLITE_NOTADB ? VT_EXIT_CORRUPT
                                                                                            : VT_EXIT_INTERNAL;
     }
-    while (rc == VT_EXIT_OK && p && sqlite3_step(p) == SQLITE_ROW) {
+    while (rc == VT_EXIT_OK && p && (src = sqlite3_step(p)) == SQLITE_ROW) {
         if (*pn == nAlloc) {
             int64_t *a1, *a2;
             nAlloc = nAlloc ? nAlloc * 2 : 8;
@@ -564,6 +611,15 @@ int vt__nsys_pids(const char *zIn, int64_t **paPid, int64_t **paEvents, int *pn,
         (*paPid)[*pn] = sqlite3_column_int64(p, 0);
         (*paEvents)[*pn] = sqlite3_column_int64(p, 1);
         ++*pn;
+    }
+    if (rc == VT_EXIT_OK && p && src != SQLITE_DONE) {
+        if (budget.bStopped)
+            snprintf(zErr, nErr, "counting the export's processes was stopped after %lld steps of SQLite's virtual "
+                                 "machine, more than a file of its size can need (a view that never ends, or a "
+                                 "hostile file): not imported", (long long)budget.nSteps);
+        else
+            snprintf(zErr, nErr, "cannot read the export: %s", sqlite3_errmsg(db));
+        rc = budget.bStopped || src == SQLITE_CORRUPT || src == SQLITE_NOTADB ? VT_EXIT_CORRUPT : VT_EXIT_INTERNAL;
     }
     if (rc == VT_EXIT_OK && *pn == 0) { /* no CUDA activity: one trace of what there is (NVTX, devices) */
         int64_t *a1 = malloc(sizeof *a1), *a2 = malloc(sizeof *a2);
@@ -594,7 +650,8 @@ int vt__import_nsys(struct vt__imp *x, int64_t pid)
     memset(&n, 0, sizeof n);
     n.x = x;
     n.pid = pid;
-    if ((rc = open_export(x->zIn, &n.db, zErr, sizeof zErr)) != VT_EXIT_OK) return vt__imp_fail(x, rc, "%s", zErr);
+    if ((rc = open_export(x->zIn, &n.db, &n.budget, zErr, sizeof zErr)) != VT_EXIT_OK)
+        return vt__imp_fail(x, rc, "%s", zErr);
     if (vt__tb_base(x->tb, 0)) {
         rc = vt__imp_tb_fail(x);
         goto done;

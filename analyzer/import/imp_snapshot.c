@@ -79,6 +79,18 @@ static int64_t num(const struct vt_pkval *pDict, const char *zKey)
     return numv(vt__pk_get(pDict, zKey));
 }
 
+/*
+ * An address: 1 with its 64-bit pattern in *p when v is an integer in [0, 2^64) (stored so in the trace's
+ * signed integer: docs/schema.md, "Addresses"), else 0 (none, or out of range).
+ */
+static int addrv(const struct vt_pkval *v, int64_t *p)
+{
+    uint64_t u;
+    if (!vt__pk_u64(v, &u)) return 0;
+    *p = (int64_t)u;
+    return 1;
+}
+
 /* Microseconds to nanoseconds: VT_TB_NULL for a value out of range (or none). */
 static int64_t us_ns(int64_t us)
 {
@@ -146,8 +158,8 @@ static int event(struct snap *s, struct batch *b, const struct vt_pkval *e)
     const struct vt_pkval *aVal[N_KEYS] = {0}, *k, *v;
     const char *zAction;
     struct vt__tb *tb = s->x->tb;
-    int64_t t = VT_TB_NULL, us, addr, size, stream, stackId;
-    int a, iTable = -1, rc = 0;
+    int64_t t = VT_TB_NULL, us, addr = 0, size, stream, stackId;
+    int a, iTable = -1, rc = 0, bAddr;
 
     /* One pass over the event's keys. The key and action strings are memoized objects shared by
      * every event: each is judged once and the verdict kept in its tag (key index + 1, N_KEYS + 1
@@ -193,7 +205,8 @@ static int event(struct snap *s, struct batch *b, const struct vt_pkval *e)
         s->nNoTime++;
         if ((rc = base_at(s, VT_TB_NULL)) != 0) return rc;
     }
-    addr = numv(aVal[a == A_OOM ? 6 : 1]);
+    bAddr = a != A_OOM && addrv(aVal[1], &addr);
+    if (a == A_OOM) addr = numv(aVal[6]); /* device_free */
     size = numv(aVal[2]);
     stream = numv(aVal[3]);
     if ((stackId = frames_stack(s, aVal[5])) == -1) return vt__imp_tb_fail(s->x);
@@ -211,6 +224,10 @@ static int event(struct snap *s, struct batch *b, const struct vt_pkval *e)
         if (vt__tb_oom(tb, &r)) return vt__imp_tb_fail(s->x);
     } else if (a == A_ALLOC || a == A_FREE_REQ || a == A_FREE) {
         struct vt__tb_tensor r;
+        if (!bAddr) {
+            vt__imp_note(s->x, "device_traces: block events without an address (an integer in [0, 2^64)) were left out");
+            return 0;
+        }
         VT_TB_CLEAR(r);
         r.ts = t;
         r.op = a == A_ALLOC ? VT_TENSOROP_ALLOC : a == A_FREE ? VT_TENSOROP_FREE : VT_TENSOROP_FREE_REQUESTED;
@@ -222,13 +239,11 @@ static int event(struct snap *s, struct batch *b, const struct vt_pkval *e)
         r.device = b->guess;
         iTable = VT_TB_TENSOR;
         if (vt__tb_tensor(tb, &r)) return vt__imp_tb_fail(s->x);
-        if (addr != VT_TB_NULL) {
-            if (a == A_ALLOC) {
-                if (vt__addrmap_put(&b->ten, (uint64_t)addr, size)) return vt__imp_fail(s->x, VT_EXIT_INTERNAL, "out of memory");
-            } else if (a == A_FREE ? !vt__addrmap_remove(&b->ten, (uint64_t)addr, NULL)
-                                   : !vt__addrmap_get(&b->ten, (uint64_t)addr)) {
-                b->nUnseenFree += a == A_FREE;
-            }
+        if (a == A_ALLOC) {
+            if (vt__addrmap_put(&b->ten, (uint64_t)addr, size)) return vt__imp_fail(s->x, VT_EXIT_INTERNAL, "out of memory");
+        } else if (a == A_FREE ? !vt__addrmap_remove(&b->ten, (uint64_t)addr, NULL)
+                               : !vt__addrmap_get(&b->ten, (uint64_t)addr)) {
+            b->nUnseenFree += a == A_FREE;
         }
     } else {
         struct vt__tb_memory r;
@@ -237,13 +252,13 @@ static int event(struct snap *s, struct batch *b, const struct vt_pkval *e)
         r.op = a == A_SEG_ALLOC ? VT_MEMOP_ALLOC : a == A_SEG_FREE ? VT_MEMOP_FREE
                : a == A_SEG_MAP ? VT_MEMOP_VMM_MAP : VT_MEMOP_VMM_UNMAP;
         r.mem_kind = VT_MEMKIND_DEVICE;
-        r.address = addr == VT_TB_NULL ? 0 : addr;
+        r.address = addr;
         r.bytes = size == VT_TB_NULL ? 0 : size;
         r.stream = stream;
         r.stack_id = stackId;
         r.device = b->guess;
         iTable = VT_TB_MEMORY;
-        if (addr == VT_TB_NULL || size == VT_TB_NULL) {
+        if (!bAddr || size == VT_TB_NULL) {
             vt__imp_note(s->x, "device_traces: segment events without an address or size were left out");
             return 0;
         }
@@ -280,37 +295,42 @@ static int segment(struct snap *s, const struct vt_pkval *g)
     const struct vt_pkval *pBlocks = vt__pk_get(g, "blocks"), *v;
     int64_t off;
     int rc;
+    int bAddr, bOff;
     d.device = num(g, "device");
-    d.address = num(g, "address");
+    bAddr = addrv(vt__pk_get(g, "address"), &d.address);
     d.bytes = num(g, "total_size");
     v = vt__pk_get(g, "is_expandable");
     d.bExpandable = v && v->type == VT_PK_BOOL && v->u.i;
     if ((d.stackId = frames_stack(s, vt__pk_get(g, "frames"))) == -1) return vt__imp_tb_fail(s->x);
-    if (d.device == VT_TB_NULL || d.address == VT_TB_NULL || d.bytes == VT_TB_NULL) {
+    if (d.device == VT_TB_NULL || !bAddr || d.bytes == VT_TB_NULL) {
         vt__imp_note(s->x, "segments: entries without device, address or total_size were left out");
         return 0;
     }
     if ((rc = push_dumped(s, &s->aSeg, &s->nSeg, &s->nSegAlloc, &d)) != 0) return rc;
     off = d.address;
+    bOff = 1;
     for (size_t i = 0; i < vt__pk_len(pBlocks); i++) {
         const struct vt_pkval *bl = vt__pk_item(pBlocks, i), *pHist = vt__pk_get(bl, "history");
         const char *zState = vt__pk_str(vt__pk_get(bl, "state"));
         struct dumped k;
+        int64_t a;
         k.device = d.device;
-        k.address = num(bl, "address");
         k.bytes = num(bl, "size");
         k.bExpandable = 0;
         /* PyTorch 2.0 blocks carry no address: blocks follow each other from the segment's start */
-        if (k.address == VT_TB_NULL) k.address = off;
-        if (k.address == VT_TB_NULL) continue; /* after a block of unknown size: nowhere known */
-        if (k.bytes == VT_TB_NULL || k.bytes < 0 || __builtin_add_overflow(k.address, k.bytes, &off)) off = VT_TB_NULL;
+        if (addrv(vt__pk_get(bl, "address"), &a)) k.address = a;
+        else if (bOff) k.address = off;
+        else continue; /* after a block of unknown size: nowhere known */
+        /* the next block's start, in unsigned arithmetic (an address is a 64-bit pattern) */
+        bOff = k.bytes != VT_TB_NULL && k.bytes >= 0 && (uint64_t)k.address <= UINT64_MAX - (uint64_t)k.bytes;
+        if (bOff) off = (int64_t)((uint64_t)k.address + (uint64_t)k.bytes);
         if (!zState || (strcmp(zState, "active_allocated") && strcmp(zState, "active_pending_free"))) continue;
         if (k.bytes == VT_TB_NULL) continue;
         if (pHist) { /* 2.0: the last history entry is the live allocation */
             size_t n = vt__pk_len(pHist);
             const struct vt_pkval *h = n ? vt__pk_item(pHist, n - 1) : NULL;
             s->nV1History += (int64_t)n;
-            if (h && num(h, "addr") != VT_TB_NULL) k.address = num(h, "addr");
+            if (h && addrv(vt__pk_get(h, "addr"), &a)) k.address = a;
             if ((k.stackId = frames_stack(s, vt__pk_get(h, "frames"))) == -1) return vt__imp_tb_fail(s->x);
         } else if ((k.stackId = frames_stack(s, vt__pk_get(bl, "frames"))) == -1) {
             return vt__imp_tb_fail(s->x);

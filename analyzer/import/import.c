@@ -4,22 +4,28 @@
 #include <pthread.h>
 
 #include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "util/cleanup.h"
 #include "util/errors.h"
 
+static const char *name_of(const char *zFile);
+
 /* The meta rows every import writes, and the notes as import_note.N. Returns 0 or -1. */
 static int import_meta(struct vt__imp *x, int fmt, int64_t pid)
 {
     char zKey[32];
-    char *zAbs = realpath(x->zIn, NULL);
+    const char *zName = name_of(x->zIn); /* standard input or a pipe: as it was named */
+    char *zAbs = strcmp(zName, "-") ? realpath(zName, NULL) : NULL;
     int rc = vt__tb_meta(x->tb, "source_format", vt__import_format_name(fmt));
-    if (!rc) rc = vt__tb_meta(x->tb, "source_file", zAbs ? zAbs : x->zIn);
+    if (!rc) rc = vt__tb_meta(x->tb, "source_file", zAbs ? zAbs : !strcmp(zName, "-") ? "standard input" : zName);
     free(zAbs);
     if (!rc) rc = vt__tb_meta(x->tb, "importer_version", VT_VERSION);
     if (!rc && pid >= 0) rc = vt__tb_metaf(x->tb, "pid", "%lld", (long long)pid);
@@ -56,37 +62,29 @@ int vt__import_one(const char *zIn, int fmt, int64_t pid, const char *zOut, cons
         rc = VT_EXIT_INTERNAL;
     } else if (rc != VT_EXIT_OK) {
         vt__tb_close(x.tb, 0, NULL, 0);
-        vt__errorf("%s: %s", zIn, x.zErr[0] ? x.zErr : "import failed");
+        vt__errorf("%s: %s", name_of(zIn), x.zErr[0] ? x.zErr : "import failed");
     }
     if (!o->bQuiet)
-        for (int i = 0; i < x.nNote; i++) vt__errorf("%s: note: %s", zIn, x.azNote[i]);
+        for (int i = 0; i < x.nNote; i++) vt__errorf("%s: note: %s", name_of(zIn), x.azNote[i]);
     for (int i = 0; i < x.nNote; i++) free(x.azNote[i]);
     free(x.azNote);
     if (pnEvents) *pnEvents = x.nEvents;
     return rc;
 }
 
-/* ---- temporary traces for the readers ---- */
+/* ---- temporary files for the readers: inputs read into files, traces imported ---- */
 
-/* The temporary traces made in this process: source path and trace path, removed at exit. */
+/*
+ * The files that stand for a name given on the command line in this process: standard input
+ * or a pipe read into a file (vt__import_spool), the temporary trace another tool's file was
+ * imported into (vt__import_input), a copy of a trace with PyTorch's history merged in (merge.c).
+ * The newest entry of a name is its file; every file is removed at exit (util/cleanup.c).
+ */
 static struct temp {
     char *zSrc, *zTrace;
 } *g_aTemp;
 static int g_nTemp;
 static pthread_mutex_t g_muTemp = PTHREAD_MUTEX_INITIALIZER; /* readers import on several threads (analyze -j) */
-
-/* At exit: remove every temporary trace vt__import_to_temp made. */
-static void remove_temps(void)
-{
-    for (int i = 0; i < g_nTemp; i++) {
-        unlink(g_aTemp[i].zTrace);
-        free(g_aTemp[i].zSrc);
-        free(g_aTemp[i].zTrace);
-    }
-    free(g_aTemp);
-    g_aTemp = NULL;
-    g_nTemp = 0;
-}
 
 const char *vt__import_temp_path(const char *zPath)
 {
@@ -101,92 +99,172 @@ const char *vt__import_temp_path(const char *zPath)
     return z;
 }
 
+/* The name given on the command line that file zFile stands for (vt__import_temp_path's inverse), else zFile. */
+static const char *name_of(const char *zFile)
+{
+    const char *z = zFile;
+    pthread_mutex_lock(&g_muTemp);
+    for (int i = g_nTemp; i-- > 0;)
+        if (!strcmp(g_aTemp[i].zTrace, z)) z = g_aTemp[i].zSrc; /* a file made from a file made for a name */
+    pthread_mutex_unlock(&g_muTemp);
+    return z;
+}
+
 int vt__import_temp_new(const char *zPath, char **pzTemp)
 {
-    const char *zDir = getenv("TMPDIR");
-    char *zTemp, *zSrc;
-    int fd, i;
+    char *zTemp = NULL, *zSrc = strdup(zPath);
+    struct temp *a;
     *pzTemp = NULL;
-    if (!zDir || !zDir[0]) zDir = "/tmp";
-    zTemp = malloc(strlen(zDir) + 40);
-    zSrc = strdup(zPath);
-    if (!zTemp || !zSrc) {
-        free(zTemp);
-        free(zSrc);
+    if (!zSrc) {
         vt__errorf("%s: out of memory", zPath);
         return VT_EXIT_INTERNAL;
     }
-    sprintf(zTemp, "%s/vramtrace-import-XXXXXX", zDir);
-    if ((fd = vt__cleanup_mkstemp(zTemp)) < 0) { /* removed on a fatal signal too */
-        vt__errorf("%s: cannot create a temporary trace in %s (set TMPDIR to a writable directory): %s", zPath,
-                   zDir, strerror(errno));
-        free(zTemp);
+    if (vt__cleanup_tempfile("import", &zTemp) != 0) { /* removed on a fatal signal and at exit too */
+        if (errno == ENOMEM) vt__errorf("%s: out of memory", zPath);
+        else
+            vt__errorf("%s: cannot create a temporary file in %s (set TMPDIR to a writable directory): %s", zPath,
+                       vt__cleanup_tempdir(), strerror(errno));
         free(zSrc);
-        return VT_EXIT_NOFILE; /* an output that cannot be written */
+        return errno == ENOMEM ? VT_EXIT_INTERNAL : VT_EXIT_NOFILE; /* an output that cannot be written */
     }
-    close(fd);
-    /* one temporary trace per source: a new import of the same path replaces the last one */
     pthread_mutex_lock(&g_muTemp);
-    for (i = 0; i < g_nTemp && strcmp(g_aTemp[i].zSrc, zPath); i++) {}
-    if (i == g_nTemp) {
-        struct temp *a = realloc(g_aTemp, (size_t)(g_nTemp + 1) * sizeof *a);
-        if (!a) {
-            pthread_mutex_unlock(&g_muTemp);
-            vt__cleanup_forget(zTemp);
-            unlink(zTemp);
-            free(zTemp);
-            free(zSrc);
-            vt__errorf("%s: out of memory", zPath);
-            return VT_EXIT_INTERNAL;
-        }
-        if (g_nTemp == 0) atexit(remove_temps);
+    a = realloc(g_aTemp, (size_t)(g_nTemp + 1) * sizeof *a);
+    if (a) {
         g_aTemp = a;
-        g_nTemp++;
-    } else {
-        vt__cleanup_forget(g_aTemp[i].zTrace);
-        unlink(g_aTemp[i].zTrace);
-        free(g_aTemp[i].zSrc);
-        free(g_aTemp[i].zTrace);
+        g_aTemp[g_nTemp].zSrc = zSrc;
+        g_aTemp[g_nTemp++].zTrace = zTemp;
     }
-    g_aTemp[i].zSrc = zSrc;
-    g_aTemp[i].zTrace = zTemp;
     pthread_mutex_unlock(&g_muTemp);
+    if (!a) {
+        free(zSrc);
+        free(zTemp);
+        vt__errorf("%s: out of memory", zPath);
+        return VT_EXIT_INTERNAL;
+    }
     *pzTemp = zTemp;
     return VT_EXIT_OK;
 }
 
-int vt__import_to_temp(const char *zPath, char **pzTrace)
+/*
+ * Copy what descriptor fd gives until its end into a new temporary file registered for zName.
+ * A FIFO that nobody writes to within VT_SPOOL_WAIT_S seconds is refused (nothing would ever
+ * come). Returns an enum vt_exit code after one line on failure.
+ */
+static int spool_fd(const char *zName, int fd, int bFifo)
+{
+    char *zTemp = NULL, aBuf[65536];
+    int out = -1, rc = vt__import_temp_new(zName, &zTemp);
+    int64_t n = 0;
+    if (rc != VT_EXIT_OK) return rc;
+    if (bFifo) { /* opened without blocking: wait for a writer's first bytes (or its end) a bounded time */
+        struct pollfd pfd = {fd, POLLIN, 0};
+        int k = poll(&pfd, 1, VT_SPOOL_WAIT_S * 1000);
+        if (k == 0) {
+            vt__errorf("%s: a FIFO with nothing written to it in %d s: nothing to read (start the writer first, "
+                       "or pass a file)", zName, VT_SPOOL_WAIT_S);
+            return VT_EXIT_NOFILE;
+        }
+        fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+    }
+    if ((out = open(zTemp, O_WRONLY | O_TRUNC | O_CLOEXEC)) < 0) rc = VT_EXIT_NOFILE;
+    while (rc == VT_EXIT_OK) {
+        ssize_t k = read(fd, aBuf, sizeof aBuf);
+        if (k == 0) break;
+        if (k < 0 && errno == EINTR) continue;
+        if (k < 0) {
+            vt__errorf("%s: cannot read: %s", zName, strerror(errno));
+            rc = VT_EXIT_NOFILE;
+            break;
+        }
+        for (ssize_t w = 0; w < k && rc == VT_EXIT_OK;) {
+            ssize_t m = write(out, aBuf + w, (size_t)(k - w));
+            if (m < 0 && errno == EINTR) continue;
+            if (m < 0) {
+                vt__errorf("%s: cannot copy it into %s: %s", zName, zTemp, strerror(errno));
+                rc = VT_EXIT_NOFILE;
+            }
+            w += m > 0 ? m : 0;
+        }
+        n += k;
+    }
+    if (out >= 0 && close(out) != 0 && rc == VT_EXIT_OK) {
+        vt__errorf("%s: cannot copy it into %s: %s", zName, zTemp, strerror(errno));
+        rc = VT_EXIT_NOFILE;
+    }
+    if (rc == VT_EXIT_OK && n == 0) {
+        vt__errorf("%s: nothing to read (an empty pipe or standard input)", zName);
+        rc = VT_EXIT_NOT_TRACE;
+    }
+    return rc;
+}
+
+int vt__import_spool(const char *zName)
+{
+    struct stat st;
+    int fd, rc, bStdin = !strcmp(zName, "-");
+    if (strcmp(vt__import_temp_path(zName), zName) != 0) return VT_EXIT_OK; /* read already */
+    if (bStdin) {
+        if (fstat(0, &st) != 0) {
+            vt__errorf("-: standard input: %s", strerror(errno));
+            return VT_EXIT_NOFILE;
+        }
+        if (isatty(0)) {
+            vt__errorf("-: standard input is a terminal: pipe a trace or another tool's file into it");
+            return VT_EXIT_USAGE;
+        }
+        return spool_fd(zName, 0, 0); /* a pipe, or a file read from where it stands */
+    }
+    if (stat(zName, &st) != 0 || S_ISREG(st.st_mode) || S_ISDIR(st.st_mode)) return VT_EXIT_OK; /* the reader says */
+    if (S_ISBLK(st.st_mode) || (S_ISCHR(st.st_mode) && !strncmp(zName, "/dev/tty", 8))) {
+        vt__errorf("%s: a device, not a file", zName);
+        return VT_EXIT_NOFILE;
+    }
+    /* a pipe (/dev/fd/N of a shell's <(...)), a FIFO, a socket or a character device: read it once into a
+     * file, since every reader (SQLite, the importers) reads its input more than once */
+    fd = open(zName, O_RDONLY | O_CLOEXEC | (S_ISFIFO(st.st_mode) ? O_NONBLOCK : 0));
+    if (fd < 0) {
+        vt__errorf("%s: %s", zName, strerror(errno));
+        return VT_EXIT_NOFILE;
+    }
+    rc = spool_fd(zName, fd, S_ISFIFO(st.st_mode));
+    close(fd);
+    return rc;
+}
+
+int vt__import_input(const char *zName, struct vt_input *pIn)
 {
     struct vt_import_opts o = {1, 0};
     char zErr[256], *zTemp;
-    int fmt, rc;
+    const char *zFile = vt__import_temp_path(zName); /* a file read from a pipe, a merged copy, an import */
+    int rc;
     int64_t pid = -1;
-    *pzTrace = NULL;
-    rc = vt__import_detect(zPath, &fmt, zErr, sizeof zErr);
-    if (rc == VT_EXIT_NOT_TRACE) { /* recognized as something no reader takes (a compressed file) */
-        vt__errorf("%s: %s", zPath, zErr);
+    memset(pIn, 0, sizeof *pIn);
+    pIn->zFile = zFile;
+    rc = vt__import_detect(zFile, &pIn->fmt, zErr, sizeof zErr);
+    if (rc != VT_EXIT_OK) {
+        vt__errorf("%s: %s", zName, zErr);
         return rc;
     }
-    if (rc != VT_EXIT_OK || fmt == VT_IMPORT_UNKNOWN || fmt == VT_IMPORT_TRACE) return VT_EXIT_OK; /* the reader says why */
-    if (fmt == VT_IMPORT_NSYS) {
+    if (pIn->fmt == VT_IMPORT_UNKNOWN || pIn->fmt == VT_IMPORT_TRACE) return VT_EXIT_OK; /* the reader says why */
+    if (pIn->fmt == VT_IMPORT_NSYS) {
         int64_t *aPid = NULL, *aEv = NULL;
         int n = 0;
-        rc = vt__nsys_pids(zPath, &aPid, &aEv, &n, zErr, sizeof zErr);
+        rc = vt__nsys_pids(zFile, &aPid, &aEv, &n, zErr, sizeof zErr);
         if (rc != VT_EXIT_OK) {
-            vt__errorf("%s: %s", zPath, zErr);
+            vt__errorf("%s: %s", zName, zErr);
             return rc;
         }
         if (n > 0) pid = aPid[0];
         if (n > 1)
             vt__errorf("%s: note: the export holds %d processes with CUDA activity; this reads process %lld (the "
                        "most events); 'vramtrace import %s -o DIR/' writes one trace per process",
-                       zPath, n, (long long)pid, zPath);
+                       zName, n, (long long)pid, zName);
         free(aPid);
         free(aEv);
     }
-    if ((rc = vt__import_temp_new(zPath, &zTemp)) != VT_EXIT_OK) return rc;
-    rc = vt__import_one(zPath, fmt, pid, zTemp, &o, NULL);
-    if (rc != VT_EXIT_OK) return rc;
-    *pzTrace = zTemp;
+    if ((rc = vt__import_temp_new(zName, &zTemp)) != VT_EXIT_OK) return rc;
+    if ((rc = vt__import_one(zFile, pIn->fmt, pid, zTemp, &o, NULL)) != VT_EXIT_OK) return rc;
+    pIn->zFile = zTemp;
+    pIn->bImported = 1;
     return VT_EXIT_OK;
 }

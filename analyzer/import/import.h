@@ -75,25 +75,47 @@ struct vt_import_opts {
 int vt__import_one(const char *zIn, int fmt, int64_t pid, const char *zOut, const struct vt_import_opts *o,
                    int64_t *pnEvents);
 
-/*
- * For readers of traces: when zPath is another tool's file (snapshot, Nsight
- * export, Kineto trace), import it into a temporary trace removed at exit and
- * set *pzTrace to its path (an Nsight export with several processes: the one
- * with the most CUDA activity, the others named in a note). When zPath is not
- * such a file, *pzTrace is NULL and nothing is printed. Returns an enum
- * vt_exit code after printing one line on failure.
- */
-int vt__import_to_temp(const char *zPath, char **pzTrace);
+/* How long a FIFO may stay silent before a reader gives up on it (vt__import_spool). */
+#define VT_SPOOL_WAIT_S 5
 
 /*
- * A new empty temporary file, removed at exit, registered as the temporary trace of zPath
- * (vt__import_temp_path then answers it; one made before for zPath is removed). *pzTemp stays
- * owned by the list. Returns an enum vt_exit code after printing one line on failure.
+ * Read input zName into a temporary file when it cannot be read like a file: "-" (standard
+ * input) or a pipe, FIFO, socket or character device (a shell's <(...) gives /dev/fd/N).
+ * Readers then read that file wherever zName is named (vt__import_temp_path, vt__import_input);
+ * a FIFO nobody writes to is refused after VT_SPOOL_WAIT_S seconds, a terminal or block device
+ * at once. A regular file, a directory or a missing path is left as it is (the reader names
+ * what is wrong). Returns an enum vt_exit code after one line on failure.
+ */
+int vt__import_spool(const char *zName);
+
+/* What a reader opens for a name given on the command line (vt__import_input). */
+struct vt_input {
+    const char *zFile;  /* the file to open as a trace: zName itself, the file a pipe was read into, a
+                         * merged copy, or the temporary trace another tool's file was imported into */
+    int fmt;            /* the format of the input (enum vt_import_format): VT_IMPORT_UNKNOWN for a file
+                         * none reads (the trace reader says why) */
+    int bImported;      /* zFile is a temporary import of another tool's file */
+};
+
+/*
+ * The import stage of every reader: the file zName stands for (vt__import_temp_path), its
+ * format judged from its content (vt__import_detect), and another tool's file (snapshot,
+ * Nsight export, Kineto trace) imported into a temporary trace removed at exit (an Nsight
+ * export with several processes: the one with the most CUDA activity, the others named in a
+ * note). Returns an enum vt_exit code after printing one line on failure (a directory, an
+ * unreadable file, a compressed file no reader takes, a failed import).
+ */
+int vt__import_input(const char *zName, struct vt_input *pIn);
+
+/*
+ * A new empty temporary file, removed at exit, registered as the file standing for zPath
+ * (vt__import_temp_path then answers it). *pzTemp stays owned by the list. Returns an enum
+ * vt_exit code after printing one line on failure.
  */
 int vt__import_temp_new(const char *zPath, char **pzTemp);
 
-/* The temporary trace last made for zPath in this process (for a reader that opens the file by
- * path again, e.g. to ATTACH it), or zPath itself when there is none. */
+/* The file standing for zPath in this process (the newest of: a pipe read into a file, a merged copy, an
+ * import; see vt__import_input), or zPath itself when there is none. */
 const char *vt__import_temp_path(const char *zPath);
 
 /* ---- PyTorch's allocation history merged into a trace of the same process (merge.c) ---- */

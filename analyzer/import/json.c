@@ -26,7 +26,7 @@ struct vt_js {
     size_t nStr, nStrAlloc;
     double num;
     int64_t numI;
-    int bNumInt;
+    int bNumInt; /* 1: an integer that fits int64 (numI); 2: one in [2^63, 2^64) (numI holds its 64-bit pattern) */
     char zErr[200];
 };
 
@@ -474,6 +474,9 @@ static int read_number_slow(struct vt_js *j)
         if (errno == 0 && !*zEnd) {
             j->bNumInt = 1;
             j->numI = v;
+        } else if (z[0] != '-') { /* an unsigned 64-bit value (an address): its pattern */
+            unsigned long long u = (errno = 0, strtoull(z, &zEnd, 10));
+            if (errno == 0 && !*zEnd) j->bNumInt = 2, j->numI = (int64_t)u;
         }
     }
     return 0;
@@ -610,8 +613,8 @@ const char *vt__js_text(const struct vt_js *j, size_t *pn)
 
 double vt__js_number(const struct vt_js *j, int *pbInt, int64_t *pi)
 {
-    if (pbInt) *pbInt = j->bNumInt;
-    if (pi) *pi = j->bNumInt ? j->numI : 0;
+    if (pbInt) *pbInt = j->bNumInt == 1;
+    if (pi) *pi = j->bNumInt == 1 ? j->numI : 0;
     return j->num;
 }
 

@@ -64,7 +64,7 @@ enum vt_jn_type { VT_JN_NULL, VT_JN_BOOL, VT_JN_NUM, VT_JN_STR, VT_JN_ARR, VT_JN
 
 struct vt_jnode {
     uint8_t type;   /* enum vt_jn_type */
-    uint8_t bInt;   /* NUM written as an integer that fits int64 */
+    uint8_t bInt;   /* NUM written as an integer: 1 that fits int64 (i), 2 in [2^63, 2^64) (i: its 64-bit pattern) */
     uint16_t nKey;  /* length of the member name, 0xffff when that long or longer */
     int32_t next;   /* next sibling, -1 at the end */
     int32_t child;  /* first child of ARR/OBJ, -1 when empty */
@@ -147,8 +147,16 @@ static inline int vt__jt_num(const struct vt_jtree *t, int32_t i, double *pd)
 /* NUM node written as an int64: returns 1 and sets *pi, else 0. */
 static inline int vt__jt_int(const struct vt_jtree *t, int32_t i, int64_t *pi)
 {
-    if (i < 0 || i >= t->n || t->a[i].type != VT_JN_NUM || !t->a[i].bInt) return 0;
+    if (i < 0 || i >= t->n || t->a[i].type != VT_JN_NUM || t->a[i].bInt != 1) return 0;
     *pi = t->a[i].i;
+    return 1;
+}
+/* NUM node written as an integer in [0, 2^64) (an address): returns 1 and sets *pu, else 0. */
+static inline int vt__jt_u64(const struct vt_jtree *t, int32_t i, uint64_t *pu)
+{
+    if (i < 0 || i >= t->n || t->a[i].type != VT_JN_NUM || !t->a[i].bInt || (t->a[i].bInt == 1 && t->a[i].i < 0))
+        return 0;
+    *pu = (uint64_t)t->a[i].i;
     return 1;
 }
 

@@ -57,7 +57,8 @@ int vt__snapshot_find(const char *zTrace, char **pzSnap)
     int nDir = zSlash ? (int)(zSlash - zTrace + 1) : 0;
     int rc = VT_EXIT_OK, bMeta = 0;
     *pzSnap = NULL;
-    if (sqlite3_open_v2(zTrace, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK)
+    /* the file standing for the name (standard input read into a file): never the pipe itself again */
+    if (sqlite3_open_v2(vt__import_temp_path(zTrace), &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK)
         bMeta = meta_text(db, "hostname", zHost, sizeof zHost) && meta_text(db, "pid", zPid, sizeof zPid);
     sqlite3_close(db);
     if (bMeta && !strchr(zHost, '/')) {
@@ -230,6 +231,7 @@ int vt__snapshot_merge(const char *zTrace, const char *zSnap, int bInPlace, int 
     char *zHist = NULL, *zCopy = NULL, zWhy[400], zErr[256];
     int64_t dt = 0, nTen = 0, nDone = 0, ds, dk;
     int rc, fmt;
+    const char *zFile = vt__import_temp_path(zTrace); /* standard input or a pipe: the file it was read into */
 
     rc = vt__import_detect(zSnap, &fmt, zErr, sizeof zErr);
     if (rc != VT_EXIT_OK) {
@@ -241,7 +243,7 @@ int vt__snapshot_merge(const char *zTrace, const char *zSnap, int bInPlace, int 
         return VT_EXIT_USAGE;
     }
     /* the history goes into a trace the tracer recorded; another tool's file is analyzed on its own */
-    rc = vt__import_detect(zTrace, &fmt, zErr, sizeof zErr);
+    rc = vt__import_detect(zFile, &fmt, zErr, sizeof zErr);
     if (rc == VT_EXIT_OK && fmt != VT_IMPORT_TRACE && fmt != VT_IMPORT_UNKNOWN) {
         vt__errorf("%s: --snapshot merges a snapshot into a trace recorded by vramtrace; this is a %s file: "
                    "analyze it on its own (and the snapshot too)",
@@ -265,7 +267,7 @@ int vt__snapshot_merge(const char *zTrace, const char *zSnap, int bInPlace, int 
     }
     if (rc == VT_EXIT_OK) rc = vt__import_one(zSnap, VT_IMPORT_SNAPSHOT, -1, zHist, &o, NULL);
     if (rc != VT_EXIT_OK) return rc;
-    if (sqlite3_open_v2(zTrace, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK || attach(db, zHist) != SQLITE_OK) {
+    if (sqlite3_open_v2(zFile, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK || attach(db, zHist) != SQLITE_OK) {
         vt__errorf("%s: cannot read it to merge %s: %s", zTrace, zSnap, sqlite3_errmsg(db));
         rc = VT_EXIT_NOFILE;
         goto done;
@@ -287,14 +289,14 @@ int vt__snapshot_merge(const char *zTrace, const char *zSnap, int bInPlace, int 
     db = NULL;
     if (!bInPlace) {
         if ((rc = vt__import_temp_new(zTrace, &zCopy)) != VT_EXIT_OK) goto done;
-        if (copy_trace(zTrace, zCopy) != SQLITE_OK) {
+        if (copy_trace(zFile, zCopy) != SQLITE_OK) {
             vt__errorf("%s: cannot copy the trace to merge the snapshot into it (%s)", zTrace, zCopy);
             rc = VT_EXIT_NOFILE;
             goto done;
         }
     }
     rc = VT_EXIT_INTERNAL;
-    if (sqlite3_open_v2(bInPlace ? zTrace : zCopy, &db, SQLITE_OPEN_READWRITE, NULL) != SQLITE_OK ||
+    if (sqlite3_open_v2(bInPlace ? zFile : zCopy, &db, SQLITE_OPEN_READWRITE, NULL) != SQLITE_OK ||
         (sqlite3_busy_timeout(db, 1000), attach(db, zHist)) != SQLITE_OK ||
         query_int(db, "SELECT coalesce(max(id), 0) FROM main.string", &ds) != SQLITE_OK ||
         query_int(db, "SELECT coalesce(max(id), 0) FROM main.stack", &dk) != SQLITE_OK ||

@@ -348,18 +348,21 @@ static int push_long(struct vt_pk *p, uint64_t n)
         }
         return push(p, v);
     }
-    /* longer: an int64 only when every byte above the eighth extends the sign of the eighth */
+    /* longer: an int64 when every byte above the eighth extends the sign of the eighth; an unsigned 64-bit
+     * value (the eighth's top bit set, every byte above it 0: [2^63, 2^64)) kept as its pattern */
     {
         uint8_t lo[8], c, ext;
-        int bFits = 1;
+        int bFits = 1, bU64;
         if ((rc = take(p, (char *)lo, 8)) != 0) return rc;
         ext = (lo[7] & 0x80) ? 0xff : 0x00;
+        bU64 = ext == 0xff;
         for (uint64_t i = 8; i < n; i++) {
             if ((rc = take(p, (char *)&c, 1)) != 0) return rc;
             if (c != ext) bFits = 0;
+            if (c != 0x00) bU64 = 0;
         }
-        if (bFits) v.u.i = (int64_t)le(lo, 8);
-        else v.type = VT_PK_BIGINT;
+        v.u.i = (int64_t)le(lo, 8);
+        if (!bFits) v.type = bU64 ? VT_PK_U64 : VT_PK_BIGINT;
         return push(p, v);
     }
 }
@@ -764,6 +767,13 @@ int vt__pk_int(const struct vt_pkval *v, int64_t *pOut)
 {
     if (!v || (v->type != VT_PK_INT && v->type != VT_PK_BOOL)) return 0;
     *pOut = v->u.i;
+    return 1;
+}
+
+int vt__pk_u64(const struct vt_pkval *v, uint64_t *pOut)
+{
+    if (!v || !((v->type == VT_PK_INT && v->u.i >= 0) || v->type == VT_PK_U64)) return 0;
+    *pOut = (uint64_t)v->u.i;
     return 1;
 }
 

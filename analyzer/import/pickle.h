@@ -36,7 +36,8 @@ enum vt_pk_type {
     VT_PK_NONE = 0,
     VT_PK_BOOL,
     VT_PK_INT,    /* fits int64 */
-    VT_PK_BIGINT, /* an integer outside int64: value unknown */
+    VT_PK_U64,    /* an integer in [2^63, 2^64): u.i holds its 64-bit pattern (addresses) */
+    VT_PK_BIGINT, /* an integer outside both: value unknown */
     VT_PK_FLOAT,
     VT_PK_STR,   /* UTF-8 text as the pickle holds it, NUL-terminated (may contain NULs) */
     VT_PK_BYTES, /* bytes and bytearray */
@@ -52,7 +53,7 @@ struct vt_pkobj;
 struct vt_pkval {
     int type; /* enum vt_pk_type */
     union {
-        int64_t i; /* BOOL, INT */
+        int64_t i; /* BOOL, INT; U64: the pattern */
         double f;  /* FLOAT */
         struct vt_pkobj *p; /* STR, BYTES, LIST, TUPLE, DICT */
     } u;
@@ -126,6 +127,9 @@ void vt__pk_free(struct vt_pk *p);
 const struct vt_pkval *vt__pk_get(const struct vt_pkval *pDict, const char *zKey); /* last match wins */
 const char *vt__pk_str(const struct vt_pkval *v);                                 /* STR only */
 int vt__pk_int(const struct vt_pkval *v, int64_t *pOut); /* INT or BOOL: 1, else 0 */
+/* An integer in [0, 2^64) (INT >= 0, or U64) as its 64-bit pattern: 1, else 0 (an address, stored as
+ * SQLite's signed integer holding that pattern: docs/schema.md, "Addresses"). */
+int vt__pk_u64(const struct vt_pkval *v, uint64_t *pOut);
 int vt__pk_num(const struct vt_pkval *v, double *pOut);  /* INT, BOOL or FLOAT: 1, else 0 */
 size_t vt__pk_len(const struct vt_pkval *v);             /* items of a LIST/TUPLE, pairs of a DICT */
 const struct vt_pkval *vt__pk_item(const struct vt_pkval *v, size_t i); /* LIST/TUPLE item i */

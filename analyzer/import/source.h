@@ -6,15 +6,15 @@
 #include <stdint.h>
 
 struct vt__src {
-    void *gz;             /* gzFile when reading a file */
+    void *gz;             /* the file being read: a gzFile (a plain descriptor's state without zlib) */
     const uint8_t *pMem;  /* else a memory buffer */
     size_t nMem, iMem;
     int64_t nRead;        /* bytes delivered so far (decompressed) */
     char zErr[128];       /* why the last read failed */
 };
 
-/* Open zPath for reading; gzip data is decompressed, anything else read as it is.
- * Returns 0, or -1 with errno set (s zeroed). */
+/* Open zPath for reading; gzip data is decompressed, anything else read as it is (built without
+ * zlib: gzip data fails the first read, with a reason). Returns 0, or -1 with errno set (s zeroed). */
 int vt__src_open_file(struct vt__src *s, const char *zPath);
 
 /* Read from the n bytes at p (not copied: they must outlive s). Cannot fail. */
@@ -23,6 +23,11 @@ void vt__src_open_mem(struct vt__src *s, const void *p, size_t n);
 /* Read up to n bytes into buf: returns the count, 0 at the end, -1 on an error (message in s->zErr;
  * a damaged or truncated gzip stream is an error). */
 long vt__src_read(struct vt__src *s, void *buf, size_t n);
+
+/* 1 when this build reads gzip data (it has zlib), else 0; VT__SRC_NO_GUNZIP says why not. */
+int vt__src_can_gunzip(void);
+#define VT__SRC_NO_GUNZIP "gzip-compressed, and this vramtrace was built without zlib: decompress it first (gunzip)"
+
 
 /* Close (safe on a zeroed or already closed source). */
 void vt__src_close(struct vt__src *s);

@@ -8,9 +8,9 @@
 #include "vramtrace/schema.h"
 
 /* Every table VT_DOMAIN_LIST names, once, in its order. */
-const char *const vt__guard_tables[] = {"memory_event", "tensor_event", "oom_event", "memcpy",     "memset",
-                                        "kernel",       "buffer_use",   "nvtx_range", "api_call",  "sync_event",
-                                        "pool_event",   "device",       NULL};
+const char *const vt__guard_tables[] = {"memory_event", "tensor_event",   "oom_event",  "memcpy",   "memset",
+                                        "kernel",       "kernel_summary", "buffer_use", "nvtx_range", "api_call",
+                                        "sync_event",   "pool_event",     "device",     NULL};
 
 /* 1 if zTable (in main) has a column zCol, 0 if not, -1 on an error. */
 static int has_column(sqlite3 *db, const char *zTable, const char *zCol)
@@ -48,10 +48,7 @@ static void domain_sql(sqlite3_str *pOut, const char *zCol, int dom, int bStored
     case VT_DOM_SIZEN:
         sqlite3_str_appendf(pOut, "(\"%w\" IS NULL OR \"%w\" BETWEEN 0 AND %lld)", zCol, zCol, VT__SIZE_MAX);
         return;
-    case VT_DOM_ADDR: sqlite3_str_appendf(pOut, "(\"%w\" BETWEEN -%s - 1 AND %s)", zCol, zLim, zLim); return;
-    case VT_DOM_ADDRN:
-        sqlite3_str_appendf(pOut, "(\"%w\" IS NULL OR \"%w\" BETWEEN -%s - 1 AND %s)", zCol, zCol, zLim, zLim);
-        return;
+    case VT_DOM_ADDR: sqlite3_str_appendf(pOut, "(typeof(\"%w\") = 'integer')", zCol); return;
     default: sqlite3_str_appendf(pOut, "(\"%w\" IS NULL OR typeof(\"%w\") = 'integer')", zCol, zCol); return;
     }
 }
@@ -81,33 +78,28 @@ int vt__guard_where(sqlite3 *db, const char *zTable, char **pz)
     return rc;
 }
 
-int vt__guard_view(sqlite3 *db, const char *zTable)
+int vt__guard_table(sqlite3 *db, const char *zTable, int bCount, int64_t *pnHidden, char **pzWhere)
 {
-    char *zWhere = NULL, *zSql;
-    int rc = vt__guard_where(db, zTable, &zWhere);
-    if (rc != SQLITE_OK || !zWhere) return rc;
-    zSql = sqlite3_mprintf("CREATE TEMP VIEW IF NOT EXISTS \"%w\" AS SELECT * FROM main.\"%w\" WHERE %s", zTable,
-                           zTable, zWhere);
-    rc = zSql ? sqlite3_exec(db, zSql, NULL, NULL, NULL) : SQLITE_NOMEM;
-    sqlite3_free(zSql);
-    sqlite3_free(zWhere);
-    return rc;
-}
-
-int vt__guard_count(sqlite3 *db, const char *zTable, int64_t *pn)
-{
-    char *zWhere = NULL, *zSql;
+    char *zWhere = NULL, *zSql = NULL;
     sqlite3_stmt *pStmt = NULL;
     int rc = vt__guard_where(db, zTable, &zWhere);
-    if (rc != SQLITE_OK || !zWhere) return rc;
-    zSql = sqlite3_mprintf("SELECT count(*) FROM main.\"%w\" WHERE NOT coalesce(%s, 0)", zTable, zWhere);
-    rc = zSql ? sqlite3_prepare_v2(db, zSql, -1, &pStmt, NULL) : SQLITE_NOMEM;
-    if (rc == SQLITE_OK && (rc = sqlite3_step(pStmt)) == SQLITE_ROW) {
-        *pn += sqlite3_column_int64(pStmt, 0);
-        rc = SQLITE_OK;
+    if (rc == SQLITE_OK && zWhere && bCount) {
+        zSql = sqlite3_mprintf("SELECT count(*) FROM main.\"%w\" WHERE NOT coalesce(%s, 0)", zTable, zWhere);
+        rc = zSql ? sqlite3_prepare_v2(db, zSql, -1, &pStmt, NULL) : SQLITE_NOMEM;
+        if (rc == SQLITE_OK && (rc = sqlite3_step(pStmt)) == SQLITE_ROW) {
+            *pnHidden += sqlite3_column_int64(pStmt, 0);
+            rc = SQLITE_OK;
+        }
+        sqlite3_finalize(pStmt);
+        sqlite3_free(zSql);
     }
-    sqlite3_finalize(pStmt);
-    sqlite3_free(zSql);
-    sqlite3_free(zWhere);
+    if (rc == SQLITE_OK && zWhere && *pnHidden > 0) {
+        zSql = sqlite3_mprintf("CREATE TEMP VIEW IF NOT EXISTS \"%w\" AS SELECT * FROM main.\"%w\" WHERE %s", zTable,
+                               zTable, zWhere);
+        rc = zSql ? sqlite3_exec(db, zSql, NULL, NULL, NULL) : SQLITE_NOMEM;
+        sqlite3_free(zSql);
+    }
+    if (rc == SQLITE_OK && pzWhere) *pzWhere = zWhere;
+    else sqlite3_free(zWhere);
     return rc;
 }

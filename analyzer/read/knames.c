@@ -3,21 +3,9 @@
 #include <string.h>
 
 #include "read.h"
-#include "vramtrace/demangle.h"
 
-/* Whether db's main schema has the table zName. */
-static int has_table(sqlite3 *db, const char *zName)
-{
-    sqlite3_stmt *p = NULL;
-    int bHas = 0;
-    if (sqlite3_prepare_v2(db, "SELECT 1 FROM main.sqlite_master WHERE type = 'table' AND name = ?", -1, &p, NULL) ==
-        SQLITE_OK) {
-        sqlite3_bind_text(p, 1, zName, -1, SQLITE_STATIC);
-        bHas = sqlite3_step(p) == SQLITE_ROW;
-    }
-    sqlite3_finalize(p);
-    return bHas;
-}
+#include "vramtrace/schema.h"
+#include "vramtrace/demangle.h"
 
 /* Add the row (id, demangled or stored name, its short name) for the stored name zName; SQLite code. */
 static int add_name(sqlite3_stmt *pIns, int64_t id, const char *zName)
@@ -46,8 +34,9 @@ int vt__knames_load(sqlite3 *db)
                       "CREATE TEMP TABLE vt_kname(name_id INTEGER PRIMARY KEY, demangled TEXT NOT NULL,"
                       " short_name TEXT NOT NULL)",
                       NULL, NULL, NULL);
-    if (rc != SQLITE_OK || !has_table(db, "kernel") || !has_table(db, "string")) goto done;
-    if (has_table(db, "kernel_name"))
+    /* kernel is a view in schema 5 */
+    if (rc != SQLITE_OK || vt__schema_has_table(db, "kernel") != 1 || vt__schema_has_table(db, "string") != 1) goto done;
+    if (vt__schema_has_table(db, "kernel_name") == 1)
         rc = sqlite3_exec(db,
                           "INSERT OR IGNORE INTO temp.vt_kname SELECT n.name_id, d.value, s.value"
                           " FROM main.kernel_name n JOIN main.string d ON d.id = n.demangled_id"
@@ -85,7 +74,7 @@ int vt__knames_store(sqlite3 *db)
 {
     sqlite3_stmt *pSel = NULL, *pStr = NULL, *pIns = NULL;
     int rc = SQLITE_OK;
-    if (!has_table(db, "kernel_name")) return SQLITE_OK;
+    if (vt__schema_has_table(db, "kernel_name") != 1) return SQLITE_OK;
     rc = sqlite3_prepare_v2(db,
                             "SELECT k.name_id, k.demangled, k.short_name, s.value FROM temp.vt_kname k"
                             " JOIN main.string s ON s.id = k.name_id"

@@ -44,8 +44,10 @@ struct vt_live {
     int nHandle, nHandleAlloc;
     int64_t *aFreed;         /* open-addressing set of freed addresses (0 = empty slot) */
     int nFreed, nFreedAlloc;
-    int64_t *aAcct;          /* live bytes per account: slot acct + N_ACCT_FIXED for acct >= -3 */
+    struct vt_live_acct *aAcct; /* per account: slot acct + N_ACCT_FIXED for acct >= -3 */
     int nAcct;
+    struct vt_live_counts n; /* how the lifetimes the hooks see began and ended, frees with none */
+    int64_t tsUntimed;       /* where an allocation of unknown time is put (the peak's time): vt__live_untimed */
 };
 
 const char *vt__life_status_name(int status)
@@ -97,17 +99,24 @@ static struct page *page_get(struct vt_live *L, int64_t pg, int bCreate)
     return &L->aPage[L->nPage++];
 }
 
-/* Last page under which a lifetime is indexed: its first page only when it is huge. */
-static int64_t last_page(const struct vt_life *l)
+/* The page of address addr: addresses are unsigned 64-bit values stored as their pattern (docs/schema.md). */
+static int64_t page_of(int64_t addr)
 {
-    int64_t n = l->bytes > 0 ? l->bytes : 1;
-    if (n > HUGE || l->address > INT64_MAX - n) return l->address >> PAGE_SHIFT;
-    return (l->address + n - 1) >> PAGE_SHIFT;
+    return (int64_t)((uint64_t)addr >> PAGE_SHIFT);
 }
 
+/* Last page under which a lifetime is indexed: its first page only when it is huge (or would pass 2^64). */
+static int64_t last_page(const struct vt_life *l)
+{
+    uint64_t n = l->bytes > 0 ? (uint64_t)l->bytes : 1;
+    if (n > HUGE || (uint64_t)l->address > UINT64_MAX - (n - 1)) return page_of(l->address);
+    return page_of((int64_t)((uint64_t)l->address + n - 1));
+}
+
+/* Whether addr lies in l (unsigned arithmetic: an address of 2^63 or more is a negative pattern). */
 static int contains(const struct vt_life *l, int64_t addr)
 {
-    return addr >= l->address && addr - l->address < (l->bytes > 0 ? l->bytes : 1);
+    return (uint64_t)addr - (uint64_t)l->address < (l->bytes > 0 ? (uint64_t)l->bytes : 1);
 }
 
 /*
@@ -117,7 +126,7 @@ static int contains(const struct vt_life *l, int64_t addr)
  */
 static struct vt_life *find_base(struct vt_live *L, int64_t addr, int dev, int kind)
 {
-    struct page *p = page_get(L, addr >> PAGE_SHIFT, 0);
+    struct page *p = page_get(L, page_of(addr), 0);
     struct vt_life *best = NULL;
     for (int i = 0; p && i < p->n; i++) {
         struct vt_life *l = p->a[i];
@@ -131,7 +140,7 @@ static struct vt_life *find_base(struct vt_live *L, int64_t addr, int dev, int k
 /* The live lifetime containing addr, or NULL. */
 static struct vt_life *find_containing(struct vt_live *L, int64_t addr)
 {
-    struct page *p = page_get(L, addr >> PAGE_SHIFT, 0);
+    struct page *p = page_get(L, page_of(addr), 0);
     for (int i = 0; p && i < p->n; i++)
         if (contains(p->a[i], addr)) return p->a[i];
     for (int i = 0; i < L->nHuge; i++)
@@ -150,7 +159,7 @@ static int index_add(struct vt_live *L, struct vt_life *l)
         L->apHuge = aNew;
         L->nHugeAlloc = nNew;
     }
-    for (pg = l->address >> PAGE_SHIFT; pg <= last_page(l); pg++) {
+    for (pg = page_of(l->address); pg <= last_page(l); pg++) {
         struct page *p = page_get(L, pg, 1);
         if (p && p->n == p->cap) {
             int nNew = p->cap ? p->cap * 2 : 4;
@@ -159,7 +168,7 @@ static int index_add(struct vt_live *L, struct vt_life *l)
             else p->a = aNew, p->cap = nNew;
         }
         if (!p) { /* undo the pages already linked */
-            for (int64_t q = l->address >> PAGE_SHIFT; q < pg; q++) {
+            for (int64_t q = page_of(l->address); q < pg; q++) {
                 struct page *pq = page_get(L, q, 0);
                 if (pq) pq->n--;
             }
@@ -173,7 +182,7 @@ static int index_add(struct vt_live *L, struct vt_life *l)
 
 static void index_remove(struct vt_live *L, struct vt_life *l)
 {
-    for (int64_t pg = l->address >> PAGE_SHIFT; pg <= last_page(l); pg++) {
+    for (int64_t pg = page_of(l->address); pg <= last_page(l); pg++) {
         struct page *p = page_get(L, pg, 0);
         for (int i = 0; p && i < p->n; i++)
             if (p->a[i] == l) {
@@ -195,9 +204,12 @@ static int acct_slot(struct vt_live *L, int acct)
     if (k < 0) k = VT_ACCT_NONE + N_ACCT_FIXED;
     if (k >= L->nAcct) {
         int nNew = k + 8;
-        int64_t *aNew = realloc(L->aAcct, sizeof *aNew * (size_t)nNew);
+        struct vt_live_acct *aNew = realloc(L->aAcct, sizeof *aNew * (size_t)nNew);
         if (!aNew) return -1;
-        memset(aNew + L->nAcct, 0, sizeof *aNew * (size_t)(nNew - L->nAcct));
+        for (int i = L->nAcct; i < nNew; i++) {
+            memset(&aNew[i], 0, sizeof aNew[i]);
+            aNew[i].peakTs = aNew[i].poolPeakTs = -1;
+        }
         L->aAcct = aNew;
         L->nAcct = nNew;
     }
@@ -207,16 +219,36 @@ static int acct_slot(struct vt_live *L, int acct)
 int64_t vt__live_bytes(const struct vt_live *L, int acct)
 {
     int k = acct + N_ACCT_FIXED;
-    return k >= 0 && k < L->nAcct ? L->aAcct[k] : 0;
+    return k >= 0 && k < L->nAcct ? L->aAcct[k].live : 0;
 }
 
-/* Count (sign +1) or uncount (-1) l in its account. 0 or -1 (out of memory). */
+const struct vt_live_acct *vt__live_acct(const struct vt_live *L, int acct)
+{
+    int k = acct + N_ACCT_FIXED;
+    return k >= N_ACCT_FIXED - 2 && k < L->nAcct && (L->aAcct[k].peak > 0 || L->aAcct[k].bUsed) ? &L->aAcct[k] : NULL;
+}
+
+int vt__live_nacct(const struct vt_live *L)
+{
+    return L->nAcct - N_ACCT_FIXED;
+}
+
+const struct vt_live_counts *vt__live_counts(const struct vt_live *L)
+{
+    return &L->n;
+}
+
+/* Count (sign +1) or uncount (-1) l in its account, its peak kept. 0 or -1 (out of memory). */
 static int count(struct vt_live *L, const struct vt_life *l, int sign)
 {
+    struct vt_live_acct *a;
     int k;
     if (l->acct == VT_ACCT_NONE || l->bytes <= 0) return 0;
     if ((k = acct_slot(L, l->acct)) < 0) return -1;
-    L->aAcct[k] += sign * l->bytes;
+    a = &L->aAcct[k];
+    a->bUsed = 1;
+    a->live += sign * l->bytes;
+    if (a->live > a->peak) a->peak = a->live, a->peakTs = l->allocTs >= 0 ? l->allocTs : L->tsUntimed;
     return 0;
 }
 
@@ -385,6 +417,8 @@ static int begin(struct vt_live *L, struct vt_life *l)
     if (count(L, l, +1) != 0) return -1;
     if (!seen(l)) return 0;
     if (dense_add(L, l) != 0) return -1;
+    L->n.nBegin++;
+    L->n.beginBytes += l->bytes;
     return L->h.xBegin ? L->h.xBegin(L->h.pArg, l) : 0;
 }
 
@@ -406,6 +440,8 @@ static int end(struct vt_live *L, struct vt_life *l, const struct vt_memrow *m, 
     }
     if (seen(l)) {
         dense_remove(L, l);
+        if (status == VT_LIFE_FREE_MISSING) L->n.nFreeMissing++;
+        else L->n.nFreed++;
         if (L->h.xEnd) rc = L->h.xEnd(L->h.pArg, l);
     }
     if (l->pOwner) l->pOwner->nMap--;
@@ -417,6 +453,8 @@ static int end(struct vt_live *L, struct vt_life *l, const struct vt_memrow *m, 
 static int stray(struct vt_live *L, const struct vt_memrow *m)
 {
     int status = freed_has(L, m->address) ? VT_LIFE_DOUBLE_FREE : VT_LIFE_FREE_UNKNOWN;
+    if (status == VT_LIFE_DOUBLE_FREE) L->n.nDoubleFree++;
+    else L->n.nFreeUnknown++;
     return L->h.xStray ? L->h.xStray(L->h.pArg, m, status) : 0;
 }
 
@@ -424,6 +462,14 @@ int vt__live_apply(struct vt_live *L, const struct vt_memrow *m)
 {
     struct vt_life *l, *owner;
     int slot, acct;
+    /* a stream-ordered pool's allocation or free says how much the pool holds (cudaMallocAsync): its reserved */
+    if (m->poolSize >= 0 && m->device >= 0 && (m->op == VT_MEMOP_ALLOC || m->op == VT_MEMOP_FREE)) {
+        struct vt_live_acct *a;
+        if ((slot = acct_slot(L, m->device)) < 0) return -1;
+        a = &L->aAcct[slot];
+        a->bUsed = 1;
+        if (m->poolSize > a->poolPeak) a->poolPeak = m->poolSize, a->poolPeakTs = m->ts;
+    }
     switch (m->op) {
     case VT_MEMOP_ALLOC:
     case VT_MEMOP_VMM_MAP:
@@ -493,6 +539,9 @@ int vt__live_finish(struct vt_live *L)
     for (int i = 0; i < L->nLive; i++) {
         struct vt_life *l = L->apLive[i];
         l->status = VT_LIFE_LIVE_AT_END;
+        L->n.nLiveEnd++;
+        L->n.liveEndBytes += l->bytes;
+        if (l->bInternal) L->n.nInternalEnd++, L->n.internalEndBytes += l->bytes;
         if (L->h.xBeforeEnd && L->h.xBeforeEnd(L->h.pArg, l) != 0) return -1;
         if (L->h.xEnd && L->h.xEnd(L->h.pArg, l) != 0) return -1;
     }
@@ -509,7 +558,7 @@ void vt__live_free(struct vt_live *L)
     for (int i = 0; i < L->nPage; i++) {
         struct page *p = &L->aPage[i];
         for (int k = 0; k < p->n; k++)
-            if ((p->a[k]->address >> PAGE_SHIFT) != p->page) p->a[k] = NULL;
+            if (page_of(p->a[k]->address) != p->page) p->a[k] = NULL;
     }
     for (int i = 0; i < L->nPage; i++) {
         struct page *p = &L->aPage[i];
@@ -554,11 +603,12 @@ void vt__memrow_read(const struct vt_rows *c, int bTensor, struct vt_memrow *m)
 
 int vt__live_untimed(const struct vt_tracefile *f, struct vt_live *L, int bTensor)
 {
-    int k = bTensor ? VT_T_TENSOR : VT_T_MEM, rc;
+    int k = bTensor ? VT_T_TENSOR : VT_T_MEM, rc = SQLITE_OK;
     const char *zCols = strchr(bTensor ? VT_TENSORROW_COLS : VT_MEMROW_COLS, ',') + 1; /* all but the time */
     struct vt_rows c;
     struct vt_memrow m;
     char *zSql;
+    L->tsUntimed = f->bTimes ? f->t1 : -1; /* no time known at all: the peak's time is unknown too */
     if (!f->aT[k].bPresent || f->aT[k].nNoTime == 0) return SQLITE_OK;
     zSql = vt__strdupf("SELECT -1,%s FROM \"%s\" WHERE ts IS NULL AND op = %d ORDER BY rowid", zCols, vt__tbl_name(k),
                        bTensor ? VT_TENSOROP_ALLOC : VT_MEMOP_ALLOC);
@@ -574,9 +624,6 @@ int vt__live_untimed(const struct vt_tracefile *f, struct vt_live *L, int bTenso
     return rc;
 }
 
-/* Every row of table k (memory_event, or tensor_event when bTensor) of f in time order through L (and with bUntimed the
- * allocations of unknown time, vt__live_untimed), then the lifetimes still live end live_at_end. A VT_EXIT code (one
- * line printed on error). */
 /*
  * The rows of memory_event through aL[0] and of tensor_event through aL[1] (either NULL: that table
  * not read) in one time order (at equal times a CUDA allocation before the blocks handed out of it,
@@ -630,22 +677,11 @@ static int live_walk(struct vt_tracefile *f, struct vt_live *aL[2], int bUntimed
     return vt__exit_for_sqlite(rc);
 }
 
-/* live_walk of one table: memory_event, or tensor_event when bTensor. */
-static int live_pass(struct vt_tracefile *f, struct vt_live *L, int bTensor, int bUntimed)
+int vt__live_pass(struct vt_tracefile *f, struct vt_live *L, int bTensor)
 {
     struct vt_live *aL[2] = {NULL, NULL};
     aL[bTensor != 0] = L;
-    return live_walk(f, aL, bUntimed, NULL);
-}
-
-int vt__live_pass(struct vt_tracefile *f, struct vt_live *L)
-{
-    return live_pass(f, L, 0, 0);
-}
-
-int vt__live_pass_all(struct vt_tracefile *f, struct vt_live *L, int bTensor)
-{
-    return live_pass(f, L, bTensor, 1);
+    return live_walk(f, aL, 1, NULL);
 }
 
 int vt__live_pass_both(struct vt_tracefile *f, struct vt_live *Lmem, struct vt_live *Lten, int64_t *pNow)

@@ -28,24 +28,44 @@ const struct vt_devinfo *vt__read_device(const struct vt_tracefile *f, int id)
     return NULL;
 }
 
-/* meta(key) into z (size n), empty when absent; 0, or -1 when the meta table cannot be read. */
-static int meta_copy(sqlite3 *db, const char *zKey, char *z, size_t n)
+/* meta(key) of f into z (size n), empty when absent. */
+static void meta_copy(const struct vt_tracefile *f, const char *zKey, char *z, size_t n)
 {
-    int found = vt__meta_get(db, zKey, z, n);
-    if (found != 1) z[0] = 0;
-    return found < 0 ? -1 : 0;
+    const char *zValue = vt__read_meta_value(f, zKey);
+    snprintf(z, n, "%s", zValue ? zValue : "");
 }
 
-/* meta(key) as an integer into *p (-1 when absent or not a whole number). 0 or -1 (unreadable). */
-static int meta_int(sqlite3 *db, const char *zKey, int64_t *p)
+/* Every meta row with a key and a value into f->aMeta, sorted by key, once (a second call keeps what the first read).
+ * An SQLite code. */
+static int read_meta_rows(struct vt_tracefile *f)
 {
-    char z[32], *zEnd;
-    long long v;
-    *p = -1;
-    if (meta_copy(db, zKey, z, sizeof z) != 0) return -1;
-    v = strtoll(z, &zEnd, 10);
-    if (z[0] && !*zEnd) *p = v;
-    return 0;
+    sqlite3_stmt *p = NULL;
+    int rc;
+    if (f->nMeta > 0) return SQLITE_OK;
+    rc = sqlite3_prepare_v2(f->db, "SELECT key, value FROM meta WHERE key IS NOT NULL AND value IS NOT NULL"
+                                       " ORDER BY key", -1, &p, NULL);
+    while (rc == SQLITE_OK && (rc = sqlite3_step(p)) == SQLITE_ROW) {
+        const char *zKey = (const char *)sqlite3_column_text(p, 0), *zValue = (const char *)sqlite3_column_text(p, 1);
+        struct vt_metakv *a = realloc(f->aMeta, sizeof *a * (size_t)(f->nMeta + 1));
+        rc = SQLITE_NOMEM;
+        if (!a) break;
+        f->aMeta = a;
+        if (!zKey || !zValue || (f->nMeta > 0 && !strcmp(a[f->nMeta - 1].zKey, zKey))) { /* a duplicate key: the first */
+            rc = zKey && zValue ? SQLITE_OK : SQLITE_NOMEM;
+            continue;
+        }
+        a[f->nMeta].zKey = strdup(zKey);
+        a[f->nMeta].zValue = strdup(zValue);
+        if (!a[f->nMeta].zKey || !a[f->nMeta].zValue) {
+            free(a[f->nMeta].zKey);
+            free(a[f->nMeta].zValue);
+            break;
+        }
+        f->nMeta++;
+        rc = SQLITE_OK;
+    }
+    sqlite3_finalize(p);
+    return rc == SQLITE_DONE ? SQLITE_OK : rc;
 }
 
 const char *vt__read_process_name(const struct vt_tracefile *f, char *z, size_t n)
@@ -60,10 +80,8 @@ const char *vt__read_process_name(const struct vt_tracefile *f, char *z, size_t 
 
 int64_t vt__read_wall(const struct vt_tracefile *f, int64_t ts)
 {
-    int64_t anchorCupti, anchorWall;
-    if (ts < 0 || meta_int(f->db, "clock_anchor_cupti_ns", &anchorCupti) != 0 ||
-        meta_int(f->db, "clock_anchor_wall_ns", &anchorWall) != 0 || anchorCupti < 0 || anchorWall < 0)
-        return -1;
+    int64_t anchorCupti = vt__read_meta_int(f, "clock_anchor_cupti_ns"), anchorWall = vt__read_meta_int(f, "clock_anchor_wall_ns");
+    if (ts < 0 || anchorCupti < 0 || anchorWall < 0) return -1;
     return ts - anchorCupti + anchorWall;
 }
 
@@ -130,11 +148,7 @@ static int read_bounds(struct vt_tracefile *f)
     }
     for (size_t i = 0; rc == SQLITE_OK && i < sizeof aSmall / sizeof aSmall[0]; i++) {
         sqlite3_stmt *p = NULL;
-        int bHas = vt__schema_has_table(f->db, aSmall[i].zTable);
-        if (bHas <= 0) {
-            if (bHas < 0) rc = SQLITE_ERROR;
-            continue;
-        }
+        if (!vt__read_has(f, aSmall[i].zTable)) continue;
         /* "WHERE 1" keeps min/max from an index when there is one: each is a scan or a lookup */
         rc = sqlite3_prepare_v2(f->db, aSmall[i].zSql, -1, &p, NULL);
         if (rc == SQLITE_OK && (rc = sqlite3_step(p)) == SQLITE_ROW) {
@@ -152,10 +166,10 @@ static int read_bounds(struct vt_tracefile *f)
 
 /*
  * When the trace's GPU activity stops early: meta cupti_takeover_ns (another CUPTI client took the
- * activity buffers over; cupti_takeover_by names it when the tracer saw it start) or cupti_fatal_error_ns (CUPTI finalized itself), the earlier of the two.
- * Returns 0, or -1 when the meta table cannot be read.
+ * activity buffers over; cupti_takeover_by names it when the tracer saw it start) or cupti_fatal_error_ns (CUPTI
+ * finalized itself), the earlier of the two.
  */
-static int read_partial(struct vt_tracefile *f)
+static void read_partial(struct vt_tracefile *f)
 {
 #define MISSING " (kernels, copies, sets, CUPTI's allocation records, NVTX ranges) is missing from then on, while API " \
                 "calls (allocations and frees through the CUDA API, OOMs, their call sites) are complete"
@@ -174,24 +188,31 @@ static int read_partial(struct vt_tracefile *f)
     f->zPartialWhy[0] = 0;
     /* stored as CUPTI-clock ns like every absolute time; the earliest cause is the one to say */
     for (size_t i = 0; i < sizeof aCause / sizeof aCause[0]; i++) {
-        int64_t t;
-        if (meta_int(f->db, aCause[i].zKey, &t) != 0) return -1;
+        int64_t t = vt__read_meta_int(f, aCause[i].zKey);
         if (t < 0 || (f->partialFrom >= 0 && t >= f->partialFrom)) continue;
         f->partialFrom = t;
         snprintf(f->zPartialWhy, sizeof f->zPartialWhy, "%s", aCause[i].zWhy);
         if (i == 0) { /* the client the tracer saw start (meta cupti_takeover_by), when it knows it */
             char zBy[48]; /* the tracer writes at most 47 characters */
-            if (meta_copy(f->db, "cupti_takeover_by", zBy, sizeof zBy) != 0) return -1;
+            meta_copy(f, "cupti_takeover_by", zBy, sizeof zBy);
             if (zBy[0])
                 snprintf(f->zPartialWhy, sizeof f->zPartialWhy, "%s took the activity buffers over: GPU activity" MISSING,
                          zBy);
         }
     }
-    if (meta_int(f->db, "config.start_after_ns", &f->windowStart) != 0 ||
-        meta_int(f->db, "config.stop_after_ns", &f->windowStop) != 0)
-        return -1;
-    return 0;
+    f->windowStart = vt__read_meta_int(f, "config.start_after_ns");
+    f->windowStop = vt__read_meta_int(f, "config.stop_after_ns");
 #undef MISSING
+}
+
+int vt__read_mode(struct vt_tracefile *f)
+{
+    if (read_meta_rows(f) != SQLITE_OK) return -1;
+    f->kernelSummaryFrom = vt__read_meta_int(f, "kernel_summary_from_ns");
+    f->nKernelSummarized = vt__read_meta_int(f, "kernel_summary_kernels");
+    f->kernelPeriod = vt__read_meta_int(f, "config.kernel_period_ns");
+    if (f->kernelPeriod <= 0) f->kernelPeriod = 1000000000;
+    return 0;
 }
 
 /*
@@ -319,26 +340,70 @@ static void lend_notes(struct vt_tracefile *f)
 /*
  * The note of a trace whose CUPTI was one the tracer's record layouts did not
  * know for every kind (meta cupti_kinds_reduced, "KINDS: why"): those kinds'
- * records were not read. Returns 0, or -1 when the meta table cannot be read.
+ * records were not read.
  */
-static int reduced_note(struct vt_tracefile *f)
+static void reduced_note(struct vt_tracefile *f)
 {
     char z[512], zCupti[32];
-    if (meta_copy(f->db, "cupti_kinds_reduced", z, sizeof z) != 0 ||
-        meta_copy(f->db, "cupti_version", zCupti, sizeof zCupti) != 0)
-        return -1;
+    meta_copy(f, "cupti_kinds_reduced", z, sizeof z);
+    meta_copy(f, "cupti_version", zCupti, sizeof zCupti);
     if (z[0])
         vt__read_note(f, "recorded with CUPTI %s, whose activity record layouts the tracer did not know for every "
                          "kind: %s; allocations and frees made through CUDA calls are still in api_call, but "
                          "findings that need the missing records are incomplete (record with a vramtrace that "
                          "knows this CUPTI)",
                       zCupti[0] ? zCupti : "?", z);
-    return 0;
 }
 
-/* The notes about how the trace was recorded that every reader shows. */
+void vt__read_note_partial(struct vt_tracefile *f)
+{
+    char zT[32], *z;
+    /* from the one time origin (figures.h), which a reader of several traces sets after this note was made */
+    int64_t at = f->bTimes && f->partialFrom > f->fig.origin ? f->partialFrom - f->fig.origin : 0;
+    if (f->partialFrom < 0) return;
+    z = vt__strdupf("partial trace from %s after the start: %s; findings that depend on what is missing stop there",
+                    vt__fmt_ns(at, zT, sizeof zT), f->zPartialWhy);
+    if (!z) return;
+    if (f->iNotePartial > 0 && f->iNotePartial <= f->nNote) {
+        free(f->azNote[f->iNotePartial - 1]);
+        f->azNote[f->iNotePartial - 1] = z;
+    } else if (f->nNote < (int)(sizeof f->azNote / sizeof f->azNote[0])) {
+        f->azNote[f->nNote++] = z;
+        f->iNotePartial = f->nNote;
+    } else {
+        free(z);
+    }
+}
+
+/* The notes about how the trace was recorded, and how it was read, that every reader shows. */
 static void recording_notes(struct vt_tracefile *f, const char *zKernelArgs)
 {
+    if (f->kernelSummaryFrom >= 0) {
+        char zA[32], zP[32];
+        int64_t at = f->bTimes && f->kernelSummaryFrom > f->t0 ? f->kernelSummaryFrom - f->t0 : 0;
+        vt__fmt_ns(f->kernelPeriod, zP, sizeof zP);
+        vt__read_note(f, "recorded in the always-on mode (record --kernels summary): from %s after the start, kernels "
+                         "are summaries per %s and kernel name (%lld kernels in kernel_summary), their launch calls "
+                         "are not recorded, and kernel-argument uses are each address's first and last per %s; "
+                         "allocations, frees, copies, sets, NVTX ranges and OOMs are complete, so leaks, peaks, idle "
+                         "allocations, pageable copies and OOMs hold for the whole run, while phases inferred from "
+                         "kernel names and copy/compute overlap cover only the time before",
+                      vt__fmt_ns(at, zA, sizeof zA), zP, (long long)(f->nKernelSummarized > 0 ? f->nKernelSummarized : 0),
+                      zP);
+    }
+    static const char *const azNoWrite[] = {
+        [VT_NOWRITE_IMPORTED] = "results were not written back: this is another tool's file, read through a "
+                                "temporary import; 'vramtrace import FILE -o TRACE.db' makes a trace that --save can "
+                                "write into",
+        [VT_NOWRITE_COPY] = "results were not written back: the trace was read from a pipe or standard input (a "
+                            "temporary copy)",
+        [VT_NOWRITE_READONLY] = "the trace is read-only: results were not written back into it",
+        [VT_NOWRITE_LOCKED] = "the trace is locked by another process (still being recorded?): results were not "
+                              "written back into it",
+        [VT_NOWRITE_FAILED] = "the trace could not be written: results were not written back into it",
+    };
+    if (f->noWrite > 0 && f->noWrite < (int)(sizeof azNoWrite / sizeof azNoWrite[0]))
+        vt__read_note(f, "%s", azNoWrite[f->noWrite]);
     if (f->windowStart > 0 || f->windowStop > 0) {
         char zA[32], zB[32];
         vt__read_note(f, "recorded in a window: kernels, copies, sets, API calls and NVTX ranges only from %s to %s "
@@ -347,13 +412,7 @@ static void recording_notes(struct vt_tracefile *f, const char *zKernelArgs)
                       f->windowStart > 0 ? vt__fmt_ns(f->windowStart, zA, sizeof zA) : "0 s",
                       f->windowStop > 0 ? vt__fmt_ns(f->windowStop, zB, sizeof zB) : "the end");
     }
-    if (f->partialFrom >= 0) {
-        char zT[32];
-        int64_t at = f->bTimes && f->partialFrom > f->t0 ? f->partialFrom - f->t0 : 0;
-        vt__read_note(f, "partial trace from %s after the start: %s; findings that depend on what is missing "
-                         "stop there",
-                      vt__fmt_ns(at, zT, sizeof zT), f->zPartialWhy);
-    }
+    vt__read_note_partial(f);
     if (f->nHidden > 0) {
         /* a rule that rejects most of a table is suspected before the trace is: say which column */
         int kWorst = -1;
@@ -446,35 +505,39 @@ int vt__read_meta(struct vt_tracefile *f)
 {
     sqlite3 *db = f->db;
     char zVal[64], zArgs[8];
-    int64_t v, nMeta = 0;
-    int rc, bBad = 0;
+    int64_t nMeta = 0;
+    int rc = read_meta_rows(f);
 
-    bBad |= meta_copy(db, "pid", f->zPid, sizeof f->zPid);
-    bBad |= meta_copy(db, "rank", f->zRank, sizeof f->zRank);
-    bBad |= meta_copy(db, "hostname", f->zHost, sizeof f->zHost);
-    bBad |= meta_copy(db, "cmdline", f->zCmd, sizeof f->zCmd);
-    bBad |= meta_copy(db, "source_format", f->zSource, sizeof f->zSource);
-    bBad |= meta_copy(db, "config.tensors", zVal, sizeof zVal);
+    if (rc != SQLITE_OK) {
+        vt__errorf("%s: cannot read the trace's meta table: %s", f->zPath, sqlite3_errmsg(db));
+        return rc == SQLITE_NOMEM ? VT_EXIT_INTERNAL : VT_EXIT_CORRUPT;
+    }
+    meta_copy(f, "pid", f->zPid, sizeof f->zPid);
+    meta_copy(f, "rank", f->zRank, sizeof f->zRank);
+    meta_copy(f, "hostname", f->zHost, sizeof f->zHost);
+    meta_copy(f, "cmdline", f->zCmd, sizeof f->zCmd);
+    meta_copy(f, "source_format", f->zSource, sizeof f->zSource);
+    meta_copy(f, "config.tensors", zVal, sizeof zVal);
     f->bTensors = !strcmp(zVal, "1");
-    bBad |= meta_copy(db, "closed_cleanly", zVal, sizeof zVal);
+    meta_copy(f, "closed_cleanly", zVal, sizeof zVal);
     f->bCleanClose = !strcmp(zVal, "1");
-    bBad |= meta_copy(db, "history_truncated", zVal, sizeof zVal);
+    meta_copy(f, "history_truncated", zVal, sizeof zVal);
     f->bHistoryTruncated = !strcmp(zVal, "1");
-    bBad |= meta_int(db, "history_start_ns", &f->historyStart);
-    bBad |= meta_copy(db, "config.kernel_args", zArgs, sizeof zArgs);
-    bBad |= read_partial(f);
+    f->historyStart = vt__read_meta_int(f, "history_start_ns");
+    meta_copy(f, "config.kernel_args", zArgs, sizeof zArgs);
+    read_partial(f);
     /* records lost: the dropped rows, or the writer's closing counters when they count more */
     static const char *const azKey[] = {"dropped_queue", "dropped_writer", "dropped_map"};
     for (size_t k = 0; k < sizeof azKey / sizeof azKey[0]; k++) {
-        bBad |= meta_int(db, azKey[k], &v);
+        int64_t v = vt__read_meta_int(f, azKey[k]);
         if (v > 0 && v < INT64_MAX - nMeta) nMeta += v;
-    }
-    if (bBad) {
-        vt__errorf("%s: cannot read the trace's meta table: %s", f->zPath, sqlite3_errmsg(db));
-        return VT_EXIT_CORRUPT;
     }
     rc = read_devices(f);
     if (rc == SQLITE_OK) rc = read_bounds(f);
+    /* the time figures (figures.h): one trace's own origin until a caller reads several together */
+    f->fig.origin = f->bTimes ? f->t0 : 0;
+    f->fig.shift = 0;
+    f->fig.duration = f->bTimes ? f->t1 - f->t0 : -1;
     if (rc == SQLITE_OK) {
         sqlite3_stmt *p = NULL; /* total() cannot overflow */
         rc = sqlite3_prepare_v2(db, "SELECT CAST(min(total(count), 9e18) AS INTEGER) FROM dropped WHERE count > 0",
@@ -500,10 +563,7 @@ int vt__read_meta(struct vt_tracefile *f)
         return vt__exit_for_sqlite(rc);
     }
     lend_notes(f);
-    if (reduced_note(f) != 0) {
-        vt__errorf("%s: cannot read the trace's meta table", f->zPath);
-        return VT_EXIT_CORRUPT;
-    }
+    reduced_note(f);
     if ((rc = window_notes(f)) != SQLITE_OK) {
         vt__errorf("%s: cannot read the trace's meta table: %s", f->zPath, sqlite3_errstr(rc));
         return vt__exit_for_sqlite(rc);

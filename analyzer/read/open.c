@@ -1,5 +1,5 @@
 /* Opening a trace for reading: one validation, one read snapshot, one guard, one scan, for every subcommand. */
-#include "read.h"
+#include "figures.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -12,48 +12,66 @@
 #include "vramtrace/schema.h"
 
 /*
- * Open zPath with SQLite (bWrite: read-write) and validate it as a trace this build reads.
- * Returns VT_EXIT_OK with *pDb open and *pVersion set, or an exit code after one line.
+ * Open zFile (standing for f->zPath) with SQLite (bWrite: read-write) and check it as a trace this
+ * build reads: the schema check, then what every later stage takes from the schema (its tables and
+ * views, whether the large tables store times against a base), each asked once. Returns VT_EXIT_OK
+ * with f->db open, or an exit code after one line.
  */
-static int open_db(const char *zPath, int bWrite, sqlite3 **pDb, int *pVersion)
+static int open_db(struct vt_tracefile *f, const char *zFile, int bWrite)
 {
     struct stat st;
-    sqlite3 *db = NULL;
+    sqlite3_stmt *p = NULL;
     char zMsg[256] = "";
-    int rc, flags;
+    const char *azLarge[VT_T_N];
+    int rc, flags, nLarge = 0;
 
-    *pDb = NULL;
-    if (stat(zPath, &st) != 0) {
-        vt__errorf("%s: %s", zPath, strerror(errno));
+    if (stat(zFile, &st) != 0) {
+        vt__errorf("%s: %s", f->zPath, strerror(errno));
         return VT_EXIT_NOFILE;
     }
     if (S_ISDIR(st.st_mode)) {
-        vt__errorf("%s: is a directory, not a trace", zPath);
+        vt__errorf("%s: is a directory, not a trace", f->zPath);
         return VT_EXIT_NOFILE;
     }
     if (st.st_size == 0) {
-        vt__errorf("%s: empty file, not a vramtrace trace (was the traced process killed before it started?)", zPath);
+        vt__errorf("%s: empty file, not a vramtrace trace (was the traced process killed before it started?)", f->zPath);
         return VT_EXIT_NOT_TRACE;
     }
     /* one thread per connection: SQLite's per-call mutexes are pure cost here */
     flags = (bWrite ? SQLITE_OPEN_READWRITE : SQLITE_OPEN_READONLY) | SQLITE_OPEN_NOMUTEX;
-    rc = sqlite3_open_v2(zPath, &db, flags, NULL);
+    rc = sqlite3_open_v2(zFile, &f->db, flags, NULL);
     if (rc != SQLITE_OK) {
-        vt__errorf("%s: cannot open: %s", zPath, db ? sqlite3_errmsg(db) : sqlite3_errstr(rc));
-        sqlite3_close(db);
+        vt__errorf("%s: cannot open: %s", f->zPath, f->db ? sqlite3_errmsg(f->db) : sqlite3_errstr(rc));
         return VT_EXIT_NOFILE;
     }
-    sqlite3_busy_timeout(db, 2000);
-    rc = vt__exit_for_schema(vt__schema_check(db, pVersion, zMsg, sizeof zMsg));
-    if (rc == VT_EXIT_OK) {
-        *pDb = db;
-        return VT_EXIT_OK;
+    sqlite3_busy_timeout(f->db, 2000);
+    rc = vt__exit_for_schema(vt__schema_check(f->db, &f->version, zMsg, sizeof zMsg));
+    if (rc != VT_EXIT_OK) {
+        vt__errorf("%s: %s", f->zPath, zMsg);
+        return rc;
     }
-    vt__errorf("%s: %s", zPath, zMsg);
-    sqlite3_close(db);
-    return rc;
+    /* the tables and views, once: the stages ask f (vt__read_has), not the schema */
+    rc = sqlite3_prepare_v2(f->db, "SELECT name FROM main.sqlite_schema WHERE type IN ('table', 'view') ORDER BY name",
+                            -1, &p, NULL);
+    while (rc == SQLITE_OK && (rc = sqlite3_step(p)) == SQLITE_ROW) {
+        const char *zName = (const char *)sqlite3_column_text(p, 0);
+        char **az = realloc(f->azTable, sizeof *az * (size_t)(f->nTable + 1));
+        rc = az && zName && (az[f->nTable] = strdup(zName)) != NULL ? SQLITE_OK : SQLITE_NOMEM;
+        if (az) f->azTable = az;
+        if (rc == SQLITE_OK) f->nTable++;
+    }
+    sqlite3_finalize(p);
+    if (rc != SQLITE_DONE) {
+        vt__errorf("%s: cannot read trace: %s", f->zPath, sqlite3_errstr(rc));
+        return vt__exit_for_sqlite(rc);
+    }
+    /* stored times read directly only where every large table's time columns are the schema's; the tables a
+     * trace lacks (tensor_event before schema 3) are left out */
+    for (int k = 0; k < VT_T_N; k++)
+        if ((f->aT[k].bPresent = vt__read_has(f, vt__tbl_name(k))) != 0) azLarge[nLarge++] = vt__tbl_name(k);
+    f->bStored = vt__schema_time_base(f->db, azLarge, nLarge, &f->timeBase) == 1;
+    return VT_EXIT_OK;
 }
-
 int vt__exit_for_schema(int st)
 {
     switch (st) {
@@ -79,34 +97,18 @@ static int writable(const char *zPath)
  * The connection for f, writable when asked and possible: read-side indexes built (a killed
  * recording has none), then one write transaction for the whole read (the snapshot, and the
  * results written back in it). A trace still being written (locked) or read-only is read in
- * a read transaction instead, with a note. Returns a VT_EXIT code (one line printed).
+ * a read transaction instead (f->noWrite says why; meta.c notes it). Returns a VT_EXIT code
+ * (one line printed).
  */
-static int connect(struct vt_tracefile *f, unsigned flags)
+static int connect(struct vt_tracefile *f, const struct vt_input *in, unsigned flags)
 {
-    char *zImported = NULL;
-    const char *zPath = f->zPath;
     int rc, bWrite = (flags & VT_READ_WRITE) != 0;
-    /* another tool's file (PyTorch snapshot, Nsight export, Kineto trace): a temporary import of it,
-     * removed at exit (import.c), read like any trace and never written back */
-    if (access(zPath, R_OK) == 0 && (rc = vt__import_to_temp(zPath, &zImported)) != VT_EXIT_OK) return rc;
-    if (zImported) {
-        f->zImported = zImported;
-        zPath = zImported;
-        if (bWrite)
-            vt__read_note(f, "results were not written back: this is another tool's file, read through a temporary "
-                             "import; 'vramtrace import FILE -o TRACE.db' makes a trace that --save can write into");
-        bWrite = 0;
-    } else if (strcmp(vt__import_temp_path(zPath), zPath) != 0) {
-        /* a copy with PyTorch's allocation history merged in (analyze without --save, merge.c) */
-        zPath = vt__import_temp_path(zPath);
-        bWrite = 0;
-    }
-    if (bWrite && !writable(zPath)) {
-        bWrite = 0;
-        f->bReadOnlyFile = 1;
-        vt__read_note(f, "the trace is read-only: results were not written back into it");
-    }
-    rc = open_db(zPath, bWrite, &f->db, &f->version);
+    /* another tool's file, a pipe read into a file, a merged copy: read, never written back */
+    if (bWrite && in->bImported) f->noWrite = VT_NOWRITE_IMPORTED;
+    else if (bWrite && strcmp(in->zFile, f->zPath) != 0) f->noWrite = VT_NOWRITE_COPY;
+    else if (bWrite && !writable(in->zFile)) f->noWrite = VT_NOWRITE_READONLY;
+    if (f->noWrite) bWrite = 0;
+    rc = open_db(f, in->zFile, bWrite);
     if (rc != VT_EXIT_OK || (flags & VT_READ_NOSCAN)) return rc;
     if (bWrite) {
         int rcIdx = vt__schema_index(f->db);
@@ -115,12 +117,9 @@ static int connect(struct vt_tracefile *f, unsigned flags)
             f->bWritable = 1;
             return VT_EXIT_OK;
         }
-        vt__read_note(f, (rcIdx & 0xff) == SQLITE_BUSY
-                             ? "the trace is locked by another process (still being recorded?): results were "
-                               "not written back into it"
-                             : "the trace could not be written: results were not written back into it");
-        f->bReadOnlyFile = 1;
+        f->noWrite = (rcIdx & 0xff) == SQLITE_BUSY ? VT_NOWRITE_LOCKED : VT_NOWRITE_FAILED;
     }
+    f->bReadOnlyFile = f->noWrite >= VT_NOWRITE_READONLY;
     /* one snapshot for every reader: what the scan found (time order, impossible rows) must stay true */
     rc = sqlite3_exec(f->db, "BEGIN", NULL, NULL, NULL);
     if (rc != SQLITE_OK) {
@@ -132,20 +131,20 @@ static int connect(struct vt_tracefile *f, unsigned flags)
 
 int vt__read_open(struct vt_tracefile *f, const char *zPath, unsigned flags, struct vt_kernel_feed *pFeed)
 {
-    const char *azLarge[VT_T_N];
+    struct vt_input in;
     int rc;
     memset(f, 0, sizeof *f);
     f->zPath = zPath;
-    rc = connect(f, flags);
+    /* the stages, each once, in order: what the input is and, for another tool's file, its import (import
+     * layer); the connection and the schema check; the scan (with the guard); meta, devices, time, notes */
+    rc = vt__import_input(zPath, &in);
+    if (rc == VT_EXIT_OK) {
+        f->zOpened = in.zFile;
+        f->zImported = in.bImported ? in.zFile : NULL;
+        rc = connect(f, &in, flags);
+    }
     if (rc == VT_EXIT_OK && !(flags & VT_READ_NOSCAN)) {
-        for (int k = 0; k < VT_T_N; k++) azLarge[k] = vt__tbl_name(k);
-        /* stored times read directly only where every large table's time columns are the schema's; the
-         * tables a trace lacks (tensor_event before schema 3) are left out */
-        int nLarge = 0;
-        for (int k = 0; k < VT_T_N; k++)
-            if (vt__schema_has_table(f->db, azLarge[k]) == 1) azLarge[nLarge++] = azLarge[k];
-        f->bStored = vt__schema_time_base(f->db, azLarge, nLarge, &f->timeBase) == 1;
-        int rcScan = vt__scan(f, pFeed);
+        int rcScan = vt__read_mode(f) == 0 ? vt__scan(f, pFeed) : SQLITE_ERROR;
         if (rcScan != SQLITE_OK) {
             vt__errorf("%s: cannot read trace: %s", zPath, sqlite3_errstr(rcScan));
             rc = vt__exit_for_sqlite(rcScan);
@@ -155,7 +154,6 @@ int vt__read_open(struct vt_tracefile *f, const char *zPath, unsigned flags, str
     if (rc != VT_EXIT_OK) vt__read_close(f);
     return rc;
 }
-
 void vt__read_done(struct vt_tracefile *f)
 {
     if (f->db) {
@@ -171,6 +169,15 @@ void vt__read_close(struct vt_tracefile *f)
 {
     vt__read_done(f);
     for (int i = 0; i < f->nNote; i++) free(f->azNote[i]);
+    for (int i = 0; i < f->nTable; i++) free(f->azTable[i]);
+    for (int i = 0; i < f->nMeta; i++) {
+        free(f->aMeta[i].zKey);
+        free(f->aMeta[i].zValue);
+    }
+    for (int k = 0; k < VT_T_N; k++) sqlite3_free(f->aT[k].zGuard);
+    vt__figures_free(f);
+    free(f->azTable);
+    free(f->aMeta);
     free(f->aDev);
     free(f->aLend);
     memset(f, 0, sizeof *f);

@@ -2,9 +2,12 @@
 #ifndef VT_ANALYZER_READ_H
 #define VT_ANALYZER_READ_H
 
+#include <regex.h>
 #include <sqlite3.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "util/errors.h"
 
@@ -20,12 +23,19 @@
  *   rows.c   reading a table in time order (by rowid through a reorder window where the scan
  *            found that enough);
  *   sites.c  call sites: a stack as the line to show ("file:line in function");
- *   live.c   the live set and the one rule for live bytes (docs/schema.md, "Live bytes").
+ *   live.c   the live set and the one rule for live bytes (docs/schema.md, "Live bytes");
+ *   figures.c the figure source: the one time origin, duration, level, counts and peaks (figures.h).
  * Nothing here knows what a finding is.
  */
 
 /* The large event tables, read row by row by the scan (the others are small). */
 enum vt_tbl { VT_T_MEM = 0, VT_T_TENSOR, VT_T_USE, VT_T_COPY, VT_T_SET, VT_T_KER, VT_T_N };
+/* The name of large table k. */
+static inline const char *vt__tbl_name(int k)
+{
+    static const char *const az[VT_T_N] = {"memory_event", "tensor_event", "buffer_use", "memcpy", "memset", "kernel"};
+    return k >= 0 && k < VT_T_N ? az[k] : "?";
+}
 
 /* What the scan found in one large table. */
 struct vt_tblfacts {
@@ -41,6 +51,7 @@ struct vt_tblfacts {
                          * launches whose arguments were not scanned exist (args_scanned 0: their uses unknown) */
     const char *zWorstCol; /* the column that made the most rows impossible (static), NULL when none */
     int64_t nWorst;        /* how many */
+    char *zGuard;          /* the guard's condition on its possible rows (sqlite3_malloc'd), NULL when none */
 };
 
 #define VT_KIND_SLOTS 16 /* memory and copy kinds counted one by one; the last slot takes any other */
@@ -66,15 +77,90 @@ struct vt_devinfo {
     int64_t totalBytes; /* -1 unknown */
 };
 
+/* ---- the figures every command prints (their functions, and how to use them: figures.h) ---- */
+
+/* What a trace's allocation rows are (f->fig.level). */
+enum vt_level {
+    VT_LEVEL_NONE = 0,    /* no allocation known */
+    VT_LEVEL_SEGMENTS,    /* CUDA allocations that are a caching allocator's segments: reserved memory only */
+    VT_LEVEL_TENSORS,     /* an allocator's blocks (tensors) only: allocated memory only */
+    VT_LEVEL_BOTH,        /* segments, and the allocator's blocks inside them: reserved and allocated */
+    VT_LEVEL_ALLOCATIONS, /* CUDA allocations one per buffer (no caching allocator between): allocated = reserved */
+    VT_LEVEL_TOTALS       /* no allocation, only an importer's running total (torch.profiler without 'Addr') */
+};
+
+/* How lifetimes began and ended (the figures' counts, and the analysis' use counts beside them). */
+struct vt_lifecounts {
+    int64_t nAlloc, allocBytes, nFree, nFreeUnknown, nDoubleFree, nFreeMissing, nLiveEnd, liveEndBytes;
+    int64_t nInternalEnd, internalEndBytes; /* runtime/driver allocations live at exit */
+    int64_t nTensorAlloc;   /* blocks of a framework allocator */
+    int64_t nTensorLiveEnd, tensorLiveEndBytes; /* those live at the end */
+    int bTensorDevice;      /* the blocks are the allocations counted above (no CUDA allocation in the trace) */
+    int64_t nTensorStray;   /* frees of blocks the history never showed allocated */
+    int64_t nKernelUse, nCopyUse, nUseMatched; /* use events read; those that hit a live allocation (analysis only) */
+};
+
+/* The peaks of one account: a device, or pinned or managed host memory. Bytes and times -1: unknown. */
+struct vt_figdev {
+    int acct;                 /* a device id, VT_ACCT_PINNED or VT_ACCT_MANAGED */
+    int64_t total;            /* the device's memory, -1 unknown */
+    int64_t allocated, allocatedTs; /* highest allocated: the allocator's blocks (tensors), or CUDA allocations
+                                     * one per buffer, or an importer's running total (bTotalsOnly) */
+    int64_t reserved, reservedTs;   /* highest reserved: CUDA memory the process held (a caching allocator's
+                                     * segments, a stream-ordered pool's size, allocations one per buffer) */
+    int64_t used, usedTs;     /* highest device memory in use by every process and the CUDA context (total less
+                               * free) where the trace knows the device's free memory (at OOMs) */
+    int64_t procAllocated, procReserved; /* the process's own peaks where its memory began before the trace's
+                                          * window (a torch.profiler trace's Total Allocated, Total Reserved) */
+    int64_t before;           /* allocated before the window began */
+    int bTotalsOnly;          /* allocated is an importer's running total: no lifetime is known */
+};
+
+/* The figures of one trace (f->fig). */
+struct vt_figures {
+    int64_t origin;           /* the time 0 of every printed time, on this trace's clock (vt__figures_origin) */
+    int64_t shift;            /* ns added to this trace's times to put them on the clock of the traces read
+                               * with it (wall-clock alignment of several traces), 0 for one trace */
+    int bWall;                /* the traces read together are aligned on the wall clock (shift) */
+    int64_t duration;         /* first to last event, -1 when no event has a known time */
+    int level;                /* enum vt_level */
+    struct vt_lifecounts lc;
+    struct vt_figdev *aDev;   /* devices by id, then pinned, then managed host memory; nDev of them */
+    int nDev;
+    int bTaken;               /* counts, level and peaks are filled */
+};
+
+/* One meta row. */
+struct vt_metakv {
+    char *zKey, *zValue;
+};
+
+/* Why results could not be written back into a trace opened with VT_READ_WRITE (meta.c says it in a note). */
+enum vt_nowrite {
+    VT_NOWRITE_NONE = 0,
+    VT_NOWRITE_IMPORTED, /* another tool's file, read through a temporary import */
+    VT_NOWRITE_COPY,     /* read through a temporary copy (standard input or a pipe read into a file) */
+    VT_NOWRITE_READONLY, /* the file or its directory is read-only */
+    VT_NOWRITE_LOCKED,   /* another process holds the write lock (still recording?) */
+    VT_NOWRITE_FAILED    /* the indexes or the write transaction failed */
+};
+
 /* One opened trace. */
 struct vt_tracefile {
     const char *zPath;      /* the file as named */
-    const char *zImported;  /* another tool's file: the temporary trace it was imported into (import.c owns and
-                             * removes it at exit), else NULL */
+    const char *zOpened;    /* the file opened: zPath, or the file standing for it (import.c owns and removes it at
+                             * exit: standard input or a pipe read into a file, a copy with PyTorch's history merged
+                             * in, the temporary trace another tool's file was imported into) */
+    const char *zImported;  /* another tool's file: the temporary trace it was imported into, else NULL */
     sqlite3 *db;
     int version;            /* schema version */
+    char **azTable;         /* the tables and views of main, sorted (vt__read_has); nTable of them */
+    int nTable;
+    struct vt_metakv *aMeta; /* every meta row with a key and a value, sorted by key (vt__read_meta_value) */
+    int nMeta;
     int bWritable;          /* open for writing results back (vt__read_open VT_READ_WRITE) */
     int bReadOnlyFile;      /* VT_READ_WRITE was asked but the file or its directory is read-only */
+    int noWrite;            /* enum vt_nowrite: why not */
     int bStored;            /* schema 2+, large tables as the tracer makes them: readers take t and dur and add
                              * timeBase instead of reading the generated columns (vt__schema_time_base) */
     int64_t timeBase;
@@ -90,7 +176,14 @@ struct vt_tracefile {
      * allocation records and NVTX are missing; -1 when the trace is complete in that respect */
     int64_t partialFrom;
     char zPartialWhy[320];  /* why, for people: "" when partialFrom is -1 */
+    int iNotePartial;       /* 1 + the index of the note saying so (vt__read_note_partial), 0 none */
     int64_t windowStart, windowStop; /* recording window relative to the start, ns (-1 or 0: none) */
+    /* always-on mode (record --kernels summary): absolute ns from which kernels are per-period summaries
+     * (kernel_summary), their launch calls not recorded and kernel-argument uses each address's first and
+     * last per period; -1 when every kernel is recorded */
+    int64_t kernelSummaryFrom;
+    int64_t nKernelSummarized; /* kernels in the summaries */
+    int64_t kernelPeriod;      /* the summaries' period, ns */
     struct vt_lend *aLend;  /* CUPTI lent to the job's profiler, by window (meta cupti_lend.N) */
     int nLend;
     /* devices, by id */
@@ -113,6 +206,7 @@ struct vt_tracefile {
     /* notes about how the trace was recorded, shown by every report (at most 16) */
     char *azNote[16];
     int nNote;
+    struct vt_figures fig;  /* the figures every command prints (figures.h) */
 };
 
 /*
@@ -123,6 +217,43 @@ int vt__read_lent_during(const struct vt_tracefile *f, int64_t a, int64_t b);
 
 /* The exit code for a schema check's result (enum vt_schema_status): the one mapping every reader uses. */
 int vt__exit_for_schema(int st);
+
+/* Whether f's main database has a table or view named zName (read once at open). */
+static inline int vt__read_has(const struct vt_tracefile *f, const char *zName)
+{
+    int lo = 0, hi = f->nTable;
+    while (lo < hi) {
+        int mid = (lo + hi) / 2, c = strcmp(f->azTable[mid], zName);
+        if (c == 0) return 1;
+        if (c < 0) lo = mid + 1;
+        else hi = mid;
+    }
+    return 0;
+}
+
+/* The value of meta key zKey of f (read once at open), NULL when absent. */
+static inline const char *vt__read_meta_value(const struct vt_tracefile *f, const char *zKey)
+{
+    int lo = 0, hi = f->nMeta;
+    while (lo < hi) {
+        int mid = (lo + hi) / 2, c = strcmp(f->aMeta[mid].zKey, zKey);
+        if (c == 0) return f->aMeta[mid].zValue;
+        if (c < 0) lo = mid + 1;
+        else hi = mid;
+    }
+    return NULL;
+}
+
+/* Meta key zKey of f (vt__read_meta_value) as a whole number; -1 when absent, empty or not one. */
+static inline int64_t vt__read_meta_int(const struct vt_tracefile *f, const char *zKey)
+{
+    const char *z = vt__read_meta_value(f, zKey);
+    char *zEnd;
+    long long v;
+    if (!z || !z[0]) return -1;
+    v = strtoll(z, &zEnd, 10);
+    return *zEnd ? -1 : v;
+}
 
 /* vt__read_open flags */
 #define VT_READ_WRITE 1    /* open writable when the file allows (indexes, results written back) */
@@ -171,22 +302,29 @@ int64_t vt__read_wall(const struct vt_tracefile *f, int64_t ts);
 const char *vt__read_process_name(const struct vt_tracefile *f, char *z, size_t n);
 /* Meta, devices, the time range and the notes, after the scan (vt__read_open). A VT_EXIT code, one line printed. */
 int vt__read_meta(struct vt_tracefile *f);
+/* How the kernels were recorded (the always-on mode's kernelSummaryFrom, nKernelSummarized, kernelPeriod),
+ * before the scan: the kernel feed's consumers need it. 0, or -1 when the meta table cannot be read. */
+int vt__read_mode(struct vt_tracefile *f);
+/* The note on a partial trace (partialFrom), made or remade with its time from f->fig.origin (set again when
+ * several traces are read together: vt__figures_origin). */
+void vt__read_note_partial(struct vt_tracefile *f);
 
 /* ---- guard.c ---- */
 /* The guard's condition on the possible rows of zTable for db (NULL: every row is), sqlite3_malloc'd in *pz. */
 int vt__guard_where(sqlite3 *db, const char *zTable, char **pz);
-/* Hide zTable's impossible rows behind a temporary view of the same name. Returns an SQLite code. */
-int vt__guard_view(sqlite3 *db, const char *zTable);
-/* Add zTable's impossible rows to *pn (a scan). Returns an SQLite code. */
-int vt__guard_count(sqlite3 *db, const char *zTable, int64_t *pn);
+/*
+ * The guard of zTable: with bCount its impossible rows added to *pnHidden (else *pnHidden is what the
+ * caller counted), and when there are some, a temporary view of the same name hiding them from
+ * every reader. The condition goes to *pzWhere when not NULL (sqlite3_malloc'd; NULL when every row
+ * is possible). Returns an SQLite code.
+ */
+int vt__guard_table(sqlite3 *db, const char *zTable, int bCount, int64_t *pnHidden, char **pzWhere);
 /* The tables the guard covers, NULL-terminated. */
 extern const char *const vt__guard_tables[];
 
 /* ---- scan.c ---- */
 /* The pass over every large table (and the guard's count of the small ones), filling f's facts. SQLite code. */
 int vt__scan(struct vt_tracefile *f, struct vt_kernel_feed *pFeed);
-/* The name of large table k. */
-const char *vt__tbl_name(int k);
 
 /* ---- rows.c ---- */
 /*
@@ -277,6 +415,12 @@ void vt__sites_free(struct vt_sites *s);
  * Returns a malloc'd string, or NULL on OOM / SQLite error (*pRc set).
  */
 char *vt__stack_describe(sqlite3 *db, int64_t stackId, int *pRc);
+/*
+ * Register vt_site(schema, stack_id) on db: vt__stack_describe of the stack of the trace db holds as schema
+ * ("main", "t0", ...), NULL for a NULL stack id; what `sql` and `export` name a call site by, as analyze does.
+ * Returns an SQLite code.
+ */
+int vt__site_function(sqlite3 *db);
 
 /*
  * What a stack's frames say about the memory it allocated or freed (the breakdown's evidence,
@@ -437,24 +581,48 @@ struct vt_life *vt__live_use(struct vt_live *L, int64_t addr, int bBase);
 int vt__live_was_freed(const struct vt_live *L, int64_t addr);
 /* Live bytes counted on account acct now. */
 int64_t vt__live_bytes(const struct vt_live *L, int acct);
+/* One account of a live set: its live bytes, their peak and when, and for a device a stream-ordered pool's reserved peak. */
+struct vt_live_acct {
+    int64_t live, peak, peakTs;  /* peakTs: when the peak was first reached (-1 never; an allocation of unknown time:
+                                  * the end, as vt__live_untimed puts it) */
+    int64_t poolPeak, poolPeakTs; /* the largest pool_size of a pool allocation or free on the device (0 none) */
+    int bUsed;                   /* bytes or a pool were ever counted here */
+};
+/* Account acct of L, NULL when nothing was ever counted there. */
+const struct vt_live_acct *vt__live_acct(const struct vt_live *L, int acct);
+/* One more than the highest account (device id) L has a slot for, 0 when none: accounts lie in [VT_ACCT_MANAGED, it). */
+int vt__live_nacct(const struct vt_live *L);
+/* How the lifetimes a live set's hooks see began and ended, and the frees that found none. */
+struct vt_live_counts {
+    int64_t nBegin, beginBytes;     /* lifetimes begun, their bytes */
+    int64_t nFreed, nFreeMissing;   /* ended by a free; ended by a new allocation at their address (free not seen) */
+    int64_t nDoubleFree, nFreeUnknown; /* frees with no lifetime: of an address freed before, of one never allocated */
+    int64_t nLiveEnd, liveEndBytes; /* live at the end (vt__live_finish) */
+    int64_t nInternalEnd, internalEndBytes; /* of those, made by the CUDA runtime or driver itself */
+};
+const struct vt_live_counts *vt__live_counts(const struct vt_live *L);
 /* The live lifetimes (not mappings of counted memory), for snapshots: *pn of them. */
 struct vt_life *const *vt__live_all(const struct vt_live *L, int *pn);
 /* Mark every lifetime still live live_at_end and hand each to xBeforeEnd, then xEnd, still counted (they
  * are freed with the set). 0 or -1. */
 int vt__live_finish(struct vt_live *L);
 void vt__live_free(struct vt_live *L);
-/* Every memory event of f in time order through L (its hooks see each lifetime begin and end), then the
- * lifetimes still live end live_at_end. A VT_EXIT code (one line printed on error). */
-int vt__live_pass(struct vt_tracefile *f, struct vt_live *L);
-/* The same over f's memory events, or its tensor events (bTensor: a framework allocator's blocks, free_requested rows
- * skipped), with the allocations of unknown time (vt__live_untimed) before the end. */
-int vt__live_pass_all(struct vt_tracefile *f, struct vt_live *L, int bTensor);
 /* Both levels in one time order: CUDA's memory through Lmem and the framework allocator's blocks through Lten (at
  * equal times a CUDA allocation before the blocks in it, and blocks freed before a CUDA free), *pNow (pNow not
- * NULL) the time of the row being applied, for the hooks; unknown times, then each set's end, as vt__live_pass_all. */
+ * NULL) the time of the row being applied, for the hooks; unknown times, then each set's end, as vt__live_pass. */
 int vt__live_pass_both(struct vt_tracefile *f, struct vt_live *Lmem, struct vt_live *Lten, int64_t *pNow);
-/* The allocations of f of unknown time (memory events, or tensor events when bTensor) into L, after its timed rows: each
- * one whose address is not live and was never freed there. An SQLite code. */
+/*
+ * The allocations of f whose time is unknown (a snapshot's state at its dump, PyTorch 2.0 format) into L
+ * (bTensor: tensor_event's, else memory_event's), at the end of the timeline: live at the end unless their
+ * address is live or was freed at a known time. Their peak time is the trace's last event. An SQLite code.
+ */
 int vt__live_untimed(const struct vt_tracefile *f, struct vt_live *L, int bTensor);
+/* Every memory event (bTensor: every tensor_event) of f in time order through L, those of unknown time after
+ * them (vt__live_untimed), then the lifetimes still live end live_at_end. A VT_EXIT code (one line on error). */
+int vt__live_pass(struct vt_tracefile *f, struct vt_live *L, int bTensor);
+
+/* Whether a Python frame of stack stackId outside the installed libraries (site-packages, dist-packages,
+ * lib/python) is in a function re matches (a user's caller of the innermost user line); 0 on any error. */
+int vt__stack_user_func_matches(sqlite3 *db, int64_t stackId, const regex_t *re);
 
 #endif

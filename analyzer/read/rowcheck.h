@@ -8,7 +8,7 @@
 /*
  * The value domains of schema.h's VT_DOMAIN_LIST, checked exactly as guard.c's SQL
  * checks them, bound for bound: a time NULL (unknown) or in [0, 2^62); a size in
- * [0, 2^50], maybe NULL; an address within +-2^62, maybe NULL; any integer or NULL.
+ * [0, 2^50], maybe NULL; an address any integer (an unsigned 64-bit pattern), maybe NULL; any integer or NULL.
  */
 enum vt_dom { VT_DOM_TIME, VT_DOM_SIZE, VT_DOM_SIZEN, VT_DOM_ADDR, VT_DOM_ADDRN, VT_DOM_U64 };
 
@@ -27,12 +27,10 @@ static inline int vt__dom_value(sqlite3_value *v, int d)
         case VT_DOM_TIME: return x >= 0 && x <= VT__LIM62;
         case VT_DOM_SIZE:
         case VT_DOM_SIZEN: return x >= 0 && x <= VT__SIZE_MAX;
-        case VT_DOM_ADDR:
-        case VT_DOM_ADDRN: return x >= -VT__LIM62 - 1 && x <= VT__LIM62;
-        default: return 1;
+        default: return 1; /* an address: every 64-bit pattern is one */
         }
     case SQLITE_NULL: return d == VT_DOM_TIME || d == VT_DOM_SIZEN || d == VT_DOM_ADDRN || d == VT_DOM_U64;
-    case SQLITE_FLOAT: return d == VT_DOM_U64 ? 0 : -1; /* U64 asks typeof() = 'integer' */
+    case SQLITE_FLOAT: return d >= VT_DOM_ADDR ? 0 : -1; /* addresses and U64 ask typeof() = 'integer' */
     default: return 0; /* text and blobs sort after every number: never in range */
     }
 }

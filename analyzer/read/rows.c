@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "util/text.h"
+#include "vramtrace/compact.h"
 
 /*
  * zSql (columns or a condition of one of the large tables) with its time columns ts, start
@@ -46,23 +47,24 @@ static char *stored_sql(const char *zSql, int64_t base)
 char *vt__ordered_sql(const struct vt_tracefile *f, int k, const char *zCols, const char *zFilter, const char *zOrder)
 {
     const char *zTable = vt__tbl_name(k), *zTime = k <= VT_T_USE ? "ts" : "start";
+    /* a compacted table of schema 5 is a view, read in its rows' order (id); a view has no rowid */
+    const char *zRowid = f->version >= 5 && vt__compact_find(zTable) >= 0 ? "id" : "rowid";
     int w = f->aT[k].w, bGuard = f->aT[k].nHidden > 0;
-    char *zSql = NULL, *zWhere = NULL, *zF;
+    char *zSql = NULL, *zF;
     /* rows whose time is unknown are not on the timeline: no reader takes them in time order */
     zF = vt__strdupf("(%s) AND %s > 0", zFilter, zTime);
     if (!zF) return NULL;
     if (w >= 0 && !bGuard && f->bStored) { /* every row possible: the stored times plus the base */
         char *zC = stored_sql(zCols, f->timeBase), *zS = stored_sql(zF, f->timeBase);
         if (zC && zS)
-            zSql = vt__strdupf("SELECT %s FROM main.\"%s\" NOT INDEXED WHERE %s ORDER BY rowid", zC, zTable, zS);
+            zSql = vt__strdupf("SELECT %s FROM main.\"%s\" NOT INDEXED WHERE %s ORDER BY %s", zC, zTable, zS, zRowid);
         free(zC);
         free(zS);
     } else if (w >= 0) {
-        /* NOT INDEXED: a range on the time column would otherwise pick its index, then sort */
-        if (!bGuard || vt__guard_where(f->db, zTable, &zWhere) == SQLITE_OK)
-            zSql = vt__strdupf("SELECT %s FROM main.\"%s\" NOT INDEXED WHERE (%s) AND %s ORDER BY rowid", zCols, zTable,
-                               zWhere ? zWhere : "1", zF);
-        sqlite3_free(zWhere);
+        /* NOT INDEXED: a range on the time column would otherwise pick its index, then sort; the guard's
+         * condition (kept by the scan) hides the impossible rows the view would */
+        zSql = vt__strdupf("SELECT %s FROM main.\"%s\" NOT INDEXED WHERE (%s) AND %s ORDER BY %s", zCols, zTable,
+                           bGuard && f->aT[k].zGuard ? f->aT[k].zGuard : "1", zF, zRowid);
     } else {
         zSql = vt__strdupf("SELECT %s FROM \"%s\" WHERE %s ORDER BY %s", zCols, zTable, zF, zOrder);
     }

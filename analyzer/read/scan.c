@@ -6,6 +6,7 @@
 
 #include "rowcheck.h"
 #include "util/text.h"
+#include "vramtrace/compact.h"
 #include "vramtrace/schema.h"
 
 /*
@@ -34,10 +35,6 @@ static const struct {
     {"kernel", 2, "args_scanned", 1}, /* "NULL" where the trace has no such column (unscanned_column) */
 };
 
-const char *vt__tbl_name(int k)
-{
-    return k >= 0 && k < VT_T_N ? aLarge[k].zTable : "?";
-}
 
 #define MAX_GUARD 8 /* guarded columns of one large table besides its times */
 
@@ -330,8 +327,10 @@ static void figures_reset(struct vt_tracefile *f, int k)
 {
     struct vt_tblfacts *t = &f->aT[k];
     int bPresent = t->bPresent;
+    char *zGuard = t->zGuard;
     memset(t, 0, sizeof *t);
     t->bPresent = bPresent;
+    t->zGuard = zGuard;
     t->t0 = t->t1 = -1;
     if (k == VT_T_MEM) {
         memset(f->aMemOp, 0, sizeof f->aMemOp);
@@ -490,6 +489,79 @@ static int guard_columns(sqlite3 *db, int k, struct scan *s)
 }
 
 /*
+ * The anchors of a compacted table's blocks (schema 5: <name>_block), sorted by block id, so
+ * that the pass over its rows reads <name>_row itself instead of the view, whose join looks
+ * the block up with a B-tree search per row (a third of the scan of the kernel table).
+ */
+struct anchors {
+    int64_t *aId, *aT;
+    int64_t n, iLast; /* the block found last: rows come in id order */
+};
+
+/* Load the anchors of zTable (a compacted table) into a. An SQLite code. */
+static int anchors_load(sqlite3 *db, const char *zTable, struct anchors *a)
+{
+    sqlite3_stmt *p = NULL;
+    char *zSql = vt__strdupf("SELECT id, t FROM main.\"%s_block\" ORDER BY id", zTable);
+    int rc = zSql ? sqlite3_prepare_v2(db, zSql, -1, &p, NULL) : SQLITE_NOMEM;
+    int64_t nAlloc = 0;
+    memset(a, 0, sizeof *a);
+    while (rc == SQLITE_OK && (rc = sqlite3_step(p)) == SQLITE_ROW) {
+        rc = SQLITE_OK;
+        if (sqlite3_column_type(p, 1) != SQLITE_INTEGER) continue; /* the view reads NULL + dt: a NULL time */
+        if (a->n == nAlloc) {
+            int64_t *aId, *aT;
+            nAlloc = nAlloc ? 2 * nAlloc : 1024;
+            aId = realloc(a->aId, sizeof *aId * (size_t)nAlloc);
+            if (aId) a->aId = aId;
+            aT = realloc(a->aT, sizeof *aT * (size_t)nAlloc);
+            if (aT) a->aT = aT;
+            if (!aId || !aT) rc = SQLITE_NOMEM;
+            if (rc != SQLITE_OK) break;
+        }
+        a->aId[a->n] = sqlite3_column_int64(p, 0);
+        a->aT[a->n++] = sqlite3_column_int64(p, 1);
+    }
+    if (rc == SQLITE_DONE) rc = SQLITE_OK;
+    sqlite3_finalize(p);
+    free(zSql);
+    return rc;
+}
+
+/*
+ * SQL function vt_block_t(id, dt): the row's t exactly as the compacted table's view gives it
+ * (vt__compact_view_sql): its block's t plus dt when dt is an integer (a sum beyond int64 is a
+ * real number, as SQLite makes it), NULL when the block is missing, dt itself otherwise.
+ */
+static void block_t(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+    struct anchors *a = sqlite3_user_data(ctx);
+    int64_t blk, dt, t;
+    (void)argc;
+    if (sqlite3_value_type(argv[1]) != SQLITE_INTEGER) {
+        sqlite3_result_value(ctx, argv[1]);
+        return;
+    }
+    blk = sqlite3_value_int64(argv[0]) >> VT_BLOCK_SHIFT;
+    dt = sqlite3_value_int64(argv[1]);
+    if (a->iLast >= a->n || a->aId[a->iLast] != blk) { /* not the block before: search */
+        int64_t lo = 0, hi = a->n;
+        while (lo < hi) {
+            int64_t mid = lo + (hi - lo) / 2;
+            if (a->aId[mid] < blk) lo = mid + 1;
+            else hi = mid;
+        }
+        if (lo >= a->n || a->aId[lo] != blk) {
+            sqlite3_result_null(ctx);
+            return;
+        }
+        a->iLast = lo;
+    }
+    if (__builtin_add_overflow(a->aT[a->iLast], dt, &t)) sqlite3_result_double(ctx, (double)a->aT[a->iLast] + (double)dt);
+    else sqlite3_result_int64(ctx, t);
+}
+
+/*
  * One pass over table k in rowid order (a table scan visits rows in rowid order) through
  * vt_scan_row, or by SQL when a value only SQL can judge is met. Fills f->aT[k] and the
  * table's figures; hides the impossible rows behind the guard's view. An SQLite code.
@@ -497,13 +569,15 @@ static int guard_columns(sqlite3 *db, int k, struct scan *s)
 static int scan_table(struct vt_tracefile *f, int k, struct vt_kernel_feed *pFeed)
 {
     struct scan s;
+    struct anchors anchors;
     sqlite3_stmt *pStmt = NULL;
     char *zSql = NULL, zArgs[512];
     const char *zExtra = aLarge[k].zExtra;
     size_t n;
-    int rc;
+    int rc, bParts;
 
     memset(&s, 0, sizeof s);
+    memset(&anchors, 0, sizeof anchors);
     figures_reset(f, k);
     s.k = k;
     s.f = f;
@@ -523,7 +597,26 @@ static int scan_table(struct vt_tracefile *f, int k, struct vt_kernel_feed *pFee
     for (int i = 0; i < s.nGuard && n < sizeof zArgs; i++) n += (size_t)snprintf(zArgs + n, sizeof zArgs - n, ", \"%s\"", s.azGuard[i]);
     if (n < sizeof zArgs) n += (size_t)snprintf(zArgs + n, sizeof zArgs - n, ", %s", zExtra);
     s.aPt = malloc(sizeof *s.aPt * RING); /* its pages are touched only as far as it fills */
-    zSql = vt__strdupf("SELECT count(*) FROM main.\"%s\" NOT INDEXED WHERE vt_scan_row(%s)", aLarge[k].zTable, zArgs);
+    /* the kernels of schema 5 (a view over kernel_row: the pass reads only t and dur) straight from their rows,
+     * whose order is the view's (its id) */
+    bParts = k == VT_T_KER && s.bStored && s.nGuard == 0 && f->version >= 5 && vt__compact_find(aLarge[k].zTable) >= 0 &&
+             vt__schema_is_table(f->db, "kernel_row") == 1;
+    if (bParts) {
+        rc = anchors_load(f->db, aLarge[k].zTable, &anchors);
+        if (rc == SQLITE_OK)
+            rc = sqlite3_create_function(f->db, "vt_block_t", 2, SQLITE_UTF8 | SQLITE_DIRECTONLY, &anchors, block_t, NULL,
+                                         NULL);
+        if (rc != SQLITE_OK) {
+            free(anchors.aId);
+            free(anchors.aT);
+            free(s.aPt);
+            return rc;
+        }
+        /* args_scanned lives in the signatures: whether any launch went unscanned is asked of them after the pass */
+        zSql = vt__strdupf("SELECT count(*) FROM main.kernel_row NOT INDEXED WHERE vt_scan_row(vt_block_t(id, dt), dur, NULL)");
+    } else {
+        zSql = vt__strdupf("SELECT count(*) FROM main.\"%s\" NOT INDEXED WHERE vt_scan_row(%s)", aLarge[k].zTable, zArgs);
+    }
     rc = !s.aPt || !zSql || n >= sizeof zArgs ? SQLITE_NOMEM
                                               : sqlite3_create_function(f->db, "vt_scan_row", -1,
                                                                         SQLITE_UTF8 | SQLITE_DIRECTONLY, &s, scan_row,
@@ -532,15 +625,20 @@ static int scan_table(struct vt_tracefile *f, int k, struct vt_kernel_feed *pFee
     if (rc == SQLITE_OK) rc = sqlite3_step(pStmt);
     if (rc == SQLITE_ROW) rc = SQLITE_OK;
     sqlite3_finalize(pStmt);
-    /* remove the function: its state lives in this frame */
+    /* remove the functions: their state lives in this frame */
     sqlite3_create_function(f->db, "vt_scan_row", -1, SQLITE_UTF8, NULL, NULL, NULL, NULL);
+    if (bParts) sqlite3_create_function(f->db, "vt_block_t", 2, SQLITE_UTF8, NULL, NULL, NULL, NULL);
+    free(anchors.aId);
+    free(anchors.aT);
+    if (rc == SQLITE_OK && bParts) {
+        int64_t a = 0;
+        rc = query_ints(f->db, "SELECT EXISTS(SELECT 1 FROM main.kernel_sig WHERE args_scanned = 0)", &a, 1);
+        s.t->bAny = a > 0;
+    }
     while (rc == SQLITE_OK && s.pFeed && !s.bIrregular && !s.bKerLost && s.nKer > 0) ker_feed(&s);
     if (s.pFeed) s.pFeed->bDone = rc == SQLITE_OK && !s.bIrregular && !s.bKerLost && s.rcFeed == SQLITE_OK;
-    if (rc == SQLITE_OK && s.bIrregular) {
-        s.t->nHidden = 0;
-        rc = vt__guard_count(f->db, aLarge[k].zTable, &s.t->nHidden);
-    }
-    if (rc == SQLITE_OK && s.t->nHidden > 0) rc = vt__guard_view(f->db, aLarge[k].zTable);
+    if (rc == SQLITE_OK && s.bIrregular) s.t->nHidden = 0;
+    if (rc == SQLITE_OK) rc = vt__guard_table(f->db, aLarge[k].zTable, s.bIrregular, &s.t->nHidden, &s.t->zGuard);
     if (rc == SQLITE_OK && s.bIrregular) rc = scan_sql(f, k);
     if (rc == SQLITE_OK && !s.bIrregular) {
         int iWorst = -1;
@@ -565,11 +663,8 @@ int vt__scan(struct vt_tracefile *f, struct vt_kernel_feed *pFeed)
     f->nHidden = 0;
     if (pFeed) pFeed->bDone = 0;
     for (int k = 0; rc == SQLITE_OK && k < VT_T_N; k++) {
-        int bHas = vt__schema_has_table(f->db, aLarge[k].zTable);
-        if (bHas < 0) return SQLITE_ERROR;
-        f->aT[k].bPresent = bHas;
         figures_reset(f, k);
-        if (!bHas) continue;
+        if (!f->aT[k].bPresent) continue;
         rc = scan_table(f, k, pFeed);
         f->nHidden += f->aT[k].nHidden;
     }
@@ -579,8 +674,8 @@ int vt__scan(struct vt_tracefile *f, struct vt_kernel_feed *pFeed)
         int bLarge = 0;
         for (int k = 0; k < VT_T_N; k++) bLarge |= !strcmp(vt__guard_tables[i], aLarge[k].zTable);
         if (bLarge) continue;
-        rc = vt__guard_count(f->db, vt__guard_tables[i], &nHidden);
-        if (rc == SQLITE_OK && nHidden > 0) rc = vt__guard_view(f->db, vt__guard_tables[i]);
+        if (vt__read_has(f, vt__guard_tables[i]))
+            rc = vt__guard_table(f->db, vt__guard_tables[i], 1, &nHidden, NULL);
         f->nHidden += nHidden;
     }
     return rc;

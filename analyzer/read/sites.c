@@ -2,6 +2,7 @@
 #include "read.h"
 
 #include <ctype.h>
+#include <regex.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -141,11 +142,12 @@ static int autograd_node(const char *zFn, char *z, size_t n)
 }
 
 /* A stack's frames, innermost first: kind, function, file, line, module, pc, and the module's recorded build id
- * (zBuildId: traces before schema version 3 have no module table) */
+ * (zBuildId: traces before schema version 3 have no module table), in the trace attached as schema %w (each %w of the
+ * statement takes the schema name: sqlite3_mprintf) */
 #define SITE_FRAME_SQL(zBuildId)                                                                                       \
-    "SELECT f.kind, fn.value, fi.value, f.line, mo.value, f.pc, " zBuildId " FROM frame f"                             \
-    " LEFT JOIN string fn ON fn.id = f.function_id LEFT JOIN string fi ON fi.id = f.file_id"                           \
-    " LEFT JOIN string mo ON mo.id = f.module_id WHERE f.stack_id = ? ORDER BY f.idx"
+    "SELECT f.kind, fn.value, fi.value, f.line, mo.value, f.pc, " zBuildId " FROM \"%w\".frame f"                     \
+    " LEFT JOIN \"%w\".string fn ON fn.id = f.function_id LEFT JOIN \"%w\".string fi ON fi.id = f.file_id"           \
+    " LEFT JOIN \"%w\".string mo ON mo.id = f.module_id WHERE f.stack_id = ? ORDER BY f.idx"
 
 /* Is z's file name (after the last separator) zName, or does it end with "/zName" ('/' or '\\')? */
 static int file_is(const char *z, const char *zName)
@@ -255,10 +257,13 @@ static void facets_done(struct vt_facets *p)
 int vt__stack_facets(sqlite3 *db, int64_t stackId, struct vt_facets *p)
 {
     sqlite3_stmt *pStmt = NULL;
+    char *zSql;
     int rc;
     memset(p, 0, sizeof *p);
     if (stackId < 0) return SQLITE_OK;
-    rc = sqlite3_prepare_v2(db, SITE_FRAME_SQL("NULL"), -1, &pStmt, NULL);
+    zSql = sqlite3_mprintf(SITE_FRAME_SQL("NULL"), "main", "main", "main", "main");
+    rc = zSql ? sqlite3_prepare_v2(db, zSql, -1, &pStmt, NULL) : SQLITE_NOMEM;
+    sqlite3_free(zSql);
     if (rc == SQLITE_OK) sqlite3_bind_int64(pStmt, 1, stackId);
     while (rc == SQLITE_OK && (rc = sqlite3_step(pStmt)) == SQLITE_ROW) {
         rc = SQLITE_OK;
@@ -283,15 +288,22 @@ int vt__stack_facets(sqlite3 *db, int64_t stackId, struct vt_facets *p)
  * generated code)": a user frame that Dynamo's own frames call is the compiled function itself
  * and is passed over. Returns a malloc'd string, or NULL on OOM / SQLite error (*pRc set).
  */
-static char *describe_stack(sqlite3 *db, int64_t stackId, int *pRc, int *pbNccl)
+static char *describe_stack(sqlite3 *db, const char *zSchema, int64_t stackId, int *pRc, int *pbNccl)
 {
     sqlite3_stmt *pStmt = NULL;
     char *zPy = NULL, *zPyAny = NULL, *zGen = NULL, *zPending = NULL, *zNative = NULL, *zRet = NULL;
     char zNode[128] = "", zOp[128] = "";
     int bNativeLib = 0, bUnderGen = 0, bEngine = 0;
-    int rc = sqlite3_prepare_v2(db, SITE_FRAME_SQL("(SELECT build_id FROM module WHERE path_id = f.module_id)"), -1,
-                                &pStmt, NULL);
-    if (rc != SQLITE_OK) rc = sqlite3_prepare_v2(db, SITE_FRAME_SQL("NULL"), -1, &pStmt, NULL);
+    const char *zS = zSchema ? zSchema : "main";
+    char *zSql = sqlite3_mprintf(SITE_FRAME_SQL("(SELECT build_id FROM \"%w\".module WHERE path_id = f.module_id)"), zS,
+                                 zS, zS, zS, zS);
+    int rc = zSql ? sqlite3_prepare_v2(db, zSql, -1, &pStmt, NULL) : SQLITE_NOMEM;
+    sqlite3_free(zSql);
+    if (rc != SQLITE_OK && rc != SQLITE_NOMEM) {
+        zSql = sqlite3_mprintf(SITE_FRAME_SQL("NULL"), zS, zS, zS, zS);
+        rc = zSql ? sqlite3_prepare_v2(db, zSql, -1, &pStmt, NULL) : SQLITE_NOMEM;
+        sqlite3_free(zSql);
+    }
     if (rc != SQLITE_OK) goto done;
     sqlite3_bind_int64(pStmt, 1, stackId);
     while ((rc = sqlite3_step(pStmt)) == SQLITE_ROW) {
@@ -395,7 +407,26 @@ done:
 char *vt__stack_describe(sqlite3 *db, int64_t stackId, int *pRc)
 {
     int bNccl = 0;
-    return describe_stack(db, stackId, pRc, &bNccl);
+    return describe_stack(db, NULL, stackId, pRc, &bNccl);
+}
+
+/* vt_site(schema, stack_id): vt__stack_describe of a stack of the trace attached as schema. */
+static void site_function(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+    int rc = SQLITE_OK, bNccl = 0;
+    char *z;
+    (void)argc;
+    if (sqlite3_value_type(argv[1]) != SQLITE_INTEGER) return; /* no stack: NULL */
+    z = describe_stack(sqlite3_context_db_handle(ctx), (const char *)sqlite3_value_text(argv[0]),
+                       sqlite3_value_int64(argv[1]), &rc, &bNccl);
+    if (z) sqlite3_result_text(ctx, z, -1, free);
+    else if (rc == SQLITE_NOMEM) sqlite3_result_error_nomem(ctx);
+    else sqlite3_result_error(ctx, "cannot read the stack's frames", -1);
+}
+
+int vt__site_function(sqlite3 *db)
+{
+    return sqlite3_create_function(db, "vt_site", 2, SQLITE_UTF8 | SQLITE_INNOCUOUS, NULL, site_function, NULL, NULL);
 }
 
 /* Slot of a 64-bit key in a table of nHash (a power of two) slots. */
@@ -467,7 +498,7 @@ int vt__site_get(struct vt_sites *ss, sqlite3 *db, int64_t stackId, int64_t byte
     }
     if (tables_grow(ss) != 0) return -1;
     if (stackId >= 0) {
-        zSite = describe_stack(db, stackId, &rc, &bNccl);
+        zSite = describe_stack(db, NULL, stackId, &rc, &bNccl);
         if (rc != SQLITE_OK) {
             ss->rcErr = rc; /* the caller tells damage (no frame table) from memory */
             snprintf(ss->zErr, sizeof ss->zErr, "%s", sqlite3_errmsg(db));
@@ -508,4 +539,33 @@ void vt__sites_free(struct vt_sites *s)
     free(s->aKey);
     free(s->aName);
     memset(s, 0, sizeof *s);
+}
+
+/*
+ * Whether a Python frame of stack stackId outside the installed libraries (not under site-packages,
+ * dist-packages or the interpreter's lib/python) is in a function re matches: the user's caller of a
+ * model whose own frame is the innermost user line (evaluate() calling model.forward).
+ */
+int vt__stack_user_func_matches(sqlite3 *db, int64_t stackId, const regex_t *re)
+{
+    sqlite3_stmt *p = NULL;
+    int bHit = 0;
+    if (!db || stackId < 0 ||
+        sqlite3_prepare_v2(db,
+                           "SELECT fn.value, fi.value FROM frame f LEFT JOIN string fn ON fn.id = f.function_id "
+                           "LEFT JOIN string fi ON fi.id = f.file_id WHERE f.stack_id = ? AND f.kind = 1 ORDER BY f.idx",
+                           -1, &p, NULL) != SQLITE_OK) {
+        sqlite3_finalize(p);
+        return 0;
+    }
+    sqlite3_bind_int64(p, 1, stackId);
+    while (!bHit && sqlite3_step(p) == SQLITE_ROW) {
+        const char *zFn = (const char *)sqlite3_column_text(p, 0), *zFile = (const char *)sqlite3_column_text(p, 1);
+        if (!zFn || !zFile || strstr(zFile, "site-packages") || strstr(zFile, "dist-packages") ||
+            strstr(zFile, "lib/python") || strstr(zFile, "Lib\\"))
+            continue;
+        bHit = regexec(re, zFn, 0, NULL, 0) == 0;
+    }
+    sqlite3_finalize(p);
+    return bHit;
 }

@@ -35,11 +35,10 @@ static void jnum(FILE *f, int64_t v)
     else fprintf(f, "%lld", (long long)v);
 }
 
-/* Time ts of trace t as an offset from its start, or -1 when unknown. */
+/* Time ts of trace t from the one time origin of the traces reported (figures.h), or -1 when unknown. */
 static int64_t rel(const struct vt_trace *t, int64_t ts)
 {
-    if (!t->f.bTimes || ts < 0) return -1;
-    return ts > t->f.t0 ? ts - t->f.t0 : 0;
+    return vt__fig_at(&t->f, ts);
 }
 
 /* The index in the trace's JSON site list of site s (aMap: site -> list index, -1 not yet; *pn listed so far). */
@@ -172,9 +171,11 @@ static int trace_json(FILE *f, const struct vt_result *r, int i, int bFull, cons
     if (t->f.zRank[0]) jstr(f, t->f.zRank);
     else fputs("null", f);
     fprintf(f, ",\"full\":%s,\"mem\":%s,\"dur\":", bFull ? "true" : "false", vt__memory_known(t) ? "true" : "false");
-    jnum(f, t->f.bTimes ? t->f.t1 - t->f.t0 : -1);
+    jnum(f, rel(t, t->f.t1)); /* the chart spans the origin to this trace's end; its buckets begin at "off" */
+    fputs(",\"off\":", f);
+    jnum(f, rel(t, t->f.t0));
     fputs(",\"peak\":", f);
-    jnum(f, vt__memory_known(t) ? vt__main_peak(t) : -1);
+    jnum(f, vt__fig_trace_peak(&t->f)); /* the headline peak (figures.h) */
     if (pDev) fprintf(f, ",\"dev\":%.4f", *pDev);
     fprintf(f, ",\"out\":%s,\"devs\":[", bOut ? "true" : "false");
     for (int d = 0, n = 0; d < t->tl.nDev; d++) {
@@ -261,27 +262,23 @@ static void reconcile(FILE *f, const struct vt_trace *t)
     }
 }
 
-/* Under trace t's chart: each account's peak, when, and what was live then by site and kind (as the text report lists it). */
+/* Under trace t's chart: each account's peaks (the figure source's), and what was live at them by site and kind. */
 static void peaks(FILE *f, const struct vt_result *r, const struct vt_trace *t)
 {
     int bHead = 0;
-    for (int d = 0; d < t->tl.nDev; d++) {
-        const struct vt_device *dv = &t->tl.aDev[d];
-        char zD[160], zB[32], zA[32], zC[32], zG[600];
-        if (dv->peak <= 0) continue;
+    for (int d = 0; d < t->f.fig.nDev; d++) {
+        const struct vt_figdev *fd = &t->f.fig.aDev[d];
+        const struct vt_device *dv = vt__report_device(t, fd->acct);
+        char zD[300], zP[600], zG[600];
         if (!bHead++)
-            fputs("<table class=\"peaks\"><tr><th>memory</th><th>peak</th><th>at</th><th>live at peak, by site and kind"
-                  "</th></tr>\n", f);
-        vt__fmt_bytes(dv->peak, zB, sizeof zB);
-        vt__fmt_at(t, dv->peakTs, zA, sizeof zA);
+            fputs("<table class=\"peaks\"><tr><th>memory</th><th>peak</th><th>live at peak, by site and kind</th></tr>\n",
+                  f);
         fputs("<tr><td>", f);
-        vt__put_text(f, vt__fmt_device(dv, zD, sizeof zD), VT_ESC_HTML);
-        fprintf(f, "</td><td>%s", zB);
-        if (dv->id >= 0 && dv->totalBytes > 0) fprintf(f, " of %s", vt__fmt_bytes(dv->totalBytes, zC, sizeof zC));
-        if (dv->poolPeakReserved > 0)
-            fprintf(f, "; pool reserved peak %s", vt__fmt_bytes(dv->poolPeakReserved, zC, sizeof zC));
-        fprintf(f, "</td><td>%s</td><td>", zA);
-        for (int k = 0; k < vt__report_groups(r, dv); k++) {
+        vt__put_text(f, vt__fmt_account(t, fd->acct, zD, sizeof zD), VT_ESC_HTML);
+        fputs("</td><td>", f);
+        vt__put_text(f, vt__fig_peak_text(&t->f, fd, zP, sizeof zP), VT_ESC_HTML);
+        fputs("</td><td>", f);
+        for (int k = 0; dv && k < vt__report_groups(r, dv); k++) {
             vt__fmt_group(t, &dv->aGroup[k], zG, sizeof zG);
             fputs(k ? "<br>" : "", f);
             vt__put_text(f, zG, VT_ESC_HTML);
@@ -306,8 +303,8 @@ static void phases(FILE *f, const struct vt_trace *t)
           "<th>iterations</th><th>largest at its peak</th></tr>\n", f);
     for (int k = 0; k < t->ph.n; k++) {
         const struct vt_phase *p = &t->ph.a[k];
-        vt__fmt_at(t, p->start, zA, sizeof zA);
-        vt__fmt_at(t, p->end, zZ, sizeof zZ);
+        vt__fig_fmt_bound(&t->f, p->start, -1, zA, sizeof zA); /* widened: a window to paste into export --from/--to */
+        vt__fig_fmt_bound(&t->f, p->end, +1, zZ, sizeof zZ);
         vt__fmt_phase_peak(t, p, zB, sizeof zB);
         fputs("<tr><td>", f);
         vt__put_text(f, p->zName, VT_ESC_HTML);
@@ -345,10 +342,10 @@ static void facts(FILE *f, const struct vt_trace *t)
     fputs("<p class=\"facts\"><code>", f);
     vt__put_text(f, t->f.zPath, VT_ESC_HTML);
     fputs("</code>, ", f);
-    if (t->f.bTimes) fprintf(f, "duration %s; ", vt__fmt_ns(t->f.t1 - t->f.t0, zA, sizeof zA));
+    if (t->f.fig.duration >= 0) fprintf(f, "duration %s; ", vt__fmt_ns(t->f.fig.duration, zA, sizeof zA));
     else fputs("duration unknown; ", f);
     fprintf(f, "%lld allocations, %lld live at exit; level: %s. ", (long long)t->lc.nAlloc, (long long)t->lc.nLiveEnd,
-            vt__level_name(t));
+            vt__level_name(t->f.fig.level));
     if (t->ph.n) fprintf(f, "Phases from %s.</p>\n", t->ph.zSource);
     else {
         vt__fmt_no_phases(t, zP, sizeof zP);
@@ -406,13 +403,13 @@ static void rank_row(FILE *f, const struct vt_result *r, int i, int64_t median)
 {
     const struct vt_trace *t = &r->aTrace[i];
     int worst, n = vt__trace_findings(r, i, &worst);
-    int64_t peak = vt__main_peak(t);
+    int64_t peak = vt__fig_trace_peak(&t->f); /* the headline peak (figures.h) */
     char zB[32], zD[40], zP[300];
     vt__fmt_bytes(peak, zB, sizeof zB);
-    if (median > 0 && vt__memory_known(t))
+    if (median > 0 && peak >= 0)
         snprintf(zD, sizeof zD, "%+.1f %%", 100.0 * (double)(peak - median) / (double)median);
     else snprintf(zD, sizeof zD, "-");
-    if (!vt__memory_known(t)) snprintf(zB, sizeof zB, "unknown"); /* no memory data: not 0 */
+    if (peak < 0) snprintf(zB, sizeof zB, "unknown"); /* no memory data: not 0 */
     fputs("<tr><td>", f);
     vt__put_text(f, vt__fmt_process(t, zP, sizeof zP), VT_ESC_HTML);
     fprintf(f, "</td><td>%s</td><td>%s</td><td>%d</td><td>%s</td></tr>\n", zB, zD, n, worst >= 0 ? vt__sev_name(worst) : "-");
@@ -467,8 +464,8 @@ static void finding_div(FILE *f, const struct vt_result *r, int i)
     const struct vt_trace *t = &r->aTrace[x->trace];
     char zB[32], zA[32], zZ[32], zW[256];
     vt__fmt_bytes(x->bytes, zB, sizeof zB);
-    vt__fmt_at(t, x->firstTs, zA, sizeof zA);
-    vt__fmt_at(t, x->lastTs, zZ, sizeof zZ);
+    vt__fig_fmt_bound(&t->f, x->firstTs, -1, zA, sizeof zA); /* the window to paste into export --from/--to */
+    vt__fig_fmt_bound(&t->f, x->lastTs, +1, zZ, sizeof zZ);
     fprintf(f, "<div class=\"finding %s\" id=\"f%d\" data-f=\"%d\"><h3><span class=\"sev %s\">%s</span> F%d %s: ",
             vt__sev_name(x->severity), i + 1, i, vt__sev_name(x->severity), vt__sev_name(x->severity), i + 1, x->zKind);
     vt__put_text(f, x->zTitle, VT_ESC_HTML);
@@ -516,8 +513,12 @@ static void findings(FILE *f, const struct vt_result *r, const char *abFull)
 {
     int nLeft = 0;
     fputs("<section id=\"findings\"><h2>Findings (worst first)</h2>\n", f);
-    if (!r->nFind) fputs("<p>No problems found.</p>\n", f);
-    else fputs("<p class=\"hint\">Click a finding to see it on its chart: the chart zooms to its time and draws its "
+    if (!r->nFind) {
+        char zNone[200];
+        fputs("<p>", f);
+        vt__put_text(f, vt__fmt_no_findings(r, zNone, sizeof zNone), VT_ESC_HTML);
+        fputs("</p>\n", f);
+    } else fputs("<p class=\"hint\">Click a finding to see it on its chart: the chart zooms to its time and draws its "
                "site's memory; a marker under a chart leads back here.</p>\n", f);
     for (int i = 0; i < r->nFind; i++) {
         if (detailed(r, i, abFull)) finding_div(f, r, i);
@@ -560,7 +561,7 @@ static int data_json(FILE *f, const struct vt_result *r, const char *abFull, con
     fputs("<script type=\"application/json\" id=\"vt-data\">{\"v\":1,\"traces\":[", f);
     for (int i = 0; i < r->nTrace; i++) {
         const struct vt_trace *t = &r->aTrace[i];
-        int bDev = r->nTrace > 1 && median > 0 && vt__memory_known(t);
+        int bDev = r->nTrace > 1 && median > 0 && vt__fig_trace_peak(&t->f) >= 0;
         double dev = bDev ? (double)(aPeak[i] - median) / (double)median : 0;
         for (int d = 0; d < t->tl.nDev; d++) {
             if (t->tl.aDev[d].peak > scale) scale = t->tl.aDev[d].peak;
@@ -589,7 +590,10 @@ int vt__report_html(FILE *f, const struct vt_result *r)
     int64_t median = 0;
     int rc = -1, nOut = 0;
     if (!aPeak || !aSorted) goto done;
-    for (int i = 0; i < r->nTrace; i++) aSorted[i] = aPeak[i] = vt__main_peak(&r->aTrace[i]);
+    for (int i = 0; i < r->nTrace; i++) { /* the headline peaks (figures.h); unknown counts as none here */
+        int64_t peak = vt__fig_trace_peak(&r->aTrace[i].f);
+        aSorted[i] = aPeak[i] = peak > 0 ? peak : 0;
+    }
     qsort(aSorted, (size_t)r->nTrace, sizeof(int64_t), cmp_i64);
     if (r->nTrace) median = aSorted[r->nTrace / 2];
     if (r->nTrace > 1) { /* the processes farthest from the median peak are marked (and beyond RANKS_FULL drawn in full) */

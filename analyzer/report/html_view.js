@@ -87,6 +87,8 @@
     var T = D.traces[tr];
     this.T = T; this.tr = tr; this.host = host;
     this.dur = T.dur != null && T.dur > 0 ? T.dur + 1 : 1;
+    // times are from the one origin of the traces reported; this trace's buckets span off .. dur
+    this.off = T.off != null && T.off < this.dur ? T.off : 0;
     this.lo = 0; this.hi = this.dur; this.site = -1; this.span = null; this.fit = false;
     host.innerHTML = '<div class="tools"><button data-a="in" title="zoom in">zoom in</button><button data-a="out" title="zoom out">zoom out</button>' +
       '<button data-a="left" title="pan left">&#9664;</button><button data-a="right" title="pan right">&#9654;</button>' +
@@ -125,6 +127,8 @@
     }
     this.lo = lo; this.hi = hi; this.draw();
   };
+  // The width in ns of one of device dv's buckets (they span this trace, off .. dur).
+  Chart.prototype.bw = function (dv) { return (this.dur - this.off) / dv.n; };
   Chart.prototype.draw = function () {
     var self = this, T = this.T, W = Math.max(320, Math.round(this.plot.clientWidth || this.host.clientWidth || 900));
     var H = 300, L = 70, R = 14, TOP = 24, B = 54, PW = W - L - R, PH = H - TOP - B, lo = this.lo, hi = this.hi;
@@ -132,8 +136,8 @@
     if (this.fit) { // the highest level in view
       top = 1;
       T.devs.forEach(function (dv) {
-        var bw = self.dur / dv.n;
-        for (var k = 0; k < dv.n; k++) if ((k + 1) * bw >= lo && k * bw <= hi) top = Math.max(top, dv.max[k] != null ? dv.max[k] : levelBefore(dv, k));
+        var bw = self.bw(dv);
+        for (var k = 0; k < dv.n; k++) if (self.off + (k + 1) * bw >= lo && self.off + k * bw <= hi) top = Math.max(top, dv.max[k] != null ? dv.max[k] : levelBefore(dv, k));
         if (capScale && dv.cap) top = Math.max(top, dv.cap);
       });
     }
@@ -160,10 +164,10 @@
     var bu = byteUnit(top), yt = ticks(0, top / HEAD, 5, bu[0], bu[1]);
     yt.forEach(function (t) { o.push('<line x1="' + L + '" x2="' + (L + PW) + '" y1="' + Y(t[0]).toFixed(1) + '" y2="' + Y(t[0]).toFixed(1) + '" stroke="#eee"/>'); });
     T.devs.forEach(function (dv, di) {
-      var bw = self.dur / dv.n, prev = 0, d = 'M' + X(0).toFixed(1) + ',' + Y(0).toFixed(1), col = devColor(dv, di);
+      var bw = self.bw(dv), prev = 0, d = 'M' + X(0).toFixed(1) + ',' + Y(0).toFixed(1), col = devColor(dv, di);
       for (k = 0; k < dv.n; k++) {
         if (dv.max[k] == null) continue;
-        var x0 = X(k * bw).toFixed(1), x1 = X((k + 1) * bw).toFixed(1);
+        var x0 = X(self.off + k * bw).toFixed(1), x1 = X(self.off + (k + 1) * bw).toFixed(1);
         d += 'L' + x0 + ',' + Y(prev).toFixed(1) + 'L' + x0 + ',' + Y(dv.max[k]).toFixed(1) + 'L' + x0 + ',' + Y(dv.min[k]).toFixed(1) +
           'L' + x0 + ',' + Y(dv.last[k]).toFixed(1) + 'L' + x1 + ',' + Y(dv.last[k]).toFixed(1);
         prev = dv.last[k];
@@ -175,9 +179,9 @@
     if (this.site >= 0) T.devs.forEach(function (dv) { // the selected site's live bytes
       (dv.curves || []).forEach(function (c) {
         if (c.s !== self.site) return;
-        var bw = self.dur / dv.n, prev = 0, d = 'M' + X(0).toFixed(1) + ',' + Y(0).toFixed(1);
+        var bw = self.bw(dv), prev = 0, d = 'M' + X(0).toFixed(1) + ',' + Y(0).toFixed(1);
         for (var j = 0; j < c.p.length; j += 3) {
-          var x0 = X(c.p[j] * bw).toFixed(1), x1 = X((c.p[j] + 1) * bw).toFixed(1);
+          var x0 = X(self.off + c.p[j] * bw).toFixed(1), x1 = X(self.off + (c.p[j] + 1) * bw).toFixed(1);
           d += 'L' + x0 + ',' + Y(prev).toFixed(1) + 'L' + x0 + ',' + Y(c.p[j + 1]).toFixed(1) + 'L' + x0 + ',' + Y(c.p[j + 2]).toFixed(1) + 'L' + x1 + ',' + Y(c.p[j + 2]).toFixed(1);
           prev = c.p[j + 2];
         }
@@ -233,7 +237,7 @@
       var x = X(t[0]);
       o.push('<line x1="' + x.toFixed(1) + '" x2="' + x.toFixed(1) + '" y1="' + (TOP + PH) + '" y2="' + (TOP + PH + 4) + '" stroke="#888"/><text class="tick" x="' + x.toFixed(1) + '" y="' + (TOP + PH + 26) + '" font-size="11" text-anchor="middle">' + t[1] + '</text>');
     });
-    o.push('<text class="axis-title" x="' + (L + PW / 2) + '" y="' + (H - 6) + '" font-size="11" text-anchor="middle">time since the start of the trace</text></g>');
+    o.push('<text class="axis-title" x="' + (L + PW / 2) + '" y="' + (H - 6) + '" font-size="11" text-anchor="middle">time since the first event</text></g>');
     o.push('<rect class="overlay" x="' + L + '" y="' + TOP + '" width="' + PW + '" height="' + PH + '" fill="transparent"/>');
     o.push('<rect class="brush" x="0" y="' + TOP + '" width="0" height="' + PH + '" fill="#1f77b4" opacity="0.15" display="none"/>');
     o.push('<line class="guide" x1="0" x2="0" y1="' + TOP + '" y2="' + (TOP + PH) + '" stroke="#444" stroke-dasharray="2 2" display="none"/></svg>');
@@ -275,10 +279,10 @@
   Chart.prototype.hover = function (p, e) {
     var T = this.T, md = mainDev(T), h = [], self = this;
     if (md < 0) return;
-    var n = T.devs[md].n, bw = this.dur / n, k = Math.max(0, Math.min(n - 1, Math.floor(p.t / bw)));
-    h.push('<b>' + fns(k * bw) + ' .. ' + fns((k + 1) * bw) + '</b>');
+    var n = T.devs[md].n, bw = this.bw(T.devs[md]), k = Math.max(0, Math.min(n - 1, Math.floor((p.t - this.off) / bw)));
+    h.push('<b>' + fns(this.off + k * bw) + ' .. ' + fns(this.off + (k + 1) * bw) + '</b>');
     T.devs.forEach(function (dv) {
-      var kk = Math.max(0, Math.min(dv.n - 1, Math.floor(p.t / (self.dur / dv.n))));
+      var kk = Math.max(0, Math.min(dv.n - 1, Math.floor((p.t - self.off) / self.bw(dv))));
       if (dv.max[kk] != null) h.push(esc(dv.name) + ': <b>' + fb(dv.max[kk]) + '</b> highest, ' + fb(dv.last[kk]) + ' at the end');
       else h.push(esc(dv.name) + ': <b>' + fb(levelBefore(dv, kk)) + '</b>');
     });

@@ -12,6 +12,13 @@ static void jint(FILE *f, const char *zKey, int64_t v, int bComma)
     if (bComma) fputs(", ", f);
 }
 
+/* An address: an unsigned 64-bit value (stored as its pattern, docs/schema.md), never unknown. */
+static void jaddr(FILE *f, const char *zKey, int64_t v, int bComma)
+{
+    fprintf(f, "\"%s\": %llu", zKey, (unsigned long long)v);
+    if (bComma) fputs(", ", f);
+}
+
 static void jstr(FILE *f, const char *zKey, const char *z, int bComma)
 {
     fprintf(f, "\"%s\": ", zKey);
@@ -25,7 +32,7 @@ static void snaps(FILE *f, const struct vt_trace *t, const struct vt_snap *a, in
     fputc('[', f);
     for (int k = 0; k < n && k < nMax; k++) {
         fprintf(f, "%s{", k ? ", " : "");
-        jint(f, "address", a[k].address, 1);
+        jaddr(f, "address", a[k].address, 1);
         jint(f, "bytes", a[k].bytes, 1);
         jint(f, "alloc_ts", a[k].allocTs, 1);
         jint(f, "last_use_ts", a[k].lastUse, 1);
@@ -52,7 +59,7 @@ static void groups(FILE *f, const struct vt_trace *t, const struct vt_group *a, 
         jint(f, "stack_id", s ? s->stackId : -1, 1);
         jint(f, "mem_kind", a[k].memKind, 1);
         fputs("\"largest\": {", f);
-        jint(f, "address", a[k].largest.address, 1);
+        jaddr(f, "address", a[k].largest.address, 1);
         jint(f, "bytes", a[k].largest.bytes, 1);
         jint(f, "alloc_ts", a[k].largest.allocTs, 1);
         jint(f, "last_use_ts", a[k].largest.lastUse, 0);
@@ -140,14 +147,21 @@ static void trace_json(FILE *f, const struct vt_result *r, int i)
     jstr(f, "rank", t->f.zRank, 1);
     jstr(f, "hostname", t->f.zHost, 1);
     jstr(f, "cmdline", t->f.zCmd, 1);
+    /* the level, times and counts as the figure source made them (read/figures.h) */
+    jstr(f, "level", vt__level_key(t->f.fig.level), 1);
     fprintf(f, "\"tensor_level\": %s, \"segment_level\": %s, \"closed_cleanly\": %s, \"written_back\": %s,\n      ",
-            t->f.bTensors ? "true" : "false", t->f.bSegments ? "true" : "false", t->f.bCleanClose ? "true" : "false",
-            t->f.bWritable ? "true" : "false");
+            t->f.fig.level == VT_LEVEL_TENSORS || t->f.fig.level == VT_LEVEL_BOTH || t->f.bTensors ? "true" : "false",
+            t->f.fig.level == VT_LEVEL_SEGMENTS || t->f.fig.level == VT_LEVEL_BOTH ? "true" : "false",
+            t->f.bCleanClose ? "true" : "false", t->f.bWritable ? "true" : "false");
     jint(f, "start_ns", t->f.bTimes ? t->f.t0 : -1, 1); /* no event with a known time: unknown */
     jint(f, "end_ns", t->f.bTimes ? t->f.t1 : -1, 1);
-    jint(f, "duration_ns", t->f.bTimes ? t->f.t1 - t->f.t0 : -1, 0);
+    jint(f, "duration_ns", t->f.fig.duration, 1);
+    jint(f, "origin_ns", t->f.bTimes ? t->f.fig.origin : -1, 0); /* every printed time counts from it */
+    fputs(",\n      \"peaks\": ", f);
+    vt__fig_json(f, &t->f);
     fputs(",\n      \"lifetimes\": {", f);
     jint(f, "allocations", t->lc.nAlloc, 1);
+    jint(f, "allocated_bytes", t->lc.allocBytes, 1);
     jint(f, "freed", t->lc.nFree, 1);
     jint(f, "live_at_end", t->lc.nLiveEnd, 1);
     jint(f, "live_at_end_bytes", t->lc.liveEndBytes, 1);
@@ -166,8 +180,15 @@ static void trace_json(FILE *f, const struct vt_result *r, int i)
         fprintf(f, "%s\n        {\"id\": %d, ", d ? "," : "", dv->id);
         jstr(f, "name", dv->zName, 1);
         jint(f, "total_bytes", dv->totalBytes > 0 ? dv->totalBytes : -1, 1);
-        jint(f, "peak_bytes", dv->peak, 1);
-        jint(f, "peak_ts", t->f.bTimes ? dv->peakTs : -1, 1);
+        { /* the headline peak of the figure source; the timeline's own below it */
+            const struct vt_figdev *fd = vt__fig_dev(&t->f, dv->id);
+            int64_t head = fd ? vt__fig_headline(fd) : -1;
+            jint(f, "peak_bytes", head, 1);
+            jint(f, "peak_ts", !fd || head < 0 ? -1 : head == fd->reserved ? fd->reservedTs
+                                              : head == fd->allocated ? fd->allocatedTs : -1, 1);
+        }
+        jint(f, "timeline_peak_bytes", dv->peak, 1);
+        jint(f, "timeline_peak_ts", t->f.bTimes ? dv->peakTs : -1, 1);
         jint(f, "pool_reserved_peak_bytes", dv->poolPeakReserved, 1);
         if (dv->tensorPeak > 0) { /* the framework allocator's blocks (tensor_event) inside the device memory */
             jint(f, "tensor_at_peak_bytes", dv->tensorAtPeak, 1);
@@ -208,7 +229,8 @@ static void trace_json(FILE *f, const struct vt_result *r, int i)
         jint(f, "start_ns", p->start, 1);
         jint(f, "end_ns", p->end, 1);
         jint(f, "iterations", p->nIter, 1);
-        jint(f, "peak_bytes", bMem ? p->peak : -1, 1); /* no memory data: unknown, not 0 */
+        /* no memory data: unknown, not 0; an importer's running total where it peaked inside the phase */
+        jint(f, "peak_bytes", bMem ? p->peak : vt__fig_window_total(&t->f, p->start, p->end), 1);
         jint(f, "peak_ts", bMem ? p->peakTs : -1, 1);
         jint(f, "start_live_bytes", bMem ? p->startLive : -1, 1);
         jint(f, "carried_from_training_bytes", bMem ? p->carried : -1, 1);
@@ -342,10 +364,11 @@ int vt__report_json(FILE *f, const struct vt_result *r)
     for (int i = 0; i < r->nTrace; i++) {
         if (i) fputs(",\n", f);
         trace_json(f, r, i);
-        if (!vt__memory_known(&r->aTrace[i])) continue; /* its peak is unknown: left out */
-        sum += vt__main_peak(&r->aTrace[i]);
-        if (hi < 0 || vt__main_peak(&r->aTrace[i]) > hi) hi = vt__main_peak(&r->aTrace[i]);
-        if (lo < 0 || vt__main_peak(&r->aTrace[i]) < lo) lo = vt__main_peak(&r->aTrace[i]);
+        int64_t peak = vt__fig_trace_peak(&r->aTrace[i].f); /* the headline peak (figures.h) */
+        if (peak < 0) continue; /* its peak is unknown: left out */
+        sum += peak;
+        if (hi < 0 || peak > hi) hi = peak;
+        if (lo < 0 || peak < lo) lo = peak;
     }
     fputs("\n  ],\n  \"findings\": [", f);
     for (int i = 0; i < r->nFind; i++) {
@@ -375,7 +398,12 @@ int vt__report_json(FILE *f, const struct vt_result *r)
             r->nTrace, r->nFind, aSev[VT_SEV_HIGH], aSev[VT_SEV_MEDIUM], aSev[VT_SEV_LOW], aSev[VT_SEV_INFO]);
     jint(f, "sum_of_device_peaks_bytes", hi < 0 ? -1 : sum, 1); /* traces with known peaks; null when none */
     jint(f, "max_device_peak_bytes", hi, 1);
-    jint(f, "min_device_peak_bytes", lo, 0);
+    jint(f, "min_device_peak_bytes", lo, 1);
+    { /* what could be judged: no finding where nothing could be is not "no problem" */
+        int bMemory, bCopies;
+        vt__report_judged(r, &bMemory, &bCopies);
+        fprintf(f, "\"judged\": {\"memory\": %s, \"copies\": %s}", bMemory ? "true" : "false", bCopies ? "true" : "false");
+    }
     fputs("}\n}\n", f);
     return ferror(f) ? -1 : 0;
 }

@@ -45,7 +45,7 @@ static void fit_md(FILE *f, const struct vt_device *d)
 int vt__report_markdown(FILE *f, const struct vt_result *r)
 {
     const struct vt_opts *o = r->pOpts;
-    char zB[32], zA[32], zZ[32], zLine[200], zW[256];
+    char zB[32], zA[32], zZ[32], zLine[200], zW[256], zWin[80];
     fprintf(f, "# vramtrace analysis\n\n%d trace%s, %d finding%s.\n\n", r->nTrace, r->nTrace == 1 ? "" : "s",
             r->nFind, r->nFind == 1 ? "" : "s");
     if (r->nFind) {
@@ -67,10 +67,9 @@ int vt__report_markdown(FILE *f, const struct vt_result *r)
         for (int i = 0; i < r->nFind; i++) {
             const struct vt_finding *x = &r->aFind[i];
             const struct vt_trace *t = &r->aTrace[x->trace];
-            vt__fmt_at(t, x->firstTs, zA, sizeof zA);
-            vt__fmt_at(t, x->lastTs, zZ, sizeof zZ);
+            vt__fig_fmt_window(&t->f, x->firstTs, x->lastTs, zWin, sizeof zWin);
             fprintf(f, "\n### %d. [%s] %s\n\n", i + 1, vt__sev_name(x->severity), x->zTitle ? x->zTitle : "");
-            fprintf(f, "- **kind**: %s; **count**: %lld; **time**: %s .. %s%s%s\n", x->zKind, (long long)x->count, zA, zZ,
+            fprintf(f, "- **kind**: %s; **count**: %lld; **time**: %s%s%s\n", x->zKind, (long long)x->count, zWin,
                     x->zPhase[0] ? "; **phase**: " : "", x->zPhase);
             vt__fmt_ranks(r, x, zW, sizeof zW);
             if (zW[0]) fprintf(f, "- **processes**: %s%s\n", zW, x->aTraces && x->nTraces > 1 ? " (figures of the worst)" : "");
@@ -80,7 +79,8 @@ int vt__report_markdown(FILE *f, const struct vt_result *r)
             fprintf(f, "- **evidence**: %s\n- **fix**: %s\n", x->zEvidence ? x->zEvidence : "", x->zFix ? x->zFix : "");
         }
     } else {
-        fprintf(f, "No problems found.\n");
+        char zNone[200];
+        fprintf(f, "%s\n", vt__fmt_no_findings(r, zNone, sizeof zNone));
     }
     for (int i = 0; i < r->nTrace; i++) {
         const struct vt_trace *t = &r->aTrace[i];
@@ -89,7 +89,7 @@ int vt__report_markdown(FILE *f, const struct vt_result *r)
         fputs(": `", f);
         vt__put_text(f, t->f.zPath, VT_ESC_MD);
         fputs("`\n\n", f);
-        if (t->f.bTimes) vt__fmt_ns(t->f.t1 - t->f.t0, zA, sizeof zA);
+        if (t->f.fig.duration >= 0) vt__fmt_ns(t->f.fig.duration, zA, sizeof zA);
         else snprintf(zA, sizeof zA, "unknown");
         vt__fmt_bytes(t->lc.liveEndBytes, zB, sizeof zB);
         fprintf(f, "- duration %s; %lld allocations, %lld freed, %lld live at exit (%s)\n", zA, (long long)t->lc.nAlloc,
@@ -97,7 +97,7 @@ int vt__report_markdown(FILE *f, const struct vt_result *r)
         if (vt__fmt_blocks(t, zLine, sizeof zLine)) fprintf(f, "- %s\n", zLine);
         fprintf(f, "- frees of unknown addresses %lld, double frees %lld, frees missing %lld\n",
                 (long long)t->lc.nFreeUnknown, (long long)t->lc.nDoubleFree, (long long)t->lc.nFreeMissing);
-        fprintf(f, "- level: %s\n", vt__level_name(t));
+        fprintf(f, "- level: %s\n", vt__level_name(t->f.fig.level));
         if (t->ph.n) {
             fprintf(f, "- phases from %s (%d phases, %d iterations)\n", t->ph.zSource, t->ph.n, t->ph.nIter);
         } else {
@@ -112,16 +112,17 @@ int vt__report_markdown(FILE *f, const struct vt_result *r)
             vt__put_text(f, t->f.azNote[k], VT_ESC_MD);
             fputc('\n', f);
         }
-        fprintf(f, "\n| device | peak | at | live at peak, by site and kind |\n|---|---|---|---|\n");
-        for (int d = 0; d < t->tl.nDev; d++) {
-            const struct vt_device *dv = &t->tl.aDev[d];
-            char zD[160];
-            vt__fmt_bytes(dv->peak, zB, sizeof zB);
-            vt__fmt_at(t, dv->peakTs, zA, sizeof zA);
+        fprintf(f, "\n| device | peak | live at peak, by site and kind |\n|---|---|---|\n");
+        for (int d = 0; d < t->f.fig.nDev; d++) { /* the figure source's peaks, what was live at them */
+            const struct vt_figdev *fd = &t->f.fig.aDev[d];
+            const struct vt_device *dv = vt__report_device(t, fd->acct);
+            char zD[300], zP[600];
             fputs("| ", f);
-            vt__put_text(f, vt__fmt_device(dv, zD, sizeof zD), VT_ESC_MD);
-            fprintf(f, " | %s | %s | ", zB, zA);
-            for (int k = 0; k < vt__report_groups(r, dv); k++) {
+            vt__put_text(f, vt__fmt_account(t, fd->acct, zD, sizeof zD), VT_ESC_MD);
+            fputs(" | ", f);
+            vt__put_text(f, vt__fig_peak_text(&t->f, fd, zP, sizeof zP), VT_ESC_MD);
+            fputs(" | ", f);
+            for (int k = 0; dv && k < vt__report_groups(r, dv); k++) {
                 char zG[600];
                 vt__fmt_group(t, &dv->aGroup[k], zG, sizeof zG);
                 fputs(k ? "; " : "", f);
@@ -130,9 +131,9 @@ int vt__report_markdown(FILE *f, const struct vt_result *r)
             fputs(" |\n", f);
         }
         for (int d = 0; d < t->tl.nDev; d++) {
-            char zR[600], zD[160];
+            char zR[600], zD[300];
             if (!vt__fmt_reconcile(t, &t->tl.aDev[d], zR, sizeof zR)) continue;
-            fprintf(f, "\n- %s: ", vt__fmt_device(&t->tl.aDev[d], zD, sizeof zD));
+            fprintf(f, "\n- %s: ", vt__fmt_account(t, t->tl.aDev[d].id, zD, sizeof zD));
             vt__put_text(f, zR, VT_ESC_MD);
             fputc('\n', f);
         }
@@ -155,8 +156,8 @@ int vt__report_markdown(FILE *f, const struct vt_result *r)
                        "|---|---|---|---|---|---|---|\n");
             for (int k = 0; k < t->ph.n; k++) {
                 const struct vt_phase *p = &t->ph.a[k];
-                vt__fmt_at(t, p->start, zA, sizeof zA);
-                vt__fmt_at(t, p->end, zZ, sizeof zZ);
+                vt__fig_fmt_bound(&t->f, p->start, -1, zA, sizeof zA); /* widened: a window to paste */
+                vt__fig_fmt_bound(&t->f, p->end, +1, zZ, sizeof zZ);
                 vt__fmt_phase_peak(t, p, zB, sizeof zB);
                 fputs("| ", f);
                 vt__put_text(f, p->zName, VT_ESC_MD);
@@ -192,9 +193,9 @@ int vt__report_markdown(FILE *f, const struct vt_result *r)
         for (int i = 0; i < r->nTrace; i++) {
             const struct vt_trace *t = &r->aTrace[i];
             int worst, n = vt__trace_findings(r, i, &worst);
-            if (vt__memory_known(t)) {
-                sum += vt__main_peak(t);
-                vt__fmt_bytes(vt__main_peak(t), zB, sizeof zB);
+            if (vt__fig_trace_peak(&t->f) >= 0) { /* the headline peak (figures.h) */
+                sum += vt__fig_trace_peak(&t->f);
+                vt__fmt_bytes(vt__fig_trace_peak(&t->f), zB, sizeof zB);
             } else {
                 nUnknown++;
                 snprintf(zB, sizeof zB, "unknown");

@@ -15,6 +15,11 @@ int vt__report_html(FILE *f, const struct vt_result *r);
 /* ---- shown.c: what every format shows of a trace, chosen once ---- */
 /* A device account for people: "device 0 (NVIDIA H100 80GB HBM3)", "device 0", "pinned host memory"; returns z. */
 const char *vt__fmt_device(const struct vt_device *d, char *z, size_t n);
+/* An account as every report names it beside its peaks: "device 0 (NVIDIA H100 80GB HBM3, 79.6 GiB)", "device 0",
+ * "pinned host memory", "managed memory"; into z (size n), returns z. */
+const char *vt__fmt_account(const struct vt_trace *t, int acct, char *z, size_t n);
+/* The timeline entry of account acct (what was live at its peak), NULL when the timeline has none. */
+const struct vt_device *vt__report_device(const struct vt_trace *t, int acct);
 /* How many of d's groups live at its peak a report lists: the largest, at most --top and 5. */
 int vt__report_groups(const struct vt_result *r, const struct vt_device *d);
 /*
@@ -23,12 +28,6 @@ int vt__report_groups(const struct vt_result *r, const struct vt_device *d);
  * most --top), or -1 when out of memory. The caller frees *paIdx.
  */
 int vt__report_sites(const struct vt_result *r, const struct vt_trace *t, int **paIdx);
-/*
- * What t's allocation rows are, for the "level" of a summary: "segments (caching allocator)"
- * (a trace at segment level, or a PyTorch snapshot: its segments, with its blocks as tensor
- * rows), "tensors", "tensors (the allocator's blocks)" (a torch.profiler trace), or "allocations".
- */
-const char *vt__level_name(const struct vt_trace *t);
 /* Why t has no phases (t->ph.n == 0): inferred without confidence, or none found; into z (size n). */
 void vt__fmt_no_phases(const struct vt_trace *t, char *z, size_t n);
 /* A breakdown part's name for people: the category's, with the library's module ("other library (libfoo.so)"). */
@@ -63,7 +62,14 @@ int vt__diff_json(FILE *f, const struct vt_diff *d);
 int vt__diff_markdown(FILE *f, const struct vt_diff *d, int nTop);
 int vt__diff_html(FILE *f, const struct vt_diff *d, int nTop);
 
-/* Phase p's peak as every format shows it ("1.50 GiB", or "unknown" when t has no memory data); returns z. */
+/* Phase p's peak as every format shows it ("1.50 GiB"; "2.60 GiB (running sum)": an importer's total that peaked in it
+ * where no lifetime is known; else "unknown" without memory data); returns z (n >= 32). */
 const char *vt__fmt_phase_peak(const struct vt_trace *t, const struct vt_phase *p, char *z, size_t n);
+
+/* What r's traces let the detectors judge: memory (an allocation or an OOM recorded), copies (a host-device copy). */
+void vt__report_judged(const struct vt_result *r, int *pbMemory, int *pbCopies);
+/* What every format says when r has no finding: "No problems found." only where memory could be judged, else
+ * what was missing ("Nothing could be judged: ..."). Into z (size n); returns z. */
+const char *vt__fmt_no_findings(const struct vt_result *r, char *z, size_t n);
 
 #endif

@@ -14,6 +14,26 @@ const char *vt__fmt_device(const struct vt_device *d, char *z, size_t n)
     return z;
 }
 
+const char *vt__fmt_account(const struct vt_trace *t, int acct, char *z, size_t n)
+{
+    const struct vt_devinfo *d = acct >= 0 ? vt__read_device(&t->f, acct) : NULL;
+    char zT[32];
+    if (acct == VT_ACCT_PINNED) snprintf(z, n, "pinned host memory");
+    else if (acct == VT_ACCT_MANAGED) snprintf(z, n, "managed memory");
+    else if (d && d->zName[0] && d->totalBytes > 0)
+        snprintf(z, n, "device %d (%s, %s)", acct, d->zName, vt__fmt_bytes(d->totalBytes, zT, sizeof zT));
+    else if (d && d->zName[0]) snprintf(z, n, "device %d (%s)", acct, d->zName);
+    else snprintf(z, n, "device %d", acct);
+    return z;
+}
+
+const struct vt_device *vt__report_device(const struct vt_trace *t, int acct)
+{
+    for (int i = 0; i < t->tl.nDev; i++)
+        if (t->tl.aDev[i].id == acct) return &t->tl.aDev[i];
+    return NULL;
+}
+
 int vt__report_groups(const struct vt_result *r, const struct vt_device *d)
 {
     int n = d->nGroup;
@@ -54,21 +74,41 @@ void vt__fmt_no_phases(const struct vt_trace *t, char *z, size_t n)
         snprintf(z, n, "none found (no NVTX ranges matching the phase pattern, no backward/optimizer kernels)");
 }
 
-const char *vt__level_name(const struct vt_trace *t)
-{
-    if (t->f.bSegments || !strcmp(t->f.zSource, "pytorch_snapshot")) return "segments (caching allocator)";
-    if (t->f.bTensors) return "tensors";
-    if (t->lc.bTensorDevice) return "tensors (the allocator's blocks)";
-    return "allocations";
-}
-
 const char *vt__fmt_phase_peak(const struct vt_trace *t, const struct vt_phase *p, char *z, size_t n)
 {
-    if (!vt__memory_known(t)) {
+    char zB[32];
+    int64_t total;
+    if (vt__memory_known(t)) return vt__fmt_bytes(p->peak > 0 ? p->peak : 0, z, n);
+    /* no lifetime: an importer's running total where it peaked inside the phase (figures.h), else unknown */
+    if ((total = vt__fig_window_total(&t->f, p->start, p->end)) >= 0)
+        snprintf(z, n, "%s (running sum)", vt__fmt_bytes(total, zB, sizeof zB));
+    else
         snprintf(z, n, "unknown"); /* no memory data: not 0 */
-        return z;
+    return z;
+}
+
+void vt__report_judged(const struct vt_result *r, int *pbMemory, int *pbCopies)
+{
+    *pbMemory = *pbCopies = 0;
+    for (int i = 0; i < r->nTrace; i++) {
+        const struct vt_trace *t = &r->aTrace[i];
+        if (t->lc.nAlloc > 0 || t->lc.nTensorAlloc > 0 || t->nOom > 0) *pbMemory = 1;
+        if (t->xf.x[0].count > 0 || t->xf.x[1].count > 0) *pbCopies = 1;
     }
-    return vt__fmt_bytes(p->peak > 0 ? p->peak : 0, z, n);
+}
+
+const char *vt__fmt_no_findings(const struct vt_result *r, char *z, size_t n)
+{
+    int bMemory, bCopies;
+    vt__report_judged(r, &bMemory, &bCopies);
+    if (bMemory) snprintf(z, n, "No problems found.");
+    else if (bCopies)
+        snprintf(z, n, "No problems found in the host-device copies. Memory could not be judged: no allocation was "
+                       "recorded (the notes say why).");
+    else
+        snprintf(z, n, "Nothing could be judged: no allocation and no host-device copy was recorded (the notes say "
+                       "why).");
+    return z;
 }
 
 const char *vt__fmt_bdname(const struct vt_bdpart *p, char *z, size_t n)

@@ -38,7 +38,7 @@ static void wrap(FILE *f, const char *zLead, int nIndent, const char *z)
 static void finding(FILE *f, const struct vt_result *r, const struct vt_finding *x)
 {
     const struct vt_trace *t = &r->aTrace[x->trace];
-    char zHead[512], zB[32], zA[32], zZ[32], zW[256], zLine[512];
+    char zHead[512], zB[32], zA[80], zW[256], zLine[512];
     char zSev[16];
     int i;
     snprintf(zSev, sizeof zSev, "%s", vt__sev_name(x->severity));
@@ -46,11 +46,10 @@ static void finding(FILE *f, const struct vt_result *r, const struct vt_finding 
     snprintf(zHead, sizeof zHead, "[%s] %s: ", zSev, x->zKind);
     wrap(f, zHead, 4, x->zTitle);
     vt__fmt_bytes(x->bytes, zB, sizeof zB);
-    vt__fmt_at(t, x->firstTs, zA, sizeof zA);
-    vt__fmt_at(t, x->lastTs, zZ, sizeof zZ);
+    vt__fig_fmt_window(&t->f, x->firstTs, x->lastTs, zA, sizeof zA);
     vt__fmt_ranks(r, x, zW, sizeof zW);
-    snprintf(zLine, sizeof zLine, "%s%s%s, %lld event%s, %s .. %s%s%s%s", zW, zW[0] ? "; " : "", zB,
-             (long long)x->count, x->count == 1 ? "" : "s", zA, zZ, x->zPhase[0] ? "; phase " : "", x->zPhase,
+    snprintf(zLine, sizeof zLine, "%s%s%s, %lld event%s, %s%s%s%s", zW, zW[0] ? "; " : "", zB,
+             (long long)x->count, x->count == 1 ? "" : "s", zA, x->zPhase[0] ? "; phase " : "", x->zPhase,
              x->aTraces && x->nTraces > 1 ? " (figures of the worst)" : "");
     wrap(f, "    ", 4, zLine);
     vt__fmt_spread(x, zLine, sizeof zLine);
@@ -80,14 +79,14 @@ static void trace_section(FILE *f, const struct vt_result *r, int iTrace)
 {
     const struct vt_trace *t = &r->aTrace[iTrace];
     const struct vt_opts *o = r->pOpts;
-    char zW[300], zB[32], zC[32], zT[32], zLine[1024], zB2[200];
+    char zW[300], zB[32], zT[32], zLine[1024], zB2[200];
     fputs("\n== Process ", f);
     vt__put_text(f, vt__fmt_process(t, zW, sizeof zW), VT_ESC_LINE);
     fputs(": ", f);
     vt__put_text(f, t->f.zPath, VT_ESC_LINE);
     fputs(" ==\n", f);
     if (t->f.zCmd[0]) wrap(f, "  command: ", 11, t->f.zCmd);
-    if (t->f.bTimes) vt__fmt_ns(t->f.t1 - t->f.t0, zT, sizeof zT);
+    if (t->f.fig.duration >= 0) vt__fmt_ns(t->f.fig.duration, zT, sizeof zT);
     else snprintf(zT, sizeof zT, "unknown");
     vt__fmt_bytes(t->lc.liveEndBytes, zB, sizeof zB);
     snprintf(zLine, sizeof zLine,
@@ -95,29 +94,21 @@ static void trace_section(FILE *f, const struct vt_result *r, int iTrace)
              "addresses, %lld double frees, %lld frees missing; level: %s",
              zT, (long long)t->lc.nAlloc, (long long)t->lc.nFree, (long long)t->lc.nLiveEnd, zB,
              (long long)t->lc.nFreeUnknown, (long long)t->lc.nDoubleFree, (long long)t->lc.nFreeMissing,
-             vt__level_name(t));
+             vt__level_name(t->f.fig.level));
     if (vt__fmt_blocks(t, zB2, sizeof zB2)) {
         size_t k = strlen(zLine);
         snprintf(zLine + k, sizeof zLine - k, "; %s", zB2);
     }
     wrap(f, "  ", 2, zLine);
-    for (int d = 0; d < t->tl.nDev; d++) {
-        const struct vt_device *dv = &t->tl.aDev[d];
-        char zAt[32], zD[160];
-        if (dv->peak <= 0) continue;
-        vt__fmt_bytes(dv->peak, zB, sizeof zB);
-        vt__fmt_at(t, dv->peakTs, zAt, sizeof zAt);
-        if (!strcmp(zAt, "?")) snprintf(zAt, sizeof zAt, "an unknown time");
-        vt__fmt_bytes(dv->totalBytes, zC, sizeof zC);
-        fputs("  ", f);
-        vt__put_text(f, vt__fmt_device(dv, zD, sizeof zD), VT_ESC_LINE); /* the device's name is the trace's */
-        fprintf(f, ": peak %s at %s%s%s", zB, zAt,
-                dv->id >= 0 && dv->totalBytes > 0 ? " of " : "", dv->id >= 0 && dv->totalBytes > 0 ? zC : "");
-        if (dv->poolPeakReserved > 0) {
-            vt__fmt_bytes(dv->poolPeakReserved, zC, sizeof zC);
-            fprintf(f, "; pool reserved peak %s", zC);
-        }
-        fputc('\n', f);
+    /* each account's peaks as the figure source says them, with what was live at the peak */
+    for (int d = 0; d < t->f.fig.nDev; d++) {
+        const struct vt_figdev *fd = &t->f.fig.aDev[d];
+        const struct vt_device *dv = vt__report_device(t, fd->acct);
+        char zD[300], zP[600];
+        vt__fmt_account(t, fd->acct, zD, sizeof zD);
+        snprintf(zLine, sizeof zLine, "%s: peak %s", zD, vt__fig_peak_text(&t->f, fd, zP, sizeof zP));
+        wrap(f, "  ", 4, zLine);
+        if (!dv) continue;
         if (vt__fmt_reconcile(t, dv, zLine, sizeof zLine)) wrap(f, "    ", 4, zLine);
         if (dv->bd.n) breakdown_text(f, &dv->bd, 4);
         if (vt__fmt_fit(dv, zLine, sizeof zLine)) {
@@ -126,9 +117,11 @@ static void trace_section(FILE *f, const struct vt_result *r, int iTrace)
             for (int k = 0; k < dv->fit.nSave; k++)
                 wrap(f, "      saves: ", 8, vt__fmt_saving(&dv->fit.aSave[k], zLine, sizeof zLine));
         }
-        for (int k = 0; k < vt__report_groups(r, dv); k++) {
+        for (int k = 0; k < vt__report_groups(r, dv); k++) { /* the trace's own peak: a window's, for an import */
             vt__fmt_group(t, &dv->aGroup[k], zLine, sizeof zLine);
-            wrap(f, k == 0 ? "    live at peak: " : "                  ", 20, zLine);
+            wrap(f, k ? "                  " : fd->procReserved >= 0 || fd->procAllocated >= 0 ? "    live at the window's peak: "
+                                                                                              : "    live at peak: ",
+                 20, zLine);
         }
     }
     for (int k = 0, nShown = 0; k < t->nOom; k++) { /* what the memory in use at each OOM was */
@@ -148,15 +141,12 @@ static void trace_section(FILE *f, const struct vt_result *r, int iTrace)
         fprintf(f, "  phases (from %s, %d iterations):\n", t->ph.zSource, t->ph.nIter);
         for (int i = 0; i < t->ph.n && i < 12; i++) {
             const struct vt_phase *p = &t->ph.a[i];
-            char zA[32], zZ[32];
-            vt__fmt_at(t, p->start, zA, sizeof zA);
-            vt__fmt_at(t, p->end, zZ, sizeof zZ);
             vt__fmt_phase_peak(t, p, zB, sizeof zB);
             size_t nName = vt__utf8_prefix(p->zName, strlen(p->zName), 20); /* an NVTX name: the trace's */
             fprintf(f, "    %-10s ", vt__phase_kind_name(p->kind));
             vt__put_esc(f, p->zName, nName, VT_ESC_LINE, VT_TEXT_NOCAP);
-            fprintf(f, "%*s %s .. %s, peak %s, %d iterations\n", (int)(20 - vt__utf8_chars(p->zName, nName)), "", zA,
-                    zZ, zB, p->nIter);
+            fprintf(f, "%*s %s, peak %s, %d iterations\n", (int)(20 - vt__utf8_chars(p->zName, nName)), "",
+                    vt__fig_fmt_window(&t->f, p->start, p->end, zW, sizeof zW), zB, p->nIter);
             if (p->nGroup > 0) {
                 vt__fmt_group(t, &p->aGroup[0], zLine, sizeof zLine);
                 wrap(f, "      largest at its peak: ", 8, zLine);
@@ -198,7 +188,11 @@ int vt__report_text(FILE *f, const struct vt_result *r)
     fprintf(f, "vramtrace analyze: %d trace%s, %d finding%s (%d high, %d medium, %d low, %d info)\n", r->nTrace,
             r->nTrace == 1 ? "" : "s", r->nFind, r->nFind == 1 ? "" : "s", aSev[VT_SEV_HIGH], aSev[VT_SEV_MEDIUM],
             aSev[VT_SEV_LOW], aSev[VT_SEV_INFO]);
-    if (r->nFind == 0) fprintf(f, "\nNo problems found.\n");
+    if (r->nFind == 0) {
+        char zNone[200];
+        fprintf(f, "\n");
+        wrap(f, "", 0, vt__fmt_no_findings(r, zNone, sizeof zNone));
+    }
     else fprintf(f, "\n== Findings, worst first ==\n");
     for (int i = 0; i < r->nFind && (o->bAll || i < VT_SCREEN_FINDINGS); i++) {
         if (i) fputc('\n', f);
@@ -226,14 +220,14 @@ int vt__report_text(FILE *f, const struct vt_result *r)
             if (!o->bAll && i == VT_SCREEN_PROCESSES) { /* the sum and the imbalance below cover them all */
                 fprintf(f, "  ... %d more processes (--all shows them)\n", r->nTrace - i);
                 for (; i < r->nTrace; i++) {
-                    if (vt__memory_known(&r->aTrace[i])) sum += vt__main_peak(&r->aTrace[i]);
+                    if (vt__fig_trace_peak(&r->aTrace[i].f) >= 0) sum += vt__fig_trace_peak(&r->aTrace[i].f);
                     else nUnknown++;
                 }
                 break;
             }
             n = vt__trace_findings(r, i, &worst);
-            if (vt__memory_known(t)) {
-                int64_t peak = vt__main_peak(t);
+            if (vt__fig_trace_peak(&t->f) >= 0) { /* the headline peak (figures.h) */
+                int64_t peak = vt__fig_trace_peak(&t->f);
                 sum += peak;
                 vt__fmt_bytes(peak, zB, sizeof zB);
             } else {
@@ -261,11 +255,13 @@ int vt__report_text(FILE *f, const struct vt_result *r)
         {   /* ranks doing the same work should peak alike: name the one that does not (of those with known peaks) */
             int iMax = -1, iMin = -1;
             for (int i = 0; i < r->nTrace; i++) {
-                if (!vt__memory_known(&r->aTrace[i])) continue;
-                if (iMax < 0 || vt__main_peak(&r->aTrace[i]) > vt__main_peak(&r->aTrace[iMax])) iMax = i;
-                if (iMin < 0 || vt__main_peak(&r->aTrace[i]) < vt__main_peak(&r->aTrace[iMin])) iMin = i;
+                int64_t peak = vt__fig_trace_peak(&r->aTrace[i].f);
+                if (peak < 0) continue;
+                if (iMax < 0 || peak > vt__fig_trace_peak(&r->aTrace[iMax].f)) iMax = i;
+                if (iMin < 0 || peak < vt__fig_trace_peak(&r->aTrace[iMin].f)) iMin = i;
             }
-            int64_t hi = iMax < 0 ? 0 : vt__main_peak(&r->aTrace[iMax]), lo = iMin < 0 ? 0 : vt__main_peak(&r->aTrace[iMin]);
+            int64_t hi = iMax < 0 ? 0 : vt__fig_trace_peak(&r->aTrace[iMax].f);
+            int64_t lo = iMin < 0 ? 0 : vt__fig_trace_peak(&r->aTrace[iMin].f);
             if (lo > 0 && hi - lo >= lo / 5) {
                 char zLine[700], zH[32], zL[32];
                 vt__fmt_bytes(hi, zH, sizeof zH);

@@ -2,10 +2,16 @@
 #include "cleanup.h"
 
 #include <pthread.h>
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 /* One registered path; bLive is cleared when it is forgotten (the entry itself stays until exit). */
@@ -39,12 +45,33 @@ static void on_signal(int sig)
     raise(sig);
 }
 
+/* Temporary files this process made (vt__cleanup_tempfile): removed at exit, with what SQLite left beside them. */
+static char **g_azTemp;
+static int g_nTemp;
+
+/* Remove zPath and the journal files SQLite may have made beside it. */
+static void unlink_with_journals(const char *zPath)
+{
+    static const char *const azSuffix[] = {"-journal", "-wal", "-shm"};
+    char z[4200];
+    unlink(zPath);
+    for (size_t i = 0; i < sizeof azSuffix / sizeof azSuffix[0]; i++)
+        if ((size_t)snprintf(z, sizeof z, "%s%s", zPath, azSuffix[i]) < sizeof z) unlink(z);
+}
+
 /* At exit: nothing can be interrupted by the handler any more once the list is gone; free it all. */
 static void free_all(void)
 {
     struct list *p;
     pthread_mutex_lock(&g_mu);
     p = __atomic_exchange_n(&g_pList, NULL, __ATOMIC_ACQ_REL);
+    for (int i = 0; i < g_nTemp; i++) {
+        unlink_with_journals(g_azTemp[i]);
+        free(g_azTemp[i]);
+    }
+    free(g_azTemp);
+    g_azTemp = NULL;
+    g_nTemp = 0;
     for (int i = 0; p && i < p->n; i++) {
         free(p->a[i]->zPath);
         free(p->a[i]);
@@ -124,4 +151,96 @@ void vt__cleanup_forget(const char *zPath)
     for (int i = 0; p && i < p->n; i++)
         if (p->a[i]->bLive && !strcmp(p->a[i]->zPath, zPath)) p->a[i]->bLive = 0;
     pthread_mutex_unlock(&g_mu);
+}
+
+const char *vt__cleanup_tempdir(void)
+{
+    const char *zDir = getenv("TMPDIR");
+    return zDir && zDir[0] ? zDir : "/tmp";
+}
+
+/*
+ * Is the process that named a file vramtrace-KIND-PID-XXXXXX (zRest: "PID-XXXXXX") gone? Only when
+ * PID is a number and no process has it (kill(PID, 0) fails with ESRCH): a live one, or one we may
+ * not signal, keeps its files.
+ */
+static int pid_gone(const char *zRest)
+{
+    char *zEnd;
+    long pid;
+    errno = 0;
+    pid = strtol(zRest, &zEnd, 10);
+    if (errno || zEnd == zRest || *zEnd != '-' || pid <= 0 || (long)(pid_t)pid != pid) return 0;
+    return kill((pid_t)pid, 0) != 0 && errno == ESRCH;
+}
+
+/*
+ * Remove the files of kind zKind in zDir that a run which ended without its exit handler (killed)
+ * left: vramtrace-KIND-PID-XXXXXX whose process is gone (no process has PID) and whose lock no
+ * process holds (a process of another PID namespace sharing the directory holds it), and the older
+ * vramtrace-KIND-XXXXXX (no lock was taken then) a day after they were last written. A live
+ * process's file is never removed, even before it took its lock. Only regular files of this user
+ * are touched. Under g_mu.
+ */
+static void remove_stale(const char *zDir, const char *zKind)
+{
+    char zPrefix[64], zPath[4200];
+    size_t nPrefix;
+    DIR *d = opendir(zDir);
+    struct dirent *e;
+    if (!d) return;
+    nPrefix = (size_t)snprintf(zPrefix, sizeof zPrefix, "vramtrace-%s-", zKind);
+    while ((e = readdir(d)) != NULL) {
+        const char *zRest = e->d_name + nPrefix;
+        struct stat st;
+        int fd, bStale;
+        if (strncmp(e->d_name, zPrefix, nPrefix) != 0 || strchr(zRest, '-') != strrchr(zRest, '-'))
+            continue; /* not ours, or a journal (removed with its file) */
+        if ((size_t)snprintf(zPath, sizeof zPath, "%s/%s", zDir, e->d_name) >= sizeof zPath) continue;
+        fd = open(zPath, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+        if (fd < 0) continue;
+        bStale = fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_uid == geteuid();
+        if (bStale && strchr(zRest, '-')) /* PID-XXXXXX: stale when its process is gone and nobody holds its lock */
+            bStale = pid_gone(zRest) && flock(fd, LOCK_EX | LOCK_NB) == 0;
+        else if (bStale)
+            bStale = time(NULL) - st.st_mtime > 24 * 3600;
+        if (bStale) unlink_with_journals(zPath);
+        close(fd); /* drops the lock just taken */
+    }
+    closedir(d);
+}
+
+int vt__cleanup_tempfile(const char *zKind, char **pzPath)
+{
+    static char azDone[8][32]; /* the kinds whose stale files this process removed */
+    const char *zDir = vt__cleanup_tempdir();
+    char *zPath = malloc(strlen(zDir) + strlen(zKind) + 64), **azNew = NULL;
+    int fd, i;
+    *pzPath = NULL;
+    if (!zPath) return -1;
+    pthread_mutex_lock(&g_mu);
+    for (i = 0; i < 8 && azDone[i][0] && strcmp(azDone[i], zKind) != 0; i++) {}
+    if (i < 8 && !azDone[i][0]) {
+        remove_stale(zDir, zKind);
+        snprintf(azDone[i], sizeof azDone[i], "%s", zKind);
+    }
+    pthread_mutex_unlock(&g_mu);
+    sprintf(zPath, "%s/vramtrace-%s-%ld-XXXXXX", zDir, zKind, (long)getpid());
+    if ((fd = vt__cleanup_mkstemp(zPath)) < 0) {
+        int e = errno;
+        free(zPath);
+        errno = e;
+        return -1;
+    }
+    /* the lock is held until the process ends: the descriptor stays open (closing it would drop it) */
+    if (flock(fd, LOCK_EX | LOCK_NB) != 0) close(fd);
+    pthread_mutex_lock(&g_mu);
+    azNew = realloc(g_azTemp, (size_t)(g_nTemp + 1) * sizeof *azNew);
+    if (azNew) {
+        g_azTemp = azNew;
+        if ((g_azTemp[g_nTemp] = strdup(zPath)) != NULL) g_nTemp++;
+    }
+    pthread_mutex_unlock(&g_mu);
+    *pzPath = zPath; /* without room in the list it is removed on a signal, and by the next run */
+    return 0;
 }

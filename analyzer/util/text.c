@@ -51,6 +51,17 @@ const char *vt__fmt_ns(int64_t ns, char *z, size_t nZ)
     return z;
 }
 
+const char *vt__fmt_ns_dir(int64_t ns, int dir, char *z, size_t nZ)
+{
+    /* the step of the last digit vt__fmt_ns shows at each magnitude: exact ns, 0.1 us, 0.1 ms, 0.01 s */
+    int64_t step = ns < 1000 ? 1 : ns < 1000000 ? 100 : ns < 1000000000 ? 100000 : 10000000, r;
+    if (ns < 0 || step == 1) return vt__fmt_ns(ns, z, nZ);
+    r = ns % step;
+    if (r && dir < 0) ns -= r;
+    else if (r && dir > 0 && ns <= INT64_MAX - step) ns += step - r;
+    return vt__fmt_ns(ns, z, nZ);
+}
+
 int vt__torch_node_name(const char *z)
 {
     const char *p = z ? strstr(z, "Backward") : NULL;

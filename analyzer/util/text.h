@@ -28,6 +28,9 @@ char *vt__strdupf(const char *zFmt, ...) __attribute__((format(printf, 1, 2)));
 const char *vt__fmt_bytes(int64_t n, char *z, size_t nZ);
 /* A duration for people into z: "850 ns", "12.5 us", "1.25 ms"... "3.20 s"; "?" when negative; returns z. */
 const char *vt__fmt_ns(int64_t ns, char *z, size_t nZ);
+/* vt__fmt_ns with the value rounded down (dir < 0) or up (dir > 0) to the last digit shown, not to the nearest:
+ * the ends of a window, widened so that a window read back from the text holds it. */
+const char *vt__fmt_ns_dir(int64_t ns, int dir, char *z, size_t nZ);
 /* A wall-clock time (ns since the epoch) as "YYYY-MM-DD HH:MM:SS.mmm UTC" into z; returns z. */
 const char *vt__fmt_wall(int64_t wallNs, char *z, size_t nZ);
 

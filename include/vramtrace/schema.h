@@ -12,14 +12,15 @@
  *     'clock_anchor_cupti_ns' and 'clock_anchor_wall_ns' give one instant on both
  *     clocks so traces of several processes line up; they are stored relative
  *     to a per-trace base and read through generated columns (see VT__INSTANT);
- *   - addresses and byte counts are integers (SQLite stores them as signed 64-bit;
- *     device addresses are below 2^63 on every platform CUDA supports);
+ *   - addresses and byte counts are integers; an address is unsigned 64-bit and
+ *     stored as its 64-bit pattern in SQLite's signed integer (an address of 2^63
+ *     or more reads negative; printf('0x%x', address) shows it as it was);
  *   - interned strings (kernel names, NVTX text, frame names) live in `string`;
  *   - enum columns hold CUPTI's own numeric values where CUPTI defines them, and
  *     each enum has a small lookup table (enum_*) created with the schema.
  */
 
-#define VT_SCHEMA_VERSION 4
+#define VT_SCHEMA_VERSION 5
 #define VT_SCHEMA_VERSION_OLDEST 1 /* the oldest version readers accept (v1: times stored absolute) */
 #define VT_SCHEMA_APPLICATION_ID 0x76726d74 /* 'vrmt': PRAGMA application_id of every trace */
 
@@ -350,6 +351,102 @@ static inline const char *vt_api_family(long long id)
 #define VT__INTERVAL "t INTEGER, dur INTEGER,\n  " VT__GEN_START ",\n  " VT__GEN_END ",\n  "
 
 /*
+ * Compact rows (schema 5). Kernels, API calls, copies and sets repeat: the same kernel with the
+ * same grid, block, shared memory and registers on the same stream thousands of times, the same
+ * call from the same thread and site. Each of these tables is stored as three parts and read
+ * through a view of the version-4 name and columns (kernel, api_call, memcpy, memset):
+ *
+ *   <name>_sig   what repeats, once per distinct combination: the signature columns below;
+ *   <name>_row   per event only what changes: dt, dur, sig (the <name>_sig row), dc, and the
+ *                table's own columns below; its id is the event's id (1, 2, ... as in version 4);
+ *   <name>_block anchors: every VT_BLOCK_ROWS consecutive ids (block id = id >> VT_BLOCK_SHIFT)
+ *                share one block row (t, correlation); an event stores its time as
+ *                dt = t - block.t and its correlation as dc = correlation - block.correlation,
+ *                a few bytes where the absolute values take six.
+ *
+ * The view gives back id, t (= block.t + dt), dur, start, end (as VT__START/VT__END on that t),
+ * and every other column of version 4, in version 4's order, so queries read what they read
+ * before. INSTEAD OF triggers make the views writable (INSERT, UPDATE, DELETE): a row inserted
+ * through a view finds or adds its signature and block. The tracer and the importers write the
+ * three parts directly (tracer/compact.c). NULL dt is an unknown time, NULL dc an unknown
+ * correlation; a signature may be stored more than once (a writer whose signature cache is full),
+ * which changes nothing a view shows. docs/schema.md, "Compact rows".
+ *
+ * Lists: X(column, constraint); the constraint as the version-4 DDL had it.
+ */
+#define VT_BLOCK_SHIFT 6
+#define VT_BLOCK_ROWS (1 << VT_BLOCK_SHIFT)
+#define VT_KERNEL_SIG(X)                                                                       \
+    X(device, "") X(context, "") X(stream, "") X(name_id, "") X(grid_x, "") X(grid_y, "")     \
+    X(grid_z, "") X(block_x, "") X(block_y, "") X(block_z, "") X(static_smem, "")             \
+    X(dynamic_smem, "") X(registers, "") X(graph_id, "") X(graph_node_id, "") X(args_scanned, "")
+#define VT_KERNEL_OWN(X)
+#define VT_API_CALL_SIG(X) \
+    X(api, " NOT NULL") X(thread, "") X(device, "") X(status, " NOT NULL DEFAULT 0") X(stream, "") X(stack_id, "")
+#define VT_API_CALL_OWN(X) X(bytes, "") X(ptr, "") X(src, "") X(dst, "")
+#define VT_MEMCPY_SIG(X)                                                                        \
+    X(device, "") X(context, "") X(stream, "") X(copy_kind, " NOT NULL") X(src_kind, " NOT NULL") \
+    X(dst_kind, " NOT NULL") X(is_async, " NOT NULL DEFAULT 0") X(src_device, "") X(dst_device, "") \
+    X(graph_id, "") X(graph_node_id, "")
+#define VT_MEMCPY_OWN(X) X(bytes, " NOT NULL") X(src, "") X(dst, "")
+#define VT_MEMSET_SIG(X)                                                                    \
+    X(device, "") X(context, "") X(stream, "") X(value, "") X(mem_kind, "")                 \
+    X(is_async, " NOT NULL DEFAULT 0") X(graph_id, "") X(graph_node_id, "")
+#define VT_MEMSET_OWN(X) X(bytes, " NOT NULL") X(dst, "")
+
+/*
+ * The compacted tables: X(name, signature list, own list, the view's columns after id, t, dur,
+ * start and end, in version 4's order; "correlation" is block.correlation + dc).
+ */
+#define VT_COMPACT_TABLES(X)                                                                                \
+    X(kernel, VT_KERNEL_SIG, VT_KERNEL_OWN,                                                                 \
+      "device, context, stream, correlation, name_id, grid_x, grid_y, grid_z, block_x, block_y, block_z, "  \
+      "static_smem, dynamic_smem, registers, graph_id, graph_node_id, args_scanned")                        \
+    X(api_call, VT_API_CALL_SIG, VT_API_CALL_OWN,                                                           \
+      "api, correlation, thread, device, status, bytes, ptr, src, dst, stream, stack_id")                   \
+    X(memcpy, VT_MEMCPY_SIG, VT_MEMCPY_OWN,                                                                 \
+      "device, context, stream, correlation, copy_kind, src_kind, dst_kind, bytes, is_async, src_device, "  \
+      "dst_device, src, dst, graph_id, graph_node_id")                                                      \
+    X(memset, VT_MEMSET_SIG, VT_MEMSET_OWN,                                                                 \
+      "device, context, stream, correlation, bytes, value, mem_kind, is_async, dst, graph_id, graph_node_id")
+
+/* Per compacted table: its DDL and INSERT statements, and column counts (compile-time). */
+#define VT__COLDEF(c, k) ", " #c " INTEGER" k
+#define VT__COLNAME(c, k) ", " #c
+#define VT__COLQ(c, k) ",?"
+#define VT__COLONE(c, k) "x"
+#define VT__SIG_DDL(name, SIG) "CREATE TABLE " #name "_sig(id INTEGER PRIMARY KEY" SIG(VT__COLDEF) ");\n"
+#define VT__ROW_DDL(name, OWN)                                                                  \
+    "CREATE TABLE " #name "_row(id INTEGER PRIMARY KEY, dt INTEGER, dur INTEGER, sig INTEGER NOT NULL, " \
+    "dc INTEGER" OWN(VT__COLDEF) ");\n"                                                          \
+    "CREATE TABLE " #name "_block(id INTEGER PRIMARY KEY, t INTEGER NOT NULL, correlation INTEGER NOT NULL);\n"
+#define VT__BLOCK_INSERT(name) "INSERT INTO " #name "_block(id, t, correlation) VALUES(?,?,?)"
+#define VT__SIG_INSERT(name, SIG) "INSERT INTO " #name "_sig(id" SIG(VT__COLNAME) ") VALUES(?" SIG(VT__COLQ) ")"
+#define VT__ROW_INSERT(name, OWN) \
+    "INSERT INTO " #name "_row(id, dt, dur, sig, dc" OWN(VT__COLNAME) ") VALUES(?,?,?,?,?" OWN(VT__COLQ) ")"
+#define VT__NCOL(LIST) ((int)sizeof("" LIST(VT__COLONE)) - 1)
+#define VT__COMPACT_DDL(name, SIG, OWN, zCols) VT__SIG_DDL(name, SIG) VT__ROW_DDL(name, OWN)
+
+/* The compacted tables by number. */
+enum vt_compact_table {
+#define VT__CT_ENUM(name, SIG, OWN, zCols) VT_CT_##name,
+    VT_COMPACT_TABLES(VT__CT_ENUM)
+#undef VT__CT_ENUM
+    VT_CT__COUNT
+};
+
+/*
+ * kernel_summary (schema 5): with `record --kernels summary`, kernels after the warm-up as one
+ * row per period, device and kernel name (tracer/ksummary.h): t and dur span the first start to
+ * the last end; count kernels, busy_ns the sum of their durations, min_ns and max_ns the least
+ * and largest (NULL when none had a known duration).
+ */
+#define VT_KERNEL_SUMMARY_DDL \
+"CREATE TABLE kernel_summary(\n" \
+"  id INTEGER PRIMARY KEY, " VT__INTERVAL "device INTEGER, name_id INTEGER,\n" \
+"  count INTEGER NOT NULL, busy_ns INTEGER, min_ns INTEGER, max_ns INTEGER);\n"
+
+/*
  * The trace tables. Executed once when a trace is created (with `@base`
  * replaced, see above), inside one transaction, after which the enum_* rows are
  * inserted from the lists above and PRAGMA user_version = VT_SCHEMA_VERSION and
@@ -371,11 +468,8 @@ static inline const char *vt_api_family(long long id)
 "  path_id INTEGER PRIMARY KEY, build_id TEXT, file_bytes INTEGER, mtime_ns INTEGER);\n" \
 "CREATE TABLE kernel_name(\n" \
 "  name_id INTEGER PRIMARY KEY, demangled_id INTEGER, short_id INTEGER);\n" \
-"CREATE TABLE api_call(\n" \
-"  id INTEGER PRIMARY KEY, " VT__INTERVAL "api INTEGER NOT NULL,\n" \
-"  correlation INTEGER, thread INTEGER, device INTEGER,\n" \
-"  status INTEGER NOT NULL DEFAULT 0, bytes INTEGER, ptr INTEGER,\n" \
-"  src INTEGER, dst INTEGER, stream INTEGER, stack_id INTEGER);\n" \
+VT_COMPACT_TABLES(VT__COMPACT_DDL) \
+VT_KERNEL_SUMMARY_DDL \
 "CREATE TABLE memory_event(\n" \
 "  id INTEGER PRIMARY KEY, " VT__INSTANT "op INTEGER NOT NULL,\n" \
 "  mem_kind INTEGER NOT NULL, address INTEGER NOT NULL, bytes INTEGER,\n" \
@@ -393,26 +487,6 @@ static inline const char *vt_api_family(long long id)
 "  correlation INTEGER, device INTEGER, bytes INTEGER,\n" \
 "  status INTEGER, free_bytes INTEGER, total_bytes INTEGER,\n" \
 "  thread INTEGER, stack_id INTEGER);\n" \
-"CREATE TABLE memcpy(\n" \
-"  id INTEGER PRIMARY KEY, " VT__INTERVAL \
-"device INTEGER, context INTEGER, stream INTEGER, correlation INTEGER,\n" \
-"  copy_kind INTEGER NOT NULL, src_kind INTEGER NOT NULL, dst_kind INTEGER NOT NULL,\n" \
-"  bytes INTEGER NOT NULL, is_async INTEGER NOT NULL DEFAULT 0,\n" \
-"  src_device INTEGER, dst_device INTEGER, src INTEGER, dst INTEGER,\n" \
-"  graph_id INTEGER, graph_node_id INTEGER);\n" \
-"CREATE TABLE memset(\n" \
-"  id INTEGER PRIMARY KEY, " VT__INTERVAL \
-"device INTEGER, context INTEGER, stream INTEGER, correlation INTEGER,\n" \
-"  bytes INTEGER NOT NULL, value INTEGER, mem_kind INTEGER,\n" \
-"  is_async INTEGER NOT NULL DEFAULT 0, dst INTEGER, graph_id INTEGER,\n" \
-"  graph_node_id INTEGER);\n" \
-"CREATE TABLE kernel(\n" \
-"  id INTEGER PRIMARY KEY, " VT__INTERVAL \
-"device INTEGER, context INTEGER, stream INTEGER, correlation INTEGER,\n" \
-"  name_id INTEGER, grid_x INTEGER, grid_y INTEGER, grid_z INTEGER,\n" \
-"  block_x INTEGER, block_y INTEGER, block_z INTEGER,\n" \
-"  static_smem INTEGER, dynamic_smem INTEGER, registers INTEGER,\n" \
-"  graph_id INTEGER, graph_node_id INTEGER, args_scanned INTEGER);\n" \
 "CREATE TABLE buffer_use(\n" \
 "  correlation INTEGER NOT NULL, kind INTEGER NOT NULL, address INTEGER NOT NULL,\n" \
 "  t INTEGER, " VT__GEN_TS ", device INTEGER);\n" \
@@ -453,6 +527,37 @@ static inline const char *vt_api_family(long long id)
 "  FROM memory_event WHERE op IN (1, 2);\n"
 
 /*
+ * Version 4's layout of the compacted tables (one plain table each): what `vramtrace upgrade`
+ * converts from (tracer/migrate.c), and what tests build older traces with.
+ */
+#define VT_SCHEMA_V4_COMPACTED_DDL \
+"CREATE TABLE api_call(\n" \
+"  id INTEGER PRIMARY KEY, " VT__INTERVAL "api INTEGER NOT NULL,\n" \
+"  correlation INTEGER, thread INTEGER, device INTEGER,\n" \
+"  status INTEGER NOT NULL DEFAULT 0, bytes INTEGER, ptr INTEGER,\n" \
+"  src INTEGER, dst INTEGER, stream INTEGER, stack_id INTEGER);\n" \
+"CREATE TABLE memcpy(\n" \
+"  id INTEGER PRIMARY KEY, " VT__INTERVAL \
+"device INTEGER, context INTEGER, stream INTEGER, correlation INTEGER,\n" \
+"  copy_kind INTEGER NOT NULL, src_kind INTEGER NOT NULL, dst_kind INTEGER NOT NULL,\n" \
+"  bytes INTEGER NOT NULL, is_async INTEGER NOT NULL DEFAULT 0,\n" \
+"  src_device INTEGER, dst_device INTEGER, src INTEGER, dst INTEGER,\n" \
+"  graph_id INTEGER, graph_node_id INTEGER);\n" \
+"CREATE TABLE memset(\n" \
+"  id INTEGER PRIMARY KEY, " VT__INTERVAL \
+"device INTEGER, context INTEGER, stream INTEGER, correlation INTEGER,\n" \
+"  bytes INTEGER NOT NULL, value INTEGER, mem_kind INTEGER,\n" \
+"  is_async INTEGER NOT NULL DEFAULT 0, dst INTEGER, graph_id INTEGER,\n" \
+"  graph_node_id INTEGER);\n" \
+"CREATE TABLE kernel(\n" \
+"  id INTEGER PRIMARY KEY, " VT__INTERVAL \
+"device INTEGER, context INTEGER, stream INTEGER, correlation INTEGER,\n" \
+"  name_id INTEGER, grid_x INTEGER, grid_y INTEGER, grid_z INTEGER,\n" \
+"  block_x INTEGER, block_y INTEGER, block_z INTEGER,\n" \
+"  static_smem INTEGER, dynamic_smem INTEGER, registers INTEGER,\n" \
+"  graph_id INTEGER, graph_node_id INTEGER, args_scanned INTEGER);\n"
+
+/*
  * What a trace can legally hold: the value domain of every column a reader does
  * arithmetic on, for the guard that hides impossible rows from every reader
  * (one guard: analyze, info, export and sql read through it). X(table, column,
@@ -461,12 +566,14 @@ static inline const char *vt_api_family(long long id)
  *         as unknown (schema 1 and 2 stored it for times CUPTI did not give)
  *   SIZE  a byte count in [0, 2^50] (1 PiB), NOT NULL
  *   SIZEN the same or NULL (unknown)
- *   ADDR  an address within +-2^62, NOT NULL
+ *   ADDR  an address, NOT NULL: any integer (the 64-bit pattern of an unsigned
+ *         address; readers compare and offset addresses as unsigned values)
  *   ADDRN the same or NULL
  *   U64   any integer or NULL: a 64-bit unsigned CUDA value stored as SQLite's
  *         signed integer (a pool release threshold of UINT64_MAX, which PyTorch's
  *         cudaMallocAsync backend sets, reads -1)
- * The bounds leave room to add or subtract any two values without overflow.
+ * The bounds of times and sizes leave room to add or subtract any two values
+ * without overflow; addresses are offset in unsigned arithmetic.
  * Every other column may hold any value its declared type allows.
  */
 #define VT_DOMAIN_LIST(X)                                                             \
@@ -482,6 +589,7 @@ static inline const char *vt_api_family(long long id)
     X("memset", "start", TIME) X("memset", "end", TIME) X("memset", "bytes", SIZE)       \
     X("memset", "dst", ADDRN)                                                            \
     X("kernel", "start", TIME) X("kernel", "end", TIME)                                  \
+    X("kernel_summary", "start", TIME) X("kernel_summary", "end", TIME)                  \
     X("buffer_use", "ts", TIME) X("buffer_use", "address", ADDR)                         \
     X("nvtx_range", "start", TIME) X("nvtx_range", "end", TIME)                          \
     X("api_call", "start", TIME) X("api_call", "end", TIME) X("api_call", "bytes", SIZEN) \
@@ -574,6 +682,9 @@ int vt__schema_create(sqlite3 *db, char **zErr);
  */
 int vt__schema_create_at(sqlite3 *db, int64_t base, char **zErr);
 
+/* zText (DDL of this file) with every `@base` replaced by base (sqlite3_malloc'd; NULL when out of memory). */
+char *vt__schema_sql_at(const char *zText, int64_t base);
+
 /*
  * Check that db holds a vramtrace trace this build can read. Writes a one-line
  * human explanation into zMsg (size nMsg) when the result is not VT_SCHEMA_OK.
@@ -590,14 +701,17 @@ enum vt_schema_status vt__schema_check(sqlite3 *db, int *pVersion, char *zMsg, s
  * the base themselves instead of reading the generated columns: returns 1 and
  * sets *pBase when meta 'time_base_ns' holds an integer and each table's CREATE
  * statement defines its generated time columns (ts, or start and end) exactly as
- * vt__schema_create_at does for that base (versions 2 and 3 alike); 0 when not
+ * vt__schema_create_at does for that base (versions 2 to 4 alike), or, for a compacted
+ * table of version 5, its view is exactly the one written for that base; 0 when not
  * (a version-1 trace, or a table made by hand with other time columns: read the
  * generated columns); -1 on an SQLite error.
  */
 int vt__schema_time_base(sqlite3 *db, const char *const *azTable, int nTable, int64_t *pBase);
 
-/* 1 if db has a table named zTable, 0 if not, -1 on an SQLite error. */
+/* 1 if db has a table or view named zTable (version 5's compacted tables are views), 0 if not, -1 on an SQLite error. */
 int vt__schema_has_table(sqlite3 *db, const char *zTable);
+/* 1 if db's zTable is a table (not a view), 0 if not, -1 on an SQLite error. */
+int vt__schema_is_table(sqlite3 *db, const char *zTable);
 
 /* Create the read-side indexes (VT_SCHEMA_INDEXES) of the tables db has. Returns an SQLite code. */
 int vt__schema_index(sqlite3 *db);

@@ -144,11 +144,15 @@ def fact_ok(fact, report):
         n = t.get("iterations")
         return isinstance(n, int) and abs(n - v) <= tol
     if fact["fact"] in ("peak_allocated", "peak_reserved"):
-        for d in t.get("devices", []):
-            if not isinstance(d.get("id"), int) or d["id"] < 0:
+        # the device summaries' peaks, and the per-device figures of the report's figure source
+        # (traces[].peaks[]: headline, allocated, reserved, and the process's own for an import)
+        rows = [(d, "id") for d in t.get("devices", [])] + [(p, "device") for p in t.get("peaks", [])]
+        for d, idk in rows:
+            if not isinstance(d.get(idk), int) or d[idk] < 0:
                 continue
             for k, x in d.items():
-                if "peak" in k and k.endswith("_bytes") and isinstance(x, (int, float)) and abs(x - v) <= tol * v:
+                if ("peak" in k or idk == "device") and k.endswith("_bytes") and k != "total_bytes" \
+                        and isinstance(x, (int, float)) and abs(x - v) <= tol * v:
                     return True
         return False
     if fact["fact"] == "phase_peak_known":

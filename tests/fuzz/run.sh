@@ -4,18 +4,21 @@
 # stored corpus, and fails on any crash, hang (> 10 s), leak or sanitizer report.
 # The inputs that trip it are left in build-fuzz/artifacts/; add each new class
 # to tests/fuzz/regress/<target>/ and to tests/test_rel_hostile.c.
+# JOBS (default nproc) bounds the parallel compiles; VT_WERROR=ON makes warnings errors (tests/run.sh).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 secs=${VT_FUZZ_SECONDS:-60}
-jobs=$(nproc 2>/dev/null || echo 2)
+jobs=${JOBS:-$(nproc 2>/dev/null || echo 2)}
 
 if ! command -v clang >/dev/null 2>&1; then
   echo "fuzz: clang is required (libFuzzer: apt-get install clang libclang-rt-14-dev)" >&2
   exit 2
 fi
+launcher=""
+command -v ccache >/dev/null 2>&1 && launcher=-DCMAKE_C_COMPILER_LAUNCHER=ccache
 # -Wno-error=string-concatenation: clang warns about SQL split over adjacent literals.
 CC=clang cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DVT_FUZZ=ON -DVT_SANITIZE=ON \
-  -DVT_BUILD_SAMPLES=OFF -DVT_BUILD_BENCH=OFF \
+  -DVT_BUILD_SAMPLES=OFF -DVT_BUILD_BENCH=OFF -DVT_WERROR="${VT_WERROR:-OFF}" $launcher \
   "-DCMAKE_C_FLAGS=-fsanitize=fuzzer-no-link -Wno-error=string-concatenation" >/dev/null
 cmake --build build-fuzz -j"$jobs" --target fuzz_trace fuzz_tracedb fuzz_pickle fuzz_json
 

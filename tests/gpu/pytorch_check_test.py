@@ -29,14 +29,17 @@ MIB = 1 << 20
 
 
 def schema_ddl():
-    """VT_SCHEMA_DDL of include/vramtrace/schema.h, expanded by the C preprocessor, time base 0."""
-    src = '#include "vramtrace/schema.h"\nVT_SCHEMA_DDL\n'
+    """A version-4 trace's DDL from include/vramtrace/schema.h, expanded by the C preprocessor, time base 0:
+    VT_SCHEMA_DDL (today's tables) with the compacted tables' parts replaced by version 4's plain tables
+    (VT_SCHEMA_V4_COMPACTED_DDL; version 5 makes their views at run time). Every reader reads version 4."""
+    src = '#include "vramtrace/schema.h"\nVT_SCHEMA_DDL\nVT_SCHEMA_V4_COMPACTED_DDL\n'
     out = subprocess.run([os.environ.get("CC", "cc"), "-E", "-P", "-I", os.path.join(REPO, "include"), "-x", "c", "-"],
                          input=src, capture_output=True, text=True, check=True).stdout
     m = re.search(r'"CREATE TABLE meta.*', out, re.S)
     assert m, "VT_SCHEMA_DDL not found"
     parts = re.findall(r'"((?:[^"\\]|\\.)*)"', m.group(0))
     ddl = "".join(p.replace("\\n", "\n").replace('\\"', '"').replace("\\\\", "\\") for p in parts)
+    ddl = re.sub(r"CREATE TABLE (kernel|api_call|memcpy|memset)_(sig|row|block)\(.*?\);\n", "", ddl, flags=re.S)
     return ddl.replace("@base", "0")
 
 
@@ -55,13 +58,13 @@ class Trace:
     def __init__(self, pid, tensors):
         self.db = sqlite3.connect(":memory:")
         self.db.executescript(DDL)
-        self.db.execute(f"PRAGMA user_version = {schema_define('VT_SCHEMA_VERSION')}")
+        self.db.execute("PRAGMA user_version = 4")  # version 4's layout (schema_ddl)
         self.db.execute(f"PRAGMA application_id = {schema_define('VT_SCHEMA_APPLICATION_ID')}")
         self.db.execute("INSERT INTO device(id, name, total_bytes) VALUES(0, 'NVIDIA H100 80GB HBM3', ?)",
                         (80 << 30,))
         self.ts = 1000
         self.strings = {}
-        meta = {"schema_version": str(schema_define("VT_SCHEMA_VERSION")), "pid": str(pid), "closed_cleanly": "1",
+        meta = {"schema_version": "4", "pid": str(pid), "closed_cleanly": "1",
                 "config.tensors": "1" if tensors else "0"}
         self.db.executemany("INSERT INTO meta VALUES(?, ?)", meta.items())
         self.stack_c10 = self.stack("/venv/lib/python3.12/site-packages/torch/lib/libc10_cuda.so")

@@ -1,0 +1,273 @@
+#!/usr/bin/env python3
+"""Every input gets an answer: one case per kind of input the readers can be given (docs/cli.md, "Inputs").
+
+Usage: check_inputs.py VRAMTRACE DATA_DIR
+Each case runs the command with a private TMPDIR and a time limit far above what it needs (no
+case waits on the clock except the silent FIFO, whose bound is the command's own), and checks the
+exit status, the words of its answer and that no temporary file outlives the run.
+"""
+import fcntl
+import gzip
+import os
+import pty
+import shutil
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import threading
+
+VT = None
+DATA = None
+LIMIT_S = 300  # a hang shows as a failure long before ctest's own timeout
+
+
+def run(args, tmp, stdin=None, pass_fds=(), cwd=None):
+    """Run vramtrace with args in TMPDIR tmp; returns (status, stdout, stderr)."""
+    env = dict(os.environ, TMPDIR=tmp)
+    p = subprocess.run([VT] + args, stdin=stdin, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env,
+                       pass_fds=pass_fds, cwd=cwd, timeout=LIMIT_S)
+    return p.returncode, p.stdout.decode(errors="replace"), p.stderr.decode(errors="replace")
+
+
+def leftovers(tmp):
+    return sorted(f for f in os.listdir(tmp) if f.startswith("vramtrace-"))
+
+
+def expect(name, cond, detail=""):
+    if not cond:
+        raise AssertionError(f"{name}: {detail}")
+
+
+def case_stdin(tmp):
+    """'-': a trace piped into standard input is read like the file."""
+    trace = os.path.join(DATA, "example-train.db")
+    with open(trace, "rb") as fh:
+        data = fh.read()
+    p = subprocess.run([VT, "info", "-"], input=data, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       env=dict(os.environ, TMPDIR=tmp), timeout=LIMIT_S)
+    out = p.stdout.decode()
+    expect("info -", p.returncode == 0, p.stderr.decode())
+    expect("info -", "trace       -" in out and "pid 40116" in out and "794624 bytes" in out, out[:400])
+    # another tool's file on standard input (a Kineto trace, uncompressed by the caller)
+    with open(os.path.join(DATA, "import", "kineto_small.json"), "rb") as fh:
+        p = subprocess.run([VT, "analyze", "--format", "json", "-"], stdin=fh, stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, env=dict(os.environ, TMPDIR=tmp), timeout=LIMIT_S)
+    expect("analyze - (kineto)", p.returncode == 0, p.stderr.decode())
+    expect("analyze - (kineto)", '"path": "-"' in p.stdout.decode(), p.stdout.decode()[:300])
+
+
+def case_terminal(tmp):
+    """'-' on a terminal: refused at once (usage), nothing waits for typing."""
+    master, slave = pty.openpty()
+    try:
+        status, _, err = run(["info", "-"], tmp, stdin=slave)
+    finally:
+        os.close(master)
+        os.close(slave)
+    expect("info - (terminal)", status == 2 and "terminal" in err, f"{status} {err}")
+
+
+def case_pipe(tmp):
+    """/dev/fd/N (a shell's <(zcat ...)): a gzip'd Kineto trace decompressed into a pipe is imported."""
+    with open(os.path.join(DATA, "import", "kineto_small.json"), "rb") as fh:
+        data = fh.read()
+    r, w = os.pipe()
+
+    def writer():
+        with os.fdopen(w, "wb") as out:
+            out.write(gzip.decompress(gzip.compress(data)))
+
+    t = threading.Thread(target=writer)
+    t.start()
+    try:
+        status, out, err = run(["analyze", f"/dev/fd/{r}"], tmp, pass_fds=(r,))
+    finally:
+        os.close(r)
+        t.join()
+    expect("analyze /dev/fd/N", status == 0, err)
+    expect("analyze /dev/fd/N", "empty file" not in err and f"/dev/fd/{r}" in out, out[:300] + err)
+
+
+def case_fifo(tmp):
+    """A FIFO: read when a writer comes; refused (no hang) when none does."""
+    fifo = os.path.join(tmp, "trace.fifo")
+    os.mkfifo(fifo)
+    trace = os.path.join(DATA, "example-train.db")
+
+    def writer():
+        with open(fifo, "wb") as out, open(trace, "rb") as fh:
+            shutil.copyfileobj(fh, out)
+
+    t = threading.Thread(target=writer)
+    t.start()
+    status, out, err = run(["info", fifo], tmp)
+    t.join()
+    expect("info FIFO (written)", status == 0 and "pid 40116" in out, err)
+    status, out, err = run(["info", fifo], tmp)  # nobody writes: the command's own bound, then exit 3
+    expect("info FIFO (silent)", status == 3 and "FIFO" in err, f"{status} {err}")
+
+
+def case_directory(tmp):
+    """A directory as `record -o DIR/` fills it: its traces (with their journals left alone); none: exit 3."""
+    d = os.path.join(tmp, "runs")
+    os.mkdir(d)
+    for pid in (11, 12):  # two processes (one process's trace given twice would be counted once)
+        shutil.copy(os.path.join(DATA, "example-train.db"), os.path.join(d, f"vramtrace-host-{pid}.db"))
+        db = sqlite3.connect(os.path.join(d, f"vramtrace-host-{pid}.db"))
+        db.execute("UPDATE meta SET value = ? WHERE key = 'pid'", (str(pid),))
+        db.commit()
+        db.close()
+    open(os.path.join(d, "vramtrace-host-12.db-wal"), "wb").close()
+    open(os.path.join(d, "notes.txt"), "w").write("not a trace\n")
+    status, out, err = run(["info", d], tmp)
+    expect("info DIR", status == 0, err)
+    expect("info DIR", out.count("trace       ") == 2 and "vramtrace-host-11.db" in out
+           and "vramtrace-host-12.db" in out, out[:500])
+    status, out, err = run(["analyze", d + "/"], tmp)
+    expect("analyze DIR/", status == 0 and "2 traces" in err + out, err[:300])
+    empty = os.path.join(tmp, "empty")
+    os.mkdir(empty)
+    status, out, err = run(["analyze", empty], tmp)
+    expect("analyze empty DIR", status == 3 and "without traces" in err, f"{status} {err}")
+
+
+def case_recursive_view(tmp):
+    """An Nsight export whose table is a view that never ends: stopped by the read bound, exit 6, not a spin."""
+    path = os.path.join(tmp, "recursive.sqlite")
+    db = sqlite3.connect(path)
+    db.executescript("""
+        CREATE TABLE StringIds(id INTEGER PRIMARY KEY, value TEXT);
+        CREATE TABLE TARGET_INFO_SESSION_START_TIME(utcEpochNs INTEGER);
+        CREATE VIEW CUPTI_ACTIVITY_KIND_KERNEL AS
+          WITH RECURSIVE r(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM r)
+          SELECT x AS start, x + 1 AS "end", 0 AS deviceId, 0 AS streamId, x AS correlationId,
+                 1 AS globalPid, 0 AS demangledName, 0 AS shortName FROM r;
+    """)
+    db.close()
+    for cmd in (["import", "-f", path, "-o", os.path.join(tmp, "out.db")], ["analyze", path], ["info", path]):
+        status, out, err = run(cmd, tmp)
+        expect(" ".join(cmd[:1]) + " recursive view", status == 6 and "virtual machine" in err, f"{status} {err}")
+
+
+def case_stale_temp(tmp):
+    """A temporary file a killed run left is removed by the next run; a live process's is not, locked or not."""
+    gone = subprocess.Popen(["true"])
+    gone.wait()  # a pid no process has now
+    stale = os.path.join(tmp, "vramtrace-import-%d-AbCdEf" % gone.pid)
+    held = os.path.join(tmp, "vramtrace-import-%d-GhIjKl" % os.getpid())
+    # a live process's file before it took its lock (or where the file system takes none)
+    unlocked = os.path.join(tmp, "vramtrace-import-%d-MnOpQr" % os.getpid())
+    for p in (stale, held, unlocked):
+        with open(p, "wb") as fh:
+            fh.write(b"x" * 100)
+    open(stale + "-journal", "wb").close()
+    fd = os.open(held, os.O_RDONLY)
+    fcntl.flock(fd, fcntl.LOCK_EX)
+    try:
+        status, out, err = run(["analyze", os.path.join(DATA, "import", "snap_small.pickle")], tmp)
+        expect("stale temporary files", status == 0, err)
+        left = leftovers(tmp)
+        expect("stale temporary files", left == sorted([os.path.basename(held), os.path.basename(unlocked)]),
+               str(left))
+    finally:
+        os.close(fd)
+        os.unlink(held)
+        os.unlink(unlocked)
+
+
+def snapshot_u64(path):
+    """A PyTorch snapshot whose segment lies at 2^64 - 2 MiB and one of whose blocks lies at 2^63."""
+    import pickle
+    top, mid = (1 << 64) - (1 << 21), 1 << 63
+    snap = {"segments": [{"device": 0, "address": top, "total_size": 1 << 21, "stream": 0,
+                          "segment_type": "small", "blocks": [
+                              {"address": top, "size": 512, "requested_size": 512, "state": "active_allocated",
+                               "frames": []}]}],
+            "device_traces": [[
+                {"action": "segment_alloc", "addr": top, "size": 1 << 21, "stream": 0, "time_us": 1000,
+                 "frames": []},
+                {"action": "alloc", "addr": top, "size": 512, "stream": 0, "time_us": 1001, "frames": []},
+                {"action": "alloc", "addr": mid, "size": 256, "stream": 0, "time_us": 1002, "frames": []},
+                {"action": "free_completed", "addr": mid, "size": 256, "stream": 0, "time_us": 1004, "frames": []}]]}
+    with open(path, "wb") as fh:
+        pickle.dump(snap, fh, protocol=4)
+
+
+def case_unsigned_address(tmp):
+    """Addresses of 2^63 and more: stored as their 64-bit pattern, read back as they were, paired."""
+    snap = os.path.join(tmp, "high.pickle")
+    out = os.path.join(tmp, "high.db")
+    snapshot_u64(snap)
+    status, _, err = run(["import", "-f", snap, "-o", out], tmp)
+    expect("import high addresses", status == 0, err)
+    status, got, err = run(["sql", "--format", "csv", "--no-header", out,
+                            "SELECT op, printf('0x%x', address), bytes FROM tensor_event ORDER BY id"], tmp)
+    expect("sql high addresses", status == 0 and got.split() == [
+        "1,0xffffffffffe00000,512", "1,0x8000000000000000,256", "2,0x8000000000000000,256"], got + err)
+    status, got, err = run(["analyze", "--format", "json", snap], tmp)
+    expect("analyze high addresses", status == 0 and '"free_unknown": 0' in got and '"tensor_allocations": 2' in got
+           and '"address": %d' % ((1 << 64) - (1 << 21)) in got, err + got[:600])
+
+
+def case_kineto_out_of_range(tmp):
+    """Kineto [memory] events with values out of range: left out, counted, and said so (not 'no Addr')."""
+    import json
+    events = [{"ph": "i", "name": "[memory]", "cat": "cpu_instant_event", "pid": 7, "tid": 1, "ts": 100 + i,
+               "s": "t", "args": {"Device Type": 1, "Device Id": 0, "Addr": addr, "Bytes": b,
+                                  "Total Allocated": 4096, "Total Reserved": 8192}}
+              for i, (addr, b) in enumerate([(-5, 512), (2 ** 64, 512), (1.5, 512), (4096, 2 ** 60),
+                                            (4096, 0.5), (8192, 512)])]
+    path = os.path.join(tmp, "bad.json")
+    with open(path, "w") as fh:
+        json.dump({"traceEvents": events}, fh)
+    status, _, err = run(["import", "-f", path, "-o", os.path.join(tmp, "bad.db")], tmp)
+    expect("kineto out of range", status == 0, err)
+    expect("kineto out of range", "5 CUDA [memory] events left out for values out of range: 2 with a 'Bytes'" in err
+           and "3 with an 'Addr'" in err and "no 'Addr'" not in err and "profile_memory" not in err, err)
+
+
+def case_sql_limits(tmp):
+    """sql: printf()/format() past the 64 MiB bound stop the query with exit 10, as zeroblob() does."""
+    trace = os.path.join(DATA, "example-train.db")
+    for q in ("SELECT printf('%.*c', 70000000, 'x')", "SELECT format('%080000000d', 1)",
+              "SELECT length(printf('%s%s', printf('%.*c', 40000000, 'x'), printf('%.*c', 40000000, 'y')))"):
+        status, out, err = run(["sql", trace, q], tmp)
+        expect("sql " + q, status == 10 and "64 MiB" in err, f"{status} {out[:200]} {err}")
+    status, out, err = run(["sql", "--format", "csv", "--no-header", trace,
+                            "SELECT printf('%5.2f|%-3s|%q|%c', 3.14159, 'a', 'it''s', 'xyz')"], tmp)
+    expect("sql printf", status == 0 and out.rstrip("\n") == " 3.14|a  |it''s|x", repr(out))
+
+
+def case_record_output(tmp):
+    """record -o into a directory that takes no file (/proc): refused before the job runs (exit 3)."""
+    status, out, err = run(["record", "-o", "/proc/x-%p.db", "--", "true"], tmp)
+    if status == 8:  # no tracer library in this build: record stops there first
+        return
+    expect("record -o /proc", status == 3 and "/proc" in err and "takes no new file" in err, f"{status} {err}")
+
+
+CASES = [case_stdin, case_terminal, case_pipe, case_fifo, case_directory, case_recursive_view, case_stale_temp,
+         case_unsigned_address, case_kineto_out_of_range, case_sql_limits, case_record_output]
+
+
+def main():
+    global VT, DATA
+    VT, DATA = sys.argv[1], sys.argv[2]
+    failed = 0
+    for case in CASES:
+        with tempfile.TemporaryDirectory() as tmp:
+            try:
+                case(tmp)
+                left = [f for f in leftovers(tmp)]
+                expect("temporary files", not left, f"left behind: {left}")
+                print(f"ok   {case.__name__}: {case.__doc__.splitlines()[0]}")
+            except (AssertionError, subprocess.TimeoutExpired) as e:
+                failed += 1
+                print(f"FAIL {case.__name__}: {e}")
+    print(f"{len(CASES) - failed} of {len(CASES)} input kinds answered")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,583 @@
+/* Compact rows (schema 5): the compacted tables' views and triggers, and the compactor that splits events into their parts. */
+#include "vramtrace/compact.h"
+
+#include "vramtrace/schema.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define NAME(c, k) #c,
+#define CONS(c, k) k,
+#define SPEC_ARRAYS(name, SIG, OWN, zCols)                                    \
+    static const char *const aSig_##name[] = {SIG(NAME) NULL};              \
+    static const char *const aSigK_##name[] = {SIG(CONS) NULL};             \
+    static const char *const aOwn_##name[] = {OWN(NAME) NULL};              \
+    static const char *const aOwnK_##name[] = {OWN(CONS) NULL};
+VT_COMPACT_TABLES(SPEC_ARRAYS)
+#define SPEC_ENTRY(name, SIG, OWN, zCols)                                                                 \
+    [VT_CT_##name] = {#name, aSig_##name, aSigK_##name, VT__NCOL(SIG), aOwn_##name, aOwnK_##name, VT__NCOL(OWN), \
+                      zCols, VT__SIG_INSERT(name, SIG), VT__ROW_INSERT(name, OWN), VT__BLOCK_INSERT(name),          \
+                      VT__COMPACT_DDL(name, SIG, OWN, zCols)},
+const struct vt_compact_spec vt__aCompact[VT_CT__COUNT] = {VT_COMPACT_TABLES(SPEC_ENTRY)};
+#undef SPEC_ENTRY
+#undef SPEC_ARRAYS
+#undef NAME
+#undef CONS
+
+_Static_assert(VT__NCOL(VT_KERNEL_SIG) <= VT_COMPACT_MAXSIG, "VT_COMPACT_MAXSIG");
+_Static_assert(VT__NCOL(VT_API_CALL_OWN) <= VT_COMPACT_MAXOWN, "VT_COMPACT_MAXOWN");
+
+int vt__compact_find(const char *zName)
+{
+    for (int i = 0; i < VT_CT__COUNT; i++)
+        if (!strcmp(zName, vt__aCompact[i].zName)) return i;
+    return -1;
+}
+
+/* The index of zCol in the NULL-terminated list az, or -1. */
+static int list_find(const char *const *az, const char *zCol, size_t n)
+{
+    for (int i = 0; az[i]; i++)
+        if (strlen(az[i]) == n && !memcmp(az[i], zCol, n)) return i;
+    return -1;
+}
+
+/* The value a trigger stores for column zCol of constraint zCons: NEW.col, or its default when NULL. */
+static void new_value(sqlite3_str *s, const char *zCol, const char *zCons)
+{
+    const char *zDef = strstr(zCons, "DEFAULT ");
+    if (zDef) sqlite3_str_appendf(s, "coalesce(NEW.\"%w\", %s)", zCol, zDef + 8);
+    else sqlite3_str_appendf(s, "NEW.\"%w\"", zCol);
+}
+
+/* Append "c1 IS v1 AND c2 IS v2 ..." matching a signature row to the NEW row's signature. */
+static void sig_match(sqlite3_str *s, const struct vt_compact_spec *p)
+{
+    for (int i = 0; i < p->nSig; i++) {
+        sqlite3_str_appendf(s, "%s\"%w\" IS ", i ? " AND " : "", p->azSig[i]);
+        new_value(s, p->azSig[i], p->azSigCons[i]);
+    }
+}
+
+#define RANGE_LO "-4611686018427387904"
+#define RANGE_HI "4611686018427387903"
+
+char *vt__compact_view_sql(int iTab, int64_t base)
+{
+    const struct vt_compact_spec *p = &vt__aCompact[iTab];
+    sqlite3_str *s = sqlite3_str_new(NULL);
+    char zBase[32];
+    const char *z = p->zCols;
+    if (base < 0) snprintf(zBase, sizeof zBase, "(%lld)", (long long)base);
+    else snprintf(zBase, sizeof zBase, "%lld", (long long)base);
+    /* t: the anchor plus the integer difference; a value that is not an integer (only a row written through
+     * the view by hand holds one) is kept as it was written, as version 4 kept it */
+#define T_EXPR "(CASE WHEN typeof(r.dt) = 'integer' THEN b.t + r.dt ELSE r.dt END)"
+    sqlite3_str_appendf(s,
+                        "CREATE VIEW \"%w\" AS SELECT r.id AS id, " T_EXPR " AS t, r.dur AS dur,"
+                        " CASE WHEN " T_EXPR " BETWEEN " RANGE_LO " AND " RANGE_HI " THEN " T_EXPR " + %s END AS start,"
+                        " CASE WHEN " T_EXPR " BETWEEN " RANGE_LO " AND " RANGE_HI " AND r.dur BETWEEN " RANGE_LO
+                        " AND " RANGE_HI " THEN " T_EXPR " + r.dur + %s END AS \"end\"",
+                        p->zName, zBase, zBase);
+#undef T_EXPR
+    while (*z) {
+        size_t n;
+        int k;
+        while (*z == ',' || *z == ' ') z++;
+        n = strcspn(z, ", ");
+        if (!n) break;
+        if (n == 11 && !memcmp(z, "correlation", 11))
+            sqlite3_str_appendall(s, ", CASE WHEN typeof(r.dc) = 'integer' THEN b.correlation + r.dc ELSE r.dc END"
+                                     " AS correlation");
+        else if ((k = list_find(p->azSig, z, n)) >= 0) sqlite3_str_appendf(s, ", s.\"%w\" AS \"%w\"", p->azSig[k], p->azSig[k]);
+        else if ((k = list_find(p->azOwn, z, n)) >= 0) sqlite3_str_appendf(s, ", r.\"%w\" AS \"%w\"", p->azOwn[k], p->azOwn[k]);
+        z += n;
+    }
+    sqlite3_str_appendf(s,
+                        " FROM \"%w_row\" r LEFT JOIN \"%w_block\" b ON b.id = r.id >> %d"
+                        " LEFT JOIN \"%w_sig\" s ON s.id = r.sig",
+                        p->zName, p->zName, VT_BLOCK_SHIFT, p->zName);
+    return sqlite3_str_finish(s);
+}
+
+/* The id a trigger gives a row of table zName inserted without one: after the largest stored, as a rowid. */
+static void next_id(sqlite3_str *s, const char *zName)
+{
+    sqlite3_str_appendf(s, "coalesce(NEW.id, (SELECT coalesce(max(id), 0) + 1 FROM \"%w_row\"))", zName);
+}
+
+/* The INSTEAD OF triggers of compacted table iTab: INSERT, UPDATE and DELETE through its view. */
+static char *trigger_sql(int iTab)
+{
+    const struct vt_compact_spec *p = &vt__aCompact[iTab];
+    sqlite3_str *s = sqlite3_str_new(NULL);
+    const char *zN = p->zName;
+    /* INSERT: the signature (unless stored), the block (unless stored), the row */
+    sqlite3_str_appendf(s,
+                        "CREATE TRIGGER \"%w_insert\" INSTEAD OF INSERT ON \"%w\" BEGIN\n"
+                        " SELECT RAISE(ABORT, 'start and end of %q are computed: write t and dur')"
+                        " WHERE NEW.start IS NOT NULL OR NEW.\"end\" IS NOT NULL;\n"
+                        " INSERT INTO \"%w_sig\"(",
+                        zN, zN, zN, zN);
+    for (int i = 0; i < p->nSig; i++) sqlite3_str_appendf(s, "%s\"%w\"", i ? ", " : "", p->azSig[i]);
+    sqlite3_str_appendall(s, ") SELECT ");
+    for (int i = 0; i < p->nSig; i++) {
+        if (i) sqlite3_str_appendall(s, ", ");
+        new_value(s, p->azSig[i], p->azSigCons[i]);
+    }
+    sqlite3_str_appendf(s, " WHERE NOT EXISTS (SELECT 1 FROM \"%w_sig\" WHERE ", zN);
+    sig_match(s, p);
+    sqlite3_str_appendf(s, ");\n INSERT OR IGNORE INTO \"%w_block\"(id, t, correlation) VALUES(", zN);
+    next_id(s, zN);
+    sqlite3_str_appendf(s,
+                        " >> %d, CASE WHEN typeof(NEW.t) = 'integer' THEN NEW.t ELSE 0 END,"
+                        " CASE WHEN typeof(NEW.correlation) = 'integer' THEN NEW.correlation ELSE 0 END);\n"
+                        " INSERT INTO \"%w_row\"(id, dt, dur, sig, dc",
+                        VT_BLOCK_SHIFT, zN);
+    for (int i = 0; i < p->nOwn; i++) sqlite3_str_appendf(s, ", \"%w\"", p->azOwn[i]);
+    sqlite3_str_appendall(s, ") VALUES(");
+    next_id(s, zN);
+    /* an integer is stored as its difference from the block's anchor, anything else as it is (see the view) */
+    sqlite3_str_appendf(s, ", CASE WHEN typeof(NEW.t) = 'integer' THEN NEW.t - (SELECT t FROM \"%w_block\" WHERE id = ", zN);
+    next_id(s, zN);
+    sqlite3_str_appendf(s, " >> %d) ELSE NEW.t END, NEW.dur, (SELECT id FROM \"%w_sig\" WHERE ", VT_BLOCK_SHIFT, zN);
+    sig_match(s, p);
+    sqlite3_str_appendf(s, " ORDER BY id LIMIT 1), CASE WHEN typeof(NEW.correlation) = 'integer' THEN"
+                           " NEW.correlation - (SELECT correlation FROM \"%w_block\" WHERE id = ", zN);
+    next_id(s, zN);
+    sqlite3_str_appendf(s, " >> %d) ELSE NEW.correlation END", VT_BLOCK_SHIFT);
+    for (int i = 0; i < p->nOwn; i++) {
+        sqlite3_str_appendall(s, ", ");
+        new_value(s, p->azOwn[i], p->azOwnCons[i]);
+    }
+    sqlite3_str_appendall(s, ");\nEND;\n");
+    /* UPDATE: the row again, as an insert with its id (a changed signature or block is found or added) */
+    sqlite3_str_appendf(s,
+                        "CREATE TRIGGER \"%w_update\" INSTEAD OF UPDATE ON \"%w\" BEGIN\n"
+                        " SELECT RAISE(ABORT, 'start and end of %q are computed: write t and dur')"
+                        " WHERE NEW.start IS NOT OLD.start OR NEW.\"end\" IS NOT OLD.\"end\";\n"
+                        " DELETE FROM \"%w_row\" WHERE id = OLD.id;\n"
+                        " INSERT INTO \"%w\"(id, t, dur, %s) VALUES(NEW.id, NEW.t, NEW.dur",
+                        zN, zN, zN, zN, zN, p->zCols);
+    for (const char *z = p->zCols; *z;) {
+        size_t n;
+        while (*z == ',' || *z == ' ') z++;
+        n = strcspn(z, ", ");
+        if (!n) break;
+        sqlite3_str_appendf(s, ", NEW.\"%.*w\"", (int)n, z);
+        z += n;
+    }
+    sqlite3_str_appendf(s,
+                        ");\nEND;\n"
+                        "CREATE TRIGGER \"%w_delete\" INSTEAD OF DELETE ON \"%w\" BEGIN\n"
+                        " DELETE FROM \"%w_row\" WHERE id = OLD.id;\nEND;\n",
+                        zN, zN, zN);
+    return sqlite3_str_finish(s);
+}
+
+int vt__compact_create_one(sqlite3 *db, int iTab, int64_t base, char **pzErr)
+{
+    char *zView = vt__compact_view_sql(iTab, base), *zTrig = trigger_sql(iTab);
+    int rc = zView && zTrig ? sqlite3_exec(db, zView, NULL, NULL, pzErr) : SQLITE_NOMEM;
+    if (rc == SQLITE_OK) rc = sqlite3_exec(db, zTrig, NULL, NULL, pzErr);
+    sqlite3_free(zView);
+    sqlite3_free(zTrig);
+    return rc;
+}
+
+int vt__compact_create(sqlite3 *db, int64_t base, char **pzErr)
+{
+    int rc = SQLITE_OK;
+    for (int i = 0; rc == SQLITE_OK && i < VT_CT__COUNT; i++) rc = vt__compact_create_one(db, i, base, pzErr);
+    return rc;
+}
+
+int vt__compact_map(int iTab, const char *const *azCol, int nCol, struct vt_compact_map *pMap, const char **pzWhat)
+{
+    const struct vt_compact_spec *p = &vt__aCompact[iTab];
+    memset(pMap, -1, sizeof *pMap); /* columns not named are NULL */
+    pMap->iTab = iTab;
+    if (nCol > 127) {
+        *pzWhat = "too many columns";
+        return -1;
+    }
+    for (int c = 0; c < nCol; c++) {
+        const char *z = azCol[c];
+        size_t n = strlen(z);
+        int k;
+        if (!strcmp(z, "t")) pMap->iT = c;
+        else if (!strcmp(z, "dur")) pMap->iDur = c;
+        else if (!strcmp(z, "correlation")) pMap->iCorr = c;
+        else if ((k = list_find(p->azSig, z, n)) >= 0) pMap->aSig[k] = (signed char)c;
+        else if ((k = list_find(p->azOwn, z, n)) >= 0) pMap->aOwn[k] = (signed char)c;
+        else {
+            *pzWhat = z;
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* Run a query giving one integer into *pOut (0 when NULL). SQLite code. */
+static int one_int(sqlite3 *db, const char *zSql, int64_t *pOut)
+{
+    sqlite3_stmt *p = NULL;
+    int rc = zSql ? sqlite3_prepare_v2(db, zSql, -1, &p, NULL) : SQLITE_NOMEM;
+    *pOut = 0;
+    if (rc == SQLITE_OK && (rc = sqlite3_step(p)) == SQLITE_ROW) {
+        *pOut = sqlite3_column_int64(p, 0);
+        rc = SQLITE_OK;
+    } else if (rc == SQLITE_DONE) {
+        rc = SQLITE_OK;
+    }
+    sqlite3_finalize(p);
+    return rc;
+}
+
+/*
+ * Continue after what db stores: event and signature ids after the largest stored, the next event
+ * in a block of its own (the stored blocks' anchors are not known here), no signature cached.
+ * SQLite code.
+ */
+static int resume(struct vt_compact *c, sqlite3 *db)
+{
+    int rc = SQLITE_OK;
+    vt__compact_forget(c);
+    for (int i = 0; rc == SQLITE_OK && i < VT_CT__COUNT; i++) {
+        struct vt_compact_seq *q = &c->aSeq[i];
+        char *zSql = sqlite3_mprintf("%s_row", vt__aCompact[i].zName);
+        int64_t n = 0;
+        int bHas = zSql ? vt__schema_is_table(db, zSql) : -1;
+        sqlite3_free(zSql);
+        if (bHas <= 0) { /* a table not (yet) compacted: nothing stored */
+            rc = bHas < 0 ? SQLITE_ERROR : SQLITE_OK;
+            continue;
+        }
+        zSql = sqlite3_mprintf("SELECT max(id) FROM \"%w_row\"", vt__aCompact[i].zName);
+        rc = one_int(db, zSql, &n);
+        sqlite3_free(zSql);
+        if (rc == SQLITE_OK && n >= q->nextId) q->nextId = ((n >> VT_BLOCK_SHIFT) + 1) << VT_BLOCK_SHIFT;
+        if (rc == SQLITE_OK) { /* and after every stored block (rows deleted leave theirs) */
+            zSql = sqlite3_mprintf("SELECT coalesce(max(id), -1) FROM \"%w_block\"", vt__aCompact[i].zName);
+            rc = one_int(db, zSql, &n);
+            sqlite3_free(zSql);
+            if (rc == SQLITE_OK && n >= q->nextId >> VT_BLOCK_SHIFT) q->nextId = (n + 1) << VT_BLOCK_SHIFT;
+        }
+        if (rc == SQLITE_OK) {
+            zSql = sqlite3_mprintf("SELECT max(id) FROM \"%w_sig\"", vt__aCompact[i].zName);
+            rc = one_int(db, zSql, &n);
+            sqlite3_free(zSql);
+            if (n + 1 > q->nextSig) q->nextSig = n + 1;
+        }
+    }
+    return rc;
+}
+
+int vt__compact_init(struct vt_compact *c, size_t nSigSlots, sqlite3 *db)
+{
+    memset(c, 0, sizeof *c);
+    if (!nSigSlots) nSigSlots = 4096;
+    if (nSigSlots & (nSigSlots - 1)) return -EINVAL;
+    for (int i = 0; i < VT_CT__COUNT; i++) {
+        struct vt_compact_sigmap *m = &c->aMap[i];
+        size_t nSig = (size_t)(vt__aCompact[i].nSig ? vt__aCompact[i].nSig : 1);
+        c->aSeq[i].nextId = c->aSeq[i].nextSig = 1;
+        c->aSeq[i].block = -1;
+        c->aSeq[i].lastId = 0; /* an empty table: the first id, 1, follows it (vt__compact_init with db: -1) */
+        m->nSlot = nSigSlots;
+        m->aHash = calloc(nSigSlots, sizeof *m->aHash);
+        m->aId = malloc(nSigSlots * sizeof *m->aId);
+        m->aKey = malloc(nSigSlots * nSig * sizeof *m->aKey);
+        m->aNull = malloc(nSigSlots * sizeof *m->aNull);
+        if (!m->aHash || !m->aId || !m->aKey || !m->aNull) {
+            vt__compact_free(c);
+            return -ENOMEM;
+        }
+    }
+    if (db && resume(c, db) != SQLITE_OK) {
+        vt__compact_free(c);
+        return -1;
+    }
+    return 0;
+}
+
+void vt__compact_free(struct vt_compact *c)
+{
+    for (int i = 0; i < VT_CT__COUNT; i++) {
+        free(c->aMap[i].aHash);
+        free(c->aMap[i].aId);
+        free(c->aMap[i].aKey);
+        free(c->aMap[i].aNull);
+    }
+    memset(c, 0, sizeof *c);
+}
+
+void vt__compact_forget(struct vt_compact *c)
+{
+    for (int i = 0; i < VT_CT__COUNT; i++) {
+        memset(c->aMap[i].aHash, 0, c->aMap[i].nSlot * sizeof *c->aMap[i].aHash);
+        c->aMap[i].nUsed = 0;
+    }
+    /* the current block's row may be lost: later events go to the next block, which they store */
+    for (int i = 0; i < VT_CT__COUNT; i++) {
+        struct vt_compact_seq *q = &c->aSeq[i];
+        if (q->block >= 0) q->nextId = (q->block + 1) << VT_BLOCK_SHIFT;
+        q->block = q->lastId = -1;
+    }
+}
+
+/* The signature id of (aKey, mNull) in table iTab: from the cache, or a new one (*pbNew set). */
+static int64_t sig_id(struct vt_compact *c, int iTab, const int64_t *aKey, uint32_t mNull, int *pbNew)
+{
+    struct vt_compact_sigmap *m = &c->aMap[iTab];
+    int nSig = vt__aCompact[iTab].nSig;
+    uint64_t h = 0x9e3779b97f4a7c15ull ^ mNull;
+    size_t k;
+    for (int i = 0; i < nSig; i++) h = (h ^ (uint64_t)aKey[i]) * 0x9e3779b97f4a7c15ull;
+    h ^= h >> 29;
+    if (!h) h = 1;
+    for (k = (size_t)h & (m->nSlot - 1); m->aHash[k]; k = (k + 1) & (m->nSlot - 1))
+        if (m->aHash[k] == h && m->aNull[k] == mNull && !memcmp(&m->aKey[k * (size_t)nSig], aKey, (size_t)nSig * sizeof *aKey))
+            return m->aId[k];
+    if ((m->nUsed + 1) * 2 > m->nSlot) { /* full: start again (signatures met later are stored again) */
+        memset(m->aHash, 0, m->nSlot * sizeof *m->aHash);
+        m->nUsed = 0;
+        c->nSigReset++;
+        for (k = (size_t)h & (m->nSlot - 1); m->aHash[k]; k = (k + 1) & (m->nSlot - 1)) {}
+    }
+    m->aHash[k] = h;
+    m->aNull[k] = mNull;
+    m->aId[k] = c->aSeq[iTab].nextSig++;
+    memcpy(&m->aKey[k * (size_t)nSig], aKey, (size_t)nSig * sizeof *aKey);
+    m->nUsed++;
+    *pbNew = 1;
+    return m->aId[k];
+}
+
+int vt__compact_add(struct vt_compact *c, const struct vt_compact_map *pMap, const int64_t *aVal, uint32_t nullMask,
+                    struct vt_compact_part *aOut)
+{
+    return vt__compact_add_id(c, pMap, c->aSeq[pMap->iTab].nextId, aVal, nullMask, aOut);
+}
+
+int vt__compact_add_id(struct vt_compact *c, const struct vt_compact_map *pMap, int64_t id, const int64_t *aVal,
+                       uint32_t nullMask, struct vt_compact_part *aOut)
+{
+    struct vt_compact_seq *q = &c->aSeq[pMap->iTab];
+    const struct vt_compact_spec *p = &vt__aCompact[pMap->iTab];
+    int64_t aSig[VT_COMPACT_MAXSIG], aOwn[VT_COMPACT_MAXOWN], t = 0, dur = 0, corr = 0, block, sig;
+    uint32_t mSig = 0, mOwn = 0;
+    int bT = pMap->iT >= 0 && !(nullMask >> pMap->iT & 1), bDur = pMap->iDur >= 0 && !(nullMask >> pMap->iDur & 1);
+    int bCorr = pMap->iCorr >= 0 && !(nullMask >> pMap->iCorr & 1), bNew = 0, n = 0;
+    struct vt_compact_part *r;
+    if (bT) t = aVal[pMap->iT];
+    if (bDur) dur = aVal[pMap->iDur];
+    if (bCorr) corr = aVal[pMap->iCorr];
+    for (int k = 0; k < p->nSig; k++) { /* a value, or 0 and its NULL bit */
+        int c = pMap->aSig[k];
+        uint32_t bNull = c < 0 || (nullMask >> c & 1);
+        aSig[k] = bNull ? 0 : aVal[c];
+        mSig |= bNull << k;
+    }
+    for (int k = 0; k < p->nOwn; k++) {
+        int c = pMap->aOwn[k];
+        uint32_t bNull = c < 0 || (nullMask >> c & 1);
+        aOwn[k] = bNull ? 0 : aVal[c];
+        mOwn |= bNull << k;
+    }
+    q->nextId = id + 1;
+    block = id >> VT_BLOCK_SHIFT;
+    if (block != q->block) { /* a new block: anchored at this event, or the last known values */
+        q->block = block;
+        q->blockT = bT ? t : q->lastT;
+        q->blockCorr = bCorr ? corr : q->lastCorr;
+        r = &aOut[n++];
+        r->kind = VT_CP_BLOCK;
+        r->bNext = 0;
+        r->iTab = pMap->iTab;
+        r->nCol = 3;
+        r->nullMask = 0;
+        r->a[0] = block;
+        r->a[1] = q->blockT;
+        r->a[2] = q->blockCorr;
+    }
+    if (bT) q->lastT = t;
+    if (bCorr) q->lastCorr = corr;
+    sig = sig_id(c, pMap->iTab, aSig, mSig, &bNew);
+    if (bNew) {
+        r = &aOut[n++];
+        r->kind = VT_CP_SIG;
+        r->bNext = 0;
+        r->iTab = pMap->iTab;
+        r->nCol = 1 + p->nSig;
+        r->nullMask = mSig << 1;
+        r->a[0] = sig;
+        memcpy(&r->a[1], aSig, (size_t)p->nSig * sizeof *aSig);
+    }
+    r = &aOut[n++];
+    r->kind = VT_CP_ROW;
+    r->bNext = q->lastId >= 0 && id == q->lastId + 1;
+    q->lastId = id;
+    r->iTab = pMap->iTab;
+    r->nCol = 5 + p->nOwn;
+    r->a[0] = id;
+    /* differences wrap like the unsigned clock: block.t + dt gives t back for every t within 2^63 of the
+     * anchor (a farther one, only from a damaged clock, reads as a real number, which readers reject) */
+    r->a[1] = (int64_t)((uint64_t)t - (uint64_t)q->blockT);
+    r->a[2] = dur;
+    r->a[3] = sig;
+    r->a[4] = (int64_t)((uint64_t)corr - (uint64_t)q->blockCorr);
+    r->nullMask = (bT ? 0 : 1u << 1) | (bDur ? 0 : 1u << 2) | (bCorr ? 0 : 1u << 4) | mOwn << 5;
+    memcpy(&r->a[5], aOwn, (size_t)p->nOwn * sizeof *aOwn);
+    return n;
+}
+
+int vt__compact_sink_open(struct vt_compact_sink *k, sqlite3 *db)
+{
+    memset(k, 0, sizeof *k);
+    k->db = db;
+    return SQLITE_OK; /* statements are prepared when first needed: a table may not be compacted yet */
+}
+
+int vt__compact_sink_put(struct vt_compact_sink *k, const struct vt_compact_part *aPart, int n)
+{
+    int rc = SQLITE_OK;
+    for (int p = 0; rc == SQLITE_OK && p < n; p++) {
+        const struct vt_compact_part *r = &aPart[p];
+        const struct vt_compact_spec *spec = &vt__aCompact[r->iTab];
+        sqlite3_stmt **ps = r->kind == VT_CP_BLOCK ? &k->aBlock[r->iTab] : r->kind == VT_CP_SIG ? &k->aSig[r->iTab] : &k->aRow[r->iTab];
+        sqlite3_stmt *s;
+        if (!*ps &&
+            (rc = sqlite3_prepare_v3(k->db, r->kind == VT_CP_BLOCK ? spec->zBlockInsert : r->kind == VT_CP_SIG ? spec->zSigInsert : spec->zRowInsert,
+                                     -1, SQLITE_PREPARE_PERSISTENT, ps, NULL)) != SQLITE_OK)
+            break;
+        s = *ps;
+        for (int i = 0; i < r->nCol; i++) {
+            if ((r->nullMask >> i & 1) || (i == 0 && r->bNext)) sqlite3_bind_null(s, i + 1); /* bNext: SQLite's rowid */
+            else sqlite3_bind_int64(s, i + 1, r->a[i]);
+        }
+        rc = sqlite3_step(s);
+        rc = rc == SQLITE_DONE ? SQLITE_OK : rc;
+        sqlite3_reset(s);
+    }
+    return rc;
+}
+
+void vt__compact_sink_close(struct vt_compact_sink *k)
+{
+    for (int i = 0; i < VT_CT__COUNT; i++) {
+        sqlite3_finalize(k->aBlock[i]);
+        sqlite3_finalize(k->aSig[i]);
+        sqlite3_finalize(k->aRow[i]);
+    }
+    memset(k, 0, sizeof *k);
+}
+
+/*
+ * Event id of table iTab went in through the view (its trigger found or stored its block and
+ * signature): continue after it in its block, with the block's stored anchors, and with
+ * signature ids after the stored ones. SQLite code.
+ */
+static int after_view_insert(struct vt_compact *c, sqlite3 *db, int iTab, int64_t id)
+{
+    struct vt_compact_seq *q = &c->aSeq[iTab];
+    sqlite3_stmt *p = NULL;
+    char *zSql = sqlite3_mprintf("SELECT t, correlation, (SELECT max(id) FROM \"%w_sig\") FROM \"%w_block\" WHERE id = %lld",
+                                 vt__aCompact[iTab].zName, vt__aCompact[iTab].zName, (long long)(id >> VT_BLOCK_SHIFT));
+    int rc = zSql ? sqlite3_prepare_v2(db, zSql, -1, &p, NULL) : SQLITE_NOMEM;
+    if (rc == SQLITE_OK && sqlite3_step(p) == SQLITE_ROW) {
+        q->block = id >> VT_BLOCK_SHIFT;
+        q->blockT = sqlite3_column_int64(p, 0);
+        q->blockCorr = sqlite3_column_int64(p, 1);
+        if (sqlite3_column_int64(p, 2) >= q->nextSig) q->nextSig = sqlite3_column_int64(p, 2) + 1;
+        q->nextId = id + 1;
+        q->lastId = id;
+    } else if (rc == SQLITE_OK) {
+        rc = SQLITE_CORRUPT; /* the trigger stores the block */
+    }
+    sqlite3_finalize(p);
+    sqlite3_free(zSql);
+    return rc;
+}
+
+int vt__compact_insert_select(sqlite3 *db, int iTab, const char *zSelect, int bKeepIds, char **pzErr)
+{
+    const struct vt_compact_spec *spec = &vt__aCompact[iTab];
+    struct vt_compact c;
+    struct vt_compact_sink k;
+    struct vt_compact_map map;
+    struct vt_compact_part aPart[3];
+    sqlite3_stmt *pSel = NULL, *pView = NULL;
+    const char *azCol[32], *zWhat = NULL;
+    int64_t aVal[32];
+    int rc, bInit = 0, bSink = 0, nCol = 0;
+    char *zIns = NULL;
+    memset(&k, 0, sizeof k);
+    rc = sqlite3_prepare_v2(db, zSelect, -1, &pSel, NULL);
+    if (rc != SQLITE_OK) goto done;
+    nCol = sqlite3_column_count(pSel);
+    if (nCol > 32) {
+        rc = SQLITE_ERROR;
+        goto done;
+    }
+    if (nCol < 3) {
+        rc = SQLITE_ERROR;
+        goto done;
+    }
+    /* after the id: t, dur, the view's columns */
+    for (int i = 1; i < nCol; i++) azCol[i - 1] = i == 1 ? "t" : i == 2 ? "dur" : sqlite3_column_name(pSel, i);
+    if (vt__compact_map(iTab, azCol, nCol - 1, &map, &zWhat) != 0) {
+        if (pzErr) *pzErr = sqlite3_mprintf("%s: cannot store column %s", spec->zName, zWhat);
+        rc = SQLITE_ERROR;
+        goto done;
+    }
+    {
+        sqlite3_str *s = sqlite3_str_new(db);
+        sqlite3_str_appendf(s, "INSERT INTO \"%w\"(id, t, dur, %s) VALUES(?", spec->zName, spec->zCols);
+        for (int i = 1; i < nCol; i++) sqlite3_str_appendall(s, ", ?");
+        sqlite3_str_appendall(s, ")");
+        zIns = sqlite3_str_finish(s);
+    }
+    if (!zIns || vt__compact_init(&c, 0, db) != 0) {
+        rc = zIns ? SQLITE_ERROR : SQLITE_NOMEM;
+        goto done;
+    }
+    bInit = 1;
+    rc = vt__compact_sink_open(&k, db);
+    if (rc != SQLITE_OK) goto done;
+    bSink = 1;
+    while ((rc = sqlite3_step(pSel)) == SQLITE_ROW) {
+        uint32_t mNull = 0;
+        int bOdd = 0;
+        int64_t id = bKeepIds ? sqlite3_column_int64(pSel, 0) : c.aSeq[iTab].nextId;
+        for (int i = 1; i < nCol; i++) {
+            int type = sqlite3_column_type(pSel, i);
+            if (type == SQLITE_NULL) mNull |= 1u << (i - 1);
+            else if (type != SQLITE_INTEGER) bOdd = 1;
+            aVal[i - 1] = sqlite3_column_int64(pSel, i);
+        }
+        if (!bOdd) {
+            rc = vt__compact_sink_put(&k, aPart, vt__compact_add_id(&c, &map, id, aVal, mNull, aPart));
+        } else { /* as it is, through the view */
+            if (!pView && (rc = sqlite3_prepare_v2(db, zIns, -1, &pView, NULL)) != SQLITE_OK) break;
+            sqlite3_bind_int64(pView, 1, id);
+            for (int i = 1; i < nCol; i++) sqlite3_bind_value(pView, i + 1, sqlite3_column_value(pSel, i));
+            rc = sqlite3_step(pView);
+            rc = rc == SQLITE_DONE ? SQLITE_OK : rc;
+            sqlite3_reset(pView);
+            if (rc == SQLITE_OK) rc = after_view_insert(&c, db, iTab, id);
+        }
+        if (rc != SQLITE_OK) break;
+    }
+    if (rc == SQLITE_DONE) rc = SQLITE_OK;
+done:
+    if (rc != SQLITE_OK && pzErr && !*pzErr) *pzErr = sqlite3_mprintf("%s: %s", spec->zName, sqlite3_errmsg(db));
+    if (bSink) vt__compact_sink_close(&k);
+    if (bInit) vt__compact_free(&c);
+    sqlite3_finalize(pSel);
+    sqlite3_finalize(pView);
+    sqlite3_free(zIns);
+    return rc;
+}
