@@ -67,6 +67,12 @@ if(Python3_Interpreter_FOUND)
   endif()
 endif()
 if(Python3_Interpreter_FOUND)
+  # export --perfetto: the "memory by category" tracks at each device's peak are its breakdown (analyze),
+  # on the examples and, with VT_REAL_DATA (tests/import.cmake), on real files imported.
+  add_test(NAME export_perfetto_breakdown COMMAND ${Python3_EXECUTABLE}
+    ${CMAKE_CURRENT_SOURCE_DIR}/perfetto_breakdown_test.py $<TARGET_FILE:vramtrace>
+    ${CMAKE_CURRENT_SOURCE_DIR}/data/example-train.db ${CMAKE_CURRENT_SOURCE_DIR}/data/example-train-v1.db)
+  set_tests_properties(export_perfetto_breakdown PROPERTIES LABELS cli TIMEOUT 600)
   # export --snapshot: a PyTorch memory snapshot of a trace, of Nsight, Kineto and snapshot imports;
   # its structure as PyTorch's memory_viz reads it, and round-tripped through import.
   set(_imp ${CMAKE_CURRENT_SOURCE_DIR}/data/import)

@@ -18,6 +18,9 @@ foreach(t test_pickle test_json)
 endforeach()
 # The peak's breakdown on the real files (test_breakdown: analyzer.cmake).
 set_property(TEST test_breakdown APPEND PROPERTY ENVIRONMENT "VT_REAL_DATA=${VT_REAL_DATA}")
+if(TEST export_perfetto_breakdown) # the category tracks against the breakdown (example.cmake)
+  set_property(TEST export_perfetto_breakdown APPEND PROPERTY ENVIRONMENT "VT_REAL_DATA=${VT_REAL_DATA}")
+endif()
 
 # Fuzzing the readers (tests/fuzz/run.sh builds fuzz_pickle and fuzz_json with libFuzzer),
 # one input in eight (sizes divisible by 8) through the whole importer too (vt_fuzz_common: reliability.cmake);

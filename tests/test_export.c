@@ -86,7 +86,7 @@ static char *check_json(const char *zDir, const char *zJson)
     return vt_slurp(zOut);
 }
 
-static const char zSummaryCounts[] = "C. 18\n" /* 10 by memory kind, 8 by site */
+static const char zSummaryCounts[] = "C. 26\n" /* 10 by memory kind, 8 by site, 8 by category */
                                      "M.process_labels 1\n"
                                      "M.process_name 1\n"
                                      "M.process_sort_index 1\n"

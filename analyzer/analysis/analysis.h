@@ -57,6 +57,7 @@ struct vt_opts {
     int64_t batch;          /* --batch: the batch size of the traced run (what-would-fit in batch sizes); 0 none */
     int64_t fitMemory;      /* --fit-memory: the device memory to fit in; 0: each device's own */
     int bSiteCurves;        /* keep each device's site curves (vt_device.aSite): the HTML report draws them */
+    int bCatCurves;         /* keep each device's category curves (vt_device.aCatPt): export draws them */
 };
 
 /* Fill *o with the defaults documented in --help and docs/analysis.md. */
@@ -105,8 +106,15 @@ struct vt_bdpart {
     char *zEvidence;        /* the rules that decided, with their shares */
     char zOwner[64];        /* VT_CAT_LIB: the library's module; else "" */
 };
+/* A category curve's point: series (a category, or VT_CAT_N + k: library k) stands at bytes from ts on. */
+struct vt_catpoint {
+    int64_t ts, bytes;
+    int series;
+};
 struct vt_breakdown {
     int64_t total;          /* what the parts sum to; -1: no breakdown */
+    int64_t ts;             /* the moment it sums: a peak's, when what was live last changed before it was taken
+                             * (the category curves stand at the parts from then); an OOM's time */
     const char *zBasis;     /* "reserved", "allocated", "device used", "process" (static) */
     int bSegment;           /* categories of caching-allocator segments, not tensors */
     struct vt_bdpart *a;    /* largest first, unknown last */
@@ -196,6 +204,12 @@ struct vt_device {
      * findings name, largest peak first */
     struct vt_sitecurve *aSite;
     int nSite;
+    /* with opts.bCatCurves and a breakdown: its live bytes by breakdown category over the whole trace, one
+     * point per change in replay order (breakdown.c); the series are named by vt__catcurve_part */
+    struct vt_catpoint *aCatPt;
+    int nCatPt;
+    char (*azCatLib)[64];               /* the libraries' modules, series VT_CAT_N + k */
+    int nCatLib;
 };
 
 struct vt_phase {
@@ -572,9 +586,11 @@ int vt__cat_scales(int cat);
  * was live at); vt__bd_oom at an OOM (its moment); vt__bd_finish before the lifetimes live at
  * the end end; vt__bd_end after the replay makes each device's and OOM's vt_breakdown. Each
  * returns 0, or -1 when out of memory or on an SQLite error reading a stack. vt__bd_free
- * releases the state (on any path).
+ * releases the state (on any path). With bCurves, vt__bd_end also makes each device's category
+ * curve (vt_device.aCatPt): every lifetime's bytes under the category the same rules give it,
+ * from its beginning to its end, so that the curve at the peak's moment is the peak's breakdown.
  */
-int vt__bd_begin(struct vt_trace *t, int bTensorsInSegments);
+int vt__bd_begin(struct vt_trace *t, int bTensorsInSegments, int bCurves);
 int vt__bd_life_begin(struct vt_trace *t, struct vt_life *l);
 int vt__bd_before_end(struct vt_trace *t, const struct vt_life *l);
 int vt__bd_life_end(struct vt_trace *t, const struct vt_life *l);
@@ -586,6 +602,8 @@ void vt__bd_free(struct vt_trace *t);
 void vt__breakdown_clear(struct vt_breakdown *b);
 /* The part of category cat in b (the first, for libraries), NULL when none. */
 const struct vt_bdpart *vt__bd_part(const struct vt_breakdown *b, int cat);
+/* Series s of device d's category curve as a breakdown part (category, library module) for naming it. */
+struct vt_bdpart vt__catcurve_part(const struct vt_device *d, int s);
 
 /* ---- fit.c ---- */
 /* What would fit on each device of trace iTrace with a breakdown (vt_device.fit). 0, or -1 when out of memory. */

@@ -117,6 +117,8 @@ int vt__cat_scales(int cat)
 struct moment {
     int64_t seq;            /* lifetimes begun at or before it (and not ended) were live */
     int64_t ts, tensorLive;
+    int64_t lastTs;         /* a device's: when what was live on it last changed (kept across takes), -1 never */
+    int64_t stateTs;        /* when what it sums began to stand (a device's lastTs when taken; an OOM's ts) */
     int64_t poolReserved;   /* the device's memory pool's reserved bytes then (cudaMallocAsync), 0 none */
     int acct, bTaken;
     int64_t aBytes[R_N], aCount[R_N];
@@ -129,6 +131,12 @@ struct fslot {
     int64_t stackId;        /* -2: empty */
     unsigned m;
     int iLib;               /* index into azLib, -1 none */
+};
+
+/* A category curve's change: a lifetime began (bytes > 0) or ended, in replay order (seq). */
+struct catev {
+    int64_t ts, seq, bytes;
+    int acct, rule, iLib, bTensor;
 };
 
 /* A step: an iteration, or a span told from the stacks. */
@@ -154,6 +162,9 @@ struct vt_bdrun {
     int lastKind;           /* stack-told steps: 0 forward, 1 backward, 2 optimizer, -1 none yet */
     int64_t lastOomTs;      /* the latest OOM so far, -1 none */
     int bEngineSeen;        /* an allocation by the autograd engine: the trace trains */
+    int bCurves;            /* keep every lifetime's category change for the devices' category curves */
+    struct catev *aEv;
+    int64_t nEv, nEvAlloc;
 };
 
 /* The facets of stackId, cached; *piLib the library's slot. 0, or -1 (out of memory, SQLite error). */
@@ -217,15 +228,17 @@ static struct moment *peak_of(struct vt_bdrun *b, int acct)
     memset(&aNew[b->nPeak], 0, sizeof aNew[0]);
     aNew[b->nPeak].acct = acct;
     aNew[b->nPeak].seq = -1;
+    aNew[b->nPeak].lastTs = -1;
     return &aNew[b->nPeak++];
 }
 
-int vt__bd_begin(struct vt_trace *t, int bTensorsIn)
+int vt__bd_begin(struct vt_trace *t, int bTensorsIn, int bCurves)
 {
     struct vt_bdrun *b = calloc(1, sizeof *b);
     if (!b) return -1;
     t->pBd = b;
     b->bTensorsIn = bTensorsIn;
+    b->bCurves = bCurves;
     b->bSegLevel = t->f.bSegments && !bTensorsIn;
     b->lastKind = -1;
     b->lastOomTs = -1;
@@ -260,6 +273,15 @@ static int step_memory(const struct vt_bdrun *b, const struct vt_life *l)
     return !b->bTensorsIn || l->bTensor;
 }
 
+/* What was live on device account acct changed at ts. 0 or -1. */
+static int changed(struct vt_bdrun *b, int acct, int64_t ts)
+{
+    struct moment *p = peak_of(b, acct);
+    if (!p) return -1;
+    if (ts > p->lastTs) p->lastTs = ts;
+    return 0;
+}
+
 int vt__bd_life_begin(struct vt_trace *t, struct vt_life *l)
 {
     struct vt_bdrun *b = t->pBd;
@@ -267,6 +289,7 @@ int vt__bd_life_begin(struct vt_trace *t, struct vt_life *l)
     int iLib;
     l->bdSeq = ++b->seq;
     l->bdSpan = -1;
+    if (l->acct >= 0 && changed(b, l->acct, l->allocTs >= 0 ? l->allocTs : t->f.bTimes ? t->f.t0 : 0) != 0) return -1;
     if (l->allocTs < 0) return 0; /* untimed: in no step */
     if (facets(t, l->stackId, &m, &iLib) != 0) return -1;
     if (b->bIterSpans) {
@@ -293,8 +316,11 @@ int vt__bd_life_begin(struct vt_trace *t, struct vt_life *l)
 static void take(struct vt_bdrun *b, struct moment *p, int64_t ts, int64_t tensorLive)
 {
     int acct = p->acct;
+    int64_t lastTs = p->lastTs;
     memset(p, 0, sizeof *p);
     p->acct = acct;
+    p->lastTs = lastTs;
+    p->stateTs = lastTs >= 0 ? lastTs : ts;
     p->seq = b->seq;
     p->ts = ts;
     p->tensorLive = tensorLive;
@@ -343,6 +369,7 @@ int vt__bd_oom(struct vt_trace *t, int iOom)
         b->nOom = iOom + 1;
     }
     b->aOom[iOom].acct = t->aOom[iOom].device;
+    b->aOom[iOom].lastTs = -1;
     take(b, &b->aOom[iOom], t->aOom[iOom].ts, -1);
     b->lastOomTs = t->aOom[iOom].ts;
     return 0;
@@ -448,17 +475,50 @@ static void add(struct moment *p, const struct vt_life *l, int rule, int iLib)
     else p->cudaBytes += l->bytes;
 }
 
+/* Append the change (ts, seq, bytes) of l under rule (library slot iLib) to the curves' changes. 0 or -1. */
+static int curve_add(struct vt_bdrun *b, const struct vt_life *l, int64_t ts, int64_t seq, int64_t bytes, int rule,
+                     int iLib)
+{
+    struct catev *e;
+    if (b->nEv == b->nEvAlloc) {
+        int64_t nNew = b->nEvAlloc ? 2 * b->nEvAlloc : 1024;
+        struct catev *aNew = realloc(b->aEv, sizeof *aNew * (size_t)nNew);
+        if (!aNew) return -1;
+        b->aEv = aNew;
+        b->nEvAlloc = nNew;
+    }
+    e = &b->aEv[b->nEv++];
+    e->ts = ts;
+    e->seq = seq;
+    e->bytes = bytes;
+    e->acct = l->acct;
+    e->rule = rule;
+    e->iLib = iLib;
+    e->bTensor = l->bTensor;
+    return 0;
+}
+
 int vt__bd_life_end(struct vt_trace *t, const struct vt_life *l)
 {
     struct vt_bdrun *b = t->pBd;
     int rule = -1, iLib = -1;
     b->seq++;
     if (l->acct < 0) return 0;
+    if (l->status != VT_LIFE_LIVE_AT_END && l->freeTs >= 0 && changed(b, l->acct, l->freeTs) != 0) return -1;
     for (int i = 0; i < b->nPeak + b->nOom; i++) { /* every moment l was live at: classified once */
         struct moment *p = i < b->nPeak ? &b->aPeak[i] : &b->aOom[i - b->nPeak];
         if (p->acct != l->acct || !p->bTaken || l->bdSeq > p->seq) continue;
         if (rule < 0 && classify(t, l, &rule, &iLib) != 0) return -1;
         add(p, l, rule, iLib);
+    }
+    if (b->bCurves && l->bytes != 0) { /* the same category over its whole life; untimed: live from the start */
+        if (rule < 0 && classify(t, l, &rule, &iLib) != 0) return -1;
+        if (curve_add(b, l, l->allocTs >= 0 ? l->allocTs : t->f.bTimes ? t->f.t0 : 0, l->bdSeq, l->bytes, rule,
+                      iLib) != 0)
+            return -1;
+        if (l->status != VT_LIFE_LIVE_AT_END && l->freeTs >= 0 &&
+            curve_add(b, l, l->freeTs, b->seq, -l->bytes, rule, iLib) != 0)
+            return -1;
     }
     return 0;
 }
@@ -540,6 +600,7 @@ static int build(struct vt_trace *t, const struct moment *p, int64_t total, cons
     vt__breakdown_clear(bd);
     bd->untraced = used >= 0 ? 0 : -1;
     bd->bSegment = b->bSegLevel;
+    bd->ts = p->stateTs;
     bd->zBasis = zBasis;
     for (int r = 0; r < R_N; r++) {
         int c = r == R_NOBWD ? nobwdCat : aRule[r].cat;
@@ -640,11 +701,77 @@ static const char *level_basis(const struct vt_trace *t)
     return "allocated";
 }
 
+/* Order of the curves' changes: by account, then time, then replay order. */
+static int catev_cmp(const void *pa, const void *pb)
+{
+    const struct catev *a = pa, *c = pb;
+    if (a->acct != c->acct) return a->acct < c->acct ? -1 : 1;
+    if (a->ts != c->ts) return a->ts < c->ts ? -1 : 1;
+    return a->seq < c->seq ? -1 : a->seq > c->seq;
+}
+
+/* Append point (ts, series s, bytes; the cache never below 0, as build takes it) to d's curve. 0 or -1. */
+static int point_add(struct vt_device *d, int64_t *pnAlloc, int64_t ts, int s, int64_t bytes)
+{
+    if (d->nCatPt == *pnAlloc) {
+        int64_t nNew = *pnAlloc ? 2 * *pnAlloc : 256;
+        struct vt_catpoint *aNew = nNew > INT32_MAX ? NULL : realloc(d->aCatPt, sizeof *aNew * (size_t)nNew);
+        if (!aNew) return -1;
+        d->aCatPt = aNew;
+        *pnAlloc = nNew;
+    }
+    d->aCatPt[d->nCatPt].ts = ts;
+    d->aCatPt[d->nCatPt].series = s;
+    d->aCatPt[d->nCatPt++].bytes = s == VT_CAT_CACHE && bytes < 0 ? 0 : bytes;
+    return 0;
+}
+
+/*
+ * Device d's category curve from the sorted changes of its account (aEv[i..]), what was there
+ * before the trace (before > 0) from its start: each change moves its category's series (a
+ * library's by module), a caching-allocator segment the cache, a block inside one the cache the
+ * other way, as build sums a moment. 0 or -1.
+ */
+static int curve_make(struct vt_trace *t, struct vt_device *d, int64_t i, int64_t before)
+{
+    const struct vt_bdrun *b = t->pBd;
+    int64_t aRun[VT_CAT_N + LIB_MAX] = {0}, nAlloc = 0;
+    int nobwdCat = b->bEngineSeen || vt__shows_training(t) ? VT_CAT_TRANSIENT : VT_CAT_TEMP;
+    if (!(d->azCatLib = calloc(LIB_MAX, sizeof *d->azCatLib))) return -1;
+    memcpy(d->azCatLib, b->azLib, sizeof b->azLib);
+    d->nCatLib = LIB_MAX; /* the last: "other libraries" when there were more */
+    if (before > 0 && point_add(d, &nAlloc, t->f.bTimes ? t->f.t0 : 0, VT_CAT_BEFORE, aRun[VT_CAT_BEFORE] = before))
+        return -1;
+    for (; i < b->nEv && b->aEv[i].acct == d->id; i++) {
+        const struct catev *e = &b->aEv[i];
+        int s = e->rule == R_NOBWD ? nobwdCat : e->rule == R_RESERVED ? VT_CAT_CACHE : aRule[e->rule].cat;
+        if (s == VT_CAT_LIB && e->iLib < 0) continue; /* a library not named: in no part (build) */
+        if (s == VT_CAT_LIB) s = VT_CAT_N + e->iLib;
+        aRun[s] += e->bytes;
+        if (point_add(d, &nAlloc, e->ts, s, aRun[s]) != 0) return -1;
+        if (b->bTensorsIn && e->bTensor) { /* a block: the cache is the segments less the blocks in them */
+            aRun[VT_CAT_CACHE] -= e->bytes;
+            if (point_add(d, &nAlloc, e->ts, VT_CAT_CACHE, aRun[VT_CAT_CACHE]) != 0) return -1;
+        }
+    }
+    return 0;
+}
+
+struct vt_bdpart vt__catcurve_part(const struct vt_device *d, int s)
+{
+    struct vt_bdpart p;
+    memset(&p, 0, sizeof p);
+    p.cat = s >= VT_CAT_N ? VT_CAT_LIB : s;
+    if (s >= VT_CAT_N && s - VT_CAT_N < d->nCatLib) snprintf(p.zOwner, sizeof p.zOwner, "%s", d->azCatLib[s - VT_CAT_N]);
+    return p;
+}
+
 int vt__bd_end(struct vt_trace *t)
 {
     struct vt_bdrun *b = t->pBd;
     int rc = 0;
     if (!b) return 0;
+    if (b->bCurves && b->nEv > 1) qsort(b->aEv, (size_t)b->nEv, sizeof *b->aEv, catev_cmp); /* by account */
     for (int i = 0; rc == 0 && i < t->tl.nDev; i++) {
         struct vt_device *d = &t->tl.aDev[i];
         struct moment *p = NULL;
@@ -662,6 +789,11 @@ int vt__bd_end(struct vt_trace *t)
         pool = p->poolReserved - d->peak; /* a cudaMallocAsync pool holding more than the live allocations */
         rc = build(t, p, total, zBasis, before, -1, &d->bd);
         d->bd.poolCache = pool > 0 ? pool : 0;
+        if (rc == 0 && b->bCurves) {
+            int64_t k = 0;
+            while (k < b->nEv && b->aEv[k].acct < d->id) k++;
+            rc = curve_make(t, d, k, before);
+        }
     }
     for (int i = 0; rc == 0 && i < t->nOom && i < b->nOom; i++) {
         struct vt_oom *o = &t->aOom[i];
@@ -685,6 +817,7 @@ void vt__bd_free(struct vt_trace *t)
     free(b->aOom);
     free(b->aF);
     free(b->aSpan);
+    free(b->aEv);
     free(b);
     t->pBd = NULL;
 }

@@ -13,6 +13,8 @@ void vt__trace_free(struct vt_trace *t)
     for (int d = 0; d < t->tl.nDev; d++) {
         for (int k = 0; k < t->tl.aDev[d].nSite; k++) free(t->tl.aDev[d].aSite[k].a);
         free(t->tl.aDev[d].aSite);
+        free(t->tl.aDev[d].aCatPt);
+        free(t->tl.aDev[d].azCatLib);
     }
     free(t->tl.aDev);
     free(t->ph.a);

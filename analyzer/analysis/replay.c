@@ -412,7 +412,7 @@ int vt__replay(struct vt_trace *t, const struct vt_opts *o, const struct vt_dete
     r.pTensor = vt__live_new(&h);
     if (!r.pCuda || !r.pTensor) rc = SQLITE_NOMEM;
     vt__timeline_begin(t);
-    if (vt__bd_begin(t, f->bHaveTensors && !r.bTensorDevice) != 0) rc = SQLITE_NOMEM;
+    if (vt__bd_begin(t, f->bHaveTensors && !r.bTensorDevice, o->bCatCurves) != 0) rc = SQLITE_NOMEM;
     for (i = 0; i < C_N && rc == SQLITE_OK; i++) {
         int bAbsent = (i == C_MEM && !f->aT[VT_T_MEM].bPresent) || (i == C_TENSOR && !f->aT[VT_T_TENSOR].bPresent) ||
                       (i == C_UNSCANNED && !f->aT[VT_T_KER].bAny);

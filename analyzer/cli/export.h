@@ -22,7 +22,9 @@ struct vt_export_opts {
 /*
  * Write nTrace traces opened through the read layer (aF) to f as one Chrome
  * trace-event JSON document. Rows are streamed from one prepared statement per
- * kind; memory use is bounded by the number of allocations live at one time.
+ * kind; the rows take memory bounded by the allocations live at one time, while the
+ * per-category tracks hold two points per allocation of the trace being written (the
+ * analysis's breakdown over time, vt__analyze with default options).
  * Timestamps are microseconds relative to the earliest event of all traces;
  * with several traces that all carry clock anchors they are aligned on the wall
  * clock. With pOpt's window (NULL: none) only events overlapping it are written,

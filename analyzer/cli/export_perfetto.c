@@ -1,13 +1,14 @@
-/* Streaming export of traces to Chrome trace-event JSON (kernels, copies, NVTX, memory counters, live bytes by site). */
+/* Streaming export of traces to Chrome trace-event JSON (kernels, copies, NVTX, memory counters, by site, by category). */
 #include "export.h"
 
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "analysis/analysis.h" /* VT_SITECURVE_TOP: the sites the HTML report draws */
+#include "analysis/analysis.h" /* VT_SITECURVE_TOP: the sites the HTML report draws; the breakdown's curves */
 #include "import/addrmap.h"
 #include "read/read.h"
+#include "report/report.h"
 #include "sql.h"
 #include "util/text.h"
 #include "vramtrace/schema.h"
@@ -448,18 +449,25 @@ static int write_nvtx(struct exporter *x, int64_t traceEnd, char **pzErr)
     return rc;
 }
 
-/* One "C" event: the new live-bytes value of a series. */
-static void write_counter(struct exporter *x, int64_t ts, const struct series *s)
+/* One "C" event on track "GPU device zTrack" ("memory", "memory by site"): series zSeries stands at bytes from ts. */
+static void put_counter(struct exporter *x, int64_t ts, int device, const char *zTrack, const char *zSeries,
+                        int64_t bytes)
 {
     char zName[64];
-    snprintf(zName, sizeof zName, s->bSite ? "GPU %d memory by site" : "GPU %d memory", s->device);
+    snprintf(zName, sizeof zName, "GPU %d %s", device, zTrack);
     event_begin(x, "C", 0, zName);
     fputs(",\"ts\":", x->f);
     put_us(x, ts, 0);
     fputs(",\"args\":{", x->f);
-    vt__json_str(x->f, s->zName);
-    fprintf(x->f, ":%lld}}", (long long)s->bytes);
+    vt__json_str(x->f, zSeries);
+    fprintf(x->f, ":%lld}}", (long long)bytes);
     x->pStats->nCounter++;
+}
+
+/* One "C" event: the new live-bytes value of a series. */
+static void write_counter(struct exporter *x, int64_t ts, const struct series *s)
+{
+    put_counter(x, ts, s->device, s->bSite ? "memory by site" : "memory", s->zName, s->bytes);
 }
 
 /* The key of (device account, site) in the site maps. */
@@ -686,6 +694,60 @@ static int write_memory(struct exporter *x, int bTensor, char **pzErr)
     return rc;
 }
 
+/*
+ * Live bytes by the breakdown's category on each device of the current trace ("GPU N memory by
+ * category"): the analysis (its default options) run on the trace for its category curves, so
+ * that at a peak the series are the breakdown analyze reports. Within the window, each series
+ * seeded at its start. A trace the analysis cannot read gets no such track (said on stderr).
+ * SQLite code.
+ */
+static int write_categories(struct exporter *x, char **pzErr)
+{
+    struct vt_opts o;
+    struct vt_result r;
+    const char *zPath = x->pF->zPath;
+    int rc;
+    vt__opts_default(&o);
+    o.nJobs = 1;
+    o.bCatCurves = 1;
+    if (vt__analyze(&zPath, 1, &o, &r) != VT_EXIT_OK || r.nTrace != 1) {
+        vt__errorf("export: %s: no memory-by-category track: the analysis did not finish", zPath);
+        vt__result_free(&r);
+        return SQLITE_OK;
+    }
+    for (int d = 0; d < r.aTrace[0].tl.nDev; d++) {
+        const struct vt_device *dv = &r.aTrace[0].tl.aDev[d];
+        int64_t aCur[VT_CAT_N + 64];
+        int bSeeded = 0, nSeries = VT_CAT_N + dv->nCatLib;
+        char zName[128];
+        if (nSeries > (int)(sizeof aCur / sizeof aCur[0])) nSeries = (int)(sizeof aCur / sizeof aCur[0]);
+        for (int s = 0; s < nSeries; s++) aCur[s] = -1; /* not begun */
+        for (int k = 0; k < dv->nCatPt; k++) {
+            const struct vt_catpoint *p = &dv->aCatPt[k];
+            struct vt_bdpart part = vt__catcurve_part(dv, p->series);
+            if (p->series >= nSeries) continue;
+            if (p->ts + x->shift - x->t0 > x->winTo) break; /* points come in time order */
+            if (!in_window(x, p->ts, p->ts)) {
+                aCur[p->series] = p->bytes;
+                continue;
+            }
+            if (!bSeeded && x->winFrom > 0) /* the window's start: every series already begun */
+                for (int s = 0; s < nSeries; s++) {
+                    struct vt_bdpart q = vt__catcurve_part(dv, s);
+                    if (aCur[s] >= 0)
+                        put_counter(x, x->winFrom + x->t0 - x->shift, dv->id, "memory by category",
+                                    vt__fmt_bdname(&q, zName, sizeof zName), aCur[s]);
+                }
+            bSeeded = 1;
+            put_counter(x, p->ts, dv->id, "memory by category", vt__fmt_bdname(&part, zName, sizeof zName), p->bytes);
+        }
+    }
+    rc = ferror(x->f) ? SQLITE_IOERR : SQLITE_OK;
+    if (rc != SQLITE_OK && !*pzErr) *pzErr = sqlite3_mprintf("cannot write");
+    vt__result_free(&r);
+    return rc;
+}
+
 /* Failed allocations as process-wide instants. */
 static int write_oom(struct exporter *x, char **pzErr)
 {
@@ -815,6 +877,7 @@ int vt__export_perfetto(FILE *f, int nTrace, struct vt_tracefile *aF, const stru
         if (rc == SQLITE_OK) rc = write_nvtx(&x, aEnd[i], pzErr);
         if (rc == SQLITE_OK) rc = write_memory(&x, 0, pzErr);
         if (rc == SQLITE_OK) rc = write_memory(&x, 1, pzErr);
+        if (rc == SQLITE_OK) rc = write_categories(&x, pzErr);
         if (rc == SQLITE_OK) rc = write_oom(&x, pzErr);
         if (rc != SQLITE_OK && *pzErr) {
             char *z = sqlite3_mprintf("%s: %s", aF[i].zPath, *pzErr);

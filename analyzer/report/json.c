@@ -71,13 +71,14 @@ static void groups(FILE *f, const struct vt_trace *t, const struct vt_group *a, 
 /*
  * What a peak or an OOM was (breakdown.c): "breakdown_basis" (the figure the parts sum to:
  * "reserved", "allocated", "device used", "process"; null without a breakdown), "breakdown_bytes"
- * (that sum), "breakdown_segment_level", and "breakdown": [{category, bytes, count, evidence,
+ * (that sum), "breakdown_ts" (the moment it sums, trace ns), "breakdown_segment_level", and "breakdown": [{category, bytes, count, evidence,
  * owner}], largest first, unknown last.
  */
 static void breakdown_json(FILE *f, const struct vt_breakdown *b)
 {
     jstr(f, "breakdown_basis", b->n ? b->zBasis : NULL, 1);
     jint(f, "breakdown_bytes", b->n ? b->total : -1, 1);
+    jint(f, "breakdown_ts", b->n ? b->ts : -1, 1);
     fprintf(f, "\"breakdown_segment_level\": %s, \"breakdown\": [", b->n && b->bSegment ? "true" : "false");
     for (int k = 0; k < b->n; k++) {
         const struct vt_bdpart *p = &b->a[k];
