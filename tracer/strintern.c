@@ -1,6 +1,8 @@
 /* String interning: value -> id of its row in the `string` table, with a bounded cache. */
 #include "strintern.h"
 
+#include "vramtrace/strhash.h"
+
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,26 +13,11 @@ struct intern_slot {
     char *z;
 };
 
-/*
- * A hash of z, eight bytes at a time (kernel names, hashed once per launch, run to hundreds of
- * bytes); its length into *pLen. Never 0 (0 marks an empty slot). Only in memory: nothing stored
- * depends on it.
- */
+/* vt__str_hash of z; its length into *pLen. */
 static uint64_t hash_str(const char *z, size_t *pLen)
 {
-    size_t n = strlen(z), i = 0;
-    uint64_t h = 1469598103934665603ull ^ n, w;
-    for (; i + 8 <= n; i += 8) {
-        memcpy(&w, z + i, 8);
-        h = (h ^ w) * 0x9e3779b97f4a7c15ull;
-        h ^= h >> 29;
-    }
-    w = 0;
-    memcpy(&w, z + i, n - i);
-    h = (h ^ w) * 0x9e3779b97f4a7c15ull;
-    h ^= h >> 32;
-    *pLen = n;
-    return h ? h : 1;
+    *pLen = strlen(z);
+    return vt__str_hash(z, *pLen);
 }
 
 int vt__intern_init(struct vt__intern *p, size_t nMax, size_t maxBytes)

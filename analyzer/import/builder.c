@@ -16,6 +16,7 @@
 #include "util/cleanup.h"
 #include "vramtrace/compact.h"
 #include "vramtrace/schema.h"
+#include "vramtrace/strhash.h"
 
 /* Rows of a table inserted by one statement: about twice SQLite's speed for one row per statement. */
 #define BATCH 64
@@ -331,23 +332,6 @@ int vt__tb_metaf(struct vt__tb *tb, const char *zKey, const char *zFmt, ...)
     return vt__tb_meta(tb, zKey, z);
 }
 
-/* A hash of the n bytes at z, eight at a time (kernel names run to hundreds of bytes), never 0 (0 marks an
- * empty slot). Only for the table in memory: nothing stored depends on it. */
-static uint64_t str_hash(const char *z, size_t n)
-{
-    uint64_t h = 1469598103934665603ull ^ n, w = 0;
-    size_t i = 0;
-    for (; i + 8 <= n; i += 8) {
-        memcpy(&w, z + i, 8);
-        h = (h ^ w) * 0x9e3779b97f4a7c15ull;
-        h ^= h >> 29;
-    }
-    w = 0;
-    memcpy(&w, z + i, n - i);
-    h = (h ^ w) * 0x9e3779b97f4a7c15ull;
-    h ^= h >> 32;
-    return h ? h : 1;
-}
 
 /* Double the string table. Returns 0 or -1. */
 static int str_grow(struct vt__tb *tb)
@@ -377,7 +361,7 @@ int64_t vt__tb_string(struct vt__tb *tb, const char *z)
     if (ensure_schema(tb)) return -1;
     if ((tb->nStr + 1) * 2 > tb->nStrSlot && str_grow(tb)) return -1;
     n = strlen(z);
-    h = str_hash(z, n);
+    h = vt__str_hash(z, n);
     for (k = (size_t)h & (tb->nStrSlot - 1); tb->aStr[k].hash; k = (k + 1) & (tb->nStrSlot - 1))
         if (tb->aStr[k].hash == h && tb->aStr[k].n == n && !memcmp(tb->aStr[k].z, z, n)) return tb->aStr[k].id;
     if (!(zCopy = malloc(n + 1))) return tb_fail(tb, "out of memory");
