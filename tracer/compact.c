@@ -2,6 +2,7 @@
 #include "vramtrace/compact.h"
 
 #include "vramtrace/schema.h"
+#include "vramtrace/sqlints.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -213,22 +214,6 @@ int vt__compact_map(int iTab, const char *const *azCol, int nCol, struct vt_comp
     return 0;
 }
 
-/* Run a query giving one integer into *pOut (0 when NULL). SQLite code. */
-static int one_int(sqlite3 *db, const char *zSql, int64_t *pOut)
-{
-    sqlite3_stmt *p = NULL;
-    int rc = zSql ? sqlite3_prepare_v2(db, zSql, -1, &p, NULL) : SQLITE_NOMEM;
-    *pOut = 0;
-    if (rc == SQLITE_OK && (rc = sqlite3_step(p)) == SQLITE_ROW) {
-        *pOut = sqlite3_column_int64(p, 0);
-        rc = SQLITE_OK;
-    } else if (rc == SQLITE_DONE) {
-        rc = SQLITE_OK;
-    }
-    sqlite3_finalize(p);
-    return rc;
-}
-
 /*
  * Continue after what db stores: event and signature ids after the largest stored, the next event
  * in a block of its own (the stored blocks' anchors are not known here), no signature cached.
@@ -243,22 +228,22 @@ static int resume(struct vt_compact *c, sqlite3 *db)
         char *zSql = sqlite3_mprintf("SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = '%q_row'",
                                      vt__aCompact[i].zName);
         int64_t n = 0;
-        rc = one_int(db, zSql, &n);
+        rc = vt__sql_ints(db, zSql, &n, 1, 0);
         sqlite3_free(zSql);
         if (rc != SQLITE_OK || n == 0) continue; /* a table not (yet) compacted: nothing stored */
         zSql = sqlite3_mprintf("SELECT max(id) FROM \"%w_row\"", vt__aCompact[i].zName);
-        rc = one_int(db, zSql, &n);
+        rc = vt__sql_ints(db, zSql, &n, 1, 0);
         sqlite3_free(zSql);
         if (rc == SQLITE_OK && n >= q->nextId) q->nextId = ((n >> VT_BLOCK_SHIFT) + 1) << VT_BLOCK_SHIFT;
         if (rc == SQLITE_OK) { /* and after every stored block (rows deleted leave theirs) */
             zSql = sqlite3_mprintf("SELECT coalesce(max(id), -1) FROM \"%w_block\"", vt__aCompact[i].zName);
-            rc = one_int(db, zSql, &n);
+            rc = vt__sql_ints(db, zSql, &n, 1, 0);
             sqlite3_free(zSql);
             if (rc == SQLITE_OK && n >= q->nextId >> VT_BLOCK_SHIFT) q->nextId = (n + 1) << VT_BLOCK_SHIFT;
         }
         if (rc == SQLITE_OK) {
             zSql = sqlite3_mprintf("SELECT max(id) FROM \"%w_sig\"", vt__aCompact[i].zName);
-            rc = one_int(db, zSql, &n);
+            rc = vt__sql_ints(db, zSql, &n, 1, 0);
             sqlite3_free(zSql);
             if (n + 1 > q->nextSig) q->nextSig = n + 1;
         }

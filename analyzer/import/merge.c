@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "util/errors.h"
+#include "vramtrace/sqlints.h"
 
 /* How far (ns) the history may reach outside the trace's window and still be this trace's. */
 #define SLACK_NS 5000000000LL
@@ -146,20 +147,6 @@ static int move_rows(sqlite3 *db, int64_t dt, int64_t ds, int64_t dk)
     return rc;
 }
 
-/* One integer from SQL zSql on db into *pv (0 when it answers NULL). Returns an SQLite code. */
-static int query_int(sqlite3 *db, const char *zSql, int64_t *pv)
-{
-    sqlite3_stmt *st = NULL;
-    int rc = sqlite3_prepare_v2(db, zSql, -1, &st, NULL);
-    *pv = 0;
-    if (rc == SQLITE_OK && (rc = sqlite3_step(st)) == SQLITE_ROW) {
-        *pv = sqlite3_column_int64(st, 0);
-        rc = SQLITE_OK;
-    }
-    sqlite3_finalize(st);
-    return rc;
-}
-
 /* A trace's wall-clock offset: wall_ns = time_base_ns + t - clock_anchor_cupti_ns + clock_anchor_wall_ns. 1 or 0. */
 static int wall_of_zero(sqlite3 *db, const char *zDb, int64_t *pWall)
 {
@@ -198,9 +185,9 @@ static int judge(sqlite3 *db, const char *zSnap, int64_t *pdt, int64_t *pnTen, i
         snprintf(zWhy, nWhy, "the trace has no clock anchor (meta clock_anchor_*_ns) to align it by");
         return 1;
     }
-    if (!wall_of_zero(db, "h", &wHist) || query_int(db, "SELECT min(t) FROM h.tensor_event", &tFirst) ||
-        query_int(db, "SELECT max(t) FROM h.tensor_event", &tLast) ||
-        query_int(db, "SELECT count(t) FROM h.tensor_event", pnTen) || *pnTen == 0) {
+    if (!wall_of_zero(db, "h", &wHist) || vt__sql_ints(db, "SELECT min(t) FROM h.tensor_event", &tFirst, 1, 0) ||
+        vt__sql_ints(db, "SELECT max(t) FROM h.tensor_event", &tLast, 1, 0) ||
+        vt__sql_ints(db, "SELECT count(t) FROM h.tensor_event", pnTen, 1, 0) || *pnTen == 0) {
         snprintf(zWhy, nWhy, "it holds no timed allocation history (recorded without "
                              "_record_memory_history, or by PyTorch before 2.1)");
         return 1;
@@ -208,9 +195,9 @@ static int judge(sqlite3 *db, const char *zSnap, int64_t *pdt, int64_t *pnTen, i
     *pdt = wHist - wTrace;
     tFirst += *pdt;
     tLast += *pdt;
-    if (query_int(db, "SELECT max(t) FROM (SELECT max(t) AS t FROM memory_event UNION ALL SELECT max(t) FROM "
+    if (vt__sql_ints(db, "SELECT max(t) FROM (SELECT max(t) AS t FROM memory_event UNION ALL SELECT max(t) FROM "
                       "api_call UNION ALL SELECT max(t + coalesce(dur, 0)) FROM kernel)",
-                  &tEnd) != SQLITE_OK)
+                  &tEnd, 1, 0) != SQLITE_OK)
         tEnd = 0;
     if (tLast < -SLACK_NS || tFirst > tEnd + SLACK_NS) {
         snprintf(zWhy, nWhy,
@@ -219,7 +206,7 @@ static int judge(sqlite3 *db, const char *zSnap, int64_t *pdt, int64_t *pnTen, i
                  (double)tFirst / 1e9, (double)tLast / 1e9, (double)tEnd / 1e9);
         return 1;
     }
-    if (query_int(db, "SELECT count(*) FROM tensor_event WHERE source = 1", pnDone) != SQLITE_OK) *pnDone = 0;
+    if (vt__sql_ints(db, "SELECT count(*) FROM tensor_event WHERE source = 1", pnDone, 1, 0) != SQLITE_OK) *pnDone = 0;
     return 0;
 }
 
@@ -298,8 +285,8 @@ int vt__snapshot_merge(const char *zTrace, const char *zSnap, int bInPlace, int 
     rc = VT_EXIT_INTERNAL;
     if (sqlite3_open_v2(bInPlace ? zFile : zCopy, &db, SQLITE_OPEN_READWRITE, NULL) != SQLITE_OK ||
         (sqlite3_busy_timeout(db, 1000), attach(db, zHist)) != SQLITE_OK ||
-        query_int(db, "SELECT coalesce(max(id), 0) FROM main.string", &ds) != SQLITE_OK ||
-        query_int(db, "SELECT coalesce(max(id), 0) FROM main.stack", &dk) != SQLITE_OK ||
+        vt__sql_ints(db, "SELECT coalesce(max(id), 0) FROM main.string", &ds, 1, 0) != SQLITE_OK ||
+        vt__sql_ints(db, "SELECT coalesce(max(id), 0) FROM main.stack", &dk, 1, 0) != SQLITE_OK ||
         sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK || move_rows(db, dt, ds, dk) != SQLITE_OK ||
         sqlite3_prepare_v2(db, "INSERT OR REPLACE INTO meta(key, value) VALUES ('pytorch_history_merged', ?1)", -1,
                            &st, NULL) != SQLITE_OK ||

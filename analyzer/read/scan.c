@@ -7,6 +7,7 @@
 #include "rowcheck.h"
 #include "util/text.h"
 #include "vramtrace/schema.h"
+#include "vramtrace/sqlints.h"
 
 /*
  * Each large table is read once, by an SQL function called per row of a table scan
@@ -340,23 +341,6 @@ static void figures_reset(struct vt_tracefile *f, int k)
     }
 }
 
-/* Run a query returning integers into a[0..n) (NULL -> -1). Returns an SQLite code. */
-static int query_ints(sqlite3 *db, const char *zSql, int64_t *a, int n)
-{
-    sqlite3_stmt *p = NULL;
-    int rc = zSql ? sqlite3_prepare_v2(db, zSql, -1, &p, NULL) : SQLITE_NOMEM;
-    for (int i = 0; i < n; i++) a[i] = -1;
-    if (rc == SQLITE_OK && (rc = sqlite3_step(p)) == SQLITE_ROW) {
-        for (int i = 0; i < n; i++)
-            if (sqlite3_column_type(p, i) != SQLITE_NULL) a[i] = sqlite3_column_int64(p, i);
-        rc = SQLITE_OK;
-    } else if (rc == SQLITE_DONE) {
-        rc = SQLITE_OK;
-    }
-    sqlite3_finalize(p);
-    return rc;
-}
-
 /* Each row of zSql (group, count, bytes[, pageable]) added into a[kind_slot(group)]. An SQLite code. */
 static int query_kinds(sqlite3 *db, const char *zSql, struct vt_kindcount *a, int64_t *aOp)
 {
@@ -386,10 +370,10 @@ static int query_kinds(sqlite3 *db, const char *zSql, struct vt_kindcount *a, in
 static int unscanned_column(const struct vt_tracefile *f, const char **pz)
 {
     int64_t n = 0;
-    int rc = f->version >= 3 ? query_ints(f->db,
+    int rc = f->version >= 3 ? vt__sql_ints(f->db,
                                           "SELECT count(*) FROM pragma_table_xinfo('kernel', 'main')"
                                           " WHERE name = 'args_scanned'",
-                                          &n, 1)
+                                          &n, 1, -1)
                              : SQLITE_OK;
     *pz = n > 0 ? aLarge[VT_T_KER].zExtra : "NULL";
     return rc;
@@ -414,7 +398,7 @@ static int scan_sql(struct vt_tracefile *f, int k)
     zSql = vt__strdupf("SELECT count(*), sum(NOT coalesce(%s > 0, 0)), min(CASE WHEN %s > 0 THEN %s END),"
                        " max(CASE WHEN %s > 0 THEN %s END) FROM \"%s\"",
                        zStart, zStart, zStart, zStart, zEnd, zT);
-    rc = query_ints(f->db, zSql, a, 4);
+    rc = vt__sql_ints(f->db, zSql, a, 4, -1);
     free(zSql);
     t->nRow = a[0];
     t->nNoTime = a[1] > 0 ? a[1] : 0;
@@ -428,10 +412,10 @@ static int scan_sql(struct vt_tracefile *f, int k)
                              f->aAllocKind, NULL);
         for (int i = 0; i < VT_KIND_SLOTS; i++) f->allocBytes += f->aAllocKind[i].bytes;
         if (rc == SQLITE_OK)
-            rc = query_ints(f->db,
+            rc = vt__sql_ints(f->db,
                             "SELECT count(*), total(bytes = 2097152 OR (bytes >= 10485760 AND bytes % 2097152 = 0))"
                             " FROM memory_event WHERE op IN (1, 5) AND mem_kind IN (0, 3)",
-                            a, 2);
+                            a, 2, -1);
         f->nDevAlloc = a[0] > 0 ? a[0] : 0;
         f->nSegmentLike = a[1] > 0 ? a[1] : 0;
     } else if (rc == SQLITE_OK && k == VT_T_COPY) {
@@ -444,17 +428,17 @@ static int scan_sql(struct vt_tracefile *f, int k)
         const char *zCol;
         rc = unscanned_column(f, &zCol);
         if (rc == SQLITE_OK && strcmp(zCol, "NULL") != 0)
-            rc = query_ints(f->db, "SELECT EXISTS(SELECT 1 FROM kernel WHERE args_scanned = 0)", a, 1);
+            rc = vt__sql_ints(f->db, "SELECT EXISTS(SELECT 1 FROM kernel WHERE args_scanned = 0)", a, 1, -1);
         else a[0] = 0;
         t->bAny = a[0] > 0;
     }
     /* existence only: EXISTS stops at the first row */
     if (rc == SQLITE_OK && (k == VT_T_USE || k == VT_T_COPY || k == VT_T_SET)) {
-        rc = query_ints(f->db,
+        rc = vt__sql_ints(f->db,
                         k == VT_T_USE ? "SELECT EXISTS(SELECT 1 FROM buffer_use WHERE kind = 0)"
                         : k == VT_T_COPY ? "SELECT EXISTS(SELECT 1 FROM memcpy WHERE src IS NOT NULL OR dst IS NOT NULL)"
                                          : "SELECT EXISTS(SELECT 1 FROM memset WHERE dst IS NOT NULL)",
-                        a, 1);
+                        a, 1, -1);
         t->bAny = a[0] > 0;
     }
     return rc;
@@ -631,7 +615,7 @@ static int scan_table(struct vt_tracefile *f, int k, struct vt_kernel_feed *pFee
     free(anchors.aT);
     if (rc == SQLITE_OK && bParts) {
         int64_t a = 0;
-        rc = query_ints(f->db, "SELECT EXISTS(SELECT 1 FROM main.kernel_sig WHERE args_scanned = 0)", &a, 1);
+        rc = vt__sql_ints(f->db, "SELECT EXISTS(SELECT 1 FROM main.kernel_sig WHERE args_scanned = 0)", &a, 1, -1);
         s.t->bAny = a > 0;
     }
     while (rc == SQLITE_OK && s.pFeed && !s.bIrregular && !s.bKerLost && s.nKer > 0) ker_feed(&s);
