@@ -305,7 +305,7 @@ struct vt_transfers {
 struct vt_oom {
     int64_t ts, requested, freeBytes, totalBytes, held, poolCached, others;
     int64_t tensorAllocated; /* blocks of a framework allocator live then, -1 when not known */
-    int64_t allocAfter;     /* bytes of the (judged) allocations, any account, that began after it, before the next OOM */
+    int64_t allocAfter;     /* bytes of the (judged) device allocations that began after it, before the next OOM */
     int nextSite;           /* the site of the first of those on its device, -1 none */
     int64_t nextTs, nextBytes; /* and when it began, its size */
     int device, api, site;

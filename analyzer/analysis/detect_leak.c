@@ -300,6 +300,12 @@ static int leak_at_end(const struct leak *L, struct vt_result *r, int iTrace)
             state_add(&S, L, t, i, 0);
             continue;
         }
+        if (t->f.bHaveKernelUses && e->nIv == 1 && e->endCount * 2 <= s->nAlloc) {
+            /* a site that frees what it makes step after step, whose memory live at exit was all made in one
+             * interval: the last step's (its gradients, outputs) held to exit, state, not accumulated */
+            state_add(&S, L, t, i, 0);
+            continue;
+        }
         if (capped_cache(t, e)) { /* grew to its size early: kept by design */
             state_add(&S, L, t, i, 1);
             continue;

@@ -78,7 +78,7 @@ static int oom_end(void *st, struct vt_result *r, int iTrace)
         char zR[32], zF[32], zT[32], zH[32], zO[32], zC[32], zAt[32], zList[1600] = "", zRetry[900], zRecon[400];
         const char *zFix;
         size_t n = 0;
-        int p, bCallPhase;
+        int p, bCallPhase, bFull;
         if (!f) return -1;
         oom_attempts(t, pf, zRetry, sizeof zRetry);
         vt__fmt_bytes(o->requested, zR, sizeof zR);
@@ -89,6 +89,11 @@ static int oom_end(void *st, struct vt_result *r, int iTrace)
         vt__fmt_bytes(o->poolCached, zC, sizeof zC);
         vt__fmt_at(t, o->ts, zAt, sizeof zAt);
         oom_reconcile(t, o, zRecon, sizeof zRecon);
+        /* free plus cached under 5 % of what this process could use: its live tensors fill the device, and
+         * serving this request from the holes would only have moved the failure to the next one */
+        bFull = o->freeBytes >= 0 && o->totalBytes > 0 && o->held > 0 &&
+                ((o->freeBytes + (o->poolCached > 0 ? o->poolCached : 0)) * 20 <
+                 o->totalBytes - (o->others > 0 ? o->others : 0));
         if (o->requested < 0 || o->freeBytes < 0) {
             /* unknown is not real demand: without the request or the free memory there is no verdict */
             o->zVerdict = "cause unknown";
@@ -98,13 +103,13 @@ static int oom_end(void *st, struct vt_result *r, int iTrace)
                          "(\"Tried to allocate ...\")."
                        : "The device's free memory at the failure was not recorded: record the job with "
                          "vramtrace (it asks the driver at the moment of the failure).";
-        } else if (o->freeBytes >= o->requested) {
+        } else if (o->freeBytes >= o->requested && !bFull) {
             o->zVerdict = "fragmentation/caching";
             zFix = "The device had enough free memory in total but no block large enough: set "
                    "PYTORCH_ALLOC_CONF=expandable_segments:True to cut fragmentation, avoid tensors whose "
                    "sizes change every step (pad to a few bucket sizes), and free large temporaries "
                    "with del before the big allocation.";
-        } else if (o->poolCached > 0 && (o->freeBytes > 0 ? o->freeBytes : 0) + o->poolCached >= o->requested) {
+        } else if (o->poolCached > 0 && !bFull && (o->freeBytes > 0 ? o->freeBytes : 0) + o->poolCached >= o->requested) {
             o->zVerdict = "fragmentation/caching";
             zFix = "This process's memory pool was caching enough freed memory but could not hand it "
                    "out for this request: set PYTORCH_ALLOC_CONF=expandable_segments:True, lower the "

@@ -14,12 +14,21 @@ struct ssite {
     int canon;              /* the first contributing site with the same text (sites differ by native frames), -2 unknown */
     int phase;              /* the phase bytes/count belong to, -1 none yet */
     int64_t bytes, count;
+    int64_t stackId;        /* the stack of its first allocation in that phase (sites share stacks' text only) */
+};
+
+/* The bytes one site's allocations made in a phase kept past their batch. */
+struct skept {
+    int site;
+    int64_t bytes, count, stackId;
 };
 
 /* Per phase: the site whose allocations kept past their batch hold the most, and in which sixteenths they were made. */
 struct sphase {
     int site;               /* -1 none */
     int64_t bytes, count;
+    struct skept *aKept;    /* every site's share of those allocations */
+    int nKept;
     int64_t kept;           /* bytes of all its allocations kept past their batch */
     int64_t aSlice[VT_SLICES]; /* bytes of those kept allocations made in each sixteenth of the phase */
 };
@@ -29,6 +38,7 @@ struct spike {
     int nSite;
     int *aCanon, nCanon;    /* the canonical sites seen so far */
     struct sphase *aPh;     /* by phase index */
+    int nPh;
 };
 
 /* The canonical site of site i (the first seen with its text), -1 when out of memory. */
@@ -45,13 +55,20 @@ static int canon_site(struct spike *S, const struct vt_trace *t, int i)
     return S->aSite[i].canon = i;
 }
 
-/* Fold the bytes site iSite holds for its current phase into that phase's best site. */
-static void site_flush(struct spike *S, int iSite)
+/* Fold the bytes site iSite holds for its current phase into that phase's sites; 0 or -1 when out of memory. */
+static int site_flush(struct spike *S, int iSite)
 {
     struct ssite *s = &S->aSite[iSite];
     struct sphase *q;
-    if (s->phase < 0) return;
+    struct skept *aNew;
+    if (s->phase < 0) return 0;
     q = &S->aPh[s->phase];
+    if (!(aNew = realloc(q->aKept, sizeof *aNew * (size_t)(q->nKept + 1)))) return -1;
+    q->aKept = aNew;
+    q->aKept[q->nKept].site = iSite;
+    q->aKept[q->nKept].bytes = s->bytes;
+    q->aKept[q->nKept].stackId = s->stackId;
+    q->aKept[q->nKept++].count = s->count;
     if (s->bytes > q->bytes) {
         q->site = iSite;
         q->bytes = s->bytes;
@@ -59,6 +76,7 @@ static void site_flush(struct spike *S, int iSite)
     }
     s->phase = -1;
     s->bytes = s->count = 0;
+    return 0;
 }
 
 static int spike_begin(void *st, const struct vt_trace *t, const struct vt_opts *o)
@@ -68,6 +86,7 @@ static int spike_begin(void *st, const struct vt_trace *t, const struct vt_opts 
     if (t->ph.n == 0) return 0;
     S->aPh = calloc((size_t)t->ph.n, sizeof *S->aPh);
     if (!S->aPh) return -1;
+    S->nPh = t->ph.n;
     for (int i = 0; i < t->ph.n; i++) S->aPh[i].site = -1;
     return 0;
 }
@@ -101,13 +120,17 @@ static int spike_event(void *st, const struct vt_trace *t, const struct vt_event
         for (int i = S->nSite; i < nNew; i++) {
             aNew[i].canon = -2;
             aNew[i].phase = -1;
+            aNew[i].stackId = -1;
             aNew[i].bytes = aNew[i].count = 0;
         }
         S->aSite = aNew;
         S->nSite = nNew;
     }
     if ((c = canon_site(S, t, l->site)) < 0) return -1;
-    if (S->aSite[c].phase != l->phase) site_flush(S, c);
+    if (S->aSite[c].phase != l->phase) {
+        if (site_flush(S, c) != 0) return -1;
+        S->aSite[c].stackId = l->stackId;
+    }
     S->aSite[c].phase = l->phase;
     S->aSite[c].bytes += l->bytes;
     S->aSite[c].count++;
@@ -122,6 +145,7 @@ static void spike_free(void *st)
     struct spike *S = st;
     free(S->aSite);
     free(S->aCanon);
+    for (int i = 0; S->aPh && i < S->nPh; i++) free(S->aPh[i].aKept);
     free(S->aPh);
 }
 
@@ -151,6 +175,67 @@ static int slices_of_note(const struct sphase *q)
     return n;
 }
 
+/* A frame of the program's own code and the bytes kept past their batch by allocations made under it. */
+struct sframe {
+    char z[320];
+    int64_t bytes, count, stackId;
+    int nSite, depth;
+};
+
+/*
+ * Where growth spread over many lines comes from: the innermost frame of the program's own code under
+ * which the allocations of q kept past their batch were made, when it covers at least half of the rise
+ * and nine tenths of what all of them keep (an evaluation that keeps each batch's graph keeps tensors of
+ * every layer's line, all under one call of the model). Into *pOut; 0 found, 1 none, -1 out of memory.
+ */
+static int frame_site(const struct vt_trace *t, const struct sphase *q, int64_t rise, struct sframe *pOut)
+{
+    struct sframe *a = NULL;
+    int n = 0, best = -1, rc = 1;
+    int64_t total = 0;
+    char zFrames[4096];
+    for (int i = 0; i < q->nKept; i++) {
+        int64_t stackId = q->aKept[i].stackId;
+        int nBefore = n, depth = 0;
+        total += q->aKept[i].bytes;
+        if (stackId < 0 || vt__stack_user_frames(t->f.db, stackId, zFrames, sizeof zFrames) != SQLITE_OK) continue;
+        for (char *zLine = zFrames, *zEnd; *zLine; zLine = zEnd + 1, depth++) {
+            int k;
+            if (!(zEnd = strchr(zLine, '\n'))) break;
+            *zEnd = 0;
+            for (k = 0; k < n && strcmp(a[k].z, zLine); k++) {}
+            if (k < nBefore || k == n) { /* a frame seen under another site, or new */
+                if (k == n) {
+                    struct sframe *aNew = realloc(a, sizeof *a * (size_t)(n + 1));
+                    if (!aNew) { rc = -1; goto done; }
+                    a = aNew;
+                    memset(&a[n], 0, sizeof a[n]);
+                    size_t m = strlen(zLine) < sizeof a[n].z ? strlen(zLine) : sizeof a[n].z - 1;
+                    memcpy(a[n].z, zLine, m); /* (a longer line is cut: it then matches nothing) */
+                    a[n].stackId = stackId;
+                    a[n].depth = depth;
+                    n++;
+                }
+                a[k].bytes += q->aKept[i].bytes;
+                a[k].count += q->aKept[i].count;
+                a[k].nSite++;
+                if (depth < a[k].depth) a[k].depth = depth;
+            }
+        }
+    }
+    for (int k = 0; k < n; k++)
+        if (a[k].bytes * 2 >= rise && a[k].bytes * 10 >= total * 9 &&
+            (best < 0 || a[k].bytes < a[best].bytes || (a[k].bytes == a[best].bytes && a[k].depth < a[best].depth)))
+            best = k;
+    if (best >= 0) {
+        *pOut = a[best];
+        rc = 0;
+    }
+done:
+    free(a);
+    return rc;
+}
+
 /*
  * The growth finding of phase p (rise bytes over n batches or sixteenths), at the site whose
  * allocations kept past their batch hold at least half of the rise, else at the phase. bSeg:
@@ -162,13 +247,24 @@ static int grow_finding(struct vt_result *r, int iTrace, const struct vt_phase *
     const struct vt_trace *t = &r->aTrace[iTrace];
     const char *zUnit = p->nIter >= 5 && p->nIter <= 512 ? "batch" : "sixteenth";
     char zA[32], zB[32], zS[32], zWhere[320] = "";
-    int bSite = q->site >= 0 && q->site < t->sites.n && q->bytes * 2 >= rise;
-    struct vt_finding *f = vt__finding_add(r, iTrace, "validation_spike", sev);
-    if (!f) return -1;
+    int bSite = q->site >= 0 && q->site < t->sites.n && q->bytes * 2 >= rise, bFrame = 0;
+    struct sframe fr;
+    struct vt_finding *f;
+    if (!bSite) { /* no line holds half of it: the call they were all made under */
+        int rc = frame_site(t, q, rise, &fr);
+        if (rc < 0) return -1;
+        bFrame = rc == 0 && fr.nSite > 1;
+    }
+    if (!(f = vt__finding_add(r, iTrace, "validation_spike", sev))) return -1;
     vt__fmt_bytes(rise, zA, sizeof zA);
     vt__fmt_bytes(p->startLive, zB, sizeof zB);
-    vt__fmt_bytes(q->bytes, zS, sizeof zS);
-    if (bSite)
+    vt__fmt_bytes(bFrame ? fr.bytes : q->bytes, zS, sizeof zS);
+    if (bFrame)
+        snprintf(zWhere, sizeof zWhere, " %lld %s (%s) made under this line during the phase, from %d call sites inside "
+                 "it, outlived their batch%s.", (long long)fr.count,
+                 t->f.bSegments ? (fr.count == 1 ? "segment" : "segments") : (fr.count == 1 ? "allocation" : "allocations"),
+                 zS, fr.nSite, t->f.bSegments ? " (attribution at segment level: the call site of the segments the cache added)" : "");
+    else if (bSite)
         snprintf(zWhere, sizeof zWhere, " %lld %s from this site (%s) made during the phase outlived their batch%s.",
                  (long long)q->count,
                  t->f.bSegments ? (q->count == 1 ? "segment" : "segments") : (q->count == 1 ? "allocation" : "allocations"),
@@ -187,10 +283,10 @@ static int grow_finding(struct vt_result *r, int iTrace, const struct vt_phase *
                                 zUnit, p->zName, zA, zB, zWhere),
              zFixNoGrad) != 0)
         return -1;
-    if (bSite) {
+    if (bSite || bFrame) {
         free(f->zSite);
-        f->zSite = vt__strdupf("%s", t->sites.a[q->site].zSite);
-        f->stackId = t->sites.a[q->site].stackId;
+        f->zSite = vt__strdupf("%s", bFrame ? fr.z : t->sites.a[q->site].zSite);
+        f->stackId = bFrame ? fr.stackId : t->sites.a[q->site].stackId;
         if (!f->zSite) return -1;
     }
     return 0;
@@ -219,7 +315,8 @@ static int spike_end(void *st, struct vt_result *r, int iTrace)
     int64_t trainPeak = -1;
     int bBlocks = t->f.bHaveTensors && !t->lc.bTensorDevice;
     if (!S->aPh) return 0;
-    for (int i = 0; i < S->nSite; i++) site_flush(S, i);
+    for (int i = 0; i < S->nSite; i++)
+        if (site_flush(S, i) != 0) return -1;
     for (int i = 0; i < t->ph.n; i++)
         if (t->ph.a[i].kind == VT_PHASE_TRAIN && t->ph.a[i].peak > trainPeak) trainPeak = t->ph.a[i].peak;
     for (int i = 0; i < t->ph.n; i++) {
@@ -259,6 +356,7 @@ static int spike_end(void *st, struct vt_result *r, int iTrace)
             if (grow_finding(r, iTrace, p, q, rise, n,
                              bOom || (trainPeak > 0 && rise * 10 >= trainPeak) ? VT_SEV_HIGH : VT_SEV_MEDIUM, 0) != 0)
                 return -1;
+        } else if (getenv("VT_DBG") && fprintf(stderr, "dbg phase %d nIter %d above %d notes %d kept %lld minRise %lld slices %lld %lld %lld %lld %lld %lld %lld %lld %lld %lld %lld %lld %lld %lld %lld %lld\n", i, p->nIter, bAbove, slices_of_note(q), (long long)q->kept, (long long)minRise, (long long)(q->aSlice[0]>>20), (long long)(q->aSlice[1]>>20), (long long)(q->aSlice[2]>>20), (long long)(q->aSlice[3]>>20), (long long)(q->aSlice[4]>>20), (long long)(q->aSlice[5]>>20), (long long)(q->aSlice[6]>>20), (long long)(q->aSlice[7]>>20), (long long)(q->aSlice[8]>>20), (long long)(q->aSlice[9]>>20), (long long)(q->aSlice[10]>>20), (long long)(q->aSlice[11]>>20), (long long)(q->aSlice[12]>>20), (long long)(q->aSlice[13]>>20), (long long)(q->aSlice[14]>>20), (long long)(q->aSlice[15]>>20)) < 0) {
         } else if (t->f.bSegments && bAbove && slices_of_note(q) >= 3 && q->kept >= minRise) {
             /* the cache hides growth until its free blocks run out: segments added in at least
              * three sixteenths of the phase, above the training peak, are growth */

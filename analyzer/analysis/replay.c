@@ -110,8 +110,10 @@ static int on_begin(void *pArg, struct vt_life *l)
     snapshot_view(r);
     if (vt__bd_life_begin(t, l) != 0) return -1;
     if (timeline_account(r, l, l->allocTs >= 0 ? l->allocTs : r->tsUntimed) != 0) return -1;
-    if (judged(r, l) && t->nOom > 0 && l->acct != VT_ACCT_NONE && l->allocTs >= t->aOom[t->nOom - 1].ts) {
-        struct vt_oom *o = &t->aOom[t->nOom - 1]; /* a request succeeded after the last OOM */
+    if (judged(r, l) && t->nOom > 0 && l->acct >= 0 && l->allocTs >= t->aOom[t->nOom - 1].ts) {
+        /* device memory allocated after the last OOM: a request succeeded (pinned host memory is the loader's
+         * thread filling its queue, which a dying main thread does not stop) */
+        struct vt_oom *o = &t->aOom[t->nOom - 1];
         o->allocAfter += l->bytes;
         if (o->nextSite < 0 && l->acct == o->device) o->nextSite = l->site, o->nextTs = l->allocTs, o->nextBytes = l->bytes;
     }

@@ -624,5 +624,8 @@ int vt__live_pass(struct vt_tracefile *f, struct vt_live *L, int bTensor);
 /* Whether a Python frame of stack stackId outside the installed libraries (site-packages, dist-packages,
  * lib/python) is in a function re matches (a user's caller of the innermost user line); 0 on any error. */
 int vt__stack_user_func_matches(sqlite3 *db, int64_t stackId, const regex_t *re);
+/* The Python frames of stack stackId in the program's own code (not library or generated code), innermost first,
+ * each "file:line in function" as sites name them, one per line into z (size n): "" when none. An SQLite code. */
+int vt__stack_user_frames(sqlite3 *db, int64_t stackId, char *z, size_t n);
 
 #endif

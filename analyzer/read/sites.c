@@ -569,3 +569,34 @@ int vt__stack_user_func_matches(sqlite3 *db, int64_t stackId, const regex_t *re)
     sqlite3_finalize(p);
     return bHit;
 }
+
+/*
+ * The Python frames of stack stackId in the program's own code (not library or generated code), innermost
+ * first, each "file:line in function" as sites name them, one per line into z (size n; a frame that does not
+ * fit is left out): "" when none. Returns an SQLite code.
+ */
+int vt__stack_user_frames(sqlite3 *db, int64_t stackId, char *z, size_t n)
+{
+    sqlite3_stmt *pStmt = NULL;
+    char *zSql = sqlite3_mprintf(SITE_FRAME_SQL("NULL"), "main", "main", "main", "main");
+    size_t used = 0;
+    int rc = zSql ? sqlite3_prepare_v2(db, zSql, -1, &pStmt, NULL) : SQLITE_NOMEM;
+    sqlite3_free(zSql);
+    if (n) z[0] = 0;
+    if (rc != SQLITE_OK) goto done;
+    sqlite3_bind_int64(pStmt, 1, stackId);
+    while ((rc = sqlite3_step(pStmt)) == SQLITE_ROW) {
+        const char *zFn = (const char *)sqlite3_column_text(pStmt, 1), *zFile = (const char *)sqlite3_column_text(pStmt, 2);
+        int k;
+        if (sqlite3_column_int(pStmt, 0) != 1 /* VT_FRAME_PYTHON */ || !zFile || is_library_file(zFile) ||
+            is_generated_file(zFile))
+            continue;
+        k = snprintf(z + used, n - used, "%s:%d in %s\n", zFile, sqlite3_column_int(pStmt, 3), zFn ? zFn : "?");
+        if (k > 0 && (size_t)k < n - used) used += (size_t)k;
+        else z[used] = 0;
+    }
+    if (rc == SQLITE_DONE) rc = SQLITE_OK;
+done:
+    sqlite3_finalize(pStmt);
+    return rc;
+}

@@ -672,6 +672,13 @@ static void lk_accum_sawtooth(struct acc *a)
     acc_end(a, j, 1, 1);
 }
 
+/* The largest multiple (up to want) of the micro-batch an evaluation under no_grad can run: two layers' outputs at a time fit. */
+static int eval_mult_fit(const struct job *jb, int want)
+{
+    while (want > 1 && (int64_t)jb->micro * want * (est_sample(&jb->l.m) / 8) > jb->budget) want--;
+    return want;
+}
+
 /* ---- evaluation with a larger batch under no_grad ---- */
 
 static void lk_eval_nograd_big(struct acc *a)
@@ -680,9 +687,7 @@ static void lk_eval_nograd_big(struct acc *a)
     int mult;
     draw_variant(a, M_ANY, P_ANY, 1);
     draw_job(a, &jb, K_ANY, 0.0, acc_drawf(a, 0.15, 0.4));
-    mult = 2 + (int)acc_draw(a, 11);
-    /* no activations kept: two layers' outputs at a time must fit */
-    while (mult > 1 && (int64_t)jb.micro * mult * (est_sample(&jb.l.m) / 8) > jb.budget) mult--;
+    mult = eval_mult_fit(&jb, 2 + (int)acc_draw(a, 11)); /* no activations kept */
     jb.l.valBatch = jb.micro * mult;
     jb.l.valXBytes = jb.l.xBytes * mult;
     if (jb.l.valIters == 0) jb.l.valIters = 4;
@@ -690,6 +695,75 @@ static void lk_eval_nograd_big(struct acc *a)
     acc_describe(a, "Training whose evaluation runs under torch.no_grad() with a batch several times the training "
                     "batch: evaluation peaks above training, flat from batch to batch, nothing carried over. "
                     "Expected: nothing at severity low or above (an info note that evaluation peaks higher is fine).");
+    allow_state(a);
+    job_all(a, &jb, NULL, NULL);
+}
+
+/* ---- evaluation batches sorted by length ---- */
+
+static void lk_eval_sorted(struct acc *a)
+{
+    struct job jb;
+    int mult;
+    draw_variant(a, M_ANY, P_ANY, 1);
+    draw_job(a, &jb, K_LM, 0.0, acc_drawf(a, 0.15, 0.4));
+    mult = eval_mult_fit(&jb, 1 + (int)acc_draw(a, 4));
+    jb.l.valBatch = jb.micro * mult;
+    jb.l.valXBytes = jb.l.xBytes * mult;
+    jb.l.valIters = 4 + (int)acc_draw(a, 9);
+    jb.l.valLen = 4 + (int)acc_draw(a, 13);
+    jb.l.bValSorted = 1;
+    acc_shape(a, "evaluation batch", "%d (%d x training's), lengths ascending 1 to %d units", jb.l.valBatch, mult,
+              jb.l.valLen);
+    acc_describe(a, "Training whose evaluation runs under torch.no_grad() on a loader sorted by length (bucketed "
+                    "evaluation, as for generation or padding-free batches): each batch is longer than the one before, "
+                    "so each batch's peak is higher than the last, and every batch's memory is freed when it ends. "
+                    "Bounded, not growth. Expected: nothing at severity low or above (an info note that evaluation "
+                    "peaks higher is fine).");
+    allow_state(a);
+    job_all(a, &jb, NULL, NULL);
+}
+
+/* ---- training and evaluation whose peaks vary with the sequence length ---- */
+
+static void lk_varlen_eval(struct acc *a)
+{
+    struct job jb;
+    draw_variant(a, M_ANY, P_ANY, 1);
+    draw_job(a, &jb, K_LM, 0.0, acc_drawf(a, 0.2, 0.5));
+    jb.l.varLen = 4 + (int)acc_draw(a, 13);
+    jb.l.valLen = jb.l.varLen;
+    jb.l.epochs = 1 + (int)acc_draw(a, 2);
+    jb.l.iters = (24 + (int)acc_draw(a, 24)) / jb.l.epochs;
+    jb.l.valIters = 4 + (int)acc_draw(a, 7);
+    acc_shape(a, "lengths", "long-tailed, 1 to %d units, in training and evaluation", jb.l.varLen);
+    acc_describe(a, "Training and evaluation on documents of varying length without padding: each step's and each "
+                    "evaluation batch's peak follows its length (most short, a few long), under torch.no_grad() in "
+                    "evaluation; the cache reserves more whenever a longer batch than any before arrives. Peaks vary, "
+                    "nothing is kept. Expected: nothing at severity low or above.");
+    allow_state(a);
+    job_all(a, &jb, NULL, NULL);
+}
+
+/* ---- evaluation every N steps ---- */
+
+static void lk_eval_periodic(struct acc *a)
+{
+    struct job jb;
+    int mult;
+    draw_variant(a, M_ANY, P_ANY, 1);
+    draw_job(a, &jb, K_ANY, 0.0, acc_drawf(a, 0.15, 0.45));
+    mult = eval_mult_fit(&jb, 1 + (int)acc_draw(a, 3));
+    jb.l.valBatch = jb.micro * mult;
+    jb.l.valXBytes = jb.l.xBytes * mult;
+    jb.l.epochs = 3 + (int)acc_draw(a, 6);
+    jb.l.iters = 4 + (int)acc_draw(a, 9);
+    jb.l.valIters = 2 + (int)acc_draw(a, 4);
+    acc_shape(a, "evaluation", "every %d steps, %d batches of %d (%d x training's)", jb.l.iters, jb.l.valIters,
+              jb.l.valBatch, mult);
+    acc_describe(a, "Training that evaluates every few steps (eval_steps): short evaluations of 2 to 5 batches under "
+                    "torch.no_grad(), the same peak each time, between runs of 4 to 12 training steps. Expected: "
+                    "nothing at severity low or above (an info note that evaluation peaks higher is fine).");
     allow_state(a);
     job_all(a, &jb, NULL, NULL);
 }
@@ -1792,6 +1866,9 @@ const struct acc_family acc_aFamily[] = {
     {"lk_other_process", "healthy", "look-alike: oom (another process holding memory, no failure)", lk_other_process},
     {"lk_moe_idle", "healthy", "look-alike: retained (weights idle for long stretches)", lk_moe_idle},
     {"lk_varlen", "healthy", "look-alike: leak (a staircase of longer batches)", lk_varlen},
+    {"lk_eval_sorted", "healthy", "look-alike: validation_spike (evaluation batches sorted by length)", lk_eval_sorted},
+    {"lk_varlen_eval", "healthy", "look-alike: validation_spike (peaks that vary with the sequence length)", lk_varlen_eval},
+    {"lk_eval_periodic", "healthy", "look-alike: validation_spike (a short evaluation every few steps)", lk_eval_periodic},
     {"oom_dies", "planted", "class 1: a job that dies at an OOM (its live memory is no leak)", p_oom_dies},
     {"oom_retries", "planted", "class 2: one failure with retries is one OOM", p_oom_retries},
     {"pageable_only", "planted", "class 4: pageable copies with nothing pinned to compare", p_pageable_only},

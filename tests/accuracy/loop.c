@@ -156,12 +156,24 @@ int loop_train_iter(struct acc *a, struct loop *l, struct js *j, int it)
 int loop_val_batch(struct acc *a, struct loop *l, struct js *j, int b)
 {
     struct pt_fwd f;
-    int x, depth = js_depth(j);
+    int x, depth = js_depth(j), vb = l->valBatch;
+    int64_t xBytes = l->valXBytes;
+    if (l->valLen > 1) { /* lengths ascending through the evaluation, else long-tailed at random */
+        int units, n = l->valIters > 1 ? l->valIters - 1 : 1;
+        if (l->bValSorted) {
+            units = 1 + (l->valLen - 1) * (b % l->valIters) / n;
+        } else {
+            uint64_t u = js_rand(j, 1000);
+            units = 1 + (int)((uint64_t)(l->valLen - 1) * u * u * u / 999000000u);
+        }
+        vb = vb * units / l->valLen > 0 ? vb * units / l->valLen : 1;
+        xBytes = xBytes * units / l->valLen;
+    }
     loop_push(a, j, ACC_NVTX_NAMES, "batch %d", b);
     js_cpu(j, l->cpuPerStep / 2);
-    x = loop_next_batch(l, j, l->valXBytes, 100000 + b, U_VAL(101));
+    x = loop_next_batch(l, j, xBytes, 100000 + b, U_VAL(101));
     if (x < 0) return oom_leave(l, j, js_site(j, U_VAL(101)), depth);
-    f = pt_forward(j, &l->m, x, l->valBatch, l->bValGrad, 0, U_VAL(104));
+    f = pt_forward(j, &l->m, x, vb, l->bValGrad, 0, U_VAL(104));
     if (f.out < 0) return oom_leave(l, j, f.failSite, depth);
     pt_item(j, f.loss, U_VAL(107));
     if (l->xValBatch) l->xValBatch(l, j, b, &f);

@@ -77,6 +77,8 @@ struct loop {
     int bOomPlanned;         /* the job is meant to run out of memory (else an OOM is a defect of the family) */
     int varLen;              /* > 1: sequence lengths vary per batch, 1..varLen units (long-tailed) */
     int bValGrad;            /* evaluation without torch.no_grad() */
+    int valLen;              /* > 1: evaluation batches of varying length, 1..valLen units */
+    int bValSorted;          /* with valLen: lengths ascending through each evaluation (a length-sorted loader) */
     int bValKeepOut;         /* xValBatch owns f->out */
     void *pCtx;              /* hook state */
     int iterDone;            /* iterations run so far (all epochs) */
