@@ -356,7 +356,6 @@ static int spike_end(void *st, struct vt_result *r, int iTrace)
             if (grow_finding(r, iTrace, p, q, rise, n,
                              bOom || (trainPeak > 0 && rise * 10 >= trainPeak) ? VT_SEV_HIGH : VT_SEV_MEDIUM, 0) != 0)
                 return -1;
-        } else if (getenv("VT_DBG") && fprintf(stderr, "dbg phase %d nIter %d above %d notes %d kept %lld minRise %lld slices %lld %lld %lld %lld %lld %lld %lld %lld %lld %lld %lld %lld %lld %lld %lld %lld\n", i, p->nIter, bAbove, slices_of_note(q), (long long)q->kept, (long long)minRise, (long long)(q->aSlice[0]>>20), (long long)(q->aSlice[1]>>20), (long long)(q->aSlice[2]>>20), (long long)(q->aSlice[3]>>20), (long long)(q->aSlice[4]>>20), (long long)(q->aSlice[5]>>20), (long long)(q->aSlice[6]>>20), (long long)(q->aSlice[7]>>20), (long long)(q->aSlice[8]>>20), (long long)(q->aSlice[9]>>20), (long long)(q->aSlice[10]>>20), (long long)(q->aSlice[11]>>20), (long long)(q->aSlice[12]>>20), (long long)(q->aSlice[13]>>20), (long long)(q->aSlice[14]>>20), (long long)(q->aSlice[15]>>20)) < 0) {
         } else if (t->f.bSegments && bAbove && slices_of_note(q) >= 3 && q->kept >= minRise) {
             /* the cache hides growth until its free blocks run out: segments added in at least
              * three sixteenths of the phase, above the training peak, are growth */
