@@ -575,6 +575,74 @@ TEST(validation_growth_at_its_call_site)
 }
 
 /*
+ * Missing no_grad with the graph kept: each validation batch keeps a 25 MiB activation from each of four
+ * layers' lines (model.py:10..40), all under one call of the model (train.py:104 in evaluate); training ran
+ * the same layers first, under train.py:66. No line holds half of the growth: it is named at the call
+ * the kept tensors were made under in the phase (the line to wrap in torch.no_grad()), not at the
+ * training call that first made those lines' stacks, nor at the phase.
+ */
+TEST(validation_graph_growth_at_the_call_it_was_made_under)
+{
+    const char *zPath = tg_path("grow_graph.db");
+    struct tg *g = tg_open(zPath);
+    struct vt_opts o;
+    struct vt_result r;
+    const char *az[1] = {zPath};
+    int64_t aTrain[4], aVal[4], k;
+    int nGrow = 0;
+    ASSERT(g);
+    tg_device(g, 0, "Test GPU", 16 * GiB);
+    for (int l = 0; l < 4; l++) {
+        struct tg_frame aF[2] = {{VT_FRAME_PYTHON, 0, "Layer.forward", "model.py", NULL, 10 * (l + 1)},
+                                 {VT_FRAME_PYTHON, 0, "train_one_epoch", "train.py", NULL, 66}};
+        aTrain[l] = tg_stack_frames(g, aF, 2, 0x5100 + l);
+        aF[1].zFunction = "evaluate";
+        aF[1].line = 104;
+        aVal[l] = tg_stack_frames(g, aF, 2, 0x5200 + l);
+    }
+    tg_alloc(g, 1 * MS, 0, 3, W, 200 * MiB, -1);
+    tg_nvtx(g, 5 * MS, 55 * MS, "train");
+    for (int i = 0; i < 5; i++) {
+        int64_t t0 = 5 * MS + i * 10 * MS;
+        tg_nvtx(g, t0, t0 + 10 * MS, "train_step");
+        for (int l = 0; l < 4; l++) tg_alloc(g, t0 + 1 * MS, 0, 3, ACT + l * 0x8000000LL, 25 * MiB, aTrain[l]);
+        k = tg_kernel(g, t0 + 2 * MS, t0 + 3 * MS, "gemm");
+        tg_use(g, t0 + 2 * MS, k, W);
+        for (int l = 0; l < 4; l++) {
+            tg_use(g, t0 + 2 * MS, k, ACT + l * 0x8000000LL);
+            tg_free(g, t0 + 8 * MS, 0, 3, ACT + l * 0x8000000LL, 25 * MiB);
+        }
+    }
+    tg_nvtx(g, 60 * MS, 141 * MS, "validation");
+    for (int i = 0; i < 8; i++) {
+        int64_t t0 = 60 * MS + i * 10 * MS;
+        tg_nvtx(g, t0, t0 + 10 * MS, "val_step");
+        k = tg_kernel(g, t0 + 3 * MS, t0 + 4 * MS, "gemm");
+        tg_use(g, t0 + 3 * MS, k, W);
+        for (int l = 0; l < 4; l++) {
+            tg_alloc(g, t0 + 1 * MS, 0, 3, OUT + i * 0x10000000LL + l * 0x2000000LL, 25 * MiB, aVal[l]);
+            tg_use(g, t0 + 3 * MS, k, OUT + i * 0x10000000LL + l * 0x2000000LL);
+        }
+    }
+    for (int i = 0; i < 8; i++)
+        for (int l = 0; l < 4; l++) tg_free(g, 140 * MS, 0, 3, OUT + i * 0x10000000LL + l * 0x2000000LL, 25 * MiB);
+    ASSERT_EQ(0, tg_close(g));
+    vt__opts_default(&o);
+    ASSERT_EQ(0, vt__analyze(az, 1, &o, &r));
+    for (int i = 0; i < r.nFind; i++)
+        if (strstr(r.aFind[i].zTitle, "grows batch by batch")) {
+            nGrow++;
+            ASSERT_STREQ("train.py:104 in evaluate", r.aFind[i].zSite);
+            ASSERT_STREQ("validation", r.aFind[i].zPhase);
+            ASSERT_CONTAINS(r.aFind[i].zEvidence, "32 allocations (800 MiB) made under this line");
+            ASSERT_CONTAINS(r.aFind[i].zEvidence, "from 4 call sites inside it");
+        }
+    ASSERT_EQ(1, nGrow);
+    vt__result_free(&r);
+    tg_cleanup();
+}
+
+/*
  * Missing no_grad at tensor level, the batches unmarked (no per-batch range): the kept graphs are
  * released when evaluate() returns, inside the phase's range. The phase's last sixteenth then
  * falls back to its start; the rise before it is still growth, at the line that keeps them.
@@ -719,7 +787,7 @@ TEST(segment_level_growth_hidden_by_the_cache) { segment_phase_adds(0); }
  * four others: a staircase of longer batches (peaking above training), not growth. */
 TEST(segment_level_longer_batch_is_no_growth) { segment_phase_adds(1); }
 
-VT_TEST_LIST(T(forward_cut_short_by_the_final_oom_is_no_evaluation) T(validation_growth_at_its_call_site) T(segment_level_growth_hidden_by_the_cache)
+VT_TEST_LIST(T(forward_cut_short_by_the_final_oom_is_no_evaluation) T(validation_growth_at_its_call_site) T(validation_graph_growth_at_the_call_it_was_made_under) T(segment_level_growth_hidden_by_the_cache)
              T(segment_level_longer_batch_is_no_growth) T(segment_level_validation_staircase) T(validation_nested_in_training_range) T(unclosed_validation_range) T(operator_ranges_are_not_phases) T(phases_sample_shape) T(missing_no_grad_grows_batch_by_batch) T(large_validation_batch_is_only_info) T(phase_regex_override) T(profiler_steps_are_iterations)
              T(doubtful_kernel_phases_make_no_claim)
              T(kernel_steps_contiguous_backward) T(kernel_steps_fragmented_backward)
