@@ -694,7 +694,53 @@ TEST(snapshot_cycles_are_iterations)
     tg_cleanup();
 }
 
+/*
+ * Tensor level, kernel uses recorded: 10 training steps (NVTX) each make 4 gradients of 64 MiB from the
+ * backward pass (zero_grad(set_to_none=True) frees them at the next step), then an evaluation of 4
+ * batches uses only the weights, and the process exits without freeing. The last step's gradients are
+ * live at exit, unused in the last iteration: the site freed the 36 it made before, and what is live
+ * was made in one step: the last step's memory, state, not "never freed".
+ */
+TEST(last_step_held_to_exit_is_state)
+{
+    const char *zPath = tg_path("laststep.db");
+    struct tg *g = tg_open(zPath);
+    struct vt_result r;
+    int64_t sW, sG, k;
+    ASSERT(g);
+    tg_meta(g, "config.tensors", "1");
+    tg_device(g, 0, "Test GPU", 16 * GiB);
+    sW = tg_stack(g, "train.py", 40, "main");
+    sG = tg_stack(g, "train.py", 69, "train_one_epoch");
+    tg_alloc(g, 1 * MS, 0, 3, WEIGHTS, 256 * MiB, sW);
+    tg_nvtx(g, 5 * MS, 105 * MS, "train");
+    for (int i = 0; i < 10; i++) {
+        int64_t t0 = 5 * MS + i * 10 * MS;
+        tg_nvtx(g, t0, t0 + 10 * MS, "train_step");
+        for (int p = 0; p < 4; p++) {
+            if (i > 0) tg_free(g, t0 + 1 * MS, 0, 3, ACT + ((i - 1) % 2) * 0x40000000LL + p * 0x8000000LL, 64 * MiB);
+            tg_alloc(g, t0 + 5 * MS, 0, 3, ACT + (i % 2) * 0x40000000LL + p * 0x8000000LL, 64 * MiB, sG);
+        }
+        k = tg_kernel(g, t0 + 6 * MS, t0 + 7 * MS, "sgemm_backward");
+        tg_use(g, t0 + 6 * MS, k, WEIGHTS);
+        for (int p = 0; p < 4; p++) tg_use(g, t0 + 6 * MS, k, ACT + (i % 2) * 0x40000000LL + p * 0x8000000LL);
+    }
+    tg_nvtx(g, 110 * MS, 150 * MS, "validation");
+    for (int b = 0; b < 4; b++) {
+        int64_t t0 = 110 * MS + b * 10 * MS;
+        tg_nvtx(g, t0, t0 + 10 * MS, "val_step");
+        k = tg_kernel(g, t0 + 2 * MS, t0 + 3 * MS, "sgemm");
+        tg_use(g, t0 + 2 * MS, k, WEIGHTS);
+    }
+    ASSERT_EQ(0, tg_close(g));
+    run(zPath, &r);
+    ASSERT_EQ(5, r.aTrace[0].lc.nLiveEnd); /* the weights and the last step's 4 gradients */
+    ASSERT_EQ(0, count_kind(&r, "leak", VT_SEV_LOW));
+    vt__result_free(&r);
+    tg_cleanup();
+}
+
 VT_TEST_LIST(T(plain_cuda_loop_ended_at_oom_is_no_growth) T(state_without_uses_is_not_a_leak) T(segment_growth_names_its_site) T(segment_creep_is_not_growth) T(trend_shapes) T(nccl_buffers_are_not_leaks) T(leak_sample_shape) T(leak_growth_and_never_freed_by_site) T(leak_not_judged_across_a_lent_window) T(healthy_training_loop_has_no_finding)
                  T(caching_allocator_segments_are_not_a_leak) T(caching_allocator_growth_is_reported)
                      T(plain_cuda_leak_without_phases) T(one_step_snapshot_is_state)
-                     T(one_step_process_is_state) T(capped_cache_reused_is_state) T(segment_growth_at_two_sites_is_one_finding) T(snapshot_cycles_are_iterations))
+                     T(one_step_process_is_state) T(capped_cache_reused_is_state) T(segment_growth_at_two_sites_is_one_finding) T(snapshot_cycles_are_iterations) T(last_step_held_to_exit_is_state))

@@ -73,6 +73,37 @@ TEST(three_verdicts_three_processes)
     tg_cleanup();
 }
 
+/*
+ * Live tensors fill the device: 15.6 GiB of 16 GiB live, a 256 MiB request fails with 300 MiB free
+ * (the driver's own reserve and holes). Free memory covers the request, but free plus cached is under
+ * 5 % of the device: serving it would only have moved the failure to the next allocation of the step.
+ * Real demand, not fragmentation.
+ */
+TEST(device_full_of_live_tensors_is_real_demand)
+{
+    const char *zPath = tg_path("full.db");
+    const char *az[1] = {zPath};
+    struct tg *g = tg_open(zPath);
+    struct vt_opts o;
+    struct vt_result r;
+    int64_t s;
+    ASSERT(g);
+    s = tg_stack(g, "train.py", 66, "train_one_epoch");
+    tg_device(g, 0, "Test GPU", 16 * GiB);
+    tg_alloc(g, 1 * MS, 0, 3, 0x100000000LL, 15 * GiB + 600 * MiB, s);
+    tg_oom(g, 3 * MS, 0, 256 * MiB, 300 * MiB, 16 * GiB, s);
+    ASSERT_EQ(0, tg_close(g));
+    vt__opts_default(&o);
+    o.bNoWrite = 1;
+    ASSERT_EQ(0, vt__analyze(az, 1, &o, &r));
+    ASSERT_EQ(1, r.aTrace[0].nOom);
+    ASSERT_STREQ("real demand", r.aTrace[0].aOom[0].zVerdict);
+    for (int i = 0; i < r.nFind; i++)
+        if (!strcmp(r.aFind[i].zKind, "oom")) ASSERT_CONTAINS(r.aFind[i].zTitle, "(real demand)");
+    vt__result_free(&r);
+    tg_cleanup();
+}
+
 /* The 'oom' sample: cudaMalloc of total + 1 GiB fails with nothing of its own live, then 4
  * buffers of 7 MiB + 4096 i are allocated and freed. */
 TEST(oom_sample_shape)
@@ -287,7 +318,7 @@ static void build_crash(const char *zPath, int bRecover)
 {
     struct tg *g = tg_open(zPath);
     int64_t sW, aS[4], w = 0x700000000LL;
-    int nStep = bRecover ? 10 : 7;
+    int nStep = bRecover == 1 ? 10 : 7;
     ASSERT(g);
     tg_meta(g, "config.tensors", "1");
     tg_device(g, 0, "Test GPU", 16 * GiB);
@@ -306,7 +337,9 @@ static void build_crash(const char *zPath, int bRecover)
         }
         if (bCrash) {
             tg_oom(g, ts + 60 * MS, 0, 12 * GiB, 9 * GiB + GiB / 2, 16 * GiB, aS[3]);
-            if (!bRecover) break;
+            if (bRecover == 2) /* the loader's pin-memory thread fills its queue as the main thread dies */
+                tg_alloc(g, ts + 160 * MS, 0, 2 /* pinned */, 0xA00000000LL, GiB, -1);
+            if (bRecover != 1) break;
         }
         for (int k = 0; k < 4; k++)
             tg_free(g, ts + 150 * MS + k * 1000, 0, 3, 0x100000000LL + k * 0x80000000LL, GiB + 4096 * (k + 1));
@@ -343,6 +376,17 @@ TEST(job_ended_at_oom_is_no_leak)
     ASSERT_CONTAINS(f->zEvidence, "the 6.00 GiB in 5 allocations still live on device 0 when the trace ends was live "
                                   "at the crash");
     ASSERT_CONTAINS(f->zEvidence, "from model.py:30 in forward");
+    vt__result_free(&r);
+
+    /* a pinned batch the loader's thread allocates after the failure: the job still ended there */
+    zPath = tg_path("crash_pinned.db");
+    az[0] = zPath;
+    build_crash(zPath, 2);
+    ASSERT_EQ(0, vt__analyze(az, 1, &o, &r));
+    ASSERT_EQ(1, r.aTrace[0].nFail);
+    ASSERT(r.aTrace[0].aFail[0].bFatal);
+    ASSERT_EQ(r.aTrace[0].aOom[0].ts, r.aTrace[0].crashTs);
+    ASSERT_EQ(0, count_kind(&r, "leak"));
     vt__result_free(&r);
 
     /* the look-alike: the error is caught and training goes on; then the job did not end there */
@@ -547,4 +591,4 @@ TEST(retry_with_a_smaller_batch_is_one_failure)
 
 VT_TEST_LIST(T(segment_level_cannot_tell_fragmentation) T(three_verdicts_three_processes) T(oom_sample_shape) T(retried_request_is_one_finding)
                  T(live_grouped_by_site_and_kind) T(job_ended_at_oom_is_no_leak) T(attempts_of_one_failure_are_one_finding)
-                 T(recovered_requests_are_info) T(retry_with_a_smaller_batch_is_one_failure))
+                 T(recovered_requests_are_info) T(retry_with_a_smaller_batch_is_one_failure) T(device_full_of_live_tensors_is_real_demand))
