@@ -124,6 +124,51 @@ TEST(idle_allocation_and_reused_cache)
     tg_cleanup();
 }
 
+/*
+ * A collection kept until it is done with, then released at once: 30 marked micro-batch steps, each
+ * keeping a 16 MiB embedding (never read by a kernel) until every 15th step drops all 15 together (an
+ * accumulation boundary): each is held up to 15 iterations, over the 10-iteration threshold, yet it is no
+ * forgotten reference. A 64 MiB buffer used once and freed at the end (one allocation) stays idle.
+ */
+TEST(collection_released_together_is_not_idle)
+{
+    const char *zPath = tg_path("collect.db");
+    struct tg *g = tg_open(zPath);
+    struct vt_opts o;
+    struct vt_result r;
+    const char *az[1] = {zPath};
+    int64_t k, sE = 0;
+    int nIdle = 0;
+    ASSERT(g);
+    tg_alloc(g, 1 * MS, 0, 3, W, 200 * MiB, -1);
+    tg_alloc(g, 2 * MS, 0, 3, IDLE, 64 * MiB, tg_stack(g, "prep.py", 12, "load_table"));
+    k = tg_kernel(g, 3 * MS, 4 * MS, "init_kernel");
+    tg_use(g, 3 * MS, k, IDLE);
+    sE = tg_stack(g, "train.py", 68, "train_one_epoch");
+    tg_nvtx(g, 10 * MS, 310 * MS, "train");
+    for (int i = 0; i < 30; i++) {
+        int64_t t0 = 10 * MS + i * 10 * MS;
+        tg_nvtx(g, t0, t0 + 10 * MS, "step");
+        step(g, t0);
+        tg_alloc(g, t0 + 8 * MS + 100, 0, 3, CACHE + (i % 15) * 0x2000000LL, 16 * MiB, sE);
+        if (i % 15 == 14)
+            for (int e = 0; e < 15; e++) tg_free(g, t0 + 9 * MS + e * 1000, 0, 3, CACHE + e * 0x2000000LL, 16 * MiB);
+    }
+    tg_free(g, 311 * MS, 0, 3, IDLE, 64 * MiB);
+    ASSERT_EQ(0, tg_close(g));
+    vt__opts_default(&o);
+    o.bNoWrite = 1;
+    ASSERT_EQ(0, vt__analyze(az, 1, &o, &r));
+    for (int i = 0; i < r.nFind; i++)
+        if (!strcmp(r.aFind[i].zKind, "retained") && r.aFind[i].severity >= VT_SEV_LOW) {
+            nIdle++;
+            ASSERT_STREQ("prep.py:12 in load_table", r.aFind[i].zSite);
+        }
+    ASSERT_EQ(1, nIdle);
+    vt__result_free(&r);
+    tg_cleanup();
+}
+
 /* Kernel-name phase inference with realistic noise: forward kernels with generic names,
  * elementwise kernels between backward kernels, gradient clipping and AMP unscale through
  * multi_tensor_apply before the optimizer; an evaluation window mid-run and one at the end. */
@@ -717,7 +762,7 @@ static void eval_after_profiler_steps(int bEval)
 TEST(evaluation_after_profiler_steps_is_a_phase) { eval_after_profiler_steps(1); }
 TEST(kernels_after_profiler_steps_need_not_be_evaluation) { eval_after_profiler_steps(0); }
 
-VT_TEST_LIST(T(oom_after_training_in_evaluate) T(oom_after_training_elsewhere) T(oom_after_training_called_from_evaluate)
+VT_TEST_LIST(T(collection_released_together_is_not_idle) T(oom_after_training_in_evaluate) T(oom_after_training_elsewhere) T(oom_after_training_called_from_evaluate)
              T(oom_after_training_called_from_elsewhere) T(optimizer_state_is_not_carried_over) T(trace_ending_in_evaluation) T(inferred_phases_with_noisy_kernels) T(training_memory_held_through_inferred_evaluation) T(idle_allocation_and_reused_cache)
              T(history_blocks_idle_only_where_their_segment_was)
              T(history_optimizer_state_not_held_through_evaluation) T(graph_replays_may_use_any_allocation)

@@ -4,9 +4,16 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* Idle lifetimes of one site freed together (each within 1 ms of the one before), not yet judged. */
+struct rburst {
+    int64_t count, bytes, maxNs, firstAlloc, lastAlloc, lastFree;
+    int firstIter, lastIter;  /* the iterations they were made in (vt__iter_at), -1 none */
+};
+
 /* What the detector keeps per call site. */
 struct rsite {
     int64_t idleCount, idleBytes, idleMaxNs, idleFirstTs, idleLastTs;
+    struct rburst burst;
     int64_t crossCount, crossBytes, crossFirstTs, crossLastTs;
     int crossPhase;
 };
@@ -96,6 +103,29 @@ static void rsite_merge(struct rsite *a, const struct rsite *b)
     if (b->crossPhase >= 0 && (a->crossPhase < 0 || b->crossPhase < a->crossPhase)) a->crossPhase = b->crossPhase;
 }
 
+/*
+ * Judge the burst of idle lifetimes site s freed together: four or more allocations made in four
+ * iterations or more (without iterations: over three tenths of the idle threshold, three median
+ * iterations' worth) and released at once are a collection the
+ * program kept until it was done with it (embeddings cached across a step's micro-batches, a list
+ * emptied at the step), not references it forgot: their cost is their growth within the step, which
+ * the leak detector judges. Anything else counts as idle.
+ */
+static void burst_flush(const struct retained *R, struct rsite *s)
+{
+    struct rburst *b = &s->burst;
+    if (b->count == 0) return;
+    if (!(b->count >= 4 && (b->firstIter >= 0 ? b->lastIter - b->firstIter >= 3
+                                              : b->lastAlloc - b->firstAlloc >= R->idleNs / 10 * 3))) {
+        s->idleCount += b->count;
+        s->idleBytes += b->bytes;
+        if (b->maxNs > s->idleMaxNs) s->idleMaxNs = b->maxNs;
+        if (s->idleFirstTs < 0 || b->firstAlloc < s->idleFirstTs) s->idleFirstTs = b->firstAlloc;
+        if (b->lastFree > s->idleLastTs) s->idleLastTs = b->lastFree;
+    }
+    memset(b, 0, sizeof *b);
+}
+
 /* Whether trace iTrace already has a growth (leak) finding at zSite, at low or above: the same memory's cause. */
 static int leak_at(const struct vt_result *r, int iTrace, const char *zSite)
 {
@@ -116,11 +146,12 @@ static int leak_at(const struct vt_result *r, int iTrace, const char *zSite)
  */
 static int retained_end(void *st, struct vt_result *r, int iTrace)
 {
-    const struct retained *R = st;
+    struct retained *R = st;
     struct vt_trace *t = &r->aTrace[iTrace];
     struct rsite u;
     int nU = 0, iU = -1;
     if (t->f.bSegments) return 0; /* a cache holds segments idle by design */
+    for (int i = 0; i < R->n; i++) burst_flush(R, &R->a[i]);
     memset(&u, 0, sizeof u);
     u.idleFirstTs = u.crossFirstTs = u.crossPhase = -1;
     for (int i = 0; i < t->sites.n && i < R->n; i++) {
@@ -212,11 +243,18 @@ static int retained_event(void *st, const struct vt_trace *t, const struct vt_ev
         int64_t from = l->useBound >= 0 ? l->useBound : l->allocTs;
         int64_t idle = l->freeTs - from, life = l->freeTs - l->allocTs;
         if (idle >= R->idleNs && idle >= life / 10 * 6 && !phase_state(t, l)) {
-            s->idleCount++;
-            s->idleBytes += l->bytes;
-            if (idle > s->idleMaxNs) s->idleMaxNs = idle;
-            if (s->idleFirstTs < 0) s->idleFirstTs = l->allocTs;
-            s->idleLastTs = l->freeTs;
+            struct rburst *b = &s->burst;
+            int it = vt__iter_at(t, l->allocTs);
+            if (b->count > 0 && l->freeTs - b->lastFree > 1000000) burst_flush(R, s);
+            if (b->count == 0) b->firstIter = b->lastIter = it;
+            if (it >= 0 && (b->firstIter < 0 || it < b->firstIter)) b->firstIter = it;
+            if (it > b->lastIter) b->lastIter = it;
+            if (b->count == 0 || l->allocTs < b->firstAlloc) b->firstAlloc = l->allocTs;
+            if (b->count == 0 || l->allocTs > b->lastAlloc) b->lastAlloc = l->allocTs;
+            b->count++;
+            b->bytes += l->bytes;
+            if (idle > b->maxNs) b->maxNs = idle;
+            b->lastFree = l->freeTs;
         }
     }
     if ((k = vt__carried_into(t, l, &bHeld)) >= 0 && bHeld) {
