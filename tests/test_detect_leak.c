@@ -12,7 +12,7 @@
 
 /* Ten 10 ms training steps (NVTX "train_epoch" > "step"): 200 MiB of weights used every
  * step, 100 MiB of activations allocated and freed each step; with bLeak, 4 MiB per step
- * from one site kept forever (losses appended to a list). */
+ * from one site kept forever (losses appended to a list); bLeak 2: the same with 2 GiB of activations. */
 static void build_loop(const char *zPath, int bLeak)
 {
     struct tg *g = tg_open(zPath);
@@ -27,7 +27,7 @@ static void build_loop(const char *zPath, int bLeak)
     for (int i = 0; i < 10; i++) {
         int64_t t0 = 5 * MS + i * 10 * MS;
         tg_nvtx(g, t0, t0 + 10 * MS, "step");
-        tg_alloc(g, t0 + 1 * MS, 0, 3, ACT, 100 * MiB, sA);
+        tg_alloc(g, t0 + 1 * MS, 0, 3, ACT, bLeak == 2 ? 2 * GiB : 100 * MiB, sA);
         k = tg_kernel(g, t0 + 2 * MS, t0 + 3 * MS, "forward_gemm");
         tg_use(g, t0 + 2 * MS, k, WEIGHTS);
         tg_use(g, t0 + 2 * MS, k, ACT);
@@ -35,7 +35,7 @@ static void build_loop(const char *zPath, int bLeak)
             tg_alloc(g, t0 + 3 * MS, 0, 3, LEAK + i * 0x1000000, 4 * MiB, sL);
             tg_use(g, t0 + 3 * MS, k, LEAK + i * 0x1000000);
         }
-        tg_free(g, t0 + 8 * MS, 0, 3, ACT, 100 * MiB);
+        tg_free(g, t0 + 8 * MS, 0, 3, ACT, bLeak == 2 ? 2 * GiB : 100 * MiB);
     }
     ASSERT_EQ(0, tg_close(g));
 }
@@ -81,6 +81,25 @@ TEST(leak_growth_and_never_freed_by_site)
     vt__result_free(&r);
     ASSERT_EQ(2, tg_query(zPath, "SELECT count(*) FROM finding WHERE kind = 'leak' AND severity = 'high'"));
     ASSERT_EQ(1, tg_query(zPath, "SELECT count(*) FROM phase WHERE kind = 'training' AND source = 'nvtx' AND iteration = 10"));
+    tg_cleanup();
+}
+
+/* The same 36 MiB growth beside 2 GiB of activations: under 64 MiB, 1.6 % of the peak: medium, not high. */
+TEST(small_growth_on_a_larger_job_is_medium)
+{
+    const char *zPath = tg_path("leak_small.db");
+    struct vt_result r;
+    int nGrow = 0;
+    build_loop(zPath, 2);
+    run(zPath, &r);
+    for (int i = 0; i < r.nFind; i++)
+        if (strstr(r.aFind[i].zTitle, "grows every iteration")) {
+            nGrow++;
+            ASSERT_EQ(36 * MiB, r.aFind[i].bytes);
+            ASSERT_EQ(VT_SEV_MEDIUM, r.aFind[i].severity);
+        }
+    ASSERT_EQ(1, nGrow);
+    vt__result_free(&r);
     tg_cleanup();
 }
 
@@ -743,4 +762,4 @@ TEST(last_step_held_to_exit_is_state)
 VT_TEST_LIST(T(plain_cuda_loop_ended_at_oom_is_no_growth) T(state_without_uses_is_not_a_leak) T(segment_growth_names_its_site) T(segment_creep_is_not_growth) T(trend_shapes) T(nccl_buffers_are_not_leaks) T(leak_sample_shape) T(leak_growth_and_never_freed_by_site) T(leak_not_judged_across_a_lent_window) T(healthy_training_loop_has_no_finding)
                  T(caching_allocator_segments_are_not_a_leak) T(caching_allocator_growth_is_reported)
                      T(plain_cuda_leak_without_phases) T(one_step_snapshot_is_state)
-                     T(one_step_process_is_state) T(capped_cache_reused_is_state) T(segment_growth_at_two_sites_is_one_finding) T(snapshot_cycles_are_iterations) T(last_step_held_to_exit_is_state))
+                     T(one_step_process_is_state) T(capped_cache_reused_is_state) T(segment_growth_at_two_sites_is_one_finding) T(snapshot_cycles_are_iterations) T(last_step_held_to_exit_is_state) T(small_growth_on_a_larger_job_is_medium))

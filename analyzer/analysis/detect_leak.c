@@ -41,6 +41,18 @@ static const char *zFixLeak =
 static const char *zSiteHelp = " (call sites are recorded by default: keep VRAMTRACE_BACKTRACE above 0 and "
                                 "do not pass --no-python-stacks to vramtrace record)";
 
+/*
+ * The severity of growth by `rise` bytes: high when it is large in itself and against the job (64 MiB
+ * and 1 % of the peak), or beyond either's high mark (1 GiB, 10 % of the peak); else medium. A rise of
+ * 49 MiB on a 3 GiB job's profiler window is medium, 64 MiB on an 80 GB job's peak of 70 GB too.
+ */
+static int growth_sev(const struct vt_trace *t, int64_t rise)
+{
+    int64_t peak = vt__main_peak(t);
+    if (vt__sev_bytes(t, rise) == VT_SEV_HIGH) return VT_SEV_HIGH;
+    return rise >= ((int64_t)64 << 20) && (peak <= 0 || rise * 100 >= peak) ? VT_SEV_HIGH : VT_SEV_MEDIUM;
+}
+
 /* One never-freed finding. Returns 0 or -1 (out of memory). */
 static int emit_end(struct vt_result *r, int iTrace, int64_t bytes, int64_t count, int64_t nLate, int64_t nAlloc,
                     int64_t first, int64_t last, int64_t stackId, const char *zSite)
@@ -466,7 +478,7 @@ static int growth_finding(const struct leak *L, struct vt_result *r, int iTrace,
         }
         if (n + 2 < sizeof zAlso) snprintf(zAlso + n, sizeof zAlso - n, ".");
     }
-    f = vt__finding_add(r, iTrace, "leak", vt__sev_bytes(t, total) == VT_SEV_LOW ? VT_SEV_MEDIUM : VT_SEV_HIGH);
+    f = vt__finding_add(r, iTrace, "leak", growth_sev(t, total));
     if (!f) return -1;
     vt__fmt_bytes(total, zB, sizeof zB);
     vt__fmt_bytes(riseS, zS, sizeof zS);
@@ -578,7 +590,7 @@ static int growth(const struct leak *L, struct vt_result *r, int iTrace)
             if (iTop < 0 || e->lateBytes > L->a[iTop].lateBytes) iTop = i;
         }
         if (accBytes * 2 < rise && stateBytes * 2 >= rise) goto done; /* warm-up: state made once and kept */
-        f = vt__finding_add(r, iTrace, "leak", vt__sev_bytes(t, rise) == VT_SEV_LOW ? VT_SEV_MEDIUM : VT_SEV_HIGH);
+        f = vt__finding_add(r, iTrace, "leak", growth_sev(t, rise));
         if (!f) { rc = -1; goto done; }
         vt__fmt_bytes(rise, zB, sizeof zB);
         if (iTop >= 0) {
