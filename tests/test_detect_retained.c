@@ -169,6 +169,50 @@ TEST(collection_released_together_is_not_idle)
     tg_cleanup();
 }
 
+/*
+ * Optimizer state made at the first of 10 marked steps and used by every step, then a long evaluation
+ * (30 batches, past the 10-iteration threshold) after which the process frees everything: the state
+ * was in use until training ended; idle only since its user stopped, it is no forgotten reference.
+ */
+TEST(state_used_until_training_ended_is_not_idle)
+{
+    const char *zPath = tg_path("state_end.db");
+    struct tg *g = tg_open(zPath);
+    struct vt_opts o;
+    struct vt_result r;
+    const char *az[1] = {zPath};
+    int64_t k, sS = 0;
+    ASSERT(g);
+    tg_alloc(g, 1 * MS, 0, 3, W, 200 * MiB, -1);
+    sS = tg_stack(g, "train.py", 72, "train_one_epoch");
+    tg_nvtx(g, 10 * MS, 110 * MS, "train");
+    for (int i = 0; i < 10; i++) {
+        int64_t t0 = 10 * MS + i * 10 * MS;
+        tg_nvtx(g, t0, t0 + 10 * MS, "step");
+        step(g, t0);
+        if (i == 0) tg_alloc(g, t0 + 6 * MS, 0, 3, CACHE, 400 * MiB, sS);
+        k = tg_kernel(g, t0 + 7 * MS, t0 + 7 * MS + 100, "void multi_tensor_apply_kernel<AdamFunctor<float>>()");
+        tg_use(g, t0 + 7 * MS, k, CACHE);
+    }
+    tg_nvtx(g, 120 * MS, 420 * MS, "validation");
+    for (int b = 0; b < 30; b++) {
+        int64_t t0 = 120 * MS + b * 10 * MS;
+        tg_nvtx(g, t0, t0 + 10 * MS, "val_step");
+        k = tg_kernel(g, t0 + 2 * MS, t0 + 3 * MS, "void gemm_fwd_kernel<float>()");
+        tg_use(g, t0 + 2 * MS, k, W);
+    }
+    tg_free(g, 430 * MS, 0, 3, CACHE, 400 * MiB);
+    tg_free(g, 431 * MS, 0, 3, W, 200 * MiB);
+    ASSERT_EQ(0, tg_close(g));
+    vt__opts_default(&o);
+    o.bNoWrite = 1;
+    ASSERT_EQ(0, vt__analyze(az, 1, &o, &r));
+    for (int i = 0; i < r.nFind; i++)
+        if (!strcmp(r.aFind[i].zKind, "retained")) ASSERT(strcmp(r.aFind[i].zSite, "train.py:72 in train_one_epoch"));
+    vt__result_free(&r);
+    tg_cleanup();
+}
+
 /* Kernel-name phase inference with realistic noise: forward kernels with generic names,
  * elementwise kernels between backward kernels, gradient clipping and AMP unscale through
  * multi_tensor_apply before the optimizer; an evaluation window mid-run and one at the end. */
@@ -762,7 +806,7 @@ static void eval_after_profiler_steps(int bEval)
 TEST(evaluation_after_profiler_steps_is_a_phase) { eval_after_profiler_steps(1); }
 TEST(kernels_after_profiler_steps_need_not_be_evaluation) { eval_after_profiler_steps(0); }
 
-VT_TEST_LIST(T(collection_released_together_is_not_idle) T(oom_after_training_in_evaluate) T(oom_after_training_elsewhere) T(oom_after_training_called_from_evaluate)
+VT_TEST_LIST(T(collection_released_together_is_not_idle) T(state_used_until_training_ended_is_not_idle) T(oom_after_training_in_evaluate) T(oom_after_training_elsewhere) T(oom_after_training_called_from_evaluate)
              T(oom_after_training_called_from_elsewhere) T(optimizer_state_is_not_carried_over) T(trace_ending_in_evaluation) T(inferred_phases_with_noisy_kernels) T(training_memory_held_through_inferred_evaluation) T(idle_allocation_and_reused_cache)
              T(history_blocks_idle_only_where_their_segment_was)
              T(history_optimizer_state_not_held_through_evaluation) T(graph_replays_may_use_any_allocation)

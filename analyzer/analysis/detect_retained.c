@@ -202,6 +202,7 @@ static int retained_begin(void *st, const struct vt_trace *t, const struct vt_op
  * Whether l is state a training phase keeps: made before the phase, possibly used in it (its use
  * bound reaches the phase) and held to its end. The step may use such memory at any iteration
  * (weights, buffers, experts a router picks rarely): its idle spells are no retained reference.
+ * Likewise memory made in the phase before its last iteration and possibly used in that iteration.
  */
 static int phase_state(const struct vt_trace *t, const struct vt_life *l)
 {
@@ -210,6 +211,13 @@ static int phase_state(const struct vt_trace *t, const struct vt_life *l)
         if (p->kind == VT_PHASE_TRAIN && l->allocTs <= p->start && l->useBound >= p->start &&
             (l->freeTs < 0 || l->freeTs >= p->end))
             return 1;
+    }
+    /* made in a training phase before its last iteration and possibly used in that one: state the
+     * training kept to its end (optimizer state, a buffer of every step), idle only after training ended
+     * (an evaluation, the teardown), as every state is once its user stops */
+    if (l->phase >= 0 && l->phase < t->ph.n && t->ph.a[l->phase].kind == VT_PHASE_TRAIN && t->ph.a[l->phase].lastIter >= 0) {
+        const struct vt_iter *it = &t->ph.aIter[t->ph.a[l->phase].lastIter];
+        if (l->allocTs < it->start && l->useBound >= it->start) return 1;
     }
     return 0;
 }
