@@ -675,10 +675,13 @@ static void lk_accum_sawtooth(struct acc *a)
     acc_end(a, j, 1, 1);
 }
 
-/* The largest multiple (up to want) of the micro-batch an evaluation under no_grad can run: two layers' outputs at a time fit. */
-static int eval_mult_fit(const struct job *jb, int want)
+/* An evaluation batch of the largest multiple (up to want) of the micro-batch an evaluation under no_grad can
+ * run (two layers' outputs at a time fit), with its input; returns the multiple. */
+static int set_eval_mult(struct job *jb, int want)
 {
     while (want > 1 && (int64_t)jb->micro * want * (est_sample(&jb->l.m) / 8) > jb->budget) want--;
+    jb->l.valBatch = jb->micro * want;
+    jb->l.valXBytes = jb->l.xBytes * want;
     return want;
 }
 
@@ -690,9 +693,7 @@ static void lk_eval_nograd_big(struct acc *a)
     int mult;
     draw_variant(a, M_ANY, P_ANY, 1);
     draw_job(a, &jb, K_ANY, 0.0, acc_drawf(a, 0.15, 0.4));
-    mult = eval_mult_fit(&jb, 2 + (int)acc_draw(a, 11)); /* no activations kept */
-    jb.l.valBatch = jb.micro * mult;
-    jb.l.valXBytes = jb.l.xBytes * mult;
+    mult = set_eval_mult(&jb, 2 + (int)acc_draw(a, 11)); /* no activations kept */
     if (jb.l.valIters == 0) jb.l.valIters = 4;
     acc_shape(a, "evaluation batch", "%d (%d x training's)", jb.l.valBatch, mult);
     acc_describe(a, "Training whose evaluation runs under torch.no_grad() with a batch several times the training "
@@ -710,9 +711,7 @@ static void lk_eval_sorted(struct acc *a)
     int mult;
     draw_variant(a, M_ANY, P_ANY, 1);
     draw_job(a, &jb, K_LM, 0.0, acc_drawf(a, 0.15, 0.4));
-    mult = eval_mult_fit(&jb, 1 + (int)acc_draw(a, 4));
-    jb.l.valBatch = jb.micro * mult;
-    jb.l.valXBytes = jb.l.xBytes * mult;
+    mult = set_eval_mult(&jb, 1 + (int)acc_draw(a, 4));
     jb.l.valIters = 4 + (int)acc_draw(a, 9);
     jb.l.valLen = 4 + (int)acc_draw(a, 13);
     jb.l.bValSorted = 1;
@@ -756,9 +755,7 @@ static void lk_eval_periodic(struct acc *a)
     int mult;
     draw_variant(a, M_ANY, P_ANY, 1);
     draw_job(a, &jb, K_ANY, 0.0, acc_drawf(a, 0.15, 0.45));
-    mult = eval_mult_fit(&jb, 1 + (int)acc_draw(a, 3));
-    jb.l.valBatch = jb.micro * mult;
-    jb.l.valXBytes = jb.l.xBytes * mult;
+    mult = set_eval_mult(&jb, 1 + (int)acc_draw(a, 3));
     jb.l.epochs = 3 + (int)acc_draw(a, 6);
     jb.l.iters = 4 + (int)acc_draw(a, 9);
     jb.l.valIters = 2 + (int)acc_draw(a, 4);
