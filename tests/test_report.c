@@ -21,6 +21,7 @@ static void build(const char *zPath)
     tg_use(g, 3 * MS, tg_kernel(g, 3 * MS, 4 * MS, "fill"), 0x100000000LL);
     tg_alloc(g, 60 * MS, 0, 3, 0x300000000LL, 64 * MiB, -1);
     tg_oom(g, 70 * MS, 0, 14 * GiB, 1 * GiB, 16 * GiB, s);
+    tg_nvtx(g, 75 * MS, 85 * MS, "val_step"); /* the job goes on after its OOM: what is live at exit is judged */
     tg_alloc(g, 80 * MS, -1, 2, 0x7f0000000000LL, 8 * MiB, -1);
     ASSERT_EQ(0, tg_close(g));
 }
