@@ -42,15 +42,13 @@ static const char *zSiteHelp = " (call sites are recorded by default: keep VRAMT
                                 "do not pass --no-python-stacks to vramtrace record)";
 
 /*
- * The severity of growth by `rise` bytes: high when it is large in itself and against the job (64 MiB
- * and 1 % of the peak), or beyond either's high mark (1 GiB, 10 % of the peak); else medium. A rise of
- * 49 MiB on a 3 GiB job's profiler window is medium, 64 MiB on an 80 GB job's peak of 70 GB too.
+ * The severity of growth by `rise` bytes: high when it is 64 MiB or more, or beyond the high mark of
+ * bytes (1 GiB, 10 % of the peak); else medium: a rise of 49 MiB in a 3 GiB job's profiler window
+ * (1.6 % of its peak) is medium.
  */
 static int growth_sev(const struct vt_trace *t, int64_t rise)
 {
-    int64_t peak = vt__main_peak(t);
-    if (vt__sev_bytes(t, rise) == VT_SEV_HIGH) return VT_SEV_HIGH;
-    return rise >= ((int64_t)64 << 20) && (peak <= 0 || rise * 100 >= peak) ? VT_SEV_HIGH : VT_SEV_MEDIUM;
+    return rise >= ((int64_t)64 << 20) || vt__sev_bytes(t, rise) == VT_SEV_HIGH ? VT_SEV_HIGH : VT_SEV_MEDIUM;
 }
 
 /* One never-freed finding. Returns 0 or -1 (out of memory). */
