@@ -36,8 +36,15 @@ struct vt_pk {
     size_t nStack, nStackAlloc;
     size_t *aMark;           /* mark stack: positions in aStack */
     size_t nMark, nMarkAlloc;
-    struct vt_pkval *aMemo;
+    struct vt_pkval *aMemo;  /* without an index: every entry; with one: the fetched entries only (dense) */
     size_t nMemo, nMemoAlloc;
+    /* the memo-use index (vt__pk_index): for entry i, bit i of aUsed says whether any BINGET fetches it;
+     * aRank[w] counts the bits set in aUsed[0..w); aLeft[rank] the fetches still to come (255: kept to the end) */
+    int bIndexed;
+    uint64_t *aUsed;
+    uint32_t *aRank;
+    uint8_t *aLeft;
+    size_t nIndexed;         /* entries the index covers */
     struct pkobj *pLive;     /* every live object */
     int64_t nLive;
     int proto;
@@ -237,14 +244,37 @@ static void pop_mark(struct vt_pk *p, size_t base)
 
 /* ---- memo ---- */
 
+/* Where entry idx is kept in aMemo: idx itself without an index; with one, its rank among the fetched
+ * entries, or -1 when nothing fetches it (it is not kept). */
+static int64_t memo_slot(const struct vt_pk *p, uint64_t idx)
+{
+    uint64_t w;
+    if (!p->bIndexed) return (int64_t)idx;
+    if (idx >= p->nIndexed) return -1;
+    w = p->aUsed[idx >> 6];
+    if (!(w >> (idx & 63) & 1)) return -1;
+    return (int64_t)p->aRank[idx >> 6] + __builtin_popcountll(w & ((UINT64_C(1) << (idx & 63)) - 1));
+}
+
 static int memo_put(struct vt_pk *p, uint64_t idx)
 {
     struct vt_pkval *v;
+    int64_t slot;
     int rc;
     if (p->nStack == 0) return fail(p, VT_PK_ECORRUPT, "memo store from an empty stack");
     /* Python's pickler numbers memo entries 0, 1, 2...: a later index is not from it, and bounding
      * it keeps the memo proportional to the input */
     if (idx > p->nMemo) return fail(p, VT_PK_ECORRUPT, "memo index %llu out of order", (unsigned long long)idx);
+    if (p->bIndexed) { /* only what a later BINGET fetches is kept (aMemo was sized by the index) */
+        if (idx == p->nMemo) p->nMemo++;
+        if ((slot = memo_slot(p, idx)) < 0) return 0;
+        v = &p->aStack[p->nStack - 1];
+        if ((rc = val_ref(p, v)) != 0) return rc;
+        if (p->aMemo[slot].type != MEMO_EMPTY && p->aMemo[slot].type != MEMO_DROPPED) val_unref(p, &p->aMemo[slot]);
+        p->aMemo[slot] = *v;
+        if (v->type >= VT_PK_STR && v->type <= VT_PK_DICT) v->u.p->iMemo = (int64_t)idx;
+        return 0;
+    }
     if (idx == p->nMemo) {
         if (p->nMemo == p->nMemoAlloc) {
             size_t n = p->nMemoAlloc ? p->nMemoAlloc * 2 : 1024;
@@ -267,16 +297,24 @@ static int memo_put(struct vt_pk *p, uint64_t idx)
 static int memo_get(struct vt_pk *p, uint64_t idx)
 {
     struct vt_pkval v;
+    int64_t slot = idx < p->nMemo ? memo_slot(p, idx) : -1;
     int rc;
-    if (idx >= p->nMemo || p->aMemo[idx].type == MEMO_EMPTY)
+    if (slot < 0 || p->aMemo[slot].type == MEMO_EMPTY)
         return fail(p, VT_PK_ECORRUPT, "memo index %llu was never stored", (unsigned long long)idx);
-    if (p->aMemo[idx].type == MEMO_DROPPED)
+    if (p->aMemo[slot].type == MEMO_DROPPED)
         return fail(p, VT_PK_EUNSUPPORTED,
                     "memo entry %llu refers to an object already consumed while streaming (an event shared "
                     "by two places): not a layout this reader streams",
                     (unsigned long long)idx);
-    v = p->aMemo[idx];
+    v = p->aMemo[slot];
     if ((rc = val_ref(p, &v)) != 0) return rc;
+    /* with an index, the entry's last fetch releases the memo's reference: the object lives on only
+     * where it was put */
+    if (p->bIndexed && p->aLeft[slot] != 255 && --p->aLeft[slot] == 0) {
+        if (v.type >= VT_PK_STR && v.type <= VT_PK_DICT) v.u.p->iMemo = -1;
+        val_unref(p, &p->aMemo[slot]);
+        p->aMemo[slot].type = MEMO_EMPTY;
+    }
     return push(p, v);
 }
 
@@ -286,11 +324,13 @@ static void memo_drop(struct vt_pk *p, struct vt_pkval *v)
     struct vt_pkobj *o;
     if (v->type < VT_PK_STR || v->type > VT_PK_DICT) return;
     o = v->u.p;
-    if (o->iMemo >= 0 && (size_t)o->iMemo < p->nMemo && p->aMemo[o->iMemo].type == v->type &&
-        p->aMemo[o->iMemo].u.p == o) {
-        val_unref(p, &p->aMemo[o->iMemo]);
-        p->aMemo[o->iMemo].type = MEMO_DROPPED;
-        o->iMemo = -1;
+    if (o->iMemo >= 0 && (size_t)o->iMemo < p->nMemo) {
+        int64_t slot = memo_slot(p, (uint64_t)o->iMemo);
+        if (slot >= 0 && p->aMemo[slot].type == v->type && p->aMemo[slot].u.p == o) {
+            val_unref(p, &p->aMemo[slot]);
+            p->aMemo[slot].type = MEMO_DROPPED;
+            o->iMemo = -1;
+        }
     }
 }
 
@@ -686,6 +726,184 @@ static int run(struct vt_pk *p)
     }
 }
 
+/* ---- the memo-use index ---- */
+
+/* Pass over n bytes of input without keeping them. Returns 0 or an error. */
+static int skip(struct vt_pk *p, uint64_t n)
+{
+    while (n > 0) {
+        size_t k = p->nBuf - p->iPos;
+        int rc;
+        if (k == 0) {
+            if ((rc = need(p, 1)) != 0) return rc;
+            k = p->nBuf - p->iPos;
+        }
+        if (k > n) k = (size_t)n;
+        p->iPos += k;
+        n -= k;
+    }
+    return 0;
+}
+
+/* Count one more fetch of entry idx in aLeft (indexed by entry here; saturates at 255). */
+static int count_get(struct vt_pk *p, uint64_t idx)
+{
+    if (idx >= p->nMemo) return VT_PK_ECORRUPT; /* never stored: the reading run says so */
+    if (p->aLeft[idx] != 255) p->aLeft[idx]++;
+    return 0;
+}
+
+/* One memo entry stored at idx (in order, as memo_put requires); aLeft grows with it. Returns 0 or an error. */
+static int count_put(struct vt_pk *p, uint64_t idx)
+{
+    if (idx > p->nMemo) return VT_PK_ECORRUPT;
+    if (idx < p->nMemo) return 0;
+    if (p->nMemo == p->nMemoAlloc) {
+        size_t n = p->nMemoAlloc ? p->nMemoAlloc * 2 : 4096;
+        uint8_t *a = realloc(p->aLeft, n);
+        if (!a) return fail(p, VT_PK_ENOMEM, "out of memory");
+        memset(a + p->nMemoAlloc, 0, n - p->nMemoAlloc);
+        p->aLeft = a;
+        p->nMemoAlloc = n;
+    }
+    p->nMemo++;
+    return 0;
+}
+
+/*
+ * Scan every opcode up to STOP, counting the fetches of each memo entry into aLeft. Nothing is built:
+ * only lengths are read. Returns 0 when STOP was reached, else nonzero (the input is not one this
+ * reader accepts; the reading run will say why).
+ */
+static int scan(struct vt_pk *p)
+{
+    int rc;
+    for (;;) {
+        uint8_t op;
+        uint64_t n;
+        if ((rc = need(p, 1)) != 0) return rc;
+        op = p->aBuf[p->iPos++];
+        switch (op) {
+        case '.': return 0;
+        case '(': case '0': case '1': case '2': case 'N': case 0x88: case 0x89: case 0x98: case ']': case 0x8f:
+        case '}': case ')': case 0x85: case 0x86: case 0x87: case 't': case 'l': case 0x91: case 'd': case 'a':
+        case 's': case 'e': case 'u': case 0x90:
+            break;
+        case 0x80: case 'K': n = 1; goto fixed;
+        case 'M': n = 2; goto fixed;
+        case 'J': n = 4; goto fixed;
+        case 'G': case 0x95: n = 8; goto fixed;
+        fixed:
+            if ((rc = skip(p, n)) != 0) return rc;
+            break;
+        case 0x8a: case 0x8c: case 'U': case 'C': /* a 1-byte length */
+            if ((rc = need(p, 1)) != 0) return rc;
+            n = p->aBuf[p->iPos++];
+            if ((rc = skip(p, n)) != 0) return rc;
+            break;
+        case 0x8b: case 'X': case 'T': case 'B': /* a 4-byte length */
+            if ((rc = need(p, 4)) != 0) return rc;
+            n = le(p->aBuf + p->iPos, 4);
+            p->iPos += 4;
+            if (op == 0x8b && n > 0x7fffffff) return VT_PK_ECORRUPT;
+            if ((rc = skip(p, n)) != 0) return rc;
+            break;
+        case 0x8d: case 0x8e: case 0x96: /* an 8-byte length */
+            if ((rc = need(p, 8)) != 0) return rc;
+            n = le(p->aBuf + p->iPos, 8);
+            p->iPos += 8;
+            if (n > VT_PK_STR_MAX) return VT_PK_EUNSUPPORTED;
+            if ((rc = skip(p, n)) != 0) return rc;
+            break;
+        case 'h':
+            if ((rc = need(p, 1)) != 0) return rc;
+            if ((rc = count_get(p, p->aBuf[p->iPos++])) != 0) return rc;
+            break;
+        case 'j':
+            if ((rc = need(p, 4)) != 0) return rc;
+            p->iPos += 4;
+            if ((rc = count_get(p, le(p->aBuf + p->iPos - 4, 4))) != 0) return rc;
+            break;
+        case 'q':
+            if ((rc = need(p, 1)) != 0) return rc;
+            if ((rc = count_put(p, p->aBuf[p->iPos++])) != 0) return rc;
+            break;
+        case 'r':
+            if ((rc = need(p, 4)) != 0) return rc;
+            p->iPos += 4;
+            if ((rc = count_put(p, le(p->aBuf + p->iPos - 4, 4))) != 0) return rc;
+            break;
+        case 0x94:
+            if ((rc = count_put(p, p->nMemo)) != 0) return rc;
+            break;
+        default: /* refused or unknown: the reading run says which */
+            return VT_PK_ECORRUPT;
+        }
+    }
+}
+
+int vt__pk_index(struct vt_pk *p, struct vt__src *pre)
+{
+    struct vt__src *in = p->in;
+    size_t nWord, nKept = 0;
+    int rc;
+    if (p->nBase || p->nBuf || p->nMemo || p->bIndexed) return VT_PK_OK; /* only before reading */
+    p->in = pre;
+    rc = scan(p);
+    p->in = in;
+    p->iPos = p->nBuf = 0;
+    p->nBase = 0;
+    p->bEof = 0;
+    if (rc == VT_PK_ENOMEM) {
+        free(p->aLeft);
+        p->aLeft = NULL;
+        p->nMemo = p->nMemoAlloc = 0;
+        return rc;
+    }
+    p->zErr[0] = 0;
+    if (rc != 0) { /* not one this reader accepts: read without an index, to fail with the right message */
+        free(p->aLeft);
+        p->aLeft = NULL;
+        p->nMemo = p->nMemoAlloc = 0;
+        return VT_PK_OK;
+    }
+    /* the entries fetched: a bit each, a count every 64, and their fetches to come, densely */
+    nWord = p->nMemo / 64 + 1;
+    p->aUsed = calloc(nWord, sizeof *p->aUsed);
+    p->aRank = malloc(nWord * sizeof *p->aRank);
+    if (!p->aUsed || !p->aRank) goto oom;
+    for (size_t i = 0; i < p->nMemo; i++) {
+        if (i % 64 == 0) p->aRank[i / 64] = (uint32_t)nKept;
+        if (p->aLeft[i]) {
+            if (nKept == UINT32_MAX) goto oom;
+            p->aUsed[i / 64] |= UINT64_C(1) << (i % 64);
+            p->aLeft[nKept++] = p->aLeft[i]; /* nKept <= i: compacted in place */
+        }
+    }
+    if (p->nMemo % 64 == 0) p->aRank[p->nMemo / 64] = (uint32_t)nKept;
+    {
+        uint8_t *a = realloc(p->aLeft, nKept ? nKept : 1);
+        if (a) p->aLeft = a;
+    }
+    p->aMemo = malloc((nKept ? nKept : 1) * sizeof *p->aMemo);
+    if (!p->aMemo) goto oom;
+    for (size_t i = 0; i < nKept; i++) p->aMemo[i].type = MEMO_EMPTY;
+    p->nIndexed = p->nMemo;
+    p->nMemo = 0;
+    p->nMemoAlloc = nKept;
+    p->bIndexed = 1;
+    return VT_PK_OK;
+oom:
+    free(p->aUsed);
+    free(p->aRank);
+    free(p->aLeft);
+    p->aUsed = NULL;
+    p->aRank = NULL;
+    p->aLeft = NULL;
+    p->nMemo = p->nMemoAlloc = 0;
+    return fail(p, VT_PK_ENOMEM, "out of memory");
+}
+
 /* ---- public face ---- */
 
 struct vt_pk *vt__pk_new(struct vt__src *in, vt_pk_child_fn xChild, void *pArg)
@@ -741,6 +959,9 @@ void vt__pk_free(struct vt_pk *p)
     free(p->aStack);
     free(p->aMark);
     free(p->aMemo);
+    free(p->aUsed);
+    free(p->aRank);
+    free(p->aLeft);
     free(p->aBuf);
     free(p);
 }

@@ -26,8 +26,10 @@
  *
  * Bounds: string and bytes length (VT_PK_STR_MAX, storage grown only as the
  * bytes arrive), memo indices only in the order Python's pickler writes them,
- * so memory grows at most linearly with the input read; nothing recurses on the
- * input's nesting; a truncated or hostile input fails with one message.
+ * so memory grows at most linearly with the input read (with vt__pk_index, by
+ * a byte and a bit per memo entry plus what is still to be fetched); nothing
+ * recurses on the input's nesting; a truncated or hostile input fails with one
+ * message.
  */
 
 #define VT_PK_STR_MAX (1 << 30)
@@ -103,6 +105,18 @@ struct vt_pk;
 
 /* A reader over in (not owned). xChild may be NULL (keep everything). Returns NULL when out of memory. */
 struct vt_pk *vt__pk_new(struct vt__src *in, vt_pk_child_fn xChild, void *pArg);
+
+/*
+ * Optional, before vt__pk_run: a first pass over the same bytes through pre (a second source,
+ * read to its end and not kept) that builds the memo-use index: which memo entries a later
+ * BINGET fetches, and how often. vt__pk_run then keeps only those entries, and releases each
+ * after its last fetch (an entry fetched 255 times or more stays to the end), so that what the
+ * memo holds is what is still to be shared, not everything ever memoized: an object no BINGET
+ * names lives only as long as its container, and a claimed child is freed at once. Costs a bit
+ * and a byte per memo entry. An input the pass cannot read to its STOP gets no index (the
+ * reading run reports the fault, as without one). Returns VT_PK_OK or VT_PK_ENOMEM.
+ */
+int vt__pk_index(struct vt_pk *p, struct vt__src *pre);
 
 /*
  * Read one pickle up to its STOP. On success returns VT_PK_OK and *pRoot is the
