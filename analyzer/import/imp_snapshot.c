@@ -236,29 +236,31 @@ static int64_t stack_of(struct snap *s, const uint32_t *aIdx, int n)
  */
 static int64_t frames_stack(struct snap *s, const struct vt_pkval *pFrames)
 {
-    uint32_t aIdx[MAX_FRAMES];
-    int n = 0, bLead = 1;
+    uint32_t aIdx[MAX_FRAMES], aNat[MAX_FRAMES];
+    int n = 0, nNat = 0, bLead = 1;
     size_t nItem;
     int64_t id;
     if (!pFrames || pFrames->type != VT_PK_LIST || pFrames->u.p->n == 0) return VT_TB_NULL;
     if (pFrames->u.p->tag) return pFrames->u.p->tag;
     nItem = pFrames->u.p->n;
-    for (size_t i = 0; i < nItem; i++) { /* each dict judged once */
+    for (size_t i = 0; i < nItem; i++) { /* Python frames into aIdx, native ones into aNat, in one pass */
         const struct vt_pkval *f = &pFrames->u.p->u.a[i];
-        if (f->type == VT_PK_DICT && frame_of(s, f->u.p) == -1) return -1;
-    }
-    for (int pass = 0; pass < 2; pass++) { /* Python frames, then native */
-        for (size_t i = 0; i < nItem && n < MAX_FRAMES; i++) {
-            const struct vt_pkval *f = &pFrames->u.p->u.a[i];
-            const struct frm *r;
-            if (f->type != VT_PK_DICT) continue;
-            r = &s->aFrm[f->u.p->tag - 1];
-            if (r->bPy != (pass == 0)) continue;
-            if (pass == 1 && bLead && r->bCapture) continue;
-            if (pass == 1) bLead = 0;
-            aIdx[n++] = (uint32_t)(f->u.p->tag - 1);
+        int64_t k;
+        const struct frm *r;
+        if (f->type != VT_PK_DICT) continue;
+        k = f->u.p->tag > 0 && f->u.p->tag <= s->nFrm ? f->u.p->tag - 1 : frame_of(s, f->u.p);
+        if (k == -1) return -1;
+        r = &s->aFrm[k];
+        if (r->bPy) {
+            if (n < MAX_FRAMES) aIdx[n++] = (uint32_t)k;
+        } else if (!(bLead && r->bCapture)) { /* without the capture's own leading frames */
+            bLead = 0;
+            if (nNat < MAX_FRAMES) aNat[nNat++] = (uint32_t)k;
         }
     }
+    if (nNat > MAX_FRAMES - n) nNat = MAX_FRAMES - n;
+    memcpy(aIdx + n, aNat, (size_t)nNat * sizeof *aNat);
+    n += nNat;
     if (n == 0) return VT_TB_NULL;
     id = stack_of(s, aIdx, n);
     if (id == -1) return -1;

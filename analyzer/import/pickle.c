@@ -47,6 +47,8 @@ struct vt_pk {
     size_t nIndexed;         /* entries the index covers */
     struct pkobj *pLive;     /* every live object */
     int64_t nLive;
+    struct pkobj *pSpare;    /* freed objects kept for reuse (a list through pNext): events come and go */
+    int nSpare;
     int proto;
     int64_t iOp;             /* offset of the opcode being run */
     char zErr[256];
@@ -71,8 +73,13 @@ static int fail(struct vt_pk *p, int rc, const char *zFmt, ...)
 /* A new object of type t with one reference, on the live list; NULL when out of memory. */
 static struct vt_pkobj *obj_new(struct vt_pk *p, int t)
 {
-    struct pkobj *x = malloc(sizeof *x);
-    if (!x) return NULL;
+    struct pkobj *x = p->pSpare;
+    if (x) {
+        p->pSpare = x->pNext;
+        p->nSpare--;
+    } else if (!(x = malloc(sizeof *x))) {
+        return NULL;
+    }
     x->o.nRef = 1;
     x->o.type = (uint32_t)t;
     x->o.iMemo = -1;
@@ -96,7 +103,13 @@ static void obj_destroy(struct vt_pk *p, struct pkobj *x)
     p->nLive--;
     if (x->o.type == VT_PK_STR || x->o.type == VT_PK_BYTES) free(x->o.u.z);
     else free(x->o.u.a);
-    free(x);
+    if (p->nSpare < 4096) {
+        x->pNext = p->pSpare;
+        p->pSpare = x;
+        p->nSpare++;
+    } else {
+        free(x);
+    }
 }
 
 /* Release one reference; objects left without any are freed, their children released in turn. */
@@ -152,10 +165,9 @@ static int obj_reserve(struct vt_pk *p, struct vt_pkobj *o, size_t n)
 
 /* ---- input ---- */
 
-/* Make at least n bytes available at aBuf[iPos] (n <= BUF_SIZE). Returns 0, VT_PK_ETRUNC or VT_PK_EIO. */
-static int need(struct vt_pk *p, size_t n)
+/* need()'s slow path: refill the buffer. */
+static int refill(struct vt_pk *p, size_t n)
 {
-    if (p->nBuf - p->iPos >= n) return 0;
     if (p->iPos > 0) {
         memmove(p->aBuf, p->aBuf + p->iPos, p->nBuf - p->iPos);
         p->nBase += (int64_t)p->iPos;
@@ -170,6 +182,12 @@ static int need(struct vt_pk *p, size_t n)
     }
     if (p->nBuf < n) return fail(p, VT_PK_ETRUNC, "truncated: the input ends inside the pickle");
     return 0;
+}
+
+/* Make at least n bytes available at aBuf[iPos] (n <= BUF_SIZE). Returns 0, VT_PK_ETRUNC or VT_PK_EIO. */
+static inline int need(struct vt_pk *p, size_t n)
+{
+    return p->nBuf - p->iPos >= n ? 0 : refill(p, n);
 }
 
 /* Copy n bytes of input into dst (any n). Returns 0 or an error. */
@@ -201,9 +219,10 @@ static uint64_t le(const uint8_t *b, int n)
 
 /* ---- the stack ---- */
 
-static int push(struct vt_pk *p, struct vt_pkval v)
+/* Push v (its reference moves to the stack). Returns 0 or an out-of-memory error (v released). */
+static int push_grow(struct vt_pk *p, struct vt_pkval v)
 {
-    if (p->nStack == p->nStackAlloc) {
+    {
         size_t n = p->nStackAlloc ? p->nStackAlloc * 2 : 256;
         struct vt_pkval *a = realloc(p->aStack, n * sizeof *a);
         if (!a) {
@@ -213,6 +232,13 @@ static int push(struct vt_pk *p, struct vt_pkval v)
         p->aStack = a;
         p->nStackAlloc = n;
     }
+    p->aStack[p->nStack++] = v;
+    return 0;
+}
+
+static inline int push(struct vt_pk *p, struct vt_pkval v)
+{
+    if (p->nStack == p->nStackAlloc) return push_grow(p, v);
     p->aStack[p->nStack++] = v;
     return 0;
 }
@@ -246,14 +272,19 @@ static void pop_mark(struct vt_pk *p, size_t base)
 
 /* Where entry idx is kept in aMemo: idx itself without an index; with one, its rank among the fetched
  * entries, or -1 when nothing fetches it (it is not kept). */
-static int64_t memo_slot(const struct vt_pk *p, uint64_t idx)
+static inline int64_t memo_slot(const struct vt_pk *p, uint64_t idx)
 {
     uint64_t w;
     if (!p->bIndexed) return (int64_t)idx;
     if (idx >= p->nIndexed) return -1;
     w = p->aUsed[idx >> 6];
     if (!(w >> (idx & 63) & 1)) return -1;
-    return (int64_t)p->aRank[idx >> 6] + __builtin_popcountll(w & ((UINT64_C(1) << (idx & 63)) - 1));
+    /* the bits set below idx's, counted in the word (SWAR: no popcount instruction assumed) */
+    w &= (UINT64_C(1) << (idx & 63)) - 1;
+    w -= (w >> 1) & UINT64_C(0x5555555555555555);
+    w = (w & UINT64_C(0x3333333333333333)) + ((w >> 2) & UINT64_C(0x3333333333333333));
+    w = (w + (w >> 4)) & UINT64_C(0x0f0f0f0f0f0f0f0f);
+    return (int64_t)p->aRank[idx >> 6] + (int64_t)((w * UINT64_C(0x0101010101010101)) >> 56);
 }
 
 static int memo_put(struct vt_pk *p, uint64_t idx)
@@ -427,10 +458,11 @@ static int build_seq(struct vt_pk *p, int t, size_t base)
     return push_obj(p, t, o);
 }
 
-/* Offer one child to the callback, then add it to o (or drop it when claimed). pKey: a dict's key, consumed. */
+/* Offer one child to the callback, then add it to o (or drop it when claimed). pKey: a dict's key, consumed.
+ * The caller has made room in o for the child (obj_reserve). */
 static int add_child(struct vt_pk *p, struct vt_pkobj *o, struct vt_pkval *pKey, struct vt_pkval *pVal)
 {
-    int r = VT_PK_KEEP, rc;
+    int r = VT_PK_KEEP;
     if (p->xChild) r = p->xChild(p->pArg, o, pKey, pVal);
     if (r < 0) {
         val_unref(p, pVal);
@@ -442,11 +474,6 @@ static int add_child(struct vt_pk *p, struct vt_pkobj *o, struct vt_pkval *pKey,
         val_unref(p, pVal);
         if (pKey) val_unref(p, pKey);
         return 0;
-    }
-    if ((rc = obj_reserve(p, o, 1)) != 0) {
-        val_unref(p, pVal);
-        if (pKey) val_unref(p, pKey);
-        return rc;
     }
     if (pKey) {
         o->u.a[2 * o->n] = *pKey;
@@ -956,6 +983,11 @@ void vt__pk_free(struct vt_pk *p)
     if (!p) return;
     /* everything the reader built goes, cycles included: no reference counting needed here */
     while (p->pLive) obj_destroy(p, p->pLive);
+    while (p->pSpare) {
+        struct pkobj *x = p->pSpare;
+        p->pSpare = x->pNext;
+        free(x);
+    }
     free(p->aStack);
     free(p->aMark);
     free(p->aMemo);
