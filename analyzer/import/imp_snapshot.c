@@ -126,8 +126,13 @@ static int capture_frame(const char *zName)
                      strstr(zName, "::gather_with_cpp()") != NULL);
 }
 
+/* A frame dict's tag: its index in aFrm + 1, shifted, with its two flags below. */
+#define FRM_PY 2
+#define FRM_CAPTURE 1
+#define FRM_INDEX(tag) (((tag) >> 2) - 1)
+
 /*
- * The frame a frame dict stands for, judged once per dict (the dict's tag holds its index + 1:
+ * The frame a frame dict stands for, judged once per dict (the dict's tag holds its index + 1 and flags:
  * PyTorch's snapshots share one dict per distinct frame; the dict lives as long as something may
  * still fetch it). Its strings are interned when a stack first holds it (stack_of), in the order
  * stacks name them. Returns the index, or -1 when out of memory.
@@ -139,7 +144,7 @@ static int64_t frame_of(struct snap *s, struct vt_pkobj *o)
     size_t len;
     int64_t line;
     struct frm *f;
-    if (o->tag > 0 && o->tag <= s->nFrm) return o->tag - 1;
+    if (o->tag >= 4 && FRM_INDEX(o->tag) < s->nFrm) return FRM_INDEX(o->tag);
     if (s->nFrm == s->nFrmAlloc) {
         int64_t n = s->nFrmAlloc ? s->nFrmAlloc * 2 : 256;
         struct frm *a = realloc(s->aFrm, (size_t)n * sizeof *a);
@@ -158,7 +163,7 @@ static int64_t frame_of(struct snap *s, struct vt_pkobj *o)
     f->zName = zName;
     f->zFile = zFile && strcmp(zFile, "??") && zFile[0] ? zFile : NULL;
     f->fn = f->file = -2; /* not interned yet */
-    o->tag = ++s->nFrm;
+    o->tag = (++s->nFrm << 2) | (f->bPy ? FRM_PY : 0) | (f->bCapture ? FRM_CAPTURE : 0);
     return s->nFrm - 1;
 }
 
@@ -245,17 +250,17 @@ static int64_t frames_stack(struct snap *s, const struct vt_pkval *pFrames)
     nItem = pFrames->u.p->n;
     for (size_t i = 0; i < nItem; i++) { /* Python frames into aIdx, native ones into aNat, in one pass */
         const struct vt_pkval *f = &pFrames->u.p->u.a[i];
-        int64_t k;
-        const struct frm *r;
+        int64_t tag;
         if (f->type != VT_PK_DICT) continue;
-        k = f->u.p->tag > 0 && f->u.p->tag <= s->nFrm ? f->u.p->tag - 1 : frame_of(s, f->u.p);
-        if (k == -1) return -1;
-        r = &s->aFrm[k];
-        if (r->bPy) {
-            if (n < MAX_FRAMES) aIdx[n++] = (uint32_t)k;
-        } else if (!(bLead && r->bCapture)) { /* without the capture's own leading frames */
+        if ((tag = f->u.p->tag) < 4 || FRM_INDEX(tag) >= s->nFrm) {
+            if (frame_of(s, f->u.p) == -1) return -1;
+            tag = f->u.p->tag;
+        }
+        if (tag & FRM_PY) {
+            if (n < MAX_FRAMES) aIdx[n++] = (uint32_t)FRM_INDEX(tag);
+        } else if (!(bLead && (tag & FRM_CAPTURE))) { /* without the capture's own leading frames */
             bLead = 0;
-            if (nNat < MAX_FRAMES) aNat[nNat++] = (uint32_t)k;
+            if (nNat < MAX_FRAMES) aNat[nNat++] = (uint32_t)FRM_INDEX(tag);
         }
     }
     if (nNat > MAX_FRAMES - n) nNat = MAX_FRAMES - n;
@@ -471,8 +476,12 @@ static int on_child(void *pArg, struct vt_pkobj *pParent, const struct vt_pkval 
 {
     struct snap *s = pArg;
     (void)pKey;
-    /* a dict already judged (a frame dict, shared by many lists) is not an event: its tag says so */
-    if (pParent->type != VT_PK_LIST || pChild->type != VT_PK_DICT || pChild->u.p->tag != 0) return VT_PK_KEEP;
+    /* only dicts added to lists can be events; a dict already judged (a frame dict, shared by many
+     * lists) is not one: its tag says so. A list whose first dict is not an event (frames, segments,
+     * blocks) holds none: its other children are added without being offered */
+    if (pParent->type == VT_PK_DICT) return VT_PK_KEEP_REST;
+    if (pParent->type != VT_PK_LIST || pChild->type != VT_PK_DICT) return VT_PK_KEEP;
+    if (pChild->u.p->tag != 0) return VT_PK_KEEP_REST;
     if (vt__pk_get(pChild, "action")) {
         struct batch *b;
         if (pParent->tag <= 0 || pParent->tag > s->nBatch) { /* a new device_traces list */
@@ -489,7 +498,7 @@ static int on_child(void *pArg, struct vt_pkobj *pParent, const struct vt_pkval 
         return VT_PK_CLAIM;
     }
     pChild->u.p->tag = -1; /* judged: not an event (frame_of may give it a frame's index) */
-    return VT_PK_KEEP;
+    return VT_PK_KEEP_REST;
 }
 
 /* The batch holding device d's events, or NULL. */

@@ -22,6 +22,7 @@
 struct pkobj {
     struct vt_pkobj o;
     struct pkobj *pPrev, *pNext, *pFree;
+    int bNoOffer; /* the callback said VT_PK_KEEP_REST: later children are added without asking */
 };
 
 struct vt_pk {
@@ -87,6 +88,7 @@ static struct vt_pkobj *obj_new(struct vt_pk *p, int t)
     x->o.n = x->o.nAlloc = 0;
     x->o.u.a = NULL;
     x->pPrev = x->pFree = NULL;
+    x->bNoOffer = 0;
     x->pNext = p->pLive;
     p->nLive++;
     if (p->pLive) p->pLive->pPrev = x;
@@ -324,8 +326,8 @@ static int memo_put(struct vt_pk *p, uint64_t idx)
     return 0;
 }
 
-/* Push a new reference to memo entry idx: an error for an entry never stored or already claimed. */
-static int memo_get(struct vt_pk *p, uint64_t idx)
+/* memo_get's slow path: every check, and the error for an entry never stored or already claimed. */
+static int memo_get_slow(struct vt_pk *p, uint64_t idx)
 {
     struct vt_pkval v;
     int64_t slot = idx < p->nMemo ? memo_slot(p, idx) : -1;
@@ -347,6 +349,22 @@ static int memo_get(struct vt_pk *p, uint64_t idx)
         p->aMemo[slot].type = MEMO_EMPTY;
     }
     return push(p, v);
+}
+
+/* Push a new reference to memo entry idx: an error for an entry never stored or already claimed. The
+ * common case (an object kept to the end, room on the stack) inline; everything else in memo_get_slow. */
+static inline int memo_get(struct vt_pk *p, uint64_t idx)
+{
+    const struct vt_pkval *m;
+    int64_t slot;
+    if (idx < p->nMemo && p->nStack < p->nStackAlloc && (slot = memo_slot(p, idx)) >= 0 &&
+        (!p->bIndexed || p->aLeft[slot] == 255) && (m = &p->aMemo[slot])->type >= VT_PK_STR &&
+        m->type <= VT_PK_DICT && m->u.p->nRef < UINT32_MAX) {
+        m->u.p->nRef++;
+        p->aStack[p->nStack++] = *m;
+        return 0;
+    }
+    return memo_get_slow(p, idx);
 }
 
 /* A claimed child leaves the memo (a later reference to it is an error, not a use after free). */
@@ -475,6 +493,7 @@ static int add_child(struct vt_pk *p, struct vt_pkobj *o, struct vt_pkval *pKey,
         if (pKey) val_unref(p, pKey);
         return 0;
     }
+    if (r == VT_PK_KEEP_REST) ((struct pkobj *)o)->bNoOffer = 1;
     if (pKey) {
         o->u.a[2 * o->n] = *pKey;
         o->u.a[2 * o->n + 1] = *pVal;
@@ -499,6 +518,13 @@ static int add_items(struct vt_pk *p, size_t base, int bPairs, const char *zOp)
     if ((rc = obj_reserve(p, c->u.p, bPairs ? n / 2 : n)) != 0) return rc;
     for (i = 0; i < n; i += bPairs ? 2 : 1) {
         struct vt_pkval *pv = &p->aStack[base + i];
+        if (!p->xChild || ((struct pkobj *)c->u.p)->bNoOffer) { /* the rest added as they are */
+            struct vt_pkobj *o = c->u.p;
+            memcpy(o->u.a + (bPairs ? 2 : 1) * o->n, pv, (n - i) * sizeof *pv);
+            o->n += bPairs ? (n - i) / 2 : n - i;
+            i = n;
+            break;
+        }
         rc = bPairs ? add_child(p, c->u.p, pv, pv + 1) : add_child(p, c->u.p, NULL, pv);
         pv->type = VT_PK_NONE;
         if (bPairs) pv[1].type = VT_PK_NONE;

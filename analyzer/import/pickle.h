@@ -74,14 +74,16 @@ struct vt_pkobj {
     } u;
 };
 
-/* Callback result: keep the child in its container, or claim it (the reader drops it). */
+/* Callback result: keep the child in its container, claim it (the reader drops it), or keep it and
+ * every later child of the same container without offering them (a list of frames, of segments). */
 #define VT_PK_KEEP 0
 #define VT_PK_CLAIM 1
+#define VT_PK_KEEP_REST 2
 
 /*
  * Called for each child about to be added to pParent (a LIST or DICT; its
  * n is the index the child would get). pKey is the key for a dict, NULL
- * for a list. Returns VT_PK_KEEP, VT_PK_CLAIM, or a negative value to stop
+ * for a list. Returns VT_PK_KEEP, VT_PK_CLAIM, VT_PK_KEEP_REST, or a negative value to stop
  * reading (vt__pk_run then returns VT_PK_ECALLBACK). A claimed child is freed
  * after the call (unless referenced elsewhere): copy what is needed from it.
  */
