@@ -219,6 +219,12 @@ static uint64_t le(const uint8_t *b, int n)
     return v;
 }
 
+/* The 4-byte little-endian unsigned integer at b (one load where the compiler sees it). */
+static inline uint64_t le4(const uint8_t *b)
+{
+    return (uint64_t)b[0] | (uint64_t)b[1] << 8 | (uint64_t)b[2] << 16 | (uint64_t)b[3] << 24;
+}
+
 /* ---- the stack ---- */
 
 /* Push v (its reference moves to the stack). Returns 0 or an out-of-memory error (v released). */
@@ -605,7 +611,7 @@ static int run(struct vt_pk *p)
         case 'J': /* BININT */
             if ((rc = need(p, 4)) != 0) return rc;
             v.type = VT_PK_INT;
-            v.u.i = (int32_t)(uint32_t)le(p->aBuf + p->iPos, 4);
+            v.u.i = (int32_t)(uint32_t)le4(p->aBuf + p->iPos);
             p->iPos += 4;
             if ((rc = push(p, v)) != 0) return rc;
             break;
@@ -629,7 +635,7 @@ static int run(struct vt_pk *p)
         case 0x8b: { /* LONG4 */
             int32_t n;
             if ((rc = need(p, 4)) != 0) return rc;
-            n = (int32_t)(uint32_t)le(p->aBuf + p->iPos, 4);
+            n = (int32_t)(uint32_t)le4(p->aBuf + p->iPos);
             p->iPos += 4;
             if (n < 0) return fail(p, VT_PK_ECORRUPT, "LONG4 with a negative length");
             if ((rc = push_long(p, (uint64_t)n)) != 0) return rc;
@@ -656,7 +662,7 @@ static int run(struct vt_pk *p)
         case 'B': { /* BINBYTES */
             uint64_t n;
             if ((rc = need(p, 4)) != 0) return rc;
-            n = le(p->aBuf + p->iPos, 4);
+            n = le4(p->aBuf + p->iPos);
             p->iPos += 4;
             if (op == 'T' && n > 0x7fffffff) return fail(p, VT_PK_ECORRUPT, "BINSTRING with a negative length");
             if ((rc = push_blob(p, op == 'B' ? VT_PK_BYTES : VT_PK_STR, n)) != 0) return rc;
@@ -742,7 +748,7 @@ static int run(struct vt_pk *p)
         case 'j': /* LONG_BINGET */
             if ((rc = need(p, 4)) != 0) return rc;
             p->iPos += 4;
-            if ((rc = memo_get(p, le(p->aBuf + p->iPos - 4, 4))) != 0) return rc;
+            if ((rc = memo_get(p, le4(p->aBuf + p->iPos - 4))) != 0) return rc;
             break;
         case 'q': /* BINPUT */
             if ((rc = need(p, 1)) != 0) return rc;
@@ -751,7 +757,7 @@ static int run(struct vt_pk *p)
         case 'r': /* LONG_BINPUT */
             if ((rc = need(p, 4)) != 0) return rc;
             p->iPos += 4;
-            if ((rc = memo_put(p, le(p->aBuf + p->iPos - 4, 4))) != 0) return rc;
+            if ((rc = memo_put(p, le4(p->aBuf + p->iPos - 4))) != 0) return rc;
             break;
         case 0x94: /* MEMOIZE */
             if ((rc = memo_put(p, p->nMemo)) != 0) return rc;
@@ -834,6 +840,51 @@ static int scan(struct vt_pk *p)
     for (;;) {
         uint8_t op;
         uint64_t n;
+        /* the opcodes of PyTorch's snapshots, while the buffer holds a whole one: locals, no calls; any
+         * other opcode, and every case that needs a check, goes by the switch below */
+        {
+            const uint8_t *b = p->aBuf;
+            uint8_t *aLeft = p->aLeft;
+            size_t i = p->iPos, end = p->nBuf, nMemo = p->nMemo, nAlloc = p->nMemoAlloc;
+            while (end - i >= 16) {
+                uint64_t idx;
+                switch (b[i]) {
+                case 'j':
+                    idx = le4(b + i + 1);
+                    if (idx >= nMemo) goto slow;
+                    if (aLeft[idx] != 255) aLeft[idx]++;
+                    i += 5;
+                    continue;
+                case 'h':
+                    idx = b[i + 1];
+                    if (idx >= nMemo) goto slow;
+                    if (aLeft[idx] != 255) aLeft[idx]++;
+                    i += 2;
+                    continue;
+                case 0x94:
+                    if (nMemo == nAlloc) goto slow;
+                    nMemo++;
+                    i++;
+                    continue;
+                case '}': case ']': case '(': case 'u': case 'e': case 's': case 'a': case 0x88: case 0x89: case 'N':
+                case 0x86:
+                    i++;
+                    continue;
+                case 'K': i += 2; continue;
+                case 'M': i += 3; continue;
+                case 'J': i += 5; continue;
+                case 0x8a: /* LONG1 */
+                case 0x8c: /* SHORT_BINUNICODE */
+                    if (end - i < (size_t)b[i + 1] + 2) goto slow;
+                    i += (size_t)b[i + 1] + 2;
+                    continue;
+                default: goto slow;
+                }
+            }
+        slow:
+            p->iPos = i;
+            p->nMemo = nMemo;
+        }
         if ((rc = need(p, 1)) != 0) return rc;
         op = p->aBuf[p->iPos++];
         switch (op) {
@@ -856,7 +907,7 @@ static int scan(struct vt_pk *p)
             break;
         case 0x8b: case 'X': case 'T': case 'B': /* a 4-byte length */
             if ((rc = need(p, 4)) != 0) return rc;
-            n = le(p->aBuf + p->iPos, 4);
+            n = le4(p->aBuf + p->iPos);
             p->iPos += 4;
             if (op == 0x8b && n > 0x7fffffff) return VT_PK_ECORRUPT;
             if ((rc = skip(p, n)) != 0) return rc;
@@ -875,7 +926,7 @@ static int scan(struct vt_pk *p)
         case 'j':
             if ((rc = need(p, 4)) != 0) return rc;
             p->iPos += 4;
-            if ((rc = count_get(p, le(p->aBuf + p->iPos - 4, 4))) != 0) return rc;
+            if ((rc = count_get(p, le4(p->aBuf + p->iPos - 4))) != 0) return rc;
             break;
         case 'q':
             if ((rc = need(p, 1)) != 0) return rc;
@@ -884,7 +935,7 @@ static int scan(struct vt_pk *p)
         case 'r':
             if ((rc = need(p, 4)) != 0) return rc;
             p->iPos += 4;
-            if ((rc = count_put(p, le(p->aBuf + p->iPos - 4, 4))) != 0) return rc;
+            if ((rc = count_put(p, le4(p->aBuf + p->iPos - 4))) != 0) return rc;
             break;
         case 0x94:
             if ((rc = count_put(p, p->nMemo)) != 0) return rc;
