@@ -17,6 +17,7 @@
 #define BUF_SIZE (1 << 20)
 #define MEMO_EMPTY 100   /* memo slot never written */
 #define MEMO_DROPPED 101 /* memo slot whose object a callback claimed */
+#define CHUNK 256        /* kept memo values per chunk (with an index) */
 
 /* The object as allocated: the public part first, then the reader's links. */
 struct pkobj {
@@ -46,6 +47,9 @@ struct vt_pk {
     uint32_t *aRank;
     uint8_t *aLeft;
     size_t nIndexed;         /* entries the index covers */
+    struct vt_pkval **apChunk; /* with an index: the kept values, CHUNK to a chunk (memo_at) */
+    uint16_t *anOpen;        /* per chunk: its entries still to have their last fetch */
+    size_t nChunk;
     struct pkobj *pLive;     /* every live object */
     int64_t nLive;
     struct pkobj *pSpare;    /* freed objects kept for reuse (a list through pNext): events come and go */
@@ -278,7 +282,15 @@ static void pop_mark(struct vt_pk *p, size_t base)
 
 /* ---- memo ---- */
 
-/* Where entry idx is kept in aMemo: idx itself without an index; with one, its rank among the fetched
+/*
+ * Without an index, entry i is aMemo[i]. With one, the entries some BINGET fetches are numbered
+ * densely (their rank, memo_slot) and kept in chunks of CHUNK values, each allocated at its first
+ * store and freed once every entry in it has had its last fetch: entries live briefly (a traceback
+ * list until the free_completed sharing it) except those kept to the end, so the chunks alive are
+ * those few and the ones holding what stays (frame dicts, key strings), not one per entry ever made.
+ */
+
+/* Where entry idx is kept: idx itself without an index; with one, its rank among the fetched
  * entries, or -1 when nothing fetches it (it is not kept). */
 static inline int64_t memo_slot(const struct vt_pk *p, uint64_t idx)
 {
@@ -295,39 +307,63 @@ static inline int64_t memo_slot(const struct vt_pk *p, uint64_t idx)
     return (int64_t)p->aRank[idx >> 6] + (int64_t)((w * UINT64_C(0x0101010101010101)) >> 56);
 }
 
+/* The value kept at slot (memo_slot, >= 0), or NULL where nothing is kept (a chunk not yet made, or
+ * freed: every entry in it had its last fetch). */
+static inline struct vt_pkval *memo_at(const struct vt_pk *p, int64_t slot)
+{
+    struct vt_pkval *a;
+    if (!p->bIndexed) return (size_t)slot < p->nMemo ? &p->aMemo[slot] : NULL;
+    a = p->apChunk[slot / CHUNK];
+    return a ? &a[slot % CHUNK] : NULL;
+}
+
+/* One of the chunk's entries had its last fetch: the chunk is freed after its last entry's. */
+static void chunk_done(struct vt_pk *p, int64_t slot)
+{
+    size_t c = (size_t)slot / CHUNK;
+    if (p->anOpen[c] > 0 && --p->anOpen[c] == 0) {
+        free(p->apChunk[c]);
+        p->apChunk[c] = NULL;
+    }
+}
+
 static int memo_put(struct vt_pk *p, uint64_t idx)
 {
-    struct vt_pkval *v;
+    struct vt_pkval *v, *m;
     int64_t slot;
     int rc;
     if (p->nStack == 0) return fail(p, VT_PK_ECORRUPT, "memo store from an empty stack");
     /* Python's pickler numbers memo entries 0, 1, 2...: a later index is not from it, and bounding
      * it keeps the memo proportional to the input */
     if (idx > p->nMemo) return fail(p, VT_PK_ECORRUPT, "memo index %llu out of order", (unsigned long long)idx);
-    if (p->bIndexed) { /* only what a later BINGET fetches is kept (aMemo was sized by the index) */
+    if (p->bIndexed) { /* only what a later BINGET fetches is kept */
+        size_t c;
         if (idx == p->nMemo) p->nMemo++;
         if ((slot = memo_slot(p, idx)) < 0) return 0;
-        v = &p->aStack[p->nStack - 1];
-        if ((rc = val_ref(p, v)) != 0) return rc;
-        if (p->aMemo[slot].type != MEMO_EMPTY && p->aMemo[slot].type != MEMO_DROPPED) val_unref(p, &p->aMemo[slot]);
-        p->aMemo[slot] = *v;
-        if (v->type >= VT_PK_STR && v->type <= VT_PK_DICT) v->u.p->iMemo = (int64_t)idx;
-        return 0;
-    }
-    if (idx == p->nMemo) {
-        if (p->nMemo == p->nMemoAlloc) {
-            size_t n = p->nMemoAlloc ? p->nMemoAlloc * 2 : 1024;
-            struct vt_pkval *a = realloc(p->aMemo, n * sizeof *a);
-            if (!a) return fail(p, VT_PK_ENOMEM, "out of memory");
-            p->aMemo = a;
-            p->nMemoAlloc = n;
+        c = (size_t)slot / CHUNK;
+        if (!p->apChunk[c]) {
+            if (p->anOpen[c] == 0) return 0; /* stored again after its last fetch: nothing fetches it now */
+            if (!(p->apChunk[c] = malloc(CHUNK * sizeof *p->apChunk[c]))) return fail(p, VT_PK_ENOMEM, "out of memory");
+            for (size_t i = 0; i < CHUNK; i++) p->apChunk[c][i].type = MEMO_EMPTY;
         }
-        p->aMemo[p->nMemo++].type = MEMO_EMPTY;
+        m = &p->apChunk[c][slot % CHUNK];
+    } else {
+        if (idx == p->nMemo) {
+            if (p->nMemo == p->nMemoAlloc) {
+                size_t n = p->nMemoAlloc ? p->nMemoAlloc * 2 : 1024;
+                struct vt_pkval *a = realloc(p->aMemo, n * sizeof *a);
+                if (!a) return fail(p, VT_PK_ENOMEM, "out of memory");
+                p->aMemo = a;
+                p->nMemoAlloc = n;
+            }
+            p->aMemo[p->nMemo++].type = MEMO_EMPTY;
+        }
+        m = &p->aMemo[idx];
     }
     v = &p->aStack[p->nStack - 1];
     if ((rc = val_ref(p, v)) != 0) return rc;
-    if (p->aMemo[idx].type != MEMO_EMPTY && p->aMemo[idx].type != MEMO_DROPPED) val_unref(p, &p->aMemo[idx]);
-    p->aMemo[idx] = *v;
+    if (m->type != MEMO_EMPTY && m->type != MEMO_DROPPED) val_unref(p, m);
+    *m = *v;
     if (v->type >= VT_PK_STR && v->type <= VT_PK_DICT) v->u.p->iMemo = (int64_t)idx;
     return 0;
 }
@@ -335,24 +371,26 @@ static int memo_put(struct vt_pk *p, uint64_t idx)
 /* memo_get's slow path: every check, and the error for an entry never stored or already claimed. */
 static int memo_get_slow(struct vt_pk *p, uint64_t idx)
 {
-    struct vt_pkval v;
+    struct vt_pkval v, *m = NULL;
     int64_t slot = idx < p->nMemo ? memo_slot(p, idx) : -1;
     int rc;
-    if (slot < 0 || p->aMemo[slot].type == MEMO_EMPTY)
+    if (slot >= 0) m = memo_at(p, slot);
+    if (!m || m->type == MEMO_EMPTY)
         return fail(p, VT_PK_ECORRUPT, "memo index %llu was never stored", (unsigned long long)idx);
-    if (p->aMemo[slot].type == MEMO_DROPPED)
+    if (m->type == MEMO_DROPPED)
         return fail(p, VT_PK_EUNSUPPORTED,
                     "memo entry %llu refers to an object already consumed while streaming (an event shared "
                     "by two places): not a layout this reader streams",
                     (unsigned long long)idx);
-    v = p->aMemo[slot];
+    v = *m;
     if ((rc = val_ref(p, &v)) != 0) return rc;
     /* with an index, the entry's last fetch releases the memo's reference: the object lives on only
      * where it was put */
     if (p->bIndexed && p->aLeft[slot] != 255 && --p->aLeft[slot] == 0) {
         if (v.type >= VT_PK_STR && v.type <= VT_PK_DICT) v.u.p->iMemo = -1;
-        val_unref(p, &p->aMemo[slot]);
-        p->aMemo[slot].type = MEMO_EMPTY;
+        val_unref(p, m);
+        m->type = MEMO_EMPTY;
+        chunk_done(p, slot);
     }
     return push(p, v);
 }
@@ -364,7 +402,7 @@ static inline int memo_get(struct vt_pk *p, uint64_t idx)
     const struct vt_pkval *m;
     int64_t slot;
     if (idx < p->nMemo && p->nStack < p->nStackAlloc && (slot = memo_slot(p, idx)) >= 0 &&
-        (!p->bIndexed || p->aLeft[slot] == 255) && (m = &p->aMemo[slot])->type >= VT_PK_STR &&
+        (!p->bIndexed || p->aLeft[slot] == 255) && (m = memo_at(p, slot)) != NULL && m->type >= VT_PK_STR &&
         m->type <= VT_PK_DICT && m->u.p->nRef < UINT32_MAX) {
         m->u.p->nRef++;
         p->aStack[p->nStack++] = *m;
@@ -381,9 +419,10 @@ static void memo_drop(struct vt_pk *p, struct vt_pkval *v)
     o = v->u.p;
     if (o->iMemo >= 0 && (size_t)o->iMemo < p->nMemo) {
         int64_t slot = memo_slot(p, (uint64_t)o->iMemo);
-        if (slot >= 0 && p->aMemo[slot].type == v->type && p->aMemo[slot].u.p == o) {
-            val_unref(p, &p->aMemo[slot]);
-            p->aMemo[slot].type = MEMO_DROPPED;
+        struct vt_pkval *m = slot >= 0 ? memo_at(p, slot) : NULL;
+        if (m && m->type == v->type && m->u.p == o) {
+            val_unref(p, m);
+            m->type = MEMO_DROPPED;
             o->iMemo = -1;
         }
     }
@@ -989,9 +1028,12 @@ int vt__pk_index(struct vt_pk *p, struct vt__src *pre)
         uint8_t *a = realloc(p->aLeft, nKept ? nKept : 1);
         if (a) p->aLeft = a;
     }
-    p->aMemo = malloc((nKept ? nKept : 1) * sizeof *p->aMemo);
-    if (!p->aMemo) goto oom;
-    for (size_t i = 0; i < nKept; i++) p->aMemo[i].type = MEMO_EMPTY;
+    p->nChunk = nKept / CHUNK + 1;
+    p->apChunk = calloc(p->nChunk, sizeof *p->apChunk);
+    p->anOpen = malloc(p->nChunk * sizeof *p->anOpen);
+    if (!p->apChunk || !p->anOpen) goto oom;
+    for (size_t c = 0; c < p->nChunk; c++) /* entries kept to the end never count down: their chunk stays */
+        p->anOpen[c] = (uint16_t)(c + 1 < p->nChunk ? CHUNK : nKept % CHUNK);
     p->nIndexed = p->nMemo;
     p->nMemo = 0;
     p->nMemoAlloc = nKept;
@@ -1001,9 +1043,14 @@ oom:
     free(p->aUsed);
     free(p->aRank);
     free(p->aLeft);
+    free(p->apChunk);
+    free(p->anOpen);
     p->aUsed = NULL;
     p->aRank = NULL;
     p->aLeft = NULL;
+    p->apChunk = NULL;
+    p->anOpen = NULL;
+    p->nChunk = 0;
     p->nMemo = p->nMemoAlloc = 0;
     return fail(p, VT_PK_ENOMEM, "out of memory");
 }
@@ -1071,6 +1118,9 @@ void vt__pk_free(struct vt_pk *p)
     free(p->aUsed);
     free(p->aRank);
     free(p->aLeft);
+    for (size_t c = 0; c < p->nChunk; c++) free(p->apChunk[c]);
+    free(p->apChunk);
+    free(p->anOpen);
     free(p->aBuf);
     free(p);
 }
