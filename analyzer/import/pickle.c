@@ -397,7 +397,7 @@ static int memo_get_slow(struct vt_pk *p, uint64_t idx)
 
 /* Push a new reference to memo entry idx: an error for an entry never stored or already claimed. The
  * common case (an object kept to the end, room on the stack) inline; everything else in memo_get_slow. */
-static inline int memo_get(struct vt_pk *p, uint64_t idx)
+static inline __attribute__((always_inline)) int memo_get(struct vt_pk *p, uint64_t idx)
 {
     const struct vt_pkval *m;
     int64_t slot;
