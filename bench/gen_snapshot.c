@@ -293,8 +293,8 @@ static const char *const azOp[N_OPS] = {
     "contiguous", "empty_strided", "native_layer_norm", "cross_entropy", "sum"};
 static const char *const azArgs[] = {
     "at::Tensor const&, at::Tensor const&",
-    "c10::ArrayRef<c10::SymInt>, std::optional<c10::ScalarType>, std::optional<c10::Layout>, "
-    "std::optional<c10::Device>, std::optional<bool>, std::optional<c10::MemoryFormat>",
+    ("c10::ArrayRef<c10::SymInt>, std::optional<c10::ScalarType>, std::optional<c10::Layout>, "
+     "std::optional<c10::Device>, std::optional<bool>, std::optional<c10::MemoryFormat>"),
     "at::Tensor const&, c10::Scalar const&, c10::Scalar const&",
     "c10::DispatchKeySet, at::Tensor const&, at::Tensor const&, c10::Scalar const&",
     "at::Tensor const&, long, std::optional<c10::ScalarType>"};
@@ -321,12 +321,12 @@ static const char *const azTail[][2] = {
     {"_start", "??"}};
 static const char *const azAutograd[] = {
     "torch::autograd::Node::operator()(std::vector<at::Tensor, std::allocator<at::Tensor> >&&)",
-    "torch::autograd::Engine::evaluate_function(std::shared_ptr<torch::autograd::GraphTask>&, "
-    "torch::autograd::Node*, torch::autograd::InputBuffer&, std::shared_ptr<torch::autograd::ReadyQueue> const&)",
+    ("torch::autograd::Engine::evaluate_function(std::shared_ptr<torch::autograd::GraphTask>&, "
+     "torch::autograd::Node*, torch::autograd::InputBuffer&, std::shared_ptr<torch::autograd::ReadyQueue> const&)"),
     "torch::autograd::Engine::thread_main(std::shared_ptr<torch::autograd::GraphTask> const&)",
     "torch::autograd::Engine::thread_init(int, std::shared_ptr<torch::autograd::ReadyQueue> const&, bool)",
-    "torch::autograd::python::PythonEngine::thread_init(int, std::shared_ptr<torch::autograd::ReadyQueue> "
-    "const&, bool)",
+    ("torch::autograd::python::PythonEngine::thread_init(int, std::shared_ptr<torch::autograd::ReadyQueue> "
+     "const&, bool)"),
     "execute_native_thread_routine",
     "start_thread",
     "clone"};
@@ -372,23 +372,23 @@ static int make_frames(struct world *g, struct pools *p, uint64_t *r)
     static const char *const azCap[3] = {"torch::unwind::unwind()", "torch::CapturedTraceback::gather(bool, bool, bool)",
                                          "torch::cuda::(anonymous namespace)::gather_with_cpp()"};
     static const char *const azAl[4] = {
-        "c10::cuda::CUDACachingAllocator::Native::DeviceCachingAllocator::malloc(signed char, unsigned long, "
-        "CUstream_st*)",
-        "c10::cuda::CUDACachingAllocator::Native::NativeCachingAllocator::malloc(void**, signed char, unsigned long, "
-        "CUstream_st*)",
+        ("c10::cuda::CUDACachingAllocator::Native::DeviceCachingAllocator::malloc(signed char, unsigned long, "
+         "CUstream_st*)"),
+        ("c10::cuda::CUDACachingAllocator::Native::NativeCachingAllocator::malloc(void**, signed char, unsigned long, "
+         "CUstream_st*)"),
         "c10::cuda::CUDACachingAllocator::Native::NativeCachingAllocator::allocate(unsigned long)",
-        "at::TensorBase at::detail::_empty_generic<long>(c10::ArrayRef<long>, c10::Allocator*, c10::DispatchKeySet, "
-        "c10::ScalarType, std::optional<c10::MemoryFormat>)"};
+        ("at::TensorBase at::detail::_empty_generic<long>(c10::ArrayRef<long>, c10::Allocator*, c10::DispatchKeySet, "
+         "c10::ScalarType, std::optional<c10::MemoryFormat>)")};
     static const char *const azFr[4] = {
-        "c10::cuda::CUDACachingAllocator::Native::DeviceCachingAllocator::free(c10::cuda::CUDACachingAllocator::"
-        "Native::Block*)",
+        ("c10::cuda::CUDACachingAllocator::Native::DeviceCachingAllocator::free(c10::cuda::CUDACachingAllocator::"
+         "Native::Block*)"),
         "c10::cuda::CUDACachingAllocator::Native::local_raw_delete(void*)",
         "c10::StorageImpl::~StorageImpl()", "c10::TensorImpl::~TensorImpl()"};
     static const char *const azEm[3] = {
-        "at::detail::empty_generic(c10::ArrayRef<long>, c10::Allocator*, c10::DispatchKeySet, c10::ScalarType, "
-        "std::optional<c10::MemoryFormat>)",
-        "at::detail::empty_cuda(c10::ArrayRef<long>, c10::ScalarType, std::optional<c10::Device>, "
-        "std::optional<c10::MemoryFormat>)",
+        ("at::detail::empty_generic(c10::ArrayRef<long>, c10::Allocator*, c10::DispatchKeySet, c10::ScalarType, "
+         "std::optional<c10::MemoryFormat>)"),
+        ("at::detail::empty_cuda(c10::ArrayRef<long>, c10::ScalarType, std::optional<c10::Device>, "
+         "std::optional<c10::MemoryFormat>)"),
         "at::detail::empty_cuda(c10::ArrayRef<long>, c10::TensorOptions const&)"};
     static const char *const azCppFile[] = {"??", "", "RegisterCUDA.cpp", "VariableType_0.cpp", "VariableType_3.cpp",
                                             "Operators_2.cpp", "RegisterCompositeImplicitAutograd.cpp",
@@ -422,10 +422,10 @@ static int make_frames(struct world *g, struct pools *p, uint64_t *r)
             case 1: snprintf(z, sizeof z, "at::_ops::%s::redispatch(c10::DispatchKeySet, %s)", azOp[i], zArgs); break;
             case 2:
                 snprintf(z, sizeof z,
-                         "c10::impl::wrap_kernel_functor_unboxed_<c10::impl::detail::WrapFunctionIntoFunctor_<"
-                         "c10::CompileTimeFunctionPointer<at::Tensor (%s), &at::(anonymous namespace)::wrapper_CUDA_%s>"
-                         ", at::Tensor, c10::guts::typelist::typelist<%s> >, at::Tensor (%s)>::call(c10::"
-                         "OperatorKernel*, c10::DispatchKeySet, %s)",
+                         ("c10::impl::wrap_kernel_functor_unboxed_<c10::impl::detail::WrapFunctionIntoFunctor_<"
+                          "c10::CompileTimeFunctionPointer<at::Tensor (%s), &at::(anonymous namespace)::wrapper_CUDA_%s>"
+                          ", at::Tensor, c10::guts::typelist::typelist<%s> >, at::Tensor (%s)>::call(c10::"
+                          "OperatorKernel*, c10::DispatchKeySet, %s)"),
                          zArgs, azOp[i], zArgs, zArgs, zArgs);
                 break;
             default: snprintf(z, sizeof z, "at::_ops::%s::call(%s)", azOp[i], zArgs); break;
