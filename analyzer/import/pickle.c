@@ -958,24 +958,15 @@ static int scan(struct vt_pk *p)
             if (n > VT_PK_STR_MAX) return VT_PK_EUNSUPPORTED;
             if ((rc = skip(p, n)) != 0) return rc;
             break;
-        case 'h':
-            if ((rc = need(p, 1)) != 0) return rc;
-            if ((rc = count_get(p, p->aBuf[p->iPos++])) != 0) return rc;
+        case 'h': case 'j': case 'q': case 'r': { /* BINGET, LONG_BINGET, BINPUT, LONG_BINPUT */
+            size_t w = op == 'h' || op == 'q' ? 1 : 4;
+            uint64_t idx;
+            if ((rc = need(p, w)) != 0) return rc;
+            idx = w == 1 ? p->aBuf[p->iPos] : le4(p->aBuf + p->iPos);
+            p->iPos += w;
+            if ((rc = op == 'h' || op == 'j' ? count_get(p, idx) : count_put(p, idx)) != 0) return rc;
             break;
-        case 'j':
-            if ((rc = need(p, 4)) != 0) return rc;
-            p->iPos += 4;
-            if ((rc = count_get(p, le4(p->aBuf + p->iPos - 4))) != 0) return rc;
-            break;
-        case 'q':
-            if ((rc = need(p, 1)) != 0) return rc;
-            if ((rc = count_put(p, p->aBuf[p->iPos++])) != 0) return rc;
-            break;
-        case 'r':
-            if ((rc = need(p, 4)) != 0) return rc;
-            p->iPos += 4;
-            if ((rc = count_put(p, le4(p->aBuf + p->iPos - 4))) != 0) return rc;
-            break;
+        }
         case 0x94:
             if ((rc = count_put(p, p->nMemo)) != 0) return rc;
             break;
