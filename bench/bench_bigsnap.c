@@ -15,7 +15,7 @@
 
 /*
  * The generated file comes from gen_snapshot (bench/gen_snapshot.c: PyTorch's format byte for byte,
- * a new traceback list per event over shared frame dicts, 40-80 frames deep), made once per size,
+ * a new traceback list per event over shared frame dicts, 26 to 77 frames deep), made once per size,
  * device count and seed under DIR and reused after. Each import runs in a child process: its CPU
  * time (user + system) and peak RSS (ru_maxrss) come from wait4, wall time from the clock. One
  * table puts every file side by side with the goals: at least 1 M events per CPU second, and a peak

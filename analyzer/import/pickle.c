@@ -14,54 +14,8 @@
  * apart from the value stack, as CPython's unpickler does.
  */
 
-#define BUF_SIZE (1 << 20)
-#define MEMO_EMPTY 100   /* memo slot never written */
-#define MEMO_DROPPED 101 /* memo slot whose object a callback claimed */
-#define CHUNK 256        /* kept memo values per chunk (with an index) */
-
-/* The object as allocated: the public part first, then the reader's links. */
-struct pkobj {
-    struct vt_pkobj o;
-    struct pkobj *pPrev, *pNext, *pFree;
-    int bNoOffer; /* the callback said VT_PK_KEEP_REST: later children are added without asking */
-};
-
-struct vt_pk {
-    struct vt__src *in;
-    vt_pk_child_fn xChild;
-    void *pArg;
-    uint8_t *aBuf;           /* input buffer: aBuf[iPos..nBuf) unread */
-    size_t iPos, nBuf;
-    int64_t nBase;           /* input offset of aBuf[0] */
-    int bEof;
-    struct vt_pkval *aStack; /* value stack */
-    size_t nStack, nStackAlloc;
-    size_t *aMark;           /* mark stack: positions in aStack */
-    size_t nMark, nMarkAlloc;
-    struct vt_pkval *aMemo;  /* without an index: every entry; with one: the fetched entries only (dense) */
-    size_t nMemo, nMemoAlloc;
-    /* the memo-use index (vt__pk_index): for entry i, bit i of aUsed says whether any BINGET fetches it;
-     * aRank[w] counts the bits set in aUsed[0..w); aLeft[rank] the fetches still to come (255: kept to the end) */
-    int bIndexed;
-    uint64_t *aUsed;
-    uint32_t *aRank;
-    uint8_t *aLeft;
-    size_t nIndexed;         /* entries the index covers */
-    struct vt_pkval **apChunk; /* with an index: the kept values, CHUNK to a chunk (memo_at) */
-    uint16_t *anOpen;        /* per chunk: its entries still to have their last fetch */
-    size_t nChunk;
-    struct pkobj *pLive;     /* every live object */
-    int64_t nLive;
-    struct pkobj *pSpare;    /* freed objects kept for reuse (a list through pNext): events come and go */
-    int nSpare;
-    int proto;
-    int64_t iOp;             /* offset of the opcode being run */
-    char zErr[256];
-};
-
 /* Record an error (first one wins) and return rc. */
-static int fail(struct vt_pk *p, int rc, const char *zFmt, ...) __attribute__((format(printf, 3, 4)));
-static int fail(struct vt_pk *p, int rc, const char *zFmt, ...)
+int vt__pk_fail(struct vt_pk *p, int rc, const char *zFmt, ...)
 {
     va_list ap;
     char z[200];
@@ -149,7 +103,7 @@ static void val_unref(struct vt_pk *p, struct vt_pkval *v)
 static int val_ref(struct vt_pk *p, const struct vt_pkval *v)
 {
     if (v->type < VT_PK_STR || v->type > VT_PK_DICT) return 0;
-    if (v->u.p->nRef == UINT32_MAX) return fail(p, VT_PK_ECORRUPT, "too many references to one object");
+    if (v->u.p->nRef == UINT32_MAX) return vt__pk_fail(p, VT_PK_ECORRUPT, "too many references to one object");
     v->u.p->nRef++;
     return 0;
 }
@@ -161,9 +115,9 @@ static int obj_reserve(struct vt_pk *p, struct vt_pkobj *o, size_t n)
     if (want <= o->nAlloc) return 0;
     if (want < o->nAlloc * 2) want = o->nAlloc * 2;
     if (want < 4) want = 4;
-    if (want > SIZE_MAX / (per * sizeof(struct vt_pkval))) return fail(p, VT_PK_ENOMEM, "out of memory");
+    if (want > SIZE_MAX / (per * sizeof(struct vt_pkval))) return vt__pk_fail(p, VT_PK_ENOMEM, "out of memory");
     struct vt_pkval *a = realloc(o->u.a, want * per * sizeof *a);
-    if (!a) return fail(p, VT_PK_ENOMEM, "out of memory");
+    if (!a) return vt__pk_fail(p, VT_PK_ENOMEM, "out of memory");
     o->u.a = a;
     o->nAlloc = want;
     return 0;
@@ -171,8 +125,7 @@ static int obj_reserve(struct vt_pk *p, struct vt_pkobj *o, size_t n)
 
 /* ---- input ---- */
 
-/* need()'s slow path: refill the buffer. */
-static int refill(struct vt_pk *p, size_t n)
+int vt__pk_refill(struct vt_pk *p, size_t n)
 {
     if (p->iPos > 0) {
         memmove(p->aBuf, p->aBuf + p->iPos, p->nBuf - p->iPos);
@@ -182,18 +135,12 @@ static int refill(struct vt_pk *p, size_t n)
     }
     while (p->nBuf < n && !p->bEof) {
         long k = vt__src_read(p->in, p->aBuf + p->nBuf, BUF_SIZE - p->nBuf);
-        if (k < 0) return fail(p, VT_PK_EIO, "cannot read input: %s", p->in->zErr);
+        if (k < 0) return vt__pk_fail(p, VT_PK_EIO, "cannot read input: %s", p->in->zErr);
         if (k == 0) p->bEof = 1;
         p->nBuf += (size_t)k;
     }
-    if (p->nBuf < n) return fail(p, VT_PK_ETRUNC, "truncated: the input ends inside the pickle");
+    if (p->nBuf < n) return vt__pk_fail(p, VT_PK_ETRUNC, "truncated: the input ends inside the pickle");
     return 0;
-}
-
-/* Make at least n bytes available at aBuf[iPos] (n <= BUF_SIZE). Returns 0, VT_PK_ETRUNC or VT_PK_EIO. */
-static inline int need(struct vt_pk *p, size_t n)
-{
-    return p->nBuf - p->iPos >= n ? 0 : refill(p, n);
 }
 
 /* Copy n bytes of input into dst (any n). Returns 0 or an error. */
@@ -203,7 +150,7 @@ static int take(struct vt_pk *p, char *dst, size_t n)
         size_t k = p->nBuf - p->iPos;
         int rc;
         if (k == 0) {
-            if ((rc = need(p, 1)) != 0) return rc;
+            if ((rc = vt__pk_need(p, 1)) != 0) return rc;
             k = p->nBuf - p->iPos;
         }
         if (k > n) k = n;
@@ -213,20 +160,6 @@ static int take(struct vt_pk *p, char *dst, size_t n)
         n -= k;
     }
     return 0;
-}
-
-/* The n-byte little-endian unsigned integer at b. */
-static uint64_t le(const uint8_t *b, int n)
-{
-    uint64_t v = 0;
-    for (int i = n - 1; i >= 0; i--) v = v << 8 | b[i];
-    return v;
-}
-
-/* The 4-byte little-endian unsigned integer at b (one load where the compiler sees it). */
-static inline uint64_t le4(const uint8_t *b)
-{
-    return (uint64_t)b[0] | (uint64_t)b[1] << 8 | (uint64_t)b[2] << 16 | (uint64_t)b[3] << 24;
 }
 
 /* ---- the stack ---- */
@@ -239,7 +172,7 @@ static int push_grow(struct vt_pk *p, struct vt_pkval v)
         struct vt_pkval *a = realloc(p->aStack, n * sizeof *a);
         if (!a) {
             val_unref(p, &v);
-            return fail(p, VT_PK_ENOMEM, "out of memory");
+            return vt__pk_fail(p, VT_PK_ENOMEM, "out of memory");
         }
         p->aStack = a;
         p->nStackAlloc = n;
@@ -259,7 +192,7 @@ static inline int push(struct vt_pk *p, struct vt_pkval v)
 static int push_obj(struct vt_pk *p, int t, struct vt_pkobj *o)
 {
     struct vt_pkval v;
-    if (!o) return fail(p, VT_PK_ENOMEM, "out of memory");
+    if (!o) return vt__pk_fail(p, VT_PK_ENOMEM, "out of memory");
     v.type = t;
     v.u.p = o;
     return push(p, v);
@@ -268,7 +201,7 @@ static int push_obj(struct vt_pk *p, int t, struct vt_pkobj *o)
 /* Values above the innermost mark start here; fails when there is no mark. */
 static int mark_base(struct vt_pk *p, size_t *pBase, const char *zOp)
 {
-    if (p->nMark == 0) return fail(p, VT_PK_ECORRUPT, "%s without a MARK", zOp);
+    if (p->nMark == 0) return vt__pk_fail(p, VT_PK_ECORRUPT, "%s without a MARK", zOp);
     *pBase = p->aMark[p->nMark - 1];
     return 0;
 }
@@ -332,10 +265,10 @@ static int memo_put(struct vt_pk *p, uint64_t idx)
     struct vt_pkval *v, *m;
     int64_t slot;
     int rc;
-    if (p->nStack == 0) return fail(p, VT_PK_ECORRUPT, "memo store from an empty stack");
+    if (p->nStack == 0) return vt__pk_fail(p, VT_PK_ECORRUPT, "memo store from an empty stack");
     /* Python's pickler numbers memo entries 0, 1, 2...: a later index is not from it, and bounding
      * it keeps the memo proportional to the input */
-    if (idx > p->nMemo) return fail(p, VT_PK_ECORRUPT, "memo index %llu out of order", (unsigned long long)idx);
+    if (idx > p->nMemo) return vt__pk_fail(p, VT_PK_ECORRUPT, "memo index %llu out of order", (unsigned long long)idx);
     if (p->bIndexed) { /* only what a later BINGET fetches is kept */
         size_t c;
         if (idx == p->nMemo) p->nMemo++;
@@ -343,7 +276,7 @@ static int memo_put(struct vt_pk *p, uint64_t idx)
         c = (size_t)slot / CHUNK;
         if (!p->apChunk[c]) {
             if (p->anOpen[c] == 0) return 0; /* stored again after its last fetch: nothing fetches it now */
-            if (!(p->apChunk[c] = malloc(CHUNK * sizeof *p->apChunk[c]))) return fail(p, VT_PK_ENOMEM, "out of memory");
+            if (!(p->apChunk[c] = malloc(CHUNK * sizeof *p->apChunk[c]))) return vt__pk_fail(p, VT_PK_ENOMEM, "out of memory");
             for (size_t i = 0; i < CHUNK; i++) p->apChunk[c][i].type = MEMO_EMPTY;
         }
         m = &p->apChunk[c][slot % CHUNK];
@@ -352,7 +285,7 @@ static int memo_put(struct vt_pk *p, uint64_t idx)
             if (p->nMemo == p->nMemoAlloc) {
                 size_t n = p->nMemoAlloc ? p->nMemoAlloc * 2 : 1024;
                 struct vt_pkval *a = realloc(p->aMemo, n * sizeof *a);
-                if (!a) return fail(p, VT_PK_ENOMEM, "out of memory");
+                if (!a) return vt__pk_fail(p, VT_PK_ENOMEM, "out of memory");
                 p->aMemo = a;
                 p->nMemoAlloc = n;
             }
@@ -376,9 +309,9 @@ static int memo_get_slow(struct vt_pk *p, uint64_t idx)
     int rc;
     if (slot >= 0) m = memo_at(p, slot);
     if (!m || m->type == MEMO_EMPTY)
-        return fail(p, VT_PK_ECORRUPT, "memo index %llu was never stored", (unsigned long long)idx);
+        return vt__pk_fail(p, VT_PK_ECORRUPT, "memo index %llu was never stored", (unsigned long long)idx);
     if (m->type == MEMO_DROPPED)
-        return fail(p, VT_PK_EUNSUPPORTED,
+        return vt__pk_fail(p, VT_PK_EUNSUPPORTED,
                     "memo entry %llu refers to an object already consumed while streaming (an event shared "
                     "by two places): not a layout this reader streams",
                     (unsigned long long)idx);
@@ -436,9 +369,9 @@ static int push_blob(struct vt_pk *p, int t, uint64_t n)
     struct vt_pkobj *o;
     size_t have = 0;
     int rc;
-    if (n > VT_PK_STR_MAX) return fail(p, VT_PK_EUNSUPPORTED, "a string of %llu bytes is longer than read", (unsigned long long)n);
+    if (n > VT_PK_STR_MAX) return vt__pk_fail(p, VT_PK_EUNSUPPORTED, "a string of %llu bytes is longer than read", (unsigned long long)n);
     o = obj_new(p, t);
-    if (!o) return fail(p, VT_PK_ENOMEM, "out of memory");
+    if (!o) return vt__pk_fail(p, VT_PK_ENOMEM, "out of memory");
     /* grow with the data actually read: a hostile length in a short input costs nothing */
     while (1) {
         size_t chunk = (size_t)n - have, want;
@@ -449,7 +382,7 @@ static int push_blob(struct vt_pk *p, int t, uint64_t n)
             if (!z) {
                 struct vt_pkval v = {t, {.p = o}};
                 val_unref(p, &v);
-                return fail(p, VT_PK_ENOMEM, "out of memory");
+                return vt__pk_fail(p, VT_PK_ENOMEM, "out of memory");
             }
             o->u.z = z;
             o->nAlloc = want;
@@ -476,7 +409,7 @@ static int push_long(struct vt_pk *p, uint64_t n)
     if (n <= 8) {
         if ((rc = take(p, (char *)b, (size_t)n)) != 0) return rc;
         if (n > 0) {
-            uint64_t u = le(b, (int)n);
+            uint64_t u = vt__pk_le(b, (int)n);
             if (n < 8 && (b[n - 1] & 0x80)) u |= ~(uint64_t)0 << (8 * n); /* sign-extend */
             v.u.i = (int64_t)u;
         }
@@ -495,7 +428,7 @@ static int push_long(struct vt_pk *p, uint64_t n)
             if (c != ext) bFits = 0;
             if (c != 0x00) bU64 = 0;
         }
-        v.u.i = (int64_t)le(lo, 8);
+        v.u.i = (int64_t)vt__pk_le(lo, 8);
         if (!bFits) v.type = bU64 ? VT_PK_U64 : VT_PK_BIGINT;
         return push(p, v);
     }
@@ -506,13 +439,13 @@ static int build_seq(struct vt_pk *p, int t, size_t base)
 {
     size_t n = p->nStack - base;
     struct vt_pkobj *o = obj_new(p, t);
-    if (!o) return fail(p, VT_PK_ENOMEM, "out of memory");
+    if (!o) return vt__pk_fail(p, VT_PK_ENOMEM, "out of memory");
     if (n) {
         o->u.a = malloc(n * sizeof *o->u.a);
         if (!o->u.a) {
             struct vt_pkval v = {t, {.p = o}};
             val_unref(p, &v);
-            return fail(p, VT_PK_ENOMEM, "out of memory");
+            return vt__pk_fail(p, VT_PK_ENOMEM, "out of memory");
         }
         memcpy(o->u.a, p->aStack + base, n * sizeof *o->u.a);
         o->n = o->nAlloc = n;
@@ -530,7 +463,7 @@ static int add_child(struct vt_pk *p, struct vt_pkobj *o, struct vt_pkval *pKey,
     if (r < 0) {
         val_unref(p, pVal);
         if (pKey) val_unref(p, pKey);
-        return fail(p, VT_PK_ECALLBACK, "stopped by the importer");
+        return vt__pk_fail(p, VT_PK_ECALLBACK, "stopped by the importer");
     }
     if (r == VT_PK_CLAIM) {
         memo_drop(p, pVal);
@@ -555,11 +488,11 @@ static int add_items(struct vt_pk *p, size_t base, int bPairs, const char *zOp)
     struct vt_pkval *c;
     size_t i, n = p->nStack - base;
     int rc = 0;
-    if (base == 0) return fail(p, VT_PK_ECORRUPT, "%s without a container", zOp);
+    if (base == 0) return vt__pk_fail(p, VT_PK_ECORRUPT, "%s without a container", zOp);
     c = &p->aStack[base - 1];
     if (bPairs ? c->type != VT_PK_DICT : c->type != VT_PK_LIST)
-        return fail(p, VT_PK_ECORRUPT, "%s on a value that is not a %s", zOp, bPairs ? "dict" : "list or set");
-    if (bPairs && n % 2) return fail(p, VT_PK_ECORRUPT, "%s with an odd number of values", zOp);
+        return vt__pk_fail(p, VT_PK_ECORRUPT, "%s on a value that is not a %s", zOp, bPairs ? "dict" : "list or set");
+    if (bPairs && n % 2) return vt__pk_fail(p, VT_PK_ECORRUPT, "%s with an odd number of values", zOp);
     if ((rc = obj_reserve(p, c->u.p, bPairs ? n / 2 : n)) != 0) return rc;
     for (i = 0; i < n; i += bPairs ? 2 : 1) {
         struct vt_pkval *pv = &p->aStack[base + i];
@@ -584,7 +517,7 @@ static int add_items(struct vt_pk *p, size_t base, int bPairs, const char *zOp)
 
 static int hostile(struct vt_pk *p, uint8_t op, const char *zName)
 {
-    return fail(p, VT_PK_EHOSTILE,
+    return vt__pk_fail(p, VT_PK_EHOSTILE,
                 "refused: opcode %s (0x%02x) names or calls a Python object; a memory snapshot holds plain "
                 "data only, so this pickle is not one and nothing in it is run",
                 zName, op);
@@ -598,29 +531,29 @@ static int run(struct vt_pk *p)
         uint8_t op;
         size_t base = 0;
         struct vt_pkval v;
-        if ((rc = need(p, 1)) != 0) return rc;
+        if ((rc = vt__pk_need(p, 1)) != 0) return rc;
         p->iOp = p->nBase + (int64_t)p->iPos;
         op = p->aBuf[p->iPos++];
         switch (op) {
         case 0x80: /* PROTO */
-            if ((rc = need(p, 1)) != 0) return rc;
+            if ((rc = vt__pk_need(p, 1)) != 0) return rc;
             p->proto = p->aBuf[p->iPos++];
             if (p->proto > 5)
-                return fail(p, VT_PK_ENEWER, "pickle protocol %d is newer than this reader knows (5)", p->proto);
+                return vt__pk_fail(p, VT_PK_ENEWER, "pickle protocol %d is newer than this reader knows (5)", p->proto);
             break;
         case 0x95: /* FRAME: an 8-byte length; framing only groups opcodes */
-            if ((rc = need(p, 8)) != 0) return rc;
+            if ((rc = vt__pk_need(p, 8)) != 0) return rc;
             p->iPos += 8;
             break;
         case '.': /* STOP */
-            if (p->nStack != 1 || p->nMark) return fail(p, VT_PK_ECORRUPT, "STOP with %zu values and %zu marks left",
+            if (p->nStack != 1 || p->nMark) return vt__pk_fail(p, VT_PK_ECORRUPT, "STOP with %zu values and %zu marks left",
                                                         p->nStack, p->nMark);
             return 0;
         case '(': /* MARK */
             if (p->nMark == p->nMarkAlloc) {
                 size_t n = p->nMarkAlloc ? p->nMarkAlloc * 2 : 64;
                 size_t *a = realloc(p->aMark, n * sizeof *a);
-                if (!a) return fail(p, VT_PK_ENOMEM, "out of memory");
+                if (!a) return vt__pk_fail(p, VT_PK_ENOMEM, "out of memory");
                 p->aMark = a;
                 p->nMarkAlloc = n;
             }
@@ -629,14 +562,14 @@ static int run(struct vt_pk *p)
         case '0': /* POP */
             if (p->nMark && p->aMark[p->nMark - 1] == p->nStack) p->nMark--; /* pops a mark, as CPython does */
             else if (p->nStack) val_unref(p, &p->aStack[--p->nStack]);
-            else return fail(p, VT_PK_ECORRUPT, "POP from an empty stack");
+            else return vt__pk_fail(p, VT_PK_ECORRUPT, "POP from an empty stack");
             break;
         case '1': /* POP_MARK */
             if ((rc = mark_base(p, &base, "POP_MARK")) != 0) return rc;
             pop_mark(p, base);
             break;
         case '2': /* DUP */
-            if (!p->nStack) return fail(p, VT_PK_ECORRUPT, "DUP on an empty stack");
+            if (!p->nStack) return vt__pk_fail(p, VT_PK_ECORRUPT, "DUP on an empty stack");
             v = p->aStack[p->nStack - 1];
             if ((rc = val_ref(p, &v)) != 0 || (rc = push(p, v)) != 0) return rc;
             break;
@@ -648,41 +581,41 @@ static int run(struct vt_pk *p)
             if ((rc = push(p, v)) != 0) return rc;
             break;
         case 'J': /* BININT */
-            if ((rc = need(p, 4)) != 0) return rc;
+            if ((rc = vt__pk_need(p, 4)) != 0) return rc;
             v.type = VT_PK_INT;
-            v.u.i = (int32_t)(uint32_t)le4(p->aBuf + p->iPos);
+            v.u.i = (int32_t)(uint32_t)vt__pk_le4(p->aBuf + p->iPos);
             p->iPos += 4;
             if ((rc = push(p, v)) != 0) return rc;
             break;
         case 'K': /* BININT1 */
-            if ((rc = need(p, 1)) != 0) return rc;
+            if ((rc = vt__pk_need(p, 1)) != 0) return rc;
             v.type = VT_PK_INT;
             v.u.i = p->aBuf[p->iPos++];
             if ((rc = push(p, v)) != 0) return rc;
             break;
         case 'M': /* BININT2 */
-            if ((rc = need(p, 2)) != 0) return rc;
+            if ((rc = vt__pk_need(p, 2)) != 0) return rc;
             v.type = VT_PK_INT;
-            v.u.i = (int64_t)le(p->aBuf + p->iPos, 2);
+            v.u.i = (int64_t)vt__pk_le(p->aBuf + p->iPos, 2);
             p->iPos += 2;
             if ((rc = push(p, v)) != 0) return rc;
             break;
         case 0x8a: /* LONG1 */
-            if ((rc = need(p, 1)) != 0) return rc;
+            if ((rc = vt__pk_need(p, 1)) != 0) return rc;
             if ((rc = push_long(p, p->aBuf[p->iPos++])) != 0) return rc;
             break;
         case 0x8b: { /* LONG4 */
             int32_t n;
-            if ((rc = need(p, 4)) != 0) return rc;
-            n = (int32_t)(uint32_t)le4(p->aBuf + p->iPos);
+            if ((rc = vt__pk_need(p, 4)) != 0) return rc;
+            n = (int32_t)(uint32_t)vt__pk_le4(p->aBuf + p->iPos);
             p->iPos += 4;
-            if (n < 0) return fail(p, VT_PK_ECORRUPT, "LONG4 with a negative length");
+            if (n < 0) return vt__pk_fail(p, VT_PK_ECORRUPT, "LONG4 with a negative length");
             if ((rc = push_long(p, (uint64_t)n)) != 0) return rc;
             break;
         }
         case 'G': { /* BINFLOAT: big-endian IEEE double */
             uint64_t u = 0;
-            if ((rc = need(p, 8)) != 0) return rc;
+            if ((rc = vt__pk_need(p, 8)) != 0) return rc;
             for (int i = 0; i < 8; i++) u = u << 8 | p->aBuf[p->iPos + i];
             p->iPos += 8;
             v.type = VT_PK_FLOAT;
@@ -693,17 +626,17 @@ static int run(struct vt_pk *p)
         case 0x8c: /* SHORT_BINUNICODE */
         case 'U':  /* SHORT_BINSTRING (read as text, as Python 3 does) */
         case 'C':  /* SHORT_BINBYTES */
-            if ((rc = need(p, 1)) != 0) return rc;
+            if ((rc = vt__pk_need(p, 1)) != 0) return rc;
             if ((rc = push_blob(p, op == 'C' ? VT_PK_BYTES : VT_PK_STR, p->aBuf[p->iPos++])) != 0) return rc;
             break;
         case 'X': /* BINUNICODE */
         case 'T': /* BINSTRING */
         case 'B': { /* BINBYTES */
             uint64_t n;
-            if ((rc = need(p, 4)) != 0) return rc;
-            n = le4(p->aBuf + p->iPos);
+            if ((rc = vt__pk_need(p, 4)) != 0) return rc;
+            n = vt__pk_le4(p->aBuf + p->iPos);
             p->iPos += 4;
-            if (op == 'T' && n > 0x7fffffff) return fail(p, VT_PK_ECORRUPT, "BINSTRING with a negative length");
+            if (op == 'T' && n > 0x7fffffff) return vt__pk_fail(p, VT_PK_ECORRUPT, "BINSTRING with a negative length");
             if ((rc = push_blob(p, op == 'B' ? VT_PK_BYTES : VT_PK_STR, n)) != 0) return rc;
             break;
         }
@@ -711,15 +644,15 @@ static int run(struct vt_pk *p)
         case 0x8e: /* BINBYTES8 */
         case 0x96: { /* BYTEARRAY8 */
             uint64_t n;
-            if ((rc = need(p, 8)) != 0) return rc;
-            n = le(p->aBuf + p->iPos, 8);
+            if ((rc = vt__pk_need(p, 8)) != 0) return rc;
+            n = vt__pk_le(p->aBuf + p->iPos, 8);
             p->iPos += 8;
             if ((rc = push_blob(p, op == 0x8d ? VT_PK_STR : VT_PK_BYTES, n)) != 0) return rc;
             break;
         }
         case 0x98: /* READONLY_BUFFER: a no-op on bytes */
             if (!p->nStack || p->aStack[p->nStack - 1].type != VT_PK_BYTES)
-                return fail(p, VT_PK_ECORRUPT, "READONLY_BUFFER on a value that is not a buffer");
+                return vt__pk_fail(p, VT_PK_ECORRUPT, "READONLY_BUFFER on a value that is not a buffer");
             break;
         case ']': /* EMPTY_LIST */
         case 0x8f: /* EMPTY_SET: read as a list */
@@ -736,7 +669,7 @@ static int run(struct vt_pk *p)
         case 0x87: { /* TUPLE3 */
             size_t n = (size_t)(op - 0x84);
             if (p->nStack < n || (p->nMark && p->aMark[p->nMark - 1] > p->nStack - n))
-                return fail(p, VT_PK_ECORRUPT, "TUPLE%zu with too few values", n);
+                return vt__pk_fail(p, VT_PK_ECORRUPT, "TUPLE%zu with too few values", n);
             if ((rc = build_seq(p, VT_PK_TUPLE, p->nStack - n)) != 0) return rc;
             break;
         }
@@ -750,9 +683,9 @@ static int run(struct vt_pk *p)
         case 'd': { /* DICT: MARK k v k v ... DICT */
             struct vt_pkobj *o;
             if ((rc = mark_base(p, &base, "DICT")) != 0) return rc;
-            if ((p->nStack - base) % 2) return fail(p, VT_PK_ECORRUPT, "DICT with an odd number of values");
+            if ((p->nStack - base) % 2) return vt__pk_fail(p, VT_PK_ECORRUPT, "DICT with an odd number of values");
             o = obj_new(p, VT_PK_DICT);
-            if (!o) return fail(p, VT_PK_ENOMEM, "out of memory");
+            if (!o) return vt__pk_fail(p, VT_PK_ENOMEM, "out of memory");
             /* the dict goes below the mark's values so add_items treats it as their container */
             if ((rc = push_obj(p, VT_PK_DICT, o)) != 0) return rc;
             v = p->aStack[p->nStack - 1];
@@ -765,10 +698,10 @@ static int run(struct vt_pk *p)
         case 'a': /* APPEND */
         case 's': /* SETITEM */
             if (p->nStack < (op == 'a' ? 2u : 3u))
-                return fail(p, VT_PK_ECORRUPT, "%s with too few values", op == 'a' ? "APPEND" : "SETITEM");
+                return vt__pk_fail(p, VT_PK_ECORRUPT, "%s with too few values", op == 'a' ? "APPEND" : "SETITEM");
             base = p->nStack - (op == 'a' ? 1 : 2);
             if (p->nMark && p->aMark[p->nMark - 1] > base - 1)
-                return fail(p, VT_PK_ECORRUPT, "%s with too few values", op == 'a' ? "APPEND" : "SETITEM");
+                return vt__pk_fail(p, VT_PK_ECORRUPT, "%s with too few values", op == 'a' ? "APPEND" : "SETITEM");
             if ((rc = add_items(p, base, op == 's', op == 'a' ? "APPEND" : "SETITEM")) != 0) return rc;
             break;
         case 'e': /* APPENDS */
@@ -781,22 +714,22 @@ static int run(struct vt_pk *p)
             break;
         }
         case 'h': /* BINGET */
-            if ((rc = need(p, 1)) != 0) return rc;
+            if ((rc = vt__pk_need(p, 1)) != 0) return rc;
             if ((rc = memo_get(p, p->aBuf[p->iPos++])) != 0) return rc;
             break;
         case 'j': /* LONG_BINGET */
-            if ((rc = need(p, 4)) != 0) return rc;
+            if ((rc = vt__pk_need(p, 4)) != 0) return rc;
             p->iPos += 4;
-            if ((rc = memo_get(p, le4(p->aBuf + p->iPos - 4))) != 0) return rc;
+            if ((rc = memo_get(p, vt__pk_le4(p->aBuf + p->iPos - 4))) != 0) return rc;
             break;
         case 'q': /* BINPUT */
-            if ((rc = need(p, 1)) != 0) return rc;
+            if ((rc = vt__pk_need(p, 1)) != 0) return rc;
             if ((rc = memo_put(p, p->aBuf[p->iPos++])) != 0) return rc;
             break;
         case 'r': /* LONG_BINPUT */
-            if ((rc = need(p, 4)) != 0) return rc;
+            if ((rc = vt__pk_need(p, 4)) != 0) return rc;
             p->iPos += 4;
-            if ((rc = memo_put(p, le4(p->aBuf + p->iPos - 4))) != 0) return rc;
+            if ((rc = memo_put(p, vt__pk_le4(p->aBuf + p->iPos - 4))) != 0) return rc;
             break;
         case 0x94: /* MEMOIZE */
             if ((rc = memo_put(p, p->nMemo)) != 0) return rc;
@@ -815,235 +748,13 @@ static int run(struct vt_pk *p)
         case 0x83: return hostile(p, op, "EXT2");
         case 0x84: return hostile(p, op, "EXT4");
         case 0x97:
-            return fail(p, VT_PK_EUNSUPPORTED, "NEXT_BUFFER: out-of-band buffers are not read");
+            return vt__pk_fail(p, VT_PK_EUNSUPPORTED, "NEXT_BUFFER: out-of-band buffers are not read");
         case 'I': case 'L': case 'S': case 'V': case 'F': case 'g': case 'p':
-            return fail(p, VT_PK_EUNSUPPORTED, "text opcode '%c' of pickle protocol 0/1 is not read", op);
+            return vt__pk_fail(p, VT_PK_EUNSUPPORTED, "text opcode '%c' of pickle protocol 0/1 is not read", op);
         default:
-            return fail(p, VT_PK_ECORRUPT, "invalid opcode 0x%02x", op);
+            return vt__pk_fail(p, VT_PK_ECORRUPT, "invalid opcode 0x%02x", op);
         }
     }
-}
-
-/* ---- the memo-use index ---- */
-
-/* Pass over n bytes of input without keeping them. Returns 0 or an error. */
-static int skip(struct vt_pk *p, uint64_t n)
-{
-    while (n > 0) {
-        size_t k = p->nBuf - p->iPos;
-        int rc;
-        if (k == 0) {
-            if ((rc = need(p, 1)) != 0) return rc;
-            k = p->nBuf - p->iPos;
-        }
-        if (k > n) k = (size_t)n;
-        p->iPos += k;
-        n -= k;
-    }
-    return 0;
-}
-
-/* Count one more fetch of entry idx in aLeft (indexed by entry here; saturates at 255). */
-static int count_get(struct vt_pk *p, uint64_t idx)
-{
-    if (idx >= p->nMemo) return VT_PK_ECORRUPT; /* never stored: the reading run says so */
-    if (p->aLeft[idx] != 255) p->aLeft[idx]++;
-    return 0;
-}
-
-/* One memo entry stored at idx (in order, as memo_put requires); aLeft grows with it. Returns 0 or an error. */
-static int count_put(struct vt_pk *p, uint64_t idx)
-{
-    if (idx > p->nMemo) return VT_PK_ECORRUPT;
-    if (idx < p->nMemo) return 0;
-    if (p->nMemo == p->nMemoAlloc) {
-        size_t n = p->nMemoAlloc ? p->nMemoAlloc * 2 : 4096;
-        uint8_t *a = realloc(p->aLeft, n);
-        if (!a) return fail(p, VT_PK_ENOMEM, "out of memory");
-        memset(a + p->nMemoAlloc, 0, n - p->nMemoAlloc);
-        p->aLeft = a;
-        p->nMemoAlloc = n;
-    }
-    p->nMemo++;
-    return 0;
-}
-
-/*
- * Scan every opcode up to STOP, counting the fetches of each memo entry into aLeft. Nothing is built:
- * only lengths are read. Returns 0 when STOP was reached, else nonzero (the input is not one this
- * reader accepts; the reading run will say why).
- */
-static int scan(struct vt_pk *p)
-{
-    int rc;
-    for (;;) {
-        uint8_t op;
-        uint64_t n;
-        /* the opcodes of PyTorch's snapshots, while the buffer holds a whole one: locals, no calls; any
-         * other opcode, and every case that needs a check, goes by the switch below */
-        {
-            const uint8_t *b = p->aBuf;
-            uint8_t *aLeft = p->aLeft;
-            size_t i = p->iPos, end = p->nBuf, nMemo = p->nMemo, nAlloc = p->nMemoAlloc;
-            while (end - i >= 16) {
-                uint64_t idx;
-                switch (b[i]) {
-                case 'j':
-                    idx = le4(b + i + 1);
-                    if (idx >= nMemo) goto slow;
-                    if (aLeft[idx] != 255) aLeft[idx]++;
-                    i += 5;
-                    continue;
-                case 'h':
-                    idx = b[i + 1];
-                    if (idx >= nMemo) goto slow;
-                    if (aLeft[idx] != 255) aLeft[idx]++;
-                    i += 2;
-                    continue;
-                case 0x94:
-                    if (nMemo == nAlloc) goto slow;
-                    nMemo++;
-                    i++;
-                    continue;
-                case '}': case ']': case '(': case 'u': case 'e': case 's': case 'a': case 0x88: case 0x89: case 'N':
-                case 0x86:
-                    i++;
-                    continue;
-                case 'K': i += 2; continue;
-                case 'M': i += 3; continue;
-                case 'J': i += 5; continue;
-                case 0x8a: /* LONG1 */
-                case 0x8c: /* SHORT_BINUNICODE */
-                    if (end - i < (size_t)b[i + 1] + 2) goto slow;
-                    i += (size_t)b[i + 1] + 2;
-                    continue;
-                default: goto slow;
-                }
-            }
-        slow:
-            p->iPos = i;
-            p->nMemo = nMemo;
-        }
-        if ((rc = need(p, 1)) != 0) return rc;
-        op = p->aBuf[p->iPos++];
-        switch (op) {
-        case '.': return 0;
-        case '(': case '0': case '1': case '2': case 'N': case 0x88: case 0x89: case 0x98: case ']': case 0x8f:
-        case '}': case ')': case 0x85: case 0x86: case 0x87: case 't': case 'l': case 0x91: case 'd': case 'a':
-        case 's': case 'e': case 'u': case 0x90:
-            break;
-        case 0x80: case 'K': n = 1; goto fixed;
-        case 'M': n = 2; goto fixed;
-        case 'J': n = 4; goto fixed;
-        case 'G': case 0x95: n = 8; goto fixed;
-        fixed:
-            if ((rc = skip(p, n)) != 0) return rc;
-            break;
-        case 0x8a: case 0x8c: case 'U': case 'C': /* a 1-byte length */
-            if ((rc = need(p, 1)) != 0) return rc;
-            n = p->aBuf[p->iPos++];
-            if ((rc = skip(p, n)) != 0) return rc;
-            break;
-        case 0x8b: case 'X': case 'T': case 'B': /* a 4-byte length */
-            if ((rc = need(p, 4)) != 0) return rc;
-            n = le4(p->aBuf + p->iPos);
-            p->iPos += 4;
-            if (op == 0x8b && n > 0x7fffffff) return VT_PK_ECORRUPT;
-            if ((rc = skip(p, n)) != 0) return rc;
-            break;
-        case 0x8d: case 0x8e: case 0x96: /* an 8-byte length */
-            if ((rc = need(p, 8)) != 0) return rc;
-            n = le(p->aBuf + p->iPos, 8);
-            p->iPos += 8;
-            if (n > VT_PK_STR_MAX) return VT_PK_EUNSUPPORTED;
-            if ((rc = skip(p, n)) != 0) return rc;
-            break;
-        case 'h': case 'j': case 'q': case 'r': { /* BINGET, LONG_BINGET, BINPUT, LONG_BINPUT */
-            size_t w = op == 'h' || op == 'q' ? 1 : 4;
-            uint64_t idx;
-            if ((rc = need(p, w)) != 0) return rc;
-            idx = w == 1 ? p->aBuf[p->iPos] : le4(p->aBuf + p->iPos);
-            p->iPos += w;
-            if ((rc = op == 'h' || op == 'j' ? count_get(p, idx) : count_put(p, idx)) != 0) return rc;
-            break;
-        }
-        case 0x94:
-            if ((rc = count_put(p, p->nMemo)) != 0) return rc;
-            break;
-        default: /* refused or unknown: the reading run says which */
-            return VT_PK_ECORRUPT;
-        }
-    }
-}
-
-int vt__pk_index(struct vt_pk *p, struct vt__src *pre)
-{
-    struct vt__src *in = p->in;
-    size_t nWord, nKept = 0;
-    int rc;
-    if (p->nBase || p->nBuf || p->nMemo || p->bIndexed) return VT_PK_OK; /* only before reading */
-    p->in = pre;
-    rc = scan(p);
-    p->in = in;
-    p->iPos = p->nBuf = 0;
-    p->nBase = 0;
-    p->bEof = 0;
-    if (rc == VT_PK_ENOMEM) {
-        free(p->aLeft);
-        p->aLeft = NULL;
-        p->nMemo = p->nMemoAlloc = 0;
-        return rc;
-    }
-    p->zErr[0] = 0;
-    if (rc != 0) { /* not one this reader accepts: read without an index, to fail with the right message */
-        free(p->aLeft);
-        p->aLeft = NULL;
-        p->nMemo = p->nMemoAlloc = 0;
-        return VT_PK_OK;
-    }
-    /* the entries fetched: a bit each, a count every 64, and their fetches to come, densely */
-    nWord = p->nMemo / 64 + 1;
-    p->aUsed = calloc(nWord, sizeof *p->aUsed);
-    p->aRank = malloc(nWord * sizeof *p->aRank);
-    if (!p->aUsed || !p->aRank) goto oom;
-    for (size_t i = 0; i < p->nMemo; i++) {
-        if (i % 64 == 0) p->aRank[i / 64] = (uint32_t)nKept;
-        if (p->aLeft[i]) {
-            if (nKept == UINT32_MAX) goto oom;
-            p->aUsed[i / 64] |= UINT64_C(1) << (i % 64);
-            p->aLeft[nKept++] = p->aLeft[i]; /* nKept <= i: compacted in place */
-        }
-    }
-    if (p->nMemo % 64 == 0) p->aRank[p->nMemo / 64] = (uint32_t)nKept;
-    {
-        uint8_t *a = realloc(p->aLeft, nKept ? nKept : 1);
-        if (a) p->aLeft = a;
-    }
-    p->nChunk = nKept / CHUNK + 1;
-    p->apChunk = calloc(p->nChunk, sizeof *p->apChunk);
-    p->anOpen = malloc(p->nChunk * sizeof *p->anOpen);
-    if (!p->apChunk || !p->anOpen) goto oom;
-    for (size_t c = 0; c < p->nChunk; c++) /* entries kept to the end never count down: their chunk stays */
-        p->anOpen[c] = (uint16_t)(c + 1 < p->nChunk ? CHUNK : nKept % CHUNK);
-    p->nIndexed = p->nMemo;
-    p->nMemo = 0;
-    p->nMemoAlloc = nKept;
-    p->bIndexed = 1;
-    return VT_PK_OK;
-oom:
-    free(p->aUsed);
-    free(p->aRank);
-    free(p->aLeft);
-    free(p->apChunk);
-    free(p->anOpen);
-    p->aUsed = NULL;
-    p->aRank = NULL;
-    p->aLeft = NULL;
-    p->apChunk = NULL;
-    p->anOpen = NULL;
-    p->nChunk = 0;
-    p->nMemo = p->nMemoAlloc = 0;
-    return fail(p, VT_PK_ENOMEM, "out of memory");
 }
 
 /* ---- public face ---- */
