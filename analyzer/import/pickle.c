@@ -143,8 +143,7 @@ int vt__pk_refill(struct vt_pk *p, size_t n)
     return 0;
 }
 
-/* Copy n bytes of input into dst (any n). Returns 0 or an error. */
-static int take(struct vt_pk *p, char *dst, size_t n)
+int vt__pk_take(struct vt_pk *p, char *dst, uint64_t n)
 {
     while (n > 0) {
         size_t k = p->nBuf - p->iPos;
@@ -153,10 +152,12 @@ static int take(struct vt_pk *p, char *dst, size_t n)
             if ((rc = vt__pk_need(p, 1)) != 0) return rc;
             k = p->nBuf - p->iPos;
         }
-        if (k > n) k = n;
-        memcpy(dst, p->aBuf + p->iPos, k);
+        if (k > n) k = (size_t)n;
+        if (dst) {
+            memcpy(dst, p->aBuf + p->iPos, k);
+            dst += k;
+        }
         p->iPos += k;
-        dst += k;
         n -= k;
     }
     return 0;
@@ -387,7 +388,7 @@ static int push_blob(struct vt_pk *p, int t, uint64_t n)
             o->u.z = z;
             o->nAlloc = want;
         }
-        if ((rc = take(p, o->u.z + have, chunk)) != 0) {
+        if ((rc = vt__pk_take(p, o->u.z + have, chunk)) != 0) {
             struct vt_pkval v = {t, {.p = o}};
             val_unref(p, &v);
             return rc;
@@ -407,7 +408,7 @@ static int push_long(struct vt_pk *p, uint64_t n)
     uint8_t b[8];
     int rc;
     if (n <= 8) {
-        if ((rc = take(p, (char *)b, (size_t)n)) != 0) return rc;
+        if ((rc = vt__pk_take(p, (char *)b, (size_t)n)) != 0) return rc;
         if (n > 0) {
             uint64_t u = vt__pk_le(b, (int)n);
             if (n < 8 && (b[n - 1] & 0x80)) u |= ~(uint64_t)0 << (8 * n); /* sign-extend */
@@ -420,11 +421,11 @@ static int push_long(struct vt_pk *p, uint64_t n)
     {
         uint8_t lo[8], c, ext;
         int bFits = 1, bU64;
-        if ((rc = take(p, (char *)lo, 8)) != 0) return rc;
+        if ((rc = vt__pk_take(p, (char *)lo, 8)) != 0) return rc;
         ext = (lo[7] & 0x80) ? 0xff : 0x00;
         bU64 = ext == 0xff;
         for (uint64_t i = 8; i < n; i++) {
-            if ((rc = take(p, (char *)&c, 1)) != 0) return rc;
+            if ((rc = vt__pk_take(p, (char *)&c, 1)) != 0) return rc;
             if (c != ext) bFits = 0;
             if (c != 0x00) bU64 = 0;
         }

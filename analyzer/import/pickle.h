@@ -206,6 +206,9 @@ int vt__pk_fail(struct vt_pk *p, int rc, const char *zFmt, ...) __attribute__((f
 /* vt__pk_need's slow path: move the unread bytes down and read more. Returns 0, VT_PK_ETRUNC or VT_PK_EIO. */
 int vt__pk_refill(struct vt_pk *p, size_t n);
 
+/* Copy the next n bytes of input (any n) into dst, or pass over them when dst is NULL. Returns 0 or an error. */
+int vt__pk_take(struct vt_pk *p, char *dst, uint64_t n);
+
 /* Make at least n bytes available at aBuf[iPos] (n <= BUF_SIZE). Returns 0, VT_PK_ETRUNC or VT_PK_EIO. */
 static inline int vt__pk_need(struct vt_pk *p, size_t n)
 {

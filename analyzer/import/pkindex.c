@@ -12,23 +12,6 @@
  * one pass and a byte per memo entry; an input it cannot read to its STOP gets no index.
  */
 
-/* Pass over n bytes of input without keeping them. Returns 0 or an error. */
-static int skip(struct vt_pk *p, uint64_t n)
-{
-    while (n > 0) {
-        size_t k = p->nBuf - p->iPos;
-        int rc;
-        if (k == 0) {
-            if ((rc = vt__pk_need(p, 1)) != 0) return rc;
-            k = p->nBuf - p->iPos;
-        }
-        if (k > n) k = (size_t)n;
-        p->iPos += k;
-        n -= k;
-    }
-    return 0;
-}
-
 /* Count one more fetch of entry idx in aLeft (indexed by entry here; saturates at 255). */
 static int count_get(struct vt_pk *p, uint64_t idx)
 {
@@ -123,26 +106,26 @@ static int scan(struct vt_pk *p)
         case 'J': n = 4; goto fixed;
         case 'G': case 0x95: n = 8; goto fixed;
         fixed:
-            if ((rc = skip(p, n)) != 0) return rc;
+            if ((rc = vt__pk_take(p, NULL, n)) != 0) return rc;
             break;
         case 0x8a: case 0x8c: case 'U': case 'C': /* a 1-byte length */
             if ((rc = vt__pk_need(p, 1)) != 0) return rc;
             n = p->aBuf[p->iPos++];
-            if ((rc = skip(p, n)) != 0) return rc;
+            if ((rc = vt__pk_take(p, NULL, n)) != 0) return rc;
             break;
         case 0x8b: case 'X': case 'T': case 'B': /* a 4-byte length */
             if ((rc = vt__pk_need(p, 4)) != 0) return rc;
             n = vt__pk_le4(p->aBuf + p->iPos);
             p->iPos += 4;
             if (op == 0x8b && n > 0x7fffffff) return VT_PK_ECORRUPT;
-            if ((rc = skip(p, n)) != 0) return rc;
+            if ((rc = vt__pk_take(p, NULL, n)) != 0) return rc;
             break;
         case 0x8d: case 0x8e: case 0x96: /* an 8-byte length */
             if ((rc = vt__pk_need(p, 8)) != 0) return rc;
             n = vt__pk_le(p->aBuf + p->iPos, 8);
             p->iPos += 8;
             if (n > VT_PK_STR_MAX) return VT_PK_EUNSUPPORTED;
-            if ((rc = skip(p, n)) != 0) return rc;
+            if ((rc = vt__pk_take(p, NULL, n)) != 0) return rc;
             break;
         case 'h': case 'j': case 'q': case 'r': { /* BINGET, LONG_BINGET, BINPUT, LONG_BINPUT */
             size_t w = op == 'h' || op == 'q' ? 1 : 4;
