@@ -299,11 +299,44 @@ CUptiResult cuptiActivityGetNumDroppedRecords(CUcontext context, uint32_t stream
     return CUPTI_SUCCESS;
 }
 
-/* The driver, as the library finds it with dlsym. */
+/*
+ * The driver, as the library finds it with dlsym. Free memory is scripted per
+ * device (g_aFakeFree[d], FAKE_FREE where 0) for the context current on the
+ * calling thread (device 0 when none); g_bFakeMemInfoFails makes the query fail.
+ */
+static atomic_size_t g_aFakeFree[4];
+static atomic_int g_bFakeMemInfoFails, g_nFakePush;
+static _Thread_local CUcontext t_fakeCurrent, t_fakePrev;
+
 CUresult cuMemGetInfo_v2(size_t *pFree, size_t *pTotal)
 {
-    *pFree = FAKE_FREE;
+    unsigned d = t_fakeCurrent ? (unsigned)((uintptr_t)t_fakeCurrent - 0x100) & 3 : 0;
+    size_t f = atomic_load(&g_aFakeFree[d]);
+    if (atomic_load(&g_bFakeMemInfoFails)) return CUDA_ERROR_INVALID_CONTEXT;
+    *pFree = f ? f : FAKE_FREE;
     *pTotal = FAKE_TOTAL;
+    return CUDA_SUCCESS;
+}
+
+CUresult cuCtxGetCurrent(CUcontext *pCtx)
+{
+    *pCtx = t_fakeCurrent;
+    return CUDA_SUCCESS;
+}
+
+CUresult cuCtxPushCurrent_v2(CUcontext ctx)
+{
+    atomic_fetch_add(&g_nFakePush, 1);
+    t_fakePrev = t_fakeCurrent; /* one level is all the library needs */
+    t_fakeCurrent = ctx;
+    return CUDA_SUCCESS;
+}
+
+CUresult cuCtxPopCurrent_v2(CUcontext *pCtx)
+{
+    if (pCtx) *pCtx = t_fakeCurrent;
+    t_fakeCurrent = t_fakePrev;
+    t_fakePrev = NULL;
     return CUDA_SUCCESS;
 }
 

@@ -19,6 +19,7 @@
 #include "driver.h"
 #include "flusher.h"
 #include "footprint.h"
+#include "memsample.h"
 #include "intervals.h"
 #include "jobcuda.h"
 #include "layout.h"
@@ -256,6 +257,7 @@ static void CUPTIAPI on_callback(void *pUser, CUpti_CallbackDomain domain, CUpti
     }
     if (domain == CUPTI_CB_DOMAIN_RUNTIME_API || domain == CUPTI_CB_DOMAIN_DRIVER_API) {
         vt__apicall_callback(&g_env, &t_api, domain, cbid, pData);
+        vt__memsample_api(domain, cbid, pData);
     } else if (domain == CUPTI_CB_DOMAIN_STATE && cbid == CUPTI_CBID_STATE_FATAL_ERROR) {
         if (vt__session_active()) on_fatal(pData);
     } else if (domain == CUPTI_CB_DOMAIN_NVTX) {
@@ -268,6 +270,7 @@ static void CUPTIAPI on_callback(void *pUser, CUpti_CallbackDomain domain, CUpti
             int dev = context_device(rd->context);
             record_device(dev);
             vt__footprint_context(rd->context, dev);
+            vt__memsample_context(rd->context, dev);
         }
     }
 done:
@@ -632,6 +635,7 @@ static void setup_env(void)
     g_env.xAddressRange = vt__driver_address_range;
     g_env.xHandleLocation = vt__driver_handle_location;
     g_env.xExpect = expect_record;
+    vt__memsample_start(now_cupti, context_device);
 }
 
 /* Enable the API callbacks we record; returns how many could not be enabled. */

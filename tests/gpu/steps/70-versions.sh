@@ -8,7 +8,8 @@
 #     trace's cupti_version is that file's cuptiGetVersion; a release the docs' table lists is
 #     read with its layouts (no kind reduced, no record left undecoded), one it does not list is
 #     reduced and says so (shown, not failed: the table is older than the machine); the driver
-#     and runtime versions are in meta; every mangled kernel name has its demangled and short
+#     and runtime versions are in meta, and the device's memory sampled at context creation
+#     (docs/schema.md, device.D.mem_sample.K); every mangled kernel name has its demangled and short
 #     name in the KERNEL view (sample.versions.txt: the meta rows and names; the trace stays in
 #     the scratch folder);
 #  2. tests/gpu/profiler_lend_check.sh: a PyTorch job with its own torch.profiler under
@@ -80,6 +81,9 @@ if [ -n "$t" ]; then
     vt_row "sample: kinds reduced" "${reduced:-none}" "the kinds, and why" shown
   fi
   real_only "sample: cuda_driver_version in meta" "$([ -n "$(meta_of "$t" cuda_driver_version)" ] && echo yes || echo no)" yes
+  real_only "sample: device memory sampled at context creation (meta device.0.used_at_context_bytes, mem_sample.0)" \
+    "$([ -n "$(meta_of "$t" device.0.used_at_context_bytes)" ] && [ -n "$(meta_of "$t" device.0.mem_sample.0)" ] &&
+      echo yes || echo no)" yes
   nmangled=$("$vt" sql --format csv --no-header "$t" "SELECT count(*) $names
               WHERE m.value LIKE '\_Z%' ESCAPE '\'" 2> /dev/null | tail -n 1)
   ndemangled=$("$vt" sql --format csv --no-header "$t" "SELECT count(*) $names
