@@ -288,6 +288,74 @@ TEST(categories_at_oom_device_used)
     vt__result_free(&r);
 }
 
+/*
+ * At a peak on a device the tracer sampled: the parts sum to what the device had in use then, the
+ * traced peak plus what the device used beyond the traced memory at the sample nearest the peak
+ * (1.25 GiB: the CUDA context and driver, other processes not told apart); the fit counts it, not
+ * an assumed context. Samples that contradict the trace (less in use than traced) are not used.
+ */
+static void sampled_job(const char *zPath, int64_t beyondAt5ms, struct vt_result *r)
+{
+    struct tg *g;
+    struct bd_stacks s;
+    struct vt_opts o;
+    char z[96];
+    int64_t a = 0x7f4000000000LL;
+    g = open_trace(zPath, &s, 16 * GiB);
+    tg_meta(g, "device.0.used_at_context_bytes", "1073741824");
+    snprintf(z, sizeof z, "%lld %lld %lld", (long long)(MS / 2), (long long)(15 * GiB), (long long)(16 * GiB));
+    tg_meta(g, "device.0.mem_sample.0", z);
+    bd_mem(g, 1 * MS, 1, a, 4 * GiB, s.param);
+    snprintf(z, sizeof z, "%lld %lld %lld", (long long)(5 * MS), (long long)(12 * GiB - beyondAt5ms),
+             (long long)(16 * GiB));
+    tg_meta(g, "device.0.mem_sample.1", z);
+    bd_mem(g, 10 * MS, 1, a + 8 * GiB, 8 * GiB, s.fwd);
+    bd_mem(g, 20 * MS, 2, a + 8 * GiB, 8 * GiB, s.fwd);
+    snprintf(z, sizeof z, "%lld %lld %lld", (long long)(30 * MS), (long long)(10 * GiB), (long long)(16 * GiB));
+    tg_meta(g, "device.0.mem_sample.2", z);
+    ASSERT_EQ(0, tg_close(g));
+    vt__opts_default(&o);
+    o.batch = 10;
+    ASSERT_EQ(0, vt__analyze(&zPath, 1, &o, r));
+}
+
+TEST(categories_at_peak_device_sampled)
+{
+    const char *zPath = tg_path("sampled.db");
+    struct vt_result r;
+    const struct vt_device *d;
+    const struct vt_bdpart *c;
+    sampled_job(zPath, GiB + GiB / 4, &r);
+    d = dev0(&r, 0);
+    ASSERT(d);
+    ASSERT_EQ(12 * GiB, d->peak);
+    ASSERT_STREQ("device used", d->bd.zBasis);
+    ASSERT_EQ(12 * GiB + GiB + GiB / 4, d->bd.total);
+    ASSERT_EQ(GiB + GiB / 4, part(&r, 0, VT_CAT_CONTEXT)); /* part() checks the parts sum to the total */
+    ASSERT_EQ(GiB + GiB / 4, d->bd.untraced);
+    ASSERT_EQ(4 * GiB, part(&r, 0, VT_CAT_PARAM));
+    ASSERT_EQ(0, part(&r, 0, VT_CAT_UNKNOWN));
+    ASSERT(vt__bd_part(&d->bd, VT_CAT_OTHERS) == NULL); /* never a 0 for what is not known */
+    c = vt__bd_part(&d->bd, VT_CAT_CONTEXT);
+    ASSERT_CONTAINS(c->zEvidence, "sample nearest the peak");
+    ASSERT_CONTAINS(c->zEvidence, "other processes: unknown");
+    ASSERT_EQ(0, d->fit.bContextAssumed);
+    ASSERT_EQ(0, d->fit.context);
+    ASSERT_EQ(d->bd.total, d->fit.need);
+    /* the device-used figure: the highest sample (15 GiB free of 16 at the first, 10 GiB at the last) */
+    ASSERT_EQ(6 * GiB, r.aTrace[0].f.fig.aDev[0].used);
+    vt__result_free(&r);
+
+    /* a sample saying less in use than the trace holds: the peak keeps its traced figure */
+    sampled_job(zPath, -GiB, &r);
+    d = dev0(&r, 0);
+    ASSERT_STREQ("allocated", d->bd.zBasis);
+    ASSERT_EQ(12 * GiB, d->bd.total);
+    ASSERT_EQ(-1, d->bd.untraced);
+    ASSERT_EQ(1, d->fit.bContextAssumed);
+    vt__result_free(&r);
+}
+
 /* An import whose memory began before its window: that part is "allocated before the trace". */
 TEST(categories_before_the_trace)
 {
@@ -422,5 +490,5 @@ TEST(real_shared_files)
 
 VT_TEST_LIST(T(categories_tensor_level_nvtx) T(categories_tensor_level_steps_from_stacks) T(categories_two_ranks)
                  T(fit_largest_batch) T(fit_fragmentation_saving) T(categories_segment_level) T(categories_blocks_in_segments_cache)
-                     T(categories_at_oom_device_used) T(categories_before_the_trace) T(breakdown_in_every_format)
+                     T(categories_at_oom_device_used) T(categories_at_peak_device_sampled) T(categories_before_the_trace) T(breakdown_in_every_format)
                          T(real_shipped_file) T(real_shared_files))

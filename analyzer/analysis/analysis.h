@@ -132,6 +132,9 @@ struct vt_breakdown {
  * and what each change would save, each estimate with its assumption in one line.
  */
 #define VT_FIT_CONTEXT ((int64_t)512 << 20) /* the CUDA context assumed where no free memory was sampled */
+#define VT_FIT_HIDDEN_PER_PARAM 5 /* segment level: optimizer state and gradients that may hide in growing segments,
+                                   * in parameters' bytes (AdamW's two fp32 moments of 16-bit parameters, 4, and
+                                   * their gradients, 1) */
 #define VT_FIT_SAVES 5
 struct vt_fitsave {
     const char *zKey;       /* JSON: bf16_activations, activation_checkpointing, zero_grad_set_to_none,
@@ -150,7 +153,11 @@ struct vt_fit {
     int64_t fixed, scaling; /* need = fixed + scaling: bytes that do not / do grow with the batch */
     double maxScale;        /* largest batch scale that fits (1 = the batch traced); -1 unknown */
     int64_t batch, maxBatch; /* --batch N, and the largest batch size that fits; -1 unknown */
-    char *azAssume[4];      /* the estimate's assumptions */
+    int bRange;             /* segment level: the largest batch is a range, maxScale its low end */
+    double maxScaleHigh;    /* its high end; -1 no bound can be told */
+    int64_t maxBatchHigh;   /* the same as a batch size; -1 unknown */
+    int64_t hidden;         /* the bytes of the growing segments that may not grow (the range's reason) */
+    char *azAssume[5];      /* the estimate's assumptions */
     int nAssume;
     struct vt_fitsave aSave[VT_FIT_SAVES];
     int nSave;
@@ -583,8 +590,9 @@ int vt__cat_scales(int cat);
  * The breakdown follows the replay: vt__bd_begin before it; vt__bd_life_begin as a lifetime
  * begins; vt__bd_before_end as one is about to end (still counted: the moment a device stands
  * at its peak is taken then); vt__bd_life_end as it ends (its category added to every moment it
- * was live at); vt__bd_oom at an OOM (its moment); vt__bd_finish before the lifetimes live at
- * the end end; vt__bd_end after the replay makes each device's and OOM's vt_breakdown. Each
+ * was live at); vt__bd_oom at an OOM (its moment); vt__bd_samples_upto before an event at ts
+ * (the device-memory samples taken before it see the traced level then); vt__bd_finish before
+ * the lifetimes live at the end end; vt__bd_end after the replay makes each device's and OOM's vt_breakdown. Each
  * returns 0, or -1 when out of memory or on an SQLite error reading a stack. vt__bd_free
  * releases the state (on any path). With bCurves, vt__bd_end also makes each device's category
  * curve (vt_device.aCatPt): every lifetime's bytes under the category the same rules give it,
@@ -595,6 +603,7 @@ int vt__bd_life_begin(struct vt_trace *t, struct vt_life *l);
 int vt__bd_before_end(struct vt_trace *t, const struct vt_life *l);
 int vt__bd_life_end(struct vt_trace *t, const struct vt_life *l);
 int vt__bd_oom(struct vt_trace *t, int iOom);
+void vt__bd_samples_upto(struct vt_trace *t, int64_t ts);
 int vt__bd_finish(struct vt_trace *t);
 int vt__bd_end(struct vt_trace *t);
 void vt__bd_free(struct vt_trace *t);

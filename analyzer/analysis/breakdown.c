@@ -165,6 +165,9 @@ struct vt_bdrun {
     int bCurves;            /* keep every lifetime's category change for the devices' category curves */
     struct catev *aEv;
     int64_t nEv, nEvAlloc;
+    struct vt_memsample *aSample; /* the tracer's samples of the devices' memory, by time */
+    int64_t *aSampleTraced; /* each sample's device's traced (live CUDA) bytes then; -1 not reached yet */
+    int nSample, iSample;   /* iSample: the first sample the replay has not reached */
 };
 
 /* The facets of stackId, cached; *piLib the library's slot. 0, or -1 (out of memory, SQLite error). */
@@ -242,6 +245,9 @@ int vt__bd_begin(struct vt_trace *t, int bTensorsIn, int bCurves)
     b->bSegLevel = t->f.bSegments && !bTensorsIn;
     b->lastKind = -1;
     b->lastOomTs = -1;
+    if (vt__read_mem_samples(&t->f, &b->aSample, &b->nSample) != 0) return -1;
+    if (b->nSample > 0 && !(b->aSampleTraced = malloc(sizeof *b->aSampleTraced * (size_t)b->nSample))) return -1;
+    for (int i = 0; i < b->nSample; i++) b->aSampleTraced[i] = -1;
     if (t->ph.nIter > 0 && !t->ph.bCycleIter) { /* a dump's memory cycles mark no step: told from the stacks */
         b->bIterSpans = 1;
         b->aSpan = malloc(sizeof *b->aSpan * (size_t)t->ph.nIter);
@@ -373,6 +379,16 @@ int vt__bd_oom(struct vt_trace *t, int iOom)
     take(b, &b->aOom[iOom], t->aOom[iOom].ts, -1);
     b->lastOomTs = t->aOom[iOom].ts;
     return 0;
+}
+
+void vt__bd_samples_upto(struct vt_trace *t, int64_t ts)
+{
+    struct vt_bdrun *b = t->pBd;
+    if (!b) return;
+    for (; b->iSample < b->nSample && b->aSample[b->iSample].ts < ts; b->iSample++) {
+        const struct vt_device *d = device_of(t, b->aSample[b->iSample].device);
+        b->aSampleTraced[b->iSample] = d ? d->live : 0; /* no account yet: nothing traced on it */
+    }
 }
 
 int vt__bd_finish(struct vt_trace *t)
@@ -588,10 +604,11 @@ static void parts_sort(struct vt_breakdown *bd)
 /*
  * Moment p as breakdown bd summing to total (basis zBasis): the categories of what was live,
  * the cache (reserved less the blocks in it), memory before the trace, what the device used
- * beyond this process's traced memory (used >= 0), and what is left unknown. 0 or -1.
+ * beyond this process's traced memory (used >= 0, how it was read in zUsed), and what is left
+ * unknown. 0 or -1.
  */
 static int build(struct vt_trace *t, const struct moment *p, int64_t total, const char *zBasis, int64_t before,
-                 int64_t used, struct vt_breakdown *bd)
+                 int64_t used, const char *zUsed, struct vt_breakdown *bd)
 {
     const struct vt_bdrun *b = t->pBd;
     int64_t aCatBytes[VT_CAT_N] = {0}, aCatCount[VT_CAT_N] = {0}, sum = 0;
@@ -646,10 +663,11 @@ static int build(struct vt_trace *t, const struct moment *p, int64_t total, cons
         int i;
         vt__fmt_bytes(used, zB, sizeof zB);
         vt__fmt_bytes(sum, zC, sizeof zC);
-        z = vt__strdupf("device in use (%s: total less free, cuMemGetInfo) less this process's traced memory (%s): the "
-                        "CUDA context, the driver, memory no traced call made, and any other process's memory (not "
-                        "told apart without a per-process sample)",
-                        zB, zC);
+        z = vt__strdupf("device in use (%s: %s) less this process's traced memory (%s): the CUDA context, the "
+                        "driver, memory no traced call made, and any other process's memory (not told apart: "
+                        "cuMemGetInfo counts every process, and the device is read only once this process's "
+                        "context exists; other processes: unknown)",
+                        zB, zUsed, zC);
         for (i = 0; i < bd->n && bd->a[i].cat != VT_CAT_CONTEXT; i++) {
         }
         if (i < bd->n && z) { /* the runtime's own allocations are part of it: one part */
@@ -699,6 +717,33 @@ static const char *level_basis(const struct vt_trace *t)
 {
     if (t->f.bSegments || t->pBd->bTensorsIn || !strcmp(t->f.zSource, "pytorch_snapshot")) return "reserved";
     return "allocated";
+}
+
+/*
+ * The device memory in use at device d's peak moment p (traced: its figure total) where the tracer
+ * sampled the device: the traced figure plus what the device used beyond the traced memory at the
+ * sample nearest the moment (total less free, less the traced level then), said in zHow; -1 when
+ * no sample of d reached the replay, or the nearest says less in use than traced (contradicts it).
+ */
+static int64_t used_at_peak(const struct vt_trace *t, const struct vt_device *d, const struct moment *p,
+                            int64_t total, char *zHow, size_t nHow)
+{
+    const struct vt_bdrun *b = t->pBd;
+    int k = -1;
+    int64_t beyond, gap = -1;
+    char zB[32], zAt[64];
+    for (int i = 0; i < b->nSample; i++) {
+        int64_t g = b->aSample[i].ts > p->stateTs ? b->aSample[i].ts - p->stateTs : p->stateTs - b->aSample[i].ts;
+        if (b->aSample[i].device != d->id || b->aSampleTraced[i] < 0) continue;
+        if (k < 0 || g <= gap) k = i, gap = g;
+    }
+    if (k < 0) return -1;
+    beyond = b->aSample[k].totalBytes - b->aSample[k].freeBytes - b->aSampleTraced[k];
+    if (beyond < 0) return -1;
+    vt__fmt_at(t, b->aSample[k].ts, zAt, sizeof zAt);
+    snprintf(zHow, nHow, "the traced peak plus the %s the device used beyond the traced memory at its sample nearest "
+             "the peak, at %s: total less free, cuMemGetInfo", vt__fmt_bytes(beyond, zB, sizeof zB), zAt);
+    return total + beyond;
 }
 
 /* Order of the curves' changes: by account, then time, then replay order. */
@@ -775,8 +820,9 @@ int vt__bd_end(struct vt_trace *t)
     for (int i = 0; rc == 0 && i < t->tl.nDev; i++) {
         struct vt_device *d = &t->tl.aDev[i];
         struct moment *p = NULL;
-        int64_t total, before, pool;
+        int64_t total, before, pool, used;
         const char *zBasis;
+        char zUsed[256];
         vt__breakdown_clear(&d->bd);
         if (d->id < 0 || !vt__memory_known(t)) continue;
         for (int k = 0; k < b->nPeak; k++)
@@ -787,7 +833,8 @@ int vt__bd_end(struct vt_trace *t)
         before = before_trace(t, d->id);
         if (before > 0) total += before, zBasis = "process";
         pool = p->poolReserved - d->peak; /* a cudaMallocAsync pool holding more than the live allocations */
-        rc = build(t, p, total, zBasis, before, -1, &d->bd);
+        if ((used = used_at_peak(t, d, p, total, zUsed, sizeof zUsed)) >= 0) total = used, zBasis = "device used";
+        rc = build(t, p, total, zBasis, before, used, zUsed, &d->bd);
         d->bd.poolCache = pool > 0 ? pool : 0;
         if (rc == 0 && b->bCurves) {
             int64_t k = 0;
@@ -803,7 +850,7 @@ int vt__bd_end(struct vt_trace *t)
         if (!b->aOom[i].bTaken) continue;
         if (used >= 0 && used < held) used = -1; /* a free figure the trace contradicts: not used */
         rc = build(t, &b->aOom[i], used >= 0 ? used : held, used >= 0 ? "device used" : level_basis(t), 0, used,
-                   &o->bd);
+                   "total less free, cuMemGetInfo at the OOM", &o->bd);
     }
     vt__bd_free(t);
     return rc;
@@ -818,6 +865,8 @@ void vt__bd_free(struct vt_trace *t)
     free(b->aF);
     free(b->aSpan);
     free(b->aEv);
+    free(b->aSample);
+    free(b->aSampleTraced);
     free(b);
     t->pBd = NULL;
 }

@@ -161,15 +161,17 @@ static int importer_figures(struct vt_tracefile *f)
     return 0;
 }
 
-/* The device memory in use by everyone where the trace knows the device's free memory: at OOMs. An SQLite code. */
+/* The device memory in use by everyone where the trace knows the device's free memory: at OOMs and the tracer's samples. An SQLite code. */
 static int used_figures(struct vt_tracefile *f)
 {
     sqlite3_stmt *p = NULL;
     int rc;
-    if (!f->db || !vt__read_has(f, "oom_event")) return SQLITE_OK;
-    rc = sqlite3_prepare_v2(f->db,
-                            "SELECT device, ts, total_bytes, free_bytes FROM oom_event WHERE free_bytes IS NOT NULL"
-                            " AND device IS NOT NULL ORDER BY ts IS NULL, ts, id", -1, &p, NULL);
+    if (!f->db) return SQLITE_OK;
+    rc = !vt__read_has(f, "oom_event")
+             ? SQLITE_DONE
+             : sqlite3_prepare_v2(f->db,
+                                  "SELECT device, ts, total_bytes, free_bytes FROM oom_event WHERE free_bytes IS NOT"
+                                  " NULL AND device IS NOT NULL ORDER BY ts IS NULL, ts, id", -1, &p, NULL);
     while (rc == SQLITE_OK && (rc = sqlite3_step(p)) == SQLITE_ROW) {
         int dev = sqlite3_column_int(p, 0);
         struct vt_figdev *d = dev_get(f, dev);
@@ -180,7 +182,18 @@ static int used_figures(struct vt_tracefile *f)
         if (d && total > 0 && freeB >= 0 && freeB <= total) higher(&d->used, &d->usedTs, total - freeB, ts);
     }
     sqlite3_finalize(p);
-    return rc == SQLITE_DONE ? SQLITE_OK : rc;
+    if (rc == SQLITE_DONE) { /* and the tracer's samples of the device's memory */
+        struct vt_memsample *a = NULL;
+        int n = 0;
+        rc = vt__read_mem_samples(f, &a, &n) == 0 ? SQLITE_OK : SQLITE_NOMEM;
+        for (int i = 0; rc == SQLITE_OK && i < n; i++) {
+            struct vt_figdev *d = dev_get(f, a[i].device);
+            rc = d ? SQLITE_OK : SQLITE_NOMEM;
+            if (d) higher(&d->used, &d->usedTs, a[i].totalBytes - a[i].freeBytes, a[i].ts);
+        }
+        free(a);
+    }
+    return rc;
 }
 
 int vt__figures_take(struct vt_tracefile *f, const struct vt_live *Lc, const struct vt_live *Lt)

@@ -138,7 +138,7 @@ const char *vt__fmt_bdhead(const struct vt_breakdown *b, char *z, size_t n)
 int vt__fmt_fit(const struct vt_device *d, char *z, size_t n)
 {
     const struct vt_fit *f = &d->fit;
-    char zN[32], zC[32], zX[32], zH[32], zG[32], zF[32], zScale[160];
+    char zN[32], zC[32], zX[32], zH[32], zG[32], zF[32], zScale[256];
     size_t k;
     z[0] = 0;
     if (!f->bDone) return 0;
@@ -166,6 +166,16 @@ int vt__fmt_fit(const struct vt_device *d, char *z, size_t n)
         snprintf(zScale, sizeof zScale, ": nothing at the peak grows with the batch");
     else
         zScale[0] = 0;
+    if (f->bRange && zScale[0] == ':') { /* segment level: a range, not a point */
+        size_t m = strlen(zScale);
+        if (f->maxScaleHigh >= 0 && f->maxBatchHigh >= 0)
+            snprintf(zScale + m, sizeof zScale - m, " to %.2fx (batch %lld): segment level, a range",
+                     f->maxScaleHigh, (long long)f->maxBatchHigh);
+        else if (f->maxScaleHigh >= 0)
+            snprintf(zScale + m, sizeof zScale - m, " to %.2fx: segment level, a range", f->maxScaleHigh);
+        else
+            snprintf(zScale + m, sizeof zScale - m, " or more: segment level, no upper bound can be told");
+    }
     snprintf(z + k, n - k, "%s grows with the batch (", zG);
     for (int i = 0, nNamed = 0; i < d->bd.n; i++) { /* the categories that grow, largest first */
         const struct vt_bdpart *p = &d->bd.a[i];
