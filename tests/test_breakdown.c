@@ -226,6 +226,62 @@ TEST(categories_segment_level)
 }
 
 /*
+ * What would fit at segment level, on a job whose make-up is known: parameters P = 1 GiB, their
+ * gradients (1 GiB, in a segment the backward pass reserves), Adam's state (2 GiB, made at the
+ * first step inside the segments the forward pass reserved and cached, so the second step's forward
+ * pass reserves 2 GiB more) and 4 GiB of activations at batch 8. The true largest batch on 24 GiB
+ * (with the assumed 512 MiB context): 4.5 GiB fixed + 0.5 GiB a sample: 39. The trace cannot tell
+ * the state from the activations: the estimate is a range holding 39, its low end the point that
+ * scales everything the steps reserved (25).
+ */
+TEST(fit_segment_level_range)
+{
+    const char *zPath = tg_path("segfit.db");
+    struct tg *g;
+    struct bd_stacks s;
+    struct vt_result r;
+    struct vt_opts o;
+    const struct vt_device *d;
+    int64_t a = 0x7f2000000000LL, truth = 8 * (24 * GiB - 4 * GiB - VT_FIT_CONTEXT) / (4 * GiB);
+    g = open_trace(zPath, &s, 40 * GiB);
+    tg_meta(g, "config.tensors", "0");
+    bd_mem(g, 1 * MS, 1, a, GiB, s.param);
+    for (int k = 0; k < 3; k++) {
+        int64_t t0 = 100 * MS * (k + 1);
+        char z[32];
+        if (k == 0) {
+            for (int i = 0; i < 4; i++) bd_mem(g, t0 + 10 * MS + i, 1, a + (i + 1) * GiB, GiB, s.fwd);
+            bd_mem(g, t0 + 20 * MS, 1, a + 6 * GiB, GiB, s.eng);
+        } else if (k == 1) {
+            for (int i = 0; i < 2; i++) bd_mem(g, t0 + 10 * MS + i, 1, a + (i + 8) * GiB, GiB, s.fwd);
+        }
+        snprintf(z, sizeof z, "step %d", k);
+        tg_nvtx(g, t0, t0 + 90 * MS, z);
+    }
+    ASSERT_EQ(0, tg_close(g));
+    vt__opts_default(&o);
+    o.batch = 8;
+    o.fitMemory = 24 * GiB;
+    ASSERT_EQ(0, vt__analyze(&zPath, 1, &o, &r));
+    d = dev0(&r, 0);
+    ASSERT_EQ(8 * GiB, d->peak);
+    ASSERT_EQ(39, truth);
+    ASSERT_EQ(1, d->fit.bRange);
+    ASSERT_EQ(25, d->fit.maxBatch); /* the point alone: 36 % short */
+    ASSERT(d->fit.maxBatch <= truth && d->fit.maxBatchHigh >= truth);
+    ASSERT_EQ(5 * GiB, d->fit.hidden);
+    ASSERT_EQ(70, d->fit.maxBatchHigh);
+    vt__result_free(&r);
+
+    /* at tensor level the same job is a point, not a range */
+    bd_job(zPath, NULL, 256 * MiB, 1, NULL, 0);
+    ASSERT_EQ(0, vt__analyze(&zPath, 1, &o, &r));
+    ASSERT_EQ(0, dev0(&r, 0)->fit.bRange);
+    ASSERT_EQ(-1, dev0(&r, 0)->fit.maxBatchHigh);
+    vt__result_free(&r);
+}
+
+/*
  * Tensor rows inside segments (PyTorch's history merged): the blocks are categorized, the
  * segments less the blocks live in them are the allocator's cache.
  */
@@ -490,5 +546,5 @@ TEST(real_shared_files)
 
 VT_TEST_LIST(T(categories_tensor_level_nvtx) T(categories_tensor_level_steps_from_stacks) T(categories_two_ranks)
                  T(fit_largest_batch) T(fit_fragmentation_saving) T(categories_segment_level) T(categories_blocks_in_segments_cache)
-                     T(categories_at_oom_device_used) T(categories_at_peak_device_sampled) T(categories_before_the_trace) T(breakdown_in_every_format)
+                     T(categories_at_oom_device_used) T(categories_at_peak_device_sampled) T(fit_segment_level_range) T(categories_before_the_trace) T(breakdown_in_every_format)
                          T(real_shipped_file) T(real_shared_files))
