@@ -394,12 +394,38 @@ TEST(categories_at_peak_device_sampled)
     ASSERT(vt__bd_part(&d->bd, VT_CAT_OTHERS) == NULL); /* never a 0 for what is not known */
     c = vt__bd_part(&d->bd, VT_CAT_CONTEXT);
     ASSERT_CONTAINS(c->zEvidence, "sample nearest the peak");
-    ASSERT_CONTAINS(c->zEvidence, "other processes: unknown");
+    ASSERT_CONTAINS(c->zEvidence, "not told apart: see other processes");
     ASSERT_EQ(0, d->fit.bContextAssumed);
     ASSERT_EQ(0, d->fit.context);
     ASSERT_EQ(d->bd.total, d->fit.need);
+    /* other processes: not a part (never a 0), unknown, with what they held at most at context creation */
+    ASSERT_EQ(GiB, d->bd.othersAtMost);
+    ASSERT_CONTAINS(d->bd.zOthers, "the device had 1.00 GiB in use");
     /* the device-used figure: the highest sample (15 GiB free of 16 at the first, 10 GiB at the last) */
     ASSERT_EQ(6 * GiB, r.aTrace[0].f.fig.aDev[0].used);
+    for (int fmt = 0; fmt < 4; fmt++) { /* every format shows both */
+        char *z = NULL;
+        size_t n = 0;
+        FILE *f = open_memstream(&z, &n);
+        ASSERT(f);
+        ASSERT_EQ(0, fmt == 0 ? vt__report_text(f, &r) : fmt == 1 ? vt__report_json(f, &r)
+                     : fmt == 2 ? vt__report_markdown(f, &r) : vt__report_html(f, &r));
+        fclose(f);
+        ASSERT_CONTAINS(z, fmt == 1 ? "\"category\": \"cuda_context\", \"bytes\": 1342177280"
+                        : fmt == 0  ? "what it was (device used, 13.2 GiB)"
+                                    : "at its sample nearest the peak");
+        if (fmt == 0) ASSERT_CONTAINS(z, "unknown       other processes: in the CUDA context part");
+        if (fmt == 0) ASSERT_CONTAINS(z, "(with the CUDA context measured in it)");
+        if (fmt == 1) {
+            ASSERT(tg_json_valid(z));
+            ASSERT_CONTAINS(z, "\"breakdown_basis\": \"device used\", \"breakdown_bytes\": 14227079168");
+            ASSERT_CONTAINS(z, "\"breakdown_other_processes\": {\"bytes\": null, \"at_context_at_most_bytes\": "
+                               "1073741824, ");
+        }
+        if (fmt == 2) ASSERT_CONTAINS(z, "| other processes | unknown | | in the CUDA context part");
+        if (fmt == 3) ASSERT_CONTAINS(z, "<td>other processes</td><td>unknown</td>");
+        free(z);
+    }
     vt__result_free(&r);
 
     /* a sample saying less in use than the trace holds: the peak keeps its traced figure */
@@ -408,6 +434,7 @@ TEST(categories_at_peak_device_sampled)
     ASSERT_STREQ("allocated", d->bd.zBasis);
     ASSERT_EQ(12 * GiB, d->bd.total);
     ASSERT_EQ(-1, d->bd.untraced);
+    ASSERT(d->bd.zOthers == NULL); /* the device's use is not in the figure: nothing to say of others */
     ASSERT_EQ(1, d->fit.bContextAssumed);
     vt__result_free(&r);
 }

@@ -602,6 +602,35 @@ static void parts_sort(struct vt_breakdown *bd)
 }
 
 /*
+ * Other processes' share of what device acct used beyond the traced memory, for breakdown bd: not
+ * told (cuMemGetInfo counts every process; the tracer reads the device only once this process's
+ * context exists), so bd->zOthers says why, with what they held at most when the context was
+ * created where the trace has it (meta device.D.used_at_context_bytes less CUPTI's buffers,
+ * cupti.device_bytes.D: the rest was the context itself). 0 or -1.
+ */
+static int others_unknown(const struct vt_trace *t, int acct, struct vt_breakdown *bd)
+{
+    char zKey[64], zB[32];
+    int64_t u0, cupti;
+    snprintf(zKey, sizeof zKey, "device.%d.used_at_context_bytes", acct);
+    u0 = vt__read_meta_int(&t->f, zKey);
+    snprintf(zKey, sizeof zKey, "cupti.device_bytes.%d", acct);
+    cupti = vt__read_meta_int(&t->f, zKey);
+    bd->othersAtMost = u0 < 0 ? -1 : cupti > 0 ? (u0 > cupti ? u0 - cupti : 0) : u0;
+    if (bd->othersAtMost >= 0)
+        bd->zOthers = vt__strdupf("in the CUDA context part, not told apart (cuMemGetInfo counts every process, and "
+                                  "the device is read only once this process's context exists); when the context was "
+                                  "created the device had %s in use%s: the context itself and other processes' memory "
+                                  "then",
+                                  vt__fmt_bytes(bd->othersAtMost, zB, sizeof zB),
+                                  cupti > 0 ? " besides CUPTI's buffers" : "");
+    else
+        bd->zOthers = vt__strdupf("%s", "in the CUDA context part, not told apart (cuMemGetInfo counts every process; "
+                                        "the device's use before this process's context is not in the trace)");
+    return bd->zOthers ? 0 : -1;
+}
+
+/*
  * Moment p as breakdown bd summing to total (basis zBasis): the categories of what was live,
  * the cache (reserved less the blocks in it), memory before the trace, what the device used
  * beyond this process's traced memory (used >= 0, how it was read in zUsed), and what is left
@@ -664,9 +693,8 @@ static int build(struct vt_trace *t, const struct moment *p, int64_t total, cons
         vt__fmt_bytes(used, zB, sizeof zB);
         vt__fmt_bytes(sum, zC, sizeof zC);
         z = vt__strdupf("device in use (%s: %s) less this process's traced memory (%s): the CUDA context, the "
-                        "driver, memory no traced call made, and any other process's memory (not told apart: "
-                        "cuMemGetInfo counts every process, and the device is read only once this process's "
-                        "context exists; other processes: unknown)",
+                        "driver, memory no traced call made, and any other process's memory (not told apart: see "
+                        "other processes)",
                         zB, zUsed, zC);
         for (i = 0; i < bd->n && bd->a[i].cat != VT_CAT_CONTEXT; i++) {
         }
@@ -683,6 +711,7 @@ static int build(struct vt_trace *t, const struct moment *p, int64_t total, cons
         bd->untraced = used - sum;
         sum = used;
     }
+    if (used >= 0 && others_unknown(t, p->acct, bd) != 0) return -1;
     if (sum < total) {
         vt__fmt_bytes(total - sum, zB, sizeof zB);
         if (part_add(bd, VT_CAT_UNKNOWN, total - sum, 0,
@@ -875,8 +904,10 @@ void vt__breakdown_clear(struct vt_breakdown *bd)
 {
     for (int i = 0; i < bd->n; i++) free(bd->a[i].zEvidence);
     free(bd->a);
+    free(bd->zOthers);
     memset(bd, 0, sizeof *bd);
     bd->total = -1;
+    bd->othersAtMost = -1;
 }
 
 const struct vt_bdpart *vt__bd_part(const struct vt_breakdown *b, int cat)
