@@ -231,10 +231,10 @@ TEST(categories_segment_level)
  * first step inside the segments the forward pass reserved and cached, so the second step's forward
  * pass reserves 2 GiB more) and 4 GiB of activations at batch 8. The true largest batch on 24 GiB
  * (with the assumed 512 MiB context): 4.5 GiB fixed + 0.5 GiB a sample: 39. The trace cannot tell
- * the state from the activations: the estimate is a range holding 39, its low end the point that
- * scales everything the steps reserved (25).
+ * the state from the activations: the estimate is a lower bound (25, scaling everything the steps
+ * reserved), said to be one, with no upper bound.
  */
-TEST(fit_segment_level_range)
+TEST(fit_segment_level_lower_bound)
 {
     const char *zPath = tg_path("segfit.db");
     struct tg *g;
@@ -266,18 +266,16 @@ TEST(fit_segment_level_range)
     d = dev0(&r, 0);
     ASSERT_EQ(8 * GiB, d->peak);
     ASSERT_EQ(39, truth);
-    ASSERT_EQ(1, d->fit.bRange);
-    ASSERT_EQ(25, d->fit.maxBatch); /* the point alone: 36 % short */
-    ASSERT(d->fit.maxBatch <= truth && d->fit.maxBatchHigh >= truth);
-    ASSERT_EQ(5 * GiB, d->fit.hidden);
-    ASSERT_EQ(70, d->fit.maxBatchHigh);
+    ASSERT_EQ(1, d->fit.bLowerBound);
+    ASSERT_EQ(25, d->fit.maxBatch); /* as a point: 36 % short; as what it is, a lower bound: right */
+    ASSERT(d->fit.maxBatch <= truth);
+    ASSERT_CONTAINS(d->fit.azAssume[d->fit.nAssume - 1], "the largest batch is at least this");
     vt__result_free(&r);
 
     /* at tensor level the same job is a point, not a range */
     bd_job(zPath, NULL, 256 * MiB, 1, NULL, 0);
     ASSERT_EQ(0, vt__analyze(&zPath, 1, &o, &r));
-    ASSERT_EQ(0, dev0(&r, 0)->fit.bRange);
-    ASSERT_EQ(-1, dev0(&r, 0)->fit.maxBatchHigh);
+    ASSERT_EQ(0, dev0(&r, 0)->fit.bLowerBound);
     vt__result_free(&r);
 }
 
@@ -352,9 +350,9 @@ TEST(categories_at_oom_device_used)
  */
 static void sampled_job(const char *zPath, int64_t beyondAt5ms, struct vt_result *r)
 {
+    static struct vt_opts o; /* the result keeps a pointer to its options */
     struct tg *g;
     struct bd_stacks s;
-    struct vt_opts o;
     char z[96];
     int64_t a = 0x7f4000000000LL;
     g = open_trace(zPath, &s, 16 * GiB);
@@ -436,6 +434,35 @@ TEST(categories_at_peak_device_sampled)
     ASSERT_EQ(-1, d->bd.untraced);
     ASSERT(d->bd.zOthers == NULL); /* the device's use is not in the figure: nothing to say of others */
     ASSERT_EQ(1, d->fit.bContextAssumed);
+    vt__result_free(&r);
+}
+
+/*
+ * At an OOM of a cudaMallocAsync pool whose free memory was read: the pool's reserved bytes beyond
+ * its live allocations are the allocator's cache, not the CUDA context (which is what is left).
+ */
+TEST(categories_at_oom_pool_cache)
+{
+    const char *zPath = tg_path("oompool.db");
+    struct tg *g;
+    struct bd_stacks s;
+    struct vt_result r;
+    const struct vt_oom *m;
+    int64_t a = 0x7f4000000000LL;
+    g = open_trace(zPath, &s, 16 * GiB);
+    tg_memop(g, 1 * MS, 1, 0, VT_MEMKIND_DEVICE, a, 4 * GiB, s.param, 4 * GiB, 4 * GiB);
+    tg_memop(g, 10 * MS, 1, 0, VT_MEMKIND_DEVICE, a + 8 * GiB, 8 * GiB, s.fwd, 12 * GiB, 12 * GiB);
+    tg_memop(g, 11 * MS, 2, 0, VT_MEMKIND_DEVICE, a + 8 * GiB, 8 * GiB, s.fwd, 12 * GiB, 4 * GiB);
+    tg_oom(g, 12 * MS, 0, 10 * GiB, 3 * GiB + 512 * MiB, 16 * GiB, s.fwd);
+    close_analyze(g, zPath, &r);
+    ASSERT_EQ(1, r.aTrace[0].nOom);
+    m = &r.aTrace[0].aOom[0];
+    ASSERT_STREQ("device used", m->bd.zBasis);
+    ASSERT_EQ(12 * GiB + 512 * MiB, m->bd.total);
+    ASSERT_EQ(8 * GiB, vt__bd_part(&m->bd, VT_CAT_CACHE)->bytes);
+    ASSERT_EQ(512 * MiB, vt__bd_part(&m->bd, VT_CAT_CONTEXT)->bytes);
+    ASSERT_EQ(512 * MiB, m->bd.untraced);
+    ASSERT_EQ(4 * GiB, vt__bd_part(&m->bd, VT_CAT_PARAM)->bytes);
     vt__result_free(&r);
 }
 
@@ -573,5 +600,5 @@ TEST(real_shared_files)
 
 VT_TEST_LIST(T(categories_tensor_level_nvtx) T(categories_tensor_level_steps_from_stacks) T(categories_two_ranks)
                  T(fit_largest_batch) T(fit_fragmentation_saving) T(categories_segment_level) T(categories_blocks_in_segments_cache)
-                     T(categories_at_oom_device_used) T(categories_at_peak_device_sampled) T(fit_segment_level_range) T(categories_before_the_trace) T(breakdown_in_every_format)
+                     T(categories_at_oom_device_used) T(categories_at_oom_pool_cache) T(categories_at_peak_device_sampled) T(fit_segment_level_lower_bound) T(categories_before_the_trace) T(breakdown_in_every_format)
                          T(real_shipped_file) T(real_shared_files))

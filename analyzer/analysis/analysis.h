@@ -134,9 +134,6 @@ struct vt_breakdown {
  * and what each change would save, each estimate with its assumption in one line.
  */
 #define VT_FIT_CONTEXT ((int64_t)512 << 20) /* the CUDA context assumed where no free memory was sampled */
-#define VT_FIT_HIDDEN_PER_PARAM 5 /* segment level: optimizer state and gradients that may hide in growing segments,
-                                   * in parameters' bytes (AdamW's two fp32 moments of 16-bit parameters, 4, and
-                                   * their gradients, 1) */
 #define VT_FIT_SAVES 5
 struct vt_fitsave {
     const char *zKey;       /* JSON: bf16_activations, activation_checkpointing, zero_grad_set_to_none,
@@ -155,10 +152,7 @@ struct vt_fit {
     int64_t fixed, scaling; /* need = fixed + scaling: bytes that do not / do grow with the batch */
     double maxScale;        /* largest batch scale that fits (1 = the batch traced); -1 unknown */
     int64_t batch, maxBatch; /* --batch N, and the largest batch size that fits; -1 unknown */
-    int bRange;             /* segment level: the largest batch is a range, maxScale its low end */
-    double maxScaleHigh;    /* its high end; -1 no bound can be told */
-    int64_t maxBatchHigh;   /* the same as a batch size; -1 unknown */
-    int64_t hidden;         /* the bytes of the growing segments that may not grow (the range's reason) */
+    int bLowerBound;        /* segment level: maxScale and maxBatch are the least that fits, not a point */
     char *azAssume[5];      /* the estimate's assumptions */
     int nAssume;
     struct vt_fitsave aSave[VT_FIT_SAVES];

@@ -387,7 +387,8 @@ void vt__bd_samples_upto(struct vt_trace *t, int64_t ts)
     if (!b) return;
     for (; b->iSample < b->nSample && b->aSample[b->iSample].ts < ts; b->iSample++) {
         const struct vt_device *d = device_of(t, b->aSample[b->iSample].device);
-        b->aSampleTraced[b->iSample] = d ? d->live : 0; /* no account yet: nothing traced on it */
+        /* what the process held there: its live allocations and a memory pool's cache; no account yet: nothing */
+        b->aSampleTraced[b->iSample] = !d ? 0 : d->live + (d->poolReserved > d->poolUsed ? d->poolReserved - d->poolUsed : 0);
     }
 }
 
@@ -633,11 +634,12 @@ static int others_unknown(const struct vt_trace *t, int acct, struct vt_breakdow
 /*
  * Moment p as breakdown bd summing to total (basis zBasis): the categories of what was live,
  * the cache (reserved less the blocks in it), memory before the trace, what the device used
- * beyond this process's traced memory (used >= 0, how it was read in zUsed), and what is left
- * unknown. 0 or -1.
+ * beyond this process's traced memory (used >= 0, how it was read in zUsed), a memory pool's
+ * reserved bytes beyond its live ones (poolCache > 0: in the cache), and what is left unknown.
+ * 0 or -1.
  */
 static int build(struct vt_trace *t, const struct moment *p, int64_t total, const char *zBasis, int64_t before,
-                 int64_t used, const char *zUsed, struct vt_breakdown *bd)
+                 int64_t poolCache, int64_t used, const char *zUsed, struct vt_breakdown *bd)
 {
     const struct vt_bdrun *b = t->pBd;
     int64_t aCatBytes[VT_CAT_N] = {0}, aCatCount[VT_CAT_N] = {0}, sum = 0;
@@ -678,6 +680,14 @@ static int build(struct vt_trace *t, const struct moment *p, int64_t total, cons
                      NULL) != 0)
             return -1;
         sum += cache;
+    }
+    if (poolCache > 0) {
+        if (part_add(bd, VT_CAT_CACHE, poolCache, 0,
+                     vt__strdupf("%s", "the memory pool's reserved bytes beyond its live allocations (cudaMallocAsync): "
+                                       "free for the pool's allocations, given back when it is trimmed"),
+                     NULL) != 0)
+            return -1;
+        sum += poolCache;
     }
     if (before > 0) {
         if (part_add(bd, VT_CAT_BEFORE, before, 0,
@@ -749,7 +759,7 @@ static const char *level_basis(const struct vt_trace *t)
 }
 
 /*
- * The device memory in use at device d's peak moment p (traced: its figure total) where the tracer
+ * The device memory in use at device d's peak moment p (traced: total, a pool's cache in it) where the tracer
  * sampled the device: the traced figure plus what the device used beyond the traced memory at the
  * sample nearest the moment (total less free, less the traced level then), said in zHow; -1 when
  * no sample of d reached the replay, or the nearest says less in use than traced (contradicts it).
@@ -862,9 +872,14 @@ int vt__bd_end(struct vt_trace *t)
         before = before_trace(t, d->id);
         if (before > 0) total += before, zBasis = "process";
         pool = p->poolReserved - d->peak; /* a cudaMallocAsync pool holding more than the live allocations */
-        if ((used = used_at_peak(t, d, p, total, zUsed, sizeof zUsed)) >= 0) total = used, zBasis = "device used";
-        rc = build(t, p, total, zBasis, before, used, zUsed, &d->bd);
-        d->bd.poolCache = pool > 0 ? pool : 0;
+        if (pool < 0) pool = 0;
+        if ((used = used_at_peak(t, d, p, total + pool, zUsed, sizeof zUsed)) >= 0) {
+            /* device used: the pool's cache is a part of it (what the device holds), not beside it */
+            rc = build(t, p, used, "device used", before, pool, used, zUsed, &d->bd);
+        } else {
+            rc = build(t, p, total, zBasis, before, 0, -1, NULL, &d->bd);
+            d->bd.poolCache = pool;
+        }
         if (rc == 0 && b->bCurves) {
             int64_t k = 0;
             while (k < b->nEv && b->aEv[k].acct < d->id) k++;
@@ -878,8 +893,8 @@ int vt__bd_end(struct vt_trace *t)
         vt__breakdown_clear(&o->bd);
         if (!b->aOom[i].bTaken) continue;
         if (used >= 0 && used < held) used = -1; /* a free figure the trace contradicts: not used */
-        rc = build(t, &b->aOom[i], used >= 0 ? used : held, used >= 0 ? "device used" : level_basis(t), 0, used,
-                   "total less free, cuMemGetInfo at the OOM", &o->bd);
+        rc = build(t, &b->aOom[i], used >= 0 ? used : held, used >= 0 ? "device used" : level_basis(t), 0,
+                   used >= 0 ? o->poolCached : 0, used, "total less free, cuMemGetInfo at the OOM", &o->bd);
     }
     vt__bd_free(t);
     return rc;

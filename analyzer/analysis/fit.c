@@ -72,38 +72,21 @@ static int64_t measured_context(const struct vt_trace *t, int id)
 }
 
 /*
- * At segment level the growing segments may hold memory that does not grow: optimizer state made
- * at the first step inside segments the forward pass reserved, gradients inside the backward
- * pass's. One trace cannot tell (no second batch size to compare), so the largest batch is a
- * range: maxScale (all of it grows: the low end) to maxScaleHigh (up to VT_FIT_HIDDEN_PER_PARAM
- * times the parameters' bytes of it, less the gradients and optimizer state told apart, does not).
- * Only where the trace trains; no high end where no parameters are told or the rest would not
- * grow at all. 0 or -1.
+ * At segment level the segments that grow hold more than what grows: the allocator's cache (free
+ * blocks it would reuse or release under pressure), and optimizer state or gradients made inside
+ * segments a forward or backward pass reserved. One trace at one batch size cannot tell how much,
+ * so scaling all of it (maxScale) over-counts: the largest batch is at least that, a lower bound
+ * with no upper bound told. 0 or -1.
  */
-static int range_segments(const struct vt_trace *t, struct vt_fit *f, const struct vt_breakdown *b, int64_t grow)
+static int range_segments(struct vt_fit *f, const struct vt_breakdown *b)
 {
-    int64_t param = cat_bytes(b, VT_CAT_PARAM, NULL), hidden, rest;
-    char zB[32], zP[32];
-    if (!b->bSegment || f->maxScale < 0 || !vt__shows_training(t)) return 0;
-    hidden = VT_FIT_HIDDEN_PER_PARAM * param - cat_bytes(b, VT_CAT_GRAD, NULL) - cat_bytes(b, VT_CAT_OPT, NULL);
-    if (param > 0 && hidden <= 0) return 0; /* the state is told apart: nothing hides */
-    f->bRange = 1;
-    f->maxScaleHigh = -1;
-    f->maxBatchHigh = -1;
-    f->hidden = hidden > grow || param <= 0 ? grow : hidden;
-    rest = grow - f->hidden;
-    if (param > 0 && rest > 0) {
-        f->maxScaleHigh = (double)(f->capacity - f->fixed - f->hidden) / (double)rest;
-        if (f->maxScaleHigh < f->maxScale) f->maxScaleHigh = f->maxScale;
-        if (f->batch > 0) f->maxBatchHigh = (int64_t)floor((double)f->batch * f->maxScaleHigh + 1e-9);
-    }
-    vt__fmt_bytes(f->hidden, zB, sizeof zB);
-    vt__fmt_bytes(param, zP, sizeof zP);
-    return assume(f, vt__strdupf("segment level: of the segments that grow, up to %s may be optimizer state or "
-                                 "gradients made inside them (%d times the parameters' %s, less what is told apart), "
-                                 "which do not grow; one trace cannot tell, so the largest batch is a range from all "
-                                 "of it growing to none of that",
-                                 zB, VT_FIT_HIDDEN_PER_PARAM, zP));
+    if (!b->bSegment || f->maxScale < 0) return 0;
+    f->bLowerBound = 1;
+    return assume(f, vt__strdupf("%s", "segment level: the segments that grow also hold the allocator's cache and "
+                                       "may hold optimizer state or gradients made inside them, which a larger batch "
+                                       "needs no more of; one trace at one batch size cannot tell how much, so the "
+                                       "largest batch is at least this (merge PyTorch's allocation history for a "
+                                       "point)"));
 }
 
 /* The fit of device d of trace t (its breakdown made). 0 or -1. */
@@ -160,7 +143,7 @@ static int fit_device(const struct vt_result *r, const struct vt_trace *t, struc
         f->maxScale = (double)(f->capacity - f->fixed) / (double)grow;
         if (f->batch > 0) f->maxBatch = (int64_t)floor((double)f->batch * f->maxScale + 1e-9);
     }
-    if (range_segments(t, f, b, grow) != 0) return -1;
+    if (range_segments(f, b) != 0) return -1;
     /* what each change would save at this peak */
     act = cat_bytes(b, VT_CAT_ACT, &actCount) + cat_bytes(b, VT_CAT_TRANSIENT, NULL);
     if (saving(f, "bf16_activations", "bf16/fp16 activations (autocast)", act / 2,
@@ -226,6 +209,6 @@ void vt__fit_clear(struct vt_fit *f)
     for (int i = 0; i < f->nAssume; i++) free(f->azAssume[i]);
     for (int i = 0; i < f->nSave; i++) free(f->aSave[i].zAssume);
     memset(f, 0, sizeof *f);
-    f->maxScale = f->maxScaleHigh = -1;
-    f->maxBatch = f->batch = f->maxBatchHigh = -1;
+    f->maxScale = -1;
+    f->maxBatch = f->batch = -1;
 }

@@ -127,11 +127,7 @@ static void fit_json(FILE *f, const struct vt_fit *x)
     else fputs("\"max_scale\": null, ", f);
     jint(f, "batch", x->batch, 1);
     jint(f, "max_batch", x->maxBatch, 1);
-    fprintf(f, "\"max_is_range\": %s, ", x->bRange ? "true" : "false");
-    if (x->bRange && x->maxScaleHigh >= 0) fprintf(f, "\"max_scale_high\": %.4f, ", x->maxScaleHigh);
-    else fputs("\"max_scale_high\": null, ", f);
-    jint(f, "max_batch_high", x->bRange ? x->maxBatchHigh : -1, 1);
-    jint(f, "hidden_bytes", x->bRange ? x->hidden : -1, 1);
+    fprintf(f, "\"max_is_lower_bound\": %s, ", x->bLowerBound ? "true" : "false");
     fputs("\"assumptions\": [", f);
     for (int k = 0; k < x->nAssume; k++) {
         if (k) fputs(", ", f);

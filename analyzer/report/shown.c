@@ -167,15 +167,9 @@ int vt__fmt_fit(const struct vt_device *d, char *z, size_t n)
         snprintf(zScale, sizeof zScale, ": nothing at the peak grows with the batch");
     else
         zScale[0] = 0;
-    if (f->bRange && zScale[0] == ':') { /* segment level: a range, not a point */
+    if (f->bLowerBound && f->maxScale >= 0) { /* segment level: the least that fits, not a point */
         size_t m = strlen(zScale);
-        if (f->maxScaleHigh >= 0 && f->maxBatchHigh >= 0)
-            snprintf(zScale + m, sizeof zScale - m, " to %.2fx (batch %lld): segment level, a range",
-                     f->maxScaleHigh, (long long)f->maxBatchHigh);
-        else if (f->maxScaleHigh >= 0)
-            snprintf(zScale + m, sizeof zScale - m, " to %.2fx: segment level, a range", f->maxScaleHigh);
-        else
-            snprintf(zScale + m, sizeof zScale - m, " or more: segment level, no upper bound can be told");
+        snprintf(zScale + m, sizeof zScale - m, " at least: segment level, a lower bound (no upper bound can be told)");
     }
     snprintf(z + k, n - k, "%s grows with the batch (", zG);
     for (int i = 0, nNamed = 0; i < d->bd.n; i++) { /* the categories that grow, largest first */

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Score what 'vramtrace analyze --batch N' predicts would fit against jobs whose largest batch is known.
 
-score_fit.py --fitgen BIN --vramtrace BIN [--split dev|blind|all] [--only NAME] [--out DIR]
+score_fit.py --fitgen BIN --vramtrace BIN [--split dev|blind|all|look] [--seed N] [--only NAME] [--out DIR]
              [--tolerance FRACTION] [--json FILE] [--min-within N] [--max-error FRACTION]
 
 fitgen (tests/accuracy/fitgen.c) writes each case's trace at a batch below the true boundary with
@@ -23,7 +23,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--fitgen", required=True)
     ap.add_argument("--vramtrace", required=True)
-    ap.add_argument("--split", default="dev", choices=["dev", "blind", "all"])
+    ap.add_argument("--split", default="dev", choices=["dev", "blind", "all", "look"])
+    ap.add_argument("--seed", type=int, help="the look split's draw (fitgen --seed)")
     ap.add_argument("--only")
     ap.add_argument("--out")
     ap.add_argument("--tolerance", type=float, default=0.05)
@@ -32,7 +33,8 @@ def main():
     ap.add_argument("--max-error", type=float, help="and no case is further off than this fraction")
     a = ap.parse_args()
     out = a.out or tempfile.mkdtemp(prefix="vt-fit-")
-    cmd = [a.fitgen, "--split", a.split] + (["--only", a.only] if a.only else []) + [out]
+    cmd = [a.fitgen, "--split", a.split] + (["--only", a.only] if a.only else []) + \
+        (["--seed", str(a.seed)] if a.seed is not None else []) + [out]
     if subprocess.run(cmd, stdout=subprocess.DEVNULL).returncode != 0:
         print("score_fit: fitgen failed", file=sys.stderr)
         return 3
@@ -52,19 +54,23 @@ def main():
         devs = [d for d in rep["traces"][0]["devices"] if d["id"] >= 0 and d.get("fit")]
         dev = max(devs, key=lambda d: d["peak_bytes"]) if devs else None
         pred = dev["fit"]["max_batch"] if dev else None
+        lower = bool(dev and dev["fit"].get("max_is_lower_bound"))
         true = truth["true_max_batch"]
         err = abs(pred - true) / true if pred is not None else None
         if err is None or err > worst:
             worst = err if err is not None else float("inf")
         rows.append({"case": name, "split": truth["split"], "mode": truth["mode"], "batch": truth["batch"],
                      "true_max_batch": true, "predicted_max_batch": pred, "error": err,
+                     "lower_bound": lower, "bound_holds": (pred is not None and pred <= true) if lower else None,
                      "unknown_share": (sum(x["bytes"] for x in dev["breakdown"] if x["category"] == "unknown")
                                        / dev["breakdown_bytes"]) if dev else None})
-    print("%-28s %-6s %-9s %6s %6s %6s %7s" % ("case", "split", "mode", "batch", "true", "pred", "error"))
+    print("%-28s %-6s %-9s %6s %6s %6s %7s %s" % ("case", "split", "mode", "batch", "true", "pred", "error",
+                                               "lower bound holds"))
     for r in rows:
-        print("%-28s %-6s %-9s %6d %6d %6s %7s" % (r["case"], r["split"], r["mode"], r["batch"], r["true_max_batch"],
+        print("%-28s %-6s %-9s %6d %6d %6s %7s %s" % (r["case"], r["split"], r["mode"], r["batch"], r["true_max_batch"],
               r["predicted_max_batch"] if r["predicted_max_batch"] is not None else "-",
-              "%.1f%%" % (100 * r["error"]) if r["error"] is not None else "-"))
+              "%.1f%%" % (100 * r["error"]) if r["error"] is not None else "-",
+              "-" if r["bound_holds"] is None else "yes" if r["bound_holds"] else "no"))
     n_ok = sum(1 for r in rows if r["error"] is not None and r["error"] <= a.tolerance)
     print("within %.0f%%: %d of %d; worst error %s" % (100 * a.tolerance, n_ok, len(rows),
           "%.1f%%" % (100 * worst) if worst != float("inf") else "no prediction"))
