@@ -127,7 +127,9 @@ static int fit_device(const struct vt_result *r, const struct vt_trace *t, struc
     }
     f->need = b->total + b->poolCache + f->context;
     if (b->poolCache > 0 &&
-        assume(f, vt__strdupf("the memory pool's %s reserved beyond the live peak (cudaMallocAsync) is needed too",
+        assume(f, vt__strdupf("the memory pool's %s reserved beyond the live peak (cudaMallocAsync) is needed too; "
+                              "how the pool fragments at a larger batch cannot be told from one batch size (it may "
+                              "be trimmed away, or grow faster than the batch)",
                               vt__fmt_bytes(b->poolCache, zB, sizeof zB))) != 0)
         return -1;
     f->scaling = grow;
