@@ -302,11 +302,12 @@ CUptiResult cuptiActivityGetNumDroppedRecords(CUcontext context, uint32_t stream
 /*
  * The driver, as the library finds it with dlsym. Free memory is scripted per
  * device (g_aFakeFree[d], FAKE_FREE where 0) for the context current on the
- * calling thread (device 0 when none); g_bFakeMemInfoFails makes the query fail.
+ * calling thread (t_fakeCurrent; device 0 when none); g_bFakeMemInfoFails makes
+ * the query fail.
  */
 static atomic_size_t g_aFakeFree[4];
-static atomic_int g_bFakeMemInfoFails, g_nFakePush;
-static _Thread_local CUcontext t_fakeCurrent, t_fakePrev;
+static atomic_int g_bFakeMemInfoFails;
+static _Thread_local CUcontext t_fakeCurrent;
 
 CUresult cuMemGetInfo_v2(size_t *pFree, size_t *pTotal)
 {
@@ -315,28 +316,6 @@ CUresult cuMemGetInfo_v2(size_t *pFree, size_t *pTotal)
     if (atomic_load(&g_bFakeMemInfoFails)) return CUDA_ERROR_INVALID_CONTEXT;
     *pFree = f ? f : FAKE_FREE;
     *pTotal = FAKE_TOTAL;
-    return CUDA_SUCCESS;
-}
-
-CUresult cuCtxGetCurrent(CUcontext *pCtx)
-{
-    *pCtx = t_fakeCurrent;
-    return CUDA_SUCCESS;
-}
-
-CUresult cuCtxPushCurrent_v2(CUcontext ctx)
-{
-    atomic_fetch_add(&g_nFakePush, 1);
-    t_fakePrev = t_fakeCurrent; /* one level is all the library needs */
-    t_fakeCurrent = ctx;
-    return CUDA_SUCCESS;
-}
-
-CUresult cuCtxPopCurrent_v2(CUcontext *pCtx)
-{
-    if (pCtx) *pCtx = t_fakeCurrent;
-    t_fakeCurrent = t_fakePrev;
-    t_fakePrev = NULL;
     return CUDA_SUCCESS;
 }
 
@@ -576,7 +555,7 @@ static void api(CUpti_CallbackDomain dom, CUpti_CallbackId cbid, CUpti_ApiCallba
     cb.functionName = "fake";
     cb.functionParams = params;
     cb.functionReturnValue = pStatus;
-    cb.context = CTX0;
+    cb.context = t_fakeCurrent ? t_fakeCurrent : CTX0; /* the context current on the thread */
     cb.correlationData = &g_corrData[g_depth];
     cb.correlationId = correlation;
     if (g_callback) g_callback(NULL, dom, cbid, &cb); /* whoever subscribed (nobody: no callback) */

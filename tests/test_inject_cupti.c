@@ -1286,26 +1286,30 @@ TEST(cuda12_runtime_refused)
 }
 
 /*
- * Device memory sampled: device 0 has 10 GiB used when its context is created (current on the
- * thread), device 1's context is created while none is current (the library makes it current for
- * the query: its own free memory, 30 GiB used); after a second, a cuCtxSynchronize samples device 0
- * again (12 GiB used); a burst of syncs and allocations adds at most one sample per second.
+ * Device memory sampled: device 0 has 10 GiB used when its context is created, read at the first
+ * driver call in it (the creation callback calls nothing); device 1's context likewise (30 GiB
+ * used); after a second, a cuCtxSynchronize samples device 0 again (12 GiB used); a burst of
+ * syncs and allocations adds at most one sample per second.
  */
 static void sampled_session(void)
 {
     CUpti_ResourceData rd;
     struct timespec t0, t1, pause = {1, 100000000};
+    cuCtxGetDevice_params gp;
+    CUdevice dv;
+    gp.device = &dv;
     atomic_store(&g_aFakeFree[0], (size_t)70 << 30);
     atomic_store(&g_aFakeFree[1], (size_t)50 << 30);
     memset(&rd, 0, sizeof rd);
     rd.context = CTX0;
-    t_fakeCurrent = CTX0;
     g_callback(NULL, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_CONTEXT_CREATED, &rd);
-    t_fakeCurrent = NULL;
-    if (atomic_load(&g_nFakePush) != 0) _exit(60); /* current already: not pushed */
+    t_fakeCurrent = CTX0; /* the runtime makes it current, then calls the driver in it */
+    call(DRV, CUPTI_DRIVER_TRACE_CBID_cuCtxGetDevice, &gp, 0, 698);
     rd.context = (CUcontext)(uintptr_t)0x101;
     g_callback(NULL, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_CONTEXT_CREATED, &rd);
-    if (atomic_load(&g_nFakePush) != 1 || t_fakeCurrent != NULL) _exit(61); /* pushed and popped */
+    t_fakeCurrent = rd.context;
+    call(DRV, CUPTI_DRIVER_TRACE_CBID_cuCtxGetDevice, &gp, 0, 699);
+    t_fakeCurrent = CTX0;
     atomic_store(&g_aFakeFree[0], (size_t)68 << 30);
     nanosleep(&pause, NULL);
     call(DRV, CUPTI_DRIVER_TRACE_CBID_cuCtxSynchronize, NULL, 0, 700);

@@ -12,9 +12,6 @@ _Thread_local int vt__t_inTracer;
 /* Driver entry points, found with dlsym in the already-loaded libcuda (never linked). */
 static struct {
     CUresult (*xMemGetInfo)(size_t *, size_t *);
-    CUresult (*xCtxGetCurrent)(CUcontext *);
-    CUresult (*xCtxPushCurrent)(CUcontext);
-    CUresult (*xCtxPopCurrent)(CUcontext *);
     CUresult (*xDriverGetVersion)(int *);
     CUresult (*xDeviceGet)(CUdevice *, int);
     CUresult (*xDeviceGetName)(char *, int, CUdevice);
@@ -36,9 +33,6 @@ void vt__driver_load(void)
     void *hSym = h ? h : RTLD_DEFAULT;
 #define SYM(field, name) *(void **)&g_drv.field = dlsym(hSym, name)
     SYM(xMemGetInfo, "cuMemGetInfo_v2");
-    SYM(xCtxGetCurrent, "cuCtxGetCurrent");
-    SYM(xCtxPushCurrent, "cuCtxPushCurrent_v2");
-    SYM(xCtxPopCurrent, "cuCtxPopCurrent_v2");
     SYM(xDriverGetVersion, "cuDriverGetVersion");
     SYM(xDeviceGet, "cuDeviceGet");
     SYM(xDeviceGetName, "cuDeviceGetName");
@@ -111,29 +105,6 @@ int vt__driver_mem_info(uint64_t *pFree, uint64_t *pTotal)
     *pFree = nFree;
     *pTotal = nTotal;
     return 0;
-}
-
-/*
- * Free/total memory of ctx's device, ctx made current for the query (pushed and
- * popped) when the calling thread has another or none; the current context's
- * device when the process lacks the context calls. Never traced. 0, or -1.
- */
-int vt__driver_mem_info_ctx(CUcontext ctx, uint64_t *pFree, uint64_t *pTotal)
-{
-    CUcontext cur = NULL, popped = NULL;
-    int rc, bPush;
-    if (!ctx || !g_drv.xCtxGetCurrent || !g_drv.xCtxPushCurrent || !g_drv.xCtxPopCurrent)
-        return vt__driver_mem_info(pFree, pTotal);
-    vt__t_inTracer++;
-    bPush = g_drv.xCtxGetCurrent(&cur) != CUDA_SUCCESS || cur != ctx;
-    if (bPush && g_drv.xCtxPushCurrent(ctx) != CUDA_SUCCESS) {
-        vt__t_inTracer--;
-        return -1;
-    }
-    rc = vt__driver_mem_info(pFree, pTotal);
-    if (bPush) g_drv.xCtxPopCurrent(&popped);
-    vt__t_inTracer--;
-    return rc;
 }
 
 /* The allocation containing ptr (cuMemGetAddressRange), never traced. Returns 0 or -1. */

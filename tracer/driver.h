@@ -31,9 +31,6 @@ void vt__driver_param_infos(struct vt__kparams_config *pKc);
 /* Free and total memory of the current device (cuMemGetInfo): 0, or -1. */
 int vt__driver_mem_info(uint64_t *pFree, uint64_t *pTotal);
 
-/* Free and total memory of ctx's device (made current for the call when it is not): 0, or -1. */
-int vt__driver_mem_info_ctx(CUcontext ctx, uint64_t *pFree, uint64_t *pTotal);
-
 /* The allocation containing ptr (cuMemGetAddressRange): 0, or -1. */
 int vt__driver_address_range(uint64_t ptr, uint64_t *pBase, uint64_t *pSize);
 

@@ -270,7 +270,7 @@ static void CUPTIAPI on_callback(void *pUser, CUpti_CallbackDomain domain, CUpti
             int dev = context_device(rd->context);
             record_device(dev);
             vt__footprint_context(rd->context, dev);
-            vt__memsample_context(rd->context, dev);
+            vt__memsample_context(dev);
         }
     }
 done:

@@ -13,16 +13,19 @@
 #define DOUBLE_EVERY 256u          /* ... the gap doubling every 256 samples */
 
 /*
- * Per device: the CUPTI-clock time the next sample is due (0: none yet) and the
- * samples taken. A sample is claimed by moving the due time with a
- * compare-exchange, so two threads never take the same one; nothing is locked.
+ * Per device: whether a context was created there and its sample is still to take, the
+ * CUPTI-clock time the next sample is due (0: none yet) and the samples taken. A sample is
+ * claimed by moving the due time with a compare-exchange, so two threads never take the same
+ * one; nothing is locked.
  */
 static struct {
+    atomic_int bPending;  /* a context was created: sample at its next driver call */
+    atomic_int bContext;  /* used_at_context_bytes written */
     atomic_uint_fast64_t dueNs;
     atomic_uint nSample;
-    atomic_int bContext; /* used_at_context_bytes written */
 } g_aDev[VT__MAX_DEVICES];
-static atomic_int g_bOff; /* cuMemGetInfo failed or is missing: no more samples */
+static atomic_int g_nPending; /* devices with bPending set: 0 keeps every call's check to one load */
+static atomic_int g_bOff;     /* cuMemGetInfo failed or is missing: no more samples */
 static uint64_t (*g_xNow)(void);
 static int (*g_xDevice)(CUcontext);
 
@@ -40,12 +43,12 @@ static void give_up(int dev)
     vt__session_meta("device_mem_sample_error", "cuMemGetInfo failed or is missing");
 }
 
-/* Read ctx's device memory and write sample K of device dev at time now (and used_at_context when bContext). */
-static void take(CUcontext ctx, int dev, uint64_t now, unsigned k, int bContext)
+/* Read the current context's device memory and write sample K of device dev at time now (and used_at_context when bContext). */
+static void take(int dev, uint64_t now, unsigned k, int bContext)
 {
     uint64_t nFree = 0, nTotal = 0;
     char zKey[64], z[96];
-    if (vt__driver_mem_info_ctx(ctx, &nFree, &nTotal) != 0 || nTotal == 0) {
+    if (vt__driver_mem_info(&nFree, &nTotal) != 0 || nTotal == 0) {
         give_up(dev);
         return;
     }
@@ -74,22 +77,17 @@ static int claim(int dev, uint64_t now, int bForce)
     return k < VT__MEMSAMPLE_MAX ? (int)k : -1;
 }
 
-void vt__memsample_context(CUcontext ctx, int dev)
+void vt__memsample_context(int dev)
 {
-    int k;
     if (!g_xNow || atomic_load(&g_bOff) || dev < 0 || dev >= VT__MAX_DEVICES || !vt__session_active()) return;
     if (atomic_load(&g_aDev[dev].bContext)) return; /* a later context on the device: sampled as the calls come */
-    k = claim(dev, g_xNow(), 1);
-    if (k >= 0) take(ctx, dev, g_xNow(), (unsigned)k, 1);
+    if (!atomic_exchange(&g_aDev[dev].bPending, 1)) atomic_fetch_add(&g_nPending, 1);
 }
 
-void vt__memsample_api(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void *pData)
+/* Whether driver call cbid synchronizes, allocates or frees (never a launch or a copy). */
+static int natural_point(CUpti_CallbackId cbid)
 {
-    const CUpti_CallbackData *cb = pData;
-    int dev, k;
-    uint64_t now;
-    if (domain != CUPTI_CB_DOMAIN_DRIVER_API) return;
-    switch (cbid) { /* where memory changes or the program waits: never a launch or a copy */
+    switch (cbid) {
     case CUPTI_DRIVER_TRACE_CBID_cuCtxSynchronize:
     case CUPTI_DRIVER_TRACE_CBID_cuCtxSynchronize_v2:
     case CUPTI_DRIVER_TRACE_CBID_cuStreamSynchronize:
@@ -100,15 +98,27 @@ void vt__memsample_api(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const
     case CUPTI_DRIVER_TRACE_CBID_cuMemAllocManaged:
     case CUPTI_DRIVER_TRACE_CBID_cuMemFree_v2:
     case CUPTI_DRIVER_TRACE_CBID_cuMemCreate:
-    case CUPTI_DRIVER_TRACE_CBID_cuMemRelease: break;
-    default: return;
+    case CUPTI_DRIVER_TRACE_CBID_cuMemRelease: return 1;
+    default: return 0;
     }
-    if (!cb || cb->callbackSite != CUPTI_API_EXIT || !cb->context || !g_xNow || atomic_load(&g_bOff) ||
-        !vt__session_active())
-        return;
-    dev = g_xDevice ? g_xDevice(cb->context) : -1;
+}
+
+void vt__memsample_api(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void *pData)
+{
+    const CUpti_CallbackData *cb = pData;
+    int dev, k, bPending = atomic_load(&g_nPending) > 0;
+    uint64_t now;
+    if (domain != CUPTI_CB_DOMAIN_DRIVER_API || (!bPending && !natural_point(cbid))) return;
+    if (!cb || !cb->context || !g_xNow || atomic_load(&g_bOff) || !vt__session_active()) return;
+    dev = g_xDevice ? g_xDevice(cb->context) : -1; /* cb->context is current on this thread */
     if (dev < 0 || dev >= VT__MAX_DEVICES) return;
+    if (bPending && atomic_exchange(&g_aDev[dev].bPending, 0)) { /* the context's first call: before it acts */
+        atomic_fetch_sub(&g_nPending, 1);
+        now = g_xNow();
+        if ((k = claim(dev, now, 1)) >= 0) take(dev, now, (unsigned)k, 1);
+        return;
+    }
+    if (cb->callbackSite != CUPTI_API_EXIT || !natural_point(cbid)) return;
     now = g_xNow();
-    k = claim(dev, now, 0);
-    if (k >= 0) take(cb->context, dev, now, (unsigned)k, 0);
+    if ((k = claim(dev, now, 0)) >= 0) take(dev, now, (unsigned)k, 0);
 }
