@@ -105,7 +105,7 @@ static void breakdown_json(FILE *f, const struct vt_breakdown *b)
 /*
  * What would fit on a device (fit.c): "fit": null without an estimate, else {capacity_bytes,
  * need_bytes, context_bytes, context_assumed, headroom_bytes, fixed_bytes, scaling_bytes, max_scale,
- * batch, max_batch, assumptions[], savings[{key, what, bytes, assumption}]}.
+ * batch, max_batch, max_is_lower_bound, assumptions[], savings[{key, what, bytes, assumption}]}.
  */
 static void fit_json(FILE *f, const struct vt_fit *x)
 {
