@@ -294,6 +294,17 @@ const struct vt_devinfo *vt__read_device(const struct vt_tracefile *f, int id);
 /* Wall-clock nanoseconds of CUPTI-clock time ts through the meta clock anchors; -1 when unknown. */
 int64_t vt__read_wall(const struct vt_tracefile *f, int64_t ts);
 
+/* A sample of a device's memory the tracer took (meta device.D.mem_sample.K = "T FREE TOTAL"). */
+struct vt_memsample {
+    int device;
+    int64_t ts, freeBytes, totalBytes; /* CUPTI-clock ns; bytes */
+};
+/*
+ * The device-memory samples of f by time (*pa malloc'd, *pn of them; none: NULL, 0), rows that do
+ * not parse or say more free than total left out. 0, or -1 when out of memory.
+ */
+int vt__read_mem_samples(const struct vt_tracefile *f, struct vt_memsample **pa, int *pn); /* figures.c */
+
 /* ---- meta.c ---- */
 /*
  * The name of f's process for people: "pid 4242", "pid 4242, rank 1"; a trace that records no
@@ -306,16 +317,6 @@ const char *vt__read_process_name(const struct vt_tracefile *f, char *z, size_t 
  * the connection read (f->aMeta). A VT_EXIT code, one line printed.
  */
 int vt__read_meta(struct vt_tracefile *f);
-/* A sample of a device's memory the tracer took (meta device.D.mem_sample.K = "T FREE TOTAL"). */
-struct vt_memsample {
-    int device;
-    int64_t ts, freeBytes, totalBytes; /* CUPTI-clock ns; bytes */
-};
-/*
- * The device-memory samples of f by time (*pa malloc'd, *pn of them; none: NULL, 0), rows that do
- * not parse or say more free than total left out. 0, or -1 when out of memory.
- */
-int vt__read_mem_samples(const struct vt_tracefile *f, struct vt_memsample **pa, int *pn);
 /* The note on a partial trace (partialFrom), made or remade with its time from f->fig.origin (set again when
  * several traces are read together: vt__figures_origin). */
 void vt__read_note_partial(struct vt_tracefile *f);
