@@ -602,6 +602,15 @@ static void parts_sort(struct vt_breakdown *bd)
         }
 }
 
+/* A part of bd that is a figure, not allocations (bytes > 0 only; evidence zEvidence), added to *pSum. 0 or -1. */
+static int figure_part(struct vt_breakdown *bd, int cat, int64_t bytes, const char *zEvidence, int64_t *pSum)
+{
+    if (bytes <= 0) return 0;
+    if (part_add(bd, cat, bytes, 0, vt__strdupf("%s", zEvidence), NULL) != 0) return -1;
+    *pSum += bytes;
+    return 0;
+}
+
 /*
  * Other processes' share of what device acct used beyond the traced memory, for breakdown bd: not
  * told (cuMemGetInfo counts every process; the tracer reads the device only once this process's
@@ -681,22 +690,15 @@ static int build(struct vt_trace *t, const struct moment *p, int64_t total, cons
             return -1;
         sum += cache;
     }
-    if (poolCache > 0) {
-        if (part_add(bd, VT_CAT_CACHE, poolCache, 0,
-                     vt__strdupf("%s", "the memory pool's reserved bytes beyond its live allocations (cudaMallocAsync): "
-                                       "free for the pool's allocations, given back when it is trimmed"),
-                     NULL) != 0)
-            return -1;
-        sum += poolCache;
-    }
-    if (before > 0) {
-        if (part_add(bd, VT_CAT_BEFORE, before, 0,
-                     vt__strdupf("%s", "allocated when the trace began, not in its allocations (the profiler's Total "
-                                       "Allocated at its first event less that event's own bytes)"),
-                     NULL) != 0)
-            return -1;
-        sum += before;
-    }
+    if (figure_part(bd, VT_CAT_CACHE, poolCache,
+                    "the memory pool's reserved bytes beyond its live allocations (cudaMallocAsync): free for the "
+                    "pool's allocations, given back when it is trimmed",
+                    &sum) != 0 ||
+        figure_part(bd, VT_CAT_BEFORE, before,
+                    "allocated when the trace began, not in its allocations (the profiler's Total Allocated at its "
+                    "first event less that event's own bytes)",
+                    &sum) != 0)
+        return -1;
     if (used >= 0 && used > sum) {
         char *z;
         int i;
