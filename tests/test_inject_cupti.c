@@ -286,7 +286,7 @@ TEST(scripted_session_records_exactly)
     ASSERT(q(db, "SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'clock_anchor_cupti_ns'") > 0);
     ASSERT(q(db, "SELECT (SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'end_ns') -"
                  " (SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'start_ns')") >= 0);
-    ASSERT_EQ(10, q(db, "SELECT count(*) FROM meta WHERE key LIKE 'config.%'")); /* config.kernels among them */
+    ASSERT_EQ(11, q(db, "SELECT count(*) FROM meta WHERE key LIKE 'config.%'")); /* config.kernels, config.subscribers among them */
     ASSERT_EQ(1, q(db, "SELECT count(*) FROM meta WHERE key = 'tracer_version'"));
     sqlite3_close(db);
     {
@@ -1247,6 +1247,27 @@ TEST(cupti_newer_than_table_reduced)
     remove_dir(zDir);
 }
 
+/*
+ * CUPTI 13.3 whose library lacks the per-subscriber entry points (this program exports none of
+ * them): the tracer stays the single subscriber, records as on 13.0 and says why.
+ */
+TEST(cupti_13_3_without_v2_one_subscriber)
+{
+    char zDir[64], z[4096];
+    int status;
+    sqlite3 *db = run_versions(130301, zDir, z, sizeof z, &status);
+    ASSERT(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    ASSERT_EQ(1, count_lines(z));
+    ASSERT(db != NULL);
+    ASSERT_EQ(1, q(db, "SELECT count(*) FROM kernel"));
+    ASSERT_EQ(1, q(db, "SELECT count(*) FROM memory_event WHERE address = 117440512"));
+    qtext(db, "SELECT value FROM meta WHERE key = 'cupti_subscription'", z, sizeof z);
+    ASSERT_STREQ("one: the libcupti (API version 130301) has no cuptiActivityEnable_v2, needed to be one of several "
+                 "subscribers", z);
+    sqlite3_close(db);
+    remove_dir(zDir);
+}
+
 /* CUDA 12's CUPTI (API version 24, 12.6): tracing stays off with one line; nothing is written. */
 TEST(cupti_12_refused)
 {
@@ -1286,6 +1307,7 @@ TEST(cuda12_runtime_refused)
 }
 
 VT_TEST_LIST(T(scripted_session_records_exactly) T(multiple_subscribers_named) T(cupti_listed_release_recorded)
+             T(cupti_13_3_without_v2_one_subscriber)
              T(cupti_newer_than_table_reduced) T(cupti_12_refused) T(cuda12_runtime_refused)
              T(late_failure_removes_trace) T(exit_while_threads_call_cuda)
              T(forked_worker_not_traced) T(nvcc_launches_yield_buffer_uses) T(file_size_limit_tracing_off)
