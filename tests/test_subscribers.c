@@ -190,8 +190,8 @@ TEST(cupti_13_2_one_subscriber)
     ASSERT_CONTAINS(zOther, "subscribe 39 callbacks 0 kernels 0 records 0 mixed 0");
     assert_job_recorded(db);
     qtext(db, "SELECT value FROM meta WHERE key = 'cupti_subscription'", z, sizeof z);
-    ASSERT_STREQ("one: CUPTI API version 130201 serves one subscriber per process (several from 13.3, API version "
-                 "130300, with a driver r610 or newer)", z);
+    ASSERT_STREQ("one: CUPTI API version 130201 serves one subscriber per process here (several from 13.3 Update 1, "
+                 "API version 130301, with a driver r610 or newer)", z);
     done(db, zDir);
 }
 

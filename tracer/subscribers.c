@@ -46,7 +46,9 @@
 #define SUBS_ATTR_TIMESTAMP_CALLBACK 22
 #define SUBS_STATE_SEVERAL 1
 #define SUBS_STATE_UNCHOSEN 2
-#define SUBS_VERSION_GA 130300u /* several subscribers: beta in 13.2, production from 13.3 */
+/* Several subscribers from CUPTI 13.3 (API version 130300); used from 13.3 Update 1 (130301), whose release
+ * notes fix "a potential crash caused by simultaneous GPU activity tracing requests in multi-subscriber mode" */
+#define SUBS_VERSION_MIN 130301u
 
 struct subs_params2 {
     size_t structSize;
@@ -167,9 +169,9 @@ static int try_several(enum vt__subs_policy policy, int bLend, int bJoinOnly, CU
         snprintf(g_zText, sizeof g_zText, "one: VRAMTRACE_SUBSCRIBERS=one");
         return 0;
     }
-    if (cuptiGetVersion(&v) != CUPTI_SUCCESS || v < SUBS_VERSION_GA) {
-        snprintf(g_zText, sizeof g_zText, "one: CUPTI API version %u serves one subscriber per process (several from "
-                 "13.3, API version %u, with a driver r610 or newer)", (unsigned)v, SUBS_VERSION_GA);
+    if (cuptiGetVersion(&v) != CUPTI_SUCCESS || v < SUBS_VERSION_MIN) {
+        snprintf(g_zText, sizeof g_zText, "one: CUPTI API version %u serves one subscriber per process here (several "
+                 "from 13.3 Update 1, API version %u, with a driver r610 or newer)", (unsigned)v, SUBS_VERSION_MIN);
         return 0;
     }
     if ((zMissing = look_up_v2()) != NULL) {

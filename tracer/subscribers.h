@@ -32,16 +32,19 @@ enum vt__subs_policy {
 };
 
 /*
- * Subscribe to CUPTI with callback xCallback, choosing the mode once (the
- * first call; later calls, a lend taking its subscription back, subscribe in
- * the mode chosen then): several where CUPTI's version is 13.3 or later, its
- * library has every V2 entry point, CUPTI is not already in single-subscriber
- * mode, the policy allows it (bLend: the record hook lends CUPTI to a
- * torch.profiler, whose Kineto uses the single-subscriber API) and CUPTI
- * confirms the mode after subscribing; otherwise cuptiSubscribe_v2 as on
- * CUPTI 13.0 (the other subscriber's name into zOld on
- * CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED, "" when unnamed). Sets
- * *pHandle on success. Returns CUPTI's result.
+ * Subscribe to CUPTI with callback xCallback, choosing the mode at the first
+ * call (later calls, a lend taking its subscription back, subscribe in the
+ * mode chosen then): several where CUPTI is 13.3 Update 1 or later (API
+ * version 130301: 13.3.0's notes list a crash in multi-subscriber mode fixed
+ * in Update 1), its library has every V2 entry point, CUPTI is not already in
+ * single-subscriber mode, the policy allows it and CUPTI confirms the mode
+ * after subscribing; otherwise cuptiSubscribe_v2 as on CUPTI 13.0 (the other
+ * subscriber's name into zOld on CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED,
+ * "" when unnamed). Policy auto with bLend (the record hook lends CUPTI to a
+ * torch.profiler, whose Kineto uses the single-subscriber API) subscribes as
+ * the single subscriber first, and joins several subscribers only when CUPTI
+ * refuses that because another subscriber chose them. Sets *pHandle on
+ * success. Returns CUPTI's result.
  */
 CUptiResult vt__subs_subscribe(enum vt__subs_policy policy, int bLend, CUpti_CallbackFunc xCallback,
                                CUpti_SubscriberHandle *pHandle, char *zOld, size_t nOld);
