@@ -532,17 +532,21 @@ static void record_versions_meta(void)
  */
 static int check_versions(void)
 {
-    char zV[32], zNewest[32], zRed[256];
+    char zV[32], zWheel[32], zNewest[32], zRed[256];
     uint32_t v = 0;
     vt__jobcuda_probe(&g_job, (const void *)cuptiGetVersion);
     if (g_job.runtimeMajor > 0 && g_job.runtimeMajor < 13) {
-        if (g_job.runtimeVersion > 0)
+        if (g_job.runtimeVersion > 0) {
             snprintf(zV, sizeof zV, "%d.%d", g_job.runtimeVersion / 1000, g_job.runtimeVersion % 1000 / 10);
-        else snprintf(zV, sizeof zV, "%d", g_job.runtimeMajor);
-        say("tracing off: this job runs CUDA %s (%s) and this vramtrace records CUDA 13 jobs only (it reads "
-            "CUPTI 13's records and CUDA 13's API parameters); run the job's CUDA 13 build (e.g. a cu13x "
-            "PyTorch wheel) or a vramtrace built against CUDA %d; the program runs untraced",
-            zV, g_job.zRuntime, g_job.runtimeMajor);
+            snprintf(zWheel, sizeof zWheel, "cu%d%d", g_job.runtimeVersion / 1000, g_job.runtimeVersion % 1000 / 10);
+        } else {
+            snprintf(zV, sizeof zV, "%d", g_job.runtimeMajor);
+            snprintf(zWheel, sizeof zWheel, "cu%dx", g_job.runtimeMajor);
+        }
+        say("tracing off: this job runs CUDA %s (%s) and vramtrace records CUDA 13 jobs only (it reads CUPTI "
+            "13's records and CUDA 13's API parameters, and does not build against CUDA %d); to trace it, run the "
+            "job's CUDA 13 build (e.g. a cu130 PyTorch wheel instead of %s); the program runs untraced",
+            zV, g_job.zRuntime, g_job.runtimeMajor, zWheel);
         return -1;
     }
     if (cuptiGetVersion(&v) != CUPTI_SUCCESS) v = 0;
