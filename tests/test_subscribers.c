@@ -59,7 +59,9 @@ static void other_tool_starts(void)
     JOB_CHECK(cuptiActivityEnable_v2(g_other.h, CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, NULL) == CUPTI_SUCCESS);
 }
 
-/* The job: an allocation and a kernel; a profile of the other tool around the kernel when it runs. */
+static int g_bMarks; /* the record hook marks a torch.profiler's start and stop around the job's work */
+
+/* The job: the other tool (unless it started first), an allocation and a kernel. */
 static void job(void)
 {
     char z[300];
@@ -67,8 +69,14 @@ static void job(void)
     FILE *f;
     g_bGateKinds = 1; /* CUPTI writes records of the kinds someone enabled only */
     if (!g_other.h) other_tool_starts();
+    if (g_bMarks) {
+        harness_nvtx_init();
+        harness_nvtx_mark(VT_NVTXCTL_PREFIX "lend:torch.profiler");
+        harness_nvtx_mark(VT_NVTXCTL_PREFIX "lent:torch.profiler");
+    }
     harness_alloc(0x7000000, 801);
     harness_kernel(802, "gemm");
+    if (g_bMarks) harness_nvtx_mark(VT_NVTXCTL_PREFIX "return:torch.profiler");
     cuptiActivityFlushAll(0); /* the other tool takes its buffers (everyone's come back) */
     snprintf(z, sizeof z, "%.*s/other.txt", (int)(strrchr(zOut, '/') - zOut), zOut);
     if (!(f = fopen(z, "w"))) _exit(72);
@@ -228,7 +236,10 @@ TEST(policy_lend_one_several)
     ASSERT_STREQ("auto", z);
     done(db, zDir);
 
+    /* one of several subscribers, the hook's lend marks change nothing: no window, every record kept */
+    g_bMarks = 1;
     db = run_job(130301, 0, "several", "1", 0, zDir, z, sizeof z, zOther, sizeof zOther);
+    g_bMarks = 0;
     ASSERT_CONTAINS(zOther, "subscribe 0 callbacks 2 kernels 1 records 1 mixed 0");
     assert_job_recorded(db);
     qtext(db, "SELECT value FROM meta WHERE key = 'cupti_subscription'", z, sizeof z);
