@@ -1090,6 +1090,34 @@ static inline void harness_check_window(sqlite3 *db)
 }
 
 /*
+ * Run xBody in a traced child that exits 0, its trace in a new folder /tmp/PREFIX_XXXXXX (into
+ * zDir, 64 bytes, for the caller to remove): stderr into z, the file zReport of that folder the
+ * job wrote (NULL: none) into zR, the trace (open, read-only; NULL when none was written) returned.
+ */
+static inline sqlite3 *harness_run_traced(const char *zPrefix, void (*xBody)(void), char *zDir, char *z, size_t n,
+                                          const char *zReport, char *zR, size_t nR)
+{
+    char zErrFile[128], zPath[160];
+    sqlite3 *db = NULL;
+    int status;
+    snprintf(zDir, 64, "/tmp/%s_XXXXXX", zPrefix);
+    ASSERT(mkdtemp(zDir) != NULL);
+    snprintf(zErrFile, sizeof zErrFile, "%s.err", zDir);
+    snprintf(zPath, sizeof zPath, "%s/trace.db", zDir);
+    status = run_child(zDir, zErrFile, MODE_OK, xBody);
+    vt_read_file(zErrFile, z, n);
+    unlink(zErrFile);
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) VT__FAIL("child status %d: %s", status, z);
+    if (zReport) {
+        snprintf(zErrFile, sizeof zErrFile, "%s/%s", zDir, zReport);
+        vt_read_file(zErrFile, zR, nR);
+        unlink(zErrFile);
+    }
+    if (access(zPath, F_OK) == 0) ASSERT_EQ(SQLITE_OK, sqlite3_open_v2(zPath, &db, SQLITE_OPEN_READONLY, NULL));
+    return db;
+}
+
+/*
  * Run xBody (a job that runs a profile and calls kineto_report) in a traced child, Kineto
  * subscribing at its first profile or not (bEager): stderr into z, Kineto's report into zK, the
  * trace (open, read-only) returned; the trace's folder into zDir (64 bytes) for the caller to remove.
@@ -1097,21 +1125,10 @@ static inline void harness_check_window(sqlite3 *db)
 static inline sqlite3 *harness_run_profiled(int bEager, void (*xBody)(void), char *zDir, char *z, size_t n,
                                             char *zK, size_t nK)
 {
-    char zErrFile[128], zPath[160];
-    sqlite3 *db = NULL;
-    int status;
-    snprintf(zDir, 64, "/tmp/vt_lend_XXXXXX");
-    ASSERT(mkdtemp(zDir) != NULL);
-    snprintf(zErrFile, sizeof zErrFile, "%s.err", zDir);
-    snprintf(zPath, sizeof zPath, "%s/trace.db", zDir);
+    sqlite3 *db;
     g_kineto.bEager = bEager;
-    status = run_child(zDir, zErrFile, MODE_OK, xBody);
-    vt_read_file(zErrFile, z, n);
-    unlink(zErrFile);
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) VT__FAIL("child status %d: %s", status, z);
-    snprintf(zErrFile, sizeof zErrFile, "%s/kineto.txt", zDir);
-    vt_read_file(zErrFile, zK, nK);
-    ASSERT_EQ(SQLITE_OK, sqlite3_open_v2(zPath, &db, SQLITE_OPEN_READONLY, NULL));
+    db = harness_run_traced("vt_lend", xBody, zDir, z, n, "kineto.txt", zK, nK);
+    ASSERT(db != NULL);
     return db;
 }
 
