@@ -360,5 +360,6 @@ TEST(limit_settings)
 }
 
 VT_TEST_LIST(T(defaults) T(valid_values) T(sizes_plain_and_suffixed) T(bad_values_warn_once_each)
-             T(out_of_range_values) T(max_memory_floor) T(disable_flag) T(config_meta_rows) T(kernels_summary_mode) T(subscribers_policy)
+             T(out_of_range_values) T(max_memory_floor) T(disable_flag) T(config_meta_rows) T(kernels_summary_mode)
+             T(subscribers_policy)
              T(procinfo_rank_resolution) T(procinfo_meta_allow_list) T(procinfo_cmdline) T(limit_settings))

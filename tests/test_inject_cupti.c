@@ -286,7 +286,8 @@ TEST(scripted_session_records_exactly)
     ASSERT(q(db, "SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'clock_anchor_cupti_ns'") > 0);
     ASSERT(q(db, "SELECT (SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'end_ns') -"
                  " (SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'start_ns')") >= 0);
-    ASSERT_EQ(11, q(db, "SELECT count(*) FROM meta WHERE key LIKE 'config.%'")); /* config.kernels, config.subscribers among them */
+    /* config.kernels and config.subscribers among them */
+    ASSERT_EQ(11, q(db, "SELECT count(*) FROM meta WHERE key LIKE 'config.%'"));
     ASSERT_EQ(1, q(db, "SELECT count(*) FROM meta WHERE key = 'tracer_version'"));
     sqlite3_close(db);
     {

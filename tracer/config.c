@@ -265,7 +265,9 @@ int vt__config_meta(const struct vt_config *cfg, int (*xMeta)(void *pCtx, const 
         rc = xMeta(pCtx, "config.start_after_ns", z);
     }
     if (rc == 0) rc = xMeta(pCtx, "config.kernels", cfg->kernels_summary ? "summary" : "full");
-    if (rc == 0) rc = xMeta(pCtx, "config.subscribers", cfg->subscribers == 1 ? "several" : cfg->subscribers == 2 ? "one" : "auto");
+    if (rc == 0)
+        rc = xMeta(pCtx, "config.subscribers",
+                   cfg->subscribers == 1 ? "several" : cfg->subscribers == 2 ? "one" : "auto");
     if (rc == 0 && cfg->kernels_summary) {
         snprintf(z, sizeof z, "%lld", cfg->kernel_warmup_ns);
         rc = xMeta(pCtx, "config.kernel_warmup_ns", z);

@@ -196,8 +196,8 @@ static int try_several(enum vt__subs_policy policy, int bLend, int bJoinOnly, CU
     if (bFirst && bJoinOnly) return 0;
     r = subscribe_v2(SUBS_PARAMS_SIZE_V2, 1, xCallback, pHandle, zOld, sizeof zOld);
     if (r != CUPTI_SUCCESS) {
-        snprintf(g_zText, sizeof g_zText, "one: CUPTI refused a subscriber in multi-subscriber mode (CUPTI result %d%s%s)",
-                 (int)r, zOld[0] ? "; CUPTI is held by " : "", zOld);
+        snprintf(g_zText, sizeof g_zText, "one: CUPTI refused a subscriber in multi-subscriber mode (CUPTI result "
+                 "%d%s%s)", (int)r, zOld[0] ? "; CUPTI is held by " : "", zOld);
         return 0;
     }
     if (multi_state(*pHandle) != SUBS_STATE_SEVERAL) {
