@@ -117,7 +117,7 @@ for lt in "$d"/profiler_lend/lend-*.db; do
   pylayout=$(meta_of "$lt" cupti_layout)
 done
 
-vt_summary "CUPTI ${want:-unknown} ($VT_CUPTI_LIB): trace ${version:-none}, layout ${layout:-none}${reduced:+, reduced: $reduced}, subscription ${sub:-none}; kernels demangled ${ndemangled:-0} of ${nmangled:-0}"
+vt_summary "CUPTI ${want:-unknown} ($VT_CUPTI_LIB): trace ${version:-none}, layout ${layout:-none}${reduced:+, reduced: $reduced}; kernels demangled ${ndemangled:-0} of ${nmangled:-0}; subscriber: ${sub:-none}"
 [ "$njob" -gt 0 ] && lend="$lend; PyTorch's CUPTI ${pyver:-?}, layout ${pylayout:-?}"
 vt_summary "torch.profiler beside the tracer: $lend"
 vt_status pass
