@@ -389,15 +389,21 @@ TEST(info_bad_input)
     cli_cleanup();
 }
 
-/* What recorded a trace (libcupti, runtime, layouts), and the note of kinds whose layout the tracer did not know. */
+/*
+ * What recorded a trace (libcupti, runtime, layouts, the CUPTI subscription), the note of kinds whose
+ * layout the tracer did not know, and the note of a trace recorded as one of several subscribers.
+ */
 TEST(info_recorded_by_and_reduced_kinds)
 {
     const char *zDir = cli_tmpdir();
-    char zTrace[PATH_MAX + 16], *zOut, *zErr;
+    char zTrace[PATH_MAX + 16], zOutF[PATH_MAX + 16], zErrF[PATH_MAX + 16], *zOut, *zErr;
     char *azText[] = {zTrace, NULL};
     char *azJson[] = {"--json", zTrace, NULL};
+    char *azAnalyze[] = {(char *)cli_vramtrace(), "analyze", "--no-write", zTrace, NULL};
     sqlite3 *db = NULL;
     snprintf(zTrace, sizeof zTrace, "%s/t.db", zDir);
+    snprintf(zOutF, sizeof zOutF, "%s/a.out", zDir);
+    snprintf(zErrF, sizeof zErrF, "%s/a.err", zDir);
     cli_make_trace(zTrace, 1);
     ASSERT_EQ(SQLITE_OK, sqlite3_open(zTrace, &db));
     cli_exec(db, "INSERT INTO meta VALUES ('cupti_library', '/venv/nvidia/cu13/lib/libcupti.so.13'),"
@@ -440,6 +446,10 @@ TEST(info_recorded_by_and_reduced_kinds)
     ASSERT_EQ(VT_EXIT_OK, run_info(azJson, &zOut, &zErr));
     ASSERT_CONTAINS(zOut, "\"cupti_subscription\":\"several: one of several CUPTI subscribers (CUPTI API version");
     free(zOut), free(zErr);
+    ASSERT_EQ(VT_EXIT_OK, cli_run(azAnalyze, NULL, zOutF, zErrF));
+    zOut = cli_read(zOutF);
+    ASSERT_CONTAINS(zOut, "note: recorded as one of several CUPTI subscribers");
+    free(zOut);
     ASSERT_EQ(SQLITE_OK, sqlite3_open(zTrace, &db));
     cli_exec(db, "UPDATE meta SET value = 'one: VRAMTRACE_SUBSCRIBERS=one' WHERE key = 'cupti_subscription'");
     sqlite3_close(db);
