@@ -286,7 +286,8 @@ TEST(scripted_session_records_exactly)
     ASSERT(q(db, "SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'clock_anchor_cupti_ns'") > 0);
     ASSERT(q(db, "SELECT (SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'end_ns') -"
                  " (SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'start_ns')") >= 0);
-    ASSERT_EQ(10, q(db, "SELECT count(*) FROM meta WHERE key LIKE 'config.%'")); /* config.kernels among them */
+    /* config.kernels and config.subscribers among them */
+    ASSERT_EQ(11, q(db, "SELECT count(*) FROM meta WHERE key LIKE 'config.%'"));
     ASSERT_EQ(1, q(db, "SELECT count(*) FROM meta WHERE key = 'tracer_version'"));
     sqlite3_close(db);
     {
@@ -1194,7 +1195,7 @@ static void remove_dir(const char *zDir)
 
 /*
  * CUPTI 13.4 Update 1, the newest release the layout table lists: the records are read (with its
- * structs), and the trace says what recorded it.
+ * structs), and the trace says what recorded it and how it subscribed.
  */
 TEST(cupti_listed_release_recorded)
 {
@@ -1215,6 +1216,10 @@ TEST(cupti_listed_release_recorded)
     ASSERT_EQ(0, q(db, "SELECT count(*) FROM meta WHERE key IN ('cupti_kinds_reduced', 'records_not_decoded')"));
     /* the file that answered cuptiGetVersion: this program here */
     ASSERT_EQ(1, q(db, "SELECT count(*) FROM meta WHERE key = 'cupti_library' AND value LIKE '%test_inject_cupti'"));
+    /* a 13.4 library without the per-subscriber functions (this program exports none): the single subscriber */
+    qtext(db, "SELECT value FROM meta WHERE key = 'cupti_subscription'", z, sizeof z);
+    ASSERT_STREQ("one: the libcupti (API version 130401) has no cuptiActivityEnable_v2, needed to be one of several "
+                 "subscribers", z);
     sqlite3_close(db);
     remove_dir(zDir);
 }
@@ -1280,8 +1285,9 @@ TEST(cuda12_runtime_refused)
     ASSERT(db == NULL);
     ASSERT_EQ(1, count_lines(z));
     ASSERT_CONTAINS(z, "vramtrace: tracing off: this job runs CUDA 12.6 (");
-    ASSERT_CONTAINS(z, "libcudart.so.12) and this vramtrace records CUDA 13 jobs only");
-    ASSERT_CONTAINS(z, "a vramtrace built against CUDA 12; the program runs untraced");
+    ASSERT_CONTAINS(z, "libcudart.so.12) and vramtrace records CUDA 13 jobs only (it reads CUPTI 13's records and "
+                       "CUDA 13's API parameters, and does not build against CUDA 12); to trace it, run the job's "
+                       "CUDA 13 build (e.g. a cu130 PyTorch wheel instead of cu126); the program runs untraced\n");
     ASSERT_EQ(0, rmdir(zDir));
 }
 
