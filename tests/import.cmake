@@ -52,6 +52,16 @@ if(Python3_Interpreter_FOUND)
   set_tests_properties(snapshot_merge PROPERTIES LABELS analyzer SKIP_RETURN_CODE 77)
 endif()
 
+# The PyTorch snapshot generator of the import bench (bench/gen_snapshot.c): a small generated file is
+# what Python's pickler writes for it, and its import holds exactly the counts and peaks it wrote.
+add_executable(gen_snapshot ${PROJECT_SOURCE_DIR}/bench/gen_snapshot.c)
+if(Python3_Interpreter_FOUND)
+  add_test(NAME snapshot_generated
+    COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/gen_snapshot_test.py $<TARGET_FILE:gen_snapshot>
+      $<TARGET_FILE:vramtrace>)
+  set_tests_properties(snapshot_generated PROPERTIES LABELS analyzer)
+endif()
+
 # Temporary traces of imported inputs and half-written outputs are removed when the command dies
 # of SIGPIPE or SIGTERM (util/cleanup.c), and at a normal exit.
 if(Python3_Interpreter_FOUND)

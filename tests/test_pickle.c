@@ -44,16 +44,21 @@ static void dump(FILE *f, const struct vt_pkval *v)
 static char g_zOut[8192];
 static char g_zErr[256];
 
-/* Read n bytes with callback x; the canonical text in g_zOut, the message in g_zErr. Returns vt__pk_run's code. */
-static int parse_cb(const void *pData, size_t n, vt_pk_child_fn x, void *pArg)
+/* Read n bytes with callback x, after a memo-use index pass when bIndex; the canonical text in g_zOut,
+ * the message in g_zErr. Returns vt__pk_run's code. */
+static int parse_one(const void *pData, size_t n, vt_pk_child_fn x, void *pArg, int bIndex)
 {
-    struct vt__src s;
+    struct vt__src s, pre;
     struct vt_pkval root;
     struct vt_pk *p;
     int rc;
     vt__src_open_mem(&s, pData, n);
     p = vt__pk_new(&s, x, pArg);
     ASSERT(p != NULL);
+    if (bIndex) {
+        vt__src_open_mem(&pre, pData, n);
+        ASSERT_EQ(VT_PK_OK, vt__pk_index(p, &pre));
+    }
     rc = vt__pk_run(p, &root);
     g_zOut[0] = 0;
     snprintf(g_zErr, sizeof g_zErr, "%s", vt__pk_errmsg(p));
@@ -67,9 +72,23 @@ static int parse_cb(const void *pData, size_t n, vt_pk_child_fn x, void *pArg)
     return rc;
 }
 
+static int parse_cb(const void *pData, size_t n, vt_pk_child_fn x, void *pArg)
+{
+    return parse_one(pData, n, x, pArg, 0);
+}
+
+/* Read n bytes without a callback, with and without the memo-use index: both must give the same
+ * value, code and message (the index changes what is kept, never what is read). */
 static int parse(const void *pData, size_t n)
 {
-    return parse_cb(pData, n, NULL, NULL);
+    static char zOut[sizeof g_zOut], zErr[sizeof g_zErr];
+    int rc = parse_one(pData, n, NULL, NULL, 1);
+    memcpy(zOut, g_zOut, sizeof zOut);
+    memcpy(zErr, g_zErr, sizeof zErr);
+    ASSERT_EQ(rc, parse_one(pData, n, NULL, NULL, 0));
+    ASSERT_STREQ(g_zOut, zOut);
+    ASSERT_STREQ(g_zErr, zErr);
+    return rc;
 }
 
 #define PARSE(lit) parse(lit, sizeof(lit) - 1)
@@ -308,6 +327,63 @@ TEST(streaming_keeps_little_alive)
     free(a);
 }
 
+/*
+ * The memo-use index: 100000 claimed event dicts, each with its own memoized frames list that the
+ * next one fetches once (free_completed sharing free_requested's list, as PyTorch writes them).
+ * Without the index the memo keeps every list to the end; with it each list goes after its one
+ * fetch, and entries nothing fetches are not kept at all.
+ */
+TEST(index_releases_after_last_fetch)
+{
+    size_t cap = 100000 * 48 + 4096, n = 0;
+    char *a = malloc(cap);
+    ASSERT(a != NULL);
+    memcpy(a + n, "\x80\x04]\x94(", 5); /* the events' list, memo 0 */
+    n += 5;
+    /* memo 1 'frames', memo 2 'f' (a frame) */
+    memcpy(a + n, "\x8c\x06" "frames\x94" "0\x8c\x01" "f\x94" "0", 15);
+    n += 15;
+    for (uint32_t i = 0, memo = 3; i < 100000; i++) {
+        if (i && i % 1000 == 0) {
+            memcpy(a + n, "e(", 2);
+            n += 2;
+        }
+        /* {'frames': LIST}: a new list ['f'] on even events (memo m+1), the previous event's on odd ones */
+        memcpy(a + n, "}\x94h\x01", 4); /* dict (memo m), 'frames' */
+        n += 4;
+        if (i % 2 == 0) {
+            memcpy(a + n, "]\x94h\x02" "a", 5);
+            n += 5;
+            memo += 2;
+        } else {
+            a[n++] = 'j';
+            for (int k = 0; k < 4; k++) a[n++] = (char)((memo - 1) >> (8 * k));
+            memo += 1;
+        }
+        a[n++] = 's';
+    }
+    memcpy(a + n, "e.", 2);
+    n += 2;
+    for (int bIndex = 0; bIndex < 2; bIndex++) {
+        struct vt__src s, pre;
+        struct vt_pkval root;
+        struct claim c = {0, 0};
+        struct vt_pk *p;
+        vt__src_open_mem(&s, a, n);
+        p = vt__pk_new(&s, claim_dicts, &c);
+        if (bIndex) {
+            vt__src_open_mem(&pre, a, n);
+            ASSERT_EQ(VT_PK_OK, vt__pk_index(p, &pre));
+        }
+        ASSERT_EQ(VT_PK_OK, vt__pk_run(p, &root));
+        ASSERT_EQ(100000, c.n);
+        if (bIndex) ASSERT(vt__pk_live(p) < 10);      /* the events' list, 'frames' and 'f' */
+        else ASSERT(vt__pk_live(p) > 50000);          /* every frames list, kept by the memo */
+        vt__pk_free(p);
+    }
+    free(a);
+}
+
 /* The real snapshots, when present: read whole, root keys as PyTorch writes them. */
 TEST(real_snapshots)
 {
@@ -337,6 +413,6 @@ TEST(real_snapshots)
     if (!nRead) SKIP("the real files are not here: configure with -DVT_REAL_DATA=DIR (README.md, Tests)");
 }
 
-VT_TEST_LIST(T(python_protocols_3_and_5) T(remaining_opcodes) T(hostile_opcodes_refused)
+VT_TEST_LIST(T(python_protocols_3_and_5) T(index_releases_after_last_fetch) T(remaining_opcodes) T(hostile_opcodes_refused)
                  T(unsupported_and_malformed) T(truncation_at_every_byte) T(cycles_and_deep_nesting_are_freed)
                      T(claimed_children_leave_container_and_memo) T(streaming_keeps_little_alive) T(real_snapshots))

@@ -407,38 +407,53 @@ static int stack_grow(struct vt__tb *tb)
 
 int64_t vt__tb_stack(struct vt__tb *tb, const struct vt__tb_frame *a, int n)
 {
+    int64_t aKey[5 * 64], aPc[64], *pKey = aKey, *pPc = aPc, id = -1;
+    int i;
+    if (n <= 0) return VT_TB_NULL;
+    if (n > 64) {
+        pKey = malloc((size_t)n * 5 * sizeof *pKey);
+        pPc = malloc((size_t)n * sizeof *pPc);
+        if (!pKey || !pPc) {
+            tb_fail(tb, "out of memory");
+            goto done;
+        }
+    }
+    for (i = 0; i < n; i++) {
+        int64_t *p = pKey + 5 * i;
+        p[0] = a[i].kind;
+        if ((p[1] = vt__tb_string(tb, a[i].zFunction)) == -1 || (p[2] = vt__tb_string(tb, a[i].zFile)) == -1 ||
+            (p[3] = vt__tb_string(tb, a[i].zModule)) == -1)
+            goto done;
+        p[4] = a[i].line;
+        pPc[i] = a[i].pc;
+    }
+    id = vt__tb_stack_keys(tb, pKey, pPc, n);
+done:
+    if (pKey != aKey) free(pKey);
+    if (pPc != aPc) free(pPc);
+    return id;
+}
+
+int64_t vt__tb_stack_keys(struct vt__tb *tb, const int64_t *aKeyIn, const int64_t *aPc, int n)
+{
     int64_t *aKey, id;
     uint64_t h = 1469598103934665603ull;
     size_t k;
     int i;
     if (n <= 0) return VT_TB_NULL;
     if (ensure_schema(tb)) return -1;
-    aKey = malloc((size_t)n * 5 * sizeof *aKey);
-    if (!aKey) return tb_fail(tb, "out of memory");
     for (i = 0; i < n; i++) {
-        int64_t *p = aKey + 5 * i;
-        p[0] = a[i].kind;
-        if ((p[1] = vt__tb_string(tb, a[i].zFunction)) == -1 || (p[2] = vt__tb_string(tb, a[i].zFile)) == -1 ||
-            (p[3] = vt__tb_string(tb, a[i].zModule)) == -1) {
-            free(aKey);
-            return -1;
-        }
-        p[4] = a[i].line;
-        for (int j = 0; j < 5; j++) h = (h ^ (uint64_t)p[j]) * 1099511628211ull;
-        h = (h ^ (uint64_t)a[i].pc) * 1099511628211ull;
+        for (int j = 0; j < 5; j++) h = (h ^ (uint64_t)aKeyIn[5 * i + j]) * 1099511628211ull;
+        h = (h ^ (uint64_t)aPc[i]) * 1099511628211ull;
     }
     if (!h) h = 1;
-    if (tb->nStack * 2 >= tb->nStackSlot && stack_grow(tb)) {
-        free(aKey);
-        return -1;
-    }
+    if (tb->nStack * 2 >= tb->nStackSlot && stack_grow(tb)) return -1;
     for (k = (size_t)h & (tb->nStackSlot - 1); tb->aStack[k].hash; k = (k + 1) & (tb->nStackSlot - 1)) {
         struct stack_ent *e = &tb->aStack[k];
-        if (e->hash == h && e->n == n && !memcmp(e->aKey, aKey, (size_t)n * 5 * sizeof *aKey)) {
-            free(aKey);
-            return e->id;
-        }
+        if (e->hash == h && e->n == n && !memcmp(e->aKey, aKeyIn, (size_t)n * 5 * sizeof *aKeyIn)) return e->id;
     }
+    if (!(aKey = malloc((size_t)n * 5 * sizeof *aKey))) return tb_fail(tb, "out of memory");
+    memcpy(aKey, aKeyIn, (size_t)n * 5 * sizeof *aKey);
     id = tb->iNextStack++;
     tb->aStack[k] = (struct stack_ent){h, id, n, aKey};
     tb->nStack++;
@@ -455,7 +470,7 @@ int64_t vt__tb_stack(struct vt__tb *tb, const struct vt__tb_frame *a, int n)
         sqlite3_bind_int64(tb->pFrame, 1, id);
         sqlite3_bind_int(tb->pFrame, 2, i);
         sqlite3_bind_int64(tb->pFrame, 3, p[0]);
-        bind_null_or(tb->pFrame, 4, a[i].pc);
+        bind_null_or(tb->pFrame, 4, aPc[i]);
         bind_null_or(tb->pFrame, 5, p[1]);
         bind_null_or(tb->pFrame, 6, p[2]);
         bind_null_or(tb->pFrame, 7, p[4]);

@@ -87,6 +87,10 @@ int64_t vt__tb_string(struct vt__tb *tb, const char *z);
 /* Id of the stack of frames a[0..n) (innermost first), deduplicated; VT_TB_NULL for n == 0; -1 on error. */
 int64_t vt__tb_stack(struct vt__tb *tb, const struct vt__tb_frame *a, int n);
 
+/* The same for frames whose strings are already ids (vt__tb_string): five values per frame in aKey
+ * (kind, function, file, module, line; VT_TB_NULL where unknown) and each frame's pc in aPc. */
+int64_t vt__tb_stack_keys(struct vt__tb *tb, const int64_t *aKey, const int64_t *aPc, int n);
+
 /* A device row (id required; NULL-able numbers as VT_TB_NULL, strings as NULL). Insert or replace. 0 or -1. */
 int vt__tb_device(struct vt__tb *tb, int64_t id, const char *zName, const char *zUuid, int64_t totalBytes,
                   int64_t ccMajor, int64_t ccMinor, int64_t smCount);

@@ -41,8 +41,30 @@ struct dumped {
     int bExpandable;
 };
 
+/* A frame dict as the trace stores it, its strings already ids: judged once, named by the dict's tag. */
+struct frm {
+    int64_t fn, file, line;    /* string ids (-2: not interned yet), line */
+    const char *zName, *zFile; /* the dict's strings until interned (read only while the dict is in the list
+                                * being read: a dict freed before is never named again, its tag went with it) */
+    int bPy, bCapture;
+};
+
+/* A stack met before: the frames it was made of (indexes into aFrm, in the stored order) and its id. */
+struct stk {
+    uint64_t hash; /* 0: empty slot */
+    int64_t id;
+    size_t off;    /* its frames: aStkFrm[off..off+n) */
+    int n;
+};
+
 struct snap {
     struct vt__imp *x;
+    struct frm *aFrm;      /* every distinct frame dict met */
+    int64_t nFrm, nFrmAlloc;
+    struct stk *aStk;      /* open addressing, load <= 1/2 */
+    size_t nStk, nStkSlot;
+    uint32_t *aStkFrm;
+    size_t nStkFrm, nStkFrmAlloc;
     struct batch *aBatch;
     int nBatch;
     struct dumped *aSeg, *aBlock;
@@ -104,39 +126,148 @@ static int capture_frame(const char *zName)
                      strstr(zName, "::gather_with_cpp()") != NULL);
 }
 
+/* A frame dict's tag: its index in aFrm + 1, shifted, with its two flags below. */
+#define FRM_PY 2
+#define FRM_CAPTURE 1
+#define FRM_INDEX(tag) (((tag) >> 2) - 1)
+
+/*
+ * The frame a frame dict stands for, judged once per dict (the dict's tag holds its index + 1 and flags:
+ * PyTorch's snapshots share one dict per distinct frame; the dict lives as long as something may
+ * still fetch it). Its strings are interned when a stack first holds it (stack_of), in the order
+ * stacks name them. Returns the index, or -1 when out of memory.
+ */
+static int64_t frame_of(struct snap *s, struct vt_pkobj *o)
+{
+    const struct vt_pkval v = {VT_PK_DICT, {.p = o}};
+    const char *zFile, *zName;
+    size_t len;
+    int64_t line;
+    struct frm *f;
+    if (o->tag >= 4 && FRM_INDEX(o->tag) < s->nFrm) return FRM_INDEX(o->tag);
+    if (s->nFrm == s->nFrmAlloc) {
+        int64_t n = s->nFrmAlloc ? s->nFrmAlloc * 2 : 256;
+        struct frm *a = realloc(s->aFrm, (size_t)n * sizeof *a);
+        if (!a) return vt__imp_fail(s->x, VT_EXIT_INTERNAL, "out of memory"), -1;
+        s->aFrm = a;
+        s->nFrmAlloc = n;
+    }
+    zFile = vt__pk_str(vt__pk_get(&v, "filename"));
+    zName = vt__pk_str(vt__pk_get(&v, "name"));
+    len = zFile ? strlen(zFile) : 0;
+    line = num(&v, "line");
+    f = &s->aFrm[s->nFrm];
+    f->bPy = len > 3 && !strcmp(zFile + len - 3, ".py");
+    f->bCapture = capture_frame(zName);
+    f->line = line > 0 ? line : VT_TB_NULL;
+    f->zName = zName;
+    f->zFile = zFile && strcmp(zFile, "??") && zFile[0] ? zFile : NULL;
+    f->fn = f->file = -2; /* not interned yet */
+    o->tag = (++s->nFrm << 2) | (f->bPy ? FRM_PY : 0) | (f->bCapture ? FRM_CAPTURE : 0);
+    return s->nFrm - 1;
+}
+
+/* Double the stack cache. Returns 0 or -1. */
+static int stk_grow(struct snap *s)
+{
+    size_t nNew = s->nStkSlot ? s->nStkSlot * 2 : 1024;
+    struct stk *a = calloc(nNew, sizeof *a);
+    if (!a) return -1;
+    for (size_t i = 0; i < s->nStkSlot; i++) {
+        size_t k;
+        if (!s->aStk[i].hash) continue;
+        for (k = (size_t)s->aStk[i].hash & (nNew - 1); a[k].hash; k = (k + 1) & (nNew - 1)) {}
+        a[k] = s->aStk[i];
+    }
+    free(s->aStk);
+    s->aStk = a;
+    s->nStkSlot = nNew;
+    return 0;
+}
+
+/*
+ * The stack id of frames aIdx[0..n) (indexes into aFrm, in the stored order): looked up among the
+ * stacks met before, else made by the builder and remembered. Returns the id, -1 on an error.
+ */
+static int64_t stack_of(struct snap *s, const uint32_t *aIdx, int n)
+{
+    uint64_t h = 1469598103934665603ull;
+    int64_t aKey[5 * MAX_FRAMES], aPc[MAX_FRAMES], id;
+    size_t k;
+    for (int i = 0; i < n; i++) h = (h ^ aIdx[i]) * 1099511628211ull;
+    if (!h) h = 1;
+    if (s->nStk * 2 >= s->nStkSlot && stk_grow(s)) return vt__imp_fail(s->x, VT_EXIT_INTERNAL, "out of memory"), -1;
+    for (k = (size_t)h & (s->nStkSlot - 1); s->aStk[k].hash; k = (k + 1) & (s->nStkSlot - 1)) {
+        const struct stk *e = &s->aStk[k];
+        if (e->hash == h && e->n == n && !memcmp(s->aStkFrm + e->off, aIdx, (size_t)n * sizeof *aIdx)) return e->id;
+    }
+    for (int i = 0; i < n; i++) {
+        struct frm *f = &s->aFrm[aIdx[i]];
+        int64_t *p = aKey + 5 * i;
+        if (f->fn == -2) { /* first in a stack: its strings interned now (its dict is on the list being read) */
+            if ((f->fn = vt__tb_string(s->x->tb, f->zName)) == -1 || (f->file = vt__tb_string(s->x->tb, f->zFile)) == -1)
+                return -1;
+            f->zName = f->zFile = NULL;
+        }
+        p[0] = f->bPy ? VT_FRAME_PYTHON : VT_FRAME_NATIVE;
+        p[1] = f->fn;
+        p[2] = f->file;
+        p[3] = VT_TB_NULL;
+        p[4] = f->line;
+        aPc[i] = f->bPy ? 0 : VT_TB_NULL;
+    }
+    if ((id = vt__tb_stack_keys(s->x->tb, aKey, aPc, n)) == -1) return -1;
+    if (s->nStkFrm + (size_t)n > s->nStkFrmAlloc) {
+        size_t m = (s->nStkFrm + (size_t)n) * 2;
+        uint32_t *a = realloc(s->aStkFrm, m * sizeof *a);
+        if (!a) return vt__imp_fail(s->x, VT_EXIT_INTERNAL, "out of memory"), -1;
+        s->aStkFrm = a;
+        s->nStkFrmAlloc = m;
+    }
+    memcpy(s->aStkFrm + s->nStkFrm, aIdx, (size_t)n * sizeof *aIdx);
+    s->aStk[k] = (struct stk){h, id, s->nStkFrm, n};
+    s->nStkFrm += (size_t)n;
+    s->nStk++;
+    return id;
+}
+
 /*
  * Stack id of a frames list ({filename, line, name} dicts, innermost first,
  * Python and C++ interleaved), cached in the list's tag. As the tracer stores
  * sites: Python frames first (innermost first), then native ones, without the
- * capture's own leading frames.
+ * capture's own leading frames. Each frame dict is judged once (frame_of) and
+ * each distinct sequence of frames made a stack once (stack_of): a list new
+ * for every event, as PyTorch writes them, costs a pass over its items.
  */
 static int64_t frames_stack(struct snap *s, const struct vt_pkval *pFrames)
 {
-    struct vt__tb_frame a[MAX_FRAMES];
-    int n = 0, bLead = 1;
+    uint32_t aIdx[MAX_FRAMES], aNat[MAX_FRAMES];
+    int n = 0, nNat = 0, bLead = 1;
+    size_t nItem;
     int64_t id;
     if (!pFrames || pFrames->type != VT_PK_LIST || pFrames->u.p->n == 0) return VT_TB_NULL;
     if (pFrames->u.p->tag) return pFrames->u.p->tag;
-    for (int pass = 0; pass < 2; pass++) { /* Python frames, then native */
-        for (size_t i = 0; i < pFrames->u.p->n && n < MAX_FRAMES; i++) {
-            const struct vt_pkval *f = vt__pk_item(pFrames, i);
-            const char *zFile = vt__pk_str(vt__pk_get(f, "filename")), *zName = vt__pk_str(vt__pk_get(f, "name"));
-            size_t len = zFile ? strlen(zFile) : 0;
-            int bPy = len > 3 && !strcmp(zFile + len - 3, ".py");
-            int64_t line = num(f, "line");
-            if (!f || f->type != VT_PK_DICT || bPy != (pass == 0)) continue;
-            if (pass == 1 && bLead && capture_frame(zName)) continue;
-            if (pass == 1) bLead = 0;
-            a[n].kind = bPy ? VT_FRAME_PYTHON : VT_FRAME_NATIVE;
-            a[n].zFunction = zName;
-            a[n].zFile = zFile && strcmp(zFile, "??") && zFile[0] ? zFile : NULL;
-            a[n].zModule = NULL;
-            a[n].line = line > 0 ? line : VT_TB_NULL;
-            a[n].pc = bPy ? 0 : VT_TB_NULL;
-            n++;
+    nItem = pFrames->u.p->n;
+    for (size_t i = 0; i < nItem; i++) { /* Python frames into aIdx, native ones into aNat, in one pass */
+        const struct vt_pkval *f = &pFrames->u.p->u.a[i];
+        int64_t tag;
+        if (f->type != VT_PK_DICT) continue;
+        if ((tag = f->u.p->tag) < 4 || FRM_INDEX(tag) >= s->nFrm) {
+            if (frame_of(s, f->u.p) == -1) return -1;
+            tag = f->u.p->tag;
+        }
+        if (tag & FRM_PY) {
+            if (n < MAX_FRAMES) aIdx[n++] = (uint32_t)FRM_INDEX(tag);
+        } else if (!(bLead && (tag & FRM_CAPTURE))) { /* without the capture's own leading frames */
+            bLead = 0;
+            if (nNat < MAX_FRAMES) aNat[nNat++] = (uint32_t)FRM_INDEX(tag);
         }
     }
-    id = vt__tb_stack(s->x->tb, a, n);
+    if (nNat > MAX_FRAMES - n) nNat = MAX_FRAMES - n;
+    memcpy(aIdx + n, aNat, (size_t)nNat * sizeof *aNat);
+    n += nNat;
+    if (n == 0) return VT_TB_NULL;
+    id = stack_of(s, aIdx, n);
     if (id == -1) return -1;
     if (id != VT_TB_NULL) pFrames->u.p->tag = id;
     return id;
@@ -345,7 +476,12 @@ static int on_child(void *pArg, struct vt_pkobj *pParent, const struct vt_pkval 
 {
     struct snap *s = pArg;
     (void)pKey;
+    /* only dicts added to lists can be events; a dict already judged (a frame dict, shared by many
+     * lists) is not one: its tag says so. A list whose first dict is not an event (frames, segments,
+     * blocks) holds none: its other children are added without being offered */
+    if (pParent->type == VT_PK_DICT) return VT_PK_KEEP_REST;
     if (pParent->type != VT_PK_LIST || pChild->type != VT_PK_DICT) return VT_PK_KEEP;
+    if (pChild->u.p->tag != 0) return VT_PK_KEEP_REST;
     if (vt__pk_get(pChild, "action")) {
         struct batch *b;
         if (pParent->tag <= 0 || pParent->tag > s->nBatch) { /* a new device_traces list */
@@ -361,7 +497,8 @@ static int on_child(void *pArg, struct vt_pkobj *pParent, const struct vt_pkval 
         if ((s->rc = event(s, b, pChild)) != 0) return -1;
         return VT_PK_CLAIM;
     }
-    return VT_PK_KEEP;
+    pChild->u.p->tag = -1; /* judged: not an event (frame_of may give it a frame's index) */
+    return VT_PK_KEEP_REST;
 }
 
 /* The batch holding device d's events, or NULL. */
@@ -519,7 +656,7 @@ static int pickle_fail(struct snap *s, int rc, const char *zMsg)
 int vt__import_snapshot(struct vt__imp *x)
 {
     struct snap s;
-    struct vt__src in;
+    struct vt__src in, pre;
     struct vt_pk *p = NULL;
     struct vt_pkval root;
     const struct vt_pkval *k, *v, *pTraces;
@@ -532,6 +669,17 @@ int vt__import_snapshot(struct vt__imp *x)
     if (vt__src_open_file(&in, x->zIn) != 0) return vt__imp_fail(x, VT_EXIT_NOFILE, "cannot open: %s", strerror(errno));
     if (!(p = vt__pk_new(&in, on_child, &s))) {
         rc = vt__imp_fail(x, VT_EXIT_INTERNAL, "out of memory");
+        goto done;
+    }
+    /* a first pass over the file finds the memo entries shared later: only those are kept while reading */
+    if (vt__src_open_file(&pre, x->zIn) != 0) {
+        rc = vt__imp_fail(x, VT_EXIT_NOFILE, "cannot open: %s", strerror(errno));
+        goto done;
+    }
+    rc = vt__pk_index(p, &pre);
+    vt__src_close(&pre);
+    if (rc != VT_PK_OK) {
+        rc = pickle_fail(&s, rc, vt__pk_errmsg(p));
         goto done;
     }
     rc = vt__pk_run(p, &root);
@@ -632,5 +780,8 @@ done:
     free(s.aBatch);
     free(s.aSeg);
     free(s.aBlock);
+    free(s.aFrm);
+    free(s.aStk);
+    free(s.aStkFrm);
     return rc;
 }

@@ -14,40 +14,8 @@
  * apart from the value stack, as CPython's unpickler does.
  */
 
-#define BUF_SIZE (1 << 20)
-#define MEMO_EMPTY 100   /* memo slot never written */
-#define MEMO_DROPPED 101 /* memo slot whose object a callback claimed */
-
-/* The object as allocated: the public part first, then the reader's links. */
-struct pkobj {
-    struct vt_pkobj o;
-    struct pkobj *pPrev, *pNext, *pFree;
-};
-
-struct vt_pk {
-    struct vt__src *in;
-    vt_pk_child_fn xChild;
-    void *pArg;
-    uint8_t *aBuf;           /* input buffer: aBuf[iPos..nBuf) unread */
-    size_t iPos, nBuf;
-    int64_t nBase;           /* input offset of aBuf[0] */
-    int bEof;
-    struct vt_pkval *aStack; /* value stack */
-    size_t nStack, nStackAlloc;
-    size_t *aMark;           /* mark stack: positions in aStack */
-    size_t nMark, nMarkAlloc;
-    struct vt_pkval *aMemo;
-    size_t nMemo, nMemoAlloc;
-    struct pkobj *pLive;     /* every live object */
-    int64_t nLive;
-    int proto;
-    int64_t iOp;             /* offset of the opcode being run */
-    char zErr[256];
-};
-
 /* Record an error (first one wins) and return rc. */
-static int fail(struct vt_pk *p, int rc, const char *zFmt, ...) __attribute__((format(printf, 3, 4)));
-static int fail(struct vt_pk *p, int rc, const char *zFmt, ...)
+int vt__pk_fail(struct vt_pk *p, int rc, const char *zFmt, ...)
 {
     va_list ap;
     char z[200];
@@ -64,8 +32,13 @@ static int fail(struct vt_pk *p, int rc, const char *zFmt, ...)
 /* A new object of type t with one reference, on the live list; NULL when out of memory. */
 static struct vt_pkobj *obj_new(struct vt_pk *p, int t)
 {
-    struct pkobj *x = malloc(sizeof *x);
-    if (!x) return NULL;
+    struct pkobj *x = p->pSpare;
+    if (x) {
+        p->pSpare = x->pNext;
+        p->nSpare--;
+    } else if (!(x = malloc(sizeof *x))) {
+        return NULL;
+    }
     x->o.nRef = 1;
     x->o.type = (uint32_t)t;
     x->o.iMemo = -1;
@@ -73,6 +46,7 @@ static struct vt_pkobj *obj_new(struct vt_pk *p, int t)
     x->o.n = x->o.nAlloc = 0;
     x->o.u.a = NULL;
     x->pPrev = x->pFree = NULL;
+    x->bNoOffer = 0;
     x->pNext = p->pLive;
     p->nLive++;
     if (p->pLive) p->pLive->pPrev = x;
@@ -89,7 +63,13 @@ static void obj_destroy(struct vt_pk *p, struct pkobj *x)
     p->nLive--;
     if (x->o.type == VT_PK_STR || x->o.type == VT_PK_BYTES) free(x->o.u.z);
     else free(x->o.u.a);
-    free(x);
+    if (p->nSpare < 4096) {
+        x->pNext = p->pSpare;
+        p->pSpare = x;
+        p->nSpare++;
+    } else {
+        free(x);
+    }
 }
 
 /* Release one reference; objects left without any are freed, their children released in turn. */
@@ -123,7 +103,7 @@ static void val_unref(struct vt_pk *p, struct vt_pkval *v)
 static int val_ref(struct vt_pk *p, const struct vt_pkval *v)
 {
     if (v->type < VT_PK_STR || v->type > VT_PK_DICT) return 0;
-    if (v->u.p->nRef == UINT32_MAX) return fail(p, VT_PK_ECORRUPT, "too many references to one object");
+    if (v->u.p->nRef == UINT32_MAX) return vt__pk_fail(p, VT_PK_ECORRUPT, "too many references to one object");
     v->u.p->nRef++;
     return 0;
 }
@@ -135,9 +115,9 @@ static int obj_reserve(struct vt_pk *p, struct vt_pkobj *o, size_t n)
     if (want <= o->nAlloc) return 0;
     if (want < o->nAlloc * 2) want = o->nAlloc * 2;
     if (want < 4) want = 4;
-    if (want > SIZE_MAX / (per * sizeof(struct vt_pkval))) return fail(p, VT_PK_ENOMEM, "out of memory");
+    if (want > SIZE_MAX / (per * sizeof(struct vt_pkval))) return vt__pk_fail(p, VT_PK_ENOMEM, "out of memory");
     struct vt_pkval *a = realloc(o->u.a, want * per * sizeof *a);
-    if (!a) return fail(p, VT_PK_ENOMEM, "out of memory");
+    if (!a) return vt__pk_fail(p, VT_PK_ENOMEM, "out of memory");
     o->u.a = a;
     o->nAlloc = want;
     return 0;
@@ -145,10 +125,8 @@ static int obj_reserve(struct vt_pk *p, struct vt_pkobj *o, size_t n)
 
 /* ---- input ---- */
 
-/* Make at least n bytes available at aBuf[iPos] (n <= BUF_SIZE). Returns 0, VT_PK_ETRUNC or VT_PK_EIO. */
-static int need(struct vt_pk *p, size_t n)
+int vt__pk_refill(struct vt_pk *p, size_t n)
 {
-    if (p->nBuf - p->iPos >= n) return 0;
     if (p->iPos > 0) {
         memmove(p->aBuf, p->aBuf + p->iPos, p->nBuf - p->iPos);
         p->nBase += (int64_t)p->iPos;
@@ -157,51 +135,45 @@ static int need(struct vt_pk *p, size_t n)
     }
     while (p->nBuf < n && !p->bEof) {
         long k = vt__src_read(p->in, p->aBuf + p->nBuf, BUF_SIZE - p->nBuf);
-        if (k < 0) return fail(p, VT_PK_EIO, "cannot read input: %s", p->in->zErr);
+        if (k < 0) return vt__pk_fail(p, VT_PK_EIO, "cannot read input: %s", p->in->zErr);
         if (k == 0) p->bEof = 1;
         p->nBuf += (size_t)k;
     }
-    if (p->nBuf < n) return fail(p, VT_PK_ETRUNC, "truncated: the input ends inside the pickle");
+    if (p->nBuf < n) return vt__pk_fail(p, VT_PK_ETRUNC, "truncated: the input ends inside the pickle");
     return 0;
 }
 
-/* Copy n bytes of input into dst (any n). Returns 0 or an error. */
-static int take(struct vt_pk *p, char *dst, size_t n)
+int vt__pk_take(struct vt_pk *p, char *dst, uint64_t n)
 {
     while (n > 0) {
         size_t k = p->nBuf - p->iPos;
         int rc;
         if (k == 0) {
-            if ((rc = need(p, 1)) != 0) return rc;
+            if ((rc = vt__pk_need(p, 1)) != 0) return rc;
             k = p->nBuf - p->iPos;
         }
-        if (k > n) k = n;
-        memcpy(dst, p->aBuf + p->iPos, k);
+        if (k > n) k = (size_t)n;
+        if (dst) {
+            memcpy(dst, p->aBuf + p->iPos, k);
+            dst += k;
+        }
         p->iPos += k;
-        dst += k;
         n -= k;
     }
     return 0;
 }
 
-/* The n-byte little-endian unsigned integer at b. */
-static uint64_t le(const uint8_t *b, int n)
-{
-    uint64_t v = 0;
-    for (int i = n - 1; i >= 0; i--) v = v << 8 | b[i];
-    return v;
-}
-
 /* ---- the stack ---- */
 
-static int push(struct vt_pk *p, struct vt_pkval v)
+/* Push v (its reference moves to the stack). Returns 0 or an out-of-memory error (v released). */
+static int push_grow(struct vt_pk *p, struct vt_pkval v)
 {
-    if (p->nStack == p->nStackAlloc) {
+    {
         size_t n = p->nStackAlloc ? p->nStackAlloc * 2 : 256;
         struct vt_pkval *a = realloc(p->aStack, n * sizeof *a);
         if (!a) {
             val_unref(p, &v);
-            return fail(p, VT_PK_ENOMEM, "out of memory");
+            return vt__pk_fail(p, VT_PK_ENOMEM, "out of memory");
         }
         p->aStack = a;
         p->nStackAlloc = n;
@@ -210,11 +182,18 @@ static int push(struct vt_pk *p, struct vt_pkval v)
     return 0;
 }
 
+static inline int push(struct vt_pk *p, struct vt_pkval v)
+{
+    if (p->nStack == p->nStackAlloc) return push_grow(p, v);
+    p->aStack[p->nStack++] = v;
+    return 0;
+}
+
 /* Push object o (its reference moves to the stack); an out-of-memory error when o is NULL. */
 static int push_obj(struct vt_pk *p, int t, struct vt_pkobj *o)
 {
     struct vt_pkval v;
-    if (!o) return fail(p, VT_PK_ENOMEM, "out of memory");
+    if (!o) return vt__pk_fail(p, VT_PK_ENOMEM, "out of memory");
     v.type = t;
     v.u.p = o;
     return push(p, v);
@@ -223,7 +202,7 @@ static int push_obj(struct vt_pk *p, int t, struct vt_pkobj *o)
 /* Values above the innermost mark start here; fails when there is no mark. */
 static int mark_base(struct vt_pk *p, size_t *pBase, const char *zOp)
 {
-    if (p->nMark == 0) return fail(p, VT_PK_ECORRUPT, "%s without a MARK", zOp);
+    if (p->nMark == 0) return vt__pk_fail(p, VT_PK_ECORRUPT, "%s without a MARK", zOp);
     *pBase = p->aMark[p->nMark - 1];
     return 0;
 }
@@ -237,47 +216,133 @@ static void pop_mark(struct vt_pk *p, size_t base)
 
 /* ---- memo ---- */
 
+/*
+ * Without an index, entry i is aMemo[i]. With one, the entries some BINGET fetches are numbered
+ * densely (their rank, memo_slot) and kept in chunks of CHUNK values, each allocated at its first
+ * store and freed once every entry in it has had its last fetch: entries live briefly (a traceback
+ * list until the free_completed sharing it) except those kept to the end, so the chunks alive are
+ * those few and the ones holding what stays (frame dicts, key strings), not one per entry ever made.
+ */
+
+/* Where entry idx is kept: idx itself without an index; with one, its rank among the fetched
+ * entries, or -1 when nothing fetches it (it is not kept). */
+static inline int64_t memo_slot(const struct vt_pk *p, uint64_t idx)
+{
+    uint64_t w;
+    if (!p->bIndexed) return (int64_t)idx;
+    if (idx >= p->nIndexed) return -1;
+    w = p->aUsed[idx >> 6];
+    if (!(w >> (idx & 63) & 1)) return -1;
+    /* the bits set below idx's, counted in the word (SWAR: no popcount instruction assumed) */
+    w &= (UINT64_C(1) << (idx & 63)) - 1;
+    w -= (w >> 1) & UINT64_C(0x5555555555555555);
+    w = (w & UINT64_C(0x3333333333333333)) + ((w >> 2) & UINT64_C(0x3333333333333333));
+    w = (w + (w >> 4)) & UINT64_C(0x0f0f0f0f0f0f0f0f);
+    return (int64_t)p->aRank[idx >> 6] + (int64_t)((w * UINT64_C(0x0101010101010101)) >> 56);
+}
+
+/* The value kept at slot (memo_slot, >= 0), or NULL where nothing is kept (a chunk not yet made, or
+ * freed: every entry in it had its last fetch). */
+static inline struct vt_pkval *memo_at(const struct vt_pk *p, int64_t slot)
+{
+    struct vt_pkval *a;
+    if (!p->bIndexed) return (size_t)slot < p->nMemo ? &p->aMemo[slot] : NULL;
+    a = p->apChunk[slot / CHUNK];
+    return a ? &a[slot % CHUNK] : NULL;
+}
+
+/* One of the chunk's entries had its last fetch: the chunk is freed after its last entry's. */
+static void chunk_done(struct vt_pk *p, int64_t slot)
+{
+    size_t c = (size_t)slot / CHUNK;
+    if (p->anOpen[c] > 0 && --p->anOpen[c] == 0) {
+        free(p->apChunk[c]);
+        p->apChunk[c] = NULL;
+    }
+}
+
 static int memo_put(struct vt_pk *p, uint64_t idx)
 {
-    struct vt_pkval *v;
+    struct vt_pkval *v, *m;
+    int64_t slot;
     int rc;
-    if (p->nStack == 0) return fail(p, VT_PK_ECORRUPT, "memo store from an empty stack");
+    if (p->nStack == 0) return vt__pk_fail(p, VT_PK_ECORRUPT, "memo store from an empty stack");
     /* Python's pickler numbers memo entries 0, 1, 2...: a later index is not from it, and bounding
      * it keeps the memo proportional to the input */
-    if (idx > p->nMemo) return fail(p, VT_PK_ECORRUPT, "memo index %llu out of order", (unsigned long long)idx);
-    if (idx == p->nMemo) {
-        if (p->nMemo == p->nMemoAlloc) {
-            size_t n = p->nMemoAlloc ? p->nMemoAlloc * 2 : 1024;
-            struct vt_pkval *a = realloc(p->aMemo, n * sizeof *a);
-            if (!a) return fail(p, VT_PK_ENOMEM, "out of memory");
-            p->aMemo = a;
-            p->nMemoAlloc = n;
+    if (idx > p->nMemo) return vt__pk_fail(p, VT_PK_ECORRUPT, "memo index %llu out of order", (unsigned long long)idx);
+    if (p->bIndexed) { /* only what a later BINGET fetches is kept */
+        size_t c;
+        if (idx == p->nMemo) p->nMemo++;
+        if ((slot = memo_slot(p, idx)) < 0) return 0;
+        c = (size_t)slot / CHUNK;
+        if (!p->apChunk[c]) {
+            if (p->anOpen[c] == 0) return 0; /* stored again after its last fetch: nothing fetches it now */
+            if (!(p->apChunk[c] = malloc(CHUNK * sizeof *p->apChunk[c]))) return vt__pk_fail(p, VT_PK_ENOMEM, "out of memory");
+            for (size_t i = 0; i < CHUNK; i++) p->apChunk[c][i].type = MEMO_EMPTY;
         }
-        p->aMemo[p->nMemo++].type = MEMO_EMPTY;
+        m = &p->apChunk[c][slot % CHUNK];
+    } else {
+        if (idx == p->nMemo) {
+            if (p->nMemo == p->nMemoAlloc) {
+                size_t n = p->nMemoAlloc ? p->nMemoAlloc * 2 : 1024;
+                struct vt_pkval *a = realloc(p->aMemo, n * sizeof *a);
+                if (!a) return vt__pk_fail(p, VT_PK_ENOMEM, "out of memory");
+                p->aMemo = a;
+                p->nMemoAlloc = n;
+            }
+            p->aMemo[p->nMemo++].type = MEMO_EMPTY;
+        }
+        m = &p->aMemo[idx];
     }
     v = &p->aStack[p->nStack - 1];
     if ((rc = val_ref(p, v)) != 0) return rc;
-    if (p->aMemo[idx].type != MEMO_EMPTY && p->aMemo[idx].type != MEMO_DROPPED) val_unref(p, &p->aMemo[idx]);
-    p->aMemo[idx] = *v;
+    if (m->type != MEMO_EMPTY && m->type != MEMO_DROPPED) val_unref(p, m);
+    *m = *v;
     if (v->type >= VT_PK_STR && v->type <= VT_PK_DICT) v->u.p->iMemo = (int64_t)idx;
     return 0;
 }
 
-/* Push a new reference to memo entry idx: an error for an entry never stored or already claimed. */
-static int memo_get(struct vt_pk *p, uint64_t idx)
+/* memo_get's slow path: every check, and the error for an entry never stored or already claimed. */
+static int memo_get_slow(struct vt_pk *p, uint64_t idx)
 {
-    struct vt_pkval v;
+    struct vt_pkval v, *m = NULL;
+    int64_t slot = idx < p->nMemo ? memo_slot(p, idx) : -1;
     int rc;
-    if (idx >= p->nMemo || p->aMemo[idx].type == MEMO_EMPTY)
-        return fail(p, VT_PK_ECORRUPT, "memo index %llu was never stored", (unsigned long long)idx);
-    if (p->aMemo[idx].type == MEMO_DROPPED)
-        return fail(p, VT_PK_EUNSUPPORTED,
+    if (slot >= 0) m = memo_at(p, slot);
+    if (!m || m->type == MEMO_EMPTY)
+        return vt__pk_fail(p, VT_PK_ECORRUPT, "memo index %llu was never stored", (unsigned long long)idx);
+    if (m->type == MEMO_DROPPED)
+        return vt__pk_fail(p, VT_PK_EUNSUPPORTED,
                     "memo entry %llu refers to an object already consumed while streaming (an event shared "
                     "by two places): not a layout this reader streams",
                     (unsigned long long)idx);
-    v = p->aMemo[idx];
+    v = *m;
     if ((rc = val_ref(p, &v)) != 0) return rc;
+    /* with an index, the entry's last fetch releases the memo's reference: the object lives on only
+     * where it was put */
+    if (p->bIndexed && p->aLeft[slot] != 255 && --p->aLeft[slot] == 0) {
+        if (v.type >= VT_PK_STR && v.type <= VT_PK_DICT) v.u.p->iMemo = -1;
+        val_unref(p, m);
+        m->type = MEMO_EMPTY;
+        chunk_done(p, slot);
+    }
     return push(p, v);
+}
+
+/* Push a new reference to memo entry idx: an error for an entry never stored or already claimed. The
+ * common case (an object kept to the end, room on the stack) inline; everything else in memo_get_slow. */
+static inline __attribute__((always_inline)) int memo_get(struct vt_pk *p, uint64_t idx)
+{
+    const struct vt_pkval *m;
+    int64_t slot;
+    if (idx < p->nMemo && p->nStack < p->nStackAlloc && (slot = memo_slot(p, idx)) >= 0 &&
+        (!p->bIndexed || p->aLeft[slot] == 255) && (m = memo_at(p, slot)) != NULL && m->type >= VT_PK_STR &&
+        m->type <= VT_PK_DICT && m->u.p->nRef < UINT32_MAX) {
+        m->u.p->nRef++;
+        p->aStack[p->nStack++] = *m;
+        return 0;
+    }
+    return memo_get_slow(p, idx);
 }
 
 /* A claimed child leaves the memo (a later reference to it is an error, not a use after free). */
@@ -286,11 +351,14 @@ static void memo_drop(struct vt_pk *p, struct vt_pkval *v)
     struct vt_pkobj *o;
     if (v->type < VT_PK_STR || v->type > VT_PK_DICT) return;
     o = v->u.p;
-    if (o->iMemo >= 0 && (size_t)o->iMemo < p->nMemo && p->aMemo[o->iMemo].type == v->type &&
-        p->aMemo[o->iMemo].u.p == o) {
-        val_unref(p, &p->aMemo[o->iMemo]);
-        p->aMemo[o->iMemo].type = MEMO_DROPPED;
-        o->iMemo = -1;
+    if (o->iMemo >= 0 && (size_t)o->iMemo < p->nMemo) {
+        int64_t slot = memo_slot(p, (uint64_t)o->iMemo);
+        struct vt_pkval *m = slot >= 0 ? memo_at(p, slot) : NULL;
+        if (m && m->type == v->type && m->u.p == o) {
+            val_unref(p, m);
+            m->type = MEMO_DROPPED;
+            o->iMemo = -1;
+        }
     }
 }
 
@@ -302,9 +370,9 @@ static int push_blob(struct vt_pk *p, int t, uint64_t n)
     struct vt_pkobj *o;
     size_t have = 0;
     int rc;
-    if (n > VT_PK_STR_MAX) return fail(p, VT_PK_EUNSUPPORTED, "a string of %llu bytes is longer than read", (unsigned long long)n);
+    if (n > VT_PK_STR_MAX) return vt__pk_fail(p, VT_PK_EUNSUPPORTED, "a string of %llu bytes is longer than read", (unsigned long long)n);
     o = obj_new(p, t);
-    if (!o) return fail(p, VT_PK_ENOMEM, "out of memory");
+    if (!o) return vt__pk_fail(p, VT_PK_ENOMEM, "out of memory");
     /* grow with the data actually read: a hostile length in a short input costs nothing */
     while (1) {
         size_t chunk = (size_t)n - have, want;
@@ -315,12 +383,12 @@ static int push_blob(struct vt_pk *p, int t, uint64_t n)
             if (!z) {
                 struct vt_pkval v = {t, {.p = o}};
                 val_unref(p, &v);
-                return fail(p, VT_PK_ENOMEM, "out of memory");
+                return vt__pk_fail(p, VT_PK_ENOMEM, "out of memory");
             }
             o->u.z = z;
             o->nAlloc = want;
         }
-        if ((rc = take(p, o->u.z + have, chunk)) != 0) {
+        if ((rc = vt__pk_take(p, o->u.z + have, chunk)) != 0) {
             struct vt_pkval v = {t, {.p = o}};
             val_unref(p, &v);
             return rc;
@@ -340,9 +408,9 @@ static int push_long(struct vt_pk *p, uint64_t n)
     uint8_t b[8];
     int rc;
     if (n <= 8) {
-        if ((rc = take(p, (char *)b, (size_t)n)) != 0) return rc;
+        if ((rc = vt__pk_take(p, (char *)b, (size_t)n)) != 0) return rc;
         if (n > 0) {
-            uint64_t u = le(b, (int)n);
+            uint64_t u = vt__pk_le(b, (int)n);
             if (n < 8 && (b[n - 1] & 0x80)) u |= ~(uint64_t)0 << (8 * n); /* sign-extend */
             v.u.i = (int64_t)u;
         }
@@ -353,15 +421,15 @@ static int push_long(struct vt_pk *p, uint64_t n)
     {
         uint8_t lo[8], c, ext;
         int bFits = 1, bU64;
-        if ((rc = take(p, (char *)lo, 8)) != 0) return rc;
+        if ((rc = vt__pk_take(p, (char *)lo, 8)) != 0) return rc;
         ext = (lo[7] & 0x80) ? 0xff : 0x00;
         bU64 = ext == 0xff;
         for (uint64_t i = 8; i < n; i++) {
-            if ((rc = take(p, (char *)&c, 1)) != 0) return rc;
+            if ((rc = vt__pk_take(p, (char *)&c, 1)) != 0) return rc;
             if (c != ext) bFits = 0;
             if (c != 0x00) bU64 = 0;
         }
-        v.u.i = (int64_t)le(lo, 8);
+        v.u.i = (int64_t)vt__pk_le(lo, 8);
         if (!bFits) v.type = bU64 ? VT_PK_U64 : VT_PK_BIGINT;
         return push(p, v);
     }
@@ -372,13 +440,13 @@ static int build_seq(struct vt_pk *p, int t, size_t base)
 {
     size_t n = p->nStack - base;
     struct vt_pkobj *o = obj_new(p, t);
-    if (!o) return fail(p, VT_PK_ENOMEM, "out of memory");
+    if (!o) return vt__pk_fail(p, VT_PK_ENOMEM, "out of memory");
     if (n) {
         o->u.a = malloc(n * sizeof *o->u.a);
         if (!o->u.a) {
             struct vt_pkval v = {t, {.p = o}};
             val_unref(p, &v);
-            return fail(p, VT_PK_ENOMEM, "out of memory");
+            return vt__pk_fail(p, VT_PK_ENOMEM, "out of memory");
         }
         memcpy(o->u.a, p->aStack + base, n * sizeof *o->u.a);
         o->n = o->nAlloc = n;
@@ -387,15 +455,16 @@ static int build_seq(struct vt_pk *p, int t, size_t base)
     return push_obj(p, t, o);
 }
 
-/* Offer one child to the callback, then add it to o (or drop it when claimed). pKey: a dict's key, consumed. */
+/* Offer one child to the callback, then add it to o (or drop it when claimed). pKey: a dict's key, consumed.
+ * The caller has made room in o for the child (obj_reserve). */
 static int add_child(struct vt_pk *p, struct vt_pkobj *o, struct vt_pkval *pKey, struct vt_pkval *pVal)
 {
-    int r = VT_PK_KEEP, rc;
+    int r = VT_PK_KEEP;
     if (p->xChild) r = p->xChild(p->pArg, o, pKey, pVal);
     if (r < 0) {
         val_unref(p, pVal);
         if (pKey) val_unref(p, pKey);
-        return fail(p, VT_PK_ECALLBACK, "stopped by the importer");
+        return vt__pk_fail(p, VT_PK_ECALLBACK, "stopped by the importer");
     }
     if (r == VT_PK_CLAIM) {
         memo_drop(p, pVal);
@@ -403,11 +472,7 @@ static int add_child(struct vt_pk *p, struct vt_pkobj *o, struct vt_pkval *pKey,
         if (pKey) val_unref(p, pKey);
         return 0;
     }
-    if ((rc = obj_reserve(p, o, 1)) != 0) {
-        val_unref(p, pVal);
-        if (pKey) val_unref(p, pKey);
-        return rc;
-    }
+    if (r == VT_PK_KEEP_REST) ((struct pkobj *)o)->bNoOffer = 1;
     if (pKey) {
         o->u.a[2 * o->n] = *pKey;
         o->u.a[2 * o->n + 1] = *pVal;
@@ -424,14 +489,21 @@ static int add_items(struct vt_pk *p, size_t base, int bPairs, const char *zOp)
     struct vt_pkval *c;
     size_t i, n = p->nStack - base;
     int rc = 0;
-    if (base == 0) return fail(p, VT_PK_ECORRUPT, "%s without a container", zOp);
+    if (base == 0) return vt__pk_fail(p, VT_PK_ECORRUPT, "%s without a container", zOp);
     c = &p->aStack[base - 1];
     if (bPairs ? c->type != VT_PK_DICT : c->type != VT_PK_LIST)
-        return fail(p, VT_PK_ECORRUPT, "%s on a value that is not a %s", zOp, bPairs ? "dict" : "list or set");
-    if (bPairs && n % 2) return fail(p, VT_PK_ECORRUPT, "%s with an odd number of values", zOp);
+        return vt__pk_fail(p, VT_PK_ECORRUPT, "%s on a value that is not a %s", zOp, bPairs ? "dict" : "list or set");
+    if (bPairs && n % 2) return vt__pk_fail(p, VT_PK_ECORRUPT, "%s with an odd number of values", zOp);
     if ((rc = obj_reserve(p, c->u.p, bPairs ? n / 2 : n)) != 0) return rc;
     for (i = 0; i < n; i += bPairs ? 2 : 1) {
         struct vt_pkval *pv = &p->aStack[base + i];
+        if (!p->xChild || ((struct pkobj *)c->u.p)->bNoOffer) { /* the rest added as they are */
+            struct vt_pkobj *o = c->u.p;
+            memcpy(o->u.a + (bPairs ? 2 : 1) * o->n, pv, (n - i) * sizeof *pv);
+            o->n += bPairs ? (n - i) / 2 : n - i;
+            i = n;
+            break;
+        }
         rc = bPairs ? add_child(p, c->u.p, pv, pv + 1) : add_child(p, c->u.p, NULL, pv);
         pv->type = VT_PK_NONE;
         if (bPairs) pv[1].type = VT_PK_NONE;
@@ -446,7 +518,7 @@ static int add_items(struct vt_pk *p, size_t base, int bPairs, const char *zOp)
 
 static int hostile(struct vt_pk *p, uint8_t op, const char *zName)
 {
-    return fail(p, VT_PK_EHOSTILE,
+    return vt__pk_fail(p, VT_PK_EHOSTILE,
                 "refused: opcode %s (0x%02x) names or calls a Python object; a memory snapshot holds plain "
                 "data only, so this pickle is not one and nothing in it is run",
                 zName, op);
@@ -460,29 +532,29 @@ static int run(struct vt_pk *p)
         uint8_t op;
         size_t base = 0;
         struct vt_pkval v;
-        if ((rc = need(p, 1)) != 0) return rc;
+        if ((rc = vt__pk_need(p, 1)) != 0) return rc;
         p->iOp = p->nBase + (int64_t)p->iPos;
         op = p->aBuf[p->iPos++];
         switch (op) {
         case 0x80: /* PROTO */
-            if ((rc = need(p, 1)) != 0) return rc;
+            if ((rc = vt__pk_need(p, 1)) != 0) return rc;
             p->proto = p->aBuf[p->iPos++];
             if (p->proto > 5)
-                return fail(p, VT_PK_ENEWER, "pickle protocol %d is newer than this reader knows (5)", p->proto);
+                return vt__pk_fail(p, VT_PK_ENEWER, "pickle protocol %d is newer than this reader knows (5)", p->proto);
             break;
         case 0x95: /* FRAME: an 8-byte length; framing only groups opcodes */
-            if ((rc = need(p, 8)) != 0) return rc;
+            if ((rc = vt__pk_need(p, 8)) != 0) return rc;
             p->iPos += 8;
             break;
         case '.': /* STOP */
-            if (p->nStack != 1 || p->nMark) return fail(p, VT_PK_ECORRUPT, "STOP with %zu values and %zu marks left",
+            if (p->nStack != 1 || p->nMark) return vt__pk_fail(p, VT_PK_ECORRUPT, "STOP with %zu values and %zu marks left",
                                                         p->nStack, p->nMark);
             return 0;
         case '(': /* MARK */
             if (p->nMark == p->nMarkAlloc) {
                 size_t n = p->nMarkAlloc ? p->nMarkAlloc * 2 : 64;
                 size_t *a = realloc(p->aMark, n * sizeof *a);
-                if (!a) return fail(p, VT_PK_ENOMEM, "out of memory");
+                if (!a) return vt__pk_fail(p, VT_PK_ENOMEM, "out of memory");
                 p->aMark = a;
                 p->nMarkAlloc = n;
             }
@@ -491,14 +563,14 @@ static int run(struct vt_pk *p)
         case '0': /* POP */
             if (p->nMark && p->aMark[p->nMark - 1] == p->nStack) p->nMark--; /* pops a mark, as CPython does */
             else if (p->nStack) val_unref(p, &p->aStack[--p->nStack]);
-            else return fail(p, VT_PK_ECORRUPT, "POP from an empty stack");
+            else return vt__pk_fail(p, VT_PK_ECORRUPT, "POP from an empty stack");
             break;
         case '1': /* POP_MARK */
             if ((rc = mark_base(p, &base, "POP_MARK")) != 0) return rc;
             pop_mark(p, base);
             break;
         case '2': /* DUP */
-            if (!p->nStack) return fail(p, VT_PK_ECORRUPT, "DUP on an empty stack");
+            if (!p->nStack) return vt__pk_fail(p, VT_PK_ECORRUPT, "DUP on an empty stack");
             v = p->aStack[p->nStack - 1];
             if ((rc = val_ref(p, &v)) != 0 || (rc = push(p, v)) != 0) return rc;
             break;
@@ -510,41 +582,41 @@ static int run(struct vt_pk *p)
             if ((rc = push(p, v)) != 0) return rc;
             break;
         case 'J': /* BININT */
-            if ((rc = need(p, 4)) != 0) return rc;
+            if ((rc = vt__pk_need(p, 4)) != 0) return rc;
             v.type = VT_PK_INT;
-            v.u.i = (int32_t)(uint32_t)le(p->aBuf + p->iPos, 4);
+            v.u.i = (int32_t)(uint32_t)vt__pk_le4(p->aBuf + p->iPos);
             p->iPos += 4;
             if ((rc = push(p, v)) != 0) return rc;
             break;
         case 'K': /* BININT1 */
-            if ((rc = need(p, 1)) != 0) return rc;
+            if ((rc = vt__pk_need(p, 1)) != 0) return rc;
             v.type = VT_PK_INT;
             v.u.i = p->aBuf[p->iPos++];
             if ((rc = push(p, v)) != 0) return rc;
             break;
         case 'M': /* BININT2 */
-            if ((rc = need(p, 2)) != 0) return rc;
+            if ((rc = vt__pk_need(p, 2)) != 0) return rc;
             v.type = VT_PK_INT;
-            v.u.i = (int64_t)le(p->aBuf + p->iPos, 2);
+            v.u.i = (int64_t)vt__pk_le(p->aBuf + p->iPos, 2);
             p->iPos += 2;
             if ((rc = push(p, v)) != 0) return rc;
             break;
         case 0x8a: /* LONG1 */
-            if ((rc = need(p, 1)) != 0) return rc;
+            if ((rc = vt__pk_need(p, 1)) != 0) return rc;
             if ((rc = push_long(p, p->aBuf[p->iPos++])) != 0) return rc;
             break;
         case 0x8b: { /* LONG4 */
             int32_t n;
-            if ((rc = need(p, 4)) != 0) return rc;
-            n = (int32_t)(uint32_t)le(p->aBuf + p->iPos, 4);
+            if ((rc = vt__pk_need(p, 4)) != 0) return rc;
+            n = (int32_t)(uint32_t)vt__pk_le4(p->aBuf + p->iPos);
             p->iPos += 4;
-            if (n < 0) return fail(p, VT_PK_ECORRUPT, "LONG4 with a negative length");
+            if (n < 0) return vt__pk_fail(p, VT_PK_ECORRUPT, "LONG4 with a negative length");
             if ((rc = push_long(p, (uint64_t)n)) != 0) return rc;
             break;
         }
         case 'G': { /* BINFLOAT: big-endian IEEE double */
             uint64_t u = 0;
-            if ((rc = need(p, 8)) != 0) return rc;
+            if ((rc = vt__pk_need(p, 8)) != 0) return rc;
             for (int i = 0; i < 8; i++) u = u << 8 | p->aBuf[p->iPos + i];
             p->iPos += 8;
             v.type = VT_PK_FLOAT;
@@ -555,17 +627,17 @@ static int run(struct vt_pk *p)
         case 0x8c: /* SHORT_BINUNICODE */
         case 'U':  /* SHORT_BINSTRING (read as text, as Python 3 does) */
         case 'C':  /* SHORT_BINBYTES */
-            if ((rc = need(p, 1)) != 0) return rc;
+            if ((rc = vt__pk_need(p, 1)) != 0) return rc;
             if ((rc = push_blob(p, op == 'C' ? VT_PK_BYTES : VT_PK_STR, p->aBuf[p->iPos++])) != 0) return rc;
             break;
         case 'X': /* BINUNICODE */
         case 'T': /* BINSTRING */
         case 'B': { /* BINBYTES */
             uint64_t n;
-            if ((rc = need(p, 4)) != 0) return rc;
-            n = le(p->aBuf + p->iPos, 4);
+            if ((rc = vt__pk_need(p, 4)) != 0) return rc;
+            n = vt__pk_le4(p->aBuf + p->iPos);
             p->iPos += 4;
-            if (op == 'T' && n > 0x7fffffff) return fail(p, VT_PK_ECORRUPT, "BINSTRING with a negative length");
+            if (op == 'T' && n > 0x7fffffff) return vt__pk_fail(p, VT_PK_ECORRUPT, "BINSTRING with a negative length");
             if ((rc = push_blob(p, op == 'B' ? VT_PK_BYTES : VT_PK_STR, n)) != 0) return rc;
             break;
         }
@@ -573,15 +645,15 @@ static int run(struct vt_pk *p)
         case 0x8e: /* BINBYTES8 */
         case 0x96: { /* BYTEARRAY8 */
             uint64_t n;
-            if ((rc = need(p, 8)) != 0) return rc;
-            n = le(p->aBuf + p->iPos, 8);
+            if ((rc = vt__pk_need(p, 8)) != 0) return rc;
+            n = vt__pk_le(p->aBuf + p->iPos, 8);
             p->iPos += 8;
             if ((rc = push_blob(p, op == 0x8d ? VT_PK_STR : VT_PK_BYTES, n)) != 0) return rc;
             break;
         }
         case 0x98: /* READONLY_BUFFER: a no-op on bytes */
             if (!p->nStack || p->aStack[p->nStack - 1].type != VT_PK_BYTES)
-                return fail(p, VT_PK_ECORRUPT, "READONLY_BUFFER on a value that is not a buffer");
+                return vt__pk_fail(p, VT_PK_ECORRUPT, "READONLY_BUFFER on a value that is not a buffer");
             break;
         case ']': /* EMPTY_LIST */
         case 0x8f: /* EMPTY_SET: read as a list */
@@ -598,7 +670,7 @@ static int run(struct vt_pk *p)
         case 0x87: { /* TUPLE3 */
             size_t n = (size_t)(op - 0x84);
             if (p->nStack < n || (p->nMark && p->aMark[p->nMark - 1] > p->nStack - n))
-                return fail(p, VT_PK_ECORRUPT, "TUPLE%zu with too few values", n);
+                return vt__pk_fail(p, VT_PK_ECORRUPT, "TUPLE%zu with too few values", n);
             if ((rc = build_seq(p, VT_PK_TUPLE, p->nStack - n)) != 0) return rc;
             break;
         }
@@ -612,9 +684,9 @@ static int run(struct vt_pk *p)
         case 'd': { /* DICT: MARK k v k v ... DICT */
             struct vt_pkobj *o;
             if ((rc = mark_base(p, &base, "DICT")) != 0) return rc;
-            if ((p->nStack - base) % 2) return fail(p, VT_PK_ECORRUPT, "DICT with an odd number of values");
+            if ((p->nStack - base) % 2) return vt__pk_fail(p, VT_PK_ECORRUPT, "DICT with an odd number of values");
             o = obj_new(p, VT_PK_DICT);
-            if (!o) return fail(p, VT_PK_ENOMEM, "out of memory");
+            if (!o) return vt__pk_fail(p, VT_PK_ENOMEM, "out of memory");
             /* the dict goes below the mark's values so add_items treats it as their container */
             if ((rc = push_obj(p, VT_PK_DICT, o)) != 0) return rc;
             v = p->aStack[p->nStack - 1];
@@ -627,10 +699,10 @@ static int run(struct vt_pk *p)
         case 'a': /* APPEND */
         case 's': /* SETITEM */
             if (p->nStack < (op == 'a' ? 2u : 3u))
-                return fail(p, VT_PK_ECORRUPT, "%s with too few values", op == 'a' ? "APPEND" : "SETITEM");
+                return vt__pk_fail(p, VT_PK_ECORRUPT, "%s with too few values", op == 'a' ? "APPEND" : "SETITEM");
             base = p->nStack - (op == 'a' ? 1 : 2);
             if (p->nMark && p->aMark[p->nMark - 1] > base - 1)
-                return fail(p, VT_PK_ECORRUPT, "%s with too few values", op == 'a' ? "APPEND" : "SETITEM");
+                return vt__pk_fail(p, VT_PK_ECORRUPT, "%s with too few values", op == 'a' ? "APPEND" : "SETITEM");
             if ((rc = add_items(p, base, op == 's', op == 'a' ? "APPEND" : "SETITEM")) != 0) return rc;
             break;
         case 'e': /* APPENDS */
@@ -643,22 +715,22 @@ static int run(struct vt_pk *p)
             break;
         }
         case 'h': /* BINGET */
-            if ((rc = need(p, 1)) != 0) return rc;
+            if ((rc = vt__pk_need(p, 1)) != 0) return rc;
             if ((rc = memo_get(p, p->aBuf[p->iPos++])) != 0) return rc;
             break;
         case 'j': /* LONG_BINGET */
-            if ((rc = need(p, 4)) != 0) return rc;
+            if ((rc = vt__pk_need(p, 4)) != 0) return rc;
             p->iPos += 4;
-            if ((rc = memo_get(p, le(p->aBuf + p->iPos - 4, 4))) != 0) return rc;
+            if ((rc = memo_get(p, vt__pk_le4(p->aBuf + p->iPos - 4))) != 0) return rc;
             break;
         case 'q': /* BINPUT */
-            if ((rc = need(p, 1)) != 0) return rc;
+            if ((rc = vt__pk_need(p, 1)) != 0) return rc;
             if ((rc = memo_put(p, p->aBuf[p->iPos++])) != 0) return rc;
             break;
         case 'r': /* LONG_BINPUT */
-            if ((rc = need(p, 4)) != 0) return rc;
+            if ((rc = vt__pk_need(p, 4)) != 0) return rc;
             p->iPos += 4;
-            if ((rc = memo_put(p, le(p->aBuf + p->iPos - 4, 4))) != 0) return rc;
+            if ((rc = memo_put(p, vt__pk_le4(p->aBuf + p->iPos - 4))) != 0) return rc;
             break;
         case 0x94: /* MEMOIZE */
             if ((rc = memo_put(p, p->nMemo)) != 0) return rc;
@@ -677,11 +749,11 @@ static int run(struct vt_pk *p)
         case 0x83: return hostile(p, op, "EXT2");
         case 0x84: return hostile(p, op, "EXT4");
         case 0x97:
-            return fail(p, VT_PK_EUNSUPPORTED, "NEXT_BUFFER: out-of-band buffers are not read");
+            return vt__pk_fail(p, VT_PK_EUNSUPPORTED, "NEXT_BUFFER: out-of-band buffers are not read");
         case 'I': case 'L': case 'S': case 'V': case 'F': case 'g': case 'p':
-            return fail(p, VT_PK_EUNSUPPORTED, "text opcode '%c' of pickle protocol 0/1 is not read", op);
+            return vt__pk_fail(p, VT_PK_EUNSUPPORTED, "text opcode '%c' of pickle protocol 0/1 is not read", op);
         default:
-            return fail(p, VT_PK_ECORRUPT, "invalid opcode 0x%02x", op);
+            return vt__pk_fail(p, VT_PK_ECORRUPT, "invalid opcode 0x%02x", op);
         }
     }
 }
@@ -738,9 +810,20 @@ void vt__pk_free(struct vt_pk *p)
     if (!p) return;
     /* everything the reader built goes, cycles included: no reference counting needed here */
     while (p->pLive) obj_destroy(p, p->pLive);
+    while (p->pSpare) {
+        struct pkobj *x = p->pSpare;
+        p->pSpare = x->pNext;
+        free(x);
+    }
     free(p->aStack);
     free(p->aMark);
     free(p->aMemo);
+    free(p->aUsed);
+    free(p->aRank);
+    free(p->aLeft);
+    for (size_t c = 0; c < p->nChunk; c++) free(p->apChunk[c]);
+    free(p->apChunk);
+    free(p->anOpen);
     free(p->aBuf);
     free(p);
 }

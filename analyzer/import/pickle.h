@@ -26,8 +26,10 @@
  *
  * Bounds: string and bytes length (VT_PK_STR_MAX, storage grown only as the
  * bytes arrive), memo indices only in the order Python's pickler writes them,
- * so memory grows at most linearly with the input read; nothing recurses on the
- * input's nesting; a truncated or hostile input fails with one message.
+ * so memory grows at most linearly with the input read (with vt__pk_index, by
+ * a byte and a bit per memo entry plus what is still to be fetched); nothing
+ * recurses on the input's nesting; a truncated or hostile input fails with one
+ * message.
  */
 
 #define VT_PK_STR_MAX (1 << 30)
@@ -72,14 +74,16 @@ struct vt_pkobj {
     } u;
 };
 
-/* Callback result: keep the child in its container, or claim it (the reader drops it). */
+/* Callback result: keep the child in its container, claim it (the reader drops it), or keep it and
+ * every later child of the same container without offering them (a list of frames, of segments). */
 #define VT_PK_KEEP 0
 #define VT_PK_CLAIM 1
+#define VT_PK_KEEP_REST 2
 
 /*
  * Called for each child about to be added to pParent (a LIST or DICT; its
  * n is the index the child would get). pKey is the key for a dict, NULL
- * for a list. Returns VT_PK_KEEP, VT_PK_CLAIM, or a negative value to stop
+ * for a list. Returns VT_PK_KEEP, VT_PK_CLAIM, VT_PK_KEEP_REST, or a negative value to stop
  * reading (vt__pk_run then returns VT_PK_ECALLBACK). A claimed child is freed
  * after the call (unless referenced elsewhere): copy what is needed from it.
  */
@@ -103,6 +107,19 @@ struct vt_pk;
 
 /* A reader over in (not owned). xChild may be NULL (keep everything). Returns NULL when out of memory. */
 struct vt_pk *vt__pk_new(struct vt__src *in, vt_pk_child_fn xChild, void *pArg);
+
+/*
+ * Optional, before vt__pk_run: a first pass over the same bytes through pre (a second source,
+ * read to its end and not kept) that builds the memo-use index: which memo entries a later
+ * BINGET fetches, and how often. vt__pk_run then keeps only those entries, and releases each
+ * after its last fetch (an entry fetched 255 times or more stays to the end), so that what the
+ * memo holds is what is still to be shared, not everything ever memoized: an object no BINGET
+ * names lives only as long as its container, and a claimed child is freed at once. Costs a byte
+ * per memo entry during the pass, then a bit per entry and a byte per entry fetched later. An
+ * input the pass cannot read to its STOP gets no index (the reading run reports the fault, as
+ * without one). Returns VT_PK_OK or VT_PK_ENOMEM.
+ */
+int vt__pk_index(struct vt_pk *p, struct vt__src *pre);
 
 /*
  * Read one pickle up to its STOP. On success returns VT_PK_OK and *pRoot is the
@@ -135,5 +152,81 @@ size_t vt__pk_len(const struct vt_pkval *v);             /* items of a LIST/TUPL
 const struct vt_pkval *vt__pk_item(const struct vt_pkval *v, size_t i); /* LIST/TUPLE item i */
 /* DICT pair i: key and value (returns 0 when out of range). */
 int vt__pk_pair(const struct vt_pkval *v, size_t i, const struct vt_pkval **ppKey, const struct vt_pkval **ppVal);
+
+/* ---- the reader's state: for pickle.c and pkindex.c (the memo-use index pass) only ---- */
+
+#define BUF_SIZE (1 << 20)
+#define MEMO_EMPTY 100   /* memo slot never written */
+#define MEMO_DROPPED 101 /* memo slot whose object a callback claimed */
+#define CHUNK 256        /* kept memo values per chunk (with an index) */
+
+/* The object as allocated: the public part first, then the reader's links. */
+struct pkobj {
+    struct vt_pkobj o;
+    struct pkobj *pPrev, *pNext, *pFree;
+    int bNoOffer; /* the callback said VT_PK_KEEP_REST: later children are added without asking */
+};
+
+struct vt_pk {
+    struct vt__src *in;
+    vt_pk_child_fn xChild;
+    void *pArg;
+    uint8_t *aBuf;           /* input buffer: aBuf[iPos..nBuf) unread */
+    size_t iPos, nBuf;
+    int64_t nBase;           /* input offset of aBuf[0] */
+    int bEof;
+    struct vt_pkval *aStack; /* value stack */
+    size_t nStack, nStackAlloc;
+    size_t *aMark;           /* mark stack: positions in aStack */
+    size_t nMark, nMarkAlloc;
+    struct vt_pkval *aMemo;  /* without an index: every entry; with one: the fetched entries only (dense) */
+    size_t nMemo, nMemoAlloc;
+    /* the memo-use index (vt__pk_index): for entry i, bit i of aUsed says whether any BINGET fetches it;
+     * aRank[w] counts the bits set in aUsed[0..w); aLeft[rank] the fetches still to come (255: kept to the end) */
+    int bIndexed;
+    uint64_t *aUsed;
+    uint32_t *aRank;
+    uint8_t *aLeft;
+    size_t nIndexed;         /* entries the index covers */
+    struct vt_pkval **apChunk; /* with an index: the kept values, CHUNK to a chunk (memo_at) */
+    uint16_t *anOpen;        /* per chunk: its entries still to have their last fetch */
+    size_t nChunk;
+    struct pkobj *pLive;     /* every live object */
+    int64_t nLive;
+    struct pkobj *pSpare;    /* freed objects kept for reuse (a list through pNext): events come and go */
+    int nSpare;
+    int proto;
+    int64_t iOp;             /* offset of the opcode being run */
+    char zErr[256];
+};
+
+/* Record an error (the first one wins) with the offset of the opcode being run; returns rc. */
+int vt__pk_fail(struct vt_pk *p, int rc, const char *zFmt, ...) __attribute__((format(printf, 3, 4)));
+
+/* vt__pk_need's slow path: move the unread bytes down and read more. Returns 0, VT_PK_ETRUNC or VT_PK_EIO. */
+int vt__pk_refill(struct vt_pk *p, size_t n);
+
+/* Copy the next n bytes of input (any n) into dst, or pass over them when dst is NULL. Returns 0 or an error. */
+int vt__pk_take(struct vt_pk *p, char *dst, uint64_t n);
+
+/* Make at least n bytes available at aBuf[iPos] (n <= BUF_SIZE). Returns 0, VT_PK_ETRUNC or VT_PK_EIO. */
+static inline int vt__pk_need(struct vt_pk *p, size_t n)
+{
+    return p->nBuf - p->iPos >= n ? 0 : vt__pk_refill(p, n);
+}
+
+/* The n-byte little-endian unsigned integer at b. */
+static inline uint64_t vt__pk_le(const uint8_t *b, int n)
+{
+    uint64_t v = 0;
+    for (int i = n - 1; i >= 0; i--) v = v << 8 | b[i];
+    return v;
+}
+
+/* The 4-byte little-endian unsigned integer at b (one load where the compiler sees it). */
+static inline uint64_t vt__pk_le4(const uint8_t *b)
+{
+    return (uint64_t)b[0] | (uint64_t)b[1] << 8 | (uint64_t)b[2] << 16 | (uint64_t)b[3] << 24;
+}
 
 #endif

@@ -50,6 +50,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     vt__src_open_mem(&s, data, size);
     p = vt__pk_new(&s, size && (data[size - 1] & 1) ? claim : NULL, &n);
     if (!p) return 0;
+    if (size && (data[size - 1] & 2)) { /* half the inputs through the memo-use index pass first */
+        struct vt__src pre;
+        vt__src_open_mem(&pre, data, size);
+        if (vt__pk_index(p, &pre) != VT_PK_OK) {
+            vt__pk_free(p);
+            return 0;
+        }
+    }
     if (vt__pk_run(p, &root) == VT_PK_OK) {
         const struct vt_pkval *k, *v;
         for (size_t i = 0; vt__pk_pair(&root, i, &k, &v); i++) n += (int64_t)vt__pk_len(v);

@@ -1,0 +1,216 @@
+/* The memo-use index of the unpickler: a pass over a pickle's opcodes that counts the fetches of each memo entry. */
+#include "pickle.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/*
+ * vt__pk_index (pickle.h) runs before vt__pk_run on a second source over the same bytes: it reads
+ * only opcodes and lengths, counts each memo entry's fetches into a byte (255: kept to the end),
+ * then turns the counts into the reading run's index (a bit per entry, a count every 64 entries,
+ * the fetches to come of each entry fetched at all). Nothing is built, so a hostile pickle costs
+ * one pass and a byte per memo entry; an input it cannot read to its STOP gets no index.
+ */
+
+/* Count one more fetch of entry idx in aLeft (indexed by entry here; saturates at 255). */
+static int count_get(struct vt_pk *p, uint64_t idx)
+{
+    if (idx >= p->nMemo) return VT_PK_ECORRUPT; /* never stored: the reading run says so */
+    if (p->aLeft[idx] != 255) p->aLeft[idx]++;
+    return 0;
+}
+
+/* One memo entry stored at idx (in order, as memo_put requires); aLeft grows with it. Returns 0 or an error. */
+static int count_put(struct vt_pk *p, uint64_t idx)
+{
+    if (idx > p->nMemo) return VT_PK_ECORRUPT;
+    if (idx < p->nMemo) return 0;
+    if (p->nMemo == p->nMemoAlloc) {
+        size_t n = p->nMemoAlloc ? p->nMemoAlloc * 2 : 4096;
+        uint8_t *a = realloc(p->aLeft, n);
+        if (!a) return vt__pk_fail(p, VT_PK_ENOMEM, "out of memory");
+        memset(a + p->nMemoAlloc, 0, n - p->nMemoAlloc);
+        p->aLeft = a;
+        p->nMemoAlloc = n;
+    }
+    p->nMemo++;
+    return 0;
+}
+
+/*
+ * Scan every opcode up to STOP, counting the fetches of each memo entry into aLeft. Nothing is built:
+ * only lengths are read. Returns 0 when STOP was reached, else nonzero (the input is not one this
+ * reader accepts; the reading run will say why).
+ */
+static int scan(struct vt_pk *p)
+{
+    int rc;
+    for (;;) {
+        uint8_t op;
+        uint64_t n;
+        /* the opcodes of PyTorch's snapshots, while the buffer holds a whole one: locals, no calls; any
+         * other opcode, and every case that needs a check, goes by the switch below */
+        {
+            const uint8_t *b = p->aBuf;
+            uint8_t *aLeft = p->aLeft;
+            size_t i = p->iPos, end = p->nBuf, nMemo = p->nMemo, nAlloc = p->nMemoAlloc;
+            while (end - i >= 16) {
+                uint64_t idx;
+                switch (b[i]) {
+                case 'j':
+                    idx = vt__pk_le4(b + i + 1);
+                    if (idx >= nMemo) goto slow;
+                    if (aLeft[idx] != 255) aLeft[idx]++;
+                    i += 5;
+                    continue;
+                case 'h':
+                    idx = b[i + 1];
+                    if (idx >= nMemo) goto slow;
+                    if (aLeft[idx] != 255) aLeft[idx]++;
+                    i += 2;
+                    continue;
+                case 0x94:
+                    if (nMemo == nAlloc) goto slow;
+                    nMemo++;
+                    i++;
+                    continue;
+                case '}': case ']': case '(': case 'u': case 'e': case 's': case 'a': case 0x88: case 0x89: case 'N':
+                case 0x86:
+                    i++;
+                    continue;
+                case 'K': i += 2; continue;
+                case 'M': i += 3; continue;
+                case 'J': i += 5; continue;
+                case 0x8a: /* LONG1 */
+                case 0x8c: /* SHORT_BINUNICODE */
+                    if (end - i < (size_t)b[i + 1] + 2) goto slow;
+                    i += (size_t)b[i + 1] + 2;
+                    continue;
+                default: goto slow;
+                }
+            }
+        slow:
+            p->iPos = i;
+            p->nMemo = nMemo;
+        }
+        if ((rc = vt__pk_need(p, 1)) != 0) return rc;
+        op = p->aBuf[p->iPos++];
+        switch (op) {
+        case '.': return 0;
+        case '(': case '0': case '1': case '2': case 'N': case 0x88: case 0x89: case 0x98: case ']': case 0x8f:
+        case '}': case ')': case 0x85: case 0x86: case 0x87: case 't': case 'l': case 0x91: case 'd': case 'a':
+        case 's': case 'e': case 'u': case 0x90:
+            break;
+        case 0x80: case 'K': n = 1; goto fixed;
+        case 'M': n = 2; goto fixed;
+        case 'J': n = 4; goto fixed;
+        case 'G': case 0x95: n = 8; goto fixed;
+        fixed:
+            if ((rc = vt__pk_take(p, NULL, n)) != 0) return rc;
+            break;
+        case 0x8a: case 0x8c: case 'U': case 'C': /* a 1-byte length */
+            if ((rc = vt__pk_need(p, 1)) != 0) return rc;
+            n = p->aBuf[p->iPos++];
+            if ((rc = vt__pk_take(p, NULL, n)) != 0) return rc;
+            break;
+        case 0x8b: case 'X': case 'T': case 'B': /* a 4-byte length */
+            if ((rc = vt__pk_need(p, 4)) != 0) return rc;
+            n = vt__pk_le4(p->aBuf + p->iPos);
+            p->iPos += 4;
+            if (op == 0x8b && n > 0x7fffffff) return VT_PK_ECORRUPT;
+            if ((rc = vt__pk_take(p, NULL, n)) != 0) return rc;
+            break;
+        case 0x8d: case 0x8e: case 0x96: /* an 8-byte length */
+            if ((rc = vt__pk_need(p, 8)) != 0) return rc;
+            n = vt__pk_le(p->aBuf + p->iPos, 8);
+            p->iPos += 8;
+            if (n > VT_PK_STR_MAX) return VT_PK_EUNSUPPORTED;
+            if ((rc = vt__pk_take(p, NULL, n)) != 0) return rc;
+            break;
+        case 'h': case 'j': case 'q': case 'r': { /* BINGET, LONG_BINGET, BINPUT, LONG_BINPUT */
+            size_t w = op == 'h' || op == 'q' ? 1 : 4;
+            uint64_t idx;
+            if ((rc = vt__pk_need(p, w)) != 0) return rc;
+            idx = w == 1 ? p->aBuf[p->iPos] : vt__pk_le4(p->aBuf + p->iPos);
+            p->iPos += w;
+            if ((rc = op == 'h' || op == 'j' ? count_get(p, idx) : count_put(p, idx)) != 0) return rc;
+            break;
+        }
+        case 0x94:
+            if ((rc = count_put(p, p->nMemo)) != 0) return rc;
+            break;
+        default: /* refused or unknown: the reading run says which */
+            return VT_PK_ECORRUPT;
+        }
+    }
+}
+
+int vt__pk_index(struct vt_pk *p, struct vt__src *pre)
+{
+    struct vt__src *in = p->in;
+    size_t nWord, nKept = 0;
+    int rc;
+    if (p->nBase || p->nBuf || p->nMemo || p->bIndexed) return VT_PK_OK; /* only before reading */
+    p->in = pre;
+    rc = scan(p);
+    p->in = in;
+    p->iPos = p->nBuf = 0;
+    p->nBase = 0;
+    p->bEof = 0;
+    if (rc == VT_PK_ENOMEM) {
+        free(p->aLeft);
+        p->aLeft = NULL;
+        p->nMemo = p->nMemoAlloc = 0;
+        return rc;
+    }
+    p->zErr[0] = 0;
+    if (rc != 0) { /* not one this reader accepts: read without an index, to fail with the right message */
+        free(p->aLeft);
+        p->aLeft = NULL;
+        p->nMemo = p->nMemoAlloc = 0;
+        return VT_PK_OK;
+    }
+    /* the entries fetched: a bit each, a count every 64, and their fetches to come, densely */
+    nWord = p->nMemo / 64 + 1;
+    p->aUsed = calloc(nWord, sizeof *p->aUsed);
+    p->aRank = malloc(nWord * sizeof *p->aRank);
+    if (!p->aUsed || !p->aRank) goto oom;
+    for (size_t i = 0; i < p->nMemo; i++) {
+        if (i % 64 == 0) p->aRank[i / 64] = (uint32_t)nKept;
+        if (p->aLeft[i]) {
+            if (nKept == UINT32_MAX) goto oom;
+            p->aUsed[i / 64] |= UINT64_C(1) << (i % 64);
+            p->aLeft[nKept++] = p->aLeft[i]; /* nKept <= i: compacted in place */
+        }
+    }
+    if (p->nMemo % 64 == 0) p->aRank[p->nMemo / 64] = (uint32_t)nKept;
+    {
+        uint8_t *a = realloc(p->aLeft, nKept ? nKept : 1);
+        if (a) p->aLeft = a;
+    }
+    p->nChunk = nKept / CHUNK + 1;
+    p->apChunk = calloc(p->nChunk, sizeof *p->apChunk);
+    p->anOpen = malloc(p->nChunk * sizeof *p->anOpen);
+    if (!p->apChunk || !p->anOpen) goto oom;
+    for (size_t c = 0; c < p->nChunk; c++) /* entries kept to the end never count down: their chunk stays */
+        p->anOpen[c] = (uint16_t)(c + 1 < p->nChunk ? CHUNK : nKept % CHUNK);
+    p->nIndexed = p->nMemo;
+    p->nMemo = 0;
+    p->nMemoAlloc = nKept;
+    p->bIndexed = 1;
+    return VT_PK_OK;
+oom:
+    free(p->aUsed);
+    free(p->aRank);
+    free(p->aLeft);
+    free(p->apChunk);
+    free(p->anOpen);
+    p->aUsed = NULL;
+    p->aRank = NULL;
+    p->aLeft = NULL;
+    p->apChunk = NULL;
+    p->anOpen = NULL;
+    p->nChunk = 0;
+    p->nMemo = p->nMemoAlloc = 0;
+    return vt__pk_fail(p, VT_PK_ENOMEM, "out of memory");
+}
