@@ -24,3 +24,12 @@ set_property(TEST test_sigkill APPEND PROPERTY ENVIRONMENT VT_SIGKILL_TRIALS=4)
 # ksum_convert: a full trace as the always-on mode would have written it (always_on_test.py, example.cmake)
 add_executable(ksum_convert ksum_convert.c)
 target_link_libraries(ksum_convert PRIVATE vtcore)
+find_package(Python3 COMPONENTS Interpreter)
+if(Python3_Interpreter_FOUND)
+  # The always-on mode: the example as record --kernels summary would have written it: the same
+  # findings, peaks and phases, each allocation's first and last use, the mode and what it cannot
+  # judge stated.
+  add_test(NAME always_on_summary COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/always_on_test.py
+    $<TARGET_FILE:vramtrace> $<TARGET_FILE:ksum_convert> ${CMAKE_CURRENT_SOURCE_DIR}/data/example-train.db)
+  set_tests_properties(always_on_summary PROPERTIES LABELS cli)
+endif()

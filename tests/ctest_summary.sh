@@ -6,8 +6,9 @@
 # Prints "counts PASSED FAILED SKIPPED" on the first line, then one "skip NAME: REASON" line per
 # skipped test (ctest's SKIPPED: exit code 77) and per skipped case inside a test program that
 # passed (tests/vt_test.h prints "  skipped: REASON" then "skip   CASE"), then one "fail NAME"
-# line per test that did not pass. The reason is the test's own "skipped: ..." line, taken from
-# BUILD_DIR/Testing/Temporary/LastTest.log (ctest shows no output of a skipped test).
+# line per test that did not pass. The reason is the test's own "skipped: ..." line, else the last
+# line it printed, taken from BUILD_DIR/Testing/Temporary/LastTest.log (ctest shows no output of a
+# skipped test).
 set -u
 build=$1
 console=$2
@@ -40,13 +41,16 @@ awk -v list="$console.parsed" '
         while ((getline l < list) > 0)
             if (l ~ /^skipped-test /) { sub(/^skipped-test /, "", l); want[l] = 1 }
     }
-    /^[0-9]+\/[0-9]+ Testing: / { name = $0; sub(/^[0-9]+\/[0-9]+ Testing: /, "", name); why = ""; next }
+    /^[0-9]+\/[0-9]+ Testing: / { name = $0; sub(/^[0-9]+\/[0-9]+ Testing: /, "", name); why = ""; last = ""; out = 0; next }
+    /^Output:$/ { out = 1; next }
     /(^|[ :])skipped: / { why = $0; sub(/^.*skipped: /, "", why); next }
     /^skip +[^ ]+$/ { sub(/^skip +/, ""); if (!(name in want)) print "skip " name "/" $0 ": " (why != "" ? why : "(no reason given)"); next }
     /^<end of output>/ {
+        if (why == "" && last != "") why = "(said last) " last
         if (name in want) { print "skip " name ": " (why != "" ? why : "(no reason given)"); done[name] = 1 }
-        name = ""
+        name = ""; out = 0
     }
+    out && /[^ \t-]/ { last = $0 }
     END { for (n in want) if (!(n in done)) print "skip " n ": (no reason given)" }
 ' "$log" 2>/dev/null | sort
 rm -f "$console.parsed"

@@ -18,12 +18,6 @@ if(Python3_Interpreter_FOUND)
   add_test(NAME redact COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/check_redact.py
     $<TARGET_FILE:vramtrace> ${CMAKE_CURRENT_SOURCE_DIR}/data/example-train.db)
   set_tests_properties(redact PROPERTIES LABELS cli)
-  # The always-on mode: the example as record --kernels summary would have written it (ksum_convert,
-  # tests/core.cmake): the same findings, peaks and phases, each allocation's first and last use, the
-  # mode and what it cannot judge stated.
-  add_test(NAME always_on_summary COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/always_on_test.py
-    $<TARGET_FILE:vramtrace> $<TARGET_FILE:ksum_convert> ${CMAKE_CURRENT_SOURCE_DIR}/data/example-train.db)
-  set_tests_properties(always_on_summary PROPERTIES LABELS cli)
 endif()
 if(Python3_Interpreter_FOUND)
   # docs/queries.md's DuckDB recipe on 64 ranks (export --csv, DuckDB from npm): skipped when

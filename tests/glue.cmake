@@ -68,7 +68,7 @@ if(VT_BUILD_SAMPLES AND CMAKE_CUDA_COMPILER)
       list(APPEND flags -Werror all-warnings)
     endif()
     if(variant STREQUAL "ptsz")
-      set(flags --default-stream per-thread)
+      list(APPEND flags --default-stream per-thread)
     endif()
     add_custom_command(OUTPUT ${out}
       COMMAND ${CMAKE_CUDA_COMPILER} -shared -Xcompiler=-fPIC -cudart none -arch=sm_90
@@ -83,4 +83,10 @@ if(VT_BUILD_SAMPLES AND CMAKE_CUDA_COMPILER)
   target_compile_definitions(test_inject_cupti PRIVATE
     VT_NVCC_LAUNCHES_SO="${CMAKE_CURRENT_BINARY_DIR}/nvcc_launches_legacy.so"
     VT_NVCC_LAUNCHES_PTSZ_SO="${CMAKE_CURRENT_BINARY_DIR}/nvcc_launches_ptsz.so")
+elseif(NOT VT_BUILD_SAMPLES)
+  target_compile_definitions(test_inject_cupti PRIVATE
+    VT_NVCC_LAUNCHES_WHY="built with VT_BUILD_SAMPLES=OFF: no CUDA C launches to replay")
+else()
+  target_compile_definitions(test_inject_cupti PRIVATE
+    VT_NVCC_LAUNCHES_WHY="nvcc was not found when this test was built: no CUDA C launches to replay")
 endif()

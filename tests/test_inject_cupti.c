@@ -447,7 +447,7 @@ TEST(nvcc_launches_yield_buffer_uses)
     sqlite3 *db = NULL;
     int status;
 #if !defined(VT_NVCC_LAUNCHES_SO) || !defined(VT_NVCC_LAUNCHES_PTSZ_SO)
-    SKIP("nvcc was not found when this test was built: no CUDA C launches to replay");
+    SKIP(VT_NVCC_LAUNCHES_WHY);
 #endif
     snprintf(zDir, sizeof zDir, "/tmp/vt_cupti_XXXXXX");
     ASSERT(mkdtemp(zDir) != NULL);

@@ -280,7 +280,9 @@ TEST(unknown_peaks_and_times)
     struct vt_opts o;
     struct vt_result r;
     char *zT, *zJ;
+    int nDev1, nOom1, nOom0; /* put back before the free: what the devices and OOMs own is released with them */
     analyze(&r, &o, 2);
+    nDev1 = r.aTrace[1].tl.nDev, nOom1 = r.aTrace[1].nOom, nOom0 = r.aTrace[0].nOom;
     ASSERT_EQ(1, vt__memory_known(&r.aTrace[1]));
     /* trace 1: imported from a torch.profiler trace that records no allocation */
     snprintf(r.aTrace[1].f.zSource, sizeof r.aTrace[1].f.zSource, "kineto_json");
@@ -322,6 +324,7 @@ TEST(unknown_peaks_and_times)
     /* the tracer's own trace that allocated nothing: a real 0 */
     r.aTrace[0].f.zSource[0] = 0;
     ASSERT_EQ(1, vt__memory_known(&r.aTrace[0]));
+    r.aTrace[1].tl.nDev = nDev1, r.aTrace[1].nOom = nOom1, r.aTrace[0].nOom = nOom0;
     vt__result_free(&r);
     tg_cleanup();
 }

@@ -13,7 +13,7 @@
  * non-zero if any failed. Exit code 77 from a test (SKIP()) counts as skipped.
  * VT_TEST_TIMEOUT (seconds, default 120) bounds each test's CPU time (RLIMIT_CPU, which a
  * loaded machine does not stretch), and five times that its wall time (a test blocked
- * without using CPU).
+ * without using CPU), or VT_TEST_WALL_TIMEOUT seconds where that is set.
  * Each program gets a scratch directory, exported as VT_TEST_TMP, that is removed
  * with everything in it when the program ends (kept if VT_TEST_KEEP is set).
  */
@@ -78,8 +78,8 @@ struct vt__test_case {
 
 #define T(name) {#name, test_##name},
 
-/* Run one test in a child; returns 0 pass, 1 fail, 2 skip. */
-static int vt__run_one(const struct vt__test_case *pCase, unsigned timeout)
+/* Run one test in a child with timeout CPU seconds and wall wall-clock seconds; returns 0 pass, 1 fail, 2 skip. */
+static int vt__run_one(const struct vt__test_case *pCase, unsigned timeout, unsigned wall)
 {
     pid_t pid;
     int status = 0;
@@ -93,7 +93,7 @@ static int vt__run_one(const struct vt__test_case *pCase, unsigned timeout)
             rl.rlim_cur = timeout;
             setrlimit(RLIMIT_CPU, &rl);
         }
-        alarm(timeout * 5);
+        alarm(wall);
         pCase->xRun();
         fflush(stdout);
         _exit(0);
@@ -140,15 +140,16 @@ static int vt__test_main(const struct vt__test_case *aCase, size_t nCase, int ar
     char zTmp[] = "/tmp/vt_test_XXXXXX";
     int bTmp = mkdtemp(zTmp) != NULL;
     if (bTmp) setenv("VT_TEST_TMP", zTmp, 1);
-    unsigned timeout = 120;
-    const char *zTimeout = getenv("VT_TEST_TIMEOUT");
+    unsigned timeout = 120, wall;
+    const char *zTimeout = getenv("VT_TEST_TIMEOUT"), *zWall = getenv("VT_TEST_WALL_TIMEOUT");
     size_t i;
     if (zTimeout && atoi(zTimeout) > 0) timeout = (unsigned)atoi(zTimeout);
+    wall = zWall && atoi(zWall) > 0 ? (unsigned)atoi(zWall) : timeout * 5;
     for (i = 0; i < nCase; i++) {
         int r, want = argc < 2;
         for (int a = 1; a < argc && !want; a++) want = strcmp(argv[a], aCase[i].zName) == 0;
         if (!want) continue;
-        r = vt__run_one(&aCase[i], timeout);
+        r = vt__run_one(&aCase[i], timeout, wall);
         printf("%-6s %s\n", r == 0 ? "ok" : r == 2 ? "skip" : "FAIL", aCase[i].zName);
         fflush(stdout);
         if (r == 0) nPass++;

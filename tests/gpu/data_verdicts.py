@@ -72,7 +72,7 @@ def main(argv):
     folder = argv[2] if len(argv) == 3 else os.path.join(here, "..", "data", "gpu")
     cases = sorted(glob.glob(os.path.join(folder, "*.expected.json")))
     if not cases:
-        print(f"skip: no trace recorded on a GPU in {os.path.normpath(folder)} yet (docs/validation.md)")
+        print(f"skipped: no trace recorded on a GPU in {os.path.normpath(folder)} yet (docs/validation.md)")
         return 77
     failed = 0
     for case in cases:

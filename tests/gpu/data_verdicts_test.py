@@ -36,7 +36,7 @@ def main(argv):
     spike = next(f for f in found if f["kind"] == "validation_spike")
     with tempfile.TemporaryDirectory(prefix="vt-data-verdicts-") as tmp:
         rc, out = verdicts(vt, tmp)
-        check(rc == 77 and "skip: no trace recorded on a GPU" in out, f"empty folder skipped: {rc} {out}")
+        check(rc == 77 and "skipped: no trace recorded on a GPU" in out, f"empty folder skipped: {rc} {out}")
         shutil.copyfile(EXAMPLE, os.path.join(tmp, "example.db"))
 
         def expect(doc):

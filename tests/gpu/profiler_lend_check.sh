@@ -27,7 +27,7 @@ if [ "${VT_DRY_RUN:-0}" = 1 ]; then
 fi
 if ! "$py" -c 'import sys, torch; sys.exit(0 if torch.cuda.is_available() and "fake" not in torch.__version__ else 1)' \
      > /dev/null 2>&1; then
-  echo "profiler_lend_check: no GPU, or no PyTorch with CUDA for $py: skipped"
+  echo "profiler_lend_check: skipped: no GPU, or no PyTorch with CUDA for $py"
   exit 77
 fi
 

@@ -187,6 +187,8 @@ if browser and not fail:
             for a in res["axes"]:
                 if len(a["x"]) < 3 or len(a["y"]) < 3 or not all(a["x"]) or len(a["titles"]) != 2:
                     fail.append("%s: axis ticks or titles missing: %s" % (name, a))
+                elif name.startswith("ranks") and "of the %s traces" % name[5:-5] not in a["titles"][1]:
+                    fail.append("%s: the time axis should name the common origin of its traces: %s" % (name, a["titles"]))
             for shot, r in res["shots"].items():
                 if "frac" in r and r["frac"] > SHOT_TOLERANCE:
                     fail.append("%s: screenshot %s differs from the stored one: %.1f %% of pixels %s"

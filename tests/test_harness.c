@@ -1,0 +1,116 @@
+/* The test harness itself (vt_test.h): its time limits, counts, exit codes and scratch directory. */
+#include "vt_test.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <time.h>
+
+/*
+ * Run the victim program (test_harness_victim.c) on the cases named in azCase (NULL-terminated)
+ * with VT_TEST_TIMEOUT=zTimeout and VT_TEST_WALL_TIMEOUT=zWall (NULL: unset); its standard output and error into *pzOut and *pzErr (to free),
+ * its wall time in seconds into *pWall. Returns its exit status, or -1 when it did not exit.
+ */
+static int run_victim(const char *zTimeout, const char *zWall, const char *const *azCase, char **pzOut, char **pzErr, double *pWall)
+{
+    static char zOut[512], zErr[512];
+    const char *zTmp = getenv("VT_TEST_TMP");
+    const char *azArgv[8] = {VT_HARNESS_VICTIM};
+    struct timespec t0, t1;
+    int status = 0, n = 1;
+    pid_t pid;
+    snprintf(zOut, sizeof zOut, "%s/victim.out", zTmp ? zTmp : "/tmp");
+    snprintf(zErr, sizeof zErr, "%s/victim.err", zTmp ? zTmp : "/tmp");
+    while (azCase[n - 1] && n < 7) azArgv[n] = azCase[n - 1], n++;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    pid = fork();
+    if (pid < 0) return -1;
+    if (pid == 0) {
+        int fdOut = open(zOut, O_WRONLY | O_CREAT | O_TRUNC, 0600), fdErr = open(zErr, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+        dup2(fdOut, 1);
+        dup2(fdErr, 2);
+        setenv("VT_TEST_TIMEOUT", zTimeout, 1);
+        if (zWall) setenv("VT_TEST_WALL_TIMEOUT", zWall, 1);
+        else unsetenv("VT_TEST_WALL_TIMEOUT");
+        unsetenv("VT_TEST_KEEP");
+        execv(azArgv[0], (char *const *)azArgv);
+        _exit(127);
+    }
+    while (waitpid(pid, &status, 0) < 0) {
+    }
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    *pWall = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+    *pzOut = malloc(65536), *pzErr = malloc(65536);
+    if (!*pzOut || !*pzErr) return -1;
+    vt_read_file(zOut, *pzOut, 65536);
+    vt_read_file(zErr, *pzErr, 65536);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+/*
+ * A test that spins is stopped by its CPU-time limit, reported as such, and the program goes on
+ * (the wall-clock limit set far off: a loaded machine takes long to give a second of CPU).
+ */
+TEST(cpu_limit_stops_a_spinning_test)
+{
+    static const char *const az[] = {"spin", "pass", NULL};
+    char *zOut, *zErr;
+    double wall;
+    ASSERT_EQ(1, run_victim("1", "900", az, &zOut, &zErr, &wall));
+    ASSERT_CONTAINS(zErr, "spin: killed by signal 24 (CPU time limit)");
+    ASSERT_CONTAINS(zOut, "ok     pass\nFAIL   spin\n1 passed, 1 failed, 0 skipped\n"); /* in the list's order */
+    free(zOut), free(zErr);
+}
+
+/* A test blocked without using CPU is stopped by the wall-clock limit (five times the CPU limit). */
+TEST(wall_limit_stops_a_blocked_test)
+{
+    static const char *const az[] = {"block", NULL};
+    char *zOut, *zErr;
+    double wall;
+    ASSERT_EQ(1, run_victim("1", NULL, az, &zOut, &zErr, &wall));
+    ASSERT_CONTAINS(zErr, "block: killed by signal 14 (wall-clock limit: blocked?)");
+    ASSERT_CONTAINS(zOut, "FAIL   block\n0 passed, 1 failed, 0 skipped\n");
+    ASSERT(wall >= 4.5); /* not before its limit; no upper bound: a loaded machine may be slow to reap */
+    free(zOut), free(zErr);
+}
+
+/* Counts and exit codes: any failure 1; everything skipped 77 (ctest's SKIPPED); nothing run 1. */
+TEST(counts_and_exit_codes)
+{
+    static const char *const azMix[] = {"pass", "fail", "skip", NULL}, *const azSkip[] = {"skip", NULL},
+                             *const azNone[] = {"no_such_case", NULL}, *const azPass[] = {"pass", NULL};
+    char *zOut, *zErr;
+    double wall;
+    ASSERT_EQ(1, run_victim("30", NULL, azMix, &zOut, &zErr, &wall));
+    ASSERT_CONTAINS(zOut, "ok     pass\nFAIL   fail\nskip   skip\n1 passed, 1 failed, 1 skipped\n");
+    ASSERT_CONTAINS(zErr, "1 == 2: expected 1, got 2");
+    ASSERT_CONTAINS(zErr, "  skipped: the harness's own skip\n");
+    free(zOut), free(zErr);
+    ASSERT_EQ(77, run_victim("30", NULL, azSkip, &zOut, &zErr, &wall));
+    free(zOut), free(zErr);
+    ASSERT_EQ(1, run_victim("30", NULL, azNone, &zOut, &zErr, &wall));
+    ASSERT_CONTAINS(zOut, "0 passed, 0 failed, 0 skipped\n");
+    free(zOut), free(zErr);
+    ASSERT_EQ(0, run_victim("30", NULL, azPass, &zOut, &zErr, &wall));
+    free(zOut), free(zErr);
+}
+
+/* The scratch directory a program gets is removed with what its tests left in it. */
+TEST(scratch_directory_removed)
+{
+    static const char *const az[] = {"scratch", NULL};
+    char *zOut, *zErr, *z;
+    struct stat st;
+    double wall;
+    ASSERT_EQ(0, run_victim("30", NULL, az, &zOut, &zErr, &wall));
+    z = strstr(zOut, "scratch /");
+    ASSERT(z != NULL);
+    z += 8;
+    z[strcspn(z, "\n")] = 0;
+    ASSERT(strncmp(z, "/tmp/vt_test_", 13) == 0);
+    ASSERT(stat(z, &st) != 0);
+    free(zOut), free(zErr);
+}
+
+VT_TEST_LIST(T(cpu_limit_stops_a_spinning_test) T(wall_limit_stops_a_blocked_test) T(counts_and_exit_codes)
+                 T(scratch_directory_removed))
