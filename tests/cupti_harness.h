@@ -47,17 +47,75 @@ static CUpti_SubscriberHandle g_holder;
 static char g_zHolder[64];
 static uintptr_t g_nextHandle = 0x5b;
 
+/*
+ * CUPTI 13.3's several subscribers (docs/tracer.md, "Several subscribers"):
+ * CUPTI_ACTIVITY_ATTR_MULTIPLE_SUBSCRIBER_STATE (2: not chosen, 0: single, 1:
+ * several), chosen by the first cuptiSubscribe_v2; in several mode each
+ * subscriber of g_aSub has its callback, buffer callbacks (V2 signatures),
+ * kinds and one buffer, and the unversioned activity functions are refused
+ * (CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED, counted in g_nMixed). Only
+ * a program that defines VT_HARNESS_V2 exports the V2 entry points.
+ */
+#define MAX_SUBS 4
+#define SUBS_PARAMS_SIZE_V2 40u
+typedef void(CUPTIAPI *harness_request2)(uint8_t **, size_t *, size_t *, void *);
+typedef void(CUPTIAPI *harness_complete2)(uint8_t *, size_t, size_t, void *);
+static uint8_t g_multiState = 2;
+static int g_bOldDriver; /* a driver older than r610: several subscribers are asked for, never granted */
+static atomic_int g_nMixed;
+static struct {
+    CUpti_SubscriberHandle h;
+    CUpti_CallbackFunc cb;
+    harness_request2 xRequest;
+    harness_complete2 xComplete;
+    uint64_t kinds;
+    uint8_t *p;
+    size_t cap, off;
+    int nCallbacks;
+} g_aSub[MAX_SUBS];
+static int g_nSub;
+
+/* An unversioned activity function called in several mode: CUPTI refuses to mix the two APIs. */
+#define REFUSE_IF_SEVERAL()                                                                                          \
+    do {                                                                                                             \
+        if (g_multiState == 1) {                                                                                     \
+            atomic_fetch_add(&g_nMixed, 1);                                                                          \
+            return CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED;                                                   \
+        }                                                                                                            \
+    } while (0)
+
+/* The subscriber slot of handle h, or -1. */
+static int sub_of(CUpti_SubscriberHandle h)
+{
+    for (int i = 0; i < g_nSub; i++)
+        if (g_aSub[i].h == h) return i;
+    return -1;
+}
+
 CUptiResult cuptiSubscribe_v2(CUpti_SubscriberHandle *subscriber, CUpti_CallbackFunc callback,
                               void *userdata, CUpti_SubscriberParams *pParams)
 {
     (void)userdata;
-    if (g_mode == MODE_MULTIPLE || g_callback) {
+    if (pParams && pParams->structSize >= SUBS_PARAMS_SIZE_V2 && ((const uint8_t *)pParams)[32] &&
+        g_mode != MODE_MULTIPLE && !g_callback && g_multiState != 0 && !g_bOldDriver) {
+        /* allowMultipleSubscribers (offset 32 of CUPTI 13.2+'s struct): one more subscriber */
+        if (g_nSub == MAX_SUBS) return CUPTI_ERROR_MAX_LIMIT_REACHED;
+        g_multiState = 1;
+        if (pParams->oldSubscriberName && g_nSub)
+            snprintf(pParams->oldSubscriberName, pParams->oldSubscriberSize, "CUPTI for another tool");
+        g_aSub[g_nSub].h = (CUpti_SubscriberHandle)g_nextHandle++;
+        g_aSub[g_nSub].cb = callback;
+        *subscriber = g_aSub[g_nSub++].h;
+        return CUPTI_SUCCESS;
+    }
+    if (g_mode == MODE_MULTIPLE || g_callback || g_multiState == 1) {
         if (pParams && pParams->oldSubscriberName)
             snprintf(pParams->oldSubscriberName, pParams->oldSubscriberSize, "%s",
                      g_mode == MODE_MULTIPLE ? "CUPTI for Nsight Systems" : g_zHolder);
         return CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED;
     }
     g_callback = callback;
+    if (g_multiState == 2) g_multiState = 0; /* the first subscriber chose one */
     snprintf(g_zHolder, sizeof g_zHolder, "%s", pParams && pParams->subscriberName ? pParams->subscriberName : "");
     *subscriber = g_holder = (CUpti_SubscriberHandle)g_nextHandle++;
     return CUPTI_SUCCESS;
@@ -70,7 +128,13 @@ CUptiResult cuptiSubscribe(CUpti_SubscriberHandle *subscriber, CUpti_CallbackFun
 
 CUptiResult cuptiUnsubscribe(CUpti_SubscriberHandle subscriber)
 {
+    int i = sub_of(subscriber);
     g_nUnsubscribed++;
+    if (i >= 0) {
+        memmove(&g_aSub[i], &g_aSub[i + 1], (size_t)(g_nSub - i - 1) * sizeof g_aSub[0]);
+        g_nSub--;
+        return CUPTI_SUCCESS;
+    }
     if (!g_callback || subscriber != g_holder) return CUPTI_ERROR_INVALID_PARAMETER;
     g_callback = NULL;
     g_holder = NULL;
@@ -81,6 +145,7 @@ CUptiResult cuptiActivityRegisterCallbacks(CUpti_BuffersCallbackRequestFunc func
                                            CUpti_BuffersCallbackCompleteFunc funcBufferCompleted)
 {
     if (g_mode == MODE_REGISTER_FAILS) return CUPTI_ERROR_INVALID_OPERATION;
+    REFUSE_IF_SEVERAL();
     g_request = funcBufferRequested;
     g_complete = funcBufferCompleted;
     return CUPTI_SUCCESS;
@@ -111,6 +176,7 @@ static int g_bGateKinds;
 
 CUptiResult cuptiActivityEnable(CUpti_ActivityKind kind)
 {
+    REFUSE_IF_SEVERAL();
     /* one kind fails, as on a driver without it */
     if (kind == CUPTI_ACTIVITY_KIND_MEMORY_POOL) return CUPTI_ERROR_NOT_SUPPORTED;
     g_nEnabledKinds++;
@@ -120,6 +186,7 @@ CUptiResult cuptiActivityEnable(CUpti_ActivityKind kind)
 
 CUptiResult cuptiActivityDisable(CUpti_ActivityKind kind)
 {
+    REFUSE_IF_SEVERAL();
     if ((unsigned)kind < 64) atomic_fetch_and(&g_kindsOn, ~((uint_fast64_t)1 << kind));
     return CUPTI_SUCCESS;
 }
@@ -138,6 +205,7 @@ static uint64_t harness_now(void)
 
 CUptiResult cuptiActivityRegisterTimestampCallback(CUpti_TimestampCallbackFunc funcTimestamp)
 {
+    REFUSE_IF_SEVERAL();
     if (!funcTimestamp) return CUPTI_ERROR_INVALID_PARAMETER;
     g_xTimestamp = funcTimestamp;
     g_nTimestampCallbacks++;
@@ -146,6 +214,7 @@ CUptiResult cuptiActivityRegisterTimestampCallback(CUpti_TimestampCallbackFunc f
 
 CUptiResult cuptiGetTimestamp(uint64_t *timestamp)
 {
+    REFUSE_IF_SEVERAL();
     *timestamp = harness_now();
     return CUPTI_SUCCESS;
 }
@@ -166,13 +235,14 @@ static uint8_t g_perThreadBuf = 1; /* CUPTI_ACTIVITY_ATTR_PER_THREAD_ACTIVITY_BU
 
 CUptiResult cuptiActivitySetAttribute(CUpti_ActivityAttribute attr, size_t *pValueSize, void *pValue)
 {
+    REFUSE_IF_SEVERAL();
     if (attr != CUPTI_ACTIVITY_ATTR_PER_THREAD_ACTIVITY_BUFFER || *pValueSize != 1) return CUPTI_ERROR_INVALID_PARAMETER;
     g_perThreadBuf = *(uint8_t *)pValue;
     return CUPTI_SUCCESS;
 }
 
 /* CUPTI's device-buffer settings: its defaults (cupti_activity.h), as the library reads them. */
-CUptiResult cuptiActivityGetAttribute(CUpti_ActivityAttribute attr, size_t *pValueSize, void *pValue)
+static CUptiResult attribute_get(CUpti_ActivityAttribute attr, size_t *pValueSize, void *pValue)
 {
     size_t v;
     switch (attr) {
@@ -194,6 +264,12 @@ CUptiResult cuptiActivityGetAttribute(CUpti_ActivityAttribute attr, size_t *pVal
     return CUPTI_SUCCESS;
 }
 
+CUptiResult cuptiActivityGetAttribute(CUpti_ActivityAttribute attr, size_t *pValueSize, void *pValue)
+{
+    REFUSE_IF_SEVERAL();
+    return attribute_get(attr, pValueSize, pValue);
+}
+
 /* The CUPTI API version this CUPTI reports (cupti_version.h): the built-with header's unless a test says. */
 static uint32_t g_cuptiVersion = CUPTI_API_VERSION;
 CUptiResult cuptiGetVersion(uint32_t *version)
@@ -205,6 +281,7 @@ CUptiResult cuptiGetVersion(uint32_t *version)
 static int g_threadIdType = -1;
 CUptiResult cuptiSetThreadIdType(CUpti_ActivityThreadIdType type)
 {
+    REFUSE_IF_SEVERAL();
     g_threadIdType = (int)type;
     return CUPTI_SUCCESS;
 }
@@ -234,6 +311,21 @@ static void fake_record(const void *rec, size_t size)
     CUpti_ActivityKind kind;
     if (atomic_load(&g_bTakenOver)) return; /* into the other client's buffers */
     memcpy(&kind, rec, sizeof kind);
+    if (g_multiState == 1) {
+        /* several subscribers: into the buffer of each that enabled the kind */
+        pthread_mutex_lock(&g_heldMu);
+        for (int i = 0; i < g_nSub; i++) {
+            if ((unsigned)kind >= 64 || !(g_aSub[i].kinds & ((uint64_t)1 << kind)) || !g_aSub[i].xRequest) continue;
+            if (!g_aSub[i].p) {
+                size_t nMax = 0;
+                g_aSub[i].xRequest(&g_aSub[i].p, &g_aSub[i].cap, &nMax, NULL);
+                g_aSub[i].off = 0;
+            }
+            if (g_aSub[i].p) core_lay(g_aSub[i].p, g_aSub[i].cap, &g_aSub[i].off, rec, size);
+        }
+        pthread_mutex_unlock(&g_heldMu);
+        return;
+    }
     if (g_bGateKinds && ((unsigned)kind >= 64 || !(atomic_load(&g_kindsOn) & ((uint_fast64_t)1 << kind)))) return;
     pthread_mutex_lock(&g_heldMu);
     if (t_iHeld < 0 && g_nHeld < MAX_HELD) t_iHeld = g_nHeld++;
@@ -258,6 +350,18 @@ CUptiResult cuptiActivityFlushAll(uint32_t flag)
         atomic_fetch_add(&g_nFlushNormal, 1);
     }
     pthread_mutex_lock(&g_heldMu);
+    for (int i = 0; i < g_nSub; i++) {
+        /* CUpti_BufferCallbackCompleteInfo: structSize, threadId, ppRecordLayouts, numRecordLayouts */
+        struct {
+            size_t structSize;
+            uint64_t threadId;
+            void *ppRecordLayouts;
+            size_t numRecordLayouts;
+        } info = {32, 0, NULL, 0};
+        if (!g_aSub[i].p || !g_aSub[i].off || !g_aSub[i].xComplete) continue;
+        g_aSub[i].xComplete(g_aSub[i].p, g_aSub[i].cap, g_aSub[i].off, &info);
+        g_aSub[i].p = NULL;
+    }
     for (int i = 0; i < g_nHeld; i++) {
         if (!g_aHeld[i].p || !g_aHeld[i].off) continue;
         if (!atomic_load(&g_bTakenOver) && g_complete) g_complete(NULL, 0, g_aHeld[i].p, g_aHeld[i].cap, g_aHeld[i].off);
@@ -269,6 +373,7 @@ CUptiResult cuptiActivityFlushAll(uint32_t flag)
 
 CUptiResult cuptiActivityGetNextRecord(uint8_t *buffer, size_t validBufferSizeBytes, CUpti_Activity **record)
 {
+    REFUSE_IF_SEVERAL();
     void *p = *record;
     int r = core_next_record(buffer, validBufferSizeBytes, &p);
     if (r == 0) *record = p;
@@ -292,6 +397,7 @@ CUptiResult cuptiGetStreamIdEx(CUcontext context, CUstream stream, uint8_t perTh
 
 CUptiResult cuptiActivityGetNumDroppedRecords(CUcontext context, uint32_t streamId, size_t *dropped)
 {
+    REFUSE_IF_SEVERAL();
     (void)context;
     (void)streamId;
     *dropped = g_nDropped;
@@ -299,10 +405,117 @@ CUptiResult cuptiActivityGetNumDroppedRecords(CUcontext context, uint32_t stream
     return CUPTI_SUCCESS;
 }
 
-/* The driver, as the library finds it with dlsym. */
+#ifdef VT_HARNESS_V2
+/* CUPTI 13.3's per-subscriber ("V2") activity functions (subscribers.c transcribes their declarations). */
+CUptiResult cuptiActivityEnable_v2(CUpti_SubscriberHandle h, CUpti_ActivityKind kind, void *pConfig)
+{
+    int i = sub_of(h);
+    (void)pConfig;
+    if (i < 0) return CUPTI_ERROR_INVALID_PARAMETER;
+    if (kind == CUPTI_ACTIVITY_KIND_MEMORY_POOL) return CUPTI_ERROR_NOT_SUPPORTED; /* as cuptiActivityEnable */
+    if ((unsigned)kind < 64) g_aSub[i].kinds |= (uint64_t)1 << kind;
+    return CUPTI_SUCCESS;
+}
+
+CUptiResult cuptiActivityDisable_v2(CUpti_SubscriberHandle h, CUpti_ActivityKind kind, void *pConfig)
+{
+    int i = sub_of(h);
+    (void)pConfig;
+    if (i < 0) return CUPTI_ERROR_INVALID_PARAMETER;
+    if ((unsigned)kind < 64) g_aSub[i].kinds &= ~((uint64_t)1 << kind);
+    return CUPTI_SUCCESS;
+}
+
+CUptiResult cuptiActivityRegisterCallbacks_v2(CUpti_SubscriberHandle h, harness_request2 xRequest,
+                                              harness_complete2 xComplete)
+{
+    int i = sub_of(h);
+    if (i < 0 || !xRequest || !xComplete) return CUPTI_ERROR_INVALID_PARAMETER;
+    g_aSub[i].xRequest = xRequest;
+    g_aSub[i].xComplete = xComplete;
+    return CUPTI_SUCCESS;
+}
+
+/* CUPTI_ACTIVITY_ATTR_MULTIPLE_SUBSCRIBER_STATE (12), any handle; the others as the unversioned function. */
+CUptiResult cuptiActivityGetAttribute_v2(CUpti_SubscriberHandle h, CUpti_ActivityAttribute attr, size_t *pValueSize,
+                                         void *pValue)
+{
+    (void)h;
+    if ((int)attr == 12) {
+        if (*pValueSize != 1) return CUPTI_ERROR_INVALID_PARAMETER;
+        *(uint8_t *)pValue = g_multiState;
+        return CUPTI_SUCCESS;
+    }
+    return attribute_get(attr, pValueSize, pValue);
+}
+
+/* The thread-id type (21) and the timestamp callback (22) per subscriber, per-thread buffers. */
+CUptiResult cuptiActivitySetAttribute_v2(CUpti_SubscriberHandle h, CUpti_ActivityAttribute attr, size_t *pValueSize,
+                                         void *pValue)
+{
+    if (sub_of(h) < 0) return CUPTI_ERROR_INVALID_PARAMETER;
+    if ((int)attr == 21 && *pValueSize == sizeof(CUpti_ActivityThreadIdType)) {
+        g_threadIdType = (int)*(CUpti_ActivityThreadIdType *)pValue;
+        return CUPTI_SUCCESS;
+    }
+    if ((int)attr == 22 && *pValueSize == sizeof(CUpti_TimestampCallbackFunc)) {
+        memcpy(&g_xTimestamp, pValue, sizeof g_xTimestamp);
+        g_nTimestampCallbacks++;
+        return CUPTI_SUCCESS;
+    }
+    if (attr == CUPTI_ACTIVITY_ATTR_PER_THREAD_ACTIVITY_BUFFER && *pValueSize == 1) {
+        g_perThreadBuf = *(uint8_t *)pValue;
+        return CUPTI_SUCCESS;
+    }
+    return CUPTI_ERROR_INVALID_PARAMETER;
+}
+
+CUptiResult cuptiActivityGetNextRecord_v2(CUpti_SubscriberHandle h, uint8_t *buffer, size_t validBufferSizeBytes,
+                                          CUpti_Activity **record)
+{
+    void *p = *record;
+    int r;
+    if (sub_of(h) < 0) return CUPTI_ERROR_INVALID_PARAMETER;
+    r = core_next_record(buffer, validBufferSizeBytes, &p);
+    if (r == 0) *record = p;
+    return r == 0 ? CUPTI_SUCCESS : r == 1 ? CUPTI_ERROR_MAX_LIMIT_REACHED : CUPTI_ERROR_INVALID_KIND;
+}
+
+CUptiResult cuptiActivityGetNumDroppedRecords_v2(CUpti_SubscriberHandle h, CUcontext context, uint32_t streamId,
+                                                 size_t *dropped)
+{
+    (void)context;
+    (void)streamId;
+    if (sub_of(h) < 0) return CUPTI_ERROR_INVALID_PARAMETER;
+    *dropped = g_nDropped;
+    g_nDropped = 0;
+    return CUPTI_SUCCESS;
+}
+
+CUptiResult cuptiGetTimestamp_v2(CUpti_SubscriberHandle h, uint64_t *timestamp)
+{
+    if (sub_of(h) < 0) return CUPTI_ERROR_INVALID_PARAMETER;
+    *timestamp = harness_now();
+    return CUPTI_SUCCESS;
+}
+#endif
+
+/*
+ * The driver, as the library finds it with dlsym. Free memory is scripted per
+ * device (g_aFakeFree[d], FAKE_FREE where 0) for the context current on the
+ * calling thread (t_fakeCurrent; device 0 when none); g_bFakeMemInfoFails makes
+ * the query fail.
+ */
+static atomic_size_t g_aFakeFree[4];
+static atomic_int g_bFakeMemInfoFails;
+static _Thread_local CUcontext t_fakeCurrent;
+
 CUresult cuMemGetInfo_v2(size_t *pFree, size_t *pTotal)
 {
-    *pFree = FAKE_FREE;
+    unsigned d = t_fakeCurrent ? (unsigned)((uintptr_t)t_fakeCurrent - 0x100) & 3 : 0;
+    size_t f = atomic_load(&g_aFakeFree[d]);
+    if (atomic_load(&g_bFakeMemInfoFails)) return CUDA_ERROR_INVALID_CONTEXT;
+    *pFree = f ? f : FAKE_FREE;
     *pTotal = FAKE_TOTAL;
     return CUDA_SUCCESS;
 }
@@ -543,10 +756,15 @@ static void api(CUpti_CallbackDomain dom, CUpti_CallbackId cbid, CUpti_ApiCallba
     cb.functionName = "fake";
     cb.functionParams = params;
     cb.functionReturnValue = pStatus;
-    cb.context = CTX0;
+    cb.context = t_fakeCurrent ? t_fakeCurrent : CTX0; /* the context current on the thread */
     cb.correlationData = &g_corrData[g_depth];
     cb.correlationId = correlation;
     if (g_callback) g_callback(NULL, dom, cbid, &cb); /* whoever subscribed (nobody: no callback) */
+    for (int i = 0; i < g_nSub; i++) /* several subscribers: each gets every callback */
+        if (g_aSub[i].cb) {
+            g_aSub[i].nCallbacks++;
+            g_aSub[i].cb(NULL, dom, cbid, &cb);
+        }
 }
 
 /* A whole call: enter, then exit with the given status. */
@@ -565,7 +783,7 @@ static void (*g_xAfterLoad)(void);  /* run in the child once the library is load
 static void *g_hLib;                /* the library, in the child */
 
 /* Rows of zSql in the trace at zPath (read by this process, not the traced one), or -1. */
-static long long trace_count(const char *zPath, const char *zSql)
+static inline long long trace_count(const char *zPath, const char *zSql)
 {
     sqlite3 *db = NULL;
     sqlite3_stmt *pStmt = NULL;
@@ -884,6 +1102,34 @@ static inline void harness_check_window(sqlite3 *db)
 }
 
 /*
+ * Run xBody in a traced child that exits 0, its trace in a new folder /tmp/PREFIX_XXXXXX (into
+ * zDir, 64 bytes, for the caller to remove): stderr into z, the file zReport of that folder the
+ * job wrote (NULL: none) into zR, the trace (open, read-only; NULL when none was written) returned.
+ */
+static inline sqlite3 *harness_run_traced(const char *zPrefix, void (*xBody)(void), char *zDir, char *z, size_t n,
+                                          const char *zReport, char *zR, size_t nR)
+{
+    char zErrFile[128], zPath[160];
+    sqlite3 *db = NULL;
+    int status;
+    snprintf(zDir, 64, "/tmp/%s_XXXXXX", zPrefix);
+    ASSERT(mkdtemp(zDir) != NULL);
+    snprintf(zErrFile, sizeof zErrFile, "%s.err", zDir);
+    snprintf(zPath, sizeof zPath, "%s/trace.db", zDir);
+    status = run_child(zDir, zErrFile, MODE_OK, xBody);
+    vt_read_file(zErrFile, z, n);
+    unlink(zErrFile);
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) VT__FAIL("child status %d: %s", status, z);
+    if (zReport) {
+        snprintf(zErrFile, sizeof zErrFile, "%s/%s", zDir, zReport);
+        vt_read_file(zErrFile, zR, nR);
+        unlink(zErrFile);
+    }
+    if (access(zPath, F_OK) == 0) ASSERT_EQ(SQLITE_OK, sqlite3_open_v2(zPath, &db, SQLITE_OPEN_READONLY, NULL));
+    return db;
+}
+
+/*
  * Run xBody (a job that runs a profile and calls kineto_report) in a traced child, Kineto
  * subscribing at its first profile or not (bEager): stderr into z, Kineto's report into zK, the
  * trace (open, read-only) returned; the trace's folder into zDir (64 bytes) for the caller to remove.
@@ -891,21 +1137,10 @@ static inline void harness_check_window(sqlite3 *db)
 static inline sqlite3 *harness_run_profiled(int bEager, void (*xBody)(void), char *zDir, char *z, size_t n,
                                             char *zK, size_t nK)
 {
-    char zErrFile[128], zPath[160];
-    sqlite3 *db = NULL;
-    int status;
-    snprintf(zDir, 64, "/tmp/vt_lend_XXXXXX");
-    ASSERT(mkdtemp(zDir) != NULL);
-    snprintf(zErrFile, sizeof zErrFile, "%s.err", zDir);
-    snprintf(zPath, sizeof zPath, "%s/trace.db", zDir);
+    sqlite3 *db;
     g_kineto.bEager = bEager;
-    status = run_child(zDir, zErrFile, MODE_OK, xBody);
-    vt_read_file(zErrFile, z, n);
-    unlink(zErrFile);
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) VT__FAIL("child status %d: %s", status, z);
-    snprintf(zErrFile, sizeof zErrFile, "%s/kineto.txt", zDir);
-    vt_read_file(zErrFile, zK, nK);
-    ASSERT_EQ(SQLITE_OK, sqlite3_open_v2(zPath, &db, SQLITE_OPEN_READONLY, NULL));
+    db = harness_run_traced("vt_lend", xBody, zDir, z, n, "kineto.txt", zK, nK);
+    ASSERT(db != NULL);
     return db;
 }
 

@@ -1,6 +1,7 @@
 # What would fit (docs/analysis.md "What would fit", docs/accuracy.md "Largest batch"): fitgen writes
 # training jobs whose largest batch is known by running them at each size; score_fit.py compares what
-# 'analyze --batch N' predicts. The test scores the dev split; the blind split is the fit_blind target.
+# 'analyze --batch N' predicts. The tests score the dev split and drawn look-alike jobs; the blind split is the
+# fit_blind target.
 add_executable(fitgen accuracy/fitgen.c accuracy/pt.c accuracy/jobsim.c tracegen.c)
 target_include_directories(fitgen PRIVATE ${CMAKE_CURRENT_SOURCE_DIR} ${CMAKE_CURRENT_SOURCE_DIR}/accuracy)
 target_link_libraries(fitgen PRIVATE vttrace)
@@ -10,6 +11,11 @@ if(Python3_Interpreter_FOUND)
   add_test(NAME fit_accuracy COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/accuracy/score_fit.py
     --split dev --fitgen $<TARGET_FILE:fitgen> --vramtrace $<TARGET_FILE:vramtrace> --min-within 6 --max-error 0.15)
   set_tests_properties(fit_accuracy PROPERTIES LABELS analyzer)
+  # look-alike jobs drawn at random (fitgen --split look): points within 5 % or lower bounds holding
+  add_test(NAME fit_lookalike COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/accuracy/score_fit.py
+    --split look --seed 1 --fitgen $<TARGET_FILE:fitgen> --vramtrace $<TARGET_FILE:vramtrace> --min-within 8
+    --max-error 0.25)
+  set_tests_properties(fit_lookalike PROPERTIES LABELS analyzer)
   add_custom_target(fit_blind
     COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/accuracy/score_fit.py --split blind
       --fitgen $<TARGET_FILE:fitgen> --vramtrace $<TARGET_FILE:vramtrace> --out ${PROJECT_BINARY_DIR}/fit-blind

@@ -30,6 +30,13 @@ target_include_directories(test_inject_cupti PRIVATE ${CUDAToolkit_INCLUDE_DIRS}
   ${PROJECT_SOURCE_DIR}/tracer)
 add_dependencies(test_inject_cupti vramtrace_inject)
 target_compile_definitions(test_inject_cupti PRIVATE VT_INJECT_SO="$<TARGET_FILE:vramtrace_inject>")
+# The library as one of several CUPTI subscribers (CUPTI 13.3+): the same scripted CUPTI, with the
+# per-subscriber (V2) entry points exported (VT_HARNESS_V2).
+vt_add_test(NAME test_subscribers SOURCES test_subscribers.c LIBS vt_sqlite3 ${CMAKE_DL_LIBS} LABELS cli)
+set_target_properties(test_subscribers PROPERTIES ENABLE_EXPORTS ON)
+target_include_directories(test_subscribers PRIVATE ${CUDAToolkit_INCLUDE_DIRS} ${PROJECT_SOURCE_DIR}/tracer)
+add_dependencies(test_subscribers vramtrace_inject)
+target_compile_definitions(test_subscribers PRIVATE VT_INJECT_SO="$<TARGET_FILE:vramtrace_inject>")
 # A CUDA 12 job's runtime library, for the test that the tracer refuses such a job.
 add_library(fake_cudart12 SHARED fake_cudart.c)
 set_target_properties(fake_cudart12 PROPERTIES OUTPUT_NAME cudart SUFFIX ".so.12"

@@ -226,6 +226,60 @@ TEST(categories_segment_level)
 }
 
 /*
+ * What would fit at segment level, on a job whose make-up is known: parameters P = 1 GiB, their
+ * gradients (1 GiB, in a segment the backward pass reserves), Adam's state (2 GiB, made at the
+ * first step inside the segments the forward pass reserved and cached, so the second step's forward
+ * pass reserves 2 GiB more) and 4 GiB of activations at batch 8. The true largest batch on 24 GiB
+ * (with the assumed 512 MiB context): 4.5 GiB fixed + 0.5 GiB a sample: 39. The trace cannot tell
+ * the state from the activations: the estimate is a lower bound (25, scaling everything the steps
+ * reserved), said to be one, with no upper bound.
+ */
+TEST(fit_segment_level_lower_bound)
+{
+    const char *zPath = tg_path("segfit.db");
+    struct tg *g;
+    struct bd_stacks s;
+    struct vt_result r;
+    struct vt_opts o;
+    const struct vt_device *d;
+    int64_t a = 0x7f2000000000LL, truth = 8 * (24 * GiB - 4 * GiB - VT_FIT_CONTEXT) / (4 * GiB);
+    g = open_trace(zPath, &s, 40 * GiB);
+    tg_meta(g, "config.tensors", "0");
+    bd_mem(g, 1 * MS, 1, a, GiB, s.param);
+    for (int k = 0; k < 3; k++) {
+        int64_t t0 = 100 * MS * (k + 1);
+        char z[32];
+        if (k == 0) {
+            for (int i = 0; i < 4; i++) bd_mem(g, t0 + 10 * MS + i, 1, a + (i + 1) * GiB, GiB, s.fwd);
+            bd_mem(g, t0 + 20 * MS, 1, a + 6 * GiB, GiB, s.eng);
+        } else if (k == 1) {
+            for (int i = 0; i < 2; i++) bd_mem(g, t0 + 10 * MS + i, 1, a + (i + 8) * GiB, GiB, s.fwd);
+        }
+        snprintf(z, sizeof z, "step %d", k);
+        tg_nvtx(g, t0, t0 + 90 * MS, z);
+    }
+    ASSERT_EQ(0, tg_close(g));
+    vt__opts_default(&o);
+    o.batch = 8;
+    o.fitMemory = 24 * GiB;
+    ASSERT_EQ(0, vt__analyze(&zPath, 1, &o, &r));
+    d = dev0(&r, 0);
+    ASSERT_EQ(8 * GiB, d->peak);
+    ASSERT_EQ(39, truth);
+    ASSERT_EQ(1, d->fit.bLowerBound);
+    ASSERT_EQ(25, d->fit.maxBatch); /* as a point: 36 % short; as what it is, a lower bound: right */
+    ASSERT(d->fit.maxBatch <= truth);
+    ASSERT_CONTAINS(d->fit.azAssume[d->fit.nAssume - 1], "the largest batch is at least this");
+    vt__result_free(&r);
+
+    /* at tensor level the same job is a point, not a range */
+    bd_job(zPath, NULL, 256 * MiB, 1, NULL, 0);
+    ASSERT_EQ(0, vt__analyze(&zPath, 1, &o, &r));
+    ASSERT_EQ(0, dev0(&r, 0)->fit.bLowerBound);
+    vt__result_free(&r);
+}
+
+/*
  * Tensor rows inside segments (PyTorch's history merged): the blocks are categorized, the
  * segments less the blocks live in them are the allocator's cache.
  */
@@ -285,6 +339,130 @@ TEST(categories_at_oom_device_used)
     ASSERT_EQ(4 * GiB, vt__bd_part(&m->bd, VT_CAT_PARAM)->bytes);
     ASSERT_EQ(8 * GiB, vt__bd_part(&m->bd, VT_CAT_TRANSIENT)->bytes);
     ASSERT_CONTAINS(vt__bd_part(&m->bd, VT_CAT_TRANSIENT)->zEvidence, "failed (OOM)");
+    vt__result_free(&r);
+}
+
+/*
+ * At a peak on a device the tracer sampled: the parts sum to what the device had in use then, the
+ * traced peak plus what the device used beyond the traced memory at the sample nearest the peak
+ * (1.25 GiB: the CUDA context and driver, other processes not told apart); the fit counts it, not
+ * an assumed context. Samples that contradict the trace (less in use than traced) are not used.
+ */
+static void sampled_job(const char *zPath, int64_t beyondAt5ms, struct vt_result *r)
+{
+    static struct vt_opts o; /* the result keeps a pointer to its options */
+    struct tg *g;
+    struct bd_stacks s;
+    char z[96];
+    int64_t a = 0x7f4000000000LL;
+    g = open_trace(zPath, &s, 16 * GiB);
+    tg_meta(g, "device.0.used_at_context_bytes", "1073741824");
+    snprintf(z, sizeof z, "%lld %lld %lld", (long long)(MS / 2), (long long)(15 * GiB), (long long)(16 * GiB));
+    tg_meta(g, "device.0.mem_sample.0", z);
+    bd_mem(g, 1 * MS, 1, a, 4 * GiB, s.param);
+    snprintf(z, sizeof z, "%lld %lld %lld", (long long)(5 * MS), (long long)(12 * GiB - beyondAt5ms),
+             (long long)(16 * GiB));
+    tg_meta(g, "device.0.mem_sample.1", z);
+    bd_mem(g, 10 * MS, 1, a + 8 * GiB, 8 * GiB, s.fwd);
+    bd_mem(g, 20 * MS, 2, a + 8 * GiB, 8 * GiB, s.fwd);
+    snprintf(z, sizeof z, "%lld %lld %lld", (long long)(30 * MS), (long long)(10 * GiB), (long long)(16 * GiB));
+    tg_meta(g, "device.0.mem_sample.2", z);
+    ASSERT_EQ(0, tg_close(g));
+    vt__opts_default(&o);
+    o.batch = 10;
+    ASSERT_EQ(0, vt__analyze(&zPath, 1, &o, r));
+}
+
+TEST(categories_at_peak_device_sampled)
+{
+    const char *zPath = tg_path("sampled.db");
+    struct vt_result r;
+    const struct vt_device *d;
+    const struct vt_bdpart *c;
+    sampled_job(zPath, GiB + GiB / 4, &r);
+    d = dev0(&r, 0);
+    ASSERT(d);
+    ASSERT_EQ(12 * GiB, d->peak);
+    ASSERT_STREQ("device used", d->bd.zBasis);
+    ASSERT_EQ(12 * GiB + GiB + GiB / 4, d->bd.total);
+    ASSERT_EQ(GiB + GiB / 4, part(&r, 0, VT_CAT_CONTEXT)); /* part() checks the parts sum to the total */
+    ASSERT_EQ(GiB + GiB / 4, d->bd.untraced);
+    ASSERT_EQ(4 * GiB, part(&r, 0, VT_CAT_PARAM));
+    ASSERT_EQ(0, part(&r, 0, VT_CAT_UNKNOWN));
+    ASSERT(vt__bd_part(&d->bd, VT_CAT_OTHERS) == NULL); /* never a 0 for what is not known */
+    c = vt__bd_part(&d->bd, VT_CAT_CONTEXT);
+    ASSERT_CONTAINS(c->zEvidence, "sample nearest the peak");
+    ASSERT_CONTAINS(c->zEvidence, "not told apart: see other processes");
+    ASSERT_EQ(0, d->fit.bContextAssumed);
+    ASSERT_EQ(0, d->fit.context);
+    ASSERT_EQ(d->bd.total, d->fit.need);
+    /* other processes: not a part (never a 0), unknown, with what they held at most at context creation */
+    ASSERT_EQ(GiB, d->bd.othersAtMost);
+    ASSERT_CONTAINS(d->bd.zOthers, "the device had 1.00 GiB in use");
+    /* the device-used figure: the highest sample (15 GiB free of 16 at the first, 10 GiB at the last) */
+    ASSERT_EQ(6 * GiB, r.aTrace[0].f.fig.aDev[0].used);
+    for (int fmt = 0; fmt < 4; fmt++) { /* every format shows both */
+        char *z = NULL;
+        size_t n = 0;
+        FILE *f = open_memstream(&z, &n);
+        ASSERT(f);
+        ASSERT_EQ(0, fmt == 0 ? vt__report_text(f, &r) : fmt == 1 ? vt__report_json(f, &r)
+                     : fmt == 2 ? vt__report_markdown(f, &r) : vt__report_html(f, &r));
+        fclose(f);
+        ASSERT_CONTAINS(z, fmt == 1 ? "\"category\": \"cuda_context\", \"bytes\": 1342177280"
+                        : fmt == 0  ? "what it was (device used, 13.2 GiB)"
+                                    : "at its sample nearest the peak");
+        if (fmt == 0) ASSERT_CONTAINS(z, "unknown       other processes: in the CUDA context part");
+        if (fmt == 0) ASSERT_CONTAINS(z, "(with the CUDA context measured in it)");
+        if (fmt == 1) {
+            ASSERT(tg_json_valid(z));
+            ASSERT_CONTAINS(z, "\"breakdown_basis\": \"device used\", \"breakdown_bytes\": 14227079168");
+            ASSERT_CONTAINS(z, "\"breakdown_other_processes\": {\"bytes\": null, \"at_context_at_most_bytes\": "
+                               "1073741824, ");
+        }
+        if (fmt == 2) ASSERT_CONTAINS(z, "| other processes | unknown | | in the CUDA context part");
+        if (fmt == 3) ASSERT_CONTAINS(z, "<td>other processes</td><td>unknown</td>");
+        free(z);
+    }
+    vt__result_free(&r);
+
+    /* a sample saying less in use than the trace holds: the peak keeps its traced figure */
+    sampled_job(zPath, -GiB, &r);
+    d = dev0(&r, 0);
+    ASSERT_STREQ("allocated", d->bd.zBasis);
+    ASSERT_EQ(12 * GiB, d->bd.total);
+    ASSERT_EQ(-1, d->bd.untraced);
+    ASSERT(d->bd.zOthers == NULL); /* the device's use is not in the figure: nothing to say of others */
+    ASSERT_EQ(1, d->fit.bContextAssumed);
+    vt__result_free(&r);
+}
+
+/*
+ * At an OOM of a cudaMallocAsync pool whose free memory was read: the pool's reserved bytes beyond
+ * its live allocations are the allocator's cache, not the CUDA context (which is what is left).
+ */
+TEST(categories_at_oom_pool_cache)
+{
+    const char *zPath = tg_path("oompool.db");
+    struct tg *g;
+    struct bd_stacks s;
+    struct vt_result r;
+    const struct vt_oom *m;
+    int64_t a = 0x7f4000000000LL;
+    g = open_trace(zPath, &s, 16 * GiB);
+    tg_memop(g, 1 * MS, 1, 0, VT_MEMKIND_DEVICE, a, 4 * GiB, s.param, 4 * GiB, 4 * GiB);
+    tg_memop(g, 10 * MS, 1, 0, VT_MEMKIND_DEVICE, a + 8 * GiB, 8 * GiB, s.fwd, 12 * GiB, 12 * GiB);
+    tg_memop(g, 11 * MS, 2, 0, VT_MEMKIND_DEVICE, a + 8 * GiB, 8 * GiB, s.fwd, 12 * GiB, 4 * GiB);
+    tg_oom(g, 12 * MS, 0, 10 * GiB, 3 * GiB + 512 * MiB, 16 * GiB, s.fwd);
+    close_analyze(g, zPath, &r);
+    ASSERT_EQ(1, r.aTrace[0].nOom);
+    m = &r.aTrace[0].aOom[0];
+    ASSERT_STREQ("device used", m->bd.zBasis);
+    ASSERT_EQ(12 * GiB + 512 * MiB, m->bd.total);
+    ASSERT_EQ(8 * GiB, vt__bd_part(&m->bd, VT_CAT_CACHE)->bytes);
+    ASSERT_EQ(512 * MiB, vt__bd_part(&m->bd, VT_CAT_CONTEXT)->bytes);
+    ASSERT_EQ(512 * MiB, m->bd.untraced);
+    ASSERT_EQ(4 * GiB, vt__bd_part(&m->bd, VT_CAT_PARAM)->bytes);
     vt__result_free(&r);
 }
 
@@ -425,5 +603,5 @@ TEST(real_shared_files)
 
 VT_TEST_LIST(T(categories_tensor_level_nvtx) T(categories_tensor_level_steps_from_stacks) T(categories_two_ranks)
                  T(fit_largest_batch) T(fit_fragmentation_saving) T(categories_segment_level) T(categories_blocks_in_segments_cache)
-                     T(categories_at_oom_device_used) T(categories_before_the_trace) T(breakdown_in_every_format)
+                     T(categories_at_oom_device_used) T(categories_at_oom_pool_cache) T(categories_at_peak_device_sampled) T(fit_segment_level_lower_bound) T(categories_before_the_trace) T(breakdown_in_every_format)
                          T(real_shipped_file) T(real_shared_files))

@@ -182,8 +182,9 @@ TEST(config_meta_rows)
     g_env = env;
     vt__config_load(&cfg, fake_getenv);
     ASSERT_EQ(0, vt__config_meta(&cfg, collect, &m));
-    ASSERT_EQ(10, m.n);
+    ASSERT_EQ(11, m.n);
     ASSERT_STREQ("full", lookup(&m, "config.kernels")); /* the warm-up and period only with summary */
+    ASSERT_STREQ("auto", lookup(&m, "config.subscribers"));
     ASSERT_STREQ("vramtrace-%h-%p.db", lookup(&m, "config.output"));
     ASSERT_STREQ("4194304", lookup(&m, "config.buffer_size"));
     ASSERT_STREQ("268435456", lookup(&m, "config.max_memory"));
@@ -220,6 +221,32 @@ TEST(kernels_summary_mode)
     ASSERT_EQ(0, cfg.kernels_summary);
     ASSERT_EQ(30000000000LL, cfg.kernel_warmup_ns);
     ASSERT_EQ(1000000000LL, cfg.kernel_period_ns);
+}
+
+/* VRAMTRACE_SUBSCRIBERS (auto, several, one; anything else warns: auto) and VRAMTRACE_LEND_CUPTI, set by record. */
+TEST(subscribers_policy)
+{
+    static const char *const several[] = {"VRAMTRACE_SUBSCRIBERS", "several", "VRAMTRACE_LEND_CUPTI", "1", NULL};
+    static const char *const one[] = {"VRAMTRACE_SUBSCRIBERS", "one", NULL};
+    static const char *const bad[] = {"VRAMTRACE_SUBSCRIBERS", "many", NULL};
+    struct vt_config cfg;
+    static struct meta m;
+    g_env = several;
+    vt__config_load(&cfg, fake_getenv);
+    ASSERT_EQ(0, cfg.nWarn);
+    ASSERT_EQ(1, cfg.subscribers);
+    ASSERT_EQ(1, cfg.lend_cupti);
+    ASSERT_EQ(0, vt__config_meta(&cfg, collect, &m));
+    ASSERT_STREQ("several", lookup(&m, "config.subscribers"));
+    g_env = one;
+    vt__config_load(&cfg, fake_getenv);
+    ASSERT_EQ(2, cfg.subscribers);
+    ASSERT_EQ(0, cfg.lend_cupti);
+    g_env = bad;
+    vt__config_load(&cfg, fake_getenv);
+    ASSERT_EQ(1, cfg.nWarn);
+    ASSERT_CONTAINS(cfg.zWarn, "VRAMTRACE_SUBSCRIBERS='many' is not 'auto', 'several' or 'one'; using auto");
+    ASSERT_EQ(0, cfg.subscribers);
 }
 
 /* Rank resolution: torchrun's RANK wins over MPI and SLURM; non-numbers are ignored. */
@@ -334,4 +361,5 @@ TEST(limit_settings)
 
 VT_TEST_LIST(T(defaults) T(valid_values) T(sizes_plain_and_suffixed) T(bad_values_warn_once_each)
              T(out_of_range_values) T(max_memory_floor) T(disable_flag) T(config_meta_rows) T(kernels_summary_mode)
+             T(subscribers_policy)
              T(procinfo_rank_resolution) T(procinfo_meta_allow_list) T(procinfo_cmdline) T(limit_settings))

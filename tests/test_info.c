@@ -146,7 +146,8 @@ TEST(info_json)
                           "\"executable\":\"/usr/bin/python3.11\"}");
     ASSERT_CONTAINS(zOut, "\"versions\":{\"tracer\":\"0.1.0\",\"cuda_driver\":13000,\"cuda_runtime\":null,"
                           "\"cupti\":130001,\"schema\":5,\"cupti_library\":null,\"cuda_runtime_library\":null,"
-                          "\"cupti_layout\":null,\"cupti_layout_table\":null,\"cupti_kinds_reduced\":null}");
+                          "\"cupti_layout\":null,\"cupti_layout_table\":null,\"cupti_kinds_reduced\":null,"
+                          "\"cupti_subscription\":null}");
     ASSERT_CONTAINS(zOut, "\"time\":{\"first_ns\":1100000000,\"last_ns\":3600000000,\"duration_ns\":2500000000,"
                           "\"wall_start_ns\":1763750401123000000,\"wall_start\":\"2025-11-21 18:40:01.123 UTC\"");
     ASSERT_CONTAINS(zOut, "\"peak_live_device\":[{\"device\":0,\"bytes\":3145728,\"ts\":1200000000}]");
@@ -388,15 +389,21 @@ TEST(info_bad_input)
     cli_cleanup();
 }
 
-/* What recorded a trace (libcupti, runtime, layouts), and the note of kinds whose layout the tracer did not know. */
+/*
+ * What recorded a trace (libcupti, runtime, layouts, the CUPTI subscription), the note of kinds whose
+ * layout the tracer did not know, and the note of a trace recorded as one of several subscribers.
+ */
 TEST(info_recorded_by_and_reduced_kinds)
 {
     const char *zDir = cli_tmpdir();
-    char zTrace[PATH_MAX + 16], *zOut, *zErr;
+    char zTrace[PATH_MAX + 16], zOutF[PATH_MAX + 16], zErrF[PATH_MAX + 16], *zOut, *zErr;
     char *azText[] = {zTrace, NULL};
     char *azJson[] = {"--json", zTrace, NULL};
+    char *azAnalyze[] = {(char *)cli_vramtrace(), "analyze", "--no-write", zTrace, NULL};
     sqlite3 *db = NULL;
     snprintf(zTrace, sizeof zTrace, "%s/t.db", zDir);
+    snprintf(zOutF, sizeof zOutF, "%s/a.out", zDir);
+    snprintf(zErrF, sizeof zErrF, "%s/a.err", zDir);
     cli_make_trace(zTrace, 1);
     ASSERT_EQ(SQLITE_OK, sqlite3_open(zTrace, &db));
     cli_exec(db, "INSERT INTO meta VALUES ('cupti_library', '/venv/nvidia/cu13/lib/libcupti.so.13'),"
@@ -423,6 +430,32 @@ TEST(info_recorded_by_and_reduced_kinds)
     ASSERT_EQ(VT_EXIT_OK, run_info(azJson, &zOut, &zErr));
     ASSERT_CONTAINS(zOut, "\"cupti_kinds_reduced\":\"CONCURRENT_KERNEL,MEMORY2: record layout unknown\"");
     ASSERT_CONTAINS(zOut, "\"recorded with CUPTI 130500, whose activity record layouts");
+    ASSERT(strstr(zOut, "one of several CUPTI subscribers") == NULL);
+    free(zOut), free(zErr);
+    /* the subscription: one of several subscribers (CUPTI 13.3+) is a line and a note; the only one, a line */
+    ASSERT_EQ(SQLITE_OK, sqlite3_open(zTrace, &db));
+    cli_exec(db, "INSERT INTO meta VALUES ('cupti_subscription', 'several: one of several CUPTI subscribers (CUPTI API "
+                 "version 130301, multi-subscriber mode asked for by the tracer)')");
+    sqlite3_close(db);
+    ASSERT_EQ(VT_EXIT_OK, run_info(azText, &zOut, &zErr));
+    ASSERT_CONTAINS(zOut, "\nsubscriber  several: one of several CUPTI subscribers (CUPTI API version 130301, "
+                          "multi-subscriber mode asked for by the tracer)\n");
+    ASSERT_CONTAINS(zOut, "recorded as one of several CUPTI subscribers (CUPTI's multi-subscriber mode, 13.3 and "
+                          "later): other CUPTI tools in the job");
+    free(zOut), free(zErr);
+    ASSERT_EQ(VT_EXIT_OK, run_info(azJson, &zOut, &zErr));
+    ASSERT_CONTAINS(zOut, "\"cupti_subscription\":\"several: one of several CUPTI subscribers (CUPTI API version");
+    free(zOut), free(zErr);
+    ASSERT_EQ(VT_EXIT_OK, cli_run(azAnalyze, NULL, zOutF, zErrF));
+    zOut = cli_read(zOutF);
+    ASSERT_CONTAINS(zOut, "note: recorded as one of several CUPTI subscribers");
+    free(zOut);
+    ASSERT_EQ(SQLITE_OK, sqlite3_open(zTrace, &db));
+    cli_exec(db, "UPDATE meta SET value = 'one: VRAMTRACE_SUBSCRIBERS=one' WHERE key = 'cupti_subscription'");
+    sqlite3_close(db);
+    ASSERT_EQ(VT_EXIT_OK, run_info(azText, &zOut, &zErr));
+    ASSERT_CONTAINS(zOut, "\nsubscriber  one: VRAMTRACE_SUBSCRIBERS=one\n");
+    ASSERT(strstr(zOut, "recorded as one of several") == NULL);
     free(zOut), free(zErr);
 }
 

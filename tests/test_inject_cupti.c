@@ -286,7 +286,8 @@ TEST(scripted_session_records_exactly)
     ASSERT(q(db, "SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'clock_anchor_cupti_ns'") > 0);
     ASSERT(q(db, "SELECT (SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'end_ns') -"
                  " (SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'start_ns')") >= 0);
-    ASSERT_EQ(10, q(db, "SELECT count(*) FROM meta WHERE key LIKE 'config.%'")); /* config.kernels among them */
+    /* config.kernels and config.subscribers among them */
+    ASSERT_EQ(11, q(db, "SELECT count(*) FROM meta WHERE key LIKE 'config.%'"));
     ASSERT_EQ(1, q(db, "SELECT count(*) FROM meta WHERE key = 'tracer_version'"));
     sqlite3_close(db);
     {
@@ -1194,7 +1195,7 @@ static void remove_dir(const char *zDir)
 
 /*
  * CUPTI 13.4 Update 1, the newest release the layout table lists: the records are read (with its
- * structs), and the trace says what recorded it.
+ * structs), and the trace says what recorded it and how it subscribed.
  */
 TEST(cupti_listed_release_recorded)
 {
@@ -1215,6 +1216,10 @@ TEST(cupti_listed_release_recorded)
     ASSERT_EQ(0, q(db, "SELECT count(*) FROM meta WHERE key IN ('cupti_kinds_reduced', 'records_not_decoded')"));
     /* the file that answered cuptiGetVersion: this program here */
     ASSERT_EQ(1, q(db, "SELECT count(*) FROM meta WHERE key = 'cupti_library' AND value LIKE '%test_inject_cupti'"));
+    /* a 13.4 library without the per-subscriber functions (this program exports none): the single subscriber */
+    qtext(db, "SELECT value FROM meta WHERE key = 'cupti_subscription'", z, sizeof z);
+    ASSERT_STREQ("one: the libcupti (API version 130401) has no cuptiActivityEnable_v2, needed to be one of several "
+                 "subscribers", z);
     sqlite3_close(db);
     remove_dir(zDir);
 }
@@ -1280,9 +1285,150 @@ TEST(cuda12_runtime_refused)
     ASSERT(db == NULL);
     ASSERT_EQ(1, count_lines(z));
     ASSERT_CONTAINS(z, "vramtrace: tracing off: this job runs CUDA 12.6 (");
-    ASSERT_CONTAINS(z, "libcudart.so.12) and this vramtrace records CUDA 13 jobs only");
-    ASSERT_CONTAINS(z, "a vramtrace built against CUDA 12; the program runs untraced");
+    ASSERT_CONTAINS(z, "libcudart.so.12) and vramtrace records CUDA 13 jobs only (it reads CUPTI 13's records and "
+                       "CUDA 13's API parameters, and does not build against CUDA 12); to trace it, run the job's "
+                       "CUDA 13 build (e.g. a cu130 PyTorch wheel instead of cu126); the program runs untraced\n");
     ASSERT_EQ(0, rmdir(zDir));
+}
+
+/*
+ * Device memory sampled: device 0 has 10 GiB used when its context is created, read at the first
+ * driver call in it (the creation callback calls nothing); device 1's context likewise (30 GiB
+ * used); after a second, a cuCtxSynchronize samples device 0 again (12 GiB used); a burst of
+ * syncs and allocations adds at most one sample per second.
+ */
+static void sampled_session(void)
+{
+    CUpti_ResourceData rd;
+    struct timespec t0, t1, pause = {1, 100000000};
+    cuCtxGetDevice_params gp;
+    CUdevice dv;
+    gp.device = &dv;
+    atomic_store(&g_aFakeFree[0], (size_t)70 << 30);
+    atomic_store(&g_aFakeFree[1], (size_t)50 << 30);
+    memset(&rd, 0, sizeof rd);
+    rd.context = CTX0;
+    g_callback(NULL, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_CONTEXT_CREATED, &rd);
+    t_fakeCurrent = CTX0; /* the runtime makes it current, then calls the driver in it */
+    call(DRV, CUPTI_DRIVER_TRACE_CBID_cuCtxGetDevice, &gp, 0, 698);
+    rd.context = (CUcontext)(uintptr_t)0x101;
+    g_callback(NULL, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_CONTEXT_CREATED, &rd);
+    t_fakeCurrent = rd.context;
+    call(DRV, CUPTI_DRIVER_TRACE_CBID_cuCtxGetDevice, &gp, 0, 699);
+    t_fakeCurrent = CTX0;
+    atomic_store(&g_aFakeFree[0], (size_t)68 << 30);
+    nanosleep(&pause, NULL);
+    call(DRV, CUPTI_DRIVER_TRACE_CBID_cuCtxSynchronize, NULL, 0, 700);
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    for (uint32_t i = 0; i < 2000; i++) {
+        CUdeviceptr dptr = 0;
+        cuMemAlloc_v2_params dp = {&dptr, 1 << 20};
+        call(DRV, CUPTI_DRIVER_TRACE_CBID_cuStreamSynchronize, NULL, 0, 701 + 2 * i);
+        call(DRV, CUPTI_DRIVER_TRACE_CBID_cuMemAlloc_v2, &dp, 0, 702 + 2 * i);
+    }
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    {
+        /* the burst's length goes to the parent through a file beside the trace */
+        char zFile[300];
+        FILE *f;
+        snprintf(zFile, sizeof zFile, "%s.burst", getenv("VRAMTRACE_OUTPUT"));
+        f = fopen(zFile, "w");
+        if (!f) _exit(62);
+        fprintf(f, "%lld\n", (long long)(t1.tv_sec - t0.tv_sec) * 1000000000ll + (t1.tv_nsec - t0.tv_nsec));
+        fclose(f);
+    }
+}
+
+/* Sample K of device D ("T FREE TOTAL"): its free bytes, or -1. */
+static long long sample_free(sqlite3 *db, int d, int k)
+{
+    char zSql[160], z[128];
+    long long t = 0, f = -1, n = 0;
+    snprintf(zSql, sizeof zSql, "SELECT value FROM meta WHERE key = 'device.%d.mem_sample.%d'", d, k);
+    qtext(db, zSql, z, sizeof z);
+    if (sscanf(z, "%lld %lld %lld", &t, &f, &n) != 3 || t <= 0 || n != (long long)FAKE_TOTAL) return -1;
+    return f;
+}
+
+TEST(device_memory_sampled)
+{
+    char zDir[64], zErrFile[128], zPath[128], zBurst[160], z[4096];
+    sqlite3 *db = NULL;
+    long long nSample, tBurst;
+    int status;
+    FILE *f;
+    snprintf(zDir, sizeof zDir, "/tmp/vt_cupti_XXXXXX");
+    ASSERT(mkdtemp(zDir) != NULL);
+    snprintf(zErrFile, sizeof zErrFile, "%s.err", zDir);
+    snprintf(zPath, sizeof zPath, "%s/trace.db", zDir);
+    status = run_child(zDir, zErrFile, MODE_OK, sampled_session);
+    vt_read_file(zErrFile, z, sizeof z);
+    unlink(zErrFile);
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) VT__FAIL("child status %d: %s", status, z);
+    ASSERT_EQ(2, count_lines(z)); /* the MEMORY_POOL warning and the start line: no sampling error */
+    snprintf(zBurst, sizeof zBurst, "%s.burst", zPath);
+    f = fopen(zBurst, "r");
+    ASSERT(f != NULL);
+    ASSERT_EQ(1, fscanf(f, "%lld", &tBurst));
+    fclose(f);
+    ASSERT_EQ(SQLITE_OK, sqlite3_open_v2(zPath, &db, SQLITE_OPEN_READONLY, NULL));
+    ASSERT_EQ(10ll << 30, q(db, "SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'device.0.used_at_context_bytes'"));
+    ASSERT_EQ(30ll << 30, q(db, "SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'device.1.used_at_context_bytes'"));
+    ASSERT_EQ(70ll << 30, sample_free(db, 0, 0));
+    ASSERT_EQ(50ll << 30, sample_free(db, 1, 0));
+    ASSERT_EQ(1, q(db, "SELECT count(*) FROM meta WHERE key LIKE 'device.1.mem_sample.%'"));
+    ASSERT_EQ(68ll << 30, sample_free(db, 0, 1)); /* the sync a second later */
+    /* at most one more per second of the burst (and one for a second begun before it) */
+    nSample = q(db, "SELECT count(*) FROM meta WHERE key LIKE 'device.0.mem_sample.%'");
+    ASSERT(nSample >= 2);
+    ASSERT(nSample <= 3 + tBurst / 1000000000);
+    /* times rise with K */
+    ASSERT_EQ(0, q(db, "SELECT count(*) FROM meta a, meta b WHERE a.key = 'device.0.mem_sample.0' AND"
+                       " b.key = 'device.0.mem_sample.1' AND CAST(b.value AS INTEGER) - CAST(a.value AS INTEGER)"
+                       " < 1000000000"));
+    sqlite3_close(db);
+    {
+        char zCmd[160];
+        snprintf(zCmd, sizeof zCmd, "rm -rf %s", zDir);
+        ASSERT_EQ(0, system(zCmd));
+    }
+}
+
+/* cuMemGetInfo fails: one line says the device memory is not sampled, no sample is written, the job runs on. */
+static void unsampled_session(void)
+{
+    CUpti_ResourceData rd;
+    atomic_store(&g_bFakeMemInfoFails, 1);
+    memset(&rd, 0, sizeof rd);
+    rd.context = CTX0;
+    g_callback(NULL, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_CONTEXT_CREATED, &rd);
+    for (uint32_t i = 0; i < 10; i++) call(DRV, CUPTI_DRIVER_TRACE_CBID_cuCtxSynchronize, NULL, 0, 800 + i);
+}
+
+TEST(device_memory_unsampled_one_line)
+{
+    char zDir[64], zErrFile[128], zPath[128], z[4096];
+    sqlite3 *db = NULL;
+    int status;
+    snprintf(zDir, sizeof zDir, "/tmp/vt_cupti_XXXXXX");
+    ASSERT(mkdtemp(zDir) != NULL);
+    snprintf(zErrFile, sizeof zErrFile, "%s.err", zDir);
+    snprintf(zPath, sizeof zPath, "%s/trace.db", zDir);
+    status = run_child(zDir, zErrFile, MODE_OK, unsampled_session);
+    vt_read_file(zErrFile, z, sizeof z);
+    unlink(zErrFile);
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) VT__FAIL("child status %d: %s", status, z);
+    ASSERT_EQ(3, count_lines(z));
+    ASSERT_CONTAINS(z, "vramtrace: device memory is not sampled: cuMemGetInfo failed or is missing (device 0)\n");
+    ASSERT_EQ(SQLITE_OK, sqlite3_open_v2(zPath, &db, SQLITE_OPEN_READONLY, NULL));
+    ASSERT_EQ(0, q(db, "SELECT count(*) FROM meta WHERE key LIKE 'device.%'"));
+    ASSERT_EQ(1, q(db, "SELECT count(*) FROM meta WHERE key = 'device_mem_sample_error'"));
+    sqlite3_close(db);
+    {
+        char zCmd[160];
+        snprintf(zCmd, sizeof zCmd, "rm -rf %s", zDir);
+        ASSERT_EQ(0, system(zCmd));
+    }
 }
 
 VT_TEST_LIST(T(scripted_session_records_exactly) T(multiple_subscribers_named) T(cupti_listed_release_recorded)
@@ -1291,4 +1437,5 @@ VT_TEST_LIST(T(scripted_session_records_exactly) T(multiple_subscribers_named) T
              T(forked_worker_not_traced) T(nvcc_launches_yield_buffer_uses) T(file_size_limit_tracing_off)
              T(periodic_flush_every_thread_before_sigterm) T(fatal_error_closes_trace) T(final_flush_bounded)
              T(takeover_detected) T(takeover_names_the_profiler) T(lend_to_profiler) T(lend_to_profiler_that_subscribes)
-             T(profiler_first_keeps_cupti) T(profiler_finalizes_cupti_tracer_resumes) T(module_unload_forgets_layouts))
+             T(profiler_first_keeps_cupti) T(profiler_finalizes_cupti_tracer_resumes) T(module_unload_forgets_layouts)
+             T(device_memory_sampled) T(device_memory_unsampled_one_line))

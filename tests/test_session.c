@@ -110,7 +110,8 @@ TEST(start_submit_close)
     ASSERT_STREQ("50", z);
     query_text(db, "SELECT value FROM meta WHERE key = 'clock_anchor_cupti_ns'", z, sizeof z);
     ASSERT_STREQ("123", z);
-    ASSERT_EQ(10, query_int(db, "SELECT count(*) FROM meta WHERE key LIKE 'config.%'")); /* config.kernels among them */
+    /* config.kernels and config.subscribers among them */
+    ASSERT_EQ(11, query_int(db, "SELECT count(*) FROM meta WHERE key LIKE 'config.%'"));
     query_text(db, "SELECT value FROM meta WHERE key = 'cmdline'", z, sizeof z);
     ASSERT_CONTAINS(z, "test_session");
     sqlite3_close(db);

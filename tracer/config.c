@@ -189,6 +189,13 @@ void vt__config_load(struct vt_config *cfg, const char *(*xGetenv)(const char *z
         cfg->stop_after_ns = 0;
     }
 
+    load_bool(cfg, xGetenv, "VRAMTRACE_LEND_CUPTI", &cfg->lend_cupti);
+    z = xGetenv("VRAMTRACE_SUBSCRIBERS");
+    if (z && !strcmp(z, "several")) cfg->subscribers = 1;
+    else if (z && !strcmp(z, "one")) cfg->subscribers = 2;
+    else if (z && strcmp(z, "auto") != 0)
+        warn(cfg, "VRAMTRACE_SUBSCRIBERS='%.64s' is not 'auto', 'several' or 'one'; using auto", z);
+
     cfg->kernel_warmup_ns = 30000000000ll;
     cfg->kernel_period_ns = 1000000000ll;
     z = xGetenv("VRAMTRACE_KERNELS");
@@ -258,6 +265,9 @@ int vt__config_meta(const struct vt_config *cfg, int (*xMeta)(void *pCtx, const 
         rc = xMeta(pCtx, "config.start_after_ns", z);
     }
     if (rc == 0) rc = xMeta(pCtx, "config.kernels", cfg->kernels_summary ? "summary" : "full");
+    if (rc == 0)
+        rc = xMeta(pCtx, "config.subscribers",
+                   cfg->subscribers == 1 ? "several" : cfg->subscribers == 2 ? "one" : "auto");
     if (rc == 0 && cfg->kernels_summary) {
         snprintf(z, sizeof z, "%lld", cfg->kernel_warmup_ns);
         rc = xMeta(pCtx, "config.kernel_warmup_ns", z);

@@ -25,6 +25,8 @@ struct vt_config {
     int kernels_summary;      /* VRAMTRACE_KERNELS=summary (always-on mode, ksummary.h); full (0) by default */
     long long kernel_warmup_ns; /* VRAMTRACE_KERNEL_WARMUP: every kernel written this long after the start (30 s) */
     long long kernel_period_ns; /* VRAMTRACE_KERNEL_PERIOD: then one summary per kernel name this often (1 s) */
+    int subscribers;     /* VRAMTRACE_SUBSCRIBERS: auto (0), several (1), one (2); enum vt__subs_policy */
+    int lend_cupti;      /* VRAMTRACE_LEND_CUPTI (set by `record`): the record hook lends CUPTI to torch.profiler */
     long long time_base_ns; /* not from the environment: the caller sets it before
                              * vt__session_start (the CUPTI clock at start; 0 if unknown) */
     int nWarn;           /* number of warnings in zWarn */

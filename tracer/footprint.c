@@ -1,5 +1,6 @@
 /* CUPTI's own device memory in the job's VRAM: its buffer settings read at start, contexts counted per device, in meta. */
 #include "footprint.h"
+#include "subscribers.h"
 
 #include <cupti.h>
 #include <pthread.h>
@@ -28,18 +29,18 @@ void vt__footprint_start(void)
     char z[32];
     size_t n = sizeof g_devbuf.size;
     uint8_t u8 = 0;
-    if (cuptiActivityGetAttribute(CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_SIZE, &n, &g_devbuf.size) != CUPTI_SUCCESS)
+    if (vt__cupti_get_attribute(CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_SIZE, &n, &g_devbuf.size) != CUPTI_SUCCESS)
         return;
     n = sizeof g_devbuf.preAllocate;
-    if (cuptiActivityGetAttribute(CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_PRE_ALLOCATE_VALUE, &n,
+    if (vt__cupti_get_attribute(CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_PRE_ALLOCATE_VALUE, &n,
                                   &g_devbuf.preAllocate) != CUPTI_SUCCESS)
         return;
     n = sizeof g_devbuf.poolLimit;
-    if (cuptiActivityGetAttribute(CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_POOL_LIMIT, &n, &g_devbuf.poolLimit) !=
+    if (vt__cupti_get_attribute(CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_POOL_LIMIT, &n, &g_devbuf.poolLimit) !=
         CUPTI_SUCCESS)
         return;
     n = sizeof u8;
-    if (cuptiActivityGetAttribute(CUPTI_ACTIVITY_ATTR_MEM_ALLOCATION_TYPE_HOST_PINNED, &n, &u8) == CUPTI_SUCCESS)
+    if (vt__cupti_get_attribute(CUPTI_ACTIVITY_ATTR_MEM_ALLOCATION_TYPE_HOST_PINNED, &n, &u8) == CUPTI_SUCCESS)
         g_devbuf.bHostPinned = u8 != 0;
     g_devbuf.bKnown = 1;
 #define META_U(key, v) (snprintf(z, sizeof z, "%llu", (unsigned long long)(v)), vt__session_meta(key, z))

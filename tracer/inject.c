@@ -19,6 +19,7 @@
 #include "driver.h"
 #include "flusher.h"
 #include "footprint.h"
+#include "memsample.h"
 #include "intervals.h"
 #include "jobcuda.h"
 #include "layout.h"
@@ -26,6 +27,7 @@
 #include "lend.h"
 #include "nvtxctl.h"
 #include "session.h"
+#include "subscribers.h"
 #include "watch.h"
 #include "stack.h"
 #include "vramtrace/schema.h"
@@ -140,7 +142,7 @@ static uint64_t now_cupti(void)
 {
     uint64_t ts = 0;
     if (g_bOwnClock) return host_clock_ns();
-    if (cuptiGetTimestamp(&ts) != CUPTI_SUCCESS) ts = 0;
+    if (vt__cupti_timestamp(&ts) != CUPTI_SUCCESS) ts = 0;
     return ts;
 }
 
@@ -156,14 +158,14 @@ static CUptiResult own_clock(void)
     uint64_t c = 0, h;
     size_t i;
     CUptiResult r;
-    if (cuptiGetTimestamp(&c) != CUPTI_SUCCESS) c = 0;
+    if (vt__cupti_timestamp(&c) != CUPTI_SUCCESS) c = 0;
     for (i = 0; i < sizeof aId / sizeof aId[0]; i++) {
         g_clockId = aId[i];
         h = host_clock_ns();
         if (c && h && (h > c ? h - c : c - h) < 1000000000u) break;
     }
     if (i == sizeof aId / sizeof aId[0]) g_clockId = CLOCK_REALTIME;
-    r = cuptiActivityRegisterTimestampCallback(clock_callback);
+    r = vt__cupti_timestamp_callback(clock_callback);
     g_bOwnClock = r == CUPTI_SUCCESS;
     return r;
 }
@@ -256,6 +258,7 @@ static void CUPTIAPI on_callback(void *pUser, CUpti_CallbackDomain domain, CUpti
     }
     if (domain == CUPTI_CB_DOMAIN_RUNTIME_API || domain == CUPTI_CB_DOMAIN_DRIVER_API) {
         vt__apicall_callback(&g_env, &t_api, domain, cbid, pData);
+        vt__memsample_api(domain, cbid, pData);
     } else if (domain == CUPTI_CB_DOMAIN_STATE && cbid == CUPTI_CBID_STATE_FATAL_ERROR) {
         if (vt__session_active()) on_fatal(pData);
     } else if (domain == CUPTI_CB_DOMAIN_NVTX) {
@@ -268,6 +271,7 @@ static void CUPTIAPI on_callback(void *pUser, CUpti_CallbackDomain domain, CUpti
             int dev = context_device(rd->context);
             record_device(dev);
             vt__footprint_context(rd->context, dev);
+            vt__memsample_context(dev);
         }
     }
 done:
@@ -298,7 +302,7 @@ static void report_cupti_drops(CUcontext ctx, uint32_t streamId)
     size_t n = 0;
     struct vt_hrec rec;
     if (atomic_load(&g_fatal)) return; /* CUPTI is finalizing itself: not asked any more */
-    if (cuptiActivityGetNumDroppedRecords(ctx, streamId, &n) != CUPTI_SUCCESS || n == 0) return;
+    if (vt__cupti_dropped(ctx, streamId, &n) != CUPTI_SUCCESS || n == 0) return;
     memset(&rec, 0, sizeof rec);
     rec.type = VT_HREC_DROPPED;
     rec.u.dropped.ts = now_cupti();
@@ -320,11 +324,11 @@ static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t streamId, uint8_t 
     errno = saved;
 }
 
-/* The writer's record iterator: cuptiActivityGetNextRecord with writer.h's return codes. */
+/* The writer's record iterator: cuptiActivityGetNextRecord(_v2) with writer.h's return codes. */
 static int next_record(uint8_t *pBuf, size_t validSize, void **ppRecord)
 {
     CUpti_Activity *pRec = *ppRecord;
-    CUptiResult r = cuptiActivityGetNextRecord(pBuf, validSize, &pRec);
+    CUptiResult r = vt__cupti_next_record(pBuf, validSize, &pRec);
     if (r == CUPTI_SUCCESS) {
         *ppRecord = pRec;
         return 0;
@@ -395,6 +399,11 @@ static void flush_tick(void *pArg)
         return;
     }
     if (!vt__session_active()) return;
+    if (vt__subs_several()) {
+        /* one of several subscribers: CUPTI hands every subscriber its own buffers, nothing to lend or watch */
+        cuptiActivityFlushAll(0);
+        return;
+    }
     vt__lend_lock();
     vt__lend_between();
     if (!vt__lend_lent()) {
@@ -419,7 +428,7 @@ static void disable_all(void)
         cuptiEnableDomain(0, g_subscriber, CUPTI_CB_DOMAIN_NVTX);
         cuptiEnableDomain(0, g_subscriber, CUPTI_CB_DOMAIN_STATE);
     }
-    for (i = 0; i < sizeof aKind / sizeof aKind[0]; i++) cuptiActivityDisable(aKind[i].kind);
+    for (i = 0; i < sizeof aKind / sizeof aKind[0]; i++) vt__cupti_disable(aKind[i].kind);
 }
 
 /*
@@ -526,17 +535,21 @@ static void record_versions_meta(void)
  */
 static int check_versions(void)
 {
-    char zV[32], zNewest[32], zRed[256];
+    char zV[32], zWheel[32], zNewest[32], zRed[256];
     uint32_t v = 0;
     vt__jobcuda_probe(&g_job, (const void *)cuptiGetVersion);
     if (g_job.runtimeMajor > 0 && g_job.runtimeMajor < 13) {
-        if (g_job.runtimeVersion > 0)
+        if (g_job.runtimeVersion > 0) {
             snprintf(zV, sizeof zV, "%d.%d", g_job.runtimeVersion / 1000, g_job.runtimeVersion % 1000 / 10);
-        else snprintf(zV, sizeof zV, "%d", g_job.runtimeMajor);
-        say("tracing off: this job runs CUDA %s (%s) and this vramtrace records CUDA 13 jobs only (it reads "
-            "CUPTI 13's records and CUDA 13's API parameters); run the job's CUDA 13 build (e.g. a cu13x "
-            "PyTorch wheel) or a vramtrace built against CUDA %d; the program runs untraced",
-            zV, g_job.zRuntime, g_job.runtimeMajor);
+            snprintf(zWheel, sizeof zWheel, "cu%d%d", g_job.runtimeVersion / 1000, g_job.runtimeVersion % 1000 / 10);
+        } else {
+            snprintf(zV, sizeof zV, "%d", g_job.runtimeMajor);
+            snprintf(zWheel, sizeof zWheel, "cu%dx", g_job.runtimeMajor);
+        }
+        say("tracing off: this job runs CUDA %s (%s) and vramtrace records CUDA 13 jobs only (it reads CUPTI "
+            "13's records and CUDA 13's API parameters, and does not build against CUDA %d); to trace it, run the "
+            "job's CUDA 13 build (e.g. a cu130 PyTorch wheel instead of %s); the program runs untraced",
+            zV, g_job.zRuntime, g_job.runtimeMajor, zWheel);
         return -1;
     }
     if (cuptiGetVersion(&v) != CUPTI_SUCCESS) v = 0;
@@ -574,6 +587,7 @@ static void record_glue_meta(void)
         vt__session_meta("cupti_version", z);
     }
     record_versions_meta();
+    vt__session_meta("cupti_subscription", vt__subs_text());
     /* the clock of every time in the trace (see own_clock) */
     vt__session_meta("cupti_clock", !g_bOwnClock ? "CUPTI's own (cuptiGetTimestamp)"
                                     : g_clockId == CLOCK_REALTIME ? "CLOCK_REALTIME" : "CLOCK_MONOTONIC_RAW");
@@ -632,6 +646,7 @@ static void setup_env(void)
     g_env.xAddressRange = vt__driver_address_range;
     g_env.xHandleLocation = vt__driver_handle_location;
     g_env.xExpect = expect_record;
+    vt__memsample_start(now_cupti, context_device);
 }
 
 /* Enable the API callbacks we record; returns how many could not be enabled. */
@@ -680,7 +695,7 @@ static int enable_activities(char *zFailed, size_t nFailed)
         CUptiResult r;
         if (!g_layout.aFmt[vt__layout_kind(aKind[i].kind)]) continue; /* reduced: said at start */
         if (bStarted && !abOn[i]) continue;
-        r = cuptiActivityEnable(aKind[i].kind);
+        r = vt__cupti_enable(aKind[i].kind);
         if (r == CUPTI_SUCCESS && aKind[i].kind == CUPTI_ACTIVITY_KIND_MEMORY2) g_bWatchMemory = 1;
         if (!bStarted) abOn[i] = r == CUPTI_SUCCESS;
         if (r == CUPTI_SUCCESS) continue;
@@ -698,42 +713,19 @@ static void disable_activities(void)
 {
     size_t i;
     for (i = 0; i < sizeof aKind / sizeof aKind[0]; i++)
-        if (g_layout.aFmt[vt__layout_kind(aKind[i].kind)]) cuptiActivityDisable(aKind[i].kind);
+        if (g_layout.aFmt[vt__layout_kind(aKind[i].kind)]) vt__cupti_disable(aKind[i].kind);
 }
 
 /*
- * cuptiSubscribe, through cuptiSubscribe_v2 where the libcupti has it (it
- * names the other subscriber into zOld, nOld > CUPTI_OLD_SUBSCRIBER_NAME_MIN_LEN,
- * "" when it does not). Sets g_subscriber and g_subscribed on success.
- * Returns CUPTI's result.
+ * Subscribe (subscribers.h: one of several subscribers where CUPTI allows it
+ * and VRAMTRACE_SUBSCRIBERS does, else the single subscriber; the other
+ * subscriber named into zOld, nOld > CUPTI_OLD_SUBSCRIBER_NAME_MIN_LEN, "" when
+ * unnamed). Sets g_subscriber and g_subscribed on success. Returns CUPTI's result.
  */
 static CUptiResult subscribe_cupti(char *zOld, size_t nOld)
 {
-    static CUptiResult (*xSubscribe2)(CUpti_SubscriberHandle *, CUpti_CallbackFunc, void *,
-                                      CUpti_SubscriberParams *);
-    static int bLooked;
-    CUpti_SubscriberParams params;
-    void *hCupti;
-    CUptiResult r;
-
-    /* cuptiSubscribe_v2 is looked up, not linked: a libcupti.so.13 the process loaded before us
-     * may predate it, and a missing symbol must not kill the host. Looked up once, at start. */
-    if (!bLooked) {
-        bLooked = 1;
-        *(void **)&xSubscribe2 = dlsym(RTLD_DEFAULT, "cuptiSubscribe_v2");
-        if (!xSubscribe2 && (hCupti = dlopen("libcupti.so.13", RTLD_LAZY | RTLD_NOLOAD)) != NULL) {
-            *(void **)&xSubscribe2 = dlsym(hCupti, "cuptiSubscribe_v2");
-            dlclose(hCupti); /* drops only the reference RTLD_NOLOAD took */
-        }
-    }
-    memset(&params, 0, sizeof params);
-    memset(zOld, 0, nOld);
-    params.structSize = CUpti_SubscriberParams_STRUCT_SIZE;
-    params.subscriberName = "vramtrace";
-    params.oldSubscriberName = zOld;
-    params.oldSubscriberSize = nOld - 1;
-    r = xSubscribe2 ? xSubscribe2(&g_subscriber, (CUpti_CallbackFunc)on_callback, NULL, &params)
-                    : cuptiSubscribe(&g_subscriber, (CUpti_CallbackFunc)on_callback, NULL);
+    CUptiResult r = vt__subs_subscribe((enum vt__subs_policy)g_cfg.subscribers, g_cfg.lend_cupti,
+                                       (CUpti_CallbackFunc)on_callback, &g_subscriber, zOld, nOld);
     if (r == CUPTI_SUCCESS) g_subscribed = 1;
     return r;
 }
@@ -783,8 +775,8 @@ static void glue_report_drops(void)
 
 static CUptiResult glue_own_callbacks(void)
 {
-    CUptiResult r = cuptiActivityRegisterTimestampCallback(clock_callback);
-    return r != CUPTI_SUCCESS ? r : cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed);
+    CUptiResult r = vt__cupti_timestamp_callback(clock_callback);
+    return r != CUPTI_SUCCESS ? r : vt__cupti_register_buffers(buffer_requested, buffer_completed);
 }
 
 static void glue_rewatch(void)
@@ -855,7 +847,7 @@ VT_EXPORT int InitializeInjection(void)
         say("tracing off: %s", zErr);
         goto fail;
     }
-    r = cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed);
+    r = vt__cupti_register_buffers(buffer_requested, buffer_completed);
     if (r != CUPTI_SUCCESS) {
         say("tracing off: cannot register CUPTI activity buffers (%s)", result_name(r));
         vt__session_abort();
@@ -865,7 +857,7 @@ VT_EXPORT int InitializeInjection(void)
     setup_env();
     /* thread ids in activity records (markers, overhead) as gettid gives them, the same as
      * api_call.thread, so ranges and calls of one thread join (the default is pthread_self) */
-    r = cuptiSetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM);
+    r = vt__cupti_thread_id_type(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM);
     if (r != CUPTI_SUCCESS)
         say("NVTX ranges keep CUPTI's own thread ids (cuptiSetThreadIdType: %s): they may not join API "
             "calls by thread", result_name(r));
@@ -877,7 +869,7 @@ VT_EXPORT int InitializeInjection(void)
     vt__footprint_start();
     /* allocations waiting 20 flush intervals (10 s by default) for a buffer event: probe */
     glue_rewatch();
-    start_lend();
+    if (!vt__subs_several()) start_lend(); /* one of several: nothing to lend, the profiler subscribes itself */
     g_flusher = vt__flusher_start(g_cfg.flush_ms, flush_tick, NULL);
     if (!g_flusher)
         say("cannot start the flush thread: records of threads that make few CUDA calls reach the "

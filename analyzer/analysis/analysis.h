@@ -120,6 +120,8 @@ struct vt_breakdown {
     struct vt_bdpart *a;    /* largest first, unknown last */
     int n;
     int64_t untraced;       /* device used beyond the traced memory (in the context part), -1 not known */
+    char *zOthers;          /* with untraced: why other processes' share of it is unknown (no part: never a 0) */
+    int64_t othersAtMost;   /* what other processes held at most when this process's context was created, -1 unknown */
     int64_t poolCache;      /* a cudaMallocAsync pool's reserved bytes beyond the live ones then (not a part: the
                              * figure is the live allocations), 0 none */
     int64_t gradAvoidable;  /* gradients of an earlier backward pass live at a peak in the forward pass, not freed
@@ -150,7 +152,8 @@ struct vt_fit {
     int64_t fixed, scaling; /* need = fixed + scaling: bytes that do not / do grow with the batch */
     double maxScale;        /* largest batch scale that fits (1 = the batch traced); -1 unknown */
     int64_t batch, maxBatch; /* --batch N, and the largest batch size that fits; -1 unknown */
-    char *azAssume[4];      /* the estimate's assumptions */
+    int bLowerBound;        /* segment level: maxScale and maxBatch are the least that fits, not a point */
+    char *azAssume[5];      /* the estimate's assumptions */
     int nAssume;
     struct vt_fitsave aSave[VT_FIT_SAVES];
     int nSave;
@@ -583,8 +586,9 @@ int vt__cat_scales(int cat);
  * The breakdown follows the replay: vt__bd_begin before it; vt__bd_life_begin as a lifetime
  * begins; vt__bd_before_end as one is about to end (still counted: the moment a device stands
  * at its peak is taken then); vt__bd_life_end as it ends (its category added to every moment it
- * was live at); vt__bd_oom at an OOM (its moment); vt__bd_finish before the lifetimes live at
- * the end end; vt__bd_end after the replay makes each device's and OOM's vt_breakdown. Each
+ * was live at); vt__bd_oom at an OOM (its moment); vt__bd_samples_upto before an event at ts
+ * (the device-memory samples taken before it see the traced level then); vt__bd_finish before
+ * the lifetimes live at the end end; vt__bd_end after the replay makes each device's and OOM's vt_breakdown. Each
  * returns 0, or -1 when out of memory or on an SQLite error reading a stack. vt__bd_free
  * releases the state (on any path). With bCurves, vt__bd_end also makes each device's category
  * curve (vt_device.aCatPt): every lifetime's bytes under the category the same rules give it,
@@ -595,6 +599,7 @@ int vt__bd_life_begin(struct vt_trace *t, struct vt_life *l);
 int vt__bd_before_end(struct vt_trace *t, const struct vt_life *l);
 int vt__bd_life_end(struct vt_trace *t, const struct vt_life *l);
 int vt__bd_oom(struct vt_trace *t, int iOom);
+void vt__bd_samples_upto(struct vt_trace *t, int64_t ts);
 int vt__bd_finish(struct vt_trace *t);
 int vt__bd_end(struct vt_trace *t);
 void vt__bd_free(struct vt_trace *t);

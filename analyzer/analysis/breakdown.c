@@ -165,6 +165,9 @@ struct vt_bdrun {
     int bCurves;            /* keep every lifetime's category change for the devices' category curves */
     struct catev *aEv;
     int64_t nEv, nEvAlloc;
+    struct vt_memsample *aSample; /* the tracer's samples of the devices' memory, by time */
+    int64_t *aSampleTraced; /* each sample's device's traced (live CUDA) bytes then; -1 not reached yet */
+    int nSample, iSample;   /* iSample: the first sample the replay has not reached */
 };
 
 /* The facets of stackId, cached; *piLib the library's slot. 0, or -1 (out of memory, SQLite error). */
@@ -242,6 +245,9 @@ int vt__bd_begin(struct vt_trace *t, int bTensorsIn, int bCurves)
     b->bSegLevel = t->f.bSegments && !bTensorsIn;
     b->lastKind = -1;
     b->lastOomTs = -1;
+    if (vt__read_mem_samples(&t->f, &b->aSample, &b->nSample) != 0) return -1;
+    if (b->nSample > 0 && !(b->aSampleTraced = malloc(sizeof *b->aSampleTraced * (size_t)b->nSample))) return -1;
+    for (int i = 0; i < b->nSample; i++) b->aSampleTraced[i] = -1;
     if (t->ph.nIter > 0 && !t->ph.bCycleIter) { /* a dump's memory cycles mark no step: told from the stacks */
         b->bIterSpans = 1;
         b->aSpan = malloc(sizeof *b->aSpan * (size_t)t->ph.nIter);
@@ -373,6 +379,17 @@ int vt__bd_oom(struct vt_trace *t, int iOom)
     take(b, &b->aOom[iOom], t->aOom[iOom].ts, -1);
     b->lastOomTs = t->aOom[iOom].ts;
     return 0;
+}
+
+void vt__bd_samples_upto(struct vt_trace *t, int64_t ts)
+{
+    struct vt_bdrun *b = t->pBd;
+    if (!b) return;
+    for (; b->iSample < b->nSample && b->aSample[b->iSample].ts < ts; b->iSample++) {
+        const struct vt_device *d = device_of(t, b->aSample[b->iSample].device);
+        /* what the process held there: its live allocations and a memory pool's cache; no account yet: nothing */
+        b->aSampleTraced[b->iSample] = !d ? 0 : d->live + (d->poolReserved > d->poolUsed ? d->poolReserved - d->poolUsed : 0);
+    }
 }
 
 int vt__bd_finish(struct vt_trace *t)
@@ -585,13 +602,53 @@ static void parts_sort(struct vt_breakdown *bd)
         }
 }
 
+/* A part of bd that is a figure, not allocations (bytes > 0 only; evidence zEvidence), added to *pSum. 0 or -1. */
+static int figure_part(struct vt_breakdown *bd, int cat, int64_t bytes, const char *zEvidence, int64_t *pSum)
+{
+    if (bytes <= 0) return 0;
+    if (part_add(bd, cat, bytes, 0, vt__strdupf("%s", zEvidence), NULL) != 0) return -1;
+    *pSum += bytes;
+    return 0;
+}
+
+/*
+ * Other processes' share of what device acct used beyond the traced memory, for breakdown bd: not
+ * told (cuMemGetInfo counts every process; the tracer reads the device only once this process's
+ * context exists), so bd->zOthers says why, with what they held at most when the context was
+ * created where the trace has it (meta device.D.used_at_context_bytes less CUPTI's buffers,
+ * cupti.device_bytes.D: the rest was the context itself). 0 or -1.
+ */
+static int others_unknown(const struct vt_trace *t, int acct, struct vt_breakdown *bd)
+{
+    char zKey[64], zB[32];
+    int64_t u0, cupti;
+    snprintf(zKey, sizeof zKey, "device.%d.used_at_context_bytes", acct);
+    u0 = vt__read_meta_int(&t->f, zKey);
+    snprintf(zKey, sizeof zKey, "cupti.device_bytes.%d", acct);
+    cupti = vt__read_meta_int(&t->f, zKey);
+    bd->othersAtMost = u0 < 0 ? -1 : cupti > 0 ? (u0 > cupti ? u0 - cupti : 0) : u0;
+    if (bd->othersAtMost >= 0)
+        bd->zOthers = vt__strdupf("in the CUDA context part, not told apart (cuMemGetInfo counts every process, and "
+                                  "the device is read only once this process's context exists); when the context was "
+                                  "created the device had %s in use%s: the context itself and other processes' memory "
+                                  "then",
+                                  vt__fmt_bytes(bd->othersAtMost, zB, sizeof zB),
+                                  cupti > 0 ? " besides CUPTI's buffers" : "");
+    else
+        bd->zOthers = vt__strdupf("%s", "in the CUDA context part, not told apart (cuMemGetInfo counts every process; "
+                                        "the device's use before this process's context is not in the trace)");
+    return bd->zOthers ? 0 : -1;
+}
+
 /*
  * Moment p as breakdown bd summing to total (basis zBasis): the categories of what was live,
  * the cache (reserved less the blocks in it), memory before the trace, what the device used
- * beyond this process's traced memory (used >= 0), and what is left unknown. 0 or -1.
+ * beyond this process's traced memory (used >= 0, how it was read in zUsed), a memory pool's
+ * reserved bytes beyond its live ones (poolCache > 0: in the cache), and what is left unknown.
+ * 0 or -1.
  */
 static int build(struct vt_trace *t, const struct moment *p, int64_t total, const char *zBasis, int64_t before,
-                 int64_t used, struct vt_breakdown *bd)
+                 int64_t poolCache, int64_t used, const char *zUsed, struct vt_breakdown *bd)
 {
     const struct vt_bdrun *b = t->pBd;
     int64_t aCatBytes[VT_CAT_N] = {0}, aCatCount[VT_CAT_N] = {0}, sum = 0;
@@ -633,23 +690,24 @@ static int build(struct vt_trace *t, const struct moment *p, int64_t total, cons
             return -1;
         sum += cache;
     }
-    if (before > 0) {
-        if (part_add(bd, VT_CAT_BEFORE, before, 0,
-                     vt__strdupf("%s", "allocated when the trace began, not in its allocations (the profiler's Total "
-                                       "Allocated at its first event less that event's own bytes)"),
-                     NULL) != 0)
-            return -1;
-        sum += before;
-    }
+    if (figure_part(bd, VT_CAT_CACHE, poolCache,
+                    "the memory pool's reserved bytes beyond its live allocations (cudaMallocAsync): free for the "
+                    "pool's allocations, given back when it is trimmed",
+                    &sum) != 0 ||
+        figure_part(bd, VT_CAT_BEFORE, before,
+                    "allocated when the trace began, not in its allocations (the profiler's Total Allocated at its "
+                    "first event less that event's own bytes)",
+                    &sum) != 0)
+        return -1;
     if (used >= 0 && used > sum) {
         char *z;
         int i;
         vt__fmt_bytes(used, zB, sizeof zB);
         vt__fmt_bytes(sum, zC, sizeof zC);
-        z = vt__strdupf("device in use (%s: total less free, cuMemGetInfo) less this process's traced memory (%s): the "
-                        "CUDA context, the driver, memory no traced call made, and any other process's memory (not "
-                        "told apart without a per-process sample)",
-                        zB, zC);
+        z = vt__strdupf("device in use (%s: %s) less this process's traced memory (%s): the CUDA context, the "
+                        "driver, memory no traced call made, and any other process's memory (not told apart: see "
+                        "other processes)",
+                        zB, zUsed, zC);
         for (i = 0; i < bd->n && bd->a[i].cat != VT_CAT_CONTEXT; i++) {
         }
         if (i < bd->n && z) { /* the runtime's own allocations are part of it: one part */
@@ -665,6 +723,7 @@ static int build(struct vt_trace *t, const struct moment *p, int64_t total, cons
         bd->untraced = used - sum;
         sum = used;
     }
+    if (used >= 0 && others_unknown(t, p->acct, bd) != 0) return -1;
     if (sum < total) {
         vt__fmt_bytes(total - sum, zB, sizeof zB);
         if (part_add(bd, VT_CAT_UNKNOWN, total - sum, 0,
@@ -699,6 +758,33 @@ static const char *level_basis(const struct vt_trace *t)
 {
     if (t->f.bSegments || t->pBd->bTensorsIn || !strcmp(t->f.zSource, "pytorch_snapshot")) return "reserved";
     return "allocated";
+}
+
+/*
+ * The device memory in use at device d's peak moment p (traced: total, a pool's cache in it) where the tracer
+ * sampled the device: the traced figure plus what the device used beyond the traced memory at the
+ * sample nearest the moment (total less free, less the traced level then), said in zHow; -1 when
+ * no sample of d reached the replay, or the nearest says less in use than traced (contradicts it).
+ */
+static int64_t used_at_peak(const struct vt_trace *t, const struct vt_device *d, const struct moment *p,
+                            int64_t total, char *zHow, size_t nHow)
+{
+    const struct vt_bdrun *b = t->pBd;
+    int k = -1;
+    int64_t beyond, gap = -1;
+    char zB[32], zAt[64];
+    for (int i = 0; i < b->nSample; i++) {
+        int64_t g = b->aSample[i].ts > p->stateTs ? b->aSample[i].ts - p->stateTs : p->stateTs - b->aSample[i].ts;
+        if (b->aSample[i].device != d->id || b->aSampleTraced[i] < 0) continue;
+        if (k < 0 || g <= gap) k = i, gap = g;
+    }
+    if (k < 0) return -1;
+    beyond = b->aSample[k].totalBytes - b->aSample[k].freeBytes - b->aSampleTraced[k];
+    if (beyond < 0) return -1;
+    vt__fmt_at(t, b->aSample[k].ts, zAt, sizeof zAt);
+    snprintf(zHow, nHow, "the traced peak plus the %s the device used beyond the traced memory at its sample nearest "
+             "the peak, at %s: total less free, cuMemGetInfo", vt__fmt_bytes(beyond, zB, sizeof zB), zAt);
+    return total + beyond;
 }
 
 /* Order of the curves' changes: by account, then time, then replay order. */
@@ -775,8 +861,9 @@ int vt__bd_end(struct vt_trace *t)
     for (int i = 0; rc == 0 && i < t->tl.nDev; i++) {
         struct vt_device *d = &t->tl.aDev[i];
         struct moment *p = NULL;
-        int64_t total, before, pool;
+        int64_t total, before, pool, used;
         const char *zBasis;
+        char zUsed[256];
         vt__breakdown_clear(&d->bd);
         if (d->id < 0 || !vt__memory_known(t)) continue;
         for (int k = 0; k < b->nPeak; k++)
@@ -787,8 +874,14 @@ int vt__bd_end(struct vt_trace *t)
         before = before_trace(t, d->id);
         if (before > 0) total += before, zBasis = "process";
         pool = p->poolReserved - d->peak; /* a cudaMallocAsync pool holding more than the live allocations */
-        rc = build(t, p, total, zBasis, before, -1, &d->bd);
-        d->bd.poolCache = pool > 0 ? pool : 0;
+        if (pool < 0) pool = 0;
+        if ((used = used_at_peak(t, d, p, total + pool, zUsed, sizeof zUsed)) >= 0) {
+            /* device used: the pool's cache is a part of it (what the device holds), not beside it */
+            rc = build(t, p, used, "device used", before, pool, used, zUsed, &d->bd);
+        } else {
+            rc = build(t, p, total, zBasis, before, 0, -1, NULL, &d->bd);
+            d->bd.poolCache = pool;
+        }
         if (rc == 0 && b->bCurves) {
             int64_t k = 0;
             while (k < b->nEv && b->aEv[k].acct < d->id) k++;
@@ -802,8 +895,8 @@ int vt__bd_end(struct vt_trace *t)
         vt__breakdown_clear(&o->bd);
         if (!b->aOom[i].bTaken) continue;
         if (used >= 0 && used < held) used = -1; /* a free figure the trace contradicts: not used */
-        rc = build(t, &b->aOom[i], used >= 0 ? used : held, used >= 0 ? "device used" : level_basis(t), 0, used,
-                   &o->bd);
+        rc = build(t, &b->aOom[i], used >= 0 ? used : held, used >= 0 ? "device used" : level_basis(t), 0,
+                   used >= 0 ? o->poolCached : 0, used, "total less free, cuMemGetInfo at the OOM", &o->bd);
     }
     vt__bd_free(t);
     return rc;
@@ -818,6 +911,8 @@ void vt__bd_free(struct vt_trace *t)
     free(b->aF);
     free(b->aSpan);
     free(b->aEv);
+    free(b->aSample);
+    free(b->aSampleTraced);
     free(b);
     t->pBd = NULL;
 }
@@ -826,8 +921,10 @@ void vt__breakdown_clear(struct vt_breakdown *bd)
 {
     for (int i = 0; i < bd->n; i++) free(bd->a[i].zEvidence);
     free(bd->a);
+    free(bd->zOthers);
     memset(bd, 0, sizeof *bd);
     bd->total = -1;
+    bd->othersAtMost = -1;
 }
 
 const struct vt_bdpart *vt__bd_part(const struct vt_breakdown *b, int cat)

@@ -71,6 +71,24 @@ static int64_t measured_context(const struct vt_trace *t, int id)
     return v;
 }
 
+/*
+ * At segment level the segments that grow hold more than what grows: the allocator's cache (free
+ * blocks it would reuse or release under pressure), and optimizer state or gradients made inside
+ * segments a forward or backward pass reserved. One trace at one batch size cannot tell how much,
+ * so scaling all of it (maxScale) over-counts: the largest batch is at least that, a lower bound
+ * with no upper bound told. 0 or -1.
+ */
+static int range_segments(struct vt_fit *f, const struct vt_breakdown *b)
+{
+    if (!b->bSegment || f->maxScale < 0) return 0;
+    f->bLowerBound = 1;
+    return assume(f, vt__strdupf("%s", "segment level: the segments that grow also hold the allocator's cache and "
+                                       "may hold optimizer state or gradients made inside them, which a larger batch "
+                                       "needs no more of; one trace at one batch size cannot tell how much, so the "
+                                       "largest batch is at least this (merge PyTorch's allocation history for a "
+                                       "point)"));
+}
+
 /* The fit of device d of trace t (its breakdown made). 0 or -1. */
 static int fit_device(const struct vt_result *r, const struct vt_trace *t, struct vt_device *d)
 {
@@ -109,7 +127,9 @@ static int fit_device(const struct vt_result *r, const struct vt_trace *t, struc
     }
     f->need = b->total + b->poolCache + f->context;
     if (b->poolCache > 0 &&
-        assume(f, vt__strdupf("the memory pool's %s reserved beyond the live peak (cudaMallocAsync) is needed too",
+        assume(f, vt__strdupf("the memory pool's %s reserved beyond the live peak (cudaMallocAsync) is needed too; "
+                              "how the pool fragments at a larger batch cannot be told from one batch size (it may "
+                              "be trimmed away, or grow faster than the batch)",
                               vt__fmt_bytes(b->poolCache, zB, sizeof zB))) != 0)
         return -1;
     f->scaling = grow;
@@ -125,6 +145,7 @@ static int fit_device(const struct vt_result *r, const struct vt_trace *t, struc
         f->maxScale = (double)(f->capacity - f->fixed) / (double)grow;
         if (f->batch > 0) f->maxBatch = (int64_t)floor((double)f->batch * f->maxScale + 1e-9);
     }
+    if (range_segments(f, b) != 0) return -1;
     /* what each change would save at this peak */
     act = cat_bytes(b, VT_CAT_ACT, &actCount) + cat_bytes(b, VT_CAT_TRANSIENT, NULL);
     if (saving(f, "bf16_activations", "bf16/fp16 activations (autocast)", act / 2,

@@ -432,6 +432,7 @@ int vt__replay(struct vt_trace *t, const struct vt_opts *o, const struct vt_dete
         case C_TENSOR:
             snapshot_view(&r);
             vt__timeline_phase_step(t, c->ts); /* the level just before this event */
+            vt__bd_samples_upto(t, c->ts); /* device-memory samples taken before it */
             rc = on_memory(&r, c, best == C_TENSOR) == 0 ? SQLITE_OK : SQLITE_NOMEM;
             break;
         case C_KUSE:
@@ -458,6 +459,7 @@ int vt__replay(struct vt_trace *t, const struct vt_opts *o, const struct vt_dete
         boundaries_upto(&r, INT64_MAX);
         snapshot_view(&r);
         vt__timeline_phase_step(t, INT64_MAX);
+        vt__bd_samples_upto(t, INT64_MAX);
         if (finish(&r) != 0) rc = SQLITE_NOMEM;
         if (t->tl.bGroupNoMem) rc = SQLITE_NOMEM; /* a peak snapshot could not group what was live */
         if (rc == SQLITE_OK && vt__bd_end(t) != 0) rc = SQLITE_NOMEM;

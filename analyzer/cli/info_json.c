@@ -116,6 +116,7 @@ void vt__info_json(FILE *f, const struct trace_info *p)
     json_kv_str(f, &c, "cupti_layout", vt__info_meta(p, "cupti_layout"));
     json_kv_str(f, &c, "cupti_layout_table", vt__info_meta(p, "cupti_layout_table"));
     json_kv_str(f, &c, "cupti_kinds_reduced", vt__info_meta(p, "cupti_kinds_reduced"));
+    json_kv_str(f, &c, "cupti_subscription", vt__info_meta(p, "cupti_subscription"));
     fputc('}', f);
 
     json_key(f, &b, "writer");

@@ -233,7 +233,7 @@ int vt__info_meta_known(const char *zKey)
         "clock_anchor_cupti_ns", "clock_anchor_wall_ns", "start_ns", "end_ns", "closed_cleanly", "records_decoded",
         "records_unknown", "rows_written", "commits", "dropped_queue", "dropped_writer", "dropped_map",
         "time_base_ns", "cupti_library", "cupti_other_library", "cuda_runtime_library", "cupti_layout",
-        "cupti_layout_table", "cupti_kinds_reduced", "records_not_decoded"};
+        "cupti_layout_table", "cupti_kinds_reduced", "records_not_decoded", "cupti_subscription"};
     if (!strncmp(zKey, "config.", 7) || !strncmp(zKey, "env.", 4)) return 1;
     for (size_t i = 0; i < sizeof azKnown / sizeof azKnown[0]; i++)
         if (!strcmp(zKey, azKnown[i])) return 1;

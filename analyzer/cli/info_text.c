@@ -135,16 +135,21 @@ static void print_dropped(FILE *f, const struct trace_info *p, const char *zInde
                 (long long)(p->aDrop[i].count == VT_INFO_NUL ? 0 : p->aDrop[i].count));
 }
 
-/* What recorded the trace (libcupti and CUDA runtime files, record layouts used), when the tracer said. */
+/*
+ * What recorded the trace (libcupti and CUDA runtime files, record layouts used, the CUPTI subscription:
+ * one of several subscribers or the only one), when the tracer said.
+ */
 static void recorded_by(FILE *f, const struct trace_info *p)
 {
     const char *zLib = vt__info_meta(p, "cupti_library"), *zRt = vt__info_meta(p, "cuda_runtime_library");
     const char *zLayout = vt__info_meta(p, "cupti_layout"), *zTable = vt__info_meta(p, "cupti_layout_table");
+    const char *zSub = vt__info_meta(p, "cupti_subscription");
     if (zLib) fprintf(f, "%-11s %s\n", "libcupti", zLib);
     if (zRt) fprintf(f, "%-11s %s\n", "libcudart", zRt);
     if (zLayout)
         fprintf(f, "%-11s %s%s%s (layout table %s)\n", "layouts", strncmp(zLayout, "unknown", 7) ? "CUPTI " : "",
                 zLayout, strncmp(zLayout, "unknown", 7) ? " records" : "", zTable ? zTable : "?");
+    if (zSub) fprintf(f, "%-11s %s\n", "subscriber", zSub);
 }
 
 /* Print the full text report of one trace. */

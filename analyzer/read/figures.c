@@ -161,15 +161,60 @@ static int importer_figures(struct vt_tracefile *f)
     return 0;
 }
 
-/* The device memory in use by everyone where the trace knows the device's free memory: at OOMs. An SQLite code. */
+/* Order of samples: by time, then device. */
+static int memsample_cmp(const void *pa, const void *pb)
+{
+    const struct vt_memsample *a = pa, *b = pb;
+    if (a->ts != b->ts) return a->ts < b->ts ? -1 : 1;
+    return (a->device > b->device) - (a->device < b->device);
+}
+
+int vt__read_mem_samples(const struct vt_tracefile *f, struct vt_memsample **pa, int *pn)
+{
+    struct vt_memsample *a = NULL;
+    int n = 0, nAlloc = 0;
+    *pa = NULL;
+    *pn = 0;
+    for (int i = 0; i < f->nMeta; i++) {
+        struct vt_memsample m;
+        long long ts, fr, tot;
+        int dev, k, nEnd = 0;
+        if (strncmp(f->aMeta[i].zKey, "device.", 7) != 0 ||
+            sscanf(f->aMeta[i].zKey, "device.%d.mem_sample.%d%n", &dev, &k, &nEnd) != 2 || f->aMeta[i].zKey[nEnd] ||
+            sscanf(f->aMeta[i].zValue, "%lld %lld %lld", &ts, &fr, &tot) != 3 || dev < 0 || ts < 0 || tot <= 0 ||
+            fr < 0 || fr > tot)
+            continue;
+        if (n == nAlloc) {
+            struct vt_memsample *aNew = realloc(a, sizeof *a * (size_t)(nAlloc = nAlloc ? 2 * nAlloc : 64));
+            if (!aNew) {
+                free(a);
+                return -1;
+            }
+            a = aNew;
+        }
+        m.device = dev;
+        m.ts = ts;
+        m.freeBytes = fr;
+        m.totalBytes = tot;
+        a[n++] = m;
+    }
+    if (n > 1) qsort(a, (size_t)n, sizeof *a, memsample_cmp);
+    *pa = a;
+    *pn = n;
+    return 0;
+}
+
+/* The device memory in use by everyone where the trace knows the device's free memory: at OOMs and the tracer's samples. An SQLite code. */
 static int used_figures(struct vt_tracefile *f)
 {
     sqlite3_stmt *p = NULL;
     int rc;
-    if (!f->db || !vt__read_has(f, "oom_event")) return SQLITE_OK;
-    rc = sqlite3_prepare_v2(f->db,
-                            "SELECT device, ts, total_bytes, free_bytes FROM oom_event WHERE free_bytes IS NOT NULL"
-                            " AND device IS NOT NULL ORDER BY ts IS NULL, ts, id", -1, &p, NULL);
+    if (!f->db) return SQLITE_OK;
+    rc = !vt__read_has(f, "oom_event")
+             ? SQLITE_DONE
+             : sqlite3_prepare_v2(f->db,
+                                  "SELECT device, ts, total_bytes, free_bytes FROM oom_event WHERE free_bytes IS NOT"
+                                  " NULL AND device IS NOT NULL ORDER BY ts IS NULL, ts, id", -1, &p, NULL);
     while (rc == SQLITE_OK && (rc = sqlite3_step(p)) == SQLITE_ROW) {
         int dev = sqlite3_column_int(p, 0);
         struct vt_figdev *d = dev_get(f, dev);
@@ -180,7 +225,18 @@ static int used_figures(struct vt_tracefile *f)
         if (d && total > 0 && freeB >= 0 && freeB <= total) higher(&d->used, &d->usedTs, total - freeB, ts);
     }
     sqlite3_finalize(p);
-    return rc == SQLITE_DONE ? SQLITE_OK : rc;
+    if (rc == SQLITE_DONE) { /* and the tracer's samples of the device's memory */
+        struct vt_memsample *a = NULL;
+        int n = 0;
+        rc = vt__read_mem_samples(f, &a, &n) == 0 ? SQLITE_OK : SQLITE_NOMEM;
+        for (int i = 0; rc == SQLITE_OK && i < n; i++) {
+            struct vt_figdev *d = dev_get(f, a[i].device);
+            rc = d ? SQLITE_OK : SQLITE_NOMEM;
+            if (d) higher(&d->used, &d->usedTs, a[i].totalBytes - a[i].freeBytes, a[i].ts);
+        }
+        free(a);
+    }
+    return rc;
 }
 
 int vt__figures_take(struct vt_tracefile *f, const struct vt_live *Lc, const struct vt_live *Lt)

@@ -312,6 +312,22 @@ static void reduced_note(struct vt_tracefile *f)
                       zCupti[0] ? zCupti : "?", z);
 }
 
+/*
+ * The note of a trace recorded as one of several CUPTI subscribers (meta
+ * cupti_subscription "several: ..."): other CUPTI tools recorded beside it,
+ * nothing was lent or taken over.
+ */
+static void subscription_note(struct vt_tracefile *f)
+{
+    char z[320];
+    meta_copy(f, "cupti_subscription", z, sizeof z);
+    if (!strncmp(z, "several:", 8))
+        vt__read_note(f, "recorded as one of several CUPTI subscribers (CUPTI's multi-subscriber mode, 13.3 and "
+                         "later): other CUPTI tools in the job (torch.profiler, Nsight) had their own records beside "
+                         "the trace, nothing was lent to them or taken over by them; a tool on CUPTI's "
+                         "single-subscriber API was refused by CUPTI in that mode");
+}
+
 void vt__read_note_partial(struct vt_tracefile *f)
 {
     char zT[32], *z;
@@ -517,6 +533,7 @@ int vt__read_meta(struct vt_tracefile *f)
     }
     lend_notes(f);
     reduced_note(f);
+    subscription_note(f);
     if ((rc = window_notes(f)) != SQLITE_OK) {
         vt__errorf("%s: cannot read the trace's meta table: %s", f->zPath, sqlite3_errstr(rc));
         return vt__exit_for_sqlite(rc);

@@ -109,7 +109,8 @@ struct vt_figdev {
     int64_t reserved, reservedTs;   /* highest reserved: CUDA memory the process held (a caching allocator's
                                      * segments, a stream-ordered pool's size, allocations one per buffer) */
     int64_t used, usedTs;     /* highest device memory in use by every process and the CUDA context (total less
-                               * free) where the trace knows the device's free memory (at OOMs) */
+                               * free) where the trace knows the device's free memory (at OOMs, and the
+                               * tracer's samples: meta device.D.mem_sample.K) */
     int64_t procAllocated, procReserved; /* the process's own peaks where its memory began before the trace's
                                           * window (a torch.profiler trace's Total Allocated, Total Reserved) */
     int64_t before;           /* allocated before the window began */
@@ -292,6 +293,17 @@ void vt__read_note(struct vt_tracefile *f, const char *zFmt, ...) __attribute__(
 const struct vt_devinfo *vt__read_device(const struct vt_tracefile *f, int id);
 /* Wall-clock nanoseconds of CUPTI-clock time ts through the meta clock anchors; -1 when unknown. */
 int64_t vt__read_wall(const struct vt_tracefile *f, int64_t ts);
+
+/* A sample of a device's memory the tracer took (meta device.D.mem_sample.K = "T FREE TOTAL"). */
+struct vt_memsample {
+    int device;
+    int64_t ts, freeBytes, totalBytes; /* CUPTI-clock ns; bytes */
+};
+/*
+ * The device-memory samples of f by time (*pa malloc'd, *pn of them; none: NULL, 0), rows that do
+ * not parse or say more free than total left out. 0, or -1 when out of memory.
+ */
+int vt__read_mem_samples(const struct vt_tracefile *f, struct vt_memsample **pa, int *pn); /* figures.c */
 
 /* ---- meta.c ---- */
 /*

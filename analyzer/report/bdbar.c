@@ -59,6 +59,11 @@ void vt__html_bdlegend(FILE *f, const struct vt_breakdown *b)
         vt__put_text(f, p->zEvidence ? p->zEvidence : "", VT_ESC_HTML);
         fputs("</td></tr>\n", f);
     }
+    if (b->zOthers) { /* not a part: its bytes are not known */
+        fprintf(f, "<tr><td></td><td>%s</td><td>unknown</td><td></td><td>", vt__cat_name(VT_CAT_OTHERS));
+        vt__put_text(f, b->zOthers, VT_ESC_HTML);
+        fputs("</td></tr>\n", f);
+    }
     fputs("</table>\n", f);
 }
 

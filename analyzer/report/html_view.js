@@ -237,7 +237,7 @@
       var x = X(t[0]);
       o.push('<line x1="' + x.toFixed(1) + '" x2="' + x.toFixed(1) + '" y1="' + (TOP + PH) + '" y2="' + (TOP + PH + 4) + '" stroke="#888"/><text class="tick" x="' + x.toFixed(1) + '" y="' + (TOP + PH + 26) + '" font-size="11" text-anchor="middle">' + t[1] + '</text>');
     });
-    o.push('<text class="axis-title" x="' + (L + PW / 2) + '" y="' + (H - 6) + '" font-size="11" text-anchor="middle">time since the first event</text></g>');
+    o.push('<text class="axis-title" x="' + (L + PW / 2) + '" y="' + (H - 6) + '" font-size="11" text-anchor="middle">' + (D.traces.length > 1 ? 'time since the first event of the ' + D.traces.length + ' traces (one origin for all)' : 'time since the first event') + '</text></g>');
     o.push('<rect class="overlay" x="' + L + '" y="' + TOP + '" width="' + PW + '" height="' + PH + '" fill="transparent"/>');
     o.push('<rect class="brush" x="0" y="' + TOP + '" width="0" height="' + PH + '" fill="#1f77b4" opacity="0.15" display="none"/>');
     o.push('<line class="guide" x1="0" x2="0" y1="' + TOP + '" y2="' + (TOP + PH) + '" stroke="#444" stroke-dasharray="2 2" display="none"/></svg>');

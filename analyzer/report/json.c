@@ -71,8 +71,9 @@ static void groups(FILE *f, const struct vt_trace *t, const struct vt_group *a, 
 /*
  * What a peak or an OOM was (breakdown.c): "breakdown_basis" (the figure the parts sum to:
  * "reserved", "allocated", "device used", "process"; null without a breakdown), "breakdown_bytes"
- * (that sum), "breakdown_ts" (the moment it sums, trace ns), "breakdown_segment_level", and "breakdown": [{category, bytes, count, evidence,
- * owner}], largest first, unknown last.
+ * (that sum), "breakdown_ts" (the moment it sums, trace ns), "breakdown_segment_level", "breakdown": [{category, bytes, count, evidence,
+ * owner}], largest first, unknown last, and "breakdown_other_processes" (with device used: {bytes null,
+ * at_context_at_most_bytes, evidence}; else null).
  */
 static void breakdown_json(FILE *f, const struct vt_breakdown *b)
 {
@@ -90,13 +91,21 @@ static void breakdown_json(FILE *f, const struct vt_breakdown *b)
         jstr(f, "evidence", p->zEvidence, 0);
         fputc('}', f);
     }
-    fputs("], ", f);
+    fputs("], \"breakdown_other_processes\": ", f);
+    if (b->n && b->zOthers) { /* not a part: its bytes are not known */
+        fputs("{\"bytes\": null, ", f);
+        jint(f, "at_context_at_most_bytes", b->othersAtMost, 1);
+        jstr(f, "evidence", b->zOthers, 0);
+        fputs("}, ", f);
+    } else {
+        fputs("null, ", f);
+    }
 }
 
 /*
  * What would fit on a device (fit.c): "fit": null without an estimate, else {capacity_bytes,
  * need_bytes, context_bytes, context_assumed, headroom_bytes, fixed_bytes, scaling_bytes, max_scale,
- * batch, max_batch, assumptions[], savings[{key, what, bytes, assumption}]}.
+ * batch, max_batch, max_is_lower_bound, assumptions[], savings[{key, what, bytes, assumption}]}.
  */
 static void fit_json(FILE *f, const struct vt_fit *x)
 {
@@ -118,6 +127,7 @@ static void fit_json(FILE *f, const struct vt_fit *x)
     else fputs("\"max_scale\": null, ", f);
     jint(f, "batch", x->batch, 1);
     jint(f, "max_batch", x->maxBatch, 1);
+    fprintf(f, "\"max_is_lower_bound\": %s, ", x->bLowerBound ? "true" : "false");
     fputs("\"assumptions\": [", f);
     for (int k = 0; k < x->nAssume; k++) {
         if (k) fputs(", ", f);

@@ -19,6 +19,11 @@ static void breakdown_md(FILE *f, const char *zWhat, const struct vt_breakdown *
         vt__put_text(f, p->zEvidence ? p->zEvidence : "", VT_ESC_MD);
         fputs(" |\n", f);
     }
+    if (b->zOthers) { /* not a part: its bytes are not known */
+        fprintf(f, "| %s | unknown | | ", vt__cat_name(VT_CAT_OTHERS));
+        vt__put_text(f, b->zOthers, VT_ESC_MD);
+        fputs(" |\n", f);
+    }
 }
 
 /* What would fit on device d, and each saving with its assumption. */

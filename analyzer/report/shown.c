@@ -138,23 +138,24 @@ const char *vt__fmt_bdhead(const struct vt_breakdown *b, char *z, size_t n)
 int vt__fmt_fit(const struct vt_device *d, char *z, size_t n)
 {
     const struct vt_fit *f = &d->fit;
-    char zN[32], zC[32], zX[32], zH[32], zG[32], zF[32], zScale[160];
+    char zN[32], zC[32], zX[64], zB[32], zH[32], zG[32], zF[32], zScale[256];
     size_t k;
     z[0] = 0;
     if (!f->bDone) return 0;
     vt__fmt_bytes(f->need, zN, sizeof zN);
     vt__fmt_bytes(f->capacity, zC, sizeof zC);
-    vt__fmt_bytes(f->context, zX, sizeof zX);
     vt__fmt_bytes(f->headroom < 0 ? -f->headroom : f->headroom, zH, sizeof zH);
     vt__fmt_bytes(f->scaling, zG, sizeof zG);
     vt__fmt_bytes(f->fixed, zF, sizeof zF);
-    if (f->capacity > 0)
-        snprintf(z, n, "needs %s of %s (with %s %s CUDA context): %s %s; ", zN, zC,
-                 f->bContextAssumed ? "an assumed" : f->context ? "a measured" : "its", zX, zH,
-                 f->headroom >= 0 ? "headroom" : "short");
+    if (!f->bContextAssumed && f->context == 0) /* the breakdown is of device used: the context is in it */
+        snprintf(zX, sizeof zX, "%s", "the CUDA context measured in it");
     else
-        snprintf(z, n, "needs %s (with %s %s CUDA context), device size unknown (--fit-memory SIZE); ", zN,
-                 f->bContextAssumed ? "an assumed" : f->context ? "a measured" : "its", zX);
+        snprintf(zX, sizeof zX, "%s %s CUDA context", f->bContextAssumed ? "an assumed" : "a measured",
+                 vt__fmt_bytes(f->context, zB, sizeof zB));
+    if (f->capacity > 0)
+        snprintf(z, n, "needs %s of %s (with %s): %s %s; ", zN, zC, zX, zH, f->headroom >= 0 ? "headroom" : "short");
+    else
+        snprintf(z, n, "needs %s (with %s), device size unknown (--fit-memory SIZE); ", zN, zX);
     k = strlen(z);
     if (f->maxScale >= 0 && f->maxBatch >= 0)
         snprintf(zScale, sizeof zScale, ": the batch can be %.2fx the traced one (batch %lld of %lld)", f->maxScale,
@@ -166,6 +167,10 @@ int vt__fmt_fit(const struct vt_device *d, char *z, size_t n)
         snprintf(zScale, sizeof zScale, ": nothing at the peak grows with the batch");
     else
         zScale[0] = 0;
+    if (f->bLowerBound && f->maxScale >= 0) { /* segment level: the least that fits, not a point */
+        size_t m = strlen(zScale);
+        snprintf(zScale + m, sizeof zScale - m, " at least: segment level, a lower bound (no upper bound can be told)");
+    }
     snprintf(z + k, n - k, "%s grows with the batch (", zG);
     for (int i = 0, nNamed = 0; i < d->bd.n; i++) { /* the categories that grow, largest first */
         const struct vt_bdpart *p = &d->bd.a[i];

@@ -72,6 +72,11 @@ static void breakdown_text(FILE *f, const struct vt_breakdown *b, int nIndent)
         snprintf(zLine, sizeof zLine, "%s: %s", vt__fmt_bdname(p, zN, sizeof zN), p->zEvidence ? p->zEvidence : "");
         wrap(f, zLead, nIndent + 18, zLine);
     }
+    if (b->zOthers) { /* not a part: its bytes are not known */
+        snprintf(zLead, sizeof zLead, "%*s%9s %4s  ", nIndent + 2, "", "unknown", "");
+        snprintf(zLine, sizeof zLine, "%s: %s", vt__cat_name(VT_CAT_OTHERS), b->zOthers);
+        wrap(f, zLead, nIndent + 18, zLine);
+    }
 }
 
 /* One process: lifetime counts, device peaks with what was live, phases, notes, sites. */

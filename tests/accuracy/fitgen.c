@@ -9,7 +9,7 @@
 #include "pt.h"
 
 /*
- * fitgen [--kernels FILE] [--split dev|blind|all] [--only NAME] [--at BATCH] [--list] OUTDIR
+ * fitgen [--kernels FILE] [--split dev|blind|all|look] [--seed N] [--only NAME] [--at BATCH] [--list] OUTDIR
  *
  * For each case: the true boundary (the largest batch size whose training steps run without an
  * out-of-memory error on the case's device, found by running the job at each size tried, as a
@@ -18,6 +18,8 @@
  * (the caching allocator or cudaMallocAsync, the CUDA context the device keeps, cuBLAS, NCCL), so
  * the boundary includes the allocator's rounding and fragmentation. The blind split is written
  * with other models, devices and fractions and is scored only once the estimate is final.
+ * The look split (--split look, --seed N) is drawn at random instead (draw_look): look-alike jobs
+ * for judging the estimate on shapes nobody picked.
  * Exit codes: 0 done, 1 a trace could not be written, 2 bad arguments.
  */
 
@@ -160,13 +162,16 @@ static int run(const struct fcase *k, int batch, const char *zPath, uint64_t see
     return js_close(j, 1, 1) != 0 ? -1 : ok;
 }
 
-/* The largest batch size that runs (1 .. 1 << 16), or -1 when even 1 does not or a trace failed. */
+/* The largest batch size searched: 1 << 16 for the recorded splits, more for drawn small models. */
+static int g_maxBatch = 1 << 16;
+
+/* The largest batch size that runs (1 .. g_maxBatch), or -1 when even 1 does not or a trace failed. */
 static int boundary(const struct fcase *k, const char *zProbe)
 {
     int lo = 0, hi = 1, r;
     while ((r = run(k, hi, zProbe, 1)) == 1) { /* double until one fails */
         lo = hi;
-        if (hi >= 1 << 16) return hi;
+        if (hi >= g_maxBatch) return hi;
         hi *= 2;
     }
     if (r < 0) return -1;
@@ -179,6 +184,50 @@ static int boundary(const struct fcase *k, const char *zProbe)
     return lo > 0 ? lo : -1;
 }
 
+/*
+ * The look-alike split: N_LOOK cases drawn at random from seed (a CNN, an LM or an MLP of drawn
+ * size, either level, with or without NVTX, zero_grad before or after the step, set_to_none or
+ * not, NCCL buffers for some LMs, a drawn device and traced fraction), written into aLook with
+ * their names in azLook. Judged on what the estimate was not written for: no case is chosen.
+ */
+#define N_LOOK 12
+static struct fcase aLook[N_LOOK];
+static char azLook[N_LOOK][32];
+static void draw_look(uint64_t seed)
+{
+    static const int64_t aTotal[] = {16 * GiB, 24 * GiB, 40 * GiB, 48 * GiB, 80 * GiB, 141 * GB};
+    uint64_t x = seed ? seed : 0x9e3779b97f4a7c15ull;
+#define DRAW(n) (x ^= x << 13, x ^= x >> 7, x ^= x << 17, (int)(x % (uint64_t)(n)))
+    for (int i = 0; i < N_LOOK; i++) {
+        struct fcase *k = &aLook[i];
+        memset(k, 0, sizeof *k);
+        k->family = DRAW(3);
+        k->mode = DRAW(2) ? JS_SEGMENTS : JS_TENSORS;
+        k->bNvtx = DRAW(2);
+        k->bZeroNone = DRAW(2);
+        k->bZeroLast = DRAW(3) == 0;
+        k->frac = 0.25 + 0.05 * DRAW(8);
+        if (k->family == F_CNN) {
+            k->total = aTotal[DRAW(6)];
+            k->a = 160 + 32 * DRAW(4);
+        } else if (k->family == F_LM) {
+            k->total = aTotal[2 + DRAW(4)]; /* a 1024-token LM needs 40 GB or more */
+            k->a = 4 + DRAW(9);
+            k->b = 8 + 2 * DRAW(9);
+            k->nccl = DRAW(3) == 0 ? 256 : 0;
+        } else {
+            k->total = aTotal[DRAW(6)];
+            k->a = 4 + DRAW(9);
+            k->b = 16 + 8 * DRAW(11);
+        }
+        snprintf(azLook[i], sizeof azLook[i], "look%02d_%s_%s", i,
+                 k->family == F_CNN ? "cnn" : k->family == F_LM ? "lm" : "mlp", k->mode == JS_TENSORS ? "tensor" : "seg");
+        k->zName = azLook[i];
+        k->zSplit = "look";
+    }
+#undef DRAW
+}
+
 static void usage(FILE *f)
 {
     fprintf(f, "usage: fitgen [--kernels FILE] [--split dev|blind|all] [--only NAME] [--at BATCH] [--list] OUTDIR\n");
@@ -187,12 +236,15 @@ static void usage(FILE *f)
 int main(int argc, char **argv)
 {
     const char *zKernels = VT_ACC_KERNELS, *zSplit = "dev", *zOnly = NULL, *zOut = NULL;
-    int bList = 0, rc = 0, at = 0;
+    int bList = 0, rc = 0, at = 0, nCase;
+    const struct fcase *aAll = aCase;
+    uint64_t seed = 0;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--kernels") && i + 1 < argc) zKernels = argv[++i];
         else if (!strcmp(argv[i], "--split") && i + 1 < argc) zSplit = argv[++i];
         else if (!strcmp(argv[i], "--only") && i + 1 < argc) zOnly = argv[++i];
         else if (!strcmp(argv[i], "--list")) bList = 1;
+        else if (!strcmp(argv[i], "--seed") && i + 1 < argc) seed = strtoull(argv[++i], NULL, 0);
         else if (!strcmp(argv[i], "--at") && i + 1 < argc) at = atoi(argv[++i]); /* the trace at this batch, no search */
         else if (argv[i][0] != '-' && !zOut) zOut = argv[i];
         else {
@@ -200,12 +252,14 @@ int main(int argc, char **argv)
             return 2;
         }
     }
-    if (strcmp(zSplit, "dev") && strcmp(zSplit, "blind") && strcmp(zSplit, "all")) {
+    if (strcmp(zSplit, "dev") && strcmp(zSplit, "blind") && strcmp(zSplit, "all") && strcmp(zSplit, "look")) {
         usage(stderr);
         return 2;
     }
     if (bList) {
         for (int i = 0; i < N_CASE; i++) printf("%-28s %s\n", aCase[i].zName, aCase[i].zSplit);
+        draw_look(seed);
+        for (int i = 0; i < N_LOOK; i++) printf("%-28s %s\n", aLook[i].zName, aLook[i].zSplit);
         return 0;
     }
     if (!zOut) {
@@ -217,8 +271,10 @@ int main(int argc, char **argv)
         fprintf(stderr, "fitgen: %s: %s\n", zOut, strerror(errno));
         return 1;
     }
-    for (int i = 0; i < N_CASE && rc == 0; i++) {
-        const struct fcase *k = &aCase[i];
+    nCase = N_CASE;
+    if (!strcmp(zSplit, "look")) draw_look(seed), aAll = aLook, nCase = N_LOOK, g_maxBatch = 1 << 22;
+    for (int i = 0; i < nCase && rc == 0; i++) {
+        const struct fcase *k = &aAll[i];
         char zDir[1100], zPath[1200], zProbe[1200];
         int best, batch;
         FILE *f;

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# (g) versions: the machine's own CUPTI read with its release's layouts, the trace says what recorded it, kernel names demangled, torch.profiler beside the tracer.
+# (g) versions: the machine's own CUPTI read with its release's layouts, the trace says what recorded it (and how it subscribed), kernel names demangled, torch.profiler beside the tracer.
 # timeout: 150
 # min: 45
 # docs/tracer.md, "Versions" and "Beside torch.profiler". Two parts, each with the machine's own
@@ -8,7 +8,8 @@
 #     trace's cupti_version is that file's cuptiGetVersion; a release the docs' table lists is
 #     read with its layouts (no kind reduced, no record left undecoded), one it does not list is
 #     reduced and says so (shown, not failed: the table is older than the machine); the driver
-#     and runtime versions are in meta; every mangled kernel name has its demangled and short
+#     and runtime versions are in meta, and the device's memory sampled at context creation
+#     (docs/schema.md, device.D.mem_sample.K); every mangled kernel name has its demangled and short
 #     name in the KERNEL view (sample.versions.txt: the meta rows and names; the trace stays in
 #     the scratch folder);
 #  2. tests/gpu/profiler_lend_check.sh: a PyTorch job with its own torch.profiler under
@@ -80,6 +81,17 @@ if [ -n "$t" ]; then
     vt_row "sample: kinds reduced" "${reduced:-none}" "the kinds, and why" shown
   fi
   real_only "sample: cuda_driver_version in meta" "$([ -n "$(meta_of "$t" cuda_driver_version)" ] && echo yes || echo no)" yes
+  real_only "sample: device memory sampled at context creation (meta device.0.used_at_context_bytes, mem_sample.0)" \
+    "$([ -n "$(meta_of "$t" device.0.used_at_context_bytes)" ] && [ -n "$(meta_of "$t" device.0.mem_sample.0)" ] &&
+      echo yes || echo no)" yes
+  # the subscription (docs/tracer.md, "Several subscribers"): the only subscriber below CUPTI 13.3; from
+  # 13.3 one of several where the driver (r610+) grants it, which only this machine can say (shown)
+  sub=$(meta_of "$t" cupti_subscription)
+  if [[ "$version" =~ ^[0-9]+$ ]] && [ "$version" -lt 130300 ]; then
+    real_only "sample: cupti_subscription below CUPTI 13.3" "${sub%%:*}" one
+  else
+    vt_row "sample: cupti_subscription (CUPTI ${version:-?})" "${sub:-none}" "several: ... (driver r610+) or one: why" shown
+  fi
   nmangled=$("$vt" sql --format csv --no-header "$t" "SELECT count(*) $names
               WHERE m.value LIKE '\_Z%' ESCAPE '\'" 2> /dev/null | tail -n 1)
   ndemangled=$("$vt" sql --format csv --no-header "$t" "SELECT count(*) $names
@@ -109,7 +121,7 @@ for lt in "$d"/profiler_lend/lend-*.db; do
   pylayout=$(meta_of "$lt" cupti_layout)
 done
 
-vt_summary "CUPTI ${want:-unknown} ($VT_CUPTI_LIB): trace ${version:-none}, layout ${layout:-none}${reduced:+, reduced: $reduced}; kernels demangled ${ndemangled:-0} of ${nmangled:-0}"
+vt_summary "CUPTI ${want:-unknown} ($VT_CUPTI_LIB): trace ${version:-none}, layout ${layout:-none}${reduced:+, reduced: $reduced}; kernels demangled ${ndemangled:-0} of ${nmangled:-0}; subscriber: ${sub:-none}"
 [ "$njob" -gt 0 ] && lend="$lend; PyTorch's CUPTI ${pyver:-?}, layout ${pylayout:-?}"
 vt_summary "torch.profiler beside the tracer: $lend"
 vt_status pass
