@@ -522,7 +522,31 @@ TEST(text_stored_time_is_impossible)
     tg_cleanup();
 }
 
+/* Rows of unknown time (a NULL t) stay off the timeline on the stored-times path too: the readers leave out
+ * the time test only where the pass met no such row. */
+TEST(unknown_times_stay_off_the_timeline)
+{
+    const char *zPath = tg_path("untimed.db");
+    struct vt_result r;
+    char zSql[256];
+    build_at(zPath, 1700000000000000000LL);
+    /* a kernel use of the first buffer with no time known: before its allocation if it were read at 0 */
+    snprintf(zSql, sizeof zSql, "INSERT INTO buffer_use(correlation, kind, address, t, device) VALUES (7, 0, %lld, NULL, 0)",
+             (long long)DEV);
+    exec(zPath, zSql);
+    ASSERT_EQ(0, guard_count(zPath));
+    run(zPath, &r);
+    check_build(&r);
+    ASSERT(r.aTrace[0].f.bStored && r.aTrace[0].f.aT[VT_T_USE].w == 0);
+    ASSERT_EQ(0, guarded(&r.aTrace[0].f));
+    ASSERT_EQ(1, r.aTrace[0].f.aT[VT_T_USE].nNoTime);
+    ASSERT_EQ(0, r.aTrace[0].f.aT[VT_T_MEM].nNoTime); /* the other tables' reads leave the test out */
+    vt__result_free(&r);
+    tg_cleanup();
+}
+
 VT_TEST_LIST(T(rowid_order_and_time_order_agree) T(impossible_rows_counted_like_the_guard)
                  T(real_numbers_fall_back_to_sql)
                  T(jittered_rows_read_in_index_order) T(kernel_beyond_the_hold_left_to_the_transfer_pass)
-                 T(stored_times_with_a_base) T(text_stored_time_is_impossible))
+                 T(stored_times_with_a_base) T(text_stored_time_is_impossible)
+                 T(unknown_times_stay_off_the_timeline))
