@@ -1,49 +1,36 @@
 /* The test harness itself (vt_test.h): its time limits, counts, exit codes and scratch directory. */
-#include "vt_test.h"
+#include "cli_util.h"
 
-#include <fcntl.h>
-#include <sys/stat.h>
 #include <time.h>
 
 /*
  * Run the victim program (test_harness_victim.c) on the cases named in azCase (NULL-terminated)
- * with VT_TEST_TIMEOUT=zTimeout and VT_TEST_WALL_TIMEOUT=zWall (NULL: unset); its standard output and error into *pzOut and *pzErr (to free),
- * its wall time in seconds into *pWall. Returns its exit status, or -1 when it did not exit.
+ * with VT_TEST_TIMEOUT=zTimeout and VT_TEST_WALL_TIMEOUT=zWall (NULL: unset); its standard output
+ * and error into *pzOut and *pzErr (to free), its wall time in seconds into *pWall. Returns its
+ * exit status (cli_run's).
  */
-static int run_victim(const char *zTimeout, const char *zWall, const char *const *azCase, char **pzOut, char **pzErr, double *pWall)
+static int run_victim(const char *zTimeout, const char *zWall, const char *const *azCase, char **pzOut, char **pzErr,
+                      double *pWall)
 {
-    static char zOut[512], zErr[512];
+    char zOut[512], zErr[512], zEnvTimeout[64], zEnvWall[64];
     const char *zTmp = getenv("VT_TEST_TMP");
-    const char *azArgv[8] = {VT_HARNESS_VICTIM};
+    char *azArgv[8] = {(char *)VT_HARNESS_VICTIM};
+    const char *azEnv[] = {zEnvTimeout, zEnvWall, "VT_TEST_KEEP", NULL};
     struct timespec t0, t1;
-    int status = 0, n = 1;
-    pid_t pid;
+    int rc, n = 1;
     snprintf(zOut, sizeof zOut, "%s/victim.out", zTmp ? zTmp : "/tmp");
     snprintf(zErr, sizeof zErr, "%s/victim.err", zTmp ? zTmp : "/tmp");
-    while (azCase[n - 1] && n < 7) azArgv[n] = azCase[n - 1], n++;
+    snprintf(zEnvTimeout, sizeof zEnvTimeout, "VT_TEST_TIMEOUT=%s", zTimeout);
+    if (zWall) snprintf(zEnvWall, sizeof zEnvWall, "VT_TEST_WALL_TIMEOUT=%s", zWall);
+    else snprintf(zEnvWall, sizeof zEnvWall, "VT_TEST_WALL_TIMEOUT");
+    while (azCase[n - 1] && n < 7) azArgv[n] = (char *)azCase[n - 1], n++;
     clock_gettime(CLOCK_MONOTONIC, &t0);
-    pid = fork();
-    if (pid < 0) return -1;
-    if (pid == 0) {
-        int fdOut = open(zOut, O_WRONLY | O_CREAT | O_TRUNC, 0600), fdErr = open(zErr, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-        dup2(fdOut, 1);
-        dup2(fdErr, 2);
-        setenv("VT_TEST_TIMEOUT", zTimeout, 1);
-        if (zWall) setenv("VT_TEST_WALL_TIMEOUT", zWall, 1);
-        else unsetenv("VT_TEST_WALL_TIMEOUT");
-        unsetenv("VT_TEST_KEEP");
-        execv(azArgv[0], (char *const *)azArgv);
-        _exit(127);
-    }
-    while (waitpid(pid, &status, 0) < 0) {
-    }
+    rc = cli_run(azArgv, azEnv, zOut, zErr);
     clock_gettime(CLOCK_MONOTONIC, &t1);
     *pWall = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
-    *pzOut = malloc(65536), *pzErr = malloc(65536);
-    if (!*pzOut || !*pzErr) return -1;
-    vt_read_file(zOut, *pzOut, 65536);
-    vt_read_file(zErr, *pzErr, 65536);
-    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    *pzOut = cli_read(zOut);
+    *pzErr = cli_read(zErr);
+    return rc;
 }
 
 /*
