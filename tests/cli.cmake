@@ -18,3 +18,11 @@ endif()
 add_test(NAME package_deb COMMAND bash ${CMAKE_CURRENT_SOURCE_DIR}/package_test.sh ${PROJECT_BINARY_DIR}
   ${CMAKE_CPACK_COMMAND})
 set_tests_properties(package_deb PROPERTIES LABELS cli SKIP_RETURN_CODE 77)
+
+# A scripted libnvidia-ml (tests/fake_nvml.c) that record loads in its own process through
+# VRAMTRACE_NVML: other processes' memory without a GPU.
+add_library(fake_nvml SHARED fake_nvml.c)
+set_target_properties(fake_nvml PROPERTIES OUTPUT_NAME nvidia-ml SUFFIX ".so.1" PREFIX "lib"
+  LIBRARY_OUTPUT_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR}/fake_nvml)
+add_dependencies(test_record fake_nvml)
+target_compile_definitions(test_record PRIVATE VT_FAKE_NVML="$<TARGET_FILE:fake_nvml>")

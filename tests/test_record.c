@@ -720,6 +720,191 @@ TEST(record_reports_missing_trace)
     cli_cleanup();
 }
 
+
+/* Meta value zKey of the trace at zPath (static buffer), or NULL when absent. */
+static const char *trace_meta(const char *zPath, const char *zKey)
+{
+    static char zVal[512];
+    sqlite3 *db = NULL;
+    int found;
+    ASSERT_EQ(SQLITE_OK, sqlite3_open_v2(zPath, &db, SQLITE_OPEN_READONLY, NULL));
+    found = vt__meta_get(db, zKey, zVal, sizeof zVal);
+    sqlite3_close(db);
+    ASSERT(found >= 0);
+    return found == 1 ? zVal : NULL;
+}
+
+/* Meta rows of the trace at zPath whose key starts with zPrefix. */
+static int trace_meta_count(const char *zPath, const char *zPrefix)
+{
+    sqlite3 *db = NULL;
+    sqlite3_stmt *pStmt = NULL;
+    int n;
+    ASSERT_EQ(SQLITE_OK, sqlite3_open_v2(zPath, &db, SQLITE_OPEN_READONLY, NULL));
+    ASSERT_EQ(SQLITE_OK, sqlite3_prepare_v2(db, "SELECT count(*) FROM meta WHERE substr(key, 1, length(?1)) = ?1", -1,
+                                            &pStmt, NULL));
+    sqlite3_bind_text(pStmt, 1, zPrefix, -1, SQLITE_STATIC);
+    ASSERT_EQ(SQLITE_ROW, sqlite3_step(pStmt));
+    n = sqlite3_column_int(pStmt, 0);
+    sqlite3_finalize(pStmt);
+    sqlite3_close(db);
+    return n;
+}
+
+/*
+ * Run `vramtrace record` (NVML from zNvml, scripted by zScript: VT_FAKE_NVML) on a CUDA-free job
+ * that writes the fixture trace, with its clock anchor at about now and a device-memory sample
+ * near its peak (so the peak's figure is device used), as pid 4242's trace; with bWait the job
+ * waits until record read NVML's process lists while it ran. Returns the trace's path (static
+ * buffer); record's stderr goes to DIR/err.txt, its exit status must be 0.
+ */
+static const char *record_nvml(const char *zDir, const char *zNvml, const char *zScript, int bWait)
+{
+    static char zTrace[PATH_MAX + 32];
+    char zFix[PATH_MAX + 16], zErr[PATH_MAX + 16], zPolled[PATH_MAX + 16], zJob[4 * PATH_MAX], zSql[256];
+    char zFake[PATH_MAX + 512], zLib[PATH_MAX + 32];
+    struct timespec now;
+    sqlite3 *db = NULL;
+    snprintf(zFix, sizeof zFix, "%s/fixture.db", zDir);
+    snprintf(zErr, sizeof zErr, "%s/err.txt", zDir);
+    snprintf(zPolled, sizeof zPolled, "%s/polled", zDir);
+    snprintf(zTrace, sizeof zTrace, "%s/vramtrace-testhost-4242.db", zDir);
+    cli_make_trace(zFix, 1);
+    clock_gettime(CLOCK_REALTIME, &now);
+    ASSERT_EQ(SQLITE_OK, sqlite3_open(zFix, &db));
+    snprintf(zSql, sizeof zSql, "UPDATE meta SET value = '%lld' WHERE key = 'clock_anchor_wall_ns'",
+             (long long)now.tv_sec * 1000000000 + now.tv_nsec - 2000000000);
+    cli_exec(db, zSql);
+    /* 9.65 GiB in use at 1.25 s, when 3 MiB were traced */
+    cli_exec(db, "INSERT INTO meta VALUES('device.0.mem_sample.0', '1250000000 75161059328 85520809984'),"
+                 "('device.0.used_at_context_bytes', '1610612736')");
+    sqlite3_close(db);
+    snprintf(zJob, sizeof zJob,
+             "cp '%s' '%s' && if [ %d = 1 ]; then i=0; while [ ! -e '%s' ] && [ $i -lt 1200 ]; do sleep 0.05; "
+             "i=$((i+1)); done; fi",
+             zFix, zTrace, bWait, zPolled);
+    snprintf(zFake, sizeof zFake, "VT_FAKE_NVML=%s,polled=%s", zScript, zPolled);
+    snprintf(zLib, sizeof zLib, "VRAMTRACE_NVML=%s", zNvml);
+    {
+        char *azArgv[] = {(char *)cli_vramtrace(), "record", "-o", (char *)zDir, "--", "/bin/sh", "-c", zJob, NULL};
+        const char *azEnv[] = {"VRAMTRACE_LIB=/bin/sh", zLib, zFake, NULL};
+        ASSERT_EQ(0, cli_run(azArgv, azEnv, NULL, zErr));
+    }
+    return zTrace;
+}
+
+/* `vramtrace analyze --format FORMAT zTrace` (stdout, heap). */
+static char *analyze_out(const char *zDir, const char *zTrace, const char *zFormat)
+{
+    char zOut[PATH_MAX + 16];
+    char *azArgv[] = {(char *)cli_vramtrace(), "analyze", "--format", (char *)zFormat, (char *)zTrace, NULL};
+    snprintf(zOut, sizeof zOut, "%s/analyze.out", zDir);
+    ASSERT(cli_run(azArgv, NULL, zOut, NULL) <= 1); /* 1: findings */
+    return cli_read(zOut);
+}
+
+TEST(record_reads_other_processes)
+{
+    const char *zDir = cli_tmpdir(), *zTrace, *z;
+    char zErr[PATH_MAX + 16], *zOut;
+    long long ts, bytes;
+    int n;
+    /* NVML's device 1 is the trace's device 0 (same UUID): another process held 1 GiB before the
+     * job and 2 GiB while it ran; device 0 (5 GiB of a third process) must not be taken */
+    zTrace = record_nvml(zDir, VT_FAKE_NVML,
+                         "uuid=GPU-1234,bus=27,dev=0,used=1207959552,launch=1073741824,later=2147483648,job=4242,"
+                         "jobbytes=3221225472",
+                         1);
+    snprintf(zErr, sizeof zErr, "%s/err.txt", zDir);
+    zOut = cli_read(zErr);
+    ASSERT(strstr(zOut, "NVML") == NULL && strstr(zOut, "nvml") == NULL); /* nothing to say when it works */
+    free(zOut);
+    ASSERT_STREQ("ok", trace_meta(zTrace, "nvml.status"));
+    ASSERT_STREQ("uuid GPU-1234", trace_meta(zTrace, "nvml.device.0.match"));
+    ASSERT_STREQ("1207959552", trace_meta(zTrace, "nvml.device.0.used_at_launch_bytes"));
+    ASSERT_STREQ("1073741824 1", trace_meta(zTrace, "nvml.device.0.others_at_launch"));
+    ASSERT(trace_meta(zTrace, "nvml.device.0.launch_ns") != NULL);
+    ASSERT(trace_meta(zTrace, "nvml.device.0.others_note") == NULL);
+    ASSERT(trace_meta(zTrace, "nvml.device.1.match") == NULL);
+    z = trace_meta(zTrace, "nvml.device.0.others_sample.0");
+    ASSERT(z != NULL);
+    ASSERT_EQ(3, sscanf(z, "%lld %lld %d", &ts, &bytes, &n));
+    ASSERT_EQ(2147483648LL, bytes); /* pid 4242 is this trace's own process: not another's */
+    ASSERT_EQ(1, n);
+    ASSERT(ts > 3000000000LL); /* on the trace's clock: after the job started, 2 s after the anchor */
+    /* the peak and the OOM: other processes are a part of 2 GiB, out of the CUDA context's share */
+    zOut = analyze_out(zDir, zTrace, "json");
+    {
+        const char *p = strstr(zOut, "\"breakdown_other_processes\": {\"bytes\": 2147483648, ");
+        ASSERT(p != NULL);
+        ASSERT(strstr(p + 1, "\"breakdown_other_processes\": {\"bytes\": 2147483648, ") != NULL); /* the OOM's */
+        ASSERT_CONTAINS(zOut, "{\"category\": \"other_processes\", \"bytes\": 2147483648, ");
+        ASSERT_CONTAINS(zOut, "\"breakdown_basis\": \"device used\", \"breakdown_bytes\": 10359750656, ");
+        /* the rest of the device used: 9.65 GiB less 2 GiB (the traced 3 MiB are the runtime's own, in it too) */
+        ASSERT_CONTAINS(zOut, "{\"category\": \"cuda_context\", \"bytes\": 8212267008, ");
+        ASSERT_CONTAINS(zOut, "at its reading nearest the moment");
+    }
+    free(zOut);
+    zOut = analyze_out(zDir, zTrace, "text");
+    ASSERT_CONTAINS(zOut, "2.00 GiB");
+    ASSERT_CONTAINS(zOut, "other processes: every process on the device but this one");
+    ASSERT(strstr(zOut, "other processes: in the CUDA context part") == NULL);
+    free(zOut);
+    cli_cleanup();
+}
+
+TEST(record_nvml_other_pid_namespace)
+{
+    const char *zDir = cli_tmpdir(), *zTrace, *z;
+    char *zOut;
+    /* the lists never name the trace's pid (a container's NVML gives host PIDs): launch only */
+    zTrace = record_nvml(zDir, VT_FAKE_NVML, "uuid=GPU-1234,launch=1073741824,later=2147483648,job=0", 1);
+    ASSERT_STREQ("1073741824 1", trace_meta(zTrace, "nvml.device.0.others_at_launch"));
+    ASSERT_EQ(0, trace_meta_count(zTrace, "nvml.device.0.others_sample."));
+    z = trace_meta(zTrace, "nvml.device.0.others_note");
+    ASSERT(z != NULL);
+    ASSERT_CONTAINS(z, "this process (pid 4242) is in none of NVML's");
+    zOut = analyze_out(zDir, zTrace, "json");
+    ASSERT_CONTAINS(zOut, "\"breakdown_other_processes\": {\"bytes\": 1073741824, ");
+    ASSERT_CONTAINS(zOut, "before the job was launched");
+    free(zOut);
+    cli_cleanup();
+}
+
+TEST(record_without_nvml)
+{
+    const char *zDir = cli_tmpdir(), *zTrace, *z;
+    char zErr[PATH_MAX + 16], zMissing[PATH_MAX + 32], *zOut;
+    /* no library, then a library whose init fails (no driver), then lists it may not read */
+    snprintf(zMissing, sizeof zMissing, "%s/none/libnvidia-ml.so.1", zDir);
+    zTrace = record_nvml(zDir, zMissing, "", 0);
+    snprintf(zErr, sizeof zErr, "%s/err.txt", zDir);
+    zOut = cli_read(zErr);
+    ASSERT(strstr(zOut, "NVML") == NULL && strstr(zOut, "nvml") == NULL);
+    ASSERT_CONTAINS(zOut, "1 trace written");
+    free(zOut);
+    z = trace_meta(zTrace, "nvml.status");
+    ASSERT(z != NULL);
+    ASSERT_CONTAINS(z, "unavailable: ");
+    ASSERT_EQ(0, trace_meta_count(zTrace, "nvml.device."));
+    zOut = analyze_out(zDir, zTrace, "json");
+    ASSERT_CONTAINS(zOut, "\"breakdown_other_processes\": {\"bytes\": null, \"at_context_at_most_bytes\": 1610612736, ");
+    ASSERT(strstr(zOut, "\"other_processes\"") == NULL);
+    free(zOut);
+    zTrace = record_nvml(zDir, VT_FAKE_NVML, "fail=init", 0);
+    ASSERT_STREQ("unavailable: nvmlInit_v2 returned 9", trace_meta(zTrace, "nvml.status"));
+    ASSERT_EQ(0, trace_meta_count(zTrace, "nvml.device."));
+    /* lists refused: the device's use before launch bounds the others, their bytes stay unknown */
+    zTrace = record_nvml(zDir, VT_FAKE_NVML, "uuid=GPU-1234,used=1207959552,fail=procs", 0);
+    ASSERT_STREQ("1207959552", trace_meta(zTrace, "nvml.device.0.used_at_launch_bytes"));
+    ASSERT(trace_meta(zTrace, "nvml.device.0.others_at_launch") == NULL);
+    zOut = analyze_out(zDir, zTrace, "json");
+    ASSERT_CONTAINS(zOut, "\"breakdown_other_processes\": {\"bytes\": null, \"at_context_at_most_bytes\": 1207959552, ");
+    ASSERT_CONTAINS(zOut, "before the job was launched the device had 1.12 GiB in use (NVML");
+    free(zOut);
+    cli_cleanup();
+}
+
 #ifndef VT_CMAKE_COMMAND
 #define VT_CMAKE_COMMAND "cmake"
 #endif
@@ -771,4 +956,5 @@ VT_TEST_LIST(T(record_sets_environment) T(record_tensors_merges_alloc_conf) T(re
              T(trace_set_matches_pattern) T(record_exit_by_signal) T(record_forwards_sigterm) T(record_terminal_interrupt_once)
              T(record_missing_command) T(record_usage_errors) T(record_library_not_found)
              T(record_finds_and_summarizes_traces) T(record_reports_missing_trace)
-             T(record_from_installed_tree))
+             T(record_from_installed_tree) T(record_reads_other_processes) T(record_nvml_other_pid_namespace)
+             T(record_without_nvml))

@@ -119,9 +119,12 @@ struct vt_breakdown {
     int bSegment;           /* categories of caching-allocator segments, not tensors */
     struct vt_bdpart *a;    /* largest first, unknown last */
     int n;
-    int64_t untraced;       /* device used beyond the traced memory (in the context part), -1 not known */
-    char *zOthers;          /* with untraced: why other processes' share of it is unknown (no part: never a 0) */
-    int64_t othersAtMost;   /* what other processes held at most when this process's context was created, -1 unknown */
+    int64_t untraced;       /* device used beyond the traced memory (the context part, and other processes' where
+                             * NVML told them), -1 not known */
+    char *zOthers;          /* with untraced, where NVML did not tell other processes' share of it: why it is
+                             * unknown (no part: never a 0); NULL when they are a part (VT_CAT_OTHERS) */
+    int64_t othersAtMost;   /* what other processes held at most when this process's context was created (or,
+                             * less, before the job was launched, by NVML), -1 unknown */
     int64_t poolCache;      /* a cudaMallocAsync pool's reserved bytes beyond the live ones then (not a part: the
                              * figure is the live allocations), 0 none */
     int64_t gradAvoidable;  /* gradients of an earlier backward pass live at a peak in the forward pass, not freed

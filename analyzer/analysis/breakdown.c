@@ -612,22 +612,33 @@ static int figure_part(struct vt_breakdown *bd, int cat, int64_t bytes, const ch
 }
 
 /*
- * Other processes' share of what device acct used beyond the traced memory, for breakdown bd: not
- * told (cuMemGetInfo counts every process; the tracer reads the device only once this process's
- * context exists), so bd->zOthers says why, with what they held at most when the context was
- * created where the trace has it (meta device.D.used_at_context_bytes less CUPTI's buffers,
- * cupti.device_bytes.D: the rest was the context itself). 0 or -1.
+ * What other processes held at most on device acct when this process's context was created, for
+ * breakdown bd (othersAtMost; -1 unknown): the device's use then (meta
+ * device.D.used_at_context_bytes) less CUPTI's buffers (cupti.device_bytes.D: the rest was the
+ * context itself and the other processes), or less, NVML's reading of the device's use before
+ * the job was launched (nvml.device.D.used_at_launch_bytes). With bUnknown, bd->zOthers says why
+ * their share is not told apart. 0 or -1.
  */
-static int others_unknown(const struct vt_trace *t, int acct, struct vt_breakdown *bd)
+static int others_bound(const struct vt_trace *t, int acct, const struct vt_others *o, int bUnknown,
+                        struct vt_breakdown *bd)
 {
     char zKey[64], zB[32];
     int64_t u0, cupti;
+    int bLaunch = 0; /* the bound is NVML's reading before launch */
     snprintf(zKey, sizeof zKey, "device.%d.used_at_context_bytes", acct);
     u0 = vt__read_meta_int(&t->f, zKey);
     snprintf(zKey, sizeof zKey, "cupti.device_bytes.%d", acct);
     cupti = vt__read_meta_int(&t->f, zKey);
     bd->othersAtMost = u0 < 0 ? -1 : cupti > 0 ? (u0 > cupti ? u0 - cupti : 0) : u0;
-    if (bd->othersAtMost >= 0)
+    if (o->usedAtLaunch >= 0 && (bd->othersAtMost < 0 || o->usedAtLaunch < bd->othersAtMost))
+        bd->othersAtMost = o->usedAtLaunch, bLaunch = 1;
+    if (!bUnknown) return 0;
+    if (bLaunch)
+        bd->zOthers = vt__strdupf("in the CUDA context part, not told apart (cuMemGetInfo counts every process, and "
+                                  "NVML's process lists were not read); before the job was launched the device had "
+                                  "%s in use (NVML, with the driver's own reserve): other processes' memory then",
+                                  vt__fmt_bytes(bd->othersAtMost, zB, sizeof zB));
+    else if (bd->othersAtMost >= 0)
         bd->zOthers = vt__strdupf("in the CUDA context part, not told apart (cuMemGetInfo counts every process, and "
                                   "the device is read only once this process's context exists); when the context was "
                                   "created the device had %s in use%s: the context itself and other processes' memory "
@@ -638,6 +649,29 @@ static int others_unknown(const struct vt_trace *t, int acct, struct vt_breakdow
         bd->zOthers = vt__strdupf("%s", "in the CUDA context part, not told apart (cuMemGetInfo counts every process; "
                                         "the device's use before this process's context is not in the trace)");
     return bd->zOthers ? 0 : -1;
+}
+
+/*
+ * The evidence of other processes' part: o's reading (bytes of nProc processes, nearest the
+ * moment or before launch), capped at room (what the device used beyond the traced memory) when
+ * it said more. Malloc'd; NULL when out of memory.
+ */
+static char *others_evidence(const struct vt_trace *t, const struct vt_others *o, int64_t room)
+{
+    char zB[32], zAt[64], zCap[160] = "";
+    if (o->bytes > room)
+        snprintf(zCap, sizeof zCap, "; NVML said %s, more than the device used beyond the traced memory then: "
+                 "capped at that", vt__fmt_bytes(o->bytes, zB, sizeof zB));
+    if (!o->bLaunch) {
+        vt__fmt_at(t, o->sampleTs, zAt, sizeof zAt);
+        return vt__strdupf("every process on the device but this one, by NVML's per-process memory (read by vramtrace "
+                           "record): %d process%s at its reading nearest the moment, at %s (%d reading%s)%s",
+                           o->nProc, o->nProc == 1 ? "" : "es", zAt, o->nSample, o->nSample == 1 ? "" : "s", zCap);
+    }
+    return vt__strdupf("NVML's per-process memory before the job was launched (read by vramtrace record): %d other "
+                       "process%s then; %s: memory other processes took since is in the CUDA context part%s",
+                       o->nProc, o->nProc == 1 ? "" : "es",
+                       o->zNote ? o->zNote : "no reading while this process ran", zCap);
 }
 
 /*
@@ -700,30 +734,43 @@ static int build(struct vt_trace *t, const struct moment *p, int64_t total, cons
                     &sum) != 0)
         return -1;
     if (used >= 0 && used > sum) {
+        struct vt_others oth;
+        int64_t others = -1, ctx;
         char *z;
         int i;
+        if (vt__read_others(&t->f, p->acct, p->stateTs, &oth) == 1) others = oth.bytes < used - sum ? oth.bytes : used - sum;
+        ctx = used - sum - (others > 0 ? others : 0);
         vt__fmt_bytes(used, zB, sizeof zB);
         vt__fmt_bytes(sum, zC, sizeof zC);
-        z = vt__strdupf("device in use (%s: %s) less this process's traced memory (%s): the CUDA context, the "
-                        "driver, memory no traced call made, and any other process's memory (not told apart: see "
-                        "other processes)",
-                        zB, zUsed, zC);
+        z = vt__strdupf("device in use (%s: %s) less this process's traced memory (%s)%s: the CUDA context, the "
+                        "driver, memory no traced call made%s",
+                        zB, zUsed, zC, others > 0 ? " and other processes' (NVML)" : "",
+                        others >= 0 ? "" : ", and any other process's memory (not told apart: see other processes)");
         for (i = 0; i < bd->n && bd->a[i].cat != VT_CAT_CONTEXT; i++) {
         }
-        if (i < bd->n && z) { /* the runtime's own allocations are part of it: one part */
+        if (!z) return -1;
+        if (ctx == 0) { /* NVML's others take all of it */
+            free(z);
+        } else if (i < bd->n) { /* the runtime's own allocations are part of it: one part */
             char *zBoth = vt__strdupf("%s; %s", bd->a[i].zEvidence, z);
             free(z);
             if (!zBoth) return -1;
             free(bd->a[i].zEvidence);
             bd->a[i].zEvidence = zBoth;
-            bd->a[i].bytes += used - sum;
-        } else if (part_add(bd, VT_CAT_CONTEXT, used - sum, 0, z, NULL) != 0) {
+            bd->a[i].bytes += ctx;
+        } else if (part_add(bd, VT_CAT_CONTEXT, ctx, 0, z, NULL) != 0) {
             return -1;
         }
+        if (others >= 0 && part_add(bd, VT_CAT_OTHERS, others, 0, others_evidence(t, &oth, used - sum), NULL) != 0)
+            return -1;
         bd->untraced = used - sum;
         sum = used;
+        if (others_bound(t, p->acct, &oth, others < 0, bd) != 0) return -1;
+    } else if (used >= 0) {
+        struct vt_others oth;
+        vt__read_others(&t->f, p->acct, p->stateTs, &oth);
+        if (others_bound(t, p->acct, &oth, 1, bd) != 0) return -1;
     }
-    if (used >= 0 && others_unknown(t, p->acct, bd) != 0) return -1;
     if (sum < total) {
         vt__fmt_bytes(total - sum, zB, sizeof zB);
         if (part_add(bd, VT_CAT_UNKNOWN, total - sum, 0,

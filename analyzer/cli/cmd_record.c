@@ -76,8 +76,9 @@ static const char zUsage[] =
     "\n"
     "environment: VRAMTRACE_LIB (tracer library), VRAMTRACE_CUPTI (the libcupti the\n"
     "tracer loads, put first on LD_LIBRARY_PATH: the copy the job loads itself; found\n"
-    "in the job's Python environment by default), VRAMTRACE_OUTPUT (default pattern);\n"
-    "see docs/cli.md for the tracer's variables.\n"
+    "in the job's Python environment by default), VRAMTRACE_OUTPUT (default pattern),\n"
+    "VRAMTRACE_NVML (the NVML library record reads other processes' memory with, in\n"
+    "its own process; default libnvidia-ml.so.1); see docs/cli.md for the tracer's variables.\n"
     "\n"
     "exit status: the job's own (128+N if killed by signal N); 2 bad arguments,\n"
     "3 output directory missing or unwritable, 8 tracer library not found,\n"
@@ -365,11 +366,12 @@ static int set_environment(const struct record_opts *pOpts, char *zPattern, size
 
 /*
  * Start azCmd with inherited stdio and environment, forward termination
- * signals to it, and wait. Returns the job's exit status (128+N when killed by
- * signal N), or VT_EXIT_EXEC if it could not be started (message printed);
- * *pbStarted tells which.
+ * signals to it, and wait, NVML's readings (pNvml, may be NULL) running while
+ * it runs. Returns the job's exit status (128+N when killed by signal N), or
+ * VT_EXIT_EXEC if it could not be started (message printed); *pbStarted tells
+ * which.
  */
-static int run_job(char **azCmd, int *pbStarted)
+static int run_job(char **azCmd, struct vt_nvml *pNvml, int *pbStarted)
 {
     struct sigaction sa, aOld[N_FORWARD];
     sigset_t block, saved;
@@ -418,8 +420,10 @@ static int run_job(char **azCmd, int *pbStarted)
         do n = read(aPipe[0], &err, sizeof err);
         while (n < 0 && errno == EINTR);
         if (n != (ssize_t)sizeof err) err = 0; /* EOF: exec succeeded */
+        if (!err) vt__nvml_watch(pNvml);
         while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
         }
+        vt__nvml_stop(pNvml);
     }
     close(aPipe[0]);
     g_child = 0;
@@ -444,10 +448,11 @@ static int run_job(char **azCmd, int *pbStarted)
 }
 
 /*
- * Record config.tensors=1 in a trace written under --tensors, unless the
- * tracer already stored the key. Returns 0, or -1 (message printed).
+ * Write what record knows beside the tracer into a trace the job wrote: config.tensors=1 under
+ * --tensors (unless the tracer already stored the key), and NVML's readings (pNvml, may be NULL).
+ * Returns 0, or -1 (message printed).
  */
-static int stamp_tensors(const char *zPath)
+static int stamp_trace(const char *zPath, int bTensors, const struct vt_nvml *pNvml)
 {
     sqlite3 *db = NULL;
     char zMsg[256];
@@ -456,21 +461,25 @@ static int stamp_tensors(const char *zPath)
         sqlite3_busy_timeout(db, 2000);
         if (vt__schema_check(db, NULL, zMsg, sizeof zMsg) != VT_SCHEMA_OK) rc = SQLITE_NOTADB;
     }
-    if (rc == SQLITE_OK)
+    if (rc == SQLITE_OK) rc = sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL);
+    if (rc == SQLITE_OK && bTensors)
         rc = sqlite3_exec(db, "INSERT OR IGNORE INTO meta(key, value) VALUES('config.tensors', '1')",
                           NULL, NULL, NULL);
+    if (rc == SQLITE_OK) rc = vt__nvml_stamp(pNvml, db);
+    if (rc == SQLITE_OK) rc = sqlite3_exec(db, "COMMIT", NULL, NULL, NULL);
     if (rc != SQLITE_OK && rc != SQLITE_NOTADB)
-        vt__errorf("%s: cannot record config.tensors: %s", zPath, sqlite3_errstr(rc));
+        vt__errorf("%s: cannot record %s: %s", zPath, bTensors ? "config.tensors" : "the device readings",
+                   sqlite3_errstr(rc));
     sqlite3_close(db);
     return rc == SQLITE_OK ? 0 : -1;
 }
 
 /*
  * Report the traces matching zPattern that the job produced (not in pBefore),
- * stamping them with config.tensors when bTensors. Prints to stderr; never
- * changes the exit status.
+ * stamping them (stamp_trace) first. Prints to stderr; never changes the exit status.
  */
-static void report_traces(const char *zPattern, const struct vt_trace_set *pBefore, int bTensors)
+static void report_traces(const char *zPattern, const struct vt_trace_set *pBefore, int bTensors,
+                          const struct vt_nvml *pNvml)
 {
     struct vt_trace_set after;
     size_t i, nNew = 0;
@@ -491,7 +500,7 @@ static void report_traces(const char *zPattern, const struct vt_trace_set *pBefo
         vt__errorf("%zu trace%s written:", nNew, nNew == 1 ? "" : "s");
         for (i = 0; i < after.nFile; i++) {
             if (!vt__trace_set_is_new(pBefore, &after.aFile[i])) continue;
-            if (bTensors) stamp_tensors(after.aFile[i].zPath);
+            stamp_trace(after.aFile[i].zPath, bTensors, pNvml);
             vt__info_summary(stderr, after.aFile[i].zPath);
             nLen += strlen(after.aFile[i].zPath) + 1;
         }
@@ -508,6 +517,7 @@ int vt__cmd_record(int argc, char **argv)
 {
     struct record_opts opts;
     struct vt_trace_set before = {NULL, 0};
+    struct vt_nvml *pNvml;
     char zPattern[PATH_MAX];
     int rc, bStarted = 0;
 
@@ -520,8 +530,11 @@ int vt__cmd_record(int argc, char **argv)
         vt__errorf("record: out of memory");
         return VT_EXIT_INTERNAL;
     }
-    rc = run_job(opts.azCmd, &bStarted);
-    if (bStarted) report_traces(zPattern, &before, opts.bTensors);
+    /* before the job starts: every process NVML lists then is another's */
+    pNvml = vt__nvml_open();
+    rc = run_job(opts.azCmd, pNvml, &bStarted);
+    if (bStarted) report_traces(zPattern, &before, opts.bTensors, pNvml);
+    vt__nvml_close(pNvml);
     vt__trace_set_free(&before);
     return rc;
 }

@@ -7,6 +7,8 @@
 #include <sys/types.h>
 #include <time.h>
 
+#include <sqlite3.h>
+
 #define VT_RECORD_DEFAULT_NAME "vramtrace-%h-%p.db" /* file name used when -o is a directory */
 #define VT_RECORD_MAX_BACKTRACE 64                  /* the tracer's native stack depth limit */
 
@@ -104,6 +106,36 @@ int vt__trace_set_list(const char *zPattern, struct vt_trace_set *pSet);
 int vt__trace_set_is_new(const struct vt_trace_set *pBefore, const struct vt_trace_file *pFile);
 
 void vt__trace_set_free(struct vt_trace_set *pSet);
+
+/* ---- record_nvml.c: other processes' memory, read through NVML in record's own process ---- */
+struct vt_nvml;
+/*
+ * Load NVML (the file VRAMTRACE_NVML names, else libnvidia-ml.so.1) into this process, never the
+ * job's, and read each device's used memory and processes before the job starts: then no process
+ * of the job exists, so every process listed is another's. What NVML opened is close-on-exec.
+ * Missing NVML, no permission or an error leave the handle without devices and its status saying
+ * why (no message). NULL only when out of memory. Free with vt__nvml_close.
+ */
+struct vt_nvml *vt__nvml_open(void);
+/*
+ * Start reading every device's processes in a thread of its own (all signals blocked), at most
+ * once a second, the gap doubling every 256 readings, at most 2048 per device. Call after the job
+ * was started. Nothing happens without devices or when the thread cannot start.
+ */
+void vt__nvml_watch(struct vt_nvml *p);
+/* Stop the readings (once the job ended); p may be NULL. */
+void vt__nvml_stop(struct vt_nvml *p);
+/* Stop the readings, shut NVML down and free p (may be NULL). */
+void vt__nvml_close(struct vt_nvml *p);
+/*
+ * Write p's readings into an open trace as meta rows (docs/schema.md, nvml.*): nvml.status, and
+ * for each trace device matched to an NVML device by UUID (or, without a UUID in the trace, by
+ * PCI bus and device; never by index), the launch reading and the samples of the other processes
+ * (every process listed but the trace's own pid) placed on the trace's clock through its anchor.
+ * Samples are kept only where the trace's pid is in some list (the same PID namespace). An
+ * SQLite code; p may be NULL (nothing written).
+ */
+int vt__nvml_stamp(const struct vt_nvml *p, sqlite3 *db);
 
 
 #endif

@@ -169,21 +169,36 @@ static int memsample_cmp(const void *pa, const void *pb)
     return (a->device > b->device) - (a->device < b->device);
 }
 
+/*
+ * The next meta row of f from *pi on whose key is zFmt (with its device and sample number:
+ * "device.%d.mem_sample.%d%n") and whose value is three whole numbers (into av); *pi moves past
+ * it. 1 found, 0 none left.
+ */
+static int series_next(const struct vt_tracefile *f, int *pi, const char *zFmt, int *pDev, long long av[3])
+{
+    size_t nLead = strcspn(zFmt, "%");
+    for (; *pi < f->nMeta; ++*pi) {
+        const struct vt_metakv *m = &f->aMeta[*pi];
+        int k, nEnd = 0;
+        if (strncmp(m->zKey, zFmt, nLead) != 0 || sscanf(m->zKey, zFmt, pDev, &k, &nEnd) != 2 || m->zKey[nEnd] ||
+            sscanf(m->zValue, "%lld %lld %lld", &av[0], &av[1], &av[2]) != 3 || *pDev < 0 || av[0] < 0)
+            continue;
+        ++*pi;
+        return 1;
+    }
+    return 0;
+}
+
 int vt__read_mem_samples(const struct vt_tracefile *f, struct vt_memsample **pa, int *pn)
 {
     struct vt_memsample *a = NULL;
-    int n = 0, nAlloc = 0;
+    int n = 0, nAlloc = 0, i = 0, dev;
+    long long av[3];
     *pa = NULL;
     *pn = 0;
-    for (int i = 0; i < f->nMeta; i++) {
+    while (series_next(f, &i, "device.%d.mem_sample.%d%n", &dev, av)) {
         struct vt_memsample m;
-        long long ts, fr, tot;
-        int dev, k, nEnd = 0;
-        if (strncmp(f->aMeta[i].zKey, "device.", 7) != 0 ||
-            sscanf(f->aMeta[i].zKey, "device.%d.mem_sample.%d%n", &dev, &k, &nEnd) != 2 || f->aMeta[i].zKey[nEnd] ||
-            sscanf(f->aMeta[i].zValue, "%lld %lld %lld", &ts, &fr, &tot) != 3 || dev < 0 || ts < 0 || tot <= 0 ||
-            fr < 0 || fr > tot)
-            continue;
+        if (av[2] <= 0 || av[1] < 0 || av[1] > av[2]) continue;
         if (n == nAlloc) {
             struct vt_memsample *aNew = realloc(a, sizeof *a * (size_t)(nAlloc = nAlloc ? 2 * nAlloc : 64));
             if (!aNew) {
@@ -193,15 +208,40 @@ int vt__read_mem_samples(const struct vt_tracefile *f, struct vt_memsample **pa,
             a = aNew;
         }
         m.device = dev;
-        m.ts = ts;
-        m.freeBytes = fr;
-        m.totalBytes = tot;
+        m.ts = av[0];
+        m.freeBytes = av[1];
+        m.totalBytes = av[2];
         a[n++] = m;
     }
     if (n > 1) qsort(a, (size_t)n, sizeof *a, memsample_cmp);
     *pa = a;
     *pn = n;
     return 0;
+}
+
+int vt__read_others(const struct vt_tracefile *f, int dev, int64_t ts, struct vt_others *pOut)
+{
+    char zKey[64];
+    const char *z;
+    long long av[3], launch = -1, nLaunch = 0;
+    int i = 0, d;
+    memset(pOut, 0, sizeof *pOut);
+    pOut->bytes = pOut->sampleTs = -1;
+    snprintf(zKey, sizeof zKey, "nvml.device.%d.others_at_launch", dev);
+    if ((z = vt__read_meta_value(f, zKey)) && sscanf(z, "%lld %lld", &launch, &nLaunch) != 2) launch = -1;
+    while (series_next(f, &i, "nvml.device.%d.others_sample.%d%n", &d, av)) {
+        int64_t gap = av[0] > ts ? av[0] - ts : ts - av[0];
+        if (d != dev || av[1] < 0) continue;
+        if (pOut->sampleTs < 0 || gap < (pOut->sampleTs > ts ? pOut->sampleTs - ts : ts - pOut->sampleTs))
+            pOut->sampleTs = av[0], pOut->bytes = av[1], pOut->nProc = (int)av[2];
+        pOut->nSample++;
+    }
+    if (pOut->bytes < 0 && launch >= 0) pOut->bytes = launch, pOut->nProc = (int)nLaunch, pOut->bLaunch = 1;
+    snprintf(zKey, sizeof zKey, "nvml.device.%d.used_at_launch_bytes", dev);
+    pOut->usedAtLaunch = vt__read_meta_int(f, zKey);
+    snprintf(zKey, sizeof zKey, "nvml.device.%d.others_note", dev);
+    pOut->zNote = vt__read_meta_value(f, zKey);
+    return pOut->bytes >= 0;
 }
 
 /* The device memory in use by everyone where the trace knows the device's free memory: at OOMs and the tracer's samples. An SQLite code. */

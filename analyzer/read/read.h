@@ -304,6 +304,20 @@ struct vt_memsample {
  * not parse or say more free than total left out. 0, or -1 when out of memory.
  */
 int vt__read_mem_samples(const struct vt_tracefile *f, struct vt_memsample **pa, int *pn); /* figures.c */
+/* Other processes' memory on a device as `vramtrace record` read it through NVML (meta nvml.device.D.*). */
+struct vt_others {
+    int64_t bytes;         /* other processes' bytes: at the sample nearest the moment, else before launch; -1 unknown */
+    int64_t sampleTs;      /* that sample's time (CUPTI-clock ns), -1: the launch reading or none */
+    int bLaunch;           /* bytes are the reading before the job was launched */
+    int nProc, nSample;    /* processes in that reading; samples of the device */
+    int64_t usedAtLaunch;  /* the device's used memory before launch (NVML, with the driver's reserve), -1 unknown */
+    const char *zNote;     /* why the samples were not kept (f's meta), or NULL */
+};
+/*
+ * Other processes' memory on device dev of f nearest time ts (*pOut). 1 when its bytes are known,
+ * 0 when not (pOut then still holds what is known: usedAtLaunch, zNote). figures.c
+ */
+int vt__read_others(const struct vt_tracefile *f, int dev, int64_t ts, struct vt_others *pOut);
 
 /* ---- meta.c ---- */
 /*

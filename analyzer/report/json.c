@@ -72,8 +72,8 @@ static void groups(FILE *f, const struct vt_trace *t, const struct vt_group *a, 
  * What a peak or an OOM was (breakdown.c): "breakdown_basis" (the figure the parts sum to:
  * "reserved", "allocated", "device used", "process"; null without a breakdown), "breakdown_bytes"
  * (that sum), "breakdown_ts" (the moment it sums, trace ns), "breakdown_segment_level", "breakdown": [{category, bytes, count, evidence,
- * owner}], largest first, unknown last, and "breakdown_other_processes" (with device used: {bytes null,
- * at_context_at_most_bytes, evidence}; else null).
+ * owner}], largest first, unknown last, and "breakdown_other_processes" (with device used: {bytes, the
+ * other processes' part where NVML told it, else null; at_context_at_most_bytes, evidence}; else null).
  */
 static void breakdown_json(FILE *f, const struct vt_breakdown *b)
 {
@@ -92,10 +92,12 @@ static void breakdown_json(FILE *f, const struct vt_breakdown *b)
         fputc('}', f);
     }
     fputs("], \"breakdown_other_processes\": ", f);
-    if (b->n && b->zOthers) { /* not a part: its bytes are not known */
-        fputs("{\"bytes\": null, ", f);
+    if (b->n && (b->zOthers || vt__bd_part(b, VT_CAT_OTHERS))) { /* without a part its bytes are not known */
+        const struct vt_bdpart *p = vt__bd_part(b, VT_CAT_OTHERS);
+        fputc('{', f);
+        jint(f, "bytes", p ? p->bytes : -1, 1);
         jint(f, "at_context_at_most_bytes", b->othersAtMost, 1);
-        jstr(f, "evidence", b->zOthers, 0);
+        jstr(f, "evidence", p ? p->zEvidence : b->zOthers, 0);
         fputs("}, ", f);
     } else {
         fputs("null, ", f);

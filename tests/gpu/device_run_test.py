@@ -90,6 +90,8 @@ def test_rehearsal(build, tmp):
     check(re.search(r"^pytorch +PASS .* (\d+) of \1 runs pass", text, re.M) is not None, "summary: every PyTorch run")
     check(re.search(r"^versions +PASS .* trace 130001, layout 13\.0;", text, re.M) is not None
           and "the profiler and the trace both got their data" in text, "summary: versions and the profiler beside")
+    check(re.search(r"NVML read by record: (ok|unavailable: [^;]+); device 0: other processes before launch ", text)
+          is not None, "summary: record's NVML reading")
     check("skipped for the budget: none" in text and "overall: PASS" in text, "summary: nothing skipped, PASS")
     check("WARNING" not in text, "the folder was built from this tree")
     check(re.search(r"archive: gpu-results.tar.gz, \d+ KiB; trimmed to fit 16384 KiB: 0 file", text) is not None,

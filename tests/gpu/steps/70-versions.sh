@@ -11,7 +11,8 @@
 #     and runtime versions are in meta, and the device's memory sampled at context creation
 #     (docs/schema.md, device.D.mem_sample.K); every mangled kernel name has its demangled and short
 #     name in the KERNEL view (sample.versions.txt: the meta rows and names; the trace stays in
-#     the scratch folder);
+#     the scratch folder); record's own NVML reading of other processes (nvml.* meta, docs/cli.md,
+#     "Other processes on the devices") is shown, and said in the summary;
 #  2. tests/gpu/profiler_lend_check.sh: a PyTorch job with its own torch.profiler under
 #     `vramtrace record` (results in profiler_lend/): the profiler and the trace both get their
 #     data; each of its traces names the libcupti the job mapped, and its cupti_version is that
@@ -92,6 +93,16 @@ if [ -n "$t" ]; then
   else
     vt_row "sample: cupti_subscription (CUPTI ${version:-?})" "${sub:-none}" "several: ... (driver r610+) or one: why" shown
   fi
+  # other processes on the device, read through NVML by record in its own process (docs/cli.md,
+  # "Other processes on the devices"): shown, not judged (a container may hide the driver's library)
+  nvml=$(meta_of "$t" nvml.status)
+  nvml_launch=$(meta_of "$t" nvml.device.0.others_at_launch)
+  nvml_note=$(meta_of "$t" nvml.device.0.others_note)
+  nvml_n=$("$vt" sql --format csv --no-header "$t" "SELECT count(*) FROM meta
+            WHERE key LIKE 'nvml.device.0.others_sample.%'" 2> /dev/null | tail -n 1)
+  vt_row "sample: NVML read by record (nvml.status)" "${nvml:-none}" "ok, or unavailable: why" shown
+  vt_row "sample: other processes on device 0 before launch (bytes, processes)" "${nvml_launch:-unknown}" \
+    "BYTES N where NVML lists processes" shown
   nmangled=$("$vt" sql --format csv --no-header "$t" "SELECT count(*) $names
               WHERE m.value LIKE '\_Z%' ESCAPE '\'" 2> /dev/null | tail -n 1)
   ndemangled=$("$vt" sql --format csv --no-header "$t" "SELECT count(*) $names
@@ -124,5 +135,6 @@ done
 vt_summary "CUPTI ${want:-unknown} ($VT_CUPTI_LIB): trace ${version:-none}, layout ${layout:-none}${reduced:+, reduced: $reduced}; kernels demangled ${ndemangled:-0} of ${nmangled:-0}; subscriber: ${sub:-none}"
 [ "$njob" -gt 0 ] && lend="$lend; PyTorch's CUPTI ${pyver:-?}, layout ${pylayout:-?}"
 vt_summary "torch.profiler beside the tracer: $lend"
+vt_summary "NVML read by record: ${nvml:-none}; device 0: other processes before launch ${nvml_launch:-unknown} (bytes, processes), ${nvml_n:-0} samples while it ran${nvml_note:+; $nvml_note}"
 vt_status pass
 if [ "$rc" = 77 ]; then vt_status info; fi  # a part not run: a measurement, not a pass
