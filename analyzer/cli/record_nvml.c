@@ -195,12 +195,13 @@ static int load(struct vt_nvml *p, const char *zLib)
     *(void **)&p->xCompute = dlsym(p->pLib, "nvmlDeviceGetComputeRunningProcesses_v3");
     *(void **)&p->xGraphics = dlsym(p->pLib, "nvmlDeviceGetGraphicsRunningProcesses_v3");
     if (!xInit || !p->xShutdown || !xCount || !xHandle || !xUuid || !p->xMemory || !p->xCompute) {
-        snprintf(p->zStatus, sizeof p->zStatus, "unavailable: %s lacks the functions used (an NVML older than 11.4)",
+        p->xShutdown = NULL; /* never initialized: nothing to shut down */
+        snprintf(p->zStatus, sizeof p->zStatus, "unavailable: %s lacks the functions used (an older NVML)",
                  zLib);
         return -1;
     }
     if ((rc = xInit()) != NVML_SUCCESS) {
-        p->xShutdown = NULL; /* nothing to shut down */
+        p->xShutdown = NULL;
         snprintf(p->zStatus, sizeof p->zStatus, "unavailable: nvmlInit_v2 returned %d", rc);
         return -1;
     }
