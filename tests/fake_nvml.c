@@ -15,6 +15,7 @@
  *             another PID namespace)
  *   polled    a file created once a later list was returned (the job waits for it)
  *   fail      init: nvmlInit_v2 fails (as without a driver); procs: the process lists fail (no permission)
+ *   hide      1: every list is empty (as a container's NVML that shows no process of the host)
  */
 
 typedef struct {
@@ -124,6 +125,7 @@ int nvmlDeviceGetComputeRunningProcesses_v3(void *h, unsigned *pn, proc_t *a)
         aList[n].pid = (unsigned)num("job", 0);
         aList[n++].usedGpuMemory = num("jobbytes", 0);
     }
+    if (num("hide", 0)) n = 0;
     if (*pn < n) {
         *pn = n;
         return 7;

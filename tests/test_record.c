@@ -769,6 +769,7 @@ static const char *record_nvml(const char *zDir, const char *zNvml, const char *
     snprintf(zErr, sizeof zErr, "%s/err.txt", zDir);
     snprintf(zPolled, sizeof zPolled, "%s/polled", zDir);
     snprintf(zTrace, sizeof zTrace, "%s/vramtrace-testhost-4242.db", zDir);
+    unlink(zPolled); /* an earlier run's */
     cli_make_trace(zFix, 1);
     clock_gettime(CLOCK_REALTIME, &now);
     ASSERT_EQ(SQLITE_OK, sqlite3_open(zFix, &db));
@@ -867,6 +868,16 @@ TEST(record_nvml_other_pid_namespace)
     zOut = analyze_out(zDir, zTrace, "json");
     ASSERT_CONTAINS(zOut, "\"breakdown_other_processes\": {\"bytes\": 1073741824, ");
     ASSERT_CONTAINS(zOut, "before the job was launched");
+    free(zOut);
+    /* lists that show no process at all, not even the job's own: their 0 is not taken */
+    zTrace = record_nvml(zDir, VT_FAKE_NVML, "uuid=GPU-1234,used=1207959552,launch=1073741824,job=4242,hide=1", 1);
+    ASSERT(trace_meta(zTrace, "nvml.device.0.others_at_launch") == NULL);
+    ASSERT_EQ(0, trace_meta_count(zTrace, "nvml.device.0.others_sample."));
+    z = trace_meta(zTrace, "nvml.device.0.others_note");
+    ASSERT(z != NULL);
+    ASSERT_CONTAINS(z, "showed no process at all (before launch nor while the job ran");
+    zOut = analyze_out(zDir, zTrace, "json");
+    ASSERT_CONTAINS(zOut, "\"breakdown_other_processes\": {\"bytes\": null, \"at_context_at_most_bytes\": 1207959552, ");
     free(zOut);
     cli_cleanup();
 }

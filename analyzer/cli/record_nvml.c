@@ -378,19 +378,31 @@ static int64_t others_in(const struct vt_nvml *p, const struct nvsample *s, int6
     return sum;
 }
 
-/* Trace device dev's readings from NVML device d as meta rows, times on the trace's clock where it has an anchor. An SQLite code. */
+/*
+ * Trace device dev's readings from NVML device d as meta rows, times on the trace's clock where it
+ * has an anchor. The samples are kept only where some list names the trace's pid (the same PID
+ * namespace); the reading before launch only where some list showed any process at all (a list
+ * that shows none may be blind to the processes outside a container: its 0 would be a guess).
+ * An SQLite code.
+ */
 static int put_device(const struct vt_nvml *p, const struct nvdev *d, sqlite3_stmt *pIns, int dev, const char *zHow,
                       int64_t pid, int bAnchor, int64_t anchorCupti, int64_t anchorWall)
 {
     char z[300], zWhat[48];
-    int n, bSeen = 0, nSeenIn = 0, rc;
+    int n, bSeen = 0, nSeenIn = 0, bVisible = d->launch.bOk && d->launch.nProc > 0, rc;
     int64_t others = others_in(p, &d->launch, -1, &n, &bSeen);
+    for (int i = 0; i < d->nSample; i++) { /* is this process in NVML's lists (same PID namespace)? */
+        int bHere = 0, nHere;
+        others_in(p, &d->aSample[i], pid, &nHere, &bHere);
+        nSeenIn += bHere;
+        bVisible |= d->aSample[i].bOk && d->aSample[i].nProc > 0;
+    }
     rc = put(pIns, dev, "match", zHow);
     if (rc == SQLITE_OK && d->totalBytes > 0) {
         snprintf(z, sizeof z, "%" PRId64, d->usedAtLaunch);
         rc = put(pIns, dev, "used_at_launch_bytes", z);
     }
-    if (rc == SQLITE_OK && others >= 0) {
+    if (rc == SQLITE_OK && others >= 0 && bVisible) {
         snprintf(z, sizeof z, "%" PRId64 " %d", others, n);
         rc = put(pIns, dev, "others_at_launch", z);
     }
@@ -398,12 +410,13 @@ static int put_device(const struct vt_nvml *p, const struct nvdev *d, sqlite3_st
         snprintf(z, sizeof z, "%" PRId64, anchorCupti + (d->launch.wallNs - anchorWall));
         rc = put(pIns, dev, "launch_ns", z);
     }
-    for (int i = 0; i < d->nSample; i++) { /* is this process in NVML's lists (same PID namespace)? */
-        int bHere = 0;
-        others_in(p, &d->aSample[i], pid, &n, &bHere);
-        nSeenIn += bHere;
-    }
-    if (rc == SQLITE_OK && nSeenIn == 0 && d->nSample > 0 && pid < 0) {
+    if (rc == SQLITE_OK && others >= 0 && !bVisible) {
+        snprintf(z, sizeof z,
+                 "NVML's process lists of the device showed no process at all (before launch%s): they may not show "
+                 "the processes outside this PID namespace (a container); other processes are not known",
+                 d->nSample > 0 ? " nor while the job ran, this process included" : "; no reading while the job ran");
+        rc = put(pIns, dev, "others_note", z);
+    } else if (rc == SQLITE_OK && nSeenIn == 0 && d->nSample > 0 && pid < 0) {
         rc = put(pIns, dev, "others_note", "the trace records no pid: only the launch reading is kept");
     } else if (rc == SQLITE_OK && nSeenIn == 0 && d->nSample > 0) {
         snprintf(z, sizeof z,
