@@ -721,6 +721,14 @@ TEST(record_reports_missing_trace)
 }
 
 
+/* How many times zNeedle occurs in z. */
+static int count_of(const char *z, const char *zNeedle)
+{
+    int n = 0;
+    for (const char *p = strstr(z, zNeedle); p; p = strstr(p + 1, zNeedle)) n++;
+    return n;
+}
+
 /* Meta value zKey of the trace at zPath (static buffer), or NULL when absent. */
 static const char *trace_meta(const char *zPath, const char *zKey)
 {
@@ -818,7 +826,11 @@ TEST(record_reads_other_processes)
                          1);
     snprintf(zErr, sizeof zErr, "%s/err.txt", zDir);
     zOut = cli_read(zErr);
-    ASSERT(strstr(zOut, "NVML") == NULL && strstr(zOut, "nvml") == NULL); /* nothing to say when it works */
+    /* record's summary: the readings, and nothing else about NVML */
+    ASSERT_CONTAINS(zOut, "\n    others      device 0: other processes 1.00 GiB before launch, at most 2.00 GiB while it "
+                          "ran (");
+    ASSERT_EQ(1, count_of(zOut, "NVML"));
+    ASSERT(strstr(zOut, "nvml") == NULL);
     free(zOut);
     ASSERT_STREQ("ok", trace_meta(zTrace, "nvml.status"));
     ASSERT_STREQ("uuid GPU-1234", trace_meta(zTrace, "nvml.device.0.match"));
@@ -857,9 +869,14 @@ TEST(record_reads_other_processes)
 TEST(record_nvml_other_pid_namespace)
 {
     const char *zDir = cli_tmpdir(), *zTrace, *z;
-    char *zOut;
+    char zErr[PATH_MAX + 16], *zOut;
     /* the lists never name the trace's pid (a container's NVML gives host PIDs): launch only */
     zTrace = record_nvml(zDir, VT_FAKE_NVML, "uuid=GPU-1234,launch=1073741824,later=2147483648,job=0", 1);
+    snprintf(zErr, sizeof zErr, "%s/err.txt", zDir);
+    zOut = cli_read(zErr);
+    ASSERT_CONTAINS(zOut, "\n    others      device 0: other processes 1.00 GiB before launch, not read while it ran "
+                          "(meta nvml.device.0.others_note says why) (NVML, read by record)\n");
+    free(zOut);
     ASSERT_STREQ("1073741824 1", trace_meta(zTrace, "nvml.device.0.others_at_launch"));
     ASSERT_EQ(0, trace_meta_count(zTrace, "nvml.device.0.others_sample."));
     z = trace_meta(zTrace, "nvml.device.0.others_note");

@@ -65,7 +65,8 @@ int vt__info_meta_known(const char *zKey);
 /* The full text report of one trace (info_text.c). */
 void vt__info_text(FILE *f, const struct trace_info *p);
 /* The short summary `record` prints for each trace it wrote (info_text.c): devices, duration, allocations, peak
- * live device bytes, copies, kernels, OOMs, dropped records, each line indented. A VT_EXIT code. */
+ * live device bytes, other processes where record read NVML, copies, kernels, OOMs, dropped records, each line
+ * indented. A VT_EXIT code. */
 int vt__info_summary(FILE *f, const char *zPath);
 /* One trace as a JSON object, keys documented in docs/cli.md (info_json.c). */
 void vt__info_json(FILE *f, const struct trace_info *p);

@@ -264,6 +264,32 @@ void vt__info_text(FILE *f, const struct trace_info *p)
     }
 }
 
+/*
+ * "others" lines: each device's other processes as `record` read them through NVML (meta
+ * nvml.device.D.*): before launch and the most while the job ran. Nothing without the readings.
+ */
+static void print_others(FILE *f, const struct trace_info *p, const char *zIndent)
+{
+    int bFirst = 1;
+    for (int i = 0; i < p->nDev; i++) {
+        struct vt_others o;
+        char zL[32], zM[32];
+        vt__read_others(&p->f, (int)p->aDev[i].id, 0, &o);
+        if (o.launchBytes < 0 && o.maxBytes < 0) continue;
+        fprintf(f, "%s%-11s device %lld: other processes ", zIndent, bFirst ? "others" : "", (long long)p->aDev[i].id);
+        if (o.launchBytes >= 0) fprintf(f, "%s before launch", vt__fmt_bytes(o.launchBytes, zL, sizeof zL));
+        if (o.maxBytes >= 0)
+            fprintf(f, "%sat most %s while it ran (%d reading%s)", o.launchBytes >= 0 ? ", " : "",
+                    vt__fmt_bytes(o.maxBytes, zM, sizeof zM), o.nSample, o.nSample == 1 ? "" : "s");
+        else if (o.zNote)
+            fprintf(f, ", not read while it ran (meta nvml.device.%lld.others_note says why)", (long long)p->aDev[i].id);
+        else
+            fputs(", not read while it ran", f);
+        fputs(" (NVML, read by record)\n", f);
+        bFirst = 0;
+    }
+}
+
 int vt__info_summary(FILE *f, const char *zPath)
 {
     struct trace_info info;
@@ -284,6 +310,7 @@ int vt__info_summary(FILE *f, const char *zPath)
                     vt__fmt_bytes(info.aDev[i].total == VT_INFO_NUL ? 0 : info.aDev[i].total, zB, sizeof zB));
         print_duration(f, &info, "    ");
         print_memory(f, &info, "    ");
+        print_others(f, &info, "    ");
         copies_total(&info, &nCopy, &copyBytes, &nPageable);
         nKernel = vt__info_count(&info, "kernel");
         nOom = vt__info_count(&info, "oom_event");

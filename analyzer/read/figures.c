@@ -226,7 +226,7 @@ int vt__read_others(const struct vt_tracefile *f, int dev, int64_t ts, struct vt
     long long av[3], launch = -1, nLaunch = 0;
     int i = 0, d;
     memset(pOut, 0, sizeof *pOut);
-    pOut->bytes = pOut->sampleTs = -1;
+    pOut->bytes = pOut->sampleTs = pOut->maxBytes = -1;
     snprintf(zKey, sizeof zKey, "nvml.device.%d.others_at_launch", dev);
     if ((z = vt__read_meta_value(f, zKey)) && sscanf(z, "%lld %lld", &launch, &nLaunch) != 2) launch = -1;
     while (series_next(f, &i, "nvml.device.%d.others_sample.%d%n", &d, av)) {
@@ -234,8 +234,10 @@ int vt__read_others(const struct vt_tracefile *f, int dev, int64_t ts, struct vt
         if (d != dev || av[1] < 0) continue;
         if (pOut->sampleTs < 0 || gap < (pOut->sampleTs > ts ? pOut->sampleTs - ts : ts - pOut->sampleTs))
             pOut->sampleTs = av[0], pOut->bytes = av[1], pOut->nProc = (int)av[2];
+        if (av[1] > pOut->maxBytes) pOut->maxBytes = av[1];
         pOut->nSample++;
     }
+    pOut->launchBytes = launch;
     if (pOut->bytes < 0 && launch >= 0) pOut->bytes = launch, pOut->nProc = (int)nLaunch, pOut->bLaunch = 1;
     snprintf(zKey, sizeof zKey, "nvml.device.%d.used_at_launch_bytes", dev);
     pOut->usedAtLaunch = vt__read_meta_int(f, zKey);

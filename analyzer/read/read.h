@@ -310,6 +310,8 @@ struct vt_others {
     int64_t sampleTs;      /* that sample's time (CUPTI-clock ns), -1: the launch reading or none */
     int bLaunch;           /* bytes are the reading before the job was launched */
     int nProc, nSample;    /* processes in that reading; samples of the device */
+    int64_t launchBytes;   /* other processes' bytes before launch, -1 unknown */
+    int64_t maxBytes;      /* the most of the samples while the job ran, -1 none */
     int64_t usedAtLaunch;  /* the device's used memory before launch (NVML, with the driver's reserve), -1 unknown */
     const char *zNote;     /* why the samples were not kept (f's meta), or NULL */
 };
