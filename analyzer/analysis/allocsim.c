@@ -34,9 +34,9 @@
  * without a failure is found by bisection from a first guess (growing it by a quarter until a
  * scale fails), to one batch or a thousandth of it, at most VT_FS_REPLAYS replays, each one pass
  * over the stream (early out at the first failure): time O(replays x n log m), n lifetimes, m free
- * blocks (bench_allocsim: about 0.7 s a replay of 1 M lifetimes, 12 replays); memory about 45
- * bytes a lifetime, at most VT_FS_MAX lifetimes (a larger trace keeps the proportional estimate
- * and says so).
+ * blocks (bench_allocsim: about 0.7 s a replay of 1 M lifetimes, 12 replays); memory 40 bytes a
+ * lifetime kept from the replay to the fit, about 60 while the fit runs, at most VT_FS_MAX
+ * lifetimes (a larger trace keeps the proportional estimate and says so).
  */
 
 #define KSMALL ((int64_t)1 << 20)        /* kSmallSize: the largest small request */
@@ -352,13 +352,28 @@ struct devstream {
     unsigned char *aScale;               /* per record: whether it grows with the batch */
 };
 
-static const struct fsrec *g_cmpRec;     /* qsort's records (one replay set up at a time) */
+/* A record's place in the order of beginnings. */
+struct beginkey {
+    int64_t seq, idx;
+};
 
-/* Order of record indexes by their beginning. */
+/* Order of beginkeys by their sequence (each is unique). */
 static int begin_cmp(const void *pa, const void *pb)
 {
-    int64_t a = g_cmpRec[*(const int64_t *)pa].allocSeq, b = g_cmpRec[*(const int64_t *)pb].allocSeq;
+    int64_t a = ((const struct beginkey *)pa)->seq, b = ((const struct beginkey *)pb)->seq;
     return a < b ? -1 : a > b;
+}
+
+/* ds->aBegin in order of the records' beginnings. 0 or -1. */
+static int begin_sort(struct devstream *ds)
+{
+    struct beginkey *aKey = malloc(sizeof *aKey * (size_t)(ds->nBegin + 1));
+    if (!aKey) return -1;
+    for (int64_t i = 0; i < ds->nBegin; i++) aKey[i].seq = ds->a[ds->aBegin[i]].allocSeq, aKey[i].idx = ds->aBegin[i];
+    qsort(aKey, (size_t)ds->nBegin, sizeof *aKey, begin_cmp);
+    for (int64_t i = 0; i < ds->nBegin; i++) ds->aBegin[i] = aKey[i].idx;
+    free(aKey);
+    return 0;
 }
 
 /*
@@ -459,10 +474,9 @@ int vt__fs_fit(const struct vt_trace *t, int acct, const struct vt_fsconfig *cfg
     }
     if (rc == 0 && ds.nBegin == 0) rc = 2;
     if (rc == 0) {
-        g_cmpRec = s->a;
-        qsort(ds.aBegin, (size_t)ds.nBegin, sizeof *ds.aBegin, begin_cmp);
-        rc = settle_scales(&ds);
-        /* the traced batch must run in the model; then grow from the guess until a scale fails, and bisect */
+        rc = begin_sort(&ds) == 0 ? settle_scales(&ds) : -1;
+    }
+    if (rc == 0) { /* the traced batch must run in the model; then grow from the guess until a scale fails, and bisect */
         ok = replay(&ds, 1.0, cfg, limit, &pRes->peakAtOne);
         pRes->nReplay = 1;
         if (ok < 0) rc = -1;

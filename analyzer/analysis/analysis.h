@@ -620,7 +620,7 @@ int vt__fit(struct vt_result *r, int iTrace);
 void vt__fit_clear(struct vt_fit *f);
 
 /* ---- allocsim.c ---- */
-#define VT_FS_MAX ((int64_t)1 << 22) /* lifetimes kept for the allocator's replay (about 40 bytes each) */
+#define VT_FS_MAX ((int64_t)1 << 22) /* lifetimes kept for the allocator's replay (40 bytes each) */
 #define VT_FS_REPLAYS 24             /* replays of the stream per device, the bisection's steps included */
 #define VT_FS_SCALES_UNKNOWN 2 /* vt__fs_add: whether it grows with the batch cannot be told from its category */
 enum { VT_FS_DIRECT = 0, VT_FS_CACHED, VT_FS_POOL }; /* who served a lifetime: a library, PyTorch's caching
