@@ -476,7 +476,7 @@ int vt__fs_fit(const struct vt_trace *t, int acct, const struct vt_fsconfig *cfg
     if (rc == 0) {
         rc = begin_sort(&ds) == 0 ? settle_scales(&ds) : -1;
     }
-    if (rc == 0) { /* the traced batch must run in the model; then grow from the guess until a scale fails, and bisect */
+    if (rc == 0) { /* the traced batch must run in the model; then grow from the guess until one fails, bisect */
         ok = replay(&ds, 1.0, cfg, limit, &pRes->peakAtOne);
         pRes->nReplay = 1;
         if (ok < 0) rc = -1;
