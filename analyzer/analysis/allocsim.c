@@ -71,17 +71,30 @@ struct mblk {
 
 struct model {
     struct mblk *aB;
-    int nB, nBAlloc;
-    int *aSlot, nSlot, nSlotAlloc;       /* unused block slots */
+    int nB;
+    int *aSlot, nSlot;                   /* unused block slots */
+    int64_t nBAlloc, nSlotAlloc;
     int root;                            /* treap of free blocks by (pool, size, addr) */
     int64_t reserved, direct, limit, peak, vaNext, maxSplit, chunk;
     unsigned rng;
 };
 
+/* Array a (elements of sz bytes, *pnAlloc of them) with room for element n, doubled when full; NULL when out of
+ * memory (a is then still the caller's). */
+static void *room(void *a, int64_t *pnAlloc, int64_t n, size_t sz)
+{
+    int64_t nNew = *pnAlloc ? 2 * *pnAlloc : 1024;
+    void *aNew;
+    if (n < *pnAlloc) return a;
+    if (!(aNew = realloc(a, sz * (size_t)nNew))) return NULL;
+    *pnAlloc = nNew;
+    return aNew;
+}
+
 int vt__fs_add(struct vt_trace *t, const struct vt_life *l, int64_t endSeq, int bScales)
 {
     struct vt_fitstream *s = t->pFs;
-    struct fsrec *r;
+    struct fsrec *r, *aNew;
     if (!s && !(s = t->pFs = calloc(1, sizeof *s))) return -1;
     if (s->bOver || l->acct < 0) return 0;
     if (s->n == VT_FS_MAX) {
@@ -91,13 +104,8 @@ int vt__fs_add(struct vt_trace *t, const struct vt_life *l, int64_t endSeq, int 
         s->n = s->nAlloc = 0;
         return 0;
     }
-    if (s->n == s->nAlloc) {
-        int64_t nNew = s->nAlloc ? 2 * s->nAlloc : 1024;
-        struct fsrec *aNew = realloc(s->a, sizeof *aNew * (size_t)nNew);
-        if (!aNew) return -1;
-        s->a = aNew;
-        s->nAlloc = nNew;
-    }
+    if (!(aNew = room(s->a, &s->nAlloc, s->n, sizeof *s->a))) return -1;
+    s->a = aNew;
     r = &s->a[s->n++];
     r->bytes = l->bytes > 0 ? l->bytes : 0;
     r->allocSeq = l->bdSeq;
@@ -194,27 +202,19 @@ static int free_find(const struct model *m, int pool, int64_t size)
 /* A block slot (fields the caller's), -1 when out of memory. */
 static int blk_new(struct model *m)
 {
+    struct mblk *aNew;
     if (m->nSlot) return m->aSlot[--m->nSlot];
-    if (m->nB == m->nBAlloc) {
-        int nNew = m->nBAlloc ? 2 * m->nBAlloc : 1024;
-        struct mblk *aNew = realloc(m->aB, sizeof *aNew * (size_t)nNew);
-        if (!aNew) return -1;
-        m->aB = aNew;
-        m->nBAlloc = nNew;
-    }
+    if (m->nB == INT32_MAX || !(aNew = room(m->aB, &m->nBAlloc, m->nB, sizeof *m->aB))) return -1;
+    m->aB = aNew;
     return m->nB++;
 }
 
 /* Slot b is unused again. 0 or -1. */
 static int blk_drop(struct model *m, int b)
 {
-    if (m->nSlot == m->nSlotAlloc) {
-        int nNew = m->nSlotAlloc ? 2 * m->nSlotAlloc : 1024;
-        int *aNew = realloc(m->aSlot, sizeof *aNew * (size_t)nNew);
-        if (!aNew) return -1;
-        m->aSlot = aNew;
-        m->nSlotAlloc = nNew;
-    }
+    int *aNew = room(m->aSlot, &m->nSlotAlloc, m->nSlot, sizeof *m->aSlot);
+    if (!aNew) return -1;
+    m->aSlot = aNew;
     m->aB[b].state = 2;
     m->aSlot[m->nSlot++] = b;
     return 0;
