@@ -483,7 +483,7 @@ int vt__fs_fit(const struct vt_trace *t, int acct, const struct vt_fsconfig *cfg
         else if (ok == 0) rc = 3;
     }
     lo = units;
-    x = guess > 1.0 ? (int64_t)floor(guess * (double)units) : units + 1;
+    x = guess > 1.0 ? (int64_t)floor((guess < 1e6 ? guess : 1e6) * (double)units) : units + 1; /* no overflow */
     if (x <= lo) x = lo + 1;
     while (rc == 0 && hi < 0 && pRes->nReplay < VT_FS_REPLAYS) {
         ok = replay(&ds, (double)x / (double)units, cfg, limit, &peak);
