@@ -319,23 +319,26 @@ static int model_malloc(struct model *m, int kind, int64_t bytes)
     return b;
 }
 
+/* Block r joined onto its left neighbour l in their segment (r's slot unused again). 0 or -1. */
+static int join(struct model *m, int l, int r)
+{
+    m->aB[l].size += m->aB[r].size;
+    m->aB[l].next = m->aB[r].next;
+    if (m->aB[r].next >= 0) m->aB[m->aB[r].next].prev = l;
+    return blk_drop(m, r);
+}
+
 /* Block b freed: merged with free neighbours of its segment, free-listed. 0 or -1. */
 static int model_free(struct model *m, int b)
 {
     int n = m->aB[b].next, p = m->aB[b].prev;
     if (n >= 0 && m->aB[n].state == 1) {
         free_take(m, n);
-        m->aB[b].size += m->aB[n].size;
-        m->aB[b].next = m->aB[n].next;
-        if (m->aB[n].next >= 0) m->aB[m->aB[n].next].prev = b;
-        if (blk_drop(m, n) != 0) return -1;
+        if (join(m, b, n) != 0) return -1;
     }
     if (p >= 0 && m->aB[p].state == 1) {
         free_take(m, p);
-        m->aB[p].size += m->aB[b].size;
-        m->aB[p].next = m->aB[b].next;
-        if (m->aB[b].next >= 0) m->aB[m->aB[b].next].prev = p;
-        if (blk_drop(m, b) != 0) return -1;
+        if (join(m, p, b) != 0) return -1;
         b = p;
     }
     free_put(m, b);
