@@ -866,9 +866,28 @@ TEST(record_reads_other_processes)
     cli_cleanup();
 }
 
+/*
+ * The trace at zTrace has no samples of other processes but a note containing zNote, the launch
+ * reading zLaunch (NULL: none), and its analysis in JSON contains zWant.
+ */
+static void no_samples(const char *zDir, const char *zTrace, const char *zLaunch, const char *zNote, const char *zWant)
+{
+    const char *z = trace_meta(zTrace, "nvml.device.0.others_at_launch");
+    char *zOut;
+    if (zLaunch) ASSERT_STREQ(zLaunch, z);
+    else ASSERT(z == NULL);
+    ASSERT_EQ(0, trace_meta_count(zTrace, "nvml.device.0.others_sample."));
+    z = trace_meta(zTrace, "nvml.device.0.others_note");
+    ASSERT(z != NULL);
+    ASSERT_CONTAINS(z, zNote);
+    zOut = analyze_out(zDir, zTrace, "json");
+    ASSERT_CONTAINS(zOut, zWant);
+    free(zOut);
+}
+
 TEST(record_nvml_other_pid_namespace)
 {
-    const char *zDir = cli_tmpdir(), *zTrace, *z;
+    const char *zDir = cli_tmpdir(), *zTrace;
     char zErr[PATH_MAX + 16], *zOut;
     /* the lists never name the trace's pid (a container's NVML gives host PIDs): launch only */
     zTrace = record_nvml(zDir, VT_FAKE_NVML, "uuid=GPU-1234,launch=1073741824,later=2147483648,job=0", 1);
@@ -877,25 +896,15 @@ TEST(record_nvml_other_pid_namespace)
     ASSERT_CONTAINS(zOut, "\n    others      device 0: other processes 1.00 GiB before launch, not read while it ran "
                           "(meta nvml.device.0.others_note says why) (NVML, read by record)\n");
     free(zOut);
-    ASSERT_STREQ("1073741824 1", trace_meta(zTrace, "nvml.device.0.others_at_launch"));
-    ASSERT_EQ(0, trace_meta_count(zTrace, "nvml.device.0.others_sample."));
-    z = trace_meta(zTrace, "nvml.device.0.others_note");
-    ASSERT(z != NULL);
-    ASSERT_CONTAINS(z, "this process (pid 4242) is in none of NVML's");
+    no_samples(zDir, zTrace, "1073741824 1", "this process (pid 4242) is in none of NVML's",
+               "\"breakdown_other_processes\": {\"bytes\": 1073741824, ");
     zOut = analyze_out(zDir, zTrace, "json");
-    ASSERT_CONTAINS(zOut, "\"breakdown_other_processes\": {\"bytes\": 1073741824, ");
     ASSERT_CONTAINS(zOut, "before the job was launched");
     free(zOut);
     /* lists that show no process at all, not even the job's own: their 0 is not taken */
     zTrace = record_nvml(zDir, VT_FAKE_NVML, "uuid=GPU-1234,used=1207959552,launch=1073741824,job=4242,hide=1", 1);
-    ASSERT(trace_meta(zTrace, "nvml.device.0.others_at_launch") == NULL);
-    ASSERT_EQ(0, trace_meta_count(zTrace, "nvml.device.0.others_sample."));
-    z = trace_meta(zTrace, "nvml.device.0.others_note");
-    ASSERT(z != NULL);
-    ASSERT_CONTAINS(z, "showed no process at all (before launch nor while the job ran");
-    zOut = analyze_out(zDir, zTrace, "json");
-    ASSERT_CONTAINS(zOut, "\"breakdown_other_processes\": {\"bytes\": null, \"at_context_at_most_bytes\": 1207959552, ");
-    free(zOut);
+    no_samples(zDir, zTrace, NULL, "showed no process at all (before launch nor while the job ran",
+               "\"breakdown_other_processes\": {\"bytes\": null, \"at_context_at_most_bytes\": 1207959552, ");
     cli_cleanup();
 }
 
