@@ -59,6 +59,7 @@ struct stk {
 
 struct snap {
     struct vt__imp *x;
+    struct vt_pk *pk;      /* the reader: objects shared to the end are made immortal (vt__pk_keep) */
     struct frm *aFrm;      /* every distinct frame dict met */
     int64_t nFrm, nFrmAlloc;
     struct stk *aStk;      /* open addressing, load <= 1/2 */
@@ -164,6 +165,7 @@ static int64_t frame_of(struct snap *s, struct vt_pkobj *o)
     f->zFile = zFile && strcmp(zFile, "??") && zFile[0] ? zFile : NULL;
     f->fn = f->file = -2; /* not interned yet */
     o->tag = (++s->nFrm << 2) | (f->bPy ? FRM_PY : 0) | (f->bCapture ? FRM_CAPTURE : 0);
+    vt__pk_keep(s->pk, o); /* fetched by every traceback holding it: no count kept when it stays anyway */
     return s->nFrm - 1;
 }
 
@@ -306,6 +308,7 @@ static int event(struct snap *s, struct batch *b, const struct vt_pkval *e)
         } else {
             for (j = 0; j < N_KEYS && strcmp(k->u.p->u.z, azEventKeys[j]); j++) {}
             k->u.p->tag = j + 1;
+            vt__pk_keep(s->pk, k->u.p);
         }
         if (j < N_KEYS) aVal[j] = v;
         else vt__imp_note(s->x, "device_traces events: key '%s' is not known to this vramtrace and was ignored",
@@ -317,7 +320,10 @@ static int event(struct snap *s, struct batch *b, const struct vt_pkval *e)
         a = (int)v->u.p->tag - 1;
     } else {
         for (a = 0; a < N_ACTION && (!zAction || strcmp(zAction, azAction[a])); a++) {}
-        if (zAction) v->u.p->tag = a + 1;
+        if (zAction) {
+            v->u.p->tag = a + 1;
+            vt__pk_keep(s->pk, v->u.p);
+        }
     }
     s->aAction[a]++;
     s->x->nEvents++;
@@ -671,6 +677,7 @@ int vt__import_snapshot(struct vt__imp *x)
         rc = vt__imp_fail(x, VT_EXIT_INTERNAL, "out of memory");
         goto done;
     }
+    s.pk = p;
     /* a first pass over the file finds the memo entries shared later: only those are kept while reading */
     if (vt__src_open_file(&pre, x->zIn) != 0) {
         rc = vt__imp_fail(x, VT_EXIT_NOFILE, "cannot open: %s", strerror(errno));

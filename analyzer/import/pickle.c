@@ -11,8 +11,22 @@
  * so that vt__pk_free releases what reference counting cannot (a hostile
  * pickle can build a list that contains itself). Releasing is iterative (a
  * chain of lists a million deep does not recurse). The mark stack is kept
- * apart from the value stack, as CPython's unpickler does.
+ * apart from the value stack, as CPython's unpickler does. An object the memo
+ * keeps to the end may be made immortal (vt__pk_keep): its count is no longer
+ * kept (IMMORTAL), so the fetches of a traceback's shared frames and of the
+ * shared key strings, and the release of what holds them, touch no count.
  */
+
+#define IMMORTAL UINT32_MAX /* nRef of an object kept to the end: not counted */
+
+/* run() in two builds where the CPU is picked at load time: with the popcount instruction (memo_slot's
+ * rank, one per memo fetch) and without it (every x86-64 CPU); elsewhere one build */
+#if defined(__x86_64__) && defined(__GLIBC__) && !defined(__POPCNT__) &&                                          \
+    ((defined(__clang__) && __clang_major__ >= 14) || (!defined(__clang__) && defined(__GNUC__) && __GNUC__ >= 8))
+#define PK_CLONES __attribute__((target_clones("popcnt", "default")))
+#else
+#define PK_CLONES
+#endif
 
 /* Record an error (first one wins) and return rc. */
 int vt__pk_fail(struct vt_pk *p, int rc, const char *zFmt, ...)
@@ -77,7 +91,7 @@ static void val_unref(struct vt_pk *p, struct vt_pkval *v)
 {
     struct pkobj *pWork = NULL;
     if (v->type < VT_PK_STR || v->type > VT_PK_DICT || !v->u.p) return;
-    if (--v->u.p->nRef > 0) return;
+    if (v->u.p->nRef == IMMORTAL || --v->u.p->nRef > 0) return;
     pWork = (struct pkobj *)v->u.p;
     pWork->pFree = NULL;
     while (pWork) { /* iterative: each freed container queues the children it held last */
@@ -87,7 +101,8 @@ static void val_unref(struct vt_pk *p, struct vt_pkval *v)
             size_t n = x->o.type == VT_PK_DICT ? 2 * x->o.n : x->o.n;
             for (size_t i = 0; i < n; i++) {
                 struct vt_pkval *c = &x->o.u.a[i];
-                if (c->type >= VT_PK_STR && c->type <= VT_PK_DICT && c->u.p && --c->u.p->nRef == 0) {
+                if (c->type >= VT_PK_STR && c->type <= VT_PK_DICT && c->u.p && c->u.p->nRef != IMMORTAL &&
+                    --c->u.p->nRef == 0) {
                     struct pkobj *y = (struct pkobj *)c->u.p;
                     y->pFree = pWork;
                     pWork = y;
@@ -102,8 +117,8 @@ static void val_unref(struct vt_pk *p, struct vt_pkval *v)
 /* Take a reference; fails only when the count would overflow. Returns 0 or an error. */
 static int val_ref(struct vt_pk *p, const struct vt_pkval *v)
 {
-    if (v->type < VT_PK_STR || v->type > VT_PK_DICT) return 0;
-    if (v->u.p->nRef == UINT32_MAX) return vt__pk_fail(p, VT_PK_ECORRUPT, "too many references to one object");
+    if (v->type < VT_PK_STR || v->type > VT_PK_DICT || v->u.p->nRef == IMMORTAL) return 0;
+    if (v->u.p->nRef == IMMORTAL - 1) return vt__pk_fail(p, VT_PK_ECORRUPT, "too many references to one object");
     v->u.p->nRef++;
     return 0;
 }
@@ -224,21 +239,23 @@ static void pop_mark(struct vt_pk *p, size_t base)
  * those few and the ones holding what stays (frame dicts, key strings), not one per entry ever made.
  */
 
+/* With an index: the rank of entry idx (< nIndexed) among the fetched entries, or -1 when nothing fetches it. */
+static inline int64_t memo_rank(const uint64_t *aUsed, const uint32_t *aRank, uint64_t idx)
+{
+    uint64_t w = aUsed[idx >> 6];
+    if (!(w >> (idx & 63) & 1)) return -1;
+    /* the bits set below idx's, counted in the word (one instruction in run()'s popcount build) */
+    w &= (UINT64_C(1) << (idx & 63)) - 1;
+    return (int64_t)aRank[idx >> 6] + __builtin_popcountll(w);
+}
+
 /* Where entry idx is kept: idx itself without an index; with one, its rank among the fetched
  * entries, or -1 when nothing fetches it (it is not kept). */
 static inline int64_t memo_slot(const struct vt_pk *p, uint64_t idx)
 {
-    uint64_t w;
     if (!p->bIndexed) return (int64_t)idx;
     if (idx >= p->nIndexed) return -1;
-    w = p->aUsed[idx >> 6];
-    if (!(w >> (idx & 63) & 1)) return -1;
-    /* the bits set below idx's, counted in the word (SWAR: no popcount instruction assumed) */
-    w &= (UINT64_C(1) << (idx & 63)) - 1;
-    w -= (w >> 1) & UINT64_C(0x5555555555555555);
-    w = (w & UINT64_C(0x3333333333333333)) + ((w >> 2) & UINT64_C(0x3333333333333333));
-    w = (w + (w >> 4)) & UINT64_C(0x0f0f0f0f0f0f0f0f);
-    return (int64_t)p->aRank[idx >> 6] + (int64_t)((w * UINT64_C(0x0101010101010101)) >> 56);
+    return memo_rank(p->aUsed, p->aRank, idx);
 }
 
 /* The value kept at slot (memo_slot, >= 0), or NULL where nothing is kept (a chunk not yet made, or
@@ -335,14 +352,55 @@ static inline __attribute__((always_inline)) int memo_get(struct vt_pk *p, uint6
 {
     const struct vt_pkval *m;
     int64_t slot;
+    uint32_t n;
     if (idx < p->nMemo && p->nStack < p->nStackAlloc && (slot = memo_slot(p, idx)) >= 0 &&
         (!p->bIndexed || p->aLeft[slot] == 255) && (m = memo_at(p, slot)) != NULL && m->type >= VT_PK_STR &&
-        m->type <= VT_PK_DICT && m->u.p->nRef < UINT32_MAX) {
-        m->u.p->nRef++;
+        m->type <= VT_PK_DICT && ((n = m->u.p->nRef) < IMMORTAL - 1 || n == IMMORTAL)) {
+        if (n != IMMORTAL) m->u.p->nRef = n + 1;
         p->aStack[p->nStack++] = *m;
         return 0;
     }
     return memo_get_slow(p, idx);
+}
+
+/*
+ * After a BINGET or LONG_BINGET: the fetches that follow it (a traceback's frames, one after another
+ * between MARK and APPENDS), as long as each is memo_get's common case and whole in the buffer, without
+ * going round the opcode loop. Stops at the first other opcode, left for the loop.
+ */
+static inline __attribute__((always_inline)) void memo_get_run(struct vt_pk *p)
+{
+    /* the reader's state in locals: the stores below (a count, a stack slot) could alias its fields */
+    const uint8_t *b = p->aBuf;
+    const uint64_t *aUsed = p->aUsed;
+    const uint32_t *aRank = p->aRank;
+    const uint8_t *aLeft = p->aLeft;
+    struct vt_pkval *const *apChunk = p->apChunk;
+    struct vt_pkval *aStack = p->aStack;
+    size_t i = p->iPos, end = p->nBuf, nStack = p->nStack, nRoom = p->nStackAlloc;
+    uint64_t nEntry = p->nMemo < p->nIndexed ? p->nMemo : p->nIndexed;
+    if (!p->bIndexed) return;
+    while (end - i >= 5 && nStack < nRoom) {
+        const struct vt_pkval *m;
+        uint64_t idx;
+        int64_t slot;
+        uint32_t n;
+        if (b[i] == 'j') idx = vt__pk_le4(b + i + 1);
+        else if (b[i] == 'h') idx = b[i + 1];
+        else break;
+        if (idx >= nEntry || (slot = memo_rank(aUsed, aRank, idx)) < 0 || aLeft[slot] != 255 || !apChunk[slot / CHUNK])
+            break;
+        m = &apChunk[slot / CHUNK][slot % CHUNK];
+        if (m->type < VT_PK_STR || m->type > VT_PK_DICT) break;
+        if ((n = m->u.p->nRef) != IMMORTAL) {
+            if (n >= IMMORTAL - 1) break;
+            m->u.p->nRef = n + 1;
+        }
+        aStack[nStack++] = *m;
+        i += b[i] == 'j' ? 5 : 2;
+    }
+    p->iPos = i;
+    p->nStack = nStack;
 }
 
 /* A claimed child leaves the memo (a later reference to it is an error, not a use after free). */
@@ -525,7 +583,7 @@ static int hostile(struct vt_pk *p, uint8_t op, const char *zName)
 }
 
 /* Run opcodes until STOP. */
-static int run(struct vt_pk *p)
+PK_CLONES static int run(struct vt_pk *p)
 {
     int rc;
     for (;;) {
@@ -717,11 +775,13 @@ static int run(struct vt_pk *p)
         case 'h': /* BINGET */
             if ((rc = vt__pk_need(p, 1)) != 0) return rc;
             if ((rc = memo_get(p, p->aBuf[p->iPos++])) != 0) return rc;
+            memo_get_run(p);
             break;
         case 'j': /* LONG_BINGET */
             if ((rc = vt__pk_need(p, 4)) != 0) return rc;
             p->iPos += 4;
             if ((rc = memo_get(p, vt__pk_le4(p->aBuf + p->iPos - 4))) != 0) return rc;
+            memo_get_run(p);
             break;
         case 'q': /* BINPUT */
             if ((rc = vt__pk_need(p, 1)) != 0) return rc;
@@ -788,6 +848,16 @@ int vt__pk_run(struct vt_pk *p, struct vt_pkval *pRoot)
         p->nStack = 0; /* the caller's reference now */
     }
     return rc;
+}
+
+int vt__pk_keep(struct vt_pk *p, struct vt_pkobj *o)
+{
+    int64_t slot;
+    if (o->nRef == IMMORTAL) return 1;
+    if (o->iMemo < 0 || (size_t)o->iMemo >= p->nMemo) return 0;
+    if (p->bIndexed && ((slot = memo_slot(p, (uint64_t)o->iMemo)) < 0 || p->aLeft[slot] != 255)) return 0;
+    o->nRef = IMMORTAL;
+    return 1;
 }
 
 const char *vt__pk_errmsg(const struct vt_pk *p)
