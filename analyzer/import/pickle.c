@@ -268,6 +268,26 @@ static inline struct vt_pkval *memo_at(const struct vt_pk *p, int64_t slot)
     return a ? &a[slot % CHUNK] : NULL;
 }
 
+/* The immortal object memo entry idx holds when the hot table remembers it, else NULL. Entries are
+ * remembered at a fetch (hot_put) and forgotten when the memo entry changes (hot_forget): a store to it, a
+ * claim of its object, its last fetch. */
+static inline struct vt_pkobj *hot_get(const struct pkhot *aHot, uint64_t idx)
+{
+    const struct pkhot *h = &aHot[idx & (HOT - 1)];
+    return h->idx == idx ? h->o : NULL;
+}
+
+static inline void hot_put(struct pkhot *aHot, uint64_t idx, struct vt_pkobj *o)
+{
+    if (o->nRef == IMMORTAL) aHot[idx & (HOT - 1)] = (struct pkhot){idx, o};
+}
+
+static inline void hot_forget(struct vt_pk *p, uint64_t idx)
+{
+    struct pkhot *h = &p->aHot[idx & (HOT - 1)];
+    if (h->idx == idx) h->idx = UINT64_MAX;
+}
+
 /* One of the chunk's entries had its last fetch: the chunk is freed after its last entry's. */
 static void chunk_done(struct vt_pk *p, int64_t slot)
 {
@@ -284,6 +304,7 @@ static int memo_put(struct vt_pk *p, uint64_t idx)
     int64_t slot;
     int rc;
     if (p->nStack == 0) return vt__pk_fail(p, VT_PK_ECORRUPT, "memo store from an empty stack");
+    hot_forget(p, idx);
     /* Python's pickler numbers memo entries 0, 1, 2...: a later index is not from it, and bounding
      * it keeps the memo proportional to the input */
     if (idx > p->nMemo) return vt__pk_fail(p, VT_PK_ECORRUPT, "memo index %llu out of order", (unsigned long long)idx);
@@ -338,6 +359,7 @@ static int memo_get_slow(struct vt_pk *p, uint64_t idx)
     /* with an index, the entry's last fetch releases the memo's reference: the object lives on only
      * where it was put */
     if (p->bIndexed && p->aLeft[slot] != 255 && --p->aLeft[slot] == 0) {
+        hot_forget(p, idx);
         if (v.type >= VT_PK_STR && v.type <= VT_PK_DICT) v.u.p->iMemo = -1;
         val_unref(p, m);
         m->type = MEMO_EMPTY;
@@ -351,12 +373,18 @@ static int memo_get_slow(struct vt_pk *p, uint64_t idx)
 static inline __attribute__((always_inline)) int memo_get(struct vt_pk *p, uint64_t idx)
 {
     const struct vt_pkval *m;
+    struct vt_pkobj *o;
     int64_t slot;
     uint32_t n;
+    if (p->nStack < p->nStackAlloc && (o = hot_get(p->aHot, idx)) != NULL) {
+        p->aStack[p->nStack++] = (struct vt_pkval){(int)o->type, {.p = o}};
+        return 0;
+    }
     if (idx < p->nMemo && p->nStack < p->nStackAlloc && (slot = memo_slot(p, idx)) >= 0 &&
         (!p->bIndexed || p->aLeft[slot] == 255) && (m = memo_at(p, slot)) != NULL && m->type >= VT_PK_STR &&
         m->type <= VT_PK_DICT && ((n = m->u.p->nRef) < IMMORTAL - 1 || n == IMMORTAL)) {
         if (n != IMMORTAL) m->u.p->nRef = n + 1;
+        else hot_put(p->aHot, idx, m->u.p);
         p->aStack[p->nStack++] = *m;
         return 0;
     }
@@ -377,17 +405,24 @@ static inline __attribute__((always_inline)) void memo_get_run(struct vt_pk *p)
     const uint8_t *aLeft = p->aLeft;
     struct vt_pkval *const *apChunk = p->apChunk;
     struct vt_pkval *aStack = p->aStack;
+    struct pkhot *aHot = p->aHot;
     size_t i = p->iPos, end = p->nBuf, nStack = p->nStack, nRoom = p->nStackAlloc;
     uint64_t nEntry = p->nMemo < p->nIndexed ? p->nMemo : p->nIndexed;
     if (!p->bIndexed) return;
     while (end - i >= 5 && nStack < nRoom) {
         const struct vt_pkval *m;
+        struct vt_pkobj *o;
         uint64_t idx;
         int64_t slot;
         uint32_t n;
         if (b[i] == 'j') idx = vt__pk_le4(b + i + 1);
         else if (b[i] == 'h') idx = b[i + 1];
         else break;
+        if ((o = hot_get(aHot, idx)) != NULL) { /* a frame, a key: no lookup, no count */
+            aStack[nStack++] = (struct vt_pkval){(int)o->type, {.p = o}};
+            i += b[i] == 'j' ? 5 : 2;
+            continue;
+        }
         if (idx >= nEntry || (slot = memo_rank(aUsed, aRank, idx)) < 0 || aLeft[slot] != 255 || !apChunk[slot / CHUNK])
             break;
         m = &apChunk[slot / CHUNK][slot % CHUNK];
@@ -395,6 +430,8 @@ static inline __attribute__((always_inline)) void memo_get_run(struct vt_pk *p)
         if ((n = m->u.p->nRef) != IMMORTAL) {
             if (n >= IMMORTAL - 1) break;
             m->u.p->nRef = n + 1;
+        } else {
+            hot_put(aHot, idx, m->u.p);
         }
         aStack[nStack++] = *m;
         i += b[i] == 'j' ? 5 : 2;
@@ -413,6 +450,7 @@ static void memo_drop(struct vt_pk *p, struct vt_pkval *v)
         int64_t slot = memo_slot(p, (uint64_t)o->iMemo);
         struct vt_pkval *m = slot >= 0 ? memo_at(p, slot) : NULL;
         if (m && m->type == v->type && m->u.p == o) {
+            hot_forget(p, (uint64_t)o->iMemo);
             val_unref(p, m);
             m->type = MEMO_DROPPED;
             o->iMemo = -1;
@@ -825,10 +863,14 @@ struct vt_pk *vt__pk_new(struct vt__src *in, vt_pk_child_fn xChild, void *pArg)
     struct vt_pk *p = calloc(1, sizeof *p);
     if (!p) return NULL;
     p->aBuf = malloc(BUF_SIZE);
-    if (!p->aBuf) {
+    p->aHot = malloc(HOT * sizeof *p->aHot);
+    if (!p->aBuf || !p->aHot) {
+        free(p->aBuf);
+        free(p->aHot);
         free(p);
         return NULL;
     }
+    for (size_t i = 0; i < HOT; i++) p->aHot[i].idx = UINT64_MAX;
     p->in = in;
     p->xChild = xChild;
     p->pArg = pArg;
@@ -895,6 +937,7 @@ void vt__pk_free(struct vt_pk *p)
     free(p->apChunk);
     free(p->anOpen);
     free(p->aBuf);
+    free(p->aHot);
     free(p);
 }
 

@@ -167,12 +167,19 @@ int vt__pk_pair(const struct vt_pkval *v, size_t i, const struct vt_pkval **ppKe
 #define MEMO_EMPTY 100   /* memo slot never written */
 #define MEMO_DROPPED 101 /* memo slot whose object a callback claimed */
 #define CHUNK 256        /* kept memo values per chunk (with an index) */
+#define HOT 4096         /* memo entries of immortal objects remembered by index (direct-mapped, a power of 2) */
 
 /* The object as allocated: the public part first, then the reader's links. */
 struct pkobj {
     struct vt_pkobj o;
     struct pkobj *pPrev, *pNext, *pFree;
     int bNoOffer; /* the callback said VT_PK_KEEP_REST: later children are added without asking */
+};
+
+/* A memo entry remembered: its index (UINT64_MAX: none) and the immortal object it holds. */
+struct pkhot {
+    uint64_t idx;
+    struct vt_pkobj *o;
 };
 
 struct vt_pk {
@@ -199,6 +206,7 @@ struct vt_pk {
     struct vt_pkval **apChunk; /* with an index: the kept values, CHUNK to a chunk (memo_at) */
     uint16_t *anOpen;        /* per chunk: its entries still to have their last fetch */
     size_t nChunk;
+    struct pkhot *aHot;      /* HOT entries: fetches of immortal objects (frames, keys) without the lookup above */
     struct pkobj *pLive;     /* every live object */
     int64_t nLive;
     struct pkobj *pSpare;    /* freed objects kept for reuse (a list through pNext): events come and go */
