@@ -43,22 +43,39 @@ int vt__pk_fail(struct vt_pk *p, int rc, const char *zFmt, ...)
 
 /* ---- objects ---- */
 
-/* A new object of type t with one reference, on the live list; NULL when out of memory. */
+#define SPARE_MAX 4096           /* freed objects kept for reuse, with their storage when it is at most */
+#define STORE_MAX 2048           /* bytes (an event's pairs, a traceback's items: allocated once, not per event) */
+#define STORE_TOTAL (1 << 20)    /* bytes, in all */
+
+/* Bytes of storage o has (u.a or u.z). */
+static size_t obj_bytes(const struct vt_pkobj *o)
+{
+    if (o->type == VT_PK_STR || o->type == VT_PK_BYTES) return o->nAlloc;
+    return o->nAlloc * (o->type == VT_PK_DICT ? 2 : 1) * sizeof(struct vt_pkval);
+}
+
+/* A new object of type t with one reference, on the live list; NULL when out of memory. A spare object's
+ * storage comes with it (nAlloc in t's units). */
 static struct vt_pkobj *obj_new(struct vt_pk *p, int t)
 {
     struct pkobj *x = p->pSpare;
     if (x) {
         p->pSpare = x->pNext;
         p->nSpare--;
+        p->nKept -= x->nKeep;
     } else if (!(x = malloc(sizeof *x))) {
         return NULL;
+    } else {
+        x->o.u.a = NULL;
+        x->nKeep = 0;
     }
     x->o.nRef = 1;
     x->o.type = (uint32_t)t;
     x->o.iMemo = -1;
     x->o.tag = 0;
-    x->o.n = x->o.nAlloc = 0;
-    x->o.u.a = NULL;
+    x->o.n = 0;
+    x->o.nAlloc = t == VT_PK_STR || t == VT_PK_BYTES ? x->nKeep
+                                                     : x->nKeep / ((t == VT_PK_DICT ? 2 : 1) * sizeof(struct vt_pkval));
     x->pPrev = x->pFree = NULL;
     x->bNoOffer = 0;
     x->pNext = p->pLive;
@@ -75,13 +92,21 @@ static void obj_destroy(struct vt_pk *p, struct pkobj *x)
     else p->pLive = x->pNext;
     if (x->pNext) x->pNext->pPrev = x->pPrev;
     p->nLive--;
-    if (x->o.type == VT_PK_STR || x->o.type == VT_PK_BYTES) free(x->o.u.z);
-    else free(x->o.u.a);
-    if (p->nSpare < 4096) {
+    if (p->nSpare < SPARE_MAX) {
+        size_t nByte = obj_bytes(&x->o);
+        if (x->o.u.a && nByte <= STORE_MAX && p->nKept + nByte <= STORE_TOTAL) {
+            x->nKeep = nByte;
+            p->nKept += nByte;
+        } else {
+            free(x->o.u.a);
+            x->o.u.a = NULL;
+            x->nKeep = 0;
+        }
         x->pNext = p->pSpare;
         p->pSpare = x;
         p->nSpare++;
     } else {
+        free(x->o.u.a);
         free(x);
     }
 }
@@ -538,14 +563,13 @@ static int build_seq(struct vt_pk *p, int t, size_t base)
     struct vt_pkobj *o = obj_new(p, t);
     if (!o) return vt__pk_fail(p, VT_PK_ENOMEM, "out of memory");
     if (n) {
-        o->u.a = malloc(n * sizeof *o->u.a);
-        if (!o->u.a) {
+        if (obj_reserve(p, o, n)) {
             struct vt_pkval v = {t, {.p = o}};
             val_unref(p, &v);
-            return vt__pk_fail(p, VT_PK_ENOMEM, "out of memory");
+            return VT_PK_ENOMEM;
         }
         memcpy(o->u.a, p->aStack + base, n * sizeof *o->u.a);
-        o->n = o->nAlloc = n;
+        o->n = n;
     }
     p->nStack = base;
     return push_obj(p, t, o);
@@ -925,6 +949,7 @@ void vt__pk_free(struct vt_pk *p)
     while (p->pSpare) {
         struct pkobj *x = p->pSpare;
         p->pSpare = x->pNext;
+        free(x->o.u.a);
         free(x);
     }
     free(p->aStack);

@@ -174,6 +174,7 @@ struct pkobj {
     struct vt_pkobj o;
     struct pkobj *pPrev, *pNext, *pFree;
     int bNoOffer; /* the callback said VT_PK_KEEP_REST: later children are added without asking */
+    size_t nKeep; /* a spare object: bytes of the storage it keeps for its next use (u.a), 0 for none */
 };
 
 /* A memo entry remembered: its index (UINT64_MAX: none) and the immortal object it holds. */
@@ -211,6 +212,7 @@ struct vt_pk {
     int64_t nLive;
     struct pkobj *pSpare;    /* freed objects kept for reuse (a list through pNext): events come and go */
     int nSpare;
+    size_t nKept;            /* bytes of storage the spare objects keep (pkobj.nKeep) */
     int proto;
     int64_t iOp;             /* offset of the opcode being run */
     char zErr[256];
