@@ -136,9 +136,10 @@ static int capture_frame(const char *zName)
  * The frame a frame dict stands for, judged once per dict (the dict's tag holds its index + 1 and flags:
  * PyTorch's snapshots share one dict per distinct frame; the dict lives as long as something may
  * still fetch it). Its strings are interned when a stack first holds it (stack_of), in the order
- * stacks name them. Returns the index, or -1 when out of memory.
+ * stacks name them. Returns the index, or -1 when out of memory. Not inlined: once per distinct frame,
+ * and frames_stack's loop keeps its registers.
  */
-static int64_t frame_of(struct snap *s, struct vt_pkobj *o)
+static __attribute__((noinline)) int64_t frame_of(struct snap *s, struct vt_pkobj *o)
 {
     const struct vt_pkval v = {VT_PK_DICT, {.p = o}};
     const char *zFile, *zName;
@@ -245,18 +246,20 @@ static int64_t frames_stack(struct snap *s, const struct vt_pkval *pFrames)
 {
     uint32_t aIdx[MAX_FRAMES], aNat[MAX_FRAMES];
     int n = 0, nNat = 0, bLead = 1;
+    const struct vt_pkval *a;
     size_t nItem;
-    int64_t id;
+    int64_t id, nFrm = s->nFrm;
     if (!pFrames || pFrames->type != VT_PK_LIST || pFrames->u.p->n == 0) return VT_TB_NULL;
     if (pFrames->u.p->tag) return pFrames->u.p->tag;
     nItem = pFrames->u.p->n;
+    a = pFrames->u.p->u.a; /* in locals: frame_of (first sight of a frame only) changes neither */
     for (size_t i = 0; i < nItem; i++) { /* Python frames into aIdx, native ones into aNat, in one pass */
-        const struct vt_pkval *f = &pFrames->u.p->u.a[i];
         int64_t tag;
-        if (f->type != VT_PK_DICT) continue;
-        if ((tag = f->u.p->tag) < 4 || FRM_INDEX(tag) >= s->nFrm) {
-            if (frame_of(s, f->u.p) == -1) return -1;
-            tag = f->u.p->tag;
+        if (a[i].type != VT_PK_DICT) continue;
+        if ((tag = a[i].u.p->tag) < 4 || FRM_INDEX(tag) >= nFrm) {
+            if (frame_of(s, a[i].u.p) == -1) return -1;
+            tag = a[i].u.p->tag;
+            nFrm = s->nFrm;
         }
         if (tag & FRM_PY) {
             if (n < MAX_FRAMES) aIdx[n++] = (uint32_t)FRM_INDEX(tag);
