@@ -529,10 +529,13 @@ static int push_long(struct vt_pk *p, uint64_t n)
     uint8_t b[8];
     int rc;
     if (n <= 8) {
-        if ((rc = vt__pk_take(p, (char *)b, (size_t)n)) != 0) return rc;
+        const uint8_t *q = p->aBuf + p->iPos; /* in the buffer (the common case), else copied out */
+        if (p->nBuf - p->iPos >= n) p->iPos += n;
+        else if ((rc = vt__pk_take(p, (char *)b, (size_t)n)) != 0) return rc;
+        else q = b;
         if (n > 0) {
-            uint64_t u = vt__pk_le(b, (int)n);
-            if (n < 8 && (b[n - 1] & 0x80)) u |= ~(uint64_t)0 << (8 * n); /* sign-extend */
+            uint64_t u = vt__pk_le(q, (int)n);
+            if (n < 8 && (q[n - 1] & 0x80)) u |= ~(uint64_t)0 << (8 * n); /* sign-extend */
             v.u.i = (int64_t)u;
         }
         return push(p, v);
