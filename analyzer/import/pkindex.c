@@ -57,11 +57,13 @@ static int scan(struct vt_pk *p)
             while (end - i >= 16) {
                 uint64_t idx;
                 switch (b[i]) {
-                case 'j':
-                    idx = vt__pk_le4(b + i + 1);
-                    if (idx >= nMemo) goto slow;
-                    if (aLeft[idx] != 255) aLeft[idx]++;
-                    i += 5;
+                case 'j': /* and the LONG_BINGETs after it (a traceback's frames) without the switch */
+                    do {
+                        idx = vt__pk_le4(b + i + 1);
+                        if (idx >= nMemo) goto slow;
+                        if (aLeft[idx] != 255) aLeft[idx]++;
+                        i += 5;
+                    } while (end - i >= 16 && b[i] == 'j');
                     continue;
                 case 'h':
                     idx = b[i + 1];
