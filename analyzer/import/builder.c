@@ -525,12 +525,12 @@ static int flush_table(struct vt__tb *tb, int i)
         int nRow = p == tb->aMulti[i] ? BATCH : 1;
         if (nRow == BATCH) { /* parameters keep their values across resets: bind only those that change */
             int64_t *aOld = tb->aBound[i];
-            for (int k = 0; k < BATCH * nCol; k++) {
-                int64_t v = a[r * nCol + k];
-                if (aTable[i].aCol[k % nCol].flags & C_VALUE) {
-                    if (aOld[k] != v || v == VT_TB_NULL) sqlite3_bind_int64(p, k + 1, aOld[k] = v);
-                } else if (aOld[k] != v) {
-                    bind_null_or(p, k + 1, aOld[k] = v);
+            for (int iRow = 0, k = 0; iRow < BATCH; iRow++) {
+                for (int c = 0; c < nCol; c++, k++) {
+                    int64_t v = a[r * nCol + k];
+                    if (aOld[k] == v && v != VT_TB_NULL) continue; /* the common case: unchanged */
+                    if (aTable[i].aCol[c].flags & C_VALUE) sqlite3_bind_int64(p, k + 1, aOld[k] = v);
+                    else if (aOld[k] != v) bind_null_or(p, k + 1, aOld[k] = v);
                 }
             }
         } else {

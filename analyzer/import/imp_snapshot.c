@@ -348,8 +348,10 @@ static int event(struct snap *s, struct batch *b, const struct vt_pkval *e)
     /* One pass over the event's keys. The key and action strings are memoized objects shared by
      * every event: each is judged once and the verdict kept in its tag (key index + 1, N_KEYS + 1
      * for an unknown key; action index + 1) */
-    for (size_t i = 0; vt__pk_pair(e, i, &k, &v); i++) {
+    for (size_t i = 0; i < e->u.p->n; i++) { /* e is a dict (on_child): its pairs in place */
         int j;
+        k = &e->u.p->u.a[2 * i];
+        v = k + 1;
         if (k->type != VT_PK_STR) {
             vt__imp_note(s->x, "device_traces events: a key that is not text was ignored");
             continue;
@@ -528,6 +530,16 @@ static int segment(struct snap *s, const struct vt_pkval *g)
     return 0;
 }
 
+/* Whether dict o has an "action" key (vt__pk_get's test, without a call per key). */
+static int has_action(const struct vt_pkobj *o)
+{
+    for (size_t i = 0; i < o->n; i++) {
+        const struct vt_pkval *k = &o->u.a[2 * i];
+        if (k->type == VT_PK_STR && k->u.p->n == 6 && !memcmp(k->u.p->u.z, "action", 6)) return 1;
+    }
+    return 0;
+}
+
 /* The streaming callback: events and segments are claimed as they are added to their lists. */
 static int on_child(void *pArg, struct vt_pkobj *pParent, const struct vt_pkval *pKey, struct vt_pkval *pChild)
 {
@@ -539,7 +551,7 @@ static int on_child(void *pArg, struct vt_pkobj *pParent, const struct vt_pkval 
     if (pParent->type == VT_PK_DICT) return VT_PK_KEEP_REST;
     if (pParent->type != VT_PK_LIST || pChild->type != VT_PK_DICT) return VT_PK_KEEP;
     if (pChild->u.p->tag != 0) return VT_PK_KEEP_REST;
-    if (vt__pk_get(pChild, "action")) {
+    if (has_action(pChild->u.p)) {
         struct batch *b;
         if (pParent->tag <= 0 || pParent->tag > s->nBatch) { /* a new device_traces list */
             struct batch *a = realloc(s->aBatch, (size_t)(s->nBatch + 1) * sizeof *a);

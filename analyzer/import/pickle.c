@@ -423,6 +423,7 @@ static inline __attribute__((always_inline)) int memo_get(struct vt_pk *p, uint6
  */
 static inline __attribute__((always_inline)) void memo_get_run(struct vt_pk *p)
 {
+    if (!p->bIndexed || p->nBuf - p->iPos < 5 || (p->aBuf[p->iPos] != 'j' && p->aBuf[p->iPos] != 'h')) return;
     /* the reader's state in locals: the stores below (a count, a stack slot) could alias its fields */
     const uint8_t *b = p->aBuf;
     const uint64_t *aUsed = p->aUsed;
@@ -433,7 +434,6 @@ static inline __attribute__((always_inline)) void memo_get_run(struct vt_pk *p)
     struct pkhot *aHot = p->aHot;
     size_t i = p->iPos, end = p->nBuf, nStack = p->nStack, nRoom = p->nStackAlloc;
     uint64_t nEntry = p->nMemo < p->nIndexed ? p->nMemo : p->nIndexed;
-    if (!p->bIndexed) return;
     while (end - i >= 5 && nStack < nRoom) {
         const struct vt_pkval *m;
         struct vt_pkobj *o;
