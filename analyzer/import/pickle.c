@@ -123,12 +123,13 @@ static void val_unref(struct vt_pk *p, struct vt_pkval *v)
         struct pkobj *x = pWork;
         pWork = x->pFree;
         if (x->o.type >= VT_PK_LIST && x->o.type <= VT_PK_DICT) {
-            size_t n = x->o.type == VT_PK_DICT ? 2 * x->o.n : x->o.n;
-            for (size_t i = 0; i < n; i++) {
-                struct vt_pkval *c = &x->o.u.a[i];
-                if (c->type >= VT_PK_STR && c->type <= VT_PK_DICT && c->u.p && c->u.p->nRef != IMMORTAL &&
-                    --c->u.p->nRef == 0) {
-                    struct pkobj *y = (struct pkobj *)c->u.p;
+            const struct vt_pkval *a = x->o.u.a, *aEnd = a + (x->o.type == VT_PK_DICT ? 2 * x->o.n : x->o.n);
+            for (; a < aEnd; a++) { /* immortal children (a traceback's frames, the keys) cost a test each */
+                struct vt_pkobj *c = a->u.p;
+                uint32_t nRef;
+                if ((unsigned)a->type - VT_PK_STR > VT_PK_DICT - VT_PK_STR || !c || (nRef = c->nRef) == IMMORTAL) continue;
+                if ((c->nRef = nRef - 1) == 0) {
+                    struct pkobj *y = (struct pkobj *)c;
                     y->pFree = pWork;
                     pWork = y;
                 }
@@ -530,11 +531,19 @@ static int push_long(struct vt_pk *p, uint64_t n)
     int rc;
     if (n <= 8) {
         const uint8_t *q = p->aBuf + p->iPos; /* in the buffer (the common case), else copied out */
+        uint64_t u;
+        if (p->nBuf - p->iPos >= 8 && n > 0) { /* eight bytes loaded, those past the n masked off */
+            p->iPos += n;
+            u = vt__pk_le(q, 8) & (n == 8 ? ~(uint64_t)0 : ((uint64_t)1 << (8 * n)) - 1);
+            if (n < 8 && (q[n - 1] & 0x80)) u |= ~(uint64_t)0 << (8 * n); /* sign-extend */
+            v.u.i = (int64_t)u;
+            return push(p, v);
+        }
         if (p->nBuf - p->iPos >= n) p->iPos += n;
         else if ((rc = vt__pk_take(p, (char *)b, (size_t)n)) != 0) return rc;
         else q = b;
         if (n > 0) {
-            uint64_t u = vt__pk_le(q, (int)n);
+            u = vt__pk_le(q, (int)n);
             if (n < 8 && (q[n - 1] & 0x80)) u |= ~(uint64_t)0 << (8 * n); /* sign-extend */
             v.u.i = (int64_t)u;
         }
