@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 
 #include "cli.h"
+#include "builder.h"
 #include "import.h"
 #include "source.h"
 #include "vramtrace/schema.h"
@@ -210,6 +211,44 @@ TEST(kineto_trace)
     ASSERT_EQ(1, q(zOut, "SELECT count(*) FROM meta WHERE value LIKE '%futureKey%'"));
     /* rows written out of time order come back in order */
     ASSERT_EQ(0, q(zOut, "SELECT count(*) FROM memcpy a JOIN memcpy b ON b.id = a.id + 1 WHERE a.start > b.start"));
+}
+
+/* Rows written in runs, each in time order (a snapshot's devices one after another), come back in
+ * (time, as written) order, unknown times first: merged from the runs, sorted by SQLite past the runs kept
+ * (VT_RUNS_MAX), and written back as they came when the table is changed before close. */
+TEST(builder_runs_in_time_order)
+{
+    static const int aRuns[] = {1, 4, 15, 16, 40};
+    for (int k = 0; k < (int)(sizeof aRuns / sizeof aRuns[0]) * 2; k++) {
+        int nRun = aRuns[k / 2], bChange = k % 2, nRow = 0;
+        const char *zOut = scratch("runs.db");
+        struct vt__tb *tb = NULL;
+        char zErr[256];
+        unlink(zOut);
+        ASSERT_EQ(0, vt__tb_open(zOut, 1, &tb, zErr, sizeof zErr));
+        ASSERT_EQ(0, vt__tb_base(tb, T_NS));
+        for (int r = 0; r < nRun; r++) {
+            for (int i = 0; i < 300; i++) { /* times 0, 0, 10, 10, ... from the run's start; its first two unknown */
+                struct vt__tb_tensor t;
+                VT_TB_CLEAR(t);
+                t.ts = r % 3 == 1 && i < 2 ? VT_TB_NULL : T_NS + (r % 5) * 7 + (i / 2) * 10;
+                t.op = VT_TENSOROP_ALLOC;
+                t.address = 4096 * (int64_t)nRow;
+                t.bytes = nRow++; /* the order written */
+                ASSERT_EQ(0, vt__tb_tensor(tb, &t));
+                if (bChange && r == nRun / 2 && i == 100) ASSERT_EQ(0, vt__tb_set_device(tb, VT_TB_TENSOR, 1, 2, 3));
+            }
+        }
+        ASSERT_EQ(0, vt__tb_close(tb, 1, zErr, sizeof zErr));
+        ASSERT_EQ(nRow, q(zOut, "SELECT count(*) FROM tensor_event"));
+        ASSERT_EQ(nRow, q(zOut, "SELECT max(id) FROM tensor_event"));
+        ASSERT_EQ(nRow * (nRow - 1LL) / 2, q(zOut, "SELECT sum(bytes) FROM tensor_event"));
+        ASSERT_EQ(bChange ? 2 : 0, q(zOut, "SELECT count(*) FROM tensor_event WHERE device = 3"));
+        ASSERT_EQ(0, q(zOut, "SELECT count(*) FROM tensor_event a JOIN tensor_event b ON b.id = a.id + 1 WHERE NOT ("
+                             "(a.t IS NULL AND b.t IS NOT NULL) OR a.t < b.t OR"
+                             " ((a.t = b.t OR (a.t IS NULL AND b.t IS NULL)) AND a.bytes < b.bytes))"));
+        ASSERT_EQ(4096 * 5, q(zOut, "SELECT address FROM tensor_event WHERE bytes = 5"));
+    }
 }
 
 TEST(kineto_without_addresses_and_bad_json)
@@ -682,6 +721,6 @@ TEST(real_files)
     }
 }
 
-VT_TEST_LIST(T(snapshot_current_format) T(snapshot_ring_buffer_and_2_0_format) T(snapshot_bad_inputs) T(kineto_trace)
+VT_TEST_LIST(T(snapshot_current_format) T(builder_runs_in_time_order) T(snapshot_ring_buffer_and_2_0_format) T(snapshot_bad_inputs) T(kineto_trace)
                  T(kineto_without_addresses_and_bad_json) T(kineto_hip_memory) T(kineto_totals_in_time_order) T(kineto_step_once) T(kineto_sites_from_operators) T(kineto_base_after_events) T(kineto_pid_from_operators) T(nsys_exports) T(nsys_without_cuda_trace) T(nsys_allocation_calls_without_sizes) T(command_line)
                      T(snapshot_merge_refusals) T(readers_open_other_formats) T(real_files))

@@ -384,6 +384,37 @@ TEST(index_releases_after_last_fetch)
     free(a);
 }
 
+/* The callback of immortal_entries_follow_the_memo: every dict added is made immortal (the reader in *pArg). */
+static int keep_dicts(void *pArg, struct vt_pkobj *pParent, const struct vt_pkval *pKey, struct vt_pkval *pChild)
+{
+    (void)pParent;
+    (void)pKey;
+    if (pChild->type == VT_PK_DICT) ASSERT_EQ(1, vt__pk_keep(*(struct vt_pk **)pArg, pChild->u.p));
+    return VT_PK_KEEP;
+}
+
+/* A fetch of an immortal object takes the short way (the table of immortal entries) only while the memo
+ * entry still holds it: a store to the entry (here BINPUT of a new list) is what a later fetch gives. */
+TEST(immortal_entries_follow_the_memo)
+{
+    /* [D] ; memo 0 = D ; D made immortal ; fetched twice ; memo 0 = [] ; fetched */
+    static const char z[] = "\x80\x04]}\x94" "ah\x00" "ah\x00" "a]q\x00" "0h\x00" "a.";
+    struct vt__src s;
+    struct vt_pkval root;
+    struct vt_pk *p;
+    FILE *f;
+    vt__src_open_mem(&s, z, sizeof z - 1);
+    p = vt__pk_new(&s, keep_dicts, &p);
+    ASSERT(p != NULL);
+    ASSERT_EQ(VT_PK_OK, vt__pk_run(p, &root));
+    f = fmemopen(g_zOut, sizeof g_zOut, "w");
+    ASSERT(f != NULL);
+    dump(f, &root);
+    fclose(f);
+    ASSERT_STREQ("[{},{},{},[]]", g_zOut);
+    vt__pk_free(p);
+}
+
 /* The real snapshots, when present: read whole, root keys as PyTorch writes them. */
 TEST(real_snapshots)
 {
@@ -413,6 +444,6 @@ TEST(real_snapshots)
     if (!nRead) SKIP("the real files are not here: configure with -DVT_REAL_DATA=DIR (README.md, Tests)");
 }
 
-VT_TEST_LIST(T(python_protocols_3_and_5) T(index_releases_after_last_fetch) T(remaining_opcodes) T(hostile_opcodes_refused)
+VT_TEST_LIST(T(python_protocols_3_and_5) T(immortal_entries_follow_the_memo) T(index_releases_after_last_fetch) T(remaining_opcodes) T(hostile_opcodes_refused)
                  T(unsupported_and_malformed) T(truncation_at_every_byte) T(cycles_and_deep_nesting_are_freed)
                      T(claimed_children_leave_container_and_memo) T(streaming_keeps_little_alive) T(real_snapshots))

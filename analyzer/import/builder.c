@@ -13,6 +13,7 @@
 
 #include <sqlite3.h>
 
+#include "runs.h"
 #include "util/cleanup.h"
 #include "vramtrace/compact.h"
 #include "vramtrace/schema.h"
@@ -132,6 +133,13 @@ struct vt__tb {
     int64_t aRows[VT_TB_NTABLE];
     int64_t aLastT[VT_TB_NTABLE];
     int aUnordered[VT_TB_NTABLE];
+    /* plain tables whose rows came out of time order: the rows before the first such row stay in the table
+     * (run 0), every later one goes to apRuns, a new run at each row whose stored time is below the row
+     * before's (aLastKey); merged into the table at close. aNoRuns: too many runs, or the table was read or
+     * changed meanwhile: the runs were written to the table as they came, and it is sorted at close */
+    struct vt__runs *apRuns[VT_TB_NTABLE];
+    int64_t aLastKey[VT_TB_NTABLE];
+    int aNoRuns[VT_TB_NTABLE];
     int64_t nUntimed;
     struct str_ent *aStr; /* interned strings: open addressing, load <= 1/2 */
     size_t nStr, nStrSlot;
@@ -208,7 +216,7 @@ int vt__tb_open(const char *zPath, int bForce, struct vt__tb **pp, char *zErr, s
         return -1;
     }
     tb->iNextStack = tb->iNextStr = 1;
-    for (int i = 0; i < VT_TB_NTABLE; i++) tb->aLastT[i] = INT64_MIN;
+    for (int i = 0; i < VT_TB_NTABLE; i++) tb->aLastT[i] = tb->aLastKey[i] = INT64_MIN;
     *pp = tb;
     return 0;
 nomem:
@@ -517,12 +525,12 @@ static int flush_table(struct vt__tb *tb, int i)
         int nRow = p == tb->aMulti[i] ? BATCH : 1;
         if (nRow == BATCH) { /* parameters keep their values across resets: bind only those that change */
             int64_t *aOld = tb->aBound[i];
-            for (int k = 0; k < BATCH * nCol; k++) {
-                int64_t v = a[r * nCol + k];
-                if (aTable[i].aCol[k % nCol].flags & C_VALUE) {
-                    if (aOld[k] != v || v == VT_TB_NULL) sqlite3_bind_int64(p, k + 1, aOld[k] = v);
-                } else if (aOld[k] != v) {
-                    bind_null_or(p, k + 1, aOld[k] = v);
+            for (int iRow = 0, k = 0; iRow < BATCH; iRow++) {
+                for (int c = 0; c < nCol; c++, k++) {
+                    int64_t v = a[r * nCol + k];
+                    if (aOld[k] == v && v != VT_TB_NULL) continue; /* the common case: unchanged */
+                    if (aTable[i].aCol[c].flags & C_VALUE) sqlite3_bind_int64(p, k + 1, aOld[k] = v);
+                    else if (aOld[k] != v) bind_null_or(p, k + 1, aOld[k] = v);
                 }
             }
         } else {
@@ -543,21 +551,111 @@ static int flush_table(struct vt__tb *tb, int i)
     return 0;
 }
 
-/* Write every table's waiting rows (before anything reads or changes the tables). Returns 0 or -1. */
-static int flush_all(struct vt__tb *tb)
+/* Add one row of table i, its values as stored, to the rows waiting (written BATCH at a time). Returns 0 or -1. */
+static int buffer_row(struct vt__tb *tb, int i, const int64_t *aRow)
 {
-    for (int i = 0; i < VT_TB_NTABLE; i++)
-        if (tb->anBuf[i] && flush_table(tb, i)) return -1;
+    int nCol = aTable[i].nCol;
+    memcpy(tb->aBuf[i] + tb->anBuf[i] * nCol, aRow, (size_t)nCol * sizeof *aRow);
+    if (++tb->anBuf[i] == BATCH) return flush_table(tb, i);
     return 0;
 }
 
-/* Add one row of table i from the struct at pRow to the rows waiting (written BATCH at a time). */
+/* A table's rows handed over from its runs (vt__runs_each's callback). */
+struct runs_to {
+    struct vt__tb *tb;
+    int i;
+};
+
+static int run_row(void *pArg, const int64_t *aRow)
+{
+    const struct runs_to *t = pArg;
+    return buffer_row(t->tb, t->i, aRow);
+}
+
+/* The runs' failure (errno) as the builder's, unless a write already said why. Returns -1. */
+static int runs_fail(struct vt__tb *tb)
+{
+    return tb_fail(tb, "cannot write the trace (rows out of time order): %s", strerror(errno));
+}
+
+/* Write table i's runs into it as they came, after the rows already there, and keep its later rows there
+ * too: it is sorted at close (reorder). For anything that reads or changes the table before. 0 or -1. */
+static int runs_write_back(struct vt__tb *tb, int i)
+{
+    struct runs_to t = {tb, i};
+    int rc = flush_table(tb, i);
+    if (rc == 0 && (rc = vt__runs_each(tb->apRuns[i], 0, run_row, &t)) != 0 && !tb->zErr[0]) runs_fail(tb);
+    vt__runs_close(tb->apRuns[i]);
+    tb->apRuns[i] = NULL;
+    tb->aNoRuns[i] = 1;
+    return rc == 0 ? flush_table(tb, i) : -1;
+}
+
+/*
+ * Put table i in time order from its runs, at close: its rows so far (those before the first row out of
+ * order, in time order) join the runs as run 0, the table is emptied and refilled with every row merged by
+ * (time, rowid as written): what ORDER BY t, id gives (reorder), without sorting. Returns 0 or -1.
+ */
+static int runs_merge(struct vt__tb *tb, int i)
+{
+    const struct tdesc *d = &aTable[i];
+    struct vt__runs *r = tb->apRuns[i];
+    struct runs_to t = {tb, i};
+    sqlite3_stmt *p = NULL;
+    sqlite3_str *q;
+    char *zSql;
+    int rc = 0, src;
+    if (flush_table(tb, i)) return -1;
+    q = sqlite3_str_new(tb->db);
+    sqlite3_str_appendall(q, "SELECT ");
+    for (int c = 0; c < d->nCol; c++) sqlite3_str_appendf(q, "%s%s", c ? ", " : "", stored_name(&d->aCol[c]));
+    sqlite3_str_appendf(q, " FROM main.%s ORDER BY rowid", d->zTable);
+    zSql = sqlite3_str_finish(q);
+    if (!zSql || sqlite3_prepare_v2(tb->db, zSql, -1, &p, NULL) != SQLITE_OK) rc = sql_fail(tb, "reorder");
+    sqlite3_free(zSql);
+    /* run 0's rows have the lowest rowids: ordinal 1 puts them first among equal times */
+    if (rc == 0 && vt__runs_begin(r, 1)) rc = tb_fail(tb, "cannot write the trace (reorder): too many runs");
+    while (rc == 0 && (src = sqlite3_step(p)) == SQLITE_ROW) {
+        int64_t aRow[MAXCOL];
+        for (int c = 0; c < d->nCol; c++)
+            aRow[c] = sqlite3_column_type(p, c) == SQLITE_NULL ? VT_TB_NULL : sqlite3_column_int64(p, c);
+        if (vt__runs_put(r, aRow)) rc = runs_fail(tb);
+    }
+    if (rc == 0 && src != SQLITE_DONE) rc = sql_fail(tb, "reorder");
+    sqlite3_finalize(p);
+    if (rc == 0) {
+        char zDel[96];
+        snprintf(zDel, sizeof zDel, "DELETE FROM main.%s", d->zTable);
+        if (sqlite3_exec(tb->db, zDel, NULL, NULL, NULL) != SQLITE_OK) rc = sql_fail(tb, "reorder");
+    }
+    if (rc == 0 && (rc = vt__runs_each(r, 1, run_row, &t)) != 0 && !tb->zErr[0]) runs_fail(tb);
+    if (rc == 0) rc = flush_table(tb, i);
+    vt__runs_close(r);
+    tb->apRuns[i] = NULL;
+    tb->aUnordered[i] = 0;
+    return rc ? -1 : 0;
+}
+
+/* Write every table's waiting rows, runs included (before anything reads or changes the tables). 0 or -1. */
+static int flush_all(struct vt__tb *tb)
+{
+    for (int i = 0; i < VT_TB_NTABLE; i++) {
+        if (tb->apRuns[i] && runs_write_back(tb, i)) return -1;
+        if (tb->anBuf[i] && flush_table(tb, i)) return -1;
+    }
+    return 0;
+}
+
+/*
+ * Add one row of table i from the struct at pRow: a compacted table's at once, a plain table's to the rows
+ * waiting (written BATCH at a time), or to its runs once a row came out of time order. Returns 0 or -1.
+ */
 static int insert_row(struct vt__tb *tb, int i, const void *pRow)
 {
     const struct tdesc *d = &aTable[i];
-    int64_t t = VT_TB_NULL, *pOut, aOne[MAXCOL];
+    int64_t t = VT_TB_NULL, key = VT_TB_NULL, *pOut, aOne[MAXCOL];
     if (ensure_schema(tb)) return -1;
-    pOut = tb->aCompact[i] ? aOne : tb->aBuf[i] + tb->anBuf[i] * d->nCol; /* a compacted row is stored at once */
+    pOut = aOne;
     for (int c = 0; c < d->nCol; c++) {
         int64_t v = *(const int64_t *)((const char *)pRow + d->aCol[c].off), t0 = v;
         if (d->aCol[c].flags & C_TIME) {
@@ -568,6 +666,7 @@ static int insert_row(struct vt__tb *tb, int i, const void *pRow)
             /* a time too far from the base to store (only a damaged source has one) is unknown */
             if (v != VT_TB_NULL && __builtin_sub_overflow(v, tb->base, &v)) v = VT_TB_NULL;
             t = v == VT_TB_NULL ? VT_TB_NULL : t0;
+            key = v;
         } else if (d->aCol[c].flags & C_END) {
             if (v == VT_TB_NULL || t == VT_TB_NULL || __builtin_sub_overflow(v, t, &v)) v = VT_TB_NULL;
         } else if (v == VT_TB_NULL && (d->aCol[c].flags & C_DEF0)) {
@@ -590,8 +689,21 @@ static int insert_row(struct vt__tb *tb, int i, const void *pRow)
             return sql_fail(tb, d->zTable);
         return 0;
     }
-    if (++tb->anBuf[i] == BATCH) return flush_table(tb, i);
-    return 0;
+    if (!tb->aNoRuns[i]) { /* a new run where the stored time goes back (NULL times are the least) */
+        int bBack = key < tb->aLastKey[i];
+        tb->aLastKey[i] = key;
+        if (bBack) {
+            if (!tb->apRuns[i] && vt__runs_open(&tb->apRuns[i], tb->zTmp, d->nCol)) return runs_fail(tb);
+            /* one run is kept for run 0 (runs_merge); past the last, the table is sorted at close */
+            if (vt__runs_count(tb->apRuns[i]) == VT_RUNS_MAX - 1) {
+                if (runs_write_back(tb, i)) return -1;
+            } else if (vt__runs_begin(tb->apRuns[i], tb->aRows[i])) {
+                return tb_fail(tb, "cannot write the trace (rows out of time order): too many runs");
+            }
+        }
+        if (tb->apRuns[i]) return vt__runs_put(tb->apRuns[i], pOut) ? runs_fail(tb) : 0;
+    }
+    return buffer_row(tb, i, pOut);
 }
 
 int vt__tb_memory(struct vt__tb *tb, const struct vt__tb_memory *r) { return insert_row(tb, VT_TB_MEMORY, r); }
@@ -736,7 +848,9 @@ int vt__tb_close(struct vt__tb *tb, int bKeep, char *zErr, size_t nErr)
 {
     int rc = 0;
     if (bKeep && !tb->zErr[0]) {
-        if (ensure_schema(tb) == 0 && flush_all(tb) == 0) {
+        for (int i = 0; i < VT_TB_NTABLE && rc == 0; i++)
+            if (tb->apRuns[i]) rc = runs_merge(tb, i);
+        if (rc == 0 && ensure_schema(tb) == 0 && flush_all(tb) == 0) {
             for (int i = 0; i < VT_TB_NTABLE && rc == 0; i++)
                 if (tb->aUnordered[i]) rc = reorder(tb, i);
             if (rc == 0 && sqlite3_get_autocommit(tb->db) == 0 && sqlite3_exec(tb->db, "COMMIT", NULL, NULL, NULL))
@@ -748,6 +862,7 @@ int vt__tb_close(struct vt__tb *tb, int bKeep, char *zErr, size_t nErr)
         rc = -1;
     }
     for (int i = 0; i < VT_TB_NTABLE; i++) {
+        vt__runs_close(tb->apRuns[i]);
         sqlite3_finalize(tb->aIns[i]);
         sqlite3_finalize(tb->aMulti[i]);
         free(tb->aBuf[i]);

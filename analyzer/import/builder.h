@@ -16,7 +16,11 @@
  * Times are absolute nanoseconds; the builder stores them relative to the base.
  * Tables whose rows arrive out of time order are put back in time order at
  * close, so readers that scan in rowid order see time order (NULL times first:
- * what happened before the recorded window).
+ * what happened before the recorded window; equal times as written). A plain
+ * table's rows from the first one out of order on are kept aside in runs, each
+ * in time order (runs.h: a snapshot's devices, one after another), and merged
+ * into the table at close; with too many runs, or when the table is read or
+ * changed before close, they are written to it as they came and SQLite sorts it.
  */
 
 #define VT_TB_NULL INT64_MIN

@@ -47,24 +47,33 @@ struct frm {
     const char *zName, *zFile; /* the dict's strings until interned (read only while the dict is in the list
                                 * being read: a dict freed before is never named again, its tag went with it) */
     int bPy, bCapture;
+    int bKept;                 /* its dict is immortal (vt__pk_keep): its address names it to the end */
 };
 
-/* A stack met before: the frames it was made of (indexes into aFrm, in the stored order) and its id. */
+/* A stack met before: the frames it was made of (indexes into aFrm, in the stored order; or, in the table
+ * by traceback, the frame dicts of the list as it came) and its id. */
 struct stk {
     uint64_t hash; /* 0: empty slot */
     int64_t id;
-    size_t off;    /* its frames: aStkFrm[off..off+n) */
+    size_t off;    /* its frames: aStkFrm[off..off+n) (apRaw[off..off+n)) */
     int n;
 };
 
+#define RAW_MAX 4096 /* frames of the longest traceback remembered by its dicts */
+
 struct snap {
     struct vt__imp *x;
+    struct vt_pk *pk;      /* the reader: objects shared to the end are made immortal (vt__pk_keep) */
     struct frm *aFrm;      /* every distinct frame dict met */
     int64_t nFrm, nFrmAlloc;
     struct stk *aStk;      /* open addressing, load <= 1/2 */
     size_t nStk, nStkSlot;
     uint32_t *aStkFrm;
     size_t nStkFrm, nStkFrmAlloc;
+    struct stk *aRaw;      /* stacks by traceback: the sequence of (immortal) frame dicts a list held */
+    size_t nRaw, nRawSlot;
+    const struct vt_pkobj **apRaw;
+    size_t nRawObj, nRawObjAlloc;
     struct batch *aBatch;
     int nBatch;
     struct dumped *aSeg, *aBlock;
@@ -135,9 +144,10 @@ static int capture_frame(const char *zName)
  * The frame a frame dict stands for, judged once per dict (the dict's tag holds its index + 1 and flags:
  * PyTorch's snapshots share one dict per distinct frame; the dict lives as long as something may
  * still fetch it). Its strings are interned when a stack first holds it (stack_of), in the order
- * stacks name them. Returns the index, or -1 when out of memory.
+ * stacks name them. Returns the index, or -1 when out of memory. Not inlined: once per distinct frame,
+ * and frames_stack's loop keeps its registers.
  */
-static int64_t frame_of(struct snap *s, struct vt_pkobj *o)
+static __attribute__((noinline)) int64_t frame_of(struct snap *s, struct vt_pkobj *o)
 {
     const struct vt_pkval v = {VT_PK_DICT, {.p = o}};
     const char *zFile, *zName;
@@ -164,24 +174,25 @@ static int64_t frame_of(struct snap *s, struct vt_pkobj *o)
     f->zFile = zFile && strcmp(zFile, "??") && zFile[0] ? zFile : NULL;
     f->fn = f->file = -2; /* not interned yet */
     o->tag = (++s->nFrm << 2) | (f->bPy ? FRM_PY : 0) | (f->bCapture ? FRM_CAPTURE : 0);
+    f->bKept = vt__pk_keep(s->pk, o); /* fetched by every traceback holding it: no count kept when it stays anyway */
     return s->nFrm - 1;
 }
 
-/* Double the stack cache. Returns 0 or -1. */
-static int stk_grow(struct snap *s)
+/* Double a stack cache (*paStk, *pnSlot slots; open addressing). Returns 0 or -1. */
+static int stk_grow(struct stk **paStk, size_t *pnSlot)
 {
-    size_t nNew = s->nStkSlot ? s->nStkSlot * 2 : 1024;
+    size_t nNew = *pnSlot ? *pnSlot * 2 : 1024;
     struct stk *a = calloc(nNew, sizeof *a);
     if (!a) return -1;
-    for (size_t i = 0; i < s->nStkSlot; i++) {
+    for (size_t i = 0; i < *pnSlot; i++) {
         size_t k;
-        if (!s->aStk[i].hash) continue;
-        for (k = (size_t)s->aStk[i].hash & (nNew - 1); a[k].hash; k = (k + 1) & (nNew - 1)) {}
-        a[k] = s->aStk[i];
+        if (!(*paStk)[i].hash) continue;
+        for (k = (size_t)(*paStk)[i].hash & (nNew - 1); a[k].hash; k = (k + 1) & (nNew - 1)) {}
+        a[k] = (*paStk)[i];
     }
-    free(s->aStk);
-    s->aStk = a;
-    s->nStkSlot = nNew;
+    free(*paStk);
+    *paStk = a;
+    *pnSlot = nNew;
     return 0;
 }
 
@@ -196,7 +207,8 @@ static int64_t stack_of(struct snap *s, const uint32_t *aIdx, int n)
     size_t k;
     for (int i = 0; i < n; i++) h = (h ^ aIdx[i]) * 1099511628211ull;
     if (!h) h = 1;
-    if (s->nStk * 2 >= s->nStkSlot && stk_grow(s)) return vt__imp_fail(s->x, VT_EXIT_INTERNAL, "out of memory"), -1;
+    if (s->nStk * 2 >= s->nStkSlot && stk_grow(&s->aStk, &s->nStkSlot))
+        return vt__imp_fail(s->x, VT_EXIT_INTERNAL, "out of memory"), -1;
     for (k = (size_t)h & (s->nStkSlot - 1); s->aStk[k].hash; k = (k + 1) & (s->nStkSlot - 1)) {
         const struct stk *e = &s->aStk[k];
         if (e->hash == h && e->n == n && !memcmp(s->aStkFrm + e->off, aIdx, (size_t)n * sizeof *aIdx)) return e->id;
@@ -231,6 +243,26 @@ static int64_t stack_of(struct snap *s, const uint32_t *aIdx, int n)
     return id;
 }
 
+/* Remember stack id for the frame dicts a[0..n) (hash hRaw), in the table by traceback. Returns 0 or -1. */
+static int raw_put(struct snap *s, const struct vt_pkval *a, size_t n, uint64_t hRaw, int64_t id)
+{
+    size_t k;
+    if (s->nRaw * 2 >= s->nRawSlot && stk_grow(&s->aRaw, &s->nRawSlot)) return -1;
+    if (s->nRawObj + n > s->nRawObjAlloc) {
+        size_t m = (s->nRawObj + n) * 2;
+        const struct vt_pkobj **ap = realloc(s->apRaw, m * sizeof *ap);
+        if (!ap) return -1;
+        s->apRaw = ap;
+        s->nRawObjAlloc = m;
+    }
+    for (k = (size_t)hRaw & (s->nRawSlot - 1); s->aRaw[k].hash; k = (k + 1) & (s->nRawSlot - 1)) {}
+    for (size_t i = 0; i < n; i++) s->apRaw[s->nRawObj + i] = a[i].u.p;
+    s->aRaw[k] = (struct stk){hRaw, id, s->nRawObj, (int)n};
+    s->nRawObj += n;
+    s->nRaw++;
+    return 0;
+}
+
 /*
  * Stack id of a frames list ({filename, line, name} dicts, innermost first,
  * Python and C++ interleaved), cached in the list's tag. As the tracer stores
@@ -242,20 +274,39 @@ static int64_t stack_of(struct snap *s, const uint32_t *aIdx, int n)
 static int64_t frames_stack(struct snap *s, const struct vt_pkval *pFrames)
 {
     uint32_t aIdx[MAX_FRAMES], aNat[MAX_FRAMES];
-    int n = 0, nNat = 0, bLead = 1;
-    size_t nItem;
-    int64_t id;
+    int n = 0, nNat = 0, bLead = 1, bKept;
+    const struct vt_pkval *a;
+    uint64_t hRaw = 1469598103934665603ull;
+    size_t nItem, k;
+    int64_t id, nFrm = s->nFrm;
     if (!pFrames || pFrames->type != VT_PK_LIST || pFrames->u.p->n == 0) return VT_TB_NULL;
     if (pFrames->u.p->tag) return pFrames->u.p->tag;
     nItem = pFrames->u.p->n;
+    a = pFrames->u.p->u.a; /* in locals: frame_of (first sight of a frame only) changes neither */
+    /* the same frame dicts in the same order as a list met before: its stack, without judging each frame */
+    for (size_t i = 0; i < nItem; i++) hRaw = (hRaw ^ (uint64_t)(uintptr_t)a[i].u.p) * 1099511628211ull;
+    if (!hRaw) hRaw = 1;
+    for (k = (size_t)hRaw & (s->nRawSlot - 1); s->nRawSlot && s->aRaw[k].hash; k = (k + 1) & (s->nRawSlot - 1)) {
+        const struct stk *e = &s->aRaw[k];
+        const struct vt_pkobj *const *ap = s->apRaw + e->off;
+        size_t i = 0;
+        if (e->hash != hRaw || (size_t)e->n != nItem) continue;
+        while (i < nItem && a[i].type == VT_PK_DICT && a[i].u.p == ap[i]) i++;
+        if (i == nItem) return pFrames->u.p->tag = e->id;
+    }
+    bKept = nItem <= RAW_MAX;
     for (size_t i = 0; i < nItem; i++) { /* Python frames into aIdx, native ones into aNat, in one pass */
-        const struct vt_pkval *f = &pFrames->u.p->u.a[i];
         int64_t tag;
-        if (f->type != VT_PK_DICT) continue;
-        if ((tag = f->u.p->tag) < 4 || FRM_INDEX(tag) >= s->nFrm) {
-            if (frame_of(s, f->u.p) == -1) return -1;
-            tag = f->u.p->tag;
+        if (a[i].type != VT_PK_DICT) {
+            bKept = 0;
+            continue;
         }
+        if ((tag = a[i].u.p->tag) < 4 || FRM_INDEX(tag) >= nFrm) {
+            if (frame_of(s, a[i].u.p) == -1) return -1;
+            tag = a[i].u.p->tag;
+            nFrm = s->nFrm;
+        }
+        bKept &= s->aFrm[FRM_INDEX(tag)].bKept;
         if (tag & FRM_PY) {
             if (n < MAX_FRAMES) aIdx[n++] = (uint32_t)FRM_INDEX(tag);
         } else if (!(bLead && (tag & FRM_CAPTURE))) { /* without the capture's own leading frames */
@@ -270,6 +321,8 @@ static int64_t frames_stack(struct snap *s, const struct vt_pkval *pFrames)
     id = stack_of(s, aIdx, n);
     if (id == -1) return -1;
     if (id != VT_TB_NULL) pFrames->u.p->tag = id;
+    /* remembered by its dicts when each lives to the end (its address is its own till then) */
+    if (bKept && id != VT_TB_NULL && raw_put(s, a, nItem, hRaw, id)) return vt__imp_fail(s->x, VT_EXIT_INTERNAL, "out of memory"), -1;
     return id;
 }
 
@@ -295,8 +348,10 @@ static int event(struct snap *s, struct batch *b, const struct vt_pkval *e)
     /* One pass over the event's keys. The key and action strings are memoized objects shared by
      * every event: each is judged once and the verdict kept in its tag (key index + 1, N_KEYS + 1
      * for an unknown key; action index + 1) */
-    for (size_t i = 0; vt__pk_pair(e, i, &k, &v); i++) {
+    for (size_t i = 0; i < e->u.p->n; i++) { /* e is a dict (on_child): its pairs in place */
         int j;
+        k = &e->u.p->u.a[2 * i];
+        v = k + 1;
         if (k->type != VT_PK_STR) {
             vt__imp_note(s->x, "device_traces events: a key that is not text was ignored");
             continue;
@@ -306,6 +361,7 @@ static int event(struct snap *s, struct batch *b, const struct vt_pkval *e)
         } else {
             for (j = 0; j < N_KEYS && strcmp(k->u.p->u.z, azEventKeys[j]); j++) {}
             k->u.p->tag = j + 1;
+            vt__pk_keep(s->pk, k->u.p);
         }
         if (j < N_KEYS) aVal[j] = v;
         else vt__imp_note(s->x, "device_traces events: key '%s' is not known to this vramtrace and was ignored",
@@ -317,7 +373,10 @@ static int event(struct snap *s, struct batch *b, const struct vt_pkval *e)
         a = (int)v->u.p->tag - 1;
     } else {
         for (a = 0; a < N_ACTION && (!zAction || strcmp(zAction, azAction[a])); a++) {}
-        if (zAction) v->u.p->tag = a + 1;
+        if (zAction) {
+            v->u.p->tag = a + 1;
+            vt__pk_keep(s->pk, v->u.p);
+        }
     }
     s->aAction[a]++;
     s->x->nEvents++;
@@ -471,6 +530,16 @@ static int segment(struct snap *s, const struct vt_pkval *g)
     return 0;
 }
 
+/* Whether dict o has an "action" key (vt__pk_get's test, without a call per key). */
+static int has_action(const struct vt_pkobj *o)
+{
+    for (size_t i = 0; i < o->n; i++) {
+        const struct vt_pkval *k = &o->u.a[2 * i];
+        if (k->type == VT_PK_STR && k->u.p->n == 6 && !memcmp(k->u.p->u.z, "action", 6)) return 1;
+    }
+    return 0;
+}
+
 /* The streaming callback: events and segments are claimed as they are added to their lists. */
 static int on_child(void *pArg, struct vt_pkobj *pParent, const struct vt_pkval *pKey, struct vt_pkval *pChild)
 {
@@ -482,7 +551,7 @@ static int on_child(void *pArg, struct vt_pkobj *pParent, const struct vt_pkval 
     if (pParent->type == VT_PK_DICT) return VT_PK_KEEP_REST;
     if (pParent->type != VT_PK_LIST || pChild->type != VT_PK_DICT) return VT_PK_KEEP;
     if (pChild->u.p->tag != 0) return VT_PK_KEEP_REST;
-    if (vt__pk_get(pChild, "action")) {
+    if (has_action(pChild->u.p)) {
         struct batch *b;
         if (pParent->tag <= 0 || pParent->tag > s->nBatch) { /* a new device_traces list */
             struct batch *a = realloc(s->aBatch, (size_t)(s->nBatch + 1) * sizeof *a);
@@ -671,6 +740,7 @@ int vt__import_snapshot(struct vt__imp *x)
         rc = vt__imp_fail(x, VT_EXIT_INTERNAL, "out of memory");
         goto done;
     }
+    s.pk = p;
     /* a first pass over the file finds the memo entries shared later: only those are kept while reading */
     if (vt__src_open_file(&pre, x->zIn) != 0) {
         rc = vt__imp_fail(x, VT_EXIT_NOFILE, "cannot open: %s", strerror(errno));
@@ -783,5 +853,7 @@ done:
     free(s.aFrm);
     free(s.aStk);
     free(s.aStkFrm);
+    free(s.aRaw);
+    free(s.apRaw);
     return rc;
 }

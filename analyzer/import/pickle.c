@@ -11,8 +11,22 @@
  * so that vt__pk_free releases what reference counting cannot (a hostile
  * pickle can build a list that contains itself). Releasing is iterative (a
  * chain of lists a million deep does not recurse). The mark stack is kept
- * apart from the value stack, as CPython's unpickler does.
+ * apart from the value stack, as CPython's unpickler does. An object the memo
+ * keeps to the end may be made immortal (vt__pk_keep): its count is no longer
+ * kept (IMMORTAL), so the fetches of a traceback's shared frames and of the
+ * shared key strings, and the release of what holds them, touch no count.
  */
+
+#define IMMORTAL UINT32_MAX /* nRef of an object kept to the end: not counted */
+
+/* run() in two builds where the CPU is picked at load time: with the popcount instruction (memo_slot's
+ * rank, one per memo fetch) and without it (every x86-64 CPU); elsewhere one build */
+#if defined(__x86_64__) && defined(__GLIBC__) && !defined(__POPCNT__) &&                                          \
+    ((defined(__clang__) && __clang_major__ >= 14) || (!defined(__clang__) && defined(__GNUC__) && __GNUC__ >= 8))
+#define PK_CLONES __attribute__((target_clones("popcnt", "default")))
+#else
+#define PK_CLONES
+#endif
 
 /* Record an error (first one wins) and return rc. */
 int vt__pk_fail(struct vt_pk *p, int rc, const char *zFmt, ...)
@@ -29,22 +43,39 @@ int vt__pk_fail(struct vt_pk *p, int rc, const char *zFmt, ...)
 
 /* ---- objects ---- */
 
-/* A new object of type t with one reference, on the live list; NULL when out of memory. */
+#define SPARE_MAX 4096           /* freed objects kept for reuse, with their storage when it is at most */
+#define STORE_MAX 2048           /* bytes (an event's pairs, a traceback's items: allocated once, not per event) */
+#define STORE_TOTAL (1 << 20)    /* bytes, in all */
+
+/* Bytes of storage o has (u.a or u.z). */
+static size_t obj_bytes(const struct vt_pkobj *o)
+{
+    if (o->type == VT_PK_STR || o->type == VT_PK_BYTES) return o->nAlloc;
+    return o->nAlloc * (o->type == VT_PK_DICT ? 2 : 1) * sizeof(struct vt_pkval);
+}
+
+/* A new object of type t with one reference, on the live list; NULL when out of memory. A spare object's
+ * storage comes with it (nAlloc in t's units). */
 static struct vt_pkobj *obj_new(struct vt_pk *p, int t)
 {
     struct pkobj *x = p->pSpare;
     if (x) {
         p->pSpare = x->pNext;
         p->nSpare--;
+        p->nKept -= x->nKeep;
     } else if (!(x = malloc(sizeof *x))) {
         return NULL;
+    } else {
+        x->o.u.a = NULL;
+        x->nKeep = 0;
     }
     x->o.nRef = 1;
     x->o.type = (uint32_t)t;
     x->o.iMemo = -1;
     x->o.tag = 0;
-    x->o.n = x->o.nAlloc = 0;
-    x->o.u.a = NULL;
+    x->o.n = 0;
+    x->o.nAlloc = t == VT_PK_STR || t == VT_PK_BYTES ? x->nKeep
+                                                     : x->nKeep / ((t == VT_PK_DICT ? 2 : 1) * sizeof(struct vt_pkval));
     x->pPrev = x->pFree = NULL;
     x->bNoOffer = 0;
     x->pNext = p->pLive;
@@ -61,13 +92,21 @@ static void obj_destroy(struct vt_pk *p, struct pkobj *x)
     else p->pLive = x->pNext;
     if (x->pNext) x->pNext->pPrev = x->pPrev;
     p->nLive--;
-    if (x->o.type == VT_PK_STR || x->o.type == VT_PK_BYTES) free(x->o.u.z);
-    else free(x->o.u.a);
-    if (p->nSpare < 4096) {
+    if (p->nSpare < SPARE_MAX) {
+        size_t nByte = obj_bytes(&x->o);
+        if (x->o.u.a && nByte <= STORE_MAX && p->nKept + nByte <= STORE_TOTAL) {
+            x->nKeep = nByte;
+            p->nKept += nByte;
+        } else {
+            free(x->o.u.a);
+            x->o.u.a = NULL;
+            x->nKeep = 0;
+        }
         x->pNext = p->pSpare;
         p->pSpare = x;
         p->nSpare++;
     } else {
+        free(x->o.u.a);
         free(x);
     }
 }
@@ -77,18 +116,20 @@ static void val_unref(struct vt_pk *p, struct vt_pkval *v)
 {
     struct pkobj *pWork = NULL;
     if (v->type < VT_PK_STR || v->type > VT_PK_DICT || !v->u.p) return;
-    if (--v->u.p->nRef > 0) return;
+    if (v->u.p->nRef == IMMORTAL || --v->u.p->nRef > 0) return;
     pWork = (struct pkobj *)v->u.p;
     pWork->pFree = NULL;
     while (pWork) { /* iterative: each freed container queues the children it held last */
         struct pkobj *x = pWork;
         pWork = x->pFree;
         if (x->o.type >= VT_PK_LIST && x->o.type <= VT_PK_DICT) {
-            size_t n = x->o.type == VT_PK_DICT ? 2 * x->o.n : x->o.n;
-            for (size_t i = 0; i < n; i++) {
-                struct vt_pkval *c = &x->o.u.a[i];
-                if (c->type >= VT_PK_STR && c->type <= VT_PK_DICT && c->u.p && --c->u.p->nRef == 0) {
-                    struct pkobj *y = (struct pkobj *)c->u.p;
+            const struct vt_pkval *a = x->o.u.a, *aEnd = a + (x->o.type == VT_PK_DICT ? 2 * x->o.n : x->o.n);
+            for (; a < aEnd; a++) { /* immortal children (a traceback's frames, the keys) cost a test each */
+                struct vt_pkobj *c = a->u.p;
+                uint32_t nRef;
+                if ((unsigned)a->type - VT_PK_STR > VT_PK_DICT - VT_PK_STR || !c || (nRef = c->nRef) == IMMORTAL) continue;
+                if ((c->nRef = nRef - 1) == 0) {
+                    struct pkobj *y = (struct pkobj *)c;
                     y->pFree = pWork;
                     pWork = y;
                 }
@@ -102,8 +143,8 @@ static void val_unref(struct vt_pk *p, struct vt_pkval *v)
 /* Take a reference; fails only when the count would overflow. Returns 0 or an error. */
 static int val_ref(struct vt_pk *p, const struct vt_pkval *v)
 {
-    if (v->type < VT_PK_STR || v->type > VT_PK_DICT) return 0;
-    if (v->u.p->nRef == UINT32_MAX) return vt__pk_fail(p, VT_PK_ECORRUPT, "too many references to one object");
+    if (v->type < VT_PK_STR || v->type > VT_PK_DICT || v->u.p->nRef == IMMORTAL) return 0;
+    if (v->u.p->nRef == IMMORTAL - 1) return vt__pk_fail(p, VT_PK_ECORRUPT, "too many references to one object");
     v->u.p->nRef++;
     return 0;
 }
@@ -224,21 +265,23 @@ static void pop_mark(struct vt_pk *p, size_t base)
  * those few and the ones holding what stays (frame dicts, key strings), not one per entry ever made.
  */
 
+/* With an index: the rank of entry idx (< nIndexed) among the fetched entries, or -1 when nothing fetches it. */
+static inline int64_t memo_rank(const uint64_t *aUsed, const uint32_t *aRank, uint64_t idx)
+{
+    uint64_t w = aUsed[idx >> 6];
+    if (!(w >> (idx & 63) & 1)) return -1;
+    /* the bits set below idx's, counted in the word (one instruction in run()'s popcount build) */
+    w &= (UINT64_C(1) << (idx & 63)) - 1;
+    return (int64_t)aRank[idx >> 6] + __builtin_popcountll(w);
+}
+
 /* Where entry idx is kept: idx itself without an index; with one, its rank among the fetched
  * entries, or -1 when nothing fetches it (it is not kept). */
 static inline int64_t memo_slot(const struct vt_pk *p, uint64_t idx)
 {
-    uint64_t w;
     if (!p->bIndexed) return (int64_t)idx;
     if (idx >= p->nIndexed) return -1;
-    w = p->aUsed[idx >> 6];
-    if (!(w >> (idx & 63) & 1)) return -1;
-    /* the bits set below idx's, counted in the word (SWAR: no popcount instruction assumed) */
-    w &= (UINT64_C(1) << (idx & 63)) - 1;
-    w -= (w >> 1) & UINT64_C(0x5555555555555555);
-    w = (w & UINT64_C(0x3333333333333333)) + ((w >> 2) & UINT64_C(0x3333333333333333));
-    w = (w + (w >> 4)) & UINT64_C(0x0f0f0f0f0f0f0f0f);
-    return (int64_t)p->aRank[idx >> 6] + (int64_t)((w * UINT64_C(0x0101010101010101)) >> 56);
+    return memo_rank(p->aUsed, p->aRank, idx);
 }
 
 /* The value kept at slot (memo_slot, >= 0), or NULL where nothing is kept (a chunk not yet made, or
@@ -249,6 +292,26 @@ static inline struct vt_pkval *memo_at(const struct vt_pk *p, int64_t slot)
     if (!p->bIndexed) return (size_t)slot < p->nMemo ? &p->aMemo[slot] : NULL;
     a = p->apChunk[slot / CHUNK];
     return a ? &a[slot % CHUNK] : NULL;
+}
+
+/* The immortal object memo entry idx holds when the hot table remembers it, else NULL. Entries are
+ * remembered at a fetch (hot_put) and forgotten when the memo entry changes (hot_forget): a store to it, a
+ * claim of its object, its last fetch. */
+static inline struct vt_pkobj *hot_get(const struct pkhot *aHot, uint64_t idx)
+{
+    const struct pkhot *h = &aHot[idx & (HOT - 1)];
+    return h->idx == idx ? h->o : NULL;
+}
+
+static inline void hot_put(struct pkhot *aHot, uint64_t idx, struct vt_pkobj *o)
+{
+    if (o->nRef == IMMORTAL) aHot[idx & (HOT - 1)] = (struct pkhot){idx, o};
+}
+
+static inline void hot_forget(struct vt_pk *p, uint64_t idx)
+{
+    struct pkhot *h = &p->aHot[idx & (HOT - 1)];
+    if (h->idx == idx) h->idx = UINT64_MAX;
 }
 
 /* One of the chunk's entries had its last fetch: the chunk is freed after its last entry's. */
@@ -267,6 +330,7 @@ static int memo_put(struct vt_pk *p, uint64_t idx)
     int64_t slot;
     int rc;
     if (p->nStack == 0) return vt__pk_fail(p, VT_PK_ECORRUPT, "memo store from an empty stack");
+    hot_forget(p, idx);
     /* Python's pickler numbers memo entries 0, 1, 2...: a later index is not from it, and bounding
      * it keeps the memo proportional to the input */
     if (idx > p->nMemo) return vt__pk_fail(p, VT_PK_ECORRUPT, "memo index %llu out of order", (unsigned long long)idx);
@@ -321,6 +385,7 @@ static int memo_get_slow(struct vt_pk *p, uint64_t idx)
     /* with an index, the entry's last fetch releases the memo's reference: the object lives on only
      * where it was put */
     if (p->bIndexed && p->aLeft[slot] != 255 && --p->aLeft[slot] == 0) {
+        hot_forget(p, idx);
         if (v.type >= VT_PK_STR && v.type <= VT_PK_DICT) v.u.p->iMemo = -1;
         val_unref(p, m);
         m->type = MEMO_EMPTY;
@@ -334,15 +399,71 @@ static int memo_get_slow(struct vt_pk *p, uint64_t idx)
 static inline __attribute__((always_inline)) int memo_get(struct vt_pk *p, uint64_t idx)
 {
     const struct vt_pkval *m;
+    struct vt_pkobj *o;
     int64_t slot;
+    uint32_t n;
+    if (p->nStack < p->nStackAlloc && (o = hot_get(p->aHot, idx)) != NULL) {
+        p->aStack[p->nStack++] = (struct vt_pkval){(int)o->type, {.p = o}};
+        return 0;
+    }
     if (idx < p->nMemo && p->nStack < p->nStackAlloc && (slot = memo_slot(p, idx)) >= 0 &&
         (!p->bIndexed || p->aLeft[slot] == 255) && (m = memo_at(p, slot)) != NULL && m->type >= VT_PK_STR &&
-        m->type <= VT_PK_DICT && m->u.p->nRef < UINT32_MAX) {
-        m->u.p->nRef++;
+        m->type <= VT_PK_DICT && ((n = m->u.p->nRef) < IMMORTAL - 1 || n == IMMORTAL)) {
+        if (n != IMMORTAL) m->u.p->nRef = n + 1;
+        else hot_put(p->aHot, idx, m->u.p);
         p->aStack[p->nStack++] = *m;
         return 0;
     }
     return memo_get_slow(p, idx);
+}
+
+/*
+ * After a BINGET or LONG_BINGET: the fetches that follow it (a traceback's frames, one after another
+ * between MARK and APPENDS), as long as each is memo_get's common case and whole in the buffer, without
+ * going round the opcode loop. Stops at the first other opcode, left for the loop.
+ */
+static inline __attribute__((always_inline)) void memo_get_run(struct vt_pk *p)
+{
+    if (!p->bIndexed || p->nBuf - p->iPos < 5 || (p->aBuf[p->iPos] != 'j' && p->aBuf[p->iPos] != 'h')) return;
+    /* the reader's state in locals: the stores below (a count, a stack slot) could alias its fields */
+    const uint8_t *b = p->aBuf;
+    const uint64_t *aUsed = p->aUsed;
+    const uint32_t *aRank = p->aRank;
+    const uint8_t *aLeft = p->aLeft;
+    struct vt_pkval *const *apChunk = p->apChunk;
+    struct vt_pkval *aStack = p->aStack;
+    struct pkhot *aHot = p->aHot;
+    size_t i = p->iPos, end = p->nBuf, nStack = p->nStack, nRoom = p->nStackAlloc;
+    uint64_t nEntry = p->nMemo < p->nIndexed ? p->nMemo : p->nIndexed;
+    while (end - i >= 5 && nStack < nRoom) {
+        const struct vt_pkval *m;
+        struct vt_pkobj *o;
+        uint64_t idx;
+        int64_t slot;
+        uint32_t n;
+        if (b[i] == 'j') idx = vt__pk_le4(b + i + 1);
+        else if (b[i] == 'h') idx = b[i + 1];
+        else break;
+        if ((o = hot_get(aHot, idx)) != NULL) { /* a frame, a key: no lookup, no count */
+            aStack[nStack++] = (struct vt_pkval){(int)o->type, {.p = o}};
+            i += b[i] == 'j' ? 5 : 2;
+            continue;
+        }
+        if (idx >= nEntry || (slot = memo_rank(aUsed, aRank, idx)) < 0 || aLeft[slot] != 255 || !apChunk[slot / CHUNK])
+            break;
+        m = &apChunk[slot / CHUNK][slot % CHUNK];
+        if (m->type < VT_PK_STR || m->type > VT_PK_DICT) break;
+        if ((n = m->u.p->nRef) != IMMORTAL) {
+            if (n >= IMMORTAL - 1) break;
+            m->u.p->nRef = n + 1;
+        } else {
+            hot_put(aHot, idx, m->u.p);
+        }
+        aStack[nStack++] = *m;
+        i += b[i] == 'j' ? 5 : 2;
+    }
+    p->iPos = i;
+    p->nStack = nStack;
 }
 
 /* A claimed child leaves the memo (a later reference to it is an error, not a use after free). */
@@ -355,6 +476,7 @@ static void memo_drop(struct vt_pk *p, struct vt_pkval *v)
         int64_t slot = memo_slot(p, (uint64_t)o->iMemo);
         struct vt_pkval *m = slot >= 0 ? memo_at(p, slot) : NULL;
         if (m && m->type == v->type && m->u.p == o) {
+            hot_forget(p, (uint64_t)o->iMemo);
             val_unref(p, m);
             m->type = MEMO_DROPPED;
             o->iMemo = -1;
@@ -408,10 +530,21 @@ static int push_long(struct vt_pk *p, uint64_t n)
     uint8_t b[8];
     int rc;
     if (n <= 8) {
-        if ((rc = vt__pk_take(p, (char *)b, (size_t)n)) != 0) return rc;
+        const uint8_t *q = p->aBuf + p->iPos; /* in the buffer (the common case), else copied out */
+        uint64_t u;
+        if (p->nBuf - p->iPos >= 8 && n > 0) { /* eight bytes loaded, those past the n masked off */
+            p->iPos += n;
+            u = vt__pk_le(q, 8) & (n == 8 ? ~(uint64_t)0 : ((uint64_t)1 << (8 * n)) - 1);
+            if (n < 8 && (q[n - 1] & 0x80)) u |= ~(uint64_t)0 << (8 * n); /* sign-extend */
+            v.u.i = (int64_t)u;
+            return push(p, v);
+        }
+        if (p->nBuf - p->iPos >= n) p->iPos += n;
+        else if ((rc = vt__pk_take(p, (char *)b, (size_t)n)) != 0) return rc;
+        else q = b;
         if (n > 0) {
-            uint64_t u = vt__pk_le(b, (int)n);
-            if (n < 8 && (b[n - 1] & 0x80)) u |= ~(uint64_t)0 << (8 * n); /* sign-extend */
+            u = vt__pk_le(q, (int)n);
+            if (n < 8 && (q[n - 1] & 0x80)) u |= ~(uint64_t)0 << (8 * n); /* sign-extend */
             v.u.i = (int64_t)u;
         }
         return push(p, v);
@@ -442,14 +575,13 @@ static int build_seq(struct vt_pk *p, int t, size_t base)
     struct vt_pkobj *o = obj_new(p, t);
     if (!o) return vt__pk_fail(p, VT_PK_ENOMEM, "out of memory");
     if (n) {
-        o->u.a = malloc(n * sizeof *o->u.a);
-        if (!o->u.a) {
+        if (obj_reserve(p, o, n)) {
             struct vt_pkval v = {t, {.p = o}};
             val_unref(p, &v);
-            return vt__pk_fail(p, VT_PK_ENOMEM, "out of memory");
+            return VT_PK_ENOMEM;
         }
         memcpy(o->u.a, p->aStack + base, n * sizeof *o->u.a);
-        o->n = o->nAlloc = n;
+        o->n = n;
     }
     p->nStack = base;
     return push_obj(p, t, o);
@@ -525,7 +657,7 @@ static int hostile(struct vt_pk *p, uint8_t op, const char *zName)
 }
 
 /* Run opcodes until STOP. */
-static int run(struct vt_pk *p)
+PK_CLONES static int run(struct vt_pk *p)
 {
     int rc;
     for (;;) {
@@ -717,11 +849,13 @@ static int run(struct vt_pk *p)
         case 'h': /* BINGET */
             if ((rc = vt__pk_need(p, 1)) != 0) return rc;
             if ((rc = memo_get(p, p->aBuf[p->iPos++])) != 0) return rc;
+            memo_get_run(p);
             break;
         case 'j': /* LONG_BINGET */
             if ((rc = vt__pk_need(p, 4)) != 0) return rc;
             p->iPos += 4;
             if ((rc = memo_get(p, vt__pk_le4(p->aBuf + p->iPos - 4))) != 0) return rc;
+            memo_get_run(p);
             break;
         case 'q': /* BINPUT */
             if ((rc = vt__pk_need(p, 1)) != 0) return rc;
@@ -765,10 +899,14 @@ struct vt_pk *vt__pk_new(struct vt__src *in, vt_pk_child_fn xChild, void *pArg)
     struct vt_pk *p = calloc(1, sizeof *p);
     if (!p) return NULL;
     p->aBuf = malloc(BUF_SIZE);
-    if (!p->aBuf) {
+    p->aHot = malloc(HOT * sizeof *p->aHot);
+    if (!p->aBuf || !p->aHot) {
+        free(p->aBuf);
+        free(p->aHot);
         free(p);
         return NULL;
     }
+    for (size_t i = 0; i < HOT; i++) p->aHot[i].idx = UINT64_MAX;
     p->in = in;
     p->xChild = xChild;
     p->pArg = pArg;
@@ -788,6 +926,16 @@ int vt__pk_run(struct vt_pk *p, struct vt_pkval *pRoot)
         p->nStack = 0; /* the caller's reference now */
     }
     return rc;
+}
+
+int vt__pk_keep(struct vt_pk *p, struct vt_pkobj *o)
+{
+    int64_t slot;
+    if (o->nRef == IMMORTAL) return 1;
+    if (o->iMemo < 0 || (size_t)o->iMemo >= p->nMemo) return 0;
+    if (p->bIndexed && ((slot = memo_slot(p, (uint64_t)o->iMemo)) < 0 || p->aLeft[slot] != 255)) return 0;
+    o->nRef = IMMORTAL;
+    return 1;
 }
 
 const char *vt__pk_errmsg(const struct vt_pk *p)
@@ -813,6 +961,7 @@ void vt__pk_free(struct vt_pk *p)
     while (p->pSpare) {
         struct pkobj *x = p->pSpare;
         p->pSpare = x->pNext;
+        free(x->o.u.a);
         free(x);
     }
     free(p->aStack);
@@ -825,69 +974,6 @@ void vt__pk_free(struct vt_pk *p)
     free(p->apChunk);
     free(p->anOpen);
     free(p->aBuf);
+    free(p->aHot);
     free(p);
-}
-
-const struct vt_pkval *vt__pk_get(const struct vt_pkval *pDict, const char *zKey)
-{
-    const struct vt_pkobj *o;
-    size_t n = strlen(zKey);
-    if (!pDict || pDict->type != VT_PK_DICT) return NULL;
-    o = pDict->u.p;
-    for (size_t i = o->n; i-- > 0;) {
-        const struct vt_pkval *k = &o->u.a[2 * i];
-        if (k->type == VT_PK_STR && k->u.p->n == n && !memcmp(k->u.p->u.z, zKey, n)) return &o->u.a[2 * i + 1];
-    }
-    return NULL;
-}
-
-const char *vt__pk_str(const struct vt_pkval *v)
-{
-    return v && v->type == VT_PK_STR ? v->u.p->u.z : NULL;
-}
-
-int vt__pk_int(const struct vt_pkval *v, int64_t *pOut)
-{
-    if (!v || (v->type != VT_PK_INT && v->type != VT_PK_BOOL)) return 0;
-    *pOut = v->u.i;
-    return 1;
-}
-
-int vt__pk_u64(const struct vt_pkval *v, uint64_t *pOut)
-{
-    if (!v || !((v->type == VT_PK_INT && v->u.i >= 0) || v->type == VT_PK_U64)) return 0;
-    *pOut = (uint64_t)v->u.i;
-    return 1;
-}
-
-int vt__pk_num(const struct vt_pkval *v, double *pOut)
-{
-    if (v && v->type == VT_PK_FLOAT) {
-        *pOut = v->u.f;
-        return 1;
-    }
-    if (v && (v->type == VT_PK_INT || v->type == VT_PK_BOOL)) {
-        *pOut = (double)v->u.i;
-        return 1;
-    }
-    return 0;
-}
-
-size_t vt__pk_len(const struct vt_pkval *v)
-{
-    return v && v->type >= VT_PK_LIST && v->type <= VT_PK_DICT ? v->u.p->n : 0;
-}
-
-const struct vt_pkval *vt__pk_item(const struct vt_pkval *v, size_t i)
-{
-    if (!v || (v->type != VT_PK_LIST && v->type != VT_PK_TUPLE) || i >= v->u.p->n) return NULL;
-    return &v->u.p->u.a[i];
-}
-
-int vt__pk_pair(const struct vt_pkval *v, size_t i, const struct vt_pkval **ppKey, const struct vt_pkval **ppVal)
-{
-    if (!v || v->type != VT_PK_DICT || i >= v->u.p->n) return 0;
-    *ppKey = &v->u.p->u.a[2 * i];
-    *ppVal = &v->u.p->u.a[2 * i + 1];
-    return 1;
 }

@@ -128,6 +128,14 @@ int vt__pk_index(struct vt_pk *p, struct vt__src *pre);
  */
 int vt__pk_run(struct vt_pk *p, struct vt_pkval *pRoot);
 
+/*
+ * Make o immortal when the memo keeps it to the end anyway (stored in the memo, and without an index, or
+ * fetched 255 times or more): its references are no longer counted and it is freed by vt__pk_free only,
+ * so fetching and releasing it costs nothing (a frame dict shared by every traceback, a key string).
+ * Returns 1 when o is immortal, 0 when it is left counted (it would have been freed before the end).
+ */
+int vt__pk_keep(struct vt_pk *p, struct vt_pkobj *o);
+
 /* The last error, one line without a trailing newline ("" when none). */
 const char *vt__pk_errmsg(const struct vt_pk *p);
 
@@ -159,12 +167,20 @@ int vt__pk_pair(const struct vt_pkval *v, size_t i, const struct vt_pkval **ppKe
 #define MEMO_EMPTY 100   /* memo slot never written */
 #define MEMO_DROPPED 101 /* memo slot whose object a callback claimed */
 #define CHUNK 256        /* kept memo values per chunk (with an index) */
+#define HOT 4096         /* memo entries of immortal objects remembered by index (direct-mapped, a power of 2) */
 
 /* The object as allocated: the public part first, then the reader's links. */
 struct pkobj {
     struct vt_pkobj o;
     struct pkobj *pPrev, *pNext, *pFree;
     int bNoOffer; /* the callback said VT_PK_KEEP_REST: later children are added without asking */
+    size_t nKeep; /* a spare object: bytes of the storage it keeps for its next use (u.a), 0 for none */
+};
+
+/* A memo entry remembered: its index (UINT64_MAX: none) and the immortal object it holds. */
+struct pkhot {
+    uint64_t idx;
+    struct vt_pkobj *o;
 };
 
 struct vt_pk {
@@ -191,10 +207,12 @@ struct vt_pk {
     struct vt_pkval **apChunk; /* with an index: the kept values, CHUNK to a chunk (memo_at) */
     uint16_t *anOpen;        /* per chunk: its entries still to have their last fetch */
     size_t nChunk;
+    struct pkhot *aHot;      /* HOT entries: fetches of immortal objects (frames, keys) without the lookup above */
     struct pkobj *pLive;     /* every live object */
     int64_t nLive;
     struct pkobj *pSpare;    /* freed objects kept for reuse (a list through pNext): events come and go */
     int nSpare;
+    size_t nKept;            /* bytes of storage the spare objects keep (pkobj.nKeep) */
     int proto;
     int64_t iOp;             /* offset of the opcode being run */
     char zErr[256];
