@@ -166,7 +166,9 @@ stage_minimal() {
 }
 
 stage_asan() {
-  configure build-asan -DCMAKE_BUILD_TYPE=Debug -DVT_SANITIZE=ON -DVT_BUILD_SAMPLES=OFF -DVT_BUILD_BENCH=OFF &&
+  # -O1 as the sanitizers' own documentation advises: the tests run about twice as fast as at -O0,
+  # and the reports keep their line numbers (frame pointers stay: VT_SANITIZE keeps them).
+  configure build-asan -DCMAKE_BUILD_TYPE=Debug "-DCMAKE_C_FLAGS_DEBUG=-O1 -g" -DVT_SANITIZE=ON -DVT_BUILD_SAMPLES=OFF -DVT_BUILD_BENCH=OFF &&
     build build-asan || return 1
   ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
     ctest_stage build-asan -L 'core|analyzer|asan' -LE 'slow|once'
