@@ -467,7 +467,8 @@ int vt__unjudged_hold(const struct vt_trace *t, const struct vt_life *l);
  * Rising baseline test: a[0..n-1] with -1 entries carried forward from the previous value.
  * Growing when at least 4 steps exist, the total rise is >= minRise, no single drop exceeds a
  * quarter of the rise, and either 60 % of steps go up or (a staircase) at least 3 do, with a
- * rise in each third of the steps. *pRise receives last - first.
+ * rise in each third of the steps and no single one above half of the total. *pRise receives
+ * last - first.
  */
 int vt__trend(const int64_t *a, int n, int64_t minRise, int64_t *pRise);
 /*
