@@ -506,7 +506,9 @@ int vt__phase_at(const struct vt_trace *t, int64_t ts);
  * the phase containing ts (returns 1); else, with phases inferred from kernels, "evaluation"
  * when ts follows the last training phase (nothing ran after it that training kernels would
  * show) and the call's function, or a user function calling it (a Python frame of stack stackId, -1
- * none, outside the installed libraries), matches the evaluation regex (returns 2); else "" (0).
+ * none, outside the installed libraries), matches the evaluation regex (returns 2); "evaluation" too
+ * when ts lies in a training phase inferred from kernels and the call matches so (an evaluation too
+ * short to be told from a step by its kernels: returns 3); else "" (0).
  */
 int vt__phase_of_call(const struct vt_trace *t, const struct vt_opts *o, int64_t ts, const char *zSite, int64_t stackId,
                       char *z, size_t n);
