@@ -601,6 +601,9 @@ static int growth(const struct leak *L, struct vt_result *r, int iTrace)
             if (iTop < 0 || e->lateBytes > L->a[iTop].lateBytes) iTop = i;
         }
         if (accBytes * 2 < rise && stateBytes * 2 >= rise) goto done; /* warm-up: state made once and kept */
+        /* nothing held from its first point to its last explains half of it: the rise is the level its last
+         * points stood at (a longer batch's own tensors at an iteration's lowest), not memory kept */
+        if ((accBytes + stateBytes) * 2 < rise) goto done;
         f = vt__finding_add(r, iTrace, "leak", growth_sev(t, rise));
         if (!f) { rc = -1; goto done; }
         vt__fmt_bytes(rise, zB, sizeof zB);
