@@ -12,3 +12,7 @@ endif()
 add_executable(bench_export bench_export.c)
 target_compile_definitions(bench_export PRIVATE VT_BENCH_VRAMTRACE="$<TARGET_FILE:vramtrace>")
 add_dependencies(bench_export vramtrace)
+# bench_allocsim: what would fit's allocator replay (allocsim.c) bisected over 1 M and 4 M lifetimes.
+add_executable(bench_allocsim bench_allocsim.c)
+target_link_libraries(bench_allocsim PRIVATE vtanalysis)
+target_include_directories(bench_allocsim PRIVATE ${PROJECT_SOURCE_DIR}/analyzer)

@@ -9,6 +9,10 @@ foreach(t test_breakdown test_diff)
 endforeach()
 target_compile_definitions(test_breakdown PRIVATE VT_REAL_TESTS="${CMAKE_CURRENT_SOURCE_DIR}/data/real")
 
+# The allocator replayed at a batch scale (allocsim.c), on request streams worked out by hand.
+vt_add_test(NAME test_allocsim SOURCES test_allocsim.c LIBS vtanalysis LABELS analyzer)
+target_include_directories(test_allocsim PRIVATE ${PROJECT_SOURCE_DIR}/analyzer)
+
 # Kernel roles by name, on the real kernel names the accuracy suite's generator uses.
 vt_add_test(NAME test_kernel_role SOURCES test_kernel_role.c LIBS vtanalysis LABELS analyzer)
 target_include_directories(test_kernel_role PRIVATE ${PROJECT_SOURCE_DIR}/analyzer)

@@ -466,6 +466,53 @@ TEST(categories_at_oom_pool_cache)
     vt__result_free(&r);
 }
 
+/* A cudaMallocAsync (op 1) or cudaFreeAsync (op 2) row of device 0 with the pool's sizes after it. */
+static void pool_row(struct tg *g, int64_t ts, int op, int64_t addr, int64_t bytes, int64_t stack, int64_t poolSize,
+                     int64_t poolUsed)
+{
+    struct tg_memrow m = {ts, op, VT_MEMKIND_DEVICE, addr, bytes, 0, TG_NULL, 7, ts, op == 1 ? 3 : 4, 1,
+                          1, 0x7f0000000000LL, -1, poolSize, poolUsed, TG_NULL, TG_NULL, stack};
+    tg_memory_row(g, &m);
+}
+
+/*
+ * What would fit at tensor level replays the allocator. Through the cudaMallocAsync pool, 4 GiB of
+ * parameters stay; a 2 GiB temporary is freed before a 3 GiB one, so at the peak the pool holds
+ * 2 GiB cached beside 7 GiB live. Scaled in proportion, that cache grows with the temporaries:
+ * growing 3 + 2 x 3/7 GiB, fixed 9.5 GiB less that, (16 - fixed) / growing = 2.68, batch 268 of
+ * 100. Replayed, the pool gives back its free 2 GiB chunk before the larger request fails, so the
+ * 3 GiB temporary may grow to the 15.5 GiB beside the assumed context less the parameters:
+ * 3 GiB x 3.83 rounded up to 2 MiB is 11,768 MiB of 11,776: batch 383 (3.84 needs 11,798).
+ */
+TEST(fit_tensor_level_replays_the_pool)
+{
+    const char *zPath = tg_path("fitpool.db");
+    struct tg *g;
+    struct bd_stacks s;
+    struct vt_opts o;
+    struct vt_result r;
+    const struct vt_device *d;
+    int64_t a = 0x7f0000000000LL;
+    g = open_trace(zPath, &s, 16 * GiB);
+    pool_row(g, 1 * MS, 1, a, 4 * GiB, s.param, 4 * GiB, 4 * GiB);
+    pool_row(g, 10 * MS, 1, a + 4 * GiB, 2 * GiB, s.fwd, 6 * GiB, 6 * GiB);
+    pool_row(g, 11 * MS, 2, a + 4 * GiB, 2 * GiB, s.fwd, 6 * GiB, 4 * GiB);
+    pool_row(g, 12 * MS, 1, a + 6 * GiB, 3 * GiB, s.fwd, 9 * GiB, 7 * GiB);
+    pool_row(g, 13 * MS, 2, a + 6 * GiB, 3 * GiB, s.fwd, 9 * GiB, 4 * GiB);
+    ASSERT_EQ(0, tg_close(g));
+    vt__opts_default(&o);
+    o.batch = 100;
+    ASSERT_EQ(0, vt__analyze(&zPath, 1, &o, &r));
+    d = dev0(&r, 0);
+    ASSERT(d);
+    ASSERT_EQ(2 * GiB, d->bd.poolCache);
+    ASSERT_EQ(3 * GiB, part(&r, 0, VT_CAT_TEMP));
+    ASSERT_EQ(1, d->fit.bReplayed);
+    ASSERT_EQ(383, d->fit.maxBatch);
+    ASSERT_CONTAINS(d->fit.azAssume[d->fit.nAssume - 1], "replayed through the cudaMallocAsync pool");
+    vt__result_free(&r);
+}
+
 /* An import whose memory began before its window: that part is "allocated before the trace". */
 TEST(categories_before_the_trace)
 {
@@ -603,5 +650,5 @@ TEST(real_shared_files)
 
 VT_TEST_LIST(T(categories_tensor_level_nvtx) T(categories_tensor_level_steps_from_stacks) T(categories_two_ranks)
                  T(fit_largest_batch) T(fit_fragmentation_saving) T(categories_segment_level) T(categories_blocks_in_segments_cache)
-                     T(categories_at_oom_device_used) T(categories_at_oom_pool_cache) T(categories_at_peak_device_sampled) T(fit_segment_level_lower_bound) T(categories_before_the_trace) T(breakdown_in_every_format)
+                     T(categories_at_oom_device_used) T(categories_at_oom_pool_cache) T(fit_tensor_level_replays_the_pool) T(categories_at_peak_device_sampled) T(fit_segment_level_lower_bound) T(categories_before_the_trace) T(breakdown_in_every_format)
                          T(real_shipped_file) T(real_shared_files))

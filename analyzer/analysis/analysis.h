@@ -153,6 +153,7 @@ struct vt_fit {
     double maxScale;        /* largest batch scale that fits (1 = the batch traced); -1 unknown */
     int64_t batch, maxBatch; /* --batch N, and the largest batch size that fits; -1 unknown */
     int bLowerBound;        /* segment level: maxScale and maxBatch are the least that fits, not a point */
+    int bReplayed;          /* maxScale from the allocator replayed over the trace's requests (allocsim.c) */
     char *azAssume[5];      /* the estimate's assumptions */
     int nAssume;
     struct vt_fitsave aSave[VT_FIT_SAVES];
@@ -180,6 +181,7 @@ struct vt_device {
     int64_t totalBytes;     /* -1 unknown */
     int64_t live, peak, peakTs;
     int64_t poolReserved, poolUsed, poolPeakReserved;
+    int64_t poolGrowMin;    /* the smallest growth of the memory pool's reserved bytes at one allocation, 0 none */
     int64_t tensorLive, tensorPeak, tensorPeakTs; /* blocks of a framework allocator (tensor_event) in it */
     int64_t tensorAtPeak;   /* most tensor bytes live while the account stood at its peak; -1 none */
     int64_t aMax[VT_TIMELINE_BUCKETS]; /* highest live bytes in each bucket, -1 = no event */
@@ -356,6 +358,7 @@ struct vt_trace {
     int64_t wallStart;        /* wall-clock ns of its first event, -1 unknown: with host and pid, which process it is */
     struct vt_writeback *pWb; /* results written back, when writable (writeback.c) */
     struct vt_bdrun *pBd;     /* the breakdown's state during the replay (breakdown.c) */
+    struct vt_fitstream *pFs; /* the requests for the allocator's replay, from the replay to the fit (allocsim.c) */
 };
 
 struct vt_finding {
@@ -618,6 +621,43 @@ struct vt_bdpart vt__catcurve_part(const struct vt_device *d, int s);
 int vt__fit(struct vt_result *r, int iTrace);
 /* Release what fit f owns. */
 void vt__fit_clear(struct vt_fit *f);
+
+/* ---- allocsim.c ---- */
+#define VT_FS_MAX ((int64_t)1 << 22) /* lifetimes kept for the allocator's replay (40 bytes each) */
+#define VT_FS_REPLAYS 24             /* replays of the stream per device, the bisection's steps included */
+#define VT_FS_SCALES_UNKNOWN 2 /* vt__fs_add: whether it grows with the batch cannot be told from its category */
+enum { VT_FS_DIRECT = 0, VT_FS_CACHED, VT_FS_POOL }; /* who served a lifetime: a library, PyTorch's caching
+                                                      * allocator, the cudaMallocAsync pool */
+/* The allocator's settings the trace states (PYTORCH_ALLOC_CONF, a snapshot's allocator_settings). */
+struct vt_fsconfig {
+    int bExpandable;        /* expandable_segments:True */
+    int64_t maxSplit;       /* max_split_size in bytes, 0 none */
+    int64_t poolChunk;      /* the cudaMallocAsync pool's smallest growth seen, 0 none */
+};
+/* What a replay found: the largest scale (batch) served without a failure. */
+struct vt_fsresult {
+    double maxScale;        /* -1 unknown */
+    int64_t maxBatch;       /* with a batch size, -1 without */
+    int64_t peakAtOne;      /* the model's highest level at the traced batch */
+    int nReplay;
+    int bOpen;              /* the replays ran out before the largest was bracketed to one batch */
+    int bPool, bCached;     /* the stream held cudaMallocAsync's allocations, the caching allocator's blocks */
+};
+/* Append lifetime l of t (ended at breakdown sequence endSeq; growing with the batch: 1, 0, or
+ * VT_FS_SCALES_UNKNOWN) to t's replay stream. 0, or -1 when out of memory. */
+int vt__fs_add(struct vt_trace *t, const struct vt_life *l, int64_t endSeq, int bScales);
+/* Release t's replay stream. */
+void vt__fs_free(struct vt_trace *t);
+/* The allocator settings t's meta states into *c. 0. */
+int vt__fs_config(const struct vt_trace *t, struct vt_fsconfig *c);
+/*
+ * The largest batch scale of device acct of t whose stream the allocator models serve within limit bytes,
+ * bisected from guess (batch > 0: in whole batch sizes of it, else in thousandths) into *pRes. 0 found; 1 the
+ * trace had more than VT_FS_MAX lifetimes; 2 no stream for it; 3 the traced batch fails in the model; -1
+ * out of memory.
+ */
+int vt__fs_fit(const struct vt_trace *t, int acct, const struct vt_fsconfig *cfg, int64_t limit, int64_t batch,
+               double guess, struct vt_fsresult *pRes);
 
 /* ---- oomfail.c ---- */
 /* Group t's OOM events into failed requests (t->aFail) and find whether the job ended at the last one

@@ -528,6 +528,12 @@ int vt__bd_life_end(struct vt_trace *t, const struct vt_life *l)
         if (rule < 0 && classify(t, l, &rule, &iLib) != 0) return -1;
         add(p, l, rule, iLib);
     }
+    if (!b->bSegLevel && l->bytes > 0) { /* a request the allocator's replay serves (not a segment holding blocks) */
+        if (rule < 0 && classify(t, l, &rule, &iLib) != 0) return -1;
+        int c = aRule[rule].cat, bScales = c == VT_CAT_STATE || c == VT_CAT_UNKNOWN ? VT_FS_SCALES_UNKNOWN
+                                                                                  : vt__cat_scales(c);
+        if (rule != R_RESERVED && vt__fs_add(t, l, b->seq, bScales) != 0) return -1;
+    }
     if (b->bCurves && l->bytes != 0) { /* the same category over its whole life; untimed: live from the start */
         if (rule < 0 && classify(t, l, &rule, &iLib) != 0) return -1;
         if (curve_add(b, l, l->allocTs >= 0 ? l->allocTs : t->f.bTimes ? t->f.t0 : 0, l->bdSeq, l->bytes, rule,

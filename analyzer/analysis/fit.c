@@ -12,7 +12,9 @@
  * outputs a step holds until the next) and the allocator cache in proportion to them grow with
  * the batch; parameters, gradients, optimizer state, libraries' buffers and the context do not.
  * The largest batch scale that fits is (capacity - fixed) / scaling, as a batch size with
- * --batch N. Docs: docs/analysis.md "What would fit".
+ * --batch N; at tensor level that is the first guess of the allocator replayed over the trace's
+ * requests at each batch tried (allocsim.c), whose largest batch served replaces it. Docs:
+ * docs/analysis.md "What would fit".
  */
 
 /* Append an assumption (printf-style) to f. 0 or -1. */
@@ -89,6 +91,66 @@ static int range_segments(struct vt_fit *f, const struct vt_breakdown *b)
                                        "point)"));
 }
 
+/*
+ * At tensor level: the largest batch from the allocator replayed over the trace's requests
+ * (allocsim.c) in the memory the allocators may use (capacity less the context and whatever else
+ * the trace does not hold: device used beyond it, memory before the trace, the unknown), from the
+ * proportional estimate as its first guess; into f with its assumption. 1 replayed, 0 not (the
+ * proportional estimate stands; where the replay could not be made, an assumption line says why),
+ * -1 out of memory.
+ */
+static int replay_fit(const struct vt_trace *t, const struct vt_device *d, struct vt_fit *f)
+{
+    const struct vt_breakdown *b = &d->bd;
+    struct vt_fsconfig cfg;
+    struct vt_fsresult res;
+    int64_t limit;
+    char zB[32], zC[32];
+    int rc;
+    if (b->bSegment || f->capacity <= 0 || f->scaling <= 0) return 0;
+    vt__fs_config(t, &cfg);
+    if (cfg.bExpandable)
+        return assume(f, vt__strdupf("%s", "expandable_segments: the allocator's mapped pages are not replayed, its "
+                                           "cache counts in proportion")) == 0 ? 0 : -1;
+    cfg.poolChunk = d->poolGrowMin;
+    limit = f->capacity - f->context - (b->untraced > 0 ? b->untraced : 0) - cat_bytes(b, VT_CAT_BEFORE, NULL) -
+            cat_bytes(b, VT_CAT_UNKNOWN, NULL);
+    rc = vt__fs_fit(t, d->id, &cfg, limit, f->batch, f->maxScale, &res);
+    if (rc < 0) return -1;
+    if (rc == 1)
+        return assume(f, vt__strdupf("the trace holds more than %lld allocations: the allocator is not replayed",
+                                     (long long)VT_FS_MAX)) == 0 ? 0 : -1;
+    if (rc == 3)
+        return assume(f, vt__strdupf("the allocator's model does not serve the traced batch in %s (its level "
+                                     "reaches %s): not replayed",
+                                     vt__fmt_bytes(limit, zB, sizeof zB),
+                                     vt__fmt_bytes(res.peakAtOne, zC, sizeof zC))) == 0 ? 0 : -1;
+    if (rc != 0) return 0;
+    f->maxScale = res.maxScale;
+    f->maxBatch = res.maxBatch;
+    f->bReplayed = 1;
+    vt__fmt_bytes(limit, zB, sizeof zB);
+    if (res.bPool) {
+        char zK[32];
+        vt__fmt_bytes(cfg.poolChunk > (2 << 20) ? cfg.poolChunk : 2 << 20, zK, sizeof zK);
+        rc = assume(f, vt__strdupf("activations and temporaries scaled to each batch tried, the rest as traced, "
+                                   "replayed through the cudaMallocAsync pool (chunks of at least %s as the trace's "
+                                   "pool grew, best fit, free chunks released before a request fails%s) in the %s "
+                                   "left beside the context; one stream; the largest batch served%s",
+                                   zK, res.bCached ? "; PyTorch's caching allocator for its blocks" : "", zB,
+                                   res.bOpen ? " (the replays ran out: at least this)" : ""));
+    } else {
+        rc = assume(f, vt__strdupf("activations and temporaries scaled to each batch tried, the rest as traced, "
+                                   "replayed through PyTorch's caching allocator (512 B rounding, 2 MiB and 20 MiB "
+                                   "segments, best fit with splitting, cached segments released and the request "
+                                   "retried before it fails%s) in the %s left beside the context; one stream; the "
+                                   "largest batch served%s",
+                                   cfg.maxSplit > 0 ? ", max_split_size as set" : "", zB,
+                                   res.bOpen ? " (the replays ran out: at least this)" : ""));
+    }
+    return rc == 0 ? 1 : -1;
+}
+
 /* The fit of device d of trace t (its breakdown made). 0 or -1. */
 static int fit_device(const struct vt_result *r, const struct vt_trace *t, struct vt_device *d)
 {
@@ -96,6 +158,7 @@ static int fit_device(const struct vt_result *r, const struct vt_trace *t, struc
     const struct vt_breakdown *b = &d->bd;
     struct vt_fit *f = &d->fit;
     int64_t act, actCount, grow = 0, alloc = 0, cache, opt, ctx, frag = 0, world = world_size(r, t);
+    int rc;
     char zB[32], zC[32];
     vt__fit_clear(f);
     f->bDone = 1;
@@ -126,25 +189,27 @@ static int fit_device(const struct vt_result *r, const struct vt_trace *t, struc
             return -1;
     }
     f->need = b->total + b->poolCache + f->context;
-    if (b->poolCache > 0 &&
-        assume(f, vt__strdupf("the memory pool's %s reserved beyond the live peak (cudaMallocAsync) is needed too; "
-                              "how the pool fragments at a larger batch cannot be told from one batch size (it may "
-                              "be trimmed away, or grow faster than the batch)",
-                              vt__fmt_bytes(b->poolCache, zB, sizeof zB))) != 0)
-        return -1;
     f->scaling = grow;
     f->fixed = f->need - grow;
     f->headroom = f->capacity > 0 ? f->capacity - f->need : 0;
     f->maxScale = -1;
     f->maxBatch = -1;
-    if (assume(f, vt__strdupf("%s", "activations and temporaries grow in proportion to the batch, the allocator "
-                                    "cache with them; parameters, gradients, optimizer state, library buffers and "
-                                    "the unknown do not; the peak stays at the same point of the step")) != 0)
-        return -1;
     if (f->capacity > 0 && grow > 0 && f->capacity > f->fixed) {
         f->maxScale = (double)(f->capacity - f->fixed) / (double)grow;
         if (f->batch > 0) f->maxBatch = (int64_t)floor((double)f->batch * f->maxScale + 1e-9);
     }
+    if ((rc = replay_fit(t, d, f)) < 0) return -1;
+    if (rc == 0 && b->poolCache > 0 &&
+        assume(f, vt__strdupf("the memory pool's %s reserved beyond the live peak (cudaMallocAsync) is needed too; "
+                              "how the pool fragments at a larger batch cannot be told from one batch size (it may "
+                              "be trimmed away, or grow faster than the batch)",
+                              vt__fmt_bytes(b->poolCache, zB, sizeof zB))) != 0)
+        return -1;
+    if (rc == 0 && assume(f, vt__strdupf("%s", "activations and temporaries grow in proportion to the batch, the "
+                                               "allocator cache with them; parameters, gradients, optimizer state, "
+                                               "library buffers and the unknown do not; the peak stays at the same "
+                                               "point of the step")) != 0)
+        return -1;
     if (range_segments(f, b) != 0) return -1;
     /* what each change would save at this peak */
     act = cat_bytes(b, VT_CAT_ACT, &actCount) + cat_bytes(b, VT_CAT_TRANSIENT, NULL);
@@ -203,6 +268,7 @@ int vt__fit(struct vt_result *r, int iTrace)
         vt__fit_clear(&d->fit);
         if (d->id >= 0 && d->bd.n > 0 && fit_device(r, t, d) != 0) return -1;
     }
+    vt__fs_free(t); /* the replay's requests: needed no more */
     return 0;
 }
 

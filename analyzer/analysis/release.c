@@ -9,6 +9,7 @@ void vt__trace_free(struct vt_trace *t)
     for (int i = 0; i < t->tl.nDev; i++) vt__breakdown_clear(&t->tl.aDev[i].bd), vt__fit_clear(&t->tl.aDev[i].fit);
     for (int i = 0; i < t->nOom; i++) vt__breakdown_clear(&t->aOom[i].bd);
     vt__bd_free(t);
+    vt__fs_free(t);
     vt__sites_free(&t->sites); /* (the replay's site curves are gone: the analysis drops them, kept or not) */
     for (int d = 0; d < t->tl.nDev; d++) {
         for (int k = 0; k < t->tl.aDev[d].nSite; k++) free(t->tl.aDev[d].aSite[k].a);

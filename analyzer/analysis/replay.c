@@ -230,6 +230,10 @@ static int on_memory(struct replay *r, const struct vt_rows *c, int bTensor)
     if (m.poolSize >= 0 && m.device >= 0 && (m.op == VT_MEMOP_ALLOC || m.op == VT_MEMOP_FREE)) {
         int iDev = vt__dev_index(r->t, m.device);
         if (iDev < 0) return -1;
+        struct vt_device *d = &r->t->tl.aDev[iDev];
+        int64_t grow = m.poolSize - d->poolReserved, need = (m.bytes + (2 << 20) - 1) / (2 << 20) * (2 << 20);
+        /* the pool grew by more than this allocation needed (in 2 MiB pages): its smallest chunk is at most that */
+        if (m.op == VT_MEMOP_ALLOC && grow > need && (d->poolGrowMin == 0 || grow < d->poolGrowMin)) d->poolGrowMin = grow;
         r->t->tl.aDev[iDev].poolReserved = m.poolSize;
         r->t->tl.aDev[iDev].poolUsed = m.poolUsed >= 0 ? m.poolUsed : 0;
     }

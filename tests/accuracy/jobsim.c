@@ -764,8 +764,10 @@ int js_alloc(struct js *j, int64_t bytes, int site, int native)
     if (b < 0) {
         int api = j->c.mode == JS_TENSORS ? 3 : 1;
         if (!fits(j, seg)) {
-            /* CUDACachingAllocator::malloc: cudaMalloc fails, cached segments are released, one retry;
-             * the cudaMallocAsync backend synchronizes, trims its pool and retries the same way */
+            /* CUDACachingAllocator::malloc: cudaMalloc fails, cached segments are released, one retry.
+             * PyTorch's cudaMallocAsync backend does not retry (CUDAMallocAsyncAllocator.cpp raises at
+             * the first failure); the pool's wholly free chunks given back before the failure stands
+             * is taken as the driver's doing, which is not documented */
             oom_call(j, api, j->c.mode == JS_TENSORS ? bytes : seg, stack);
             release_cached(j, stack_of(j, site, JS_NAT_FREE));
             if (!fits(j, seg)) {

@@ -1,0 +1,543 @@
+/* The allocator replayed: a device's requests through a model of its allocator at a batch scale, for what would fit. */
+#include "analysis.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+/*
+ * The stream: every lifetime of a device in a tensor-level trace, taken as it ends (its category
+ * needs its end) with the breakdown's sequence numbers of its beginning and its end (one order for
+ * every beginning and end of the replay). Replayed at scale k, a lifetime of a category that grows
+ * with the batch asks for ceil(bytes x k), the others for their bytes, through the model of the
+ * allocator that served it, against the memory the allocators may use (the device less what the
+ * trace does not hold):
+ *
+ *  - PyTorch's caching allocator (c10/cuda/CUDACachingAllocator.cpp) for its blocks: requests
+ *    rounded up to 512 B; up to 1 MiB from the small pool, whose segments are 2 MiB, larger ones
+ *    from the large pool, whose segments are 20 MiB for requests under 10 MiB and the request
+ *    rounded up to 2 MiB above; the smallest free block of the pool that holds the request (best
+ *    fit), split when the rest is at least 512 B (small) or more than 1 MiB (large); a freed block
+ *    merged with free neighbours of its segment; when a new segment does not fit, every wholly
+ *    free segment is released and the segment tried once more, and the request fails only then.
+ *    max_split_size_mb (PYTORCH_ALLOC_CONF) as PyTorch applies it: blocks at least that large are
+ *    not split and serve only requests of that size or up to 20 MiB less.
+ *  - The cudaMallocAsync pool for cudaMallocAsync's allocations: the driver's pool keeps chunks of
+ *    at least the smallest growth the trace's pool showed (2 MiB granularity, the request rounded
+ *    up to it above), best fit over the free pieces of every chunk, split at any rest of 512 B or
+ *    more; PyTorch's backend does not retry a failed cudaMallocAsync, so the driver's release of
+ *    wholly free chunks before it reports out of memory is the one retry modelled.
+ *  - Direct: cudaMalloc by a library (NCCL, cuBLAS), the runtime's own memory: the bytes, no cache.
+ *
+ * One stream (the trace does not say which stream a block was on). The largest scale that runs
+ * without a failure is found by bisection from a first guess (growing it by a quarter until a
+ * scale fails), to one batch or a thousandth of it, at most VT_FS_REPLAYS replays, each one pass
+ * over the stream (early out at the first failure): time O(replays x n log m), n lifetimes, m free
+ * blocks (bench_allocsim: about 0.7 s a replay of 1 M lifetimes, 12 replays); memory 40 bytes a
+ * lifetime kept from the replay to the fit, about 60 while the fit runs, at most VT_FS_MAX
+ * lifetimes (a larger trace keeps the proportional estimate and says so).
+ */
+
+#define KSMALL ((int64_t)1 << 20)        /* kSmallSize: the largest small request */
+#define KSMALLBUF ((int64_t)2 << 20)     /* kSmallBuffer: a small segment */
+#define KLARGEBUF ((int64_t)20 << 20)    /* kLargeBuffer: a large segment for 1-10 MiB requests */
+#define KMINLARGE ((int64_t)10 << 20)    /* kMinLargeAlloc */
+#define KROUND ((int64_t)2 << 20)        /* kRoundLarge, and the pool's granularity */
+#define KMINBLOCK ((int64_t)512)         /* kMinBlockSize */
+
+enum { P_SMALL = 0, P_LARGE, P_POOL };   /* model pools: the caching allocator's two, the async pool */
+
+struct fsrec {
+    int64_t bytes, allocSeq, endSeq;     /* endSeq -1: live at the end */
+    int acct, site;
+    unsigned char kind, bScales;         /* bScales VT_FS_SCALES_UNKNOWN: as its call site's told lifetimes */
+};
+
+struct vt_fitstream {
+    struct fsrec *a;
+    int64_t n, nAlloc;
+    int bOver;                           /* more than VT_FS_MAX lifetimes: dropped */
+};
+
+/* A block of the model: a piece of a segment (or chunk), in address order within it. */
+struct mblk {
+    int64_t addr, size;
+    int prev, next;                      /* neighbours in its segment, -1 none */
+    int l, r;                            /* the free blocks' treap */
+    unsigned prio;
+    unsigned char state, pool;           /* state: 0 in use, 1 free, 2 slot unused */
+};
+
+struct model {
+    struct mblk *aB;
+    int nB;
+    int *aSlot, nSlot;                   /* unused block slots */
+    int64_t nBAlloc, nSlotAlloc;
+    int root;                            /* treap of free blocks by (pool, size, addr) */
+    int64_t reserved, direct, limit, peak, vaNext, maxSplit, chunk;
+    unsigned rng;
+};
+
+/* Array a (elements of sz bytes, *pnAlloc of them) with room for element n, doubled when full; NULL when out of
+ * memory (a is then still the caller's). */
+static void *room(void *a, int64_t *pnAlloc, int64_t n, size_t sz)
+{
+    int64_t nNew = *pnAlloc ? 2 * *pnAlloc : 1024;
+    void *aNew;
+    if (n < *pnAlloc) return a;
+    if (!(aNew = realloc(a, sz * (size_t)nNew))) return NULL;
+    *pnAlloc = nNew;
+    return aNew;
+}
+
+int vt__fs_add(struct vt_trace *t, const struct vt_life *l, int64_t endSeq, int bScales)
+{
+    struct vt_fitstream *s = t->pFs;
+    struct fsrec *r, *aNew;
+    if (!s && !(s = t->pFs = calloc(1, sizeof *s))) return -1;
+    if (s->bOver || l->acct < 0) return 0;
+    if (s->n == VT_FS_MAX) {
+        s->bOver = 1;
+        free(s->a);
+        s->a = NULL;
+        s->n = s->nAlloc = 0;
+        return 0;
+    }
+    if (!(aNew = room(s->a, &s->nAlloc, s->n, sizeof *s->a))) return -1;
+    s->a = aNew;
+    r = &s->a[s->n++];
+    r->bytes = l->bytes > 0 ? l->bytes : 0;
+    r->allocSeq = l->bdSeq;
+    r->endSeq = l->status == VT_LIFE_LIVE_AT_END ? -1 : endSeq;
+    r->acct = l->acct;
+    r->site = l->site;
+    r->bScales = (unsigned char)(bScales == VT_FS_SCALES_UNKNOWN ? bScales : bScales != 0);
+    if (l->bTensor) r->kind = VT_FS_CACHED;
+    else if (l->allocApi == 3 || l->allocApi == 5 || l->allocApi == 22 || l->allocApi == 24) r->kind = VT_FS_POOL;
+    else r->kind = VT_FS_DIRECT;
+    return 0;
+}
+
+void vt__fs_free(struct vt_trace *t)
+{
+    if (!t->pFs) return;
+    free(t->pFs->a);
+    free(t->pFs);
+    t->pFs = NULL;
+}
+
+/* ---- the free blocks' treap, keyed by (pool, size, addr) ---- */
+
+/* Whether block a orders before block b. */
+static int key_less(const struct mblk *aB, int a, int b)
+{
+    if (aB[a].pool != aB[b].pool) return aB[a].pool < aB[b].pool;
+    if (aB[a].size != aB[b].size) return aB[a].size < aB[b].size;
+    return aB[a].addr < aB[b].addr;
+}
+
+/* Split treap x into keys before block k (*pl) and the rest (*pr). */
+static void tsplit(struct mblk *aB, int x, int k, int *pl, int *pr)
+{
+    if (x < 0) {
+        *pl = *pr = -1;
+    } else if (key_less(aB, x, k)) {
+        tsplit(aB, aB[x].r, k, &aB[x].r, pr);
+        *pl = x;
+    } else {
+        tsplit(aB, aB[x].l, k, pl, &aB[x].l);
+        *pr = x;
+    }
+}
+
+/* Treap of a (all keys before b's) and b. */
+static int tmerge(struct mblk *aB, int a, int b)
+{
+    if (a < 0) return b;
+    if (b < 0) return a;
+    if (aB[a].prio > aB[b].prio) {
+        aB[a].r = tmerge(aB, aB[a].r, b);
+        return a;
+    }
+    aB[b].l = tmerge(aB, a, aB[b].l);
+    return b;
+}
+
+/* Put block b among the free ones. */
+static void free_put(struct model *m, int b)
+{
+    int l, r;
+    m->rng = m->rng * 1103515245u + 12345u;
+    m->aB[b].prio = m->rng;
+    m->aB[b].l = m->aB[b].r = -1;
+    m->aB[b].state = 1;
+    tsplit(m->aB, m->root, b, &l, &r);
+    m->root = tmerge(m->aB, tmerge(m->aB, l, b), r);
+}
+
+/* Take free block b off the free ones (it is then in use or gone). */
+static void free_take(struct model *m, int b)
+{
+    int *p = &m->root;
+    while (*p != b) p = key_less(m->aB, b, *p) ? &m->aB[*p].l : &m->aB[*p].r;
+    *p = tmerge(m->aB, m->aB[b].l, m->aB[b].r);
+    m->aB[b].state = 0;
+}
+
+/* The smallest free block of pool holding size (lowest address among equals), -1 none. */
+static int free_find(const struct model *m, int pool, int64_t size)
+{
+    int x = m->root, best = -1;
+    while (x >= 0) {
+        const struct mblk *p = &m->aB[x];
+        if (p->pool > pool || (p->pool == pool && p->size >= size)) best = x, x = p->l;
+        else x = p->r;
+    }
+    return best >= 0 && m->aB[best].pool == pool ? best : -1;
+}
+
+/* ---- blocks and segments ---- */
+
+/* A block slot (fields the caller's), -1 when out of memory. */
+static int blk_new(struct model *m)
+{
+    struct mblk *aNew;
+    if (m->nSlot) return m->aSlot[--m->nSlot];
+    if (m->nB == INT32_MAX || !(aNew = room(m->aB, &m->nBAlloc, m->nB, sizeof *m->aB))) return -1;
+    m->aB = aNew;
+    return m->nB++;
+}
+
+/* Slot b is unused again. 0 or -1. */
+static int blk_drop(struct model *m, int b)
+{
+    int *aNew = room(m->aSlot, &m->nSlotAlloc, m->nSlot, sizeof *m->aSlot);
+    if (!aNew) return -1;
+    m->aSlot = aNew;
+    m->aB[b].state = 2;
+    m->aSlot[m->nSlot++] = b;
+    return 0;
+}
+
+/* Give back every wholly free segment (cudaFree of cached segments; a pool trimmed). 0 or -1. */
+static int release_cached(struct model *m)
+{
+    for (int b = 0; b < m->nB; b++) {
+        struct mblk *p = &m->aB[b];
+        if (p->state != 1 || p->prev >= 0 || p->next >= 0) continue;
+        free_take(m, b);
+        m->reserved -= p->size;
+        if (blk_drop(m, b) != 0) return -1;
+    }
+    return 0;
+}
+
+/* Whether n more bytes fit beside what the model holds. */
+static int fits(const struct model *m, int64_t n)
+{
+    return m->reserved + m->direct + n <= m->limit;
+}
+
+/* Note the level for the peak. */
+static void level(struct model *m)
+{
+    if (m->reserved + m->direct > m->peak) m->peak = m->reserved + m->direct;
+}
+
+/*
+ * A new segment of `size` in pool (after releasing the cached segments when it does not fit):
+ * its one block, free-listed off; -2 when it does not fit even then, -1 out of memory.
+ */
+static int seg_new(struct model *m, int pool, int64_t size)
+{
+    int b;
+    if (!fits(m, size)) {
+        if (release_cached(m) != 0) return -1;
+        if (!fits(m, size)) {
+            m->reserved += size; /* the level it would have reached, for the peak */
+            level(m);
+            m->reserved -= size;
+            return -2;
+        }
+    }
+    if ((b = blk_new(m)) < 0) return -1;
+    m->aB[b].addr = m->vaNext;
+    m->aB[b].size = size;
+    m->aB[b].prev = m->aB[b].next = -1;
+    m->aB[b].pool = (unsigned char)pool;
+    m->aB[b].state = 0;
+    m->vaNext += size;
+    m->reserved += size;
+    level(m);
+    return b;
+}
+
+/* The caching allocator's segment for a request of size in pool (get_allocation_size). */
+static int64_t seg_size(int pool, int64_t size)
+{
+    if (pool == P_SMALL) return KSMALLBUF;
+    if (size < KMINLARGE) return KLARGEBUF;
+    return (size + KROUND - 1) / KROUND * KROUND;
+}
+
+/* A block for a request of `bytes` of kind (VT_FS_CACHED or VT_FS_POOL): its slot; -2 out of device memory, -1 out
+ * of memory. */
+static int model_malloc(struct model *m, int kind, int64_t bytes)
+{
+    int64_t size = bytes < KMINBLOCK ? KMINBLOCK : (bytes + KMINBLOCK - 1) / KMINBLOCK * KMINBLOCK, rest;
+    int pool = kind == VT_FS_POOL ? P_POOL : size <= KSMALL ? P_SMALL : P_LARGE, b, bSplit;
+    b = free_find(m, pool, size);
+    if (b >= 0 && pool != P_POOL && m->maxSplit > 0) { /* get_free_block's oversize rules */
+        if (size < m->maxSplit && m->aB[b].size >= m->maxSplit) b = -1;
+        else if (size >= m->maxSplit && m->aB[b].size >= size + KLARGEBUF) b = -1;
+    }
+    if (b >= 0) {
+        free_take(m, b);
+    } else {
+        int64_t seg = pool == P_POOL ? (size + KROUND - 1) / KROUND * KROUND : seg_size(pool, size);
+        if (pool == P_POOL && seg < m->chunk) seg = m->chunk;
+        if ((b = seg_new(m, pool, seg)) < 0) return b;
+    }
+    rest = m->aB[b].size - size;
+    if (pool == P_LARGE) bSplit = (m->maxSplit <= 0 || size < m->maxSplit) && rest > KSMALL;
+    else bSplit = rest >= KMINBLOCK;
+    if (bSplit) {
+        int r = blk_new(m);
+        if (r < 0) return -1;
+        struct mblk *p = &m->aB[b];
+        m->aB[r].addr = p->addr + size;
+        m->aB[r].size = rest;
+        m->aB[r].prev = b;
+        m->aB[r].next = p->next;
+        m->aB[r].pool = p->pool;
+        if (p->next >= 0) m->aB[p->next].prev = r;
+        p->next = r;
+        p->size = size;
+        free_put(m, r);
+    }
+    return b;
+}
+
+/* Block r joined onto its left neighbour l in their segment (r's slot unused again). 0 or -1. */
+static int join(struct model *m, int l, int r)
+{
+    m->aB[l].size += m->aB[r].size;
+    m->aB[l].next = m->aB[r].next;
+    if (m->aB[r].next >= 0) m->aB[m->aB[r].next].prev = l;
+    return blk_drop(m, r);
+}
+
+/* Block b freed: merged with free neighbours of its segment, free-listed. 0 or -1. */
+static int model_free(struct model *m, int b)
+{
+    int n = m->aB[b].next, p = m->aB[b].prev;
+    if (n >= 0 && m->aB[n].state == 1) {
+        free_take(m, n);
+        if (join(m, b, n) != 0) return -1;
+    }
+    if (p >= 0 && m->aB[p].state == 1) {
+        free_take(m, p);
+        if (join(m, p, b) != 0) return -1;
+        b = p;
+    }
+    free_put(m, b);
+    return 0;
+}
+
+/* ---- the replay ---- */
+
+/* A device's part of the stream: its records in order of beginning (aBegin) and of end (aEnd). */
+struct devstream {
+    const struct fsrec *a;
+    int64_t *aBegin, *aEnd, nBegin, nEnd;
+    int *aSlot;                          /* per record: its block in the model, -1 direct */
+    unsigned char *aScale;               /* per record: whether it grows with the batch */
+};
+
+/* A record's place in the order of beginnings. */
+struct beginkey {
+    int64_t seq, idx;
+};
+
+/* Order of beginkeys by their sequence (each is unique). */
+static int begin_cmp(const void *pa, const void *pb)
+{
+    int64_t a = ((const struct beginkey *)pa)->seq, b = ((const struct beginkey *)pb)->seq;
+    return a < b ? -1 : a > b;
+}
+
+/* ds->aBegin in order of the records' beginnings. 0 or -1. */
+static int begin_sort(struct devstream *ds)
+{
+    struct beginkey *aKey = malloc(sizeof *aKey * (size_t)(ds->nBegin + 1));
+    if (!aKey) return -1;
+    for (int64_t i = 0; i < ds->nBegin; i++) aKey[i].seq = ds->a[ds->aBegin[i]].allocSeq, aKey[i].idx = ds->aBegin[i];
+    qsort(aKey, (size_t)ds->nBegin, sizeof *aKey, begin_cmp);
+    for (int64_t i = 0; i < ds->nBegin; i++) ds->aBegin[i] = aKey[i].idx;
+    free(aKey);
+    return 0;
+}
+
+/*
+ * Replay ds at scale k with limit bytes for the allocators (settings in cfg). 1 when every request
+ * was served, 0 when one failed, -1 out of memory; *pPeak the model's highest level.
+ */
+static int replay(const struct devstream *ds, double k, const struct vt_fsconfig *cfg, int64_t limit, int64_t *pPeak)
+{
+    struct model m;
+    int64_t i = 0, j = 0;
+    int rc = 1;
+    memset(&m, 0, sizeof m);
+    m.root = -1;
+    m.limit = limit;
+    m.maxSplit = cfg->maxSplit;
+    m.chunk = cfg->poolChunk > KROUND ? cfg->poolChunk : KROUND;
+    m.rng = 2463534242u;
+    while (rc == 1 && (i < ds->nBegin || j < ds->nEnd)) {
+        /* the next event by sequence: a beginning, or an end */
+        int bBegin = j >= ds->nEnd || (i < ds->nBegin && ds->a[ds->aBegin[i]].allocSeq < ds->a[ds->aEnd[j]].endSeq);
+        int64_t x = bBegin ? ds->aBegin[i++] : ds->aEnd[j++];
+        const struct fsrec *r = &ds->a[x];
+        int64_t n = ds->aScale[x] ? (int64_t)ceil((double)r->bytes * k) : r->bytes;
+        if (!bBegin) {
+            if (ds->aSlot[x] == -1) m.direct -= n;
+            else if (ds->aSlot[x] >= 0 && model_free(&m, ds->aSlot[x]) != 0) rc = -1;
+            continue;
+        }
+        ds->aSlot[x] = -1;
+        if (r->kind == VT_FS_DIRECT) {
+            if (!fits(&m, n)) rc = 0;
+            m.direct += n;
+            level(&m);
+        } else {
+            int b = model_malloc(&m, r->kind, n);
+            if (b == -2) rc = 0;
+            else if (b < 0) rc = -1;
+            else ds->aSlot[x] = b;
+        }
+    }
+    *pPeak = m.peak;
+    free(m.aB);
+    free(m.aSlot);
+    return rc;
+}
+
+/*
+ * Whether each record of ds grows with the batch, into ds->aScale: as its category says; one whose
+ * category tells nothing of it (memory kept across steps that no frame names, or live at the end
+ * of the trace's last step: the batch of a step made before the first step the trace marks, the
+ * last step's batch and outputs) grows as the lifetimes of its call site whose category was told
+ * do, by the larger share of their bytes; not at all when its site has none told. 0 or -1.
+ */
+static int settle_scales(struct devstream *ds)
+{
+    int nSite = 0;
+    int64_t *aSite; /* per site: bytes told to grow, bytes told not to */
+    for (int64_t i = 0; i < ds->nBegin; i++)
+        if (ds->a[ds->aBegin[i]].site >= nSite) nSite = ds->a[ds->aBegin[i]].site + 1;
+    if (!(aSite = calloc((size_t)nSite + 1, 2 * sizeof *aSite))) return -1;
+    for (int64_t i = 0; i < ds->nBegin; i++) {
+        const struct fsrec *r = &ds->a[ds->aBegin[i]];
+        if (r->bScales != VT_FS_SCALES_UNKNOWN && r->site >= 0) aSite[2 * r->site + !r->bScales] += r->bytes;
+    }
+    for (int64_t i = 0; i < ds->nBegin; i++) {
+        int64_t x = ds->aBegin[i];
+        const struct fsrec *r = &ds->a[x];
+        if (r->bScales != VT_FS_SCALES_UNKNOWN) ds->aScale[x] = r->bScales;
+        else ds->aScale[x] = r->site >= 0 && aSite[2 * r->site] > aSite[2 * r->site + 1];
+    }
+    free(aSite);
+    return 0;
+}
+
+int vt__fs_fit(const struct vt_trace *t, int acct, const struct vt_fsconfig *cfg, int64_t limit, int64_t batch,
+               double guess, struct vt_fsresult *pRes)
+{
+    const struct vt_fitstream *s = t->pFs;
+    struct devstream ds;
+    int64_t units = batch > 0 ? batch : 1000, lo, hi = -1, x, peak;
+    int rc = 0, ok;
+    memset(pRes, 0, sizeof *pRes);
+    pRes->maxScale = -1;
+    if (!s || s->bOver) return s && s->bOver ? 1 : 2;
+    memset(&ds, 0, sizeof ds);
+    ds.a = s->a;
+    ds.aBegin = malloc(sizeof *ds.aBegin * (size_t)(s->n + 1));
+    ds.aEnd = malloc(sizeof *ds.aEnd * (size_t)(s->n + 1));
+    ds.aSlot = malloc(sizeof *ds.aSlot * (size_t)(s->n + 1));
+    ds.aScale = malloc((size_t)(s->n + 1));
+    if (!ds.aBegin || !ds.aEnd || !ds.aSlot || !ds.aScale) rc = -1;
+    for (int64_t i = 0; rc == 0 && i < s->n; i++) {
+        if (s->a[i].acct != acct) continue;
+        ds.aBegin[ds.nBegin++] = i;
+        if (s->a[i].endSeq >= 0) ds.aEnd[ds.nEnd++] = i; /* the records came in order of their ends */
+        if (s->a[i].kind == VT_FS_POOL) pRes->bPool = 1;
+        if (s->a[i].kind == VT_FS_CACHED) pRes->bCached = 1;
+    }
+    if (rc == 0 && ds.nBegin == 0) rc = 2;
+    if (rc == 0) {
+        rc = begin_sort(&ds) == 0 ? settle_scales(&ds) : -1;
+    }
+    if (rc == 0) { /* the traced batch must run in the model; then grow from the guess until one fails, bisect */
+        ok = replay(&ds, 1.0, cfg, limit, &pRes->peakAtOne);
+        pRes->nReplay = 1;
+        if (ok < 0) rc = -1;
+        else if (ok == 0) rc = 3;
+    }
+    lo = units;
+    x = guess > 1.0 ? (int64_t)floor((guess < 1e6 ? guess : 1e6) * (double)units) : units + 1; /* no overflow */
+    if (x <= lo) x = lo + 1;
+    while (rc == 0 && hi < 0 && pRes->nReplay < VT_FS_REPLAYS) {
+        ok = replay(&ds, (double)x / (double)units, cfg, limit, &peak);
+        pRes->nReplay++;
+        if (ok < 0) rc = -1;
+        else if (ok) lo = x, x = x + x / 4 + 1;
+        else hi = x;
+    }
+    while (rc == 0 && hi > 0 && hi - lo > 1 + lo / 1000 && pRes->nReplay < VT_FS_REPLAYS) {
+        int64_t mid = lo + (hi - lo) / 2;
+        ok = replay(&ds, (double)mid / (double)units, cfg, limit, &peak);
+        pRes->nReplay++;
+        if (ok < 0) rc = -1;
+        else if (ok) lo = mid;
+        else hi = mid;
+    }
+    if (rc == 0) {
+        pRes->maxScale = (double)lo / (double)units;
+        pRes->maxBatch = batch > 0 ? lo : -1;
+        pRes->bOpen = hi < 0 || hi - lo > 1 + lo / 1000; /* the replays ran out before the bracket closed */
+    }
+    free(ds.aBegin);
+    free(ds.aEnd);
+    free(ds.aSlot);
+    free(ds.aScale);
+    return rc;
+}
+
+int vt__fs_config(const struct vt_trace *t, struct vt_fsconfig *c)
+{
+    static const char *const azKey[] = {"env.PYTORCH_ALLOC_CONF", "env.PYTORCH_CUDA_ALLOC_CONF"};
+    const char *z;
+    memset(c, 0, sizeof *c);
+    for (int i = 0; i < 2; i++) {
+        if (!(z = vt__read_meta_value(&t->f, azKey[i])) || !z[0]) continue;
+        for (const char *p = z; p && *p;) { /* key:value,key:value as PyTorch reads it */
+            const char *zEnd = strchr(p, ','), *zColon = strchr(p, ':');
+            size_t nKey = zColon && (!zEnd || zColon < zEnd) ? (size_t)(zColon - p) : 0;
+            while (nKey && p[0] == ' ') p++, nKey--;
+            if (nKey == 19 && !strncmp(p, "expandable_segments", 19) && !strncasecmp(zColon + 1, "true", 4))
+                c->bExpandable = 1;
+            if (nKey == 17 && !strncmp(p, "max_split_size_mb", 17) && atoll(zColon + 1) > 0)
+                c->maxSplit = atoll(zColon + 1) << 20;
+            p = zEnd ? zEnd + 1 : NULL;
+        }
+        break; /* PYTORCH_ALLOC_CONF first: PyTorch reads the older name only without it */
+    }
+    z = vt__read_meta_value(&t->f, "pytorch.allocator.expandable_segments");
+    if (z && (!strcasecmp(z, "true") || !strcmp(z, "1"))) c->bExpandable = 1;
+    if (vt__read_meta_int(&t->f, "pytorch.allocator.max_split_size") > 0 &&
+        vt__read_meta_int(&t->f, "pytorch.allocator.max_split_size") < ((int64_t)1 << 62))
+        c->maxSplit = vt__read_meta_int(&t->f, "pytorch.allocator.max_split_size");
+    return 0;
+}

@@ -1,0 +1,141 @@
+/* Tests for the allocator replayed at a batch scale (allocsim.c): small request streams worked out by hand. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "analysis/analysis.h"
+#include "vt_test.h"
+
+#define MiB ((int64_t)1 << 20)
+
+/* A request stream being built: its lifetimes' sequence numbers, one order for beginnings and ends. */
+struct build {
+    struct vt_trace t;
+    struct vt_life a[16];
+    int n;
+    int64_t seq;
+};
+
+/* Begin a lifetime of `bytes` (a caching-allocator block, or a cudaMallocAsync allocation with bPool). */
+static int begin(struct build *b, int64_t bytes, int bPool)
+{
+    struct vt_life *l = &b->a[b->n];
+    memset(l, 0, sizeof *l);
+    l->bytes = bytes;
+    l->acct = 0;
+    l->bTensor = !bPool;
+    l->allocApi = bPool ? 3 : 0;
+    l->bdSeq = ++b->seq;
+    l->status = VT_LIFE_LIVE_AT_END;
+    return b->n++;
+}
+
+/* End lifetime i (freed, or live at the end with bLive), growing with the batch or not. */
+static void end(struct build *b, int i, int bScales, int bLive)
+{
+    b->a[i].status = bLive ? VT_LIFE_LIVE_AT_END : VT_LIFE_FREED;
+    ASSERT_EQ(0, vt__fs_add(&b->t, &b->a[i], ++b->seq, bScales));
+}
+
+/*
+ * Fragmentation the proportional estimate cannot see. A 2 MiB parameter takes a 20 MiB segment of
+ * the caching allocator's large pool (requests of 1 to 10 MiB get 20 MiB), leaving an 18 MiB free
+ * block pinned by it; an 18 MiB activation fits that hole at the traced batch, and a 20 MiB
+ * temporary takes a segment of its own: 40 MiB reserved, all of it live, no cache. In 64 MiB the
+ * proportional estimate (fixed 2 MiB, growing 38 MiB) says a scale of (64 - 2) / 38 = 1.63 fits.
+ * Replayed: at 1.5 the activation (27 MiB) no longer fits the hole and takes a 28 MiB segment, the
+ * temporary (30 MiB) then finds 20 + 28 + 30 > 64 with nothing wholly free to release: it fails.
+ * The largest scale served is the largest k with 20 + roundup(18k) + roundup(20k) <= 64 MiB (both
+ * over 10 MiB: rounded up to 2 MiB): 1.111, worked out below.
+ */
+TEST(replay_fragmentation_fails_what_proportion_accepts)
+{
+    struct build b;
+    struct vt_fsconfig cfg;
+    struct vt_fsresult res;
+    int w, x, y;
+    int64_t best = 0;
+    memset(&b, 0, sizeof b);
+    w = begin(&b, 2 * MiB, 0);
+    x = begin(&b, 18 * MiB, 0);
+    y = begin(&b, 20 * MiB, 0);
+    end(&b, x, 1, 0);
+    end(&b, y, 1, 0);
+    end(&b, w, 0, 1);
+    memset(&cfg, 0, sizeof cfg);
+    ASSERT_EQ(0, vt__fs_fit(&b.t, 0, &cfg, 64 * MiB, 1000, 62.0 / 38.0, &res));
+    /* by hand: the largest thousandth k whose two segments fit beside the pinned one */
+    for (int64_t k = 1000; k <= 2000; k++) {
+        int64_t sx = (18 * MiB * k + 999) / 1000, sy = (20 * MiB * k + 999) / 1000;
+        sx = (sx + 2 * MiB - 1) / (2 * MiB) * (2 * MiB); /* both over 10 MiB: rounded to 2 MiB */
+        sy = (sy + 2 * MiB - 1) / (2 * MiB) * (2 * MiB);
+        if (k == 1000) sx = 0; /* at the traced batch the activation fits the hole */
+        if (20 * MiB + sx + sy <= 64 * MiB) best = k;
+        else break;
+    }
+    ASSERT(best >= 1100 && best < 1200);
+    /* bisected to a thousandth of the scale, or one more: no further than that below it */
+    ASSERT((int64_t)(res.maxScale * 1000.0 + 0.5) <= best && (int64_t)(res.maxScale * 1000.0 + 0.5) >= best - 2);
+    ASSERT(res.maxScale < 1.5); /* what proportion accepts, the replay does not */
+    ASSERT_EQ(40 * MiB, res.peakAtOne);
+    ASSERT_EQ(1, res.bCached);
+    ASSERT_EQ(0, res.bPool);
+    ASSERT_EQ(0, res.bOpen);
+    vt__fs_free(&b.t);
+}
+
+/*
+ * The other way: a cache that is trimmed. Through the cudaMallocAsync pool (chunks of at least
+ * 32 MiB), a 40 MiB temporary is freed before a 60 MiB one: at the traced batch the pool holds
+ * both chunks (100 MiB reserved beside 60 MiB live), and the proportional estimate scales that
+ * cache too. Near the boundary the free 40k MiB chunk is released before the 60k MiB request
+ * fails, so what must fit is the larger of the two: in 128 MiB, 60 MiB scales to 128 / 60 = 2.13
+ * (the chunk rounded to 2 MiB: 2.133 -> 128 MiB exactly at 2.133), where proportion with the
+ * cache said 128 / 100 = 1.28.
+ */
+TEST(replay_pool_trims_its_cache)
+{
+    struct build b;
+    struct vt_fsconfig cfg;
+    struct vt_fsresult res;
+    int a, c;
+    memset(&b, 0, sizeof b);
+    a = begin(&b, 40 * MiB, 1);
+    end(&b, a, 1, 0);
+    c = begin(&b, 60 * MiB, 1);
+    end(&b, c, 1, 0);
+    memset(&cfg, 0, sizeof cfg);
+    cfg.poolChunk = 32 * MiB;
+    ASSERT_EQ(0, vt__fs_fit(&b.t, 0, &cfg, 128 * MiB, 60, 1.28, &res));
+    ASSERT_EQ(100 * MiB, res.peakAtOne);
+    ASSERT_EQ(128, res.maxBatch); /* 60 x 128/60: a 128 MiB request in 128 MiB */
+    ASSERT_EQ(1, res.bPool);
+    /* a request smaller than the smallest chunk takes a whole chunk */
+    vt__fs_free(&b.t);
+    memset(&b, 0, sizeof b);
+    a = begin(&b, 1 * MiB, 1);
+    end(&b, a, 0, 1);
+    ASSERT_EQ(0, vt__fs_fit(&b.t, 0, &cfg, 128 * MiB, 0, 1.0, &res));
+    ASSERT_EQ(32 * MiB, res.peakAtOne);
+    vt__fs_free(&b.t);
+}
+
+/* What cannot be replayed says so: no stream for the device, the traced batch not served in the limit. */
+TEST(replay_refuses)
+{
+    struct build b;
+    struct vt_fsconfig cfg;
+    struct vt_fsresult res;
+    int a;
+    memset(&b, 0, sizeof b);
+    memset(&cfg, 0, sizeof cfg);
+    ASSERT_EQ(2, vt__fs_fit(&b.t, 0, &cfg, 64 * MiB, 0, 1.0, &res));
+    a = begin(&b, 30 * MiB, 0);
+    end(&b, a, 1, 0);
+    ASSERT_EQ(2, vt__fs_fit(&b.t, 1, &cfg, 64 * MiB, 0, 1.0, &res)); /* another device */
+    ASSERT_EQ(3, vt__fs_fit(&b.t, 0, &cfg, 16 * MiB, 0, 1.0, &res));
+    ASSERT_EQ(30 * MiB, res.peakAtOne);
+    ASSERT_EQ(-1, (int64_t)res.maxScale);
+    vt__fs_free(&b.t);
+}
+
+VT_TEST_LIST(T(replay_fragmentation_fails_what_proportion_accepts) T(replay_pool_trims_its_cache) T(replay_refuses))
