@@ -3,10 +3,9 @@
 # by score.py: the recorded scenarios and the job shapes drawn from families (dev and blind splits).
 # The tests run quick subsets and assert what the analyzer gets right today (baseline.json,
 # baseline_dev.json); the full runs are the `accuracy` and `accuracy_dev` targets of bench/.
-add_executable(accgen accuracy/accgen.c accuracy/scen.c accuracy/fam.c accuracy/loop.c accuracy/pt.c
-  accuracy/ptrec.c accuracy/jobsim.c tracegen.c)
+add_executable(accgen accuracy/accgen.c accuracy/scen.c accuracy/fam.c accuracy/loop.c accuracy/ptrec.c)
 target_include_directories(accgen PRIVATE ${CMAKE_CURRENT_SOURCE_DIR} ${CMAKE_CURRENT_SOURCE_DIR}/accuracy)
-target_link_libraries(accgen PRIVATE vttrace m)
+target_link_libraries(accgen PRIVATE vt_jobsim)
 target_compile_definitions(accgen PRIVATE VT_ACC_KERNELS="${CMAKE_CURRENT_SOURCE_DIR}/accuracy/kernels.tsv")
 find_package(Python3 COMPONENTS Interpreter)
 if(Python3_Interpreter_FOUND)

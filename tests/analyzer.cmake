@@ -1,11 +1,11 @@
 # Analyzer tests: synthetic traces with planted problems and non-problems, reports, the CLI.
 foreach(t test_lifetime test_detect_leak test_detect_oom test_detect_spike test_group
     test_detect_retained test_detect_transfer test_report test_analyze_cli)
-  vt_add_test(NAME ${t} SOURCES ${t}.c tracegen.c LIBS vtreport LABELS analyzer)
+  vt_add_test(NAME ${t} SOURCES ${t}.c LIBS vtreport vt_tracegen LABELS analyzer)
 endforeach()
 # The peak's breakdown, what would fit, and diff, on synthetic jobs of known make-up (bdjob.c).
 foreach(t test_breakdown test_diff)
-  vt_add_test(NAME ${t} SOURCES ${t}.c bdjob.c tracegen.c LIBS vtreport LABELS analyzer)
+  vt_add_test(NAME ${t} SOURCES ${t}.c bdjob.c LIBS vtreport vt_tracegen LABELS analyzer)
 endforeach()
 target_compile_definitions(test_breakdown PRIVATE VT_REAL_TESTS="${CMAKE_CURRENT_SOURCE_DIR}/data/real")
 
@@ -19,8 +19,8 @@ target_include_directories(test_kernel_role PRIVATE ${PROJECT_SOURCE_DIR}/analyz
 target_compile_definitions(test_kernel_role PRIVATE VT_KERNELS_TSV="${CMAKE_CURRENT_SOURCE_DIR}/accuracy/kernels.tsv")
 
 # The traces the GPU tests' fixture builds for each CUDA sample, analyzed as docs/samples.md says.
-vt_add_test(NAME test_analyze_samples SOURCES test_analyze_samples.c tracegen.c gpu_fake_trace.c
-  LIBS vtreport LABELS analyzer)
+vt_add_test(NAME test_analyze_samples SOURCES test_analyze_samples.c gpu_fake_trace.c
+  LIBS vtreport vt_tracegen LABELS analyzer)
 
 # Shared text (formats, escapers, UTF-8, caps) and the option parser.
 vt_add_test(NAME test_text SOURCES test_text.c LIBS vtutil LABELS analyzer)

@@ -1,10 +1,10 @@
 # The shipped example trace (tests/data/example-train.db): its generator and its analysis in CI.
 # (the job is written by the accuracy suite's process model: tests/accuracy/jobsim.c and pt.c)
-add_executable(make_example_trace make_example_trace.c accuracy/jobsim.c accuracy/pt.c tracegen.c)
+add_executable(make_example_trace make_example_trace.c)
 target_include_directories(make_example_trace PRIVATE ${CMAKE_CURRENT_SOURCE_DIR})
 target_compile_definitions(make_example_trace PRIVATE
   VT_EXAMPLE_KERNELS="${CMAKE_CURRENT_SOURCE_DIR}/accuracy/kernels.tsv")
-target_link_libraries(make_example_trace PRIVATE vttrace m)
+target_link_libraries(make_example_trace PRIVATE vt_jobsim)
 find_package(Python3 COMPONENTS Interpreter)
 if(Python3_Interpreter_FOUND)
   add_test(NAME example_trace COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/check_example.py

@@ -2,9 +2,9 @@
 # training jobs whose largest batch is known by running them at each size; score_fit.py compares what
 # 'analyze --batch N' predicts. The tests score the dev split and drawn look-alike jobs; the blind split is the
 # fit_blind target.
-add_executable(fitgen accuracy/fitgen.c accuracy/pt.c accuracy/jobsim.c tracegen.c)
+add_executable(fitgen accuracy/fitgen.c)
 target_include_directories(fitgen PRIVATE ${CMAKE_CURRENT_SOURCE_DIR} ${CMAKE_CURRENT_SOURCE_DIR}/accuracy)
-target_link_libraries(fitgen PRIVATE vttrace)
+target_link_libraries(fitgen PRIVATE vt_jobsim)
 target_compile_definitions(fitgen PRIVATE VT_ACC_KERNELS="${CMAKE_CURRENT_SOURCE_DIR}/accuracy/kernels.tsv")
 find_package(Python3 COMPONENTS Interpreter)
 if(Python3_Interpreter_FOUND)

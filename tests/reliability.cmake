@@ -24,7 +24,7 @@ target_include_directories(vt_fuzz_common PUBLIC ${CMAKE_CURRENT_SOURCE_DIR}/fuz
 target_link_libraries(vt_fuzz_common PUBLIC vtcli)
 
 # Regression tests for each class of hostile input the fuzzers found.
-vt_add_test(NAME test_rel_hostile SOURCES test_rel_hostile.c tracegen.c LIBS vt_fuzz_common LABELS analyzer reliability)
+vt_add_test(NAME test_rel_hostile SOURCES test_rel_hostile.c LIBS vt_fuzz_common vt_tracegen LABELS analyzer reliability)
 
 # Every build replays the stored inputs (seed corpus + one file per crash class
 # found, tests/fuzz/regress) as plain tests; under ASan+UBSan in tests/run.sh.

@@ -414,6 +414,35 @@ TEST(trend_shapes)
     ASSERT_EQ(0, vt__trend(warmup, 10, 1, &rise));
     ASSERT_EQ(0, vt__trend(flat, 6, 1, &rise));
     ASSERT_EQ(0, vt__trend(sawtooth, 8, 1, &rise));
+    /* one larger batch's segment beside a few small ones: a rise in each third, but one step carries most */
+    const int64_t jump[] = {10, 10, 12, 12, 12, 100, 100, 100, 102, 102, 102, 104};
+    ASSERT_EQ(0, vt__trend(jump, 12, 1, &rise));
+    ASSERT_EQ(94, rise);
+}
+
+/* The loop of plain_cuda_leak_without_phases, whose kept buffers the program frees as it ends (a list
+ * going out of scope when main() returns): the fall at the end is no sign that it did not grow. */
+TEST(leak_released_at_the_end_still_grows)
+{
+    const char *zPath = tg_path("plain_end.db");
+    struct tg *g = tg_open(zPath);
+    struct vt_result r;
+    int nGrow = 0;
+    ASSERT(g);
+    tg_meta(g, "config.tensors", "0");
+    for (int i = 0; i < 32; i++) tg_alloc(g, (1 + i) * MS, 0, 3, ACT + i * 0x1000000LL, 3 * MiB, -1);
+    for (int i = 0; i < 32; i++) tg_free(g, 33 * MS + i * 1000, 0, 3, ACT + i * 0x1000000LL, 3 * MiB);
+    ASSERT_EQ(0, tg_close(g));
+    run(zPath, &r);
+    for (int i = 0; i < r.nFind; i++)
+        if (!strcmp(r.aFind[i].zKind, "leak") && strstr(r.aFind[i].zTitle, "grows steadily")) {
+            nGrow++;
+            ASSERT(r.aFind[i].bytes >= 48 * MiB);
+            ASSERT(r.aFind[i].severity >= VT_SEV_MEDIUM);
+        }
+    ASSERT_EQ(1, nGrow);
+    vt__result_free(&r);
+    tg_cleanup();
 }
 
 /* A healthy run at segment level: 480 MiB reserved during warm-up, then fragmentation makes
@@ -759,7 +788,7 @@ TEST(last_step_held_to_exit_is_state)
     tg_cleanup();
 }
 
-VT_TEST_LIST(T(plain_cuda_loop_ended_at_oom_is_no_growth) T(state_without_uses_is_not_a_leak) T(segment_growth_names_its_site) T(segment_creep_is_not_growth) T(trend_shapes) T(nccl_buffers_are_not_leaks) T(leak_sample_shape) T(leak_growth_and_never_freed_by_site) T(leak_not_judged_across_a_lent_window) T(healthy_training_loop_has_no_finding)
+VT_TEST_LIST(T(plain_cuda_loop_ended_at_oom_is_no_growth) T(state_without_uses_is_not_a_leak) T(segment_growth_names_its_site) T(segment_creep_is_not_growth) T(trend_shapes) T(leak_released_at_the_end_still_grows) T(nccl_buffers_are_not_leaks) T(leak_sample_shape) T(leak_growth_and_never_freed_by_site) T(leak_not_judged_across_a_lent_window) T(healthy_training_loop_has_no_finding)
                  T(caching_allocator_segments_are_not_a_leak) T(caching_allocator_growth_is_reported)
                      T(plain_cuda_leak_without_phases) T(one_step_snapshot_is_state)
                      T(one_step_process_is_state) T(capped_cache_reused_is_state) T(segment_growth_at_two_sites_is_one_finding) T(snapshot_cycles_are_iterations) T(last_step_held_to_exit_is_state) T(small_growth_on_a_larger_job_is_medium))

@@ -430,6 +430,44 @@ TEST(oom_after_training_called_from_elsewhere) { oom_after_training("save_checkp
 
 
 
+/* No NVTX: 5 training steps, then an evaluation too short to be told from a step by its kernels (two
+ * forward kernels, no more than two steps' forward passes: the kernels fold it into training), whose
+ * second batch fails from evaluate(): the stack says evaluation, the OOM is in it (it was "training"). */
+TEST(oom_in_short_evaluation_inside_inferred_training)
+{
+    const char *zPath = tg_path("oom_short_eval.db");
+    struct tg *g = tg_open(zPath);
+    struct vt_opts o;
+    struct vt_result r;
+    const char *az[1] = {zPath};
+    int nOom = 0;
+    int64_t k;
+    ASSERT(g);
+    tg_device(g, 0, "Test GPU", 16 * GiB);
+    tg_alloc(g, 1 * MS, 0, 3, W, 200 * MiB, -1);
+    for (int i = 0; i < 5; i++) step(g, 10 * MS + i * 10 * MS);
+    k = tg_kernel(g, 62 * MS, 63 * MS, "void gemm_fwd_kernel<float>()");
+    tg_use(g, 62 * MS, k, W);
+    tg_oom(g, 64 * MS, 0, 20 * GiB, 14 * GiB, 16 * GiB, tg_stack(g, "train.py", 104, "evaluate"));
+    k = tg_kernel(g, 65 * MS, 66 * MS, "void gemm_fwd_kernel<float>()");
+    tg_use(g, 65 * MS, k, W);
+    ASSERT_EQ(0, tg_close(g));
+    vt__opts_default(&o);
+    ASSERT_EQ(0, vt__analyze(az, 1, &o, &r));
+    ASSERT_STREQ("kernels", r.aTrace[0].ph.zSource);
+    ASSERT_EQ(VT_PHASE_TRAIN, r.aTrace[0].ph.a[r.aTrace[0].ph.n - 1].kind);
+    ASSERT(r.aTrace[0].ph.a[r.aTrace[0].ph.n - 1].end >= 64 * MS);
+    for (int i = 0; i < r.nFind; i++)
+        if (!strcmp(r.aFind[i].zKind, "oom")) {
+            nOom++;
+            ASSERT_STREQ("evaluation", r.aFind[i].zPhase);
+            ASSERT_CONTAINS(r.aFind[i].zEvidence, "too short to be told from a step");
+        }
+    ASSERT_EQ(1, nOom);
+    vt__result_free(&r);
+    tg_cleanup();
+}
+
 /* The retained findings of r at zSite (NULL: all), counted. */
 static int retained_at(const struct vt_result *r, const char *zSite)
 {
@@ -806,7 +844,7 @@ static void eval_after_profiler_steps(int bEval)
 TEST(evaluation_after_profiler_steps_is_a_phase) { eval_after_profiler_steps(1); }
 TEST(kernels_after_profiler_steps_need_not_be_evaluation) { eval_after_profiler_steps(0); }
 
-VT_TEST_LIST(T(collection_released_together_is_not_idle) T(state_used_until_training_ended_is_not_idle) T(oom_after_training_in_evaluate) T(oom_after_training_elsewhere) T(oom_after_training_called_from_evaluate)
+VT_TEST_LIST(T(collection_released_together_is_not_idle) T(state_used_until_training_ended_is_not_idle) T(oom_after_training_in_evaluate) T(oom_in_short_evaluation_inside_inferred_training) T(oom_after_training_elsewhere) T(oom_after_training_called_from_evaluate)
              T(oom_after_training_called_from_elsewhere) T(optimizer_state_is_not_carried_over) T(trace_ending_in_evaluation) T(inferred_phases_with_noisy_kernels) T(training_memory_held_through_inferred_evaluation) T(idle_allocation_and_reused_cache)
              T(history_blocks_idle_only_where_their_segment_was)
              T(history_optimizer_state_not_held_through_evaluation) T(graph_replays_may_use_any_allocation)

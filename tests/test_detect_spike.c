@@ -31,7 +31,15 @@ static void train_part(struct tg *g)
 /* NVTX "train" (5 steps, 100 MiB activations each) then "validation" (8 batches). With
  * bKeep each batch keeps a 50 MiB output until validation ends (missing no_grad / outputs
  * stored with their graph); otherwise each batch uses 500 MiB and frees it. */
+static void build_kept(const char *zPath, int bKeep, int64_t keep);
+
 static void build(const char *zPath, int bKeep)
+{
+    build_kept(zPath, bKeep, 50 * MiB);
+}
+
+/* build() with each kept output `keep` bytes. */
+static void build_kept(const char *zPath, int bKeep, int64_t keep)
 {
     struct tg *g = tg_open(zPath);
     int64_t k, t0;
@@ -45,7 +53,7 @@ static void build(const char *zPath, int bKeep)
         k = tg_kernel(g, t0 + 2 * MS, t0 + 3 * MS, "gemm");
         tg_use(g, t0 + 2 * MS, k, W);
         if (bKeep) {
-            tg_alloc(g, t0 + 1 * MS, 0, 3, OUT + i * 0x10000000LL, 50 * MiB, -1);
+            tg_alloc(g, t0 + 1 * MS, 0, 3, OUT + i * 0x10000000LL, keep, -1);
             tg_use(g, t0 + 2 * MS, k, OUT + i * 0x10000000LL);
         } else {
             tg_alloc(g, t0 + 1 * MS, 0, 3, OUT, 500 * MiB, -1);
@@ -54,7 +62,7 @@ static void build(const char *zPath, int bKeep)
         }
     }
     if (bKeep)
-        for (int i = 0; i < 8; i++) tg_free(g, 140 * MS, 0, 3, OUT + i * 0x10000000LL, 50 * MiB);
+        for (int i = 0; i < 8; i++) tg_free(g, 140 * MS, 0, 3, OUT + i * 0x10000000LL, keep);
     ASSERT_EQ(0, tg_close(g));
 }
 
@@ -96,6 +104,23 @@ TEST(missing_no_grad_grows_batch_by_batch)
     ASSERT_EQ(VT_SEV_MEDIUM, r.aFind[1].severity);
     ASSERT_EQ(300 * MiB, r.aFind[1].bytes);
     ASSERT_CONTAINS(r.aFind[1].zTitle, "peaks 300 MiB above training");
+    vt__result_free(&r);
+    tg_cleanup();
+}
+
+/* Predictions kept for the epoch's metric, 2 MiB a batch: growth, bounded and small: info, nothing to fix. */
+TEST(small_kept_predictions_are_info)
+{
+    const char *zPath = tg_path("preds.db");
+    struct vt_result r;
+    build_kept(zPath, 1, 2 * MiB);
+    run(zPath, &r);
+    ASSERT_EQ(1, r.nFind);
+    ASSERT_STREQ("validation_spike", r.aFind[0].zKind);
+    ASSERT_CONTAINS(r.aFind[0].zTitle, "grows batch by batch");
+    ASSERT_EQ(14 * MiB, r.aFind[0].bytes);
+    ASSERT_EQ(VT_SEV_INFO, r.aFind[0].severity);
+    ASSERT_CONTAINS(r.aFind[0].zEvidence, "Under 32 MiB");
     vt__result_free(&r);
     tg_cleanup();
 }
@@ -375,9 +400,10 @@ TEST(kernel_steps_fragmented_backward) { kernel_steps(FRAG); }
 TEST(kernel_steps_backward_cut_in_two) { kernel_steps(CUT); }
 
 /* Steps from kernel names (no NVTX), then a forward pass that allocates 2 GiB and dies at an OOM before its
- * backward: the forward-only stretch is inferred as evaluation, but the job's final OOM cut it short, so it
- * is no known evaluation: no validation-spike claim (the memory is the OOM's), one OOM finding. */
-TEST(forward_cut_short_by_the_final_oom_is_no_evaluation)
+ * backward: the forward-only stretch is inferred as evaluation, but the OOM cut it short, so it is no known
+ * evaluation: no validation-spike claim (the memory is the OOM's), one OOM finding. bGoesOn: the loop catches
+ * the error, drops the batch and trains on (the job does not end at it). */
+static void forward_cut_short(int bGoesOn)
 {
     const char *zPath = tg_path("cut_short.db");
     struct tg *g = tg_open(zPath);
@@ -402,13 +428,32 @@ TEST(forward_cut_short_by_the_final_oom_is_no_evaluation)
         tg_kernel(g, ts, ts + 5000, "volta_scudnn_128x64_relu_medium_nn_v1");
     }
     tg_oom(g, ts, 0, 8 * GiB, 1 * GiB, 16 * GiB, sAct);
+    if (bGoesOn) { /* except torch.cuda.OutOfMemoryError: the batch's tensors go, training goes on */
+        ts += 5000;
+        for (int k = 0; k < 90; k += 10) tg_free(g, ts, 0, 3, OUT + k * 0x10000000LL, 256 * MiB);
+        int64_t sIn = tg_stack(g, "train.py", 61, "train_one_epoch"); /* x.to(device): the next batch */
+        for (int step = 0; step < 8; step++) {
+            tg_alloc(g, ts, 0, 3, ACT + 0x800000000LL, 16 * MiB, sIn);
+            tg_alloc(g, ts, 0, 3, ACT, 128 * MiB, sAct);
+            for (int k = 0; k < 30; k++, ts += 10000) tg_kernel(g, ts, ts + 5000, "volta_scudnn_128x64_relu_medium_nn_v1");
+            for (int k = 0; k < 8; k++, ts += 10000)
+                tg_kernel(g, ts, ts + 5000, "void cudnn::detail::dgrad_engine<float, 512, 6, 5, 3, 3, 3, false>()");
+            tg_free(g, ts, 0, 3, ACT, 128 * MiB);
+            tg_free(g, ts, 0, 3, ACT + 0x800000000LL, 16 * MiB);
+            for (int k = 0; k < 4; k++, ts += 10000)
+                tg_kernel(g, ts, ts + 5000, "void at::native::vectorized_elementwise_kernel<4, at::native::AddFunctor<float>>()");
+        }
+    }
     ASSERT_EQ(0, tg_close(g));
     run(zPath, &r);
     struct vt_trace *t = &r.aTrace[0];
+    int nEval = 0;
     ASSERT_STREQ("kernels", t->ph.zSource);
     ASSERT(t->ph.n >= 2);
-    ASSERT_EQ(VT_PHASE_EVAL, t->ph.a[t->ph.n - 1].kind);
-    ASSERT(t->crashTs >= 0);
+    for (int i = 0; i < t->ph.n; i++) nEval += t->ph.a[i].kind == VT_PHASE_EVAL;
+    ASSERT_EQ(1, nEval); /* the cut-short forward pass, inferred as evaluation */
+    ASSERT_EQ(bGoesOn ? VT_PHASE_TRAIN : VT_PHASE_EVAL, t->ph.a[t->ph.n - 1].kind);
+    ASSERT(bGoesOn ? t->crashTs < 0 : t->crashTs >= 0);
     for (int i = 0; i < r.nFind; i++) {
         nOom += !strcmp(r.aFind[i].zKind, "oom");
         if (!strcmp(r.aFind[i].zKind, "validation_spike")) ASSERT_EQ(VT_SEV_INFO, r.aFind[i].severity);
@@ -417,6 +462,11 @@ TEST(forward_cut_short_by_the_final_oom_is_no_evaluation)
     vt__result_free(&r);
     tg_cleanup();
 }
+
+TEST(forward_cut_short_by_the_final_oom_is_no_evaluation) { forward_cut_short(0); }
+/* The same OOM caught, the batch skipped, training going on: still no evaluation (it was a HIGH "peaks above
+ * training" with the OOM in the phase). */
+TEST(forward_cut_short_by_a_caught_oom_is_no_evaluation) { forward_cut_short(1); }
 
 /* Killed by an OOM inside validation: the range never closed still makes a phase to the end. */
 TEST(unclosed_validation_range)
@@ -787,8 +837,9 @@ TEST(segment_level_growth_hidden_by_the_cache) { segment_phase_adds(0); }
  * four others: a staircase of longer batches (peaking above training), not growth. */
 TEST(segment_level_longer_batch_is_no_growth) { segment_phase_adds(1); }
 
-VT_TEST_LIST(T(forward_cut_short_by_the_final_oom_is_no_evaluation) T(validation_growth_at_its_call_site) T(validation_graph_growth_at_the_call_it_was_made_under) T(segment_level_growth_hidden_by_the_cache)
-             T(segment_level_longer_batch_is_no_growth) T(segment_level_validation_staircase) T(validation_nested_in_training_range) T(unclosed_validation_range) T(operator_ranges_are_not_phases) T(phases_sample_shape) T(missing_no_grad_grows_batch_by_batch) T(large_validation_batch_is_only_info) T(phase_regex_override) T(profiler_steps_are_iterations)
+VT_TEST_LIST(T(forward_cut_short_by_the_final_oom_is_no_evaluation) T(forward_cut_short_by_a_caught_oom_is_no_evaluation)
+             T(validation_growth_at_its_call_site) T(validation_graph_growth_at_the_call_it_was_made_under) T(segment_level_growth_hidden_by_the_cache)
+             T(segment_level_longer_batch_is_no_growth) T(segment_level_validation_staircase) T(validation_nested_in_training_range) T(unclosed_validation_range) T(operator_ranges_are_not_phases) T(phases_sample_shape) T(missing_no_grad_grows_batch_by_batch) T(large_validation_batch_is_only_info) T(small_kept_predictions_are_info) T(phase_regex_override) T(profiler_steps_are_iterations)
              T(doubtful_kernel_phases_make_no_claim)
              T(kernel_steps_contiguous_backward) T(kernel_steps_fragmented_backward)
              T(kernel_steps_backward_cut_in_two) T(validation_growth_released_at_its_end) T(validation_growth_in_bursts))

@@ -115,6 +115,34 @@ TEST(pinned_growth_site_with_allocation_history)
     tg_cleanup();
 }
 
+/* A short run whose loader's pinned ring fills: 20 batches of 128 KiB, each in a new pinned block (2.5 MiB
+ * in all). It rises like pinned growth, but so little page-locked memory is said at info (it was medium). */
+TEST(small_pinned_ring_filling_is_info)
+{
+    const char *zPath = tg_path("xfer_ring.db");
+    struct tg *g = tg_open(zPath);
+    struct vt_result r;
+    const struct vt_finding *f;
+    int64_t sPin = 0;
+    ASSERT(g);
+    sPin = tg_stack(g, "pin_memory.py", 90, "pin_memory");
+    tg_alloc(g, 0, 0, 3, DEV, 8 * MiB, -1);
+    for (int i = 0; i < 20; i++) {
+        int64_t t0 = 1 * MS + i * 10 * MS;
+        tg_alloc(g, t0, -1, 2, HOST + i * 0x1000000LL, 128 * 1024, sPin);
+        tg_memcpy(g, t0 + 1 * MS, t0 + 1 * MS + 20000, 1, 2, 3, 128 * 1024, HOST + i * 0x1000000LL, DEV);
+        tg_kernel(g, t0 + 2 * MS, t0 + 9 * MS, "gemm");
+    }
+    ASSERT_EQ(0, tg_close(g));
+    run(zPath, &r);
+    f = find(&r, "Pinned host memory keeps growing");
+    ASSERT(f);
+    ASSERT_EQ(VT_SEV_INFO, f->severity);
+    ASSERT_CONTAINS(f->zEvidence, "Under 64 MiB");
+    vt__result_free(&r);
+    tg_cleanup();
+}
+
 /* Pinned copies overlapped with kernels, a few tiny pageable .item() reads: nothing to report. */
 TEST(pinned_overlapped_copies_are_fine)
 {
@@ -470,7 +498,7 @@ TEST(pageable_copies_judged_against_the_host_link)
     tg_cleanup();
 }
 
-VT_TEST_LIST(T(startup_site_after_first_kernel) T(overlapped_pageable_copies_judged_by_the_link)
+VT_TEST_LIST(T(small_pinned_ring_filling_is_info) T(startup_site_after_first_kernel) T(overlapped_pageable_copies_judged_by_the_link)
              T(light_pageable_batches_are_info) T(startup_only_pageable_copies_are_info)
              T(pageable_copies_at_their_call_site) T(one_off_pageable_copy_is_info) T(pinned_copies_serialized)
              T(copies_sample_shape) T(pageable_serialized_and_pinned_growth) T(pinned_overlapped_copies_are_fine)

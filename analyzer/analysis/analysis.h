@@ -473,7 +473,8 @@ int vt__unjudged_hold(const struct vt_trace *t, const struct vt_life *l);
  * Rising baseline test: a[0..n-1] with -1 entries carried forward from the previous value.
  * Growing when at least 4 steps exist, the total rise is >= minRise, no single drop exceeds a
  * quarter of the rise, and either 60 % of steps go up or (a staircase) at least 3 do, with a
- * rise in each third of the steps. *pRise receives last - first.
+ * rise in each third of the steps and no single one above half of the total. *pRise receives
+ * last - first.
  */
 int vt__trend(const int64_t *a, int n, int64_t minRise, int64_t *pRise);
 /*
@@ -511,7 +512,9 @@ int vt__phase_at(const struct vt_trace *t, int64_t ts);
  * the phase containing ts (returns 1); else, with phases inferred from kernels, "evaluation"
  * when ts follows the last training phase (nothing ran after it that training kernels would
  * show) and the call's function, or a user function calling it (a Python frame of stack stackId, -1
- * none, outside the installed libraries), matches the evaluation regex (returns 2); else "" (0).
+ * none, outside the installed libraries), matches the evaluation regex (returns 2); "evaluation" too
+ * when ts lies in a training phase inferred from kernels and the call matches so (an evaluation too
+ * short to be told from a step by its kernels: returns 3); else "" (0).
  */
 int vt__phase_of_call(const struct vt_trace *t, const struct vt_opts *o, int64_t ts, const char *zSite, int64_t stackId,
                       char *z, size_t n);

@@ -153,7 +153,8 @@ static int oom_end(void *st, struct vt_result *r, int iTrace)
         f->lastTs = pf->lastTs;
         f->device = o->device;
         bCallPhase = vt__phase_of_call(t, r->pOpts, o->ts, o->site >= 0 ? t->sites.a[o->site].zSite : NULL,
-                                       o->stackId, f->zPhase, sizeof f->zPhase) == 2;
+                                       o->stackId, f->zPhase, sizeof f->zPhase);
+        bCallPhase = bCallPhase >= 2 ? bCallPhase : 0;
         f->stackId = o->site >= 0 ? t->sites.a[o->site].stackId : -1;
         f->zSite = o->site >= 0 ? vt__strdupf("%s", t->sites.a[o->site].zSite)
                                 : vt__strdupf("site not recorded (keep VRAMTRACE_BACKTRACE above 0 and do not pass --no-python-stacks to vramtrace record)");
@@ -181,8 +182,10 @@ static int oom_end(void *st, struct vt_result *r, int iTrace)
                                                                  "total memory." : "",
             t->f.bSegments ? " At segment level the free space inside cached segments is not visible; "
                            "the snapshot 'vramtrace record' saves at the OOM shows it (analyze --snapshot)." : "",
-            bCallPhase ? " It came after the last training step, from an evaluation function, before any "
-                         "evaluation kernel ran (phases inferred from kernel names)." : "");
+            bCallPhase == 2 ? " It came after the last training step, from an evaluation function, before any "
+                              "evaluation kernel ran (phases inferred from kernel names)."
+            : bCallPhase == 3 ? " It came from an evaluation function inside what the kernel names made a training "
+                                "phase (an evaluation too short to be told from a step by its kernels)." : "");
         f->zFix = vt__strdupf("%s", zFix);
         if (!f->zTitle || !f->zEvidence || !f->zFix || !f->zSite) return -1;
         for (int k = i; k <= j; k++) t->aOom[k].zVerdict = o->zVerdict;

@@ -306,6 +306,29 @@ static int until_release(const int64_t *a, int n)
     return iMax >= 0 && iMax + 1 < n && (iMax + 1) * 4 >= n * 3 ? iMax + 1 : n;
 }
 
+/* Growth inside an evaluation below this is info: bounded by the evaluation set and small (predictions and labels
+ * kept for the epoch's metric, a few MiB), not memory worth a fix. */
+#define SMALL_GROWTH ((int64_t)32 << 20)
+
+/*
+ * Whether phase i of t, inferred from kernel names as evaluation, is a training step's forward pass cut short
+ * by an out-of-memory error: a failure that reached the program lies in it and in the last tenth of it, where
+ * its kernels stop, or the job ended at it. A step that dies in its forward pass has no backward to tell it
+ * from an evaluation batch, whether the job then ends or the loop skips the batch and goes on.
+ */
+static int cut_short(const struct vt_trace *t, int i)
+{
+    const struct vt_phase *p = &t->ph.a[i];
+    if (!p->zSource || strcmp(p->zSource, "kernels")) return 0;
+    if (t->crashTs >= p->start && (i == t->ph.n - 1 || t->ph.a[i + 1].start > t->crashTs)) return 1;
+    for (int k = 0; k < t->nFail; k++) {
+        const struct vt_oomfail *x = &t->aFail[k];
+        if (!x->bRecovered && x->firstTs >= p->start && x->firstTs <= p->end && (p->end - x->firstTs) * 10 <= p->end - p->start)
+            return 1;
+    }
+    return 0;
+}
+
 /* For each evaluation phase: batch-by-batch growth, memory carried from training, peak above training. */
 static int spike_end(void *st, struct vt_result *r, int iTrace)
 {
@@ -327,12 +350,9 @@ static int spike_end(void *st, struct vt_result *r, int iTrace)
         char zA[32], zB[32], zC[32];
         struct vt_finding *f;
         if (p->kind != VT_PHASE_EVAL || p->peak < 0) continue;
-        /* a forward pass the job's final OOM cut short (the last phase begun before the crash) has no
-         * backward to tell it from training: inferred from kernels, it is no known evaluation, and its
-         * memory is the OOM's */
-        if (p->zSource && !strcmp(p->zSource, "kernels") && t->crashTs >= p->start &&
-            (i == t->ph.n - 1 || t->ph.a[i + 1].start > t->crashTs))
-            continue;
+        /* a forward pass an OOM cut short has no backward to tell it from training: inferred from kernels, it
+         * is no known evaluation, and its memory is the OOM's */
+        if (cut_short(t, i)) continue;
         for (int k = 0; k < t->nOom; k++) bOom |= t->aOom[k].ts >= p->start && t->aOom[k].ts < p->end;
         bAbove = trainPeak >= 0 && p->peak > trainPeak + trainPeak / 20 && p->peak - trainPeak >= o->minBytes;
         /* batch-by-batch baseline: iterations inside the phase, else its time slices; of the blocks of a
@@ -353,9 +373,21 @@ static int spike_end(void *st, struct vt_result *r, int iTrace)
             if (k < n) bGrow = vt__trend(aB, until_release(aB, n), minRise, &rise);
         }
         if (bGrow) {
-            if (grow_finding(r, iTrace, p, q, rise, n,
-                             bOom || (trainPeak > 0 && rise * 10 >= trainPeak) ? VT_SEV_HIGH : VT_SEV_MEDIUM, 0) != 0)
-                return -1;
+            int sev = bOom || (trainPeak > 0 && rise * 10 >= trainPeak) ? VT_SEV_HIGH : VT_SEV_MEDIUM;
+            if (rise < SMALL_GROWTH && !bOom) {
+                sev = VT_SEV_INFO;
+                bGrow = 0; /* not a reason to raise the peak finding either */
+            }
+            if (grow_finding(r, iTrace, p, q, rise, n, sev, 0) != 0) return -1;
+            if (sev == VT_SEV_INFO) {
+                struct vt_finding *g = &r->aFind[r->nFind - 1];
+                char *z = vt__strdupf("%s Under 32 MiB in all: bounded by the evaluation set and small (predictions or "
+                                      "labels kept for a metric), so this is said, not counted as a problem.",
+                                      g->zEvidence);
+                if (!z) return -1;
+                free(g->zEvidence);
+                g->zEvidence = z;
+            }
         } else if (t->f.bSegments && bAbove && slices_of_note(q) >= 3 && q->kept >= minRise) {
             /* the cache hides growth until its free blocks run out: segments added in at least
              * three sixteenths of the phase, above the training peak, are growth */

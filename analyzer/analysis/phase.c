@@ -779,21 +779,20 @@ int vt__phase_of_call(const struct vt_trace *t, const struct vt_opts *o, int64_t
                       int64_t stackId, char *z, size_t n)
 {
     int k = vt__phase_at(t, ts), bAfterTrain = 0, bEval = 0;
+    /* a training phase inferred from kernels may hold an evaluation too short to be told from a step */
+    int bInTrain = k >= 0 && t->ph.a[k].kind == VT_PHASE_TRAIN && t->ph.a[k].zSource && !strcmp(t->ph.a[k].zSource, "kernels");
     const char *zIn = NULL, *zFunc;
     regex_t re;
     z[0] = 0;
-    if (k >= 0) {
-        snprintf(z, n, "%s", t->ph.a[k].zName);
-        return 1;
-    }
-    if (!zSite || strcmp(t->ph.zSource, "kernels") != 0) return 0;
+    if (k >= 0) snprintf(z, n, "%s", t->ph.a[k].zName);
+    if ((k >= 0 && !bInTrain) || !zSite || strcmp(t->ph.zSource, "kernels") != 0) return k >= 0;
     for (int i = 0; i < t->ph.n; i++) bAfterTrain = t->ph.a[i].kind == VT_PHASE_TRAIN && ts >= t->ph.a[i].end;
     for (zFunc = strstr(zSite, " in "); zFunc; zFunc = strstr(zFunc + 4, " in ")) zIn = zFunc + 4;
-    if (!bAfterTrain || regcomp(&re, o->zEvalRe, REG_EXTENDED | REG_ICASE | REG_NOSUB) != 0) return 0;
+    if (!(bAfterTrain || bInTrain) || regcomp(&re, o->zEvalRe, REG_EXTENDED | REG_ICASE | REG_NOSUB) != 0) return k >= 0;
     bEval = (zIn && regexec(&re, zIn, 0, NULL, 0) == 0) || vt__stack_user_func_matches(t->f.db, stackId, &re);
     regfree(&re);
     if (bEval) snprintf(z, n, "evaluation");
-    return bEval ? 2 : 0;
+    return bEval ? (bInTrain ? 3 : 2) : k >= 0;
 }
 
 int vt__iter_at(const struct vt_trace *t, int64_t ts)

@@ -178,7 +178,7 @@ int vt__unjudged_hold(const struct vt_trace *t, const struct vt_life *l)
 
 int vt__trend(const int64_t *a, int n, int64_t minRise, int64_t *pRise)
 {
-    int64_t first = -1, prev = -1, maxDrop = 0;
+    int64_t first = -1, prev = -1, maxDrop = 0, maxUp = 0;
     int nStep = 0, nUp = 0, aThird[3] = {0, 0, 0}, nValid = 0, iStep = 0;
     *pRise = 0;
     for (int i = 0; i < n; i++) /* steps counted first, so ups can be placed in thirds */
@@ -191,6 +191,7 @@ int vt__trend(const int64_t *a, int n, int64_t minRise, int64_t *pRise)
             nStep++;
             if (v > prev) {
                 nUp++;
+                if (v - prev > maxUp) maxUp = v - prev;
                 aThird[nValid > 1 ? iStep * 3 / (nValid - 1) : 0]++;
             } else if (prev - v > maxDrop) {
                 maxDrop = prev - v;
@@ -203,8 +204,10 @@ int vt__trend(const int64_t *a, int n, int64_t minRise, int64_t *pRise)
     *pRise = prev - first;
     if (nStep < 4 || *pRise < minRise || *pRise <= 0 || maxDrop * 4 > *pRise) return 0;
     /* rising most of the time, or a staircase (a caching allocator reserving in big steps)
-     * still climbing in every third of the run: warm-up alone climbs only at the start */
-    return nUp * 10 >= nStep * 6 || (nUp >= 3 && aThird[0] && aThird[1] && aThird[2]);
+     * still climbing in every third of the run: warm-up alone climbs only at the start; one step
+     * carrying most of the rise is a level change (one larger batch's segment beside a few small
+     * ones), not a staircase */
+    return nUp * 10 >= nStep * 6 || (nUp >= 3 && aThird[0] && aThird[1] && aThird[2] && maxUp * 2 <= *pRise);
 }
 
 int vt__fmt_blocks(const struct vt_trace *t, char *z, size_t n)

@@ -495,10 +495,23 @@ static int picked(char **azPick, int nPick, const char *zFamily, int draw)
     return 0;
 }
 
+/* Whether zName is one of the comma-separated names of zList. */
+static int in_list(const char *zList, const char *zName)
+{
+    size_t n = strlen(zName);
+    for (const char *z = zList; *z;) {
+        size_t m = strcspn(z, ",");
+        if (m == n && !strncmp(z, zName, n)) return 1;
+        z += m;
+        if (*z == ',') z++;
+    }
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     const char *zKernels = NULL, *zOut = NULL, *zOnly = NULL, *zSuite = "full", *zKey = NULL;
-    int bList = 0, bListFam = 0, nRun = 0, rc = 0, nDraw = 0, nPick = 0;
+    int bList = 0, bListFam = 0, nRun = 0, rc = 0, nDraw = 0, nPick = 0, firstDraw = 0;
     char *azPick[512];
     uint64_t salt = 0;
     char zPath[1200];
@@ -512,11 +525,12 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "--list-families")) bListFam = 1;
         else if (!strcmp(argv[i], "--key") && i + 1 < argc) zKey = argv[++i];
         else if (!strcmp(argv[i], "--draws") && i + 1 < argc) nDraw = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--from") && i + 1 < argc) firstDraw = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--pick") && i + 1 < argc && nPick < 512) azPick[nPick++] = argv[++i];
         else if (argv[i][0] != '-' && !zOut) zOut = argv[i];
         else {
             fprintf(stderr, "usage: accgen [--kernels FILE] [--suite full|quick] [--only NAME] [--seed N] [--list] OUTDIR\n"
-                            "       accgen --key KEY --draws N [--only FAMILY] [--pick FAMILY/dNNN]... [--list-families] OUTDIR\n");
+                            "       accgen --key KEY --draws N [--from N] [--only FAMILY[,FAMILY]...] [--pick FAMILY/dNNN]... [--list-families] OUTDIR\n");
             return 2;
         }
     }
@@ -531,6 +545,10 @@ int main(int argc, char **argv)
     }
     if (zKey && (nDraw < 1 || nDraw > 1000)) {
         fprintf(stderr, "accgen: --draws is 1 to 1000\n");
+        return 2;
+    }
+    if (firstDraw < 0 || (zKey && firstDraw >= nDraw)) {
+        fprintf(stderr, "accgen: --from is 0 to the number of draws less one\n");
         return 2;
     }
     if (bList) {
@@ -556,8 +574,8 @@ int main(int argc, char **argv)
     }
     fprintf(pManifest, "{\"suite\": \"%s\", \"runs\": [", zKey ? "families" : zSuite);
     for (int i = 0; zKey && i < acc_nFamily; i++) {
-        if (zOnly && strcmp(zOnly, acc_aFamily[i].zName)) continue;
-        for (int d = 0; d < nDraw; d++)
+        if (zOnly && !in_list(zOnly, acc_aFamily[i].zName)) continue;
+        for (int d = firstDraw; d < nDraw; d++)
             if (picked(azPick, nPick, acc_aFamily[i].zName, d) &&
                 run_family(zOut, &acc_aFamily[i], d, hash_str(zKey), pManifest, &nRun) != 0)
                 rc = 1;

@@ -768,6 +768,136 @@ static void lk_eval_periodic(struct acc *a)
     job_all(a, &jb, NULL, NULL);
 }
 
+/* ---- a pinned ring of the DataLoader's depth ---- */
+
+static void lk_pinned_ring(struct acc *a)
+{
+    struct job jb;
+    int workers, prefetch;
+    draw_variant(a, M_ANY, P_ANY, 1);
+    draw_job(a, &jb, K_ANY, 0.0, acc_drawf(a, 0.2, 0.5));
+    workers = 2 << acc_draw(a, 3);
+    prefetch = 2 + (int)acc_draw(a, 3);
+    jb.l.bPinned = 1;
+    jb.l.pinDepth = workers * prefetch;
+    jb.l.epochs = 1 + (int)acc_draw(a, 2);
+    jb.l.iters = (jb.l.pinDepth + 4 + (int)acc_draw(a, (uint64_t)jb.l.pinDepth + 8)) / jb.l.epochs;
+    if (acc_chance(a, 40) && jb.bLm) jb.l.varLen = 2 + (int)acc_draw(a, 6);
+    acc_shape(a, "pinned ring", "%d workers x prefetch %d = %d pinned batches in flight%s", workers, prefetch,
+              jb.l.pinDepth, jb.l.varLen > 1 ? ", lengths varying" : "");
+    acc_describe(a, "Training fed by a DataLoader with pin_memory=True and many workers: num_workers x "
+                    "prefetch_factor batches are pinned ahead, so PyTorch's caching host allocator page-locks a new "
+                    "block for each batch in flight until the ring is full (longer batches need larger blocks), then "
+                    "reuses them. In a short run the ring fills over much of it. A cache of the loader's depth, not "
+                    "growth. Expected: nothing at severity low or above.");
+    allow_state(a);
+    job_all(a, &jb, NULL, NULL);
+}
+
+/* ---- evaluation keeping its predictions for the metric ---- */
+
+static void hook_preds_keep(struct loop *l, struct js *j, int b, struct pt_fwd *f)
+{
+    struct ctx *x = l->pCtx;
+    (void)b;
+    for (int k = 0; k < 2; k++) { /* preds.append(outputs.argmax(-1)); labels.append(y) */
+        int t = js_alloc(j, k ? x->bytes2 : x->bytes, k ? x->site2 : x->site, JS_NAT_ALLOC);
+        int aT[2] = {f->out, t};
+        if (t < 0) return;
+        js_launch(j, 0, aT, 2);
+        if (x->nT < 4096) x->aT[x->nT++] = t;
+    }
+}
+
+static void hook_preds_end(struct loop *l, struct js *j, int n, struct pt_fwd *f)
+{
+    struct ctx *x = l->pCtx;
+    int c[2];
+    (void)n;
+    (void)f;
+    for (int k = 0; k < 2; k++) { /* torch.cat(preds), torch.cat(labels) */
+        c[k] = js_alloc(j, (int64_t)(x->nT / 2) * (k ? x->bytes2 : x->bytes), js_site(j, U_VAL(112)), JS_NAT_ALLOC);
+        for (int i = k; i < x->nT; i += 2) {
+            int aT[2] = {x->aT[i], c[k]};
+            js_launch(j, 0, aT, 2);
+        }
+    }
+    {
+        int aT[2] = {c[0], c[1]}; /* accuracy = (preds == labels).float().mean().item() */
+        js_launch(j, 0, aT, 2);
+    }
+    js_here(j, js_site(j, U_VAL(113)));
+    for (int i = 0; i < x->nT; i++) js_free(j, x->aT[i]);
+    x->nT = 0;
+    js_free(j, c[0]);
+    js_free(j, c[1]);
+}
+
+static void lk_eval_keep_preds(struct acc *a)
+{
+    struct job jb;
+    struct ctx x;
+    struct js *j;
+    int bOom, mult;
+    int64_t per;
+    memset(&x, 0, sizeof x);
+    draw_variant(a, M_ANY, P_ANY, 1);
+    draw_job(a, &jb, K_ANY, 0.0, acc_drawf(a, 0.15, 0.4));
+    mult = set_eval_mult(&jb, 1 + (int)acc_draw(a, 4));
+    jb.l.epochs = 1 + (int)acc_draw(a, 3);
+    jb.l.iters = (12 + (int)acc_draw(a, 24)) / jb.l.epochs;
+    jb.l.valIters = 4 + (int)acc_draw(a, 28);
+    /* token ids (int64) per position for a GPT, a class id and its top-5 probabilities per image for a CNN */
+    x.bytes = jb.bLm ? (int64_t)jb.l.valBatch * jb.seq * 8 : (int64_t)jb.l.valBatch * 6 * 4;
+    x.bytes2 = jb.bLm ? (int64_t)jb.l.valBatch * jb.seq * 8 : (int64_t)jb.l.valBatch * 8;
+    per = x.bytes + x.bytes2;
+    while (jb.l.valIters > 4 && per * jb.l.valIters > 16 * MiB) jb.l.valIters--;
+    jb.l.pCtx = &x;
+    jb.l.xValBatch = hook_preds_keep;
+    jb.l.xValEnd = hook_preds_end;
+    acc_shape(a, "evaluation", "%d batches of %d (%d x training's), keeping %lld KiB of predictions and labels per batch",
+              jb.l.valIters, jb.l.valBatch, mult, (long long)(per >> 10));
+    acc_describe(a, "Training whose evaluation (under torch.no_grad()) keeps each batch's predictions and labels on "
+                    "the GPU for the epoch's metric (`preds.append(outputs.argmax(-1))`, train.py:108), concatenates "
+                    "them at the end and frees them: memory rises a little with every batch (16 MiB at most in all), "
+                    "bounded by the evaluation set and released when it ends. Expected: nothing at severity low or "
+                    "above (an info note is fine).");
+    allow_state(a);
+    j = job_open(a, &jb, &jb.l, 0);
+    if (!j) return;
+    x.site = js_site(j, U_VAL(108));
+    x.site2 = js_site(j, U_VAL(109));
+    loop_epochs(a, &jb.l, j, &bOom);
+    expect_loader(a, jb.l.pageableShare);
+    acc_end(a, j, 1, 1);
+}
+
+/* ---- evaluation every N steps, lengths varying ---- */
+
+static void lk_eval_periodic_var(struct acc *a)
+{
+    struct job jb;
+    int mult;
+    draw_variant(a, M_ANY, P_ANY, 1);
+    draw_job(a, &jb, K_LM, 0.0, acc_drawf(a, 0.15, 0.4));
+    mult = set_eval_mult(&jb, 1 + (int)acc_draw(a, 4));
+    jb.l.epochs = 3 + (int)acc_draw(a, 8);
+    jb.l.iters = 3 + (int)acc_draw(a, 10);
+    jb.l.valIters = 1 + (int)acc_draw(a, 6);
+    jb.l.varLen = acc_chance(a, 50) ? 2 + (int)acc_draw(a, 10) : 0;
+    jb.l.valLen = 2 + (int)acc_draw(a, 14);
+    jb.l.bValSorted = acc_chance(a, 30);
+    acc_shape(a, "evaluation", "every %d steps, %d batches of up to %d (%d x training's), lengths 1 to %d units%s%s",
+              jb.l.iters, jb.l.valIters, jb.l.valBatch, mult, jb.l.valLen, jb.l.bValSorted ? " ascending" : "",
+              jb.l.varLen > 1 ? ", training lengths varying too" : "");
+    acc_describe(a, "Training that evaluates every few steps (eval_steps) on batches whose lengths vary (a "
+                    "bucketed or unpadded loader), under torch.no_grad(), with a larger evaluation batch: each "
+                    "evaluation's peak follows its longest batch, everything is freed when a batch ends. Expected: "
+                    "nothing at severity low or above (an info note that evaluation peaks higher is fine).");
+    allow_state(a);
+    job_all(a, &jb, NULL, NULL);
+}
+
 /* ---- evaluation by generation ---- */
 
 static void hook_generate(struct loop *l, struct js *j, int b, struct pt_fwd *f)
@@ -1254,6 +1384,104 @@ static void p_oom_retries(struct acc *a)
     acc_end(a, j, !bDie, 1);
 }
 
+/*
+ * An OOM caught and skipped: one batch (a long one in training, or an evaluation batch) fails, the
+ * loop catches torch.cuda.OutOfMemoryError, drops the batch, empties the cache and goes on to the
+ * end. One OOM finding; the run after it is healthy.
+ */
+static void p_oom_skip(struct acc *a)
+{
+    struct job jb;
+    struct js *j;
+    int bOom = 0, at, bEval, bEmpty;
+    int64_t demand = 0;
+    const char *zVerdict = NULL, *zNot = NULL;
+    char zSite[600];
+    draw_variant(a, M_ANY, P_ANY, 1);
+    draw_job(a, &jb, K_ANY, acc_chance(a, 20) ? acc_drawf(a, 0.2, 0.4) : 0.0, acc_drawf(a, 0.3, 0.55));
+    bEval = acc_chance(a, 30);
+    bEmpty = acc_chance(a, 60);
+    jb.l.bOomPlanned = 1;
+    jb.l.epochs = 1;
+    jb.l.iters = 16 + (int)acc_draw(a, 30);
+    if (jb.l.valIters == 0) jb.l.valIters = 3 + (int)acc_draw(a, 4);
+    at = 3 + (int)acc_draw(a, (uint64_t)(jb.l.iters - 6));
+    acc_shape(a, "oom", "%s, caught and skipped%s; the run goes on to its end",
+              bEval ? "an evaluation batch too large" : "a long batch at a training step", bEmpty ? ", torch.cuda.empty_cache()" : "");
+    acc_describe(a, "A loop that catches torch.cuda.OutOfMemoryError on one batch that is too large (a long "
+                    "document in training, or an oversized evaluation batch), skips it (zero_grad, optionally "
+                    "empty_cache) and goes on; the rest of the run is healthy. Expected: one OOM finding, high, at the "
+                    "failing line, with the verdict its figures imply; nothing else at severity low or above (no leak: "
+                    "what the failed batch held was freed).");
+    allow_state(a);
+    j = job_open(a, &jb, &jb.l, 0);
+    if (!j) return;
+    loop_push(a, j, ACC_NVTX_NAMES, "train", 0);
+    for (int i = 0; i < jb.l.iters; i++) {
+        if (i == at && !bEval) {
+            int64_t left = js_device_free(j) + js_reserved(j) - js_allocated(j);
+            int mult = (int)(left / (pt_act_bytes(&jb.l.m) * jb.micro)) + 2, b0 = jb.l.batch;
+            int64_t x0 = jb.l.xBytes;
+            demand = js_allocated_blocks(j) + pt_act_bytes(&jb.l.m) * jb.micro * mult + x0 * mult;
+            jb.l.batch *= mult;
+            jb.l.xBytes *= mult;
+            if (loop_train_iter(a, &jb.l, j, i) != 0) {
+                bOom = 1;
+                zVerdict = oom_verdict(a, j, demand, &zNot);
+                oom_sites(j, jb.l.failSite, SITE_FWD, zSite, sizeof zSite);
+            }
+            jb.l.batch = b0;
+            jb.l.xBytes = x0;
+            js_here(j, js_site(j, U_TRAIN(83)));
+            if (bEmpty) js_empty_cache(j);
+            continue;
+        }
+        if (loop_train_iter(a, &jb.l, j, i) != 0) break;
+        jb.l.iterDone++;
+        loop_note_reserved(&jb.l, j);
+    }
+    js_here(j, js_site(j, MAIN));
+    js_free(j, jb.l.lastX);
+    js_free(j, jb.l.lastOut);
+    jb.l.lastX = jb.l.lastOut = -1;
+    loop_pop(a, j, ACC_NVTX_NAMES);
+    loop_push(a, j, ACC_NVTX_NAMES, "validation", 0);
+    for (int b = 0; b < jb.l.valIters; b++) {
+        if (bEval && b == jb.l.valIters / 2) {
+            int vb = jb.l.valBatch;
+            int64_t vx = jb.l.valXBytes, left = js_device_free(j) + js_reserved(j);
+            jb.l.valBatch = (int)(left / (jb.l.m.a[0].act > 0 ? jb.l.m.a[0].act : 1)) + 1;
+            jb.l.valXBytes = jb.l.xBytes / jb.micro * jb.l.valBatch;
+            if (jb.l.valXBytes > left / 2) jb.l.valXBytes = left / 2;
+            if (loop_val_batch(a, &jb.l, j, b) != 0) {
+                bOom = 1;
+                zVerdict = oom_verdict(a, j, 0, &zNot);
+                oom_sites(j, jb.l.failSite, SITE_VFWD, zSite, sizeof zSite);
+            }
+            jb.l.valBatch = vb;
+            jb.l.valXBytes = vx;
+            js_here(j, js_site(j, U_VAL(103)));
+            if (bEmpty) js_empty_cache(j);
+            continue;
+        }
+        if (loop_val_batch(a, &jb.l, j, b) != 0) break;
+    }
+    loop_pop(a, j, ACC_NVTX_NAMES);
+    if (js_first_kernel(j) && js_now(j) > js_first_kernel(j))
+        expect_loader(a, (double)js_pageable_ns(j) / (double)(js_now(j) - js_first_kernel(j)));
+    if (!bOom) {
+        fprintf(stderr, "accgen: oom_skip did not run out of memory\n");
+        zSite[0] = 0;
+    }
+    if (bEval) /* the failed batch's peak above training is the same cause */
+        expect(a, "oom", "validation_spike", NULL, "info|low|medium|high", NULL, NULL, NULL, 0, "consequence of the planted cause",
+               0, NULL);
+    expect(a, "oom", "oom", zSite, "high", bEval ? "validation|evaluation" : NULL, zVerdict ? zVerdict : "real demand", NULL,
+           bOom, "an OOM caught and skipped, the run going on", 1, zNot);
+    js_sync(j);
+    acc_end(a, j, 1, 1);
+}
+
 /* ---- planted: copies ---- */
 
 static void p_pageable_only(struct acc *a)
@@ -1445,6 +1673,58 @@ static void p_leak_train(struct acc *a)
     if (v->mode == JS_SEGMENTS && !v->bHistory) snprintf(zSite, sizeof zSite, "%s", seg_site(loop_growth_site(a, &jb.l, zSite)));
     expect(a, "kept", "leak", zSite, growth_sev(grow), NULL, NULL, kind == 2 && v->ranks > 1 ? "0" : NULL,
            v->mode == JS_TENSORS || v->bHistory ? grow >= 32 * MiB : bVis, "leak growth at its call site", 0, NULL);
+}
+
+/*
+ * A slow leak: a little kept every step (per-sample losses, a metric's state) over a longer run,
+ * small next to each step's memory, large by the end.
+ */
+static void p_leak_slow(struct acc *a)
+{
+    const struct acc_variant *v;
+    struct job jb;
+    struct ctx x;
+    struct js *j;
+    int bOom, bVis;
+    int64_t grow;
+    char zSite[600];
+    memset(&x, 0, sizeof x);
+    draw_variant(a, M_ANY, P_ANY, 1);
+    v = acc_variant(a);
+    draw_job(a, &jb, K_ANY, 0.0, acc_drawf(a, 0.15, 0.4));
+    x.k = 2;
+    x.bytes = (int64_t)(64 << acc_draw(a, 5)) * 1024; /* 64 KiB to 1 MiB a step */
+    jb.l.epochs = 1 + (int)acc_draw(a, 3);
+    jb.l.iters = (120 + (int)acc_draw(a, 280)) / jb.l.epochs;
+    jb.l.stride *= 8; /* fewer kernels per step in a longer run */
+    if (jb.l.valIters > 3) jb.l.valIters = 3;
+    if (acc_chance(a, 30) && jb.bLm) jb.l.varLen = 2 + (int)acc_draw(a, 8);
+    grow = x.bytes * jb.l.iters * jb.l.epochs;
+    acc_shape(a, "leak", "per-sample losses kept on the GPU (train.py:79): %lld KiB a step, %lld MiB over %d steps%s",
+              (long long)(x.bytes >> 10), (long long)(grow / MiB), jb.l.iters * jb.l.epochs,
+              jb.l.varLen > 1 ? ", lengths varying" : "");
+    acc_describe(a, "A training loop that keeps a little of every step on the GPU (`history.append(loss_per_sample)`, "
+                    "train.py:79): 64 KiB to 1 MiB a step, noise next to a step's memory, over a run of hundreds of "
+                    "steps: the device's memory creeps up all run and a longer run ends at an OOM. Expected: a leak at "
+                    "train.py:79 where the trace shows it (at tensor level from 32 MiB; at segment level when the "
+                    "allocator had to reserve more), its severity by its size.");
+    allow_state(a);
+    jb.l.pCtx = &x;
+    jb.l.xTrainStep = hook_leak;
+    jb.l.zPlanted = "train.py:79:";
+    j = job_open(a, &jb, &jb.l, 0);
+    if (!j) return;
+    x.site = js_site(j, "lib:torch/nn/functional.py:3494:cross_entropy|train.py:79:train_one_epoch|" MAIN);
+    loop_epochs(a, &jb.l, j, &bOom);
+    if (bOom) fprintf(stderr, "accgen: leak_slow ran out of memory\n");
+    bVis = loop_visible(a, jb.l.growTrain, js_reserved(j));
+    loop_resv_note(&jb.l, j);
+    acc_end(a, j, jb.l.bTeardown, jb.l.bClean);
+    snprintf(zSite, sizeof zSite, "train.py:79 in train_one_epoch");
+    expect_loader(a, jb.l.pageableShare);
+    if (v->mode == JS_SEGMENTS && !v->bHistory) snprintf(zSite, sizeof zSite, "%s", seg_site(loop_growth_site(a, &jb.l, zSite)));
+    expect(a, "kept", "leak", zSite, growth_sev(grow), NULL, NULL, NULL,
+           v->mode == JS_TENSORS || v->bHistory ? grow >= 32 * MiB : bVis, "a slow leak over a longer run", 0, NULL);
 }
 
 /* The last step's outputs held through evaluation (a loop written inline in main()). */
@@ -1869,6 +2149,9 @@ const struct acc_family acc_aFamily[] = {
     {"lk_eval_sorted", "healthy", "look-alike: validation_spike (evaluation batches sorted by length)", lk_eval_sorted},
     {"lk_varlen_eval", "healthy", "look-alike: validation_spike (peaks that vary with the sequence length)", lk_varlen_eval},
     {"lk_eval_periodic", "healthy", "look-alike: validation_spike (a short evaluation every few steps)", lk_eval_periodic},
+    {"lk_pinned_ring", "healthy", "look-alike: transfer (a pinned ring of the loader's depth filling)", lk_pinned_ring},
+    {"lk_eval_keep_preds", "healthy", "look-alike: validation_spike (predictions kept for the metric, released)", lk_eval_keep_preds},
+    {"lk_eval_periodic_var", "healthy", "look-alike: validation_spike (periodic evaluation, lengths varying)", lk_eval_periodic_var},
     {"oom_dies", "planted", "class 1: a job that dies at an OOM (its live memory is no leak)", p_oom_dies},
     {"oom_retries", "planted", "class 2: one failure with retries is one OOM", p_oom_retries},
     {"pageable_only", "planted", "class 4: pageable copies with nothing pinned to compare", p_pageable_only},
@@ -1881,5 +2164,7 @@ const struct acc_family acc_aFamily[] = {
     {"leak_train", "planted", "leak growth at its call site, drawn shapes", p_leak_train},
     {"retained_eval", "planted", "retained across a phase boundary, drawn shapes", p_retained_eval},
     {"pinned_growth", "planted", "pinned host memory growing, drawn shapes", p_pinned_growth},
+    {"oom_skip", "planted", "one OOM caught and skipped, the run going on", p_oom_skip},
+    {"leak_slow", "planted", "a slow leak, small per step, over a longer run", p_leak_slow},
 };
 const int acc_nFamily = (int)(sizeof acc_aFamily / sizeof acc_aFamily[0]);

@@ -267,6 +267,7 @@ void loop_epochs(struct acc *a, struct loop *l, struct js *j, int *pOom)
                 if (js_reserved(j) - res0 > l->growVal) l->growVal = js_reserved(j) - res0;
             }
         }
+        if (!*pOom && l->xValEnd) l->xValEnd(l, j, l->valIters, NULL);
         if (*pOom && l->m.bOomKeep) break; /* the process dies here */
         loop_pop(a, j, ACC_NVTX_NAMES);
         if (l->bKeepLastStep) { /* the next epoch reassigns them */

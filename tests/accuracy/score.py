@@ -4,7 +4,7 @@
     score.py --accgen build/tests/accgen --vramtrace build/analyzer/vramtrace [--suite full|quick]
              [--only SCENARIO] [--out DIR] [--jobs N] [--json FILE]
              [--check BASELINE] [--write-baseline FILE]
-    score.py ... --split dev [--suite full|quick] [--only FAMILY] [--draws N] [--out DIR] [--json FILE]
+    score.py ... --split dev [--suite full|quick] [--only FAMILY[,FAMILY...]] [--draws N] [--first-draw N] [--out DIR] [--json FILE]
              [--check BASELINE] [--write-baseline FILE]
     score.py ... --split blind --i-am-done
 
@@ -639,6 +639,8 @@ def split_args(args, ap):
     else:
         key = s["key"]
     cmd = ["--key", key, "--draws", str(args.draws or s["draws"])]
+    if args.first_draw:
+        cmd += ["--from", str(args.first_draw)]
     if args.suite == "quick":
         if args.split != "dev":
             ap.error("--suite quick is a subset of the dev split")
@@ -656,6 +658,8 @@ def main():
     ap.add_argument("--split", choices=("dev", "blind"),
                     help="job shapes drawn from the families with the split's key (splits.json) instead of the recorded scenarios")
     ap.add_argument("--draws", type=int, help="draws per family (default: the split's)")
+    ap.add_argument("--first-draw", type=int, default=0,
+                    help="skip the draws below this index (new draws of the dev key only: --draws 40 --first-draw 24)")
     ap.add_argument("--i-am-done", action="store_true", help="score the blind split (only when the detector work is finished)")
     ap.add_argument("--only")
     ap.add_argument("--seed", type=int, default=0,
@@ -673,9 +677,10 @@ def main():
         if not args.i_am_done:
             ap.error("the blind split is scored only when the detector work is done: add --i-am-done "
                      "(and put its figures in docs/accuracy.md, marked blind)")
-        if args.out or args.json or args.check or args.write_baseline or args.only or args.draws or args.seed:
+        if (args.out or args.json or args.check or args.write_baseline or args.only or args.draws or args.seed
+                or args.first_draw):
             ap.error("the blind split prints its aggregate figures only: no --out, --json, --check, --write-baseline, "
-                     "--only, --draws or --seed")
+                     "--only, --draws, --first-draw or --seed")
     if args.split and args.seed:
         ap.error("--seed is for the recorded scenarios; a split draws from its own key")
     if args.selftest and selftest() != 0:
