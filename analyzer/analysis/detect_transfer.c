@@ -29,6 +29,19 @@ static int add(struct vt_result *r, int iTrace, int sev, int64_t bytes, int64_t 
 /* Where a memcpy row m is a host<->device copy whose host side is pageable (four %d: kinds). */
 #define PAGEABLE_SQL " ((m.copy_kind = %d AND m.src_kind = %d) OR (m.copy_kind = %d AND m.dst_kind = %d))"
 
+/*
+ * The pageable copies ending after a time (%lld) as pc(c, kind, bytes, s, e), and their API calls
+ * as pa(c, stack) (the %d: PAGEABLE_SQL's kinds). The calls are found by one scan of api_call
+ * probing the copies' correlation ids: a join of the two views on their computed correlation
+ * columns has no index to use (the tracer builds none, --no-write adds none) and would read every
+ * API call once per copy.
+ */
+#define PAGEABLE_CALLS_SQL                                                                                           \
+    "WITH pc AS MATERIALIZED (SELECT m.correlation AS c, m.copy_kind AS kind, m.bytes AS bytes, m.start AS s,"     \
+    " m.\"end\" AS e FROM memcpy m WHERE m.\"end\" > %lld AND" PAGEABLE_SQL "),"                                   \
+    " pa AS MATERIALIZED (SELECT a.correlation AS c, a.stack_id AS stack FROM api_call a"                           \
+    " WHERE a.correlation IN (SELECT c FROM pc)) "
+
 /* What start-up left out of the per-step figures (copies from call sites that copied only then). */
 struct startup {
     int64_t limit;          /* a site whose last pageable copy ended by then copied only at start-up */
@@ -48,13 +61,11 @@ static int startup_sites(struct vt_trace *t, int64_t lo, struct startup *su)
     sqlite3_stmt *pStmt = NULL;
     int rc;
     char *zSql = vt__strdupf(
-        "SELECT m.copy_kind, count(*), sum(m.bytes), sum(max(m.\"end\" - m.start, 1)), max(m.\"end\")"
-        " FROM memcpy m JOIN api_call a ON a.correlation = m.correlation WHERE m.\"end\" > %lld AND" PAGEABLE_SQL
-        " AND coalesce(a.stack_id, -1) IN (SELECT coalesce(a.stack_id, -1) FROM memcpy m JOIN api_call a"
-        " ON a.correlation = m.correlation WHERE m.\"end\" > %lld AND" PAGEABLE_SQL
-        " GROUP BY coalesce(a.stack_id, -1) HAVING max(m.\"end\") <= %lld) GROUP BY m.copy_kind",
-        (long long)lo, VT_COPY_HTOD, VT_MEMKIND_PAGEABLE, VT_COPY_DTOH, VT_MEMKIND_PAGEABLE, (long long)lo, VT_COPY_HTOD,
-        VT_MEMKIND_PAGEABLE, VT_COPY_DTOH, VT_MEMKIND_PAGEABLE, (long long)su->limit);
+        PAGEABLE_CALLS_SQL "SELECT pc.kind, count(*), sum(pc.bytes), sum(max(pc.e - pc.s, 1)), max(pc.e)"
+        " FROM pc JOIN pa ON pa.c = pc.c WHERE coalesce(pa.stack, -1) IN (SELECT coalesce(pa.stack, -1)"
+        " FROM pc JOIN pa ON pa.c = pc.c GROUP BY coalesce(pa.stack, -1) HAVING max(pc.e) <= %lld)"
+        " GROUP BY pc.kind",
+        (long long)lo, VT_COPY_HTOD, VT_MEMKIND_PAGEABLE, VT_COPY_DTOH, VT_MEMKIND_PAGEABLE, (long long)su->limit);
     memset(su->count, 0, sizeof su->count);
     memset(su->bytes, 0, sizeof su->bytes);
     memset(su->ns, 0, sizeof su->ns);
@@ -86,11 +97,10 @@ static int pageable_site(struct vt_trace *t, int64_t lo, int64_t hi, int64_t las
     sqlite3_stmt *pStmt = NULL;
     int rc;
     char *zSql = vt__strdupf(
-        "SELECT a.stack_id, sum(m.\"end\" - m.start), count(*) FROM memcpy m JOIN api_call a"
-        " ON a.correlation = m.correlation WHERE a.stack_id IS NOT NULL AND m.\"end\" >= m.start AND"
-        " m.\"end\" > %lld AND m.\"end\" <= %lld AND" PAGEABLE_SQL
-        " GROUP BY a.stack_id HAVING max(m.\"end\") > %lld ORDER BY 2 DESC, 1 LIMIT 1",
-        (long long)lo, (long long)hi, VT_COPY_HTOD, VT_MEMKIND_PAGEABLE, VT_COPY_DTOH, VT_MEMKIND_PAGEABLE,
+        PAGEABLE_CALLS_SQL "SELECT pa.stack, sum(pc.e - pc.s), count(*) FROM pc JOIN pa ON pa.c = pc.c"
+        " WHERE pa.stack IS NOT NULL AND pc.e >= pc.s AND pc.e <= %lld"
+        " GROUP BY pa.stack HAVING max(pc.e) > %lld ORDER BY 2 DESC, 1 LIMIT 1",
+        (long long)lo, VT_COPY_HTOD, VT_MEMKIND_PAGEABLE, VT_COPY_DTOH, VT_MEMKIND_PAGEABLE, (long long)hi,
         (long long)lastAfter);
     *pStack = -1;
     *pNs = *pCount = 0;
