@@ -178,7 +178,7 @@ TEST(phases_sample_shape)
     ts = 10 * MS;
     tg_nvtx(g, ts, ts + 5 * 10 * MS, "train");
     for (int it = 0; it < 5; it++, ts += 10 * MS) {
-        char zName[16];
+        char zName[32];
         snprintf(zName, sizeof zName, "iter %d", it);
         tg_nvtx(g, ts + 10, ts + 10 * MS - 10, zName);
         for (int j = 0; j < 3; j++) {
@@ -191,7 +191,7 @@ TEST(phases_sample_shape)
     ts += 5 * MS;
     tg_nvtx(g, ts, ts + 6 * 10 * MS, "validation");
     for (int b = 0; b < 6; b++, ts += 10 * MS) {
-        char zName[16];
+        char zName[32];
         snprintf(zName, sizeof zName, "batch %d", b);
         tg_nvtx(g, ts + 10, ts + 10 * MS - 10, zName);
         tg_alloc(g, ts + 1 * MS, 0, 3, OUT + b * 0x10000000LL, 10 * MiB + 4096 * b, s);
@@ -557,7 +557,7 @@ TEST(segment_level_validation_staircase)
     tg_nvtx(g, 60 * MS, 180 * MS, "validation");
     for (int b = 0; b < 12; b++) {
         int64_t t0 = 60 * MS + b * 10 * MS;
-        char zName[16];
+        char zName[32];
         snprintf(zName, sizeof zName, "batch %d", b);
         tg_nvtx(g, t0, t0 + 10 * MS, zName);
         if (b % 3 == 2) tg_alloc(g, t0 + 2 * MS, 0, 3, OUT + (nSeg++) * 0x10000000LL, 20 * MiB, -1);
@@ -761,7 +761,7 @@ TEST(validation_growth_in_bursts)
     tg_nvtx(g, 60 * MS, 150 * MS, "validation");
     for (int i = 0; i < 3; i++) {
         int64_t t0 = 60 * MS + i * 30 * MS;
-        char zName[16];
+        char zName[32];
         snprintf(zName, sizeof zName, "batch %d", i);
         tg_nvtx(g, t0, t0 + 30 * MS, zName);
         for (int j = 0; j < 4; j++) {
@@ -808,7 +808,7 @@ static void segment_phase_adds(int bStaircase)
     tg_nvtx(g, 60 * MS, 160 * MS, "validation");
     for (int b = 0; b < 10; b++) {
         int64_t t0 = 60 * MS + b * 10 * MS;
-        char zName[16];
+        char zName[32];
         snprintf(zName, sizeof zName, "batch %d", b);
         tg_nvtx(g, t0, t0 + 10 * MS, zName);
         if (!bStaircase && b >= 5) tg_alloc(g, t0 + 2 * MS, 0, 3, OUT + b * 0x10000000LL, 20 * MiB, sOut);

@@ -20,8 +20,17 @@
 #define IMMORTAL UINT32_MAX /* nRef of an object kept to the end: not counted */
 
 /* run() in two builds where the CPU is picked at load time: with the popcount instruction (memo_slot's
- * rank, one per memo fetch) and without it (every x86-64 CPU); elsewhere one build */
-#if defined(__x86_64__) && defined(__GLIBC__) && !defined(__POPCNT__) &&                                          \
+ * rank, one per memo fetch) and without it (every x86-64 CPU); elsewhere one build. Not in sanitizer
+ * builds: the load-time resolver runs during relocation, before the sanitizer's runtime is set up,
+ * and its instrumented code crashes there (ThreadSanitizer). */
+#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
+#define PK_SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer) || __has_feature(address_sanitizer)
+#define PK_SANITIZED 1
+#endif
+#endif
+#if defined(__x86_64__) && defined(__GLIBC__) && !defined(__POPCNT__) && !defined(PK_SANITIZED) &&                \
     ((defined(__clang__) && __clang_major__ >= 14) || (!defined(__clang__) && defined(__GNUC__) && __GNUC__ >= 8))
 #define PK_CLONES __attribute__((target_clones("popcnt", "default")))
 #else
