@@ -38,6 +38,7 @@ import shutil
 import stat
 import subprocess
 import sys
+import tempfile
 
 LIMIT = 64 << 20
 REQUIRED = ("analyzer/vramtrace", "analyzer/pyhook/sitecustomize.py", "libvramtrace.so", "tests/gpu_check")
@@ -82,15 +83,33 @@ def cache_vars(build):
 
 
 def gpu_tests(build):
-    """The gpu-labelled tests of build, as ctest --show-only=json-v1 describes them."""
-    try:
-        p = subprocess.run(["ctest", "--test-dir", build, "-L", "^gpu$", "--show-only=json-v1"],
-                           capture_output=True, text=True, timeout=120)
-    except (OSError, subprocess.SubprocessError) as e:
-        die(f"ctest: {e}")
+    """The gpu-labelled tests of build, as ctest --show-only=json-v1 describes them.
+
+    ctest reads a copy of build's CTestTestfile.cmake tree (the tests' commands and folders are
+    absolute): even --show-only rewrites the folder's Testing/Temporary/LastTest.log, which a
+    ctest running in build at the same time (this script runs inside one) is writing.
+    """
+    with tempfile.TemporaryDirectory(prefix="vt-carry-tests-") as tmp:
+        for root, dirs, files in os.walk(build):
+            dirs[:] = [d for d in dirs if d not in ("Testing", "CMakeFiles")]
+            if "CTestTestfile.cmake" in files:
+                dest = os.path.join(tmp, os.path.relpath(root, build))
+                os.makedirs(dest, exist_ok=True)
+                shutil.copy(os.path.join(root, "CTestTestfile.cmake"), dest)
+        try:
+            p = subprocess.run(["ctest", "--test-dir", tmp, "-L", "^gpu$", "--show-only=json-v1"],
+                               capture_output=True, text=True, timeout=120)
+        except (OSError, subprocess.SubprocessError) as e:
+            die(f"ctest: {e}")
     if p.returncode != 0:
         die(f"ctest --show-only failed: {p.stderr.strip()}")
-    return json.loads(p.stdout).get("tests", [])
+    tests = json.loads(p.stdout).get("tests", [])
+    for t in tests:  # a test's default folder is its CTestTestfile's: the copy's, back to build's
+        for prop in t.get("properties", []):
+            v = prop.get("value")
+            if prop.get("name") == "WORKING_DIRECTORY" and isinstance(v, str) and (v == tmp or v.startswith(tmp + os.sep)):
+                prop["value"] = os.path.normpath(os.path.join(os.path.abspath(build), os.path.relpath(v, tmp)))
+    return tests
 
 
 def is_elf(path):
