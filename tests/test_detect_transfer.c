@@ -262,6 +262,48 @@ TEST(one_off_pageable_copy_is_info)
     tg_cleanup();
 }
 
+/* A long run: 3000 pageable copies among 123,000 API calls, read without writing (no index is
+ * built). Their call site is found by one scan of the API calls: a join of the copies with the
+ * calls on their correlation ids read every call once per copy (hours of CPU here; the harness
+ * stops a case at 120 s of CPU). */
+TEST(pageable_copies_site_among_many_calls)
+{
+    const char *zPath = tg_path("many.db");
+    struct tg *g = tg_open(zPath);
+    struct vt_result r;
+    struct vt_opts o;
+    const char *az[1] = {zPath};
+    const struct vt_finding *f;
+    int64_t sBatch, corr = 1000;
+    ASSERT(g);
+    sBatch = tg_stack(g, "train.py", 61, "load_batch");
+    tg_alloc(g, 0, 0, 3, DEV, 64 * MiB, -1);
+    for (int i = 0; i < 3000; i++) {
+        int64_t t0 = 1 * MS + i * 2 * MS;
+        struct tg_apirow api = {60, corr, t0, t0 + MS / 2, 1, 0, 0, MiB, TG_NULL, HOST, DEV, TG_NULL, sBatch};
+        struct tg_copyrow c = {t0, t0 + MS / 2, 0, 1, 7, corr++, 1, 1, 3, MiB, 0, HOST, DEV};
+        tg_api_row(g, &api);
+        tg_copy_row(g, &c);
+        for (int k = 0; k < 40; k++) { /* the step's other calls, each a few microseconds */
+            struct tg_apirow call = {211, corr++, t0 + MS / 2 + k * 20000, t0 + MS / 2 + k * 20000 + 5000, 1, 0, 0,
+                                     TG_NULL, TG_NULL, TG_NULL, TG_NULL, 7, TG_NULL};
+            tg_api_row(g, &call);
+        }
+        tg_kernel(g, t0 + MS / 2 + 900000, t0 + 2 * MS - 100000, "gemm");
+    }
+    tg_free(g, 6002 * MS, 0, 3, DEV, 64 * MiB);
+    ASSERT_EQ(0, tg_close(g));
+    vt__opts_default(&o);
+    o.bNoWrite = 1;
+    ASSERT_EQ(0, vt__analyze(az, 1, &o, &r));
+    f = find(&r, "from pageable host memory");
+    ASSERT(f);
+    ASSERT_STREQ("train.py:61 in load_batch", f->zSite);
+    ASSERT_EQ(sBatch, f->stackId);
+    vt__result_free(&r);
+    tg_cleanup();
+}
+
 /* Pageable batch copies issued through torch on Windows (backslash paths): the finding points at
  * the user's line that issued most of the copy time, past the frames inside site-packages\\torch. */
 TEST(pageable_copies_at_their_call_site)
@@ -500,6 +542,7 @@ TEST(pageable_copies_judged_against_the_host_link)
 
 VT_TEST_LIST(T(small_pinned_ring_filling_is_info) T(startup_site_after_first_kernel) T(overlapped_pageable_copies_judged_by_the_link)
              T(light_pageable_batches_are_info) T(startup_only_pageable_copies_are_info)
-             T(pageable_copies_at_their_call_site) T(one_off_pageable_copy_is_info) T(pinned_copies_serialized)
+             T(pageable_copies_at_their_call_site) T(pageable_copies_site_among_many_calls) T(one_off_pageable_copy_is_info)
+             T(pinned_copies_serialized)
              T(copies_sample_shape) T(pageable_serialized_and_pinned_growth) T(pinned_overlapped_copies_are_fine)
              T(pinned_growth_site_with_allocation_history) T(pageable_copies_judged_against_the_host_link))
