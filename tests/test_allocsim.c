@@ -119,6 +119,34 @@ TEST(replay_pool_trims_its_cache)
     vt__fs_free(&b.t);
 }
 
+/*
+ * A window of failures: a 28 MiB parameter (its own segment) and a 1 MiB activation that grows.
+ * At the traced batch the activation is a small-pool request (a 2 MiB segment: 30 MiB in 45).
+ * Grown past 1 MiB it is a large-pool request under 10 MiB, which takes a 20 MiB segment: 48 MiB,
+ * it fails; from 10 MiB (10x) it takes its own size rounded to 2 MiB, and runs again up to 16x
+ * (28 + 16 = 44 MiB). A batch a little larger than the traced one fails, so the answer is the
+ * traced batch, not the 16x a search from a guess of 12x finds beyond the window.
+ */
+TEST(replay_first_failure_not_beyond_a_window)
+{
+    struct build b;
+    struct vt_fsconfig cfg;
+    struct vt_fsresult res;
+    int w, x;
+    memset(&b, 0, sizeof b);
+    w = begin(&b, 28 * MiB, 0);
+    x = begin(&b, 1 * MiB, 0);
+    end(&b, x, 1, 0);
+    end(&b, w, 0, 1);
+    memset(&cfg, 0, sizeof cfg);
+    ASSERT_EQ(0, vt__fs_fit(&b.t, 0, &cfg, 45 * MiB, 1000, 12.0, &res));
+    ASSERT_EQ(30 * MiB, res.peakAtOne);
+    ASSERT_EQ(1000, res.maxBatch); /* 1001 asks for 1 MiB + 1049 B: a 20 MiB segment */
+    ASSERT_EQ(1, res.bFine);
+    ASSERT_EQ(0, res.bOpen);
+    vt__fs_free(&b.t);
+}
+
 /* What cannot be replayed says so: no stream for the device, the traced batch not served in the limit. */
 TEST(replay_refuses)
 {
@@ -138,4 +166,5 @@ TEST(replay_refuses)
     vt__fs_free(&b.t);
 }
 
-VT_TEST_LIST(T(replay_fragmentation_fails_what_proportion_accepts) T(replay_pool_trims_its_cache) T(replay_refuses))
+VT_TEST_LIST(T(replay_fragmentation_fails_what_proportion_accepts) T(replay_pool_trims_its_cache) T(replay_refuses)
+                  T(replay_first_failure_not_beyond_a_window))

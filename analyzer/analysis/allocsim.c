@@ -30,11 +30,15 @@
  *    wholly free chunks before it reports out of memory is the one retry modelled.
  *  - Direct: cudaMalloc by a library (NCCL, cuBLAS), the runtime's own memory: the bytes, no cache.
  *
- * One stream (the trace does not say which stream a block was on). The largest scale that runs
- * without a failure is found by bisection from a first guess (growing it by a quarter until a
- * scale fails), to one batch or a thousandth of it, at most VT_FS_REPLAYS replays, each one pass
- * over the stream (early out at the first failure): time O(replays x n log m), n lifetimes, m free
- * blocks (bench_allocsim: about 0.7 s a replay of 1 M lifetimes, 12 replays); memory 40 bytes a
+ * One stream (the trace does not say which stream a block was on). Fragmentation can make a batch
+ * fail and a larger one run again, so the answer is the first failure above the traced batch less
+ * one: where n x VT_FS_FINE replays fit in VT_FS_WORK lifetimes replayed, the scale is climbed from
+ * the traced one in steps of a fortieth (2.5 %; a window of failures narrower than that may be
+ * missed) until one fails, and by quarters once VT_FS_WORK / n replays are spent; a larger stream
+ * grows from a first guess by quarters (a window below it is not looked for). Then bisection to
+ * one batch or a thousandth of it, at most VT_FS_REPLAYS replays more, each one pass over the
+ * stream (early out at the first failure): time O(replays x n log m), n lifetimes, m free blocks
+ * (bench_allocsim: about 0.7 s a replay of 1 M lifetimes, 12 replays); memory 40 bytes a
  * lifetime kept from the replay to the fit, about 60 while the fit runs, at most VT_FS_MAX
  * lifetimes (a larger trace keeps the proportional estimate and says so).
  */
@@ -456,8 +460,8 @@ int vt__fs_fit(const struct vt_trace *t, int acct, const struct vt_fsconfig *cfg
 {
     const struct vt_fitstream *s = t->pFs;
     struct devstream ds;
-    int64_t units = batch > 0 ? batch : 1000, lo, hi = -1, x, peak;
-    int rc = 0, ok;
+    int64_t units = batch > 0 ? batch : 1000, lo, hi = -1, x, peak, fineMax;
+    int rc = 0, ok, maxReplay;
     memset(pRes, 0, sizeof *pRes);
     pRes->maxScale = -1;
     if (!s || s->bOver) return s && s->bOver ? 1 : 2;
@@ -485,17 +489,30 @@ int vt__fs_fit(const struct vt_trace *t, int acct, const struct vt_fsconfig *cfg
         if (ok < 0) rc = -1;
         else if (ok == 0) rc = 3;
     }
+    /* a stream small enough is climbed from the traced batch in steps of a fortieth: fragmentation can make
+     * a batch fail and a larger one run again, and the first failure is the one a larger batch meets */
+    fineMax = ds.nBegin > 0 ? VT_FS_WORK / ds.nBegin : 0;
+    if (fineMax > VT_FS_FINE) fineMax = VT_FS_FINE;
+    pRes->bFine = fineMax > VT_FS_REPLAYS;
+    maxReplay = pRes->bFine ? (int)fineMax + VT_FS_REPLAYS : VT_FS_REPLAYS;
     lo = units;
-    x = guess > 1.0 ? (int64_t)floor((guess < 1e6 ? guess : 1e6) * (double)units) : units + 1; /* no overflow */
+    if (pRes->bFine) x = lo + (lo / 40 > 1 ? lo / 40 : 1);
+    else x = guess > 1.0 ? (int64_t)floor((guess < 1e6 ? guess : 1e6) * (double)units) : units + 1; /* no overflow */
     if (x <= lo) x = lo + 1;
-    while (rc == 0 && hi < 0 && pRes->nReplay < VT_FS_REPLAYS) {
+    while (rc == 0 && hi < 0 && pRes->nReplay < maxReplay) {
         ok = replay(&ds, (double)x / (double)units, cfg, limit, &peak);
         pRes->nReplay++;
-        if (ok < 0) rc = -1;
-        else if (ok) lo = x, x = x + x / 4 + 1;
-        else hi = x;
+        if (ok < 0) {
+            rc = -1;
+        } else if (!ok) {
+            hi = x;
+        } else {
+            lo = x;
+            if (pRes->bFine && pRes->nReplay >= fineMax) pRes->bFine = 0; /* climbed as far as it may: by quarters */
+            x = pRes->bFine ? x + (x / 40 > 1 ? x / 40 : 1) : x + x / 4 + 1;
+        }
     }
-    while (rc == 0 && hi > 0 && hi - lo > 1 + lo / 1000 && pRes->nReplay < VT_FS_REPLAYS) {
+    while (rc == 0 && hi > 0 && hi - lo > 1 + lo / 1000 && pRes->nReplay < maxReplay) {
         int64_t mid = lo + (hi - lo) / 2;
         ok = replay(&ds, (double)mid / (double)units, cfg, limit, &peak);
         pRes->nReplay++;

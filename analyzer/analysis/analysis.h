@@ -628,6 +628,8 @@ void vt__fit_clear(struct vt_fit *f);
 /* ---- allocsim.c ---- */
 #define VT_FS_MAX ((int64_t)1 << 22) /* lifetimes kept for the allocator's replay (40 bytes each) */
 #define VT_FS_REPLAYS 24             /* replays of the stream per device, the bisection's steps included */
+#define VT_FS_FINE 400               /* replays at most of the climb in steps of 2.5 % (a small stream) */
+#define VT_FS_WORK ((int64_t)1 << 25) /* lifetimes replayed at most by that climb: n x replays */
 #define VT_FS_SCALES_UNKNOWN 2 /* vt__fs_add: whether it grows with the batch cannot be told from its category */
 enum { VT_FS_DIRECT = 0, VT_FS_CACHED, VT_FS_POOL }; /* who served a lifetime: a library, PyTorch's caching
                                                       * allocator, the cudaMallocAsync pool */
@@ -644,6 +646,8 @@ struct vt_fsresult {
     int64_t peakAtOne;      /* the model's highest level at the traced batch */
     int nReplay;
     int bOpen;              /* the replays ran out before the largest was bracketed to one batch */
+    int bFine;              /* climbed from the traced batch in steps of 2.5 % to the first failure (else by quarters
+                             * from the guess, or beyond VT_FS_WORK / n replays) */
     int bPool, bCached;     /* the stream held cudaMallocAsync's allocations, the caching allocator's blocks */
 };
 /* Append lifetime l of t (ended at breakdown sequence endSeq; growing with the batch: 1, 0, or

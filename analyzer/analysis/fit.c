@@ -106,6 +106,7 @@ static int replay_fit(const struct vt_trace *t, const struct vt_device *d, struc
     struct vt_fsresult res;
     int64_t limit;
     char zB[32], zC[32];
+    const char *zClimb;
     int rc;
     if (b->bSegment || f->capacity <= 0 || f->scaling <= 0) return 0;
     vt__fs_config(t, &cfg);
@@ -130,22 +131,24 @@ static int replay_fit(const struct vt_trace *t, const struct vt_device *d, struc
     f->maxBatch = res.maxBatch;
     f->bReplayed = 1;
     vt__fmt_bytes(limit, zB, sizeof zB);
+    zClimb = res.bFine ? "; the first batch that fails above the traced one, less one (tried in steps of 2.5 %, then "
+                         "bisected: fragmentation can make a larger batch run again)"
+                       : "; the largest batch served (grown by quarters: a failing batch below it may be missed)";
     if (res.bPool) {
         char zK[32];
         vt__fmt_bytes(cfg.poolChunk > (2 << 20) ? cfg.poolChunk : 2 << 20, zK, sizeof zK);
         rc = assume(f, vt__strdupf("activations and temporaries scaled to each batch tried, the rest as traced, "
                                    "replayed through the cudaMallocAsync pool (chunks of at least %s as the trace's "
                                    "pool grew, best fit, free chunks released before a request fails%s) in the %s "
-                                   "left beside the context; one stream; the largest batch served%s",
-                                   zK, res.bCached ? "; PyTorch's caching allocator for its blocks" : "", zB,
+                                   "left beside the context; one stream%s%s",
+                                   zK, res.bCached ? "; PyTorch's caching allocator for its blocks" : "", zB, zClimb,
                                    res.bOpen ? " (the replays ran out: at least this)" : ""));
     } else {
         rc = assume(f, vt__strdupf("activations and temporaries scaled to each batch tried, the rest as traced, "
                                    "replayed through PyTorch's caching allocator (512 B rounding, 2 MiB and 20 MiB "
                                    "segments, best fit with splitting, cached segments released and the request "
-                                   "retried before it fails%s) in the %s left beside the context; one stream; the "
-                                   "largest batch served%s",
-                                   cfg.maxSplit > 0 ? ", max_split_size as set" : "", zB,
+                                   "retried before it fails%s) in the %s left beside the context; one stream%s%s",
+                                   cfg.maxSplit > 0 ? ", max_split_size as set" : "", zB, zClimb,
                                    res.bOpen ? " (the replays ran out: at least this)" : ""));
     }
     return rc == 0 ? 1 : -1;
