@@ -312,6 +312,11 @@ struct vt_transfers {
 
 struct vt_oom {
     int64_t ts, requested, freeBytes, totalBytes, held, poolCached, others;
+    int64_t othersNvml;     /* other processes' bytes by NVML's reading nearest it (meta nvml.*, capped at others), -1
+                             * not read; set by the OOM detector, which then judges by it */
+    int othersNvmlProcs;    /* how many processes that reading listed */
+    int bOthersLaunch;      /* that reading is the one before the job was launched */
+    int64_t othersNvmlTs;   /* that sample's time, -1 the launch reading */
     int64_t tensorAllocated; /* blocks of a framework allocator live then, -1 when not known */
     int64_t allocAfter;     /* bytes of the (judged) device allocations that began after it, before the next OOM */
     int nextSite;           /* the site of the first of those on its device, -1 none */
