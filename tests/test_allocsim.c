@@ -147,6 +147,51 @@ TEST(replay_first_failure_not_beyond_a_window)
     vt__fs_free(&b.t);
 }
 
+/*
+ * Expandable segments. The stream of the fragmentation test above (a 2 MiB parameter, an 18 MiB
+ * activation, a 20 MiB temporary, 64 MiB): with expandable_segments:True the large pool is one
+ * segment growing by 2 MiB pages, so what must fit is the pages of what is live,
+ * 2 + 18k + 20k <= 64 MiB: k = 1.631 (the block model: 1.111). And a 19 MiB activation beside
+ * the parameter: the block model needs two 20 MiB segments (the 18 MiB hole is too small), the
+ * expandable segment 22 MiB of pages (21 MiB live): vt__fs_need tells the two apart.
+ */
+TEST(replay_expandable_segments)
+{
+    struct build b;
+    struct vt_fsconfig cfg;
+    struct vt_fsresult res;
+    int w, x, y;
+    int64_t needB, needE;
+    memset(&b, 0, sizeof b);
+    w = begin(&b, 2 * MiB, 0);
+    x = begin(&b, 18 * MiB, 0);
+    y = begin(&b, 20 * MiB, 0);
+    end(&b, x, 1, 0);
+    end(&b, y, 1, 0);
+    end(&b, w, 0, 1);
+    memset(&cfg, 0, sizeof cfg);
+    cfg.bExpandable = 1;
+    ASSERT_EQ(0, vt__fs_fit(&b.t, 0, &cfg, 64 * MiB, 1000, 62.0 / 38.0, &res));
+    ASSERT_EQ(40 * MiB, res.peakAtOne);
+    ASSERT(res.maxBatch >= 1630 && res.maxBatch <= 1631);
+    ASSERT_EQ(1, res.bCached);
+    vt__fs_free(&b.t);
+
+    memset(&b, 0, sizeof b);
+    w = begin(&b, 2 * MiB, 0);
+    x = begin(&b, 19 * MiB, 0);
+    end(&b, x, 1, 0);
+    end(&b, w, 0, 1);
+    cfg.bExpandable = 0;
+    ASSERT_EQ(0, vt__fs_need(&b.t, 0, &cfg, 64 * MiB, &needB));
+    cfg.bExpandable = 1;
+    ASSERT_EQ(0, vt__fs_need(&b.t, 0, &cfg, 64 * MiB, &needE));
+    ASSERT(needB >= 40 * MiB && needB <= 41 * MiB); /* bisected to 1 MiB */
+    ASSERT(needE >= 22 * MiB && needE <= 23 * MiB);
+    ASSERT_EQ(3, vt__fs_need(&b.t, 0, &cfg, 16 * MiB, &needE)); /* not served even in the most it may have */
+    vt__fs_free(&b.t);
+}
+
 /* What cannot be replayed says so: no stream for the device, the traced batch not served in the limit. */
 TEST(replay_refuses)
 {
@@ -167,4 +212,4 @@ TEST(replay_refuses)
 }
 
 VT_TEST_LIST(T(replay_fragmentation_fails_what_proportion_accepts) T(replay_pool_trims_its_cache) T(replay_refuses)
-                  T(replay_first_failure_not_beyond_a_window))
+                  T(replay_first_failure_not_beyond_a_window) T(replay_expandable_segments))

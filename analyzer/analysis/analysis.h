@@ -157,6 +157,10 @@ struct vt_fit {
     int64_t batch, maxBatch; /* --batch N, and the largest batch size that fits; -1 unknown */
     int bLowerBound;        /* segment level: maxScale and maxBatch are the least that fits, not a point */
     int bReplayed;          /* maxScale from the allocator replayed over the trace's requests (allocsim.c) */
+    int64_t expandSave;     /* replayed without, then with expandable segments: the memory the traced batch needs
+                             * less by this; -1 not replayed so */
+    int64_t expandBatch;    /* and the largest batch with them (-1 unknown) */
+    double expandScale;     /* as a scale, -1 unknown */
     char *azAssume[5];      /* the estimate's assumptions */
     int nAssume;
     struct vt_fitsave aSave[VT_FIT_SAVES];
@@ -635,6 +639,7 @@ void vt__fit_clear(struct vt_fit *f);
 #define VT_FS_REPLAYS 24             /* replays of the stream per device, the bisection's steps included */
 #define VT_FS_FINE 400               /* replays at most of the climb in steps of 2.5 % (a small stream) */
 #define VT_FS_WORK ((int64_t)1 << 25) /* lifetimes replayed at most by that climb: n x replays */
+#define VT_FS_NEED_REPLAYS 40        /* replays at most of vt__fs_need's bisection over the memory */
 #define VT_FS_SCALES_UNKNOWN 2 /* vt__fs_add: whether it grows with the batch cannot be told from its category */
 enum { VT_FS_DIRECT = 0, VT_FS_CACHED, VT_FS_POOL }; /* who served a lifetime: a library, PyTorch's caching
                                                       * allocator, the cudaMallocAsync pool */
@@ -670,6 +675,13 @@ int vt__fs_config(const struct vt_trace *t, struct vt_fsconfig *c);
  */
 int vt__fs_fit(const struct vt_trace *t, int acct, const struct vt_fsconfig *cfg, int64_t limit, int64_t batch,
                double guess, struct vt_fsresult *pRes);
+/*
+ * The least memory (to 1 MiB, below hiLimit) in which the allocator models serve device acct's
+ * stream at the traced batch, into *pNeed (-1 unknown): bisected over the memory, at most
+ * VT_FS_NEED_REPLAYS replays. 0 found; 1 the stream is too large for that (n x VT_FS_NEED_REPLAYS >
+ * VT_FS_WORK) or was not kept; 2 no stream; 3 not served even in hiLimit; -1 out of memory.
+ */
+int vt__fs_need(const struct vt_trace *t, int acct, const struct vt_fsconfig *cfg, int64_t hiLimit, int64_t *pNeed);
 
 /* ---- oomfail.c ---- */
 /* Group t's OOM events into failed requests (t->aFail) and find whether the job ended at the last one
