@@ -85,23 +85,33 @@ TEST(three_verdicts_three_processes)
 TEST(others_by_nvml_readings)
 {
     static const struct {
-        const char *zName, *aKV[3][2];
+        const char *zName, *aKV[4][2];
         const char *zVerdict, *zEvidence;
         int64_t nvml;
         int nProc;
     } aCase[] = {
         {"few.db",
          {{"nvml.device.0.others_sample.0", "2000000 209715200 1"},
+          {"nvml.device.0.others_procs.0", "99 209715200 notebook"},
           {"nvml.device.0.others_sample.1", "900000000 11811160064 2"},
           {"nvml.status", "ok"}},
-         "real demand", "Other processes: 200 MiB in 1 process by NVML's per-process memory", 200 * MiB, 1},
+         "real demand",
+         "Other processes: 200 MiB in 1 process by NVML's per-process memory (read by vramtrace record, its reading "
+         "nearest the failure, at ",
+         200 * MiB, 1},
         {"many.db",
-         {{"nvml.device.0.others_sample.0", "2500000 11811160064 2"}, {"nvml.status", "ok"}, {NULL, NULL}},
-         "another process", "Other processes: 11.0 GiB in 2 processes by NVML's per-process memory", 11 * GiB, 2},
+         {{"nvml.device.0.others_sample.0", "2500000 11811160064 2"},
+          {"nvml.device.0.others_procs.0", "4242 8589934592 python;777 3221225472 jupyter-lab"},
+          {"nvml.status", "ok"},
+          {NULL, NULL}},
+         "another process",
+         "Other processes: 11.0 GiB in 2 processes by NVML's per-process memory (read by vramtrace record, its "
+         "reading nearest the failure, at 1.5 ms; pid 4242 (python, 8.00 GiB), pid 777 (jupyter-lab, 3.00 GiB))",
+         11 * GiB, 2},
         {"launch.db",
-         {{"nvml.device.0.others_at_launch", "104857600 1"}, {"nvml.status", "ok"}, {NULL, NULL}},
-         "real demand", "its reading before the job was launched", 100 * MiB, 1},
-        {"none.db", {{"nvml.status", "ok"}, {NULL, NULL}, {NULL, NULL}}, "another process",
+         {{"nvml.device.0.others_at_launch", "104857600 1"}, {"nvml.status", "ok"}, {NULL, NULL}, {NULL, NULL}},
+         "real demand", "its reading before the job was launched; pids and names are not recorded)", 100 * MiB, 1},
+        {"none.db", {{"nvml.status", "ok"}, {NULL, NULL}, {NULL, NULL}, {NULL, NULL}}, "another process",
          "Other processes were not read through NVML", -1, 0},
     };
     for (size_t c = 0; c < sizeof aCase / sizeof aCase[0]; c++) {
@@ -115,7 +125,7 @@ TEST(others_by_nvml_readings)
         ASSERT(g);
         s = tg_stack(g, "train.py", 120, "forward");
         tg_meta(g, "pid", "1001");
-        for (int k = 0; k < 3 && aCase[c].aKV[k][0]; k++) tg_meta(g, aCase[c].aKV[k][0], aCase[c].aKV[k][1]);
+        for (int k = 0; k < 4 && aCase[c].aKV[k][0]; k++) tg_meta(g, aCase[c].aKV[k][0], aCase[c].aKV[k][1]);
         tg_device(g, 0, "Test GPU", 16 * GiB);
         tg_alloc(g, 1 * MS, 0, 3, 0x100000000LL, 3 * GiB, s);
         tg_alloc(g, 2 * MS, 0, 3, 0x900000000LL, 1 * GiB, -1);

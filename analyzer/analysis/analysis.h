@@ -321,6 +321,7 @@ struct vt_oom {
     int othersNvmlProcs;    /* how many processes that reading listed */
     int bOthersLaunch;      /* that reading is the one before the job was launched */
     int64_t othersNvmlTs;   /* that sample's time, -1 the launch reading */
+    const char *zOthersProcs; /* that reading's processes, "PID BYTES NAME;..." (the trace's meta), NULL unknown */
     int64_t tensorAllocated; /* blocks of a framework allocator live then, -1 when not known */
     int64_t allocAfter;     /* bytes of the (judged) device allocations that began after it, before the next OOM */
     int nextSite;           /* the site of the first of those on its device, -1 none */

@@ -17,11 +17,37 @@ static void oom_others_nvml(const struct vt_trace *t, struct vt_oom *o)
     struct vt_others oth;
     o->othersNvml = o->othersNvmlTs = -1;
     o->othersNvmlProcs = o->bOthersLaunch = 0;
+    o->zOthersProcs = NULL;
     if (vt__read_others(&t->f, o->device, o->ts, &oth) != 1) return;
     o->othersNvml = o->others >= 0 && oth.bytes > o->others ? o->others : oth.bytes;
     o->othersNvmlProcs = oth.nProc;
+    o->zOthersProcs = oth.zProcs;
     o->bOthersLaunch = oth.bLaunch;
     o->othersNvmlTs = oth.sampleTs;
+}
+
+/*
+ * The processes of NVML's list zProcs ("PID BYTES NAME;...") into z (size n) as "pid 4242 (python,
+ * 2.00 GiB), ...": "pids and names are not recorded" when zProcs is NULL, "no process listed"
+ * when it is empty.
+ */
+static void others_procs_text(const char *zProcs, char *z, size_t n)
+{
+    size_t k = 0;
+    snprintf(z, n, "%s", !zProcs ? "pids and names are not recorded" : "no process listed");
+    for (const char *p = zProcs; p && *p && k + 80 < n;) {
+        unsigned pid;
+        long long bytes;
+        char zName[32], zB[32];
+        int m;
+        if (sscanf(p, "%u %lld %31[^;]", &pid, &bytes, zName) != 3) break;
+        m = snprintf(z + k, n - k, "%spid %u (%s, %s)", k ? ", " : "", pid, zName,
+                     vt__fmt_bytes((int64_t)bytes, zB, sizeof zB));
+        if (m < 0 || (size_t)m >= n - k) break;
+        k += (size_t)m;
+        p = strchr(p, ';');
+        p = p ? p + 1 : NULL;
+    }
 }
 
 /*
@@ -32,9 +58,10 @@ static void oom_others_nvml(const struct vt_trace *t, struct vt_oom *o)
  */
 static void oom_others_evidence(const struct vt_trace *t, const struct vt_oom *o, int bOthersVerdict, char *z, size_t n)
 {
-    char zO[32], zAt[32], zD[32], zWhen[80], zRest[160] = "";
+    char zO[32], zAt[32], zD[32], zWhen[80], zRest[160] = "", zProcs[400];
     z[0] = 0;
     if (o->othersNvml >= 0) {
+        others_procs_text(o->zOthersProcs, zProcs, sizeof zProcs);
         vt__fmt_bytes(o->othersNvml, zO, sizeof zO);
         if (o->bOthersLaunch) {
             snprintf(zWhen, sizeof zWhen, "%s", "its reading before the job was launched");
@@ -47,8 +74,8 @@ static void oom_others_evidence(const struct vt_trace *t, const struct vt_oom *o
                      "CUDA context, untraced memory and the driver's", vt__fmt_bytes(o->others, zD, sizeof zD));
         snprintf(z, n,
                  " Other processes: %s in %d process%s by NVML's per-process memory (read by vramtrace record, %s; "
-                 "pids and names are not recorded)%s. NVML's figure, not the device's use, was judged.",
-                 zO, o->othersNvmlProcs, o->othersNvmlProcs == 1 ? "" : "es", zWhen, zRest);
+                 "%s)%s. NVML's figure, not the device's use, was judged.",
+                 zO, o->othersNvmlProcs, o->othersNvmlProcs == 1 ? "" : "es", zWhen, zProcs, zRest);
     } else if (o->others >= 0 && bOthersVerdict) {
         snprintf(z, n, "%s",
                  " Other processes were not read through NVML (vramtrace record reads them): the device's use less "
@@ -127,7 +154,7 @@ static int oom_end(void *st, struct vt_result *r, int iTrace)
         struct vt_oom *o = &t->aOom[pf->iJudged];
         struct vt_finding *f = vt__finding_add(r, iTrace, "oom", VT_SEV_HIGH);
         char zR[32], zF[32], zT[32], zH[32], zO[32], zC[32], zAt[32], zList[1600] = "", zRetry[900], zRecon[400];
-        char zOthers[600];
+        char zOthers[1100];
         const char *zFix;
         size_t n = 0;
         int p, bCallPhase, bFull;
