@@ -36,6 +36,20 @@ static void end(struct build *b, int i, int bScales, int bLive)
     ASSERT_EQ(0, vt__fs_add(&b->t, &b->a[i], ++b->seq, bScales));
 }
 
+/* The stream of the fragmentation tests: a 2 MiB parameter live to the end, an 18 MiB activation and a 20 MiB
+ * temporary, both growing, both freed. */
+static void frag_stream(struct build *b)
+{
+    int w, x, y;
+    memset(b, 0, sizeof *b);
+    w = begin(b, 2 * MiB, 0);
+    x = begin(b, 18 * MiB, 0);
+    y = begin(b, 20 * MiB, 0);
+    end(b, x, 1, 0);
+    end(b, y, 1, 0);
+    end(b, w, 0, 1);
+}
+
 /*
  * Fragmentation the proportional estimate cannot see. A 2 MiB parameter takes a 20 MiB segment of
  * the caching allocator's large pool (requests of 1 to 10 MiB get 20 MiB), leaving an 18 MiB free
@@ -52,15 +66,8 @@ TEST(replay_fragmentation_fails_what_proportion_accepts)
     struct build b;
     struct vt_fsconfig cfg;
     struct vt_fsresult res;
-    int w, x, y;
     int64_t best = 0;
-    memset(&b, 0, sizeof b);
-    w = begin(&b, 2 * MiB, 0);
-    x = begin(&b, 18 * MiB, 0);
-    y = begin(&b, 20 * MiB, 0);
-    end(&b, x, 1, 0);
-    end(&b, y, 1, 0);
-    end(&b, w, 0, 1);
+    frag_stream(&b);
     memset(&cfg, 0, sizeof cfg);
     ASSERT_EQ(0, vt__fs_fit(&b.t, 0, &cfg, 64 * MiB, 1000, 62.0 / 38.0, &res));
     /* by hand: the largest thousandth k whose two segments fit beside the pinned one */
@@ -160,15 +167,9 @@ TEST(replay_expandable_segments)
     struct build b;
     struct vt_fsconfig cfg;
     struct vt_fsresult res;
-    int w, x, y;
+    int w, x;
     int64_t needB, needE;
-    memset(&b, 0, sizeof b);
-    w = begin(&b, 2 * MiB, 0);
-    x = begin(&b, 18 * MiB, 0);
-    y = begin(&b, 20 * MiB, 0);
-    end(&b, x, 1, 0);
-    end(&b, y, 1, 0);
-    end(&b, w, 0, 1);
+    frag_stream(&b);
     memset(&cfg, 0, sizeof cfg);
     cfg.bExpandable = 1;
     ASSERT_EQ(0, vt__fs_fit(&b.t, 0, &cfg, 64 * MiB, 1000, 62.0 / 38.0, &res));
