@@ -304,6 +304,8 @@ TEST(unknown_peaks_and_times)
     ASSERT_CONTAINS(zT, "\n  duration unknown; ");       /* trace 0 */
     ASSERT_CONTAINS(zT, ": peak 3.06 GiB allocated at an unknown time");
     ASSERT(!strstr(zT, "peak 0 B") && !strstr(zT, "duration 0 ns"));
+    ASSERT_CONTAINS(zT, "1 event, time unknown");  /* a finding of trace 0: its window unknown, not "? .. ?" */
+    ASSERT(!strstr(zT, "? .. ?"));
     ASSERT_CONTAINS(zJ, "\"start_ns\": null, \"end_ns\": null, \"duration_ns\": null");
     ASSERT_CONTAINS(zJ, "\"peak_bytes\": null, \"peak_ts\": null, \"start_live_bytes\": null, "
                         "\"carried_from_training_bytes\": null");

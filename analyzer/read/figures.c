@@ -61,7 +61,10 @@ const char *vt__fig_fmt_bound(const struct vt_tracefile *f, int64_t ts, int dir,
 const char *vt__fig_fmt_window(const struct vt_tracefile *f, int64_t a, int64_t b, char *z, size_t n)
 {
     char zA[32], zB[32];
-    snprintf(z, n, "%s .. %s", vt__fig_fmt_bound(f, a, -1, zA, sizeof zA), vt__fig_fmt_bound(f, b, +1, zB, sizeof zB));
+    if (vt__fig_at(f, a) < 0 && vt__fig_at(f, b) < 0) /* an import of no known time: no "? .. ?" */
+        snprintf(z, n, "time unknown");
+    else
+        snprintf(z, n, "%s .. %s", vt__fig_fmt_bound(f, a, -1, zA, sizeof zA), vt__fig_fmt_bound(f, b, +1, zB, sizeof zB));
     return z;
 }
 

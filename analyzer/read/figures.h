@@ -52,7 +52,8 @@ const char *vt__fig_fmt_at(const struct vt_tracefile *f, int64_t ts, char *z, si
 /* A window's start (dir < 0) or end (dir > 0) as vt__fig_fmt_at, rounded outward to the digits shown. */
 const char *vt__fig_fmt_bound(const struct vt_tracefile *f, int64_t ts, int dir, char *z, size_t n);
 /* The window [a, b] (this trace's clock) as "600.5 ms .. 804.1 ms", widened outward to the digits shown, so
- * that a window pasted from it into export --from/--to holds every event of [a, b]. Into z; returns z. */
+ * that a window pasted from it into export --from/--to holds every event of [a, b]; "time unknown" when neither
+ * end is known. Into z; returns z. */
 const char *vt__fig_fmt_window(const struct vt_tracefile *f, int64_t a, int64_t b, char *z, size_t n);
 
 /*
