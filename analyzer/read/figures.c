@@ -68,6 +68,13 @@ const char *vt__fig_fmt_window(const struct vt_tracefile *f, int64_t a, int64_t 
     return z;
 }
 
+const char *vt__fig_counts_unknown(const struct vt_tracefile *f)
+{
+    int bImported = f->zSource[0] && strcmp(f->zSource, "cupti") != 0;
+    if (!bImported || f->fig.lc.nAlloc > 0 || f->fig.lc.nTensorAlloc > 0) return NULL;
+    return "allocations and frees unknown (the imported file records none with its address and size)";
+}
+
 const char *vt__level_key(int level)
 {
     static const char *const az[] = {"none", "segments", "tensors", "segments_and_tensors", "allocations", "totals"};

@@ -66,6 +66,12 @@ int vt__figures_take(struct vt_tracefile *f, const struct vt_live *Lcuda, const 
  * A VT_EXIT code (one line printed on error). */
 int vt__figures_pass(struct vt_tracefile *f);
 
+/*
+ * NULL when f's allocation counts are known (a trace of the tracer's: 0 is 0), else why they are not: an import
+ * whose file holds no allocation with its address and size (an Nsight export without memory events, a
+ * torch.profiler trace without [memory] events or without 'Addr'), whose counts are then unknown, never 0.
+ */
+const char *vt__fig_counts_unknown(const struct vt_tracefile *f);
 /* A level for programs (JSON): "none", "segments", "tensors", "segments_and_tensors", "allocations", "totals". */
 const char *vt__level_key(int level);
 /* A level for people: "segments (caching allocator)", "tensors (the allocator's blocks)", "segments and tensors",

@@ -94,12 +94,16 @@ static void trace_section(FILE *f, const struct vt_result *r, int iTrace)
     if (t->f.fig.duration >= 0) vt__fmt_ns(t->f.fig.duration, zT, sizeof zT);
     else snprintf(zT, sizeof zT, "unknown");
     vt__fmt_bytes(t->lc.liveEndBytes, zB, sizeof zB);
-    snprintf(zLine, sizeof zLine,
-             "duration %s; %lld allocations, %lld freed, %lld live at exit (%s); %lld frees of unknown "
-             "addresses, %lld double frees, %lld frees missing; level: %s",
-             zT, (long long)t->lc.nAlloc, (long long)t->lc.nFree, (long long)t->lc.nLiveEnd, zB,
-             (long long)t->lc.nFreeUnknown, (long long)t->lc.nDoubleFree, (long long)t->lc.nFreeMissing,
-             vt__level_name(t->f.fig.level));
+    if (vt__fig_counts_unknown(&t->f))
+        snprintf(zLine, sizeof zLine, "duration %s; %s; level: %s", zT, vt__fig_counts_unknown(&t->f),
+                 vt__level_name(t->f.fig.level));
+    else
+        snprintf(zLine, sizeof zLine,
+                 "duration %s; %lld allocations, %lld freed, %lld live at exit (%s); %lld frees of unknown "
+                 "addresses, %lld double frees, %lld frees missing; level: %s",
+                 zT, (long long)t->lc.nAlloc, (long long)t->lc.nFree, (long long)t->lc.nLiveEnd, zB,
+                 (long long)t->lc.nFreeUnknown, (long long)t->lc.nDoubleFree, (long long)t->lc.nFreeMissing,
+                 vt__level_name(t->f.fig.level));
     if (vt__fmt_blocks(t, zB2, sizeof zB2)) {
         size_t k = strlen(zLine);
         snprintf(zLine + k, sizeof zLine - k, "; %s", zB2);
