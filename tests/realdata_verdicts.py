@@ -174,6 +174,8 @@ def fuser_matmul(trace, findings):
     check(any("Nsight Systems export holds no GPU memory events" in n for n in trace["notes"]), f"got {trace['notes']}")
     check(trace["lifetimes"]["allocations"] is None and trace["lifetimes"]["freed"] is None,
           f"allocations and frees unknown (null) expected, got {trace['lifetimes']}")
+    check(not any("no kernel buffer uses recorded" in n for n in trace["notes"]),
+          f"no note on the uses of allocations the file does not hold expected, got {trace['notes']}")
 
 
 def tracelens_qwen(trace, findings):
