@@ -1,4 +1,5 @@
 /* Tests for the breakdown of a peak by category and what would fit: synthetic jobs of known make-up. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -339,6 +340,83 @@ TEST(categories_at_oom_device_used)
     ASSERT_EQ(4 * GiB, vt__bd_part(&m->bd, VT_CAT_PARAM)->bytes);
     ASSERT_EQ(8 * GiB, vt__bd_part(&m->bd, VT_CAT_TRANSIENT)->bytes);
     ASSERT_CONTAINS(vt__bd_part(&m->bd, VT_CAT_TRANSIENT)->zEvidence, "failed (OOM)");
+    vt__result_free(&r);
+}
+
+/*
+ * A job that ran out of memory and ended there: the request that failed was demand it had then
+ * (12.5 GiB in use, 4 GiB asked for on a 16 GiB device: 16.5 GiB), so the traced batch does not
+ * fit and the largest batch is below it; the assumption says the request was counted. A recovered
+ * failure (the retry served, as the allocations after it show) adds nothing.
+ */
+TEST(fit_counts_failed_request)
+{
+    const char *zPath = tg_path("oomfit.db");
+    struct tg *g;
+    struct bd_stacks s;
+    struct vt_result r;
+    struct vt_opts o;
+    const struct vt_device *d;
+    int64_t a = 0x7f4000000000LL, grow, fixed;
+    int bSaid = 0;
+    g = open_trace(zPath, &s, 16 * GiB);
+    bd_mem(g, 1 * MS, 1, a, 4 * GiB, s.param);
+    bd_mem(g, 10 * MS, 1, a + 8 * GiB, 8 * GiB, s.fwd);
+    tg_oom(g, 11 * MS, 0, 4 * GiB, 3 * GiB + 512 * MiB, 16 * GiB, s.fwd);
+    ASSERT_EQ(0, tg_close(g));
+    vt__opts_default(&o);
+    o.batch = 100;
+    ASSERT_EQ(0, vt__analyze(&zPath, 1, &o, &r));
+    d = dev0(&r, 0);
+    ASSERT_EQ(1, r.aTrace[0].nFail);
+    ASSERT_EQ(0, r.aTrace[0].aFail[0].bRecovered);
+    ASSERT_EQ(16 * GiB + 512 * MiB, d->fit.need); /* in use then, and the request */
+    ASSERT_EQ(-512 * MiB, d->fit.headroom);
+    grow = d->fit.scaling;
+    fixed = d->fit.fixed;
+    ASSERT_EQ(8 * GiB + 4 * GiB, grow); /* the forward pass's memory and the request */
+    ASSERT_EQ(16 * GiB + 512 * MiB - grow, fixed);
+    ASSERT(d->fit.maxScale > 0 && d->fit.maxScale < 1);
+    ASSERT_EQ((int64_t)floor(100.0 * (double)(16 * GiB - fixed) / (double)grow + 1e-9), d->fit.maxBatch);
+    for (int k = 0; k < d->fit.nAssume; k++)
+        bSaid |= strstr(d->fit.azAssume[k], "the request that failed (4.00 GiB, with 12.5 GiB in use) is counted") != 0;
+    ASSERT(bSaid);
+    vt__result_free(&r);
+}
+
+/*
+ * Without NVML's readings, device use beyond the traced memory far larger than a CUDA context
+ * takes (3.5 GiB, more than VT_CONTEXT_MAX) is not called the context: its part says the context,
+ * the driver and other processes, and the fit does not count it as the job's (an assumed context
+ * in its place), which its assumption says.
+ */
+TEST(untraced_beyond_a_context)
+{
+    const char *zPath = tg_path("oomothers.db");
+    struct tg *g;
+    struct bd_stacks s;
+    struct vt_result r;
+    const struct vt_device *d;
+    const struct vt_oom *m;
+    int64_t a = 0x7f4000000000LL;
+    int bSaid = 0;
+    g = open_trace(zPath, &s, 16 * GiB);
+    bd_mem(g, 1 * MS, 1, a, 4 * GiB, s.param);
+    bd_mem(g, 10 * MS, 1, a + 8 * GiB, 8 * GiB, s.fwd);
+    tg_oom(g, 11 * MS, 0, 4 * GiB, 512 * MiB, 16 * GiB, s.fwd);
+    d = close_analyze(g, zPath, &r);
+    m = &r.aTrace[0].aOom[0];
+    ASSERT_EQ(16 * GiB - 512 * MiB, m->bd.total);
+    ASSERT(vt__bd_part(&m->bd, VT_CAT_CTXOTHERS));
+    ASSERT_EQ(3 * GiB + 512 * MiB, vt__bd_part(&m->bd, VT_CAT_CTXOTHERS)->bytes);
+    ASSERT(vt__bd_part(&m->bd, VT_CAT_CONTEXT) == NULL);
+    ASSERT_STREQ("CUDA context, driver and other processes", vt__cat_name(VT_CAT_CTXOTHERS));
+    ASSERT_CONTAINS(vt__bd_part(&m->bd, VT_CAT_CTXOTHERS)->zEvidence, "more than a CUDA context and the driver take");
+    ASSERT_EQ(1, d->fit.bContextAssumed);
+    ASSERT_EQ(VT_FIT_CONTEXT, d->fit.context);
+    ASSERT_EQ(12 * GiB + VT_FIT_CONTEXT + 4 * GiB, d->fit.need); /* traced, a context, the request */
+    for (int k = 0; k < d->fit.nAssume; k++) bSaid |= strstr(d->fit.azAssume[k], "most likely other processes'") != 0;
+    ASSERT(bSaid);
     vt__result_free(&r);
 }
 
@@ -734,5 +812,5 @@ TEST(real_shared_files)
 
 VT_TEST_LIST(T(categories_tensor_level_nvtx) T(categories_tensor_level_steps_from_stacks) T(categories_two_ranks)
                  T(fit_largest_batch) T(fit_fragmentation_saving) T(categories_segment_level) T(categories_blocks_in_segments_cache)
-                     T(categories_at_oom_device_used) T(categories_at_oom_pool_cache) T(fit_tensor_level_replays_the_pool) T(fit_expandable_segments_replayed) T(categories_at_peak_device_sampled) T(fit_segment_level_lower_bound) T(categories_before_the_trace) T(breakdown_in_every_format) T(fit_text_nothing_grows)
+                     T(categories_at_oom_device_used) T(fit_counts_failed_request) T(untraced_beyond_a_context) T(categories_at_oom_pool_cache) T(fit_tensor_level_replays_the_pool) T(fit_expandable_segments_replayed) T(categories_at_peak_device_sampled) T(fit_segment_level_lower_bound) T(categories_before_the_trace) T(breakdown_in_every_format) T(fit_text_nothing_grows)
                          T(real_shipped_file) T(real_shared_files))

@@ -59,6 +59,7 @@ enum { P_SMALL = 0, P_LARGE, P_POOL };   /* model pools: the caching allocator's
 struct fsrec {
     int64_t bytes, allocSeq, endSeq;     /* endSeq -1: live at the end */
     int acct, site;
+    int oom;                             /* a request that failed: its OOM event (t->aOom), -1 a lifetime */
     unsigned char kind, bScales;         /* bScales VT_FS_SCALES_UNKNOWN: as its call site's told lifetimes */
 };
 
@@ -100,31 +101,81 @@ static void *room(void *a, int64_t *pnAlloc, int64_t n, size_t sz)
     return aNew;
 }
 
-int vt__fs_add(struct vt_trace *t, const struct vt_life *l, int64_t endSeq, int bScales)
+/* Whether API api (a runtime or driver allocation call) allocates from the cudaMallocAsync pool. */
+static int api_pooled(int api)
+{
+    return api == 3 || api == 5 || api == 22 || api == 24;
+}
+
+/* A new record at the end of t's stream (zeroed), or NULL: out of memory (*pRc -1), or no more kept (*pRc 0). */
+static struct fsrec *rec_new(struct vt_trace *t, int *pRc)
 {
     struct vt_fitstream *s = t->pFs;
-    struct fsrec *r, *aNew;
-    if (!s && !(s = t->pFs = calloc(1, sizeof *s))) return -1;
-    if (s->bOver || l->acct < 0) return 0;
+    struct fsrec *aNew;
+    *pRc = -1;
+    if (!s && !(s = t->pFs = calloc(1, sizeof *s))) return NULL;
+    *pRc = 0;
+    if (s->bOver) return NULL;
     if (s->n == VT_FS_MAX) {
         s->bOver = 1;
         free(s->a);
         s->a = NULL;
         s->n = s->nAlloc = 0;
-        return 0;
+        return NULL;
     }
-    if (!(aNew = room(s->a, &s->nAlloc, s->n, sizeof *s->a))) return -1;
+    if (!(aNew = room(s->a, &s->nAlloc, s->n, sizeof *s->a))) {
+        *pRc = -1;
+        return NULL;
+    }
     s->a = aNew;
-    r = &s->a[s->n++];
+    memset(&s->a[s->n], 0, sizeof *s->a);
+    return &s->a[s->n++];
+}
+
+int vt__fs_add(struct vt_trace *t, const struct vt_life *l, int64_t endSeq, int bScales)
+{
+    struct fsrec *r;
+    int rc;
+    if (l->acct < 0) return 0;
+    if (!(r = rec_new(t, &rc))) return rc;
     r->bytes = l->bytes > 0 ? l->bytes : 0;
     r->allocSeq = l->bdSeq;
     r->endSeq = l->status == VT_LIFE_LIVE_AT_END ? -1 : endSeq;
     r->acct = l->acct;
     r->site = l->site;
+    r->oom = -1;
     r->bScales = (unsigned char)(bScales == VT_FS_SCALES_UNKNOWN ? bScales : bScales != 0);
     if (l->bTensor) r->kind = VT_FS_CACHED;
-    else if (l->allocApi == 3 || l->allocApi == 5 || l->allocApi == 22 || l->allocApi == 24) r->kind = VT_FS_POOL;
+    else if (api_pooled(l->allocApi)) r->kind = VT_FS_POOL;
     else r->kind = VT_FS_DIRECT;
+    return 0;
+}
+
+int vt__fs_add_failed(struct vt_trace *t, int iOom, int64_t seq, int bCached)
+{
+    const struct vt_oom *o = &t->aOom[iOom];
+    struct fsrec *r;
+    int rc;
+    if (o->device < 0 || o->requested <= 0) return 0;
+    if (!(r = rec_new(t, &rc))) return rc;
+    r->bytes = o->requested;
+    r->allocSeq = seq;
+    r->endSeq = seq + 1;
+    r->acct = o->device;
+    r->site = o->site;
+    r->oom = iOom;
+    r->bScales = 1;
+    r->kind = api_pooled(o->api) ? VT_FS_POOL : bCached ? VT_FS_CACHED : VT_FS_DIRECT;
+    return 0;
+}
+
+/* Whether OOM event iOom of t is the judged attempt of a failure the job did not recover from: a request whose
+ * demand the trace's allocations do not hold. */
+static int failed_unmet(const struct vt_trace *t, int iOom)
+{
+    for (int i = 0; i < t->nFail; i++)
+        if (iOom >= t->aFail[i].iFirst && iOom < t->aFail[i].iFirst + t->aFail[i].nAttempt)
+            return !t->aFail[i].bRecovered && t->aFail[i].iJudged == iOom;
     return 0;
 }
 
@@ -486,7 +537,7 @@ static int settle_scales(struct devstream *ds)
     if (!(aSite = calloc((size_t)nSite + 1, 2 * sizeof *aSite))) return -1;
     for (int64_t i = 0; i < ds->nBegin; i++) {
         const struct fsrec *r = &ds->a[ds->aBegin[i]];
-        if (r->bScales != VT_FS_SCALES_UNKNOWN && r->site >= 0) aSite[2 * r->site + !r->bScales] += r->bytes;
+        if (r->bScales != VT_FS_SCALES_UNKNOWN && r->site >= 0 && r->oom < 0) aSite[2 * r->site + !r->bScales] += r->bytes;
     }
     for (int64_t i = 0; i < ds->nBegin; i++) {
         int64_t x = ds->aBegin[i];
@@ -511,8 +562,9 @@ static void stream_close(struct devstream *ds)
  * Device acct's part of s into ds, in order, with whether each record grows (*pRes's bPool and
  * bCached set). 0; 2 no record of acct; -1 out of memory. stream_close releases ds on any path.
  */
-static int stream_open(const struct vt_fitstream *s, int acct, struct devstream *ds, struct vt_fsresult *pRes)
+static int stream_open(const struct vt_trace *t, int acct, struct devstream *ds, struct vt_fsresult *pRes)
 {
+    const struct vt_fitstream *s = t->pFs;
     int rc = 0;
     memset(ds, 0, sizeof *ds);
     ds->a = s->a;
@@ -522,7 +574,8 @@ static int stream_open(const struct vt_fitstream *s, int acct, struct devstream 
     ds->aScale = malloc((size_t)(s->n + 1));
     if (!ds->aBegin || !ds->aEnd || !ds->aSlot || !ds->aScale) rc = -1;
     for (int64_t i = 0; rc == 0 && i < s->n; i++) {
-        if (s->a[i].acct != acct) continue;
+        if (s->a[i].acct != acct || (s->a[i].oom >= 0 && !failed_unmet(t, s->a[i].oom))) continue;
+        if (s->a[i].oom >= 0) pRes->bFailed = 1;
         ds->aBegin[ds->nBegin++] = i;
         if (s->a[i].endSeq >= 0) ds->aEnd[ds->nEnd++] = i; /* the records came in order of their ends */
         if (s->a[i].kind == VT_FS_POOL) pRes->bPool = 1;
@@ -543,7 +596,7 @@ int vt__fs_need(const struct vt_trace *t, int acct, const struct vt_fsconfig *cf
     *pNeed = -1;
     if (!s || s->bOver) return s && s->bOver ? 1 : 2;
     memset(&res, 0, sizeof res);
-    rc = stream_open(s, acct, &ds, &res);
+    rc = stream_open(t, acct, &ds, &res);
     if (rc == 0 && ds.nBegin * (int64_t)VT_FS_NEED_REPLAYS > VT_FS_WORK) rc = 1; /* too large to bisect the memory */
     if (rc == 0 && (ok = replay(&ds, 1.0, cfg, hi, &peak)) != 1) rc = ok < 0 ? -1 : 3;
     for (int i = 0; rc == 0 && i < VT_FS_NEED_REPLAYS && hi - lo > ((int64_t)1 << 20); i++) { /* lo fails, hi runs */
@@ -567,12 +620,19 @@ int vt__fs_fit(const struct vt_trace *t, int acct, const struct vt_fsconfig *cfg
     memset(pRes, 0, sizeof *pRes);
     pRes->maxScale = -1;
     if (!s || s->bOver) return s && s->bOver ? 1 : 2;
-    rc = stream_open(s, acct, &ds, pRes);
+    rc = stream_open(t, acct, &ds, pRes);
     if (rc == 0) { /* the traced batch must run in the model; then grow from the guess until one fails, bisect */
         ok = replay(&ds, 1.0, cfg, limit, &pRes->peakAtOne);
         pRes->nReplay = 1;
         if (ok < 0) rc = -1;
-        else if (ok == 0) rc = 3;
+        else if (ok == 0) pRes->bBelow = 1;
+    }
+    if (rc == 0 && pRes->bBelow) { /* the traced batch fails (a request that failed is in the stream): below it */
+        ok = replay(&ds, 1.0 / (double)units, cfg, limit, &peak);
+        pRes->nReplay++;
+        if (ok < 0) rc = -1;
+        else if (ok == 0) rc = 3; /* not even the smallest batch */
+        hi = units;
     }
     /* a stream small enough is climbed from the traced batch in steps of a fortieth: fragmentation can make
      * a batch fail and a larger one run again, and the first failure is the one a larger batch meets */
@@ -580,7 +640,7 @@ int vt__fs_fit(const struct vt_trace *t, int acct, const struct vt_fsconfig *cfg
     if (fineMax > VT_FS_FINE) fineMax = VT_FS_FINE;
     pRes->bFine = fineMax > VT_FS_REPLAYS;
     maxReplay = pRes->bFine ? (int)fineMax + VT_FS_REPLAYS : VT_FS_REPLAYS;
-    lo = units;
+    lo = pRes->bBelow ? 1 : units;
     if (pRes->bFine) x = lo + (lo / 40 > 1 ? lo / 40 : 1);
     else x = guess > 1.0 ? (int64_t)floor((guess < 1e6 ? guess : 1e6) * (double)units) : units + 1; /* no overflow */
     if (x <= lo) x = lo + 1;

@@ -96,6 +96,8 @@ enum vt_cat {
     VT_CAT_LIB,         /* another library, outside the framework's allocator (by module) */
     VT_CAT_CONTEXT,     /* the CUDA context and driver */
     VT_CAT_OTHERS,      /* other processes */
+    VT_CAT_CTXOTHERS,   /* device used beyond the traced memory, more than a context takes (VT_CONTEXT_MAX), without
+                         * NVML's readings: the context, the driver and other processes, not told apart */
     VT_CAT_BEFORE,      /* allocated before the trace began */
     VT_CAT_UNKNOWN,
     VT_CAT_N
@@ -137,6 +139,8 @@ struct vt_breakdown {
  * and what each change would save, each estimate with its assumption in one line.
  */
 #define VT_FIT_CONTEXT ((int64_t)512 << 20) /* the CUDA context assumed where no free memory was sampled */
+#define VT_CONTEXT_MAX ((int64_t)2 << 30)   /* the most a CUDA context and the driver take of a device (a few hundred
+                                              * MiB to about 1 GiB on current GPUs): more untraced is not only that */
 #define VT_FIT_SAVES 5
 struct vt_fitsave {
     const char *zKey;       /* JSON: bf16_activations, activation_checkpointing, zero_grad_set_to_none,
@@ -161,7 +165,7 @@ struct vt_fit {
                              * less by this; -1 not replayed so */
     int64_t expandBatch;    /* and the largest batch with them (-1 unknown) */
     double expandScale;     /* as a scale, -1 unknown */
-    char *azAssume[5];      /* the estimate's assumptions */
+    char *azAssume[8];      /* the estimate's assumptions */
     int nAssume;
     struct vt_fitsave aSave[VT_FIT_SAVES];
     int nSave;
@@ -660,19 +664,26 @@ struct vt_fsresult {
     int bFine;              /* climbed from the traced batch in steps of 2.5 % to the first failure (else by quarters
                              * from the guess, or beyond VT_FS_WORK / n replays) */
     int bPool, bCached;     /* the stream held cudaMallocAsync's allocations, the caching allocator's blocks */
+    int bFailed;            /* the stream held a request that failed (an OOM the job did not recover from) */
+    int bBelow;             /* the traced batch failed in the model: the largest batch is below it */
 };
 /* Append lifetime l of t (ended at breakdown sequence endSeq; growing with the batch: 1, 0, or
  * VT_FS_SCALES_UNKNOWN) to t's replay stream. 0, or -1 when out of memory. */
 int vt__fs_add(struct vt_trace *t, const struct vt_life *l, int64_t endSeq, int bScales);
+/* Append the request OOM event iOom of t failed for (at breakdown sequence seq, freed at seq + 1: demand at that
+ * moment, growing with the batch; from PyTorch's caching allocator when bCached and not a cudaMallocAsync call) to
+ * t's replay stream; it is replayed only where it is the judged attempt of a failure the job did not recover from
+ * (a recovered one's retry is in the stream). 0, or -1 when out of memory. */
+int vt__fs_add_failed(struct vt_trace *t, int iOom, int64_t seq, int bCached);
 /* Release t's replay stream. */
 void vt__fs_free(struct vt_trace *t);
 /* The allocator settings t's meta states into *c. 0. */
 int vt__fs_config(const struct vt_trace *t, struct vt_fsconfig *c);
 /*
  * The largest batch scale of device acct of t whose stream the allocator models serve within limit bytes,
- * bisected from guess (batch > 0: in whole batch sizes of it, else in thousandths) into *pRes. 0 found; 1 the
- * trace had more than VT_FS_MAX lifetimes; 2 no stream for it; 3 the traced batch fails in the model; -1
- * out of memory.
+ * bisected from guess (batch > 0: in whole batch sizes of it, else in thousandths) into *pRes; where the traced
+ * batch fails (pRes->bBelow), bisected below it. 0 found; 1 the trace had more than VT_FS_MAX lifetimes; 2 no
+ * stream for it; 3 not even the smallest batch (one unit) is served in the model; -1 out of memory.
  */
 int vt__fs_fit(const struct vt_trace *t, int acct, const struct vt_fsconfig *cfg, int64_t limit, int64_t batch,
                double guess, struct vt_fsresult *pRes);

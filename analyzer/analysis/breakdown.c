@@ -92,6 +92,7 @@ static const struct {
     [VT_CAT_LIB] = {"library", "other library", 0},
     [VT_CAT_CONTEXT] = {"cuda_context", "CUDA context and driver", 0},
     [VT_CAT_OTHERS] = {"other_processes", "other processes", 0},
+    [VT_CAT_CTXOTHERS] = {"cuda_context_or_other_processes", "CUDA context, driver and other processes", 0},
     [VT_CAT_BEFORE] = {"before_trace", "allocated before the trace", 0},
     [VT_CAT_UNKNOWN] = {"unknown", "unknown", 0},
 };
@@ -378,6 +379,10 @@ int vt__bd_oom(struct vt_trace *t, int iOom)
     b->aOom[iOom].lastTs = -1;
     take(b, &b->aOom[iOom], t->aOom[iOom].ts, -1);
     b->lastOomTs = t->aOom[iOom].ts;
+    if (!b->bSegLevel) { /* the request that failed: demand at this moment, for the allocator's replay */
+        b->seq += 2;
+        if (vt__fs_add_failed(t, iOom, b->seq - 1, b->bTensorsIn) != 0) return -1;
+    }
     return 0;
 }
 
@@ -757,6 +762,14 @@ static int build(struct vt_trace *t, const struct moment *p, int64_t total, cons
         if (!z) return -1;
         if (ctx == 0) { /* NVML's others take all of it */
             free(z);
+        } else if (others < 0 && ctx > VT_CONTEXT_MAX) { /* more than a context takes: other processes' too */
+            char *zMore;
+            vt__fmt_bytes(VT_CONTEXT_MAX, zB, sizeof zB);
+            zMore = vt__strdupf("%s; more than a CUDA context and the driver take (at most %s): other processes' "
+                                "memory, most likely, which NVML's readings would tell apart",
+                                z, zB);
+            free(z);
+            if (!zMore || part_add(bd, VT_CAT_CTXOTHERS, ctx, 0, zMore, NULL) != 0) return -1;
         } else if (i < bd->n) { /* the runtime's own allocations are part of it: one part */
             char *zBoth = vt__strdupf("%s; %s", bd->a[i].zEvidence, z);
             free(z);

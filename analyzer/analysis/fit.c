@@ -54,6 +54,13 @@ static int64_t cat_bytes(const struct vt_breakdown *b, int cat, int64_t *pCount)
     return n;
 }
 
+/* Whether category c is memory the job allocated (what the allocator's cache is in proportion to). */
+static int cat_allocated(int c)
+{
+    return c != VT_CAT_CACHE && c != VT_CAT_CONTEXT && c != VT_CAT_OTHERS && c != VT_CAT_CTXOTHERS &&
+           c != VT_CAT_BEFORE && c != VT_CAT_UNKNOWN;
+}
+
 /* The ranks the job ran on: meta world_size, else the traces given with a rank; 1 when not known. */
 static int world_size(const struct vt_result *r, const struct vt_trace *t)
 {
@@ -64,13 +71,95 @@ static int world_size(const struct vt_result *r, const struct vt_trace *t)
     return n > 1 ? n : 1;
 }
 
-/* The context (and other untraced memory) on device id measured at an OOM of t, -1 when none sampled it. */
-static int64_t measured_context(const struct vt_trace *t, int id)
+/* The context (and other untraced memory) on device id measured at the last OOM of t that sampled it, -1 when
+ * none did; *pAway its part more than a context takes (VT_CAT_CTXOTHERS), 0 none. */
+static int64_t measured_context(const struct vt_trace *t, int id, int64_t *pAway)
 {
     int64_t v = -1;
+    *pAway = 0;
     for (int i = 0; i < t->nOom; i++)
-        if (t->aOom[i].device == id && t->aOom[i].bd.n && t->aOom[i].bd.untraced >= 0) v = t->aOom[i].bd.untraced;
+        if (t->aOom[i].device == id && t->aOom[i].bd.n && t->aOom[i].bd.untraced >= 0) {
+            v = t->aOom[i].bd.untraced;
+            *pAway = cat_bytes(&t->aOom[i].bd, VT_CAT_CTXOTHERS, NULL);
+        }
     return v;
+}
+
+/*
+ * The demand of the failed request on device d that tells most: of each failure the job did not
+ * recover from (a recovered one's retry was served, and its demand is in the trace's allocations),
+ * what was in use at its judged attempt (its breakdown, with the context ctx where that is not of
+ * device used, and a memory pool's cache) and the request that failed. *pNeed that demand, *pGrow
+ * what of it grows with the batch (the growing categories then, the cache in proportion, and the
+ * request itself), *pReq the request, *piOom the attempt; 0 found, 1 none.
+ */
+static int oom_demand(const struct vt_trace *t, int id, int64_t ctx, int64_t *pNeed, int64_t *pGrow, int64_t *pReq,
+                      int *piOom)
+{
+    int found = 1;
+    *pNeed = *pGrow = *pReq = -1;
+    *piOom = -1;
+    for (int i = 0; i < t->nFail; i++) {
+        const struct vt_oomfail *fl = &t->aFail[i];
+        const struct vt_oom *o;
+        int64_t need, grow = 0, alloc = 0, cache, away;
+        if (fl->device != id || fl->bRecovered || fl->requested <= 0 || fl->iJudged < 0 || fl->iJudged >= t->nOom)
+            continue;
+        o = &t->aOom[fl->iJudged];
+        if (o->bd.n <= 0 || o->bd.total < 0) continue;
+        for (int k = 0; k < o->bd.n; k++) {
+            int c = o->bd.a[k].cat;
+            if (vt__cat_scales(c)) grow += o->bd.a[k].bytes;
+            if (cat_allocated(c)) alloc += o->bd.a[k].bytes;
+        }
+        cache = cat_bytes(&o->bd, VT_CAT_CACHE, NULL) + o->bd.poolCache;
+        if (cache > 0 && alloc > 0) grow += (int64_t)((double)cache * (double)grow / (double)alloc);
+        away = cat_bytes(&o->bd, VT_CAT_CTXOTHERS, NULL); /* most likely other processes': not the job's */
+        need = o->bd.total - away + o->bd.poolCache + (o->bd.untraced >= 0 && away == 0 ? 0 : ctx) + fl->requested;
+        if (need > *pNeed) {
+            *pNeed = need;
+            *pGrow = grow + fl->requested;
+            *pReq = fl->requested;
+            *piOom = fl->iJudged;
+            found = 0;
+        }
+    }
+    return found;
+}
+
+/*
+ * Where an unrecovered failure needed more than the peak (the peak is what was served; the request
+ * that failed was demand too): f's need, its growing part and the largest batch from that demand
+ * (the least of it and the estimate so far), with its assumption. 0 or -1.
+ */
+static int count_failed(const struct vt_trace *t, const struct vt_device *d, struct vt_fit *f)
+{
+    int64_t need, grow, req, fixed;
+    int iOom;
+    double scale = -1;
+    char zB[32], zC[32], zD[32];
+    if (oom_demand(t, d->id, f->context > 0 ? f->context : VT_FIT_CONTEXT, &need, &grow, &req, &iOom) != 0) return 0;
+    vt__fmt_bytes(req, zB, sizeof zB);
+    vt__fmt_bytes(need - req, zC, sizeof zC);
+    vt__fmt_bytes(need, zD, sizeof zD);
+    if (assume(f, vt__strdupf("the request that failed (%s, with %s in use) is counted as demand then, growing "
+                              "with the batch%s: the job needed %s there (a recovered failure's retry is in the "
+                              "trace and is not counted again)",
+                              zB, zC, f->bReplayed ? " (replayed at that moment)" : "", zD)) != 0)
+        return -1;
+    if (need <= f->need) return 0;
+    fixed = need - grow;
+    f->need = need;
+    f->scaling = grow;
+    f->fixed = fixed;
+    f->headroom = f->capacity > 0 ? f->capacity - need : 0;
+    if (f->bReplayed) return 0; /* the replay served the request too */
+    if (f->capacity > 0 && grow > 0) scale = f->capacity > fixed ? (double)(f->capacity - fixed) / (double)grow : 0;
+    if (scale >= 0 && (f->maxScale < 0 || scale < f->maxScale)) {
+        f->maxScale = scale;
+        f->maxBatch = f->batch > 0 ? (int64_t)floor((double)f->batch * scale + 1e-9) : -1;
+    }
+    return 0;
 }
 
 /*
@@ -112,8 +201,8 @@ static int replay_fit(const struct vt_trace *t, const struct vt_device *d, struc
     if (b->bSegment || f->capacity <= 0 || f->scaling <= 0) return 0;
     vt__fs_config(t, &cfg);
     cfg.poolChunk = d->poolGrowMin;
-    limit = f->capacity - f->context - (b->untraced > 0 ? b->untraced : 0) - cat_bytes(b, VT_CAT_BEFORE, NULL) -
-            cat_bytes(b, VT_CAT_UNKNOWN, NULL);
+    limit = f->capacity - f->context - (b->untraced > 0 ? b->untraced - cat_bytes(b, VT_CAT_CTXOTHERS, NULL) : 0) -
+            cat_bytes(b, VT_CAT_BEFORE, NULL) - cat_bytes(b, VT_CAT_UNKNOWN, NULL);
     rc = vt__fs_fit(t, d->id, &cfg, limit, f->batch, f->maxScale, &res);
     if (rc < 0) return -1;
     if (rc == 1)
@@ -129,7 +218,8 @@ static int replay_fit(const struct vt_trace *t, const struct vt_device *d, struc
     f->maxBatch = res.maxBatch;
     f->bReplayed = 1;
     vt__fmt_bytes(limit, zB, sizeof zB);
-    zClimb = res.bFine ? "; the first batch that fails above the traced one, less one (tried in steps of 2.5 %, then "
+    zClimb = res.bBelow ? "; the largest batch served below the traced one, which failed (bisected)"
+             : res.bFine ? "; the first batch that fails above the traced one, less one (tried in steps of 2.5 %, then "
                          "bisected: fragmentation can make a larger batch run again)"
                        : "; the largest batch served (grown by quarters: a failing batch below it may be missed)";
     if (res.bPool) {
@@ -181,10 +271,10 @@ static int fit_device(const struct vt_result *r, const struct vt_trace *t, struc
     const struct vt_opts *o = r->pOpts;
     const struct vt_breakdown *b = &d->bd;
     struct vt_fit *f = &d->fit;
-    int64_t act, actCount, grow = 0, alloc = 0, cache, opt, ctx, frag = 0, world = world_size(r, t);
+    int64_t act, actCount, grow = 0, alloc = 0, cache, opt, ctx, away, awayOom = 0, frag = 0, world = world_size(r, t);
     struct vt_fsconfig cfg;
     int rc;
-    char zB[32], zC[32];
+    char zB[32], zC[32], zD[32];
     vt__fit_clear(f);
     f->bDone = 1;
     f->capacity = o->fitMemory > 0 ? o->fitMemory : d->totalBytes > 0 ? d->totalBytes : -1;
@@ -192,14 +282,24 @@ static int fit_device(const struct vt_result *r, const struct vt_trace *t, struc
     for (int i = 0; i < b->n; i++) {
         int c = b->a[i].cat;
         if (vt__cat_scales(c)) grow += b->a[i].bytes;
-        if (c != VT_CAT_CACHE && c != VT_CAT_CONTEXT && c != VT_CAT_OTHERS && c != VT_CAT_BEFORE && c != VT_CAT_UNKNOWN)
-            alloc += b->a[i].bytes;
+        if (cat_allocated(c)) alloc += b->a[i].bytes;
     }
     cache = cat_bytes(b, VT_CAT_CACHE, NULL) + b->poolCache; /* a memory pool's cache counts as the allocator's */
     if (cache > 0 && alloc > 0) grow += (int64_t)((double)cache * (double)grow / (double)alloc);
     /* what the trace does not hold */
-    ctx = b->untraced >= 0 ? 0 : measured_context(t, d->id);
-    if (b->untraced >= 0) {
+    away = cat_bytes(b, VT_CAT_CTXOTHERS, NULL);
+    ctx = b->untraced >= 0 ? 0 : measured_context(t, d->id, &awayOom);
+    if (away > 0 || awayOom > 0) { /* far more than a context: most likely other processes', which may be gone */
+        f->context = VT_FIT_CONTEXT;
+        f->bContextAssumed = 1;
+        if (assume(f, vt__strdupf("the %s the device had in use beyond the traced memory is more than a CUDA "
+                                  "context takes (at most %s): most likely other processes', which a run alone "
+                                  "on the device does not meet; not counted, a CUDA context of %s in its place",
+                                  vt__fmt_bytes(away > 0 ? away : ctx, zB, sizeof zB),
+                                  vt__fmt_bytes(VT_CONTEXT_MAX, zC, sizeof zC),
+                                  vt__fmt_bytes(VT_FIT_CONTEXT, zD, sizeof zD))) != 0)
+            return -1;
+    } else if (b->untraced >= 0) {
         f->context = 0; /* the breakdown is of device used: the context is in it */
     } else if (ctx >= 0) {
         f->context = ctx;
@@ -213,7 +313,7 @@ static int fit_device(const struct vt_result *r, const struct vt_trace *t, struc
                                   vt__fmt_bytes(VT_FIT_CONTEXT, zB, sizeof zB))) != 0)
             return -1;
     }
-    f->need = b->total + b->poolCache + f->context;
+    f->need = b->total - away + b->poolCache + f->context;
     f->scaling = grow;
     f->fixed = f->need - grow;
     f->headroom = f->capacity > 0 ? f->capacity - f->need : 0;
@@ -224,6 +324,7 @@ static int fit_device(const struct vt_result *r, const struct vt_trace *t, struc
         if (f->batch > 0) f->maxBatch = (int64_t)floor((double)f->batch * f->maxScale + 1e-9);
     }
     if ((rc = replay_fit(t, d, f)) < 0) return -1;
+    if (count_failed(t, d, f) != 0) return -1;
     if (rc == 0 && b->poolCache > 0 &&
         assume(f, vt__strdupf("the memory pool's %s reserved beyond the live peak (cudaMallocAsync) is needed too; "
                               "how the pool fragments at a larger batch cannot be told from one batch size (it may "

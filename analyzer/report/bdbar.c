@@ -11,7 +11,8 @@ static const char *const azColor[VT_CAT_N] = {
     [VT_CAT_PARAM] = "#4e79a7",  [VT_CAT_GRAD] = "#59a14f",   [VT_CAT_OPT] = "#9c755f",   [VT_CAT_ACT] = "#f28e2b",
     [VT_CAT_TRANSIENT] = "#ffbe7d", [VT_CAT_TEMP] = "#edc948", [VT_CAT_STATE] = "#76b7b2", [VT_CAT_CACHE] = "#bab0ac",
     [VT_CAT_NCCL] = "#b07aa1",   [VT_CAT_CUBLAS] = "#ff9da7", [VT_CAT_CUDNN] = "#d37295", [VT_CAT_GRAPH] = "#a0cbe8",
-    [VT_CAT_LIB] = "#8cd17d",    [VT_CAT_CONTEXT] = "#79706e", [VT_CAT_OTHERS] = "#e15759", [VT_CAT_BEFORE] = "#499894",
+    [VT_CAT_LIB] = "#8cd17d",    [VT_CAT_CONTEXT] = "#79706e", [VT_CAT_OTHERS] = "#e15759", [VT_CAT_CTXOTHERS] = "#9d7660",
+    [VT_CAT_BEFORE] = "#499894",
     [VT_CAT_UNKNOWN] = "#d4d4d4",
 };
 
