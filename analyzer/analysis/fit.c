@@ -13,7 +13,10 @@
  * the batch; parameters, gradients, optimizer state, libraries' buffers and the context do not.
  * The largest batch scale that fits is (capacity - fixed) / scaling, as a batch size with
  * --batch N; at tensor level that is the first guess of the allocator replayed over the trace's
- * requests at each batch tried (allocsim.c), whose largest batch served replaces it. Docs:
+ * requests at each batch tried (allocsim.c), whose largest batch served replaces it. A request an
+ * OOM the job did not recover from failed for is demand too (count_failed; replayed at tensor
+ * level), and untraced memory far beyond a context without NVML (VT_CAT_CTXOTHERS) is taken for
+ * other processes', not the job's. Docs:
  * docs/analysis.md "What would fit".
  */
 
