@@ -382,6 +382,23 @@ TEST(fit_counts_failed_request)
         bSaid |= strstr(d->fit.azAssume[k], "the request that failed (4.00 GiB, with 12.5 GiB in use) is counted") != 0;
     ASSERT(bSaid);
     vt__result_free(&r);
+
+    /* recovered: the forward pass's memory given back and the request retried at once, served: nothing more */
+    g = open_trace(zPath, &s, 16 * GiB);
+    bd_mem(g, 1 * MS, 1, a, 4 * GiB, s.param);
+    bd_mem(g, 10 * MS, 1, a + 8 * GiB, 8 * GiB, s.fwd);
+    tg_oom(g, 11 * MS, 0, 4 * GiB, 3 * GiB + 512 * MiB, 16 * GiB, s.fwd);
+    bd_mem(g, 11 * MS + 1000, 2, a + 8 * GiB, 8 * GiB, s.fwd);
+    bd_mem(g, 11 * MS + 2000, 1, a + 4 * GiB, 4 * GiB, s.fwd);
+    ASSERT_EQ(0, tg_close(g));
+    ASSERT_EQ(0, vt__analyze(&zPath, 1, &o, &r));
+    d = dev0(&r, 0);
+    ASSERT_EQ(1, r.aTrace[0].nFail);
+    ASSERT_EQ(1, r.aTrace[0].aFail[0].bRecovered);
+    ASSERT_EQ(12 * GiB + 512 * MiB, d->fit.need); /* the peak and the context measured at the OOM */
+    ASSERT(d->fit.maxScale > 1);
+    for (int k = 0; k < d->fit.nAssume; k++) ASSERT(strstr(d->fit.azAssume[k], "the request that failed") == NULL);
+    vt__result_free(&r);
 }
 
 /*
