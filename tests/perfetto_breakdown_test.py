@@ -24,7 +24,8 @@ NAMES = {
     "allocator_cache": "allocator cache (reserved, not allocated)", "nccl": "NCCL buffers",
     "cublas_workspace": "cuBLAS/cuBLASLt workspaces", "cudnn_workspace": "cuDNN workspaces",
     "cuda_graph_pools": "CUDA graph pools", "library": "other library", "cuda_context": "CUDA context and driver",
-    "other_processes": "other processes", "before_trace": "allocated before the trace", "unknown": "unknown",
+    "other_processes": "other processes",
+    "cuda_context_or_other_processes": "CUDA context, driver and other processes", "before_trace": "allocated before the trace", "unknown": "unknown",
 }
 REAL = ["cs336_niu_fwd_bwd_200.pickle", "hta_df_index_resolver_v100_ddp_memory.json.gz"]
 
