@@ -377,6 +377,7 @@ TEST(fit_counts_failed_request)
     ASSERT_EQ(8 * GiB + 4 * GiB, grow); /* the forward pass's memory and the request */
     ASSERT_EQ(16 * GiB + 512 * MiB - grow, fixed);
     ASSERT(d->fit.maxScale > 0 && d->fit.maxScale < 1);
+    ASSERT_EQ(1, d->fit.bReplayed); /* the request replayed at the moment it failed; the bound agrees */
     ASSERT_EQ((int64_t)floor(100.0 * (double)(16 * GiB - fixed) / (double)grow + 1e-9), d->fit.maxBatch);
     for (int k = 0; k < d->fit.nAssume; k++)
         bSaid |= strstr(d->fit.azAssume[k], "the request that failed (4.00 GiB, with 12.5 GiB in use) is counted") != 0;

@@ -625,9 +625,10 @@ int vt__fs_fit(const struct vt_trace *t, int acct, const struct vt_fsconfig *cfg
         ok = replay(&ds, 1.0, cfg, limit, &pRes->peakAtOne);
         pRes->nReplay = 1;
         if (ok < 0) rc = -1;
+        else if (ok == 0 && !pRes->bFailed) rc = 3; /* it ran: the model, or the memory asked about, is short */
         else if (ok == 0) pRes->bBelow = 1;
     }
-    if (rc == 0 && pRes->bBelow) { /* the traced batch fails (a request that failed is in the stream): below it */
+    if (rc == 0 && pRes->bBelow) { /* the traced batch fails with the request that failed in it: below it */
         ok = replay(&ds, 1.0 / (double)units, cfg, limit, &peak);
         pRes->nReplay++;
         if (ok < 0) rc = -1;

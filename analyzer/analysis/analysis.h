@@ -682,8 +682,9 @@ int vt__fs_config(const struct vt_trace *t, struct vt_fsconfig *c);
 /*
  * The largest batch scale of device acct of t whose stream the allocator models serve within limit bytes,
  * bisected from guess (batch > 0: in whole batch sizes of it, else in thousandths) into *pRes; where the traced
- * batch fails (pRes->bBelow), bisected below it. 0 found; 1 the trace had more than VT_FS_MAX lifetimes; 2 no
- * stream for it; 3 not even the smallest batch (one unit) is served in the model; -1 out of memory.
+ * batch fails with a request that failed in the stream (pRes->bBelow), bisected below it. 0 found; 1 the trace
+ * had more than VT_FS_MAX lifetimes; 2 no stream for it; 3 the traced batch fails in the model without a failed
+ * request in it, or not even the smallest batch (one unit) is served with one; -1 out of memory.
  */
 int vt__fs_fit(const struct vt_trace *t, int acct, const struct vt_fsconfig *cfg, int64_t limit, int64_t batch,
                double guess, struct vt_fsresult *pRes);
