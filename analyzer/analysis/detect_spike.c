@@ -182,13 +182,14 @@ static int slices_of_note(const struct sphase *q)
 }
 
 /*
- * Whether one sixteenth of phase q added more than half of the segments it kept: the cache filled at once for
- * the phase's shape (a larger evaluation batch's first pass, cuDNN's benchmark trying workspaces), with a few
- * smaller segments after it, is warm-up, not growth, which adds memory batch after batch.
+ * Whether one sixteenth in the first quarter of phase q added more than half of the segments it kept: the cache
+ * filled at once for the phase's shape as it began (a larger evaluation batch's first pass, cuDNN's benchmark
+ * trying workspaces), with a few smaller segments after it, is warm-up, not growth, which adds memory batch after
+ * batch. Most of them late is growth that outran the cache's free blocks (they run out near the end).
  */
-static int one_slice_most(const struct sphase *q)
+static int warmed_at_start(const struct sphase *q)
 {
-    for (int k = 0; k < VT_SLICES; k++)
+    for (int k = 0; k < VT_SLICES / 4; k++)
         if (q->aSlice[k] * 2 > q->kept) return 1;
     return 0;
 }
@@ -441,7 +442,7 @@ static int spike_end(void *st, struct vt_result *r, int iTrace)
                 free(g->zEvidence);
                 g->zEvidence = z;
             }
-        } else if (t->f.bSegments && bAbove && slices_of_note(q) >= 3 && q->kept >= minRise && !one_slice_most(q)) {
+        } else if (t->f.bSegments && bAbove && slices_of_note(q) >= 3 && q->kept >= minRise && !warmed_at_start(q)) {
             /* the cache hides growth until its free blocks run out: segments added in at least
              * three sixteenths of the phase, above the training peak, are growth */
             bGrow = 1;
