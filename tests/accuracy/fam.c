@@ -200,6 +200,15 @@ static struct js *job_open(struct acc *a, struct job *jb, struct loop *l, int ra
     return loop_open(a, l, rank, &jb->c);
 }
 
+/* The epochs of a job opened with job_open on rank 0, its loader's expectation, and the process's clean end. */
+static void job_finish(struct acc *a, struct job *jb, struct js *j)
+{
+    int bOom;
+    loop_epochs(a, &jb->l, j, &bOom);
+    expect_loader(a, jb->l.pageableShare);
+    acc_end(a, j, 1, 1);
+}
+
 /* ---- truth ---- */
 
 /* Add an expectation. */
@@ -1013,7 +1022,7 @@ static void lk_eval_tta(struct acc *a)
     struct job jb;
     struct ctx x;
     struct js *j;
-    int bOom, mult;
+    int mult;
     memset(&x, 0, sizeof x);
     draw_variant(a, M_ANY, P_ANY, 1);
     draw_job(a, &jb, K_CNN, 0.0, acc_drawf(a, 0.15, 0.4));
@@ -1033,9 +1042,7 @@ static void lk_eval_tta(struct acc *a)
     if (!j) return;
     x.site = js_site(j, "lib:torchvision/transforms/v2/functional/_geometry.py:64:horizontal_flip_image|" U_VAL(103));
     x.site2 = js_site(j, "lib:torch/nn/functional.py:2140:softmax|" U_VAL(104));
-    loop_epochs(a, &jb.l, j, &bOom);
-    expect_loader(a, jb.l.pageableShare);
-    acc_end(a, j, 1, 1);
+    job_finish(a, &jb, j);
 }
 
 /* ---- beam search in evaluation ---- */
@@ -1079,7 +1086,7 @@ static void lk_eval_beam(struct acc *a)
     struct job jb;
     struct ctx x;
     struct js *j;
-    int bOom, beams;
+    int beams;
     memset(&x, 0, sizeof x);
     draw_variant(a, M_ANY, P_ANY, 1);
     draw_job(a, &jb, K_LM, 0.0, acc_drawf(a, 0.15, 0.4));
@@ -1105,9 +1112,7 @@ static void lk_eval_beam(struct acc *a)
                          "lib:transformers/generation/utils.py:3950:GenerationMixin._beam_search|" U_VAL(106));
     x.at = js_site(j, "lib:transformers/cache_utils.py:874:Cache.reorder_cache|"
                       "lib:transformers/generation/utils.py:3950:GenerationMixin._beam_search|" U_VAL(106));
-    loop_epochs(a, &jb.l, j, &bOom);
-    expect_loader(a, jb.l.pageableShare);
-    acc_end(a, j, 1, 1);
+    job_finish(a, &jb, j);
 }
 
 /* ---- an EMA model swapped in for evaluation ---- */
@@ -1167,7 +1172,7 @@ static void lk_eval_ema(struct acc *a)
     struct job jb;
     struct ctx x;
     struct js *j;
-    int bOom, site;
+    int site;
     memset(&x, 0, sizeof x);
     draw_variant(a, M_ANY, P_ANY, 1);
     draw_job(a, &jb, K_ANY, 0.0, acc_drawf(a, 0.15, 0.35));
@@ -1194,9 +1199,7 @@ static void lk_eval_ema(struct acc *a)
         if (jb.l.m.w[i] >= 0) x.aT[256 + k++] = js_alloc(j, jb.l.m.a[i].w, site, JS_NAT_ALLOC);
     x.site = js_site(j, "lib:torch_ema/ema.py:170:ExponentialMovingAverage.store|"
                         "lib:torch_ema/ema.py:240:ExponentialMovingAverage.average_parameters|" U_VAL(97));
-    loop_epochs(a, &jb.l, j, &bOom);
-    expect_loader(a, jb.l.pageableShare);
-    acc_end(a, j, 1, 1);
+    job_finish(a, &jb, j);
 }
 
 /* ---- a metric kept on the GPU, bounded: a confusion matrix ---- */
@@ -1244,7 +1247,7 @@ static void lk_eval_confmat(struct acc *a)
     struct job jb;
     struct ctx x;
     struct js *j;
-    int bOom, nClass;
+    int nClass;
     memset(&x, 0, sizeof x);
     draw_variant(a, M_ANY, P_ANY, 1);
     draw_job(a, &jb, K_CNN, 0.0, acc_drawf(a, 0.15, 0.4));
@@ -1274,9 +1277,7 @@ static void lk_eval_confmat(struct acc *a)
                          "metrics.py:52:ConfusionMatrix.update|" U_VAL(109));
     x.at = js_alloc(j, x.bytes, js_site(j, "lib:torchmetrics/metric.py:218:Metric.add_state|metrics.py:47:ConfusionMatrix.__init__|"
                                            "train.py:190:main|train.py:231:<module>"), JS_NAT_ALLOC);
-    loop_epochs(a, &jb.l, j, &bOom);
-    expect_loader(a, jb.l.pageableShare);
-    acc_end(a, j, 1, 1);
+    job_finish(a, &jb, j);
 }
 
 /* ---- evaluation every N epochs only ---- */
@@ -1326,7 +1327,7 @@ static void lk_eval_warm(struct acc *a)
     struct job jb;
     struct ctx x;
     struct js *j;
-    int bOom, mult;
+    int mult;
     memset(&x, 0, sizeof x);
     draw_variant(a, M_ANY, P_ANY, 1);
     draw_job(a, &jb, K_CNN, 0.0, acc_drawf(a, 0.15, 0.35));
@@ -1348,9 +1349,7 @@ static void lk_eval_warm(struct acc *a)
     if (!j) return;
     x.site = js_site(j, "lib:torch/nn/modules/conv.py:543:Conv2d._conv_forward|lib:torch/nn/modules/conv.py:549:Conv2d.forward|"
                         PT_CALL "|" U_VAL(104));
-    loop_epochs(a, &jb.l, j, &bOom);
-    expect_loader(a, jb.l.pageableShare);
-    acc_end(a, j, 1, 1);
+    job_finish(a, &jb, j);
 }
 
 /* ---- copies ---- */
