@@ -87,6 +87,7 @@ static struct vt_pkobj *obj_new(struct vt_pk *p, int t)
                                                      : x->nKeep / ((t == VT_PK_DICT ? 2 : 1) * sizeof(struct vt_pkval));
     x->pPrev = x->pFree = NULL;
     x->bNoOffer = 0;
+    x->nImmortal = 0;
     x->pNext = p->pLive;
     p->nLive++;
     if (p->pLive) p->pLive->pPrev = x;
@@ -133,7 +134,8 @@ static void val_unref(struct vt_pk *p, struct vt_pkval *v)
         pWork = x->pFree;
         if (x->o.type >= VT_PK_LIST && x->o.type <= VT_PK_DICT) {
             const struct vt_pkval *a = x->o.u.a, *aEnd = a + (x->o.type == VT_PK_DICT ? 2 * x->o.n : x->o.n);
-            for (; a < aEnd; a++) { /* immortal children (a traceback's frames, the keys) cost a test each */
+            /* immortal children cost a test each (the keys), or nothing where the list says so (frames) */
+            for (a += x->nImmortal; a < aEnd; a++) {
                 struct vt_pkobj *c = a->u.p;
                 uint32_t nRef;
                 if ((unsigned)a->type - VT_PK_STR > VT_PK_DICT - VT_PK_STR || !c || (nRef = c->nRef) == IMMORTAL) continue;
@@ -945,6 +947,11 @@ int vt__pk_keep(struct vt_pk *p, struct vt_pkobj *o)
     if (p->bIndexed && ((slot = memo_slot(p, (uint64_t)o->iMemo)) < 0 || p->aLeft[slot] != 255)) return 0;
     o->nRef = IMMORTAL;
     return 1;
+}
+
+void vt__pk_keep_items(struct vt_pkobj *o, size_t n)
+{
+    if (o->type == VT_PK_LIST && n <= o->n) ((struct pkobj *)o)->nImmortal = n;
 }
 
 const char *vt__pk_errmsg(const struct vt_pk *p)
