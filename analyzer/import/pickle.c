@@ -54,7 +54,7 @@ int vt__pk_fail(struct vt_pk *p, int rc, const char *zFmt, ...)
 
 #define SPARE_MAX 4096           /* freed objects kept for reuse, with their storage when it is at most */
 #define STORE_MAX 2048           /* bytes (an event's pairs, a traceback's items: allocated once, not per event) */
-#define STORE_TOTAL (1 << 20)    /* bytes, in all */
+#define STORE_TOTAL (4 << 20)    /* bytes, in all */
 
 /* Bytes of storage o has (u.a or u.z). */
 static size_t obj_bytes(const struct vt_pkobj *o)
@@ -63,13 +63,20 @@ static size_t obj_bytes(const struct vt_pkobj *o)
     return o->nAlloc * (o->type == VT_PK_DICT ? 2 : 1) * sizeof(struct vt_pkval);
 }
 
+/* Which list of spare objects an object of type t goes to and comes from: lists (a traceback's items),
+ * dicts (an event's pairs), the rest. */
+static inline int spare_class(int t)
+{
+    return t == VT_PK_LIST ? 1 : t == VT_PK_DICT ? 2 : 0;
+}
+
 /* A new object of type t with one reference, on the live list; NULL when out of memory. A spare object's
  * storage comes with it (nAlloc in t's units). */
 static struct vt_pkobj *obj_new(struct vt_pk *p, int t)
 {
-    struct pkobj *x = p->pSpare;
+    struct pkobj **ppSpare = &p->apSpare[spare_class(t)], *x = *ppSpare;
     if (x) {
-        p->pSpare = x->pNext;
+        *ppSpare = x->pNext;
         p->nSpare--;
         p->nKept -= x->nKeep;
     } else if (!(x = malloc(sizeof *x))) {
@@ -112,8 +119,8 @@ static void obj_destroy(struct vt_pk *p, struct pkobj *x)
             x->o.u.a = NULL;
             x->nKeep = 0;
         }
-        x->pNext = p->pSpare;
-        p->pSpare = x;
+        x->pNext = p->apSpare[spare_class((int)x->o.type)];
+        p->apSpare[spare_class((int)x->o.type)] = x;
         p->nSpare++;
     } else {
         free(x->o.u.a);
@@ -974,11 +981,13 @@ void vt__pk_free(struct vt_pk *p)
     if (!p) return;
     /* everything the reader built goes, cycles included: no reference counting needed here */
     while (p->pLive) obj_destroy(p, p->pLive);
-    while (p->pSpare) {
-        struct pkobj *x = p->pSpare;
-        p->pSpare = x->pNext;
-        free(x->o.u.a);
-        free(x);
+    for (int c = 0; c < 3; c++) {
+        while (p->apSpare[c]) {
+            struct pkobj *x = p->apSpare[c];
+            p->apSpare[c] = x->pNext;
+            free(x->o.u.a);
+            free(x);
+        }
     }
     free(p->aStack);
     free(p->aMark);

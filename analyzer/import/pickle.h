@@ -218,8 +218,9 @@ struct vt_pk {
     struct pkhot *aHot;      /* HOT entries: fetches of immortal objects (frames, keys) without the lookup above */
     struct pkobj *pLive;     /* every live object */
     int64_t nLive;
-    struct pkobj *pSpare;    /* freed objects kept for reuse (a list through pNext): events come and go */
-    int nSpare;
+    struct pkobj *apSpare[3]; /* freed objects kept for reuse (lists through pNext), by spare_class of their
+                              * type, so a list gets a list's storage back: events come and go */
+    int nSpare;               /* in all three */
     size_t nKept;            /* bytes of storage the spare objects keep (pkobj.nKeep) */
     int proto;
     int64_t iOp;             /* offset of the opcode being run */
