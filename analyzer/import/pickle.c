@@ -63,18 +63,14 @@ static size_t obj_bytes(const struct vt_pkobj *o)
     return o->nAlloc * (o->type == VT_PK_DICT ? 2 : 1) * sizeof(struct vt_pkval);
 }
 
-/* Which list of spare objects an object of type t goes to and comes from: lists (a traceback's items),
- * dicts (an event's pairs), the rest. */
-static inline int spare_class(int t)
-{
-    return t == VT_PK_LIST ? 1 : t == VT_PK_DICT ? 2 : 0;
-}
+/* The list of spare objects an object of type t goes to and comes from: lists, dicts (pairs), the rest. */
+#define SPARE_CLASS(t) ((t) == VT_PK_LIST ? 1 : (t) == VT_PK_DICT ? 2 : 0)
 
 /* A new object of type t with one reference, on the live list; NULL when out of memory. A spare object's
  * storage comes with it (nAlloc in t's units). */
 static struct vt_pkobj *obj_new(struct vt_pk *p, int t)
 {
-    struct pkobj **ppSpare = &p->apSpare[spare_class(t)], *x = *ppSpare;
+    struct pkobj **ppSpare = &p->apSpare[SPARE_CLASS(t)], *x = *ppSpare;
     if (x) {
         *ppSpare = x->pNext;
         p->nSpare--;
@@ -119,8 +115,8 @@ static void obj_destroy(struct vt_pk *p, struct pkobj *x)
             x->o.u.a = NULL;
             x->nKeep = 0;
         }
-        x->pNext = p->apSpare[spare_class((int)x->o.type)];
-        p->apSpare[spare_class((int)x->o.type)] = x;
+        x->pNext = p->apSpare[SPARE_CLASS((int)x->o.type)];
+        p->apSpare[SPARE_CLASS((int)x->o.type)] = x;
         p->nSpare++;
     } else {
         free(x->o.u.a);

@@ -218,7 +218,7 @@ struct vt_pk {
     struct pkhot *aHot;      /* HOT entries: fetches of immortal objects (frames, keys) without the lookup above */
     struct pkobj *pLive;     /* every live object */
     int64_t nLive;
-    struct pkobj *apSpare[3]; /* freed objects kept for reuse (lists through pNext), by spare_class of their
+    struct pkobj *apSpare[3]; /* freed objects kept for reuse (lists through pNext), by SPARE_CLASS (pickle.c) of their
                               * type, so a list gets a list's storage back: events come and go */
     int nSpare;               /* in all three */
     size_t nKept;            /* bytes of storage the spare objects keep (pkobj.nKeep) */
