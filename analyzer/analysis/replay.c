@@ -284,7 +284,7 @@ static int on_oom(struct replay *r, const struct vt_rows *c)
     o->tensorAllocated = r->bDetectCuda ? -1 : d->tensorLive;
     if (d->poolReserved > d->poolUsed) o->poolCached = d->poolReserved - d->poolUsed;
     if (o->totalBytes <= 0) o->totalBytes = d->totalBytes;
-    o->others = -1;
+    o->others = o->othersNvml = o->othersNvmlTs = -1; /* othersNvml: the OOM detector reads NVML's figure */
     if (o->freeBytes >= 0 && o->totalBytes > 0) {
         int64_t held = o->held > d->poolReserved ? o->held : d->poolReserved;
         o->others = o->totalBytes - o->freeBytes - held;
@@ -350,11 +350,14 @@ static int finish(struct replay *r)
             vt__read_note(&t->f, "no allocation lifetimes: this torch.profiler trace has no [memory] events "
                                  "(recorded without profile_memory=True), so no leak, peak or live set can be "
                                  "told; copies, kernels and phases are analyzed");
-        else if (!strcmp(z, "kineto_json"))
+        else if (!strcmp(z, "kineto_json")) /* the peak, where given, is the running sum of their Bytes */
             vt__read_note(&t->f, "no allocation lifetimes: this torch.profiler trace records no allocation with an "
                                  "address (its [memory] events carry no 'Addr': torch.profiler before 1.11, or "
-                                 "profile_memory off), so no leak, peak or live set can be told; copies, kernels "
-                                 "and phases are analyzed");
+                                 "profile_memory off), so no leak or live set can be told%s; copies, kernels "
+                                 "and phases are analyzed",
+                          t->f.fig.level == VT_LEVEL_TOTALS ? ", and the peak is only the running sum of their "
+                                                              "Bytes"
+                                                            : ", nor a peak");
         else if (!strcmp(z, "nsys_sqlite") && vt__read_meta_int(&t->f, "nsys.cuda_trace") == 0)
             vt__read_note(&t->f, "no allocation lifetimes: this Nsight Systems export holds no CUDA trace at all "
                                  "(no CUDA API calls, kernels, copies or GPU memory events: recorded without CUDA "

@@ -49,7 +49,9 @@ static void usage(FILE *f)
             "  -j, --jobs N      analyze N traces at once (default: one per online CPU)\n"
             "  --by-site         add a table of allocation sites\n"
             "  --batch N         the batch size of the traced run: what would fit is also given as\n"
-            "                    the largest batch size (default: as a scale of the batch traced)\n"
+            "                    the largest batch size (default: as a scale of the batch traced;\n"
+            "                    at tensor level the first batch above it the replayed allocator\n"
+            "                    cannot serve, less one)\n"
             "  --fit-memory SIZE device memory to fit in (K, M, G suffixes; default: each device's\n"
             "                    total)\n"
             "  --all             text: every finding and every process's section (default: the 10\n"
@@ -130,7 +132,13 @@ static int parse_args(int argc, char **argv, struct vt_opts *o, struct vt_optpar
             bad = vt__opt_int(p, 1, 1000000000, &n);
             o->batch = n;
             break;
-        case O_FITMEM: bad = vt__opt_bytes(p, &o->fitMemory); break;
+        case O_FITMEM:
+            bad = vt__opt_bytes(p, &o->fitMemory);
+            if (!bad && o->fitMemory <= 0) { /* 0 would mean "unset": each device's own size, said nowhere */
+                vt__errorf("analyze: --fit-memory: expected a size above 0, not '%s'", p->zVal);
+                bad = 1;
+            }
+            break;
         case O_DEBUGDIR: bad = vt__sym_debug_dir(p->zVal); break;
         case O_SNAP: *pzSnap = p->zVal; break;
         case O_NOSNAP: *pbNoSnap = 1; break;
