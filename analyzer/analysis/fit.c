@@ -277,7 +277,7 @@ static int fit_device(const struct vt_result *r, const struct vt_trace *t, struc
     int64_t act, actCount, grow = 0, alloc = 0, cache, opt, ctx, away, awayOom = 0, frag = 0, world = world_size(r, t);
     struct vt_fsconfig cfg;
     int rc;
-    char zB[32], zC[32], zD[32];
+    char zB[32], zC[32], zD[32], zE[32];
     vt__fit_clear(f);
     f->bDone = 1;
     f->capacity = o->fitMemory > 0 ? o->fitMemory : d->totalBytes > 0 ? d->totalBytes : -1;
@@ -295,13 +295,6 @@ static int fit_device(const struct vt_result *r, const struct vt_trace *t, struc
     if (away > 0 || awayOom > 0) { /* far more than a context: most likely other processes', which may be gone */
         f->context = VT_FIT_CONTEXT;
         f->bContextAssumed = 1;
-        if (assume(f, vt__strdupf("the %s the device had in use beyond the traced memory is more than a CUDA "
-                                  "context takes (at most %s): most likely other processes', which a run alone "
-                                  "on the device does not meet; not counted, a CUDA context of %s in its place",
-                                  vt__fmt_bytes(away > 0 ? away : ctx, zB, sizeof zB),
-                                  vt__fmt_bytes(VT_CONTEXT_MAX, zC, sizeof zC),
-                                  vt__fmt_bytes(VT_FIT_CONTEXT, zD, sizeof zD))) != 0)
-            return -1;
     } else if (b->untraced >= 0) {
         f->context = 0; /* the breakdown is of device used: the context is in it */
     } else if (ctx >= 0) {
@@ -328,6 +321,15 @@ static int fit_device(const struct vt_result *r, const struct vt_trace *t, struc
     }
     if ((rc = replay_fit(t, d, f)) < 0) return -1;
     if (count_failed(t, d, f) != 0) return -1;
+    if ((away > 0 || awayOom > 0) &&
+        assume(f, vt__strdupf("the %s the device had in use beyond the traced memory is more than a CUDA context "
+                              "takes (at most %s): most likely other processes', which a run alone on the device "
+                              "does not meet; not counted, a CUDA context of %s in its place (if it stays, the job "
+                              "needs %s)",
+                              vt__fmt_bytes(away > 0 ? away : awayOom, zB, sizeof zB),
+                              vt__fmt_bytes(VT_CONTEXT_MAX, zC, sizeof zC), vt__fmt_bytes(VT_FIT_CONTEXT, zD, sizeof zD),
+                              vt__fmt_bytes(f->need - VT_FIT_CONTEXT + (away > 0 ? away : awayOom), zE, sizeof zE))) != 0)
+        return -1;
     if (rc == 0 && b->poolCache > 0 &&
         assume(f, vt__strdupf("the memory pool's %s reserved beyond the live peak (cudaMallocAsync) is needed too; "
                               "how the pool fragments at a larger batch cannot be told from one batch size (it may "
