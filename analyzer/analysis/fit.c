@@ -327,8 +327,10 @@ static int fit_device(const struct vt_result *r, const struct vt_trace *t, struc
                               "does not meet; not counted, a CUDA context of %s in its place (if it stays, the job "
                               "needs %s)",
                               vt__fmt_bytes(away > 0 ? away : awayOom, zB, sizeof zB),
-                              vt__fmt_bytes(VT_CONTEXT_MAX, zC, sizeof zC), vt__fmt_bytes(VT_FIT_CONTEXT, zD, sizeof zD),
-                              vt__fmt_bytes(f->need - VT_FIT_CONTEXT + (away > 0 ? away : awayOom), zE, sizeof zE))) != 0)
+                              vt__fmt_bytes(VT_CONTEXT_MAX, zC, sizeof zC),
+                              vt__fmt_bytes(VT_FIT_CONTEXT, zD, sizeof zD),
+                              vt__fmt_bytes(f->need - VT_FIT_CONTEXT + (away > 0 ? away : awayOom), zE,
+                                            sizeof zE))) != 0)
         return -1;
     if (rc == 0 && b->poolCache > 0 &&
         assume(f, vt__strdupf("the memory pool's %s reserved beyond the live peak (cudaMallocAsync) is needed too; "
