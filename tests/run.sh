@@ -101,6 +101,10 @@ build() {
 ctest_stage() {
   local dir=$1 console
   shift
+  if [ -z "$st_cpu_build" ]; then # the stage's CPU before its first ctest: configure and compile
+    cpu_now
+    st_cpu_build=$((cpu - c0))
+  fi
   console="$logdir/$stage.ctest.log"
   ctest --test-dir "$dir" --output-on-failure -j"$jobs" --timeout 900 "$@" 2>&1 | tee "$console"
   local rc=${PIPESTATUS[0]}
@@ -241,7 +245,7 @@ t_all=$SECONDS
 cpu_now
 cpu_all=$cpu
 for stage in $stages; do
-  st_pass=0 st_fail=0 st_skip=0 st_status=ok
+  st_pass=0 st_fail=0 st_skip=0 st_status=ok st_cpu_build=""
   echo
   echo "======== $stage ========"
   t0=$SECONDS
@@ -255,14 +259,14 @@ for stage in $stages; do
     [ $st_fail -eq 0 ] && st_fail=1 # a build or configure step failed: count it
   fi
   cpu_now
-  printf '%-13s %-8s %6d %6d %7d %6dm%02ds %7d\n' "$stage" "$st_status" $st_pass $st_fail $st_skip \
-    $(((SECONDS - t0) / 60)) $(((SECONDS - t0) % 60)) $((cpu - c0)) >>"$summary"
+  printf '%-13s %-8s %6d %6d %7d %6dm%02ds %7d %7s\n' "$stage" "$st_status" $st_pass $st_fail $st_skip \
+    $(((SECONDS - t0) / 60)) $(((SECONDS - t0) % 60)) $((cpu - c0)) "${st_cpu_build:--}" >>"$summary"
 done
 
 cpu_now
 echo
 echo "======== summary ($(((SECONDS - t_all) / 60)) min $(((SECONDS - t_all) % 60)) s, $((cpu - cpu_all)) CPU s; logs in $logdir/) ========"
-printf '%-13s %-8s %6s %6s %7s %9s %7s\n' stage result passed failed skipped time 'CPU s'
+printf '%-13s %-8s %6s %6s %7s %9s %7s %7s\n' stage result passed failed skipped time 'CPU s' 'build'
 cat "$summary"
 if [ -s "$skips" ]; then
   echo "skipped, and why:"
