@@ -107,6 +107,8 @@ try:
     check(rc == 2, f"relative --root: exit 2 ({rc})")
     rc, _, _ = run("redact", os.path.join(d, "missing.db"), "-o", os.path.join(d, "m.db"))
     check(rc == 3, f"missing trace: exit 3 ({rc})")
+    rc, _, err = run("redact", d, "-o", os.path.join(d, "dir.db"))
+    check(rc == 3 and b"is a directory, not a trace" in err, f"a directory: exit 3, said as one ({rc}, {err})")
     txt = os.path.join(d, "t.txt")
     open(txt, "w").write("not a trace\n")
     rc, _, _ = run("redact", txt, "-o", os.path.join(d, "t.db"))

@@ -77,6 +77,8 @@ TEST(usage_errors)
     ASSERT_EQ(2, run("--min-bytes", "12Q", "x.db", NULL, NULL));
     ASSERT_EQ(2, run("x.db", "--top", NULL, NULL, NULL));
     ASSERT_CONTAINS(zErr, "needs a value");
+    ASSERT_EQ(2, run("--fit-memory", "0", "x.db", NULL, NULL)); /* not "the device's own size" in silence */
+    ASSERT_CONTAINS(zErr, "--fit-memory: expected a size above 0, not '0'");
     ASSERT_EQ(0, run("--help", NULL, NULL, NULL, NULL));
     ASSERT_CONTAINS(zOut, "--fail-on SEV");
     ASSERT_CONTAINS(zOut, "exit codes:");

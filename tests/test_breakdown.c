@@ -568,6 +568,29 @@ TEST(breakdown_in_every_format)
     vt__result_free(&r);
 }
 
+/* What would fit when nothing at the peak grows with the batch (weights and the cache only): no empty list. */
+TEST(fit_text_nothing_grows)
+{
+    static struct vt_device d;
+    struct vt_bdpart a[2] = {{VT_CAT_PARAM, 11 * GiB, 460, NULL, ""}, {VT_CAT_CACHE, 4 * MiB, 0, NULL, ""}};
+    char z[2048];
+    memset(&d, 0, sizeof d);
+    d.bd.total = 11 * GiB + 4 * MiB;
+    d.bd.a = a;
+    d.bd.n = 2;
+    d.fit.bDone = 1;
+    d.fit.capacity = -1;
+    d.fit.context = 512 * MiB;
+    d.fit.bContextAssumed = 1;
+    d.fit.need = d.fit.fixed = d.bd.total + d.fit.context;
+    d.fit.maxScale = -1;
+    d.fit.batch = d.fit.maxBatch = -1;
+    ASSERT_EQ(1, vt__fmt_fit(&d, z, sizeof z));
+    ASSERT_CONTAINS(z, "0 B grows with the batch, 11.5 GiB does not: nothing at the peak grows with the batch");
+    ASSERT(!strstr(z, "( and"));
+    ASSERT(!strstr(z, "()"));
+}
+
 /* One real file's expected breakdown: its basis, its total and the bytes of a few categories. */
 struct real_case {
     const char *zName, *zBasis;
@@ -650,5 +673,5 @@ TEST(real_shared_files)
 
 VT_TEST_LIST(T(categories_tensor_level_nvtx) T(categories_tensor_level_steps_from_stacks) T(categories_two_ranks)
                  T(fit_largest_batch) T(fit_fragmentation_saving) T(categories_segment_level) T(categories_blocks_in_segments_cache)
-                     T(categories_at_oom_device_used) T(categories_at_oom_pool_cache) T(fit_tensor_level_replays_the_pool) T(categories_at_peak_device_sampled) T(fit_segment_level_lower_bound) T(categories_before_the_trace) T(breakdown_in_every_format)
+                     T(categories_at_oom_device_used) T(categories_at_oom_pool_cache) T(fit_tensor_level_replays_the_pool) T(categories_at_peak_device_sampled) T(fit_segment_level_lower_bound) T(categories_before_the_trace) T(breakdown_in_every_format) T(fit_text_nothing_grows)
                          T(real_shipped_file) T(real_shared_files))

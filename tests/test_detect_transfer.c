@@ -60,8 +60,8 @@ TEST(pageable_serialized_and_pinned_growth)
     ASSERT_CONTAINS(f->zEvidence, "reached 11.98 GB/s");
     ASSERT_CONTAINS(f->zFix, "pin_memory=True");
     ASSERT_CONTAINS(f->zEvidence, "they blocked the host thread for 76.0 ms, 37.8% of that time; 76.0 ms of it with no "
-                                  "kernel running (the GPU waited for the data): overlaps no compute. The 1 copies "
-                                  "(8.00 MiB, 4.0 ms) that ended before the first kernel are start-up");
+                                  "kernel running (the GPU waited for the data): overlaps no compute. The 1 copy "
+                                  "(8.00 MiB, 4.0 ms) that ended before the first kernel is start-up");
     ASSERT_CONTAINS(f->zEvidence, "expected saving 76.0 ms (37.8% of the run after start-up)");
     ASSERT_CONTAINS(f->zEvidence, "Host-device copies ran for 79.5 ms (39.6% of the run after start-up) while no "
                                   "kernel was running");

@@ -702,6 +702,7 @@ TEST(imported_files_as_they_are)
     snprintf(zArgs, sizeof zArgs, "export --perfetto %s/snap.json %s", zDir, import_fixture("snap_small.pickle"));
     ASSERT_EQ(0, vt_run(zDir, zArgs, &zOut, &zErr));
     ASSERT_CONTAINS(zErr, "also holds 5 tensor events"); /* 6 rows, one of unknown time */
+    ASSERT_CONTAINS(zErr, "2 events of unknown time left out"); /* said, not dropped in silence */
     free(zOut), free(zErr);
     snprintf(zFile, sizeof zFile, "%s/snap.json", zDir);
     zCsv = vt_slurp(zFile);

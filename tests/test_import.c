@@ -480,6 +480,21 @@ TEST(nsys_exports)
                         " JOIN string d ON d.id = n.demangled_id JOIN string s ON s.id = n.short_id"));
 }
 
+TEST(nsys_truncated)
+{
+    /* an export cut short: damaged (6), like a truncated trace, not "not a format vramtrace imports" (4) */
+    static char aBuf[8192];
+    const char *zCut = scratch("cut.sqlite"), *zOut = scratch("cut.db");
+    FILE *f = fopen(fixture("nsys2024_enums.sqlite"), "rb");
+    ASSERT(f != NULL);
+    ASSERT_EQ(sizeof aBuf, fread(aBuf, 1, sizeof aBuf, f));
+    fclose(f);
+    write_file(zCut, aBuf, sizeof aBuf);
+    remove(zOut);
+    ASSERT_EQ(VT_EXIT_CORRUPT, import(zCut, -1, zOut));
+    ASSERT(!exists(zOut));
+}
+
 TEST(nsys_without_cuda_trace)
 {
     /* an export recorded without CUDA tracing: no runtime, kernel, copy or memory-usage table */
@@ -722,5 +737,5 @@ TEST(real_files)
 }
 
 VT_TEST_LIST(T(snapshot_current_format) T(builder_runs_in_time_order) T(snapshot_ring_buffer_and_2_0_format) T(snapshot_bad_inputs) T(kineto_trace)
-                 T(kineto_without_addresses_and_bad_json) T(kineto_hip_memory) T(kineto_totals_in_time_order) T(kineto_step_once) T(kineto_sites_from_operators) T(kineto_base_after_events) T(kineto_pid_from_operators) T(nsys_exports) T(nsys_without_cuda_trace) T(nsys_allocation_calls_without_sizes) T(command_line)
+                 T(kineto_without_addresses_and_bad_json) T(kineto_hip_memory) T(kineto_totals_in_time_order) T(kineto_step_once) T(kineto_sites_from_operators) T(kineto_base_after_events) T(kineto_pid_from_operators) T(nsys_exports) T(nsys_truncated) T(nsys_without_cuda_trace) T(nsys_allocation_calls_without_sizes) T(command_line)
                      T(snapshot_merge_refusals) T(readers_open_other_formats) T(real_files))

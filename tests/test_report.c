@@ -288,6 +288,7 @@ TEST(unknown_peaks_and_times)
     /* trace 1: imported from a torch.profiler trace that records no allocation */
     snprintf(r.aTrace[1].f.zSource, sizeof r.aTrace[1].f.zSource, "kineto_json");
     r.aTrace[1].lc.nAlloc = r.aTrace[1].lc.nTensorAlloc = 0;
+    r.aTrace[1].f.fig.lc.nAlloc = r.aTrace[1].f.fig.lc.nTensorAlloc = 0; /* the figure source's counts */
     r.aTrace[1].nOom = 0;
     r.aTrace[1].tl.nDev = 0;
     r.aTrace[1].f.fig.nDev = 0; /* the figure source's: no peak known */
@@ -304,6 +305,11 @@ TEST(unknown_peaks_and_times)
     ASSERT_CONTAINS(zT, "\n  duration unknown; ");       /* trace 0 */
     ASSERT_CONTAINS(zT, ": peak 3.06 GiB allocated at an unknown time");
     ASSERT(!strstr(zT, "peak 0 B") && !strstr(zT, "duration 0 ns"));
+    ASSERT_CONTAINS(zT, "1 event, time unknown");  /* a finding of trace 0: its window unknown, not "? .. ?" */
+    ASSERT(!strstr(zT, "? .. ?"));
+    /* trace 1's counts: unknown, not "0 allocations, 0 freed" */
+    ASSERT_CONTAINS(zT, "duration 89.0 ms; allocations and frees unknown (the imported file records none");
+    ASSERT_CONTAINS(zJ, "\"lifetimes\": {\"allocations\": null, \"allocated_bytes\": null, \"freed\": null");
     ASSERT_CONTAINS(zJ, "\"start_ns\": null, \"end_ns\": null, \"duration_ns\": null");
     ASSERT_CONTAINS(zJ, "\"peak_bytes\": null, \"peak_ts\": null, \"start_live_bytes\": null, "
                         "\"carried_from_training_bytes\": null");

@@ -214,8 +214,22 @@ TEST(upgrade_bad_input)
     ASSERT_EQ(VT_EXIT_PARTIAL, upgrade(azMixed));      /* the good one is upgraded, the missing one named */
     ASSERT_EQ(VT_SCHEMA_VERSION, q(zGood, "PRAGMA user_version"));
     z = cli_read(zErr);
-    ASSERT_CONTAINS(z, "missing.db");
+    ASSERT_CONTAINS(z, "missing.db: No such file or directory"); /* said as every reader says it */
     free(z);
+    {
+        char *azDir[] = {(char *)cli_tmpdir(), NULL};
+        char zNew[PATH_MAX + 16];
+        char *azCopyMissing[] = {"-o", zNew, zMissing, NULL};
+        snprintf(zNew, sizeof zNew, "%s/new.db", cli_tmpdir());
+        ASSERT_EQ(VT_EXIT_NOFILE, upgrade(azDir));
+        z = cli_read(zErr);
+        ASSERT_CONTAINS(z, "is a directory, not a trace");
+        free(z);
+        ASSERT_EQ(VT_EXIT_NOFILE, upgrade(azCopyMissing));
+        z = cli_read(zErr);
+        ASSERT_CONTAINS(z, "missing.db: No such file or directory");
+        free(z);
+    }
     ASSERT_EQ(VT_EXIT_OK, upgrade(azHelp));
     z = cli_read(zOut);
     ASSERT_CONTAINS(z, "usage: vramtrace upgrade [-o OUT] TRACE...");

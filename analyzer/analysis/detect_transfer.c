@@ -339,9 +339,11 @@ static int pageable_finding(struct vt_result *r, int iTrace, const struct startu
             char zB[32], zP[32];
             vt__fmt_bytes(preBytes, zB, sizeof zB);
             vt__fmt_ns(preNs, zP, sizeof zP);
-            snprintf(zPre, sizeof zPre, " The %lld copies (%s, %s) that ended before the first kernel%s are start-up "
-                     "(moved once, such as weights) and not counted.", (long long)preCount, zB, zP,
-                     su->count[0] + su->count[1] ? " or came from call sites that copied only at start-up" : "");
+            snprintf(zPre, sizeof zPre, " The %lld %s (%s, %s) that ended before the first kernel%s %s start-up "
+                     "(moved once, such as weights) and not counted.", (long long)preCount,
+                     preCount == 1 ? "copy" : "copies", zB, zP,
+                     su->count[0] + su->count[1] ? " or came from call sites that copied only at start-up" : "",
+                     preCount == 1 ? "is" : "are");
         }
         if (t->ph.nIter > 0) {
             char zI[32];

@@ -350,11 +350,14 @@ static int finish(struct replay *r)
             vt__read_note(&t->f, "no allocation lifetimes: this torch.profiler trace has no [memory] events "
                                  "(recorded without profile_memory=True), so no leak, peak or live set can be "
                                  "told; copies, kernels and phases are analyzed");
-        else if (!strcmp(z, "kineto_json"))
+        else if (!strcmp(z, "kineto_json")) /* the peak, where given, is the running sum of their Bytes */
             vt__read_note(&t->f, "no allocation lifetimes: this torch.profiler trace records no allocation with an "
                                  "address (its [memory] events carry no 'Addr': torch.profiler before 1.11, or "
-                                 "profile_memory off), so no leak, peak or live set can be told; copies, kernels "
-                                 "and phases are analyzed");
+                                 "profile_memory off), so no leak or live set can be told%s; copies, kernels "
+                                 "and phases are analyzed",
+                          t->f.fig.level == VT_LEVEL_TOTALS ? ", and the peak is only the running sum of their "
+                                                              "Bytes"
+                                                            : ", nor a peak");
         else if (!strcmp(z, "nsys_sqlite") && vt__read_meta_int(&t->f, "nsys.cuda_trace") == 0)
             vt__read_note(&t->f, "no allocation lifetimes: this Nsight Systems export holds no CUDA trace at all "
                                  "(no CUDA API calls, kernels, copies or GPU memory events: recorded without CUDA "

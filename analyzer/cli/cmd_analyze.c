@@ -130,7 +130,13 @@ static int parse_args(int argc, char **argv, struct vt_opts *o, struct vt_optpar
             bad = vt__opt_int(p, 1, 1000000000, &n);
             o->batch = n;
             break;
-        case O_FITMEM: bad = vt__opt_bytes(p, &o->fitMemory); break;
+        case O_FITMEM:
+            bad = vt__opt_bytes(p, &o->fitMemory);
+            if (!bad && o->fitMemory <= 0) { /* 0 would mean "unset": each device's own size, said nowhere */
+                vt__errorf("analyze: --fit-memory: expected a size above 0, not '%s'", p->zVal);
+                bad = 1;
+            }
+            break;
         case O_DEBUGDIR: bad = vt__sym_debug_dir(p->zVal); break;
         case O_SNAP: *pzSnap = p->zVal; break;
         case O_NOSNAP: *pbNoSnap = 1; break;

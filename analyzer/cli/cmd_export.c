@@ -304,6 +304,13 @@ int vt__cmd_export(int argc, char **argv)
         if (stats.nTensor) /* the line above as it was for traces without tensor rows */
             fprintf(stderr, "vramtrace: %s also holds %lld tensor events (blocks of the framework's allocator)\n", zOut,
                     stats.nTensor);
+        {
+            long long nNoTime = 0;
+            for (i = 0; i < nOk; i++) nNoTime += aF[i].nNoTime;
+            if (nNoTime) /* an import of the state at its dump: not "0 allocs" in silence */
+                fprintf(stderr, "vramtrace: %lld event%s of unknown time left out (the file records no time for %s)\n",
+                        nNoTime, nNoTime == 1 ? "" : "s", nNoTime == 1 ? "it" : "them");
+        }
         if ((eo.bFrom || eo.bTo) && !(stats.nKernel || stats.nMemcpy || stats.nMemset || stats.nNvtx ||
                                       stats.nAlloc || stats.nFree || stats.nTensor || stats.nOom))
             window_note(nOk, aF, &eo);

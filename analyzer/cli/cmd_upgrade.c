@@ -43,6 +43,7 @@ static int upgrade_one(const char *zPath, const char *zFrom)
     enum vt_schema_status st;
     const char *zName = zFrom ? zFrom : zPath;
 
+    if ((rc = vt__read_check_file(zPath, zName)) != VT_EXIT_OK) goto done;
     if (sqlite3_open_v2(zPath, &db, SQLITE_OPEN_READWRITE, NULL) != SQLITE_OK) {
         vt__errorf("%s: cannot open for writing: %s", zPath, db ? sqlite3_errmsg(db) : "out of memory");
         rc = VT_EXIT_NOFILE;
@@ -87,6 +88,7 @@ static int upgrade_copy(const char *zFrom, const char *zTo)
         vt__errorf("upgrade: %s exists; choose a new file for -o", zTo);
         return VT_EXIT_NOFILE; /* as import and redact: an output that exists is exit 3 */
     }
+    if ((rc = vt__read_check_file(zFrom, zFrom)) != VT_EXIT_OK) return rc;
     if (sqlite3_open_v2(zFrom, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
         vt__errorf("%s: cannot open: %s", zFrom, db ? sqlite3_errmsg(db) : "out of memory");
         sqlite3_close(db);

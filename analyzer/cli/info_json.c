@@ -177,9 +177,10 @@ void vt__info_json(FILE *f, const struct trace_info *p)
     c = 1;
     fputc('{', f);
     /* the counts, level and peaks analyze shows (the figure source, read/figures.h) */
-    json_kv_int(f, &c, "allocations", p->f.fig.lc.nAlloc);
-    json_kv_int(f, &c, "allocated_bytes", p->f.fig.lc.allocBytes);
-    json_kv_int(f, &c, "frees", p->f.fig.lc.nFree);
+    /* an import holding no allocation: its counts are unknown (null), never 0 */
+    json_kv_int(f, &c, "allocations", vt__fig_counts_unknown(&p->f) ? VT_INFO_NUL : p->f.fig.lc.nAlloc);
+    json_kv_int(f, &c, "allocated_bytes", vt__fig_counts_unknown(&p->f) ? VT_INFO_NUL : p->f.fig.lc.allocBytes);
+    json_kv_int(f, &c, "frees", vt__fig_counts_unknown(&p->f) ? VT_INFO_NUL : p->f.fig.lc.nFree);
     json_kv_int(f, &c, "vmm_maps", p->f.aMemOp[VT_MEMOP_VMM_MAP]);
     json_key(f, &c, "allocations_by_kind");
     fputc('[', f);
@@ -214,9 +215,9 @@ void vt__info_json(FILE *f, const struct trace_info *p)
     json_kv_int(f, &c, "vmm_creations", p->f.aMemOp[VT_MEMOP_VMM_CREATE]);
     json_kv_int(f, &c, "tensor_blocks", p->f.aT[VT_T_TENSOR].nRow);
     json_kv_str(f, &c, "level", vt__level_key(p->f.fig.level));
-    json_kv_int(f, &c, "live_at_end", p->f.fig.lc.nLiveEnd);
-    json_kv_int(f, &c, "live_at_end_bytes", p->f.fig.lc.liveEndBytes);
-    json_kv_int(f, &c, "tensor_allocations", p->f.fig.lc.nTensorAlloc);
+    json_kv_int(f, &c, "live_at_end", vt__fig_counts_unknown(&p->f) ? VT_INFO_NUL : p->f.fig.lc.nLiveEnd);
+    json_kv_int(f, &c, "live_at_end_bytes", vt__fig_counts_unknown(&p->f) ? VT_INFO_NUL : p->f.fig.lc.liveEndBytes);
+    json_kv_int(f, &c, "tensor_allocations", vt__fig_counts_unknown(&p->f) ? VT_INFO_NUL : p->f.fig.lc.nTensorAlloc);
     json_key(f, &c, "peaks");
     vt__fig_json(f, &p->f);
     fputc('}', f);

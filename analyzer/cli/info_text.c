@@ -105,9 +105,12 @@ static void print_memory(FILE *f, const struct trace_info *p, const char *zInden
     const struct vt_lifecounts *lc = &p->f.fig.lc;
     char zB[32], zP[600];
     long long nMap = p->f.aMemOp[VT_MEMOP_VMM_MAP], nCreate = p->f.aMemOp[VT_MEMOP_VMM_CREATE];
-    fprintf(f, "%s%-11s %lld allocation%s (%s), %lld free%s", zIndent, "memory", (long long)lc->nAlloc,
-            lc->nAlloc == 1 ? "" : "s", vt__fmt_bytes(lc->allocBytes, zB, sizeof zB), (long long)lc->nFree,
-            lc->nFree == 1 ? "" : "s");
+    if (vt__fig_counts_unknown(&p->f))
+        fprintf(f, "%s%-11s %s", zIndent, "memory", vt__fig_counts_unknown(&p->f));
+    else
+        fprintf(f, "%s%-11s %lld allocation%s (%s), %lld free%s", zIndent, "memory", (long long)lc->nAlloc,
+                lc->nAlloc == 1 ? "" : "s", vt__fmt_bytes(lc->allocBytes, zB, sizeof zB), (long long)lc->nFree,
+                lc->nFree == 1 ? "" : "s");
     if (nCreate) fprintf(f, ", %lld VMM creation%s", nCreate, nCreate == 1 ? "" : "s");
     if (nMap) fprintf(f, ", %lld VMM map%s", nMap, nMap == 1 ? "" : "s");
     fprintf(f, "; level: %s\n", vt__level_name(p->f.fig.level));

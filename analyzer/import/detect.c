@@ -23,33 +23,40 @@ const char *vt__import_format_name(int fmt)
     }
 }
 
-/* An SQLite file: a vramtrace trace (application id), an Nsight Systems export (its tables), or neither. */
-static int sqlite_kind(const char *zPath)
+/* An SQLite file: a vramtrace trace (application id), an Nsight Systems export (its tables), or neither (*pFmt).
+ * Returns an exit code: VT_EXIT_CORRUPT (zErr says why) when its schema cannot be read, as in a file cut short. */
+static int sqlite_kind(const char *zPath, int *pFmt, char *zErr, size_t nErr)
 {
     sqlite3 *db = NULL;
     sqlite3_stmt *p = NULL;
-    int fmt = VT_IMPORT_UNKNOWN;
+    int rc = VT_EXIT_OK, src;
+    *pFmt = VT_IMPORT_UNKNOWN;
     if (sqlite3_open_v2(zPath, &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) goto done;
     if (sqlite3_prepare_v2(db, "PRAGMA application_id", -1, &p, NULL) == SQLITE_OK && sqlite3_step(p) == SQLITE_ROW &&
         sqlite3_column_int64(p, 0) == VT_SCHEMA_APPLICATION_ID)
-        fmt = VT_IMPORT_TRACE;
+        *pFmt = VT_IMPORT_TRACE;
     sqlite3_finalize(p);
     p = NULL;
-    if (fmt != VT_IMPORT_UNKNOWN) goto done;
+    if (*pFmt != VT_IMPORT_UNKNOWN) goto done; /* a damaged trace: the trace reader says so */
     /* every Nsight export has StringIds and at least one of these */
-    if (sqlite3_prepare_v2(db,
-                           "SELECT (SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = 'StringIds'),"
-                           " (SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name IN"
-                           " ('TARGET_INFO_SESSION_START_TIME', 'CUPTI_ACTIVITY_KIND_RUNTIME',"
-                           " 'CUPTI_ACTIVITY_KIND_KERNEL', 'CUDA_GPU_MEMORY_USAGE_EVENTS', 'NVTX_EVENTS',"
-                           " 'CUPTI_ACTIVITY_KIND_MEMCPY', 'TARGET_INFO_GPU'))",
-                           -1, &p, NULL) == SQLITE_OK &&
-        sqlite3_step(p) == SQLITE_ROW && sqlite3_column_int(p, 0) == 1 && sqlite3_column_int(p, 1) > 0)
-        fmt = VT_IMPORT_NSYS;
+    src = sqlite3_prepare_v2(db,
+                             "SELECT (SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name = 'StringIds'),"
+                             " (SELECT count(*) FROM sqlite_schema WHERE type = 'table' AND name IN"
+                             " ('TARGET_INFO_SESSION_START_TIME', 'CUPTI_ACTIVITY_KIND_RUNTIME',"
+                             " 'CUPTI_ACTIVITY_KIND_KERNEL', 'CUDA_GPU_MEMORY_USAGE_EVENTS', 'NVTX_EVENTS',"
+                             " 'CUPTI_ACTIVITY_KIND_MEMCPY', 'TARGET_INFO_GPU'))",
+                             -1, &p, NULL);
+    if (src == SQLITE_OK) src = sqlite3_step(p);
+    if (src == SQLITE_ROW) {
+        if (sqlite3_column_int(p, 0) == 1 && sqlite3_column_int(p, 1) > 0) *pFmt = VT_IMPORT_NSYS;
+    } else if (vt__exit_for_sqlite(src) == VT_EXIT_CORRUPT) { /* its schema is unreadable: damaged, not foreign */
+        snprintf(zErr, nErr, "cannot read database: %s", sqlite3_errstr(src));
+        rc = VT_EXIT_CORRUPT;
+    }
 done:
     sqlite3_finalize(p);
     sqlite3_close(db);
-    return fmt;
+    return rc;
 }
 
 int vt__import_detect(const char *zPath, int *pFmt, char *zErr, size_t nErr)
@@ -77,8 +84,7 @@ int vt__import_detect(const char *zPath, int *pFmt, char *zErr, size_t nErr)
     n = (long)fread(a, 1, 16, f);
     fclose(f);
     if (n == 16 && !memcmp(a, "SQLite format 3", 16)) {
-        *pFmt = sqlite_kind(zPath);
-        return VT_EXIT_OK;
+        return sqlite_kind(zPath, pFmt, zErr, nErr);
     }
     bGzip = n >= 2 && a[0] == 0x1f && a[1] == 0x8b;
     if (bGzip && !vt__src_can_gunzip()) {

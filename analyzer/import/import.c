@@ -238,8 +238,13 @@ int vt__import_input(const char *zName, struct vt_input *pIn)
     const char *zFile = vt__import_temp_path(zName); /* a file read from a pipe, a merged copy, an import */
     int rc;
     int64_t pid = -1;
+    struct stat st;
     memset(pIn, 0, sizeof *pIn);
     pIn->zFile = zFile;
+    if (stat(zFile, &st) == 0 && S_ISDIR(st.st_mode)) { /* a reader given one (redact): not "a file to import" */
+        vt__errorf("%s: is a directory, not a trace", zName);
+        return VT_EXIT_NOFILE;
+    }
     rc = vt__import_detect(zFile, &pIn->fmt, zErr, sizeof zErr);
     if (rc != VT_EXIT_OK) {
         vt__errorf("%s: %s", zName, zErr);

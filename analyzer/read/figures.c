@@ -61,8 +61,18 @@ const char *vt__fig_fmt_bound(const struct vt_tracefile *f, int64_t ts, int dir,
 const char *vt__fig_fmt_window(const struct vt_tracefile *f, int64_t a, int64_t b, char *z, size_t n)
 {
     char zA[32], zB[32];
-    snprintf(z, n, "%s .. %s", vt__fig_fmt_bound(f, a, -1, zA, sizeof zA), vt__fig_fmt_bound(f, b, +1, zB, sizeof zB));
+    if (vt__fig_at(f, a) < 0 && vt__fig_at(f, b) < 0) /* an import of no known time: no "? .. ?" */
+        snprintf(z, n, "time unknown");
+    else
+        snprintf(z, n, "%s .. %s", vt__fig_fmt_bound(f, a, -1, zA, sizeof zA), vt__fig_fmt_bound(f, b, +1, zB, sizeof zB));
     return z;
+}
+
+const char *vt__fig_counts_unknown(const struct vt_tracefile *f)
+{
+    int bImported = f->zSource[0] && strcmp(f->zSource, "cupti") != 0;
+    if (!bImported || f->fig.lc.nAlloc > 0 || f->fig.lc.nTensorAlloc > 0) return NULL;
+    return "allocations and frees unknown (the imported file records none with its address and size)";
 }
 
 const char *vt__level_key(int level)

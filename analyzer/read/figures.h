@@ -52,7 +52,8 @@ const char *vt__fig_fmt_at(const struct vt_tracefile *f, int64_t ts, char *z, si
 /* A window's start (dir < 0) or end (dir > 0) as vt__fig_fmt_at, rounded outward to the digits shown. */
 const char *vt__fig_fmt_bound(const struct vt_tracefile *f, int64_t ts, int dir, char *z, size_t n);
 /* The window [a, b] (this trace's clock) as "600.5 ms .. 804.1 ms", widened outward to the digits shown, so
- * that a window pasted from it into export --from/--to holds every event of [a, b]. Into z; returns z. */
+ * that a window pasted from it into export --from/--to holds every event of [a, b]; "time unknown" when neither
+ * end is known. Into z; returns z. */
 const char *vt__fig_fmt_window(const struct vt_tracefile *f, int64_t a, int64_t b, char *z, size_t n);
 
 /*
@@ -65,6 +66,12 @@ int vt__figures_take(struct vt_tracefile *f, const struct vt_live *Lcuda, const 
  * A VT_EXIT code (one line printed on error). */
 int vt__figures_pass(struct vt_tracefile *f);
 
+/*
+ * NULL when f's allocation counts are known (a trace of the tracer's: 0 is 0), else why they are not: an import
+ * whose file holds no allocation with its address and size (an Nsight export without memory events, a
+ * torch.profiler trace without [memory] events or without 'Addr'), whose counts are then unknown, never 0.
+ */
+const char *vt__fig_counts_unknown(const struct vt_tracefile *f);
 /* A level for programs (JSON): "none", "segments", "tensors", "segments_and_tensors", "allocations", "totals". */
 const char *vt__level_key(int level);
 /* A level for people: "segments (caching allocator)", "tensors (the allocator's blocks)", "segments and tensors",

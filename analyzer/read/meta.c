@@ -431,7 +431,7 @@ static void recording_notes(struct vt_tracefile *f, const char *zKernelArgs)
         vt__read_note(f, "%lld records were lost while tracing (see the 'dropped' table): counts, peaks and "
                          "findings are incomplete",
                       (long long)f->nLost);
-    if (!f->bHaveKernelUses && !f->bHaveTensors)
+    if (!f->bHaveKernelUses && !f->bHaveTensors && f->aT[VT_T_MEM].nRow > 0) /* no allocation: nothing to use */
         vt__read_note(f, "no kernel buffer uses recorded%s: first/last use come from copies only, idle-allocation "
                          "checks are skipped and allocations live at exit cannot be told apart from buffers in "
                          "use until the end",

@@ -11,6 +11,24 @@
 #include "import.h"
 #include "vramtrace/schema.h"
 
+int vt__read_check_file(const char *zFile, const char *zName)
+{
+    struct stat st;
+    if (stat(zFile, &st) != 0) {
+        vt__errorf("%s: %s", zName, strerror(errno));
+        return VT_EXIT_NOFILE;
+    }
+    if (S_ISDIR(st.st_mode)) {
+        vt__errorf("%s: is a directory, not a trace", zName);
+        return VT_EXIT_NOFILE;
+    }
+    if (st.st_size == 0) {
+        vt__errorf("%s: empty file, not a vramtrace trace (was the traced process killed before it started?)", zName);
+        return VT_EXIT_NOT_TRACE;
+    }
+    return VT_EXIT_OK;
+}
+
 /*
  * Open zFile (standing for f->zPath) with SQLite (bWrite: read-write) and check it as a trace this
  * build reads: the schema check, then its tables and views, asked once. Returns VT_EXIT_OK with
@@ -18,23 +36,11 @@
  */
 static int open_db(struct vt_tracefile *f, const char *zFile, int bWrite)
 {
-    struct stat st;
     sqlite3_stmt *p = NULL;
     char zMsg[256] = "";
     int rc, flags;
 
-    if (stat(zFile, &st) != 0) {
-        vt__errorf("%s: %s", f->zPath, strerror(errno));
-        return VT_EXIT_NOFILE;
-    }
-    if (S_ISDIR(st.st_mode)) {
-        vt__errorf("%s: is a directory, not a trace", f->zPath);
-        return VT_EXIT_NOFILE;
-    }
-    if (st.st_size == 0) {
-        vt__errorf("%s: empty file, not a vramtrace trace (was the traced process killed before it started?)", f->zPath);
-        return VT_EXIT_NOT_TRACE;
-    }
+    if ((rc = vt__read_check_file(zFile, f->zPath)) != VT_EXIT_OK) return rc;
     /* one thread per connection: SQLite's per-call mutexes are pure cost here */
     flags = (bWrite ? SQLITE_OPEN_READWRITE : SQLITE_OPEN_READONLY) | SQLITE_OPEN_NOMUTEX;
     rc = sqlite3_open_v2(zFile, &f->db, flags, NULL);

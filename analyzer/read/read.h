@@ -283,6 +283,9 @@ struct vt_kernel_feed {
  * TOO_NEW, CORRUPT, INTERNAL); *f is then closed.
  */
 int vt__read_open(struct vt_tracefile *f, const char *zPath, unsigned flags, struct vt_kernel_feed *pFeed);
+/* Whether zFile (named zName in messages) can be a trace: it exists, is no directory and is not empty. Returns
+ * VT_EXIT_OK, or VT_EXIT_NOFILE / VT_EXIT_NOT_TRACE after one "vramtrace: NAME: reason" line. */
+int vt__read_check_file(const char *zFile, const char *zName);
 /* Release everything (rolling back the read snapshot); *f zeroed. */
 void vt__read_close(struct vt_tracefile *f);
 /* Close the connection (rolling back the read snapshot) but keep what was read. */

@@ -344,8 +344,10 @@ static void facts(FILE *f, const struct vt_trace *t)
     fputs("</code>, ", f);
     if (t->f.fig.duration >= 0) fprintf(f, "duration %s; ", vt__fmt_ns(t->f.fig.duration, zA, sizeof zA));
     else fputs("duration unknown; ", f);
-    fprintf(f, "%lld allocations, %lld live at exit; level: %s. ", (long long)t->lc.nAlloc, (long long)t->lc.nLiveEnd,
-            vt__level_name(t->f.fig.level));
+    if (vt__fig_counts_unknown(&t->f)) fprintf(f, "%s; level: %s. ", vt__fig_counts_unknown(&t->f), vt__level_name(t->f.fig.level));
+    else
+        fprintf(f, "%lld allocations, %lld live at exit; level: %s. ", (long long)t->lc.nAlloc, (long long)t->lc.nLiveEnd,
+                vt__level_name(t->f.fig.level));
     if (t->ph.n) fprintf(f, "Phases from %s.</p>\n", t->ph.zSource);
     else {
         vt__fmt_no_phases(t, zP, sizeof zP);
@@ -462,10 +464,9 @@ static void finding_div(FILE *f, const struct vt_result *r, int i)
 {
     const struct vt_finding *x = &r->aFind[i];
     const struct vt_trace *t = &r->aTrace[x->trace];
-    char zB[32], zA[32], zZ[32], zW[256];
+    char zB[32], zA[80], zW[256];
     vt__fmt_bytes(x->bytes, zB, sizeof zB);
-    vt__fig_fmt_bound(&t->f, x->firstTs, -1, zA, sizeof zA); /* the window to paste into export --from/--to */
-    vt__fig_fmt_bound(&t->f, x->lastTs, +1, zZ, sizeof zZ);
+    vt__fig_fmt_window(&t->f, x->firstTs, x->lastTs, zA, sizeof zA); /* the window to paste into export --from/--to */
     fprintf(f, "<div class=\"finding %s\" id=\"f%d\" data-f=\"%d\"><h3><span class=\"sev %s\">%s</span> F%d %s: ",
             vt__sev_name(x->severity), i + 1, i, vt__sev_name(x->severity), vt__sev_name(x->severity), i + 1, x->zKind);
     vt__put_text(f, x->zTitle, VT_ESC_HTML);
@@ -473,7 +474,7 @@ static void finding_div(FILE *f, const struct vt_result *r, int i)
     vt__fmt_ranks(r, x, zW, sizeof zW);
     if (zW[0]) vt__put_text(f, zW, VT_ESC_HTML);
     else vt__put_text(f, vt__fmt_process(t, zW, sizeof zW), VT_ESC_HTML);
-    fprintf(f, "; %s; %lld events; <span class=\"when\">%s .. %s</span>", zB, (long long)x->count, zA, zZ);
+    fprintf(f, "; %s; %lld events; <span class=\"when\">%s</span>", zB, (long long)x->count, zA);
     if (x->zPhase[0]) {
         fputs("; phase ", f);
         vt__put_text(f, x->zPhase, VT_ESC_HTML);

@@ -172,20 +172,23 @@ static void trace_json(FILE *f, const struct vt_result *r, int i)
     fputs(",\n      \"peaks\": ", f);
     vt__fig_json(f, &t->f);
     fputs(",\n      \"lifetimes\": {", f);
-    jint(f, "allocations", t->lc.nAlloc, 1);
-    jint(f, "allocated_bytes", t->lc.allocBytes, 1);
-    jint(f, "freed", t->lc.nFree, 1);
-    jint(f, "live_at_end", t->lc.nLiveEnd, 1);
-    jint(f, "live_at_end_bytes", t->lc.liveEndBytes, 1);
-    jint(f, "free_unknown", t->lc.nFreeUnknown, 1);
-    jint(f, "double_free", t->lc.nDoubleFree, 1);
-    jint(f, "free_missing", t->lc.nFreeMissing, 1);
-    jint(f, "kernel_uses", t->lc.nKernelUse, 1);
-    jint(f, "copy_uses", t->lc.nCopyUse, 1);
-    jint(f, "uses_matched", t->lc.nUseMatched, 1);
-    jint(f, "tensor_allocations", t->lc.nTensorAlloc, 1);
-    jint(f, "tensor_live_at_end", t->lc.nTensorLiveEnd, 1);
-    jint(f, "tensor_live_at_end_bytes", t->lc.tensorLiveEndBytes, 0);
+    { /* an import holding no allocation: its counts are unknown (null), never 0 */
+        int64_t k = vt__fig_counts_unknown(&t->f) ? -1 : 0;
+        jint(f, "allocations", k < 0 ? k : t->lc.nAlloc, 1);
+        jint(f, "allocated_bytes", k < 0 ? k : t->lc.allocBytes, 1);
+        jint(f, "freed", k < 0 ? k : t->lc.nFree, 1);
+        jint(f, "live_at_end", k < 0 ? k : t->lc.nLiveEnd, 1);
+        jint(f, "live_at_end_bytes", k < 0 ? k : t->lc.liveEndBytes, 1);
+        jint(f, "free_unknown", k < 0 ? k : t->lc.nFreeUnknown, 1);
+        jint(f, "double_free", k < 0 ? k : t->lc.nDoubleFree, 1);
+        jint(f, "free_missing", k < 0 ? k : t->lc.nFreeMissing, 1);
+        jint(f, "kernel_uses", t->lc.nKernelUse, 1);
+        jint(f, "copy_uses", t->lc.nCopyUse, 1);
+        jint(f, "uses_matched", t->lc.nUseMatched, 1);
+        jint(f, "tensor_allocations", k < 0 ? k : t->lc.nTensorAlloc, 1);
+        jint(f, "tensor_live_at_end", k < 0 ? k : t->lc.nTensorLiveEnd, 1);
+        jint(f, "tensor_live_at_end_bytes", k < 0 ? k : t->lc.tensorLiveEndBytes, 0);
+    }
     fputs("},\n      \"devices\": [", f);
     for (int d = 0; d < t->tl.nDev; d++) {
         const struct vt_device *dv = &t->tl.aDev[d];

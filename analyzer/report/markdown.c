@@ -97,8 +97,10 @@ int vt__report_markdown(FILE *f, const struct vt_result *r)
         if (t->f.fig.duration >= 0) vt__fmt_ns(t->f.fig.duration, zA, sizeof zA);
         else snprintf(zA, sizeof zA, "unknown");
         vt__fmt_bytes(t->lc.liveEndBytes, zB, sizeof zB);
-        fprintf(f, "- duration %s; %lld allocations, %lld freed, %lld live at exit (%s)\n", zA, (long long)t->lc.nAlloc,
-                (long long)t->lc.nFree, (long long)t->lc.nLiveEnd, zB);
+        if (vt__fig_counts_unknown(&t->f)) fprintf(f, "- duration %s; %s\n", zA, vt__fig_counts_unknown(&t->f));
+        else
+            fprintf(f, "- duration %s; %lld allocations, %lld freed, %lld live at exit (%s)\n", zA,
+                    (long long)t->lc.nAlloc, (long long)t->lc.nFree, (long long)t->lc.nLiveEnd, zB);
         if (vt__fmt_blocks(t, zLine, sizeof zLine)) fprintf(f, "- %s\n", zLine);
         fprintf(f, "- frees of unknown addresses %lld, double frees %lld, frees missing %lld\n",
                 (long long)t->lc.nFreeUnknown, (long long)t->lc.nDoubleFree, (long long)t->lc.nFreeMissing);

@@ -171,17 +171,22 @@ int vt__fmt_fit(const struct vt_device *d, char *z, size_t n)
         size_t m = strlen(zScale);
         snprintf(zScale + m, sizeof zScale - m, " at least: segment level, a lower bound (no upper bound can be told)");
     }
-    snprintf(z + k, n - k, "%s grows with the batch (", zG);
-    for (int i = 0, nNamed = 0; i < d->bd.n; i++) { /* the categories that grow, largest first */
-        const struct vt_bdpart *p = &d->bd.a[i];
-        if (!vt__cat_scales(p->cat) || p->bytes <= 0) continue;
-        k = strlen(z);
-        snprintf(z + k, n - k, "%s%s", nNamed++ ? ", " : "", vt__cat_name(p->cat));
+    {
+        char zList[512] = "";
+        for (int i = 0; i < d->bd.n; i++) { /* the categories that grow, largest first */
+            const struct vt_bdpart *p = &d->bd.a[i];
+            size_t m = strlen(zList);
+            if (!vt__cat_scales(p->cat) || p->bytes <= 0) continue;
+            snprintf(zList + m, sizeof zList - m, "%s%s", m ? ", " : "", vt__cat_name(p->cat));
+        }
+        if (!zList[0]) /* nothing grows: no empty list, and the cache grows with nothing */
+            snprintf(z + k, n - k, "%s grows with the batch, %s does not%s", zG, zF, zScale);
+        else
+            snprintf(z + k, n - k, "%s grows with the batch (%s%s), %s does not%s", zG, zList,
+                     vt__bd_part(&d->bd, VT_CAT_CACHE) || d->bd.poolCache > 0 ? " and the allocator cache in proportion"
+                                                                              : "",
+                     zF, zScale);
     }
-    k = strlen(z);
-    snprintf(z + k, n - k, "%s), %s does not%s", vt__bd_part(&d->bd, VT_CAT_CACHE) || d->bd.poolCache > 0
-                                                   ? " and the allocator cache in proportion" : "",
-             zF, zScale);
     return 1;
 }
 

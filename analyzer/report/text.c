@@ -94,12 +94,16 @@ static void trace_section(FILE *f, const struct vt_result *r, int iTrace)
     if (t->f.fig.duration >= 0) vt__fmt_ns(t->f.fig.duration, zT, sizeof zT);
     else snprintf(zT, sizeof zT, "unknown");
     vt__fmt_bytes(t->lc.liveEndBytes, zB, sizeof zB);
-    snprintf(zLine, sizeof zLine,
-             "duration %s; %lld allocations, %lld freed, %lld live at exit (%s); %lld frees of unknown "
-             "addresses, %lld double frees, %lld frees missing; level: %s",
-             zT, (long long)t->lc.nAlloc, (long long)t->lc.nFree, (long long)t->lc.nLiveEnd, zB,
-             (long long)t->lc.nFreeUnknown, (long long)t->lc.nDoubleFree, (long long)t->lc.nFreeMissing,
-             vt__level_name(t->f.fig.level));
+    if (vt__fig_counts_unknown(&t->f))
+        snprintf(zLine, sizeof zLine, "duration %s; %s; level: %s", zT, vt__fig_counts_unknown(&t->f),
+                 vt__level_name(t->f.fig.level));
+    else
+        snprintf(zLine, sizeof zLine,
+                 "duration %s; %lld allocations, %lld freed, %lld live at exit (%s); %lld frees of unknown "
+                 "addresses, %lld double frees, %lld frees missing; level: %s",
+                 zT, (long long)t->lc.nAlloc, (long long)t->lc.nFree, (long long)t->lc.nLiveEnd, zB,
+                 (long long)t->lc.nFreeUnknown, (long long)t->lc.nDoubleFree, (long long)t->lc.nFreeMissing,
+                 vt__level_name(t->f.fig.level));
     if (vt__fmt_blocks(t, zB2, sizeof zB2)) {
         size_t k = strlen(zLine);
         snprintf(zLine + k, sizeof zLine - k, "; %s", zB2);
@@ -127,6 +131,18 @@ static void trace_section(FILE *f, const struct vt_result *r, int iTrace)
             wrap(f, k ? "                  " : fd->procReserved >= 0 || fd->procAllocated >= 0 ? "    live at the window's peak: "
                                                                                               : "    live at peak: ",
                  20, zLine);
+        }
+        if (dv->nGroup > vt__report_groups(r, dv)) { /* the groups not listed: said, not dropped in silence */
+            int64_t nMore = 0, bytesMore = 0;
+            int nShown = vt__report_groups(r, dv);
+            char zM[32];
+            for (int k = nShown; k < dv->nGroup; k++) nMore += dv->aGroup[k].count, bytesMore += dv->aGroup[k].bytes;
+            snprintf(zLine, sizeof zLine, "and %s%lld more allocation%s, %s, from %s%d other site%s or kind%s "
+                     "(--format json lists up to --top of them)",
+                     dv->nGroup == VT_TOPMAX ? "at least " : "", (long long)nMore, nMore == 1 ? "" : "s",
+                     vt__fmt_bytes(bytesMore, zM, sizeof zM), dv->nGroup == VT_TOPMAX ? "at least " : "",
+                     dv->nGroup - nShown, dv->nGroup - nShown == 1 ? "" : "s", dv->nGroup - nShown == 1 ? "" : "s");
+            wrap(f, "                  ", 20, zLine);
         }
     }
     for (int k = 0, nShown = 0; k < t->nOom; k++) { /* what the memory in use at each OOM was */
