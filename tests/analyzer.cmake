@@ -25,4 +25,6 @@ vt_add_test(NAME test_analyze_samples SOURCES test_analyze_samples.c gpu_fake_tr
 # Shared text (formats, escapers, UTF-8, caps) and the option parser.
 vt_add_test(NAME test_text SOURCES test_text.c LIBS vtutil LABELS analyzer)
 vt_add_test(NAME test_opts SOURCES test_opts.c LIBS vtutil LABELS analyzer)
+# The files removed on a termination signal (util/cleanup.c).
+vt_add_test(NAME test_cleanup SOURCES test_cleanup.c LIBS vtutil LABELS analyzer)
 vt_add_test(NAME test_demangle SOURCES test_demangle.c LIBS vttrace LABELS core)

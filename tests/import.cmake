@@ -24,13 +24,13 @@ endif()
 
 # Fuzzing the readers (tests/fuzz/run.sh builds fuzz_pickle and fuzz_json with libFuzzer),
 # one input in eight (sizes divisible by 8) through the whole importer too (vt_fuzz_common: reliability.cmake);
-# every build replays their stored inputs as plain tests, under ASan+UBSan in tests/run.sh.
+# every build replays their stored inputs as plain tests (under ASan+UBSan as test_rel_fuzz_trace).
 foreach(t pickle json)
   set(dirs ${CMAKE_CURRENT_SOURCE_DIR}/fuzz/corpus/${t})
   if(EXISTS ${CMAKE_CURRENT_SOURCE_DIR}/fuzz/regress/${t})
     set(dirs "${dirs}:${CMAKE_CURRENT_SOURCE_DIR}/fuzz/regress/${t}")
   endif()
-  vt_add_test(NAME test_rel_fuzz_${t} SOURCES fuzz/fuzz_${t}.c fuzz/fuzz_replay.c LIBS vt_fuzz_common LABELS analyzer reliability)
+  vt_add_test(NAME test_rel_fuzz_${t} SOURCES fuzz/fuzz_${t}.c fuzz/fuzz_replay.c LIBS vt_fuzz_common LABELS analyzer)
   target_compile_definitions(test_rel_fuzz_${t} PRIVATE VT_FUZZ_DIRS="${dirs}")
   if(VT_FUZZ)
     add_executable(fuzz_${t} fuzz/fuzz_${t}.c)

@@ -28,7 +28,8 @@ release       Release build without libdw (-O3, what packagers build) and its te
 clang-nocuda  clang, without the CUDA toolkit: the analyzer alone and its tests but slow, once
 minimal       every optional piece off (no CUDA, libdw, zlib, Python): build, the README's
               example command, the tests that remain (but slow, once)
-asan          ASan+UBSan build, tests labelled core, analyzer or asan (but slow, once)
+asan          ASan+UBSan build, tests labelled core, analyzer or asan (but slow, once, and the
+              stored fuzz inputs when the fuzz stage runs them)
 tsan          ThreadSanitizer build: the writer, session, flusher and fork tests; analyze -j 4
 fuzz          libFuzzer targets (clang), VT_FUZZ_SECONDS each
 loaded        the reliability and writer tests again with 2 x nproc busy processes running
@@ -101,6 +102,10 @@ build() {
 ctest_stage() {
   local dir=$1 console
   shift
+  if [ -z "$st_cpu_build" ]; then # the stage's CPU before its first ctest: configure and compile
+    cpu_now
+    st_cpu_build=$((cpu - c0))
+  fi
   console="$logdir/$stage.ctest.log"
   ctest --test-dir "$dir" --output-on-failure -j"$jobs" --timeout 900 "$@" 2>&1 | tee "$console"
   local rc=${PIPESTATUS[0]}
@@ -166,12 +171,17 @@ stage_minimal() {
 }
 
 stage_asan() {
-  # -O1 as the sanitizers' own documentation advises: the tests run about twice as fast as at -O0,
-  # and the reports keep their line numbers (frame pointers stay: VT_SANITIZE keeps them).
-  configure build-asan -DCMAKE_BUILD_TYPE=Debug "-DCMAKE_C_FLAGS_DEBUG=-O1 -g" -DVT_SANITIZE=ON -DVT_BUILD_SAMPLES=OFF -DVT_BUILD_BENCH=OFF &&
+  # -O1 as the sanitizers' own documentation advises: the tests run about twice as fast as at -O0.
+  # -g1: line tables and functions, all a report's stack needs (file:line per frame), and a
+  # fifth less compiling than -g (frame pointers stay: VT_SANITIZE keeps them).
+  # The stored fuzz inputs (test_rel_fuzz_*) are left to the fuzz stage when it runs: libFuzzer
+  # runs every one of them, under ASan+UBSan, before its time box.
+  local replay=()
+  case " $stages " in *" fuzz "*) [ "$have_clang" = 1 ] && replay=(-E '^test_rel_fuzz_') ;; esac
+  configure build-asan -DCMAKE_BUILD_TYPE=Debug "-DCMAKE_C_FLAGS_DEBUG=-O1 -g1" -DVT_SANITIZE=ON -DVT_BUILD_SAMPLES=OFF -DVT_BUILD_BENCH=OFF &&
     build build-asan || return 1
   ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-    ctest_stage build-asan -L 'core|analyzer|asan' -LE 'slow|once'
+    ctest_stage build-asan -L 'core|analyzer|asan' -LE 'slow|once' "${replay[@]}"
 }
 
 # Fork + threads, the writer and the session under ThreadSanitizer; analyze -j on several threads.
@@ -241,7 +251,7 @@ t_all=$SECONDS
 cpu_now
 cpu_all=$cpu
 for stage in $stages; do
-  st_pass=0 st_fail=0 st_skip=0 st_status=ok
+  st_pass=0 st_fail=0 st_skip=0 st_status=ok st_cpu_build=""
   echo
   echo "======== $stage ========"
   t0=$SECONDS
@@ -255,14 +265,14 @@ for stage in $stages; do
     [ $st_fail -eq 0 ] && st_fail=1 # a build or configure step failed: count it
   fi
   cpu_now
-  printf '%-13s %-8s %6d %6d %7d %6dm%02ds %7d\n' "$stage" "$st_status" $st_pass $st_fail $st_skip \
-    $(((SECONDS - t0) / 60)) $(((SECONDS - t0) % 60)) $((cpu - c0)) >>"$summary"
+  printf '%-13s %-8s %6d %6d %7d %6dm%02ds %7d %7s\n' "$stage" "$st_status" $st_pass $st_fail $st_skip \
+    $(((SECONDS - t0) / 60)) $(((SECONDS - t0) % 60)) $((cpu - c0)) "${st_cpu_build:--}" >>"$summary"
 done
 
 cpu_now
 echo
 echo "======== summary ($(((SECONDS - t_all) / 60)) min $(((SECONDS - t_all) % 60)) s, $((cpu - cpu_all)) CPU s; logs in $logdir/) ========"
-printf '%-13s %-8s %6s %6s %7s %9s %7s\n' stage result passed failed skipped time 'CPU s'
+printf '%-13s %-8s %6s %6s %7s %9s %7s %7s\n' stage result passed failed skipped time 'CPU s' 'build'
 cat "$summary"
 if [ -s "$skips" ]; then
   echo "skipped, and why:"

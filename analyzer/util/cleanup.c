@@ -99,17 +99,27 @@ static void install(void)
     atexit(free_all);
 }
 
+/*
+ * Register zPath (cleanup.h). A path registered before, live or forgotten, is made live again in
+ * its own entry: a process that writes the same output over and over (the readers run in-process
+ * by the fuzz targets) keeps one entry per path, not one per call.
+ */
 int vt__cleanup_add(const char *zPath)
 {
     static int bInstalled;
-    struct entry *e = malloc(sizeof *e);
+    struct entry *e = NULL;
     struct list *pOld, *p = NULL;
-    int rc = -1, n;
+    int rc = -1, n, i;
     pthread_mutex_lock(&g_mu);
     pOld = g_pList;
     n = pOld ? pOld->n : 0;
-    if (e && (e->zPath = strdup(zPath)) != NULL)
+    for (i = 0; i < n && strcmp(pOld->a[i]->zPath, zPath) != 0; i++) {}
+    if (i < n) {
+        pOld->a[i]->bLive = 1;
+        rc = 0;
+    } else if ((e = malloc(sizeof *e)) != NULL && (e->zPath = strdup(zPath)) != NULL) {
         p = malloc(sizeof *p + (size_t)(n + 1) * sizeof p->a[0]);
+    }
     if (p) {
         e->bLive = 1;
         p->pPrev = pOld;
