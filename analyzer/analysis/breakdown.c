@@ -425,6 +425,23 @@ static int kept(const struct vt_trace *t, const struct vt_life *l)
     return k + 2 < b->nSpan ? 1 : 2; /* the steps begun by its free */
 }
 
+/* Whether l, with stack facets m, is a segment of PyTorch's allocator holding the trace's blocks: a CUDA
+ * allocation of a trace with blocks inside its segments, made by the allocator or by no library of its own. */
+static int cache_segment(const struct vt_bdrun *b, const struct vt_life *l, unsigned m)
+{
+    return b->bTensorsIn && !l->bTensor && !l->bInternal &&
+           ((m & VT_FACET_ALLOCATOR) || !(m & (VT_FACET_NCCL | VT_FACET_CUBLAS | VT_FACET_CUDNN | VT_FACET_LIB)));
+}
+
+int vt__bd_cache_segment(struct vt_trace *t, const struct vt_life *l)
+{
+    unsigned m;
+    int iLib;
+    if (!t->pBd->bTensorsIn || l->bTensor || l->bInternal || l->acct < 0) return 0; /* pinned host memory: no segment */
+    if (facets(t, l->stackId, &m, &iLib) != 0) return -1;
+    return cache_segment(t->pBd, l, m);
+}
+
 /* The rule that puts l in its category (*piLib: the library's slot for R_LIB). 0, or -1 (SQLite error, OOM). */
 static int classify(struct vt_trace *t, const struct vt_life *l, int *pRule, int *piLib)
 {
@@ -436,9 +453,7 @@ static int classify(struct vt_trace *t, const struct vt_life *l, int *pRule, int
     if (l->bInternal) return *pRule = R_RUNTIME, 0;
     if (facets(t, l->stackId, &m, piLib) != 0 || facets(t, l->freeStackId, &mFree, &iLibFree) != 0) return -1;
     /* a segment of PyTorch's allocator holding the blocks: reserved, whatever request made it reserve */
-    if (b->bTensorsIn && !l->bTensor && ((m & VT_FACET_ALLOCATOR) || !(m & (VT_FACET_NCCL | VT_FACET_CUBLAS |
-                                                                            VT_FACET_CUDNN | VT_FACET_LIB))))
-        return *pRule = R_RESERVED, 0;
+    if (cache_segment(b, l, m)) return *pRule = R_RESERVED, 0;
     if (m & VT_FACET_NCCL) return *pRule = R_NCCL, 0;
     if (m & VT_FACET_CUBLAS) return *pRule = R_CUBLAS, 0;
     if (m & VT_FACET_CUDNN) return *pRule = R_CUDNN, 0;
