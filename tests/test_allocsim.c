@@ -36,6 +36,20 @@ static void end(struct build *b, int i, int bScales, int bLive)
     ASSERT_EQ(0, vt__fs_add(&b->t, &b->a[i], ++b->seq, bScales));
 }
 
+/* The stream of the fragmentation tests: a 2 MiB parameter live to the end, an 18 MiB activation and a 20 MiB
+ * temporary, both growing, both freed. */
+static void frag_stream(struct build *b)
+{
+    int w, x, y;
+    memset(b, 0, sizeof *b);
+    w = begin(b, 2 * MiB, 0);
+    x = begin(b, 18 * MiB, 0);
+    y = begin(b, 20 * MiB, 0);
+    end(b, x, 1, 0);
+    end(b, y, 1, 0);
+    end(b, w, 0, 1);
+}
+
 /*
  * Fragmentation the proportional estimate cannot see. A 2 MiB parameter takes a 20 MiB segment of
  * the caching allocator's large pool (requests of 1 to 10 MiB get 20 MiB), leaving an 18 MiB free
@@ -52,15 +66,8 @@ TEST(replay_fragmentation_fails_what_proportion_accepts)
     struct build b;
     struct vt_fsconfig cfg;
     struct vt_fsresult res;
-    int w, x, y;
     int64_t best = 0;
-    memset(&b, 0, sizeof b);
-    w = begin(&b, 2 * MiB, 0);
-    x = begin(&b, 18 * MiB, 0);
-    y = begin(&b, 20 * MiB, 0);
-    end(&b, x, 1, 0);
-    end(&b, y, 1, 0);
-    end(&b, w, 0, 1);
+    frag_stream(&b);
     memset(&cfg, 0, sizeof cfg);
     ASSERT_EQ(0, vt__fs_fit(&b.t, 0, &cfg, 64 * MiB, 1000, 62.0 / 38.0, &res));
     /* by hand: the largest thousandth k whose two segments fit beside the pinned one */
@@ -119,6 +126,73 @@ TEST(replay_pool_trims_its_cache)
     vt__fs_free(&b.t);
 }
 
+/*
+ * A window of failures: a 28 MiB parameter (its own segment) and a 1 MiB activation that grows.
+ * At the traced batch the activation is a small-pool request (a 2 MiB segment: 30 MiB in 45).
+ * Grown past 1 MiB it is a large-pool request under 10 MiB, which takes a 20 MiB segment: 48 MiB,
+ * it fails; from 10 MiB (10x) it takes its own size rounded to 2 MiB, and runs again up to 16x
+ * (28 + 16 = 44 MiB). A batch a little larger than the traced one fails, so the answer is the
+ * traced batch, not the 16x a search from a guess of 12x finds beyond the window.
+ */
+TEST(replay_first_failure_not_beyond_a_window)
+{
+    struct build b;
+    struct vt_fsconfig cfg;
+    struct vt_fsresult res;
+    int w, x;
+    memset(&b, 0, sizeof b);
+    w = begin(&b, 28 * MiB, 0);
+    x = begin(&b, 1 * MiB, 0);
+    end(&b, x, 1, 0);
+    end(&b, w, 0, 1);
+    memset(&cfg, 0, sizeof cfg);
+    ASSERT_EQ(0, vt__fs_fit(&b.t, 0, &cfg, 45 * MiB, 1000, 12.0, &res));
+    ASSERT_EQ(30 * MiB, res.peakAtOne);
+    ASSERT_EQ(1000, res.maxBatch); /* 1001 asks for 1 MiB + 1049 B: a 20 MiB segment */
+    ASSERT_EQ(1, res.bFine);
+    ASSERT_EQ(0, res.bOpen);
+    vt__fs_free(&b.t);
+}
+
+/*
+ * Expandable segments. The stream of the fragmentation test above (a 2 MiB parameter, an 18 MiB
+ * activation, a 20 MiB temporary, 64 MiB): with expandable_segments:True the large pool is one
+ * segment growing by 2 MiB pages, so what must fit is the pages of what is live,
+ * 2 + 18k + 20k <= 64 MiB: k = 1.631 (the block model: 1.111). And a 19 MiB activation beside
+ * the parameter: the block model needs two 20 MiB segments (the 18 MiB hole is too small), the
+ * expandable segment 22 MiB of pages (21 MiB live): vt__fs_need tells the two apart.
+ */
+TEST(replay_expandable_segments)
+{
+    struct build b;
+    struct vt_fsconfig cfg;
+    struct vt_fsresult res;
+    int w, x;
+    int64_t needB, needE;
+    frag_stream(&b);
+    memset(&cfg, 0, sizeof cfg);
+    cfg.bExpandable = 1;
+    ASSERT_EQ(0, vt__fs_fit(&b.t, 0, &cfg, 64 * MiB, 1000, 62.0 / 38.0, &res));
+    ASSERT_EQ(40 * MiB, res.peakAtOne);
+    ASSERT(res.maxBatch >= 1630 && res.maxBatch <= 1631);
+    ASSERT_EQ(1, res.bCached);
+    vt__fs_free(&b.t);
+
+    memset(&b, 0, sizeof b);
+    w = begin(&b, 2 * MiB, 0);
+    x = begin(&b, 19 * MiB, 0);
+    end(&b, x, 1, 0);
+    end(&b, w, 0, 1);
+    cfg.bExpandable = 0;
+    ASSERT_EQ(0, vt__fs_need(&b.t, 0, &cfg, 64 * MiB, &needB));
+    cfg.bExpandable = 1;
+    ASSERT_EQ(0, vt__fs_need(&b.t, 0, &cfg, 64 * MiB, &needE));
+    ASSERT(needB >= 40 * MiB && needB <= 41 * MiB); /* bisected to 1 MiB */
+    ASSERT(needE >= 22 * MiB && needE <= 23 * MiB);
+    ASSERT_EQ(3, vt__fs_need(&b.t, 0, &cfg, 16 * MiB, &needE)); /* not served even in the most it may have */
+    vt__fs_free(&b.t);
+}
+
 /* What cannot be replayed says so: no stream for the device, the traced batch not served in the limit. */
 TEST(replay_refuses)
 {
@@ -138,4 +212,5 @@ TEST(replay_refuses)
     vt__fs_free(&b.t);
 }
 
-VT_TEST_LIST(T(replay_fragmentation_fails_what_proportion_accepts) T(replay_pool_trims_its_cache) T(replay_refuses))
+VT_TEST_LIST(T(replay_fragmentation_fails_what_proportion_accepts) T(replay_pool_trims_its_cache) T(replay_refuses)
+                  T(replay_first_failure_not_beyond_a_window) T(replay_expandable_segments))

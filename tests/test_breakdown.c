@@ -547,6 +547,67 @@ TEST(fit_tensor_level_replays_the_pool)
     vt__result_free(&r);
 }
 
+/*
+ * The caching allocator's blocks (PyTorch's history merged into two 20 MiB segments): a 2 MiB
+ * parameter and a 19 MiB activation, at batch 10, in 64 MiB beside the assumed context. Replayed
+ * with 2 and 20 MiB segments the activation cannot use the parameter's 18 MiB hole: the largest
+ * batch is 23 (20 + 19k rounded to 2 MiB <= 64). With expandable segments (the trace's
+ * PYTORCH_CUDA_ALLOC_CONF, or as the saving replayed) only pages of what is live count: 32
+ * (2 + 19k <= 64), and the traced batch needs 18 MiB less (40 MiB of segments, 22 MiB of pages).
+ */
+static const struct vt_device *expandable_job(const char *zPath, const char *zConf, struct vt_result *r)
+{
+    struct tg *g;
+    struct bd_stacks s;
+    struct vt_opts o;
+    int64_t a = 0x7f3000000000LL, b = a + GiB;
+    char zSql[600];
+    g = open_trace(zPath, &s, 16 * GiB);
+    if (zConf) tg_meta(g, "env.PYTORCH_CUDA_ALLOC_CONF", zConf);
+    bd_mem(g, 1 * MS, 1, a, 20 * MiB, s.param);
+    bd_mem(g, 9 * MS, 1, b, 20 * MiB, s.fwd);
+    snprintf(zSql, sizeof zSql, "INSERT INTO tensor_event(t, op, device, address, bytes, stack_id) VALUES"
+                                "(%lld, 1, 0, %lld, %lld, %lld), (%lld, 1, 0, %lld, %lld, %lld), (%lld, 2, 0, %lld, %lld, %lld)",
+             (long long)(2 * MS), (long long)a, (long long)(2 * MiB), (long long)s.param, (long long)(10 * MS),
+             (long long)b, (long long)(19 * MiB), (long long)s.fwd, (long long)(20 * MS), (long long)b,
+             (long long)(19 * MiB), (long long)s.eng);
+    tg_exec(g, zSql);
+    tg_exec(g, "INSERT INTO stack(hash, depth) VALUES(99, 0)"); /* keeps the ids above taken */
+    ASSERT_EQ(0, tg_close(g));
+    vt__opts_default(&o);
+    o.batch = 10;
+    o.fitMemory = 64 * MiB + VT_FIT_CONTEXT;
+    ASSERT_EQ(0, vt__analyze(&zPath, 1, &o, r));
+    return dev0(r, 0);
+}
+
+TEST(fit_expandable_segments_replayed)
+{
+    struct vt_result r;
+    const struct vt_device *d = expandable_job(tg_path("blocks_exp0.db"), NULL, &r);
+    int bSeen = 0;
+    ASSERT(d);
+    ASSERT_EQ(1, d->fit.bReplayed);
+    ASSERT_EQ(23, d->fit.maxBatch);
+    ASSERT_EQ(32, d->fit.expandBatch);
+    for (int k = 0; k < d->fit.nSave; k++)
+        if (!strcmp(d->fit.aSave[k].zKey, "expandable_segments")) {
+            bSeen = 1;
+            ASSERT(d->fit.aSave[k].bytes >= 17 * MiB && d->fit.aSave[k].bytes <= 19 * MiB); /* bisected to 1 MiB */
+            ASSERT_CONTAINS(d->fit.aSave[k].zAssume, "batch 32 instead of 23");
+        }
+    ASSERT(bSeen);
+    vt__result_free(&r);
+    /* run with expandable segments: replayed so, and no saving offered */
+    d = expandable_job(tg_path("blocks_exp1.db"), "garbage_collection_threshold:0.8,expandable_segments:True", &r);
+    ASSERT(d);
+    ASSERT_EQ(1, d->fit.bReplayed);
+    ASSERT_EQ(32, d->fit.maxBatch);
+    ASSERT_CONTAINS(d->fit.azAssume[d->fit.nAssume - 1], "with expandable_segments:True");
+    for (int k = 0; k < d->fit.nSave; k++) ASSERT(strcmp(d->fit.aSave[k].zKey, "expandable_segments") != 0);
+    vt__result_free(&r);
+}
+
 /* An import whose memory began before its window: that part is "allocated before the trace". */
 TEST(categories_before_the_trace)
 {
@@ -709,5 +770,5 @@ TEST(real_shared_files)
 
 VT_TEST_LIST(T(categories_tensor_level_nvtx) T(categories_tensor_level_steps_from_stacks) T(categories_two_ranks)
                  T(fit_largest_batch) T(fit_fragmentation_saving) T(categories_segment_level) T(categories_blocks_in_segments_cache) T(sites_count_blocks_not_their_segments)
-                     T(categories_at_oom_device_used) T(categories_at_oom_pool_cache) T(fit_tensor_level_replays_the_pool) T(categories_at_peak_device_sampled) T(fit_segment_level_lower_bound) T(categories_before_the_trace) T(breakdown_in_every_format) T(fit_text_nothing_grows)
+                     T(categories_at_oom_device_used) T(categories_at_oom_pool_cache) T(fit_tensor_level_replays_the_pool) T(fit_expandable_segments_replayed) T(categories_at_peak_device_sampled) T(fit_segment_level_lower_bound) T(categories_before_the_trace) T(breakdown_in_every_format) T(fit_text_nothing_grows)
                          T(real_shipped_file) T(real_shared_files))

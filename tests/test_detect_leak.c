@@ -788,7 +788,44 @@ TEST(last_step_held_to_exit_is_state)
     tg_cleanup();
 }
 
+/* Twelve 10 ms training steps, each holding one batch of its own length (100 MiB + 20 MiB per step, lengths
+ * rising) for the whole step: made as the step starts, the previous step's dropped at the same moment, from two
+ * alternating lines (a double-buffered loader) so that no line grows on its own. Each step's lowest is its own
+ * batch, so the baseline rises by 200 MiB, yet nothing made after the first point and held at the last explains
+ * it: the level the last points stood at, not memory kept. No leak (it was a "baseline rises, no single site"). */
+TEST(baseline_of_longer_batches_is_no_growth)
+{
+    const char *zPath = tg_path("longer.db");
+    struct tg *g = tg_open(zPath);
+    struct vt_result r;
+    int64_t aS[2], k;
+    ASSERT(g);
+    tg_meta(g, "config.tensors", "1");
+    tg_device(g, 0, "Test GPU", 16 * GiB);
+    aS[0] = tg_stack(g, "data.py", 30, "next_even");
+    aS[1] = tg_stack(g, "data.py", 31, "next_odd");
+    tg_alloc(g, 1 * MS, 0, 3, WEIGHTS, 256 * MiB, tg_stack(g, "train.py", 40, "main"));
+    tg_nvtx(g, 5 * MS, 125 * MS, "train");
+    for (int i = 0; i < 12; i++) {
+        int64_t t0 = 5 * MS + i * 10 * MS;
+        tg_nvtx(g, t0, t0 + 10 * MS, "train_step");
+        tg_alloc(g, t0, 0, 3, ACT + (i % 2) * 0x40000000LL, (100 + 20 * i) * MiB, aS[i % 2]);
+        if (i > 0) tg_free(g, t0, 0, 3, ACT + ((i - 1) % 2) * 0x40000000LL, (100 + 20 * (i - 1)) * MiB);
+        k = tg_kernel(g, t0 + 2 * MS, t0 + 3 * MS, "sgemm");
+        tg_use(g, t0 + 2 * MS, k, WEIGHTS);
+        tg_use(g, t0 + 2 * MS, k, ACT + (i % 2) * 0x40000000LL);
+    }
+    tg_free(g, 126 * MS, 0, 3, ACT + 0x40000000LL, 320 * MiB);
+    ASSERT_EQ(0, tg_close(g));
+    run(zPath, &r);
+    ASSERT_EQ(12, r.aTrace[0].ph.nIter);
+    ASSERT_EQ(0, count_kind(&r, "leak", VT_SEV_LOW));
+    vt__result_free(&r);
+    tg_cleanup();
+}
+
 VT_TEST_LIST(T(plain_cuda_loop_ended_at_oom_is_no_growth) T(state_without_uses_is_not_a_leak) T(segment_growth_names_its_site) T(segment_creep_is_not_growth) T(trend_shapes) T(leak_released_at_the_end_still_grows) T(nccl_buffers_are_not_leaks) T(leak_sample_shape) T(leak_growth_and_never_freed_by_site) T(leak_not_judged_across_a_lent_window) T(healthy_training_loop_has_no_finding)
                  T(caching_allocator_segments_are_not_a_leak) T(caching_allocator_growth_is_reported)
                      T(plain_cuda_leak_without_phases) T(one_step_snapshot_is_state)
-                     T(one_step_process_is_state) T(capped_cache_reused_is_state) T(segment_growth_at_two_sites_is_one_finding) T(snapshot_cycles_are_iterations) T(last_step_held_to_exit_is_state) T(small_growth_on_a_larger_job_is_medium))
+                     T(one_step_process_is_state) T(capped_cache_reused_is_state) T(segment_growth_at_two_sites_is_one_finding) T(snapshot_cycles_are_iterations) T(last_step_held_to_exit_is_state) T(small_growth_on_a_larger_job_is_medium)
+                     T(baseline_of_longer_batches_is_no_growth))

@@ -74,6 +74,84 @@ TEST(three_verdicts_three_processes)
 }
 
 /*
+ * Other processes as NVML told `vramtrace record` (meta nvml.device.0.*). The device's use less
+ * what this process held is 11.5 GiB in each trace (4 GiB held, 0.5 GiB free of 16, a 2 GiB
+ * request), which alone makes "another process". Where NVML's reading nearest the failure lists
+ * 200 MiB in one process, the rest is this process's own (context, untraced memory): real
+ * demand, NVML's figure named as what was judged. Where it lists 11 GiB in two processes: another
+ * process, with NVML's figure. A sample far from the failure loses to a near one; with the launch
+ * reading only, that reading is used and said to be it.
+ */
+TEST(others_by_nvml_readings)
+{
+    static const struct {
+        const char *zName, *aKV[4][2];
+        const char *zVerdict, *zEvidence;
+        int64_t nvml;
+        int nProc;
+    } aCase[] = {
+        {"few.db",
+         {{"nvml.device.0.others_sample.0", "2000000 209715200 1"},
+          {"nvml.device.0.others_procs.0", "99 209715200 notebook"},
+          {"nvml.device.0.others_sample.1", "900000000 11811160064 2"},
+          {"nvml.status", "ok"}},
+         "real demand",
+         "Other processes: 200 MiB in 1 process by NVML's per-process memory (read by vramtrace record, its reading "
+         "nearest the failure, at ",
+         200 * MiB, 1},
+        {"many.db",
+         {{"nvml.device.0.others_sample.0", "2500000 11811160064 2"},
+          {"nvml.device.0.others_procs.0", "4242 8589934592 python;777 3221225472 jupyter-lab"},
+          {"nvml.status", "ok"},
+          {NULL, NULL}},
+         "another process",
+         "Other processes: 11.0 GiB in 2 processes by NVML's per-process memory (read by vramtrace record, its "
+         "reading nearest the failure, at 1.5 ms; pid 4242 (python, 8.00 GiB), pid 777 (jupyter-lab, 3.00 GiB))",
+         11 * GiB, 2},
+        {"launch.db",
+         {{"nvml.device.0.others_at_launch", "104857600 1"}, {"nvml.status", "ok"}, {NULL, NULL}, {NULL, NULL}},
+         "real demand", "its reading before the job was launched; pids and names are not recorded)", 100 * MiB, 1},
+        {"none.db", {{"nvml.status", "ok"}, {NULL, NULL}, {NULL, NULL}, {NULL, NULL}}, "another process",
+         "Other processes were not read through NVML", -1, 0},
+    };
+    for (size_t c = 0; c < sizeof aCase / sizeof aCase[0]; c++) {
+        const char *zPath = tg_path(aCase[c].zName);
+        const char *az[1] = {zPath};
+        struct tg *g = tg_open(zPath);
+        struct vt_opts o;
+        struct vt_result r;
+        int64_t s;
+        int nOom = 0;
+        ASSERT(g);
+        s = tg_stack(g, "train.py", 120, "forward");
+        tg_meta(g, "pid", "1001");
+        for (int k = 0; k < 4 && aCase[c].aKV[k][0]; k++) tg_meta(g, aCase[c].aKV[k][0], aCase[c].aKV[k][1]);
+        tg_device(g, 0, "Test GPU", 16 * GiB);
+        tg_alloc(g, 1 * MS, 0, 3, 0x100000000LL, 3 * GiB, s);
+        tg_alloc(g, 2 * MS, 0, 3, 0x900000000LL, 1 * GiB, -1);
+        tg_oom(g, 3 * MS, 0, 2 * GiB, GiB / 2, 16 * GiB, s);
+        ASSERT_EQ(0, tg_close(g));
+        vt__opts_default(&o);
+        o.bNoWrite = 1;
+        ASSERT_EQ(0, vt__analyze(az, 1, &o, &r));
+        ASSERT_EQ(1, r.aTrace[0].nOom);
+        ASSERT_STREQ(aCase[c].zVerdict, r.aTrace[0].aOom[0].zVerdict);
+        ASSERT_EQ(aCase[c].nvml, r.aTrace[0].aOom[0].othersNvml);
+        ASSERT_EQ(23 * GiB / 2, r.aTrace[0].aOom[0].others); /* device used less held, as before */
+        if (aCase[c].nvml >= 0) ASSERT_EQ(aCase[c].nProc, r.aTrace[0].aOom[0].othersNvmlProcs);
+        for (int i = 0; i < r.nFind; i++) {
+            if (strcmp(r.aFind[i].zKind, "oom")) continue;
+            nOom++;
+            ASSERT_CONTAINS(r.aFind[i].zTitle, aCase[c].zVerdict);
+            ASSERT_CONTAINS(r.aFind[i].zEvidence, aCase[c].zEvidence);
+        }
+        ASSERT_EQ(1, nOom);
+        vt__result_free(&r);
+    }
+    tg_cleanup();
+}
+
+/*
  * Live tensors fill the device: 15.6 GiB of 16 GiB live, a 256 MiB request fails with 300 MiB free
  * (the driver's own reserve and holes). Free memory covers the request, but free plus cached is under
  * 5 % of the device: serving it would only have moved the failure to the next allocation of the step.
@@ -591,4 +669,5 @@ TEST(retry_with_a_smaller_batch_is_one_failure)
 
 VT_TEST_LIST(T(segment_level_cannot_tell_fragmentation) T(three_verdicts_three_processes) T(oom_sample_shape) T(retried_request_is_one_finding)
                  T(live_grouped_by_site_and_kind) T(job_ended_at_oom_is_no_leak) T(attempts_of_one_failure_are_one_finding)
-                 T(recovered_requests_are_info) T(retry_with_a_smaller_batch_is_one_failure) T(device_full_of_live_tensors_is_real_demand))
+                 T(recovered_requests_are_info) T(retry_with_a_smaller_batch_is_one_failure) T(device_full_of_live_tensors_is_real_demand)
+                 T(others_by_nvml_readings))

@@ -845,6 +845,12 @@ TEST(record_reads_other_processes)
     ASSERT_EQ(2147483648LL, bytes); /* pid 4242 is this trace's own process: not another's */
     ASSERT_EQ(1, n);
     ASSERT(ts > 3000000000LL); /* on the trace's clock: after the job started, 2 s after the anchor */
+    /* the processes by pid, bytes and name (/proc/PID/comm, read by record: the fake pid has none) */
+    z = trace_meta(zTrace, "nvml.device.0.others_procs.0");
+    ASSERT(z != NULL && !strncmp(z, "999991 2147483648 ", 18) && !strchr(z, ';'));
+    z = trace_meta(zTrace, "nvml.device.0.others_procs_at_launch");
+    ASSERT(z != NULL && !strncmp(z, "999991 1073741824 ", 18));
+    ASSERT(trace_meta(zTrace, "nvml.device.0.others_procs.1") == NULL); /* the same list later: not written again */
     /* the peak and the OOM: other processes are a part of 2 GiB, out of the CUDA context's share */
     zOut = analyze_out(zDir, zTrace, "json");
     {

@@ -23,6 +23,9 @@
  *    free segment is released and the segment tried once more, and the request fails only then.
  *    max_split_size_mb (PYTORCH_ALLOC_CONF) as PyTorch applies it: blocks at least that large are
  *    not split and serve only requests of that size or up to 20 MiB less.
+ *    With expandable_segments:True (cfg->bExpandable), one segment per pool that grows and
+ *    shrinks by 2 MiB pages (KPAGE) instead: free pages are unmapped before a request fails, so a
+ *    block fails only when the pages of what is live with it do not fit (expand_take).
  *  - The cudaMallocAsync pool for cudaMallocAsync's allocations: the driver's pool keeps chunks of
  *    at least the smallest growth the trace's pool showed (2 MiB granularity, the request rounded
  *    up to it above), best fit over the free pieces of every chunk, split at any rest of 512 B or
@@ -30,11 +33,15 @@
  *    wholly free chunks before it reports out of memory is the one retry modelled.
  *  - Direct: cudaMalloc by a library (NCCL, cuBLAS), the runtime's own memory: the bytes, no cache.
  *
- * One stream (the trace does not say which stream a block was on). The largest scale that runs
- * without a failure is found by bisection from a first guess (growing it by a quarter until a
- * scale fails), to one batch or a thousandth of it, at most VT_FS_REPLAYS replays, each one pass
- * over the stream (early out at the first failure): time O(replays x n log m), n lifetimes, m free
- * blocks (bench_allocsim: about 0.7 s a replay of 1 M lifetimes, 12 replays); memory 40 bytes a
+ * One stream (the trace does not say which stream a block was on). Fragmentation can make a batch
+ * fail and a larger one run again, so the answer is the first failure above the traced batch less
+ * one: where n x VT_FS_FINE replays fit in VT_FS_WORK lifetimes replayed, the scale is climbed from
+ * the traced one in steps of a fortieth (2.5 %; a window of failures narrower than that may be
+ * missed) until one fails, and by quarters once VT_FS_WORK / n replays are spent; a larger stream
+ * grows from a first guess by quarters (a window below it is not looked for). Then bisection to
+ * one batch or a thousandth of it, at most VT_FS_REPLAYS replays more, each one pass over the
+ * stream (early out at the first failure): time O(replays x n log m), n lifetimes, m free blocks
+ * (bench_allocsim: about 0.7 s a replay of 1 M lifetimes, 12 replays); memory 40 bytes a
  * lifetime kept from the replay to the fit, about 60 while the fit runs, at most VT_FS_MAX
  * lifetimes (a larger trace keeps the proportional estimate and says so).
  */
@@ -45,6 +52,7 @@
 #define KMINLARGE ((int64_t)10 << 20)    /* kMinLargeAlloc */
 #define KROUND ((int64_t)2 << 20)        /* kRoundLarge, and the pool's granularity */
 #define KMINBLOCK ((int64_t)512)         /* kMinBlockSize */
+#define KPAGE ((int64_t)2 << 20)         /* an expandable segment's page (the driver's mapping granularity) */
 
 enum { P_SMALL = 0, P_LARGE, P_POOL };   /* model pools: the caching allocator's two, the async pool */
 
@@ -76,6 +84,7 @@ struct model {
     int64_t nBAlloc, nSlotAlloc;
     int root;                            /* treap of free blocks by (pool, size, addr) */
     int64_t reserved, direct, limit, peak, vaNext, maxSplit, chunk;
+    int64_t aLiveE[2], expand;           /* expandable segments: live bytes per pool, the pages they map */
     unsigned rng;
 };
 
@@ -236,13 +245,47 @@ static int release_cached(struct model *m)
 /* Whether n more bytes fit beside what the model holds. */
 static int fits(const struct model *m, int64_t n)
 {
-    return m->reserved + m->direct + n <= m->limit;
+    return m->reserved + m->direct + m->expand + n <= m->limit;
 }
 
 /* Note the level for the peak. */
 static void level(struct model *m)
 {
-    if (m->reserved + m->direct > m->peak) m->peak = m->reserved + m->direct;
+    if (m->reserved + m->direct + m->expand > m->peak) m->peak = m->reserved + m->direct + m->expand;
+}
+
+/* Bytes of the KPAGE pages that n bytes of one expandable segment map. */
+static int64_t pages(int64_t n)
+{
+    return (n + KPAGE - 1) / KPAGE * KPAGE;
+}
+
+/*
+ * A block of `bytes` (sign: +1 allocated, -1 freed) in the caching allocator's expandable
+ * segments: its pool's one segment grows by pages; the free pages are unmapped before a request
+ * fails, so what must fit is the pages of what is live. 1 served, 0 it does not fit (nothing
+ * changed).
+ */
+static int expand_take(struct model *m, int64_t bytes, int sign)
+{
+    int64_t size = bytes < KMINBLOCK ? KMINBLOCK : (bytes + KMINBLOCK - 1) / KMINBLOCK * KMINBLOCK, was = m->expand;
+    int pool = size <= KSMALL ? 0 : 1;
+    m->aLiveE[pool] += sign * size;
+    m->expand = pages(m->aLiveE[0]) + pages(m->aLiveE[1]);
+    if (sign > 0 && m->reserved + m->direct + m->expand > m->limit) {
+        int64_t over = m->expand;
+        m->expand = was;
+        if (release_cached(m) != 0 || !fits(m, over - was)) { /* a cudaMallocAsync pool's free chunks first */
+            m->expand = over;
+            level(m); /* the level it would have reached, for the peak */
+            m->aLiveE[pool] -= size;
+            m->expand = was;
+            return 0;
+        }
+        m->expand = over;
+    }
+    level(m);
+    return 1;
 }
 
 /*
@@ -351,7 +394,7 @@ static int model_free(struct model *m, int b)
 struct devstream {
     const struct fsrec *a;
     int64_t *aBegin, *aEnd, nBegin, nEnd;
-    int *aSlot;                          /* per record: its block in the model, -1 direct */
+    int *aSlot;                          /* per record: its block in the model, -1 direct, -3 in an expandable segment */
     unsigned char *aScale;               /* per record: whether it grows with the batch */
 };
 
@@ -402,11 +445,15 @@ static int replay(const struct devstream *ds, double k, const struct vt_fsconfig
         int64_t n = ds->aScale[x] ? (int64_t)ceil((double)r->bytes * k) : r->bytes;
         if (!bBegin) {
             if (ds->aSlot[x] == -1) m.direct -= n;
+            else if (ds->aSlot[x] == -3) expand_take(&m, n, -1);
             else if (ds->aSlot[x] >= 0 && model_free(&m, ds->aSlot[x]) != 0) rc = -1;
             continue;
         }
         ds->aSlot[x] = -1;
-        if (r->kind == VT_FS_DIRECT) {
+        if (r->kind == VT_FS_CACHED && cfg->bExpandable) {
+            if (expand_take(&m, n, 1)) ds->aSlot[x] = -3;
+            else rc = 0;
+        } else if (r->kind == VT_FS_DIRECT) {
             if (!fits(&m, n)) rc = 0;
             m.direct += n;
             level(&m);
@@ -451,51 +498,106 @@ static int settle_scales(struct devstream *ds)
     return 0;
 }
 
+/* Release what stream_open made. */
+static void stream_close(struct devstream *ds)
+{
+    free(ds->aBegin);
+    free(ds->aEnd);
+    free(ds->aSlot);
+    free(ds->aScale);
+}
+
+/*
+ * Device acct's part of s into ds, in order, with whether each record grows (*pRes's bPool and
+ * bCached set). 0; 2 no record of acct; -1 out of memory. stream_close releases ds on any path.
+ */
+static int stream_open(const struct vt_fitstream *s, int acct, struct devstream *ds, struct vt_fsresult *pRes)
+{
+    int rc = 0;
+    memset(ds, 0, sizeof *ds);
+    ds->a = s->a;
+    ds->aBegin = malloc(sizeof *ds->aBegin * (size_t)(s->n + 1));
+    ds->aEnd = malloc(sizeof *ds->aEnd * (size_t)(s->n + 1));
+    ds->aSlot = malloc(sizeof *ds->aSlot * (size_t)(s->n + 1));
+    ds->aScale = malloc((size_t)(s->n + 1));
+    if (!ds->aBegin || !ds->aEnd || !ds->aSlot || !ds->aScale) rc = -1;
+    for (int64_t i = 0; rc == 0 && i < s->n; i++) {
+        if (s->a[i].acct != acct) continue;
+        ds->aBegin[ds->nBegin++] = i;
+        if (s->a[i].endSeq >= 0) ds->aEnd[ds->nEnd++] = i; /* the records came in order of their ends */
+        if (s->a[i].kind == VT_FS_POOL) pRes->bPool = 1;
+        if (s->a[i].kind == VT_FS_CACHED) pRes->bCached = 1;
+    }
+    if (rc == 0 && ds->nBegin == 0) rc = 2;
+    if (rc == 0) rc = begin_sort(ds) == 0 ? settle_scales(ds) : -1;
+    return rc;
+}
+
+int vt__fs_need(const struct vt_trace *t, int acct, const struct vt_fsconfig *cfg, int64_t hiLimit, int64_t *pNeed)
+{
+    const struct vt_fitstream *s = t->pFs;
+    struct devstream ds;
+    struct vt_fsresult res;
+    int64_t lo = 0, hi = hiLimit, peak;
+    int rc, ok;
+    *pNeed = -1;
+    if (!s || s->bOver) return s && s->bOver ? 1 : 2;
+    memset(&res, 0, sizeof res);
+    rc = stream_open(s, acct, &ds, &res);
+    if (rc == 0 && ds.nBegin * (int64_t)VT_FS_NEED_REPLAYS > VT_FS_WORK) rc = 1; /* too large to bisect the memory */
+    if (rc == 0 && (ok = replay(&ds, 1.0, cfg, hi, &peak)) != 1) rc = ok < 0 ? -1 : 3;
+    for (int i = 0; rc == 0 && i < VT_FS_NEED_REPLAYS && hi - lo > ((int64_t)1 << 20); i++) { /* lo fails, hi runs */
+        int64_t mid = lo + (hi - lo) / 2;
+        if ((ok = replay(&ds, 1.0, cfg, mid, &peak)) < 0) rc = -1;
+        else if (ok) hi = mid;
+        else lo = mid;
+    }
+    if (rc == 0) *pNeed = hi;
+    stream_close(&ds);
+    return rc;
+}
+
 int vt__fs_fit(const struct vt_trace *t, int acct, const struct vt_fsconfig *cfg, int64_t limit, int64_t batch,
                double guess, struct vt_fsresult *pRes)
 {
     const struct vt_fitstream *s = t->pFs;
     struct devstream ds;
-    int64_t units = batch > 0 ? batch : 1000, lo, hi = -1, x, peak;
-    int rc = 0, ok;
+    int64_t units = batch > 0 ? batch : 1000, lo, hi = -1, x, peak, fineMax;
+    int rc = 0, ok, maxReplay;
     memset(pRes, 0, sizeof *pRes);
     pRes->maxScale = -1;
     if (!s || s->bOver) return s && s->bOver ? 1 : 2;
-    memset(&ds, 0, sizeof ds);
-    ds.a = s->a;
-    ds.aBegin = malloc(sizeof *ds.aBegin * (size_t)(s->n + 1));
-    ds.aEnd = malloc(sizeof *ds.aEnd * (size_t)(s->n + 1));
-    ds.aSlot = malloc(sizeof *ds.aSlot * (size_t)(s->n + 1));
-    ds.aScale = malloc((size_t)(s->n + 1));
-    if (!ds.aBegin || !ds.aEnd || !ds.aSlot || !ds.aScale) rc = -1;
-    for (int64_t i = 0; rc == 0 && i < s->n; i++) {
-        if (s->a[i].acct != acct) continue;
-        ds.aBegin[ds.nBegin++] = i;
-        if (s->a[i].endSeq >= 0) ds.aEnd[ds.nEnd++] = i; /* the records came in order of their ends */
-        if (s->a[i].kind == VT_FS_POOL) pRes->bPool = 1;
-        if (s->a[i].kind == VT_FS_CACHED) pRes->bCached = 1;
-    }
-    if (rc == 0 && ds.nBegin == 0) rc = 2;
-    if (rc == 0) {
-        rc = begin_sort(&ds) == 0 ? settle_scales(&ds) : -1;
-    }
+    rc = stream_open(s, acct, &ds, pRes);
     if (rc == 0) { /* the traced batch must run in the model; then grow from the guess until one fails, bisect */
         ok = replay(&ds, 1.0, cfg, limit, &pRes->peakAtOne);
         pRes->nReplay = 1;
         if (ok < 0) rc = -1;
         else if (ok == 0) rc = 3;
     }
+    /* a stream small enough is climbed from the traced batch in steps of a fortieth: fragmentation can make
+     * a batch fail and a larger one run again, and the first failure is the one a larger batch meets */
+    fineMax = ds.nBegin > 0 ? VT_FS_WORK / ds.nBegin : 0;
+    if (fineMax > VT_FS_FINE) fineMax = VT_FS_FINE;
+    pRes->bFine = fineMax > VT_FS_REPLAYS;
+    maxReplay = pRes->bFine ? (int)fineMax + VT_FS_REPLAYS : VT_FS_REPLAYS;
     lo = units;
-    x = guess > 1.0 ? (int64_t)floor((guess < 1e6 ? guess : 1e6) * (double)units) : units + 1; /* no overflow */
+    if (pRes->bFine) x = lo + (lo / 40 > 1 ? lo / 40 : 1);
+    else x = guess > 1.0 ? (int64_t)floor((guess < 1e6 ? guess : 1e6) * (double)units) : units + 1; /* no overflow */
     if (x <= lo) x = lo + 1;
-    while (rc == 0 && hi < 0 && pRes->nReplay < VT_FS_REPLAYS) {
+    while (rc == 0 && hi < 0 && pRes->nReplay < maxReplay) {
         ok = replay(&ds, (double)x / (double)units, cfg, limit, &peak);
         pRes->nReplay++;
-        if (ok < 0) rc = -1;
-        else if (ok) lo = x, x = x + x / 4 + 1;
-        else hi = x;
+        if (ok < 0) {
+            rc = -1;
+        } else if (!ok) {
+            hi = x;
+        } else {
+            lo = x;
+            if (pRes->bFine && pRes->nReplay >= fineMax) pRes->bFine = 0; /* climbed as far as it may: by quarters */
+            x = pRes->bFine ? x + (x / 40 > 1 ? x / 40 : 1) : x + x / 4 + 1;
+        }
     }
-    while (rc == 0 && hi > 0 && hi - lo > 1 + lo / 1000 && pRes->nReplay < VT_FS_REPLAYS) {
+    while (rc == 0 && hi > 0 && hi - lo > 1 + lo / 1000 && pRes->nReplay < maxReplay) {
         int64_t mid = lo + (hi - lo) / 2;
         ok = replay(&ds, (double)mid / (double)units, cfg, limit, &peak);
         pRes->nReplay++;
@@ -508,10 +610,7 @@ int vt__fs_fit(const struct vt_trace *t, int acct, const struct vt_fsconfig *cfg
         pRes->maxBatch = batch > 0 ? lo : -1;
         pRes->bOpen = hi < 0 || hi - lo > 1 + lo / 1000; /* the replays ran out before the bracket closed */
     }
-    free(ds.aBegin);
-    free(ds.aEnd);
-    free(ds.aSlot);
-    free(ds.aScale);
+    stream_close(&ds);
     return rc;
 }
 

@@ -157,6 +157,10 @@ struct vt_fit {
     int64_t batch, maxBatch; /* --batch N, and the largest batch size that fits; -1 unknown */
     int bLowerBound;        /* segment level: maxScale and maxBatch are the least that fits, not a point */
     int bReplayed;          /* maxScale from the allocator replayed over the trace's requests (allocsim.c) */
+    int64_t expandSave;     /* replayed without, then with expandable segments: the memory the traced batch needs
+                             * less by this; -1 not replayed so */
+    int64_t expandBatch;    /* and the largest batch with them (-1 unknown) */
+    double expandScale;     /* as a scale, -1 unknown */
     char *azAssume[5];      /* the estimate's assumptions */
     int nAssume;
     struct vt_fitsave aSave[VT_FIT_SAVES];
@@ -312,6 +316,12 @@ struct vt_transfers {
 
 struct vt_oom {
     int64_t ts, requested, freeBytes, totalBytes, held, poolCached, others;
+    int64_t othersNvml;     /* other processes' bytes by NVML's reading nearest it (meta nvml.*, capped at others), -1
+                             * not read; set by the OOM detector, which then judges by it */
+    int othersNvmlProcs;    /* how many processes that reading listed */
+    int bOthersLaunch;      /* that reading is the one before the job was launched */
+    int64_t othersNvmlTs;   /* that sample's time, -1 the launch reading */
+    const char *zOthersProcs; /* that reading's processes, "PID BYTES NAME;..." (the trace's meta), NULL unknown */
     int64_t tensorAllocated; /* blocks of a framework allocator live then, -1 when not known */
     int64_t allocAfter;     /* bytes of the (judged) device allocations that began after it, before the next OOM */
     int nextSite;           /* the site of the first of those on its device, -1 none */
@@ -631,6 +641,9 @@ void vt__fit_clear(struct vt_fit *f);
 /* ---- allocsim.c ---- */
 #define VT_FS_MAX ((int64_t)1 << 22) /* lifetimes kept for the allocator's replay (40 bytes each) */
 #define VT_FS_REPLAYS 24             /* replays of the stream per device, the bisection's steps included */
+#define VT_FS_FINE 400               /* replays at most of the climb in steps of 2.5 % (a small stream) */
+#define VT_FS_WORK ((int64_t)1 << 25) /* lifetimes replayed at most by that climb: n x replays */
+#define VT_FS_NEED_REPLAYS 40        /* replays at most of vt__fs_need's bisection over the memory */
 #define VT_FS_SCALES_UNKNOWN 2 /* vt__fs_add: whether it grows with the batch cannot be told from its category */
 enum { VT_FS_DIRECT = 0, VT_FS_CACHED, VT_FS_POOL }; /* who served a lifetime: a library, PyTorch's caching
                                                       * allocator, the cudaMallocAsync pool */
@@ -647,6 +660,8 @@ struct vt_fsresult {
     int64_t peakAtOne;      /* the model's highest level at the traced batch */
     int nReplay;
     int bOpen;              /* the replays ran out before the largest was bracketed to one batch */
+    int bFine;              /* climbed from the traced batch in steps of 2.5 % to the first failure (else by quarters
+                             * from the guess, or beyond VT_FS_WORK / n replays) */
     int bPool, bCached;     /* the stream held cudaMallocAsync's allocations, the caching allocator's blocks */
 };
 /* Append lifetime l of t (ended at breakdown sequence endSeq; growing with the batch: 1, 0, or
@@ -664,6 +679,13 @@ int vt__fs_config(const struct vt_trace *t, struct vt_fsconfig *c);
  */
 int vt__fs_fit(const struct vt_trace *t, int acct, const struct vt_fsconfig *cfg, int64_t limit, int64_t batch,
                double guess, struct vt_fsresult *pRes);
+/*
+ * The least memory (to 1 MiB, below hiLimit) in which the allocator models serve device acct's
+ * stream at the traced batch, into *pNeed (-1 unknown): bisected over the memory, at most
+ * VT_FS_NEED_REPLAYS replays. 0 found; 1 the stream is too large for that (n x VT_FS_NEED_REPLAYS >
+ * VT_FS_WORK) or was not kept; 2 no stream; 3 not served even in hiLimit; -1 out of memory.
+ */
+int vt__fs_need(const struct vt_trace *t, int acct, const struct vt_fsconfig *cfg, int64_t hiLimit, int64_t *pNeed);
 
 /* ---- oomfail.c ---- */
 /* Group t's OOM events into failed requests (t->aFail) and find whether the job ended at the last one

@@ -3,7 +3,85 @@
 
 #include <string.h>
 
-#define OTHERS_MIN ((int64_t)1 << 30) /* beyond the ~0.3-0.5 GiB a CUDA context takes */
+#define OTHERS_MIN ((int64_t)1 << 30)      /* beyond the ~0.3-0.5 GiB a CUDA context takes */
+#define OTHERS_NVML_MIN ((int64_t)64 << 20) /* NVML's figure holds no context of this process: a smaller floor */
+
+/*
+ * Other processes' memory at OOM o by NVML, where `vramtrace record` read it (meta nvml.*): the
+ * reading nearest the OOM (a sample while the job ran, else the one before launch), capped at what
+ * the device used beyond this process's held memory when that is known (a sample can be stale).
+ * Into o->othersNvml (-1 not read) and its reading's count, time and kind.
+ */
+static void oom_others_nvml(const struct vt_trace *t, struct vt_oom *o)
+{
+    struct vt_others oth;
+    o->othersNvml = o->othersNvmlTs = -1;
+    o->othersNvmlProcs = o->bOthersLaunch = 0;
+    o->zOthersProcs = NULL;
+    if (vt__read_others(&t->f, o->device, o->ts, &oth) != 1) return;
+    o->othersNvml = o->others >= 0 && oth.bytes > o->others ? o->others : oth.bytes;
+    o->othersNvmlProcs = oth.nProc;
+    o->zOthersProcs = oth.zProcs;
+    o->bOthersLaunch = oth.bLaunch;
+    o->othersNvmlTs = oth.sampleTs;
+}
+
+/*
+ * The processes of NVML's list zProcs ("PID BYTES NAME;...") into z (size n) as "pid 4242 (python,
+ * 2.00 GiB), ...": "pids and names are not recorded" when zProcs is NULL, "no process listed"
+ * when it is empty.
+ */
+static void others_procs_text(const char *zProcs, char *z, size_t n)
+{
+    size_t k = 0;
+    snprintf(z, n, "%s", !zProcs ? "pids and names are not recorded" : "no process listed");
+    for (const char *p = zProcs; p && *p && k + 80 < n;) {
+        unsigned pid;
+        long long bytes;
+        char zName[32], zB[32];
+        int m;
+        if (sscanf(p, "%u %lld %31[^;]", &pid, &bytes, zName) != 3) break;
+        m = snprintf(z + k, n - k, "%spid %u (%s, %s)", k ? ", " : "", pid, zName,
+                     vt__fmt_bytes((int64_t)bytes, zB, sizeof zB));
+        if (m < 0 || (size_t)m >= n - k) break;
+        k += (size_t)m;
+        p = strchr(p, ';');
+        p = p ? p + 1 : NULL;
+    }
+}
+
+/*
+ * Which evidence decided other processes' part of OOM o, into z (size n): NVML's reading (by
+ * process count and time), else, where it made the verdict "another process" (bOthersVerdict),
+ * the device's use less what this process held, which counts this process's CUDA context and
+ * untraced memory too.
+ */
+static void oom_others_evidence(const struct vt_trace *t, const struct vt_oom *o, int bOthersVerdict, char *z, size_t n)
+{
+    char zO[32], zAt[32], zD[32], zWhen[80], zRest[160] = "", zProcs[400];
+    z[0] = 0;
+    if (o->othersNvml >= 0) {
+        others_procs_text(o->zOthersProcs, zProcs, sizeof zProcs);
+        vt__fmt_bytes(o->othersNvml, zO, sizeof zO);
+        if (o->bOthersLaunch) {
+            snprintf(zWhen, sizeof zWhen, "%s", "its reading before the job was launched");
+        } else {
+            vt__fmt_at(t, o->othersNvmlTs, zAt, sizeof zAt);
+            snprintf(zWhen, sizeof zWhen, "its reading nearest the failure, at %s", zAt);
+        }
+        if (o->others >= 0)
+            snprintf(zRest, sizeof zRest, "; the rest of the %s the device used beyond what this process held is its "
+                     "CUDA context, untraced memory and the driver's", vt__fmt_bytes(o->others, zD, sizeof zD));
+        snprintf(z, n,
+                 " Other processes: %s in %d process%s by NVML's per-process memory (read by vramtrace record, %s; "
+                 "%s)%s. NVML's figure, not the device's use, was judged.",
+                 zO, o->othersNvmlProcs, o->othersNvmlProcs == 1 ? "" : "es", zWhen, zProcs, zRest);
+    } else if (o->others >= 0 && bOthersVerdict) {
+        snprintf(z, n, "%s",
+                 " Other processes were not read through NVML (vramtrace record reads them): the device's use less "
+                 "what this process held, which counts its CUDA context and untraced memory too, was judged.");
+    }
+}
 
 /*
  * The figures of OOM o reconciled into z (size n), empty when the trace has one level only: of
@@ -76,10 +154,14 @@ static int oom_end(void *st, struct vt_result *r, int iTrace)
         struct vt_oom *o = &t->aOom[pf->iJudged];
         struct vt_finding *f = vt__finding_add(r, iTrace, "oom", VT_SEV_HIGH);
         char zR[32], zF[32], zT[32], zH[32], zO[32], zC[32], zAt[32], zList[1600] = "", zRetry[900], zRecon[400];
+        char zOthers[1100];
         const char *zFix;
         size_t n = 0;
         int p, bCallPhase, bFull;
+        int64_t others;         /* other processes' bytes as judged: NVML's where read, else device used less held */
         if (!f) return -1;
+        for (int k = i; k <= j; k++) oom_others_nvml(t, &t->aOom[k]);
+        others = o->othersNvml >= 0 ? o->othersNvml : o->others;
         oom_attempts(t, pf, zRetry, sizeof zRetry);
         vt__fmt_bytes(o->requested, zR, sizeof zR);
         vt__fmt_bytes(o->freeBytes, zF, sizeof zF);
@@ -93,7 +175,7 @@ static int oom_end(void *st, struct vt_result *r, int iTrace)
          * serving this request from the holes would only have moved the failure to the next one */
         bFull = o->freeBytes >= 0 && o->totalBytes > 0 && o->held > 0 &&
                 ((o->freeBytes + (o->poolCached > 0 ? o->poolCached : 0)) * 20 <
-                 o->totalBytes - (o->others > 0 ? o->others : 0));
+                 o->totalBytes - (others > 0 ? others : 0));
         if (o->requested < 0 || o->freeBytes < 0) {
             /* unknown is not real demand: without the request or the free memory there is no verdict */
             o->zVerdict = "cause unknown";
@@ -114,12 +196,13 @@ static int oom_end(void *st, struct vt_result *r, int iTrace)
             zFix = "This process's memory pool was caching enough freed memory but could not hand it "
                    "out for this request: set PYTORCH_ALLOC_CONF=expandable_segments:True, lower the "
                    "pool release threshold, or call torch.cuda.empty_cache() before the large allocation.";
-        } else if (o->others >= OTHERS_MIN && (o->freeBytes > 0 ? o->freeBytes : 0) + o->others >= o->requested) {
+        } else if (others >= (o->othersNvml >= 0 ? OTHERS_NVML_MIN : OTHERS_MIN) &&
+                   (o->freeBytes > 0 ? o->freeBytes : 0) + others >= o->requested) {
             o->zVerdict = "another process";
             zFix = "Memory this process did not allocate fills the GPU: check nvidia-smi for other jobs "
                    "or notebook kernels on the same GPU, stop them, or give each job its own GPU with "
                    "CUDA_VISIBLE_DEVICES.";
-        } else if (t->f.bSegments && o->held > 0 && (o->totalBytes <= 0 || o->requested <= o->totalBytes - o->others) &&
+        } else if (t->f.bSegments && o->held > 0 && (o->totalBytes <= 0 || o->requested <= o->totalBytes - others) &&
                    (o->freeBytes > 0 ? o->freeBytes : 0) + o->held >= o->requested) {
             /* segments only: their holes are invisible, so full segments (real demand) and holed
              * ones (fragmentation) look the same; a request the device could never hold is demand */
@@ -139,6 +222,7 @@ static int oom_end(void *st, struct vt_result *r, int iTrace)
                    "(torch.utils.checkpoint), and torch.no_grad() for evaluation; fix any leak or "
                    "retained-memory finding first, it may be what fills the GPU.";
         }
+        oom_others_evidence(t, o, !strcmp(o->zVerdict, "another process"), zOthers, sizeof zOthers);
         /* what was live, by site and memory kind, largest group first */
         for (int k = 0; k < o->nGroup && k < r->pOpts->nTop && k < 5 && n + 200 < sizeof zList; k++) {
             char zG[600];
@@ -172,10 +256,10 @@ static int oom_end(void *st, struct vt_result *r, int iTrace)
                                       vt__or(vt_api_name(o->api), "allocation"), zR, o->device, o->zVerdict);
         f->zEvidence = vt__strdupf(
             "At %s, %s was requested with %s free of %s; this process held %s in live allocations%s%s%s, "
-            "and %s was in use by something else (other processes or contexts). Largest live: %s.%s%s%s%s%s",
+            "and %s was in use by something else (other processes or contexts).%s Largest live: %s.%s%s%s%s%s",
             zAt, zR, o->freeBytes >= 0 ? zF : "unknown", o->totalBytes > 0 ? zT : "unknown", zH,
             o->poolCached > 0 ? " (pool caching " : "", o->poolCached > 0 ? zC : "",
-            o->poolCached > 0 ? " freed)" : "", o->freeBytes >= 0 ? zO : "an unknown amount",
+            o->poolCached > 0 ? " freed)" : "", o->freeBytes >= 0 ? zO : "an unknown amount", zOthers,
             n ? zList : "none recorded",
             zRetry, zRecon,
             o->totalBytes > 0 && o->requested > o->totalBytes ? " The request alone is larger than the device's "

@@ -23,6 +23,9 @@ struct skept {
     int64_t bytes, count, stackId;
 };
 
+/* Evaluations of this many iterations or fewer are too short for a trend (vt__trend needs 4 steps). */
+#define FEW_BATCHES 4
+
 /* Per phase: the site whose allocations kept past their batch hold the most, and in which sixteenths they were made. */
 struct sphase {
     int site;               /* -1 none */
@@ -31,6 +34,7 @@ struct sphase {
     int nKept;
     int64_t kept;           /* bytes of all its allocations kept past their batch */
     int64_t aSlice[VT_SLICES]; /* bytes of those kept allocations made in each sixteenth of the phase */
+    int64_t aIterKept[FEW_BATCHES]; /* bytes of those made in each of its first iterations */
 };
 
 struct spike {
@@ -135,6 +139,8 @@ static int spike_event(void *st, const struct vt_trace *t, const struct vt_event
     S->aSite[c].bytes += l->bytes;
     S->aSite[c].count++;
     S->aPh[l->phase].kept += l->bytes;
+    if (it >= 0 && t->ph.aIter[it].phase == l->phase && it - p->firstIter >= 0 && it - p->firstIter < FEW_BATCHES)
+        S->aPh[l->phase].aIterKept[it - p->firstIter] += l->bytes;
     k = (int)((l->allocTs - p->start) / (dur / VT_SLICES > 0 ? dur / VT_SLICES : 1));
     S->aPh[l->phase].aSlice[k < 0 ? 0 : k >= VT_SLICES ? VT_SLICES - 1 : k] += l->bytes;
     return 0;
@@ -173,6 +179,47 @@ static int slices_of_note(const struct sphase *q)
     int n = 0;
     for (int k = 0; k < VT_SLICES; k++) n += q->aSlice[k] > 0 && q->aSlice[k] * 2 * VT_SLICES >= q->kept;
     return n;
+}
+
+/*
+ * Whether one sixteenth in the first quarter of phase q added more than half of the segments it kept: the cache
+ * filled at once for the phase's shape as it began (a larger evaluation batch's first pass, cuDNN's benchmark
+ * trying workspaces), with a few smaller segments after it, is warm-up, not growth, which adds memory batch after
+ * batch. Most of them late is growth that outran the cache's free blocks (they run out near the end).
+ */
+static int warmed_at_start(const struct sphase *q)
+{
+    for (int k = 0; k < VT_SLICES / 4; k++)
+        if (q->aSlice[k] * 2 > q->kept) return 1;
+    return 0;
+}
+
+/*
+ * Growth over an evaluation of 3 to FEW_BATCHES iterations (too few for vt__trend), at tensor level: the lowest
+ * live memory of every iteration above the one before, each rise at least half of the mean one, and in every
+ * iteration allocations that outlived it holding at least half of the mean rise. Each batch kept memory past
+ * itself, as a missing no_grad does; a healthy batch frees what it made, so its lowest level stays flat.
+ * *pRise: the rise from the first iteration's lowest to the last one's.
+ */
+static int few_batches_grow(const struct vt_trace *t, const struct vt_phase *p, const struct sphase *q, int bBlocks,
+                            int64_t minRise, int64_t *pRise)
+{
+    int n = p->nIter;
+    int64_t a[FEW_BATCHES], step;
+    *pRise = 0;
+    if (n < 3 || n > FEW_BATCHES || p->firstIter < 0) return 0;
+    for (int k = 0; k < n; k++) {
+        a[k] = bBlocks ? t->ph.aIter[p->firstIter + k].minTensor : t->ph.aIter[p->firstIter + k].minLive;
+        if (a[k] < 0) return 0;
+    }
+    *pRise = a[n - 1] - a[0];
+    if (*pRise < minRise) return 0;
+    step = *pRise / (n - 1);
+    for (int k = 0; k < n; k++) {
+        if (k > 0 && (a[k] - a[k - 1]) * 2 < step) return 0;
+        if (q->aIterKept[k] * 2 < step) return 0;
+    }
+    return 1;
 }
 
 /* A frame of the program's own code and the bytes kept past their batch by allocations made under it. */
@@ -245,7 +292,7 @@ static int grow_finding(struct vt_result *r, int iTrace, const struct vt_phase *
                         int64_t rise, int n, int sev, int bSeg)
 {
     const struct vt_trace *t = &r->aTrace[iTrace];
-    const char *zUnit = p->nIter >= 5 && p->nIter <= 512 ? "batch" : "sixteenth";
+    const char *zUnit = (p->nIter >= 5 && p->nIter <= 512) || (n == p->nIter && n >= 3) ? "batch" : "sixteenth";
     char zA[32], zB[32], zS[32], zWhere[320] = "";
     int bSite = q->site >= 0 && q->site < t->sites.n && q->bytes * 2 >= rise, bFrame = 0;
     struct sframe fr;
@@ -353,7 +400,10 @@ static int spike_end(void *st, struct vt_result *r, int iTrace)
         /* a forward pass an OOM cut short has no backward to tell it from training: inferred from kernels, it
          * is no known evaluation, and its memory is the OOM's */
         if (cut_short(t, i)) continue;
-        for (int k = 0; k < t->nOom; k++) bOom |= t->aOom[k].ts >= p->start && t->aOom[k].ts < p->end;
+        /* an error that reached the program: the allocator's retry after releasing its cache, or cuDNN's smaller
+         * workspace, failed nothing (a beam search's growing cache outgrowing the cached segments) */
+        for (int k = 0; k < t->nFail; k++)
+            bOom |= !t->aFail[k].bRecovered && t->aFail[k].lastTs >= p->start && t->aFail[k].firstTs < p->end;
         bAbove = trainPeak >= 0 && p->peak > trainPeak + trainPeak / 20 && p->peak - trainPeak >= o->minBytes;
         /* batch-by-batch baseline: iterations inside the phase, else its time slices; of the blocks of a
          * framework allocator where the trace holds them inside CUDA's segments (PyTorch's history merged:
@@ -372,6 +422,10 @@ static int spike_end(void *st, struct vt_result *r, int iTrace)
             while (k > 0 && aB[k - 1] < 0) aB[--k] = bBlocks ? p->endTensor : p->endLive;
             if (k < n) bGrow = vt__trend(aB, until_release(aB, n), minRise, &rise);
         }
+        if (!bGrow && (!t->f.bSegments || bBlocks) && few_batches_grow(t, p, q, bBlocks, minRise, &rise)) {
+            bGrow = 1;
+            n = p->nIter;
+        }
         if (bGrow) {
             int sev = bOom || (trainPeak > 0 && rise * 10 >= trainPeak) ? VT_SEV_HIGH : VT_SEV_MEDIUM;
             if (rise < SMALL_GROWTH && !bOom) {
@@ -388,7 +442,7 @@ static int spike_end(void *st, struct vt_result *r, int iTrace)
                 free(g->zEvidence);
                 g->zEvidence = z;
             }
-        } else if (t->f.bSegments && bAbove && slices_of_note(q) >= 3 && q->kept >= minRise) {
+        } else if (t->f.bSegments && bAbove && slices_of_note(q) >= 3 && q->kept >= minRise && !warmed_at_start(q)) {
             /* the cache hides growth until its free blocks run out: segments added in at least
              * three sixteenths of the phase, above the training peak, are growth */
             bGrow = 1;

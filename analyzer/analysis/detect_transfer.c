@@ -42,91 +42,174 @@ static int add(struct vt_result *r, int iTrace, int sev, int64_t bytes, int64_t 
     " pa AS MATERIALIZED (SELECT a.correlation AS c, a.stack_id AS stack FROM api_call a"                           \
     " WHERE a.correlation IN (SELECT c FROM pc)) "
 
-/* What start-up left out of the per-step figures (copies from call sites that copied only then). */
+/* One group of pageable copies ending after start: one call site (stack; bNull: none recorded) and one kind. */
+struct pgroup {
+    int64_t stack;
+    int bNull, kind;
+    /* the copies ending after the first kernel: count, bytes, time (each at least 1 ns), last end */
+    int64_t n, bytes, ns, last;
+    int bLast; /* last is known (n > 0) */
+    /* site figures: copies ending after the first kernel (0), or within start-up (1), of a known duration:
+     * their time, count and last end */
+    int64_t siteNs[2], siteN[2], siteLast[2];
+};
+
+/* What start-up left out of the per-step figures (copies from call sites that copied only then), and
+ * the pageable copies by call site and kind, read once for every figure below. */
 struct startup {
     int64_t limit;          /* a site whose last pageable copy ended by then copied only at start-up */
     int64_t count[2], bytes[2], ns[2]; /* by direction: 0 host to device, 1 device to host */
     int64_t last;           /* when the last of them ended; 0 none */
+    struct pgroup *aGroup;  /* ordered by stack (none first), then kind */
+    int nGroup;
 };
+
+/*
+ * Read the pageable copies' groups (struct pgroup) into su: one scan of memcpy and one of api_call,
+ * lo the first kernel's start (or the trace's), the trace starting at t0. Returns an SQLite code
+ * (SQLITE_NOMEM only is an error; a trace without such columns gives no group).
+ */
+static int read_groups(struct vt_trace *t, int64_t lo, struct startup *su)
+{
+    sqlite3_stmt *pStmt = NULL;
+    int rc, nAlloc = 0;
+    int64_t lo1 = t->f.t0 - 1; /* start-up's site: copies from the trace's start */
+    char *zSql = vt__strdupf(
+        PAGEABLE_CALLS_SQL "SELECT pa.stack, pc.kind, sum(pc.e > %lld), sum(CASE WHEN pc.e > %lld THEN pc.bytes END),"
+        " sum(CASE WHEN pc.e > %lld THEN max(pc.e - pc.s, 1) END), max(CASE WHEN pc.e > %lld THEN pc.e END),"
+        " sum(CASE WHEN pc.e > %lld AND pc.e >= pc.s THEN pc.e - pc.s END), sum(pc.e > %lld AND pc.e >= pc.s),"
+        " max(CASE WHEN pc.e > %lld AND pc.e >= pc.s THEN pc.e END),"
+        " sum(CASE WHEN pc.e > %lld AND pc.e >= pc.s AND pc.e <= %lld THEN pc.e - pc.s END),"
+        " sum(pc.e > %lld AND pc.e >= pc.s AND pc.e <= %lld),"
+        " max(CASE WHEN pc.e > %lld AND pc.e >= pc.s AND pc.e <= %lld THEN pc.e END)"
+        " FROM pc JOIN pa ON pa.c = pc.c GROUP BY pa.stack, pc.kind ORDER BY pa.stack, pc.kind",
+        (long long)(lo < lo1 ? lo : lo1), VT_COPY_HTOD, VT_MEMKIND_PAGEABLE, VT_COPY_DTOH, VT_MEMKIND_PAGEABLE,
+        (long long)lo, (long long)lo, (long long)lo, (long long)lo, (long long)lo, (long long)lo, (long long)lo,
+        (long long)lo1, (long long)su->limit, (long long)lo1, (long long)su->limit, (long long)lo1,
+        (long long)su->limit);
+    su->aGroup = NULL;
+    su->nGroup = 0;
+    if (!zSql) return SQLITE_NOMEM;
+    rc = sqlite3_prepare_v2(t->f.db, zSql, -1, &pStmt, NULL);
+    while (rc == SQLITE_OK && (rc = sqlite3_step(pStmt)) == SQLITE_ROW) {
+        struct pgroup *g;
+        rc = SQLITE_OK;
+        if (su->nGroup == nAlloc) {
+            int n = nAlloc ? 2 * nAlloc : 16;
+            struct pgroup *a = realloc(su->aGroup, (size_t)n * sizeof *a);
+            if (!a) {
+                rc = SQLITE_NOMEM;
+                break;
+            }
+            su->aGroup = a;
+            nAlloc = n;
+        }
+        g = &su->aGroup[su->nGroup++];
+        g->bNull = sqlite3_column_type(pStmt, 0) == SQLITE_NULL;
+        g->stack = sqlite3_column_int64(pStmt, 0);
+        g->kind = sqlite3_column_int(pStmt, 1);
+        g->n = sqlite3_column_int64(pStmt, 2);
+        g->bytes = sqlite3_column_int64(pStmt, 3);
+        g->ns = sqlite3_column_int64(pStmt, 4);
+        g->bLast = sqlite3_column_type(pStmt, 5) != SQLITE_NULL;
+        g->last = sqlite3_column_int64(pStmt, 5);
+        for (int k = 0; k < 2; k++) {
+            g->siteNs[k] = sqlite3_column_int64(pStmt, 6 + 3 * k);
+            g->siteN[k] = sqlite3_column_int64(pStmt, 7 + 3 * k);
+            g->siteLast[k] = sqlite3_column_int64(pStmt, 8 + 3 * k);
+        }
+    }
+    sqlite3_finalize(pStmt);
+    free(zSql);
+    return rc == SQLITE_NOMEM ? rc : SQLITE_OK;
+}
 
 /*
  * Start-up copies after the first kernel (which the pass cannot tell): the pageable copies
  * ending after lo (the first kernel's start) from call sites whose last pageable copy ended by
  * su->limit (the first iteration's start; without iterations, the first quarter of the run
- * after lo): weights loaded after initialization kernels. Into su by direction; an SQLite code
- * (SQLITE_NOMEM only is an error; a trace without such columns gives zeros).
+ * after lo): weights loaded after initialization kernels. Into su by direction, with su's
+ * groups (read_groups); an SQLite code (SQLITE_NOMEM only is an error; a trace without such
+ * columns gives zeros). A site without a recorded stack counts as stack -1.
  */
 static int startup_sites(struct vt_trace *t, int64_t lo, struct startup *su)
 {
-    sqlite3_stmt *pStmt = NULL;
-    int rc;
-    char *zSql = vt__strdupf(
-        PAGEABLE_CALLS_SQL "SELECT pc.kind, count(*), sum(pc.bytes), sum(max(pc.e - pc.s, 1)), max(pc.e)"
-        " FROM pc JOIN pa ON pa.c = pc.c WHERE coalesce(pa.stack, -1) IN (SELECT coalesce(pa.stack, -1)"
-        " FROM pc JOIN pa ON pa.c = pc.c GROUP BY coalesce(pa.stack, -1) HAVING max(pc.e) <= %lld)"
-        " GROUP BY pc.kind",
-        (long long)lo, VT_COPY_HTOD, VT_MEMKIND_PAGEABLE, VT_COPY_DTOH, VT_MEMKIND_PAGEABLE, (long long)su->limit);
+    int64_t lastNone = INT64_MIN; /* the last end of the sites counted as -1 (none recorded, or -1) */
+    int rc = read_groups(t, lo, su);
     memset(su->count, 0, sizeof su->count);
     memset(su->bytes, 0, sizeof su->bytes);
     memset(su->ns, 0, sizeof su->ns);
     su->last = 0;
-    if (!zSql) return SQLITE_NOMEM;
-    rc = sqlite3_prepare_v2(t->f.db, zSql, -1, &pStmt, NULL);
-    while (rc == SQLITE_OK && (rc = sqlite3_step(pStmt)) == SQLITE_ROW) {
-        int dir = sqlite3_column_int(pStmt, 0) == VT_COPY_HTOD ? 0 : 1;
-        rc = SQLITE_OK;
-        su->count[dir] = sqlite3_column_int64(pStmt, 1);
-        su->bytes[dir] = sqlite3_column_int64(pStmt, 2);
-        su->ns[dir] = sqlite3_column_int64(pStmt, 3);
-        if (sqlite3_column_int64(pStmt, 4) > su->last) su->last = sqlite3_column_int64(pStmt, 4);
+    if (rc != SQLITE_OK) return rc;
+    for (int i = 0; i < su->nGroup; i++)
+        if ((su->aGroup[i].bNull || su->aGroup[i].stack == -1) && su->aGroup[i].bLast && su->aGroup[i].last > lastNone)
+            lastNone = su->aGroup[i].last;
+    for (int i = 0, j; i < su->nGroup; i = j) { /* groups i..j-1: one site, its kinds */
+        const struct pgroup *g = &su->aGroup[i];
+        int64_t last = INT64_MIN;
+        int bNone = g->bNull || g->stack == -1;
+        for (j = i; j < su->nGroup && su->aGroup[j].bNull == g->bNull && su->aGroup[j].stack == g->stack; j++)
+            if (su->aGroup[j].bLast && su->aGroup[j].last > last) last = su->aGroup[j].last;
+        if (bNone) last = lastNone;
+        if (last == INT64_MIN || last > su->limit) continue; /* no copy after lo, or copying after start-up */
+        for (int k = i; k < j; k++) {
+            const struct pgroup *h = &su->aGroup[k];
+            int dir = h->kind == VT_COPY_HTOD ? 0 : 1;
+            if (!h->bLast) continue;
+            su->count[dir] += h->n;
+            su->bytes[dir] += h->bytes;
+            su->ns[dir] += h->ns;
+            if (h->last > su->last) su->last = h->last;
+        }
     }
-    sqlite3_finalize(pStmt);
-    free(zSql);
-    return rc == SQLITE_NOMEM ? rc : SQLITE_OK;
+    return SQLITE_OK;
 }
 
 /*
- * The call site whose pageable host<->device copies ending after lo and by hi took the most
- * time, among the sites whose last such copy ended after lastAfter: its stack id in *pStack
- * and that time and count in *pNs, *pCount (*pStack -1 when no such copy's API call has a
- * stack, or the trace has no such columns). Returns an SQLite code (SQLITE_NOMEM only is an error).
+ * The call site whose pageable host<->device copies took the most time, among the sites whose
+ * last such copy ended after lastAfter: the copies ending after the first kernel (bStartup 0),
+ * or after the trace's start and by su->limit (bStartup 1). Its stack id in *pStack and that
+ * time and count in *pNs, *pCount (*pStack -1 when no such copy's API call has a stack); ties
+ * go to the lower stack id.
  */
-static int pageable_site(struct vt_trace *t, int64_t lo, int64_t hi, int64_t lastAfter, int64_t *pStack, int64_t *pNs,
-                         int64_t *pCount)
+static void pageable_site(const struct startup *su, int bStartup, int64_t lastAfter, int64_t *pStack, int64_t *pNs,
+                          int64_t *pCount)
 {
-    sqlite3_stmt *pStmt = NULL;
-    int rc;
-    char *zSql = vt__strdupf(
-        PAGEABLE_CALLS_SQL "SELECT pa.stack, sum(pc.e - pc.s), count(*) FROM pc JOIN pa ON pa.c = pc.c"
-        " WHERE pa.stack IS NOT NULL AND pc.e >= pc.s AND pc.e <= %lld"
-        " GROUP BY pa.stack HAVING max(pc.e) > %lld ORDER BY 2 DESC, 1 LIMIT 1",
-        (long long)lo, VT_COPY_HTOD, VT_MEMKIND_PAGEABLE, VT_COPY_DTOH, VT_MEMKIND_PAGEABLE, (long long)hi,
-        (long long)lastAfter);
+    int bFound = 0;
     *pStack = -1;
     *pNs = *pCount = 0;
-    if (!zSql) return SQLITE_NOMEM;
-    rc = sqlite3_prepare_v2(t->f.db, zSql, -1, &pStmt, NULL);
-    if (rc == SQLITE_OK && (rc = sqlite3_step(pStmt)) == SQLITE_ROW) {
-        *pStack = sqlite3_column_int64(pStmt, 0);
-        *pNs = sqlite3_column_int64(pStmt, 1);
-        *pCount = sqlite3_column_int64(pStmt, 2);
+    for (int i = 0, j; i < su->nGroup; i = j) {
+        const struct pgroup *g = &su->aGroup[i];
+        int64_t ns = 0, n = 0, last = INT64_MIN;
+        for (j = i; j < su->nGroup && su->aGroup[j].bNull == g->bNull && su->aGroup[j].stack == g->stack; j++) {
+            const struct pgroup *h = &su->aGroup[j];
+            if (h->siteN[bStartup] <= 0) continue;
+            ns += h->siteNs[bStartup];
+            n += h->siteN[bStartup];
+            if (h->siteLast[bStartup] > last) last = h->siteLast[bStartup];
+        }
+        if (g->bNull || n == 0 || last <= lastAfter) continue;
+        if (!bFound || ns > *pNs) { /* ordered by stack: the first of equal times stays */
+            bFound = 1;
+            *pStack = g->stack;
+            *pNs = ns;
+            *pCount = n;
+        }
     }
-    sqlite3_finalize(pStmt);
-    free(zSql);
-    return rc == SQLITE_NOMEM ? rc : SQLITE_OK;
 }
 
 /*
- * Point pageable-copy finding f at the call site that issued most of the copy time of the
- * copies ending in (lo, hi], among sites copying after lastAfter (the site stays "host-device
- * copies" when no copy's call site was recorded). 0, or -1 when out of memory.
+ * Point pageable-copy finding f at the call site that issued most of the copy time of its copies
+ * (pageable_site's bStartup and lastAfter; the site stays "host-device copies" when no copy's
+ * call site was recorded). 0, or -1 when out of memory.
  */
-static int set_pageable_site(struct vt_trace *t, int64_t lo, int64_t hi, int64_t lastAfter, struct vt_finding *f)
+static int set_pageable_site(struct vt_trace *t, const struct startup *su, int bStartup, int64_t lastAfter,
+                             struct vt_finding *f)
 {
     int64_t stack, ns, count;
-    int rc = pageable_site(t, lo, hi, lastAfter, &stack, &ns, &count);
     char *zSite = NULL, *zEv = NULL, zT[32];
-    if (rc != SQLITE_OK) return -1;
+    int rc = SQLITE_OK;
+    pageable_site(su, bStartup, lastAfter, &stack, &ns, &count);
     if (stack < 0) return 0;
     zSite = vt__stack_describe(t->f.db, stack, &rc);
     if (!zSite) return rc == SQLITE_NOMEM ? -1 : 0;
@@ -376,7 +459,7 @@ static int pageable_finding(struct vt_result *r, int iTrace, const struct startu
                 "tensor.pin_memory() or torch.empty(..., pin_memory=True) and reuse them (in CUDA C, "
                 "cudaMallocHost or cudaHostRegister).") != 0)
             return -1;
-        return set_pageable_site(t, t0, INT64_MAX, su->limit, &r->aFind[r->nFind - 1]);
+        return set_pageable_site(t, su, 0, su->limit, &r->aFind[r->nFind - 1]);
     }
     if (preCount > 0 && preBytes >= r->pOpts->minBytes) {
         fmt_what(&pre, zWhat, sizeof zWhat);
@@ -391,7 +474,7 @@ static int pageable_finding(struct vt_result *r, int iTrace, const struct startu
                 "Only if start-up time matters: load weights straight to the GPU (torch.load(..., "
                 "map_location='cuda'), safetensors' load_file(..., device='cuda')) or from pinned memory.") != 0)
             return -1;
-        return set_pageable_site(t, t->f.t0 - 1, su->limit, -1, &r->aFind[r->nFind - 1]);
+        return set_pageable_site(t, su, 1, -1, &r->aFind[r->nFind - 1]);
     }
     return 0;
 }
@@ -409,7 +492,7 @@ static int transfer_end(void *st, struct vt_result *r, int iTrace)
     int64_t t0 = t->xf.firstKernelTs > 0 ? t->xf.firstKernelTs : t->f.t0;
     int64_t dur = t->f.t1 - t0, rise, serial;
     char zB[32], zT[32], zP[32], zSerial[300] = "";
-    int bPageable = 0, bSerial;
+    int bPageable = 0, bSerial, rc;
     struct startup su;
     /* start-up ends at the first iteration, or (none known) after a quarter of the run */
     su.limit = t0 + dur / 4;
@@ -418,7 +501,10 @@ static int transfer_end(void *st, struct vt_result *r, int iTrace)
         for (int i = 1; i < t->ph.nIter; i++)
             if (t->ph.aIter[i].start < su.limit) su.limit = t->ph.aIter[i].start;
     }
-    if (startup_sites(t, t0, &su) != SQLITE_OK) return -1;
+    if (startup_sites(t, t0, &su) != SQLITE_OK) {
+        free(su.aGroup);
+        return -1;
+    }
     serial = t->xf.copySerialNs - t->xf.preNs - su.ns[0] - su.ns[1];
     if (serial < 0) serial = 0;
     /* copy time with no kernel running, worth saying when it is a tenth of the run */
@@ -429,7 +515,9 @@ static int transfer_end(void *st, struct vt_result *r, int iTrace)
         snprintf(zSerial, sizeof zSerial, " Host-device copies ran for %s (%.1f%% of the run after start-up) while no "
                  "kernel was running (kernels were busy %s in total).", zT, 100.0 * (double)serial / (double)dur, zP);
     }
-    if (pageable_finding(r, iTrace, &su, zSerial, serial, &bPageable) != 0) return -1;
+    rc = pageable_finding(r, iTrace, &su, zSerial, serial, &bPageable);
+    free(su.aGroup); /* the groups' last use */
+    if (rc != 0) return -1;
     if (bSerial && !bPageable) {
         double pct = 100.0 * (double)serial / (double)dur;
         vt__fmt_ns(serial, zT, sizeof zT);

@@ -291,7 +291,7 @@ static int on_oom(struct replay *r, const struct vt_rows *c)
     o->tensorAllocated = r->bDetectCuda ? -1 : d->tensorLive;
     if (d->poolReserved > d->poolUsed) o->poolCached = d->poolReserved - d->poolUsed;
     if (o->totalBytes <= 0) o->totalBytes = d->totalBytes;
-    o->others = -1;
+    o->others = o->othersNvml = o->othersNvmlTs = -1; /* othersNvml: the OOM detector reads NVML's figure */
     if (o->freeBytes >= 0 && o->totalBytes > 0) {
         int64_t held = o->held > d->poolReserved ? o->held : d->poolReserved;
         o->others = o->totalBytes - o->freeBytes - held;

@@ -7,6 +7,7 @@
 #include <inttypes.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -378,6 +379,52 @@ static int64_t others_in(const struct vt_nvml *p, const struct nvsample *s, int6
     return sum;
 }
 
+#define PROCS_MAX 16 /* processes named in one others_procs row */
+
+/*
+ * The processes of sample s but pid into z (size n) as "PID BYTES NAME;..." (at most PROCS_MAX,
+ * the name from /proc/PID/comm now, in record's PID namespace, "unknown" when it cannot be read,
+ * blanks and ';' made '_'). Empty when there are none.
+ */
+static void procs_in(const struct vt_nvml *p, const struct nvsample *s, int64_t pid, char *z, size_t n)
+{
+    size_t k = 0;
+    int nOut = 0;
+    z[0] = 0;
+    for (int i = 0; i < s->nProc && nOut < PROCS_MAX && k + 64 < n; i++) {
+        const struct nvproc *q = &p->aPool[s->iProc + i];
+        char zPath[48], zName[32] = "unknown";
+        FILE *f;
+        int m;
+        if ((int64_t)q->pid == pid) continue;
+        snprintf(zPath, sizeof zPath, "/proc/%u/comm", q->pid);
+        if ((f = fopen(zPath, "re"))) {
+            if (fgets(zName, sizeof zName, f)) zName[strcspn(zName, "\n")] = 0;
+            fclose(f);
+            if (!zName[0]) snprintf(zName, sizeof zName, "%s", "unknown");
+            for (char *c = zName; *c; c++)
+                if (*c == ';' || *c == ' ' || *c == '\t') *c = '_';
+        }
+        m = snprintf(z + k, n - k, "%s%u %" PRId64 " %s", nOut ? ";" : "", q->pid, q->bytes, zName);
+        if (m < 0 || (size_t)m >= n - k) break;
+        k += (size_t)m;
+        nOut++;
+    }
+}
+
+/* Whether samples a and b list the same processes but pid (in the same order). */
+static int same_procs(const struct vt_nvml *p, const struct nvsample *a, const struct nvsample *b, int64_t pid)
+{
+    int i = 0, j = 0;
+    for (;;) {
+        while (i < a->nProc && (int64_t)p->aPool[a->iProc + i].pid == pid) i++;
+        while (j < b->nProc && (int64_t)p->aPool[b->iProc + j].pid == pid) j++;
+        if (i == a->nProc || j == b->nProc) return i == a->nProc && j == b->nProc;
+        if (p->aPool[a->iProc + i].pid != p->aPool[b->iProc + j].pid) return 0;
+        i++, j++;
+    }
+}
+
 /*
  * Trace device dev's readings from NVML device d as meta rows, times on the trace's clock where it
  * has an anchor. The samples are kept only where some list names the trace's pid (the same PID
@@ -388,7 +435,7 @@ static int64_t others_in(const struct vt_nvml *p, const struct nvsample *s, int6
 static int put_device(const struct vt_nvml *p, const struct nvdev *d, sqlite3_stmt *pIns, int dev, const char *zHow,
                       int64_t pid, int bAnchor, int64_t anchorCupti, int64_t anchorWall)
 {
-    char z[300], zWhat[48];
+    char z[300], zWhat[48], zProcs[PROCS_MAX * 64];
     int n, bSeen = 0, nSeenIn = 0, bVisible = d->launch.bOk && d->launch.nProc > 0, rc;
     int64_t others = others_in(p, &d->launch, -1, &n, &bSeen);
     for (int i = 0; i < d->nSample; i++) { /* is this process in NVML's lists (same PID namespace)? */
@@ -405,6 +452,8 @@ static int put_device(const struct vt_nvml *p, const struct nvdev *d, sqlite3_st
     if (rc == SQLITE_OK && others >= 0 && bVisible) {
         snprintf(z, sizeof z, "%" PRId64 " %d", others, n);
         rc = put(pIns, dev, "others_at_launch", z);
+        procs_in(p, &d->launch, -1, zProcs, sizeof zProcs);
+        if (rc == SQLITE_OK && zProcs[0]) rc = put(pIns, dev, "others_procs_at_launch", zProcs);
     }
     if (rc == SQLITE_OK && bAnchor) {
         snprintf(z, sizeof z, "%" PRId64, anchorCupti + (d->launch.wallNs - anchorWall));
@@ -428,12 +477,19 @@ static int put_device(const struct vt_nvml *p, const struct nvdev *d, sqlite3_st
     } else if (rc == SQLITE_OK && nSeenIn > 0 && !bAnchor) {
         rc = put(pIns, dev, "others_note", "the trace has no clock anchor: the samples cannot be placed in time");
     }
-    for (int i = 0, k = 0; rc == SQLITE_OK && nSeenIn > 0 && bAnchor && i < d->nSample; i++) {
+    for (int i = 0, k = 0, iLast = -1; rc == SQLITE_OK && nSeenIn > 0 && bAnchor && i < d->nSample; i++) {
         int bHere = 0;
         if ((others = others_in(p, &d->aSample[i], pid, &n, &bHere)) < 0) continue;
         snprintf(z, sizeof z, "%" PRId64 " %" PRId64 " %d", anchorCupti + (d->aSample[i].wallNs - anchorWall), others, n);
-        snprintf(zWhat, sizeof zWhat, "others_sample.%d", k++);
+        snprintf(zWhat, sizeof zWhat, "others_sample.%d", k);
         rc = put(pIns, dev, zWhat, z);
+        if (rc == SQLITE_OK && (iLast < 0 || !same_procs(p, &d->aSample[iLast], &d->aSample[i], pid))) {
+            procs_in(p, &d->aSample[i], pid, zProcs, sizeof zProcs); /* the processes, when they changed */
+            snprintf(zWhat, sizeof zWhat, "others_procs.%d", k);
+            rc = put(pIns, dev, zWhat, zProcs);
+        }
+        iLast = i;
+        k++;
     }
     return rc;
 }

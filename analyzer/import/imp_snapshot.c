@@ -274,7 +274,7 @@ static int raw_put(struct snap *s, const struct vt_pkval *a, size_t n, uint64_t 
 static int64_t frames_stack(struct snap *s, const struct vt_pkval *pFrames)
 {
     uint32_t aIdx[MAX_FRAMES], aNat[MAX_FRAMES];
-    int n = 0, nNat = 0, bLead = 1, bKept;
+    int n = 0, nNat = 0, bLead = 1, bKept, bImm;
     const struct vt_pkval *a;
     uint64_t hRaw = 1469598103934665603ull;
     size_t nItem, k;
@@ -292,13 +292,16 @@ static int64_t frames_stack(struct snap *s, const struct vt_pkval *pFrames)
         size_t i = 0;
         if (e->hash != hRaw || (size_t)e->n != nItem) continue;
         while (i < nItem && a[i].type == VT_PK_DICT && a[i].u.p == ap[i]) i++;
-        if (i == nItem) return pFrames->u.p->tag = e->id;
+        if (i == nItem) { /* the same immortal dicts: released without a test each */
+            vt__pk_keep_items(pFrames->u.p, nItem);
+            return pFrames->u.p->tag = e->id;
+        }
     }
-    bKept = nItem <= RAW_MAX;
+    bImm = 1;
     for (size_t i = 0; i < nItem; i++) { /* Python frames into aIdx, native ones into aNat, in one pass */
         int64_t tag;
         if (a[i].type != VT_PK_DICT) {
-            bKept = 0;
+            bImm = 0;
             continue;
         }
         if ((tag = a[i].u.p->tag) < 4 || FRM_INDEX(tag) >= nFrm) {
@@ -306,7 +309,7 @@ static int64_t frames_stack(struct snap *s, const struct vt_pkval *pFrames)
             tag = a[i].u.p->tag;
             nFrm = s->nFrm;
         }
-        bKept &= s->aFrm[FRM_INDEX(tag)].bKept;
+        bImm &= s->aFrm[FRM_INDEX(tag)].bKept;
         if (tag & FRM_PY) {
             if (n < MAX_FRAMES) aIdx[n++] = (uint32_t)FRM_INDEX(tag);
         } else if (!(bLead && (tag & FRM_CAPTURE))) { /* without the capture's own leading frames */
@@ -314,6 +317,8 @@ static int64_t frames_stack(struct snap *s, const struct vt_pkval *pFrames)
             if (nNat < MAX_FRAMES) aNat[nNat++] = (uint32_t)FRM_INDEX(tag);
         }
     }
+    if (bImm) vt__pk_keep_items(pFrames->u.p, nItem);
+    bKept = bImm && nItem <= RAW_MAX;
     if (nNat > MAX_FRAMES - n) nNat = MAX_FRAMES - n;
     memcpy(aIdx + n, aNat, (size_t)nNat * sizeof *aNat);
     n += nNat;

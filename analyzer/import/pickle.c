@@ -54,7 +54,7 @@ int vt__pk_fail(struct vt_pk *p, int rc, const char *zFmt, ...)
 
 #define SPARE_MAX 4096           /* freed objects kept for reuse, with their storage when it is at most */
 #define STORE_MAX 2048           /* bytes (an event's pairs, a traceback's items: allocated once, not per event) */
-#define STORE_TOTAL (1 << 20)    /* bytes, in all */
+#define STORE_TOTAL (4 << 20)    /* bytes, in all */
 
 /* Bytes of storage o has (u.a or u.z). */
 static size_t obj_bytes(const struct vt_pkobj *o)
@@ -63,13 +63,16 @@ static size_t obj_bytes(const struct vt_pkobj *o)
     return o->nAlloc * (o->type == VT_PK_DICT ? 2 : 1) * sizeof(struct vt_pkval);
 }
 
+/* The list of spare objects an object of type t goes to and comes from: lists, dicts (pairs), the rest. */
+#define SPARE_CLASS(t) ((t) == VT_PK_LIST ? 1 : (t) == VT_PK_DICT ? 2 : 0)
+
 /* A new object of type t with one reference, on the live list; NULL when out of memory. A spare object's
  * storage comes with it (nAlloc in t's units). */
 static struct vt_pkobj *obj_new(struct vt_pk *p, int t)
 {
-    struct pkobj *x = p->pSpare;
+    struct pkobj **ppSpare = &p->apSpare[SPARE_CLASS(t)], *x = *ppSpare;
     if (x) {
-        p->pSpare = x->pNext;
+        *ppSpare = x->pNext;
         p->nSpare--;
         p->nKept -= x->nKeep;
     } else if (!(x = malloc(sizeof *x))) {
@@ -87,6 +90,7 @@ static struct vt_pkobj *obj_new(struct vt_pk *p, int t)
                                                      : x->nKeep / ((t == VT_PK_DICT ? 2 : 1) * sizeof(struct vt_pkval));
     x->pPrev = x->pFree = NULL;
     x->bNoOffer = 0;
+    x->nImmortal = 0;
     x->pNext = p->pLive;
     p->nLive++;
     if (p->pLive) p->pLive->pPrev = x;
@@ -111,8 +115,8 @@ static void obj_destroy(struct vt_pk *p, struct pkobj *x)
             x->o.u.a = NULL;
             x->nKeep = 0;
         }
-        x->pNext = p->pSpare;
-        p->pSpare = x;
+        x->pNext = p->apSpare[SPARE_CLASS((int)x->o.type)];
+        p->apSpare[SPARE_CLASS((int)x->o.type)] = x;
         p->nSpare++;
     } else {
         free(x->o.u.a);
@@ -133,7 +137,8 @@ static void val_unref(struct vt_pk *p, struct vt_pkval *v)
         pWork = x->pFree;
         if (x->o.type >= VT_PK_LIST && x->o.type <= VT_PK_DICT) {
             const struct vt_pkval *a = x->o.u.a, *aEnd = a + (x->o.type == VT_PK_DICT ? 2 * x->o.n : x->o.n);
-            for (; a < aEnd; a++) { /* immortal children (a traceback's frames, the keys) cost a test each */
+            /* immortal children cost a test each (the keys), or nothing where the list says so (frames) */
+            for (a += x->nImmortal; a < aEnd; a++) {
                 struct vt_pkobj *c = a->u.p;
                 uint32_t nRef;
                 if ((unsigned)a->type - VT_PK_STR > VT_PK_DICT - VT_PK_STR || !c || (nRef = c->nRef) == IMMORTAL) continue;
@@ -947,6 +952,11 @@ int vt__pk_keep(struct vt_pk *p, struct vt_pkobj *o)
     return 1;
 }
 
+void vt__pk_keep_items(struct vt_pkobj *o, size_t n)
+{
+    if (o->type == VT_PK_LIST && n <= o->n) ((struct pkobj *)o)->nImmortal = n;
+}
+
 const char *vt__pk_errmsg(const struct vt_pk *p)
 {
     return p->zErr;
@@ -967,11 +977,13 @@ void vt__pk_free(struct vt_pk *p)
     if (!p) return;
     /* everything the reader built goes, cycles included: no reference counting needed here */
     while (p->pLive) obj_destroy(p, p->pLive);
-    while (p->pSpare) {
-        struct pkobj *x = p->pSpare;
-        p->pSpare = x->pNext;
-        free(x->o.u.a);
-        free(x);
+    for (int c = 0; c < 3; c++) {
+        while (p->apSpare[c]) {
+            struct pkobj *x = p->apSpare[c];
+            p->apSpare[c] = x->pNext;
+            free(x->o.u.a);
+            free(x);
+        }
     }
     free(p->aStack);
     free(p->aMark);

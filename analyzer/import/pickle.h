@@ -136,6 +136,13 @@ int vt__pk_run(struct vt_pk *p, struct vt_pkval *pRoot);
  */
 int vt__pk_keep(struct vt_pk *p, struct vt_pkobj *o);
 
+/*
+ * Say that the first n items of list o are immortal objects (each one vt__pk_keep said 1 of, or the
+ * same objects as such a list's): releasing o then skips them instead of testing each (a traceback's
+ * frames). Items added after stay counted as usual. The caller answers for the claim.
+ */
+void vt__pk_keep_items(struct vt_pkobj *o, size_t n);
+
 /* The last error, one line without a trailing newline ("" when none). */
 const char *vt__pk_errmsg(const struct vt_pk *p);
 
@@ -174,6 +181,7 @@ struct pkobj {
     struct vt_pkobj o;
     struct pkobj *pPrev, *pNext, *pFree;
     int bNoOffer; /* the callback said VT_PK_KEEP_REST: later children are added without asking */
+    size_t nImmortal; /* a list: its first nImmortal items are immortal (vt__pk_keep_items), not visited at release */
     size_t nKeep; /* a spare object: bytes of the storage it keeps for its next use (u.a), 0 for none */
 };
 
@@ -210,8 +218,9 @@ struct vt_pk {
     struct pkhot *aHot;      /* HOT entries: fetches of immortal objects (frames, keys) without the lookup above */
     struct pkobj *pLive;     /* every live object */
     int64_t nLive;
-    struct pkobj *pSpare;    /* freed objects kept for reuse (a list through pNext): events come and go */
-    int nSpare;
+    struct pkobj *apSpare[3]; /* freed objects kept for reuse (lists through pNext), by SPARE_CLASS (pickle.c) of their
+                              * type, so a list gets a list's storage back: events come and go */
+    int nSpare;               /* in all three */
     size_t nKept;            /* bytes of storage the spare objects keep (pkobj.nKeep) */
     int proto;
     int64_t iOp;             /* offset of the opcode being run */

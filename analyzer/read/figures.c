@@ -181,10 +181,10 @@ static int memsample_cmp(const void *pa, const void *pb)
 
 /*
  * The next meta row of f from *pi on whose key is zFmt (with its device and sample number:
- * "device.%d.mem_sample.%d%n") and whose value is three whole numbers (into av); *pi moves past
- * it. 1 found, 0 none left.
+ * "device.%d.mem_sample.%d%n") and whose value is three whole numbers (into av; its sample number
+ * into *pK unless NULL); *pi moves past it. 1 found, 0 none left.
  */
-static int series_next(const struct vt_tracefile *f, int *pi, const char *zFmt, int *pDev, long long av[3])
+static int series_next(const struct vt_tracefile *f, int *pi, const char *zFmt, int *pDev, long long av[3], int *pK)
 {
     size_t nLead = strcspn(zFmt, "%");
     for (; *pi < f->nMeta; ++*pi) {
@@ -194,6 +194,7 @@ static int series_next(const struct vt_tracefile *f, int *pi, const char *zFmt, 
             sscanf(m->zValue, "%lld %lld %lld", &av[0], &av[1], &av[2]) != 3 || *pDev < 0 || av[0] < 0)
             continue;
         ++*pi;
+        if (pK) *pK = k;
         return 1;
     }
     return 0;
@@ -206,7 +207,7 @@ int vt__read_mem_samples(const struct vt_tracefile *f, struct vt_memsample **pa,
     long long av[3];
     *pa = NULL;
     *pn = 0;
-    while (series_next(f, &i, "device.%d.mem_sample.%d%n", &dev, av)) {
+    while (series_next(f, &i, "device.%d.mem_sample.%d%n", &dev, av, NULL)) {
         struct vt_memsample m;
         if (av[2] <= 0 || av[1] < 0 || av[1] > av[2]) continue;
         if (n == nAlloc) {
@@ -234,21 +235,29 @@ int vt__read_others(const struct vt_tracefile *f, int dev, int64_t ts, struct vt
     char zKey[64];
     const char *z;
     long long av[3], launch = -1, nLaunch = 0;
-    int i = 0, d;
+    int i = 0, d, k, kNear = -1;
     memset(pOut, 0, sizeof *pOut);
     pOut->bytes = pOut->sampleTs = pOut->maxBytes = -1;
     snprintf(zKey, sizeof zKey, "nvml.device.%d.others_at_launch", dev);
     if ((z = vt__read_meta_value(f, zKey)) && sscanf(z, "%lld %lld", &launch, &nLaunch) != 2) launch = -1;
-    while (series_next(f, &i, "nvml.device.%d.others_sample.%d%n", &d, av)) {
+    while (series_next(f, &i, "nvml.device.%d.others_sample.%d%n", &d, av, &k)) {
         int64_t gap = av[0] > ts ? av[0] - ts : ts - av[0];
         if (d != dev || av[1] < 0) continue;
         if (pOut->sampleTs < 0 || gap < (pOut->sampleTs > ts ? pOut->sampleTs - ts : ts - pOut->sampleTs))
-            pOut->sampleTs = av[0], pOut->bytes = av[1], pOut->nProc = (int)av[2];
+            pOut->sampleTs = av[0], pOut->bytes = av[1], pOut->nProc = (int)av[2], kNear = k;
         if (av[1] > pOut->maxBytes) pOut->maxBytes = av[1];
         pOut->nSample++;
     }
     pOut->launchBytes = launch;
     if (pOut->bytes < 0 && launch >= 0) pOut->bytes = launch, pOut->nProc = (int)nLaunch, pOut->bLaunch = 1;
+    if (pOut->bLaunch) { /* the processes of that reading: the launch's, or the last list written at or before it */
+        snprintf(zKey, sizeof zKey, "nvml.device.%d.others_procs_at_launch", dev);
+        pOut->zProcs = vt__read_meta_value(f, zKey);
+    }
+    for (k = kNear; k >= 0 && pOut->bytes >= 0 && !pOut->bLaunch && !pOut->zProcs; k--) {
+        snprintf(zKey, sizeof zKey, "nvml.device.%d.others_procs.%d", dev, k);
+        pOut->zProcs = vt__read_meta_value(f, zKey);
+    }
     snprintf(zKey, sizeof zKey, "nvml.device.%d.used_at_launch_bytes", dev);
     pOut->usedAtLaunch = vt__read_meta_int(f, zKey);
     snprintf(zKey, sizeof zKey, "nvml.device.%d.others_note", dev);

@@ -317,6 +317,8 @@ struct vt_others {
     int64_t maxBytes;      /* the most of the samples while the job ran, -1 none */
     int64_t usedAtLaunch;  /* the device's used memory before launch (NVML, with the driver's reserve), -1 unknown */
     const char *zNote;     /* why the samples were not kept (f's meta), or NULL */
+    const char *zProcs;    /* that reading's processes, "PID BYTES NAME;..." (meta nvml.device.D.others_procs.K or
+                            * others_procs_at_launch, f's), or NULL when not recorded */
 };
 /*
  * Other processes' memory on device dev of f nearest time ts (*pOut). 1 when its bytes are known,

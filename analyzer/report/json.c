@@ -267,6 +267,10 @@ static void trace_json(FILE *f, const struct vt_result *r, int i)
         jint(f, "held_bytes", m->held, 1);
         jint(f, "pool_cached_bytes", m->poolCached, 1);
         jint(f, "others_bytes", m->freeBytes >= 0 ? m->others : -1, 1);
+        jint(f, "others_nvml_bytes", m->othersNvml, 1);
+        jint(f, "others_nvml_processes", m->othersNvml >= 0 ? m->othersNvmlProcs : -1, 1);
+        jstr(f, "others_decided_by", m->othersNvml >= 0 ? "nvml" : m->freeBytes >= 0 && m->others >= 0
+                                                                      ? "device_used_less_held" : NULL, 1);
         jstr(f, "verdict", m->zVerdict, 1);
         jstr(f, "site", m->site >= 0 ? t->sites.a[m->site].zSite : NULL, 1);
         breakdown_json(f, &m->bd);

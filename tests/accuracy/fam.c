@@ -200,6 +200,15 @@ static struct js *job_open(struct acc *a, struct job *jb, struct loop *l, int ra
     return loop_open(a, l, rank, &jb->c);
 }
 
+/* The epochs of a job opened with job_open on rank 0, its loader's expectation, and the process's clean end. */
+static void job_finish(struct acc *a, struct job *jb, struct js *j)
+{
+    int bOom;
+    loop_epochs(a, &jb->l, j, &bOom);
+    expect_loader(a, jb->l.pageableShare);
+    acc_end(a, j, 1, 1);
+}
+
 /* ---- truth ---- */
 
 /* Add an expectation. */
@@ -954,6 +963,393 @@ static void lk_eval_generate(struct acc *a)
     loop_epochs(a, &jb.l, j, &bOom);
     expect_loader(a, jb.l.pageableShare);
     acc_end(a, j, 1, 1);
+}
+
+/* ---- evaluation on longer sequences than training ---- */
+
+static void lk_eval_longseq(struct acc *a)
+{
+    struct job jb;
+    int mult;
+    draw_variant(a, M_ANY, P_ANY, 1);
+    draw_job(a, &jb, K_LM, 0.0, acc_drawf(a, 0.15, 0.35));
+    mult = set_eval_mult(&jb, 2 + (int)acc_draw(a, 7)); /* tokens per sample: mult x training's, same samples */
+    if (jb.l.valIters == 0) jb.l.valIters = 3 + (int)acc_draw(a, 6);
+    acc_shape(a, "evaluation", "%d batches of sequences %d x training's length (%lld tokens), under inference_mode",
+              jb.l.valIters, mult, (long long)(jb.seq * mult));
+    acc_describe(a, "Training on short sequences whose evaluation runs on the full context (2 to 8 times training's "
+                    "length) under torch.inference_mode(): each evaluation batch needs more memory than a training "
+                    "step and is freed when it ends. Bounded, not growth. Expected: nothing at severity low or above "
+                    "(an info note that evaluation peaks higher is fine).");
+    allow_state(a);
+    job_all(a, &jb, NULL, NULL);
+}
+
+/* ---- test-time augmentation: several forward passes per evaluation batch ---- */
+
+static void hook_tta(struct loop *l, struct js *j, int b, struct pt_fwd *f)
+{
+    struct ctx *x = l->pCtx;
+    int64_t out = l->m.a[l->m.n - 1].act * l->valBatch;
+    int sum = js_alloc(j, out, x->site2, JS_NAT_ALLOC); /* probs = outputs.softmax(-1) */
+    (void)b;
+    if (sum < 0) return;
+    {
+        int aT[2] = {f->out, sum};
+        js_launch(j, 0, aT, 2);
+    }
+    for (int k = 1; k < x->k; k++) { /* for aug in augs: probs += model(aug(x)).softmax(-1) */
+        int xa = js_alloc(j, l->valXBytes, x->site, JS_NAT_ALLOC);
+        struct pt_fwd g;
+        if (xa < 0) break;
+        g = pt_forward(j, &l->m, xa, l->valBatch, 0, 0, U_VAL(104));
+        if (g.out < 0) break;
+        {
+            int aT[2] = {g.out, sum};
+            js_launch(j, 0, aT, 2);
+        }
+        js_here(j, js_site(j, U_VAL(105)));
+        js_free(j, g.loss);
+        js_free(j, g.out);
+    }
+    pt_item(j, sum, U_VAL(107));
+    js_here(j, js_site(j, U_VAL(107)));
+    js_free(j, sum);
+}
+
+static void lk_eval_tta(struct acc *a)
+{
+    struct job jb;
+    struct ctx x;
+    struct js *j;
+    int mult;
+    memset(&x, 0, sizeof x);
+    draw_variant(a, M_ANY, P_ANY, 1);
+    draw_job(a, &jb, K_CNN, 0.0, acc_drawf(a, 0.15, 0.4));
+    mult = set_eval_mult(&jb, 1 + (int)acc_draw(a, 4));
+    if (jb.l.valIters == 0) jb.l.valIters = 3 + (int)acc_draw(a, 6);
+    x.k = 2 + (int)acc_draw(a, 9);
+    jb.l.pCtx = &x;
+    jb.l.xValBatch = hook_tta;
+    acc_shape(a, "evaluation", "%d batches of %d (%d x training's), %d augmented views each", jb.l.valIters,
+              jb.l.valBatch, mult, x.k);
+    acc_describe(a, "Training whose evaluation uses test-time augmentation under torch.no_grad(): every batch runs "
+                    "2 to 10 forward passes (flips, crops) and averages their softmax in one buffer, freed when the "
+                    "batch ends. Several peaks per batch, nothing kept across batches. Expected: nothing at severity "
+                    "low or above (an info note that evaluation peaks higher is fine).");
+    allow_state(a);
+    j = job_open(a, &jb, &jb.l, 0);
+    if (!j) return;
+    x.site = js_site(j, "lib:torchvision/transforms/v2/functional/_geometry.py:64:horizontal_flip_image|" U_VAL(103));
+    x.site2 = js_site(j, "lib:torch/nn/functional.py:2140:softmax|" U_VAL(104));
+    job_finish(a, &jb, j);
+}
+
+/* ---- beam search in evaluation ---- */
+
+static void hook_beam(struct loop *l, struct js *j, int b, struct pt_fwd *f)
+{
+    struct ctx *x = l->pCtx;
+    int kv = -1;
+    (void)b;
+    (void)f;
+    for (int t = 0; t < x->k; t++) {
+        int nkv = js_alloc(j, x->bytes * (t + 1), x->site, JS_NAT_ALLOC), lg, ro; /* torch.cat(past, new) */
+        int aT[3] = {kv, nkv, l->m.w[0]};
+        if (nkv < 0) break;
+        js_play(j, 'F', t % 8, 8, aT, 3);
+        js_here(j, js_site(j, U_VAL(106)));
+        js_free(j, kv);
+        lg = js_alloc(j, x->bytes2, x->site2, JS_NAT_ALLOC); /* scores over the vocabulary, every beam */
+        if (lg >= 0) {
+            int aL[2] = {lg, nkv};
+            js_play(j, 'F', 7, 8, aL, 2);
+            js_free(j, lg);
+        }
+        ro = js_alloc(j, x->bytes * (t + 1), x->at, JS_NAT_ALLOC); /* cache.index_select(0, beam_idx) */
+        if (ro < 0) {
+            kv = nkv;
+            break;
+        }
+        {
+            int aR[2] = {nkv, ro};
+            js_launch(j, 0, aR, 2);
+        }
+        js_free(j, nkv);
+        kv = ro;
+    }
+    js_free(j, kv);
+}
+
+static void lk_eval_beam(struct acc *a)
+{
+    struct job jb;
+    struct ctx x;
+    struct js *j;
+    int beams;
+    memset(&x, 0, sizeof x);
+    draw_variant(a, M_ANY, P_ANY, 1);
+    draw_job(a, &jb, K_LM, 0.0, acc_drawf(a, 0.15, 0.4));
+    if (jb.l.valIters == 0) jb.l.valIters = 2 + (int)acc_draw(a, 5);
+    beams = 2 + (int)acc_draw(a, 7);
+    x.k = 16 + (int)acc_draw(a, 112);
+    x.bytes = (int64_t)jb.micro * beams * 2 * 1024 * 2 * 12; /* keys and values of one token, every beam and layer */
+    x.bytes2 = (int64_t)jb.micro * beams * 50304 * 4;
+    while (x.k > 16 && x.bytes * x.k * 3 > jb.budget / 3) x.k /= 2;
+    jb.l.pCtx = &x;
+    jb.l.xValBatch = hook_beam;
+    acc_shape(a, "generation", "beam search, %d beams, %d new tokens per evaluation batch", beams, x.k);
+    acc_describe(a, "Training whose evaluation decodes with beam search (`model.generate(num_beams=...)`) under "
+                    "torch.no_grad(): the key/value cache grows by one token per step, is reordered by the surviving "
+                    "beams each step (a copy beside the old one), and is dropped when the batch ends. Memory rises "
+                    "and falls with every batch. Expected: nothing at severity low or above.");
+    allow_state(a);
+    j = job_open(a, &jb, &jb.l, 0);
+    if (!j) return;
+    x.site = js_site(j, "lib:transformers/cache_utils.py:119:DynamicLayer.update|"
+                        "lib:transformers/generation/utils.py:3950:GenerationMixin._beam_search|" U_VAL(106));
+    x.site2 = js_site(j, "lib:torch/nn/functional.py:2248:log_softmax|"
+                         "lib:transformers/generation/utils.py:3950:GenerationMixin._beam_search|" U_VAL(106));
+    x.at = js_site(j, "lib:transformers/cache_utils.py:874:Cache.reorder_cache|"
+                      "lib:transformers/generation/utils.py:3950:GenerationMixin._beam_search|" U_VAL(106));
+    job_finish(a, &jb, j);
+}
+
+/* ---- an EMA model swapped in for evaluation ---- */
+
+static void hook_ema_start(struct loop *l, struct js *j, int n, struct pt_fwd *f)
+{
+    struct ctx *x = l->pCtx;
+    (void)n;
+    (void)f;
+    x->nT = 0;
+    for (int i = 0; i < l->m.n && x->nT < 256; i++) { /* ema.store(): a backup of each parameter, then copy_to() */
+        int t;
+        if (l->m.w[i] < 0) continue;
+        t = js_alloc(j, l->m.a[i].w, x->site, JS_NAT_ALLOC);
+        if (t < 0) return;
+        {
+            int aT[3] = {l->m.w[i], t, x->aT[256 + x->nT]};
+            js_launch(j, 0, aT, 3);
+        }
+        x->aT[x->nT++] = t;
+    }
+}
+
+static void hook_ema_end(struct loop *l, struct js *j, int n, struct pt_fwd *f)
+{
+    struct ctx *x = l->pCtx;
+    (void)n;
+    (void)f;
+    js_here(j, js_site(j, "lib:torch_ema/ema.py:209:ExponentialMovingAverage.restore|" U_VAL(111)));
+    for (int i = 0, k = 0; i < l->m.n && k < x->nT; i++) { /* ema.restore(): the backup copied back, then dropped */
+        if (l->m.w[i] < 0) continue;
+        {
+            int aT[2] = {x->aT[k], l->m.w[i]};
+            js_launch(j, 0, aT, 2);
+        }
+        js_free(j, x->aT[k++]);
+    }
+    x->nT = 0;
+}
+
+static void hook_ema_step(struct loop *l, struct js *j, int it, struct pt_fwd *f)
+{
+    struct ctx *x = l->pCtx;
+    (void)it;
+    (void)f;
+    for (int i = 0, k = 0; i < l->m.n; i++) { /* ema.update(): shadow = decay * shadow + (1 - decay) * param */
+        if (l->m.w[i] < 0) continue;
+        {
+            int aT[2] = {l->m.w[i], x->aT[256 + k++]};
+            js_launch(j, 0, aT, 2);
+        }
+    }
+}
+
+static void lk_eval_ema(struct acc *a)
+{
+    struct job jb;
+    struct ctx x;
+    struct js *j;
+    int site;
+    memset(&x, 0, sizeof x);
+    draw_variant(a, M_ANY, P_ANY, 1);
+    draw_job(a, &jb, K_ANY, 0.0, acc_drawf(a, 0.15, 0.35));
+    if (jb.l.valIters == 0) jb.l.valIters = 2 + (int)acc_draw(a, 6);
+    jb.l.epochs = 1 + (int)acc_draw(a, 3);
+    jb.l.iters = (12 + (int)acc_draw(a, 24)) / jb.l.epochs;
+    set_eval_mult(&jb, 1 + (int)acc_draw(a, 3));
+    jb.l.pCtx = &x;
+    jb.l.xValStart = hook_ema_start;
+    jb.l.xValEnd = hook_ema_end;
+    jb.l.xTrainStep = hook_ema_step;
+    acc_shape(a, "ema", "a shadow copy of the weights (%.0f MiB) kept from start, swapped in for each evaluation",
+              (double)pt_param_bytes(&jb.l.m) / (double)MiB);
+    acc_describe(a, "Training with an exponential moving average of the weights (torch_ema): the shadow weights "
+                    "live from the start and are updated after every step; each evaluation runs under "
+                    "torch.no_grad() with the average swapped in (`with ema.average_parameters():` stores a copy of "
+                    "every weight at its start and restores and drops it at its end). A weights-sized block made at "
+                    "each evaluation's start and freed at its end. Expected: nothing at severity low or above.");
+    allow_state(a);
+    j = job_open(a, &jb, &jb.l, 0);
+    if (!j) return;
+    site = js_site(j, "lib:torch_ema/ema.py:52:ExponentialMovingAverage.__init__|train.py:190:main|train.py:231:<module>");
+    for (int i = 0, k = 0; i < jb.l.m.n && k < 256; i++)
+        if (jb.l.m.w[i] >= 0) x.aT[256 + k++] = js_alloc(j, jb.l.m.a[i].w, site, JS_NAT_ALLOC);
+    x.site = js_site(j, "lib:torch_ema/ema.py:170:ExponentialMovingAverage.store|"
+                        "lib:torch_ema/ema.py:240:ExponentialMovingAverage.average_parameters|" U_VAL(97));
+    job_finish(a, &jb, j);
+}
+
+/* ---- a metric kept on the GPU, bounded: a confusion matrix ---- */
+
+static void hook_confmat(struct loop *l, struct js *j, int b, struct pt_fwd *f)
+{
+    struct ctx *x = l->pCtx;
+    int p = js_alloc(j, (int64_t)l->valBatch * 8, x->site2, JS_NAT_ALLOC), c; /* preds = outputs.argmax(1) */
+    (void)b;
+    if (p < 0) return;
+    {
+        int aT[2] = {f->out, p};
+        js_launch(j, 0, aT, 2);
+    }
+    c = js_alloc(j, x->bytes, x->site2, JS_NAT_ALLOC); /* torch.bincount(target * C + preds, minlength=C*C) */
+    if (c >= 0) {
+        int aT[3] = {p, c, x->at};
+        js_launch(j, 0, aT, 3);
+        js_launch(j, 0, aT + 1, 2); /* self.confmat += bincount */
+        js_free(j, c);
+    }
+    js_free(j, p);
+}
+
+static void hook_confmat_end(struct loop *l, struct js *j, int n, struct pt_fwd *f)
+{
+    struct ctx *x = l->pCtx;
+    int r = js_alloc(j, x->bytes, x->site, JS_NAT_ALLOC), old = x->at; /* compute(), then reset(): a new zero state */
+    (void)n;
+    (void)f;
+    if (r < 0) return;
+    {
+        int aT[2] = {old, r};
+        js_launch(j, 0, aT, 2);
+    }
+    pt_item(j, r, U_VAL(112));
+    js_free(j, r);
+    x->at = js_alloc(j, x->bytes, x->site, JS_NAT_ALLOC);
+    js_here(j, js_site(j, U_VAL(113)));
+    js_free(j, old);
+}
+
+static void lk_eval_confmat(struct acc *a)
+{
+    struct job jb;
+    struct ctx x;
+    struct js *j;
+    int nClass;
+    memset(&x, 0, sizeof x);
+    draw_variant(a, M_ANY, P_ANY, 1);
+    draw_job(a, &jb, K_CNN, 0.0, acc_drawf(a, 0.15, 0.4));
+    set_eval_mult(&jb, 1 + (int)acc_draw(a, 4));
+    jb.l.epochs = 1 + (int)acc_draw(a, 3);
+    jb.l.iters = (12 + (int)acc_draw(a, 24)) / jb.l.epochs;
+    jb.l.valIters = 3 + (int)acc_draw(a, 20);
+    nClass = (int)(jb.l.m.a[jb.l.m.n - 1].act / 4);
+    if (nClass < 1) nClass = 1;
+    x.bytes = (int64_t)nClass * nClass * 8;
+    jb.l.pCtx = &x;
+    jb.l.xValBatch = hook_confmat;
+    jb.l.xValEnd = hook_confmat_end;
+    acc_shape(a, "metric", "a %d x %d confusion matrix on the GPU (%.1f MiB), reset after each evaluation", nClass, nClass,
+              (double)x.bytes / (double)MiB);
+    acc_describe(a, "Training whose evaluation collects a confusion matrix on the GPU (torchmetrics "
+                    "MulticlassConfusionMatrix): a classes x classes int64 state made with the metric at start, a "
+                    "bincount of the same size per batch added into it, compute() and reset() at the evaluation's "
+                    "end (reset makes a new zero state, live until the next evaluation, the last one to the end). "
+                    "Bounded by the number of classes, not by the evaluation set. Expected: nothing at severity low "
+                    "or above.");
+    allow_state(a);
+    j = job_open(a, &jb, &jb.l, 0);
+    if (!j) return;
+    x.site = js_site(j, "lib:torchmetrics/metric.py:712:Metric.reset|metrics.py:58:ConfusionMatrix.reset|" U_VAL(112));
+    x.site2 = js_site(j, "lib:torchmetrics/functional/classification/confusion_matrix.py:160:_multiclass_confusion_matrix_update|"
+                         "metrics.py:52:ConfusionMatrix.update|" U_VAL(109));
+    x.at = js_alloc(j, x.bytes, js_site(j, "lib:torchmetrics/metric.py:218:Metric.add_state|metrics.py:47:ConfusionMatrix.__init__|"
+                                           "train.py:190:main|train.py:231:<module>"), JS_NAT_ALLOC);
+    job_finish(a, &jb, j);
+}
+
+/* ---- evaluation every N epochs only ---- */
+
+static void lk_eval_every_n(struct acc *a)
+{
+    struct job jb;
+    int mult;
+    draw_variant(a, M_ANY, P_ANY, 1);
+    draw_job(a, &jb, K_ANY, 0.0, acc_drawf(a, 0.15, 0.4));
+    mult = set_eval_mult(&jb, 1 + (int)acc_draw(a, 4));
+    jb.l.epochs = 3 + (int)acc_draw(a, 6);
+    jb.l.iters = 3 + (int)acc_draw(a, 8);
+    jb.l.valEvery = 2 + (int)acc_draw(a, 3);
+    jb.l.valIters = 2 + (int)acc_draw(a, 8);
+    acc_shape(a, "evaluation", "after every %d epochs (and the last) of %d, %d batches of %d (%d x training's)",
+              jb.l.valEvery, jb.l.epochs, jb.l.valIters, jb.l.valBatch, mult);
+    acc_describe(a, "Training that evaluates only every few epochs (check_val_every_n_epoch) and after the last, "
+                    "under torch.no_grad() with a larger batch: long stretches of training between evaluations of "
+                    "the same peak. Expected: nothing at severity low or above (an info note that evaluation peaks "
+                    "higher is fine).");
+    allow_state(a);
+    job_all(a, &jb, NULL, NULL);
+}
+
+/* ---- the first evaluation batch warms the allocator's cache (cudnn.benchmark for the new shape) ---- */
+
+static void hook_warm(struct loop *l, struct js *j, int b, struct pt_fwd *f)
+{
+    struct ctx *x = l->pCtx;
+    (void)f;
+    if (b != 0) return; /* only the first batch of the first evaluation sees a new input shape */
+    for (int k = 0; k < x->k; k++) { /* each candidate algorithm's workspace, tried and freed */
+        int64_t ws = x->bytes >> (k % 3);
+        int t = js_alloc(j, ws, x->site, JS_NAT_ALLOC);
+        if (t < 0) continue; /* an algorithm whose workspace does not fit is skipped */
+        {
+            int aT[1] = {t};
+            js_launch(j, 0, aT, 1);
+        }
+        js_free(j, t);
+    }
+}
+
+static void lk_eval_warm(struct acc *a)
+{
+    struct job jb;
+    struct ctx x;
+    struct js *j;
+    int mult;
+    memset(&x, 0, sizeof x);
+    draw_variant(a, M_ANY, P_ANY, 1);
+    draw_job(a, &jb, K_CNN, 0.0, acc_drawf(a, 0.15, 0.35));
+    mult = set_eval_mult(&jb, 1 + (int)acc_draw(a, 4));
+    if (jb.l.valIters == 0) jb.l.valIters = 3 + (int)acc_draw(a, 6);
+    x.k = 3 + (int)acc_draw(a, 10);
+    x.bytes = (int64_t)(jb.budget * acc_drawf(a, 0.02, 0.2)) / MiB * MiB;
+    jb.l.pCtx = &x;
+    jb.l.xValBatch = hook_warm;
+    acc_shape(a, "evaluation", "%d batches of %d (%d x training's); the first one tries %d convolution workspaces of up "
+              "to %.0f MiB", jb.l.valIters, jb.l.valBatch, mult, x.k, (double)x.bytes / (double)MiB);
+    acc_describe(a, "Training with torch.backends.cudnn.benchmark whose evaluation batch has a new shape: the first "
+                    "evaluation batch benchmarks the convolutions again, trying workspaces of several sizes, and the "
+                    "caching allocator keeps the segments it reserved for them; later batches reuse that cache. A "
+                    "first-batch peak and a cache that rose once. Expected: nothing at severity low or above (an info "
+                    "note that evaluation peaks higher is fine).");
+    allow_state(a);
+    j = job_open(a, &jb, &jb.l, 0);
+    if (!j) return;
+    x.site = js_site(j, "lib:torch/nn/modules/conv.py:543:Conv2d._conv_forward|lib:torch/nn/modules/conv.py:549:Conv2d.forward|"
+                        PT_CALL "|" U_VAL(104));
+    job_finish(a, &jb, j);
 }
 
 /* ---- copies ---- */
@@ -1887,6 +2283,140 @@ static void p_seg_growth_dup(struct acc *a)
     (void)v;
 }
 
+/* An evaluation without no_grad whose losses are kept as tensors (each batch's graph with them), freed when it returns. */
+static void hook_val_losses(struct loop *l, struct js *j, int b, struct pt_fwd *f)
+{
+    struct ctx *x = l->pCtx;
+    (void)j;
+    (void)b;
+    for (int i = 0; i < l->m.n && x->nT < 4090; i++)
+        if (f->saved[i] >= 0) x->aT[x->nT++] = f->saved[i];
+    if (x->nT < 4096) x->aT[x->nT++] = f->loss;
+}
+
+static void hook_val_losses_end(struct loop *l, struct js *j, int n, struct pt_fwd *f)
+{
+    struct ctx *x = l->pCtx;
+    (void)n;
+    (void)f;
+    js_here(j, js_site(j, U_VAL(110)));
+    for (int i = x->nT - 1; i >= 0; i--) js_free(j, x->aT[i]);
+    x->nT = 0;
+}
+
+static void p_eval_graph_kept(struct acc *a)
+{
+    const struct acc_variant *v;
+    struct job jb;
+    struct ctx x;
+    struct js *j;
+    int bOom, bVis;
+    int64_t per, grow;
+    memset(&x, 0, sizeof x);
+    draw_variant(a, M_ANY, P_ANY, 1);
+    v = acc_variant(a);
+    draw_job(a, &jb, K_ANY, 0.0, acc_drawf(a, 0.15, 0.35));
+    fit_val(a, &jb, 0);
+    jb.l.epochs = 1 + (int)acc_draw(a, 3);
+    jb.l.iters = (12 + (int)acc_draw(a, 24)) / jb.l.epochs;
+    per = est_sample(&jb.l.m) * jb.l.valBatch;
+    grow = per * jb.l.valIters;
+    jb.l.bValGrad = 1;
+    jb.l.xValBatch = hook_val_losses;
+    jb.l.xValEnd = hook_val_losses_end;
+    jb.l.pCtx = &x;
+    acc_describe(a, "An evaluation that forgot torch.no_grad() and collects its losses as tensors "
+                    "(`losses.append(criterion(model(x), y))`, `torch.stack(losses).mean()` at the end): every "
+                    "batch's graph and saved activations stay alive until evaluate() returns, every evaluation, "
+                    "over one to three epochs. Expected: a validation_spike (growth) at the evaluation's forward "
+                    "in the evaluation phase, where the trace shows it (at segment level only when the allocator "
+                    "had to reserve more), whose fix is no_grad.");
+    loop_allow_also(a, "val-graph", "validation_spike", "peak", NULL);
+    allow_state(a);
+    j = job_open(a, &jb, &jb.l, 0);
+    if (!j) return;
+    loop_epochs(a, &jb.l, j, &bOom);
+    bVis = loop_visible(a, jb.l.growVal, js_reserved(j));
+    expect_loader(a, jb.l.pageableShare);
+    acc_end(a, j, 1, 1);
+    expect(a, "val-graph", "validation_spike", "model.py:|" SITE_VFWD, growth_sev(grow), "validation|evaluation", NULL,
+           NULL, v->mode == JS_TENSORS || v->bHistory ? grow >= 32 * MiB : bVis,
+           "an evaluation without no_grad keeping its graphs", 0, NULL);
+}
+
+/* all_logits = torch.cat([all_logits, logits]): one buffer reallocated larger each evaluation batch. */
+static void hook_val_cat(struct loop *l, struct js *j, int b, struct pt_fwd *f)
+{
+    struct ctx *x = l->pCtx;
+    int c;
+    (void)b;
+    x->n++;
+    c = js_alloc(j, x->bytes * x->n, x->site, JS_NAT_ALLOC);
+    if (c < 0) return;
+    {
+        int aT[3] = {x->at, f->out, c};
+        js_launch(j, 0, aT, 3);
+    }
+    js_here(j, js_site(j, U_VAL(109)));
+    js_free(j, x->at);
+    x->at = c;
+}
+
+static void hook_val_cat_end(struct loop *l, struct js *j, int n, struct pt_fwd *f)
+{
+    struct ctx *x = l->pCtx;
+    (void)n;
+    (void)f;
+    pt_item(j, x->at, U_VAL(112)); /* metric(all_logits, all_labels).item() */
+    js_here(j, js_site(j, U_VAL(113)));
+    js_free(j, x->at);
+    x->at = -1;
+    x->n = 0;
+}
+
+static void p_eval_cat_logits(struct acc *a)
+{
+    const struct acc_variant *v;
+    struct job jb;
+    struct ctx x;
+    struct js *j;
+    int bOom, bVis;
+    int64_t grow;
+    memset(&x, 0, sizeof x);
+    draw_variant(a, M_ANY, P_ANY, 1);
+    v = acc_variant(a);
+    draw_job(a, &jb, K_ANY, 0.0, acc_drawf(a, 0.15, 0.35));
+    fit_val(a, &jb, 1);
+    jb.l.valIters = 6 + (int)acc_draw(a, 20);
+    x.bytes = jb.l.m.a[jb.l.m.n - 1].act * jb.l.valBatch;
+    /* the old buffer and the new one at once: the last batch needs twice what was gathered */
+    while (jb.l.valIters > 4 && 2 * x.bytes * jb.l.valIters > (jb.g->total - CTX) / 3) jb.l.valIters--;
+    grow = x.bytes * jb.l.valIters;
+    x.at = -1;
+    jb.l.xValBatch = hook_val_cat;
+    jb.l.xValEnd = hook_val_cat_end;
+    jb.l.pCtx = &x;
+    acc_shape(a, "gathered", "%d evaluation batches of %d, %lld KiB of logits each, gathered with torch.cat",
+              jb.l.valIters, jb.l.valBatch, (long long)(x.bytes >> 10));
+    acc_describe(a, "An evaluation under torch.no_grad() that gathers every batch's logits on the GPU with "
+                    "`all_logits = torch.cat([all_logits, logits])` (train.py:109) to score them at the end: one "
+                    "buffer reallocated larger every batch, the whole evaluation set's logits by the end. Expected: "
+                    "a validation_spike (growth) at that line in the evaluation phase, where the trace shows it "
+                    "(tensor level from 32 MiB; at segment level only when the allocator had to reserve more).");
+    loop_allow_also(a, "val-cat", "validation_spike", "peak", NULL);
+    allow_state(a);
+    j = job_open(a, &jb, &jb.l, 0);
+    if (!j) return;
+    x.site = js_site(j, U_VAL(109));
+    loop_epochs(a, &jb.l, j, &bOom);
+    bVis = loop_visible(a, jb.l.growVal, js_reserved(j));
+    expect_loader(a, jb.l.pageableShare);
+    acc_end(a, j, 1, 1);
+    expect(a, "val-cat", "validation_spike", "train.py:109 in evaluate", growth_sev(grow), "validation|evaluation", NULL,
+           NULL, v->mode == JS_TENSORS || v->bHistory ? grow >= 32 * MiB : bVis,
+           "logits gathered on the GPU with torch.cat across an evaluation", 0, NULL);
+}
+
 /* ---- other inputs: PyTorch's snapshot, the same process twice, torch.profiler traces ---- */
 
 static void p_snapshot_iters(struct acc *a)
@@ -2166,5 +2696,14 @@ const struct acc_family acc_aFamily[] = {
     {"pinned_growth", "planted", "pinned host memory growing, drawn shapes", p_pinned_growth},
     {"oom_skip", "planted", "one OOM caught and skipped, the run going on", p_oom_skip},
     {"leak_slow", "planted", "a slow leak, small per step, over a longer run", p_leak_slow},
+    {"lk_eval_longseq", "healthy", "look-alike: validation_spike (evaluation on longer sequences, inference_mode)", lk_eval_longseq},
+    {"lk_eval_tta", "healthy", "look-alike: validation_spike (test-time augmentation: several forwards per batch)", lk_eval_tta},
+    {"lk_eval_beam", "healthy", "look-alike: validation_spike (beam search: a cache growing inside each batch)", lk_eval_beam},
+    {"lk_eval_ema", "healthy", "look-alike: validation_spike, leak (an EMA model swapped in for evaluation)", lk_eval_ema},
+    {"lk_eval_confmat", "healthy", "look-alike: validation_spike, leak (a bounded GPU metric: a confusion matrix)", lk_eval_confmat},
+    {"lk_eval_every_n", "healthy", "look-alike: validation_spike (evaluation every few epochs only)", lk_eval_every_n},
+    {"lk_eval_warm", "healthy", "look-alike: validation_spike (the first evaluation batch warms the cache)", lk_eval_warm},
+    {"eval_graph_kept", "planted", "an evaluation without no_grad keeping its graphs, drawn levels", p_eval_graph_kept},
+    {"eval_cat_logits", "planted", "logits gathered on the GPU with torch.cat across an evaluation", p_eval_cat_logits},
 };
 const int acc_nFamily = (int)(sizeof acc_aFamily / sizeof acc_aFamily[0]);

@@ -14,7 +14,11 @@
  * For each case: the true boundary (the largest batch size whose training steps run without an
  * out-of-memory error on the case's device, found by running the job at each size tried, as a
  * person would by trying), then the job's trace at a smaller batch, OUTDIR/CASE/rank0.db, with
- * OUTDIR/CASE/truth.json {"case", "split", "batch", "true_max_batch", ...}. The jobs are jobsim's
+ * OUTDIR/CASE/truth.json {"case", "split", "batch", "true_max_batch", "largest_batch_that_runs",
+ * ...}. Fragmentation can make a batch fail and a larger one run again: true_max_batch is the
+ * largest up to which every batch from the traced one runs (first_failure), and
+ * largest_batch_that_runs the doubling and bisection's answer (larger where such a window lies
+ * below it). The jobs are jobsim's
  * (the caching allocator or cudaMallocAsync, the CUDA context the device keeps, cuBLAS, NCCL), so
  * the boundary includes the allocator's rounding and fragmentation. The blind split is written
  * with other models, devices and fractions and is scored only once the estimate is final.
@@ -46,6 +50,8 @@ static const struct fcase aCase[] = {
     {"lm_seg_40g_keepgrad", "dev", F_LM, JS_SEGMENTS, 1, 40 * GiB, 0, 0, 0, 0.5, 12, 16},
     {"lm_seg_80g_ddp", "dev", F_LM, JS_SEGMENTS, 1, 80 * GiB, 1, 0, 256, 0.25, 12, 16},
     {"mlp_tensor_16g", "dev", F_MLP, JS_TENSORS, 0, 16 * GiB, 1, 1, 0, 0.5, 8, 64},
+    /* fragmentation makes it fail from batch 287 to 319 and run again from 320 to 359 */
+    {"lm_tensor_141g_window", "dev", F_LM, JS_TENSORS, 0, 141 * GB, 1, 0, 0, 0.55, 6, 18},
     /* blind: other shapes, devices and fractions */
     {"cnn_seg_40g_small", "blind", F_CNN, JS_SEGMENTS, 1, 40 * GiB, 1, 0, 0, 0.4, 160, 0},
     {"cnn_tensor_80g_keepgrad", "blind", F_CNN, JS_TENSORS, 0, 80 * GiB, 0, 0, 0, 0.25, 224, 0},
@@ -185,6 +191,34 @@ static int boundary(const struct fcase *k, const char *zProbe)
 }
 
 /*
+ * The largest batch from `batch` (which runs) up to which every batch runs, looked for up to `best`
+ * (the boundary's answer, which runs): batches tried in steps of a fortieth (2.5 %) up from batch
+ * until one fails, then bisected below it. Where fragmentation makes the job fail at some batch
+ * sizes and run at larger ones, this is the first failure less one, which a person raising the
+ * batch meets, and `best` is a batch beyond it that runs again; a window of failures narrower
+ * than the step may be missed. -1 when a trace could not be written.
+ */
+static int first_failure(const struct fcase *k, int batch, int best, const char *zProbe)
+{
+    int lo = batch, hi = -1, r;
+    while (lo < best && hi < 0) {
+        int x = lo + (lo / 40 > 1 ? lo / 40 : 1);
+        if (x > best) x = best;
+        if ((r = run(k, x, zProbe, 1)) < 0) return -1;
+        if (r) lo = x;
+        else hi = x;
+    }
+    if (hi < 0) return best;
+    while (hi - lo > 1) {
+        int mid = lo + (hi - lo) / 2;
+        if ((r = run(k, mid, zProbe, 1)) < 0) return -1;
+        if (r) lo = mid;
+        else hi = mid;
+    }
+    return lo;
+}
+
+/*
  * The look-alike split: N_LOOK cases drawn at random from seed (a CNN, an LM or an MLP of drawn
  * size, either level, with or without NVTX, zero_grad before or after the step, set_to_none or
  * not, NCCL buffers for some LMs, a drawn device and traced fraction), written into aLook with
@@ -276,7 +310,7 @@ int main(int argc, char **argv)
     for (int i = 0; i < nCase && rc == 0; i++) {
         const struct fcase *k = &aAll[i];
         char zDir[1100], zPath[1200], zProbe[1200];
-        int best, batch;
+        int best, batch, first;
         FILE *f;
         if (zOnly && strcmp(zOnly, k->zName)) continue;
         if (strcmp(zSplit, "all") && strcmp(zSplit, k->zSplit)) continue;
@@ -287,13 +321,19 @@ int main(int argc, char **argv)
             return 1;
         }
         best = at > 0 ? 1 << 30 : boundary(k, zProbe);
-        unlink(zProbe);
         if (best < 4) {
+            unlink(zProbe);
             fprintf(stderr, "fitgen: %s: no boundary found (%d)\n", k->zName, best);
             return 1;
         }
         batch = at > 0 ? at : (int)(best * k->frac);
         if (batch < 1) batch = 1;
+        first = at > 0 ? best : first_failure(k, batch, best, zProbe);
+        unlink(zProbe);
+        if (first < 0) {
+            fprintf(stderr, "fitgen: %s: a probe's trace could not be written\n", k->zName);
+            return 1;
+        }
         snprintf(zPath, sizeof zPath, "%s/rank0.db", zDir);
         if (run(k, batch, zPath, 1) != 1) {
             fprintf(stderr, "fitgen: %s: the traced run at batch %d failed\n", k->zName, batch);
@@ -303,11 +343,15 @@ int main(int argc, char **argv)
         if (!(f = fopen(zPath, "w"))) return 1;
         fprintf(f,
                 "{\"case\": \"%s\", \"split\": \"%s\", \"mode\": \"%s\", \"nvtx\": %s, \"device_bytes\": %lld, "
-                "\"batch\": %d, \"true_max_batch\": %d, \"trace\": \"rank0.db\"}\n",
+                "\"batch\": %d, \"true_max_batch\": %d, \"largest_batch_that_runs\": %d, \"trace\": \"rank0.db\"}\n",
                 k->zName, k->zSplit, k->mode == JS_TENSORS ? "tensors" : "segments", k->bNvtx ? "true" : "false",
-                (long long)k->total, batch, best);
+                (long long)k->total, batch, first, best);
         if (fclose(f) != 0) rc = 1;
-        printf("%s: traced at batch %d, largest batch that runs %d\n", k->zName, batch, best);
+        if (first < best)
+            printf("%s: traced at batch %d, every batch up to %d runs, %d fails, %d runs again\n", k->zName, batch, first,
+                   first + 1, best);
+        else
+            printf("%s: traced at batch %d, largest batch that runs %d\n", k->zName, batch, best);
     }
     return rc;
 }

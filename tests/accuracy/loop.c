@@ -258,9 +258,11 @@ void loop_epochs(struct acc *a, struct loop *l, struct js *j, int *pOom)
         }
         loop_pop(a, j, ACC_NVTX_NAMES);
         if (*pOom || l->valIters == 0) continue;
+        if (l->valEvery > 1 && (e + 1) % l->valEvery && e + 1 < l->epochs) continue;
         loop_push(a, j, ACC_NVTX_NAMES, "validation", 0);
         {
             int64_t res0 = js_reserved(j);
+            if (l->xValStart) l->xValStart(l, j, l->valDone, NULL);
             for (int b = 0; b < l->valIters && !*pOom; b++) {
                 if (loop_val_batch(a, l, j, l->valDone) != 0) *pOom = 1;
                 l->valDone++;

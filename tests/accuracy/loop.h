@@ -73,6 +73,8 @@ struct loop {
     loop_hook xMicroBatch;   /* after each micro-batch's backward (iter: the micro-batch's number) */
     loop_hook xIterStart;    /* before each training iteration (f: NULL) */
     loop_hook xValEnd;       /* after an evaluation's last batch, inside its phase (iter: batches run; f: NULL) */
+    loop_hook xValStart;     /* at an evaluation's start, inside its phase, before its first batch (iter: evaluations run; f: NULL) */
+    int valEvery;            /* > 1: evaluate after every valEvery-th epoch only (and after the last) */
     int bNoRecordFunction;   /* the optimizer has no profile hooks (no Optimizer.step#... ranges) */
     int failSite;            /* the site of the allocation that ran out of memory, -1 none */
     int bOomPlanned;         /* the job is meant to run out of memory (else an OOM is a defect of the family) */
