@@ -626,6 +626,9 @@ void vt__bd_samples_upto(struct vt_trace *t, int64_t ts);
 int vt__bd_finish(struct vt_trace *t);
 int vt__bd_end(struct vt_trace *t);
 void vt__bd_free(struct vt_trace *t);
+/* Whether l is a segment of PyTorch's allocator holding the trace's blocks (the breakdown's "allocator
+ * cache" rule; only while the breakdown runs): 1, 0, or -1 (SQLite error reading its stack, out of memory). */
+int vt__bd_cache_segment(struct vt_trace *t, const struct vt_life *l);
 /* Release what breakdown b owns; b->total becomes -1. */
 void vt__breakdown_clear(struct vt_breakdown *b);
 /* The part of category cat in b (the first, for libraries), NULL when none. */

@@ -430,6 +430,23 @@ static int kept(const struct vt_trace *t, const struct vt_life *l)
     return k + 2 < b->nSpan ? 1 : 2; /* the steps begun by its free */
 }
 
+/* Whether l, with stack facets m, is a segment of PyTorch's allocator holding the trace's blocks: a CUDA
+ * allocation of a trace with blocks inside its segments, made by the allocator or by no library of its own. */
+static int cache_segment(const struct vt_bdrun *b, const struct vt_life *l, unsigned m)
+{
+    return b->bTensorsIn && !l->bTensor && !l->bInternal &&
+           ((m & VT_FACET_ALLOCATOR) || !(m & (VT_FACET_NCCL | VT_FACET_CUBLAS | VT_FACET_CUDNN | VT_FACET_LIB)));
+}
+
+int vt__bd_cache_segment(struct vt_trace *t, const struct vt_life *l)
+{
+    unsigned m;
+    int iLib;
+    if (!t->pBd->bTensorsIn || l->bTensor || l->bInternal || l->acct < 0) return 0; /* pinned host memory: no segment */
+    if (facets(t, l->stackId, &m, &iLib) != 0) return -1;
+    return cache_segment(t->pBd, l, m);
+}
+
 /* The rule that puts l in its category (*piLib: the library's slot for R_LIB). 0, or -1 (SQLite error, OOM). */
 static int classify(struct vt_trace *t, const struct vt_life *l, int *pRule, int *piLib)
 {
@@ -441,9 +458,7 @@ static int classify(struct vt_trace *t, const struct vt_life *l, int *pRule, int
     if (l->bInternal) return *pRule = R_RUNTIME, 0;
     if (facets(t, l->stackId, &m, piLib) != 0 || facets(t, l->freeStackId, &mFree, &iLibFree) != 0) return -1;
     /* a segment of PyTorch's allocator holding the blocks: reserved, whatever request made it reserve */
-    if (b->bTensorsIn && !l->bTensor && ((m & VT_FACET_ALLOCATOR) || !(m & (VT_FACET_NCCL | VT_FACET_CUBLAS |
-                                                                            VT_FACET_CUDNN | VT_FACET_LIB))))
-        return *pRule = R_RESERVED, 0;
+    if (cache_segment(b, l, m)) return *pRule = R_RESERVED, 0;
     if (m & VT_FACET_NCCL) return *pRule = R_NCCL, 0;
     if (m & VT_FACET_CUBLAS) return *pRule = R_CUBLAS, 0;
     if (m & VT_FACET_CUDNN) return *pRule = R_CUDNN, 0;
@@ -853,6 +868,35 @@ static int64_t used_at_peak(const struct vt_trace *t, const struct vt_device *d,
     return total + beyond;
 }
 
+/*
+ * Where the figures know a reserved peak of device d above what its breakdown bd sums to (a torch.profiler
+ * trace's Total Reserved beside allocation rows that are the allocator's blocks), the allocator's cache as a
+ * part: that reserved peak less what bd explains, so that the parts sum to the reserved peak the headline gives
+ * (bd's basis "reserved", or "process reserved" with memory from before the trace). The cache's bytes, 0 when
+ * none, or -1 when out of memory.
+ */
+static int64_t reserved_cache(const struct vt_trace *t, const struct vt_device *d, struct vt_breakdown *bd)
+{
+    const struct vt_figdev *fd = vt__fig_dev(&t->f, d->id);
+    int64_t res = fd ? vt__fig_headline(fd) : -1, cache;
+    char zR[32], zA[32];
+    if (res <= bd->total || bd->total < 0) return 0;
+    cache = res - bd->total;
+    vt__fmt_bytes(res, zR, sizeof zR);
+    vt__fmt_bytes(bd->total, zA, sizeof zA);
+    if (part_add(bd, VT_CAT_CACHE, cache, 0,
+                 vt__strdupf("the reserved peak (%s%s) less the allocated memory the other parts explain (%s): "
+                             "reserved by the caching allocator, not allocated (the two peaks may fall at different "
+                             "moments; the trace has no segments to tell the cache over time)",
+                             zR, fd->procReserved >= 0 ? ", torch.profiler's Total Reserved" : "", zA),
+                 NULL) != 0)
+        return -1;
+    bd->total = res;
+    bd->zBasis = !strcmp(bd->zBasis, "process") ? "process reserved" : "reserved";
+    parts_sort(bd);
+    return cache;
+}
+
 /* Order of the curves' changes: by account, then time, then replay order. */
 static int catev_cmp(const void *pa, const void *pb)
 {
@@ -882,9 +926,10 @@ static int point_add(struct vt_device *d, int64_t *pnAlloc, int64_t ts, int s, i
  * Device d's category curve from the sorted changes of its account (aEv[i..]), what was there
  * before the trace (before > 0) from its start: each change moves its category's series (a
  * library's by module), a caching-allocator segment the cache, a block inside one the cache the
- * other way, as build sums a moment. 0 or -1.
+ * other way, as build sums a moment; a cache known only at the peak (reserved_cache, cache > 0) stands from the
+ * start, as memory from before the trace does. 0 or -1.
  */
-static int curve_make(struct vt_trace *t, struct vt_device *d, int64_t i, int64_t before)
+static int curve_make(struct vt_trace *t, struct vt_device *d, int64_t i, int64_t before, int64_t cache)
 {
     const struct vt_bdrun *b = t->pBd;
     int64_t aRun[VT_CAT_N + LIB_MAX] = {0}, nAlloc = 0;
@@ -893,6 +938,8 @@ static int curve_make(struct vt_trace *t, struct vt_device *d, int64_t i, int64_
     memcpy(d->azCatLib, b->azLib, sizeof b->azLib);
     d->nCatLib = LIB_MAX; /* the last: "other libraries" when there were more */
     if (before > 0 && point_add(d, &nAlloc, t->f.bTimes ? t->f.t0 : 0, VT_CAT_BEFORE, aRun[VT_CAT_BEFORE] = before))
+        return -1;
+    if (cache > 0 && point_add(d, &nAlloc, t->f.bTimes ? t->f.t0 : 0, VT_CAT_CACHE, aRun[VT_CAT_CACHE] = cache))
         return -1;
     for (; i < b->nEv && b->aEv[i].acct == d->id; i++) {
         const struct catev *e = &b->aEv[i];
@@ -927,7 +974,7 @@ int vt__bd_end(struct vt_trace *t)
     for (int i = 0; rc == 0 && i < t->tl.nDev; i++) {
         struct vt_device *d = &t->tl.aDev[i];
         struct moment *p = NULL;
-        int64_t total, before, pool, used;
+        int64_t total, before, pool, used, cache = 0;
         const char *zBasis;
         char zUsed[256];
         vt__breakdown_clear(&d->bd);
@@ -947,11 +994,12 @@ int vt__bd_end(struct vt_trace *t)
         } else {
             rc = build(t, p, total, zBasis, before, 0, -1, NULL, &d->bd);
             d->bd.poolCache = pool;
+            if (rc == 0 && pool == 0 && (cache = reserved_cache(t, d, &d->bd)) < 0) rc = -1;
         }
         if (rc == 0 && b->bCurves) {
             int64_t k = 0;
             while (k < b->nEv && b->aEv[k].acct < d->id) k++;
-            rc = curve_make(t, d, k, before);
+            rc = curve_make(t, d, k, before, cache);
         }
     }
     for (int i = 0; rc == 0 && i < t->nOom && i < b->nOom; i++) {

@@ -83,11 +83,20 @@ static void snapshot_view_of(struct replay *r, int acct)
         snapshot_view(r);
 }
 
-/* Add (sign +1) or remove (-1) l from its site's live count (device and pinned host memory alike) and, for a
- * judged lifetime, from its site curve at ts. 0, or -1 when out of memory. */
+/*
+ * Add (sign +1) or remove (-1) l from its site's figures (device and pinned host memory alike; a beginning
+ * also counts it as made) and, for a judged lifetime, from its site curve at ts. A site's figures count each
+ * byte once: where the allocator's blocks lie inside CUDA's segments, the segments holding them are left out
+ * (their blocks count; the rest of a segment is the allocator's cache, which the breakdown shows). 0, or -1
+ * when out of memory or a stack could not be read.
+ */
 static int site_account(struct replay *r, const struct vt_life *l, int sign, int64_t ts)
 {
     struct vt_site *s = &r->t->sites.a[l->site];
+    int bSeg = vt__bd_cache_segment(r->t, l);
+    if (bSeg < 0) return -1;
+    if (bSeg) return 0;
+    if (sign > 0) s->nAlloc++, s->totalBytes += l->bytes;
     s->nLive += sign;
     s->liveBytes += sign * l->bytes;
     if (s->liveBytes > s->peakLiveBytes) s->peakLiveBytes = s->liveBytes;
@@ -104,8 +113,6 @@ static int on_begin(void *pArg, struct vt_life *l)
     if (t->f.zSource[0] && strcmp(t->f.zSource, "cupti") != 0) l->bInternal = 0; /* imported: no API calls to see */
     l->site = vt__site_get(&t->sites, t->f.db, l->stackId, l->bytes);
     if (l->site < 0) return -1;
-    t->sites.a[l->site].nAlloc++;
-    t->sites.a[l->site].totalBytes += l->bytes;
     if (site_account(r, l, +1, l->allocTs >= 0 ? l->allocTs : r->tsUntimed) != 0) return -1;
     snapshot_view(r);
     if (vt__bd_life_begin(t, l) != 0) return -1;

@@ -326,9 +326,10 @@ static void trace_json(FILE *f, const struct vt_result *r, int i)
     snaps(f, t, t->tl.aEnd, t->tl.nEnd, o->nTop);
     if (o->bBySite) {
         fputs(",\n      \"sites\": [", f);
-        for (int k = 0; k < t->sites.n; k++) {
+        for (int k = 0, n = 0; k < t->sites.n; k++) {
             const struct vt_site *s = &t->sites.a[k];
-            fprintf(f, "%s\n        {", k ? "," : "");
+            if (s->nAlloc == 0) continue; /* as vt__report_sites: its allocations count elsewhere, or none */
+            fprintf(f, "%s\n        {", n++ ? "," : "");
             jstr(f, "site", s->zSite, 1);
             jint(f, "stack_id", s->stackId, 1);
             jint(f, "allocations", s->nAlloc, 1);

@@ -24,8 +24,8 @@ const struct vt_device *vt__report_device(const struct vt_trace *t, int acct);
 int vt__report_groups(const struct vt_result *r, const struct vt_device *d);
 /*
  * The allocation sites of t a report lists (--by-site): *paIdx receives a malloc'd array of
- * every site's index, largest peak live bytes first; returns how many of them to list (at
- * most --top), or -1 when out of memory. The caller frees *paIdx.
+ * the index of every site that counted an allocation, largest peak live bytes first; returns
+ * how many of them to list (at most --top), or -1 when out of memory. The caller frees *paIdx.
  */
 int vt__report_sites(const struct vt_result *r, const struct vt_trace *t, int **paIdx);
 /* Why t has no phases (t->ph.n == 0): inferred without confidence, or none found; into z (size n). */

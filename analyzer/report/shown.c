@@ -43,18 +43,19 @@ int vt__report_groups(const struct vt_result *r, const struct vt_device *d)
 
 int vt__report_sites(const struct vt_result *r, const struct vt_trace *t, int **paIdx)
 {
-    int n = t->sites.n < r->pOpts->nTop ? t->sites.n : r->pOpts->nTop;
+    int n = 0;
     int *a = malloc(sizeof(int) * (size_t)(t->sites.n ? t->sites.n : 1));
     *paIdx = a;
     if (!a) return -1;
-    for (int i = 0; i < t->sites.n; i++) a[i] = i;
-    for (int i = 1; i < t->sites.n; i++) /* insertion sort, stable: sites are few */
+    for (int i = 0; i < t->sites.n; i++) /* a site whose allocations all count elsewhere (segments holding blocks) */
+        if (t->sites.a[i].nAlloc > 0) a[n++] = i;
+    for (int i = 1; i < n; i++) /* insertion sort, stable: sites are few */
         for (int j = i; j > 0 && t->sites.a[a[j - 1]].peakLiveBytes < t->sites.a[a[j]].peakLiveBytes; j--) {
             int x = a[j];
             a[j] = a[j - 1];
             a[j - 1] = x;
         }
-    return n;
+    return n < r->pOpts->nTop ? n : r->pOpts->nTop;
 }
 
 void vt__fmt_no_phases(const struct vt_trace *t, char *z, size_t n)
