@@ -633,6 +633,29 @@ int vt__bd_cache_segment(struct vt_trace *t, const struct vt_life *l);
 void vt__breakdown_clear(struct vt_breakdown *b);
 /* The part of category cat in b (the first, for libraries), NULL when none. */
 const struct vt_bdpart *vt__bd_part(const struct vt_breakdown *b, int cat);
+
+/* ---- catcurve.c ---- */
+#define VT_CATLIB_MAX 16 /* libraries a breakdown names apart; the others share the last slot */
+/* A category curve's change: a lifetime under a breakdown rule began (bytes > 0) or ended, in replay order (seq). */
+struct vt_catev {
+    int64_t ts, seq, bytes;
+    int acct, rule, iLib, bTensor;
+};
+struct vt_catevs {
+    struct vt_catev *a;
+    int64_t n, nAlloc;
+};
+/* Append the change (ts, seq, bytes) of l under rule (library slot iLib, -1 none) to c. 0, or -1 out of memory. */
+int vt__catev_add(struct vt_catevs *c, const struct vt_life *l, int64_t ts, int64_t seq, int64_t bytes, int rule,
+                  int iLib);
+/* Order c's changes by account, then time, then replay order. */
+void vt__catev_sort(struct vt_catevs *c);
+/* Device d's category curve (d->aCatPt, d->azCatLib) from the sorted changes c of its account: each change moves
+ * the series aSeries[rule] (VT_CAT_LIB: library iLib's, by module azLib), a block inside a segment (bTensorsIn)
+ * the cache the other way; what was there before the trace (before > 0) and a cache known only at the peak
+ * (cache > 0) stand from t0. 0, or -1 out of memory. */
+int vt__catcurve_make(struct vt_device *d, const struct vt_catevs *c, const int *aSeries,
+                      const char (*azLib)[64], int bTensorsIn, int64_t t0, int64_t before, int64_t cache);
 /* Series s of device d's category curve as a breakdown part (category, library module) for naming it. */
 struct vt_bdpart vt__catcurve_part(const struct vt_device *d, int s);
 

@@ -112,7 +112,7 @@ int vt__cat_scales(int cat)
     return cat >= 0 && cat < VT_CAT_N && aCat[cat].bScales;
 }
 
-#define LIB_MAX 16 /* libraries named apart; the others share the last slot */
+#define LIB_MAX VT_CATLIB_MAX /* libraries named apart; the others share the last slot */
 
 /* What was live at one moment, by rule. */
 struct moment {
@@ -132,12 +132,6 @@ struct fslot {
     int64_t stackId;        /* -2: empty */
     unsigned m;
     int iLib;               /* index into azLib, -1 none */
-};
-
-/* A category curve's change: a lifetime began (bytes > 0) or ended, in replay order (seq). */
-struct catev {
-    int64_t ts, seq, bytes;
-    int acct, rule, iLib, bTensor;
 };
 
 /* A step: an iteration, or a span told from the stacks. */
@@ -164,8 +158,7 @@ struct vt_bdrun {
     int64_t lastOomTs;      /* the latest OOM so far, -1 none */
     int bEngineSeen;        /* an allocation by the autograd engine: the trace trains */
     int bCurves;            /* keep every lifetime's category change for the devices' category curves */
-    struct catev *aEv;
-    int64_t nEv, nEvAlloc;
+    struct vt_catevs ev;    /* the curves' changes (catcurve.c) */
     struct vt_memsample *aSample; /* the tracer's samples of the devices' memory, by time */
     int64_t *aSampleTraced; /* each sample's device's traced (live CUDA) bytes then; -1 not reached yet */
     int nSample, iSample;   /* iSample: the first sample the replay has not reached */
@@ -512,29 +505,6 @@ static void add(struct moment *p, const struct vt_life *l, int rule, int iLib)
     else p->cudaBytes += l->bytes;
 }
 
-/* Append the change (ts, seq, bytes) of l under rule (library slot iLib) to the curves' changes. 0 or -1. */
-static int curve_add(struct vt_bdrun *b, const struct vt_life *l, int64_t ts, int64_t seq, int64_t bytes, int rule,
-                     int iLib)
-{
-    struct catev *e;
-    if (b->nEv == b->nEvAlloc) {
-        int64_t nNew = b->nEvAlloc ? 2 * b->nEvAlloc : 1024;
-        struct catev *aNew = realloc(b->aEv, sizeof *aNew * (size_t)nNew);
-        if (!aNew) return -1;
-        b->aEv = aNew;
-        b->nEvAlloc = nNew;
-    }
-    e = &b->aEv[b->nEv++];
-    e->ts = ts;
-    e->seq = seq;
-    e->bytes = bytes;
-    e->acct = l->acct;
-    e->rule = rule;
-    e->iLib = iLib;
-    e->bTensor = l->bTensor;
-    return 0;
-}
-
 int vt__bd_life_end(struct vt_trace *t, const struct vt_life *l)
 {
     struct vt_bdrun *b = t->pBd;
@@ -556,11 +526,11 @@ int vt__bd_life_end(struct vt_trace *t, const struct vt_life *l)
     }
     if (b->bCurves && l->bytes != 0) { /* the same category over its whole life; untimed: live from the start */
         if (rule < 0 && classify(t, l, &rule, &iLib) != 0) return -1;
-        if (curve_add(b, l, l->allocTs >= 0 ? l->allocTs : t->f.bTimes ? t->f.t0 : 0, l->bdSeq, l->bytes, rule,
-                      iLib) != 0)
+        if (vt__catev_add(&b->ev, l, l->allocTs >= 0 ? l->allocTs : t->f.bTimes ? t->f.t0 : 0, l->bdSeq, l->bytes,
+                          rule, iLib) != 0)
             return -1;
         if (l->status != VT_LIFE_LIVE_AT_END && l->freeTs >= 0 &&
-            curve_add(b, l, l->freeTs, b->seq, -l->bytes, rule, iLib) != 0)
+            vt__catev_add(&b->ev, l, l->freeTs, b->seq, -l->bytes, rule, iLib) != 0)
             return -1;
     }
     return 0;
@@ -897,72 +867,16 @@ static int64_t reserved_cache(const struct vt_trace *t, const struct vt_device *
     return cache;
 }
 
-/* Order of the curves' changes: by account, then time, then replay order. */
-static int catev_cmp(const void *pa, const void *pb)
-{
-    const struct catev *a = pa, *c = pb;
-    if (a->acct != c->acct) return a->acct < c->acct ? -1 : 1;
-    if (a->ts != c->ts) return a->ts < c->ts ? -1 : 1;
-    return a->seq < c->seq ? -1 : a->seq > c->seq;
-}
-
-/* Append point (ts, series s, bytes; the cache never below 0, as build takes it) to d's curve. 0 or -1. */
-static int point_add(struct vt_device *d, int64_t *pnAlloc, int64_t ts, int s, int64_t bytes)
-{
-    if (d->nCatPt == *pnAlloc) {
-        int64_t nNew = *pnAlloc ? 2 * *pnAlloc : 256;
-        struct vt_catpoint *aNew = nNew > INT32_MAX ? NULL : realloc(d->aCatPt, sizeof *aNew * (size_t)nNew);
-        if (!aNew) return -1;
-        d->aCatPt = aNew;
-        *pnAlloc = nNew;
-    }
-    d->aCatPt[d->nCatPt].ts = ts;
-    d->aCatPt[d->nCatPt].series = s;
-    d->aCatPt[d->nCatPt++].bytes = s == VT_CAT_CACHE && bytes < 0 ? 0 : bytes;
-    return 0;
-}
-
-/*
- * Device d's category curve from the sorted changes of its account (aEv[i..]), what was there
- * before the trace (before > 0) from its start: each change moves its category's series (a
- * library's by module), a caching-allocator segment the cache, a block inside one the cache the
- * other way, as build sums a moment; a cache known only at the peak (reserved_cache, cache > 0) stands from the
- * start, as memory from before the trace does. 0 or -1.
- */
-static int curve_make(struct vt_trace *t, struct vt_device *d, int64_t i, int64_t before, int64_t cache)
+/* Device d's category curve from the curves' changes (catcurve.c), each rule's series resolved as build
+ * sums a moment (a change of no backward pass by whether the trace trains, the allocator's segments the
+ * cache); before and cache as vt__catcurve_make takes them. 0 or -1. */
+static int curve_make(struct vt_trace *t, struct vt_device *d, int64_t before, int64_t cache)
 {
     const struct vt_bdrun *b = t->pBd;
-    int64_t aRun[VT_CAT_N + LIB_MAX] = {0}, nAlloc = 0;
+    int aSeries[R_N];
     int nobwdCat = b->bEngineSeen || vt__shows_training(t) ? VT_CAT_TRANSIENT : VT_CAT_TEMP;
-    if (!(d->azCatLib = calloc(LIB_MAX, sizeof *d->azCatLib))) return -1;
-    memcpy(d->azCatLib, b->azLib, sizeof b->azLib);
-    d->nCatLib = LIB_MAX; /* the last: "other libraries" when there were more */
-    if (before > 0 && point_add(d, &nAlloc, t->f.bTimes ? t->f.t0 : 0, VT_CAT_BEFORE, aRun[VT_CAT_BEFORE] = before))
-        return -1;
-    if (cache > 0 && point_add(d, &nAlloc, t->f.bTimes ? t->f.t0 : 0, VT_CAT_CACHE, aRun[VT_CAT_CACHE] = cache))
-        return -1;
-    for (; i < b->nEv && b->aEv[i].acct == d->id; i++) {
-        const struct catev *e = &b->aEv[i];
-        int s = e->rule == R_NOBWD ? nobwdCat : e->rule == R_RESERVED ? VT_CAT_CACHE : aRule[e->rule].cat;
-        if (s == VT_CAT_LIB && e->iLib < 0) continue; /* a library not named: in no part (build) */
-        if (s == VT_CAT_LIB) s = VT_CAT_N + e->iLib;
-        aRun[s] += e->bytes;
-        if (point_add(d, &nAlloc, e->ts, s, aRun[s]) != 0) return -1;
-        if (b->bTensorsIn && e->bTensor) { /* a block: the cache is the segments less the blocks in them */
-            aRun[VT_CAT_CACHE] -= e->bytes;
-            if (point_add(d, &nAlloc, e->ts, VT_CAT_CACHE, aRun[VT_CAT_CACHE]) != 0) return -1;
-        }
-    }
-    return 0;
-}
-
-struct vt_bdpart vt__catcurve_part(const struct vt_device *d, int s)
-{
-    struct vt_bdpart p;
-    memset(&p, 0, sizeof p);
-    p.cat = s >= VT_CAT_N ? VT_CAT_LIB : s;
-    if (s >= VT_CAT_N && s - VT_CAT_N < d->nCatLib) snprintf(p.zOwner, sizeof p.zOwner, "%s", d->azCatLib[s - VT_CAT_N]);
-    return p;
+    for (int r = 0; r < R_N; r++) aSeries[r] = r == R_NOBWD ? nobwdCat : r == R_RESERVED ? VT_CAT_CACHE : aRule[r].cat;
+    return vt__catcurve_make(d, &b->ev, aSeries, b->azLib, b->bTensorsIn, t->f.bTimes ? t->f.t0 : 0, before, cache);
 }
 
 int vt__bd_end(struct vt_trace *t)
@@ -970,7 +884,7 @@ int vt__bd_end(struct vt_trace *t)
     struct vt_bdrun *b = t->pBd;
     int rc = 0;
     if (!b) return 0;
-    if (b->bCurves && b->nEv > 1) qsort(b->aEv, (size_t)b->nEv, sizeof *b->aEv, catev_cmp); /* by account */
+    if (b->bCurves) vt__catev_sort(&b->ev); /* by account */
     for (int i = 0; rc == 0 && i < t->tl.nDev; i++) {
         struct vt_device *d = &t->tl.aDev[i];
         struct moment *p = NULL;
@@ -996,11 +910,7 @@ int vt__bd_end(struct vt_trace *t)
             d->bd.poolCache = pool;
             if (rc == 0 && pool == 0 && (cache = reserved_cache(t, d, &d->bd)) < 0) rc = -1;
         }
-        if (rc == 0 && b->bCurves) {
-            int64_t k = 0;
-            while (k < b->nEv && b->aEv[k].acct < d->id) k++;
-            rc = curve_make(t, d, k, before, cache);
-        }
+        if (rc == 0 && b->bCurves) rc = curve_make(t, d, before, cache);
     }
     for (int i = 0; rc == 0 && i < t->nOom && i < b->nOom; i++) {
         struct vt_oom *o = &t->aOom[i];
@@ -1024,7 +934,7 @@ void vt__bd_free(struct vt_trace *t)
     free(b->aOom);
     free(b->aF);
     free(b->aSpan);
-    free(b->aEv);
+    free(b->ev.a);
     free(b->aSample);
     free(b->aSampleTraced);
     free(b);
