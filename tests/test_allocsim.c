@@ -155,6 +155,36 @@ TEST(replay_first_failure_not_beyond_a_window)
 }
 
 /*
+ * The climb's cost is bounded: a stream of 100,000 lifetimes (a 1 MiB temporary at a time, growing,
+ * beside nothing) fails near 62x in 64 MiB; climbing there in steps of 2.5 % would replay the
+ * stream about 170 times (17 M lifetimes, seconds of analyze), so it grows by quarters from the
+ * guess and bisects, within VT_FS_REPLAYS replays, and says it did not climb finely.
+ */
+TEST(replay_large_stream_not_climbed_finely)
+{
+    struct vt_trace t;
+    struct vt_life l;
+    struct vt_fsconfig cfg;
+    struct vt_fsresult res;
+    int64_t seq = 0;
+    memset(&t, 0, sizeof t);
+    for (int i = 0; i < 100000; i++) {
+        memset(&l, 0, sizeof l);
+        l.bytes = 1 * MiB;
+        l.bTensor = 1;
+        l.bdSeq = ++seq;
+        l.status = VT_LIFE_FREED;
+        ASSERT_EQ(0, vt__fs_add(&t, &l, ++seq, 1));
+    }
+    memset(&cfg, 0, sizeof cfg);
+    ASSERT_EQ(0, vt__fs_fit(&t, 0, &cfg, 64 * MiB, 0, 8.0, &res));
+    ASSERT_EQ(0, res.bFine);
+    ASSERT(res.nReplay <= VT_FS_REPLAYS);
+    ASSERT(res.maxScale > 30.0 && res.maxScale <= 64.0);
+    vt__fs_free(&t);
+}
+
+/*
  * Expandable segments. The stream of the fragmentation test above (a 2 MiB parameter, an 18 MiB
  * activation, a 20 MiB temporary, 64 MiB): with expandable_segments:True the large pool is one
  * segment growing by 2 MiB pages, so what must fit is the pages of what is live,
@@ -213,4 +243,4 @@ TEST(replay_refuses)
 }
 
 VT_TEST_LIST(T(replay_fragmentation_fails_what_proportion_accepts) T(replay_pool_trims_its_cache) T(replay_refuses)
-                  T(replay_first_failure_not_beyond_a_window) T(replay_expandable_segments))
+                  T(replay_first_failure_not_beyond_a_window) T(replay_large_stream_not_climbed_finely) T(replay_expandable_segments))

@@ -35,9 +35,9 @@
  *
  * One stream (the trace does not say which stream a block was on). Fragmentation can make a batch
  * fail and a larger one run again, so the answer is the first failure above the traced batch less
- * one: where n x VT_FS_FINE replays fit in VT_FS_WORK lifetimes replayed, the scale is climbed from
+ * one: where n x VT_FS_FINE replays fit in VT_FS_FINE_WORK lifetimes replayed, the scale is climbed from
  * the traced one in steps of a fortieth (2.5 %; a window of failures narrower than that may be
- * missed) until one fails, and by quarters once VT_FS_WORK / n replays are spent; a larger stream
+ * missed) until one fails, and by quarters once VT_FS_FINE_WORK / n replays are spent; a larger stream
  * grows from a first guess by quarters (a window below it is not looked for). Then bisection to
  * one batch or a thousandth of it, at most VT_FS_REPLAYS replays more, each one pass over the
  * stream (early out at the first failure): time O(replays x n log m), n lifetimes, m free blocks
@@ -637,7 +637,7 @@ int vt__fs_fit(const struct vt_trace *t, int acct, const struct vt_fsconfig *cfg
     }
     /* a stream small enough is climbed from the traced batch in steps of a fortieth: fragmentation can make
      * a batch fail and a larger one run again, and the first failure is the one a larger batch meets */
-    fineMax = ds.nBegin > 0 ? VT_FS_WORK / ds.nBegin : 0;
+    fineMax = ds.nBegin > 0 ? VT_FS_FINE_WORK / ds.nBegin : 0;
     if (fineMax > VT_FS_FINE) fineMax = VT_FS_FINE;
     pRes->bFine = fineMax > VT_FS_REPLAYS;
     maxReplay = pRes->bFine ? (int)fineMax + VT_FS_REPLAYS : VT_FS_REPLAYS;

@@ -669,7 +669,8 @@ void vt__fit_clear(struct vt_fit *f);
 #define VT_FS_MAX ((int64_t)1 << 22) /* lifetimes kept for the allocator's replay (40 bytes each) */
 #define VT_FS_REPLAYS 24             /* replays of the stream per device, the bisection's steps included */
 #define VT_FS_FINE 400               /* replays at most of the climb in steps of 2.5 % (a small stream) */
-#define VT_FS_WORK ((int64_t)1 << 25) /* lifetimes replayed at most by that climb: n x replays */
+#define VT_FS_FINE_WORK ((int64_t)1 << 21) /* lifetimes replayed at most by that climb (n x replays): ~1.5 s */
+#define VT_FS_WORK ((int64_t)1 << 25) /* lifetimes replayed at most by vt__fs_need: n x VT_FS_NEED_REPLAYS */
 #define VT_FS_NEED_REPLAYS 40        /* replays at most of vt__fs_need's bisection over the memory */
 #define VT_FS_SCALES_UNKNOWN 2 /* vt__fs_add: whether it grows with the batch cannot be told from its category */
 enum { VT_FS_DIRECT = 0, VT_FS_CACHED, VT_FS_POOL }; /* who served a lifetime: a library, PyTorch's caching
@@ -688,7 +689,7 @@ struct vt_fsresult {
     int nReplay;
     int bOpen;              /* the replays ran out before the largest was bracketed to one batch */
     int bFine;              /* climbed from the traced batch in steps of 2.5 % to the first failure (else by quarters
-                             * from the guess, or beyond VT_FS_WORK / n replays) */
+                             * from the guess, or beyond VT_FS_FINE_WORK / n replays) */
     int bPool, bCached;     /* the stream held cudaMallocAsync's allocations, the caching allocator's blocks */
     int bFailed;            /* the stream held a request that failed (an OOM the job did not recover from) */
     int bBelow;             /* the traced batch failed in the model: the largest batch is below it */
