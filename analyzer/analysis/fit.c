@@ -64,6 +64,20 @@ static int cat_allocated(int c)
            c != VT_CAT_BEFORE && c != VT_CAT_UNKNOWN;
 }
 
+/* What of breakdown b grows with the batch: its growing categories, and the allocator's cache (a memory
+ * pool's counts as the allocator's) in proportion to what the job allocated. */
+static int64_t growing(const struct vt_breakdown *b)
+{
+    int64_t grow = 0, alloc = 0, cache = cat_bytes(b, VT_CAT_CACHE, NULL) + b->poolCache;
+    for (int i = 0; i < b->n; i++) {
+        int c = b->a[i].cat;
+        if (vt__cat_scales(c)) grow += b->a[i].bytes;
+        if (cat_allocated(c)) alloc += b->a[i].bytes;
+    }
+    if (cache > 0 && alloc > 0) grow += (int64_t)((double)cache * (double)grow / (double)alloc);
+    return grow;
+}
+
 /* The ranks the job ran on: meta world_size, else the traces given with a rank; 1 when not known. */
 static int world_size(const struct vt_result *r, const struct vt_trace *t)
 {
@@ -105,18 +119,12 @@ static int oom_demand(const struct vt_trace *t, int id, int64_t ctx, int64_t *pN
     for (int i = 0; i < t->nFail; i++) {
         const struct vt_oomfail *fl = &t->aFail[i];
         const struct vt_oom *o;
-        int64_t need, grow = 0, alloc = 0, cache, away;
+        int64_t need, grow, away;
         if (fl->device != id || fl->bRecovered || fl->requested <= 0 || fl->iJudged < 0 || fl->iJudged >= t->nOom)
             continue;
         o = &t->aOom[fl->iJudged];
         if (o->bd.n <= 0 || o->bd.total < 0) continue;
-        for (int k = 0; k < o->bd.n; k++) {
-            int c = o->bd.a[k].cat;
-            if (vt__cat_scales(c)) grow += o->bd.a[k].bytes;
-            if (cat_allocated(c)) alloc += o->bd.a[k].bytes;
-        }
-        cache = cat_bytes(&o->bd, VT_CAT_CACHE, NULL) + o->bd.poolCache;
-        if (cache > 0 && alloc > 0) grow += (int64_t)((double)cache * (double)grow / (double)alloc);
+        grow = growing(&o->bd);
         away = cat_bytes(&o->bd, VT_CAT_CTXOTHERS, NULL); /* most likely other processes': not the job's */
         need = o->bd.total - away + o->bd.poolCache + (o->bd.untraced >= 0 && away == 0 ? 0 : ctx) + fl->requested;
         if (need > *pNeed) {
@@ -274,7 +282,7 @@ static int fit_device(const struct vt_result *r, const struct vt_trace *t, struc
     const struct vt_opts *o = r->pOpts;
     const struct vt_breakdown *b = &d->bd;
     struct vt_fit *f = &d->fit;
-    int64_t act, actCount, grow = 0, alloc = 0, cache, opt, ctx, away, awayOom = 0, frag = 0, world = world_size(r, t);
+    int64_t act, actCount, grow, cache, opt, ctx, away, awayOom = 0, frag = 0, world = world_size(r, t);
     struct vt_fsconfig cfg;
     int rc;
     char zB[32], zC[32], zD[32], zE[32];
@@ -282,13 +290,8 @@ static int fit_device(const struct vt_result *r, const struct vt_trace *t, struc
     f->bDone = 1;
     f->capacity = o->fitMemory > 0 ? o->fitMemory : d->totalBytes > 0 ? d->totalBytes : -1;
     f->batch = o->batch > 0 ? o->batch : -1;
-    for (int i = 0; i < b->n; i++) {
-        int c = b->a[i].cat;
-        if (vt__cat_scales(c)) grow += b->a[i].bytes;
-        if (cat_allocated(c)) alloc += b->a[i].bytes;
-    }
+    grow = growing(b);
     cache = cat_bytes(b, VT_CAT_CACHE, NULL) + b->poolCache; /* a memory pool's cache counts as the allocator's */
-    if (cache > 0 && alloc > 0) grow += (int64_t)((double)cache * (double)grow / (double)alloc);
     /* what the trace does not hold */
     away = cat_bytes(b, VT_CAT_CTXOTHERS, NULL);
     ctx = b->untraced >= 0 ? 0 : measured_context(t, d->id, &awayOom);
