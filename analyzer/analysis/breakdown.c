@@ -681,8 +681,9 @@ static int build(struct vt_trace *t, const struct moment *p, int64_t total, cons
                  int64_t poolCache, int64_t used, const char *zUsed, struct vt_breakdown *bd)
 {
     const struct vt_bdrun *b = t->pBd;
-    int64_t aCatBytes[VT_CAT_N] = {0}, aCatCount[VT_CAT_N] = {0}, sum = 0;
+    int64_t aCatBytes[VT_CAT_N] = {0}, aCatCount[VT_CAT_N] = {0}, sum = 0, others = -1; /* others: NVML's, -1 none */
     int nobwdCat = b->bEngineSeen || vt__shows_training(t) ? VT_CAT_TRANSIENT : VT_CAT_TEMP;
+    struct vt_others oth;
     char zB[32], zC[32];
     vt__breakdown_clear(bd);
     bd->untraced = used >= 0 ? 0 : -1;
@@ -729,13 +730,12 @@ static int build(struct vt_trace *t, const struct moment *p, int64_t total, cons
                     "first event less that event's own bytes)",
                     &sum) != 0)
         return -1;
+    if (used >= 0 && vt__read_others(&t->f, p->acct, p->stateTs, &oth) == 1 && used > sum) /* NVML's others */
+        others = oth.bytes < used - sum ? oth.bytes : used - sum;
     if (used >= 0 && used > sum) {
-        struct vt_others oth;
-        int64_t others = -1, ctx;
+        int64_t ctx = used - sum - (others > 0 ? others : 0);
         char *z;
         int i;
-        if (vt__read_others(&t->f, p->acct, p->stateTs, &oth) == 1) others = oth.bytes < used - sum ? oth.bytes : used - sum;
-        ctx = used - sum - (others > 0 ? others : 0);
         vt__fmt_bytes(used, zB, sizeof zB);
         vt__fmt_bytes(sum, zC, sizeof zC);
         z = vt__strdupf("device in use (%s: %s) less this process's traced memory (%s)%s: the CUDA context, the "
@@ -769,12 +769,8 @@ static int build(struct vt_trace *t, const struct moment *p, int64_t total, cons
             return -1;
         bd->untraced = used - sum;
         sum = used;
-        if (others_bound(t, p->acct, &oth, others < 0, bd) != 0) return -1;
-    } else if (used >= 0) {
-        struct vt_others oth;
-        vt__read_others(&t->f, p->acct, p->stateTs, &oth);
-        if (others_bound(t, p->acct, &oth, 1, bd) != 0) return -1;
     }
+    if (used >= 0 && others_bound(t, p->acct, &oth, others < 0, bd) != 0) return -1;
     if (sum < total) {
         vt__fmt_bytes(total - sum, zB, sizeof zB);
         if (part_add(bd, VT_CAT_UNKNOWN, total - sum, 0,
