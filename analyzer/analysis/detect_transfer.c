@@ -124,6 +124,15 @@ static int read_groups(struct vt_trace *t, int64_t lo, struct startup *su)
     return rc == SQLITE_NOMEM ? rc : SQLITE_OK;
 }
 
+/* The index after the groups of su that share group i's call site (its kinds: consecutive, as read). */
+static int site_end(const struct startup *su, int i)
+{
+    int j = i;
+    while (j < su->nGroup && su->aGroup[j].bNull == su->aGroup[i].bNull && su->aGroup[j].stack == su->aGroup[i].stack)
+        j++;
+    return j;
+}
+
 /*
  * Start-up copies after the first kernel (which the pass cannot tell): the pageable copies
  * ending after lo (the first kernel's start) from call sites whose last pageable copy ended by
@@ -148,8 +157,9 @@ static int startup_sites(struct vt_trace *t, int64_t lo, struct startup *su)
         const struct pgroup *g = &su->aGroup[i];
         int64_t last = INT64_MIN;
         int bNone = g->bNull || g->stack == -1;
-        for (j = i; j < su->nGroup && su->aGroup[j].bNull == g->bNull && su->aGroup[j].stack == g->stack; j++)
-            if (su->aGroup[j].bLast && su->aGroup[j].last > last) last = su->aGroup[j].last;
+        j = site_end(su, i);
+        for (int k = i; k < j; k++)
+            if (su->aGroup[k].bLast && su->aGroup[k].last > last) last = su->aGroup[k].last;
         if (bNone) last = lastNone;
         if (last == INT64_MIN || last > su->limit) continue; /* no copy after lo, or copying after start-up */
         for (int k = i; k < j; k++) {
@@ -181,8 +191,9 @@ static void pageable_site(const struct startup *su, int bStartup, int64_t lastAf
     for (int i = 0, j; i < su->nGroup; i = j) {
         const struct pgroup *g = &su->aGroup[i];
         int64_t ns = 0, n = 0, last = INT64_MIN;
-        for (j = i; j < su->nGroup && su->aGroup[j].bNull == g->bNull && su->aGroup[j].stack == g->stack; j++) {
-            const struct pgroup *h = &su->aGroup[j];
+        j = site_end(su, i);
+        for (int k = i; k < j; k++) {
+            const struct pgroup *h = &su->aGroup[k];
             if (h->siteN[bStartup] <= 0) continue;
             ns += h->siteNs[bStartup];
             n += h->siteN[bStartup];
