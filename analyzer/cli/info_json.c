@@ -53,7 +53,7 @@ void vt__info_json(FILE *f, const struct trace_info *p)
     char zW[48];
     int64_t wall = p->f.bTimes ? vt__read_wall(&p->f, p->f.t0) : -1;
     long long nCopy = 0, copyBytes = 0, nPageable = 0;
-    int i, j, b = 1, c;
+    int i, j, b = 1, c, bCountsUnknown;
 
     fputc('{', f);
     json_kv_str(f, &b, "path", p->f.zPath);
@@ -178,9 +178,10 @@ void vt__info_json(FILE *f, const struct trace_info *p)
     fputc('{', f);
     /* the counts, level and peaks analyze shows (the figure source, read/figures.h) */
     /* an import holding no allocation: its counts are unknown (null), never 0 */
-    json_kv_int(f, &c, "allocations", vt__fig_counts_unknown(&p->f) ? VT_INFO_NUL : p->f.fig.lc.nAlloc);
-    json_kv_int(f, &c, "allocated_bytes", vt__fig_counts_unknown(&p->f) ? VT_INFO_NUL : p->f.fig.lc.allocBytes);
-    json_kv_int(f, &c, "frees", vt__fig_counts_unknown(&p->f) ? VT_INFO_NUL : p->f.fig.lc.nFree);
+    bCountsUnknown = vt__fig_counts_unknown(&p->f) != NULL;
+    json_kv_int(f, &c, "allocations", bCountsUnknown ? VT_INFO_NUL : p->f.fig.lc.nAlloc);
+    json_kv_int(f, &c, "allocated_bytes", bCountsUnknown ? VT_INFO_NUL : p->f.fig.lc.allocBytes);
+    json_kv_int(f, &c, "frees", bCountsUnknown ? VT_INFO_NUL : p->f.fig.lc.nFree);
     json_kv_int(f, &c, "vmm_maps", p->f.aMemOp[VT_MEMOP_VMM_MAP]);
     json_key(f, &c, "allocations_by_kind");
     fputc('[', f);
@@ -215,9 +216,9 @@ void vt__info_json(FILE *f, const struct trace_info *p)
     json_kv_int(f, &c, "vmm_creations", p->f.aMemOp[VT_MEMOP_VMM_CREATE]);
     json_kv_int(f, &c, "tensor_blocks", p->f.aT[VT_T_TENSOR].nRow);
     json_kv_str(f, &c, "level", vt__level_key(p->f.fig.level));
-    json_kv_int(f, &c, "live_at_end", vt__fig_counts_unknown(&p->f) ? VT_INFO_NUL : p->f.fig.lc.nLiveEnd);
-    json_kv_int(f, &c, "live_at_end_bytes", vt__fig_counts_unknown(&p->f) ? VT_INFO_NUL : p->f.fig.lc.liveEndBytes);
-    json_kv_int(f, &c, "tensor_allocations", vt__fig_counts_unknown(&p->f) ? VT_INFO_NUL : p->f.fig.lc.nTensorAlloc);
+    json_kv_int(f, &c, "live_at_end", bCountsUnknown ? VT_INFO_NUL : p->f.fig.lc.nLiveEnd);
+    json_kv_int(f, &c, "live_at_end_bytes", bCountsUnknown ? VT_INFO_NUL : p->f.fig.lc.liveEndBytes);
+    json_kv_int(f, &c, "tensor_allocations", bCountsUnknown ? VT_INFO_NUL : p->f.fig.lc.nTensorAlloc);
     json_key(f, &c, "peaks");
     vt__fig_json(f, &p->f);
     fputc('}', f);
