@@ -977,7 +977,7 @@ void vt__pk_free(struct vt_pk *p)
     if (!p) return;
     /* everything the reader built goes, cycles included: no reference counting needed here */
     while (p->pLive) obj_destroy(p, p->pLive);
-    for (int c = 0; c < 3; c++) {
+    for (size_t c = 0; c < sizeof p->apSpare / sizeof p->apSpare[0]; c++) {
         while (p->apSpare[c]) {
             struct pkobj *x = p->apSpare[c];
             p->apSpare[c] = x->pNext;
