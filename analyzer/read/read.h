@@ -343,6 +343,16 @@ int vt__read_meta(struct vt_tracefile *f);
 void vt__read_note_partial(struct vt_tracefile *f);
 
 /* ---- guard.c ---- */
+/* The columns of one table or view of main, read with one question (pragma_table_xinfo) for every column asked of it. */
+struct vt_columns {
+    char **az;
+    int n;
+};
+/* Read the columns of zTable (none when main has no such table) into c, to free with vt__columns_free. SQLite code. */
+int vt__columns_read(sqlite3 *db, const char *zTable, struct vt_columns *c);
+/* 1 if c holds a column named exactly zCol, else 0. */
+int vt__columns_has(const struct vt_columns *c, const char *zCol);
+void vt__columns_free(struct vt_columns *c);
 /* The guard's condition on the possible rows of zTable for db (NULL: every row is), sqlite3_malloc'd in *pz. */
 int vt__guard_where(sqlite3 *db, const char *zTable, char **pz);
 /*
