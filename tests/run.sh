@@ -98,6 +98,34 @@ build() {
   if [ $# -gt 0 ]; then cmake --build "$dir" -j"$jobs" --target "$@"; else cmake --build "$dir" -j"$jobs"; fi
 }
 
+# test_targets DIR CTEST_ARGS...: what the tests ctest selects with CTEST_ARGS need built in DIR: each
+# build output that a test's command or environment names (its program, the programs and libraries
+# handed to it; a test program not built yet, by its target, the test's name), and vramtrace (tests
+# find it through VT_BUILD_DIR); a program's own dependencies come with it. Prints nothing (build everything) where DIR is not a Ninja tree or python3 is missing.
+test_targets() {
+  local dir=$1
+  shift
+  [ -f "$dir/build.ninja" ] && command -v ninja >/dev/null 2>&1 && command -v python3 >/dev/null 2>&1 || return 0
+  ninja -C "$dir" -t targets all >"$logdir/targets.txt" || return 0
+  ctest --test-dir "$dir" --show-only=json-v1 "$@" | python3 -c '
+import json, os, re, sys
+root = os.path.abspath(sys.argv[1]) + "/"
+outputs = {line.split(":", 1)[0] for line in open(sys.argv[2])}
+want = {"vramtrace"}
+for t in json.load(sys.stdin)["tests"]:
+    if t["name"] in outputs:  # a test program not built yet (ctest shows no command for it): its target
+        want.add(t["name"])
+    words = list(t.get("command") or [])
+    for p in t.get("properties", []):
+        if p["name"] == "ENVIRONMENT":
+            words += p["value"]
+    for w in words:
+        for x in re.split(r"[=:;, ]", w):
+            if x.startswith(root) and x[len(root):] in outputs:
+                want.add(x[len(root):])
+print(" ".join(sorted(want)))' "$dir" "$logdir/targets.txt"
+}
+
 # ctest_stage DIR ARGS...: run ctest, then add its counts and skips to the stage's result.
 ctest_stage() {
   local dir=$1 console
@@ -178,10 +206,14 @@ stage_asan() {
   # runs every one of them, under ASan+UBSan, before its time box.
   local replay=()
   case " $stages " in *" fuzz "*) [ "$have_clang" = 1 ] && replay=(-E '^test_rel_fuzz_') ;; esac
+  # Only what those tests run is compiled (test_targets): the programs of the tests left out, and the
+  # generators of the once suites, are not.
+  local select=(-L 'core|analyzer|asan' -LE 'slow|once' "${replay[@]}") targets
   configure build-asan -DCMAKE_BUILD_TYPE=Debug "-DCMAKE_C_FLAGS_DEBUG=-O1 -g1" -DVT_SANITIZE=ON -DVT_BUILD_SAMPLES=OFF -DVT_BUILD_BENCH=OFF &&
-    build build-asan || return 1
+    targets=$(test_targets build-asan "${select[@]}") &&
+    build build-asan $targets || return 1
   ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-    ctest_stage build-asan -L 'core|analyzer|asan' -LE 'slow|once' "${replay[@]}"
+    ctest_stage build-asan "${select[@]}"
 }
 
 # Fork + threads, the writer and the session under ThreadSanitizer; analyze -j on several threads.
