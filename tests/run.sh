@@ -9,8 +9,8 @@
 #   --list         the stages and what each does
 # Environment: VT_WERROR=ON makes compiler warnings errors in every build (CI sets it);
 # JOBS (default nproc) bounds parallel compiles and tests; new build trees use Ninja where it is
-# installed (VT_GENERATOR= for make); VT_FUZZ_SECONDS (default 20) per
-# fuzz target; VT_REAL_DATA=DIR passes the real files to the default build.
+# installed (VT_GENERATOR= for make); VT_FUZZ_SECONDS (default 20) of fuzzing per
+# fuzz target, after its stored inputs; VT_REAL_DATA=DIR passes the real files to the default build.
 # The budget (tests/README.md): the whole command within 20 minutes on a 2-core machine.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -31,7 +31,7 @@ minimal       every optional piece off (no CUDA, libdw, zlib, Python): build, th
 asan          ASan+UBSan build, tests labelled core, analyzer or asan (but slow, once, and the
               stored fuzz inputs when the fuzz stage runs them)
 tsan          ThreadSanitizer build: the writer, session, flusher and fork tests; analyze -j 4
-fuzz          libFuzzer targets (clang), VT_FUZZ_SECONDS each
+fuzz          libFuzzer targets (clang): each one's stored inputs, then VT_FUZZ_SECONDS of fuzzing
 loaded        the reliability and writer tests again with 2 x nproc busy processes running
 EOF
 }
@@ -203,7 +203,7 @@ stage_asan() {
   # -g1: line tables and functions, all a report's stack needs (file:line per frame), and a
   # fifth less compiling than -g (frame pointers stay: VT_SANITIZE keeps them).
   # The stored fuzz inputs (test_rel_fuzz_*) are left to the fuzz stage when it runs: libFuzzer
-  # runs every one of them, under ASan+UBSan, before its time box.
+  # runs every one of them, under ASan+UBSan, before its time box begins.
   local replay=()
   case " $stages " in *" fuzz "*) [ "$have_clang" = 1 ] && replay=(-E '^test_rel_fuzz_') ;; esac
   # Only what those tests run is compiled (test_targets): the programs of the tests left out, and the
