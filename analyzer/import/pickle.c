@@ -451,16 +451,25 @@ static inline __attribute__((always_inline)) void memo_get_run(struct vt_pk *p)
     uint64_t nEntry = p->nMemo < p->nIndexed ? p->nMemo : p->nIndexed;
     while (end - i >= 5 && nStack < nRoom) {
         const struct vt_pkval *m;
-        struct vt_pkobj *o;
+        const struct pkhot *h;
         uint64_t idx;
         int64_t slot;
         uint32_t n;
-        if (b[i] == 'j') idx = vt__pk_le4(b + i + 1);
-        else if (b[i] == 'h') idx = b[i + 1];
-        else break;
-        if ((o = hot_get(aHot, idx)) != NULL) { /* a frame, a key: no lookup, no count */
-            aStack[nStack++] = (struct vt_pkval){(int)o->type, {.p = o}};
-            i += b[i] == 'j' ? 5 : 2;
+        size_t w;
+        uint8_t c = b[i];
+        if (c == 'j') {
+            idx = vt__pk_le4(b + i + 1);
+            w = 5;
+        } else if (c == 'h') {
+            idx = b[i + 1];
+            w = 2;
+        } else {
+            break;
+        }
+        h = &aHot[idx & (HOT - 1)];
+        if (h->idx == idx) { /* a frame, a key: no lookup, no count */
+            aStack[nStack++] = (struct vt_pkval){(int)h->o->type, {.p = h->o}};
+            i += w;
             continue;
         }
         if (idx >= nEntry || (slot = memo_rank(aUsed, aRank, idx)) < 0 || aLeft[slot] != 255 || !apChunk[slot / CHUNK])
@@ -474,7 +483,7 @@ static inline __attribute__((always_inline)) void memo_get_run(struct vt_pk *p)
             hot_put(aHot, idx, m->u.p);
         }
         aStack[nStack++] = *m;
-        i += b[i] == 'j' ? 5 : 2;
+        i += w;
     }
     p->iPos = i;
     p->nStack = nStack;

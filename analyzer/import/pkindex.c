@@ -56,34 +56,40 @@ static int scan(struct vt_pk *p)
             size_t i = p->iPos, end = p->nBuf, nMemo = p->nMemo, nAlloc = p->nMemoAlloc;
             while (end - i >= 16) {
                 uint64_t idx;
-                if (b[i] == 'h' || b[i] == 'j') { /* 4 opcodes in 5: fetches, before the switch's compares */
-                    size_t w = b[i] == 'j' ? 5 : 2;
-                    idx = w == 5 ? vt__pk_le4(b + i + 1) : b[i + 1];
+                uint8_t c = b[i], v;
+                /* 4 opcodes in 5 are fetches: before the switch's compares, the count saturating without a branch */
+                if (c == 'j') {
+                    idx = vt__pk_le4(b + i + 1);
                     if (idx >= nMemo) goto slow;
-                    if (aLeft[idx] != 255) aLeft[idx]++;
-                    i += w;
-                    continue;
+                    i += 5;
+                } else if (c == 'h') {
+                    idx = b[i + 1];
+                    if (idx >= nMemo) goto slow;
+                    i += 2;
+                } else {
+                    switch (c) {
+                    case 0x94:
+                        if (nMemo == nAlloc) goto slow;
+                        nMemo++;
+                        i++;
+                        continue;
+                    case '}': case ']': case '(': case 'u': case 'e': case 's': case 'a': case 0x88: case 0x89: case 'N':
+                    case 0x86:
+                        i++;
+                        continue;
+                    case 'K': i += 2; continue;
+                    case 'M': i += 3; continue;
+                    case 'J': i += 5; continue;
+                    case 0x8a: /* LONG1 */
+                    case 0x8c: /* SHORT_BINUNICODE */
+                        if (end - i < (size_t)b[i + 1] + 2) goto slow;
+                        i += (size_t)b[i + 1] + 2;
+                        continue;
+                    default: goto slow;
+                    }
                 }
-                switch (b[i]) {
-                case 0x94:
-                    if (nMemo == nAlloc) goto slow;
-                    nMemo++;
-                    i++;
-                    continue;
-                case '}': case ']': case '(': case 'u': case 'e': case 's': case 'a': case 0x88: case 0x89: case 'N':
-                case 0x86:
-                    i++;
-                    continue;
-                case 'K': i += 2; continue;
-                case 'M': i += 3; continue;
-                case 'J': i += 5; continue;
-                case 0x8a: /* LONG1 */
-                case 0x8c: /* SHORT_BINUNICODE */
-                    if (end - i < (size_t)b[i + 1] + 2) goto slow;
-                    i += (size_t)b[i + 1] + 2;
-                    continue;
-                default: goto slow;
-                }
+                v = aLeft[idx];
+                aLeft[idx] = (uint8_t)(v + (v != 255));
             }
         slow:
             p->iPos = i;
