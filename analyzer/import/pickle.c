@@ -447,9 +447,9 @@ static inline __attribute__((always_inline)) void memo_get_run(struct vt_pk *p)
     struct vt_pkval *const *apChunk = p->apChunk;
     struct vt_pkval *aStack = p->aStack;
     struct pkhot *aHot = p->aHot;
-    size_t i = p->iPos, end = p->nBuf, nStack = p->nStack, nRoom = p->nStackAlloc;
+    size_t i = p->iPos, lim = p->nBuf - 5, nStack = p->nStack, nRoom = p->nStackAlloc; /* nBuf - iPos >= 5 here */
     uint64_t nEntry = p->nMemo < p->nIndexed ? p->nMemo : p->nIndexed;
-    while (end - i >= 5 && nStack < nRoom) {
+    while (i <= lim && nStack < nRoom) { /* a whole opcode in the buffer, room on the stack */
         const struct vt_pkval *m;
         const struct pkhot *h;
         uint64_t idx;

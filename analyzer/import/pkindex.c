@@ -57,15 +57,24 @@ static int scan(struct vt_pk *p)
             while (end - i >= 16) {
                 uint64_t idx;
                 uint8_t c = b[i], v;
-                /* 4 opcodes in 5 are fetches: before the switch's compares, the count saturating without a branch */
+                /* 4 opcodes in 5 are fetches, in runs (a traceback's frames): before the switch's compares, each
+                 * run in a loop of its own, the count saturating without a branch */
                 if (c == 'j') {
-                    idx = vt__pk_le4(b + i + 1);
-                    if (idx >= nMemo) goto slow;
-                    i += 5;
+                    do {
+                        if ((idx = vt__pk_le4(b + i + 1)) >= nMemo) goto slow;
+                        v = aLeft[idx];
+                        aLeft[idx] = (uint8_t)(v + (v != 255));
+                        i += 5;
+                    } while (end - i >= 16 && b[i] == 'j');
+                    continue;
                 } else if (c == 'h') {
-                    idx = b[i + 1];
-                    if (idx >= nMemo) goto slow;
-                    i += 2;
+                    do {
+                        if ((idx = b[i + 1]) >= nMemo) goto slow;
+                        v = aLeft[idx];
+                        aLeft[idx] = (uint8_t)(v + (v != 255));
+                        i += 2;
+                    } while (end - i >= 16 && b[i] == 'h');
+                    continue;
                 } else {
                     switch (c) {
                     case 0x94:
@@ -88,8 +97,6 @@ static int scan(struct vt_pk *p)
                     default: goto slow;
                     }
                 }
-                v = aLeft[idx];
-                aLeft[idx] = (uint8_t)(v + (v != 255));
             }
         slow:
             p->iPos = i;
