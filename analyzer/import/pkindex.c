@@ -12,11 +12,18 @@
  * one pass and a byte per memo entry; an input it cannot read to its STOP gets no index.
  */
 
-/* Count one more fetch of entry idx in aLeft (indexed by entry here; saturates at 255). */
+/* One more fetch of entry idx in aLeft (indexed by entry here): saturates at 255, without a branch. */
+static inline void bump(uint8_t *aLeft, uint64_t idx)
+{
+    uint8_t v = aLeft[idx];
+    aLeft[idx] = (uint8_t)(v + (v != 255));
+}
+
+/* Count one more fetch of entry idx (bump), or fail for an entry never stored. */
 static int count_get(struct vt_pk *p, uint64_t idx)
 {
     if (idx >= p->nMemo) return VT_PK_ECORRUPT; /* never stored: the reading run says so */
-    if (p->aLeft[idx] != 255) p->aLeft[idx]++;
+    bump(p->aLeft, idx);
     return 0;
 }
 
@@ -56,22 +63,20 @@ static int scan(struct vt_pk *p)
             size_t i = p->iPos, end = p->nBuf, nMemo = p->nMemo, nAlloc = p->nMemoAlloc;
             while (end - i >= 16) {
                 uint64_t idx;
-                uint8_t c = b[i], v;
+                uint8_t c = b[i];
                 /* 4 opcodes in 5 are fetches, in runs (a traceback's frames): before the switch's compares, each
-                 * run in a loop of its own, the count saturating without a branch */
+                 * run in a loop of its own */
                 if (c == 'j') {
                     do {
                         if ((idx = vt__pk_le4(b + i + 1)) >= nMemo) goto slow;
-                        v = aLeft[idx];
-                        aLeft[idx] = (uint8_t)(v + (v != 255));
+                        bump(aLeft, idx);
                         i += 5;
                     } while (end - i >= 16 && b[i] == 'j');
                     continue;
                 } else if (c == 'h') {
                     do {
                         if ((idx = b[i + 1]) >= nMemo) goto slow;
-                        v = aLeft[idx];
-                        aLeft[idx] = (uint8_t)(v + (v != 255));
+                        bump(aLeft, idx);
                         i += 2;
                     } while (end - i >= 16 && b[i] == 'h');
                     continue;
