@@ -79,6 +79,9 @@ def silmont(trace, findings):
     # no range marks its steps: the cycles of its tensor memory are its iterations
     check(trace["iterations"] >= 2, f"iterations from its tensor memory's cycles expected, got {trace['iterations']}")
     check(not any("rose and fell 0 times" in f["evidence"] for f in findings), f"its cycles ignored: {findings}")
+    # fragmentation seen at the peak: free pieces beside live blocks in its segments, too small for the request
+    saves = [s for d in trace["devices"] if d.get("fit") for s in d["fit"]["savings"] if s["key"] == "expandable_segments"]
+    check(len(saves) == 1 and "lay free in" in saves[0]["assumption"], f"an expandable saving from holes expected, got {saves}")
 
 
 def flexgen(trace, findings):
@@ -113,6 +116,9 @@ def hta(trace, findings):
     groups = [g for d in trace["devices"] if d["id"] >= 0 for g in d["live_at_peak_groups"]]
     check(groups and groups[0]["site"].startswith("aten::mm in CompiledFunctionBackward (backward pass"), f"got {groups[:3]}")
     check(not any("not recorded (allocations" in g["site"] for g in groups), f"sites not recorded: {groups}")
+    # the profiler's reserved-not-allocated is no sign of fragmentation (no segments, no OOM): no expandable saving
+    saves = [s["key"] for d in trace["devices"] if d.get("fit") for s in d["fit"]["savings"]]
+    check("expandable_segments" not in saves, f"an expandable saving without fragmentation seen: {saves}")
     # the window's peak leaves out the 3.84 GiB allocated before the profiler started: a note says so
     check(any(n.startswith("device 1: 3.82 GiB was allocated before the profiler's window began") and
               n.endswith("Total Allocated peaks at 6.17 GiB") for n in trace["notes"]), f"got {trace['notes']}")
