@@ -61,6 +61,9 @@ def niu(trace, findings):
     state = [f for f in findings if f["kind"] == "leak"]
     check(len(state) == 1 and "state" in state[0]["title"] and "optimizer.py:5" in state[0]["site"],
           f"one state finding at optimizer.py expected, got {[(f['title'], f['site']) for f in state]}")
+    # a snapshot ends at its dump, not at the process's exit
+    check("live at the snapshot's dump" in state[0]["title"] and "at exit" not in state[0]["title"] + state[0]["evidence"],
+          f"the dump named as the end expected, got {state[0]['title']}")
     check(not any("baseline rises" in f["title"] for f in findings), "warm-up taken for growth")
     # its sites show an optimizer: the state's fix may speak of gradients
     check("zero_grad" in state[0]["fix"], f"training advice expected, got {state[0]['fix']}")
@@ -240,6 +243,10 @@ def text_checks(vt, data):
     z = text(vt, p("hta_df_index_resolver_v100_ddp_memory.json.gz"))
     check("level: tensors (the allocator's blocks)" in z, z)
     check("peak 11.9 GiB reserved, 6.17 GiB allocated (the process's peaks" in " ".join(z.split()), z)
+    z = text(vt, p("cs336_niu_fwd_bwd_200.pickle"))
+    zz = " ".join(z.split())
+    check("live at the snapshot's dump (1.29 GiB)" in zz and "every free matched its allocation" in zz and
+          "frees missing" not in zz and "live at exit" not in zz, z)
     z = text(vt, p("cs336_silmont2000_mem_snapshot_small.pickle"))
     check("iterations from the cycles of its tensor memory" in z, z)
     # one file given twice is one process: said once, counted once

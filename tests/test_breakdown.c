@@ -812,6 +812,42 @@ TEST(breakdown_in_every_format)
     vt__result_free(&r);
 }
 
+/* How often z holds zPart. */
+static int count_of(const char *z, const char *zPart)
+{
+    int n = 0;
+    for (const char *p = z; (p = strstr(p, zPart)) != NULL; p += strlen(zPart)) n++;
+    return n;
+}
+
+/* One failed request tried twice (the allocator's retry): one breakdown in every format, not one per attempt. */
+TEST(oom_breakdown_once_per_failure)
+{
+    const char *zPath = tg_path("retry.db");
+    struct tg *g;
+    struct bd_stacks s;
+    struct vt_result r;
+    char *z = NULL;
+    size_t n = 0;
+    g = open_trace(zPath, &s, 16 * GiB);
+    bd_mem(g, 1 * MS, 1, 0x7f6000000000LL, 6 * GiB, s.fwd);
+    tg_oom(g, 2 * MS, 0, 12 * GiB, 9 * GiB, 16 * GiB, s.fwd);
+    tg_oom(g, 2 * MS + 5000, 0, 12 * GiB, 9 * GiB, 16 * GiB, s.fwd);
+    ASSERT(close_analyze(g, zPath, &r));
+    ASSERT_EQ(2, r.aTrace[0].nOom);
+    ASSERT_EQ(1, r.aTrace[0].nFail);
+    for (int fmt = 0; fmt < 3; fmt++) {
+        FILE *f = open_memstream(&z, &n);
+        ASSERT(f);
+        ASSERT_EQ(0, fmt == 0 ? vt__report_text(f, &r) : fmt == 1 ? vt__report_markdown(f, &r) : vt__report_html(f, &r));
+        fclose(f);
+        ASSERT_EQ(1, count_of(z, "at the OOM at "));
+        free(z);
+        z = NULL;
+    }
+    vt__result_free(&r);
+}
+
 /* What would fit when nothing at the peak grows with the batch (weights and the cache only): no empty list. */
 TEST(fit_text_nothing_grows)
 {
@@ -919,5 +955,5 @@ TEST(real_shared_files)
 
 VT_TEST_LIST(T(categories_tensor_level_nvtx) T(categories_tensor_level_steps_from_stacks) T(categories_two_ranks)
                  T(fit_largest_batch) T(fit_no_expandable_saving_for_the_pool) T(fit_expandable_only_where_fragmentation_seen) T(categories_segment_level) T(categories_blocks_in_segments_cache) T(sites_count_blocks_not_their_segments)
-                     T(categories_at_oom_device_used) T(fit_counts_failed_request) T(untraced_beyond_a_context) T(categories_at_oom_pool_cache) T(fit_tensor_level_replays_the_pool) T(fit_expandable_segments_replayed) T(categories_at_peak_device_sampled) T(fit_segment_level_lower_bound) T(categories_before_the_trace) T(breakdown_in_every_format) T(fit_text_nothing_grows)
+                     T(categories_at_oom_device_used) T(fit_counts_failed_request) T(untraced_beyond_a_context) T(categories_at_oom_pool_cache) T(fit_tensor_level_replays_the_pool) T(fit_expandable_segments_replayed) T(categories_at_peak_device_sampled) T(fit_segment_level_lower_bound) T(categories_before_the_trace) T(breakdown_in_every_format) T(fit_text_nothing_grows) T(oom_breakdown_once_per_failure)
                          T(real_shipped_file) T(real_shared_files))
