@@ -61,6 +61,11 @@ def niu(trace, findings):
     state = [f for f in findings if f["kind"] == "leak"]
     check(len(state) == 1 and "state" in state[0]["title"] and "optimizer.py:5" in state[0]["site"],
           f"one state finding at optimizer.py expected, got {[(f['title'], f['site']) for f in state]}")
+    # its optimizer is its own (NIUAdam, a torch.optim.Optimizer subclass): the state's evidence says the wrapper decided,
+    # and that parameters its step writes anew (optimizer.py:64, p.data = ...) cannot be told from state
+    opt = [b for d in trace["devices"] for b in d.get("breakdown") or [] if b["category"] == "optimizer_state"]
+    check(len(opt) == 1 and "an optimizer the program defines" in opt[0]["evidence"]
+          and "torch/optim/)" not in opt[0]["evidence"], f"the program's own optimizer named expected, got {opt}")
     # a snapshot ends at its dump, not at the process's exit
     check("live at the snapshot's dump" in state[0]["title"] and "at exit" not in state[0]["title"] + state[0]["evidence"],
           f"the dump named as the end expected, got {state[0]['title']}")

@@ -25,7 +25,7 @@
 /* The rules, in the order they are tried; each names its category and what it says. */
 enum rule {
     R_RUNTIME = 0, R_NCCL, R_CUBLAS, R_CUDNN, R_GRAPH, R_LIB, R_RESERVED,
-    R_OPT_KEPT, R_OPT_TEMP, R_PARAM, R_GRAD_DDP, R_GRAD_ACC, R_GRAD_ZERO, R_GRAD_KEPT, R_BWD_TEMP,
+    R_OPT_KEPT, R_OPT_OWN_KEPT, R_OPT_TEMP, R_PARAM, R_GRAD_DDP, R_GRAD_ACC, R_GRAD_ZERO, R_GRAD_KEPT, R_BWD_TEMP,
     R_PARAM_INIT, R_UNTIMED, R_SETUP_KEPT, R_SETUP_TEMP, R_KEPT_STEP, R_HELD_NEXT, R_ABORTED, R_NOBWD, R_LIVE_END,
     R_ACT_ENGINE, R_ACT, R_FWD_TEMP, R_BWD_MAIN,
     R_SEG_OPT, R_SEG_PARAM, R_SEG_BWD, R_SEG_FWD, R_SEG_SETUP, R_SEG_NOBWD,
@@ -43,6 +43,10 @@ static const struct {
     [R_LIB] = {VT_CAT_LIB, "allocated by the library itself, no PyTorch allocator frame"},
     [R_RESERVED] = {VT_CAT_CACHE, "reserved by the caching allocator, no tensor in it"},
     [R_OPT_KEPT] = {VT_CAT_OPT, "an optimizer's frames (torch/optim/), kept past its step"},
+    [R_OPT_OWN_KEPT] = {VT_CAT_OPT, "made in the step of an optimizer the program defines (its step run by "
+                                    "torch.optim.Optimizer's wrapper, no torch/optim/ code of its own) and kept past "
+                                    "its step: its state, or parameters its step writes anew (p.data = ...), which "
+                                    "the stack cannot tell apart"},
     [R_OPT_TEMP] = {VT_CAT_TEMP, "an optimizer's frames, freed within its step"},
     [R_PARAM] = {VT_CAT_PARAM, "frames that move, create or load parameters (Module.to/_apply, nn.init, load_state_dict)"},
     [R_GRAD_DDP] = {VT_CAT_GRAD, "DDP's reducer (gradient buckets)"},
@@ -486,7 +490,7 @@ static int classify(struct vt_trace *t, const struct vt_life *l, int *pRule, int
         else *pRule = R_SEG_NOBWD;
         return 0;
     }
-    if (m & VT_FACET_OPTIM) return *pRule = kp ? R_OPT_KEPT : R_OPT_TEMP, 0;
+    if (m & VT_FACET_OPTIM) return *pRule = !kp ? R_OPT_TEMP : m & VT_FACET_OPTIM_OWN ? R_OPT_OWN_KEPT : R_OPT_KEPT, 0;
     if (m & VT_FACET_PARAM) return *pRule = R_PARAM, 0;
     if (m & VT_FACET_REDUCER) return *pRule = R_GRAD_DDP, 0;
     if (m & VT_FACET_ACCUMULATE) return *pRule = mFree & VT_FACET_ZERO_GRAD ? R_GRAD_ZERO : R_GRAD_ACC, 0;
