@@ -243,6 +243,44 @@ TEST(fit_expandable_only_where_fragmentation_seen)
 }
 
 /*
+ * The caching allocator's segments with its blocks inside, and an OOM judged fragmentation: an 8 GiB
+ * segment holding one 1 GiB block (7 GiB free inside it) when 2 GiB is asked with 3 GiB of the device
+ * free. The saving is offered on that evidence (the peak's piece, larger than the 1 GiB request then,
+ * is not fragmentation), said as an OOM judged so.
+ */
+TEST(fit_expandable_from_an_oom_judged_fragmentation)
+{
+    const char *zPath = tg_path("fragoom.db");
+    struct tg *g;
+    struct bd_stacks s;
+    struct vt_result r;
+    const struct vt_device *d;
+    int64_t a = 0x7f3000000000LL;
+    char zSql[400];
+    int bSeen = 0;
+    g = open_trace(zPath, &s, 16 * GiB);
+    bd_mem(g, 1 * MS, 1, a, 8 * GiB, s.fwd);
+    snprintf(zSql, sizeof zSql, "INSERT INTO tensor_event(t, op, device, address, bytes, stack_id) VALUES"
+                                "(%lld, 1, 0, %lld, %lld, %lld)",
+             (long long)(2 * MS), (long long)a, (long long)(1 * GiB), (long long)s.fwd);
+    tg_exec(g, zSql);
+    tg_oom(g, 3 * MS, 0, 2 * GiB, 3 * GiB, 16 * GiB, s.fwd);
+    tg_exec(g, "INSERT INTO stack(hash, depth) VALUES(99, 0)"); /* keeps the ids above taken */
+    d = close_analyze(g, zPath, &r);
+    ASSERT(d);
+    ASSERT_STREQ("fragmentation/caching", r.aTrace[0].aOom[0].zVerdict);
+    ASSERT_EQ(0, d->bd.fragBytes);
+    for (int k = 0; k < d->fit.nSave; k++)
+        if (!strcmp(d->fit.aSave[k].zKey, "expandable_segments")) {
+            bSeen = 1;
+            ASSERT_EQ(7 * GiB, d->fit.aSave[k].bytes);
+            ASSERT_CONTAINS(d->fit.aSave[k].zAssume, "an OOM here was fragmentation");
+        }
+    ASSERT(bSeen);
+    vt__result_free(&r);
+}
+
+/*
  * Segment level (the caching allocator's segments only): each segment in the category of the
  * allocation that made the allocator reserve it, and the breakdown says it is at segment level.
  */
@@ -954,6 +992,6 @@ TEST(real_shared_files)
 }
 
 VT_TEST_LIST(T(categories_tensor_level_nvtx) T(categories_tensor_level_steps_from_stacks) T(categories_two_ranks)
-                 T(fit_largest_batch) T(fit_no_expandable_saving_for_the_pool) T(fit_expandable_only_where_fragmentation_seen) T(categories_segment_level) T(categories_blocks_in_segments_cache) T(sites_count_blocks_not_their_segments)
+                 T(fit_largest_batch) T(fit_no_expandable_saving_for_the_pool) T(fit_expandable_only_where_fragmentation_seen) T(fit_expandable_from_an_oom_judged_fragmentation) T(categories_segment_level) T(categories_blocks_in_segments_cache) T(sites_count_blocks_not_their_segments)
                      T(categories_at_oom_device_used) T(fit_counts_failed_request) T(untraced_beyond_a_context) T(categories_at_oom_pool_cache) T(fit_tensor_level_replays_the_pool) T(fit_expandable_segments_replayed) T(categories_at_peak_device_sampled) T(fit_segment_level_lower_bound) T(categories_before_the_trace) T(breakdown_in_every_format) T(fit_text_nothing_grows) T(oom_breakdown_once_per_failure)
                          T(real_shipped_file) T(real_shared_files))

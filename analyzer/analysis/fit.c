@@ -303,8 +303,8 @@ static int replay_fit(const struct vt_trace *t, const struct vt_device *d, struc
  * fragmentation with the allocator's segments holding cache (not a cudaMallocAsync pool's: the
  * setting does not apply to it), or, with the blocks inside the segments, free pieces at the peak
  * in segments that hold live blocks, each too small for the request then (breakdown's fragBytes).
- * How much: where the allocator was replayed both ways, the replay's difference; else what was
- * seen (an upper bound). Never where the trace says the job ran with them. 0 or -1.
+ * How much: where the allocator was replayed both ways and differs, the replay's difference; else
+ * what was seen (an upper bound: the replay's segments are the model's, not the job's). Never where the trace says the job ran with them. 0 or -1.
  */
 static int expandable_saving(const struct vt_trace *t, const struct vt_device *d, struct vt_fit *f)
 {
@@ -314,7 +314,7 @@ static int expandable_saving(const struct vt_trace *t, const struct vt_device *d
     char zB[32], zC[32], zD[32], zE[96] = "";
     vt__fs_config(t, &cfg);
     if (cfg.bExpandable || frag_evidence(t, d, &oomFrag) <= 0) return 0; /* it ran with them; none seen */
-    if (f->expandSave >= 0) { /* replayed both ways: the difference (none: no saving), not what was seen */
+    if (f->expandSave > 0) { /* replayed both ways: the difference, not what was seen (none: what was seen stands) */
         vt__fmt_bytes(f->expandSave, zB, sizeof zB);
         if (f->expandBatch > 0 && f->maxBatch > 0)
             snprintf(zE, sizeof zE, "batch %lld instead of %lld", (long long)f->expandBatch, (long long)f->maxBatch);
