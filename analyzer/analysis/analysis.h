@@ -667,6 +667,26 @@ int vt__catcurve_make(struct vt_device *d, const struct vt_catevs *c, const int 
 /* Series s of device d's category curve as a breakdown part (category, library module) for naming it. */
 struct vt_bdpart vt__catcurve_part(const struct vt_device *d, int s);
 
+/* ---- bdlayout.c ---- */
+/* The segments of the caching allocator and the blocks inside them live at a moment, by address. */
+struct vt_bdref {
+    int64_t addr, bytes;
+    int bSeg;
+};
+struct vt_bdlayout {
+    struct vt_bdref *a;
+    int64_t n, nAlloc;
+};
+/* Add a segment (bSeg) or a block at addr of bytes to L (an unknown address or size: nothing). 0, or -1 out of memory. */
+int vt__bdlayout_add(struct vt_bdlayout *L, int64_t addr, int64_t bytes, int bSeg);
+/*
+ * The fragmentation seen in L (sorted here) into bd: the free pieces of segments that hold at least
+ * one live block, each of at least 512 B and smaller than req (every piece where req <= 0): free
+ * memory the allocator keeps but cannot give that request, nor release (a wholly free segment it
+ * can). bd->fragBytes, fragPieces, fragSegs, fragReq.
+ */
+void vt__bdlayout_frag(struct vt_bdlayout *L, int64_t req, struct vt_breakdown *bd);
+
 /* ---- fit.c ---- */
 /* What would fit on each device of trace iTrace with a breakdown (vt_device.fit). 0, or -1 when out of memory. */
 int vt__fit(struct vt_result *r, int iTrace);

@@ -118,12 +118,6 @@ int vt__cat_scales(int cat)
 
 #define LIB_MAX VT_CATLIB_MAX /* libraries named apart; the others share the last slot */
 
-/* A segment of the caching allocator or a block inside one, live at a peak moment (where the blocks are in the trace). */
-struct bref {
-    int64_t addr, bytes;
-    int bSeg;
-};
-
 /* What was live at one moment, by rule. */
 struct moment {
     int64_t seq;            /* lifetimes begun at or before it (and not ended) were live */
@@ -136,9 +130,8 @@ struct moment {
     int64_t aLibBytes[LIB_MAX], aLibCount[LIB_MAX];
     int64_t tensorBytes, cudaBytes; /* of the allocator's blocks, of CUDA's allocations */
     int64_t lastReq, req;   /* a device's: its latest block request so far (kept across takes), and when taken */
-    struct bref *aRef;      /* a device's, with blocks inside segments: the segments and blocks live then (kept
+    struct vt_bdlayout lay; /* a device's, with blocks inside segments: the segments and blocks live then (kept
                              * across takes, emptied by one) */
-    int64_t nRef, nRefAlloc;
 };
 
 /* A stack's facets, cached. */
@@ -331,14 +324,14 @@ int vt__bd_life_begin(struct vt_trace *t, struct vt_life *l)
 static void take(struct vt_bdrun *b, struct moment *p, int64_t ts, int64_t tensorLive)
 {
     int acct = p->acct;
-    int64_t lastTs = p->lastTs, lastReq = p->lastReq, nRefAlloc = p->nRefAlloc;
-    struct bref *aRef = p->aRef;
+    int64_t lastTs = p->lastTs, lastReq = p->lastReq;
+    struct vt_bdlayout lay = p->lay;
     memset(p, 0, sizeof *p);
     p->acct = acct;
     p->lastTs = lastTs;
     p->lastReq = p->req = lastReq;
-    p->aRef = aRef;
-    p->nRefAlloc = nRefAlloc;
+    p->lay = lay;
+    p->lay.n = 0;
     p->stateTs = lastTs >= 0 ? lastTs : ts;
     p->seq = b->seq;
     p->ts = ts;
@@ -514,63 +507,6 @@ static int classify(struct vt_trace *t, const struct vt_life *l, int *pRule, int
     return *pRule = kp < 0 ? R_LIVE_END : R_BWD_MAIN, 0;
 }
 
-/* Keep l (a segment holding blocks: rule R_RESERVED, or a block) in peak moment p's layout. 0 or -1. */
-static int ref_add(struct moment *p, const struct vt_life *l, int rule)
-{
-    if ((rule != R_RESERVED && !l->bTensor) || l->address < 0 || l->bytes <= 0) return 0;
-    if (p->nRef == p->nRefAlloc) {
-        int64_t nNew = p->nRefAlloc ? 2 * p->nRefAlloc : 64;
-        struct bref *aNew = realloc(p->aRef, sizeof *aNew * (size_t)nNew);
-        if (!aNew) return -1;
-        p->aRef = aNew;
-        p->nRefAlloc = nNew;
-    }
-    p->aRef[p->nRef].addr = l->address;
-    p->aRef[p->nRef].bytes = l->bytes;
-    p->aRef[p->nRef++].bSeg = rule == R_RESERVED;
-    return 0;
-}
-
-/* By address, a segment before the blocks inside it. */
-static int ref_cmp(const void *pa, const void *pb)
-{
-    const struct bref *a = pa, *c = pb;
-    if (a->addr != c->addr) return a->addr < c->addr ? -1 : 1;
-    return c->bSeg - a->bSeg;
-}
-
-/*
- * The fragmentation seen at peak moment p (its segments and the blocks live in them) into bd: the
- * free pieces of segments that hold at least one live block, each of at least 512 B (the
- * allocator's smallest block) and smaller than the request at the peak (p->req; every piece where
- * it is unknown): free memory the allocator keeps but cannot give that request, nor release (a
- * wholly free segment it can). bd->fragBytes, fragPieces, fragSegs, fragReq.
- */
-static void frag_seen(struct moment *p, struct vt_breakdown *bd)
-{
-    qsort(p->aRef, (size_t)p->nRef, sizeof *p->aRef, ref_cmp);
-    bd->fragBytes = 0;
-    bd->fragReq = p->req > 0 ? p->req : -1;
-    for (int64_t i = 0; i < p->nRef;) {
-        int64_t end, pos, frag = 0, nPiece = 0, nBlock = 0;
-        if (!p->aRef[i].bSeg) { /* a block outside the segments kept (made before the trace): no layout */
-            i++;
-            continue;
-        }
-        pos = p->aRef[i].addr;
-        end = pos + p->aRef[i].bytes;
-        for (i++;; i++) { /* the blocks inside it, by address, and the free piece before each (and at its end) */
-            int bIn = i < p->nRef && !p->aRef[i].bSeg && p->aRef[i].addr < end;
-            int64_t next = bIn ? p->aRef[i].addr : end;
-            if (next - pos >= 512 && (bd->fragReq < 0 || next - pos < bd->fragReq)) frag += next - pos, nPiece++;
-            if (!bIn) break;
-            nBlock++;
-            if (p->aRef[i].addr + p->aRef[i].bytes > pos) pos = p->aRef[i].addr + p->aRef[i].bytes;
-        }
-        if (nBlock > 0 && frag > 0) bd->fragBytes += frag, bd->fragPieces += nPiece, bd->fragSegs++;
-    }
-}
-
 /* Add l to moment p under rule (library slot iLib). */
 static void add(struct moment *p, const struct vt_life *l, int rule, int iLib)
 {
@@ -593,7 +529,9 @@ int vt__bd_life_end(struct vt_trace *t, const struct vt_life *l)
         if (p->acct != l->acct || !p->bTaken || l->bdSeq > p->seq) continue;
         if (rule < 0 && classify(t, l, &rule, &iLib) != 0) return -1;
         add(p, l, rule, iLib);
-        if (b->bTensorsIn && i < b->nPeak && ref_add(p, l, rule) != 0) return -1;
+        if (b->bTensorsIn && i < b->nPeak && (rule == R_RESERVED || l->bTensor) &&
+            vt__bdlayout_add(&p->lay, l->address, l->bytes, rule == R_RESERVED) != 0)
+            return -1;
     }
     if (!b->bSegLevel && l->bytes > 0) { /* a request the allocator's replay serves (not a segment holding blocks) */
         if (rule < 0 && classify(t, l, &rule, &iLib) != 0) return -1;
@@ -983,7 +921,7 @@ int vt__bd_end(struct vt_trace *t)
             d->bd.poolCache = pool;
             if (rc == 0 && pool == 0 && (cache = reserved_cache(t, d, &d->bd)) < 0) rc = -1;
         }
-        if (rc == 0 && b->bTensorsIn) frag_seen(p, &d->bd);
+        if (rc == 0 && b->bTensorsIn) vt__bdlayout_frag(&p->lay, p->req, &d->bd);
         if (rc == 0 && b->bCurves) rc = curve_make(t, d, before, cache);
     }
     for (int i = 0; rc == 0 && i < t->nOom && i < b->nOom; i++) {
@@ -1004,7 +942,7 @@ void vt__bd_free(struct vt_trace *t)
 {
     struct vt_bdrun *b = t->pBd;
     if (!b) return;
-    for (int i = 0; i < b->nPeak; i++) free(b->aPeak[i].aRef);
+    for (int i = 0; i < b->nPeak; i++) free(b->aPeak[i].lay.a);
     free(b->aPeak);
     free(b->aOom);
     free(b->aF);
