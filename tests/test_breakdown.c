@@ -33,6 +33,14 @@ static const struct vt_device *dev0(const struct vt_result *r, int i)
     return NULL;
 }
 
+/* Device d's saving of key zKey, NULL when its fit offers none. */
+static const struct vt_fitsave *saving_of(const struct vt_device *d, const char *zKey)
+{
+    for (int k = 0; k < d->fit.nSave; k++)
+        if (!strcmp(d->fit.aSave[k].zKey, zKey)) return &d->fit.aSave[k];
+    return NULL;
+}
+
 /* A trace at zPath with the job's stacks in *s and device 0 of `total` bytes. */
 static struct tg *open_trace(const char *zPath, struct bd_stacks *s, int64_t total)
 {
@@ -183,7 +191,7 @@ TEST(fit_no_expandable_saving_for_the_pool)
     ASSERT(d);
     ASSERT_STREQ("fragmentation/caching", r.aTrace[0].aOom[0].zVerdict);
     ASSERT(d->bd.poolCache > 0 || d->bd.n > 0);
-    for (int k = 0; k < d->fit.nSave; k++) ASSERT(strcmp(d->fit.aSave[k].zKey, "expandable_segments") != 0);
+    ASSERT(!saving_of(d, "expandable_segments"));
     vt__result_free(&r);
 }
 
@@ -238,7 +246,7 @@ TEST(fit_expandable_only_where_fragmentation_seen)
     ASSERT(d);
     ASSERT_EQ(20 * MiB, part(&r, 0, VT_CAT_CACHE));
     ASSERT_EQ(0, d->bd.fragBytes);
-    for (int k = 0; k < d->fit.nSave; k++) ASSERT(strcmp(d->fit.aSave[k].zKey, "expandable_segments") != 0);
+    ASSERT(!saving_of(d, "expandable_segments"));
     vt__result_free(&r);
 }
 
@@ -791,7 +799,7 @@ TEST(fit_expandable_segments_replayed)
     ASSERT_EQ(1, d->fit.bReplayed);
     ASSERT_EQ(32, d->fit.maxBatch);
     ASSERT_CONTAINS(d->fit.azAssume[d->fit.nAssume - 1], "with expandable_segments:True");
-    for (int k = 0; k < d->fit.nSave; k++) ASSERT(strcmp(d->fit.aSave[k].zKey, "expandable_segments") != 0);
+    ASSERT(!saving_of(d, "expandable_segments"));
     vt__result_free(&r);
 }
 
