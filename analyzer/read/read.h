@@ -488,7 +488,10 @@ enum vt_facet {
     VT_FACET_ACCUMULATE = 1 << 10, /* AccumulateGrad: a parameter's gradient */
     VT_FACET_REDUCER = 1 << 11,   /* DDP's reducer (c10d::Reducer): gradient buckets */
     VT_FACET_PYTHON = 1 << 12,    /* the stack has Python frames */
-    VT_FACET_INIT = 1 << 13       /* a constructor (a Python __init__): a model's layers made on the device */
+    VT_FACET_INIT = 1 << 13,      /* a constructor (a Python __init__): a model's layers made on the device */
+    VT_FACET_OPTIM_OWN = 1 << 14, /* with VT_FACET_OPTIM: an optimizer the program defines, told only by the step
+                                   * wrapper of torch.optim.Optimizer (torch/optim/optimizer.py) around its own step */
+    VT_FACET_OPTIM_WRAP = 1 << 15 /* while the frames are read: that wrapper seen */
 };
 struct vt_facets {
     unsigned m;             /* enum vt_facet bits */
