@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "rowcheck.h"
+#include "util/sqlnames.h"
 #include "vramtrace/schema.h"
 
 /* Every table VT_DOMAIN_LIST names, once, in its order. */
@@ -12,27 +13,13 @@ const char *const vt__guard_tables[] = {"memory_event", "tensor_event",   "oom_e
                                         "kernel",       "kernel_summary", "buffer_use", "nvtx_range", "api_call",
                                         "sync_event",   "pool_event",     "device",     NULL};
 
-int vt__read_names(sqlite3_stmt *p, char ***paz, int *pn)
-{
-    int rc;
-    while ((rc = sqlite3_step(p)) == SQLITE_ROW) {
-        const char *zName = (const char *)sqlite3_column_text(p, 0);
-        char **az = realloc(*paz, sizeof *az * (size_t)(*pn + 1));
-        rc = az && zName && (az[*pn] = strdup(zName)) != NULL ? SQLITE_OK : SQLITE_NOMEM;
-        if (az) *paz = az;
-        if (rc != SQLITE_OK) return rc;
-        (*pn)++;
-    }
-    return rc == SQLITE_DONE ? SQLITE_OK : rc;
-}
-
 int vt__columns_read(sqlite3 *db, const char *zTable, struct vt_columns *c)
 {
     sqlite3_stmt *p = NULL;
     int rc = sqlite3_prepare_v2(db, "SELECT name FROM pragma_table_xinfo(?1, 'main')", -1, &p, NULL);
     memset(c, 0, sizeof *c);
     if (rc == SQLITE_OK) sqlite3_bind_text(p, 1, zTable, -1, SQLITE_STATIC);
-    if (rc == SQLITE_OK) rc = vt__read_names(p, &c->az, &c->n);
+    if (rc == SQLITE_OK) rc = vt__sql_names(p, &c->az, &c->n);
     sqlite3_finalize(p);
     if (rc != SQLITE_OK) vt__columns_free(c);
     return rc;

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "import.h"
+#include "util/sqlnames.h"
 #include "vramtrace/schema.h"
 
 int vt__read_check_file(const char *zFile, const char *zName)
@@ -57,7 +58,7 @@ static int open_db(struct vt_tracefile *f, const char *zFile, int bWrite)
     /* the tables and views, once: the stages ask f (vt__read_has), not the schema */
     rc = sqlite3_prepare_v2(f->db, "SELECT name FROM main.sqlite_schema WHERE type IN ('table', 'view') ORDER BY name",
                             -1, &p, NULL);
-    if (rc == SQLITE_OK) rc = vt__read_names(p, &f->azTable, &f->nTable);
+    if (rc == SQLITE_OK) rc = vt__sql_names(p, &f->azTable, &f->nTable);
     sqlite3_finalize(p);
     if (rc != SQLITE_OK) {
         vt__errorf("%s: cannot read trace: %s", f->zPath, sqlite3_errstr(rc));

@@ -348,8 +348,6 @@ struct vt_columns {
     char **az;
     int n;
 };
-/* Each row's first column of statement p (run to its end), as text, appended to *paz (*pn of them). SQLite code. */
-int vt__read_names(sqlite3_stmt *p, char ***paz, int *pn);
 /* Read the columns of zTable (none when main has no such table) into c, to free with vt__columns_free. SQLite code. */
 int vt__columns_read(sqlite3 *db, const char *zTable, struct vt_columns *c);
 /* 1 if c holds a column named exactly zCol, else 0. */
