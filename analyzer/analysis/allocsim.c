@@ -197,43 +197,54 @@ static int key_less(const struct mblk *aB, int a, int b)
     return aB[a].addr < aB[b].addr;
 }
 
-/* Split treap x into keys before block k (*pl) and the rest (*pr). */
+/* Split treap x into keys before block k (*pl) and the rest (*pr), without recursion. */
 static void tsplit(struct mblk *aB, int x, int k, int *pl, int *pr)
 {
-    if (x < 0) {
-        *pl = *pr = -1;
-    } else if (key_less(aB, x, k)) {
-        tsplit(aB, aB[x].r, k, &aB[x].r, pr);
-        *pl = x;
-    } else {
-        tsplit(aB, aB[x].l, k, pl, &aB[x].l);
-        *pr = x;
+    while (x >= 0) {
+        if (key_less(aB, x, k)) {
+            *pl = x;
+            pl = &aB[x].r;
+            x = aB[x].r;
+        } else {
+            *pr = x;
+            pr = &aB[x].l;
+            x = aB[x].l;
+        }
     }
+    *pl = *pr = -1;
 }
 
-/* Treap of a (all keys before b's) and b. */
+/* Treap of a (all keys before b's) and b, without recursion. */
 static int tmerge(struct mblk *aB, int a, int b)
 {
-    if (a < 0) return b;
-    if (b < 0) return a;
-    if (aB[a].prio > aB[b].prio) {
-        aB[a].r = tmerge(aB, aB[a].r, b);
-        return a;
+    int root = -1, *p = &root;
+    while (a >= 0 && b >= 0) {
+        if (aB[a].prio > aB[b].prio) {
+            *p = a;
+            p = &aB[a].r;
+            a = aB[a].r;
+        } else {
+            *p = b;
+            p = &aB[b].l;
+            b = aB[b].l;
+        }
     }
-    aB[b].l = tmerge(aB, a, aB[b].l);
-    return b;
+    *p = a >= 0 ? a : b;
+    return root;
 }
 
-/* Put block b among the free ones. */
+/* Put block b among the free ones: down to where its priority places it, the subtree there split around it
+ * (the same treap as a split of the whole and two merges: keys and priorities decide a treap's shape). */
 static void free_put(struct model *m, int b)
 {
-    int l, r;
+    struct mblk *aB = m->aB;
+    int *p = &m->root;
     m->rng = m->rng * 1103515245u + 12345u;
-    m->aB[b].prio = m->rng;
-    m->aB[b].l = m->aB[b].r = -1;
-    m->aB[b].state = 1;
-    tsplit(m->aB, m->root, b, &l, &r);
-    m->root = tmerge(m->aB, tmerge(m->aB, l, b), r);
+    aB[b].prio = m->rng;
+    aB[b].state = 1;
+    while (*p >= 0 && aB[*p].prio > aB[b].prio) p = key_less(aB, b, *p) ? &aB[*p].l : &aB[*p].r;
+    tsplit(aB, *p, b, &aB[b].l, &aB[b].r);
+    *p = b;
 }
 
 /* Take free block b off the free ones (it is then in use or gone). */
