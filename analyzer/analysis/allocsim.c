@@ -247,23 +247,36 @@ static void free_put(struct model *m, int b)
     *p = b;
 }
 
+/* Take free block b, the one *pLink (the treap's root or a block's child) points to, off the free ones. */
+static void free_unlink(struct model *m, int b, int *pLink)
+{
+    *pLink = tmerge(m->aB, m->aB[b].l, m->aB[b].r);
+    m->aB[b].state = 0;
+}
+
 /* Take free block b off the free ones (it is then in use or gone). */
 static void free_take(struct model *m, int b)
 {
     int *p = &m->root;
     while (*p != b) p = key_less(m->aB, b, *p) ? &m->aB[*p].l : &m->aB[*p].r;
-    *p = tmerge(m->aB, m->aB[b].l, m->aB[b].r);
-    m->aB[b].state = 0;
+    free_unlink(m, b, p);
 }
 
-/* The smallest free block of pool holding size (lowest address among equals), -1 none. */
-static int free_find(const struct model *m, int pool, int64_t size)
+/* The smallest free block of pool holding size (lowest address among equals), -1 none; *ppLink what points to
+ * it, for free_unlink while the treap is unchanged. */
+static int free_find(struct model *m, int pool, int64_t size, int **ppLink)
 {
-    int x = m->root, best = -1;
-    while (x >= 0) {
-        const struct mblk *p = &m->aB[x];
-        if (p->pool > pool || (p->pool == pool && p->size >= size)) best = x, x = p->l;
-        else x = p->r;
+    int *p = &m->root, best = -1;
+    *ppLink = NULL;
+    while (*p >= 0) {
+        struct mblk *x = &m->aB[*p];
+        if (x->pool > pool || (x->pool == pool && x->size >= size)) {
+            best = *p;
+            *ppLink = p;
+            p = &x->l;
+        } else {
+            p = &x->r;
+        }
     }
     return best >= 0 && m->aB[best].pool == pool ? best : -1;
 }
@@ -391,14 +404,14 @@ static int64_t seg_size(int pool, int64_t size)
 static int model_malloc(struct model *m, int kind, int64_t bytes)
 {
     int64_t size = bytes < KMINBLOCK ? KMINBLOCK : (bytes + KMINBLOCK - 1) / KMINBLOCK * KMINBLOCK, rest;
-    int pool = kind == VT_FS_POOL ? P_POOL : size <= KSMALL ? P_SMALL : P_LARGE, b, bSplit;
-    b = free_find(m, pool, size);
+    int pool = kind == VT_FS_POOL ? P_POOL : size <= KSMALL ? P_SMALL : P_LARGE, b, bSplit, *pLink;
+    b = free_find(m, pool, size, &pLink);
     if (b >= 0 && pool != P_POOL && m->maxSplit > 0) { /* get_free_block's oversize rules */
         if (size < m->maxSplit && m->aB[b].size >= m->maxSplit) b = -1;
         else if (size >= m->maxSplit && m->aB[b].size >= size + KLARGEBUF) b = -1;
     }
     if (b >= 0) {
-        free_take(m, b);
+        free_unlink(m, b, pLink);
     } else {
         int64_t seg = pool == P_POOL ? (size + KROUND - 1) / KROUND * KROUND : seg_size(pool, size);
         if (pool == P_POOL && seg < m->chunk) seg = m->chunk;
