@@ -478,23 +478,37 @@ struct beginkey {
     int64_t seq, idx;
 };
 
-/* Order of beginkeys by their sequence (each is unique). */
-static int begin_cmp(const void *pa, const void *pb)
-{
-    int64_t a = ((const struct beginkey *)pa)->seq, b = ((const struct beginkey *)pb)->seq;
-    return a < b ? -1 : a > b;
-}
-
-/* ds->aBegin in order of the records' beginnings. 0 or -1. */
+/* ds->aBegin in order of the records' beginnings: a radix sort of their sequence numbers (each is unique, so any
+ * sort gives this order) by 16 bits a pass, as many passes as their range needs. 0 or -1. */
 static int begin_sort(struct devstream *ds)
 {
-    struct beginkey *aKey = malloc(sizeof *aKey * (size_t)(ds->nBegin + 1));
-    if (!aKey) return -1;
-    for (int64_t i = 0; i < ds->nBegin; i++) aKey[i].seq = ds->a[ds->aBegin[i]].allocSeq, aKey[i].idx = ds->aBegin[i];
-    qsort(aKey, (size_t)ds->nBegin, sizeof *aKey, begin_cmp);
-    for (int64_t i = 0; i < ds->nBegin; i++) ds->aBegin[i] = aKey[i].idx;
+    int64_t n = ds->nBegin;
+    int64_t lo = INT64_MAX, hi = INT64_MIN;
+    struct beginkey *aKey = malloc(sizeof *aKey * (size_t)(2 * n + 1)), *a = aKey, *aTo = aKey + n;
+    int64_t *aPos = malloc(sizeof *aPos * ((size_t)1 << 16));
+    int rc = aKey && aPos ? 0 : -1;
+    for (int64_t i = 0; rc == 0 && i < n; i++) {
+        a[i].seq = ds->a[ds->aBegin[i]].allocSeq, a[i].idx = ds->aBegin[i];
+        if (a[i].seq < lo) lo = a[i].seq;
+        if (a[i].seq > hi) hi = a[i].seq;
+    }
+    for (int shift = 0; rc == 0 && n > 1 && shift < 64 && ((uint64_t)hi - (uint64_t)lo) >> shift; shift += 16) {
+        struct beginkey *aSwap;
+        int64_t sum = 0;
+        memset(aPos, 0, sizeof *aPos * ((size_t)1 << 16));
+        for (int64_t i = 0; i < n; i++) aPos[((uint64_t)a[i].seq - (uint64_t)lo) >> shift & 0xffff]++;
+        for (int d = 0; d < 1 << 16; d++) {
+            int64_t c = aPos[d];
+            aPos[d] = sum;
+            sum += c;
+        }
+        for (int64_t i = 0; i < n; i++) aTo[aPos[((uint64_t)a[i].seq - (uint64_t)lo) >> shift & 0xffff]++] = a[i];
+        aSwap = a, a = aTo, aTo = aSwap;
+    }
+    for (int64_t i = 0; rc == 0 && i < n; i++) ds->aBegin[i] = a[i].idx;
     free(aKey);
-    return 0;
+    free(aPos);
+    return rc;
 }
 
 /*
