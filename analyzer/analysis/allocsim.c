@@ -473,40 +473,35 @@ struct devstream {
     unsigned char *aScale;               /* per record: whether it grows with the batch */
 };
 
-/* A record's place in the order of beginnings. */
-struct beginkey {
-    int64_t seq, idx;
-};
-
 /* ds->aBegin in order of the records' beginnings: a radix sort of their sequence numbers (each is unique, so any
- * sort gives this order) by 16 bits a pass, as many passes as their range needs. 0 or -1. */
+ * sort gives this order) by 16 bits a pass, as many passes as their range needs; 8 bytes a record beside it. 0 or
+ * -1. */
 static int begin_sort(struct devstream *ds)
 {
-    int64_t n = ds->nBegin;
-    int64_t lo = INT64_MAX, hi = INT64_MIN;
-    struct beginkey *aKey = malloc(sizeof *aKey * (size_t)(2 * n + 1)), *a = aKey, *aTo = aKey + n;
-    int64_t *aPos = malloc(sizeof *aPos * ((size_t)1 << 16));
-    int rc = aKey && aPos ? 0 : -1;
+    int64_t n = ds->nBegin, lo = INT64_MAX, hi = INT64_MIN, *a = ds->aBegin;
+    int64_t *aTo = malloc(sizeof *aTo * (size_t)(n + 1)), *aPos = malloc(sizeof *aPos * ((size_t)1 << 16));
+    int rc = aTo && aPos ? 0 : -1;
     for (int64_t i = 0; rc == 0 && i < n; i++) {
-        a[i].seq = ds->a[ds->aBegin[i]].allocSeq, a[i].idx = ds->aBegin[i];
-        if (a[i].seq < lo) lo = a[i].seq;
-        if (a[i].seq > hi) hi = a[i].seq;
+        if (ds->a[a[i]].allocSeq < lo) lo = ds->a[a[i]].allocSeq;
+        if (ds->a[a[i]].allocSeq > hi) hi = ds->a[a[i]].allocSeq;
     }
     for (int shift = 0; rc == 0 && n > 1 && shift < 64 && ((uint64_t)hi - (uint64_t)lo) >> shift; shift += 16) {
-        struct beginkey *aSwap;
-        int64_t sum = 0;
+        int64_t *aSwap, sum = 0;
         memset(aPos, 0, sizeof *aPos * ((size_t)1 << 16));
-        for (int64_t i = 0; i < n; i++) aPos[((uint64_t)a[i].seq - (uint64_t)lo) >> shift & 0xffff]++;
+        for (int64_t i = 0; i < n; i++) aPos[((uint64_t)ds->a[a[i]].allocSeq - (uint64_t)lo) >> shift & 0xffff]++;
         for (int d = 0; d < 1 << 16; d++) {
             int64_t c = aPos[d];
             aPos[d] = sum;
             sum += c;
         }
-        for (int64_t i = 0; i < n; i++) aTo[aPos[((uint64_t)a[i].seq - (uint64_t)lo) >> shift & 0xffff]++] = a[i];
+        for (int64_t i = 0; i < n; i++) aTo[aPos[((uint64_t)ds->a[a[i]].allocSeq - (uint64_t)lo) >> shift & 0xffff]++] = a[i];
         aSwap = a, a = aTo, aTo = aSwap;
     }
-    for (int64_t i = 0; rc == 0 && i < n; i++) ds->aBegin[i] = a[i].idx;
-    free(aKey);
+    if (a != ds->aBegin) { /* an odd number of passes: the order is in the other array */
+        aTo = ds->aBegin;
+        ds->aBegin = a;
+    }
+    free(aTo);
     free(aPos);
     return rc;
 }
