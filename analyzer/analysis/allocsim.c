@@ -197,43 +197,61 @@ static int key_less(const struct mblk *aB, int a, int b)
     return aB[a].addr < aB[b].addr;
 }
 
-/* Split treap x into keys before block k (*pl) and the rest (*pr). */
+/* Split treap x into keys before block k (*pl) and the rest (*pr), without recursion. */
 static void tsplit(struct mblk *aB, int x, int k, int *pl, int *pr)
 {
-    if (x < 0) {
-        *pl = *pr = -1;
-    } else if (key_less(aB, x, k)) {
-        tsplit(aB, aB[x].r, k, &aB[x].r, pr);
-        *pl = x;
-    } else {
-        tsplit(aB, aB[x].l, k, pl, &aB[x].l);
-        *pr = x;
+    while (x >= 0) {
+        if (key_less(aB, x, k)) {
+            *pl = x;
+            pl = &aB[x].r;
+            x = aB[x].r;
+        } else {
+            *pr = x;
+            pr = &aB[x].l;
+            x = aB[x].l;
+        }
     }
+    *pl = *pr = -1;
 }
 
-/* Treap of a (all keys before b's) and b. */
+/* Treap of a (all keys before b's) and b, without recursion. */
 static int tmerge(struct mblk *aB, int a, int b)
 {
-    if (a < 0) return b;
-    if (b < 0) return a;
-    if (aB[a].prio > aB[b].prio) {
-        aB[a].r = tmerge(aB, aB[a].r, b);
-        return a;
+    int root = -1, *p = &root;
+    while (a >= 0 && b >= 0) {
+        if (aB[a].prio > aB[b].prio) {
+            *p = a;
+            p = &aB[a].r;
+            a = aB[a].r;
+        } else {
+            *p = b;
+            p = &aB[b].l;
+            b = aB[b].l;
+        }
     }
-    aB[b].l = tmerge(aB, a, aB[b].l);
-    return b;
+    *p = a >= 0 ? a : b;
+    return root;
 }
 
-/* Put block b among the free ones. */
+/* Put block b among the free ones: down to where its priority places it, the subtree there split around it
+ * (the same treap as a split of the whole and two merges: keys and priorities decide a treap's shape). */
 static void free_put(struct model *m, int b)
 {
-    int l, r;
+    struct mblk *aB = m->aB;
+    int *p = &m->root;
     m->rng = m->rng * 1103515245u + 12345u;
-    m->aB[b].prio = m->rng;
-    m->aB[b].l = m->aB[b].r = -1;
-    m->aB[b].state = 1;
-    tsplit(m->aB, m->root, b, &l, &r);
-    m->root = tmerge(m->aB, tmerge(m->aB, l, b), r);
+    aB[b].prio = m->rng;
+    aB[b].state = 1;
+    while (*p >= 0 && aB[*p].prio > aB[b].prio) p = key_less(aB, b, *p) ? &aB[*p].l : &aB[*p].r;
+    tsplit(aB, *p, b, &aB[b].l, &aB[b].r);
+    *p = b;
+}
+
+/* Take free block b, the one *pLink (the treap's root or a block's child) points to, off the free ones. */
+static void free_unlink(struct model *m, int b, int *pLink)
+{
+    *pLink = tmerge(m->aB, m->aB[b].l, m->aB[b].r);
+    m->aB[b].state = 0;
 }
 
 /* Take free block b off the free ones (it is then in use or gone). */
@@ -241,18 +259,24 @@ static void free_take(struct model *m, int b)
 {
     int *p = &m->root;
     while (*p != b) p = key_less(m->aB, b, *p) ? &m->aB[*p].l : &m->aB[*p].r;
-    *p = tmerge(m->aB, m->aB[b].l, m->aB[b].r);
-    m->aB[b].state = 0;
+    free_unlink(m, b, p);
 }
 
-/* The smallest free block of pool holding size (lowest address among equals), -1 none. */
-static int free_find(const struct model *m, int pool, int64_t size)
+/* The smallest free block of pool holding size (lowest address among equals), -1 none; *ppLink what points to
+ * it, for free_unlink while the treap is unchanged. */
+static int free_find(struct model *m, int pool, int64_t size, int **ppLink)
 {
-    int x = m->root, best = -1;
-    while (x >= 0) {
-        const struct mblk *p = &m->aB[x];
-        if (p->pool > pool || (p->pool == pool && p->size >= size)) best = x, x = p->l;
-        else x = p->r;
+    int *p = &m->root, best = -1;
+    *ppLink = NULL;
+    while (*p >= 0) {
+        struct mblk *x = &m->aB[*p];
+        if (x->pool > pool || (x->pool == pool && x->size >= size)) {
+            best = *p;
+            *ppLink = p;
+            p = &x->l;
+        } else {
+            p = &x->r;
+        }
     }
     return best >= 0 && m->aB[best].pool == pool ? best : -1;
 }
@@ -380,14 +404,14 @@ static int64_t seg_size(int pool, int64_t size)
 static int model_malloc(struct model *m, int kind, int64_t bytes)
 {
     int64_t size = bytes < KMINBLOCK ? KMINBLOCK : (bytes + KMINBLOCK - 1) / KMINBLOCK * KMINBLOCK, rest;
-    int pool = kind == VT_FS_POOL ? P_POOL : size <= KSMALL ? P_SMALL : P_LARGE, b, bSplit;
-    b = free_find(m, pool, size);
+    int pool = kind == VT_FS_POOL ? P_POOL : size <= KSMALL ? P_SMALL : P_LARGE, b, bSplit, *pLink;
+    b = free_find(m, pool, size, &pLink);
     if (b >= 0 && pool != P_POOL && m->maxSplit > 0) { /* get_free_block's oversize rules */
         if (size < m->maxSplit && m->aB[b].size >= m->maxSplit) b = -1;
         else if (size >= m->maxSplit && m->aB[b].size >= size + KLARGEBUF) b = -1;
     }
     if (b >= 0) {
-        free_take(m, b);
+        free_unlink(m, b, pLink);
     } else {
         int64_t seg = pool == P_POOL ? (size + KROUND - 1) / KROUND * KROUND : seg_size(pool, size);
         if (pool == P_POOL && seg < m->chunk) seg = m->chunk;
@@ -449,28 +473,37 @@ struct devstream {
     unsigned char *aScale;               /* per record: whether it grows with the batch */
 };
 
-/* A record's place in the order of beginnings. */
-struct beginkey {
-    int64_t seq, idx;
-};
-
-/* Order of beginkeys by their sequence (each is unique). */
-static int begin_cmp(const void *pa, const void *pb)
-{
-    int64_t a = ((const struct beginkey *)pa)->seq, b = ((const struct beginkey *)pb)->seq;
-    return a < b ? -1 : a > b;
-}
-
-/* ds->aBegin in order of the records' beginnings. 0 or -1. */
+/* ds->aBegin in order of the records' beginnings: a radix sort of their sequence numbers (each is unique, so any
+ * sort gives this order) by 16 bits a pass, as many passes as their range needs; 8 bytes a record beside it. 0 or
+ * -1. */
 static int begin_sort(struct devstream *ds)
 {
-    struct beginkey *aKey = malloc(sizeof *aKey * (size_t)(ds->nBegin + 1));
-    if (!aKey) return -1;
-    for (int64_t i = 0; i < ds->nBegin; i++) aKey[i].seq = ds->a[ds->aBegin[i]].allocSeq, aKey[i].idx = ds->aBegin[i];
-    qsort(aKey, (size_t)ds->nBegin, sizeof *aKey, begin_cmp);
-    for (int64_t i = 0; i < ds->nBegin; i++) ds->aBegin[i] = aKey[i].idx;
-    free(aKey);
-    return 0;
+    int64_t n = ds->nBegin, lo = INT64_MAX, hi = INT64_MIN, *a = ds->aBegin;
+    int64_t *aTo = malloc(sizeof *aTo * (size_t)(n + 1)), *aPos = malloc(sizeof *aPos * ((size_t)1 << 16));
+    int rc = aTo && aPos ? 0 : -1;
+    for (int64_t i = 0; rc == 0 && i < n; i++) {
+        if (ds->a[a[i]].allocSeq < lo) lo = ds->a[a[i]].allocSeq;
+        if (ds->a[a[i]].allocSeq > hi) hi = ds->a[a[i]].allocSeq;
+    }
+    for (int shift = 0; rc == 0 && n > 1 && shift < 64 && ((uint64_t)hi - (uint64_t)lo) >> shift; shift += 16) {
+        int64_t *aSwap, sum = 0;
+        memset(aPos, 0, sizeof *aPos * ((size_t)1 << 16));
+        for (int64_t i = 0; i < n; i++) aPos[((uint64_t)ds->a[a[i]].allocSeq - (uint64_t)lo) >> shift & 0xffff]++;
+        for (int d = 0; d < 1 << 16; d++) {
+            int64_t c = aPos[d];
+            aPos[d] = sum;
+            sum += c;
+        }
+        for (int64_t i = 0; i < n; i++) aTo[aPos[((uint64_t)ds->a[a[i]].allocSeq - (uint64_t)lo) >> shift & 0xffff]++] = a[i];
+        aSwap = a, a = aTo, aTo = aSwap;
+    }
+    if (a != ds->aBegin) { /* an odd number of passes: the order is in the other array */
+        aTo = ds->aBegin;
+        ds->aBegin = a;
+    }
+    free(aTo);
+    free(aPos);
+    return rc;
 }
 
 /*
