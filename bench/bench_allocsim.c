@@ -14,7 +14,10 @@
  * drawn sizes (16 KiB to 64 MiB, a tenth through the small pool), freed in reverse with a
  * temporary between each pair, through the caching allocator; the fit is asked for the largest
  * batch of 1024 that fits beside them in 80 GiB, from a first guess a fifth short. Prints the
- * replays, the time per replay and in all, and the fit's memory (61 bytes a lifetime); never asserts a time.
+ * replays, the time per replay and in all, and the fit's memory (61 bytes a lifetime); then the least
+ * memory the traced batch needs with the segment model and with expandable segments (vt__fs_need,
+ * what the expandable saving costs): replays, seconds and whether the work bound made it an estimate.
+ * Never asserts a time.
  */
 static double now_s(void)
 {
@@ -69,8 +72,8 @@ int main(int argc, char **argv)
         nN = 0;
         for (int i = 1; i < argc && nN < 8; i++) aN[nN++] = atoll(argv[i]);
     }
-    printf("%-10s %8s %10s %12s %10s %10s  load %s\n", "lifetimes", "replays", "s/replay", "s in all", "fit MB",
-           "max batch", vt_bench_load_avg(zLoad, sizeof zLoad));
+    printf("%-10s %8s %10s %12s %10s %10s %12s %10s %14s  load %s\n", "lifetimes", "replays", "s/replay", "s in all",
+           "fit MB", "max batch", "need replays", "need s", "need bounded", vt_bench_load_avg(zLoad, sizeof zLoad));
     for (int k = 0; k < nN; k++) {
         struct vt_trace t;
         struct vt_fsconfig cfg;
@@ -86,8 +89,21 @@ int main(int argc, char **argv)
         if (rc != 0) {
             printf("%-10lld replay failed (%d)\n", (long long)aN[k], rc);
         } else {
-            printf("%-10lld %8d %10.3f %12.3f %10.1f %10lld\n", (long long)aN[k], res.nReplay,
-                   (t1 - t0) / res.nReplay, t1 - t0, (double)aN[k] * 61 / 1e6, (long long)res.maxBatch);
+            struct vt_fsneed nB, nE;
+            struct vt_fsconfig cfgE = cfg;
+            double t2, t3;
+            int rcB, rcE;
+            cfgE.bExpandable = 1;
+            t2 = now_s();
+            rcB = vt__fs_need(&t, 0, &cfg, (int64_t)80 << 30, &nB);
+            rcE = vt__fs_need(&t, 0, &cfgE, (int64_t)80 << 30, &nE);
+            t3 = now_s();
+            printf("%-10lld %8d %10.3f %12.3f %10.1f %10lld", (long long)aN[k], res.nReplay, (t1 - t0) / res.nReplay,
+                   t1 - t0, (double)aN[k] * 61 / 1e6, (long long)res.maxBatch);
+            if (rcB != 0 || rcE != 0) printf(" %12s %10s %14s\n", "not run", "-", rcB == 1 || rcE == 1 ? "too large" : "-");
+            else
+                printf(" %5d + %-4d %10.3f %6s %7s\n", nB.nReplay, nE.nReplay, t3 - t2, nB.bBounded ? "yes" : "no",
+                       nE.bBounded ? "yes" : "no");
         }
         vt__fs_free(&t);
     }

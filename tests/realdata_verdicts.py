@@ -61,6 +61,14 @@ def niu(trace, findings):
     state = [f for f in findings if f["kind"] == "leak"]
     check(len(state) == 1 and "state" in state[0]["title"] and "optimizer.py:5" in state[0]["site"],
           f"one state finding at optimizer.py expected, got {[(f['title'], f['site']) for f in state]}")
+    # its optimizer is its own (NIUAdam, a torch.optim.Optimizer subclass): the state's evidence says the wrapper decided,
+    # and that parameters its step writes anew (optimizer.py:64, p.data = ...) cannot be told from state
+    opt = [b for d in trace["devices"] for b in d.get("breakdown") or [] if b["category"] == "optimizer_state"]
+    check(len(opt) == 1 and "an optimizer the program defines" in opt[0]["evidence"]
+          and "torch/optim/)" not in opt[0]["evidence"], f"the program's own optimizer named expected, got {opt}")
+    # a snapshot ends at its dump, not at the process's exit
+    check("live at the snapshot's dump" in state[0]["title"] and "at exit" not in state[0]["title"] + state[0]["evidence"],
+          f"the dump named as the end expected, got {state[0]['title']}")
     check(not any("baseline rises" in f["title"] for f in findings), "warm-up taken for growth")
     # its sites show an optimizer: the state's fix may speak of gradients
     check("zero_grad" in state[0]["fix"], f"training advice expected, got {state[0]['fix']}")
@@ -79,6 +87,9 @@ def silmont(trace, findings):
     # no range marks its steps: the cycles of its tensor memory are its iterations
     check(trace["iterations"] >= 2, f"iterations from its tensor memory's cycles expected, got {trace['iterations']}")
     check(not any("rose and fell 0 times" in f["evidence"] for f in findings), f"its cycles ignored: {findings}")
+    # fragmentation seen at the peak: free pieces beside live blocks in its segments, too small for the request
+    saves = [s for d in trace["devices"] if d.get("fit") for s in d["fit"]["savings"] if s["key"] == "expandable_segments"]
+    check(len(saves) == 1 and "lay free in" in saves[0]["assumption"], f"an expandable saving from holes expected, got {saves}")
 
 
 def flexgen(trace, findings):
@@ -113,6 +124,9 @@ def hta(trace, findings):
     groups = [g for d in trace["devices"] if d["id"] >= 0 for g in d["live_at_peak_groups"]]
     check(groups and groups[0]["site"].startswith("aten::mm in CompiledFunctionBackward (backward pass"), f"got {groups[:3]}")
     check(not any("not recorded (allocations" in g["site"] for g in groups), f"sites not recorded: {groups}")
+    # the profiler's reserved-not-allocated is no sign of fragmentation (no segments, no OOM): no expandable saving
+    saves = [s["key"] for d in trace["devices"] if d.get("fit") for s in d["fit"]["savings"]]
+    check("expandable_segments" not in saves, f"an expandable saving without fragmentation seen: {saves}")
     # the window's peak leaves out the 3.84 GiB allocated before the profiler started: a note says so
     check(any(n.startswith("device 1: 3.82 GiB was allocated before the profiler's window began") and
               n.endswith("Total Allocated peaks at 6.17 GiB") for n in trace["notes"]), f"got {trace['notes']}")
@@ -234,6 +248,10 @@ def text_checks(vt, data):
     z = text(vt, p("hta_df_index_resolver_v100_ddp_memory.json.gz"))
     check("level: tensors (the allocator's blocks)" in z, z)
     check("peak 11.9 GiB reserved, 6.17 GiB allocated (the process's peaks" in " ".join(z.split()), z)
+    z = text(vt, p("cs336_niu_fwd_bwd_200.pickle"))
+    zz = " ".join(z.split())
+    check("live at the snapshot's dump (1.29 GiB)" in zz and "every free matched its allocation" in zz and
+          "frees missing" not in zz and "live at exit" not in zz, z)
     z = text(vt, p("cs336_silmont2000_mem_snapshot_small.pickle"))
     check("iterations from the cycles of its tensor memory" in z, z)
     # one file given twice is one process: said once, counted once

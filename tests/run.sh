@@ -9,8 +9,8 @@
 #   --list         the stages and what each does
 # Environment: VT_WERROR=ON makes compiler warnings errors in every build (CI sets it);
 # JOBS (default nproc) bounds parallel compiles and tests; new build trees use Ninja where it is
-# installed (VT_GENERATOR= for make); VT_FUZZ_SECONDS (default 20) per
-# fuzz target; VT_REAL_DATA=DIR passes the real files to the default build.
+# installed (VT_GENERATOR= for make); VT_FUZZ_SECONDS (default 20) of fuzzing per
+# fuzz target, after its stored inputs; VT_REAL_DATA=DIR passes the real files to the default build.
 # The budget (tests/README.md): the whole command within 20 minutes on a 2-core machine.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -31,7 +31,7 @@ minimal       every optional piece off (no CUDA, libdw, zlib, Python): build, th
 asan          ASan+UBSan build, tests labelled core, analyzer or asan (but slow, once, and the
               stored fuzz inputs when the fuzz stage runs them)
 tsan          ThreadSanitizer build: the writer, session, flusher and fork tests; analyze -j 4
-fuzz          libFuzzer targets (clang), VT_FUZZ_SECONDS each
+fuzz          libFuzzer targets (clang): each one's stored inputs, then VT_FUZZ_SECONDS of fuzzing
 loaded        the reliability and writer tests again with 2 x nproc busy processes running
 EOF
 }
@@ -96,6 +96,34 @@ build() {
   local dir=$1
   shift
   if [ $# -gt 0 ]; then cmake --build "$dir" -j"$jobs" --target "$@"; else cmake --build "$dir" -j"$jobs"; fi
+}
+
+# test_targets DIR CTEST_ARGS...: what the tests ctest selects with CTEST_ARGS need built in DIR: each
+# build output that a test's command or environment names (its program, the programs and libraries
+# handed to it; a test program not built yet, by its target, the test's name), and vramtrace (tests
+# find it through VT_BUILD_DIR); a program's own dependencies come with it. Prints nothing (build everything) where DIR is not a Ninja tree or python3 is missing.
+test_targets() {
+  local dir=$1
+  shift
+  [ -f "$dir/build.ninja" ] && command -v ninja >/dev/null 2>&1 && command -v python3 >/dev/null 2>&1 || return 0
+  ninja -C "$dir" -t targets all >"$logdir/targets.txt" || return 0
+  ctest --test-dir "$dir" --show-only=json-v1 "$@" | python3 -c '
+import json, os, re, sys
+root = os.path.abspath(sys.argv[1]) + "/"
+outputs = {line.split(":", 1)[0] for line in open(sys.argv[2])}
+want = {"vramtrace"}
+for t in json.load(sys.stdin)["tests"]:
+    if t["name"] in outputs:  # a test program not built yet (ctest shows no command for it): its target
+        want.add(t["name"])
+    words = list(t.get("command") or [])
+    for p in t.get("properties", []):
+        if p["name"] == "ENVIRONMENT":
+            words += p["value"]
+    for w in words:
+        for x in re.split(r"[=:;, ]", w):
+            if x.startswith(root) and x[len(root):] in outputs:
+                want.add(x[len(root):])
+print(" ".join(sorted(want)))' "$dir" "$logdir/targets.txt"
 }
 
 # ctest_stage DIR ARGS...: run ctest, then add its counts and skips to the stage's result.
@@ -175,13 +203,17 @@ stage_asan() {
   # -g1: line tables and functions, all a report's stack needs (file:line per frame), and a
   # fifth less compiling than -g (frame pointers stay: VT_SANITIZE keeps them).
   # The stored fuzz inputs (test_rel_fuzz_*) are left to the fuzz stage when it runs: libFuzzer
-  # runs every one of them, under ASan+UBSan, before its time box.
+  # runs every one of them, under ASan+UBSan, before its time box begins.
   local replay=()
   case " $stages " in *" fuzz "*) [ "$have_clang" = 1 ] && replay=(-E '^test_rel_fuzz_') ;; esac
+  # Only what those tests run is compiled (test_targets): the programs of the tests left out, and the
+  # generators of the once suites, are not.
+  local select=(-L 'core|analyzer|asan' -LE 'slow|once' "${replay[@]}") targets
   configure build-asan -DCMAKE_BUILD_TYPE=Debug "-DCMAKE_C_FLAGS_DEBUG=-O1 -g1" -DVT_SANITIZE=ON -DVT_BUILD_SAMPLES=OFF -DVT_BUILD_BENCH=OFF &&
-    build build-asan || return 1
+    targets=$(test_targets build-asan "${select[@]}") &&
+    build build-asan $targets || return 1
   ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-    ctest_stage build-asan -L 'core|analyzer|asan' -LE 'slow|once' "${replay[@]}"
+    ctest_stage build-asan "${select[@]}"
 }
 
 # Fork + threads, the writer and the session under ThreadSanitizer; analyze -j on several threads.

@@ -6,6 +6,7 @@
 #include "vt_test.h"
 
 #define MiB ((int64_t)1 << 20)
+#define GiB ((int64_t)1 << 30)
 
 /* A request stream being built: its lifetimes' sequence numbers, one order for beginnings and ends. */
 struct build {
@@ -198,7 +199,7 @@ TEST(replay_expandable_segments)
     struct vt_fsconfig cfg;
     struct vt_fsresult res;
     int w, x;
-    int64_t needB, needE;
+    struct vt_fsneed needB, needE;
     frag_stream(&b);
     memset(&cfg, 0, sizeof cfg);
     cfg.bExpandable = 1;
@@ -217,10 +218,45 @@ TEST(replay_expandable_segments)
     ASSERT_EQ(0, vt__fs_need(&b.t, 0, &cfg, 64 * MiB, &needB));
     cfg.bExpandable = 1;
     ASSERT_EQ(0, vt__fs_need(&b.t, 0, &cfg, 64 * MiB, &needE));
-    ASSERT(needB >= 40 * MiB && needB <= 41 * MiB); /* bisected to 1 MiB */
-    ASSERT(needE >= 22 * MiB && needE <= 23 * MiB);
+    ASSERT(needB.need >= 40 * MiB && needB.need <= 41 * MiB); /* bisected to 1 MiB */
+    ASSERT(needE.need >= 22 * MiB && needE.need <= 23 * MiB);
+    ASSERT_EQ(0, needB.bBounded);
+    ASSERT_EQ(0, needE.bBounded);
     ASSERT_EQ(3, vt__fs_need(&b.t, 0, &cfg, 16 * MiB, &needE)); /* not served even in the most it may have */
     vt__fs_free(&b.t);
+}
+
+/*
+ * The bisection over the memory is bounded in work: a stream of VT_FS_NEED_WORK / 8 lifetimes (a
+ * 1 GiB temporary, then 4 KiB ones) would need about 10 replays to bracket its need (1 GiB and a
+ * small segment) to 1 MiB, more than the 8 the bound allows: it stops there, the lifetimes replayed
+ * within the bound, and says its answer is an estimate (a bracket wider than 1 MiB holding the
+ * least, the need its upper end).
+ */
+TEST(replay_need_bounded_in_work)
+{
+    struct vt_trace t;
+    struct vt_life l;
+    struct vt_fsconfig cfg;
+    struct vt_fsneed need;
+    int64_t seq = 0, n = VT_FS_NEED_WORK / 8;
+    memset(&t, 0, sizeof t);
+    for (int64_t i = 0; i < n; i++) {
+        memset(&l, 0, sizeof l);
+        l.bytes = i == 0 ? 1 * GiB : 4096;
+        l.bTensor = 1;
+        l.bdSeq = ++seq;
+        l.status = VT_LIFE_FREED;
+        ASSERT_EQ(0, vt__fs_add(&t, &l, ++seq, 0));
+    }
+    memset(&cfg, 0, sizeof cfg);
+    ASSERT_EQ(0, vt__fs_need(&t, 0, &cfg, 64 * GiB, &need));
+    ASSERT(need.nReplay >= 2);
+    ASSERT((int64_t)need.nReplay * n <= VT_FS_NEED_WORK);
+    ASSERT_EQ(1, need.bBounded);
+    ASSERT(need.slack > 1 * MiB);
+    ASSERT(need.need >= 1 * GiB && need.need - need.slack < 1 * GiB + 2 * MiB); /* the least lies in the bracket */
+    vt__fs_free(&t);
 }
 
 /* What cannot be replayed says so: no stream for the device, the traced batch not served in the limit. */
@@ -243,4 +279,5 @@ TEST(replay_refuses)
 }
 
 VT_TEST_LIST(T(replay_fragmentation_fails_what_proportion_accepts) T(replay_pool_trims_its_cache) T(replay_refuses)
-                  T(replay_first_failure_not_beyond_a_window) T(replay_large_stream_not_climbed_finely) T(replay_expandable_segments))
+                  T(replay_first_failure_not_beyond_a_window) T(replay_large_stream_not_climbed_finely) T(replay_expandable_segments)
+                  T(replay_need_bounded_in_work))

@@ -33,6 +33,14 @@ static const struct vt_device *dev0(const struct vt_result *r, int i)
     return NULL;
 }
 
+/* Device d's saving of key zKey, NULL when its fit offers none. */
+static const struct vt_fitsave *saving_of(const struct vt_device *d, const char *zKey)
+{
+    for (int k = 0; k < d->fit.nSave; k++)
+        if (!strcmp(d->fit.aSave[k].zKey, zKey)) return &d->fit.aSave[k];
+    return NULL;
+}
+
 /* A trace at zPath with the job's stacks in *s and device 0 of `total` bytes. */
 static struct tg *open_trace(const char *zPath, struct bd_stacks *s, int64_t total)
 {
@@ -163,26 +171,117 @@ TEST(fit_largest_batch)
     vt__result_free(&r);
 }
 
-/* Fragmentation seen (an OOM judged so): expandable segments would let what the allocator held cached serve it. */
-TEST(fit_fragmentation_saving)
+/*
+ * A cudaMallocAsync pool's OOM judged fragmentation (6 GiB live, the pool reserving 10 GiB; 3 GiB asked with
+ * 1 GiB free): expandable segments are a setting of PyTorch's caching allocator, not of the pool, so no
+ * expandable saving is offered (no caching-allocator segment was there to fragment).
+ */
+TEST(fit_no_expandable_saving_for_the_pool)
 {
     const char *zPath = tg_path("frag.db");
     struct tg *g;
     struct bd_stacks s;
     struct vt_result r;
     const struct vt_device *d;
-    int bSeen = 0;
     g = open_trace(zPath, &s, 16 * GiB);
-    /* cudaMallocAsync: 6 GiB live, the pool reserving 10 GiB; 3 GiB asked with 1 GiB free fails */
     tg_memop(g, 1 * MS, 1, 0, VT_MEMKIND_DEVICE, 0x7f6000000000LL, 6 * GiB, s.fwd, 10 * GiB, 6 * GiB);
     tg_oom(g, 2 * MS, 0, 3 * GiB, 1 * GiB, 16 * GiB, s.fwd);
     tg_memop(g, 3 * MS, 2, 0, VT_MEMKIND_DEVICE, 0x7f6000000000LL, 6 * GiB, s.fwd, 10 * GiB, 0);
     d = close_analyze(g, zPath, &r);
+    ASSERT(d);
     ASSERT_STREQ("fragmentation/caching", r.aTrace[0].aOom[0].zVerdict);
+    ASSERT(d->bd.poolCache > 0 || d->bd.n > 0);
+    ASSERT(!saving_of(d, "expandable_segments"));
+    vt__result_free(&r);
+}
+
+/*
+ * The caching allocator's segments with its blocks inside (no OOM, device size unknown: not replayed).
+ * Three 20 MiB segments at the peak: A holds a 2 MiB parameter (an 18 MiB free piece beside it), B is
+ * wholly free (cached: the allocator releases it under pressure), C holds a 19 MiB activation (a 1 MiB
+ * piece), the request at the peak being that 19 MiB. Fragmentation seen: the 19 MiB of pieces too small
+ * for it beside live blocks, not the 39 MiB cache. With B's cache alone (A and C full) none is seen.
+ */
+static const struct vt_device *holes_job(const char *zPath, int bHoles, struct vt_result *r)
+{
+    struct tg *g;
+    struct bd_stacks s;
+    int64_t a = 0x7f3000000000LL, b = a + GiB, c = a + 2 * GiB;
+    char zSql[700];
+    g = open_trace(zPath, &s, 0);
+    bd_mem(g, 1 * MS, 1, a, 20 * MiB, s.param);
+    bd_mem(g, 5 * MS, 1, b, 20 * MiB, s.fwd);
+    bd_mem(g, 9 * MS, 1, c, 20 * MiB, s.fwd);
+    snprintf(zSql, sizeof zSql, "INSERT INTO tensor_event(t, op, device, address, bytes, stack_id) VALUES"
+                                "(%lld, 1, 0, %lld, %lld, %lld), (%lld, 1, 0, %lld, %lld, %lld), (%lld, 2, 0, %lld, %lld, %lld)",
+             (long long)(2 * MS), (long long)a, (long long)(bHoles ? 2 * MiB : 20 * MiB), (long long)s.param,
+             (long long)(10 * MS), (long long)c, (long long)(bHoles ? 19 * MiB : 20 * MiB), (long long)s.fwd,
+             (long long)(20 * MS), (long long)c, (long long)(bHoles ? 19 * MiB : 20 * MiB), (long long)s.eng);
+    tg_exec(g, zSql);
+    tg_exec(g, "INSERT INTO stack(hash, depth) VALUES(99, 0)"); /* keeps the ids above taken */
+    return close_analyze(g, zPath, r);
+}
+
+TEST(fit_expandable_only_where_fragmentation_seen)
+{
+    struct vt_result r;
+    const struct vt_device *d = holes_job(tg_path("holes1.db"), 1, &r);
+    int bSeen = 0;
+    ASSERT(d);
+    ASSERT_EQ(39 * MiB, part(&r, 0, VT_CAT_CACHE));
+    ASSERT_EQ(19 * MiB, d->bd.fragBytes);
+    ASSERT_EQ(19 * MiB, d->bd.fragReq);
+    ASSERT_EQ(2, d->bd.fragSegs);
     for (int k = 0; k < d->fit.nSave; k++)
         if (!strcmp(d->fit.aSave[k].zKey, "expandable_segments")) {
             bSeen = 1;
-            ASSERT_EQ(4 * GiB, d->fit.aSave[k].bytes);
+            ASSERT_EQ(19 * MiB, d->fit.aSave[k].bytes);
+            ASSERT_CONTAINS(d->fit.aSave[k].zAssume, "lay free in 2 pieces inside 2 segments");
+            ASSERT_CONTAINS(d->fit.aSave[k].zAssume, "smaller than the request then (19.0 MiB)");
+        }
+    ASSERT(bSeen);
+    vt__result_free(&r);
+    /* the cache is a wholly free segment only: no fragmentation seen, no saving */
+    d = holes_job(tg_path("holes0.db"), 0, &r);
+    ASSERT(d);
+    ASSERT_EQ(20 * MiB, part(&r, 0, VT_CAT_CACHE));
+    ASSERT_EQ(0, d->bd.fragBytes);
+    ASSERT(!saving_of(d, "expandable_segments"));
+    vt__result_free(&r);
+}
+
+/*
+ * The caching allocator's segments with its blocks inside, and an OOM judged fragmentation: an 8 GiB
+ * segment holding one 1 GiB block (7 GiB free inside it) when 2 GiB is asked with 3 GiB of the device
+ * free. The saving is offered on that evidence (the peak's piece, larger than the 1 GiB request then,
+ * is not fragmentation), said as an OOM judged so.
+ */
+TEST(fit_expandable_from_an_oom_judged_fragmentation)
+{
+    const char *zPath = tg_path("fragoom.db");
+    struct tg *g;
+    struct bd_stacks s;
+    struct vt_result r;
+    const struct vt_device *d;
+    int64_t a = 0x7f3000000000LL;
+    char zSql[400];
+    int bSeen = 0;
+    g = open_trace(zPath, &s, 16 * GiB);
+    bd_mem(g, 1 * MS, 1, a, 8 * GiB, s.fwd);
+    snprintf(zSql, sizeof zSql, "INSERT INTO tensor_event(t, op, device, address, bytes, stack_id) VALUES"
+                                "(%lld, 1, 0, %lld, %lld, %lld)",
+             (long long)(2 * MS), (long long)a, (long long)(1 * GiB), (long long)s.fwd);
+    tg_exec(g, zSql);
+    tg_oom(g, 3 * MS, 0, 2 * GiB, 3 * GiB, 16 * GiB, s.fwd);
+    tg_exec(g, "INSERT INTO stack(hash, depth) VALUES(99, 0)"); /* keeps the ids above taken */
+    d = close_analyze(g, zPath, &r);
+    ASSERT(d);
+    ASSERT_STREQ("fragmentation/caching", r.aTrace[0].aOom[0].zVerdict);
+    ASSERT_EQ(0, d->bd.fragBytes);
+    for (int k = 0; k < d->fit.nSave; k++)
+        if (!strcmp(d->fit.aSave[k].zKey, "expandable_segments")) {
+            bSeen = 1;
+            ASSERT_EQ(7 * GiB, d->fit.aSave[k].bytes);
             ASSERT_CONTAINS(d->fit.aSave[k].zAssume, "an OOM here was fragmentation");
         }
     ASSERT(bSeen);
@@ -700,7 +799,7 @@ TEST(fit_expandable_segments_replayed)
     ASSERT_EQ(1, d->fit.bReplayed);
     ASSERT_EQ(32, d->fit.maxBatch);
     ASSERT_CONTAINS(d->fit.azAssume[d->fit.nAssume - 1], "with expandable_segments:True");
-    for (int k = 0; k < d->fit.nSave; k++) ASSERT(strcmp(d->fit.aSave[k].zKey, "expandable_segments") != 0);
+    ASSERT(!saving_of(d, "expandable_segments"));
     vt__result_free(&r);
 }
 
@@ -753,6 +852,42 @@ TEST(breakdown_in_every_format)
         }
         if (fmt == 2) ASSERT_CONTAINS(z, "| category | bytes | share | evidence |");
         if (fmt == 3) ASSERT_CONTAINS(z, "class=\"bdbar\"");
+        free(z);
+        z = NULL;
+    }
+    vt__result_free(&r);
+}
+
+/* How often z holds zPart. */
+static int count_of(const char *z, const char *zPart)
+{
+    int n = 0;
+    for (const char *p = z; (p = strstr(p, zPart)) != NULL; p += strlen(zPart)) n++;
+    return n;
+}
+
+/* One failed request tried twice (the allocator's retry): one breakdown in every format, not one per attempt. */
+TEST(oom_breakdown_once_per_failure)
+{
+    const char *zPath = tg_path("retry.db");
+    struct tg *g;
+    struct bd_stacks s;
+    struct vt_result r;
+    char *z = NULL;
+    size_t n = 0;
+    g = open_trace(zPath, &s, 16 * GiB);
+    bd_mem(g, 1 * MS, 1, 0x7f6000000000LL, 6 * GiB, s.fwd);
+    tg_oom(g, 2 * MS, 0, 12 * GiB, 9 * GiB, 16 * GiB, s.fwd);
+    tg_oom(g, 2 * MS + 5000, 0, 12 * GiB, 9 * GiB, 16 * GiB, s.fwd);
+    ASSERT(close_analyze(g, zPath, &r));
+    ASSERT_EQ(2, r.aTrace[0].nOom);
+    ASSERT_EQ(1, r.aTrace[0].nFail);
+    for (int fmt = 0; fmt < 3; fmt++) {
+        FILE *f = open_memstream(&z, &n);
+        ASSERT(f);
+        ASSERT_EQ(0, fmt == 0 ? vt__report_text(f, &r) : fmt == 1 ? vt__report_markdown(f, &r) : vt__report_html(f, &r));
+        fclose(f);
+        ASSERT_EQ(1, count_of(z, "at the OOM at "));
         free(z);
         z = NULL;
     }
@@ -865,6 +1000,6 @@ TEST(real_shared_files)
 }
 
 VT_TEST_LIST(T(categories_tensor_level_nvtx) T(categories_tensor_level_steps_from_stacks) T(categories_two_ranks)
-                 T(fit_largest_batch) T(fit_fragmentation_saving) T(categories_segment_level) T(categories_blocks_in_segments_cache) T(sites_count_blocks_not_their_segments)
-                     T(categories_at_oom_device_used) T(fit_counts_failed_request) T(untraced_beyond_a_context) T(categories_at_oom_pool_cache) T(fit_tensor_level_replays_the_pool) T(fit_expandable_segments_replayed) T(categories_at_peak_device_sampled) T(fit_segment_level_lower_bound) T(categories_before_the_trace) T(breakdown_in_every_format) T(fit_text_nothing_grows)
+                 T(fit_largest_batch) T(fit_no_expandable_saving_for_the_pool) T(fit_expandable_only_where_fragmentation_seen) T(fit_expandable_from_an_oom_judged_fragmentation) T(categories_segment_level) T(categories_blocks_in_segments_cache) T(sites_count_blocks_not_their_segments)
+                     T(categories_at_oom_device_used) T(fit_counts_failed_request) T(untraced_beyond_a_context) T(categories_at_oom_pool_cache) T(fit_tensor_level_replays_the_pool) T(fit_expandable_segments_replayed) T(categories_at_peak_device_sampled) T(fit_segment_level_lower_bound) T(categories_before_the_trace) T(breakdown_in_every_format) T(fit_text_nothing_grows) T(oom_breakdown_once_per_failure)
                          T(real_shipped_file) T(real_shared_files))

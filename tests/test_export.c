@@ -739,7 +739,8 @@ TEST(imported_files_as_they_are)
     snprintf(zArgs, sizeof zArgs, "analyze %s", import_fixture("snap_v1.pickle"));
     ASSERT_EQ(0, vt_run(zDir, zArgs, &zOut, &zErr));
     ASSERT_CONTAINS(zOut, "\n  duration unknown; ");
-    ASSERT_CONTAINS(zOut, "level: segments and tensors (the caching allocator's segments,\n  its blocks inside); inside");
+    ASSERT_CONTAINS(zOut, "level: segments and tensors (the caching allocator's segments, its blocks\n  inside); inside");
+    ASSERT_CONTAINS(zOut, "1 live at the snapshot's dump (2.00 MiB); every free\n  matched its allocation;");
     ASSERT_CONTAINS(zOut, "device 0: peak 2.00 MiB reserved at an unknown time, 1.00 KiB allocated at an unknown time\n");
     ASSERT_CONTAINS(zOut, "note: no allocation history: only the state at the dump is known");
     ASSERT(!strstr(zOut, "ring buffer") && !strstr(zOut, "0 ns") && !strstr(zOut, " at 0 s"));

@@ -160,6 +160,30 @@ static int meta_version(sqlite3 *db, long long *pOut, char *zText, size_t nText)
     return found;
 }
 
+/*
+ * The first of the n tables azTable that a trace of schema `version` lacks (or that cannot be asked
+ * about): the index, n when every one is there once. Version 5 reads the compacted tables through
+ * views of their names (a table of that name reads too). One statement asks for them all.
+ */
+static size_t tables_missing(sqlite3 *db, const char *const *azTable, size_t n, int version)
+{
+    sqlite3_stmt *pStmt = NULL;
+    size_t i = 0;
+    int rc = sqlite3_prepare_v2(db,
+                                "SELECT count(*) FROM sqlite_schema WHERE (type = 'table' OR (?2 AND type = 'view'))"
+                                " AND name = ?1",
+                                -1, &pStmt, NULL);
+    for (; rc == SQLITE_OK && i < n; i++) {
+        sqlite3_bind_text(pStmt, 1, azTable[i], -1, SQLITE_STATIC);
+        sqlite3_bind_int(pStmt, 2, version >= 5 && vt__compact_find(azTable[i]) >= 0);
+        rc = sqlite3_step(pStmt) == SQLITE_ROW && sqlite3_column_int64(pStmt, 0) == 1 ? SQLITE_OK : SQLITE_ERROR;
+        sqlite3_reset(pStmt);
+        if (rc != SQLITE_OK) break;
+    }
+    sqlite3_finalize(pStmt);
+    return i;
+}
+
 enum vt_schema_status vt__schema_check(sqlite3 *db, int *pVersion, char *zMsg, size_t nMsg)
 {
     static const char *const azTable[] = {"meta", "device", "string", "memory_event", "memcpy",
@@ -225,17 +249,11 @@ enum vt_schema_status vt__schema_check(sqlite3 *db, int *pVersion, char *zMsg, s
         snprintf(zMsg, nMsg, "trace has no schema version: incomplete or damaged");
         return VT_SCHEMA_CORRUPT;
     }
-    for (i = 0; i < sizeof azTable / sizeof azTable[0]; i++) {
-        /* version 5 reads the compacted tables through views of their names (a table of that name reads too) */
+    i = tables_missing(db, azTable, sizeof azTable / sizeof azTable[0], (int)version);
+    if (i < sizeof azTable / sizeof azTable[0]) {
         int bView = version >= 5 && vt__compact_find(azTable[i]) >= 0;
-        char zSql[200];
-        long long n = 0;
-        snprintf(zSql, sizeof zSql, "SELECT count(*) FROM sqlite_schema WHERE type IN ('table'%s) AND name='%s'",
-                 bView ? ", 'view'" : "", azTable[i]);
-        if (query_int(db, zSql, &n) != SQLITE_OK || n != 1) {
-            snprintf(zMsg, nMsg, "trace is damaged: %s '%s' is missing", bView ? "view" : "table", azTable[i]);
-            return VT_SCHEMA_CORRUPT;
-        }
+        snprintf(zMsg, nMsg, "trace is damaged: %s '%s' is missing", bView ? "view" : "table", azTable[i]);
+        return VT_SCHEMA_CORRUPT;
     }
     if (bMeta != 1) {
         if (bMeta == 2)

@@ -586,26 +586,41 @@ static int stream_open(const struct vt_trace *t, int acct, struct devstream *ds,
     return rc;
 }
 
-int vt__fs_need(const struct vt_trace *t, int acct, const struct vt_fsconfig *cfg, int64_t hiLimit, int64_t *pNeed)
+int vt__fs_need(const struct vt_trace *t, int acct, const struct vt_fsconfig *cfg, int64_t hiLimit,
+                struct vt_fsneed *pNeed)
 {
     const struct vt_fitstream *s = t->pFs;
     struct devstream ds;
     struct vt_fsresult res;
-    int64_t lo = 0, hi = hiLimit, peak;
+    int64_t lo = 0, hi = hiLimit, peak, maxReplay = 0;
     int rc, ok;
-    *pNeed = -1;
+    memset(pNeed, 0, sizeof *pNeed);
+    pNeed->need = pNeed->slack = -1;
     if (!s || s->bOver) return s && s->bOver ? 1 : 2;
     memset(&res, 0, sizeof res);
     rc = stream_open(t, acct, &ds, &res);
-    if (rc == 0 && ds.nBegin * (int64_t)VT_FS_NEED_REPLAYS > VT_FS_WORK) rc = 1; /* too large to bisect the memory */
+    if (rc == 0) { /* the replays the work bound allows, the first included */
+        maxReplay = ds.nBegin > 0 ? VT_FS_NEED_WORK / ds.nBegin : 0;
+        if (maxReplay > VT_FS_NEED_REPLAYS) maxReplay = VT_FS_NEED_REPLAYS;
+        if (maxReplay < 1) rc = 1; /* not even one replay */
+    }
     if (rc == 0 && (ok = replay(&ds, 1.0, cfg, hi, &peak)) != 1) rc = ok < 0 ? -1 : 3;
-    for (int i = 0; rc == 0 && i < VT_FS_NEED_REPLAYS && hi - lo > ((int64_t)1 << 20); i++) { /* lo fails, hi runs */
+    if (rc == 0) { /* served: it never needed more than the level it reached */
+        pNeed->nReplay = 1;
+        if (peak < hi) hi = peak;
+    }
+    while (rc == 0 && pNeed->nReplay < maxReplay && hi - lo > ((int64_t)1 << 20)) { /* lo fails, hi runs */
         int64_t mid = lo + (hi - lo) / 2;
         if ((ok = replay(&ds, 1.0, cfg, mid, &peak)) < 0) rc = -1;
-        else if (ok) hi = mid;
+        else if (ok) hi = peak < mid ? peak : mid;
         else lo = mid;
+        pNeed->nReplay++;
     }
-    if (rc == 0) *pNeed = hi;
+    if (rc == 0) {
+        pNeed->need = hi;
+        pNeed->slack = hi - lo;
+        pNeed->bBounded = hi - lo > ((int64_t)1 << 20);
+    }
     stream_close(&ds);
     return rc;
 }

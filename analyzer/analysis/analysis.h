@@ -131,6 +131,10 @@ struct vt_breakdown {
                              * figure is the live allocations), 0 none */
     int64_t gradAvoidable;  /* gradients of an earlier backward pass live at a peak in the forward pass, not freed
                              * by zero_grad: what zero_grad(set_to_none=True) before the forward would free */
+    int64_t fragBytes;      /* a peak's, with blocks inside segments: free pieces of segments holding live blocks,
+                             * each smaller than the request at the peak (fragmentation seen); -1 not told */
+    int64_t fragReq;        /* that request, -1 unknown (then every piece counts) */
+    int64_t fragPieces, fragSegs; /* how many pieces, in how many segments */
 };
 
 /*
@@ -165,6 +169,7 @@ struct vt_fit {
                              * less by this; -1 not replayed so */
     int64_t expandBatch;    /* and the largest batch with them (-1 unknown) */
     double expandScale;     /* as a scale, -1 unknown */
+    int64_t expandSlack;    /* > 0: the replays were bounded (VT_FS_NEED_WORK), each need within this: an estimate */
     char *azAssume[8];      /* the estimate's assumptions */
     int nAssume;
     struct vt_fitsave aSave[VT_FIT_SAVES];
@@ -471,6 +476,9 @@ int vt__memory_known(const struct vt_trace *t);
  * optimizer (fix texts give training advice only then).
  */
 int vt__shows_training(const struct vt_trace *t);
+/* Where t's "live at the end" is, in words: "at the snapshot's dump" (a PyTorch snapshot), "at the end of the
+ * profiler's window" (a torch.profiler trace), else "at exit". */
+const char *vt__end_said(const struct vt_trace *t);
 /* The fix text for memory held as state (weights, caches): training advice only when t shows training. */
 const char *vt__fix_state(const struct vt_trace *t);
 /*
@@ -659,6 +667,26 @@ int vt__catcurve_make(struct vt_device *d, const struct vt_catevs *c, const int 
 /* Series s of device d's category curve as a breakdown part (category, library module) for naming it. */
 struct vt_bdpart vt__catcurve_part(const struct vt_device *d, int s);
 
+/* ---- bdlayout.c ---- */
+/* The segments of the caching allocator and the blocks inside them live at a moment, by address. */
+struct vt_bdref {
+    int64_t addr, bytes;
+    int bSeg;
+};
+struct vt_bdlayout {
+    struct vt_bdref *a;
+    int64_t n, nAlloc;
+};
+/* Add a segment (bSeg) or a block at addr of bytes to L (an unknown address or size: nothing). 0, or -1 out of memory. */
+int vt__bdlayout_add(struct vt_bdlayout *L, int64_t addr, int64_t bytes, int bSeg);
+/*
+ * The fragmentation seen in L (sorted here) into bd: the free pieces of segments that hold at least
+ * one live block, each of at least 512 B and smaller than req (every piece where req <= 0): free
+ * memory the allocator keeps but cannot give that request, nor release (a wholly free segment it
+ * can). bd->fragBytes, fragPieces, fragSegs, fragReq.
+ */
+void vt__bdlayout_frag(struct vt_bdlayout *L, int64_t req, struct vt_breakdown *bd);
+
 /* ---- fit.c ---- */
 /* What would fit on each device of trace iTrace with a breakdown (vt_device.fit). 0, or -1 when out of memory. */
 int vt__fit(struct vt_result *r, int iTrace);
@@ -670,7 +698,7 @@ void vt__fit_clear(struct vt_fit *f);
 #define VT_FS_REPLAYS 24             /* replays of the stream per device, the bisection's steps included */
 #define VT_FS_FINE 400               /* replays at most of the climb in steps of 2.5 % (a small stream) */
 #define VT_FS_FINE_WORK ((int64_t)1 << 21) /* lifetimes replayed at most by that climb (n x replays): ~1.5 s */
-#define VT_FS_WORK ((int64_t)1 << 25) /* lifetimes replayed at most by vt__fs_need: n x VT_FS_NEED_REPLAYS */
+#define VT_FS_NEED_WORK ((int64_t)1 << 22) /* lifetimes replayed at most by one vt__fs_need (n x replays): ~3 s */
 #define VT_FS_NEED_REPLAYS 40        /* replays at most of vt__fs_need's bisection over the memory */
 #define VT_FS_SCALES_UNKNOWN 2 /* vt__fs_add: whether it grows with the batch cannot be told from its category */
 enum { VT_FS_DIRECT = 0, VT_FS_CACHED, VT_FS_POOL }; /* who served a lifetime: a library, PyTorch's caching
@@ -715,13 +743,23 @@ int vt__fs_config(const struct vt_trace *t, struct vt_fsconfig *c);
  */
 int vt__fs_fit(const struct vt_trace *t, int acct, const struct vt_fsconfig *cfg, int64_t limit, int64_t batch,
                double guess, struct vt_fsresult *pRes);
+/* The least memory in which a stream is served (vt__fs_need). */
+struct vt_fsneed {
+    int64_t need;           /* the least memory found to serve it (an upper bound of the least), -1 unknown */
+    int64_t slack;          /* the bracket left: the least lies in (need - slack, need]; -1 unknown */
+    int nReplay;            /* replays made */
+    int bBounded;           /* the work bound stopped the bisection before 1 MiB: need is an estimate */
+};
 /*
  * The least memory (to 1 MiB, below hiLimit) in which the allocator models serve device acct's
- * stream at the traced batch, into *pNeed (-1 unknown): bisected over the memory, at most
- * VT_FS_NEED_REPLAYS replays. 0 found; 1 the stream is too large for that (n x VT_FS_NEED_REPLAYS >
- * VT_FS_WORK) or was not kept; 2 no stream; 3 not served even in hiLimit; -1 out of memory.
+ * stream at the traced batch, into *pNeed: one replay in hiLimit (its highest level bounds the
+ * answer), then bisected over the memory, at most VT_FS_NEED_REPLAYS replays and VT_FS_NEED_WORK
+ * lifetimes replayed in all (a larger stream stops with a wider bracket: pNeed->bBounded). 0 found;
+ * 1 the stream was not kept or is too large for one replay (n > VT_FS_NEED_WORK); 2 no stream; 3 not
+ * served even in hiLimit; -1 out of memory.
  */
-int vt__fs_need(const struct vt_trace *t, int acct, const struct vt_fsconfig *cfg, int64_t hiLimit, int64_t *pNeed);
+int vt__fs_need(const struct vt_trace *t, int acct, const struct vt_fsconfig *cfg, int64_t hiLimit,
+                struct vt_fsneed *pNeed);
 
 /* ---- oomfail.c ---- */
 /* Group t's OOM events into failed requests (t->aFail) and find whether the job ended at the last one

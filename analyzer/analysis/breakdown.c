@@ -25,7 +25,7 @@
 /* The rules, in the order they are tried; each names its category and what it says. */
 enum rule {
     R_RUNTIME = 0, R_NCCL, R_CUBLAS, R_CUDNN, R_GRAPH, R_LIB, R_RESERVED,
-    R_OPT_KEPT, R_OPT_TEMP, R_PARAM, R_GRAD_DDP, R_GRAD_ACC, R_GRAD_ZERO, R_GRAD_KEPT, R_BWD_TEMP,
+    R_OPT_KEPT, R_OPT_OWN_KEPT, R_OPT_TEMP, R_PARAM, R_GRAD_DDP, R_GRAD_ACC, R_GRAD_ZERO, R_GRAD_KEPT, R_BWD_TEMP,
     R_PARAM_INIT, R_UNTIMED, R_SETUP_KEPT, R_SETUP_TEMP, R_KEPT_STEP, R_HELD_NEXT, R_ABORTED, R_NOBWD, R_LIVE_END,
     R_ACT_ENGINE, R_ACT, R_FWD_TEMP, R_BWD_MAIN,
     R_SEG_OPT, R_SEG_PARAM, R_SEG_BWD, R_SEG_FWD, R_SEG_SETUP, R_SEG_NOBWD,
@@ -43,6 +43,10 @@ static const struct {
     [R_LIB] = {VT_CAT_LIB, "allocated by the library itself, no PyTorch allocator frame"},
     [R_RESERVED] = {VT_CAT_CACHE, "reserved by the caching allocator, no tensor in it"},
     [R_OPT_KEPT] = {VT_CAT_OPT, "an optimizer's frames (torch/optim/), kept past its step"},
+    [R_OPT_OWN_KEPT] = {VT_CAT_OPT, "made in the step of an optimizer the program defines (its step run by "
+                                    "torch.optim.Optimizer's wrapper, no torch/optim/ code of its own) and kept past "
+                                    "its step: its state, or parameters its step writes anew (p.data = ...), which "
+                                    "the stack cannot tell apart"},
     [R_OPT_TEMP] = {VT_CAT_TEMP, "an optimizer's frames, freed within its step"},
     [R_PARAM] = {VT_CAT_PARAM, "frames that move, create or load parameters (Module.to/_apply, nn.init, load_state_dict)"},
     [R_GRAD_DDP] = {VT_CAT_GRAD, "DDP's reducer (gradient buckets)"},
@@ -125,6 +129,9 @@ struct moment {
     int64_t aBytes[R_N], aCount[R_N];
     int64_t aLibBytes[LIB_MAX], aLibCount[LIB_MAX];
     int64_t tensorBytes, cudaBytes; /* of the allocator's blocks, of CUDA's allocations */
+    int64_t lastReq, req;   /* a device's: its latest block request so far (kept across takes), and when taken */
+    struct vt_bdlayout lay; /* a device's, with blocks inside segments: the segments and blocks live then (kept
+                             * across takes, emptied by one) */
 };
 
 /* A stack's facets, cached. */
@@ -290,6 +297,7 @@ int vt__bd_life_begin(struct vt_trace *t, struct vt_life *l)
     l->bdSeq = ++b->seq;
     l->bdSpan = -1;
     if (l->acct >= 0 && changed(b, l->acct, l->allocTs >= 0 ? l->allocTs : t->f.bTimes ? t->f.t0 : 0) != 0) return -1;
+    if (l->acct >= 0 && l->bTensor && l->bytes > 0) peak_of(b, l->acct)->lastReq = l->bytes; /* found by changed() */
     if (l->allocTs < 0) return 0; /* untimed: in no step */
     if (facets(t, l->stackId, &m, &iLib) != 0) return -1;
     if (b->bIterSpans) {
@@ -316,10 +324,14 @@ int vt__bd_life_begin(struct vt_trace *t, struct vt_life *l)
 static void take(struct vt_bdrun *b, struct moment *p, int64_t ts, int64_t tensorLive)
 {
     int acct = p->acct;
-    int64_t lastTs = p->lastTs;
+    int64_t lastTs = p->lastTs, lastReq = p->lastReq;
+    struct vt_bdlayout lay = p->lay;
     memset(p, 0, sizeof *p);
     p->acct = acct;
     p->lastTs = lastTs;
+    p->lastReq = p->req = lastReq;
+    p->lay = lay;
+    p->lay.n = 0;
     p->stateTs = lastTs >= 0 ? lastTs : ts;
     p->seq = b->seq;
     p->ts = ts;
@@ -471,7 +483,7 @@ static int classify(struct vt_trace *t, const struct vt_life *l, int *pRule, int
         else *pRule = R_SEG_NOBWD;
         return 0;
     }
-    if (m & VT_FACET_OPTIM) return *pRule = kp ? R_OPT_KEPT : R_OPT_TEMP, 0;
+    if (m & VT_FACET_OPTIM) return *pRule = !kp ? R_OPT_TEMP : m & VT_FACET_OPTIM_OWN ? R_OPT_OWN_KEPT : R_OPT_KEPT, 0;
     if (m & VT_FACET_PARAM) return *pRule = R_PARAM, 0;
     if (m & VT_FACET_REDUCER) return *pRule = R_GRAD_DDP, 0;
     if (m & VT_FACET_ACCUMULATE) return *pRule = mFree & VT_FACET_ZERO_GRAD ? R_GRAD_ZERO : R_GRAD_ACC, 0;
@@ -517,6 +529,9 @@ int vt__bd_life_end(struct vt_trace *t, const struct vt_life *l)
         if (p->acct != l->acct || !p->bTaken || l->bdSeq > p->seq) continue;
         if (rule < 0 && classify(t, l, &rule, &iLib) != 0) return -1;
         add(p, l, rule, iLib);
+        if (b->bTensorsIn && i < b->nPeak && (rule == R_RESERVED || l->bTensor) &&
+            vt__bdlayout_add(&p->lay, l->address, l->bytes, rule == R_RESERVED) != 0)
+            return -1;
     }
     if (!b->bSegLevel && l->bytes > 0) { /* a request the allocator's replay serves (not a segment holding blocks) */
         if (rule < 0 && classify(t, l, &rule, &iLib) != 0) return -1;
@@ -906,6 +921,7 @@ int vt__bd_end(struct vt_trace *t)
             d->bd.poolCache = pool;
             if (rc == 0 && pool == 0 && (cache = reserved_cache(t, d, &d->bd)) < 0) rc = -1;
         }
+        if (rc == 0 && b->bTensorsIn) vt__bdlayout_frag(&p->lay, p->req, &d->bd);
         if (rc == 0 && b->bCurves) rc = curve_make(t, d, before, cache);
     }
     for (int i = 0; rc == 0 && i < t->nOom && i < b->nOom; i++) {
@@ -926,6 +942,7 @@ void vt__bd_free(struct vt_trace *t)
 {
     struct vt_bdrun *b = t->pBd;
     if (!b) return;
+    for (int i = 0; i < b->nPeak; i++) free(b->aPeak[i].lay.a);
     free(b->aPeak);
     free(b->aOom);
     free(b->aF);
@@ -945,6 +962,7 @@ void vt__breakdown_clear(struct vt_breakdown *bd)
     memset(bd, 0, sizeof *bd);
     bd->total = -1;
     bd->othersAtMost = -1;
+    bd->fragBytes = bd->fragReq = -1;
 }
 
 const struct vt_bdpart *vt__bd_part(const struct vt_breakdown *b, int cat)

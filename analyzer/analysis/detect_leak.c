@@ -82,8 +82,8 @@ static int emit_end(struct vt_result *r, int iTrace, int64_t bytes, int64_t coun
     f->lastTs = last;
     f->stackId = stackId;
     f->zSite = vt__strdupf("%s%s", zSite, stackId < 0 ? zSiteHelp : "");
-    f->zTitle = vt__strdupf("%s never freed: %lld allocation%s still live at exit", zB, (long long)count,
-                            count == 1 ? "" : "s");
+    f->zTitle = vt__strdupf("%s never freed: %lld allocation%s still live %s", zB, (long long)count,
+                            count == 1 ? "" : "s", vt__end_said(t));
     f->zEvidence = vt__strdupf(
         "%lld of %lld allocations from %s (%s) were allocated between %s and %s and never freed%s%s.",
         (long long)count, (long long)nAlloc, stackId >= 0 ? "this site" : "sites not recorded", zB, zA, zZ, zUse,
@@ -267,11 +267,11 @@ static int emit_state(struct vt_result *r, int iTrace, const struct leak *L, con
         f->zTitle = vt__strdupf("%s live at the end, allocation times unknown: what held the memory, by site (no leak "
                                 "or growth can be judged)", zB);
     else if (S->cacheBytes * 2 >= S->bytes)
-        f->zTitle = vt__strdupf("%s live at exit that did not accumulate: state (caches kept by design, weights), "
-                                "not a leak", zB);
+        f->zTitle = vt__strdupf("%s live %s that did not accumulate: state (caches kept by design, weights), "
+                                "not a leak", zB, vt__end_said(t));
     else
-        f->zTitle = vt__strdupf("%s live at exit that did not accumulate: state (weights, optimizer state, "
-                                "gradients), not a leak", zB);
+        f->zTitle = vt__strdupf("%s live %s that did not accumulate: state (weights, optimizer state, "
+                                "gradients), not a leak", zB, vt__end_said(t));
     if (S->first < 0)
         f->zEvidence = vt__strdupf("%lld allocations from %d call site%s are live at the end, with no known allocation "
                                    "time, so whether any of them accumulated cannot be told. Largest: %s. Whether "
@@ -279,20 +279,21 @@ static int emit_state(struct vt_result *r, int iTrace, const struct leak *L, con
                                    (long long)S->count, S->nSite, S->nSite == 1 ? "" : "s", zList);
     else if (!repeats(t) && ends_at_dump(t))
         f->zEvidence = vt__strdupf(
-            "%lld allocations from %d call site%s are live at exit. The trace shows no repeated steps (its memory "
+            "%lld allocations from %d call site%s are live %s. The trace shows no repeated steps (its memory "
             "rose and fell %d time%s, no iteration is marked), so growth from step to step cannot be told from "
             "state made once, as weights, optimizer state created at the first step and the last step's "
             "gradients and outputs are. Largest: %s. Whether they were still in use at the end is not known: the "
             "trace has no kernel-argument uses. A trace of several steps (or NVTX/ProfilerStep ranges) shows "
             "growth.%s",
-            (long long)S->count, S->nSite, S->nSite == 1 ? "" : "s", cycles(t), cycles(t) == 1 ? "" : "s", zList,
+            (long long)S->count, S->nSite, S->nSite == 1 ? "" : "s", vt__end_said(t), cycles(t),
+            cycles(t) == 1 ? "" : "s", zList,
             zCache);
     else
         f->zEvidence = vt__strdupf(
-            "%lld allocations from %d call site%s are live at exit, each site's made in fewer than %d different %s "
+            "%lld allocations from %d call site%s are live %s, each site's made in fewer than %d different %s "
             "(allocated once, or replaced at each step), as weights, optimizer state created at the first step and "
             "the last step's gradients and outputs are. Largest: %s.%s%s",
-            (long long)S->count, S->nSite, S->nSite == 1 ? "" : "s", ACCUMULATED_IV,
+            (long long)S->count, S->nSite, S->nSite == 1 ? "" : "s", vt__end_said(t), ACCUMULATED_IV,
             t->ph.bSliceBoundaries ? "slices of the run" : "iterations", zList,
             t->f.bHaveKernelUses ? "" : " Whether they were still in use at the end is not known: the trace has no "
                                         "kernel-argument uses.",
@@ -371,9 +372,10 @@ static int leak_at_end(const struct leak *L, struct vt_result *r, int iTrace)
     if (S.nSite > 0 && S.bytes >= o->minBytes && emit_state(r, iTrace, L, &S) != 0) return -1;
     if (ncclCount > 0) {
         vt__fmt_bytes(ncclBytes, zB, sizeof zB);
-        vt__read_note(&t->f, "%lld allocation%s (%s) made inside NCCL %s live at exit: communication buffers "
+        vt__read_note(&t->f, "%lld allocation%s (%s) made inside NCCL %s live %s: communication buffers "
                           "kept for the communicator's life, not counted as leaks",
-                       (long long)ncclCount, ncclCount == 1 ? "" : "s", zB, ncclCount == 1 ? "is" : "are");
+                       (long long)ncclCount, ncclCount == 1 ? "" : "s", zB, ncclCount == 1 ? "is" : "are",
+                       vt__end_said(t));
     }
     if (nsCount > 0 && nsBytes >= o->minBytes) {
         char zSite[96];
@@ -390,7 +392,8 @@ static int leak_at_end(const struct leak *L, struct vt_result *r, int iTrace)
         f->firstTs = segFirst;
         f->lastTs = segLast;
         f->zSite = vt__strdupf("caching allocator (segment level)");
-        f->zTitle = vt__strdupf("%s of cached allocator segments still reserved at exit (a cache, not a leak)", zB);
+        f->zTitle = vt__strdupf("%s of cached allocator segments still reserved %s (a cache, not a leak)", zB,
+                                vt__end_said(t));
         f->zEvidence = vt__strdupf(
             "%lld segments (%s) were never returned to the driver. PyTorch's caching allocator keeps "
             "segments for reuse until the process ends, so this alone is not a leak; tensor-level "

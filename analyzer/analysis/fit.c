@@ -193,6 +193,24 @@ static int range_segments(struct vt_fit *f, const struct vt_breakdown *b)
 }
 
 /*
+ * The fragmentation of PyTorch's caching allocator seen on device d of t: the cache an OOM there
+ * judged fragmentation found in the allocator's segments (*pOom; a cudaMallocAsync pool's is not:
+ * expandable segments do not apply to it), or the free pieces too small for the request in
+ * segments holding blocks at the peak (the breakdown's fragBytes); the larger, 0 none.
+ */
+static int64_t frag_evidence(const struct vt_trace *t, const struct vt_device *d, int64_t *pOom)
+{
+    *pOom = 0;
+    for (int i = 0; i < t->nOom; i++) {
+        const struct vt_oom *o = &t->aOom[i];
+        /* the cache part less a pool's (in it where the breakdown is of device used) */
+        int64_t seg = cat_bytes(&o->bd, VT_CAT_CACHE, NULL) - (o->bd.untraced >= 0 ? o->poolCached : 0);
+        if (o->device == d->id && o->zVerdict && !strncmp(o->zVerdict, "fragmentation", 13) && seg > *pOom) *pOom = seg;
+    }
+    return *pOom > d->bd.fragBytes ? *pOom : d->bd.fragBytes;
+}
+
+/*
  * At tensor level: the largest batch from the allocator replayed over the trace's requests
  * (allocsim.c) in the memory the allocators may use (capacity less the context and whatever else
  * the trace does not hold: device used beyond it, memory before the trace, the unknown), from the
@@ -205,7 +223,7 @@ static int replay_fit(const struct vt_trace *t, const struct vt_device *d, struc
     const struct vt_breakdown *b = &d->bd;
     struct vt_fsconfig cfg;
     struct vt_fsresult res;
-    int64_t limit;
+    int64_t limit, oomFrag;
     char zB[32], zC[32];
     const char *zClimb;
     int rc;
@@ -257,10 +275,11 @@ static int replay_fit(const struct vt_trace *t, const struct vt_device *d, struc
                                    cfg.maxSplit > 0 ? ", max_split_size as set" : "", zB, zClimb,
                                    res.bOpen ? " (the replays ran out: at least this)" : ""));
     }
-    if (rc == 0 && res.bCached && !cfg.bExpandable) { /* what expandable segments would change, replayed */
+    if (rc == 0 && res.bCached && !cfg.bExpandable && frag_evidence(t, d, &oomFrag) > 0) {
+        /* fragmentation seen: what expandable segments would change, replayed */
         struct vt_fsconfig cfgE = cfg;
         struct vt_fsresult resE;
-        int64_t needB, needE;
+        struct vt_fsneed needB, needE;
         int rcB, rcE;
         cfgE.bExpandable = 1;
         rcB = vt__fs_need(t, d->id, &cfg, limit, &needB);
@@ -268,12 +287,68 @@ static int replay_fit(const struct vt_trace *t, const struct vt_device *d, struc
         if (rcB < 0 || rcE < 0) return -1;
         if (rcE == 0 && vt__fs_fit(t, d->id, &cfgE, limit, f->batch, f->maxScale, &resE) < 0) return -1;
         if (rcE == 0) {
-            f->expandSave = needB > needE ? needB - needE : 0;
+            f->expandSave = needB.need > needE.need ? needB.need - needE.need : 0;
+            if (needB.bBounded || needE.bBounded) /* each figure within its bracket */
+                f->expandSlack = needB.slack > needE.slack ? needB.slack : needE.slack;
             f->expandScale = resE.maxScale;
             f->expandBatch = resE.maxBatch;
         }
     }
     return rc == 0 ? 1 : -1;
+}
+
+/*
+ * The saving from expandable_segments:True on device d of t, offered only where fragmentation of
+ * PyTorch's caching allocator is seen (docs/analysis.md "What would fit"): an OOM there judged
+ * fragmentation with the allocator's segments holding cache (not a cudaMallocAsync pool's: the
+ * setting does not apply to it), or, with the blocks inside the segments, free pieces at the peak
+ * in segments that hold live blocks, each too small for the request then (breakdown's fragBytes).
+ * How much: where the allocator was replayed both ways and differs, the replay's difference; else
+ * what was seen (an upper bound: the replay's segments are the model's, not the job's). Never where the trace says the job ran with them. 0 or -1.
+ */
+static int expandable_saving(const struct vt_trace *t, const struct vt_device *d, struct vt_fit *f)
+{
+    const struct vt_breakdown *b = &d->bd;
+    struct vt_fsconfig cfg;
+    int64_t oomFrag;
+    char zB[32], zC[32], zD[32], zE[96] = "";
+    vt__fs_config(t, &cfg);
+    if (cfg.bExpandable || frag_evidence(t, d, &oomFrag) <= 0) return 0; /* it ran with them; none seen */
+    if (f->expandSave > 0) { /* replayed both ways: the difference, not what was seen (none: what was seen stands) */
+        vt__fmt_bytes(f->expandSave, zB, sizeof zB);
+        if (f->expandBatch > 0 && f->maxBatch > 0)
+            snprintf(zE, sizeof zE, "batch %lld instead of %lld", (long long)f->expandBatch, (long long)f->maxBatch);
+        else if (f->expandScale > 0)
+            snprintf(zE, sizeof zE, "%.2fx the traced batch instead of %.2fx", f->expandScale, f->maxScale);
+        if (f->expandSlack > 0) vt__fmt_bytes(f->expandSlack, zC, sizeof zC);
+        return saving(f, "expandable_segments", "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True", f->expandSave,
+                      vt__strdupf("fragmentation is seen (%s); the caching allocator, replayed over the trace's "
+                                  "requests with expandable segments (2 MiB pages, free pages unmapped under "
+                                  "pressure) and without, serves the traced batch in %s less memory%s%s%s, and %s",
+                                  oomFrag > 0 ? "an OOM here was judged fragmentation"
+                                              : "free pieces too small for the request in segments holding blocks "
+                                                "at the peak",
+                                  zB, f->expandSlack > 0 ? " (an estimate: the replays were bounded, each need within " : "",
+                                  f->expandSlack > 0 ? zC : "", f->expandSlack > 0 ? ")" : "",
+                                  zE[0] ? zE : "an unknown largest batch"));
+    }
+    if (oomFrag >= b->fragBytes)
+        return saving(f, "expandable_segments", "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True", oomFrag,
+                      vt__strdupf("an OOM here was fragmentation: expandable segments let the %s the allocator held "
+                                  "cached serve the request; it is an upper bound",
+                                  vt__fmt_bytes(oomFrag, zB, sizeof zB)));
+    if (b->fragReq > 0) vt__fmt_bytes(b->fragReq, zD, sizeof zD);
+    return saving(f, "expandable_segments", "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True", b->fragBytes,
+                  vt__strdupf("at the peak %s lay free in %lld piece%s inside %lld segment%s that also held live "
+                              "blocks, each piece %s%s%s: the allocator could neither use it for that nor release it, "
+                              "and expandable segments unmap such pages; it is an upper bound (of %s reserved, not "
+                              "allocated)",
+                              vt__fmt_bytes(b->fragBytes, zB, sizeof zB), (long long)b->fragPieces,
+                              b->fragPieces == 1 ? "" : "s", (long long)b->fragSegs, b->fragSegs == 1 ? "" : "s",
+                              b->fragReq > 0 ? "smaller than the request then (" : "of at least 512 B (the request "
+                                                                                  "then unknown",
+                              b->fragReq > 0 ? zD : "", ")",
+                              vt__fmt_bytes(cat_bytes(b, VT_CAT_CACHE, NULL), zC, sizeof zC)));
 }
 
 /* The fit of device d of trace t (its breakdown made). 0 or -1. */
@@ -282,8 +357,7 @@ static int fit_device(const struct vt_result *r, const struct vt_trace *t, struc
     const struct vt_opts *o = r->pOpts;
     const struct vt_breakdown *b = &d->bd;
     struct vt_fit *f = &d->fit;
-    int64_t act, actCount, grow, cache, opt, ctx, away, awayOom = 0, frag = 0, world = world_size(r, t);
-    struct vt_fsconfig cfg;
+    int64_t act, actCount, grow, opt, ctx, away, awayOom = 0, world = world_size(r, t);
     int rc;
     char zB[32], zC[32], zD[32], zE[32];
     vt__fit_clear(f);
@@ -291,7 +365,6 @@ static int fit_device(const struct vt_result *r, const struct vt_trace *t, struc
     f->capacity = o->fitMemory > 0 ? o->fitMemory : d->totalBytes > 0 ? d->totalBytes : -1;
     f->batch = o->batch > 0 ? o->batch : -1;
     grow = growing(b);
-    cache = cat_bytes(b, VT_CAT_CACHE, NULL) + b->poolCache; /* a memory pool's cache counts as the allocator's */
     /* what the trace does not hold */
     away = cat_bytes(b, VT_CAT_CTXOTHERS, NULL);
     ctx = b->untraced >= 0 ? 0 : measured_context(t, d->id, &awayOom);
@@ -367,41 +440,7 @@ static int fit_device(const struct vt_result *r, const struct vt_trace *t, struc
                vt__strdupf("%s", "the gradients held at this forward-pass peak are the last step's, kept by "
                                  "zero_grad(set_to_none=False) or no zero_grad before the forward")) != 0)
         return -1;
-    for (int i = 0; i < t->nOom; i++) { /* an OOM with enough memory cached or free: fragmentation seen */
-        const struct vt_oom *o = &t->aOom[i];
-        const struct vt_bdpart *pc = vt__bd_part(&o->bd, VT_CAT_CACHE);
-        int64_t held = pc && pc->bytes > o->poolCached ? pc->bytes : o->poolCached; /* cached: a pool's, or segments' */
-        if (o->device == d->id && o->zVerdict && !strncmp(o->zVerdict, "fragmentation", 13) && held > frag) frag = held;
-    }
-    vt__fs_config(t, &cfg);
-    if (cfg.bExpandable) frag = cache = 0; /* it ran with them */
-    if (f->expandSave >= 0) { /* replayed both ways: the difference, not the cache */
-        char zE[96] = "";
-        vt__fmt_bytes(f->expandSave, zB, sizeof zB);
-        if (f->expandBatch > 0 && f->maxBatch > 0)
-            snprintf(zE, sizeof zE, "batch %lld instead of %lld", (long long)f->expandBatch, (long long)f->maxBatch);
-        else if (f->expandScale > 0)
-            snprintf(zE, sizeof zE, "%.2fx the traced batch instead of %.2fx", f->expandScale, f->maxScale);
-        if (saving(f, "expandable_segments", "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True", f->expandSave,
-                   vt__strdupf("the caching allocator, replayed over the trace's requests with expandable "
-                               "segments (2 MiB pages, free pages unmapped under pressure) and without, serves the "
-                               "traced batch in %s less memory, and %s",
-                               zB, zE[0] ? zE : "an unknown largest batch")) != 0)
-            return -1;
-        frag = cache = 0; /* said */
-    }
-    if (frag > 0 &&
-        saving(f, "expandable_segments", "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True", frag,
-               vt__strdupf("an OOM here was fragmentation: expandable segments let the %s the allocator held cached "
-                           "serve the request",
-                           vt__fmt_bytes(frag, zB, sizeof zB))) != 0)
-        return -1;
-    if (frag == 0 && cache * 20 >= b->total + b->poolCache &&
-        saving(f, "expandable_segments", "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True", cache,
-               vt__strdupf("expandable segments give the cache at the peak (%s reserved, not allocated: %s of the peak) "
-                           "back to use; it is an upper bound",
-                           vt__fmt_bytes(cache, zB, sizeof zB), vt__fmt_bytes(b->total, zC, sizeof zC))) != 0)
-        return -1;
+    if (expandable_saving(t, d, f) != 0) return -1;
     opt = cat_bytes(b, VT_CAT_OPT, NULL);
     if (world > 1 &&
         saving(f, "shard_optimizer_state", "optimizer state sharded over the ranks (ZeRO-1, FSDP)",
@@ -433,4 +472,5 @@ void vt__fit_clear(struct vt_fit *f)
     f->maxScale = -1;
     f->maxBatch = f->batch = f->expandSave = f->expandBatch = -1;
     f->expandScale = -1;
+    f->expandSlack = 0;
 }

@@ -141,6 +141,13 @@ int vt__shows_training(const struct vt_trace *t)
     return 0;
 }
 
+const char *vt__end_said(const struct vt_trace *t)
+{
+    if (!strcmp(t->f.zSource, "pytorch_snapshot")) return "at the snapshot's dump";
+    if (!strcmp(t->f.zSource, "kineto_json")) return "at the end of the profiler's window";
+    return "at exit";
+}
+
 const char *vt__fix_state(const struct vt_trace *t)
 {
     if (vt__shows_training(t))
@@ -216,9 +223,9 @@ int vt__fmt_blocks(const struct vt_trace *t, char *z, size_t n)
     z[0] = 0;
     if (t->lc.nTensorAlloc == 0 || t->lc.bTensorDevice) return 0;
     vt__fmt_bytes(t->lc.tensorLiveEndBytes, zB, sizeof zB);
-    snprintf(z, n, "inside these %s, the allocator's blocks (tensors): %lld allocated, %lld live at exit (%s)",
+    snprintf(z, n, "inside these %s, the allocator's blocks (tensors): %lld allocated, %lld live %s (%s)",
              strcmp(t->f.zSource, "pytorch_snapshot") ? "allocations" : "segments", /* a snapshot's rows */
-             (long long)t->lc.nTensorAlloc, (long long)t->lc.nTensorLiveEnd, zB);
+             (long long)t->lc.nTensorAlloc, (long long)t->lc.nTensorLiveEnd, vt__end_said(t), zB);
     return 1;
 }
 

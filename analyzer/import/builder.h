@@ -124,6 +124,14 @@ int64_t vt__tb_next_rowid(const struct vt__tb *tb, int iTable);
  * stores NULL. 0 or -1. */
 int vt__tb_set_device(struct vt__tb *tb, int iTable, int64_t first, int64_t last, int64_t device);
 
+/*
+ * Say, before table iTable's first row, that its rows will come out of time order (a snapshot's devices, one
+ * after another): they are kept in runs from the first row on and written to the table once, merged, at
+ * close, instead of the rows before the first one out of order being written, read back and written again.
+ * The trace is the same either way. A compacted table, or one with rows already, ignores it.
+ */
+void vt__tb_spill(struct vt__tb *tb, int iTable);
+
 /* Set `stack_id` of table iTable's row with that rowid (vt__tb_next_rowid before it was written). 0 or -1. */
 int vt__tb_set_stack(struct vt__tb *tb, int iTable, int64_t rowid, int64_t stackId);
 

@@ -82,6 +82,7 @@ struct snap {
     int bBase;
     int64_t aAction[16];   /* events per action (index in azAction), last one: unknown actions */
     int64_t nOom, nNoTime, nV1History;
+    int64_t segDevice;     /* before the first event: the device of the segments met (-1: none yet, -2: several) */
     int rc;                /* a failure inside the callback */
 };
 
@@ -545,6 +546,20 @@ static int has_action(const struct vt_pkobj *o)
     return 0;
 }
 
+/*
+ * Before the first event: note the device of segment dict o (one with a total_size; PyTorch writes the
+ * segments before the device traces) in segDevice. Returns 1 when o is a segment, else 0.
+ */
+static int seg_seen(struct snap *s, struct vt_pkobj *o)
+{
+    const struct vt_pkval v = {VT_PK_DICT, {.p = o}};
+    int64_t d;
+    if (!vt__pk_get(&v, "total_size") || (d = num(&v, "device")) == VT_TB_NULL) return 0;
+    if (s->segDevice == -1) s->segDevice = d;
+    else if (s->segDevice != d) s->segDevice = -2;
+    return 1;
+}
+
 /* The streaming callback: events and segments are claimed as they are added to their lists. */
 static int on_child(void *pArg, struct vt_pkobj *pParent, const struct vt_pkval *pKey, struct vt_pkval *pChild)
 {
@@ -559,7 +574,15 @@ static int on_child(void *pArg, struct vt_pkobj *pParent, const struct vt_pkval 
     if (has_action(pChild->u.p)) {
         struct batch *b;
         if (pParent->tag <= 0 || pParent->tag > s->nBatch) { /* a new device_traces list */
-            struct batch *a = realloc(s->aBatch, (size_t)(s->nBatch + 1) * sizeof *a);
+            struct batch *a;
+            /* segments of several devices: so are the events, one device's list after another, out of time
+             * order from the second list on; kept aside from the first row, each row is written once */
+            if (s->nBatch == 0 && s->segDevice == -2) {
+                vt__tb_spill(s->x->tb, VT_TB_TENSOR);
+                vt__tb_spill(s->x->tb, VT_TB_MEMORY);
+                vt__tb_spill(s->x->tb, VT_TB_OOM);
+            }
+            a = realloc(s->aBatch, (size_t)(s->nBatch + 1) * sizeof *a);
             if (!a) return (s->rc = vt__imp_fail(s->x, VT_EXIT_INTERNAL, "out of memory")), -1;
             s->aBatch = a;
             memset(&a[s->nBatch], 0, sizeof *a);
@@ -572,7 +595,8 @@ static int on_child(void *pArg, struct vt_pkobj *pParent, const struct vt_pkval 
         return VT_PK_CLAIM;
     }
     pChild->u.p->tag = -1; /* judged: not an event (frame_of may give it a frame's index) */
-    return VT_PK_KEEP_REST;
+    /* a segment before any event: the next ones are offered too, for their devices */
+    return s->nBatch == 0 && s->segDevice != -2 && seg_seen(s, pChild->u.p) ? VT_PK_KEEP : VT_PK_KEEP_REST;
 }
 
 /* The batch holding device d's events, or NULL. */
@@ -740,6 +764,7 @@ int vt__import_snapshot(struct vt__imp *x)
     memset(&s, 0, sizeof s);
     s.x = x;
     s.tFirst = s.tLast = VT_TB_NULL;
+    s.segDevice = -1;
     if (vt__src_open_file(&in, x->zIn) != 0) return vt__imp_fail(x, VT_EXIT_NOFILE, "cannot open: %s", strerror(errno));
     if (!(p = vt__pk_new(&in, on_child, &s))) {
         rc = vt__imp_fail(x, VT_EXIT_INTERNAL, "out of memory");

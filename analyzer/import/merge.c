@@ -3,6 +3,7 @@
 
 #include <sqlite3.h>
 
+#include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,6 +51,30 @@ static int meta_text(sqlite3 *db, const char *zKey, char *z, size_t n)
     return bFound;
 }
 
+/*
+ * Whether directory zDir (nDir bytes of it; none: the current directory) may hold a snapshot of
+ * some process (vramtrace-*.snapshot.pickle): 0 when it lists none, else 1 (also when it cannot be
+ * listed). Spares the trace's own open (its whole schema read) where no snapshot can match.
+ */
+static int snapshot_beside(const char *zDir, int nDir)
+{
+    static const char zPre[] = "vramtrace-", zSuf[] = ".snapshot.pickle";
+    char zPath[4096];
+    DIR *d;
+    struct dirent *e;
+    int bAny = 0;
+    if (nDir >= (int)sizeof zPath) return 1;
+    snprintf(zPath, sizeof zPath, "%.*s", nDir ? nDir : 1, nDir ? zDir : ".");
+    if (!(d = opendir(zPath))) return 1;
+    while (!bAny && (e = readdir(d)) != NULL) {
+        size_t n = strlen(e->d_name);
+        bAny = n >= sizeof zPre - 1 + sizeof zSuf - 1 && !strncmp(e->d_name, zPre, sizeof zPre - 1) &&
+               !strcmp(e->d_name + n - (sizeof zSuf - 1), zSuf);
+    }
+    closedir(d);
+    return bAny;
+}
+
 int vt__snapshot_find(const char *zTrace, char **pzSnap)
 {
     sqlite3 *db = NULL;
@@ -58,6 +83,7 @@ int vt__snapshot_find(const char *zTrace, char **pzSnap)
     int nDir = zSlash ? (int)(zSlash - zTrace + 1) : 0;
     int rc = VT_EXIT_OK, bMeta = 0;
     *pzSnap = NULL;
+    if (!snapshot_beside(zTrace, nDir)) return VT_EXIT_OK;
     /* the file standing for the name (standard input read into a file): never the pipe itself again */
     if (sqlite3_open_v2(vt__import_temp_path(zTrace), &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK)
         bMeta = meta_text(db, "hostname", zHost, sizeof zHost) && meta_text(db, "pid", zPid, sizeof zPid);

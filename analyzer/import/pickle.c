@@ -308,13 +308,12 @@ static inline struct vt_pkval *memo_at(const struct vt_pk *p, int64_t slot)
     return a ? &a[slot % CHUNK] : NULL;
 }
 
-/* The immortal object memo entry idx holds when the hot table remembers it, else NULL. Entries are
- * remembered at a fetch (hot_put) and forgotten when the memo entry changes (hot_forget): a store to it, a
+/* The hot table's entry for memo entry idx (its immortal object in o) when it remembers it, else NULL. Entries
+ * are remembered at a fetch (hot_put) and forgotten when the memo entry changes (hot_forget): a store to it, a
  * claim of its object, its last fetch. */
-static inline struct vt_pkobj *hot_get(const struct pkhot *aHot, uint64_t idx)
+static inline const struct pkhot *hot_get(const struct pkhot *aHot, uint64_t idx)
 {
-    const struct pkhot *h = &aHot[idx & (HOT - 1)];
-    return h->idx == idx ? h->o : NULL;
+    return aHot[idx & (HOT - 1)].idx == idx ? &aHot[idx & (HOT - 1)] : NULL;
 }
 
 static inline void hot_put(struct pkhot *aHot, uint64_t idx, struct vt_pkobj *o)
@@ -413,11 +412,11 @@ static int memo_get_slow(struct vt_pk *p, uint64_t idx)
 static inline __attribute__((always_inline)) int memo_get(struct vt_pk *p, uint64_t idx)
 {
     const struct vt_pkval *m;
-    struct vt_pkobj *o;
+    const struct pkhot *h;
     int64_t slot;
     uint32_t n;
-    if (p->nStack < p->nStackAlloc && (o = hot_get(p->aHot, idx)) != NULL) {
-        p->aStack[p->nStack++] = (struct vt_pkval){(int)o->type, {.p = o}};
+    if (p->nStack < p->nStackAlloc && (h = hot_get(p->aHot, idx)) != NULL) {
+        p->aStack[p->nStack++] = (struct vt_pkval){(int)h->o->type, {.p = h->o}};
         return 0;
     }
     if (idx < p->nMemo && p->nStack < p->nStackAlloc && (slot = memo_slot(p, idx)) >= 0 &&
@@ -447,20 +446,21 @@ static inline __attribute__((always_inline)) void memo_get_run(struct vt_pk *p)
     struct vt_pkval *const *apChunk = p->apChunk;
     struct vt_pkval *aStack = p->aStack;
     struct pkhot *aHot = p->aHot;
-    size_t i = p->iPos, end = p->nBuf, nStack = p->nStack, nRoom = p->nStackAlloc;
+    size_t i = p->iPos, lim = p->nBuf - 5, nStack = p->nStack, nRoom = p->nStackAlloc; /* nBuf - iPos >= 5 here */
     uint64_t nEntry = p->nMemo < p->nIndexed ? p->nMemo : p->nIndexed;
-    while (end - i >= 5 && nStack < nRoom) {
+    while (i <= lim && nStack < nRoom) { /* a whole opcode in the buffer, room on the stack */
         const struct vt_pkval *m;
-        struct vt_pkobj *o;
+        const struct pkhot *h;
         uint64_t idx;
         int64_t slot;
         uint32_t n;
-        if (b[i] == 'j') idx = vt__pk_le4(b + i + 1);
+        size_t w = b[i] == 'j' ? 5 : 2; /* LONG_BINGET, else BINGET or the run's end */
+        if (w == 5) idx = vt__pk_le4(b + i + 1);
         else if (b[i] == 'h') idx = b[i + 1];
         else break;
-        if ((o = hot_get(aHot, idx)) != NULL) { /* a frame, a key: no lookup, no count */
-            aStack[nStack++] = (struct vt_pkval){(int)o->type, {.p = o}};
-            i += b[i] == 'j' ? 5 : 2;
+        if ((h = hot_get(aHot, idx)) != NULL) { /* a frame, a key: no lookup, no count */
+            aStack[nStack++] = (struct vt_pkval){(int)h->o->type, {.p = h->o}};
+            i += w;
             continue;
         }
         if (idx >= nEntry || (slot = memo_rank(aUsed, aRank, idx)) < 0 || aLeft[slot] != 255 || !apChunk[slot / CHUNK])
@@ -474,7 +474,7 @@ static inline __attribute__((always_inline)) void memo_get_run(struct vt_pk *p)
             hot_put(aHot, idx, m->u.p);
         }
         aStack[nStack++] = *m;
-        i += b[i] == 'j' ? 5 : 2;
+        i += w;
     }
     p->iPos = i;
     p->nStack = nStack;

@@ -12,11 +12,18 @@
  * one pass and a byte per memo entry; an input it cannot read to its STOP gets no index.
  */
 
-/* Count one more fetch of entry idx in aLeft (indexed by entry here; saturates at 255). */
+/* One more fetch of entry idx in aLeft (indexed by entry here): saturates at 255, without a branch. */
+static inline void bump(uint8_t *aLeft, uint64_t idx)
+{
+    uint8_t v = aLeft[idx];
+    aLeft[idx] = (uint8_t)(v + (v != 255));
+}
+
+/* Count one more fetch of entry idx (bump), or fail for an entry never stored. */
 static int count_get(struct vt_pk *p, uint64_t idx)
 {
     if (idx >= p->nMemo) return VT_PK_ECORRUPT; /* never stored: the reading run says so */
-    if (p->aLeft[idx] != 255) p->aLeft[idx]++;
+    bump(p->aLeft, idx);
     return 0;
 }
 
@@ -56,33 +63,44 @@ static int scan(struct vt_pk *p)
             size_t i = p->iPos, end = p->nBuf, nMemo = p->nMemo, nAlloc = p->nMemoAlloc;
             while (end - i >= 16) {
                 uint64_t idx;
-                if (b[i] == 'h' || b[i] == 'j') { /* 4 opcodes in 5: fetches, before the switch's compares */
-                    size_t w = b[i] == 'j' ? 5 : 2;
-                    idx = w == 5 ? vt__pk_le4(b + i + 1) : b[i + 1];
-                    if (idx >= nMemo) goto slow;
-                    if (aLeft[idx] != 255) aLeft[idx]++;
-                    i += w;
+                uint8_t c = b[i];
+                /* 4 opcodes in 5 are fetches, in runs (a traceback's frames): before the switch's compares, each
+                 * run in a loop of its own */
+                if (c == 'j') {
+                    do {
+                        if ((idx = vt__pk_le4(b + i + 1)) >= nMemo) goto slow;
+                        bump(aLeft, idx);
+                        i += 5;
+                    } while (end - i >= 16 && b[i] == 'j');
                     continue;
-                }
-                switch (b[i]) {
-                case 0x94:
-                    if (nMemo == nAlloc) goto slow;
-                    nMemo++;
-                    i++;
+                } else if (c == 'h') {
+                    do {
+                        if ((idx = b[i + 1]) >= nMemo) goto slow;
+                        bump(aLeft, idx);
+                        i += 2;
+                    } while (end - i >= 16 && b[i] == 'h');
                     continue;
-                case '}': case ']': case '(': case 'u': case 'e': case 's': case 'a': case 0x88: case 0x89: case 'N':
-                case 0x86:
-                    i++;
-                    continue;
-                case 'K': i += 2; continue;
-                case 'M': i += 3; continue;
-                case 'J': i += 5; continue;
-                case 0x8a: /* LONG1 */
-                case 0x8c: /* SHORT_BINUNICODE */
-                    if (end - i < (size_t)b[i + 1] + 2) goto slow;
-                    i += (size_t)b[i + 1] + 2;
-                    continue;
-                default: goto slow;
+                } else {
+                    switch (c) {
+                    case 0x94:
+                        if (nMemo == nAlloc) goto slow;
+                        nMemo++;
+                        i++;
+                        continue;
+                    case '}': case ']': case '(': case 'u': case 'e': case 's': case 'a': case 0x88: case 0x89: case 'N':
+                    case 0x86:
+                        i++;
+                        continue;
+                    case 'K': i += 2; continue;
+                    case 'M': i += 3; continue;
+                    case 'J': i += 5; continue;
+                    case 0x8a: /* LONG1 */
+                    case 0x8c: /* SHORT_BINUNICODE */
+                        if (end - i < (size_t)b[i + 1] + 2) goto slow;
+                        i += (size_t)b[i + 1] + 2;
+                        continue;
+                    default: goto slow;
+                    }
                 }
             }
         slow:

@@ -12,17 +12,44 @@ const char *const vt__guard_tables[] = {"memory_event", "tensor_event",   "oom_e
                                         "kernel",       "kernel_summary", "buffer_use", "nvtx_range", "api_call",
                                         "sync_event",   "pool_event",     "device",     NULL};
 
-/* 1 if zTable (in main) has a column zCol, 0 if not, -1 on an error. */
-static int has_column(sqlite3 *db, const char *zTable, const char *zCol)
+int vt__read_names(sqlite3_stmt *p, char ***paz, int *pn)
+{
+    int rc;
+    while ((rc = sqlite3_step(p)) == SQLITE_ROW) {
+        const char *zName = (const char *)sqlite3_column_text(p, 0);
+        char **az = realloc(*paz, sizeof *az * (size_t)(*pn + 1));
+        rc = az && zName && (az[*pn] = strdup(zName)) != NULL ? SQLITE_OK : SQLITE_NOMEM;
+        if (az) *paz = az;
+        if (rc != SQLITE_OK) return rc;
+        (*pn)++;
+    }
+    return rc == SQLITE_DONE ? SQLITE_OK : rc;
+}
+
+int vt__columns_read(sqlite3 *db, const char *zTable, struct vt_columns *c)
 {
     sqlite3_stmt *p = NULL;
-    int rc = sqlite3_prepare_v2(db, "SELECT 1 FROM pragma_table_xinfo(?1, 'main') WHERE name = ?2", -1, &p, NULL);
-    if (rc != SQLITE_OK) return -1;
-    sqlite3_bind_text(p, 1, zTable, -1, SQLITE_STATIC);
-    sqlite3_bind_text(p, 2, zCol, -1, SQLITE_STATIC);
-    rc = sqlite3_step(p);
+    int rc = sqlite3_prepare_v2(db, "SELECT name FROM pragma_table_xinfo(?1, 'main')", -1, &p, NULL);
+    memset(c, 0, sizeof *c);
+    if (rc == SQLITE_OK) sqlite3_bind_text(p, 1, zTable, -1, SQLITE_STATIC);
+    if (rc == SQLITE_OK) rc = vt__read_names(p, &c->az, &c->n);
     sqlite3_finalize(p);
-    return rc == SQLITE_ROW ? 1 : rc == SQLITE_DONE ? 0 : -1;
+    if (rc != SQLITE_OK) vt__columns_free(c);
+    return rc;
+}
+
+int vt__columns_has(const struct vt_columns *c, const char *zCol)
+{
+    for (int i = 0; i < c->n; i++)
+        if (!strcmp(c->az[i], zCol)) return 1;
+    return 0;
+}
+
+void vt__columns_free(struct vt_columns *c)
+{
+    for (int i = 0; i < c->n; i++) free(c->az[i]);
+    free(c->az);
+    memset(c, 0, sizeof *c);
 }
 
 /*
@@ -55,27 +82,26 @@ static void domain_sql(sqlite3_str *pOut, const char *zCol, int dom, int bStored
 
 int vt__guard_where(sqlite3 *db, const char *zTable, char **pz)
 {
+    struct vt_columns cols;
     sqlite3_str *pOut = sqlite3_str_new(db);
-    int nTerm = 0, bT = has_column(db, zTable, "t"), bDur = has_column(db, zTable, "dur"), rc = SQLITE_OK;
+    int nTerm = 0, bT, bDur, rc = vt__columns_read(db, zTable, &cols); /* one question for every column */
     *pz = NULL;
-    if (bT < 0 || bDur < 0) rc = SQLITE_ERROR;
+    bT = vt__columns_has(&cols, "t");
+    bDur = vt__columns_has(&cols, "dur");
 #define VT__DOM_TERM(zTab, zCol, DOM)                                                  \
-    if (rc == SQLITE_OK && !strcmp(zTab, zTable)) {                                    \
-        int bHas = has_column(db, zTable, zCol);                                       \
-        if (bHas < 0) rc = SQLITE_ERROR;                                               \
-        else if (bHas) {                                                               \
-            if (nTerm++) sqlite3_str_appendall(pOut, " AND ");                         \
-            domain_sql(pOut, zCol, VT_DOM_##DOM, bT, bDur);                            \
-        }                                                                              \
+    if (rc == SQLITE_OK && !strcmp(zTab, zTable) && vt__columns_has(&cols, zCol)) {    \
+        if (nTerm++) sqlite3_str_appendall(pOut, " AND ");                             \
+        domain_sql(pOut, zCol, VT_DOM_##DOM, bT, bDur);                                \
     }
     VT_DOMAIN_LIST(VT__DOM_TERM)
 #undef VT__DOM_TERM
+    vt__columns_free(&cols);
     if (rc == SQLITE_OK && nTerm) {
         *pz = sqlite3_str_finish(pOut);
         return *pz ? SQLITE_OK : SQLITE_NOMEM;
     }
     sqlite3_free(sqlite3_str_finish(pOut));
-    return rc;
+    return rc == SQLITE_OK ? SQLITE_OK : SQLITE_ERROR;
 }
 
 int vt__guard_table(sqlite3 *db, const char *zTable, int bCount, int64_t *pnHidden, char **pzWhere)

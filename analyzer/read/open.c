@@ -57,15 +57,9 @@ static int open_db(struct vt_tracefile *f, const char *zFile, int bWrite)
     /* the tables and views, once: the stages ask f (vt__read_has), not the schema */
     rc = sqlite3_prepare_v2(f->db, "SELECT name FROM main.sqlite_schema WHERE type IN ('table', 'view') ORDER BY name",
                             -1, &p, NULL);
-    while (rc == SQLITE_OK && (rc = sqlite3_step(p)) == SQLITE_ROW) {
-        const char *zName = (const char *)sqlite3_column_text(p, 0);
-        char **az = realloc(f->azTable, sizeof *az * (size_t)(f->nTable + 1));
-        rc = az && zName && (az[f->nTable] = strdup(zName)) != NULL ? SQLITE_OK : SQLITE_NOMEM;
-        if (az) f->azTable = az;
-        if (rc == SQLITE_OK) f->nTable++;
-    }
+    if (rc == SQLITE_OK) rc = vt__read_names(p, &f->azTable, &f->nTable);
     sqlite3_finalize(p);
-    if (rc != SQLITE_DONE) {
+    if (rc != SQLITE_OK) {
         vt__errorf("%s: cannot read trace: %s", f->zPath, sqlite3_errstr(rc));
         return vt__exit_for_sqlite(rc);
     }

@@ -343,6 +343,18 @@ int vt__read_meta(struct vt_tracefile *f);
 void vt__read_note_partial(struct vt_tracefile *f);
 
 /* ---- guard.c ---- */
+/* The columns of one table or view of main, read with one question (pragma_table_xinfo) for every column asked of it. */
+struct vt_columns {
+    char **az;
+    int n;
+};
+/* Each row's first column of statement p (run to its end), as text, appended to *paz (*pn of them). SQLite code. */
+int vt__read_names(sqlite3_stmt *p, char ***paz, int *pn);
+/* Read the columns of zTable (none when main has no such table) into c, to free with vt__columns_free. SQLite code. */
+int vt__columns_read(sqlite3 *db, const char *zTable, struct vt_columns *c);
+/* 1 if c holds a column named exactly zCol, else 0. */
+int vt__columns_has(const struct vt_columns *c, const char *zCol);
+void vt__columns_free(struct vt_columns *c);
 /* The guard's condition on the possible rows of zTable for db (NULL: every row is), sqlite3_malloc'd in *pz. */
 int vt__guard_where(sqlite3 *db, const char *zTable, char **pz);
 /*
@@ -476,7 +488,10 @@ enum vt_facet {
     VT_FACET_ACCUMULATE = 1 << 10, /* AccumulateGrad: a parameter's gradient */
     VT_FACET_REDUCER = 1 << 11,   /* DDP's reducer (c10d::Reducer): gradient buckets */
     VT_FACET_PYTHON = 1 << 12,    /* the stack has Python frames */
-    VT_FACET_INIT = 1 << 13       /* a constructor (a Python __init__): a model's layers made on the device */
+    VT_FACET_INIT = 1 << 13,      /* a constructor (a Python __init__): a model's layers made on the device */
+    VT_FACET_OPTIM_OWN = 1 << 14, /* with VT_FACET_OPTIM: an optimizer the program defines, told only by the step
+                                   * wrapper of torch.optim.Optimizer (torch/optim/optimizer.py) around its own step */
+    VT_FACET_OPTIM_WRAP = 1 << 15 /* while the frames are read: that wrapper seen */
 };
 struct vt_facets {
     unsigned m;             /* enum vt_facet bits */

@@ -447,27 +447,20 @@ static int scan_sql(struct vt_tracefile *f, int k)
 /* The guarded non-time columns of table k that it has, into s (from VT_DOMAIN_LIST). An SQLite code. */
 static int guard_columns(sqlite3 *db, int k, struct scan *s)
 {
-    sqlite3_stmt *p = NULL;
-    int rc = sqlite3_prepare_v2(db, "SELECT 1 FROM pragma_table_xinfo(?1, 'main') WHERE name = ?2", -1, &p, NULL);
+    struct vt_columns cols;
+    int rc = vt__columns_read(db, aLarge[k].zTable, &cols);
     s->nGuard = 0;
     s->iBytes = -1;
 #define VT__DOM_ARG(zTab, zCol, DOM)                                                                  \
     if (rc == SQLITE_OK && !strcmp(zTab, aLarge[k].zTable) && strcmp(zCol, "ts") && strcmp(zCol, "start") && \
-        strcmp(zCol, "end") && s->nGuard < MAX_GUARD) {                                               \
-        sqlite3_bind_text(p, 1, zTab, -1, SQLITE_STATIC);                                             \
-        sqlite3_bind_text(p, 2, zCol, -1, SQLITE_STATIC);                                             \
-        rc = sqlite3_step(p);                                                                         \
-        if (rc == SQLITE_ROW) {                                                                       \
-            if (!strcmp(zCol, "bytes")) s->iBytes = s->nGuard;                                        \
-            s->azGuard[s->nGuard] = zCol;                                                             \
-            s->aDom[s->nGuard++] = VT_DOM_##DOM;                                                      \
-        }                                                                                             \
-        rc = rc == SQLITE_ROW || rc == SQLITE_DONE ? SQLITE_OK : rc;                                  \
-        sqlite3_reset(p);                                                                             \
+        strcmp(zCol, "end") && s->nGuard < MAX_GUARD && vt__columns_has(&cols, zCol)) {                \
+        if (!strcmp(zCol, "bytes")) s->iBytes = s->nGuard;                                            \
+        s->azGuard[s->nGuard] = zCol;                                                                 \
+        s->aDom[s->nGuard++] = VT_DOM_##DOM;                                                          \
     }
     VT_DOMAIN_LIST(VT__DOM_ARG)
 #undef VT__DOM_ARG
-    sqlite3_finalize(p);
+    vt__columns_free(&cols);
     return rc;
 }
 

@@ -191,7 +191,10 @@ static void frame_facets(int kind, const char *zFn, const char *zFile, const cha
     if (kind == VT_FRAME_PYTHON) {
         p->m |= VT_FACET_PYTHON;
         if (!zFile) return;
-        if (has_part(zFile, "torch/optim/") || has_part(zFile, "apex/optimizers/") || has_part(zFile, "bitsandbytes/optim/") ||
+        if (file_is(zFile, "torch/optim/optimizer.py") && zFn &&
+            (fn_is(zFn, "wrapper") || fn_is(zFn, "_use_grad") || fn_is(zFn, "profile_hook_step")))
+            p->m |= VT_FACET_OPTIM_WRAP; /* Optimizer.step's wrapper: it runs any subclass's step, the program's too */
+        else if (has_part(zFile, "torch/optim/") || has_part(zFile, "apex/optimizers/") || has_part(zFile, "bitsandbytes/optim/") ||
             has_part(zFile, "deepspeed/ops/adam/") || has_part(zFile, "deepspeed/ops/lamb/") || has_part(zFile, "timm/optim/") ||
             file_is(zFile, "transformers/optimization.py"))
             p->m |= zFn && strstr(zFn, "zero_grad") ? VT_FACET_ZERO_GRAD : VT_FACET_OPTIM;
@@ -248,6 +251,9 @@ static void frame_facets(int kind, const char *zFn, const char *zFile, const cha
 /* The library facet, once every frame is seen: a library owns the memory only when PyTorch's allocator did not make it. */
 static void facets_done(struct vt_facets *p)
 {
+    if ((p->m & VT_FACET_OPTIM_WRAP) && !(p->m & VT_FACET_OPTIM)) /* the step of an optimizer the program defines */
+        p->m |= VT_FACET_OPTIM | VT_FACET_OPTIM_OWN;
+    p->m &= ~(unsigned)VT_FACET_OPTIM_WRAP;
     if (p->zOwner[0] && !(p->m & (VT_FACET_ALLOCATOR | VT_FACET_NCCL | VT_FACET_CUBLAS | VT_FACET_CUDNN)))
         p->m |= VT_FACET_LIB;
     else

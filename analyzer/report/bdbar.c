@@ -105,7 +105,7 @@ void vt__html_trace_breakdowns(FILE *f, const struct vt_trace *t)
     }
     for (int k = 0, nShown = 0; k < t->nOom && nShown < 3; k++) {
         char zAt[32];
-        if (!t->aOom[k].bd.n) continue;
+        if (!vt__report_oom_shown(t, k)) continue;
         nShown++;
         vt__fmt_at(t, t->aOom[k].ts, zAt, sizeof zAt);
         snprintf(zW, sizeof zW, "at the OOM at %s (device %d)", zAt, t->aOom[k].device);

@@ -346,8 +346,8 @@ static void facts(FILE *f, const struct vt_trace *t)
     else fputs("duration unknown; ", f);
     if (vt__fig_counts_unknown(&t->f)) fprintf(f, "%s; level: %s. ", vt__fig_counts_unknown(&t->f), vt__level_name(t->f.fig.level));
     else
-        fprintf(f, "%lld allocations, %lld live at exit; level: %s. ", (long long)t->lc.nAlloc, (long long)t->lc.nLiveEnd,
-                vt__level_name(t->f.fig.level));
+        fprintf(f, "%lld allocations, %lld live %s; level: %s. ", (long long)t->lc.nAlloc, (long long)t->lc.nLiveEnd,
+                vt__end_said(t), vt__level_name(t->f.fig.level));
     if (t->ph.n) fprintf(f, "Phases from %s.</p>\n", t->ph.zSource);
     else {
         vt__fmt_no_phases(t, zP, sizeof zP);

@@ -99,11 +99,10 @@ int vt__report_markdown(FILE *f, const struct vt_result *r)
         vt__fmt_bytes(t->lc.liveEndBytes, zB, sizeof zB);
         if (vt__fig_counts_unknown(&t->f)) fprintf(f, "- duration %s; %s\n", zA, vt__fig_counts_unknown(&t->f));
         else
-            fprintf(f, "- duration %s; %lld allocations, %lld freed, %lld live at exit (%s)\n", zA,
-                    (long long)t->lc.nAlloc, (long long)t->lc.nFree, (long long)t->lc.nLiveEnd, zB);
+            fprintf(f, "- duration %s; %lld allocations, %lld freed, %lld live %s (%s)\n", zA,
+                    (long long)t->lc.nAlloc, (long long)t->lc.nFree, (long long)t->lc.nLiveEnd, vt__end_said(t), zB);
         if (vt__fmt_blocks(t, zLine, sizeof zLine)) fprintf(f, "- %s\n", zLine);
-        fprintf(f, "- frees of unknown addresses %lld, double frees %lld, frees missing %lld\n",
-                (long long)t->lc.nFreeUnknown, (long long)t->lc.nDoubleFree, (long long)t->lc.nFreeMissing);
+        fprintf(f, "- %s\n", vt__fmt_free_faults(t, zLine, sizeof zLine));
         fprintf(f, "- level: %s\n", vt__level_name(t->f.fig.level));
         if (t->ph.n) {
             fprintf(f, "- phases from %s (%d phases, %d iterations)\n", t->ph.zSource, t->ph.n, t->ph.nIter);
@@ -152,7 +151,7 @@ int vt__report_markdown(FILE *f, const struct vt_result *r)
         }
         for (int k = 0, nShown = 0; k < t->nOom && nShown < 3; k++) {
             char zW2[96], zAt[32];
-            if (!t->aOom[k].bd.n) continue;
+            if (!vt__report_oom_shown(t, k)) continue;
             nShown++;
             vt__fmt_at(t, t->aOom[k].ts, zAt, sizeof zAt);
             snprintf(zW2, sizeof zW2, "at the OOM at %s (device %d)", zAt, t->aOom[k].device);

@@ -20,6 +20,12 @@ const char *vt__fmt_device(const struct vt_device *d, char *z, size_t n);
 const char *vt__fmt_account(const struct vt_trace *t, int acct, char *z, size_t n);
 /* The timeline entry of account acct (what was live at its peak), NULL when the timeline has none. */
 const struct vt_device *vt__report_device(const struct vt_trace *t, int acct);
+/* t's frees that matched no allocation as every format says them: "every free matched its allocation", else the
+ * counts of frees of unknown addresses, double frees and allocations whose free was never seen; returns z. */
+const char *vt__fmt_free_faults(const struct vt_trace *t, char *z, size_t n);
+/* Whether a report shows the breakdown at OOM event k of t: it has one and is its failed request's judged attempt
+ * (an allocator's retries of one request are one failure, shown once), or belongs to no failure. */
+int vt__report_oom_shown(const struct vt_trace *t, int k);
 /* How many of d's groups live at its peak a report lists: the largest, at most --top and 5. */
 int vt__report_groups(const struct vt_result *r, const struct vt_device *d);
 /*

@@ -34,6 +34,26 @@ const struct vt_device *vt__report_device(const struct vt_trace *t, int acct)
     return NULL;
 }
 
+const char *vt__fmt_free_faults(const struct vt_trace *t, char *z, size_t n)
+{
+    if (t->lc.nFreeUnknown == 0 && t->lc.nDoubleFree == 0 && t->lc.nFreeMissing == 0)
+        snprintf(z, n, "every free matched its allocation");
+    else
+        snprintf(z, n, "%lld free%s of unknown addresses, %lld double free%s, %lld allocation%s whose free was never "
+                 "seen (the address was allocated again)",
+                 (long long)t->lc.nFreeUnknown, t->lc.nFreeUnknown == 1 ? "" : "s", (long long)t->lc.nDoubleFree,
+                 t->lc.nDoubleFree == 1 ? "" : "s", (long long)t->lc.nFreeMissing, t->lc.nFreeMissing == 1 ? "" : "s");
+    return z;
+}
+
+int vt__report_oom_shown(const struct vt_trace *t, int k)
+{
+    if (k < 0 || k >= t->nOom || !t->aOom[k].bd.n) return 0;
+    for (int i = 0; i < t->nFail; i++)
+        if (k >= t->aFail[i].iFirst && k < t->aFail[i].iFirst + t->aFail[i].nAttempt) return k == t->aFail[i].iJudged;
+    return 1;
+}
+
 int vt__report_groups(const struct vt_result *r, const struct vt_device *d)
 {
     int n = d->nGroup;

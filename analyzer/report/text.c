@@ -98,12 +98,9 @@ static void trace_section(FILE *f, const struct vt_result *r, int iTrace)
         snprintf(zLine, sizeof zLine, "duration %s; %s; level: %s", zT, vt__fig_counts_unknown(&t->f),
                  vt__level_name(t->f.fig.level));
     else
-        snprintf(zLine, sizeof zLine,
-                 "duration %s; %lld allocations, %lld freed, %lld live at exit (%s); %lld frees of unknown "
-                 "addresses, %lld double frees, %lld frees missing; level: %s",
-                 zT, (long long)t->lc.nAlloc, (long long)t->lc.nFree, (long long)t->lc.nLiveEnd, zB,
-                 (long long)t->lc.nFreeUnknown, (long long)t->lc.nDoubleFree, (long long)t->lc.nFreeMissing,
-                 vt__level_name(t->f.fig.level));
+        snprintf(zLine, sizeof zLine, "duration %s; %lld allocations, %lld freed, %lld live %s (%s); %s; level: %s", zT,
+                 (long long)t->lc.nAlloc, (long long)t->lc.nFree, (long long)t->lc.nLiveEnd, vt__end_said(t), zB,
+                 vt__fmt_free_faults(t, zB2, sizeof zB2), vt__level_name(t->f.fig.level));
     if (vt__fmt_blocks(t, zB2, sizeof zB2)) {
         size_t k = strlen(zLine);
         snprintf(zLine + k, sizeof zLine - k, "; %s", zB2);
@@ -148,9 +145,11 @@ static void trace_section(FILE *f, const struct vt_result *r, int iTrace)
     for (int k = 0, nShown = 0; k < t->nOom; k++) { /* what the memory in use at each OOM was */
         const struct vt_oom *m = &t->aOom[k];
         char zAt[32], zR[32];
-        if (!m->bd.n) continue;
+        if (!vt__report_oom_shown(t, k)) continue;
         if (nShown++ == 3) {
-            fprintf(f, "  ... the breakdown at %d more OOM%s: --format json\n", t->nOom - k, t->nOom - k == 1 ? "" : "s");
+            int nMore = 0;
+            for (int j = k; j < t->nOom; j++) nMore += vt__report_oom_shown(t, j);
+            fprintf(f, "  ... the breakdown at %d more OOM%s: --format json\n", nMore, nMore == 1 ? "" : "s");
             break;
         }
         vt__fmt_at(t, m->ts, zAt, sizeof zAt);

@@ -170,6 +170,52 @@ static void op_insert(sqlite3 *db, struct cursor *c, int iTable)
     sqlite3_finalize(s);
 }
 
+/*
+ * The empty trace (the schema alone) for page size pageSize (0: SQLite's default), made once per
+ * process and page size and kept in memory: each input's trace starts as a copy of it, the same
+ * file vt__schema_create makes, for a fifth of a replay's time. Writes it to zPath; 0 or -1.
+ */
+static int write_empty_trace(const char *zPath, int pageSize)
+{
+    static struct {
+        int pageSize;
+        unsigned char *p;
+        long n;
+    } aKept[4];
+    static int nKept;
+    int i, rc = -1;
+    FILE *f = NULL;
+    for (i = 0; i < nKept && aKept[i].pageSize != pageSize; i++) {}
+    if (i == nKept) { /* made in zPath itself, then read back */
+        sqlite3 *db = NULL;
+        char zSql[64];
+        unsigned char *p = NULL;
+        long n = -1;
+        if (nKept == (int)(sizeof aKept / sizeof aKept[0])) return -1;
+        if (sqlite3_open_v2(zPath, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) == SQLITE_OK) {
+            snprintf(zSql, sizeof zSql, "PRAGMA page_size=%d", pageSize);
+            if (pageSize) sqlite3_exec(db, zSql, NULL, NULL, NULL);
+            sqlite3_exec(db, "PRAGMA journal_mode=MEMORY; PRAGMA synchronous=OFF", NULL, NULL, NULL);
+            rc = vt__schema_create(db, NULL) == SQLITE_OK ? 0 : -1;
+        }
+        sqlite3_close(db);
+        if (rc == 0 && (f = fopen(zPath, "rb")) != NULL && fseek(f, 0, SEEK_END) == 0 && (n = ftell(f)) > 0 &&
+            fseek(f, 0, SEEK_SET) == 0 && (p = malloc((size_t)n)) != NULL && fread(p, 1, (size_t)n, f) == (size_t)n) {
+            aKept[nKept].pageSize = pageSize;
+            aKept[nKept].p = p;
+            aKept[nKept++].n = n;
+            p = NULL;
+        }
+        if (f) fclose(f);
+        free(p);
+        return i < nKept ? 0 : -1;
+    }
+    f = fopen(zPath, "wb");
+    if (f && fwrite(aKept[i].p, 1, (size_t)aKept[i].n, f) == (size_t)aKept[i].n) rc = 0;
+    if (f && fclose(f) != 0) rc = -1;
+    return rc;
+}
+
 int vt_fuzz_build(const uint8_t *data, size_t size, const char *zPath, int pageSize)
 {
     struct cursor c;
@@ -182,14 +228,10 @@ int vt_fuzz_build(const uint8_t *data, size_t size, const char *zPath, int pageS
     c.p = data;
     c.n = size;
     c.clock = 1000000000;
-    if (sqlite3_open_v2(zPath, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) != SQLITE_OK) goto done;
-    if (pageSize) {
-        snprintf(zSql, sizeof zSql, "PRAGMA page_size=%d", pageSize);
-        sqlite3_exec(db, zSql, NULL, NULL, NULL);
-    }
+    if (write_empty_trace(zPath, pageSize) != 0) goto done;
+    if (sqlite3_open_v2(zPath, &db, SQLITE_OPEN_READWRITE, NULL) != SQLITE_OK) goto done;
     /* A scratch file: no durability needed, and fsyncs would dominate the run time. */
     sqlite3_exec(db, "PRAGMA journal_mode=MEMORY; PRAGMA synchronous=OFF", NULL, NULL, NULL);
-    if (vt__schema_create(db, NULL) != SQLITE_OK) goto done;
     sqlite3_exec(db, "BEGIN", NULL, NULL, NULL);
     while (c.i < c.n && nOps++ < 4096) {
         unsigned op = next_u8(&c) % 16;
