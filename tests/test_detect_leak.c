@@ -560,11 +560,13 @@ TEST(segment_growth_names_its_site)
  * is reused by every request to the end: each 100 ms request's decode kernel reads the weights and
  * two blocks, through blocks 0-3 only in the quiet last 1.5 s, and makes a 256 MiB temporary.
  * mode 1: the blocks are used only when made (a cache dropped and forgotten: a leak); mode 2: no
- * kernel is seen using them at all (a CUDA graph's pool: graph launches show no arguments).
+ * kernel is seen using them at all (a CUDA graph's pool: graph launches show no arguments); mode 3:
+ * as mode 0 after 12 s of start-up with no kernel (the weights loaded from pageable memory).
  */
 static void build_server(const char *zPath, int mode)
 {
-    int bForgotten = mode != 0;
+    int bForgotten = mode == 1 || mode == 2;
+    int64_t off = mode == 3 ? 12000 * MS : 0;
     struct tg *g = tg_open(zPath);
     int64_t sW, sK, sT, aBlock[12];
     int nBlock = 0;
@@ -576,9 +578,9 @@ static void build_server(const char *zPath, int mode)
     sT = tg_stack(g, "model.py", 120, "Attention.forward");
     tg_alloc(g, 1 * MS, 0, 3, WEIGHTS, 14 * GiB, sW);
     for (int i = 0; i < 100; i++) {
-        int64_t ts = 100 * MS + i * 100 * MS, k;
-        int nUse = ts >= 8500 * MS ? 4 : nBlock;
-        if (nBlock < 12 && ts >= 500 * MS + nBlock * 345 * MS) { /* the load grows: one more block */
+        int64_t ts = off + 100 * MS + i * 100 * MS, k;
+        int nUse = ts >= off + 8500 * MS ? 4 : nBlock;
+        if (nBlock < 12 && ts >= off + 500 * MS + nBlock * 345 * MS) { /* the load grows: one more block */
             aBlock[nBlock] = 0x1000000000LL + nBlock * 0x100000000LL;
             tg_alloc(g, ts + 1 * MS, 0, 3, aBlock[nBlock], 2 * GiB + 4096 * nBlock, sK);
             k = tg_kernel(g, ts + 2 * MS, ts + 3 * MS, "kv_fill_kernel");
@@ -643,6 +645,110 @@ TEST(capped_cache_reused_is_state)
     vt__result_free(&r);
     tg_cleanup();
 }
+
+/*
+ * The same server after 12 s of start-up with no kernel (weights loaded slowly): the cache stopped growing
+ * at 74 % of the whole trace but at 43 % of the run from its first kernel. Start-up says nothing of how
+ * early a cache filled: state, no finding at low or above (it was a HIGH "never freed").
+ */
+TEST(capped_cache_after_a_long_start_up_is_state)
+{
+    const char *zPath = tg_path("server_slow_load.db");
+    struct vt_result r;
+    build_server(zPath, 3);
+    run(zPath, &r);
+    ASSERT_EQ(0, count_kind(&r, NULL, VT_SEV_LOW));
+    ASSERT_EQ(1, count_kind(&r, "leak", VT_SEV_INFO));
+    vt__result_free(&r);
+    tg_cleanup();
+}
+
+/*
+ * PyTorch's history merged: kernel arguments name the caching allocator's segments, not the blocks inside
+ * them. Two weight blocks of one site in one segment, the second (not at the segment's base) made at the
+ * end of a 2 s load, then ten steps whose kernels use the segment: the second block may have been used to
+ * the end as much as the first. It is not "never freed, not used late" (its own address is named by no
+ * kernel: it was a HIGH finding beside the first block, which is named).
+ */
+TEST(history_blocks_used_through_their_segment_are_in_use)
+{
+    const char *zPath = tg_path("history_weights.db");
+    struct tg *g = tg_open(zPath);
+    struct vt_result r;
+    int64_t sW, sA, k, segA = WEIGHTS, segB = ACT;
+    ASSERT(g);
+    tg_meta(g, "config.tensors", "0");
+    tg_device(g, 0, "Test GPU", 16 * GiB);
+    sW = tg_stack(g, "model.py", 10, "__init__");
+    sA = tg_stack(g, "model.py", 30, "forward");
+    tg_alloc(g, 1 * MS, 0, 3, segA, 1 * GiB, -1);
+    tg_kernel(g, 1 * MS, 2 * MS, "init_kernel");
+    tg_block(g, 2 * MS, 1, segA, 100 * MiB, sW);
+    tg_block(g, 2000 * MS, 1, segA + 512 * MiB, 200 * MiB, sW);
+    tg_alloc(g, 2001 * MS, 0, 3, segB, 512 * MiB, -1);
+    tg_nvtx(g, 2100 * MS, 3100 * MS, "train");
+    for (int i = 0; i < 10; i++) {
+        int64_t t0 = 2100 * MS + i * 100 * MS;
+        tg_nvtx(g, t0, t0 + 100 * MS, "step");
+        tg_block(g, t0 + 1 * MS, 1, segB, 100 * MiB, sA);
+        k = tg_kernel(g, t0 + 2 * MS, t0 + 3 * MS, "forward_gemm");
+        tg_use(g, t0 + 2 * MS, k, segA);
+        tg_use(g, t0 + 2 * MS, k, segB);
+        tg_block(g, t0 + 80 * MS, 2, segB, 100 * MiB, -1);
+    }
+    ASSERT_EQ(0, tg_close(g));
+    run(zPath, &r);
+    ASSERT_EQ(0, r.aTrace[0].f.bSegments);
+    ASSERT_EQ(0, count_kind(&r, "leak", VT_SEV_LOW));
+    vt__result_free(&r);
+    tg_cleanup();
+}
+
+/*
+ * Tensor level, 11 steps (NVTX): a cache that adds a 100 MiB block in each of the first 7 steps and is
+ * used by every step to the end, flat for the last 4 of the 10 steps between boundaries. It rose in 6 of
+ * 10 (the growth test's 60 %), but it stopped early: a cache that reached its size, no growth (it was a
+ * HIGH "grows every iteration"). The control: the same rises spread to the last step grow.
+ */
+static void cache_stops(int bStops)
+{
+    const char *zPath = tg_path(bStops ? "cache_stops.db" : "cache_late.db");
+    struct tg *g = tg_open(zPath);
+    struct vt_result r;
+    int64_t sW, sC, k;
+    int nGrow = 0, nBlock = 0;
+    ASSERT(g);
+    tg_meta(g, "config.tensors", "1");
+    tg_device(g, 0, "Test GPU", 16 * GiB);
+    sW = tg_stack(g, "model.py", 10, "__init__");
+    sC = tg_stack(g, "cache.py", 20, "Cache.grow");
+    tg_alloc(g, 1 * MS, 0, 3, WEIGHTS, 200 * MiB, sW);
+    tg_nvtx(g, 5 * MS, 115 * MS, "train");
+    for (int i = 0; i < 11; i++) {
+        int64_t t0 = 5 * MS + i * 10 * MS;
+        int bAdd = bStops ? i < 7 : (i < 2 || i % 2 == 0 || i == 10);
+        tg_nvtx(g, t0, t0 + 10 * MS, "step");
+        if (bAdd) tg_alloc(g, t0 + 1 * MS, 0, 3, LEAK + (nBlock++) * 0x10000000LL, 100 * MiB, sC);
+        k = tg_kernel(g, t0 + 2 * MS, t0 + 3 * MS, "forward_gemm");
+        tg_use(g, t0 + 2 * MS, k, WEIGHTS);
+        for (int b = 0; b < nBlock; b++) tg_use(g, t0 + 2 * MS, k, LEAK + b * 0x10000000LL);
+    }
+    ASSERT_EQ(0, tg_close(g));
+    run(zPath, &r);
+    ASSERT_EQ(11, r.aTrace[0].ph.nIter);
+    for (int i = 0; i < r.nFind; i++)
+        if (!strcmp(r.aFind[i].zKind, "leak") && r.aFind[i].severity >= VT_SEV_LOW) {
+            nGrow++;
+            ASSERT_CONTAINS(r.aFind[i].zTitle, "grows every iteration");
+            ASSERT_STREQ("cache.py:20 in Cache.grow", r.aFind[i].zSite);
+        }
+    ASSERT_EQ(bStops ? 0 : 1, nGrow);
+    vt__result_free(&r);
+    tg_cleanup();
+}
+
+TEST(cache_that_stopped_growing_early_is_no_growth) { cache_stops(1); }
+TEST(cache_growing_to_the_end_grows) { cache_stops(0); }
 
 /*
  * Segment level, 12 steps (NVTX): the line that keeps every step's outputs (train.py:77) takes the
@@ -827,5 +933,5 @@ TEST(baseline_of_longer_batches_is_no_growth)
 VT_TEST_LIST(T(plain_cuda_loop_ended_at_oom_is_no_growth) T(state_without_uses_is_not_a_leak) T(segment_growth_names_its_site) T(segment_creep_is_not_growth) T(trend_shapes) T(leak_released_at_the_end_still_grows) T(nccl_buffers_are_not_leaks) T(leak_sample_shape) T(leak_growth_and_never_freed_by_site) T(leak_not_judged_across_a_lent_window) T(healthy_training_loop_has_no_finding)
                  T(caching_allocator_segments_are_not_a_leak) T(caching_allocator_growth_is_reported)
                      T(plain_cuda_leak_without_phases) T(one_step_snapshot_is_state)
-                     T(one_step_process_is_state) T(capped_cache_reused_is_state) T(segment_growth_at_two_sites_is_one_finding) T(snapshot_cycles_are_iterations) T(last_step_held_to_exit_is_state) T(small_growth_on_a_larger_job_is_medium)
+                     T(one_step_process_is_state) T(capped_cache_reused_is_state) T(capped_cache_after_a_long_start_up_is_state) T(history_blocks_used_through_their_segment_are_in_use) T(cache_that_stopped_growing_early_is_no_growth) T(cache_growing_to_the_end_grows) T(segment_growth_at_two_sites_is_one_finding) T(snapshot_cycles_are_iterations) T(last_step_held_to_exit_is_state) T(small_growth_on_a_larger_job_is_medium)
                      T(baseline_of_longer_batches_is_no_growth))

@@ -878,6 +878,52 @@ static void three_batches(int bKeep)
     tg_cleanup();
 }
 
+/*
+ * Tensor level, a validation of 10 batches without batch ranges (sixteenths stand for batches): each batch
+ * makes 100 MiB of activations it frees, and replaces the logits gathered so far by a tensor 50 MiB larger
+ * (all = torch.cat([all, logits]) at train.py:109), freeing the old one. Each gathered tensor lives one batch,
+ * under two sixteenths, so none counts as kept past its batch, but the latest holds the whole rise: the growth
+ * is named at train.py:109 (it was named "phase 'validation'").
+ */
+TEST(validation_growth_by_replacement_at_its_site)
+{
+    const char *zPath = tg_path("val_cat.db");
+    struct tg *g = tg_open(zPath);
+    struct vt_result r;
+    int64_t sCat, sAct, k;
+    int nGrow = 0;
+    ASSERT(g);
+    tg_device(g, 0, "Test GPU", 16 * GiB);
+    sCat = tg_stack(g, "train.py", 109, "evaluate");
+    sAct = tg_stack(g, "model.py", 30, "forward");
+    train_part(g);
+    tg_nvtx(g, 60 * MS, 161 * MS, "validation");
+    for (int b = 0; b < 10; b++) {
+        int64_t t0 = 60 * MS + b * 10 * MS, aCat = OUT + (b % 2) * 0x40000000LL;
+        tg_alloc(g, t0 + 1 * MS, 0, 3, ACT, 100 * MiB, sAct);
+        k = tg_kernel(g, t0 + 2 * MS, t0 + 3 * MS, "gemm");
+        tg_use(g, t0 + 2 * MS, k, W);
+        tg_use(g, t0 + 2 * MS, k, ACT);
+        tg_alloc(g, t0 + 4 * MS, 0, 3, aCat, (b + 1) * 50 * MiB, sCat);
+        if (b > 0) tg_free(g, t0 + 5 * MS, 0, 3, OUT + ((b - 1) % 2) * 0x40000000LL, b * 50 * MiB);
+        tg_free(g, t0 + 8 * MS, 0, 3, ACT, 100 * MiB);
+    }
+    tg_free(g, 160 * MS, 0, 3, OUT + 0x40000000LL, 500 * MiB);
+    ASSERT_EQ(0, tg_close(g));
+    run(zPath, &r);
+    ASSERT_EQ(0, r.aTrace[0].ph.a[1].nIter);
+    for (int i = 0; i < r.nFind; i++)
+        if (strstr(r.aFind[i].zTitle, "grows batch by batch")) {
+            nGrow++;
+            ASSERT(r.aFind[i].severity >= VT_SEV_MEDIUM);
+            ASSERT_STREQ("train.py:109 in evaluate", r.aFind[i].zSite);
+            ASSERT_CONTAINS(r.aFind[i].zEvidence, "each replaced by a larger one");
+        }
+    ASSERT_EQ(1, nGrow);
+    vt__result_free(&r);
+    tg_cleanup();
+}
+
 TEST(three_batches_keeping_memory_grow) { three_batches(1); }
 TEST(three_batches_freeing_memory_do_not_grow) { three_batches(0); }
 
@@ -948,7 +994,7 @@ VT_TEST_LIST(T(forward_cut_short_by_the_final_oom_is_no_evaluation) T(forward_cu
              T(validation_growth_at_its_call_site) T(validation_graph_growth_at_the_call_it_was_made_under) T(segment_level_growth_hidden_by_the_cache)
              T(segment_level_longer_batch_is_no_growth) T(segment_level_cache_warmed_at_once_is_no_growth) T(segment_level_growth_outrunning_the_cache_late_is_growth)
              T(peak_with_a_recovered_retry_is_info) T(peak_with_an_oom_that_reached_the_program_is_high)
-             T(three_batches_keeping_memory_grow) T(three_batches_freeing_memory_do_not_grow) T(segment_level_validation_staircase) T(validation_nested_in_training_range) T(unclosed_validation_range) T(operator_ranges_are_not_phases) T(phases_sample_shape) T(missing_no_grad_grows_batch_by_batch) T(large_validation_batch_is_only_info) T(small_kept_predictions_are_info) T(phase_regex_override) T(profiler_steps_are_iterations)
+             T(three_batches_keeping_memory_grow) T(validation_growth_by_replacement_at_its_site) T(three_batches_freeing_memory_do_not_grow) T(segment_level_validation_staircase) T(validation_nested_in_training_range) T(unclosed_validation_range) T(operator_ranges_are_not_phases) T(phases_sample_shape) T(missing_no_grad_grows_batch_by_batch) T(large_validation_batch_is_only_info) T(small_kept_predictions_are_info) T(phase_regex_override) T(profiler_steps_are_iterations)
              T(doubtful_kernel_phases_make_no_claim)
              T(kernel_steps_contiguous_backward) T(kernel_steps_fragmented_backward)
              T(kernel_steps_backward_cut_in_two) T(validation_growth_released_at_its_end) T(validation_growth_in_bursts))

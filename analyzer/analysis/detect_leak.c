@@ -14,6 +14,7 @@ struct lsite {
     /* growth across iteration boundaries (site_catch_up) */
     int64_t firstBoundaryBytes, prevBoundaryBytes, firstBoundaryTs, lastBoundaryTs, maxDrop;
     int nBoundary, nUp, nDown, seenBoundary;
+    int lastChangeAt, bLastUp; /* the boundary its live bytes last changed at, and whether they rose there */
     /* the same at its highest boundary so far (the first of equals): index, bytes, rises and largest drop up to it */
     int64_t topBytes, topDrop;
     int topAt, topUp;
@@ -137,12 +138,18 @@ static int made_once(const struct vt_trace *t, const struct lsite *e)
  * run), and it was still used in the second half of that rest (reused), or no kernel was seen using
  * any of it (its uses are not visible: a CUDA graph's pool, whose kernels' arguments a graph launch
  * does not show), or uses are not known at all: a cache that reached its size (a key/value cache,
- * a pool, an arena), not memory used when made and then left.
+ * a pool, an arena), not memory used when made and then left. The run counts from its first kernel:
+ * what comes before it is start-up (weights loaded, nothing computed), which says nothing of how
+ * early a cache filled (a server loading its weights for two thirds of the run had its capped
+ * key/value cache called a leak).
  */
 static int capped_cache(const struct vt_trace *t, const struct lsite *e)
 {
-    int64_t rest = t->f.t1 - e->endLastTs, run = t->f.t1 - t->f.t0;
-    if (e->endFirstTs < 0 || run <= 0 || rest * 10 < run * 4 || rest < e->endLastTs - e->endFirstTs) return 0;
+    int64_t from = t->xf.firstKernelTs > t->f.t0 ? t->xf.firstKernelTs : t->f.t0;
+    int64_t rest = t->f.t1 - e->endLastTs, run = t->f.t1 - from;
+    if (e->endFirstTs < 0 || run <= 0 || rest * 10 < run * 4 ||
+        rest < e->endLastTs - (e->endFirstTs > from ? e->endFirstTs : from))
+        return 0;
     return !t->f.bHaveKernelUses || e->endLastUse < 0 || e->endLastUse >= e->endLastTs + rest / 2;
 }
 
@@ -162,6 +169,18 @@ static int site_grows(const struct lsite *e, int64_t minBytes, int64_t *pRise)
     nStep = e->topAt;
     *pRise = e->topBytes - e->firstBoundaryBytes;
     return !(nStep < 4 || *pRise < minBytes || *pRise <= 0 || e->topUp * 10 < nStep * 6 || e->topDrop * 4 > *pRise);
+}
+
+/*
+ * Whether site e stopped growing early: its live bytes last changed by rising, and stayed where they rose to
+ * over the last 40 % of the growth boundaries or more. A cache that filled to its size (a key/value cache,
+ * a pool) does this; a leak rises to the end (a server whose cache filled at 54 % of its serving time had a
+ * HIGH "grows steadily").
+ */
+static int stopped_early(const struct lsite *e)
+{
+    int nStep = e->nBoundary - 1;
+    return e->bLastUp && nStep > 0 && (nStep - e->lastChangeAt) * 10 >= nStep * 4;
 }
 
 /* Memory live at exit that did not accumulate (what the state finding sums up). */
@@ -537,8 +556,12 @@ static int growth(const struct leak *L, struct vt_result *r, int iTrace)
         free(aRise);
         return -1;
     }
+    /* a cache that grew to its size and stopped (kept by design, capped_cache, or flat for the last 40 % of the
+     * boundaries, stopped_early): state, not growth */
     for (int i = 0; i < nSite; i++)
-        if (site_grows(&L->a[i], o->minBytes, &aRise[nSiteFound])) aSite[nSiteFound++] = i;
+        if (site_grows(&L->a[i], o->minBytes, &aRise[nSiteFound]) && !capped_cache(t, &L->a[i]) &&
+            !stopped_early(&L->a[i]))
+            aSite[nSiteFound++] = i;
     if (t->f.bSegments && nSiteFound > 1) {
         /* one root cause: the site to show (a program line, else the largest rise) with every other whose
          * growth spans mostly the same boundaries folded into it; sites growing over other spans stay apart */
@@ -596,7 +619,8 @@ static int growth(const struct leak *L, struct vt_result *r, int iTrace)
         for (int i = 0; i < t->sites.n && i < L->n; i++) {
             const struct lsite *e = &L->a[i];
             if (e->lateBytes <= 0 || t->sites.a[i].bNccl) continue;
-            if (e->nLateIv < ACCUMULATED_IV) {
+            if (e->nLateIv < ACCUMULATED_IV || capped_cache(t, e) || stopped_early(e)) {
+                /* made once, or a cache that reached its size */
                 stateBytes += e->lateBytes;
                 continue;
             }
@@ -680,8 +704,12 @@ static void site_catch_up(const struct vt_trace *t, struct lsite *e)
         e->firstBoundaryTs = t->ph.aBoundary[e->seenBoundary];
     } else if (e->liveBytes > e->prevBoundaryBytes) {
         e->nUp++;
+        e->lastChangeAt = e->nBoundary;
+        e->bLastUp = 1;
     } else if (e->liveBytes < e->prevBoundaryBytes) {
         e->nDown++;
+        e->lastChangeAt = e->nBoundary;
+        e->bLastUp = 0;
         if (e->prevBoundaryBytes - e->liveBytes > e->maxDrop) e->maxDrop = e->prevBoundaryBytes - e->liveBytes;
     }
     if (e->nBoundary == 0 || e->liveBytes > e->topBytes) {
@@ -756,8 +784,12 @@ static int leak_event(void *st, const struct vt_trace *t, const struct vt_event 
         e->endBytes += l->bytes;
         if (e->endFirstTs < 0 || l->allocTs < e->endFirstTs) e->endFirstTs = l->allocTs;
         if (l->allocTs > e->endLastTs) e->endLastTs = l->allocTs;
-        if (l->lastUse >= L->late) e->endUsedLate++;
-        if (l->lastUse > e->endLastUse) e->endLastUse = l->lastUse;
+        /* its last possible use (a block of PyTorch's history may have been used by any use of the segment
+         * holding it; an unscanned launch may have used anything live), as the retained detector judges idleness:
+         * only a block at its segment's base address is named by kernel arguments itself */
+        int64_t use = l->useBound >= 0 ? l->useBound : l->lastUse;
+        if (use >= L->late) e->endUsedLate++;
+        if (use > e->endLastUse) e->endLastUse = use;
         if (l->allocTs >= 0) interval_note(e->aIv, &e->nIv, interval_of(t, l->allocTs)); /* unknown: no interval */
     }
     return 0;

@@ -14,13 +14,16 @@ struct ssite {
     int canon;              /* the first contributing site with the same text (sites differ by native frames), -2 unknown */
     int phase;              /* the phase bytes/count belong to, -1 none yet */
     int64_t bytes, count;
-    int64_t stackId;        /* the stack of its first allocation in that phase (sites share stacks' text only) */
+    int64_t stackId;        /* the stack of its first allocation kept past its batch in that phase (sites share
+                             * stacks' text only) */
+    int64_t aLive[VT_SLICES]; /* bytes of its allocations made in that phase live at the end of each sixteenth */
 };
 
 /* The bytes one site's allocations made in a phase kept past their batch. */
 struct skept {
     int site;
     int64_t bytes, count, stackId;
+    int64_t aLive[VT_SLICES]; /* its allocations made in the phase live at the end of each sixteenth */
 };
 
 /* Evaluations of this many iterations or fewer are too short for a trend (vt__trend needs 4 steps). */
@@ -72,6 +75,7 @@ static int site_flush(struct spike *S, int iSite)
     q->aKept[q->nKept].site = iSite;
     q->aKept[q->nKept].bytes = s->bytes;
     q->aKept[q->nKept].stackId = s->stackId;
+    memcpy(q->aKept[q->nKept].aLive, s->aLive, sizeof s->aLive);
     q->aKept[q->nKept++].count = s->count;
     if (s->bytes > q->bytes) {
         q->site = iSite;
@@ -80,6 +84,8 @@ static int site_flush(struct spike *S, int iSite)
     }
     s->phase = -1;
     s->bytes = s->count = 0;
+    s->stackId = -1;
+    memset(s->aLive, 0, sizeof s->aLive);
     return 0;
 }
 
@@ -99,7 +105,8 @@ static int spike_begin(void *st, const struct vt_trace *t, const struct vt_opts 
  * A lifetime ended: when it was allocated in an evaluation phase and outlived the batch it was
  * made in (freed after that iteration ended, or live at the end; without iterations in the
  * phase, held for two sixteenths of it), its bytes count for its site in that phase: the
- * allocations that make memory grow batch by batch. Segments, at segment level, likewise.
+ * allocations that make memory grow batch by batch. Segments, at segment level, likewise. Every
+ * allocation made in the phase counts in its site's bytes live at the end of each sixteenth.
  */
 static int spike_event(void *st, const struct vt_trace *t, const struct vt_event *ev)
 {
@@ -107,7 +114,7 @@ static int spike_event(void *st, const struct vt_trace *t, const struct vt_event
     const struct vt_life *l = ev->l;
     const struct vt_phase *p;
     int64_t dur, until;
-    int it, k, c;
+    int it, k, c, bKept;
     if (!S->aPh || l->phase < 0 || l->phase >= t->ph.n || l->site < 0 || l->site >= t->sites.n || l->allocTs < 0)
         return 0;
     p = &t->ph.a[l->phase];
@@ -115,8 +122,7 @@ static int spike_event(void *st, const struct vt_trace *t, const struct vt_event
     dur = p->end > p->start ? p->end - p->start : 1;
     until = l->freeTs >= 0 ? l->freeTs : INT64_MAX;
     it = vt__iter_at(t, l->allocTs);
-    if (it >= 0 && t->ph.aIter[it].phase == l->phase ? until < t->ph.aIter[it].end : until - l->allocTs < dur / 8)
-        return 0;
+    bKept = !(it >= 0 && t->ph.aIter[it].phase == l->phase ? until < t->ph.aIter[it].end : until - l->allocTs < dur / 8);
     if (l->site >= S->nSite) {
         int nNew = l->site + 1 > 2 * S->nSite ? l->site + 1 : 2 * S->nSite;
         struct ssite *aNew = realloc(S->aSite, sizeof *aNew * (size_t)nNew);
@@ -126,16 +132,20 @@ static int spike_event(void *st, const struct vt_trace *t, const struct vt_event
             aNew[i].phase = -1;
             aNew[i].stackId = -1;
             aNew[i].bytes = aNew[i].count = 0;
+            memset(aNew[i].aLive, 0, sizeof aNew[i].aLive);
         }
         S->aSite = aNew;
         S->nSite = nNew;
     }
     if ((c = canon_site(S, t, l->site)) < 0) return -1;
-    if (S->aSite[c].phase != l->phase) {
-        if (site_flush(S, c) != 0) return -1;
-        S->aSite[c].stackId = l->stackId;
-    }
+    if (S->aSite[c].phase != l->phase && site_flush(S, c) != 0) return -1;
     S->aSite[c].phase = l->phase;
+    for (k = 0; k < VT_SLICES; k++) {
+        int64_t e = p->start + (int64_t)((double)dur * (k + 1) / VT_SLICES);
+        if (l->allocTs < e && until >= e) S->aSite[c].aLive[k] += l->bytes;
+    }
+    if (!bKept) return 0;
+    if (S->aSite[c].count == 0) S->aSite[c].stackId = l->stackId;
     S->aSite[c].bytes += l->bytes;
     S->aSite[c].count++;
     S->aPh[l->phase].kept += l->bytes;
@@ -205,7 +215,7 @@ static int few_batches_grow(const struct vt_trace *t, const struct vt_phase *p, 
                             int64_t minRise, int64_t *pRise)
 {
     int n = p->nIter;
-    int64_t a[FEW_BATCHES], step;
+    int64_t a[FEW_BATCHES] = {0}, step;
     *pRise = 0;
     if (n < 3 || n > FEW_BATCHES || p->firstIter < 0) return 0;
     for (int k = 0; k < n; k++) {
@@ -284,23 +294,41 @@ done:
 }
 
 /*
+ * The site of q whose allocations made in the phase held the most at the end of its sixteenth kTop, when
+ * that is at least half of the rise; -1 none. An allocation replaced by a larger one each batch
+ * (all = torch.cat([all, logits])) lives about one batch, not long enough to count as kept past it
+ * without iterations, but the latest one holds the whole rise.
+ */
+static int live_site(const struct sphase *q, int kTop, int64_t rise)
+{
+    int best = -1;
+    if (kTop < 0 || kTop >= VT_SLICES) return -1;
+    for (int i = 0; i < q->nKept; i++)
+        if (best < 0 || q->aKept[i].aLive[kTop] > q->aKept[best].aLive[kTop]) best = i;
+    return best >= 0 && q->aKept[best].aLive[kTop] * 2 >= rise ? best : -1;
+}
+
+/*
  * The growth finding of phase p (rise bytes over n batches or sixteenths), at the site whose
- * allocations kept past their batch hold at least half of the rise, else at the phase. bSeg:
- * the rise is the segments the phase added at segment level (the live baseline hid it).
+ * allocations kept past their batch hold at least half of the rise, else at the call they were all
+ * made under, else (sixteenths: kTop, the highest of them, else -1) at the site whose allocations
+ * made in the phase held half of it there, else at the phase. bSeg: the rise is the segments the
+ * phase added at segment level (the live baseline hid it).
  */
 static int grow_finding(struct vt_result *r, int iTrace, const struct vt_phase *p, const struct sphase *q,
-                        int64_t rise, int n, int sev, int bSeg)
+                        int64_t rise, int n, int sev, int bSeg, int kTop)
 {
     const struct vt_trace *t = &r->aTrace[iTrace];
     const char *zUnit = (p->nIter >= 5 && p->nIter <= 512) || (n == p->nIter && n >= 3) ? "batch" : "sixteenth";
     char zA[32], zB[32], zS[32], zWhere[320] = "";
-    int bSite = q->site >= 0 && q->site < t->sites.n && q->bytes * 2 >= rise, bFrame = 0;
+    int bSite = q->site >= 0 && q->site < t->sites.n && q->bytes * 2 >= rise, bFrame = 0, iLive = -1;
     struct sframe fr;
     struct vt_finding *f;
     if (!bSite) { /* no line holds half of it: the call they were all made under */
         int rc = frame_site(t, q, rise, &fr);
         if (rc < 0) return -1;
         bFrame = rc == 0 && fr.nSite > 1;
+        if (!bFrame) iLive = live_site(q, kTop, rise);
     }
     if (!(f = vt__finding_add(r, iTrace, "validation_spike", sev))) return -1;
     vt__fmt_bytes(rise, zA, sizeof zA);
@@ -311,7 +339,12 @@ static int grow_finding(struct vt_result *r, int iTrace, const struct vt_phase *
                  "it, outlived their batch%s.", (long long)fr.count,
                  t->f.bSegments ? (fr.count == 1 ? "segment" : "segments") : (fr.count == 1 ? "allocation" : "allocations"),
                  zS, fr.nSite, t->f.bSegments ? " (attribution at segment level: the call site of the segments the cache added)" : "");
-    else if (bSite)
+    else if (iLive >= 0) {
+        vt__fmt_bytes(q->aKept[iLive].aLive[kTop], zS, sizeof zS);
+        snprintf(zWhere, sizeof zWhere, " Allocations from this site made during the phase held %s at its highest "
+                 "point, each replaced by a larger one (as a tensor concatenated onto with torch.cat is)%s.", zS,
+                 t->f.bSegments ? " (attribution at segment level: the call site of the segments the cache added)" : "");
+    } else if (bSite)
         snprintf(zWhere, sizeof zWhere, " %lld %s from this site (%s) made during the phase outlived their batch%s.",
                  (long long)q->count,
                  t->f.bSegments ? (q->count == 1 ? "segment" : "segments") : (q->count == 1 ? "allocation" : "allocations"),
@@ -330,10 +363,11 @@ static int grow_finding(struct vt_result *r, int iTrace, const struct vt_phase *
                                 zUnit, p->zName, zA, zB, zWhere),
              zFixNoGrad) != 0)
         return -1;
-    if (bSite || bFrame) {
+    if (bSite || bFrame || iLive >= 0) {
+        int iSite = iLive >= 0 ? q->aKept[iLive].site : q->site;
         free(f->zSite);
-        f->zSite = vt__strdupf("%s", bFrame ? fr.z : t->sites.a[q->site].zSite);
-        f->stackId = bFrame ? fr.stackId : t->sites.a[q->site].stackId;
+        f->zSite = vt__strdupf("%s", bFrame ? fr.z : t->sites.a[iSite].zSite);
+        f->stackId = bFrame ? fr.stackId : t->sites.a[iSite].stackId;
         if (!f->zSite) return -1;
     }
     return 0;
@@ -393,7 +427,7 @@ static int spike_end(void *st, struct vt_result *r, int iTrace)
         const struct vt_phase *p = &t->ph.a[i];
         const struct sphase *q = &S->aPh[i];
         int64_t aB[VT_SLICES + 512], rise = 0, minRise;
-        int n = 0, bGrow, bCarried, bCarriedBad, bOom = 0, bAbove;
+        int n = 0, bGrow, bCarried, bCarriedBad, bOom = 0, bAbove, kTop = -1;
         char zA[32], zB[32], zC[32];
         struct vt_finding *f;
         if (p->kind != VT_PHASE_EVAL || p->peak < 0) continue;
@@ -422,9 +456,13 @@ static int spike_end(void *st, struct vt_result *r, int iTrace)
             while (k > 0 && aB[k - 1] < 0) aB[--k] = bBlocks ? p->endTensor : p->endLive;
             if (k < n) bGrow = vt__trend(aB, until_release(aB, n), minRise, &rise);
         }
+        if (!(p->nIter >= 5 && p->nIter <= 512)) /* sixteenths: the highest of those the test judged */
+            for (int k = 0, m = until_release(aB, n); k < m; k++)
+                if (aB[k] >= 0 && (kTop < 0 || aB[k] >= aB[kTop])) kTop = k;
         if (!bGrow && (!t->f.bSegments || bBlocks) && few_batches_grow(t, p, q, bBlocks, minRise, &rise)) {
             bGrow = 1;
             n = p->nIter;
+            kTop = -1;
         }
         if (bGrow) {
             int sev = bOom || (trainPeak > 0 && rise * 10 >= trainPeak) ? VT_SEV_HIGH : VT_SEV_MEDIUM;
@@ -432,7 +470,7 @@ static int spike_end(void *st, struct vt_result *r, int iTrace)
                 sev = VT_SEV_INFO;
                 bGrow = 0; /* not a reason to raise the peak finding either */
             }
-            if (grow_finding(r, iTrace, p, q, rise, n, sev, 0) != 0) return -1;
+            if (grow_finding(r, iTrace, p, q, rise, n, sev, 0, kTop) != 0) return -1;
             if (sev == VT_SEV_INFO) {
                 struct vt_finding *g = &r->aFind[r->nFind - 1];
                 char *z = vt__strdupf("%s Under 32 MiB in all: bounded by the evaluation set and small (predictions or "
@@ -447,7 +485,7 @@ static int spike_end(void *st, struct vt_result *r, int iTrace)
              * three sixteenths of the phase, above the training peak, are growth */
             bGrow = 1;
             if (grow_finding(r, iTrace, p, q, q->kept, slices_of_note(q),
-                             bOom || (trainPeak > 0 && q->kept * 10 >= trainPeak) ? VT_SEV_HIGH : VT_SEV_MEDIUM, 1) != 0)
+                             bOom || (trainPeak > 0 && q->kept * 10 >= trainPeak) ? VT_SEV_HIGH : VT_SEV_MEDIUM, 1, -1) != 0)
                 return -1;
         }
         /* carried over: a problem only when it is most of the phase's memory; the last step's
