@@ -54,7 +54,7 @@ static struct tg *open_trace(const char *zPath, struct bd_stacks *s, int64_t tot
 /* Close g, analyze its trace zPath with the default options into *r; device 0's entry. */
 static const struct vt_device *close_analyze(struct tg *g, const char *zPath, struct vt_result *r)
 {
-    struct vt_opts o;
+    static struct vt_opts o; /* r keeps a pointer to its options (the reports read them): they outlive this call */
     ASSERT_EQ(0, tg_close(g));
     vt__opts_default(&o);
     ASSERT_EQ(0, vt__analyze(&zPath, 1, &o, r));
