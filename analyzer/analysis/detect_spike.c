@@ -29,6 +29,13 @@ struct skept {
 /* Evaluations of this many iterations or fewer are too short for a trend (vt__trend needs 4 steps). */
 #define FEW_BATCHES 4
 
+/* Whether phase p's baseline is read batch by batch (its iterations: enough for a trend, not too many), else by
+ * sixteenths of its time. */
+static int by_batches(const struct vt_phase *p)
+{
+    return p->nIter > FEW_BATCHES && p->nIter <= 512;
+}
+
 /* Per phase: the site whose allocations kept past their batch hold the most, and in which sixteenths they were made. */
 struct sphase {
     int site;               /* -1 none */
@@ -319,7 +326,7 @@ static int grow_finding(struct vt_result *r, int iTrace, const struct vt_phase *
                         int64_t rise, int n, int sev, int bSeg, int kTop)
 {
     const struct vt_trace *t = &r->aTrace[iTrace];
-    const char *zUnit = (p->nIter >= 5 && p->nIter <= 512) || (n == p->nIter && n >= 3) ? "batch" : "sixteenth";
+    const char *zUnit = by_batches(p) || (n == p->nIter && n >= 3) ? "batch" : "sixteenth";
     char zA[32], zB[32], zS[32], zWhere[320] = "";
     int bSite = q->site >= 0 && q->site < t->sites.n && q->bytes * 2 >= rise, bFrame = 0, iLive = -1;
     struct sframe fr;
@@ -442,21 +449,21 @@ static int spike_end(void *st, struct vt_result *r, int iTrace)
         /* batch-by-batch baseline: iterations inside the phase, else its time slices; of the blocks of a
          * framework allocator where the trace holds them inside CUDA's segments (PyTorch's history merged:
          * the segments, a cache, hide what the blocks do) */
-        if (p->nIter >= 5 && p->nIter <= 512)
+        if (by_batches(p))
             for (int k = p->firstIter; k <= p->lastIter; k++) aB[n++] = bBlocks ? t->ph.aIter[k].minTensor : t->ph.aIter[k].minLive;
         else
             for (int k = 0; k < VT_SLICES; k++) aB[n++] = bBlocks ? p->tensorSlice[k] : p->slice[k];
         /* at segment level, as for leaks, only a rise of 5 % of the device peak counts */
         minRise = t->f.bSegments && vt__main_peak(t) / 20 > o->minBytes ? vt__main_peak(t) / 20 : o->minBytes;
         bGrow = vt__trend(aB, until_release(aB, n), minRise, &rise);
-        if (!bGrow && !(p->nIter >= 5 && p->nIter <= 512) && (bBlocks ? p->endTensor : p->endLive) >= 0) {
+        if (!bGrow && !by_batches(p) && (bBlocks ? p->endTensor : p->endLive) >= 0) {
             /* its last sixteenths had no event: they stood at the level it ended at, not at the lowest of
              * the last sixteenth that had one (a batch's memory made in a burst at its start) */
             int k = n;
             while (k > 0 && aB[k - 1] < 0) aB[--k] = bBlocks ? p->endTensor : p->endLive;
             if (k < n) bGrow = vt__trend(aB, until_release(aB, n), minRise, &rise);
         }
-        if (!(p->nIter >= 5 && p->nIter <= 512)) /* sixteenths: the highest of those the test judged */
+        if (!by_batches(p)) /* sixteenths: the highest of those the test judged */
             for (int k = 0, m = until_release(aB, n); k < m; k++)
                 if (aB[k] >= 0 && (kTop < 0 || aB[k] >= aB[kTop])) kTop = k;
         if (!bGrow && (!t->f.bSegments || bBlocks) && few_batches_grow(t, p, q, bBlocks, minRise, &rise)) {
