@@ -131,6 +131,52 @@ static void check_build(const struct vt_result *r)
     ASSERT_EQ(95 * MS + 1000, t->f.t1);
 }
 
+/*
+ * The rows the scan keeps for the replay (VT_READ_KEEP) of zPath read back as the replay's own SELECTs
+ * read them (window included): every row, column and NULL of memory_event, tensor_event and the
+ * kernel-argument uses alike, in the same order. Returns the tables whose rows were kept (bit VT_T_*).
+ */
+static int same_as_kept(const char *zPath)
+{
+    static const int ak[] = {VT_T_MEM, VT_T_TENSOR, VT_T_USE};
+    static const char *const azCols[] = {VT_MEMROW_COLS, VT_TENSORROW_COLS, "ts, address"};
+    static const int anCol[] = {VT_MEMROW_NCOL, VT_TENSORROW_NCOL, 2};
+    static const char *const azFilter[] = {"1", "1", "kind = 0"};
+    struct vt_tracefile f;
+    int mKept = 0;
+    ASSERT_EQ(VT_EXIT_OK, vt__read_open(&f, zPath, VT_READ_KEEP, NULL));
+    for (int i = 0; i < 3; i++) {
+        const struct vt_tblfacts *t = &f.aT[ak[i]];
+        struct vt_rows c, x;
+        char *z;
+        if (!t->keep.bOk) {
+            ASSERT(!t->keep.a && t->keep.nRow == 0); /* nothing held when not kept */
+            continue;
+        }
+        mKept |= 1 << ak[i];
+        z = vt__ordered_sql(&f, ak[i], azCols[i], azFilter[i], "ts, id");
+        ASSERT(z);
+        ASSERT_EQ(SQLITE_OK, vt__rows_open(&x, f.db, z, anCol[i], t->w));
+        ASSERT_EQ(SQLITE_OK, vt__rows_open_kept(&c, &t->keep, t->w));
+        for (;;) {
+            ASSERT_EQ(SQLITE_OK, vt__rows_next(&x));
+            ASSERT_EQ(SQLITE_OK, vt__rows_next(&c));
+            ASSERT_EQ(x.bRow, c.bRow);
+            if (!x.bRow) break;
+            ASSERT_EQ(x.ts, c.ts);
+            for (int j = 0; j < anCol[i]; j++) {
+                ASSERT_EQ(vt__rows_null(&x, j), vt__rows_null(&c, j));
+                ASSERT_EQ(vt__rows_i64(&x, j), vt__rows_i64(&c, j));
+            }
+        }
+        vt__rows_close(&c);
+        vt__rows_close(&x);
+        free(z);
+    }
+    vt__read_close(&f);
+    return mKept;
+}
+
 /* Rows stored in time order are read by rowid; stored in reverse, through the time indexes: same analysis. */
 TEST(rowid_order_and_time_order_agree)
 {
@@ -210,6 +256,8 @@ TEST(impossible_rows_counted_like_the_guard)
     ASSERT_EQ(ALL_TABLES & ~(1 << VT_T_TENSOR), guarded(&r.aTrace[0].f)); /* every large table holds one */
     ASSERT_EQ(3, r.aTrace[0].f.nNoTime); /* the memory event and the memset at time 0, the use without one */
     vt__result_free(&r);
+    /* kept: the impossible and untimed rows left out */
+    ASSERT_EQ(1 << VT_T_MEM | 1 << VT_T_TENSOR | 1 << VT_T_USE, same_as_kept(zPath));
 
     reverse_tables(zPath);
     ASSERT_EQ(9, guard_count(zPath));
@@ -246,6 +294,7 @@ TEST(real_numbers_fall_back_to_sql)
     ASSERT_EQ(9, r.aTrace[0].lc.nFree);
     ASSERT_EQ(18 * MS, r.aTrace[0].xf.kernelBusyNs); /* one kernel hidden, one starting 0.25 ns late */
     vt__result_free(&r);
+    ASSERT_EQ(1 << VT_T_TENSOR | 1 << VT_T_USE, same_as_kept(zPath)); /* memory_event read by SQL */
     tg_cleanup();
 }
 
@@ -356,6 +405,8 @@ TEST(jittered_rows_read_in_index_order)
          " FROM n ORDER BY ts + d, x; COMMIT;");
     run(zPath, &r); /* the whole analysis through the heaps */
     ASSERT_EQ(10 + 1500 + 750, r.aTrace[0].lc.nAlloc); /* allocations and VMM creations (op 3) */
+    /* kept by the scan: read back through the heaps, NULLs and negative steps included */
+    ASSERT_EQ(1 << VT_T_MEM | 1 << VT_T_TENSOR | 1 << VT_T_USE, same_as_kept(zPath));
     ASSERT(r.aTrace[0].xf.bDone); /* kernels held until in start order, fed to the transfer pass during the scan */
     same_transfers(&r.aTrace[0], zPath);
     vt__result_free(&r);
@@ -403,6 +454,7 @@ TEST(jittered_rows_read_in_index_order)
     ASSERT_EQ(-1, f.aT[VT_T_USE].w);
     ASSERT(f.aT[VT_T_MEM].w > 0);
     vt__read_close(&f);
+    ASSERT_EQ(1 << VT_T_MEM | 1 << VT_T_TENSOR, same_as_kept(zPath)); /* the uses read sorted by SQL: not kept */
     /* exactly at the cap: one row fewer before it, and a heap of VT_REORDER_CAP + 1 rows */
     exec(zPath, "DELETE FROM buffer_use WHERE ts = 200000000;");
     ASSERT_EQ(VT_EXIT_OK, vt__read_open(&f, zPath, 0, NULL));
@@ -542,6 +594,8 @@ TEST(unknown_times_stay_off_the_timeline)
     ASSERT_EQ(1, r.aTrace[0].f.aT[VT_T_USE].nNoTime);
     ASSERT_EQ(0, r.aTrace[0].f.aT[VT_T_MEM].nNoTime); /* the other tables' reads leave the test out */
     vt__result_free(&r);
+    /* the use without a time not kept */
+    ASSERT_EQ(1 << VT_T_MEM | 1 << VT_T_TENSOR | 1 << VT_T_USE, same_as_kept(zPath));
     tg_cleanup();
 }
 

@@ -55,7 +55,7 @@ static int open_one(struct vt_result *r, int iTrace, const char *zPath, const st
     struct vt_trace *t = &r->aTrace[iTrace];
     struct feed fd = {t, NULL, SQLITE_OK};
     struct vt_kernel_feed kf = {&fd, feed_start, feed_kernel, 0};
-    int rc = vt__read_open(&t->f, zPath, o->bNoWrite ? 0 : VT_READ_WRITE, &kf);
+    int rc = vt__read_open(&t->f, zPath, (o->bNoWrite ? 0 : VT_READ_WRITE) | VT_READ_KEEP, &kf);
     if (fd.x) { /* finish the pass when the scan fed it every kernel; else vt__transfers makes it */
         int bDone = rc == VT_EXIT_OK && kf.bDone;
         t->xf.bDone = vt__xfer_end(fd.x, bDone) == SQLITE_OK && bDone;

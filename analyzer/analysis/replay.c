@@ -432,8 +432,15 @@ int vt__replay(struct vt_trace *t, const struct vt_opts *o, const struct vt_dete
     for (i = 0; i < C_N && rc == SQLITE_OK; i++) {
         int bAbsent = (i == C_MEM && !f->aT[VT_T_MEM].bPresent) || (i == C_TENSOR && !f->aT[VT_T_TENSOR].bPresent) ||
                       (i == C_UNSCANNED && !f->aT[VT_T_KER].bAny);
+        const struct vt_kept *pKept = i == C_MEM      ? &f->aT[VT_T_MEM].keep
+                                      : i == C_TENSOR ? &f->aT[VT_T_TENSOR].keep
+                                      : i == C_KUSE   ? &f->aT[VT_T_USE].keep
+                                                      : NULL;
         if (bAbsent) continue;
-        rc = azSql[i] ? vt__rows_open(&ac[i], f->db, azSql[i], anCol[i], aw[i]) : SQLITE_NOMEM;
+        if (pKept && pKept->bOk) /* the rows the scan kept for this SELECT: not read again */
+            rc = pKept->nCol == anCol[i] ? vt__rows_open_kept(&ac[i], pKept, aw[i]) : SQLITE_MISUSE;
+        else
+            rc = azSql[i] ? vt__rows_open(&ac[i], f->db, azSql[i], anCol[i], aw[i]) : SQLITE_NOMEM;
         if (rc == SQLITE_OK) rc = vt__rows_next(&ac[i]);
     }
     while (rc == SQLITE_OK) {
@@ -485,6 +492,7 @@ int vt__replay(struct vt_trace *t, const struct vt_opts *o, const struct vt_dete
         vt__rows_close(&ac[i]);
         free(azSql[i]);
     }
+    vt__kept_free(&t->f); /* read: its memory goes before the fit's replays */
     t->tl.apLive = NULL;
     t->tl.nLive = 0;
     vt__live_free(r.pCuda);

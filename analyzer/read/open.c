@@ -200,6 +200,7 @@ int vt__read_open(struct vt_tracefile *f, const char *zPath, unsigned flags, str
     int rc;
     memset(f, 0, sizeof *f);
     f->zPath = zPath;
+    f->bKeep = (flags & VT_READ_KEEP) != 0;
     /* the stages, each once, in order: what the input is and, for another tool's file, its import (import
      * layer); the connection and the schema check (with the meta rows); the scan (with the guard); meta,
      * devices, time, notes */
@@ -241,6 +242,7 @@ void vt__read_close(struct vt_tracefile *f)
         free(f->aMeta[i].zValue);
     }
     for (int k = 0; k < VT_T_N; k++) sqlite3_free(f->aT[k].zGuard);
+    vt__kept_free(f);
     vt__figures_free(f);
     free(f->azTable);
     free(f->aMeta);

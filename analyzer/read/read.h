@@ -37,6 +37,22 @@ static inline const char *vt__tbl_name(int k)
     return k >= 0 && k < VT_T_N ? az[k] : "?";
 }
 
+/*
+ * The rows of one large table the replay takes (time known, possible, kernel-argument uses only), kept
+ * by the scan when asked (VT_READ_KEEP) so that the replay reads them from memory instead of SQLite:
+ * in rowid order, each row a varint mask of its NULL columns, then each other column as the zigzag
+ * varint of its difference from the same column's last value (rows.c reads them back, as vt_rows).
+ * Columns in the order of the replay's SELECT (time first); a few bytes a row.
+ */
+struct vt_kept {
+    unsigned char *a;       /* the encoded rows */
+    size_t n, nAlloc;
+    int nCol;
+    int bOk;                /* every row the replay takes is here (else it reads the table) */
+    int64_t nRow;
+    int64_t aLast[16];      /* each column's last value (the encoder's state; VT_ROW_MAXCOL) */
+};
+
 /* What the scan found in one large table. */
 struct vt_tblfacts {
     int bPresent;       /* the table exists (tensor_event: schema 3) */
@@ -52,6 +68,7 @@ struct vt_tblfacts {
     const char *zWorstCol; /* the column that made the most rows impossible (static), NULL when none */
     int64_t nWorst;        /* how many */
     char *zGuard;          /* the guard's condition on its possible rows (sqlite3_malloc'd), NULL when none */
+    struct vt_kept keep;   /* the rows the replay takes, when kept (memory_event, tensor_event, buffer_use) */
 };
 
 #define VT_KIND_SLOTS 16 /* memory and copy kinds counted one by one; the last slot takes any other */
@@ -192,6 +209,7 @@ struct vt_tracefile {
     int nDev;
     /* the guard and the scan */
     int64_t nHidden;        /* impossible rows hidden, every table */
+    int bKeep;              /* the scan keeps the rows the replay takes (VT_READ_KEEP) */
     struct vt_tblfacts aT[VT_T_N];
     int64_t aMemOp[16];     /* memory events by op (index op; 0 for unknown ops) */
     int64_t allocBytes;     /* bytes of op alloc */
@@ -259,6 +277,7 @@ static inline int64_t vt__read_meta_int(const struct vt_tracefile *f, const char
 /* vt__read_open flags */
 #define VT_READ_WRITE 1    /* open writable when the file allows (indexes, results written back) */
 #define VT_READ_NOSCAN 2   /* validate and read meta only (sql): no guard, no scan */
+#define VT_READ_KEEP 4     /* the scan keeps the rows the replay takes (vt_kept; vt__kept_free drops them) */
 
 /*
  * A kernel consumer for the scan: the pass over the kernel table hands each kernel
@@ -368,6 +387,17 @@ extern const char *const vt__guard_tables[];
 /* ---- scan.c ---- */
 /* The pass over every large table (and the guard's count of the small ones), filling f's facts. SQLite code. */
 int vt__scan(struct vt_tracefile *f, struct vt_kernel_feed *pFeed);
+/* Drop one table's kept rows (p zeroed). */
+static inline void vt__kept_drop(struct vt_kept *p)
+{
+    free(p->a);
+    memset(p, 0, sizeof *p);
+}
+/* Drop the rows the scan kept (f->aT[k].keep, every table): the replay read them, or it reads the tables. */
+static inline void vt__kept_free(struct vt_tracefile *f)
+{
+    for (int k = 0; k < VT_T_N; k++) vt__kept_drop(&f->aT[k].keep);
+}
 
 /* ---- rows.c ---- */
 /*
@@ -401,19 +431,25 @@ struct vt_rows {
     struct vt_rows_ent { uint64_t ts, tag; } *aHeap; /* time and order read, slot (rows.c) */
     int nHeap, *aFree, nFree, lastSlot, bEof;
     int64_t nRead;
+    const struct vt_kept *pKept; /* the rows come from what the scan kept instead of pStmt (vt__rows_open_kept) */
+    size_t iKept;             /* where the next of them begins */
+    int64_t nKeptLeft;        /* how many are left */
+    int64_t aLast[VT_ROW_MAXCOL]; /* each column's last value (the decoder's state) */
 };
 /* Prepare zSql (NULL: out of memory) for reading with window w; SQLite code. */
 int vt__rows_open(struct vt_rows *c, sqlite3 *db, const char *zSql, int nCol, int w);
+/* The same over the rows the scan kept (p->bOk), as the SELECT they were kept for reads them; SQLite code. */
+int vt__rows_open_kept(struct vt_rows *c, const struct vt_kept *p, int w);
 int vt__rows_next(struct vt_rows *c);  /* the next row in time order (c->bRow); SQLite code */
 void vt__rows_close(struct vt_rows *c); /* release (c zeroed or opened) */
 /* Column i of the current row: its int64 value, and whether it is NULL. */
 static inline int64_t vt__rows_i64(const struct vt_rows *c, int i)
 {
-    return c->w > 0 ? c->pRow->a[i] : sqlite3_column_int64(c->pStmt, i);
+    return c->pRow ? c->pRow->a[i] : sqlite3_column_int64(c->pStmt, i);
 }
 static inline int vt__rows_null(const struct vt_rows *c, int i)
 {
-    return c->w > 0 ? (int)(c->pRow->mNull >> i & 1) : sqlite3_column_type(c->pStmt, i) == SQLITE_NULL;
+    return c->pRow ? (int)(c->pRow->mNull >> i & 1) : sqlite3_column_type(c->pStmt, i) == SQLITE_NULL;
 }
 /* Column i as an int64, dflt when NULL. */
 static inline int64_t vt__rows_or(const struct vt_rows *c, int i, int64_t dflt)

@@ -89,17 +89,59 @@ static int ent_less(const struct vt_rows_ent *a, const struct vt_rows_ent *b)
     return ((ent_key)a->ts << 64 | a->tag) < ((ent_key)b->ts << 64 | b->tag);
 }
 
-/* Read the statement's row into a free slot; its heap entry in *pe. */
+/* The varint at *pp (7 bits a byte, low first); *pp moves past it. */
+static inline uint64_t kept_varint(const unsigned char **pp)
+{
+    const unsigned char *p = *pp;
+    uint64_t v = *p & 0x7f;
+    for (int sh = 7; *p++ & 0x80; sh += 7) v |= (uint64_t)(*p & 0x7f) << sh;
+    *pp = p;
+    return v;
+}
+
+/* The next of the kept rows into r, as scan.c's keep_row wrote it: the NULL columns' mask, then each other
+ * column's difference from its last value (zigzag). */
+static void kept_read(struct vt_rows *c, struct vt_row *r)
+{
+    const unsigned char *p = c->pKept->a + c->iKept;
+    uint64_t m = kept_varint(&p);
+    r->mNull = (uint32_t)m;
+    for (int k = 0; k < c->nCol; k++) {
+        uint64_t z;
+        if (m >> k & 1) {
+            r->a[k] = 0; /* NULL reads as 0 */
+            continue;
+        }
+        z = kept_varint(&p);
+        r->a[k] = c->aLast[k] = (int64_t)((uint64_t)c->aLast[k] + (z >> 1 ^ (uint64_t)-(int64_t)(z & 1)));
+    }
+    c->iKept = (size_t)(p - c->pKept->a);
+}
+
+/* Step the rows' source: SQLITE_ROW (a row to read), SQLITE_DONE, or an error. */
+static int rows_step(struct vt_rows *c)
+{
+    if (!c->pKept) return sqlite3_step(c->pStmt);
+    if (c->nKeptLeft == 0) return SQLITE_DONE;
+    c->nKeptLeft--;
+    return SQLITE_ROW;
+}
+
+/* Read the source's row into a free slot; its heap entry in *pe. */
 static void rows_read(struct vt_rows *c, struct vt_rows_ent *pe)
 {
     int slot = c->aFree[--c->nFree];
     struct vt_row *r = &c->aSlot[slot];
     r->mNull = 0;
-    for (int k = 0; k < c->nCol; k++) {
-        int64_t v = sqlite3_column_int64(c->pStmt, k);
-        r->a[k] = v;
-        /* NULL reads as 0: only a 0 may be NULL */
-        if (v == 0 && sqlite3_column_type(c->pStmt, k) == SQLITE_NULL) r->mNull |= 1u << k;
+    if (c->pKept) {
+        kept_read(c, r);
+    } else {
+        for (int k = 0; k < c->nCol; k++) {
+            int64_t v = sqlite3_column_int64(c->pStmt, k);
+            r->a[k] = v;
+            /* NULL reads as 0: only a 0 may be NULL */
+            if (v == 0 && sqlite3_column_type(c->pStmt, k) == SQLITE_NULL) r->mNull |= 1u << k;
+        }
     }
     pe->ts = (uint64_t)r->a[0] ^ TS_FLIP;
     pe->tag = (uint64_t)c->nRead++ << SLOT_BITS | (uint64_t)slot; /* rows come in rowid order */
@@ -167,23 +209,38 @@ static void rows_push_pop(struct vt_rows *c)
     rows_hand_out(c, &top);
 }
 
-/* Prepare zSql (NULL: out of memory) for reading with window w (analysis.h); SQLite code. */
-int vt__rows_open(struct vt_rows *c, sqlite3 *db, const char *zSql, int nCol, int w)
+/* c zeroed for nCol columns read with window w (the slots and heap it needs; rows from pKept when not NULL, which
+ * needs a slot even for w 0); SQLite code. */
+static int rows_init(struct vt_rows *c, int nCol, int w, const struct vt_kept *pKept)
 {
-    int rc = SQLITE_NOMEM;
     memset(c, 0, sizeof *c);
     c->nCol = nCol;
     c->w = w > 0 && nCol <= VT_ROW_MAXCOL ? w : 0;
     c->lastSlot = -1;
-    if (w > 0 && nCol > VT_ROW_MAXCOL) return SQLITE_MISUSE;
-    if (c->w > 0) {
+    c->pKept = pKept;
+    if ((w > 0 || pKept) && nCol > VT_ROW_MAXCOL) return SQLITE_MISUSE;
+    if (c->w > 0 || pKept) {
         c->aSlot = malloc(sizeof *c->aSlot * (size_t)(c->w + 1));
         c->aHeap = malloc(sizeof *c->aHeap * (size_t)(c->w + 1));
         c->aFree = malloc(sizeof *c->aFree * (size_t)(c->w + 1));
-        if (!c->aSlot || !c->aHeap || !c->aFree) return rc;
+        if (!c->aSlot || !c->aHeap || !c->aFree) return SQLITE_NOMEM;
         for (int i = 0; i <= c->w; i++) c->aFree[c->nFree++] = c->w - i;
     }
-    if (zSql) rc = sqlite3_prepare_v2(db, zSql, -1, &c->pStmt, NULL);
+    return SQLITE_OK;
+}
+
+/* Prepare zSql (NULL: out of memory) for reading with window w (analysis.h); SQLite code. */
+int vt__rows_open(struct vt_rows *c, sqlite3 *db, const char *zSql, int nCol, int w)
+{
+    int rc = rows_init(c, nCol, w, NULL);
+    if (rc == SQLITE_OK) rc = zSql ? sqlite3_prepare_v2(db, zSql, -1, &c->pStmt, NULL) : SQLITE_NOMEM;
+    return rc;
+}
+
+int vt__rows_open_kept(struct vt_rows *c, const struct vt_kept *p, int w)
+{
+    int rc = rows_init(c, p->nCol, w, p);
+    c->nKeptLeft = p->nRow;
     return rc;
 }
 
@@ -191,6 +248,15 @@ int vt__rows_open(struct vt_rows *c, sqlite3 *db, const char *zSql, int nCol, in
 int vt__rows_next(struct vt_rows *c)
 {
     int rc = SQLITE_OK;
+    if (c->w <= 0 && c->pKept) { /* in order: each row straight from the kept ones */
+        c->bRow = rows_step(c) == SQLITE_ROW;
+        if (c->bRow) {
+            kept_read(c, &c->aSlot[0]);
+            c->pRow = &c->aSlot[0];
+            c->ts = c->pRow->a[0];
+        }
+        return SQLITE_OK;
+    }
     if (c->w <= 0) {
         rc = sqlite3_step(c->pStmt);
         c->bRow = rc == SQLITE_ROW;
@@ -202,7 +268,7 @@ int vt__rows_next(struct vt_rows *c)
     c->bRow = 0;
     while (!c->bEof && c->nHeap < c->w) { /* fill the heap to w rows */
         struct vt_rows_ent e;
-        rc = sqlite3_step(c->pStmt);
+        rc = rows_step(c);
         if (rc == SQLITE_DONE) {
             c->bEof = 1;
         } else if (rc != SQLITE_ROW) {
@@ -213,7 +279,7 @@ int vt__rows_next(struct vt_rows *c)
         }
     }
     if (!c->bEof) { /* the (w + 1)th row: the least of the w + 1 goes */
-        rc = sqlite3_step(c->pStmt);
+        rc = rows_step(c);
         if (rc == SQLITE_ROW) {
             rows_push_pop(c);
             return SQLITE_OK;

@@ -38,6 +38,17 @@ static const struct {
 
 #define MAX_GUARD 8 /* guarded columns of one large table besides its times */
 
+/* The columns the replay takes of the rows kept (VT_READ_KEEP), by table: its SELECTs (replay.c), the
+ * time first (the scan passes the others to vt_scan_row), and how many. */
+static const char *const azKeep[VT_T_N] = {VT_MEMROW_COLS, VT_TENSORROW_COLS, "ts, address", NULL, NULL, NULL};
+static const int anKeep[VT_T_N] = {VT_MEMROW_NCOL, VT_TENSORROW_NCOL, 2, 0, 0, 0};
+_Static_assert(VT_MEMROW_NCOL <= VT_ROW_MAXCOL && VT_TENSORROW_NCOL <= VT_ROW_MAXCOL &&
+                   sizeof ((struct vt_kept *)0)->aLast >= VT_ROW_MAXCOL * sizeof(int64_t),
+               "a kept row fits a reader's row");
+
+/* Bytes of kept rows beyond which a trace's rows are not kept (the replay reads the tables): 32 M rows of uses. */
+#define KEEP_MAX ((size_t)256 << 20)
+
 /* What the pass over one table found: the state of vt_scan_row. */
 struct scan {
     int k;                  /* VT_T_* */
@@ -51,6 +62,8 @@ struct scan {
     const char *azGuard[MAX_GUARD];
     int64_t aReject[MAX_GUARD + 1]; /* rows rejected by each guarded argument; the last: by their times */
     int bIrregular;         /* a value only SQL can judge exactly: SQL decides instead */
+    struct vt_kept *pKeep;  /* the rows the replay takes, kept here (NULL: not kept) */
+    int aKeepArg[VT_ROW_MAXCOL]; /* the argument holding each of their columns after the time */
     /* order (see order_row) */
     int w;                  /* reorder window so far, -1 beyond VT_REORDER_CAP */
     int64_t nRow;           /* rows checked for order so far */
@@ -227,8 +240,58 @@ static int64_t row_bytes(const struct scan *s, sqlite3_value **argv)
     return s->iBytes >= 0 ? sqlite3_value_int64(argv[aLarge[s->k].nTime + s->iBytes]) : 0;
 }
 
-/* The figures of one kept row of table k (times already judged; bKnown: start known and after 0). */
-static void row_figures(struct scan *s, sqlite3_value **argv, int64_t start, int64_t end, int bKnown)
+/* Append unsigned v to the kept rows as a varint (7 bits a byte, low first): room for 10 bytes made. */
+static inline void keep_varint(struct vt_kept *p, uint64_t v)
+{
+    while (v >= 0x80) {
+        p->a[p->n++] = (unsigned char)(v | 0x80);
+        v >>= 7;
+    }
+    p->a[p->n++] = (unsigned char)v;
+}
+
+/*
+ * Keep a row the replay takes (vt_kept): its time ts, then the other columns of the replay's SELECT
+ * from their arguments, as it reads them (sqlite3_column_int64: NULL reads 0). Out of room (KEEP_MAX)
+ * or memory, nothing of the table is kept any more: the replay reads it.
+ */
+static void keep_row(struct scan *s, int64_t ts, sqlite3_value **argv)
+{
+    struct vt_kept *p = s->pKeep;
+    uint64_t mNull = 0;
+    int64_t av[VT_ROW_MAXCOL];
+    if (p->n + 10 * ((size_t)p->nCol + 1) > p->nAlloc) { /* room for the longest row */
+        size_t nNew = p->nAlloc ? 2 * p->nAlloc : (size_t)1 << 16;
+        unsigned char *aNew = nNew <= KEEP_MAX ? realloc(p->a, nNew) : NULL;
+        if (!aNew) {
+            vt__kept_drop(p);
+            s->pKeep = NULL;
+            return;
+        }
+        p->a = aNew;
+        p->nAlloc = nNew;
+    }
+    av[0] = ts;
+    for (int i = 1; i < p->nCol; i++) { /* NULL reads as 0: only a 0 may be NULL */
+        av[i] = sqlite3_value_int64(argv[s->aKeepArg[i]]);
+        if (av[i] == 0 && sqlite3_value_type(argv[s->aKeepArg[i]]) == SQLITE_NULL) mNull |= (uint64_t)1 << i;
+    }
+    keep_varint(p, mNull);
+    for (int i = 0; i < p->nCol; i++) {
+        uint64_t d = (uint64_t)av[i] - (uint64_t)p->aLast[i];
+        if (mNull >> i & 1) continue;
+        p->aLast[i] = av[i];
+        keep_varint(p, d << 1 ^ (uint64_t)-(int64_t)(d >> 63)); /* zigzag: small either way */
+    }
+    p->nRow++;
+}
+
+
+/*
+ * The figures of one kept row of table k (times already judged; bKnown: start known and after 0).
+ * Returns whether the replay takes such a row (buffer_use: kernel-argument uses only), 1 or 0.
+ */
+static int row_figures(struct scan *s, sqlite3_value **argv, int64_t start, int64_t end, int bKnown)
 {
     struct vt_tracefile *f = s->f;
     int64_t op, kind, bytes;
@@ -252,7 +315,7 @@ static void row_figures(struct scan *s, sqlite3_value **argv, int64_t start, int
         }
         break;
     case VT_T_USE:
-        if (extra_int(s, argv, 0) != VT_USE_KERNEL_ARG) return; /* readers take kernel uses only */
+        if (extra_int(s, argv, 0) != VT_USE_KERNEL_ARG) return 0; /* readers take kernel uses only */
         s->t->bAny = 1;
         break;
     case VT_T_COPY: {
@@ -274,6 +337,7 @@ static void row_figures(struct scan *s, sqlite3_value **argv, int64_t start, int
     default: break;
     }
     if (bKnown) order_row(s, start);
+    return 1;
 }
 
 /*
@@ -319,7 +383,7 @@ static void scan_row(sqlite3_context *ctx, int argc, sqlite3_value **argv)
         if (t->t0 < 0 || aTime[0] < t->t0) t->t0 = aTime[0];
         if (end > t->t1) t->t1 = end;
     }
-    row_figures(s, argv, aTime[0], end, bKnown);
+    if (row_figures(s, argv, aTime[0], end, bKnown) && bKnown && s->pKeep) keep_row(s, aTime[0], argv);
 }
 
 /* Reset the figures of table k in f (before the pass, and before SQL redoes them). */
@@ -538,6 +602,43 @@ static void block_t(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 }
 
 /*
+ * Where vt_scan_row finds each column of zKeep (the replay's SELECT) after the time: a guarded or extra
+ * argument of the same name (zExtra the extras), else one appended to zArgs (n bytes of nArgs used) here.
+ * A column the table lacks (cols) keeps nothing (s->pKeep NULL): the replay's own SELECT says so.
+ * Returns the bytes of zArgs used (nArgs or more: out of room).
+ */
+static size_t keep_args(struct scan *s, const char *zKeep, const char *zExtra, const struct vt_columns *cols, char *zArgs,
+                        size_t n, size_t nArgs)
+{
+    int nArg = aLarge[s->k].nTime + s->nGuard + aLarge[s->k].nExtra, iCol = 0;
+    for (const char *p = zKeep; *p && n < nArgs; iCol++) {
+        size_t nName = strcspn(p, ","), nE;
+        int iArg = -1, iE = 0;
+        for (int i = 0; iCol > 0 && i < s->nGuard && iArg < 0; i++)
+            if (strlen(s->azGuard[i]) == nName && !strncmp(s->azGuard[i], p, nName)) iArg = aLarge[s->k].nTime + i;
+        for (const char *e = zExtra; iCol > 0 && *e && iArg < 0; e += nE + (e[nE] == ','), iE++) {
+            e += strspn(e, " ");
+            nE = strcspn(e, ",");
+            if (nE == nName && !strncmp(e, p, nName)) iArg = aLarge[s->k].nTime + s->nGuard + iE;
+        }
+        if (iCol > 0 && iArg < 0) { /* not an argument yet: a column (or a number) */
+            char zName[32];
+            snprintf(zName, sizeof zName, "%.*s", (int)nName, p);
+            if (!(zName[0] >= '0' && zName[0] <= '9') && !vt__columns_has(cols, zName)) {
+                s->pKeep = NULL;
+                return n;
+            }
+            n += (size_t)snprintf(zArgs + n, nArgs - n, ", %s", zName);
+            iArg = nArg++;
+        }
+        s->aKeepArg[iCol] = iArg; /* the time's (column 0) is the scan's own */
+        p += nName;
+        p += strspn(p, ", ");
+    }
+    return n;
+}
+
+/*
  * One pass over table k in rowid order (a table scan visits rows in rowid order) through
  * vt_scan_row, or by SQL when a value only SQL can judge is met. Fills f->aT[k] and the
  * table's figures; hides the impossible rows behind the guard's view. An SQLite code.
@@ -567,11 +668,23 @@ static int scan_table(struct vt_tracefile *f, int k, struct vt_kernel_feed *pFee
     rc = guard_columns(f->db, k, &s);
     if (rc == SQLITE_OK && k == VT_T_KER) rc = unscanned_column(f, &zExtra);
     if (rc != SQLITE_OK) return rc;
+    if (f->bKeep && azKeep[k]) {
+        s.pKeep = &s.t->keep;
+        s.pKeep->nCol = anKeep[k];
+    }
     n = (size_t)snprintf(zArgs, sizeof zArgs, "%s",
                          s.bStored ? (aLarge[k].nTime == 1 ? "t" : "t, dur")
                                    : (aLarge[k].nTime == 1 ? "ts" : "start, \"end\""));
     for (int i = 0; i < s.nGuard && n < sizeof zArgs; i++) n += (size_t)snprintf(zArgs + n, sizeof zArgs - n, ", \"%s\"", s.azGuard[i]);
     if (n < sizeof zArgs) n += (size_t)snprintf(zArgs + n, sizeof zArgs - n, ", %s", zExtra);
+    if (s.pKeep) {
+        struct vt_columns cols;
+        memset(&cols, 0, sizeof cols);
+        rc = vt__columns_read(f->db, aLarge[k].zTable, &cols);
+        if (rc == SQLITE_OK) n = keep_args(&s, azKeep[k], zExtra, &cols, zArgs, n, sizeof zArgs);
+        vt__columns_free(&cols);
+        if (rc != SQLITE_OK) return rc;
+    }
     s.aPt = malloc(sizeof *s.aPt * RING); /* its pages are touched only as far as it fills */
     /* the kernels of schema 5 (a view over kernel_row: the pass reads only t and dur) straight from their rows,
      * whose order is the view's (its id) */
@@ -611,6 +724,9 @@ static int scan_table(struct vt_tracefile *f, int k, struct vt_kernel_feed *pFee
         rc = vt__sql_ints(f->db, "SELECT EXISTS(SELECT 1 FROM main.kernel_sig WHERE args_scanned = 0)", &a, 1, -1);
         s.t->bAny = a > 0;
     }
+    /* the rows kept are the replay's when every row was judged here and lies within the reorder window */
+    if (s.pKeep && rc == SQLITE_OK && !s.bIrregular && s.w >= 0) s.pKeep->bOk = 1;
+    else vt__kept_drop(&s.t->keep);
     while (rc == SQLITE_OK && s.pFeed && !s.bIrregular && !s.bKerLost && s.nKer > 0) ker_feed(&s);
     if (s.pFeed) s.pFeed->bDone = rc == SQLITE_OK && !s.bIrregular && !s.bKerLost && s.rcFeed == SQLITE_OK;
     if (rc == SQLITE_OK && s.bIrregular) s.t->nHidden = 0;
