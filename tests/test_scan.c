@@ -150,14 +150,14 @@ static int same_as_kept(const char *zPath)
         struct vt_rows c, x;
         char *z;
         if (!t->keep.bOk) {
-            ASSERT(!t->keep.a && t->keep.nRow == 0); /* nothing held when not kept */
+            ASSERT(!t->keep.pFirst && t->keep.nRow == 0); /* nothing held when not kept */
             continue;
         }
         mKept |= 1 << ak[i];
         z = vt__ordered_sql(&f, ak[i], azCols[i], azFilter[i], "ts, id");
         ASSERT(z);
         ASSERT_EQ(SQLITE_OK, vt__rows_open(&x, f.db, z, anCol[i], t->w));
-        ASSERT_EQ(SQLITE_OK, vt__rows_open_kept(&c, &t->keep, t->w));
+        ASSERT_EQ(SQLITE_OK, vt__rows_open_kept(&c, &f.aT[ak[i]].keep, t->w));
         for (;;) {
             ASSERT_EQ(SQLITE_OK, vt__rows_next(&x));
             ASSERT_EQ(SQLITE_OK, vt__rows_next(&c));

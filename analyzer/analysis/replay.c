@@ -432,10 +432,10 @@ int vt__replay(struct vt_trace *t, const struct vt_opts *o, const struct vt_dete
     for (i = 0; i < C_N && rc == SQLITE_OK; i++) {
         int bAbsent = (i == C_MEM && !f->aT[VT_T_MEM].bPresent) || (i == C_TENSOR && !f->aT[VT_T_TENSOR].bPresent) ||
                       (i == C_UNSCANNED && !f->aT[VT_T_KER].bAny);
-        const struct vt_kept *pKept = i == C_MEM      ? &f->aT[VT_T_MEM].keep
-                                      : i == C_TENSOR ? &f->aT[VT_T_TENSOR].keep
-                                      : i == C_KUSE   ? &f->aT[VT_T_USE].keep
-                                                      : NULL;
+        struct vt_kept *pKept = i == C_MEM      ? &t->f.aT[VT_T_MEM].keep
+                                : i == C_TENSOR ? &t->f.aT[VT_T_TENSOR].keep
+                                : i == C_KUSE   ? &t->f.aT[VT_T_USE].keep
+                                                : NULL;
         if (bAbsent) continue;
         if (pKept && pKept->bOk) /* the rows the scan kept for this SELECT: not read again */
             rc = pKept->nCol == anCol[i] ? vt__rows_open_kept(&ac[i], pKept, aw[i]) : SQLITE_MISUSE;

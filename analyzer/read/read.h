@@ -42,11 +42,18 @@ static inline const char *vt__tbl_name(int k)
  * by the scan when asked (VT_READ_KEEP) so that the replay reads them from memory instead of SQLite:
  * in rowid order, each row a varint mask of its NULL columns, then each other column as the zigzag
  * varint of its difference from the same column's last value (rows.c reads them back, as vt_rows).
- * Columns in the order of the replay's SELECT (time first); a few bytes a row.
+ * Columns in the order of the replay's SELECT (time first); a few bytes a row, in chunks that the one
+ * reader releases as it passes them (a row never straddles two).
  */
+struct vt_keptchunk {
+    struct vt_keptchunk *pNext;
+    size_t n;               /* bytes used of a[] (VT_KEEP_CHUNK) */
+    unsigned char a[];
+};
+#define VT_KEEP_CHUNK ((size_t)1 << 20)
 struct vt_kept {
-    unsigned char *a;       /* the encoded rows */
-    size_t n, nAlloc;
+    struct vt_keptchunk *pFirst, *pLast; /* the chunks not yet read */
+    size_t nBytes;          /* chunks made, bytes */
     int nCol;
     int bOk;                /* every row the replay takes is here (else it reads the table) */
     int64_t nRow;
@@ -390,7 +397,11 @@ int vt__scan(struct vt_tracefile *f, struct vt_kernel_feed *pFeed);
 /* Drop one table's kept rows (p zeroed). */
 static inline void vt__kept_drop(struct vt_kept *p)
 {
-    free(p->a);
+    while (p->pFirst) {
+        struct vt_keptchunk *x = p->pFirst;
+        p->pFirst = x->pNext;
+        free(x);
+    }
     memset(p, 0, sizeof *p);
 }
 /* Drop the rows the scan kept (f->aT[k].keep, every table): the replay read them, or it reads the tables. */
@@ -431,15 +442,16 @@ struct vt_rows {
     struct vt_rows_ent { uint64_t ts, tag; } *aHeap; /* time and order read, slot (rows.c) */
     int nHeap, *aFree, nFree, lastSlot, bEof;
     int64_t nRead;
-    const struct vt_kept *pKept; /* the rows come from what the scan kept instead of pStmt (vt__rows_open_kept) */
-    size_t iKept;             /* where the next of them begins */
+    struct vt_kept *pKept;    /* the rows come from what the scan kept instead of pStmt (vt__rows_open_kept) */
+    size_t iKept;             /* where the next of them begins in pKept->pFirst */
     int64_t nKeptLeft;        /* how many are left */
     int64_t aLast[VT_ROW_MAXCOL]; /* each column's last value (the decoder's state) */
 };
 /* Prepare zSql (NULL: out of memory) for reading with window w; SQLite code. */
 int vt__rows_open(struct vt_rows *c, sqlite3 *db, const char *zSql, int nCol, int w);
-/* The same over the rows the scan kept (p->bOk), as the SELECT they were kept for reads them; SQLite code. */
-int vt__rows_open_kept(struct vt_rows *c, const struct vt_kept *p, int w);
+/* The same over the rows the scan kept (p->bOk), as the SELECT they were kept for reads them, each chunk released
+ * once read (p then holds what is left: one reader, once); SQLite code. */
+int vt__rows_open_kept(struct vt_rows *c, struct vt_kept *p, int w);
 int vt__rows_next(struct vt_rows *c);  /* the next row in time order (c->bRow); SQLite code */
 void vt__rows_close(struct vt_rows *c); /* release (c zeroed or opened) */
 /* Column i of the current row: its int64 value, and whether it is NULL. */

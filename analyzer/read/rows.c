@@ -103,7 +103,16 @@ static inline uint64_t kept_varint(const unsigned char **pp)
  * column's difference from its last value (zigzag). */
 static void kept_read(struct vt_rows *c, struct vt_row *r)
 {
-    const unsigned char *p = c->pKept->a + c->iKept;
+    struct vt_kept *pK = c->pKept;
+    const unsigned char *p;
+    if (c->iKept == pK->pFirst->n) { /* this chunk read: released, the next one */
+        struct vt_keptchunk *x = pK->pFirst;
+        pK->pFirst = x->pNext;
+        if (!pK->pFirst) pK->pLast = NULL;
+        free(x);
+        c->iKept = 0;
+    }
+    p = pK->pFirst->a + c->iKept;
     uint64_t m = kept_varint(&p);
     r->mNull = (uint32_t)m;
     for (int k = 0; k < c->nCol; k++) {
@@ -115,7 +124,7 @@ static void kept_read(struct vt_rows *c, struct vt_row *r)
         z = kept_varint(&p);
         r->a[k] = c->aLast[k] = (int64_t)((uint64_t)c->aLast[k] + (z >> 1 ^ (uint64_t)-(int64_t)(z & 1)));
     }
-    c->iKept = (size_t)(p - c->pKept->a);
+    c->iKept = (size_t)(p - pK->pFirst->a);
 }
 
 /* Step the rows' source: SQLITE_ROW (a row to read), SQLITE_DONE, or an error. */
@@ -211,7 +220,7 @@ static void rows_push_pop(struct vt_rows *c)
 
 /* c zeroed for nCol columns read with window w (the slots and heap it needs; rows from pKept when not NULL, which
  * needs a slot even for w 0); SQLite code. */
-static int rows_init(struct vt_rows *c, int nCol, int w, const struct vt_kept *pKept)
+static int rows_init(struct vt_rows *c, int nCol, int w, struct vt_kept *pKept)
 {
     memset(c, 0, sizeof *c);
     c->nCol = nCol;
@@ -237,7 +246,7 @@ int vt__rows_open(struct vt_rows *c, sqlite3 *db, const char *zSql, int nCol, in
     return rc;
 }
 
-int vt__rows_open_kept(struct vt_rows *c, const struct vt_kept *p, int w)
+int vt__rows_open_kept(struct vt_rows *c, struct vt_kept *p, int w)
 {
     int rc = rows_init(c, p->nCol, w, p);
     c->nKeptLeft = p->nRow;

@@ -240,14 +240,14 @@ static int64_t row_bytes(const struct scan *s, sqlite3_value **argv)
     return s->iBytes >= 0 ? sqlite3_value_int64(argv[aLarge[s->k].nTime + s->iBytes]) : 0;
 }
 
-/* Append unsigned v to the kept rows as a varint (7 bits a byte, low first): room for 10 bytes made. */
-static inline void keep_varint(struct vt_kept *p, uint64_t v)
+/* Append unsigned v to chunk x as a varint (7 bits a byte, low first): room for 10 bytes made. */
+static inline void keep_varint(struct vt_keptchunk *x, uint64_t v)
 {
     while (v >= 0x80) {
-        p->a[p->n++] = (unsigned char)(v | 0x80);
+        x->a[x->n++] = (unsigned char)(v | 0x80);
         v >>= 7;
     }
-    p->a[p->n++] = (unsigned char)v;
+    x->a[x->n++] = (unsigned char)v;
 }
 
 /*
@@ -258,30 +258,34 @@ static inline void keep_varint(struct vt_kept *p, uint64_t v)
 static void keep_row(struct scan *s, int64_t ts, sqlite3_value **argv)
 {
     struct vt_kept *p = s->pKeep;
+    struct vt_keptchunk *x = p->pLast;
     uint64_t mNull = 0;
     int64_t av[VT_ROW_MAXCOL];
-    if (p->n + 10 * ((size_t)p->nCol + 1) > p->nAlloc) { /* room for the longest row */
-        size_t nNew = p->nAlloc ? 2 * p->nAlloc : (size_t)1 << 16;
-        unsigned char *aNew = nNew <= KEEP_MAX ? realloc(p->a, nNew) : NULL;
-        if (!aNew) {
+    if (!x || x->n + 10 * ((size_t)p->nCol + 1) > VT_KEEP_CHUNK) { /* no room for the longest row: a chunk more */
+        x = p->nBytes + VT_KEEP_CHUNK <= KEEP_MAX ? malloc(sizeof *x + VT_KEEP_CHUNK) : NULL;
+        if (!x) {
             vt__kept_drop(p);
             s->pKeep = NULL;
             return;
         }
-        p->a = aNew;
-        p->nAlloc = nNew;
+        x->pNext = NULL;
+        x->n = 0;
+        if (p->pLast) p->pLast->pNext = x;
+        else p->pFirst = x;
+        p->pLast = x;
+        p->nBytes += VT_KEEP_CHUNK;
     }
     av[0] = ts;
     for (int i = 1; i < p->nCol; i++) { /* NULL reads as 0: only a 0 may be NULL */
         av[i] = sqlite3_value_int64(argv[s->aKeepArg[i]]);
         if (av[i] == 0 && sqlite3_value_type(argv[s->aKeepArg[i]]) == SQLITE_NULL) mNull |= (uint64_t)1 << i;
     }
-    keep_varint(p, mNull);
+    keep_varint(x, mNull);
     for (int i = 0; i < p->nCol; i++) {
         uint64_t d = (uint64_t)av[i] - (uint64_t)p->aLast[i];
         if (mNull >> i & 1) continue;
         p->aLast[i] = av[i];
-        keep_varint(p, d << 1 ^ (uint64_t)-(int64_t)(d >> 63)); /* zigzag: small either way */
+        keep_varint(x, d << 1 ^ (uint64_t)-(int64_t)(d >> 63)); /* zigzag: small either way */
     }
     p->nRow++;
 }
