@@ -471,14 +471,16 @@ static int count_rows(const char *zPath, struct counts *c)
 static int raw_scan(const char *zPath, int bOrdered, int64_t *pRows, double *pWall, double *pCpu)
 {
     /* the stored columns (t and dur, not the generated ts, start, end; schema 5: the compacted tables' rows, with
-     * their signatures and blocks (small tables) not read): the least a reader reads */
+     * their signatures and blocks (small tables) not read): the least a reader reads; of memory_event and
+     * buffer_use every column the analysis takes (VT_MEMROW_COLS; a use's kind tells a kernel argument) */
     static const char *azPlain[] = {
-        "SELECT t, id, op, mem_kind, address, device, bytes, api, stack_id, pool_size, pool_used FROM memory_event",
-        "SELECT t, address FROM buffer_use", "SELECT dt, dur, sig FROM kernel_row",
+        "SELECT t, id, op, mem_kind, address, device, bytes, api, stack_id, pool_size, pool_used, correlation,"
+        " pool_address FROM memory_event",
+        "SELECT t, address, kind FROM buffer_use", "SELECT dt, dur, sig FROM kernel_row",
         "SELECT dt, dur, sig, bytes, src, dst FROM memcpy_row", "SELECT dt, dst FROM memset_row"};
     static const char *azOrdered[] = {
-        ("SELECT ts, id, op, mem_kind, address, device, bytes, api, stack_id, pool_size, pool_used FROM memory_event"
-         " WHERE op IN (1, 2, 5, 6) ORDER BY ts, id"),
+        ("SELECT ts, id, op, mem_kind, address, device, bytes, api, stack_id, pool_size, pool_used, correlation,"
+         " pool_address FROM memory_event WHERE op IN (1, 2, 5, 6) ORDER BY ts, id"),
         "SELECT ts, address FROM buffer_use WHERE kind = 0 AND ts IS NOT NULL ORDER BY ts",
         "SELECT start, end, name_id FROM kernel ORDER BY start",
         "SELECT start, end, copy_kind, src_kind, dst_kind, bytes, src, dst FROM memcpy ORDER BY start",
