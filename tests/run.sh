@@ -24,9 +24,8 @@ describe() {
   cat <<'EOF'
 build         default build (RelWithDebInfo, gcc) and every ctest test (-LE slow with --quick)
 release       Release build without libdw (-O3, what packagers build) and its tests but those
-              labelled slow or once, and package_deb (packaged by the build and minimal stages)
-clang-nocuda  clang, without the CUDA toolkit: the analyzer alone and its tests but slow, once,
-              and package_deb
+              labelled slow or once
+clang-nocuda  clang, without the CUDA toolkit: the analyzer alone and its tests but slow, once
 minimal       every optional piece off (no CUDA, libdw, zlib, Python): build, the README's
               example command, the tests that remain (but slow, once)
 asan          ASan+UBSan build, tests labelled core, analyzer or asan (but slow, once, and the
@@ -167,13 +166,6 @@ step() {
 
 # ---- stages: each returns non-zero when something in it failed ----
 
-# The Debian package (package_deb) is made in two builds: the default one, with the tracer, libdw
-# and zlib (what the package holds and depends on), and the minimal one, without any of them. The
-# Release and clang builds' packages differ from these only by some of the same pieces: what the
-# package holds is the install rules' work, not the compiler's, and what the installed command
-# does in those builds is their other tests' subject.
-package_once='^package_deb$'
-
 stage_build() {
   local label=()
   [ "$quick" = 1 ] && label=(-LE slow)
@@ -184,14 +176,14 @@ stage_build() {
 stage_release() {
   configure build-release -DCMAKE_BUILD_TYPE=Release -DVT_WITH_LIBDW=OFF -DVT_BUILD_SAMPLES=OFF \
     -DVT_BUILD_BENCH=OFF && build build-release || return 1
-  ctest_stage build-release -LE 'slow|once' -E "$package_once"
+  ctest_stage build-release -LE 'slow|once'
 }
 
 stage_clang_nocuda() {
   [ "$have_clang" = 1 ] || { skip_stage "clang not found (apt-get install clang)"; return 0; }
   CC=clang configure build-clang -DCMAKE_DISABLE_FIND_PACKAGE_CUDAToolkit=ON -DVT_BUILD_BENCH=OFF &&
     build build-clang || return 1
-  ctest_stage build-clang -LE 'slow|once' -E "$package_once"
+  ctest_stage build-clang -LE 'slow|once'
 }
 
 # The README's machine: only what its apt-get line names (make, not Ninja), every optional piece off.
