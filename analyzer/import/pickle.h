@@ -112,7 +112,8 @@ struct vt_pk *vt__pk_new(struct vt__src *in, vt_pk_child_fn xChild, void *pArg);
  * Optional, before vt__pk_run: a first pass over the same bytes through pre (a second source,
  * read to its end and not kept) that builds the memo-use index: which memo entries a later
  * BINGET fetches, and how often. vt__pk_run then keeps only those entries, and releases each
- * after its last fetch (an entry fetched 255 times or more stays to the end), so that what the
+ * after its last fetch (an entry fetched 255 times or more, and each of the first 256 entries,
+ * stays to the end), so that what the
  * memo holds is what is still to be shared, not everything ever memoized: an object no BINGET
  * names lives only as long as its container, and a claimed child is freed at once. Costs a byte
  * per memo entry during the pass, then a bit per entry and a byte per entry fetched later. An
