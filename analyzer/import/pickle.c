@@ -548,7 +548,7 @@ static int push_long(struct vt_pk *p, uint64_t n)
         uint64_t u;
         if (p->nBuf - p->iPos >= 8 && n > 0) { /* eight bytes loaded, those past the n masked off */
             p->iPos += n;
-            u = vt__pk_le(q, 8) & (n == 8 ? ~(uint64_t)0 : ((uint64_t)1 << (8 * n)) - 1);
+            u = vt__pk_le8(q) & (n == 8 ? ~(uint64_t)0 : ((uint64_t)1 << (8 * n)) - 1);
             if (n < 8 && (q[n - 1] & 0x80)) u |= ~(uint64_t)0 << (8 * n); /* sign-extend */
             v.u.i = (int64_t)u;
             return push(p, v);
@@ -576,7 +576,7 @@ static int push_long(struct vt_pk *p, uint64_t n)
             if (c != ext) bFits = 0;
             if (c != 0x00) bU64 = 0;
         }
-        v.u.i = (int64_t)vt__pk_le(lo, 8);
+        v.u.i = (int64_t)vt__pk_le8(lo);
         if (!bFits) v.type = bU64 ? VT_PK_U64 : VT_PK_BIGINT;
         return push(p, v);
     }
@@ -792,7 +792,7 @@ PK_CLONES static int run(struct vt_pk *p)
         case 0x96: { /* BYTEARRAY8 */
             uint64_t n;
             if ((rc = vt__pk_need(p, 8)) != 0) return rc;
-            n = vt__pk_le(p->aBuf + p->iPos, 8);
+            n = vt__pk_le8(p->aBuf + p->iPos);
             p->iPos += 8;
             if ((rc = push_blob(p, op == 0x8d ? VT_PK_STR : VT_PK_BYTES, n)) != 0) return rc;
             break;

@@ -141,7 +141,7 @@ static int scan(struct vt_pk *p)
             break;
         case 0x8d: case 0x8e: case 0x96: /* an 8-byte length */
             if ((rc = vt__pk_need(p, 8)) != 0) return rc;
-            n = vt__pk_le(p->aBuf + p->iPos, 8);
+            n = vt__pk_le8(p->aBuf + p->iPos);
             p->iPos += 8;
             if (n > VT_PK_STR_MAX) return VT_PK_EUNSUPPORTED;
             if ((rc = vt__pk_take(p, NULL, n)) != 0) return rc;
