@@ -318,7 +318,7 @@ static inline const struct pkhot *hot_get(const struct pkhot *aHot, uint64_t idx
 
 static inline void hot_put(struct pkhot *aHot, uint64_t idx, struct vt_pkobj *o)
 {
-    if (o->nRef == IMMORTAL) aHot[idx & (HOT - 1)] = (struct pkhot){idx, o};
+    if (o->nRef == IMMORTAL) aHot[idx & (HOT - 1)] = (struct pkhot){idx, {(int)o->type, {.p = o}}};
 }
 
 static inline void hot_forget(struct vt_pk *p, uint64_t idx)
@@ -416,7 +416,7 @@ static inline __attribute__((always_inline)) int memo_get(struct vt_pk *p, uint6
     int64_t slot;
     uint32_t n;
     if (p->nStack < p->nStackAlloc && (h = hot_get(p->aHot, idx)) != NULL) {
-        p->aStack[p->nStack++] = (struct vt_pkval){(int)h->o->type, {.p = h->o}};
+        p->aStack[p->nStack++] = h->v;
         return 0;
     }
     if (idx < p->nMemo && p->nStack < p->nStackAlloc && (slot = memo_slot(p, idx)) >= 0 &&
@@ -459,7 +459,7 @@ static inline __attribute__((always_inline)) void memo_get_run(struct vt_pk *p)
         else if (b[i] == 'h') idx = b[i + 1];
         else break;
         if ((h = hot_get(aHot, idx)) != NULL) { /* a frame, a key: no lookup, no count */
-            aStack[nStack++] = (struct vt_pkval){(int)h->o->type, {.p = h->o}};
+            aStack[nStack++] = h->v;
             i += w;
             continue;
         }

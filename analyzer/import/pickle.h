@@ -186,10 +186,11 @@ struct pkobj {
     size_t nKeep; /* a spare object: bytes of the storage it keeps for its next use (u.a), 0 for none */
 };
 
-/* A memo entry remembered: its index (UINT64_MAX: none) and the immortal object it holds. */
+/* A memo entry remembered: its index (UINT64_MAX: none) and the immortal object it holds, as the value a
+ * fetch pushes (copied as it is, without reading the object). */
 struct pkhot {
     uint64_t idx;
-    struct vt_pkobj *o;
+    struct vt_pkval v;
 };
 
 struct vt_pk {
