@@ -448,7 +448,11 @@ static inline __attribute__((always_inline)) void memo_get_run(struct vt_pk *p)
     struct pkhot *aHot = p->aHot;
     size_t i = p->iPos, lim = p->nBuf - 5, nStack = p->nStack, nRoom = p->nStackAlloc; /* nBuf - iPos >= 5 here */
     uint64_t nEntry = p->nMemo < p->nIndexed ? p->nMemo : p->nIndexed;
-    while (i <= lim && nStack < nRoom) { /* a whole opcode in the buffer, room on the stack */
+    if (nStack >= nRoom) return;
+    /* one bound for both: each fetch takes at least 2 bytes and pushes one value, so while i stays within
+     * 2 * (nRoom - nStack - 1) bytes of where it began the stack has room for the next */
+    if ((nRoom - nStack - 1) < (lim - i) / 2) lim = i + 2 * (nRoom - nStack - 1);
+    while (i <= lim) { /* a whole opcode in the buffer, room on the stack */
         const struct vt_pkval *m;
         const struct pkhot *h;
         uint64_t idx;
