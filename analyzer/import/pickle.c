@@ -308,9 +308,9 @@ static inline struct vt_pkval *memo_at(const struct vt_pk *p, int64_t slot)
     return a ? &a[slot % CHUNK] : NULL;
 }
 
-/* The hot table's entry for memo entry idx (its immortal object in o) when it remembers it, else NULL. Entries
- * are remembered at a fetch (hot_put) and forgotten when the memo entry changes (hot_forget): a store to it, a
- * claim of its object, its last fetch. */
+/* The hot table's entry for memo entry idx (its immortal object's value in v) when it remembers it, else NULL.
+ * Entries are remembered at a fetch (hot_put) and forgotten when the memo entry changes (hot_forget): a store
+ * to it, a claim of its object, its last fetch. */
 static inline const struct pkhot *hot_get(const struct pkhot *aHot, uint64_t idx)
 {
     return aHot[idx & (HOT - 1)].idx == idx ? &aHot[idx & (HOT - 1)] : NULL;
@@ -323,8 +323,7 @@ static inline void hot_put(struct pkhot *aHot, uint64_t idx, struct vt_pkobj *o)
 
 static inline void hot_forget(struct vt_pk *p, uint64_t idx)
 {
-    struct pkhot *h = &p->aHot[idx & (HOT - 1)];
-    if (h->idx == idx) h->idx = UINT64_MAX;
+    if (p->aHot[idx & (HOT - 1)].idx == idx) p->aHot[idx & (HOT - 1)].idx = UINT64_MAX;
 }
 
 /* One of the chunk's entries had its last fetch: the chunk is freed after its last entry's. */
@@ -959,21 +958,6 @@ int vt__pk_keep(struct vt_pk *p, struct vt_pkobj *o)
 void vt__pk_keep_items(struct vt_pkobj *o, size_t n)
 {
     if (o->type == VT_PK_LIST && n <= o->n) ((struct pkobj *)o)->nImmortal = n;
-}
-
-const char *vt__pk_errmsg(const struct vt_pk *p)
-{
-    return p->zErr;
-}
-
-int64_t vt__pk_offset(const struct vt_pk *p)
-{
-    return p->nBase + (int64_t)p->iPos;
-}
-
-int64_t vt__pk_live(const struct vt_pk *p)
-{
-    return p->nLive;
 }
 
 void vt__pk_free(struct vt_pk *p)

@@ -112,9 +112,9 @@ struct vt_pk *vt__pk_new(struct vt__src *in, vt_pk_child_fn xChild, void *pArg);
  * Optional, before vt__pk_run: a first pass over the same bytes through pre (a second source,
  * read to its end and not kept) that builds the memo-use index: which memo entries a later
  * BINGET fetches, and how often. vt__pk_run then keeps only those entries, and releases each
- * after its last fetch (an entry fetched 255 times or more, and each of the first 256 entries,
- * stays to the end), so that what the
- * memo holds is what is still to be shared, not everything ever memoized: an object no BINGET
+ * after its last fetch (an entry fetched 255 times or more stays to the end, and so does each of
+ * the first 256 entries, fetched or not, uncounted), so that what the memo holds is what is still
+ * to be shared, not everything ever memoized: past the first 256 entries, an object no BINGET
  * names lives only as long as its container, and a claimed child is freed at once. Costs a byte
  * per memo entry during the pass, then a bit per entry and a byte per entry fetched later. An
  * input the pass cannot read to its STOP gets no index (the reading run reports the fault, as
@@ -131,7 +131,7 @@ int vt__pk_run(struct vt_pk *p, struct vt_pkval *pRoot);
 
 /*
  * Make o immortal when the memo keeps it to the end anyway (stored in the memo, and without an index, or
- * fetched 255 times or more): its references are no longer counted and it is freed by vt__pk_free only,
+ * fetched 255 times or more, or among the first 256 entries): its references are no longer counted and it is freed by vt__pk_free only,
  * so fetching and releasing it costs nothing (a frame dict shared by every traceback, a key string).
  * Returns 1 when o is immortal, 0 when it is left counted (it would have been freed before the end).
  */

@@ -76,7 +76,7 @@ static int scan(struct vt_pk *p)
                     continue;
                 } else if (c == 'h') {
                     /* entries below 256 (the only ones BINGET names) are kept to the end whatever their fetches
-                     * (finish): once 256 exist, a fetch needs neither a check nor a count */
+                     * (vt__pk_index): once 256 exist, a fetch needs neither a check nor a count */
                     if (nMemo < 256) {
                         if (b[i + 1] >= nMemo) goto slow;
                         i += 2;
