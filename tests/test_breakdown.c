@@ -332,7 +332,9 @@ TEST(categories_segment_level)
  * pass reserves 2 GiB more) and 4 GiB of activations at batch 8. The true largest batch on 24 GiB
  * (with the assumed 512 MiB context): 4.5 GiB fixed + 0.5 GiB a sample: 39. The trace cannot tell
  * the state from the activations: the estimate is a lower bound (25, scaling everything the steps
- * reserved), said to be one, with no upper bound.
+ * reserved), said to be one, and an upper estimate (39: only the 4 GiB the first step's forward pass
+ * reserved grow) that holds the truth. A trace whose first forward pass reserved nothing (its
+ * segments made before the steps) gives no upper estimate.
  */
 TEST(fit_segment_level_lower_bound)
 {
@@ -370,6 +372,31 @@ TEST(fit_segment_level_lower_bound)
     ASSERT_EQ(25, d->fit.maxBatch); /* as a point: 36 % short; as what it is, a lower bound: right */
     ASSERT(d->fit.maxBatch <= truth);
     ASSERT_CONTAINS(d->fit.azAssume[d->fit.nAssume - 1], "the largest batch is at least this");
+    ASSERT_EQ(4 * GiB, d->bd.segFirstFwd);
+    ASSERT_EQ(39, d->fit.upBatch);
+    ASSERT(d->fit.upBatch >= truth);
+    ASSERT_CONTAINS(d->fit.azAssume[d->fit.nAssume - 1], "at most about batch 39 if only the 4.00 GiB");
+    vt__result_free(&r);
+
+    /* the activations' segments reserved before the first step (a trace begun in steady state): no upper estimate */
+    g = open_trace(zPath, &s, 40 * GiB);
+    tg_meta(g, "config.tensors", "0");
+    bd_mem(g, 1 * MS, 1, a, GiB, s.param);
+    for (int i = 0; i < 4; i++) bd_mem(g, 2 * MS + i, 1, a + (i + 1) * GiB, GiB, s.fwd);
+    for (int k = 0; k < 3; k++) {
+        int64_t t0 = 100 * MS * (k + 1);
+        char z[32];
+        if (k == 0) bd_mem(g, t0 + 20 * MS, 1, a + 6 * GiB, GiB, s.eng);
+        snprintf(z, sizeof z, "step %d", k);
+        tg_nvtx(g, t0, t0 + 90 * MS, z);
+    }
+    ASSERT_EQ(0, tg_close(g));
+    ASSERT_EQ(0, vt__analyze(&zPath, 1, &o, &r));
+    d = dev0(&r, 0);
+    ASSERT_EQ(1, d->fit.bLowerBound);
+    ASSERT_EQ(0, d->bd.segFirstFwd);
+    ASSERT_EQ(-1, d->fit.upBatch);
+    ASSERT_CONTAINS(d->fit.azAssume[d->fit.nAssume - 1], "no first forward pass in the trace to bound it above");
     vt__result_free(&r);
 
     /* at tensor level the same job is a point, not a range */

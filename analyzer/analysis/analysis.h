@@ -135,6 +135,9 @@ struct vt_breakdown {
                              * each smaller than the request at the peak (fragmentation seen); -1 not told */
     int64_t fragReq;        /* that request, -1 unknown (then every piece counts) */
     int64_t fragPieces, fragSegs; /* how many pieces, in how many segments */
+    int64_t segFirstFwd;    /* segment level: of the growing segments, those reserved in the first step with a backward
+                             * pass before that pass began (the first forward pass: no gradients or optimizer state
+                             * exist yet); -1 not told (no such step, or not segment level) */
 };
 
 /*
@@ -164,6 +167,9 @@ struct vt_fit {
     double maxScale;        /* largest batch scale that fits (1 = the batch traced); -1 unknown */
     int64_t batch, maxBatch; /* --batch N, and the largest batch size that fits; -1 unknown */
     int bLowerBound;        /* segment level: maxScale and maxBatch are the least that fits, not a point */
+    double upScale;         /* segment level: the stated upper estimate of the largest scale (only the first forward
+                             * pass's segments grow), -1 none */
+    int64_t upBatch;        /* as a batch size, -1 unknown */
     int bReplayed;          /* maxScale from the allocator replayed over the trace's requests (allocsim.c) */
     int64_t expandSave;     /* replayed without, then with expandable segments: the memory the traced batch needs
                              * less by this; -1 not replayed so */

@@ -129,6 +129,7 @@ struct moment {
     int64_t aBytes[R_N], aCount[R_N];
     int64_t aLibBytes[LIB_MAX], aLibCount[LIB_MAX];
     int64_t tensorBytes, cudaBytes; /* of the allocator's blocks, of CUDA's allocations */
+    int64_t firstFwd;       /* segment level: R_SEG_FWD bytes of the first step with a backward pass */
     int64_t lastReq, req;   /* a device's: its latest block request so far (kept across takes), and when taken */
     struct vt_bdlayout lay; /* a device's, with blocks inside segments: the segments and blocks live then (kept
                              * across takes, emptied by one) */
@@ -507,11 +508,20 @@ static int classify(struct vt_trace *t, const struct vt_life *l, int *pRule, int
     return *pRule = kp < 0 ? R_LIVE_END : R_BWD_MAIN, 0;
 }
 
-/* Add l to moment p under rule (library slot iLib). */
-static void add(struct moment *p, const struct vt_life *l, int rule, int iLib)
+/* The first step with a backward pass (a training step), -1 none. */
+static int first_trained(const struct vt_bdrun *b)
+{
+    for (int i = 0; i < b->nSpan; i++)
+        if (b->aSpan[i].bwd >= 0) return i;
+    return -1;
+}
+
+/* Add l to moment p under rule (library slot iLib) of run b. */
+static void add(const struct vt_bdrun *b, struct moment *p, const struct vt_life *l, int rule, int iLib)
 {
     p->aBytes[rule] += l->bytes;
     p->aCount[rule]++;
+    if (rule == R_SEG_FWD && l->bdSpan >= 0 && l->bdSpan == first_trained(b)) p->firstFwd += l->bytes;
     if (rule == R_LIB && iLib >= 0) p->aLibBytes[iLib] += l->bytes, p->aLibCount[iLib]++;
     if (l->bTensor) p->tensorBytes += l->bytes;
     else p->cudaBytes += l->bytes;
@@ -528,7 +538,7 @@ int vt__bd_life_end(struct vt_trace *t, const struct vt_life *l)
         struct moment *p = i < b->nPeak ? &b->aPeak[i] : &b->aOom[i - b->nPeak];
         if (p->acct != l->acct || !p->bTaken || l->bdSeq > p->seq) continue;
         if (rule < 0 && classify(t, l, &rule, &iLib) != 0) return -1;
-        add(p, l, rule, iLib);
+        add(b, p, l, rule, iLib);
         if (b->bTensorsIn && i < b->nPeak && (rule == R_RESERVED || l->bTensor) &&
             vt__bdlayout_add(&p->lay, l->address, l->bytes, rule == R_RESERVED) != 0)
             return -1;
@@ -794,6 +804,7 @@ static int build(struct vt_trace *t, const struct moment *p, int64_t total, cons
         sum = total;
     }
     bd->total = sum; /* the parts' sum: the figure itself unless the recorded blocks overflow their segments */
+    bd->segFirstFwd = b->bSegLevel && first_trained(b) >= 0 ? p->firstFwd : -1;
     parts_sort(bd);
     {   /* a peak in the forward pass: gradients still held from the backward before it */
         int k = -1;
@@ -963,6 +974,7 @@ void vt__breakdown_clear(struct vt_breakdown *bd)
     bd->total = -1;
     bd->othersAtMost = -1;
     bd->fragBytes = bd->fragReq = -1;
+    bd->segFirstFwd = -1;
 }
 
 const struct vt_bdpart *vt__bd_part(const struct vt_breakdown *b, int cat)

@@ -177,19 +177,37 @@ static int count_failed(const struct vt_trace *t, const struct vt_device *d, str
  * At segment level the segments that grow hold more than what grows: the allocator's cache (free
  * blocks it would reuse or release under pressure), and optimizer state or gradients made inside
  * segments a forward or backward pass reserved. One trace at one batch size cannot tell how much,
- * so scaling all of it (maxScale) over-counts: the largest batch is at least that, a lower bound
- * with no upper bound told. 0 or -1.
+ * so scaling all of it (maxScale) over-counts: the largest batch is at least that, a lower bound.
+ * The upper estimate scales only the segments reserved in the first training step's forward pass
+ * (b->segFirstFwd: no gradients or optimizer state exist yet, so they are what the forward pass
+ * needs with its cache), the rest as traced: it over-states where the backward pass's temporaries
+ * or later steps' activations also need new memory. Into f with the assumption. 0 or -1.
  */
 static int range_segments(struct vt_fit *f, const struct vt_breakdown *b)
 {
+    char zB[32], zU[96] = "";
     if (!b->bSegment || f->maxScale < 0) return 0;
     f->bLowerBound = 1;
-    return assume(f, vt__strdupf("%s", "segment level: the segments that grow also hold the allocator's cache and "
-                                       "may hold optimizer state or gradients made inside them, which a larger batch "
-                                       "needs no more of; one trace at one batch size cannot tell how much, so the "
-                                       "largest batch is at least this (on 39 generated segment-level jobs it held, "
-                                       "within 0.4 %, and fell up to 35 % short of the true one; merge "
-                                       "PyTorch's allocation history for a point)"));
+    if (b->segFirstFwd > 0 && f->capacity > 0 && f->headroom > 0) {
+        f->upScale = 1.0 + (double)f->headroom / (double)b->segFirstFwd;
+        if (f->upScale < f->maxScale) f->upScale = f->maxScale;
+        f->upBatch = f->batch > 0 ? (int64_t)floor((double)f->batch * f->upScale + 1e-9) : -1;
+        if (f->upBatch >= 0) snprintf(zU, sizeof zU, "batch %lld", (long long)f->upBatch);
+        else snprintf(zU, sizeof zU, "%.2fx the traced batch", f->upScale);
+    }
+    if (f->upScale < 0)
+        return assume(f, vt__strdupf("%s", "segment level: the segments that grow also hold the allocator's cache "
+                                           "and may hold optimizer state or gradients made inside them, which a "
+                                           "larger batch needs no more of; one trace at one batch size cannot tell "
+                                           "how much, so the largest batch is at least this (no first forward pass "
+                                           "in the trace to bound it above; merge PyTorch's allocation history for "
+                                           "a point)"));
+    return assume(f, vt__strdupf("segment level: the segments that grow also hold the allocator's cache and may hold "
+                                 "optimizer state or gradients made inside them, which a larger batch needs no more "
+                                 "of, so the largest batch is at least this; at most about %s if only the %s of "
+                                 "segments the first step's forward pass reserved grow (an estimate: the backward "
+                                 "pass's temporaries may need more; merge PyTorch's allocation history for a point)",
+                                 zU, vt__fmt_bytes(b->segFirstFwd, zB, sizeof zB)));
 }
 
 /*
@@ -470,7 +488,7 @@ void vt__fit_clear(struct vt_fit *f)
     for (int i = 0; i < f->nSave; i++) free(f->aSave[i].zAssume);
     memset(f, 0, sizeof *f);
     f->maxScale = -1;
-    f->maxBatch = f->batch = f->expandSave = f->expandBatch = -1;
-    f->expandScale = -1;
+    f->maxBatch = f->batch = f->expandSave = f->expandBatch = f->upBatch = -1;
+    f->expandScale = f->upScale = -1;
     f->expandSlack = 0;
 }
