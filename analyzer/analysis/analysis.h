@@ -131,8 +131,9 @@ struct vt_breakdown {
                              * figure is the live allocations), 0 none */
     int64_t gradAvoidable;  /* gradients of an earlier backward pass live at a peak in the forward pass, not freed
                              * by zero_grad: what zero_grad(set_to_none=True) before the forward would free */
-    int64_t fragBytes;      /* a peak's, with blocks inside segments: free pieces of segments holding live blocks,
-                             * each smaller than the request at the peak (fragmentation seen); -1 not told */
+    int64_t fragBytes;      /* with blocks inside segments (a peak's, an OOM's): free pieces of segments of the
+                             * request's pool holding live blocks, each smaller than the request then (the latest
+                             * at a peak, the failed one at an OOM): fragmentation seen; -1 not told */
     int64_t fragReq;        /* that request, -1 unknown (then every piece counts) */
     int64_t fragPieces, fragSegs; /* how many pieces, in how many segments */
     int64_t segFirstFwd;    /* segment level: of the growing segments, those reserved in the first step with a backward
@@ -689,7 +690,9 @@ int vt__bdlayout_add(struct vt_bdlayout *L, int64_t addr, int64_t bytes, int bSe
  * The fragmentation seen in L (sorted here) into bd: the free pieces of segments that hold at least
  * one live block, each of at least 512 B and smaller than req (every piece where req <= 0): free
  * memory the allocator keeps but cannot give that request, nor release (a wholly free segment it
- * can). bd->fragBytes, fragPieces, fragSegs, fragReq.
+ * can). Only the segments of req's pool count (2 MiB segments are the small pool's, for requests of
+ * up to 1 MiB; the others the large pool's): the other pool's holes could never serve it. A
+ * device's peak, and each OOM with its failed request. bd->fragBytes, fragPieces, fragSegs, fragReq.
  */
 void vt__bdlayout_frag(struct vt_bdlayout *L, int64_t req, struct vt_breakdown *bd);
 

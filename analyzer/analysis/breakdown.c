@@ -117,6 +117,7 @@ int vt__cat_scales(int cat)
 }
 
 #define LIB_MAX VT_CATLIB_MAX /* libraries named apart; the others share the last slot */
+#define OOM_LAYOUT_MAX ((int64_t)1 << 21) /* segments and blocks kept for the OOMs' layouts in all (48 MiB) */
 
 /* What was live at one moment, by rule. */
 struct moment {
@@ -131,8 +132,9 @@ struct moment {
     int64_t tensorBytes, cudaBytes; /* of the allocator's blocks, of CUDA's allocations */
     int64_t firstFwd;       /* segment level: R_SEG_FWD bytes of the first step with a backward pass */
     int64_t lastReq, req;   /* a device's: its latest block request so far (kept across takes), and when taken */
-    struct vt_bdlayout lay; /* a device's, with blocks inside segments: the segments and blocks live then (kept
-                             * across takes, emptied by one) */
+    struct vt_bdlayout lay; /* with blocks inside segments: the segments and blocks live then (a device's kept
+                             * across takes, emptied by one; an OOM's up to OOM_LAYOUT_MAX in all) */
+    int bLayOver;           /* an OOM's layout was dropped (OOM_LAYOUT_MAX): its fragmentation is not told */
 };
 
 /* A stack's facets, cached. */
@@ -170,6 +172,7 @@ struct vt_bdrun {
     struct vt_memsample *aSample; /* the tracer's samples of the devices' memory, by time */
     int64_t *aSampleTraced; /* each sample's device's traced (live CUDA) bytes then; -1 not reached yet */
     int nSample, iSample;   /* iSample: the first sample the replay has not reached */
+    int64_t nOomRefs;       /* segments and blocks in the OOMs' layouts */
 };
 
 /* The facets of stackId, cached; *piLib the library's slot. 0, or -1 (out of memory, SQLite error). */
@@ -539,9 +542,14 @@ int vt__bd_life_end(struct vt_trace *t, const struct vt_life *l)
         if (p->acct != l->acct || !p->bTaken || l->bdSeq > p->seq) continue;
         if (rule < 0 && classify(t, l, &rule, &iLib) != 0) return -1;
         add(b, p, l, rule, iLib);
-        if (b->bTensorsIn && i < b->nPeak && (rule == R_RESERVED || l->bTensor) &&
-            vt__bdlayout_add(&p->lay, l->address, l->bytes, rule == R_RESERVED) != 0)
-            return -1;
+        if (!b->bTensorsIn || !(rule == R_RESERVED || l->bTensor) || p->bLayOver) continue;
+        if (i >= b->nPeak && ++b->nOomRefs > OOM_LAYOUT_MAX) { /* an OOM's: bounded in all */
+            free(p->lay.a);
+            memset(&p->lay, 0, sizeof p->lay);
+            p->bLayOver = 1;
+            continue;
+        }
+        if (vt__bdlayout_add(&p->lay, l->address, l->bytes, rule == R_RESERVED) != 0) return -1;
     }
     if (!b->bSegLevel && l->bytes > 0) { /* a request the allocator's replay serves (not a segment holding blocks) */
         if (rule < 0 && classify(t, l, &rule, &iLib) != 0) return -1;
@@ -944,6 +952,8 @@ int vt__bd_end(struct vt_trace *t)
         if (used >= 0 && used < held) used = -1; /* a free figure the trace contradicts: not used */
         rc = build(t, &b->aOom[i], used >= 0 ? used : held, used >= 0 ? "device used" : level_basis(t), 0,
                    used >= 0 ? o->poolCached : 0, used, "total less free, cuMemGetInfo at the OOM", &o->bd);
+        if (rc == 0 && b->bTensorsIn && !b->aOom[i].bLayOver) /* the holes the failed request met */
+            vt__bdlayout_frag(&b->aOom[i].lay, o->requested, &o->bd);
     }
     vt__bd_free(t);
     return rc;
@@ -954,6 +964,7 @@ void vt__bd_free(struct vt_trace *t)
     struct vt_bdrun *b = t->pBd;
     if (!b) return;
     for (int i = 0; i < b->nPeak; i++) free(b->aPeak[i].lay.a);
+    for (int i = 0; i < b->nOom; i++) free(b->aOom[i].lay.a);
     free(b->aPeak);
     free(b->aOom);
     free(b->aF);
