@@ -257,6 +257,7 @@ static int replay_fit(const struct vt_trace *t, const struct vt_device *d, const
     int64_t limit;
     char zB[32], zC[32];
     const char *zClimb;
+    char zOpen[200] = "";
     int rc;
     if (b->bSegment || f->capacity <= 0 || f->scaling <= 0) return 0;
     cfg.poolChunk = d->poolGrowMin;
@@ -277,6 +278,17 @@ static int replay_fit(const struct vt_trace *t, const struct vt_device *d, const
     f->maxBatch = res.maxBatch;
     f->bReplayed = 1;
     vt__fmt_bytes(limit, zB, sizeof zB);
+    if (res.bBounded && res.hiBatch > 0) /* the work bound left a bracket: say so, and its other end */
+        snprintf(zOpen, sizeof zOpen, " (an estimate: the replays were bounded at %lld lifetimes replayed in all; the "
+                 "first batch that fails is at most %lld)", (long long)VT_FS_FIT_WORK, (long long)res.hiBatch);
+    else if (res.bBounded && res.hiScale > 0)
+        snprintf(zOpen, sizeof zOpen, " (an estimate: the replays were bounded at %lld lifetimes replayed in all; the "
+                 "first scale that fails is at most %.3fx)", (long long)VT_FS_FIT_WORK, res.hiScale);
+    else if (res.bBounded)
+        snprintf(zOpen, sizeof zOpen, " (an estimate: the replays were bounded at %lld lifetimes replayed in all "
+                 "before one failed: at least this)", (long long)VT_FS_FIT_WORK);
+    else if (res.bOpen)
+        snprintf(zOpen, sizeof zOpen, "%s", " (the replays ran out: at least this)");
     zClimb = res.bBelow ? "; the largest batch served below the traced one, which failed (bisected)"
              : res.bFine ? "; the first batch that fails above the traced one, less one (tried in steps of 2.5 %, then "
                          "bisected: fragmentation can make a larger batch run again)"
@@ -289,21 +301,21 @@ static int replay_fit(const struct vt_trace *t, const struct vt_device *d, const
                                    "pool grew, best fit, free chunks released before a request fails%s) in the %s "
                                    "left beside the context; one stream%s%s",
                                    zK, res.bCached ? "; PyTorch's caching allocator for its blocks" : "", zB, zClimb,
-                                   res.bOpen ? " (the replays ran out: at least this)" : ""));
+                                   zOpen));
     } else if (cfg.bExpandable) {
         rc = assume(f, vt__strdupf("activations and temporaries scaled to each batch tried, the rest as traced, "
                                    "replayed through PyTorch's caching allocator with expandable_segments:True as "
                                    "the trace's settings say (512 B rounding, one segment per pool growing by 2 MiB "
                                    "pages, free pages unmapped before a request fails: no fragmentation beyond a "
                                    "page per pool) in the %s left beside the context; one stream%s%s",
-                                   zB, zClimb, res.bOpen ? " (the replays ran out: at least this)" : ""));
+                                   zB, zClimb, zOpen));
     } else {
         rc = assume(f, vt__strdupf("activations and temporaries scaled to each batch tried, the rest as traced, "
                                    "replayed through PyTorch's caching allocator (512 B rounding, 2 MiB and 20 MiB "
                                    "segments, best fit with splitting, cached segments released and the request "
                                    "retried before it fails%s) in the %s left beside the context; one stream%s%s",
                                    cfg.maxSplit > 0 ? ", max_split_size as set" : "", zB, zClimb,
-                                   res.bOpen ? " (the replays ran out: at least this)" : ""));
+                                   zOpen));
     }
     if (rc == 0 && res.bCached && !cfg.bExpandable && fr->bytes > 0) {
         /* fragmentation seen: what expandable segments would change, replayed */
