@@ -41,6 +41,15 @@ static const struct vt_fitsave *saving_of(const struct vt_device *d, const char 
     return NULL;
 }
 
+/* d's expandable_segments saving is of `bytes` and its assumption says zText. */
+static void expect_expandable(const struct vt_device *d, int64_t bytes, const char *zText)
+{
+    const struct vt_fitsave *v = saving_of(d, "expandable_segments");
+    ASSERT(v);
+    ASSERT_EQ(bytes, v->bytes);
+    ASSERT_CONTAINS(v->zAssume, zText);
+}
+
 /* A trace at zPath with the job's stacks in *s and device 0 of `total` bytes. */
 static struct tg *open_trace(const char *zPath, struct bd_stacks *s, int64_t total)
 {
@@ -274,7 +283,6 @@ TEST(fit_fragmentation_same_pool_only)
     struct bd_stacks s;
     struct vt_result r;
     const struct vt_device *d;
-    const struct vt_fitsave *v;
     int64_t a = 0x7f3000000000LL, sm = a + GiB, c = a + 2 * GiB;
     g = open_trace(zPath, &s, 0);
     bd_mem(g, 1 * MS, 1, a, 20 * MiB, s.param);
@@ -291,9 +299,7 @@ TEST(fit_fragmentation_same_pool_only)
     ASSERT_EQ(19 * MiB, d->bd.fragReq);
     ASSERT_EQ(19 * MiB, d->bd.fragBytes); /* not 20.5 MiB: the small segment's hole is not the request's */
     ASSERT_EQ(2, d->bd.fragSegs);
-    ASSERT((v = saving_of(d, "expandable_segments")));
-    ASSERT_EQ(19 * MiB, v->bytes);
-    ASSERT_CONTAINS(v->zAssume, "at the peak 19.0 MiB lay free in 2 pieces inside 2 segments of the request's pool");
+    expect_expandable(d, 19 * MiB, "at the peak 19.0 MiB lay free in 2 pieces inside 2 segments of the request's pool");
     vt__result_free(&r);
 }
 
@@ -310,7 +316,6 @@ TEST(fit_fragmentation_at_an_oom)
     struct bd_stacks s;
     struct vt_result r;
     const struct vt_device *d;
-    const struct vt_fitsave *v;
     int64_t a = 0x7f3000000000LL, c = a + GiB;
     g = open_trace(zPath, &s, 0);
     bd_mem(g, 1 * MS, 1, a, 20 * MiB, s.fwd);
@@ -328,9 +333,7 @@ TEST(fit_fragmentation_at_an_oom)
     ASSERT_EQ(1, r.aTrace[0].nOom);
     ASSERT_EQ(18 * MiB, r.aTrace[0].aOom[0].bd.fragBytes);
     ASSERT_EQ(19 * MiB, r.aTrace[0].aOom[0].bd.fragReq);
-    ASSERT((v = saving_of(d, "expandable_segments")));
-    ASSERT_EQ(18 * MiB, v->bytes);
-    ASSERT_CONTAINS(v->zAssume, "at an OOM 18.0 MiB lay free in 1 piece inside 1 segment");
+    expect_expandable(d, 18 * MiB, "at an OOM 18.0 MiB lay free in 1 piece inside 1 segment");
     vt__result_free(&r);
 }
 
