@@ -287,6 +287,105 @@ static int64_t want_ts(const struct want *aW, int n, int64_t idx)
     return pW ? pW->ts : -1;
 }
 
+/* An evaluation window inferred from kernels: its kernels' places [first, first + n) in start order, its
+ * time [start, end), and a training forward pass's kernel count f. */
+struct ewin {
+    int64_t first, n, f, start, end;
+};
+
+/* Places of a window's names compared for a period: at most this many, spread over it. */
+#define PERIOD_SAMPLES 256
+
+/*
+ * How many of the (up to PERIOD_SAMPLES) sampled places i of a[0..n) have a[i] == a[i + p]; stops
+ * early, returning -1, once more than a tenth of them differ.
+ */
+static int period_matches(const int64_t *a, int64_t n, int64_t p, int bStop)
+{
+    int64_t nCmp = n - p, step = nCmp > PERIOD_SAMPLES ? nCmp / PERIOD_SAMPLES : 1;
+    int nSame = 0, nDiff = 0, nAll = (int)(nCmp / step);
+    for (int64_t i = 0; i + p < n && nSame + nDiff < nAll; i += step) {
+        if (a[i] == a[i + p]) nSame++;
+        else if (++nDiff * 10 > nAll && bStop) return -1;
+    }
+    return nSame * 10 >= nAll * 9 ? nSame : -1;
+}
+
+/*
+ * The batches of the evaluation windows aWin[0..nWin) (in time order, not overlapping): an evaluation
+ * runs the same forward pass batch after batch, so a window's kernel names repeat with a period near a
+ * training forward pass's kernel count (f/2 to 2f). Of those periods, the one with which most sampled
+ * names equal the name a period later (9 in 10 at least; ties: the shortest) cuts the window, from its
+ * first kernel, into batches: each an iteration from the host launch of its first kernel (kernels_at) to
+ * the next one's, the last to the window's end; a remainder under half a period joins the last batch. A
+ * window without such a period, or shorter than two periods, gets none (its growth is then judged over
+ * sixteenths of its time). One pass over the kernels for the names; appends to t->ph.aIter, which the
+ * caller sorts. Returns an SQLite code.
+ */
+static int window_batches(struct vt_trace *t, const struct ewin *aWin, int nWin)
+{
+    sqlite3_stmt *p = NULL;
+    int64_t **aaName = NULL, k = 0;
+    struct want *aW = NULL;
+    int nW = 0, w = 0, rc = SQLITE_OK;
+    int64_t *aP = NULL;
+    if (nWin == 0) return SQLITE_OK;
+    if (!(aaName = calloc((size_t)nWin, sizeof *aaName)) || !(aP = calloc((size_t)nWin, sizeof *aP))) {
+        rc = SQLITE_NOMEM;
+        goto done;
+    }
+    for (int i = 0; i < nWin && rc == SQLITE_OK; i++)
+        if (aWin[i].n >= 4 && aWin[i].f >= 2 && !(aaName[i] = malloc(sizeof(int64_t) * (size_t)aWin[i].n))) rc = SQLITE_NOMEM;
+    if (rc == SQLITE_OK) rc = sqlite3_prepare_v2(t->f.db, "SELECT name_id FROM kernel ORDER BY start, id", -1, &p, NULL);
+    while (rc == SQLITE_OK && w < nWin && (rc = sqlite3_step(p)) == SQLITE_ROW) {
+        rc = SQLITE_OK;
+        while (w < nWin && k >= aWin[w].first + aWin[w].n) w++;
+        if (w < nWin && k >= aWin[w].first && aaName[w])
+            aaName[w][k - aWin[w].first] = sqlite3_column_type(p, 0) == SQLITE_INTEGER ? sqlite3_column_int64(p, 0) : -1;
+        k++;
+    }
+    if (rc == SQLITE_DONE || rc == SQLITE_ROW) rc = SQLITE_OK;
+    sqlite3_finalize(p);
+    for (int i = 0; i < nWin && rc == SQLITE_OK; i++) {
+        const struct ewin *e = &aWin[i];
+        int best = -1;
+        if (!aaName[i] || e->first + e->n > k) continue; /* (fewer kernels than counted: none) */
+        for (int64_t q = e->f / 2 > 2 ? e->f / 2 : 2; q <= 2 * e->f && 2 * q <= e->n; q++) {
+            int c = period_matches(aaName[i], e->n, q, 1);
+            if (c >= 0 && (c = period_matches(aaName[i], e->n, q, 0)) > best) best = c, aP[i] = q;
+        }
+        for (int64_t b = aP[i]; aP[i] > 0 && b + aP[i] / 2 < e->n && rc == SQLITE_OK; b += aP[i]) {
+            struct want *pW = push((void **)&aW, &nW, sizeof *pW);
+            if (!pW) rc = SQLITE_NOMEM;
+            else pW->idx = e->first + b;
+        }
+    }
+    if (rc == SQLITE_OK) rc = kernels_at(t->f.db, aW, nW);
+    for (int i = 0; i < nWin && rc == SQLITE_OK; i++) {
+        int64_t a = aWin[i].start;
+        if (aP[i] <= 0) continue;
+        for (int64_t b = aP[i]; b + aP[i] / 2 < aWin[i].n; b += aP[i]) {
+            int64_t ts = want_ts(aW, nW, aWin[i].first + b);
+            if (ts <= a || ts >= aWin[i].end) continue;
+            if (!add_iter(t, a, ts)) { rc = SQLITE_NOMEM; break; }
+            a = ts;
+        }
+        if (rc == SQLITE_OK && !add_iter(t, a, aWin[i].end)) rc = SQLITE_NOMEM;
+    }
+done:
+    for (int i = 0; aaName && i < nWin; i++) free(aaName[i]);
+    free(aaName);
+    free(aP);
+    free(aW);
+    return rc;
+}
+
+static int cmp_iter_start(const void *pa, const void *pb)
+{
+    const struct vt_iter *a = pa, *b = pb;
+    return a->start < b->start ? -1 : a->start > b->start;
+}
+
 /* Kernels between two step terminators (optimizer runs, or backward runs without an optimizer). */
 struct seg {
     int64_t first; /* place of its first kernel in start order */
@@ -525,7 +624,8 @@ static int from_kernels(struct vt_trace *t)
     int64_t *aF = NULL, m = 0;
     int64_t tail = 0;
     struct want *aW = NULL;
-    int term = 0, bMem = 0, nTrain = 0, nW = 0;
+    struct ewin *aWin = NULL;
+    int term = 0, bMem = 0, nTrain = 0, nW = 0, nWin = 0;
 
     rc = kernel_segments(t, &aSeg, &nSeg, &term);
     if (rc != SQLITE_OK) goto done;
@@ -584,7 +684,9 @@ static int from_kernels(struct vt_trace *t)
             /* only the last segment lacks backward kernels: the start of a step cut off by the
              * end of the trace, unless clearly longer than a forward pass */
             if (s->f >= 2 && s->f > 2 * m) {
-                if (!add_phase(t, VT_PHASE_EVAL, "evaluation", evalStart, s->end, "kernels")) rc = SQLITE_NOMEM;
+                struct ewin *e = push((void **)&aWin, &nWin, sizeof *e);
+                if (!e || !add_phase(t, VT_PHASE_EVAL, "evaluation", evalStart, s->end, "kernels")) rc = SQLITE_NOMEM;
+                else *e = (struct ewin){s->first + skip, s->n - skip, m - tail, evalStart, s->end};
             } else if (p && p->kind == VT_PHASE_TRAIN) {
                 p->end = s->end; /* optimizer tail or a stray kernel after the step */
                 if (t->ph.nIter) t->ph.aIter[t->ph.nIter - 1].end = s->end;
@@ -597,15 +699,24 @@ static int from_kernels(struct vt_trace *t)
             if (trainStart <= evalStart) trainStart = evalStart;
             if (!add_phase(t, VT_PHASE_EVAL, "evaluation", evalStart, trainStart, "kernels")) { rc = SQLITE_NOMEM; break; }
             p = NULL;
+            {
+                struct ewin *e = push((void **)&aWin, &nWin, sizeof *e);
+                if (!e) { rc = SQLITE_NOMEM; break; }
+                *e = (struct ewin){s->first + skip, s->f - m, m - tail, evalStart, trainStart};
+            }
         }
         if (p && p->kind == VT_PHASE_TRAIN) p->end = s->end;
         else if (!add_phase(t, VT_PHASE_TRAIN, "training", trainStart, s->end, "kernels")) rc = SQLITE_NOMEM;
         if (rc == SQLITE_OK && !add_iter(t, trainStart, s->end)) rc = SQLITE_NOMEM;
     }
+    /* the evaluation windows' batches, among the steps in time order */
+    if (rc == SQLITE_OK && nWin > 0 && (rc = window_batches(t, aWin, nWin)) == SQLITE_OK)
+        qsort(t->ph.aIter, (size_t)t->ph.nIter, sizeof *t->ph.aIter, cmp_iter_start);
 done:
     free(aSeg);
     free(aF);
     free(aW);
+    free(aWin);
     return rc;
 }
 
@@ -631,12 +742,13 @@ struct gap {
  */
 static int from_iter_kernels(struct vt_trace *t)
 {
-    int64_t nIn = 0, nAll = 0, m = 0, *aMed = NULL;
+    int64_t nIn = 0, nAll = 0, m = 0, fm = 0, *aMed = NULL, *aFwd = NULL;
     sqlite3_stmt *pStmt = NULL;
     int64_t *aId = NULL;
     struct gap *aGap = NULL; /* gap i: before iteration i (i = nIter: after the last) */
     struct want *aW = NULL;
-    int nId = 0, *aKind = NULL, iIt = 0, nTrain = 0, nMed = 0, nW = 0, rc;
+    struct ewin *aWin = NULL;
+    int nId = 0, *aKind = NULL, iIt = 0, nTrain = 0, nMed = 0, nW = 0, nWin = 0, rc;
     rc = sqlite3_prepare_v2(t->f.db, "SELECT id, value FROM string WHERE id IN (SELECT DISTINCT name_id FROM kernel)"
                             " ORDER BY id", -1, &pStmt, NULL);
     while (rc == SQLITE_OK && (rc = sqlite3_step(pStmt)) == SQLITE_ROW) {
@@ -651,7 +763,8 @@ static int from_iter_kernels(struct vt_trace *t)
     pStmt = NULL;
     if (rc == SQLITE_OK && (!(aKind = calloc((size_t)t->ph.nIter + 1, sizeof *aKind)) ||
                             !(aMed = calloc((size_t)t->ph.nIter + 1, sizeof *aMed)) ||
-                            !(aGap = calloc((size_t)t->ph.nIter + 1, sizeof *aGap))))
+                            !(aGap = calloc((size_t)t->ph.nIter + 1, sizeof *aGap)) ||
+                            !(aFwd = calloc((size_t)t->ph.nIter + 1, sizeof *aFwd))))
         rc = SQLITE_NOMEM;
     if (rc == SQLITE_OK)
         rc = sqlite3_prepare_v2(t->f.db, "SELECT start, \"end\", name_id FROM kernel ORDER BY start, id", -1, &pStmt,
@@ -681,6 +794,7 @@ static int from_iter_kernels(struct vt_trace *t)
             continue;
         }
         nIn++;
+        if (aKind[iIt] < 2 && !bTrain) aFwd[iIt]++; /* its forward pass: kernels before its first backward one */
         if (aKind[iIt] < 1) aKind[iIt] = 1;
         if (bTrain) aKind[iIt] = 2;
     }
@@ -689,11 +803,17 @@ static int from_iter_kernels(struct vt_trace *t)
     for (int i = 0; rc == SQLITE_OK && i < t->ph.nIter; i++)
         if (aKind[i] == 2) aMed[nMed++] = t->ph.aIter[i].end - t->ph.aIter[i].start;
     if (nMed > 0) m = median(aMed, nMed);
-    /* gaps that are evaluation: after a training iteration, forward kernels for half an iteration or more */
+    nMed = 0; /* aMed is free again: the training iterations' forward passes */
+    for (int i = 0; rc == SQLITE_OK && i < t->ph.nIter; i++)
+        if (aKind[i] == 2) aMed[nMed++] = aFwd[i];
+    fm = median(aMed, nMed);
+    /* gaps that are evaluation: after a training iteration, forward kernels for half an iteration or more,
+     * or as many as half a training forward pass (an evaluation of a few batches after steps of several
+     * micro-batches runs for less than half a step, and a step's tail, zero_grad or a metric, has a few) */
     for (int i = 1; rc == SQLITE_OK && i <= t->ph.nIter; i++) {
         struct gap *g = &aGap[i];
         struct want *pW;
-        if (aKind[i - 1] != 2 || g->n < 2 || m <= 0 || (g->end - g->start) * 2 < m) {
+        if (aKind[i - 1] != 2 || g->n < 2 || m <= 0 || ((g->end - g->start) * 2 < m && (fm < 4 || g->n * 2 < fm))) {
             g->n = 0;
             continue;
         }
@@ -714,9 +834,13 @@ static int from_iter_kernels(struct vt_trace *t)
     for (int i = 0; rc == SQLITE_OK && nTrain > 0 && i <= t->ph.nIter; i++) {
         struct vt_phase *p;
         int kind;
-        if (aGap[i].n > 0 && !add_phase(t, VT_PHASE_EVAL, "evaluation", aGap[i].start, aGap[i].end, "kernels")) {
-            rc = SQLITE_NOMEM;
-            break;
+        if (aGap[i].n > 0) {
+            struct ewin *e = push((void **)&aWin, &nWin, sizeof *e);
+            if (!e || !add_phase(t, VT_PHASE_EVAL, "evaluation", aGap[i].start, aGap[i].end, "kernels")) {
+                rc = SQLITE_NOMEM;
+                break;
+            }
+            *e = (struct ewin){aGap[i].idx, aGap[i].n, fm, aGap[i].start, aGap[i].end};
         }
         if (i == t->ph.nIter || aKind[i] == 0) continue;
         p = t->ph.n ? &t->ph.a[t->ph.n - 1] : NULL;
@@ -726,11 +850,16 @@ static int from_iter_kernels(struct vt_trace *t)
                             t->ph.aIter[i].end, "kernels"))
             rc = SQLITE_NOMEM;
     }
+    /* the evaluation windows' batches, among the marked iterations in time order */
+    if (rc == SQLITE_OK && nWin > 0 && (rc = window_batches(t, aWin, nWin)) == SQLITE_OK)
+        qsort(t->ph.aIter, (size_t)t->ph.nIter, sizeof *t->ph.aIter, cmp_iter_start);
     free(aId);
     free(aKind);
     free(aMed);
+    free(aFwd);
     free(aGap);
     free(aW);
+    free(aWin);
     return rc;
 }
 
