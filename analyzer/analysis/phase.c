@@ -315,9 +315,11 @@ static int period_matches(const int64_t *a, int64_t n, int64_t p, int bStop)
  * The batches of the evaluation windows aWin[0..nWin) (in time order, not overlapping): an evaluation
  * runs the same forward pass batch after batch, so a window's kernel names repeat with a period near a
  * training forward pass's kernel count (f/2 to 2f). Of those periods, the one with which most sampled
- * names equal the name a period later (9 in 10 at least; ties: the shortest) cuts the window, from its
- * first kernel, into batches: each an iteration from the host launch of its first kernel (kernels_at) to
- * the next one's, the last to the window's end; a remainder under half a period joins the last batch. A
+ * names equal the name a period later (9 in 10 at least; ties: the shortest), when no shorter period
+ * matches as many (a run of one kernel name, repeated blocks alone), cuts the window, from its first
+ * kernel, into batches: each an iteration from the host launch of its first kernel (kernels_at) to
+ * the next one's, the last to the launch of the window's last kernel (what the program frees after its
+ * loop is in no batch); a remainder under half a period joins the last batch. A
  * window without such a period, or shorter than two periods, gets none (its growth is then judged over
  * sixteenths of its time). One pass over the kernels for the names; appends to t->ph.aIter, which the
  * caller sorts. Returns an SQLite code.
@@ -348,21 +350,28 @@ static int window_batches(struct vt_trace *t, const struct ewin *aWin, int nWin)
     sqlite3_finalize(p);
     for (int i = 0; i < nWin && rc == SQLITE_OK; i++) {
         const struct ewin *e = &aWin[i];
-        int best = -1;
+        int best = -1, bestShort = -1;
         if (!aaName[i] || e->first + e->n > k) continue; /* (fewer kernels than counted: none) */
-        for (int64_t q = e->f / 2 > 2 ? e->f / 2 : 2; q <= 2 * e->f && 2 * q <= e->n; q++) {
+        for (int64_t q = 1; q <= 2 * e->f && 2 * q <= e->n; q++) {
             int c = period_matches(aaName[i], e->n, q, 1);
-            if (c >= 0 && (c = period_matches(aaName[i], e->n, q, 0)) > best) best = c, aP[i] = q;
+            if (c >= 0 && (c = period_matches(aaName[i], e->n, q, 0)) > (q * 2 < e->f || q < 2 ? bestShort : best)) {
+                if (q * 2 < e->f || q < 2) bestShort = c;
+                else best = c, aP[i] = q;
+            }
         }
-        for (int64_t b = aP[i]; aP[i] > 0 && b + aP[i] / 2 < e->n && rc == SQLITE_OK; b += aP[i]) {
+        /* a shorter period as regular (a window of one kernel name, blocks without a stem or head to tell
+         * batches apart): the batches are not seen */
+        if (bestShort >= best) aP[i] = 0;
+        for (int64_t b = aP[i]; aP[i] > 0 && b <= e->n && rc == SQLITE_OK; b += aP[i]) {
             struct want *pW = push((void **)&aW, &nW, sizeof *pW);
             if (!pW) rc = SQLITE_NOMEM;
-            else pW->idx = e->first + b;
+            else pW->idx = e->first + (b + aP[i] / 2 < e->n ? b : e->n - 1); /* the last: the window's last kernel */
+            if (b + aP[i] / 2 >= e->n) break;
         }
     }
     if (rc == SQLITE_OK) rc = kernels_at(t->f.db, aW, nW);
     for (int i = 0; i < nWin && rc == SQLITE_OK; i++) {
-        int64_t a = aWin[i].start;
+        int64_t a = aWin[i].start, last;
         if (aP[i] <= 0) continue;
         for (int64_t b = aP[i]; b + aP[i] / 2 < aWin[i].n; b += aP[i]) {
             int64_t ts = want_ts(aW, nW, aWin[i].first + b);
@@ -370,7 +379,10 @@ static int window_batches(struct vt_trace *t, const struct ewin *aWin, int nWin)
             if (!add_iter(t, a, ts)) { rc = SQLITE_NOMEM; break; }
             a = ts;
         }
-        if (rc == SQLITE_OK && !add_iter(t, a, aWin[i].end)) rc = SQLITE_NOMEM;
+        /* the last batch ends with the launch of the window's last kernel: what the program frees after its
+         * loop (an evaluate() returning) belongs to no batch */
+        last = want_ts(aW, nW, aWin[i].first + aWin[i].n - 1) + 1;
+        if (rc == SQLITE_OK && !add_iter(t, a, last > a && last < aWin[i].end ? last : aWin[i].end)) rc = SQLITE_NOMEM;
     }
 done:
     for (int i = 0; aaName && i < nWin; i++) free(aaName[i]);
