@@ -1081,7 +1081,45 @@ TEST(profiler_short_evaluation_freeing_its_batches_does_not_grow) { short_eval_a
 TEST(kernel_evaluation_window_batches_grow) { short_eval_after_accumulation(0, 1); }
 TEST(kernel_evaluation_window_batches_freed_do_not_grow) { short_eval_after_accumulation(0, 0); }
 
-VT_TEST_LIST(T(profiler_short_evaluation_after_accumulated_steps_grows) T(profiler_short_evaluation_freeing_its_batches_does_not_grow)
+/* ProfilerStep#N steps of 4 micro-batches whose last SGD step (3 short elementwise kernels for each of 100
+ * parameters: more kernels than a forward pass, in a tenth of a step's time) runs on the GPU after the last range
+ * closed: a step's tail, no evaluation (its names repeat every 3 kernels, not as forward passes do). A guard of
+ * the kernel-count rule, as ResNet-50's profiler trace in the real data needs. */
+TEST(profiler_last_step_tail_is_no_evaluation)
+{
+    const char *zPath = tg_path("sgd_tail.db");
+    struct tg *g = tg_open(zPath);
+    struct vt_result r;
+    int64_t ts = 1 * MS;
+    ASSERT(g);
+    tg_alloc(g, 500000, 0, 3, W, 64 * MiB, -1);
+    for (int step = 0; step < 12; step++) {
+        int64_t t0 = ts;
+        char zName[32];
+        for (int mb = 0; mb < 4; mb++) {
+            ts = fwd_pass(g, ts, 10000);
+            for (int k = 0; k < 8; k++, ts += 10000)
+                tg_kernel(g, ts, ts + 5000, "void cudnn::detail::dgrad_engine<float, 512, 6, 5, 3, 3, 3, false>()");
+        }
+        snprintf(zName, sizeof zName, "ProfilerStep#%d", step);
+        tg_nvtx(g, t0, step < 11 ? ts + 300 * 2000 : ts, zName);
+        for (int k = 0; k < 300; k++, ts += 2000)
+            tg_kernel(g, ts, ts + 1000, k % 3 ? "void at::native::vectorized_elementwise_kernel<4, at::native::AddFunctor<float>>()"
+                                              : "void at::native::vectorized_elementwise_kernel<4, at::native::MulScalarFunctor<float, float>>()");
+    }
+    tg_free(g, ts, 0, 3, W, 64 * MiB);
+    ASSERT_EQ(0, tg_close(g));
+    run(zPath, &r);
+    struct vt_trace *t = &r.aTrace[0];
+    ASSERT_STREQ("kernels", t->ph.zSource);
+    ASSERT_EQ(1, t->ph.n);
+    ASSERT_EQ(VT_PHASE_TRAIN, t->ph.a[0].kind);
+    ASSERT_EQ(12, t->ph.nIter);
+    vt__result_free(&r);
+    tg_cleanup();
+}
+
+VT_TEST_LIST(T(profiler_last_step_tail_is_no_evaluation) T(profiler_short_evaluation_after_accumulated_steps_grows) T(profiler_short_evaluation_freeing_its_batches_does_not_grow)
              T(kernel_evaluation_window_batches_grow) T(kernel_evaluation_window_batches_freed_do_not_grow)
              T(forward_cut_short_by_the_final_oom_is_no_evaluation) T(forward_cut_short_by_a_caught_oom_is_no_evaluation)
              T(validation_growth_at_its_call_site) T(validation_graph_growth_at_the_call_it_was_made_under) T(segment_level_growth_hidden_by_the_cache)

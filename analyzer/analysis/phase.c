@@ -216,186 +216,22 @@ static int cmp_i64(const void *pa, const void *pb)
     return a < b ? -1 : a > b;
 }
 
-/* A kernel wanted by its place in start order, and when it began. */
-struct want {
-    int64_t idx, corr, ts;
-};
-
-static int cmp_want_idx(const void *pa, const void *pb)
-{
-    const struct want *a = pa, *b = pb;
-    return a->idx < b->idx ? -1 : a->idx > b->idx;
-}
-
-static int cmp_want_corr(const void *pa, const void *pb)
-{
-    const struct want *a = pa, *b = pb;
-    return a->corr < b->corr ? -1 : a->corr > b->corr;
-}
-
-/*
- * When the kernels at the n places aW[].idx (in start order, as kernel_segments counts them)
- * began: the host time of the launch where the trace has the launch call (`api_call` with the
- * kernel's correlation id) and it is earlier, else the start on the device; -1 for a place past
- * the last kernel. A boundary between phases is a host time, as NVTX ranges are: allocations
- * are made by the host, which runs ahead of the device. One pass over the kernels and one over
- * the launch calls, however many places. Sorts aW by place; returns an SQLite code.
- */
-static int kernels_at(sqlite3 *db, struct want *aW, int n)
-{
-    sqlite3_stmt *p = NULL;
-    int64_t k = 0;
-    int w = 0, rc;
-    if (n == 0) return SQLITE_OK;
-    for (int i = 0; i < n; i++) aW[i].ts = aW[i].corr = -1;
-    qsort(aW, (size_t)n, sizeof *aW, cmp_want_idx);
-    rc = sqlite3_prepare_v2(db, "SELECT start, correlation FROM kernel ORDER BY start, id", -1, &p, NULL);
-    while (rc == SQLITE_OK && w < n && (rc = sqlite3_step(p)) == SQLITE_ROW) {
-        rc = SQLITE_OK;
-        for (; w < n && aW[w].idx == k; w++) {
-            aW[w].ts = sqlite3_column_int64(p, 0);
-            aW[w].corr = sqlite3_column_type(p, 1) == SQLITE_INTEGER ? sqlite3_column_int64(p, 1) : -1;
-        }
-        k++;
-    }
-    if (rc == SQLITE_DONE || rc == SQLITE_ROW) rc = SQLITE_OK;
-    sqlite3_finalize(p);
-    p = NULL;
-    if (rc != SQLITE_OK) return rc;
-    qsort(aW, (size_t)n, sizeof *aW, cmp_want_corr);
-    rc = sqlite3_prepare_v2(db, "SELECT correlation, start FROM api_call WHERE correlation >= 0 AND start > 0", -1, &p,
-                            NULL);
-    while (rc == SQLITE_OK && (rc = sqlite3_step(p)) == SQLITE_ROW) {
-        struct want key = {0, sqlite3_column_int64(p, 0), 0}, *pW;
-        int64_t launch = sqlite3_column_int64(p, 1);
-        rc = SQLITE_OK;
-        pW = bsearch(&key, aW, (size_t)n, sizeof *aW, cmp_want_corr);
-        /* distinct places have distinct kernels: at most one wants this correlation id */
-        if (pW && pW->ts >= 0 && launch < pW->ts) pW->ts = launch;
-    }
-    if (rc == SQLITE_DONE) rc = SQLITE_OK;
-    sqlite3_finalize(p);
-    qsort(aW, (size_t)n, sizeof *aW, cmp_want_idx);
-    return rc;
-}
-
-/* When the kernel at place idx began (kernels_at), or -1 when it was not wanted or not found. */
-static int64_t want_ts(const struct want *aW, int n, int64_t idx)
-{
-    struct want key = {idx, 0, 0};
-    const struct want *pW = bsearch(&key, aW, (size_t)n, sizeof *aW, cmp_want_idx);
-    return pW ? pW->ts : -1;
-}
-
-/* An evaluation window inferred from kernels: its kernels' places [first, first + n) in start order, its
- * time [start, end), and a training forward pass's kernel count f. */
-struct ewin {
-    int64_t first, n, f, start, end;
-};
-
-/* Places of a window's names compared for a period: at most this many, spread over it. */
-#define PERIOD_SAMPLES 256
-
-/*
- * How many of the (up to PERIOD_SAMPLES) sampled places i of a[0..n) have a[i] == a[i + p]; stops
- * early, returning -1, once more than a tenth of them differ.
- */
-static int period_matches(const int64_t *a, int64_t n, int64_t p, int bStop)
-{
-    int64_t nCmp = n - p, step = nCmp > PERIOD_SAMPLES ? nCmp / PERIOD_SAMPLES : 1;
-    int nSame = 0, nDiff = 0, nAll = (int)(nCmp / step);
-    for (int64_t i = 0; i + p < n && nSame + nDiff < nAll; i += step) {
-        if (a[i] == a[i + p]) nSame++;
-        else if (++nDiff * 10 > nAll && bStop) return -1;
-    }
-    return nSame * 10 >= nAll * 9 ? nSame : -1;
-}
-
-/*
- * The batches of the evaluation windows aWin[0..nWin) (in time order, not overlapping): an evaluation
- * runs the same forward pass batch after batch, so a window's kernel names repeat with a period near a
- * training forward pass's kernel count (f/2 to 2f). Of those periods, the one with which most sampled
- * names equal the name a period later (9 in 10 at least; ties: the shortest), when no shorter period
- * matches as many (a run of one kernel name, repeated blocks alone), cuts the window, from its first
- * kernel, into batches: each an iteration from the host launch of its first kernel (kernels_at) to
- * the next one's, the last to the launch of the window's last kernel (what the program frees after its
- * loop is in no batch); a remainder under half a period joins the last batch. A
- * window without such a period, or shorter than two periods, gets none (its growth is then judged over
- * sixteenths of its time). One pass over the kernels for the names; appends to t->ph.aIter, which the
- * caller sorts. Returns an SQLite code.
- */
-static int window_batches(struct vt_trace *t, const struct ewin *aWin, int nWin)
-{
-    sqlite3_stmt *p = NULL;
-    int64_t **aaName = NULL, k = 0;
-    struct want *aW = NULL;
-    int nW = 0, w = 0, rc = SQLITE_OK;
-    int64_t *aP = NULL;
-    if (nWin == 0) return SQLITE_OK;
-    if (!(aaName = calloc((size_t)nWin, sizeof *aaName)) || !(aP = calloc((size_t)nWin, sizeof *aP))) {
-        rc = SQLITE_NOMEM;
-        goto done;
-    }
-    for (int i = 0; i < nWin && rc == SQLITE_OK; i++)
-        if (aWin[i].n >= 4 && aWin[i].f >= 2 && !(aaName[i] = malloc(sizeof(int64_t) * (size_t)aWin[i].n))) rc = SQLITE_NOMEM;
-    if (rc == SQLITE_OK) rc = sqlite3_prepare_v2(t->f.db, "SELECT name_id FROM kernel ORDER BY start, id", -1, &p, NULL);
-    while (rc == SQLITE_OK && w < nWin && (rc = sqlite3_step(p)) == SQLITE_ROW) {
-        rc = SQLITE_OK;
-        while (w < nWin && k >= aWin[w].first + aWin[w].n) w++;
-        if (w < nWin && k >= aWin[w].first && aaName[w])
-            aaName[w][k - aWin[w].first] = sqlite3_column_type(p, 0) == SQLITE_INTEGER ? sqlite3_column_int64(p, 0) : -1;
-        k++;
-    }
-    if (rc == SQLITE_DONE || rc == SQLITE_ROW) rc = SQLITE_OK;
-    sqlite3_finalize(p);
-    for (int i = 0; i < nWin && rc == SQLITE_OK; i++) {
-        const struct ewin *e = &aWin[i];
-        int best = -1, bestShort = -1;
-        if (!aaName[i] || e->first + e->n > k) continue; /* (fewer kernels than counted: none) */
-        for (int64_t q = 1; q <= 2 * e->f && 2 * q <= e->n; q++) {
-            int c = period_matches(aaName[i], e->n, q, 1);
-            if (c >= 0 && (c = period_matches(aaName[i], e->n, q, 0)) > (q * 2 < e->f || q < 2 ? bestShort : best)) {
-                if (q * 2 < e->f || q < 2) bestShort = c;
-                else best = c, aP[i] = q;
-            }
-        }
-        /* a shorter period as regular (a window of one kernel name, blocks without a stem or head to tell
-         * batches apart): the batches are not seen */
-        if (bestShort >= best) aP[i] = 0;
-        for (int64_t b = aP[i]; aP[i] > 0 && b <= e->n && rc == SQLITE_OK; b += aP[i]) {
-            struct want *pW = push((void **)&aW, &nW, sizeof *pW);
-            if (!pW) rc = SQLITE_NOMEM;
-            else pW->idx = e->first + (b + aP[i] / 2 < e->n ? b : e->n - 1); /* the last: the window's last kernel */
-            if (b + aP[i] / 2 >= e->n) break;
-        }
-    }
-    if (rc == SQLITE_OK) rc = kernels_at(t->f.db, aW, nW);
-    for (int i = 0; i < nWin && rc == SQLITE_OK; i++) {
-        int64_t a = aWin[i].start, last;
-        if (aP[i] <= 0) continue;
-        for (int64_t b = aP[i]; b + aP[i] / 2 < aWin[i].n; b += aP[i]) {
-            int64_t ts = want_ts(aW, nW, aWin[i].first + b);
-            if (ts <= a || ts >= aWin[i].end) continue;
-            if (!add_iter(t, a, ts)) { rc = SQLITE_NOMEM; break; }
-            a = ts;
-        }
-        /* the last batch ends with the launch of the window's last kernel: what the program frees after its
-         * loop (an evaluate() returning) belongs to no batch */
-        last = want_ts(aW, nW, aWin[i].first + aWin[i].n - 1) + 1;
-        if (rc == SQLITE_OK && !add_iter(t, a, last > a && last < aWin[i].end ? last : aWin[i].end)) rc = SQLITE_NOMEM;
-    }
-done:
-    for (int i = 0; aaName && i < nWin; i++) free(aaName[i]);
-    free(aaName);
-    free(aP);
-    free(aW);
-    return rc;
-}
-
 static int cmp_iter_start(const void *pa, const void *pb)
 {
     const struct vt_iter *a = pa, *b = pb;
     return a->start < b->start ? -1 : a->start > b->start;
+}
+
+/* The batches of the evaluation windows aWin (vt__window_batches) as iterations, all sorted by start. */
+static int add_batches(struct vt_trace *t, const struct vt_ewin *aWin, int nWin)
+{
+    int64_t *aS = NULL;
+    int nS = 0, rc = vt__window_batches(t->f.db, aWin, nWin, &aS, &nS);
+    for (int i = 0; rc == SQLITE_OK && i < nS; i++)
+        if (!add_iter(t, aS[2 * i], aS[2 * i + 1])) rc = SQLITE_NOMEM;
+    free(aS);
+    if (rc == SQLITE_OK) qsort(t->ph.aIter, (size_t)t->ph.nIter, sizeof *t->ph.aIter, cmp_iter_start);
+    return rc;
 }
 
 /* Kernels between two step terminators (optimizer runs, or backward runs without an optimizer). */
@@ -635,8 +471,8 @@ static int from_kernels(struct vt_trace *t)
     int nSeg = 0, rc, i, nF = 0;
     int64_t *aF = NULL, m = 0;
     int64_t tail = 0;
-    struct want *aW = NULL;
-    struct ewin *aWin = NULL;
+    struct vt_want *aW = NULL;
+    struct vt_ewin *aWin = NULL;
     int term = 0, bMem = 0, nTrain = 0, nW = 0, nWin = 0;
 
     rc = kernel_segments(t, &aSeg, &nSeg, &term);
@@ -674,18 +510,18 @@ static int from_kernels(struct vt_trace *t)
         int64_t aIdx[3] = {s->first + tail, s->first + s->f - m, s->first + s->f - m + tail};
         if (s->f < 2 || s->f <= 2 * m) continue;
         for (int q = tail > 0 ? 0 : 1; q < (tail > 0 ? 3 : 2); q++) {
-            struct want *pW = push((void **)&aW, &nW, sizeof *pW);
+            struct vt_want *pW = push((void **)&aW, &nW, sizeof *pW);
             if (!pW) { rc = SQLITE_NOMEM; goto done; }
             pW->idx = aIdx[q];
         }
     }
-    rc = kernels_at(t->f.db, aW, nW);
+    rc = vt__kernels_at(t->f.db, aW, nW);
     for (i = 0; i < nSeg && rc == SQLITE_OK; i++) {
         struct seg *s = &aSeg[i];
         struct vt_phase *p = t->ph.n ? &t->ph.a[t->ph.n - 1] : NULL;
         int64_t trainStart = s->start, evalStart = s->start, skip = 0;
         if (s->f >= 2 && s->f > 2 * m && tail > 0 && p && p->kind == VT_PHASE_TRAIN &&
-            (evalStart = want_ts(aW, nW, s->first + tail)) >= 0) {
+            (evalStart = vt__want_ts(aW, nW, s->first + tail)) >= 0) {
             /* an evaluation window begins after the last step's tail, which stays in training */
             skip = tail;
             p->end = evalStart;
@@ -696,9 +532,9 @@ static int from_kernels(struct vt_trace *t)
             /* only the last segment lacks backward kernels: the start of a step cut off by the
              * end of the trace, unless clearly longer than a forward pass */
             if (s->f >= 2 && s->f > 2 * m) {
-                struct ewin *e = push((void **)&aWin, &nWin, sizeof *e);
+                struct vt_ewin *e = push((void **)&aWin, &nWin, sizeof *e);
                 if (!e || !add_phase(t, VT_PHASE_EVAL, "evaluation", evalStart, s->end, "kernels")) rc = SQLITE_NOMEM;
-                else *e = (struct ewin){s->first + skip, s->n - skip, m - tail, evalStart, s->end};
+                else *e = (struct vt_ewin){s->first + skip, s->n - skip, m - tail, evalStart, s->end, 0};
             } else if (p && p->kind == VT_PHASE_TRAIN) {
                 p->end = s->end; /* optimizer tail or a stray kernel after the step */
                 if (t->ph.nIter) t->ph.aIter[t->ph.nIter - 1].end = s->end;
@@ -707,14 +543,14 @@ static int from_kernels(struct vt_trace *t)
         }
         if (s->f > 2 * m) {
             /* the window is the segment's forward kernels beyond a typical segment's, after the tail */
-            trainStart = want_ts(aW, nW, s->first + s->f - m + skip);
+            trainStart = vt__want_ts(aW, nW, s->first + s->f - m + skip);
             if (trainStart <= evalStart) trainStart = evalStart;
             if (!add_phase(t, VT_PHASE_EVAL, "evaluation", evalStart, trainStart, "kernels")) { rc = SQLITE_NOMEM; break; }
             p = NULL;
             {
-                struct ewin *e = push((void **)&aWin, &nWin, sizeof *e);
+                struct vt_ewin *e = push((void **)&aWin, &nWin, sizeof *e);
                 if (!e) { rc = SQLITE_NOMEM; break; }
-                *e = (struct ewin){s->first + skip, s->f - m, m - tail, evalStart, trainStart};
+                *e = (struct vt_ewin){s->first + skip, s->f - m, m - tail, evalStart, trainStart, 0};
             }
         }
         if (p && p->kind == VT_PHASE_TRAIN) p->end = s->end;
@@ -722,8 +558,8 @@ static int from_kernels(struct vt_trace *t)
         if (rc == SQLITE_OK && !add_iter(t, trainStart, s->end)) rc = SQLITE_NOMEM;
     }
     /* the evaluation windows' batches, among the steps in time order */
-    if (rc == SQLITE_OK && nWin > 0 && (rc = window_batches(t, aWin, nWin)) == SQLITE_OK)
-        qsort(t->ph.aIter, (size_t)t->ph.nIter, sizeof *t->ph.aIter, cmp_iter_start);
+    if (rc == SQLITE_OK && nWin > 0 && (rc = vt__kernel_periods(t->f.db, aWin, nWin)) == SQLITE_OK)
+        rc = add_batches(t, aWin, nWin);
 done:
     free(aSeg);
     free(aF);
@@ -737,6 +573,7 @@ struct gap {
     int64_t start, end; /* the first one's start (then its host launch), the latest end */
     int64_t n;          /* how many, after the last backward or optimizer kernel of the gap */
     int64_t idx;        /* the first one's place in (start, id) order */
+    int64_t p;          /* the period of their names (vt__kernel_periods), 0 none */
 };
 
 /*
@@ -754,13 +591,13 @@ struct gap {
  */
 static int from_iter_kernels(struct vt_trace *t)
 {
-    int64_t nIn = 0, nAll = 0, m = 0, fm = 0, *aMed = NULL, *aFwd = NULL;
+    int64_t nIn = 0, nAll = 0, m = 0, fm = 0, run = 0, *aMed = NULL, *aFwd = NULL;
     sqlite3_stmt *pStmt = NULL;
     int64_t *aId = NULL;
     struct gap *aGap = NULL; /* gap i: before iteration i (i = nIter: after the last) */
-    struct want *aW = NULL;
-    struct ewin *aWin = NULL;
-    int nId = 0, *aKind = NULL, iIt = 0, nTrain = 0, nMed = 0, nW = 0, nWin = 0, rc;
+    struct vt_want *aW = NULL;
+    struct vt_ewin *aWin = NULL;
+    int nId = 0, *aKind = NULL, iIt = 0, iRun = -1, nTrain = 0, nMed = 0, nW = 0, nWin = 0, rc;
     rc = sqlite3_prepare_v2(t->f.db, "SELECT id, value FROM string WHERE id IN (SELECT DISTINCT name_id FROM kernel)"
                             " ORDER BY id", -1, &pStmt, NULL);
     while (rc == SQLITE_OK && (rc = sqlite3_step(pStmt)) == SQLITE_ROW) {
@@ -806,7 +643,11 @@ static int from_iter_kernels(struct vt_trace *t)
             continue;
         }
         nIn++;
-        if (aKind[iIt] < 2 && !bTrain) aFwd[iIt]++; /* its forward pass: kernels before its first backward one */
+        /* its forward pass: its longest run of kernels between backward or optimizer ones (where the GPU runs
+         * behind the ranges, an iteration starts with the last step's backward pass and optimizer) */
+        if (iRun != iIt) run = 0, iRun = iIt;
+        run = bTrain ? 0 : run + 1;
+        if (run > aFwd[iIt]) aFwd[iIt] = run;
         if (aKind[iIt] < 1) aKind[iIt] = 1;
         if (bTrain) aKind[iIt] = 2;
     }
@@ -824,8 +665,23 @@ static int from_iter_kernels(struct vt_trace *t)
      * micro-batches runs for less than half a step, and a step's tail, zero_grad or a metric, has a few) */
     for (int i = 1; rc == SQLITE_OK && i <= t->ph.nIter; i++) {
         struct gap *g = &aGap[i];
-        struct want *pW;
-        if (aKind[i - 1] != 2 || g->n < 2 || m <= 0 || ((g->end - g->start) * 2 < m && (fm < 4 || g->n * 2 < fm))) {
+        struct vt_ewin *e;
+        if (aKind[i - 1] != 2 || g->n < 2 || m <= 0 || ((g->end - g->start) * 2 < m && (fm < 16 || g->n * 2 < fm))) {
+            g->n = 0;
+            continue;
+        }
+        if (!(e = push((void **)&aWin, &nWin, sizeof *e))) rc = SQLITE_NOMEM;
+        else *e = (struct vt_ewin){g->idx, g->n, fm, 0, 0, 0};
+    }
+    if (rc == SQLITE_OK) rc = vt__kernel_periods(t->f.db, aWin, nWin);
+    for (int i = 1, w = 0; rc == SQLITE_OK && i <= t->ph.nIter; i++) {
+        struct gap *g = &aGap[i];
+        struct vt_want *pW;
+        if (g->n == 0) continue;
+        g->p = aWin[w++].p;
+        /* by its kernel count alone, only kernels that repeat as batches of a forward pass do: the last
+         * step's tail can be as many (plain SGD: elementwise kernels, a few per parameter) */
+        if ((g->end - g->start) * 2 < m && g->p == 0) {
             g->n = 0;
             continue;
         }
@@ -834,25 +690,26 @@ static int from_iter_kernels(struct vt_trace *t)
         else pW->idx = g->idx;
     }
     aGap[0].n = 0;
-    if (rc == SQLITE_OK) rc = kernels_at(t->f.db, aW, nW);
+    if (rc == SQLITE_OK) rc = vt__kernels_at(t->f.db, aW, nW);
     for (int i = 1; rc == SQLITE_OK && i <= t->ph.nIter; i++) {
         struct gap *g = &aGap[i];
-        int64_t ts = g->n > 0 ? want_ts(aW, nW, g->idx) : -1;
+        int64_t ts = g->n > 0 ? vt__want_ts(aW, nW, g->idx) : -1;
         if (ts >= 0 && ts < g->start) g->start = ts;
         if (g->start < t->ph.aIter[i - 1].end) g->start = t->ph.aIter[i - 1].end;
         if (i < t->ph.nIter && g->end > t->ph.aIter[i].start) g->end = t->ph.aIter[i].start;
     }
+    nWin = 0; /* aWin again: the windows made phases */
     for (int i = 0; rc == SQLITE_OK && nIn * 10 >= nAll * 9 && i < t->ph.nIter; i++) nTrain += aKind[i] == 2;
     for (int i = 0; rc == SQLITE_OK && nTrain > 0 && i <= t->ph.nIter; i++) {
         struct vt_phase *p;
         int kind;
         if (aGap[i].n > 0) {
-            struct ewin *e = push((void **)&aWin, &nWin, sizeof *e);
+            struct vt_ewin *e = push((void **)&aWin, &nWin, sizeof *e);
             if (!e || !add_phase(t, VT_PHASE_EVAL, "evaluation", aGap[i].start, aGap[i].end, "kernels")) {
                 rc = SQLITE_NOMEM;
                 break;
             }
-            *e = (struct ewin){aGap[i].idx, aGap[i].n, fm, aGap[i].start, aGap[i].end};
+            *e = (struct vt_ewin){aGap[i].idx, aGap[i].n, fm, aGap[i].start, aGap[i].end, aGap[i].p};
         }
         if (i == t->ph.nIter || aKind[i] == 0) continue;
         p = t->ph.n ? &t->ph.a[t->ph.n - 1] : NULL;
@@ -863,8 +720,7 @@ static int from_iter_kernels(struct vt_trace *t)
             rc = SQLITE_NOMEM;
     }
     /* the evaluation windows' batches, among the marked iterations in time order */
-    if (rc == SQLITE_OK && nWin > 0 && (rc = window_batches(t, aWin, nWin)) == SQLITE_OK)
-        qsort(t->ph.aIter, (size_t)t->ph.nIter, sizeof *t->ph.aIter, cmp_iter_start);
+    if (rc == SQLITE_OK && nWin > 0) rc = add_batches(t, aWin, nWin);
     free(aId);
     free(aKind);
     free(aMed);
