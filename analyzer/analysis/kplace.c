@@ -90,10 +90,11 @@ static int period_matches(const int64_t *a, int64_t n, int64_t p, int bStop)
 /*
  * The period of each evaluation window of aWin[0..nWin) (in time order, not overlapping) into its .p (0:
  * none): an evaluation runs the same forward pass batch after batch, so a window's kernel names repeat with
- * a period near a training forward pass's kernel count .f (f/2 to 2f). Of those periods, the one with which
- * most sampled names equal the name a period later (9 in 10 at least; ties: the shortest), when no shorter
- * period matches as many (a run of one kernel name, repeated blocks alone) and the window holds two of it.
- * One pass over the kernels for the names. Returns an SQLite code.
+ * the period of a forward pass. Of the periods from 16 kernels and an eighth of a training forward pass's
+ * count .f (which may hold a step's tail) to twice that count, the one with which most sampled names equal
+ * the name a period later (9 in 10 at least; ties: the shortest), when no shorter period matches as well (a
+ * run of one kernel name, a few optimizer kernels per parameter) and the window holds two of it. One pass
+ * over the kernels for the names. Returns an SQLite code.
  */
 int vt__kernel_periods(sqlite3 *db, struct vt_ewin *aWin, int nWin)
 {
@@ -120,7 +121,7 @@ int vt__kernel_periods(sqlite3 *db, struct vt_ewin *aWin, int nWin)
         int best = -1, bestShort = -1;
         if (!aaName[i] || e->first + e->n > k) continue; /* (fewer kernels than counted: none) */
         for (int64_t q = 1; q <= 2 * e->f && 2 * q <= e->n; q++) {
-            int bShort = q * 2 < e->f || q < 2, c = period_matches(aaName[i], e->n, q, 1);
+            int bShort = q < 16 || q * 8 < e->f, c = period_matches(aaName[i], e->n, q, 1);
             if (c >= 0 && (c = period_matches(aaName[i], e->n, q, 0)) > (bShort ? bestShort : best)) {
                 if (bShort) bestShort = c;
                 else best = c, e->p = q;
@@ -147,23 +148,21 @@ int vt__window_batches(sqlite3 *db, const struct vt_ewin *aWin, int nWin, int64_
     int nW = 0, nS = 0, rc;
     *paSpan = NULL;
     *pnSpan = 0;
-    for (int i = 0; i < nWin; i++) /* the places wanted: each batch's first but the first, the last kernel */
-        for (int64_t b = aWin[i].p; aWin[i].p > 0 && b <= aWin[i].n; b += aWin[i].p) {
-            nW++;
-            if (b + aWin[i].p / 2 >= aWin[i].n) break;
-        }
+    for (int i = 0; i < nWin; i++) { /* the places wanted: each batch's first but the first, the last kernel */
+        for (int64_t b = aWin[i].p; aWin[i].p > 0 && b + aWin[i].p / 2 < aWin[i].n; b += aWin[i].p) nW++;
+        nW += aWin[i].p > 0;
+    }
     if (nW == 0) return SQLITE_OK;
     if (!(aW = calloc((size_t)nW, sizeof *aW)) || !(aS = malloc(sizeof *aS * 2 * (size_t)nW))) {
         free(aW);
         return SQLITE_NOMEM;
     }
     nW = 0;
-    for (int i = 0; i < nWin; i++)
-        for (int64_t b = aWin[i].p; aWin[i].p > 0 && b <= aWin[i].n; b += aWin[i].p) {
-            int bLast = b + aWin[i].p / 2 >= aWin[i].n;
-            aW[nW++].idx = aWin[i].first + (bLast ? aWin[i].n - 1 : b);
-            if (bLast) break;
-        }
+    for (int i = 0; i < nWin; i++) {
+        if (aWin[i].p <= 0) continue;
+        for (int64_t b = aWin[i].p; b + aWin[i].p / 2 < aWin[i].n; b += aWin[i].p) aW[nW++].idx = aWin[i].first + b;
+        aW[nW++].idx = aWin[i].first + aWin[i].n - 1;
+    }
     rc = vt__kernels_at(db, aW, nW);
     for (int i = 0; i < nWin && rc == SQLITE_OK; i++) {
         int64_t a = aWin[i].start, last;

@@ -643,11 +643,11 @@ static int from_iter_kernels(struct vt_trace *t)
             continue;
         }
         nIn++;
-        /* its forward pass: its longest run of kernels between backward or optimizer ones (where the GPU runs
-         * behind the ranges, an iteration starts with the last step's backward pass and optimizer) */
+        /* its forward pass: its longest run of other kernels that a backward or optimizer kernel ends (where
+         * the GPU runs behind the ranges, an iteration starts with the last step's backward pass) */
         if (iRun != iIt) run = 0, iRun = iIt;
+        if (bTrain && run > aFwd[iIt]) aFwd[iIt] = run;
         run = bTrain ? 0 : run + 1;
-        if (run > aFwd[iIt]) aFwd[iIt] = run;
         if (aKind[iIt] < 1) aKind[iIt] = 1;
         if (bTrain) aKind[iIt] = 2;
     }
