@@ -526,6 +526,29 @@ void vt__result_free(struct vt_result *r);
 /* Whether the options' regular expressions compile: VT_EXIT_OK, or VT_EXIT_USAGE (one line printed). */
 int vt__phase_check_opts(const struct vt_opts *o);
 
+/* ---- kplace.c ---- */
+/* A kernel wanted by its place in start order (idx), and when it began (ts; corr: its correlation id). */
+struct vt_want {
+    int64_t idx, corr, ts;
+};
+/*
+ * When the kernels at the n places aW[].idx (in start order) began: the host time of the launch where
+ * the trace has the launch call and it is earlier, else the start on the device; -1 past the last
+ * kernel. Sorts aW by place; returns an SQLite code.
+ */
+int vt__kernels_at(sqlite3 *db, struct vt_want *aW, int n);
+/* When the kernel at place idx began (vt__kernels_at), or -1 when it was not wanted or not found. */
+int64_t vt__want_ts(const struct vt_want *aW, int n, int64_t idx);
+/* An evaluation window inferred from kernels: its kernels' places [first, first + n) in start order, its
+ * time [start, end), a training forward pass's kernel count f, and the period of its names p (0: none). */
+struct vt_ewin {
+    int64_t first, n, f, start, end, p;
+};
+/* The period of each window's kernel names (its batches), into .p; an SQLite code. */
+int vt__kernel_periods(sqlite3 *db, struct vt_ewin *aWin, int nWin);
+/* The batches of windows with a period, as spans [start, end) in *paSpan (2 values each, *pnSpan spans). */
+int vt__window_batches(sqlite3 *db, const struct vt_ewin *aWin, int nWin, int64_t **paSpan, int *pnSpan);
+
 /* ---- phase.c ---- */
 /* Phases and iterations of t (NVTX, else kernel names), and the growth boundaries. A VT_EXIT code. */
 int vt__phases(struct vt_trace *t, const struct vt_opts *o);
