@@ -14,7 +14,9 @@
  * drawn sizes (16 KiB to 64 MiB, a tenth through the small pool), freed in reverse with a
  * temporary between each pair, through the caching allocator; the fit is asked for the largest
  * batch of 1024 that fits beside them in 80 GiB, from a first guess a fifth short. Prints the
- * replays, the time per replay and in all, and the fit's memory (61 bytes a lifetime); then the least
+ * replays, the time per replay and in all, the fit's memory (61 bytes a lifetime) and whether the work
+ * bound (VT_FS_FIT_WORK lifetimes replayed in all) left the answer an estimate ("< H": the first failure
+ * is at most batch H; "open": none failed within it); then the least
  * memory the traced batch needs with the segment model and with expandable segments (vt__fs_need,
  * what the expandable saving costs): replays, seconds and whether the work bound made it an estimate.
  * Never asserts a time.
@@ -72,8 +74,9 @@ int main(int argc, char **argv)
         nN = 0;
         for (int i = 1; i < argc && nN < 8; i++) aN[nN++] = atoll(argv[i]);
     }
-    printf("%-10s %8s %10s %12s %10s %10s %12s %10s %14s  load %s\n", "lifetimes", "replays", "s/replay", "s in all",
-           "fit MB", "max batch", "need replays", "need s", "need bounded", vt_bench_load_avg(zLoad, sizeof zLoad));
+    printf("%-10s %8s %10s %12s %10s %10s %12s %12s %10s %14s  load %s\n", "lifetimes", "replays", "s/replay",
+           "s in all", "fit MB", "max batch", "fit bounded", "need replays", "need s", "need bounded",
+           vt_bench_load_avg(zLoad, sizeof zLoad));
     for (int k = 0; k < nN; k++) {
         struct vt_trace t;
         struct vt_fsconfig cfg;
@@ -98,8 +101,11 @@ int main(int argc, char **argv)
             rcB = vt__fs_need(&t, 0, &cfg, (int64_t)80 << 30, &nB);
             rcE = vt__fs_need(&t, 0, &cfgE, (int64_t)80 << 30, &nE);
             t3 = now_s();
-            printf("%-10lld %8d %10.3f %12.3f %10.1f %10lld", (long long)aN[k], res.nReplay, (t1 - t0) / res.nReplay,
-                   t1 - t0, (double)aN[k] * 61 / 1e6, (long long)res.maxBatch);
+            char zHi[32] = "no";
+            if (res.bBounded) snprintf(zHi, sizeof zHi, "< %lld", (long long)res.hiBatch);
+            printf("%-10lld %8d %10.3f %12.3f %10.1f %10lld %12s", (long long)aN[k], res.nReplay,
+                   (t1 - t0) / res.nReplay, t1 - t0, (double)aN[k] * 61 / 1e6, (long long)res.maxBatch,
+                   res.bBounded ? (res.hiBatch > 0 ? zHi : "open") : "no");
             if (rcB != 0 || rcE != 0) printf(" %12s %10s %14s\n", "not run", "-", rcB == 1 || rcE == 1 ? "too large" : "-");
             else
                 printf(" %5d + %-4d %10.3f %6s %7s\n", nB.nReplay, nE.nReplay, t3 - t2, nB.bBounded ? "yes" : "no",

@@ -53,7 +53,7 @@ endif()
 # The damaged-trace campaign (tests/damage_campaign.py): 70 seeded damaged variants of the example
 # trace (schema 2) and of one made by make_example_trace (the current schema); analyze (text, JSON),
 # info --json, export and sql run on each: no signal, no hang (judged by CPU time), documented exit
-# codes, valid JSON. About 30 s of CPU (90 s under ASan+UBSan, where it also runs: a leak or
+# codes, valid JSON. About 20 s of CPU (more under ASan+UBSan, where it also runs: a leak or
 # sanitizer report makes a command exit 1, which no command may answer here; it found the analysis
 # pipeline's leak of a trace that could not be read). The full campaign, 3000 variants, is the
 # bench target damage_campaign (bench/damage.cmake).

@@ -259,6 +259,62 @@ TEST(replay_need_bounded_in_work)
     vt__fs_free(&t);
 }
 
+/* A stream of n freed temporaries of `bytes`, growing with the batch, into t. */
+static void temporaries(struct vt_trace *t, int n, int64_t bytes)
+{
+    struct vt_life l;
+    int64_t seq = 0;
+    memset(t, 0, sizeof *t);
+    for (int i = 0; i < n; i++) {
+        memset(&l, 0, sizeof l);
+        l.bytes = bytes;
+        l.bTensor = 1;
+        l.bdSeq = ++seq;
+        l.status = VT_LIFE_FREED;
+        ASSERT_EQ(0, vt__fs_add(t, &l, ++seq, 1));
+    }
+}
+
+/*
+ * The fit's search is bounded in work, not only in replays. 10,000 freed 1 MiB temporaries in
+ * 64 MiB (a small stream: climbed from batch 1000 in steps of 2.5 %): with 40,000 lifetimes to
+ * replay in all it stops after 4 replays (1000, 1025, 1050, 1076), none failing: an estimate, at
+ * least 1076. 10,000 freed 12 MiB temporaries in 13 MiB (12 MiB x k rounded up to 2 MiB fails
+ * at any k > 1): with 30,000, 1025 and 1012 fail and the bracket [1000, 1012) is left open, an
+ * estimate with both ends; unbounded (the default's 2^24 is far off) it closes at 1000.
+ */
+TEST(replay_fit_bounded_in_work)
+{
+    struct vt_trace t;
+    struct vt_fsconfig cfg;
+    struct vt_fsresult res;
+    memset(&cfg, 0, sizeof cfg);
+    temporaries(&t, 10000, 1 * MiB);
+    cfg.fitWork = 40000;
+    ASSERT_EQ(0, vt__fs_fit(&t, 0, &cfg, 64 * MiB, 1000, 8.0, &res));
+    ASSERT_EQ(4, res.nReplay);
+    ASSERT_EQ(40000, res.nWork);
+    ASSERT_EQ(1, res.bBounded);
+    ASSERT_EQ(1, res.bOpen);
+    ASSERT_EQ(-1, res.hiBatch);
+    ASSERT_EQ(1076, res.maxBatch);
+    vt__fs_free(&t);
+
+    temporaries(&t, 10000, 12 * MiB);
+    cfg.fitWork = 30000;
+    ASSERT_EQ(0, vt__fs_fit(&t, 0, &cfg, 13 * MiB, 1000, 1.0, &res));
+    ASSERT_EQ(3, res.nReplay);
+    ASSERT_EQ(1, res.bBounded);
+    ASSERT_EQ(1000, res.maxBatch);
+    ASSERT_EQ(1012, res.hiBatch);
+    cfg.fitWork = 0;
+    ASSERT_EQ(0, vt__fs_fit(&t, 0, &cfg, 13 * MiB, 1000, 1.0, &res));
+    ASSERT_EQ(0, res.bBounded);
+    ASSERT_EQ(0, res.bOpen);
+    ASSERT_EQ(1000, res.maxBatch);
+    vt__fs_free(&t);
+}
+
 /* What cannot be replayed says so: no stream for the device, the traced batch not served in the limit. */
 TEST(replay_refuses)
 {
@@ -280,4 +336,4 @@ TEST(replay_refuses)
 
 VT_TEST_LIST(T(replay_fragmentation_fails_what_proportion_accepts) T(replay_pool_trims_its_cache) T(replay_refuses)
                   T(replay_first_failure_not_beyond_a_window) T(replay_large_stream_not_climbed_finely) T(replay_expandable_segments)
-                  T(replay_need_bounded_in_work))
+                  T(replay_need_bounded_in_work) T(replay_fit_bounded_in_work))

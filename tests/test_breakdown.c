@@ -41,6 +41,15 @@ static const struct vt_fitsave *saving_of(const struct vt_device *d, const char 
     return NULL;
 }
 
+/* d's expandable_segments saving is of `bytes` and its assumption says zText. */
+static void expect_expandable(const struct vt_device *d, int64_t bytes, const char *zText)
+{
+    const struct vt_fitsave *v = saving_of(d, "expandable_segments");
+    ASSERT(v);
+    ASSERT_EQ(bytes, v->bytes);
+    ASSERT_CONTAINS(v->zAssume, zText);
+}
+
 /* A trace at zPath with the job's stacks in *s and device 0 of `total` bytes. */
 static struct tg *open_trace(const char *zPath, struct bd_stacks *s, int64_t total)
 {
@@ -250,6 +259,84 @@ TEST(fit_expandable_only_where_fragmentation_seen)
     vt__result_free(&r);
 }
 
+/* Blocks (t, op 1 alloc / 2 free, address, bytes, stack) into g's tensor rows, n of them. */
+static void blocks(struct tg *g, const int64_t (*aB)[5], int n)
+{
+    char zSql[200];
+    for (int i = 0; i < n; i++) {
+        snprintf(zSql, sizeof zSql, "INSERT INTO tensor_event(t, op, device, address, bytes, stack_id) VALUES"
+                                    "(%lld, %lld, 0, %lld, %lld, %lld)",
+                 (long long)aB[i][0], (long long)aB[i][1], (long long)aB[i][2], (long long)aB[i][3], (long long)aB[i][4]);
+        tg_exec(g, zSql);
+    }
+}
+
+/*
+ * The small pool's holes are never a large request's: a 2 MiB segment (the small pool's) holding a
+ * 512 KiB block has a 1.5 MiB hole, which the 19 MiB request at the peak could not have had even
+ * without fragmentation. Fragmentation seen: the large pool's 18 MiB and 1 MiB pieces only.
+ */
+TEST(fit_fragmentation_same_pool_only)
+{
+    const char *zPath = tg_path("holes_pool.db");
+    struct tg *g;
+    struct bd_stacks s;
+    struct vt_result r;
+    const struct vt_device *d;
+    int64_t a = 0x7f3000000000LL, sm = a + GiB, c = a + 2 * GiB;
+    g = open_trace(zPath, &s, 0);
+    bd_mem(g, 1 * MS, 1, a, 20 * MiB, s.param);
+    bd_mem(g, 3 * MS, 1, sm, 2 * MiB, s.fwd);
+    bd_mem(g, 9 * MS, 1, c, 20 * MiB, s.fwd);
+    {
+        const int64_t aB[][5] = {{2 * MS, 1, a, 2 * MiB, s.param}, {4 * MS, 1, sm, 512 * 1024, s.fwd},
+                                 {10 * MS, 1, c, 19 * MiB, s.fwd}, {20 * MS, 2, c, 19 * MiB, s.eng}};
+        blocks(g, aB, 4);
+    }
+    tg_exec(g, "INSERT INTO stack(hash, depth) VALUES(99, 0)"); /* keeps the ids above taken */
+    d = close_analyze(g, zPath, &r);
+    ASSERT(d);
+    ASSERT_EQ(19 * MiB, d->bd.fragReq);
+    ASSERT_EQ(19 * MiB, d->bd.fragBytes); /* not 20.5 MiB: the small segment's hole is not the request's */
+    ASSERT_EQ(2, d->bd.fragSegs);
+    expect_expandable(d, 19 * MiB, "at the peak 19.0 MiB lay free in 2 pieces inside 2 segments of the request's pool");
+    vt__result_free(&r);
+}
+
+/*
+ * Fragmentation seen at an OOM, not at the peak: two 20 MiB segments full at the peak (40 MiB of
+ * blocks, no hole); then the first block is freed and a 2 MiB one takes its place, and 19 MiB is
+ * asked for and fails: the 18 MiB hole could not serve it, nor be released. The OOM's breakdown
+ * tells the pieces; the saving is offered from them, said to be at an OOM.
+ */
+TEST(fit_fragmentation_at_an_oom)
+{
+    const char *zPath = tg_path("holes_oom.db");
+    struct tg *g;
+    struct bd_stacks s;
+    struct vt_result r;
+    const struct vt_device *d;
+    int64_t a = 0x7f3000000000LL, c = a + GiB;
+    g = open_trace(zPath, &s, 0);
+    bd_mem(g, 1 * MS, 1, a, 20 * MiB, s.fwd);
+    bd_mem(g, 3 * MS, 1, c, 20 * MiB, s.fwd);
+    {
+        const int64_t aB[][5] = {{2 * MS, 1, a, 20 * MiB, s.fwd}, {4 * MS, 1, c, 20 * MiB, s.fwd},
+                                 {5 * MS, 2, a, 20 * MiB, s.fwd}, {6 * MS, 1, a, 2 * MiB, s.fwd}};
+        blocks(g, aB, 4);
+    }
+    tg_oom(g, 7 * MS, 0, 19 * MiB, -1, -1, s.fwd);
+    tg_exec(g, "INSERT INTO stack(hash, depth) VALUES(99, 0)"); /* keeps the ids above taken */
+    d = close_analyze(g, zPath, &r);
+    ASSERT(d);
+    ASSERT_EQ(0, d->bd.fragBytes); /* at the peak both segments are full */
+    ASSERT_EQ(1, r.aTrace[0].nOom);
+    ASSERT_EQ(18 * MiB, r.aTrace[0].aOom[0].bd.fragBytes);
+    ASSERT_EQ(19 * MiB, r.aTrace[0].aOom[0].bd.fragReq);
+    expect_expandable(d, 18 * MiB, "at an OOM 18.0 MiB lay free in 1 piece inside 1 segment");
+    vt__result_free(&r);
+}
+
 /*
  * The caching allocator's segments with its blocks inside, and an OOM judged fragmentation: an 8 GiB
  * segment holding one 1 GiB block (7 GiB free inside it) when 2 GiB is asked with 3 GiB of the device
@@ -332,7 +419,9 @@ TEST(categories_segment_level)
  * pass reserves 2 GiB more) and 4 GiB of activations at batch 8. The true largest batch on 24 GiB
  * (with the assumed 512 MiB context): 4.5 GiB fixed + 0.5 GiB a sample: 39. The trace cannot tell
  * the state from the activations: the estimate is a lower bound (25, scaling everything the steps
- * reserved), said to be one, with no upper bound.
+ * reserved), said to be one, and an upper estimate (39: only the 4 GiB the first step's forward pass
+ * reserved grow) that holds the truth. A trace whose first forward pass reserved nothing (its
+ * segments made before the steps) gives no upper estimate.
  */
 TEST(fit_segment_level_lower_bound)
 {
@@ -370,6 +459,31 @@ TEST(fit_segment_level_lower_bound)
     ASSERT_EQ(25, d->fit.maxBatch); /* as a point: 36 % short; as what it is, a lower bound: right */
     ASSERT(d->fit.maxBatch <= truth);
     ASSERT_CONTAINS(d->fit.azAssume[d->fit.nAssume - 1], "the largest batch is at least this");
+    ASSERT_EQ(4 * GiB, d->bd.segFirstFwd);
+    ASSERT_EQ(39, d->fit.upBatch);
+    ASSERT(d->fit.upBatch >= truth);
+    ASSERT_CONTAINS(d->fit.azAssume[d->fit.nAssume - 1], "at most about batch 39 if only the 4.00 GiB");
+    vt__result_free(&r);
+
+    /* the activations' segments reserved before the first step (a trace begun in steady state): no upper estimate */
+    g = open_trace(zPath, &s, 40 * GiB);
+    tg_meta(g, "config.tensors", "0");
+    bd_mem(g, 1 * MS, 1, a, GiB, s.param);
+    for (int i = 0; i < 4; i++) bd_mem(g, 2 * MS + i, 1, a + (i + 1) * GiB, GiB, s.fwd);
+    for (int k = 0; k < 3; k++) {
+        int64_t t0 = 100 * MS * (k + 1);
+        char z[32];
+        if (k == 0) bd_mem(g, t0 + 20 * MS, 1, a + 6 * GiB, GiB, s.eng);
+        snprintf(z, sizeof z, "step %d", k);
+        tg_nvtx(g, t0, t0 + 90 * MS, z);
+    }
+    ASSERT_EQ(0, tg_close(g));
+    ASSERT_EQ(0, vt__analyze(&zPath, 1, &o, &r));
+    d = dev0(&r, 0);
+    ASSERT_EQ(1, d->fit.bLowerBound);
+    ASSERT_EQ(0, d->bd.segFirstFwd);
+    ASSERT_EQ(-1, d->fit.upBatch);
+    ASSERT_CONTAINS(d->fit.azAssume[d->fit.nAssume - 1], "no first forward pass in the trace to bound it above");
     vt__result_free(&r);
 
     /* at tensor level the same job is a point, not a range */
@@ -1000,6 +1114,6 @@ TEST(real_shared_files)
 }
 
 VT_TEST_LIST(T(categories_tensor_level_nvtx) T(categories_tensor_level_steps_from_stacks) T(categories_two_ranks)
-                 T(fit_largest_batch) T(fit_no_expandable_saving_for_the_pool) T(fit_expandable_only_where_fragmentation_seen) T(fit_expandable_from_an_oom_judged_fragmentation) T(categories_segment_level) T(categories_blocks_in_segments_cache) T(sites_count_blocks_not_their_segments)
+                 T(fit_largest_batch) T(fit_no_expandable_saving_for_the_pool) T(fit_expandable_only_where_fragmentation_seen) T(fit_expandable_from_an_oom_judged_fragmentation) T(fit_fragmentation_same_pool_only) T(fit_fragmentation_at_an_oom) T(categories_segment_level) T(categories_blocks_in_segments_cache) T(sites_count_blocks_not_their_segments)
                      T(categories_at_oom_device_used) T(fit_counts_failed_request) T(untraced_beyond_a_context) T(categories_at_oom_pool_cache) T(fit_tensor_level_replays_the_pool) T(fit_expandable_segments_replayed) T(categories_at_peak_device_sampled) T(fit_segment_level_lower_bound) T(categories_before_the_trace) T(breakdown_in_every_format) T(fit_text_nothing_grows) T(oom_breakdown_once_per_failure)
                          T(real_shipped_file) T(real_shared_files))

@@ -990,7 +990,138 @@ TEST(segment_level_cache_warmed_at_once_is_no_growth) { segment_phase_adds(2); }
  * recorded val_no_grad scenario at segment level is this shape). */
 TEST(segment_level_growth_outrunning_the_cache_late_is_growth) { segment_phase_adds(3); }
 
-VT_TEST_LIST(T(forward_cut_short_by_the_final_oom_is_no_evaluation) T(forward_cut_short_by_a_caught_oom_is_no_evaluation)
+/* One forward pass of the kernel-inferred tests below: a stem, 28 kernels of two alternating names (layers), a
+ * head, `gap` ns apart from ts on; returns the time after it. */
+static int64_t fwd_pass(struct tg *g, int64_t ts, int64_t gap)
+{
+    tg_kernel(g, ts, ts + gap / 2, "void at::native::indexSelectLargeIndex<c10::BFloat16>()");
+    ts += gap;
+    for (int k = 0; k < 28; k++, ts += gap)
+        tg_kernel(g, ts, ts + gap / 2, k % 2 ? "nvjet_tst_128x256_64x4_1x2_h_bz_coopA_NTN" : "triton_poi_fused_gelu_3");
+    tg_kernel(g, ts, ts + gap / 2, "void at::native::cunn_SoftMaxForward<8, c10::BFloat16>()");
+    return ts + gap;
+}
+
+/*
+ * An evaluation of 3 short batches (30 forward kernels each, a fifth of a step's time in all) between steps of 4
+ * micro-batches, inferred from kernel names: bProfiler, the steps are torch.profiler's ProfilerStep#N ranges and
+ * the evaluation runs between two of them (it was read as the last step's tail: under half a step's time); else
+ * no NVTX at all. Each evaluation batch allocates 100 MiB at train.py:104, kept to the evaluation's end with
+ * bKeep (no_grad missing), freed with its batch otherwise. The evaluation is a phase of 3 batches (the period of
+ * its kernel names), and only the kept batches grow (the window had no batches: growth over sixteenths, where
+ * the 3 bursts of allocations made no trend).
+ */
+static void short_eval_after_accumulation(int bProfiler, int bKeep)
+{
+    const char *zPath = tg_path("short_eval.db");
+    struct tg *g = tg_open(zPath);
+    struct vt_result r;
+    int64_t ts = 1 * MS, sOut, sAct;
+    int nGrow = 0, iEval = -1;
+    ASSERT(g);
+    tg_device(g, 0, "Test GPU", 16 * GiB);
+    sOut = tg_stack(g, "train.py", 104, "evaluate");
+    sAct = tg_stack(g, "model.py", 61, "forward");
+    tg_alloc(g, 500000, 0, 3, W, 64 * MiB, -1);
+    for (int step = 0; step < 10; step++) {
+        int64_t t0 = ts;
+        if (step == 6) { /* the evaluation: 3 batches, 2 us a kernel */
+            for (int b = 0; b < 3; b++) {
+                tg_alloc(g, ts, 0, 3, OUT + b * 0x10000000LL, 100 * MiB, sOut);
+                ts = fwd_pass(g, ts, 2000);
+                if (!bKeep) tg_free(g, ts - 1000, 0, 3, OUT + b * 0x10000000LL, 100 * MiB);
+            }
+            for (int b = 0; bKeep && b < 3; b++) tg_free(g, ts, 0, 3, OUT + b * 0x10000000LL, 100 * MiB);
+            ts += 10000;
+            t0 = ts;
+        }
+        for (int mb = 0; mb < 4; mb++) { /* 4 micro-batches of 30 forward and 8 backward kernels, 10 us apart */
+            tg_alloc(g, ts, 0, 3, ACT, 128 * MiB, sAct);
+            ts = fwd_pass(g, ts, 10000);
+            for (int k = 0; k < 8; k++, ts += 10000)
+                tg_kernel(g, ts, ts + 5000, "void cudnn::detail::dgrad_engine<float, 512, 6, 5, 3, 3, 3, false>()");
+            tg_free(g, ts, 0, 3, ACT, 128 * MiB);
+        }
+        for (int k = 0; k < 4; k++, ts += 10000)
+            tg_kernel(g, ts, ts + 5000, "void at::native::multi_tensor_apply_kernel<FusedAdamMathFunctor<float>>()");
+        if (bProfiler) {
+            char zName[32];
+            snprintf(zName, sizeof zName, "ProfilerStep#%d", step);
+            tg_nvtx(g, t0, ts, zName);
+        }
+        ts += 10000;
+    }
+    tg_free(g, ts, 0, 3, W, 64 * MiB);
+    ASSERT_EQ(0, tg_close(g));
+    run(zPath, &r);
+    struct vt_trace *t = &r.aTrace[0];
+    ASSERT_STREQ("kernels", t->ph.zSource);
+    for (int i = 0; i < t->ph.n; i++)
+        if (t->ph.a[i].kind == VT_PHASE_EVAL) {
+            ASSERT_EQ(-1, iEval);
+            iEval = i;
+        }
+    ASSERT(iEval >= 0);
+    ASSERT_EQ(3, t->ph.a[iEval].nIter);
+    ASSERT_EQ(10, t->ph.nIter - 3);
+    for (int i = 0; i < r.nFind; i++)
+        if (strstr(r.aFind[i].zTitle, "grows batch by batch")) {
+            nGrow++;
+            ASSERT(r.aFind[i].severity >= VT_SEV_MEDIUM);
+            ASSERT(r.aFind[i].bytes >= 200 * MiB && r.aFind[i].bytes <= 300 * MiB);
+            ASSERT_STREQ("train.py:104 in evaluate", r.aFind[i].zSite);
+        }
+    ASSERT_EQ(bKeep ? 1 : 0, nGrow);
+    vt__result_free(&r);
+    tg_cleanup();
+}
+
+TEST(profiler_short_evaluation_after_accumulated_steps_grows) { short_eval_after_accumulation(1, 1); }
+TEST(profiler_short_evaluation_freeing_its_batches_does_not_grow) { short_eval_after_accumulation(1, 0); }
+TEST(kernel_evaluation_window_batches_grow) { short_eval_after_accumulation(0, 1); }
+TEST(kernel_evaluation_window_batches_freed_do_not_grow) { short_eval_after_accumulation(0, 0); }
+
+/* ProfilerStep#N steps of 4 micro-batches whose last SGD step (3 short elementwise kernels for each of 100
+ * parameters: more kernels than a forward pass, in a tenth of a step's time) runs on the GPU after the last range
+ * closed: a step's tail, no evaluation (its names repeat every 3 kernels, not as forward passes do). A guard of
+ * the kernel-count rule, as ResNet-50's profiler trace in the real data needs. */
+TEST(profiler_last_step_tail_is_no_evaluation)
+{
+    const char *zPath = tg_path("sgd_tail.db");
+    struct tg *g = tg_open(zPath);
+    struct vt_result r;
+    int64_t ts = 1 * MS;
+    ASSERT(g);
+    tg_alloc(g, 500000, 0, 3, W, 64 * MiB, -1);
+    for (int step = 0; step < 12; step++) {
+        int64_t t0 = ts;
+        char zName[32];
+        for (int mb = 0; mb < 4; mb++) {
+            ts = fwd_pass(g, ts, 10000);
+            for (int k = 0; k < 8; k++, ts += 10000)
+                tg_kernel(g, ts, ts + 5000, "void cudnn::detail::dgrad_engine<float, 512, 6, 5, 3, 3, 3, false>()");
+        }
+        snprintf(zName, sizeof zName, "ProfilerStep#%d", step);
+        tg_nvtx(g, t0, step < 11 ? ts + 300 * 2000 : ts, zName);
+        for (int k = 0; k < 300; k++, ts += 2000)
+            tg_kernel(g, ts, ts + 1000, k % 3 ? "void at::native::vectorized_elementwise_kernel<4, at::native::AddFunctor<float>>()"
+                                              : "void at::native::vectorized_elementwise_kernel<4, at::native::MulScalarFunctor<float, float>>()");
+    }
+    tg_free(g, ts, 0, 3, W, 64 * MiB);
+    ASSERT_EQ(0, tg_close(g));
+    run(zPath, &r);
+    struct vt_trace *t = &r.aTrace[0];
+    ASSERT_STREQ("kernels", t->ph.zSource);
+    ASSERT_EQ(1, t->ph.n);
+    ASSERT_EQ(VT_PHASE_TRAIN, t->ph.a[0].kind);
+    ASSERT_EQ(12, t->ph.nIter);
+    vt__result_free(&r);
+    tg_cleanup();
+}
+
+VT_TEST_LIST(T(profiler_last_step_tail_is_no_evaluation) T(profiler_short_evaluation_after_accumulated_steps_grows) T(profiler_short_evaluation_freeing_its_batches_does_not_grow)
+             T(kernel_evaluation_window_batches_grow) T(kernel_evaluation_window_batches_freed_do_not_grow)
+             T(forward_cut_short_by_the_final_oom_is_no_evaluation) T(forward_cut_short_by_a_caught_oom_is_no_evaluation)
              T(validation_growth_at_its_call_site) T(validation_graph_growth_at_the_call_it_was_made_under) T(segment_level_growth_hidden_by_the_cache)
              T(segment_level_longer_batch_is_no_growth) T(segment_level_cache_warmed_at_once_is_no_growth) T(segment_level_growth_outrunning_the_cache_late_is_growth)
              T(peak_with_a_recovered_retry_is_info) T(peak_with_an_oom_that_reached_the_program_is_high)

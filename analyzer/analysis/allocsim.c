@@ -40,8 +40,12 @@
  * missed) until one fails, and by quarters once VT_FS_FINE_WORK / n replays are spent; a larger stream
  * grows from a first guess by quarters (a window below it is not looked for). Then bisection to
  * one batch or a thousandth of it, at most VT_FS_REPLAYS replays more, each one pass over the
- * stream (early out at the first failure): time O(replays x n log m), n lifetimes, m free blocks
- * (bench_allocsim: about 0.7 s a replay of 1 M lifetimes, 12 replays); memory 40 bytes a
+ * stream (early out at the first failure), and VT_FS_FIT_WORK lifetimes replayed in all (a stream
+ * of more than VT_FS_FIT_WORK / VT_FS_REPLAYS lifetimes gets fewer replays, and where they end
+ * before the bracket closes the answer is an estimate between two batches): time
+ * O(replays x n log m), n lifetimes, m free blocks (bench_allocsim, load 9 on
+ * 2 cores, 2026-11-29: 0.67 s a replay of 1 M lifetimes, 12 replays in 8.0 s; 4 M lifetimes 4
+ * replays in 14 s); memory 40 bytes a
  * lifetime kept from the replay to the fit, about 60 while the fit runs, at most VT_FS_MAX
  * lifetimes (a larger trace keeps the proportional estimate and says so).
  */
@@ -663,10 +667,11 @@ int vt__fs_fit(const struct vt_trace *t, int acct, const struct vt_fsconfig *cfg
 {
     const struct vt_fitstream *s = t->pFs;
     struct devstream ds;
-    int64_t units = batch > 0 ? batch : 1000, lo, hi = -1, x, peak, fineMax;
+    int64_t units = batch > 0 ? batch : 1000, lo, hi = -1, x, peak, fineMax, workMax;
     int rc = 0, ok, maxReplay;
     memset(pRes, 0, sizeof *pRes);
-    pRes->maxScale = -1;
+    pRes->maxScale = pRes->hiScale = -1;
+    pRes->hiBatch = -1;
     if (!s || s->bOver) return s && s->bOver ? 1 : 2;
     rc = stream_open(t, acct, &ds, pRes);
     if (rc == 0) { /* the traced batch must run in the model; then grow from the guess until one fails, bisect */
@@ -689,6 +694,9 @@ int vt__fs_fit(const struct vt_trace *t, int acct, const struct vt_fsconfig *cfg
     if (fineMax > VT_FS_FINE) fineMax = VT_FS_FINE;
     pRes->bFine = fineMax > VT_FS_REPLAYS;
     maxReplay = pRes->bFine ? (int)fineMax + VT_FS_REPLAYS : VT_FS_REPLAYS;
+    workMax = (cfg->fitWork > 0 ? cfg->fitWork : VT_FS_FIT_WORK) / (ds.nBegin > 0 ? ds.nBegin : 1); /* in all too */
+    if (workMax < 2) workMax = 2; /* the traced batch and one more: VT_FS_MAX keeps n within the bound's half */
+    if (workMax < maxReplay) maxReplay = (int)workMax, pRes->bBounded = 1;
     lo = pRes->bBelow ? 1 : units;
     if (pRes->bFine) x = lo + (lo / 40 > 1 ? lo / 40 : 1);
     else x = guess > 1.0 ? (int64_t)floor((guess < 1e6 ? guess : 1e6) * (double)units) : units + 1; /* no overflow */
@@ -718,7 +726,11 @@ int vt__fs_fit(const struct vt_trace *t, int acct, const struct vt_fsconfig *cfg
         pRes->maxScale = (double)lo / (double)units;
         pRes->maxBatch = batch > 0 ? lo : -1;
         pRes->bOpen = hi < 0 || hi - lo > 1 + lo / 1000; /* the replays ran out before the bracket closed */
+        pRes->bBounded = pRes->bBounded && pRes->bOpen; /* the work bound mattered only where it left it open */
+        pRes->hiScale = hi > 0 ? (double)hi / (double)units : -1;
+        pRes->hiBatch = hi > 0 && batch > 0 ? hi : -1;
     }
+    pRes->nWork = (int64_t)pRes->nReplay * ds.nBegin;
     stream_close(&ds);
     return rc;
 }

@@ -131,10 +131,14 @@ struct vt_breakdown {
                              * figure is the live allocations), 0 none */
     int64_t gradAvoidable;  /* gradients of an earlier backward pass live at a peak in the forward pass, not freed
                              * by zero_grad: what zero_grad(set_to_none=True) before the forward would free */
-    int64_t fragBytes;      /* a peak's, with blocks inside segments: free pieces of segments holding live blocks,
-                             * each smaller than the request at the peak (fragmentation seen); -1 not told */
+    int64_t fragBytes;      /* with blocks inside segments (a peak's, an OOM's): free pieces of segments of the
+                             * request's pool holding live blocks, each smaller than the request then (the latest
+                             * at a peak, the failed one at an OOM): fragmentation seen; -1 not told */
     int64_t fragReq;        /* that request, -1 unknown (then every piece counts) */
     int64_t fragPieces, fragSegs; /* how many pieces, in how many segments */
+    int64_t segFirstFwd;    /* segment level: of the growing segments, those reserved in the first step with a backward
+                             * pass before that pass began (the first forward pass: no gradients or optimizer state
+                             * exist yet); -1 not told (no such step, or not segment level) */
 };
 
 /*
@@ -164,6 +168,9 @@ struct vt_fit {
     double maxScale;        /* largest batch scale that fits (1 = the batch traced); -1 unknown */
     int64_t batch, maxBatch; /* --batch N, and the largest batch size that fits; -1 unknown */
     int bLowerBound;        /* segment level: maxScale and maxBatch are the least that fits, not a point */
+    double upScale;         /* segment level: the stated upper estimate of the largest scale (only the first forward
+                             * pass's segments grow), -1 none */
+    int64_t upBatch;        /* as a batch size, -1 unknown */
     int bReplayed;          /* maxScale from the allocator replayed over the trace's requests (allocsim.c) */
     int64_t expandSave;     /* replayed without, then with expandable segments: the memory the traced batch needs
                              * less by this; -1 not replayed so */
@@ -519,6 +526,29 @@ void vt__result_free(struct vt_result *r);
 /* Whether the options' regular expressions compile: VT_EXIT_OK, or VT_EXIT_USAGE (one line printed). */
 int vt__phase_check_opts(const struct vt_opts *o);
 
+/* ---- kplace.c ---- */
+/* A kernel wanted by its place in start order (idx), and when it began (ts; corr: its correlation id). */
+struct vt_want {
+    int64_t idx, corr, ts;
+};
+/*
+ * When the kernels at the n places aW[].idx (in start order) began: the host time of the launch where
+ * the trace has the launch call and it is earlier, else the start on the device; -1 past the last
+ * kernel. Sorts aW by place; returns an SQLite code.
+ */
+int vt__kernels_at(sqlite3 *db, struct vt_want *aW, int n);
+/* When the kernel at place idx began (vt__kernels_at), or -1 when it was not wanted or not found. */
+int64_t vt__want_ts(const struct vt_want *aW, int n, int64_t idx);
+/* An evaluation window inferred from kernels: its kernels' places [first, first + n) in start order, its
+ * time [start, end), a training forward pass's kernel count f, and the period of its names p (0: none). */
+struct vt_ewin {
+    int64_t first, n, f, start, end, p;
+};
+/* The period of each window's kernel names (its batches), into .p; an SQLite code. */
+int vt__kernel_periods(sqlite3 *db, struct vt_ewin *aWin, int nWin);
+/* The batches of windows with a period, as spans [start, end) in *paSpan (2 values each, *pnSpan spans). */
+int vt__window_batches(sqlite3 *db, const struct vt_ewin *aWin, int nWin, int64_t **paSpan, int *pnSpan);
+
 /* ---- phase.c ---- */
 /* Phases and iterations of t (NVTX, else kernel names), and the growth boundaries. A VT_EXIT code. */
 int vt__phases(struct vt_trace *t, const struct vt_opts *o);
@@ -683,7 +713,9 @@ int vt__bdlayout_add(struct vt_bdlayout *L, int64_t addr, int64_t bytes, int bSe
  * The fragmentation seen in L (sorted here) into bd: the free pieces of segments that hold at least
  * one live block, each of at least 512 B and smaller than req (every piece where req <= 0): free
  * memory the allocator keeps but cannot give that request, nor release (a wholly free segment it
- * can). bd->fragBytes, fragPieces, fragSegs, fragReq.
+ * can). Only the segments of req's pool count (2 MiB segments are the small pool's, for requests of
+ * up to 1 MiB; the others the large pool's): the other pool's holes could never serve it. A
+ * device's peak, and each OOM with its failed request. bd->fragBytes, fragPieces, fragSegs, fragReq.
  */
 void vt__bdlayout_frag(struct vt_bdlayout *L, int64_t req, struct vt_breakdown *bd);
 
@@ -696,6 +728,8 @@ void vt__fit_clear(struct vt_fit *f);
 /* ---- allocsim.c ---- */
 #define VT_FS_MAX ((int64_t)1 << 22) /* lifetimes kept for the allocator's replay (40 bytes each) */
 #define VT_FS_REPLAYS 24             /* replays of the stream per device, the bisection's steps included */
+#define VT_FS_FIT_WORK ((int64_t)1 << 24) /* lifetimes replayed at most by one vt__fs_fit (n x replays, the climb
+                                           * included): ~11 s on a loaded 2-core machine */
 #define VT_FS_FINE 400               /* replays at most of the climb in steps of 2.5 % (a small stream) */
 #define VT_FS_FINE_WORK ((int64_t)1 << 21) /* lifetimes replayed at most by that climb (n x replays): ~1.5 s */
 #define VT_FS_NEED_WORK ((int64_t)1 << 22) /* lifetimes replayed at most by one vt__fs_need (n x replays): ~3 s */
@@ -708,6 +742,7 @@ struct vt_fsconfig {
     int bExpandable;        /* expandable_segments:True */
     int64_t maxSplit;       /* max_split_size in bytes, 0 none */
     int64_t poolChunk;      /* the cudaMallocAsync pool's smallest growth seen, 0 none */
+    int64_t fitWork;        /* lifetimes vt__fs_fit may replay in all, 0: VT_FS_FIT_WORK */
 };
 /* What a replay found: the largest scale (batch) served without a failure. */
 struct vt_fsresult {
@@ -721,6 +756,11 @@ struct vt_fsresult {
     int bPool, bCached;     /* the stream held cudaMallocAsync's allocations, the caching allocator's blocks */
     int bFailed;            /* the stream held a request that failed (an OOM the job did not recover from) */
     int bBelow;             /* the traced batch failed in the model: the largest batch is below it */
+    int bBounded;           /* the work bound (cfg->fitWork) cut the replays short and left the bracket open: maxScale
+                             * is an estimate */
+    double hiScale;         /* the least scale seen to fail, -1 none */
+    int64_t hiBatch;        /* as a batch size, -1 none or without one */
+    int64_t nWork;          /* lifetimes replayed in all */
 };
 /* Append lifetime l of t (ended at breakdown sequence endSeq; growing with the batch: 1, 0, or
  * VT_FS_SCALES_UNKNOWN) to t's replay stream. 0, or -1 when out of memory. */
@@ -736,7 +776,9 @@ void vt__fs_free(struct vt_trace *t);
 int vt__fs_config(const struct vt_trace *t, struct vt_fsconfig *c);
 /*
  * The largest batch scale of device acct of t whose stream the allocator models serve within limit bytes,
- * bisected from guess (batch > 0: in whole batch sizes of it, else in thousandths) into *pRes; where the traced
+ * bisected from guess (batch > 0: in whole batch sizes of it, else in thousandths) into *pRes, at most
+ * VT_FS_REPLAYS replays (more for the climb of a small stream) and cfg->fitWork lifetimes replayed in all
+ * (pRes->bBounded where that cut it short, the bracket then [maxScale, hiScale)); where the traced
  * batch fails with a request that failed in the stream (pRes->bBelow), bisected below it. 0 found; 1 the trace
  * had more than VT_FS_MAX lifetimes; 2 no stream for it; 3 the traced batch fails in the model without a failed
  * request in it, or not even the smallest batch (one unit) is served with one; -1 out of memory.

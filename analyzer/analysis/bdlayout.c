@@ -27,8 +27,14 @@ static int ref_cmp(const void *pa, const void *pb)
     return c->bSeg - a->bSeg;
 }
 
+/* PyTorch's caching allocator: requests up to 1 MiB come from the small pool, whose segments are of 2 MiB;
+ * larger ones from the large pool (20 MiB segments, or the request rounded up to 2 MiB above 10 MiB). */
+#define SMALL_REQ ((int64_t)1 << 20)
+#define SMALL_SEG ((int64_t)2 << 20)
+
 void vt__bdlayout_frag(struct vt_bdlayout *L, int64_t req, struct vt_breakdown *bd)
 {
+    int pool = req <= 0 ? -1 : req <= SMALL_REQ; /* the request's pool: 1 small, 0 large, -1 unknown (both) */
     if (L->n > 0) qsort(L->a, (size_t)L->n, sizeof *L->a, ref_cmp);
     bd->fragBytes = 0;
     bd->fragReq = req > 0 ? req : -1;
@@ -40,6 +46,11 @@ void vt__bdlayout_frag(struct vt_bdlayout *L, int64_t req, struct vt_breakdown *
         }
         pos = L->a[i].addr;
         end = pos + L->a[i].bytes;
+        if (pool >= 0 && (L->a[i].bytes == SMALL_SEG) != pool) { /* the other pool's: never the request's */
+            for (i++; i < L->n && !L->a[i].bSeg && L->a[i].addr < end; i++) {
+            }
+            continue;
+        }
         for (i++;; i++) { /* the blocks inside it, by address, and the free piece before each (and at its end) */
             int bIn = i < L->n && !L->a[i].bSeg && L->a[i].addr < end;
             int64_t next = bIn ? L->a[i].addr : end;

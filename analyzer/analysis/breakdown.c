@@ -117,6 +117,7 @@ int vt__cat_scales(int cat)
 }
 
 #define LIB_MAX VT_CATLIB_MAX /* libraries named apart; the others share the last slot */
+#define OOM_LAYOUT_MAX ((int64_t)1 << 21) /* segments and blocks kept for the OOMs' layouts in all (48 MiB) */
 
 /* What was live at one moment, by rule. */
 struct moment {
@@ -129,9 +130,11 @@ struct moment {
     int64_t aBytes[R_N], aCount[R_N];
     int64_t aLibBytes[LIB_MAX], aLibCount[LIB_MAX];
     int64_t tensorBytes, cudaBytes; /* of the allocator's blocks, of CUDA's allocations */
+    int64_t firstFwd;       /* segment level: R_SEG_FWD bytes of the first step with a backward pass */
     int64_t lastReq, req;   /* a device's: its latest block request so far (kept across takes), and when taken */
-    struct vt_bdlayout lay; /* a device's, with blocks inside segments: the segments and blocks live then (kept
-                             * across takes, emptied by one) */
+    struct vt_bdlayout lay; /* with blocks inside segments: the segments and blocks live then (a device's kept
+                             * across takes, emptied by one; an OOM's up to OOM_LAYOUT_MAX in all) */
+    int bLayOver;           /* an OOM's layout was dropped (OOM_LAYOUT_MAX): its fragmentation is not told */
 };
 
 /* A stack's facets, cached. */
@@ -169,6 +172,7 @@ struct vt_bdrun {
     struct vt_memsample *aSample; /* the tracer's samples of the devices' memory, by time */
     int64_t *aSampleTraced; /* each sample's device's traced (live CUDA) bytes then; -1 not reached yet */
     int nSample, iSample;   /* iSample: the first sample the replay has not reached */
+    int64_t nOomRefs;       /* segments and blocks in the OOMs' layouts */
 };
 
 /* The facets of stackId, cached; *piLib the library's slot. 0, or -1 (out of memory, SQLite error). */
@@ -507,11 +511,20 @@ static int classify(struct vt_trace *t, const struct vt_life *l, int *pRule, int
     return *pRule = kp < 0 ? R_LIVE_END : R_BWD_MAIN, 0;
 }
 
-/* Add l to moment p under rule (library slot iLib). */
-static void add(struct moment *p, const struct vt_life *l, int rule, int iLib)
+/* The first step with a backward pass (a training step), -1 none. */
+static int first_trained(const struct vt_bdrun *b)
+{
+    for (int i = 0; i < b->nSpan; i++)
+        if (b->aSpan[i].bwd >= 0) return i;
+    return -1;
+}
+
+/* Add l to moment p under rule (library slot iLib) of run b. */
+static void add(const struct vt_bdrun *b, struct moment *p, const struct vt_life *l, int rule, int iLib)
 {
     p->aBytes[rule] += l->bytes;
     p->aCount[rule]++;
+    if (rule == R_SEG_FWD && l->bdSpan >= 0 && l->bdSpan == first_trained(b)) p->firstFwd += l->bytes;
     if (rule == R_LIB && iLib >= 0) p->aLibBytes[iLib] += l->bytes, p->aLibCount[iLib]++;
     if (l->bTensor) p->tensorBytes += l->bytes;
     else p->cudaBytes += l->bytes;
@@ -528,10 +541,15 @@ int vt__bd_life_end(struct vt_trace *t, const struct vt_life *l)
         struct moment *p = i < b->nPeak ? &b->aPeak[i] : &b->aOom[i - b->nPeak];
         if (p->acct != l->acct || !p->bTaken || l->bdSeq > p->seq) continue;
         if (rule < 0 && classify(t, l, &rule, &iLib) != 0) return -1;
-        add(p, l, rule, iLib);
-        if (b->bTensorsIn && i < b->nPeak && (rule == R_RESERVED || l->bTensor) &&
-            vt__bdlayout_add(&p->lay, l->address, l->bytes, rule == R_RESERVED) != 0)
-            return -1;
+        add(b, p, l, rule, iLib);
+        if (!b->bTensorsIn || !(rule == R_RESERVED || l->bTensor) || p->bLayOver) continue;
+        if (i >= b->nPeak && ++b->nOomRefs > OOM_LAYOUT_MAX) { /* an OOM's: bounded in all */
+            free(p->lay.a);
+            memset(&p->lay, 0, sizeof p->lay);
+            p->bLayOver = 1;
+            continue;
+        }
+        if (vt__bdlayout_add(&p->lay, l->address, l->bytes, rule == R_RESERVED) != 0) return -1;
     }
     if (!b->bSegLevel && l->bytes > 0) { /* a request the allocator's replay serves (not a segment holding blocks) */
         if (rule < 0 && classify(t, l, &rule, &iLib) != 0) return -1;
@@ -794,6 +812,7 @@ static int build(struct vt_trace *t, const struct moment *p, int64_t total, cons
         sum = total;
     }
     bd->total = sum; /* the parts' sum: the figure itself unless the recorded blocks overflow their segments */
+    bd->segFirstFwd = b->bSegLevel && first_trained(b) >= 0 ? p->firstFwd : -1;
     parts_sort(bd);
     {   /* a peak in the forward pass: gradients still held from the backward before it */
         int k = -1;
@@ -933,6 +952,8 @@ int vt__bd_end(struct vt_trace *t)
         if (used >= 0 && used < held) used = -1; /* a free figure the trace contradicts: not used */
         rc = build(t, &b->aOom[i], used >= 0 ? used : held, used >= 0 ? "device used" : level_basis(t), 0,
                    used >= 0 ? o->poolCached : 0, used, "total less free, cuMemGetInfo at the OOM", &o->bd);
+        if (rc == 0 && b->bTensorsIn && !b->aOom[i].bLayOver) /* the holes the failed request met */
+            vt__bdlayout_frag(&b->aOom[i].lay, o->requested, &o->bd);
     }
     vt__bd_free(t);
     return rc;
@@ -943,6 +964,7 @@ void vt__bd_free(struct vt_trace *t)
     struct vt_bdrun *b = t->pBd;
     if (!b) return;
     for (int i = 0; i < b->nPeak; i++) free(b->aPeak[i].lay.a);
+    for (int i = 0; i < b->nOom; i++) free(b->aOom[i].lay.a);
     free(b->aPeak);
     free(b->aOom);
     free(b->aF);
@@ -963,6 +985,7 @@ void vt__breakdown_clear(struct vt_breakdown *bd)
     bd->total = -1;
     bd->othersAtMost = -1;
     bd->fragBytes = bd->fragReq = -1;
+    bd->segFirstFwd = -1;
 }
 
 const struct vt_bdpart *vt__bd_part(const struct vt_breakdown *b, int cat)

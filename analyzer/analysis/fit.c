@@ -177,37 +177,67 @@ static int count_failed(const struct vt_trace *t, const struct vt_device *d, str
  * At segment level the segments that grow hold more than what grows: the allocator's cache (free
  * blocks it would reuse or release under pressure), and optimizer state or gradients made inside
  * segments a forward or backward pass reserved. One trace at one batch size cannot tell how much,
- * so scaling all of it (maxScale) over-counts: the largest batch is at least that, a lower bound
- * with no upper bound told. 0 or -1.
+ * so scaling all of it (maxScale) over-counts: the largest batch is at least that, a lower bound.
+ * The upper estimate scales only the segments reserved in the first training step's forward pass
+ * (b->segFirstFwd: no gradients or optimizer state exist yet, so they are what the forward pass
+ * needs with its cache), the rest as traced: it over-states where the backward pass's temporaries
+ * or later steps' activations also need new memory. Into f with the assumption. 0 or -1.
  */
 static int range_segments(struct vt_fit *f, const struct vt_breakdown *b)
 {
+    char zB[32], zU[96] = "";
     if (!b->bSegment || f->maxScale < 0) return 0;
     f->bLowerBound = 1;
-    return assume(f, vt__strdupf("%s", "segment level: the segments that grow also hold the allocator's cache and "
-                                       "may hold optimizer state or gradients made inside them, which a larger batch "
-                                       "needs no more of; one trace at one batch size cannot tell how much, so the "
-                                       "largest batch is at least this (on 39 generated segment-level jobs it held, "
-                                       "within 0.4 %, and fell up to 35 % short of the true one; merge "
-                                       "PyTorch's allocation history for a point)"));
+    if (b->segFirstFwd > 0 && f->capacity > 0 && f->headroom > 0) {
+        f->upScale = 1.0 + (double)f->headroom / (double)b->segFirstFwd;
+        if (f->upScale < f->maxScale) f->upScale = f->maxScale;
+        f->upBatch = f->batch > 0 ? (int64_t)floor((double)f->batch * f->upScale + 1e-9) : -1;
+        if (f->upBatch >= 0) snprintf(zU, sizeof zU, "batch %lld", (long long)f->upBatch);
+        else snprintf(zU, sizeof zU, "%.2fx the traced batch", f->upScale);
+    }
+    if (f->upScale < 0)
+        return assume(f, vt__strdupf("%s", "segment level: the segments that grow also hold the allocator's cache "
+                                           "and may hold optimizer state or gradients made inside them, which a "
+                                           "larger batch needs no more of; one trace at one batch size cannot tell "
+                                           "how much, so the largest batch is at least this (no first forward pass "
+                                           "in the trace to bound it above; merge PyTorch's allocation history for "
+                                           "a point)"));
+    return assume(f, vt__strdupf("segment level: the segments that grow also hold the allocator's cache and may hold "
+                                 "optimizer state or gradients made inside them, which a larger batch needs no more "
+                                 "of, so the largest batch is at least this; at most about %s if only the %s of "
+                                 "segments the first step's forward pass reserved grow (an estimate: the backward "
+                                 "pass's temporaries may need more; merge PyTorch's allocation history for a point)",
+                                 zU, vt__fmt_bytes(b->segFirstFwd, zB, sizeof zB)));
 }
 
+/* The fragmentation of PyTorch's caching allocator seen on a device (frag_seen). */
+struct frag {
+    int64_t bytes;                  /* the larger of oomCache and the pieces' bytes; 0 none seen */
+    int64_t oomCache;               /* the most cache an OOM judged fragmentation found in the allocator's segments */
+    const struct vt_breakdown *bd;  /* where the most free pieces were seen (the peak's, an OOM's), NULL none */
+    int bAtOom;                     /* bd is an OOM's */
+};
+
 /*
- * The fragmentation of PyTorch's caching allocator seen on device d of t: the cache an OOM there
- * judged fragmentation found in the allocator's segments (*pOom; a cudaMallocAsync pool's is not:
- * expandable segments do not apply to it), or the free pieces too small for the request in
- * segments holding blocks at the peak (the breakdown's fragBytes); the larger, 0 none.
+ * The fragmentation of PyTorch's caching allocator seen on device d of t into *p: the cache an OOM
+ * there judged fragmentation found in the allocator's segments (a cudaMallocAsync pool's is not:
+ * expandable segments do not apply to it), and the free pieces too small for the request in
+ * segments of its pool holding blocks, at the peak or at an OOM (their breakdowns' fragBytes),
+ * the most of them.
  */
-static int64_t frag_evidence(const struct vt_trace *t, const struct vt_device *d, int64_t *pOom)
+static void frag_seen(const struct vt_trace *t, const struct vt_device *d, struct frag *p)
 {
-    *pOom = 0;
+    memset(p, 0, sizeof *p);
+    if (d->bd.fragBytes > 0) p->bd = &d->bd;
     for (int i = 0; i < t->nOom; i++) {
         const struct vt_oom *o = &t->aOom[i];
         /* the cache part less a pool's (in it where the breakdown is of device used) */
         int64_t seg = cat_bytes(&o->bd, VT_CAT_CACHE, NULL) - (o->bd.untraced >= 0 ? o->poolCached : 0);
-        if (o->device == d->id && o->zVerdict && !strncmp(o->zVerdict, "fragmentation", 13) && seg > *pOom) *pOom = seg;
+        if (o->device != d->id) continue;
+        if (o->zVerdict && !strncmp(o->zVerdict, "fragmentation", 13) && seg > p->oomCache) p->oomCache = seg;
+        if (o->bd.fragBytes > 0 && (!p->bd || o->bd.fragBytes > p->bd->fragBytes)) p->bd = &o->bd, p->bAtOom = 1;
     }
-    return *pOom > d->bd.fragBytes ? *pOom : d->bd.fragBytes;
+    p->bytes = p->bd && p->bd->fragBytes > p->oomCache ? p->bd->fragBytes : p->oomCache;
 }
 
 /*
@@ -218,17 +248,18 @@ static int64_t frag_evidence(const struct vt_trace *t, const struct vt_device *d
  * proportional estimate stands; where the replay could not be made, an assumption line says why),
  * -1 out of memory.
  */
-static int replay_fit(const struct vt_trace *t, const struct vt_device *d, struct vt_fit *f)
+static int replay_fit(const struct vt_trace *t, const struct vt_device *d, const struct vt_fsconfig *pCfg,
+                      const struct frag *fr, struct vt_fit *f)
 {
     const struct vt_breakdown *b = &d->bd;
-    struct vt_fsconfig cfg;
+    struct vt_fsconfig cfg = *pCfg;
     struct vt_fsresult res;
-    int64_t limit, oomFrag;
+    int64_t limit;
     char zB[32], zC[32];
     const char *zClimb;
+    char zOpen[200] = "";
     int rc;
     if (b->bSegment || f->capacity <= 0 || f->scaling <= 0) return 0;
-    vt__fs_config(t, &cfg);
     cfg.poolChunk = d->poolGrowMin;
     limit = f->capacity - f->context - (b->untraced > 0 ? b->untraced - cat_bytes(b, VT_CAT_CTXOTHERS, NULL) : 0) -
             cat_bytes(b, VT_CAT_BEFORE, NULL) - cat_bytes(b, VT_CAT_UNKNOWN, NULL);
@@ -247,6 +278,17 @@ static int replay_fit(const struct vt_trace *t, const struct vt_device *d, struc
     f->maxBatch = res.maxBatch;
     f->bReplayed = 1;
     vt__fmt_bytes(limit, zB, sizeof zB);
+    if (res.bBounded && res.hiBatch > 0) /* the work bound left a bracket: say so, and its other end */
+        snprintf(zOpen, sizeof zOpen, " (an estimate: the replays were bounded at %lld lifetimes replayed in all; the "
+                 "first batch that fails is at most %lld)", (long long)VT_FS_FIT_WORK, (long long)res.hiBatch);
+    else if (res.bBounded && res.hiScale > 0)
+        snprintf(zOpen, sizeof zOpen, " (an estimate: the replays were bounded at %lld lifetimes replayed in all; the "
+                 "first scale that fails is at most %.3fx)", (long long)VT_FS_FIT_WORK, res.hiScale);
+    else if (res.bBounded)
+        snprintf(zOpen, sizeof zOpen, " (an estimate: the replays were bounded at %lld lifetimes replayed in all "
+                 "before one failed: at least this)", (long long)VT_FS_FIT_WORK);
+    else if (res.bOpen)
+        snprintf(zOpen, sizeof zOpen, "%s", " (the replays ran out: at least this)");
     zClimb = res.bBelow ? "; the largest batch served below the traced one, which failed (bisected)"
              : res.bFine ? "; the first batch that fails above the traced one, less one (tried in steps of 2.5 %, then "
                          "bisected: fragmentation can make a larger batch run again)"
@@ -259,23 +301,23 @@ static int replay_fit(const struct vt_trace *t, const struct vt_device *d, struc
                                    "pool grew, best fit, free chunks released before a request fails%s) in the %s "
                                    "left beside the context; one stream%s%s",
                                    zK, res.bCached ? "; PyTorch's caching allocator for its blocks" : "", zB, zClimb,
-                                   res.bOpen ? " (the replays ran out: at least this)" : ""));
+                                   zOpen));
     } else if (cfg.bExpandable) {
         rc = assume(f, vt__strdupf("activations and temporaries scaled to each batch tried, the rest as traced, "
                                    "replayed through PyTorch's caching allocator with expandable_segments:True as "
                                    "the trace's settings say (512 B rounding, one segment per pool growing by 2 MiB "
                                    "pages, free pages unmapped before a request fails: no fragmentation beyond a "
                                    "page per pool) in the %s left beside the context; one stream%s%s",
-                                   zB, zClimb, res.bOpen ? " (the replays ran out: at least this)" : ""));
+                                   zB, zClimb, zOpen));
     } else {
         rc = assume(f, vt__strdupf("activations and temporaries scaled to each batch tried, the rest as traced, "
                                    "replayed through PyTorch's caching allocator (512 B rounding, 2 MiB and 20 MiB "
                                    "segments, best fit with splitting, cached segments released and the request "
                                    "retried before it fails%s) in the %s left beside the context; one stream%s%s",
                                    cfg.maxSplit > 0 ? ", max_split_size as set" : "", zB, zClimb,
-                                   res.bOpen ? " (the replays ran out: at least this)" : ""));
+                                   zOpen));
     }
-    if (rc == 0 && res.bCached && !cfg.bExpandable && frag_evidence(t, d, &oomFrag) > 0) {
+    if (rc == 0 && res.bCached && !cfg.bExpandable && fr->bytes > 0) {
         /* fragmentation seen: what expandable segments would change, replayed */
         struct vt_fsconfig cfgE = cfg;
         struct vt_fsresult resE;
@@ -299,21 +341,22 @@ static int replay_fit(const struct vt_trace *t, const struct vt_device *d, struc
 
 /*
  * The saving from expandable_segments:True on device d of t, offered only where fragmentation of
- * PyTorch's caching allocator is seen (docs/analysis.md "What would fit"): an OOM there judged
+ * PyTorch's caching allocator is seen (fr, docs/analysis.md "What would fit"): an OOM there judged
  * fragmentation with the allocator's segments holding cache (not a cudaMallocAsync pool's: the
  * setting does not apply to it), or, with the blocks inside the segments, free pieces at the peak
- * in segments that hold live blocks, each too small for the request then (breakdown's fragBytes).
- * How much: where the allocator was replayed both ways and differs, the replay's difference; else
- * what was seen (an upper bound: the replay's segments are the model's, not the job's). Never where the trace says the job ran with them. 0 or -1.
+ * or at an OOM in segments of the request's pool that hold live blocks, each too small for the
+ * request then (the breakdowns' fragBytes). How much: where the allocator was replayed both ways
+ * and differs, the replay's difference; else what was seen (an upper bound: the replay's segments
+ * are the model's, not the job's). Never where the trace says the job ran with them (cfg). 0 or -1.
  */
-static int expandable_saving(const struct vt_trace *t, const struct vt_device *d, struct vt_fit *f)
+static int expandable_saving(const struct vt_fsconfig *cfg, const struct frag *fr, struct vt_fit *f)
 {
-    const struct vt_breakdown *b = &d->bd;
-    struct vt_fsconfig cfg;
-    int64_t oomFrag;
-    char zB[32], zC[32], zD[32], zE[96] = "";
-    vt__fs_config(t, &cfg);
-    if (cfg.bExpandable || frag_evidence(t, d, &oomFrag) <= 0) return 0; /* it ran with them; none seen */
+    const struct vt_breakdown *b = fr->bd;
+    const char *zWhere = fr->bAtOom ? "at an OOM" : "at the peak";
+    char zB[32], zC[32], zD[32], zE[96] = "", zF[160];
+    if (cfg->bExpandable || fr->bytes <= 0) return 0; /* it ran with them; none seen */
+    if (b) snprintf(zF, sizeof zF, "free pieces too small for the request in segments of its pool holding blocks %s",
+                    zWhere);
     if (f->expandSave > 0) { /* replayed both ways: the difference, not what was seen (none: what was seen stands) */
         vt__fmt_bytes(f->expandSave, zB, sizeof zB);
         if (f->expandBatch > 0 && f->maxBatch > 0)
@@ -325,25 +368,23 @@ static int expandable_saving(const struct vt_trace *t, const struct vt_device *d
                       vt__strdupf("fragmentation is seen (%s); the caching allocator, replayed over the trace's "
                                   "requests with expandable segments (2 MiB pages, free pages unmapped under "
                                   "pressure) and without, serves the traced batch in %s less memory%s%s%s, and %s",
-                                  oomFrag > 0 ? "an OOM here was judged fragmentation"
-                                              : "free pieces too small for the request in segments holding blocks "
-                                                "at the peak",
+                                  fr->oomCache > 0 ? "an OOM here was judged fragmentation" : zF,
                                   zB, f->expandSlack > 0 ? " (an estimate: the replays were bounded, each need within " : "",
                                   f->expandSlack > 0 ? zC : "", f->expandSlack > 0 ? ")" : "",
                                   zE[0] ? zE : "an unknown largest batch"));
     }
-    if (oomFrag >= b->fragBytes)
-        return saving(f, "expandable_segments", "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True", oomFrag,
+    if (!b || fr->oomCache >= b->fragBytes)
+        return saving(f, "expandable_segments", "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True", fr->oomCache,
                       vt__strdupf("an OOM here was fragmentation: expandable segments let the %s the allocator held "
                                   "cached serve the request; it is an upper bound",
-                                  vt__fmt_bytes(oomFrag, zB, sizeof zB)));
+                                  vt__fmt_bytes(fr->oomCache, zB, sizeof zB)));
     if (b->fragReq > 0) vt__fmt_bytes(b->fragReq, zD, sizeof zD);
     return saving(f, "expandable_segments", "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True", b->fragBytes,
-                  vt__strdupf("at the peak %s lay free in %lld piece%s inside %lld segment%s that also held live "
-                              "blocks, each piece %s%s%s: the allocator could neither use it for that nor release it, "
-                              "and expandable segments unmap such pages; it is an upper bound (of %s reserved, not "
-                              "allocated)",
-                              vt__fmt_bytes(b->fragBytes, zB, sizeof zB), (long long)b->fragPieces,
+                  vt__strdupf("%s %s lay free in %lld piece%s inside %lld segment%s of the request's pool that also "
+                              "held live blocks, each piece %s%s%s: the allocator could neither use it for that nor "
+                              "release it, and expandable segments unmap such pages; it is an upper bound (of %s "
+                              "reserved, not allocated)",
+                              zWhere, vt__fmt_bytes(b->fragBytes, zB, sizeof zB), (long long)b->fragPieces,
                               b->fragPieces == 1 ? "" : "s", (long long)b->fragSegs, b->fragSegs == 1 ? "" : "s",
                               b->fragReq > 0 ? "smaller than the request then (" : "of at least 512 B (the request "
                                                                                   "then unknown",
@@ -357,6 +398,8 @@ static int fit_device(const struct vt_result *r, const struct vt_trace *t, struc
     const struct vt_opts *o = r->pOpts;
     const struct vt_breakdown *b = &d->bd;
     struct vt_fit *f = &d->fit;
+    struct vt_fsconfig cfg;
+    struct frag fr;
     int64_t act, actCount, grow, opt, ctx, away, awayOom = 0, world = world_size(r, t);
     int rc;
     char zB[32], zC[32], zD[32], zE[32];
@@ -395,7 +438,9 @@ static int fit_device(const struct vt_result *r, const struct vt_trace *t, struc
         f->maxScale = (double)(f->capacity - f->fixed) / (double)grow;
         if (f->batch > 0) f->maxBatch = (int64_t)floor((double)f->batch * f->maxScale + 1e-9);
     }
-    if ((rc = replay_fit(t, d, f)) < 0) return -1;
+    vt__fs_config(t, &cfg);
+    frag_seen(t, d, &fr);
+    if ((rc = replay_fit(t, d, &cfg, &fr, f)) < 0) return -1;
     if (count_failed(t, d, f) != 0) return -1;
     if ((away > 0 || awayOom > 0) &&
         assume(f, vt__strdupf("the %s the device had in use beyond the traced memory is more than a CUDA context "
@@ -440,7 +485,7 @@ static int fit_device(const struct vt_result *r, const struct vt_trace *t, struc
                vt__strdupf("%s", "the gradients held at this forward-pass peak are the last step's, kept by "
                                  "zero_grad(set_to_none=False) or no zero_grad before the forward")) != 0)
         return -1;
-    if (expandable_saving(t, d, f) != 0) return -1;
+    if (expandable_saving(&cfg, &fr, f) != 0) return -1;
     opt = cat_bytes(b, VT_CAT_OPT, NULL);
     if (world > 1 &&
         saving(f, "shard_optimizer_state", "optimizer state sharded over the ranks (ZeRO-1, FSDP)",
@@ -470,7 +515,7 @@ void vt__fit_clear(struct vt_fit *f)
     for (int i = 0; i < f->nSave; i++) free(f->aSave[i].zAssume);
     memset(f, 0, sizeof *f);
     f->maxScale = -1;
-    f->maxBatch = f->batch = f->expandSave = f->expandBatch = -1;
-    f->expandScale = -1;
+    f->maxBatch = f->batch = f->expandSave = f->expandBatch = f->upBatch = -1;
+    f->expandScale = f->upScale = -1;
     f->expandSlack = 0;
 }

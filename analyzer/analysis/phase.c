@@ -216,75 +216,22 @@ static int cmp_i64(const void *pa, const void *pb)
     return a < b ? -1 : a > b;
 }
 
-/* A kernel wanted by its place in start order, and when it began. */
-struct want {
-    int64_t idx, corr, ts;
-};
-
-static int cmp_want_idx(const void *pa, const void *pb)
+static int cmp_iter_start(const void *pa, const void *pb)
 {
-    const struct want *a = pa, *b = pb;
-    return a->idx < b->idx ? -1 : a->idx > b->idx;
+    const struct vt_iter *a = pa, *b = pb;
+    return a->start < b->start ? -1 : a->start > b->start;
 }
 
-static int cmp_want_corr(const void *pa, const void *pb)
+/* The batches of the evaluation windows aWin (vt__window_batches) as iterations, all sorted by start. */
+static int add_batches(struct vt_trace *t, const struct vt_ewin *aWin, int nWin)
 {
-    const struct want *a = pa, *b = pb;
-    return a->corr < b->corr ? -1 : a->corr > b->corr;
-}
-
-/*
- * When the kernels at the n places aW[].idx (in start order, as kernel_segments counts them)
- * began: the host time of the launch where the trace has the launch call (`api_call` with the
- * kernel's correlation id) and it is earlier, else the start on the device; -1 for a place past
- * the last kernel. A boundary between phases is a host time, as NVTX ranges are: allocations
- * are made by the host, which runs ahead of the device. One pass over the kernels and one over
- * the launch calls, however many places. Sorts aW by place; returns an SQLite code.
- */
-static int kernels_at(sqlite3 *db, struct want *aW, int n)
-{
-    sqlite3_stmt *p = NULL;
-    int64_t k = 0;
-    int w = 0, rc;
-    if (n == 0) return SQLITE_OK;
-    for (int i = 0; i < n; i++) aW[i].ts = aW[i].corr = -1;
-    qsort(aW, (size_t)n, sizeof *aW, cmp_want_idx);
-    rc = sqlite3_prepare_v2(db, "SELECT start, correlation FROM kernel ORDER BY start, id", -1, &p, NULL);
-    while (rc == SQLITE_OK && w < n && (rc = sqlite3_step(p)) == SQLITE_ROW) {
-        rc = SQLITE_OK;
-        for (; w < n && aW[w].idx == k; w++) {
-            aW[w].ts = sqlite3_column_int64(p, 0);
-            aW[w].corr = sqlite3_column_type(p, 1) == SQLITE_INTEGER ? sqlite3_column_int64(p, 1) : -1;
-        }
-        k++;
-    }
-    if (rc == SQLITE_DONE || rc == SQLITE_ROW) rc = SQLITE_OK;
-    sqlite3_finalize(p);
-    p = NULL;
-    if (rc != SQLITE_OK) return rc;
-    qsort(aW, (size_t)n, sizeof *aW, cmp_want_corr);
-    rc = sqlite3_prepare_v2(db, "SELECT correlation, start FROM api_call WHERE correlation >= 0 AND start > 0", -1, &p,
-                            NULL);
-    while (rc == SQLITE_OK && (rc = sqlite3_step(p)) == SQLITE_ROW) {
-        struct want key = {0, sqlite3_column_int64(p, 0), 0}, *pW;
-        int64_t launch = sqlite3_column_int64(p, 1);
-        rc = SQLITE_OK;
-        pW = bsearch(&key, aW, (size_t)n, sizeof *aW, cmp_want_corr);
-        /* distinct places have distinct kernels: at most one wants this correlation id */
-        if (pW && pW->ts >= 0 && launch < pW->ts) pW->ts = launch;
-    }
-    if (rc == SQLITE_DONE) rc = SQLITE_OK;
-    sqlite3_finalize(p);
-    qsort(aW, (size_t)n, sizeof *aW, cmp_want_idx);
+    int64_t *aS = NULL;
+    int nS = 0, rc = vt__window_batches(t->f.db, aWin, nWin, &aS, &nS);
+    for (int i = 0; rc == SQLITE_OK && i < nS; i++)
+        if (!add_iter(t, aS[2 * i], aS[2 * i + 1])) rc = SQLITE_NOMEM;
+    free(aS);
+    if (rc == SQLITE_OK) qsort(t->ph.aIter, (size_t)t->ph.nIter, sizeof *t->ph.aIter, cmp_iter_start);
     return rc;
-}
-
-/* When the kernel at place idx began (kernels_at), or -1 when it was not wanted or not found. */
-static int64_t want_ts(const struct want *aW, int n, int64_t idx)
-{
-    struct want key = {idx, 0, 0};
-    const struct want *pW = bsearch(&key, aW, (size_t)n, sizeof *aW, cmp_want_idx);
-    return pW ? pW->ts : -1;
 }
 
 /* Kernels between two step terminators (optimizer runs, or backward runs without an optimizer). */
@@ -524,8 +471,9 @@ static int from_kernels(struct vt_trace *t)
     int nSeg = 0, rc, i, nF = 0;
     int64_t *aF = NULL, m = 0;
     int64_t tail = 0;
-    struct want *aW = NULL;
-    int term = 0, bMem = 0, nTrain = 0, nW = 0;
+    struct vt_want *aW = NULL;
+    struct vt_ewin *aWin = NULL;
+    int term = 0, bMem = 0, nTrain = 0, nW = 0, nWin = 0;
 
     rc = kernel_segments(t, &aSeg, &nSeg, &term);
     if (rc != SQLITE_OK) goto done;
@@ -562,18 +510,18 @@ static int from_kernels(struct vt_trace *t)
         int64_t aIdx[3] = {s->first + tail, s->first + s->f - m, s->first + s->f - m + tail};
         if (s->f < 2 || s->f <= 2 * m) continue;
         for (int q = tail > 0 ? 0 : 1; q < (tail > 0 ? 3 : 2); q++) {
-            struct want *pW = push((void **)&aW, &nW, sizeof *pW);
+            struct vt_want *pW = push((void **)&aW, &nW, sizeof *pW);
             if (!pW) { rc = SQLITE_NOMEM; goto done; }
             pW->idx = aIdx[q];
         }
     }
-    rc = kernels_at(t->f.db, aW, nW);
+    rc = vt__kernels_at(t->f.db, aW, nW);
     for (i = 0; i < nSeg && rc == SQLITE_OK; i++) {
         struct seg *s = &aSeg[i];
         struct vt_phase *p = t->ph.n ? &t->ph.a[t->ph.n - 1] : NULL;
         int64_t trainStart = s->start, evalStart = s->start, skip = 0;
         if (s->f >= 2 && s->f > 2 * m && tail > 0 && p && p->kind == VT_PHASE_TRAIN &&
-            (evalStart = want_ts(aW, nW, s->first + tail)) >= 0) {
+            (evalStart = vt__want_ts(aW, nW, s->first + tail)) >= 0) {
             /* an evaluation window begins after the last step's tail, which stays in training */
             skip = tail;
             p->end = evalStart;
@@ -584,7 +532,9 @@ static int from_kernels(struct vt_trace *t)
             /* only the last segment lacks backward kernels: the start of a step cut off by the
              * end of the trace, unless clearly longer than a forward pass */
             if (s->f >= 2 && s->f > 2 * m) {
-                if (!add_phase(t, VT_PHASE_EVAL, "evaluation", evalStart, s->end, "kernels")) rc = SQLITE_NOMEM;
+                struct vt_ewin *e = push((void **)&aWin, &nWin, sizeof *e);
+                if (!e || !add_phase(t, VT_PHASE_EVAL, "evaluation", evalStart, s->end, "kernels")) rc = SQLITE_NOMEM;
+                else *e = (struct vt_ewin){s->first + skip, s->n - skip, m - tail, evalStart, s->end, 0};
             } else if (p && p->kind == VT_PHASE_TRAIN) {
                 p->end = s->end; /* optimizer tail or a stray kernel after the step */
                 if (t->ph.nIter) t->ph.aIter[t->ph.nIter - 1].end = s->end;
@@ -593,19 +543,28 @@ static int from_kernels(struct vt_trace *t)
         }
         if (s->f > 2 * m) {
             /* the window is the segment's forward kernels beyond a typical segment's, after the tail */
-            trainStart = want_ts(aW, nW, s->first + s->f - m + skip);
+            trainStart = vt__want_ts(aW, nW, s->first + s->f - m + skip);
             if (trainStart <= evalStart) trainStart = evalStart;
             if (!add_phase(t, VT_PHASE_EVAL, "evaluation", evalStart, trainStart, "kernels")) { rc = SQLITE_NOMEM; break; }
             p = NULL;
+            {
+                struct vt_ewin *e = push((void **)&aWin, &nWin, sizeof *e);
+                if (!e) { rc = SQLITE_NOMEM; break; }
+                *e = (struct vt_ewin){s->first + skip, s->f - m, m - tail, evalStart, trainStart, 0};
+            }
         }
         if (p && p->kind == VT_PHASE_TRAIN) p->end = s->end;
         else if (!add_phase(t, VT_PHASE_TRAIN, "training", trainStart, s->end, "kernels")) rc = SQLITE_NOMEM;
         if (rc == SQLITE_OK && !add_iter(t, trainStart, s->end)) rc = SQLITE_NOMEM;
     }
+    /* the evaluation windows' batches, among the steps in time order */
+    if (rc == SQLITE_OK && nWin > 0 && (rc = vt__kernel_periods(t->f.db, aWin, nWin)) == SQLITE_OK)
+        rc = add_batches(t, aWin, nWin);
 done:
     free(aSeg);
     free(aF);
     free(aW);
+    free(aWin);
     return rc;
 }
 
@@ -614,6 +573,7 @@ struct gap {
     int64_t start, end; /* the first one's start (then its host launch), the latest end */
     int64_t n;          /* how many, after the last backward or optimizer kernel of the gap */
     int64_t idx;        /* the first one's place in (start, id) order */
+    int64_t p;          /* the period of their names (vt__kernel_periods), 0 none */
 };
 
 /*
@@ -631,12 +591,13 @@ struct gap {
  */
 static int from_iter_kernels(struct vt_trace *t)
 {
-    int64_t nIn = 0, nAll = 0, m = 0, *aMed = NULL;
+    int64_t nIn = 0, nAll = 0, m = 0, fm = 0, run = 0, *aMed = NULL, *aFwd = NULL;
     sqlite3_stmt *pStmt = NULL;
     int64_t *aId = NULL;
     struct gap *aGap = NULL; /* gap i: before iteration i (i = nIter: after the last) */
-    struct want *aW = NULL;
-    int nId = 0, *aKind = NULL, iIt = 0, nTrain = 0, nMed = 0, nW = 0, rc;
+    struct vt_want *aW = NULL;
+    struct vt_ewin *aWin = NULL;
+    int nId = 0, *aKind = NULL, iIt = 0, iRun = -1, nTrain = 0, nMed = 0, nW = 0, nWin = 0, rc;
     rc = sqlite3_prepare_v2(t->f.db, "SELECT id, value FROM string WHERE id IN (SELECT DISTINCT name_id FROM kernel)"
                             " ORDER BY id", -1, &pStmt, NULL);
     while (rc == SQLITE_OK && (rc = sqlite3_step(pStmt)) == SQLITE_ROW) {
@@ -651,7 +612,8 @@ static int from_iter_kernels(struct vt_trace *t)
     pStmt = NULL;
     if (rc == SQLITE_OK && (!(aKind = calloc((size_t)t->ph.nIter + 1, sizeof *aKind)) ||
                             !(aMed = calloc((size_t)t->ph.nIter + 1, sizeof *aMed)) ||
-                            !(aGap = calloc((size_t)t->ph.nIter + 1, sizeof *aGap))))
+                            !(aGap = calloc((size_t)t->ph.nIter + 1, sizeof *aGap)) ||
+                            !(aFwd = calloc((size_t)t->ph.nIter + 1, sizeof *aFwd))))
         rc = SQLITE_NOMEM;
     if (rc == SQLITE_OK)
         rc = sqlite3_prepare_v2(t->f.db, "SELECT start, \"end\", name_id FROM kernel ORDER BY start, id", -1, &pStmt,
@@ -681,6 +643,11 @@ static int from_iter_kernels(struct vt_trace *t)
             continue;
         }
         nIn++;
+        /* its forward pass: its longest run of other kernels that a backward or optimizer kernel ends (where
+         * the GPU runs behind the ranges, an iteration starts with the last step's backward pass) */
+        if (iRun != iIt) run = 0, iRun = iIt;
+        if (bTrain && run > aFwd[iIt]) aFwd[iIt] = run;
+        run = bTrain ? 0 : run + 1;
         if (aKind[iIt] < 1) aKind[iIt] = 1;
         if (bTrain) aKind[iIt] = 2;
     }
@@ -689,11 +656,32 @@ static int from_iter_kernels(struct vt_trace *t)
     for (int i = 0; rc == SQLITE_OK && i < t->ph.nIter; i++)
         if (aKind[i] == 2) aMed[nMed++] = t->ph.aIter[i].end - t->ph.aIter[i].start;
     if (nMed > 0) m = median(aMed, nMed);
-    /* gaps that are evaluation: after a training iteration, forward kernels for half an iteration or more */
+    nMed = 0; /* aMed is free again: the training iterations' forward passes */
+    for (int i = 0; rc == SQLITE_OK && i < t->ph.nIter; i++)
+        if (aKind[i] == 2) aMed[nMed++] = aFwd[i];
+    fm = median(aMed, nMed);
+    /* gaps that are evaluation: after a training iteration, forward kernels for half an iteration or more,
+     * or as many as half a training forward pass (an evaluation of a few batches after steps of several
+     * micro-batches runs for less than half a step, and a step's tail, zero_grad or a metric, has a few) */
     for (int i = 1; rc == SQLITE_OK && i <= t->ph.nIter; i++) {
         struct gap *g = &aGap[i];
-        struct want *pW;
-        if (aKind[i - 1] != 2 || g->n < 2 || m <= 0 || (g->end - g->start) * 2 < m) {
+        struct vt_ewin *e;
+        if (aKind[i - 1] != 2 || g->n < 2 || m <= 0 || ((g->end - g->start) * 2 < m && (fm < 16 || g->n * 2 < fm))) {
+            g->n = 0;
+            continue;
+        }
+        if (!(e = push((void **)&aWin, &nWin, sizeof *e))) rc = SQLITE_NOMEM;
+        else *e = (struct vt_ewin){g->idx, g->n, fm, 0, 0, 0};
+    }
+    if (rc == SQLITE_OK) rc = vt__kernel_periods(t->f.db, aWin, nWin);
+    for (int i = 1, w = 0; rc == SQLITE_OK && i <= t->ph.nIter; i++) {
+        struct gap *g = &aGap[i];
+        struct vt_want *pW;
+        if (g->n == 0) continue;
+        g->p = aWin[w++].p;
+        /* by its kernel count alone, only kernels that repeat as batches of a forward pass do: the last
+         * step's tail can be as many (plain SGD: elementwise kernels, a few per parameter) */
+        if ((g->end - g->start) * 2 < m && g->p == 0) {
             g->n = 0;
             continue;
         }
@@ -702,21 +690,26 @@ static int from_iter_kernels(struct vt_trace *t)
         else pW->idx = g->idx;
     }
     aGap[0].n = 0;
-    if (rc == SQLITE_OK) rc = kernels_at(t->f.db, aW, nW);
+    if (rc == SQLITE_OK) rc = vt__kernels_at(t->f.db, aW, nW);
     for (int i = 1; rc == SQLITE_OK && i <= t->ph.nIter; i++) {
         struct gap *g = &aGap[i];
-        int64_t ts = g->n > 0 ? want_ts(aW, nW, g->idx) : -1;
+        int64_t ts = g->n > 0 ? vt__want_ts(aW, nW, g->idx) : -1;
         if (ts >= 0 && ts < g->start) g->start = ts;
         if (g->start < t->ph.aIter[i - 1].end) g->start = t->ph.aIter[i - 1].end;
         if (i < t->ph.nIter && g->end > t->ph.aIter[i].start) g->end = t->ph.aIter[i].start;
     }
+    nWin = 0; /* aWin again: the windows made phases */
     for (int i = 0; rc == SQLITE_OK && nIn * 10 >= nAll * 9 && i < t->ph.nIter; i++) nTrain += aKind[i] == 2;
     for (int i = 0; rc == SQLITE_OK && nTrain > 0 && i <= t->ph.nIter; i++) {
         struct vt_phase *p;
         int kind;
-        if (aGap[i].n > 0 && !add_phase(t, VT_PHASE_EVAL, "evaluation", aGap[i].start, aGap[i].end, "kernels")) {
-            rc = SQLITE_NOMEM;
-            break;
+        if (aGap[i].n > 0) {
+            struct vt_ewin *e = push((void **)&aWin, &nWin, sizeof *e);
+            if (!e || !add_phase(t, VT_PHASE_EVAL, "evaluation", aGap[i].start, aGap[i].end, "kernels")) {
+                rc = SQLITE_NOMEM;
+                break;
+            }
+            *e = (struct vt_ewin){aGap[i].idx, aGap[i].n, fm, aGap[i].start, aGap[i].end, aGap[i].p};
         }
         if (i == t->ph.nIter || aKind[i] == 0) continue;
         p = t->ph.n ? &t->ph.a[t->ph.n - 1] : NULL;
@@ -726,11 +719,15 @@ static int from_iter_kernels(struct vt_trace *t)
                             t->ph.aIter[i].end, "kernels"))
             rc = SQLITE_NOMEM;
     }
+    /* the evaluation windows' batches, among the marked iterations in time order */
+    if (rc == SQLITE_OK && nWin > 0) rc = add_batches(t, aWin, nWin);
     free(aId);
     free(aKind);
     free(aMed);
+    free(aFwd);
     free(aGap);
     free(aW);
+    free(aWin);
     return rc;
 }
 

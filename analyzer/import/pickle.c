@@ -308,9 +308,9 @@ static inline struct vt_pkval *memo_at(const struct vt_pk *p, int64_t slot)
     return a ? &a[slot % CHUNK] : NULL;
 }
 
-/* The hot table's entry for memo entry idx (its immortal object in o) when it remembers it, else NULL. Entries
- * are remembered at a fetch (hot_put) and forgotten when the memo entry changes (hot_forget): a store to it, a
- * claim of its object, its last fetch. */
+/* The hot table's entry for memo entry idx (its immortal object's value in v) when it remembers it, else NULL.
+ * Entries are remembered at a fetch (hot_put) and forgotten when the memo entry changes (hot_forget): a store
+ * to it, a claim of its object, its last fetch. */
 static inline const struct pkhot *hot_get(const struct pkhot *aHot, uint64_t idx)
 {
     return aHot[idx & (HOT - 1)].idx == idx ? &aHot[idx & (HOT - 1)] : NULL;
@@ -318,13 +318,12 @@ static inline const struct pkhot *hot_get(const struct pkhot *aHot, uint64_t idx
 
 static inline void hot_put(struct pkhot *aHot, uint64_t idx, struct vt_pkobj *o)
 {
-    if (o->nRef == IMMORTAL) aHot[idx & (HOT - 1)] = (struct pkhot){idx, o};
+    if (o->nRef == IMMORTAL) aHot[idx & (HOT - 1)] = (struct pkhot){idx, {(int)o->type, {.p = o}}};
 }
 
 static inline void hot_forget(struct vt_pk *p, uint64_t idx)
 {
-    struct pkhot *h = &p->aHot[idx & (HOT - 1)];
-    if (h->idx == idx) h->idx = UINT64_MAX;
+    if (p->aHot[idx & (HOT - 1)].idx == idx) p->aHot[idx & (HOT - 1)].idx = UINT64_MAX;
 }
 
 /* One of the chunk's entries had its last fetch: the chunk is freed after its last entry's. */
@@ -416,7 +415,7 @@ static inline __attribute__((always_inline)) int memo_get(struct vt_pk *p, uint6
     int64_t slot;
     uint32_t n;
     if (p->nStack < p->nStackAlloc && (h = hot_get(p->aHot, idx)) != NULL) {
-        p->aStack[p->nStack++] = (struct vt_pkval){(int)h->o->type, {.p = h->o}};
+        p->aStack[p->nStack++] = h->v;
         return 0;
     }
     if (idx < p->nMemo && p->nStack < p->nStackAlloc && (slot = memo_slot(p, idx)) >= 0 &&
@@ -448,7 +447,11 @@ static inline __attribute__((always_inline)) void memo_get_run(struct vt_pk *p)
     struct pkhot *aHot = p->aHot;
     size_t i = p->iPos, lim = p->nBuf - 5, nStack = p->nStack, nRoom = p->nStackAlloc; /* nBuf - iPos >= 5 here */
     uint64_t nEntry = p->nMemo < p->nIndexed ? p->nMemo : p->nIndexed;
-    while (i <= lim && nStack < nRoom) { /* a whole opcode in the buffer, room on the stack */
+    if (nStack >= nRoom) return;
+    /* one bound for both: each fetch takes at least 2 bytes and pushes one value, so while i stays within
+     * 2 * (nRoom - nStack - 1) bytes of where it began the stack has room for the next */
+    if ((nRoom - nStack - 1) < (lim - i) / 2) lim = i + 2 * (nRoom - nStack - 1);
+    while (i <= lim) { /* a whole opcode in the buffer, room on the stack */
         const struct vt_pkval *m;
         const struct pkhot *h;
         uint64_t idx;
@@ -459,7 +462,7 @@ static inline __attribute__((always_inline)) void memo_get_run(struct vt_pk *p)
         else if (b[i] == 'h') idx = b[i + 1];
         else break;
         if ((h = hot_get(aHot, idx)) != NULL) { /* a frame, a key: no lookup, no count */
-            aStack[nStack++] = (struct vt_pkval){(int)h->o->type, {.p = h->o}};
+            aStack[nStack++] = h->v;
             i += w;
             continue;
         }
@@ -548,7 +551,7 @@ static int push_long(struct vt_pk *p, uint64_t n)
         uint64_t u;
         if (p->nBuf - p->iPos >= 8 && n > 0) { /* eight bytes loaded, those past the n masked off */
             p->iPos += n;
-            u = vt__pk_le(q, 8) & (n == 8 ? ~(uint64_t)0 : ((uint64_t)1 << (8 * n)) - 1);
+            u = vt__pk_le8(q) & (n == 8 ? ~(uint64_t)0 : ((uint64_t)1 << (8 * n)) - 1);
             if (n < 8 && (q[n - 1] & 0x80)) u |= ~(uint64_t)0 << (8 * n); /* sign-extend */
             v.u.i = (int64_t)u;
             return push(p, v);
@@ -576,7 +579,7 @@ static int push_long(struct vt_pk *p, uint64_t n)
             if (c != ext) bFits = 0;
             if (c != 0x00) bU64 = 0;
         }
-        v.u.i = (int64_t)vt__pk_le(lo, 8);
+        v.u.i = (int64_t)vt__pk_le8(lo);
         if (!bFits) v.type = bU64 ? VT_PK_U64 : VT_PK_BIGINT;
         return push(p, v);
     }
@@ -792,7 +795,7 @@ PK_CLONES static int run(struct vt_pk *p)
         case 0x96: { /* BYTEARRAY8 */
             uint64_t n;
             if ((rc = vt__pk_need(p, 8)) != 0) return rc;
-            n = vt__pk_le(p->aBuf + p->iPos, 8);
+            n = vt__pk_le8(p->aBuf + p->iPos);
             p->iPos += 8;
             if ((rc = push_blob(p, op == 0x8d ? VT_PK_STR : VT_PK_BYTES, n)) != 0) return rc;
             break;
@@ -955,21 +958,6 @@ int vt__pk_keep(struct vt_pk *p, struct vt_pkobj *o)
 void vt__pk_keep_items(struct vt_pkobj *o, size_t n)
 {
     if (o->type == VT_PK_LIST && n <= o->n) ((struct pkobj *)o)->nImmortal = n;
-}
-
-const char *vt__pk_errmsg(const struct vt_pk *p)
-{
-    return p->zErr;
-}
-
-int64_t vt__pk_offset(const struct vt_pk *p)
-{
-    return p->nBase + (int64_t)p->iPos;
-}
-
-int64_t vt__pk_live(const struct vt_pk *p)
-{
-    return p->nLive;
 }
 
 void vt__pk_free(struct vt_pk *p)

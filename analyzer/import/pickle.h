@@ -112,8 +112,9 @@ struct vt_pk *vt__pk_new(struct vt__src *in, vt_pk_child_fn xChild, void *pArg);
  * Optional, before vt__pk_run: a first pass over the same bytes through pre (a second source,
  * read to its end and not kept) that builds the memo-use index: which memo entries a later
  * BINGET fetches, and how often. vt__pk_run then keeps only those entries, and releases each
- * after its last fetch (an entry fetched 255 times or more stays to the end), so that what the
- * memo holds is what is still to be shared, not everything ever memoized: an object no BINGET
+ * after its last fetch (an entry fetched 255 times or more stays to the end, and so does each of
+ * the first 256 entries, fetched or not, uncounted), so that what the memo holds is what is still
+ * to be shared, not everything ever memoized: past the first 256 entries, an object no BINGET
  * names lives only as long as its container, and a claimed child is freed at once. Costs a byte
  * per memo entry during the pass, then a bit per entry and a byte per entry fetched later. An
  * input the pass cannot read to its STOP gets no index (the reading run reports the fault, as
@@ -130,7 +131,7 @@ int vt__pk_run(struct vt_pk *p, struct vt_pkval *pRoot);
 
 /*
  * Make o immortal when the memo keeps it to the end anyway (stored in the memo, and without an index, or
- * fetched 255 times or more): its references are no longer counted and it is freed by vt__pk_free only,
+ * fetched 255 times or more, or among the first 256 entries): its references are no longer counted and it is freed by vt__pk_free only,
  * so fetching and releasing it costs nothing (a frame dict shared by every traceback, a key string).
  * Returns 1 when o is immortal, 0 when it is left counted (it would have been freed before the end).
  */
@@ -185,10 +186,11 @@ struct pkobj {
     size_t nKeep; /* a spare object: bytes of the storage it keeps for its next use (u.a), 0 for none */
 };
 
-/* A memo entry remembered: its index (UINT64_MAX: none) and the immortal object it holds. */
+/* A memo entry remembered: its index (UINT64_MAX: none) and the immortal object it holds, as the value a
+ * fetch pushes (copied as it is, without reading the object). */
 struct pkhot {
     uint64_t idx;
-    struct vt_pkobj *o;
+    struct vt_pkval v;
 };
 
 struct vt_pk {
@@ -254,6 +256,14 @@ static inline uint64_t vt__pk_le(const uint8_t *b, int n)
 static inline uint64_t vt__pk_le4(const uint8_t *b)
 {
     return (uint64_t)b[0] | (uint64_t)b[1] << 8 | (uint64_t)b[2] << 16 | (uint64_t)b[3] << 24;
+}
+
+/* The 8-byte little-endian unsigned integer at b (one load where the compiler sees it: vt__pk_le's loop is
+ * eight loads and shifts). */
+static inline uint64_t vt__pk_le8(const uint8_t *b)
+{
+    return (uint64_t)b[0] | (uint64_t)b[1] << 8 | (uint64_t)b[2] << 16 | (uint64_t)b[3] << 24 |
+           (uint64_t)b[4] << 32 | (uint64_t)b[5] << 40 | (uint64_t)b[6] << 48 | (uint64_t)b[7] << 56;
 }
 
 #endif

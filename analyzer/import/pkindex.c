@@ -6,7 +6,8 @@
 
 /*
  * vt__pk_index (pickle.h) runs before vt__pk_run on a second source over the same bytes: it reads
- * only opcodes and lengths, counts each memo entry's fetches into a byte (255: kept to the end),
+ * only opcodes and lengths, counts each memo entry's fetches into a byte (255: kept to the end; the
+ * first 256 entries, those a BINGET can name, are kept to the end uncounted: at most 256 objects),
  * then turns the counts into the reading run's index (a bit per entry, a count every 64 entries,
  * the fetches to come of each entry fetched at all). Nothing is built, so a hostile pickle costs
  * one pass and a byte per memo entry; an input it cannot read to its STOP gets no index.
@@ -74,11 +75,15 @@ static int scan(struct vt_pk *p)
                     } while (end - i >= 16 && b[i] == 'j');
                     continue;
                 } else if (c == 'h') {
-                    do {
-                        if ((idx = b[i + 1]) >= nMemo) goto slow;
-                        bump(aLeft, idx);
+                    /* entries below 256 (the only ones BINGET names) are kept to the end whatever their fetches
+                     * (vt__pk_index): once 256 exist, a fetch needs neither a check nor a count */
+                    if (nMemo < 256) {
+                        if (b[i + 1] >= nMemo) goto slow;
                         i += 2;
-                    } while (end - i >= 16 && b[i] == 'h');
+                        continue;
+                    }
+                    do i += 2;
+                    while (end - i >= 16 && b[i] == 'h');
                     continue;
                 } else {
                     switch (c) {
@@ -136,7 +141,7 @@ static int scan(struct vt_pk *p)
             break;
         case 0x8d: case 0x8e: case 0x96: /* an 8-byte length */
             if ((rc = vt__pk_need(p, 8)) != 0) return rc;
-            n = vt__pk_le(p->aBuf + p->iPos, 8);
+            n = vt__pk_le8(p->aBuf + p->iPos);
             p->iPos += 8;
             if (n > VT_PK_STR_MAX) return VT_PK_EUNSUPPORTED;
             if ((rc = vt__pk_take(p, NULL, n)) != 0) return rc;
@@ -147,7 +152,9 @@ static int scan(struct vt_pk *p)
             if ((rc = vt__pk_need(p, w)) != 0) return rc;
             idx = w == 1 ? p->aBuf[p->iPos] : vt__pk_le4(p->aBuf + p->iPos);
             p->iPos += w;
-            if ((rc = op == 'h' || op == 'j' ? count_get(p, idx) : count_put(p, idx)) != 0) return rc;
+            if (op == 'h') rc = idx < p->nMemo ? 0 : VT_PK_ECORRUPT; /* counted by finish */
+            else rc = op == 'j' ? count_get(p, idx) : count_put(p, idx);
+            if (rc != 0) return rc;
             break;
         }
         case 0x94:
@@ -184,6 +191,9 @@ int vt__pk_index(struct vt_pk *p, struct vt__src *pre)
         p->nMemo = p->nMemoAlloc = 0;
         return VT_PK_OK;
     }
+    /* the first 256 entries (those BINGET can name, not counted by scan) are kept to the end: at most 256
+     * objects, the keys and first frames every event names */
+    memset(p->aLeft, 255, p->nMemo < 256 ? p->nMemo : 256);
     /* the entries fetched: a bit each, a count every 64, and their fetches to come, densely */
     nWord = p->nMemo / 64 + 1;
     p->aUsed = calloc(nWord, sizeof *p->aUsed);

@@ -1,4 +1,4 @@
-/* The unpickler's value accessors: typed reads of the plain data it built (pickle.h, "Value helpers"). */
+/* The unpickler's accessors: typed reads of the plain data it built (pickle.h, "Value helpers"), and its state. */
 #include "pickle.h"
 
 #include <string.h>
@@ -65,4 +65,19 @@ int vt__pk_pair(const struct vt_pkval *v, size_t i, const struct vt_pkval **ppKe
     *ppKey = &v->u.p->u.a[2 * i];
     *ppVal = &v->u.p->u.a[2 * i + 1];
     return 1;
+}
+
+const char *vt__pk_errmsg(const struct vt_pk *p)
+{
+    return p->zErr;
+}
+
+int64_t vt__pk_offset(const struct vt_pk *p)
+{
+    return p->nBase + (int64_t)p->iPos;
+}
+
+int64_t vt__pk_live(const struct vt_pk *p)
+{
+    return p->nLive;
 }

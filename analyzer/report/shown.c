@@ -190,7 +190,14 @@ int vt__fmt_fit(const struct vt_device *d, char *z, size_t n)
         zScale[0] = 0;
     if (f->bLowerBound && f->maxScale >= 0) { /* segment level: the least that fits, not a point */
         size_t m = strlen(zScale);
-        snprintf(zScale + m, sizeof zScale - m, " at least: segment level, a lower bound (no upper bound can be told)");
+        if (f->upScale < 0)
+            snprintf(zScale + m, sizeof zScale - m, " at least: segment level, a lower bound (no upper bound can be told)");
+        else if (f->upBatch >= 0)
+            snprintf(zScale + m, sizeof zScale - m, " at least, and at most about batch %lld: segment level, a range",
+                     (long long)f->upBatch);
+        else
+            snprintf(zScale + m, sizeof zScale - m, " at least, and at most about %.2fx: segment level, a range",
+                     f->upScale);
     }
     {
         char zList[512] = "";

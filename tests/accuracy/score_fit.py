@@ -7,8 +7,10 @@ score_fit.py --fitgen BIN --vramtrace BIN [--split dev|blind|all|look] [--seed N
 fitgen (tests/accuracy/fitgen.c) writes each case's trace at a batch below the true boundary with
 its truth; this runs 'analyze --batch N --format json' on it and compares the predicted largest
 batch (devices[].fit.max_batch of the device that peaks highest) with the true one: a point is
-right within the tolerance (default 5 %), a lower bound (fit.max_is_lower_bound: segment level)
-when it is no more than the truth (by the tolerance: the allocator's rounding). Prints one line per case and the worst error of a point; exits
+right within the tolerance (default 5 %), a range (fit.max_is_lower_bound: segment level, with
+fit.upper_batch its upper estimate where told) when its lower bound is no more than the truth and
+its upper estimate no less (each by the tolerance: the allocator's rounding). Prints one line per
+case, the worst error of a point and how many ranges hold the truth; exits
 0 when every case (or --min-within N of them) is right and no point is further off than
 --max-error, 1 otherwise, 2 on bad arguments, 3 when fitgen or vramtrace fails.
 """
@@ -56,28 +58,39 @@ def main():
         dev = max(devs, key=lambda d: d["peak_bytes"]) if devs else None
         pred = dev["fit"]["max_batch"] if dev else None
         lower = bool(dev and dev["fit"].get("max_is_lower_bound"))
+        upper = dev["fit"].get("upper_batch") if lower else None
         true = truth["true_max_batch"]
         err = abs(pred - true) / true if pred is not None else None
         if not lower and (err is None or err > worst):
             worst = err if err is not None else float("inf")
         rows.append({"case": name, "split": truth["split"], "mode": truth["mode"], "batch": truth["batch"],
                      "true_max_batch": true, "predicted_max_batch": pred, "error": err,
-                     "lower_bound": lower,
+                     "lower_bound": lower, "upper_estimate": upper,
+                     "upper_error": (upper - true) / true if upper is not None else None,
                      "bound_holds": (pred is not None and pred <= true * (1 + a.tolerance)) if lower else None,
+                     "range_holds": (pred is not None and pred <= true * (1 + a.tolerance) and
+                                     (upper is None or upper >= true * (1 - a.tolerance))) if lower else None,
                      "unknown_share": (sum(x["bytes"] for x in dev["breakdown"] if x["category"] == "unknown")
                                        / dev["breakdown_bytes"]) if dev else None})
-    print("%-28s %-6s %-9s %6s %6s %6s %7s %s" % ("case", "split", "mode", "batch", "true", "pred", "error",
-                                               "lower bound holds"))
+    print("%-28s %-6s %-9s %6s %6s %6s %7s %6s %7s %s" % ("case", "split", "mode", "batch", "true", "pred", "error",
+                                                        "upper", "up err", "range holds"))
     for r in rows:
-        print("%-28s %-6s %-9s %6d %6d %6s %7s %s" % (r["case"], r["split"], r["mode"], r["batch"], r["true_max_batch"],
+        print("%-28s %-6s %-9s %6d %6d %6s %7s %6s %7s %s" % (
+              r["case"], r["split"], r["mode"], r["batch"], r["true_max_batch"],
               r["predicted_max_batch"] if r["predicted_max_batch"] is not None else "-",
               "%.1f%%" % (100 * r["error"]) if r["error"] is not None else "-",
-              "-" if r["bound_holds"] is None else "yes" if r["bound_holds"] else "no"))
-    # a point is right within the tolerance; a lower bound (segment level) when it holds
-    n_ok = sum(1 for r in rows if (r["bound_holds"] if r["lower_bound"] else
+              r["upper_estimate"] if r["upper_estimate"] is not None else "-",
+              "%+.1f%%" % (100 * r["upper_error"]) if r["upper_error"] is not None else "-",
+              "-" if r["range_holds"] is None else "yes" if r["range_holds"] else "no"))
+    # a point is right within the tolerance; a range (segment level) when it holds the truth
+    n_ok = sum(1 for r in rows if (r["range_holds"] if r["lower_bound"] else
                                    r["error"] is not None and r["error"] <= a.tolerance))
-    print("right (points within %.0f%%, lower bounds holding): %d of %d; worst error of a point %s" % (
-          100 * a.tolerance, n_ok, len(rows), "%.1f%%" % (100 * worst) if worst != float("inf") else "no prediction"))
+    n_range = sum(1 for r in rows if r["lower_bound"])
+    print("right (points within %.0f%%, ranges holding): %d of %d; worst error of a point %s; ranges holding the "
+          "truth %d of %d (%d with an upper estimate)" % (
+              100 * a.tolerance, n_ok, len(rows), "%.1f%%" % (100 * worst) if worst != float("inf") else "no prediction",
+              sum(1 for r in rows if r["range_holds"]), n_range,
+              sum(1 for r in rows if r["upper_estimate"] is not None)))
     if a.json:
         json.dump({"tolerance": a.tolerance, "cases": rows, "within": n_ok, "total": len(rows)}, open(a.json, "w"),
                   indent=1)
