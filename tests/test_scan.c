@@ -214,6 +214,32 @@ TEST(rowid_order_and_time_order_agree)
     tg_cleanup();
 }
 
+/* The rows kept count against one bound for the whole process (vt__kept_budget): a trace opened while
+ * another holds all of it keeps nothing (its replay reads SQLite), and keeps again once those rows are
+ * released; every chunk made is counted back when freed, read or dropped. */
+TEST(kept_rows_of_all_traces_share_one_bound)
+{
+    const char *zPath = tg_path("budget.db");
+    struct vt_tracefile a;
+    int mAll;
+    size_t held;
+    build(zPath);
+    mAll = same_as_kept(zPath);
+    ASSERT_EQ(1 << VT_T_MEM | 1 << VT_T_USE, mAll & (1 << VT_T_MEM | 1 << VT_T_USE));
+    ASSERT_EQ(0, atomic_load(&vt__kept_held)); /* read back (freed as read) and closed: nothing held */
+
+    ASSERT_EQ(VT_EXIT_OK, vt__read_open(&a, zPath, VT_READ_KEEP, NULL));
+    held = atomic_load(&vt__kept_held);
+    ASSERT(held >= 2 * VT_KEEP_CHUNK); /* a chunk for the memory events, one for the uses */
+    vt__kept_budget = held;           /* the open trace holds the whole bound */
+    ASSERT_EQ(0, same_as_kept(zPath) & (1 << VT_T_MEM | 1 << VT_T_USE));
+    ASSERT_EQ(held, atomic_load(&vt__kept_held));
+    vt__read_close(&a);
+    ASSERT_EQ(0, atomic_load(&vt__kept_held));
+    ASSERT_EQ(mAll, same_as_kept(zPath)); /* released: kept again within the same bound */
+    tg_cleanup();
+}
+
 /* Impossible rows in every large table, in and out of the readers' subsets: counted exactly as the
  * guard counts them, skipped by the rowid-order readers, whatever the storage order. */
 TEST(impossible_rows_counted_like_the_guard)
@@ -599,7 +625,8 @@ TEST(unknown_times_stay_off_the_timeline)
     tg_cleanup();
 }
 
-VT_TEST_LIST(T(rowid_order_and_time_order_agree) T(impossible_rows_counted_like_the_guard)
+VT_TEST_LIST(T(rowid_order_and_time_order_agree) T(kept_rows_of_all_traces_share_one_bound)
+                 T(impossible_rows_counted_like_the_guard)
                  T(real_numbers_fall_back_to_sql)
                  T(jittered_rows_read_in_index_order) T(kernel_beyond_the_hold_left_to_the_transfer_pass)
                  T(stored_times_with_a_base) T(text_stored_time_is_impossible)

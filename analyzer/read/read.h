@@ -4,6 +4,7 @@
 
 #include <regex.h>
 #include <sqlite3.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -394,13 +395,24 @@ extern const char *const vt__guard_tables[];
 /* ---- scan.c ---- */
 /* The pass over every large table (and the guard's count of the small ones), filling f's facts. SQLite code. */
 int vt__scan(struct vt_tracefile *f, struct vt_kernel_feed *pFeed);
+/* Chunk bytes of kept rows that every trace of this process holds, on every thread (scan.c counts a
+ * chunk made, vt__kept_chunk_free one released), and the bound on them: the traces analyzed together
+ * hold no more than it (a table that would pass it is read again instead). */
+extern atomic_size_t vt__kept_held;
+extern size_t vt__kept_budget;
+/* Release one chunk of kept rows. */
+static inline void vt__kept_chunk_free(struct vt_keptchunk *x)
+{
+    atomic_fetch_sub(&vt__kept_held, VT_KEEP_CHUNK);
+    free(x);
+}
 /* Drop one table's kept rows (p zeroed). */
 static inline void vt__kept_drop(struct vt_kept *p)
 {
     while (p->pFirst) {
         struct vt_keptchunk *x = p->pFirst;
         p->pFirst = x->pNext;
-        free(x);
+        vt__kept_chunk_free(x);
     }
     memset(p, 0, sizeof *p);
 }

@@ -109,7 +109,7 @@ static void kept_read(struct vt_rows *c, struct vt_row *r)
         struct vt_keptchunk *x = pK->pFirst;
         pK->pFirst = x->pNext;
         if (!pK->pFirst) pK->pLast = NULL;
-        free(x);
+        vt__kept_chunk_free(x);
         c->iKept = 0;
     }
     p = pK->pFirst->a + c->iKept;

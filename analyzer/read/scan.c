@@ -46,8 +46,11 @@ _Static_assert(VT_MEMROW_NCOL <= VT_ROW_MAXCOL && VT_TENSORROW_NCOL <= VT_ROW_MA
                    sizeof ((struct vt_kept *)0)->aLast >= VT_ROW_MAXCOL * sizeof(int64_t),
                "a kept row fits a reader's row");
 
-/* Bytes of kept rows beyond which a trace's rows are not kept (the replay reads the tables): 32 M rows of uses. */
+/* Bytes of kept rows beyond which a table's rows are not kept (the replay reads it): 32 M rows of uses. */
 #define KEEP_MAX ((size_t)256 << 20)
+/* ... and beyond which no trace of the process keeps more (read.h): two tables at their bound. */
+atomic_size_t vt__kept_held;
+size_t vt__kept_budget = 2 * KEEP_MAX;
 
 /* What the pass over one table found: the state of vt_scan_row. */
 struct scan {
@@ -250,9 +253,21 @@ static inline void keep_varint(struct vt_keptchunk *x, uint64_t v)
     x->a[x->n++] = (unsigned char)v;
 }
 
+/* A new chunk for p's kept rows, counted in vt__kept_held; NULL past the table's bound (KEEP_MAX), the
+ * process's (vt__kept_budget) or out of memory. */
+static struct vt_keptchunk *kept_chunk(const struct vt_kept *p)
+{
+    struct vt_keptchunk *x = NULL;
+    if (p->nBytes + VT_KEEP_CHUNK > KEEP_MAX) return NULL;
+    if (atomic_fetch_add(&vt__kept_held, VT_KEEP_CHUNK) + VT_KEEP_CHUNK <= vt__kept_budget)
+        x = malloc(sizeof *x + VT_KEEP_CHUNK);
+    if (!x) atomic_fetch_sub(&vt__kept_held, VT_KEEP_CHUNK);
+    return x;
+}
+
 /*
  * Keep a row the replay takes (vt_kept): its time ts, then the other columns of the replay's SELECT
- * from their arguments, as it reads them (sqlite3_column_int64: NULL reads 0). Out of room (KEEP_MAX)
+ * from their arguments, as it reads them (sqlite3_column_int64: NULL reads 0). Out of room (kept_chunk)
  * or memory, nothing of the table is kept any more: the replay reads it.
  */
 static void keep_row(struct scan *s, int64_t ts, sqlite3_value **argv)
@@ -262,7 +277,7 @@ static void keep_row(struct scan *s, int64_t ts, sqlite3_value **argv)
     uint64_t mNull = 0;
     int64_t av[VT_ROW_MAXCOL];
     if (!x || x->n + 10 * ((size_t)p->nCol + 1) > VT_KEEP_CHUNK) { /* no room for the longest row: a chunk more */
-        x = p->nBytes + VT_KEEP_CHUNK <= KEEP_MAX ? malloc(sizeof *x + VT_KEEP_CHUNK) : NULL;
+        x = kept_chunk(p);
         if (!x) {
             vt__kept_drop(p);
             s->pKeep = NULL;
