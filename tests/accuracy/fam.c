@@ -2002,7 +2002,7 @@ static void p_leak_train(struct acc *a)
     int kind, bVis = 0, want;
     int64_t grow, perStep;
     char zSite[600];
-    const char *zPlanted;
+    const char *zPlanted, *zExp; /* zExp: the site the finding must name (at segment level, where the segments were reserved) */
     static const char *const azKind[] = {"every step's outputs kept (epoch_outputs.append(outputs))",
                                          "a metric buffer grown with torch.cat each step (metrics.py:41)",
                                          "per-sample losses kept on the GPU (train.py:79)"};
@@ -2066,8 +2066,8 @@ static void p_leak_train(struct acc *a)
              : kind == 1 ? "metrics.py:41 in AUROC.update"
                          : "train.py:79 in train_one_epoch");
     expect_loader(a, jb.l.pageableShare);
-    if (v->mode == JS_SEGMENTS && !v->bHistory) snprintf(zSite, sizeof zSite, "%s", seg_site(loop_growth_site(a, &jb.l, zSite)));
-    expect(a, "kept", "leak", zSite, growth_sev(grow), NULL, NULL, kind == 2 && v->ranks > 1 ? "0" : NULL,
+    zExp = v->mode == JS_SEGMENTS && !v->bHistory ? seg_site(loop_growth_site(a, &jb.l, zSite)) : zSite;
+    expect(a, "kept", "leak", zExp, growth_sev(grow), NULL, NULL, kind == 2 && v->ranks > 1 ? "0" : NULL,
            v->mode == JS_TENSORS || v->bHistory ? grow >= 32 * MiB : bVis, "leak growth at its call site", 0, NULL);
 }
 
@@ -2084,6 +2084,7 @@ static void p_leak_slow(struct acc *a)
     int bOom, bVis;
     int64_t grow;
     char zSite[600];
+    const char *zExp; /* the site the finding must name (at segment level, where the segments were reserved) */
     memset(&x, 0, sizeof x);
     draw_variant(a, M_ANY, P_ANY, 1);
     v = acc_variant(a);
@@ -2118,8 +2119,8 @@ static void p_leak_slow(struct acc *a)
     acc_end(a, j, jb.l.bTeardown, jb.l.bClean);
     snprintf(zSite, sizeof zSite, "train.py:79 in train_one_epoch");
     expect_loader(a, jb.l.pageableShare);
-    if (v->mode == JS_SEGMENTS && !v->bHistory) snprintf(zSite, sizeof zSite, "%s", seg_site(loop_growth_site(a, &jb.l, zSite)));
-    expect(a, "kept", "leak", zSite, growth_sev(grow), NULL, NULL, NULL,
+    zExp = v->mode == JS_SEGMENTS && !v->bHistory ? seg_site(loop_growth_site(a, &jb.l, zSite)) : zSite;
+    expect(a, "kept", "leak", zExp, growth_sev(grow), NULL, NULL, NULL,
            v->mode == JS_TENSORS || v->bHistory ? grow >= 32 * MiB : bVis, "a slow leak over a longer run", 0, NULL);
 }
 
