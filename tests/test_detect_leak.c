@@ -798,6 +798,66 @@ TEST(segment_growth_at_two_sites_is_one_finding)
 }
 
 /*
+ * Segment level, 48 steps (NVTX) beside 4 GiB of segments reserved at start: shape 0, a slow leak of
+ * 1 MiB a step (train.py:79) reserving a 2 MiB small-pool segment every other step; shape 1, the
+ * backward pass (native frames) reserving 400 MiB at the second step (warm-up) and then, once kept
+ * tensors have filled the cache, a 20 MiB segment every fourth step of the second half; shape 2, a
+ * cache reserving a 20 MiB segment for each new longest batch, ever more rarely (steps 13, 15, 18, 22,
+ * 28, 36, 46). A site rising in fewer than 60 % of the steps still grows when it climbs as a staircase
+ * to the end (shapes 0 and 1: one growth finding at its site); a staircase whose steps come ever more
+ * rarely is a cache's record lengths (shape 2: none). The rises stay under 5 % of the peak, so the
+ * device baseline's test does not see them.
+ */
+static void segment_staircase(int shape)
+{
+    const char *zPath = tg_path("staircase.db");
+    struct tg *g = tg_open(zPath);
+    struct vt_result r;
+    const struct tg_frame aBwd[] = {
+        {VT_FRAME_NATIVE, 0x1000, "torch::autograd::generated::ConvolutionBackward0::apply", NULL, "libtorch_cpu.so", 0},
+        {VT_FRAME_NATIVE, 0x2000, "torch::autograd::Engine::thread_main", NULL, "libtorch_cpu.so", 0}};
+    static const int aRecord[] = {13, 15, 18, 22, 28, 36, 46};
+    int64_t sW, sS;
+    int nGrow = 0, nSeg = 0;
+    ASSERT(g);
+    tg_meta(g, "config.tensors", "0");
+    tg_device(g, 0, "Test GPU", 80 * GiB);
+    sW = tg_stack(g, "train.py", 40, "main");
+    sS = shape == 0 ? tg_stack(g, "train.py", 79, "train_one_epoch")
+         : shape == 1 ? tg_stack_frames(g, aBwd, 2, 77)
+                      : tg_stack(g, "model.py", 61, "Attention.forward");
+    for (int i = 0; i < 200; i++) tg_alloc(g, 1 * MS + i * 1000, 0, 3, WEIGHTS + i * 0x4000000LL, 20 * MiB, sW);
+    for (int i = 0; i < 48; i++) {
+        int64_t t0 = 10 * MS + i * 10 * MS, a = LEAK + (nSeg++) * 0x4000000LL;
+        int bRecord = 0;
+        for (int k = 0; k < 7; k++) bRecord |= aRecord[k] == i;
+        tg_nvtx(g, t0, t0 + 10 * MS, "step");
+        tg_kernel(g, t0 + 1 * MS, t0 + 2 * MS, "gemm");
+        if (shape == 0 && i % 2 == 1) tg_alloc(g, t0 + 3 * MS, 0, 3, a, 2 * MiB, sS);
+        if (shape == 1 && (i == 1 || (i >= 24 && i % 4 == 0))) tg_alloc(g, t0 + 3 * MS, 0, 3, a, i == 1 ? 400 * MiB : 20 * MiB, sS);
+        if (shape == 2 && bRecord) tg_alloc(g, t0 + 3 * MS, 0, 3, a, 20 * MiB, sS);
+    }
+    ASSERT_EQ(0, tg_close(g));
+    run(zPath, &r);
+    ASSERT(r.aTrace[0].f.bSegments);
+    ASSERT_EQ(48, r.aTrace[0].ph.nIter);
+    for (int i = 0; i < r.nFind; i++) {
+        const struct vt_finding *f = &r.aFind[i];
+        if (strcmp(f->zKind, "leak") || f->severity < VT_SEV_LOW) continue;
+        nGrow++;
+        ASSERT_CONTAINS(f->zTitle, "Memory grows every iteration");
+        ASSERT_CONTAINS(f->zSite, shape == 0 ? "train.py:79 in train_one_epoch" : "ConvolutionBackward0");
+    }
+    ASSERT_EQ(shape == 2 ? 0 : 1, nGrow);
+    vt__result_free(&r);
+    tg_cleanup();
+}
+
+TEST(segment_staircase_of_a_slow_leak_grows) { segment_staircase(0); }
+TEST(segment_staircase_after_the_cache_filled_grows) { segment_staircase(1); }
+TEST(segment_staircase_ever_rarer_is_no_growth) { segment_staircase(2); }
+
+/*
  * A PyTorch snapshot's history with no range marking steps (no kernels either): one 2 GiB segment,
  * 512 MiB of weights allocated before the history began (a block live at the dump, its time
  * unknown), then 5 steps whose 4 activations of 100 MiB rise and fall. Its tensor memory's own
@@ -934,4 +994,5 @@ VT_TEST_LIST(T(plain_cuda_loop_ended_at_oom_is_no_growth) T(state_without_uses_i
                  T(caching_allocator_segments_are_not_a_leak) T(caching_allocator_growth_is_reported)
                      T(plain_cuda_leak_without_phases) T(one_step_snapshot_is_state)
                      T(one_step_process_is_state) T(capped_cache_reused_is_state) T(capped_cache_after_a_long_start_up_is_state) T(history_blocks_used_through_their_segment_are_in_use) T(cache_that_stopped_growing_early_is_no_growth) T(cache_growing_to_the_end_grows) T(segment_growth_at_two_sites_is_one_finding) T(snapshot_cycles_are_iterations) T(last_step_held_to_exit_is_state) T(small_growth_on_a_larger_job_is_medium)
-                     T(baseline_of_longer_batches_is_no_growth))
+                     T(baseline_of_longer_batches_is_no_growth) T(segment_staircase_of_a_slow_leak_grows)
+                     T(segment_staircase_after_the_cache_filled_grows) T(segment_staircase_ever_rarer_is_no_growth))

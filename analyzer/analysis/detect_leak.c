@@ -9,12 +9,18 @@
 #define ACCUMULATED_IV 3
 
 /* What the detector keeps per call site. */
+/* parts of the growth boundaries a site's rises are counted in (staircase()) */
+#define UP_PARTS 24
+
 struct lsite {
     int64_t liveBytes;      /* live now (pinned host memory aside: the transfer detector judges it) */
     /* growth across iteration boundaries (site_catch_up) */
     int64_t firstBoundaryBytes, prevBoundaryBytes, firstBoundaryTs, lastBoundaryTs, maxDrop;
     int nBoundary, nUp, nDown, seenBoundary;
     int lastChangeAt, bLastUp; /* the boundary its live bytes last changed at, and whether they rose there */
+    /* its rises by the part of the run's boundaries they came in: how many, their bytes, the largest */
+    int aUpPart[UP_PARTS];
+    int64_t aUpBytes[UP_PARTS], aUpMax[UP_PARTS];
     /* the same at its highest boundary so far (the first of equals): index, bytes, rises and largest drop up to it */
     int64_t topBytes, topDrop;
     int topAt, topUp;
@@ -169,6 +175,40 @@ static int site_grows(const struct lsite *e, int64_t minBytes, int64_t *pRise)
     nStep = e->topAt;
     *pRise = e->topBytes - e->firstBoundaryBytes;
     return !(nStep < 4 || *pRise < minBytes || *pRise <= 0 || e->topUp * 10 < nStep * 6 || e->topDrop * 4 > *pRise);
+}
+
+/*
+ * Whether site e's live bytes climb as a staircase after the first quarter of the growth boundaries, at
+ * segment level (beside site_grows()'s test): a leak of a little each step makes the caching allocator
+ * reserve a segment only every few steps, once the cache's free blocks are used up, so its site rises in
+ * fewer than 60 % of the steps (a slow leak of 1 MiB a step reserving a 2 MiB segment every other step;
+ * kept losses filling the cache for half the run, then the backward pass reserving a 24 MiB segment every
+ * fourth step). The first quarter is warm-up (the second step's larger segments, optimizer state). A
+ * staircase: 4 rises or more over at least a quarter of the boundaries, a rise in each third of the span
+ * from the first of them to the last boundary, the last third with at least half as many as the first (a
+ * cache reserving for ever longer batches rises ever more rarely: each new longest batch comes later than
+ * the one before), none above half their sum, no drop above a quarter of it, and the sum at least 0.75 % of
+ * the device peak (1 % over the run, for the three quarters judged: fragmentation adds a segment now and
+ * then). *pRise receives the sum.
+ */
+static int staircase(const struct vt_trace *t, const struct lsite *e, int64_t minBytes, int64_t *pRise)
+{
+    int s = UP_PARTS / 4, m, nUp = 0, aThird[3] = {0, 0, 0};
+    int64_t maxUp = 0;
+    *pRise = 0;
+    if (!t->f.bSegments) return 0;
+    while (s < UP_PARTS && e->aUpPart[s] == 0) s++;
+    m = UP_PARTS - s;
+    for (int b = s; b < UP_PARTS; b++) {
+        aThird[(b - s) * 3 / m] += e->aUpPart[b];
+        nUp += e->aUpPart[b];
+        *pRise += e->aUpBytes[b];
+        if (e->aUpMax[b] > maxUp) maxUp = e->aUpMax[b];
+    }
+    if (nUp < 4 || m * 4 < UP_PARTS || *pRise < minBytes || *pRise * 400 < vt__main_peak(t) * 3 || maxUp * 2 > *pRise ||
+        e->maxDrop * 4 > *pRise)
+        return 0;
+    return aThird[0] && aThird[1] && aThird[2] && aThird[2] * 2 >= aThird[0];
 }
 
 /*
@@ -559,7 +599,9 @@ static int growth(const struct leak *L, struct vt_result *r, int iTrace)
     /* a cache that grew to its size and stopped (kept by design, capped_cache, or flat for the last 40 % of the
      * boundaries, stopped_early): state, not growth */
     for (int i = 0; i < nSite; i++)
-        if (site_grows(&L->a[i], o->minBytes, &aRise[nSiteFound]) && !capped_cache(t, &L->a[i]) &&
+        if ((site_grows(&L->a[i], o->minBytes, &aRise[nSiteFound]) ||
+             staircase(t, &L->a[i], o->minBytes, &aRise[nSiteFound])) &&
+            !capped_cache(t, &L->a[i]) &&
             !stopped_early(&L->a[i]))
             aSite[nSiteFound++] = i;
     if (t->f.bSegments && nSiteFound > 1) {
@@ -703,6 +745,13 @@ static void site_catch_up(const struct vt_trace *t, struct lsite *e)
         e->firstBoundaryBytes = e->liveBytes;
         e->firstBoundaryTs = t->ph.aBoundary[e->seenBoundary];
     } else if (e->liveBytes > e->prevBoundaryBytes) {
+        /* at the first boundary not yet seen: nothing of the site happened between the others */
+        int part = t->ph.nBoundary > 0 ? (int)((int64_t)e->seenBoundary * UP_PARTS / t->ph.nBoundary) : 0;
+        int64_t up = e->liveBytes - e->prevBoundaryBytes;
+        if (part >= UP_PARTS) part = UP_PARTS - 1;
+        e->aUpPart[part]++;
+        e->aUpBytes[part] += up;
+        if (up > e->aUpMax[part]) e->aUpMax[part] = up;
         e->nUp++;
         e->lastChangeAt = e->nBoundary;
         e->bLastUp = 1;
