@@ -580,15 +580,17 @@ static int growth_finding(const struct leak *L, struct vt_result *r, int iTrace,
     return f->zTitle && f->zEvidence && f->zFix && f->zSite ? 0 : -1;
 }
 
-/* Growth across training iterations: per site, else the device baseline. */
-static int growth(const struct leak *L, struct vt_result *r, int iTrace)
+/*
+ * Growing sites of trace iTrace, by site_grows() (bStair 0) or, at segment level, by staircase() (bStair 1),
+ * reported; *pnFound receives how many grew. Returns 0, or -1 when out of memory.
+ */
+static int site_growth(const struct leak *L, struct vt_result *r, int iTrace, int bStair, int *pnFound)
 {
     struct vt_trace *t = &r->aTrace[iTrace];
     const struct vt_opts *o = r->pOpts;
-    int64_t peak = vt__main_peak(t), rise, *aB = NULL, *aRise;
-    int nSiteFound = 0, n = 0, rc = 0, *aSite, nSite = t->sites.n < L->n ? t->sites.n : L->n;
-    char zB[32], zProj[200];
-    if (!repeats(t) && ends_at_dump(t)) return 0; /* one step or less up to a dump or a crash: no growth to judge */
+    int64_t *aRise;
+    int nSiteFound = 0, rc = 0, *aSite, nSite = t->sites.n < L->n ? t->sites.n : L->n;
+    *pnFound = 0;
     aSite = malloc(sizeof *aSite * (size_t)(nSite > 0 ? nSite : 1));
     aRise = malloc(sizeof *aRise * (size_t)(nSite > 0 ? nSite : 1));
     if (!aSite || !aRise) {
@@ -599,10 +601,9 @@ static int growth(const struct leak *L, struct vt_result *r, int iTrace)
     /* a cache that grew to its size and stopped (kept by design, capped_cache, or flat for the last 40 % of the
      * boundaries, stopped_early): state, not growth */
     for (int i = 0; i < nSite; i++)
-        if ((site_grows(&L->a[i], o->minBytes, &aRise[nSiteFound]) ||
-             staircase(t, &L->a[i], o->minBytes, &aRise[nSiteFound])) &&
-            !capped_cache(t, &L->a[i]) &&
-            !stopped_early(&L->a[i]))
+        if ((bStair ? staircase(t, &L->a[i], o->minBytes, &aRise[nSiteFound])
+                    : site_grows(&L->a[i], o->minBytes, &aRise[nSiteFound])) &&
+            !capped_cache(t, &L->a[i]) && !stopped_early(&L->a[i]))
             aSite[nSiteFound++] = i;
     if (t->f.bSegments && nSiteFound > 1) {
         /* one root cause: the site to show (a program line, else the largest rise) with every other whose
@@ -641,8 +642,22 @@ static int growth(const struct leak *L, struct vt_result *r, int iTrace)
     }
     free(aSite);
     free(aRise);
-    if (rc != 0) return -1;
-    if (nSiteFound) return 0;
+    *pnFound = nSiteFound;
+    return rc != 0 ? -1 : 0;
+}
+
+/*
+ * The device baseline's growth of trace iTrace, reported with what explains it; *pbFound receives whether a
+ * finding was made. Returns 0, or -1 when out of memory.
+ */
+static int baseline_growth(const struct leak *L, struct vt_result *r, int iTrace, int *pbFound)
+{
+    struct vt_trace *t = &r->aTrace[iTrace];
+    const struct vt_opts *o = r->pOpts;
+    int64_t peak = vt__main_peak(t), rise, *aB = NULL;
+    int n = 0, rc = 0;
+    char zB[32], zProj[200];
+    *pbFound = 0;
     /* a few marked steps (2 to 5): too few to compare step to step, and slices of them see each
      * step's own rise and the warm-up, not growth */
     if (t->ph.nIter >= 2 && t->ph.nIter <= 5) return 0;
@@ -675,6 +690,7 @@ static int growth(const struct leak *L, struct vt_result *r, int iTrace)
         if ((accBytes + stateBytes) * 2 < rise) goto done;
         f = vt__finding_add(r, iTrace, "leak", growth_sev(t, rise));
         if (!f) { rc = -1; goto done; }
+        *pbFound = 1;
         vt__fmt_bytes(rise, zB, sizeof zB);
         if (iTop >= 0) {
             char zT[32], zA[32];
@@ -712,6 +728,22 @@ static int growth(const struct leak *L, struct vt_result *r, int iTrace)
 done:
     free(aB);
     return rc;
+}
+
+/*
+ * Growth across training iterations: per site, else the device baseline, else (at segment level) a site
+ * climbing as a staircase (staircase()): the baseline, where it rises, already says that growth.
+ */
+static int growth(const struct leak *L, struct vt_result *r, int iTrace)
+{
+    const struct vt_trace *t = &r->aTrace[iTrace];
+    int n = 0, bFound = 0;
+    if (!repeats(t) && ends_at_dump(t)) return 0; /* one step or less up to a dump or a crash: no growth to judge */
+    if (site_growth(L, r, iTrace, 0, &n) != 0) return -1;
+    if (n) return 0;
+    if (baseline_growth(L, r, iTrace, &bFound) != 0) return -1;
+    if (bFound || !t->f.bSegments) return 0;
+    return site_growth(L, r, iTrace, 1, &n);
 }
 
 /* The state of site i, grown to hold it (zeroed entries: no boundary seen, no end). NULL when out of memory. */
