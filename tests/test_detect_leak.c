@@ -750,6 +750,11 @@ static void cache_stops(int bStops)
 TEST(cache_that_stopped_growing_early_is_no_growth) { cache_stops(1); }
 TEST(cache_growing_to_the_end_grows) { cache_stops(0); }
 
+/* The autograd engine's thread in a backward pass: native frames only. */
+static const struct tg_frame aBwd[] = {
+    {VT_FRAME_NATIVE, 0x1000, "torch::autograd::generated::ConvolutionBackward0::apply", NULL, "libtorch_cpu.so", 0},
+    {VT_FRAME_NATIVE, 0x2000, "torch::autograd::Engine::thread_main", NULL, "libtorch_cpu.so", 0}};
+
 /*
  * Segment level, 12 steps (NVTX): the line that keeps every step's outputs (train.py:77) takes the
  * cache's free blocks and reserves a 20 MiB segment each step, so the backward pass (the autograd
@@ -761,9 +766,6 @@ TEST(segment_growth_at_two_sites_is_one_finding)
     const char *zPath = tg_path("seg2.db");
     struct tg *g = tg_open(zPath);
     struct vt_result r;
-    const struct tg_frame aBwd[] = {
-        {VT_FRAME_NATIVE, 0x1000, "torch::autograd::generated::ConvolutionBackward0::apply", NULL, "libtorch_cpu.so", 0},
-        {VT_FRAME_NATIVE, 0x2000, "torch::autograd::Engine::thread_main", NULL, "libtorch_cpu.so", 0}};
     int64_t sW, sK, sB;
     int nGrow = 0;
     ASSERT(g);
@@ -813,9 +815,6 @@ static void segment_staircase(int shape)
     const char *zPath = tg_path("staircase.db");
     struct tg *g = tg_open(zPath);
     struct vt_result r;
-    const struct tg_frame aBwd[] = {
-        {VT_FRAME_NATIVE, 0x1000, "torch::autograd::generated::ConvolutionBackward0::apply", NULL, "libtorch_cpu.so", 0},
-        {VT_FRAME_NATIVE, 0x2000, "torch::autograd::Engine::thread_main", NULL, "libtorch_cpu.so", 0}};
     static const int aRecord[] = {13, 15, 18, 22, 28, 36, 46};
     int64_t sW, sS;
     int nGrow = 0, nSeg = 0;
