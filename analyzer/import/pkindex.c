@@ -193,7 +193,7 @@ int vt__pk_index(struct vt_pk *p, struct vt__src *pre)
     }
     /* the first 256 entries (those BINGET can name, not counted by scan) are kept to the end: at most 256
      * objects, the keys and first frames every event names */
-    memset(p->aLeft, 255, p->nMemo < 256 ? p->nMemo : 256);
+    if (p->nMemo) memset(p->aLeft, 255, p->nMemo < 256 ? p->nMemo : 256); /* none: no table (NULL) */
     /* the entries fetched: a bit each, a count every 64, and their fetches to come, densely */
     nWord = p->nMemo / 64 + 1;
     p->aUsed = calloc(nWord, sizeof *p->aUsed);
