@@ -195,19 +195,20 @@ static int range_segments(struct vt_fit *f, const struct vt_breakdown *b)
         if (f->upBatch >= 0) snprintf(zU, sizeof zU, "batch %lld", (long long)f->upBatch);
         else snprintf(zU, sizeof zU, "%.2fx the traced batch", f->upScale);
     }
+/* what segment level cannot tell, the start of both assumptions below */
+#define SEG_GROW                                                                                                  \
+    "segment level: the segments that grow also hold the allocator's cache and may hold optimizer state or "      \
+    "gradients made inside them, which a larger batch needs no more of"
     if (f->upScale < 0)
-        return assume(f, vt__strdupf("%s", "segment level: the segments that grow also hold the allocator's cache "
-                                           "and may hold optimizer state or gradients made inside them, which a "
-                                           "larger batch needs no more of; one trace at one batch size cannot tell "
-                                           "how much, so the largest batch is at least this (no first forward pass "
-                                           "in the trace to bound it above; merge PyTorch's allocation history for "
-                                           "a point)"));
-    return assume(f, vt__strdupf("segment level: the segments that grow also hold the allocator's cache and may hold "
-                                 "optimizer state or gradients made inside them, which a larger batch needs no more "
-                                 "of, so the largest batch is at least this; at most about %s if only the %s of "
-                                 "segments the first step's forward pass reserved grow (an estimate: the backward "
-                                 "pass's temporaries may need more; merge PyTorch's allocation history for a point)",
+        return assume(f, vt__strdupf("%s", SEG_GROW "; one trace at one batch size cannot tell how much, so the "
+                                           "largest batch is at least this (no first forward pass in the trace to "
+                                           "bound it above; merge PyTorch's allocation history for a point)"));
+    return assume(f, vt__strdupf(SEG_GROW ", so the largest batch is at least this; at most about %s if only the %s "
+                                 "of segments the first step's forward pass reserved grow (an estimate: the "
+                                 "backward pass's temporaries may need more; merge PyTorch's allocation history "
+                                 "for a point)",
                                  zU, vt__fmt_bytes(b->segFirstFwd, zB, sizeof zB)));
+#undef SEG_GROW
 }
 
 /* The fragmentation of PyTorch's caching allocator seen on a device (frag_seen). */
