@@ -60,6 +60,7 @@ struct stk {
 };
 
 #define RAW_MAX 4096 /* frames of the longest traceback remembered by its dicts */
+#define RAW_STRIDE 8 /* a traceback's hash reads one dict in RAW_STRIDE (frames_stack) */
 
 struct snap {
     struct vt__imp *x;
@@ -285,13 +286,19 @@ static int64_t frames_stack(struct snap *s, const struct vt_pkval *pFrames)
     nItem = pFrames->u.p->n;
     a = pFrames->u.p->u.a; /* in locals: frame_of (first sight of a frame only) changes neither */
     /* the same frame dicts in the same order as a list met before: its stack, without judging each frame */
-    for (size_t i = 0; i < nItem; i++) hRaw = (hRaw ^ (uint64_t)(uintptr_t)a[i].u.p) * 1099511628211ull;
+    /* hashed: every RAW_STRIDE-th dict, the last and the count (two lists that differ elsewhere only share a
+     * hash; the compare below reads every dict) */
+    for (size_t i = 0; i < nItem; i += RAW_STRIDE) hRaw = (hRaw ^ (uint64_t)(uintptr_t)a[i].u.p) * 1099511628211ull;
+    hRaw = (hRaw ^ (uint64_t)(uintptr_t)a[nItem - 1].u.p ^ nItem) * 1099511628211ull;
     if (!hRaw) hRaw = 1;
     for (k = (size_t)hRaw & (s->nRawSlot - 1); s->nRawSlot && s->aRaw[k].hash; k = (k + 1) & (s->nRawSlot - 1)) {
         const struct stk *e = &s->aRaw[k];
         const struct vt_pkobj *const *ap = s->apRaw + e->off;
         size_t i = 0;
         if (e->hash != hRaw || (size_t)e->n != nItem) continue;
+        while (i + 1 < nItem && a[i].type == VT_PK_DICT && a[i].u.p == ap[i] && a[i + 1].type == VT_PK_DICT &&
+               a[i + 1].u.p == ap[i + 1])
+            i += 2;
         while (i < nItem && a[i].type == VT_PK_DICT && a[i].u.p == ap[i]) i++;
         if (i == nItem) { /* the same immortal dicts: released without a test each */
             vt__pk_keep_items(pFrames->u.p, nItem);

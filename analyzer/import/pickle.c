@@ -308,6 +308,8 @@ static inline struct vt_pkval *memo_at(const struct vt_pk *p, int64_t slot)
     return a ? &a[slot % CHUNK] : NULL;
 }
 
+_Static_assert(HOT >= 256, "a BINGET's index (below 256) is its own slot of the hot table");
+
 /* The hot table's entry for memo entry idx (its immortal object's value in v) when it remembers it, else NULL.
  * Entries are remembered at a fetch (hot_put) and forgotten when the memo entry changes (hot_forget): a store
  * to it, a claim of its object, its last fetch. */
@@ -457,14 +459,26 @@ static inline __attribute__((always_inline)) void memo_get_run(struct vt_pk *p)
         uint64_t idx;
         int64_t slot;
         uint32_t n;
-        size_t w = b[i] == 'j' ? 5 : 2; /* LONG_BINGET, else BINGET or the run's end */
-        if (w == 5) idx = vt__pk_le4(b + i + 1);
-        else if (b[i] == 'h') idx = b[i + 1];
-        else break;
-        if ((h = hot_get(aHot, idx)) != NULL) { /* a frame, a key: no lookup, no count */
-            aStack[nStack++] = h->v;
-            i += w;
-            continue;
+        size_t w;
+        /* a frame, a key in the hot table: no lookup, no count (a BINGET's index, below 256, is its own slot) */
+        if (b[i] == 'h') {
+            idx = b[i + 1];
+            w = 2;
+            if ((h = &aHot[idx])->idx == idx) {
+                aStack[nStack++] = h->v;
+                i += 2;
+                continue;
+            }
+        } else if (b[i] == 'j') {
+            idx = vt__pk_le4(b + i + 1);
+            w = 5;
+            if ((h = hot_get(aHot, idx)) != NULL) {
+                aStack[nStack++] = h->v;
+                i += 5;
+                continue;
+            }
+        } else {
+            break;
         }
         if (idx >= nEntry || (slot = memo_rank(aUsed, aRank, idx)) < 0 || aLeft[slot] != 255 || !apChunk[slot / CHUNK])
             break;
