@@ -61,6 +61,7 @@ struct stk {
 
 #define RAW_MAX 4096 /* frames of the longest traceback remembered by its dicts */
 #define RAW_STRIDE 8 /* a traceback's hash reads one dict in RAW_STRIDE (frames_stack) */
+#define RAW_SAME 16  /* tracebacks remembered under one hash, at most */
 
 struct snap {
     struct vt__imp *x;
@@ -279,7 +280,7 @@ static int64_t frames_stack(struct snap *s, const struct vt_pkval *pFrames)
     int n = 0, nNat = 0, bLead = 1, bKept, bImm;
     const struct vt_pkval *a;
     uint64_t hRaw = 1469598103934665603ull;
-    size_t nItem, k;
+    size_t nItem, k, nSame = 0;
     int64_t id, nFrm = s->nFrm;
     if (!pFrames || pFrames->type != VT_PK_LIST || pFrames->u.p->n == 0) return VT_TB_NULL;
     if (pFrames->u.p->tag) return pFrames->u.p->tag;
@@ -287,7 +288,8 @@ static int64_t frames_stack(struct snap *s, const struct vt_pkval *pFrames)
     a = pFrames->u.p->u.a; /* in locals: frame_of (first sight of a frame only) changes neither */
     /* the same frame dicts in the same order as a list met before: its stack, without judging each frame */
     /* hashed: every RAW_STRIDE-th dict, the last and the count (two lists that differ elsewhere only share a
-     * hash; the compare below reads every dict) */
+     * hash; the compare below reads every dict, and a hash that RAW_SAME lists share already, as only a
+     * crafted input makes, gets no more: the table's probes stay bounded) */
     for (size_t i = 0; i < nItem; i += RAW_STRIDE) hRaw = (hRaw ^ (uint64_t)(uintptr_t)a[i].u.p) * 1099511628211ull;
     hRaw = (hRaw ^ (uint64_t)(uintptr_t)a[nItem - 1].u.p ^ nItem) * 1099511628211ull;
     if (!hRaw) hRaw = 1;
@@ -295,7 +297,9 @@ static int64_t frames_stack(struct snap *s, const struct vt_pkval *pFrames)
         const struct stk *e = &s->aRaw[k];
         const struct vt_pkobj *const *ap = s->apRaw + e->off;
         size_t i = 0;
-        if (e->hash != hRaw || (size_t)e->n != nItem) continue;
+        if (e->hash != hRaw) continue;
+        nSame++;
+        if ((size_t)e->n != nItem) continue;
         while (i + 1 < nItem && a[i].type == VT_PK_DICT && a[i].u.p == ap[i] && a[i + 1].type == VT_PK_DICT &&
                a[i + 1].u.p == ap[i + 1])
             i += 2;
@@ -326,7 +330,7 @@ static int64_t frames_stack(struct snap *s, const struct vt_pkval *pFrames)
         }
     }
     if (bImm) vt__pk_keep_items(pFrames->u.p, nItem);
-    bKept = bImm && nItem <= RAW_MAX;
+    bKept = bImm && nItem <= RAW_MAX && nSame < RAW_SAME;
     if (nNat > MAX_FRAMES - n) nNat = MAX_FRAMES - n;
     memcpy(aIdx + n, aNat, (size_t)nNat * sizeof *aNat);
     n += nNat;
