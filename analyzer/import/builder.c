@@ -572,7 +572,8 @@ struct runs_to {
 static int run_row(void *pArg, const int64_t *aRow)
 {
     const struct runs_to *t = pArg;
-    return buffer_row(t->tb, t->i, aRow);
+    /* a snapshot's tensor rows, the many, through the code made for that table's constant columns */
+    return t->i == VT_TB_TENSOR ? buffer_row(t->tb, VT_TB_TENSOR, aRow) : buffer_row(t->tb, t->i, aRow);
 }
 
 /* The runs' failure (errno) as the builder's, unless a write already said why. Returns -1. */
