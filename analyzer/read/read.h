@@ -455,7 +455,9 @@ struct vt_rows {
     int nHeap, *aFree, nFree, lastSlot, bEof;
     int64_t nRead;
     struct vt_kept *pKept;    /* the rows come from what the scan kept instead of pStmt (vt__rows_open_kept) */
-    size_t iKept;             /* where the next of them begins in pKept->pFirst */
+    struct vt_keptchunk *pChunk; /* the chunk of them being read */
+    int bPeek;                /* read without releasing them (vt__rows_open_kept_peek) */
+    size_t iKept;             /* where the next of them begins in pChunk */
     int64_t nKeptLeft;        /* how many are left */
     int64_t aLast[VT_ROW_MAXCOL]; /* each column's last value (the decoder's state) */
 };
@@ -464,6 +466,9 @@ int vt__rows_open(struct vt_rows *c, sqlite3 *db, const char *zSql, int nCol, in
 /* The same over the rows the scan kept (p->bOk), as the SELECT they were kept for reads them, each chunk released
  * once read (p then holds what is left: one reader, once); SQLite code. */
 int vt__rows_open_kept(struct vt_rows *c, struct vt_kept *p, int w);
+/* The same, releasing nothing: p is left whole for the one reader that releases it (vt__rows_open_kept), which
+ * comes after; SQLite code. */
+int vt__rows_open_kept_peek(struct vt_rows *c, struct vt_kept *p, int w);
 int vt__rows_next(struct vt_rows *c);  /* the next row in time order (c->bRow); SQLite code */
 void vt__rows_close(struct vt_rows *c); /* release (c zeroed or opened) */
 /* Column i of the current row: its int64 value, and whether it is NULL. */

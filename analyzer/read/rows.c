@@ -105,14 +105,17 @@ static void kept_read(struct vt_rows *c, struct vt_row *r)
 {
     struct vt_kept *pK = c->pKept;
     const unsigned char *p;
-    if (c->iKept == pK->pFirst->n) { /* this chunk read: released, the next one */
-        struct vt_keptchunk *x = pK->pFirst;
-        pK->pFirst = x->pNext;
-        if (!pK->pFirst) pK->pLast = NULL;
-        vt__kept_chunk_free(x);
+    if (c->iKept == c->pChunk->n) { /* this chunk read: the next one (this one released, unless only peeking) */
+        struct vt_keptchunk *x = c->pChunk;
+        c->pChunk = x->pNext;
+        if (!c->bPeek) {
+            pK->pFirst = x->pNext;
+            if (!pK->pFirst) pK->pLast = NULL;
+            vt__kept_chunk_free(x);
+        }
         c->iKept = 0;
     }
-    p = pK->pFirst->a + c->iKept;
+    p = c->pChunk->a + c->iKept;
     uint64_t m = kept_varint(&p);
     r->mNull = (uint32_t)m;
     for (int k = 0; k < c->nCol; k++) {
@@ -124,7 +127,7 @@ static void kept_read(struct vt_rows *c, struct vt_row *r)
         z = kept_varint(&p);
         r->a[k] = c->aLast[k] = (int64_t)((uint64_t)c->aLast[k] + (z >> 1 ^ (uint64_t)-(int64_t)(z & 1)));
     }
-    c->iKept = (size_t)(p - pK->pFirst->a);
+    c->iKept = (size_t)(p - c->pChunk->a);
 }
 
 /* Step the rows' source: SQLITE_ROW (a row to read), SQLITE_DONE, or an error. */
@@ -227,6 +230,7 @@ static int rows_init(struct vt_rows *c, int nCol, int w, struct vt_kept *pKept)
     c->w = w > 0 && nCol <= VT_ROW_MAXCOL ? w : 0;
     c->lastSlot = -1;
     c->pKept = pKept;
+    c->pChunk = pKept ? pKept->pFirst : NULL;
     if ((w > 0 || pKept) && nCol > VT_ROW_MAXCOL) return SQLITE_MISUSE;
     if (c->w > 0 || pKept) {
         c->aSlot = malloc(sizeof *c->aSlot * (size_t)(c->w + 1));
@@ -250,6 +254,13 @@ int vt__rows_open_kept(struct vt_rows *c, struct vt_kept *p, int w)
 {
     int rc = rows_init(c, p->nCol, w, p);
     c->nKeptLeft = p->nRow;
+    return rc;
+}
+
+int vt__rows_open_kept_peek(struct vt_rows *c, struct vt_kept *p, int w)
+{
+    int rc = vt__rows_open_kept(c, p, w);
+    c->bPeek = 1;
     return rc;
 }
 
