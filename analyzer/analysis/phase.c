@@ -830,16 +830,25 @@ int vt__carried_into(const struct vt_trace *t, const struct vt_life *l, int *pbH
 static int from_cycles(struct vt_trace *t)
 {
     struct vt_rows c;
-    char *zSql;
+    struct vt_kept *pKept = &t->f.aT[VT_T_TENSOR].keep;
+    char *zSql = NULL;
     int64_t live = 0, peak = 0, lo = 0, hi = 0, prev = t->f.t0;
-    int n = 0, rc;
+    int n = 0, rc, iOp = 1, iBytes = 2;
     if (!t->f.bHaveTensors || t->f.aT[VT_T_KER].nRow > 0 || !t->f.bTimes) return SQLITE_OK;
-    zSql = vt__ordered_sql(&t->f, VT_T_TENSOR, "ts, op, bytes", "ts IS NOT NULL", "ts, id");
     memset(&c, 0, sizeof c);
-    rc = zSql ? vt__rows_open(&c, t->f.db, zSql, 3, t->f.aT[VT_T_TENSOR].w) : SQLITE_NOMEM;
+    if (pKept->bOk && pKept->nCol == VT_TENSORROW_NCOL) {
+        /* the rows the scan kept for the replay (the same rows in the same order, VT_TENSORROW_COLS): read
+         * here without releasing them, so the table is read once */
+        rc = vt__rows_open_kept_peek(&c, pKept, t->f.aT[VT_T_TENSOR].w);
+        iOp = 2; /* op and bytes in VT_TENSORROW_COLS */
+        iBytes = 6;
+    } else {
+        zSql = vt__ordered_sql(&t->f, VT_T_TENSOR, "ts, op, bytes", "ts IS NOT NULL", "ts, id");
+        rc = zSql ? vt__rows_open(&c, t->f.db, zSql, 3, t->f.aT[VT_T_TENSOR].w) : SQLITE_NOMEM;
+    }
     while (rc == SQLITE_OK && (rc = vt__rows_next(&c)) == SQLITE_OK && c.bRow) {
-        int op = (int)vt__rows_or(&c, 1, 0);
-        int64_t b = vt__rows_or(&c, 2, 0);
+        int op = (int)vt__rows_or(&c, iOp, 0);
+        int64_t b = vt__rows_or(&c, iBytes, 0);
         if (op == VT_TENSOROP_ALLOC) live += b;
         else if (op == VT_TENSOROP_FREE) live -= b;
         else continue;
