@@ -576,10 +576,10 @@ static int on_child(void *pArg, struct vt_pkobj *pParent, const struct vt_pkval 
 {
     struct snap *s = pArg;
     (void)pKey;
-    /* only dicts added to lists can be events; a dict already judged (a frame dict, shared by many
-     * lists) is not one: its tag says so. A list whose first dict is not an event (frames, segments,
-     * blocks) holds none: its other children are added without being offered */
-    if (pParent->type == VT_PK_DICT) return VT_PK_KEEP_REST;
+    /* only dicts added to lists can be events (a dict's pairs are not offered: vt__pk_lists_only); a dict
+     * already judged (a frame dict, shared by many lists) is not one: its tag says so. A list whose first
+     * dict is not an event (frames, segments, blocks) holds none: its other children are added without
+     * being offered */
     if (pParent->type != VT_PK_LIST || pChild->type != VT_PK_DICT) return VT_PK_KEEP;
     if (pChild->u.p->tag != 0) return VT_PK_KEEP_REST;
     if (has_action(pChild->u.p)) {
@@ -782,6 +782,7 @@ int vt__import_snapshot(struct vt__imp *x)
         goto done;
     }
     s.pk = p;
+    vt__pk_lists_only(p); /* events and segments are dicts added to lists: a dict's own pairs are not offered */
     /* a first pass over the file finds the memo entries shared later: only those are kept while reading */
     if (vt__src_open_file(&pre, x->zIn) != 0) {
         rc = vt__imp_fail(x, VT_EXIT_NOFILE, "cannot open: %s", strerror(errno));

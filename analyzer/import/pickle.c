@@ -554,6 +554,18 @@ static int push_blob(struct vt_pk *p, int t, uint64_t n)
     return push_obj(p, t, o);
 }
 
+/* The integer held in the n (1 to 8) little-endian two's-complement bytes at q, with 8 bytes readable there:
+ * eight bytes loaded, those past the n masked off, the sign extended. */
+static inline int64_t long_le8(const uint8_t *q, uint64_t n)
+{
+    uint64_t u = vt__pk_le8(q);
+    if (n < 8) {
+        u &= ((uint64_t)1 << (8 * n)) - 1;
+        if (q[n - 1] & 0x80) u |= ~(uint64_t)0 << (8 * n);
+    }
+    return (int64_t)u;
+}
+
 /* Push the integer held in n little-endian two's-complement bytes (LONG1, LONG4). */
 static int push_long(struct vt_pk *p, uint64_t n)
 {
@@ -561,15 +573,8 @@ static int push_long(struct vt_pk *p, uint64_t n)
     uint8_t b[8];
     int rc;
     if (n <= 8) {
-        const uint8_t *q = p->aBuf + p->iPos; /* in the buffer (the common case), else copied out */
+        const uint8_t *q = p->aBuf + p->iPos; /* in the buffer, else copied out (LONG1's common case: run()) */
         uint64_t u;
-        if (p->nBuf - p->iPos >= 8 && n > 0) { /* eight bytes loaded, those past the n masked off */
-            p->iPos += n;
-            u = vt__pk_le8(q) & (n == 8 ? ~(uint64_t)0 : ((uint64_t)1 << (8 * n)) - 1);
-            if (n < 8 && (q[n - 1] & 0x80)) u |= ~(uint64_t)0 << (8 * n); /* sign-extend */
-            v.u.i = (int64_t)u;
-            return push(p, v);
-        }
         if (p->nBuf - p->iPos >= n) p->iPos += n;
         else if ((rc = vt__pk_take(p, (char *)b, (size_t)n)) != 0) return rc;
         else q = b;
@@ -660,7 +665,7 @@ static int add_items(struct vt_pk *p, size_t base, int bPairs, const char *zOp)
     if ((rc = obj_reserve(p, c->u.p, bPairs ? n / 2 : n)) != 0) return rc;
     for (i = 0; i < n; i += bPairs ? 2 : 1) {
         struct vt_pkval *pv = &p->aStack[base + i];
-        if (!p->xChild || ((struct pkobj *)c->u.p)->bNoOffer) { /* the rest added as they are */
+        if (!p->xChild || (bPairs && p->bListsOnly) || ((struct pkobj *)c->u.p)->bNoOffer) { /* the rest added as they are */
             struct vt_pkobj *o = c->u.p;
             memcpy(o->u.a + (bPairs ? 2 : 1) * o->n, pv, (n - i) * sizeof *pv);
             o->n += bPairs ? (n - i) / 2 : n - i;
@@ -764,10 +769,21 @@ PK_CLONES static int run(struct vt_pk *p)
             p->iPos += 2;
             if ((rc = push(p, v)) != 0) return rc;
             break;
-        case 0x8a: /* LONG1 */
+        case 0x8a: { /* LONG1 */
+            uint64_t n;
             if ((rc = vt__pk_need(p, 1)) != 0) return rc;
-            if ((rc = push_long(p, p->aBuf[p->iPos++])) != 0) return rc;
+            n = p->aBuf[p->iPos++];
+            /* the common case here (an address, a time: 1 to 8 bytes, all in the buffer, room on the stack) */
+            if (n - 1 < 8 && p->nBuf - p->iPos >= 8 && p->nStack < p->nStackAlloc) {
+                v.type = VT_PK_INT;
+                v.u.i = long_le8(p->aBuf + p->iPos, n);
+                p->iPos += n;
+                p->aStack[p->nStack++] = v;
+            } else if ((rc = push_long(p, n)) != 0) {
+                return rc;
+            }
             break;
+        }
         case 0x8b: { /* LONG4 */
             int32_t n;
             if ((rc = vt__pk_need(p, 4)) != 0) return rc;
@@ -957,6 +973,11 @@ int vt__pk_run(struct vt_pk *p, struct vt_pkval *pRoot)
         p->nStack = 0; /* the caller's reference now */
     }
     return rc;
+}
+
+void vt__pk_lists_only(struct vt_pk *p)
+{
+    p->bListsOnly = 1;
 }
 
 int vt__pk_keep(struct vt_pk *p, struct vt_pkobj *o)

@@ -108,6 +108,10 @@ struct vt_pk;
 /* A reader over in (not owned). xChild may be NULL (keep everything). Returns NULL when out of memory. */
 struct vt_pk *vt__pk_new(struct vt__src *in, vt_pk_child_fn xChild, void *pArg);
 
+/* Optional, before vt__pk_run: offer the callback only the children added to lists; a dict's pairs are
+ * added without a call (as when the callback answers VT_PK_KEEP_REST for every dict). */
+void vt__pk_lists_only(struct vt_pk *p);
+
 /*
  * Optional, before vt__pk_run: a first pass over the same bytes through pre (a second source,
  * read to its end and not kept) that builds the memo-use index: which memo entries a later
@@ -197,6 +201,7 @@ struct vt_pk {
     struct vt__src *in;
     vt_pk_child_fn xChild;
     void *pArg;
+    int bListsOnly;          /* vt__pk_lists_only: dicts' pairs are not offered */
     uint8_t *aBuf;           /* input buffer: aBuf[iPos..nBuf) unread */
     size_t iPos, nBuf;
     int64_t nBase;           /* input offset of aBuf[0] */
