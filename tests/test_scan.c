@@ -156,21 +156,32 @@ static int same_as_kept(const char *zPath)
         mKept |= 1 << ak[i];
         z = vt__ordered_sql(&f, ak[i], azCols[i], azFilter[i], "ts, id");
         ASSERT(z);
-        ASSERT_EQ(SQLITE_OK, vt__rows_open(&x, f.db, z, anCol[i], t->w));
-        ASSERT_EQ(SQLITE_OK, vt__rows_open_kept(&c, &f.aT[ak[i]].keep, t->w));
-        for (;;) {
-            ASSERT_EQ(SQLITE_OK, vt__rows_next(&x));
-            ASSERT_EQ(SQLITE_OK, vt__rows_next(&c));
-            ASSERT_EQ(x.bRow, c.bRow);
-            if (!x.bRow) break;
-            ASSERT_EQ(x.ts, c.ts);
-            for (int j = 0; j < anCol[i]; j++) {
-                ASSERT_EQ(vt__rows_null(&x, j), vt__rows_null(&c, j));
-                ASSERT_EQ(vt__rows_i64(&x, j), vt__rows_i64(&c, j));
+        /* twice: read without releasing anything (vt__rows_open_kept_peek: the chunks and what they hold stay),
+         * then by the one reader that releases them */
+        for (int bPeek = 1; bPeek >= 0; bPeek--) {
+            const struct vt_keptchunk *pFirst = t->keep.pFirst;
+            size_t held = atomic_load(&vt__kept_held);
+            ASSERT_EQ(SQLITE_OK, vt__rows_open(&x, f.db, z, anCol[i], t->w));
+            ASSERT_EQ(SQLITE_OK, bPeek ? vt__rows_open_kept_peek(&c, &f.aT[ak[i]].keep, t->w)
+                                       : vt__rows_open_kept(&c, &f.aT[ak[i]].keep, t->w));
+            for (;;) {
+                ASSERT_EQ(SQLITE_OK, vt__rows_next(&x));
+                ASSERT_EQ(SQLITE_OK, vt__rows_next(&c));
+                ASSERT_EQ(x.bRow, c.bRow);
+                if (!x.bRow) break;
+                ASSERT_EQ(x.ts, c.ts);
+                for (int j = 0; j < anCol[i]; j++) {
+                    ASSERT_EQ(vt__rows_null(&x, j), vt__rows_null(&c, j));
+                    ASSERT_EQ(vt__rows_i64(&x, j), vt__rows_i64(&c, j));
+                }
+            }
+            vt__rows_close(&c);
+            vt__rows_close(&x);
+            if (bPeek) {
+                ASSERT(t->keep.pFirst == pFirst);
+                ASSERT_EQ(held, atomic_load(&vt__kept_held));
             }
         }
-        vt__rows_close(&c);
-        vt__rows_close(&x);
         free(z);
     }
     vt__read_close(&f);
