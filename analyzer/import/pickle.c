@@ -308,8 +308,6 @@ static inline struct vt_pkval *memo_at(const struct vt_pk *p, int64_t slot)
     return a ? &a[slot % CHUNK] : NULL;
 }
 
-_Static_assert(HOT >= 256, "a BINGET's index (below 256) is its own slot of the hot table");
-
 /* The hot table's entry for memo entry idx (its immortal object's value in v) when it remembers it, else NULL.
  * Entries are remembered at a fetch (hot_put) and forgotten when the memo entry changes (hot_forget): a store
  * to it, a claim of its object, its last fetch. */
@@ -460,8 +458,7 @@ static inline __attribute__((always_inline)) void memo_get_run(struct vt_pk *p)
         int64_t slot;
         uint32_t n;
         size_t w;
-        /* a frame, a key in the hot table: no lookup, no count (a BINGET's index, below 256, is its own slot) */
-        if (b[i] == 'h') {
+        if (b[i] == 'h') { /* a frame, a key in the hot table: no lookup, no count (BINGET: its index is its slot) */
             idx = b[i + 1];
             w = 2;
             if ((h = &aHot[idx])->idx == idx) {
@@ -552,18 +549,6 @@ static int push_blob(struct vt_pk *p, int t, uint64_t n)
     o->u.z[n] = 0;
     o->n = (size_t)n;
     return push_obj(p, t, o);
-}
-
-/* The integer held in the n (1 to 8) little-endian two's-complement bytes at q, with 8 bytes readable there:
- * eight bytes loaded, those past the n masked off, the sign extended. */
-static inline int64_t long_le8(const uint8_t *q, uint64_t n)
-{
-    uint64_t u = vt__pk_le8(q);
-    if (n < 8) {
-        u &= ((uint64_t)1 << (8 * n)) - 1;
-        if (q[n - 1] & 0x80) u |= ~(uint64_t)0 << (8 * n);
-    }
-    return (int64_t)u;
 }
 
 /* Push the integer held in n little-endian two's-complement bytes (LONG1, LONG4). */
@@ -769,16 +754,13 @@ PK_CLONES static int run(struct vt_pk *p)
             p->iPos += 2;
             if ((rc = push(p, v)) != 0) return rc;
             break;
-        case 0x8a: { /* LONG1 */
+        case 0x8a: { /* LONG1; its common case here (an address, a time: 1 to 8 bytes in the buffer, room on the stack) */
             uint64_t n;
             if ((rc = vt__pk_need(p, 1)) != 0) return rc;
             n = p->aBuf[p->iPos++];
-            /* the common case here (an address, a time: 1 to 8 bytes, all in the buffer, room on the stack) */
             if (n - 1 < 8 && p->nBuf - p->iPos >= 8 && p->nStack < p->nStackAlloc) {
-                v.type = VT_PK_INT;
-                v.u.i = long_le8(p->aBuf + p->iPos, n);
+                p->aStack[p->nStack++] = (struct vt_pkval){VT_PK_INT, {.i = vt__pk_long_le8(p->aBuf + p->iPos, n)}};
                 p->iPos += n;
-                p->aStack[p->nStack++] = v;
             } else if ((rc = push_long(p, n)) != 0) {
                 return rc;
             }
@@ -973,11 +955,6 @@ int vt__pk_run(struct vt_pk *p, struct vt_pkval *pRoot)
         p->nStack = 0; /* the caller's reference now */
     }
     return rc;
-}
-
-void vt__pk_lists_only(struct vt_pk *p)
-{
-    p->bListsOnly = 1;
 }
 
 int vt__pk_keep(struct vt_pk *p, struct vt_pkobj *o)

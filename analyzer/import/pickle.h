@@ -180,6 +180,7 @@ int vt__pk_pair(const struct vt_pkval *v, size_t i, const struct vt_pkval **ppKe
 #define MEMO_DROPPED 101 /* memo slot whose object a callback claimed */
 #define CHUNK 256        /* kept memo values per chunk (with an index) */
 #define HOT 4096         /* memo entries of immortal objects remembered by index (direct-mapped, a power of 2) */
+_Static_assert(HOT >= 256, "a BINGET's index (below 256) is its own slot of the hot table");
 
 /* The object as allocated: the public part first, then the reader's links. */
 struct pkobj {
@@ -269,6 +270,18 @@ static inline uint64_t vt__pk_le8(const uint8_t *b)
 {
     return (uint64_t)b[0] | (uint64_t)b[1] << 8 | (uint64_t)b[2] << 16 | (uint64_t)b[3] << 24 |
            (uint64_t)b[4] << 32 | (uint64_t)b[5] << 40 | (uint64_t)b[6] << 48 | (uint64_t)b[7] << 56;
+}
+
+/* The integer held in the n (1 to 8) little-endian two's-complement bytes at q, with 8 bytes readable there:
+ * eight bytes loaded, those past the n masked off, the sign extended (LONG1). */
+static inline int64_t vt__pk_long_le8(const uint8_t *q, uint64_t n)
+{
+    uint64_t u = vt__pk_le8(q);
+    if (n < 8) {
+        u &= ((uint64_t)1 << (8 * n)) - 1;
+        if (q[n - 1] & 0x80) u |= ~(uint64_t)0 << (8 * n);
+    }
+    return (int64_t)u;
 }
 
 #endif

@@ -81,3 +81,8 @@ int64_t vt__pk_live(const struct vt_pk *p)
 {
     return p->nLive;
 }
+
+void vt__pk_lists_only(struct vt_pk *p)
+{
+    p->bListsOnly = 1;
+}
