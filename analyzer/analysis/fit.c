@@ -367,7 +367,7 @@ static int expandable_saving(const struct vt_fsconfig *cfg, const struct frag *f
         if (f->expandSlack > 0) vt__fmt_bytes(f->expandSlack, zC, sizeof zC);
         return saving(f, "expandable_segments", "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True", f->expandSave,
                       vt__strdupf("fragmentation is seen (%s); the caching allocator, replayed over the trace's "
-                                  "requests with expandable segments (2 MiB pages, free pages unmapped under "
+                                  "requests with expandable segments (2 and 20 MiB pages, free pages unmapped under "
                                   "pressure) and without, serves the traced batch in %s less memory%s%s%s, and %s",
                                   fr->oomCache > 0 ? "an OOM here was judged fragmentation" : zF,
                                   zB, f->expandSlack > 0 ? " (an estimate: the replays were bounded, each need within " : "",
