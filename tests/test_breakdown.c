@@ -378,6 +378,8 @@ TEST(fit_expandable_from_an_oom_judged_fragmentation)
 /*
  * Segment level (the caching allocator's segments only): each segment in the category of the
  * allocation that made the allocator reserve it, and the breakdown says it is at segment level.
+ * A segment AccumulateGrad reserved (a parameter's first gradient) is gradients, not a backward
+ * temporary.
  */
 TEST(categories_segment_level)
 {
@@ -395,6 +397,7 @@ TEST(categories_segment_level)
         if (k == 0) {
             for (int i = 0; i < 4; i++) bd_mem(g, t0 + 10 * MS + i, 1, a + (i + 1) * GiB, 20 * MiB * 10, s.fwd);
             bd_mem(g, t0 + 20 * MS, 1, a + 6 * GiB, 20 * MiB * 20, s.eng);
+            bd_mem(g, t0 + 30 * MS, 1, a + 6 * GiB + 512 * MiB, 256 * MiB, s.acc);
             bd_mem(g, t0 + 40 * MS, 1, a + 7 * GiB, 512 * MiB, s.opt);
         }
         char z[32];
@@ -409,6 +412,65 @@ TEST(categories_segment_level)
     ASSERT_EQ(512 * MiB, part(&r, 0, VT_CAT_OPT));
     ASSERT_EQ(800 * MiB + 400 * MiB, part(&r, 0, VT_CAT_TRANSIENT));
     ASSERT_CONTAINS(vt__bd_part(&d->bd, VT_CAT_TRANSIENT)->zEvidence, "segments reserved in the backward pass");
+    ASSERT_EQ(256 * MiB, part(&r, 0, VT_CAT_GRAD));
+    ASSERT_CONTAINS(vt__bd_part(&d->bd, VT_CAT_GRAD)->zEvidence, "segments reserved by AccumulateGrad");
+    ASSERT_EQ(0, d->bd.bPages);
+    vt__result_free(&r);
+}
+
+/* An expandable segment's page as the tracer records it: cuMemCreate (the bytes) and cuMemMap (the address). */
+static void vmm_page(struct tg *g, int64_t ts, int64_t handle, int64_t addr, int64_t bytes, int64_t stack)
+{
+    struct tg_memrow m = {ts, VT_MEMOP_VMM_CREATE, VT_MEMKIND_DEVICE, handle, bytes, 0, TG_NULL, TG_NULL, TG_NULL,
+                          40, 0, TG_NULL, handle, TG_NULL, TG_NULL, TG_NULL, TG_NULL, TG_NULL, stack};
+    tg_memory_row(g, &m);
+    m.ts = ts + 1;
+    m.op = VT_MEMOP_VMM_MAP;
+    m.address = addr;
+    m.api = 42;
+    tg_memory_row(g, &m);
+}
+
+/*
+ * Segment level with expandable_segments:True: the allocator maps 20 MiB pages (cuMemCreate +
+ * cuMemMap with its frames) instead of reserving segments; each page counts as a segment would,
+ * in the category of the allocation that mapped it, and the breakdown says "each page".
+ */
+TEST(categories_segment_level_pages)
+{
+    const char *zPath = tg_path("pages.db");
+    struct tg *g;
+    struct bd_stacks s;
+    struct vt_result r;
+    const struct vt_device *d;
+    char z[400];
+    int64_t a = 0x7f2000000000LL, h = 0x6b00000001LL;
+    int n = 0;
+    g = open_trace(zPath, &s, 40 * GiB);
+    tg_meta(g, "config.tensors", "0");
+    tg_meta(g, "env.PYTORCH_CUDA_ALLOC_CONF", "expandable_segments:True");
+    for (int i = 0; i < 2; i++, n++) vmm_page(g, 1 * MS + 2 * i, h + 16 * n, a + n * 20 * MiB, 20 * MiB, s.param);
+    for (int k = 0; k < 3; k++) {
+        int64_t t0 = 100 * MS * (k + 1);
+        if (k == 0) {
+            for (int i = 0; i < 10; i++, n++) vmm_page(g, t0 + 10 * MS + 2 * i, h + 16 * n, a + n * 20 * MiB, 20 * MiB, s.fwd);
+            for (int i = 0; i < 2; i++, n++) vmm_page(g, t0 + 20 * MS + 2 * i, h + 16 * n, a + n * 20 * MiB, 20 * MiB, s.eng);
+            for (int i = 0; i < 3; i++, n++) vmm_page(g, t0 + 30 * MS + 2 * i, h + 16 * n, a + n * 20 * MiB, 20 * MiB, s.acc);
+            vmm_page(g, t0 + 40 * MS, h + 16 * n, a + n * 20 * MiB, 20 * MiB, s.opt), n++;
+        }
+        snprintf(z, sizeof z, "step %d", k);
+        tg_nvtx(g, t0, t0 + 90 * MS, z);
+    }
+    d = close_analyze(g, zPath, &r);
+    ASSERT(r.aTrace[0].f.bSegments);
+    ASSERT_EQ(1, d->bd.bSegment);
+    ASSERT_EQ(1, d->bd.bPages);
+    ASSERT_EQ(18 * 20 * MiB, d->bd.total);
+    ASSERT_EQ(40 * MiB, part(&r, 0, VT_CAT_PARAM));
+    ASSERT_EQ(12 * 20 * MiB, part(&r, 0, VT_CAT_TRANSIENT));
+    ASSERT_EQ(60 * MiB, part(&r, 0, VT_CAT_GRAD));
+    ASSERT_EQ(20 * MiB, part(&r, 0, VT_CAT_OPT));
+    ASSERT_CONTAINS(vt__fmt_bdhead(&d->bd, z, sizeof z), "expandable segments: each page");
     vt__result_free(&r);
 }
 
@@ -1115,6 +1177,6 @@ TEST(real_shared_files)
 }
 
 VT_TEST_LIST(T(categories_tensor_level_nvtx) T(categories_tensor_level_steps_from_stacks) T(categories_two_ranks)
-                 T(fit_largest_batch) T(fit_no_expandable_saving_for_the_pool) T(fit_expandable_only_where_fragmentation_seen) T(fit_expandable_from_an_oom_judged_fragmentation) T(fit_fragmentation_same_pool_only) T(fit_fragmentation_at_an_oom) T(categories_segment_level) T(categories_blocks_in_segments_cache) T(sites_count_blocks_not_their_segments)
+                 T(fit_largest_batch) T(fit_no_expandable_saving_for_the_pool) T(fit_expandable_only_where_fragmentation_seen) T(fit_expandable_from_an_oom_judged_fragmentation) T(fit_fragmentation_same_pool_only) T(fit_fragmentation_at_an_oom) T(categories_segment_level) T(categories_segment_level_pages) T(categories_blocks_in_segments_cache) T(sites_count_blocks_not_their_segments)
                      T(categories_at_oom_device_used) T(fit_counts_failed_request) T(untraced_beyond_a_context) T(categories_at_oom_pool_cache) T(fit_tensor_level_replays_the_pool) T(fit_expandable_segments_replayed) T(categories_at_peak_device_sampled) T(fit_segment_level_lower_bound) T(categories_before_the_trace) T(breakdown_in_every_format) T(fit_text_nothing_grows) T(oom_breakdown_once_per_failure)
                          T(real_shipped_file) T(real_shared_files))

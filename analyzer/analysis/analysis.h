@@ -119,6 +119,7 @@ struct vt_breakdown {
                              * (the category curves stand at the parts from then); an OOM's time */
     const char *zBasis;     /* "reserved", "allocated", "device used", "process" (static) */
     int bSegment;           /* categories of caching-allocator segments, not tensors */
+    int bPages;             /* those segments are expandable segments' pages (cuMemCreate + cuMemMap) */
     struct vt_bdpart *a;    /* largest first, unknown last */
     int n;
     int64_t untraced;       /* device used beyond the traced memory (the context part, and other processes' where

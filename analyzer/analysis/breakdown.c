@@ -28,7 +28,7 @@ enum rule {
     R_OPT_KEPT, R_OPT_OWN_KEPT, R_OPT_TEMP, R_PARAM, R_GRAD_DDP, R_GRAD_ACC, R_GRAD_ZERO, R_GRAD_KEPT, R_BWD_TEMP,
     R_PARAM_INIT, R_UNTIMED, R_SETUP_KEPT, R_SETUP_TEMP, R_KEPT_STEP, R_HELD_NEXT, R_ABORTED, R_NOBWD, R_LIVE_END,
     R_ACT_ENGINE, R_ACT, R_FWD_TEMP, R_BWD_MAIN,
-    R_SEG_OPT, R_SEG_PARAM, R_SEG_BWD, R_SEG_FWD, R_SEG_SETUP, R_SEG_NOBWD,
+    R_SEG_OPT, R_SEG_PARAM, R_SEG_GRAD, R_SEG_BWD, R_SEG_FWD, R_SEG_SETUP, R_SEG_NOBWD,
     R_N
 };
 static const struct {
@@ -70,6 +70,7 @@ static const struct {
     [R_BWD_MAIN] = {VT_CAT_TEMP, "made on the program's thread during the backward pass, freed within the step"},
     [R_SEG_OPT] = {VT_CAT_OPT, "segments reserved by an optimizer's frames (its state, temporaries and cache)"},
     [R_SEG_PARAM] = {VT_CAT_PARAM, "segments reserved while parameters were moved, made or loaded"},
+    [R_SEG_GRAD] = {VT_CAT_GRAD, "segments reserved by AccumulateGrad (parameters' gradients, with cache)"},
     [R_SEG_BWD] = {VT_CAT_TRANSIENT, "segments reserved in the backward pass (gradients, temporaries and cache)"},
     [R_SEG_FWD] = {VT_CAT_TRANSIENT, "segments reserved before the step's backward pass (activations, temporaries and "
                                      "cache)"},
@@ -480,6 +481,7 @@ static int classify(struct vt_trace *t, const struct vt_life *l, int *pRule, int
         if (m & VT_FACET_OPTIM) *pRule = R_SEG_OPT;
         else if (m & VT_FACET_REDUCER) *pRule = R_GRAD_DDP;
         else if (m & VT_FACET_PARAM) *pRule = R_SEG_PARAM;
+        else if (m & VT_FACET_ACCUMULATE) *pRule = R_SEG_GRAD;
         else if ((m & VT_FACET_ENGINE) || (bwd >= 0 && l->allocTs >= bwd)) *pRule = R_SEG_BWD;
         else if (l->allocTs < 0) *pRule = R_UNTIMED;
         else if (k < 0) *pRule = R_SEG_SETUP;
@@ -721,6 +723,10 @@ static int build(struct vt_trace *t, const struct moment *p, int64_t total, cons
     vt__breakdown_clear(bd);
     bd->untraced = used >= 0 ? 0 : -1;
     bd->bSegment = b->bSegLevel;
+    if (bd->bSegment && t->f.aMemOp[VT_MEMOP_VMM_MAP] > 0) { /* expandable segments: the allocator maps pages */
+        struct vt_fsconfig cfg;
+        bd->bPages = vt__fs_config(t, &cfg) == 0 && cfg.bExpandable;
+    }
     bd->ts = p->stateTs;
     bd->zBasis = zBasis;
     for (int r = 0; r < R_N; r++) {

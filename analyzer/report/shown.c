@@ -152,7 +152,10 @@ const char *vt__fmt_bdhead(const struct vt_breakdown *b, char *z, size_t n)
     char zB[32];
     vt__fmt_bytes(b->total, zB, sizeof zB);
     snprintf(z, n, "what it was (%s, %s%s)", b->zBasis, zB,
-             b->bSegment ? "; at segment level: each segment in the category of the allocation that reserved it" : "");
+             b->bPages     ? "; at segment level, expandable segments: each page in the category of the allocation "
+                             "that mapped it"
+             : b->bSegment ? "; at segment level: each segment in the category of the allocation that reserved it"
+                           : "");
     return z;
 }
 

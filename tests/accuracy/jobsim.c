@@ -300,6 +300,21 @@ static const struct nat aNatBackward[] = {
     {NULL, "libstdc++.so.6"},
     {NULL, "libc.so.6"},
 };
+/* a gradient as real snapshots show it: clone_obey_contract under AccumulateGrad::accumulateGrad (a template,
+ * no exported symbol) and AccumulateGrad::apply, on the engine's thread */
+static const struct nat aNatAccGrad[] = {
+    {"_ZN2at4_ops17new_empty_strided4callERKNS_6TensorEN3c108ArrayRefINS5_6SymIntEEES8_St8optionalINS5_10ScalarTypeEES9_INS5_6LayoutEES9_INS5_6DeviceEES9_IbE", "libtorch_cpu.so"},
+    {"_ZN5torch8autograd5utils19clone_obey_contractERKN2at6TensorES5_", "libtorch_cpu.so"},
+    {NULL, "libtorch_cpu.so"},
+    {"_ZN5torch8autograd14AccumulateGrad5applyEOSt6vectorIN2at6TensorESaIS4_EE", "libtorch_cpu.so"},
+    {"_ZN5torch8autograd4NodeclEOSt6vectorIN2at6TensorESaIS4_EE", "libtorch_cpu.so"},
+    {"_ZN5torch8autograd6Engine17evaluate_functionERSt10shared_ptrINS0_9GraphTaskEEPNS0_4NodeERNS0_11InputBufferERKS2_INS0_10ReadyQueueEE", "libtorch_cpu.so"},
+    {"_ZN5torch8autograd6Engine11thread_mainERKSt10shared_ptrINS0_9GraphTaskEE", "libtorch_cpu.so"},
+    {"_ZN5torch8autograd6Engine11thread_initEiRKSt10shared_ptrINS0_10ReadyQueueEEb", "libtorch_cpu.so"},
+    {"_ZN5torch8autograd6python12PythonEngine11thread_initEiRKSt10shared_ptrINS0_10ReadyQueueEEb", "libtorch_python.so"},
+    {NULL, "libstdc++.so.6"},
+    {NULL, "libc.so.6"},
+};
 static const struct nat aNatCublas[] = {
     {"_ZN2at4cuda25getCurrentCUDABlasHandleEv", "libtorch_cuda.so"},
     {"_ZN2at4cuda4blas4gemmIfEEvcclllN3c1020OpMathTypeERKT_PKS4_lS8_lS6_PS4_l", "libtorch_cuda.so"},
@@ -360,12 +375,18 @@ static const struct nat aNatFreeSeg[] = {
     {"_PyEval_EvalFrameDefault", "libpython3.12.so.1.0"},
 };
 
+int js_native_engine(int native)
+{
+    return native == JS_NAT_BACKWARD || native == JS_NAT_ACCGRAD;
+}
+
 /* The native chain of kind `native` in the current mode. */
 static const struct nat *nat_chain(const struct js *j, int native, int *pn)
 {
 #define N(a) (*pn = (int)(sizeof a / sizeof a[0]), a)
     switch (native) {
     case JS_NAT_BACKWARD: return N(aNatBackward);
+    case JS_NAT_ACCGRAD: return N(aNatAccGrad);
     case JS_NAT_CUBLAS: return N(aNatCublas);
     case JS_NAT_PIN: return N(aNatPin);
     case JS_NAT_COPY: return N(aNatCopy);
@@ -474,7 +495,7 @@ static int64_t stack_of(struct js *j, int site, int native)
     zCopy = strdup(s->zSpec);
     if (!zCopy) abort();
     /* Python frames first, innermost first (the autograd thread has none) */
-    for (zPart = native == JS_NAT_BACKWARD || !*zCopy ? NULL : strtok_r(zCopy, "|", &zSave); zPart && n < MAX_FRAMES - 20;
+    for (zPart = js_native_engine(native) || !*zCopy ? NULL : strtok_r(zCopy, "|", &zSave); zPart && n < MAX_FRAMES - 20;
          zPart = strtok_r(NULL, "|", &zSave)) {
         char *zLine = strchr(zPart + 4, ':'), *zFn = zLine ? strchr(zLine + 1, ':') : NULL;
         if (!zLine || !zFn) {
@@ -948,7 +969,7 @@ int js_alloc(struct js *j, int64_t bytes, int site, int native)
     int pool = (j->c.mode == JS_TENSORS ? POOL_LARGE : size <= MiB ? POOL_SMALL : POOL_LARGE) + (j->bGraph ? 2 : 0);
     int b = best_fit(j, pool, size), t;
     int64_t seg = seg_size(j, pool, size), need = seg;
-    int64_t thread = native == JS_NAT_BACKWARD ? j->tidAutograd : j->tidMain;
+    int64_t thread = js_native_engine(native) ? j->tidAutograd : j->tidMain;
     int bExp = j->c.bExpandable && j->c.mode == JS_SEGMENTS && pool < 2; /* graph pools keep segments */
     if (b < 0) {
         int api = j->c.mode == JS_TENSORS ? 3 : bExp ? 40 : 1;

@@ -36,8 +36,11 @@ enum js_native {
     JS_NAT_COPY,      /* Tensor.to / copy_ */
     JS_NAT_NCCL,      /* NCCL communicator buffers (cuMemCreate/cuMemMap) */
     JS_NAT_FREE,      /* a tensor released (cudaFreeAsync) or the allocator emptying its cache */
+    JS_NAT_ACCGRAD,   /* a parameter's gradient made by AccumulateGrad on the autograd engine's thread */
     JS_NAT_N
 };
+/* Whether chain `native` runs on the autograd engine's thread (no Python frames). */
+int js_native_engine(int native);
 
 /* A GPU model as the trace's device row shows it, and its host link as PyTorch jobs see it. */
 struct js_gpu {
