@@ -379,7 +379,8 @@ TEST(fit_expandable_from_an_oom_judged_fragmentation)
  * Segment level (the caching allocator's segments only): each segment in the category of the
  * allocation that made the allocator reserve it, and the breakdown says it is at segment level.
  * A segment AccumulateGrad reserved (a parameter's first gradient) is gradients, not a backward
- * temporary.
+ * temporary. A segment a hand-written optimizer's step reserved is optimizer state, with evidence
+ * that says it may be parameters the step writes anew (p.data = ...).
  */
 TEST(categories_segment_level)
 {
@@ -399,6 +400,7 @@ TEST(categories_segment_level)
             bd_mem(g, t0 + 20 * MS, 1, a + 6 * GiB, 20 * MiB * 20, s.eng);
             bd_mem(g, t0 + 30 * MS, 1, a + 6 * GiB + 512 * MiB, 256 * MiB, s.acc);
             bd_mem(g, t0 + 40 * MS, 1, a + 7 * GiB, 512 * MiB, s.opt);
+            bd_mem(g, t0 + 50 * MS, 1, a + 8 * GiB, 64 * MiB, s.ownopt);
         }
         char z[32];
         snprintf(z, sizeof z, "step %d", k);
@@ -409,7 +411,9 @@ TEST(categories_segment_level)
     ASSERT_EQ(1, d->bd.bSegment);
     ASSERT_STREQ("reserved", d->bd.zBasis);
     ASSERT_EQ(256 * MiB, part(&r, 0, VT_CAT_PARAM));
-    ASSERT_EQ(512 * MiB, part(&r, 0, VT_CAT_OPT));
+    ASSERT_EQ(512 * MiB + 64 * MiB, part(&r, 0, VT_CAT_OPT));
+    /* a hand-written optimizer's segment: state or parameters written anew, and the evidence says it cannot tell */
+    ASSERT_CONTAINS(vt__bd_part(&d->bd, VT_CAT_OPT)->zEvidence, "which a segment cannot tell apart");
     ASSERT_EQ(800 * MiB + 400 * MiB, part(&r, 0, VT_CAT_TRANSIENT));
     ASSERT_CONTAINS(vt__bd_part(&d->bd, VT_CAT_TRANSIENT)->zEvidence, "segments reserved in the backward pass");
     ASSERT_EQ(256 * MiB, part(&r, 0, VT_CAT_GRAD));

@@ -28,7 +28,7 @@ enum rule {
     R_OPT_KEPT, R_OPT_OWN_KEPT, R_OPT_TEMP, R_PARAM, R_GRAD_DDP, R_GRAD_ACC, R_GRAD_ZERO, R_GRAD_KEPT, R_BWD_TEMP,
     R_PARAM_INIT, R_UNTIMED, R_SETUP_KEPT, R_SETUP_TEMP, R_KEPT_STEP, R_HELD_NEXT, R_ABORTED, R_NOBWD, R_LIVE_END,
     R_ACT_ENGINE, R_ACT, R_FWD_TEMP, R_BWD_MAIN,
-    R_SEG_OPT, R_SEG_PARAM, R_SEG_GRAD, R_SEG_BWD, R_SEG_FWD, R_SEG_SETUP, R_SEG_NOBWD,
+    R_SEG_OPT, R_SEG_OPT_OWN, R_SEG_PARAM, R_SEG_GRAD, R_SEG_BWD, R_SEG_FWD, R_SEG_SETUP, R_SEG_NOBWD,
     R_N
 };
 static const struct {
@@ -69,6 +69,10 @@ static const struct {
     [R_FWD_TEMP] = {VT_CAT_TEMP, "made and freed before the step's backward pass began"},
     [R_BWD_MAIN] = {VT_CAT_TEMP, "made on the program's thread during the backward pass, freed within the step"},
     [R_SEG_OPT] = {VT_CAT_OPT, "segments reserved by an optimizer's frames (its state, temporaries and cache)"},
+    [R_SEG_OPT_OWN] = {VT_CAT_OPT, "segments reserved in the step of an optimizer the program defines (its step run by "
+                                   "torch.optim.Optimizer's wrapper, no torch/optim/ code of its own): its state, "
+                                   "temporaries and cache, or parameters its step writes anew (p.data = ...), which a "
+                                   "segment cannot tell apart (its blocks' kernel uses would)"},
     [R_SEG_PARAM] = {VT_CAT_PARAM, "segments reserved while parameters were moved, made or loaded"},
     [R_SEG_GRAD] = {VT_CAT_GRAD, "segments reserved by AccumulateGrad (parameters' gradients, with cache)"},
     [R_SEG_BWD] = {VT_CAT_TRANSIENT, "segments reserved in the backward pass (gradients, temporaries and cache)"},
@@ -478,7 +482,7 @@ static int classify(struct vt_trace *t, const struct vt_life *l, int *pRule, int
     k = l->bdSpan;
     bwd = k >= 0 ? b->aSpan[k].bwd : -1;
     if (b->bSegLevel) { /* a segment: by the allocation that made the allocator reserve it */
-        if (m & VT_FACET_OPTIM) *pRule = R_SEG_OPT;
+        if (m & VT_FACET_OPTIM) *pRule = m & VT_FACET_OPTIM_OWN ? R_SEG_OPT_OWN : R_SEG_OPT;
         else if (m & VT_FACET_REDUCER) *pRule = R_GRAD_DDP;
         else if (m & VT_FACET_PARAM) *pRule = R_SEG_PARAM;
         else if (m & VT_FACET_ACCUMULATE) *pRule = R_SEG_GRAD;
