@@ -919,6 +919,25 @@ TEST(fit_tensor_level_replays_the_pool)
     ASSERT_EQ(1, d->fit.bReplayed);
     ASSERT_EQ(383, d->fit.maxBatch);
     ASSERT_CONTAINS(d->fit.azAssume[d->fit.nAssume - 1], "replayed through the cudaMallocAsync pool");
+    ASSERT_EQ(0, d->fit.bLowerBound);
+    vt__result_free(&r);
+    /* the replays bounded in work (3 replays of the stream): in 7,788 MiB (7,276 beside the context) the
+     * 3 GiB temporary may grow to 3,180 MiB, batch 103 (104 needs 3,196); the climb in 2.5 % steps runs
+     * 100 and 102, fails 104, and may not bisect further: a range, at least 102 and at most 103, said so */
+    o.fitMemory = (int64_t)7788 * MiB;
+    o.fitWork = 9;
+    ASSERT_EQ(0, vt__analyze(&zPath, 1, &o, &r));
+    d = dev0(&r, 0);
+    ASSERT(d);
+    ASSERT_EQ(102, d->fit.maxBatch);
+    ASSERT_EQ(1, d->fit.bLowerBound);
+    ASSERT_EQ(103, d->fit.upBatch);
+    ASSERT_CONTAINS(d->fit.azAssume[d->fit.nAssume - 1], "the first batch that fails is at most 104");
+    {
+        char z[2000];
+        ASSERT(vt__fmt_fit(d, z, sizeof z) >= 0);
+        ASSERT_CONTAINS(z, "at least, and at most batch 103: the replays were bounded, a range");
+    }
     vt__result_free(&r);
 }
 

@@ -56,6 +56,7 @@ struct vt_opts {
     int bProgress;          /* say on stderr how far a long run is (it is a terminal) */
     int64_t batch;          /* --batch: the batch size of the traced run (what-would-fit in batch sizes); 0 none */
     int64_t fitMemory;      /* --fit-memory: the device memory to fit in; 0: each device's own */
+    int64_t fitWork;        /* lifetimes the allocator's replay may replay in all (no option: tests); 0 the default */
     int bSiteCurves;        /* keep each device's site curves (vt_device.aSite): the HTML report draws them */
     int bCatCurves;         /* keep each device's category curves (vt_device.aCatPt): export draws them */
 };

@@ -278,6 +278,11 @@ static int replay_fit(const struct vt_trace *t, const struct vt_device *d, const
     f->maxScale = res.maxScale;
     f->maxBatch = res.maxBatch;
     f->bReplayed = 1;
+    if (res.bBounded && res.hiScale > 0) { /* the work bound left a bracket: the batch that ran, and below the one that failed */
+        f->bLowerBound = 1;
+        f->upBatch = res.hiBatch > 0 ? res.hiBatch - 1 : -1;
+        f->upScale = res.hiBatch > 0 && f->batch > 0 ? (double)f->upBatch / (double)f->batch : res.hiScale;
+    }
     vt__fmt_bytes(limit, zB, sizeof zB);
     if (res.bBounded && res.hiBatch > 0) /* the work bound left a bracket: say so, and its other end */
         snprintf(zOpen, sizeof zOpen, " (an estimate: the replays were bounded at %lld lifetimes replayed in all; the "
@@ -306,9 +311,10 @@ static int replay_fit(const struct vt_trace *t, const struct vt_device *d, const
     } else if (cfg.bExpandable) {
         rc = assume(f, vt__strdupf("activations and temporaries scaled to each batch tried, the rest as traced, "
                                    "replayed through PyTorch's caching allocator with expandable_segments:True as "
-                                   "the trace's settings say (512 B rounding, one segment per pool growing by 2 MiB "
-                                   "pages, free pages unmapped before a request fails: no fragmentation beyond a "
-                                   "page per pool) in the %s left beside the context; one stream%s%s",
+                                   "the trace's settings say (512 B rounding, one segment per pool growing by pages "
+                                   "of 2 MiB (small) and 20 MiB (large), free pages unmapped before a request fails: "
+                                   "no fragmentation beyond a page per pool) in the %s left beside the context; one "
+                                   "stream%s%s",
                                    zB, zClimb, zOpen));
     } else {
         rc = assume(f, vt__strdupf("activations and temporaries scaled to each batch tried, the rest as traced, "
@@ -440,6 +446,7 @@ static int fit_device(const struct vt_result *r, const struct vt_trace *t, struc
         if (f->batch > 0) f->maxBatch = (int64_t)floor((double)f->batch * f->maxScale + 1e-9);
     }
     vt__fs_config(t, &cfg);
+    cfg.fitWork = o->fitWork;
     frag_seen(t, d, &fr);
     if ((rc = replay_fit(t, d, &cfg, &fr, f)) < 0) return -1;
     if (count_failed(t, d, f) != 0) return -1;
