@@ -39,7 +39,9 @@ def run(args):
 
 def job(fitgen, out, case, batch):
     run([fitgen, "--only", case, "--at", str(batch), out])
-    return os.path.join(out, case, "rank0.db")
+    db = os.path.join(out, case, "rank0.db")
+    check(os.path.exists(db), "fitgen wrote no trace for %s" % case)
+    return db if os.path.exists(db) else None
 
 
 def device(vramtrace, db, *extra):
@@ -57,6 +59,8 @@ def stacks_with(db, pattern):
 
 def gradients(fitgen, vramtrace, out):
     db = job(fitgen, out, "mlp_tensor_16g", 64)
+    if not db:
+        return
     acc = stacks_with(db, "%AccumulateGrad%")
     c = sqlite3.connect(db)
     # the engine's thread allocates gradients of activations too: those of a parameter's size are gradients
@@ -77,6 +81,8 @@ def gradients(fitgen, vramtrace, out):
 
 def expandable(fitgen, vramtrace, out):
     db = job(fitgen, out, "cnn_exp_24g", 40)
+    if not db:
+        return
     c = sqlite3.connect(db)
     ops = dict(c.execute("SELECT op, count(*) FROM memory_event GROUP BY op").fetchall())
     sizes = {r[0] for r in c.execute("SELECT DISTINCT bytes FROM memory_event WHERE op = 3 AND stack_id IN "
