@@ -287,18 +287,21 @@ static const struct nat aNatAsync[] = {
     {"cfunction_call", "libpython3.12.so.1.0"},
     {"_PyEval_EvalFrameDefault", "libpython3.12.so.1.0"},
 };
+/* Node::operator() and the autograd engine's thread, under every allocation of the backward pass */
+#define NAT_ENGINE                                                                                                            \
+    {"_ZN5torch8autograd4NodeclEOSt6vectorIN2at6TensorESaIS4_EE", "libtorch_cpu.so"},                                       \
+    {"_ZN5torch8autograd6Engine17evaluate_functionERSt10shared_ptrINS0_9GraphTaskEEPNS0_4NodeERNS0_11InputBufferERKS2_INS0_10ReadyQueueEE", \
+     "libtorch_cpu.so"},                                                                                                     \
+    {"_ZN5torch8autograd6Engine11thread_mainERKSt10shared_ptrINS0_9GraphTaskEE", "libtorch_cpu.so"},                        \
+    {"_ZN5torch8autograd6Engine11thread_initEiRKSt10shared_ptrINS0_10ReadyQueueEEb", "libtorch_cpu.so"},                    \
+    {"_ZN5torch8autograd6python12PythonEngine11thread_initEiRKSt10shared_ptrINS0_10ReadyQueueEEb", "libtorch_python.so"},  \
+    {NULL, "libstdc++.so.6"}, {NULL, "libc.so.6"}
 static const struct nat aNatBackward[] = {
     {NULL, "libtorch_cuda.so"},
     {NULL, "libtorch_cuda.so"},
     {"_ZN2at4_ops20convolution_backward4callERKNS_6TensorES4_S4_N3c1016OptionalArrayRefINS5_6SymIntEEENS5_8ArrayRefIS7_EESA_SA_bSA_S7_St5arrayIbLm3EE", "libtorch_cpu.so"},
     {NULL, "libtorch_cpu.so"},
-    {"_ZN5torch8autograd4NodeclEOSt6vectorIN2at6TensorESaIS4_EE", "libtorch_cpu.so"},
-    {"_ZN5torch8autograd6Engine17evaluate_functionERSt10shared_ptrINS0_9GraphTaskEEPNS0_4NodeERNS0_11InputBufferERKS2_INS0_10ReadyQueueEE", "libtorch_cpu.so"},
-    {"_ZN5torch8autograd6Engine11thread_mainERKSt10shared_ptrINS0_9GraphTaskEE", "libtorch_cpu.so"},
-    {"_ZN5torch8autograd6Engine11thread_initEiRKSt10shared_ptrINS0_10ReadyQueueEEb", "libtorch_cpu.so"},
-    {"_ZN5torch8autograd6python12PythonEngine11thread_initEiRKSt10shared_ptrINS0_10ReadyQueueEEb", "libtorch_python.so"},
-    {NULL, "libstdc++.so.6"},
-    {NULL, "libc.so.6"},
+    NAT_ENGINE,
 };
 /* a gradient as real snapshots show it: clone_obey_contract under AccumulateGrad::accumulateGrad (a template,
  * no exported symbol) and AccumulateGrad::apply, on the engine's thread */
@@ -307,13 +310,7 @@ static const struct nat aNatAccGrad[] = {
     {"_ZN5torch8autograd5utils19clone_obey_contractERKN2at6TensorES5_", "libtorch_cpu.so"},
     {NULL, "libtorch_cpu.so"},
     {"_ZN5torch8autograd14AccumulateGrad5applyEOSt6vectorIN2at6TensorESaIS4_EE", "libtorch_cpu.so"},
-    {"_ZN5torch8autograd4NodeclEOSt6vectorIN2at6TensorESaIS4_EE", "libtorch_cpu.so"},
-    {"_ZN5torch8autograd6Engine17evaluate_functionERSt10shared_ptrINS0_9GraphTaskEEPNS0_4NodeERNS0_11InputBufferERKS2_INS0_10ReadyQueueEE", "libtorch_cpu.so"},
-    {"_ZN5torch8autograd6Engine11thread_mainERKSt10shared_ptrINS0_9GraphTaskEE", "libtorch_cpu.so"},
-    {"_ZN5torch8autograd6Engine11thread_initEiRKSt10shared_ptrINS0_10ReadyQueueEEb", "libtorch_cpu.so"},
-    {"_ZN5torch8autograd6python12PythonEngine11thread_initEiRKSt10shared_ptrINS0_10ReadyQueueEEb", "libtorch_python.so"},
-    {NULL, "libstdc++.so.6"},
-    {NULL, "libc.so.6"},
+    NAT_ENGINE,
 };
 static const struct nat aNatCublas[] = {
     {"_ZN2at4cuda25getCurrentCUDABlasHandleEv", "libtorch_cuda.so"},
