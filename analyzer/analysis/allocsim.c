@@ -762,3 +762,9 @@ int vt__fs_config(const struct vt_trace *t, struct vt_fsconfig *c)
         c->maxSplit = vt__read_meta_int(&t->f, "pytorch.allocator.max_split_size");
     return 0;
 }
+
+int vt__fs_expandable(const struct vt_trace *t)
+{
+    struct vt_fsconfig c;
+    return vt__fs_config(t, &c) == 0 && c.bExpandable;
+}

@@ -776,6 +776,8 @@ int vt__fs_add_failed(struct vt_trace *t, int iOom, int64_t seq, int bCached);
 void vt__fs_free(struct vt_trace *t);
 /* The allocator settings t's meta states into *c. 0. */
 int vt__fs_config(const struct vt_trace *t, struct vt_fsconfig *c);
+/* Whether t's allocator settings say expandable_segments:True (vt__fs_config's bExpandable). */
+int vt__fs_expandable(const struct vt_trace *t);
 /*
  * The largest batch scale of device acct of t whose stream the allocator models serve within limit bytes,
  * bisected from guess (batch > 0: in whole batch sizes of it, else in thousandths) into *pRes, at most
