@@ -775,6 +775,22 @@ static void vmm_row(struct js *j, int64_t ts, int op, int64_t addr, int64_t byte
 }
 
 /*
+ * A cuMemCreate of `bytes` as `handle` called at t[0] and returning at t[1], then its cuMemMap at
+ * addr from t[2] to t[3], by thread: api_call and memory_event rows (the create's pool_address
+ * hCreate: the handle, or TG_NULL as NCCL's rows have it).
+ */
+static void vmm_create_map(struct js *j, const int64_t *t, int64_t handle, int64_t hCreate, int64_t addr, int64_t bytes,
+                           int64_t thread, int64_t stack)
+{
+    int64_t corr = next_corr(j);
+    api_row(j, 40, corr, t[0], t[1], thread, 0, bytes, handle, 0, 0, TG_NULL, stack);
+    vmm_row(j, t[1], VT_MEMOP_VMM_CREATE, handle, bytes, corr, 40, hCreate, thread, stack);
+    corr = next_corr(j);
+    api_row(j, 42, corr, t[2], t[3], thread, 0, bytes, addr, 0, 0, TG_NULL, stack);
+    vmm_row(j, t[3], VT_MEMOP_VMM_MAP, addr, bytes, corr, 42, handle, thread, stack);
+}
+
+/*
  * The expandable segment of pool p (POOL_SMALL or POOL_LARGE), made on first use: address space
  * for 1 1/8 of the device (CUDACachingAllocator.cpp, ExpandableSegment), one unmapped block over
  * it. Returns its index.
@@ -810,16 +826,12 @@ static int exp_seg(struct js *j, int pool)
 /* Map segment s's pages over [addr, addr + n) (page-aligned): a cuMemCreate and a cuMemMap each, then one cuMemSetAccess. */
 static void exp_map(struct js *j, int s, int64_t addr, int64_t n, int64_t stack)
 {
-    int64_t page = j->aSeg[s].page, c, corr;
+    int64_t page = j->aSeg[s].page, c;
     for (int64_t a = addr; a < addr + n; a += page) {
-        int64_t h = 0x6b00000001LL + 16 * j->nextHandle++;
+        int64_t h = 0x6b00000001LL + 16 * j->nextHandle++, aT[4];
         c = j->cpu;
-        corr = next_corr(j);
-        api_row(j, 40, corr, c, c + 20000, j->tidMain, 0, page, h, 0, 0, TG_NULL, stack);
-        vmm_row(j, c + 20000, VT_MEMOP_VMM_CREATE, h, page, corr, 40, h, j->tidMain, stack);
-        corr = next_corr(j);
-        api_row(j, 42, corr, c + 22000, c + 30000, j->tidMain, 0, page, a, 0, 0, TG_NULL, stack);
-        vmm_row(j, c + 30000, VT_MEMOP_VMM_MAP, a, page, corr, 42, h, j->tidMain, stack);
+        aT[0] = c, aT[1] = c + 20000, aT[2] = c + 22000, aT[3] = c + 30000;
+        vmm_create_map(j, aT, h, h, a, page, j->tidMain, stack);
         j->aSeg[s].aHandle[(a - j->aSeg[s].addr) / page] = h;
         j->reserved += page;
         j->cpu = c + 32000;
@@ -1395,14 +1407,10 @@ void js_nccl_init(struct js *j, int n, int64_t bytes)
 {
     int64_t stack = stack_of(j, j->here, JS_NAT_NCCL);
     for (int i = 0; i < n; i++) {
-        int64_t handle = 0x5a0000 + 16 * (int64_t)i + 1, addr = va_take(j, bytes), c = j->cpu, corr;
+        int64_t handle = 0x5a0000 + 16 * (int64_t)i + 1, addr = va_take(j, bytes), c = j->cpu;
+        int64_t aT[4] = {c, c + 60000, c + 70000, c + 90000};
         if (!fits(j, bytes)) return;
-        corr = next_corr(j);
-        api_row(j, 40, corr, c, c + 60000, j->tidNccl, 0, bytes, handle, 0, 0, TG_NULL, stack);
-        vmm_row(j, c + 60000, VT_MEMOP_VMM_CREATE, handle, bytes, corr, 40, TG_NULL, j->tidNccl, stack);
-        corr = next_corr(j);
-        api_row(j, 42, corr, c + 70000, c + 90000, j->tidNccl, 0, bytes, addr, 0, 0, TG_NULL, stack);
-        vmm_row(j, c + 90000, VT_MEMOP_VMM_MAP, addr, bytes, corr, 42, handle, j->tidNccl, stack);
+        vmm_create_map(j, aT, handle, TG_NULL, addr, bytes, j->tidNccl, stack);
         j->ncclBytes += bytes;
         j->cpu = c + 100000;
     }
