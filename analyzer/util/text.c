@@ -197,15 +197,16 @@ int vt__put_esc(FILE *f, const char *z, size_t n, enum vt_esc esc, size_t cap)
     unsigned cp = 0;
     char zBuf[8];
     if (cap != VT_TEXT_NOCAP && n > cap) end = cap;
+    flockfile(f); /* once for the string, not once a byte */
     while (i < end) {
         int k;
         if (p[i] < 0x80) { /* a run of characters that stand for themselves, written at once, then one escaped */
             const char *zEsc = NULL;
             size_t j = i;
             while (j < end && (plain_everywhere(p[j]) || (p[j] < 0x80 && !(zEsc = ascii_esc(p[j], esc, zBuf))))) j++;
-            if (j > i) fwrite(p + i, 1, j - i, f);
-            if (zEsc) fputs(zEsc, f), j++;
-            i = j;
+            if (j - i >= 16) fwrite(p + i, 1, j - i, f), i = j;
+            for (; i < j; i++) putc_unlocked(p[i], f); /* a short run: a call to fwrite costs more */
+            if (zEsc) fputs(zEsc, f), i++;
             continue;
         }
         k = vt__utf8_len(p + i, n - i, &cp);
@@ -221,6 +222,7 @@ int vt__put_esc(FILE *f, const char *z, size_t n, enum vt_esc esc, size_t cap)
         }
     }
     if (end < n) fprintf(f, " [... %zu more bytes]", n - end);
+    funlockfile(f);
     return ferror(f) ? -1 : 0;
 }
 
