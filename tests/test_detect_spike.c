@@ -992,13 +992,26 @@ TEST(segment_level_growth_outrunning_the_cache_late_is_growth) { segment_phase_a
 
 /* One forward pass of the kernel-inferred tests below: a stem, 28 kernels of two alternating names (layers), a
  * head, `gap` ns apart from ts on; returns the time after it. */
+static int64_t gLag; /* >0: kernels are launched by a host this far ahead of the device (api_call rows) */
+
+/* A kernel [start, end) named zName, with its launch call gLag before it when gLag is set. */
+static void kern(struct tg *g, int64_t start, int64_t end, const char *zName)
+{
+    int64_t corr = tg_kernel(g, start, end, zName);
+    if (gLag > 0) {
+        struct tg_apirow a = {100, corr, start - gLag, start - gLag + 1000, 1, 0, 0, TG_NULL, TG_NULL,
+                              TG_NULL, TG_NULL, TG_NULL, TG_NULL};
+        tg_api_row(g, &a);
+    }
+}
+
 static int64_t fwd_pass(struct tg *g, int64_t ts, int64_t gap)
 {
-    tg_kernel(g, ts, ts + gap / 2, "void at::native::indexSelectLargeIndex<c10::BFloat16>()");
+    kern(g, ts, ts + gap / 2, "void at::native::indexSelectLargeIndex<c10::BFloat16>()");
     ts += gap;
     for (int k = 0; k < 28; k++, ts += gap)
-        tg_kernel(g, ts, ts + gap / 2, k % 2 ? "nvjet_tst_128x256_64x4_1x2_h_bz_coopA_NTN" : "triton_poi_fused_gelu_3");
-    tg_kernel(g, ts, ts + gap / 2, "void at::native::cunn_SoftMaxForward<8, c10::BFloat16>()");
+        kern(g, ts, ts + gap / 2, k % 2 ? "nvjet_tst_128x256_64x4_1x2_h_bz_coopA_NTN" : "triton_poi_fused_gelu_3");
+    kern(g, ts, ts + gap / 2, "void at::native::cunn_SoftMaxForward<8, c10::BFloat16>()");
     return ts + gap;
 }
 
@@ -1092,7 +1105,7 @@ TEST(kernel_evaluation_window_batches_freed_do_not_grow) { short_eval_after_accu
  * not found: the names did not repeat from the window's first kernel). Each evaluation batch allocates 100 MiB at
  * train.py:104, kept to the evaluation's end with bKeep, freed with its batch otherwise.
  */
-static void one_backward_kernel_steps(int bEvalEnd, int bMid, int bKeep)
+static void one_backward_kernel_steps(int bEvalEnd, int bMid, int bKeep, int64_t lag)
 {
     const char *zPath = tg_path("one_bwd_kernel.db");
     struct tg *g = tg_open(zPath);
@@ -1100,6 +1113,7 @@ static void one_backward_kernel_steps(int bEvalEnd, int bMid, int bKeep)
     int64_t ts = 1 * MS, sOut, sAct;
     int nGrow = 0, nEval = 0;
     ASSERT(g);
+    gLag = lag;
     tg_device(g, 0, "Test GPU", 16 * GiB);
     sOut = tg_stack(g, "train.py", 104, "evaluate");
     sAct = tg_stack(g, "model.py", 61, "forward");
@@ -1107,11 +1121,11 @@ static void one_backward_kernel_steps(int bEvalEnd, int bMid, int bKeep)
     for (int step = 0; step <= 10; step++) {
         if ((step == 5 && bMid) || (step == 10 && bEvalEnd)) { /* the evaluation: 3 batches, 2 us a kernel */
             for (int b = 0; b < 3; b++) {
-                tg_alloc(g, ts, 0, 3, OUT + b * 0x10000000LL, 100 * MiB, sOut);
+                tg_alloc(g, ts - lag, 0, 3, OUT + b * 0x10000000LL, 100 * MiB, sOut);
                 ts = fwd_pass(g, ts, 2000);
-                if (!bKeep) tg_free(g, ts - 1000, 0, 3, OUT + b * 0x10000000LL, 100 * MiB);
+                if (!bKeep) tg_free(g, ts - 1000 - lag, 0, 3, OUT + b * 0x10000000LL, 100 * MiB);
             }
-            for (int b = 0; bKeep && b < 3; b++) tg_free(g, ts, 0, 3, OUT + b * 0x10000000LL, 100 * MiB);
+            for (int b = 0; bKeep && b < 3; b++) tg_free(g, ts - lag, 0, 3, OUT + b * 0x10000000LL, 100 * MiB);
             ts += 10000;
         }
         if (step == 10) {
@@ -1119,22 +1133,23 @@ static void one_backward_kernel_steps(int bEvalEnd, int bMid, int bKeep)
             break;
         }
         for (int mb = 0; mb < 4; mb++) { /* forward, one backward kernel, 40 GEMMs and elementwise kernels */
-            tg_alloc(g, ts, 0, 3, ACT, 128 * MiB, sAct);
+            tg_alloc(g, ts - lag, 0, 3, ACT, 128 * MiB, sAct);
             ts = fwd_pass(g, ts, 10000);
-            tg_kernel(g, ts, ts + 5000, "void cudnn::detail::dgrad_engine<float, 512, 6, 5, 3, 3, 3, false>()");
+            kern(g, ts, ts + 5000, "void cudnn::detail::dgrad_engine<float, 512, 6, 5, 3, 3, 3, false>()");
             ts += 10000;
             for (int k = 0; k < 40; k++, ts += 10000)
-                tg_kernel(g, ts, ts + 5000, k % 2 ? "volta_sgemm_128x32_nt" : "volta_sgemm_64x64_tn");
+                kern(g, ts, ts + 5000, k % 2 ? "volta_sgemm_128x32_nt" : "volta_sgemm_64x64_tn");
             for (int k = 0; k < 10; k++, ts += 10000)
-                tg_kernel(g, ts, ts + 5000, "void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<float>>()");
-            tg_free(g, ts, 0, 3, ACT, 128 * MiB);
+                kern(g, ts, ts + 5000, "void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<float>>()");
+            tg_free(g, ts - lag, 0, 3, ACT, 128 * MiB);
         }
         for (int k = 0; k < 20; k++, ts += 10000)
-            tg_kernel(g, ts, ts + 5000, "void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<float>>()");
+            kern(g, ts, ts + 5000, "void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<float>>()");
         ts += 10000;
     }
     tg_free(g, ts, 0, 3, W, 64 * MiB);
     ASSERT_EQ(0, tg_close(g));
+    gLag = 0;
     run(zPath, &r);
     struct vt_trace *t = &r.aTrace[0];
     ASSERT_STREQ("kernels", t->ph.zSource);
@@ -1156,11 +1171,15 @@ static void one_backward_kernel_steps(int bEvalEnd, int bMid, int bKeep)
     tg_cleanup();
 }
 
-TEST(evaluation_ending_a_trace_of_one_backward_kernel_steps_grows) { one_backward_kernel_steps(1, 0, 1); }
-TEST(evaluation_ending_a_trace_freeing_its_batches_does_not_grow) { one_backward_kernel_steps(1, 0, 0); }
-TEST(evaluation_behind_an_optimizer_tail_has_its_batches) { one_backward_kernel_steps(0, 1, 1); }
+TEST(evaluation_ending_a_trace_of_one_backward_kernel_steps_grows) { one_backward_kernel_steps(1, 0, 1, 0); }
+TEST(evaluation_ending_a_trace_freeing_its_batches_does_not_grow) { one_backward_kernel_steps(1, 0, 0, 0); }
+TEST(evaluation_behind_an_optimizer_tail_has_its_batches) { one_backward_kernel_steps(0, 1, 1, 0); }
+/* Both evaluations, every kernel launched by a host 2.5 ms (three micro-batches) ahead of the device: the windows
+ * begin at the host launch of their first kernel, and the steps the device was still running then end there (they
+ * were iterations of the evaluation: 6 of them, 3 steps among its batches). */
+TEST(evaluation_launched_ahead_of_the_device_has_only_its_batches) { one_backward_kernel_steps(1, 1, 1, 2500000); }
 /* The control: the trace ends in a step's forward pass (after the last step's tail): no evaluation. */
-TEST(step_cut_off_by_the_end_of_the_trace_is_no_evaluation) { one_backward_kernel_steps(0, 0, 0); }
+TEST(step_cut_off_by_the_end_of_the_trace_is_no_evaluation) { one_backward_kernel_steps(0, 0, 0, 0); }
 
 /* ProfilerStep#N steps of 4 micro-batches whose last SGD step (3 short elementwise kernels for each of 100
  * parameters: more kernels than a forward pass, in a tenth of a step's time) runs on the GPU after the last range
@@ -1201,7 +1220,8 @@ TEST(profiler_last_step_tail_is_no_evaluation)
 }
 
 VT_TEST_LIST(T(evaluation_ending_a_trace_of_one_backward_kernel_steps_grows) T(evaluation_ending_a_trace_freeing_its_batches_does_not_grow)
-             T(evaluation_behind_an_optimizer_tail_has_its_batches) T(step_cut_off_by_the_end_of_the_trace_is_no_evaluation)
+             T(evaluation_behind_an_optimizer_tail_has_its_batches) T(evaluation_launched_ahead_of_the_device_has_only_its_batches)
+             T(step_cut_off_by_the_end_of_the_trace_is_no_evaluation)
              T(profiler_last_step_tail_is_no_evaluation) T(profiler_short_evaluation_after_accumulated_steps_grows) T(profiler_short_evaluation_freeing_its_batches_does_not_grow)
              T(kernel_evaluation_window_batches_grow) T(kernel_evaluation_window_batches_freed_do_not_grow)
              T(forward_cut_short_by_the_final_oom_is_no_evaluation) T(forward_cut_short_by_a_caught_oom_is_no_evaluation)
