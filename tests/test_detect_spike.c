@@ -1015,6 +1015,21 @@ static int64_t fwd_pass(struct tg *g, int64_t ts, int64_t gap)
     return ts + gap;
 }
 
+/* The growth findings of r, each of 3 batches of 100 MiB kept at train.py:104 (200 to 300 MiB between the first
+ * batch's lowest level and the last one's), medium or high. */
+static int kept_batches_growths(const struct vt_result *r)
+{
+    int n = 0;
+    for (int i = 0; i < r->nFind; i++)
+        if (strstr(r->aFind[i].zTitle, "grows batch by batch")) {
+            n++;
+            ASSERT(r->aFind[i].severity >= VT_SEV_MEDIUM);
+            ASSERT(r->aFind[i].bytes >= 200 * MiB && r->aFind[i].bytes <= 300 * MiB);
+            ASSERT_STREQ("train.py:104 in evaluate", r->aFind[i].zSite);
+        }
+    return n;
+}
+
 /*
  * An evaluation of 3 short batches (30 forward kernels each, a fifth of a step's time in all) between steps of 4
  * micro-batches, inferred from kernel names: bProfiler, the steps are torch.profiler's ProfilerStep#N ranges and
@@ -1077,13 +1092,7 @@ static void short_eval_after_accumulation(int bProfiler, int bKeep)
     ASSERT(iEval >= 0);
     ASSERT_EQ(3, t->ph.a[iEval].nIter);
     ASSERT_EQ(10, t->ph.nIter - 3);
-    for (int i = 0; i < r.nFind; i++)
-        if (strstr(r.aFind[i].zTitle, "grows batch by batch")) {
-            nGrow++;
-            ASSERT(r.aFind[i].severity >= VT_SEV_MEDIUM);
-            ASSERT(r.aFind[i].bytes >= 200 * MiB && r.aFind[i].bytes <= 300 * MiB);
-            ASSERT_STREQ("train.py:104 in evaluate", r.aFind[i].zSite);
-        }
+    nGrow = kept_batches_growths(&r);
     ASSERT_EQ(bKeep ? 1 : 0, nGrow);
     vt__result_free(&r);
     tg_cleanup();
@@ -1159,13 +1168,7 @@ static void one_backward_kernel_steps(int bEvalEnd, int bMid, int bKeep, int64_t
             ASSERT_EQ(3, t->ph.a[i].nIter);
         }
     ASSERT_EQ(bMid + bEvalEnd, nEval);
-    for (int i = 0; i < r.nFind; i++)
-        if (strstr(r.aFind[i].zTitle, "grows batch by batch")) {
-            nGrow++;
-            ASSERT(r.aFind[i].severity >= VT_SEV_MEDIUM);
-            ASSERT(r.aFind[i].bytes >= 200 * MiB && r.aFind[i].bytes <= 300 * MiB);
-            ASSERT_STREQ("train.py:104 in evaluate", r.aFind[i].zSite);
-        }
+    nGrow = kept_batches_growths(&r);
     ASSERT(bKeep ? nGrow >= 1 : nGrow == 0);
     vt__result_free(&r);
     tg_cleanup();
