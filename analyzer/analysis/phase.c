@@ -505,11 +505,9 @@ static int from_kernels(struct vt_trace *t)
             tail = aSeg[i].f < m ? m - aSeg[i].f : 0;
             break;
         }
-    /* the segments holding an evaluation window: forward kernels beyond twice a typical segment's; or, beyond
-     * a typical segment (after the last step's tail, for the last one, which has no backward kernels: the end
-     * of the trace cuts at most one forward pass short), one and a half forward passes whose names repeat as
-     * batches do. A single backward kernel per step makes the typical segment a whole step, twice its forward
-     * pass and more: an evaluation of 3 or 4 batches fell under twice that and was read as a step's start */
+    /* segments holding an evaluation window: forward kernels beyond twice a typical segment's; or, beyond it
+     * (beyond the tail for the last, which the trace's end cuts at most a forward pass short), one and a half
+     * forward passes whose names repeat as batches do (one backward kernel a step makes a segment a step) */
     for (i = 0; i < nSeg; i++) {
         struct seg *s = &aSeg[i];
         int64_t extra = s->bBwd ? s->f - m : s->f - tail;
@@ -541,9 +539,8 @@ static int from_kernels(struct vt_trace *t)
         int64_t trainStart = s->start, evalStart = s->start, skip = 0;
         if (s->bWin && tail > 0 && p && p->kind == VT_PHASE_TRAIN &&
             (evalStart = vt__want_ts(aW, nW, s->first + tail)) >= 0) {
-            /* an evaluation window begins after the last step's tail, which stays in training; at the host
-             * launch of its first kernel, which runs ahead of the device: steps the device still ran then
-             * end there, and those it began later are none (their allocations were made before) */
+            /* a window begins after the last step's tail, at its host launch (ahead of the device): steps
+             * the device still ran then end there, those it began later are none */
             skip = tail;
             p->end = evalStart;
             while (t->ph.nIter > 0 && t->ph.aIter[t->ph.nIter - 1].start >= evalStart) t->ph.nIter--;
