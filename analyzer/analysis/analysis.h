@@ -545,6 +545,7 @@ int64_t vt__want_ts(const struct vt_want *aW, int n, int64_t idx);
  * time [start, end), a training forward pass's kernel count f, and the period of its names p (0: none). */
 struct vt_ewin {
     int64_t first, n, f, start, end, p;
+    int64_t lead; /* places at its start outside the repetition (a step's tail longer than the one assumed) */
 };
 /* The period of each window's kernel names (its batches), into .p; an SQLite code. */
 int vt__kernel_periods(sqlite3 *db, struct vt_ewin *aWin, int nWin);
