@@ -48,6 +48,9 @@ void bd_stacks(struct tg *g, struct bd_stacks *s)
                  19);
     s->seg = s->fwd;
     s->leak = py2(g, "metrics.py", 12, "Meter.update", "train.py", 74, "train", zAlloc, "/venv/torch/lib/libc10_cuda.so", 20);
+    s->ownopt = py2(g, "/venv/lib/python3.12/site-packages/torch/optim/optimizer.py", 487,
+                    "Optimizer.profile_hook_step.<locals>.wrapper", "myopt.py", 64, "HandSGD.step", zAlloc,
+                    "/venv/torch/lib/libc10_cuda.so", 21);
 }
 
 void bd_mem(struct tg *g, int64_t ts, int op, int64_t addr, int64_t bytes, int64_t stack)

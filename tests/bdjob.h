@@ -9,6 +9,7 @@
 /* The stacks a PyTorch training job's allocations carry (Python frames over native ones). */
 struct bd_stacks {
     int64_t param, fwd, eng, acc, opt, zero, cublas, nccl, lib, seg, leak;
+    int64_t ownopt; /* the step of an optimizer the program defines (torch.optim's wrapper, no torch/optim/ code of its own) */
 };
 /* Their frames in g's stack table. */
 void bd_stacks(struct tg *g, struct bd_stacks *s);

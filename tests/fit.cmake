@@ -9,13 +9,18 @@ target_compile_definitions(fitgen PRIVATE VT_ACC_KERNELS="${CMAKE_CURRENT_SOURCE
 find_package(Python3 COMPONENTS Interpreter)
 if(Python3_Interpreter_FOUND)
   add_test(NAME fit_accuracy COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/accuracy/score_fit.py
-    --split dev --fitgen $<TARGET_FILE:fitgen> --vramtrace $<TARGET_FILE:vramtrace> --min-within 8 --max-error 0.05)
+    --split dev --fitgen $<TARGET_FILE:fitgen> --vramtrace $<TARGET_FILE:vramtrace> --min-within 11 --max-error 0.05)
   set_tests_properties(fit_accuracy PROPERTIES LABELS analyzer)
   # look-alike jobs drawn at random (fitgen --split look): points within 5 % or segment-level ranges holding
   add_test(NAME fit_lookalike COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/accuracy/score_fit.py
     --split look --seed 1 --fitgen $<TARGET_FILE:fitgen> --vramtrace $<TARGET_FILE:vramtrace> --min-within 12
     --max-error 0.05)
   set_tests_properties(fit_lookalike PROPERTIES LABELS analyzer)
+  # the jobs' shapes as the tracer records real ones (AccumulateGrad gradients, expandable segments' pages)
+  # and the breakdown on them
+  add_test(NAME fit_shapes COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/accuracy/fit_shapes_test.py
+    $<TARGET_FILE:fitgen> $<TARGET_FILE:vramtrace>)
+  set_tests_properties(fit_shapes PROPERTIES LABELS analyzer)
   add_custom_target(fit_blind
     COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/accuracy/score_fit.py --split blind
       --fitgen $<TARGET_FILE:fitgen> --vramtrace $<TARGET_FILE:vramtrace> --out ${PROJECT_BINARY_DIR}/fit-blind

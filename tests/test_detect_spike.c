@@ -992,14 +992,42 @@ TEST(segment_level_growth_outrunning_the_cache_late_is_growth) { segment_phase_a
 
 /* One forward pass of the kernel-inferred tests below: a stem, 28 kernels of two alternating names (layers), a
  * head, `gap` ns apart from ts on; returns the time after it. */
+static int64_t gLag; /* >0: kernels are launched by a host this far ahead of the device (api_call rows) */
+
+/* A kernel [start, end) named zName, with its launch call gLag before it when gLag is set. */
+static void kern(struct tg *g, int64_t start, int64_t end, const char *zName)
+{
+    int64_t corr = tg_kernel(g, start, end, zName);
+    if (gLag > 0) {
+        struct tg_apirow a = {100, corr, start - gLag, start - gLag + 1000, 1, 0, 0, TG_NULL, TG_NULL,
+                              TG_NULL, TG_NULL, TG_NULL, TG_NULL};
+        tg_api_row(g, &a);
+    }
+}
+
 static int64_t fwd_pass(struct tg *g, int64_t ts, int64_t gap)
 {
-    tg_kernel(g, ts, ts + gap / 2, "void at::native::indexSelectLargeIndex<c10::BFloat16>()");
+    kern(g, ts, ts + gap / 2, "void at::native::indexSelectLargeIndex<c10::BFloat16>()");
     ts += gap;
     for (int k = 0; k < 28; k++, ts += gap)
-        tg_kernel(g, ts, ts + gap / 2, k % 2 ? "nvjet_tst_128x256_64x4_1x2_h_bz_coopA_NTN" : "triton_poi_fused_gelu_3");
-    tg_kernel(g, ts, ts + gap / 2, "void at::native::cunn_SoftMaxForward<8, c10::BFloat16>()");
+        kern(g, ts, ts + gap / 2, k % 2 ? "nvjet_tst_128x256_64x4_1x2_h_bz_coopA_NTN" : "triton_poi_fused_gelu_3");
+    kern(g, ts, ts + gap / 2, "void at::native::cunn_SoftMaxForward<8, c10::BFloat16>()");
     return ts + gap;
+}
+
+/* The growth findings of r, each of 3 batches of 100 MiB kept at train.py:104 (200 to 300 MiB between the first
+ * batch's lowest level and the last one's), medium or high. */
+static int kept_batches_growths(const struct vt_result *r)
+{
+    int n = 0;
+    for (int i = 0; i < r->nFind; i++)
+        if (strstr(r->aFind[i].zTitle, "grows batch by batch")) {
+            n++;
+            ASSERT(r->aFind[i].severity >= VT_SEV_MEDIUM);
+            ASSERT(r->aFind[i].bytes >= 200 * MiB && r->aFind[i].bytes <= 300 * MiB);
+            ASSERT_STREQ("train.py:104 in evaluate", r->aFind[i].zSite);
+        }
+    return n;
 }
 
 /*
@@ -1064,13 +1092,7 @@ static void short_eval_after_accumulation(int bProfiler, int bKeep)
     ASSERT(iEval >= 0);
     ASSERT_EQ(3, t->ph.a[iEval].nIter);
     ASSERT_EQ(10, t->ph.nIter - 3);
-    for (int i = 0; i < r.nFind; i++)
-        if (strstr(r.aFind[i].zTitle, "grows batch by batch")) {
-            nGrow++;
-            ASSERT(r.aFind[i].severity >= VT_SEV_MEDIUM);
-            ASSERT(r.aFind[i].bytes >= 200 * MiB && r.aFind[i].bytes <= 300 * MiB);
-            ASSERT_STREQ("train.py:104 in evaluate", r.aFind[i].zSite);
-        }
+    nGrow = kept_batches_growths(&r);
     ASSERT_EQ(bKeep ? 1 : 0, nGrow);
     vt__result_free(&r);
     tg_cleanup();
@@ -1080,6 +1102,87 @@ TEST(profiler_short_evaluation_after_accumulated_steps_grows) { short_eval_after
 TEST(profiler_short_evaluation_freeing_its_batches_does_not_grow) { short_eval_after_accumulation(1, 0); }
 TEST(kernel_evaluation_window_batches_grow) { short_eval_after_accumulation(0, 1); }
 TEST(kernel_evaluation_window_batches_freed_do_not_grow) { short_eval_after_accumulation(0, 0); }
+
+/*
+ * Steps whose backward pass has one kernel of a backward name among 40 GEMMs of no role, and an optimizer of
+ * plain elementwise kernels (20, after the last of 4 micro-batches), no NVTX: a segment between two backward
+ * kernels is a whole micro-batch (tail and forward pass: 80 kernels, 100 after an optimizer step), so an
+ * evaluation of 3 batches (90 forward kernels) is under twice a segment. With bEvalEnd an evaluation ends the
+ * trace after the last step (it was read as the start of a step cut off by the end: no phase); with !bEvalEnd the
+ * trace ends in a step's forward pass instead (no evaluation). bMid: an evaluation after the fifth step too, past
+ * twice a segment but behind the optimizer's 20 kernels, a longer tail than the segments' median (its batches were
+ * not found: the names did not repeat from the window's first kernel). Each evaluation batch allocates 100 MiB at
+ * train.py:104, kept to the evaluation's end with bKeep, freed with its batch otherwise.
+ */
+static void one_backward_kernel_steps(int bEvalEnd, int bMid, int bKeep, int64_t lag)
+{
+    const char *zPath = tg_path("one_bwd_kernel.db");
+    struct tg *g = tg_open(zPath);
+    struct vt_result r;
+    int64_t ts = 1 * MS, sOut, sAct;
+    int nGrow = 0, nEval = 0;
+    ASSERT(g);
+    gLag = lag;
+    tg_device(g, 0, "Test GPU", 16 * GiB);
+    sOut = tg_stack(g, "train.py", 104, "evaluate");
+    sAct = tg_stack(g, "model.py", 61, "forward");
+    tg_alloc(g, 500000, 0, 3, W, 64 * MiB, -1);
+    for (int step = 0; step <= 10; step++) {
+        if ((step == 5 && bMid) || (step == 10 && bEvalEnd)) { /* the evaluation: 3 batches, 2 us a kernel */
+            for (int b = 0; b < 3; b++) {
+                tg_alloc(g, ts - lag, 0, 3, OUT + b * 0x10000000LL, 100 * MiB, sOut);
+                ts = fwd_pass(g, ts, 2000);
+                if (!bKeep) tg_free(g, ts - 1000 - lag, 0, 3, OUT + b * 0x10000000LL, 100 * MiB);
+            }
+            for (int b = 0; bKeep && b < 3; b++) tg_free(g, ts - lag, 0, 3, OUT + b * 0x10000000LL, 100 * MiB);
+            ts += 10000;
+        }
+        if (step == 10) {
+            if (!bEvalEnd) ts = fwd_pass(g, ts, 10000); /* a step cut off by the end of the trace */
+            break;
+        }
+        for (int mb = 0; mb < 4; mb++) { /* forward, one backward kernel, 40 GEMMs and elementwise kernels */
+            tg_alloc(g, ts - lag, 0, 3, ACT, 128 * MiB, sAct);
+            ts = fwd_pass(g, ts, 10000);
+            kern(g, ts, ts + 5000, "void cudnn::detail::dgrad_engine<float, 512, 6, 5, 3, 3, 3, false>()");
+            ts += 10000;
+            for (int k = 0; k < 40; k++, ts += 10000)
+                kern(g, ts, ts + 5000, k % 2 ? "volta_sgemm_128x32_nt" : "volta_sgemm_64x64_tn");
+            for (int k = 0; k < 10; k++, ts += 10000)
+                kern(g, ts, ts + 5000, "void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<float>>()");
+            tg_free(g, ts - lag, 0, 3, ACT, 128 * MiB);
+        }
+        for (int k = 0; k < 20; k++, ts += 10000)
+            kern(g, ts, ts + 5000, "void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<float>>()");
+        ts += 10000;
+    }
+    tg_free(g, ts, 0, 3, W, 64 * MiB);
+    ASSERT_EQ(0, tg_close(g));
+    gLag = 0;
+    run(zPath, &r);
+    struct vt_trace *t = &r.aTrace[0];
+    ASSERT_STREQ("kernels", t->ph.zSource);
+    for (int i = 0; i < t->ph.n; i++)
+        if (t->ph.a[i].kind == VT_PHASE_EVAL) {
+            nEval++;
+            ASSERT_EQ(3, t->ph.a[i].nIter);
+        }
+    ASSERT_EQ(bMid + bEvalEnd, nEval);
+    nGrow = kept_batches_growths(&r);
+    ASSERT(bKeep ? nGrow >= 1 : nGrow == 0);
+    vt__result_free(&r);
+    tg_cleanup();
+}
+
+TEST(evaluation_ending_a_trace_of_one_backward_kernel_steps_grows) { one_backward_kernel_steps(1, 0, 1, 0); }
+TEST(evaluation_ending_a_trace_freeing_its_batches_does_not_grow) { one_backward_kernel_steps(1, 0, 0, 0); }
+TEST(evaluation_behind_an_optimizer_tail_has_its_batches) { one_backward_kernel_steps(0, 1, 1, 0); }
+/* Both evaluations, every kernel launched by a host 2.5 ms (three micro-batches) ahead of the device: the windows
+ * begin at the host launch of their first kernel, and the steps the device was still running then end there (they
+ * were iterations of the evaluation: 6 of them, 3 steps among its batches). */
+TEST(evaluation_launched_ahead_of_the_device_has_only_its_batches) { one_backward_kernel_steps(1, 1, 1, 2500000); }
+/* The control: the trace ends in a step's forward pass (after the last step's tail): no evaluation. */
+TEST(step_cut_off_by_the_end_of_the_trace_is_no_evaluation) { one_backward_kernel_steps(0, 0, 0, 0); }
 
 /* ProfilerStep#N steps of 4 micro-batches whose last SGD step (3 short elementwise kernels for each of 100
  * parameters: more kernels than a forward pass, in a tenth of a step's time) runs on the GPU after the last range
@@ -1119,7 +1222,10 @@ TEST(profiler_last_step_tail_is_no_evaluation)
     tg_cleanup();
 }
 
-VT_TEST_LIST(T(profiler_last_step_tail_is_no_evaluation) T(profiler_short_evaluation_after_accumulated_steps_grows) T(profiler_short_evaluation_freeing_its_batches_does_not_grow)
+VT_TEST_LIST(T(evaluation_ending_a_trace_of_one_backward_kernel_steps_grows) T(evaluation_ending_a_trace_freeing_its_batches_does_not_grow)
+             T(evaluation_behind_an_optimizer_tail_has_its_batches) T(evaluation_launched_ahead_of_the_device_has_only_its_batches)
+             T(step_cut_off_by_the_end_of_the_trace_is_no_evaluation)
+             T(profiler_last_step_tail_is_no_evaluation) T(profiler_short_evaluation_after_accumulated_steps_grows) T(profiler_short_evaluation_freeing_its_batches_does_not_grow)
              T(kernel_evaluation_window_batches_grow) T(kernel_evaluation_window_batches_freed_do_not_grow)
              T(forward_cut_short_by_the_final_oom_is_no_evaluation) T(forward_cut_short_by_a_caught_oom_is_no_evaluation)
              T(validation_growth_at_its_call_site) T(validation_graph_growth_at_the_call_it_was_made_under) T(segment_level_growth_hidden_by_the_cache)

@@ -24,8 +24,9 @@
  *    max_split_size_mb (PYTORCH_ALLOC_CONF) as PyTorch applies it: blocks at least that large are
  *    not split and serve only requests of that size or up to 20 MiB less.
  *    With expandable_segments:True (cfg->bExpandable), one segment per pool that grows and
- *    shrinks by 2 MiB pages (KPAGE) instead: free pages are unmapped before a request fails, so a
- *    block fails only when the pages of what is live with it do not fit (expand_take).
+ *    shrinks by pages instead (ExpandableSegment: 2 MiB pages for the small pool, 20 MiB for the
+ *    large one, each a cuMemCreate of its own): free pages are unmapped before a request fails, so
+ *    a block fails only when the pages of what is live with it do not fit (expand_take).
  *  - The cudaMallocAsync pool for cudaMallocAsync's allocations: the driver's pool keeps chunks of
  *    at least the smallest growth the trace's pool showed (2 MiB granularity, the request rounded
  *    up to it above), best fit over the free pieces of every chunk, split at any rest of 512 B or
@@ -56,7 +57,6 @@
 #define KMINLARGE ((int64_t)10 << 20)    /* kMinLargeAlloc */
 #define KROUND ((int64_t)2 << 20)        /* kRoundLarge, and the pool's granularity */
 #define KMINBLOCK ((int64_t)512)         /* kMinBlockSize */
-#define KPAGE ((int64_t)2 << 20)         /* an expandable segment's page (the driver's mapping granularity) */
 
 enum { P_SMALL = 0, P_LARGE, P_POOL };   /* model pools: the caching allocator's two, the async pool */
 
@@ -333,10 +333,11 @@ static void level(struct model *m)
     if (m->reserved + m->direct + m->expand > m->peak) m->peak = m->reserved + m->direct + m->expand;
 }
 
-/* Bytes of the KPAGE pages that n bytes of one expandable segment map. */
-static int64_t pages(int64_t n)
+/* Bytes of the pages that n bytes of pool p's expandable segment map (its segment size: kSmallBuffer, kLargeBuffer). */
+static int64_t pages(int p, int64_t n)
 {
-    return (n + KPAGE - 1) / KPAGE * KPAGE;
+    int64_t page = p == P_SMALL ? KSMALLBUF : KLARGEBUF;
+    return (n + page - 1) / page * page;
 }
 
 /*
@@ -350,7 +351,7 @@ static int expand_take(struct model *m, int64_t bytes, int sign)
     int64_t size = bytes < KMINBLOCK ? KMINBLOCK : (bytes + KMINBLOCK - 1) / KMINBLOCK * KMINBLOCK, was = m->expand;
     int pool = size <= KSMALL ? 0 : 1;
     m->aLiveE[pool] += sign * size;
-    m->expand = pages(m->aLiveE[0]) + pages(m->aLiveE[1]);
+    m->expand = pages(P_SMALL, m->aLiveE[0]) + pages(P_LARGE, m->aLiveE[1]);
     if (sign > 0 && m->reserved + m->direct + m->expand > m->limit) {
         int64_t over = m->expand;
         m->expand = was;
@@ -760,4 +761,10 @@ int vt__fs_config(const struct vt_trace *t, struct vt_fsconfig *c)
         vt__read_meta_int(&t->f, "pytorch.allocator.max_split_size") < ((int64_t)1 << 62))
         c->maxSplit = vt__read_meta_int(&t->f, "pytorch.allocator.max_split_size");
     return 0;
+}
+
+int vt__fs_expandable(const struct vt_trace *t)
+{
+    struct vt_fsconfig c;
+    return vt__fs_config(t, &c) == 0 && c.bExpandable;
 }

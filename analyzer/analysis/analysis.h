@@ -56,6 +56,7 @@ struct vt_opts {
     int bProgress;          /* say on stderr how far a long run is (it is a terminal) */
     int64_t batch;          /* --batch: the batch size of the traced run (what-would-fit in batch sizes); 0 none */
     int64_t fitMemory;      /* --fit-memory: the device memory to fit in; 0: each device's own */
+    int64_t fitWork;        /* lifetimes the allocator's replay may replay in all (no option: tests); 0 the default */
     int bSiteCurves;        /* keep each device's site curves (vt_device.aSite): the HTML report draws them */
     int bCatCurves;         /* keep each device's category curves (vt_device.aCatPt): export draws them */
 };
@@ -119,6 +120,7 @@ struct vt_breakdown {
                              * (the category curves stand at the parts from then); an OOM's time */
     const char *zBasis;     /* "reserved", "allocated", "device used", "process" (static) */
     int bSegment;           /* categories of caching-allocator segments, not tensors */
+    int bPages;             /* those segments are expandable segments' pages (cuMemCreate + cuMemMap) */
     struct vt_bdpart *a;    /* largest first, unknown last */
     int n;
     int64_t untraced;       /* device used beyond the traced memory (the context part, and other processes' where
@@ -543,6 +545,7 @@ int64_t vt__want_ts(const struct vt_want *aW, int n, int64_t idx);
  * time [start, end), a training forward pass's kernel count f, and the period of its names p (0: none). */
 struct vt_ewin {
     int64_t first, n, f, start, end, p;
+    int64_t lead; /* places at its start outside the repetition (a step's tail longer than the one assumed) */
 };
 /* The period of each window's kernel names (its batches), into .p; an SQLite code. */
 int vt__kernel_periods(sqlite3 *db, struct vt_ewin *aWin, int nWin);
@@ -774,6 +777,8 @@ int vt__fs_add_failed(struct vt_trace *t, int iOom, int64_t seq, int bCached);
 void vt__fs_free(struct vt_trace *t);
 /* The allocator settings t's meta states into *c. 0. */
 int vt__fs_config(const struct vt_trace *t, struct vt_fsconfig *c);
+/* Whether t's allocator settings say expandable_segments:True (vt__fs_config's bExpandable). */
+int vt__fs_expandable(const struct vt_trace *t);
 /*
  * The largest batch scale of device acct of t whose stream the allocator models serve within limit bytes,
  * bisected from guess (batch > 0: in whole batch sizes of it, else in thousandths) into *pRes, at most

@@ -28,8 +28,7 @@ enum rule {
     R_OPT_KEPT, R_OPT_OWN_KEPT, R_OPT_TEMP, R_PARAM, R_GRAD_DDP, R_GRAD_ACC, R_GRAD_ZERO, R_GRAD_KEPT, R_BWD_TEMP,
     R_PARAM_INIT, R_UNTIMED, R_SETUP_KEPT, R_SETUP_TEMP, R_KEPT_STEP, R_HELD_NEXT, R_ABORTED, R_NOBWD, R_LIVE_END,
     R_ACT_ENGINE, R_ACT, R_FWD_TEMP, R_BWD_MAIN,
-    R_SEG_OPT, R_SEG_PARAM, R_SEG_BWD, R_SEG_FWD, R_SEG_SETUP, R_SEG_NOBWD,
-    R_N
+    R_SEG_OPT, R_SEG_OPT_OWN, R_SEG_PARAM, R_SEG_GRAD, R_SEG_BWD, R_SEG_FWD, R_SEG_SETUP, R_SEG_NOBWD, R_N
 };
 static const struct {
     int cat;       /* enum vt_cat (R_NOBWD's is decided at the end) */
@@ -69,7 +68,10 @@ static const struct {
     [R_FWD_TEMP] = {VT_CAT_TEMP, "made and freed before the step's backward pass began"},
     [R_BWD_MAIN] = {VT_CAT_TEMP, "made on the program's thread during the backward pass, freed within the step"},
     [R_SEG_OPT] = {VT_CAT_OPT, "segments reserved by an optimizer's frames (its state, temporaries and cache)"},
+    [R_SEG_OPT_OWN] = {VT_CAT_OPT, "segments a hand-written optimizer's step reserved: its state, temporaries, cache, "
+                                   "or parameters it writes anew (p.data = ...), which a segment cannot tell apart"},
     [R_SEG_PARAM] = {VT_CAT_PARAM, "segments reserved while parameters were moved, made or loaded"},
+    [R_SEG_GRAD] = {VT_CAT_GRAD, "segments reserved by AccumulateGrad (parameters' gradients, with cache)"},
     [R_SEG_BWD] = {VT_CAT_TRANSIENT, "segments reserved in the backward pass (gradients, temporaries and cache)"},
     [R_SEG_FWD] = {VT_CAT_TRANSIENT, "segments reserved before the step's backward pass (activations, temporaries and "
                                      "cache)"},
@@ -152,6 +154,7 @@ struct span {
 struct vt_bdrun {
     int bTensorsIn;         /* tensor rows inside CUDA's segments: the blocks are categorized, segments give reserved */
     int bSegLevel;          /* segments only: categories of segments */
+    int bPages;             /* and they are expandable segments' pages (the settings, the allocator's VMM maps) */
     int64_t seq;
     struct moment *aPeak;   /* one per device account seen, by acct */
     int nPeak;
@@ -248,6 +251,7 @@ int vt__bd_begin(struct vt_trace *t, int bTensorsIn, int bCurves)
     b->bTensorsIn = bTensorsIn;
     b->bCurves = bCurves;
     b->bSegLevel = t->f.bSegments && !bTensorsIn;
+    b->bPages = b->bSegLevel && t->f.aMemOp[VT_MEMOP_VMM_MAP] > 0 && vt__fs_expandable(t);
     b->lastKind = -1;
     b->lastOomTs = -1;
     if (vt__read_mem_samples(&t->f, &b->aSample, &b->nSample) != 0) return -1;
@@ -477,9 +481,10 @@ static int classify(struct vt_trace *t, const struct vt_life *l, int *pRule, int
     k = l->bdSpan;
     bwd = k >= 0 ? b->aSpan[k].bwd : -1;
     if (b->bSegLevel) { /* a segment: by the allocation that made the allocator reserve it */
-        if (m & VT_FACET_OPTIM) *pRule = R_SEG_OPT;
+        if (m & VT_FACET_OPTIM) *pRule = m & VT_FACET_OPTIM_OWN ? R_SEG_OPT_OWN : R_SEG_OPT;
         else if (m & VT_FACET_REDUCER) *pRule = R_GRAD_DDP;
         else if (m & VT_FACET_PARAM) *pRule = R_SEG_PARAM;
+        else if (m & VT_FACET_ACCUMULATE) *pRule = R_SEG_GRAD;
         else if ((m & VT_FACET_ENGINE) || (bwd >= 0 && l->allocTs >= bwd)) *pRule = R_SEG_BWD;
         else if (l->allocTs < 0) *pRule = R_UNTIMED;
         else if (k < 0) *pRule = R_SEG_SETUP;
@@ -721,6 +726,7 @@ static int build(struct vt_trace *t, const struct moment *p, int64_t total, cons
     vt__breakdown_clear(bd);
     bd->untraced = used >= 0 ? 0 : -1;
     bd->bSegment = b->bSegLevel;
+    bd->bPages = b->bPages;
     bd->ts = p->stateTs;
     bd->zBasis = zBasis;
     for (int r = 0; r < R_N; r++) {
@@ -756,12 +762,10 @@ static int build(struct vt_trace *t, const struct moment *p, int64_t total, cons
     }
     if (figure_part(bd, VT_CAT_CACHE, poolCache,
                     "the memory pool's reserved bytes beyond its live allocations (cudaMallocAsync): free for the "
-                    "pool's allocations, given back when it is trimmed",
-                    &sum) != 0 ||
+                    "pool's allocations, given back when it is trimmed", &sum) != 0 ||
         figure_part(bd, VT_CAT_BEFORE, before,
                     "allocated when the trace began, not in its allocations (the profiler's Total Allocated at its "
-                    "first event less that event's own bytes)",
-                    &sum) != 0)
+                    "first event less that event's own bytes)", &sum) != 0)
         return -1;
     if (used >= 0 && vt__read_others(&t->f, p->acct, p->stateTs, &oth) == 1 && used > sum) /* NVML's others */
         others = oth.bytes < used - sum ? oth.bytes : used - sum;

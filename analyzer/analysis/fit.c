@@ -278,6 +278,11 @@ static int replay_fit(const struct vt_trace *t, const struct vt_device *d, const
     f->maxScale = res.maxScale;
     f->maxBatch = res.maxBatch;
     f->bReplayed = 1;
+    if (res.bBounded && res.hiScale > 0) { /* the work bound left a bracket: the batch that ran, and below the one that failed */
+        f->bLowerBound = 1;
+        f->upBatch = res.hiBatch > 0 ? res.hiBatch - 1 : -1;
+        f->upScale = res.hiBatch > 0 && f->batch > 0 ? (double)f->upBatch / (double)f->batch : res.hiScale;
+    }
     vt__fmt_bytes(limit, zB, sizeof zB);
     if (res.bBounded && res.hiBatch > 0) /* the work bound left a bracket: say so, and its other end */
         snprintf(zOpen, sizeof zOpen, " (an estimate: the replays were bounded at %lld lifetimes replayed in all; the "
@@ -306,9 +311,10 @@ static int replay_fit(const struct vt_trace *t, const struct vt_device *d, const
     } else if (cfg.bExpandable) {
         rc = assume(f, vt__strdupf("activations and temporaries scaled to each batch tried, the rest as traced, "
                                    "replayed through PyTorch's caching allocator with expandable_segments:True as "
-                                   "the trace's settings say (512 B rounding, one segment per pool growing by 2 MiB "
-                                   "pages, free pages unmapped before a request fails: no fragmentation beyond a "
-                                   "page per pool) in the %s left beside the context; one stream%s%s",
+                                   "the trace's settings say (512 B rounding, one segment per pool growing by pages "
+                                   "of 2 MiB (small) and 20 MiB (large), free pages unmapped before a request fails: "
+                                   "no fragmentation beyond a page per pool) in the %s left beside the context; one "
+                                   "stream%s%s",
                                    zB, zClimb, zOpen));
     } else {
         rc = assume(f, vt__strdupf("activations and temporaries scaled to each batch tried, the rest as traced, "
@@ -367,7 +373,7 @@ static int expandable_saving(const struct vt_fsconfig *cfg, const struct frag *f
         if (f->expandSlack > 0) vt__fmt_bytes(f->expandSlack, zC, sizeof zC);
         return saving(f, "expandable_segments", "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True", f->expandSave,
                       vt__strdupf("fragmentation is seen (%s); the caching allocator, replayed over the trace's "
-                                  "requests with expandable segments (2 MiB pages, free pages unmapped under "
+                                  "requests with expandable segments (2 and 20 MiB pages, free pages unmapped under "
                                   "pressure) and without, serves the traced batch in %s less memory%s%s%s, and %s",
                                   fr->oomCache > 0 ? "an OOM here was judged fragmentation" : zF,
                                   zB, f->expandSlack > 0 ? " (an estimate: the replays were bounded, each need within " : "",
@@ -440,6 +446,7 @@ static int fit_device(const struct vt_result *r, const struct vt_trace *t, struc
         if (f->batch > 0) f->maxBatch = (int64_t)floor((double)f->batch * f->maxScale + 1e-9);
     }
     vt__fs_config(t, &cfg);
+    cfg.fitWork = o->fitWork;
     frag_seen(t, d, &fr);
     if ((rc = replay_fit(t, d, &cfg, &fr, f)) < 0) return -1;
     if (count_failed(t, d, f) != 0) return -1;

@@ -87,21 +87,54 @@ static int period_matches(const int64_t *a, int64_t n, int64_t p, int bStop)
     return nSame * 10 >= nAll * 9 ? (int)((int64_t)nSame * 1000 / (nAll > 0 ? nAll : 1)) : -1;
 }
 
+/* The first place of a[0..n) from which 16 names (a period's, when shorter) equal those p places later; 0 none. */
+static int64_t repeat_start(const int64_t *a, int64_t n, int64_t p)
+{
+    int64_t want = p < 16 ? p : 16;
+    for (int64_t i = 0, run = 0; i + p < n; i++) {
+        run = a[i] == a[i + p] ? run + 1 : 0;
+        if (run == want) return i + 1 - want;
+    }
+    return 0;
+}
+
+/*
+ * The period of the names a[0..n) of a window, f a training forward pass's kernel count: of the periods from 16
+ * and f / 8 to 2 f, the one with which most sampled names equal the name a period later (9 in 10 at least;
+ * ties: the shortest), when no shorter period matches as well and the names hold two of it; 0 none.
+ */
+static int64_t name_period(const int64_t *a, int64_t n, int64_t f)
+{
+    int64_t p = 0;
+    int best = -1, bestShort = -1;
+    for (int64_t q = 1; q <= 2 * f && 2 * q <= n; q++) {
+        int bShort = q < 16 || q * 8 < f, c = period_matches(a, n, q, 1);
+        if (c >= 0 && (c = period_matches(a, n, q, 0)) > (bShort ? bestShort : best)) {
+            if (bShort) bestShort = c;
+            else best = c, p = q;
+        }
+    }
+    return bestShort >= best ? 0 : p;
+}
+
 /*
  * The period of each evaluation window of aWin[0..nWin) (in time order, not overlapping) into its .p (0:
  * none): an evaluation runs the same forward pass batch after batch, so a window's kernel names repeat with
  * the period of a forward pass. Of the periods from 16 kernels and an eighth of a training forward pass's
  * count .f (which may hold a step's tail) to twice that count, the one with which most sampled names equal
  * the name a period later (9 in 10 at least; ties: the shortest), when no shorter period matches as well (a
- * run of one kernel name, a few optimizer kernels per parameter) and the window holds two of it. One pass
- * over the kernels for the names. Returns an SQLite code.
+ * run of one kernel name, a few optimizer kernels per parameter) and the window holds two of it. When the names
+ * from its first place have none, after a lead of a quarter, a half or a whole forward pass; .lead: where the
+ * repetition then begins (16 names equal those a period later): a window's start is a guess at the last step's tail, which the optimizer's kernels
+ * lengthen after the last of accumulated micro-batches. One pass over the kernels for the names. Returns an
+ * SQLite code.
  */
 int vt__kernel_periods(sqlite3 *db, struct vt_ewin *aWin, int nWin)
 {
     sqlite3_stmt *p = NULL;
     int64_t **aaName = NULL, k = 0;
     int w = 0, rc = SQLITE_OK;
-    for (int i = 0; i < nWin; i++) aWin[i].p = 0;
+    for (int i = 0; i < nWin; i++) aWin[i].p = aWin[i].lead = 0;
     if (nWin <= 0) return SQLITE_OK;
     if (!(aaName = calloc((size_t)nWin, sizeof *aaName))) return SQLITE_NOMEM;
     for (int i = 0; i < nWin && rc == SQLITE_OK; i++)
@@ -118,16 +151,16 @@ int vt__kernel_periods(sqlite3 *db, struct vt_ewin *aWin, int nWin)
     sqlite3_finalize(p);
     for (int i = 0; i < nWin && rc == SQLITE_OK; i++) {
         struct vt_ewin *e = &aWin[i];
-        int best = -1, bestShort = -1;
         if (!aaName[i] || e->first + e->n > k) continue; /* (fewer kernels than counted: none) */
-        for (int64_t q = 1; q <= 2 * e->f && 2 * q <= e->n; q++) {
-            int bShort = q < 16 || q * 8 < e->f, c = period_matches(aaName[i], e->n, q, 1);
-            if (c >= 0 && (c = period_matches(aaName[i], e->n, q, 0)) > (bShort ? bestShort : best)) {
-                if (bShort) bestShort = c;
-                else best = c, e->p = q;
-            }
+        /* from its first place; else after a lead of a quarter, a half, a whole forward pass (a step's tail
+         * longer than the one assumed: the optimizer's kernels after the last of accumulated micro-batches) */
+        for (int64_t lead = 0; e->p == 0 && lead <= e->f && lead < e->n; lead = lead ? 2 * lead : e->f / 4) {
+            e->p = name_period(aaName[i] + lead, e->n - lead, e->f);
+            if (e->p > 0 && lead > 0) /* the repetition begins at the first place from which 16 names agree
+                                       * with those a period later */
+                e->lead = repeat_start(aaName[i], e->n, e->p);
+            if (e->f / 4 == 0) break;
         }
-        if (bestShort >= best) e->p = 0;
     }
     for (int i = 0; i < nWin; i++) free(aaName[i]);
     free(aaName);
@@ -137,7 +170,7 @@ int vt__kernel_periods(sqlite3 *db, struct vt_ewin *aWin, int nWin)
 /*
  * The batches of the evaluation windows aWin[0..nWin) whose kernel names repeat (vt__kernel_periods: .p),
  * as spans [start, end) in *paSpan (2 values each, *pnSpan spans; free it): a period of kernels from the
- * window's first is a batch, from the host launch of its first kernel (vt__kernels_at) to the next one's,
+ * window's first (after its lead, which joins the first batch) is a batch, from the host launch of its first kernel (vt__kernels_at) to the next one's,
  * the last to the launch of the window's last kernel (what the program frees after its loop is in no
  * batch); a remainder under half a period joins the last batch. Returns an SQLite code.
  */
@@ -149,7 +182,7 @@ int vt__window_batches(sqlite3 *db, const struct vt_ewin *aWin, int nWin, int64_
     *paSpan = NULL;
     *pnSpan = 0;
     for (int i = 0; i < nWin; i++) { /* the places wanted: each batch's first but the first, the last kernel */
-        for (int64_t b = aWin[i].p; aWin[i].p > 0 && b + aWin[i].p / 2 < aWin[i].n; b += aWin[i].p) nW++;
+        for (int64_t b = aWin[i].lead + aWin[i].p; aWin[i].p > 0 && b + aWin[i].p / 2 < aWin[i].n; b += aWin[i].p) nW++;
         nW += aWin[i].p > 0;
     }
     if (nW == 0) return SQLITE_OK;
@@ -160,14 +193,14 @@ int vt__window_batches(sqlite3 *db, const struct vt_ewin *aWin, int nWin, int64_
     nW = 0;
     for (int i = 0; i < nWin; i++) {
         if (aWin[i].p <= 0) continue;
-        for (int64_t b = aWin[i].p; b + aWin[i].p / 2 < aWin[i].n; b += aWin[i].p) aW[nW++].idx = aWin[i].first + b;
+        for (int64_t b = aWin[i].lead + aWin[i].p; b + aWin[i].p / 2 < aWin[i].n; b += aWin[i].p) aW[nW++].idx = aWin[i].first + b;
         aW[nW++].idx = aWin[i].first + aWin[i].n - 1;
     }
     rc = vt__kernels_at(db, aW, nW);
     for (int i = 0; i < nWin && rc == SQLITE_OK; i++) {
         int64_t a = aWin[i].start, last;
         if (aWin[i].p <= 0) continue;
-        for (int64_t b = aWin[i].p; b + aWin[i].p / 2 < aWin[i].n; b += aWin[i].p) {
+        for (int64_t b = aWin[i].lead + aWin[i].p; b + aWin[i].p / 2 < aWin[i].n; b += aWin[i].p) {
             int64_t ts = vt__want_ts(aW, nW, aWin[i].first + b);
             if (ts <= a || ts >= aWin[i].end) continue;
             aS[2 * nS] = a;

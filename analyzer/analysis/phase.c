@@ -241,6 +241,7 @@ struct seg {
     int64_t f;     /* forward/other kernels before the first backward kernel */
     int64_t n;     /* all kernels */
     int bBwd, bTerm;
+    int bWin;      /* it holds an evaluation window (from_kernels) */
 };
 
 /* Stream the kernels in start order into segments; returns an SQLite code. */
@@ -504,11 +505,27 @@ static int from_kernels(struct vt_trace *t)
             tail = aSeg[i].f < m ? m - aSeg[i].f : 0;
             break;
         }
+    /* segments holding an evaluation window: forward kernels beyond twice a typical segment's; or, beyond it
+     * (beyond the tail for the last, which the trace's end cuts at most a forward pass short), one and a half
+     * forward passes whose names repeat as batches do (one backward kernel a step makes a segment a step) */
+    for (i = 0; i < nSeg; i++) {
+        struct seg *s = &aSeg[i];
+        int64_t extra = s->bBwd ? s->f - m : s->f - tail;
+        if ((s->bWin = s->f >= 2 && s->f > 2 * m)) continue;
+        if (m - tail >= 16 && extra * 2 >= (m - tail) * 3) {
+            struct vt_ewin *e = push((void **)&aWin, &nWin, sizeof *e);
+            if (!e) { rc = SQLITE_NOMEM; goto done; }
+            *e = (struct vt_ewin){s->first + tail, extra, m - tail, i, 0, 0, 0}; /* .start: the segment, for now */
+        }
+    }
+    if (nWin > 0 && (rc = vt__kernel_periods(t->f.db, aWin, nWin)) != SQLITE_OK) goto done;
+    for (i = 0; i < nWin; i++) aSeg[aWin[i].start].bWin = aWin[i].p > 0;
+    nWin = 0; /* aWin again: the windows made phases */
     /* the places of the kernels that bound evaluation windows, resolved in one pass */
     for (i = 0; i < nSeg; i++) {
         const struct seg *s = &aSeg[i];
         int64_t aIdx[3] = {s->first + tail, s->first + s->f - m, s->first + s->f - m + tail};
-        if (s->f < 2 || s->f <= 2 * m) continue;
+        if (!s->bWin) continue;
         for (int q = tail > 0 ? 0 : 1; q < (tail > 0 ? 3 : 2); q++) {
             struct vt_want *pW = push((void **)&aW, &nW, sizeof *pW);
             if (!pW) { rc = SQLITE_NOMEM; goto done; }
@@ -520,28 +537,30 @@ static int from_kernels(struct vt_trace *t)
         struct seg *s = &aSeg[i];
         struct vt_phase *p = t->ph.n ? &t->ph.a[t->ph.n - 1] : NULL;
         int64_t trainStart = s->start, evalStart = s->start, skip = 0;
-        if (s->f >= 2 && s->f > 2 * m && tail > 0 && p && p->kind == VT_PHASE_TRAIN &&
+        if (s->bWin && tail > 0 && p && p->kind == VT_PHASE_TRAIN &&
             (evalStart = vt__want_ts(aW, nW, s->first + tail)) >= 0) {
-            /* an evaluation window begins after the last step's tail, which stays in training */
+            /* a window begins after the last step's tail, at its host launch (ahead of the device): steps
+             * the device still ran then end there, those it began later are none */
             skip = tail;
             p->end = evalStart;
-            if (t->ph.nIter) t->ph.aIter[t->ph.nIter - 1].end = evalStart;
+            while (t->ph.nIter > 0 && t->ph.aIter[t->ph.nIter - 1].start >= evalStart) t->ph.nIter--;
+            for (int k = t->ph.nIter - 1; k >= 0 && t->ph.aIter[k].end > evalStart; k--) t->ph.aIter[k].end = evalStart;
         }
         if (evalStart < 0) evalStart = s->start;
         if (!s->bBwd) {
             /* only the last segment lacks backward kernels: the start of a step cut off by the
              * end of the trace, unless clearly longer than a forward pass */
-            if (s->f >= 2 && s->f > 2 * m) {
+            if (s->bWin) {
                 struct vt_ewin *e = push((void **)&aWin, &nWin, sizeof *e);
                 if (!e || !add_phase(t, VT_PHASE_EVAL, "evaluation", evalStart, s->end, "kernels")) rc = SQLITE_NOMEM;
-                else *e = (struct vt_ewin){s->first + skip, s->n - skip, m - tail, evalStart, s->end, 0};
+                else *e = (struct vt_ewin){s->first + skip, s->n - skip, m - tail, evalStart, s->end, 0, 0};
             } else if (p && p->kind == VT_PHASE_TRAIN) {
                 p->end = s->end; /* optimizer tail or a stray kernel after the step */
                 if (t->ph.nIter) t->ph.aIter[t->ph.nIter - 1].end = s->end;
             }
             continue;
         }
-        if (s->f > 2 * m) {
+        if (s->bWin) {
             /* the window is the segment's forward kernels beyond a typical segment's, after the tail */
             trainStart = vt__want_ts(aW, nW, s->first + s->f - m + skip);
             if (trainStart <= evalStart) trainStart = evalStart;
@@ -550,7 +569,7 @@ static int from_kernels(struct vt_trace *t)
             {
                 struct vt_ewin *e = push((void **)&aWin, &nWin, sizeof *e);
                 if (!e) { rc = SQLITE_NOMEM; break; }
-                *e = (struct vt_ewin){s->first + skip, s->f - m, m - tail, evalStart, trainStart, 0};
+                *e = (struct vt_ewin){s->first + skip, s->f - m, m - tail, evalStart, trainStart, 0, 0};
             }
         }
         if (p && p->kind == VT_PHASE_TRAIN) p->end = s->end;
@@ -574,6 +593,7 @@ struct gap {
     int64_t n;          /* how many, after the last backward or optimizer kernel of the gap */
     int64_t idx;        /* the first one's place in (start, id) order */
     int64_t p;          /* the period of their names (vt__kernel_periods), 0 none */
+    int64_t lead;       /* places before their repetition began */
 };
 
 /*
@@ -671,14 +691,15 @@ static int from_iter_kernels(struct vt_trace *t)
             continue;
         }
         if (!(e = push((void **)&aWin, &nWin, sizeof *e))) rc = SQLITE_NOMEM;
-        else *e = (struct vt_ewin){g->idx, g->n, fm, 0, 0, 0};
+        else *e = (struct vt_ewin){g->idx, g->n, fm, 0, 0, 0, 0};
     }
     if (rc == SQLITE_OK) rc = vt__kernel_periods(t->f.db, aWin, nWin);
     for (int i = 1, w = 0; rc == SQLITE_OK && i <= t->ph.nIter; i++) {
         struct gap *g = &aGap[i];
         struct vt_want *pW;
         if (g->n == 0) continue;
-        g->p = aWin[w++].p;
+        g->p = aWin[w].p;
+        g->lead = aWin[w++].lead;
         /* by its kernel count alone, only kernels that repeat as batches of a forward pass do: the last
          * step's tail can be as many (plain SGD: elementwise kernels, a few per parameter) */
         if ((g->end - g->start) * 2 < m && g->p == 0) {
@@ -709,7 +730,7 @@ static int from_iter_kernels(struct vt_trace *t)
                 rc = SQLITE_NOMEM;
                 break;
             }
-            *e = (struct vt_ewin){aGap[i].idx, aGap[i].n, fm, aGap[i].start, aGap[i].end, aGap[i].p};
+            *e = (struct vt_ewin){aGap[i].idx, aGap[i].n, fm, aGap[i].start, aGap[i].end, aGap[i].p, aGap[i].lead};
         }
         if (i == t->ph.nIter || aKind[i] == 0) continue;
         p = t->ph.n ? &t->ph.a[t->ph.n - 1] : NULL;

@@ -152,7 +152,10 @@ const char *vt__fmt_bdhead(const struct vt_breakdown *b, char *z, size_t n)
     char zB[32];
     vt__fmt_bytes(b->total, zB, sizeof zB);
     snprintf(z, n, "what it was (%s, %s%s)", b->zBasis, zB,
-             b->bSegment ? "; at segment level: each segment in the category of the allocation that reserved it" : "");
+             b->bPages     ? "; at segment level, expandable segments: each page in the category of the allocation "
+                             "that mapped it"
+             : b->bSegment ? "; at segment level: each segment in the category of the allocation that reserved it"
+                           : "");
     return z;
 }
 
@@ -188,16 +191,17 @@ int vt__fmt_fit(const struct vt_device *d, char *z, size_t n)
         snprintf(zScale, sizeof zScale, ": nothing at the peak grows with the batch");
     else
         zScale[0] = 0;
-    if (f->bLowerBound && f->maxScale >= 0) { /* segment level: the least that fits, not a point */
+    if (f->bLowerBound && f->maxScale >= 0) { /* segment level, or a bounded replay: the least that fits, not a point */
         size_t m = strlen(zScale);
+        const char *zWhy = f->bReplayed ? "the replays were bounded, a range" : "segment level, a range";
         if (f->upScale < 0)
             snprintf(zScale + m, sizeof zScale - m, " at least: segment level, a lower bound (no upper bound can be told)");
         else if (f->upBatch >= 0)
-            snprintf(zScale + m, sizeof zScale - m, " at least, and at most about batch %lld: segment level, a range",
-                     (long long)f->upBatch);
+            snprintf(zScale + m, sizeof zScale - m, " at least, and at most %sbatch %lld: %s", f->bReplayed ? "" : "about ",
+                     (long long)f->upBatch, zWhy);
         else
-            snprintf(zScale + m, sizeof zScale - m, " at least, and at most about %.2fx: segment level, a range",
-                     f->upScale);
+            snprintf(zScale + m, sizeof zScale - m, " at least, and at most %s%.2fx: %s", f->bReplayed ? "" : "about ",
+                     f->upScale, zWhy);
     }
     {
         char zList[512] = "";

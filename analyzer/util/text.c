@@ -143,50 +143,51 @@ size_t vt__utf8_prefix(const char *z, size_t n, size_t nChar)
     return i;
 }
 
-/* Write one ASCII character c escaped for esc (c < 0x80). */
-static void put_ascii(FILE *f, unsigned c, enum vt_esc esc)
+/*
+ * How ASCII character c (c < 0x80) is written escaped for esc: NULL where it stands for itself,
+ * else the text written instead (in zBuf, 8 bytes, where it is made).
+ */
+static const char *ascii_esc(unsigned c, enum vt_esc esc, char *zBuf)
 {
     switch (esc) {
     case VT_ESC_JSON_SCRIPT:
-        if (c == '<') {
-            fputs("\\u003c", f);
-            return;
-        }
+        if (c == '<') return "\\u003c";
         /* fall through */
     case VT_ESC_JSON:
-        if (c == '"' || c == '\\') fprintf(f, "\\%c", c);
-        else if (c == '\n') fputs("\\n", f);
-        else if (c == '\t') fputs("\\t", f);
-        else if (c == '\r') fputs("\\r", f);
-        else if (c < 0x20 || c == 0x7F) fprintf(f, "\\u%04x", c);
-        else fputc((int)c, f);
-        return;
+        if (c == '"') return "\\\"";
+        if (c == '\\') return "\\\\";
+        if (c == '\n') return "\\n";
+        if (c == '\t') return "\\t";
+        if (c == '\r') return "\\r";
+        if (c < 0x20 || c == 0x7F) {
+            snprintf(zBuf, 8, "\\u%04x", c);
+            return zBuf;
+        }
+        return NULL;
     case VT_ESC_HTML:
-        if (c == '<') fputs("&lt;", f);
-        else if (c == '>') fputs("&gt;", f);
-        else if (c == '&') fputs("&amp;", f);
-        else if (c == '"') fputs("&quot;", f);
-        else if (c == '\'') fputs("&#39;", f);
-        else if (c < 0x20 && c != '\n' && c != '\t') fputc('?', f);
-        else fputc((int)c, f);
-        return;
+        if (c == '<') return "&lt;";
+        if (c == '>') return "&gt;";
+        if (c == '&') return "&amp;";
+        if (c == '"') return "&quot;";
+        if (c == '\'') return "&#39;";
+        return c < 0x20 && c != '\n' && c != '\t' ? "?" : NULL;
     case VT_ESC_MD:
-        if (c == '|') fputs("\\|", f);
-        else if (c == '\n' || c == '\r' || c == '\t') fputc(' ', f);
-        else if (c < 0x20) fputc('?', f);
-        else fputc((int)c, f);
-        return;
+        if (c == '|') return "\\|";
+        if (c == '\n' || c == '\r' || c == '\t') return " ";
+        return c < 0x20 ? "?" : NULL;
     case VT_ESC_CSV:
-        if (c == '"') fputs("\"\"", f);
-        else fputc((int)c, f);
-        return;
+        return c == '"' ? "\"\"" : NULL;
     case VT_ESC_LINE:
-        fputc(c < 0x20 || c == 0x7F ? '?' : (int)c, f);
-        return;
+        return c < 0x20 || c == 0x7F ? "?" : NULL;
     default:
-        fputc((c < 0x20 && c != '\n' && c != '\t') || c == 0x7F ? '?' : (int)c, f);
-        return;
+        return (c < 0x20 && c != '\n' && c != '\t') || c == 0x7F ? "?" : NULL;
     }
+}
+
+/* Does ASCII character c stand for itself whatever the escaping (ascii_esc gives NULL for every esc)? */
+static int plain_everywhere(unsigned c)
+{
+    return c >= 0x20 && c < 0x7F && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&' && c != '\'' && c != '|';
 }
 
 int vt__put_esc(FILE *f, const char *z, size_t n, enum vt_esc esc, size_t cap)
@@ -194,11 +195,18 @@ int vt__put_esc(FILE *f, const char *z, size_t n, enum vt_esc esc, size_t cap)
     const unsigned char *p = (const unsigned char *)z;
     size_t i = 0, end = n;
     unsigned cp = 0;
+    char zBuf[8];
     if (cap != VT_TEXT_NOCAP && n > cap) end = cap;
+    flockfile(f); /* once for the string, not once a byte */
     while (i < end) {
         int k;
-        if (p[i] < 0x80) {
-            put_ascii(f, p[i++], esc);
+        if (p[i] < 0x80) { /* a run of characters that stand for themselves, written at once, then one escaped */
+            const char *zEsc = NULL;
+            size_t j = i;
+            while (j < end && (plain_everywhere(p[j]) || (p[j] < 0x80 && !(zEsc = ascii_esc(p[j], esc, zBuf))))) j++;
+            if (j - i >= 16) fwrite(p + i, 1, j - i, f), i = j;
+            for (; i < j; i++) putc_unlocked(p[i], f); /* a short run: a call to fwrite costs more */
+            if (zEsc) fputs(zEsc, f), i++;
             continue;
         }
         k = vt__utf8_len(p + i, n - i, &cp);
@@ -214,6 +222,7 @@ int vt__put_esc(FILE *f, const char *z, size_t n, enum vt_esc esc, size_t cap)
         }
     }
     if (end < n) fprintf(f, " [... %zu more bytes]", n - end);
+    funlockfile(f);
     return ferror(f) ? -1 : 0;
 }
 

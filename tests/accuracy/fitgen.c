@@ -38,27 +38,34 @@ struct fcase {
     int nccl;               /* NCCL buffers (MiB), 0 none */
     double frac;            /* the traced batch as a fraction of the true boundary */
     int a, b;               /* family sizes: CNN image side; LM layers and width / 64 */
+    int bExp;               /* segment level with expandable_segments:True (VMM pages, not segments) */
 };
 
 #define GB ((int64_t)1000000000)
 static const struct fcase aCase[] = {
     /* dev: what the estimate was built against */
-    {"cnn_seg_24g", "dev", F_CNN, JS_SEGMENTS, 1, 24 * GiB, 1, 0, 0, 0.5, 224, 0},
-    {"cnn_tensor_24g", "dev", F_CNN, JS_TENSORS, 1, 24 * GiB, 1, 0, 0, 0.5, 224, 0},
-    {"cnn_seg_80g_nonvtx", "dev", F_CNN, JS_SEGMENTS, 0, 80 * GiB, 1, 0, 0, 0.3, 224, 0},
-    {"lm_tensor_40g", "dev", F_LM, JS_TENSORS, 1, 40 * GiB, 1, 0, 0, 0.5, 12, 16},
-    {"lm_seg_40g_keepgrad", "dev", F_LM, JS_SEGMENTS, 1, 40 * GiB, 0, 0, 0, 0.5, 12, 16},
-    {"lm_seg_80g_ddp", "dev", F_LM, JS_SEGMENTS, 1, 80 * GiB, 1, 0, 256, 0.25, 12, 16},
-    {"mlp_tensor_16g", "dev", F_MLP, JS_TENSORS, 0, 16 * GiB, 1, 1, 0, 0.5, 8, 64},
+    {"cnn_seg_24g", "dev", F_CNN, JS_SEGMENTS, 1, 24 * GiB, 1, 0, 0, 0.5, 224, 0, 0},
+    {"cnn_tensor_24g", "dev", F_CNN, JS_TENSORS, 1, 24 * GiB, 1, 0, 0, 0.5, 224, 0, 0},
+    {"cnn_seg_80g_nonvtx", "dev", F_CNN, JS_SEGMENTS, 0, 80 * GiB, 1, 0, 0, 0.3, 224, 0, 0},
+    {"lm_tensor_40g", "dev", F_LM, JS_TENSORS, 1, 40 * GiB, 1, 0, 0, 0.5, 12, 16, 0},
+    {"lm_seg_40g_keepgrad", "dev", F_LM, JS_SEGMENTS, 1, 40 * GiB, 0, 0, 0, 0.5, 12, 16, 0},
+    {"lm_seg_80g_ddp", "dev", F_LM, JS_SEGMENTS, 1, 80 * GiB, 1, 0, 256, 0.25, 12, 16, 0},
+    {"mlp_tensor_16g", "dev", F_MLP, JS_TENSORS, 0, 16 * GiB, 1, 1, 0, 0.5, 8, 64, 0},
     /* fragmentation makes it fail from batch 287 to 319 and run again from 320 to 359 */
-    {"lm_tensor_141g_window", "dev", F_LM, JS_TENSORS, 0, 141 * GB, 1, 0, 0, 0.55, 6, 18},
+    {"lm_tensor_141g_window", "dev", F_LM, JS_TENSORS, 0, 141 * GB, 1, 0, 0, 0.55, 6, 18, 0},
+    /* expandable segments: the allocator maps and unmaps pages (cuMemCreate/cuMemMap) */
+    {"cnn_exp_24g", "dev", F_CNN, JS_SEGMENTS, 1, 24 * GiB, 1, 0, 0, 0.5, 224, 0, 1},
+    {"lm_exp_40g_nonvtx", "dev", F_LM, JS_SEGMENTS, 0, 40 * GiB, 1, 1, 0, 0.4, 12, 16, 1},
+    {"mlp_exp_16g_keepgrad", "dev", F_MLP, JS_SEGMENTS, 1, 16 * GiB, 0, 0, 0, 0.5, 8, 64, 1},
     /* blind: other shapes, devices and fractions */
-    {"cnn_seg_40g_small", "blind", F_CNN, JS_SEGMENTS, 1, 40 * GiB, 1, 0, 0, 0.4, 160, 0},
-    {"cnn_tensor_80g_keepgrad", "blind", F_CNN, JS_TENSORS, 0, 80 * GiB, 0, 0, 0, 0.25, 224, 0},
-    {"lm_tensor_80g_deep", "blind", F_LM, JS_TENSORS, 1, 80 * GiB, 1, 1, 0, 0.35, 24, 24},
-    {"lm_seg_24g_nonvtx", "blind", F_LM, JS_SEGMENTS, 0, 24 * GiB, 1, 0, 128, 0.6, 8, 12},
-    {"mlp_seg_48g", "blind", F_MLP, JS_SEGMENTS, 1, 48 * GiB, 0, 0, 0, 0.3, 12, 96},
-    {"lm_tensor_141g_ddp", "blind", F_LM, JS_TENSORS, 0, 141 * GB, 1, 0, 512, 0.5, 16, 32},
+    {"cnn_seg_40g_small", "blind", F_CNN, JS_SEGMENTS, 1, 40 * GiB, 1, 0, 0, 0.4, 160, 0, 0},
+    {"cnn_tensor_80g_keepgrad", "blind", F_CNN, JS_TENSORS, 0, 80 * GiB, 0, 0, 0, 0.25, 224, 0, 0},
+    {"lm_tensor_80g_deep", "blind", F_LM, JS_TENSORS, 1, 80 * GiB, 1, 1, 0, 0.35, 24, 24, 0},
+    {"lm_seg_24g_nonvtx", "blind", F_LM, JS_SEGMENTS, 0, 24 * GiB, 1, 0, 128, 0.6, 8, 12, 0},
+    {"mlp_seg_48g", "blind", F_MLP, JS_SEGMENTS, 1, 48 * GiB, 0, 0, 0, 0.3, 12, 96, 0},
+    {"lm_tensor_141g_ddp", "blind", F_LM, JS_TENSORS, 0, 141 * GB, 1, 0, 512, 0.5, 16, 32, 0},
+    {"cnn_exp_80g_nonvtx", "blind", F_CNN, JS_SEGMENTS, 0, 80 * GiB, 0, 0, 0, 0.3, 192, 0, 1},
+    {"lm_exp_80g_ddp", "blind", F_LM, JS_SEGMENTS, 1, 80 * GiB, 1, 0, 256, 0.35, 16, 20, 1},
 };
 #define N_CASE ((int)(sizeof aCase / sizeof aCase[0]))
 #define ITERS 3
@@ -119,6 +126,7 @@ static int run(const struct fcase *k, int batch, const char *zPath, uint64_t see
     model(k, &m, &sample, &c.zTemplate);
     c.zPath = zPath;
     c.mode = k->mode;
+    c.bExpandable = k->bExp;
     c.seed = seed;
     c.deviceTotal = k->total;
     c.kernelStride = 8;
@@ -343,9 +351,10 @@ int main(int argc, char **argv)
         if (!(f = fopen(zPath, "w"))) return 1;
         fprintf(f,
                 "{\"case\": \"%s\", \"split\": \"%s\", \"mode\": \"%s\", \"nvtx\": %s, \"device_bytes\": %lld, "
-                "\"batch\": %d, \"true_max_batch\": %d, \"largest_batch_that_runs\": %d, \"trace\": \"rank0.db\"}\n",
+                "\"batch\": %d, \"true_max_batch\": %d, \"largest_batch_that_runs\": %d, \"expandable_segments\": %s, "
+                "\"trace\": \"rank0.db\"}\n",
                 k->zName, k->zSplit, k->mode == JS_TENSORS ? "tensors" : "segments", k->bNvtx ? "true" : "false",
-                (long long)k->total, batch, first, best);
+                (long long)k->total, batch, first, best, k->bExp ? "true" : "false");
         if (fclose(f) != 0) rc = 1;
         if (first < best)
             printf("%s: traced at batch %d, every batch up to %d runs, %d fails, %d runs again\n", k->zName, batch, first,

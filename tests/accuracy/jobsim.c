@@ -138,11 +138,14 @@ struct blk {        /* a piece of a segment (segment mode) or of a pool chunk (t
     int64_t addr, size;
     int seg, prev, next; /* neighbours in address order within the segment, -1 none */
     int bFree, pool;
+    int bUnmapped;       /* an expandable segment's address range with no pages mapped (never free) */
 };
 struct seg {        /* a cudaMalloc'd segment, or a chunk of the cudaMallocAsync pool */
     int64_t addr, size;
     int pool, first, bLive;
     int64_t stack;  /* stack of the call that made it */
+    int64_t page;   /* an expandable segment: its page size (0: a cudaMalloc'd segment) */
+    int64_t *aHandle; /* an expandable segment: the cuMemCreate handle mapped at each page, 0 none */
 };
 struct ten {
     int64_t addr, bytes;
@@ -199,6 +202,8 @@ struct js {
     int nNvtx;
     uint64_t rng;
     int bFailed;                      /* out of memory while building the trace */
+    int aExp[2];                      /* the expandable segment of the small and large pool, + 1 (0 none) */
+    int64_t nextHandle;               /* the next cuMemCreate handle */
 };
 
 static const char zRoles[] = "FBOZC";
@@ -282,18 +287,30 @@ static const struct nat aNatAsync[] = {
     {"cfunction_call", "libpython3.12.so.1.0"},
     {"_PyEval_EvalFrameDefault", "libpython3.12.so.1.0"},
 };
+/* Node::operator() and the autograd engine's thread, under every allocation of the backward pass */
+#define NAT_ENGINE                                                                                                            \
+    {"_ZN5torch8autograd4NodeclEOSt6vectorIN2at6TensorESaIS4_EE", "libtorch_cpu.so"},                                       \
+    {"_ZN5torch8autograd6Engine17evaluate_functionERSt10shared_ptrINS0_9GraphTaskEEPNS0_4NodeERNS0_11InputBufferERKS2_INS0_10ReadyQueueEE", \
+     "libtorch_cpu.so"},                                                                                                     \
+    {"_ZN5torch8autograd6Engine11thread_mainERKSt10shared_ptrINS0_9GraphTaskEE", "libtorch_cpu.so"},                        \
+    {"_ZN5torch8autograd6Engine11thread_initEiRKSt10shared_ptrINS0_10ReadyQueueEEb", "libtorch_cpu.so"},                    \
+    {"_ZN5torch8autograd6python12PythonEngine11thread_initEiRKSt10shared_ptrINS0_10ReadyQueueEEb", "libtorch_python.so"},  \
+    {NULL, "libstdc++.so.6"}, {NULL, "libc.so.6"}
 static const struct nat aNatBackward[] = {
     {NULL, "libtorch_cuda.so"},
     {NULL, "libtorch_cuda.so"},
     {"_ZN2at4_ops20convolution_backward4callERKNS_6TensorES4_S4_N3c1016OptionalArrayRefINS5_6SymIntEEENS5_8ArrayRefIS7_EESA_SA_bSA_S7_St5arrayIbLm3EE", "libtorch_cpu.so"},
     {NULL, "libtorch_cpu.so"},
-    {"_ZN5torch8autograd4NodeclEOSt6vectorIN2at6TensorESaIS4_EE", "libtorch_cpu.so"},
-    {"_ZN5torch8autograd6Engine17evaluate_functionERSt10shared_ptrINS0_9GraphTaskEEPNS0_4NodeERNS0_11InputBufferERKS2_INS0_10ReadyQueueEE", "libtorch_cpu.so"},
-    {"_ZN5torch8autograd6Engine11thread_mainERKSt10shared_ptrINS0_9GraphTaskEE", "libtorch_cpu.so"},
-    {"_ZN5torch8autograd6Engine11thread_initEiRKSt10shared_ptrINS0_10ReadyQueueEEb", "libtorch_cpu.so"},
-    {"_ZN5torch8autograd6python12PythonEngine11thread_initEiRKSt10shared_ptrINS0_10ReadyQueueEEb", "libtorch_python.so"},
-    {NULL, "libstdc++.so.6"},
-    {NULL, "libc.so.6"},
+    NAT_ENGINE,
+};
+/* a gradient as real snapshots show it: clone_obey_contract under AccumulateGrad::accumulateGrad (a template,
+ * no exported symbol) and AccumulateGrad::apply, on the engine's thread */
+static const struct nat aNatAccGrad[] = {
+    {"_ZN2at4_ops17new_empty_strided4callERKNS_6TensorEN3c108ArrayRefINS5_6SymIntEEES8_St8optionalINS5_10ScalarTypeEES9_INS5_6LayoutEES9_INS5_6DeviceEES9_IbE", "libtorch_cpu.so"},
+    {"_ZN5torch8autograd5utils19clone_obey_contractERKN2at6TensorES5_", "libtorch_cpu.so"},
+    {NULL, "libtorch_cpu.so"},
+    {"_ZN5torch8autograd14AccumulateGrad5applyEOSt6vectorIN2at6TensorESaIS4_EE", "libtorch_cpu.so"},
+    NAT_ENGINE,
 };
 static const struct nat aNatCublas[] = {
     {"_ZN2at4cuda25getCurrentCUDABlasHandleEv", "libtorch_cuda.so"},
@@ -355,12 +372,18 @@ static const struct nat aNatFreeSeg[] = {
     {"_PyEval_EvalFrameDefault", "libpython3.12.so.1.0"},
 };
 
+int js_native_engine(int native)
+{
+    return native == JS_NAT_BACKWARD || native == JS_NAT_ACCGRAD;
+}
+
 /* The native chain of kind `native` in the current mode. */
 static const struct nat *nat_chain(const struct js *j, int native, int *pn)
 {
 #define N(a) (*pn = (int)(sizeof a / sizeof a[0]), a)
     switch (native) {
     case JS_NAT_BACKWARD: return N(aNatBackward);
+    case JS_NAT_ACCGRAD: return N(aNatAccGrad);
     case JS_NAT_CUBLAS: return N(aNatCublas);
     case JS_NAT_PIN: return N(aNatPin);
     case JS_NAT_COPY: return N(aNatCopy);
@@ -469,7 +492,7 @@ static int64_t stack_of(struct js *j, int site, int native)
     zCopy = strdup(s->zSpec);
     if (!zCopy) abort();
     /* Python frames first, innermost first (the autograd thread has none) */
-    for (zPart = native == JS_NAT_BACKWARD || !*zCopy ? NULL : strtok_r(zCopy, "|", &zSave); zPart && n < MAX_FRAMES - 20;
+    for (zPart = js_native_engine(native) || !*zCopy ? NULL : strtok_r(zCopy, "|", &zSave); zPart && n < MAX_FRAMES - 20;
          zPart = strtok_r(NULL, "|", &zSave)) {
         char *zLine = strchr(zPart + 4, ':'), *zFn = zLine ? strchr(zLine + 1, ':') : NULL;
         if (!zLine || !zFn) {
@@ -632,49 +655,57 @@ static int best_fit(const struct js *j, int p, int64_t size)
     return best;
 }
 
+/*
+ * Split block b at offset off (0 < off < its size): b keeps [addr, addr + off), the block returned
+ * holds the rest with b's state (free lists are the caller's to update).
+ */
+static int blk_split(struct js *j, int b, int64_t off)
+{
+    int r = blk_new(j);
+    j->aBlk[r] = j->aBlk[b];
+    j->aBlk[r].addr += off;
+    j->aBlk[r].size -= off;
+    j->aBlk[r].prev = b;
+    if (j->aBlk[b].next >= 0) j->aBlk[j->aBlk[b].next].prev = r;
+    j->aBlk[b].next = r;
+    j->aBlk[b].size = off;
+    return r;
+}
+
+/* Merge block n, the next of block b, into b (n's slot is reused; free lists are the caller's). */
+static void blk_absorb(struct js *j, int b, int n)
+{
+    j->aBlk[b].size += j->aBlk[n].size;
+    j->aBlk[b].next = j->aBlk[n].next;
+    if (j->aBlk[n].next >= 0) j->aBlk[j->aBlk[n].next].prev = b;
+    blk_dispose(j, n);
+}
+
 /* Take `size` bytes from the start of free block b (split when the rest is worth keeping). */
 static void blk_take(struct js *j, int b, int64_t size)
 {
     int64_t rest = j->aBlk[b].size - size;
     int bSplit = (j->aBlk[b].pool & 1) == POOL_SMALL ? rest >= 512 : rest > MiB;
-    if (j->c.mode == JS_TENSORS) bSplit = rest >= 512;
+    if (j->c.mode == JS_TENSORS || j->c.bExpandable) bSplit = rest >= 512; /* should_split with expandable segments */
     free_remove(j, b);
-    if (bSplit) {
-        int r = blk_new(j);
-        struct blk *pb = &j->aBlk[b];
-        j->aBlk[r].addr = pb->addr + size;
-        j->aBlk[r].size = rest;
-        j->aBlk[r].seg = pb->seg;
-        j->aBlk[r].pool = pb->pool;
-        j->aBlk[r].prev = b;
-        j->aBlk[r].next = pb->next;
-        if (pb->next >= 0) j->aBlk[pb->next].prev = r;
-        pb->next = r;
-        pb->size = size;
-        free_add(j, r);
-    }
+    if (bSplit) free_add(j, blk_split(j, b, size));
 }
 
-/* Return block b to its pool, merged with free neighbours. */
-static void blk_release(struct js *j, int b)
+/* Return block b to its pool, merged with free neighbours; returns the free block it is now part of. */
+static int blk_release(struct js *j, int b)
 {
     int n = j->aBlk[b].next, p = j->aBlk[b].prev;
     if (n >= 0 && j->aBlk[n].bFree) {
         free_remove(j, n);
-        j->aBlk[b].size += j->aBlk[n].size;
-        j->aBlk[b].next = j->aBlk[n].next;
-        if (j->aBlk[n].next >= 0) j->aBlk[j->aBlk[n].next].prev = b;
-        blk_dispose(j, n);
+        blk_absorb(j, b, n);
     }
     if (p >= 0 && j->aBlk[p].bFree) {
         free_remove(j, p);
-        j->aBlk[p].size += j->aBlk[b].size;
-        j->aBlk[p].next = j->aBlk[b].next;
-        if (j->aBlk[b].next >= 0) j->aBlk[j->aBlk[b].next].prev = p;
-        blk_dispose(j, b);
+        blk_absorb(j, p, b);
         b = p;
     }
     free_add(j, b);
+    return b;
 }
 
 /* Segment size the caching allocator asks cudaMalloc for (CUDACachingAllocator.cpp: get_allocation_size). */
@@ -695,12 +726,14 @@ static int seg_new(struct js *j, int pool, int64_t size, int64_t stack, int site
     int s, b;
     j->aSeg = grow(j->aSeg, &j->nSegAlloc, j->nSeg, sizeof *j->aSeg);
     s = j->nSeg++;
+    memset(&j->aSeg[s], 0, sizeof j->aSeg[s]);
     j->aSeg[s].addr = va_take(j, size);
     j->aSeg[s].size = size;
     j->aSeg[s].pool = pool;
     j->aSeg[s].bLive = 1;
     j->aSeg[s].stack = stack;
     b = blk_new(j);
+    memset(&j->aBlk[b], 0, sizeof j->aBlk[b]);
     j->aBlk[b].addr = j->aSeg[s].addr;
     j->aBlk[b].size = size;
     j->aBlk[b].seg = s;
@@ -720,6 +753,193 @@ static int seg_new(struct js *j, int pool, int64_t size, int64_t stack, int site
     return s;
 }
 
+/* Whether a new segment of `size` fits on the device. */
+static int fits(const struct js *j, int64_t size)
+{
+    return dev_free(j) >= size;
+}
+
+/* ---- expandable segments (expandable_segments:True) ---- */
+
+/* Page sizes of an expandable segment: PyTorch's kSmallBuffer (small pool) and kLargeBuffer. */
+#define EXP_PAGE_SMALL (2 * MiB)
+#define EXP_PAGE_LARGE (20 * MiB)
+
+/* A VMM memory_event row as the tracer writes it for cuMemCreate/cuMemMap/cuMemUnmap/cuMemRelease. */
+static void vmm_row(struct js *j, int64_t ts, int op, int64_t addr, int64_t bytes, int64_t corr, int api,
+                    int64_t handle, int64_t thread, int64_t stack)
+{
+    struct tg_memrow m = {ts, op, VT_MEMKIND_DEVICE, addr, bytes, j->device, TG_NULL, TG_NULL, corr, api, 0,
+                          TG_NULL, handle, TG_NULL, TG_NULL, TG_NULL, TG_NULL, thread, stack};
+    tg_memory_row(j->g, &m);
+}
+
+/*
+ * A cuMemCreate of `bytes` as `handle` called at t[0] and returning at t[1], then its cuMemMap at
+ * addr from t[2] to t[3], by thread: api_call and memory_event rows (the create's pool_address
+ * hCreate: the handle, or TG_NULL as NCCL's rows have it).
+ */
+static void vmm_create_map(struct js *j, const int64_t *t, int64_t handle, int64_t hCreate, int64_t addr, int64_t bytes,
+                           int64_t thread, int64_t stack)
+{
+    int64_t corr = next_corr(j);
+    api_row(j, 40, corr, t[0], t[1], thread, 0, bytes, handle, 0, 0, TG_NULL, stack);
+    vmm_row(j, t[1], VT_MEMOP_VMM_CREATE, handle, bytes, corr, 40, hCreate, thread, stack);
+    corr = next_corr(j);
+    api_row(j, 42, corr, t[2], t[3], thread, 0, bytes, addr, 0, 0, TG_NULL, stack);
+    vmm_row(j, t[3], VT_MEMOP_VMM_MAP, addr, bytes, corr, 42, handle, thread, stack);
+}
+
+/*
+ * The expandable segment of pool p (POOL_SMALL or POOL_LARGE), made on first use: address space
+ * for 1 1/8 of the device (CUDACachingAllocator.cpp, ExpandableSegment), one unmapped block over
+ * it. Returns its index.
+ */
+static int exp_seg(struct js *j, int pool)
+{
+    int64_t page = pool == POOL_SMALL ? EXP_PAGE_SMALL : EXP_PAGE_LARGE, n = (j->total + j->total / 8 + page - 1) / page;
+    int s, b;
+    if (j->aExp[pool]) return j->aExp[pool] - 1;
+    j->aSeg = grow(j->aSeg, &j->nSegAlloc, j->nSeg, sizeof *j->aSeg);
+    s = j->nSeg++;
+    memset(&j->aSeg[s], 0, sizeof j->aSeg[s]);
+    j->aSeg[s].addr = va_take(j, n * page);
+    j->aSeg[s].size = n * page;
+    j->aSeg[s].pool = pool;
+    j->aSeg[s].bLive = 1;
+    j->aSeg[s].stack = TG_NULL;
+    j->aSeg[s].page = page;
+    if (!(j->aSeg[s].aHandle = calloc((size_t)n, sizeof(int64_t)))) abort();
+    b = blk_new(j);
+    memset(&j->aBlk[b], 0, sizeof j->aBlk[b]);
+    j->aBlk[b].addr = j->aSeg[s].addr;
+    j->aBlk[b].size = n * page;
+    j->aBlk[b].seg = s;
+    j->aBlk[b].pool = pool;
+    j->aBlk[b].prev = j->aBlk[b].next = -1;
+    j->aBlk[b].bUnmapped = 1;
+    j->aSeg[s].first = b;
+    j->aExp[pool] = s + 1;
+    return s;
+}
+
+/* Map segment s's pages over [addr, addr + n) (page-aligned): a cuMemCreate and a cuMemMap each, then one cuMemSetAccess. */
+static void exp_map(struct js *j, int s, int64_t addr, int64_t n, int64_t stack)
+{
+    int64_t page = j->aSeg[s].page, c;
+    for (int64_t a = addr; a < addr + n; a += page) {
+        int64_t h = 0x6b00000001LL + 16 * j->nextHandle++, aT[4];
+        c = j->cpu;
+        aT[0] = c, aT[1] = c + 20000, aT[2] = c + 22000, aT[3] = c + 30000;
+        vmm_create_map(j, aT, h, h, a, page, j->tidMain, stack);
+        j->aSeg[s].aHandle[(a - j->aSeg[s].addr) / page] = h;
+        j->reserved += page;
+        j->cpu = c + 32000;
+    }
+    c = j->cpu;
+    api_row(j, 46, next_corr(j), c, c + 8000, j->tidMain, 0, n, addr, 0, 0, TG_NULL, stack);
+    j->cpu = c + 9000;
+    if (j->reserved > j->peakReserved) j->peakReserved = j->reserved;
+}
+
+/* Unmap segment s's pages over [addr, addr + n) (page-aligned): the stream synchronized, a cuMemUnmap and a cuMemRelease each. */
+static void exp_unmap(struct js *j, int s, int64_t addr, int64_t n, int64_t stack)
+{
+    int64_t page = j->aSeg[s].page;
+    if (j->gpu > j->cpu) j->cpu = j->gpu;
+    for (int64_t a = addr; a < addr + n; a += page) {
+        int64_t *pH = &j->aSeg[s].aHandle[(a - j->aSeg[s].addr) / page], c = j->cpu, corr = next_corr(j);
+        api_row(j, 43, corr, c, c + 15000, j->tidMain, 0, page, a, 0, 0, TG_NULL, stack);
+        vmm_row(j, c + 15000, VT_MEMOP_VMM_UNMAP, a, page, corr, 43, *pH, j->tidMain, stack);
+        corr = next_corr(j);
+        api_row(j, 41, corr, c + 16000, c + 30000, j->tidMain, 0, 0, *pH, 0, 0, TG_NULL, stack);
+        vmm_row(j, c + 30000, VT_MEMOP_VMM_RELEASE, *pH, page, corr, 41, *pH, j->tidMain, stack);
+        *pH = 0;
+        j->reserved -= page;
+        j->cpu = c + 31000;
+    }
+}
+
+/*
+ * Unmap the whole pages inside segment s's free blocks (release_cached_blocks with expandable
+ * segments: a free block's partial pages at either end stay mapped); the unmapped ranges join
+ * their unmapped neighbours. Returns the bytes unmapped.
+ */
+static int64_t exp_unmap_free(struct js *j, int s, int64_t stack)
+{
+    int64_t n = 0, page = j->aSeg[s].page, base = j->aSeg[s].addr;
+    for (int b = j->aSeg[s].first; b >= 0; b = j->aBlk[b].next) {
+        int64_t start = j->aBlk[b].addr, end = start + j->aBlk[b].size;
+        int64_t lo = base + (start - base + page - 1) / page * page, hi = base + (end - base) / page * page;
+        if (!j->aBlk[b].bFree || hi <= lo) continue;
+        exp_unmap(j, s, lo, hi - lo, stack);
+        n += hi - lo;
+        free_remove(j, b);
+        if (lo > start) {
+            int m = blk_split(j, b, lo - start);
+            free_add(j, b);
+            b = m;
+        }
+        if (hi < end) free_add(j, blk_split(j, b, hi - lo));
+        j->aBlk[b].bUnmapped = 1;
+        if (j->aBlk[b].next >= 0 && j->aBlk[j->aBlk[b].next].bUnmapped) blk_absorb(j, b, j->aBlk[b].next);
+        if (j->aBlk[b].prev >= 0 && j->aBlk[j->aBlk[b].prev].bUnmapped) {
+            int p = j->aBlk[b].prev;
+            blk_absorb(j, p, b);
+            b = p;
+        }
+    }
+    return n;
+}
+
+/* Map the first n bytes of unmapped block u of segment s (rounded up to pages); returns the free block they joined. */
+static int exp_map_block(struct js *j, int s, int u, int64_t n, int64_t stack)
+{
+    int64_t page = j->aSeg[s].page, len = (n + page - 1) / page * page;
+    exp_map(j, s, j->aBlk[u].addr, len, stack);
+    if (len < j->aBlk[u].size) blk_split(j, u, len); /* the rest stays unmapped */
+    j->aBlk[u].bUnmapped = 0;
+    return blk_release(j, u);
+}
+
+/*
+ * A free block of at least `size` bytes in pool p's expandable segment, its pages mapped as
+ * needed (try_allocate_expandable_block): the lowest run of free and unmapped blocks that holds
+ * `size`, starting at an unmapped block or the free block before it. *pNeed: the bytes of pages
+ * it maps. -1 when they do not fit on the device (nothing mapped then).
+ */
+static int exp_alloc(struct js *j, int pool, int64_t size, int64_t stack, int64_t *pNeed)
+{
+    int s = exp_seg(j, pool), c = -1;
+    int64_t page = j->aSeg[s].page, have = 0;
+    for (int u = j->aSeg[s].first; u >= 0 && c < 0; u = j->aBlk[u].next) {
+        int x = j->aBlk[u].prev >= 0 && j->aBlk[j->aBlk[u].prev].bFree ? j->aBlk[u].prev : u;
+        int64_t bytes = 0;
+        if (!j->aBlk[u].bUnmapped) continue;
+        for (int y = x; y >= 0 && bytes < size && (j->aBlk[y].bFree || j->aBlk[y].bUnmapped); y = j->aBlk[y].next)
+            bytes += j->aBlk[y].size;
+        if (bytes >= size) c = x;
+    }
+    *pNeed = 0;
+    if (c < 0) return *pNeed = size, -1; /* the address space is used up */
+    for (int y = c; have < size; y = j->aBlk[y].next) { /* the pages the walk below maps */
+        int64_t r = j->aBlk[y].size;
+        if (j->aBlk[y].bUnmapped) {
+            r = size - have < r ? (size - have + page - 1) / page * page : r;
+            *pNeed += r;
+        }
+        have += r;
+    }
+    if (!fits(j, *pNeed)) return -1;
+    if (j->aBlk[c].bUnmapped) c = exp_map_block(j, s, c, size < j->aBlk[c].size ? size : j->aBlk[c].size, stack);
+    while (j->aBlk[c].size < size) { /* free, then unmapped: map what the request still needs */
+        int u = j->aBlk[c].next;
+        int64_t rest = size - j->aBlk[c].size;
+        c = exp_map_block(j, s, u, rest < j->aBlk[u].size ? rest : j->aBlk[u].size, stack);
+    }
+    return c;
+}
+
 /* Give every completely free segment of the mode back (cudaFree, or a pool trim). Returns bytes released. */
 static int64_t release_cached(struct js *j, int64_t stack)
 {
@@ -727,6 +947,10 @@ static int64_t release_cached(struct js *j, int64_t stack)
     for (int s = 0; s < j->nSeg; s++) {
         struct seg *pS = &j->aSeg[s];
         int b = pS->first;
+        if (pS->page) { /* an expandable segment: its free pages unmapped */
+            n += exp_unmap_free(j, s, stack);
+            continue;
+        }
         if (!pS->bLive || pS->pool >= 2 || !j->aBlk[b].bFree || j->aBlk[b].size != pS->size) continue;
         free_remove(j, b);
         blk_dispose(j, b);
@@ -748,30 +972,28 @@ static int64_t release_cached(struct js *j, int64_t stack)
     return n;
 }
 
-/* Whether a new segment of `size` fits on the device. */
-static int fits(const struct js *j, int64_t size)
-{
-    return dev_free(j) >= size;
-}
-
 int js_alloc(struct js *j, int64_t bytes, int site, int native)
 {
     int64_t size = bytes < 512 ? 512 : (bytes + 511) / 512 * 512, stack = stack_of(j, site, native);
     int pool = (j->c.mode == JS_TENSORS ? POOL_LARGE : size <= MiB ? POOL_SMALL : POOL_LARGE) + (j->bGraph ? 2 : 0);
     int b = best_fit(j, pool, size), t;
-    int64_t seg = seg_size(j, pool, size);
-    int64_t thread = native == JS_NAT_BACKWARD ? j->tidAutograd : j->tidMain;
+    int64_t seg = seg_size(j, pool, size), need = seg;
+    int64_t thread = js_native_engine(native) ? j->tidAutograd : j->tidMain;
+    int bExp = j->c.bExpandable && j->c.mode == JS_SEGMENTS && pool < 2; /* graph pools keep segments */
     if (b < 0) {
-        int api = j->c.mode == JS_TENSORS ? 3 : 1;
-        if (!fits(j, seg)) {
-            /* CUDACachingAllocator::malloc: cudaMalloc fails, cached segments are released, one retry.
+        int api = j->c.mode == JS_TENSORS ? 3 : bExp ? 40 : 1;
+        /* the request a failing call names: the tensor (cudaMallocAsync), the segment, or one page (cuMemCreate) */
+        int64_t ask = j->c.mode == JS_TENSORS ? bytes : bExp ? (pool == POOL_SMALL ? EXP_PAGE_SMALL : EXP_PAGE_LARGE) : seg;
+        if (bExp ? (b = exp_alloc(j, pool, size, stack, &need)) < 0 : !fits(j, seg)) {
+            /* CUDACachingAllocator::malloc: cudaMalloc (or an expandable segment's cuMemCreate) fails,
+             * cached segments are released (free pages unmapped), one retry.
              * PyTorch's cudaMallocAsync backend does not retry (CUDAMallocAsyncAllocator.cpp raises at
              * the first failure); the pool's wholly free chunks given back before the failure stands
              * is taken as the driver's doing, which is not documented */
-            oom_call(j, api, j->c.mode == JS_TENSORS ? bytes : seg, stack);
+            oom_call(j, api, ask, stack);
             release_cached(j, stack_of(j, site, JS_NAT_FREE));
-            if (!fits(j, seg)) {
-                oom_call(j, api, j->c.mode == JS_TENSORS ? bytes : seg, stack);
+            if (bExp ? (b = exp_alloc(j, pool, size, stack, &need)) < 0 : !fits(j, seg)) {
+                oom_call(j, api, ask, stack);
                 j->nFailed++;
                 if (j->c.pObs && j->c.pObs->xOom) j->c.pObs->xOom(j->c.pObs->p, j, j->cpu, size, dev_free(j), site, native);
                 j->lastOomBytes = size;
@@ -781,9 +1003,11 @@ int js_alloc(struct js *j, int64_t bytes, int site, int native)
                 return -1;
             }
         }
-        seg_new(j, pool, seg, stack, site, native);
-        if (site >= 0 && site < j->nSite) j->aSite[site].aResv[native] += seg;
-        b = best_fit(j, pool, size);
+        if (!bExp) {
+            seg_new(j, pool, seg, stack, site, native);
+            b = best_fit(j, pool, size);
+        }
+        if (site >= 0 && site < j->nSite) j->aSite[site].aResv[native] += need;
     }
     blk_take(j, b, size);
     j->aTen = grow(j->aTen, &j->nTenAlloc, j->nTen, sizeof *j->aTen);
@@ -1183,24 +1407,10 @@ void js_nccl_init(struct js *j, int n, int64_t bytes)
 {
     int64_t stack = stack_of(j, j->here, JS_NAT_NCCL);
     for (int i = 0; i < n; i++) {
-        int64_t handle = 0x5a0000 + 16 * (int64_t)i + 1, addr = va_take(j, bytes), c = j->cpu, corr;
-        struct tg_memrow m;
+        int64_t handle = 0x5a0000 + 16 * (int64_t)i + 1, addr = va_take(j, bytes), c = j->cpu;
+        int64_t aT[4] = {c, c + 60000, c + 70000, c + 90000};
         if (!fits(j, bytes)) return;
-        corr = next_corr(j);
-        api_row(j, 40, corr, c, c + 60000, j->tidNccl, 0, bytes, handle, 0, 0, TG_NULL, stack);
-        m = (struct tg_memrow){c + 60000, VT_MEMOP_VMM_CREATE, VT_MEMKIND_DEVICE, handle, bytes, j->device, TG_NULL,
-                               TG_NULL, corr, 40, 0, TG_NULL, TG_NULL, TG_NULL, TG_NULL, TG_NULL, TG_NULL,
-                               j->tidNccl, stack};
-        tg_memory_row(j->g, &m);
-        corr = next_corr(j);
-        api_row(j, 42, corr, c + 70000, c + 90000, j->tidNccl, 0, bytes, addr, 0, 0, TG_NULL, stack);
-        m.ts = c + 90000;
-        m.op = VT_MEMOP_VMM_MAP;
-        m.address = addr;
-        m.correlation = corr;
-        m.api = 42;
-        m.poolAddress = handle;
-        tg_memory_row(j->g, &m);
+        vmm_create_map(j, aT, handle, TG_NULL, addr, bytes, j->tidNccl, stack);
         j->ncclBytes += bytes;
         j->cpu = c + 100000;
     }
@@ -1217,6 +1427,7 @@ static void js_release(struct js *j)
     free(j->aBlk);
     free(j->aBlkFree);
     for (int p = 0; p < NPOOL; p++) free(j->aFree[p]);
+    for (int s = 0; s < j->nSeg; s++) free(j->aSeg[s].aHandle);
     free(j->aSeg);
     free(j->aTen);
     free(j->aPin);
@@ -1286,6 +1497,7 @@ struct js *js_open(const struct js_cfg *c)
     }
     tg_meta(j->g, "env.CUDA_VISIBLE_DEVICES", "0,1,2,3,4,5,6,7");
     if (c->mode == JS_TENSORS) tg_meta(j->g, "env.PYTORCH_ALLOC_CONF", "backend:cudaMallocAsync");
+    else if (c->bExpandable) tg_meta(j->g, "env.PYTORCH_CUDA_ALLOC_CONF", "expandable_segments:True");
     tg_meta(j->g, "cuda_driver_version", "13000");
     tg_meta(j->g, "cupti_version", "130001");
     j->anchorCupti = j->cpu - 2000000;

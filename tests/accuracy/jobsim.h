@@ -16,7 +16,8 @@
  * counted in `dropped`) and from copies (the addresses each names), kernel and memcpy
  * rows on a GPU clock that runs behind the CPU clock, NVTX ranges written when they close, and stacks of Python frames over native
  * frames. What PyTorch does in between is modelled here too: the native caching
- * allocator (segment mode: only its cudaMalloc/cudaFree of segments are visible) or the
+ * allocator (segment mode: only its cudaMalloc/cudaFree of segments are visible; with
+ * expandable segments its cuMemCreate + cuMemMap of pages and cuMemUnmap + cuMemRelease) or the
  * cudaMallocAsync backend (tensor mode: one call per tensor), the caching host allocator
  * for pinned memory, NCCL's cuMem allocations and the CUDA runtime's own allocations.
  *
@@ -35,8 +36,11 @@ enum js_native {
     JS_NAT_COPY,      /* Tensor.to / copy_ */
     JS_NAT_NCCL,      /* NCCL communicator buffers (cuMemCreate/cuMemMap) */
     JS_NAT_FREE,      /* a tensor released (cudaFreeAsync) or the allocator emptying its cache */
+    JS_NAT_ACCGRAD,   /* a parameter's gradient made by AccumulateGrad on the autograd engine's thread */
     JS_NAT_N
 };
+/* Whether chain `native` runs on the autograd engine's thread (no Python frames). */
+int js_native_engine(int native);
 
 /* A GPU model as the trace's device row shows it, and its host link as PyTorch jobs see it. */
 struct js_gpu {
@@ -94,6 +98,8 @@ struct js_cfg {
     double pageableGBps;    /* > 0: this host's pageable copy speed instead of the GPU's typical one */
     const struct js_obs *pObs; /* PyTorch's recorders, or NULL */
     const char *zHost;      /* hostname (meta); NULL: gpu-node-NN */
+    int bExpandable;        /* segment mode: PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True (pages
+                             * cuMemCreate'd and cuMemMap'ped into one growing segment per pool) */
 };
 
 /* Load the kernel sequences (kernels.tsv); 0 or -1 with a message. Call once. */

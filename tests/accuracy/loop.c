@@ -298,7 +298,7 @@ struct js *loop_run(struct acc *a, struct loop *l, int rank, int *pOom, struct j
 void loop_resv_note(struct loop *l, const struct js *j)
 {
     for (int n = 0; n < JS_NAT_N && l->zPlanted; n++) l->resvPlanted += js_resv_since_mark(j, l->zPlanted, n);
-    l->resvBackward += js_resv_since_mark(j, NULL, JS_NAT_BACKWARD);
+    l->resvBackward += js_resv_since_mark(j, NULL, JS_NAT_BACKWARD) + js_resv_since_mark(j, NULL, JS_NAT_ACCGRAD);
 }
 
 /*

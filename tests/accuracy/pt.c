@@ -258,7 +258,7 @@ void pt_backward(struct js *j, struct pt_model *m, struct pt_fwd *f, int batch, 
     }
     for (int i = m->n - 1; i >= 0; i--) {
         int gIn = i > 0 ? js_alloc(j, m->a[i - 1].act * batch, site, JS_NAT_BACKWARD) : -1;
-        if (m->a[i].w && m->g[i] < 0) m->g[i] = js_alloc(j, m->a[i].w, site, JS_NAT_BACKWARD); /* AccumulateGrad */
+        if (m->a[i].w && m->g[i] < 0) m->g[i] = js_alloc(j, m->a[i].w, site, JS_NAT_ACCGRAD); /* AccumulateGrad */
         {
             int aT[6] = {gOut, f->saved[i], m->w[i], m->g[i], gIn, m->cublas};
             js_play(j, 'B', m->n - i, m->n + 1, aT, 6);

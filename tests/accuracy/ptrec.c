@@ -211,6 +211,7 @@ static const char *op_of(const struct ptrec *r, int site, int native)
     };
     char z[512];
     if (site >= 0 && site < r->nOp && r->azOp[site]) return r->azOp[site];
+    if (native == JS_NAT_ACCGRAD) return "aten::new_empty_strided";
     if (native == JS_NAT_BACKWARD) return "aten::mm";
     if (native == JS_NAT_CUBLAS) return "aten::addmm";
     if (!frame_at(spec_of(r, site), 0, z, sizeof z)) return "aten::empty";
@@ -614,15 +615,16 @@ static void py_enter(struct ptrec *r, int site, int64_t ts)
 /* A [memory] instant (and the operator around an allocation) in the profiler's window. */
 static void k_memory(struct ptrec *r, const struct js *j, int64_t ts, int64_t addr, int64_t bytes, int site, int native)
 {
-    int64_t tid = native == JS_NAT_BACKWARD ? r->pid + 31 : r->pid;
+    int64_t tid = js_native_engine(native) ? r->pid + 31 : r->pid;
     double t = (double)(ts + r->wallOffset) / 1000.0;
     if (bytes > 0) {
-        if (r->o.bWithStack && native != JS_NAT_BACKWARD) py_enter(r, site, ts);
-        if (native == JS_NAT_BACKWARD) {
+        if (r->o.bWithStack && !js_native_engine(native)) py_enter(r, site, ts);
+        if (js_native_engine(native)) {
             buf_printf(&r->k, ",\n{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"autograd::engine::evaluate_function: "
-                              "MmBackward0\", \"pid\": %lld, \"tid\": %lld, \"ts\": %.3f, \"dur\": 0.120, \"args\": "
+                              "%s\", \"pid\": %lld, \"tid\": %lld, \"ts\": %.3f, \"dur\": 0.120, \"args\": "
                               "{\"External id\": %lld, \"Fwd thread id\": 1}}",
-                       (long long)r->pid, (long long)tid, t - 0.06, (long long)++r->extId);
+                       native == JS_NAT_ACCGRAD ? "torch::autograd::AccumulateGrad" : "MmBackward0", (long long)r->pid,
+                       (long long)tid, t - 0.06, (long long)++r->extId);
         }
         buf_printf(&r->k, ",\n{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": ");
         buf_json(&r->k, op_of(r, site, native));

@@ -1,0 +1,119 @@
+#!/usr/bin/env python3
+"""Check that fitgen's jobs look as the tracer records real ones, and that the breakdown reads them right.
+
+fit_shapes_test.py FITGEN VRAMTRACE
+
+- Gradients: a parameter's gradient is made by AccumulateGrad on the autograd engine's thread, as
+  PyTorch's own snapshots show it (clone_obey_contract under AccumulateGrad::accumulateGrad and
+  AccumulateGrad::apply): every gradient's stack has the frame, and the breakdown's gradients are
+  the parameters' bytes (mlp_tensor_16g: Adam, gradients live at the peak).
+- Expandable segments (cnn_exp_24g, PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True): the
+  allocator's memory is cuMemCreate'd pages mapped with cuMemMap (2 MiB small, 20 MiB large), no
+  cudaMalloc'd segment; the breakdown is at segment level, says it counts pages, and sums to the
+  peak; what would fit is a range.
+Exits 0 when every check holds, 1 otherwise (each failure printed), 2 on bad arguments.
+"""
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+import tempfile
+
+FAILS = []
+
+
+def check(ok, what):
+    if not ok:
+        FAILS.append(what)
+        print("FAIL: " + what)
+
+
+def run(args):
+    p = subprocess.run(args, capture_output=True, text=True)
+    if p.returncode not in (0, 1):
+        print("fit_shapes_test: %s failed (%d): %s" % (args[0], p.returncode, p.stderr.strip()))
+        sys.exit(1)
+    return p.stdout
+
+
+def job(fitgen, out, case, batch):
+    run([fitgen, "--only", case, "--at", str(batch), out])
+    db = os.path.join(out, case, "rank0.db")
+    check(os.path.exists(db), "fitgen wrote no trace for %s" % case)
+    return db if os.path.exists(db) else None
+
+
+def device(vramtrace, db, *extra):
+    rep = json.loads(run([vramtrace, "analyze", "--format", "json"] + list(extra) + [db]))
+    return [d for d in rep["traces"][0]["devices"] if d["id"] >= 0][0]
+
+
+def stacks_with(db, pattern):
+    c = sqlite3.connect(db)
+    rows = c.execute("SELECT DISTINCT f.stack_id FROM frame f JOIN string s ON s.id = f.function_id "
+                     "WHERE s.value LIKE ?", (pattern,)).fetchall()
+    c.close()
+    return {r[0] for r in rows}
+
+
+def gradients(fitgen, vramtrace, out):
+    db = job(fitgen, out, "mlp_tensor_16g", 64)
+    if not db:
+        return
+    acc = stacks_with(db, "%AccumulateGrad%")
+    c = sqlite3.connect(db)
+    # the engine's thread allocates gradients of activations too: those of a parameter's size are gradients
+    rows = c.execute("SELECT bytes, stack_id FROM tensor_event WHERE op = 1").fetchall()
+    rows = rows or c.execute("SELECT bytes, stack_id FROM memory_event WHERE op = 1 AND api IS NOT NULL").fetchall()
+    c.close()
+    grads = [b for b, s in rows if s in acc]
+    check(len(acc) > 0, "gradients: no stack with an AccumulateGrad frame")
+    d = device(vramtrace, db)
+    parts = {x["category"]: x["bytes"] for x in d["breakdown"]}
+    check(parts.get("gradients") == parts.get("parameters"),
+          "gradients: the breakdown's gradients %s are not the parameters' %s" % (parts.get("gradients"),
+                                                                                  parts.get("parameters")))
+    # zero_grad(set_to_none=True) after each of the 3 steps: each backward pass makes them anew
+    check(sum(grads) == 3 * (parts.get("parameters") or -1),
+          "gradients: AccumulateGrad allocations %d bytes, parameters %s" % (sum(grads), parts.get("parameters")))
+
+
+def expandable(fitgen, vramtrace, out):
+    db = job(fitgen, out, "cnn_exp_24g", 40)
+    if not db:
+        return
+    c = sqlite3.connect(db)
+    ops = dict(c.execute("SELECT op, count(*) FROM memory_event GROUP BY op").fetchall())
+    sizes = {r[0] for r in c.execute("SELECT DISTINCT bytes FROM memory_event WHERE op = 3 AND stack_id IN "
+                                     "(SELECT f.stack_id FROM frame f JOIN string s ON s.id = f.function_id "
+                                     "WHERE s.value LIKE '%CUDACachingAllocator%')")}
+    conf = c.execute("SELECT value FROM meta WHERE key = 'env.PYTORCH_CUDA_ALLOC_CONF'").fetchone()
+    c.close()
+    check(conf and "expandable_segments:True" in conf[0], "expandable: no allocator setting in meta")
+    check(ops.get(1, 0) == 1, "expandable: %d cudaMalloc'd allocations (the runtime's one only)" % ops.get(1, 0))
+    check(ops.get(3, 0) > 0 and ops.get(3) == ops.get(5), "expandable: creates %s, maps %s" % (ops.get(3), ops.get(5)))
+    check(sizes and sizes <= {2 << 20, 20 << 20}, "expandable: page sizes %s" % sorted(sizes))
+    d = device(vramtrace, db, "--batch", "40")
+    check(d["breakdown_segment_level"] is True, "expandable: breakdown not at segment level")
+    check(sum(x["bytes"] for x in d["breakdown"]) == d["breakdown_bytes"], "expandable: parts do not sum")
+    check(d["breakdown_bytes"] == d["peak_bytes"], "expandable: breakdown %s, peak %s" % (d["breakdown_bytes"],
+                                                                                        d["peak_bytes"]))
+    check(d["fit"].get("max_is_lower_bound") is True, "expandable: fit not a range")
+    text = run([vramtrace, "analyze", "--batch", "40", db])
+    check("expandable segments: each page" in " ".join(text.split()), "expandable: the text does not say pages")
+
+
+def main():
+    if len(sys.argv) != 3:
+        print(__doc__.splitlines()[0] + "\nusage: fit_shapes_test.py FITGEN VRAMTRACE", file=sys.stderr)
+        return 2
+    with tempfile.TemporaryDirectory(prefix="vt-shapes-") as out:
+        gradients(sys.argv[1], sys.argv[2], out)
+        expandable(sys.argv[1], sys.argv[2], out)
+    print("fit_shapes_test: %s" % ("ok" if not FAILS else "%d failed" % len(FAILS)))
+    return 1 if FAILS else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
