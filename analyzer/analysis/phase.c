@@ -842,34 +842,24 @@ int vt__carried_into(const struct vt_trace *t, const struct vt_life *l, int *pbH
     return -1;
 }
 
-/*
- * Iterations of a trace that marks none and has no kernel to infer them from (a PyTorch snapshot,
- * a memory-only profile): its tensor memory's own cycles (vt__cycle_step: a step's rise and fall).
- * Each completed cycle ends an iteration, the first beginning at the trace's start; at least two
- * are needed. Returns an SQLite code.
- */
+/* Iterations of a trace that marks none and has no kernel to infer them from (a PyTorch snapshot, a memory-only
+ * profile): its tensor memory's own cycles (vt__cycle_step: a step's rise and fall). Each completed cycle ends an
+ * iteration, the first beginning at the trace's start; at least two are needed. Returns an SQLite code. */
 static int from_cycles(struct vt_trace *t)
 {
     struct vt_rows c;
-    struct vt_kept *pKept = &t->f.aT[VT_T_TENSOR].keep;
+    struct vt_kept *pK = &t->f.aT[VT_T_TENSOR].keep; /* the rows the replay reads, when kept: read once, not released */
     char *zSql = NULL;
     int64_t live = 0, peak = 0, lo = 0, hi = 0, prev = t->f.t0;
-    int n = 0, rc, iOp = 1, iBytes = 2;
+    int n = 0, rc;
     if (!t->f.bHaveTensors || t->f.aT[VT_T_KER].nRow > 0 || !t->f.bTimes) return SQLITE_OK;
     memset(&c, 0, sizeof c);
-    if (pKept->bOk && pKept->nCol == VT_TENSORROW_NCOL) {
-        /* the rows the scan kept for the replay (the same rows in the same order, VT_TENSORROW_COLS): read
-         * here without releasing them, so the table is read once */
-        rc = vt__rows_open_kept_peek(&c, pKept, t->f.aT[VT_T_TENSOR].w);
-        iOp = 2; /* op and bytes in VT_TENSORROW_COLS */
-        iBytes = 6;
-    } else {
-        zSql = vt__ordered_sql(&t->f, VT_T_TENSOR, "ts, op, bytes", "ts IS NOT NULL", "ts, id");
-        rc = zSql ? vt__rows_open(&c, t->f.db, zSql, 3, t->f.aT[VT_T_TENSOR].w) : SQLITE_NOMEM;
-    }
+    if (pK->bOk && pK->nCol == VT_TENSORROW_NCOL) rc = vt__rows_open_kept_peek(&c, pK, t->f.aT[VT_T_TENSOR].w);
+    else if (!(zSql = vt__ordered_sql(&t->f, VT_T_TENSOR, VT_TENSORROW_COLS, "ts IS NOT NULL", "ts, id"))) rc = SQLITE_NOMEM;
+    else rc = vt__rows_open(&c, t->f.db, zSql, VT_TENSORROW_NCOL, t->f.aT[VT_T_TENSOR].w);
     while (rc == SQLITE_OK && (rc = vt__rows_next(&c)) == SQLITE_OK && c.bRow) {
-        int op = (int)vt__rows_or(&c, iOp, 0);
-        int64_t b = vt__rows_or(&c, iBytes, 0);
+        int op = (int)vt__rows_or(&c, 2, 0); /* op and bytes in VT_TENSORROW_COLS */
+        int64_t b = vt__rows_or(&c, 6, 0);
         if (op == VT_TENSOROP_ALLOC) live += b;
         else if (op == VT_TENSOROP_FREE) live -= b;
         else continue;
