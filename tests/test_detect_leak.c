@@ -561,12 +561,14 @@ TEST(segment_growth_names_its_site)
  * two blocks, through blocks 0-3 only in the quiet last 1.5 s, and makes a 256 MiB temporary.
  * mode 1: the blocks are used only when made (a cache dropped and forgotten: a leak); mode 2: no
  * kernel is seen using them at all (a CUDA graph's pool: graph launches show no arguments); mode 3:
- * as mode 0 after 12 s of start-up with no kernel (the weights loaded from pageable memory).
+ * as mode 0 after 12 s of start-up with no kernel (the weights loaded from pageable memory); mode 4:
+ * as mode 0 with the load growing more slowly, the last block made at 6.44 s (64 % into the run);
+ * mode 5: as mode 4 with the blocks used only when made.
  */
 static void build_server(const char *zPath, int mode)
 {
-    int bForgotten = mode == 1 || mode == 2;
-    int64_t off = mode == 3 ? 12000 * MS : 0;
+    int bForgotten = mode == 1 || mode == 2 || mode == 5;
+    int64_t off = mode == 3 ? 12000 * MS : 0, every = mode >= 4 ? 540 * MS : 345 * MS;
     struct tg *g = tg_open(zPath);
     int64_t sW, sK, sT, aBlock[12];
     int nBlock = 0;
@@ -580,7 +582,7 @@ static void build_server(const char *zPath, int mode)
     for (int i = 0; i < 100; i++) {
         int64_t ts = off + 100 * MS + i * 100 * MS, k;
         int nUse = ts >= off + 8500 * MS ? 4 : nBlock;
-        if (nBlock < 12 && ts >= off + 500 * MS + nBlock * 345 * MS) { /* the load grows: one more block */
+        if (nBlock < 12 && ts >= off + 500 * MS + nBlock * every) { /* the load grows: one more block */
             aBlock[nBlock] = 0x1000000000LL + nBlock * 0x100000000LL;
             tg_alloc(g, ts + 1 * MS, 0, 3, aBlock[nBlock], 2 * GiB + 4096 * nBlock, sK);
             k = tg_kernel(g, ts + 2 * MS, ts + 3 * MS, "kv_fill_kernel");
@@ -662,6 +664,35 @@ TEST(capped_cache_after_a_long_start_up_is_state)
     vt__result_free(&r);
     tg_cleanup();
 }
+
+/*
+ * The server whose load grows more slowly: its cache reached its size at 64 % of the run, with 36 % left
+ * (under the 40 % that a cache's early stop asks for), but every block was used again well after the last
+ * was made (the requests rotate through all 12 until the quiet end): reuse seen, state (it was a HIGH
+ * "never freed"). The control: the same blocks used only when made stay a leak.
+ */
+static void cache_reused_late(int bForgotten)
+{
+    const char *zPath = tg_path("server_late.db");
+    struct vt_result r;
+    build_server(zPath, bForgotten ? 5 : 4);
+    run(zPath, &r);
+    if (bForgotten) {
+        const struct vt_finding *f = NULL;
+        for (int i = 0; i < r.nFind; i++)
+            if (!strcmp(r.aFind[i].zKind, "leak") && r.aFind[i].severity == VT_SEV_HIGH) f = &r.aFind[i];
+        ASSERT(f);
+        ASSERT_STREQ("serve.py:88 in allocate_kv", f->zSite);
+    } else {
+        ASSERT_EQ(0, count_kind(&r, NULL, VT_SEV_LOW));
+        ASSERT_EQ(1, count_kind(&r, "leak", VT_SEV_INFO));
+    }
+    vt__result_free(&r);
+    tg_cleanup();
+}
+
+TEST(capped_cache_reused_after_a_late_stop_is_state) { cache_reused_late(0); }
+TEST(late_cache_never_reused_is_a_leak) { cache_reused_late(1); }
 
 /*
  * PyTorch's history merged: kernel arguments name the caching allocator's segments, not the blocks inside
@@ -1017,6 +1048,6 @@ TEST(baseline_of_longer_batches_is_no_growth)
 VT_TEST_LIST(T(plain_cuda_loop_ended_at_oom_is_no_growth) T(state_without_uses_is_not_a_leak) T(segment_growth_names_its_site) T(segment_creep_is_not_growth) T(trend_shapes) T(leak_released_at_the_end_still_grows) T(nccl_buffers_are_not_leaks) T(leak_sample_shape) T(leak_growth_and_never_freed_by_site) T(leak_not_judged_across_a_lent_window) T(healthy_training_loop_has_no_finding)
                  T(caching_allocator_segments_are_not_a_leak) T(caching_allocator_growth_is_reported)
                      T(plain_cuda_leak_without_phases) T(one_step_snapshot_is_state)
-                     T(one_step_process_is_state) T(capped_cache_reused_is_state) T(capped_cache_after_a_long_start_up_is_state) T(history_blocks_used_through_their_segment_are_in_use) T(cache_that_stopped_growing_early_is_no_growth) T(cache_growing_to_the_end_grows) T(segment_growth_at_two_sites_is_one_finding) T(snapshot_cycles_are_iterations) T(snapshot_cycles_after_kept_state_are_iterations) T(snapshot_climb_with_small_dips_has_no_cycle) T(last_step_held_to_exit_is_state) T(small_growth_on_a_larger_job_is_medium)
+                     T(one_step_process_is_state) T(capped_cache_reused_is_state) T(capped_cache_after_a_long_start_up_is_state) T(capped_cache_reused_after_a_late_stop_is_state) T(late_cache_never_reused_is_a_leak) T(history_blocks_used_through_their_segment_are_in_use) T(cache_that_stopped_growing_early_is_no_growth) T(cache_growing_to_the_end_grows) T(segment_growth_at_two_sites_is_one_finding) T(snapshot_cycles_are_iterations) T(snapshot_cycles_after_kept_state_are_iterations) T(snapshot_climb_with_small_dips_has_no_cycle) T(last_step_held_to_exit_is_state) T(small_growth_on_a_larger_job_is_medium)
                      T(baseline_of_longer_batches_is_no_growth) T(segment_staircase_of_a_slow_leak_grows)
                      T(segment_staircase_after_the_cache_filled_grows) T(segment_staircase_ever_rarer_is_no_growth))
