@@ -883,6 +883,59 @@ static void segment_staircase(int shape)
     tg_cleanup();
 }
 
+/*
+ * Tensor level, 48 iterations (NVTX) that are micro-batches, 4 to an optimizer step, beside 4 GiB of weights:
+ * each makes and frees 1 GiB of activations; a 200 MiB buffer is held from iteration 20 to 24 (so the device
+ * baseline rises and falls back: no trend there). Shape 0: the loop keeps 8 MiB of losses at each optimizer
+ * step (train.py:79, every fourth iteration), a rise at 25 % of the boundaries, under the growth test's 60 %:
+ * a staircase kept to the end, one growth finding (it was none). Shape 1, the control: the site gathers 8 MiB
+ * at three iterations of four and frees it all at the fourth: it climbs and falls back, no growth.
+ */
+static void tensor_staircase(int shape)
+{
+    const char *zPath = tg_path("tstair.db");
+    struct tg *g = tg_open(zPath);
+    struct vt_result r;
+    int64_t sW, sA, sB, sL;
+    int nGrow = 0, nKept = 0;
+    ASSERT(g);
+    tg_meta(g, "config.tensors", "1");
+    tg_device(g, 0, "Test GPU", 80 * GiB);
+    sW = tg_stack(g, "train.py", 40, "main");
+    sA = tg_stack(g, "model.py", 30, "forward");
+    sB = tg_stack(g, "train.py", 90, "log_batch");
+    sL = tg_stack(g, "train.py", 79, "train_one_epoch");
+    tg_alloc(g, 1 * MS, 0, 3, WEIGHTS, 4 * GiB, sW);
+    for (int i = 0; i < 48; i++) {
+        int64_t t0 = 10 * MS + i * 10 * MS;
+        tg_nvtx(g, t0, t0 + 10 * MS, "step");
+        tg_kernel(g, t0 + 1 * MS, t0 + 2 * MS, "gemm");
+        tg_alloc(g, t0 + 1 * MS, 0, 3, ACT, 1 * GiB, sA);
+        tg_free(g, t0 + 6 * MS, 0, 3, ACT, 1 * GiB);
+        if (i == 20) tg_alloc(g, t0 + 3 * MS, 0, 3, ACT + 0x80000000LL, 200 * MiB, sB);
+        if (i == 24) tg_free(g, t0 + 3 * MS, 0, 3, ACT + 0x80000000LL, 200 * MiB);
+        if (shape == 0 && i % 4 == 3) tg_alloc(g, t0 + 7 * MS, 0, 3, LEAK + (nKept++) * 0x1000000LL, 8 * MiB, sL);
+        if (shape == 1 && i % 4 != 3) tg_alloc(g, t0 + 7 * MS, 0, 3, LEAK + (nKept++) * 0x1000000LL, 8 * MiB, sL);
+        if (shape == 1 && i % 4 == 3)
+            while (nKept > 0) tg_free(g, t0 + 7 * MS, 0, 3, LEAK + (--nKept) * 0x1000000LL, 8 * MiB);
+    }
+    ASSERT_EQ(0, tg_close(g));
+    run(zPath, &r);
+    ASSERT_EQ(48, r.aTrace[0].ph.nIter);
+    for (int i = 0; i < r.nFind; i++) {
+        const struct vt_finding *f = &r.aFind[i];
+        if (strcmp(f->zKind, "leak") || f->severity < VT_SEV_LOW || !strstr(f->zTitle, "grows")) continue;
+        nGrow++;
+        ASSERT_STREQ("train.py:79 in train_one_epoch", f->zSite);
+    }
+    ASSERT_EQ(shape == 0 ? 1 : 0, nGrow);
+    vt__result_free(&r);
+    tg_cleanup();
+}
+
+TEST(tensor_staircase_of_losses_kept_each_step_grows) { tensor_staircase(0); }
+TEST(tensor_staircase_filled_and_freed_is_no_growth) { tensor_staircase(1); }
+
 TEST(segment_staircase_of_a_slow_leak_grows) { segment_staircase(0); }
 TEST(segment_staircase_after_the_cache_filled_grows) { segment_staircase(1); }
 TEST(segment_staircase_ever_rarer_is_no_growth) { segment_staircase(2); }
@@ -1050,4 +1103,5 @@ VT_TEST_LIST(T(plain_cuda_loop_ended_at_oom_is_no_growth) T(state_without_uses_i
                      T(plain_cuda_leak_without_phases) T(one_step_snapshot_is_state)
                      T(one_step_process_is_state) T(capped_cache_reused_is_state) T(capped_cache_after_a_long_start_up_is_state) T(capped_cache_reused_after_a_late_stop_is_state) T(late_cache_never_reused_is_a_leak) T(history_blocks_used_through_their_segment_are_in_use) T(cache_that_stopped_growing_early_is_no_growth) T(cache_growing_to_the_end_grows) T(segment_growth_at_two_sites_is_one_finding) T(snapshot_cycles_are_iterations) T(snapshot_cycles_after_kept_state_are_iterations) T(snapshot_climb_with_small_dips_has_no_cycle) T(last_step_held_to_exit_is_state) T(small_growth_on_a_larger_job_is_medium)
                      T(baseline_of_longer_batches_is_no_growth) T(segment_staircase_of_a_slow_leak_grows)
-                     T(segment_staircase_after_the_cache_filled_grows) T(segment_staircase_ever_rarer_is_no_growth))
+                     T(segment_staircase_after_the_cache_filled_grows) T(segment_staircase_ever_rarer_is_no_growth) T(tensor_staircase_of_losses_kept_each_step_grows)
+                     T(tensor_staircase_filled_and_freed_is_no_growth))

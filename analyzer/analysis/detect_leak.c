@@ -195,14 +195,17 @@ static int site_grows(const struct lsite *e, int64_t minBytes, int64_t *pRise)
  * cache reserving for ever longer batches rises ever more rarely: each new longest batch comes later than
  * the one before), none above half their sum, no drop above a quarter of it, and the sum at least 0.75 % of
  * the device peak (1 % over the run, for the three quarters judged: fragmentation adds a segment now and
- * then). *pRise receives the sum.
+ * then). *pRise receives the sum. At tensor level the same climb shows where the growth boundaries are
+ * finer than the step that keeps memory (micro-batches inferred from kernels, each optimizer step keeping
+ * its losses: a rise at one boundary in four); there what the site climbs it must keep, its rise from the
+ * first boundary to the last at least three quarters of the sum (a buffer an evaluation fills and frees
+ * climbs and falls back).
  */
 static int staircase(const struct vt_trace *t, const struct lsite *e, int64_t minBytes, int64_t *pRise)
 {
     int s = UP_PARTS / 4, m, nUp = 0, aThird[3] = {0, 0, 0};
     int64_t maxUp = 0;
     *pRise = 0;
-    if (!t->f.bSegments) return 0;
     while (s < UP_PARTS && e->aUpPart[s] == 0) s++;
     m = UP_PARTS - s;
     for (int b = s; b < UP_PARTS; b++) {
@@ -214,6 +217,7 @@ static int staircase(const struct vt_trace *t, const struct lsite *e, int64_t mi
     if (nUp < 4 || m * 4 < UP_PARTS || *pRise < minBytes || *pRise * 400 < vt__main_peak(t) * 3 || maxUp * 2 > *pRise ||
         e->maxDrop * 4 > *pRise)
         return 0;
+    if (!t->f.bSegments && (e->prevBoundaryBytes - e->firstBoundaryBytes) * 4 < *pRise * 3) return 0;
     return aThird[0] && aThird[1] && aThird[2] && aThird[2] * 2 >= aThird[0];
 }
 
@@ -737,8 +741,8 @@ done:
 }
 
 /*
- * Growth across training iterations: per site, else the device baseline, else (at segment level) a site
- * climbing as a staircase (staircase()): the baseline, where it rises, already says that growth.
+ * Growth across training iterations: per site, else the device baseline, else a site climbing as a
+ * staircase (staircase()): the baseline, where it rises, already says that growth.
  */
 static int growth(const struct leak *L, struct vt_result *r, int iTrace)
 {
@@ -748,7 +752,7 @@ static int growth(const struct leak *L, struct vt_result *r, int iTrace)
     if (site_growth(L, r, iTrace, 0, &n) != 0) return -1;
     if (n) return 0;
     if (baseline_growth(L, r, iTrace, &bFound) != 0) return -1;
-    if (bFound || !t->f.bSegments) return 0;
+    if (bFound) return 0;
     return site_growth(L, r, iTrace, 1, &n);
 }
 
