@@ -591,9 +591,8 @@ void vt__timeline_phase_snapshot(struct vt_trace *t); /* current phase, before l
 void vt__timeline_phase_step(struct vt_trace *t, int64_t ts); /* phase/iteration minima */
 /*
  * One level `live` of a series of live bytes (peak: the highest before it) into its cycle count: a
- * rise from *pLo to *pHi of at least an eighth of the peak so far, then a fall by half of it or by an
- * eighth of the peak, counts one (*pn; returns 1 then) and the next starts from there. Start with
- * *pLo = *pHi = 0.
+ * rise from *pLo to *pHi of at least an eighth of the peak so far, then a fall by half of it or
+ * more, counts one (*pn; returns 1 then) and the next starts from there. Start with *pLo = *pHi = 0.
  */
 int vt__cycle_step(int64_t *pLo, int64_t *pHi, int *pn, int64_t live, int64_t peak);
 

@@ -99,20 +99,11 @@ void vt__timeline_phase_step(struct vt_trace *t, int64_t ts)
     }
 }
 
-/*
- * The fall may end above the rise's midpoint when it falls by an eighth of the peak: a step that keeps
- * memory (the first step's optimizer state, a leak's kept outputs) ends higher than it began, and the
- * low the rise was measured from, before it, is never reached again; judged by half the rise alone,
- * every later step rose and fell from a level the series had left (a snapshot of 10 steps each keeping
- * its outputs "rose and fell 0 times").
- */
 int vt__cycle_step(int64_t *pLo, int64_t *pHi, int *pn, int64_t live, int64_t peak)
 {
-    int64_t top = peak > live ? peak : live;
     if (live < *pLo) *pLo = *pHi = live;
     if (live > *pHi) *pHi = live;
-    if ((*pHi - *pLo) * 8 >= top && *pHi - *pLo > 0 &&
-        ((live - *pLo) * 2 <= *pHi - *pLo || (*pHi - live) * 8 >= top)) {
+    if ((*pHi - *pLo) * 8 >= (peak > live ? peak : live) && *pHi - *pLo > 0 && (live - *pLo) * 2 <= *pHi - *pLo) {
         (*pn)++;
         *pLo = *pHi = live;
         return 1;
