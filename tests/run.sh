@@ -77,6 +77,8 @@ summary="$logdir/summary.txt"
 : >"$summary"
 skips="$logdir/skips.txt"
 : >"$skips"
+why="$logdir/failures.txt" # what failed, a line each (printed last: a log's tail shows it)
+: >"$why"
 failed_any=0
 
 # ---- helpers ----
@@ -141,6 +143,7 @@ ctest_stage() {
   read -r _ p f s <"$console.summary"
   st_pass=$((st_pass + p)) st_fail=$((st_fail + f)) st_skip=$((st_skip + s))
   grep '^skip ' "$console.summary" | sed "s/^skip /$stage: /" >>"$skips"
+  grep '^fail ' "$console.summary" | sed "s/^fail /$stage: test /" >>"$why"
   return "$rc"
 }
 
@@ -160,6 +163,7 @@ step() {
   else
     st_fail=$((st_fail + 1))
     echo "== $stage: FAILED: $what ==" >&2
+    echo "$stage: $what" >>"$why"
     return 1
   fi
 }
@@ -241,8 +245,13 @@ stage_tsan() {
 
 stage_fuzz() {
   [ "$have_clang" = 1 ] || { skip_stage "clang not found (apt-get install clang libclang-rt-14-dev)"; return 0; }
+  local f
   step "bounded fuzzing, ${VT_FUZZ_SECONDS:-20} s per target" env VT_FUZZ_SECONDS="${VT_FUZZ_SECONDS:-20}" \
-    bash tests/fuzz/run.sh
+    bash tests/fuzz/run.sh && return 0
+  for f in build-fuzz/failed-*; do # each failed target's first lines that say why
+    [ -e "$f" ] && sed "s|^|fuzz: ${f#build-fuzz/failed-}: |" "$f" >>"$why"
+  done
+  return 1
 }
 
 # The tests that once failed only on a loaded machine (label reliability), again with
@@ -294,7 +303,10 @@ for stage in $stages; do
   if [ $rc -ne 0 ]; then
     st_status=FAILED
     failed_any=1
-    [ $st_fail -eq 0 ] && st_fail=1 # a build or configure step failed: count it
+    if [ $st_fail -eq 0 ]; then # a build or configure step failed: count it
+      st_fail=1
+      echo "$stage: configure or build (its log above)" >>"$why"
+    fi
   fi
   cpu_now
   printf '%-13s %-8s %6d %6d %7d %6dm%02ds %7d %7s\n' "$stage" "$st_status" $st_pass $st_fail $st_skip \
@@ -311,6 +323,8 @@ if [ -s "$skips" ]; then
   sed 's/^/  /' "$skips"
 fi
 if [ $failed_any -ne 0 ]; then
+  echo "what failed:"
+  sed 's/^/  /' "$why"
   echo "FAILED: $(awk '$2 == "FAILED" {printf "%s ", $1}' "$summary")"
   exit 1
 fi

@@ -135,7 +135,7 @@ static void val_unref(struct vt_pk *p, struct vt_pkval *v)
     while (pWork) { /* iterative: each freed container queues the children it held last */
         struct pkobj *x = pWork;
         pWork = x->pFree;
-        if (x->o.type >= VT_PK_LIST && x->o.type <= VT_PK_DICT) {
+        if (x->o.type >= VT_PK_LIST && x->o.type <= VT_PK_DICT && x->o.u.a) { /* an empty one may have no array */
             const struct vt_pkval *a = x->o.u.a, *aEnd = a + (x->o.type == VT_PK_DICT ? 2 * x->o.n : x->o.n);
             /* immortal children cost a test each (the keys), or nothing where the list says so (frames) */
             for (a += x->nImmortal; a < aEnd; a++) {

@@ -4,6 +4,9 @@
 # stored corpus, and fails on any crash, hang (> 10 s), leak or sanitizer report.
 # The inputs that trip it are left in build-fuzz/artifacts/; add each new class
 # to tests/fuzz/regress/<target>/ and to tests/test_rel_hostile.c.
+# VT_FUZZ_SEED (default 1; 0: a new one each run) seeds libFuzzer, so that a run is repeatable but for
+# how far its box lets it get; a failure's log lines (and tests/run.sh's summary) carry the seed
+# and, for a small input, the input itself in base64.
 # JOBS (default nproc) bounds the parallel compiles and how many targets fuzz at once; VT_WERROR=ON makes warnings errors (tests/run.sh).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
@@ -46,7 +49,7 @@ fuzz_one() {
   : >"$log" # no INITED line from an earlier run
   # The readers print one "vramtrace:" line per refused input: the log keeps them.
   UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ASAN_OPTIONS=detect_leaks=1 \
-    build-fuzz/tests/fuzz_$t -max_total_time="$((secs + 600))" -timeout=10 -rss_limit_mb=2048 \
+    build-fuzz/tests/fuzz_$t -seed="${VT_FUZZ_SEED:-1}" -max_total_time="$((secs + 600))" -timeout=10 -rss_limit_mb=2048 \
     -print_final_stats=1 -artifact_prefix="build-fuzz/artifacts/$t-" \
     "$work" $(ls -d tests/fuzz/regress/$t 2>/dev/null) >"$log" 2>&1 &
   pid=$!
@@ -65,7 +68,15 @@ fuzz_one() {
       "or sanitizer report ($(grep -E '^stat::number_of_executed_units' "$log" | awk '{print $2}') runs)"
   else
     echo "== fuzz_$t: FAILED (log: $log)" >&2
-    grep -E 'ERROR|runtime error|SUMMARY|Test unit written|timeout' "$log" | head -20 >&2
+    # The first lines that say why, kept in build-fuzz/failed-T for tests/run.sh's summary.
+    # libFuzzer prints a failing input in base64 when it is small: with it the finding can be
+    # reproduced from a log alone (echo B64 | base64 -d >input).
+    { grep -E 'INFO: Seed|ERROR|runtime error|SUMMARY|Test unit written|timeout|rss limit|^Base64: ' "$log" | head -12 | cut -c1-3000
+      if ! grep -q 'INITED cov' "$log"; then
+        echo "(its stored inputs never finished replaying; its last lines:)"
+        tail -3 "$log"
+      fi; } >"build-fuzz/failed-$t"
+    cat "build-fuzz/failed-$t" >&2
     rc=1
   fi
   rm -rf "$work"
@@ -78,7 +89,7 @@ fuzz_one() {
 rm -f build-fuzz/failed-*
 for t in trace tracedb pickle json; do
   while [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; do wait -n || true; done
-  { fuzz_one "$t" || : >"build-fuzz/failed-$t"; } &
+  { fuzz_one "$t" || [ -e "build-fuzz/failed-$t" ] || : >"build-fuzz/failed-$t"; } &
 done
 wait
 if ls build-fuzz/failed-* >/dev/null 2>&1; then exit 1; fi
