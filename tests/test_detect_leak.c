@@ -561,12 +561,14 @@ TEST(segment_growth_names_its_site)
  * two blocks, through blocks 0-3 only in the quiet last 1.5 s, and makes a 256 MiB temporary.
  * mode 1: the blocks are used only when made (a cache dropped and forgotten: a leak); mode 2: no
  * kernel is seen using them at all (a CUDA graph's pool: graph launches show no arguments); mode 3:
- * as mode 0 after 12 s of start-up with no kernel (the weights loaded from pageable memory).
+ * as mode 0 after 12 s of start-up with no kernel (the weights loaded from pageable memory); mode 4:
+ * as mode 0 with the load growing more slowly, the last block made at 6.44 s (64 % into the run);
+ * mode 5: as mode 4 with the blocks used only when made.
  */
 static void build_server(const char *zPath, int mode)
 {
-    int bForgotten = mode == 1 || mode == 2;
-    int64_t off = mode == 3 ? 12000 * MS : 0;
+    int bForgotten = mode == 1 || mode == 2 || mode == 5;
+    int64_t off = mode == 3 ? 12000 * MS : 0, every = mode >= 4 ? 540 * MS : 345 * MS;
     struct tg *g = tg_open(zPath);
     int64_t sW, sK, sT, aBlock[12];
     int nBlock = 0;
@@ -580,7 +582,7 @@ static void build_server(const char *zPath, int mode)
     for (int i = 0; i < 100; i++) {
         int64_t ts = off + 100 * MS + i * 100 * MS, k;
         int nUse = ts >= off + 8500 * MS ? 4 : nBlock;
-        if (nBlock < 12 && ts >= off + 500 * MS + nBlock * 345 * MS) { /* the load grows: one more block */
+        if (nBlock < 12 && ts >= off + 500 * MS + nBlock * every) { /* the load grows: one more block */
             aBlock[nBlock] = 0x1000000000LL + nBlock * 0x100000000LL;
             tg_alloc(g, ts + 1 * MS, 0, 3, aBlock[nBlock], 2 * GiB + 4096 * nBlock, sK);
             k = tg_kernel(g, ts + 2 * MS, ts + 3 * MS, "kv_fill_kernel");
@@ -662,6 +664,35 @@ TEST(capped_cache_after_a_long_start_up_is_state)
     vt__result_free(&r);
     tg_cleanup();
 }
+
+/*
+ * The server whose load grows more slowly: its cache reached its size at 64 % of the run, with 36 % left
+ * (under the 40 % that a cache's early stop asks for), but every block was used again well after the last
+ * was made (the requests rotate through all 12 until the quiet end): reuse seen, state (it was a HIGH
+ * "never freed"). The control: the same blocks used only when made stay a leak.
+ */
+static void cache_reused_late(int bForgotten)
+{
+    const char *zPath = tg_path("server_late.db");
+    struct vt_result r;
+    build_server(zPath, bForgotten ? 5 : 4);
+    run(zPath, &r);
+    if (bForgotten) {
+        const struct vt_finding *f = NULL;
+        for (int i = 0; i < r.nFind; i++)
+            if (!strcmp(r.aFind[i].zKind, "leak") && r.aFind[i].severity == VT_SEV_HIGH) f = &r.aFind[i];
+        ASSERT(f);
+        ASSERT_STREQ("serve.py:88 in allocate_kv", f->zSite);
+    } else {
+        ASSERT_EQ(0, count_kind(&r, NULL, VT_SEV_LOW));
+        ASSERT_EQ(1, count_kind(&r, "leak", VT_SEV_INFO));
+    }
+    vt__result_free(&r);
+    tg_cleanup();
+}
+
+TEST(capped_cache_reused_after_a_late_stop_is_state) { cache_reused_late(0); }
+TEST(late_cache_never_reused_is_a_leak) { cache_reused_late(1); }
 
 /*
  * PyTorch's history merged: kernel arguments name the caching allocator's segments, not the blocks inside
@@ -852,6 +883,59 @@ static void segment_staircase(int shape)
     tg_cleanup();
 }
 
+/*
+ * Tensor level, 48 iterations (NVTX) that are micro-batches, 4 to an optimizer step, beside 4 GiB of weights:
+ * each makes and frees 1 GiB of activations; a 200 MiB buffer is held from iteration 20 to 24 (so the device
+ * baseline rises and falls back: no trend there). Shape 0: the loop keeps 8 MiB of losses at each optimizer
+ * step (train.py:79, every fourth iteration), a rise at 25 % of the boundaries, under the growth test's 60 %:
+ * a staircase kept to the end, one growth finding (it was none). Shape 1, the control: the site gathers 8 MiB
+ * at three iterations of four and frees it all at the fourth: it climbs and falls back, no growth.
+ */
+static void tensor_staircase(int shape)
+{
+    const char *zPath = tg_path("tstair.db");
+    struct tg *g = tg_open(zPath);
+    struct vt_result r;
+    int64_t sW, sA, sB, sL;
+    int nGrow = 0, nKept = 0;
+    ASSERT(g);
+    tg_meta(g, "config.tensors", "1");
+    tg_device(g, 0, "Test GPU", 80 * GiB);
+    sW = tg_stack(g, "train.py", 40, "main");
+    sA = tg_stack(g, "model.py", 30, "forward");
+    sB = tg_stack(g, "train.py", 90, "log_batch");
+    sL = tg_stack(g, "train.py", 79, "train_one_epoch");
+    tg_alloc(g, 1 * MS, 0, 3, WEIGHTS, 4 * GiB, sW);
+    for (int i = 0; i < 48; i++) {
+        int64_t t0 = 10 * MS + i * 10 * MS;
+        tg_nvtx(g, t0, t0 + 10 * MS, "step");
+        tg_kernel(g, t0 + 1 * MS, t0 + 2 * MS, "gemm");
+        tg_alloc(g, t0 + 1 * MS, 0, 3, ACT, 1 * GiB, sA);
+        tg_free(g, t0 + 6 * MS, 0, 3, ACT, 1 * GiB);
+        if (i == 20) tg_alloc(g, t0 + 3 * MS, 0, 3, ACT + 0x80000000LL, 200 * MiB, sB);
+        if (i == 24) tg_free(g, t0 + 3 * MS, 0, 3, ACT + 0x80000000LL, 200 * MiB);
+        if (shape == 0 && i % 4 == 3) tg_alloc(g, t0 + 7 * MS, 0, 3, LEAK + (nKept++) * 0x1000000LL, 8 * MiB, sL);
+        if (shape == 1 && i % 4 != 3) tg_alloc(g, t0 + 7 * MS, 0, 3, LEAK + (nKept++) * 0x1000000LL, 8 * MiB, sL);
+        if (shape == 1 && i % 4 == 3)
+            while (nKept > 0) tg_free(g, t0 + 7 * MS, 0, 3, LEAK + (--nKept) * 0x1000000LL, 8 * MiB);
+    }
+    ASSERT_EQ(0, tg_close(g));
+    run(zPath, &r);
+    ASSERT_EQ(48, r.aTrace[0].ph.nIter);
+    for (int i = 0; i < r.nFind; i++) {
+        const struct vt_finding *f = &r.aFind[i];
+        if (strcmp(f->zKind, "leak") || f->severity < VT_SEV_LOW || !strstr(f->zTitle, "grows")) continue;
+        nGrow++;
+        ASSERT_STREQ("train.py:79 in train_one_epoch", f->zSite);
+    }
+    ASSERT_EQ(shape == 0 ? 1 : 0, nGrow);
+    vt__result_free(&r);
+    tg_cleanup();
+}
+
+TEST(tensor_staircase_of_losses_kept_each_step_grows) { tensor_staircase(0); }
+TEST(tensor_staircase_filled_and_freed_is_no_growth) { tensor_staircase(1); }
+
 TEST(segment_staircase_of_a_slow_leak_grows) { segment_staircase(0); }
 TEST(segment_staircase_after_the_cache_filled_grows) { segment_staircase(1); }
 TEST(segment_staircase_ever_rarer_is_no_growth) { segment_staircase(2); }
@@ -992,6 +1076,7 @@ TEST(baseline_of_longer_batches_is_no_growth)
 VT_TEST_LIST(T(plain_cuda_loop_ended_at_oom_is_no_growth) T(state_without_uses_is_not_a_leak) T(segment_growth_names_its_site) T(segment_creep_is_not_growth) T(trend_shapes) T(leak_released_at_the_end_still_grows) T(nccl_buffers_are_not_leaks) T(leak_sample_shape) T(leak_growth_and_never_freed_by_site) T(leak_not_judged_across_a_lent_window) T(healthy_training_loop_has_no_finding)
                  T(caching_allocator_segments_are_not_a_leak) T(caching_allocator_growth_is_reported)
                      T(plain_cuda_leak_without_phases) T(one_step_snapshot_is_state)
-                     T(one_step_process_is_state) T(capped_cache_reused_is_state) T(capped_cache_after_a_long_start_up_is_state) T(history_blocks_used_through_their_segment_are_in_use) T(cache_that_stopped_growing_early_is_no_growth) T(cache_growing_to_the_end_grows) T(segment_growth_at_two_sites_is_one_finding) T(snapshot_cycles_are_iterations) T(last_step_held_to_exit_is_state) T(small_growth_on_a_larger_job_is_medium)
+                     T(one_step_process_is_state) T(capped_cache_reused_is_state) T(capped_cache_after_a_long_start_up_is_state) T(capped_cache_reused_after_a_late_stop_is_state) T(late_cache_never_reused_is_a_leak) T(history_blocks_used_through_their_segment_are_in_use) T(cache_that_stopped_growing_early_is_no_growth) T(cache_growing_to_the_end_grows) T(segment_growth_at_two_sites_is_one_finding) T(snapshot_cycles_are_iterations) T(last_step_held_to_exit_is_state) T(small_growth_on_a_larger_job_is_medium)
                      T(baseline_of_longer_batches_is_no_growth) T(segment_staircase_of_a_slow_leak_grows)
-                     T(segment_staircase_after_the_cache_filled_grows) T(segment_staircase_ever_rarer_is_no_growth))
+                     T(segment_staircase_after_the_cache_filled_grows) T(segment_staircase_ever_rarer_is_no_growth) T(tensor_staircase_of_losses_kept_each_step_grows)
+                     T(tensor_staircase_filled_and_freed_is_no_growth))

@@ -667,7 +667,67 @@ TEST(retry_with_a_smaller_batch_is_one_failure)
     tg_cleanup();
 }
 
+/*
+ * cudnn.benchmark at the first forward of a new shape: as the step begins, before its range opens,
+ * cuDNN asks for two workspaces larger than the device could ever give (free plus all the process
+ * held), both fail; the forward's first layers get their activations (another line), then the
+ * convolution's own 6 GiB output fails twice (the allocator's retry) and the error reaches the
+ * program, which skips the step; training goes on. One failure, judged on the convolution's request,
+ * not on the probes (it was two findings, the probes' "40.0 GiB ... fragmentation" beside it).
+ * bLater, the control: the convolution fails a step later, after a whole step went on: two failures.
+ */
+static void probes_then_failure(int bLater)
+{
+    const char *zPath = tg_path("probes.db");
+    const char *az[1] = {zPath};
+    struct tg *g = tg_open(zPath);
+    struct vt_result r;
+    struct vt_opts o;
+    int64_t sW, sL, sC, tFail = bLater ? 550 * MS : 450 * MS;
+    int nOom = 0;
+    ASSERT(g);
+    tg_meta(g, "config.tensors", "1");
+    tg_device(g, 0, "Test GPU", 16 * GiB);
+    sW = tg_stack(g, "train.py", 20, "main");
+    sL = tg_stack(g, "model.py", 30, "Block.forward");
+    sC = tg_stack(g, "train.py", 66, "train_one_epoch");
+    tg_alloc(g, 1 * MS, 0, 3, 0x100000000LL, 8 * GiB, sW);
+    for (int i = 0; i < 8; i++) tg_nvtx(g, 100 * MS * (i + 1) + 2 * MS, 100 * MS * (i + 2), "iter");
+    tg_oom(g, 401 * MS, 0, 40 * GiB, 7 * GiB, 16 * GiB, sC); /* in the gap before the 4th step opens */
+    tg_oom(g, 401 * MS + 1000, 0, 39 * GiB, 7 * GiB, 16 * GiB, sC);
+    for (int i = 0; i < 8; i++) { /* every step's activations, the failing step's up to its failure */
+        int64_t t0 = 100 * MS * (i + 1) + 10 * MS;
+        tg_alloc(g, t0, 0, 3, 0x300000000LL, 6 * GiB, sL);
+        tg_free(g, t0 + 60 * MS, 0, 3, 0x300000000LL, 6 * GiB);
+    }
+    tg_oom(g, tFail, 0, 6 * GiB, 1 * GiB, 16 * GiB, sC);
+    tg_oom(g, tFail + 1000, 0, 6 * GiB, 1 * GiB, 16 * GiB, sC);
+    ASSERT_EQ(0, tg_close(g));
+    vt__opts_default(&o);
+    o.bNoWrite = 1;
+    ASSERT_EQ(0, vt__analyze(az, 1, &o, &r));
+    ASSERT_EQ(4, r.aTrace[0].nOom);
+    ASSERT_EQ(bLater ? 2 : 1, r.aTrace[0].nFail);
+    if (!bLater) {
+        ASSERT_EQ(4, r.aTrace[0].aFail[0].nAttempt);
+        ASSERT_EQ(6 * GiB, r.aTrace[0].aFail[0].requested);
+        ASSERT_EQ(3, r.aTrace[0].aFail[0].iJudged); /* the convolution's retry, not a probe */
+    }
+    for (int i = 0; i < r.nFind; i++)
+        if (!strcmp(r.aFind[i].zKind, "oom") && r.aFind[i].severity >= VT_SEV_LOW) {
+            nOom += r.aFind[i].nSame; /* failures that read alike are one finding standing for each (group.c) */
+            if (!bLater) ASSERT_EQ(6 * GiB, r.aFind[i].bytes);
+        }
+    ASSERT_EQ(bLater ? 2 : 1, nOom);
+    vt__result_free(&r);
+    tg_cleanup();
+}
+
+TEST(probes_before_a_step_and_its_failure_are_one) { probes_then_failure(0); }
+TEST(probes_and_a_failure_a_step_later_are_two) { probes_then_failure(1); }
+
 VT_TEST_LIST(T(segment_level_cannot_tell_fragmentation) T(three_verdicts_three_processes) T(oom_sample_shape) T(retried_request_is_one_finding)
                  T(live_grouped_by_site_and_kind) T(job_ended_at_oom_is_no_leak) T(attempts_of_one_failure_are_one_finding)
                  T(recovered_requests_are_info) T(retry_with_a_smaller_batch_is_one_failure) T(device_full_of_live_tensors_is_real_demand)
-                 T(others_by_nvml_readings))
+                 T(others_by_nvml_readings) T(probes_before_a_step_and_its_failure_are_one)
+                 T(probes_and_a_failure_a_step_later_are_two))

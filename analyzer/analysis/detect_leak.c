@@ -2,6 +2,7 @@
 #include "analysis.h"
 
 #include <stdlib.h>
+#include <stdint.h>
 #include <string.h>
 
 /* Allocations of one site made in this many growth intervals (iterations, or slices of the run) or
@@ -27,6 +28,7 @@ struct lsite {
     /* live at the end */
     int64_t endCount, endBytes, endFirstTs, endLastTs, endUsedLate;
     int64_t endLastUse;     /* the latest use of any of them, -1 none */
+    int64_t endMinUse;      /* the earliest last use among them (-1: one never used), INT64_MAX none */
     int nIv, aIv[ACCUMULATED_IV]; /* distinct growth intervals they were allocated in (up to ACCUMULATED_IV) */
     /* what raised the device baseline: allocated after its first point, live at its last point */
     int64_t lateBytes;
@@ -147,15 +149,19 @@ static int made_once(const struct vt_trace *t, const struct lsite *e)
  * a pool, an arena), not memory used when made and then left. The run counts from its first kernel:
  * what comes before it is start-up (weights loaded, nothing computed), which says nothing of how
  * early a cache filled (a server loading its weights for two thirds of the run had its capped
- * key/value cache called a leak).
+ * key/value cache called a leak). Where kernel uses show every one of its blocks used again a quarter
+ * of the rest or more after the last was made, that reuse is the evidence, and a quarter of the run
+ * left suffices: a leak's blocks are not touched after later ones are made (a server whose cache
+ * filled at 66 % of its serving, every chunk in use after it, had a HIGH "11.8 GiB never freed").
  */
 static int capped_cache(const struct vt_trace *t, const struct lsite *e)
 {
     int64_t from = t->xf.firstKernelTs > t->f.t0 ? t->xf.firstKernelTs : t->f.t0;
     int64_t rest = t->f.t1 - e->endLastTs, run = t->f.t1 - from;
-    if (e->endFirstTs < 0 || run <= 0 || rest * 10 < run * 4 ||
-        rest < e->endLastTs - (e->endFirstTs > from ? e->endFirstTs : from))
-        return 0;
+    if (e->endFirstTs < 0 || run <= 0) return 0;
+    /* reuse seen on every block: each used again at least a quarter of the rest after the last was made */
+    if (t->f.bHaveKernelUses && e->endMinUse >= e->endLastTs + rest / 4 && rest * 4 >= run) return 1;
+    if (rest * 10 < run * 4 || rest < e->endLastTs - (e->endFirstTs > from ? e->endFirstTs : from)) return 0;
     return !t->f.bHaveKernelUses || e->endLastUse < 0 || e->endLastUse >= e->endLastTs + rest / 2;
 }
 
@@ -189,14 +195,17 @@ static int site_grows(const struct lsite *e, int64_t minBytes, int64_t *pRise)
  * cache reserving for ever longer batches rises ever more rarely: each new longest batch comes later than
  * the one before), none above half their sum, no drop above a quarter of it, and the sum at least 0.75 % of
  * the device peak (1 % over the run, for the three quarters judged: fragmentation adds a segment now and
- * then). *pRise receives the sum.
+ * then). *pRise receives the sum. At tensor level the same climb shows where the growth boundaries are
+ * finer than the step that keeps memory (micro-batches inferred from kernels, each optimizer step keeping
+ * its losses: a rise at one boundary in four); there what the site climbs it must keep, its rise from the
+ * first boundary to the last at least three quarters of the sum (a buffer an evaluation fills and frees
+ * climbs and falls back).
  */
 static int staircase(const struct vt_trace *t, const struct lsite *e, int64_t minBytes, int64_t *pRise)
 {
     int s = UP_PARTS / 4, m, nUp = 0, aThird[3] = {0, 0, 0};
     int64_t maxUp = 0;
     *pRise = 0;
-    if (!t->f.bSegments) return 0;
     while (s < UP_PARTS && e->aUpPart[s] == 0) s++;
     m = UP_PARTS - s;
     for (int b = s; b < UP_PARTS; b++) {
@@ -208,6 +217,7 @@ static int staircase(const struct vt_trace *t, const struct lsite *e, int64_t mi
     if (nUp < 4 || m * 4 < UP_PARTS || *pRise < minBytes || *pRise * 400 < vt__main_peak(t) * 3 || maxUp * 2 > *pRise ||
         e->maxDrop * 4 > *pRise)
         return 0;
+    if (!t->f.bSegments && (e->prevBoundaryBytes - e->firstBoundaryBytes) * 4 < *pRise * 3) return 0;
     return aThird[0] && aThird[1] && aThird[2] && aThird[2] * 2 >= aThird[0];
 }
 
@@ -731,8 +741,8 @@ done:
 }
 
 /*
- * Growth across training iterations: per site, else the device baseline, else (at segment level) a site
- * climbing as a staircase (staircase()): the baseline, where it rises, already says that growth.
+ * Growth across training iterations: per site, else the device baseline, else a site climbing as a
+ * staircase (staircase()): the baseline, where it rises, already says that growth.
  */
 static int growth(const struct leak *L, struct vt_result *r, int iTrace)
 {
@@ -742,7 +752,7 @@ static int growth(const struct leak *L, struct vt_result *r, int iTrace)
     if (site_growth(L, r, iTrace, 0, &n) != 0) return -1;
     if (n) return 0;
     if (baseline_growth(L, r, iTrace, &bFound) != 0) return -1;
-    if (bFound || !t->f.bSegments) return 0;
+    if (bFound) return 0;
     return site_growth(L, r, iTrace, 1, &n);
 }
 
@@ -756,6 +766,7 @@ static struct lsite *lsite_get(struct leak *L, int i, const struct vt_trace *t)
         memset(aNew + L->n, 0, sizeof *aNew * (size_t)(nNew - L->n));
         for (int k = L->n; k < nNew; k++) {
             aNew[k].endFirstTs = aNew[k].endLastUse = -1;
+            aNew[k].endMinUse = INT64_MAX;
             aNew[k].seenBoundary = t->ph.nBoundaryDone; /* boundaries before its first allocation are not its */
         }
         L->a = aNew;
@@ -871,6 +882,7 @@ static int leak_event(void *st, const struct vt_trace *t, const struct vt_event 
         int64_t use = l->useBound >= 0 ? l->useBound : l->lastUse;
         if (use >= L->late) e->endUsedLate++;
         if (use > e->endLastUse) e->endLastUse = use;
+        if (use < e->endMinUse) e->endMinUse = use;
         if (l->allocTs >= 0) interval_note(e->aIv, &e->nIv, interval_of(t, l->allocTs)); /* unknown: no interval */
     }
     return 0;

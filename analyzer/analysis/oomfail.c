@@ -40,12 +40,18 @@ static int iter_after(const struct vt_trace *t, int64_t a)
  * taking a smaller one). A caller that catches the error and runs a smaller batch gets smaller blocks
  * for requests that could have fit: not recovered.
  */
+/* Whether attempt a asked for more than the device's free memory and all this process held together: a probe
+ * that could never fit (cuDNN asking for the workspace of its fastest algorithm), not what the program needed. */
+static int never_fits(const struct vt_oom *a)
+{
+    return a->freeBytes >= 0 && a->requested > a->freeBytes + (a->held > 0 ? a->held : 0);
+}
+
 static int oom_recovered(const struct vt_oom *a, int64_t ts)
 {
     if (a->site < 0 || a->nextSite != a->site || a->nextTs < 0 || a->nextTs >= ts || a->nextTs - a->ts > VT_OOM_RETRY_NS)
         return 0;
-    return a->nextBytes * 50 >= a->requested * 49 ||
-           (a->freeBytes >= 0 && a->requested > a->freeBytes + (a->held > 0 ? a->held : 0));
+    return a->nextBytes * 50 >= a->requested * 49 || never_fits(a);
 }
 
 /* Whether an iteration of t lies entirely within (a, b): a step that went on between two moments. */
@@ -60,7 +66,10 @@ static int step_between(const struct vt_trace *t, int64_t a, int64_t b)
  * Whether OOM event b is another attempt of the failure whose latest attempt is a: close in time,
  * the same device, no step completed between them (a retried step's range, begun again, is no
  * step that went on), and, outside every iteration, the same site or size with nothing as large
- * succeeding between (inside a step, its retries may run part of the step again).
+ * succeeding between (inside a step, its retries may run part of the step again). An attempt in
+ * the gap just before the step b lies in is that step's (the first forward of a new shape runs
+ * cuDNN's workspace probes as the step begins, before or as its range opens): cuDNN's failed probes
+ * and the convolution's own failure after them in that step were two findings for one failure.
  */
 static int same_failure(const struct vt_trace *t, const struct vt_oom *a, const struct vt_oom *b)
 {
@@ -72,6 +81,7 @@ static int same_failure(const struct vt_trace *t, const struct vt_oom *a, const 
     ia = vt__iter_at(t, a->ts);
     ib = vt__iter_at(t, b->ts);
     if (ia >= 0 && ib >= 0) return 1; /* one step, or a step and its retry */
+    if (ia < 0 && ib >= 0 && ib == iter_after(t, a->ts)) return 1; /* the opening of b's step */
     if (small > 0 ? a->allocAfter >= small : a->allocAfter > 0) return 0; /* a request succeeded between */
     return (a->site >= 0 && a->site == b->site) || ia == ib || a->requested == b->requested;
 }
@@ -96,8 +106,12 @@ int vt__oom_failures(struct vt_trace *t)
         p->device = t->aOom[i].device;
         p->requested = -1;
         p->iJudged = j;
-        for (int k = i; k <= j; k++) /* judged on the last attempt of its largest request */
-            if (t->aOom[k].requested >= p->requested) p->requested = t->aOom[k].requested, p->iJudged = k;
+        /* judged on the last attempt of its largest request, leaving out probes that could never fit where the
+         * failure has another attempt (cuDNN's workspace probes before the convolution's own request) */
+        for (int pass = 0; pass < 2 && p->requested < 0; pass++)
+            for (int k = i; k <= j; k++)
+                if ((pass || !never_fits(&t->aOom[k])) && t->aOom[k].requested >= p->requested)
+                    p->requested = t->aOom[k].requested, p->iJudged = k;
         p->liveEndBytes = p->liveEndCount = 0;
         p->bRecovered = oom_recovered(&t->aOom[j], INT64_MAX);
         i = j + 1;

@@ -193,7 +193,10 @@ void loop_note_reserved(struct loop *l, struct js *j)
         l->resWarm = js_reserved(j);
         js_resv_mark(j);
     }
-    else if (l->resWarm >= 0 && js_reserved(j) - l->resWarm > l->growTrain) l->growTrain = js_reserved(j) - l->resWarm;
+    else if (l->resWarm >= 0 && js_reserved(j) - l->resWarm > l->growTrain) {
+        l->growTrain = js_reserved(j) - l->resWarm;
+        l->nGrowTrain++;
+    }
 }
 
 /*
@@ -315,6 +318,16 @@ const char *loop_growth_site(struct acc *a, const struct loop *l, const char *zS
 }
 
 /*
+ * Whether the growth during training after warm-up of loop l is something the trace shows: as
+ * loop_visible(), and at segment level reserved at 3 iterations or more: one reservation (a 590 MiB
+ * segment at the last step) reads as one larger batch, which no growth test can tell from a leak.
+ */
+int loop_visible_train(struct acc *a, const struct loop *l, int64_t reserved)
+{
+    return loop_visible(a, l->growTrain, reserved) && (acc_variant(a)->mode == JS_TENSORS || l->nGrowTrain >= 3);
+}
+
+/*
  * Run the loop on every rank of the variant and end each process (killed inside a step when
  * !bClean). *pVisTrain / *pVisVal (may be NULL) receive whether, on some rank, the growth during
  * training after warm-up / during one evaluation phase is visible in the trace (loop_visible()).
@@ -328,7 +341,7 @@ void loop_all(struct acc *a, struct loop *proto, struct js_cfg *pCfg, int *pVisT
         int bOom;
         struct js *j = loop_run(a, &l, r, &bOom, pCfg);
         if (!j) return;
-        if (pVisTrain && loop_visible(a, l.growTrain, js_reserved(j))) *pVisTrain = 1;
+        if (pVisTrain && loop_visible_train(a, &l, js_reserved(j))) *pVisTrain = 1;
         if (l.pageableShare > proto->pageableShare) proto->pageableShare = l.pageableShare;
         loop_resv_note(proto, j);
         if (pVisVal && loop_visible(a, l.growVal, js_reserved(j))) *pVisVal = 1;

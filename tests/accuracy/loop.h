@@ -89,6 +89,7 @@ struct loop {
     /* what the trace can show: device memory reserved after warm-up (the second iteration), its
      * largest rise after it, and the largest rise during one evaluation phase */
     int64_t resWarm, growTrain, growVal;
+    int nGrowTrain;          /* the iterations after warm-up at which growTrain rose */
     /* segment bytes reserved after warm-up (all ranks): by allocations on the line zPlanted
      * (a "FILE:LINE:" frame, NULL none), and by the autograd thread */
     const char *zPlanted;
@@ -117,6 +118,7 @@ void loop_note_reserved(struct loop *l, struct js *j);
 /* Whether growth of `grow` bytes shows in the trace (every tensor in tensor mode; at segment level
  * only when the allocator had to reserve at least 64 MiB and 1 % of `reserved` more). */
 int loop_visible(struct acc *a, int64_t grow, int64_t reserved);
+int loop_visible_train(struct acc *a, const struct loop *l, int64_t reserved);
 /* The whole job on one rank; the process stays open (the caller ends it), *pOom 1 when an OOM ended it. */
 struct js *loop_run(struct acc *a, struct loop *l, int rank, int *pOom, struct js_cfg *pCfg);
 /* loop_run in two parts: the process with the model on the device (and DDP), then the epochs. */
