@@ -933,6 +933,7 @@ TEST(fit_tensor_level_replays_the_pool)
     ASSERT_EQ(1, d->fit.bLowerBound);
     ASSERT_EQ(103, d->fit.upBatch);
     ASSERT_CONTAINS(d->fit.azAssume[d->fit.nAssume - 1], "the first batch that fails is at most 104");
+    ASSERT_CONTAINS(d->fit.azAssume[d->fit.nAssume - 1], "bounded at 9 lifetimes replayed in all");
     {
         char z[2000];
         ASSERT(vt__fmt_fit(d, z, sizeof z) >= 0);

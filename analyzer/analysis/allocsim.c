@@ -695,7 +695,8 @@ int vt__fs_fit(const struct vt_trace *t, int acct, const struct vt_fsconfig *cfg
     if (fineMax > VT_FS_FINE) fineMax = VT_FS_FINE;
     pRes->bFine = fineMax > VT_FS_REPLAYS;
     maxReplay = pRes->bFine ? (int)fineMax + VT_FS_REPLAYS : VT_FS_REPLAYS;
-    workMax = (cfg->fitWork > 0 ? cfg->fitWork : VT_FS_FIT_WORK) / (ds.nBegin > 0 ? ds.nBegin : 1); /* in all too */
+    pRes->workBound = cfg->fitWork > 0 ? cfg->fitWork : VT_FS_FIT_WORK;
+    workMax = pRes->workBound / (ds.nBegin > 0 ? ds.nBegin : 1); /* in all too */
     if (workMax < 2) workMax = 2; /* the traced batch and one more: VT_FS_MAX keeps n within the bound's half */
     if (workMax < maxReplay) maxReplay = (int)workMax, pRes->bBounded = 1;
     lo = pRes->bBelow ? 1 : units;

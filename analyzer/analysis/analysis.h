@@ -764,6 +764,7 @@ struct vt_fsresult {
     double hiScale;         /* the least scale seen to fail, -1 none */
     int64_t hiBatch;        /* as a batch size, -1 none or without one */
     int64_t nWork;          /* lifetimes replayed in all */
+    int64_t workBound;      /* the bound on them that applied (cfg->fitWork, else VT_FS_FIT_WORK) */
 };
 /* Append lifetime l of t (ended at breakdown sequence endSeq; growing with the batch: 1, 0, or
  * VT_FS_SCALES_UNKNOWN) to t's replay stream. 0, or -1 when out of memory. */

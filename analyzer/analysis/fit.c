@@ -286,13 +286,13 @@ static int replay_fit(const struct vt_trace *t, const struct vt_device *d, const
     vt__fmt_bytes(limit, zB, sizeof zB);
     if (res.bBounded && res.hiBatch > 0) /* the work bound left a bracket: say so, and its other end */
         snprintf(zOpen, sizeof zOpen, " (an estimate: the replays were bounded at %lld lifetimes replayed in all; the "
-                 "first batch that fails is at most %lld)", (long long)VT_FS_FIT_WORK, (long long)res.hiBatch);
+                 "first batch that fails is at most %lld)", (long long)res.workBound, (long long)res.hiBatch);
     else if (res.bBounded && res.hiScale > 0)
         snprintf(zOpen, sizeof zOpen, " (an estimate: the replays were bounded at %lld lifetimes replayed in all; the "
-                 "first scale that fails is at most %.3fx)", (long long)VT_FS_FIT_WORK, res.hiScale);
+                 "first scale that fails is at most %.3fx)", (long long)res.workBound, res.hiScale);
     else if (res.bBounded)
         snprintf(zOpen, sizeof zOpen, " (an estimate: the replays were bounded at %lld lifetimes replayed in all "
-                 "before one failed: at least this)", (long long)VT_FS_FIT_WORK);
+                 "before one failed: at least this)", (long long)res.workBound);
     else if (res.bOpen)
         snprintf(zOpen, sizeof zOpen, "%s", " (the replays ran out: at least this)");
     zClimb = res.bBelow ? "; the largest batch served below the traced one, which failed (bisected)"
