@@ -9,10 +9,10 @@
  * more accumulated; fewer is state: allocated once, or replaced at each step. */
 #define ACCUMULATED_IV 3
 
-/* What the detector keeps per call site. */
 /* parts of the growth boundaries a site's rises are counted in (staircase()) */
 #define UP_PARTS 24
 
+/* What the detector keeps per call site. */
 struct lsite {
     int64_t liveBytes;      /* live now (pinned host memory aside: the transfer detector judges it) */
     /* growth across iteration boundaries (site_catch_up) */

@@ -125,9 +125,9 @@ static int64_t name_period(const int64_t *a, int64_t n, int64_t f)
  * the name a period later (9 in 10 at least; ties: the shortest), when no shorter period matches as well (a
  * run of one kernel name, a few optimizer kernels per parameter) and the window holds two of it. When the names
  * from its first place have none, after a lead of a quarter, a half or a whole forward pass; .lead: where the
- * repetition then begins (16 names equal those a period later): a window's start is a guess at the last step's tail, which the optimizer's kernels
- * lengthen after the last of accumulated micro-batches. One pass over the kernels for the names. Returns an
- * SQLite code.
+ * repetition then begins (16 names equal those a period later): a window's start is a guess at the last
+ * step's tail, which the optimizer's kernels lengthen after the last of accumulated micro-batches. One pass
+ * over the kernels for the names. Returns an SQLite code.
  */
 int vt__kernel_periods(sqlite3 *db, struct vt_ewin *aWin, int nWin)
 {
@@ -170,9 +170,10 @@ int vt__kernel_periods(sqlite3 *db, struct vt_ewin *aWin, int nWin)
 /*
  * The batches of the evaluation windows aWin[0..nWin) whose kernel names repeat (vt__kernel_periods: .p),
  * as spans [start, end) in *paSpan (2 values each, *pnSpan spans; free it): a period of kernels from the
- * window's first (after its lead, which joins the first batch) is a batch, from the host launch of its first kernel (vt__kernels_at) to the next one's,
- * the last to the launch of the window's last kernel (what the program frees after its loop is in no
- * batch); a remainder under half a period joins the last batch. Returns an SQLite code.
+ * window's first (after its lead, which joins the first batch) is a batch, from the host launch of its first
+ * kernel (vt__kernels_at) to the next one's, the last to the launch of the window's last kernel (what the
+ * program frees after its loop is in no batch); a remainder under half a period joins the last batch.
+ * Returns an SQLite code.
  */
 int vt__window_batches(sqlite3 *db, const struct vt_ewin *aWin, int nWin, int64_t **paSpan, int *pnSpan)
 {

@@ -32,6 +32,13 @@ static int iter_after(const struct vt_trace *t, int64_t a)
     return lo;
 }
 
+/* Whether attempt a asked for more than the device's free memory and all this process held together: a probe
+ * that could never fit (cuDNN asking for the workspace of its fastest algorithm), not what the program needed. */
+static int never_fits(const struct vt_oom *a)
+{
+    return a->freeBytes >= 0 && a->requested > a->freeBytes + (a->held > 0 ? a->held : 0);
+}
+
 /*
  * Whether attempt a was recovered before ts: the next allocation on its device came from its site at
  * once (before ts, within VT_OOM_RETRY_NS) and either got the size asked, within 2 % (the allocator's
@@ -40,13 +47,6 @@ static int iter_after(const struct vt_trace *t, int64_t a)
  * taking a smaller one). A caller that catches the error and runs a smaller batch gets smaller blocks
  * for requests that could have fit: not recovered.
  */
-/* Whether attempt a asked for more than the device's free memory and all this process held together: a probe
- * that could never fit (cuDNN asking for the workspace of its fastest algorithm), not what the program needed. */
-static int never_fits(const struct vt_oom *a)
-{
-    return a->freeBytes >= 0 && a->requested > a->freeBytes + (a->held > 0 ? a->held : 0);
-}
-
 static int oom_recovered(const struct vt_oom *a, int64_t ts)
 {
     if (a->site < 0 || a->nextSite != a->site || a->nextTs < 0 || a->nextTs >= ts || a->nextTs - a->ts > VT_OOM_RETRY_NS)

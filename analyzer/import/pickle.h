@@ -135,8 +135,9 @@ int vt__pk_run(struct vt_pk *p, struct vt_pkval *pRoot);
 
 /*
  * Make o immortal when the memo keeps it to the end anyway (stored in the memo, and without an index, or
- * fetched 255 times or more, or among the first 256 entries): its references are no longer counted and it is freed by vt__pk_free only,
- * so fetching and releasing it costs nothing (a frame dict shared by every traceback, a key string).
+ * fetched 255 times or more, or among the first 256 entries): its references are no longer counted and it
+ * is freed by vt__pk_free only, so fetching and releasing it costs nothing (a frame dict shared by every
+ * traceback, a key string).
  * Returns 1 when o is immortal, 0 when it is left counted (it would have been freed before the end).
  */
 int vt__pk_keep(struct vt_pk *p, struct vt_pkobj *o);

@@ -305,7 +305,6 @@ static void keep_row(struct scan *s, int64_t ts, sqlite3_value **argv)
     p->nRow++;
 }
 
-
 /*
  * The figures of one kept row of table k (times already judged; bKnown: start known and after 0).
  * Returns whether the replay takes such a row (buffer_use: kernel-argument uses only), 1 or 0.
