@@ -249,7 +249,19 @@ TEST(multi_trace_one_unreadable)
     ASSERT_EQ(2, q_int(db, "SELECT count(*) FROM process", 0));
     sqlite3_close(db);
     db = NULL;
+    /* one readable trace left: every shared view still answers, over it alone */
+    az[1] = zText;
+    ASSERT_EQ(VT_EXIT_OK, vt__sql_open(2, az, &db, &nFailed));
+    ASSERT_EQ(1, nFailed);
+    ASSERT_EQ(4242, q_int(db, "SELECT pid FROM process", 0));
+    ASSERT_EQ(1, q_int(db, "SELECT count(*) FROM process", 0));
+    ASSERT_EQ(q_int(db, "SELECT count(*) FROM memory_event", 0), q_int(db, "SELECT count(*) FROM all_memory_event", 0));
+    ASSERT(q_int(db, "SELECT count(*) FROM site", 0) > 0);
+    ASSERT_EQ(q_int(db, "SELECT count(*) FROM nvtx_range", 0), q_int(db, "SELECT count(*) FROM NVTX_EVENTS", 0));
+    sqlite3_close(db);
+    db = NULL;
     az[0] = zText;
+    az[1] = zMissing;
     ASSERT_EQ(VT_EXIT_NOT_TRACE, vt__sql_open(2, az, &db, &nFailed));
     ASSERT_EQ(2, nFailed);
     ASSERT(db == NULL);

@@ -208,12 +208,9 @@ int vt__sql_open(int nTrace, char **azPath, sqlite3 **pDb, int *pnFailed)
         vt__errorf("sql: no trace given");
         return VT_EXIT_USAGE;
     }
-    if (nTrace == 1) {
-        rc = open_checked(azPath[0], &db);
-        if (rc != VT_EXIT_OK) return rc;
-    } else {
+    if (nTrace > 1) {
         /* Validate each file first, so a bad one gets its precise message; the others are
-         * queried (attached in their order as t0, t1, ...) */
+         * queried: one left is read as one trace given alone, several are attached */
         int rcFirst = VT_EXIT_OK;
         if (!(azOk = malloc(sizeof *azOk * (size_t)nTrace))) {
             vt__errorf("sql: out of memory");
@@ -233,6 +230,11 @@ int vt__sql_open(int nTrace, char **azPath, sqlite3 **pDb, int *pnFailed)
         }
         nTrace = nOk;
         azPath = azOk;
+    }
+    if (nTrace == 1) {
+        rc = open_checked(azPath[0], &db); /* its tables directly, in the views' schema "main" */
+        if (rc != VT_EXIT_OK) goto done;
+    } else {
         if (sqlite3_open_v2(":memory:", &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
             vt__errorf("sql: cannot open an in-memory database: %s",
                        db ? sqlite3_errmsg(db) : "out of memory");
