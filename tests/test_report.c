@@ -260,6 +260,18 @@ TEST(text_escapes_trace_strings)
     ASSERT_CONTAINS(zT, "\n  pid 7?[2J                peak   3.06 GiB  3 findings"); /* the columns kept */
     ASSERT(!strstr(zT, "\nb.db") && !strstr(zT, "\nrm -rf"));
     free(zT);
+    /* Markdown: a finding's title, where, evidence and fix escaped as the tables are (ESC, BEL as '?') */
+    {
+        static char zSite[] = "tr\x1b[31mAIN\x07\nX.py:97 in validate", zEv[] = "from tr\x1b[31mAIN\x07\nX.py";
+        char *zOldSite = r.aFind[0].zSite, *zOldEv = r.aFind[0].zEvidence, *zM;
+        r.aFind[0].zSite = zSite, r.aFind[0].zEvidence = zEv;
+        zM = render(&r, VT_FMT_MARKDOWN);
+        r.aFind[0].zSite = zOldSite, r.aFind[0].zEvidence = zOldEv;
+        ASSERT_CONTAINS(zM, "\n- **where**: `tr?[31mAIN? X.py:97 in validate`\n");
+        ASSERT_CONTAINS(zM, "\n- **evidence**: from tr?[31mAIN? X.py\n");
+        ASSERT(!strchr(zM, '\x1b') && !strchr(zM, '\x07'));
+        free(zM);
+    }
     /* a process named by its file (no pid): the name escaped in the table of processes too */
     r.aTrace[1].f.zPid[0] = 0;
     r.aTrace[1].f.zPath = "/runs/x\x1b[1m\ny.db";

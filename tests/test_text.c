@@ -82,6 +82,10 @@ TEST(other_escapers)
     z = esc("a|b\nc", 5, VT_ESC_MD, VT_TEXT_NOCAP);
     ASSERT_STREQ("a\\|b c", z);
     free(z);
+    /* Markdown is read in a terminal too: ESC, BEL, DEL and the C1 controls each one '?' */
+    z = esc("a\x1b[2J\x07\x7f\xc2\x9b" "1m\n\xc3\xa9", 14, VT_ESC_MD, VT_TEXT_NOCAP);
+    ASSERT_STREQ("a?[2J???1m \xc3\xa9", z);
+    free(z);
     z = esc("say \"hi\"", 8, VT_ESC_CSV, VT_TEXT_NOCAP);
     ASSERT_STREQ("say \"\"hi\"\"", z);
     free(z);

@@ -73,15 +73,27 @@ int vt__report_markdown(FILE *f, const struct vt_result *r)
             const struct vt_finding *x = &r->aFind[i];
             const struct vt_trace *t = &r->aTrace[x->trace];
             vt__fig_fmt_window(&t->f, x->firstTs, x->lastTs, zWin, sizeof zWin);
-            fprintf(f, "\n### %d. [%s] %s\n\n", i + 1, vt__sev_name(x->severity), x->zTitle ? x->zTitle : "");
-            fprintf(f, "- **kind**: %s; **count**: %lld; **time**: %s%s%s\n", x->zKind, (long long)x->count, zWin,
-                    x->zPhase[0] ? "; **phase**: " : "", x->zPhase);
+            /* every string a trace may have supplied (sites, phase names, paths in the evidence) escaped */
+            fprintf(f, "\n### %d. [%s] ", i + 1, vt__sev_name(x->severity));
+            vt__put_text(f, x->zTitle, VT_ESC_MD);
+            fprintf(f, "\n\n- **kind**: %s; **count**: %lld; **time**: %s%s", x->zKind, (long long)x->count, zWin,
+                    x->zPhase[0] ? "; **phase**: " : "");
+            vt__put_text(f, x->zPhase, VT_ESC_MD);
+            fputc('\n', f);
             vt__fmt_ranks(r, x, zW, sizeof zW);
             if (zW[0]) fprintf(f, "- **processes**: %s%s\n", zW, x->aTraces && x->nTraces > 1 ? " (figures of the worst)" : "");
             vt__fmt_spread(x, zW, sizeof zW);
             if (zW[0]) fprintf(f, "- **occurrences**: %s\n", zW);
-            if (x->zSite) fprintf(f, "- **where**: `%s`\n", x->zSite);
-            fprintf(f, "- **evidence**: %s\n- **fix**: %s\n", x->zEvidence ? x->zEvidence : "", x->zFix ? x->zFix : "");
+            if (x->zSite) {
+                fputs("- **where**: `", f);
+                vt__put_text(f, x->zSite, VT_ESC_MD);
+                fputs("`\n", f);
+            }
+            fputs("- **evidence**: ", f);
+            vt__put_text(f, x->zEvidence, VT_ESC_MD);
+            fputs("\n- **fix**: ", f);
+            vt__put_text(f, x->zFix, VT_ESC_MD);
+            fputc('\n', f);
         }
     } else {
         char zNone[200];

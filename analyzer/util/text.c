@@ -174,7 +174,7 @@ static const char *ascii_esc(unsigned c, enum vt_esc esc, char *zBuf)
     case VT_ESC_MD:
         if (c == '|') return "\\|";
         if (c == '\n' || c == '\r' || c == '\t') return " ";
-        return c < 0x20 ? "?" : NULL;
+        return c < 0x20 || c == 0x7F ? "?" : NULL;
     case VT_ESC_CSV:
         return c == '"' ? "\"\"" : NULL;
     case VT_ESC_LINE:
@@ -211,7 +211,8 @@ int vt__put_esc(FILE *f, const char *z, size_t n, enum vt_esc esc, size_t cap)
         }
         k = vt__utf8_len(p + i, n - i, &cp);
         if (k > 0 && i + (size_t)k <= end) {
-            if ((esc == VT_ESC_TEXT || esc == VT_ESC_LINE) && cp < 0xA0) fputc('?', f); /* C1: a terminal obeys them */
+            /* C1: a terminal obeys them (Markdown is read in one too) */
+            if ((esc == VT_ESC_TEXT || esc == VT_ESC_LINE || esc == VT_ESC_MD) && cp < 0xA0) fputc('?', f);
             else fwrite(p + i, 1, (size_t)k, f);
             i += (size_t)k;
         } else if (k > 0) { /* a sequence across the cap: cut before it */

@@ -59,7 +59,8 @@ enum vt_esc {
     VT_ESC_LINE,     /* one line of plain text: every control character, newline and tab too, becomes '?' */
     VT_ESC_JSON,     /* the inside of a JSON string literal */
     VT_ESC_HTML,     /* HTML text and attribute values */
-    VT_ESC_MD,       /* a Markdown table cell: '|' escaped, newlines as spaces */
+    VT_ESC_MD,       /* Markdown, a table cell or a line: '|' escaped, newlines and tabs as spaces, other
+                        control characters (DEL and C1 too) as '?' */
     VT_ESC_CSV,      /* the inside of a CSV field in double quotes: '"' doubled */
     VT_ESC_JSON_SCRIPT /* the inside of a JSON string literal in an HTML <script> element: '<' as \u003c too */
 };
