@@ -74,6 +74,18 @@ TEST(text_leads_with_worst)
     /* every line fits a terminal */
     for (char *p = z, *q; (q = strchr(p, '\n')); p = q + 1) ASSERT((q - p) <= 100);
     free(z);
+    /* --by-site: a site too long for the line keeps both ends (the backward node, the frame), not the path alone */
+    {
+        static char zLong[] = "DivBackward0 (backward pass: autograd thread, no Python frame, a long-winded name)";
+        char *zOld = r.aTrace[0].sites.a[0].zSite;
+        ASSERT(r.aTrace[0].sites.n > 0);
+        r.aTrace[0].sites.a[0].zSite = zLong;
+        z = render(&r, VT_FMT_TEXT);
+        r.aTrace[0].sites.a[0].zSite = zOld;
+        ASSERT_CONTAINS(z, "  DivBackward0 (ba...Python frame, a long-winded name)\n");
+        for (char *p = z, *q; (q = strchr(p, '\n')); p = q + 1) ASSERT((q - p) <= 100);
+        free(z);
+    }
     vt__result_free(&r);
     tg_cleanup();
 }

@@ -188,11 +188,9 @@ static void trace_section(FILE *f, const struct vt_result *r, int iTrace)
             vt__fmt_bytes(s->totalBytes, zB, sizeof zB);
             vt__fmt_bytes(s->peakLiveBytes, zP, sizeof zP);
             vt__fmt_bytes(s->liveBytes, zE, sizeof zE);
-            int nSite = (int)strlen(s->zSite);
-            int nCut = nSite <= WIDTH - 48 ? 0 : nSite - (WIDTH - 51);
-            while (nCut > 0 && nCut < nSite && (s->zSite[nCut] & 0xC0) == 0x80) nCut++; /* a whole character */
-            fprintf(f, "    %8lld %10s %10s %10s  %s", (long long)s->nAlloc, zB, zP, zE, nCut ? "..." : "");
-            vt__put_text(f, s->zSite + nCut, VT_ESC_LINE);
+            /* the line fits the terminal: a long site loses its middle, keeping the ends that tell sites apart */
+            fprintf(f, "    %8lld %10s %10s %10s  ", (long long)s->nAlloc, zB, zP, zE);
+            vt__put_mid(f, s->zSite, WIDTH - 48, VT_ESC_LINE);
             fputc('\n', f);
         }
         free(aIdx);

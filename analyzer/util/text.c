@@ -227,6 +227,17 @@ int vt__put_esc(FILE *f, const char *z, size_t n, enum vt_esc esc, size_t cap)
     return ferror(f) ? -1 : 0;
 }
 
+int vt__put_mid(FILE *f, const char *z, size_t nChar, enum vt_esc esc)
+{
+    size_t n = z ? strlen(z) : 0, nAll = vt__utf8_chars(z, n), nHead, iTail;
+    if (nAll <= nChar || nChar < 6) return z ? vt__put_esc(f, z, n, esc, VT_TEXT_CAP) : 0;
+    nHead = (nChar - 3) / 3;
+    vt__put_esc(f, z, vt__utf8_prefix(z, n, nHead), esc, VT_TEXT_NOCAP);
+    fputs("...", f);
+    iTail = vt__utf8_prefix(z, n, nAll - (nChar - 3 - nHead));
+    return vt__put_esc(f, z + iTail, n - iTail, esc, VT_TEXT_NOCAP);
+}
+
 int vt__put_text(FILE *f, const char *z, enum vt_esc esc)
 {
     return z ? vt__put_esc(f, z, strlen(z), esc, VT_TEXT_CAP) : 0;

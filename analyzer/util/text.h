@@ -72,6 +72,13 @@ enum vt_esc {
 int vt__put_esc(FILE *f, const char *z, size_t n, enum vt_esc esc, size_t cap);
 /* The same for a NUL-terminated string, capped at VT_TEXT_CAP; NULL writes nothing. */
 int vt__put_text(FILE *f, const char *z, enum vt_esc esc);
+/*
+ * z escaped for esc in at most nChar characters (nChar >= 6): whole when it fits, else its first
+ * third and its last two thirds around "..." (a site's file at the start, its line and function or
+ * its backward node at the end: what tells two apart). Never cuts a UTF-8 sequence; NULL writes
+ * nothing. Returns 0, or -1 on a write error.
+ */
+int vt__put_mid(FILE *f, const char *z, size_t nChar, enum vt_esc esc);
 /* A JSON string literal of z (quotes included), capped at VT_TEXT_CAP; NULL writes null. */
 int vt__json_str(FILE *f, const char *z);
 /* A JSON string literal of z[0..n) with the given cap. */
