@@ -1,5 +1,6 @@
 /* Tests for 'vramtrace analyze' as a user runs it: bad input, options, formats, exit codes. */
 #include <dirent.h>
+#include <sqlite3.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
@@ -151,6 +152,22 @@ TEST(truncated_trace)
     tg_cleanup();
 }
 
+/* A trace whose table or column was removed by hand: exit 6, and the message names what is missing. */
+TEST(missing_table_or_column)
+{
+    const char *zPath = tg_path("cut.db");
+    sqlite3 *db = NULL;
+    build_leaky(zPath);
+    ASSERT_EQ(SQLITE_OK, sqlite3_open(zPath, &db));
+    ASSERT_EQ(SQLITE_OK, sqlite3_exec(db, "DROP VIEW memory_timeline; DROP VIEW CUDA_GPU_MEMORY_USAGE_EVENTS;"
+                                          " ALTER TABLE memory_event DROP COLUMN stack_id", NULL, NULL, NULL));
+    sqlite3_close(db);
+    ASSERT_EQ(6, run(zPath, NULL, NULL, NULL, NULL));
+    ASSERT_CONTAINS(zErr, "cut.db: trace is damaged: column 'stack_id' of table 'memory_event' is missing\n");
+    ASSERT_EQ(0, zOut[0]);
+    tg_cleanup();
+}
+
 TEST(formats_output_file_and_fail_on)
 {
     const char *zPath = tg_path("leaky.db"), *zReport = tg_path("report.html");
@@ -272,5 +289,5 @@ TEST(real_traces_in_test_data)
     tg_cleanup();
 }
 
-VT_TEST_LIST(T(usage_errors) T(bad_input_files) T(truncated_trace) T(formats_output_file_and_fail_on)
+VT_TEST_LIST(T(usage_errors) T(bad_input_files) T(truncated_trace) T(missing_table_or_column) T(formats_output_file_and_fail_on)
                  T(read_only_trace_and_several_processes) T(real_traces_in_test_data))

@@ -386,6 +386,17 @@ TEST(info_bad_input)
     ASSERT_EQ(VT_EXIT_OK, run_info(azHelp, &zOut, &zErr));
     ASSERT_CONTAINS(zOut, "usage: vramtrace info [--json] TRACE...");
     free(zOut), free(zErr);
+    /* a table every trace has, dropped by hand: damaged, and the message names it (not exit 0 in silence) */
+    {
+        sqlite3 *db = NULL;
+        char *azTrace[] = {zTrace, NULL};
+        ASSERT_EQ(SQLITE_OK, sqlite3_open(zTrace, &db));
+        ASSERT_EQ(SQLITE_OK, sqlite3_exec(db, "DROP TABLE buffer_use", NULL, NULL, NULL));
+        sqlite3_close(db);
+        ASSERT_EQ(VT_EXIT_CORRUPT, run_info(azTrace, &zOut, &zErr));
+        ASSERT_CONTAINS(zErr, "t.db: trace is damaged: table 'buffer_use' is missing");
+        free(zOut), free(zErr);
+    }
     cli_cleanup();
 }
 

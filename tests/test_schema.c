@@ -353,6 +353,20 @@ TEST(missing_table)
     ASSERT_EQ(VT_SCHEMA_CORRUPT, vt__schema_check(db, NULL, zMsg, sizeof zMsg));
     ASSERT_CONTAINS(zMsg, "table 'kernel' is missing");
     sqlite3_close(db);
+    /* a table every version has beyond the ten above, and a column: each named */
+    db = open_mem();
+    ASSERT_EQ(SQLITE_OK, vt__schema_create(db, NULL));
+    ASSERT_EQ(SQLITE_OK, sqlite3_exec(db, "DROP TABLE buffer_use", NULL, NULL, NULL));
+    ASSERT_EQ(VT_SCHEMA_CORRUPT, vt__schema_check(db, NULL, zMsg, sizeof zMsg));
+    ASSERT_STREQ("trace is damaged: table 'buffer_use' is missing", zMsg);
+    sqlite3_close(db);
+    db = open_mem();
+    ASSERT_EQ(SQLITE_OK, vt__schema_create(db, NULL));
+    ASSERT_EQ(SQLITE_OK, sqlite3_exec(db, "DROP VIEW memory_timeline; DROP VIEW CUDA_GPU_MEMORY_USAGE_EVENTS;"
+                                          " ALTER TABLE memory_event DROP COLUMN stack_id", NULL, NULL, NULL));
+    ASSERT_EQ(VT_SCHEMA_CORRUPT, vt__schema_check(db, NULL, zMsg, sizeof zMsg));
+    ASSERT_STREQ("trace is damaged: column 'stack_id' of table 'memory_event' is missing", zMsg);
+    sqlite3_close(db);
 }
 
 TEST(not_sqlite)

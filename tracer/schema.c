@@ -161,35 +161,81 @@ static int meta_version(sqlite3 *db, long long *pOut, char *zText, size_t nText)
 }
 
 /*
- * The first of the n tables azTable that a trace of schema `version` lacks (or that cannot be asked
- * about): the index, n when every one is there once. Version 5 reads the compacted tables through
- * views of their names (a table of that name reads too). One statement asks for them all.
+ * What a trace of every version has (version 1's layout; later versions add tables and columns,
+ * never take one away): each table the readers read, with its columns, space-separated.
  */
-static size_t tables_missing(sqlite3 *db, const char *const *azTable, size_t n, int version)
+static const struct required {
+    const char *zTable, *zCols;
+} aRequired[] = {
+    {"meta", "key value"},
+    {"device", "id name uuid total_bytes cc_major cc_minor sm_count pci_bus pci_device global_memory_bandwidth_kbps"},
+    {"string", "id value"},
+    {"memory_event", "id ts op mem_kind address bytes device context stream correlation api is_async pool_type "
+                     "pool_address pool_threshold pool_size pool_used pc thread stack_id source_id"},
+    {"memcpy", "id start end device context stream correlation copy_kind src_kind dst_kind bytes is_async "
+               "src_device dst_device src dst graph_id"},
+    {"memset", "id start end device context stream correlation bytes value mem_kind is_async dst graph_id"},
+    {"kernel", "id start end device context stream correlation name_id grid_x grid_y grid_z block_x block_y "
+               "block_z static_smem dynamic_smem registers graph_id"},
+    {"nvtx_range", "id start end kind name_id domain_id thread depth"},
+    {"oom_event", "id ts api correlation device bytes status free_bytes total_bytes thread stack_id"},
+    {"dropped", "id ts source what count device context stream"},
+    {"api_call", "id api correlation start end thread device status bytes ptr src dst stream stack_id"},
+    {"buffer_use", "correlation kind address ts device"},
+    {"sync_event", "id start end type device context stream correlation event"},
+    {"pool_event", "id ts op device pool_type address threshold size used correlation"},
+    {"stack", "id hash depth"},
+    {"frame", "stack_id idx kind pc function_id file_id line module_id"},
+};
+#define N_REQUIRED (sizeof aRequired / sizeof aRequired[0])
+
+/*
+ * The first table of aRequired that a trace of schema `version` lacks (or that cannot be asked
+ * about), its index, N_REQUIRED when every one is there once; else, with *pzCol set (to a
+ * sqlite3_malloc'd name; NULL when none), the first table that lacks one of its columns. Version
+ * 5 reads the compacted tables through views of their names (a table of that name reads too).
+ */
+static size_t tables_missing(sqlite3 *db, int version, char **pzCol)
 {
-    sqlite3_stmt *pStmt = NULL;
+    sqlite3_stmt *pStmt = NULL, *pCol = NULL;
     size_t i = 0;
     int rc = sqlite3_prepare_v2(db,
                                 "SELECT count(*) FROM sqlite_schema WHERE (type = 'table' OR (?2 AND type = 'view'))"
                                 " AND name = ?1",
                                 -1, &pStmt, NULL);
-    for (; rc == SQLITE_OK && i < n; i++) {
-        sqlite3_bind_text(pStmt, 1, azTable[i], -1, SQLITE_STATIC);
-        sqlite3_bind_int(pStmt, 2, version >= 5 && vt__compact_find(azTable[i]) >= 0);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_prepare_v2(db, "SELECT count(*) FROM pragma_table_xinfo(?1, 'main') WHERE name = ?2", -1, &pCol,
+                                NULL);
+    *pzCol = NULL;
+    for (; rc == SQLITE_OK && i < N_REQUIRED; i++) {
+        sqlite3_bind_text(pStmt, 1, aRequired[i].zTable, -1, SQLITE_STATIC);
+        sqlite3_bind_int(pStmt, 2, version >= 5 && vt__compact_find(aRequired[i].zTable) >= 0);
         rc = sqlite3_step(pStmt) == SQLITE_ROW && sqlite3_column_int64(pStmt, 0) == 1 ? SQLITE_OK : SQLITE_ERROR;
         sqlite3_reset(pStmt);
         if (rc != SQLITE_OK) break;
+        for (const char *z = aRequired[i].zCols; *z && rc == SQLITE_OK;) {
+            int n = (int)strcspn(z, " ");
+            sqlite3_bind_text(pCol, 1, aRequired[i].zTable, -1, SQLITE_STATIC);
+            sqlite3_bind_text(pCol, 2, z, n, SQLITE_STATIC);
+            if (sqlite3_step(pCol) != SQLITE_ROW || sqlite3_column_int64(pCol, 0) != 1) {
+                *pzCol = sqlite3_mprintf("%.*s", n, z);
+                rc = SQLITE_ERROR;
+            }
+            sqlite3_reset(pCol);
+            z += n;
+            while (*z == ' ') z++;
+        }
+        if (rc != SQLITE_OK) break;
     }
     sqlite3_finalize(pStmt);
+    sqlite3_finalize(pCol);
     return i;
 }
 
 enum vt_schema_status vt__schema_check(sqlite3 *db, int *pVersion, char *zMsg, size_t nMsg)
 {
-    static const char *const azTable[] = {"meta", "device", "string", "memory_event", "memcpy",
-                                          "memset", "kernel", "nvtx_range", "oom_event", "dropped"};
     long long appId = 0, version = 0, nTables = 0, metaVersion = 0;
-    char zMeta[64];
+    char zMeta[64], *zCol = NULL;
     int rc, bMeta;
     size_t i;
 
@@ -249,10 +295,15 @@ enum vt_schema_status vt__schema_check(sqlite3 *db, int *pVersion, char *zMsg, s
         snprintf(zMsg, nMsg, "trace has no schema version: incomplete or damaged");
         return VT_SCHEMA_CORRUPT;
     }
-    i = tables_missing(db, azTable, sizeof azTable / sizeof azTable[0], (int)version);
-    if (i < sizeof azTable / sizeof azTable[0]) {
-        int bView = version >= 5 && vt__compact_find(azTable[i]) >= 0;
-        snprintf(zMsg, nMsg, "trace is damaged: %s '%s' is missing", bView ? "view" : "table", azTable[i]);
+    i = tables_missing(db, (int)version, &zCol);
+    if (i < N_REQUIRED) {
+        int bView = version >= 5 && vt__compact_find(aRequired[i].zTable) >= 0;
+        if (zCol)
+            snprintf(zMsg, nMsg, "trace is damaged: column '%s' of %s '%s' is missing", zCol, bView ? "view" : "table",
+                     aRequired[i].zTable);
+        else
+            snprintf(zMsg, nMsg, "trace is damaged: %s '%s' is missing", bView ? "view" : "table", aRequired[i].zTable);
+        sqlite3_free(zCol);
         return VT_SCHEMA_CORRUPT;
     }
     if (bMeta != 1) {
