@@ -5,7 +5,9 @@
 #if VT_HAVE_ZLIB
 #include <zlib.h>
 #endif
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "builder.h"
@@ -550,6 +552,24 @@ TEST(command_line)
     ASSERT(exists(scratch("out/snap_small.db")));
     ASSERT(exists(scratch("out/nsys2022_two_processes.100.db")));
     ASSERT(exists(scratch("out/nsys2022_two_processes.200.db")));
+    /* the notes on one process of several name it, as the output line does */
+    {
+        char zB[4096], zNotes[4096];
+        int fdErr = dup(2), fd = open(scratch("notes.txt"), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+        snprintf(zB, sizeof zB, "%s", fixture("nsys2022_two_processes.sqlite"));
+        char *av[] = {"import", "-f", zB, "-o", zPat, NULL};
+        ASSERT(fdErr >= 0 && fd >= 0);
+        fflush(stderr);
+        dup2(fd, 2);
+        close(fd);
+        ASSERT_EQ(VT_EXIT_OK, vt__cmd_import(5, av));
+        fflush(stderr);
+        dup2(fdErr, 2);
+        close(fdErr);
+        vt_read_file(scratch("notes.txt"), zNotes, sizeof zNotes);
+        ASSERT_CONTAINS(zNotes, "nsys2022_two_processes.sqlite: process 100: note: failed allocation calls");
+        ASSERT_CONTAINS(zNotes, "nsys2022_two_processes.sqlite: process 200: note: failed allocation calls");
+    }
     /* an existing output needs --force; --output=PATTERN with %n and %p */
     snprintf(zOne, sizeof zOne, "--output=%s/%%n-pid%%p.trace", zDir);
     argv[0] = "import", argv[1] = "-q", argv[2] = (char *)fixture("nsys2024_enums.sqlite"), argv[3] = zOne;

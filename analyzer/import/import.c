@@ -42,9 +42,11 @@ int vt__import_one(const char *zIn, int fmt, int64_t pid, const char *zOut, cons
                    int64_t *pnEvents)
 {
     struct vt__imp x;
-    char zErr[512];
+    char zErr[512], zWho[64] = "";
     int rc;
     memset(&x, 0, sizeof x);
+    /* one process of an Nsight export: its notes and error say which (import -o DIR/ writes several) */
+    if (pid >= 0) snprintf(zWho, sizeof zWho, ": process %lld", (long long)pid);
     x.zIn = zIn;
     if (vt__tb_open(zOut, o->bForce, &x.tb, zErr, sizeof zErr) != 0) {
         vt__errorf("%s", zErr);
@@ -62,10 +64,10 @@ int vt__import_one(const char *zIn, int fmt, int64_t pid, const char *zOut, cons
         rc = VT_EXIT_INTERNAL;
     } else if (rc != VT_EXIT_OK) {
         vt__tb_close(x.tb, 0, NULL, 0);
-        vt__errorf("%s: %s", name_of(zIn), x.zErr[0] ? x.zErr : "import failed");
+        vt__errorf("%s%s: %s", name_of(zIn), zWho, x.zErr[0] ? x.zErr : "import failed");
     }
     if (!o->bQuiet)
-        for (int i = 0; i < x.nNote; i++) vt__errorf("%s: note: %s", name_of(zIn), x.azNote[i]);
+        for (int i = 0; i < x.nNote; i++) vt__errorf("%s%s: note: %s", name_of(zIn), zWho, x.azNote[i]);
     for (int i = 0; i < x.nNote; i++) free(x.azNote[i]);
     free(x.azNote);
     if (pnEvents) *pnEvents = x.nEvents;
