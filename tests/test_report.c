@@ -189,6 +189,15 @@ TEST(markdown_tables)
     ASSERT_CONTAINS(z, "## All processes");
     ASSERT_CONTAINS(z, "| pid 1234 | 3.06 GiB | 3 | high |");
     free(z);
+    /* the groups not listed (--top 1) are said, as in text, so the list sums to the peak */
+    o.nTop = 1;
+    z = render(&r, VT_FMT_MARKDOWN);
+    ASSERT_CONTAINS(z, " | 1 allocation, 3.00 GiB from train<&>.py:9 in main (device); and 1 more allocation, "
+                       "64.0 MiB, from 1 other site or kind (--format json lists up to --top of them) |");
+    free(z);
+    z = render(&r, VT_FMT_TEXT);
+    ASSERT_CONTAINS(z, "\n                  and 1 more allocation, 64.0 MiB, from 1 other site or kind");
+    free(z);
     vt__result_free(&r);
     tg_cleanup();
 }

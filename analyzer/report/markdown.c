@@ -117,7 +117,8 @@ int vt__report_markdown(FILE *f, const struct vt_result *r)
         fprintf(f, "- %s\n", vt__fmt_free_faults(t, zLine, sizeof zLine));
         fprintf(f, "- level: %s\n", vt__level_name(t->f.fig.level));
         if (t->ph.n) {
-            fprintf(f, "- phases from %s (%d phases, %d iterations)\n", t->ph.zSource, t->ph.n, t->ph.nIter);
+            fprintf(f, "- phases from %s (%d phase%s, %d iteration%s)\n", t->ph.zSource, t->ph.n, t->ph.n == 1 ? "" : "s",
+                    t->ph.nIter, t->ph.nIter == 1 ? "" : "s");
         } else {
             char zP[600];
             vt__fmt_no_phases(t, zP, sizeof zP);
@@ -145,6 +146,10 @@ int vt__report_markdown(FILE *f, const struct vt_result *r)
                 vt__fmt_group(t, &dv->aGroup[k], zG, sizeof zG);
                 fputs(k ? "; " : "", f);
                 vt__put_text(f, zG, VT_ESC_MD);
+            }
+            if (dv && vt__fmt_groups_more(r, dv, zP, sizeof zP)) { /* the list sums to the peak, as in text */
+                fputs("; ", f);
+                vt__put_text(f, zP, VT_ESC_MD);
             }
             fputs(" |\n", f);
         }

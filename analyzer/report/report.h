@@ -28,6 +28,9 @@ const char *vt__fmt_free_faults(const struct vt_trace *t, char *z, size_t n);
 int vt__report_oom_shown(const struct vt_trace *t, int k);
 /* How many of d's groups live at its peak a report lists: the largest, at most --top and 5. */
 int vt__report_groups(const struct vt_result *r, const struct vt_device *d);
+/* The groups live at d's peak that a report does not list (vt__report_groups), said in one sentence ("and 6
+ * more allocations, 48.0 MiB, from 3 other sites or kinds ..."), into z; NULL when every group is listed. */
+const char *vt__fmt_groups_more(const struct vt_result *r, const struct vt_device *d, char *z, size_t n);
 /*
  * The allocation sites of t a report lists (--by-site): *paIdx receives a malloc'd array of
  * the index of every site that counted an allocation, largest peak live bytes first; returns

@@ -61,6 +61,19 @@ int vt__report_groups(const struct vt_result *r, const struct vt_device *d)
     return n < VT_REPORT_GROUPS ? n : VT_REPORT_GROUPS;
 }
 
+const char *vt__fmt_groups_more(const struct vt_result *r, const struct vt_device *d, char *z, size_t n)
+{
+    int nShown = vt__report_groups(r, d), nOther = d->nGroup - nShown, bAtLeast = d->nGroup == VT_TOPMAX;
+    int64_t nMore = 0, bytesMore = 0;
+    char zM[32];
+    if (nOther <= 0) return NULL;
+    for (int k = nShown; k < d->nGroup; k++) nMore += d->aGroup[k].count, bytesMore += d->aGroup[k].bytes;
+    snprintf(z, n, "and %s%lld more allocation%s, %s, from %s%d other site%s or kind%s (--format json lists up to --top of them)",
+             bAtLeast ? "at least " : "", (long long)nMore, nMore == 1 ? "" : "s", vt__fmt_bytes(bytesMore, zM, sizeof zM),
+             bAtLeast ? "at least " : "", nOther, nOther == 1 ? "" : "s", nOther == 1 ? "" : "s");
+    return z;
+}
+
 int vt__report_sites(const struct vt_result *r, const struct vt_trace *t, int **paIdx)
 {
     int n = 0;

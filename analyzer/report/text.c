@@ -129,18 +129,8 @@ static void trace_section(FILE *f, const struct vt_result *r, int iTrace)
                                                                                               : "    live at peak: ",
                  20, zLine);
         }
-        if (dv->nGroup > vt__report_groups(r, dv)) { /* the groups not listed: said, not dropped in silence */
-            int64_t nMore = 0, bytesMore = 0;
-            int nShown = vt__report_groups(r, dv);
-            char zM[32];
-            for (int k = nShown; k < dv->nGroup; k++) nMore += dv->aGroup[k].count, bytesMore += dv->aGroup[k].bytes;
-            snprintf(zLine, sizeof zLine, "and %s%lld more allocation%s, %s, from %s%d other site%s or kind%s "
-                     "(--format json lists up to --top of them)",
-                     dv->nGroup == VT_TOPMAX ? "at least " : "", (long long)nMore, nMore == 1 ? "" : "s",
-                     vt__fmt_bytes(bytesMore, zM, sizeof zM), dv->nGroup == VT_TOPMAX ? "at least " : "",
-                     dv->nGroup - nShown, dv->nGroup - nShown == 1 ? "" : "s", dv->nGroup - nShown == 1 ? "" : "s");
+        if (vt__fmt_groups_more(r, dv, zLine, sizeof zLine)) /* said, not dropped in silence */
             wrap(f, "                  ", 20, zLine);
-        }
     }
     for (int k = 0, nShown = 0; k < t->nOom; k++) { /* what the memory in use at each OOM was */
         const struct vt_oom *m = &t->aOom[k];
