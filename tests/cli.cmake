@@ -26,3 +26,11 @@ set_target_properties(fake_nvml PROPERTIES OUTPUT_NAME nvidia-ml SUFFIX ".so.1" 
   LIBRARY_OUTPUT_DIRECTORY ${CMAKE_CURRENT_BINARY_DIR}/fake_nvml)
 add_dependencies(test_record fake_nvml)
 target_compile_definitions(test_record PRIVATE VT_FAKE_NVML="$<TARGET_FILE:fake_nvml>")
+
+# export's usage names every form and option: --help's first line, and the line a bare call prints.
+add_test(NAME export_usage_help COMMAND vramtrace export --help)
+set_tests_properties(export_usage_help PROPERTIES LABELS cli
+  PASS_REGULAR_EXPRESSION "usage: vramtrace export \\[--from T\\] \\[--to T\\] \\[--gzip\\] \\[--debug-dir DIR\\] --perfetto OUT.json TRACE")
+add_test(NAME export_usage_bare COMMAND vramtrace export ${CMAKE_CURRENT_SOURCE_DIR}/data/example-train.db)
+set_tests_properties(export_usage_bare PROPERTIES LABELS cli
+  PASS_REGULAR_EXPRESSION "or --csv DIR TRACE\\.\\.\\., or --snapshot OUT\\.pickle TRACE")

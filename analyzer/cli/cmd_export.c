@@ -17,7 +17,7 @@
 static void usage(FILE *f)
 {
     fprintf(f,
-            "usage: vramtrace export [--from T] [--to T] [--gzip] --perfetto OUT.json TRACE...\n"
+            "usage: vramtrace export [--from T] [--to T] [--gzip] [--debug-dir DIR] --perfetto OUT.json TRACE...\n"
             "       vramtrace export --csv DIR TRACE...\n"
             "       vramtrace export --snapshot OUT.pickle TRACE\n\n"
             "Write one Chrome trace-event JSON file (open it at https://ui.perfetto.dev or in\n"
@@ -176,7 +176,8 @@ int vt__cmd_export(int argc, char **argv)
         goto done;
     }
     if (!zOut || !*zOut || nPath == 0) {
-        vt__errorf("export: usage: vramtrace export --perfetto OUT.json TRACE... (or --csv DIR TRACE...)");
+        vt__errorf("export: usage: vramtrace export --perfetto OUT.json TRACE... (or --csv DIR TRACE..., or "
+                   "--snapshot OUT.pickle TRACE; --help)");
         rc = VT_EXIT_USAGE;
         goto done;
     }
