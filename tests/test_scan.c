@@ -569,7 +569,9 @@ TEST(stored_times_with_a_base)
                 " CREATE TABLE kernel(id INTEGER PRIMARY KEY, t INTEGER,"
                 " dur INTEGER, start INTEGER GENERATED ALWAYS AS (t + 1700000000000000000) VIRTUAL,"
                 " end INTEGER GENERATED ALWAYS AS (t + dur + 1700000000000000000) STORED, device INTEGER,"
-                " correlation INTEGER, name_id INTEGER, graph_id INTEGER);"
+                " context INTEGER, stream INTEGER, correlation INTEGER, name_id INTEGER, grid_x INTEGER,"
+                " grid_y INTEGER, grid_z INTEGER, block_x INTEGER, block_y INTEGER, block_z INTEGER,"
+                " static_smem INTEGER, dynamic_smem INTEGER, registers INTEGER, graph_id INTEGER);"
                 " INSERT INTO kernel(id, t, dur, device, correlation, name_id)"
                 " SELECT id, t, dur, device, correlation, name_id FROM kernel_old; DROP TABLE kernel_old");
     run(zPath, &r);
