@@ -34,3 +34,9 @@ set_tests_properties(export_usage_help PROPERTIES LABELS cli
 add_test(NAME export_usage_bare COMMAND vramtrace export ${CMAKE_CURRENT_SOURCE_DIR}/data/example-train.db)
 set_tests_properties(export_usage_bare PROPERTIES LABELS cli
   PASS_REGULAR_EXPRESSION "or --csv DIR TRACE\\.\\.\\., or --snapshot OUT\\.pickle TRACE")
+
+# diff names an input it reads as another (here the same file given twice) as analyze does, not dropped in silence.
+add_test(NAME diff_counted_once COMMAND vramtrace diff --base ${CMAKE_CURRENT_SOURCE_DIR}/data/example-train.db
+  --new ${CMAKE_CURRENT_SOURCE_DIR}/data/example-train.db --new ${CMAKE_CURRENT_SOURCE_DIR}/data/example-train.db)
+set_tests_properties(diff_counted_once PROPERTIES LABELS cli
+  PASS_REGULAR_EXPRESSION "vramtrace: diff: note: [^\n]*example-train\\.db was given again as [^\n]*: the same file, analyzed and counted once")

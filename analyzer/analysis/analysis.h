@@ -414,6 +414,12 @@ struct vt_result {
     int nTrace;
     const char **azFailed;   /* the paths that could not be read (each named on stderr) */
     int nFailed;
+    /* inputs read as another one (the same file, a trace of the same process): the note that says so,
+     * r->aTrace[trace].f.azNote[note], for a command that shows no trace notes (diff) to say it */
+    struct vt_once {
+        int trace, note;
+    } *aOnce;
+    int nOnce;
     struct vt_finding *aFind;
     int nFind, nFindAlloc;
     const struct vt_opts *pOpts;

@@ -271,6 +271,14 @@ done:
     free(aOk);
 }
 
+/* Record that an input was read as trace k, which had nBefore notes: the note added since says so (none when
+ * its notes were full). */
+static void once(struct vt_result *r, int k, int nBefore)
+{
+    const struct vt_tracefile *f = &r->aTrace[k].f;
+    if (f->nNote > nBefore) r->aOnce[r->nOnce].trace = k, r->aOnce[r->nOnce++].note = f->nNote - 1;
+}
+
 /*
  * The trace of r that is the process a is too (the same host, pid and wall-clock start: two traces of
  * one process, such as a copy of a trace), or -1. Traces whose pid or start is unknown are not matched.
@@ -297,8 +305,9 @@ int vt__analyze(const char **azPath, int nPath, const struct vt_opts *o, struct 
     if (vt__phase_check_opts(o) != VT_EXIT_OK) return VT_EXIT_USAGE; /* the same for every trace */
     r->aTrace = calloc((size_t)(nPath > 0 ? nPath : 1), sizeof *r->aTrace);
     r->azFailed = calloc((size_t)(nPath > 0 ? nPath : 1), sizeof *r->azFailed);
+    r->aOnce = calloc((size_t)(nPath > 0 ? nPath : 1), sizeof *r->aOnce);
     p.aJob = calloc((size_t)(nPath > 0 ? nPath : 1), sizeof *p.aJob);
-    if (!r->aTrace || !r->azFailed || !p.aJob) {
+    if (!r->aTrace || !r->azFailed || !r->aOnce || !p.aJob) {
         free(p.aJob);
         return VT_EXIT_INTERNAL;
     }
@@ -343,15 +352,20 @@ int vt__analyze(const char **azPath, int nPath, const struct vt_opts *o, struct 
         if (j->iSameFile >= 0) { /* one file given twice: said once, counted once */
             const struct job *e = &p.aJob[j->iSameFile];
             for (k = 0; e->rc == VT_EXIT_OK && k < r->nTrace && r->aTrace[k].f.zPath != e->zPath; k++) {}
-            if (e->rc == VT_EXIT_OK && k < r->nTrace)
+            if (e->rc == VT_EXIT_OK && k < r->nTrace) {
+                int nBefore = r->aTrace[k].f.nNote;
                 vt__read_note(&r->aTrace[k].f, "%s was given again as %s: the same file, analyzed and counted once",
                               e->zPath, j->zPath);
+                once(r, k, nBefore);
+            }
             continue;
         }
         if (j->rc == VT_EXIT_OK && j->sub.nTrace == 1 && (k = same_process(r, &j->sub.aTrace[0])) >= 0) {
             /* another trace of a process already read: said once, counted once */
+            int nBefore = r->aTrace[k].f.nNote;
             vt__read_note(&r->aTrace[k].f, "%s is a trace of this same process (host, pid and start time alike): "
                           "analyzed and counted once, from %s", j->zPath, r->aTrace[k].f.zPath);
+            once(r, k, nBefore);
             vt__result_free(&j->sub);
             continue;
         }

@@ -37,5 +37,6 @@ void vt__result_free(struct vt_result *r)
     free(r->aTrace);
     free(r->aFind);
     free(r->azFailed);
+    free(r->aOnce);
     memset(r, 0, sizeof *r);
 }

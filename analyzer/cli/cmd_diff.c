@@ -185,6 +185,11 @@ int vt__cmd_diff(int argc, char **argv)
         else if (rcB == VT_EXIT_PARTIAL || rcN == VT_EXIT_PARTIAL)
             rc = VT_EXIT_PARTIAL;
     }
+    for (int k = 0; k < 2 && (rc == VT_EXIT_OK || rc == VT_EXIT_PARTIAL); k++) { /* inputs counted once, said */
+        const struct vt_result *pR = k ? &rNew : &rBase;
+        for (int i = 0; i < pR->nOnce; i++)
+            vt__errorf("diff: note: %s", pR->aTrace[pR->aOnce[i].trace].f.azNote[pR->aOnce[i].note]);
+    }
     if ((rc == VT_EXIT_OK || rc == VT_EXIT_PARTIAL) && vt__diff(&rBase, &rNew, o.minBytes, &d) != 0) {
         vt__errorf("diff: out of memory");
         rc = VT_EXIT_INTERNAL;
