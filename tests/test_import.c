@@ -532,6 +532,22 @@ TEST(nsys_allocation_calls_without_sizes)
     ASSERT_EQ(-998, q(zOut, "SELECT value FROM meta WHERE key = 'nsys.cuda_trace'"));
 }
 
+/* vt__cmd_import(n, av); what it printed on standard error into z (size nZ). Returns its exit code. */
+static int import_said(int n, char **av, char *z, size_t nZ)
+{
+    int rc, fdErr = dup(2), fd = open(scratch("said.txt"), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    ASSERT(fdErr >= 0 && fd >= 0);
+    fflush(stderr);
+    dup2(fd, 2);
+    close(fd);
+    rc = vt__cmd_import(n, av);
+    fflush(stderr);
+    dup2(fdErr, 2);
+    close(fdErr);
+    vt_read_file(scratch("said.txt"), z, nZ);
+    return rc;
+}
+
 TEST(command_line)
 {
     char zDir[4096], zForeign[4096], zPat[4200], zOne[4200];
@@ -555,20 +571,20 @@ TEST(command_line)
     /* the notes on one process of several name it, as the output line does */
     {
         char zB[4096], zNotes[4096];
-        int fdErr = dup(2), fd = open(scratch("notes.txt"), O_WRONLY | O_CREAT | O_TRUNC, 0600);
         snprintf(zB, sizeof zB, "%s", fixture("nsys2022_two_processes.sqlite"));
         char *av[] = {"import", "-f", zB, "-o", zPat, NULL};
-        ASSERT(fdErr >= 0 && fd >= 0);
-        fflush(stderr);
-        dup2(fd, 2);
-        close(fd);
-        ASSERT_EQ(VT_EXIT_OK, vt__cmd_import(5, av));
-        fflush(stderr);
-        dup2(fdErr, 2);
-        close(fdErr);
-        vt_read_file(scratch("notes.txt"), zNotes, sizeof zNotes);
+        ASSERT_EQ(VT_EXIT_OK, import_said(5, av, zNotes, sizeof zNotes));
         ASSERT_CONTAINS(zNotes, "nsys2022_two_processes.sqlite: process 100: note: failed allocation calls");
         ASSERT_CONTAINS(zNotes, "nsys2022_two_processes.sqlite: process 200: note: failed allocation calls");
+    }
+    /* --pid on a file of one process: imported whole, and said */
+    {
+        char zA[4096], zNotes[4096];
+        snprintf(zA, sizeof zA, "%s", fixture("snap_small.pickle"));
+        char *av[] = {"import", "-f", "--pid", "7", zA, "-o", zPat, NULL};
+        ASSERT_EQ(VT_EXIT_OK, import_said(7, av, zNotes, sizeof zNotes));
+        ASSERT_CONTAINS(zNotes, "snap_small.pickle: note: --pid 7 left aside: a pytorch_snapshot file holds one process, "
+                                "imported whole");
     }
     /* an existing output needs --force; --output=PATTERN with %n and %p */
     snprintf(zOne, sizeof zOne, "--output=%s/%%n-pid%%p.trace", zDir);

@@ -228,6 +228,9 @@ static int import_input(const char *zIn, const struct opts *p, int64_t *pnTraces
         free(aEv);
         return rcAll;
     default:
+        if (p->pid >= 0 && !p->o.bQuiet) /* one process per file: said, not ignored in silence */
+            vt__errorf("%s: note: --pid %lld left aside: a %s file holds one process, imported whole", zIn,
+                       (long long)p->pid, vt__import_format_name(fmt));
         if (out_path(p->zOut, zIn, -1, 0, zOut, sizeof zOut) != 0) {
             vt__errorf("import: output path too long");
             return VT_EXIT_USAGE;
