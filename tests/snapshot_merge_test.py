@@ -116,6 +116,11 @@ def main():
         db.close()
         rc, _, err = run(vt, shifted, "--snapshot", snap)
         check(rc == 2 and "outside the trace" in err, "a snapshot of another time is refused (rc %d)" % rc)
+        # its times are the reports' (from the trace's first event): the trace's end is info's duration
+        info = json.loads(subprocess.run([vt, "info", "--json", shifted], capture_output=True, text=True).stdout)
+        dur = info["traces"][0]["time"]["duration_ns"] / 1e9
+        check("lies outside the trace (0 to %.3f s; times from the trace's first event" % dur in err,
+              "the refusal counts from the trace's first event, as info (duration %.3f s): %s" % (dur, err.strip()))
         # another process, by name
         other = os.path.join(tmp, "vramtrace-hostB-1.snapshot.pickle")
         shutil.copy(snap, other)

@@ -645,9 +645,9 @@ TEST(snapshot_merge_refusals)
     setenv("TMPDIR", getenv("VT_TEST_TMP") ? getenv("VT_TEST_TMP") : "/tmp", 1);
     snprintf(zA, sizeof zA, "%s", fixture("snap_small.pickle"));
     snprintf(zB, sizeof zB, "%s", fixture("kineto_small.json"));
-    ASSERT_EQ(VT_EXIT_USAGE, vt__snapshot_merge(zA, zB, 0, 0)); /* not a snapshot */
+    ASSERT_EQ(VT_EXIT_USAGE, vt__snapshot_merge(zA, zB, 0, 0, NULL)); /* not a snapshot */
     snprintf(zB, sizeof zB, "%s", fixture("snap_v1.pickle"));
-    ASSERT_EQ(VT_EXIT_USAGE, vt__snapshot_merge(zA, zB, 0, 0)); /* the "trace" is a snapshot too */
+    ASSERT_EQ(VT_EXIT_USAGE, vt__snapshot_merge(zA, zB, 0, 0, NULL)); /* the "trace" is a snapshot too */
 }
 
 /* analyze, info, sql and export open these files through the read layer (vt__read_open): a temporary import. */

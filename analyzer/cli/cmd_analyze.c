@@ -152,6 +152,16 @@ static int parse_args(int argc, char **argv, struct vt_opts *o, struct vt_optpar
     return c == VT_OPT_ERROR ? VT_EXIT_USAGE : VT_EXIT_OK;
 }
 
+/* The merge's vt_trace_window_fn: trace zTrace's first and last event as the reader finds them. */
+static int trace_window(const char *zTrace, int64_t *pFirst, int64_t *pLast)
+{
+    struct vt_tracefile f;
+    int rc = vt__read_open(&f, zTrace, 0, NULL) == VT_EXIT_OK && f.bTimes ? 0 : -1;
+    if (rc == 0) *pFirst = f.fig.origin, *pLast = f.fig.origin + f.fig.duration;
+    vt__read_close(&f);
+    return rc;
+}
+
 /*
  * PyTorch's allocation history into the traces before they are read: zSnap into the one trace,
  * or else (unless bNoSnap) the snapshot found beside each trace. A copy is read instead of the
@@ -161,11 +171,11 @@ static int parse_args(int argc, char **argv, struct vt_opts *o, struct vt_optpar
 static int merge_snapshots(const char **azPath, int nPath, const char *zSnap, int bNoSnap, int bNoWrite)
 {
     int rc = VT_EXIT_OK, i;
-    if (zSnap) return vt__snapshot_merge(azPath[0], zSnap, !bNoWrite, 0);
+    if (zSnap) return vt__snapshot_merge(azPath[0], zSnap, !bNoWrite, 0, trace_window);
     for (i = 0; i < nPath && !bNoSnap && rc == VT_EXIT_OK; i++) {
         char *zFound = NULL;
         rc = vt__snapshot_find(azPath[i], &zFound);
-        if (zFound && vt__snapshot_merge(azPath[i], zFound, !bNoWrite, 1) == VT_EXIT_INTERNAL) rc = VT_EXIT_INTERNAL;
+        if (zFound && vt__snapshot_merge(azPath[i], zFound, !bNoWrite, 1, trace_window) == VT_EXIT_INTERNAL) rc = VT_EXIT_INTERNAL;
         free(zFound);
     }
     return rc;

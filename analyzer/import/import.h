@@ -129,6 +129,13 @@ const char *vt__import_temp_path(const char *zPath);
 int vt__snapshot_find(const char *zTrace, char **pzSnap);
 
 /*
+ * The time range of trace zTrace as the reports print it (the reader's): its first and last event, ns on
+ * the trace's clock, into *pFirst, *pLast. 0, or -1 when it has no timed event or cannot be read. Given by
+ * the command to the merge, which says where a refused history lies in these times.
+ */
+typedef int (*vt_trace_window_fn)(const char *zTrace, int64_t *pFirst, int64_t *pLast);
+
+/*
  * Merge the allocation history of PyTorch snapshot zSnap into trace zTrace for the readers:
  * bInPlace 0 into a temporary copy registered as zTrace's temporary trace (read layer reads it
  * instead; zTrace untouched), 1 into zTrace itself. Tensor rows (source 1) with their call sites,
@@ -136,8 +143,9 @@ int vt__snapshot_find(const char *zTrace, char **pzSnap);
  * line) when the snapshot's name names another host or process, when its history lies outside
  * the trace's time, when it has no timed history, or when the trace has no clock anchor. A trace
  * that already holds a merged history is left as it is when bQuietSkip (found automatically),
- * refused otherwise. Returns an enum vt_exit code after printing one line on failure.
+ * refused otherwise; a history outside the trace is placed in xWindow's times (NULL: not placed).
+ * Returns an enum vt_exit code after printing one line on failure.
  */
-int vt__snapshot_merge(const char *zTrace, const char *zSnap, int bInPlace, int bQuietSkip);
+int vt__snapshot_merge(const char *zTrace, const char *zSnap, int bInPlace, int bQuietSkip, vt_trace_window_fn xWindow);
 
 #endif

@@ -202,10 +202,10 @@ static int attach(sqlite3 *db, const char *zHist)
  * the trace's window. Returns 0 with the time shift in *pdt, the history's timed rows in *pnTen
  * and the trace's merged rows already there in *pnDone; or 1 with the reason in zWhy.
  */
-static int judge(sqlite3 *db, const char *zSnap, int64_t *pdt, int64_t *pnTen, int64_t *pnDone, char *zWhy,
-                 size_t nWhy)
+static int judge(sqlite3 *db, const char *zTrace, const char *zSnap, vt_trace_window_fn xWindow, int64_t *pdt,
+                 int64_t *pnTen, int64_t *pnDone, char *zWhy, size_t nWhy)
 {
-    int64_t wTrace, wHist, tFirst, tLast, tEnd;
+    int64_t wTrace, wHist, tFirst, tLast, tEnd, base, first, last;
     if (other_process(db, zSnap, zWhy, nWhy)) return 1;
     if (!wall_of_zero(db, "main", &wTrace)) {
         snprintf(zWhy, nWhy, "the trace has no clock anchor (meta clock_anchor_*_ns) to align it by");
@@ -226,17 +226,22 @@ static int judge(sqlite3 *db, const char *zSnap, int64_t *pdt, int64_t *pnTen, i
                   &tEnd, 1, 0) != SQLITE_OK)
         tEnd = 0;
     if (tLast < -SLACK_NS || tFirst > tEnd + SLACK_NS) {
-        snprintf(zWhy, nWhy,
-                 "its history (%.3f s to %.3f s on the trace's clock) lies outside the trace (0 to %.3f s): "
-                 "another process or another run",
-                 (double)tFirst / 1e9, (double)tLast / 1e9, (double)tEnd / 1e9);
+        /* said in the times every report prints (from the trace's first event), which the reader knows */
+        if (meta_int(db, "main", "time_base_ns", &base) && xWindow && xWindow(zTrace, &first, &last) == 0)
+            snprintf(zWhy, nWhy,
+                     "its history (%.3f s to %.3f s) lies outside the trace (0 to %.3f s; times from the trace's "
+                     "first event, as analyze and info print them): another process or another run",
+                     (double)(tFirst + base - first) / 1e9, (double)(tLast + base - first) / 1e9,
+                     (double)(last - first) / 1e9);
+        else
+            snprintf(zWhy, nWhy, "its history lies outside the trace's time: another process or another run");
         return 1;
     }
     if (vt__sql_ints(db, "SELECT count(*) FROM tensor_event WHERE source = 1", pnDone, 1, 0) != SQLITE_OK) *pnDone = 0;
     return 0;
 }
 
-int vt__snapshot_merge(const char *zTrace, const char *zSnap, int bInPlace, int bQuietSkip)
+int vt__snapshot_merge(const char *zTrace, const char *zSnap, int bInPlace, int bQuietSkip, vt_trace_window_fn xWindow)
 {
     struct vt_import_opts o = {1, 1};
     sqlite3 *db = NULL;
@@ -285,7 +290,7 @@ int vt__snapshot_merge(const char *zTrace, const char *zSnap, int bInPlace, int 
         rc = VT_EXIT_NOFILE;
         goto done;
     }
-    if (judge(db, zSnap, &dt, &nTen, &nDone, zWhy, sizeof zWhy)) {
+    if (judge(db, zTrace, zSnap, xWindow, &dt, &nTen, &nDone, zWhy, sizeof zWhy)) {
         vt__errorf("%s: the snapshot is not of this trace's process and time: %s; not merged", zSnap, zWhy);
         rc = VT_EXIT_USAGE;
         goto done;
