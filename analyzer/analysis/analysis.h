@@ -314,9 +314,10 @@ struct vt_xfer {           /* one direction: 0 HtoD, 1 DtoH */
     int64_t pageCount, pageBytes, pageNs;
     double bestBw;          /* bytes/ns of the fastest copy >= 64 KiB, any host kind; 0 none */
     double bestPinnedBw;    /* the same among copies from or to pinned host memory; 0 none */
-    int64_t firstPageTs, lastPageTs;
+    int64_t firstPageTs, lastPageTs;   /* the pageable copies' first start and last end; 0 none */
     /* start-up: the pageable copies that ended before the first kernel started (weights loading) */
     int64_t prePageCount, prePageBytes, prePageNs, lastPrePageTs;
+    int64_t firstRunPageTs, lastRunPageTs; /* the other pageable copies' first start and last end; 0 none */
 };
 
 /* Host-device copies against kernels (transfer.c). */
@@ -328,7 +329,7 @@ struct vt_transfers {
     int64_t pageSerialNs;  /* pageable copy time with no kernel running */
     int64_t firstKernelTs; /* start of the first kernel; 0 when the trace has none */
     /* start-up: the copies that ended before the first kernel started (pageable ones by direction) */
-    int64_t preCount, preNs;
+    int64_t preCount, preBytes, preNs;
     int bDone;             /* made during the scan (its kernel feed) */
 };
 
