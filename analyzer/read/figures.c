@@ -413,9 +413,14 @@ const char *vt__fig_headline_name(int k, int bKey)
 {
     static const char *const azKey[] = {"unknown", "reserved", "process_reserved", "process_allocated", "allocated",
                                         "allocated_running_sum"};
-    static const char *const azName[] = {"unknown", "reserved", "reserved by the process (torch.profiler's Total "
-                                         "Reserved)", "allocated by the process (torch.profiler's Total Allocated)",
-                                         "allocated", "allocated (the running sum of the profiler's [memory] Bytes)"};
+    static const char *const azName[] = {
+        "unknown",
+        "reserved",
+        "reserved by the process (torch.profiler's Total Reserved)",
+        "allocated by the process (torch.profiler's Total Allocated)",
+        "allocated",
+        "allocated (the running sum of the profiler's [memory] Bytes)",
+    };
     if (k < 0 || k > VT_HEAD_TOTALS) k = VT_HEAD_NONE;
     return bKey ? azKey[k] : azName[k];
 }
