@@ -181,6 +181,65 @@ TEST(fit_largest_batch)
 }
 
 /*
+ * The activation-checkpointing saving says the plan its figure is of: 8 activations of 64 MiB kept for the
+ * backward pass; a checkpoint every 3 (sqrt(8) = 2.8, rounded) keeps 6 of the 8 (the 3 checkpoints and the 3 of
+ * one stretch recomputed at a time): it saves 2 of 8, 128 MiB. (It said "a checkpoint every 2 of them keeps about
+ * 2 in every 2", nothing saved, beside 150 MiB.) With 4 alike, a checkpoint every 2 keeps all 4: no such saving.
+ * The bf16 saving names the bytes it halves.
+ */
+static void ckpt_job(const char *zPath, int nAct)
+{
+    struct tg *g = tg_open(zPath);
+    struct bd_stacks s;
+    int64_t a = 0x7f1000000000LL;
+    ASSERT(g);
+    bd_stacks(g, &s);
+    tg_meta(g, "config.tensors", "1");
+    tg_device(g, 0, "Test GPU", 40 * GiB);
+    for (int i = 0; i < 4; i++) bd_mem(g, 2 * MS + i, 1, a + (int64_t)i * GiB, 64 * MiB, s.param);
+    for (int k = 0; k < 3; k++) {
+        int64_t t0 = 100 * MS * (k + 1), b = a + 100 * GiB * (k + 1);
+        for (int i = 0; i < nAct; i++) bd_mem(g, t0 + 10 * MS + i, 1, b + i * GiB, 64 * MiB, s.fwd);
+        bd_mem(g, t0 + 20 * MS, 1, b + 90 * GiB, 16 * MiB, s.eng);
+        for (int i = 0; i < nAct; i++) bd_mem(g, t0 + 25 * MS + i, 2, b + i * GiB, 64 * MiB, s.eng);
+        bd_mem(g, t0 + 29 * MS, 2, b + 90 * GiB, 16 * MiB, s.eng);
+        tg_nvtx(g, t0, t0 + 90 * MS, "step");
+    }
+    ASSERT_EQ(0, tg_close(g));
+}
+
+TEST(fit_checkpointing_saving_says_its_figure)
+{
+    const char *zPath = tg_path("ckpt.db");
+    struct vt_opts o;
+    struct vt_result r;
+    const struct vt_fitsave *sv;
+    char z[600];
+    ckpt_job(zPath, 8);
+    vt__opts_default(&o);
+    ASSERT_EQ(0, vt__analyze(&zPath, 1, &o, &r));
+    ASSERT_EQ(512 * MiB, part(&r, 0, VT_CAT_ACT));
+    sv = saving_of(dev0(&r, 0), "activation_checkpointing");
+    ASSERT(sv);
+    ASSERT_EQ(128 * MiB, sv->bytes);
+    sv = saving_of(dev0(&r, 0), "bf16_activations"); /* half of the bytes it names */
+    ASSERT(sv);
+    ASSERT_EQ(256 * MiB, sv->bytes);
+    ASSERT_CONTAINS(sv->zAssume, "the 512 MiB of activations are 32-bit floats now");
+    sv = saving_of(dev0(&r, 0), "activation_checkpointing");
+    ASSERT_STREQ("activation checkpointing: 128 MiB (if the 8 activations kept at the peak are alike in size and a "
+                 "checkpoint every 3 of them keeps 6 of the 8 (the 3 checkpoints and the 3 of one stretch recomputed "
+                 "at a time; the forward pass runs a second time: about a third more compute))",
+                 vt__fmt_saving(sv, z, sizeof z));
+    vt__result_free(&r);
+    ckpt_job(zPath, 4);
+    ASSERT_EQ(0, vt__analyze(&zPath, 1, &o, &r));
+    ASSERT_EQ(256 * MiB, part(&r, 0, VT_CAT_ACT));
+    ASSERT(!saving_of(dev0(&r, 0), "activation_checkpointing"));
+    vt__result_free(&r);
+}
+
+/*
  * A cudaMallocAsync pool's OOM judged fragmentation (6 GiB live, the pool reserving 10 GiB; 3 GiB asked with
  * 1 GiB free): expandable segments are a setting of PyTorch's caching allocator, not of the pool, so no
  * expandable saving is offered (no caching-allocator segment was there to fragment).
@@ -1201,6 +1260,6 @@ TEST(real_shared_files)
 }
 
 VT_TEST_LIST(T(categories_tensor_level_nvtx) T(categories_tensor_level_steps_from_stacks) T(categories_two_ranks)
-                 T(fit_largest_batch) T(fit_no_expandable_saving_for_the_pool) T(fit_expandable_only_where_fragmentation_seen) T(fit_expandable_from_an_oom_judged_fragmentation) T(fit_fragmentation_same_pool_only) T(fit_fragmentation_at_an_oom) T(categories_segment_level) T(categories_segment_level_pages) T(categories_blocks_in_segments_cache) T(sites_count_blocks_not_their_segments)
+                 T(fit_largest_batch) T(fit_checkpointing_saving_says_its_figure) T(fit_no_expandable_saving_for_the_pool) T(fit_expandable_only_where_fragmentation_seen) T(fit_expandable_from_an_oom_judged_fragmentation) T(fit_fragmentation_same_pool_only) T(fit_fragmentation_at_an_oom) T(categories_segment_level) T(categories_segment_level_pages) T(categories_blocks_in_segments_cache) T(sites_count_blocks_not_their_segments)
                      T(categories_at_oom_device_used) T(fit_counts_failed_request) T(untraced_beyond_a_context) T(categories_at_oom_pool_cache) T(fit_tensor_level_replays_the_pool) T(fit_expandable_segments_replayed) T(categories_at_peak_device_sampled) T(fit_segment_level_lower_bound) T(categories_before_the_trace) T(breakdown_in_every_format) T(fit_text_nothing_grows) T(oom_breakdown_once_per_failure)
                          T(real_shipped_file) T(real_shared_files))

@@ -471,6 +471,43 @@ TEST(segment_creep_is_not_growth)
     tg_cleanup();
 }
 
+/* The same run with one more segment of unknown time (the GPU reported none) from another site: the cache's info
+ * finding counts it with the others, and its span still begins at the first segment of known time, never at an
+ * unknown one (a site whose allocations have no time is left out of the span, not made its start). */
+TEST(segment_span_skips_unknown_times)
+{
+    const char *zPath = tg_path("creep_untimed.db");
+    struct tg *g = tg_open(zPath);
+    struct vt_result r;
+    int64_t sW, sU, sA;
+    int nSeg = 0;
+    ASSERT(g);
+    tg_meta(g, "config.tensors", "0");
+    sW = tg_stack(g, "model.py", 10, "__init__");
+    sU = tg_stack(g, "loader.py", 20, "prefetch");
+    sA = tg_stack(g, "model.py", 30, "forward");
+    for (int i = 0; i < 24; i++) tg_alloc(g, (1 + i) * 1000, 0, 3, WEIGHTS + i * 0x10000000LL, 20 * MiB, sW);
+    struct tg_memrow m = {TG_NULL, 1, 3, LEAK, 2 * MiB, 0, 1, 7, 999999, 1, 0,
+                          TG_NULL, TG_NULL, TG_NULL, TG_NULL, TG_NULL, TG_NULL, 1, sU};
+    tg_memory_row(g, &m);
+    for (int i = 0; i < 30; i++) {
+        int64_t t0 = 1 * MS + i * 10 * MS;
+        tg_nvtx(g, t0, t0 + 10 * MS, "train_step");
+        tg_kernel(g, t0 + 1 * MS, t0 + 2 * MS, "gemm");
+        if (i % 8 == 5) tg_alloc(g, t0 + 3 * MS, 0, 3, LEAK + (1 + nSeg++) * 0x1000000LL, 2 * MiB, sA);
+    }
+    ASSERT_EQ(0, tg_close(g));
+    run(zPath, &r);
+    ASSERT_EQ(1, r.aTrace[0].f.bSegments);
+    ASSERT_EQ(1, r.nFind);
+    ASSERT_EQ(VT_SEV_INFO, r.aFind[0].severity);
+    ASSERT_EQ(24 + 1 + nSeg, r.aFind[0].count);
+    ASSERT_EQ((24 + nSeg) * 2 * MiB + 24 * 18 * MiB + 2 * MiB, r.aFind[0].bytes);
+    ASSERT_EQ(r.aTrace[0].f.t0, r.aFind[0].firstTs); /* the first weight's segment, the trace's first event */
+    vt__result_free(&r);
+    tg_cleanup();
+}
+
 /* Twelve 10 ms steps without kernel uses (a snapshot's history): weights made once, Adam's state made at
  * the first step and replaced at every one, activations freed, and 4 MiB per step kept (train.py:88). */
 TEST(state_without_uses_is_not_a_leak)
@@ -1073,7 +1110,8 @@ TEST(baseline_of_longer_batches_is_no_growth)
     tg_cleanup();
 }
 
-VT_TEST_LIST(T(plain_cuda_loop_ended_at_oom_is_no_growth) T(state_without_uses_is_not_a_leak) T(segment_growth_names_its_site) T(segment_creep_is_not_growth) T(trend_shapes) T(leak_released_at_the_end_still_grows) T(nccl_buffers_are_not_leaks) T(leak_sample_shape) T(leak_growth_and_never_freed_by_site) T(leak_not_judged_across_a_lent_window) T(healthy_training_loop_has_no_finding)
+VT_TEST_LIST(T(plain_cuda_loop_ended_at_oom_is_no_growth) T(state_without_uses_is_not_a_leak) T(segment_growth_names_its_site) T(segment_creep_is_not_growth) T(segment_span_skips_unknown_times)
+                 T(trend_shapes) T(leak_released_at_the_end_still_grows) T(nccl_buffers_are_not_leaks) T(leak_sample_shape) T(leak_growth_and_never_freed_by_site) T(leak_not_judged_across_a_lent_window) T(healthy_training_loop_has_no_finding)
                  T(caching_allocator_segments_are_not_a_leak) T(caching_allocator_growth_is_reported)
                      T(plain_cuda_leak_without_phases) T(one_step_snapshot_is_state)
                      T(one_step_process_is_state) T(capped_cache_reused_is_state) T(capped_cache_after_a_long_start_up_is_state) T(capped_cache_reused_after_a_late_stop_is_state) T(late_cache_never_reused_is_a_leak) T(history_blocks_used_through_their_segment_are_in_use) T(cache_that_stopped_growing_early_is_no_growth) T(cache_growing_to_the_end_grows) T(segment_growth_at_two_sites_is_one_finding) T(snapshot_cycles_are_iterations) T(last_step_held_to_exit_is_state) T(small_growth_on_a_larger_job_is_medium)

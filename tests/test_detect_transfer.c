@@ -65,6 +65,10 @@ TEST(pageable_serialized_and_pinned_growth)
     ASSERT_CONTAINS(f->zEvidence, "expected saving 76.0 ms (37.8% of the run after start-up)");
     ASSERT_CONTAINS(f->zEvidence, "Host-device copies ran for 79.5 ms (39.6% of the run after start-up) while no "
                                   "kernel was running");
+    /* its span holds the 19 copies it counts (11 ms to 195 ms), not the start-up copy at 1 ms: a window pasted
+     * from it into export --from/--to shows what it counts */
+    ASSERT_EQ(11 * MS, f->firstTs);
+    ASSERT_EQ(195 * MS, f->lastTs);
     ASSERT_EQ(6 * MS, r.aTrace[0].xf.firstKernelTs);
     ASSERT_EQ(4 * MS, r.aTrace[0].xf.x[0].prePageNs + r.aTrace[0].xf.x[1].prePageNs);
     ASSERT(!find(&r, "serialized with compute"));
@@ -230,6 +234,10 @@ TEST(pinned_copies_serialized)
     f = find(&r, "Copies serialized with compute: 76.0 ms"); /* the first ended before the first kernel */
     ASSERT(f);
     ASSERT_EQ(VT_SEV_MEDIUM, f->severity);
+    /* it counts the copies its time is of, those after start-up, all in its span from the first kernel */
+    ASSERT_EQ(19, f->count);
+    ASSERT_EQ(152 * MiB, f->bytes);
+    ASSERT_EQ(6 * MS, f->firstTs);
     ASSERT_CONTAINS(f->zEvidence, "Host-device copies ran for 76.0 ms (38.2% of the run after start-up) while no "
                                   "kernel was running "
                                   "(kernels were busy 80.0 ms in total). The GPU waits for data");
@@ -490,6 +498,9 @@ TEST(startup_site_after_first_kernel)
     ASSERT_CONTAINS(f->zTitle, "20 host-to-device copies (20.0 MiB) from pageable host memory: 0.8% of the run");
     ASSERT_CONTAINS(f->zEvidence, "The 38 copies (304 MiB, 38.0 ms) that ended before the first kernel or came from "
                                   "call sites that copied only at start-up are start-up");
+    /* its span: the batches' copies (50 ms to 240.1 ms), not the weights' after the first kernel (2 ms on) */
+    ASSERT_EQ(50 * MS, f->firstTs);
+    ASSERT_EQ(240 * MS + 100000, f->lastTs);
     vt__result_free(&r);
     tg_cleanup();
 }

@@ -68,7 +68,7 @@ TEST(max_growth_gate)
     pair(zB, zN, sizeof zB);
     const char *azOver[] = {"--max-growth", "10", zB, zN, NULL};
     ASSERT_EQ(1, diff(azOver, &zOut, &zErr));
-    ASSERT_CONTAINS(zErr, "the peak grew by 49.0% to 3.61 GiB, more than --max-growth 10%");
+    ASSERT_CONTAINS(zErr, "the peak (reserved) grew by 49.0% to 3.61 GiB, more than --max-growth 10%");
     ASSERT_CONTAINS(zOut, "== Device peaks"); /* the comparison is written all the same */
     free(zOut), free(zErr);
     const char *azUnder[] = {"--max-growth=50%", zB, zN, NULL};
@@ -151,7 +151,7 @@ TEST(sets_of_ranks)
     snprintf(zN1, sizeof zN1, "%s/b.db", zNew);
     const char *az2[] = {"--base", zB0, "--base", zB1, "--new", zN0, "--new", zN1, "--max-growth", "40", NULL};
     ASSERT_EQ(1, diff(az2, &zOut, &zErr));
-    ASSERT_CONTAINS(zErr, "rank 1, device 0: the peak grew by 41.3%");
+    ASSERT_CONTAINS(zErr, "rank 1, device 0: the peak (reserved) grew by 41.3%");
     free(zOut), free(zErr);
     cli_cleanup();
 }
@@ -175,4 +175,114 @@ TEST(different_jobs_warned)
     cli_cleanup();
 }
 
-VT_TEST_LIST(T(planted_change_text) T(max_growth_gate) T(json_markdown_html) T(sets_of_ranks) T(different_jobs_warned))
+/*
+ * A torch.profiler trace into zPath: one step, two tensors of 1 and 2 MiB made and freed in it, the process holding
+ * 4 MiB allocated before the profiler's window and reserving up to `reserved` bytes (Total Reserved); with
+ * bAddr 0 the [memory] events carry only their Bytes, as torch.profiler before 1.11 wrote them (totals only).
+ */
+static void kineto_job(const char *zPath, int64_t reserved, int bAddr)
+{
+    static const struct {
+        double ts;
+        int64_t bytes, allocated, addr;
+    } a[] = {{110, 1 * MiB, 5 * MiB, 0x100000}, {120, 2 * MiB, 7 * MiB, 0x400000},
+             {130, -1 * MiB, 6 * MiB, 0x100000}, {150, -2 * MiB, 4 * MiB, 0x400000}};
+    FILE *f = fopen(zPath, "w");
+    ASSERT(f);
+    fprintf(f, "{\"schemaVersion\": 1, \"deviceProperties\": [{\"id\": 0, \"name\": \"Test GPU\", "
+               "\"totalGlobalMem\": 17179869184}], \"traceEvents\": [{\"ph\": \"X\", \"cat\": \"user_annotation\", "
+               "\"name\": \"ProfilerStep#1\", \"pid\": 7, \"tid\": 7, \"ts\": 100.0, \"dur\": 900.0}");
+    for (int i = 0; i < 4; i++) {
+        fprintf(f, ", {\"ph\": \"i\", \"cat\": \"cpu_instant_event\", \"name\": \"[memory]\", \"pid\": 7, \"tid\": 7, "
+                   "\"ts\": %.1f, \"s\": \"t\", \"args\": {\"Device Type\": 1, \"Device Id\": 0, \"Bytes\": %lld",
+                a[i].ts, (long long)a[i].bytes);
+        if (bAddr)
+            fprintf(f, ", \"Total Allocated\": %lld, \"Total Reserved\": %lld, \"Addr\": %lld", (long long)a[i].allocated,
+                    (long long)(i ? reserved : 16 * MiB), (long long)a[i].addr);
+        fputs("}}", f);
+    }
+    fputs(", {\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"gemm\", \"pid\": 0, \"tid\": \"stream 7\", \"ts\": 140.0, "
+          "\"dur\": 5.0, \"args\": {\"device\": 0, \"stream\": 7, \"correlation\": 42}}]}\n", f);
+    ASSERT_EQ(0, fclose(f));
+}
+
+/* The bytes of every "zKey": N in z before zEnd, summed. */
+static int64_t sum_of(const char *z, const char *zKey, const char *zEnd)
+{
+    const char *pEnd = strstr(z, zEnd);
+    int64_t sum = 0;
+    for (const char *p = z; (p = strstr(p, zKey)) != NULL && (!pEnd || p < pEnd); p += strlen(zKey))
+        sum += strtoll(p + strlen(zKey), NULL, 10);
+    return sum;
+}
+
+/*
+ * An import whose memory began before the profiler's window: diff's device peak is the one analyze and info print
+ * (the process's reserved peak, torch.profiler's Total Reserved, with its allocated peak beside it), not the
+ * window's own 3 MiB; the breakdown sums to it; --max-growth gates on it.
+ */
+TEST(process_peaks_of_an_import)
+{
+    const char *zDir = cli_tmpdir();
+    char zB[512], zN[512], *zOut, *zErr;
+    snprintf(zB, sizeof zB, "%s/base.json", zDir);
+    snprintf(zN, sizeof zN, "%s/new.json", zDir);
+    kineto_job(zB, 20 * MiB, 1);
+    kineto_job(zN, 40 * MiB, 1);
+    const char *az[] = {zB, zN, NULL};
+    ASSERT_EQ(0, diff(az, &zOut, &zErr));
+    ASSERT_CONTAINS(zOut, "device 0 (Test GPU): 20.0 MiB -> 40.0 MiB (+20.0 MiB, +100.0%) reserved by the process "
+                          "(torch.profiler's Total Reserved); allocated 7.00 MiB -> 7.00 MiB (+0 B, +0.0%)\n");
+    ASSERT_CONTAINS(zOut, "    what it was (process reserved)             20.0 MiB -> 40.0 MiB (+20.0 MiB, +100.0%)\n");
+    ASSERT_CONTAINS(zOut, "allocated before the trace                 4.00 MiB -> 4.00 MiB");
+    free(zOut), free(zErr);
+    const char *azJ[] = {"--format", "json", zB, zN, NULL};
+    ASSERT_EQ(0, diff(azJ, &zOut, &zErr));
+    ASSERT(tg_json_valid(zOut));
+    ASSERT_CONTAINS(zOut, "\"base_peak_bytes\": 20971520, \"new_peak_bytes\": 41943040, \"growth_pct\": 100.00, "
+                          "\"base_peak_of\": \"process_reserved\", \"new_peak_of\": \"process_reserved\", "
+                          "\"base_allocated_bytes\": 7340032, \"new_allocated_bytes\": 7340032, "
+                          "\"base_breakdown_bytes\": 20971520, \"new_breakdown_bytes\": 41943040");
+    /* the parts sum to the peak printed */
+    ASSERT_EQ(20 * MiB, sum_of(zOut, "\"base_bytes\": ", "\"sites\""));
+    ASSERT_EQ(40 * MiB, sum_of(zOut, "\"new_bytes\": ", "\"sites\""));
+    free(zOut), free(zErr);
+    /* the same figure as analyze's headline */
+    char *azA[] = {(char *)cli_vramtrace(), (char *)"analyze", (char *)"--format", (char *)"json", zB, NULL}, zF[600];
+    snprintf(zF, sizeof zF, "%s/a.json", zDir);
+    ASSERT_EQ(0, cli_run(azA, NULL, zF, NULL));
+    zOut = cli_read(zF);
+    ASSERT_CONTAINS(zOut, "\"headline_bytes\": 20971520");
+    free(zOut);
+    const char *azG[] = {"--max-growth", "50", zB, zN, NULL};
+    ASSERT_EQ(1, diff(azG, &zOut, &zErr));
+    ASSERT_CONTAINS(zErr, "device 0: the peak (reserved by the process (torch.profiler's Total Reserved)) grew by "
+                          "100.0% to 40.0 MiB, more than --max-growth 50%");
+    free(zOut), free(zErr);
+    cli_cleanup();
+}
+
+/* A trace with totals only (torch.profiler's [memory] events without 'Addr'): its peak is the running sum, in diff
+ * as in analyze, never an empty device list or "none". */
+TEST(totals_only_peaks)
+{
+    const char *zDir = cli_tmpdir();
+    char zB[512], *zOut, *zErr;
+    snprintf(zB, sizeof zB, "%s/noaddr.json", zDir);
+    kineto_job(zB, 20 * MiB, 0);
+    const char *az[] = {zB, zB, NULL};
+    ASSERT_EQ(0, diff(az, &zOut, &zErr));
+    ASSERT_CONTAINS(zOut, "device 0 (Test GPU): 3.00 MiB -> 3.00 MiB (+0 B, +0.0%) allocated (the running sum of the "
+                          "profiler's [memory] Bytes)\n");
+    ASSERT(!strstr(zOut, "none -> none"));
+    free(zOut), free(zErr);
+    const char *azJ[] = {"--format", "json", zB, zB, NULL};
+    ASSERT_EQ(0, diff(azJ, &zOut, &zErr));
+    ASSERT_CONTAINS(zOut, "\"base_peak_bytes\": 3145728, \"new_peak_bytes\": 3145728, \"growth_pct\": 0.00, "
+                          "\"base_peak_of\": \"allocated_running_sum\"");
+    free(zOut), free(zErr);
+    cli_cleanup();
+}
+
+VT_TEST_LIST(T(planted_change_text) T(max_growth_gate) T(json_markdown_html) T(sets_of_ranks) T(different_jobs_warned)
+                 T(process_peaks_of_an_import) T(totals_only_peaks))

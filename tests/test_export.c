@@ -711,6 +711,25 @@ TEST(imported_files_as_they_are)
     ASSERT_CONTAINS(zCsv, "\"name\":\"GPU 1 tensors\"");
     ASSERT_CONTAINS(zCsv, "\"source\":\"pytorch_history\"");
     ASSERT_CONTAINS(zCsv, "{\"tensors\":");
+    /* the rows of unknown time (two segments live before the history began) are on no counter, the category one
+     * included: it starts where the live bytes do, at the one segment of known time (20 MiB, all cache) */
+    ASSERT_CONTAINS(zCsv, "\"name\":\"GPU 1 memory\",\"ts\":0.000,\"args\":{\"device\":20971520}}");
+    ASSERT_CONTAINS(zCsv, "\"name\":\"GPU 1 memory by category\",\"ts\":0.000,\"args\":{\"allocator cache (reserved, "
+                          "not allocated)\":20971520}}");
+    ASSERT_EQ(1, count_of(zCsv, "\"name\":\"GPU 1 memory by category\",\"ts\":0.000,"));
+    ASSERT(!strstr(zCsv, "\"unknown\":512"));
+    free(zCsv);
+    /* a snapshot without any known time: nothing placed at 0, no category counter either (the HTML report draws no
+     * chart for it); the rows left out are said */
+    snprintf(zArgs, sizeof zArgs, "export --perfetto %s/v1.json %s", zDir, import_fixture("snap_v1.pickle"));
+    ASSERT_EQ(0, vt_run(zDir, zArgs, &zOut, &zErr));
+    ASSERT_CONTAINS(zErr, "2 events of unknown time left out (the file records no time for them): on no track or "
+                          "counter, memory by category included");
+    free(zOut), free(zErr);
+    snprintf(zFile, sizeof zFile, "%s/v1.json", zDir);
+    zCsv = vt_slurp(zFile);
+    ASSERT_EQ(0, count_of(zCsv, "\"ph\":\"C\""));
+    ASSERT(!strstr(zCsv, "memory by category"));
     free(zCsv);
     snprintf(zArgs, sizeof zArgs, "export --csv %s/csv %s", zDir, import_fixture("snap_small.pickle"));
     ASSERT_EQ(0, vt_run(zDir, zArgs, &zOut, &zErr));

@@ -314,9 +314,10 @@ struct vt_xfer {           /* one direction: 0 HtoD, 1 DtoH */
     int64_t pageCount, pageBytes, pageNs;
     double bestBw;          /* bytes/ns of the fastest copy >= 64 KiB, any host kind; 0 none */
     double bestPinnedBw;    /* the same among copies from or to pinned host memory; 0 none */
-    int64_t firstPageTs, lastPageTs;
+    int64_t firstPageTs, lastPageTs;   /* the pageable copies' first start and last end; 0 none */
     /* start-up: the pageable copies that ended before the first kernel started (weights loading) */
     int64_t prePageCount, prePageBytes, prePageNs, lastPrePageTs;
+    int64_t firstRunPageTs, lastRunPageTs; /* the other pageable copies' first start and last end; 0 none */
 };
 
 /* Host-device copies against kernels (transfer.c). */
@@ -328,7 +329,7 @@ struct vt_transfers {
     int64_t pageSerialNs;  /* pageable copy time with no kernel running */
     int64_t firstKernelTs; /* start of the first kernel; 0 when the trace has none */
     /* start-up: the copies that ended before the first kernel started (pageable ones by direction) */
-    int64_t preCount, preNs;
+    int64_t preCount, preBytes, preNs;
     int bDone;             /* made during the scan (its kernel feed) */
 };
 
@@ -486,6 +487,9 @@ int64_t vt__main_peak(const struct vt_trace *t);
  * whose peaks are unknown rather than 0; 1 otherwise (a trace that allocated nothing peaks at 0).
  */
 int vt__memory_known(const struct vt_trace *t);
+/* Phase p's peak in trace t: its highest live bytes where t's memory is known, else the importer's running
+ * total where it peaked inside the phase (vt__fig_window_total; no lifetimes), else -1 (unknown, not 0). */
+int64_t vt__phase_peak(const struct vt_trace *t, const struct vt_phase *p);
 /*
  * Whether t shows training: a training phase, or an allocation site in a backward pass or an
  * optimizer (fix texts give training advice only then).
@@ -875,7 +879,11 @@ struct vt_diffdev {
     int iBase, iNew;        /* the process in each run (trace index), -1: only in the other */
     int id;                 /* device id */
     char zProc[96], zName[128];
-    int64_t base, cur;      /* the peaks, -1 when not in that run or unknown */
+    int64_t base, cur;      /* the peaks (vt__fig_headline), -1 when not in that run or unknown */
+    int aOf[2];             /* which figure each is (enum vt_headof), base then new */
+    int64_t baseAlloc, curAlloc; /* the allocated peaks beside them (vt__fig_beside), -1 none */
+    int64_t baseSum, curSum; /* what each breakdown sums to, -1 none (its basis: azBasis) */
+    const char *azBasis[2]; /* the breakdowns' bases (struct vt_breakdown zBasis), base then new; NULL none */
     struct vt_diffcat *aCat; /* the breakdowns' categories side by side */
     int nCat;
 };

@@ -562,10 +562,9 @@ int vt__bd_life_end(struct vt_trace *t, const struct vt_life *l)
                                                                                   : vt__cat_scales(c);
         if (rule != R_RESERVED && vt__fs_add(t, l, b->seq, bScales) != 0) return -1;
     }
-    if (b->bCurves && l->bytes != 0) { /* the same category over its whole life; untimed: live from the start */
+    if (b->bCurves && l->bytes != 0 && l->allocTs >= 0) { /* its category over its life; untimed: on no curve */
         if (rule < 0 && classify(t, l, &rule, &iLib) != 0) return -1;
-        if (vt__catev_add(&b->ev, l, l->allocTs >= 0 ? l->allocTs : t->f.bTimes ? t->f.t0 : 0, l->bdSeq, l->bytes,
-                          rule, iLib) != 0)
+        if (vt__catev_add(&b->ev, l, l->allocTs, l->bdSeq, l->bytes, rule, iLib) != 0)
             return -1;
         if (l->status != VT_LIFE_LIVE_AT_END && l->freeTs >= 0 &&
             vt__catev_add(&b->ev, l, l->freeTs, b->seq, -l->bytes, rule, iLib) != 0)

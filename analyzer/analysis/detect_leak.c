@@ -378,7 +378,7 @@ static int leak_at_end(const struct leak *L, struct vt_result *r, int iTrace)
         if (t->f.bSegments) {
             segBytes += e->endBytes;
             segCount += e->endCount;
-            if (segFirst < 0 || e->endFirstTs < segFirst) segFirst = e->endFirstTs;
+            if (e->endFirstTs >= 0 && (segFirst < 0 || e->endFirstTs < segFirst)) segFirst = e->endFirstTs;
             if (e->endLastTs > segLast) segLast = e->endLastTs;
             continue;
         }
@@ -408,7 +408,7 @@ static int leak_at_end(const struct leak *L, struct vt_result *r, int iTrace)
             nsCount += e->endCount;
             nsAlloc += s->nAlloc;
             nsLate += e->endUsedLate;
-            if (nsFirst < 0 || e->endFirstTs < nsFirst) nsFirst = e->endFirstTs;
+            if (e->endFirstTs >= 0 && (nsFirst < 0 || e->endFirstTs < nsFirst)) nsFirst = e->endFirstTs;
             if (e->endLastTs > nsLast) nsLast = e->endLastTs;
             nsSites++;
             nsOne = i;

@@ -46,9 +46,10 @@ static int add(struct vt_result *r, int iTrace, int sev, int64_t bytes, int64_t 
 struct pgroup {
     int64_t stack;
     int bNull, kind;
-    /* the copies ending after the first kernel: count, bytes, time (each at least 1 ns), last end */
-    int64_t n, bytes, ns, last;
-    int bLast; /* last is known (n > 0) */
+    /* the copies ending after the first kernel: count, bytes, time (each at least 1 ns), first start, last end */
+    int64_t n, bytes, ns, first, last;
+    int bLast;    /* first and last are known (n > 0) */
+    int bStartup; /* its site copied only at start-up (startup_sites): its copies are not counted */
     /* site figures: copies ending after the first kernel (0), or within start-up (1), of a known duration:
      * their time, count and last end */
     int64_t siteNs[2], siteN[2], siteLast[2];
@@ -81,12 +82,13 @@ static int read_groups(struct vt_trace *t, int64_t lo, struct startup *su)
         " max(CASE WHEN pc.e > %lld AND pc.e >= pc.s THEN pc.e END),"
         " sum(CASE WHEN pc.e > %lld AND pc.e >= pc.s AND pc.e <= %lld THEN pc.e - pc.s END),"
         " sum(pc.e > %lld AND pc.e >= pc.s AND pc.e <= %lld),"
-        " max(CASE WHEN pc.e > %lld AND pc.e >= pc.s AND pc.e <= %lld THEN pc.e END)"
+        " max(CASE WHEN pc.e > %lld AND pc.e >= pc.s AND pc.e <= %lld THEN pc.e END),"
+        " min(CASE WHEN pc.e > %lld THEN pc.s END)"
         " FROM pc JOIN pa ON pa.c = pc.c GROUP BY pa.stack, pc.kind ORDER BY pa.stack, pc.kind",
         (long long)(lo < lo1 ? lo : lo1), VT_COPY_HTOD, VT_MEMKIND_PAGEABLE, VT_COPY_DTOH, VT_MEMKIND_PAGEABLE,
         (long long)lo, (long long)lo, (long long)lo, (long long)lo, (long long)lo, (long long)lo, (long long)lo,
         (long long)lo1, (long long)su->limit, (long long)lo1, (long long)su->limit, (long long)lo1,
-        (long long)su->limit);
+        (long long)su->limit, (long long)lo);
     su->aGroup = NULL;
     su->nGroup = 0;
     if (!zSql) return SQLITE_NOMEM;
@@ -118,6 +120,8 @@ static int read_groups(struct vt_trace *t, int64_t lo, struct startup *su)
             g->siteN[k] = sqlite3_column_int64(pStmt, 7 + 3 * k);
             g->siteLast[k] = sqlite3_column_int64(pStmt, 8 + 3 * k);
         }
+        g->first = sqlite3_column_int64(pStmt, 12);
+        g->bStartup = 0;
     }
     sqlite3_finalize(pStmt);
     free(zSql);
@@ -154,7 +158,7 @@ static int startup_sites(struct vt_trace *t, int64_t lo, struct startup *su)
         if ((su->aGroup[i].bNull || su->aGroup[i].stack == -1) && su->aGroup[i].bLast && su->aGroup[i].last > lastNone)
             lastNone = su->aGroup[i].last;
     for (int i = 0, j; i < su->nGroup; i = j) { /* groups i..j-1: one site, its kinds */
-        const struct pgroup *g = &su->aGroup[i];
+        struct pgroup *g = &su->aGroup[i];
         int64_t last = INT64_MIN;
         int bNone = g->bNull || g->stack == -1;
         j = site_end(su, i);
@@ -163,9 +167,10 @@ static int startup_sites(struct vt_trace *t, int64_t lo, struct startup *su)
         if (bNone) last = lastNone;
         if (last == INT64_MIN || last > su->limit) continue; /* no copy after lo, or copying after start-up */
         for (int k = i; k < j; k++) {
-            const struct pgroup *h = &su->aGroup[k];
+            struct pgroup *h = &su->aGroup[k];
             int dir = h->kind == VT_COPY_HTOD ? 0 : 1;
             if (!h->bLast) continue;
+            h->bStartup = 1;
             su->count[dir] += h->n;
             su->bytes[dir] += h->bytes;
             su->ns[dir] += h->ns;
@@ -353,6 +358,36 @@ static void fmt_what(const struct dirs *d, char *z, size_t nz)
 }
 
 /*
+ * The window [*pA, *pB] of the pageable copies the finding after start-up counts (nCount of them): from the
+ * first start to the last end of those that ended after the first kernel, less the start-up sites' (su) when
+ * there are any and the groups hold every counted copy (else the pass's window, which holds them all too).
+ * A window printed from it, pasted into export --from/--to, holds the copies counted, not start-up's.
+ */
+static void run_window(const struct vt_transfers *xf, const struct startup *su, int64_t nCount, int64_t *pA,
+                       int64_t *pB)
+{
+    int64_t a = -1, b = -1, n = 0, ga = -1, gb = -1;
+    for (int dir = 0; dir < 2; dir++) {
+        const struct vt_xfer *x = &xf->x[dir];
+        if (x->firstRunPageTs <= 0) continue;
+        if (a < 0 || x->firstRunPageTs < a) a = x->firstRunPageTs;
+        if (x->lastRunPageTs > b) b = x->lastRunPageTs;
+    }
+    if (su->count[0] + su->count[1] > 0) {
+        for (int i = 0; i < su->nGroup; i++) {
+            const struct pgroup *g = &su->aGroup[i];
+            if (g->bStartup || !g->bLast) continue;
+            n += g->n;
+            if (ga < 0 || g->first < ga) ga = g->first;
+            if (g->last > gb) gb = g->last;
+        }
+        if (n == nCount && ga >= 0) a = ga, b = gb;
+    }
+    *pA = a;
+    *pB = b;
+}
+
+/*
  * The pageable-copy finding of trace iTrace, judged by the time the copies cost after
  * start-up (from the first kernel: copies that ended before it, weights moved to the GPU once,
  * are said but not counted), or an info finding when only start-up copies reach --min-bytes.
@@ -368,7 +403,7 @@ static int pageable_finding(struct vt_result *r, int iTrace, const struct startu
     int64_t span = t->f.t1 - t0 > 0 ? t->f.t1 - t0 : 1, dur = t->f.t1 - t->f.t0 > 0 ? t->f.t1 - t->f.t0 : 1;
     struct dirs all, pre, run;
     int64_t preCount, preBytes, preNs, nCount, nBytes, nNs, nSerial, a = -1, b = -1, bPre = su->last;
-    int64_t needNs = 0, gapNs = 0, saveNs;
+    int64_t needNs = 0, gapNs = 0, saveNs, ra, rb;
     double pct, pctSave;
     char zDir[2][400], zWhat[96], zT[32], zS[32], zO[32], zAt[80], zPre[300] = "", zIter[120] = "";
     char zYard[300], zNeed[32], zSave[32];
@@ -453,7 +488,8 @@ static int pageable_finding(struct vt_result *r, int iTrace, const struct startu
             snprintf(zYard, sizeof zYard, "No copy in the trace is pinned to compare with; over the host link (%s, "
                      "%s: about %.0f GB/s from pinned memory) they would take %s", pLink->zLink, zDev, pLink->gbps,
                      zNeed);
-        if (add(r, iTrace, sev, nBytes, nCount, a, b,
+        run_window(xf, su, nCount, &ra, &rb);
+        if (add(r, iTrace, sev, nBytes, nCount, ra, rb,
                 vt__strdupf("%s pageable host memory: %.1f%% of the run after start-up", zWhat, pct),
                 vt__strdupf("%s%s %s, they blocked the host thread for %s, %.1f%% of "
                             "that time%s; %s of it with no kernel running (the GPU waited for the data)%s%s.%s "
@@ -532,8 +568,10 @@ static int transfer_end(void *st, struct vt_result *r, int iTrace)
     if (bSerial && !bPageable) {
         double pct = 100.0 * (double)serial / (double)dur;
         vt__fmt_ns(serial, zT, sizeof zT);
-        if (add(r, iTrace, pct >= 25 ? VT_SEV_MEDIUM : VT_SEV_LOW, t->xf.x[0].bytes + t->xf.x[1].bytes,
-                t->xf.x[0].count + t->xf.x[1].count, t0, t->f.t1,
+        /* the copies its time counts: those after start-up (the span from the first kernel holds them) */
+        int64_t nCopy = t->xf.x[0].count + t->xf.x[1].count - t->xf.preCount - su.count[0] - su.count[1];
+        int64_t nBytes = t->xf.x[0].bytes + t->xf.x[1].bytes - t->xf.preBytes - su.bytes[0] - su.bytes[1];
+        if (add(r, iTrace, pct >= 25 ? VT_SEV_MEDIUM : VT_SEV_LOW, nBytes, nCopy, t0, t->f.t1,
                 vt__strdupf("Copies serialized with compute: %s of copy time with no kernel running", zT),
                 vt__strdupf("%s The GPU waits for data instead of overlapping the next batch's copy with this "
                             "batch's compute.", zSerial + 1),

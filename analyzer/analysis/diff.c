@@ -58,7 +58,19 @@ static int add_cats(struct vt_diffdev *e, const struct vt_breakdown *b, int bNew
     return 0;
 }
 
-/* Device entries of traces tb (of BASE, -1 none) and tn (of NEW, -1 none), paired by id. 0 or -1. */
+/* Trace t's timeline device id (its breakdown), NULL when it has none. */
+static const struct vt_device *tl_device(const struct vt_trace *t, int id)
+{
+    for (int k = 0; k < t->tl.nDev; k++)
+        if (t->tl.aDev[k].id == id) return &t->tl.aDev[k];
+    return NULL;
+}
+
+/*
+ * Device entries of traces tb (of BASE, -1 none) and tn (of NEW, -1 none), paired by id: each device's
+ * peak is the figure source's headline (vt__fig_headline: what analyze and info print), the allocated peak
+ * beside it, and its breakdown's parts with what they sum to. 0 or -1.
+ */
 static int pair_devices(struct vt_diff *d, int tb, int tn)
 {
     for (int side = 0; side < 2; side++) {
@@ -66,23 +78,29 @@ static int pair_devices(struct vt_diff *d, int tb, int tn)
         int it = side ? tn : tb;
         if (it < 0) continue;
         const struct vt_trace *t = &r->aTrace[it];
-        for (int k = 0; k < t->tl.nDev; k++) {
-            const struct vt_device *dv = &t->tl.aDev[k];
+        for (int k = 0; k < t->f.fig.nDev; k++) {
+            const struct vt_figdev *fd = &t->f.fig.aDev[k];
+            const struct vt_device *dv = tl_device(t, fd->acct);
             struct vt_diffdev *e = NULL;
-            if (dv->id < 0) continue;
+            if (fd->acct < 0) continue; /* pinned and managed host memory: not a device's peak */
             for (int j = 0; j < d->nDev; j++)
-                if (d->aDev[j].iBase == tb && d->aDev[j].iNew == tn && d->aDev[j].id == dv->id) e = &d->aDev[j];
+                if (d->aDev[j].iBase == tb && d->aDev[j].iNew == tn && d->aDev[j].id == fd->acct) e = &d->aDev[j];
             if (!e) {
+                const struct vt_devinfo *di = vt__read_device(&t->f, fd->acct);
                 if (!(e = push((void **)&d->aDev, &d->nDev, sizeof *e))) return -1;
                 e->iBase = tb;
                 e->iNew = tn;
-                e->id = dv->id;
-                e->base = e->cur = -1;
+                e->id = fd->acct;
+                e->base = e->cur = e->baseAlloc = e->curAlloc = e->baseSum = e->curSum = -1;
                 vt__fmt_process(t, e->zProc, sizeof e->zProc);
-                snprintf(e->zName, sizeof e->zName, "%s", dv->zName);
+                snprintf(e->zName, sizeof e->zName, "%s", di ? di->zName : "");
             }
-            if (side) e->cur = vt__memory_known(t) ? dv->peak : -1;
-            else e->base = vt__memory_known(t) ? dv->peak : -1;
+            e->aOf[side] = vt__fig_headline_of(fd);
+            *(side ? &e->cur : &e->base) = vt__fig_headline(fd);
+            *(side ? &e->curAlloc : &e->baseAlloc) = vt__fig_beside(fd);
+            if (!dv || dv->bd.n == 0) continue;
+            *(side ? &e->curSum : &e->baseSum) = dv->bd.total;
+            e->azBasis[side] = dv->bd.zBasis;
             if (add_cats(e, &dv->bd, side) != 0) return -1;
         }
     }
@@ -101,8 +119,8 @@ static int pair_phases(struct vt_diff *d, int tb, int tn)
         vt__fmt_process(b ? b : n, p->zProc, sizeof p->zProc);
         snprintf(p->zName, sizeof p->zName, "%s", pb ? pb->zName : pn->zName);
         p->kind = pb ? pb->kind : pn->kind;
-        p->base = pb && vt__memory_known(b) ? pb->peak : -1;
-        p->cur = pn && vt__memory_known(n) ? pn->peak : -1;
+        p->base = pb ? vt__phase_peak(b, pb) : -1;
+        p->cur = pn ? vt__phase_peak(n, pn) : -1;
     }
     return 0;
 }

@@ -407,7 +407,7 @@ static int fit_device(const struct vt_result *r, const struct vt_trace *t, struc
     struct vt_fit *f = &d->fit;
     struct vt_fsconfig cfg;
     struct frag fr;
-    int64_t act, actCount, grow, opt, ctx, away, awayOom = 0, world = world_size(r, t);
+    int64_t act, actCount, ck, nKeep, grow, opt, ctx, away, awayOom = 0, world = world_size(r, t);
     int rc;
     char zB[32], zC[32], zD[32], zE[32];
     vt__fit_clear(f);
@@ -476,17 +476,24 @@ static int fit_device(const struct vt_result *r, const struct vt_trace *t, struc
     /* what each change would save at this peak */
     act = cat_bytes(b, VT_CAT_ACT, &actCount) + cat_bytes(b, VT_CAT_TRANSIENT, NULL);
     if (saving(f, "bf16_activations", "bf16/fp16 activations (autocast)", act / 2,
-               vt__strdupf("%s", "the activations are 32-bit floats now and 16-bit under autocast (nothing if they "
-                                 "already are)")) != 0)
+               vt__strdupf("the %s of activations%s are 32-bit floats now and 16-bit under autocast (nothing if they "
+                           "already are)", vt__fmt_bytes(act, zB, sizeof zB),
+                           cat_bytes(b, VT_CAT_TRANSIENT, NULL) > 0 ? " (with the temporaries not told apart from them)"
+                                                                    : "")) != 0)
         return -1;
+    /* a checkpoint every k = sqrt(n) (rounded) of n activations alike keeps the ceil(n/k) checkpoints and one
+     * stretch of k recomputed at a time: the sentence and the figure are of that one plan */
     act = cat_bytes(b, VT_CAT_ACT, &actCount);
-    if (actCount >= 4 &&
+    ck = actCount >= 4 ? (int64_t)floor(sqrt((double)actCount) + 0.5) : 0;
+    nKeep = ck > 0 ? (actCount + ck - 1) / ck + ck : 0;
+    if (actCount >= 4 && nKeep < actCount &&
         saving(f, "activation_checkpointing", "activation checkpointing",
-               (int64_t)((double)act * (1.0 - 2.0 / sqrt((double)actCount))),
-               vt__strdupf("the %lld activations kept at the peak are alike in size and a checkpoint every %.0f of them "
-                           "keeps about 2 in every %.0f (the forward pass runs a second time: about a third more "
-                           "compute)",
-                           (long long)actCount, floor(sqrt((double)actCount)), floor(sqrt((double)actCount)))) != 0)
+               (int64_t)((double)act * (double)(actCount - nKeep) / (double)actCount),
+               vt__strdupf("the %lld activations kept at the peak are alike in size and a checkpoint every %lld of them "
+                           "keeps %lld of the %lld (the %lld checkpoints and the %lld of one stretch recomputed at a "
+                           "time; the forward pass runs a second time: about a third more compute)",
+                           (long long)actCount, (long long)ck, (long long)nKeep, (long long)actCount,
+                           (long long)(nKeep - ck), (long long)ck)) != 0)
         return -1;
     if (saving(f, "zero_grad_set_to_none", "optimizer.zero_grad(set_to_none=True) before the forward pass",
                b->gradAvoidable,

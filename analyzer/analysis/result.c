@@ -128,6 +128,12 @@ int vt__memory_known(const struct vt_trace *t)
     return !(bImported && t->lc.nAlloc == 0 && t->lc.nTensorAlloc == 0 && t->nOom == 0);
 }
 
+int64_t vt__phase_peak(const struct vt_trace *t, const struct vt_phase *p)
+{
+    if (vt__memory_known(t)) return p->peak > 0 ? p->peak : 0;
+    return vt__fig_window_total(&t->f, p->start, p->end);
+}
+
 int vt__shows_training(const struct vt_trace *t)
 {
     static const char *const azWord[] = {"backward", "optimizer", "autograd", "zero_grad"};

@@ -63,6 +63,7 @@ static int copy_account(struct vt_xfer_run *x)
     }
     if (x->nKernel == 0) { /* ended before the first kernel started */
         t->xf.preCount++;
+        t->xf.preBytes += bytes;
         t->xf.preNs += dur;
     }
     if (bytes >= 65536 && (double)bytes / (double)dur > xf->bestBw) xf->bestBw = (double)bytes / (double)dur;
@@ -77,10 +78,13 @@ static int copy_account(struct vt_xfer_run *x)
             xf->prePageCount++;
             xf->prePageBytes += bytes;
             xf->prePageNs += dur;
-            xf->lastPrePageTs = e;
+            if (e > xf->lastPrePageTs) xf->lastPrePageTs = e;
+        } else { /* after start-up: the copies a finding counts (the first in start order starts first) */
+            if (xf->firstRunPageTs == 0) xf->firstRunPageTs = s;
+            if (e > xf->lastRunPageTs) xf->lastRunPageTs = e;
         }
         if (xf->firstPageTs == 0) xf->firstPageTs = s;
-        xf->lastPageTs = e;
+        if (e > xf->lastPageTs) xf->lastPageTs = e;
     }
     return copy_next(x);
 }
@@ -155,9 +159,12 @@ int vt__xfer_end(struct vt_xfer_run *x, int bFinish)
     while (bFinish && rc == SQLITE_OK && x->bCopy) rc = copy_account(x);
     if (bFinish && x->nKernel == 0) { /* no kernel at all: no start-up to tell apart */
         struct vt_transfers *xf = &x->t->xf;
-        xf->preCount = xf->preNs = 0;
-        for (int dir = 0; dir < 2; dir++)
+        xf->preCount = xf->preBytes = xf->preNs = 0;
+        for (int dir = 0; dir < 2; dir++) {
             xf->x[dir].prePageCount = xf->x[dir].prePageBytes = xf->x[dir].prePageNs = xf->x[dir].lastPrePageTs = 0;
+            xf->x[dir].firstRunPageTs = xf->x[dir].firstPageTs; /* every copy is after start-up */
+            xf->x[dir].lastRunPageTs = xf->x[dir].lastPageTs;
+        }
     }
     if (bFinish && rc == SQLITE_OK) {
         int64_t curA = -1, curB = -1;

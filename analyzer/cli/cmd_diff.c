@@ -25,7 +25,9 @@ static void usage(FILE *f)
             "options:\n"
             "  --format FMT       text (default), json, markdown or html\n"
             "  -o, --output FILE  write the comparison to FILE instead of standard output\n"
-            "  --max-growth PCT   exit 1 when a device's peak grew by more than PCT percent (a CI gate)\n"
+            "  --max-growth PCT   exit 1 when a device's peak grew by more than PCT percent (a CI gate);\n"
+            "                     the peak analyze and info print: reserved, else allocated (the\n"
+            "                     process's own where an import's memory began before its window)\n"
             "  --min-bytes N      sites that changed by less than N bytes (K, M, G) are not listed\n"
             "                     (default 1M; a change must also be 10 %% of the site's bytes)\n"
             "  --top N            list at most N sites (1 to 1000, default 20)\n"
@@ -211,8 +213,9 @@ int vt__cmd_diff(int argc, char **argv)
         if (rc == VT_EXIT_OK && maxGrowth >= 0 && d.iMaxGrowth >= 0 && d.maxGrowthPct > maxGrowth) {
             char zD[32];
             const struct vt_diffdev *e = &d.aDev[d.iMaxGrowth];
-            vt__errorf("diff: %s, device %d: the peak grew by %.1f%% to %s, more than --max-growth %g%%", e->zProc, e->id,
-                       d.maxGrowthPct, vt__fmt_bytes(e->cur, zD, sizeof zD), maxGrowth);
+            vt__errorf("diff: %s, device %d: the peak (%s) grew by %.1f%% to %s, more than --max-growth %g%%", e->zProc,
+                       e->id, vt__fig_headline_name(e->aOf[1], 0), d.maxGrowthPct, vt__fmt_bytes(e->cur, zD, sizeof zD),
+                       maxGrowth);
             rc = VT_EXIT_FINDINGS;
         }
     }

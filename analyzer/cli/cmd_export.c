@@ -26,8 +26,9 @@ static void usage(FILE *f)
             "device and memory kind, live bytes by site and by the breakdown's category\n"
             "(as analyze reports the peak), allocation and free instants with size, address\n"
             "and call site, and OOM instants. OUT.json '-' writes to standard output. Rows are\n"
-            "streamed, so traces larger than memory export. Unknown values are left out.\n"
-            "A TRACE may be another tool's file, a directory of traces (record -o DIR/) or -\n"
+            "streamed, so traces larger than memory export. Unknown values are left out, and\n"
+            "rows of unknown time from every track and counter, by category too (how many is\n"
+            "said). A TRACE may be another tool's file, a directory of traces (record -o DIR/) or -\n"
             "(standard input). See docs/queries.md.\n\n"
             "  --from T, --to T  only events overlapping this window; T is a time from the first\n"
             "                    event (the 0 of analyze's and info's times too: a window they print\n"
@@ -309,7 +310,8 @@ int vt__cmd_export(int argc, char **argv)
             long long nNoTime = 0;
             for (i = 0; i < nOk; i++) nNoTime += aF[i].nNoTime;
             if (nNoTime) /* an import of the state at its dump: not "0 allocs" in silence */
-                fprintf(stderr, "vramtrace: %lld event%s of unknown time left out (the file records no time for %s)\n",
+                fprintf(stderr, "vramtrace: %lld event%s of unknown time left out (the file records no time for %s): on "
+                                "no track or counter, memory by category included\n",
                         nNoTime, nNoTime == 1 ? "" : "s", nNoTime == 1 ? "it" : "them");
         }
         if ((eo.bFrom || eo.bTo) && !(stats.nKernel || stats.nMemcpy || stats.nMemset || stats.nNvtx ||

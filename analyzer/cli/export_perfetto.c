@@ -698,8 +698,9 @@ static int write_memory(struct exporter *x, int bTensor, char **pzErr)
  * Live bytes by the breakdown's category on each device of the current trace ("GPU N memory by
  * category"): the analysis (its default options) run on the trace for its category curves, so
  * that at a peak the series are the breakdown analyze reports. Within the window, each series
- * seeded at its start. A trace the analysis cannot read gets no such track (said on stderr).
- * SQLite code.
+ * seeded at its start. Allocations of unknown time are on no curve, as on no other counter, and a
+ * trace without any known time has no such track. A trace the analysis cannot read gets no such
+ * track (said on stderr). SQLite code.
  */
 static int write_categories(struct exporter *x, char **pzErr)
 {
@@ -707,6 +708,7 @@ static int write_categories(struct exporter *x, char **pzErr)
     struct vt_result r;
     const char *zPath = x->pF->zPath;
     int rc;
+    if (!x->pF->bTimes) return SQLITE_OK; /* no event of known time: nothing to place (said with the rows left out) */
     vt__opts_default(&o);
     o.nJobs = 1;
     o.bCatCurves = 1;

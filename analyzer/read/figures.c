@@ -381,12 +381,48 @@ int64_t vt__fig_trace_peak(const struct vt_tracefile *f)
     return hi;
 }
 
+int vt__fig_headline_of(const struct vt_figdev *d)
+{
+    if (d->procReserved >= 0) return VT_HEAD_PROC_RESERVED;
+    if (d->reserved >= 0) return d->reserved >= d->procAllocated ? VT_HEAD_RESERVED : VT_HEAD_PROC_ALLOCATED;
+    if (d->procAllocated >= 0) return VT_HEAD_PROC_ALLOCATED;
+    if (d->allocated >= 0) return d->bTotalsOnly ? VT_HEAD_TOTALS : VT_HEAD_ALLOCATED;
+    return VT_HEAD_NONE;
+}
+
 int64_t vt__fig_headline(const struct vt_figdev *d)
 {
-    if (d->procReserved >= 0) return d->procReserved;
-    if (d->reserved >= 0) return d->reserved > d->procAllocated ? d->reserved : d->procAllocated;
-    if (d->procAllocated >= 0) return d->procAllocated;
-    return d->allocated;
+    switch (vt__fig_headline_of(d)) {
+    case VT_HEAD_PROC_RESERVED: return d->procReserved;
+    case VT_HEAD_RESERVED: return d->reserved;
+    case VT_HEAD_PROC_ALLOCATED: return d->procAllocated;
+    case VT_HEAD_ALLOCATED:
+    case VT_HEAD_TOTALS: return d->allocated;
+    default: return -1;
+    }
+}
+
+int64_t vt__fig_beside(const struct vt_figdev *d)
+{
+    int k = vt__fig_headline_of(d);
+    if (k != VT_HEAD_RESERVED && k != VT_HEAD_PROC_RESERVED) return -1;
+    return d->procAllocated >= 0 ? d->procAllocated : d->allocated;
+}
+
+const char *vt__fig_headline_name(int k, int bKey)
+{
+    static const char *const azKey[] = {"unknown", "reserved", "process_reserved", "process_allocated", "allocated",
+                                        "allocated_running_sum"};
+    static const char *const azName[] = {
+        "unknown",
+        "reserved",
+        "reserved by the process (torch.profiler's Total Reserved)",
+        "allocated by the process (torch.profiler's Total Allocated)",
+        "allocated",
+        "allocated (the running sum of the profiler's [memory] Bytes)",
+    };
+    if (k < 0 || k > VT_HEAD_TOTALS) k = VT_HEAD_NONE;
+    return bKey ? azKey[k] : azName[k];
 }
 
 const char *vt__fig_peak_text(const struct vt_tracefile *f, const struct vt_figdev *d, char *z, size_t n)

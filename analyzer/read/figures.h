@@ -81,9 +81,25 @@ const char *vt__level_name(int level);
 const struct vt_figdev *vt__fig_dev(const struct vt_tracefile *f, int acct);
 /*
  * The headline peak of account d: the process's reserved peak where known, else its reserved, else its
- * allocated (the highest known of what the process held); -1 unknown.
+ * allocated (the highest known of what the process held); -1 unknown. Every command that prints a device's
+ * peak prints this one (diff and its --max-growth too).
  */
 int64_t vt__fig_headline(const struct vt_figdev *d);
+/* Which figure vt__fig_headline gives for d. */
+enum vt_headof {
+    VT_HEAD_NONE = 0,       /* unknown */
+    VT_HEAD_RESERVED,       /* the reserved peak */
+    VT_HEAD_PROC_RESERVED,  /* the process's reserved peak (memory that began before the window) */
+    VT_HEAD_PROC_ALLOCATED, /* the process's allocated peak */
+    VT_HEAD_ALLOCATED,      /* the allocated peak (reserved not known) */
+    VT_HEAD_TOTALS          /* an importer's running total of allocated bytes (no lifetimes) */
+};
+int vt__fig_headline_of(const struct vt_figdev *d);
+/* The allocated peak said beside a reserved headline (the process's where known); -1 none or unknown. */
+int64_t vt__fig_beside(const struct vt_figdev *d);
+/* A vt_headof for programs (bKey: "reserved", "process_reserved", "process_allocated", "allocated",
+ * "allocated_running_sum", "unknown") or for people ("reserved", "reserved by the process (...)", ...). */
+const char *vt__fig_headline_name(int k, int bKey);
 /* The largest headline peak of f's devices (not host memory): a process's peak in summaries; -1 unknown. */
 int64_t vt__fig_trace_peak(const struct vt_tracefile *f);
 /*

@@ -34,6 +34,44 @@ static const char *fmt_dev(const struct vt_diffdev *e, char *z, size_t n)
     return z;
 }
 
+/* Two sides' names of one thing (a peak's figure, a breakdown's basis): "reserved" when alike or only one side has
+ * it, else "base: reserved, new: allocated". Into z (size n); returns z. */
+static const char *fmt_sides(const char *zBase, const char *zNew, char *z, size_t n)
+{
+    if (!zBase || !zNew || !strcmp(zBase, zNew)) snprintf(z, n, "%s", zBase ? zBase : zNew ? zNew : "unknown");
+    else snprintf(z, n, "base: %s, new: %s", zBase, zNew);
+    return z;
+}
+
+/* Which figure entry e's peaks are, for people (bKey 0) or programs: vt__fig_headline_name of each side. */
+static const char *fmt_peak_of(const struct vt_diffdev *e, int bKey, char *z, size_t n)
+{
+    return fmt_sides(e->base >= 0 ? vt__fig_headline_name(e->aOf[0], bKey) : NULL,
+                     e->cur >= 0 ? vt__fig_headline_name(e->aOf[1], bKey) : NULL, z, n);
+}
+
+/* Entry e's peak as text says it: "11.9 GiB -> 11.9 GiB (+0 B, +0.0%) reserved; allocated 6.17 GiB -> 6.17 GiB
+ * (+0 B, +0.0%)" (the allocated peak beside a reserved one where known). Into z (size n); returns z. */
+static const char *fmt_peak(const struct vt_diffdev *e, char *z, size_t n)
+{
+    char zC[200], zO[200], zA[200];
+    fmt_peak_of(e, 0, zO, sizeof zO);
+    zA[0] = 0;
+    if (e->baseAlloc >= 0 || e->curAlloc >= 0)
+        snprintf(zA, sizeof zA, "; allocated %s", fmt_change(e->baseAlloc, e->curAlloc, zC, sizeof zC));
+    snprintf(z, n, "%s %s%s", fmt_change(e->base, e->cur, zC, sizeof zC), e->base >= 0 || e->cur >= 0 ? zO : "",
+             zA);
+    return z;
+}
+
+/* "what it was (reserved)": what entry e's breakdowns sum to, named by their bases. Into z; returns z. */
+static const char *fmt_basis(const struct vt_diffdev *e, char *z, size_t n)
+{
+    char zS[200];
+    snprintf(z, n, "what it was (%s)", fmt_sides(e->azBasis[0], e->azBasis[1], zS, sizeof zS));
+    return z;
+}
+
 /* A category's name, with its library. */
 static const char *fmt_cat(const struct vt_diffcat *c, char *z, size_t n)
 {
@@ -97,7 +135,12 @@ int vt__diff_text(FILE *f, const struct vt_diff *d, int nTop)
         const struct vt_diffdev *e = &d->aDev[i];
         fputs("  ", f);
         vt__put_text(f, fmt_dev(e, zN, sizeof zN), VT_ESC_LINE);
-        fprintf(f, ": %s\n", fmt_change(e->base, e->cur, zC, sizeof zC));
+        fprintf(f, ": %s\n", fmt_peak(e, zL, sizeof zL));
+        if (e->nCat) { /* what the parts below sum to */
+            fmt_basis(e, zN, sizeof zN);
+            int nPad = 42 - (int)vt__utf8_chars(zN, strlen(zN));
+            fprintf(f, "    %s%*s %s\n", zN, nPad > 1 ? nPad : 1, "", fmt_change(e->baseSum, e->curSum, zC, sizeof zC));
+        }
         for (int k = 0; k < e->nCat; k++) {
             const struct vt_diffcat *c = &e->aCat[k];
             fmt_cat(c, zN, sizeof zN);
@@ -200,7 +243,18 @@ int vt__diff_json(FILE *f, const struct vt_diff *d)
         jint(f, "base_peak_bytes", e->base, 1);
         jint(f, "new_peak_bytes", e->cur, 1);
         jpct(f, "growth_pct", e->base, e->cur, 1);
-        fputs("\"breakdown\": [", f);
+        fprintf(f, "\"base_peak_of\": \"%s\", \"new_peak_of\": \"%s\", ",
+                vt__fig_headline_name(e->base >= 0 ? e->aOf[0] : VT_HEAD_NONE, 1),
+                vt__fig_headline_name(e->cur >= 0 ? e->aOf[1] : VT_HEAD_NONE, 1));
+        jint(f, "base_allocated_bytes", e->baseAlloc, 1);
+        jint(f, "new_allocated_bytes", e->curAlloc, 1);
+        jint(f, "base_breakdown_bytes", e->baseSum, 1);
+        jint(f, "new_breakdown_bytes", e->curSum, 1);
+        fputs("\"base_breakdown_basis\": ", f);
+        vt__json_str(f, e->azBasis[0]);
+        fputs(", \"new_breakdown_basis\": ", f);
+        vt__json_str(f, e->azBasis[1]);
+        fputs(", \"breakdown\": [", f);
         for (int k = 0; k < e->nCat; k++) {
             const struct vt_diffcat *c = &e->aCat[k];
             fprintf(f, "%s{\"category\": \"%s\", \"owner\": ", k ? ", " : "", vt__cat_key(c->cat));
@@ -294,7 +348,14 @@ int vt__diff_markdown(FILE *f, const struct vt_diff *d, int nTop)
         const struct vt_diffdev *e = &d->aDev[i];
         fputs("| ", f);
         vt__put_text(f, fmt_dev(e, zN, sizeof zN), VT_ESC_MD);
-        fprintf(f, " | **peak** | %s |\n", fmt_change(e->base, e->cur, zC, sizeof zC));
+        fputs(" | **peak** | ", f);
+        vt__put_text(f, fmt_peak(e, zL, sizeof zL), VT_ESC_MD);
+        fputs(" |\n", f);
+        if (e->nCat) {
+            fputs("| | *", f);
+            vt__put_text(f, fmt_basis(e, zN, sizeof zN), VT_ESC_MD);
+            fprintf(f, "* | %s |\n", fmt_change(e->baseSum, e->curSum, zC, sizeof zC));
+        }
         for (int k = 0; k < e->nCat; k++) {
             fputs("| | ", f);
             vt__put_text(f, fmt_cat(&e->aCat[k], zN, sizeof zN), VT_ESC_MD);
@@ -359,10 +420,17 @@ int vt__diff_html(FILE *f, const struct vt_diff *d, int nTop)
     fputs("<h2>Device peaks</h2>\n", f);
     for (int i = 0; i < d->nDev; i++) {
         const struct vt_diffdev *e = &d->aDev[i];
-        int64_t scale = e->base > e->cur ? e->base : e->cur;
+        int64_t scale = e->baseSum > e->curSum ? e->baseSum : e->curSum; /* the bars: the parts, at one scale */
         fputs("<h3>", f);
         vt__put_text(f, fmt_dev(e, zN, sizeof zN), VT_ESC_HTML);
-        fprintf(f, ": %s</h3>\n", fmt_change(e->base, e->cur, zC, sizeof zC));
+        fputs(": ", f);
+        vt__put_text(f, fmt_peak(e, zL, sizeof zL), VT_ESC_HTML);
+        fputs("</h3>\n", f);
+        if (e->nCat) {
+            fputs("<p>", f);
+            vt__put_text(f, fmt_basis(e, zN, sizeof zN), VT_ESC_HTML);
+            fprintf(f, ": %s</p>\n", fmt_change(e->baseSum, e->curSum, zC, sizeof zC));
+        }
         vt__html_bdbar(f, aPart, side_parts(e, 0, aPart, 64), scale, "base");
         vt__html_bdbar(f, aPart, side_parts(e, 1, aPart, 64), scale, "new");
         fputs("<table><tr><th></th><th>category</th><th>base -&gt; new</th></tr>\n", f);

@@ -111,13 +111,11 @@ void vt__fmt_no_phases(const struct vt_trace *t, char *z, size_t n)
 const char *vt__fmt_phase_peak(const struct vt_trace *t, const struct vt_phase *p, char *z, size_t n)
 {
     char zB[32];
-    int64_t total;
-    if (vt__memory_known(t)) return vt__fmt_bytes(p->peak > 0 ? p->peak : 0, z, n);
+    int64_t peak = vt__phase_peak(t, p);
+    if (vt__memory_known(t)) return vt__fmt_bytes(peak, z, n);
     /* no lifetime: an importer's running total where it peaked inside the phase (figures.h), else unknown */
-    if ((total = vt__fig_window_total(&t->f, p->start, p->end)) >= 0)
-        snprintf(z, n, "%s (running sum)", vt__fmt_bytes(total, zB, sizeof zB));
-    else
-        snprintf(z, n, "unknown"); /* no memory data: not 0 */
+    if (peak >= 0) snprintf(z, n, "%s (running sum)", vt__fmt_bytes(peak, zB, sizeof zB));
+    else snprintf(z, n, "unknown"); /* no memory data: not 0 */
     return z;
 }
 
