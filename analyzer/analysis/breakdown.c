@@ -25,7 +25,7 @@
 /* The rules, in the order they are tried; each names its category and what it says. */
 enum rule {
     R_RUNTIME = 0, R_NCCL, R_CUBLAS, R_CUDNN, R_GRAPH, R_LIB, R_RESERVED,
-    R_OPT_KEPT, R_OPT_OWN_KEPT, R_OPT_TEMP, R_PARAM, R_GRAD_DDP, R_GRAD_ACC, R_GRAD_ZERO, R_GRAD_KEPT, R_BWD_TEMP,
+    R_OPT_KEPT, R_PARAM_OWN, R_OPT_OWN_KEPT, R_OPT_TEMP, R_PARAM, R_GRAD_DDP, R_GRAD_ACC, R_GRAD_ZERO, R_GRAD_KEPT, R_BWD_TEMP,
     R_PARAM_INIT, R_UNTIMED, R_SETUP_KEPT, R_SETUP_TEMP, R_KEPT_STEP, R_HELD_NEXT, R_ABORTED, R_NOBWD, R_LIVE_END,
     R_ACT_ENGINE, R_ACT, R_FWD_TEMP, R_BWD_MAIN,
     R_SEG_OPT, R_SEG_OPT_OWN, R_SEG_PARAM, R_SEG_GRAD, R_SEG_BWD, R_SEG_FWD, R_SEG_SETUP, R_SEG_NOBWD, R_N
@@ -42,6 +42,8 @@ static const struct {
     [R_LIB] = {VT_CAT_LIB, "allocated by the library itself, no PyTorch allocator frame"},
     [R_RESERVED] = {VT_CAT_CACHE, "reserved by the caching allocator, no tensor in it"},
     [R_OPT_KEPT] = {VT_CAT_OPT, "an optimizer's frames (torch/optim/), kept past its step"},
+    [R_PARAM_OWN] = {VT_CAT_PARAM, "made in the step of an optimizer the program defines and read by a kernel of a "
+                                   "later step's forward pass: parameters its step writes anew (p.data = ...)"},
     [R_OPT_OWN_KEPT] = {VT_CAT_OPT, "made in the step of an optimizer the program defines (its step run by "
                                     "torch.optim.Optimizer's wrapper, no torch/optim/ code of its own) and kept past "
                                     "its step: its state, or parameters its step writes anew (p.data = ...), which "
@@ -289,6 +291,15 @@ int vt__bd_life_begin(struct vt_trace *t, struct vt_life *l)
     return 0;
 }
 
+void vt__bd_use(struct vt_trace *t, struct vt_life *l, int64_t ts)
+{
+    struct vt_bdrun *b = t->pBd;
+    int k;
+    if (!b || b->bTensorsIn || b->bSegLevel || l->bdFwdUse || l->bdSpan < 0) return; /* uses name tensors only here */
+    k = b->bIterSpans ? vt__iter_at(t, ts) : b->nSpan - 1;
+    l->bdFwdUse = k > l->bdSpan && (b->aSpan[k].bwd < 0 || ts < b->aSpan[k].bwd);
+}
+
 /* Take moment p now (device iDev's level). */
 static void take(struct vt_bdrun *b, struct moment *p, int64_t ts, int64_t tensorLive)
 {
@@ -453,6 +464,7 @@ static int classify(struct vt_trace *t, const struct vt_life *l, int *pRule, int
         else *pRule = R_SEG_NOBWD;
         return 0;
     }
+    if ((m & VT_FACET_OPTIM) && (m & VT_FACET_OPTIM_OWN) && kp && l->bdFwdUse) return *pRule = R_PARAM_OWN, 0;
     if (m & VT_FACET_OPTIM) return *pRule = !kp ? R_OPT_TEMP : m & VT_FACET_OPTIM_OWN ? R_OPT_OWN_KEPT : R_OPT_KEPT, 0;
     if (m & VT_FACET_PARAM) return *pRule = R_PARAM, 0;
     if (m & VT_FACET_REDUCER) return *pRule = R_GRAD_DDP, 0;
