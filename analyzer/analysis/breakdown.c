@@ -118,6 +118,7 @@ struct vt_bdrun {
     int bTensorsIn;         /* tensor rows inside CUDA's segments: the blocks are categorized, segments give reserved */
     int bSegLevel;          /* segments only: categories of segments */
     int bPages;             /* and they are expandable segments' pages (the settings, the allocator's VMM maps) */
+    int bExpand;            /* the allocator's memory is expandable segments' pages (at any level) */
     int64_t seq;
     struct moment *aPeak;   /* one per device account seen, by acct */
     int nPeak;
@@ -214,7 +215,8 @@ int vt__bd_begin(struct vt_trace *t, int bTensorsIn, int bCurves)
     b->bTensorsIn = bTensorsIn;
     b->bCurves = bCurves;
     b->bSegLevel = t->f.bSegments && !bTensorsIn;
-    b->bPages = b->bSegLevel && t->f.aMemOp[VT_MEMOP_VMM_MAP] > 0 && vt__fs_expandable(t);
+    b->bExpand = t->f.aMemOp[VT_MEMOP_VMM_MAP] > 0 && vt__fs_expandable(t);
+    b->bPages = b->bSegLevel && b->bExpand;
     b->lastKind = -1;
     b->lastOomTs = -1;
     if (vt__read_mem_samples(&t->f, &b->aSample, &b->nSample) != 0) return -1;
@@ -726,9 +728,10 @@ static int build(struct vt_trace *t, const struct moment *p, int64_t total, cons
         vt__fmt_bytes(p->aBytes[R_RESERVED], zB, sizeof zB);
         vt__fmt_bytes(p->tensorBytes, zC, sizeof zC);
         if (part_add(bd, VT_CAT_CACHE, cache, 0,
-                     vt__strdupf("%lld segment%s reserved by the caching allocator (%s) less the tensors live in them "
+                     vt__strdupf("%lld %s%s reserved by the caching allocator (%s) less the tensors live in them "
                                  "(%s): free for tensors, not for other allocations",
-                                 (long long)p->aCount[R_RESERVED], p->aCount[R_RESERVED] == 1 ? "" : "s", zB, zC),
+                                 (long long)p->aCount[R_RESERVED], b->bExpand ? "expandable segments' page" : "segment",
+                                 p->aCount[R_RESERVED] == 1 ? "" : "s", zB, zC),
                      NULL) != 0)
             return -1;
         sum += cache;

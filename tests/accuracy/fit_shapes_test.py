@@ -18,7 +18,7 @@ fit_shapes_test.py FITGEN VRAMTRACE
   contiguous mapped range, is_expandable, small or large by pool, and the setting in
   allocator_settings); its import says so (meta pytorch.allocator.expandable_segments, a vmm_map
   row per segment_map); analyze merges it and replays the blocks through the expandable model:
-  what would fit is a point.
+  what would fit is a point, and the allocator cache's evidence counts pages, not segments.
 Exits 0 when every check holds, 1 otherwise (each failure printed), 2 on bad arguments.
 """
 import json
@@ -175,6 +175,8 @@ def expandable_history(fitgen, vramtrace, out):
     text = " ".join(run([vramtrace, "analyze", "--batch", str(batch), db]).split())
     check("replayed through PyTorch's caching allocator with expandable_segments:True" in text,
           "expandable history: not replayed through the expandable model")
+    check("expandable segments' pages reserved by the caching allocator" in text,
+          "expandable history: the allocator cache's evidence does not say pages")
 
 
 def main():
