@@ -17,7 +17,9 @@
  * person would by trying), then the job's trace at a smaller batch, OUTDIR/CASE/rank0.db (for a
  * case with the history, PyTorch's exit snapshot beside it, vramtrace-HOST-PID.snapshot.pickle,
  * which analyze merges), with OUTDIR/CASE/truth.json {"case", "split", "mode" (tensors, segments
- * or history), "batch", "true_max_batch", "largest_batch_that_runs", ...}. Fragmentation can
+ * or history), "batch", "true_max_batch", "largest_batch_that_runs", "expandable_true_max_batch"
+ * (a history case without expandable segments: the same for the same job run with
+ * expandable_segments:True, the truth of the saving's batch; else null), ...}. Fragmentation can
  * make a batch fail and a larger one run again: true_max_batch is the largest up to which every
  * batch from the traced one runs (first_failure), and largest_batch_that_runs the doubling and
  * bisection's answer (larger where such a window lies below it). The jobs are jobsim's (the
@@ -42,7 +44,8 @@ struct fcase {
     int a, b;               /* family sizes: CNN image side; LM layers and width / 64 */
     int bExp;               /* segment level with expandable_segments:True (VMM pages, not segments) */
     int bHist;              /* PyTorch's allocation history beside the trace (ptrec's exit snapshot, which
-                             * analyze merges): the caching allocator's blocks, tensor level */
+                             * analyze merges): the caching allocator's blocks, tensor level; without bExp
+                             * also the truth of the same job with expandable_segments:True (its twin) */
 };
 
 #define GB ((int64_t)1000000000)
@@ -65,6 +68,10 @@ static const struct fcase aCase[] = {
     {"cnn_exp_24g_hist", "dev", F_CNN, JS_SEGMENTS, 1, 24 * GiB, 1, 0, 0, 0.5, 224, 0, 1, 1},
     {"lm_exp_40g_nonvtx_hist", "dev", F_LM, JS_SEGMENTS, 0, 40 * GiB, 1, 1, 0, 0.4, 12, 16, 1, 1},
     {"mlp_exp_16g_keepgrad_hist", "dev", F_MLP, JS_SEGMENTS, 1, 16 * GiB, 0, 0, 0, 0.5, 8, 64, 1, 1},
+    /* the same jobs with the default allocator and the history: the expandable saving's batch against their truth */
+    {"cnn_hist_24g", "dev", F_CNN, JS_SEGMENTS, 1, 24 * GiB, 1, 0, 0, 0.5, 224, 0, 0, 1},
+    {"lm_hist_40g_nonvtx", "dev", F_LM, JS_SEGMENTS, 0, 40 * GiB, 1, 1, 0, 0.4, 12, 16, 0, 1},
+    {"mlp_hist_16g_keepgrad", "dev", F_MLP, JS_SEGMENTS, 1, 16 * GiB, 0, 0, 0, 0.5, 8, 64, 0, 1},
     /* blind: other shapes, devices and fractions */
     {"cnn_seg_40g_small", "blind", F_CNN, JS_SEGMENTS, 1, 40 * GiB, 1, 0, 0, 0.4, 160, 0, 0, 0},
     {"cnn_tensor_80g_keepgrad", "blind", F_CNN, JS_TENSORS, 0, 80 * GiB, 0, 0, 0, 0.25, 224, 0, 0, 0},
@@ -76,6 +83,8 @@ static const struct fcase aCase[] = {
     {"lm_exp_80g_ddp", "blind", F_LM, JS_SEGMENTS, 1, 80 * GiB, 1, 0, 256, 0.35, 16, 20, 1, 0},
     {"cnn_exp_80g_nonvtx_hist", "blind", F_CNN, JS_SEGMENTS, 0, 80 * GiB, 0, 0, 0, 0.3, 192, 0, 1, 1},
     {"lm_exp_80g_ddp_hist", "blind", F_LM, JS_SEGMENTS, 1, 80 * GiB, 1, 0, 256, 0.35, 16, 20, 1, 1},
+    {"cnn_hist_80g_nonvtx", "blind", F_CNN, JS_SEGMENTS, 0, 80 * GiB, 0, 0, 0, 0.3, 192, 0, 0, 1},
+    {"lm_hist_80g_ddp", "blind", F_LM, JS_SEGMENTS, 1, 80 * GiB, 1, 0, 256, 0.35, 16, 20, 0, 1},
 };
 #define N_CASE ((int)(sizeof aCase / sizeof aCase[0]))
 #define ITERS 3
@@ -343,8 +352,8 @@ int main(int argc, char **argv)
     if (!strcmp(zSplit, "look")) draw_look(seed), aAll = aLook, nCase = N_LOOK, g_maxBatch = 1 << 22;
     for (int i = 0; i < nCase && rc == 0; i++) {
         const struct fcase *k = &aAll[i];
-        char zDir[1100], zPath[1200], zProbe[1200];
-        int best, batch, first;
+        char zDir[1100], zPath[1200], zProbe[1200], zTwin[16];
+        int best, batch, first, twin = -1;
         FILE *f;
         if (zOnly && strcmp(zOnly, k->zName)) continue;
         if (strcmp(zSplit, "all") && strcmp(zSplit, k->zSplit)) continue;
@@ -363,6 +372,14 @@ int main(int argc, char **argv)
         batch = at > 0 ? at : (int)(best * k->frac);
         if (batch < 1) batch = 1;
         first = at > 0 ? best : first_failure(k, batch, best, zProbe);
+        if (first >= 0 && at <= 0 && k->bHist && !k->bExp) { /* the twin: the same job with expandable segments */
+            struct fcase x = *k;
+            int bestX;
+            x.bExp = 1;
+            bestX = boundary(&x, zProbe);
+            twin = bestX < batch ? bestX : first_failure(&x, batch, bestX, zProbe);
+            if (twin < 0) first = -1;
+        }
         unlink(zProbe);
         if (first < 0) {
             fprintf(stderr, "fitgen: %s: a probe's trace could not be written\n", k->zName);
@@ -374,14 +391,16 @@ int main(int argc, char **argv)
             return 1;
         }
         snprintf(zPath, sizeof zPath, "%s/truth.json", zDir);
+        if (twin > 0) snprintf(zTwin, sizeof zTwin, "%d", twin);
+        else snprintf(zTwin, sizeof zTwin, "null");
         if (!(f = fopen(zPath, "w"))) return 1;
         fprintf(f,
                 "{\"case\": \"%s\", \"split\": \"%s\", \"mode\": \"%s\", \"nvtx\": %s, \"device_bytes\": %lld, "
                 "\"batch\": %d, \"true_max_batch\": %d, \"largest_batch_that_runs\": %d, \"expandable_segments\": %s, "
-                "\"trace\": \"rank0.db\"}\n",
+                "\"expandable_true_max_batch\": %s, \"trace\": \"rank0.db\"}\n",
                 k->zName, k->zSplit, k->mode == JS_TENSORS ? "tensors" : k->bHist ? "history" : "segments",
                 k->bNvtx ? "true" : "false",
-                (long long)k->total, batch, first, best, k->bExp ? "true" : "false");
+                (long long)k->total, batch, first, best, k->bExp ? "true" : "false", zTwin);
         if (fclose(f) != 0) rc = 1;
         if (first < best)
             printf("%s: traced at batch %d, every batch up to %d runs, %d fails, %d runs again\n", k->zName, batch, first,
