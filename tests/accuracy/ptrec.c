@@ -540,7 +540,7 @@ static int write_snapshot(struct ptrec *r, const char *zName, const struct js *j
         return -1;
     }
     /* an expandable segment is dumped as one segment per contiguous mapped range (snapshot()) */
-    memcpy(aMap, r->aMap, sizeof *aMap * (size_t)r->nMap);
+    if (r->nMap) memcpy(aMap, r->aMap, sizeof *aMap * (size_t)r->nMap);
     qsort(aMap, (size_t)r->nMap, sizeof *aMap, cmp_blk);
     for (int i = 0; i < r->nMap; i++) {
         if (nMap && aMap[nMap - 1].page == aMap[i].page && aMap[nMap - 1].addr + aMap[nMap - 1].size == aMap[i].addr)
