@@ -481,6 +481,68 @@ TEST(categories_segment_level)
     vt__result_free(&r);
 }
 
+/*
+ * A hand-written optimizer at tensor level, with NVTX steps (bNvtx) or steps told from the stacks:
+ * 4 parameters of 64 MiB made by Module.to; each of 4 steps reads them in its forward pass (a
+ * kernel's arguments), makes activations (1 GiB in step 1, where the peak is; 256 MiB otherwise),
+ * a backward temporary and 4 gradients, then its step (torch.optim's wrapper over HandSGD.step)
+ * writes each parameter anew (p.data = p.data - lr * buf) beside a new momentum buffer, both read by
+ * the step's kernel, and frees the old ones. The parameters a step wrote are read by the next
+ * step's forward pass: parameters; the momentum buffers are read only by the optimizer: its state.
+ */
+static void check_own_optimizer(int bNvtx)
+{
+    const char *zPath = tg_path(bNvtx ? "ownopt_nvtx.db" : "ownopt.db");
+    struct tg *g;
+    struct bd_stacks s;
+    struct vt_result r;
+    const struct vt_device *d;
+    int64_t a = 0x7f2000000000LL, aP[4], aM[4];
+    g = open_trace(zPath, &s, 40 * GiB);
+    for (int i = 0; i < 4; i++) bd_mem(g, 1 * MS + i, 1, aP[i] = a + i * GiB, 64 * MiB, s.param), aM[i] = -1;
+    for (int k = 0; k < 4; k++) {
+        int64_t t0 = 100 * MS * (k + 1), x = a + 100 * GiB * (k + 1), kr;
+        char z[32];
+        bd_mem(g, t0 + 10 * MS, 1, x, k == 1 ? GiB : 256 * MiB, s.fwd);
+        kr = tg_kernel(g, t0 + 12 * MS, t0 + 13 * MS, "sgemm_fwd");
+        for (int i = 0; i < 4; i++) tg_use(g, t0 + 12 * MS, kr, aP[i]);
+        tg_use(g, t0 + 12 * MS, kr, x);
+        bd_mem(g, t0 + 20 * MS, 1, x + GiB, 256 * MiB, s.eng);
+        for (int i = 0; i < 4; i++) bd_mem(g, t0 + 30 * MS + i, 1, x + 2 * GiB + i * 64 * MiB, 64 * MiB, s.acc);
+        bd_mem(g, t0 + 35 * MS, 2, x + GiB, 256 * MiB, -1);
+        bd_mem(g, t0 + 36 * MS, 2, x, k == 1 ? GiB : 256 * MiB, -1);
+        for (int i = 0; i < 4; i++) {
+            int64_t p = x + 4 * GiB + i * 128 * MiB, m = p + 64 * MiB;
+            bd_mem(g, t0 + 40 * MS + 4 * i, 1, m, 64 * MiB, s.ownopt);
+            bd_mem(g, t0 + 40 * MS + 4 * i + 1, 1, p, 64 * MiB, s.ownopt);
+            kr = tg_kernel(g, t0 + 40 * MS + 4 * i + 2, t0 + 40 * MS + 4 * i + 3, "sgd_step");
+            tg_use(g, t0 + 40 * MS + 4 * i + 2, kr, p);
+            tg_use(g, t0 + 40 * MS + 4 * i + 2, kr, m);
+            tg_use(g, t0 + 40 * MS + 4 * i + 2, kr, aP[i]);
+            bd_mem(g, t0 + 40 * MS + 4 * i + 3, 2, aP[i], 64 * MiB, -1);
+            if (aM[i] >= 0) bd_mem(g, t0 + 40 * MS + 4 * i + 3, 2, aM[i], 64 * MiB, -1);
+            aP[i] = p, aM[i] = m;
+        }
+        for (int i = 0; i < 4; i++) bd_mem(g, t0 + 60 * MS + i, 2, x + 2 * GiB + i * 64 * MiB, 64 * MiB, s.zero);
+        snprintf(z, sizeof z, "step %d", k);
+        if (bNvtx) tg_nvtx(g, t0, t0 + 90 * MS, z);
+    }
+    d = close_analyze(g, zPath, &r);
+    /* the peak: step 1's backward, before its step (1 GiB + 256 MiB + 4 gradients beside 4 parameters and buffers) */
+    ASSERT_EQ(GiB + 256 * MiB + 256 * MiB + 256 * MiB + 256 * MiB, d->bd.total);
+    ASSERT_EQ(256 * MiB, part(&r, 0, VT_CAT_PARAM));
+    ASSERT_CONTAINS(vt__bd_part(&d->bd, VT_CAT_PARAM)->zEvidence, "read by a kernel of a later step's forward pass");
+    ASSERT_EQ(256 * MiB, part(&r, 0, VT_CAT_OPT));
+    ASSERT_CONTAINS(vt__bd_part(&d->bd, VT_CAT_OPT)->zEvidence, "which the stack cannot tell apart");
+    vt__result_free(&r);
+}
+
+TEST(categories_own_optimizer_tensor_level)
+{
+    check_own_optimizer(1);
+    check_own_optimizer(0);
+}
+
 /* An expandable segment's page as the tracer records it: cuMemCreate (the bytes) and cuMemMap (the address). */
 static void vmm_page(struct tg *g, int64_t ts, int64_t handle, int64_t addr, int64_t bytes, int64_t stack)
 {
@@ -1260,6 +1322,7 @@ TEST(real_shared_files)
 }
 
 VT_TEST_LIST(T(categories_tensor_level_nvtx) T(categories_tensor_level_steps_from_stacks) T(categories_two_ranks)
-                 T(fit_largest_batch) T(fit_checkpointing_saving_says_its_figure) T(fit_no_expandable_saving_for_the_pool) T(fit_expandable_only_where_fragmentation_seen) T(fit_expandable_from_an_oom_judged_fragmentation) T(fit_fragmentation_same_pool_only) T(fit_fragmentation_at_an_oom) T(categories_segment_level) T(categories_segment_level_pages) T(categories_blocks_in_segments_cache) T(sites_count_blocks_not_their_segments)
+                 T(fit_largest_batch) T(fit_checkpointing_saving_says_its_figure) T(fit_no_expandable_saving_for_the_pool) T(fit_expandable_only_where_fragmentation_seen) T(fit_expandable_from_an_oom_judged_fragmentation)
+                 T(fit_fragmentation_same_pool_only) T(fit_fragmentation_at_an_oom) T(categories_segment_level) T(categories_own_optimizer_tensor_level) T(categories_segment_level_pages) T(categories_blocks_in_segments_cache) T(sites_count_blocks_not_their_segments)
                      T(categories_at_oom_device_used) T(fit_counts_failed_request) T(untraced_beyond_a_context) T(categories_at_oom_pool_cache) T(fit_tensor_level_replays_the_pool) T(fit_expandable_segments_replayed) T(categories_at_peak_device_sampled) T(fit_segment_level_lower_bound) T(categories_before_the_trace) T(breakdown_in_every_format) T(fit_text_nothing_grows) T(oom_breakdown_once_per_failure)
                          T(real_shipped_file) T(real_shared_files))

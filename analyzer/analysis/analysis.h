@@ -677,6 +677,13 @@ void vt__bd_samples_upto(struct vt_trace *t, int64_t ts);
 int vt__bd_finish(struct vt_trace *t);
 int vt__bd_end(struct vt_trace *t);
 void vt__bd_free(struct vt_trace *t);
+/*
+ * A kernel read l at ts (its argument named l's base): at tensor level (one allocation per tensor),
+ * a read in the forward pass of a step after the one l began in (before that step's backward pass
+ * began) marks l (vt_life.bdFwdUse), which tells parameters a hand-written optimizer writes anew
+ * from its state. Uses reach it in time order.
+ */
+void vt__bd_use(struct vt_trace *t, struct vt_life *l, int64_t ts);
 /* Whether l is a segment of PyTorch's allocator holding the trace's blocks (the breakdown's "allocator
  * cache" rule; only while the breakdown runs): 1, 0, or -1 (SQLite error reading its stack, out of memory). */
 int vt__bd_cache_segment(struct vt_trace *t, const struct vt_life *l);

@@ -25,7 +25,7 @@
 /* The rules, in the order they are tried; each names its category and what it says. */
 enum rule {
     R_RUNTIME = 0, R_NCCL, R_CUBLAS, R_CUDNN, R_GRAPH, R_LIB, R_RESERVED,
-    R_OPT_KEPT, R_OPT_OWN_KEPT, R_OPT_TEMP, R_PARAM, R_GRAD_DDP, R_GRAD_ACC, R_GRAD_ZERO, R_GRAD_KEPT, R_BWD_TEMP,
+    R_OPT_KEPT, R_PARAM_OWN, R_OPT_OWN_KEPT, R_OPT_TEMP, R_PARAM, R_GRAD_DDP, R_GRAD_ACC, R_GRAD_ZERO, R_GRAD_KEPT, R_BWD_TEMP,
     R_PARAM_INIT, R_UNTIMED, R_SETUP_KEPT, R_SETUP_TEMP, R_KEPT_STEP, R_HELD_NEXT, R_ABORTED, R_NOBWD, R_LIVE_END,
     R_ACT_ENGINE, R_ACT, R_FWD_TEMP, R_BWD_MAIN,
     R_SEG_OPT, R_SEG_OPT_OWN, R_SEG_PARAM, R_SEG_GRAD, R_SEG_BWD, R_SEG_FWD, R_SEG_SETUP, R_SEG_NOBWD, R_N
@@ -42,6 +42,8 @@ static const struct {
     [R_LIB] = {VT_CAT_LIB, "allocated by the library itself, no PyTorch allocator frame"},
     [R_RESERVED] = {VT_CAT_CACHE, "reserved by the caching allocator, no tensor in it"},
     [R_OPT_KEPT] = {VT_CAT_OPT, "an optimizer's frames (torch/optim/), kept past its step"},
+    [R_PARAM_OWN] = {VT_CAT_PARAM, "made in the step of an optimizer the program defines and read by a kernel of a "
+                                   "later step's forward pass: parameters its step writes anew (p.data = ...)"},
     [R_OPT_OWN_KEPT] = {VT_CAT_OPT, "made in the step of an optimizer the program defines (its step run by "
                                     "torch.optim.Optimizer's wrapper, no torch/optim/ code of its own) and kept past "
                                     "its step: its state, or parameters its step writes anew (p.data = ...), which "
@@ -78,45 +80,6 @@ static const struct {
     [R_SEG_SETUP] = {VT_CAT_STATE, "segments reserved outside the steps and kept (weights and other state, with cache)"},
     [R_SEG_NOBWD] = {VT_CAT_TRANSIENT, "segments reserved in a step without a backward pass (its tensors and cache)"},
 };
-
-static const struct {
-    const char *zKey, *zName;
-    int bScales;
-} aCat[VT_CAT_N] = {
-    [VT_CAT_PARAM] = {"parameters", "parameters", 0},
-    [VT_CAT_GRAD] = {"gradients", "gradients", 0},
-    [VT_CAT_OPT] = {"optimizer_state", "optimizer state", 0},
-    [VT_CAT_ACT] = {"activations", "activations kept for backward", 1},
-    [VT_CAT_TRANSIENT] = {"activations_or_temporaries", "activations or temporaries", 1},
-    [VT_CAT_TEMP] = {"temporaries", "temporaries and workspaces", 1},
-    [VT_CAT_STATE] = {"other_state", "other memory kept across steps", 0},
-    [VT_CAT_CACHE] = {"allocator_cache", "allocator cache (reserved, not allocated)", 0},
-    [VT_CAT_NCCL] = {"nccl", "NCCL buffers", 0},
-    [VT_CAT_CUBLAS] = {"cublas_workspace", "cuBLAS/cuBLASLt workspaces", 0},
-    [VT_CAT_CUDNN] = {"cudnn_workspace", "cuDNN workspaces", 0},
-    [VT_CAT_GRAPH] = {"cuda_graph_pools", "CUDA graph pools", 0},
-    [VT_CAT_LIB] = {"library", "other library", 0},
-    [VT_CAT_CONTEXT] = {"cuda_context", "CUDA context and driver", 0},
-    [VT_CAT_OTHERS] = {"other_processes", "other processes", 0},
-    [VT_CAT_CTXOTHERS] = {"cuda_context_or_other_processes", "CUDA context, driver and other processes", 0},
-    [VT_CAT_BEFORE] = {"before_trace", "allocated before the trace", 0},
-    [VT_CAT_UNKNOWN] = {"unknown", "unknown", 0},
-};
-
-const char *vt__cat_key(int cat)
-{
-    return cat >= 0 && cat < VT_CAT_N ? aCat[cat].zKey : "unknown";
-}
-
-const char *vt__cat_name(int cat)
-{
-    return cat >= 0 && cat < VT_CAT_N ? aCat[cat].zName : "unknown";
-}
-
-int vt__cat_scales(int cat)
-{
-    return cat >= 0 && cat < VT_CAT_N && aCat[cat].bScales;
-}
 
 #define LIB_MAX VT_CATLIB_MAX /* libraries named apart; the others share the last slot */
 #define OOM_LAYOUT_MAX ((int64_t)1 << 21) /* segments and blocks kept for the OOMs' layouts in all (48 MiB) */
@@ -155,6 +118,7 @@ struct vt_bdrun {
     int bTensorsIn;         /* tensor rows inside CUDA's segments: the blocks are categorized, segments give reserved */
     int bSegLevel;          /* segments only: categories of segments */
     int bPages;             /* and they are expandable segments' pages (the settings, the allocator's VMM maps) */
+    int bExpand;            /* the allocator's memory is expandable segments' pages (at any level) */
     int64_t seq;
     struct moment *aPeak;   /* one per device account seen, by acct */
     int nPeak;
@@ -251,7 +215,8 @@ int vt__bd_begin(struct vt_trace *t, int bTensorsIn, int bCurves)
     b->bTensorsIn = bTensorsIn;
     b->bCurves = bCurves;
     b->bSegLevel = t->f.bSegments && !bTensorsIn;
-    b->bPages = b->bSegLevel && t->f.aMemOp[VT_MEMOP_VMM_MAP] > 0 && vt__fs_expandable(t);
+    b->bExpand = t->f.aMemOp[VT_MEMOP_VMM_MAP] > 0 && vt__fs_expandable(t);
+    b->bPages = b->bSegLevel && b->bExpand;
     b->lastKind = -1;
     b->lastOomTs = -1;
     if (vt__read_mem_samples(&t->f, &b->aSample, &b->nSample) != 0) return -1;
@@ -326,6 +291,15 @@ int vt__bd_life_begin(struct vt_trace *t, struct vt_life *l)
         if (l->bdSpan >= 0 && b->aSpan[l->bdSpan].bwd < 0) b->aSpan[l->bdSpan].bwd = l->allocTs;
     }
     return 0;
+}
+
+void vt__bd_use(struct vt_trace *t, struct vt_life *l, int64_t ts)
+{
+    struct vt_bdrun *b = t->pBd;
+    int k;
+    if (!b || b->bTensorsIn || b->bSegLevel || l->bdFwdUse || l->bdSpan < 0) return; /* uses name tensors only here */
+    k = b->bIterSpans ? vt__iter_at(t, ts) : b->nSpan - 1;
+    l->bdFwdUse = k > l->bdSpan && (b->aSpan[k].bwd < 0 || ts < b->aSpan[k].bwd);
 }
 
 /* Take moment p now (device iDev's level). */
@@ -492,6 +466,7 @@ static int classify(struct vt_trace *t, const struct vt_life *l, int *pRule, int
         else *pRule = R_SEG_NOBWD;
         return 0;
     }
+    if ((m & VT_FACET_OPTIM) && (m & VT_FACET_OPTIM_OWN) && kp && l->bdFwdUse) return *pRule = R_PARAM_OWN, 0;
     if (m & VT_FACET_OPTIM) return *pRule = !kp ? R_OPT_TEMP : m & VT_FACET_OPTIM_OWN ? R_OPT_OWN_KEPT : R_OPT_KEPT, 0;
     if (m & VT_FACET_PARAM) return *pRule = R_PARAM, 0;
     if (m & VT_FACET_REDUCER) return *pRule = R_GRAD_DDP, 0;
@@ -752,9 +727,10 @@ static int build(struct vt_trace *t, const struct moment *p, int64_t total, cons
         vt__fmt_bytes(p->aBytes[R_RESERVED], zB, sizeof zB);
         vt__fmt_bytes(p->tensorBytes, zC, sizeof zC);
         if (part_add(bd, VT_CAT_CACHE, cache, 0,
-                     vt__strdupf("%lld segment%s reserved by the caching allocator (%s) less the tensors live in them "
+                     vt__strdupf("%lld %s%s reserved by the caching allocator (%s) less the tensors live in them "
                                  "(%s): free for tensors, not for other allocations",
-                                 (long long)p->aCount[R_RESERVED], p->aCount[R_RESERVED] == 1 ? "" : "s", zB, zC),
+                                 (long long)p->aCount[R_RESERVED], b->bExpand ? "expandable segments' page" : "segment",
+                                 p->aCount[R_RESERVED] == 1 ? "" : "s", zB, zC),
                      NULL) != 0)
             return -1;
         sum += cache;

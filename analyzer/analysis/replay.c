@@ -257,6 +257,7 @@ static void on_use(struct replay *r, int64_t addr, int64_t ts, int bBase)
         if (l->firstUse < 0) l->firstUse = ts;
         if (ts > l->lastUse) l->lastUse = ts;
         l->useCount++;
+        if (bBase) vt__bd_use(r->t, l, ts); /* a kernel's argument */
     }
     if (aL[0] || aL[1]) r->t->lc.nUseMatched++;
 }

@@ -627,6 +627,7 @@ struct vt_life {
     int64_t freeStackId;           /* the stack of its free, -1 when not recorded (or not freed) */
     int64_t bdSeq;                 /* the analysis' order of its beginning (breakdown.c) */
     int bdSpan;                    /* the analysis' step it began in (breakdown.c), -1 none */
+    int bdFwdUse;                  /* the analysis': a kernel of a later step's forward pass read it (breakdown.c) */
     struct vt_life *pOwner;        /* a mapping: the VMM creation whose memory it shows, uses go there */
     int nMap;                      /* a VMM creation: mappings of it live */
 };

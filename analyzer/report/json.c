@@ -108,7 +108,8 @@ static void breakdown_json(FILE *f, const struct vt_breakdown *b)
  * What would fit on a device (fit.c): "fit": null without an estimate, else {capacity_bytes,
  * need_bytes, context_bytes, context_assumed, headroom_bytes, fixed_bytes, scaling_bytes, max_scale,
  * batch, max_batch, max_is_lower_bound, upper_scale, upper_batch (segment level: the stated upper
- * estimate, null none), assumptions[], savings[{key, what, bytes, assumption}]}.
+ * estimate, null none), expandable_max_batch (the expandable_segments saving's replayed batch, null
+ * none), assumptions[], savings[{key, what, bytes, assumption}]}.
  */
 static void fit_json(FILE *f, const struct vt_fit *x)
 {
@@ -134,6 +135,7 @@ static void fit_json(FILE *f, const struct vt_fit *x)
     if (x->upScale >= 0) fprintf(f, "\"upper_scale\": %.4f, ", x->upScale);
     else fputs("\"upper_scale\": null, ", f);
     jint(f, "upper_batch", x->upBatch, 1);
+    jint(f, "expandable_max_batch", x->expandBatch > 0 ? x->expandBatch : -1, 1);
     fputs("\"assumptions\": [", f);
     for (int k = 0; k < x->nAssume; k++) {
         if (k) fputs(", ", f);

@@ -14,6 +14,7 @@ struct acc_variant {
     int bLong;    /* thousands of iterations */
     int bWindows; /* frames of a Windows build */
     int bHistory; /* segment mode with PyTorch's allocation history: a snapshot beside each trace */
+    int bExpandable; /* segment mode with PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True (pages, not segments) */
 };
 
 /*

@@ -203,6 +203,7 @@ struct js *acc_process(struct acc *a, int rank, struct js_cfg *c)
     c->rank = rank;
     c->world = a->v.ranks > 1 ? a->v.ranks : 0;
     c->bWindows = a->v.bWindows;
+    c->bExpandable = a->v.bExpandable;
     c->seed = a->seed * 1000003u + (uint64_t)rank;
     if (flags && rank >= 0 && rank < MAX_RANK) {
         struct ptrec_opt o;

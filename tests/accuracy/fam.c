@@ -340,6 +340,28 @@ static void lk_train_plain(struct acc *a)
     job_all(a, &jb, NULL, NULL);
 }
 
+/*
+ * The same healthy job with PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True, at segment level or
+ * with the history: the caching allocator maps 2 and 20 MiB pages into one segment per pool
+ * (cuMemCreate/cuMemMap, segment_map in the history) and unmaps free ones under pressure, so the
+ * memory rises in pages and is never a cudaMalloc'd segment.
+ */
+static void lk_train_expandable(struct acc *a)
+{
+    struct job jb;
+    struct acc_variant v;
+    draw_variant(a, M_S | M_H, P_ANY, 4);
+    v = *acc_variant(a);
+    v.bExpandable = 1;
+    acc_set_variant(a, &v);
+    acc_shape(a, "allocator", "expandable_segments:True");
+    draw_job(a, &jb, K_ANY, 0.0, acc_drawf(a, 0.2, 0.75));
+    acc_describe(a, "A healthy training job of a drawn shape run with expandable_segments:True: the allocator's memory "
+                    "is pages mapped as the job needs them. Expected: nothing at severity low or above.");
+    allow_state(a);
+    job_all(a, &jb, NULL, NULL);
+}
+
 /* The state of one run of a family (hooks reach it through l->pCtx). */
 struct ctx {
     struct acc *a;
@@ -2681,6 +2703,8 @@ static void p_kineto_op_sites(struct acc *a)
 
 const struct acc_family acc_aFamily[] = {
     {"lk_train_plain", "healthy", "look-alike: all detectors (a plain job of a drawn shape)", lk_train_plain},
+    {"lk_train_expandable", "healthy", "look-alike: all detectors (a plain job with expandable_segments:True)",
+     lk_train_expandable},
     {"lk_kv_capped", "healthy", "look-alike: leak, retained (a cache grown to a cap, then reused)", lk_kv_capped},
     {"lk_arena", "healthy", "look-alike: leak, retained (a preallocated arena)", lk_arena},
     {"lk_graph_pool", "healthy", "look-alike: leak, retained (a CUDA graph's private pool)", lk_graph_pool},

@@ -11,6 +11,14 @@ fit_shapes_test.py FITGEN VRAMTRACE
   allocator's memory is cuMemCreate'd pages mapped with cuMemMap (2 MiB small, 20 MiB large), no
   cudaMalloc'd segment; the breakdown is at segment level, says it counts pages, and sums to the
   peak; what would fit is a range.
+- Expandable segments with PyTorch's allocation history (cnn_exp_24g_hist at its boundary, where
+  pages are unmapped under pressure): the snapshot records the mapping as PyTorch does
+  (segment_map and segment_unmap of the ranges the tracer's cuMemMap/cuMemUnmap cover, no
+  segment_alloc; every block inside pages mapped when it was made; at the dump one segment per
+  contiguous mapped range, is_expandable, small or large by pool, and the setting in
+  allocator_settings); its import says so (meta pytorch.allocator.expandable_segments, a vmm_map
+  row per segment_map); analyze merges it and replays the blocks through the expandable model:
+  what would fit is a point, and the allocator cache's evidence counts pages, not segments.
 Exits 0 when every check holds, 1 otherwise (each failure printed), 2 on bad arguments.
 """
 import json
@@ -104,6 +112,73 @@ def expandable(fitgen, vramtrace, out):
     check("expandable segments: each page" in " ".join(text.split()), "expandable: the text does not say pages")
 
 
+def expandable_history(fitgen, vramtrace, out):
+    import glob
+    import pickle
+    batch = 228  # the job's boundary: pages are unmapped before requests would fail
+    db = job(fitgen, out, "cnn_exp_24g_hist", batch)
+    snaps = glob.glob(os.path.join(out, "cnn_exp_24g_hist", "vramtrace-*.snapshot.pickle"))
+    check(len(snaps) == 1, "expandable history: %d snapshots beside the trace" % len(snaps))
+    if not db or len(snaps) != 1:
+        return
+    with open(snaps[0], "rb") as f:
+        snap = pickle.load(f)
+    ev = snap["device_traces"][0]
+    acts = {}
+    for e in ev:
+        acts[e["action"]] = acts.get(e["action"], 0) + 1
+    check(acts.get("segment_map", 0) > 0 and acts.get("segment_unmap", 0) > 0 and "segment_alloc" not in acts,
+          "expandable history: actions %s" % sorted(acts.items()))
+    c = sqlite3.connect(db)
+    # the job has no NCCL: every cuMemMap/cuMemUnmap is the allocator's
+    traced = c.execute("SELECT op, address, bytes FROM memory_event WHERE op IN (5, 6) ORDER BY t, rowid").fetchall()
+    c.close()
+    page = {a: n for _, a, n in traced}  # each traced page's size: 2 MiB (small pool) or 20 MiB (large)
+    # the history's ranges cover the tracer's pages, mapped and unmapped in the same order
+    pages, hist = set(), []
+    for e in ev:
+        if e["action"] in ("segment_map", "segment_unmap"):
+            a = e["addr"]
+            while a < e["addr"] + e["size"]:
+                hist.append((5 if e["action"] == "segment_map" else 6, a))
+                for b in range(a, a + page.get(a, 2 << 20), 2 << 20):
+                    (pages.add if e["action"] == "segment_map" else pages.discard)(b)
+                a += page.get(a, 2 << 20)
+        elif e["action"] == "alloc":
+            first, last = e["addr"] // (2 << 20) * (2 << 20), (e["addr"] + e["size"] - 1) // (2 << 20) * (2 << 20)
+            if not all(a in pages for a in range(first, last + 1, 2 << 20)):
+                check(False, "expandable history: block at %#x made outside mapped pages" % e["addr"])
+                break
+    check(hist == [(op, a) for op, a, _ in traced],
+          "expandable history: %d pages in segment_map/unmap, %d cuMemMap/cuMemUnmap traced" % (len(hist), len(traced)))
+    dumped = set()
+    for s in snap["segments"]:
+        check(s["is_expandable"] is True, "expandable history: a dumped segment not expandable")
+        for a in range(s["address"], s["address"] + s["total_size"], 2 << 20):
+            dumped.add(a)
+    check(dumped == pages, "expandable history: dumped segments cover %d MiB, mapped %d MiB" % (2 * len(dumped),
+                                                                                             2 * len(pages)))
+    spans = sorted((s["address"], s["address"] + s["total_size"]) for s in snap["segments"])
+    check(all(a[1] < b[0] for a, b in zip(spans, spans[1:])), "expandable history: dumped segments touch")
+    check(snap["allocator_settings"].get("expandable_segments") is True, "expandable history: no setting")
+    imp = os.path.join(out, "hist.db")
+    run([vramtrace, "import", "-o", imp, snaps[0]])
+    c = sqlite3.connect(imp)
+    conf = c.execute("SELECT value FROM meta WHERE key = 'pytorch.allocator.expandable_segments'").fetchone()
+    maps = c.execute("SELECT count(*) FROM memory_event WHERE op = 5 AND t IS NOT NULL").fetchone()[0]
+    c.close()
+    check(conf and conf[0] in ("1", "True", "true"), "expandable history: import meta %s" % (conf,))
+    check(maps == acts.get("segment_map"), "expandable history: %d vmm_map rows, %s segment_map" % (maps,
+                                                                                               acts.get("segment_map")))
+    d = device(vramtrace, db, "--batch", str(batch))
+    check(d["fit"].get("max_is_lower_bound") is not True, "expandable history: fit not a point")
+    text = " ".join(run([vramtrace, "analyze", "--batch", str(batch), db]).split())
+    check("replayed through PyTorch's caching allocator with expandable_segments:True" in text,
+          "expandable history: not replayed through the expandable model")
+    check("expandable segments' pages reserved by the caching allocator" in text,
+          "expandable history: the allocator cache's evidence does not say pages")
+
+
 def main():
     if len(sys.argv) != 3:
         print(__doc__.splitlines()[0] + "\nusage: fit_shapes_test.py FITGEN VRAMTRACE", file=sys.stderr)
@@ -111,6 +186,7 @@ def main():
     with tempfile.TemporaryDirectory(prefix="vt-shapes-") as out:
         gradients(sys.argv[1], sys.argv[2], out)
         expandable(sys.argv[1], sys.argv[2], out)
+        expandable_history(sys.argv[1], sys.argv[2], out)
     print("fit_shapes_test: %s" % ("ok" if not FAILS else "%d failed" % len(FAILS)))
     return 1 if FAILS else 0
 

@@ -7,19 +7,23 @@
 #include <unistd.h>
 
 #include "pt.h"
+#include "ptrec.h"
 
 /*
  * fitgen [--kernels FILE] [--split dev|blind|all|look] [--seed N] [--only NAME] [--at BATCH] [--list] OUTDIR
  *
  * For each case: the true boundary (the largest batch size whose training steps run without an
  * out-of-memory error on the case's device, found by running the job at each size tried, as a
- * person would by trying), then the job's trace at a smaller batch, OUTDIR/CASE/rank0.db, with
- * OUTDIR/CASE/truth.json {"case", "split", "batch", "true_max_batch", "largest_batch_that_runs",
- * ...}. Fragmentation can make a batch fail and a larger one run again: true_max_batch is the
- * largest up to which every batch from the traced one runs (first_failure), and
- * largest_batch_that_runs the doubling and bisection's answer (larger where such a window lies
- * below it). The jobs are jobsim's
- * (the caching allocator or cudaMallocAsync, the CUDA context the device keeps, cuBLAS, NCCL), so
+ * person would by trying), then the job's trace at a smaller batch, OUTDIR/CASE/rank0.db (for a
+ * case with the history, PyTorch's exit snapshot beside it, vramtrace-HOST-PID.snapshot.pickle,
+ * which analyze merges), with OUTDIR/CASE/truth.json {"case", "split", "mode" (tensors, segments
+ * or history), "batch", "true_max_batch", "largest_batch_that_runs", "expandable_true_max_batch"
+ * (a history case without expandable segments: the same for the same job run with
+ * expandable_segments:True, the truth of the saving's batch; else null), ...}. Fragmentation can
+ * make a batch fail and a larger one run again: true_max_batch is the largest up to which every
+ * batch from the traced one runs (first_failure), and largest_batch_that_runs the doubling and
+ * bisection's answer (larger where such a window lies below it). The jobs are jobsim's (the
+ * caching allocator or cudaMallocAsync, the CUDA context the device keeps, cuBLAS, NCCL), so
  * the boundary includes the allocator's rounding and fragmentation. The blind split is written
  * with other models, devices and fractions and is scored only once the estimate is final.
  * The look split (--split look, --seed N) is drawn at random instead (draw_look): look-alike jobs
@@ -39,33 +43,48 @@ struct fcase {
     double frac;            /* the traced batch as a fraction of the true boundary */
     int a, b;               /* family sizes: CNN image side; LM layers and width / 64 */
     int bExp;               /* segment level with expandable_segments:True (VMM pages, not segments) */
+    int bHist;              /* PyTorch's allocation history beside the trace (ptrec's exit snapshot, which
+                             * analyze merges): the caching allocator's blocks, tensor level; without bExp
+                             * also the truth of the same job with expandable_segments:True (its twin) */
 };
 
 #define GB ((int64_t)1000000000)
 static const struct fcase aCase[] = {
     /* dev: what the estimate was built against */
-    {"cnn_seg_24g", "dev", F_CNN, JS_SEGMENTS, 1, 24 * GiB, 1, 0, 0, 0.5, 224, 0, 0},
-    {"cnn_tensor_24g", "dev", F_CNN, JS_TENSORS, 1, 24 * GiB, 1, 0, 0, 0.5, 224, 0, 0},
-    {"cnn_seg_80g_nonvtx", "dev", F_CNN, JS_SEGMENTS, 0, 80 * GiB, 1, 0, 0, 0.3, 224, 0, 0},
-    {"lm_tensor_40g", "dev", F_LM, JS_TENSORS, 1, 40 * GiB, 1, 0, 0, 0.5, 12, 16, 0},
-    {"lm_seg_40g_keepgrad", "dev", F_LM, JS_SEGMENTS, 1, 40 * GiB, 0, 0, 0, 0.5, 12, 16, 0},
-    {"lm_seg_80g_ddp", "dev", F_LM, JS_SEGMENTS, 1, 80 * GiB, 1, 0, 256, 0.25, 12, 16, 0},
-    {"mlp_tensor_16g", "dev", F_MLP, JS_TENSORS, 0, 16 * GiB, 1, 1, 0, 0.5, 8, 64, 0},
+    {"cnn_seg_24g", "dev", F_CNN, JS_SEGMENTS, 1, 24 * GiB, 1, 0, 0, 0.5, 224, 0, 0, 0},
+    {"cnn_tensor_24g", "dev", F_CNN, JS_TENSORS, 1, 24 * GiB, 1, 0, 0, 0.5, 224, 0, 0, 0},
+    {"cnn_seg_80g_nonvtx", "dev", F_CNN, JS_SEGMENTS, 0, 80 * GiB, 1, 0, 0, 0.3, 224, 0, 0, 0},
+    {"lm_tensor_40g", "dev", F_LM, JS_TENSORS, 1, 40 * GiB, 1, 0, 0, 0.5, 12, 16, 0, 0},
+    {"lm_seg_40g_keepgrad", "dev", F_LM, JS_SEGMENTS, 1, 40 * GiB, 0, 0, 0, 0.5, 12, 16, 0, 0},
+    {"lm_seg_80g_ddp", "dev", F_LM, JS_SEGMENTS, 1, 80 * GiB, 1, 0, 256, 0.25, 12, 16, 0, 0},
+    {"mlp_tensor_16g", "dev", F_MLP, JS_TENSORS, 0, 16 * GiB, 1, 1, 0, 0.5, 8, 64, 0, 0},
     /* fragmentation makes it fail from batch 287 to 319 and run again from 320 to 359 */
-    {"lm_tensor_141g_window", "dev", F_LM, JS_TENSORS, 0, 141 * GB, 1, 0, 0, 0.55, 6, 18, 0},
+    {"lm_tensor_141g_window", "dev", F_LM, JS_TENSORS, 0, 141 * GB, 1, 0, 0, 0.55, 6, 18, 0, 0},
     /* expandable segments: the allocator maps and unmaps pages (cuMemCreate/cuMemMap) */
-    {"cnn_exp_24g", "dev", F_CNN, JS_SEGMENTS, 1, 24 * GiB, 1, 0, 0, 0.5, 224, 0, 1},
-    {"lm_exp_40g_nonvtx", "dev", F_LM, JS_SEGMENTS, 0, 40 * GiB, 1, 1, 0, 0.4, 12, 16, 1},
-    {"mlp_exp_16g_keepgrad", "dev", F_MLP, JS_SEGMENTS, 1, 16 * GiB, 0, 0, 0, 0.5, 8, 64, 1},
+    {"cnn_exp_24g", "dev", F_CNN, JS_SEGMENTS, 1, 24 * GiB, 1, 0, 0, 0.5, 224, 0, 1, 0},
+    {"lm_exp_40g_nonvtx", "dev", F_LM, JS_SEGMENTS, 0, 40 * GiB, 1, 1, 0, 0.4, 12, 16, 1, 0},
+    {"mlp_exp_16g_keepgrad", "dev", F_MLP, JS_SEGMENTS, 1, 16 * GiB, 0, 0, 0, 0.5, 8, 64, 1, 0},
+    /* the same expandable jobs with PyTorch's allocation history (segment_map/segment_unmap): tensor level */
+    {"cnn_exp_24g_hist", "dev", F_CNN, JS_SEGMENTS, 1, 24 * GiB, 1, 0, 0, 0.5, 224, 0, 1, 1},
+    {"lm_exp_40g_nonvtx_hist", "dev", F_LM, JS_SEGMENTS, 0, 40 * GiB, 1, 1, 0, 0.4, 12, 16, 1, 1},
+    {"mlp_exp_16g_keepgrad_hist", "dev", F_MLP, JS_SEGMENTS, 1, 16 * GiB, 0, 0, 0, 0.5, 8, 64, 1, 1},
+    /* the same jobs with the default allocator and the history: the expandable saving's batch against their truth */
+    {"cnn_hist_24g", "dev", F_CNN, JS_SEGMENTS, 1, 24 * GiB, 1, 0, 0, 0.5, 224, 0, 0, 1},
+    {"lm_hist_40g_nonvtx", "dev", F_LM, JS_SEGMENTS, 0, 40 * GiB, 1, 1, 0, 0.4, 12, 16, 0, 1},
+    {"mlp_hist_16g_keepgrad", "dev", F_MLP, JS_SEGMENTS, 1, 16 * GiB, 0, 0, 0, 0.5, 8, 64, 0, 1},
     /* blind: other shapes, devices and fractions */
-    {"cnn_seg_40g_small", "blind", F_CNN, JS_SEGMENTS, 1, 40 * GiB, 1, 0, 0, 0.4, 160, 0, 0},
-    {"cnn_tensor_80g_keepgrad", "blind", F_CNN, JS_TENSORS, 0, 80 * GiB, 0, 0, 0, 0.25, 224, 0, 0},
-    {"lm_tensor_80g_deep", "blind", F_LM, JS_TENSORS, 1, 80 * GiB, 1, 1, 0, 0.35, 24, 24, 0},
-    {"lm_seg_24g_nonvtx", "blind", F_LM, JS_SEGMENTS, 0, 24 * GiB, 1, 0, 128, 0.6, 8, 12, 0},
-    {"mlp_seg_48g", "blind", F_MLP, JS_SEGMENTS, 1, 48 * GiB, 0, 0, 0, 0.3, 12, 96, 0},
-    {"lm_tensor_141g_ddp", "blind", F_LM, JS_TENSORS, 0, 141 * GB, 1, 0, 512, 0.5, 16, 32, 0},
-    {"cnn_exp_80g_nonvtx", "blind", F_CNN, JS_SEGMENTS, 0, 80 * GiB, 0, 0, 0, 0.3, 192, 0, 1},
-    {"lm_exp_80g_ddp", "blind", F_LM, JS_SEGMENTS, 1, 80 * GiB, 1, 0, 256, 0.35, 16, 20, 1},
+    {"cnn_seg_40g_small", "blind", F_CNN, JS_SEGMENTS, 1, 40 * GiB, 1, 0, 0, 0.4, 160, 0, 0, 0},
+    {"cnn_tensor_80g_keepgrad", "blind", F_CNN, JS_TENSORS, 0, 80 * GiB, 0, 0, 0, 0.25, 224, 0, 0, 0},
+    {"lm_tensor_80g_deep", "blind", F_LM, JS_TENSORS, 1, 80 * GiB, 1, 1, 0, 0.35, 24, 24, 0, 0},
+    {"lm_seg_24g_nonvtx", "blind", F_LM, JS_SEGMENTS, 0, 24 * GiB, 1, 0, 128, 0.6, 8, 12, 0, 0},
+    {"mlp_seg_48g", "blind", F_MLP, JS_SEGMENTS, 1, 48 * GiB, 0, 0, 0, 0.3, 12, 96, 0, 0},
+    {"lm_tensor_141g_ddp", "blind", F_LM, JS_TENSORS, 0, 141 * GB, 1, 0, 512, 0.5, 16, 32, 0, 0},
+    {"cnn_exp_80g_nonvtx", "blind", F_CNN, JS_SEGMENTS, 0, 80 * GiB, 0, 0, 0, 0.3, 192, 0, 1, 0},
+    {"lm_exp_80g_ddp", "blind", F_LM, JS_SEGMENTS, 1, 80 * GiB, 1, 0, 256, 0.35, 16, 20, 1, 0},
+    {"cnn_exp_80g_nonvtx_hist", "blind", F_CNN, JS_SEGMENTS, 0, 80 * GiB, 0, 0, 0, 0.3, 192, 0, 1, 1},
+    {"lm_exp_80g_ddp_hist", "blind", F_LM, JS_SEGMENTS, 1, 80 * GiB, 1, 0, 256, 0.35, 16, 20, 1, 1},
+    {"cnn_hist_80g_nonvtx", "blind", F_CNN, JS_SEGMENTS, 0, 80 * GiB, 0, 0, 0, 0.3, 192, 0, 0, 1},
+    {"lm_hist_80g_ddp", "blind", F_LM, JS_SEGMENTS, 1, 80 * GiB, 1, 0, 256, 0.35, 16, 20, 0, 1},
 };
 #define N_CASE ((int)(sizeof aCase / sizeof aCase[0]))
 #define ITERS 3
@@ -112,14 +131,17 @@ static void model(const struct fcase *k, struct pt_model *m, int64_t *pSample, c
 }
 
 /*
- * Run case k at batch size `batch` for ITERS steps, writing the trace zPath. Returns 1 when every
- * step ran, 0 when one ran out of memory, -1 when the trace could not be written.
+ * Run case k at batch size `batch` for ITERS steps, writing the trace zPath, and with zHist (a
+ * folder: the trace's) PyTorch's allocation history there as `record` keeps it (the exit
+ * snapshot). Returns 1 when every step ran, 0 when one ran out of memory, -1 when the trace or the
+ * history could not be written.
  */
-static int run(const struct fcase *k, int batch, const char *zPath, uint64_t seed)
+static int run(const struct fcase *k, int batch, const char *zPath, const char *zHist, uint64_t seed)
 {
     struct js_cfg c;
     struct pt_model m;
     struct js *j;
+    struct ptrec *r = NULL;
     int64_t sample;
     int ok = 1, x = -1, out = -1, aBucket[64], nBucket = 0;
     memset(&c, 0, sizeof c);
@@ -132,7 +154,18 @@ static int run(const struct fcase *k, int batch, const char *zPath, uint64_t see
     c.kernelStride = 8;
     c.timeScale = 8;
     c.zCmd = "python train.py --batch-size N";
-    if (!(j = js_open(&c))) return -1;
+    if (zHist) {
+        struct ptrec_opt o;
+        memset(&o, 0, sizeof o);
+        o.flags = PTREC_HISTORY;
+        if (!(r = ptrec_new(zHist, &o))) return -1;
+        c.pObs = ptrec_obs(r);
+    }
+    if (!(j = js_open(&c))) {
+        ptrec_finish(r);
+        return -1;
+    }
+    if (r) ptrec_attach(r, j);
     pt_to_device(j, &m, "train.py:112:main|train.py:131:<module>");
     if (k->nccl) {
         int site = js_site(j, pt_frames("lib:torch/nn/parallel/distributed.py:1215:DistributedDataParallel._ddp_init_helper|"
@@ -173,7 +206,9 @@ static int run(const struct fcase *k, int batch, const char *zPath, uint64_t see
         if (k->bNvtx) js_pop(j);
         if (js_failed(j)) ok = 0; /* an allocation of the backward pass or the optimizer failed */
     }
-    return js_close(j, 1, 1) != 0 ? -1 : ok;
+    if (js_close(j, 1, 1) != 0) ok = -1;
+    if (r && ptrec_finish(r) != 0) ok = -1;
+    return ok;
 }
 
 /* The largest batch size searched: 1 << 16 for the recorded splits, more for drawn small models. */
@@ -183,7 +218,7 @@ static int g_maxBatch = 1 << 16;
 static int boundary(const struct fcase *k, const char *zProbe)
 {
     int lo = 0, hi = 1, r;
-    while ((r = run(k, hi, zProbe, 1)) == 1) { /* double until one fails */
+    while ((r = run(k, hi, zProbe, NULL, 1)) == 1) { /* double until one fails */
         lo = hi;
         if (hi >= g_maxBatch) return hi;
         hi *= 2;
@@ -191,7 +226,7 @@ static int boundary(const struct fcase *k, const char *zProbe)
     if (r < 0) return -1;
     while (hi - lo > 1) { /* lo runs, hi does not */
         int mid = lo + (hi - lo) / 2;
-        if ((r = run(k, mid, zProbe, 1)) < 0) return -1;
+        if ((r = run(k, mid, zProbe, NULL, 1)) < 0) return -1;
         if (r) lo = mid;
         else hi = mid;
     }
@@ -212,14 +247,14 @@ static int first_failure(const struct fcase *k, int batch, int best, const char 
     while (lo < best && hi < 0) {
         int x = lo + (lo / 40 > 1 ? lo / 40 : 1);
         if (x > best) x = best;
-        if ((r = run(k, x, zProbe, 1)) < 0) return -1;
+        if ((r = run(k, x, zProbe, NULL, 1)) < 0) return -1;
         if (r) lo = x;
         else hi = x;
     }
     if (hi < 0) return best;
     while (hi - lo > 1) {
         int mid = lo + (hi - lo) / 2;
-        if ((r = run(k, mid, zProbe, 1)) < 0) return -1;
+        if ((r = run(k, mid, zProbe, NULL, 1)) < 0) return -1;
         if (r) lo = mid;
         else hi = mid;
     }
@@ -317,8 +352,8 @@ int main(int argc, char **argv)
     if (!strcmp(zSplit, "look")) draw_look(seed), aAll = aLook, nCase = N_LOOK, g_maxBatch = 1 << 22;
     for (int i = 0; i < nCase && rc == 0; i++) {
         const struct fcase *k = &aAll[i];
-        char zDir[1100], zPath[1200], zProbe[1200];
-        int best, batch, first;
+        char zDir[1100], zPath[1200], zProbe[1200], zTwin[16];
+        int best, batch, first, twin = -1;
         FILE *f;
         if (zOnly && strcmp(zOnly, k->zName)) continue;
         if (strcmp(zSplit, "all") && strcmp(zSplit, k->zSplit)) continue;
@@ -337,24 +372,35 @@ int main(int argc, char **argv)
         batch = at > 0 ? at : (int)(best * k->frac);
         if (batch < 1) batch = 1;
         first = at > 0 ? best : first_failure(k, batch, best, zProbe);
+        if (first >= 0 && at <= 0 && k->bHist && !k->bExp) { /* the twin: the same job with expandable segments */
+            struct fcase x = *k;
+            int bestX;
+            x.bExp = 1;
+            bestX = boundary(&x, zProbe);
+            twin = bestX < batch ? bestX : first_failure(&x, batch, bestX, zProbe);
+            if (twin < 0) first = -1;
+        }
         unlink(zProbe);
         if (first < 0) {
             fprintf(stderr, "fitgen: %s: a probe's trace could not be written\n", k->zName);
             return 1;
         }
         snprintf(zPath, sizeof zPath, "%s/rank0.db", zDir);
-        if (run(k, batch, zPath, 1) != 1) {
+        if (run(k, batch, zPath, k->bHist ? zDir : NULL, 1) != 1) {
             fprintf(stderr, "fitgen: %s: the traced run at batch %d failed\n", k->zName, batch);
             return 1;
         }
         snprintf(zPath, sizeof zPath, "%s/truth.json", zDir);
+        if (twin > 0) snprintf(zTwin, sizeof zTwin, "%d", twin);
+        else snprintf(zTwin, sizeof zTwin, "null");
         if (!(f = fopen(zPath, "w"))) return 1;
         fprintf(f,
                 "{\"case\": \"%s\", \"split\": \"%s\", \"mode\": \"%s\", \"nvtx\": %s, \"device_bytes\": %lld, "
                 "\"batch\": %d, \"true_max_batch\": %d, \"largest_batch_that_runs\": %d, \"expandable_segments\": %s, "
-                "\"trace\": \"rank0.db\"}\n",
-                k->zName, k->zSplit, k->mode == JS_TENSORS ? "tensors" : "segments", k->bNvtx ? "true" : "false",
-                (long long)k->total, batch, first, best, k->bExp ? "true" : "false");
+                "\"expandable_true_max_batch\": %s, \"trace\": \"rank0.db\"}\n",
+                k->zName, k->zSplit, k->mode == JS_TENSORS ? "tensors" : k->bHist ? "history" : "segments",
+                k->bNvtx ? "true" : "false",
+                (long long)k->total, batch, first, best, k->bExp ? "true" : "false", zTwin);
         if (fclose(f) != 0) rc = 1;
         if (first < best)
             printf("%s: traced at batch %d, every batch up to %d runs, %d fails, %d runs again\n", k->zName, batch, first,

@@ -204,6 +204,7 @@ struct js {
     int bFailed;                      /* out of memory while building the trace */
     int aExp[2];                      /* the expandable segment of the small and large pool, + 1 (0 none) */
     int64_t nextHandle;               /* the next cuMemCreate handle */
+    int reqSite, reqNative;           /* the request being served (its pages' site for the recorders) */
 };
 
 static const char zRoles[] = "FBOZC";
@@ -840,6 +841,7 @@ static void exp_map(struct js *j, int s, int64_t addr, int64_t n, int64_t stack)
     api_row(j, 46, next_corr(j), c, c + 8000, j->tidMain, 0, n, addr, 0, 0, TG_NULL, stack);
     j->cpu = c + 9000;
     if (j->reserved > j->peakReserved) j->peakReserved = j->reserved;
+    if (j->c.pObs && j->c.pObs->xMap) j->c.pObs->xMap(j->c.pObs->p, j, c, 1, addr, n, page, j->reqSite, j->reqNative);
 }
 
 /* Unmap segment s's pages over [addr, addr + n) (page-aligned): the stream synchronized, a cuMemUnmap and a cuMemRelease each. */
@@ -847,6 +849,7 @@ static void exp_unmap(struct js *j, int s, int64_t addr, int64_t n, int64_t stac
 {
     int64_t page = j->aSeg[s].page;
     if (j->gpu > j->cpu) j->cpu = j->gpu;
+    if (j->c.pObs && j->c.pObs->xMap) j->c.pObs->xMap(j->c.pObs->p, j, j->cpu, 0, addr, n, page, j->reqSite, JS_NAT_FREE);
     for (int64_t a = addr; a < addr + n; a += page) {
         int64_t *pH = &j->aSeg[s].aHandle[(a - j->aSeg[s].addr) / page], c = j->cpu, corr = next_corr(j);
         api_row(j, 43, corr, c, c + 15000, j->tidMain, 0, page, a, 0, 0, TG_NULL, stack);
@@ -980,6 +983,8 @@ int js_alloc(struct js *j, int64_t bytes, int site, int native)
     int64_t seg = seg_size(j, pool, size), need = seg;
     int64_t thread = js_native_engine(native) ? j->tidAutograd : j->tidMain;
     int bExp = j->c.bExpandable && j->c.mode == JS_SEGMENTS && pool < 2; /* graph pools keep segments */
+    j->reqSite = site;
+    j->reqNative = native;
     if (b < 0) {
         int api = j->c.mode == JS_TENSORS ? 3 : bExp ? 40 : 1;
         /* the request a failing call names: the tensor (cudaMallocAsync), the segment, or one page (cuMemCreate) */
@@ -1061,6 +1066,7 @@ int64_t js_tensor_bytes(const struct js *j, int t)
 
 void js_empty_cache(struct js *j)
 {
+    j->reqSite = j->here;
     release_cached(j, stack_of(j, j->here, JS_NAT_FREE));
 }
 
@@ -1191,11 +1197,15 @@ static void launch(struct js *j, int64_t nameId, const char *zName, int64_t dur,
     int64_t corr = next_corr(j), c = j->cpu, start, aBase[256];
     int nBase = 0, nSeen = 0;
     struct tg_kernelrow k;
-    /* kernel-argument scanning: one use per distinct allocation a parameter points into */
+    /* kernel-argument scanning: one use per distinct allocation a parameter points into (the tensor, its
+     * segment, or the page of an expandable segment its start lies in: each page is a cuMemMap of its own) */
     for (int i = 0; i < nT; i++) {
-        int64_t base;
+        int64_t base, addr;
+        const struct seg *pS;
         if (aT[i] < 0 || aT[i] >= j->nTen || !j->aTen[aT[i]].bLive) continue;
-        base = j->c.mode == JS_TENSORS ? j->aTen[aT[i]].addr : j->aSeg[j->aBlk[j->aTen[aT[i]].blk].seg].addr;
+        addr = j->aTen[aT[i]].addr;
+        pS = &j->aSeg[j->aBlk[j->aTen[aT[i]].blk].seg];
+        base = j->c.mode == JS_TENSORS ? addr : pS->page ? pS->addr + (addr - pS->addr) / pS->page * pS->page : pS->addr;
         int bDup = 0;
         for (int k2 = 0; k2 < nBase && !bDup; k2++) bDup = aBase[k2] == base;
         if (bDup) continue;
@@ -1353,6 +1363,11 @@ int64_t js_pid(const struct js *j)
 int js_device(const struct js *j)
 {
     return j->device;
+}
+
+int js_expandable(const struct js *j)
+{
+    return j->c.bExpandable && j->c.mode == JS_SEGMENTS;
 }
 
 int64_t js_wall_ns(const struct js *j, int64_t ts)

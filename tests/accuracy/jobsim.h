@@ -67,6 +67,11 @@ struct js_obs {
     void (*xBlock)(void *p, const struct js *j, int64_t ts, int bAlloc, int64_t addr, int64_t bytes, int site, int native);
     /* a segment reserved (bAlloc) or released by the caching allocator */
     void (*xSegment)(void *p, const struct js *j, int64_t ts, int bAlloc, int64_t addr, int64_t bytes, int site, int native);
+    /* pages of an expandable segment mapped (bMap) or unmapped over [addr, addr + bytes), one call per
+     * range as PyTorch records them (map_block, unmap_block); page: the pool's page size (2 MiB small,
+     * 20 MiB large); site and native chain of the request that mapped them (JS_NAT_FREE: unmapped) */
+    void (*xMap)(void *p, const struct js *j, int64_t ts, int bMap, int64_t addr, int64_t bytes, int64_t page, int site,
+                 int native);
     /* an allocation failed after the allocator's retries: the request and the device's free memory */
     void (*xOom)(void *p, const struct js *j, int64_t ts, int64_t bytes, int64_t freeBytes, int site, int native);
     /* an NVTX range of the main thread closed */
@@ -205,6 +210,8 @@ int64_t js_other_bytes(const struct js *j);
 /* The process: its pid, its device, the wall-clock ns of CUPTI time ts, the spec of a site. */
 int64_t js_pid(const struct js *j);
 int js_device(const struct js *j);
+/* Whether the caching allocator runs with expandable_segments:True (segment mode with js_cfg.bExpandable). */
+int js_expandable(const struct js *j);
 int64_t js_wall_ns(const struct js *j, int64_t ts);
 const char *js_site_spec(const struct js *j, int site);
 const char *js_hostname(const struct js *j);

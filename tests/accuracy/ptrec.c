@@ -7,15 +7,17 @@
 
 #include "vramtrace/schema.h"
 
-enum { A_ALLOC, A_FREE_REQ, A_FREE_DONE, A_SEG_ALLOC, A_SEG_FREE, A_OOM };
-static const char *const azAction[] = {"alloc", "free_requested", "free_completed", "segment_alloc", "segment_free", "oom"};
+enum { A_ALLOC, A_FREE_REQ, A_FREE_DONE, A_SEG_ALLOC, A_SEG_FREE, A_OOM, A_SEG_MAP, A_SEG_UNMAP };
+static const char *const azAction[] = {"alloc",         "free_requested", "free_completed", "segment_alloc",
+                                       "segment_free",  "oom",            "segment_map",    "segment_unmap"};
 
 struct ev {       /* one event of the allocation history */
     int64_t ts, addr, size;
     int action, site;
 };
-struct blk {      /* a live block (tensor) or segment */
+struct blk {      /* a live block (tensor) or segment, or a mapped range of an expandable segment */
     int64_t addr, size;
+    int64_t page;    /* a mapped range: its pool's page size (2 MiB small, 20 MiB large); 0 otherwise */
     int site;
 };
 struct rng {      /* a closed record_function range */
@@ -44,8 +46,9 @@ struct ptrec {
     struct ev *aEv;          /* the history ring */
     int64_t nEv;             /* events recorded (the ring keeps the last o.maxEntries) */
     int nRing;
-    struct blk *aLive, *aSeg;
-    int nLive, nLiveAlloc, nSeg, nSegAlloc;
+    struct blk *aLive, *aSeg, *aMap;  /* aMap: the mapped ranges of the expandable segments (disjoint) */
+    int nLive, nLiveAlloc, nSeg, nSegAlloc, nMap, nMapAlloc;
+    int bExpandable;         /* the allocator runs with expandable_segments:True */
     struct rng *aRng;
     int nRng, nRngAlloc;
     int nOom;
@@ -248,6 +251,7 @@ static void blk_note(struct ptrec *r, struct blk **pa, int *pn, int *pnAlloc, in
         *pa = a;
         a[*pn].addr = addr;
         a[*pn].size = size;
+        a[*pn].page = 0;
         a[*pn].site = site;
         (*pn)++;
         return;
@@ -257,6 +261,35 @@ static void blk_note(struct ptrec *r, struct blk **pa, int *pn, int *pnAlloc, in
             (*pa)[i] = (*pa)[--*pn];
             return;
         }
+}
+
+/*
+ * Note pages of an expandable segment mapped (bMap) or unmapped over [addr, addr + n) in r->aMap,
+ * whose ranges stay disjoint: an unmapping cuts what it covers out of the ranges it meets.
+ */
+static void map_note(struct ptrec *r, int bMap, int64_t addr, int64_t n, int64_t page, int site)
+{
+    if (bMap) {
+        blk_note(r, &r->aMap, &r->nMap, &r->nMapAlloc, 1, addr, n, site);
+        if (r->nMap > 0 && r->aMap[r->nMap - 1].addr == addr) r->aMap[r->nMap - 1].page = page;
+        return;
+    }
+    for (int i = 0; i < r->nMap;) {
+        struct blk m = r->aMap[i];
+        if (m.addr >= addr + n || m.addr + m.size <= addr) {
+            i++;
+            continue;
+        }
+        r->aMap[i] = r->aMap[--r->nMap]; /* this range goes; what lies outside the unmapping stays */
+        if (m.addr < addr) {
+            blk_note(r, &r->aMap, &r->nMap, &r->nMapAlloc, 1, m.addr, addr - m.addr, m.site);
+            r->aMap[r->nMap - 1].page = m.page;
+        }
+        if (m.addr + m.size > addr + n) {
+            blk_note(r, &r->aMap, &r->nMap, &r->nMapAlloc, 1, addr + n, m.addr + m.size - addr - n, m.site);
+            r->aMap[r->nMap - 1].page = m.page;
+        }
+    }
 }
 
 /* ---- pickles (protocol 4, plain data only, as torch.cuda.memory._dump_snapshot writes them) ---- */
@@ -431,13 +464,13 @@ static void pk_segment(struct pk *p, const struct ptrec *r, const struct blk *s,
     pk_str(p, "stream");
     pk_int(p, 0);
     pk_str(p, "segment_type");
-    pk_str(p, s->size <= 2 * MiB ? "small" : "large");
+    pk_str(p, (s->page ? s->page <= 2 * MiB : s->size <= 2 * MiB) ? "small" : "large");
     pk_str(p, "segment_pool_id");
     pk_int(p, 0);
     pk_int(p, 0);
     pk_byte(p, 0x86); /* TUPLE2 */
     pk_str(p, "is_expandable");
-    pk_bool(p, 0);
+    pk_bool(p, s->page != 0);
     pk_str(p, "frames");
     pk_frames(p, r, s->site, jPaths);
     pk_str(p, "blocks");
@@ -489,20 +522,31 @@ static int write_snapshot(struct ptrec *r, const char *zName, const struct js *j
 {
     char zPath[1400];
     struct pk p;
-    struct blk *aLive;
+    struct blk *aLive, *aMap;
     int64_t first = r->nEv - r->nRing;
-    int rc;
+    int rc, nMap = 0;
     snprintf(zPath, sizeof zPath, "%s/%s", r->zDir, zName);
     memset(&p, 0, sizeof p);
     p.f = fopen(zPath, "wb");
     p.nSite = r->nSpec;
     p.aMemo = malloc(sizeof(int) * (size_t)(r->nSpec + 1));
     aLive = malloc(sizeof *aLive * (size_t)(r->nLive + 1));
-    if (!p.f || !p.aMemo || !aLive) {
+    aMap = malloc(sizeof *aMap * (size_t)(r->nMap + 1));
+    if (!p.f || !p.aMemo || !aLive || !aMap) {
         if (p.f) fclose(p.f);
         free(p.aMemo);
         free(aLive);
+        free(aMap);
         return -1;
+    }
+    /* an expandable segment is dumped as one segment per contiguous mapped range (snapshot()) */
+    if (r->nMap) memcpy(aMap, r->aMap, sizeof *aMap * (size_t)r->nMap);
+    qsort(aMap, (size_t)r->nMap, sizeof *aMap, cmp_blk);
+    for (int i = 0; i < r->nMap; i++) {
+        if (nMap && aMap[nMap - 1].page == aMap[i].page && aMap[nMap - 1].addr + aMap[nMap - 1].size == aMap[i].addr)
+            aMap[nMap - 1].size += aMap[i].size;
+        else
+            aMap[nMap++] = aMap[i];
     }
     for (int i = 0; i < r->nSpec; i++) p.aMemo[i] = -1;
     memcpy(aLive, r->aLive, sizeof *aLive * (size_t)r->nLive);
@@ -512,11 +556,11 @@ static int write_snapshot(struct ptrec *r, const char *zName, const struct js *j
     pk_dict_begin(&p);
     pk_str(&p, "segments");
     pk_list_begin(&p);
-    for (int i = 0; i < r->nSeg; i++) {
+    for (int i = 0; i < r->nSeg + nMap; i++) {
         pk_list_item_start(&p, i);
-        pk_segment(&p, r, &r->aSeg[i], aLive, r->nLive, jPaths);
+        pk_segment(&p, r, i < r->nSeg ? &r->aSeg[i] : &aMap[i - r->nSeg], aLive, r->nLive, jPaths);
     }
-    pk_list_end(&p, r->nSeg);
+    pk_list_end(&p, r->nSeg + nMap);
     pk_str(&p, "device_traces");
     pk_list_begin(&p);
     pk_list_item_start(&p, 0);
@@ -529,11 +573,11 @@ static int write_snapshot(struct ptrec *r, const char *zName, const struct js *j
     pk_list_end(&p, 1);
     pk_str(&p, "allocator_settings");
     pk_dict_begin(&p);
-    pk_str(&p, "PYTORCH_CUDA_ALLOC_CONF"), pk_str(&p, "");
+    pk_str(&p, "PYTORCH_CUDA_ALLOC_CONF"), pk_str(&p, r->bExpandable ? "expandable_segments:True" : "");
     pk_str(&p, "max_split_size"), pk_int(&p, -1);
     pk_str(&p, "garbage_collection_threshold"), pk_byte(&p, 'G');
     for (int i = 0; i < 8; i++) pk_byte(&p, 0); /* 0.0, big-endian double */
-    pk_str(&p, "expandable_segments"), pk_bool(&p, 0);
+    pk_str(&p, "expandable_segments"), pk_bool(&p, r->bExpandable);
     pk_dict_end(&p);
     pk_str(&p, "external_annotations");
     pk_list_begin(&p);
@@ -555,6 +599,7 @@ static int write_snapshot(struct ptrec *r, const char *zName, const struct js *j
     if (fclose(p.f) != 0) rc = -1;
     free(p.aMemo);
     free(aLive);
+    free(aMap);
     return rc;
 }
 
@@ -668,6 +713,16 @@ static void on_segment(void *p, const struct js *j, int64_t ts, int bAlloc, int6
     spec_note(r, j, site);
     ev_add(r, ts, bAlloc ? A_SEG_ALLOC : A_SEG_FREE, addr, bytes, site);
     blk_note(r, &r->aSeg, &r->nSeg, &r->nSegAlloc, bAlloc, addr, bytes, site);
+}
+
+static void on_map(void *p, const struct js *j, int64_t ts, int bMap, int64_t addr, int64_t bytes, int64_t page, int site,
+                   int native)
+{
+    struct ptrec *r = p;
+    (void)native;
+    spec_note(r, j, site);
+    ev_add(r, ts, bMap ? A_SEG_MAP : A_SEG_UNMAP, addr, bytes, site);
+    map_note(r, bMap, addr, bytes, page, site);
 }
 
 static void on_oom(void *p, const struct js *j, int64_t ts, int64_t bytes, int64_t freeBytes, int site, int native)
@@ -801,6 +856,7 @@ struct ptrec *ptrec_new(const char *zDir, const struct ptrec_opt *o)
     r->obs.p = r;
     r->obs.xBlock = on_block;
     r->obs.xSegment = on_segment;
+    r->obs.xMap = on_map;
     r->obs.xOom = on_oom;
     r->obs.xRange = on_range;
     r->obs.xKernel = on_kernel;
@@ -819,6 +875,7 @@ void ptrec_attach(struct ptrec *r, const struct js *j)
     r->pid = js_pid(j);
     r->device = js_device(j);
     r->wallOffset = js_wall_ns(j, 0);
+    r->bExpandable = js_expandable(j);
     snprintf(r->zHost, sizeof r->zHost, "%s", js_hostname(j));
     snprintf(r->zSnap, sizeof r->zSnap, "vramtrace-%s-%lld.snapshot.pickle", r->zHost, (long long)r->pid);
 }
@@ -868,6 +925,7 @@ int ptrec_finish(struct ptrec *r)
     free(r->aEv);
     free(r->aLive);
     free(r->aSeg);
+    free(r->aMap);
     free(r->aRng);
     for (int i = 0; i < r->nSpec; i++) free(r->azSpec[i]);
     free(r->azSpec);

@@ -14,10 +14,13 @@
  *   OOMs, `vramtrace-HOST-PID.oom-K.snapshot.pickle` (the hook's out-of-memory observer). A
  *   pickle (protocol 4) of {segments, device_traces, allocator_settings, external_annotations}
  *   as `torch.cuda.memory._snapshot()` returns it: the caching allocator's events (alloc,
- *   free_requested, free_completed, segment_alloc, segment_free, oom with device_free) in a
- *   ring of max_entries, Python frames innermost first (the autograd engine's thread has
- *   none), tracebacks shared through the pickle's memo; the segments live at the dump with
- *   their blocks; record_function ranges (`Optimizer.step#AdamW.step`) as annotations.
+ *   free_requested, free_completed, segment_alloc, segment_free, oom with device_free; with
+ *   expandable_segments:True segment_map and segment_unmap of each range of pages mapped or
+ *   unmapped, as map_block and unmap_block record them) in a ring of max_entries, Python
+ *   frames innermost first (the autograd engine's thread has none), tracebacks shared through
+ *   the pickle's memo; the segments live at the dump with their blocks (an expandable segment
+ *   as one segment per contiguous mapped range, `is_expandable` True, and the setting in
+ *   allocator_settings); record_function ranges (`Optimizer.step#AdamW.step`) as annotations.
  * - PTREC_KINETO: a torch.profiler trace (`profile(activities=[CPU, CUDA],
  *   profile_memory=True, with_stack=...)`, `export_chrome_trace`) of the window between
  *   ptrec_window(r, 1) and ptrec_window(r, 0): `[memory]` instants with Addr, Bytes, Total

@@ -9,8 +9,12 @@ its truth; this runs 'analyze --batch N --format json' on it and compares the pr
 batch (devices[].fit.max_batch of the device that peaks highest) with the true one: a point is
 right within the tolerance (default 5 %), a range (fit.max_is_lower_bound: segment level, with
 fit.upper_batch its upper estimate where told) when its lower bound is no more than the truth and
-its upper estimate no less (each by the tolerance: the allocator's rounding). Prints one line per
-case, the worst error of a point and how many ranges hold the truth; exits
+its upper estimate no less (each by the tolerance: the allocator's rounding). Where the case also
+knows the truth of the same job with expandable segments (expandable_true_max_batch: a history
+case without them), the expandable_segments saving's batch (fit.expandable_max_batch) is scored
+too: the case is right only when that batch is within the tolerance as well, or, where the report
+tells none, when expandable segments do not run a batch larger than the tolerance allows. Prints
+one line per case, the worst error of a point and how many ranges hold the truth; exits
 0 when every case (or --min-within N of them) is right and no point is further off than
 --max-error, 1 otherwise, 2 on bad arguments, 3 when fitgen or vramtrace fails.
 """
@@ -61,36 +65,57 @@ def main():
         upper = dev["fit"].get("upper_batch") if lower else None
         true = truth["true_max_batch"]
         err = abs(pred - true) / true if pred is not None else None
+        exp_true = truth.get("expandable_true_max_batch")
+        exp_pred = dev["fit"].get("expandable_max_batch") if dev else None
+        exp_err = (exp_pred - exp_true) / exp_true if exp_true and exp_pred is not None else None
         if not lower and (err is None or err > worst):
             worst = err if err is not None else float("inf")
         rows.append({"case": name, "split": truth["split"], "mode": truth["mode"], "batch": truth["batch"],
                      "true_max_batch": true, "predicted_max_batch": pred, "error": err,
                      "lower_bound": lower, "upper_estimate": upper,
                      "upper_error": (upper - true) / true if upper is not None else None,
+                     "expandable_true_max_batch": exp_true, "expandable_predicted": exp_pred,
+                     "expandable_error": exp_err,
                      "bound_holds": (pred is not None and pred <= true * (1 + a.tolerance)) if lower else None,
                      "range_holds": (pred is not None and pred <= true * (1 + a.tolerance) and
                                      (upper is None or upper >= true * (1 - a.tolerance))) if lower else None,
                      "unknown_share": (sum(x["bytes"] for x in dev["breakdown"] if x["category"] == "unknown")
                                        / dev["breakdown_bytes"]) if dev else None})
-    print("%-28s %-6s %-9s %6s %6s %6s %7s %6s %7s %s" % ("case", "split", "mode", "batch", "true", "pred", "error",
-                                                        "upper", "up err", "range holds"))
+    print("%-28s %-6s %-9s %6s %6s %6s %7s %6s %7s %-11s %s" % ("case", "split", "mode", "batch", "true", "pred",
+                                                             "error", "upper", "up err", "range holds",
+                                                             "expandable: true pred error"))
     for r in rows:
-        print("%-28s %-6s %-9s %6d %6d %6s %7s %6s %7s %s" % (
+        print("%-28s %-6s %-9s %6d %6d %6s %7s %6s %7s %-11s %s" % (
               r["case"], r["split"], r["mode"], r["batch"], r["true_max_batch"],
               r["predicted_max_batch"] if r["predicted_max_batch"] is not None else "-",
               "%.1f%%" % (100 * r["error"]) if r["error"] is not None else "-",
               r["upper_estimate"] if r["upper_estimate"] is not None else "-",
               "%+.1f%%" % (100 * r["upper_error"]) if r["upper_error"] is not None else "-",
-              "-" if r["range_holds"] is None else "yes" if r["range_holds"] else "no"))
+              "-" if r["range_holds"] is None else "yes" if r["range_holds"] else "no",
+              "" if r["expandable_true_max_batch"] is None else "%d %s %s" % (
+                  r["expandable_true_max_batch"],
+                  r["expandable_predicted"] if r["expandable_predicted"] is not None else "-",
+                  "%+.1f%%" % (100 * r["expandable_error"]) if r["expandable_error"] is not None else "-")))
     # a point is right within the tolerance; a range (segment level) when it holds the truth
+    # the saving's batch, where it is told, within the tolerance; where expandable segments run a batch
+    # larger than the tolerance allows, the saving must be told
     n_ok = sum(1 for r in rows if (r["range_holds"] if r["lower_bound"] else
-                                   r["error"] is not None and r["error"] <= a.tolerance))
+                                   r["error"] is not None and r["error"] <= a.tolerance) and
+               (abs(r["expandable_error"]) <= a.tolerance if r["expandable_error"] is not None else
+                not r["expandable_true_max_batch"] or
+                r["expandable_true_max_batch"] <= r["true_max_batch"] * (1 + a.tolerance)))
     n_range = sum(1 for r in rows if r["lower_bound"])
     print("right (points within %.0f%%, ranges holding): %d of %d; worst error of a point %s; ranges holding the "
           "truth %d of %d (%d with an upper estimate)" % (
               100 * a.tolerance, n_ok, len(rows), "%.1f%%" % (100 * worst) if worst != float("inf") else "no prediction",
               sum(1 for r in rows if r["range_holds"]), n_range,
               sum(1 for r in rows if r["upper_estimate"] is not None)))
+    exp = [r for r in rows if r["expandable_true_max_batch"] is not None]
+    if exp:
+        print("the expandable_segments saving's batch against the same job's truth with them: %d of %d within %.0f%%, "
+              "%d not replayed" % (sum(1 for r in exp if r["expandable_error"] is not None and
+                                       abs(r["expandable_error"]) <= a.tolerance), len(exp), 100 * a.tolerance,
+                                   sum(1 for r in exp if r["expandable_error"] is None)))
     if a.json:
         json.dump({"tolerance": a.tolerance, "cases": rows, "within": n_ok, "total": len(rows)}, open(a.json, "w"),
                   indent=1)
