@@ -465,6 +465,31 @@ TEST(fetch_runs_follow_the_memo)
     vt__pk_free(p);
 }
 
+/* The memo-count pass counts a run of fetches met before once and adds its later times at the end (pkindex.c):
+ * entries past 255 fetched only by such runs stay until the last one (here three runs of 8 LONG_BINGETs). */
+TEST(index_counts_repeated_runs)
+{
+    static char z[4096];
+    size_t n = 0;
+    memcpy(z + n, "\x80\x04]\x94(", 5);
+    n += 5;
+    for (int i = 0; i < 300; i++) z[n++] = ']', z[n++] = (char)0x94; /* memo 1 .. 300 */
+    z[n++] = 'e';
+    for (int k = 0; k < 3; k++) {
+        z[n++] = ']';
+        z[n++] = '(';
+        for (uint32_t m = 256; m < 264; m++) {
+            z[n++] = 'j';
+            for (int b = 0; b < 4; b++) z[n++] = (char)(m >> (8 * b));
+        }
+        z[n++] = 'e';
+        z[n++] = 'a';
+    }
+    z[n++] = '.';
+    ASSERT_EQ(VT_PK_OK, parse(z, n)); /* with the index and without: the same */
+    ASSERT(strstr(g_zOut, "[[],[],[],[],[],[],[],[]],[[],[],[],[],[],[],[],[]],[[],[],[],[],[],[],[],[]]]") != NULL);
+}
+
 /* The real snapshots, when present: read whole, root keys as PyTorch writes them. */
 TEST(real_snapshots)
 {
@@ -494,6 +519,6 @@ TEST(real_snapshots)
     if (!nRead) SKIP("the real files are not here: configure with -DVT_REAL_DATA=DIR (README.md, Tests)");
 }
 
-VT_TEST_LIST(T(python_protocols_3_and_5) T(immortal_entries_follow_the_memo) T(fetch_runs_follow_the_memo) T(index_releases_after_last_fetch) T(remaining_opcodes) T(hostile_opcodes_refused)
+VT_TEST_LIST(T(python_protocols_3_and_5) T(immortal_entries_follow_the_memo) T(fetch_runs_follow_the_memo) T(index_counts_repeated_runs) T(index_releases_after_last_fetch) T(remaining_opcodes) T(hostile_opcodes_refused)
                  T(unsupported_and_malformed) T(truncation_at_every_byte) T(cycles_and_deep_nesting_are_freed)
                      T(claimed_children_leave_container_and_memo) T(streaming_keeps_little_alive) T(real_snapshots))

@@ -487,7 +487,7 @@ static void memo_drop(struct vt_pk *p, struct vt_pkval *v)
         struct vt_pkval *m = slot >= 0 ? memo_at(p, slot) : NULL;
         if (m && m->type == v->type && m->u.p == o) {
             hot_forget(p, (uint64_t)o->iMemo);
-            p->epoch++;
+            if (o->nRef == IMMORTAL) p->epoch++; /* runs remembered name only entries of immortal objects */
             val_unref(p, m);
             m->type = MEMO_DROPPED;
             o->iMemo = -1;
@@ -991,6 +991,6 @@ void vt__pk_free(struct vt_pk *p)
     free(p->anOpen);
     free(p->aBuf);
     free(p->aHot);
-    vt__pk_runs_free(p);
+    vt__pk_runs_free(p->pRuns);
     free(p);
 }

@@ -264,15 +264,64 @@ static inline const struct pkhot *vt__pk_hot(const struct pkhot *aHot, uint64_t 
 }
 
 /*
+ * Runs of memo fetches remembered by their bytes (pkrun.c): MARK, then BINGETs and LONG_BINGETs (a traceback's
+ * frames), found by their first RUN_KEY bytes and compared whole. The reading run keeps the values a run
+ * pushed; the memo-count pass (pkindex.c) the times a run was met and not counted yet.
+ */
+#define RUN_KEY 32   /* bytes of a run hashed to find it: a shorter run is not remembered */
+#define RUN_MAX 1024 /* fetches of one run remembered, at most (the rest go by the opcode loop) */
+
+struct pkrun {
+    uint64_t aKey[4];   /* its first RUN_KEY bytes */
+    size_t nByte, n;    /* its bytes, its fetches */
+    uint64_t id;        /* given in order from 1 */
+    uint64_t nMore;     /* the memo-count pass: times met since it was counted */
+    uint32_t next;      /* the next run in its bucket, + 1 (0: none) */
+    uint8_t *z;         /* its nByte bytes */
+    struct vt_pkval *a; /* the reading run: the n values it pushes; NULL otherwise */
+};
+struct pkruns;
+
+/* A new, empty memory of runs, or NULL when out of memory; vt__pk_runs_free frees it (NULL: nothing). */
+struct pkruns *vt__pk_runs_new(void);
+void vt__pk_runs_free(struct pkruns *r);
+
+/* Whether z (RUN_KEY bytes readable) may begin a run: four fetches (an event dict's keys, three, are not one). */
+static inline int vt__pk_runs_maybe(const uint8_t *z)
+{
+    size_t i = 0;
+    for (int k = 0; k < 4; k++) {
+        if (z[i] == 'h') i += 2;
+        else if (z[i] == 'j') i += 5;
+        else return 0;
+    }
+    return 1;
+}
+
+/* The run remembered whose bytes z holds (nAvail > RUN_KEY readable) with no further fetch after them (or with
+ * RUN_MAX fetches), of at most nRoom fetches; NULL when none. *pBucket: z's bucket, for vt__pk_runs_put. */
+struct pkrun *vt__pk_runs_find(struct pkruns *r, const uint8_t *z, size_t nAvail, size_t nRoom, size_t *pBucket);
+
+/* The bytes of the run at z (whole fetches among the nAvail bytes, at most RUN_MAX and nRoom of them; their count
+ * in *pn), or 0 when it is not one to remember: shorter than RUN_KEY, or cut by the buffer's end or nRoom. */
+size_t vt__pk_runs_extent(const uint8_t *z, size_t nAvail, size_t nRoom, size_t *pn);
+
+/* Remember run z[0..nByte) of n fetches (and the n values a, unless NULL), first in bucket k. Returns it, or NULL
+ * when it is not remembered (out of memory, or past the bounds: 4,096 runs, 4 MiB). */
+struct pkrun *vt__pk_runs_put(struct pkruns *r, size_t k, const uint8_t *z, size_t nByte, const struct vt_pkval *a,
+                              size_t n);
+
+/* The runs remembered: how many, and the i-th (in the order remembered). */
+uint32_t vt__pk_runs_count(const struct pkruns *r);
+struct pkrun *vt__pk_runs_at(struct pkruns *r, uint32_t i);
+
+/*
  * At a MARK followed by a memo fetch: when the fetches that follow are bytes met before, each naming an entry
  * that held an immortal object kept to the end, push the values they pushed then, by one copy, and move past
- * them (pkrun.c); the first time, push them as the fetches would and remember them. Returns 1 when it pushed
- * a run, 0 when it did nothing (the opcode loop runs the fetches).
+ * them; the first time, push them as the fetches would and remember them. Returns 1 when it pushed a run, 0
+ * when it did nothing (the opcode loop runs the fetches).
  */
 int vt__pk_run_cached(struct vt_pk *p);
-
-/* Free the runs remembered. */
-void vt__pk_runs_free(struct vt_pk *p);
 
 /* Record an error (the first one wins) with the offset of the opcode being run; returns rc. */
 int vt__pk_fail(struct vt_pk *p, int rc, const char *zFmt, ...) __attribute__((format(printf, 3, 4)));

@@ -11,29 +11,21 @@
  * object (vt__pk_keep, an entry kept to the end), running its fetches again pushes the same values and
  * changes nothing else (the hot table aside, a cache): so the run's bytes are remembered with the values they
  * pushed, and the next run of the same bytes pushes those values by one copy. The values can differ only
- * where a memo entry changed after its first store (a store over it, the claim of its object; Python's
- * pickler writes neither): each changes p->epoch, and the runs remembered before are forgotten.
+ * where a memo entry changed after its first store (a store over it, the claim of an immortal object; Python's
+ * pickler writes neither): each changes p->epoch, and the runs remembered before are forgotten. The memo-count
+ * pass (pkindex.c) remembers runs too, without values: a run met again is passed over and counted at the end.
  *
  * Runs are found by their first RUN_KEY bytes (hashed) and compared whole: a run remembered matches where
  * the input holds its bytes and no further fetch follows them (or it holds RUN_MAX fetches), so finding one
  * reads neither the opcodes one by one nor the run's end first.
  */
 
-#define RUN_KEY 32          /* bytes of a run hashed to find it: shorter runs go by the opcode loop */
-#define RUN_MAX 1024        /* fetches of one run remembered, at most (the rest go by the opcode loop) */
 #define RUN_BUCKETS 1024    /* a power of 2 */
 #define RUN_ENTRIES 4096    /* runs remembered, at most */
 #define RUN_BYTES (4 << 20) /* storage they keep, in all */
 
-struct pkrun {
-    size_t nByte, n;    /* the run's bytes, its values */
-    uint64_t id;
-    uint32_t next;      /* the next run in its bucket, + 1 (0: none) */
-    struct vt_pkval *a; /* n values, then the nByte bytes (one allocation) */
-};
-
 struct pkruns {
-    uint64_t epoch;                 /* p->epoch when these were remembered */
+    uint64_t epoch;                 /* the reading run: p->epoch when these were remembered */
     uint64_t nId;                   /* ids given */
     size_t nByte;                   /* storage kept */
     uint32_t nRun;
@@ -41,24 +33,95 @@ struct pkruns {
     struct pkrun aRun[RUN_ENTRIES];
 };
 
-/* The bucket of the run beginning at z (RUN_KEY bytes readable). */
-static size_t run_bucket(const uint8_t *z)
+/* The bucket of a run whose first RUN_KEY bytes are w. */
+static size_t run_bucket(const uint64_t w[4])
 {
-    uint64_t w[4], h;
-    _Static_assert(RUN_KEY == sizeof w, "RUN_KEY");
-    memcpy(w, z, sizeof w);
-    h = (w[0] * UINT64_C(0x9e3779b97f4a7c15)) ^ (w[1] * UINT64_C(0xc2b2ae3d27d4eb4f)) ^
-        (w[2] * UINT64_C(0x165667b19e3779f9)) ^ (w[3] * UINT64_C(0xd6e8feb86659fd93));
+    uint64_t h = (w[0] * UINT64_C(0x9e3779b97f4a7c15)) ^ (w[1] * UINT64_C(0xc2b2ae3d27d4eb4f)) ^
+                 (w[2] * UINT64_C(0x165667b19e3779f9)) ^ (w[3] * UINT64_C(0xd6e8feb86659fd93));
     return (size_t)(h >> 40) & (RUN_BUCKETS - 1);
+}
+
+struct pkruns *vt__pk_runs_new(void)
+{
+    return calloc(1, sizeof(struct pkruns));
 }
 
 /* Forget every run remembered. */
 static void runs_clear(struct pkruns *r)
 {
-    for (uint32_t k = 0; k < r->nRun; k++) free(r->aRun[k].a);
+    for (uint32_t k = 0; k < r->nRun; k++) free(r->aRun[k].a ? (void *)r->aRun[k].a : (void *)r->aRun[k].z); /* one allocation */
     memset(r->aHead, 0, sizeof r->aHead);
     r->nRun = 0;
     r->nByte = 0;
+}
+
+void vt__pk_runs_free(struct pkruns *r)
+{
+    if (!r) return;
+    runs_clear(r);
+    free(r);
+}
+
+uint32_t vt__pk_runs_count(const struct pkruns *r)
+{
+    return r->nRun;
+}
+
+struct pkrun *vt__pk_runs_at(struct pkruns *r, uint32_t i)
+{
+    return &r->aRun[i];
+}
+
+struct pkrun *vt__pk_runs_find(struct pkruns *r, const uint8_t *z, size_t nAvail, size_t nRoom, size_t *pBucket)
+{
+    uint64_t w[4];
+    _Static_assert(RUN_KEY == sizeof w, "RUN_KEY");
+    memcpy(w, z, sizeof w);
+    *pBucket = run_bucket(w);
+    for (uint32_t j = r->aHead[*pBucket]; j; j = r->aRun[j - 1].next) {
+        struct pkrun *e = &r->aRun[j - 1];
+        size_t m = e->nByte;
+        uint64_t u, v;
+        if (m >= nAvail || e->n > nRoom) continue;
+        /* its last 8 bytes first: runs with the same first ones mostly differ there */
+        memcpy(&u, e->z + m - 8, 8);
+        memcpy(&v, z + m - 8, 8);
+        if (u == v && e->aKey[0] == w[0] && e->aKey[1] == w[1] && e->aKey[2] == w[2] && e->aKey[3] == w[3] &&
+            !memcmp(e->z + RUN_KEY, z + RUN_KEY, m - RUN_KEY) && ((z[m] != 'h' && z[m] != 'j') || e->n == RUN_MAX))
+            return e;
+    }
+    return NULL;
+}
+
+size_t vt__pk_runs_extent(const uint8_t *z, size_t nAvail, size_t nRoom, size_t *pn)
+{
+    size_t i = 0, n = 0, nMax = nRoom < RUN_MAX ? nRoom : RUN_MAX;
+    for (size_t iLim = nAvail - 5; i <= iLim && n < nMax; n++) { /* nAvail > RUN_KEY: no wrap */
+        if (z[i] == 'h') i += 2;
+        else if (z[i] == 'j') i += 5;
+        else break;
+    }
+    *pn = n;
+    /* remembered when it ends at another opcode (or at RUN_MAX): one cut by the buffer's end or the room
+     * would not be met again whole */
+    return i < RUN_KEY || (n < RUN_MAX && (n == nRoom || i + 5 > nAvail)) ? 0 : i;
+}
+
+struct pkrun *vt__pk_runs_put(struct pkruns *r, size_t k, const uint8_t *z, size_t nByte, const struct vt_pkval *a,
+                              size_t n)
+{
+    size_t nVal = a ? n * sizeof *a : 0, nNew = nVal + nByte;
+    struct pkrun *e;
+    char *m;
+    if (r->nRun == RUN_ENTRIES || r->nByte + nNew > RUN_BYTES || !(m = malloc(nNew))) return NULL;
+    if (a) memcpy(m, a, nVal);
+    memcpy(m + nVal, z, nByte);
+    r->nByte += nNew;
+    e = &r->aRun[r->nRun];
+    *e = (struct pkrun){{0}, nByte, n, ++r->nId, 0, r->aHead[k], (uint8_t *)m + nVal, a ? (struct vt_pkval *)(void *)m : NULL};
+    memcpy(e->aKey, z, sizeof e->aKey);
+    r->aHead[k] = ++r->nRun;
+    return e;
 }
 
 /*
@@ -95,61 +158,28 @@ static int run_values(const struct vt_pk *p, const uint8_t *z, size_t nByte, str
     return 1;
 }
 
-/* Remember the run z[0..nByte) and its n values (a), first in bucket k. Returns it, or NULL when it is not
- * remembered (out of memory, or past RUN_ENTRIES or RUN_BYTES). */
-static struct pkrun *run_put(struct pkruns *r, size_t k, const uint8_t *z, size_t nByte, const struct vt_pkval *a, size_t n)
-{
-    size_t nNew = n * sizeof *a + nByte;
-    struct pkrun *e;
-    struct vt_pkval *aNew;
-    if (r->nRun == RUN_ENTRIES || r->nByte + nNew > RUN_BYTES || !(aNew = malloc(nNew))) return NULL;
-    memcpy(aNew, a, n * sizeof *a);
-    memcpy(aNew + n, z, nByte);
-    r->nByte += nNew;
-    e = &r->aRun[r->nRun];
-    *e = (struct pkrun){nByte, n, ++r->nId, r->aHead[k], aNew};
-    r->aHead[k] = ++r->nRun;
-    return e;
-}
-
 int vt__pk_run_cached(struct vt_pk *p)
 {
     const uint8_t *z = p->aBuf + p->iPos;
-    size_t nAvail = p->nBuf - p->iPos, nRoom = p->nStackAlloc - p->nStack, k, i = 0, n = 0;
+    size_t nAvail = p->nBuf - p->iPos, nRoom = p->nStackAlloc - p->nStack, k, i, n;
     struct pkruns *r = p->pRuns;
-    struct pkrun *e = NULL;
-    if (nAvail <= RUN_KEY) return 0;
+    struct pkrun *e;
+    if (nAvail <= RUN_KEY || !vt__pk_runs_maybe(z)) return 0;
     if (!r) {
-        if (!(r = p->pRuns = calloc(1, sizeof *r))) return 0;
+        if (!(r = p->pRuns = vt__pk_runs_new())) return 0;
         r->epoch = p->epoch;
     }
     if (r->epoch != p->epoch) { /* a memo entry changed: what the runs pushed may no longer be there */
         runs_clear(r);
         r->epoch = p->epoch;
     }
-    k = run_bucket(z);
-    for (uint32_t j = r->aHead[k]; j; j = e->next) {
-        size_t m;
-        e = &r->aRun[j - 1];
-        m = e->nByte;
-        if (m < nAvail && e->n <= nRoom && !memcmp(e->a + e->n, z, m) &&
-            ((z[m] != 'h' && z[m] != 'j') || e->n == RUN_MAX)) {
-            memcpy(p->aStack + p->nStack, e->a, e->n * sizeof *e->a);
-            n = e->n;
-            i = m;
-            break;
-        }
-    }
-    if (!n) { /* not met before (or no longer remembered): its extent, whole in the buffer and on the stack */
-        while (n < RUN_MAX && n < nRoom && i + 5 <= nAvail && (z[i] == 'h' || z[i] == 'j')) {
-            i += z[i] == 'h' ? 2 : 5;
-            n++;
-        }
-        /* remembered when it ends at another opcode (or at RUN_MAX): one cut by the buffer's end or the
-         * stack's room would not be met again whole */
-        if (i < RUN_KEY || (n < RUN_MAX && (n == nRoom || i + 5 > nAvail))) return 0;
-        if (!run_values(p, z, i, p->aStack + p->nStack)) return 0;
-        e = run_put(r, k, z, i, p->aStack + p->nStack, n); /* pushed all the same when not remembered */
+    if ((e = vt__pk_runs_find(r, z, nAvail, nRoom, &k)) != NULL) {
+        n = e->n;
+        i = e->nByte;
+        memcpy(p->aStack + p->nStack, e->a, n * sizeof *e->a);
+    } else { /* not met before (or no longer remembered): pushed as the fetches would, then remembered */
+        if (!(i = vt__pk_runs_extent(z, nAvail, nRoom, &n)) || !run_values(p, z, i, p->aStack + p->nStack)) return 0;
+        e = vt__pk_runs_put(r, k, z, i, p->aStack + p->nStack, n); /* pushed all the same when not remembered */
     }
     p->nStack += n;
     p->iPos += i;
@@ -159,12 +189,4 @@ int vt__pk_run_cached(struct vt_pk *p)
         p->runOff = p->nBase + (int64_t)p->iPos;
     }
     return 1;
-}
-
-void vt__pk_runs_free(struct vt_pk *p)
-{
-    if (!p->pRuns) return;
-    runs_clear(p->pRuns);
-    free(p->pRuns);
-    p->pRuns = NULL;
 }
