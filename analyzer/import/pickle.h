@@ -268,11 +268,12 @@ static inline const struct pkhot *vt__pk_hot(const struct pkhot *aHot, uint64_t 
  * frames), found by their first RUN_KEY bytes and compared whole. The reading run keeps the values a run
  * pushed; the memo-count pass (pkindex.c) the times a run was met and not counted yet.
  */
-#define RUN_KEY 32   /* bytes of a run hashed to find it: a shorter run is not remembered */
+#define RUN_KEY 64   /* bytes of a run hashed to find it: a shorter run is not remembered */
 #define RUN_MAX 1024 /* fetches of one run remembered, at most (the rest go by the opcode loop) */
 
 struct pkrun {
-    uint64_t aKey[4];   /* its first RUN_KEY bytes */
+    uint64_t aKey[RUN_KEY / 8]; /* its first RUN_KEY bytes */
+    uint64_t tail;      /* its last 8 */
     size_t nByte, n;    /* its bytes, its fetches */
     uint64_t id;        /* given in order from 1 */
     uint64_t nMore;     /* the memo-count pass: times met since it was counted */
@@ -307,7 +308,7 @@ struct pkrun *vt__pk_runs_find(struct pkruns *r, const uint8_t *z, size_t nAvail
 size_t vt__pk_runs_extent(const uint8_t *z, size_t nAvail, size_t nRoom, size_t *pn);
 
 /* Remember run z[0..nByte) of n fetches (and the n values a, unless NULL), first in bucket k. Returns it, or NULL
- * when it is not remembered (out of memory, or past the bounds: 4,096 runs, 4 MiB). */
+ * when it is not remembered (out of memory, or past the bounds: 16,384 runs, 8 in a bucket, 4 MiB). */
 struct pkrun *vt__pk_runs_put(struct pkruns *r, size_t k, const uint8_t *z, size_t nByte, const struct vt_pkval *a,
                               size_t n);
 

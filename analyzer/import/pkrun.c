@@ -15,29 +15,32 @@
  * pickler writes neither): each changes p->epoch, and the runs remembered before are forgotten. The memo-count
  * pass (pkindex.c) remembers runs too, without values: a run met again is passed over and counted at the end.
  *
- * Runs are found by their first RUN_KEY bytes (hashed) and compared whole: a run remembered matches where
- * the input holds its bytes and no further fetch follows them (or it holds RUN_MAX fetches), so finding one
- * reads neither the opcodes one by one nor the run's end first.
+ * Runs are found by their first RUN_KEY bytes (hashed) and compared whole (their last 8 bytes first: stacks
+ * share their innermost frames, so runs share their first bytes): a run remembered matches where the input
+ * holds its bytes and no further fetch follows them (or it holds RUN_MAX fetches), so finding one reads
+ * neither the opcodes one by one nor the run's end first. The run found goes first in its bucket.
  */
 
-#define RUN_BUCKETS 1024    /* a power of 2 */
-#define RUN_ENTRIES 4096    /* runs remembered, at most */
+#define RUN_BUCKETS 8192    /* a power of 2 */
+#define RUN_ENTRIES 16384   /* runs remembered, at most */
+#define RUN_CHAIN 8         /* runs remembered in one bucket, at most: a lookup reads no more */
 #define RUN_BYTES (4 << 20) /* storage they keep, in all */
 
 struct pkruns {
     uint64_t epoch;                 /* the reading run: p->epoch when these were remembered */
     uint64_t nId;                   /* ids given */
     size_t nByte;                   /* storage kept */
-    uint32_t nRun;
+    uint32_t nRun, nRunAlloc;
     uint32_t aHead[RUN_BUCKETS];    /* first run of each bucket, + 1 */
-    struct pkrun aRun[RUN_ENTRIES];
+    uint8_t anChain[RUN_BUCKETS];   /* runs in each bucket */
+    struct pkrun *aRun;             /* grown as runs are remembered */
 };
 
 /* The bucket of a run whose first RUN_KEY bytes are w. */
-static size_t run_bucket(const uint64_t w[4])
+static size_t run_bucket(const uint64_t w[RUN_KEY / 8])
 {
-    uint64_t h = (w[0] * UINT64_C(0x9e3779b97f4a7c15)) ^ (w[1] * UINT64_C(0xc2b2ae3d27d4eb4f)) ^
-                 (w[2] * UINT64_C(0x165667b19e3779f9)) ^ (w[3] * UINT64_C(0xd6e8feb86659fd93));
+    uint64_t h = 0;
+    for (int k = 0; k < RUN_KEY / 8; k++) h = (h ^ w[k]) * UINT64_C(0x9e3779b97f4a7c15);
     return (size_t)(h >> 40) & (RUN_BUCKETS - 1);
 }
 
@@ -51,6 +54,7 @@ static void runs_clear(struct pkruns *r)
 {
     for (uint32_t k = 0; k < r->nRun; k++) free(r->aRun[k].a ? (void *)r->aRun[k].a : (void *)r->aRun[k].z); /* one allocation */
     memset(r->aHead, 0, sizeof r->aHead);
+    memset(r->anChain, 0, sizeof r->anChain);
     r->nRun = 0;
     r->nByte = 0;
 }
@@ -59,6 +63,7 @@ void vt__pk_runs_free(struct pkruns *r)
 {
     if (!r) return;
     runs_clear(r);
+    free(r->aRun);
     free(r);
 }
 
@@ -74,21 +79,24 @@ struct pkrun *vt__pk_runs_at(struct pkruns *r, uint32_t i)
 
 struct pkrun *vt__pk_runs_find(struct pkruns *r, const uint8_t *z, size_t nAvail, size_t nRoom, size_t *pBucket)
 {
-    uint64_t w[4];
-    _Static_assert(RUN_KEY == sizeof w, "RUN_KEY");
+    uint64_t w[RUN_KEY / 8];
     memcpy(w, z, sizeof w);
     *pBucket = run_bucket(w);
-    for (uint32_t j = r->aHead[*pBucket]; j; j = r->aRun[j - 1].next) {
+    for (uint32_t j = r->aHead[*pBucket], *pj = &r->aHead[*pBucket]; j; pj = &r->aRun[j - 1].next, j = *pj) {
         struct pkrun *e = &r->aRun[j - 1];
         size_t m = e->nByte;
-        uint64_t u, v;
+        uint64_t v;
         if (m >= nAvail || e->n > nRoom) continue;
-        /* its last 8 bytes first: runs with the same first ones mostly differ there */
-        memcpy(&u, e->z + m - 8, 8);
-        memcpy(&v, z + m - 8, 8);
-        if (u == v && e->aKey[0] == w[0] && e->aKey[1] == w[1] && e->aKey[2] == w[2] && e->aKey[3] == w[3] &&
-            !memcmp(e->z + RUN_KEY, z + RUN_KEY, m - RUN_KEY) && ((z[m] != 'h' && z[m] != 'j') || e->n == RUN_MAX))
-            return e;
+        memcpy(&v, z + m - 8, 8); /* its last 8 bytes first: runs with the same first ones mostly differ there */
+        if (v != e->tail || memcmp(e->aKey, w, sizeof w) || memcmp(e->z + RUN_KEY, z + RUN_KEY, m - RUN_KEY) ||
+            ((z[m] == 'h' || z[m] == 'j') && e->n != RUN_MAX))
+            continue;
+        if (pj != &r->aHead[*pBucket]) { /* first in its bucket from now on: the runs met most are met first */
+            *pj = e->next;
+            e->next = r->aHead[*pBucket];
+            r->aHead[*pBucket] = j;
+        }
+        return e;
     }
     return NULL;
 }
@@ -113,14 +121,24 @@ struct pkrun *vt__pk_runs_put(struct pkruns *r, size_t k, const uint8_t *z, size
     size_t nVal = a ? n * sizeof *a : 0, nNew = nVal + nByte;
     struct pkrun *e;
     char *m;
-    if (r->nRun == RUN_ENTRIES || r->nByte + nNew > RUN_BYTES || !(m = malloc(nNew))) return NULL;
+    if (r->nRun == RUN_ENTRIES || r->anChain[k] == RUN_CHAIN || r->nByte + nNew > RUN_BYTES) return NULL;
+    if (r->nRun == r->nRunAlloc) {
+        uint32_t nAlloc = r->nRunAlloc ? r->nRunAlloc * 2 : 256;
+        struct pkrun *a = realloc(r->aRun, nAlloc * sizeof *a);
+        if (!a) return NULL;
+        r->aRun = a;
+        r->nRunAlloc = nAlloc;
+    }
+    if (!(m = malloc(nNew))) return NULL;
     if (a) memcpy(m, a, nVal);
     memcpy(m + nVal, z, nByte);
     r->nByte += nNew;
     e = &r->aRun[r->nRun];
-    *e = (struct pkrun){{0}, nByte, n, ++r->nId, 0, r->aHead[k], (uint8_t *)m + nVal, a ? (struct vt_pkval *)(void *)m : NULL};
+    *e = (struct pkrun){{0}, 0, nByte, n, ++r->nId, 0, r->aHead[k], (uint8_t *)m + nVal, a ? (struct vt_pkval *)(void *)m : NULL};
     memcpy(e->aKey, z, sizeof e->aKey);
+    memcpy(&e->tail, z + nByte - 8, 8);
     r->aHead[k] = ++r->nRun;
+    r->anChain[k]++;
     return e;
 }
 
