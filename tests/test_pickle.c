@@ -416,6 +416,81 @@ TEST(immortal_entries_follow_the_memo)
     vt__pk_free(p);
 }
 
+/* A run of fetches met before is pushed from memory (pkrun.c): the lists it fills hold the same objects and say
+ * so (the same run), and a store over one of its entries (here BINPUT of a new list) is what the next run gives. */
+TEST(fetch_runs_follow_the_memo)
+{
+    char z[1024], zWant[1024];
+    size_t n = 0, w = 0;
+    struct vt__src s, pre;
+    struct vt_pkval root;
+    struct vt_pk *p;
+    FILE *f;
+    /* [D1 .. D40 (memo 1..40, made immortal), A, B, C]: A, B and C each MARK, BINGET 1 .. 40, APPENDS; between B
+     * and C, memo 5 = [] */
+    memcpy(z + n, "\x80\x04]\x94(", 5);
+    n += 5;
+    for (int i = 0; i < 40; i++) z[n++] = '}', z[n++] = (char)0x94;
+    z[n++] = 'e';
+    for (int k = 0; k < 3; k++) {
+        if (k == 2) memcpy(z + n, "]q\x05" "0", 4), n += 4;
+        memcpy(z + n, "]\x94(", 3);
+        n += 3;
+        for (int i = 1; i <= 40; i++) z[n++] = 'h', z[n++] = (char)i;
+        z[n++] = 'e';
+        z[n++] = 'a';
+    }
+    z[n++] = '.';
+    w += (size_t)snprintf(zWant + w, sizeof zWant - w, "[");
+    for (int i = 0; i < 40; i++) w += (size_t)snprintf(zWant + w, sizeof zWant - w, "{},");
+    for (int k = 0; k < 3; k++) {
+        w += (size_t)snprintf(zWant + w, sizeof zWant - w, "[");
+        for (int i = 1; i <= 40; i++) w += (size_t)snprintf(zWant + w, sizeof zWant - w, "%s%s", k == 2 && i == 5 ? "[]" : "{}", i < 40 ? "," : "");
+        w += (size_t)snprintf(zWant + w, sizeof zWant - w, "]%s", k < 2 ? "," : "]");
+    }
+    vt__src_open_mem(&s, z, n);
+    vt__src_open_mem(&pre, z, n);
+    p = vt__pk_new(&s, keep_dicts, &p);
+    ASSERT(p != NULL);
+    ASSERT_EQ(VT_PK_OK, vt__pk_index(p, &pre));
+    ASSERT_EQ(VT_PK_OK, vt__pk_run(p, &root));
+    f = fmemopen(g_zOut, sizeof g_zOut, "w");
+    ASSERT(f != NULL);
+    dump(f, &root);
+    fclose(f);
+    ASSERT_STREQ(zWant, g_zOut);
+    ASSERT(vt__pk_item(&root, 40)->u.p->run != 0);
+    ASSERT_EQ(vt__pk_item(&root, 40)->u.p->run, vt__pk_item(&root, 41)->u.p->run);
+    ASSERT_EQ(0, vt__pk_item(&root, 42)->u.p->run);
+    vt__pk_free(p);
+}
+
+/* The memo-count pass counts a run of fetches met before once and adds its later times at the end (pkindex.c):
+ * entries past 255 fetched only by such runs stay until the last one (here three runs of 16 LONG_BINGETs). */
+TEST(index_counts_repeated_runs)
+{
+    static char z[4096];
+    size_t n = 0;
+    memcpy(z + n, "\x80\x04]\x94(", 5);
+    n += 5;
+    for (int i = 0; i < 300; i++) z[n++] = ']', z[n++] = (char)0x94; /* memo 1 .. 300 */
+    z[n++] = 'e';
+    for (int k = 0; k < 3; k++) {
+        z[n++] = ']';
+        z[n++] = '(';
+        for (uint32_t m = 256; m < 272; m++) {
+            z[n++] = 'j';
+            for (int b = 0; b < 4; b++) z[n++] = (char)(m >> (8 * b));
+        }
+        z[n++] = 'e';
+        z[n++] = 'a';
+    }
+    z[n++] = '.';
+    ASSERT_EQ(VT_PK_OK, parse(z, n)); /* with the index and without: the same */
+    ASSERT(strstr(g_zOut, "[[],[],[],[],[],[],[],[],[],[],[],[],[],[],[],[]],[[],[],[],[],[],[],[],[],[],[],[],[],[],[],[],[]],"
+                          "[[],[],[],[],[],[],[],[],[],[],[],[],[],[],[],[]]]") != NULL);
+}
+
 /* The real snapshots, when present: read whole, root keys as PyTorch writes them. */
 TEST(real_snapshots)
 {
@@ -445,6 +520,6 @@ TEST(real_snapshots)
     if (!nRead) SKIP("the real files are not here: configure with -DVT_REAL_DATA=DIR (README.md, Tests)");
 }
 
-VT_TEST_LIST(T(python_protocols_3_and_5) T(immortal_entries_follow_the_memo) T(index_releases_after_last_fetch) T(remaining_opcodes) T(hostile_opcodes_refused)
+VT_TEST_LIST(T(python_protocols_3_and_5) T(immortal_entries_follow_the_memo) T(fetch_runs_follow_the_memo) T(index_counts_repeated_runs) T(index_releases_after_last_fetch) T(remaining_opcodes) T(hostile_opcodes_refused)
                  T(unsupported_and_malformed) T(truncation_at_every_byte) T(cycles_and_deep_nesting_are_freed)
                      T(claimed_children_leave_container_and_memo) T(streaming_keeps_little_alive) T(real_snapshots))

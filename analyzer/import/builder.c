@@ -209,10 +209,12 @@ int vt__tb_open(const char *zPath, int bForce, struct vt__tb **pp, char *zErr, s
         return -1;
     }
     close(fd);
+    /* secure_delete off: SQLite built with SECURE_DELETE (Debian's) zeroes the free space of every page it
+     * makes, 64 KiB a page; nothing the import deletes holds data the trace does not hold again */
     if (sqlite3_open_v2(tb->zTmp, &tb->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK ||
         sqlite3_exec(tb->db,
                      "PRAGMA page_size=65536; PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF;"
-                     " PRAGMA locking_mode=EXCLUSIVE; PRAGMA cache_size=-8192;",
+                     " PRAGMA locking_mode=EXCLUSIVE; PRAGMA cache_size=-8192; PRAGMA secure_delete=OFF;",
                      NULL, NULL, NULL) != SQLITE_OK) {
         snprintf(zErr, nErr, "%s: cannot create: %s", zPath, tb->db ? sqlite3_errmsg(tb->db) : "out of memory");
         vt__tb_close(tb, 0, NULL, 0);
@@ -249,8 +251,11 @@ static int prepare_insert(struct vt__tb *tb, int i)
             return tb_fail(tb, "%s: no column %s", d->zTable, zWhat);
         return 0;
     }
+    /* OR FAIL: a row refused (a NULL in a NOT NULL column) ends the import and the trace is removed, so
+     * the statement's earlier rows need not be undone: no statement journal, whose bookkeeping each page
+     * write of a multi-row statement would pay (OR ABORT, the default) */
     s = sqlite3_str_new(tb->db);
-    sqlite3_str_appendf(s, "INSERT INTO %s(", d->zTable);
+    sqlite3_str_appendf(s, "INSERT OR FAIL INTO %s(", d->zTable);
     for (int c = 0; c < d->nCol; c++) sqlite3_str_appendf(s, "%s%s", c ? ", " : "", stored_name(&d->aCol[c]));
     sqlite3_str_appendall(s, ") VALUES");
     for (int r = 0; r < BATCH; r++) {

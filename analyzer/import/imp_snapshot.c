@@ -62,6 +62,13 @@ struct stk {
 #define RAW_MAX 4096 /* frames of the longest traceback remembered by its dicts */
 #define RAW_STRIDE 8 /* a traceback's hash reads one dict in RAW_STRIDE (frames_stack) */
 #define RAW_SAME 16  /* tracebacks remembered under one hash, at most */
+#define RUN_STK 4096 /* stacks remembered by the reader's run (direct-mapped, a power of 2) */
+
+/* A stack remembered by the run of memo fetches that filled its list (vt_pkobj.run). */
+struct runstk {
+    uint64_t run;
+    int64_t id;
+};
 
 struct snap {
     struct vt__imp *x;
@@ -76,6 +83,7 @@ struct snap {
     size_t nRaw, nRawSlot;
     const struct vt_pkobj **apRaw;
     size_t nRawObj, nRawObjAlloc;
+    struct runstk *aRunStk; /* stacks by run: lists of one run hold the same frame dicts (RUN_STK, made at first use) */
     struct batch *aBatch;
     int nBatch;
     struct dumped *aSeg, *aBlock;
@@ -266,6 +274,15 @@ static int raw_put(struct snap *s, const struct vt_pkval *a, size_t n, uint64_t 
     return 0;
 }
 
+/* Remember stack id for the lists filled by o's run of memo fetches, when it has one (they hold the same frame
+ * dicts). Returns id. */
+static int64_t run_stack(struct snap *s, const struct vt_pkobj *o, int64_t id)
+{
+    if (o->run && id != VT_TB_NULL && id != -1 && (s->aRunStk || (s->aRunStk = calloc(RUN_STK, sizeof *s->aRunStk))))
+        s->aRunStk[o->run & (RUN_STK - 1)] = (struct runstk){o->run, id};
+    return id;
+}
+
 /*
  * Stack id of a frames list ({filename, line, name} dicts, innermost first,
  * Python and C++ interleaved), cached in the list's tag. As the tracer stores
@@ -284,6 +301,9 @@ static int64_t frames_stack(struct snap *s, const struct vt_pkval *pFrames)
     int64_t id, nFrm = s->nFrm;
     if (!pFrames || pFrames->type != VT_PK_LIST || pFrames->u.p->n == 0) return VT_TB_NULL;
     if (pFrames->u.p->tag) return pFrames->u.p->tag;
+    /* the frame dicts of a list met before, as the reader says (its run): that list's stack */
+    if (pFrames->u.p->run && s->aRunStk && s->aRunStk[pFrames->u.p->run & (RUN_STK - 1)].run == pFrames->u.p->run)
+        return pFrames->u.p->tag = s->aRunStk[pFrames->u.p->run & (RUN_STK - 1)].id;
     nItem = pFrames->u.p->n;
     a = pFrames->u.p->u.a; /* in locals: frame_of (first sight of a frame only) changes neither */
     /* the same frame dicts in the same order as a list met before: its stack, without judging each frame */
@@ -306,7 +326,7 @@ static int64_t frames_stack(struct snap *s, const struct vt_pkval *pFrames)
         while (i < nItem && a[i].type == VT_PK_DICT && a[i].u.p == ap[i]) i++;
         if (i == nItem) { /* the same immortal dicts: released without a test each */
             vt__pk_keep_items(pFrames->u.p, nItem);
-            return pFrames->u.p->tag = e->id;
+            return run_stack(s, pFrames->u.p, pFrames->u.p->tag = e->id);
         }
     }
     bImm = 1;
@@ -340,7 +360,7 @@ static int64_t frames_stack(struct snap *s, const struct vt_pkval *pFrames)
     if (id != VT_TB_NULL) pFrames->u.p->tag = id;
     /* remembered by its dicts when each lives to the end (its address is its own till then) */
     if (bKept && id != VT_TB_NULL && raw_put(s, a, nItem, hRaw, id)) return vt__imp_fail(s->x, VT_EXIT_INTERNAL, "out of memory"), -1;
-    return id;
+    return run_stack(s, pFrames->u.p, id);
 }
 
 /* Fix the time base at the first timed event. */
@@ -896,6 +916,7 @@ done:
     free(s.aStk);
     free(s.aStkFrm);
     free(s.aRaw);
+    free(s.aRunStk);
     free(s.apRaw);
     return rc;
 }

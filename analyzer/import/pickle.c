@@ -17,8 +17,6 @@
  * shared key strings, and the release of what holds them, touch no count.
  */
 
-#define IMMORTAL UINT32_MAX /* nRef of an object kept to the end: not counted */
-
 /* run() in two builds where the CPU is picked at load time: with the popcount instruction (memo_slot's
  * rank, one per memo fetch) and without it (every x86-64 CPU); elsewhere one build. Not in sanitizer
  * builds: the load-time resolver runs during relocation, before the sanitizer's runtime is set up,
@@ -85,6 +83,7 @@ static struct vt_pkobj *obj_new(struct vt_pk *p, int t)
     x->o.type = (uint32_t)t;
     x->o.iMemo = -1;
     x->o.tag = 0;
+    x->o.run = 0;
     x->o.n = 0;
     x->o.nAlloc = t == VT_PK_STR || t == VT_PK_BYTES ? x->nKeep
                                                      : x->nKeep / ((t == VT_PK_DICT ? 2 : 1) * sizeof(struct vt_pkval));
@@ -279,23 +278,13 @@ static void pop_mark(struct vt_pk *p, size_t base)
  * those few and the ones holding what stays (frame dicts, key strings), not one per entry ever made.
  */
 
-/* With an index: the rank of entry idx (< nIndexed) among the fetched entries, or -1 when nothing fetches it. */
-static inline int64_t memo_rank(const uint64_t *aUsed, const uint32_t *aRank, uint64_t idx)
-{
-    uint64_t w = aUsed[idx >> 6];
-    if (!(w >> (idx & 63) & 1)) return -1;
-    /* the bits set below idx's, counted in the word (one instruction in run()'s popcount build) */
-    w &= (UINT64_C(1) << (idx & 63)) - 1;
-    return (int64_t)aRank[idx >> 6] + __builtin_popcountll(w);
-}
-
 /* Where entry idx is kept: idx itself without an index; with one, its rank among the fetched
  * entries, or -1 when nothing fetches it (it is not kept). */
 static inline int64_t memo_slot(const struct vt_pk *p, uint64_t idx)
 {
     if (!p->bIndexed) return (int64_t)idx;
     if (idx >= p->nIndexed) return -1;
-    return memo_rank(p->aUsed, p->aRank, idx);
+    return vt__pk_rank(p->aUsed, p->aRank, idx);
 }
 
 /* The value kept at slot (memo_slot, >= 0), or NULL where nothing is kept (a chunk not yet made, or
@@ -306,14 +295,6 @@ static inline struct vt_pkval *memo_at(const struct vt_pk *p, int64_t slot)
     if (!p->bIndexed) return (size_t)slot < p->nMemo ? &p->aMemo[slot] : NULL;
     a = p->apChunk[slot / CHUNK];
     return a ? &a[slot % CHUNK] : NULL;
-}
-
-/* The hot table's entry for memo entry idx (its immortal object's value in v) when it remembers it, else NULL.
- * Entries are remembered at a fetch (hot_put) and forgotten when the memo entry changes (hot_forget): a store
- * to it, a claim of its object, its last fetch. */
-static inline const struct pkhot *hot_get(const struct pkhot *aHot, uint64_t idx)
-{
-    return aHot[idx & (HOT - 1)].idx == idx ? &aHot[idx & (HOT - 1)] : NULL;
 }
 
 static inline void hot_put(struct pkhot *aHot, uint64_t idx, struct vt_pkobj *o)
@@ -343,6 +324,7 @@ static int memo_put(struct vt_pk *p, uint64_t idx)
     int rc;
     if (p->nStack == 0) return vt__pk_fail(p, VT_PK_ECORRUPT, "memo store from an empty stack");
     hot_forget(p, idx);
+    if (idx < p->nMemo) p->epoch++; /* a store over an entry: runs remembered may name it (pkrun.c) */
     /* Python's pickler numbers memo entries 0, 1, 2...: a later index is not from it, and bounding
      * it keeps the memo proportional to the input */
     if (idx > p->nMemo) return vt__pk_fail(p, VT_PK_ECORRUPT, "memo index %llu out of order", (unsigned long long)idx);
@@ -414,7 +396,7 @@ static inline __attribute__((always_inline)) int memo_get(struct vt_pk *p, uint6
     const struct pkhot *h;
     int64_t slot;
     uint32_t n;
-    if (p->nStack < p->nStackAlloc && (h = hot_get(p->aHot, idx)) != NULL) {
+    if (p->nStack < p->nStackAlloc && (h = vt__pk_hot(p->aHot, idx)) != NULL) {
         p->aStack[p->nStack++] = h->v;
         return 0;
     }
@@ -469,7 +451,7 @@ static inline __attribute__((always_inline)) void memo_get_run(struct vt_pk *p)
         } else if (b[i] == 'j') {
             idx = vt__pk_le4(b + i + 1);
             w = 5;
-            if ((h = hot_get(aHot, idx)) != NULL) {
+            if ((h = vt__pk_hot(aHot, idx)) != NULL) {
                 aStack[nStack++] = h->v;
                 i += 5;
                 continue;
@@ -477,7 +459,7 @@ static inline __attribute__((always_inline)) void memo_get_run(struct vt_pk *p)
         } else {
             break;
         }
-        if (idx >= nEntry || (slot = memo_rank(aUsed, aRank, idx)) < 0 || aLeft[slot] != 255 || !apChunk[slot / CHUNK])
+        if (idx >= nEntry || (slot = vt__pk_rank(aUsed, aRank, idx)) < 0 || aLeft[slot] != 255 || !apChunk[slot / CHUNK])
             break;
         m = &apChunk[slot / CHUNK][slot % CHUNK];
         if (m->type < VT_PK_STR || m->type > VT_PK_DICT) break;
@@ -505,6 +487,7 @@ static void memo_drop(struct vt_pk *p, struct vt_pkval *v)
         struct vt_pkval *m = slot >= 0 ? memo_at(p, slot) : NULL;
         if (m && m->type == v->type && m->u.p == o) {
             hot_forget(p, (uint64_t)o->iMemo);
+            if (o->nRef == IMMORTAL) p->epoch++; /* runs remembered name only entries of immortal objects */
             val_unref(p, m);
             m->type = MEMO_DROPPED;
             o->iMemo = -1;
@@ -646,6 +629,7 @@ static int add_items(struct vt_pk *p, size_t base, int bPairs, const char *zOp)
     c = &p->aStack[base - 1];
     if (bPairs ? c->type != VT_PK_DICT : c->type != VT_PK_LIST)
         return vt__pk_fail(p, VT_PK_ECORRUPT, "%s on a value that is not a %s", zOp, bPairs ? "dict" : "list or set");
+    c->u.p->run = 0; /* items added: no longer a run's alone */
     if (bPairs && n % 2) return vt__pk_fail(p, VT_PK_ECORRUPT, "%s with an odd number of values", zOp);
     if ((rc = obj_reserve(p, c->u.p, bPairs ? n / 2 : n)) != 0) return rc;
     for (i = 0; i < n; i += bPairs ? 2 : 1) {
@@ -712,6 +696,7 @@ PK_CLONES static int run(struct vt_pk *p)
                 p->nMarkAlloc = n;
             }
             p->aMark[p->nMark++] = p->nStack;
+            if (p->bIndexed && p->iPos < p->nBuf && (p->aBuf[p->iPos] == 'h' || p->aBuf[p->iPos] == 'j')) vt__pk_run_cached(p);
             break;
         case '0': /* POP */
             if (p->nMark && p->aMark[p->nMark - 1] == p->nStack) p->nMark--; /* pops a mark, as CPython does */
@@ -870,9 +855,18 @@ PK_CLONES static int run(struct vt_pk *p)
         case 'u': /* SETITEMS */
         case 0x90: { /* ADDITEMS */
             const char *zOp = op == 'e' ? "APPENDS" : op == 'u' ? "SETITEMS" : "ADDITEMS";
+            size_t n = p->nStack;
+            struct vt_pkobj *o;
             if ((rc = mark_base(p, &base, zOp)) != 0) return rc;
             p->nMark--;
+            n = p->runOff == p->iOp && base == p->runBase && base && p->aStack[base - 1].type == VT_PK_LIST &&
+                        p->aStack[base - 1].u.p->n == 0 ? n - base : 0;
+            o = n ? p->aStack[base - 1].u.p : NULL;
             if ((rc = add_items(p, base, op == 'u', zOp)) != 0) return rc;
+            if (n && o->n == n) { /* the items of a run just pushed from memory: a list like the others of that run */
+                o->run = p->runId;
+                ((struct pkobj *)o)->nImmortal = n;
+            }
             break;
         }
         case 'h': /* BINGET */
@@ -936,6 +930,7 @@ struct vt_pk *vt__pk_new(struct vt__src *in, vt_pk_child_fn xChild, void *pArg)
         return NULL;
     }
     for (size_t i = 0; i < HOT; i++) p->aHot[i].idx = UINT64_MAX;
+    p->runOff = -1;
     p->in = in;
     p->xChild = xChild;
     p->pArg = pArg;
@@ -996,5 +991,6 @@ void vt__pk_free(struct vt_pk *p)
     free(p->anOpen);
     free(p->aBuf);
     free(p->aHot);
+    vt__pk_runs_free(p->pRuns);
     free(p);
 }

@@ -66,6 +66,8 @@ struct vt_pkobj {
     uint32_t type;   /* enum vt_pk_type */
     int64_t iMemo;   /* memo index it was last stored at, -1 if none */
     int64_t tag;     /* free for the callback's own use; 0 at creation */
+    uint64_t run;    /* a LIST whose items are one remembered run of memo fetches (pkrun.c), nonzero: two lists
+                      * with the same run hold the same objects, in the same order, each immortal; 0 otherwise */
     size_t n;        /* bytes (STR, BYTES), items (LIST, TUPLE) or pairs (DICT) */
     size_t nAlloc;
     union {
@@ -180,6 +182,7 @@ int vt__pk_pair(const struct vt_pkval *v, size_t i, const struct vt_pkval **ppKe
 #define MEMO_EMPTY 100   /* memo slot never written */
 #define MEMO_DROPPED 101 /* memo slot whose object a callback claimed */
 #define CHUNK 256        /* kept memo values per chunk (with an index) */
+#define IMMORTAL UINT32_MAX /* nRef of an object kept to the end: not counted (vt__pk_keep) */
 #define HOT 4096         /* memo entries of immortal objects remembered by index (direct-mapped, a power of 2) */
 _Static_assert(HOT >= 256, "a BINGET's index (below 256) is its own slot of the hot table");
 
@@ -225,6 +228,12 @@ struct vt_pk {
     uint16_t *anOpen;        /* per chunk: its entries still to have their last fetch */
     size_t nChunk;
     struct pkhot *aHot;      /* HOT entries: fetches of immortal objects (frames, keys) without the lookup above */
+    /* runs of memo fetches remembered (pkrun.c) */
+    struct pkruns *pRuns;    /* made at the first run remembered */
+    uint64_t epoch;          /* changes when a memo entry already stored changes (a store over it, a claim) */
+    int64_t runOff;          /* input offset just past the last run pushed from memory (-1: none) */
+    size_t runBase;          /* where its values start on the stack */
+    uint64_t runId;          /* its id */
     struct pkobj *pLive;     /* every live object */
     int64_t nLive;
     struct pkobj *apSpare[3]; /* freed objects kept for reuse (lists through pNext), by SPARE_CLASS (pickle.c) of their
@@ -235,6 +244,85 @@ struct vt_pk {
     int64_t iOp;             /* offset of the opcode being run */
     char zErr[256];
 };
+
+/* With an index: the rank of entry idx (< nIndexed) among the fetched entries, or -1 when nothing fetches it. */
+static inline int64_t vt__pk_rank(const uint64_t *aUsed, const uint32_t *aRank, uint64_t idx)
+{
+    uint64_t w = aUsed[idx >> 6];
+    if (!(w >> (idx & 63) & 1)) return -1;
+    /* the bits set below idx's, counted in the word (one instruction in run()'s popcount build) */
+    w &= (UINT64_C(1) << (idx & 63)) - 1;
+    return (int64_t)aRank[idx >> 6] + __builtin_popcountll(w);
+}
+
+/* The hot table's entry for memo entry idx (its immortal object's value in v) when it remembers it, else NULL.
+ * Entries are remembered at a fetch (pickle.c: hot_put) and forgotten when the memo entry changes (hot_forget):
+ * a store to it, a claim of its object, its last fetch. */
+static inline const struct pkhot *vt__pk_hot(const struct pkhot *aHot, uint64_t idx)
+{
+    return aHot[idx & (HOT - 1)].idx == idx ? &aHot[idx & (HOT - 1)] : NULL;
+}
+
+/*
+ * Runs of memo fetches remembered by their bytes (pkrun.c): MARK, then BINGETs and LONG_BINGETs (a traceback's
+ * frames), found by their first RUN_KEY bytes and compared whole. The reading run keeps the values a run
+ * pushed; the memo-count pass (pkindex.c) the times a run was met and not counted yet.
+ */
+#define RUN_KEY 64   /* bytes of a run hashed to find it: a shorter run is not remembered */
+#define RUN_MAX 1024 /* fetches of one run remembered, at most (the rest go by the opcode loop) */
+
+struct pkrun {
+    uint64_t aKey[RUN_KEY / 8]; /* its first RUN_KEY bytes */
+    uint64_t tail;      /* its last 8 */
+    size_t nByte, n;    /* its bytes, its fetches */
+    uint64_t id;        /* given in order from 1 */
+    uint64_t nMore;     /* the memo-count pass: times met since it was counted */
+    uint32_t next;      /* the next run in its bucket, + 1 (0: none) */
+    uint8_t *z;         /* its nByte bytes */
+    struct vt_pkval *a; /* the reading run: the n values it pushes; NULL otherwise */
+};
+struct pkruns;
+
+/* A new, empty memory of runs, or NULL when out of memory; vt__pk_runs_free frees it (NULL: nothing). */
+struct pkruns *vt__pk_runs_new(void);
+void vt__pk_runs_free(struct pkruns *r);
+
+/* Whether z (RUN_KEY bytes readable) may begin a run: four fetches (an event dict's keys, three, are not one). */
+static inline int vt__pk_runs_maybe(const uint8_t *z)
+{
+    size_t i = 0;
+    for (int k = 0; k < 4; k++) {
+        if (z[i] == 'h') i += 2;
+        else if (z[i] == 'j') i += 5;
+        else return 0;
+    }
+    return 1;
+}
+
+/* The run remembered whose bytes z holds (nAvail > RUN_KEY readable) with no further fetch after them (or with
+ * RUN_MAX fetches), of at most nRoom fetches; NULL when none. *pBucket: z's bucket, for vt__pk_runs_put. */
+struct pkrun *vt__pk_runs_find(struct pkruns *r, const uint8_t *z, size_t nAvail, size_t nRoom, size_t *pBucket);
+
+/* The bytes of the run at z (whole fetches among the nAvail bytes, at most RUN_MAX and nRoom of them; their count
+ * in *pn), or 0 when it is not one to remember: shorter than RUN_KEY, or cut by the buffer's end or nRoom. */
+size_t vt__pk_runs_extent(const uint8_t *z, size_t nAvail, size_t nRoom, size_t *pn);
+
+/* Remember run z[0..nByte) of n fetches (and the n values a, unless NULL), first in bucket k. Returns it, or NULL
+ * when it is not remembered (out of memory, or past the bounds: 16,384 runs, 8 in a bucket, 4 MiB). */
+struct pkrun *vt__pk_runs_put(struct pkruns *r, size_t k, const uint8_t *z, size_t nByte, const struct vt_pkval *a,
+                              size_t n);
+
+/* The runs remembered: how many, and the i-th (in the order remembered). */
+uint32_t vt__pk_runs_count(const struct pkruns *r);
+struct pkrun *vt__pk_runs_at(struct pkruns *r, uint32_t i);
+
+/*
+ * At a MARK followed by a memo fetch: when the fetches that follow are bytes met before, each naming an entry
+ * that held an immortal object kept to the end, push the values they pushed then, by one copy, and move past
+ * them; the first time, push them as the fetches would and remember them. Returns 1 when it pushed a run, 0
+ * when it did nothing (the opcode loop runs the fetches).
+ */
+int vt__pk_run_cached(struct vt_pk *p);
 
 /* Record an error (the first one wins) with the offset of the opcode being run; returns rc. */
 int vt__pk_fail(struct vt_pk *p, int rc, const char *zFmt, ...) __attribute__((format(printf, 3, 4)));

@@ -10,7 +10,10 @@
  * first 256 entries, those a BINGET can name, are kept to the end uncounted: at most 256 objects),
  * then turns the counts into the reading run's index (a bit per entry, a count every 64 entries,
  * the fetches to come of each entry fetched at all). Nothing is built, so a hostile pickle costs
- * one pass and a byte per memo entry; an input it cannot read to its STOP gets no index.
+ * one pass and a byte per memo entry; an input it cannot read to its STOP gets no index. A run of
+ * fetches after a MARK met before (a traceback: the same bytes, pkrun.c) is passed over, and its
+ * fetches are counted once more per time at the end (add_runs): a count that saturates is the same
+ * in any order, and the entries it names were checked the first time (the memo only grows).
  */
 
 /* One more fetch of entry idx in aLeft (indexed by entry here): saturates at 255, without a branch. */
@@ -50,7 +53,7 @@ static int count_put(struct vt_pk *p, uint64_t idx)
  * only lengths are read. Returns 0 when STOP was reached, else nonzero (the input is not one this
  * reader accepts; the reading run will say why).
  */
-static int scan(struct vt_pk *p)
+static int scan(struct vt_pk *p, struct pkruns *r)
 {
     int rc;
     for (;;) {
@@ -92,7 +95,21 @@ static int scan(struct vt_pk *p)
                         nMemo++;
                         i++;
                         continue;
-                    case '}': case ']': case '(': case 'u': case 'e': case 's': case 'a': case 0x88: case 0x89: case 'N':
+                    case '(':
+                        /* a run of fetches met before (a traceback): its counts are those of its first time, added
+                         * at the end (saturating counts add in any order) */
+                        if (++i, r && end - i > RUN_KEY && vt__pk_runs_maybe(b + i)) {
+                            size_t k, nOp, nByte;
+                            struct pkrun *e = vt__pk_runs_find(r, b + i, end - i, SIZE_MAX, &k);
+                            if (e) {
+                                e->nMore++;
+                                i += e->nByte;
+                            } else if ((nByte = vt__pk_runs_extent(b + i, end - i, SIZE_MAX, &nOp)) != 0) {
+                                vt__pk_runs_put(r, k, b + i, nByte, NULL, nOp); /* counted now, by the loop */
+                            }
+                        }
+                        continue;
+                    case '}': case ']': case 'u': case 'e': case 's': case 'a': case 0x88: case 0x89: case 'N':
                     case 0x86:
                         i++;
                         continue;
@@ -166,14 +183,33 @@ static int scan(struct vt_pk *p)
     }
 }
 
+/* Add to the counts the fetches of the runs scan passed over: each LONG_BINGET of run e once more per time e
+ * was met since it was counted (BINGETs are not counted), saturating at 255. */
+static void add_runs(struct vt_pk *p, struct pkruns *r)
+{
+    for (uint32_t k = 0; k < vt__pk_runs_count(r); k++) {
+        const struct pkrun *e = vt__pk_runs_at(r, k);
+        for (size_t i = 0; e->nMore && i < e->nByte; i += e->z[i] == 'h' ? 2 : 5) {
+            uint8_t *v;
+            if (e->z[i] == 'h') continue;
+            v = &p->aLeft[vt__pk_le4(e->z + i + 1)]; /* below nMemo: it was counted once */
+            *v = e->nMore >= (uint64_t)(255 - *v) ? 255 : (uint8_t)(*v + e->nMore);
+        }
+    }
+}
+
 int vt__pk_index(struct vt_pk *p, struct vt__src *pre)
 {
     struct vt__src *in = p->in;
+    struct pkruns *r;
     size_t nWord, nKept = 0;
     int rc;
     if (p->nBase || p->nBuf || p->nMemo || p->bIndexed) return VT_PK_OK; /* only before reading */
     p->in = pre;
-    rc = scan(p);
+    r = vt__pk_runs_new(); /* none (out of memory): every run counted as it comes */
+    rc = scan(p, r);
+    if (rc == 0 && r) add_runs(p, r);
+    vt__pk_runs_free(r);
     p->in = in;
     p->iPos = p->nBuf = 0;
     p->nBase = 0;
