@@ -10,7 +10,10 @@
 # Environment: VT_WERROR=ON makes compiler warnings errors in every build (CI sets it);
 # JOBS (default nproc) bounds parallel compiles and tests; new build trees use Ninja where it is
 # installed (VT_GENERATOR= for make); VT_FUZZ_SECONDS (default 20) of fuzzing per
-# fuzz target, after its stored inputs; VT_REAL_DATA=DIR passes the real files to the default build.
+# fuzz target, after its stored inputs; VT_REAL_DATA=DIR passes the real files to the default build;
+# VT_TEST_TMPFS=0 keeps the tests' scratch files in /tmp: by default they go in a fresh folder on
+# /dev/shm (TMPDIR for ctest) where that is a tmpfs with 4 GiB free, removed at the end (a disk's
+# fsync waits are not what any test measures), but in stage loaded, which keeps the disk.
 # The budget (tests/README.md): the whole command within 20 minutes on a 2-core machine.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -42,7 +45,7 @@ while [ $# -gt 0 ]; do
     --stages) only="${2:-}"; shift ;;
     --stages=*) only="${1#--stages=}" ;;
     --list) describe; exit 0 ;;
-    -h|--help) sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "tests/run.sh: unknown option $1 (--help)" >&2; exit 2 ;;
   esac
   shift
@@ -70,6 +73,13 @@ command -v ccache >/dev/null 2>&1 && launcher=(-DCMAKE_C_COMPILER_LAUNCHER=ccach
 generator=${VT_GENERATOR-$(command -v ninja >/dev/null 2>&1 && echo Ninja)}
 real_data=()
 [ -n "${VT_REAL_DATA:-}" ] && real_data=("-DVT_REAL_DATA=$VT_REAL_DATA")
+
+# The tests' scratch folder (see the top): test_tmp, exported as TMPDIR to ctest but in stage loaded.
+test_tmp=""
+if [ "${VT_TEST_TMPFS:-1}" != 0 ] && [ "$(stat -f -c %T /dev/shm 2>/dev/null)" = tmpfs ] &&
+  [ "$(df -Pk /dev/shm 2>/dev/null | awk 'NR == 2 { print $4 }')" -ge $((4 * 1024 * 1024)) ] 2>/dev/null; then
+  test_tmp=$(mktemp -d /dev/shm/vt-tests.XXXXXX 2>/dev/null) || test_tmp=""
+fi
 
 logdir=build-logs
 mkdir -p "$logdir"
@@ -130,14 +140,15 @@ print(" ".join(sorted(want)))' "$dir" "$logdir/targets.txt"
 
 # ctest_stage DIR ARGS...: run ctest, then add its counts and skips to the stage's result.
 ctest_stage() {
-  local dir=$1 console
+  local dir=$1 console tmp=()
   shift
   if [ -z "$st_cpu_build" ]; then # the stage's CPU before its first ctest: configure and compile
     cpu_now
     st_cpu_build=$((cpu - c0))
   fi
   console="$logdir/$stage.ctest.log"
-  ctest --test-dir "$dir" --output-on-failure -j"$jobs" --timeout 900 "$@" 2>&1 | tee "$console"
+  [ -n "$test_tmp" ] && [ "$stage" != loaded ] && tmp=(env TMPDIR="$test_tmp")
+  "${tmp[@]}" ctest --test-dir "$dir" --output-on-failure -j"$jobs" --timeout 900 "$@" 2>&1 | tee "$console"
   local rc=${PIPESTATUS[0]}
   bash tests/ctest_summary.sh "$dir" "$console" >"$console.summary"
   read -r _ p f s <"$console.summary"
@@ -263,7 +274,11 @@ stop_load() {
   [ ${#loaders[@]} -gt 0 ] && kill "${loaders[@]}" 2>/dev/null
   loaders=()
 }
-trap stop_load EXIT
+at_exit() {
+  stop_load
+  [ -n "$test_tmp" ] && rm -rf "$test_tmp"
+}
+trap at_exit EXIT
 stage_loaded() {
   local i rc
   [ -f build/CTestTestfile.cmake ] || { skip_stage "the build stage's tree is missing"; return 0; }

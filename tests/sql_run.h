@@ -31,7 +31,7 @@ static char *vt_slurp(const char *zPath)
 static const char *vt_tmpdir(void)
 {
     static char zDir[64];
-    snprintf(zDir, sizeof zDir, "/tmp/vt_sqltest.XXXXXX");
+    snprintf(zDir, sizeof zDir, "%s/vt_sqltest.XXXXXX", vt__tmp_base());
     ASSERT(mkdtemp(zDir) != NULL);
     return zDir;
 }
@@ -40,7 +40,10 @@ static const char *vt_tmpdir(void)
 static void vt_cleanup(const char *zDir)
 {
     char zCmd[128];
-    if (strncmp(zDir, "/tmp/vt_sqltest.", 16) != 0 || strchr(zDir, '\'') || strstr(zDir, ".."))
+    const char *zBase = vt__tmp_base();
+    size_t n = strlen(zBase);
+    if (strncmp(zDir, zBase, n) != 0 || strncmp(zDir + n, "/vt_sqltest.", 12) != 0 || strchr(zDir, '\'') ||
+        strstr(zDir, ".."))
         return;
     snprintf(zCmd, sizeof zCmd, "rm -rf '%s'", zDir);
     if (system(zCmd) != 0) fprintf(stderr, "  could not remove %s\n", zDir);

@@ -14,8 +14,9 @@
  * VT_TEST_TIMEOUT (seconds, default 120) bounds each test's CPU time (RLIMIT_CPU, which a
  * loaded machine does not stretch), and five times that its wall time (a test blocked
  * without using CPU), or VT_TEST_WALL_TIMEOUT seconds where that is set.
- * Each program gets a scratch directory, exported as VT_TEST_TMP, that is removed
- * with everything in it when the program ends (kept if VT_TEST_KEEP is set).
+ * Each program gets a scratch directory (in TMPDIR, else /tmp: vt__tmp_base), exported as
+ * VT_TEST_TMP, that is removed with everything in it when the program ends (kept if
+ * VT_TEST_KEEP is set).
  */
 #include <ftw.h>
 #include <signal.h>
@@ -124,6 +125,16 @@ static inline long vt_read_file(const char *zPath, char *z, size_t n)
     return (long)k;
 }
 
+/*
+ * Where scratch directories go: TMPDIR where it is set to an absolute path short enough for the
+ * helpers' buffers (40 characters: tests/run.sh points it at a tmpfs), else /tmp.
+ */
+static const char *vt__tmp_base(void)
+{
+    const char *z = getenv("TMPDIR");
+    return z && z[0] == '/' && strlen(z) <= 40 ? z : "/tmp";
+}
+
 /* nftw callback: remove one entry (depth first). */
 static int vt__rm_entry(const char *zPath, const struct stat *pSt, int flag, struct FTW *pFtw)
 {
@@ -137,8 +148,8 @@ static int vt__rm_entry(const char *zPath, const struct stat *pSt, int flag, str
 static int vt__test_main(const struct vt__test_case *aCase, size_t nCase, int argc, char **argv)
 {
     int nPass = 0, nFail = 0, nSkip = 0;
-    char zTmp[] = "/tmp/vt_test_XXXXXX";
-    int bTmp = mkdtemp(zTmp) != NULL;
+    char zTmp[64];
+    int bTmp = snprintf(zTmp, sizeof zTmp, "%s/vt_test_XXXXXX", vt__tmp_base()) > 0 && mkdtemp(zTmp) != NULL;
     if (bTmp) setenv("VT_TEST_TMP", zTmp, 1);
     unsigned timeout = 120, wall;
     const char *zTimeout = getenv("VT_TEST_TIMEOUT"), *zWall = getenv("VT_TEST_WALL_TIMEOUT");

@@ -935,5 +935,14 @@ void vt__diff_free(struct vt_diff *d);
  * done and must be freed with vt__result_free.
  */
 int vt__analyze(const char **azPath, int nPath, const struct vt_opts *o, struct vt_result *r);
+/*
+ * The pipeline for one trace the caller has read (vt__read_open, VT_READ_KEEP and not VT_READ_WRITE: the
+ * same read that vt__analyze makes, without the transfer pass fed by the scan), so that a command that
+ * reads the trace for itself does not read it twice. f is lent: the analysis reads through its connection,
+ * and on return it is the caller's again, open, with the time origin it had (what the replay counted stays
+ * in its figures); r's one trace holds no tracefile (its f is zeroed). Returns a VT_EXIT code (one line
+ * printed on error; r is then empty); r must be freed with vt__result_free.
+ */
+int vt__analyze_read(struct vt_tracefile *f, const struct vt_opts *o, struct vt_result *r);
 
 #endif

@@ -65,8 +65,9 @@ static int open_one(struct vt_result *r, int iTrace, const char *zPath, const st
 }
 
 /*
- * The second stage of trace iTrace of r, read by open_one: write back if it can, find phases, replay it
- * through the detectors, collect their findings. Returns a VT_EXIT code (one line printed on error).
+ * The second stage of trace iTrace of r, read by open_one (or lent, vt__analyze_read): write back if it
+ * can, find phases, replay it through the detectors, collect their findings. The trace's connection stays
+ * open (the caller closes it). Returns a VT_EXIT code (one line printed on error).
  */
 static int analyze_one(struct vt_result *r, int iTrace, const char *zPath, const struct vt_opts *o)
 {
@@ -107,7 +108,6 @@ static int analyze_one(struct vt_result *r, int iTrace, const char *zPath, const
     vt__sitecurves_drop(t);
     states_free(aSt);
     vt__writeback_free(t);
-    vt__read_done(&t->f); /* the connection goes; what was read stays for the report */
     return rc;
 }
 
@@ -161,6 +161,7 @@ static void run_job(struct job *j, const struct vt_opts *o, int stage)
         j->rc = open_one(s, 0, j->zPath, o);
     } else if (j->rc == VT_EXIT_OK) {
         j->rc = analyze_one(s, 0, j->zPath, o);
+        vt__read_done(&s->aTrace[0].f); /* the connection goes; what was read stays for the report */
     }
     if (j->rc == VT_EXIT_OK) {
         s->nTrace = 1;
@@ -386,4 +387,39 @@ int vt__analyze(const char **azPath, int nPath, const struct vt_opts *o, struct 
     vt__findings_sort(r);
     if (r->nFailed == 0) return VT_EXIT_OK;
     return r->nTrace > 0 ? VT_EXIT_PARTIAL : rcFirst;
+}
+
+int vt__analyze_read(struct vt_tracefile *f, const struct vt_opts *o, struct vt_result *r)
+{
+    struct vt_tracefile *pF;
+    int64_t origin = f->fig.origin, shift = f->fig.shift;
+    int bWall = f->fig.bWall, rc;
+    memset(r, 0, sizeof *r);
+    r->pOpts = o;
+    if (vt__phase_check_opts(o) != VT_EXIT_OK) return VT_EXIT_USAGE;
+    r->aTrace = calloc(1, sizeof *r->aTrace);
+    if (!r->aTrace) {
+        vt__errorf("%s: out of memory", f->zPath);
+        return VT_EXIT_INTERNAL;
+    }
+    r->aTrace[0].f = *f; /* lent: the analysis works on it where it is, and hands it back below */
+    pF = &r->aTrace[0].f;
+    vt__figures_origin(&pF, 1); /* the origin of this trace read alone, as vt__analyze takes it */
+    rc = analyze_one(r, 0, f->zPath, o);
+    if (rc == VT_EXIT_OK) r->nTrace = 1;
+    if (rc == VT_EXIT_OK && vt__findings_group(r) != 0) {
+        vt__errorf("analyze: out of memory while grouping findings");
+        rc = VT_EXIT_INTERNAL;
+    }
+    if (rc == VT_EXIT_OK) vt__findings_sort(r);
+    *f = *pF; /* the caller's again, with the time origin it had */
+    memset(pF, 0, sizeof *pF);
+    f->fig.origin = origin, f->fig.shift = shift, f->fig.bWall = bWall;
+    vt__read_note_partial(f);
+    if (rc != VT_EXIT_OK) { /* nothing of a partial analysis is kept */
+        findings_drop(r, 0);
+        vt__trace_free(&r->aTrace[0]);
+        vt__result_free(r);
+    }
+    return rc;
 }

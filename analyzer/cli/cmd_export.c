@@ -201,7 +201,8 @@ int vt__cmd_export(int argc, char **argv)
     }
     /* every trace that can be read is exported; the others are named (one line each) */
     for (i = 0; i < nPath; i++) {
-        int rcOne = vt__read_open(&aF[nOk], azPath[i], 0, NULL);
+        /* the Perfetto export lends its read to the analysis (its category tracks): read as the analysis reads */
+        int rcOne = vt__read_open(&aF[nOk], azPath[i], zCsv || zSnap ? 0 : VT_READ_KEEP, NULL);
         if (rcOne != VT_EXIT_OK) {
             if (nFailed++ == 0) rc = rcOne;
             continue;

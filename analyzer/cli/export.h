@@ -24,7 +24,8 @@ struct vt_export_opts {
  * trace-event JSON document. Rows are streamed from one prepared statement per
  * kind; the rows take memory bounded by the allocations live at one time, while the
  * per-category tracks hold two points per allocation of the trace being written (the
- * analysis's breakdown over time, vt__analyze with default options).
+ * analysis's breakdown over time, default options: vt__analyze_read on aF[i], which the
+ * caller opened with VT_READ_KEEP, each lent to it in turn).
  * Timestamps are microseconds relative to the earliest event of all traces;
  * with several traces that all carry clock anchors they are aligned on the wall
  * clock. With pOpt's window (NULL: none) only events overlapping it are written,

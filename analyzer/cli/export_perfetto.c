@@ -696,7 +696,8 @@ static int write_memory(struct exporter *x, int bTensor, char **pzErr)
 
 /*
  * Live bytes by the breakdown's category on each device of the current trace ("GPU N memory by
- * category"): the analysis (its default options) run on the trace for its category curves, so
+ * category"): the analysis (its default options) run on the trace as read for the export (lent to it,
+ * vt__analyze_read) for its category curves, so
  * that at a peak the series are the breakdown analyze reports. Within the window, each series
  * seeded at its start. Allocations of unknown time are on no curve, as on no other counter, and a
  * trace without any known time has no such track. A trace the analysis cannot read gets no such
@@ -712,7 +713,7 @@ static int write_categories(struct exporter *x, char **pzErr)
     vt__opts_default(&o);
     o.nJobs = 1;
     o.bCatCurves = 1;
-    if (vt__analyze(&zPath, 1, &o, &r) != VT_EXIT_OK || r.nTrace != 1) {
+    if (vt__analyze_read(x->pF, &o, &r) != VT_EXIT_OK || r.nTrace != 1) {
         vt__errorf("export: %s: no memory-by-category track: the analysis did not finish", zPath);
         vt__result_free(&r);
         return SQLITE_OK;
