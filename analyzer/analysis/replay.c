@@ -421,7 +421,7 @@ int vt__replay(struct vt_trace *t, const struct vt_opts *o, const struct vt_dete
     r.bDetectCuda = !f->bHaveTensors;
     r.bSiteCurves = o->bSiteCurves;
     r.lastUnscanned = -1;
-    r.bTensorDevice = f->bHaveTensors && f->aMemOp[VT_MEMOP_ALLOC] == 0 && f->aMemOp[VT_MEMOP_VMM_CREATE] == 0;
+    r.bTensorDevice = vt__read_blocks_only(f);
     t->crashTs = -1;
     t->lc.bTensorDevice = r.bTensorDevice; /* (the figures' counts replace t->lc when the replay ends) */
     h.pArg = &r;

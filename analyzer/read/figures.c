@@ -300,6 +300,12 @@ static int used_figures(struct vt_tracefile *f)
     return rc;
 }
 
+int vt__read_blocks_only(const struct vt_tracefile *f)
+{
+    return f->bHaveTensors && f->aMemOp[VT_MEMOP_ALLOC] == 0 && f->aMemOp[VT_MEMOP_VMM_CREATE] == 0 &&
+           f->aMemOp[VT_MEMOP_VMM_MAP] == 0;
+}
+
 int vt__figures_take(struct vt_tracefile *f, const struct vt_live *Lc, const struct vt_live *Lt)
 {
     static const struct vt_live_counts none;
@@ -307,7 +313,7 @@ int vt__figures_take(struct vt_tracefile *f, const struct vt_live *Lc, const str
     struct vt_lifecounts *lc = &f->fig.lc;
     int bImported = f->zSource[0] && strcmp(f->zSource, "cupti") != 0, bTD, rc;
     /* a torch.profiler trace: the blocks are all the trace knows of the device's memory */
-    bTD = lc->bTensorDevice = f->bHaveTensors && f->aMemOp[VT_MEMOP_ALLOC] == 0 && f->aMemOp[VT_MEMOP_VMM_CREATE] == 0;
+    bTD = lc->bTensorDevice = vt__read_blocks_only(f);
     lc->nAlloc = c->nBegin + (bTD ? k->nBegin : 0);
     lc->allocBytes = c->beginBytes + (bTD ? k->beginBytes : 0);
     lc->nFree = c->nFreed + (bTD ? k->nFreed : 0);

@@ -242,6 +242,14 @@ struct vt_tracefile {
  */
 int vt__read_lent_during(const struct vt_tracefile *f, int64_t a, int64_t b);
 
+/*
+ * Whether f's device memory is only a framework allocator's blocks (tensor rows and no CUDA memory: a
+ * torch.profiler trace), so that the blocks are the device's memory for the timeline and the counts. CUDA
+ * memory is an allocation, a VMM creation or a mapping (an expandable-segments snapshot maps pages and
+ * creates none). The figures and the replay both ask this.
+ */
+int vt__read_blocks_only(const struct vt_tracefile *f); /* figures.c */
+
 /* The exit code for a schema check's result (enum vt_schema_status): the one mapping every reader uses. */
 int vt__exit_for_schema(int st);
 

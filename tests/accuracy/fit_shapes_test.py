@@ -19,6 +19,9 @@ fit_shapes_test.py FITGEN VRAMTRACE
   allocator_settings); its import says so (meta pytorch.allocator.expandable_segments, a vmm_map
   row per segment_map); analyze merges it and replays the blocks through the expandable model:
   what would fit is a point, and the allocator cache's evidence counts pages, not segments.
+  The snapshot analyzed alone (below the boundary, reserved flat from its peak to the end) counts
+  its mapped pages as the segments and its blocks as the tensors inside: the tensors at the reserved
+  peak are those of the snapshot merged into its trace, the tensors' own peak.
 Exits 0 when every check holds, 1 otherwise (each failure printed), 2 on bad arguments.
 """
 import json
@@ -179,6 +182,27 @@ def expandable_history(fitgen, vramtrace, out):
           "expandable history: the allocator cache's evidence does not say pages")
 
 
+def expandable_history_alone(fitgen, vramtrace, out):
+    """The snapshot alone and merged into its trace give the same tensors at the reserved peak."""
+    import glob
+    batch = 114  # half the boundary: no page is unmapped, reserved stays at its peak from 37 ms to the end
+    case = "cnn_exp_24g_hist"
+    db = job(fitgen, os.path.join(out, "alone"), case, batch)
+    snaps = glob.glob(os.path.join(out, "alone", case, "vramtrace-*.snapshot.pickle"))
+    if not db or len(snaps) != 1:
+        check(False, "expandable history alone: no trace or snapshot")
+        return
+    alone, merged = device(vramtrace, snaps[0]), device(vramtrace, db, "--snapshot", snaps[0])
+    # the snapshot's mapped pages are CUDA memory (segments), its blocks the tensors inside: the
+    # figure is the most tensor bytes live on the plateau, the tensors' own peak here
+    a, m = alone.get("tensor_at_peak_bytes"), merged.get("tensor_at_peak_bytes")
+    check(a is not None and m is not None and abs(a - m) <= m // 100,
+          "expandable history alone: tensors at the reserved peak %s alone, %s merged" % (a, m))
+    check(a == alone.get("tensor_peak_bytes"),
+          "expandable history alone: tensors at the reserved peak %s, tensor peak %s on a flat plateau"
+          % (a, alone.get("tensor_peak_bytes")))
+
+
 def main():
     if len(sys.argv) != 3:
         print(__doc__.splitlines()[0] + "\nusage: fit_shapes_test.py FITGEN VRAMTRACE", file=sys.stderr)
@@ -187,6 +211,7 @@ def main():
         gradients(sys.argv[1], sys.argv[2], out)
         expandable(sys.argv[1], sys.argv[2], out)
         expandable_history(sys.argv[1], sys.argv[2], out)
+        expandable_history_alone(sys.argv[1], sys.argv[2], out)
     print("fit_shapes_test: %s" % ("ok" if not FAILS else "%d failed" % len(FAILS)))
     return 1 if FAILS else 0
 
