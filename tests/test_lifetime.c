@@ -205,6 +205,68 @@ TEST(vmm_managed_pool_sample_shapes)
     tg_cleanup();
 }
 
+/* Unmaps of a range release exactly the bytes they cover (a PyTorch expandable segment unmaps pages of its
+ * range): one inside a mapping, one at its base for part of it, one over a mapping's tail and the whole next. */
+TEST(vmm_range_unmaps)
+{
+    const char *zPath = tg_path("ranges.db");
+    struct tg *g = tg_open(zPath);
+    struct vt_opts o;
+    struct vt_result r;
+    int iDev = -1;
+    ASSERT(g);
+    tg_memop(g, 1 * MS, 5, 0, 3, A, 8 * MiB, -1, -1, -1);                /* map [A, A+8): 8 MiB live */
+    tg_memop(g, 2 * MS, 6, 0, 3, A + 2 * MiB, 2 * MiB, -1, -1, -1);      /* unmap [A+2, A+4): 6 */
+    tg_memop(g, 3 * MS, 6, 0, 3, A, 2 * MiB, -1, -1, -1);                /* unmap [A, A+2): 4 */
+    tg_memop(g, 4 * MS, 5, 0, 3, B, 6 * MiB, -1, -1, -1);                /* map B: 10 */
+    tg_memop(g, 5 * MS, 5, 0, 3, A + 8 * MiB, 2 * MiB, -1, -1, -1);      /* map [A+8, A+10): 12, the peak */
+    tg_memop(g, 6 * MS, 6, 0, 3, A + 4 * MiB, 6 * MiB, -1, -1, -1);      /* unmap [A+4, A+10): 6, B alone */
+    tg_memop(g, 7 * MS, 6, 0, 3, A + 12 * MiB, 2 * MiB, -1, -1, -1);     /* nothing mapped there: unknown */
+    ASSERT_EQ(0, tg_close(g));
+    vt__opts_default(&o);
+    ASSERT_EQ(0, analyze1(zPath, &o, &r));
+    struct vt_trace *t = &r.aTrace[0];
+    for (int i = 0; i < t->tl.nDev; i++)
+        if (t->tl.aDev[i].id == 0) iDev = i;
+    ASSERT(iDev >= 0);
+    ASSERT_EQ(12 * MiB, t->tl.aDev[iDev].peak);
+    ASSERT_EQ(5 * MS, t->tl.aDev[iDev].peakTs);
+    ASSERT_EQ(1, t->lc.nFreeUnknown);
+    ASSERT_EQ(1, t->lc.nLiveEnd); /* B */
+    ASSERT_EQ(6 * MiB, t->lc.liveEndBytes);
+    vt__result_free(&r);
+    tg_cleanup();
+}
+
+/* The tracer's mappings of a created handle: a range unmap inside one ends only that part, and the handle's
+ * release still finds its memory (counted once, where it was created). */
+TEST(vmm_range_unmap_of_handle)
+{
+    const char *zPath = tg_path("hranges.db");
+    struct tg *g = tg_open(zPath);
+    struct vt_opts o;
+    struct vt_result r;
+    ASSERT(g);
+    tg_memop(g, 1 * MS, 3, 0, 3, 0x11, 8 * MiB, -1, -1, -1);             /* create */
+    tg_memop(g, 2 * MS, 5, 0, 3, A, 8 * MiB, -1, -1, -1);                /* map it at A */
+    tg_memop(g, 3 * MS, 6, 0, 3, A + 2 * MiB, 2 * MiB, -1, -1, -1);      /* unmap a page inside */
+    tg_memop(g, 4 * MS, 6, 0, 3, A, 2 * MiB, -1, -1, -1);                /* then the first */
+    tg_memop(g, 5 * MS, 6, 0, 3, A + 4 * MiB, 4 * MiB, -1, -1, -1);      /* then the rest */
+    tg_memop(g, 6 * MS, 4, 0, 3, 0x11, 8 * MiB, -1, -1, -1);             /* release */
+    ASSERT_EQ(SQLITE_OK, sqlite3_exec(g->db, "UPDATE memory_event SET pool_address = 17 WHERE op IN (5, 6)", NULL,
+                                      NULL, NULL));
+    ASSERT_EQ(0, tg_close(g));
+    vt__opts_default(&o);
+    ASSERT_EQ(0, analyze1(zPath, &o, &r));
+    struct vt_trace *t = &r.aTrace[0];
+    ASSERT_EQ(0, t->lc.nFreeUnknown);
+    ASSERT_EQ(0, t->lc.nLiveEnd);
+    ASSERT_EQ(8 * MiB, t->tl.aDev[0].peak);
+    ASSERT_EQ(0, r.nFind);
+    vt__result_free(&r);
+    tg_cleanup();
+}
+
 /* CUPTI-scale timestamps (~1.7e18 ns) next to the zero times of incomplete records: the
  * trace starts at its first real time and nothing overflows (checked under UBSan). */
 TEST(wide_timestamps_and_incomplete_records)
@@ -322,5 +384,6 @@ TEST(peak_groups_many_sites)
     tg_cleanup();
 }
 
-VT_TEST_LIST(T(huge_allocations) T(wide_timestamps_and_incomplete_records) T(vmm_managed_pool_sample_shapes) T(pairing_reuse_unknown_double) T(timeline_peak_and_live_at_peak) T(pool_reserved_tracked)
+VT_TEST_LIST(T(huge_allocations) T(wide_timestamps_and_incomplete_records) T(vmm_managed_pool_sample_shapes) T(vmm_range_unmaps)
+                 T(vmm_range_unmap_of_handle) T(pairing_reuse_unknown_double) T(timeline_peak_and_live_at_peak) T(pool_reserved_tracked)
                  T(peak_groups_many_sites))

@@ -12,7 +12,9 @@
  * kinds), as pinned host memory or as managed memory, pageable memory nowhere; a VMM
  * creation counts once where it lives; a mapping of a known creation counts nothing and
  * sends its uses to the creation; a mapping of a handle never seen created (traces of
- * schema 1 and 2) counts itself; imported memory counts nothing. Blocks of a framework
+ * schema 1 and 2, imported snapshots) counts itself; an unmap of a known size ends exactly
+ * the range it covers (the parts of a mapping outside it live on as mappings of their own);
+ * imported memory counts nothing. Blocks of a framework
  * allocator (tensor_event) live inside memory CUDA already counts: a caller keeps them in a
  * live set of their own, where they count on their device (the allocator's "allocated").
  *
@@ -449,6 +451,52 @@ static int end(struct vt_live *L, struct vt_life *l, const struct vt_memrow *m, 
     return rc;
 }
 
+/* Whether l has a byte in [a, a + n) (n > 0; unsigned arithmetic, as contains). */
+static int overlaps(const struct vt_life *l, int64_t a, int64_t n)
+{
+    return contains(l, a) || (uint64_t)l->address - (uint64_t)a < (uint64_t)n;
+}
+
+/* A live mapping (VMM map) on device dev (any when dev < 0) with a byte in [a, a + n), or NULL: the pages the
+ * range spans (every page when it spans more than there are), then the huge list. */
+static struct vt_life *find_mapping_in(struct vt_live *L, int64_t a, int64_t n, int dev)
+{
+    const uint64_t ua = (uint64_t)a, un = (uint64_t)n;
+    const uint64_t first = ua >> PAGE_SHIFT, last = (un - 1 > UINT64_MAX - ua ? UINT64_MAX : ua + un - 1) >> PAGE_SHIFT;
+    const int bAll = last - first >= (uint64_t)L->nPage; /* more pages than are in use: each page in use */
+    const uint64_t nPg = bAll ? (uint64_t)L->nPage : last - first + 1;
+    for (uint64_t k = 0; k < nPg; k++) {
+        struct page *p = bAll ? &L->aPage[k] : page_get(L, page_of(a) + (int64_t)k, 0);
+        for (int i = 0; p && i < p->n; i++) {
+            struct vt_life *l = p->a[i];
+            if (l->op == VT_MEMOP_VMM_MAP && (dev < 0 || l->device == dev) && overlaps(l, a, n)) return l;
+        }
+    }
+    for (int i = 0; i < L->nHuge; i++) {
+        struct vt_life *l = L->apHuge[i];
+        if (l->op == VT_MEMOP_VMM_MAP && (dev < 0 || l->device == dev) && overlaps(l, a, n)) return l;
+    }
+    return NULL;
+}
+
+/* The part [a, a + n) of mapping l left mapped by unmap m: a new mapping from m (l's owner, account, call site). */
+static struct vt_life *piece_new(const struct vt_life *l, const struct vt_memrow *m, int64_t a, int64_t n)
+{
+    struct vt_memrow r = *m;
+    struct vt_life *p;
+    r.address = a;
+    r.bytes = n;
+    r.op = VT_MEMOP_VMM_MAP;
+    r.kind = l->memKind;
+    r.device = l->device;
+    r.stackId = l->stackId;
+    r.api = l->allocApi;
+    r.bTensor = l->bTensor;
+    if (!(p = life_new(&r, l->acct))) return NULL;
+    if ((p->pOwner = l->pOwner) != NULL) p->pOwner->nMap++;
+    return p;
+}
+
 /* A free (or unmap, or release) that found no lifetime: double or unknown. 0 or -1. */
 static int stray(struct vt_live *L, const struct vt_memrow *m)
 {
@@ -456,6 +504,38 @@ static int stray(struct vt_live *L, const struct vt_memrow *m)
     if (status == VT_LIFE_DOUBLE_FREE) L->n.nDoubleFree++;
     else L->n.nFreeUnknown++;
     return L->h.xStray ? L->h.xStray(L->h.pArg, m, status) : 0;
+}
+
+/*
+ * Unmap m of a known range: every live mapping it overlaps ends at m, and the parts of one outside the range
+ * (before it, after it) begin at m as mappings of their own, so exactly the bytes the range covers are released.
+ * Nothing overlapped: a stray. 0 or -1.
+ */
+static int unmap_range(struct vt_live *L, const struct vt_memrow *m)
+{
+    const uint64_t a = (uint64_t)m->address, n = (uint64_t)m->bytes;
+    struct vt_life *l;
+    int nHit = 0;
+    while ((l = find_mapping_in(L, m->address, m->bytes, m->device)) != NULL) {
+        const uint64_t la = (uint64_t)l->address, le = la + (uint64_t)l->bytes; /* (unsigned: may wrap) */
+        struct vt_life *apPiece[2] = {NULL, NULL};
+        /* a head where l begins outside the range (so before it), a tail where l's last byte lies past it */
+        if (la - a >= n) apPiece[0] = piece_new(l, m, l->address, (int64_t)(a - la));
+        if (l->bytes > 0 && le - 1 - a >= n) apPiece[1] = piece_new(l, m, (int64_t)(a + n), (int64_t)(le - (a + n)));
+        if ((la - a >= n && !apPiece[0]) || (l->bytes > 0 && le - 1 - a >= n && !apPiece[1])) {
+            for (int i = 0; i < 2; i++)
+                if (apPiece[i]) {
+                    if (apPiece[i]->pOwner) apPiece[i]->pOwner->nMap--;
+                    free(apPiece[i]);
+                }
+            return -1;
+        }
+        if (end(L, l, m, VT_LIFE_FREED) != 0) return -1;
+        for (int i = 0; i < 2; i++)
+            if (apPiece[i] && begin(L, apPiece[i]) != 0) return -1;
+        nHit++;
+    }
+    return nHit ? 0 : stray(L, m);
 }
 
 int vt__live_apply(struct vt_live *L, const struct vt_memrow *m)
@@ -494,8 +574,11 @@ int vt__live_apply(struct vt_live *L, const struct vt_memrow *m)
     case VT_MEMOP_VMM_RELEASE:
         if ((l = handle_find(L, m->address, &slot)) != NULL) return end(L, l, m, VT_LIFE_FREED);
         return freed_add(L, m->address) == 0 ? stray(L, m) : -1;
-    case VT_MEMOP_FREE:
     case VT_MEMOP_VMM_UNMAP:
+        /* a range: what it covers, of one mapping or several (docs/analysis.md); no size: the mapping at its base */
+        if (m->bytes > 0) return unmap_range(L, m) == 0 ? freed_add(L, m->address) : -1;
+        /* fall through */
+    case VT_MEMOP_FREE:
     case VT_MEMOP_IMPORT_CLOSE:
         l = find_base(L, m->address, m->device, m->op == VT_MEMOP_FREE ? m->kind : 0);
         if (l) {

@@ -18,7 +18,9 @@ fit_shapes_test.py FITGEN VRAMTRACE
   contiguous mapped range, is_expandable, small or large by pool, and the setting in
   allocator_settings); its import says so (meta pytorch.allocator.expandable_segments, a vmm_map
   row per segment_map); analyze merges it and replays the blocks through the expandable model:
-  what would fit is a point, and the allocator cache's evidence counts pages, not segments.
+  what would fit is a point, and the allocator cache's evidence counts pages, not segments. Its
+  unmaps release the pages they cover (often inside a mapped range): its reserved peak analyzed
+  alone is that of the snapshot merged into its trace within 1 %, and fits the 24 GiB device.
   The snapshot analyzed alone (below the boundary, reserved flat from its peak to the end) counts
   its mapped pages as the segments and its blocks as the tensors inside: the tensors at the reserved
   peak are those of the snapshot merged into its trace, the tensors' own peak.
@@ -180,6 +182,12 @@ def expandable_history(fitgen, vramtrace, out):
           "expandable history: not replayed through the expandable model")
     check("expandable segments' pages reserved by the caching allocator" in text,
           "expandable history: the allocator cache's evidence does not say pages")
+    # pages are unmapped from inside mapped ranges: alone, each unmap releases exactly its pages, as the
+    # tracer's cuMemUnmap rows do merged (the snapshot's reserved peak fits the 24 GiB device)
+    alone, merged = device(vramtrace, snaps[0]), device(vramtrace, db, "--snapshot", snaps[0])
+    a, m = alone.get("peak_bytes"), merged.get("peak_bytes")
+    check(a is not None and m is not None and abs(a - m) <= m // 100 and a <= 24 << 30,
+          "expandable history: reserved peak %s alone, %s merged" % (a, m))
 
 
 def expandable_history_alone(fitgen, vramtrace, out):
