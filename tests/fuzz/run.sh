@@ -38,19 +38,23 @@ mkdir -p build-fuzz/artifacts
 # figures, returns non-zero on a finding.
 # libFuzzer's own box (-max_total_time) counts from its start, replay included, and fuzz_trace's
 # replay alone outlasts a short box: so the box is kept here instead. Once libFuzzer says the stored
-# inputs ran (its INITED line), it fuzzes for the box and is then interrupted (SIGINT: it prints its
-# figures and exits with 72). Its own -max_total_time stays as a backstop. The
-# targets run JOBS at a time (one core each): each gets its whole box.
+# inputs ran (its INITED line), it fuzzes for the box and is then told to stop through its stop file
+# (-stop_file: it ends its loop, prints its figures and exits 0). Not by SIGINT: a SIGINT that lands
+# while LeakSanitizer's leak check holds the allocator deadlocks libFuzzer's handler (it allocates),
+# and the stage then hung. Its own -max_total_time stays as a backstop, and a target that has not
+# ended 120 s after the stop file is killed and counted as failed. The targets run JOBS at a time
+# (one core each): each gets its whole box.
 fuzz_one() {
-  local t=$1 work log rc=0 pid i=0
+  local t=$1 work log rc=0 pid i=0 i2 stop
   work=$(mktemp -d)
+  stop=$(mktemp -u)
   cp tests/fuzz/corpus/$t/* "$work"/
   log=build-fuzz/fuzz_$t.log
   : >"$log" # no INITED line from an earlier run
   # The readers print one "vramtrace:" line per refused input: the log keeps them.
   UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ASAN_OPTIONS=detect_leaks=1 \
     build-fuzz/tests/fuzz_$t -seed="${VT_FUZZ_SEED:-1}" -max_total_time="$((secs + 600))" -timeout=10 -rss_limit_mb=2048 \
-    -print_final_stats=1 -artifact_prefix="build-fuzz/artifacts/$t-" \
+    -print_final_stats=1 -artifact_prefix="build-fuzz/artifacts/$t-" -stop_file="$stop" \
     "$work" $(ls -d tests/fuzz/regress/$t 2>/dev/null) >"$log" 2>&1 &
   pid=$!
   while kill -0 "$pid" 2>/dev/null && ! grep -q 'INITED cov' "$log"; do sleep 1; done
@@ -59,10 +63,18 @@ fuzz_one() {
     sleep 1
     i=$((i + 1))
   done
-  kill -INT "$pid" 2>/dev/null || true
+  echo stop >"$stop"
+  i2=0
+  while [ $i2 -lt 120 ] && kill -0 "$pid" 2>/dev/null; do
+    sleep 1
+    i2=$((i2 + 1))
+  done
+  if kill -0 "$pid" 2>/dev/null; then
+    echo "(still running 120 s after its stop file: killed)" >>"$log"
+    kill -KILL "$pid" 2>/dev/null || true
+  fi
   wait "$pid" || rc=$?
-  # 72: interrupted at the end of its box (libFuzzer's code for SIGINT), as asked (a finding ends it otherwise, with its own code)
-  [ $rc -eq 72 ] && grep -q 'run interrupted' "$log" && rc=0
+  rm -f "$stop"
   if [ $rc -eq 0 ] && grep -q 'INITED cov' "$log"; then
     echo "== fuzz_$t: $(ls "$work" | wc -l) corpus inputs, replayed, then ${i} s of fuzzing: no crash, hang, leak" \
       "or sanitizer report ($(grep -E '^stat::number_of_executed_units' "$log" | awk '{print $2}') runs)"
@@ -71,7 +83,7 @@ fuzz_one() {
     # The first lines that say why, kept in build-fuzz/failed-T for tests/run.sh's summary.
     # libFuzzer prints a failing input in base64 when it is small: with it the finding can be
     # reproduced from a log alone (echo B64 | base64 -d >input).
-    { grep -E 'INFO: Seed|ERROR|runtime error|SUMMARY|Test unit written|timeout|rss limit|^Base64: ' "$log" | head -12 | cut -c1-3000
+    { grep -E 'INFO: Seed|ERROR|runtime error|SUMMARY|Test unit written|timeout|rss limit|still running|^Base64: ' "$log" | head -12 | cut -c1-3000
       if ! grep -q 'INITED cov' "$log"; then
         echo "(its stored inputs never finished replaying; its last lines:)"
         tail -3 "$log"
