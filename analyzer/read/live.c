@@ -479,8 +479,9 @@ static struct vt_life *find_mapping_in(struct vt_live *L, int64_t a, int64_t n, 
     return NULL;
 }
 
-/* The part [a, a + n) of mapping l left mapped by unmap m: a new mapping from m (l's owner, account, call site). */
-static struct vt_life *piece_new(const struct vt_life *l, const struct vt_memrow *m, int64_t a, int64_t n)
+/* Begin the part [a, a + n) of mapping l (ended by unmap m) that m left mapped: a mapping of its own from m, with l's
+ * owner, account and call site. 0 or -1. */
+static int piece_begin(struct vt_live *L, const struct vt_life *l, const struct vt_memrow *m, int64_t a, int64_t n)
 {
     struct vt_memrow r = *m;
     struct vt_life *p;
@@ -492,9 +493,9 @@ static struct vt_life *piece_new(const struct vt_life *l, const struct vt_memrow
     r.stackId = l->stackId;
     r.api = l->allocApi;
     r.bTensor = l->bTensor;
-    if (!(p = life_new(&r, l->acct))) return NULL;
+    if (!(p = life_new(&r, l->acct))) return -1;
     if ((p->pOwner = l->pOwner) != NULL) p->pOwner->nMap++;
-    return p;
+    return begin(L, p);
 }
 
 /* A free (or unmap, or release) that found no lifetime: double or unknown. 0 or -1. */
@@ -518,21 +519,12 @@ static int unmap_range(struct vt_live *L, const struct vt_memrow *m)
     int nHit = 0;
     while ((l = find_mapping_in(L, m->address, m->bytes, m->device)) != NULL) {
         const uint64_t la = (uint64_t)l->address, le = la + (uint64_t)l->bytes; /* (unsigned: may wrap) */
-        struct vt_life *apPiece[2] = {NULL, NULL};
         /* a head where l begins outside the range (so before it), a tail where l's last byte lies past it */
-        if (la - a >= n) apPiece[0] = piece_new(l, m, l->address, (int64_t)(a - la));
-        if (l->bytes > 0 && le - 1 - a >= n) apPiece[1] = piece_new(l, m, (int64_t)(a + n), (int64_t)(le - (a + n)));
-        if ((la - a >= n && !apPiece[0]) || (l->bytes > 0 && le - 1 - a >= n && !apPiece[1])) {
-            for (int i = 0; i < 2; i++)
-                if (apPiece[i]) {
-                    if (apPiece[i]->pOwner) apPiece[i]->pOwner->nMap--;
-                    free(apPiece[i]);
-                }
-            return -1;
-        }
+        const int bHead = la - a >= n, bTail = l->bytes > 0 && le - 1 - a >= n;
+        const struct vt_life was = *l; /* what the pieces take from l, which end frees (its owner lives on) */
         if (end(L, l, m, VT_LIFE_FREED) != 0) return -1;
-        for (int i = 0; i < 2; i++)
-            if (apPiece[i] && begin(L, apPiece[i]) != 0) return -1;
+        if (bHead && piece_begin(L, &was, m, was.address, (int64_t)(a - la)) != 0) return -1;
+        if (bTail && piece_begin(L, &was, m, (int64_t)(a + n), (int64_t)(le - (a + n))) != 0) return -1;
         nHit++;
     }
     return nHit ? 0 : stray(L, m);
