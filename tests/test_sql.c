@@ -356,7 +356,7 @@ TEST(output_formats)
     const char *zSql = "SELECT 1 AS a, 'x,y' AS b, NULL AS c, 2.5 AS d, 'say \"hi\"' AS a"
                        " UNION ALL SELECT 12345, 'line' || char(10) || 'two', 'z', -1, x'00ff'";
     char *z = print_mem(zSql, VT_SQL_CSV, 0);
-    ASSERT_STREQ("a,b,c,d,a\n1,\"x,y\",,2.5,\"say \"\"hi\"\"\"\n12345,\"line\ntwo\",z,-1,00ff\n", z);
+    ASSERT_STREQ("a,b,c,d,a:2\n1,\"x,y\",,2.5,\"say \"\"hi\"\"\"\n12345,\"line\ntwo\",z,-1,00ff\n", z);
     free(z);
     z = print_mem(zSql, VT_SQL_JSON, 0);
     ASSERT_STREQ("[\n{\"a\":1,\"b\":\"x,y\",\"c\":null,\"d\":2.5,\"a:2\":\"say \\\"hi\\\"\"},\n"
@@ -502,6 +502,15 @@ TEST(per_trace_beyond_attach_limit)
     ASSERT_EQ(0, vt_run(zDir, zArgs, &zOut, &zErr));
     ASSERT(zOut[0] == '[' && strstr(zOut, "\"one\":1}\n]\n") != NULL);
     ASSERT_CONTAINS(zOut, "\"trace\":");
+    free(zOut), free(zErr);
+    /* a column of the query named `trace` (the process view's) does not repeat the file's name */
+    snprintf(zArgs, sizeof zArgs, "sql --per-trace --format csv %s 'SELECT trace, pid FROM process'", zTrace0);
+    ASSERT_EQ(0, vt_run(zDir, zArgs, &zOut, &zErr));
+    ASSERT(!strncmp(zOut, "trace,trace:2,pid\n", 18));
+    free(zOut), free(zErr);
+    snprintf(zArgs, sizeof zArgs, "sql --per-trace --format json %s 'SELECT trace, pid FROM process'", zTrace0);
+    ASSERT_EQ(0, vt_run(zDir, zArgs, &zOut, &zErr));
+    ASSERT_CONTAINS(zOut, "\"trace:2\":0,\"pid\":");
     free(zOut), free(zErr);
     /* one SELECT only; a missing trace is named, the others answer (exit 9) */
     snprintf(zArgs, sizeof zArgs, "sql --per-trace %s %s 'SELECT 1; SELECT 2'", zTrace0, zTrace1);

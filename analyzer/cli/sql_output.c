@@ -181,6 +181,40 @@ done:
     return rc;
 }
 
+/*
+ * Output names of CSV headers and JSON keys: the column names, a repeated name gets ":2",
+ * ":3"... so that no object holds a duplicate key and no header names two columns alike.
+ * With bTrace the first column `trace` (per-trace output) counts as met before the query's.
+ * Returns an array of sqlite3_malloc'd strings (col_keys_free), or NULL when out of memory.
+ */
+static char **col_keys(sqlite3_stmt *pStmt, int nCol, int bTrace)
+{
+    char **azKey = calloc((size_t)(nCol ? nCol : 1), sizeof(char *));
+    int i, j;
+    if (!azKey) return NULL;
+    for (i = 0; i < nCol; i++) {
+        const char *zName = sqlite3_column_name(pStmt, i);
+        int nSame = 1 + (bTrace && strcmp(zName, "trace") == 0);
+        for (j = 0; j < i; j++)
+            if (strcmp(sqlite3_column_name(pStmt, j), zName) == 0) nSame++;
+        azKey[i] = nSame > 1 ? sqlite3_mprintf("%s:%d", zName, nSame) : sqlite3_mprintf("%s", zName);
+        if (!azKey[i]) {
+            for (j = 0; j < i; j++) sqlite3_free(azKey[j]);
+            free(azKey);
+            return NULL;
+        }
+    }
+    return azKey;
+}
+
+/* Frees what col_keys returned for nCol columns. */
+static void col_keys_free(char **azKey, int nCol)
+{
+    if (!azKey) return;
+    for (int i = 0; i < nCol; i++) sqlite3_free(azKey[i]);
+    free(azKey);
+}
+
 /* One CSV field, quoted when it holds a comma, quote, CR or LF (RFC 4180); always valid UTF-8. */
 static void csv_field(FILE *f, const char *z)
 {
@@ -198,12 +232,15 @@ static int print_csv(sqlite3_stmt *pStmt, FILE *f, const struct vt_sql_print *op
     int nCol = sqlite3_column_count(pStmt), i, step;
     long long nRow = 0;
     if (opt->bHeader && nCol > 0) {
+        char **azKey = col_keys(pStmt, nCol, opt->zTrace != NULL);
+        if (!azKey) return SQLITE_NOMEM;
         if (opt->zTrace) fputs("trace,", f);
         for (i = 0; i < nCol; i++) {
             if (i) fputc(',', f);
-            csv_field(f, sqlite3_column_name(pStmt, i));
+            csv_field(f, azKey[i]);
         }
         fputc('\n', f);
+        col_keys_free(azKey, nCol);
     }
     while ((step = sqlite3_step(pStmt)) == SQLITE_ROW) {
         if (opt->zTrace) {
@@ -227,36 +264,12 @@ static int print_csv(sqlite3_stmt *pStmt, FILE *f, const struct vt_sql_print *op
     return step == SQLITE_DONE ? SQLITE_OK : step;
 }
 
-/*
- * JSON keys: the column names, a repeated name gets ":2", ":3"... so that no
- * object holds a duplicate key. Returns an array of sqlite3_malloc'd strings.
- */
-static char **json_keys(sqlite3_stmt *pStmt, int nCol)
-{
-    char **azKey = calloc((size_t)(nCol ? nCol : 1), sizeof(char *));
-    int i, j;
-    if (!azKey) return NULL;
-    for (i = 0; i < nCol; i++) {
-        const char *zName = sqlite3_column_name(pStmt, i);
-        int nSame = 1;
-        for (j = 0; j < i; j++)
-            if (strcmp(sqlite3_column_name(pStmt, j), zName) == 0) nSame++;
-        azKey[i] = nSame > 1 ? sqlite3_mprintf("%s:%d", zName, nSame) : sqlite3_mprintf("%s", zName);
-        if (!azKey[i]) {
-            for (j = 0; j < i; j++) sqlite3_free(azKey[j]);
-            free(azKey);
-            return NULL;
-        }
-    }
-    return azKey;
-}
-
 /* JSON output: an array of row objects, streamed. Returns like print_csv. */
 static int print_json(sqlite3_stmt *pStmt, FILE *f, const struct vt_sql_print *opt, long long *pnRow)
 {
     int nCol = sqlite3_column_count(pStmt), i, step;
     long long nRow = 0, *pnAll = opt->pnJsonRows;
-    char **azKey = json_keys(pStmt, nCol);
+    char **azKey = col_keys(pStmt, nCol, opt->zTrace != NULL);
     if (!azKey) return SQLITE_NOMEM;
     if (!pnAll) fputc('[', f);
     while ((step = sqlite3_step(pStmt)) == SQLITE_ROW) {
@@ -291,8 +304,7 @@ static int print_json(sqlite3_stmt *pStmt, FILE *f, const struct vt_sql_print *o
         if (pnAll) ++*pnAll;
     }
     if (!pnAll) fputs(nRow ? "\n]\n" : "]\n", f);
-    for (i = 0; i < nCol; i++) sqlite3_free(azKey[i]);
-    free(azKey);
+    col_keys_free(azKey, nCol);
     *pnRow = nRow;
     return step == SQLITE_DONE ? SQLITE_OK : step;
 }
