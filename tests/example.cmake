@@ -67,18 +67,19 @@ if(Python3_Interpreter_FOUND)
     ${CMAKE_CURRENT_SOURCE_DIR}/perfetto_breakdown_test.py $<TARGET_FILE:vramtrace>
     ${CMAKE_CURRENT_SOURCE_DIR}/data/example-train.db ${CMAKE_CURRENT_SOURCE_DIR}/data/example-train-v1.db)
   set_tests_properties(export_perfetto_breakdown PROPERTIES LABELS cli TIMEOUT 600)
-  # export --snapshot: a PyTorch memory snapshot of a trace, of Nsight, Kineto and snapshot imports;
-  # its structure as PyTorch's memory_viz reads it, and round-tripped through import.
+  # export --snapshot: a PyTorch memory snapshot of a trace, of Nsight, Kineto and snapshot imports, and
+  # of a generated job with expandable segments (its trace and its history's snapshot); its structure as
+  # PyTorch's memory_viz reads it, and round-tripped through import.
   set(_imp ${CMAKE_CURRENT_SOURCE_DIR}/data/import)
   add_test(NAME export_snapshot COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/snapshot_export_test.py
-    $<TARGET_FILE:vramtrace> ${CMAKE_CURRENT_SOURCE_DIR}/data/example-train.db
+    $<TARGET_FILE:vramtrace> --fitgen $<TARGET_FILE:fitgen> ${CMAKE_CURRENT_SOURCE_DIR}/data/example-train.db
     ${CMAKE_CURRENT_SOURCE_DIR}/data/example-train-v1.db ${_imp}/nsys2024_enums.sqlite
     ${_imp}/kineto_small.json ${_imp}/snap_small.pickle)
   set_tests_properties(export_snapshot PROPERTIES LABELS cli TIMEOUT 300)
   # The same snapshots opened in PyTorch's memory_viz (tests/third_party/memory_viz) in headless Chromium,
   # d3@5 served from npm: skipped when Chromium, puppeteer-core or d3@5 is not installed (.ci/run installs them).
   add_test(NAME memory_viz_browser COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/snapshot_export_test.py
-    $<TARGET_FILE:vramtrace> --browser ${CMAKE_CURRENT_SOURCE_DIR}/data/example-train.db
+    $<TARGET_FILE:vramtrace> --browser --fitgen $<TARGET_FILE:fitgen> ${CMAKE_CURRENT_SOURCE_DIR}/data/example-train.db
     ${CMAKE_CURRENT_SOURCE_DIR}/data/example-train-v1.db ${_imp}/nsys2024_enums.sqlite
     ${_imp}/kineto_small.json ${_imp}/snap_small.pickle)
   set_tests_properties(memory_viz_browser PROPERTIES LABELS cli SKIP_RETURN_CODE 77 TIMEOUT 900)

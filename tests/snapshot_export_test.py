@@ -1,6 +1,6 @@
 """export --snapshot: a PyTorch memory snapshot PyTorch's memory_viz opens, round-tripped through import.
 
-    snapshot_export_test.py VRAMTRACE [--browser] TRACE...
+    snapshot_export_test.py VRAMTRACE [--browser] [--fitgen FITGEN] TRACE...
 
 For each trace (a vramtrace trace, or a file import reads: Nsight export, Kineto trace, PyTorch snapshot):
 export it as a snapshot; load the pickle with a reader that refuses any class (as a snapshot needs none);
@@ -10,7 +10,11 @@ action, addr, size, stream and frames ({filename, line, name}), free_requested b
 alloc before its free; 'segments' with device, address, total_size, stream and blocks that tile the segment
 (memory_viz gives each block the address after the one before), every live block inside a segment; then
 import the snapshot and compare with the trace: the same allocations (address, size), the same times from
-the first (to the microsecond), the same stacks (function, file, line of each frame).
+the first (to the microsecond), the same stacks (function, file, line of each frame). Segments are followed as
+memory_viz follows them: segment_alloc/segment_free by address, segment_map/segment_unmap (VMM, expandable
+segments) merging with and splitting the mapped ranges they touch; the ranges after the last event must be the
+dump's segments, and the mapped bytes live at the end those of the trace. --fitgen FITGEN adds a generated job
+with expandable segments: its trace (cuMemCreate and cuMemMap per page) and its allocation history's snapshot.
 With --browser: each snapshot is also opened in PyTorch's memory_viz itself (tests/third_party/memory_viz,
 driven by tests/html/check_memviz.mjs in headless Chromium through puppeteer-core, d3@5 served from npm): no
 console or page error and no request leaving the page; the timeline draws one polygon per allocation of the
@@ -32,8 +36,10 @@ import sys
 import tempfile
 
 vramtrace = sys.argv[1]
-browser = "--browser" in sys.argv[2:]
-traces = [a for a in sys.argv[2:] if a != "--browser"]
+args = sys.argv[2:]
+browser = "--browser" in args
+fitgen = args[args.index("--fitgen") + 1] if "--fitgen" in args else None
+traces = [a for i, a in enumerate(args) if a not in ("--browser", "--fitgen") and (i == 0 or args[i - 1] != "--fitgen")]
 here = os.path.dirname(os.path.abspath(__file__))
 if browser:
     npm = os.path.join(os.environ.get("VT_NPM_PREFIX") or os.path.expanduser("~/.cache/vramtrace-npm"), "node_modules")
@@ -48,6 +54,14 @@ if browser:
               "(apt-get install chromium; npm install --prefix %s puppeteer-core d3@5)" % os.path.dirname(npm))
         sys.exit(77)
 tmp = tempfile.mkdtemp(prefix="vt_snapx_")
+if fitgen:  # a job with expandable segments: pages mapped and unmapped, the history's ranges
+    p = subprocess.run([fitgen, "--only", "cnn_exp_24g_hist", "--at", "64", tmp], capture_output=True, text=True)
+    job = os.path.join(tmp, "cnn_exp_24g_hist")
+    hist = [f for f in (os.listdir(job) if os.path.isdir(job) else []) if f.endswith(".snapshot.pickle")]
+    if p.returncode or len(hist) != 1:
+        print("fitgen failed (%d): %s" % (p.returncode, p.stderr[-300:]))
+        sys.exit(1)
+    traces += [os.path.join(job, "rank0.db"), os.path.join(job, hist[0])]
 fail = []
 snaps = {}  # snapshot file -> (name, its contents), for the browser
 ACTIONS = {"alloc", "free_requested", "free_completed", "segment_alloc", "segment_free", "segment_map",
@@ -70,9 +84,11 @@ def structure(name, d):
     if set(d) < {"device_traces", "segments"}:
         return ["root keys %s" % sorted(d)]
     at_end = {}  # device -> its blocks live after its last event, as the dump's segments must hold them
+    ranges_end = {}  # device -> its segments after its last event: (address, size)
     for dev, events in enumerate(d["device_traces"]):
-        live, pending, segs = {}, set(), {}
+        live, pending, segs = {}, set(), {}  # segs: address -> [size, mapped]
         at_end[dev] = live
+        ranges_end[dev] = segs
         for e in events:
             oom = e.get("action") == "oom"  # an OOM: size and device_free, each where known
             if e.get("action") not in ACTIONS or not oom and not isinstance(e.get("addr"), int) \
@@ -84,15 +100,38 @@ def structure(name, d):
                 if not isinstance(f.get("filename"), str) or not isinstance(f.get("line"), int) or not isinstance(f.get("name"), str):
                     bad.append("frame %s" % f)
             a, x = e["action"], e.get("addr")
+            if a in ("segment_free", "segment_unmap") and any(x <= b < x + e["size"] for b in live):
+                bad.append("device %d: %s of %#x with blocks live in it" % (dev, a, x))
             if a == "segment_alloc":
-                segs[x] = e["size"]
+                segs[x] = [e["size"], False]
             elif a == "segment_free":
-                if any(x <= b < x + segs.get(x, 0) for b in live):
-                    bad.append("device %d: segment %#x freed with blocks live in it" % (dev, x))
+                if segs.get(x, [0, True])[1] or segs[x][0] != e["size"]:
+                    bad.append("device %d: segment_free of %#x, no such segment" % (dev, x))
                 segs.pop(x, None)
+            elif a == "segment_map":  # merges with the mapped ranges it touches, as memory_viz's map_segment
+                if any(s < x + e["size"] and x < s + n for s, (n, _) in segs.items()):
+                    bad.append("device %d: segment_map of %#x over a live segment" % (dev, x))
+                start, size = x, e["size"]
+                prev = [s for s, (n, m) in segs.items() if m and s + n == start]
+                if prev:
+                    start = prev[0]
+                    size += segs.pop(start)[0]
+                if start + size in segs and segs[start + size][1]:
+                    size += segs.pop(start + size)[0]
+                segs[start] = [size, True]
+            elif a == "segment_unmap":  # splits the mapped range holding it, as memory_viz's unmap_segment
+                hold = [s for s, (n, m) in segs.items() if m and s <= x and x + e["size"] <= s + n]
+                if not hold:
+                    bad.append("device %d: segment_unmap of %#x, in no mapped range" % (dev, x))
+                else:
+                    s, n = hold[0], segs.pop(hold[0])[0]
+                    if x > s:
+                        segs[s] = [x - s, True]
+                    if x + e["size"] < s + n:
+                        segs[x + e["size"]] = [s + n - x - e["size"], True]
             elif a == "alloc":
                 live[x] = e["size"]
-                if not any(s <= x and x + e["size"] <= s + n for s, n in segs.items()):
+                if not any(s <= x and x + e["size"] <= s + n for s, (n, _) in segs.items()):
                     bad.append("device %d: block %#x in no segment live then" % (dev, x))
             elif a == "free_requested":
                 pending.add(x)
@@ -119,6 +158,10 @@ def structure(name, d):
             if b["state"] == "active_allocated":
                 dumped.setdefault(s["device"], {})[at] = b["size"]
             at += b["size"]
+    for dev, segs in ranges_end.items():
+        dump = sorted((s["address"], s["total_size"]) for s in d["segments"] if s["device"] == dev)
+        if sorted((s, n) for s, (n, _) in segs.items()) != dump:
+            bad.append("device %d: %d segments after the last event, the dump has %d" % (dev, len(segs), len(dump)))
     for dev, live in at_end.items():
         if live != dumped.get(dev, {}):
             bad.append("device %d: %d blocks live after the last event, %d active in the dump's segments"
@@ -127,14 +170,15 @@ def structure(name, d):
 
 
 def allocations(db, blocks):
-    """Device allocations of trace db: (address, size, time, frames), time order; blocks: tensor_event rows."""
+    """Device allocations and mappings of trace db: (address, size, time, frames), time order; blocks: tensor_event
+    rows."""
     c = sqlite3.connect(db)
     if blocks:
         rows = c.execute("SELECT address, bytes, ts, stack_id FROM tensor_event WHERE op = 1 AND device >= 0"
                          " ORDER BY ts, id").fetchall()
     else:
-        rows = c.execute("SELECT address, bytes, ts, stack_id FROM memory_event WHERE op = 1 AND mem_kind IN (3, 6)"
-                         " AND device >= 0 ORDER BY ts, id").fetchall()
+        rows = c.execute("SELECT address, bytes, ts, stack_id FROM memory_event WHERE (op = 1 AND mem_kind IN (3, 6)"
+                         " OR op = 5) AND device >= 0 ORDER BY ts, id").fetchall()
     out = []
     for a, n, t, sid in rows:
         fr = c.execute("SELECT fn.value, fl.value, f.line, f.pc, md.value FROM frame f"
@@ -182,7 +226,7 @@ for i, src in enumerate(traces):
         fail.append("%s: import of the snapshot exited %d: %s" % (name, rc, err[-300:]))
         continue
     c = sqlite3.connect(orig)
-    blocks = c.execute("SELECT count(*) FROM memory_event WHERE op IN (1, 3)").fetchone()[0] == 0
+    blocks = c.execute("SELECT count(*) FROM memory_event WHERE op IN (1, 3, 5)").fetchone()[0] == 0
     both = not blocks and c.execute("SELECT count(*) FROM sqlite_master WHERE name = 'tensor_event'").fetchone()[0] \
         and c.execute("SELECT count(*) FROM tensor_event WHERE op = 1").fetchone()[0] > 0
     c.close()
@@ -195,6 +239,13 @@ for i, src in enumerate(traces):
         if [x[0] for x in ba] != [x[0] for x in bb] or any((x[1] is None) != (y[1] is None) or (
                 x[1] is not None and abs(x[1] - y[1]) > 1000) for x, y in zip(ba, bb)):
             fail.append("%s: blocks differ: %d in the trace, %d back from the snapshot" % (name, len(ba), len(bb)))
+    c = sqlite3.connect(orig)  # mapped bytes live at the end: the dump's expandable segments
+    mapped = c.execute("SELECT coalesce(sum(CASE op WHEN 5 THEN bytes ELSE -bytes END), 0) FROM memory_event"
+                       " WHERE op IN (5, 6) AND device >= 0").fetchone()[0]
+    c.close()
+    if mapped != sum(s["total_size"] for s in d["segments"] if s.get("is_expandable")):
+        fail.append("%s: %d bytes mapped at the end, %d in the dump's mapped segments" % (
+            name, mapped, sum(s["total_size"] for s in d["segments"] if s.get("is_expandable"))))
     oa, ob = ooms(orig, a), ooms(back, b)
     if oa != ob:
         fail.append("%s: OOMs differ: %s in the trace, %s back" % (name, oa[:3], ob[:3]))
@@ -232,7 +283,17 @@ def viewer(res, name, d):
     ev = d["device_traces"][dev] if dev < len(d["device_traces"]) else []
     segs = [s for s in d["segments"] if s["device"] == dev]
     n_alloc = sum(e["action"] == "alloc" for e in ev)
-    n_seg = sum(e["action"] == "segment_alloc" for e in ev)
+    # the cached-segment timeline, as process_alloc_data makes it: each segment_alloc, a segment_free of none, and each
+    # dump segment no segment_alloc made (mapped ranges: segment_map/unmap are not drawn there)
+    made, n_seg = set(), 0
+    for e in ev:
+        if e["action"] == "segment_alloc":
+            made.add(e["addr"])
+            n_seg += 1
+        elif e["action"] == "segment_free":
+            n_seg += e["addr"] not in made
+            made.discard(e["addr"])
+    n_seg += sum(s["address"] not in made for s in segs)
     n_blocks = sum(b["state"].startswith("active") for s in segs for b in s["blocks"])
     if res["timeline"]["polygons"] != n_alloc + 1:
         bad.append("timeline: %d polygons, %d allocations + 1 expected" % (res["timeline"]["polygons"], n_alloc))

@@ -267,6 +267,40 @@ TEST(vmm_range_unmap_of_handle)
     tg_cleanup();
 }
 
+/* A handle released while still mapped (CUDA frees its memory at the last unmap, and the programming guide's
+ * examples release right after mapping): its memory stays counted until then, and the unmap that frees it finds its
+ * creation still there (it was freed at the release before: a use after free). */
+TEST(vmm_release_before_unmap)
+{
+    const char *zPath = tg_path("relmap.db");
+    struct tg *g = tg_open(zPath);
+    struct vt_opts o;
+    struct vt_result r;
+    ASSERT(g);
+    tg_memop(g, 1 * MS, 3, 0, 3, 0x11, 8 * MiB, -1, -1, -1);             /* create */
+    tg_memop(g, 2 * MS, 5, 0, 3, A, 8 * MiB, -1, -1, -1);                /* map it at A */
+    tg_memop(g, 3 * MS, 4, 0, 3, 0x11, 8 * MiB, -1, -1, -1);             /* release: still mapped */
+    tg_memop(g, 4 * MS, 3, 0, 3, 0x11, 2 * MiB, -1, -1, -1);             /* the handle's value again */
+    tg_memop(g, 5 * MS, 5, 0, 3, B, 2 * MiB, -1, -1, -1);                /* mapped at B */
+    tg_memop(g, 6 * MS, 6, 0, 3, A, 8 * MiB, -1, -1, -1);                /* the first memory freed here */
+    tg_memop(g, 7 * MS, 6, 0, 3, B, 2 * MiB, -1, -1, -1);
+    tg_memop(g, 8 * MS, 4, 0, 3, 0x11, 2 * MiB, -1, -1, -1);
+    ASSERT_EQ(SQLITE_OK, sqlite3_exec(g->db, "UPDATE memory_event SET pool_address = 17 WHERE op IN (5, 6)", NULL,
+                                      NULL, NULL));
+    ASSERT_EQ(0, tg_close(g));
+    vt__opts_default(&o);
+    ASSERT_EQ(0, analyze1(zPath, &o, &r));
+    struct vt_trace *t = &r.aTrace[0];
+    ASSERT_EQ(0, t->lc.nFreeUnknown);
+    ASSERT_EQ(0, t->lc.nFreeMissing);
+    ASSERT_EQ(0, t->lc.nLiveEnd);
+    ASSERT_EQ(2, t->lc.nFree);
+    ASSERT_EQ(10 * MiB, t->tl.aDev[0].peak); /* both from the second creation (4 ms) to the first unmap (6 ms) */
+    ASSERT_EQ(4 * MS, t->tl.aDev[0].peakTs);
+    vt__result_free(&r);
+    tg_cleanup();
+}
+
 /* CUPTI-scale timestamps (~1.7e18 ns) next to the zero times of incomplete records: the
  * trace starts at its first real time and nothing overflows (checked under UBSan). */
 TEST(wide_timestamps_and_incomplete_records)
@@ -385,5 +419,5 @@ TEST(peak_groups_many_sites)
 }
 
 VT_TEST_LIST(T(huge_allocations) T(wide_timestamps_and_incomplete_records) T(vmm_managed_pool_sample_shapes) T(vmm_range_unmaps)
-                 T(vmm_range_unmap_of_handle) T(pairing_reuse_unknown_double) T(timeline_peak_and_live_at_peak) T(pool_reserved_tracked)
+                 T(vmm_range_unmap_of_handle) T(vmm_release_before_unmap) T(pairing_reuse_unknown_double) T(timeline_peak_and_live_at_peak) T(pool_reserved_tracked)
                  T(peak_groups_many_sites))

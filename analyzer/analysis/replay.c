@@ -406,7 +406,7 @@ int vt__replay(struct vt_trace *t, const struct vt_opts *o, const struct vt_dete
         vt__strdupf("SELECT ts, api, device, bytes, free_bytes, total_bytes, stack_id FROM oom_event"
                     " WHERE ts > 0 ORDER BY ts, id"),
         f->aT[VT_T_KER].bAny ? vt__ordered_sql(f, VT_T_KER, "start", "args_scanned = 0", "start") : NULL};
-    const struct vt_live_hooks hooks = {NULL, on_begin, on_before_end, on_end, on_stray};
+    const struct vt_live_hooks hooks = {NULL, on_begin, on_before_end, on_end, on_stray, 0};
     struct vt_live_hooks h = hooks;
     struct vt_rows ac[C_N];
     struct replay r;

@@ -287,8 +287,11 @@ int vt__cmd_export(int argc, char **argv)
         rc = VT_EXIT_NOFILE;
     } else if (zSnap) {
         fprintf(stderr, "vramtrace: wrote %s: a PyTorch memory snapshot of %lld device allocations (%lld freed, %lld "
-                        "live at the end), %lld events\n", zOut, snapStats.nAlloc, snapStats.nFree, snapStats.nSegment,
+                        "live at the end), %lld events\n", zOut, snapStats.nAlloc, snapStats.nFree, snapStats.nLive,
                 snapStats.nEvent);
+        if (snapStats.nSegment != snapStats.nLive)
+            fprintf(stderr, "vramtrace: the %lld mapped at the end drawn as %lld segments (one per contiguous mapped "
+                            "range)\n", snapStats.nLive, snapStats.nSegment);
         if (snapStats.nBlock || snapStats.nBlockOut)
             fprintf(stderr, "vramtrace: %lld allocator blocks drawn in their segments, %lld left out (in no segment of "
                             "the trace)\n", snapStats.nBlock, snapStats.nBlockOut);

@@ -48,7 +48,8 @@ int vt__export_csv(const char *zDir, int nTrace, struct vt_tracefile *aF, char *
 
 /* Counts of what a snapshot export wrote. */
 struct vt_export_snapstats {
-    long long nAlloc, nFree, nSegment, nEvent, nHost; /* nHost: pinned host / managed allocations left out */
+    long long nAlloc, nFree, nLive, nSegment, nEvent, nHost; /* nLive: live at the end, in nSegment segments of the
+                                                             * dump; nHost: pinned host / managed allocations left out */
     long long nBlock, nBlockOut, nOom, nOomOut; /* allocator blocks in their segments, and left out (in none); OOMs
                                                 * written, and left out (of no known device) */
 };

@@ -532,7 +532,7 @@ static int peak_end(void *pArg, struct vt_life *l)
  */
 static int site_groups(struct exporter *x, int bTensor)
 {
-    struct vt_live_hooks h = {x, peak_begin, NULL, peak_end, NULL};
+    struct vt_live_hooks h = {x, peak_begin, NULL, peak_end, NULL, 0};
     struct vt_live *L = vt__live_new(&h);
     int rc = SQLITE_OK;
     if (!L) return SQLITE_NOMEM;
@@ -605,7 +605,7 @@ static int write_memory(struct exporter *x, int bTensor, char **pzErr)
 {
     struct vt_tracefile *f = x->pF;
     const int k = bTensor ? VT_T_TENSOR : VT_T_MEM, nCol = bTensor ? VT_TENSORROW_NCOL : VT_MEMROW_NCOL;
-    struct vt_live_hooks h = {x, mem_begin, NULL, mem_end, NULL};
+    struct vt_live_hooks h = {x, mem_begin, NULL, mem_end, NULL, 0};
     struct vt_rows c;
     struct vt_memrow m;
     char zName[96], zSize[32], *zSql = NULL;

@@ -27,7 +27,11 @@
  * pickle's memo). Host and managed memory, which memory_viz does not draw, are left out and
  * counted. One pass over the memory events per device keeps each device's list in time order.
  * A trace whose only allocations are a framework allocator's blocks (a torch.profiler import)
- * has those as its allocations.
+ * has those as its allocations. Mapped memory (VMM) is drawn where it is mapped, as PyTorch
+ * draws expandable segments: mappings are segments ('segment_map', and 'segment_unmap' of the
+ * part an unmap covers; what a range unmap leaves mapped writes nothing), a physical handle is
+ * not drawn, and the dump has one segment per contiguous mapped range (is_expandable), which
+ * memory_viz's merging of touching mapped ranges gives too.
  */
 
 struct snapw {
@@ -40,13 +44,16 @@ struct snapw {
     struct vt__addrmap memo; /* stack id -> memo index of its frames list */
     uint32_t nMemo;
     struct vt_export_snapstats *pSt;
-    int64_t *aLive;         /* segments live at the end: (device, address, bytes, stack, alloc event id) */
+    int64_t *aLive;         /* segments live at the end: (device, address, bytes, stack, alloc event id, mapping) */
     size_t nLive, nLiveAlloc;
-    int64_t *aBlk;          /* blocks live at the end: (segment's alloc event id, address, bytes, stack) */
+    int64_t *aBlk;          /* blocks live at the end: (segment's alloc event id (bMapped: the device), address, bytes,
+                             * stack) */
     size_t nBlk, nBlkAlloc;
     int rc;                 /* SQLite code of a failed read, or SQLITE_NOMEM */
     int bBlocks;            /* the allocations are the allocator's blocks (tensor_event): the trace has no CUDA allocation */
     int bMerged;            /* both levels: segments from CUDA's allocations, blocks from the allocator's */
+    int bMapped;            /* the trace maps memory (VMM, expandable segments): the mappings are the segments, those
+                             * live at the end drawn as one segment per contiguous mapped range, as PyTorch dumps them */
     struct vt_live *Lseg;   /* bMerged: the segments live now */
     struct vt_live *Lblk;   /* bMerged: the blocks live now */
     int64_t now;            /* bMerged: the time of the row being applied */
@@ -221,31 +228,52 @@ static int pk_ooms(struct snapw *w, int64_t ts)
 }
 
 /* Whether l is a device allocation of the device this pass writes. */
+/* Whether l is this pass's device's memory, as a segment (or a block of the allocator's): a mapping counts in its
+ * creation's account; with mappings a creation is drawn where it is mapped, not itself. */
 static int mine(const struct snapw *w, const struct vt_life *l)
 {
-    return l->acct >= 0 && l->acct == w->device && l->bytes > 0;
+    int acct = l->pOwner ? l->pOwner->acct : l->acct;
+    if (w->bMapped && l->op == VT_MEMOP_VMM_CREATE) return 0;
+    return acct >= 0 && acct == w->device && l->bytes > 0;
 }
 
-/* n (4 or 5) int64s a..e appended to *pa (*pn used of *pnAlloc). 0, or -1 (w->rc set). */
-static int push(struct snapw *w, int64_t **pa, size_t *pn, size_t *pnAlloc, int64_t a, int64_t b, int64_t c, int64_t d,
-                int64_t e, int n)
+/* The n int64s of a appended to *pv (*pn used of *pnAlloc). 0, or -1 (w->rc set). */
+static int push(struct snapw *w, int64_t **pv, size_t *pn, size_t *pnAlloc, const int64_t *a, size_t n)
 {
-    if (*pn + (size_t)n > *pnAlloc) {
-        size_t nNew = *pnAlloc ? 2 * *pnAlloc : 320;
-        int64_t *aNew = realloc(*pa, sizeof *aNew * nNew);
+    if (*pn + n > *pnAlloc) {
+        size_t nNew = *pnAlloc ? 2 * *pnAlloc : 384;
+        int64_t *aNew = realloc(*pv, sizeof *aNew * nNew);
         if (!aNew) {
             w->rc = SQLITE_NOMEM;
             return -1;
         }
-        *pa = aNew;
+        *pv = aNew;
         *pnAlloc = nNew;
     }
-    (*pa)[(*pn)++] = a;
-    (*pa)[(*pn)++] = b;
-    (*pa)[(*pn)++] = c;
-    (*pa)[(*pn)++] = d;
-    if (n == 5) (*pa)[(*pn)++] = e;
+    memcpy(*pv + *pn, a, n * sizeof *a);
+    *pn += n;
     return 0;
+}
+
+/* Whether mapping l begins as the part of a mapping that a range unmap left mapped (no new memory: no event). */
+static int is_piece(const struct snapw *w, const struct vt_life *l)
+{
+    const struct vt_memrow *m = vt__live_row(w->Lseg);
+    return l->op == VT_MEMOP_VMM_MAP && m && m->op == VT_MEMOP_VMM_UNMAP;
+}
+
+/* *p: segment l, or of a mapping the part the row being applied unmaps (an unmap of known size may cover part of
+ * it: live.c begins the rest again as a mapping of its own). */
+static void ending_part(const struct snapw *w, const struct vt_life *l, struct vt_life *p)
+{
+    const struct vt_memrow *m = vt__live_row(w->Lseg);
+    int64_t a = l->address, e = l->address + l->bytes;
+    *p = *l;
+    if (l->op != VT_MEMOP_VMM_MAP || !m || m->op != VT_MEMOP_VMM_UNMAP || m->bytes <= 0) return;
+    if (m->address > a) a = m->address;
+    if (m->address + m->bytes < e) e = m->address + m->bytes;
+    p->address = a;
+    p->bytes = e > a ? e - a : 0;
 }
 
 static int on_begin(void *pArg, struct vt_life *l)
@@ -258,7 +286,8 @@ static int on_begin(void *pArg, struct vt_life *l)
     if (!mine(w, l)) return 0;
     if (pk_ooms(w, l->allocTs) != 0) return -1;
     w->pSt->nAlloc++;
-    if (pk_event(w, "segment_alloc", l, l->allocTs) != 0) return -1;
+    if (!is_piece(w, l) && pk_event(w, l->op == VT_MEMOP_VMM_MAP ? "segment_map" : "segment_alloc", l, l->allocTs) != 0)
+        return -1;
     return w->bMerged ? 0 : pk_event(w, "alloc", l, l->allocTs);
 }
 
@@ -268,38 +297,56 @@ static int pk_block_free(struct snapw *w, const struct vt_life *b, int64_t ts)
     return pk_event(w, "free_requested", b, ts) != 0 || pk_event(w, "free_completed", b, ts) != 0 ? -1 : 0;
 }
 
-/* bMerged: segment l about to be freed: the blocks of it still live freed first (memory_viz draws no block outside a
- * segment). */
+/* bMerged: segment l (of a mapping, the part unmapped) about to be freed: the blocks in it still live freed first
+ * (memory_viz draws no block outside a segment). */
 static int on_seg_before_end(void *pArg, struct vt_life *l)
 {
     struct snapw *w = pArg;
-    int64_t *pN;
-    struct vt_life *const *a;
+    int64_t *pN = NULL;
+    struct vt_life *const *a, p;
     int n;
     if (!w->bMerged || !mine(w, l) || l->status == VT_LIFE_LIVE_AT_END) return 0;
-    if (!(pN = vt__addrmap_get(&w->nInSeg, (uint64_t)l->allocEventId)) || *pN <= 0) return 0;
+    ending_part(w, l, &p);
+    /* (blocks are counted in the segment holding their start; a mapped range's blocks may span mappings) */
+    if (!w->bMapped && (!(pN = vt__addrmap_get(&w->nInSeg, (uint64_t)l->allocEventId)) || *pN <= 0)) return 0;
     a = vt__live_all(w->Lblk, &n);
     for (int i = 0; i < n; i++) {
         int64_t *pSeg = vt__addrmap_get(&w->inSeg, (uint64_t)a[i]->allocEventId);
-        if (!pSeg || *pSeg != l->allocEventId + 1) continue;
+        if (!pSeg || *pSeg == 0) continue;
+        if (w->bMapped ? a[i]->address >= p.address + p.bytes || a[i]->address + a[i]->bytes <= p.address
+                       : *pSeg != l->allocEventId + 1)
+            continue;
         if (pk_block_free(w, a[i], w->now) != 0) return -1;
+        if ((pN = vt__addrmap_get(&w->nInSeg, (uint64_t)(*pSeg - 1))) != NULL) --*pN;
         *pSeg = 0;
     }
-    *pN = 0;
     return 0;
 }
 
 static int on_end(void *pArg, struct vt_life *l)
 {
     struct snapw *w = pArg;
+    struct vt_life p;
     if (!mine(w, l)) return 0;
-    if (l->status == VT_LIFE_LIVE_AT_END) /* a segment of the dump */
-        return push(w, &w->aLive, &w->nLive, &w->nLiveAlloc, l->acct, l->address, l->bytes, l->stackId,
-                    l->allocEventId, 5);
+    if (l->status == VT_LIFE_LIVE_AT_END) { /* a segment of the dump (mappings: part of one) */
+        const int64_t a[6] = {w->device, l->address, l->bytes, l->stackId, l->allocEventId, l->op == VT_MEMOP_VMM_MAP};
+        w->pSt->nLive++;
+        return push(w, &w->aLive, &w->nLive, &w->nLiveAlloc, a, 6);
+    }
     if (pk_ooms(w, l->freeTs) != 0) return -1;
     w->pSt->nFree++;
     if (!w->bMerged && pk_block_free(w, l, l->freeTs) != 0) return -1;
-    return pk_event(w, "segment_free", l, l->freeTs);
+    ending_part(w, l, &p);
+    return pk_event(w, l->op == VT_MEMOP_VMM_MAP ? "segment_unmap" : "segment_free", &p, l->freeTs);
+}
+
+/* Whether [a, a + n) lies in live mappings of this pass's device, one after another. */
+static int mapped_through(struct snapw *w, int64_t a, int64_t n)
+{
+    const int64_t e = a + n;
+    struct vt_life *s;
+    while (a < e && (s = vt__live_mapping(w->Lseg, a, w->device)) != NULL && mine(w, s)) a = s->address + s->bytes;
+    return a >= e;
 }
 
 /* bMerged: block b handed out: an 'alloc' in the segment of the trace that holds it, else left out and counted. */
@@ -309,8 +356,9 @@ static int on_block_begin(void *pArg, struct vt_life *b)
     struct vt_life *s;
     int64_t *pN;
     if (!mine(w, b)) return 0;
-    s = vt__live_use(w->Lseg, b->address, 0);
-    if (!s || !mine(w, s) || b->address < s->address || b->address + b->bytes > s->address + s->bytes) {
+    s = w->bMapped ? vt__live_mapping(w->Lseg, b->address, w->device) : vt__live_use(w->Lseg, b->address, 0);
+    if (!s || !mine(w, s) || b->address < s->address ||
+        (w->bMapped ? !mapped_through(w, b->address, b->bytes) : b->address + b->bytes > s->address + s->bytes)) {
         w->pSt->nBlockOut++;
         return 0;
     }
@@ -331,8 +379,10 @@ static int on_block_end(void *pArg, struct vt_life *b)
     struct snapw *w = pArg;
     int64_t seg = 0, *pN;
     if (!mine(w, b) || !vt__addrmap_remove(&w->inSeg, (uint64_t)b->allocEventId, &seg) || seg == 0) return 0;
-    if (b->status == VT_LIFE_LIVE_AT_END)
-        return push(w, &w->aBlk, &w->nBlk, &w->nBlkAlloc, seg - 1, b->address, b->bytes, b->stackId, 0, 4);
+    if (b->status == VT_LIFE_LIVE_AT_END) {
+        const int64_t a[4] = {w->bMapped ? w->device : seg - 1, b->address, b->bytes, b->stackId};
+        return push(w, &w->aBlk, &w->nBlk, &w->nBlkAlloc, a, 4);
+    }
     if ((pN = vt__addrmap_get(&w->nInSeg, (uint64_t)(seg - 1))) != NULL) --*pN;
     if (pk_ooms(w, b->freeTs) != 0) return -1;
     return pk_block_free(w, b, b->freeTs);
@@ -368,11 +418,12 @@ static int max_device(sqlite3 *db, int bBlocks, int *pMax, long long *pnOomOut)
 /* One device's list: its events in time order (one pass over the trace), its OOMs among them. SQLite code. */
 static int pk_device(struct snapw *w, int d)
 {
-    static const struct vt_live_hooks segHooks = {NULL, on_begin, on_seg_before_end, on_end, NULL};
-    static const struct vt_live_hooks blkHooks = {NULL, on_block_begin, NULL, on_block_end, NULL};
+    static const struct vt_live_hooks segHooks = {NULL, on_begin, on_seg_before_end, on_end, NULL, 0};
+    static const struct vt_live_hooks blkHooks = {NULL, on_block_begin, NULL, on_block_end, NULL, 0};
     struct vt_live_hooks hs = segHooks, hb = blkHooks;
     int rc = SQLITE_OK, rcPass;
     hs.pArg = hb.pArg = w;
+    hs.bMappings = w->bMapped;
     w->device = d;
     w->bOomPending = 0;
     if (w->pOom) {
@@ -412,7 +463,7 @@ static int pk_block(struct snapw *w, int64_t bytes, const char *zState, int64_t 
     return 0;
 }
 
-/* Orders blocks of the dump (4 int64s each) by segment, then address. */
+/* Orders blocks of the dump (4 int64s each) by segment (bMapped: device), then address. */
 static int blk_cmp(const void *a, const void *b)
 {
     const int64_t *x = a, *y = b;
@@ -420,46 +471,70 @@ static int blk_cmp(const void *a, const void *b)
     return x[1] < y[1] ? -1 : x[1] > y[1];
 }
 
-/* Orders segments of the dump (5 int64s each) by alloc event id, as their blocks name them. */
+/* Orders segments of the dump (6 int64s each) by alloc event id, as their blocks name them. */
 static int seg_cmp(const void *a, const void *b)
 {
     const int64_t *x = a, *y = b;
     return x[4] < y[4] ? -1 : x[4] > y[4];
 }
 
+/* Orders segments of the dump (6 int64s each) by device, then address: mapped ones that touch are one range. */
+static int seg_addr_cmp(const void *a, const void *b)
+{
+    const int64_t *x = a, *y = b;
+    if (x[0] != y[0]) return x[0] < y[0] ? -1 : 1;
+    return x[1] < y[1] ? -1 : x[1] > y[1];
+}
+
 /*
- * The dump's segments (those live at the end) with their blocks: the live blocks in address order and
- * the free space around them inactive (without history: the segment's one block). SQLite code.
+ * The dump's segments (those live at the end) with their blocks: the live blocks in address order and the free
+ * space around them inactive (without history: the segment's one block). With mappings, mapped parts that touch are
+ * one segment (is_expandable), as PyTorch dumps an expandable segment's mapped range, and a block belongs to the one
+ * holding its address. SQLite code.
  */
 static int pk_segments(struct snapw *w)
 {
     FILE *f = w->f;
-    size_t j = 0;
-    if (w->nBlk) {
-        qsort(w->aBlk, w->nBlk / 4, 4 * sizeof *w->aBlk, blk_cmp);
-        qsort(w->aLive, w->nLive / 5, 5 * sizeof *w->aLive, seg_cmp);
-    }
-    for (size_t i = 0; i < w->nLive; i += 5) {
-        int64_t addr = w->aLive[i + 1], bytes = w->aLive[i + 2], end = addr + bytes, at = addr, used = 0;
+    size_t j = 0, i = 0, iEnd;
+    if (w->nBlk) qsort(w->aBlk, w->nBlk / 4, 4 * sizeof *w->aBlk, blk_cmp);
+    if (w->bMapped) qsort(w->aLive, w->nLive / 6, 6 * sizeof *w->aLive, seg_addr_cmp);
+    else if (w->nBlk) qsort(w->aLive, w->nLive / 6, 6 * sizeof *w->aLive, seg_cmp);
+    for (; i < w->nLive; i = iEnd) {
+        const int64_t *g = &w->aLive[i], dev = g[0], addr = g[1];
+        int64_t end = addr + g[2], at = addr, used = 0;
         size_t j0;
-        while (j < w->nBlk && w->aBlk[j] < w->aLive[i + 4]) j += 4; /* (every block's segment is one of these) */
-        for (j0 = j; j < w->nBlk && w->aBlk[j] == w->aLive[i + 4]; j += 4) used += w->aBlk[j + 2];
+        for (iEnd = i + 6; g[5] && iEnd < w->nLive && w->aLive[iEnd + 5] && w->aLive[iEnd] == dev &&
+                           w->aLive[iEnd + 1] == end;
+             iEnd += 6)
+            end += w->aLive[iEnd + 2]; /* the next mapping touches this one: the same range */
+        if (w->bMapped) { /* blocks by device and address */
+            while (j < w->nBlk && (w->aBlk[j] < dev || (w->aBlk[j] == dev && w->aBlk[j + 1] < addr))) j += 4;
+            for (j0 = j; j < w->nBlk && w->aBlk[j] == dev && w->aBlk[j + 1] < end; j += 4) used += w->aBlk[j + 2];
+        } else { /* blocks by their segment's alloc event id (every block's segment is one of these) */
+            while (j < w->nBlk && w->aBlk[j] < g[4]) j += 4;
+            for (j0 = j; j < w->nBlk && w->aBlk[j] == g[4]; j += 4) used += w->aBlk[j + 2];
+        }
         fputc('}', f);
-        pk_kv_int(f, "device", w->aLive[i]);
+        pk_kv_int(f, "device", dev);
         pk_kv_int(f, "address", addr);
-        pk_kv_int(f, "total_size", bytes);
-        pk_kv_int(f, "allocated_size", w->bMerged ? used : bytes);
-        pk_kv_int(f, "active_size", w->bMerged ? used : bytes);
-        pk_kv_int(f, "requested_size", w->bMerged ? used : bytes);
+        pk_kv_int(f, "total_size", end - addr);
+        pk_kv_int(f, "allocated_size", w->bMerged ? used : end - addr);
+        pk_kv_int(f, "active_size", w->bMerged ? used : end - addr);
+        pk_kv_int(f, "requested_size", w->bMerged ? used : end - addr);
         pk_kv_int(f, "stream", 0);
-        pk_kv_str(f, "segment_type", bytes < (1 << 20) ? "small" : "large");
+        pk_kv_str(f, "segment_type", end - addr < (1 << 20) ? "small" : "large");
+        if (g[5]) {
+            pk_str(f, "is_expandable");
+            fputs("\x88s", f); /* NEWTRUE */
+        }
         pk_str(f, "frames");
-        if (pk_frames(w, w->aLive[i + 3]) != 0) return w->rc;
+        if (pk_frames(w, g[3]) != 0) return w->rc;
         fputc('s', f);
         pk_str(f, "blocks");
         fputc(']', f);
-        if (!w->bMerged) {
-            if (pk_block(w, bytes, "active_allocated", w->aLive[i + 3]) != 0) return w->rc;
+        if (!w->bMerged) { /* each allocation its one block (touching mappings: one each) */
+            for (size_t k = i; k < iEnd; k += 6)
+                if (pk_block(w, w->aLive[k + 2], "active_allocated", w->aLive[k + 3]) != 0) return w->rc;
         } else {
             for (size_t k = j0; k < j; k += 4) { /* blocks tile the segment: free space before each, inactive */
                 if (w->aBlk[k + 1] < at) continue; /* overlaps the one before: not drawable */
@@ -485,8 +560,9 @@ int vt__export_snapshot(FILE *f, struct vt_tracefile *pF, struct vt_export_snaps
     w.pF = pF;
     w.pSt = pSt;
     *pzErr = NULL;
-    w.bBlocks = pF->bHaveTensors && pF->aMemOp[VT_MEMOP_ALLOC] == 0 && pF->aMemOp[VT_MEMOP_VMM_CREATE] == 0;
+    w.bBlocks = vt__read_blocks_only(pF);
     w.bMerged = pF->bHaveTensors && !w.bBlocks;
+    w.bMapped = !w.bBlocks && pF->aMemOp[VT_MEMOP_VMM_MAP] > 0;
     rc = max_device(pF->db, w.bBlocks, &maxDev, &pSt->nOomOut);
     if (rc == SQLITE_OK && sqlite3_prepare_v2(pF->db,
                                               "SELECT f.kind, f.pc, fn.value, fl.value, f.line, md.value FROM frame f"

@@ -50,6 +50,7 @@ struct vt_live {
     int nAcct;
     struct vt_live_counts n; /* how the lifetimes the hooks see began and ended, frees with none */
     int64_t tsUntimed;       /* where an allocation of unknown time is put (the peak's time): vt__live_untimed */
+    const struct vt_memrow *pRow; /* the row vt__live_apply is applying, NULL between rows */
 };
 
 const char *vt__life_status_name(int status)
@@ -381,10 +382,11 @@ static void dense_remove(struct vt_live *L, struct vt_life *l)
     L->apLive[l->liveIdx]->liveIdx = l->liveIdx;
 }
 
-/* Does the caller see l (hooks, the dense array)? Not a mapping of a creation, not imported memory. */
-static int seen(const struct vt_life *l)
+/* Does the caller see l (hooks, the dense array)? Not a mapping of a creation (unless the hooks ask for them), not
+ * imported memory. */
+static int seen(const struct vt_live *L, const struct vt_life *l)
 {
-    return !l->pOwner && l->op != VT_MEMOP_IMPORT;
+    return (!l->pOwner || L->h.bMappings) && l->op != VT_MEMOP_IMPORT;
 }
 
 /* A new lifetime from row m (status freed until it ends), or NULL when out of memory. */
@@ -417,18 +419,22 @@ static int begin(struct vt_live *L, struct vt_life *l)
     int rc = l->op == VT_MEMOP_VMM_CREATE ? handle_add(L, l) : index_add(L, l);
     if (rc != 0) return -1;
     if (count(L, l, +1) != 0) return -1;
-    if (!seen(l)) return 0;
+    if (!seen(L, l)) return 0;
     if (dense_add(L, l) != 0) return -1;
     L->n.nBegin++;
     L->n.beginBytes += l->bytes;
     return L->h.xBegin ? L->h.xBegin(L->h.pArg, l) : 0;
 }
 
-/* End lifetime l at m (its free) with status: hooks, uncounted, unindexed, freed. 0 or -1. */
+static int owner_drop(struct vt_live *L, struct vt_life *owner, const struct vt_memrow *m);
+
+/* End lifetime l at m (its free) with status: hooks, uncounted, unindexed, freed; a creation it mapped that was
+ * released ends with its last mapping. 0 or -1. */
 static int end(struct vt_live *L, struct vt_life *l, const struct vt_memrow *m, int status)
 {
+    struct vt_life *owner;
     int rc = 0, slot;
-    if (seen(l) && L->h.xBeforeEnd && L->h.xBeforeEnd(L->h.pArg, l) != 0) return -1;
+    if (seen(L, l) && L->h.xBeforeEnd && L->h.xBeforeEnd(L->h.pArg, l) != 0) return -1;
     l->freeTs = m->ts;
     l->freeEventId = m->id;
     l->freeStackId = m->stackId;
@@ -436,19 +442,26 @@ static int end(struct vt_live *L, struct vt_life *l, const struct vt_memrow *m, 
     l->status = status;
     if (count(L, l, -1) != 0) return -1;
     if (l->op == VT_MEMOP_VMM_CREATE) {
-        if (handle_find(L, l->address, &slot)) handle_remove(L, slot);
+        if (!l->bReleased && handle_find(L, l->address, &slot)) handle_remove(L, slot); /* (released: out already) */
     } else {
         index_remove(L, l);
     }
-    if (seen(l)) {
+    if (seen(L, l)) {
         dense_remove(L, l);
         if (status == VT_LIFE_FREE_MISSING) L->n.nFreeMissing++;
         else L->n.nFreed++;
         if (L->h.xEnd) rc = L->h.xEnd(L->h.pArg, l);
     }
-    if (l->pOwner) l->pOwner->nMap--;
+    owner = l->pOwner;
     free(l);
-    return rc;
+    return rc == 0 && owner ? owner_drop(L, owner, m) : rc;
+}
+
+/* One mapping of creation owner less, at m: a creation released while mapped ends with its last mapping (CUDA frees
+ * the memory then). 0 or -1. */
+static int owner_drop(struct vt_live *L, struct vt_life *owner, const struct vt_memrow *m)
+{
+    return --owner->nMap == 0 && owner->bReleased ? end(L, owner, m, VT_LIFE_FREED) : 0;
 }
 
 /* Whether l has a byte in [a, a + n) (n > 0; unsigned arithmetic, as contains). */
@@ -521,16 +534,19 @@ static int unmap_range(struct vt_live *L, const struct vt_memrow *m)
         const uint64_t la = (uint64_t)l->address, le = la + (uint64_t)l->bytes; /* (unsigned: may wrap) */
         /* a head where l begins outside the range (so before it), a tail where l's last byte lies past it */
         const int bHead = la - a >= n, bTail = l->bytes > 0 && le - 1 - a >= n;
-        const struct vt_life was = *l; /* what the pieces take from l, which end frees (its owner lives on) */
+        const struct vt_life was = *l; /* what the pieces take from l, which end frees */
+        if (was.pOwner) was.pOwner->nMap++; /* held while the pieces map it on (a released one ends after them) */
         if (end(L, l, m, VT_LIFE_FREED) != 0) return -1;
         if (bHead && piece_begin(L, &was, m, was.address, (int64_t)(a - la)) != 0) return -1;
         if (bTail && piece_begin(L, &was, m, (int64_t)(a + n), (int64_t)(le - (a + n))) != 0) return -1;
+        if (was.pOwner && owner_drop(L, was.pOwner, m) != 0) return -1;
         nHit++;
     }
     return nHit ? 0 : stray(L, m);
 }
 
-int vt__live_apply(struct vt_live *L, const struct vt_memrow *m)
+/* vt__live_apply's work (the row is L->pRow meanwhile). */
+static int apply(struct vt_live *L, const struct vt_memrow *m)
 {
     struct vt_life *l, *owner;
     int slot, acct;
@@ -564,7 +580,12 @@ int vt__live_apply(struct vt_live *L, const struct vt_memrow *m)
             return -1;
         return begin(L, l);
     case VT_MEMOP_VMM_RELEASE:
-        if ((l = handle_find(L, m->address, &slot)) != NULL) return end(L, l, m, VT_LIFE_FREED);
+        if ((l = handle_find(L, m->address, &slot)) != NULL && l->nMap > 0) { /* freed at its last unmap */
+            handle_remove(L, slot); /* (the handle's value may be given out again) */
+            l->bReleased = 1;
+            return 0;
+        }
+        if (l) return end(L, l, m, VT_LIFE_FREED);
         return freed_add(L, m->address) == 0 ? stray(L, m) : -1;
     case VT_MEMOP_VMM_UNMAP:
         /* a range: what it covers, of one mapping or several (docs/analysis.md); no size: the mapping at its base */
@@ -581,6 +602,25 @@ int vt__live_apply(struct vt_live *L, const struct vt_memrow *m)
         return freed_add(L, m->address);
     default: return 0; /* an op this version does not know: not memory it can account */
     }
+}
+
+int vt__live_apply(struct vt_live *L, const struct vt_memrow *m)
+{
+    int rc;
+    L->pRow = m;
+    rc = apply(L, m);
+    L->pRow = NULL;
+    return rc;
+}
+
+const struct vt_memrow *vt__live_row(const struct vt_live *L)
+{
+    return L->pRow;
+}
+
+struct vt_life *vt__live_mapping(struct vt_live *L, int64_t addr, int dev)
+{
+    return find_mapping_in(L, addr, 1, dev);
 }
 
 struct vt_life *vt__live_use(struct vt_live *L, int64_t addr, int bBase)
@@ -626,7 +666,10 @@ int vt__live_finish(struct vt_live *L)
 void vt__live_free(struct vt_live *L)
 {
     if (!L) return;
-    /* every lifetime is under its pages, the huge list, or the handle hash: free each once */
+    /* every lifetime is under its pages, the huge list, or the handle hash (a creation released while mapped: in
+     * the dense array only): free each once */
+    for (int i = 0; i < L->nLive; i++)
+        if (L->apLive[i]->bReleased) free(L->apLive[i]);
     for (int i = 0; i < L->nHandleAlloc; i++) free(L->apHandle[i]);
     /* a lifetime over several pages is freed on its first page only; the pages are in no order,
      * so every other page's link is cleared before anything is freed (never read after a free) */

@@ -638,6 +638,7 @@ struct vt_life {
     int bdFwdUse;                  /* the analysis': a kernel of a later step's forward pass read it (breakdown.c) */
     struct vt_life *pOwner;        /* a mapping: the VMM creation whose memory it shows, uses go there */
     int nMap;                      /* a VMM creation: mappings of it live */
+    int bReleased;                 /* a VMM creation released while mapped: ends with its last mapping */
 };
 #define VT_USE_UNKNOWN (-2) /* vt_life.useBound: its uses cannot be told */
 #define VT_ACCT_PINNED (-1)
@@ -682,6 +683,8 @@ struct vt_live_hooks {
     int (*xBeforeEnd)(void *pArg, struct vt_life *l);       /* l about to end: still live and counted */
     int (*xEnd)(void *pArg, struct vt_life *l);             /* l ended (uncounted); freed after the call */
     int (*xStray)(void *pArg, const struct vt_memrow *m, int status); /* a free with no lifetime */
+    int bMappings; /* the hooks (and the dense array) see the mappings of VMM creations too; their bytes count once, in
+                    * the creation's account, as always */
 };
 
 /*
@@ -694,6 +697,10 @@ struct vt_live *vt__live_new(const struct vt_live_hooks *pHooks);
 /* Apply one row (allocation, free, VMM, import) under the live-bytes rule. 0, or -1 (out of memory, a hook's -1).
  * A live set takes either CUDA's memory (memory_event) or a framework allocator's blocks (tensor_event). */
 int vt__live_apply(struct vt_live *L, const struct vt_memrow *m);
+/* The row vt__live_apply is applying, for its hooks (which row ended or began a lifetime); NULL outside it. */
+const struct vt_memrow *vt__live_row(const struct vt_live *L);
+/* The live mapping (VMM map) of device dev (any when dev < 0) holding addr, NULL when none. */
+struct vt_life *vt__live_mapping(struct vt_live *L, int64_t addr, int dev);
 /* The lifetime a use of addr at ts touches (a mapping's uses go to its creation), NULL when none: the
  * allocation whose base it is (bBase) or, failing that, any containing it. */
 struct vt_life *vt__live_use(struct vt_live *L, int64_t addr, int bBase);
