@@ -39,6 +39,10 @@ foreach(t pickle json)
   endif()
 endforeach()
 
+# The importer's range set (mapped pages of expandable segments).
+vt_add_test(NAME test_rangeset SOURCES test_rangeset.c LIBS vtimport LABELS analyzer)
+target_include_directories(test_rangeset PRIVATE ${PROJECT_SOURCE_DIR}/analyzer/import)
+
 # The importers end to end (and the import subcommand, in-process).
 vt_add_test(NAME test_import SOURCES test_import.c LIBS vtcli LABELS analyzer)
 set_property(TEST test_import APPEND PROPERTY ENVIRONMENT "VT_REAL_DATA=${VT_REAL_DATA}")

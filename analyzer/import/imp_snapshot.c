@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "addrmap.h"
+#include "rangeset.h"
 #include "util/errors.h"
 #include "pickle.h"
 #include "vramtrace/schema.h"
@@ -32,6 +33,7 @@ struct batch {
     int64_t device;              /* -1 until the root is read */
     int64_t guess;               /* the device its rows were written with: the list's rank among the lists seen */
     struct vt__addrmap seg, ten; /* segments and tensors live after the trace so far: address -> bytes */
+    struct vt__rangeset mapped;  /* the pages of expandable segments mapped after the trace so far */
     int64_t nUnseenFree;         /* frees of addresses the trace never allocated */
 };
 
@@ -490,10 +492,13 @@ static int event(struct snap *s, struct batch *b, const struct vt_pkval *e)
             return 0;
         }
         if (vt__tb_memory(tb, &r)) return vt__imp_tb_fail(s->x);
-        if (a == A_SEG_ALLOC || a == A_SEG_MAP) {
+        if (a == A_SEG_ALLOC) {
             if (vt__addrmap_put(&b->seg, (uint64_t)addr, size)) return vt__imp_fail(s->x, VT_EXIT_INTERNAL, "out of memory");
-        } else if (!vt__addrmap_remove(&b->seg, (uint64_t)addr, NULL) && a == A_SEG_FREE) {
-            b->nUnseenFree++;
+        } else if (a == A_SEG_FREE) {
+            b->nUnseenFree += !vt__addrmap_remove(&b->seg, (uint64_t)addr, NULL);
+        } else if (size > 0 && (a == A_SEG_MAP ? vt__rangeset_add(&b->mapped, addr, size)
+                                               : vt__rangeset_remove(&b->mapped, addr, size) < 0 ? -1 : 0) != 0) {
+            return vt__imp_fail(s->x, VT_EXIT_INTERNAL, "out of memory");
         }
     }
     if (b->aFirst[iTable] == 0) b->aFirst[iTable] = vt__tb_next_rowid(tb, iTable) - 1;
@@ -677,25 +682,49 @@ static int fix_devices(struct snap *s, const struct vt_pkval *pTraces)
     return 0;
 }
 
-/* Dump-time state the trace does not explain: written with unknown times. Returns 0 or an exit code. */
+/* A dumped segment's memory the trace does not explain, as reconcile writes it. */
+struct unexplained {
+    struct snap *s;
+    const struct dumped *d;
+    int64_t *pnBefore;
+};
+
+/* Write [a, a + n) of segment u->d (all of it, or a part of an expandable one the trace's maps leave unmapped) as
+ * allocated or mapped before the trace's first event (unknown time). 0, or an exit code. */
+static int unexplained_part(void *pArg, int64_t a, int64_t n)
+{
+    struct unexplained *u = pArg;
+    struct vt__tb_memory r;
+    VT_TB_CLEAR(r);
+    r.op = u->d->bExpandable ? VT_MEMOP_VMM_MAP : VT_MEMOP_ALLOC;
+    r.mem_kind = VT_MEMKIND_DEVICE;
+    r.address = a;
+    r.bytes = n;
+    r.device = u->d->device;
+    r.stack_id = u->d->stackId;
+    if (vt__tb_memory(u->s->x->tb, &r)) return vt__imp_tb_fail(u->s->x);
+    (*u->pnBefore)++;
+    return 0;
+}
+
+/*
+ * Dump-time state the trace does not explain: written with unknown times. A segment the trace did not allocate, the
+ * pages of an expandable segment's mapped range that its maps and unmaps do not leave mapped (a history that lost its
+ * first events to the ring buffer keeps the later maps only), a live block it did not allocate. Returns 0 or an exit
+ * code.
+ */
 static int reconcile(struct snap *s, int64_t *pnBefore)
 {
     struct vt__tb *tb = s->x->tb;
+    static const struct vt__rangeset none;
     for (size_t i = 0; i < s->nSeg; i++) {
         const struct dumped *d = &s->aSeg[i];
         struct batch *b = batch_of(s, d->device);
-        struct vt__tb_memory r;
-        if (b && vt__addrmap_get(&b->seg, (uint64_t)d->address)) continue;
-        if (d->bExpandable && b && b->seg.nUsed) continue; /* mapped piecewise: the trace's maps stand */
-        VT_TB_CLEAR(r);
-        r.op = d->bExpandable ? VT_MEMOP_VMM_MAP : VT_MEMOP_ALLOC;
-        r.mem_kind = VT_MEMKIND_DEVICE;
-        r.address = d->address;
-        r.bytes = d->bytes;
-        r.device = d->device;
-        r.stack_id = d->stackId;
-        if (vt__tb_memory(tb, &r)) return vt__imp_tb_fail(s->x);
-        (*pnBefore)++;
+        struct unexplained u = {s, d, pnBefore};
+        int rc;
+        if (d->bExpandable) rc = vt__rangeset_gaps(b ? &b->mapped : &none, d->address, d->bytes, unexplained_part, &u);
+        else rc = b && vt__addrmap_get(&b->seg, (uint64_t)d->address) ? 0 : unexplained_part(&u, d->address, d->bytes);
+        if (rc != 0) return rc;
     }
     for (size_t i = 0; i < s->nBlock; i++) {
         const struct dumped *d = &s->aBlock[i];
@@ -908,6 +937,7 @@ done:
     for (int i = 0; i < s.nBatch; i++) {
         vt__addrmap_free(&s.aBatch[i].seg);
         vt__addrmap_free(&s.aBatch[i].ten);
+        vt__rangeset_free(&s.aBatch[i].mapped);
     }
     free(s.aBatch);
     free(s.aSeg);

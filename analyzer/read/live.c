@@ -728,8 +728,10 @@ int vt__live_untimed(const struct vt_tracefile *f, struct vt_live *L, int bTenso
     char *zSql;
     L->tsUntimed = f->bTimes ? f->t1 : -1; /* no time known at all: the peak's time is unknown too */
     if (!f->aT[k].bPresent || f->aT[k].nNoTime == 0) return SQLITE_OK;
-    zSql = vt__strdupf("SELECT -1,%s FROM \"%s\" WHERE ts IS NULL AND op = %d ORDER BY rowid", zCols, vt__tbl_name(k),
-                       bTensor ? VT_TENSOROP_ALLOC : VT_MEMOP_ALLOC);
+    /* (a mapping of unknown time: an expandable segment's pages mapped before an imported history began) */
+    zSql = vt__strdupf("SELECT -1,%s FROM \"%s\" WHERE ts IS NULL AND op IN (%d, %d) ORDER BY rowid", zCols,
+                       vt__tbl_name(k), bTensor ? VT_TENSOROP_ALLOC : VT_MEMOP_ALLOC,
+                       bTensor ? VT_TENSOROP_ALLOC : VT_MEMOP_VMM_MAP);
     memset(&c, 0, sizeof c);
     rc = zSql ? vt__rows_open(&c, f->db, zSql, bTensor ? VT_TENSORROW_NCOL : VT_MEMROW_NCOL, 0) : SQLITE_NOMEM;
     while (rc == SQLITE_OK && (rc = vt__rows_next(&c)) == SQLITE_OK && c.bRow) {

@@ -23,7 +23,10 @@ fit_shapes_test.py FITGEN VRAMTRACE
   alone is that of the snapshot merged into its trace within 1 %, and fits the 24 GiB device.
   The snapshot analyzed alone (below the boundary, reserved flat from its peak to the end) counts
   its mapped pages as the segments and its blocks as the tensors inside: the tensors at the reserved
-  peak are those of the snapshot merged into its trace, the tensors' own peak.
+  peak are those of the snapshot merged into its trace, the tensors' own peak. Its history cut as a
+  full ring buffer cuts it (the first half of its events lost, later segment_map events kept): the
+  import still maps every page of the dump's ranges (those mapped before the first event with unknown
+  times), so its reserved peak is the whole history's and not below what its tensors allocate.
 Exits 0 when every check holds, 1 otherwise (each failure printed), 2 on bad arguments.
 """
 import json
@@ -209,6 +212,28 @@ def expandable_history_alone(fitgen, vramtrace, out):
     check(a == alone.get("tensor_peak_bytes"),
           "expandable history alone: tensors at the reserved peak %s, tensor peak %s on a flat plateau"
           % (a, alone.get("tensor_peak_bytes")))
+    # the history cut by a full ring buffer: the first half of its events lost, the later maps kept
+    import pickle
+    with open(snaps[0], "rb") as f:
+        snap = pickle.load(f)
+    ev = snap["device_traces"][0]
+    maps = [i for i, e in enumerate(ev) if e["action"] == "segment_map"]
+    snap["device_traces"][0] = ev[maps[len(maps) // 2]:]
+    cut = os.path.join(out, "alone", "cut.snapshot.pickle")
+    with open(cut, "wb") as f:
+        pickle.dump(snap, f, protocol=2)
+    imp = os.path.join(out, "alone", "cut.db")
+    run([vramtrace, "import", "-q", "-o", imp, cut])
+    c = sqlite3.connect(imp)
+    mapped = c.execute("SELECT sum(CASE op WHEN 5 THEN bytes ELSE -bytes END) FROM memory_event"
+                       " WHERE op IN (5, 6)").fetchone()[0]
+    c.close()
+    dumped = sum(x["total_size"] for x in snap["segments"])
+    check(mapped == dumped, "expandable history cut: %s bytes mapped at the end, the dump's ranges %d" % (mapped, dumped))
+    d = device(vramtrace, imp)
+    check(d.get("peak_bytes") == alone.get("peak_bytes") and d.get("tensor_peak_bytes", 0) <= d.get("peak_bytes", 0),
+          "expandable history cut: reserved peak %s (whole history %s), tensor peak %s"
+          % (d.get("peak_bytes"), alone.get("peak_bytes"), d.get("tensor_peak_bytes")))
 
 
 def main():
