@@ -109,7 +109,7 @@ def case_fifo(tmp):
 
 
 def case_directory(tmp):
-    """A directory as `record -o DIR/` fills it: its traces (with their journals left alone); none: exit 3."""
+    """A directory as `record -o DIR/` or `import -o DIR/` fills it: its traces (with their journals left alone); none: exit 3."""
     d = os.path.join(tmp, "runs")
     os.mkdir(d)
     for pid in (11, 12):  # two processes (one process's trace given twice would be counted once)
@@ -130,6 +130,34 @@ def case_directory(tmp):
     os.mkdir(empty)
     status, out, err = run(["analyze", empty], tmp)
     expect("analyze empty DIR", status == 3 and "without traces" in err, f"{status} {err}")
+    # a directory's name is read as it is, never as a pattern: 'runs[1]' is that directory (it read as
+    # "without traces"), and 'run*' reads its own trace, not those of every directory the pattern matches
+    for name in ("runs[1]", "run*"):
+        g = os.path.join(tmp, name)
+        os.mkdir(g)
+        shutil.copy(os.path.join(DATA, "example-train.db"), os.path.join(g, "vramtrace-host-13.db"))
+        status, out, err = run(["info", g], tmp)
+        expect(f"info {name}", status == 0 and out.count("trace       ") == 1
+               and f"{name}/vramtrace-host-13.db" in out, f"{status} {err} {out[:300]}")
+    # what `import -o DIR/` writes (NAME.db) is read from the directory by every reader, diff as analyze
+    imp = os.path.join(tmp, "imported")
+    status, out, err = run(["import", "-q", "-o", imp + "/", os.path.join(DATA, "import", "kineto_small.json"),
+                            os.path.join(DATA, "import", "snap_small.pickle")], tmp)
+    expect("import -o DIR/", status == 0 and sorted(os.listdir(imp)) == ["kineto_small.db", "snap_small.db"],
+           f"{status} {err} {os.listdir(imp) if os.path.isdir(imp) else None}")
+    status, out, err = run(["info", imp], tmp)
+    expect("info DIR of imports", status == 0 and out.count("trace       ") == 2, f"{status} {err}")
+    status, out, err = run(["diff", d, imp], tmp)
+    expect("diff DIR DIR", status == 0 and "vramtrace diff:" in out, f"{status} {err}")
+    # diff reads standard input and pipes as the other readers do ("-: No such file", "empty file" before)
+    with open(os.path.join(DATA, "example-train.db"), "rb") as fh:
+        p = subprocess.run([VT, "diff", "-", os.path.join(d, "vramtrace-host-11.db")], stdin=fh,
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=dict(os.environ, TMPDIR=tmp),
+                           timeout=LIMIT_S)
+    expect("diff - TRACE", p.returncode == 0 and "vramtrace diff: -" in p.stdout.decode(),
+           f"{p.returncode} {p.stderr.decode()}")
+    status, out, err = run(["diff", empty, d], tmp)
+    expect("diff empty DIR", status == 3 and "without traces" in err, f"{status} {err}")
 
 
 def case_recursive_view(tmp):
