@@ -420,7 +420,8 @@ static int redact_into(const char *zIn, const char *zTmp, const char *zOut, cons
     if (rc == SQLITE_OK) rc = sqlite3_bind_text(st, 1, zTmp, -1, SQLITE_STATIC);
     if (rc == SQLITE_OK && (rc = sqlite3_step(st)) == SQLITE_DONE) rc = SQLITE_OK;
     if (rc != SQLITE_OK) {
-        vt__errorf("redact: cannot write %s: %s", zOut, db ? sqlite3_errmsg(db) : sqlite3_errstr(rc));
+        char zWhy[512];
+        vt__errorf("redact: cannot write %s: %s", zOut, vt__sqlite_open_error(db, rc, zTmp, zWhy, sizeof zWhy));
         xc = rc == SQLITE_CANTOPEN ? VT_EXIT_NOFILE : vt__exit_for_sqlite(rc);
         goto done;
     }

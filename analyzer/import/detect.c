@@ -24,14 +24,20 @@ const char *vt__import_format_name(int fmt)
 }
 
 /* An SQLite file: a vramtrace trace (application id), an Nsight Systems export (its tables), or neither (*pFmt).
- * Returns an exit code: VT_EXIT_CORRUPT (zErr says why) when its schema cannot be read, as in a file cut short. */
+ * Returns an exit code: VT_EXIT_CORRUPT (zErr says why) when its schema cannot be read, as in a file cut short,
+ * VT_EXIT_NOFILE when SQLite cannot open it (a path longer than it opens). */
 static int sqlite_kind(const char *zPath, int *pFmt, char *zErr, size_t nErr)
 {
     sqlite3 *db = NULL;
     sqlite3_stmt *p = NULL;
     int rc = VT_EXIT_OK, src;
     *pFmt = VT_IMPORT_UNKNOWN;
-    if (sqlite3_open_v2(zPath, &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) goto done;
+    if ((src = sqlite3_open_v2(zPath, &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL)) != SQLITE_OK) {
+        char zWhy[512];
+        snprintf(zErr, nErr, "cannot open: %s", vt__sqlite_open_error(db, src, zPath, zWhy, sizeof zWhy));
+        rc = VT_EXIT_NOFILE;
+        goto done;
+    }
     if (sqlite3_prepare_v2(db, "PRAGMA application_id", -1, &p, NULL) == SQLITE_OK && sqlite3_step(p) == SQLITE_ROW &&
         sqlite3_column_int64(p, 0) == VT_SCHEMA_APPLICATION_ID)
         *pFmt = VT_IMPORT_TRACE;

@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -42,7 +43,7 @@ int vt__import_one(const char *zIn, int fmt, int64_t pid, const char *zOut, cons
                    int64_t *pnEvents)
 {
     struct vt__imp x;
-    char zErr[512], zWho[64] = "";
+    char zErr[PATH_MAX + 512], zWho[64] = ""; /* the output's path, then the reason */
     int rc;
     memset(&x, 0, sizeof x);
     /* one process of an Nsight export: its notes and error say which (import -o DIR/ writes several) */

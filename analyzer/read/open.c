@@ -46,7 +46,8 @@ static int open_db(struct vt_tracefile *f, const char *zFile, int bWrite)
     flags = (bWrite ? SQLITE_OPEN_READWRITE : SQLITE_OPEN_READONLY) | SQLITE_OPEN_NOMUTEX;
     rc = sqlite3_open_v2(zFile, &f->db, flags, NULL);
     if (rc != SQLITE_OK) {
-        vt__errorf("%s: cannot open: %s", f->zPath, f->db ? sqlite3_errmsg(f->db) : sqlite3_errstr(rc));
+        char zWhy[512];
+        vt__errorf("%s: cannot open: %s", f->zPath, vt__sqlite_open_error(f->db, rc, zFile, zWhy, sizeof zWhy));
         return VT_EXIT_NOFILE;
     }
     sqlite3_busy_timeout(f->db, 2000);
