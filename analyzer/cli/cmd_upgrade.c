@@ -59,11 +59,10 @@ static int upgrade_one(const char *zPath, const char *zFrom)
     if (sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, &zErr) != SQLITE_OK ||
         vt__migrate(db, version, &vNew, zDone, sizeof zDone, &zErr) != SQLITE_OK ||
         sqlite3_exec(db, "COMMIT", NULL, NULL, &zErr) != SQLITE_OK) {
+        src = sqlite3_errcode(db) & 0xff; /* before the ROLLBACK sets its own */
         vt__errorf("%s: cannot upgrade: %s", zPath, zErr ? zErr : sqlite3_errmsg(db));
         sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
-        rc = (sqlite3_errcode(db) & 0xff) == SQLITE_READONLY || (sqlite3_errcode(db) & 0xff) == SQLITE_BUSY
-                 ? VT_EXIT_NOFILE
-                 : VT_EXIT_INTERNAL;
+        rc = src == SQLITE_READONLY || src == SQLITE_BUSY ? VT_EXIT_NOFILE : VT_EXIT_INTERNAL;
         goto done;
     }
     if (vNew != version) printf("%s: schema %d -> %d (%s)\n", zPath, version, vNew, zDone);
