@@ -577,6 +577,14 @@ TEST(command_line)
         ASSERT_CONTAINS(zNotes, "nsys2022_two_processes.sqlite: process 100: note: failed allocation calls");
         ASSERT_CONTAINS(zNotes, "nsys2022_two_processes.sqlite: process 200: note: failed allocation calls");
     }
+    /* no file: one line naming what is missing, as every command says it (it printed the whole help) */
+    {
+        char zNotes[4096];
+        char *av[] = {"import", "-q", NULL};
+        ASSERT_EQ(VT_EXIT_USAGE, import_said(2, av, zNotes, sizeof zNotes));
+        ASSERT_CONTAINS(zNotes, "vramtrace: import: no file given (usage: vramtrace import ");
+        ASSERT_EQ(strlen(zNotes) - 1, (size_t)(strchr(zNotes, '\n') - zNotes)); /* one line */
+    }
     /* --pid on a file of one process: imported whole, and said */
     {
         char zA[4096], zNotes[4096];

@@ -27,10 +27,10 @@ static void usage(FILE *f)
             "options:\n"
             "  -o, --output OUT  where to write (default %%n.db): a directory (existing, or\n"
             "                    ending in '/': created when missing) gets NAME.db per input,\n"
-            "                    or a pattern where %%n is\n"
-            "                    the input's name without its suffixes, %%p the process id\n"
-            "                    (Nsight; without %%p a multi-process export's traces get\n"
-            "                    .PID before their suffix), %%%% a '%%'\n"
+            "                    or a pattern where %%n is the input's name without its\n"
+            "                    suffixes, %%p the process id (Nsight; without %%p a\n"
+            "                    multi-process export's traces get .PID before their\n"
+            "                    suffix), %%%% a '%%'\n"
             "  --pid PID         Nsight export: only this process\n"
             "  -f, --force       replace existing output files\n"
             "  -q, --quiet       no notes, only errors\n"
@@ -153,8 +153,9 @@ static int parse_args(int argc, char **argv, struct opts *p)
         return VT_EXIT_OK;
     }
     if (c == VT_OPT_ERROR) return VT_EXIT_USAGE;
-    if (p->p.nArg == 0) {
-        usage(stderr);
+    if (p->p.nArg == 0) { /* one line, as every command says what it lacks */
+        vt__errorf("import: no file given (usage: vramtrace import [-o OUT] [--pid PID] [-f|--force] [-q|--quiet] "
+                   "FILE...)");
         return VT_EXIT_USAGE;
     }
     if (p->zOut[0] && p->zOut[strlen(p->zOut) - 1] == '/' && !strchr(p->zOut, '%') && vt__make_dirs(p->zOut) != 0) {
