@@ -1,6 +1,7 @@
 /* The 'record' subcommand: run a command with the tracer injected, then say where its traces are and summarize them. */
 #include "cli.h"
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -475,6 +476,23 @@ static int stamp_trace(const char *zPath, int bTensors, const struct vt_nvml *pN
 }
 
 /*
+ * Whether this process loads the CUDA driver's library, as a job in the same environment would: 1, or 0 with
+ * the loader's reason in zWhy (a machine without an NVIDIA driver: no process of the job could use CUDA).
+ */
+static int driver_loads(char *zWhy, size_t nWhy)
+{
+    void *pLib = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL);
+    const char *zErr;
+    if (pLib) {
+        dlclose(pLib);
+        return 1;
+    }
+    zErr = dlerror();
+    snprintf(zWhy, nWhy, "%s", zErr ? zErr : "not found");
+    return 0;
+}
+
+/*
  * Report the traces matching zPattern that the job produced (not in pBefore),
  * stamping them (stamp_trace) first. Prints to stderr; never changes the exit status.
  */
@@ -490,7 +508,11 @@ static void report_traces(const char *zPattern, const struct vt_trace_set *pBefo
     }
     for (i = 0; i < after.nFile; i++) nNew += vt__trace_set_is_new(pBefore, &after.aFile[i]);
     if (nNew == 0) {
+        char zWhy[512];
         vt__errorf("no trace was written (pattern %s).", zPattern);
+        if (!driver_loads(zWhy, sizeof zWhy))
+            fprintf(stderr, "  This machine has no CUDA driver that loads (%s): no process can use a GPU here.\n",
+                    zWhy);
         fprintf(stderr,
                 "  Either the job never used CUDA (the tracer is loaded by the CUDA driver when a\n"
                 "  process initializes CUDA), or the tracer could not attach: look for a\n"
