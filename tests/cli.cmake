@@ -31,6 +31,10 @@ target_compile_definitions(test_record PRIVATE VT_FAKE_NVML="$<TARGET_FILE:fake_
 add_test(NAME export_usage_help COMMAND vramtrace export --help)
 set_tests_properties(export_usage_help PROPERTIES LABELS cli
   PASS_REGULAR_EXPRESSION "usage: vramtrace export \\[--from T\\] \\[--to T\\] \\[--gzip\\] \\[--debug-dir DIR\\] --perfetto OUT.json TRACE")
+# ... and --csv's list of tables is the one it writes (tensor_event was missing from it).
+add_test(NAME export_usage_csv_tables COMMAND vramtrace export --help)
+set_tests_properties(export_usage_csv_tables PROPERTIES LABELS cli
+  PASS_REGULAR_EXPRESSION "\\(memory_event, tensor_event\n *where a trace has tensor rows, kernel, memcpy, memset, nvtx_range,\n *api_call, oom_event, device, meta\\)")
 add_test(NAME export_usage_bare COMMAND vramtrace export ${CMAKE_CURRENT_SOURCE_DIR}/data/example-train.db)
 set_tests_properties(export_usage_bare PROPERTIES LABELS cli
   PASS_REGULAR_EXPRESSION "or --csv DIR TRACE\\.\\.\\., or --snapshot OUT\\.pickle TRACE")

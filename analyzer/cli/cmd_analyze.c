@@ -74,11 +74,11 @@ static void usage(FILE *f)
             "more than 2 s says how far it is on standard error when that is a terminal.\n"
             "\n"
             "exit codes: 0 ok, 1 a finding at or above --fail-on, 2 usage (also a --snapshot not of the\n"
-            "trace's process and time), 3 file missing or\n"
-            "unreadable or output not writable, 4 not a trace (empty file, not SQLite, not a\n"
-            "vramtrace trace), 5 trace from a newer vramtrace, 6 damaged or truncated trace,\n"
-            "7 internal error, 9 several traces and some could not be read (each is named; the\n"
-            "others are analyzed). Options take their value as --opt VALUE or --opt=VALUE.\n");
+            "trace's process and time), 3 file missing or unreadable or output not writable, 4 not a\n"
+            "trace (empty file, not SQLite, not a vramtrace trace), 5 trace from a newer vramtrace,\n"
+            "6 damaged or truncated trace, 7 internal error, 9 several traces and some could not be\n"
+            "read (each is named; the others are analyzed). Options take their value as --opt VALUE\n"
+            "or --opt=VALUE.\n");
 }
 
 /*
