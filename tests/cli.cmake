@@ -39,6 +39,11 @@ add_test(NAME export_usage_bare COMMAND vramtrace export ${CMAKE_CURRENT_SOURCE_
 set_tests_properties(export_usage_bare PROPERTIES LABELS cli
   PASS_REGULAR_EXPRESSION "or --csv DIR TRACE\\.\\.\\., or --snapshot OUT\\.pickle TRACE")
 
+# SQL that begins with a comment reads as an option: the message says how to pass it (it said "unknown option").
+add_test(NAME sql_comment_first COMMAND vramtrace sql ${CMAKE_CURRENT_SOURCE_DIR}/data/example-train.db
+  "-- the sites allocating the most device memory, first")
+set_tests_properties(sql_comment_first PROPERTIES LABELS cli PASS_REGULAR_EXPRESSION
+  "vramtrace: sql: '-- the sites allocating the most device ?\\.\\.\\.' is no option \\(an argument that starts with '-': put -- before it\\)")
 # diff names an input it reads as another (here the same file given twice) as analyze does, not dropped in silence.
 add_test(NAME diff_counted_once COMMAND vramtrace diff --base ${CMAKE_CURRENT_SOURCE_DIR}/data/example-train.db
   --new ${CMAKE_CURRENT_SOURCE_DIR}/data/example-train.db --new ${CMAKE_CURRENT_SOURCE_DIR}/data/example-train.db)
