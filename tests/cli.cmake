@@ -35,6 +35,12 @@ set_tests_properties(export_usage_help PROPERTIES LABELS cli
 add_test(NAME export_usage_csv_tables COMMAND vramtrace export --help)
 set_tests_properties(export_usage_csv_tables PROPERTIES LABELS cli
   PASS_REGULAR_EXPRESSION "\\(memory_event, tensor_event\n *where a trace has tensor rows, kernel, memcpy, memset, nvtx_range,\n *api_call, oom_event, device, meta\\)")
+# export --snapshot of a trace without one allocation of known address and size (an Nsight export recorded
+# without --cuda-memory-usage): said, not an empty file in silence.
+add_test(NAME export_snapshot_empty_said COMMAND vramtrace export --snapshot -
+  ${CMAKE_CURRENT_SOURCE_DIR}/data/real/fuser_h200_test_matmul_nsys2024.sqlite)
+set_tests_properties(export_snapshot_empty_said PROPERTIES LABELS cli PASS_REGULAR_EXPRESSION
+  "vramtrace: - is empty, memory_viz has nothing to draw: allocations and frees unknown \\(the imported file records none")
 add_test(NAME export_usage_bare COMMAND vramtrace export ${CMAKE_CURRENT_SOURCE_DIR}/data/example-train.db)
 set_tests_properties(export_usage_bare PROPERTIES LABELS cli
   PASS_REGULAR_EXPRESSION "or --csv DIR TRACE\\.\\.\\., or --snapshot OUT\\.pickle TRACE")

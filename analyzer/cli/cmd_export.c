@@ -299,6 +299,10 @@ int vt__cmd_export(int argc, char **argv)
         if (snapStats.nHost)
             fprintf(stderr, "vramtrace: %lld pinned host or managed allocations left out (memory_viz draws device "
                             "memory)\n", snapStats.nHost);
+        if (snapStats.nEvent == 0 && snapStats.nSegment == 0) /* not an empty file in silence */
+            fprintf(stderr, "vramtrace: %s is empty, memory_viz has nothing to draw: %s\n", zOut,
+                    vt__fig_counts_unknown(&aF[0]) ? vt__fig_counts_unknown(&aF[0])
+                                                   : "the trace holds no device allocation");
     } else {
         fprintf(stderr,
                 "vramtrace: wrote %s: %lld kernels, %lld copies, %lld memsets, %lld NVTX, "
