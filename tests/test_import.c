@@ -585,6 +585,16 @@ TEST(command_line)
         ASSERT_CONTAINS(zNotes, "vramtrace: import: no file given (usage: vramtrace import ");
         ASSERT_EQ(strlen(zNotes) - 1, (size_t)(strchr(zNotes, '\n') - zNotes)); /* one line */
     }
+    /* a pattern into a directory that does not exist: which part is missing, and how to have it made */
+    {
+        char zA[4096], zNotes[4096], zMissing[4200];
+        snprintf(zA, sizeof zA, "%s", fixture("snap_small.pickle"));
+        snprintf(zMissing, sizeof zMissing, "%s/nodir/%%n.db", zDir);
+        char *av[] = {"import", "-q", zA, "-o", zMissing, NULL};
+        ASSERT_EQ(VT_EXIT_NOFILE, import_said(5, av, zNotes, sizeof zNotes));
+        ASSERT_CONTAINS(zNotes, "/nodir/snap_small.db: cannot create: no directory ");
+        ASSERT_CONTAINS(zNotes, "/nodir (an -o ending in '/' is created when missing)\n");
+    }
     /* --pid on a file of one process: imported whole, and said */
     {
         char zA[4096], zNotes[4096];

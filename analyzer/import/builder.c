@@ -202,8 +202,12 @@ int vt__tb_open(const char *zPath, int bForce, struct vt__tb **pp, char *zErr, s
     if (!tb->zPath || !tb->zTmp) goto nomem;
     snprintf(tb->zTmp, n + 32, "%s.importing-XXXXXX", zPath);
     fd = vt__cleanup_mkstemp(tb->zTmp); /* mode 0600, never follows a symlink; removed if the command is killed */
-    if (fd < 0) {
+    if (fd < 0 && errno == ENOENT && strrchr(zPath, '/') && strrchr(zPath, '/') != zPath) /* which part is missing */
+        snprintf(zErr, nErr, "%s: cannot create: no directory %.*s (an -o ending in '/' is created when missing)", zPath,
+                 (int)(strrchr(zPath, '/') - zPath), zPath);
+    else if (fd < 0)
         snprintf(zErr, nErr, "%s: cannot create: %s", zPath, strerror(errno));
+    if (fd < 0) {
         free(tb->zTmp);
         tb->zTmp = NULL;
         vt__tb_close(tb, 0, NULL, 0);
