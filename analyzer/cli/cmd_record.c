@@ -514,7 +514,7 @@ static void report_traces(const char *zPattern, const struct vt_trace_set *pBefo
         char zWhy[512];
         vt__errorf("no trace was written (pattern %s).", zPattern);
         if (!driver_loads(zWhy, sizeof zWhy))
-            fprintf(stderr, "  This machine has no CUDA driver that loads (%s): no process can use a GPU here.\n",
+            fprintf(stderr, "  This machine has no CUDA driver that loads: no process can use a GPU here\n  (%s).\n",
                     zWhy);
         fprintf(stderr,
                 "  Either the job never used CUDA (the tracer is loaded by the CUDA driver when a\n"
