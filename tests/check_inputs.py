@@ -293,13 +293,32 @@ def case_long_path(tmp):
     expect("record -o DEEP/", status == 3 and "use a shorter -o" in err, f"{status} {err}")
 
 
+def case_output_is_input(tmp):
+    """An output that is one of the inputs, under any name (./t.db, a link): refused (exit 2), the input untouched."""
+    trace = os.path.join(tmp, "t.db")
+    shutil.copy(os.path.join(DATA, "example-train.db"), trace)
+    os.symlink(trace, os.path.join(tmp, "link.db"))
+    snap = os.path.join(tmp, "s.pickle")
+    shutil.copy(os.path.join(DATA, "import", "snap_small.pickle"), snap)
+    size = {trace: os.path.getsize(trace), snap: os.path.getsize(snap)}
+    for args in (["diff", "-o", "./t.db", trace, os.path.join(DATA, "example-train.db")],
+                 ["diff", "-o", "link.db", os.path.join(DATA, "example-train.db"), "t.db"],
+                 ["export", "--perfetto", "./t.db", "t.db"], ["export", "--snapshot", "link.db", "t.db"],
+                 ["analyze", "-o", "link.db", "t.db"], ["import", "-f", "-o", "./s.pickle", "s.pickle"]):
+        status, out, err = run(args, tmp, cwd=tmp)
+        expect(" ".join(args[:3]), status == 2 and "writing it would replace the trace" in err
+               and err.count("\n") == 1, f"{status} {err}")
+        expect(" ".join(args[:3]), all(os.path.getsize(f) == n for f, n in size.items()), "an input was written over")
+
+
 CASES = [case_stdin, case_terminal, case_pipe, case_fifo, case_directory, case_recursive_view, case_stale_temp,
-         case_unsigned_address, case_kineto_out_of_range, case_sql_limits, case_record_output, case_long_path]
+         case_unsigned_address, case_kineto_out_of_range, case_sql_limits, case_record_output, case_long_path,
+         case_output_is_input]
 
 
 def main():
     global VT, DATA
-    VT, DATA = sys.argv[1], sys.argv[2]
+    VT, DATA = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])  # some cases run in their own folder
     failed = 0
     for case in CASES:
         with tempfile.TemporaryDirectory() as tmp:

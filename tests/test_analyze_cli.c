@@ -185,7 +185,7 @@ TEST(formats_output_file_and_fail_on)
     vt_read_file(zReport, zHtml, sizeof zHtml);
     ASSERT_CONTAINS(zHtml, "<svg");
     ASSERT_EQ(2, run("-o", zPath, zPath, NULL, NULL)); /* the report would overwrite the trace */
-    ASSERT_CONTAINS(zErr, "is one of the traces");
+    ASSERT_CONTAINS(zErr, "writing it would replace the trace");
     ASSERT_EQ(1, tg_query(zPath, "SELECT count(*) > 0 FROM memory_event"));
     ASSERT_EQ(3, run("-o", "/nonexistent-dir/r.txt", zPath, NULL, NULL));
     ASSERT_CONTAINS(zErr, "cannot write report");

@@ -28,4 +28,12 @@ int vt__cmd_redact(int argc, char **argv);
  */
 int vt__inputs(const char *zCmd, char ***pazArg, int *pnArg, int nTail);
 
+/*
+ * Whether the output zOut (a file to be written; NULL or "-": standard output) is one of the inputs
+ * azPath[0 .. n): the same name, or the same file under another name (device and inode: ./t.db, a link).
+ * Returns VT_EXIT_OK, or VT_EXIT_USAGE after one line "COMMAND: the output OUT is the trace TRACE; ...":
+ * writing it would replace the trace.
+ */
+int vt__output_not_input(const char *zCmd, const char *zOut, char *const *azPath, int n);
+
 #endif

@@ -214,15 +214,7 @@ int vt__cmd_analyze(int argc, char **argv)
         azPath = (const char **)p.azArg;
         nPath = p.nArg;
     }
-    if (rc == VT_EXIT_OK && o.zOut) { /* never write the report over a trace */
-        struct stat stOut, stIn;
-        for (i = 0; i < nPath && rc == VT_EXIT_OK; i++)
-            if (stat(o.zOut, &stOut) == 0 && stat(azPath[i], &stIn) == 0 && stOut.st_dev == stIn.st_dev &&
-                stOut.st_ino == stIn.st_ino) {
-                vt__errorf("analyze: -o %s is one of the traces; choose another report file", o.zOut);
-                rc = VT_EXIT_USAGE;
-            }
-    }
+    if (rc == VT_EXIT_OK) rc = vt__output_not_input("analyze", o.zOut, (char *const *)azPath, nPath); /* no report over a trace */
     if (rc == VT_EXIT_OK && zSnap && nPath != 1) {
         vt__errorf("analyze: --snapshot goes with one trace (given %d)", nPath);
         rc = VT_EXIT_USAGE;

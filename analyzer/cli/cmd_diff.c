@@ -156,6 +156,8 @@ int vt__cmd_diff(int argc, char **argv)
                    "[OPTIONS] BASE NEW)");
         rc = VT_EXIT_USAGE;
     }
+    if (rc == VT_EXIT_OK) rc = vt__output_not_input("diff", zOut, azBase, nBase); /* no comparison over a trace */
+    if (rc == VT_EXIT_OK) rc = vt__output_not_input("diff", zOut, azNew, nNew);
     if (rc == VT_EXIT_OK) {
         rcB = vt__analyze((const char **)azBase, nBase, &o, &rBase);
         rcN = vt__analyze((const char **)azNew, nNew, &o, &rNew);

@@ -193,13 +193,7 @@ int vt__cmd_export(int argc, char **argv)
         rc = VT_EXIT_USAGE;
         goto done;
     }
-    for (i = 0; i < nPath; i++) {
-        if (strcmp(azPath[i], zOut) == 0) {
-            vt__errorf("export: %s is both a trace and the output", zOut);
-            rc = VT_EXIT_USAGE;
-            goto done;
-        }
-    }
+    if ((rc = vt__output_not_input("export", zOut, azPath, nPath)) != VT_EXIT_OK) goto done;
     /* every trace that can be read is exported; the others are named (one line each) */
     for (i = 0; i < nPath; i++) {
         /* the Perfetto export lends its read to the analysis (its category tracks): read as the analysis reads */

@@ -132,7 +132,8 @@ struct opts {
 static int import_to(struct opts *p, const char *zIn, const char *zFile, int fmt, int64_t pid, const char *zOut)
 {
     char **az;
-    int rc;
+    int rc = vt__output_not_input("import", zOut, (char *const *)&zIn, 1); /* never over its input, --force or not */
+    if (rc != VT_EXIT_OK) return rc;
     for (int i = 0; i < p->nDone; i++)
         if (!strcmp(p->azDone[2 * i], zOut) && !strcmp(p->azDone[2 * i + 1], zIn)) {
             if (!p->o.bQuiet) vt__errorf("%s: note: given again, imported once (to %s)", zIn, zOut);

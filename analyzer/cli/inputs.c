@@ -136,3 +136,20 @@ int vt__inputs(const char *zCmd, char ***pazArg, int *pnArg, int nTail)
     free(aDir);
     return rc;
 }
+
+int vt__output_not_input(const char *zCmd, const char *zOut, char *const *azPath, int n)
+{
+    struct stat stOut, stIn;
+    int bOut;
+    if (!zOut || !strcmp(zOut, "-")) return VT_EXIT_OK;
+    bOut = stat(zOut, &stOut) == 0;
+    for (int i = 0; i < n; i++) {
+        if (strcmp(zOut, azPath[i]) != 0 && !(bOut && stat(azPath[i], &stIn) == 0 && stIn.st_dev == stOut.st_dev &&
+                                               stIn.st_ino == stOut.st_ino))
+            continue;
+        vt__errorf("%s: the output %s is the trace %s: writing it would replace the trace; choose another file", zCmd,
+                   zOut, azPath[i]);
+        return VT_EXIT_USAGE;
+    }
+    return VT_EXIT_OK;
+}
