@@ -293,6 +293,17 @@ def case_long_path(tmp):
     expect("record -o DEEP/", status == 3 and "use a shorter -o" in err, f"{status} {err}")
 
 
+def case_endless(tmp):
+    """A stream that begins no input (/dev/zero, /dev/urandom, zeros on a pipe): refused at its first 4 KiB, exit 4,
+    not read to its end into TMPDIR (it filled the disk)."""
+    for dev in ("/dev/zero", "/dev/urandom"):
+        status, out, err = run(["info", dev], tmp)
+        expect(f"info {dev}", status == 4 and "not read further" in err, f"{status} {err}")
+    p = subprocess.run([VT, "analyze", "-"], input=b"\0" * (1 << 20), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       env=dict(os.environ, TMPDIR=tmp), timeout=LIMIT_S)
+    expect("analyze - (zeros)", p.returncode == 4 and b"not read further" in p.stderr, p.stderr.decode())
+
+
 def case_output_is_input(tmp):
     """An output that is one of the inputs, under any name (./t.db, a link): refused (exit 2), the input untouched."""
     trace = os.path.join(tmp, "t.db")
@@ -313,7 +324,7 @@ def case_output_is_input(tmp):
 
 CASES = [case_stdin, case_terminal, case_pipe, case_fifo, case_directory, case_recursive_view, case_stale_temp,
          case_unsigned_address, case_kineto_out_of_range, case_sql_limits, case_record_output, case_long_path,
-         case_output_is_input]
+         case_output_is_input, case_endless]
 
 
 def main():

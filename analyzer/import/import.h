@@ -28,6 +28,14 @@ const char *vt__import_format_name(int fmt);
  */
 int vt__import_detect(const char *zPath, int *pFmt, char *zErr, size_t nErr);
 
+/*
+ * Whether the first n bytes a of a stream (as read, gzip not undone) can begin an input a reader takes:
+ * an SQLite file (a trace, an Nsight export), gzip, a pickle (PROTO and a protocol number) or JSON (an
+ * object or array after blanks; blanks alone: undecided, 1). 0 for what can be none of them (/dev/zero,
+ * /dev/urandom), which is then not read to its end.
+ */
+int vt__import_head_plausible(const unsigned char *a, size_t n);
+
 /* One import in progress: the input, the trace being built, the first error, the notes. */
 struct vt__imp {
     const char *zIn;   /* the input path, for messages */
