@@ -101,7 +101,7 @@ TEST(bad_input_files)
     memset(zText200, 'x', sizeof zText200);
     write_file(zText, zText200, sizeof zText200);
     ASSERT_EQ(4, run(zText, NULL, NULL, NULL, NULL));
-    ASSERT_CONTAINS(zErr, "not an SQLite database");
+    ASSERT_CONTAINS(zErr, "neither a vramtrace trace nor a file it imports (a PyTorch memory snapshot pickle");
     ASSERT_EQ(SQLITE_OK, sqlite3_open(zForeign, &db));
     ASSERT_EQ(SQLITE_OK, sqlite3_exec(db, "CREATE TABLE t(x); INSERT INTO t VALUES(1);", NULL, NULL, NULL));
     sqlite3_close(db);

@@ -231,9 +231,7 @@ static int import_input(const char *zIn, struct opts *p, int64_t *pnTraces)
         vt__errorf("%s: already a vramtrace trace: nothing to import", zIn);
         return VT_EXIT_NOT_TRACE;
     case VT_IMPORT_UNKNOWN:
-        vt__errorf("%s: not a format vramtrace imports (a PyTorch memory snapshot pickle, an Nsight Systems "
-                   "SQLite export or a torch.profiler JSON trace)",
-                   zIn);
+        vt__errorf("%s: not a format vramtrace imports (" VT_IMPORT_FORMATS ")", zIn);
         return VT_EXIT_NOT_TRACE;
     case VT_IMPORT_NSYS:
         rc = vt__nsys_pids(zFile, &aPid, &aEv, &nPid, zErr, sizeof zErr);
