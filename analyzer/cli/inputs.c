@@ -35,7 +35,7 @@ static int is_trace_name(const char *zName, int bRecord)
  * (vramtrace-*.db), or, where there is none, every *.db file (as `import -o DIR/` writes them);
  * regular files only, in name order. Names are read, never matched as a pattern, so a directory
  * named with glob characters ('run[1]', 'a*') is itself. Returns VT_EXIT_OK (none found:
- * pList->n 0), VT_EXIT_NOFILE after one line (not readable) or VT_EXIT_INTERNAL (out of memory).
+ * pList->n 0), VT_EXIT_NOFILE after one line (not readable) or VT_EXIT_INTERNAL (out of memory, not said).
  */
 static int dir_traces(const char *zDir, struct dirlist *pList)
 {
@@ -88,7 +88,7 @@ int vt__inputs(const char *zCmd, char ***pazArg, int *pnArg, int nTail)
     const int nIn = *pnArg;
     size_t nOut = 0, nBytes = 0;
     struct dirlist *aDir = calloc((size_t)nIn + 1, sizeof *aDir);
-    int rc = aDir ? VT_EXIT_OK : VT_EXIT_INTERNAL, i;
+    int rc = aDir ? VT_EXIT_OK : VT_EXIT_INTERNAL, bOom = !aDir, i;
     /* directories to their traces, in name order; the rest as given, standard input and pipes read into
      * files first */
     for (i = 0; rc == VT_EXIT_OK && i < nIn; i++) {
@@ -103,6 +103,7 @@ int vt__inputs(const char *zCmd, char ***pazArg, int *pnArg, int nTail)
             continue;
         }
         rc = dir_traces(azIn[i], &aDir[i]);
+        bOom = rc == VT_EXIT_INTERNAL;
         if (rc == VT_EXIT_OK && aDir[i].n == 0) {
             vt__errorf("%s: a directory without traces (no *.db file, such as the vramtrace-HOST-PID.db that "
                        "'vramtrace record -o DIR/' writes): name the files to read", azIn[i]);
@@ -111,9 +112,11 @@ int vt__inputs(const char *zCmd, char ***pazArg, int *pnArg, int nTail)
         for (size_t j = 0; j < aDir[i].n; j++) nBytes += strlen(aDir[i].az[j]) + 1;
         nOut += aDir[i].n;
     }
-    if (rc == VT_EXIT_OK && !(azOut = malloc((nOut + 1) * sizeof *azOut + nBytes))) /* the list, then its names */
+    if (rc == VT_EXIT_OK && !(azOut = malloc((nOut + 1) * sizeof *azOut + nBytes))) { /* the list, then its names */
         rc = VT_EXIT_INTERNAL;
-    if (rc == VT_EXIT_INTERNAL) vt__errorf("%s: out of memory", zCmd);
+        bOom = 1;
+    }
+    if (bOom) vt__errorf("%s: out of memory", zCmd);
     if (rc == VT_EXIT_OK) {
         char *z = (char *)(azOut + nOut + 1);
         nOut = 0;
