@@ -57,6 +57,17 @@ def case_stdin(tmp):
     expect("analyze - (kineto)", '"path": "-"' in p.stdout.decode(), p.stdout.decode()[:300])
 
 
+def case_redact_stdin(tmp):
+    """redact reads '-' as the other readers do (it said '-: No such file or directory')."""
+    out = os.path.join(tmp, "shareable.db")
+    with open(os.path.join(DATA, "example-train.db"), "rb") as fh:
+        p = subprocess.run([VT, "redact", "-", "-o", out], stdin=fh, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           env=dict(os.environ, TMPDIR=tmp), timeout=LIMIT_S)
+    expect("redact -", p.returncode == 0 and os.path.exists(out), p.stderr.decode())
+    status, text, err = run(["info", out], tmp)
+    expect("redact - (info)", status == 0 and "<host-1>" in text, f"{status} {err}")
+
+
 def case_terminal(tmp):
     """'-' on a terminal: refused at once (usage), nothing waits for typing."""
     master, slave = pty.openpty()
@@ -324,7 +335,7 @@ def case_output_is_input(tmp):
 
 CASES = [case_stdin, case_terminal, case_pipe, case_fifo, case_directory, case_recursive_view, case_stale_temp,
          case_unsigned_address, case_kineto_out_of_range, case_sql_limits, case_record_output, case_long_path,
-         case_output_is_input, case_endless]
+         case_output_is_input, case_endless, case_redact_stdin]
 
 
 def main():
