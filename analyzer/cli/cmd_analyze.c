@@ -214,7 +214,8 @@ int vt__cmd_analyze(int argc, char **argv)
         azPath = (const char **)p.azArg;
         nPath = p.nArg;
     }
-    if (rc == VT_EXIT_OK) rc = vt__output_not_input("analyze", o.zOut, (char *const *)azPath, nPath); /* no report over a trace */
+    if (rc == VT_EXIT_OK) /* never write the report over a trace */
+        rc = vt__output_not_input("analyze", o.zOut, (char *const *)azPath, nPath);
     if (rc == VT_EXIT_OK && zSnap && nPath != 1) {
         vt__errorf("analyze: --snapshot goes with one trace (given %d)", nPath);
         rc = VT_EXIT_USAGE;

@@ -222,7 +222,8 @@ int vt__tb_open(const char *zPath, int bForce, struct vt__tb **pp, char *zErr, s
                      " PRAGMA locking_mode=EXCLUSIVE; PRAGMA cache_size=-8192; PRAGMA secure_delete=OFF;",
                      NULL, NULL, NULL) != SQLITE_OK) {
         char zWhy[512];
-        snprintf(zErr, nErr, "%s: cannot create: %s", zPath, vt__sqlite_open_error(tb->db, rc, tb->zTmp, zWhy, sizeof zWhy));
+        snprintf(zErr, nErr, "%s: cannot create: %s", zPath,
+                 vt__sqlite_open_error(tb->db, rc, tb->zTmp, zWhy, sizeof zWhy));
         vt__tb_close(tb, 0, NULL, 0);
         return -1;
     }

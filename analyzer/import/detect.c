@@ -65,8 +65,9 @@ done:
     return rc;
 }
 
-/* What the first n bytes a of an input begin, gzip undone: VT_IMPORT_SNAPSHOT (a pickle's PROTO opcode), VT_IMPORT_KINETO
- * (JSON: an object or array after blanks and a UTF-8 byte order mark) or VT_IMPORT_UNKNOWN. *pbBlank: only blanks. */
+/* What the first n bytes a of an input begin, gzip undone: VT_IMPORT_SNAPSHOT (a pickle's PROTO opcode),
+ * VT_IMPORT_KINETO (JSON: an object or array after blanks and a UTF-8 byte order mark) or VT_IMPORT_UNKNOWN.
+ * *pbBlank: only blanks. */
 static int head_format(const unsigned char *a, long n, int *pbBlank)
 {
     long k;

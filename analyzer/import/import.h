@@ -17,7 +17,8 @@ enum vt_import_format {
 };
 
 /* The formats import reads, as every message that names them says them. */
-#define VT_IMPORT_FORMATS "a PyTorch memory snapshot pickle, an Nsight Systems SQLite export or a torch.profiler JSON trace"
+#define VT_IMPORT_FORMATS                                                                                            \
+    "a PyTorch memory snapshot pickle, an Nsight Systems SQLite export or a torch.profiler JSON trace"
 
 /* The meta value source_format names for a format ("pytorch_snapshot", "nsys_sqlite", "kineto_json"). */
 const char *vt__import_format_name(int fmt);
