@@ -57,6 +57,17 @@ def case_stdin(tmp):
     expect("analyze - (kineto)", '"path": "-"' in p.stdout.decode(), p.stdout.decode()[:300])
 
 
+def case_redact_stdin(tmp):
+    """redact reads '-' as the other readers do (it said '-: No such file or directory')."""
+    out = os.path.join(tmp, "shareable.db")
+    with open(os.path.join(DATA, "example-train.db"), "rb") as fh:
+        p = subprocess.run([VT, "redact", "-", "-o", out], stdin=fh, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           env=dict(os.environ, TMPDIR=tmp), timeout=LIMIT_S)
+    expect("redact -", p.returncode == 0 and os.path.exists(out), p.stderr.decode())
+    status, text, err = run(["info", out], tmp)
+    expect("redact - (info)", status == 0 and "<host-1>" in text, f"{status} {err}")
+
+
 def case_terminal(tmp):
     """'-' on a terminal: refused at once (usage), nothing waits for typing."""
     master, slave = pty.openpty()
@@ -109,7 +120,7 @@ def case_fifo(tmp):
 
 
 def case_directory(tmp):
-    """A directory as `record -o DIR/` fills it: its traces (with their journals left alone); none: exit 3."""
+    """A directory as `record -o DIR/` or `import -o DIR/` fills it: its traces (with their journals left alone); none: exit 3."""
     d = os.path.join(tmp, "runs")
     os.mkdir(d)
     for pid in (11, 12):  # two processes (one process's trace given twice would be counted once)
@@ -130,6 +141,34 @@ def case_directory(tmp):
     os.mkdir(empty)
     status, out, err = run(["analyze", empty], tmp)
     expect("analyze empty DIR", status == 3 and "without traces" in err, f"{status} {err}")
+    # a directory's name is read as it is, never as a pattern: 'runs[1]' is that directory (it read as
+    # "without traces"), and 'run*' reads its own trace, not those of every directory the pattern matches
+    for name in ("runs[1]", "run*"):
+        g = os.path.join(tmp, name)
+        os.mkdir(g)
+        shutil.copy(os.path.join(DATA, "example-train.db"), os.path.join(g, "vramtrace-host-13.db"))
+        status, out, err = run(["info", g], tmp)
+        expect(f"info {name}", status == 0 and out.count("trace       ") == 1
+               and f"{name}/vramtrace-host-13.db" in out, f"{status} {err} {out[:300]}")
+    # what `import -o DIR/` writes (NAME.db) is read from the directory by every reader, diff as analyze
+    imp = os.path.join(tmp, "imported")
+    status, out, err = run(["import", "-q", "-o", imp + "/", os.path.join(DATA, "import", "kineto_small.json"),
+                            os.path.join(DATA, "import", "snap_small.pickle")], tmp)
+    expect("import -o DIR/", status == 0 and sorted(os.listdir(imp)) == ["kineto_small.db", "snap_small.db"],
+           f"{status} {err} {os.listdir(imp) if os.path.isdir(imp) else None}")
+    status, out, err = run(["info", imp], tmp)
+    expect("info DIR of imports", status == 0 and out.count("trace       ") == 2, f"{status} {err}")
+    status, out, err = run(["diff", d, imp], tmp)
+    expect("diff DIR DIR", status == 0 and "vramtrace diff:" in out, f"{status} {err}")
+    # diff reads standard input and pipes as the other readers do ("-: No such file", "empty file" before)
+    with open(os.path.join(DATA, "example-train.db"), "rb") as fh:
+        p = subprocess.run([VT, "diff", "-", os.path.join(d, "vramtrace-host-11.db")], stdin=fh,
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=dict(os.environ, TMPDIR=tmp),
+                           timeout=LIMIT_S)
+    expect("diff - TRACE", p.returncode == 0 and "vramtrace diff: -" in p.stdout.decode(),
+           f"{p.returncode} {p.stderr.decode()}")
+    status, out, err = run(["diff", empty, d], tmp)
+    expect("diff empty DIR", status == 3 and "without traces" in err, f"{status} {err}")
 
 
 def case_recursive_view(tmp):
@@ -247,13 +286,61 @@ def case_record_output(tmp):
     expect("record -o /proc", status == 3 and "/proc" in err and "takes no new file" in err, f"{status} {err}")
 
 
+def case_long_path(tmp):
+    """A path longer than SQLite opens (about 500 bytes): that cause named, exit 3 (not 'unable to open database file')."""
+    deep = os.path.join(tmp, *(["d" * 100] * 6))
+    os.makedirs(deep)
+    trace = os.path.join(deep, "t.db")
+    shutil.copy(os.path.join(DATA, "example-train.db"), trace)
+    for args in (["info", trace], ["analyze", trace], ["upgrade", trace], ["import", "-o", os.path.join(tmp, "x.db"), trace],
+                 ["upgrade", "-o", os.path.join(deep, "u.db"), os.path.join(DATA, "example-train.db")],
+                 ["import", "-o", deep + "/", os.path.join(DATA, "import", "snap_small.pickle")]):
+        status, out, err = run(args, tmp)
+        expect(" ".join(args[:2]), status == 3 and "SQLite opens no file at a path over" in err
+               and err.count("\n") == 1, f"{status} {err}")
+    status, out, err = run(["record", "-o", deep + "/", "--", "true"], tmp)
+    if status == 8:  # no tracer library in this build: record stops there first
+        return
+    expect("record -o DEEP/", status == 3 and "use a shorter -o" in err, f"{status} {err}")
+
+
+def case_endless(tmp):
+    """A stream that begins no input (/dev/zero, /dev/urandom, zeros on a pipe): refused at its first 4 KiB, exit 4,
+    not read to its end into TMPDIR (it filled the disk)."""
+    for dev in ("/dev/zero", "/dev/urandom"):
+        status, out, err = run(["info", dev], tmp)
+        expect(f"info {dev}", status == 4 and "not read further" in err, f"{status} {err}")
+    p = subprocess.run([VT, "analyze", "-"], input=b"\0" * (1 << 20), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       env=dict(os.environ, TMPDIR=tmp), timeout=LIMIT_S)
+    expect("analyze - (zeros)", p.returncode == 4 and b"not read further" in p.stderr, p.stderr.decode())
+
+
+def case_output_is_input(tmp):
+    """An output that is one of the inputs, under any name (./t.db, a link): refused (exit 2), the input untouched."""
+    trace = os.path.join(tmp, "t.db")
+    shutil.copy(os.path.join(DATA, "example-train.db"), trace)
+    os.symlink(trace, os.path.join(tmp, "link.db"))
+    snap = os.path.join(tmp, "s.pickle")
+    shutil.copy(os.path.join(DATA, "import", "snap_small.pickle"), snap)
+    size = {trace: os.path.getsize(trace), snap: os.path.getsize(snap)}
+    for args in (["diff", "-o", "./t.db", trace, os.path.join(DATA, "example-train.db")],
+                 ["diff", "-o", "link.db", os.path.join(DATA, "example-train.db"), "t.db"],
+                 ["export", "--perfetto", "./t.db", "t.db"], ["export", "--snapshot", "link.db", "t.db"],
+                 ["analyze", "-o", "link.db", "t.db"], ["import", "-f", "-o", "./s.pickle", "s.pickle"]):
+        status, out, err = run(args, tmp, cwd=tmp)
+        expect(" ".join(args[:3]), status == 2 and "writing it would replace the trace" in err
+               and err.count("\n") == 1, f"{status} {err}")
+        expect(" ".join(args[:3]), all(os.path.getsize(f) == n for f, n in size.items()), "an input was written over")
+
+
 CASES = [case_stdin, case_terminal, case_pipe, case_fifo, case_directory, case_recursive_view, case_stale_temp,
-         case_unsigned_address, case_kineto_out_of_range, case_sql_limits, case_record_output]
+         case_unsigned_address, case_kineto_out_of_range, case_sql_limits, case_record_output, case_long_path,
+         case_output_is_input, case_endless, case_redact_stdin]
 
 
 def main():
     global VT, DATA
-    VT, DATA = sys.argv[1], sys.argv[2]
+    VT, DATA = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])  # some cases run in their own folder
     failed = 0
     for case in CASES:
         with tempfile.TemporaryDirectory() as tmp:

@@ -31,10 +31,25 @@ target_compile_definitions(test_record PRIVATE VT_FAKE_NVML="$<TARGET_FILE:fake_
 add_test(NAME export_usage_help COMMAND vramtrace export --help)
 set_tests_properties(export_usage_help PROPERTIES LABELS cli
   PASS_REGULAR_EXPRESSION "usage: vramtrace export \\[--from T\\] \\[--to T\\] \\[--gzip\\] \\[--debug-dir DIR\\] --perfetto OUT.json TRACE")
+# ... and --csv's list of tables is the one it writes (tensor_event was missing from it).
+add_test(NAME export_usage_csv_tables COMMAND vramtrace export --help)
+set_tests_properties(export_usage_csv_tables PROPERTIES LABELS cli
+  PASS_REGULAR_EXPRESSION "\\(memory_event, tensor_event\n *where a trace has tensor rows, kernel, memcpy, memset, nvtx_range,\n *api_call, oom_event, device, meta\\)")
+# export --snapshot of a trace without one allocation of known address and size (an Nsight export recorded
+# without --cuda-memory-usage): said, not an empty file in silence.
+add_test(NAME export_snapshot_empty_said COMMAND vramtrace export --snapshot -
+  ${CMAKE_CURRENT_SOURCE_DIR}/data/real/fuser_h200_test_matmul_nsys2024.sqlite)
+set_tests_properties(export_snapshot_empty_said PROPERTIES LABELS cli PASS_REGULAR_EXPRESSION
+  "vramtrace: - is empty, memory_viz has nothing to draw: allocations and frees unknown \\(the imported file records none")
 add_test(NAME export_usage_bare COMMAND vramtrace export ${CMAKE_CURRENT_SOURCE_DIR}/data/example-train.db)
 set_tests_properties(export_usage_bare PROPERTIES LABELS cli
   PASS_REGULAR_EXPRESSION "or --csv DIR TRACE\\.\\.\\., or --snapshot OUT\\.pickle TRACE")
 
+# SQL that begins with a comment reads as an option: the message says how to pass it (it said "unknown option").
+add_test(NAME sql_comment_first COMMAND vramtrace sql ${CMAKE_CURRENT_SOURCE_DIR}/data/example-train.db
+  "-- the sites allocating the most device memory, first")
+set_tests_properties(sql_comment_first PROPERTIES LABELS cli PASS_REGULAR_EXPRESSION
+  "vramtrace: sql: '-- the sites allocating the most device ?\\.\\.\\.' is no option \\(an argument that starts with '-': put -- before it\\)")
 # diff names an input it reads as another (here the same file given twice) as analyze does, not dropped in silence.
 add_test(NAME diff_counted_once COMMAND vramtrace diff --base ${CMAKE_CURRENT_SOURCE_DIR}/data/example-train.db
   --new ${CMAKE_CURRENT_SOURCE_DIR}/data/example-train.db --new ${CMAKE_CURRENT_SOURCE_DIR}/data/example-train.db)

@@ -101,7 +101,7 @@ TEST(bad_input_files)
     memset(zText200, 'x', sizeof zText200);
     write_file(zText, zText200, sizeof zText200);
     ASSERT_EQ(4, run(zText, NULL, NULL, NULL, NULL));
-    ASSERT_CONTAINS(zErr, "not an SQLite database");
+    ASSERT_CONTAINS(zErr, "neither a vramtrace trace nor a file it imports (a PyTorch memory snapshot pickle");
     ASSERT_EQ(SQLITE_OK, sqlite3_open(zForeign, &db));
     ASSERT_EQ(SQLITE_OK, sqlite3_exec(db, "CREATE TABLE t(x); INSERT INTO t VALUES(1);", NULL, NULL, NULL));
     sqlite3_close(db);
@@ -185,7 +185,7 @@ TEST(formats_output_file_and_fail_on)
     vt_read_file(zReport, zHtml, sizeof zHtml);
     ASSERT_CONTAINS(zHtml, "<svg");
     ASSERT_EQ(2, run("-o", zPath, zPath, NULL, NULL)); /* the report would overwrite the trace */
-    ASSERT_CONTAINS(zErr, "is one of the traces");
+    ASSERT_CONTAINS(zErr, "writing it would replace the trace");
     ASSERT_EQ(1, tg_query(zPath, "SELECT count(*) > 0 FROM memory_event"));
     ASSERT_EQ(3, run("-o", "/nonexistent-dir/r.txt", zPath, NULL, NULL));
     ASSERT_CONTAINS(zErr, "cannot write report");

@@ -577,6 +577,42 @@ TEST(command_line)
         ASSERT_CONTAINS(zNotes, "nsys2022_two_processes.sqlite: process 100: note: failed allocation calls");
         ASSERT_CONTAINS(zNotes, "nsys2022_two_processes.sqlite: process 200: note: failed allocation calls");
     }
+    /* no file: one line naming what is missing, as every command says it (it printed the whole help) */
+    {
+        char zNotes[4096];
+        char *av[] = {"import", "-q", NULL};
+        ASSERT_EQ(VT_EXIT_USAGE, import_said(2, av, zNotes, sizeof zNotes));
+        ASSERT_CONTAINS(zNotes, "vramtrace: import: no file given (usage: vramtrace import ");
+        ASSERT_EQ(strlen(zNotes) - 1, (size_t)(strchr(zNotes, '\n') - zNotes)); /* one line */
+    }
+    /* two inputs whose names give one output: the second refused (usage), with or without --force, never
+     * written over the first (it was refused as "exists", and with --force replaced it in silence) */
+    {
+        char zA[4096], zB[4200], zNotes[4096], zSub[4200], zOut2[4200];
+        snprintf(zSub, sizeof zSub, "%s/b", zDir);
+        mkdir(zSub, 0700);
+        snprintf(zA, sizeof zA, "%s", fixture("snap_small.pickle"));
+        snprintf(zB, sizeof zB, "%s/b/snap_small.pickle", zDir);
+        ASSERT_EQ(0, symlink(zA, zB));
+        snprintf(zOut2, sizeof zOut2, "%s/twice/", zDir);
+        char *av[] = {"import", "-q", "-f", zA, zB, zA, "-o", zOut2, NULL};
+        ASSERT_EQ(VT_EXIT_USAGE, import_said(8, av, zNotes, sizeof zNotes));
+        ASSERT_CONTAINS(zNotes, "b/snap_small.pickle would both be written to ");
+        ASSERT_CONTAINS(zNotes, "twice/snap_small.db: give -o a pattern that tells them apart");
+        ASSERT(strstr(zNotes, "given again") == NULL); /* -q */
+        ASSERT_EQ(1, q(scratch("out/twice/snap_small.db"), "SELECT count(*) FROM meta WHERE key = 'source_file' AND value "
+                                                       "NOT LIKE '%/b/%'")); /* the first input's, kept */
+    }
+    /* a pattern into a directory that does not exist: which part is missing, and how to have it made */
+    {
+        char zA[4096], zNotes[4096], zMissing[4200];
+        snprintf(zA, sizeof zA, "%s", fixture("snap_small.pickle"));
+        snprintf(zMissing, sizeof zMissing, "%s/nodir/%%n.db", zDir);
+        char *av[] = {"import", "-q", zA, "-o", zMissing, NULL};
+        ASSERT_EQ(VT_EXIT_NOFILE, import_said(5, av, zNotes, sizeof zNotes));
+        ASSERT_CONTAINS(zNotes, "/nodir/snap_small.db: cannot create: no directory ");
+        ASSERT_CONTAINS(zNotes, "/nodir (an -o ending in '/' is created when missing)\n");
+    }
     /* --pid on a file of one process: imported whole, and said */
     {
         char zA[4096], zNotes[4096];

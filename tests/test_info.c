@@ -373,7 +373,8 @@ TEST(info_bad_input)
     ASSERT_STREQ("", zOut);
     free(zOut), free(zErr);
     ASSERT_EQ(VT_EXIT_NOT_TRACE, run_info(azText, &zOut, &zErr));
-    ASSERT_CONTAINS(zErr, "notes.txt: not an SQLite database");
+    ASSERT_CONTAINS(zErr, "notes.txt: neither a vramtrace trace nor a file it imports (a PyTorch memory snapshot "
+                          "pickle, an Nsight Systems SQLite export or a torch.profiler JSON trace)");
     free(zOut), free(zErr);
     ASSERT_EQ(VT_EXIT_NOT_TRACE, run_info(azEmpty, &zOut, &zErr));
     ASSERT_CONTAINS(zErr, "empty file");

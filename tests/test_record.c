@@ -1,4 +1,5 @@
 /* Tests of 'vramtrace record': the job's environment, exit status, signals, trace discovery and summary, installation. */
+#include <dlfcn.h>
 #include <signal.h>
 #include <sys/select.h>
 #include <sys/time.h>
@@ -708,6 +709,13 @@ TEST(record_reports_missing_trace)
     ASSERT_CONTAINS(z, zWant);
     ASSERT_CONTAINS(z, "look for a\n  'vramtrace:' line in the job's output above");
     ASSERT(strstr(z, "has no %p") == NULL);
+    { /* without a driver (as on a machine with no GPU) that is said; with one, nothing of it */
+        void *pLib = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL);
+        if (!pLib) ASSERT_CONTAINS(z, "\n  This machine has no CUDA driver that loads: no process can use a GPU here\n"
+                                      "  (libcuda.so.1: ");
+        else ASSERT(strstr(z, "no CUDA driver") == NULL);
+        if (pLib) dlclose(pLib);
+    }
     free(z);
     /* a single file name: a note that several processes would overwrite each other */
     snprintf(zWant, sizeof zWant, "%s/one.db", zDir);

@@ -237,4 +237,38 @@ TEST(upgrade_bad_input)
     cli_cleanup();
 }
 
-VT_TEST_LIST(T(upgrade_v3_and_v4_to_v5) T(upgrade_v1_keeps_its_number_and_copy) T(upgrade_bad_input))
+/* A trace the user may read but not write: exit 3 (not writable) with SQLite's reason, not 7 (internal). As root,
+ * whom no mode stops, the command runs as user nobody through setpriv (util-linux). */
+TEST(upgrade_read_only_trace)
+{
+    const char *zDir = cli_tmpdir();
+    char zPath[PATH_MAX + 16], *z;
+    char *azArgv[10];
+    int n = 0;
+    snprintf(zPath, sizeof zPath, "%s/ro.db", zDir);
+    make_v3(zPath); /* old: the upgrade has to write */
+    ASSERT_EQ(0, chmod(zPath, 0444));
+    if (geteuid() == 0) {
+        char *azProbe[] = {"/usr/bin/setpriv", "--reuid=65534", "--regid=65534", "--clear-groups",
+                           (char *)cli_vramtrace(), "info", zPath, NULL};
+        if (access(azProbe[0], X_OK) != 0) SKIP("running as root, whom no file mode stops: needs setpriv (util-linux)");
+        chmod(zDir, 0755); /* nobody reads the trace; the directories above must let it through */
+        if (cli_run(azProbe, NULL, NULL, NULL) != 0)
+            SKIP("running as root, and user nobody cannot reach TMPDIR: run as a user, or with TMPDIR under /tmp");
+        for (int i = 0; i < 4; i++) azArgv[n++] = azProbe[i];
+    }
+    azArgv[n++] = (char *)cli_vramtrace();
+    azArgv[n++] = "upgrade";
+    azArgv[n++] = zPath;
+    azArgv[n] = NULL;
+    snprintf(zErr, sizeof zErr, "%s/err.txt", cli_tmpdir());
+    ASSERT_EQ(VT_EXIT_NOFILE, cli_run(azArgv, NULL, NULL, zErr));
+    z = cli_read(zErr);
+    ASSERT_CONTAINS(z, "ro.db: cannot upgrade: attempt to write a readonly database");
+    free(z);
+    ASSERT_EQ(3, q(zPath, "PRAGMA user_version")); /* untouched */
+    cli_cleanup();
+}
+
+VT_TEST_LIST(T(upgrade_v3_and_v4_to_v5) T(upgrade_v1_keeps_its_number_and_copy) T(upgrade_bad_input)
+                 T(upgrade_read_only_trace))

@@ -19,12 +19,21 @@ int vt__cmd_redact(int argc, char **argv);
 /*
  * The inputs of a command line, (*pazArg)[0 .. *pnArg - nTail) of the positional arguments (the last
  * nTail are passed through: the SQL of `sql`): a directory becomes the traces `vramtrace record -o
- * DIR` writes there (vramtrace-HOST-PID.db, in name order; none is an error), standard input ("-")
+ * DIR/` writes there (vramtrace-HOST-PID.db), else its *.db files (`vramtrace import -o DIR/`), in name
+ * order (none is an error), standard input ("-")
  * and a pipe, FIFO or character device are read into a temporary file that readers read wherever the
  * name is used (vt__import_spool). *pazArg is replaced by a list freed as the one given was (one
  * block holding the names), *pnArg by its length. Returns an enum vt_exit code after one line on
  * failure (the list is then unchanged).
  */
 int vt__inputs(const char *zCmd, char ***pazArg, int *pnArg, int nTail);
+
+/*
+ * Whether the output zOut (a file to be written; NULL or "-": standard output) is one of the inputs
+ * azPath[0 .. n): the same name, or the same file under another name (device and inode: ./t.db, a link).
+ * Returns VT_EXIT_OK, or VT_EXIT_USAGE after one line "COMMAND: the output OUT is the trace TRACE; ...":
+ * writing it would replace the trace.
+ */
+int vt__output_not_input(const char *zCmd, const char *zOut, char *const *azPath, int n);
 
 #endif

@@ -74,11 +74,11 @@ static void usage(FILE *f)
             "more than 2 s says how far it is on standard error when that is a terminal.\n"
             "\n"
             "exit codes: 0 ok, 1 a finding at or above --fail-on, 2 usage (also a --snapshot not of the\n"
-            "trace's process and time), 3 file missing or\n"
-            "unreadable or output not writable, 4 not a trace (empty file, not SQLite, not a\n"
-            "vramtrace trace), 5 trace from a newer vramtrace, 6 damaged or truncated trace,\n"
-            "7 internal error, 9 several traces and some could not be read (each is named; the\n"
-            "others are analyzed). Options take their value as --opt VALUE or --opt=VALUE.\n");
+            "trace's process and time), 3 file missing or unreadable or output not writable, 4 not a\n"
+            "trace (empty file, not SQLite, not a vramtrace trace), 5 trace from a newer vramtrace,\n"
+            "6 damaged or truncated trace, 7 internal error, 9 several traces and some could not be\n"
+            "read (each is named; the others are analyzed). Options take their value as --opt VALUE\n"
+            "or --opt=VALUE.\n");
 }
 
 /*
@@ -214,15 +214,8 @@ int vt__cmd_analyze(int argc, char **argv)
         azPath = (const char **)p.azArg;
         nPath = p.nArg;
     }
-    if (rc == VT_EXIT_OK && o.zOut) { /* never write the report over a trace */
-        struct stat stOut, stIn;
-        for (i = 0; i < nPath && rc == VT_EXIT_OK; i++)
-            if (stat(o.zOut, &stOut) == 0 && stat(azPath[i], &stIn) == 0 && stOut.st_dev == stIn.st_dev &&
-                stOut.st_ino == stIn.st_ino) {
-                vt__errorf("analyze: -o %s is one of the traces; choose another report file", o.zOut);
-                rc = VT_EXIT_USAGE;
-            }
-    }
+    if (rc == VT_EXIT_OK) /* never write the report over a trace */
+        rc = vt__output_not_input("analyze", o.zOut, (char *const *)azPath, nPath);
     if (rc == VT_EXIT_OK && zSnap && nPath != 1) {
         vt__errorf("analyze: --snapshot goes with one trace (given %d)", nPath);
         rc = VT_EXIT_USAGE;

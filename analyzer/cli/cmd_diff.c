@@ -1,5 +1,4 @@
 /* The 'diff' subcommand: two runs (or two sets of ranks) analyzed and compared. */
-#include <dirent.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,7 +17,8 @@ static void usage(FILE *f)
             "Compare two runs: each device's peak and what it was (the breakdown by category), the\n"
             "allocation sites that are new, gone, grew or shrank (by their highest live bytes), the\n"
             "phases' peaks, and the findings that appeared or vanished. BASE and NEW are each a trace\n"
-            "(or a file 'analyze' imports), or a directory: every *.db file in it, one per rank.\n"
+            "(or a file 'analyze' imports), a directory of one run's traces, one per rank (as analyze\n"
+            "reads it), or - for standard input.\n"
             "Processes are paired by rank, else in order. Traces of different jobs are compared with\n"
             "a warning.\n"
             "\n"
@@ -58,53 +58,30 @@ static int parse_pct(struct vt_optparse *p, double *pOut)
     return 0;
 }
 
-static int cmp_str(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 /*
- * Append zArg's traces to *pazPath (*pn of them; names are malloc'd): zArg itself, or, for a
- * directory, each *.db file in it in name order. Returns VT_EXIT_OK, VT_EXIT_NOFILE (message
- * printed) or VT_EXIT_INTERNAL.
+ * Append zArg's traces to *pazPath (*pn of them; names are malloc'd): what every reader takes zArg for
+ * (vt__inputs: a trace, another tool's file, a directory's traces, standard input or a pipe read into
+ * a file). Returns VT_EXIT_OK, or another enum vt_exit code after one line.
  */
 static int add_paths(const char *zArg, char ***pazPath, int *pn)
 {
-    struct stat st;
-    DIR *pDir;
-    struct dirent *e;
-    int n0 = *pn;
-    if (stat(zArg, &st) != 0 || !S_ISDIR(st.st_mode)) { /* a file: analyze names what is wrong with it */
-        char **az = realloc(*pazPath, sizeof *az * (size_t)(*pn + 1));
-        if (!az || !(az[*pn] = vt__strdupf("%s", zArg))) {
-            if (az) *pazPath = az;
-            return VT_EXIT_INTERNAL;
-        }
+    char **azArg = malloc(2 * sizeof *azArg), **az = NULL;
+    int nArg = 1, nDone = 0, rc = azArg ? VT_EXIT_OK : VT_EXIT_INTERNAL;
+    if (rc == VT_EXIT_OK) {
+        azArg[0] = (char *)zArg;
+        azArg[1] = NULL;
+        rc = vt__inputs("diff", &azArg, &nArg, 0);
+    }
+    if (rc == VT_EXIT_OK && (az = realloc(*pazPath, sizeof *az * (size_t)(*pn + nArg))) != NULL) {
         *pazPath = az;
-        (*pn)++;
-        return VT_EXIT_OK;
+        while (nDone < nArg && (az[*pn] = vt__strdupf("%s", azArg[nDone])) != NULL) nDone++, (*pn)++;
     }
-    if (!(pDir = opendir(zArg))) {
-        vt__errorf("diff: %s: cannot read the directory: %s", zArg, strerror(errno));
-        return VT_EXIT_NOFILE;
+    if (rc != VT_EXIT_OK || nDone < nArg) {
+        if (rc == VT_EXIT_OK || !azArg) vt__errorf("diff: out of memory");
+        if (rc == VT_EXIT_OK) rc = VT_EXIT_INTERNAL;
     }
-    while ((e = readdir(pDir)) != NULL) {
-        size_t len = strlen(e->d_name);
-        char **az;
-        if (len < 4 || strcmp(e->d_name + len - 3, ".db")) continue;
-        if (!(az = realloc(*pazPath, sizeof *az * (size_t)(*pn + 1)))) break;
-        *pazPath = az;
-        if (!(az[*pn] = vt__strdupf("%s/%s", zArg, e->d_name))) break;
-        (*pn)++;
-    }
-    closedir(pDir);
-    if (e) return VT_EXIT_INTERNAL;
-    if (*pn == n0) {
-        vt__errorf("diff: %s: no trace in the directory (no *.db file)", zArg);
-        return VT_EXIT_NOFILE;
-    }
-    qsort(*pazPath + n0, (size_t)(*pn - n0), sizeof **pazPath, cmp_str);
-    return VT_EXIT_OK;
+    free(azArg);
+    return rc;
 }
 
 static void paths_free(char **az, int n)
@@ -179,6 +156,8 @@ int vt__cmd_diff(int argc, char **argv)
                    "[OPTIONS] BASE NEW)");
         rc = VT_EXIT_USAGE;
     }
+    if (rc == VT_EXIT_OK) rc = vt__output_not_input("diff", zOut, azBase, nBase); /* no comparison over a trace */
+    if (rc == VT_EXIT_OK) rc = vt__output_not_input("diff", zOut, azNew, nNew);
     if (rc == VT_EXIT_OK) {
         rcB = vt__analyze((const char **)azBase, nBase, &o, &rBase);
         rcN = vt__analyze((const char **)azNew, nNew, &o, &rNew);

@@ -37,8 +37,9 @@ static void usage(FILE *f)
             "  --debug-dir DIR   separate debug files for native frames (DIR/.build-id/xx/rest.debug)\n"
             "  --gzip            compress the file with gzip (about 14x smaller; the Perfetto UI\n"
             "                    opens it as it is)\n"
-            "  --csv DIR         instead: one CSV file per table in DIR (memory_event, kernel,\n"
-            "                    memcpy, memset, nvtx_range, api_call, oom_event, device, meta),\n"
+            "  --csv DIR         instead: one CSV file per table in DIR (memory_event, tensor_event\n"
+            "                    where a trace has tensor rows, kernel, memcpy, memset, nvtx_range,\n"
+            "                    api_call, oom_event, device, meta),\n"
             "                    every trace's rows with trace, pid and rank first: for joining\n"
             "                    hundreds of ranks in DuckDB (docs/queries.md)\n"
             "  --snapshot OUT.pickle  instead: one trace as a PyTorch memory snapshot (the format of\n"
@@ -192,13 +193,7 @@ int vt__cmd_export(int argc, char **argv)
         rc = VT_EXIT_USAGE;
         goto done;
     }
-    for (i = 0; i < nPath; i++) {
-        if (strcmp(azPath[i], zOut) == 0) {
-            vt__errorf("export: %s is both a trace and the output", zOut);
-            rc = VT_EXIT_USAGE;
-            goto done;
-        }
-    }
+    if ((rc = vt__output_not_input("export", zOut, azPath, nPath)) != VT_EXIT_OK) goto done;
     /* every trace that can be read is exported; the others are named (one line each) */
     for (i = 0; i < nPath; i++) {
         /* the Perfetto export lends its read to the analysis (its category tracks): read as the analysis reads */
@@ -301,6 +296,10 @@ int vt__cmd_export(int argc, char **argv)
         if (snapStats.nHost)
             fprintf(stderr, "vramtrace: %lld pinned host or managed allocations left out (memory_viz draws device "
                             "memory)\n", snapStats.nHost);
+        if (snapStats.nEvent == 0 && snapStats.nSegment == 0) /* not an empty file in silence */
+            fprintf(stderr, "vramtrace: %s is empty, memory_viz has nothing to draw: %s\n", zOut,
+                    vt__fig_counts_unknown(&aF[0]) ? vt__fig_counts_unknown(&aF[0])
+                                                   : "the trace holds no device allocation");
     } else {
         fprintf(stderr,
                 "vramtrace: wrote %s: %lld kernels, %lld copies, %lld memsets, %lld NVTX, "

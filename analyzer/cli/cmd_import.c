@@ -10,6 +10,7 @@
 #include "import.h"
 #include "util/dirs.h"
 #include "util/opts.h"
+#include "util/text.h"
 
 /* The subcommand's help text. */
 static void usage(FILE *f)
@@ -27,10 +28,10 @@ static void usage(FILE *f)
             "options:\n"
             "  -o, --output OUT  where to write (default %%n.db): a directory (existing, or\n"
             "                    ending in '/': created when missing) gets NAME.db per input,\n"
-            "                    or a pattern where %%n is\n"
-            "                    the input's name without its suffixes, %%p the process id\n"
-            "                    (Nsight; without %%p a multi-process export's traces get\n"
-            "                    .PID before their suffix), %%%% a '%%'\n"
+            "                    or a pattern where %%n is the input's name without its\n"
+            "                    suffixes, %%p the process id (Nsight; without %%p a\n"
+            "                    multi-process export's traces get .PID before their\n"
+            "                    suffix), %%%% a '%%'\n"
             "  --pid PID         Nsight export: only this process\n"
             "  -f, --force       replace existing output files\n"
             "  -q, --quiet       no notes, only errors\n"
@@ -117,7 +118,45 @@ struct opts {
     int64_t pid;
     struct vt_import_opts o;
     struct vt_optparse p;
+    char **azDone; /* the outputs this run wrote, each followed by its input: azDone[2k], azDone[2k+1] */
+    int nDone;
 };
+
+/*
+ * Import one process (pid, -1 for the whole file) of input zIn (read from zFile) into zOut, unless this run
+ * already wrote zOut from another input: two inputs whose names give one output (a/x.pickle and b/x.pickle
+ * under -o DIR/), where the second would replace the first (with --force) or be refused as if the file had
+ * been there before (the same input given again is imported once, and said). Returns an exit code
+ * (VT_EXIT_USAGE for such a clash, one line said).
+ */
+static int import_to(struct opts *p, const char *zIn, const char *zFile, int fmt, int64_t pid, const char *zOut)
+{
+    char **az;
+    int rc = vt__output_not_input("import", zOut, (char *const *)&zIn, 1); /* never over its input, --force or not */
+    if (rc != VT_EXIT_OK) return rc;
+    for (int i = 0; i < p->nDone; i++)
+        if (!strcmp(p->azDone[2 * i], zOut) && !strcmp(p->azDone[2 * i + 1], zIn)) {
+            if (!p->o.bQuiet) vt__errorf("%s: note: given again, imported once (to %s)", zIn, zOut);
+            return VT_EXIT_OK;
+        } else if (!strcmp(p->azDone[2 * i], zOut)) {
+            vt__errorf("import: %s and %s would both be written to %s: give -o a pattern that tells them apart, or "
+                       "import them one at a time", p->azDone[2 * i + 1], zIn, zOut);
+            return VT_EXIT_USAGE;
+        }
+    rc = vt__import_one(zFile, fmt, pid, zOut, &p->o, NULL);
+    if (rc != VT_EXIT_OK) return rc;
+    if (!(az = realloc(p->azDone, sizeof *az * (size_t)(2 * p->nDone + 2)))) return VT_EXIT_OK; /* unchecked then */
+    p->azDone = az;
+    az[2 * p->nDone] = vt__strdupf("%s", zOut);
+    az[2 * p->nDone + 1] = vt__strdupf("%s", zIn);
+    if (az[2 * p->nDone] && az[2 * p->nDone + 1]) {
+        p->nDone++;
+    } else {
+        free(az[2 * p->nDone]);
+        free(az[2 * p->nDone + 1]);
+    }
+    return VT_EXIT_OK;
+}
 
 /* Parse argv with the subcommands' option parser. Returns -1 to go on, else an exit code. */
 static int parse_args(int argc, char **argv, struct opts *p)
@@ -153,8 +192,9 @@ static int parse_args(int argc, char **argv, struct opts *p)
         return VT_EXIT_OK;
     }
     if (c == VT_OPT_ERROR) return VT_EXIT_USAGE;
-    if (p->p.nArg == 0) {
-        usage(stderr);
+    if (p->p.nArg == 0) { /* one line, as every command says what it lacks */
+        vt__errorf("import: no file given (usage: vramtrace import [-o OUT] [--pid PID] [-f|--force] [-q|--quiet] "
+                   "FILE...)");
         return VT_EXIT_USAGE;
     }
     if (p->zOut[0] && p->zOut[strlen(p->zOut) - 1] == '/' && !strchr(p->zOut, '%') && vt__make_dirs(p->zOut) != 0) {
@@ -173,7 +213,7 @@ static int parse_args(int argc, char **argv, struct opts *p)
 }
 
 /* Import one input (every process of an Nsight export). Returns an exit code. */
-static int import_input(const char *zIn, const struct opts *p, int64_t *pnTraces)
+static int import_input(const char *zIn, struct opts *p, int64_t *pnTraces)
 {
     char zErr[256], zOut[4096];
     int fmt, rc = vt__import_spool(zIn); /* standard input or a pipe: read into a file first */
@@ -191,9 +231,7 @@ static int import_input(const char *zIn, const struct opts *p, int64_t *pnTraces
         vt__errorf("%s: already a vramtrace trace: nothing to import", zIn);
         return VT_EXIT_NOT_TRACE;
     case VT_IMPORT_UNKNOWN:
-        vt__errorf("%s: not a format vramtrace imports (a PyTorch memory snapshot pickle, an Nsight Systems "
-                   "SQLite export or a torch.profiler JSON trace)",
-                   zIn);
+        vt__errorf("%s: not a format vramtrace imports (" VT_IMPORT_FORMATS ")", zIn);
         return VT_EXIT_NOT_TRACE;
     case VT_IMPORT_NSYS:
         rc = vt__nsys_pids(zFile, &aPid, &aEv, &nPid, zErr, sizeof zErr);
@@ -216,7 +254,7 @@ static int import_input(const char *zIn, const struct opts *p, int64_t *pnTraces
                 rcAll = VT_EXIT_USAGE;
                 break;
             }
-            rc = vt__import_one(zFile, fmt, aPid[i], zOut, &p->o, NULL);
+            rc = import_to(p, zIn, zFile, fmt, aPid[i], zOut);
             if (rc == VT_EXIT_OK) {
                 printf("%s: process %lld -> %s\n", zIn, (long long)aPid[i], zOut);
                 ++*pnTraces;
@@ -235,7 +273,7 @@ static int import_input(const char *zIn, const struct opts *p, int64_t *pnTraces
             vt__errorf("import: output path too long");
             return VT_EXIT_USAGE;
         }
-        rc = vt__import_one(zFile, fmt, -1, zOut, &p->o, NULL);
+        rc = import_to(p, zIn, zFile, fmt, -1, zOut);
         if (rc == VT_EXIT_OK) {
             printf("%s: %s -> %s\n", zIn, vt__import_format_name(fmt), zOut);
             ++*pnTraces;
@@ -257,6 +295,8 @@ int vt__cmd_import(int argc, char **argv)
         rc = import_input(p.p.azArg[i], &p, &nTraces);
         if (rc != VT_EXIT_OK && rcAll == VT_EXIT_OK) rcAll = rc;
     }
+    for (int i = 0; i < 2 * p.nDone; i++) free(p.azDone[i]);
+    free(p.azDone);
     vt__opt_end(&p.p);
     return rcAll;
 }

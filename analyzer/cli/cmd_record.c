@@ -1,6 +1,7 @@
 /* The 'record' subcommand: run a command with the tracer injected, then say where its traces are and summarize them. */
 #include "cli.h"
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -38,6 +39,9 @@ static const char zUsage[] =
     "\n"
     "Run COMMAND with the vramtrace tracer attached to every CUDA process it starts\n"
     "(one SQLite trace per process), then print where the traces are and a summary.\n"
+    "Needs a GPU and its NVIDIA driver where the job runs (without them no process\n"
+    "uses CUDA, no trace is written, and record says so); the other commands read\n"
+    "traces anywhere.\n"
     "\n"
     "options:\n"
     "  -o, --output PATH     trace file pattern, or a directory to put traces in\n"
@@ -48,7 +52,8 @@ static const char zUsage[] =
     "                        trace shows tensors, not allocator segments\n"
     "      --no-python-stacks  do not record Python call stacks at allocations\n"
     "      --no-kernel-args  do not scan kernel arguments for buffer uses\n"
-    "      --backtrace N     native call-stack depth at allocations (0-64, 0 = off)\n"
+    "      --backtrace N     native call-stack depth at allocations (0-64, 0 = off;\n"
+    "                        default 16)\n"
     "PyTorch (Python jobs; see docs/cli.md, \"PyTorch's own history\"):\n"
     "      --no-pytorch-history  do not ask PyTorch for its allocation history (by default\n"
     "                        a Python job that initializes CUDA through torch records it\n"
@@ -475,6 +480,23 @@ static int stamp_trace(const char *zPath, int bTensors, const struct vt_nvml *pN
 }
 
 /*
+ * Whether this process loads the CUDA driver's library, as a job in the same environment would: 1, or 0 with
+ * the loader's reason in zWhy (a machine without an NVIDIA driver: no process of the job could use CUDA).
+ */
+static int driver_loads(char *zWhy, size_t nWhy)
+{
+    void *pLib = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL);
+    const char *zErr;
+    if (pLib) {
+        dlclose(pLib);
+        return 1;
+    }
+    zErr = dlerror();
+    snprintf(zWhy, nWhy, "%s", zErr ? zErr : "not found");
+    return 0;
+}
+
+/*
  * Report the traces matching zPattern that the job produced (not in pBefore),
  * stamping them (stamp_trace) first. Prints to stderr; never changes the exit status.
  */
@@ -490,7 +512,11 @@ static void report_traces(const char *zPattern, const struct vt_trace_set *pBefo
     }
     for (i = 0; i < after.nFile; i++) nNew += vt__trace_set_is_new(pBefore, &after.aFile[i]);
     if (nNew == 0) {
+        char zWhy[512];
         vt__errorf("no trace was written (pattern %s).", zPattern);
+        if (!driver_loads(zWhy, sizeof zWhy))
+            fprintf(stderr, "  This machine has no CUDA driver that loads: no process can use a GPU here\n  (%s).\n",
+                    zWhy);
         fprintf(stderr,
                 "  Either the job never used CUDA (the tracer is loaded by the CUDA driver when a\n"
                 "  process initializes CUDA), or the tracer could not attach: look for a\n"

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "import.h"
 #include "read/read.h"
 #include "util/cleanup.h"
 #include "util/opts.h"
@@ -24,7 +25,8 @@ static const char zRedactUsage[] =
     "keep only what follows site-packages/ (<env>/site-packages/torch/...); the\n"
     "program's own source paths become relative to the project root. System paths\n"
     "(/usr, /lib, /opt...) are kept. The copy analyzes to the same findings. TRACE\n"
-    "may be any file vramtrace reads (PyTorch snapshots and other imports too).\n"
+    "may be any file vramtrace reads (PyTorch snapshots and other imports too), - for\n"
+    "standard input, or a pipe.\n"
     "\n"
     "options:\n"
     "  -o, --output OUT  the copy to write (must not exist; never TRACE itself)\n"
@@ -408,7 +410,7 @@ static int redact_into(const char *zIn, const char *zTmp, const char *zOut, cons
 
     xc = vt__read_open(&f, zIn, VT_READ_NOSCAN, NULL);
     if (xc != VT_EXIT_OK) return xc;
-    zSrc = strdup(f.zImported ? f.zImported : zIn);
+    zSrc = strdup(f.zImported ? f.zImported : vt__import_temp_path(zIn)); /* "-" or a pipe: the file read from it */
     vt__read_close(&f);
     if (!zSrc) {
         xc = VT_EXIT_INTERNAL;
@@ -420,7 +422,8 @@ static int redact_into(const char *zIn, const char *zTmp, const char *zOut, cons
     if (rc == SQLITE_OK) rc = sqlite3_bind_text(st, 1, zTmp, -1, SQLITE_STATIC);
     if (rc == SQLITE_OK && (rc = sqlite3_step(st)) == SQLITE_DONE) rc = SQLITE_OK;
     if (rc != SQLITE_OK) {
-        vt__errorf("redact: cannot write %s: %s", zOut, db ? sqlite3_errmsg(db) : sqlite3_errstr(rc));
+        char zWhy[512];
+        vt__errorf("redact: cannot write %s: %s", zOut, vt__sqlite_open_error(db, rc, zTmp, zWhy, sizeof zWhy));
         xc = rc == SQLITE_CANTOPEN ? VT_EXIT_NOFILE : vt__exit_for_sqlite(rc);
         goto done;
     }
@@ -487,6 +490,8 @@ int vt__cmd_redact(int argc, char **argv)
         vt__errorf("redact: --root: '%s' is not an absolute path", zRoot);
         goto done;
     }
+    /* standard input and pipes read into a file first, as every reader reads them */
+    if ((xc = vt__import_spool(p.azArg[0])) != VT_EXIT_OK) goto done;
     /* an existing output, the trace itself above all, is never replaced (exit 3, as import) */
     xc = VT_EXIT_NOFILE;
     if (stat(p.azArg[0], &stIn) == 0 && stat(zOut, &stOut) == 0 && stIn.st_dev == stOut.st_dev &&

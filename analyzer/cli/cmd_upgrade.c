@@ -39,13 +39,13 @@ static int upgrade_one(const char *zPath, const char *zFrom)
 {
     sqlite3 *db = NULL;
     char zMsg[512], zDone[128], *zErr = NULL;
-    int version = 0, vNew = 0, rc = VT_EXIT_OK;
+    int version = 0, vNew = 0, rc = VT_EXIT_OK, src;
     enum vt_schema_status st;
     const char *zName = zFrom ? zFrom : zPath;
 
     if ((rc = vt__read_check_file(zPath, zName)) != VT_EXIT_OK) goto done;
-    if (sqlite3_open_v2(zPath, &db, SQLITE_OPEN_READWRITE, NULL) != SQLITE_OK) {
-        vt__errorf("%s: cannot open for writing: %s", zPath, db ? sqlite3_errmsg(db) : "out of memory");
+    if ((src = sqlite3_open_v2(zPath, &db, SQLITE_OPEN_READWRITE, NULL)) != SQLITE_OK) {
+        vt__errorf("%s: cannot open for writing: %s", zPath, vt__sqlite_open_error(db, src, zPath, zMsg, sizeof zMsg));
         rc = VT_EXIT_NOFILE;
         goto done;
     }
@@ -59,11 +59,10 @@ static int upgrade_one(const char *zPath, const char *zFrom)
     if (sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, &zErr) != SQLITE_OK ||
         vt__migrate(db, version, &vNew, zDone, sizeof zDone, &zErr) != SQLITE_OK ||
         sqlite3_exec(db, "COMMIT", NULL, NULL, &zErr) != SQLITE_OK) {
+        src = sqlite3_errcode(db) & 0xff; /* before the ROLLBACK sets its own */
         vt__errorf("%s: cannot upgrade: %s", zPath, zErr ? zErr : sqlite3_errmsg(db));
         sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
-        rc = (sqlite3_errcode(db) & 0xff) == SQLITE_READONLY || (sqlite3_errcode(db) & 0xff) == SQLITE_BUSY
-                 ? VT_EXIT_NOFILE
-                 : VT_EXIT_INTERNAL;
+        rc = src == SQLITE_READONLY || src == SQLITE_BUSY ? VT_EXIT_NOFILE : VT_EXIT_INTERNAL;
         goto done;
     }
     if (vNew != version) printf("%s: schema %d -> %d (%s)\n", zPath, version, vNew, zDone);
@@ -89,8 +88,8 @@ static int upgrade_copy(const char *zFrom, const char *zTo)
         return VT_EXIT_NOFILE; /* as import and redact: an output that exists is exit 3 */
     }
     if ((rc = vt__read_check_file(zFrom, zFrom)) != VT_EXIT_OK) return rc;
-    if (sqlite3_open_v2(zFrom, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
-        vt__errorf("%s: cannot open: %s", zFrom, db ? sqlite3_errmsg(db) : "out of memory");
+    if ((rc = sqlite3_open_v2(zFrom, &db, SQLITE_OPEN_READONLY, NULL)) != SQLITE_OK) {
+        vt__errorf("%s: cannot open: %s", zFrom, vt__sqlite_open_error(db, rc, zFrom, zMsg, sizeof zMsg));
         sqlite3_close(db);
         return VT_EXIT_NOFILE;
     }
@@ -106,7 +105,7 @@ static int upgrade_copy(const char *zFrom, const char *zTo)
         sqlite3_free(zSql);
     }
     if (rc != SQLITE_OK) {
-        vt__errorf("%s: cannot write %s: %s", zFrom, zTo, sqlite3_errmsg(db));
+        vt__errorf("%s: cannot write %s: %s", zFrom, zTo, vt__sqlite_open_error(db, rc, zTo, zMsg, sizeof zMsg));
         sqlite3_close(db);
         return VT_EXIT_NOFILE;
     }

@@ -14,7 +14,7 @@ static const struct {
     {"diff", vt__cmd_diff, "compare two runs: peaks and what they were, sites, phases, findings"},
     {"info", vt__cmd_info, "devices, versions, duration, event counts, drops of a trace"},
     {"sql", vt__cmd_sql, "run read-only SQL over one or more traces"},
-    {"export", vt__cmd_export, "write a Perfetto / Chrome trace-event JSON file"},
+    {"export", vt__cmd_export, "a Perfetto (Chrome trace-event) file, CSV tables or a PyTorch snapshot"},
     {"import", vt__cmd_import, "PyTorch snapshots, Nsight exports, torch.profiler traces to traces"},
     {"upgrade", vt__cmd_upgrade, "bring traces of older versions to the current schema"},
     {"redact", vt__cmd_redact, "a copy of a trace safe to share (names and paths replaced)"},

@@ -60,9 +60,10 @@ int vt__record_find_cupti(const char *zCmd, char *zOut, size_t nOut, char *zWhy,
  * VRAMTRACE_OUTPUT (zEnv; may be NULL) or else the default into the absolute
  * output pattern the tracer gets. A value naming an existing directory, or
  * ending in '/', means "traces go in this directory" (created if missing)
- * under the default file name. Checks the escapes (%p %r %h %%) and that the
- * directory exists. Returns 0, or an enum vt_exit code (VT_EXIT_USAGE for a bad
- * pattern, VT_EXIT_NOFILE for a missing or unwritable directory) with a
+ * under the default file name. Checks the escapes (%p %r %h %%), that the
+ * directory exists and that a trace's path is one SQLite opens (vt__sqlite_path_max).
+ * Returns 0, or an enum vt_exit code (VT_EXIT_USAGE for a bad pattern,
+ * VT_EXIT_NOFILE for a missing or unwritable directory or too long a path) with a
  * one-line reason in zWhy.
  */
 int vt__record_output(const char *zOpt, const char *zEnv, char *zOut, size_t nOut, char *zWhy,

@@ -291,6 +291,18 @@ int vt__record_output(const char *zOpt, const char *zEnv, char *zOut, size_t nOu
         if ((size_t)snprintf(zOut, nOut, "%s/%s", zCwd, zPat[0] == '.' && zPat[1] == '/' ? zPat + 2 : zPat) >= nOut)
             goto too_long;
     }
+    { /* SQLite opens no file at a longer path: the tracer could write no trace there (said only inside the job) */
+        char zHost[256] = "", zPid[24], zName[2 * PATH_MAX];
+        const char *azVal[3] = {zPid, "0", zHost};
+        snprintf(zPid, sizeof zPid, "%ld", (long)getpid());
+        if (gethostname(zHost, sizeof zHost - 1) != 0) zHost[0] = 0;
+        if (vt__outname_expand(zOut, azVal, 0, zName, sizeof zName) == 0 &&
+            strlen(zName) > (size_t)vt__sqlite_path_max()) {
+            snprintf(zWhy, nWhy, "output %s: a trace's path would be %zu bytes long, and SQLite opens no file at a path "
+                     "over about %d bytes: use a shorter -o", zVal, strlen(zName), vt__sqlite_path_max());
+            return VT_EXIT_NOFILE;
+        }
+    }
     /* The directory part must exist now unless it is itself a pattern. */
     zSlash = strrchr(zOut, '/');
     if (zSlash && zSlash != zOut) {

@@ -15,6 +15,7 @@
 
 #include "runs.h"
 #include "util/cleanup.h"
+#include "util/errors.h"
 #include "vramtrace/compact.h"
 #include "vramtrace/schema.h"
 #include "vramtrace/strhash.h"
@@ -187,7 +188,7 @@ int vt__tb_open(const char *zPath, int bForce, struct vt__tb **pp, char *zErr, s
     struct vt__tb *tb = calloc(1, sizeof *tb);
     struct stat st;
     size_t n = strlen(zPath);
-    int fd;
+    int fd, rc;
     *pp = NULL;
     if (!tb) goto nomem;
     tb->bForce = bForce;
@@ -201,8 +202,12 @@ int vt__tb_open(const char *zPath, int bForce, struct vt__tb **pp, char *zErr, s
     if (!tb->zPath || !tb->zTmp) goto nomem;
     snprintf(tb->zTmp, n + 32, "%s.importing-XXXXXX", zPath);
     fd = vt__cleanup_mkstemp(tb->zTmp); /* mode 0600, never follows a symlink; removed if the command is killed */
-    if (fd < 0) {
+    if (fd < 0 && errno == ENOENT && strrchr(zPath, '/') && strrchr(zPath, '/') != zPath) /* which part is missing */
+        snprintf(zErr, nErr, "%s: cannot create: no directory %.*s (an -o ending in '/' is created when missing)", zPath,
+                 (int)(strrchr(zPath, '/') - zPath), zPath);
+    else if (fd < 0)
         snprintf(zErr, nErr, "%s: cannot create: %s", zPath, strerror(errno));
+    if (fd < 0) {
         free(tb->zTmp);
         tb->zTmp = NULL;
         vt__tb_close(tb, 0, NULL, 0);
@@ -211,12 +216,14 @@ int vt__tb_open(const char *zPath, int bForce, struct vt__tb **pp, char *zErr, s
     close(fd);
     /* secure_delete off: SQLite built with SECURE_DELETE (Debian's) zeroes the free space of every page it
      * makes, 64 KiB a page; nothing the import deletes holds data the trace does not hold again */
-    if (sqlite3_open_v2(tb->zTmp, &tb->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK ||
+    if ((rc = sqlite3_open_v2(tb->zTmp, &tb->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL)) != SQLITE_OK ||
         sqlite3_exec(tb->db,
                      "PRAGMA page_size=65536; PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF;"
                      " PRAGMA locking_mode=EXCLUSIVE; PRAGMA cache_size=-8192; PRAGMA secure_delete=OFF;",
                      NULL, NULL, NULL) != SQLITE_OK) {
-        snprintf(zErr, nErr, "%s: cannot create: %s", zPath, tb->db ? sqlite3_errmsg(tb->db) : "out of memory");
+        char zWhy[512];
+        snprintf(zErr, nErr, "%s: cannot create: %s", zPath,
+                 vt__sqlite_open_error(tb->db, rc, tb->zTmp, zWhy, sizeof zWhy));
         vt__tb_close(tb, 0, NULL, 0);
         return -1;
     }

@@ -24,14 +24,20 @@ const char *vt__import_format_name(int fmt)
 }
 
 /* An SQLite file: a vramtrace trace (application id), an Nsight Systems export (its tables), or neither (*pFmt).
- * Returns an exit code: VT_EXIT_CORRUPT (zErr says why) when its schema cannot be read, as in a file cut short. */
+ * Returns an exit code: VT_EXIT_CORRUPT (zErr says why) when its schema cannot be read, as in a file cut short,
+ * VT_EXIT_NOFILE when SQLite cannot open it (a path longer than it opens). */
 static int sqlite_kind(const char *zPath, int *pFmt, char *zErr, size_t nErr)
 {
     sqlite3 *db = NULL;
     sqlite3_stmt *p = NULL;
     int rc = VT_EXIT_OK, src;
     *pFmt = VT_IMPORT_UNKNOWN;
-    if (sqlite3_open_v2(zPath, &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) goto done;
+    if ((src = sqlite3_open_v2(zPath, &db, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL)) != SQLITE_OK) {
+        char zWhy[512];
+        snprintf(zErr, nErr, "cannot open: %s", vt__sqlite_open_error(db, src, zPath, zWhy, sizeof zWhy));
+        rc = VT_EXIT_NOFILE;
+        goto done;
+    }
     if (sqlite3_prepare_v2(db, "PRAGMA application_id", -1, &p, NULL) == SQLITE_OK && sqlite3_step(p) == SQLITE_ROW &&
         sqlite3_column_int64(p, 0) == VT_SCHEMA_APPLICATION_ID)
         *pFmt = VT_IMPORT_TRACE;
@@ -59,12 +65,37 @@ done:
     return rc;
 }
 
+/* What the first n bytes a of an input begin, gzip undone: VT_IMPORT_SNAPSHOT (a pickle's PROTO opcode),
+ * VT_IMPORT_KINETO (JSON: an object or array after blanks and a UTF-8 byte order mark) or VT_IMPORT_UNKNOWN.
+ * *pbBlank: only blanks. */
+static int head_format(const unsigned char *a, long n, int *pbBlank)
+{
+    long k;
+    *pbBlank = 0;
+    if (n >= 2 && a[0] == 0x80) return VT_IMPORT_SNAPSHOT; /* pickle: PROTO opcode (protocol 2 and later) */
+    for (k = n >= 3 && a[0] == 0xef && a[1] == 0xbb && a[2] == 0xbf ? 3 : 0; k < n; k++) {
+        if (a[k] == ' ' || a[k] == '\t' || a[k] == '\r' || a[k] == '\n') continue;
+        return a[k] == '{' || a[k] == '[' ? VT_IMPORT_KINETO : VT_IMPORT_UNKNOWN;
+    }
+    *pbBlank = 1;
+    return VT_IMPORT_UNKNOWN;
+}
+
+int vt__import_head_plausible(const unsigned char *a, size_t n)
+{
+    int bBlank, fmt = head_format(a, (long)n, &bBlank);
+    if (n >= 16 && !memcmp(a, "SQLite format 3", 16)) return 1;
+    if (n >= 2 && a[0] == 0x1f && a[1] == 0x8b) return 1; /* gzip: what it holds is judged once read */
+    if (fmt == VT_IMPORT_SNAPSHOT) return a[1] >= 2 && a[1] < 16; /* a protocol number, not any byte after 0x80 */
+    return fmt == VT_IMPORT_KINETO || bBlank;
+}
+
 int vt__import_detect(const char *zPath, int *pFmt, char *zErr, size_t nErr)
 {
     struct vt__src s;
     unsigned char a[64];
     long n = 0, k;
-    int bGzip;
+    int bGzip, bBlank;
     FILE *f;
     struct stat st;
     *pFmt = VT_IMPORT_UNKNOWN;
@@ -97,16 +128,8 @@ int vt__import_detect(const char *zPath, int *pFmt, char *zErr, size_t nErr)
     }
     for (n = 0; n < (long)sizeof a && (k = vt__src_read(&s, a + n, sizeof a - (size_t)n)) > 0;) n += k;
     vt__src_close(&s);
-    if (n >= 2 && a[0] == 0x80) { /* pickle: PROTO opcode (protocol 2 and later) */
-        *pFmt = VT_IMPORT_SNAPSHOT;
-        return VT_EXIT_OK;
-    }
-    /* JSON: the first non-space byte opens an object or array (a UTF-8 byte order mark allowed) */
-    for (k = n >= 3 && a[0] == 0xef && a[1] == 0xbb && a[2] == 0xbf ? 3 : 0; k < n; k++) {
-        if (a[k] == ' ' || a[k] == '\t' || a[k] == '\r' || a[k] == '\n') continue;
-        if (a[k] == '{' || a[k] == '[') *pFmt = VT_IMPORT_KINETO;
-        break;
-    }
+    *pFmt = head_format(a, n, &bBlank);
+    if (*pFmt == VT_IMPORT_SNAPSHOT) return VT_EXIT_OK;
     if (bGzip && *pFmt == VT_IMPORT_UNKNOWN) { /* SQLite reads no compressed file: say what it is */
         if (n >= 16 && !memcmp(a, "SQLite format 3", 16))
             snprintf(zErr, nErr, "a gzip-compressed SQLite file (a trace or an export?): decompress it first (gunzip)");

@@ -542,8 +542,10 @@ static int budget_step(void *pArg)
 static int open_export(const char *zIn, sqlite3 **pDb, struct vt__sqlbudget *b, char *zErr, size_t nErr)
 {
     struct stat st;
-    if (sqlite3_open_v2(zIn, pDb, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL) != SQLITE_OK) {
-        snprintf(zErr, nErr, "cannot open: %s", *pDb ? sqlite3_errmsg(*pDb) : "out of memory");
+    int rc = sqlite3_open_v2(zIn, pDb, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, NULL);
+    if (rc != SQLITE_OK) {
+        char zWhy[512];
+        snprintf(zErr, nErr, "cannot open: %s", vt__sqlite_open_error(*pDb, rc, zIn, zWhy, sizeof zWhy));
         sqlite3_close(*pDb);
         *pDb = NULL;
         return VT_EXIT_NOFILE;

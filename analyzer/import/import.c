@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -42,7 +43,7 @@ int vt__import_one(const char *zIn, int fmt, int64_t pid, const char *zOut, cons
                    int64_t *pnEvents)
 {
     struct vt__imp x;
-    char zErr[512], zWho[64] = "";
+    char zErr[PATH_MAX + 512], zWho[64] = ""; /* the output's path, then the reason */
     int rc;
     memset(&x, 0, sizeof x);
     /* one process of an Nsight export: its notes and error say which (import -o DIR/ writes several) */
@@ -150,11 +151,13 @@ int vt__import_temp_new(const char *zPath, char **pzTemp)
 /*
  * Copy what descriptor fd gives until its end into a new temporary file registered for zName.
  * A FIFO that nobody writes to within VT_SPOOL_WAIT_S seconds is refused (nothing would ever
- * come). Returns an enum vt_exit code after one line on failure.
+ * come), and so is a stream whose first 4 KiB begin no input (vt__import_head_plausible): /dev/zero
+ * would fill the disk. Returns an enum vt_exit code after one line on failure.
  */
 static int spool_fd(const char *zName, int fd, int bFifo)
 {
     char *zTemp = NULL, aBuf[65536];
+    unsigned char aHead[4096]; /* judged once full: a stream that begins no input is not read to its end */
     int out = -1, rc = vt__import_temp_new(zName, &zTemp);
     int64_t n = 0;
     if (rc != VT_EXIT_OK) return rc;
@@ -177,6 +180,16 @@ static int spool_fd(const char *zName, int fd, int bFifo)
             vt__errorf("%s: cannot read: %s", zName, strerror(errno));
             rc = VT_EXIT_NOFILE;
             break;
+        }
+        if (n < (int64_t)sizeof aHead) {
+            size_t m = (size_t)k < sizeof aHead - (size_t)n ? (size_t)k : sizeof aHead - (size_t)n;
+            memcpy(aHead + n, aBuf, m);
+            if (n + (int64_t)m == (int64_t)sizeof aHead && !vt__import_head_plausible(aHead, sizeof aHead)) {
+                vt__errorf("%s: not a format vramtrace reads (its first bytes begin no trace, Nsight export, PyTorch "
+                           "snapshot or JSON trace): not read further", zName);
+                rc = VT_EXIT_NOT_TRACE;
+                break;
+            }
         }
         for (ssize_t w = 0; w < k && rc == VT_EXIT_OK;) {
             ssize_t m = write(out, aBuf + w, (size_t)(k - w));

@@ -16,6 +16,10 @@ enum vt_import_format {
     VT_IMPORT_KINETO    /* torch.profiler / Kineto trace-event JSON (plain or gzip) */
 };
 
+/* The formats import reads, as every message that names them says them. */
+#define VT_IMPORT_FORMATS                                                                                            \
+    "a PyTorch memory snapshot pickle, an Nsight Systems SQLite export or a torch.profiler JSON trace"
+
 /* The meta value source_format names for a format ("pytorch_snapshot", "nsys_sqlite", "kineto_json"). */
 const char *vt__import_format_name(int fmt);
 
@@ -27,6 +31,14 @@ const char *vt__import_format_name(int fmt);
  * file), or VT_EXIT_NOFILE with the reason in zErr when the file cannot be read.
  */
 int vt__import_detect(const char *zPath, int *pFmt, char *zErr, size_t nErr);
+
+/*
+ * Whether the first n bytes a of a stream (as read, gzip not undone) can begin an input a reader takes:
+ * an SQLite file (a trace, an Nsight export), gzip, a pickle (PROTO and a protocol number) or JSON (an
+ * object or array after blanks; blanks alone: undecided, 1). 0 for what can be none of them (/dev/zero,
+ * /dev/urandom), which is then not read to its end.
+ */
+int vt__import_head_plausible(const unsigned char *a, size_t n);
 
 /* One import in progress: the input, the trace being built, the first error, the notes. */
 struct vt__imp {

@@ -30,6 +30,16 @@ int vt__read_check_file(const char *zFile, const char *zName)
     return VT_EXIT_OK;
 }
 
+/* Whether zFile begins with SQLite's header ("SQLite format 3"). */
+static int sqlite_header(const char *zFile)
+{
+    char a[16];
+    FILE *in = fopen(zFile, "rb");
+    int b = in && fread(a, 1, sizeof a, in) == sizeof a && !memcmp(a, "SQLite format 3", sizeof a);
+    if (in) fclose(in);
+    return b;
+}
+
 /*
  * Open zFile (standing for f->zPath) with SQLite (bWrite: read-write) and check it as a trace this
  * build reads: the schema check, then its tables and views, asked once. Returns VT_EXIT_OK with
@@ -39,18 +49,22 @@ static int open_db(struct vt_tracefile *f, const char *zFile, int bWrite)
 {
     sqlite3_stmt *p = NULL;
     char zMsg[256] = "";
-    int rc, flags;
+    int rc, flags, st;
 
     if ((rc = vt__read_check_file(zFile, f->zPath)) != VT_EXIT_OK) return rc;
     /* one thread per connection: SQLite's per-call mutexes are pure cost here */
     flags = (bWrite ? SQLITE_OPEN_READWRITE : SQLITE_OPEN_READONLY) | SQLITE_OPEN_NOMUTEX;
     rc = sqlite3_open_v2(zFile, &f->db, flags, NULL);
     if (rc != SQLITE_OK) {
-        vt__errorf("%s: cannot open: %s", f->zPath, f->db ? sqlite3_errmsg(f->db) : sqlite3_errstr(rc));
+        char zWhy[512];
+        vt__errorf("%s: cannot open: %s", f->zPath, vt__sqlite_open_error(f->db, rc, zFile, zWhy, sizeof zWhy));
         return VT_EXIT_NOFILE;
     }
     sqlite3_busy_timeout(f->db, 2000);
-    rc = vt__exit_for_schema(vt__schema_check(f->db, &f->version, zMsg, sizeof zMsg));
+    st = vt__schema_check(f->db, &f->version, zMsg, sizeof zMsg);
+    rc = vt__exit_for_schema(st);
+    if (st == VT_SCHEMA_NOT_SQLITE && !sqlite_header(zFile)) /* a text, a CSV, a JSON of another tool: not "SQLite" */
+        snprintf(zMsg, sizeof zMsg, "neither a vramtrace trace nor a file it imports (" VT_IMPORT_FORMATS ")");
     if (rc != VT_EXIT_OK) {
         vt__errorf("%s: %s", f->zPath, zMsg);
         return rc;

@@ -2,6 +2,10 @@
 #ifndef VT_ANALYZER_ERRORS_H
 #define VT_ANALYZER_ERRORS_H
 
+#include <stddef.h>
+
+struct sqlite3;
+
 /* Exit codes of every subcommand (documented in docs/cli.md and each --help). */
 enum vt_exit {
     VT_EXIT_OK = 0,          /* success */
@@ -24,5 +28,15 @@ void vt__errorf(const char *zFmt, ...) __attribute__((format(printf, 1, 2)));
 /* The exit code for an SQLite error met while reading a trace: damaged (corrupt, not a database, a query its
  * schema does not answer) or internal (memory, I/O, locks). */
 int vt__exit_for_sqlite(int rc);
+
+/* The longest absolute path, in bytes, at which SQLite's file layer opens a database with its journal or WAL
+ * beside it (about 500: its VFS's limit less the "-journal" suffix). */
+int vt__sqlite_path_max(void);
+
+/* Why SQLite did not open zFile (rc from sqlite3_open_v2 or a VACUUM INTO, db its handle or NULL), into z:
+ * SQLite's message with the system's reason (Permission denied), or where zFile's absolute path is too long for
+ * SQLite's file layer (vt__sqlite_path_max), that cause and what to do, which "unable to open database file" does
+ * not say. Returns z. */
+const char *vt__sqlite_open_error(struct sqlite3 *db, int rc, const char *zFile, char *z, size_t nZ);
 
 #endif

@@ -98,7 +98,11 @@ int vt__opt_next(struct vt_optparse *p)
                 say(p, "option %.*s takes no value", (int)(strchr(p->zOpt, '=') - p->zOpt), p->zOpt);
             else if (strncmp(p->zOpt, "--", 2) && optopt > 0 && optopt < 128)
                 say(p, "unknown option '-%c' (see 'vramtrace %s --help')", optopt, p->zCmd);
-            else
+            else if (strpbrk(p->zOpt, " \t\r\n")) { /* no option has a blank: an SQL comment, words */
+                int n = (int)strcspn(p->zOpt, "\t\r\n"); /* its first line, at most 40 bytes: one line said */
+                say(p, "'%.*s%s' is no option (an argument that starts with '-': put -- before it)", n > 40 ? 40 : n,
+                    p->zOpt, p->zOpt[n] || n > 40 ? "..." : "");
+            } else
                 say(p, "unknown option '%s' (see 'vramtrace %s --help')", p->zOpt, p->zCmd);
             return VT_OPT_ERROR;
         default:

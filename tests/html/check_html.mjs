@@ -2,7 +2,7 @@
 //   node check_html.mjs PUPPETEER_MODULE CHROMIUM EXPECTED_DIR UPDATE(0|1) DOCS_IMAGE REPORT.html...
 // Per report: console and page errors, failed requests, the page width at a 1000 px window, each chart's
 // tick labels and axis titles, labels (phases, capacity, peak, OOM) outside their chart or crossing each other or a
-// capacity line. The example report (the first) is also driven: a click on its first finding
+// capacity line, table headers and figures broken across lines. The example report (the first) is also driven: a click on its first finding
 // (the chart's window, the site drawn), a hover (the tooltip's text), a click on a chart marker, print media
 // (tools hidden, a PDF made). A report named ranks64 / ranks1000: its small charts and one opened. Screenshots
 // of the example's chart and of the 64-rank grid are compared with EXPECTED_DIR's PNGs (UPDATE=1: written there,
@@ -76,6 +76,19 @@ function clashes(page) {
   });
 }
 
+// Table headers and short figures (bytes, shares, times, counts) that the browser broke across lines: "byt es", "16. 2 MiB".
+function brokenFigures(page) {
+  return page.evaluate(() => {
+    const cells = document.querySelectorAll('th, .breakdown td:nth-child(3), .breakdown td:nth-child(4), ' +
+      '.phases td:nth-child(n+2):nth-child(-n+6), .sites td:nth-child(n+2), .procs td:nth-child(n+2)');
+    return [...cells].filter((c) => {
+      const r = document.createRange();
+      r.selectNodeContents(c);
+      return c.textContent.trim() && new Set([...r.getClientRects()].map((b) => Math.round(b.top))).size > 1;
+    }).map((c) => c.textContent.trim());
+  });
+}
+
 const out = [];
 try {
   for (const [iReport, file] of reports.entries()) {
@@ -91,6 +104,7 @@ try {
     res.scrollWidth = await page.evaluate(() => document.documentElement.scrollWidth);
     res.axes = await axes(page);
     res.clashes = await clashes(page);
+    res.broken = await brokenFigures(page);
     res.cards = await page.evaluate(() => document.querySelectorAll('.card').length);
     res.outCards = await page.evaluate(() => [...document.querySelectorAll('.card.out')].map((c) => +c.dataset.tr));
     if (iReport === 0) { // the example: click, hover, marker, print

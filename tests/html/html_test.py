@@ -182,6 +182,8 @@ if browser and not fail:
                 fail.append("%s: console errors or requests %s" % (name, res["errors"][:5]))
             if res["clashes"]:
                 fail.append("%s: chart labels outside the chart or over each other: %s" % (name, res["clashes"][:5]))
+            if res["broken"]:
+                fail.append("%s: headers or figures broken across lines: %s" % (name, res["broken"][:5]))
             if res["scrollWidth"] > 1000:
                 fail.append("%s: scrolls sideways at 1000 px (%d)" % (name, res["scrollWidth"]))
             for a in res["axes"]:
