@@ -62,10 +62,12 @@ if(Python3_Interpreter_FOUND)
 endif()
 if(Python3_Interpreter_FOUND)
   # export --perfetto: the "memory by category" tracks at each device's peak are its breakdown (analyze),
-  # on the examples and, with VT_REAL_DATA (tests/import.cmake), on real files imported.
+  # on the examples, on a snapshot whose history starts late (memory of unknown time allocated before it
+  # stands on the curves from the start) and, with VT_REAL_DATA (tests/import.cmake), on real files imported.
   add_test(NAME export_perfetto_breakdown COMMAND ${Python3_EXECUTABLE}
     ${CMAKE_CURRENT_SOURCE_DIR}/perfetto_breakdown_test.py $<TARGET_FILE:vramtrace>
-    ${CMAKE_CURRENT_SOURCE_DIR}/data/example-train.db ${CMAKE_CURRENT_SOURCE_DIR}/data/example-train-v1.db)
+    ${CMAKE_CURRENT_SOURCE_DIR}/data/example-train.db ${CMAKE_CURRENT_SOURCE_DIR}/data/example-train-v1.db
+    ${CMAKE_CURRENT_SOURCE_DIR}/data/import/snap_small.pickle)
   set_tests_properties(export_perfetto_breakdown PROPERTIES LABELS cli TIMEOUT 600)
   # export --snapshot: a PyTorch memory snapshot of a trace, of Nsight, Kineto and snapshot imports, and
   # of a generated job with expandable segments (its trace and its history's snapshot); its structure as

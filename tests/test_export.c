@@ -702,22 +702,27 @@ TEST(imported_files_as_they_are)
     snprintf(zArgs, sizeof zArgs, "export --perfetto %s/snap.json %s", zDir, import_fixture("snap_small.pickle"));
     ASSERT_EQ(0, vt_run(zDir, zArgs, &zOut, &zErr));
     ASSERT_CONTAINS(zErr, "also holds 5 tensor events"); /* 6 rows, one of unknown time */
-    ASSERT_CONTAINS(zErr, "2 events of unknown time left out"); /* said, not dropped in silence */
+    /* the rows of unknown time, a segment and a block live before the history began: said, not dropped in silence */
+    ASSERT_CONTAINS(zErr, "2 events of unknown time, made before the history began: on the counters from the start "
+                          "(memory by category included), no instant");
+    ASSERT(!strstr(zErr, "left out"));
     free(zOut), free(zErr);
     snprintf(zFile, sizeof zFile, "%s/snap.json", zDir);
     zCsv = vt_slurp(zFile);
-    ASSERT_EQ(3, count_of(zCsv, "\"cat\":\"tensor_alloc\""));
+    ASSERT_EQ(3, count_of(zCsv, "\"cat\":\"tensor_alloc\"")); /* no instant for the block of unknown time */
     ASSERT_EQ(2, count_of(zCsv, "\"cat\":\"tensor_free\"")); /* free and free_requested */
     ASSERT_CONTAINS(zCsv, "\"name\":\"GPU 1 tensors\"");
     ASSERT_CONTAINS(zCsv, "\"source\":\"pytorch_history\"");
     ASSERT_CONTAINS(zCsv, "{\"tensors\":");
-    /* the rows of unknown time (two segments live before the history began) are on no counter, the category one
-     * included: it starts where the live bytes do, at the one segment of known time (20 MiB, all cache) */
-    ASSERT_CONTAINS(zCsv, "\"name\":\"GPU 1 memory\",\"ts\":0.000,\"args\":{\"device\":20971520}}");
+    /* they stand on the counters from the start, the category one included: the 2 MiB segment, then with the
+     * 20 MiB one of known time 22 MiB (all cache but the 512 B block, of unknown category); before, they were on
+     * no counter (20 MiB at 0, no "unknown" series) */
+    ASSERT_CONTAINS(zCsv, "\"name\":\"GPU 1 memory\",\"ts\":0.000,\"args\":{\"device\":2097152}}");
+    ASSERT_CONTAINS(zCsv, "\"name\":\"GPU 1 memory\",\"ts\":0.000,\"args\":{\"device\":23068672}}");
+    ASSERT_CONTAINS(zCsv, "\"name\":\"GPU 1 memory\",\"ts\":0.000,\"args\":{\"tensors\":512}}");
     ASSERT_CONTAINS(zCsv, "\"name\":\"GPU 1 memory by category\",\"ts\":0.000,\"args\":{\"allocator cache (reserved, "
-                          "not allocated)\":20971520}}");
-    ASSERT_EQ(1, count_of(zCsv, "\"name\":\"GPU 1 memory by category\",\"ts\":0.000,"));
-    ASSERT(!strstr(zCsv, "\"unknown\":512"));
+                          "not allocated)\":23068160}}");
+    ASSERT_CONTAINS(zCsv, "\"name\":\"GPU 1 memory by category\",\"ts\":0.000,\"args\":{\"unknown\":512}}");
     free(zCsv);
     /* a snapshot without any known time: nothing placed at 0, no category counter either (the HTML report draws no
      * chart for it); the rows left out are said */

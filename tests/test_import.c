@@ -159,6 +159,46 @@ TEST(snapshot_ring_buffer_and_2_0_format)
     ASSERT_EQ(1, q(zV1, "SELECT count(*) FROM meta WHERE value LIKE '%holds no allocation history%'"));
 }
 
+/* The contents of file zPath (read whole, NUL-terminated; static: one at a time). */
+static const char *slurp(const char *zPath)
+{
+    static char aBuf[1 << 18];
+    FILE *f = fopen(zPath, "rb");
+    size_t n = f ? fread(aBuf, 1, sizeof aBuf - 1, f) : 0;
+    if (f) fclose(f);
+    aBuf[n] = 0;
+    return aBuf;
+}
+
+/*
+ * A history that starts late (snap_small: a 2 MiB segment and a 512 B block live at the dump, allocated before
+ * the first event): they stand from the trace's start, their times still unknown. The reserved peak (22 MiB)
+ * is reached at the first event, and the OOM at 7 us counts the segment (main put them at the end: peak "at
+ * 7.0 us", the OOM "held 20.0 MiB").
+ */
+TEST(snapshot_history_starts_late)
+{
+    char zPeak[64];
+    const char *z;
+    char *av[] = {"analyze", "--no-write", "--format", "json", "-o", (char *)scratch("late.json"),
+                  (char *)fixture("snap_small.pickle"), NULL};
+    setenv("TMPDIR", getenv("VT_TEST_TMP") ? getenv("VT_TEST_TMP") : "/tmp", 1);
+    ASSERT_EQ(VT_EXIT_OK, vt__cmd_analyze(7, av));
+    z = slurp(scratch("late.json"));
+    snprintf(zPeak, sizeof zPeak, "\"timeline_peak_ts\": %lld,", (long long)T_NS);
+    ASSERT_CONTAINS(z, zPeak);
+    ASSERT_CONTAINS(z, "\"peak_bytes\": 23068672,");
+    ASSERT_CONTAINS(z, "this process held 22.0 MiB in live allocations");
+    ASSERT_CONTAINS(z, "memory allocated before the history began (the state at the dump it does not explain)");
+    ASSERT_CONTAINS(z, "allocations among them stand from the start of the trace");
+    ASSERT_CONTAINS(z, "\"alloc_ts\": null"); /* their times stay unknown */
+    /* no history at all: no time is known, the state at the dump stands at the end */
+    av[6] = (char *)fixture("snap_v1.pickle");
+    ASSERT_EQ(VT_EXIT_OK, vt__cmd_analyze(7, av));
+    z = slurp(scratch("late.json"));
+    ASSERT_CONTAINS(z, "allocations among them are taken as live at the end of the trace");
+}
+
 TEST(snapshot_bad_inputs)
 {
     static char aBuf[8192];
@@ -809,5 +849,6 @@ TEST(real_files)
 }
 
 VT_TEST_LIST(T(snapshot_current_format) T(builder_runs_in_time_order) T(snapshot_ring_buffer_and_2_0_format) T(snapshot_bad_inputs) T(kineto_trace)
+                 T(snapshot_history_starts_late)
                  T(kineto_without_addresses_and_bad_json) T(kineto_hip_memory) T(kineto_totals_in_time_order) T(kineto_step_once) T(kineto_sites_from_operators) T(kineto_base_after_events) T(kineto_pid_from_operators) T(nsys_exports) T(nsys_truncated) T(nsys_without_cuda_trace) T(nsys_allocation_calls_without_sizes) T(command_line)
                      T(snapshot_merge_refusals) T(readers_open_other_formats) T(real_files))

@@ -26,7 +26,7 @@
 enum rule {
     R_RUNTIME = 0, R_NCCL, R_CUBLAS, R_CUDNN, R_GRAPH, R_LIB, R_RESERVED,
     R_OPT_KEPT, R_PARAM_OWN, R_OPT_OWN_KEPT, R_OPT_TEMP, R_PARAM, R_GRAD_DDP, R_GRAD_ACC, R_GRAD_ZERO, R_GRAD_KEPT, R_BWD_TEMP,
-    R_PARAM_INIT, R_UNTIMED, R_SETUP_KEPT, R_SETUP_TEMP, R_KEPT_STEP, R_HELD_NEXT, R_ABORTED, R_NOBWD, R_LIVE_END,
+    R_PARAM_INIT, R_UNTIMED, R_BEFORE, R_SETUP_KEPT, R_SETUP_TEMP, R_KEPT_STEP, R_HELD_NEXT, R_ABORTED, R_NOBWD, R_LIVE_END,
     R_ACT_ENGINE, R_ACT, R_FWD_TEMP, R_BWD_MAIN,
     R_SEG_OPT, R_SEG_OPT_OWN, R_SEG_PARAM, R_SEG_GRAD, R_SEG_BWD, R_SEG_FWD, R_SEG_SETUP, R_SEG_NOBWD, R_N
 };
@@ -57,6 +57,8 @@ static const struct {
     [R_BWD_TEMP] = {VT_CAT_TEMP, "made by the autograd engine, freed within its step"},
     [R_PARAM_INIT] = {VT_CAT_PARAM, "made in a constructor (__init__) and kept: a model's layers made on the device"},
     [R_UNTIMED] = {VT_CAT_UNKNOWN, "allocation time unknown (the state at a dump) and no frame that tells"},
+    [R_BEFORE] = {VT_CAT_UNKNOWN, "memory allocated before the history began (the state at the dump it does not "
+                                  "explain) and no frame that tells"},
     [R_SETUP_KEPT] = {VT_CAT_STATE, "made outside the steps and kept through the next one (no frame names it)"},
     [R_SETUP_TEMP] = {VT_CAT_TEMP, "made outside the steps, freed before the next one"},
     [R_KEPT_STEP] = {VT_CAT_STATE, "made in a step and kept past the next one"},
@@ -460,7 +462,7 @@ static int classify(struct vt_trace *t, const struct vt_life *l, int *pRule, int
         else if (m & VT_FACET_PARAM) *pRule = R_SEG_PARAM;
         else if (m & VT_FACET_ACCUMULATE) *pRule = R_SEG_GRAD;
         else if ((m & VT_FACET_ENGINE) || (bwd >= 0 && l->allocTs >= bwd)) *pRule = R_SEG_BWD;
-        else if (l->allocTs < 0) *pRule = R_UNTIMED;
+        else if (l->allocTs < 0) *pRule = t->f.bUntimedBefore ? R_BEFORE : R_UNTIMED;
         else if (k < 0) *pRule = R_SEG_SETUP;
         else if (bwd >= 0) *pRule = R_SEG_FWD;
         else *pRule = R_SEG_NOBWD;
@@ -477,7 +479,7 @@ static int classify(struct vt_trace *t, const struct vt_life *l, int *pRule, int
         return 0;
     }
     if ((m & VT_FACET_INIT) && kp) return *pRule = R_PARAM_INIT, 0; /* kept, or live at the end of the trace */
-    if (l->allocTs < 0) return *pRule = R_UNTIMED, 0;
+    if (l->allocTs < 0) return *pRule = t->f.bUntimedBefore ? R_BEFORE : R_UNTIMED, 0;
     if (kp >= 1) return *pRule = k < 0 ? R_SETUP_KEPT : kp == 2 ? R_HELD_NEXT : R_KEPT_STEP, 0;
     if (b->lastOomTs >= l->allocTs && (bwd < 0 || l->freeTs < bwd || kp < 0))
         return *pRule = R_ABORTED, 0; /* ended by the failed step's unwinding (or live at the end after it) */
@@ -537,9 +539,9 @@ int vt__bd_life_end(struct vt_trace *t, const struct vt_life *l)
                                                                                   : vt__cat_scales(c);
         if (rule != R_RESERVED && vt__fs_add(t, l, b->seq, bScales) != 0) return -1;
     }
-    if (b->bCurves && l->bytes != 0 && l->allocTs >= 0) { /* its category over its life; untimed: on no curve */
+    if (b->bCurves && l->bytes != 0 && vt__life_begin_ts(&t->f, l) >= 0) { /* its category over its life */
         if (rule < 0 && classify(t, l, &rule, &iLib) != 0) return -1;
-        if (vt__catev_add(&b->ev, l, l->allocTs, l->bdSeq, l->bytes, rule, iLib) != 0)
+        if (vt__catev_add(&b->ev, l, vt__life_begin_ts(&t->f, l), l->bdSeq, l->bytes, rule, iLib) != 0)
             return -1;
         if (l->status != VT_LIFE_LIVE_AT_END && l->freeTs >= 0 &&
             vt__catev_add(&b->ev, l, l->freeTs, b->seq, -l->bytes, rule, iLib) != 0)

@@ -22,7 +22,7 @@ struct replay {
     struct vt_live *pCuda, *pTensor;
     int nextBoundary;       /* next growth boundary (index into t->ph.aBoundary) */
     int bDetectCuda;        /* the detectors judge CUDA's lifetimes (no allocator blocks in the trace) */
-    int64_t tsUntimed;      /* where allocations of unknown time go on the timeline: the end (untimed) */
+    int64_t tsUntimed;      /* where allocations of unknown time go on the timeline: the start or the end (untimed) */
     int bTensorDevice;      /* blocks but no CUDA allocation (a torch.profiler trace): the blocks are the device's
                              * memory for the timeline and the counts */
     int bSiteCurves;        /* keep the site curves (opts.bSiteCurves) */
@@ -306,13 +306,21 @@ static int on_oom(struct replay *r, const struct vt_rows *c)
     return emit(r, VT_EV_OOM, o->ts, NULL, o);
 }
 
-/* Allocations whose time is unknown (a snapshot's state at its dump), at the end of the timeline: the read
- * layer's rule (vt__live_untimed), CUDA's then the blocks. An SQLite code. */
-static int untimed(struct replay *r)
+/* Allocations whose time is unknown (a snapshot's state at its dump), where the read layer puts them
+ * (vt__live_untimed: at the start of the timeline when made before its first event, bStart, else at its end),
+ * CUDA's then the blocks. An SQLite code. */
+static int untimed(struct replay *r, int bStart)
 {
-    const struct vt_tracefile *f = &r->t->f;
+    struct vt_trace *t = r->t;
+    const struct vt_tracefile *f = &t->f;
     int rc = SQLITE_OK;
-    r->tsUntimed = f->bTimes ? f->t1 : 0;
+    if (bStart != f->bUntimedBefore) return SQLITE_OK;
+    r->tsUntimed = f->bTimes ? vt__live_untimed_ts(f) : 0;
+    if (bStart) { /* as for a memory event at the start */
+        snapshot_view(r);
+        vt__timeline_phase_step(t, r->tsUntimed);
+        vt__bd_samples_upto(t, r->tsUntimed);
+    }
     for (int b = 0; b < 2 && rc == SQLITE_OK; b++) rc = vt__live_untimed(f, b ? r->pTensor : r->pCuda, b);
     return rc;
 }
@@ -444,6 +452,7 @@ int vt__replay(struct vt_trace *t, const struct vt_opts *o, const struct vt_dete
             rc = azSql[i] ? vt__rows_open(&ac[i], f->db, azSql[i], anCol[i], aw[i]) : SQLITE_NOMEM;
         if (rc == SQLITE_OK) rc = vt__rows_next(&ac[i]);
     }
+    if (rc == SQLITE_OK) rc = untimed(&r, 1);
     while (rc == SQLITE_OK) {
         int best = -1;
         for (i = 0; i < C_N; i++) /* ties: memory events, then blocks, then uses, then OOMs, then unscanned launches */
@@ -477,7 +486,7 @@ int vt__replay(struct vt_trace *t, const struct vt_opts *o, const struct vt_dete
         }
         if (rc == SQLITE_OK) rc = vt__rows_next(c);
     }
-    if (rc == SQLITE_OK) rc = untimed(&r);
+    if (rc == SQLITE_OK) rc = untimed(&r, 0);
     if (rc == SQLITE_OK && vt__oom_failures(t) != 0) rc = SQLITE_NOMEM; /* before what is live at the end ends */
     if (rc == SQLITE_OK) {
         boundaries_upto(&r, INT64_MAX);

@@ -28,7 +28,8 @@ static void usage(FILE *f)
             "and call site, and OOM instants. OUT.json '-' writes to standard output. Rows are\n"
             "streamed, so traces larger than memory export. Unknown values are left out, and\n"
             "rows of unknown time from every track and counter, by category too (how many is\n"
-            "said). A TRACE may be another tool's file, a directory of traces (record -o DIR/) or -\n"
+            "said; memory made before a history that starts late is on the counters from its\n"
+            "start). A TRACE may be another tool's file, a directory of traces (record -o DIR/) or -\n"
             "(standard input). See docs/queries.md.\n\n"
             "  --from T, --to T  only events overlapping this window; T is a time from the first\n"
             "                    event (the 0 of analyze's and info's times too: a window they print\n"
@@ -310,12 +311,16 @@ int vt__cmd_export(int argc, char **argv)
             fprintf(stderr, "vramtrace: %s also holds %lld tensor events (blocks of the framework's allocator)\n", zOut,
                     stats.nTensor);
         {
-            long long nNoTime = 0;
-            for (i = 0; i < nOk; i++) nNoTime += aF[i].nNoTime;
+            long long nNoTime = 0, nBefore = 0;
+            for (i = 0; i < nOk; i++) *(aF[i].bUntimedBefore ? &nBefore : &nNoTime) += aF[i].nNoTime;
             if (nNoTime) /* an import of the state at its dump: not "0 allocs" in silence */
                 fprintf(stderr, "vramtrace: %lld event%s of unknown time left out (the file records no time for %s): on "
                                 "no track or counter, memory by category included\n",
                         nNoTime, nNoTime == 1 ? "" : "s", nNoTime == 1 ? "it" : "them");
+            if (nBefore) /* a history that starts late: what it does not explain stands from its start */
+                fprintf(stderr, "vramtrace: %lld event%s of unknown time, made before the history began: on the "
+                                "counters from the start (memory by category included), no instant\n",
+                        nBefore, nBefore == 1 ? "" : "s");
         }
         if ((eo.bFrom || eo.bTo) && !(stats.nKernel || stats.nMemcpy || stats.nMemset || stats.nNvtx ||
                                       stats.nAlloc || stats.nFree || stats.nTensor || stats.nOom))

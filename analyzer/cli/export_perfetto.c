@@ -575,7 +575,7 @@ static int mem_begin(void *pArg, struct vt_life *l)
 {
     struct exporter *x = pArg;
     x->bMatched = 1;
-    return counter_move(x, l, l->bytes, l->allocTs);
+    return counter_move(x, l, l->bytes, vt__life_begin_ts(x->pF, l));
 }
 
 static int mem_end(void *pArg, struct vt_life *l)
@@ -597,9 +597,10 @@ static const char *site_of(struct exporter *x, int64_t stackId, int64_t bytes)
  * Memory events (bTensor 0: memory_event, CUDA's memory) or a framework allocator's blocks
  * (bTensor 1: tensor_event, the tensors inside that memory) in time order through a live set
  * (the one rule for live bytes that analyze and info apply): a counter of live bytes per device
- * and memory kind (blocks: the series "tensors"), and one instant per allocation, free, VMM
- * creation, release, mapping and import (blocks: alloc, free, free_requested, on the device's
- * tensor track) with size, address, API and call site. Unknown values are left out.
+ * and memory kind (blocks: the series "tensors"; memory made before a history that starts late
+ * counted from the start), and one instant per allocation, free, VMM creation, release, mapping and
+ * import of known time (blocks: alloc, free, free_requested, on the device's tensor track) with
+ * size, address, API and call site. Unknown values are left out.
  */
 static int write_memory(struct exporter *x, int bTensor, char **pzErr)
 {
@@ -626,6 +627,8 @@ static int write_memory(struct exporter *x, int bTensor, char **pzErr)
                    : vt__ordered_sql(f, k, VT_MEMROW_COLS ", thread, stream, is_async", "1", "ts, id");
     if (!x->L || !zSql) rc = SQLITE_NOMEM;
     if (rc == SQLITE_OK) rc = vt__rows_open(&c, x->db, zSql, nCol + (bTensor ? 5 : 3), f->aT[k].w);
+    /* memory made before a late history's first event: on the counters from the start, no instant (no time) */
+    if (rc == SQLITE_OK && f->bUntimedBefore) rc = vt__live_untimed(f, x->L, bTensor);
     while (rc == SQLITE_OK && (rc = vt__rows_next(&c)) == SQLITE_OK && c.bRow) {
         const char *zOp, *zKind;
         int bAlloc;
@@ -699,8 +702,9 @@ static int write_memory(struct exporter *x, int bTensor, char **pzErr)
  * category"): the analysis (its default options) run on the trace as read for the export (lent to it,
  * vt__analyze_read) for its category curves, so
  * that at a peak the series are the breakdown analyze reports. Within the window, each series
- * seeded at its start. Allocations of unknown time are on no curve, as on no other counter, and a
- * trace without any known time has no such track. A trace the analysis cannot read gets no such
+ * seeded at its start. Allocations of unknown time are on no curve, as on no other counter (those made before
+ * a history that starts late stand from its start, as on the others), and a trace without any known time has no
+ * such track. A trace the analysis cannot read gets no such
  * track (said on stderr). SQLite code.
  */
 static int write_categories(struct exporter *x, char **pzErr)

@@ -719,6 +719,17 @@ void vt__memrow_read(const struct vt_rows *c, int bTensor, struct vt_memrow *m)
     m->handle = vt__rows_or(c, 12, -1);
 }
 
+int64_t vt__live_untimed_ts(const struct vt_tracefile *f)
+{
+    if (!f->bTimes) return -1; /* no time known at all: the peak's time is unknown too */
+    return f->bUntimedBefore ? f->t0 : f->t1;
+}
+
+int64_t vt__life_begin_ts(const struct vt_tracefile *f, const struct vt_life *l)
+{
+    return l->allocTs >= 0 ? l->allocTs : f->bUntimedBefore ? vt__live_untimed_ts(f) : -1;
+}
+
 int vt__live_untimed(const struct vt_tracefile *f, struct vt_live *L, int bTensor)
 {
     int k = bTensor ? VT_T_TENSOR : VT_T_MEM, rc = SQLITE_OK;
@@ -726,7 +737,7 @@ int vt__live_untimed(const struct vt_tracefile *f, struct vt_live *L, int bTenso
     struct vt_rows c;
     struct vt_memrow m;
     char *zSql;
-    L->tsUntimed = f->bTimes ? f->t1 : -1; /* no time known at all: the peak's time is unknown too */
+    L->tsUntimed = vt__live_untimed_ts(f);
     if (!f->aT[k].bPresent || f->aT[k].nNoTime == 0) return SQLITE_OK;
     /* (a mapping of unknown time: an expandable segment's pages mapped before an imported history began) */
     zSql = vt__strdupf("SELECT -1,%s FROM \"%s\" WHERE ts IS NULL AND op IN (%d, %d) ORDER BY rowid", zCols,
@@ -748,8 +759,9 @@ int vt__live_untimed(const struct vt_tracefile *f, struct vt_live *L, int bTenso
  * The rows of memory_event through aL[0] and of tensor_event through aL[1] (either NULL: that table
  * not read) in one time order (at equal times a CUDA allocation before the blocks handed out of it,
  * and the blocks freed before a CUDA free), pNow (when not NULL) set to each row's time before it is
- * applied; with bUntimed the allocations of unknown time (vt__live_untimed), then the lifetimes still
- * live end live_at_end. A VT_EXIT code (one line printed on error).
+ * applied; with bUntimed the allocations of unknown time (vt__live_untimed) before them (made before
+ * the first event: f->bUntimedBefore) or after them, then the lifetimes still live end live_at_end.
+ * A VT_EXIT code (one line printed on error).
  */
 static int live_walk(struct vt_tracefile *f, struct vt_live *aL[2], int bUntimed, int64_t *pNow)
 {
@@ -765,6 +777,11 @@ static int live_walk(struct vt_tracefile *f, struct vt_live *aL[2], int bUntimed
         rc = azSql[k] ? vt__rows_open(&c[k], f->db, azSql[k], k ? VT_TENSORROW_NCOL : VT_MEMROW_NCOL, f->aT[t].w)
                       : SQLITE_NOMEM;
         bRow[k] = 1; /* a row to read */
+    }
+    if (bUntimed && f->bUntimedBefore) { /* live since before the first event: CUDA's memory, then the blocks */
+        if (pNow) *pNow = vt__live_untimed_ts(f);
+        for (k = 0; k < 2 && rc == SQLITE_OK; k++)
+            if (aL[k]) rc = vt__live_untimed(f, aL[k], k);
     }
     for (;;) {
         for (k = 0; k < 2 && rc == SQLITE_OK; k++) { /* the next row of each table, free_requested skipped */
@@ -787,7 +804,7 @@ static int live_walk(struct vt_tracefile *f, struct vt_live *aL[2], int bUntimed
         bRow[k] = 1;
     }
     for (k = 0; k < 2; k++) {
-        if (aL[k] && rc == SQLITE_OK && bUntimed) rc = vt__live_untimed(f, aL[k], k);
+        if (aL[k] && rc == SQLITE_OK && bUntimed && !f->bUntimedBefore) rc = vt__live_untimed(f, aL[k], k);
         if (aL[k] && rc == SQLITE_OK && vt__live_finish(aL[k]) != 0) rc = SQLITE_NOMEM;
         vt__rows_close(&c[k]);
         free(azSql[k]);

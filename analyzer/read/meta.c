@@ -403,7 +403,13 @@ static void recording_notes(struct vt_tracefile *f, const char *zKernelArgs)
                              "not numbers) were ignored: the trace is damaged or was not written by vramtrace",
                           (long long)f->nHidden);
     }
-    if (f->nNoTime > 0) /* the analysis puts allocations of unknown time at the end, live (analysis.md) */
+    if (f->nNoTime > 0 && f->bUntimedBefore) /* the analysis puts them at the start, live (analysis.md) */
+        vt__read_note(f, "%lld events have no known time (the state at the dump the history does not explain, "
+                         "allocated before its first event): they are counted; allocations among them stand from "
+                         "the start of the trace, live through the whole history, the others are left off the "
+                         "timeline",
+                      (long long)f->nNoTime);
+    else if (f->nNoTime > 0) /* the analysis puts allocations of unknown time at the end, live (analysis.md) */
         vt__read_note(f, "%lld events have no known time (%s): they are counted; allocations among them are "
                          "taken as live at the end of the trace, the others are left off the timeline",
                       (long long)f->nNoTime, f->zSource[0] && strcmp(f->zSource, "cupti") != 0
@@ -493,6 +499,8 @@ int vt__read_meta(struct vt_tracefile *f)
     meta_copy(f, "history_truncated", zVal, sizeof zVal);
     f->bHistoryTruncated = !strcmp(zVal, "1");
     f->historyStart = vt__read_meta_int(f, "history_start_ns");
+    /* a history with times that starts late: what it does not explain was allocated before it (import.md) */
+    f->bUntimedBefore = f->bHistoryTruncated && f->historyStart >= 0;
     meta_copy(f, "config.kernel_args", zArgs, sizeof zArgs);
     read_partial(f);
     /* records lost: the dropped rows, or the writer's closing counters when they count more */

@@ -196,6 +196,8 @@ struct vt_tracefile {
     int bCleanClose;
     int bHistoryTruncated;  /* a PyTorch history that starts late: nothing is known before historyStart */
     int64_t historyStart;
+    int bUntimedBefore;     /* its rows of unknown time were allocated before the first event (a history with times
+                             * that starts late): they stand from the trace's start (vt__live_untimed_ts) */
     int64_t nLost;          /* records lost while recording */
     /* a trace whose GPU activity stops early (another CUPTI client took the activity buffers
      * over, or CUPTI's fatal error): absolute ns from which kernels, copies, sets, CUPTI's own
@@ -711,7 +713,7 @@ int64_t vt__live_bytes(const struct vt_live *L, int acct);
 /* One account of a live set: its live bytes, their peak and when, and for a device a stream-ordered pool's reserved peak. */
 struct vt_live_acct {
     int64_t live, peak, peakTs;  /* peakTs: when the peak was first reached (-1 never; an allocation of unknown time:
-                                  * the end, as vt__live_untimed puts it) */
+                                  * where vt__live_untimed_ts puts it) */
     int64_t poolPeak, poolPeakTs; /* the largest pool_size of a pool allocation or free on the device (0 none) */
     int bUsed;                   /* bytes or a pool were ever counted here */
 };
@@ -739,13 +741,23 @@ void vt__live_free(struct vt_live *L);
  * NULL) the time of the row being applied, for the hooks; unknown times, then each set's end, as vt__live_pass. */
 int vt__live_pass_both(struct vt_tracefile *f, struct vt_live *Lmem, struct vt_live *Lten, int64_t *pNow);
 /*
+ * Where f's allocations of unknown time stand on the timeline: at its first event when they were made before it
+ * (bUntimedBefore: the dump's state a history that starts late does not explain), else at its last (a snapshot
+ * without history, a record without a time); -1 when no time is known at all.
+ */
+int64_t vt__live_untimed_ts(const struct vt_tracefile *f);
+/* Where lifetime l of f begins on the timeline (its curves and counters): its allocation time; for one of unknown
+ * time the trace's start when made before its first event (f->bUntimedBefore), else -1 (on no curve). */
+int64_t vt__life_begin_ts(const struct vt_tracefile *f, const struct vt_life *l);
+/*
  * The allocations of f whose time is unknown (a snapshot's state at its dump, PyTorch 2.0 format) into L
- * (bTensor: tensor_event's, else memory_event's), at the end of the timeline: live at the end unless their
- * address is live or was freed at a known time. Their peak time is the trace's last event. An SQLite code.
+ * (bTensor: tensor_event's, else memory_event's), applied where vt__live_untimed_ts puts them (before the timed
+ * rows when f->bUntimedBefore, else after them): live from there unless their address is live or was freed at a
+ * known time. Their peak time is that place. An SQLite code.
  */
 int vt__live_untimed(const struct vt_tracefile *f, struct vt_live *L, int bTensor);
-/* Every memory event (bTensor: every tensor_event) of f in time order through L, those of unknown time after
- * them (vt__live_untimed), then the lifetimes still live end live_at_end. A VT_EXIT code (one line on error). */
+/* Every memory event (bTensor: every tensor_event) of f in time order through L, those of unknown time before or
+ * after them (vt__live_untimed), then the lifetimes still live end live_at_end. A VT_EXIT code (one line on error). */
 int vt__live_pass(struct vt_tracefile *f, struct vt_live *L, int bTensor);
 
 /* Whether a Python frame of stack stackId outside the installed libraries (site-packages, dist-packages,

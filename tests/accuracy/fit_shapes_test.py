@@ -234,6 +234,12 @@ def expandable_history_alone(fitgen, vramtrace, out):
     check(d.get("peak_bytes") == alone.get("peak_bytes") and d.get("tensor_peak_bytes", 0) <= d.get("peak_bytes", 0),
           "expandable history cut: reserved peak %s (whole history %s), tensor peak %s"
           % (d.get("peak_bytes"), alone.get("peak_bytes"), d.get("tensor_peak_bytes")))
+    # the pages mapped before the cut stand from its start: the plateau holds the tensors' peak, at the moment the
+    # whole history has it (they stood at the end before: "0 B allocated by tensors" at the last event)
+    check(d.get("tensor_at_peak_bytes", 0) > 0 and d.get("tensor_at_peak_bytes") == d.get("tensor_peak_bytes") and
+          d.get("breakdown_ts") == alone.get("breakdown_ts"),
+          "expandable history cut: tensors at the reserved peak %s (tensor peak %s) at %s (whole history at %s)"
+          % (d.get("tensor_at_peak_bytes"), d.get("tensor_peak_bytes"), d.get("breakdown_ts"), alone.get("breakdown_ts")))
 
 
 def main():
