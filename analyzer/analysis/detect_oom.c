@@ -259,7 +259,7 @@ static int oom_end(void *st, struct vt_result *r, int iTrace)
             "and %s was in use by something else (other processes or contexts).%s Largest live: %s.%s%s%s%s%s",
             zAt, zR, o->freeBytes >= 0 ? zF : "unknown", o->totalBytes > 0 ? zT : "unknown", zH,
             o->poolCached > 0 ? " (pool caching " : "", o->poolCached > 0 ? zC : "",
-            o->poolCached > 0 ? " freed)" : "", o->freeBytes >= 0 ? zO : "an unknown amount", zOthers,
+            o->poolCached > 0 ? " freed)" : "", o->others >= 0 ? zO : "an unknown amount", zOthers,
             n ? zList : "none recorded",
             zRetry, zRecon,
             o->totalBytes > 0 && o->requested > o->totalBytes ? " The request alone is larger than the device's "
