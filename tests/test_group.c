@@ -632,6 +632,59 @@ TEST(same_process_twice_is_one_process)
     tg_cleanup();
 }
 
+/*
+ * Traces of one run share the wall clock (times from the first one's start); traces of runs an hour apart do not: on
+ * one clock every time of the later would read as an hour and more, so each counts from its own first event, said.
+ */
+TEST(runs_apart_count_from_their_own_start)
+{
+    char zA[512], zOther[512], zLater[512];
+    const char *az[2];
+    struct vt_result r;
+    snprintf(zA, sizeof zA, "%s", tg_path("a.db"));
+    snprintf(zOther, sizeof zOther, "%s", tg_path("other.db"));
+    snprintf(zLater, sizeof zLater, "%s", tg_path("later.db"));
+    build_process(zA, "4242", 1700000000);
+    build_process(zOther, "4243", 1700000030); /* a second rank, 30 s later */
+    build_process(zLater, "4244", 1700003600);
+    az[0] = zA;
+    az[1] = zOther;
+    run(az, 2, &r);
+    ASSERT_EQ(2, r.nTrace);
+    ASSERT(r.aTrace[0].f.fig.bWall && r.aTrace[1].f.fig.bWall);
+    ASSERT_EQ(30 * 1000000000LL, vt__fig_at(&r.aTrace[1].f, r.aTrace[1].f.t0)); /* on one clock */
+    vt__result_free(&r);
+    { /* a trace with no known time (a snapshot without history) has no anchors and nothing to place: still one clock */
+        char zNone[512];
+        const char *az3[3] = {zA, zOther, zNone};
+        struct tg *g;
+        snprintf(zNone, sizeof zNone, "%s", tg_path("none.db"));
+        ASSERT((g = tg_open(zNone)) != NULL);
+        tg_meta(g, "pid", "4245");
+        tg_alloc(g, -1, 0, 3, KEPT, 64 * MiB, -1);
+        ASSERT_EQ(0, tg_close(g));
+        run(az3, 3, &r);
+        ASSERT_EQ(3, r.nTrace);
+        ASSERT(!r.aTrace[2].f.bTimes);
+        ASSERT_EQ(30 * 1000000000LL, vt__fig_at(&r.aTrace[1].f, r.aTrace[1].f.t0));
+        vt__result_free(&r);
+    }
+    az[1] = zLater;
+    run(az, 2, &r);
+    ASSERT_EQ(2, r.nTrace);
+    for (int i = 0; i < 2; i++) {
+        int bNote = 0;
+        ASSERT(!r.aTrace[i].f.fig.bWall);
+        ASSERT_EQ(0, vt__fig_at(&r.aTrace[i].f, r.aTrace[i].f.t0)); /* each from its own first event */
+        for (int k = 0; k < r.aTrace[i].f.nNote; k++)
+            bNote |= strstr(r.aTrace[i].f.azNote[k], "its times count from its own first event") != NULL;
+        ASSERT(bNote);
+    }
+    vt__result_free(&r);
+    tg_cleanup();
+}
+
 VT_TEST_LIST(T(generated_code_is_one_site_at_the_callers_line) T(findings_grouped_across_ranks) T(rank_list_wording)
              T(text_first_screen) T(native_only_stacks_named_by_node_or_operator) T(grouping_twice_is_grouping_once)
-             T(grouped_findings_drawn_and_saved_per_process) T(same_process_twice_is_one_process))
+             T(grouped_findings_drawn_and_saved_per_process) T(same_process_twice_is_one_process)
+             T(runs_apart_count_from_their_own_start))

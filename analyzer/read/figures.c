@@ -8,17 +8,56 @@
 #include "util/text.h"
 #include "vramtrace/schema.h"
 
+/* Start (wall clock) order of traces: ap[k] for the timed, anchored traces. */
+static int wall_cmp(const void *a, const void *b)
+{
+    const struct vt_tracefile *x = *(struct vt_tracefile *const *)a, *y = *(struct vt_tracefile *const *)b;
+    const int64_t sx = x->t0 + x->fig.shift, sy = y->t0 + y->fig.shift;
+    return sx < sy ? -1 : sx > sy;
+}
+
+/*
+ * Whether the timed traces of apF (every one anchored, fig.shift set to its wall-clock offset) are of one run: on the
+ * wall clock each begins before those before it have all ended, give or take a minute (ranks, a launcher's processes).
+ * Traces of runs days apart are not: one clock would print their times as months. Without memory to sort them in,
+ * they are taken as one run.
+ */
+static int one_run(struct vt_tracefile *const *apF, int nF)
+{
+    const int64_t slack = 60 * (int64_t)1000000000;
+    struct vt_tracefile **ap = malloc(sizeof *ap * (size_t)(nF ? nF : 1));
+    int n = 0, bOne = 1;
+    int64_t end = 0;
+    if (!ap) return 1;
+    for (int i = 0; i < nF; i++)
+        if (apF[i] && apF[i]->bTimes) {
+            apF[i]->fig.shift = vt__read_meta_int(apF[i], "clock_anchor_wall_ns") -
+                                vt__read_meta_int(apF[i], "clock_anchor_cupti_ns");
+            ap[n++] = apF[i];
+        }
+    qsort(ap, (size_t)n, sizeof *ap, wall_cmp);
+    for (int k = 0; k < n; k++) {
+        if (k && ap[k]->t0 + ap[k]->fig.shift > end + slack) bOne = 0;
+        if (!k || ap[k]->t1 + ap[k]->fig.shift > end) end = ap[k]->t1 + ap[k]->fig.shift;
+    }
+    free(ap);
+    return bOne;
+}
+
 void vt__figures_origin(struct vt_tracefile *const *apF, int nF)
 {
-    int bAnchors = 1, nOpen = 0, bHave = 0;
+    int bAnchors = 1, nOpen = 0, bHave = 0, bApart = 0;
     int64_t origin = 0;
-    /* several traces are put on the wall clock when every one has the anchors to do it */
+    /* several traces are put on the wall clock when every one with a known time has the anchors to do it (a trace
+     * without any, a snapshot with no history, has nothing to place) */
     for (int i = 0; i < nF; i++) {
         if (!apF[i]) continue;
         nOpen++;
-        if (vt__read_meta_int(apF[i], "clock_anchor_cupti_ns") < 0 || vt__read_meta_int(apF[i], "clock_anchor_wall_ns") < 0)
+        if (apF[i]->bTimes && (vt__read_meta_int(apF[i], "clock_anchor_cupti_ns") < 0 ||
+                               vt__read_meta_int(apF[i], "clock_anchor_wall_ns") < 0))
             bAnchors = 0;
     }
+    if (nOpen > 1 && bAnchors && !one_run(apF, nF)) bAnchors = 0, bApart = 1;
     for (int i = 0; i < nF; i++) {
         struct vt_tracefile *f = apF[i];
         if (!f) continue;
@@ -30,7 +69,10 @@ void vt__figures_origin(struct vt_tracefile *const *apF, int nF)
     }
     for (int i = 0; i < nF; i++) {
         if (!apF[i]) continue;
-        apF[i]->fig.origin = bHave ? origin - apF[i]->fig.shift : apF[i]->t0;
+        apF[i]->fig.origin = bHave && !bApart ? origin - apF[i]->fig.shift : apF[i]->t0;
+        if (bApart && apF[i]->bTimes)
+            vt__read_note(apF[i], "read with traces of other runs (on the wall clock no two of them meet): its times "
+                                  "count from its own first event");
         vt__read_note_partial(apF[i]); /* its time from this origin */
     }
 }

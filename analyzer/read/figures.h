@@ -41,8 +41,10 @@
 
 /*
  * The one origin of nF traces read together (apF[i], open; NULL entries skipped): their first
- * event; with several traces that all carry clock anchors, on the wall clock (each trace's
- * fig.shift set so), else on each one's own clock. Sets every trace's fig.origin and fig.shift.
+ * event; with several traces that all carry clock anchors (those with a known time), on the wall
+ * clock (each trace's fig.shift set so), else on each one's own clock; traces of runs apart on the
+ * wall clock each from its own first event (a note says so). Sets every trace's fig.origin and
+ * fig.shift.
  */
 void vt__figures_origin(struct vt_tracefile *const *apF, int nF);
 /* ts (this trace's clock) as ns from the origin; -1 when ts is unknown (< 0) or f has no times. */
