@@ -1,4 +1,4 @@
-/* Compact rows (schema 5): the compacted tables' views and triggers, and the compactor that splits events into their parts. */
+/* Compact rows (schema 5, folded calls schema 6): the compacted tables' views and triggers, and the compactor that splits events into their parts. */
 #include "vramtrace/compact.h"
 
 #include "vramtrace/schema.h"
@@ -28,7 +28,8 @@ const struct vt_compact_spec vt__aCompact[VT_CT__COUNT] = {VT_COMPACT_TABLES(SPE
 #undef CONS
 
 _Static_assert(VT__NCOL(VT_KERNEL_SIG) <= VT_COMPACT_MAXSIG, "VT_COMPACT_MAXSIG");
-_Static_assert(VT__NCOL(VT_API_CALL_OWN) <= VT_COMPACT_MAXOWN, "VT_COMPACT_MAXOWN");
+_Static_assert(VT__NCOL(VT_API_CALL_OWN) <= VT_COMPACT_MAXOWN && VT__NCOL(VT_MEMCPY_OWN) <= VT_COMPACT_MAXOWN &&
+                   VT__NCOL(VT_MEMSET_OWN) <= VT_COMPACT_MAXOWN, "VT_COMPACT_MAXOWN");
 
 /* The index of zCol in the NULL-terminated list az, or -1. */
 static int list_find(const char *const *az, const char *zCol, size_t n)
@@ -58,7 +59,26 @@ static void sig_match(sqlite3_str *s, const struct vt_compact_spec *p)
 #define RANGE_LO "-4611686018427387904"
 #define RANGE_HI "4611686018427387903"
 
+/* Whether column zCol (n bytes) is among the view's columns zCols. */
+static int in_cols(const char *zCols, const char *zCol, size_t n)
+{
+    for (const char *z = zCols; *z;) {
+        size_t k;
+        while (*z == ',' || *z == ' ') z++;
+        k = strcspn(z, ", ");
+        if (!k) break;
+        if (k == n && !memcmp(z, zCol, n)) return 1;
+        z += k;
+    }
+    return 0;
+}
+
 char *vt__compact_view_sql(int iTab, int64_t base)
+{
+    return vt__compact_view_sql_version(iTab, base, VT_SCHEMA_VERSION);
+}
+
+char *vt__compact_view_sql_version(int iTab, int64_t base, int version)
 {
     const struct vt_compact_spec *p = &vt__aCompact[iTab];
     sqlite3_str *s = sqlite3_str_new(NULL);
@@ -93,21 +113,43 @@ char *vt__compact_view_sql(int iTab, int64_t base)
                         " FROM \"%w_row\" r LEFT JOIN \"%w_block\" b ON b.id = r.id >> %d"
                         " LEFT JOIN \"%w_sig\" s ON s.id = r.sig",
                         p->zName, p->zName, VT_BLOCK_SHIFT, p->zName);
+    if (iTab == VT_CT_api_call && version >= 6) vt__fold_view_arms(s, zBase);
     return sqlite3_str_finish(s);
 }
 
-/* The id a trigger gives a row of table zName inserted without one: after the largest stored, as a rowid. */
-static void next_id(sqlite3_str *s, const char *zName)
+/*
+ * The id a trigger gives a row of table zName inserted without one: after the largest stored, as a
+ * rowid (api_call with folded calls: also at or after meta api_call_next_id).
+ */
+static void next_id(sqlite3_str *s, const char *zName, int bFold)
 {
-    sqlite3_str_appendf(s, "coalesce(NEW.id, (SELECT coalesce(max(id), 0) + 1 FROM \"%w_row\"))", zName);
+    if (bFold) /* the ids given to folded calls end before meta api_call_next_id (without a scan of their tables) */
+        sqlite3_str_appendf(s,
+                            "coalesce(NEW.id, max((SELECT coalesce(max(id), 0) + 1 FROM \"%w_row\"),"
+                            " coalesce((SELECT CAST(value AS INTEGER) FROM meta WHERE key = '" VT_FOLD_NEXT_KEY "'), 1)))",
+                            zName);
+    else sqlite3_str_appendf(s, "coalesce(NEW.id, (SELECT coalesce(max(id), 0) + 1 FROM \"%w_row\"))", zName);
+}
+
+/*
+ * What the UPDATE and DELETE triggers of compacted table iTab do first with folded calls (schema 6):
+ * a copy's or set's call is stored as a row of its own; a call's folded form is cleared (the row
+ * written after it, if any, is its own).
+ */
+static void fold_first(sqlite3_str *s, int iTab, int version)
+{
+    if (version < 6) return;
+    if (iTab == VT_CT_memcpy || iTab == VT_CT_memset) vt__fold_unfold_sql(s, iTab);
+    else if (iTab == VT_CT_api_call) vt__fold_clear_sql(s, "call_id = OLD.id");
 }
 
 /* The INSTEAD OF triggers of compacted table iTab: INSERT, UPDATE and DELETE through its view. */
-static char *trigger_sql(int iTab)
+static char *trigger_sql(int iTab, int version)
 {
     const struct vt_compact_spec *p = &vt__aCompact[iTab];
     sqlite3_str *s = sqlite3_str_new(NULL);
     const char *zN = p->zName;
+    int bFold = iTab == VT_CT_api_call && version >= 6;
     /* INSERT: the signature (unless stored), the block (unless stored), the row */
     sqlite3_str_appendf(s,
                         "CREATE TRIGGER \"%w_insert\" INSTEAD OF INSERT ON \"%w\" BEGIN\n"
@@ -124,25 +166,28 @@ static char *trigger_sql(int iTab)
     sqlite3_str_appendf(s, " WHERE NOT EXISTS (SELECT 1 FROM \"%w_sig\" WHERE ", zN);
     sig_match(s, p);
     sqlite3_str_appendf(s, ");\n INSERT OR IGNORE INTO \"%w_block\"(id, t, correlation) VALUES(", zN);
-    next_id(s, zN);
+    next_id(s, zN, bFold);
     sqlite3_str_appendf(s,
                         " >> %d, CASE WHEN typeof(NEW.t) = 'integer' THEN NEW.t ELSE 0 END,"
                         " CASE WHEN typeof(NEW.correlation) = 'integer' THEN NEW.correlation ELSE 0 END);\n"
                         " INSERT INTO \"%w_row\"(id, dt, dur, sig, dc",
                         VT_BLOCK_SHIFT, zN);
-    for (int i = 0; i < p->nOwn; i++) sqlite3_str_appendf(s, ", \"%w\"", p->azOwn[i]);
+    /* own columns the view does not show (a folded call's) are NULL: a row inserted holds no call */
+    for (int i = 0; i < p->nOwn; i++)
+        if (in_cols(p->zCols, p->azOwn[i], strlen(p->azOwn[i]))) sqlite3_str_appendf(s, ", \"%w\"", p->azOwn[i]);
     sqlite3_str_appendall(s, ") VALUES(");
-    next_id(s, zN);
+    next_id(s, zN, bFold);
     /* an integer is stored as its difference from the block's anchor, anything else as it is (see the view) */
     sqlite3_str_appendf(s, ", CASE WHEN typeof(NEW.t) = 'integer' THEN NEW.t - (SELECT t FROM \"%w_block\" WHERE id = ", zN);
-    next_id(s, zN);
+    next_id(s, zN, bFold);
     sqlite3_str_appendf(s, " >> %d) ELSE NEW.t END, NEW.dur, (SELECT id FROM \"%w_sig\" WHERE ", VT_BLOCK_SHIFT, zN);
     sig_match(s, p);
     sqlite3_str_appendf(s, " ORDER BY id LIMIT 1), CASE WHEN typeof(NEW.correlation) = 'integer' THEN"
                            " NEW.correlation - (SELECT correlation FROM \"%w_block\" WHERE id = ", zN);
-    next_id(s, zN);
+    next_id(s, zN, bFold);
     sqlite3_str_appendf(s, " >> %d) ELSE NEW.correlation END", VT_BLOCK_SHIFT);
     for (int i = 0; i < p->nOwn; i++) {
+        if (!in_cols(p->zCols, p->azOwn[i], strlen(p->azOwn[i]))) continue;
         sqlite3_str_appendall(s, ", ");
         new_value(s, p->azOwn[i], p->azOwnCons[i]);
     }
@@ -151,10 +196,13 @@ static char *trigger_sql(int iTab)
     sqlite3_str_appendf(s,
                         "CREATE TRIGGER \"%w_update\" INSTEAD OF UPDATE ON \"%w\" BEGIN\n"
                         " SELECT RAISE(ABORT, 'start and end of %q are computed: write t and dur')"
-                        " WHERE NEW.start IS NOT OLD.start OR NEW.\"end\" IS NOT OLD.\"end\";\n"
+                        " WHERE NEW.start IS NOT OLD.start OR NEW.\"end\" IS NOT OLD.\"end\";\n",
+                        zN, zN, zN);
+    fold_first(s, iTab, version);
+    sqlite3_str_appendf(s,
                         " DELETE FROM \"%w_row\" WHERE id = OLD.id;\n"
                         " INSERT INTO \"%w\"(id, t, dur, %s) VALUES(NEW.id, NEW.t, NEW.dur",
-                        zN, zN, zN, zN, zN, p->zCols);
+                        zN, zN, p->zCols);
     for (const char *z = p->zCols; *z;) {
         size_t n;
         while (*z == ',' || *z == ' ') z++;
@@ -165,15 +213,16 @@ static char *trigger_sql(int iTab)
     }
     sqlite3_str_appendf(s,
                         ");\nEND;\n"
-                        "CREATE TRIGGER \"%w_delete\" INSTEAD OF DELETE ON \"%w\" BEGIN\n"
-                        " DELETE FROM \"%w_row\" WHERE id = OLD.id;\nEND;\n",
-                        zN, zN, zN);
+                        "CREATE TRIGGER \"%w_delete\" INSTEAD OF DELETE ON \"%w\" BEGIN\n",
+                        zN, zN);
+    fold_first(s, iTab, version);
+    sqlite3_str_appendf(s, " DELETE FROM \"%w_row\" WHERE id = OLD.id;\nEND;\n", zN);
     return sqlite3_str_finish(s);
 }
 
-int vt__compact_create_one(sqlite3 *db, int iTab, int64_t base, char **pzErr)
+int vt__compact_create_one(sqlite3 *db, int iTab, int64_t base, int version, char **pzErr)
 {
-    char *zView = vt__compact_view_sql(iTab, base), *zTrig = trigger_sql(iTab);
+    char *zView = vt__compact_view_sql_version(iTab, base, version), *zTrig = trigger_sql(iTab, version);
     int rc = zView && zTrig ? sqlite3_exec(db, zView, NULL, NULL, pzErr) : SQLITE_NOMEM;
     if (rc == SQLITE_OK) rc = sqlite3_exec(db, zTrig, NULL, NULL, pzErr);
     sqlite3_free(zView);
@@ -184,7 +233,8 @@ int vt__compact_create_one(sqlite3 *db, int iTab, int64_t base, char **pzErr)
 int vt__compact_create(sqlite3 *db, int64_t base, char **pzErr)
 {
     int rc = SQLITE_OK;
-    for (int i = 0; rc == SQLITE_OK && i < VT_CT__COUNT; i++) rc = vt__compact_create_one(db, i, base, pzErr);
+    for (int i = 0; rc == SQLITE_OK && i < VT_CT__COUNT; i++) rc = vt__compact_create_one(db, i, base, VT_SCHEMA_VERSION, pzErr);
+    if (rc == SQLITE_OK) rc = vt__fold_create(db, pzErr);
     return rc;
 }
 
@@ -240,6 +290,10 @@ static int resume(struct vt_compact *c, sqlite3 *db)
             rc = vt__sql_ints(db, zSql, &n, 1, 0);
             sqlite3_free(zSql);
             if (rc == SQLITE_OK && n >= q->nextId >> VT_BLOCK_SHIFT) q->nextId = (n + 1) << VT_BLOCK_SHIFT;
+        }
+        if (rc == SQLITE_OK && i == VT_CT_api_call) { /* and after every folded call's (schema 6: the view shows them) */
+            rc = vt__sql_ints(db, "SELECT coalesce((SELECT max(id) FROM api_call), 0)", &n, 1, 0);
+            if (rc == SQLITE_OK && n >= q->nextId) q->nextId = ((n >> VT_BLOCK_SHIFT) + 1) << VT_BLOCK_SHIFT;
         }
         if (rc == SQLITE_OK) {
             zSql = sqlite3_mprintf("SELECT max(id) FROM \"%w_sig\"", vt__aCompact[i].zName);
@@ -299,7 +353,12 @@ void vt__compact_forget(struct vt_compact *c)
     /* the current block's row may be lost: later events go to the next block, which they store */
     for (int i = 0; i < VT_CT__COUNT; i++) {
         struct vt_compact_seq *q = &c->aSeq[i];
-        if (q->block >= 0) q->nextId = (q->block + 1) << VT_BLOCK_SHIFT;
+        /* after the ids given (folded calls take ids without rows: they may pass the block) */
+        if (q->block >= 0) {
+            int64_t next = (q->block + 1) << VT_BLOCK_SHIFT;
+            if (q->nextId > next) next = (((q->nextId - 1) >> VT_BLOCK_SHIFT) + 1) << VT_BLOCK_SHIFT;
+            q->nextId = next;
+        }
         q->block = q->lastId = -1;
     }
 }
@@ -332,6 +391,43 @@ static int64_t sig_id(struct vt_compact *c, int iTab, const int64_t *aKey, uint3
     return m->aId[k];
 }
 
+/* The signature values of a caller's row (aVal, nullMask) into aSig; returns their NULL mask. */
+static uint32_t sig_values(const struct vt_compact_map *pMap, const int64_t *aVal, uint32_t nullMask, int64_t *aSig)
+{
+    uint32_t mSig = 0;
+    for (int k = 0; k < vt__aCompact[pMap->iTab].nSig; k++) { /* a value, or 0 and its NULL bit */
+        int c = pMap->aSig[k];
+        uint32_t bNull = c < 0 || (nullMask >> c & 1);
+        aSig[k] = bNull ? 0 : aVal[c];
+        mSig |= bNull << k;
+    }
+    return mSig;
+}
+
+/* Part r: the signature row sig of table iTab with values aSig (NULL mask mSig). */
+static void sig_part(struct vt_compact_part *r, int iTab, int64_t sig, const int64_t *aSig, uint32_t mSig)
+{
+    r->kind = VT_CP_SIG;
+    r->bNext = 0;
+    r->iTab = iTab;
+    r->nCol = 1 + vt__aCompact[iTab].nSig;
+    r->nullMask = mSig << 1;
+    r->a[0] = sig;
+    memcpy(&r->a[1], aSig, (size_t)vt__aCompact[iTab].nSig * sizeof *aSig);
+}
+
+int vt__compact_fold(struct vt_compact *c, const struct vt_compact_map *pMap, const int64_t *aVal, uint32_t nullMask,
+                     int64_t *pSig, int64_t *pId, struct vt_compact_part *pOut)
+{
+    int64_t aSig[VT_COMPACT_MAXSIG];
+    uint32_t mSig = sig_values(pMap, aVal, nullMask, aSig);
+    int bNew = 0;
+    *pSig = sig_id(c, pMap->iTab, aSig, mSig, &bNew);
+    *pId = c->aSeq[pMap->iTab].nextId++;
+    if (bNew) sig_part(pOut, pMap->iTab, *pSig, aSig, mSig);
+    return bNew;
+}
+
 int vt__compact_add(struct vt_compact *c, const struct vt_compact_map *pMap, const int64_t *aVal, uint32_t nullMask,
                     struct vt_compact_part *aOut)
 {
@@ -344,19 +440,13 @@ int vt__compact_add_id(struct vt_compact *c, const struct vt_compact_map *pMap, 
     struct vt_compact_seq *q = &c->aSeq[pMap->iTab];
     const struct vt_compact_spec *p = &vt__aCompact[pMap->iTab];
     int64_t aSig[VT_COMPACT_MAXSIG], aOwn[VT_COMPACT_MAXOWN], t = 0, dur = 0, corr = 0, block, sig;
-    uint32_t mSig = 0, mOwn = 0;
+    uint32_t mSig = sig_values(pMap, aVal, nullMask, aSig), mOwn = 0;
     int bT = pMap->iT >= 0 && !(nullMask >> pMap->iT & 1), bDur = pMap->iDur >= 0 && !(nullMask >> pMap->iDur & 1);
     int bCorr = pMap->iCorr >= 0 && !(nullMask >> pMap->iCorr & 1), bNew = 0, n = 0;
     struct vt_compact_part *r;
     if (bT) t = aVal[pMap->iT];
     if (bDur) dur = aVal[pMap->iDur];
     if (bCorr) corr = aVal[pMap->iCorr];
-    for (int k = 0; k < p->nSig; k++) { /* a value, or 0 and its NULL bit */
-        int c = pMap->aSig[k];
-        uint32_t bNull = c < 0 || (nullMask >> c & 1);
-        aSig[k] = bNull ? 0 : aVal[c];
-        mSig |= bNull << k;
-    }
     for (int k = 0; k < p->nOwn; k++) {
         int c = pMap->aOwn[k];
         uint32_t bNull = c < 0 || (nullMask >> c & 1);
@@ -382,16 +472,7 @@ int vt__compact_add_id(struct vt_compact *c, const struct vt_compact_map *pMap, 
     if (bT) q->lastT = t;
     if (bCorr) q->lastCorr = corr;
     sig = sig_id(c, pMap->iTab, aSig, mSig, &bNew);
-    if (bNew) {
-        r = &aOut[n++];
-        r->kind = VT_CP_SIG;
-        r->bNext = 0;
-        r->iTab = pMap->iTab;
-        r->nCol = 1 + p->nSig;
-        r->nullMask = mSig << 1;
-        r->a[0] = sig;
-        memcpy(&r->a[1], aSig, (size_t)p->nSig * sizeof *aSig);
-    }
+    if (bNew) sig_part(&aOut[n++], pMap->iTab, sig, aSig, mSig);
     r = &aOut[n++];
     r->kind = VT_CP_ROW;
     r->bNext = q->lastId >= 0 && id == q->lastId + 1;

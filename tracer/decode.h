@@ -39,6 +39,15 @@ struct vt__decoder_config {
 
 struct vt__decoder {
     void (*xEmit)(void *pCtx, const struct vt__row *pRow);
+    /*
+     * Folded calls (schema 6): NULL, each API call's row is emitted when the call arrives (xEmit).
+     * Set (after init), a call whose activity record follows (a copy's, set's, allocation's or
+     * free's) waits in the correlation map for it; then an activity row that holds the call's
+     * values (vt__fold_match) is emitted here with the call's row, to be stored as one row, and
+     * otherwise (values differ, the call left the bounded map, the trace closes) the call's row
+     * is emitted alone, before its activity row if there is one.
+     */
+    void (*xEmitFold)(void *pCtx, const struct vt__row *pAct, const struct vt__row *pCall);
     void *pCtx;
     struct vt__intern intern;
     struct vt__boundmap corr;
@@ -52,6 +61,9 @@ struct vt__decoder {
     const struct vt__layout *layout; /* see vt__decoder_config; never NULL */
     struct vt__modinfo *pPendingModule; /* a module met whose `module` row is still to write */
     uint64_t lastTs;           /* latest timestamp seen, for rows that have no time of their own */
+    uint64_t nowMs;            /* the writer's clock at the last vt__decoder_age: when calls were parked */
+    uint64_t ageMs;            /* vt__decoder_age's bound */
+    uint32_t agedSeq;          /* the correlation map's entries up to this one are aged (vt__decoder_age) */
     uint64_t nDecoded;         /* activity records seen */
     uint64_t nUnknown;         /* activity records of kinds not stored */
     uint64_t nNotDecoded;      /* activity records of reduced kinds (layout unknown): not read */
@@ -84,7 +96,15 @@ int vt__decode_activity(struct vt__decoder *d, const CUpti_Activity *pRec);
  */
 void vt__decode_host(struct vt__decoder *d, struct vt_hrec *pRec);
 
-/* Write the NVTX ranges still open (end NULL). Call once, at close. */
+/*
+ * Calls parked longer than maxAgeMs before nowMs (a monotonic clock in ms) are written alone,
+ * so that a call whose activity record is late (or never comes) is in the trace as soon as it
+ * would have been without folding, give or take maxAgeMs; they stay in the map for the join.
+ * The writer calls it every cycle.
+ */
+void vt__decoder_age(struct vt__decoder *d, uint64_t nowMs, uint64_t maxAgeMs);
+
+/* Write the NVTX ranges still open (end NULL) and the calls still waiting for their activity record. Call once, at close. */
 void vt__decoder_finish(struct vt__decoder *d);
 
 #endif

@@ -376,6 +376,11 @@ int vt__schema_time_base(sqlite3 *db, const char *const *azTable, int nTable, in
             bSame = zView && !strcmp(zHave, zView);
             if (iTab >= 0 && !zView) bSame = -1;
             sqlite3_free(zView);
+            if (bSame == 0 && iTab >= 0) { /* or as version 5 wrote it (api_call without folded calls) */
+                zView = vt__compact_view_sql_version(iTab, (int64_t)base, 5);
+                bSame = zView ? !strcmp(zHave, zView) : -1;
+                sqlite3_free(zView);
+            }
         } else {
             bSame = zHave && (strstr(zHave, zTs) || (strstr(zHave, zStart) && strstr(zHave, zStop)));
         }
