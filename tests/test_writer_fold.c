@@ -1,6 +1,7 @@
-/* Writer tests of folded calls (schema 6): a call stored in its activity row where that row holds its values, else alone. */
+/* Writer tests of folded calls (schema 6): a call stored in its activity row where that row holds its values, else alone; the map walk that ages them. */
 #include <cupti_activity.h>
 
+#include "boundmap.h"
 #include "core_util.h"
 #include "vramtrace/schema.h"
 
@@ -192,4 +193,42 @@ TEST(writer_fold_evicted_and_window)
     CORE_LEAK_CHECK();
 }
 
-VT_TEST_LIST(T(writer_fold_calls) T(writer_fold_evicted_and_window))
+/* Walk visitor: appends the key to the string pCtx; stops (0) at key 99. */
+static int walk_note(void *pCtx, uint32_t key, void *pVal)
+{
+    char *z = pCtx;
+    (void)pVal;
+    if (key == 99) return 0;
+    snprintf(z + strlen(z), 8, "%u,", key);
+    return 1;
+}
+
+/* The writer ages parked calls by walking the correlation map from where it stopped (vt__boundmap_walk). */
+TEST(boundmap_walk_resumes)
+{
+    struct vt__boundmap m;
+    uint32_t seq = 0, v = 0;
+    char z[64] = "";
+    ASSERT_EQ(0, vt__boundmap_init(&m, 4, sizeof v));
+    for (uint32_t k = 1; k <= 3; k++) vt__boundmap_put(&m, k, &v, NULL, NULL);
+    vt__boundmap_walk(&m, &seq, walk_note, z);
+    ASSERT_STREQ("1,2,3,", z);
+    z[0] = '\0';
+    vt__boundmap_put(&m, 4, &v, NULL, NULL);
+    ASSERT_EQ(1, vt__boundmap_put(&m, 5, &v, NULL, NULL)); /* 1 evicted */
+    vt__boundmap_remove(&m, 4, NULL);
+    vt__boundmap_put(&m, 2, &v, NULL, NULL); /* replaced: its old place is stale, the new one after 5 */
+    vt__boundmap_walk(&m, &seq, walk_note, z);
+    ASSERT_STREQ("5,2,", z); /* only what came after the last visited, each once */
+    z[0] = '\0';
+    vt__boundmap_put(&m, 99, &v, NULL, NULL);
+    vt__boundmap_put(&m, 7, &v, NULL, NULL);
+    vt__boundmap_walk(&m, &seq, walk_note, z);
+    ASSERT_STREQ("", z); /* stopped at 99 without passing it */
+    vt__boundmap_remove(&m, 99, NULL);
+    vt__boundmap_walk(&m, &seq, walk_note, z);
+    ASSERT_STREQ("7,", z);
+    vt__boundmap_free(&m);
+}
+
+VT_TEST_LIST(T(writer_fold_calls) T(writer_fold_evicted_and_window) T(boundmap_walk_resumes))

@@ -1,13 +1,10 @@
 /* The correlation join's API calls: parked until their activity record comes, then folded into its row or written alone. */
-#include "corrjoin.h"
-
-/* A new row of table t (its folded call's columns NULL). */
-#define ROW_INIT(r, t) ((r).table = (t), (r).nullMask = vt__row_null_init(t))
+#include "decode.h"
 
 /* The api_call row of call cv. */
 static void call_row(const struct vt__corr_val *cv, struct vt__row *r)
 {
-    ROW_INIT(*r, VT_T_API_CALL);
+    r->table = VT_T_API_CALL;
     r->nullMask = cv->callNull;
     for (int i = 0; i < VT_AC_N; i++) r->v[i].i = cv->aCall[i];
 }

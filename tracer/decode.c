@@ -6,7 +6,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "corrjoin.h"
 #include "nvtxdepth.h"
 #include "ring.h"
 #include "vramtrace/demangle.h"

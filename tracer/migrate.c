@@ -8,6 +8,7 @@
 
 #include "vramtrace/compact.h"
 #include "vramtrace/schema.h"
+#include "vramtrace/sqlints.h"
 #include "vramtrace/views.h"
 
 /* 3 -> 4: the views every trace carries (also given to versions 1 and 2); a stale kernel view replaced. */
@@ -122,6 +123,11 @@ static int step_fold(sqlite3 *db, char **pzErr)
     }
     if (rc == SQLITE_OK) rc = vt__fold_create(db, pzErr);
     if (rc == SQLITE_OK) rc = vt__fold_stored(db, pzErr);
+    if (rc == SQLITE_OK) { /* the ids taken, for inserts through the view (compact.h, VT_FOLD_NEXT_KEY) */
+        int64_t next = 1;
+        rc = vt__sql_ints(db, "SELECT coalesce(max(id), 0) + 1 FROM api_call", &next, 1, 1);
+        if (rc == SQLITE_OK) rc = vt__meta_set_i64(db, VT_FOLD_NEXT_KEY, next);
+    }
     return rc;
 }
 

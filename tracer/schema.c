@@ -459,6 +459,13 @@ int vt__meta_set(sqlite3 *db, const char *zKey, const char *zValue)
     return rc == SQLITE_DONE ? SQLITE_OK : rc;
 }
 
+int vt__meta_set_i64(sqlite3 *db, const char *zKey, int64_t v)
+{
+    char z[32];
+    snprintf(z, sizeof z, "%lld", (long long)v);
+    return vt__meta_set(db, zKey, z);
+}
+
 int vt__meta_get(sqlite3 *db, const char *zKey, char *zOut, size_t nOut)
 {
     sqlite3_stmt *pStmt = NULL;

@@ -353,7 +353,7 @@ static int commit(struct vt_writer *w)
         memcpy(w->aWritten, aSaved, sizeof aSaved);
         return SQLITE_OK;
     }
-    vt__fold_mark(w->db, w->cmp.aSeq[VT_CT_api_call].nextId); /* ids folded calls took (schema.h, VT_CALL_FOLD) */
+    vt__meta_set_i64(w->db, VT_FOLD_NEXT_KEY, w->cmp.aSeq[VT_CT_api_call].nextId); /* ids folded calls took */
     rc = sqlite3_exec(w->db, "COMMIT", NULL, NULL, NULL);
     if (rc == SQLITE_OK) {
         if (w->nPending > 0) atomic_fetch_add(&w->nCommits, 1);

@@ -53,7 +53,7 @@ int vt__compact_create(sqlite3 *db, int64_t base, char **pzErr);
 int vt__compact_create_one(sqlite3 *db, int iTab, int64_t base, int version, char **pzErr);
 
 /*
- * Folded calls (schema 6, schema.h VT_CALL_FOLD; tracer/fold.c). The api_call view is api_call_row's
+ * Folded calls (schema 6, schema.h VT_CALL_FOLD; tracer/compact.c). The api_call view is api_call_row's
  * rows and, UNION ALL, the calls folded into memcpy_row, memset_row and memory_event.
  */
 /*
@@ -62,8 +62,6 @@ int vt__compact_create_one(sqlite3 *db, int iTab, int64_t base, int version, cha
  * through the view needs no scan of the folded calls' tables.
  */
 #define VT_FOLD_NEXT_KEY "api_call_next_id"
-/* Set meta VT_FOLD_NEXT_KEY to next. SQLite code. */
-int vt__fold_mark(sqlite3 *db, int64_t next);
 /* Append to s the view's folded part (" UNION ALL SELECT ..." per table), times offset by zBase. */
 void vt__fold_view_arms(sqlite3_str *s, const char *zBase);
 /* Append to s the statement of a trigger on the view of iTab (memcpy or memset) that stores the call folded into row OLD as a row of its own. */

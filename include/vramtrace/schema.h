@@ -750,6 +750,9 @@ int vt__schema_index(sqlite3 *db);
 /* Set meta(key) = value (insert or replace). Returns an SQLite code. */
 int vt__meta_set(sqlite3 *db, const char *zKey, const char *zValue);
 
+/* Set meta(key) = v as a decimal integer. Returns an SQLite code. */
+int vt__meta_set_i64(sqlite3 *db, const char *zKey, int64_t v);
+
 /* Read meta(key) into zOut (size nOut); returns 1 if found, 0 if absent, -1 on error. */
 int vt__meta_get(sqlite3 *db, const char *zKey, char *zOut, size_t nOut);
 
