@@ -10,27 +10,27 @@
 #define TXT(i) (1u << (i))
 
 const struct vt__table_spec vt__aTable[VT_T__COUNT] = {
-    [VT_T_STRING] = {"string", "INSERT INTO string(id, value) VALUES(?1,?2)", 2, TXT(1), 0, 0, 0},
+    [VT_T_STRING] = {"string", "INSERT INTO string(id, value) VALUES(?1,?2)", 2, TXT(1), 0, 0, 0, 0},
     [VT_T_DEVICE] = {"device",
                      "INSERT OR IGNORE INTO device(id, name, uuid, total_bytes, cc_major, cc_minor,"
                      " sm_count, pci_bus, pci_device, global_memory_bandwidth_kbps)"
                      " VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10)",
-                     10, TXT(1) | TXT(2), 0, 0, 0},
+                     10, TXT(1) | TXT(2), 0, 0, 0, 0},
     [VT_T_DEVICE_HOST] = {"device",
                           "INSERT OR REPLACE INTO device(id, name, uuid, total_bytes, cc_major,"
                           " cc_minor, sm_count, pci_bus, pci_device, global_memory_bandwidth_kbps)"
                           " VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10)",
-                          10, TXT(1) | TXT(2), 0, 0, 0},
-    [VT_T_STACK] = {"stack", "INSERT OR IGNORE INTO stack(id, hash, depth) VALUES(?1,?2,?3)", 3, 0, 0, 0, 0},
+                          10, TXT(1) | TXT(2), 0, 0, 0, 0},
+    [VT_T_STACK] = {"stack", "INSERT OR IGNORE INTO stack(id, hash, depth) VALUES(?1,?2,?3)", 3, 0, 0, 0, 0, 0},
     [VT_T_FRAME] = {"frame",
                     "INSERT OR IGNORE INTO frame(stack_id, idx, kind, pc, function_id, file_id, line,"
                     " module_id) VALUES(?1,?2,?3,?4,?5,?6,?7,?8)",
-                    8, 0, 0, 0, 0},
+                    8, 0, 0, 0, 0, 0},
     [VT_T_API_CALL] = {"api_call",
                        "INSERT INTO api_call(api, correlation, t, dur, thread, device, status,"
                        " bytes, ptr, src, dst, stream, stack_id)"
                        " VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13)",
-                       13, 0, 3, 4, 1 + VT_CT_api_call},
+                       13, 0, 3, 4, 1 + VT_CT_api_call, 0},
     [VT_T_MEMORY_EVENT] = {"memory_event",
                            "INSERT INTO memory_event(t, op, mem_kind, address, bytes, device,"
                            " context, stream, correlation, api, is_async, pool_type, pool_address,"
@@ -43,7 +43,7 @@ const struct vt__table_spec vt__aTable[VT_T__COUNT] = {
                         "INSERT INTO oom_event(t, api, correlation, device, bytes, status,"
                         " free_bytes, total_bytes, thread, stack_id)"
                         " VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10)",
-                        10, 0, 1, 0, 0},
+                        10, 0, 1, 0, 0, 0},
     [VT_T_MEMCPY] = {"memcpy",
                      "INSERT INTO memcpy(t, dur, device, context, stream, correlation, copy_kind,"
                      " src_kind, dst_kind, bytes, is_async, src_device, dst_device, src, dst,"
@@ -60,48 +60,48 @@ const struct vt__table_spec vt__aTable[VT_T__COUNT] = {
                      " grid_x, grid_y, grid_z, block_x, block_y, block_z, static_smem,"
                      " dynamic_smem, registers, graph_id, graph_node_id, args_scanned)"
                      " VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18,?19)",
-                     19, 0, 1, 2, 1 + VT_CT_kernel},
+                     19, 0, 1, 2, 1 + VT_CT_kernel, 0},
     [VT_T_BUFFER_USE] = {"buffer_use",
                          "INSERT INTO buffer_use(correlation, kind, address, t, device)"
                          " VALUES(?1,?2,?3,?4,?5)",
-                         5, 0, 4, 0, 0},
+                         5, 0, 4, 0, 0, 0},
     [VT_T_NVTX_RANGE] = {"nvtx_range",
                          "INSERT INTO nvtx_range(t, dur, kind, name_id, domain_id, thread, depth,"
                          " end_thread) VALUES(?1,?2,?3,?4,?5,?6,?7,?8)",
-                         8, 0, 1, 2, 0},
+                         8, 0, 1, 2, 0, 0},
     [VT_T_SYNC_EVENT] = {"sync_event",
                          "INSERT INTO sync_event(t, dur, type, device, context, stream,"
                          " correlation, event, status) VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9)",
-                         9, 0, 1, 2, 0},
+                         9, 0, 1, 2, 0, 0},
     [VT_T_POOL_EVENT] = {"pool_event",
                          "INSERT INTO pool_event(t, op, device, pool_type, address, threshold, size,"
                          " used, correlation) VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9)",
-                         9, 0, 1, 0, 0},
+                         9, 0, 1, 0, 0, 0},
     [VT_T_DROPPED] = {"dropped",
                       "INSERT INTO dropped(t, source, what, count, device, context, stream)"
                       " VALUES(?1,?2,?3,?4,?5,?6,?7)",
-                      7, TXT(2), 1, 0, 0},
+                      7, TXT(2), 1, 0, 0, 0},
     [VT_T_OVERHEAD] = {"overhead",
                        "INSERT INTO overhead(source, kind, t, dur, object_kind, object_id, count)"
                        " VALUES(?1,?2,?3,?4,?5,?6,?7)",
-                       7, TXT(0) | TXT(1), 3, 4, 0},
+                       7, TXT(0) | TXT(1), 3, 4, 0, 0},
     [VT_T_META] = {"meta", "INSERT OR REPLACE INTO meta(key, value) VALUES(?1,?2)", 2,
-                   TXT(0) | TXT(1), 0, 0, 0},
+                   TXT(0) | TXT(1), 0, 0, 0, 0},
     [VT_T_MODULE] = {"module",
                      "INSERT OR IGNORE INTO module(path_id, build_id, file_bytes, mtime_ns)"
                      " VALUES(?1,?2,?3,?4)",
-                     4, TXT(1), 0, 0, 0},
+                     4, TXT(1), 0, 0, 0, 0},
     [VT_T_KERNEL_NAME] = {"kernel_name",
                           "INSERT OR IGNORE INTO kernel_name(name_id, demangled_id, short_id) VALUES(?1,?2,?3)",
-                          3, 0, 0, 0, 0},
+                          3, 0, 0, 0, 0, 0},
     [VT_T_KERNEL_SUMMARY] = {"kernel_summary",
                              "INSERT INTO kernel_summary(t, dur, device, name_id, count, busy_ns, min_ns, max_ns)"
                              " VALUES(?1,?2,?3,?4,?5,?6,?7,?8)",
-                             8, 0, 1, 2, 0},
+                             8, 0, 1, 2, 0, 0},
 #define PARTS(name, SIG, OWN, zCols)                                                                       \
-    [VT_T_BLOCK_##name] = {#name "_block", VT__BLOCK_INSERT(name), 3, 0, 0, 0, 0},                            \
-    [VT_T_SIG_##name] = {#name "_sig", VT__SIG_INSERT(name, SIG), 1 + VT__NCOL(SIG), 0, 0, 0, 0},           \
-    [VT_T_ROW_##name] = {#name "_row", VT__ROW_INSERT(name, OWN), 5 + VT__NCOL(OWN), 0, 0, 0, 0},
+    [VT_T_BLOCK_##name] = {#name "_block", VT__BLOCK_INSERT(name), 3, 0, 0, 0, 0, 0},                            \
+    [VT_T_SIG_##name] = {#name "_sig", VT__SIG_INSERT(name, SIG), 1 + VT__NCOL(SIG), 0, 0, 0, 0, 0},           \
+    [VT_T_ROW_##name] = {#name "_row", VT__ROW_INSERT(name, OWN), 5 + VT__NCOL(OWN), 0, 0, 0, 0, 0},
     VT_COMPACT_TABLES(PARTS)
 #undef PARTS
 };
