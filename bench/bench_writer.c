@@ -316,21 +316,40 @@ static void keep_row(struct capture *c, const struct vt__row *r)
     c->aRow[c->nRow++] = *r;
 }
 
+/* Keep row r (stored form) as the writer stores it: a compacted table's as its parts. */
+static void capture_stored(struct capture *c, const struct vt__row *r)
+{
+    struct vt__row aPart[3];
+    const struct vt__table_spec *t = &vt__aTable[r->table];
+    if (t->compact) {
+        int n = vt__row_compact(&c->cmp, &c->aMap[t->compact - 1], r, aPart);
+        for (int p = 0; p < n; p++) keep_row(c, &aPart[p]);
+    } else {
+        keep_row(c, r);
+    }
+}
+
 /* Decoder emit callback: the row as the writer stores it (emit_row, store_compact). */
 static void capture_emit(void *pCtx, const struct vt__row *pRow)
 {
     struct capture *c = pCtx;
-    struct vt__row r = *pRow, aPart[3];
+    struct vt__row r = *pRow;
     const struct vt__table_spec *t = &vt__aTable[r.table];
     for (int i = 0; i < t->nCol; i++)
         if ((t->textMask >> i & 1) && !(r.nullMask >> i & 1) && !(r.v[i].z = keep_text(c, r.v[i].z))) abort();
     vt__row_to_stored(&r, (int64_t)TIME_BASE);
-    if (t->compact) {
-        int n = vt__row_compact(&c->cmp, &c->aMap[t->compact - 1], &r, aPart);
-        for (int p = 0; p < n; p++) keep_row(c, &aPart[p]);
-    } else {
-        keep_row(c, &r);
-    }
+    capture_stored(c, &r);
+}
+
+/* Decoder fold callback: a call stored folded into its activity row, as the writer's emit_fold (no text in either). */
+static void capture_fold(void *pCtx, const struct vt__row *pAct, const struct vt__row *pCall)
+{
+    struct capture *c = pCtx;
+    struct vt__row a = *pAct, k = *pCall, sig;
+    vt__row_to_stored(&a, (int64_t)TIME_BASE);
+    vt__row_to_stored(&k, (int64_t)TIME_BASE);
+    if (vt__row_fold(&c->cmp, &c->aMap[VT_CT_api_call], &a, &k, &sig)) keep_row(c, &sig);
+    capture_stored(c, &a);
 }
 
 /* Statements of the raw loops: one row, and MULTI rows (tables without text) per statement. */
@@ -439,6 +458,7 @@ static int run_raw(const char *zOne, const char *zMulti, uint64_t nGroups, doubl
     cap.nTextAlloc = 16u << 20;
     cap.zText = malloc(cap.nTextAlloc);
     if (!cap.zText || vt__decoder_init(&dec, &dc, capture_emit, &cap) || vt__compact_init(&cap.cmp, 0, NULL)) return 1;
+    dec.xEmitFold = capture_fold;
     for (int t = 0; t < VT_T__COUNT; t++)
         if (vt__aTable[t].compact && vt__row_compact_map(t, &cap.aMap[vt__aTable[t].compact - 1])) return 1;
     if (raw_open(&xOne, zOne) || raw_open(&xMulti, zMulti)) return 1;

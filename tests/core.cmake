@@ -12,6 +12,7 @@ set_tests_properties(test_decode_cxx_local PROPERTIES SKIP_RETURN_CODE 77 LABELS
 vt_add_test(NAME test_layout SOURCES test_layout.c LIBS vtcore LABELS core)
 target_compile_definitions(test_layout PRIVATE VT_LAYOUTS_TSV="${CMAKE_CURRENT_SOURCE_DIR}/data/cupti_layouts.tsv")
 vt_add_test(NAME test_writer SOURCES test_writer.c LIBS vtcore LABELS core reliability)
+vt_add_test(NAME test_writer_fold SOURCES test_writer_fold.c LIBS vtcore LABELS core)
 vt_add_test(NAME test_limit SOURCES test_limit.c LIBS vtcore LABELS core)
 vt_add_test(NAME test_ksummary SOURCES test_ksummary.c LIBS vtcore LABELS core)
 vt_add_test(NAME test_bufpool SOURCES test_bufpool.c LIBS vtcore LABELS core)

@@ -70,6 +70,9 @@ static int submit_call(uint32_t corr, int64_t thread)
     rec.u.api.start = corr;
     rec.u.api.end = corr + 1;
     rec.u.api.thread = thread;
+    /* failed: written as it arrives, so ids keep the ring's order (a successful allocation's call would wait
+     * for its activity record, schema 6) */
+    rec.u.api.status = 2;
     return vt__session_submit(&rec);
 }
 

@@ -273,7 +273,7 @@ TEST(version_stamps_checked)
     } aCase[] = {
         {VT_SCHEMA_VERSION, NULL, VT_SCHEMA_OK, ""},
         {VT_SCHEMA_VERSION, "UPDATE meta SET value = '999' WHERE key = 'schema_version'", VT_SCHEMA_CORRUPT,
-         "disagree (PRAGMA user_version 5, meta schema_version 999)"},
+         "disagree (PRAGMA user_version 6, meta schema_version 999)"},
         {VT_SCHEMA_VERSION, "UPDATE meta SET value = '-1' WHERE key = 'schema_version'", VT_SCHEMA_CORRUPT,
          "disagree"},
         {VT_SCHEMA_VERSION, "UPDATE meta SET value = '1' WHERE key = 'schema_version'", VT_SCHEMA_CORRUPT,
@@ -303,7 +303,7 @@ TEST(version_stamps_checked)
          "DROP TABLE meta; CREATE TABLE meta(key, value);"
          " INSERT INTO meta VALUES('schema_version', '2'), ('schema_version', '3')",
          VT_SCHEMA_CORRUPT, "more than once"},
-        {999, NULL, VT_SCHEMA_CORRUPT, "disagree (PRAGMA user_version 999, meta schema_version 5)"},
+        {999, NULL, VT_SCHEMA_CORRUPT, "disagree (PRAGMA user_version 999, meta schema_version 6)"},
         {999, "UPDATE meta SET value = '999' WHERE key = 'schema_version'", VT_SCHEMA_NEWER, "newer"},
         /* a newer layout may keep its stamp elsewhere: not this build's to judge */
         {999, "DELETE FROM meta WHERE key = 'schema_version'", VT_SCHEMA_NEWER, "newer"},

@@ -105,7 +105,7 @@ TEST(upgrade_v3_and_v4_to_v5)
     ASSERT_EQ(0, q(zTrace, "SELECT count(*) FROM sqlite_schema WHERE name = 'StringIds'"));
     ASSERT_EQ(VT_EXIT_OK, upgrade(azArg));
     z = cli_read(zOut);
-    ASSERT_CONTAINS(z, "schema 3 -> 5 (views added, rows compacted)");
+    ASSERT_CONTAINS(z, "schema 3 -> 6 (views added, rows compacted, calls folded)");
     free(z);
     ASSERT_EQ(VT_SCHEMA_VERSION, q(zTrace, "PRAGMA user_version"));
     ASSERT_EQ(VT_SCHEMA_VERSION, q(zTrace, "SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'schema_version'"));
@@ -124,7 +124,7 @@ TEST(upgrade_v3_and_v4_to_v5)
     ASSERT_EQ(q(zTrace, "SELECT count(*) FROM device"), q(zTrace, "SELECT count(*) FROM TARGET_INFO_GPU"));
     ASSERT_EQ(VT_EXIT_OK, upgrade(azArg)); /* again: nothing to do */
     z = cli_read(zOut);
-    ASSERT_CONTAINS(z, "schema 5, already current");
+    ASSERT_CONTAINS(z, "schema 6, already current");
     free(z);
     /* a schema 4 trace whose kernel view predates kernel_name (names as stored): compacted, that view replaced */
     make_v4(zTrace);
@@ -137,7 +137,7 @@ TEST(upgrade_v3_and_v4_to_v5)
     }
     ASSERT_EQ(VT_EXIT_OK, upgrade(azArg));
     z = cli_read(zOut);
-    ASSERT_CONTAINS(z, "schema 4 -> 5 (rows compacted)");
+    ASSERT_CONTAINS(z, "schema 4 -> 6 (rows compacted, calls folded)");
     free(z);
     ASSERT_EQ(1, q(zTrace, "SELECT count(*) FROM sqlite_schema WHERE name = 'CUPTI_ACTIVITY_KIND_KERNEL'"
                            " AND sql LIKE '%kernel_name%'"));
@@ -146,6 +146,111 @@ TEST(upgrade_v3_and_v4_to_v5)
     ASSERT_STREQ(zBefore, zAfter);
     free(zAfter);
     free(zBefore);
+    cli_cleanup();
+}
+
+/* Copy file zFrom to zTo. */
+static void copy_file(const char *zFrom, const char *zTo)
+{
+    FILE *fi = fopen(zFrom, "rb"), *fo = fopen(zTo, "wb");
+    char buf[65536];
+    size_t k;
+    ASSERT(fi && fo);
+    while ((k = fread(buf, 1, sizeof buf, fi)) > 0) ASSERT_EQ(k, fwrite(buf, 1, k, fo));
+    fclose(fi);
+    fclose(fo);
+}
+
+/* Rows of zView (columns zCols) in the trace at zPath and not in the one at zOther, and the reverse, summed. */
+static long long differ(const char *zPath, const char *zOther, const char *zView, const char *zCols)
+{
+    char zSql[1024];
+    sqlite3 *db = NULL;
+    sqlite3_stmt *p = NULL;
+    long long n = -1;
+    ASSERT_EQ(SQLITE_OK, sqlite3_open_v2(zPath, &db, SQLITE_OPEN_READONLY, NULL));
+    snprintf(zSql, sizeof zSql, "ATTACH '%s' AS o", zOther);
+    cli_exec(db, zSql);
+    snprintf(zSql, sizeof zSql,
+             "SELECT (SELECT count(*) FROM (SELECT %s FROM main.%s EXCEPT SELECT %s FROM o.%s))"
+             " + (SELECT count(*) FROM (SELECT %s FROM o.%s EXCEPT SELECT %s FROM main.%s))"
+             " + abs((SELECT count(*) FROM main.%s) - (SELECT count(*) FROM o.%s))",
+             zCols, zView, zCols, zView, zCols, zView, zCols, zView, zView, zView);
+    if (sqlite3_prepare_v2(db, zSql, -1, &p, NULL) == SQLITE_OK && sqlite3_step(p) == SQLITE_ROW) n = sqlite3_column_int64(p, 0);
+    sqlite3_finalize(p);
+    sqlite3_close(db);
+    return n;
+}
+
+#define MEMORY_EVENT_V5_COLS                                                                                          \
+    "id, t, op, mem_kind, address, bytes, device, context, stream, correlation, api, is_async, pool_type, pool_address," \
+    " pool_threshold, pool_size, pool_used, pc, thread, stack_id, source_id"
+
+/*
+ * Version 5 to 6 on a trace of the writer benchmark's mix (tests/data/bench-v5.db): the calls of
+ * copies, sets, allocations and frees are folded into their activity rows where these hold the
+ * calls' values; every view shows what version 5 showed (rows, ids, values); a call whose values
+ * differ stays a row of its own; edits through the views keep every call.
+ */
+TEST(upgrade_v5_folds_calls)
+{
+    const char *zData = getenv("VT_TEST_DATA");
+    char zSrc[PATH_MAX], zV5[PATH_MAX + 16], zTrace[PATH_MAX + 16], *z;
+    char *azArg[] = {zTrace, NULL};
+    sqlite3 *db = NULL;
+    if (!zData) SKIP("VT_TEST_DATA not set (run under ctest)");
+    snprintf(zSrc, sizeof zSrc, "%s/bench-v5.db", zData);
+    snprintf(zV5, sizeof zV5, "%s/v5.db", cli_tmpdir());
+    snprintf(zTrace, sizeof zTrace, "%s/v6.db", cli_tmpdir());
+    copy_file(zSrc, zV5);
+    ASSERT_EQ(5, q(zV5, "PRAGMA user_version"));
+    ASSERT_EQ(600, q(zV5, "SELECT count(*) FROM api_call"));
+    /* one copy's call that no longer holds its copy's bytes: it cannot fold (edited through version 5's view) */
+    ASSERT_EQ(SQLITE_OK, sqlite3_open(zV5, &db));
+    cli_exec(db, "UPDATE api_call SET bytes = bytes + 1 WHERE correlation = (SELECT min(correlation) FROM memcpy)");
+    sqlite3_close(db);
+    copy_file(zV5, zTrace);
+    ASSERT_EQ(VT_EXIT_OK, upgrade(azArg));
+    z = cli_read(zOut);
+    ASSERT_CONTAINS(z, "schema 5 -> 6 (calls folded)");
+    free(z);
+    ASSERT_EQ(6, q(zTrace, "PRAGMA user_version"));
+    ASSERT_EQ(1, q(zTrace, "SELECT count(*) FROM api_call_row")); /* the edited call alone */
+    ASSERT_EQ(299, q(zTrace, "SELECT count(*) FROM memcpy_row WHERE call_sig IS NOT NULL"));
+    ASSERT_EQ(100, q(zTrace, "SELECT count(*) FROM memset_row WHERE call_sig IS NOT NULL"));
+    ASSERT_EQ(200, q(zTrace, "SELECT count(*) FROM memory_event WHERE call_sig IS NOT NULL"));
+    /* what every view shows is version 5's */
+    ASSERT_EQ(0, differ(zTrace, zV5, "api_call", "*"));
+    ASSERT_EQ(0, differ(zTrace, zV5, "memcpy", "*"));
+    ASSERT_EQ(0, differ(zTrace, zV5, "memset", "*"));
+    ASSERT_EQ(0, differ(zTrace, zV5, "kernel", "*"));
+    ASSERT_EQ(0, differ(zTrace, zV5, "memory_event", MEMORY_EVENT_V5_COLS));
+    ASSERT_EQ(0, differ(zTrace, zV5, "CUPTI_ACTIVITY_KIND_RUNTIME", "*"));
+    ASSERT_EQ(0, differ(zTrace, zV5, "CUPTI_ACTIVITY_KIND_DRIVER", "*"));
+    /* a copy, a set and allocations changed or deleted keep their calls (stored as rows of their own) */
+    ASSERT_EQ(SQLITE_OK, sqlite3_open(zTrace, &db));
+    cli_exec(db, "UPDATE memcpy SET bytes = bytes + 1 WHERE id = 2; DELETE FROM memset WHERE id = 1;"
+                 " DELETE FROM memory_event WHERE id = 1; UPDATE memory_event SET address = 5 WHERE id = 2;"
+                 " UPDATE memory_event SET stack_id = 7 WHERE id = 3");
+    sqlite3_close(db);
+    ASSERT_EQ(5, q(zTrace, "SELECT count(*) FROM api_call_row"));
+    ASSERT_EQ(0, differ(zTrace, zV5, "api_call", "*"));
+    /* a folded call changed and another deleted through the api_call view */
+    ASSERT_EQ(SQLITE_OK, sqlite3_open(zTrace, &db));
+    cli_exec(db, "UPDATE api_call SET status = 5 WHERE id = (SELECT call_id FROM memcpy_row WHERE id = 3);"
+                 " DELETE FROM api_call WHERE id = (SELECT call_id FROM memset_row WHERE id = 2);"
+                 " INSERT INTO api_call(api, t, dur, correlation) VALUES(1, 100, 5, 999999)");
+    sqlite3_close(db);
+    ASSERT_EQ(600, q(zTrace, "SELECT count(*) FROM api_call"));
+    ASSERT_EQ(1, q(zTrace, "SELECT count(*) FROM api_call WHERE status = 5"));
+    ASSERT_EQ(0, q(zTrace, "SELECT count(*) FROM memcpy_row WHERE id = 3 AND call_sig IS NOT NULL"));
+    ASSERT_EQ(q(zV5, "SELECT max(id) FROM api_call") + 1, q(zTrace, "SELECT id FROM api_call WHERE correlation = 999999"));
+    /* the changed call both ways (2), the deleted one and the new one: 4 rows differ, the counts are equal */
+    ASSERT_EQ(4, differ(zTrace, zV5, "api_call", "*"));
+    ASSERT_EQ(VT_EXIT_OK, upgrade(azArg)); /* again: nothing to do */
+    z = cli_read(zOut);
+    ASSERT_CONTAINS(z, "schema 6, already current");
+    free(z);
     cli_cleanup();
 }
 
@@ -270,5 +375,5 @@ TEST(upgrade_read_only_trace)
     cli_cleanup();
 }
 
-VT_TEST_LIST(T(upgrade_v3_and_v4_to_v5) T(upgrade_v1_keeps_its_number_and_copy) T(upgrade_bad_input)
+VT_TEST_LIST(T(upgrade_v3_and_v4_to_v5) T(upgrade_v5_folds_calls) T(upgrade_v1_keeps_its_number_and_copy) T(upgrade_bad_input)
                  T(upgrade_read_only_trace))

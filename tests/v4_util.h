@@ -12,7 +12,8 @@
 
 /*
  * Store db's compacted tables (kernel, api_call, memcpy, memset: views over their parts in
- * schema 5) as version 4 stored them, rows and ids kept, and stamp the trace version 4.
+ * schema 5 and 6) as version 4 stored them, rows and ids kept (folded calls stored as rows),
+ * memory_event without version 6's columns, and stamp the trace version 4.
  * The stored Nsight views keep reading them (same names). SQLite code.
  */
 static inline int vt_test_make_v4(sqlite3 *db)
@@ -46,6 +47,11 @@ static inline int vt_test_make_v4(sqlite3 *db)
         rc = zSql ? sqlite3_exec(db, zSql, NULL, NULL, NULL) : SQLITE_NOMEM;
         sqlite3_free(zSql);
     }
+    if (rc == SQLITE_OK) /* version 6's folded calls (rows of api_call again) leave memory_event */
+        rc = sqlite3_exec(db, "DROP TRIGGER memory_event_call_delete; DROP TRIGGER memory_event_call_update;"
+                              " ALTER TABLE memory_event DROP COLUMN call_dt; ALTER TABLE memory_event DROP COLUMN call_dur;"
+                              " ALTER TABLE memory_event DROP COLUMN call_sig; ALTER TABLE memory_event DROP COLUMN call_id;",
+                          NULL, NULL, NULL);
     if (rc == SQLITE_OK)
         rc = sqlite3_exec(db, "PRAGMA user_version = 4; UPDATE meta SET value = '4' WHERE key = 'schema_version'; COMMIT",
                           NULL, NULL, NULL);

@@ -146,6 +146,23 @@ int vt__boundmap_remove(struct vt__boundmap *m, uint32_t key, void *pOut)
     return 1;
 }
 
+void vt__boundmap_walk(struct vt__boundmap *m, uint32_t *pSeq, int (*xVisit)(void *, uint32_t, void *), void *pCtx)
+{
+    size_t lo = 0, hi = m->nFifo;
+    while (lo < hi) { /* the first FIFO item after *pSeq (wrapping sequences compare by difference) */
+        size_t mid = lo + (hi - lo) / 2;
+        if ((int32_t)((uint32_t)m->aFifo[(m->iFifoHead + mid) % m->nMax] - *pSeq) <= 0) lo = mid + 1;
+        else hi = mid;
+    }
+    for (; lo < m->nFifo; lo++) {
+        uint64_t item = m->aFifo[(m->iFifoHead + lo) % m->nMax];
+        size_t i = find(m, (uint32_t)(item >> 32));
+        if (i == (size_t)-1 || SLOT(m, i)->seq != (uint32_t)item) continue; /* removed or replaced since */
+        if (!xVisit(pCtx, (uint32_t)(item >> 32), VALUE(SLOT(m, i)))) return;
+        *pSeq = (uint32_t)item;
+    }
+}
+
 void vt__boundmap_drain(struct vt__boundmap *m, void (*xVisit)(void *, uint32_t, void *), void *pCtx)
 {
     uint8_t *pVal = malloc(m->szValue ? m->szValue : 1);

@@ -51,6 +51,14 @@ void *vt__boundmap_get(struct vt__boundmap *m, uint32_t key);
 int vt__boundmap_remove(struct vt__boundmap *m, uint32_t key, void *pOut);
 
 /*
+ * Call xVisit(pCtx, key, value) for the live entries inserted after the one of sequence *pSeq
+ * (0: from the oldest), oldest first, while it returns 1; *pSeq becomes the last visited entry's.
+ * xVisit may change the value in place, not the map. Finds the first entry by a binary search of
+ * the FIFO (sequences grow along it): a walk costs the entries it visits.
+ */
+void vt__boundmap_walk(struct vt__boundmap *m, uint32_t *pSeq, int (*xVisit)(void *, uint32_t, void *), void *pCtx);
+
+/*
  * Call xVisit(pCtx, key, value) for every live entry, oldest first, then empty
  * the map. Used at close to flush what is left.
  */

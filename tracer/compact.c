@@ -1,4 +1,4 @@
-/* Compact rows (schema 5): the compacted tables' views and triggers, and the compactor that splits events into their parts. */
+/* Compact rows (schema 5) and folded calls (schema 6): the compacted tables' views and triggers, the compactor that splits events into their parts, folding stored calls. */
 #include "vramtrace/compact.h"
 
 #include "vramtrace/schema.h"
@@ -28,7 +28,8 @@ const struct vt_compact_spec vt__aCompact[VT_CT__COUNT] = {VT_COMPACT_TABLES(SPE
 #undef CONS
 
 _Static_assert(VT__NCOL(VT_KERNEL_SIG) <= VT_COMPACT_MAXSIG, "VT_COMPACT_MAXSIG");
-_Static_assert(VT__NCOL(VT_API_CALL_OWN) <= VT_COMPACT_MAXOWN, "VT_COMPACT_MAXOWN");
+_Static_assert(VT__NCOL(VT_API_CALL_OWN) <= VT_COMPACT_MAXOWN && VT__NCOL(VT_MEMCPY_OWN) <= VT_COMPACT_MAXOWN &&
+                   VT__NCOL(VT_MEMSET_OWN) <= VT_COMPACT_MAXOWN, "VT_COMPACT_MAXOWN");
 
 /* The index of zCol in the NULL-terminated list az, or -1. */
 static int list_find(const char *const *az, const char *zCol, size_t n)
@@ -58,7 +59,26 @@ static void sig_match(sqlite3_str *s, const struct vt_compact_spec *p)
 #define RANGE_LO "-4611686018427387904"
 #define RANGE_HI "4611686018427387903"
 
+/* Whether column zCol (n bytes) is among the view's columns zCols. */
+static int in_cols(const char *zCols, const char *zCol, size_t n)
+{
+    for (const char *z = zCols; *z;) {
+        size_t k;
+        while (*z == ',' || *z == ' ') z++;
+        k = strcspn(z, ", ");
+        if (!k) break;
+        if (k == n && !memcmp(z, zCol, n)) return 1;
+        z += k;
+    }
+    return 0;
+}
+
 char *vt__compact_view_sql(int iTab, int64_t base)
+{
+    return vt__compact_view_sql_version(iTab, base, VT_SCHEMA_VERSION);
+}
+
+char *vt__compact_view_sql_version(int iTab, int64_t base, int version)
 {
     const struct vt_compact_spec *p = &vt__aCompact[iTab];
     sqlite3_str *s = sqlite3_str_new(NULL);
@@ -93,21 +113,43 @@ char *vt__compact_view_sql(int iTab, int64_t base)
                         " FROM \"%w_row\" r LEFT JOIN \"%w_block\" b ON b.id = r.id >> %d"
                         " LEFT JOIN \"%w_sig\" s ON s.id = r.sig",
                         p->zName, p->zName, VT_BLOCK_SHIFT, p->zName);
+    if (iTab == VT_CT_api_call && version >= 6) vt__fold_view_arms(s, zBase);
     return sqlite3_str_finish(s);
 }
 
-/* The id a trigger gives a row of table zName inserted without one: after the largest stored, as a rowid. */
-static void next_id(sqlite3_str *s, const char *zName)
+/*
+ * The id a trigger gives a row of table zName inserted without one: after the largest stored, as a
+ * rowid (api_call with folded calls: also at or after meta api_call_next_id).
+ */
+static void next_id(sqlite3_str *s, const char *zName, int bFold)
 {
-    sqlite3_str_appendf(s, "coalesce(NEW.id, (SELECT coalesce(max(id), 0) + 1 FROM \"%w_row\"))", zName);
+    if (bFold) /* the ids given to folded calls end before meta api_call_next_id (without a scan of their tables) */
+        sqlite3_str_appendf(s,
+                            "coalesce(NEW.id, max((SELECT coalesce(max(id), 0) + 1 FROM \"%w_row\"),"
+                            " coalesce((SELECT CAST(value AS INTEGER) FROM meta WHERE key = '" VT_FOLD_NEXT_KEY "'), 1)))",
+                            zName);
+    else sqlite3_str_appendf(s, "coalesce(NEW.id, (SELECT coalesce(max(id), 0) + 1 FROM \"%w_row\"))", zName);
+}
+
+/*
+ * What the UPDATE and DELETE triggers of compacted table iTab do first with folded calls (schema 6):
+ * a copy's or set's call is stored as a row of its own; a call's folded form is cleared (the row
+ * written after it, if any, is its own).
+ */
+static void fold_first(sqlite3_str *s, int iTab, int version)
+{
+    if (version < 6) return;
+    if (iTab == VT_CT_memcpy || iTab == VT_CT_memset) vt__fold_unfold_sql(s, iTab);
+    else if (iTab == VT_CT_api_call) vt__fold_clear_sql(s, "call_id = OLD.id");
 }
 
 /* The INSTEAD OF triggers of compacted table iTab: INSERT, UPDATE and DELETE through its view. */
-static char *trigger_sql(int iTab)
+static char *trigger_sql(int iTab, int version)
 {
     const struct vt_compact_spec *p = &vt__aCompact[iTab];
     sqlite3_str *s = sqlite3_str_new(NULL);
     const char *zN = p->zName;
+    int bFold = iTab == VT_CT_api_call && version >= 6;
     /* INSERT: the signature (unless stored), the block (unless stored), the row */
     sqlite3_str_appendf(s,
                         "CREATE TRIGGER \"%w_insert\" INSTEAD OF INSERT ON \"%w\" BEGIN\n"
@@ -124,25 +166,28 @@ static char *trigger_sql(int iTab)
     sqlite3_str_appendf(s, " WHERE NOT EXISTS (SELECT 1 FROM \"%w_sig\" WHERE ", zN);
     sig_match(s, p);
     sqlite3_str_appendf(s, ");\n INSERT OR IGNORE INTO \"%w_block\"(id, t, correlation) VALUES(", zN);
-    next_id(s, zN);
+    next_id(s, zN, bFold);
     sqlite3_str_appendf(s,
                         " >> %d, CASE WHEN typeof(NEW.t) = 'integer' THEN NEW.t ELSE 0 END,"
                         " CASE WHEN typeof(NEW.correlation) = 'integer' THEN NEW.correlation ELSE 0 END);\n"
                         " INSERT INTO \"%w_row\"(id, dt, dur, sig, dc",
                         VT_BLOCK_SHIFT, zN);
-    for (int i = 0; i < p->nOwn; i++) sqlite3_str_appendf(s, ", \"%w\"", p->azOwn[i]);
+    /* own columns the view does not show (a folded call's) are NULL: a row inserted holds no call */
+    for (int i = 0; i < p->nOwn; i++)
+        if (in_cols(p->zCols, p->azOwn[i], strlen(p->azOwn[i]))) sqlite3_str_appendf(s, ", \"%w\"", p->azOwn[i]);
     sqlite3_str_appendall(s, ") VALUES(");
-    next_id(s, zN);
+    next_id(s, zN, bFold);
     /* an integer is stored as its difference from the block's anchor, anything else as it is (see the view) */
     sqlite3_str_appendf(s, ", CASE WHEN typeof(NEW.t) = 'integer' THEN NEW.t - (SELECT t FROM \"%w_block\" WHERE id = ", zN);
-    next_id(s, zN);
+    next_id(s, zN, bFold);
     sqlite3_str_appendf(s, " >> %d) ELSE NEW.t END, NEW.dur, (SELECT id FROM \"%w_sig\" WHERE ", VT_BLOCK_SHIFT, zN);
     sig_match(s, p);
     sqlite3_str_appendf(s, " ORDER BY id LIMIT 1), CASE WHEN typeof(NEW.correlation) = 'integer' THEN"
                            " NEW.correlation - (SELECT correlation FROM \"%w_block\" WHERE id = ", zN);
-    next_id(s, zN);
+    next_id(s, zN, bFold);
     sqlite3_str_appendf(s, " >> %d) ELSE NEW.correlation END", VT_BLOCK_SHIFT);
     for (int i = 0; i < p->nOwn; i++) {
+        if (!in_cols(p->zCols, p->azOwn[i], strlen(p->azOwn[i]))) continue;
         sqlite3_str_appendall(s, ", ");
         new_value(s, p->azOwn[i], p->azOwnCons[i]);
     }
@@ -151,10 +196,13 @@ static char *trigger_sql(int iTab)
     sqlite3_str_appendf(s,
                         "CREATE TRIGGER \"%w_update\" INSTEAD OF UPDATE ON \"%w\" BEGIN\n"
                         " SELECT RAISE(ABORT, 'start and end of %q are computed: write t and dur')"
-                        " WHERE NEW.start IS NOT OLD.start OR NEW.\"end\" IS NOT OLD.\"end\";\n"
+                        " WHERE NEW.start IS NOT OLD.start OR NEW.\"end\" IS NOT OLD.\"end\";\n",
+                        zN, zN, zN);
+    fold_first(s, iTab, version);
+    sqlite3_str_appendf(s,
                         " DELETE FROM \"%w_row\" WHERE id = OLD.id;\n"
                         " INSERT INTO \"%w\"(id, t, dur, %s) VALUES(NEW.id, NEW.t, NEW.dur",
-                        zN, zN, zN, zN, zN, p->zCols);
+                        zN, zN, p->zCols);
     for (const char *z = p->zCols; *z;) {
         size_t n;
         while (*z == ',' || *z == ' ') z++;
@@ -165,15 +213,16 @@ static char *trigger_sql(int iTab)
     }
     sqlite3_str_appendf(s,
                         ");\nEND;\n"
-                        "CREATE TRIGGER \"%w_delete\" INSTEAD OF DELETE ON \"%w\" BEGIN\n"
-                        " DELETE FROM \"%w_row\" WHERE id = OLD.id;\nEND;\n",
-                        zN, zN, zN);
+                        "CREATE TRIGGER \"%w_delete\" INSTEAD OF DELETE ON \"%w\" BEGIN\n",
+                        zN, zN);
+    fold_first(s, iTab, version);
+    sqlite3_str_appendf(s, " DELETE FROM \"%w_row\" WHERE id = OLD.id;\nEND;\n", zN);
     return sqlite3_str_finish(s);
 }
 
-int vt__compact_create_one(sqlite3 *db, int iTab, int64_t base, char **pzErr)
+int vt__compact_create_one(sqlite3 *db, int iTab, int64_t base, int version, char **pzErr)
 {
-    char *zView = vt__compact_view_sql(iTab, base), *zTrig = trigger_sql(iTab);
+    char *zView = vt__compact_view_sql_version(iTab, base, version), *zTrig = trigger_sql(iTab, version);
     int rc = zView && zTrig ? sqlite3_exec(db, zView, NULL, NULL, pzErr) : SQLITE_NOMEM;
     if (rc == SQLITE_OK) rc = sqlite3_exec(db, zTrig, NULL, NULL, pzErr);
     sqlite3_free(zView);
@@ -184,7 +233,8 @@ int vt__compact_create_one(sqlite3 *db, int iTab, int64_t base, char **pzErr)
 int vt__compact_create(sqlite3 *db, int64_t base, char **pzErr)
 {
     int rc = SQLITE_OK;
-    for (int i = 0; rc == SQLITE_OK && i < VT_CT__COUNT; i++) rc = vt__compact_create_one(db, i, base, pzErr);
+    for (int i = 0; rc == SQLITE_OK && i < VT_CT__COUNT; i++) rc = vt__compact_create_one(db, i, base, VT_SCHEMA_VERSION, pzErr);
+    if (rc == SQLITE_OK) rc = vt__fold_create(db, pzErr);
     return rc;
 }
 
@@ -240,6 +290,10 @@ static int resume(struct vt_compact *c, sqlite3 *db)
             rc = vt__sql_ints(db, zSql, &n, 1, 0);
             sqlite3_free(zSql);
             if (rc == SQLITE_OK && n >= q->nextId >> VT_BLOCK_SHIFT) q->nextId = (n + 1) << VT_BLOCK_SHIFT;
+        }
+        if (rc == SQLITE_OK && i == VT_CT_api_call) { /* and after every folded call's (schema 6: the view shows them) */
+            rc = vt__sql_ints(db, "SELECT coalesce((SELECT max(id) FROM api_call), 0)", &n, 1, 0);
+            if (rc == SQLITE_OK && n >= q->nextId) q->nextId = ((n >> VT_BLOCK_SHIFT) + 1) << VT_BLOCK_SHIFT;
         }
         if (rc == SQLITE_OK) {
             zSql = sqlite3_mprintf("SELECT max(id) FROM \"%w_sig\"", vt__aCompact[i].zName);
@@ -299,7 +353,12 @@ void vt__compact_forget(struct vt_compact *c)
     /* the current block's row may be lost: later events go to the next block, which they store */
     for (int i = 0; i < VT_CT__COUNT; i++) {
         struct vt_compact_seq *q = &c->aSeq[i];
-        if (q->block >= 0) q->nextId = (q->block + 1) << VT_BLOCK_SHIFT;
+        /* after the ids given (folded calls take ids without rows: they may pass the block) */
+        if (q->block >= 0) {
+            int64_t next = (q->block + 1) << VT_BLOCK_SHIFT;
+            if (q->nextId > next) next = (((q->nextId - 1) >> VT_BLOCK_SHIFT) + 1) << VT_BLOCK_SHIFT;
+            q->nextId = next;
+        }
         q->block = q->lastId = -1;
     }
 }
@@ -332,6 +391,43 @@ static int64_t sig_id(struct vt_compact *c, int iTab, const int64_t *aKey, uint3
     return m->aId[k];
 }
 
+/* The signature values of a caller's row (aVal, nullMask) into aSig; returns their NULL mask. */
+static uint32_t sig_values(const struct vt_compact_map *pMap, const int64_t *aVal, uint32_t nullMask, int64_t *aSig)
+{
+    uint32_t mSig = 0;
+    for (int k = 0; k < vt__aCompact[pMap->iTab].nSig; k++) { /* a value, or 0 and its NULL bit */
+        int c = pMap->aSig[k];
+        uint32_t bNull = c < 0 || (nullMask >> c & 1);
+        aSig[k] = bNull ? 0 : aVal[c];
+        mSig |= bNull << k;
+    }
+    return mSig;
+}
+
+/* Part r: the signature row sig of table iTab with values aSig (NULL mask mSig). */
+static void sig_part(struct vt_compact_part *r, int iTab, int64_t sig, const int64_t *aSig, uint32_t mSig)
+{
+    r->kind = VT_CP_SIG;
+    r->bNext = 0;
+    r->iTab = iTab;
+    r->nCol = 1 + vt__aCompact[iTab].nSig;
+    r->nullMask = mSig << 1;
+    r->a[0] = sig;
+    memcpy(&r->a[1], aSig, (size_t)vt__aCompact[iTab].nSig * sizeof *aSig);
+}
+
+int vt__compact_fold(struct vt_compact *c, const struct vt_compact_map *pMap, const int64_t *aVal, uint32_t nullMask,
+                     int64_t *pSig, int64_t *pId, struct vt_compact_part *pOut)
+{
+    int64_t aSig[VT_COMPACT_MAXSIG];
+    uint32_t mSig = sig_values(pMap, aVal, nullMask, aSig);
+    int bNew = 0;
+    *pSig = sig_id(c, pMap->iTab, aSig, mSig, &bNew);
+    *pId = c->aSeq[pMap->iTab].nextId++;
+    if (bNew) sig_part(pOut, pMap->iTab, *pSig, aSig, mSig);
+    return bNew;
+}
+
 int vt__compact_add(struct vt_compact *c, const struct vt_compact_map *pMap, const int64_t *aVal, uint32_t nullMask,
                     struct vt_compact_part *aOut)
 {
@@ -344,19 +440,13 @@ int vt__compact_add_id(struct vt_compact *c, const struct vt_compact_map *pMap, 
     struct vt_compact_seq *q = &c->aSeq[pMap->iTab];
     const struct vt_compact_spec *p = &vt__aCompact[pMap->iTab];
     int64_t aSig[VT_COMPACT_MAXSIG], aOwn[VT_COMPACT_MAXOWN], t = 0, dur = 0, corr = 0, block, sig;
-    uint32_t mSig = 0, mOwn = 0;
+    uint32_t mSig = sig_values(pMap, aVal, nullMask, aSig), mOwn = 0;
     int bT = pMap->iT >= 0 && !(nullMask >> pMap->iT & 1), bDur = pMap->iDur >= 0 && !(nullMask >> pMap->iDur & 1);
     int bCorr = pMap->iCorr >= 0 && !(nullMask >> pMap->iCorr & 1), bNew = 0, n = 0;
     struct vt_compact_part *r;
     if (bT) t = aVal[pMap->iT];
     if (bDur) dur = aVal[pMap->iDur];
     if (bCorr) corr = aVal[pMap->iCorr];
-    for (int k = 0; k < p->nSig; k++) { /* a value, or 0 and its NULL bit */
-        int c = pMap->aSig[k];
-        uint32_t bNull = c < 0 || (nullMask >> c & 1);
-        aSig[k] = bNull ? 0 : aVal[c];
-        mSig |= bNull << k;
-    }
     for (int k = 0; k < p->nOwn; k++) {
         int c = pMap->aOwn[k];
         uint32_t bNull = c < 0 || (nullMask >> c & 1);
@@ -382,16 +472,7 @@ int vt__compact_add_id(struct vt_compact *c, const struct vt_compact_map *pMap, 
     if (bT) q->lastT = t;
     if (bCorr) q->lastCorr = corr;
     sig = sig_id(c, pMap->iTab, aSig, mSig, &bNew);
-    if (bNew) {
-        r = &aOut[n++];
-        r->kind = VT_CP_SIG;
-        r->bNext = 0;
-        r->iTab = pMap->iTab;
-        r->nCol = 1 + p->nSig;
-        r->nullMask = mSig << 1;
-        r->a[0] = sig;
-        memcpy(&r->a[1], aSig, (size_t)p->nSig * sizeof *aSig);
-    }
+    if (bNew) sig_part(&aOut[n++], pMap->iTab, sig, aSig, mSig);
     r = &aOut[n++];
     r->kind = VT_CP_ROW;
     r->bNext = q->lastId >= 0 && id == q->lastId + 1;
@@ -555,5 +636,173 @@ done:
     sqlite3_finalize(pSel);
     sqlite3_finalize(pView);
     sqlite3_free(zIns);
+    return rc;
+}
+
+/* Folded calls (schema 6, schema.h VT_CALL_FOLD). */
+/*
+ * The activity tables a call folds into (schema.h, VT_CALL_FOLD): the expressions, over the
+ * activity row r (its block b for a compacted table), of the call's t and of the api_call
+ * columns the row holds; every other column comes from the call's signature s.
+ */
+static const struct fold_table {
+    const char *zRow;    /* the stored table */
+    const char *zBlock;  /* its anchors, or NULL (memory_event stores t and correlation) */
+    const char *zT;      /* the activity row's t */
+    const char *zCorr;   /* its correlation */
+    const char *zBytes, *zPtr, *zSrc, *zDst; /* what the call stored */
+    const char *zMatch;  /* the call a (api_call view) holds exactly these values (over the row k, its view) */
+} aFold[] = {
+    {"memcpy_row", "memcpy_block", "(CASE WHEN typeof(r.dt) = 'integer' THEN b.t + r.dt ELSE r.dt END)",
+     "(CASE WHEN typeof(r.dc) = 'integer' THEN b.correlation + r.dc ELSE r.dc END)", "r.bytes", "NULL", "r.src", "r.dst",
+     "a.bytes IS k.bytes AND a.ptr IS NULL AND a.src IS k.src AND a.dst IS k.dst"},
+    {"memset_row", "memset_block", "(CASE WHEN typeof(r.dt) = 'integer' THEN b.t + r.dt ELSE r.dt END)",
+     "(CASE WHEN typeof(r.dc) = 'integer' THEN b.correlation + r.dc ELSE r.dc END)", "r.bytes", "NULL", "NULL", "r.dst",
+     "a.bytes IS k.bytes AND a.ptr IS NULL AND a.src IS NULL AND a.dst IS k.dst"},
+    {"memory_event", NULL, "r.t", "r.correlation", "(CASE WHEN r.op = 1 THEN r.bytes END)", "r.address", "NULL", "NULL",
+     "a.src IS NULL AND a.dst IS NULL AND a.ptr IS k.address AND"
+     " ((k.op = 1 AND a.bytes IS k.bytes) OR (k.op = 2 AND a.bytes IS NULL))"},
+};
+#define NFOLD ((int)(sizeof aFold / sizeof aFold[0]))
+
+/*
+ * Append the columns of a folded call as the api_call view has them (id, t, dur[, start, end], then
+ * VT_COMPACT_TABLES' api_call columns), with zT the activity row's t, zR the row holding call_*,
+ * and the other expressions from fold table f; zBase NULL leaves out start and end.
+ */
+static void call_columns(sqlite3_str *s, const struct fold_table *f, const char *zR, const char *zT, const char *zCorr,
+                         const char *zBase)
+{
+    char zCt[256];
+    const char *az[4] = {f->zBytes, f->zPtr, f->zSrc, f->zDst};
+    snprintf(zCt, sizeof zCt, "(%s + %s.call_dt)", zT, zR);
+    sqlite3_str_appendf(s, "%s.call_id AS id, %s AS t, %s.call_dur AS dur", zR, zCt, zR);
+    if (zBase)
+        sqlite3_str_appendf(s,
+                            ", CASE WHEN %s BETWEEN " RANGE_LO " AND " RANGE_HI " THEN %s + %s END AS start,"
+                            " CASE WHEN %s BETWEEN " RANGE_LO " AND " RANGE_HI " AND %s.call_dur BETWEEN " RANGE_LO
+                            " AND " RANGE_HI " THEN %s + %s.call_dur + %s END AS \"end\"",
+                            zCt, zCt, zBase, zCt, zR, zCt, zR, zBase);
+    sqlite3_str_appendf(s, ", s.api AS api, %s AS correlation, s.thread AS thread, s.device AS device, s.status AS status", zCorr);
+    sqlite3_str_appendf(s, ", %s AS bytes, %s AS ptr, %s AS src, %s AS dst", az[0], az[1], az[2], az[3]);
+    sqlite3_str_appendall(s, ", s.stream AS stream, s.stack_id AS stack_id");
+}
+
+void vt__fold_view_arms(sqlite3_str *s, const char *zBase)
+{
+    for (int i = 0; i < NFOLD; i++) {
+        const struct fold_table *f = &aFold[i];
+        sqlite3_str_appendall(s, " UNION ALL SELECT ");
+        call_columns(s, f, "r", f->zT, f->zCorr, zBase);
+        sqlite3_str_appendf(s, " FROM \"%w\" r", f->zRow);
+        if (f->zBlock) sqlite3_str_appendf(s, " LEFT JOIN \"%w\" b ON b.id = r.id >> %d", f->zBlock, VT_BLOCK_SHIFT);
+        sqlite3_str_appendall(s, " JOIN api_call_sig s ON s.id = r.call_sig WHERE r.call_sig IS NOT NULL");
+    }
+}
+
+/* The api_call columns a trigger inserts through the view: id, t, dur and the view's columns. */
+#define CALL_INSERT "INSERT INTO api_call(id, t, dur, api, correlation, thread, device, status, bytes, ptr, src, dst, stream, stack_id) SELECT "
+
+void vt__fold_unfold_sql(sqlite3_str *s, int iTab)
+{
+    const struct fold_table *f = &aFold[iTab == VT_CT_memcpy ? 0 : 1];
+    char zRow[64];
+    /* the view's row OLD: its t, correlation and own columns are the call's (OLD.x for r.x) */
+    snprintf(zRow, sizeof zRow, "\"%s\"", f->zRow);
+    sqlite3_str_appendall(s, " " CALL_INSERT);
+    {
+        struct fold_table g = *f;
+        g.zBytes = "OLD.bytes";
+        g.zDst = "OLD.dst";
+        if (iTab == VT_CT_memcpy) g.zSrc = "OLD.src";
+        call_columns(s, &g, "c", "OLD.t", "OLD.correlation", NULL);
+    }
+    sqlite3_str_appendf(s, " FROM %s c JOIN api_call_sig s ON s.id = c.call_sig WHERE c.id = OLD.id;\n", zRow);
+}
+
+void vt__fold_clear_sql(sqlite3_str *s, const char *zWhere)
+{
+    for (int i = 0; i < NFOLD; i++)
+        sqlite3_str_appendf(s, " UPDATE \"%w\" SET call_dt = NULL, call_dur = NULL, call_sig = NULL, call_id = NULL WHERE %s;\n",
+                            aFold[i].zRow, zWhere);
+}
+
+int vt__fold_create(sqlite3 *db, char **pzErr)
+{
+    const struct fold_table *f = &aFold[NFOLD - 1]; /* memory_event, a table: its own triggers */
+    sqlite3_str *s = sqlite3_str_new(db);
+    char *zSql;
+    int rc;
+    struct fold_table g = *f;
+    g.zBytes = "(CASE WHEN OLD.op = 1 THEN OLD.bytes END)";
+    g.zPtr = "OLD.address";
+    /* a row deleted, or changed where the call's values are, first stores its call as a row of its own */
+    sqlite3_str_appendall(s, "CREATE TRIGGER memory_event_call_delete BEFORE DELETE ON memory_event"
+                             " WHEN OLD.call_sig IS NOT NULL BEGIN\n " CALL_INSERT);
+    call_columns(s, &g, "OLD", "OLD.t", "OLD.correlation", NULL);
+    sqlite3_str_appendall(s, " FROM api_call_sig s WHERE s.id = OLD.call_sig;\nEND;\n"
+                             "CREATE TRIGGER memory_event_call_update AFTER UPDATE OF t, op, address, bytes, correlation"
+                             " ON memory_event WHEN OLD.call_sig IS NOT NULL AND NEW.call_sig IS OLD.call_sig BEGIN\n " CALL_INSERT);
+    call_columns(s, &g, "OLD", "OLD.t", "OLD.correlation", NULL);
+    sqlite3_str_appendall(s, " FROM api_call_sig s WHERE s.id = OLD.call_sig;\n"
+                             " UPDATE memory_event SET call_dt = NULL, call_dur = NULL, call_sig = NULL, call_id = NULL"
+                             " WHERE id = NEW.id;\nEND;\n");
+    zSql = sqlite3_str_finish(s);
+    rc = zSql ? sqlite3_exec(db, zSql, NULL, NULL, pzErr) : SQLITE_NOMEM;
+    sqlite3_free(zSql);
+    return rc;
+}
+
+int vt__fold_columns_add(sqlite3 *db, char **pzErr)
+{
+    int rc = SQLITE_OK;
+#define FOLD_ADD(c, k) #c,
+    static const char *const azCol[] = {VT_CALL_FOLD(FOLD_ADD)};
+#undef FOLD_ADD
+    for (int i = 0; rc == SQLITE_OK && i < NFOLD; i++)
+        for (int c = 0; rc == SQLITE_OK && c < VT_CALL_FOLD_NCOL; c++) {
+            /* a table the step from version 4 made has them (built from schema.h's lists) */
+            char *zSql = sqlite3_mprintf("SELECT count(*) FROM pragma_table_info('%q') WHERE name = '%q'", aFold[i].zRow, azCol[c]);
+            int64_t n = 0;
+            rc = zSql ? vt__sql_ints(db, zSql, &n, 1, 0) : SQLITE_NOMEM;
+            sqlite3_free(zSql);
+            if (rc != SQLITE_OK || n) continue;
+            zSql = sqlite3_mprintf("ALTER TABLE \"%w\" ADD COLUMN %s INTEGER", aFold[i].zRow, azCol[c]);
+            rc = zSql ? sqlite3_exec(db, zSql, NULL, NULL, pzErr) : SQLITE_NOMEM;
+            sqlite3_free(zSql);
+        }
+    return rc;
+}
+
+int vt__fold_stored(sqlite3 *db, char **pzErr)
+{
+    static const char *const azView[] = {"memcpy", "memset", "memory_event"};
+    int rc = sqlite3_exec(db,
+                          /* the calls stored as rows whose correlation no other stored call has, with their signature */
+                          "CREATE TEMP TABLE vt_fold_call AS SELECT a.*, r.sig AS sig FROM api_call a"
+                          " JOIN api_call_row r ON r.id = a.id WHERE a.correlation IN"
+                          " (SELECT correlation FROM api_call WHERE correlation IS NOT NULL GROUP BY correlation HAVING count(*) = 1)"
+                          " AND (typeof(a.t) = 'integer' AND a.t BETWEEN " RANGE_LO " AND " RANGE_HI " OR a.t IS NULL)"
+                          " AND (typeof(a.dur) = 'integer' OR a.dur IS NULL);"
+                          "CREATE INDEX temp.vt_fold_call_c ON vt_fold_call(correlation);",
+                          NULL, NULL, pzErr);
+    for (int i = 0; rc == SQLITE_OK && i < NFOLD; i++) {
+        /* a row of the activity table whose correlation no other row of it has: where the call holds
+         * exactly its values, the call is folded into it and its own row deleted */
+        char *zSql = sqlite3_mprintf(
+            "CREATE TEMP TABLE vt_fold AS SELECT k.id AS kid, a.id AS aid, a.t - k.t AS dt, a.dur AS dur, a.sig AS sig"
+            " FROM \"%w\" k JOIN vt_fold_call a ON a.correlation = k.correlation"
+            " WHERE typeof(k.t) = 'integer' AND k.t BETWEEN " RANGE_LO " AND " RANGE_HI " AND k.correlation IN"
+            " (SELECT correlation FROM \"%w\" WHERE correlation IS NOT NULL GROUP BY correlation HAVING count(*) = 1)"
+            " AND %s;"
+            "UPDATE \"%w\" SET call_dt = f.dt, call_dur = f.dur, call_sig = f.sig, call_id = f.aid FROM vt_fold f WHERE id = f.kid;"
+            "DELETE FROM api_call_row WHERE id IN (SELECT aid FROM vt_fold);"
+            "DELETE FROM vt_fold_call WHERE id IN (SELECT aid FROM vt_fold);"
+            "DROP TABLE vt_fold;",
+            azView[i], azView[i], aFold[i].zMatch, aFold[i].zRow);
+        rc = zSql ? sqlite3_exec(db, zSql, NULL, NULL, pzErr) : SQLITE_NOMEM;
+        sqlite3_free(zSql);
+    }
+    if (rc == SQLITE_OK) rc = sqlite3_exec(db, "DROP TABLE vt_fold_call", NULL, NULL, pzErr);
     return rc;
 }

@@ -6,20 +6,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "nvtxdepth.h"
 #include "ring.h"
 #include "vramtrace/demangle.h"
 #include "vramtrace/schema.h"
-
-/* What the correlation join keeps of an API call. */
-struct corr_val {
-    int64_t thread;
-    int64_t stack_id;
-    uint64_t src;
-    uint64_t dst;
-    int32_t api;
-    int16_t bExpected; /* an activity record always follows: eviction before it is a loss */
-    int16_t scan;      /* a kernel launch's enum vt_scan */
-};
 
 /* An NVTX range whose end has not been seen yet. */
 struct nvtx_val {
@@ -42,26 +32,12 @@ struct mem_val {
     int32_t pad;
 };
 
-/*
- * Push/pop nesting depth of one thread in one domain (as NVTX nests), kept
- * only while ranges are open there: a thread that ended its ranges (or
- * exited) takes no room, so the bounded map serves any number of threads over
- * a run (DEPTH_ENTRIES at once; the oldest is forgotten past that).
- */
-#define DEPTH_ENTRIES 4096
-struct depth_val {
-    int64_t thread;
-    int64_t domain_id; /* -1: the default domain */
-    int32_t depth;
-    int32_t pad;
-};
-
 /* A start/end range id the NVTX callbacks named (nvtxRangeStart*'s result, nvtxRangeEnd's argument). */
 struct nvtxid_val {
     uint64_t id;
 };
 
-#define ROW_INIT(r, t) ((r).table = (t), (r).nullMask = 0)
+#define ROW_INIT(r, t) ((r).table = (t), (r).nullMask = vt__row_null_init(t))
 #define SET(r, c, val) ((r).v[c].i = (int64_t)(val))
 #define SETZ(r, c, s) setz(&(r), c, s)
 #define SETNULL(r, c) ((void)((r).nullMask |= 1u << (c)))
@@ -97,13 +73,13 @@ int vt__decoder_init(struct vt__decoder *d, const struct vt__decoder_config *cfg
     d->modres = cfg ? cfg->modres : NULL;
     d->layout = cfg && cfg->layout ? cfg->layout : vt__layout_active();
     rc = vt__intern_init(&d->intern, c.intern_entries, c.intern_bytes);
-    if (rc == 0) rc = vt__boundmap_init(&d->corr, c.corr_entries, sizeof(struct corr_val));
+    if (rc == 0) rc = vt__boundmap_init(&d->corr, c.corr_entries, sizeof(struct vt__corr_val));
     if (rc == 0) rc = vt__boundmap_init(&d->nvtx, c.nvtx_entries, sizeof(struct nvtx_val));
     if (rc == 0) rc = vt__boundmap_init(&d->nvtxStart, c.nvtx_entries, sizeof(struct nvtxid_val));
     if (rc == 0) rc = vt__boundmap_init(&d->nvtxEnd, c.nvtx_entries, sizeof(struct nvtxid_val));
     if (rc == 0) rc = vt__boundmap_init(&d->handles, c.mem_entries, sizeof(struct mem_val));
     if (rc == 0) rc = vt__boundmap_init(&d->maps, c.mem_entries, sizeof(struct mem_val));
-    if (rc == 0) rc = vt__boundmap_init(&d->depths, DEPTH_ENTRIES, sizeof(struct depth_val));
+    if (rc == 0) rc = vt__boundmap_init(&d->depths, VT_DEPTH_ENTRIES, sizeof(struct vt__depth_val));
     if (rc != 0) vt__decoder_free(d);
     return rc;
 }
@@ -215,7 +191,7 @@ static void mem_put(struct vt__boundmap *m, const struct mem_val *v)
 }
 
 /* Take (and forget) the API call arguments joined to correlation id corr; 1 if found. */
-static int take_corr(struct vt__decoder *d, uint32_t corr, struct corr_val *pOut)
+static int take_corr(struct vt__decoder *d, uint32_t corr, struct vt__corr_val *pOut)
 {
     if (corr == 0 || !vt__boundmap_remove(&d->corr, corr, pOut)) return 0;
     d->nJoined++;
@@ -226,7 +202,7 @@ static int take_corr(struct vt__decoder *d, uint32_t corr, struct corr_val *pOut
 static int decode_memory(struct vt__decoder *d, const struct vt__act *p)
 {
     struct vt__row r;
-    struct corr_val cv;
+    struct vt__corr_val cv;
     int op, joined, hasPool, bLocal;
     int64_t sourceId;
     if (F(p, OP) == CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_ALLOCATION) op = VT_MEMOP_ALLOC;
@@ -234,10 +210,11 @@ static int decode_memory(struct vt__decoder *d, const struct vt__act *p)
     else return 1;
     see_ts(d, F(p, TIMESTAMP));
     joined = take_corr(d, (uint32_t)F(p, CORR), &cv);
-    if (joined && api_owns_memory_rows(cv.api)) {
+    if (joined && api_owns_memory_rows((int)cv.aCall[VT_AC_API])) {
         /* cuMemCreate/cuMemMap/IPC: the call's own memory_event row says what happened;
          * a MEMORY2 record of it would count the memory again as a local allocation */
         d->nMemSuperseded++;
+        vt__join_alone(d, &cv);
         return 0;
     }
     sourceId = intern(d, VT_ACT_STR(p, VT_F_SOURCE));
@@ -257,7 +234,7 @@ static int decode_memory(struct vt__decoder *d, const struct vt__act *p)
     SET_ID32(r, 6, F(p, CONTEXT));
     SET_ID32(r, 7, F(p, STREAM));
     SET_OPT(r, 8, (uint32_t)F(p, CORR), (uint32_t)F(p, CORR) != 0);
-    SET_OPT(r, 9, cv.api, joined && cv.api != 0);
+    SET_OPT(r, 9, cv.aCall[VT_AC_API], joined && cv.aCall[VT_AC_API] != 0);
     SET(r, 10, F(p, ASYNC) ? 1 : 0);
     SET_OPT(r, 11, F(p, POOL_TYPE), hasPool);
     SET_OPT(r, 12, F(p, POOL_ADDRESS), hasPool);
@@ -265,10 +242,10 @@ static int decode_memory(struct vt__decoder *d, const struct vt__act *p)
     SET_OPT(r, 14, F(p, POOL_SIZE), bLocal);
     SET_OPT(r, 15, F(p, POOL_UTILIZED), bLocal);
     SET_OPT(r, 16, F(p, PC), F(p, PC) != 0);
-    SET_OPT(r, 17, cv.thread, joined);
-    SET_OPT(r, 18, cv.stack_id, joined && cv.stack_id > 0);
+    SET_OPT(r, 17, cv.aCall[VT_AC_THREAD], joined);
+    SET_OPT(r, 18, cv.aCall[VT_AC_STACK], joined && !(cv.callNull >> VT_AC_STACK & 1));
     SET_STR(r, 19, sourceId);
-    d->xEmit(d->pCtx, &r);
+    vt__join_emit(d, &r, joined, &cv);
     return 0;
 }
 
@@ -318,7 +295,7 @@ static void memcpy_common(struct vt__decoder *d, struct vt__row *r, uint64_t sta
 static int decode_memcpy(struct vt__decoder *d, const struct vt__act *p)
 {
     struct vt__row r;
-    struct corr_val cv;
+    struct vt__corr_val cv;
     int joined = take_corr(d, (uint32_t)F(p, CORR), &cv);
     if (!joined) joined = take_corr(d, (uint32_t)F(p, RUNTIME_CORR), &cv);
     see_ts(d, F(p, END));
@@ -327,9 +304,9 @@ static int decode_memcpy(struct vt__decoder *d, const struct vt__act *p)
                   (F(p, FLAGS) & CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC) != 0, (uint32_t)F(p, GRAPH), F(p, GRAPH_NODE));
     SETNULL(r, 11);
     SETNULL(r, 12);
-    SET_OPT(r, 13, cv.src, joined && cv.src != 0);
+    SET_OPT(r, 13, cv.aCall[VT_AC_SRC], joined && !(cv.callNull >> VT_AC_SRC & 1));
     SET_OPT(r, 14, cv.dst, joined && cv.dst != 0);
-    d->xEmit(d->pCtx, &r);
+    vt__join_emit(d, &r, joined, &cv);
     return 0;
 }
 
@@ -337,7 +314,7 @@ static int decode_memcpy(struct vt__decoder *d, const struct vt__act *p)
 static int decode_memcpy_p2p(struct vt__decoder *d, const struct vt__act *p)
 {
     struct vt__row r;
-    struct corr_val cv;
+    struct vt__corr_val cv;
     int joined = take_corr(d, (uint32_t)F(p, CORR), &cv);
     see_ts(d, F(p, END));
     memcpy_common(d, &r, F(p, START), F(p, END), (uint32_t)F(p, DEVICE), (uint32_t)F(p, CONTEXT), (uint32_t)F(p, STREAM), (uint32_t)F(p, CORR),
@@ -345,9 +322,9 @@ static int decode_memcpy_p2p(struct vt__decoder *d, const struct vt__act *p)
                   (F(p, FLAGS) & CUPTI_ACTIVITY_FLAG_MEMCPY_ASYNC) != 0, (uint32_t)F(p, GRAPH), F(p, GRAPH_NODE));
     SET_ID32(r, 11, F(p, SRC_DEVICE));
     SET_ID32(r, 12, F(p, DST_DEVICE));
-    SET_OPT(r, 13, cv.src, joined && cv.src != 0);
+    SET_OPT(r, 13, cv.aCall[VT_AC_SRC], joined && !(cv.callNull >> VT_AC_SRC & 1));
     SET_OPT(r, 14, cv.dst, joined && cv.dst != 0);
-    d->xEmit(d->pCtx, &r);
+    vt__join_emit(d, &r, joined, &cv);
     return 0;
 }
 
@@ -355,7 +332,7 @@ static int decode_memcpy_p2p(struct vt__decoder *d, const struct vt__act *p)
 static int decode_memset(struct vt__decoder *d, const struct vt__act *p)
 {
     struct vt__row r;
-    struct corr_val cv;
+    struct vt__corr_val cv;
     int joined = take_corr(d, (uint32_t)F(p, CORR), &cv);
     see_ts(d, F(p, END));
     ROW_INIT(r, VT_T_MEMSET);
@@ -371,7 +348,7 @@ static int decode_memset(struct vt__decoder *d, const struct vt__act *p)
     SET_OPT(r, 10, cv.dst, joined && cv.dst != 0);
     SET_OPT(r, 11, (uint32_t)F(p, GRAPH), (uint32_t)F(p, GRAPH) != 0);
     SET_OPT(r, 12, F(p, GRAPH_NODE), F(p, GRAPH_NODE) != 0);
-    d->xEmit(d->pCtx, &r);
+    vt__join_emit(d, &r, joined, &cv);
     return 0;
 }
 
@@ -412,9 +389,10 @@ static void kernel_name(struct vt__decoder *d, int64_t nameId, const char *zName
 static int decode_kernel(struct vt__decoder *d, const struct vt__act *p)
 {
     struct vt__row r;
-    struct corr_val cv;
+    struct vt__corr_val cv;
     int joined = F(p, GRAPH) == 0 && take_corr(d, (uint32_t)F(p, CORR), &cv);
     size_t nCached = d->intern.nUsed;
+    if (joined) vt__join_alone(d, &cv);
     int64_t nameId = intern(d, VT_ACT_STR(p, VT_F_NAME));
     /* a name now cached is met for the first time: its readable forms, once (a name met again
      * when the cache is full gets a new string row each time, and no kernel_name row) */
@@ -445,36 +423,6 @@ static int decode_kernel(struct vt__decoder *d, const struct vt__act *p)
     else SETNULL(r, 18);
     d->xEmit(d->pCtx, &r);
     return 0;
-}
-
-/* The depth map's key of (thread, domain). */
-static uint32_t depth_key(int64_t thread, int64_t domain)
-{
-    return (uint32_t)((((uint64_t)thread ^ ((uint64_t)(domain + 1) << 40)) * 0x9E3779B97F4A7C15ull) >> 32);
-}
-
-/* A push/pop range opens on thread in domain: returns its depth (ranges open there before it), or -1. */
-static int depth_push(struct vt__decoder *d, int64_t thread, int64_t domain)
-{
-    uint32_t key = depth_key(thread, domain);
-    struct depth_val *v = vt__boundmap_get(&d->depths, key), nv;
-    if (v && v->thread == thread && v->domain_id == domain) return v->depth++;
-    if (v) return -1; /* another thread's entry under the same key: depth unknown */
-    memset(&nv, 0, sizeof nv);
-    nv.thread = thread;
-    nv.domain_id = domain;
-    nv.depth = 1;
-    vt__boundmap_put(&d->depths, key, &nv, NULL, NULL);
-    return 0;
-}
-
-/* A push/pop range of thread in domain closed: one less open; the entry goes when none is. */
-static void depth_pop(struct vt__decoder *d, int64_t thread, int64_t domain)
-{
-    uint32_t key = depth_key(thread, domain);
-    struct depth_val *v = vt__boundmap_get(&d->depths, key);
-    if (!v || v->thread != thread || v->domain_id != domain) return;
-    if (--v->depth <= 0) vt__boundmap_remove(&d->depths, key, NULL);
 }
 
 /* Take id out of the set m of start/end range ids: 1 if it was there. */
@@ -515,7 +463,7 @@ static void emit_nvtx(struct vt__decoder *d, const struct nvtx_val *v, int64_t e
 static void nvtx_unnest(struct vt__decoder *d, const struct nvtx_val *v)
 {
     if (v->kind != VT_NVTX_PUSHPOP || v->depth < 0) return;
-    depth_pop(d, v->thread, v->domain_id);
+    vt__depth_pop(&d->depths, v->thread, v->domain_id);
 }
 
 /*
@@ -551,7 +499,7 @@ static int decode_marker(struct vt__decoder *d, const struct vt__act *p)
         v.name_id = intern(d, VT_ACT_STR(p, VT_F_NAME));
         v.domain_id = intern(d, VT_ACT_STR(p, VT_F_DOMAIN));
         v.depth = -1;
-        if (v.kind == VT_NVTX_PUSHPOP) v.depth = depth_push(d, v.thread, v.domain_id);
+        if (v.kind == VT_NVTX_PUSHPOP) v.depth = vt__depth_push(&d->depths, v.thread, v.domain_id);
         if (vt__boundmap_put(&d->nvtx, (uint32_t)F(p, ID), &v, &oldKey, &old)) {
             d->nDroppedNvtx++;
             nvtx_unnest(d, &old);
@@ -710,7 +658,6 @@ static void host_api(struct vt__decoder *d, const struct vt_hrec *p)
     SET_OPT(r, 10, p->u.api.dst, p->u.api.dst != 0);
     SET_OPT(r, 11, p->u.api.stream, p->u.api.stream != 0);
     SET_OPT(r, 12, p->u.api.stack_id, p->u.api.stack_id > 0);
-    d->xEmit(d->pCtx, &r);
 
     bExpected = !strcmp(zFamily, "alloc") || !strcmp(zFamily, "free") || !strcmp(zFamily, "memcpy") ||
                 !strcmp(zFamily, "memset");
@@ -719,19 +666,25 @@ static void host_api(struct vt__decoder *d, const struct vt_hrec *p)
     /* so are kernel launches, for their kernels' args_scanned */
     if (p->u.api.status == 0 && p->u.api.correlation != 0 &&
         (bExpected || api_owns_memory_rows(p->u.api.api) || p->u.api.scan != VT_SCAN_NONE)) {
-        struct corr_val cv, old;
+        struct vt__corr_val cv, old, *pSame = vt__boundmap_get(&d->corr, p->u.api.correlation);
         uint32_t oldKey;
         memset(&cv, 0, sizeof cv);
-        cv.api = p->u.api.api;
+        for (int i = 0; i < VT_AC_N; i++) cv.aCall[i] = r.v[i].i;
+        cv.callNull = r.nullMask;
         cv.bExpected = (int16_t)bExpected;
         cv.scan = (int16_t)p->u.api.scan;
-        cv.thread = p->u.api.thread;
-        cv.stack_id = p->u.api.stack_id;
-        cv.src = p->u.api.src;
         cv.dst = p->u.api.dst ? p->u.api.dst : (!strcmp(zFamily, "memset") ? p->u.api.ptr : 0);
-        if (vt__boundmap_put(&d->corr, p->u.api.correlation, &cv, &oldKey, &old) && old.bExpected)
-            d->nDroppedCorr++;
+        /* a call whose activity record follows waits for it (bounded by the map): see vt__join_emit */
+        cv.bParked = (int16_t)(bExpected && d->xEmitFold);
+        cv.parkMs = (uint32_t)d->nowMs;
+        if (pSame) vt__join_alone(d, pSame); /* a call of the same correlation id still waiting: replaced */
+        if (vt__boundmap_put(&d->corr, p->u.api.correlation, &cv, &oldKey, &old)) {
+            if (old.bExpected) d->nDroppedCorr++;
+            vt__join_alone(d, &old);
+        }
+        if (cv.bParked) return;
     }
+    d->xEmit(d->pCtx, &r);
 }
 
 /*
@@ -981,4 +934,5 @@ static void finish_one(void *pCtx, uint32_t key, void *pVal)
 void vt__decoder_finish(struct vt__decoder *d)
 {
     vt__boundmap_drain(&d->nvtx, finish_one, d);
+    vt__join_finish(d);
 }

@@ -39,6 +39,15 @@ struct vt__decoder_config {
 
 struct vt__decoder {
     void (*xEmit)(void *pCtx, const struct vt__row *pRow);
+    /*
+     * Folded calls (schema 6): NULL, each API call's row is emitted when the call arrives (xEmit).
+     * Set (after init), a call whose activity record follows (a copy's, set's, allocation's or
+     * free's) waits in the correlation map for it; then an activity row that holds the call's
+     * values (vt__fold_match) is emitted here with the call's row, to be stored as one row, and
+     * otherwise (values differ, the call left the bounded map, the trace closes) the call's row
+     * is emitted alone, before its activity row if there is one.
+     */
+    void (*xEmitFold)(void *pCtx, const struct vt__row *pAct, const struct vt__row *pCall);
     void *pCtx;
     struct vt__intern intern;
     struct vt__boundmap corr;
@@ -52,6 +61,9 @@ struct vt__decoder {
     const struct vt__layout *layout; /* see vt__decoder_config; never NULL */
     struct vt__modinfo *pPendingModule; /* a module met whose `module` row is still to write */
     uint64_t lastTs;           /* latest timestamp seen, for rows that have no time of their own */
+    uint64_t nowMs;            /* the writer's clock at the last vt__decoder_age: when calls were parked */
+    uint64_t ageMs;            /* vt__decoder_age's bound */
+    uint32_t agedSeq;          /* the correlation map's entries up to this one are aged (vt__decoder_age) */
     uint64_t nDecoded;         /* activity records seen */
     uint64_t nUnknown;         /* activity records of kinds not stored */
     uint64_t nNotDecoded;      /* activity records of reduced kinds (layout unknown): not read */
@@ -84,7 +96,50 @@ int vt__decode_activity(struct vt__decoder *d, const CUpti_Activity *pRec);
  */
 void vt__decode_host(struct vt__decoder *d, struct vt_hrec *pRec);
 
-/* Write the NVTX ranges still open (end NULL). Call once, at close. */
+/*
+ * Calls parked longer than maxAgeMs before nowMs (a monotonic clock in ms) are written alone,
+ * so that a call whose activity record is late (or never comes) is in the trace as soon as it
+ * would have been without folding, give or take maxAgeMs; they stay in the map for the join.
+ * The writer calls it every cycle.
+ */
+void vt__decoder_age(struct vt__decoder *d, uint64_t nowMs, uint64_t maxAgeMs);
+
+/*
+ * The correlation join's API calls (corrjoin.c): parked until their activity record comes,
+ * then folded into its row or written alone.
+ */
+/* The api_call row's columns (rowtable.c): api, correlation, start, end, thread, device, status, bytes, ptr, src, dst, stream, stack_id. */
+enum { VT_AC_API = 0, VT_AC_CORR, VT_AC_T, VT_AC_END, VT_AC_THREAD, VT_AC_DEVICE, VT_AC_STATUS, VT_AC_BYTES, VT_AC_PTR, VT_AC_SRC, VT_AC_DST, VT_AC_STREAM, VT_AC_STACK, VT_AC_N };
+
+/*
+ * What the correlation join keeps of an API call: its api_call row (absolute times), and whether
+ * that row is still to be written (parked: the decoder emits it with its activity row, folded
+ * into it when that row holds its values, else alone; or alone when it leaves the map unmatched).
+ */
+struct vt__corr_val {
+    int64_t aCall[VT_AC_N];
+    uint32_t callNull; /* the row's NULL mask */
+    uint32_t parkMs;   /* when it was parked: the low 32 bits of vt__decoder_age's clock */
+    uint64_t dst;      /* the address the activity row takes: dst, or a memset's ptr */
+    int16_t bExpected; /* an activity record always follows: eviction before it is a loss */
+    int16_t scan;      /* a kernel launch's enum vt_scan */
+    int16_t bParked;   /* the call's row is not written yet */
+};
+
+/* Write the row of call cv if it is still to be written (parked), alone. */
+void vt__join_alone(struct vt__decoder *d, const struct vt__corr_val *cv);
+
+/*
+ * Write activity row pAct and, when joined, the row of its call cv if still to be written: folded
+ * into pAct where pAct holds the call's values (vt__fold_match) and the emitter folds, else alone
+ * before it.
+ */
+void vt__join_emit(struct vt__decoder *d, struct vt__row *pAct, int joined, const struct vt__corr_val *cv);
+
+/* Write the calls still parked, alone, and empty the map (at close). */
+void vt__join_finish(struct vt__decoder *d);
+
+/* Write the NVTX ranges still open (end NULL) and the calls still waiting for their activity record. Call once, at close. */
 void vt__decoder_finish(struct vt__decoder *d);
 
 #endif

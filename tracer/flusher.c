@@ -1,6 +1,8 @@
 /* The flush thread: a periodic task, then one final task the caller waits for at most a bounded time. */
 #include "flusher.h"
 
+#include "monoclock.h"
+
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
@@ -19,20 +21,6 @@ struct vt__flusher {
     pthread_t thread;
 };
 
-/* Absolute CLOCK_MONOTONIC time ms from now. */
-static struct timespec deadline_in(unsigned ms)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    ts.tv_sec += ms / 1000u;
-    ts.tv_nsec += (long)(ms % 1000u) * 1000000L;
-    if (ts.tv_nsec >= 1000000000L) {
-        ts.tv_sec++;
-        ts.tv_nsec -= 1000000000L;
-    }
-    return ts;
-}
-
 /* The thread: tick every period until stopped, then the final task; frees f if orphaned. */
 static void *flusher_main(void *pArg)
 {
@@ -41,7 +29,7 @@ static void *flusher_main(void *pArg)
     int bOrphaned;
     pthread_mutex_lock(&f->mu);
     for (;;) {
-        struct timespec until = deadline_in(f->period_ms);
+        struct timespec until = vt__deadline_in(f->period_ms);
         while (!f->bStop && !f->bKick)
             if (pthread_cond_timedwait(&f->wake, &f->mu, &until) == ETIMEDOUT) break;
         if (f->bStop) break;
@@ -114,7 +102,7 @@ int vt__flusher_stop(struct vt__flusher *f, void (*xFinal)(void *), unsigned tim
     f->bStop = 1;
     f->xFinal = xFinal;
     pthread_cond_signal(&f->wake);
-    until = deadline_in(timeout_ms);
+    until = vt__deadline_in(timeout_ms);
     while (!f->bDone && pthread_cond_timedwait(&f->done, &f->mu, &until) != ETIMEDOUT) {
     }
     if (!f->bDone) {

@@ -28,3 +28,10 @@ void vt__xfsz_end(struct vt__xfsz_guard *g)
     pthread_sigmask(SIG_SETMASK, &g->old, NULL);
     errno = saved;
 }
+
+int vt__file_too_big(sqlite3 *db)
+{
+    sigset_t pending;
+    if (db && sqlite3_system_errno(db) == EFBIG) return 1;
+    return sigpending(&pending) == 0 && sigismember(&pending, SIGXFSZ) == 1;
+}

@@ -8,6 +8,7 @@
 
 #include "vramtrace/compact.h"
 #include "vramtrace/schema.h"
+#include "vramtrace/sqlints.h"
 #include "vramtrace/views.h"
 
 /* 3 -> 4: the views every trace carries (also given to versions 1 and 2); a stale kernel view replaced. */
@@ -49,7 +50,7 @@ static int compact_table(sqlite3 *db, int iTab, int64_t base, char **pzErr)
                            p->zName, p->zName, p->zDdl);
     rc = zSql ? sqlite3_exec(db, zSql, NULL, NULL, pzErr) : SQLITE_NOMEM;
     sqlite3_free(zSql);
-    if (rc == SQLITE_OK) rc = vt__compact_create_one(db, iTab, base, pzErr);
+    if (rc == SQLITE_OK) rc = vt__compact_create_one(db, iTab, base, 5, pzErr);
     if (rc == SQLITE_OK) {
         zSql = sqlite3_mprintf("SELECT id, t, dur, %s FROM \"vt_v4_%w\" ORDER BY id", p->zCols, p->zName);
         rc = zSql ? vt__compact_insert_select(db, iTab, zSql, 1, pzErr) : SQLITE_NOMEM;
@@ -103,6 +104,34 @@ static int step_v5(sqlite3 *db, char **pzErr)
 }
 
 /*
+ * 5 -> 6: folded calls (schema.h, VT_CALL_FOLD): the columns added, the api_call view made the union
+ * of its rows and the folded calls (memcpy's and memset's triggers keep a folded call when their
+ * rows change, memory_event gains its own), then the stored calls folded where their activity
+ * row holds their values; the view shows the same rows, ids and values.
+ */
+static int step_fold(sqlite3 *db, char **pzErr)
+{
+    static const int aTab[] = {VT_CT_api_call, VT_CT_memcpy, VT_CT_memset};
+    int64_t base = 0;
+    int rc = time_base(db, &base);
+    if (rc == SQLITE_OK) rc = vt__fold_columns_add(db, pzErr);
+    for (size_t i = 0; rc == SQLITE_OK && i < sizeof aTab / sizeof aTab[0]; i++) {
+        char *zSql = sqlite3_mprintf("DROP VIEW \"%w\"", vt__aCompact[aTab[i]].zName); /* its triggers with it */
+        rc = zSql ? sqlite3_exec(db, zSql, NULL, NULL, pzErr) : SQLITE_NOMEM;
+        sqlite3_free(zSql);
+        if (rc == SQLITE_OK) rc = vt__compact_create_one(db, aTab[i], base, 6, pzErr);
+    }
+    if (rc == SQLITE_OK) rc = vt__fold_create(db, pzErr);
+    if (rc == SQLITE_OK) rc = vt__fold_stored(db, pzErr);
+    if (rc == SQLITE_OK) { /* the ids taken, for inserts through the view (compact.h, VT_FOLD_NEXT_KEY) */
+        int64_t next = 1;
+        rc = vt__sql_ints(db, "SELECT coalesce(max(id), 0) + 1 FROM api_call", &next, 1, 1);
+        if (rc == SQLITE_OK) rc = vt__meta_set_i64(db, VT_FOLD_NEXT_KEY, next);
+    }
+    return rc;
+}
+
+/*
  * The steps: aStep[i] brings version aStep[i].from to from + 1. A new schema version adds its
  * step here (and its DDL to schema.h for new traces).
  */
@@ -113,6 +142,7 @@ static const struct step {
 } aStep[] = {
     {3, "views added", step_views},
     {4, "rows compacted", step_v5},
+    {5, "calls folded", step_fold},
 };
 
 int vt__migrate(sqlite3 *db, int version, int *pNew, char *zDone, size_t nDone, char **pzErr)

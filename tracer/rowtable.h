@@ -45,7 +45,7 @@ enum vt__table {
 _Static_assert(VT__T_PART(VT_CT_api_call, VT_CP_SIG) == VT_T_SIG_api_call && VT__T_PART(VT_CT_memset, VT_CP_ROW) == VT_T_ROW_memset,
                "the parts of compacted table i are VT__T_PART(i, VT_CP_*)");
 
-#define VT__ROW_MAXCOL 20
+#define VT__ROW_MAXCOL 24
 
 /* One row: values in the column order of the table's INSERT statement. */
 struct vt__row {
@@ -71,8 +71,17 @@ struct vt__table_spec {
     /* 1 + the compacted table (enum vt_compact_table) whose rows this table's are stored as; 0: stored
      * as they are. Compacted rows are decoded with absolute times like the others. */
     uint8_t compact;
+    /* 1 + the column of call_dt, followed by call_dur, call_sig and call_id: a call folded into this
+     * row (schema 6, VT_CALL_FOLD); 0: none. A decoded row has none (the columns NULL). */
+    uint8_t foldCol;
 };
 extern const struct vt__table_spec vt__aTable[VT_T__COUNT];
+
+/* The NULL mask of a new row of table t: its folded call's columns (none yet). */
+static inline uint32_t vt__row_null_init(int t)
+{
+    return vt__aTable[t].foldCol ? (uint32_t)((1u << VT_CALL_FOLD_NCOL) - 1) << (vt__aTable[t].foldCol - 1) : 0;
+}
 
 /* Bind row pRow's values to parameters iFirst+1.. of s (text bound SQLITE_STATIC: valid until the step). */
 void vt__row_bind(sqlite3_stmt *s, int iFirst, const struct vt__row *pRow);
@@ -106,6 +115,22 @@ int vt__row_compact_map(int t, struct vt_compact_map *pMap);
 
 /* Row pRow (stored form) of a compacted table as its parts' rows into aOut (3 at most); returns how many. */
 int vt__row_compact(struct vt_compact *c, const struct vt_compact_map *pMap, const struct vt__row *pRow, struct vt__row *aOut);
+
+/*
+ * Whether API call row pCall (VT_T_API_CALL, as decoded) can be stored folded into activity row
+ * pAct (a memcpy, memset or memory_event row, as decoded): the same correlation id, pAct's time
+ * known, and pAct holding exactly the call's bytes and addresses as the api_call view gives them
+ * back (schema.h, VT_CALL_FOLD).
+ */
+int vt__fold_match(const struct vt__row *pAct, const struct vt__row *pCall);
+
+/*
+ * Fold call row pCall into activity row pAct (both in stored form, vt__fold_match true): pAct's
+ * folded call columns set, the call's id taken from api_call's ids and its signature found or
+ * added (pCallMap: the api_call map). Returns 1 with the new signature's row in *pSig, else 0.
+ */
+int vt__row_fold(struct vt_compact *c, const struct vt_compact_map *pCallMap, struct vt__row *pAct, const struct vt__row *pCall,
+                 struct vt__row *pSig);
 
 /* Whether rows of table t are events (counted as rows written or lost), not a compacted table's block or signature. */
 int vt__row_is_event(int t);

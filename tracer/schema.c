@@ -376,6 +376,11 @@ int vt__schema_time_base(sqlite3 *db, const char *const *azTable, int nTable, in
             bSame = zView && !strcmp(zHave, zView);
             if (iTab >= 0 && !zView) bSame = -1;
             sqlite3_free(zView);
+            if (bSame == 0 && iTab >= 0) { /* or as version 5 wrote it (api_call without folded calls) */
+                zView = vt__compact_view_sql_version(iTab, (int64_t)base, 5);
+                bSame = zView ? !strcmp(zHave, zView) : -1;
+                sqlite3_free(zView);
+            }
         } else {
             bSame = zHave && (strstr(zHave, zTs) || (strstr(zHave, zStart) && strstr(zHave, zStop)));
         }
@@ -452,6 +457,13 @@ int vt__meta_set(sqlite3 *db, const char *zKey, const char *zValue)
     rc = sqlite3_step(pStmt);
     sqlite3_finalize(pStmt);
     return rc == SQLITE_DONE ? SQLITE_OK : rc;
+}
+
+int vt__meta_set_i64(sqlite3 *db, const char *zKey, int64_t v)
+{
+    char z[32];
+    snprintf(z, sizeof z, "%lld", (long long)v);
+    return vt__meta_set(db, zKey, z);
 }
 
 int vt__meta_get(sqlite3 *db, const char *zKey, char *zOut, size_t nOut)

@@ -16,6 +16,7 @@
 #include "bufpool.h"
 #include "decode.h"
 #include "fsize.h"
+#include "monoclock.h"
 #include "ksummary.h"
 #include "limit.h"
 #include "ring.h"
@@ -89,28 +90,6 @@ struct vt_writer {
         nBuffersRefused;
 };
 
-/* Milliseconds on the monotonic clock. */
-static uint64_t now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
-}
-
-/* Absolute CLOCK_MONOTONIC time ms from now, for pthread_cond_timedwait. */
-static struct timespec deadline_in(unsigned ms)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    ts.tv_sec += ms / 1000u;
-    ts.tv_nsec += (long)(ms % 1000u) * 1000000L;
-    if (ts.tv_nsec >= 1000000000L) {
-        ts.tv_sec++;
-        ts.tv_nsec -= 1000000000L;
-    }
-    return ts;
-}
-
 void vt__writer_config_default(struct vt_writer_config *cfg)
 {
     memset(cfg, 0, sizeof *cfg);
@@ -123,21 +102,6 @@ void vt__writer_config_default(struct vt_writer_config *cfg)
     cfg->xNextRecord = NULL;
     cfg->corr_map_entries = 65536;
     cfg->nvtx_map_entries = 16384;
-}
-
-/*
- * Whether the thread's last write failed because a file reached its largest
- * size: the file-size limit (RLIMIT_FSIZE, `ulimit -f`), for which the kernel
- * also sends SIGXFSZ to the writing thread (kept pending: every thread that
- * writes the trace blocks it, see writer_start and xfsz_begin), or the file
- * system's largest file (EFBIG without a signal). SQLite reports both as an
- * I/O error and does not always keep the errno, hence the pending signal.
- */
-static int file_too_big(struct vt_writer *w)
-{
-    sigset_t pending;
-    if (w->db && sqlite3_system_errno(w->db) == EFBIG) return 1;
-    return sigpending(&pending) == 0 && sigismember(&pending, SIGXFSZ) == 1;
 }
 
 /*
@@ -185,7 +149,7 @@ static void report(struct vt_writer *w, int rc, const char *zWhat)
 {
     int bit = rc & 0x3f;
     if (w->bOff) return;
-    if (((rc & 0xff) == SQLITE_IOERR || (rc & 0xff) == SQLITE_FULL) && file_too_big(w)) {
+    if (((rc & 0xff) == SQLITE_IOERR || (rc & 0xff) == SQLITE_FULL) && vt__file_too_big(w->db)) {
         go_off(w);
         return;
     }
@@ -221,7 +185,7 @@ static int ensure_txn(struct vt_writer *w)
         return rc;
     }
     w->bInTxn = 1;
-    w->tFirstPendingMs = now_ms();
+    w->tFirstPendingMs = vt__now_ms();
     return SQLITE_OK;
 }
 
@@ -389,6 +353,7 @@ static int commit(struct vt_writer *w)
         memcpy(w->aWritten, aSaved, sizeof aSaved);
         return SQLITE_OK;
     }
+    vt__meta_set_i64(w->db, VT_FOLD_NEXT_KEY, w->cmp.aSeq[VT_CT_api_call].nextId); /* ids folded calls took */
     rc = sqlite3_exec(w->db, "COMMIT", NULL, NULL, NULL);
     if (rc == SQLITE_OK) {
         if (w->nPending > 0) atomic_fetch_add(&w->nCommits, 1);
@@ -411,7 +376,7 @@ static int commit(struct vt_writer *w)
 /* Commit if the open transaction is older than flush_ms. */
 static void commit_if_due(struct vt_writer *w)
 {
-    if (w->bInTxn && now_ms() - w->tFirstPendingMs >= w->cfg.flush_ms) commit(w);
+    if (w->bInTxn && vt__now_ms() - w->tFirstPendingMs >= w->cfg.flush_ms) commit(w);
 }
 
 /*
@@ -443,7 +408,15 @@ static void store_compact(struct vt_writer *w, const struct vt__row *pRow)
     for (int p = 0; p < n; p++) store_row(w, &aPart[p]);
 }
 
-/* Write row pRow (absolute times) if the size bound and the recording window keep it. Commits when the batch is full. */
+/* Write event row r (stored form), a compacted table's as its parts. Commits when the batch is full. */
+static void store_event(struct vt_writer *w, const struct vt__row *r)
+{
+    if (vt__aTable[r->table].compact) store_compact(w, r);
+    else store_row(w, r);
+    if (w->nPending + w->nHeld >= w->cfg.batch_rows) commit(w);
+}
+
+/* Write row pRow (absolute times) if the size bound and the recording window keep it. */
 static void keep_row(void *pCtx, const struct vt__row *pRow)
 {
     struct vt_writer *w = pCtx;
@@ -451,9 +424,7 @@ static void keep_row(void *pCtx, const struct vt__row *pRow)
     if (!vt__limit_keep(&w->lim, pRow)) return;
     r = *pRow;
     vt__row_to_stored(&r, w->cfg.time_base_ns);
-    if (vt__aTable[r.table].compact) store_compact(w, &r);
-    else store_row(w, &r);
-    if (w->nPending + w->nHeld >= w->cfg.batch_rows) commit(w);
+    store_event(w, &r);
 }
 
 /* Decoder emit callback: a row for keep_row, unless the always-on mode folds it. */
@@ -467,6 +438,35 @@ static void emit_row(void *pCtx, const struct vt__row *pRow)
     }
     if (w->bKsum && vt__ksum_take(&w->ksum, pRow)) return;
     keep_row(w, pRow);
+}
+
+/*
+ * Decoder fold callback (schema 6): call pCall stored folded into its activity row pAct when the
+ * always-on mode, the size bound and the recording window keep both; else each as emit_row takes it.
+ */
+static void emit_fold(void *pCtx, const struct vt__row *pAct, const struct vt__row *pCall)
+{
+    struct vt_writer *w = pCtx;
+    struct vt__row a = *pAct, c = *pCall, sig;
+    int bCall, bAct;
+    if (w->bOff) {
+        emit_row(w, pCall);
+        emit_row(w, pAct);
+        return;
+    }
+    /* the always-on mode takes no row of these (launch calls, kernels): a free's makes it write its uses first */
+    if (w->bKsum) (void)vt__ksum_take(&w->ksum, pCall);
+    bCall = vt__limit_keep(&w->lim, pCall);
+    bAct = vt__limit_keep(&w->lim, pAct);
+    vt__row_to_stored(&c, w->cfg.time_base_ns);
+    vt__row_to_stored(&a, w->cfg.time_base_ns);
+    if (bCall && bAct) {
+        if (vt__row_fold(&w->cmp, &w->aCmpMap[VT_CT_api_call], &a, &c, &sig)) store_row(w, &sig);
+        store_event(w, &a);
+        return;
+    }
+    if (bCall) store_event(w, &c);
+    if (bAct) store_event(w, &a);
 }
 
 /* Publish the decoder's counters to the statistics. */
@@ -550,6 +550,7 @@ static int cycle(struct vt_writer *w, struct queued_buf *aTake)
     w->bWakeRing = 0;
     pthread_mutex_unlock(&w->mu);
 
+    vt__decoder_age(&w->dec, vt__now_ms(), 4 * (uint64_t)w->cfg.flush_ms); /* late records: their calls written alone */
     nHost = drain_ring(w, bAbort);
     for (i = 0; i < nTake; i++) {
         if (!bAbort) bAbort = atomic_load(&w->bAbort);
@@ -707,7 +708,7 @@ static void *writer_main(void *pArg)
             int bStop;
             struct timespec until;
             pthread_mutex_lock(&w->mu);
-            until = deadline_in(tick);
+            until = vt__deadline_in(tick);
             while (!w->bStop && w->nQueue == 0 && !w->bWakeRing) {
                 if (pthread_cond_timedwait(&w->wake, &w->mu, &until) == ETIMEDOUT) break;
             }
@@ -793,6 +794,7 @@ struct vt_writer *vt__writer_open(const char *zPath, const struct vt_writer_conf
         snprintf(zErr, nErr, "out of memory");
         goto fail;
     }
+    w->dec.xEmitFold = emit_fold; /* calls folded into their activity rows (schema 6) */
 
     if (stat(zPath, &st) == 0 && st.st_size > 0) {
         snprintf(zErr, nErr, "%s: not empty: a new trace needs an empty file", zPath);
@@ -831,7 +833,7 @@ struct vt_writer *vt__writer_open(const char *zPath, const struct vt_writer_conf
         if (rc == SQLITE_OK)
             rc = sqlite3_prepare_v3(w->db, "PRAGMA page_count", -1, SQLITE_PREPARE_PERSISTENT, &w->pPageCount, NULL);
     }
-    if (rc != SQLITE_OK && file_too_big(w)) {
+    if (rc != SQLITE_OK && vt__file_too_big(w->db)) {
         struct rlimit rl;
         unsigned long long lim = getrlimit(RLIMIT_FSIZE, &rl) == 0 ? (unsigned long long)rl.rlim_cur : 0;
         snprintf(zErr, nErr, "%s: the largest file size allowed (ulimit -f: %llu bytes) is too small for a trace",
@@ -935,13 +937,13 @@ int vt__writer_close(struct vt_writer *w, unsigned timeout_ms)
     pthread_mutex_lock(&w->mu);
     w->bStop = 1;
     pthread_cond_signal(&w->wake);
-    until = deadline_in(timeout_ms - timeout_ms / 4);
+    until = vt__deadline_in(timeout_ms - timeout_ms / 4);
     while (!w->bDone && pthread_cond_timedwait(&w->done, &w->mu, &until) != ETIMEDOUT) {
     }
     if (!w->bDone) {
         /* Out of patience: stop decoding, close what is written. */
         atomic_store(&w->bAbort, 1);
-        until = deadline_in(timeout_ms / 4);
+        until = vt__deadline_in(timeout_ms / 4);
         while (!w->bDone && pthread_cond_timedwait(&w->done, &w->mu, &until) != ETIMEDOUT) {
         }
     }

@@ -1,4 +1,4 @@
-/* Compact rows (schema 5): the views and triggers of the compacted tables, and turning events into their stored parts. */
+/* Compact rows (schema 5) and folded calls (schema 6): the views and triggers of the compacted tables, and turning events into their stored parts. */
 #ifndef VRAMTRACE_COMPACT_H
 #define VRAMTRACE_COMPACT_H
 
@@ -17,7 +17,7 @@
  */
 
 #define VT_COMPACT_MAXSIG 16 /* signature columns of the widest table (kernel) */
-#define VT_COMPACT_MAXOWN 4  /* own columns of the widest table (api_call) */
+#define VT_COMPACT_MAXOWN 7  /* own columns of the widest table (memcpy: bytes, src, dst and the folded call's) */
 
 /* One compacted table's columns (from VT_COMPACT_TABLES). */
 struct vt_compact_spec {
@@ -41,10 +41,43 @@ extern const struct vt_compact_spec vt__aCompact[VT_CT__COUNT];
  */
 char *vt__compact_view_sql(int iTab, int64_t base);
 
-/* Create the views and their INSTEAD OF triggers of every compacted table (the tables exist). SQLite code. */
+/* The same as schema `version` (5 or later) wrote it: version 5's api_call view has no folded calls. */
+char *vt__compact_view_sql_version(int iTab, int64_t base, int version);
+
+/*
+ * Create the views and their INSTEAD OF triggers of every compacted table, and memory_event's
+ * triggers of folded calls (the tables exist). SQLite code.
+ */
 int vt__compact_create(sqlite3 *db, int64_t base, char **pzErr);
-/* The same for compacted table iTab alone. SQLite code. */
-int vt__compact_create_one(sqlite3 *db, int iTab, int64_t base, char **pzErr);
+/* The view and triggers of compacted table iTab alone, as schema `version` (5 or later) has them. SQLite code. */
+int vt__compact_create_one(sqlite3 *db, int iTab, int64_t base, int version, char **pzErr);
+
+/*
+ * Folded calls (schema 6, schema.h VT_CALL_FOLD; tracer/compact.c). The api_call view is api_call_row's
+ * rows and, UNION ALL, the calls folded into memcpy_row, memset_row and memory_event.
+ */
+/*
+ * meta key: the api_call ids below its value are taken (by calls stored alone or folded); kept by
+ * every writer that folds (the tracer's writer at each commit, the upgrade), so that an id given
+ * through the view needs no scan of the folded calls' tables.
+ */
+#define VT_FOLD_NEXT_KEY "api_call_next_id"
+/* Append to s the view's folded part (" UNION ALL SELECT ..." per table), times offset by zBase. */
+void vt__fold_view_arms(sqlite3_str *s, const char *zBase);
+/* Append to s the statement of a trigger on the view of iTab (memcpy or memset) that stores the call folded into row OLD as a row of its own. */
+void vt__fold_unfold_sql(sqlite3_str *s, int iTab);
+/* Append to s the statements that clear the folded call columns of the rows matching zWhere (over call_id). */
+void vt__fold_clear_sql(sqlite3_str *s, const char *zWhere);
+/* Create memory_event's triggers that store a folded call as a row of its own before its row is deleted or changed. SQLite code. */
+int vt__fold_create(sqlite3 *db, char **pzErr);
+/* Add the folded call columns to memcpy_row, memset_row and memory_event where they lack them (a version-5 trace). SQLite code. */
+int vt__fold_columns_add(sqlite3 *db, char **pzErr);
+/*
+ * Fold the calls stored as rows (api_call_row) into their activity rows where these hold exactly
+ * the call's values and both correlation ids are unique; their rows are deleted. The api_call
+ * view shows the same rows, ids and values before and after. SQLite code.
+ */
+int vt__fold_stored(sqlite3 *db, char **pzErr);
 
 /*
  * Where each column of a caller's row of compacted table iTab goes: built once from the
@@ -117,6 +150,14 @@ int vt__compact_add(struct vt_compact *c, const struct vt_compact_map *pMap, con
 /* vt__compact_add with the event's own id (> every id given before: ids only grow). */
 int vt__compact_add_id(struct vt_compact *c, const struct vt_compact_map *pMap, int64_t id, const int64_t *aVal,
                        uint32_t nullMask, struct vt_compact_part *aOut);
+
+/*
+ * An API call of pMap (api_call) folded into another table's row (schema 6): its signature id
+ * (*pSig) and its event id (*pId, the next of api_call's ids: the id sequence is shared with the
+ * calls stored alone). Returns 1 with the new signature's row in *pOut, or 0 when it is stored.
+ */
+int vt__compact_fold(struct vt_compact *c, const struct vt_compact_map *pMap, const int64_t *aVal, uint32_t nullMask,
+                     int64_t *pSig, int64_t *pId, struct vt_compact_part *pOut);
 
 /*
  * The rows last given may not be stored (a transaction rolled back): forget the signatures and

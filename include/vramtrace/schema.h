@@ -20,7 +20,7 @@
  *     each enum has a small lookup table (enum_*) created with the schema.
  */
 
-#define VT_SCHEMA_VERSION 5
+#define VT_SCHEMA_VERSION 6
 #define VT_SCHEMA_VERSION_OLDEST 1 /* the oldest version readers accept (v1: times stored absolute) */
 #define VT_SCHEMA_APPLICATION_ID 0x76726d74 /* 'vrmt': PRAGMA application_id of every trace */
 
@@ -374,6 +374,22 @@ static inline const char *vt_api_family(long long id)
  *
  * Lists: X(column, constraint); the constraint as the version-4 DDL had it.
  */
+/*
+ * Folded calls (schema 6): the API call of a copy, a set, an allocation or a free shares its
+ * correlation id with its activity row (memcpy_row, memset_row, memory_event) and repeats its
+ * values (bytes, addresses). Where the activity row holds exactly what the call stored, the call
+ * is not stored as an api_call_row: these columns of the activity row hold its own values, and
+ * the api_call view gives it back (a UNION ALL of api_call_row and the folded calls):
+ *   call_dt   the call's t less the activity row's t (NULL: the call's time is not known)
+ *   call_dur  the call's dur
+ *   call_sig  its api_call_sig row (NULL: no call folded into this row)
+ *   call_id   its id in the api_call view (ids are shared with api_call_row's)
+ * Of a copy the call is bytes, src and dst (ptr NULL); of a set bytes and dst; of an allocation
+ * (op 1) bytes and ptr = address; of a free (op 2) ptr = address, bytes NULL. They are own
+ * columns of the compacted tables that their views do not show. docs/schema.md, "Folded calls".
+ */
+#define VT_CALL_FOLD(X) X(call_dt, "") X(call_dur, "") X(call_sig, "") X(call_id, "")
+#define VT_CALL_FOLD_NCOL 4
 #define VT_BLOCK_SHIFT 6
 #define VT_BLOCK_ROWS (1 << VT_BLOCK_SHIFT)
 #define VT_KERNEL_SIG(X)                                                                       \
@@ -388,11 +404,11 @@ static inline const char *vt_api_family(long long id)
     X(device, "") X(context, "") X(stream, "") X(copy_kind, " NOT NULL") X(src_kind, " NOT NULL") \
     X(dst_kind, " NOT NULL") X(is_async, " NOT NULL DEFAULT 0") X(src_device, "") X(dst_device, "") \
     X(graph_id, "") X(graph_node_id, "")
-#define VT_MEMCPY_OWN(X) X(bytes, " NOT NULL") X(src, "") X(dst, "")
+#define VT_MEMCPY_OWN(X) X(bytes, " NOT NULL") X(src, "") X(dst, "") VT_CALL_FOLD(X)
 #define VT_MEMSET_SIG(X)                                                                    \
     X(device, "") X(context, "") X(stream, "") X(value, "") X(mem_kind, "")                 \
     X(is_async, " NOT NULL DEFAULT 0") X(graph_id, "") X(graph_node_id, "")
-#define VT_MEMSET_OWN(X) X(bytes, " NOT NULL") X(dst, "")
+#define VT_MEMSET_OWN(X) X(bytes, " NOT NULL") X(dst, "") VT_CALL_FOLD(X)
 
 /*
  * The compacted tables: X(name, signature list, own list, the view's columns after id, t, dur,
@@ -477,7 +493,7 @@ VT_KERNEL_SUMMARY_DDL \
 "  api INTEGER, is_async INTEGER NOT NULL DEFAULT 0, pool_type INTEGER,\n" \
 "  pool_address INTEGER, pool_threshold INTEGER, pool_size INTEGER,\n" \
 "  pool_used INTEGER, pc INTEGER, thread INTEGER, stack_id INTEGER,\n" \
-"  source_id INTEGER);\n" \
+"  source_id INTEGER" VT_CALL_FOLD(VT__COLDEF) ");\n" \
 "CREATE TABLE tensor_event(\n" \
 "  id INTEGER PRIMARY KEY, " VT__INSTANT "op INTEGER NOT NULL,\n" \
 "  device INTEGER, address INTEGER NOT NULL, bytes INTEGER, stream INTEGER,\n" \
@@ -733,6 +749,9 @@ int vt__schema_index(sqlite3 *db);
 
 /* Set meta(key) = value (insert or replace). Returns an SQLite code. */
 int vt__meta_set(sqlite3 *db, const char *zKey, const char *zValue);
+
+/* Set meta(key) = v as a decimal integer. Returns an SQLite code. */
+int vt__meta_set_i64(sqlite3 *db, const char *zKey, int64_t v);
 
 /* Read meta(key) into zOut (size nOut); returns 1 if found, 0 if absent, -1 on error. */
 int vt__meta_get(sqlite3 *db, const char *zKey, char *zOut, size_t nOut);
