@@ -1213,6 +1213,42 @@ static void server_freed_at_exit(int bKeep)
 TEST(server_keeping_caches_freed_at_exit_grows) { server_freed_at_exit(1); }
 TEST(server_freeing_caches_with_requests_does_not_grow) { server_freed_at_exit(0); }
 
+/*
+ * Control of the above: a server whose key/value cache grows by a 320 MiB block every other request over
+ * 13 sixteenths, then serves 2 more requests from the blocks it holds (active, flat) before shutdown frees
+ * it: the growth stopped before the release, no growth finding.
+ */
+TEST(capped_cache_in_use_then_freed_at_exit_does_not_grow)
+{
+    const char *zPath = tg_path("capped_exit.db");
+    struct tg *g = tg_open(zPath);
+    struct vt_result r;
+    int64_t sK, sT;
+    ASSERT(g);
+    tg_meta(g, "config.tensors", "1");
+    tg_device(g, 0, "H100", 80 * GiB);
+    sK = tg_stack(g, "serve.py", 58, "PagedKVCache._grow");
+    sT = tg_stack(g, "model.py", 121, "Block.forward");
+    tg_alloc(g, 0, 0, 3, WEIGHTS, 4 * GiB, tg_stack(g, "serve.py", 40, "load"));
+    for (int i = 0; i < 15; i++) {
+        int64_t ts = i * 100 * MS + 10 * MS, k;
+        if (i % 2 == 0 && i <= 12) tg_alloc(g, ts, 0, 3, LEAK + i * 0x40000000LL, 320 * MiB, sK);
+        tg_alloc(g, ts + 1 * MS, 0, 3, ACT, GiB, sT);
+        k = tg_kernel(g, ts + 2 * MS, ts + 20 * MS, "decode_attention_kernel");
+        tg_use(g, ts + 2 * MS, k, WEIGHTS);
+        tg_use(g, ts + 2 * MS, k, ACT);
+        for (int b = 0; b <= i && b <= 12; b += 2) tg_use(g, ts + 2 * MS, k, LEAK + b * 0x40000000LL);
+        tg_free(g, ts + 30 * MS, 0, 3, ACT, GiB);
+    }
+    for (int i = 0; i <= 12; i += 2) tg_free(g, 1590 * MS + i * 1000, 0, 3, LEAK + i * 0x40000000LL, 320 * MiB);
+    tg_free(g, 1599 * MS, 0, 3, WEIGHTS, 4 * GiB);
+    ASSERT_EQ(0, tg_close(g));
+    run(zPath, &r);
+    ASSERT_EQ(0, count_kind(&r, "leak", VT_SEV_LOW));
+    vt__result_free(&r);
+    tg_cleanup();
+}
+
 VT_TEST_LIST(T(plain_cuda_loop_ended_at_oom_is_no_growth) T(state_without_uses_is_not_a_leak) T(segment_growth_names_its_site) T(segment_creep_is_not_growth) T(segment_span_skips_unknown_times)
                  T(trend_shapes) T(leak_released_at_the_end_still_grows) T(nccl_buffers_are_not_leaks) T(leak_sample_shape) T(leak_growth_and_never_freed_by_site) T(leak_not_judged_across_a_lent_window) T(healthy_training_loop_has_no_finding)
                  T(caching_allocator_segments_are_not_a_leak) T(caching_allocator_growth_is_reported)
@@ -1222,4 +1258,5 @@ VT_TEST_LIST(T(plain_cuda_loop_ended_at_oom_is_no_growth) T(state_without_uses_i
                      T(segment_staircase_after_the_cache_filled_grows) T(segment_staircase_ever_rarer_is_no_growth) T(tensor_staircase_of_losses_kept_each_step_grows)
                      T(tensor_staircase_filled_and_freed_is_no_growth)
                      T(killed_process_that_accumulated_keeps_its_severity) T(killed_process_live_from_one_burst_is_capped)
-                     T(server_keeping_caches_freed_at_exit_grows) T(server_freeing_caches_with_requests_does_not_grow))
+                     T(server_keeping_caches_freed_at_exit_grows) T(server_freeing_caches_with_requests_does_not_grow)
+                     T(capped_cache_in_use_then_freed_at_exit_does_not_grow))

@@ -663,10 +663,14 @@ static int site_growth(const struct leak *L, struct vt_result *r, int iTrace, in
 }
 
 /*
- * Whether the baseline's n points aB rise (vt__trend), else whether they rise up to their highest point when
- * it came in the last quarter of them: what the program releases as the run ends is no sign that it did not
- * grow, as site_grows() judges a site (a server without phases that kept every request's cache and freed the
- * dict at exit had its last sixteenth's lowest point at 0, and no growth finding). *pRise: the rise judged.
+ * Whether the baseline's n points aB (-1: a point with no allocation or free) rise (vt__trend), else whether
+ * they rise up to their highest point when it came in the last quarter of them and was the last point with
+ * any activity before the last one, which fell: what the program releases as it exits is no sign that it did
+ * not grow, as site_grows() judges a site (a server without phases that kept every request's cache and freed
+ * the dict at exit had its last sixteenth's lowest point at 0, and no growth finding). A point after the
+ * highest where the program was active without rising says the growth had stopped before the release (a
+ * server's capped key/value cache full at 80 % of the run, in use, then freed at shutdown). *pRise: the rise
+ * judged.
  */
 static int baseline_rises(const int64_t *aB, int n, int64_t minRise, int64_t *pRise)
 {
@@ -675,6 +679,8 @@ static int baseline_rises(const int64_t *aB, int n, int64_t minRise, int64_t *pR
     for (int k = 0; k < n; k++)
         if (aB[k] >= 0 && (top < 0 || aB[k] > aB[top])) top = k;
     if (top < 0 || top >= n - 1 || top * 4 < (n - 1) * 3) return 0;
+    for (int k = top + 1; k < n - 1; k++)
+        if (aB[k] >= 0) return 0;
     return vt__trend(aB, top + 1, minRise, pRise);
 }
 
