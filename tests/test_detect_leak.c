@@ -1110,6 +1110,145 @@ TEST(baseline_of_longer_batches_is_no_growth)
     tg_cleanup();
 }
 
+/*
+ * A server killed while it kept every request's key/value cache in a dict (bAccum): 16 caches of 512 MiB
+ * made over the run, each used only during its request. Held while more was made, they grew whether or
+ * not an exit would have freed them: the never-freed finding keeps its severity (high) though the trace
+ * was not closed cleanly. Control (!bAccum): the same 8 GiB made in one burst by the last request and live
+ * at the kill, which the process may have freed had it exited: capped at low.
+ */
+static void killed_server(int bAccum)
+{
+    const char *zPath = tg_path("killed.db");
+    struct tg *g = tg_open(zPath);
+    struct vt_result r;
+    int64_t sK, sT;
+    int nNever = 0;
+    ASSERT(g);
+    tg_meta(g, "config.tensors", "1");
+    tg_meta(g, "closed_cleanly", "0");
+    tg_device(g, 0, "H100", 80 * GiB);
+    sK = tg_stack(g, "serve.py", 64, "generate");
+    sT = tg_stack(g, "model.py", 121, "Block.forward");
+    tg_alloc(g, 1 * MS, 0, 3, WEIGHTS, 4 * GiB, tg_stack(g, "serve.py", 40, "load"));
+    for (int i = 0; i < 16; i++) {
+        int64_t ts = 10 * MS + i * 100 * MS, k;
+        if (bAccum) tg_alloc(g, ts, 0, 3, LEAK + i * 0x40000000LL, 512 * MiB, sK);
+        else if (i == 15)
+            for (int b = 0; b < 16; b++) tg_alloc(g, ts + b * 1000, 0, 3, LEAK + b * 0x40000000LL, 512 * MiB, sK);
+        tg_alloc(g, ts + 1 * MS, 0, 3, ACT, 256 * MiB, sT);
+        k = tg_kernel(g, ts + 2 * MS, ts + 20 * MS, "decode_attention_kernel");
+        tg_use(g, ts + 2 * MS, k, WEIGHTS);
+        tg_use(g, ts + 2 * MS, k, ACT);
+        if (bAccum) tg_use(g, ts + 2 * MS, k, LEAK + i * 0x40000000LL);
+        tg_free(g, ts + 30 * MS, 0, 3, ACT, 256 * MiB);
+    }
+    ASSERT_EQ(0, tg_close(g));
+    run(zPath, &r);
+    ASSERT_EQ(0, r.aTrace[0].f.bCleanClose);
+    for (int i = 0; i < r.nFind; i++)
+        if (!strcmp(r.aFind[i].zKind, "leak") && strstr(r.aFind[i].zTitle, "never freed")) {
+            nNever++;
+            ASSERT_CONTAINS(r.aFind[i].zSite, "serve.py:64");
+            ASSERT_EQ(8 * GiB, r.aFind[i].bytes);
+            ASSERT_EQ(bAccum ? VT_SEV_HIGH : VT_SEV_LOW, r.aFind[i].severity);
+        }
+    ASSERT_EQ(1, nNever);
+    vt__result_free(&r);
+    tg_cleanup();
+}
+
+TEST(killed_process_that_accumulated_keeps_its_severity) { killed_server(1); }
+TEST(killed_process_live_from_one_burst_is_capped) { killed_server(0); }
+
+/*
+ * A server without phases keeping every request's cache (bKeep) in a dict that the program frees as it
+ * exits: 8 requests in 8 of the 16 sixteenths of the run (idle between them), each with 256 to 384 MiB of
+ * cache and 1 GiB of activations. The site rises at too few boundaries for its own test and the lowest
+ * point of the last sixteenth is the exit's 0; up to its highest point the baseline rises: a growth
+ * finding at the cache's line. Control (!bKeep): every cache freed with
+ * its request: no growth.
+ */
+static void server_freed_at_exit(int bKeep)
+{
+    static const int aSlice[] = {0, 2, 3, 5, 8, 9, 11, 14};
+    const char *zPath = tg_path("exit.db");
+    struct tg *g = tg_open(zPath);
+    struct vt_result r;
+    int64_t sK, sT;
+    int nGrow = 0;
+    ASSERT(g);
+    tg_meta(g, "config.tensors", "1");
+    tg_device(g, 0, "H100", 80 * GiB);
+    sK = tg_stack(g, "serve.py", 64, "generate");
+    sT = tg_stack(g, "model.py", 121, "Block.forward");
+    tg_alloc(g, 0, 0, 3, WEIGHTS, 4 * GiB, tg_stack(g, "serve.py", 40, "load"));
+    for (int i = 0; i < 8; i++) {
+        int64_t ts = aSlice[i] * 100 * MS + 10 * MS, k;
+        tg_alloc(g, ts, 0, 3, LEAK + i * 0x40000000LL, (256 + 64 * (i % 3)) * MiB, sK);
+        tg_alloc(g, ts + 1 * MS, 0, 3, ACT, GiB, sT);
+        k = tg_kernel(g, ts + 2 * MS, ts + 20 * MS, "decode_attention_kernel");
+        tg_use(g, ts + 2 * MS, k, WEIGHTS);
+        tg_use(g, ts + 2 * MS, k, ACT);
+        tg_use(g, ts + 2 * MS, k, LEAK + i * 0x40000000LL);
+        tg_free(g, ts + 30 * MS, 0, 3, ACT, GiB);
+        if (!bKeep) tg_free(g, ts + 31 * MS, 0, 3, LEAK + i * 0x40000000LL, (256 + 64 * (i % 3)) * MiB);
+    }
+    for (int i = 0; bKeep && i < 8; i++) tg_free(g, 1590 * MS + i * 1000, 0, 3, LEAK + i * 0x40000000LL, (256 + 64 * (i % 3)) * MiB);
+    tg_free(g, 1599 * MS, 0, 3, WEIGHTS, 4 * GiB);
+    ASSERT_EQ(0, tg_close(g));
+    run(zPath, &r);
+    ASSERT_EQ(0, r.aTrace[0].ph.nIter);
+    for (int i = 0; i < r.nFind; i++)
+        if (!strcmp(r.aFind[i].zKind, "leak") && r.aFind[i].severity >= VT_SEV_LOW) {
+            nGrow++;
+            ASSERT_CONTAINS(r.aFind[i].zSite, "serve.py:64");
+            ASSERT(r.aFind[i].bytes >= GiB);
+        }
+    ASSERT_EQ(bKeep ? 1 : 0, nGrow);
+    vt__result_free(&r);
+    tg_cleanup();
+}
+
+TEST(server_keeping_caches_freed_at_exit_grows) { server_freed_at_exit(1); }
+TEST(server_freeing_caches_with_requests_does_not_grow) { server_freed_at_exit(0); }
+
+/*
+ * Control of the above: a server whose key/value cache grows by a 320 MiB block every other request over
+ * 13 sixteenths, then serves 2 more requests from the blocks it holds (active, flat) before shutdown frees
+ * it: the growth stopped before the release, no growth finding.
+ */
+TEST(capped_cache_in_use_then_freed_at_exit_does_not_grow)
+{
+    const char *zPath = tg_path("capped_exit.db");
+    struct tg *g = tg_open(zPath);
+    struct vt_result r;
+    int64_t sK, sT;
+    ASSERT(g);
+    tg_meta(g, "config.tensors", "1");
+    tg_device(g, 0, "H100", 80 * GiB);
+    sK = tg_stack(g, "serve.py", 58, "PagedKVCache._grow");
+    sT = tg_stack(g, "model.py", 121, "Block.forward");
+    tg_alloc(g, 0, 0, 3, WEIGHTS, 4 * GiB, tg_stack(g, "serve.py", 40, "load"));
+    for (int i = 0; i < 15; i++) {
+        int64_t ts = i * 100 * MS + 10 * MS, k;
+        if (i % 2 == 0 && i <= 12) tg_alloc(g, ts, 0, 3, LEAK + i * 0x40000000LL, 320 * MiB, sK);
+        tg_alloc(g, ts + 1 * MS, 0, 3, ACT, GiB, sT);
+        k = tg_kernel(g, ts + 2 * MS, ts + 20 * MS, "decode_attention_kernel");
+        tg_use(g, ts + 2 * MS, k, WEIGHTS);
+        tg_use(g, ts + 2 * MS, k, ACT);
+        for (int b = 0; b <= i && b <= 12; b += 2) tg_use(g, ts + 2 * MS, k, LEAK + b * 0x40000000LL);
+        tg_free(g, ts + 30 * MS, 0, 3, ACT, GiB);
+    }
+    for (int i = 0; i <= 12; i += 2) tg_free(g, 1590 * MS + i * 1000, 0, 3, LEAK + i * 0x40000000LL, 320 * MiB);
+    tg_free(g, 1599 * MS, 0, 3, WEIGHTS, 4 * GiB);
+    ASSERT_EQ(0, tg_close(g));
+    run(zPath, &r);
+    ASSERT_EQ(0, count_kind(&r, "leak", VT_SEV_LOW));
+    vt__result_free(&r);
+    tg_cleanup();
+}
+
 VT_TEST_LIST(T(plain_cuda_loop_ended_at_oom_is_no_growth) T(state_without_uses_is_not_a_leak) T(segment_growth_names_its_site) T(segment_creep_is_not_growth) T(segment_span_skips_unknown_times)
                  T(trend_shapes) T(leak_released_at_the_end_still_grows) T(nccl_buffers_are_not_leaks) T(leak_sample_shape) T(leak_growth_and_never_freed_by_site) T(leak_not_judged_across_a_lent_window) T(healthy_training_loop_has_no_finding)
                  T(caching_allocator_segments_are_not_a_leak) T(caching_allocator_growth_is_reported)
@@ -1117,4 +1256,7 @@ VT_TEST_LIST(T(plain_cuda_loop_ended_at_oom_is_no_growth) T(state_without_uses_i
                      T(one_step_process_is_state) T(capped_cache_reused_is_state) T(capped_cache_after_a_long_start_up_is_state) T(capped_cache_reused_after_a_late_stop_is_state) T(late_cache_never_reused_is_a_leak) T(history_blocks_used_through_their_segment_are_in_use) T(cache_that_stopped_growing_early_is_no_growth) T(cache_growing_to_the_end_grows) T(segment_growth_at_two_sites_is_one_finding) T(snapshot_cycles_are_iterations) T(last_step_held_to_exit_is_state) T(small_growth_on_a_larger_job_is_medium)
                      T(baseline_of_longer_batches_is_no_growth) T(segment_staircase_of_a_slow_leak_grows)
                      T(segment_staircase_after_the_cache_filled_grows) T(segment_staircase_ever_rarer_is_no_growth) T(tensor_staircase_of_losses_kept_each_step_grows)
-                     T(tensor_staircase_filled_and_freed_is_no_growth))
+                     T(tensor_staircase_filled_and_freed_is_no_growth)
+                     T(killed_process_that_accumulated_keeps_its_severity) T(killed_process_live_from_one_burst_is_capped)
+                     T(server_keeping_caches_freed_at_exit_grows) T(server_freeing_caches_with_requests_does_not_grow)
+                     T(capped_cache_in_use_then_freed_at_exit_does_not_grow))

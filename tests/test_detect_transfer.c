@@ -551,9 +551,49 @@ TEST(pageable_copies_judged_against_the_host_link)
     tg_cleanup();
 }
 
+/*
+ * A batch-size finder's pinned memory (bStop): 28 steps of 10 ms whose batch doubles every second step, each
+ * new size pinned in a larger block than the caching host allocator holds (64 KiB to 512 MiB, all kept), then
+ * 12 steps of training at one size copying from the block it holds: a cache that reached its size, said at
+ * info (it was a medium "keeps growing"). Control (!bStop): the batch doubling to the end keeps growing.
+ */
+static void pinned_cache(int bStop)
+{
+    const char *zPath = tg_path("xfer_finder.db");
+    struct tg *g = tg_open(zPath);
+    struct vt_result r;
+    const struct vt_finding *f;
+    int64_t sPin, bytes = 64 * 1024;
+    int nBlock = 0;
+    ASSERT(g);
+    sPin = tg_stack(g, "pin_memory.py", 90, "pin_memory");
+    tg_alloc(g, 0, 0, 3, DEV, 8 * MiB, -1);
+    for (int i = 0; i < 40; i++) {
+        int64_t t0 = 1 * MS + i * 10 * MS;
+        if (i % 2 == 0 && (i < 28 || !bStop)) {
+            if (i > 0) bytes *= 2;
+            tg_alloc(g, t0, -1, 2, HOST + (nBlock++) * 0x1000000000LL, bytes, sPin);
+        }
+        tg_memcpy(g, t0 + 1 * MS, t0 + 1 * MS + 20000, 1, 2, 3, 128 * 1024, HOST + (nBlock - 1) * 0x1000000000LL, DEV);
+        tg_kernel(g, t0 + 2 * MS, t0 + 9 * MS, "gemm");
+    }
+    ASSERT_EQ(0, tg_close(g));
+    run(zPath, &r);
+    f = find(&r, bStop ? "Pinned host memory grew" : "Pinned host memory keeps growing");
+    ASSERT(f);
+    ASSERT_EQ(bStop ? VT_SEV_INFO : VT_SEV_MEDIUM, f->severity);
+    if (bStop) ASSERT_CONTAINS(f->zTitle, "then stopped");
+    vt__result_free(&r);
+    tg_cleanup();
+}
+
+TEST(pinned_cache_that_stopped_growing_is_info) { pinned_cache(1); }
+TEST(pinned_memory_growing_to_the_end_is_medium) { pinned_cache(0); }
+
 VT_TEST_LIST(T(small_pinned_ring_filling_is_info) T(startup_site_after_first_kernel) T(overlapped_pageable_copies_judged_by_the_link)
              T(light_pageable_batches_are_info) T(startup_only_pageable_copies_are_info)
              T(pageable_copies_at_their_call_site) T(pageable_copies_site_among_many_calls) T(one_off_pageable_copy_is_info)
              T(pinned_copies_serialized)
              T(copies_sample_shape) T(pageable_serialized_and_pinned_growth) T(pinned_overlapped_copies_are_fine)
-             T(pinned_growth_site_with_allocation_history) T(pageable_copies_judged_against_the_host_link))
+             T(pinned_growth_site_with_allocation_history) T(pageable_copies_judged_against_the_host_link)
+             T(pinned_cache_that_stopped_growing_is_info) T(pinned_memory_growing_to_the_end_is_medium))

@@ -63,15 +63,21 @@ static int growth_sev(const struct vt_trace *t, int64_t rise)
     return rise >= ((int64_t)64 << 20) || vt__sev_bytes(t, rise) == VT_SEV_HIGH ? VT_SEV_HIGH : VT_SEV_MEDIUM;
 }
 
-/* One never-freed finding. Returns 0 or -1 (out of memory). */
+/*
+ * One never-freed finding; bAccum: made in ACCUMULATED_IV growth intervals or more. Where the trace was not
+ * closed cleanly the process may have freed at its end what was live, so the severity is capped at low,
+ * unless the memory accumulated: held while more was made over the run, it grew whether or not an exit
+ * would have freed it (a server killed after keeping 7 GiB of requests' caches had a low finding).
+ * Returns 0 or -1 (out of memory).
+ */
 static int emit_end(struct vt_result *r, int iTrace, int64_t bytes, int64_t count, int64_t nLate, int64_t nAlloc,
-                    int64_t first, int64_t last, int64_t stackId, const char *zSite)
+                    int64_t first, int64_t last, int64_t stackId, const char *zSite, int bAccum)
 {
     struct vt_trace *t = &r->aTrace[iTrace];
     int sev = vt__sev_bytes(t, bytes);
     struct vt_finding *f;
     char zB[32], zA[32], zZ[32], zUse[200] = "";
-    if (!t->f.bCleanClose && sev > VT_SEV_LOW) sev = VT_SEV_LOW;
+    if (!t->f.bCleanClose && !bAccum && sev > VT_SEV_LOW) sev = VT_SEV_LOW;
     if (t->f.bHaveKernelUses)
         snprintf(zUse, sizeof zUse, "; %lld of them %s not used in the last iteration or the last 10%% of the run",
                  (long long)(count - nLate), count - nLate == 1 ? "was" : "were");
@@ -416,7 +422,7 @@ static int leak_at_end(const struct leak *L, struct vt_result *r, int iTrace)
         }
         if (e->endBytes < o->minBytes) continue;
         if (emit_end(r, iTrace, e->endBytes, e->endCount, e->endUsedLate, s->nAlloc, e->endFirstTs, e->endLastTs,
-                     s->stackId, s->zSite) != 0)
+                     s->stackId, s->zSite, e->nIv >= ACCUMULATED_IV) != 0)
             return -1;
     }
     if (S.nSite > 0 && S.bytes >= o->minBytes && emit_state(r, iTrace, L, &S) != 0) return -1;
@@ -431,7 +437,7 @@ static int leak_at_end(const struct leak *L, struct vt_result *r, int iTrace)
         char zSite[96];
         if (nsSites == 1) snprintf(zSite, sizeof zSite, "%s", t->sites.a[nsOne].zSite);
         else snprintf(zSite, sizeof zSite, "site not recorded (%d allocation sizes)", nsSites);
-        if (emit_end(r, iTrace, nsBytes, nsCount, nsLate, nsAlloc, nsFirst, nsLast, -1, zSite) != 0) return -1;
+        if (emit_end(r, iTrace, nsBytes, nsCount, nsLate, nsAlloc, nsFirst, nsLast, -1, zSite, 0) != 0) return -1;
     }
     if (segCount > 0 && segBytes >= o->minBytes) {
         struct vt_finding *f = vt__finding_add(r, iTrace, "leak", VT_SEV_INFO);
@@ -657,6 +663,28 @@ static int site_growth(const struct leak *L, struct vt_result *r, int iTrace, in
 }
 
 /*
+ * Whether the baseline's n points aB (-1: a point with no allocation or free) rise (vt__trend), else whether
+ * they rise up to their highest point when it came in the last quarter of them and was the last point with
+ * any activity before the last one, which fell: what the program releases as it exits is no sign that it did
+ * not grow, as site_grows() judges a site (a server without phases that kept every request's cache and freed
+ * the dict at exit had its last sixteenth's lowest point at 0, and no growth finding). A point after the
+ * highest where the program was active without rising says the growth had stopped before the release (a
+ * server's capped key/value cache full at 80 % of the run, in use, then freed at shutdown). *pRise: the rise
+ * judged.
+ */
+static int baseline_rises(const int64_t *aB, int n, int64_t minRise, int64_t *pRise)
+{
+    int top = -1;
+    if (vt__trend(aB, n, minRise, pRise)) return 1;
+    for (int k = 0; k < n; k++)
+        if (aB[k] >= 0 && (top < 0 || aB[k] > aB[top])) top = k;
+    if (top < 0 || top >= n - 1 || top * 4 < (n - 1) * 3) return 0;
+    for (int k = top + 1; k < n - 1; k++)
+        if (aB[k] >= 0) return 0;
+    return vt__trend(aB, top + 1, minRise, pRise);
+}
+
+/*
  * The device baseline's growth of trace iTrace, reported with what explains it; *pbFound receives whether a
  * finding was made. Returns 0, or -1 when out of memory.
  */
@@ -676,7 +704,7 @@ static int baseline_growth(const struct leak *L, struct vt_result *r, int iTrace
     baseline_select(t, aB, &n, NULL);
     /* segments come 2-20 MiB at a time and fragmentation adds a few now and then: at segment
      * level only a rise of 5 % of the peak counts */
-    if (vt__trend(aB, n, t->f.bSegments && peak / 20 > o->minBytes ? peak / 20 : o->minBytes, &rise)) {
+    if (baseline_rises(aB, n, t->f.bSegments && peak / 20 > o->minBytes ? peak / 20 : o->minBytes, &rise)) {
         struct vt_finding *f;
         int64_t accBytes = 0, stateBytes = 0;
         int iTop = -1;

@@ -780,23 +780,40 @@ static void lk_varlen_eval(struct acc *a)
 
 /* ---- evaluation every N steps ---- */
 
-static void lk_eval_periodic(struct acc *a)
+/*
+ * An evaluation every 4 to 12 steps, 3 to 8 times, of 2 to 5 batches under no_grad, multLo to
+ * multLo + multN - 1 times the training batch (as the budget allows), described by zDesc.
+ */
+static void eval_periodic(struct acc *a, int multLo, int multN, const char *zDesc)
 {
     struct job jb;
     int mult;
     draw_variant(a, M_ANY, P_ANY, 1);
     draw_job(a, &jb, K_ANY, 0.0, acc_drawf(a, 0.15, 0.45));
-    mult = set_eval_mult(&jb, 1 + (int)acc_draw(a, 3));
+    mult = set_eval_mult(&jb, multLo + (int)acc_draw(a, (uint64_t)multN));
     jb.l.epochs = 3 + (int)acc_draw(a, 6);
     jb.l.iters = 4 + (int)acc_draw(a, 9);
     jb.l.valIters = 2 + (int)acc_draw(a, 4);
     acc_shape(a, "evaluation", "every %d steps, %d batches of %d (%d x training's)", jb.l.iters, jb.l.valIters,
               jb.l.valBatch, mult);
-    acc_describe(a, "Training that evaluates every few steps (eval_steps): short evaluations of 2 to 5 batches under "
-                    "torch.no_grad(), the same peak each time, between runs of 4 to 12 training steps. Expected: "
-                    "nothing at severity low or above (an info note that evaluation peaks higher is fine).");
+    acc_describe(a, zDesc);
     allow_state(a);
     job_all(a, &jb, NULL, NULL);
+}
+
+static void lk_eval_periodic(struct acc *a)
+{
+    eval_periodic(a, 1, 3, "Training that evaluates every few steps (eval_steps): short evaluations of 2 to 5 batches under "
+                           "torch.no_grad(), the same peak each time, between runs of 4 to 12 training steps. Expected: "
+                           "nothing at severity low or above (an info note that evaluation peaks higher is fine).");
+}
+
+static void lk_eval_periodic_big(struct acc *a)
+{
+    eval_periodic(a, 4, 13, "Training that evaluates every few steps with a much larger batch (per_device_eval_batch_size "
+                            "4 to 16 times the training one, as far as memory allows): short evaluations under "
+                            "torch.no_grad() whose peak is far above training's and the same each time. Expected: "
+                            "nothing at severity low or above (an info note that evaluation peaks higher is fine).");
 }
 
 /* ---- a pinned ring of the DataLoader's depth ---- */
@@ -2699,6 +2716,633 @@ static void p_kineto_op_sites(struct acc *a)
            1, "torch.profiler sites from cpu_op and python_function", 0, NULL);
 }
 
+/* ---- ninth round: sharded weights, compiled shapes, logging, servers, accumulation ---- */
+
+/* A training process of loop l on rank r opened without loop_open's model copy and DDP (the family places the weights). */
+static struct js *open_bare(struct acc *a, struct job *jb, int rank, const char *zCmd)
+{
+    struct js_cfg c = jb->c;
+    c.zTemplate = jb->l.zTemplate;
+    c.kernelStride = jb->l.stride;
+    c.timeScale = jb->l.timeScale * jb->l.stride;
+    c.zCmd = zCmd;
+    if (rank == 0) shape_loop(a, jb);
+    return acc_process(a, rank, &c);
+}
+
+#define FSDP_UNSHARD "lib:torch/distributed/fsdp/_flat_param.py:1467:FlatParamHandle._alloc_padded_unsharded_flat_param|" \
+    "lib:torch/distributed/fsdp/_flat_param.py:1398:FlatParamHandle.unshard|lib:torch/distributed/fsdp/_runtime_utils.py:332:_unshard|"
+#define FSDP_FWD "lib:torch/distributed/fsdp/_runtime_utils.py:505:_pre_forward_unshard|" \
+    "lib:torch/distributed/fsdp/_runtime_utils.py:482:_pre_forward|" \
+    "lib:torch/distributed/fsdp/fully_sharded_data_parallel.py:848:FullyShardedDataParallel.forward|" CALL "|"
+
+/*
+ * FSDP (FULL_SHARD) on 2 or 4 ranks: each rank keeps its shard of every unit's weights, gradients
+ * and Adam's state; a unit's full weights are all-gathered before its forward and freed after it
+ * (reshard_after_forward), gathered again by the backward's pre-hook, its full gradient
+ * reduce-scattered into the shard and freed: a sawtooth of whole units inside every step.
+ */
+static void lk_fsdp_shards(struct acc *a)
+{
+    struct job jb;
+    struct acc_variant v;
+    int nUnit, world;
+    draw_variant(a, M_ANY, P_ANY, 1);
+    v = *acc_variant(a);
+    v.ranks = acc_chance(a, 50) ? 2 : 4;
+    acc_set_variant(a, &v);
+    world = v.ranks;
+    draw_job(a, &jb, K_LM, 0.0, acc_drawf(a, 0.2, 0.6));
+    jb.l.accum = 1;
+    set_micro(&jb, jb.micro);
+    jb.l.epochs = 1;
+    jb.l.iters = 12 + (int)acc_draw(a, 20);
+    jb.l.valIters = 0;
+    jb.l.ncclBytes = (int64_t)(128 + acc_draw(a, 896)) * MiB;
+    nUnit = 4 + (int)acc_draw(a, 9);
+    if (nUnit > jb.l.m.n) nUnit = jb.l.m.n;
+    acc_shape(a, "fsdp", "FULL_SHARD on %d ranks, %d units, reshard after forward", world, nUnit);
+    acc_describe(a, "FullyShardedDataParallel (FULL_SHARD) training: each rank keeps a shard of the weights, "
+                    "gradients and optimizer state; every unit's full weights are all-gathered before its forward "
+                    "and freed after it, gathered again in the backward, and its full gradient is reduce-scattered "
+                    "into the shard and freed. A large sawtooth inside each step that comes back to the same floor. "
+                    "Expected: nothing at severity low or above on any rank.");
+    allow_state(a);
+    for (int r = 0; r < world; r++) {
+        struct pt_model *m = &jb.l.m;
+        struct js *j;
+        int aLo[16], aHi[16], aShard[16], aGrad[16], aSt[2][16], siteShard, siteGather, siteAct, siteState, siteLoss;
+        int64_t aW[16];
+        int bState = 0;
+        j = open_bare(a, &jb, r, "torchrun --nproc-per-node 4 train_fsdp.py");
+        if (!j) return;
+        siteShard = js_site(j, "lib:torch/distributed/fsdp/_flat_param.py:789:FlatParamHandle.shard|"
+                               "lib:torch/distributed/fsdp/_init_utils.py:598:_init_param_handle_from_module|"
+                               "lib:torch/distributed/fsdp/fully_sharded_data_parallel.py:485:FullyShardedDataParallel.__init__|" U_DDP);
+        siteGather = js_site(j, FSDP_UNSHARD FSDP_FWD "model.py:146:GPT.forward|" CALL "|" U_TRAIN(66));
+        siteAct = js_site(j, "model.py:121:Block.forward|" CALL "|" FSDP_FWD "model.py:146:GPT.forward|" CALL "|" U_TRAIN(66));
+        siteLoss = js_site(j, "lib:torch/nn/functional.py:3494:cross_entropy|" U_TRAIN(67));
+        siteState = js_site(j, "lib:torch/optim/adam.py:165:Adam._init_group|lib:torch/optim/adam.py:247:Adam.step|" U_TRAIN(72));
+        js_here(j, siteShard);
+        for (int u = 0; u < nUnit; u++) {
+            aLo[u] = u * m->n / nUnit;
+            aHi[u] = (u + 1) * m->n / nUnit;
+            aW[u] = 0;
+            for (int i = aLo[u]; i < aHi[u]; i++) aW[u] += m->a[i].w;
+            if (aW[u] < world * 4096) aW[u] = world * 4096;
+            aShard[u] = js_alloc(j, aW[u] / world, siteShard, JS_NAT_ALLOC);
+            js_h2d(j, aShard[u], aW[u] / world, JS_PAGEABLE, 0, siteShard);
+            aGrad[u] = aSt[0][u] = aSt[1][u] = -1;
+        }
+        js_nccl_init(j, 6, jb.l.ncclBytes / 6);
+        loop_push(a, j, ACC_NVTX_NAMES, "train", 0);
+        for (int it = 0; it < jb.l.iters; it++) {
+            int saved[PT_MAXL], x, cur, out, loss, gOut, full;
+            loop_push(a, j, ACC_NVTX_NAMES, "iter %d", it);
+            loop_push(a, j, ACC_NVTX_PROFILER, "ProfilerStep#%d", it);
+            js_here(j, js_site(j, U_TRAIN(63)));
+            for (int u = 0; u < nUnit; u++) /* zero_grad(set_to_none=True) */
+                if (aGrad[u] >= 0) {
+                    js_free(j, aGrad[u]);
+                    aGrad[u] = -1;
+                }
+            js_cpu(j, jb.l.cpuPerStep);
+            x = loop_next_batch(&jb.l, j, jb.l.xBytes, it, U_TRAIN(61));
+            cur = x;
+            for (int u = 0; u < nUnit; u++) { /* forward: gather, run the unit, reshard */
+                int aC[2];
+                full = js_alloc(j, aW[u], siteGather, JS_NAT_ALLOC);
+                aC[0] = full;
+                aC[1] = aShard[u];
+                js_play(j, 'C', u, nUnit * 2, aC, 2);
+                for (int i = aLo[u]; i < aHi[u]; i++) {
+                    int aT[3];
+                    out = js_alloc(j, m->a[i].act * jb.micro, siteAct, JS_NAT_ALLOC);
+                    aT[0] = cur;
+                    aT[1] = full;
+                    aT[2] = out;
+                    js_play(j, 'F', i, m->n + 1, aT, 3);
+                    saved[i] = cur;
+                    cur = out;
+                }
+                js_here(j, siteGather);
+                js_free(j, full);
+            }
+            loss = js_alloc(j, 4, siteLoss, JS_NAT_ALLOC);
+            {
+                int aT[2] = {cur, loss};
+                js_play(j, 'F', m->n, m->n + 1, aT, 2);
+            }
+            gOut = js_alloc(j, m->a[m->n - 1].act * jb.micro, js_site(j, ""), JS_NAT_BACKWARD);
+            for (int u = nUnit - 1; u >= 0; u--) { /* backward: gather again, gradients, reduce-scatter */
+                int gFull, aC[2], site0 = js_site(j, "");
+                full = js_alloc(j, aW[u], site0, JS_NAT_BACKWARD);
+                gFull = js_alloc(j, aW[u], site0, JS_NAT_ACCGRAD);
+                for (int i = aHi[u] - 1; i >= aLo[u]; i--) {
+                    int gIn = js_alloc(j, i > 0 ? m->a[i - 1].act * jb.micro : 4096, site0, JS_NAT_BACKWARD);
+                    int aT[5] = {gOut, saved[i], full, gFull, gIn};
+                    js_play(j, 'B', m->n - i, m->n + 1, aT, 5);
+                    js_free(j, saved[i]);
+                    js_free(j, gOut);
+                    gOut = gIn;
+                }
+                if (aGrad[u] < 0) aGrad[u] = js_alloc(j, aW[u] / world, site0, JS_NAT_ACCGRAD);
+                aC[0] = gFull;
+                aC[1] = aGrad[u];
+                js_play(j, 'C', nUnit + u, nUnit * 2, aC, 2);
+                js_free(j, gFull);
+                js_free(j, full);
+            }
+            js_free(j, gOut);
+            js_here(j, js_site(j, U_TRAIN(72)));
+            for (int u = 0; u < nUnit; u++) {
+                int aT[4];
+                if (!bState)
+                    for (int k = 0; k < 2; k++) aSt[k][u] = js_alloc(j, aW[u] / world, siteState, JS_NAT_ALLOC);
+                aT[0] = aShard[u];
+                aT[1] = aGrad[u];
+                aT[2] = aSt[0][u];
+                aT[3] = aSt[1][u];
+                js_play(j, 'O', u, nUnit, aT, 4);
+            }
+            bState = 1;
+            pt_item(j, loss, U_TRAIN(75));
+            js_here(j, js_site(j, U_TRAIN(67)));
+            js_free(j, loss);
+            js_free(j, cur);
+            loop_pop(a, j, ACC_NVTX_PROFILER);
+            loop_pop(a, j, ACC_NVTX_NAMES);
+        }
+        loop_pop(a, j, ACC_NVTX_NAMES);
+        js_sync(j);
+        acc_end(a, j, 1, 1);
+    }
+}
+
+/*
+ * torch.compile(mode="reduce-overhead") on inputs padded to a few length buckets: the first step
+ * of each new length compiles and runs eagerly, then records a CUDA graph whose memory comes from
+ * the graphs' shared private pool; later steps of a length replay its graph. The pool grows while
+ * new lengths appear, in the first part of the run, then stays.
+ */
+static void lk_compile_shapes(struct acc *a)
+{
+    struct job jb;
+    struct js *j;
+    int nBucket, nStep, aFirst[8], aSeen[8] = {0}, nSeen = 0, aXs[8], siteStatic, siteCopy, unitsMax;
+    struct pt_fwd aF[8];
+    draw_variant(a, M_S | M_H, P_N | P_X, 1);
+    draw_job(a, &jb, K_LM, 0.0, acc_drawf(a, 0.2, 0.45));
+    jb.l.accum = 1;
+    set_micro(&jb, jb.micro);
+    jb.l.bZeroNone = 0; /* graphs keep gradients in place */
+    jb.l.bZeroLast = 0;
+    jb.l.bPinned = 1;
+    nBucket = 2 + (int)acc_draw(a, 5);
+    nStep = 16 + (int)acc_draw(a, 20);
+    unitsMax = nBucket;
+    aFirst[0] = 0;
+    for (int b = 1; b < nBucket; b++) aFirst[b] = 1 + (int)acc_draw(a, (uint64_t)(nStep * 2 / 5));
+    for (int b = 1; b < nBucket; b++) /* the order lengths appear in: bucket b's length is (b + 1) / nBucket of the longest */
+        for (int k = b; k > 1 && aFirst[k] < aFirst[k - 1]; k--) {
+            int t = aFirst[k];
+            aFirst[k] = aFirst[k - 1];
+            aFirst[k - 1] = t;
+        }
+    {
+        int perm = (int)acc_draw(a, 2); /* lengths appearing shortest first, or in a random order */
+        if (perm) {
+            int aB[8];
+            for (int b = 0; b < nBucket; b++) aB[b] = aFirst[b];
+            for (int b = nBucket - 1; b > 0; b--) {
+                int k = (int)acc_draw(a, (uint64_t)b + 1), t = aB[b];
+                aB[b] = aB[k];
+                aB[k] = t;
+            }
+            for (int b = 0; b < nBucket; b++) aFirst[b] = aB[b];
+        }
+    }
+    {
+        int last = 0;
+        for (int b = 0; b < nBucket; b++) last = aFirst[b] > last ? aFirst[b] : last;
+        acc_shape(a, "compile", "reduce-overhead, %d length buckets, the last new one at step %d of %d", nBucket, last, nStep);
+    }
+    acc_describe(a, "Training a model compiled with torch.compile(mode=\"reduce-overhead\") on batches padded to a few "
+                    "length buckets: the first step of each new length compiles, runs eagerly and records a CUDA graph "
+                    "from the graphs' private memory pool; every later step of that length replays its graph. The pool "
+                    "grows while new lengths appear, early in the run, then stays: warm-up, not a leak. Expected: "
+                    "nothing at severity low or above.");
+    allow_state(a);
+    j = job_open(a, &jb, &jb.l, 0);
+    if (!j) return;
+    siteStatic = js_site(j, "gen:/tmp/torchinductor_user/cudagraph_trees.py:2031:CUDAGraphTreeManager.record|"
+                            "lib:torch/_inductor/cudagraph_trees.py:662:CUDAWarmupNode.run|" U_TRAIN(66));
+    siteCopy = js_site(j, U_TRAIN(61));
+    loop_push(a, j, ACC_NVTX_NAMES, "train", 0);
+    for (int t = 0; t < nStep; t++) {
+        int b = -1, pin;
+        int64_t xb;
+        for (int k = 0; k < nBucket; k++)
+            if (aFirst[k] == t && !aSeen[k]) b = k;
+        if (b < 0) { /* a length already seen */
+            int n = (int)js_rand(j, (uint64_t)nSeen), k = 0;
+            for (b = 0; b < nBucket; b++)
+                if (aSeen[b] && k++ == n) break;
+        }
+        xb = jb.l.xBytes * (b + 1) / unitsMax;
+        if (!aSeen[b]) { /* compile: an eager step of the new length, then the graph recorded */
+            struct loop l2 = jb.l;
+            l2.batch = jb.micro * (b + 1) / unitsMax > 0 ? jb.micro * (b + 1) / unitsMax : 1;
+            l2.xBytes = xb;
+            loop_train_iter(a, &l2, j, t);
+            js_free(j, l2.lastX);
+            js_free(j, l2.lastOut);
+            js_sync(j);
+            js_graph_capture(j, 1);
+            aXs[b] = js_alloc(j, xb, siteStatic, JS_NAT_ALLOC);
+            js_here(j, siteStatic);
+            aF[b] = pt_forward(j, &jb.l.m, aXs[b], l2.batch, 1, 1, "lib:torch/_inductor/cudagraph_trees.py:1011:CUDAGraphNode._record|" U_TRAIN(66));
+            pt_backward(j, &jb.l.m, &aF[b], l2.batch, NULL, 0);
+            pt_step(j, &jb.l.m, U_TRAIN(72));
+            js_graph_capture(j, 0);
+            aSeen[b] = 1;
+            nSeen++;
+            continue;
+        }
+        pin = js_pin_alloc(j, xb, js_site(j, "lib:torch/utils/data/_utils/pin_memory.py:90:pin_memory"));
+        loop_push(a, j, ACC_NVTX_NAMES, "iter %d", t);
+        loop_push(a, j, ACC_NVTX_PROFILER, "ProfilerStep#%d", t);
+        js_cpu(j, jb.l.cpuPerStep);
+        js_h2d(j, aXs[b], xb, JS_PINNED, js_pin_addr(j, pin), siteCopy);
+        js_graph_launch(j, "FBOZ");
+        pt_item(j, aF[b].loss, U_TRAIN(75));
+        loop_pop(a, j, ACC_NVTX_PROFILER);
+        loop_pop(a, j, ACC_NVTX_NAMES);
+        js_pin_free(j, pin);
+    }
+    loop_pop(a, j, ACC_NVTX_NAMES);
+    js_sync(j);
+    acc_end(a, j, 1, 1);
+}
+
+/* Logging every step: x->k metrics reduced on the GPU and read with .item() / .cpu() (x->bytes each). */
+static void hook_log_items(struct loop *l, struct js *j, int it, struct pt_fwd *f)
+{
+    struct ctx *x = l->pCtx;
+    (void)it;
+    (void)f;
+    for (int k = 0; k < x->k; k++) {
+        int t = js_alloc(j, x->bytes, x->site, JS_NAT_ALLOC), aT[2] = {l->lastOut, t};
+        js_launch_named(j, "void at::native::reduce_kernel<512, 1, at::native::ReduceOp<float, at::native::MeanOps<float, "
+                           "float, float, float>, unsigned int, float, 4> >(at::native::ReduceOp<float, at::native::MeanOps<float, "
+                           "float, float, float>, unsigned int, float, 4>)",
+                        20000, aT, 2);
+        js_d2h(j, t, x->bytes, x->site2);
+        js_here(j, x->site2);
+        js_free(j, t);
+    }
+}
+
+/*
+ * Training that logs 3 to 16 metrics every step (loss, accuracy, grad norm, learning rate ...),
+ * each reduced on the GPU and read to the host with .item() or .cpu(): many small synchronizing
+ * device-to-host copies of a few bytes, a negligible share of the step.
+ */
+static void lk_log_sync(struct acc *a)
+{
+    struct job jb;
+    struct ctx x;
+    struct js *j;
+    int bOom;
+    memset(&x, 0, sizeof x);
+    draw_variant(a, M_ANY, P_ANY, 1);
+    draw_job(a, &jb, K_ANY, 0.0, acc_drawf(a, 0.2, 0.6));
+    jb.l.bPinned = 1;
+    x.k = 3 + (int)acc_draw(a, 14);
+    x.bytes = (int64_t)4 << acc_draw(a, 10);
+    jb.l.pCtx = &x;
+    jb.l.xTrainStep = hook_log_items;
+    acc_shape(a, "logging", "%d metrics of %lld bytes read to the host every step", x.k, (long long)x.bytes);
+    acc_describe(a, "Training that logs several metrics every step (`logger.log({k: v.item()})`, train.py:86): each is "
+                    "reduced on the GPU and copied to the host, a synchronizing copy of a few bytes. The copies are "
+                    "tiny and the waits are the step's own compute finishing. Expected: nothing at severity low or "
+                    "above.");
+    allow_state(a);
+    j = job_open(a, &jb, &jb.l, 0);
+    if (!j) return;
+    x.site = js_site(j, "lib:torch/_tensor.py:41:Tensor.mean|metrics.py:18:compute_metrics|train.py:85:train_one_epoch|" MAIN);
+    x.site2 = js_site(j, "train.py:86:train_one_epoch|" MAIN);
+    loop_epochs(a, &jb.l, j, &bOom);
+    acc_end(a, j, jb.l.bTeardown, jb.l.bClean);
+}
+
+/* Copies each step's outputs to the host for metrics on the CPU (x->bytes as float32, pageable). */
+static void hook_log_outputs(struct loop *l, struct js *j, int it, struct pt_fwd *f)
+{
+    struct ctx *x = l->pCtx;
+    int t = js_alloc(j, x->bytes, x->site, JS_NAT_ALLOC), aT[2] = {l->lastOut, t};
+    (void)it;
+    (void)f;
+    if (t < 0) return;
+    js_launch_named(j, "void at::native::vectorized_elementwise_kernel<4, at::native::(anonymous namespace)::copy_kernel"
+                       "(at::TensorIteratorBase&)::{lambda()#3}::operator()() const::{lambda(c10::BFloat16)#1}, "
+                       "at::detail::Array<char*, 2> >(int, {lambda(c10::BFloat16)#1}, at::detail::Array<char*, 2>)",
+                    100000, aT, 2);
+    js_d2h(j, t, x->bytes, x->site2);
+    js_here(j, x->site2);
+    js_free(j, t);
+}
+
+/*
+ * Training that copies every step's outputs to the host (`preds.append(outputs.float().cpu())`,
+ * train.py:86) for a metric computed with NumPy: a blocking device-to-host copy into pageable
+ * memory every step, 20 to 400 MB, holding compute up for 3 % to 40 % of the run.
+ */
+static void p_log_outputs(struct acc *a)
+{
+    struct job jb;
+    struct ctx x;
+    struct js *j;
+    int bOom;
+    double s;
+    int64_t t0, t1, gpu, copy, want;
+    char zSite[160];
+    memset(&x, 0, sizeof x);
+    draw_variant(a, M_ANY, P_ANY, 1);
+    draw_job(a, &jb, K_ANY, 0.0, acc_drawf(a, 0.2, 0.45));
+    jb.l.bPinned = 1;
+    jb.l.accum = 1;
+    set_micro(&jb, jb.micro);
+    jb.l.epochs = 1;
+    jb.l.iters = 20 + (int)acc_draw(a, 40);
+    jb.l.valIters = 0;
+    x.bytes = (int64_t)(20 + acc_draw(a, 380)) * 1000000;
+    s = exp(acc_drawf(a, log(0.03), log(0.4)));
+    gpu = js_template_ns(jb.l.zTemplate, "FBOZC");
+    copy = 1500 + x.bytes / 10; /* the device-to-host copy's time (jobsim: 10 GB/s) */
+    want = (int64_t)((double)copy * (1 - s) / s) - jb.l.cpuPerStep;
+    if (want < gpu / 20) want = gpu / 20;
+    jb.l.timeScale = (double)want / (double)gpu;
+    jb.l.pCtx = &x;
+    jb.l.xTrainStep = hook_log_outputs;
+    acc_shape(a, "copies", "%.0f MB of outputs to pageable host memory every step", (double)x.bytes / 1e6);
+    acc_describe(a, "Training that copies every step's outputs to the host for a metric computed on the CPU "
+                    "(`preds.append(outputs.float().cpu())`, train.py:86): a blocking device-to-host copy into "
+                    "pageable memory every step, during which the GPU idles. Expected: a transfer finding at "
+                    "train.py:86 whose severity follows the share of the run the copies held compute up; a finding "
+                    "of copies serialized with compute may accompany it.");
+    allow_state(a);
+    j = job_open(a, &jb, &jb.l, 0);
+    if (!j) return;
+    x.site = js_site(j, "train.py:86:train_one_epoch|" MAIN);
+    x.site2 = x.site;
+    loop_epochs(a, &jb.l, j, &bOom);
+    t0 = js_first_kernel(j);
+    t1 = js_now(j);
+    s = t1 > t0 ? (double)js_pageable_ns(j) / (double)(t1 - t0) : 0;
+    acc_shape(a, "copy share", "%.1f %% of the run after the first kernel", s * 100);
+    snprintf(zSite, sizeof zSite, "train.py:86 in train_one_epoch");
+    expect(a, "outputs-to-host", "transfer", zSite, *transfer_sev(s) ? transfer_sev(s) : "info", NULL, NULL, NULL,
+           *transfer_sev(s) != 0, "device-to-host copies of every step's outputs", 0, NULL);
+    expect(a, "outputs-to-host", "transfer", NULL, "low|medium|high", NULL, "erializ", NULL, 0, "consequence of the planted cause", 0, NULL);
+    acc_end(a, j, 1, 1);
+}
+
+/* Draws the number of micro-batches of the next step (1 to x->k), the batch following. */
+static void hook_accum_var(struct loop *l, struct js *j, int it, struct pt_fwd *f)
+{
+    struct ctx *x = l->pCtx;
+    (void)it;
+    (void)f;
+    l->accum = 1 + (int)js_rand(j, (uint64_t)x->k);
+    l->batch = x->n * l->accum;
+}
+
+/*
+ * Gradient accumulation over a varying number of micro-batches per optimizer step (a token budget
+ * per step, the last step of an epoch shorter, schedules that raise it): steps of 1 to 8 micro-batches.
+ */
+static void lk_accum_varying(struct acc *a)
+{
+    struct job jb;
+    struct ctx x;
+    memset(&x, 0, sizeof x);
+    draw_variant(a, M_ANY, P_ANY, 2);
+    draw_job(a, &jb, K_ANY, 0.0, acc_drawf(a, 0.2, 0.6));
+    x.k = 2 + (int)acc_draw(a, 7);
+    x.n = jb.micro;
+    jb.l.accum = x.k;
+    set_micro(&jb, jb.micro);
+    jb.l.bZeroLast = 1;
+    if (acc_chance(a, 40)) jb.l.varLen = 2 + (int)acc_draw(a, 4);
+    jb.l.pCtx = &x;
+    jb.l.xIterStart = hook_accum_var;
+    acc_shape(a, "accumulation", "1 to %d micro-batches per step%s", x.k, jb.l.varLen > 1 ? ", lengths varying" : "");
+    acc_describe(a, "Training with gradient accumulation over a varying number of micro-batches per optimizer step "
+                    "(a token budget per step): steps of 1 to 8 forward and backward passes, gradients kept across "
+                    "them and the optimizer stepping at the end. Step lengths and peaks vary; nothing grows. Expected: "
+                    "nothing at severity low or above.");
+    allow_state(a);
+    job_all(a, &jb, NULL, NULL);
+}
+
+/*
+ * An inference server answering requests of varying batch and length with generate(): each request
+ * preallocates its key/value cache (StaticCache, serve.py:64), prefills, decodes, and returns.
+ * bKeep: the server keeps every request's cache in a dict for follow-up turns that never come
+ * (`self.sessions[req.id] = out.past_key_values`, serve.py:66), never evicted.
+ */
+static void serve_requests(struct acc *a, int bKeep)
+{
+    const struct js_gpu *g;
+    const struct acc_variant *v;
+    struct pt_model m;
+    struct js_cfg c;
+    struct js *j;
+    int nLayer, d, nReq, maxB, maxTok, siteKv, siteAct, siteLogit, aB[400], aLen[400], aKeep[400], nKeep = 0, bTeardown, bClean;
+    int64_t kvTok, free0, kept = 0, total = 0, resvKv;
+    char zSite[200];
+    draw_variant(a, M_ANY, P_N | P_X, 1);
+    v = acc_variant(a);
+    g = draw_gpu(a);
+    memset(&c, 0, sizeof c);
+    c.pGpu = g;
+    c.zTemplate = "nsys_mangled";
+    c.kernelStride = 1;
+    c.timeScale = acc_drawf(a, 0.2, 0.6);
+    c.zCmd = "python serve.py --model llama --max-batch 16";
+    nLayer = acc_chance(a, 50) ? 24 : 12;
+    d = acc_chance(a, 50) ? 2048 : 1024;
+    pt_lm(&m, nLayer, d, 1, 32000, 1);
+    kvTok = (int64_t)2 * nLayer * d * 2; /* K and V per token per sequence, bf16 */
+    free0 = g->total - CTX - pt_param_bytes(&m) - GiB;
+    nReq = 40 + (int)acc_draw(a, 120);
+    maxB = 2 << acc_draw(a, 4);
+    maxTok = 256 << acc_draw(a, 4);
+    while ((int64_t)maxB * maxTok * kvTok > free0 / 4 && maxTok > 64) maxTok /= 2;
+    for (int r = 0; r < nReq; r++) {
+        aB[r] = 1 + (int)acc_draw(a, (uint64_t)maxB);
+        aLen[r] = 32 + (int)acc_draw(a, (uint64_t)maxTok);
+        total += kvTok * aLen[r] * aB[r];
+        if (bKeep && total > free0 / 3 && r >= 12) { /* the dict fills a third of what is free by the end */
+            nReq = r;
+            break;
+        }
+    }
+    bTeardown = acc_chance(a, 50);
+    bClean = acc_chance(a, 70);
+    acc_shape(a, "model", "decoder, %d layers, d %d (bf16), %.1f GiB of weights", nLayer, d, (double)pt_param_bytes(&m) / (double)GiB);
+    acc_shape(a, "requests", "%d, batch 1 to %d, 32 to %d tokens, cache %lld KiB a token", nReq, maxB, 32 + maxTok,
+              (long long)(kvTok >> 10));
+    acc_shape(a, "end", "%s, %s", bTeardown ? "freed at shutdown" : "live at exit", bClean ? "closed cleanly" : "killed");
+    if (bKeep)
+        acc_describe(a, "An inference server that keeps every request's key/value cache in a dict for follow-up turns "
+                        "(`self.sessions[req.id] = out.past_key_values`, serve.py:66) and never evicts it: each request's "
+                        "cache, allocated at serve.py:64, stays. Expected: a leak at serve.py:64 where the trace shows it "
+                        "(at segment level only where the allocator had to reserve more).");
+    else
+        acc_describe(a, "An inference server answering requests of varying batch and length with generate(): each request "
+                        "preallocates its key/value cache (serve.py:64), prefills, decodes and returns, and the cache is "
+                        "freed with it. Peaks follow the requests' sizes; the allocator reserves more when a larger request "
+                        "than any before arrives. Expected: nothing at severity low or above.");
+    j = acc_process(a, 0, &c);
+    if (!j) return;
+    pt_to_device(j, &m, "serve.py:40:Server.load|serve.py:118:main|serve.py:131:<module>");
+    siteKv = js_site(j, "lib:transformers/cache_utils.py:1180:StaticCache.__init__|"
+                        "lib:transformers/generation/utils.py:1755:GenerationMixin._get_cache|"
+                        "lib:transformers/generation/utils.py:2034:GenerationMixin.generate|"
+                        "serve.py:64:Server.generate|serve.py:121:main|serve.py:131:<module>");
+    siteAct = js_site(j, "model.py:121:Block.forward|" CALL "|model.py:146:GPT.forward|" CALL "|"
+                         "lib:transformers/generation/utils.py:2980:GenerationMixin._sample|"
+                         "serve.py:64:Server.generate|serve.py:121:main|serve.py:131:<module>");
+    siteLogit = js_site(j, "lib:torch/nn/modules/linear.py:134:Linear.forward|" CALL "|"
+                           "lib:transformers/generation/utils.py:2980:GenerationMixin._sample|"
+                           "serve.py:64:Server.generate|serve.py:121:main|serve.py:131:<module>");
+    for (int r = 0; r < nReq; r++) {
+        int kv, act, nChunk = 4 + (int)js_rand(j, 5);
+        if (js_rand(j, 8) == 0) js_cpu(j, 200000000); /* no request for a while */
+        js_cpu(j, 2000000);
+        if (r == 3) js_resv_mark(j); /* after warm-up */
+        loop_push(a, j, ACC_NVTX_NAMES, "request %d", r);
+        kv = js_alloc(j, kvTok * aLen[r] * aB[r], siteKv, JS_NAT_ALLOC);
+        act = js_alloc(j, (int64_t)aB[r] * aLen[r] * d * 2 * 4, siteAct, JS_NAT_ALLOC); /* prefill */
+        for (int k = -1; k < nChunk; k++) { /* the prefill, then the decode a few tokens at a time: every layer's weights */
+            int lg = k < 0 ? -1 : js_alloc(j, (int64_t)aB[r] * 32000 * 4, siteLogit, JS_NAT_ALLOC);
+            for (int grp = 0; grp < 4; grp++) {
+                int aT[48], nT = 0;
+                for (int l = grp * m.n / 4; l < (grp + 1) * m.n / 4 && nT < 44; l++)
+                    if (m.a[l].w) aT[nT++] = m.w[l];
+                aT[nT++] = kv;
+                aT[nT++] = k < 0 ? act : lg;
+                js_play(j, 'F', (k + 1) * 4 + grp, (nChunk + 1) * 4, aT, nT);
+            }
+            if (k < 0) {
+                js_here(j, siteAct);
+                js_free(j, act);
+            } else {
+                pt_item(j, lg, "serve.py:65:Server.generate|serve.py:121:main|serve.py:131:<module>");
+                js_free(j, lg);
+            }
+        }
+        loop_pop(a, j, ACC_NVTX_NAMES);
+        js_here(j, js_site(j, "serve.py:66:Server.generate|serve.py:121:main|serve.py:131:<module>"));
+        if (bKeep) {
+            aKeep[nKeep++] = kv;
+            if (r >= 3) kept += js_tensor_bytes(j, kv);
+        } else {
+            js_free(j, kv);
+        }
+    }
+    js_sync(j);
+    resvKv = js_resv_since_mark(j, "serve.py:64:", JS_NAT_ALLOC);
+    acc_shape(a, "kept", "%lld MiB after warm-up, %lld MiB of segments reserved for it", (long long)(kept / MiB),
+              (long long)(resvKv / MiB));
+    if (bKeep) {
+        user_site(js_site_spec(j, siteKv), zSite, sizeof zSite);
+        loop_allow_also(a, "sessions", "retained", NULL, NULL);
+        expect(a, "sessions", "leak", zSite, growth_sev(kept), NULL, NULL, NULL,
+               v->mode == JS_TENSORS || v->bHistory ? kept >= 32 * MiB : resvKv >= 64 * MiB && resvKv * 100 >= js_reserved(j),
+               "leak growth at its call site", 0, NULL);
+    }
+    (void)aKeep;
+    acc_end(a, j, bTeardown, bClean);
+}
+
+static void lk_serve_requests(struct acc *a)
+{
+    serve_requests(a, 0);
+}
+
+static void p_serve_sessions(struct acc *a)
+{
+    serve_requests(a, 1);
+}
+
+/*
+ * A batch-size finder (Lightning's Tuner.scale_batch_size, mode "power"): 2 or 3 training steps at each
+ * batch, doubling from 1, 2 or 4 until one runs out of memory in the forward; the finder catches it,
+ * collects garbage and empties the cache, and training runs at the last batch that fit.
+ */
+static void p_oom_bs_finder(struct acc *a)
+{
+    struct job jb;
+    struct js *j;
+    int bOom = 0, b, nTrial, it = 0, fail = -1, nSize = 0;
+    int64_t demand = 0;
+    const char *zVerdict = NULL, *zNot = NULL;
+    char zSite[600];
+    draw_variant(a, M_ANY, P_ANY, 1);
+    draw_job(a, &jb, K_ANY, 0.0, acc_drawf(a, 0.3, 0.6));
+    jb.l.accum = 1;
+    jb.l.bZeroLast = 0;
+    jb.l.bPinned = 1;
+    jb.l.epochs = 1;
+    jb.l.valIters = 0;
+    nTrial = 2 + (int)acc_draw(a, 2);
+    b = 1 << acc_draw(a, 3);
+    jb.l.iters = 10 + (int)acc_draw(a, 20);
+    acc_describe(a, "A batch-size finder before training (Lightning's scale_batch_size, mode \"power\"): a few steps at "
+                    "each batch size, doubling until one runs out of memory; the finder catches the error, empties the "
+                    "cache, and training runs at the last size that fit. The memory reserved climbs with each doubling "
+                    "and stays flat after. Expected: one OOM finding, high, at the failing line with its verdict; "
+                    "nothing else at severity low or above.");
+    allow_state(a);
+    set_micro(&jb, b);
+    j = job_open(a, &jb, &jb.l, 0);
+    if (!j) return;
+    loop_push(a, j, ACC_NVTX_NAMES, "train", 0);
+    for (; b <= 8192 && !bOom; b *= 2, nSize++) {
+        set_micro(&jb, b);
+        for (int s = 0; s < nTrial; s++, it++) {
+            demand = js_allocated_blocks(j) + (pt_act_bytes(&jb.l.m) + jb.xSample) * b;
+            if (loop_train_iter(a, &jb.l, j, it) != 0) {
+                bOom = 1;
+                fail = jb.l.failSite;
+                zVerdict = oom_verdict(a, j, demand, &zNot);
+                break;
+            }
+        }
+    }
+    if (!bOom) fprintf(stderr, "accgen: oom_bs_finder did not run out of memory\n");
+    js_here(j, js_site(j, "lib:lightning/pytorch/utilities/memory.py:83:garbage_collection_cuda|"
+                          "lib:lightning/pytorch/tuner/batch_size_scaling.py:187:_run_power_scaling|"
+                          "lib:lightning/pytorch/tuner/batch_size_scaling.py:72:_scale_batch_size|train.py:205:main|"
+                          "train.py:231:<module>"));
+    js_empty_cache(j);
+    b = b / 4 > 0 ? b / 4 : 1; /* the loop doubled once more after the failing size */
+    set_micro(&jb, b);
+    acc_shape(a, "finder", "%d sizes tried, %d steps each, training at %d", nSize, nTrial, b);
+    shape_loop(a, &jb);
+    for (int i = 0; i < jb.l.iters; i++, it++)
+        if (loop_train_iter(a, &jb.l, j, it) != 0) break;
+    loop_pop(a, j, ACC_NVTX_NAMES);
+    oom_sites(j, fail, SITE_FWD, zSite, sizeof zSite);
+    expect(a, "oom", "oom", zSite, "high", NULL, zVerdict ? zVerdict : "real demand", NULL, bOom,
+           "a batch-size finder's planned OOM, caught", 1, zNot);
+    js_sync(j);
+    acc_end(a, j, 1, 1);
+}
+
 /* ---- the table ---- */
 
 const struct acc_family acc_aFamily[] = {
@@ -2749,5 +3393,14 @@ const struct acc_family acc_aFamily[] = {
     {"lk_eval_warm", "healthy", "look-alike: validation_spike (the first evaluation batch warms the cache)", lk_eval_warm},
     {"eval_graph_kept", "planted", "an evaluation without no_grad keeping its graphs, drawn levels", p_eval_graph_kept},
     {"eval_cat_logits", "planted", "logits gathered on the GPU with torch.cat across an evaluation", p_eval_cat_logits},
+    {"lk_fsdp_shards", "healthy", "look-alike: leak, retained (FSDP: units gathered and freed inside each step)", lk_fsdp_shards},
+    {"lk_compile_shapes", "healthy", "look-alike: leak (torch.compile recording a CUDA graph per new length, early)", lk_compile_shapes},
+    {"lk_log_sync", "healthy", "look-alike: transfer (small synchronizing .item() copies every step)", lk_log_sync},
+    {"lk_accum_varying", "healthy", "look-alike: leak, validation_spike (a varying number of micro-batches a step)", lk_accum_varying},
+    {"lk_serve_requests", "healthy", "look-alike: leak, retained (a server's per-request caches, freed)", lk_serve_requests},
+    {"serve_sessions", "planted", "a server keeping every request's cache in a dict", p_serve_sessions},
+    {"log_outputs", "planted", "every step's outputs copied to pageable host memory", p_log_outputs},
+    {"lk_eval_periodic_big", "healthy", "look-alike: validation_spike (a periodic evaluation of a much larger batch)", lk_eval_periodic_big},
+    {"oom_bs_finder", "planted", "a batch-size finder's OOM, caught, then training at the size that fit", p_oom_bs_finder},
 };
 const int acc_nFamily = (int)(sizeof acc_aFamily / sizeof acc_aFamily[0]);
