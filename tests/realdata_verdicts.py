@@ -252,6 +252,11 @@ def text_checks(vt, data):
     zz = " ".join(z.split())
     check("live at the snapshot's dump (1.29 GiB)" in zz and "every free matched its allocation" in zz and
           "frees missing" not in zz and "live at exit" not in zz, z)
+    # info says the blocks inside the segments as analyze does (it said only the 83 segments)
+    zi = subprocess.run([vt, "info", p("cs336_niu_fwd_bwd_200.pickle")], capture_output=True, text=True,
+                        timeout=600).stdout
+    check("the allocator's blocks (tensors): 3907 allocated, 162 live at the snapshot's dump (439 MiB)" in zi and
+          "the allocator's blocks (tensors): 3907 allocated, 162 live at the snapshot's dump (439 MiB)" in zz, zi)
     z = text(vt, p("cs336_silmont2000_mem_snapshot_small.pickle"))
     check("iterations from the cycles of its tensor memory" in z, z)
     silmont_cut(vt, data)

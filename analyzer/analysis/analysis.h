@@ -524,7 +524,6 @@ int vt__trend(const int64_t *a, int n, int64_t minRise, int64_t *pRise);
  * (439 MiB)", into z (size n); returns
  * 1, or 0 (z empty) when the trace has no blocks or the blocks are its only allocations (counted as such).
  */
-int vt__fmt_blocks(const struct vt_trace *t, char *z, size_t n);
 /* ts from the one time origin ("0 s", "12.0 us", "1.25 s"; "?" when unknown, or t has no times), into z
  * (vt__fig_fmt_at: the same in every command). */
 void vt__fmt_at(const struct vt_trace *t, int64_t ts, char *z, size_t n);

@@ -149,9 +149,7 @@ int vt__shows_training(const struct vt_trace *t)
 
 const char *vt__end_said(const struct vt_trace *t)
 {
-    if (!strcmp(t->f.zSource, "pytorch_snapshot")) return "at the snapshot's dump";
-    if (!strcmp(t->f.zSource, "kineto_json")) return "at the end of the profiler's window";
-    return "at exit";
+    return vt__fig_end_said(&t->f);
 }
 
 const char *vt__fix_state(const struct vt_trace *t)
@@ -221,18 +219,6 @@ int vt__trend(const int64_t *a, int n, int64_t minRise, int64_t *pRise)
      * carrying most of the rise is a level change (one larger batch's segment beside a few small
      * ones), not a staircase */
     return nUp * 10 >= nStep * 6 || (nUp >= 3 && aThird[0] && aThird[1] && aThird[2] && maxUp * 2 <= *pRise);
-}
-
-int vt__fmt_blocks(const struct vt_trace *t, char *z, size_t n)
-{
-    char zB[32];
-    z[0] = 0;
-    if (t->lc.nTensorAlloc == 0 || t->lc.bTensorDevice) return 0;
-    vt__fmt_bytes(t->lc.tensorLiveEndBytes, zB, sizeof zB);
-    snprintf(z, n, "inside these %s, the allocator's blocks (tensors): %lld allocated, %lld live %s (%s)",
-             strcmp(t->f.zSource, "pytorch_snapshot") ? "allocations" : "segments", /* a snapshot's rows */
-             (long long)t->lc.nTensorAlloc, (long long)t->lc.nTensorLiveEnd, vt__end_said(t), zB);
-    return 1;
 }
 
 void vt__fmt_at(const struct vt_trace *t, int64_t ts, char *z, size_t n)

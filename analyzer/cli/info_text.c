@@ -114,6 +114,7 @@ static void print_memory(FILE *f, const struct trace_info *p, const char *zInden
     if (nCreate) fprintf(f, ", %lld VMM creation%s", nCreate, nCreate == 1 ? "" : "s");
     if (nMap) fprintf(f, ", %lld VMM map%s", nMap, nMap == 1 ? "" : "s");
     fprintf(f, "; level: %s\n", vt__level_name(p->f.fig.level));
+    if (vt__fig_blocks_text(&p->f, zP, sizeof zP)) fprintf(f, "%s%-11s %s\n", zIndent, "", zP);
     for (int i = 0; i < p->f.fig.nDev; i++) {
         const struct vt_figdev *d = &p->f.fig.aDev[i];
         if (d->acct >= 0) fprintf(f, "%s%-11s device %d: peak %s\n", zIndent, "", d->acct, vt__fig_peak_text(&p->f, d, zP, sizeof zP));

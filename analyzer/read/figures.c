@@ -77,6 +77,26 @@ void vt__figures_origin(struct vt_tracefile *const *apF, int nF)
     }
 }
 
+const char *vt__fig_end_said(const struct vt_tracefile *f)
+{
+    if (!strcmp(f->zSource, "pytorch_snapshot")) return "at the snapshot's dump";
+    if (!strcmp(f->zSource, "kineto_json")) return "at the end of the profiler's window";
+    return "at exit";
+}
+
+int vt__fig_blocks_text(const struct vt_tracefile *f, char *z, size_t n)
+{
+    const struct vt_lifecounts *lc = &f->fig.lc;
+    char zB[32];
+    z[0] = 0;
+    if (lc->nTensorAlloc == 0 || lc->bTensorDevice) return 0;
+    vt__fmt_bytes(lc->tensorLiveEndBytes, zB, sizeof zB);
+    snprintf(z, n, "inside these %s, the allocator's blocks (tensors): %lld allocated, %lld live %s (%s)",
+             strcmp(f->zSource, "pytorch_snapshot") ? "allocations" : "segments", /* a snapshot's rows */
+             (long long)lc->nTensorAlloc, (long long)lc->nTensorLiveEnd, vt__fig_end_said(f), zB);
+    return 1;
+}
+
 int64_t vt__fig_at(const struct vt_tracefile *f, int64_t ts)
 {
     if (ts < 0 || !f->bTimes) return -1;

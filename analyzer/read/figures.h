@@ -79,6 +79,12 @@ const char *vt__level_key(int level);
 /* A level for people: "segments (caching allocator)", "tensors (the allocator's blocks)", "segments and tensors",
  * "allocations", "totals only (no lifetimes)", "none". */
 const char *vt__level_name(int level);
+/* Where a trace's end is, as reports say it: "at the snapshot's dump", "at the end of the profiler's window", "at
+ * exit". */
+const char *vt__fig_end_said(const struct vt_tracefile *f);
+/* z: "inside these segments, the allocator's blocks (tensors): N allocated, M live at ... (BYTES)" where the trace
+ * has a framework allocator's blocks inside its allocations; returns 0 (z empty) where it has none, or only blocks. */
+int vt__fig_blocks_text(const struct vt_tracefile *f, char *z, size_t n);
 /* The account acct's peaks in f->fig, NULL when it has none. */
 const struct vt_figdev *vt__fig_dev(const struct vt_tracefile *f, int acct);
 /*

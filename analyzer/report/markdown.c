@@ -113,7 +113,7 @@ int vt__report_markdown(FILE *f, const struct vt_result *r)
         else
             fprintf(f, "- duration %s; %lld allocations, %lld freed, %lld live %s (%s)\n", zA,
                     (long long)t->lc.nAlloc, (long long)t->lc.nFree, (long long)t->lc.nLiveEnd, vt__end_said(t), zB);
-        if (vt__fmt_blocks(t, zLine, sizeof zLine)) fprintf(f, "- %s\n", zLine);
+        if (vt__fig_blocks_text(&t->f, zLine, sizeof zLine)) fprintf(f, "- %s\n", zLine);
         fprintf(f, "- %s\n", vt__fmt_free_faults(t, zLine, sizeof zLine));
         fprintf(f, "- level: %s\n", vt__level_name(t->f.fig.level));
         if (t->ph.n) {

@@ -101,7 +101,7 @@ static void trace_section(FILE *f, const struct vt_result *r, int iTrace)
         snprintf(zLine, sizeof zLine, "duration %s; %lld allocations, %lld freed, %lld live %s (%s); %s; level: %s", zT,
                  (long long)t->lc.nAlloc, (long long)t->lc.nFree, (long long)t->lc.nLiveEnd, vt__end_said(t), zB,
                  vt__fmt_free_faults(t, zB2, sizeof zB2), vt__level_name(t->f.fig.level));
-    if (vt__fmt_blocks(t, zB2, sizeof zB2)) {
+    if (vt__fig_blocks_text(&t->f, zB2, sizeof zB2)) {
         size_t k = strlen(zLine);
         snprintf(zLine + k, sizeof zLine - k, "; %s", zB2);
     }
