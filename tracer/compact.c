@@ -59,17 +59,21 @@ static void sig_match(sqlite3_str *s, const struct vt_compact_spec *p)
 #define RANGE_LO "-4611686018427387904"
 #define RANGE_HI "4611686018427387903"
 
+/* The next name of the column list *pz ("a, b, c"): its start, its length in *pn, *pz moved past it; NULL at the end. */
+static const char *next_col(const char **pz, size_t *pn)
+{
+    const char *z = *pz + strspn(*pz, ", ");
+    *pn = strcspn(z, ", ");
+    *pz = z + *pn;
+    return *pn ? z : NULL;
+}
+
 /* Whether column zCol (n bytes) is among the view's columns zCols. */
 static int in_cols(const char *zCols, const char *zCol, size_t n)
 {
-    for (const char *z = zCols; *z;) {
-        size_t k;
-        while (*z == ',' || *z == ' ') z++;
-        k = strcspn(z, ", ");
-        if (!k) break;
+    size_t k;
+    for (const char *z; (z = next_col(&zCols, &k)) != NULL;)
         if (k == n && !memcmp(z, zCol, n)) return 1;
-        z += k;
-    }
     return 0;
 }
 
@@ -83,7 +87,8 @@ char *vt__compact_view_sql_version(int iTab, int64_t base, int version)
     const struct vt_compact_spec *p = &vt__aCompact[iTab];
     sqlite3_str *s = sqlite3_str_new(NULL);
     char zBase[32];
-    const char *z = p->zCols;
+    const char *zList = p->zCols, *z;
+    size_t n;
     if (base < 0) snprintf(zBase, sizeof zBase, "(%lld)", (long long)base);
     else snprintf(zBase, sizeof zBase, "%lld", (long long)base);
     /* t: the anchor plus the integer difference; a value that is not an integer (only a row written through
@@ -96,18 +101,13 @@ char *vt__compact_view_sql_version(int iTab, int64_t base, int version)
                         " AND " RANGE_HI " THEN " T_EXPR " + r.dur + %s END AS \"end\"",
                         p->zName, zBase, zBase);
 #undef T_EXPR
-    while (*z) {
-        size_t n;
+    while ((z = next_col(&zList, &n)) != NULL) {
         int k;
-        while (*z == ',' || *z == ' ') z++;
-        n = strcspn(z, ", ");
-        if (!n) break;
         if (n == 11 && !memcmp(z, "correlation", 11))
             sqlite3_str_appendall(s, ", CASE WHEN typeof(r.dc) = 'integer' THEN b.correlation + r.dc ELSE r.dc END"
                                      " AS correlation");
         else if ((k = list_find(p->azSig, z, n)) >= 0) sqlite3_str_appendf(s, ", s.\"%w\" AS \"%w\"", p->azSig[k], p->azSig[k]);
         else if ((k = list_find(p->azOwn, z, n)) >= 0) sqlite3_str_appendf(s, ", r.\"%w\" AS \"%w\"", p->azOwn[k], p->azOwn[k]);
-        z += n;
     }
     sqlite3_str_appendf(s,
                         " FROM \"%w_row\" r LEFT JOIN \"%w_block\" b ON b.id = r.id >> %d"
@@ -150,6 +150,7 @@ static char *trigger_sql(int iTab, int version)
     sqlite3_str *s = sqlite3_str_new(NULL);
     const char *zN = p->zName;
     int bFold = iTab == VT_CT_api_call && version >= 6;
+    size_t n;
     /* INSERT: the signature (unless stored), the block (unless stored), the row */
     sqlite3_str_appendf(s,
                         "CREATE TRIGGER \"%w_insert\" INSTEAD OF INSERT ON \"%w\" BEGIN\n"
@@ -203,14 +204,8 @@ static char *trigger_sql(int iTab, int version)
                         " DELETE FROM \"%w_row\" WHERE id = OLD.id;\n"
                         " INSERT INTO \"%w\"(id, t, dur, %s) VALUES(NEW.id, NEW.t, NEW.dur",
                         zN, zN, p->zCols);
-    for (const char *z = p->zCols; *z;) {
-        size_t n;
-        while (*z == ',' || *z == ' ') z++;
-        n = strcspn(z, ", ");
-        if (!n) break;
+    for (const char *zList = p->zCols, *z; (z = next_col(&zList, &n)) != NULL;)
         sqlite3_str_appendf(s, ", NEW.\"%.*w\"", (int)n, z);
-        z += n;
-    }
     sqlite3_str_appendf(s,
                         ");\nEND;\n"
                         "CREATE TRIGGER \"%w_delete\" INSTEAD OF DELETE ON \"%w\" BEGIN\n",
