@@ -227,7 +227,6 @@ static int pk_ooms(struct snapw *w, int64_t ts)
     return 0;
 }
 
-/* Whether l is a device allocation of the device this pass writes. */
 /* Whether l is this pass's device's memory, as a segment (or a block of the allocator's): a mapping counts in its
  * creation's account; with mappings a creation is drawn where it is mapped, not itself. */
 static int mine(const struct snapw *w, const struct vt_life *l)
@@ -255,21 +254,27 @@ static int push(struct snapw *w, int64_t **pv, size_t *pn, size_t *pnAlloc, cons
     return 0;
 }
 
+/* The unmap the segments' live set is applying, when mapping l begins or ends by it; else NULL. */
+static const struct vt_memrow *unmap_of(const struct snapw *w, const struct vt_life *l)
+{
+    const struct vt_memrow *m = vt__live_row(w->Lseg);
+    return l->op == VT_MEMOP_VMM_MAP && m && m->op == VT_MEMOP_VMM_UNMAP ? m : NULL;
+}
+
 /* Whether mapping l begins as the part of a mapping that a range unmap left mapped (no new memory: no event). */
 static int is_piece(const struct snapw *w, const struct vt_life *l)
 {
-    const struct vt_memrow *m = vt__live_row(w->Lseg);
-    return l->op == VT_MEMOP_VMM_MAP && m && m->op == VT_MEMOP_VMM_UNMAP;
+    return unmap_of(w, l) != NULL;
 }
 
 /* *p: segment l, or of a mapping the part the row being applied unmaps (an unmap of known size may cover part of
  * it: live.c begins the rest again as a mapping of its own). */
 static void ending_part(const struct snapw *w, const struct vt_life *l, struct vt_life *p)
 {
-    const struct vt_memrow *m = vt__live_row(w->Lseg);
+    const struct vt_memrow *m = unmap_of(w, l);
     int64_t a = l->address, e = l->address + l->bytes;
     *p = *l;
-    if (l->op != VT_MEMOP_VMM_MAP || !m || m->op != VT_MEMOP_VMM_UNMAP || m->bytes <= 0) return;
+    if (!m || m->bytes <= 0) return;
     if (m->address > a) a = m->address;
     if (m->address + m->bytes < e) e = m->address + m->bytes;
     p->address = a;

@@ -30,11 +30,7 @@ static int one_run(struct vt_tracefile *const *apF, int nF)
     int64_t end = 0;
     if (!ap) return 1;
     for (int i = 0; i < nF; i++)
-        if (apF[i] && apF[i]->bTimes) {
-            apF[i]->fig.shift = vt__read_meta_int(apF[i], "clock_anchor_wall_ns") -
-                                vt__read_meta_int(apF[i], "clock_anchor_cupti_ns");
-            ap[n++] = apF[i];
-        }
+        if (apF[i] && apF[i]->bTimes) ap[n++] = apF[i];
     qsort(ap, (size_t)n, sizeof *ap, wall_cmp);
     for (int k = 0; k < n; k++) {
         if (k && ap[k]->t0 + ap[k]->fig.shift > end + slack) bOne = 0;
@@ -49,22 +45,22 @@ void vt__figures_origin(struct vt_tracefile *const *apF, int nF)
     int bAnchors = 1, nOpen = 0, bHave = 0, bApart = 0;
     int64_t origin = 0;
     /* several traces are put on the wall clock when every one with a known time has the anchors to do it (a trace
-     * without any, a snapshot with no history, has nothing to place) */
+     * without any, a snapshot with no history, has nothing to place): each one's offset to it first */
     for (int i = 0; i < nF; i++) {
+        int64_t cupti, wall;
         if (!apF[i]) continue;
         nOpen++;
-        if (apF[i]->bTimes && (vt__read_meta_int(apF[i], "clock_anchor_cupti_ns") < 0 ||
-                               vt__read_meta_int(apF[i], "clock_anchor_wall_ns") < 0))
-            bAnchors = 0;
+        cupti = vt__read_meta_int(apF[i], "clock_anchor_cupti_ns");
+        wall = vt__read_meta_int(apF[i], "clock_anchor_wall_ns");
+        apF[i]->fig.shift = cupti >= 0 && wall >= 0 ? wall - cupti : 0;
+        if (apF[i]->bTimes && (cupti < 0 || wall < 0)) bAnchors = 0;
     }
     if (nOpen > 1 && bAnchors && !one_run(apF, nF)) bAnchors = 0, bApart = 1;
     for (int i = 0; i < nF; i++) {
         struct vt_tracefile *f = apF[i];
         if (!f) continue;
         f->fig.bWall = nOpen > 1 && bAnchors;
-        f->fig.shift = f->fig.bWall
-                           ? vt__read_meta_int(f, "clock_anchor_wall_ns") - vt__read_meta_int(f, "clock_anchor_cupti_ns")
-                           : 0;
+        if (!f->fig.bWall) f->fig.shift = 0; /* each on its own clock */
         if (f->bTimes && (!bHave || f->t0 + f->fig.shift < origin)) origin = f->t0 + f->fig.shift, bHave = 1;
     }
     for (int i = 0; i < nF; i++) {
