@@ -5,6 +5,7 @@
 #if VT_HAVE_ZLIB
 #include <zlib.h>
 #endif
+#include <errno.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -227,6 +228,54 @@ TEST(snapshot_bad_inputs)
     /* plain data, but not a snapshot */
     write_file(zCut, "\x80\x04K\x01.", 5);
     ASSERT_EQ(VT_EXIT_NOT_TRACE, import(zCut, -1, zOut));
+}
+
+/* What a stream's first 4 KiB must begin before it is read on (vt__import_head_plausible): every input the
+ * readers take (the fixtures, the shipped real files, a trace) passes; noise does not, and neither does noise
+ * after a JSON bracket, a pickle's PROTO or gzip's magic (a '{' began /dev/urandom once in about 128 reads, and
+ * the stream was read on into TMPDIR without end). The noise is seeded: the same 20,000 heads every run. */
+TEST(stream_heads)
+{
+    static const char *const azFile[] = {"import/kineto_small.json", "import/kineto_noaddr.json.gz",
+                                         "import/snap_small.pickle", "import/snap_v1.pickle",
+                                         "import/snap_ring_full.pickle", "import/nsys2024_enums.sqlite",
+                                         "real/param_dlrm_v100_rank0_step.pt.trace.json",
+                                         "real/param_resnet_2080ti_noprofmem.json.gz", "example-train.db"};
+    static const char *const azHead[] = {"", "{", " \n[", "\x80\x04", "\x80\x02", "\x1f\x8b", "\xef\xbb\xbf{"};
+    static unsigned char a[4096];
+    const char *zDir = getenv("VT_TEST_DATA");
+    uint64_t x = 0x9e3779b97f4a7c15u;
+    int nTaken = 0;
+    for (size_t i = 0; i < sizeof azFile / sizeof *azFile; i++) {
+        char zPath[4096];
+        FILE *f;
+        size_t n;
+        snprintf(zPath, sizeof zPath, "%s/%s", zDir ? zDir : "tests/data", azFile[i]);
+        f = fopen(zPath, "rb");
+        if (!f) VT__FAIL("%s: %s", zPath, strerror(errno));
+        n = fread(a, 1, sizeof a, f);
+        fclose(f);
+        ASSERT(n > 16); /* a file shorter than 4 KiB: its whole self */
+        if (!vt__import_head_plausible(a, n)) VT__FAIL("%s: its head was taken for noise", azFile[i]);
+    }
+    for (int r = 0; r < 20000; r++) {
+        const char *zHead = azHead[r % (int)(sizeof azHead / sizeof *azHead)];
+        for (size_t k = 0; k < sizeof a; k++) { /* xorshift64 */
+            x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+            a[k] = (unsigned char)x;
+        }
+        memcpy(a, zHead, strlen(zHead));
+        nTaken += vt__import_head_plausible(a, sizeof a);
+    }
+    ASSERT_EQ(0, nTaken);
+    /* protocol 2, as torch.save of old and pickle.dump(protocol=2) write it (no frames) */
+    ASSERT(vt__import_head_plausible((const unsigned char *)"\x80\x02}q\x00(X\x08\x00\x00\x00segmentsq\x01]q", 20));
+    memset(a, ' ', sizeof a); /* blanks alone: undecided, read on (the spool's free-space bound stops them) */
+    ASSERT(vt__import_head_plausible(a, sizeof a));
+    a[100] = '{', a[4095] = 0xe2; /* a character cut by the end of the window */
+    ASSERT(vt__import_head_plausible(a, sizeof a));
+    a[200] = 1;
+    ASSERT(!vt__import_head_plausible(a, sizeof a));
 }
 
 TEST(kineto_trace)
@@ -849,7 +898,7 @@ TEST(real_files)
     }
 }
 
-VT_TEST_LIST(T(snapshot_current_format) T(builder_runs_in_time_order) T(snapshot_ring_buffer_and_2_0_format) T(snapshot_bad_inputs) T(kineto_trace)
+VT_TEST_LIST(T(snapshot_current_format) T(builder_runs_in_time_order) T(snapshot_ring_buffer_and_2_0_format) T(snapshot_bad_inputs) T(stream_heads) T(kineto_trace)
                  T(snapshot_history_starts_late)
                  T(kineto_without_addresses_and_bad_json) T(kineto_hip_memory) T(kineto_totals_in_time_order) T(kineto_step_once) T(kineto_sites_from_operators) T(kineto_base_after_events) T(kineto_pid_from_operators) T(nsys_exports) T(nsys_truncated) T(nsys_without_cuda_trace) T(nsys_allocation_calls_without_sizes) T(command_line)
                      T(snapshot_merge_refusals) T(readers_open_other_formats) T(real_files))

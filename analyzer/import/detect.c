@@ -9,6 +9,7 @@
 #include <sqlite3.h>
 
 #include "util/errors.h"
+#include "pickle.h"
 #include "source.h"
 #include "vramtrace/schema.h"
 
@@ -81,13 +82,62 @@ static int head_format(const unsigned char *a, long n, int *pbBlank)
     return VT_IMPORT_UNKNOWN;
 }
 
-int vt__import_head_plausible(const unsigned char *a, size_t n)
+/* Whether a[0..n) could be the start of JSON text: UTF-8 without control bytes but blanks (JSON
+ * writes them as escapes); a character cut at the end of the window counts as whole. */
+static int head_text(const unsigned char *a, size_t n)
+{
+    size_t k = 0;
+    while (k < n) {
+        unsigned c = a[k];
+        size_t m = c < 0x80 ? 0 : (c & 0xe0) == 0xc0 && c >= 0xc2 ? 1 : (c & 0xf0) == 0xe0 ? 2
+                 : (c & 0xf8) == 0xf0 && c <= 0xf4 ? 3 : 4;
+        if (m == 4 || c == 0x7f || (c < 0x20 && c != ' ' && c != '\t' && c != '\r' && c != '\n')) return 0;
+        for (k++; m > 0 && k < n; m--, k++)
+            if ((a[k] & 0xc0) != 0x80) return 0;
+    }
+    return 1;
+}
+
+/* Whether a[0..n) could begin a PyTorch snapshot as Python's pickler writes one: PROTO 2 to 5; from
+ * protocol 4 on, a FRAME of less than 4 GiB (it frames every pickle of 4 bytes and more, 64 KiB at a
+ * time); EMPTY_DICT (the snapshot is a dict) and its memo entry (MEMOIZE, or BINPUT 0 before protocol
+ * 4); then opcodes the reader takes up to the end of the window (which cuts it: VT_PK_ETRUNC). */
+static int head_pickle(const unsigned char *a, size_t n)
+{
+    struct vt__src s;
+    struct vt_pkval root;
+    struct vt_pk *p;
+    size_t k = n > 2 && a[1] >= 4 ? 11 : 2; /* after FRAME and its 8-byte length */
+    int rc;
+    if (n <= k + 2 || a[1] < 2 || a[1] > 5 || a[k] != '}') return 0;
+    if (k == 11 && (a[2] != 0x95 || a[7] || a[8] || a[9] || a[10] || a[12] != 0x94)) return 0;
+    if (k == 2 && (a[3] != 'q' || a[4] != 0)) return 0;
+    vt__src_open_mem(&s, a, n);
+    if (!(p = vt__pk_new(&s, NULL, NULL))) return 1; /* out of memory: undecided, read on */
+    rc = vt__pk_run(p, &root);
+    vt__pk_free(p);
+    vt__src_close(&s);
+    return rc == VT_PK_ETRUNC || rc == VT_PK_OK || rc == VT_PK_ENOMEM;
+}
+
+/* vt__import_head_plausible of what is not gzip: an SQLite file, a snapshot or JSON text. */
+static int head_plain(const unsigned char *a, size_t n)
 {
     int bBlank, fmt = head_format(a, (long)n, &bBlank);
     if (n >= 16 && !memcmp(a, "SQLite format 3", 16)) return 1;
-    if (n >= 2 && a[0] == 0x1f && a[1] == 0x8b) return 1; /* gzip: what it holds is judged once read */
-    if (fmt == VT_IMPORT_SNAPSHOT) return a[1] >= 2 && a[1] < 16; /* a protocol number, not any byte after 0x80 */
-    return fmt == VT_IMPORT_KINETO || bBlank;
+    if (fmt == VT_IMPORT_SNAPSHOT) return head_pickle(a, n);
+    return (fmt == VT_IMPORT_KINETO || bBlank) && head_text(a, n);
+}
+
+int vt__import_head_plausible(const unsigned char *a, size_t n)
+{
+    unsigned char aOut[4096];
+    long k;
+    if (n < 2 || a[0] != 0x1f || a[1] != 0x8b) return head_plain(a, n);
+    /* gzip: what its first bytes give is judged as a plain input is (a snapshot or JSON; never a trace) */
+    k = vt__src_gunzip_head(a, n, aOut, sizeof aOut);
+    if (k == -2) return 1; /* no zlib here: the reader says so once it is read */
+    return k > 0 && head_plain(aOut, (size_t)k);
 }
 
 int vt__import_detect(const char *zPath, int *pFmt, char *zErr, size_t nErr)

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include "util/cleanup.h"
@@ -149,17 +150,35 @@ int vt__import_temp_new(const char *zPath, char **pzTemp)
 }
 
 /*
+ * Whether the file system of descriptor out can take nMore bytes and keep the spool's margin free:
+ * a twentieth of its size, at least 16 MiB. An endless stream that looks like an input (blanks,
+ * or text that never ends) stops there instead of filling the disk. A file system that says
+ * nothing of its space is taken to have room.
+ */
+static int spool_room(int out, int64_t nMore, int64_t *pnFree, int64_t *pnMargin)
+{
+    struct statvfs v;
+    if (fstatvfs(out, &v) != 0 || v.f_frsize == 0 || v.f_blocks == 0) return 1;
+    *pnFree = (int64_t)v.f_bavail * (int64_t)v.f_frsize;
+    *pnMargin = (int64_t)v.f_blocks * (int64_t)v.f_frsize / 20;
+    if (*pnMargin < VT_SPOOL_MARGIN_MIN) *pnMargin = VT_SPOOL_MARGIN_MIN;
+    return *pnFree - nMore >= *pnMargin;
+}
+
+/*
  * Copy what descriptor fd gives until its end into a new temporary file registered for zName.
  * A FIFO that nobody writes to within VT_SPOOL_WAIT_S seconds is refused (nothing would ever
  * come), and so is a stream whose first 4 KiB begin no input (vt__import_head_plausible): /dev/zero
- * would fill the disk. Returns an enum vt_exit code after one line on failure.
+ * would fill the disk. A stream that goes on past what TMPDIR's file system can spare
+ * (spool_room, judged every VT_SPOOL_CHECK bytes) is stopped there. Returns an enum vt_exit
+ * code after one line on failure.
  */
 static int spool_fd(const char *zName, int fd, int bFifo)
 {
     char *zTemp = NULL, aBuf[65536];
     unsigned char aHead[4096]; /* judged once full: a stream that begins no input is not read to its end */
     int out = -1, rc = vt__import_temp_new(zName, &zTemp);
-    int64_t n = 0;
+    int64_t n = 0, nFree = 0, nMargin = 0;
     if (rc != VT_EXIT_OK) return rc;
     if (bFifo) { /* opened without blocking: wait for a writer's first bytes (or its end) a bounded time */
         struct pollfd pfd = {fd, POLLIN, 0};
@@ -171,7 +190,10 @@ static int spool_fd(const char *zName, int fd, int bFifo)
         }
         fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
     }
-    if ((out = open(zTemp, O_WRONLY | O_TRUNC | O_CLOEXEC)) < 0) rc = VT_EXIT_NOFILE;
+    if ((out = open(zTemp, O_WRONLY | O_TRUNC | O_CLOEXEC)) < 0) {
+        vt__errorf("%s: cannot copy it into %s: %s", zName, zTemp, strerror(errno));
+        rc = VT_EXIT_NOFILE;
+    }
     while (rc == VT_EXIT_OK) {
         ssize_t k = read(fd, aBuf, sizeof aBuf);
         if (k == 0) break;
@@ -190,6 +212,14 @@ static int spool_fd(const char *zName, int fd, int bFifo)
                 rc = VT_EXIT_NOT_TRACE;
                 break;
             }
+        }
+        if ((n == 0 || n / VT_SPOOL_CHECK != (n + k) / VT_SPOOL_CHECK) && !spool_room(out, VT_SPOOL_CHECK, &nFree, &nMargin)) {
+            vt__errorf("%s: stopped after %.1f MiB: copying more would leave %s (TMPDIR) less than %.1f MiB free "
+                       "(%.1f MiB now); pass the input as a file, or set TMPDIR to a larger file system",
+                       zName, (double)n / 1048576.0, vt__cleanup_tempdir(), (double)nMargin / 1048576.0,
+                       (double)nFree / 1048576.0);
+            rc = VT_EXIT_NOFILE;
+            break;
         }
         for (ssize_t w = 0; w < k && rc == VT_EXIT_OK;) {
             ssize_t m = write(out, aBuf + w, (size_t)(k - w));

@@ -33,10 +33,12 @@ const char *vt__import_format_name(int fmt);
 int vt__import_detect(const char *zPath, int *pFmt, char *zErr, size_t nErr);
 
 /*
- * Whether the first n bytes a of a stream (as read, gzip not undone) can begin an input a reader takes:
- * an SQLite file (a trace, an Nsight export), gzip, a pickle (PROTO and a protocol number) or JSON (an
- * object or array after blanks; blanks alone: undecided, 1). 0 for what can be none of them (/dev/zero,
- * /dev/urandom), which is then not read to its end.
+ * Whether the first n bytes a of a stream (as read, gzip not undone) can begin an input a reader
+ * takes: an SQLite file (a trace, an Nsight export); a snapshot's pickle (PROTO 2 to 5, a dict, and
+ * opcodes the unpickler takes up to the end of the n bytes); JSON (an object or array after blanks,
+ * and all of the n bytes UTF-8 text without raw control characters; blanks alone: undecided, 1); or
+ * gzip whose first bytes decompress to a pickle or JSON. 0 for what can be none of them (/dev/zero,
+ * /dev/urandom, which began '{' once in about 128 reads), which is then not read to its end.
  */
 int vt__import_head_plausible(const unsigned char *a, size_t n);
 
@@ -89,6 +91,11 @@ int vt__import_one(const char *zIn, int fmt, int64_t pid, const char *zOut, cons
 
 /* How long a FIFO may stay silent before a reader gives up on it (vt__import_spool). */
 #define VT_SPOOL_WAIT_S 5
+
+/* A spool (vt__import_spool) checks its file system's free space every VT_SPOOL_CHECK bytes and
+ * stops short of its last twentieth, and of its last VT_SPOOL_MARGIN_MIN bytes on a small one. */
+#define VT_SPOOL_CHECK ((int64_t)16 << 20)
+#define VT_SPOOL_MARGIN_MIN ((int64_t)16 << 20)
 
 /*
  * Read input zName into a temporary file when it cannot be read like a file: "-" (standard

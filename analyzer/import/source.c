@@ -17,6 +17,28 @@ int vt__src_can_gunzip(void)
     return VT_HAVE_ZLIB;
 }
 
+long vt__src_gunzip_head(const void *a, size_t n, void *out, size_t nOut)
+{
+#if VT_HAVE_ZLIB
+    z_stream z;
+    long nGot;
+    int rc;
+    memset(&z, 0, sizeof z);
+    if (inflateInit2(&z, 16 + MAX_WBITS) != Z_OK) return 0; /* out of memory: nothing judged */
+    z.next_in = (Bytef *)(uintptr_t)a;
+    z.avail_in = (uInt)(n < UINT_MAX ? n : UINT_MAX);
+    z.next_out = out;
+    z.avail_out = (uInt)(nOut < UINT_MAX ? nOut : UINT_MAX);
+    rc = inflate(&z, Z_SYNC_FLUSH);
+    nGot = (long)(nOut - z.avail_out);
+    inflateEnd(&z);
+    return rc == Z_DATA_ERROR || rc == Z_STREAM_ERROR || rc == Z_NEED_DICT ? -1 : nGot;
+#else
+    (void)a, (void)n, (void)out, (void)nOut;
+    return -2;
+#endif
+}
+
 #if VT_HAVE_ZLIB
 int vt__src_open_file(struct vt__src *s, const char *zPath)
 {

@@ -28,6 +28,11 @@ long vt__src_read(struct vt__src *s, void *buf, size_t n);
 int vt__src_can_gunzip(void);
 #define VT__SRC_NO_GUNZIP "gzip-compressed, and this vramtrace was built without zlib: decompress it first (gunzip)"
 
+/* Decompress the start of a gzip stream, the n bytes at a (it may be cut anywhere), into up to nOut
+ * bytes at out. Returns the bytes written (0 when a holds too little to give any), -1 when a is no
+ * gzip data (a bad header or deflate stream), -2 when this build has no zlib. */
+long vt__src_gunzip_head(const void *a, size_t n, void *out, size_t nOut);
+
 
 /* Close (safe on a zeroed or already closed source). */
 void vt__src_close(struct vt__src *s);
