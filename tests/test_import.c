@@ -250,6 +250,7 @@ TEST(stream_heads)
         char zPath[4096];
         FILE *f;
         size_t n;
+        if (strstr(azFile[i], ".gz") && !vt__src_can_gunzip()) continue; /* refused: nothing gzip'd is read */
         snprintf(zPath, sizeof zPath, "%s/%s", zDir ? zDir : "tests/data", azFile[i]);
         f = fopen(zPath, "rb");
         if (!f) VT__FAIL("%s: %s", zPath, strerror(errno));

@@ -135,8 +135,7 @@ int vt__import_head_plausible(const unsigned char *a, size_t n)
     long k;
     if (n < 2 || a[0] != 0x1f || a[1] != 0x8b) return head_plain(a, n);
     /* gzip: what its first bytes give is judged as a plain input is (a snapshot or JSON; never a trace) */
-    k = vt__src_gunzip_head(a, n, aOut, sizeof aOut);
-    if (k == -2) return 1; /* no zlib here: the reader says so once it is read */
+    k = vt__src_gunzip_head(a, n, aOut, sizeof aOut); /* -2: no zlib here, so nothing gzip'd is read */
     return k > 0 && head_plain(aOut, (size_t)k);
 }
 

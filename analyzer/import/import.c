@@ -15,6 +15,7 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
+#include "source.h"
 #include "util/cleanup.h"
 #include "util/errors.h"
 
@@ -207,8 +208,11 @@ static int spool_fd(const char *zName, int fd, int bFifo)
             size_t m = (size_t)k < sizeof aHead - (size_t)n ? (size_t)k : sizeof aHead - (size_t)n;
             memcpy(aHead + n, aBuf, m);
             if (n + (int64_t)m == (int64_t)sizeof aHead && !vt__import_head_plausible(aHead, sizeof aHead)) {
-                vt__errorf("%s: not a format vramtrace reads (its first bytes begin no trace, Nsight export, PyTorch "
-                           "snapshot or JSON trace): not read further", zName);
+                if (aHead[0] == 0x1f && aHead[1] == 0x8b && !vt__src_can_gunzip())
+                    vt__errorf("%s: %s: not read further", zName, VT__SRC_NO_GUNZIP);
+                else
+                    vt__errorf("%s: not a format vramtrace reads (its first bytes begin no trace, Nsight export, "
+                               "PyTorch snapshot or JSON trace): not read further", zName);
                 rc = VT_EXIT_NOT_TRACE;
                 break;
             }

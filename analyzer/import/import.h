@@ -37,7 +37,7 @@ int vt__import_detect(const char *zPath, int *pFmt, char *zErr, size_t nErr);
  * takes: an SQLite file (a trace, an Nsight export); a snapshot's pickle (PROTO 2 to 5, a dict, and
  * opcodes the unpickler takes up to the end of the n bytes); JSON (an object or array after blanks,
  * and all of the n bytes UTF-8 text without raw control characters; blanks alone: undecided, 1); or
- * gzip whose first bytes decompress to a pickle or JSON. 0 for what can be none of them (/dev/zero,
+ * gzip whose first bytes decompress to one of these (never without zlib). 0 for what can be none of them (/dev/zero,
  * /dev/urandom, which began '{' once in about 128 reads), which is then not read to its end.
  */
 int vt__import_head_plausible(const unsigned char *a, size_t n);
