@@ -217,6 +217,23 @@ TEST(read_only_trace_and_several_processes)
         ASSERT_EQ(0, tg_close(g));
         ASSERT_EQ(0, run("--no-write", zA, zSmall, NULL, NULL));
         ASSERT_CONTAINS(zOut, "imbalance: pid 1234 peaks at 384 MiB, 500% above the lowest process (64.0 MiB)");
+        { /* two programs (their command lines differ, no ranks): their peaks need not be alike */
+            static const char *const azCmd[] = {"python3 serve.py", "python3 train.py"};
+            const char *azPath[2] = {tg_path("serve.db"), tg_path("train.db")};
+            for (int i = 0; i < 2; i++) {
+                g = tg_open(azPath[i]);
+                ASSERT(g);
+                tg_meta(g, "pid", i ? "79" : "78");
+                tg_meta(g, "cmdline", azCmd[i]);
+                tg_alloc(g, 1 * MS, 0, 3, 0x100000000LL, (i ? 64 : 384) * MiB, -1);
+                tg_free(g, 2 * MS, 0, 3, 0x100000000LL, (i ? 64 : 384) * MiB);
+                ASSERT_EQ(0, tg_close(g));
+            }
+            ASSERT_EQ(0, run("--no-write", azPath[0], azPath[1], NULL, NULL));
+            if (!strstr(zOut, "== All processes ==") || strstr(zOut, "imbalance:")) VT__FAIL("%s", zOut);
+            ASSERT_EQ(0, run("--no-write", azPath[0], zSmall, NULL, NULL)); /* one program unknown: maybe one job */
+            ASSERT_CONTAINS(zOut, "imbalance: pid 78 peaks at 384 MiB");
+        }
         { /* in parallel or one after the other: the same report, in the order given */
             static char zSerial[sizeof zOut];
             ASSERT_EQ(0, run6("-j", "1", "--format", "json", zSmall, zA));

@@ -859,6 +859,12 @@ int vt__findings_group(struct vt_result *r);
 /* The root cause of f as a key: kind, site, phase and title with its figures taken out (malloc'd, NULL on OOM). */
 char *vt__finding_key(const struct vt_finding *f);
 /*
+ * Whether r's traces may be processes of one job, whose device peaks should then be alike: 1 when
+ * every one has a rank, or no two of them record different command lines; 0 for processes known to
+ * run different programs (the imbalance of their peaks means nothing).
+ */
+int vt__result_one_job(const struct vt_result *r);
+/*
  * The name of process t for people: "pid 4242", "pid 4242, rank 1"; a trace that records no
  * pid (an imported snapshot) is named by its file's name instead ("run.pickle", with ", rank 1"
  * when it has one). Into z (size n); returns z.

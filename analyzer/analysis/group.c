@@ -201,6 +201,21 @@ static long rank_number(const struct vt_trace *t)
         if (k_ + 1 < n) snprintf(z + k_, n - k_, __VA_ARGS__);                                                       \
     } while (0)
 
+int vt__result_one_job(const struct vt_result *r)
+{
+    int bRanks = 1;
+    const char *zCmd = NULL;
+    for (int i = 0; i < r->nTrace; i++) bRanks &= rank_number(&r->aTrace[i]) >= 0;
+    if (bRanks) return 1;
+    for (int i = 0; i < r->nTrace; i++) {
+        const char *z = r->aTrace[i].f.zCmd;
+        if (!z[0]) continue;
+        if (zCmd && strcmp(zCmd, z) != 0) return 0;
+        zCmd = z;
+    }
+    return 1;
+}
+
 const char *vt__fmt_process(const struct vt_trace *t, char *z, size_t n)
 {
     return vt__read_process_name(&t->f, z, n);

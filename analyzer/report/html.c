@@ -441,8 +441,10 @@ static void ranks_section(FILE *f, const struct vt_result *r, const int64_t *aPe
     vt__fmt_bytes(median, zMed, sizeof zMed);
     vt__fmt_bytes(aPeak[iMax], zMax, sizeof zMax);
     vt__fmt_bytes(aPeak[iMax] - aPeak[iMin], zS, sizeof zS);
-    fprintf(f, "<section id=\"ranks\"><h2>All %d processes</h2>\n<p class=\"imbalance\">Imbalance of the device peaks: "
-               "lowest %s (", r->nTrace, zMin);
+    fprintf(f, "<section id=\"ranks\"><h2>All %d processes</h2>\n<p class=\"imbalance\">%s: lowest %s (", r->nTrace,
+            vt__result_one_job(r) ? "Imbalance of the device peaks"
+                                  : "Device peaks (processes of different programs, which need not peak alike)",
+            zMin);
     vt__put_text(f, vt__fmt_process(&r->aTrace[iMin], zP, sizeof zP), VT_ESC_HTML);
     fprintf(f, "), median %s, highest %s (", zMed, zMax);
     vt__put_text(f, vt__fmt_process(&r->aTrace[iMax], zP, sizeof zP), VT_ESC_HTML);

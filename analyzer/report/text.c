@@ -270,7 +270,7 @@ int vt__report_text(FILE *f, const struct vt_result *r)
             }
             int64_t hi = iMax < 0 ? 0 : vt__fig_trace_peak(&r->aTrace[iMax].f);
             int64_t lo = iMin < 0 ? 0 : vt__fig_trace_peak(&r->aTrace[iMin].f);
-            if (lo > 0 && hi - lo >= lo / 5) {
+            if (lo > 0 && hi - lo >= lo / 5 && vt__result_one_job(r)) {
                 char zLine[700], zH[32], zL[32];
                 vt__fmt_bytes(hi, zH, sizeof zH);
                 vt__fmt_bytes(lo, zL, sizeof zL);
