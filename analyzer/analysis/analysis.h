@@ -901,32 +901,38 @@ void vt__fmt_spread(const struct vt_finding *f, char *z, size_t n);
 
 /* ---- diff.c: two runs compared (vramtrace diff) ---- */
 enum { VT_DIFF_NEW = 1, VT_DIFF_GONE, VT_DIFF_GREW, VT_DIFF_SHRANK };
+/* A figure of one side of the comparison: its value, -1 unknown (that run has the thing, not the figure: reports say
+ * "unknown", JSON null), or VT_DIFF_NONE: that run has not the thing (a process, device, phase, site: "none"). */
+#define VT_DIFF_NONE (-2)
 struct vt_diffcat {
     int cat;                /* enum vt_cat */
     char zOwner[64];
-    int64_t base, cur;      /* its bytes at each run's peak (0: not there) */
+    int64_t base, cur;      /* its bytes at each run's peak (0: not in a breakdown that side has; without one, as
+                             * baseSum / curSum: unknown or none) */
 };
 struct vt_diffdev {
     int iBase, iNew;        /* the process in each run (trace index), -1: only in the other */
     int id;                 /* device id */
     char zProc[96], zName[128];
-    int64_t base, cur;      /* the peaks (vt__fig_headline), -1 when not in that run or unknown */
+    int64_t base, cur;      /* the peaks (vt__fig_headline), -1 unknown, VT_DIFF_NONE not in that run */
     int aOf[2];             /* which figure each is (enum vt_headof), base then new */
-    int64_t baseAlloc, curAlloc; /* the allocated peaks beside them (vt__fig_beside), -1 none */
-    int64_t baseSum, curSum; /* what each breakdown sums to, -1 none (its basis: azBasis) */
+    int64_t baseAlloc, curAlloc; /* the allocated peaks beside them (said where a side's peak is a reserved one), -1
+                                  * unknown, VT_DIFF_NONE not in that run */
+    int64_t baseSum, curSum; /* what each breakdown sums to, -1 none made (unknown), VT_DIFF_NONE not in that run (its
+                              * basis: azBasis) */
     const char *azBasis[2]; /* the breakdowns' bases (struct vt_breakdown zBasis), base then new; NULL none */
     struct vt_diffcat *aCat; /* the breakdowns' categories side by side */
     int nCat;
 };
 struct vt_diffsite {
     char *zSite;
-    int64_t base, cur;      /* highest live bytes in any process of each run, -1: not in it */
+    int64_t base, cur;      /* highest live bytes in any process of each run, VT_DIFF_NONE: not in it */
     int change;             /* VT_DIFF_* */
 };
 struct vt_diffphase {
     char zProc[96], zName[96];
     int kind;
-    int64_t base, cur;      /* peaks, -1: not in that run or unknown */
+    int64_t base, cur;      /* peaks, -1 unknown, VT_DIFF_NONE not in that run */
 };
 struct vt_difffind {
     const struct vt_finding *f; /* in NEW when bNew (appeared), else in BASE (vanished) */
