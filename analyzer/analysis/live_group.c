@@ -1,4 +1,4 @@
-/* Snapshots of what is live: the largest allocations, and all of them by call site and memory kind. */
+/* What was live at a moment (a peak, an OOM): the largest allocations, and all of them by call site and memory kind. */
 #include "analysis.h"
 
 #include <assert.h>
