@@ -5,7 +5,7 @@ if(Python3_Interpreter_FOUND)
   add_custom_target(damage_campaign
     COMMAND ${Python3_EXECUTABLE} ${PROJECT_SOURCE_DIR}/tests/damage_campaign.py
       --vramtrace $<TARGET_FILE:vramtrace> --gen $<TARGET_FILE:make_example_trace> --count 3000
-      ${PROJECT_SOURCE_DIR}/tests/data/example-train.db
+      ${PROJECT_SOURCE_DIR}/tests/data/example-train-v1.db
     DEPENDS vramtrace make_example_trace
     USES_TERMINAL
     COMMENT "damaged-trace campaign: 3000 variants, every reader on each")

@@ -48,7 +48,7 @@ def case_stdin(tmp):
                        env=dict(os.environ, TMPDIR=tmp), timeout=LIMIT_S)
     out = p.stdout.decode()
     expect("info -", p.returncode == 0, p.stderr.decode())
-    expect("info -", "trace       -" in out and "pid 40116" in out and "794624 bytes" in out, out[:400])
+    expect("info -", "trace       -" in out and "pid 40116" in out and "741376 bytes" in out, out[:400])
     # another tool's file on standard input (a Kineto trace, uncompressed by the caller)
     with open(os.path.join(DATA, "import", "kineto_small.json"), "rb") as fh:
         p = subprocess.run([VT, "analyze", "--format", "json", "-"], stdin=fh, stdout=subprocess.PIPE,

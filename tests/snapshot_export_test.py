@@ -78,67 +78,133 @@ def run(*args):
     return p.returncode, p.stderr
 
 
-def structure(name, d):
-    """What memory_viz reads of the snapshot d, as it reads it; a list of complaints."""
+def replay(dev, events, live, segs, bad, pre):
+    """Device dev's events in order from blocks live (address -> size) and segments segs (address -> [size, mapped]),
+    as memory_viz follows them; complaints into bad. pre (None: none allowed): what a free or an unmap finds that no
+    event allocated is memory allocated before the history (memory_viz's initially allocated), added to it as
+    (address, size, kind) with kind 'block', 'segment' or 'mapped' (then not a complaint)."""
+    pending = set()
+    for e in events:
+        oom = e.get("action") == "oom"  # an OOM: size and device_free, each where known
+        if e.get("action") not in ACTIONS or not oom and not isinstance(e.get("addr"), int) \
+                or not isinstance(e.get("size", 0 if oom else None), int) \
+                or not isinstance(e.get("device_free", 0), int) or "stream" not in e or not isinstance(e.get("frames"), list):
+            bad.append("device %d event %s" % (dev, e))
+            break
+        for f in e["frames"]:
+            if not isinstance(f.get("filename"), str) or not isinstance(f.get("line"), int) or not isinstance(f.get("name"), str):
+                bad.append("frame %s" % f)
+        a, x = e["action"], e.get("addr")
+        if a in ("segment_free", "segment_unmap") and any(x <= b < x + e["size"] for b in live):
+            bad.append("device %d: %s of %#x with blocks live in it" % (dev, a, x))
+        if a == "segment_alloc":
+            segs[x] = [e["size"], False]
+        elif a == "segment_free":
+            if segs.get(x, [0, True])[1] or segs[x][0] != e["size"]:
+                if pre is not None and x not in segs:
+                    pre.append((x, e["size"], "segment"))
+                else:
+                    bad.append("device %d: segment_free of %#x, no such segment" % (dev, x))
+            segs.pop(x, None)
+        elif a == "segment_map":  # merges with the mapped ranges it touches, as memory_viz's map_segment
+            if any(s < x + e["size"] and x < s + n for s, (n, _) in segs.items()):
+                bad.append("device %d: segment_map of %#x over a live segment" % (dev, x))
+            start, size = x, e["size"]
+            prev = [s for s, (n, m) in segs.items() if m and s + n == start]
+            if prev:
+                start = prev[0]
+                size += segs.pop(start)[0]
+            if start + size in segs and segs[start + size][1]:
+                size += segs.pop(start + size)[0]
+            segs[start] = [size, True]
+        elif a == "segment_unmap":  # splits the mapped range holding it, as memory_viz's unmap_segment
+            hold = [s for s, (n, m) in segs.items() if m and s <= x and x + e["size"] <= s + n]
+            if not hold:
+                if pre is not None and not any(s < x + e["size"] and x < s + n for s, (n, _) in segs.items()):
+                    pre.append((x, e["size"], "mapped"))
+                else:
+                    bad.append("device %d: segment_unmap of %#x, in no mapped range" % (dev, x))
+            else:
+                s, n = hold[0], segs.pop(hold[0])[0]
+                if x > s:
+                    segs[s] = [x - s, True]
+                if x + e["size"] < s + n:
+                    segs[x + e["size"]] = [s + n - x - e["size"], True]
+        elif a == "alloc":
+            live[x] = e["size"]
+            if not any(s <= x and x + e["size"] <= s + n for s, (n, _) in segs.items()):
+                bad.append("device %d: block %#x in no segment live then" % (dev, x))
+        elif a == "free_requested":
+            pending.add(x)
+        elif a == "free_completed":
+            if x not in pending or live.pop(x, None) is None:
+                if pre is not None and x in pending:
+                    pre.append((x, e["size"], "block"))
+                else:
+                    bad.append("device %d: free_completed of %#x without its free_requested or alloc" % (dev, x))
+            pending.discard(x)
+
+
+def dump_of(d, dev):
+    """The dump's segments of device dev (address -> [size, mapped]) and its active blocks (address -> size)."""
+    segs, blocks = {}, {}
+    for s in d["segments"]:
+        if s.get("device") != dev or not isinstance(s.get("blocks"), list):
+            continue
+        segs[s["address"]] = [s["total_size"], bool(s.get("is_expandable"))]
+        at = s["address"]
+        for b in s["blocks"]:
+            if b.get("state") == "active_allocated":
+                blocks[at] = b["size"]
+            at += b.get("size", 0)
+    return segs, blocks
+
+
+def minus(a, n, ranges):
+    """The pieces of [a, a + n) outside every (start, size) of ranges."""
+    out = [(a, a + n)]
+    for s, m in ranges:
+        out = [p for lo, hi in out for p in ((lo, min(hi, s)), (max(lo, s + m), hi)) if p[0] < p[1]]
+    return [(lo, hi - lo) for lo, hi in out]
+
+
+def structure(name, d, before=False):
+    """What memory_viz reads of the snapshot d, as it reads it; a list of complaints. before: the trace's history
+    starts late, so memory the dump holds, or a free finds, that no event allocated was allocated before it: as
+    memory_viz does, it is live from the start (checked again from there, then with none of it unexplained)."""
     bad = []
     if set(d) < {"device_traces", "segments"}:
         return ["root keys %s" % sorted(d)]
     at_end = {}  # device -> its blocks live after its last event, as the dump's segments must hold them
     ranges_end = {}  # device -> its segments after its last event: (address, size)
     for dev, events in enumerate(d["device_traces"]):
-        live, pending, segs = {}, set(), {}  # segs: address -> [size, mapped]
+        live, segs = {}, {}  # segs: address -> [size, mapped]
+        if before:  # a first pass finds what was there before the history
+            pre, live1, segs1 = [], {}, {}
+            replay(dev, events, live1, segs1, [], pre)
+            dsegs, dblocks = dump_of(d, dev)
+            pieces = {}
+            for x, n, kind in pre:  # freed or unmapped in the history, allocated before it
+                if kind == "block":
+                    live[x] = n
+                else:
+                    pieces[x] = [n, kind == "mapped"]
+            for x, n in dblocks.items():  # in the dump, no event left it there
+                if x not in live1:
+                    live[x] = n
+            for s0, (n, m) in dsegs.items():
+                for x, k in minus(s0, n, [(x, n1) for x, (n1, _) in segs1.items()]):
+                    pieces[x] = [k, m]
+            for x in sorted(pieces):  # touching mapped pieces are one range
+                n, m = pieces[x]
+                last = max(segs) if segs else None
+                if m and last is not None and segs[last][1] and last + segs[last][0] == x:
+                    segs[last][0] += n
+                else:
+                    segs[x] = [n, m]
+        replay(dev, events, live, segs, bad, None)
         at_end[dev] = live
         ranges_end[dev] = segs
-        for e in events:
-            oom = e.get("action") == "oom"  # an OOM: size and device_free, each where known
-            if e.get("action") not in ACTIONS or not oom and not isinstance(e.get("addr"), int) \
-                    or not isinstance(e.get("size", 0 if oom else None), int) \
-                    or not isinstance(e.get("device_free", 0), int) or "stream" not in e or not isinstance(e.get("frames"), list):
-                bad.append("device %d event %s" % (dev, e))
-                break
-            for f in e["frames"]:
-                if not isinstance(f.get("filename"), str) or not isinstance(f.get("line"), int) or not isinstance(f.get("name"), str):
-                    bad.append("frame %s" % f)
-            a, x = e["action"], e.get("addr")
-            if a in ("segment_free", "segment_unmap") and any(x <= b < x + e["size"] for b in live):
-                bad.append("device %d: %s of %#x with blocks live in it" % (dev, a, x))
-            if a == "segment_alloc":
-                segs[x] = [e["size"], False]
-            elif a == "segment_free":
-                if segs.get(x, [0, True])[1] or segs[x][0] != e["size"]:
-                    bad.append("device %d: segment_free of %#x, no such segment" % (dev, x))
-                segs.pop(x, None)
-            elif a == "segment_map":  # merges with the mapped ranges it touches, as memory_viz's map_segment
-                if any(s < x + e["size"] and x < s + n for s, (n, _) in segs.items()):
-                    bad.append("device %d: segment_map of %#x over a live segment" % (dev, x))
-                start, size = x, e["size"]
-                prev = [s for s, (n, m) in segs.items() if m and s + n == start]
-                if prev:
-                    start = prev[0]
-                    size += segs.pop(start)[0]
-                if start + size in segs and segs[start + size][1]:
-                    size += segs.pop(start + size)[0]
-                segs[start] = [size, True]
-            elif a == "segment_unmap":  # splits the mapped range holding it, as memory_viz's unmap_segment
-                hold = [s for s, (n, m) in segs.items() if m and s <= x and x + e["size"] <= s + n]
-                if not hold:
-                    bad.append("device %d: segment_unmap of %#x, in no mapped range" % (dev, x))
-                else:
-                    s, n = hold[0], segs.pop(hold[0])[0]
-                    if x > s:
-                        segs[s] = [x - s, True]
-                    if x + e["size"] < s + n:
-                        segs[x + e["size"]] = [s + n - x - e["size"], True]
-            elif a == "alloc":
-                live[x] = e["size"]
-                if not any(s <= x and x + e["size"] <= s + n for s, (n, _) in segs.items()):
-                    bad.append("device %d: block %#x in no segment live then" % (dev, x))
-            elif a == "free_requested":
-                pending.add(x)
-            elif a == "free_completed":
-                if x not in pending or live.pop(x, None) is None:
-                    bad.append("device %d: free_completed of %#x without its free_requested or alloc" % (dev, x))
-                pending.discard(x)
     for s in d["segments"]:
         if not all(k in s for k in ("device", "address", "total_size", "stream", "blocks")):
             bad.append("segment keys %s" % sorted(s))
@@ -218,13 +284,23 @@ for i, src in enumerate(traces):
         continue
     with open(snap, "rb") as f:
         d = NoClasses(io.BytesIO(f.read())).load()
-    fail += structure(name, d)
+    c = sqlite3.connect(orig)
+    truncated = c.execute("SELECT count(*) FROM meta WHERE key = 'history_truncated' AND value = '1'").fetchone()[0]
+    c.close()
+    fail += structure(name, d, truncated > 0)
     snaps[snap] = (name, d)
     back = os.path.join(tmp, "back%d.db" % i)
     rc, err = run("import", "-q", "-o", back, snap)
     if rc:
         fail.append("%s: import of the snapshot exited %d: %s" % (name, rc, err[-300:]))
         continue
+    hist = []  # a history that starts late comes back so, from the same time (none: no history at all)
+    for db in (orig, back):
+        c = sqlite3.connect(db)
+        hist.append(dict(c.execute("SELECT key, value FROM meta WHERE key IN ('history_truncated', 'history_start_ns')")))
+        c.close()
+    if hist[0].get("history_truncated") == "1" and hist[0] != hist[1]:
+        fail.append("%s: history %s in the trace, %s back from the snapshot" % (name, hist[0], hist[1]))
     c = sqlite3.connect(orig)
     blocks = c.execute("SELECT count(*) FROM memory_event WHERE op IN (1, 3, 5)").fetchone()[0] == 0
     both = not blocks and c.execute("SELECT count(*) FROM sqlite_master WHERE name = 'tensor_event'").fetchone()[0] \
@@ -283,6 +359,22 @@ def viewer(res, name, d):
     ev = d["device_traces"][dev] if dev < len(d["device_traces"]) else []
     segs = [s for s in d["segments"] if s["device"] == dev]
     n_alloc = sum(e["action"] == "alloc" for e in ev)
+    # memory allocated before the history (a history that starts late), as process_alloc_data finds it: a
+    # free_completed of no alloc, and an active block of the dump no alloc left there; drawn from the start
+    made_b, pre = set(), []
+    for e in ev:
+        if e["action"] == "alloc":
+            made_b.add(e["addr"])
+        elif e["action"] == "free_completed":
+            if e["addr"] not in made_b:
+                pre.append(e)
+            made_b.discard(e["addr"])
+    for sg in segs:
+        at = sg["address"]
+        for b in sg["blocks"]:
+            if b["state"] == "active_allocated" and at not in made_b:
+                pre.append({"size": b["requested_size"], "frames": b["frames"]})
+            at += b["size"]
     # the cached-segment timeline, as process_alloc_data makes it: each segment_alloc, a segment_free of none, and each
     # dump segment no segment_alloc made (mapped ranges: segment_map/unmap are not drawn there)
     made, n_seg = set(), 0
@@ -295,20 +387,30 @@ def viewer(res, name, d):
             made.discard(e["addr"])
     n_seg += sum(s["address"] not in made for s in segs)
     n_blocks = sum(b["state"].startswith("active") for s in segs for b in s["blocks"])
-    if res["timeline"]["polygons"] != n_alloc + 1:
-        bad.append("timeline: %d polygons, %d allocations + 1 expected" % (res["timeline"]["polygons"], n_alloc))
+    if res["timeline"]["polygons"] != n_alloc + len(pre) + 1:
+        bad.append("timeline: %d polygons, %d allocations + %d before the history + 1 expected"
+                   % (res["timeline"]["polygons"], n_alloc, len(pre)))
     if res["cached"]["polygons"] != n_seg + 1:
         bad.append("segment timeline: %d polygons, %d segments + 1 expected" % (res["cached"]["polygons"], n_seg))
     st = res["state"]
     if st["last"] != len(segs) + 2 * n_blocks:
         bad.append("state at the end: %d rectangles, %d segments and %d blocks" % (st["last"], len(segs), n_blocks))
-    if ev and ev[0]["action"] == "segment_alloc" and st["first"] != 1:
-        bad.append("state at the first event: %d rectangles, one segment expected" % st["first"])
+    made_s, n_pre_seg = set(), 0  # segments allocated before the history: live at the first event too
+    for e in ev:
+        if e["action"] == "segment_alloc":
+            made_s.add(e["addr"])
+        elif e["action"] == "segment_free":
+            n_pre_seg += e["addr"] not in made_s
+            made_s.discard(e["addr"])
+    n_pre_seg += sum(sg["address"] not in made_s and not sg.get("is_expandable") for sg in segs)
+    if ev and ev[0]["action"] == "segment_alloc" and st["first"] != 1 + n_pre_seg + 2 * len(pre):
+        bad.append("state at the first event: %d rectangles, one segment and %d segments and %d blocks from before the "
+                   "history expected" % (st["first"], n_pre_seg, len(pre)))
     n_oom = sum(e["action"] == "oom" for e in ev)
     if len(st["oom"]) != n_oom:
         bad.append("%d OOM lines listed, %d OOM events" % (len(st["oom"]), n_oom))
-    sizes = {e["size"] for e in ev if e["action"] == "alloc"}
-    frames = {"%s:%d:%s" % (f["filename"], f["line"], f["name"]) for e in ev for f in e["frames"]}
+    sizes = {e["size"] for e in ev if e["action"] == "alloc"} | {e["size"] for e in pre}
+    frames = {"%s:%d:%s" % (f["filename"], f["line"], f["name"]) for e in ev + pre for f in e["frames"]}
     m = re.search(r"Size: \S+ \((\d+) bytes\) allocation", res["timeline"]["hover"])
     if not m or int(m.group(1)) not in sizes:
         bad.append("hover: no allocation's size in %r" % res["timeline"]["hover"][:200])

@@ -595,7 +595,7 @@ TEST(categories_segment_level_pages)
     ASSERT_EQ(12 * 20 * MiB, part(&r, 0, VT_CAT_TRANSIENT));
     ASSERT_EQ(60 * MiB, part(&r, 0, VT_CAT_GRAD));
     ASSERT_EQ(20 * MiB, part(&r, 0, VT_CAT_OPT));
-    ASSERT_CONTAINS(vt__fmt_bdhead(&d->bd, z, sizeof z), "expandable segments: each page");
+    ASSERT_CONTAINS(vt__fmt_bdhead(&r.aTrace[0], &d->bd, z, sizeof z), "expandable segments: each page");
     vt__result_free(&r);
 }
 
@@ -715,6 +715,87 @@ TEST(categories_blocks_in_segments_cache)
     ASSERT_EQ(256 * MiB, part(&r, 0, VT_CAT_ACT) + part(&r, 0, VT_CAT_TRANSIENT) + part(&r, 0, VT_CAT_TEMP));
     ASSERT_EQ(256 * MiB, part(&r, 0, VT_CAT_CACHE));
     ASSERT_EQ(0, d->bd.bSegment);
+    vt__result_free(&r);
+}
+
+/* The bytes of the live-at-peak groups of device d from the site of stack stackId (0 when none). */
+static int64_t group_bytes(const struct vt_trace *t, const struct vt_device *d, int64_t stackId)
+{
+    int64_t v = 0;
+    for (int k = 0; k < d->nGroup; k++)
+        if (d->aGroup[k].site >= 0 && t->sites.a[d->aGroup[k].site].stackId == stackId) v += d->aGroup[k].bytes;
+    return v;
+}
+
+/*
+ * The live-at-peak list and the peak's breakdown are of one moment, the one the report states: with
+ * blocks inside segments, the moment at the reserved peak where the most tensor bytes were live; the
+ * list sums to the breakdown's parts less the allocator's cache. Two shapes where a snapshot taken at
+ * the first free after the peak rose described another moment: more blocks at the same reserved level
+ * later, and a segment freed at the peak (no block freed then).
+ */
+TEST(live_at_peak_is_the_breakdowns_moment)
+{
+    const char *zPath = tg_path("moment.db");
+    struct bd_stacks s;
+    struct vt_result r;
+    const struct vt_device *d;
+    const struct vt_trace *t;
+    int64_t a = 0x7f3000000000LL, sum = 0;
+    char zSql[600], *z = NULL;
+    size_t n = 0;
+    FILE *f;
+    struct tg *g = open_trace(zPath, &s, 40 * GiB);
+    bd_mem(g, 1 * MS, 1, a, 1 * GiB, s.param); /* the reserved peak from 1 ms to the end */
+    snprintf(zSql, sizeof zSql, "INSERT INTO tensor_event(t, op, device, address, bytes, stack_id) VALUES"
+                                "(%lld, 1, 0, %lld, %lld, %lld), (%lld, 2, 0, %lld, %lld, %lld),"
+                                "(%lld, 1, 0, %lld, %lld, %lld), (%lld, 2, 0, %lld, %lld, %lld)",
+             (long long)(2 * MS), (long long)a, (long long)(512 * MiB), (long long)s.param, (long long)(5 * MS),
+             (long long)a, (long long)(512 * MiB), (long long)s.param, (long long)(10 * MS), (long long)a,
+             (long long)(768 * MiB), (long long)s.fwd, (long long)(20 * MS), (long long)a, (long long)(768 * MiB),
+             (long long)s.eng);
+    tg_exec(g, zSql);
+    tg_exec(g, "INSERT INTO stack(hash, depth) VALUES(99, 0)");
+    d = close_analyze(g, zPath, &r);
+    t = &r.aTrace[0];
+    ASSERT_EQ(1 * GiB, d->peak);
+    ASSERT_EQ(256 * MiB, part(&r, 0, VT_CAT_CACHE)); /* the moment of 768 MiB of blocks, not of 512 MiB */
+    ASSERT_EQ(10 * MS, d->bd.ts);
+    ASSERT_EQ(10 * MS, d->atPeakTs);
+    ASSERT_EQ(768 * MiB, group_bytes(t, d, s.fwd)); /* the list: that moment's block */
+    ASSERT_EQ(0, group_bytes(t, d, s.param));
+    for (int k = 0; k < d->nGroup; k++) sum += d->aGroup[k].bytes;
+    ASSERT_EQ(d->bd.total - part(&r, 0, VT_CAT_CACHE), sum);
+    ASSERT(d->nTop == 1 && d->aTop[0].bytes == 768 * MiB);
+    f = open_memstream(&z, &n); /* the report says when (from the first event, at 1 ms) */
+    ASSERT(f);
+    ASSERT_EQ(0, vt__report_text(f, &r));
+    fclose(f);
+    ASSERT_CONTAINS(z, "what it was at 9.0 ms (reserved, 1.00 GiB)");
+    ASSERT_CONTAINS(z, "live at peak (at 9.0 ms): 1 allocation, 768 MiB");
+    free(z);
+    z = NULL;
+    vt__result_free(&r);
+
+    /* a second segment raises the peak and is freed with no block freed at it; a block is made after */
+    g = open_trace(zPath, &s, 40 * GiB);
+    bd_mem(g, 1 * MS, 1, a, 1 * GiB, s.param);
+    bd_mem(g, 3 * MS, 1, a + 2 * GiB, 512 * MiB, s.fwd); /* peak 1.5 GiB from 3 ms */
+    bd_mem(g, 6 * MS, 2, a + 2 * GiB, 512 * MiB, -1);    /* to 6 ms */
+    snprintf(zSql, sizeof zSql, "INSERT INTO tensor_event(t, op, device, address, bytes, stack_id) VALUES"
+                                "(%lld, 1, 0, %lld, %lld, %lld), (%lld, 1, 0, %lld, %lld, %lld), (%lld, 2, 0, %lld, %lld, %lld)",
+             (long long)(2 * MS), (long long)a, (long long)(256 * MiB), (long long)s.param, (long long)(8 * MS),
+             (long long)(a + 256 * MiB), (long long)(512 * MiB), (long long)s.fwd, (long long)(9 * MS),
+             (long long)(a + 256 * MiB), (long long)(512 * MiB), (long long)s.eng);
+    tg_exec(g, zSql);
+    tg_exec(g, "INSERT INTO stack(hash, depth) VALUES(99, 0)");
+    d = close_analyze(g, zPath, &r);
+    t = &r.aTrace[0];
+    ASSERT_EQ(1 * GiB + 512 * MiB, d->peak);
+    ASSERT_EQ(3 * MS, d->bd.ts);
+    ASSERT_EQ(3 * MS, d->atPeakTs);
+    ASSERT_EQ(256 * MiB, group_bytes(t, d, s.param)); /* at 3 ms: the parameter block only */
+    ASSERT_EQ(0, group_bytes(t, d, s.fwd));            /* the block of 8 ms was not live at the peak */
     vt__result_free(&r);
 }
 
@@ -940,7 +1021,7 @@ TEST(categories_at_peak_device_sampled)
                      : fmt == 2 ? vt__report_markdown(f, &r) : vt__report_html(f, &r));
         fclose(f);
         ASSERT_CONTAINS(z, fmt == 1 ? "\"category\": \"cuda_context\", \"bytes\": 1342177280"
-                        : fmt == 0  ? "what it was (device used, 13.2 GiB)"
+                        : fmt == 0  ? "what it was at 9.0 ms (device used, 13.2 GiB)"
                                     : "at its sample nearest the peak");
         if (fmt == 0) ASSERT_CONTAINS(z, "unknown       other processes: in the CUDA context part");
         if (fmt == 0) ASSERT_CONTAINS(z, "(with the CUDA context measured in it)");
@@ -1164,7 +1245,7 @@ TEST(breakdown_in_every_format)
                      : fmt == 2 ? vt__report_markdown(f, &r) : vt__report_html(f, &r));
         fclose(f);
         ASSERT_CONTAINS(z, fmt == 1 ? "\"category\": \"activations\"" : "activations kept for backward");
-        if (fmt == 0) ASSERT_CONTAINS(z, "what it was (allocated, 2.42 GiB)");
+        if (fmt == 0) ASSERT_CONTAINS(z, "what it was at 220.0 ms (allocated, 2.42 GiB)");
         if (fmt == 0) ASSERT_CONTAINS(z, "what would fit:");
         if (fmt == 0) ASSERT_CONTAINS(z, "1.25 GiB grows with the batch (activations kept for backward,");
         if (fmt == 1) {
@@ -1321,7 +1402,7 @@ TEST(real_shared_files)
     if (n == 0) SKIP("none of the real files found in VT_REAL_DATA (or, without zlib, none that is not gzip'd)");
 }
 
-VT_TEST_LIST(T(categories_tensor_level_nvtx) T(categories_tensor_level_steps_from_stacks) T(categories_two_ranks)
+VT_TEST_LIST(T(live_at_peak_is_the_breakdowns_moment) T(categories_tensor_level_nvtx) T(categories_tensor_level_steps_from_stacks) T(categories_two_ranks)
                  T(fit_largest_batch) T(fit_checkpointing_saving_says_its_figure) T(fit_no_expandable_saving_for_the_pool) T(fit_expandable_only_where_fragmentation_seen) T(fit_expandable_from_an_oom_judged_fragmentation)
                  T(fit_fragmentation_same_pool_only) T(fit_fragmentation_at_an_oom) T(categories_segment_level) T(categories_own_optimizer_tensor_level) T(categories_segment_level_pages) T(categories_blocks_in_segments_cache) T(sites_count_blocks_not_their_segments)
                      T(categories_at_oom_device_used) T(fit_counts_failed_request) T(untraced_beyond_a_context) T(categories_at_oom_pool_cache) T(fit_tensor_level_replays_the_pool) T(fit_expandable_segments_replayed) T(categories_at_peak_device_sampled) T(fit_segment_level_lower_bound) T(categories_before_the_trace) T(breakdown_in_every_format) T(fit_text_nothing_grows) T(oom_breakdown_once_per_failure)

@@ -284,5 +284,44 @@ TEST(totals_only_peaks)
     cli_cleanup();
 }
 
-VT_TEST_LIST(T(planted_change_text) T(max_growth_gate) T(json_markdown_html) T(sets_of_ranks) T(different_jobs_warned)
+/*
+ * A device whose peak is not known (an OOM read the device's memory, no allocation was traced) against one whose
+ * peak is: "unknown", never "none" (none is for a device or process the other run has not) nor 0; JSON null with
+ * its figure named "unknown", and --max-growth says it could not compare rather than passing in silence.
+ */
+TEST(unknown_peak_said_unknown)
+{
+    const char *zDir = cli_tmpdir();
+    char zB[512], zN[512], *zOut, *zErr;
+    struct tg *g;
+    snprintf(zB, sizeof zB, "%s/unknown.db", zDir);
+    snprintf(zN, sizeof zN, "%s/known.db", zDir);
+    g = tg_open(zB);
+    ASSERT(g);
+    tg_device(g, 0, "Test GPU", 16 * GiB);
+    tg_oom(g, 5 * MS, 0, 2 * GiB, 1 * GiB, 16 * GiB, -1);
+    ASSERT_EQ(0, tg_close(g));
+    bd_job(zN, NULL, 256 * MiB, 1, NULL, 0);
+    const char *az[] = {zB, zN, NULL};
+    ASSERT_EQ(0, diff(az, &zOut, &zErr));
+    ASSERT_CONTAINS(zOut, "device 0 (Test GPU): unknown -> 2.42 GiB reserved; allocated unknown -> 2.42 GiB\n");
+    ASSERT_CONTAINS(zOut, "    what it was (allocated)                    unknown -> 2.42 GiB\n");
+    ASSERT_CONTAINS(zOut, "    parameters                                 unknown -> 256 MiB\n"); /* not 0 B */
+    ASSERT_CONTAINS(zOut, "  new    none -> 256 MiB  train.py:20 in main\n"); /* a site BASE has not: none */
+    free(zOut), free(zErr);
+    const char *azJ[] = {"--format", "json", zB, zN, NULL};
+    ASSERT_EQ(0, diff(azJ, &zOut, &zErr));
+    ASSERT(tg_json_valid(zOut));
+    ASSERT_CONTAINS(zOut, "\"base_peak_bytes\": null, \"new_peak_bytes\": 2602565632, \"growth_pct\": null, "
+                          "\"base_peak_of\": \"unknown\"");
+    ASSERT(!strstr(zOut, "\"base_bytes\": -1") && !strstr(zOut, "\"base_bytes\": 0,")); /* no breakdown: not 0 */
+    free(zOut), free(zErr);
+    const char *azG[] = {"--max-growth", "50", zB, zN, NULL};
+    ASSERT_EQ(0, diff(azG, &zOut, &zErr));
+    ASSERT_CONTAINS(zErr, "--max-growth: no device peak could be compared");
+    free(zOut), free(zErr);
+    cli_cleanup();
+}
+
+VT_TEST_LIST(T(unknown_peak_said_unknown) T(planted_change_text) T(max_growth_gate) T(json_markdown_html) T(sets_of_ranks) T(different_jobs_warned)
                  T(process_peaks_of_an_import) T(totals_only_peaks))

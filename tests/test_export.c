@@ -575,8 +575,10 @@ TEST(export_csv_tables)
     zCsv = vt_slurp(zFile);
     ASSERT(!strncmp(zCsv, "trace,pid,rank,id,", 18));
     ASSERT_CONTAINS(zCsv, ",name,at_ns\n"); /* at_ns: ns from the one origin (the first event of both) */
-    ASSERT_CONTAINS(zCsv, "\nrank0.db,4242,0,");
-    ASSERT_CONTAINS(zCsv, "\nrank1.db,4243,1,");
+    snprintf(zArgs, sizeof zArgs, "\n%s,4242,0,", zT0); /* trace: the path as given */
+    ASSERT_CONTAINS(zCsv, zArgs);
+    snprintf(zArgs, sizeof zArgs, "\n%s,4243,1,", zT1);
+    ASSERT_CONTAINS(zCsv, zArgs);
     ASSERT_CONTAINS(zCsv, ",sgemm_fwd,9600\n");
     for (const char *p = zCsv; (p = strchr(p, '\n')) != NULL; p++) nLines++;
     ASSERT_EQ(1 + 2 * 4, nLines); /* one header, 4 kernels per fixture trace */
@@ -590,6 +592,47 @@ TEST(export_csv_tables)
     ASSERT_EQ(2, vt_run(zDir, zArgs, &zOut, &zErr));
     ASSERT_CONTAINS(zErr, "--csv DIR goes alone");
     free(zOut), free(zErr);
+    vt_cleanup(zDir);
+}
+
+/*
+ * --csv's `trace` column is each trace's path as given: traces of one file name in different directories (a rank
+ * per directory) stay apart (they were both "trace.db"), standard input is "-"; and a tensor_event.csv an earlier
+ * export left in DIR is removed when no trace has tensor rows (it described other traces beside the new files).
+ */
+TEST(export_csv_trace_names)
+{
+    const char *zDir = vt_tmpdir();
+    char zA[256], zB[256], zOutDir[256], zFile[320], zArgs[1400], *zOut, *zErr, *zCsv, zRow[400];
+    FILE *f;
+    snprintf(zA, sizeof zA, "%s/a", zDir);
+    snprintf(zB, sizeof zB, "%s/b", zDir);
+    ASSERT_EQ(0, mkdir(zA, 0700));
+    ASSERT_EQ(0, mkdir(zB, 0700));
+    snprintf(zA, sizeof zA, "%s/a/trace.v2.db", zDir);
+    snprintf(zB, sizeof zB, "%s/b/trace.v2.db", zDir);
+    snprintf(zOutDir, sizeof zOutDir, "%s/csv", zDir);
+    ASSERT_EQ(0, vt_fixture_write(zA, 0));
+    ASSERT_EQ(0, vt_fixture_write(zB, 1));
+    ASSERT_EQ(0, mkdir(zOutDir, 0700));
+    snprintf(zFile, sizeof zFile, "%s/tensor_event.csv", zOutDir);
+    ASSERT((f = fopen(zFile, "w")) != NULL);
+    fputs("trace,pid,rank\nold.db,1,0\n", f);
+    fclose(f);
+    snprintf(zArgs, sizeof zArgs, "export --csv %s %s %s - <%s", zOutDir, zA, zB, zA);
+    ASSERT_EQ(0, vt_run(zDir, zArgs, &zOut, &zErr));
+    ASSERT_CONTAINS(zErr, "CSV tables of 3 traces");
+    ASSERT_CONTAINS(zErr, "tensor_event.csv of an earlier export removed");
+    free(zOut), free(zErr);
+    ASSERT(access(zFile, F_OK) != 0);
+    snprintf(zFile, sizeof zFile, "%s/kernel.csv", zOutDir);
+    zCsv = vt_slurp(zFile);
+    snprintf(zRow, sizeof zRow, "\n%s,4242,0,", zA);
+    ASSERT_CONTAINS(zCsv, zRow);
+    snprintf(zRow, sizeof zRow, "\n%s,4243,1,", zB);
+    ASSERT_CONTAINS(zCsv, zRow);
+    ASSERT_CONTAINS(zCsv, "\n-,4242,0,");
+    free(zCsv);
     vt_cleanup(zDir);
 }
 
@@ -742,7 +785,8 @@ TEST(imported_files_as_they_are)
     snprintf(zFile, sizeof zFile, "%s/csv/tensor_event.csv", zDir);
     zCsv = vt_slurp(zFile);
     ASSERT(!strncmp(zCsv, "trace,pid,rank,id,t,ts,op,device,address,bytes,stream,stack_id,source,at_ns\n", 76));
-    ASSERT_CONTAINS(zCsv, "\nsnap_small.pickle,,,");
+    snprintf(zArgs, sizeof zArgs, "\n%s,,,", import_fixture("snap_small.pickle"));
+    ASSERT_CONTAINS(zCsv, zArgs);
     free(zCsv);
     /* a trace without tensor rows: the files as before, no tensor_event.csv */
     snprintf(zT0, sizeof zT0, "%s/rank0.db", zDir);
@@ -801,5 +845,5 @@ TEST(imported_files_as_they_are)
 
 VT_TEST_LIST(T(export_one_trace) T(export_two_ranks_aligned) T(export_nvtx_kinds) T(export_to_fifo_and_symlink) T(export_errors)
                  T(export_streams_large_trace) T(export_unknown_values_left_out) T(export_time_window) T(export_gzip)
-                 T(export_demangled_kernel_names) T(export_csv_tables) T(export_symbolized_native_frames)
+                 T(export_demangled_kernel_names) T(export_csv_tables) T(export_csv_trace_names) T(export_symbolized_native_frames)
                  T(imported_files_as_they_are))

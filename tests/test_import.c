@@ -201,6 +201,44 @@ TEST(snapshot_history_starts_late)
     ASSERT_CONTAINS(z, "allocations among them are taken as live at the end of the trace");
 }
 
+/*
+ * A history that starts late goes out as a snapshot and back through import as it came: what was allocated
+ * before the history (rows of unknown time) is the dump's state only, with no event in the history (PyTorch's
+ * own snapshots say it so), and the import finds the history truncated where it began. They were events
+ * without time_us: the import took the history as complete, PyTorch before 2.1 ("2 events carry no time_us"),
+ * and put that memory at the end of the trace; and a free of memory never allocated in the history was left out.
+ */
+TEST(snapshot_history_start_round_trip)
+{
+    const char *zA = scratch("rt_a.db"), *zSnap = scratch("rt_b.pickle"), *zC = scratch("rt_c.db");
+    char zS[4096], zA2[4096];
+    char *av[] = {"export", "--snapshot", zS, zA2, NULL};
+    ASSERT_EQ(VT_EXIT_OK, import(fixture("snap_small.pickle"), -1, zA));
+    ASSERT_EQ(1, q(zA, "SELECT value FROM meta WHERE key = 'history_truncated'"));
+    snprintf(zS, sizeof zS, "%s", zSnap);
+    snprintf(zA2, sizeof zA2, "%s", zA);
+    ASSERT_EQ(VT_EXIT_OK, vt__cmd_export(4, av));
+    ASSERT_EQ(VT_EXIT_OK, import(zSnap, -1, zC));
+    ASSERT_EQ(1, q(zC, "SELECT value FROM meta WHERE key = 'history_truncated'"));
+    ASSERT_EQ(T_NS, q(zC, "SELECT value FROM meta WHERE key = 'history_start_ns'"));
+    ASSERT_EQ(0, q(zC, "SELECT count(*) FROM meta WHERE value LIKE '%carry no time_us%'"));
+    /* the same rows, those of unknown time the same ones */
+    for (int k = 0; k < 2; k++) {
+        const char *zSql = k ? "SELECT count(*) * 1000 + sum(ts IS NULL) FROM tensor_event"
+                             : "SELECT count(*) * 1000 + sum(ts IS NULL) FROM memory_event";
+        ASSERT_EQ(q(zA, zSql), q(zC, zSql));
+    }
+    ASSERT_EQ(1, q(zC, "SELECT count(*) FROM memory_event WHERE ts IS NULL AND bytes = 2097152"));
+    ASSERT_EQ(1, q(zC, "SELECT count(*) FROM tensor_event WHERE ts IS NULL AND bytes = 512"));
+    /* the history frees memory it never saw allocated (snap_ring_full): the free goes out without its allocation */
+    ASSERT_EQ(VT_EXIT_OK, import(fixture("snap_ring_full.pickle"), -1, zA));
+    ASSERT_EQ(VT_EXIT_OK, vt__cmd_export(4, av));
+    ASSERT_EQ(VT_EXIT_OK, import(zSnap, -1, zC));
+    ASSERT_EQ(1, q(zC, "SELECT value FROM meta WHERE key = 'history_truncated'"));
+    ASSERT_EQ(T_NS + 1000, q(zC, "SELECT value FROM meta WHERE key = 'history_start_ns'")); /* its free_completed */
+    ASSERT_EQ(1, q(zC, "SELECT count(*) FROM tensor_event WHERE op = 2 AND bytes = 512"));
+}
+
 TEST(snapshot_bad_inputs)
 {
     static char aBuf[8192];
@@ -900,6 +938,6 @@ TEST(real_files)
 }
 
 VT_TEST_LIST(T(snapshot_current_format) T(builder_runs_in_time_order) T(snapshot_ring_buffer_and_2_0_format) T(snapshot_bad_inputs) T(stream_heads) T(kineto_trace)
-                 T(snapshot_history_starts_late)
+                 T(snapshot_history_starts_late) T(snapshot_history_start_round_trip)
                  T(kineto_without_addresses_and_bad_json) T(kineto_hip_memory) T(kineto_totals_in_time_order) T(kineto_step_once) T(kineto_sites_from_operators) T(kineto_base_after_events) T(kineto_pid_from_operators) T(nsys_exports) T(nsys_truncated) T(nsys_without_cuda_trace) T(nsys_allocation_calls_without_sizes) T(command_line)
                      T(snapshot_merge_refusals) T(readers_open_other_formats) T(real_files))

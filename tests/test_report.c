@@ -70,7 +70,8 @@ TEST(text_leads_with_worst)
     ASSERT(zOom && zLeak && zOom < zLeak);
     ASSERT_CONTAINS(z, "(real demand)");
     ASSERT_CONTAINS(z, "allocation sites (by peak live bytes)");
-    ASSERT_CONTAINS(z, "live at peak: 1 allocation, 3.00 GiB from train<&>.py:9 in main (device)\n");
+    ASSERT_CONTAINS(z, "live at peak (at 59.0 ms): 1 allocation, 3.00 GiB from train<&>.py:9 in main (device)\n");
+    ASSERT_CONTAINS(z, "what it was at 59.0 ms (allocated, 3.06 GiB)"); /* the same moment, said in both */
     /* every line fits a terminal */
     for (char *p = z, *q; (q = strchr(p, '\n')); p = q + 1) ASSERT((q - p) <= 100);
     free(z);
@@ -145,7 +146,7 @@ TEST(html_self_contained_with_timeline)
     ASSERT_CONTAINS(z, "<table class=\"peaks\">");
     ASSERT_CONTAINS(z, "<tr><td>device 0 (Test &quot;GPU&quot; &lt;1&gt;, 16.0 GiB)</td><td>3.06 GiB allocated at 59.0 ms "
                        "(= reserved: one CUDA allocation per buffer); 15.0 GiB in use on the device (every process and "
-                       "the CUDA context) at 69.0 ms</td><td>1 allocation, 3.00 GiB from train&lt;&amp;&gt;.py:9 in main "
+                       "the CUDA context) at 69.0 ms</td><td>at 59.0 ms:<br>1 allocation, 3.00 GiB from train&lt;&amp;&gt;.py:9 in main "
                        "(device)<br>1 allocation, 64.0 MiB from site not recorded (allocations of 64.0 MiB) (device)</td>"
                        "</tr>");
     ASSERT_CONTAINS(z, "<tr><td>pinned host memory</td><td>8.00 MiB at 79.0 ms</td>");
@@ -182,7 +183,7 @@ TEST(markdown_tables)
     ASSERT_CONTAINS(z, "- **occurrences**: once in each of 2 processes, 14.0 GiB each\n");
     ASSERT_CONTAINS(z, "| eval | evaluation |");
     ASSERT_CONTAINS(z, "| 3.06 GiB allocated at 59.0 ms (= reserved: one CUDA allocation per buffer); 15.0 GiB in use on "
-                       "the device (every process and the CUDA context) at 69.0 ms | 1 allocation, 3.00 GiB from "
+                       "the device (every process and the CUDA context) at 69.0 ms | at 59.0 ms: 1 allocation, 3.00 GiB from "
                        "train<&>.py:9 in main (device); 1 allocation, 64.0 MiB from site not recorded (allocations of "
                        "64.0 MiB) (device) |");
     ASSERT_CONTAINS(z, "- **fix**: ");
@@ -192,11 +193,11 @@ TEST(markdown_tables)
     /* the groups not listed (--top 1) are said, as in text, so the list sums to the peak */
     o.nTop = 1;
     z = render(&r, VT_FMT_MARKDOWN);
-    ASSERT_CONTAINS(z, " | 1 allocation, 3.00 GiB from train<&>.py:9 in main (device); and 1 more allocation, "
+    ASSERT_CONTAINS(z, " | at 59.0 ms: 1 allocation, 3.00 GiB from train<&>.py:9 in main (device); and 1 more allocation, "
                        "64.0 MiB, from 1 other site or kind (--format json lists up to --top of them) |");
     free(z);
     z = render(&r, VT_FMT_TEXT);
-    ASSERT_CONTAINS(z, "\n                  and 1 more allocation, 64.0 MiB, from 1 other site or kind");
+    ASSERT_CONTAINS(z, "\n                               and 1 more allocation, 64.0 MiB, from 1 other site or kind");
     free(z);
     vt__result_free(&r);
     tg_cleanup();

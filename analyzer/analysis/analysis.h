@@ -199,6 +199,14 @@ struct vt_sitecurve {
     int n;
 };
 
+/* Allocations summed by call site and memory kind as they are added (live_group.c): per site the chain of its
+ * groups, one per memory kind. All zero is empty. */
+struct vt_groupacc {
+    int *aHead, nHead;      /* per site index: its first group, -1 none */
+    struct vt_group *aAcc;  /* the groups (nAcc of nAlloc), each linked to the next of its site by aNext */
+    int *aNext, nAcc, nAlloc;
+};
+
 /* Live bytes of one account (a device, pinned host memory, managed memory) over time. */
 struct vt_device {
     int id;                 /* CUDA device id; VT_ACCT_PINNED, VT_ACCT_MANAGED */
@@ -220,10 +228,15 @@ struct vt_device {
     int nCycle;
     int64_t tensorCycLo, tensorCycHi; /* the same for the tensor live bytes (a framework allocator's blocks) */
     int nTensorCycle;
+    /* what was live at the peak: of a device, at its breakdown's moment (breakdown.c: the same lifetimes its parts
+     * sum, the judged ones), of host or managed memory at a snapshot as the peak falls (timeline.c) */
     struct vt_snap aTop[VT_TOPMAX];     /* largest allocations live at the peak */
     int nTop;
     struct vt_group aGroup[VT_TOPMAX];  /* what was live at the peak by site and kind, largest first */
     int nGroup;
+    int64_t atPeakTs;                   /* a device's: the moment aTop and aGroup are of, the breakdown's (bd.ts: when
+                                         * what was live last changed before it), -1 unknown */
+    struct vt_groupacc peakAcc;         /* a device's: the groups live at the moment so far (breakdown.c) */
     int64_t snapPeak;                   /* live bytes when aTop was taken */
     int bPeakDirty;
     int nSnapshots;
@@ -297,10 +310,7 @@ struct vt_timeline {
     int curPhase, curIter;  /* replay cursors */
     struct vt_life *const *apLive; /* the live set the snapshots read */
     int nLive;
-    /* scratch of vt__live_snapshot: a chain head per site, accumulators with their chain links */
-    int *aGroupHead, nGroupHead;
-    struct vt_group *aGroupAcc;
-    int *aGroupNext, nGroupAcc;
+    struct vt_groupacc snapAcc; /* scratch of vt__live_snapshot, empty between calls */
     int bGroupNoMem;        /* a grouping ran out of memory (the replay then fails) */
     struct vt_sitecurves *pSiteCurves; /* the replay's site curves (sitecurve.c) until they are kept */
     int bSiteCurvesPartial; /* the site curves stop early: their bound was reached */
@@ -628,6 +638,21 @@ void vt__sitecurves_drop(struct vt_trace *t);
 #define VT_ACCT_DEVICES (-4) /* vt__live_snapshot: every device (acct >= 0), no host or managed memory */
 /* Insert l into the descending-by-bytes top list a (*pN entries, at most cap). */
 void vt__top_insert(struct vt_snap *a, int *pN, int cap, const struct vt_life *l);
+/* Add l to g (t's sites: l->site a valid index). 0, or -1 when out of memory (t->tl.bGroupNoMem set). */
+int vt__groupacc_add(struct vt_trace *t, struct vt_groupacc *g, const struct vt_life *l);
+/* g's nCap largest groups into aGroup[0 .. *pn) (bytes, then count, descending; ties by site and kind); g is emptied. */
+void vt__groupacc_take(struct vt_groupacc *g, struct vt_group *aGroup, int *pn, int nCap);
+/* Empty g (what it holds is kept for reuse). */
+void vt__groupacc_clear(struct vt_groupacc *g);
+void vt__groupacc_free(struct vt_groupacc *g);
+/*
+ * A device's live-at-peak list (aTop, aGroup) made at its breakdown's moment, as the breakdown sums its parts
+ * (breakdown.c): begun empty when the moment is taken (ts: the moment, -1 unknown), each lifetime live then
+ * added as it ends (0, or -1 when out of memory: t->tl.bGroupNoMem), its groups ranked at the end.
+ */
+void vt__peaklist_begin(struct vt_device *d, int64_t ts);
+int vt__peaklist_add(struct vt_trace *t, struct vt_device *d, const struct vt_life *l);
+void vt__peaklist_end(struct vt_device *d);
 /* the largest allocations live in acct and all of them by site and kind, in one pass; 0 or -1 (OOM) */
 int vt__live_snapshot(struct vt_trace *t, struct vt_life *const *apLive, int nLive, int acct, struct vt_snap *aTop,
                       int *pnTop, int nTopCap, struct vt_group *aGroup, int *pnGroup, int nGroupCap);
@@ -882,32 +907,38 @@ void vt__fmt_spread(const struct vt_finding *f, char *z, size_t n);
 
 /* ---- diff.c: two runs compared (vramtrace diff) ---- */
 enum { VT_DIFF_NEW = 1, VT_DIFF_GONE, VT_DIFF_GREW, VT_DIFF_SHRANK };
+/* A figure of one side of the comparison: its value, -1 unknown (that run has the thing, not the figure: reports say
+ * "unknown", JSON null), or VT_DIFF_NONE: that run has not the thing (a process, device, phase, site: "none"). */
+#define VT_DIFF_NONE (-2)
 struct vt_diffcat {
     int cat;                /* enum vt_cat */
     char zOwner[64];
-    int64_t base, cur;      /* its bytes at each run's peak (0: not there) */
+    int64_t base, cur;      /* its bytes at each run's peak (0: not in a breakdown that side has; without one, as
+                             * baseSum / curSum: unknown or none) */
 };
 struct vt_diffdev {
     int iBase, iNew;        /* the process in each run (trace index), -1: only in the other */
     int id;                 /* device id */
     char zProc[96], zName[128];
-    int64_t base, cur;      /* the peaks (vt__fig_headline), -1 when not in that run or unknown */
+    int64_t base, cur;      /* the peaks (vt__fig_headline), -1 unknown, VT_DIFF_NONE not in that run */
     int aOf[2];             /* which figure each is (enum vt_headof), base then new */
-    int64_t baseAlloc, curAlloc; /* the allocated peaks beside them (vt__fig_beside), -1 none */
-    int64_t baseSum, curSum; /* what each breakdown sums to, -1 none (its basis: azBasis) */
+    int64_t baseAlloc, curAlloc; /* the allocated peaks beside them (said where a side's peak is a reserved one), -1
+                                  * unknown, VT_DIFF_NONE not in that run */
+    int64_t baseSum, curSum; /* what each breakdown sums to, -1 none made (unknown), VT_DIFF_NONE not in that run (its
+                              * basis: azBasis) */
     const char *azBasis[2]; /* the breakdowns' bases (struct vt_breakdown zBasis), base then new; NULL none */
     struct vt_diffcat *aCat; /* the breakdowns' categories side by side */
     int nCat;
 };
 struct vt_diffsite {
     char *zSite;
-    int64_t base, cur;      /* highest live bytes in any process of each run, -1: not in it */
+    int64_t base, cur;      /* highest live bytes in any process of each run, VT_DIFF_NONE: not in it */
     int change;             /* VT_DIFF_* */
 };
 struct vt_diffphase {
     char zProc[96], zName[96];
     int kind;
-    int64_t base, cur;      /* peaks, -1: not in that run or unknown */
+    int64_t base, cur;      /* peaks, -1 unknown, VT_DIFF_NONE not in that run */
 };
 struct vt_difffind {
     const struct vt_finding *f; /* in NEW when bNew (appeared), else in BASE (vanished) */

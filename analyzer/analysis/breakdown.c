@@ -342,6 +342,7 @@ static int peak_moment(struct vt_trace *t, struct vt_device *d, int64_t ts)
         take(b, p, ts, d->tensorLive);
         p->poolReserved = d->poolReserved;
         d->bBdDirty = 0;
+        vt__peaklist_begin(d, t->f.bTimes ? p->stateTs : -1); /* the list live at peak: of this moment too */
     }
     return 0;
 }
@@ -515,6 +516,7 @@ static void add(const struct vt_bdrun *b, struct moment *p, const struct vt_life
 int vt__bd_life_end(struct vt_trace *t, const struct vt_life *l)
 {
     struct vt_bdrun *b = t->pBd;
+    struct vt_device *d;
     int rule = -1, iLib = -1;
     b->seq++;
     if (l->acct < 0) return 0;
@@ -524,6 +526,8 @@ int vt__bd_life_end(struct vt_trace *t, const struct vt_life *l)
         if (p->acct != l->acct || !p->bTaken || l->bdSeq > p->seq) continue;
         if (rule < 0 && classify(t, l, &rule, &iLib) != 0) return -1;
         add(b, p, l, rule, iLib);
+        if (i < b->nPeak && step_memory(b, l) && (d = device_of(t, l->acct)) && vt__peaklist_add(t, d, l) != 0)
+            return -1;
         if (!b->bTensorsIn || !(rule == R_RESERVED || l->bTensor) || p->bLayOver) continue;
         if (i >= b->nPeak && ++b->nOomRefs > OOM_LAYOUT_MAX) { /* an OOM's: bounded in all */
             free(p->lay.a);
@@ -903,6 +907,7 @@ int vt__bd_end(struct vt_trace *t)
         const char *zBasis;
         char zUsed[256];
         vt__breakdown_clear(&d->bd);
+        if (d->id >= 0) vt__peaklist_end(d);
         if (d->id < 0 || !vt__memory_known(t)) continue;
         for (int k = 0; k < b->nPeak; k++)
             if (b->aPeak[k].acct == d->id && b->aPeak[k].bTaken) p = &b->aPeak[k];

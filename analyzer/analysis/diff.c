@@ -66,6 +66,13 @@ static const struct vt_device *tl_device(const struct vt_trace *t, int id)
     return NULL;
 }
 
+/* The allocated peak of account d as diff says it beside the peak (vt__fig_beside's figure, the process's where
+ * known), whatever the headline is; -1 unknown. */
+static int64_t alloc_peak(const struct vt_figdev *d)
+{
+    return d->procAllocated >= 0 ? d->procAllocated : d->allocated >= 0 ? d->allocated : -1;
+}
+
 /*
  * Device entries of traces tb (of BASE, -1 none) and tn (of NEW, -1 none), paired by id: each device's
  * peak is the figure source's headline (vt__fig_headline: what analyze and info print), the allocated peak
@@ -91,13 +98,14 @@ static int pair_devices(struct vt_diff *d, int tb, int tn)
                 e->iBase = tb;
                 e->iNew = tn;
                 e->id = fd->acct;
-                e->base = e->cur = e->baseAlloc = e->curAlloc = e->baseSum = e->curSum = -1;
+                e->base = e->cur = e->baseAlloc = e->curAlloc = e->baseSum = e->curSum = VT_DIFF_NONE;
                 vt__fmt_process(t, e->zProc, sizeof e->zProc);
                 snprintf(e->zName, sizeof e->zName, "%s", di ? di->zName : "");
             }
             e->aOf[side] = vt__fig_headline_of(fd);
             *(side ? &e->cur : &e->base) = vt__fig_headline(fd);
-            *(side ? &e->curAlloc : &e->baseAlloc) = vt__fig_beside(fd);
+            *(side ? &e->curAlloc : &e->baseAlloc) = alloc_peak(fd);
+            *(side ? &e->curSum : &e->baseSum) = -1; /* until a breakdown says it */
             if (!dv || dv->bd.n == 0) continue;
             *(side ? &e->curSum : &e->baseSum) = dv->bd.total;
             e->azBasis[side] = dv->bd.zBasis;
@@ -119,8 +127,8 @@ static int pair_phases(struct vt_diff *d, int tb, int tn)
         vt__fmt_process(b ? b : n, p->zProc, sizeof p->zProc);
         snprintf(p->zName, sizeof p->zName, "%s", pb ? pb->zName : pn->zName);
         p->kind = pb ? pb->kind : pn->kind;
-        p->base = pb ? vt__phase_peak(b, pb) : -1;
-        p->cur = pn ? vt__phase_peak(n, pn) : -1;
+        p->base = pb ? vt__phase_peak(b, pb) : VT_DIFF_NONE;
+        p->cur = pn ? vt__phase_peak(n, pn) : VT_DIFF_NONE;
     }
     return 0;
 }
@@ -134,7 +142,7 @@ static int site_note(struct vt_diff *d, const char *zSite, int64_t bytes, int bN
     if (!s) {
         if (!(s = push((void **)&d->aSite, &d->nSite, sizeof *s))) return -1;
         if (!(s->zSite = vt__strdupf("%s", zSite))) return -1;
-        s->base = s->cur = -1;
+        s->base = s->cur = VT_DIFF_NONE;
     }
     if (bNew && bytes > s->cur) s->cur = bytes;
     if (!bNew && bytes > s->base) s->base = bytes;
@@ -242,6 +250,13 @@ int vt__diff(const struct vt_result *pBase, const struct vt_result *pNew, int64_
     }
     if (rc == 0) rc = find_changes(d, pBase, pNew, 0);
     if (rc == 0) rc = find_changes(d, pNew, pBase, 1);
+    for (int i = 0; rc == 0 && i < d->nDev; i++) { /* a side without a breakdown: its categories as its sum */
+        struct vt_diffdev *e = &d->aDev[i];
+        for (int k = 0; k < e->nCat; k++) {
+            if (e->baseSum < 0) e->aCat[k].base = e->baseSum;
+            if (e->curSum < 0) e->aCat[k].cur = e->curSum;
+        }
+    }
     for (int i = 0; rc == 0 && i < d->nDev; i++) {
         const struct vt_diffdev *e = &d->aDev[i];
         double pct;

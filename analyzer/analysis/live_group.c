@@ -1,4 +1,4 @@
-/* Snapshots of what is live: the largest allocations, and all of them by call site and memory kind. */
+/* What was live at a moment (a peak, an OOM): the largest allocations, and all of them by call site and memory kind. */
 #include "analysis.h"
 
 #include <assert.h>
@@ -15,38 +15,83 @@ static int group_before(const struct vt_group *a, const struct vt_group *b)
     return a->memKind < b->memKind;
 }
 
-/*
- * Make room for nAcc grouping accumulators in t's scratch. Returns 0, or -1
- * when out of memory (the scratch already there is kept).
- */
-static int acc_reserve(struct vt_trace *t, int nAcc)
+/* Make room for nAcc groups in g. Returns 0, or -1 when out of memory (what g holds is kept). */
+static int acc_reserve(struct vt_groupacc *g, int nAcc)
 {
-    int nNew = nAcc > 2 * t->tl.nGroupAcc ? nAcc : 2 * t->tl.nGroupAcc;
+    int nNew = nAcc > 2 * g->nAlloc ? nAcc : 2 * g->nAlloc;
     struct vt_group *aAcc;
     int *aNext;
-    if (t->tl.nGroupAcc >= nAcc) return 0;
-    aAcc = realloc(t->tl.aGroupAcc, sizeof *aAcc * (size_t)nNew);
+    if (g->nAlloc >= nAcc) return 0;
+    aAcc = realloc(g->aAcc, sizeof *aAcc * (size_t)nNew);
     if (!aAcc) return -1;
-    t->tl.aGroupAcc = aAcc;
-    aNext = realloc(t->tl.aGroupNext, sizeof *aNext * (size_t)nNew);
+    g->aAcc = aAcc;
+    aNext = realloc(g->aNext, sizeof *aNext * (size_t)nNew);
     if (!aNext) return -1;
-    t->tl.aGroupNext = aNext;
-    t->tl.nGroupAcc = nNew;
+    g->aNext = aNext;
+    g->nAlloc = nNew;
     return 0;
 }
 
-/* Make room for a chain head per site (all -1) in t's scratch. Returns 0, or -1 when out of memory. */
-static int head_reserve(struct vt_trace *t)
+/* Make room in g for a chain head per site of t (all -1). Returns 0, or -1 when out of memory. */
+static int head_reserve(const struct vt_trace *t, struct vt_groupacc *g)
 {
-    int nNew = t->sites.n > 2 * t->tl.nGroupHead ? t->sites.n : 2 * t->tl.nGroupHead;
+    int nNew = t->sites.n > 2 * g->nHead ? t->sites.n : 2 * g->nHead;
     int *aNew;
-    if (t->tl.nGroupHead >= t->sites.n) return 0;
-    aNew = realloc(t->tl.aGroupHead, sizeof *aNew * (size_t)nNew);
+    if (g->nHead >= t->sites.n) return 0;
+    aNew = realloc(g->aHead, sizeof *aNew * (size_t)nNew);
     if (!aNew) return -1;
-    for (int i = t->tl.nGroupHead; i < nNew; i++) aNew[i] = -1;
-    t->tl.aGroupHead = aNew;
-    t->tl.nGroupHead = nNew;
+    for (int i = g->nHead; i < nNew; i++) aNew[i] = -1;
+    g->aHead = aNew;
+    g->nHead = nNew;
     return 0;
+}
+
+int vt__groupacc_add(struct vt_trace *t, struct vt_groupacc *g, const struct vt_life *l)
+{
+    struct vt_group *p;
+    int k;
+    assert(l->site >= 0 && l->site < t->sites.n);
+    if (head_reserve(t, g) != 0) goto nomem;
+    k = g->aHead[l->site]; /* the site's groups, one per memory kind seen */
+    while (k >= 0 && g->aAcc[k].memKind != l->memKind) k = g->aNext[k];
+    if (k < 0) {
+        if (acc_reserve(g, g->nAcc < 64 ? 64 : g->nAcc + 1) != 0) goto nomem;
+        k = g->nAcc++;
+        memset(&g->aAcc[k], 0, sizeof g->aAcc[k]);
+        g->aAcc[k].site = l->site;
+        g->aAcc[k].memKind = l->memKind;
+        g->aNext[k] = g->aHead[l->site];
+        g->aHead[l->site] = k;
+    }
+    p = &g->aAcc[k];
+    p->count++;
+    p->bytes += l->bytes;
+    if (p->count == 1 || l->bytes > p->largest.bytes) {
+        p->largest.address = l->address;
+        p->largest.bytes = l->bytes;
+        p->largest.allocTs = l->allocTs;
+        p->largest.lastUse = l->lastUse;
+        p->largest.site = l->site;
+        p->largest.memKind = l->memKind;
+    }
+    return 0;
+nomem:
+    t->tl.bGroupNoMem = 1;
+    return -1;
+}
+
+void vt__groupacc_clear(struct vt_groupacc *g)
+{
+    for (int k = 0; k < g->nAcc; k++) g->aHead[g->aAcc[k].site] = -1;
+    g->nAcc = 0;
+}
+
+void vt__groupacc_free(struct vt_groupacc *g)
+{
+    free(g->aHead);
+    free(g->aAcc);
+    free(g->aNext);
+    memset(g, 0, sizeof *g);
 }
 
 /* Insert g into the list a (n entries, in group_before order, at most cap). */
@@ -82,6 +127,32 @@ void vt__top_insert(struct vt_snap *a, int *pN, int cap, const struct vt_life *l
     if (n < cap) (*pN)++;
 }
 
+void vt__groupacc_take(struct vt_groupacc *g, struct vt_group *aGroup, int *pn, int nCap)
+{
+    *pn = 0;
+    for (int k = 0; k < g->nAcc; k++) group_insert(aGroup, pn, nCap, &g->aAcc[k]);
+    vt__groupacc_clear(g);
+}
+
+void vt__peaklist_begin(struct vt_device *d, int64_t ts)
+{
+    d->nTop = d->nGroup = 0;
+    d->atPeakTs = ts;
+    vt__groupacc_clear(&d->peakAcc);
+}
+
+int vt__peaklist_add(struct vt_trace *t, struct vt_device *d, const struct vt_life *l)
+{
+    vt__top_insert(d->aTop, &d->nTop, VT_TOPMAX, l);
+    if (l->site < 0 || l->site >= t->sites.n) return 0; /* every live allocation has a site */
+    return vt__groupacc_add(t, &d->peakAcc, l);
+}
+
+void vt__peaklist_end(struct vt_device *d)
+{
+    vt__groupacc_take(&d->peakAcc, d->aGroup, &d->nGroup, VT_TOPMAX);
+}
+
 /*
  * Snapshot what is live in acct (a device id, or VT_ACCT_DEVICES for every
  * device) among apLive[0..nLive-1], in one pass: the nTopCap largest
@@ -95,48 +166,22 @@ void vt__top_insert(struct vt_snap *a, int *pN, int cap, const struct vt_life *l
 int vt__live_snapshot(struct vt_trace *t, struct vt_life *const *apLive, int nLive, int acct, struct vt_snap *aTop,
                       int *pnTop, int nTopCap, struct vt_group *aGroup, int *pnGroup, int nGroupCap)
 {
-    int nAcc = 0, bNoMem;
+    struct vt_groupacc *g = &t->tl.snapAcc;
+    int bNoMem = 0;
     assert(t && aTop && pnTop && nTopCap > 0 && aGroup && pnGroup && nGroupCap > 0);
     *pnTop = *pnGroup = 0;
-    bNoMem = head_reserve(t) != 0 || acc_reserve(t, 64) != 0;
     for (int i = 0; i < nLive; i++) {
         const struct vt_life *l = apLive[i];
         if (acct == VT_ACCT_DEVICES ? l->acct < 0 : l->acct != acct) continue;
         if (*pnTop < nTopCap || aTop[*pnTop - 1].bytes < l->bytes) vt__top_insert(aTop, pnTop, nTopCap, l);
         if (bNoMem || l->site < 0 || l->site >= t->sites.n) continue; /* every live allocation has a site */
-        int k = t->tl.aGroupHead[l->site]; /* the site's groups, one per memory kind seen */
-        while (k >= 0 && t->tl.aGroupAcc[k].memKind != l->memKind) k = t->tl.aGroupNext[k];
-        if (k < 0) {
-            if (nAcc == t->tl.nGroupAcc && acc_reserve(t, nAcc + 1) != 0) {
-                bNoMem = 1;
-                continue;
-            }
-            k = nAcc++;
-            memset(&t->tl.aGroupAcc[k], 0, sizeof t->tl.aGroupAcc[k]);
-            t->tl.aGroupAcc[k].site = l->site;
-            t->tl.aGroupAcc[k].memKind = l->memKind;
-            t->tl.aGroupNext[k] = t->tl.aGroupHead[l->site];
-            t->tl.aGroupHead[l->site] = k;
-        }
-        struct vt_group *g = &t->tl.aGroupAcc[k];
-        g->count++;
-        g->bytes += l->bytes;
-        if (g->count == 1 || l->bytes > g->largest.bytes) {
-            g->largest.address = l->address;
-            g->largest.bytes = l->bytes;
-            g->largest.allocTs = l->allocTs;
-            g->largest.lastUse = l->lastUse;
-            g->largest.site = l->site;
-            g->largest.memKind = l->memKind;
-        }
+        if (vt__groupacc_add(t, g, l) != 0) bNoMem = 1;
     }
-    for (int k = 0; k < nAcc; k++) {
-        if (!bNoMem) group_insert(aGroup, pnGroup, nGroupCap, &t->tl.aGroupAcc[k]);
-        t->tl.aGroupHead[t->tl.aGroupAcc[k].site] = -1;
+    if (!bNoMem) {
+        vt__groupacc_take(g, aGroup, pnGroup, nGroupCap);
+        return 0;
     }
-    if (!bNoMem) return 0;
-    *pnGroup = 0;
-    t->tl.bGroupNoMem = 1;
+    vt__groupacc_clear(g);
     return -1;
 }
 

@@ -16,6 +16,7 @@ void vt__trace_free(struct vt_trace *t)
         free(t->tl.aDev[d].aSite);
         free(t->tl.aDev[d].aCatPt);
         free(t->tl.aDev[d].azCatLib);
+        vt__groupacc_free(&t->tl.aDev[d].peakAcc);
     }
     free(t->tl.aDev);
     free(t->ph.a);
@@ -23,9 +24,7 @@ void vt__trace_free(struct vt_trace *t)
     free(t->ph.aBoundary);
     free(t->aOom);
     free(t->aFail);
-    free(t->tl.aGroupHead);
-    free(t->tl.aGroupAcc);
-    free(t->tl.aGroupNext);
+    vt__groupacc_free(&t->tl.snapAcc);
     vt__read_close(&t->f);
     memset(t, 0, sizeof *t);
 }

@@ -19,7 +19,7 @@ int vt__dev_index(struct vt_trace *t, int acct)
     d = &aNew[t->tl.nDev];
     memset(d, 0, sizeof *d);
     d->id = acct;
-    d->peakTs = d->tensorPeakTs = d->tensorAtPeak = -1;
+    d->peakTs = d->tensorPeakTs = d->tensorAtPeak = d->atPeakTs = -1;
     d->totalBytes = -1;
     for (i = 0; i < VT_TIMELINE_BUCKETS; i++) d->aMax[i] = d->aMin[i] = d->aLast[i] = d->aPool[i] = -1;
     for (i = 0; i < VT_SLICES; i++) d->slice[i] = d->tensorSlice[i] = -1;
@@ -154,16 +154,17 @@ void vt__timeline_tensor(struct vt_trace *t, int iDev, int64_t ts)
 }
 
 /*
- * Take the peak snapshot of device iDev from the live set if its peak moved
- * since the last one: its largest allocations, and all of them grouped by site
- * and kind. Called just before live bytes go down, so the live set is
- * exactly the peak's. Past 64 snapshots a new one is taken only when the peak
+ * Take the peak snapshot of host or managed memory account iDev from the live set
+ * if its peak moved since the last one: its largest allocations, and all of them
+ * grouped by site and kind. Called just before live bytes go down, so the live set
+ * is exactly the peak's. Past 64 snapshots a new one is taken only when the peak
  * grew by 0.5 %, bounding the cost on long ramps (the list is then within 0.5 %).
+ * A device's list is of its breakdown's moment instead (breakdown.c): nothing here.
  */
 void vt__timeline_snapshot(struct vt_trace *t, int iDev)
 {
     struct vt_device *d = &t->tl.aDev[iDev];
-    if (!d->bPeakDirty) return;
+    if (d->id >= 0 || !d->bPeakDirty) return;
     if (d->nSnapshots >= 64 && d->peak < d->snapPeak + d->snapPeak / 200) return;
     d->bPeakDirty = 0;
     d->nSnapshots++;

@@ -20,14 +20,15 @@ static void usage(FILE *f)
             "(or a file 'analyze' imports), a directory of one run's traces, one per rank (as analyze\n"
             "reads it), or - for standard input.\n"
             "Processes are paired by rank, else in order. Traces of different jobs are compared with\n"
-            "a warning.\n"
+            "a warning. A figure a run does not know reads 'unknown'; what a run has not, 'none'.\n"
             "\n"
             "options:\n"
             "  --format FMT       text (default), json, markdown or html\n"
             "  -o, --output FILE  write the comparison to FILE instead of standard output\n"
             "  --max-growth PCT   exit 1 when a device's peak grew by more than PCT percent (a CI gate);\n"
             "                     the peak analyze and info print: reserved, else allocated (the\n"
-            "                     process's own where an import's memory began before its window)\n"
+            "                     process's own where an import's memory began before its window);\n"
+            "                     a peak unknown in a run is not judged (said on standard error)\n"
             "  --min-bytes N      sites that changed by less than N bytes (K, M, G) are not listed\n"
             "                     (default 1M; a change must also be 10 %% of the site's bytes)\n"
             "  --top N            list at most N sites (1 to 1000, default 20)\n"
@@ -189,6 +190,16 @@ int vt__cmd_diff(int argc, char **argv)
             rc = VT_EXIT_NOFILE;
         }
         if (d.zWarn) vt__errorf("diff: warning: %s", d.zWarn);
+        if (maxGrowth >= 0) { /* a peak not known is not judged by the gate: said, not passed in silence */
+            int nUnknown = 0;
+            for (int i = 0; i < d.nDev; i++) nUnknown += d.aDev[i].base == -1 || d.aDev[i].cur == -1;
+            if (d.iMaxGrowth < 0)
+                vt__errorf("diff: --max-growth: no device peak could be compared (%d unknown, the others in one run "
+                           "only): nothing judged", nUnknown);
+            else if (nUnknown)
+                vt__errorf("diff: --max-growth: %d device peak%s unknown in a run, not judged", nUnknown,
+                           nUnknown == 1 ? "" : "s");
+        }
         if (rc == VT_EXIT_OK && maxGrowth >= 0 && d.iMaxGrowth >= 0 && d.maxGrowthPct > maxGrowth) {
             char zD[32];
             const struct vt_diffdev *e = &d.aDev[d.iMaxGrowth];

@@ -41,13 +41,16 @@ static void usage(FILE *f)
             "  --csv DIR         instead: one CSV file per table in DIR (memory_event, tensor_event\n"
             "                    where a trace has tensor rows, kernel, memcpy, memset, nvtx_range,\n"
             "                    api_call, oom_event, device, meta),\n"
-            "                    every trace's rows with trace, pid and rank first: for joining\n"
+            "                    every trace's rows with trace (its path as given, - for standard\n"
+            "                    input), pid and rank first: for joining\n"
             "                    hundreds of ranks in DuckDB (docs/queries.md)\n"
             "  --snapshot OUT.pickle  instead: one trace as a PyTorch memory snapshot (the format of\n"
             "                    torch.cuda.memory._snapshot()) for PyTorch's memory_viz: the\n"
             "                    allocator's blocks in their segments where the trace has both levels,\n"
             "                    else each device allocation a segment with one block; call stacks as\n"
-            "                    frames, OOMs as oom events; any trace, imports included (docs/cli.md)\n\n"
+            "                    frames, OOMs as oom events; memory from before a history that starts\n"
+            "                    late only in the dump, as PyTorch writes it (import finds it so\n"
+            "                    again); any trace, imports included (docs/cli.md)\n\n"
             "Exit codes: 0 ok, 2 bad arguments, 3 trace missing or output not writable,\n"
             "4 not a trace, 5 newer trace, 6 damaged trace, 7 internal error, 9 some of several\n"
             "traces could not be read (each is named; the others are exported).\n");
@@ -294,6 +297,14 @@ int vt__cmd_export(int argc, char **argv)
         if (snapStats.nOom || snapStats.nOomOut)
             fprintf(stderr, "vramtrace: %lld OOM events, %lld left out (of no known device)\n", snapStats.nOom,
                     snapStats.nOomOut);
+        if (snapStats.nBefore) /* import finds the history as the trace has it (history_truncated) */
+            fprintf(stderr, "vramtrace: %lld allocations and blocks of unknown time are the dump's state, with no "
+                            "event: %s\n", snapStats.nBefore, aF[0].bUntimedBefore
+                                           ? "made before the history began (it starts late)"
+                                           : "the trace holds no allocation history, only the state at the dump");
+        if (snapStats.nStray)
+            fprintf(stderr, "vramtrace: %lld frees of memory allocated before the history began written without "
+                            "their allocation (the history starts late)\n", snapStats.nStray);
         if (snapStats.nHost)
             fprintf(stderr, "vramtrace: %lld pinned host or managed allocations left out (memory_viz draws device "
                             "memory)\n", snapStats.nHost);

@@ -52,6 +52,8 @@ struct vt_export_snapstats {
                                                              * dump; nHost: pinned host / managed allocations left out */
     long long nBlock, nBlockOut, nOom, nOomOut; /* allocator blocks in their segments, and left out (in none); OOMs
                                                 * written, and left out (of no known device) */
+    long long nBefore;      /* allocations and blocks made before a history that starts late: no event, the dump's */
+    long long nStray;       /* frees, in such a history, of memory it never saw allocated: written */
 };
 /*
  * Write trace pF's device allocations to f as a PyTorch memory snapshot (the pickled dict of

@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "export.h"
@@ -31,13 +32,6 @@ static const struct {
 };
 #define N_TABLE (sizeof aTable / sizeof aTable[0])
 
-/* The trace's file name without its directory: the `trace` column. */
-static const char *base_name(const char *zPath)
-{
-    const char *z = strrchr(zPath, '/');
-    return z ? z + 1 : zPath;
-}
-
 int vt__export_csv(const char *zDir, int nTrace, struct vt_tracefile *aF, char **pzErr)
 {
     FILE *aOut[N_TABLE] = {NULL};
@@ -53,7 +47,12 @@ int vt__export_csv(const char *zDir, int nTrace, struct vt_tracefile *aF, char *
         return SQLITE_CANTOPEN;
     }
     for (k = 0; k < N_TABLE && rc == SQLITE_OK; k++) {
-        if (!bTensors && !strcmp(aTable[k].zFile, "tensor_event")) continue; /* no file: as before there were any */
+        if (!bTensors && !strcmp(aTable[k].zFile, "tensor_event")) { /* no file: as before there were any */
+            snprintf(zPath, sizeof zPath, "%s/%s.csv", zDir, aTable[k].zFile);
+            if (unlink(zPath) == 0) /* an earlier export's: it would stand beside these tables as theirs */
+                fprintf(stderr, "vramtrace: %s of an earlier export removed (no trace here has tensor rows)\n", zPath);
+            continue;
+        }
         snprintf(zPath, sizeof zPath, "%s/%s.csv", zDir, aTable[k].zFile);
         aOut[k] = fopen(zPath, "w");
         if (!aOut[k]) {
@@ -74,7 +73,9 @@ int vt__export_csv(const char *zDir, int nTrace, struct vt_tracefile *aF, char *
                                          " (SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'rank') AS rank, t.*%s"
                                          " FROM (%s) t",
                                          zAt, aTable[k].zSelect);
-            struct vt_sql_print opt = {VT_SQL_CSV, 0, !aDone[k], base_name(aF[i].zPath), NULL};
+            /* trace: its path as given (a directory's file DIR/NAME, "-" standard input): one file name in several
+             * directories (a rank each) stays apart */
+            struct vt_sql_print opt = {VT_SQL_CSV, 0, !aDone[k], aF[i].zPath, NULL};
             sqlite3_stmt *p = NULL;
             long long nRow;
             if (!zSql) rc = SQLITE_NOMEM;

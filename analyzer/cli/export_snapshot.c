@@ -31,7 +31,12 @@
  * draws expandable segments: mappings are segments ('segment_map', and 'segment_unmap' of the
  * part an unmap covers; what a range unmap leaves mapped writes nothing), a physical handle is
  * not drawn, and the dump has one segment per contiguous mapped range (is_expandable), which
- * memory_viz's merging of touching mapped ranges gives too.
+ * memory_viz's merging of touching mapped ranges gives too. A history that starts late (meta
+ * history_truncated): an allocation of unknown time was made before it (or its time is not known at
+ * all), so it has no event in the history, only its place in the dump if still live and its free
+ * if the history saw one, as PyTorch writes a snapshot whose ring buffer was full; a free of device
+ * memory the trace never saw allocated is written too (memory_viz draws such memory from the start);
+ * import then finds the history truncated, as the trace says.
  */
 
 struct snapw {
@@ -227,6 +232,13 @@ static int pk_ooms(struct snapw *w, int64_t ts)
     return 0;
 }
 
+/* Whether l was allocated before the history (a history that starts late, its time unknown): no event of its
+ * allocation, as in PyTorch's own snapshots; counted. */
+static int before_history(const struct snapw *w, const struct vt_life *l)
+{
+    return w->pF->bHistoryTruncated && l->allocTs < 0;
+}
+
 /* Whether l is this pass's device's memory, as a segment (or a block of the allocator's): a mapping counts in its
  * creation's account; with mappings a creation is drawn where it is mapped, not itself. */
 static int mine(const struct snapw *w, const struct vt_life *l)
@@ -291,6 +303,7 @@ static int on_begin(void *pArg, struct vt_life *l)
     if (!mine(w, l)) return 0;
     if (pk_ooms(w, l->allocTs) != 0) return -1;
     w->pSt->nAlloc++;
+    if (before_history(w, l)) return w->pSt->nBefore++, 0;
     if (!is_piece(w, l) && pk_event(w, l->op == VT_MEMOP_VMM_MAP ? "segment_map" : "segment_alloc", l, l->allocTs) != 0)
         return -1;
     return w->bMerged ? 0 : pk_event(w, "alloc", l, l->allocTs);
@@ -345,6 +358,37 @@ static int on_end(void *pArg, struct vt_life *l)
     return pk_event(w, l->op == VT_MEMOP_VMM_MAP ? "segment_unmap" : "segment_free", &p, l->freeTs);
 }
 
+/*
+ * A free that found no lifetime (m, status) in a history that starts late: memory allocated before it, whose
+ * free the history saw (the segments' set: bBlock 0; the blocks': 1), written as its free is (a segment's
+ * segment_free, a block's free_requested and free_completed, an allocation of its own level all three). 0 or -1.
+ */
+static int stray_free(struct snapw *w, const struct vt_memrow *m, int status, int bBlock)
+{
+    struct vt_life l;
+    if (!w->pF->bHistoryTruncated || status != VT_LIFE_FREE_UNKNOWN || m->op != VT_MEMOP_FREE || m->bytes <= 0 ||
+        m->device != w->device || (!m->bTensor && m->kind != VT_MEMKIND_DEVICE))
+        return 0;
+    memset(&l, 0, sizeof l);
+    l.address = m->address;
+    l.bytes = m->bytes;
+    l.stackId = m->stackId;
+    if (pk_ooms(w, m->ts) != 0) return -1;
+    w->pSt->nStray++;
+    if ((bBlock || !w->bMerged) && pk_block_free(w, &l, m->ts) != 0) return -1;
+    return bBlock ? 0 : pk_event(w, "segment_free", &l, m->ts);
+}
+
+static int on_seg_stray(void *pArg, const struct vt_memrow *m, int status)
+{
+    return stray_free(pArg, m, status, 0);
+}
+
+static int on_block_stray(void *pArg, const struct vt_memrow *m, int status)
+{
+    return stray_free(pArg, m, status, 1);
+}
+
 /* Whether [a, a + n) lies in live mappings of this pass's device, one after another. */
 static int mapped_through(struct snapw *w, int64_t a, int64_t n)
 {
@@ -375,6 +419,7 @@ static int on_block_begin(void *pArg, struct vt_life *b)
         return -1;
     }
     w->pSt->nBlock++;
+    if (before_history(w, b)) return w->pSt->nBefore++, 0;
     return pk_event(w, "alloc", b, b->allocTs);
 }
 
@@ -423,8 +468,8 @@ static int max_device(sqlite3 *db, int bBlocks, int *pMax, long long *pnOomOut)
 /* One device's list: its events in time order (one pass over the trace), its OOMs among them. SQLite code. */
 static int pk_device(struct snapw *w, int d)
 {
-    static const struct vt_live_hooks segHooks = {NULL, on_begin, on_seg_before_end, on_end, NULL, 0};
-    static const struct vt_live_hooks blkHooks = {NULL, on_block_begin, NULL, on_block_end, NULL, 0};
+    static const struct vt_live_hooks segHooks = {NULL, on_begin, on_seg_before_end, on_end, on_seg_stray, 0};
+    static const struct vt_live_hooks blkHooks = {NULL, on_block_begin, NULL, on_block_end, on_block_stray, 0};
     struct vt_live_hooks hs = segHooks, hb = blkHooks;
     int rc = SQLITE_OK, rcPass;
     hs.pArg = hb.pArg = w;

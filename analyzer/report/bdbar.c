@@ -68,13 +68,13 @@ void vt__html_bdlegend(FILE *f, const struct vt_breakdown *b)
     fputs("</table>\n", f);
 }
 
-void vt__html_breakdown(FILE *f, const char *zWhat, const struct vt_breakdown *b)
+void vt__html_breakdown(FILE *f, const struct vt_trace *t, const char *zWhat, const struct vt_breakdown *b)
 {
     char zH[300];
     fputs("<p><em>", f);
     vt__put_text(f, zWhat, VT_ESC_HTML);
     fputs(", ", f);
-    vt__put_text(f, vt__fmt_bdhead(b, zH, sizeof zH), VT_ESC_HTML);
+    vt__put_text(f, vt__fmt_bdhead(t, b, zH, sizeof zH), VT_ESC_HTML);
     fputs(":</em></p>\n", f);
     vt__html_bdbar(f, b->a, b->n, b->total, NULL);
     vt__html_bdlegend(f, b);
@@ -86,7 +86,7 @@ void vt__html_trace_breakdowns(FILE *f, const struct vt_trace *t)
     for (int d = 0; d < t->tl.nDev; d++) {
         const struct vt_device *dv = &t->tl.aDev[d];
         if (!dv->bd.n) continue;
-        vt__html_breakdown(f, vt__fmt_device(dv, zW, sizeof zW), &dv->bd);
+        vt__html_breakdown(f, t, vt__fmt_device(dv, zW, sizeof zW), &dv->bd);
         if (!vt__fmt_fit(dv, zL, sizeof zL)) continue;
         fputs("<p><em>what would fit:</em> ", f);
         vt__put_text(f, zL, VT_ESC_HTML);
@@ -109,6 +109,6 @@ void vt__html_trace_breakdowns(FILE *f, const struct vt_trace *t)
         nShown++;
         vt__fmt_at(t, t->aOom[k].ts, zAt, sizeof zAt);
         snprintf(zW, sizeof zW, "at the OOM at %s (device %d)", zAt, t->aOom[k].device);
-        vt__html_breakdown(f, zW, &t->aOom[k].bd);
+        vt__html_breakdown(f, NULL, zW, &t->aOom[k].bd);
     }
 }

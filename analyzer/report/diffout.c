@@ -8,13 +8,20 @@
 
 static const char *const azChange[] = {"", "new", "gone", "grew", "shrank"};
 
-/* "54.3 GiB -> 60.1 GiB (+5.8 GiB, +10.7%)", with "none" for a side that is absent or unknown (-1). */
+/* One side's figure for people: its bytes, "unknown" (-1), or "none" (VT_DIFF_NONE: not in that run). */
+static const char *fmt_side(int64_t v, char *z, size_t n)
+{
+    if (v >= 0) return vt__fmt_bytes(v, z, n);
+    snprintf(z, n, "%s", v == -1 ? "unknown" : "none");
+    return z;
+}
+
+/* "54.3 GiB -> 60.1 GiB (+5.8 GiB, +10.7%)"; a side unknown or absent said so (fmt_side), with no change. */
 static const char *fmt_change(int64_t base, int64_t cur, char *z, size_t n)
 {
     char zA[32], zB[32], zD[32];
     if (base < 0 || cur < 0) {
-        snprintf(z, n, "%s -> %s", base < 0 ? "none" : vt__fmt_bytes(base, zA, sizeof zA),
-                 cur < 0 ? "none" : vt__fmt_bytes(cur, zB, sizeof zB));
+        snprintf(z, n, "%s -> %s", fmt_side(base, zA, sizeof zA), fmt_side(cur, zB, sizeof zB));
         return z;
     }
     vt__fmt_bytes(cur >= base ? cur - base : base - cur, zD, sizeof zD);
@@ -50,6 +57,13 @@ static const char *fmt_peak_of(const struct vt_diffdev *e, int bKey, char *z, si
                      e->cur >= 0 ? vt__fig_headline_name(e->aOf[1], bKey) : NULL, z, n);
 }
 
+/* Whether entry e's peak on side bNew is a reserved one (the allocated peak is said beside it). */
+static int reserved_peak(const struct vt_diffdev *e, int bNew)
+{
+    int k = e->aOf[bNew];
+    return (bNew ? e->cur : e->base) >= 0 && (k == VT_HEAD_RESERVED || k == VT_HEAD_PROC_RESERVED);
+}
+
 /* Entry e's peak as text says it: "11.9 GiB -> 11.9 GiB (+0 B, +0.0%) reserved; allocated 6.17 GiB -> 6.17 GiB
  * (+0 B, +0.0%)" (the allocated peak beside a reserved one where known). Into z (size n); returns z. */
 static const char *fmt_peak(const struct vt_diffdev *e, char *z, size_t n)
@@ -57,10 +71,10 @@ static const char *fmt_peak(const struct vt_diffdev *e, char *z, size_t n)
     char zC[200], zO[200], zA[200];
     fmt_peak_of(e, 0, zO, sizeof zO);
     zA[0] = 0;
-    if (e->baseAlloc >= 0 || e->curAlloc >= 0)
+    if (reserved_peak(e, 0) || reserved_peak(e, 1)) /* beside a reserved peak, the allocated one (or unknown) */
         snprintf(zA, sizeof zA, "; allocated %s", fmt_change(e->baseAlloc, e->curAlloc, zC, sizeof zC));
-    snprintf(z, n, "%s %s%s", fmt_change(e->base, e->cur, zC, sizeof zC), e->base >= 0 || e->cur >= 0 ? zO : "",
-             zA);
+    snprintf(z, n, "%s%s%s%s", fmt_change(e->base, e->cur, zC, sizeof zC), e->base >= 0 || e->cur >= 0 ? " " : "",
+             e->base >= 0 || e->cur >= 0 ? zO : "", zA);
     return z;
 }
 
@@ -188,6 +202,12 @@ int vt__diff_text(FILE *f, const struct vt_diff *d, int nTop)
     return ferror(f) ? -1 : 0;
 }
 
+/* A JSON key for a side that is not in its run (VT_DIFF_NONE): null; else the key's name of its figure k. */
+static const char *jpeak_of(int64_t v, int k)
+{
+    return v == VT_DIFF_NONE ? NULL : vt__fig_headline_name(v >= 0 ? k : VT_HEAD_NONE, 1);
+}
+
 /* A JSON integer, or null when negative. */
 static void jint(FILE *f, const char *zKey, int64_t v, int bComma)
 {
@@ -243,9 +263,11 @@ int vt__diff_json(FILE *f, const struct vt_diff *d)
         jint(f, "base_peak_bytes", e->base, 1);
         jint(f, "new_peak_bytes", e->cur, 1);
         jpct(f, "growth_pct", e->base, e->cur, 1);
-        fprintf(f, "\"base_peak_of\": \"%s\", \"new_peak_of\": \"%s\", ",
-                vt__fig_headline_name(e->base >= 0 ? e->aOf[0] : VT_HEAD_NONE, 1),
-                vt__fig_headline_name(e->cur >= 0 ? e->aOf[1] : VT_HEAD_NONE, 1));
+        fputs("\"base_peak_of\": ", f);
+        vt__json_str(f, jpeak_of(e->base, e->aOf[0]));
+        fputs(", \"new_peak_of\": ", f);
+        vt__json_str(f, jpeak_of(e->cur, e->aOf[1]));
+        fputs(", ", f);
         jint(f, "base_allocated_bytes", e->baseAlloc, 1);
         jint(f, "new_allocated_bytes", e->curAlloc, 1);
         jint(f, "base_breakdown_bytes", e->baseSum, 1);
@@ -259,8 +281,12 @@ int vt__diff_json(FILE *f, const struct vt_diff *d)
             const struct vt_diffcat *c = &e->aCat[k];
             fprintf(f, "%s{\"category\": \"%s\", \"owner\": ", k ? ", " : "", vt__cat_key(c->cat));
             vt__json_str(f, c->zOwner[0] ? c->zOwner : NULL);
-            fprintf(f, ", \"base_bytes\": %lld, \"new_bytes\": %lld, \"delta_bytes\": %lld}", (long long)c->base,
-                    (long long)c->cur, (long long)(c->cur - c->base));
+            fputs(", ", f);
+            jint(f, "base_bytes", c->base, 1);
+            jint(f, "new_bytes", c->cur, 1);
+            fputs("\"delta_bytes\": ", f);
+            if (c->base >= 0 && c->cur >= 0) fprintf(f, "%lld}", (long long)(c->cur - c->base));
+            else fputs("null}", f);
         }
         fputs("]}", f);
     }

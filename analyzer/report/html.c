@@ -279,6 +279,7 @@ static void peaks(FILE *f, const struct vt_result *r, const struct vt_trace *t)
         vt__put_text(f, vt__fig_peak_text(&t->f, fd, zP, sizeof zP), VT_ESC_HTML);
         fputs("</td><td>", f);
         for (int k = 0; dv && k < vt__report_groups(r, dv); k++) {
+            if (!k && vt__fmt_atpeak(t, dv, zG, sizeof zG)[0]) fprintf(f, "%s:<br>", zG); /* the breakdown's moment */
             vt__fmt_group(t, &dv->aGroup[k], zG, sizeof zG);
             fputs(k ? "<br>" : "", f);
             vt__put_text(f, zG, VT_ESC_HTML);

@@ -221,6 +221,7 @@ static void trace_json(FILE *f, const struct vt_result *r, int i)
         breakdown_json(f, &dv->bd);
         fputs("\n         ", f);
         fit_json(f, &dv->fit);
+        jint(f, "live_at_peak_ts", dv->id >= 0 && t->f.bTimes ? dv->atPeakTs : -1, 1); /* = breakdown_ts */
         fputs("\n         \"live_at_peak\": ", f);
         snaps(f, t, dv->aTop, dv->nTop, o->nTop);
         fputs(",\n         \"live_at_peak_groups\": ", f);

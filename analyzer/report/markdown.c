@@ -4,13 +4,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* A breakdown as a table under heading zWhat ("device 0", "the OOM at 1.2 s"). */
-static void breakdown_md(FILE *f, const char *zWhat, const struct vt_breakdown *b)
+/* A breakdown as a table under heading zWhat ("device 0", "the OOM at 1.2 s"); t: a device's peak (its moment
+ * said), NULL an OOM's. */
+static void breakdown_md(FILE *f, const struct vt_trace *t, const char *zWhat, const struct vt_breakdown *b)
 {
     char zH[300], zB[32], zP[16], zN[128];
     fputs("\n**", f);
     vt__put_text(f, zWhat, VT_ESC_MD);
-    fprintf(f, "**: %s\n\n| category | bytes | share | evidence |\n|---|---|---|---|\n", vt__fmt_bdhead(b, zH, sizeof zH));
+    fprintf(f, "**: %s\n\n| category | bytes | share | evidence |\n|---|---|---|---|\n", vt__fmt_bdhead(t, b, zH, sizeof zH));
     for (int k = 0; k < b->n; k++) {
         const struct vt_bdpart *p = &b->a[k];
         fputs("| ", f);
@@ -143,6 +144,7 @@ int vt__report_markdown(FILE *f, const struct vt_result *r)
             fputs(" | ", f);
             for (int k = 0; dv && k < vt__report_groups(r, dv); k++) {
                 char zG[600];
+                if (!k && vt__fmt_atpeak(t, dv, zG, sizeof zG)[0]) fprintf(f, "%s: ", zG); /* the breakdown's moment */
                 vt__fmt_group(t, &dv->aGroup[k], zG, sizeof zG);
                 fputs(k ? "; " : "", f);
                 vt__put_text(f, zG, VT_ESC_MD);
@@ -163,7 +165,7 @@ int vt__report_markdown(FILE *f, const struct vt_result *r)
         for (int d = 0; d < t->tl.nDev; d++) {
             char zD[160];
             if (!t->tl.aDev[d].bd.n) continue;
-            breakdown_md(f, vt__fmt_device(&t->tl.aDev[d], zD, sizeof zD), &t->tl.aDev[d].bd);
+            breakdown_md(f, t, vt__fmt_device(&t->tl.aDev[d], zD, sizeof zD), &t->tl.aDev[d].bd);
             fit_md(f, &t->tl.aDev[d]);
         }
         for (int k = 0, nShown = 0; k < t->nOom && nShown < 3; k++) {
@@ -172,7 +174,7 @@ int vt__report_markdown(FILE *f, const struct vt_result *r)
             nShown++;
             vt__fmt_at(t, t->aOom[k].ts, zAt, sizeof zAt);
             snprintf(zW2, sizeof zW2, "at the OOM at %s (device %d)", zAt, t->aOom[k].device);
-            breakdown_md(f, zW2, &t->aOom[k].bd);
+            breakdown_md(f, NULL, zW2, &t->aOom[k].bd);
         }
         if (t->ph.n) {
             fprintf(f, "\n| phase | kind | start | end | peak | iterations | largest site at peak |\n"

@@ -43,8 +43,12 @@ void vt__fmt_no_phases(const struct vt_trace *t, char *z, size_t n);
 const char *vt__fmt_bdname(const struct vt_bdpart *p, char *z, size_t n);
 /* Its share of the breakdown's total as every format shows it ("57%", "<1%"); returns z. */
 const char *vt__fmt_bdshare(const struct vt_breakdown *b, const struct vt_bdpart *p, char *z, size_t n);
-/* The heading of a breakdown: "what it was (reserved, 1.29 GiB; categories of segments)"; returns z. */
-const char *vt__fmt_bdhead(const struct vt_breakdown *b, char *z, size_t n);
+/* The heading of a breakdown: "what it was (reserved, 1.29 GiB; categories of segments)", of a device's peak (t not
+ * NULL) with its moment: "what it was at 810.9 ms (reserved, ...)"; returns z. */
+const char *vt__fmt_bdhead(const struct vt_trace *t, const struct vt_breakdown *b, char *z, size_t n);
+/* When device d's list live at its peak (and its breakdown) stand, as reports say it: "at 810.9 ms"; empty when not
+ * known. Into z (size n); returns z. */
+const char *vt__fmt_atpeak(const struct vt_trace *t, const struct vt_device *d, char *z, size_t n);
 /*
  * What would fit on device d, one sentence: "needs 54.8 GiB of 80.0 GiB (with an assumed 512 MiB
  * CUDA context): 25.2 GiB headroom; 31.2 GiB grows with the batch, 23.6 GiB does not: the batch
@@ -61,7 +65,7 @@ void vt__html_bdbar(FILE *f, const struct vt_bdpart *a, int n, int64_t scale, co
 /* Breakdown b's parts as a table: color, category, bytes, share, evidence. */
 void vt__html_bdlegend(FILE *f, const struct vt_breakdown *b);
 /* A heading (zWhat and b's basis), the bar and the table. */
-void vt__html_breakdown(FILE *f, const char *zWhat, const struct vt_breakdown *b);
+void vt__html_breakdown(FILE *f, const struct vt_trace *t, const char *zWhat, const struct vt_breakdown *b);
 /* Every device peak's breakdown with what would fit, then the first OOMs' breakdowns, of trace t. */
 void vt__html_trace_breakdowns(FILE *f, const struct vt_trace *t);
 

@@ -158,11 +158,20 @@ const char *vt__fmt_bdshare(const struct vt_breakdown *b, const struct vt_bdpart
     return z;
 }
 
-const char *vt__fmt_bdhead(const struct vt_breakdown *b, char *z, size_t n)
+const char *vt__fmt_atpeak(const struct vt_trace *t, const struct vt_device *d, char *z, size_t n)
 {
-    char zB[32];
+    char zT[32];
+    z[0] = 0;
+    if (d->id >= 0 && d->atPeakTs >= 0 && t->f.bTimes) snprintf(z, n, "at %s", vt__fig_fmt_at(&t->f, d->atPeakTs, zT, sizeof zT));
+    return z;
+}
+
+const char *vt__fmt_bdhead(const struct vt_trace *t, const struct vt_breakdown *b, char *z, size_t n)
+{
+    char zB[32], zAt[48] = "", zT[32];
     vt__fmt_bytes(b->total, zB, sizeof zB);
-    snprintf(z, n, "what it was (%s, %s%s)", b->zBasis, zB,
+    if (t && t->f.bTimes && b->ts >= 0) snprintf(zAt, sizeof zAt, " at %s", vt__fig_fmt_at(&t->f, b->ts, zT, sizeof zT));
+    snprintf(z, n, "what it was%s (%s, %s%s)", zAt, b->zBasis, zB,
              b->bPages     ? "; at segment level, expandable segments: each page in the category of the allocation "
                              "that mapped it"
              : b->bSegment ? "; at segment level: each segment in the category of the allocation that reserved it"

@@ -60,11 +60,11 @@ static void finding(FILE *f, const struct vt_result *r, const struct vt_finding 
 }
 
 /* A breakdown: its heading, then each part (bytes, share, name: evidence), at indent nIndent. */
-static void breakdown_text(FILE *f, const struct vt_breakdown *b, int nIndent)
+static void breakdown_text(FILE *f, const struct vt_trace *t, const struct vt_breakdown *b, int nIndent)
 {
     char zLead[64], zLine[1400], zH[300], zB[32], zP[16], zN[128];
     snprintf(zLead, sizeof zLead, "%*s", nIndent, "");
-    wrap(f, zLead, nIndent + 2, vt__fmt_bdhead(b, zH, sizeof zH));
+    wrap(f, zLead, nIndent + 2, vt__fmt_bdhead(t, b, zH, sizeof zH));
     for (int k = 0; k < b->n; k++) {
         const struct vt_bdpart *p = &b->a[k];
         snprintf(zLead, sizeof zLead, "%*s%9s %4s  ", nIndent + 2, "", vt__fmt_bytes(p->bytes, zB, sizeof zB),
@@ -116,21 +116,28 @@ static void trace_section(FILE *f, const struct vt_result *r, int iTrace)
         wrap(f, "  ", 4, zLine);
         if (!dv) continue;
         if (vt__fmt_reconcile(t, dv, zLine, sizeof zLine)) wrap(f, "    ", 4, zLine);
-        if (dv->bd.n) breakdown_text(f, &dv->bd, 4);
+        if (dv->bd.n) breakdown_text(f, t, &dv->bd, 4);
         if (vt__fmt_fit(dv, zLine, sizeof zLine)) {
             wrap(f, "    what would fit: ", 6, zLine);
             for (int k = 0; k < dv->fit.nAssume; k++) wrap(f, "      assuming ", 8, dv->fit.azAssume[k]);
             for (int k = 0; k < dv->fit.nSave; k++)
                 wrap(f, "      saves: ", 8, vt__fmt_saving(&dv->fit.aSave[k], zLine, sizeof zLine));
         }
-        for (int k = 0; k < vt__report_groups(r, dv); k++) { /* the trace's own peak: a window's, for an import */
-            vt__fmt_group(t, &dv->aGroup[k], zLine, sizeof zLine);
-            wrap(f, k ? "                  " : fd->procReserved >= 0 || fd->procAllocated >= 0 ? "    live at the window's peak: "
-                                                                                              : "    live at peak: ",
-                 20, zLine);
+        { /* the trace's own peak (a window's, for an import) at the breakdown's moment; the groups aligned under it */
+            char zLead[128], zPad[128], zAt[64];
+            int nLead;
+            vt__fmt_atpeak(t, dv, zAt, sizeof zAt);
+            nLead = snprintf(zLead, sizeof zLead, "    live at %speak%s%s%s: ",
+                             fd->procReserved >= 0 || fd->procAllocated >= 0 ? "the window's " : "", zAt[0] ? " (" : "",
+                             zAt, zAt[0] ? ")" : "");
+            snprintf(zPad, sizeof zPad, "%*s", nLead, "");
+            for (int k = 0; k < vt__report_groups(r, dv); k++) {
+                vt__fmt_group(t, &dv->aGroup[k], zLine, sizeof zLine);
+                wrap(f, k ? zPad : zLead, nLead + 2, zLine);
+            }
+            if (vt__fmt_groups_more(r, dv, zLine, sizeof zLine)) /* said, not dropped in silence */
+                wrap(f, zPad, nLead + 2, zLine);
         }
-        if (vt__fmt_groups_more(r, dv, zLine, sizeof zLine)) /* said, not dropped in silence */
-            wrap(f, "                  ", 20, zLine);
     }
     for (int k = 0, nShown = 0; k < t->nOom; k++) { /* what the memory in use at each OOM was */
         const struct vt_oom *m = &t->aOom[k];
@@ -145,7 +152,7 @@ static void trace_section(FILE *f, const struct vt_result *r, int iTrace)
         vt__fmt_at(t, m->ts, zAt, sizeof zAt);
         vt__fmt_bytes(m->requested, zR, sizeof zR);
         fprintf(f, "  at the OOM at %s (device %d, %s requested):\n", zAt, m->device, m->requested >= 0 ? zR : "?");
-        breakdown_text(f, &m->bd, 4);
+        breakdown_text(f, NULL, &m->bd, 4); /* its time: in the line above */
     }
     if (t->ph.n) {
         fprintf(f, "  phases (from %s, %d iterations):\n", t->ph.zSource, t->ph.nIter);
