@@ -332,6 +332,23 @@ TEST(record_output_pattern)
     ASSERT_EQ(VT_EXIT_USAGE, vt__record_output("t-%x.db", NULL, zOut, sizeof zOut, zWhy, sizeof zWhy));
     ASSERT_CONTAINS(zWhy, "unknown escape '%x'");
     ASSERT_EQ(VT_EXIT_USAGE, vt__record_output("t-%", NULL, zOut, sizeof zOut, zWhy, sizeof zWhy));
+    ASSERT_STREQ("output 't-%' ends in a lone '%' (write %% for a percent sign)", zWhy);
+    { /* %h in the directory is this host's name: that directory is created and checked */
+        char zHost[256] = "";
+        ASSERT_EQ(0, gethostname(zHost, sizeof zHost - 1));
+        snprintf(zWant, sizeof zWant, "%s/by-host/%%h/", zDir);
+        ASSERT_EQ(0, vt__record_output(zWant, NULL, zOut, sizeof zOut, zWhy, sizeof zWhy));
+        snprintf(zWant, sizeof zWant, "%s/by-host/%s", zDir, zHost);
+        ASSERT(stat(zWant, &st) == 0 && S_ISDIR(st.st_mode));
+        snprintf(zWant, sizeof zWant, "%s/by-host/%%h/vramtrace-%%h-%%p.db", zDir);
+        ASSERT_STREQ(zWant, zOut);
+        snprintf(zWant, sizeof zWant, "%s/gone-%%h/t-%%p.db", zDir); /* no trailing '/': must exist */
+        ASSERT_EQ(VT_EXIT_NOFILE, vt__record_output(zWant, NULL, zOut, sizeof zOut, zWhy, sizeof zWhy));
+        snprintf(zWant, sizeof zWant, "output directory %s/gone-%s does not exist", zDir, zHost);
+        ASSERT_STREQ(zWant, zWhy);
+        snprintf(zWant, sizeof zWant, "%s/run-%%p/", zDir); /* each process's own: left to the tracer */
+        ASSERT_EQ(0, vt__record_output(zWant, NULL, zOut, sizeof zOut, zWhy, sizeof zWhy));
+    }
     snprintf(zWant, sizeof zWant, "%s/missing/t.db", zDir);
     ASSERT_EQ(VT_EXIT_NOFILE, vt__record_output(zWant, NULL, zOut, sizeof zOut, zWhy, sizeof zWhy));
     ASSERT_CONTAINS(zWhy, "does not exist");
@@ -572,6 +589,12 @@ TEST(record_usage_errors)
         ASSERT_EQ(VT_EXIT_USAGE, cli_run(azOrder, azEnv, NULL, zErr));
         z = cli_read(zErr);
         ASSERT_CONTAINS(z, "--stop-after must be later than --start-after");
+        free(z);
+        /* alone: compared with the start, not with an option never given */
+        char *azStop[] = {(char *)cli_vramtrace(), "record", "--stop-after", "0", "--", "true", NULL};
+        ASSERT_EQ(VT_EXIT_USAGE, cli_run(azStop, azEnv, NULL, zErr));
+        z = cli_read(zErr);
+        ASSERT_STREQ("vramtrace: record: --stop-after '0' must be later than the start\n", z);
         free(z);
     }
     {

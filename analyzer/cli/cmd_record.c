@@ -194,7 +194,8 @@ static int parse_args(int argc, char **argv, struct record_opts *pOpts)
         }
     }
     if (rc == VT_EXIT_OK && pOpts->zStopAfter && pOpts->stopNs <= startNs) {
-        vt__errorf("record: --stop-after must be later than --start-after");
+        if (pOpts->zStartAfter) vt__errorf("record: --stop-after must be later than --start-after");
+        else vt__errorf("record: --stop-after '%s' must be later than the start", pOpts->zStopAfter);
         rc = VT_EXIT_USAGE;
     }
     if (rc == VT_EXIT_OK && c == VT_OPT_HELP) {
