@@ -1025,10 +1025,58 @@ TEST(record_from_installed_tree)
     cli_cleanup();
 }
 
+/* Path of the scripted CUDA job (tests/fake_job.c); skips where the tracer is not built. */
+static const char *fake_job(void)
+{
+#ifdef VT_FAKE_JOB
+    return VT_FAKE_JOB;
+#else
+    SKIP("the tracer and its scripted CUDA job are not built in this tree");
+#endif
+}
+
+/*
+ * `vramtrace record -o DIR/ -- fake_job STEPS` with DIR a tmpfs of zSize in a mount namespace of
+ * its own (unshare -r -m), the built tracer, stderr to zErr. Returns record's exit status; skips
+ * where no private tmpfs can be mounted (no user namespaces).
+ */
+static int record_on_tmpfs(const char *zDir, const char *zSize, const char *zSteps, const char *zErr)
+{
+    char zCmd[4 * PATH_MAX];
+    int rc;
+    snprintf(zCmd, sizeof zCmd,
+             "mkdir -p '%s/mnt' && unshare -r -m sh -c 'mount -t tmpfs -o size=%s tmpfs \"$1\" || exit 77; "
+             "VRAMTRACE_LIB=\"$2\" \"$3\" record -o \"$1\"/ -- \"$4\" %s; rc=$?; ls -A \"$1\" >&2; exit $rc' "
+             "sh '%s/mnt' '%s' '%s' '%s' 2>'%s'",
+             zDir, zSize, zSteps, zDir, built_lib(), cli_vramtrace(), fake_job(), zErr);
+    rc = system(zCmd);
+    rc = WIFEXITED(rc) ? WEXITSTATUS(rc) : 128 + WTERMSIG(rc);
+    if (rc == 77) SKIP("no private tmpfs can be mounted here (unshare -r -m)");
+    return rc;
+}
+
+/* A disk that fills while the job runs: the job lives and exits 0, and the tracer says what happened in words. */
+TEST(record_full_disk)
+{
+    const char *zDir = cli_tmpdir();
+    char zErr[PATH_MAX + 16], *z;
+    snprintf(zErr, sizeof zErr, "%s/err.txt", zDir);
+    ASSERT_EQ(0, record_on_tmpfs(zDir, "1m", "leak pairs=100000 leak", zErr));
+    z = cli_read(zErr);
+    ASSERT_CONTAINS(z, "vramtrace: trace write failed (commit: database or disk is full); rows not written are "
+                       "counted as dropped\n");
+    ASSERT_CONTAINS(z, ".db is incomplete: rows could not be written (a full disk or an I/O error, said above); "
+                       "they are counted in its 'dropped' table\n");
+    ASSERT(strstr(z, "closing failed") == NULL); /* was "(closing failed: -5)" */
+    ASSERT_CONTAINS(z, "records lost; counts, peaks and findings are incomplete\n");
+    free(z);
+    cli_cleanup();
+}
+
 VT_TEST_LIST(T(record_sets_environment) T(record_tensors_merges_alloc_conf) T(record_history_options) T(record_tensors_replaces_backend)
              T(record_nvtx_follows_python_env) T(alloc_conf_merge) T(record_output_pattern)
              T(trace_set_matches_pattern) T(record_exit_by_signal) T(record_forwards_sigterm) T(record_terminal_interrupt_once)
              T(record_missing_command) T(record_usage_errors) T(record_library_not_found)
              T(record_finds_and_summarizes_traces) T(record_reports_missing_trace)
              T(record_from_installed_tree) T(record_reads_other_processes) T(record_nvml_other_pid_namespace)
-             T(record_without_nvml))
+             T(record_without_nvml) T(record_full_disk))
