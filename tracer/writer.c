@@ -27,6 +27,7 @@
 #define N_DROP_KIND 9         /* loss counters written as `dropped` rows (see write_drops) */
 #define MULTI_ROWS 16         /* rows per multi-row INSERT (tables without text columns) */
 #define TIME_CHECK_EVERY 4096 /* activity records between two looks at the clock */
+#define BATCH_ROW_BYTES 256  /* a generous size of one stored row with its index entries (size bound batches) */
 
 struct queued_buf {
     uint8_t *p;
@@ -759,6 +760,13 @@ struct vt_writer *vt__writer_open(const char *zPath, const struct vt_writer_conf
     if (!w->cfg.host_ring_records) w->cfg.host_ring_records = 65536;
     if (!w->cfg.flush_ms || w->cfg.flush_ms > 1000) w->cfg.flush_ms = w->cfg.flush_ms ? 1000 : 500;
     if (!w->cfg.batch_rows) w->cfg.batch_rows = 50000;
+    if (w->cfg.max_bytes) {
+        /* The size is looked at after each commit: one commit must not carry the file from below
+         * the thin mark past the bound, or the allocations after it would never be written. A
+         * batch fills at most half the room between the two at BATCH_ROW_BYTES a row. */
+        uint64_t nRoom = w->cfg.max_bytes / 100 * (100 - VT_LIMIT_THIN_PERCENT) / 2 / BATCH_ROW_BYTES;
+        if (nRoom < w->cfg.batch_rows) w->cfg.batch_rows = nRoom > 64 ? (unsigned)nRoom : 64;
+    }
     vt__limit_init(&w->lim, w->cfg.max_bytes, w->cfg.time_base_ns,
                    w->cfg.start_after_ns > 0 ? w->cfg.start_after_ns : -1,
                    w->cfg.stop_after_ns > 0 ? w->cfg.stop_after_ns : -1);
