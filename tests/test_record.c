@@ -608,6 +608,22 @@ TEST(record_usage_errors)
         z = cli_read(zErr);
         ASSERT_CONTAINS(z, "--kernel-warmup 'soon' is not a duration");
         free(z);
+        { /* a warm-up without the mode it belongs to was ignored in silence */
+            char *azAlone[] = {(char *)cli_vramtrace(), "record", "--kernel-warmup", "5s", "--", "true", NULL};
+            char *azFull[] = {(char *)cli_vramtrace(), "record", "--kernels", "full", "--kernel-warmup", "5s", "--",
+                              "true", NULL};
+            char *azSum[] = {(char *)cli_vramtrace(), "record", "--kernels", "summary", "--kernel-warmup", "5s", "--",
+                             "true", NULL};
+            const char *azSumEnv[] = {"VRAMTRACE_LIB=/bin/sh", "VRAMTRACE_KERNELS=summary", NULL};
+            ASSERT_EQ(VT_EXIT_USAGE, cli_run(azAlone, azEnv, NULL, zErr));
+            z = cli_read(zErr);
+            ASSERT_STREQ("vramtrace: record: --kernel-warmup needs --kernels summary (in full mode every kernel is "
+                         "written)\n", z);
+            free(z);
+            ASSERT_EQ(VT_EXIT_USAGE, cli_run(azFull, azEnv, NULL, NULL));
+            ASSERT_EQ(VT_EXIT_OK, cli_run(azSum, azEnv, NULL, NULL));
+            ASSERT_EQ(VT_EXIT_OK, cli_run(azAlone, azSumEnv, NULL, NULL)); /* the mode from the environment */
+        }
     }
     ASSERT_EQ(VT_EXIT_OK, cli_run(azHelp, azEnv, zErr, NULL));
     z = cli_read(zErr);
@@ -740,6 +756,22 @@ TEST(record_reports_missing_trace)
         if (pLib) dlclose(pLib);
     }
     free(z);
+    { /* no trace, but PyTorch's own history (the hook's snapshots): named, with what reads them */
+        char zJob[PATH_MAX + 128];
+        char *azSnap[] = {(char *)cli_vramtrace(), "record", "-o", (char *)zDir, "--", "/bin/sh", "-c", zJob, NULL};
+        snprintf(zJob, sizeof zJob, ": > \"$VRAMTRACE_SNAPSHOT_DIR/vramtrace-node7-4242.snapshot.pickle\"");
+        ASSERT_EQ(0, cli_run(azSnap, azEnv, NULL, zErr));
+        z = cli_read(zErr);
+        snprintf(zWant, sizeof zWant,
+                 "  PyTorch's own allocation history was written (1 snapshot), which analyze reads:\n"
+                 "    %s/vramtrace-node7-4242.snapshot.pickle\n", zDir);
+        ASSERT_CONTAINS(z, zWant);
+        free(z);
+        ASSERT_EQ(0, cli_run(azArgv, azEnv, NULL, zErr)); /* an earlier run's snapshot, untouched: not this run's */
+        z = cli_read(zErr);
+        ASSERT(strstr(z, "snapshot") == NULL);
+        free(z);
+    }
     /* a single file name: a note that several processes would overwrite each other */
     snprintf(zWant, sizeof zWant, "%s/one.db", zDir);
     azArgv[3] = zWant;
@@ -1073,10 +1105,41 @@ TEST(record_full_disk)
     cli_cleanup();
 }
 
+/* The scripted job recorded, then read by record's summary and by analyze: its trace is one file (no -wal, -shm beside it). */
+TEST(record_trace_is_one_file)
+{
+    const char *zDir = cli_tmpdir();
+    char zOut[PATH_MAX + 16], zErr[PATH_MAX + 16], zCmd[3 * PATH_MAX], zList[PATH_MAX + 16], *z;
+    const char *azEnv[] = {NULL, NULL};
+    char zLib[PATH_MAX + 32];
+    snprintf(zOut, sizeof zOut, "%s/out/", zDir);
+    snprintf(zErr, sizeof zErr, "%s/err.txt", zDir);
+    snprintf(zLib, sizeof zLib, "VRAMTRACE_LIB=%s", built_lib());
+    azEnv[0] = zLib;
+    {
+        char *azArgv[] = {(char *)cli_vramtrace(), "record", "-o", zOut, "--", (char *)fake_job(), "leak", "pairs=10",
+                          NULL};
+        ASSERT_EQ(0, cli_run(azArgv, azEnv, NULL, zErr));
+    }
+    z = cli_read(zErr);
+    ASSERT_CONTAINS(z, "vramtrace: 1 trace written:\n");
+    ASSERT_CONTAINS(z, "    memory      11 allocations (1.04 MiB), 10 frees; level: allocations\n");
+    free(z);
+    snprintf(zCmd, sizeof zCmd, "'%s' analyze '%s' > /dev/null && ls -A '%s' > '%s/ls.txt'", cli_vramtrace(), zOut,
+             zOut, zDir);
+    ASSERT_EQ(0, system(zCmd));
+    snprintf(zList, sizeof zList, "%s/ls.txt", zDir);
+    z = cli_read(zList);
+    ASSERT_EQ(1, count_of(z, "\n"));
+    ASSERT(strstr(z, "-wal") == NULL && strstr(z, "-shm") == NULL);
+    free(z);
+    cli_cleanup();
+}
+
 VT_TEST_LIST(T(record_sets_environment) T(record_tensors_merges_alloc_conf) T(record_history_options) T(record_tensors_replaces_backend)
              T(record_nvtx_follows_python_env) T(alloc_conf_merge) T(record_output_pattern)
              T(trace_set_matches_pattern) T(record_exit_by_signal) T(record_forwards_sigterm) T(record_terminal_interrupt_once)
              T(record_missing_command) T(record_usage_errors) T(record_library_not_found)
              T(record_finds_and_summarizes_traces) T(record_reports_missing_trace)
              T(record_from_installed_tree) T(record_reads_other_processes) T(record_nvml_other_pid_namespace)
-             T(record_without_nvml) T(record_full_disk))
+             T(record_without_nvml) T(record_full_disk) T(record_trace_is_one_file))

@@ -27,7 +27,6 @@
 #define N_DROP_KIND 9         /* loss counters written as `dropped` rows (see write_drops) */
 #define MULTI_ROWS 16         /* rows per multi-row INSERT (tables without text columns) */
 #define TIME_CHECK_EVERY 4096 /* activity records between two looks at the clock */
-#define BATCH_ROW_BYTES 256  /* a generous size of one stored row with its index entries (size bound batches) */
 
 struct queued_buf {
     uint8_t *p;
@@ -644,6 +643,9 @@ static void finish_db(struct vt_writer *w)
     sqlite3_finalize(w->pPageCount);
     w->pPageCount = NULL;
     if (!bAbort) sqlite3_wal_checkpoint_v2(w->db, NULL, SQLITE_CHECKPOINT_TRUNCATE, NULL, NULL);
+    /* A whole trace leaves WAL mode: one file, which readers open without making -wal and -shm
+     * files beside it (a reader holding it now keeps it in WAL mode: harmless). */
+    if (w->bClosedCleanly) sqlite3_exec(w->db, "PRAGMA journal_mode=DELETE", NULL, NULL, NULL);
     /* The last connection to close a WAL database checkpoints and removes the -wal file. */
     sqlite3_close_v2(w->db);
     w->db = NULL;
@@ -760,13 +762,7 @@ struct vt_writer *vt__writer_open(const char *zPath, const struct vt_writer_conf
     if (!w->cfg.host_ring_records) w->cfg.host_ring_records = 65536;
     if (!w->cfg.flush_ms || w->cfg.flush_ms > 1000) w->cfg.flush_ms = w->cfg.flush_ms ? 1000 : 500;
     if (!w->cfg.batch_rows) w->cfg.batch_rows = 50000;
-    if (w->cfg.max_bytes) {
-        /* The size is looked at after each commit: one commit must not carry the file from below
-         * the thin mark past the bound, or the allocations after it would never be written. A
-         * batch fills at most half the room between the two at BATCH_ROW_BYTES a row. */
-        uint64_t nRoom = w->cfg.max_bytes / 100 * (100 - VT_LIMIT_THIN_PERCENT) / 2 / BATCH_ROW_BYTES;
-        if (nRoom < w->cfg.batch_rows) w->cfg.batch_rows = nRoom > 64 ? (unsigned)nRoom : 64;
-    }
+    w->cfg.batch_rows = vt__limit_batch_rows(w->cfg.max_bytes, w->cfg.batch_rows);
     vt__limit_init(&w->lim, w->cfg.max_bytes, w->cfg.time_base_ns,
                    w->cfg.start_after_ns > 0 ? w->cfg.start_after_ns : -1,
                    w->cfg.stop_after_ns > 0 ? w->cfg.stop_after_ns : -1);
