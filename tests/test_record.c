@@ -1136,10 +1136,48 @@ TEST(record_trace_is_one_file)
     cli_cleanup();
 }
 
+/* The always-on mode: record's summary, info and info --json count the kernels the summaries hold (they said 0). */
+TEST(record_counts_summarized_kernels)
+{
+    const char *zDir = cli_tmpdir();
+    char zOut[PATH_MAX + 16], zErr[PATH_MAX + 16], zInfo[PATH_MAX + 16], zTrace[PATH_MAX + 64], zLib[PATH_MAX + 32];
+    char *z, *p;
+    const char *azEnv[] = {zLib, NULL};
+    snprintf(zOut, sizeof zOut, "%s/out/", zDir);
+    snprintf(zErr, sizeof zErr, "%s/err.txt", zDir);
+    snprintf(zInfo, sizeof zInfo, "%s/info.txt", zDir);
+    snprintf(zLib, sizeof zLib, "VRAMTRACE_LIB=%s", built_lib());
+    {
+        char *azArgv[] = {(char *)cli_vramtrace(), "record", "--kernels", "summary", "--kernel-warmup", "0", "-o", zOut,
+                          "--", (char *)fake_job(), "leak", "kernels=100", NULL};
+        ASSERT_EQ(0, cli_run(azArgv, azEnv, NULL, zErr));
+    }
+    z = cli_read(zErr);
+    ASSERT_CONTAINS(z, "    activity    0 copies (0 B), 100 kernels (100 summarized), 0 OOMs\n");
+    p = strstr(z, "\n  /"); /* the trace's path, on its own line */
+    ASSERT(p != NULL);
+    snprintf(zTrace, sizeof zTrace, "%.*s", (int)strcspn(p + 3, "\n"), p + 3);
+    free(z);
+    {
+        char *azInfo[] = {(char *)cli_vramtrace(), "info", zTrace, NULL};
+        char *azJson[] = {(char *)cli_vramtrace(), "info", "--json", zTrace, NULL};
+        ASSERT_EQ(0, cli_run(azInfo, NULL, zInfo, NULL));
+        z = cli_read(zInfo);
+        ASSERT_CONTAINS(z, "\nkernels     100 (100 of them in kernel_summary rows)\n");
+        free(z);
+        ASSERT_EQ(0, cli_run(azJson, NULL, zInfo, NULL));
+        z = cli_read(zInfo);
+        ASSERT_CONTAINS(z, "\"kernels\":100,\"kernels_summarized\":100");
+        free(z);
+    }
+    cli_cleanup();
+}
+
 VT_TEST_LIST(T(record_sets_environment) T(record_tensors_merges_alloc_conf) T(record_history_options) T(record_tensors_replaces_backend)
              T(record_nvtx_follows_python_env) T(alloc_conf_merge) T(record_output_pattern)
              T(trace_set_matches_pattern) T(record_exit_by_signal) T(record_forwards_sigterm) T(record_terminal_interrupt_once)
              T(record_missing_command) T(record_usage_errors) T(record_library_not_found)
              T(record_finds_and_summarizes_traces) T(record_reports_missing_trace)
              T(record_from_installed_tree) T(record_reads_other_processes) T(record_nvml_other_pid_namespace)
-             T(record_without_nvml) T(record_full_disk) T(record_trace_is_one_file))
+             T(record_without_nvml) T(record_full_disk) T(record_trace_is_one_file)
+             T(record_counts_summarized_kernels))
