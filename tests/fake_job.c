@@ -7,6 +7,7 @@
  *   leak            a 1 MiB cudaMalloc never freed
  *   pairs=N         N cudaMalloc/cudaFree pairs of 4 KiB
  *   kernels=N       N kernels' activity records
+ *   sleep=MS        sleep MS milliseconds
  *   exit=N          exit(N)
  *   kill=N          raise signal N
  * Exit status 90 when the library does not load or does not initialize, 91 for an unknown step.
@@ -60,6 +61,8 @@ int main(int argc, char **argv)
             for (long k = 0; k < n; k++, a += 4096, corr += 2) alloc(a, corr, 4096, 1);
         } else if (!strncmp(z, "kernels=", 8)) {
             for (long k = 0; k < n; k++) harness_kernel(corr++, "_Z6kernelPf");
+        } else if (!strncmp(z, "sleep=", 6)) {
+            usleep((useconds_t)n * 1000);
         } else if (!strncmp(z, "exit=", 5)) {
             exit((int)n);
         } else if (!strncmp(z, "kill=", 5)) {

@@ -352,6 +352,25 @@ TEST(record_output_pattern)
     snprintf(zWant, sizeof zWant, "%s/missing/t.db", zDir);
     ASSERT_EQ(VT_EXIT_NOFILE, vt__record_output(zWant, NULL, zOut, sizeof zOut, zWhy, sizeof zWhy));
     ASSERT_CONTAINS(zWhy, "does not exist");
+    { /* a fixed name taken by something the tracer would refuse inside the job: refused before it starts */
+        char zFile[PATH_MAX + 32], zLink[PATH_MAX + 32], zMsg[2 * PATH_MAX + 128];
+        FILE *f;
+        snprintf(zFile, sizeof zFile, "%s/train.py", zDir);
+        ASSERT((f = fopen(zFile, "w")) != NULL);
+        fputs("print('the job itself')\n", f);
+        fclose(f);
+        ASSERT_EQ(VT_EXIT_NOFILE, vt__record_output(zFile, NULL, zOut, sizeof zOut, zWhy, sizeof zWhy));
+        snprintf(zMsg, sizeof zMsg, "output %s exists and is not a vramtrace trace, which the tracer would not "
+                 "replace: choose another -o", zFile);
+        ASSERT_STREQ(zMsg, zWhy);
+        snprintf(zLink, sizeof zLink, "%s/link.db", zDir);
+        ASSERT_EQ(0, symlink(zFile, zLink));
+        ASSERT_EQ(VT_EXIT_NOFILE, vt__record_output(zLink, NULL, zOut, sizeof zOut, zWhy, sizeof zWhy));
+        ASSERT_CONTAINS(zWhy, "is a symbolic link, which the tracer does not write through");
+        snprintf(zFile, sizeof zFile, "%s/trace.db", zDir); /* a trace (of an earlier run) is replaced */
+        cli_make_trace(zFile, 1);
+        ASSERT_EQ(0, vt__record_output(zFile, NULL, zOut, sizeof zOut, zWhy, sizeof zWhy));
+    }
     cli_cleanup();
 }
 

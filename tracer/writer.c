@@ -643,9 +643,10 @@ static void finish_db(struct vt_writer *w)
     sqlite3_finalize(w->pPageCount);
     w->pPageCount = NULL;
     if (!bAbort) sqlite3_wal_checkpoint_v2(w->db, NULL, SQLITE_CHECKPOINT_TRUNCATE, NULL, NULL);
-    /* A whole trace leaves WAL mode: one file, which readers open without making -wal and -shm
-     * files beside it (a reader holding it now keeps it in WAL mode: harmless). */
-    if (w->bClosedCleanly) sqlite3_exec(w->db, "PRAGMA journal_mode=DELETE", NULL, NULL, NULL);
+    /* A whole trace leaves WAL mode: one file, which readers open without making -wal, -shm beside it.
+     * Through MEMORY: no journal file, so a process ending during the switch (an exit racing a close on
+     * another thread) leaves no hot journal for read-only readers. A reader now keeps WAL: harmless. */
+    if (w->bClosedCleanly) sqlite3_exec(w->db, "PRAGMA journal_mode=MEMORY", NULL, NULL, NULL);
     /* The last connection to close a WAL database checkpoints and removes the -wal file. */
     sqlite3_close_v2(w->db);
     w->db = NULL;

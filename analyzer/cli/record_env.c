@@ -302,6 +302,18 @@ int vt__record_output(const char *zOpt, const char *zEnv, char *zOut, size_t nOu
             return VT_EXIT_NOFILE;
         }
     }
+    if (!strchr(zOut, '%') && lstat(zOut, &st) == 0) {
+        /* one fixed name, taken: the tracer replaces only a trace (it would refuse inside the job, which
+         * then runs untraced) */
+        int bTrace = S_ISREG(st.st_mode) && (st.st_size == 0 || vt__outname_is_trace(zOut) == 1);
+        if (!bTrace) {
+            snprintf(zWhy, nWhy, "output %s %s: choose another -o", zOut,
+                     S_ISLNK(st.st_mode)   ? "is a symbolic link, which the tracer does not write through"
+                     : S_ISREG(st.st_mode) ? "exists and is not a vramtrace trace, which the tracer would not replace"
+                                           : "exists and is not a regular file");
+            return VT_EXIT_NOFILE;
+        }
+    }
     /* The directory part must exist now (created first when the value ends in '/'), unless it names
      * each process's own (%p, %r); %h is this host's name, as the job's processes here will expand it. */
     zSlash = strrchr(zOut, '/');
