@@ -791,6 +791,16 @@ TEST(record_reports_missing_trace)
         ASSERT(strstr(z, "snapshot") == NULL);
         free(z);
     }
+    { /* VRAMTRACE_DISABLE inherited: said before the job and as the reason, not "never used CUDA" */
+        const char *azOff[] = {"VRAMTRACE_LIB=/bin/sh", "VRAMTRACE_DISABLE=yes", NULL};
+        ASSERT_EQ(0, cli_run(azArgv, azOff, NULL, zErr));
+        z = cli_read(zErr);
+        ASSERT_CONTAINS(z, "vramtrace: record: VRAMTRACE_DISABLE=yes is set: the tracer will record nothing (unset it to "
+                           "trace)\n");
+        ASSERT_CONTAINS(z, "\n  VRAMTRACE_DISABLE=yes is set in the environment: the tracer records nothing; unset it.\n");
+        ASSERT(strstr(z, "never used CUDA") == NULL);
+        free(z);
+    }
     /* a single file name: a note that several processes would overwrite each other */
     snprintf(zWant, sizeof zWant, "%s/one.db", zDir);
     azArgv[3] = zWant;

@@ -322,6 +322,13 @@ static int set_history(const struct record_opts *pOpts, const char *zExe, const 
  * Set every variable the job needs: injection paths, output pattern, tracer
  * options. Returns VT_EXIT_OK or an exit code (message printed).
  */
+/* 1 if the inherited VRAMTRACE_DISABLE turns the tracer off (read as the tracer reads it). */
+static int tracing_disabled(void)
+{
+    const char *z = getenv("VRAMTRACE_DISABLE");
+    return z && vt__parse_bool(z) == 1;
+}
+
 static int set_environment(const struct record_opts *pOpts, char *zPattern, size_t nPattern)
 {
     char zExe[PATH_MAX], zLib[PATH_MAX], zCupti[PATH_MAX], zWhy[PATH_MAX + 256], zNum[16];
@@ -560,13 +567,17 @@ static void report_traces(const char *zPattern, const struct vt_trace_set *pBefo
     if (nNew == 0) {
         char zWhy[512];
         vt__errorf("no trace was written (pattern %s).", zPattern);
-        if (!driver_loads(zWhy, sizeof zWhy))
-            fprintf(stderr, "  This machine has no CUDA driver that loads: no process can use a GPU here\n  (%s).\n",
-                    zWhy);
-        fprintf(stderr,
-                "  Either the job never used CUDA (the tracer is loaded by the CUDA driver when a\n"
-                "  process initializes CUDA), or the tracer could not attach: look for a\n"
-                "  'vramtrace:' line in the job's output above.\n");
+        if (tracing_disabled()) {
+            fprintf(stderr, "  VRAMTRACE_DISABLE=%s is set in the environment: the tracer records nothing; unset it.\n",
+                    getenv("VRAMTRACE_DISABLE"));
+        } else {
+            if (!driver_loads(zWhy, sizeof zWhy))
+                fprintf(stderr, "  This machine has no CUDA driver that loads: no process can use a GPU here\n  (%s).\n",
+                        zWhy);
+            fprintf(stderr, "  Either the job never used CUDA (the tracer is loaded by the CUDA driver when a\n"
+                            "  process initializes CUDA), or the tracer could not attach: look for a\n"
+                            "  'vramtrace:' line in the job's output above.\n");
+        }
         report_snapshots(zSnapPattern, pSnapBefore);
     } else {
         size_t nLen = 0;
@@ -608,6 +619,9 @@ int vt__cmd_record(int argc, char **argv)
     }
     /* before the job starts: every process NVML lists then is another's */
     pNvml = vt__nvml_open();
+    if (tracing_disabled())
+        vt__errorf("record: VRAMTRACE_DISABLE=%s is set: the tracer will record nothing (unset it to trace)",
+                   getenv("VRAMTRACE_DISABLE"));
     rc = run_job(opts.azCmd, pNvml, &bStarted);
     if (bStarted) report_traces(zPattern, &before, zSnapPattern, &snapBefore, opts.bTensors, pNvml);
     vt__nvml_close(pNvml);
