@@ -1098,7 +1098,7 @@ static const char *fake_job(void)
 
 /*
  * `vramtrace record -o DIR/ -- fake_job STEPS` with DIR a tmpfs of zSize in a mount namespace of
- * its own (unshare -r -m), the built tracer, stderr to zErr. Returns record's exit status; skips
+ * its own (unshare -r -m), the built tracer, then `info` of what it wrote, stderr of both to zErr. Returns record's exit status; skips
  * where no private tmpfs can be mounted (no user namespaces).
  */
 static int record_on_tmpfs(const char *zDir, const char *zSize, const char *zSteps, const char *zErr)
@@ -1107,7 +1107,7 @@ static int record_on_tmpfs(const char *zDir, const char *zSize, const char *zSte
     int rc;
     snprintf(zCmd, sizeof zCmd,
              "mkdir -p '%s/mnt' && unshare -r -m sh -c 'mount -t tmpfs -o size=%s tmpfs \"$1\" || exit 77; "
-             "VRAMTRACE_LIB=\"$2\" \"$3\" record -o \"$1\"/ -- \"$4\" %s; rc=$?; ls -A \"$1\" >&2; exit $rc' "
+             "VRAMTRACE_LIB=\"$2\" \"$3\" record -o \"$1\"/ -- \"$4\" %s; rc=$?; \"$3\" info \"$1\"/*.db >&2; exit $rc' "
              "sh '%s/mnt' '%s' '%s' '%s' 2>'%s'",
              zDir, zSize, zSteps, zDir, built_lib(), cli_vramtrace(), fake_job(), zErr);
     rc = system(zCmd);
@@ -1130,6 +1130,7 @@ TEST(record_full_disk)
                        "they are counted in its 'dropped' table\n");
     ASSERT(strstr(z, "closing failed") == NULL); /* was "(closing failed: -5)" */
     ASSERT_CONTAINS(z, "records lost; counts, peaks and findings are incomplete\n");
+    ASSERT_CONTAINS(z, "writer  rows (write failed: disk full, I/O or SQLite error)"); /* info: was "(SQLite error)" */
     free(z);
     cli_cleanup();
 }

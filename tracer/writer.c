@@ -283,7 +283,7 @@ static void write_drops(struct vt_writer *w, int bWithWriter)
         {VT_DROP_MAP, "open NVTX ranges (evicted, written without end)"},
         {VT_DROP_CUPTI, "malformed activity buffers"},
         {VT_DROP_QUEUE, "activity buffers not or only partly decoded at close (timeout)"},
-        {VT_DROP_WRITER, "rows (SQLite error)"},
+        {VT_DROP_WRITER, "rows (write failed: disk full, I/O or SQLite error)"},
         {VT_DROP_WRITER, "records not written: the trace reached the largest file size allowed (tracing off)"},
         {VT_DROP_WRITER, "records not written: the trace reached VRAMTRACE_MAX_BYTES (tracing off)"},
         {VT_DROP_WRITER, "rows not written near VRAMTRACE_MAX_BYTES (kernels, uses, copies, sets, API calls, "
