@@ -1142,7 +1142,7 @@ TEST(record_trace_is_one_file)
     char zOut[PATH_MAX + 16], zErr[PATH_MAX + 16], zCmd[3 * PATH_MAX], zList[PATH_MAX + 16], *z;
     const char *azEnv[] = {NULL, NULL};
     char zLib[PATH_MAX + 32];
-    snprintf(zOut, sizeof zOut, "%s/out/", zDir);
+    snprintf(zOut, sizeof zOut, "%s/out 'a' [1]/", zDir); /* the next step's command is quoted for the shell */
     snprintf(zErr, sizeof zErr, "%s/err.txt", zDir);
     snprintf(zLib, sizeof zLib, "VRAMTRACE_LIB=%s", built_lib());
     azEnv[0] = zLib;
@@ -1154,9 +1154,18 @@ TEST(record_trace_is_one_file)
     z = cli_read(zErr);
     ASSERT_CONTAINS(z, "vramtrace: 1 trace written:\n");
     ASSERT_CONTAINS(z, "    memory      11 allocations (1.04 MiB), 10 frees; level: allocations\n");
+    { /* run the next step as printed, in a shell */
+        char *zNext = strstr(z, "  next: "), zScript[PATH_MAX + 256];
+        ASSERT(zNext != NULL);
+        zNext += 8;
+        zNext[strcspn(zNext, "\n")] = 0;
+        ASSERT(strncmp(zNext, "vramtrace analyze '", 19) == 0);
+        ASSERT_CONTAINS(zNext, "/out '\\''a'\\'' [1]/vramtrace-");
+        snprintf(zScript, sizeof zScript, "'%s' %s > /dev/null", cli_vramtrace(), zNext + 10);
+        ASSERT_EQ(0, system(zScript));
+    }
     free(z);
-    snprintf(zCmd, sizeof zCmd, "'%s' analyze '%s' > /dev/null && ls -A '%s' > '%s/ls.txt'", cli_vramtrace(), zOut,
-             zOut, zDir);
+    snprintf(zCmd, sizeof zCmd, "ls -A \"%s\" > '%s/ls.txt'", zOut, zDir);
     ASSERT_EQ(0, system(zCmd));
     snprintf(zList, sizeof zList, "%s/ls.txt", zDir);
     z = cli_read(zList);

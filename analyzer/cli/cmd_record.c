@@ -548,6 +548,22 @@ static void report_snapshots(const char *zSnapPattern, const struct vt_trace_set
     vt__trace_set_free(&after);
 }
 
+/* Print " z" as a shell reads it back: as it is when every byte is plain, else in single quotes. */
+static void put_shell_word(FILE *f, const char *z)
+{
+    static const char zPlain[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_./+-,:=@%";
+    if (z[0] && strspn(z, zPlain) == strlen(z)) {
+        fprintf(f, " %s", z);
+    } else {
+        fputs(" '", f);
+        for (; *z; z++) {
+            if (*z == '\'') fputs("'\\''", f);
+            else fputc(*z, f);
+        }
+        fputc('\'', f);
+    }
+}
+
 /*
  * Report the traces matching zPattern that the job produced (not in pBefore),
  * stamping them (stamp_trace) first; with none, the snapshots of PyTorch's history
@@ -591,7 +607,7 @@ static void report_traces(const char *zPattern, const struct vt_trace_set *pBefo
         /* The next step, spelled out when it fits on a line. */
         fprintf(stderr, "  next: vramtrace analyze");
         for (i = 0; i < after.nFile && nLen <= 160; i++)
-            if (vt__trace_set_is_new(pBefore, &after.aFile[i])) fprintf(stderr, " %s", after.aFile[i].zPath);
+            if (vt__trace_set_is_new(pBefore, &after.aFile[i])) put_shell_word(stderr, after.aFile[i].zPath);
         fprintf(stderr, "%s\n", nLen <= 160 ? "" : " TRACE... (the paths above)");
     }
     vt__trace_set_free(&after);
