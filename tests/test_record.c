@@ -342,6 +342,14 @@ TEST(record_output_pattern)
         ASSERT(stat(zWant, &st) == 0 && S_ISDIR(st.st_mode));
         snprintf(zWant, sizeof zWant, "%s/by-host/%%h/vramtrace-%%h-%%p.db", zDir);
         ASSERT_STREQ(zWant, zOut);
+        { /* PyTorch's snapshots go there too (they went to the current directory) */
+            char zSide[PATH_MAX];
+            vt__record_side_dir(zOut, zSide, sizeof zSide);
+            snprintf(zWant, sizeof zWant, "%s/by-host/%s", zDir, zHost);
+            ASSERT_STREQ(zWant, zSide);
+            vt__record_side_dir("/runs/%p/t.db", zSide, sizeof zSide); /* each process's own: the current one */
+            ASSERT_STREQ(zCwd, zSide);
+        }
         snprintf(zWant, sizeof zWant, "%s/gone-%%h/t-%%p.db", zDir); /* no trailing '/': must exist */
         ASSERT_EQ(VT_EXIT_NOFILE, vt__record_output(zWant, NULL, zOut, sizeof zOut, zWhy, sizeof zWhy));
         snprintf(zWant, sizeof zWant, "output directory %s/gone-%s does not exist", zDir, zHost);

@@ -117,15 +117,25 @@ int vt__record_find_pyhook(const char *zExe, char *zOut, size_t nOut, char *zWhy
     return -1;
 }
 
+/*
+ * The directory of the absolute pattern zPattern as the job's processes on this host will name it
+ * (%h is this host's name) into zDir: 1, or 0 when it is each process's own (%p, %r) or cannot be
+ * said (no directory part, too long).
+ */
+static int host_dir(const char *zPattern, char *zDir, size_t nDir)
+{
+    char zHost[256] = "", zDirPat[PATH_MAX];
+    const char *azVal[3] = {"\x01", "\x01", zHost}; /* a byte no path holds: marks %p and %r */
+    const char *zSlash = strrchr(zPattern, '/');
+    if (!zSlash || (size_t)(zSlash - zPattern) >= sizeof zDirPat) return 0;
+    if (gethostname(zHost, sizeof zHost - 1) != 0) zHost[0] = 0;
+    snprintf(zDirPat, sizeof zDirPat, "%.*s", (int)(zSlash == zPattern ? 1 : zSlash - zPattern), zPattern);
+    return vt__outname_expand(zDirPat, azVal, 0, zDir, nDir) == 0 && !strchr(zDir, '\x01');
+}
+
 void vt__record_side_dir(const char *zPattern, char *zOut, size_t nOut)
 {
-    const char *zSlash = strrchr(zPattern, '/');
-    size_t nDir = zSlash ? (size_t)(zSlash - zPattern) : 0;
-    if (zSlash && !memchr(zPattern, '%', nDir)) {
-        snprintf(zOut, nOut, "%.*s", (int)(nDir ? nDir : 1), zPattern);
-        return;
-    }
-    if (!getcwd(zOut, nOut)) snprintf(zOut, nOut, ".");
+    if (!host_dir(zPattern, zOut, nOut) && !getcwd(zOut, nOut)) snprintf(zOut, nOut, ".");
 }
 
 /* Ask the dynamic loader which file the libcupti soname resolves to: 1 and zOut set, or 0. */
@@ -318,11 +328,8 @@ int vt__record_output(const char *zOpt, const char *zEnv, char *zOut, size_t nOu
      * each process's own (%p, %r); %h is this host's name, as the job's processes here will expand it. */
     zSlash = strrchr(zOut, '/');
     if (zSlash && zSlash != zOut) {
-        char zDirPat[PATH_MAX], zDir[PATH_MAX];
-        const char *azVal[3] = {"\x01", "\x01", zHost}; /* a byte no path holds: marks %p and %r */
-        snprintf(zDirPat, sizeof zDirPat, "%.*s", (int)(zSlash - zOut), zOut);
-        if (vt__outname_expand(zDirPat, azVal, 0, zDir, sizeof zDir) != 0) zDir[0] = 0;
-        if (zDir[0] && !strchr(zDir, '\x01')) {
+        char zDir[PATH_MAX];
+        if (host_dir(zOut, zDir, sizeof zDir)) {
             if (bDir && zVal[n - 1] == '/' && vt__make_dirs(zDir) != 0) {
                 snprintf(zWhy, nWhy, "cannot create output directory %s: %s", zDir, strerror(errno));
                 return VT_EXIT_NOFILE;
