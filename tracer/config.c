@@ -10,6 +10,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "vramtrace/outname.h"
 #include "vramtrace/units.h"
 #include "writer.h"
 
@@ -71,15 +72,9 @@ static int parse_uint(const char *z, long iMax, long *pOut)
 /* Check an output pattern: non-empty, fits, only %p %r %h %% escapes. Returns NULL or a reason. */
 static const char *check_output(const char *z, size_t nMax)
 {
-    const char *p;
     if (!*z) return "is empty";
     if (strlen(z) >= nMax) return "is too long";
-    for (p = z; *p; p++) {
-        if (*p != '%') continue;
-        p++;
-        if (*p != 'p' && *p != 'r' && *p != 'h' && *p != '%')
-            return "has an unknown %-escape (known: %p pid, %r rank, %h host, %% percent)";
-    }
+    if (vt__outname_bad_escape(z)) return "has an unknown %-escape (known: %p pid, %r rank, %h host, %% percent)";
     return NULL;
 }
 
