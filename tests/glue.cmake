@@ -100,3 +100,13 @@ else()
   target_compile_definitions(test_inject_cupti PRIVATE
     VT_NVCC_LAUNCHES_WHY="nvcc was not found when this test was built: no CUDA C launches to replay")
 endif()
+
+# A CUDA job without a GPU for `vramtrace record` end to end (tests/fake_job.c): the scripted
+# CUPTI and driver of cupti_harness.h, exported, and the tracer loaded from CUDA_INJECTION64_PATH.
+add_executable(fake_job fake_job.c)
+target_link_libraries(fake_job PRIVATE vt_sqlite3 ${CMAKE_DL_LIBS})
+set_target_properties(fake_job PROPERTIES ENABLE_EXPORTS ON)
+target_include_directories(fake_job PRIVATE ${CMAKE_CURRENT_SOURCE_DIR} ${CUDAToolkit_INCLUDE_DIRS}
+  ${PROJECT_SOURCE_DIR}/tracer)
+add_dependencies(test_record fake_job)
+target_compile_definitions(test_record PRIVATE VT_FAKE_JOB="$<TARGET_FILE:fake_job>")

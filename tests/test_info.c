@@ -545,8 +545,17 @@ TEST(info_partial_trace)
     ASSERT_CONTAINS(zOut, "recorded in a window: kernels, copies, sets, API calls and NVTX ranges only from 100.0 ms "
                           "to 2.00 s after the start");
     free(zOut), free(zErr);
+    /* the bound reached at the mark's moment (one commit crossed both): nothing was written from then on */
     ASSERT_EQ(SQLITE_OK, sqlite3_open(zTrace, &db));
-    cli_exec(db, "DELETE FROM meta WHERE key IN ('size_limit_thin_ns', 'config.start_after_ns', 'config.stop_after_ns')");
+    cli_exec(db, "INSERT INTO meta SELECT 'size_limit_reached_ns', value FROM meta WHERE key = 'size_limit_thin_ns'");
+    sqlite3_close(db);
+    ASSERT_EQ(VT_EXIT_OK, run_info(azText, &zOut, &zErr));
+    ASSERT_CONTAINS(zOut, "WARNING: partial from 200.0 ms after the start: the trace reached its size bound "
+                          "(VRAMTRACE_MAX_BYTES): nothing was written from then on");
+    free(zOut), free(zErr);
+    ASSERT_EQ(SQLITE_OK, sqlite3_open(zTrace, &db));
+    cli_exec(db, "DELETE FROM meta WHERE key IN ('size_limit_thin_ns', 'size_limit_reached_ns', 'config.start_after_ns', "
+                 "'config.stop_after_ns')");
     sqlite3_close(db);
 
     /* the fatal error alone */

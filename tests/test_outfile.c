@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 
 #include "outfile.h"
+#include "vramtrace/outname.h"
 #include "vramtrace/schema.h"
 #include "vt_test.h"
 
@@ -147,7 +148,7 @@ TEST(refuse_foreign_files)
     ASSERT_EQ(SQLITE_OK, sqlite3_exec(db, "CREATE TABLE t(x); INSERT INTO t VALUES(42);", NULL,
                                       NULL, NULL));
     sqlite3_close(db);
-    ASSERT_EQ(0, vt__outfile_is_trace(zPath));
+    ASSERT_EQ(0, vt__outname_is_trace(zPath));
     ASSERT_EQ(-1, vt__outfile_create(zPath, &f, zErr, sizeof zErr));
     ASSERT_CONTAINS(zErr, "not a vramtrace trace");
     ASSERT_EQ(SQLITE_OK, sqlite3_open(zPath, &db));
@@ -172,7 +173,7 @@ TEST(replace_old_trace)
     snprintf(zWal, sizeof zWal, "%s-wal", zPath);
     make_trace(zPath);
     write_file(zWal, "stale log");
-    ASSERT_EQ(1, vt__outfile_is_trace(zPath));
+    ASSERT_EQ(1, vt__outname_is_trace(zPath));
     ASSERT_EQ(0, vt__outfile_create(zPath, &f, zErr, sizeof zErr));
     ASSERT_EQ(0, lstat(zPath, &st));
     ASSERT_EQ(0, st.st_size); /* a fresh empty file */

@@ -332,9 +332,53 @@ TEST(record_output_pattern)
     ASSERT_EQ(VT_EXIT_USAGE, vt__record_output("t-%x.db", NULL, zOut, sizeof zOut, zWhy, sizeof zWhy));
     ASSERT_CONTAINS(zWhy, "unknown escape '%x'");
     ASSERT_EQ(VT_EXIT_USAGE, vt__record_output("t-%", NULL, zOut, sizeof zOut, zWhy, sizeof zWhy));
+    ASSERT_STREQ("output 't-%' ends in a lone '%' (write %% for a percent sign)", zWhy);
+    { /* %h in the directory is this host's name: that directory is created and checked */
+        char zHost[256] = "";
+        ASSERT_EQ(0, gethostname(zHost, sizeof zHost - 1));
+        snprintf(zWant, sizeof zWant, "%s/by-host/%%h/", zDir);
+        ASSERT_EQ(0, vt__record_output(zWant, NULL, zOut, sizeof zOut, zWhy, sizeof zWhy));
+        snprintf(zWant, sizeof zWant, "%s/by-host/%s", zDir, zHost);
+        ASSERT(stat(zWant, &st) == 0 && S_ISDIR(st.st_mode));
+        snprintf(zWant, sizeof zWant, "%s/by-host/%%h/vramtrace-%%h-%%p.db", zDir);
+        ASSERT_STREQ(zWant, zOut);
+        { /* PyTorch's snapshots go there too (they went to the current directory) */
+            char zSide[PATH_MAX];
+            vt__record_side_dir(zOut, zSide, sizeof zSide);
+            snprintf(zWant, sizeof zWant, "%s/by-host/%s", zDir, zHost);
+            ASSERT_STREQ(zWant, zSide);
+            vt__record_side_dir("/runs/%p/t.db", zSide, sizeof zSide); /* each process's own: the current one */
+            ASSERT_STREQ(zCwd, zSide);
+        }
+        snprintf(zWant, sizeof zWant, "%s/gone-%%h/t-%%p.db", zDir); /* no trailing '/': must exist */
+        ASSERT_EQ(VT_EXIT_NOFILE, vt__record_output(zWant, NULL, zOut, sizeof zOut, zWhy, sizeof zWhy));
+        snprintf(zWant, sizeof zWant, "output directory %s/gone-%s does not exist", zDir, zHost);
+        ASSERT_STREQ(zWant, zWhy);
+        snprintf(zWant, sizeof zWant, "%s/run-%%p/", zDir); /* each process's own: left to the tracer */
+        ASSERT_EQ(0, vt__record_output(zWant, NULL, zOut, sizeof zOut, zWhy, sizeof zWhy));
+    }
     snprintf(zWant, sizeof zWant, "%s/missing/t.db", zDir);
     ASSERT_EQ(VT_EXIT_NOFILE, vt__record_output(zWant, NULL, zOut, sizeof zOut, zWhy, sizeof zWhy));
     ASSERT_CONTAINS(zWhy, "does not exist");
+    { /* a fixed name taken by something the tracer would refuse inside the job: refused before it starts */
+        char zFile[PATH_MAX + 32], zLink[PATH_MAX + 32], zMsg[2 * PATH_MAX + 128];
+        FILE *f;
+        snprintf(zFile, sizeof zFile, "%s/train.py", zDir);
+        ASSERT((f = fopen(zFile, "w")) != NULL);
+        fputs("print('the job itself')\n", f);
+        fclose(f);
+        ASSERT_EQ(VT_EXIT_NOFILE, vt__record_output(zFile, NULL, zOut, sizeof zOut, zWhy, sizeof zWhy));
+        snprintf(zMsg, sizeof zMsg, "output %s exists and is not a vramtrace trace, which the tracer would not "
+                 "replace: choose another -o", zFile);
+        ASSERT_STREQ(zMsg, zWhy);
+        snprintf(zLink, sizeof zLink, "%s/link.db", zDir);
+        ASSERT_EQ(0, symlink(zFile, zLink));
+        ASSERT_EQ(VT_EXIT_NOFILE, vt__record_output(zLink, NULL, zOut, sizeof zOut, zWhy, sizeof zWhy));
+        ASSERT_CONTAINS(zWhy, "is a symbolic link, which the tracer does not write through");
+        snprintf(zFile, sizeof zFile, "%s/trace.db", zDir); /* a trace (of an earlier run) is replaced */
+        cli_make_trace(zFile, 1);
+        ASSERT_EQ(0, vt__record_output(zFile, NULL, zOut, sizeof zOut, zWhy, sizeof zWhy));
+    }
     cli_cleanup();
 }
 
@@ -573,6 +617,12 @@ TEST(record_usage_errors)
         z = cli_read(zErr);
         ASSERT_CONTAINS(z, "--stop-after must be later than --start-after");
         free(z);
+        /* alone: compared with the start, not with an option never given */
+        char *azStop[] = {(char *)cli_vramtrace(), "record", "--stop-after", "0", "--", "true", NULL};
+        ASSERT_EQ(VT_EXIT_USAGE, cli_run(azStop, azEnv, NULL, zErr));
+        z = cli_read(zErr);
+        ASSERT_STREQ("vramtrace: record: --stop-after '0' must be later than the start\n", z);
+        free(z);
     }
     {
         char *azMode[] = {(char *)cli_vramtrace(), "record", "--kernels", "some", "--", "true", NULL};
@@ -585,6 +635,22 @@ TEST(record_usage_errors)
         z = cli_read(zErr);
         ASSERT_CONTAINS(z, "--kernel-warmup 'soon' is not a duration");
         free(z);
+        { /* a warm-up without the mode it belongs to was ignored in silence */
+            char *azAlone[] = {(char *)cli_vramtrace(), "record", "--kernel-warmup", "5s", "--", "true", NULL};
+            char *azFull[] = {(char *)cli_vramtrace(), "record", "--kernels", "full", "--kernel-warmup", "5s", "--",
+                              "true", NULL};
+            char *azSum[] = {(char *)cli_vramtrace(), "record", "--kernels", "summary", "--kernel-warmup", "5s", "--",
+                             "true", NULL};
+            const char *azSumEnv[] = {"VRAMTRACE_LIB=/bin/sh", "VRAMTRACE_KERNELS=summary", NULL};
+            ASSERT_EQ(VT_EXIT_USAGE, cli_run(azAlone, azEnv, NULL, zErr));
+            z = cli_read(zErr);
+            ASSERT_STREQ("vramtrace: record: --kernel-warmup needs --kernels summary (in full mode every kernel is "
+                         "written)\n", z);
+            free(z);
+            ASSERT_EQ(VT_EXIT_USAGE, cli_run(azFull, azEnv, NULL, NULL));
+            ASSERT_EQ(VT_EXIT_OK, cli_run(azSum, azEnv, NULL, NULL));
+            ASSERT_EQ(VT_EXIT_OK, cli_run(azAlone, azSumEnv, NULL, NULL)); /* the mode from the environment */
+        }
     }
     ASSERT_EQ(VT_EXIT_OK, cli_run(azHelp, azEnv, zErr, NULL));
     z = cli_read(zErr);
@@ -717,6 +783,32 @@ TEST(record_reports_missing_trace)
         if (pLib) dlclose(pLib);
     }
     free(z);
+    { /* no trace, but PyTorch's own history (the hook's snapshots): named, with what reads them */
+        char zJob[PATH_MAX + 128];
+        char *azSnap[] = {(char *)cli_vramtrace(), "record", "-o", (char *)zDir, "--", "/bin/sh", "-c", zJob, NULL};
+        snprintf(zJob, sizeof zJob, ": > \"$VRAMTRACE_SNAPSHOT_DIR/vramtrace-node7-4242.snapshot.pickle\"");
+        ASSERT_EQ(0, cli_run(azSnap, azEnv, NULL, zErr));
+        z = cli_read(zErr);
+        snprintf(zWant, sizeof zWant,
+                 "  PyTorch's own allocation history was written (1 snapshot), which analyze reads:\n"
+                 "    %s/vramtrace-node7-4242.snapshot.pickle\n", zDir);
+        ASSERT_CONTAINS(z, zWant);
+        free(z);
+        ASSERT_EQ(0, cli_run(azArgv, azEnv, NULL, zErr)); /* an earlier run's snapshot, untouched: not this run's */
+        z = cli_read(zErr);
+        ASSERT(strstr(z, "snapshot") == NULL);
+        free(z);
+    }
+    { /* VRAMTRACE_DISABLE inherited: said before the job and as the reason, not "never used CUDA" */
+        const char *azOff[] = {"VRAMTRACE_LIB=/bin/sh", "VRAMTRACE_DISABLE=yes", NULL};
+        ASSERT_EQ(0, cli_run(azArgv, azOff, NULL, zErr));
+        z = cli_read(zErr);
+        ASSERT_CONTAINS(z, "vramtrace: record: VRAMTRACE_DISABLE=yes is set: the tracer will record nothing (unset it to "
+                           "trace)\n");
+        ASSERT_CONTAINS(z, "\n  VRAMTRACE_DISABLE=yes is set in the environment: the tracer records nothing; unset it.\n");
+        ASSERT(strstr(z, "never used CUDA") == NULL);
+        free(z);
+    }
     /* a single file name: a note that several processes would overwrite each other */
     snprintf(zWant, sizeof zWant, "%s/one.db", zDir);
     azArgv[3] = zWant;
@@ -1002,10 +1094,138 @@ TEST(record_from_installed_tree)
     cli_cleanup();
 }
 
+/* Path of the scripted CUDA job (tests/fake_job.c); skips where the tracer is not built. */
+static const char *fake_job(void)
+{
+#ifdef VT_FAKE_JOB
+    return VT_FAKE_JOB;
+#else
+    SKIP("the tracer and its scripted CUDA job are not built in this tree");
+#endif
+}
+
+/*
+ * `vramtrace record -o DIR/ -- fake_job STEPS` with DIR a tmpfs of zSize in a mount namespace of
+ * its own (unshare -r -m), the built tracer, then `info` of what it wrote, stderr of both to zErr. Returns record's exit status; skips
+ * where no private tmpfs can be mounted (no user namespaces).
+ */
+static int record_on_tmpfs(const char *zDir, const char *zSize, const char *zSteps, const char *zErr)
+{
+    char zCmd[4 * PATH_MAX];
+    int rc;
+    snprintf(zCmd, sizeof zCmd,
+             "mkdir -p '%s/mnt' && unshare -r -m sh -c 'mount -t tmpfs -o size=%s tmpfs \"$1\" || exit 77; "
+             "VRAMTRACE_LIB=\"$2\" \"$3\" record -o \"$1\"/ -- \"$4\" %s; rc=$?; \"$3\" info \"$1\"/*.db >&2; exit $rc' "
+             "sh '%s/mnt' '%s' '%s' '%s' 2>'%s'",
+             zDir, zSize, zSteps, zDir, built_lib(), cli_vramtrace(), fake_job(), zErr);
+    rc = system(zCmd);
+    rc = WIFEXITED(rc) ? WEXITSTATUS(rc) : 128 + WTERMSIG(rc);
+    if (rc == 77) SKIP("no private tmpfs can be mounted here (unshare -r -m)");
+    return rc;
+}
+
+/* A disk that fills while the job runs: the job lives and exits 0, and the tracer says what happened in words. */
+TEST(record_full_disk)
+{
+    const char *zDir = cli_tmpdir();
+    char zErr[PATH_MAX + 16], *z;
+    snprintf(zErr, sizeof zErr, "%s/err.txt", zDir);
+    ASSERT_EQ(0, record_on_tmpfs(zDir, "1m", "leak pairs=100000 leak", zErr));
+    z = cli_read(zErr);
+    ASSERT_CONTAINS(z, "vramtrace: trace write failed (");
+    ASSERT_CONTAINS(z, ": database or disk is full); rows not written are counted as dropped\n");
+    ASSERT_CONTAINS(z, ".db is incomplete: rows could not be written (a full disk or an I/O error, said above); "
+                       "they are counted in its 'dropped' table\n");
+    ASSERT(strstr(z, "closing failed") == NULL); /* was "(closing failed: -5)" */
+    /* info: the losses' row says why (was "rows (SQLite error)"), where the closing rows still fit on the disk */
+    ASSERT(strstr(z, "rows (SQLite error)") == NULL);
+    if (strstr(z, "writer  rows (")) ASSERT_CONTAINS(z, "writer  rows (write failed: disk full, I/O or SQLite error)");
+    free(z);
+    cli_cleanup();
+}
+
+/* The scripted job recorded, then read by record's summary and by analyze: its trace is one file (no -wal, -shm beside it). */
+TEST(record_trace_is_one_file)
+{
+    const char *zDir = cli_tmpdir();
+    char zOut[PATH_MAX + 16], zErr[PATH_MAX + 16], zCmd[3 * PATH_MAX], zList[PATH_MAX + 16], *z;
+    const char *azEnv[] = {NULL, NULL};
+    char zLib[PATH_MAX + 32];
+    snprintf(zOut, sizeof zOut, "%s/out 'a' [1]/", zDir); /* the next step's command is quoted for the shell */
+    snprintf(zErr, sizeof zErr, "%s/err.txt", zDir);
+    snprintf(zLib, sizeof zLib, "VRAMTRACE_LIB=%s", built_lib());
+    azEnv[0] = zLib;
+    {
+        char *azArgv[] = {(char *)cli_vramtrace(), "record", "-o", zOut, "--", (char *)fake_job(), "leak", "pairs=10",
+                          NULL};
+        ASSERT_EQ(0, cli_run(azArgv, azEnv, NULL, zErr));
+    }
+    z = cli_read(zErr);
+    ASSERT_CONTAINS(z, "vramtrace: 1 trace written:\n");
+    ASSERT_CONTAINS(z, "    memory      11 allocations (1.04 MiB), 10 frees; level: allocations\n");
+    { /* run the next step as printed, in a shell */
+        char *zNext = strstr(z, "  next: "), zScript[PATH_MAX + 256];
+        ASSERT(zNext != NULL);
+        zNext += 8;
+        zNext[strcspn(zNext, "\n")] = 0;
+        ASSERT(strncmp(zNext, "vramtrace analyze '", 19) == 0);
+        ASSERT_CONTAINS(zNext, "/out '\\''a'\\'' [1]/vramtrace-");
+        snprintf(zScript, sizeof zScript, "'%s' %s > /dev/null", cli_vramtrace(), zNext + 10);
+        ASSERT_EQ(0, system(zScript));
+    }
+    free(z);
+    snprintf(zCmd, sizeof zCmd, "ls -A \"%s\" > '%s/ls.txt'", zOut, zDir);
+    ASSERT_EQ(0, system(zCmd));
+    snprintf(zList, sizeof zList, "%s/ls.txt", zDir);
+    z = cli_read(zList);
+    ASSERT_EQ(1, count_of(z, "\n"));
+    ASSERT(strstr(z, "-wal") == NULL && strstr(z, "-shm") == NULL);
+    free(z);
+    cli_cleanup();
+}
+
+/* The always-on mode: record's summary, info and info --json count the kernels the summaries hold (they said 0). */
+TEST(record_counts_summarized_kernels)
+{
+    const char *zDir = cli_tmpdir();
+    char zOut[PATH_MAX + 16], zErr[PATH_MAX + 16], zInfo[PATH_MAX + 16], zTrace[PATH_MAX + 64], zLib[PATH_MAX + 32];
+    char *z, *p;
+    const char *azEnv[] = {zLib, NULL};
+    snprintf(zOut, sizeof zOut, "%s/out/", zDir);
+    snprintf(zErr, sizeof zErr, "%s/err.txt", zDir);
+    snprintf(zInfo, sizeof zInfo, "%s/info.txt", zDir);
+    snprintf(zLib, sizeof zLib, "VRAMTRACE_LIB=%s", built_lib());
+    {
+        char *azArgv[] = {(char *)cli_vramtrace(), "record", "--kernels", "summary", "--kernel-warmup", "0", "-o", zOut,
+                          "--", (char *)fake_job(), "leak", "kernels=100", NULL};
+        ASSERT_EQ(0, cli_run(azArgv, azEnv, NULL, zErr));
+    }
+    z = cli_read(zErr);
+    ASSERT_CONTAINS(z, "    activity    0 copies (0 B), 100 kernels (100 summarized), 0 OOMs\n");
+    p = strstr(z, "\n  /"); /* the trace's path, on its own line */
+    ASSERT(p != NULL);
+    snprintf(zTrace, sizeof zTrace, "%.*s", (int)strcspn(p + 3, "\n"), p + 3);
+    free(z);
+    {
+        char *azInfo[] = {(char *)cli_vramtrace(), "info", zTrace, NULL};
+        char *azJson[] = {(char *)cli_vramtrace(), "info", "--json", zTrace, NULL};
+        ASSERT_EQ(0, cli_run(azInfo, NULL, zInfo, NULL));
+        z = cli_read(zInfo);
+        ASSERT_CONTAINS(z, "\nkernels     100 (100 of them in kernel_summary rows)\n");
+        free(z);
+        ASSERT_EQ(0, cli_run(azJson, NULL, zInfo, NULL));
+        z = cli_read(zInfo);
+        ASSERT_CONTAINS(z, "\"kernels\":100,\"kernels_summarized\":100");
+        free(z);
+    }
+    cli_cleanup();
+}
+
 VT_TEST_LIST(T(record_sets_environment) T(record_tensors_merges_alloc_conf) T(record_history_options) T(record_tensors_replaces_backend)
              T(record_nvtx_follows_python_env) T(alloc_conf_merge) T(record_output_pattern)
              T(trace_set_matches_pattern) T(record_exit_by_signal) T(record_forwards_sigterm) T(record_terminal_interrupt_once)
              T(record_missing_command) T(record_usage_errors) T(record_library_not_found)
              T(record_finds_and_summarizes_traces) T(record_reports_missing_trace)
              T(record_from_installed_tree) T(record_reads_other_processes) T(record_nvml_other_pid_namespace)
-             T(record_without_nvml))
+             T(record_without_nvml) T(record_full_disk) T(record_trace_is_one_file)
+             T(record_counts_summarized_kernels))

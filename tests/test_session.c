@@ -1,7 +1,9 @@
 /* Tests of tracer/session.c: start/close lifecycle on a real trace, fork safety, failure paths. */
 #include <fcntl.h>
 #include <pthread.h>
+#include <signal.h>
 #include <sqlite3.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 
@@ -243,6 +245,26 @@ TEST(start_failures_leave_nothing)
     ASSERT_EQ(0, vt__session_active());
     ASSERT_EQ(-1, stat(zPath, &st));
     ASSERT_EQ(-1, vt__session_meta("k", "v"));
+
+    /* a trace the writer cannot open (here: a file-size limit below an empty trace's) is named once */
+    {
+        pid_t pid = fork();
+        int status = -1;
+        ASSERT(pid >= 0);
+        if (pid == 0) {
+            struct rlimit rl = {16384, 16384};
+            char zWant[512], *zAt;
+            signal(SIGXFSZ, SIG_IGN);
+            if (setrlimit(RLIMIT_FSIZE, &rl) != 0 || vt__session_start(&cfg, NULL, zErr, sizeof zErr) != -1) _exit(2);
+            snprintf(zWant, sizeof zWant, "cannot open trace %s: the largest file size allowed", zPath);
+            zAt = strstr(zErr, zPath);
+            _exit(strncmp(zErr, zWant, strlen(zWant)) != 0 ? 3 : strstr(zAt + 1, zPath) ? 4 : 0);
+        }
+        ASSERT_EQ(pid, waitpid(pid, &status, 0));
+        ASSERT(WIFEXITED(status));
+        ASSERT_EQ(0, WEXITSTATUS(status)); /* 4: "cannot open trace PATH: PATH: ..." */
+    }
+    unlink(zPath);
     rmdir(zDir);
 }
 

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "vramtrace/outname.h"
 #include "vramtrace/units.h"
 #include "writer.h"
 
@@ -68,31 +69,12 @@ static int parse_uint(const char *z, long iMax, long *pOut)
     return 0;
 }
 
-/* Parse a boolean: 1/0, true/false, yes/no, on/off (any case). Returns 1, 0 or -1. */
-static int parse_bool(const char *z)
-{
-    static const char *const azTrue[] = {"1", "true", "yes", "on"};
-    static const char *const azFalse[] = {"0", "false", "no", "off"};
-    size_t i;
-    for (i = 0; i < sizeof azTrue / sizeof azTrue[0]; i++) {
-        if (strcasecmp(z, azTrue[i]) == 0) return 1;
-        if (strcasecmp(z, azFalse[i]) == 0) return 0;
-    }
-    return -1;
-}
-
 /* Check an output pattern: non-empty, fits, only %p %r %h %% escapes. Returns NULL or a reason. */
 static const char *check_output(const char *z, size_t nMax)
 {
-    const char *p;
     if (!*z) return "is empty";
     if (strlen(z) >= nMax) return "is too long";
-    for (p = z; *p; p++) {
-        if (*p != '%') continue;
-        p++;
-        if (*p != 'p' && *p != 'r' && *p != 'h' && *p != '%')
-            return "has an unknown %-escape (known: %p pid, %r rank, %h host, %% percent)";
-    }
+    if (vt__outname_bad_escape(z)) return "has an unknown %-escape (known: %p pid, %r rank, %h host, %% percent)";
     return NULL;
 }
 
@@ -103,7 +85,7 @@ static void load_bool(struct vt_config *cfg, const char *(*xGetenv)(const char *
     const char *z = xGetenv(zName);
     int b;
     if (!z) return;
-    b = parse_bool(z);
+    b = vt__parse_bool(z);
     if (b < 0) {
         warn(cfg, "%s='%.64s' is not 0 or 1; using %d", zName, z, *pOut);
         return;

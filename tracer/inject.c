@@ -486,8 +486,14 @@ static void at_exit(void)
     rc = vt__session_close(EXIT_TIMEOUT_MS);
     if (rc == -EFBIG) {
         /* tracing went off at the file-size limit: the writer said so then, once */
-    } else if (rc != 0)
-        say("trace %s may be incomplete (closing failed: %d)", vt__session_path(), rc);
+    } else if (rc == -ETIMEDOUT)
+        say("trace %s may be incomplete: its last rows were not written within %u ms at exit; everything "
+            "committed before is in it", vt__session_path(), EXIT_TIMEOUT_MS);
+    else if (rc == -EIO)
+        say("trace %s is incomplete: rows could not be written (a full disk or an I/O error, said above); "
+            "they are counted in its 'dropped' table", vt__session_path());
+    else if (rc != 0)
+        say("trace %s may be incomplete (closing failed: %s)", vt__session_path(), strerror(-rc));
     else if (nDropped)
         say("%llu records were dropped (writer behind; see the 'dropped' table of %s)",
             (unsigned long long)nDropped, vt__session_path());

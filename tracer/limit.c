@@ -43,6 +43,13 @@ int vt__limit_keep(struct vt__limit *l, const struct vt__row *r)
     return 1;
 }
 
+unsigned vt__limit_batch_rows(uint64_t maxBytes, unsigned nRows)
+{
+    uint64_t nRoom = maxBytes / 100 * (100 - VT_LIMIT_THIN_PERCENT) / 2 / 256;
+    if (!maxBytes || nRoom >= nRows) return nRows;
+    return nRoom > 64 ? (unsigned)nRoom : 64;
+}
+
 enum vt__limit_step vt__limit_size(struct vt__limit *l, uint64_t nBytes)
 {
     if (!l->maxBytes || l->bFull) return VT_LIMIT_SAME;

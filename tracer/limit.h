@@ -48,6 +48,14 @@ void vt__limit_init(struct vt__limit *l, uint64_t maxBytes, int64_t timeBaseNs, 
 /* Whether row r (absolute times, as the decoder emits it) is written; a row not written is counted. */
 int vt__limit_keep(struct vt__limit *l, const struct vt__row *r);
 
+/*
+ * Rows per commit under a bound of maxBytes (0: none) for a configured nRows. The size is looked
+ * at after each commit, so one commit must not carry the file from below the mark past the bound
+ * (the rows after it would never be written): a batch fills at most half the room between the two,
+ * at 256 bytes a row (generous, index entries included), and holds at least 64 rows.
+ */
+unsigned vt__limit_batch_rows(uint64_t maxBytes, unsigned nRows);
+
 /* What vt__limit_size found. */
 enum vt__limit_step { VT_LIMIT_SAME = 0, VT_LIMIT_THIN_NOW, VT_LIMIT_FULL_NOW };
 

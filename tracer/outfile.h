@@ -43,11 +43,5 @@ int vt__outfile_verify(const struct vt_outfile *pFile, char *zErr, size_t nErr);
 /* Remove the trace file and its SQLite companions (used when tracing cannot start). */
 void vt__outfile_remove(const struct vt_outfile *pFile);
 
-/*
- * 1 if the file at zPath (opened without following symlinks) starts with an
- * SQLite header whose application_id is the vramtrace id, 0 if not, -1 if it
- * cannot be read.
- */
-int vt__outfile_is_trace(const char *zPath);
 
 #endif

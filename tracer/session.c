@@ -145,7 +145,10 @@ int vt__session_start(const struct vt_config *cfg,
     zWhy[0] = '\0';
     w = vt__writer_open(g_file.zPath, &wcfg, zWhy, sizeof zWhy);
     if (!w) {
-        snprintf(zErr, nErr, "cannot open trace %s: %s", g_file.zPath, zWhy[0] ? zWhy : "unknown error");
+        size_t nPath = strlen(g_file.zPath);
+        const char *zReason = zWhy[0] ? zWhy : "unknown error";
+        if (!strncmp(zReason, g_file.zPath, nPath) && !strncmp(zReason + nPath, ": ", 2)) zReason += nPath + 2;
+        snprintf(zErr, nErr, "cannot open trace %s: %s", g_file.zPath, zReason); /* the path said once */
         goto done;
     }
     if (vt__outfile_verify(&g_file, zErr, nErr) != 0) goto done;

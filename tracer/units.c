@@ -1,10 +1,11 @@
-/* Sizes and durations as people write them (64M, 1.5m): one parser for the tracer's variables and record's options. */
+/* Sizes, durations and switches as people write them (64M, 1.5m, on): one parser for the tracer's variables and record's options. */
 #include "vramtrace/units.h"
 
 #include <ctype.h>
 #include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <strings.h>
 
 /*
  * Parse a byte count: digits with an optional K, M, G or T suffix (binary, an
@@ -62,4 +63,16 @@ int vt__parse_duration(const char *z, long long *pNs)
     if (*zEnd || !(v >= 0) || v * mul > 365.0 * 86400e9) return -1;
     *pNs = (long long)(v * mul);
     return 0;
+}
+
+int vt__parse_bool(const char *z)
+{
+    static const char *const azTrue[] = {"1", "true", "yes", "on"};
+    static const char *const azFalse[] = {"0", "false", "no", "off"};
+    size_t i;
+    for (i = 0; i < sizeof azTrue / sizeof azTrue[0]; i++) {
+        if (strcasecmp(z, azTrue[i]) == 0) return 1;
+        if (strcasecmp(z, azFalse[i]) == 0) return 0;
+    }
+    return -1;
 }

@@ -283,7 +283,7 @@ static void write_drops(struct vt_writer *w, int bWithWriter)
         {VT_DROP_MAP, "open NVTX ranges (evicted, written without end)"},
         {VT_DROP_CUPTI, "malformed activity buffers"},
         {VT_DROP_QUEUE, "activity buffers not or only partly decoded at close (timeout)"},
-        {VT_DROP_WRITER, "rows (SQLite error)"},
+        {VT_DROP_WRITER, "rows (write failed: disk full, I/O or SQLite error)"},
         {VT_DROP_WRITER, "records not written: the trace reached the largest file size allowed (tracing off)"},
         {VT_DROP_WRITER, "records not written: the trace reached VRAMTRACE_MAX_BYTES (tracing off)"},
         {VT_DROP_WRITER, "rows not written near VRAMTRACE_MAX_BYTES (kernels, uses, copies, sets, API calls, "
@@ -643,6 +643,10 @@ static void finish_db(struct vt_writer *w)
     sqlite3_finalize(w->pPageCount);
     w->pPageCount = NULL;
     if (!bAbort) sqlite3_wal_checkpoint_v2(w->db, NULL, SQLITE_CHECKPOINT_TRUNCATE, NULL, NULL);
+    /* A whole trace leaves WAL mode: one file, which readers open without making -wal, -shm beside it.
+     * Through MEMORY: no journal file, so a process ending during the switch (an exit racing a close on
+     * another thread) leaves no hot journal for read-only readers. A reader now keeps WAL: harmless. */
+    if (w->bClosedCleanly) sqlite3_exec(w->db, "PRAGMA journal_mode=MEMORY", NULL, NULL, NULL);
     /* The last connection to close a WAL database checkpoints and removes the -wal file. */
     sqlite3_close_v2(w->db);
     w->db = NULL;
@@ -759,6 +763,7 @@ struct vt_writer *vt__writer_open(const char *zPath, const struct vt_writer_conf
     if (!w->cfg.host_ring_records) w->cfg.host_ring_records = 65536;
     if (!w->cfg.flush_ms || w->cfg.flush_ms > 1000) w->cfg.flush_ms = w->cfg.flush_ms ? 1000 : 500;
     if (!w->cfg.batch_rows) w->cfg.batch_rows = 50000;
+    w->cfg.batch_rows = vt__limit_batch_rows(w->cfg.max_bytes, w->cfg.batch_rows);
     vt__limit_init(&w->lim, w->cfg.max_bytes, w->cfg.time_base_ns,
                    w->cfg.start_after_ns > 0 ? w->cfg.start_after_ns : -1,
                    w->cfg.stop_after_ns > 0 ? w->cfg.stop_after_ns : -1);

@@ -76,7 +76,8 @@ static const char zUsage[] =
     "                        name (count, times), their launch calls counted, each\n"
     "                        allocation's first and last use kept; copies, sets, NVTX,\n"
     "                        syncs and other calls in full (docs/cli.md, \"Always on\")\n"
-    "      --kernel-warmup T every kernel written for T after the start (default 30s)\n"
+    "      --kernel-warmup T with --kernels summary: every kernel written for T after\n"
+    "                        the start (default 30s)\n"
     "  -h, --help            show this help\n"
     "\n"
     "environment: VRAMTRACE_LIB (tracer library), VRAMTRACE_CUPTI (the libcupti the\n"
@@ -193,8 +194,16 @@ static int parse_args(int argc, char **argv, struct record_opts *pOpts)
             break;
         }
     }
+    if (rc == VT_EXIT_OK && pOpts->zWarmup &&
+        strcmp(pOpts->zKernels ? pOpts->zKernels : getenv("VRAMTRACE_KERNELS") ? getenv("VRAMTRACE_KERNELS") : "",
+               "summary") != 0) {
+        /* the tracer reads the warm-up only in the always-on mode: it would be ignored in silence */
+        vt__errorf("record: --kernel-warmup needs --kernels summary (in full mode every kernel is written)");
+        rc = VT_EXIT_USAGE;
+    }
     if (rc == VT_EXIT_OK && pOpts->zStopAfter && pOpts->stopNs <= startNs) {
-        vt__errorf("record: --stop-after must be later than --start-after");
+        if (pOpts->zStartAfter) vt__errorf("record: --stop-after must be later than --start-after");
+        else vt__errorf("record: --stop-after '%s' must be later than the start", pOpts->zStopAfter);
         rc = VT_EXIT_USAGE;
     }
     if (rc == VT_EXIT_OK && c == VT_OPT_HELP) {
@@ -313,6 +322,13 @@ static int set_history(const struct record_opts *pOpts, const char *zExe, const 
  * Set every variable the job needs: injection paths, output pattern, tracer
  * options. Returns VT_EXIT_OK or an exit code (message printed).
  */
+/* 1 if the inherited VRAMTRACE_DISABLE turns the tracer off (read as the tracer reads it). */
+static int tracing_disabled(void)
+{
+    const char *z = getenv("VRAMTRACE_DISABLE");
+    return z && vt__parse_bool(z) == 1;
+}
+
 static int set_environment(const struct record_opts *pOpts, char *zPattern, size_t nPattern)
 {
     char zExe[PATH_MAX], zLib[PATH_MAX], zCupti[PATH_MAX], zWhy[PATH_MAX + 256], zNum[16];
@@ -497,11 +513,64 @@ static int driver_loads(char *zWhy, size_t nWhy)
 }
 
 /*
- * Report the traces matching zPattern that the job produced (not in pBefore),
- * stamping them (stamp_trace) first. Prints to stderr; never changes the exit status.
+ * The pattern of the snapshots the PyTorch hook writes at exit and at OOMs (vramtrace-HOST-PID*.snapshot.pickle
+ * in VRAMTRACE_SNAPSHOT_DIR) into zOut, or "" when record did not turn the history on.
  */
-static void report_traces(const char *zPattern, const struct vt_trace_set *pBefore, int bTensors,
-                          const struct vt_nvml *pNvml)
+static void snapshot_pattern(char *zOut, size_t nOut)
+{
+    const char *zOn = getenv("VRAMTRACE_PYTORCH_HISTORY"), *zDir = getenv("VRAMTRACE_SNAPSHOT_DIR");
+    size_t n = 0;
+    zOut[0] = 0;
+    if (!zOn || strcmp(zOn, "1") != 0 || !zDir) return;
+    for (; *zDir && n + 3 < nOut; zDir++) { /* the directory's own '%' signs are literal */
+        if (*zDir == '%') zOut[n++] = '%';
+        zOut[n++] = *zDir;
+    }
+    if ((size_t)snprintf(zOut + n, nOut - n, "/vramtrace-%%h-%%p.snapshot.pickle") >= nOut - n) zOut[0] = 0;
+}
+
+/*
+ * With no trace written: the snapshots of PyTorch's own history the job wrote (matching zSnapPattern,
+ * not in pSnapBefore), which analyze reads on their own. Prints to stderr.
+ */
+static void report_snapshots(const char *zSnapPattern, const struct vt_trace_set *pSnapBefore)
+{
+    struct vt_trace_set after = {NULL, 0};
+    size_t i, nNew = 0;
+    if (!zSnapPattern[0] || vt__trace_set_list(zSnapPattern, &after) != 0) return;
+    for (i = 0; i < after.nFile; i++) nNew += vt__trace_set_is_new(pSnapBefore, &after.aFile[i]);
+    if (nNew) {
+        fprintf(stderr, "  PyTorch's own allocation history was written (%zu snapshot%s), which analyze reads:\n", nNew,
+                nNew == 1 ? "" : "s");
+        for (i = 0; i < after.nFile; i++)
+            if (vt__trace_set_is_new(pSnapBefore, &after.aFile[i])) fprintf(stderr, "    %s\n", after.aFile[i].zPath);
+    }
+    vt__trace_set_free(&after);
+}
+
+/* Print " z" as a shell reads it back: as it is when every byte is plain, else in single quotes. */
+static void put_shell_word(FILE *f, const char *z)
+{
+    static const char zPlain[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_./+-,:=@%";
+    if (z[0] && strspn(z, zPlain) == strlen(z)) {
+        fprintf(f, " %s", z);
+    } else {
+        fputs(" '", f);
+        for (; *z; z++) {
+            if (*z == '\'') fputs("'\\''", f);
+            else fputc(*z, f);
+        }
+        fputc('\'', f);
+    }
+}
+
+/*
+ * Report the traces matching zPattern that the job produced (not in pBefore),
+ * stamping them (stamp_trace) first; with none, the snapshots of PyTorch's history
+ * it wrote (report_snapshots). Prints to stderr; never changes the exit status.
+ */
+static void report_traces(const char *zPattern, const struct vt_trace_set *pBefore, const char *zSnapPattern,
+                          const struct vt_trace_set *pSnapBefore, int bTensors, const struct vt_nvml *pNvml)
 {
     struct vt_trace_set after;
     size_t i, nNew = 0;
@@ -514,13 +583,18 @@ static void report_traces(const char *zPattern, const struct vt_trace_set *pBefo
     if (nNew == 0) {
         char zWhy[512];
         vt__errorf("no trace was written (pattern %s).", zPattern);
-        if (!driver_loads(zWhy, sizeof zWhy))
-            fprintf(stderr, "  This machine has no CUDA driver that loads: no process can use a GPU here\n  (%s).\n",
-                    zWhy);
-        fprintf(stderr,
-                "  Either the job never used CUDA (the tracer is loaded by the CUDA driver when a\n"
-                "  process initializes CUDA), or the tracer could not attach: look for a\n"
-                "  'vramtrace:' line in the job's output above.\n");
+        if (tracing_disabled()) {
+            fprintf(stderr, "  VRAMTRACE_DISABLE=%s is set in the environment: the tracer records nothing; unset it.\n",
+                    getenv("VRAMTRACE_DISABLE"));
+        } else {
+            if (!driver_loads(zWhy, sizeof zWhy))
+                fprintf(stderr, "  This machine has no CUDA driver that loads: no process can use a GPU here\n  (%s).\n",
+                        zWhy);
+            fprintf(stderr, "  Either the job never used CUDA (the tracer is loaded by the CUDA driver when a\n"
+                            "  process initializes CUDA), or the tracer could not attach: look for a\n"
+                            "  'vramtrace:' line in the job's output above.\n");
+        }
+        report_snapshots(zSnapPattern, pSnapBefore);
     } else {
         size_t nLen = 0;
         vt__errorf("%zu trace%s written:", nNew, nNew == 1 ? "" : "s");
@@ -533,7 +607,7 @@ static void report_traces(const char *zPattern, const struct vt_trace_set *pBefo
         /* The next step, spelled out when it fits on a line. */
         fprintf(stderr, "  next: vramtrace analyze");
         for (i = 0; i < after.nFile && nLen <= 160; i++)
-            if (vt__trace_set_is_new(pBefore, &after.aFile[i])) fprintf(stderr, " %s", after.aFile[i].zPath);
+            if (vt__trace_set_is_new(pBefore, &after.aFile[i])) put_shell_word(stderr, after.aFile[i].zPath);
         fprintf(stderr, "%s\n", nLen <= 160 ? "" : " TRACE... (the paths above)");
     }
     vt__trace_set_free(&after);
@@ -542,9 +616,9 @@ static void report_traces(const char *zPattern, const struct vt_trace_set *pBefo
 int vt__cmd_record(int argc, char **argv)
 {
     struct record_opts opts;
-    struct vt_trace_set before = {NULL, 0};
+    struct vt_trace_set before = {NULL, 0}, snapBefore = {NULL, 0};
     struct vt_nvml *pNvml;
-    char zPattern[PATH_MAX];
+    char zPattern[PATH_MAX], zSnapPattern[2 * PATH_MAX];
     int rc, bStarted = 0;
 
     rc = parse_args(argc, argv, &opts);
@@ -552,15 +626,22 @@ int vt__cmd_record(int argc, char **argv)
     if (rc != VT_EXIT_OK) return rc;
     rc = set_environment(&opts, zPattern, sizeof zPattern);
     if (rc != VT_EXIT_OK) return rc;
-    if (vt__trace_set_list(zPattern, &before) != 0) {
+    snapshot_pattern(zSnapPattern, sizeof zSnapPattern);
+    if (vt__trace_set_list(zPattern, &before) != 0 ||
+        (zSnapPattern[0] && vt__trace_set_list(zSnapPattern, &snapBefore) != 0)) {
         vt__errorf("record: out of memory");
+        vt__trace_set_free(&before);
         return VT_EXIT_INTERNAL;
     }
     /* before the job starts: every process NVML lists then is another's */
     pNvml = vt__nvml_open();
+    if (tracing_disabled())
+        vt__errorf("record: VRAMTRACE_DISABLE=%s is set: the tracer will record nothing (unset it to trace)",
+                   getenv("VRAMTRACE_DISABLE"));
     rc = run_job(opts.azCmd, pNvml, &bStarted);
-    if (bStarted) report_traces(zPattern, &before, opts.bTensors, pNvml);
+    if (bStarted) report_traces(zPattern, &before, zSnapPattern, &snapBefore, opts.bTensors, pNvml);
     vt__nvml_close(pNvml);
     vt__trace_set_free(&before);
+    vt__trace_set_free(&snapBefore);
     return rc;
 }

@@ -59,6 +59,12 @@ const char *vt__info_meta(const struct trace_info *p, const char *zKey);
 int64_t vt__info_meta_int(const struct trace_info *p, const char *zKey);
 /* Rows of table zName, -1 when absent. */
 int64_t vt__info_count(const struct trace_info *p, const char *zName);
+
+/*
+ * Kernels the trace holds: its kernel rows plus those its always-on summaries count (meta
+ * kernel_summary_kernels), which go into *pnSummarized (0 outside that mode).
+ */
+int64_t vt__info_kernels(const struct trace_info *p, int64_t *pnSummarized);
 /* Meta keys shown in their own place (the rest go under "meta"). */
 int vt__info_meta_known(const char *zKey);
 

@@ -248,7 +248,11 @@ void vt__info_json(FILE *f, const struct trace_info *p)
         fputc('}', f);
     }
     fputs("]}", f);
-    json_kv_int(f, &b, "kernels", vt__info_count(p, "kernel"));
+    {
+        int64_t nSum, nKernel = vt__info_kernels(p, &nSum);
+        json_kv_int(f, &b, "kernels", nKernel);
+        json_kv_int(f, &b, "kernels_summarized", nSum);
+    }
 
     json_key(f, &b, "ooms");
     fputc('[', f);

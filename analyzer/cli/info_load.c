@@ -225,6 +225,13 @@ int64_t vt__info_count(const struct trace_info *p, const char *zName)
     return -1;
 }
 
+int64_t vt__info_kernels(const struct trace_info *p, int64_t *pnSummarized)
+{
+    int64_t nRows = vt__info_count(p, "kernel");
+    *pnSummarized = p->f.nKernelSummarized > 0 ? p->f.nKernelSummarized : 0;
+    return (nRows > 0 ? nRows : 0) + *pnSummarized;
+}
+
 int vt__info_meta_known(const char *zKey)
 {
     static const char *const azKnown[] = {

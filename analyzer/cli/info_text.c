@@ -222,7 +222,12 @@ void vt__info_text(FILE *f, const struct trace_info *p)
         fprintf(f, "%-11s %-14s %lld, %s\n", "", kind_name(j, vt_copy_kind_name(j)), (long long)k->n,
                 vt__fmt_bytes(k->bytes, zB, sizeof zB));
     }
-    fprintf(f, "%-11s %lld\n", "kernels", (long long)vt__info_count(p, "kernel"));
+    {
+        int64_t nSum, nKernel = vt__info_kernels(p, &nSum);
+        if (nSum) fprintf(f, "%-11s %lld (%lld of them in kernel_summary rows)\n", "kernels", (long long)nKernel,
+                          (long long)nSum);
+        else fprintf(f, "%-11s %lld\n", "kernels", (long long)nKernel);
+    }
     fprintf(f, "%-11s %lld\n", "OOMs", (long long)vt__info_count(p, "oom_event"));
     for (j = 0; j < p->nOom; j++) {
         const struct info_oom *o = &p->aOom[j];
@@ -297,9 +302,10 @@ static void print_others(FILE *f, const struct trace_info *p, const char *zInden
 int vt__info_summary(FILE *f, const char *zPath)
 {
     struct trace_info info;
-    char zB[32], zProc[512];
+    char zB[32], zProc[512], zSum[48];
     const char *zClosed;
     long long nCopy, copyBytes, nPageable, nKernel, nOom;
+    int64_t nSum;
     int rc = vt__info_load(&info, zPath, 0);
     if (rc == VT_EXIT_OK) {
         zClosed = vt__info_meta(&info, "closed_cleanly");
@@ -316,10 +322,12 @@ int vt__info_summary(FILE *f, const char *zPath)
         print_memory(f, &info, "    ");
         print_others(f, &info, "    ");
         copies_total(&info, &nCopy, &copyBytes, &nPageable);
-        nKernel = vt__info_count(&info, "kernel");
+        nKernel = vt__info_kernels(&info, &nSum);
         nOom = vt__info_count(&info, "oom_event");
-        fprintf(f, "    %-11s %lld cop%s (%s), %lld kernel%s, %lld OOM%s\n", "activity", nCopy, nCopy == 1 ? "y" : "ies",
-                vt__fmt_bytes(copyBytes, zB, sizeof zB), nKernel, nKernel == 1 ? "" : "s", nOom, nOom == 1 ? "" : "s");
+        snprintf(zSum, sizeof zSum, " (%lld summarized)", (long long)nSum);
+        fprintf(f, "    %-11s %lld cop%s (%s), %lld kernel%s%s, %lld OOM%s\n", "activity", nCopy, nCopy == 1 ? "y" : "ies",
+                vt__fmt_bytes(copyBytes, zB, sizeof zB), nKernel, nKernel == 1 ? "" : "s", nSum ? zSum : "", nOom,
+                nOom == 1 ? "" : "s");
         print_dropped(f, &info, "    ", 0);
     }
     vt__info_free(&info);

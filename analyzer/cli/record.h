@@ -37,8 +37,8 @@ int vt__record_find_pyhook(const char *zExe, char *zOut, size_t nOut, char *zWhy
 
 /*
  * The directory a trace pattern writes into, for the files that go beside the traces (the
- * PyTorch snapshots): the pattern's directory when it has no escape, else the current
- * directory ("." when it cannot be read). zPattern is absolute (vt__record_output).
+ * PyTorch snapshots): the pattern's directory (%h in it this host's name) when it has no %p or
+ * %r, else the current directory ("." when it cannot be read). zPattern is absolute (vt__record_output).
  */
 void vt__record_side_dir(const char *zPattern, char *zOut, size_t nOut);
 

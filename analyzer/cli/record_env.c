@@ -117,15 +117,25 @@ int vt__record_find_pyhook(const char *zExe, char *zOut, size_t nOut, char *zWhy
     return -1;
 }
 
+/*
+ * The directory of the absolute pattern zPattern as the job's processes on this host will name it
+ * (%h is this host's name) into zDir: 1, or 0 when it is each process's own (%p, %r) or cannot be
+ * said (no directory part, too long).
+ */
+static int host_dir(const char *zPattern, char *zDir, size_t nDir)
+{
+    char zHost[256] = "", zDirPat[PATH_MAX];
+    const char *azVal[3] = {"\x01", "\x01", zHost}; /* a byte no path holds: marks %p and %r */
+    const char *zSlash = strrchr(zPattern, '/');
+    if (!zSlash || (size_t)(zSlash - zPattern) >= sizeof zDirPat) return 0;
+    if (gethostname(zHost, sizeof zHost - 1) != 0) zHost[0] = 0;
+    snprintf(zDirPat, sizeof zDirPat, "%.*s", (int)(zSlash == zPattern ? 1 : zSlash - zPattern), zPattern);
+    return vt__outname_expand(zDirPat, azVal, 0, zDir, nDir) == 0 && !strchr(zDir, '\x01');
+}
+
 void vt__record_side_dir(const char *zPattern, char *zOut, size_t nOut)
 {
-    const char *zSlash = strrchr(zPattern, '/');
-    size_t nDir = zSlash ? (size_t)(zSlash - zPattern) : 0;
-    if (zSlash && !memchr(zPattern, '%', nDir)) {
-        snprintf(zOut, nOut, "%.*s", (int)(nDir ? nDir : 1), zPattern);
-        return;
-    }
-    if (!getcwd(zOut, nOut)) snprintf(zOut, nOut, ".");
+    if (!host_dir(zPattern, zOut, nOut) && !getcwd(zOut, nOut)) snprintf(zOut, nOut, ".");
 }
 
 /* Ask the dynamic loader which file the libcupti soname resolves to: 1 and zOut set, or 0. */
@@ -256,7 +266,7 @@ int vt__record_output(const char *zOpt, const char *zEnv, char *zOut, size_t nOu
                       size_t nWhy)
 {
     const char *zVal = zOpt ? zOpt : (zEnv && *zEnv) ? zEnv : VT_RECORD_DEFAULT_NAME;
-    char zPat[PATH_MAX], zCwd[PATH_MAX];
+    char zPat[PATH_MAX], zCwd[PATH_MAX], zHost[256] = "";
     size_t n = strlen(zVal);
     struct stat st;
     const char *p, *zSlash;
@@ -267,15 +277,14 @@ int vt__record_output(const char *zOpt, const char *zEnv, char *zOut, size_t nOu
         return VT_EXIT_USAGE;
     }
     if ((p = vt__outname_bad_escape(zVal)) != NULL) {
-        snprintf(zWhy, nWhy, "output '%s': unknown escape '%%%c' (use %%p pid, %%r rank, %%h host, %%%% percent)",
-                 zVal, p[1] ? p[1] : ' ');
+        if (p[1])
+            snprintf(zWhy, nWhy, "output '%s': unknown escape '%%%c' (use %%p pid, %%r rank, %%h host, %%%% percent)",
+                     zVal, p[1]);
+        else
+            snprintf(zWhy, nWhy, "output '%s' ends in a lone '%%' (write %%%% for a percent sign)", zVal);
         return VT_EXIT_USAGE;
     }
     bDir = zVal[n - 1] == '/' || (stat(zVal, &st) == 0 && S_ISDIR(st.st_mode));
-    if (bDir && zVal[n - 1] == '/' && !strchr(zVal, '%') && vt__make_dirs(zVal) != 0) {
-        snprintf(zWhy, nWhy, "cannot create output directory %s: %s", zVal, strerror(errno));
-        return VT_EXIT_NOFILE;
-    }
     if ((size_t)snprintf(zPat, sizeof zPat, "%s%s%s", zVal, bDir && zVal[n - 1] != '/' ? "/" : "",
                          bDir ? VT_RECORD_DEFAULT_NAME : "") >= sizeof zPat) {
         snprintf(zWhy, nWhy, "output path too long");
@@ -291,11 +300,11 @@ int vt__record_output(const char *zOpt, const char *zEnv, char *zOut, size_t nOu
         if ((size_t)snprintf(zOut, nOut, "%s/%s", zCwd, zPat[0] == '.' && zPat[1] == '/' ? zPat + 2 : zPat) >= nOut)
             goto too_long;
     }
+    if (gethostname(zHost, sizeof zHost - 1) != 0) zHost[0] = 0;
     { /* SQLite opens no file at a longer path: the tracer could write no trace there (said only inside the job) */
-        char zHost[256] = "", zPid[24], zName[2 * PATH_MAX];
+        char zPid[24], zName[2 * PATH_MAX];
         const char *azVal[3] = {zPid, "0", zHost};
         snprintf(zPid, sizeof zPid, "%ld", (long)getpid());
-        if (gethostname(zHost, sizeof zHost - 1) != 0) zHost[0] = 0;
         if (vt__outname_expand(zOut, azVal, 0, zName, sizeof zName) == 0 &&
             strlen(zName) > (size_t)vt__sqlite_path_max()) {
             snprintf(zWhy, nWhy, "output %s: a trace's path would be %zu bytes long, and SQLite opens no file at a path "
@@ -303,12 +312,28 @@ int vt__record_output(const char *zOpt, const char *zEnv, char *zOut, size_t nOu
             return VT_EXIT_NOFILE;
         }
     }
-    /* The directory part must exist now unless it is itself a pattern. */
+    if (!strchr(zOut, '%') && lstat(zOut, &st) == 0) {
+        /* one fixed name, taken: the tracer replaces only a trace (it would refuse inside the job, which
+         * then runs untraced) */
+        int bTrace = S_ISREG(st.st_mode) && (st.st_size == 0 || vt__outname_is_trace(zOut) == 1);
+        if (!bTrace) {
+            snprintf(zWhy, nWhy, "output %s %s: choose another -o", zOut,
+                     S_ISLNK(st.st_mode)   ? "is a symbolic link, which the tracer does not write through"
+                     : S_ISREG(st.st_mode) ? "exists and is not a vramtrace trace, which the tracer would not replace"
+                                           : "exists and is not a regular file");
+            return VT_EXIT_NOFILE;
+        }
+    }
+    /* The directory part must exist now (created first when the value ends in '/'), unless it names
+     * each process's own (%p, %r); %h is this host's name, as the job's processes here will expand it. */
     zSlash = strrchr(zOut, '/');
     if (zSlash && zSlash != zOut) {
         char zDir[PATH_MAX];
-        snprintf(zDir, sizeof zDir, "%.*s", (int)(zSlash - zOut), zOut);
-        if (!strchr(zDir, '%')) {
+        if (host_dir(zOut, zDir, sizeof zDir)) {
+            if (bDir && zVal[n - 1] == '/' && vt__make_dirs(zDir) != 0) {
+                snprintf(zWhy, nWhy, "cannot create output directory %s: %s", zDir, strerror(errno));
+                return VT_EXIT_NOFILE;
+            }
             if (stat(zDir, &st) != 0 || !S_ISDIR(st.st_mode)) {
                 snprintf(zWhy, nWhy, "output directory %s does not exist", zDir);
                 return VT_EXIT_NOFILE;

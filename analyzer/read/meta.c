@@ -146,14 +146,16 @@ static void read_partial(struct vt_tracefile *f)
         {"cupti_takeover_ns", "another CUPTI client (torch.profiler/Kineto, Nsight) took the activity buffers over: "
                               "GPU activity" MISSING},
         {"cupti_fatal_error_ns", "CUPTI reported a fatal error and stopped: GPU activity" MISSING},
-        {"size_limit_thin_ns", "the trace neared its size bound (VRAMTRACE_MAX_BYTES): only allocations, frees, "
-                               "pool events and OOMs were written from then on"},
+        /* before the mark: where one commit crossed both at once, nothing was written from then on */
         {"size_limit_reached_ns", "the trace reached its size bound (VRAMTRACE_MAX_BYTES): nothing was written "
                                   "from then on"},
+        {"size_limit_thin_ns", "the trace neared its size bound (VRAMTRACE_MAX_BYTES): only allocations, frees, "
+                               "pool events and OOMs were written from then on"},
     };
     f->partialFrom = -1;
     f->zPartialWhy[0] = 0;
-    /* stored as CUPTI-clock ns like every absolute time; the earliest cause is the one to say */
+    /* stored as CUPTI-clock ns like every absolute time; the earliest cause is the one to say (on a tie the
+     * one listed first) */
     for (size_t i = 0; i < sizeof aCause / sizeof aCause[0]; i++) {
         int64_t t = vt__read_meta_int(f, aCause[i].zKey);
         if (t < 0 || (f->partialFrom >= 0 && t >= f->partialFrom)) continue;

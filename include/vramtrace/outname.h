@@ -21,4 +21,12 @@ const char *vt__outname_bad_escape(const char *zPattern);
  */
 int vt__outname_expand(const char *zPattern, const char *const azVal[3], int bGlob, char *zOut, size_t nOut);
 
+/*
+ * 1 if the file at zPath (opened without following symlinks) is a vramtrace trace: an SQLite
+ * header whose application_id is the vramtrace id (or, for a trace whose first pages are still in
+ * its write-ahead log, SQLite says so), 0 if not, -1 if it cannot be read. The tracer replaces
+ * only a trace; record refuses an output that names any other file before the job starts.
+ */
+int vt__outname_is_trace(const char *zPath);
+
 #endif

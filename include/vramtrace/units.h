@@ -1,4 +1,4 @@
-/* Sizes and durations as people write them (64M, 1.5m): one parser for the tracer's variables and record's options. */
+/* Sizes, durations and switches as people write them (64M, 1.5m, on): one parser for the tracer's variables and record's options. */
 #ifndef VRAMTRACE_UNITS_H
 #define VRAMTRACE_UNITS_H
 
@@ -16,5 +16,8 @@ int vt__parse_size(const char *z, size_t *pOut);
  * and sets *pNs, or -1.
  */
 int vt__parse_duration(const char *z, long long *pNs);
+
+/* A switch: 1/0, true/false, yes/no, on/off (any case). Returns 1, 0 or -1. */
+int vt__parse_bool(const char *z);
 
 #endif
