@@ -403,7 +403,17 @@ TEST(kernel_steps_backward_cut_in_two) { kernel_steps(CUT); }
  * backward: the forward-only stretch is inferred as evaluation, but the OOM cut it short, so it is no known
  * evaluation: no validation-spike claim (the memory is the OOM's), one OOM finding. bGoesOn: the loop catches
  * the error, drops the batch and trains on (the job does not end at it). */
+static void forward_cut_short_at(int bGoesOn, int bEarly);
+
 static void forward_cut_short(int bGoesOn)
+{
+    forward_cut_short_at(bGoesOn, 0);
+}
+
+/* forward_cut_short(); bEarly: the request (2 GiB, which would fit beside what the process holds) failed a first
+ * time a third into the forward pass, which ran on, and again (the same request, one failure) where its kernels
+ * stop. */
+static void forward_cut_short_at(int bGoesOn, int bEarly)
 {
     const char *zPath = tg_path("cut_short.db");
     struct tg *g = tg_open(zPath);
@@ -425,9 +435,10 @@ static void forward_cut_short(int bGoesOn)
     }
     for (int k = 0; k < 90; k++, ts += 10000) {
         if (k % 10 == 0) tg_alloc(g, ts, 0, 3, OUT + k * 0x10000000LL, 256 * MiB, sAct);
+        if (bEarly && k == 30) tg_oom(g, ts + 1000, 0, 2 * GiB, 1 * GiB, 16 * GiB, sAct);
         tg_kernel(g, ts, ts + 5000, "volta_scudnn_128x64_relu_medium_nn_v1");
     }
-    tg_oom(g, ts, 0, 8 * GiB, 1 * GiB, 16 * GiB, sAct);
+    tg_oom(g, ts, 0, bEarly ? 2 * GiB : 8 * GiB, 1 * GiB, 16 * GiB, sAct);
     if (bGoesOn) { /* except torch.cuda.OutOfMemoryError: the batch's tensors go, training goes on */
         ts += 5000;
         for (int k = 0; k < 90; k += 10) tg_free(g, ts, 0, 3, OUT + k * 0x10000000LL, 256 * MiB);
@@ -454,6 +465,8 @@ static void forward_cut_short(int bGoesOn)
     ASSERT_EQ(1, nEval); /* the cut-short forward pass, inferred as evaluation */
     ASSERT_EQ(bGoesOn ? VT_PHASE_TRAIN : VT_PHASE_EVAL, t->ph.a[t->ph.n - 1].kind);
     ASSERT(bGoesOn ? t->crashTs < 0 : t->crashTs >= 0);
+    ASSERT_EQ(1, t->nFail);
+    ASSERT_EQ(bEarly ? 2 : 1, t->aFail[0].nAttempt);
     for (int i = 0; i < r.nFind; i++) {
         nOom += !strcmp(r.aFind[i].zKind, "oom");
         if (!strcmp(r.aFind[i].zKind, "validation_spike")) ASSERT_EQ(VT_SEV_INFO, r.aFind[i].severity);
@@ -467,6 +480,10 @@ TEST(forward_cut_short_by_the_final_oom_is_no_evaluation) { forward_cut_short(0)
 /* The same OOM caught, the batch skipped, training going on: still no evaluation (it was a HIGH "peaks above
  * training" with the OOM in the phase). */
 TEST(forward_cut_short_by_a_caught_oom_is_no_evaluation) { forward_cut_short(1); }
+/* The caught OOM's request failed a first time a third into the forward pass, which ran on, and again where its
+ * kernels stop (one failure of two attempts): still the step's forward pass cut short (it was a HIGH "peaks above
+ * training", judged by the first attempt, which lies early in the phase). */
+TEST(forward_cut_short_by_a_retried_caught_oom_is_no_evaluation) { forward_cut_short_at(1, 1); }
 
 /* Killed by an OOM inside validation: the range never closed still makes a phase to the end. */
 TEST(unclosed_validation_range)
@@ -1228,6 +1245,7 @@ VT_TEST_LIST(T(evaluation_ending_a_trace_of_one_backward_kernel_steps_grows) T(e
              T(profiler_last_step_tail_is_no_evaluation) T(profiler_short_evaluation_after_accumulated_steps_grows) T(profiler_short_evaluation_freeing_its_batches_does_not_grow)
              T(kernel_evaluation_window_batches_grow) T(kernel_evaluation_window_batches_freed_do_not_grow)
              T(forward_cut_short_by_the_final_oom_is_no_evaluation) T(forward_cut_short_by_a_caught_oom_is_no_evaluation)
+             T(forward_cut_short_by_a_retried_caught_oom_is_no_evaluation)
              T(validation_growth_at_its_call_site) T(validation_graph_growth_at_the_call_it_was_made_under) T(segment_level_growth_hidden_by_the_cache)
              T(segment_level_longer_batch_is_no_growth) T(segment_level_cache_warmed_at_once_is_no_growth) T(segment_level_growth_outrunning_the_cache_late_is_growth)
              T(peak_with_a_recovered_retry_is_info) T(peak_with_an_oom_that_reached_the_program_is_high)
