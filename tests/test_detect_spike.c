@@ -411,8 +411,8 @@ static void forward_cut_short(int bGoesOn)
 }
 
 /* forward_cut_short(); bEarly: the request (2 GiB, which would fit beside what the process holds) failed a first
- * time a third into the forward pass, which ran on, and again (the same request, one failure) where its kernels
- * stop. */
+ * time a third into the forward pass, which ran on (1), or the same size (3 GiB) was asked by the convolution just
+ * before it began (2), and again (one failure) where its kernels stop. */
 static void forward_cut_short_at(int bGoesOn, int bEarly)
 {
     const char *zPath = tg_path("cut_short.db");
@@ -435,10 +435,11 @@ static void forward_cut_short_at(int bGoesOn, int bEarly)
     }
     for (int k = 0; k < 90; k++, ts += 10000) {
         if (k % 10 == 0) tg_alloc(g, ts, 0, 3, OUT + k * 0x10000000LL, 256 * MiB, sAct);
-        if (bEarly && k == 30) tg_oom(g, ts + 1000, 0, 2 * GiB, 1 * GiB, 16 * GiB, sAct);
+        if (bEarly == 2 && k == 0) tg_oom(g, ts - 2000, 0, 3 * GiB, 2 * GiB, 16 * GiB, tg_stack(g, "conv.py", 456, "_conv_forward"));
+        if (bEarly == 1 && k == 30) tg_oom(g, ts + 1000, 0, 2 * GiB, 1 * GiB, 16 * GiB, sAct);
         tg_kernel(g, ts, ts + 5000, "volta_scudnn_128x64_relu_medium_nn_v1");
     }
-    tg_oom(g, ts, 0, bEarly ? 2 * GiB : 8 * GiB, 1 * GiB, 16 * GiB, sAct);
+    tg_oom(g, ts, 0, bEarly == 2 ? 3 * GiB : bEarly ? 2 * GiB : 8 * GiB, bEarly == 2 ? 2 * GiB : 1 * GiB, 16 * GiB, sAct);
     if (bGoesOn) { /* except torch.cuda.OutOfMemoryError: the batch's tensors go, training goes on */
         ts += 5000;
         for (int k = 0; k < 90; k += 10) tg_free(g, ts, 0, 3, OUT + k * 0x10000000LL, 256 * MiB);
@@ -484,6 +485,9 @@ TEST(forward_cut_short_by_a_caught_oom_is_no_evaluation) { forward_cut_short(1);
  * kernels stop (one failure of two attempts): still the step's forward pass cut short (it was a HIGH "peaks above
  * training", judged by the first attempt, which lies early in the phase). */
 TEST(forward_cut_short_by_a_retried_caught_oom_is_no_evaluation) { forward_cut_short_at(1, 1); }
+/* Its first attempt just before the forward pass's first kernel (cuDNN's probes as the step begins), outside the
+ * inferred phase. */
+TEST(forward_cut_short_by_a_caught_oom_begun_before_it_is_no_evaluation) { forward_cut_short_at(1, 2); }
 
 /* Killed by an OOM inside validation: the range never closed still makes a phase to the end. */
 TEST(unclosed_validation_range)
@@ -1245,7 +1249,7 @@ VT_TEST_LIST(T(evaluation_ending_a_trace_of_one_backward_kernel_steps_grows) T(e
              T(profiler_last_step_tail_is_no_evaluation) T(profiler_short_evaluation_after_accumulated_steps_grows) T(profiler_short_evaluation_freeing_its_batches_does_not_grow)
              T(kernel_evaluation_window_batches_grow) T(kernel_evaluation_window_batches_freed_do_not_grow)
              T(forward_cut_short_by_the_final_oom_is_no_evaluation) T(forward_cut_short_by_a_caught_oom_is_no_evaluation)
-             T(forward_cut_short_by_a_retried_caught_oom_is_no_evaluation)
+             T(forward_cut_short_by_a_retried_caught_oom_is_no_evaluation) T(forward_cut_short_by_a_caught_oom_begun_before_it_is_no_evaluation)
              T(validation_growth_at_its_call_site) T(validation_graph_growth_at_the_call_it_was_made_under) T(segment_level_growth_hidden_by_the_cache)
              T(segment_level_longer_batch_is_no_growth) T(segment_level_cache_warmed_at_once_is_no_growth) T(segment_level_growth_outrunning_the_cache_late_is_growth)
              T(peak_with_a_recovered_retry_is_info) T(peak_with_an_oom_that_reached_the_program_is_high)

@@ -400,11 +400,11 @@ static int until_release(const int64_t *a, int n)
 
 /*
  * Whether phase i of t, inferred from kernel names as evaluation, is a training step's forward pass cut short
- * by an out-of-memory error: a failure that reached the program began in it and its last attempt lies in the
- * last tenth of it (or after it), where its kernels stop, or the job ended at it. A step that dies in its
- * forward pass has no backward to tell it from an evaluation batch, whether the job then ends or the loop
- * skips the batch and goes on; the request may have failed earlier in that forward pass too (the same
- * request asked again after a release of the cache: one failure, its first attempt well inside the phase).
+ * by an out-of-memory error: the attempts of a failure that reached the program meet it and its last attempt
+ * lies in the last tenth of it (or after it), where its kernels stop, or the job ended at it. A step that dies
+ * in its forward pass has no backward to tell it from an evaluation batch, whether the job then ends or the
+ * loop skips the batch and goes on; the failure may have begun earlier (the same request asked again after a
+ * release of the cache, its first attempt well inside the phase; cuDNN's workspace probes just before it).
  */
 static int cut_short(const struct vt_trace *t, int i)
 {
@@ -414,7 +414,7 @@ static int cut_short(const struct vt_trace *t, int i)
     for (int k = 0; k < t->nFail; k++) {
         const struct vt_oomfail *x = &t->aFail[k];
         int64_t last = x->lastTs < p->end ? x->lastTs : p->end;
-        if (!x->bRecovered && x->firstTs >= p->start && x->firstTs <= p->end && (p->end - last) * 10 <= p->end - p->start)
+        if (!x->bRecovered && x->lastTs >= p->start && x->firstTs <= p->end && (p->end - last) * 10 <= p->end - p->start)
             return 1;
     }
     return 0;
