@@ -979,6 +979,11 @@ static void segment_phase_adds(int bStaircase)
             tg_alloc(g, t0 + 2 * MS, 0, 3, OUT + b * 0x10000000LL, b == 0 ? 400 * MiB : 20 * MiB, sOut);
         if (bStaircase == 3 && (b == 5 || b == 6 || b == 7 || b == 9)) /* the cache's free blocks run out near the end */
             tg_alloc(g, t0 + 2 * MS, 0, 3, OUT + b * 0x10000000LL, b == 9 ? 200 * MiB : 20 * MiB, sOut);
+        if (bStaircase == 4 && b == 0) /* a larger evaluation batch's shape cached at once */
+            tg_alloc(g, t0 + 2 * MS, 0, 3, OUT + b * 0x10000000LL, 400 * MiB, sOut);
+        if (bStaircase == 4 && b % 2 == 1) /* the loader pinning a block for the larger batches in flight */
+            tg_alloc(g, t0 + 3 * MS, 0, 2, OUT + 0x1000000000LL + b * 0x10000000LL, 128 * MiB,
+                     tg_stack(g, "pin_memory.py", 90, "pin_memory"));
     }
     ASSERT_EQ(0, tg_close(g));
     vt__opts_default(&o);
@@ -1010,6 +1015,10 @@ TEST(segment_level_cache_warmed_at_once_is_no_growth) { segment_phase_adds(2); }
  * one. One sixteenth holds most of what was added, but late: growth that outran the cache, not its warm-up (the
  * recorded val_no_grad scenario at segment level is this shape). */
 TEST(segment_level_growth_outrunning_the_cache_late_is_growth) { segment_phase_adds(3); }
+/* The cache warmed at once as in segment_level_cache_warmed_at_once_is_no_growth, and the loader pinning a 128 MiB
+ * host block in four later batches (its batches are larger): pinned host memory is no device memory of the
+ * evaluation (it was a HIGH "grows batch by batch" at pin_memory.py:90, the pinned blocks counted as segments). */
+TEST(segment_level_pinned_loader_blocks_are_no_growth) { segment_phase_adds(4); }
 
 /* One forward pass of the kernel-inferred tests below: a stem, 28 kernels of two alternating names (layers), a
  * head, `gap` ns apart from ts on; returns the time after it. */
@@ -1252,6 +1261,7 @@ VT_TEST_LIST(T(evaluation_ending_a_trace_of_one_backward_kernel_steps_grows) T(e
              T(forward_cut_short_by_a_retried_caught_oom_is_no_evaluation) T(forward_cut_short_by_a_caught_oom_begun_before_it_is_no_evaluation)
              T(validation_growth_at_its_call_site) T(validation_graph_growth_at_the_call_it_was_made_under) T(segment_level_growth_hidden_by_the_cache)
              T(segment_level_longer_batch_is_no_growth) T(segment_level_cache_warmed_at_once_is_no_growth) T(segment_level_growth_outrunning_the_cache_late_is_growth)
+             T(segment_level_pinned_loader_blocks_are_no_growth)
              T(peak_with_a_recovered_retry_is_info) T(peak_with_an_oom_that_reached_the_program_is_high)
              T(three_batches_keeping_memory_grow) T(validation_growth_by_replacement_at_its_site) T(three_batches_freeing_memory_do_not_grow) T(segment_level_validation_staircase) T(validation_nested_in_training_range) T(unclosed_validation_range) T(operator_ranges_are_not_phases) T(phases_sample_shape) T(missing_no_grad_grows_batch_by_batch) T(large_validation_batch_is_only_info) T(small_kept_predictions_are_info) T(phase_regex_override) T(profiler_steps_are_iterations)
              T(doubtful_kernel_phases_make_no_claim)

@@ -113,7 +113,8 @@ static int spike_begin(void *st, const struct vt_trace *t, const struct vt_opts 
  * made in (freed after that iteration ended, or live at the end; without iterations in the
  * phase, held for two sixteenths of it), its bytes count for its site in that phase: the
  * allocations that make memory grow batch by batch. Segments, at segment level, likewise. Every
- * allocation made in the phase counts in its site's bytes live at the end of each sixteenth.
+ * allocation made in the phase counts in its site's bytes live at the end of each sixteenth. Device
+ * memory only: the phase's baseline and peaks are a device's.
  */
 static int spike_event(void *st, const struct vt_trace *t, const struct vt_event *ev)
 {
@@ -122,7 +123,9 @@ static int spike_event(void *st, const struct vt_trace *t, const struct vt_event
     const struct vt_phase *p;
     int64_t dur, until;
     int it, k, c, bKept;
-    if (!S->aPh || l->phase < 0 || l->phase >= t->ph.n || l->site < 0 || l->site >= t->sites.n || l->allocTs < 0)
+    /* pinned and managed host memory is no device memory of the phase (a loader pinning larger batches) */
+    if (!S->aPh || l->phase < 0 || l->phase >= t->ph.n || l->site < 0 || l->site >= t->sites.n || l->allocTs < 0 ||
+        l->acct < 0)
         return 0;
     p = &t->ph.a[l->phase];
     if (p->kind != VT_PHASE_EVAL) return 0;
