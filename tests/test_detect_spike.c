@@ -403,7 +403,17 @@ TEST(kernel_steps_backward_cut_in_two) { kernel_steps(CUT); }
  * backward: the forward-only stretch is inferred as evaluation, but the OOM cut it short, so it is no known
  * evaluation: no validation-spike claim (the memory is the OOM's), one OOM finding. bGoesOn: the loop catches
  * the error, drops the batch and trains on (the job does not end at it). */
+static void forward_cut_short_at(int bGoesOn, int bEarly);
+
 static void forward_cut_short(int bGoesOn)
+{
+    forward_cut_short_at(bGoesOn, 0);
+}
+
+/* forward_cut_short(); bEarly: the request (2 GiB, which would fit beside what the process holds) failed a first
+ * time a third into the forward pass, which ran on (1), or the same size (3 GiB) was asked by the convolution just
+ * before it began (2), and again (one failure) where its kernels stop. */
+static void forward_cut_short_at(int bGoesOn, int bEarly)
 {
     const char *zPath = tg_path("cut_short.db");
     struct tg *g = tg_open(zPath);
@@ -425,9 +435,11 @@ static void forward_cut_short(int bGoesOn)
     }
     for (int k = 0; k < 90; k++, ts += 10000) {
         if (k % 10 == 0) tg_alloc(g, ts, 0, 3, OUT + k * 0x10000000LL, 256 * MiB, sAct);
+        if (bEarly == 2 && k == 0) tg_oom(g, ts - 2000, 0, 3 * GiB, 2 * GiB, 16 * GiB, tg_stack(g, "conv.py", 456, "_conv_forward"));
+        if (bEarly == 1 && k == 30) tg_oom(g, ts + 1000, 0, 2 * GiB, 1 * GiB, 16 * GiB, sAct);
         tg_kernel(g, ts, ts + 5000, "volta_scudnn_128x64_relu_medium_nn_v1");
     }
-    tg_oom(g, ts, 0, 8 * GiB, 1 * GiB, 16 * GiB, sAct);
+    tg_oom(g, ts, 0, bEarly == 2 ? 3 * GiB : bEarly ? 2 * GiB : 8 * GiB, bEarly == 2 ? 2 * GiB : 1 * GiB, 16 * GiB, sAct);
     if (bGoesOn) { /* except torch.cuda.OutOfMemoryError: the batch's tensors go, training goes on */
         ts += 5000;
         for (int k = 0; k < 90; k += 10) tg_free(g, ts, 0, 3, OUT + k * 0x10000000LL, 256 * MiB);
@@ -454,6 +466,8 @@ static void forward_cut_short(int bGoesOn)
     ASSERT_EQ(1, nEval); /* the cut-short forward pass, inferred as evaluation */
     ASSERT_EQ(bGoesOn ? VT_PHASE_TRAIN : VT_PHASE_EVAL, t->ph.a[t->ph.n - 1].kind);
     ASSERT(bGoesOn ? t->crashTs < 0 : t->crashTs >= 0);
+    ASSERT_EQ(1, t->nFail);
+    ASSERT_EQ(bEarly ? 2 : 1, t->aFail[0].nAttempt);
     for (int i = 0; i < r.nFind; i++) {
         nOom += !strcmp(r.aFind[i].zKind, "oom");
         if (!strcmp(r.aFind[i].zKind, "validation_spike")) ASSERT_EQ(VT_SEV_INFO, r.aFind[i].severity);
@@ -467,6 +481,13 @@ TEST(forward_cut_short_by_the_final_oom_is_no_evaluation) { forward_cut_short(0)
 /* The same OOM caught, the batch skipped, training going on: still no evaluation (it was a HIGH "peaks above
  * training" with the OOM in the phase). */
 TEST(forward_cut_short_by_a_caught_oom_is_no_evaluation) { forward_cut_short(1); }
+/* The caught OOM's request failed a first time a third into the forward pass, which ran on, and again where its
+ * kernels stop (one failure of two attempts): still the step's forward pass cut short (it was a HIGH "peaks above
+ * training", judged by the first attempt, which lies early in the phase). */
+TEST(forward_cut_short_by_a_retried_caught_oom_is_no_evaluation) { forward_cut_short_at(1, 1); }
+/* Its first attempt just before the forward pass's first kernel (cuDNN's probes as the step begins), outside the
+ * inferred phase. */
+TEST(forward_cut_short_by_a_caught_oom_begun_before_it_is_no_evaluation) { forward_cut_short_at(1, 2); }
 
 /* Killed by an OOM inside validation: the range never closed still makes a phase to the end. */
 TEST(unclosed_validation_range)
@@ -958,6 +979,11 @@ static void segment_phase_adds(int bStaircase)
             tg_alloc(g, t0 + 2 * MS, 0, 3, OUT + b * 0x10000000LL, b == 0 ? 400 * MiB : 20 * MiB, sOut);
         if (bStaircase == 3 && (b == 5 || b == 6 || b == 7 || b == 9)) /* the cache's free blocks run out near the end */
             tg_alloc(g, t0 + 2 * MS, 0, 3, OUT + b * 0x10000000LL, b == 9 ? 200 * MiB : 20 * MiB, sOut);
+        if (bStaircase == 4 && b == 0) /* a larger evaluation batch's shape cached at once */
+            tg_alloc(g, t0 + 2 * MS, 0, 3, OUT + b * 0x10000000LL, 400 * MiB, sOut);
+        if (bStaircase == 4 && b % 2 == 1) /* the loader pinning a block for the larger batches in flight */
+            tg_alloc(g, t0 + 3 * MS, 0, 2, OUT + 0x1000000000LL + b * 0x10000000LL, 128 * MiB,
+                     tg_stack(g, "pin_memory.py", 90, "pin_memory"));
     }
     ASSERT_EQ(0, tg_close(g));
     vt__opts_default(&o);
@@ -989,6 +1015,10 @@ TEST(segment_level_cache_warmed_at_once_is_no_growth) { segment_phase_adds(2); }
  * one. One sixteenth holds most of what was added, but late: growth that outran the cache, not its warm-up (the
  * recorded val_no_grad scenario at segment level is this shape). */
 TEST(segment_level_growth_outrunning_the_cache_late_is_growth) { segment_phase_adds(3); }
+/* The cache warmed at once as in segment_level_cache_warmed_at_once_is_no_growth, and the loader pinning a 128 MiB
+ * host block in four later batches (its batches are larger): pinned host memory is no device memory of the
+ * evaluation (it was a HIGH "grows batch by batch" at pin_memory.py:90, the pinned blocks counted as segments). */
+TEST(segment_level_pinned_loader_blocks_are_no_growth) { segment_phase_adds(4); }
 
 /* One forward pass of the kernel-inferred tests below: a stem, 28 kernels of two alternating names (layers), a
  * head, `gap` ns apart from ts on; returns the time after it. */
@@ -1228,8 +1258,10 @@ VT_TEST_LIST(T(evaluation_ending_a_trace_of_one_backward_kernel_steps_grows) T(e
              T(profiler_last_step_tail_is_no_evaluation) T(profiler_short_evaluation_after_accumulated_steps_grows) T(profiler_short_evaluation_freeing_its_batches_does_not_grow)
              T(kernel_evaluation_window_batches_grow) T(kernel_evaluation_window_batches_freed_do_not_grow)
              T(forward_cut_short_by_the_final_oom_is_no_evaluation) T(forward_cut_short_by_a_caught_oom_is_no_evaluation)
+             T(forward_cut_short_by_a_retried_caught_oom_is_no_evaluation) T(forward_cut_short_by_a_caught_oom_begun_before_it_is_no_evaluation)
              T(validation_growth_at_its_call_site) T(validation_graph_growth_at_the_call_it_was_made_under) T(segment_level_growth_hidden_by_the_cache)
              T(segment_level_longer_batch_is_no_growth) T(segment_level_cache_warmed_at_once_is_no_growth) T(segment_level_growth_outrunning_the_cache_late_is_growth)
+             T(segment_level_pinned_loader_blocks_are_no_growth)
              T(peak_with_a_recovered_retry_is_info) T(peak_with_an_oom_that_reached_the_program_is_high)
              T(three_batches_keeping_memory_grow) T(validation_growth_by_replacement_at_its_site) T(three_batches_freeing_memory_do_not_grow) T(segment_level_validation_staircase) T(validation_nested_in_training_range) T(unclosed_validation_range) T(operator_ranges_are_not_phases) T(phases_sample_shape) T(missing_no_grad_grows_batch_by_batch) T(large_validation_batch_is_only_info) T(small_kept_predictions_are_info) T(phase_regex_override) T(profiler_steps_are_iterations)
              T(doubtful_kernel_phases_make_no_claim)

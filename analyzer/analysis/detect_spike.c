@@ -113,7 +113,8 @@ static int spike_begin(void *st, const struct vt_trace *t, const struct vt_opts 
  * made in (freed after that iteration ended, or live at the end; without iterations in the
  * phase, held for two sixteenths of it), its bytes count for its site in that phase: the
  * allocations that make memory grow batch by batch. Segments, at segment level, likewise. Every
- * allocation made in the phase counts in its site's bytes live at the end of each sixteenth.
+ * allocation made in the phase counts in its site's bytes live at the end of each sixteenth. Device
+ * memory only: the phase's baseline and peaks are a device's.
  */
 static int spike_event(void *st, const struct vt_trace *t, const struct vt_event *ev)
 {
@@ -122,7 +123,9 @@ static int spike_event(void *st, const struct vt_trace *t, const struct vt_event
     const struct vt_phase *p;
     int64_t dur, until;
     int it, k, c, bKept;
-    if (!S->aPh || l->phase < 0 || l->phase >= t->ph.n || l->site < 0 || l->site >= t->sites.n || l->allocTs < 0)
+    /* pinned and managed host memory is no device memory of the phase (a loader pinning larger batches) */
+    if (!S->aPh || l->phase < 0 || l->phase >= t->ph.n || l->site < 0 || l->site >= t->sites.n || l->allocTs < 0 ||
+        l->acct < 0)
         return 0;
     p = &t->ph.a[l->phase];
     if (p->kind != VT_PHASE_EVAL) return 0;
@@ -400,9 +403,11 @@ static int until_release(const int64_t *a, int n)
 
 /*
  * Whether phase i of t, inferred from kernel names as evaluation, is a training step's forward pass cut short
- * by an out-of-memory error: a failure that reached the program lies in it and in the last tenth of it, where
- * its kernels stop, or the job ended at it. A step that dies in its forward pass has no backward to tell it
- * from an evaluation batch, whether the job then ends or the loop skips the batch and goes on.
+ * by an out-of-memory error: the attempts of a failure that reached the program meet it and its last attempt
+ * lies in the last tenth of it (or after it), where its kernels stop, or the job ended at it. A step that dies
+ * in its forward pass has no backward to tell it from an evaluation batch, whether the job then ends or the
+ * loop skips the batch and goes on; the failure may have begun earlier (the same request asked again after a
+ * release of the cache, its first attempt well inside the phase; cuDNN's workspace probes just before it).
  */
 static int cut_short(const struct vt_trace *t, int i)
 {
@@ -411,7 +416,8 @@ static int cut_short(const struct vt_trace *t, int i)
     if (t->crashTs >= p->start && (i == t->ph.n - 1 || t->ph.a[i + 1].start > t->crashTs)) return 1;
     for (int k = 0; k < t->nFail; k++) {
         const struct vt_oomfail *x = &t->aFail[k];
-        if (!x->bRecovered && x->firstTs >= p->start && x->firstTs <= p->end && (p->end - x->firstTs) * 10 <= p->end - p->start)
+        int64_t last = x->lastTs < p->end ? x->lastTs : p->end;
+        if (!x->bRecovered && x->lastTs >= p->start && x->firstTs <= p->end && (p->end - last) * 10 <= p->end - p->start)
             return 1;
     }
     return 0;

@@ -842,6 +842,32 @@ static void lk_pinned_ring(struct acc *a)
     job_all(a, &jb, NULL, NULL);
 }
 
+/* ---- evaluation from a DataLoader of its own, pinning deep ---- */
+
+static void lk_eval_loader(struct acc *a)
+{
+    struct job jb;
+    int mult, workers, prefetch;
+    draw_variant(a, M_ANY, P_ANY, 1);
+    draw_job(a, &jb, K_CNN, 0.0, acc_drawf(a, 0.15, 0.4)); /* images: batches worth pinning */
+    mult = set_eval_mult(&jb, 2 + (int)acc_draw(a, 7));
+    workers = 2 << acc_draw(a, 3);
+    prefetch = 2 + (int)acc_draw(a, 3);
+    jb.l.valIters = 4 + (int)acc_draw(a, 9);
+    jb.l.bPinned = 1;
+    jb.l.valPinDepth = workers * prefetch < 2048 ? workers * prefetch : 2047;
+    acc_shape(a, "evaluation", "%d batches of %d (%d x training's) from a loader of its own, %d workers x prefetch %d "
+              "pinned ahead", jb.l.valIters, jb.l.valBatch, mult, workers, prefetch);
+    acc_describe(a, "Training whose evaluation, under torch.no_grad() with a batch 2 to 8 times the training batch, "
+                    "reads a DataLoader of its own with pin_memory=True and many workers: PyTorch's caching host "
+                    "allocator page-locks a new block for each larger evaluation batch in flight (up to num_workers x "
+                    "prefetch_factor of them) beside the training loader's, and keeps them. Host memory of the loader's "
+                    "depth, no device memory kept: evaluation peaks above training, flat from batch to batch. "
+                    "Expected: nothing at severity low or above (an info note that evaluation peaks higher is fine).");
+    allow_state(a);
+    job_all(a, &jb, NULL, NULL);
+}
+
 /* ---- evaluation keeping its predictions for the metric ---- */
 
 static void hook_preds_keep(struct loop *l, struct js *j, int b, struct pt_fwd *f)
@@ -3402,5 +3428,7 @@ const struct acc_family acc_aFamily[] = {
     {"log_outputs", "planted", "every step's outputs copied to pageable host memory", p_log_outputs},
     {"lk_eval_periodic_big", "healthy", "look-alike: validation_spike (a periodic evaluation of a much larger batch)", lk_eval_periodic_big},
     {"oom_bs_finder", "planted", "a batch-size finder's OOM, caught, then training at the size that fit", p_oom_bs_finder},
+    {"lk_eval_loader", "healthy", "look-alike: validation_spike (evaluation from a loader of its own pinning larger image batches)",
+     lk_eval_loader},
 };
 const int acc_nFamily = (int)(sizeof acc_aFamily / sizeof acc_aFamily[0]);

@@ -51,7 +51,8 @@ int loop_next_batch(struct loop *l, struct js *j, int64_t bytes, int k, const ch
                               "lib:torch/utils/data/_utils/pin_memory.py:76:_pin_memory_loop|"
                               "std:threading.py:1012:Thread.run|std:threading.py:1075:Thread._bootstrap_inner|"
                               "std:threading.py:1032:Thread._bootstrap");
-        int slot = k % l->pinDepth;
+        /* evaluation batches (k from 100000) from a loader of their own: a ring of their own */
+        int slot = l->valPinDepth > 0 && k >= 100000 ? 2048 + (k - 100000) % l->valPinDepth : k % l->pinDepth;
         if (l->aPin[slot] >= 0) js_pin_free(j, l->aPin[slot]);
         pin = l->aPin[slot] = js_pin_alloc(j, bytes, site);
     }

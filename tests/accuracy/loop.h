@@ -60,6 +60,8 @@ struct loop {
     int64_t xBytes, valXBytes; /* one batch's input bytes */
     int epochs, iters, valIters;
     int bPinned, pinDepth;   /* DataLoader(pin_memory=True), batches in flight */
+    int valPinDepth;         /* evaluation from a DataLoader of its own pinning this many batches ahead (0: the
+                              * training loader's ring) */
     int accum;               /* micro-batches per optimizer step */
     int bZeroNone;           /* zero_grad(set_to_none=True) (the default since PyTorch 2.0) */
     int bZeroLast;           /* zero_grad after the optimizer step (gradient accumulation), else before the forward */
