@@ -1221,6 +1221,79 @@ TEST(record_counts_summarized_kernels)
     cli_cleanup();
 }
 
+/*
+ * A job killed with SIGKILL (as by the OOM killer) right after CUDA loaded the tracer, before the
+ * writer's first commit: its trace names the process (pid, command line, host, tracer version)
+ * all the same, in meta and in info, and info and analyze say it was not closed and recorded nothing.
+ */
+TEST(record_killed_at_once_names_the_job)
+{
+    const char *zDir = cli_tmpdir();
+    char zOut[PATH_MAX + 16], zErr[PATH_MAX + 16], zInfo[PATH_MAX + 16], zTrace[PATH_MAX + 64], zLib[PATH_MAX + 32];
+    char zWant[2 * PATH_MAX], zPidLine[64], *z, *p;
+    const char *azEnv[] = {zLib, NULL}, *zPid;
+    snprintf(zOut, sizeof zOut, "%s/out/", zDir);
+    snprintf(zErr, sizeof zErr, "%s/err.txt", zDir);
+    snprintf(zInfo, sizeof zInfo, "%s/info.txt", zDir);
+    snprintf(zLib, sizeof zLib, "VRAMTRACE_LIB=%s", built_lib());
+    {
+        char *azArgv[] = {(char *)cli_vramtrace(), "record", "-o", zOut, "--", (char *)fake_job(), "kill=9", NULL};
+        ASSERT_EQ(128 + SIGKILL, cli_run(azArgv, azEnv, NULL, zErr));
+    }
+    z = cli_read(zErr);
+    ASSERT_CONTAINS(z, "vramtrace: record: the job was killed by signal 9");
+    p = strstr(z, "\n  /"); /* the trace's path, on its own line */
+    ASSERT(p != NULL);
+    snprintf(zTrace, sizeof zTrace, "%.*s", (int)strcspn(p + 3, "\n"), p + 3);
+    ASSERT_CONTAINS(z, "; WARNING: trace not closed cleanly\n");
+    ASSERT(strstr(z, "    process     pid ") != NULL);
+    free(z);
+    /* meta: whose trace it is, though the process never reached the writer's first commit */
+    zPid = trace_meta(zTrace, "pid");
+    ASSERT(zPid != NULL && atol(zPid) > 0);
+    snprintf(zWant, sizeof zWant, "-%s.db", zPid); /* the file is named after the same pid */
+    ASSERT(strlen(zTrace) > strlen(zWant) && !strcmp(zTrace + strlen(zTrace) - strlen(zWant), zWant));
+    snprintf(zPidLine, sizeof zPidLine, "\nprocess     pid %s (parent ", zPid);
+    snprintf(zWant, sizeof zWant, "%s kill=9", fake_job());
+    ASSERT_STREQ(zWant, trace_meta(zTrace, "cmdline"));
+    ASSERT(trace_meta(zTrace, "hostname") != NULL && trace_meta(zTrace, "tracer_version") != NULL);
+    ASSERT_EQ(0, trace_meta_count(zTrace, "closed_cleanly"));
+    {
+        char *azInfo[] = {(char *)cli_vramtrace(), "info", zTrace, NULL};
+        char *azAnalyze[] = {(char *)cli_vramtrace(), "analyze", zTrace, NULL};
+        ASSERT_EQ(0, cli_run(azInfo, NULL, zInfo, NULL));
+        z = cli_read(zInfo);
+        ASSERT_CONTAINS(z, zPidLine);
+        snprintf(zWant, sizeof zWant, "\ncommand     %s kill=9\n", fake_job());
+        ASSERT_CONTAINS(z, zWant);
+        ASSERT_CONTAINS(z, "\nversions    tracer " VT_VERSION ", CUDA driver ?");
+        ASSERT_CONTAINS(z, "\nstatus      WARNING: not closed cleanly (the process was killed, crashed or is still "
+                           "running)");
+        ASSERT(strstr(z, "\nprocess     vramtrace-") == NULL); /* was the file's name */
+        ASSERT_CONTAINS(z, "\nnotes       the trace was not closed cleanly and holds only whose it is: the process "
+                           "was killed (or is still running) before the tracer's first commit");
+        ASSERT(strstr(z, "allocations live at the end include") == NULL); /* there are none */
+        free(z);
+        ASSERT_EQ(0, cli_run(azAnalyze, NULL, zInfo, NULL));
+        z = cli_read(zInfo);
+        { /* the report's wrapped lines joined: a line break and the indent after it become one space */
+            char *q = z;
+            for (p = z; *p; p++) {
+                *q++ = *p == '\n' ? ' ' : *p;
+                while (*p == '\n' && p[1] == ' ') p++;
+            }
+            *q = '\0';
+        }
+        ASSERT_CONTAINS(z, "== Process pid ");
+        snprintf(zWant, sizeof zWant, "command: %s kill=9 ", fake_job());
+        ASSERT_CONTAINS(z, zWant);
+        ASSERT(strstr(z, "holds only whose it is") != NULL);
+        ASSERT(strstr(z, "was the process's") == NULL); /* the no-allocation guesses do not apply */
+        free(z);
+    }
+    cli_cleanup();
+}
+
 VT_TEST_LIST(T(record_sets_environment) T(record_tensors_merges_alloc_conf) T(record_history_options) T(record_tensors_replaces_backend)
              T(record_nvtx_follows_python_env) T(alloc_conf_merge) T(record_output_pattern)
              T(trace_set_matches_pattern) T(record_exit_by_signal) T(record_forwards_sigterm) T(record_terminal_interrupt_once)
@@ -1228,4 +1301,4 @@ VT_TEST_LIST(T(record_sets_environment) T(record_tensors_merges_alloc_conf) T(re
              T(record_finds_and_summarizes_traces) T(record_reports_missing_trace)
              T(record_from_installed_tree) T(record_reads_other_processes) T(record_nvml_other_pid_namespace)
              T(record_without_nvml) T(record_full_disk) T(record_trace_is_one_file)
-             T(record_counts_summarized_kernels))
+             T(record_counts_summarized_kernels) T(record_killed_at_once_names_the_job))

@@ -446,6 +446,13 @@ int vt__schema_index(sqlite3 *db)
     return rc;
 }
 
+/* The state of one vt__meta_commit: its connection and the first failure. */
+struct meta_commit {
+    sqlite3 *db;
+    int rc;
+    size_t nRow; /* rows set */
+};
+
 int vt__meta_set(sqlite3 *db, const char *zKey, const char *zValue)
 {
     sqlite3_stmt *pStmt = NULL;
@@ -464,6 +471,28 @@ int vt__meta_set_i64(sqlite3 *db, const char *zKey, int64_t v)
     char z[32];
     snprintf(z, sizeof z, "%lld", (long long)v);
     return vt__meta_set(db, zKey, z);
+}
+
+/* vt__meta_commit's setter: the SQLite code of the first failure stays in *pSet. */
+static int commit_one(void *pSet, const char *zKey, const char *zValue)
+{
+    struct meta_commit *c = pSet;
+    c->rc = vt__meta_set(c->db, zKey, zValue);
+    c->nRow += c->rc == SQLITE_OK;
+    return c->rc != SQLITE_OK;
+}
+
+int vt__meta_commit(sqlite3 *db, int (*xRows)(void *pCtx, vt_meta_set_fn xSet, void *pSet), void *pCtx,
+                    size_t *pnRow)
+{
+    struct meta_commit c = {db, SQLITE_OK, 0};
+    int rc = sqlite3_exec(db, "BEGIN", NULL, NULL, NULL);
+    if (rc != SQLITE_OK) return rc;
+    if (xRows(pCtx, commit_one, &c) != 0 && c.rc == SQLITE_OK) c.rc = SQLITE_ABORT; /* the producer failed */
+    rc = c.rc == SQLITE_OK ? sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) : c.rc;
+    if (rc != SQLITE_OK) sqlite3_exec(db, "ROLLBACK", NULL, NULL, NULL);
+    if (pnRow) *pnRow = rc == SQLITE_OK ? c.nRow : 0;
+    return rc;
 }
 
 int vt__meta_get(sqlite3 *db, const char *zKey, char *zOut, size_t nOut)

@@ -84,12 +84,24 @@ static void fork_child(void)
     pthread_mutex_unlock(&g_mutex);
 }
 
-/* Meta callback for vt__config_meta / vt__procinfo_meta. */
-static int meta_cb(void *pCtx, const char *zKey, const char *zValue)
+/* What the trace's first meta rows are made of (start_meta). */
+struct start_meta_ctx {
+    const struct vt_config *cfg;
+    const struct vt_procinfo *pi;
+};
+
+/*
+ * The rows that say whose trace it is (tracer version, config.*, pid, command line, host, ranks,
+ * allowed environment), for the writer to commit when it creates the file. Returns 0 or what xSet
+ * returned.
+ */
+static int start_meta(void *pCtx, int (*xSet)(void *pSet, const char *zKey, const char *zValue), void *pSet)
 {
-    (void)pCtx;
-    vt__session_meta(zKey, zValue); /* a dropped meta row is counted by the writer */
-    return 0;
+    const struct start_meta_ctx *c = pCtx;
+    int rc = xSet(pSet, "tracer_version", VT_VERSION);
+    if (rc == 0) rc = vt__config_meta(c->cfg, xSet, pSet);
+    if (rc == 0) rc = vt__procinfo_meta(c->pi, vt__config_getenv, xSet, pSet);
+    return rc;
 }
 
 /* Wait until no submitter is inside the writer, at most nMs milliseconds. Returns 0 or -1. */
@@ -110,6 +122,7 @@ int vt__session_start(const struct vt_config *cfg,
 {
     static struct vt_procinfo pi; /* large: keep it off the host thread's stack */
     struct vt_writer_config wcfg;
+    struct start_meta_ctx meta = {cfg, &pi};
     struct vt_writer *w = NULL;
     char zPath[sizeof g_file.zPath];
     char zWhy[512];
@@ -142,6 +155,8 @@ int vt__session_start(const struct vt_config *cfg,
         wcfg.kernel_period_ns = cfg->kernel_period_ns;
     }
     wcfg.xNextRecord = xNextRecord;
+    wcfg.xMeta = start_meta; /* committed with the file: a job killed at once still says whose trace it is */
+    wcfg.pMetaCtx = &meta;
     zWhy[0] = '\0';
     w = vt__writer_open(g_file.zPath, &wcfg, zWhy, sizeof zWhy);
     if (!w) {
@@ -174,11 +189,6 @@ done:
     if (rc != 0 && bFile) vt__outfile_remove(&g_file);
     if (rc != 0) memset(&g_file, 0, sizeof g_file);
     pthread_mutex_unlock(&g_mutex);
-    if (rc == 0) {
-        vt__session_meta("tracer_version", VT_VERSION);
-        vt__config_meta(cfg, meta_cb, NULL);
-        vt__procinfo_meta(&pi, vt__config_getenv, meta_cb, NULL);
-    }
     return rc;
 }
 

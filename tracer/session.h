@@ -6,8 +6,11 @@
  * The non-CUPTI lifecycle of the injection library, testable without a GPU:
  *
  *   vt__session_start  expand VRAMTRACE_OUTPUT, create the file (outfile.h),
- *                      open and start the writer, register fork handlers,
- *                      record config.* and process metadata in meta;
+ *                      open the writer, which commits the tracer version,
+ *                      config.* and process metadata in meta with the
+ *                      schema (before any record: a process killed at once
+ *                      still leaves a trace that names it), start it,
+ *                      register fork handlers;
  *   vt__session_*      forward records and activity buffers to the writer,
  *                      from any thread, only while the session is active;
  *   vt__session_close  stop accepting records, close the writer (bounded);

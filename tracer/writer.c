@@ -99,7 +99,6 @@ void vt__writer_config_default(struct vt_writer_config *cfg)
     cfg->host_ring_records = 65536;
     cfg->flush_ms = 500;
     cfg->batch_rows = 50000;
-    cfg->xNextRecord = NULL;
     cfg->corr_map_entries = 65536;
     cfg->nvtx_map_entries = 16384;
 }
@@ -655,8 +654,7 @@ static void finish_db(struct vt_writer *w)
 /* vt__writer_close's result once the thread is done (see writer.h). */
 static int close_result(struct vt_writer *w)
 {
-    if (w->bClosedCleanly) return 0;
-    return atomic_load(&w->bOff) ? -EFBIG : -EIO;
+    return w->bClosedCleanly ? 0 : atomic_load(&w->bOff) ? -EFBIG : -EIO;
 }
 
 /* Free everything w owns (the database must already be closed). */
@@ -747,7 +745,7 @@ struct vt_writer *vt__writer_open(const char *zPath, const struct vt_writer_conf
     pthread_condattr_t ca;
     struct stat st;
     char *zMsg = NULL;
-    size_t ringBytes;
+    size_t ringBytes, nMeta = 0;
     int rc, i, bGuard = 0;
 
     w = calloc(1, sizeof *w);
@@ -820,6 +818,8 @@ struct vt_writer *vt__writer_open(const char *zPath, const struct vt_writer_conf
                           " PRAGMA wal_autocheckpoint=4096;",
                           NULL, NULL, &zMsg);
     if (rc == SQLITE_OK) rc = vt__schema_create_at(w->db, w->cfg.time_base_ns, &zMsg);
+    if (rc == SQLITE_OK && w->cfg.xMeta && (rc = vt__meta_commit(w->db, w->cfg.xMeta, w->cfg.pMetaCtx, &nMeta)) == 0)
+        atomic_store(&w->nRowsWritten, nMeta); /* rows written, as when meta rows came through the ring */
     for (i = 0; rc == SQLITE_OK && i < VT_T__COUNT; i++) {
         if (vt__aTable[i].compact) { /* written as its parts */
             if (vt__row_compact_map(i, &w->aCmpMap[vt__aTable[i].compact - 1])) rc = SQLITE_INTERNAL;

@@ -71,6 +71,14 @@ struct vt_writer_config {
      * time_base_ns on; 0: every kernel written (the default).
      */
     int64_t kernel_warmup_ns, kernel_period_ns;
+    /*
+     * The trace's first meta rows (whose trace it is): vt__writer_open commits them on the calling
+     * thread right after the schema, in one small transaction, so a process killed before the
+     * writer's first commit still leaves a trace that names it. xMeta(pMetaCtx, xSet, pSet) calls
+     * xSet for each row (vt__meta_commit); NULL: none. Open fails when they cannot be written.
+     */
+    int (*xMeta)(void *pCtx, int (*xSet)(void *pSet, const char *zKey, const char *zValue), void *pSet);
+    void *pMetaCtx;
 };
 
 /* Fill *cfg with defaults. */

@@ -384,7 +384,7 @@ static int finish(struct replay *r)
                                  "told; copies, kernels and phases are analyzed");
         else if (z[0] && strcmp(z, "cupti") != 0)
             vt__read_note(&t->f, "no allocation lifetimes: the imported file records no allocation");
-        else
+        else if (!vt__read_cut_at_start(&t->f)) /* else the note of the cut trace says why */
             vt__read_note(&t->f, "the trace holds no allocation: nothing to say about memory (was the process's "
                                  "CUDA work done before tracing started, or in a child process with a trace of its "
                                  "own?)");

@@ -424,7 +424,11 @@ static void recording_notes(struct vt_tracefile *f, const char *zKernelArgs)
                          "('vramtrace record' saves it beside the trace, analyze finds it; or 'analyze --snapshot "
                          "FILE'); 'record --tensors' also shows tensors but changes the allocator",
                       (long long)f->nSegmentLike, (long long)f->nDevAlloc);
-    if (!f->bCleanClose && (!f->zSource[0] || !strcmp(f->zSource, "cupti")))
+    if (vt__read_cut_at_start(f))
+        vt__read_note(f, "the trace was not closed cleanly and holds only whose it is: the process was killed (or "
+                         "is still running) before the tracer's first commit, which comes within about "
+                         "VRAMTRACE_FLUSH_MS (500 ms by default) of CUDA's start, so nothing it did was recorded");
+    else if (!f->bCleanClose && (!f->zSource[0] || !strcmp(f->zSource, "cupti")))
         vt__read_note(f, "the trace was not closed cleanly (process killed or still running): its last second "
                          "of events may be missing and allocations live at the end include ones the process "
                          "would have freed");

@@ -292,6 +292,16 @@ static inline int64_t vt__read_meta_int(const struct vt_tracefile *f, const char
     return *zEnd ? -1 : v;
 }
 
+/*
+ * 1 when f is a tracer's trace cut before the tracer's first commit: not closed cleanly and without
+ * start_ns (written with the first flush), so it holds only whose trace it is (the meta rows committed
+ * when the file was created) and nothing the process did.
+ */
+static inline int vt__read_cut_at_start(const struct vt_tracefile *f)
+{
+    return !f->bCleanClose && (!f->zSource[0] || !strcmp(f->zSource, "cupti")) && !vt__read_meta_value(f, "start_ns");
+}
+
 /* vt__read_open flags */
 #define VT_READ_WRITE 1    /* open writable when the file allows (indexes, results written back) */
 #define VT_READ_NOSCAN 2   /* validate and read meta only (sql): no guard, no scan */

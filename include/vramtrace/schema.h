@@ -753,6 +753,17 @@ int vt__meta_set(sqlite3 *db, const char *zKey, const char *zValue);
 /* Set meta(key) = v as a decimal integer. Returns an SQLite code. */
 int vt__meta_set_i64(sqlite3 *db, const char *zKey, int64_t v);
 
+/* Sets one meta row for vt__meta_commit's producer: returns 0, or nonzero to stop it. */
+typedef int (*vt_meta_set_fn)(void *pSet, const char *zKey, const char *zValue);
+
+/*
+ * Write the meta rows xRows produces (it calls xSet(pSet, key, value) for each and returns 0, or
+ * the nonzero value xSet returned) in one transaction: all of them are committed, or none.
+ * Returns an SQLite code; *pnRow (pnRow may be NULL) gets the number of rows committed.
+ */
+int vt__meta_commit(sqlite3 *db, int (*xRows)(void *pCtx, vt_meta_set_fn xSet, void *pSet), void *pCtx,
+                    size_t *pnRow);
+
 /* Read meta(key) into zOut (size nOut); returns 1 if found, 0 if absent, -1 on error. */
 int vt__meta_get(sqlite3 *db, const char *zKey, char *zOut, size_t nOut);
 
