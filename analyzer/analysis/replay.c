@@ -110,7 +110,7 @@ static int on_begin(void *pArg, struct vt_life *l)
     struct replay *r = pArg;
     struct vt_trace *t = r->t;
     l->phase = vt__phase_at(t, l->allocTs);
-    if (t->f.zSource[0] && strcmp(t->f.zSource, "cupti") != 0) l->bInternal = 0; /* imported: no API calls to see */
+    if (vt__read_imported(&t->f)) l->bInternal = 0; /* imported: no API calls to see */
     l->site = vt__site_get(&t->sites, t->f.db, l->stackId, l->bytes);
     if (l->site < 0) return -1;
     if (site_account(r, l, +1, l->allocTs >= 0 ? l->allocTs : r->tsUntimed) != 0) return -1;
@@ -382,7 +382,7 @@ static int finish(struct replay *r)
             vt__read_note(&t->f, "no allocation lifetimes: this Nsight Systems export holds no GPU memory events "
                                  "(recorded without --cuda-memory-usage=true), so no leak, peak or live set can be "
                                  "told; copies, kernels and phases are analyzed");
-        else if (z[0] && strcmp(z, "cupti") != 0)
+        else if (vt__read_imported(&t->f))
             vt__read_note(&t->f, "no allocation lifetimes: the imported file records no allocation");
         else if (!vt__read_cut_at_start(&t->f)) /* else the note of the cut trace says why */
             vt__read_note(&t->f, "the trace holds no allocation: nothing to say about memory (was the process's "

@@ -123,9 +123,7 @@ int64_t vt__main_peak(const struct vt_trace *t)
 
 int vt__memory_known(const struct vt_trace *t)
 {
-    const char *z = t->f.zSource;
-    int bImported = z[0] && strcmp(z, "cupti") != 0;
-    return !(bImported && t->lc.nAlloc == 0 && t->lc.nTensorAlloc == 0 && t->nOom == 0);
+    return !(vt__read_imported(&t->f) && t->lc.nAlloc == 0 && t->lc.nTensorAlloc == 0 && t->nOom == 0);
 }
 
 int64_t vt__phase_peak(const struct vt_trace *t, const struct vt_phase *p)

@@ -128,7 +128,7 @@ const char *vt__fig_fmt_window(const struct vt_tracefile *f, int64_t a, int64_t 
 
 const char *vt__fig_counts_unknown(const struct vt_tracefile *f)
 {
-    int bImported = f->zSource[0] && strcmp(f->zSource, "cupti") != 0;
+    int bImported = vt__read_imported(f);
     if (!bImported || f->fig.lc.nAlloc > 0 || f->fig.lc.nTensorAlloc > 0) return NULL;
     return "allocations and frees unknown (the imported file records none with its address and size)";
 }
@@ -369,7 +369,7 @@ int vt__figures_take(struct vt_tracefile *f, const struct vt_live *Lc, const str
     static const struct vt_live_counts none;
     const struct vt_live_counts *c = Lc ? vt__live_counts(Lc) : &none, *k = Lt ? vt__live_counts(Lt) : &none;
     struct vt_lifecounts *lc = &f->fig.lc;
-    int bImported = f->zSource[0] && strcmp(f->zSource, "cupti") != 0, bTD, rc;
+    int bImported = vt__read_imported(f), bTD, rc;
     /* a torch.profiler trace: the blocks are all the trace knows of the device's memory */
     bTD = lc->bTensorDevice = vt__read_blocks_only(f);
     lc->nAlloc = c->nBegin + (bTD ? k->nBegin : 0);

@@ -414,7 +414,7 @@ static void recording_notes(struct vt_tracefile *f, const char *zKernelArgs)
     else if (f->nNoTime > 0) /* the analysis puts allocations of unknown time at the end, live (analysis.md) */
         vt__read_note(f, "%lld events have no known time (%s): they are counted; allocations among them are "
                          "taken as live at the end of the trace, the others are left off the timeline",
-                      (long long)f->nNoTime, f->zSource[0] && strcmp(f->zSource, "cupti") != 0
+                      (long long)f->nNoTime, vt__read_imported(f)
                                                  ? "the imported file does not record one"
                                                  : "the GPU did not report one");
     if (f->bSegments)
@@ -428,7 +428,7 @@ static void recording_notes(struct vt_tracefile *f, const char *zKernelArgs)
         vt__read_note(f, "the trace was not closed cleanly and holds only whose it is: the process was killed (or "
                          "is still running) before the tracer's first commit, which comes within about "
                          "VRAMTRACE_FLUSH_MS (500 ms by default) of CUDA's start, so nothing it did was recorded");
-    else if (!f->bCleanClose && (!f->zSource[0] || !strcmp(f->zSource, "cupti")))
+    else if (!f->bCleanClose && !vt__read_imported(f))
         vt__read_note(f, "the trace was not closed cleanly (process killed or still running): its last second "
                          "of events may be missing and allocations live at the end include ones the process "
                          "would have freed");

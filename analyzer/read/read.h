@@ -292,6 +292,12 @@ static inline int64_t vt__read_meta_int(const struct vt_tracefile *f, const char
     return *zEnd ? -1 : v;
 }
 
+/* 1 when f was imported from another tool's file (meta source_format other than the tracer's "cupti"). */
+static inline int vt__read_imported(const struct vt_tracefile *f)
+{
+    return f->zSource[0] && strcmp(f->zSource, "cupti") != 0;
+}
+
 /*
  * 1 when f is a tracer's trace cut before the tracer's first commit: not closed cleanly and without
  * start_ns (written with the first flush), so it holds only whose trace it is (the meta rows committed
@@ -299,7 +305,7 @@ static inline int64_t vt__read_meta_int(const struct vt_tracefile *f, const char
  */
 static inline int vt__read_cut_at_start(const struct vt_tracefile *f)
 {
-    return !f->bCleanClose && (!f->zSource[0] || !strcmp(f->zSource, "cupti")) && !vt__read_meta_value(f, "start_ns");
+    return !f->bCleanClose && !vt__read_imported(f) && !vt__read_meta_value(f, "start_ns");
 }
 
 /* vt__read_open flags */
