@@ -66,6 +66,12 @@ done:
     return rc;
 }
 
+/* Whether byte c is JSON's blank (RFC 8259: space, tab, line feed, carriage return). */
+static int blank(unsigned c)
+{
+    return c == ' ' || c == '\t' || c == '\r' || c == '\n';
+}
+
 /* What the first n bytes a of an input begin, gzip undone: VT_IMPORT_SNAPSHOT (a pickle's PROTO opcode),
  * VT_IMPORT_KINETO (JSON: an object or array after blanks and a UTF-8 byte order mark) or VT_IMPORT_UNKNOWN.
  * *pbBlank: only blanks. */
@@ -75,7 +81,7 @@ static int head_format(const unsigned char *a, long n, int *pbBlank)
     *pbBlank = 0;
     if (n >= 2 && a[0] == 0x80) return VT_IMPORT_SNAPSHOT; /* pickle: PROTO opcode (protocol 2 and later) */
     for (k = n >= 3 && a[0] == 0xef && a[1] == 0xbb && a[2] == 0xbf ? 3 : 0; k < n; k++) {
-        if (a[k] == ' ' || a[k] == '\t' || a[k] == '\r' || a[k] == '\n') continue;
+        if (blank(a[k])) continue;
         return a[k] == '{' || a[k] == '[' ? VT_IMPORT_KINETO : VT_IMPORT_UNKNOWN;
     }
     *pbBlank = 1;
@@ -91,7 +97,7 @@ static int head_text(const unsigned char *a, size_t n)
         unsigned c = a[k];
         size_t m = c < 0x80 ? 0 : (c & 0xe0) == 0xc0 && c >= 0xc2 ? 1 : (c & 0xf0) == 0xe0 ? 2
                  : (c & 0xf8) == 0xf0 && c <= 0xf4 ? 3 : 4;
-        if (m == 4 || c == 0x7f || (c < 0x20 && c != ' ' && c != '\t' && c != '\r' && c != '\n')) return 0;
+        if (m == 4 || c == 0x7f || (c < 0x20 && !blank(c))) return 0;
         for (k++; m > 0 && k < n; m--, k++)
             if ((a[k] & 0xc0) != 0x80) return 0;
     }
@@ -133,8 +139,9 @@ int vt__import_head_plausible(const unsigned char *a, size_t n)
 {
     unsigned char aOut[4096];
     long k;
-    if (n < 2 || a[0] != 0x1f || a[1] != 0x8b) return head_plain(a, n);
-    /* gzip: what its first bytes give is judged as a plain input is (a snapshot or JSON; never a trace) */
+    if (!vt__src_gzip_magic(a, n)) return head_plain(a, n);
+    /* gzip: what its first bytes give is judged as a plain input is (a gzip'd SQLite file is read to its end,
+     * and the reader then says to decompress it) */
     k = vt__src_gunzip_head(a, n, aOut, sizeof aOut); /* -2: no zlib here, so nothing gzip'd is read */
     return k > 0 && head_plain(aOut, (size_t)k);
 }
@@ -166,7 +173,7 @@ int vt__import_detect(const char *zPath, int *pFmt, char *zErr, size_t nErr)
     if (n == 16 && !memcmp(a, "SQLite format 3", 16)) {
         return sqlite_kind(zPath, pFmt, zErr, nErr);
     }
-    bGzip = n >= 2 && a[0] == 0x1f && a[1] == 0x8b;
+    bGzip = vt__src_gzip_magic(a, (size_t)n);
     if (bGzip && !vt__src_can_gunzip()) {
         snprintf(zErr, nErr, "%s", VT__SRC_NO_GUNZIP);
         return VT_EXIT_NOT_TRACE;

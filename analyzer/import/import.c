@@ -208,7 +208,7 @@ static int spool_fd(const char *zName, int fd, int bFifo)
             size_t m = (size_t)k < sizeof aHead - (size_t)n ? (size_t)k : sizeof aHead - (size_t)n;
             memcpy(aHead + n, aBuf, m);
             if (n + (int64_t)m == (int64_t)sizeof aHead && !vt__import_head_plausible(aHead, sizeof aHead)) {
-                if (aHead[0] == 0x1f && aHead[1] == 0x8b && !vt__src_can_gunzip())
+                if (vt__src_gzip_magic(aHead, sizeof aHead) && !vt__src_can_gunzip())
                     vt__errorf("%s: %s: not read further", zName, VT__SRC_NO_GUNZIP);
                 else
                     vt__errorf("%s: not a format vramtrace reads (its first bytes begin no trace, Nsight export, "

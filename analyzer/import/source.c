@@ -24,7 +24,7 @@ long vt__src_gunzip_head(const void *a, size_t n, void *out, size_t nOut)
     long nGot;
     int rc;
     memset(&z, 0, sizeof z);
-    if (inflateInit2(&z, 16 + MAX_WBITS) != Z_OK) return 0; /* out of memory: nothing judged */
+    if (inflateInit2(&z, 16 + MAX_WBITS) != Z_OK) return 0; /* out of memory: nothing decompressed */
     z.next_in = (Bytef *)(uintptr_t)a;
     z.avail_in = (uInt)(n < UINT_MAX ? n : UINT_MAX);
     z.next_out = out;
@@ -131,7 +131,7 @@ static long read_file(struct vt__src *s, void *buf, size_t n)
         p->bFirst = 0;
         /* a one-byte first read: look at the second byte without losing it */
         if (k == 1 && a[0] == 0x1f && pread(p->fd, &b, 1, 1) == 1 && b == 0x8b) k = -1;
-        if (k >= 2 && a[0] == 0x1f && a[1] == 0x8b) k = -1;
+        if (vt__src_gzip_magic(a, (size_t)k)) k = -1;
         if (k < 0) {
             snprintf(s->zErr, sizeof s->zErr, "%s", VT__SRC_NO_GUNZIP);
             return -1;

@@ -28,6 +28,13 @@ long vt__src_read(struct vt__src *s, void *buf, size_t n);
 int vt__src_can_gunzip(void);
 #define VT__SRC_NO_GUNZIP "gzip-compressed, and this vramtrace was built without zlib: decompress it first (gunzip)"
 
+/* Whether the n bytes at a begin with gzip's magic (1f 8b). */
+static inline int vt__src_gzip_magic(const void *a, size_t n)
+{
+    const unsigned char *b = a;
+    return n >= 2 && b[0] == 0x1f && b[1] == 0x8b;
+}
+
 /* Decompress the start of a gzip stream, the n bytes at a (it may be cut anywhere), into up to nOut
  * bytes at out. Returns the bytes written (0 when a holds too little to give any), -1 when a is no
  * gzip data (a bad header or deflate stream), -2 when this build has no zlib. */
