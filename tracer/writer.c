@@ -103,6 +103,18 @@ void vt__writer_config_default(struct vt_writer_config *cfg)
     cfg->nvtx_map_entries = 16384;
 }
 
+/* The open transaction was rolled back: its rows count as dropped, its compacted blocks and signatures are forgotten. */
+static void drop_txn(struct vt_writer *w)
+{
+    vt__compact_forget(&w->cmp);
+    if (w->bInTxn) {
+        atomic_fetch_add(&w->nDroppedWriter, w->nPending);
+        atomic_fetch_sub(&w->nRowsWritten, w->nPending);
+        w->bInTxn = 0;
+        w->nPending = 0;
+    }
+}
+
 /*
  * Tracing off for good: the trace file cannot grow. One "vramtrace:" line;
  * the held rows and the open transaction are given up (counted as dropped, the
@@ -130,13 +142,7 @@ static void go_off(struct vt_writer *w)
     }
     w->nHeld = 0;
     if (w->bInTxn && !sqlite3_get_autocommit(w->db)) sqlite3_exec(w->db, "ROLLBACK", NULL, NULL, NULL);
-    vt__compact_forget(&w->cmp);
-    if (w->bInTxn) {
-        atomic_fetch_add(&w->nDroppedWriter, w->nPending);
-        atomic_fetch_sub(&w->nRowsWritten, w->nPending);
-        w->bInTxn = 0;
-        w->nPending = 0;
-    }
+    drop_txn(w);
 }
 
 /*
@@ -164,13 +170,7 @@ static void report(struct vt_writer *w, int rc, const char *zWhat)
  */
 static void check_rollback(struct vt_writer *w)
 {
-    if (w->bInTxn && sqlite3_get_autocommit(w->db)) {
-        vt__compact_forget(&w->cmp); /* the blocks and signatures it held are gone too */
-        atomic_fetch_add(&w->nDroppedWriter, w->nPending);
-        atomic_fetch_sub(&w->nRowsWritten, w->nPending);
-        w->bInTxn = 0;
-        w->nPending = 0;
-    }
+    if (w->bInTxn && sqlite3_get_autocommit(w->db)) drop_txn(w);
 }
 
 /* Open a transaction if none is open. Returns an SQLite code. */
