@@ -577,6 +577,36 @@ TEST(record_missing_command)
     cli_cleanup();
 }
 
+/* A command that exists but cannot be run: 126, as a shell gives (was 127, which says "not found"). */
+TEST(record_command_not_executable)
+{
+    const char *zDir = cli_tmpdir();
+    char zErr[PATH_MAX + 16], zCmd[PATH_MAX + 16], zWant[2 * PATH_MAX], *z;
+    char *azArgv[] = {(char *)cli_vramtrace(), "record", "-o", (char *)zDir, "--", zCmd, NULL};
+    const char *azEnv[] = {"VRAMTRACE_LIB=/bin/sh", NULL};
+    FILE *f;
+    snprintf(zErr, sizeof zErr, "%s/err.txt", zDir);
+    snprintf(zCmd, sizeof zCmd, "%s/job.sh", zDir);
+    f = fopen(zCmd, "w");
+    ASSERT(f != NULL);
+    fputs("#!/bin/sh\nexit 0\n", f);
+    fclose(f);
+    ASSERT_EQ(0, chmod(zCmd, 0644)); /* no execute bit: refused even to root */
+    ASSERT_EQ(126, cli_run(azArgv, azEnv, NULL, zErr));
+    z = cli_read(zErr);
+    snprintf(zWant, sizeof zWant, "vramtrace: record: cannot run '%s': Permission denied\n", zCmd);
+    ASSERT_STREQ(zWant, z);
+    free(z);
+    /* the shell agrees */
+    snprintf(zWant, sizeof zWant, "'%s' 2>/dev/null", zCmd);
+    {
+        int st = system(zWant);
+        ASSERT(WIFEXITED(st));
+        ASSERT_EQ(126, WEXITSTATUS(st));
+    }
+    cli_cleanup();
+}
+
 TEST(record_usage_errors)
 {
     const char *zDir = cli_tmpdir();
@@ -1297,7 +1327,7 @@ TEST(record_killed_at_once_names_the_job)
 VT_TEST_LIST(T(record_sets_environment) T(record_tensors_merges_alloc_conf) T(record_history_options) T(record_tensors_replaces_backend)
              T(record_nvtx_follows_python_env) T(alloc_conf_merge) T(record_output_pattern)
              T(trace_set_matches_pattern) T(record_exit_by_signal) T(record_forwards_sigterm) T(record_terminal_interrupt_once)
-             T(record_missing_command) T(record_usage_errors) T(record_library_not_found)
+             T(record_missing_command) T(record_command_not_executable) T(record_usage_errors) T(record_library_not_found)
              T(record_finds_and_summarizes_traces) T(record_reports_missing_trace)
              T(record_from_installed_tree) T(record_reads_other_processes) T(record_nvml_other_pid_namespace)
              T(record_without_nvml) T(record_full_disk) T(record_trace_is_one_file)

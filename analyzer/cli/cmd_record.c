@@ -88,7 +88,8 @@ static const char zUsage[] =
     "\n"
     "exit status: the job's own (128+N if killed by signal N); 2 bad arguments,\n"
     "3 output directory missing or unwritable, 8 tracer library not found,\n"
-    "127 the command could not be started.\n";
+    "126 the command was found but could not be run (permission, not an executable),\n"
+    "127 the command was not found (as a shell says).\n";
 
 /* The job's pid, for the signal forwarder (0 when no job runs). */
 static volatile sig_atomic_t g_child;
@@ -386,11 +387,22 @@ static int set_environment(const struct record_opts *pOpts, char *zPattern, size
 }
 
 /*
+ * The status for a command that could not be started with errno err, as a shell gives it: 127 when
+ * no such command exists (ENOENT, ENOTDIR: a path part is not a directory), 126 when it was found
+ * but could not be run (permission, not an executable, a directory, too long arguments) or no
+ * process could be made for it.
+ */
+static int exec_status(int err)
+{
+    return err == ENOENT || err == ENOTDIR ? VT_EXIT_EXEC : VT_EXIT_NOEXEC;
+}
+
+/*
  * Start azCmd with inherited stdio and environment, forward termination
  * signals to it, and wait, NVML's readings (pNvml, may be NULL) running while
  * it runs. Returns the job's exit status (128+N when killed by signal N), or
- * VT_EXIT_EXEC if it could not be started (message printed); *pbStarted tells
- * which.
+ * exec_status's 126 or 127 if it could not be started (message printed);
+ * *pbStarted tells which.
  */
 static int run_job(char **azCmd, struct vt_nvml *pNvml, int *pbStarted)
 {
@@ -403,8 +415,9 @@ static int run_job(char **azCmd, struct vt_nvml *pNvml, int *pbStarted)
 
     *pbStarted = 0;
     if (pipe2(aPipe, O_CLOEXEC) != 0) {
-        vt__errorf("record: cannot start '%s': %s", azCmd[0], strerror(errno));
-        return VT_EXIT_EXEC;
+        err = errno;
+        vt__errorf("record: cannot start '%s': %s", azCmd[0], strerror(err));
+        return exec_status(err);
     }
     memset(&sa, 0, sizeof sa);
     sa.sa_sigaction = forward_signal;
@@ -452,7 +465,7 @@ static int run_job(char **azCmd, struct vt_nvml *pNvml, int *pbStarted)
 
     if (pid < 0 || err) {
         vt__errorf("record: cannot run '%s': %s", azCmd[0], strerror(err));
-        return VT_EXIT_EXEC;
+        return exec_status(err);
     }
     *pbStarted = 1;
     if (WIFEXITED(status)) {

@@ -32,7 +32,8 @@ static void usage(FILE *f)
                "2 usage, 3 file missing or unreadable, 4 not a trace (or a format import does not\n"
                "read), 5 trace from a newer vramtrace, 6 damaged trace or damaged input, 7 internal\n"
                "error, 8 tracer library not found, 9 some of several traces not read (each named),\n"
-               "10 sql query stopped at a limit; record returns the job's status.\n"
+               "10 sql query stopped at a limit; record returns the job's status (126 a command\n"
+               "that cannot be run, 127 one not found, as a shell).\n"
                "See docs/cli.md.\n");
 }
 

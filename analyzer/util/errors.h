@@ -19,7 +19,8 @@ enum vt_exit {
     VT_EXIT_NOLIB = 8,       /* record: libvramtrace.so not found next to the command */
     VT_EXIT_PARTIAL = 9,     /* several inputs: some were read, at least one was not (each named) */
     VT_EXIT_LIMIT = 10,      /* sql: a query stopped at --timeout, the memory bound or the longest value */
-    VT_EXIT_EXEC = 127,      /* record: the command could not be started */
+    VT_EXIT_NOEXEC = 126,    /* record: the command was found but could not be run (as a shell says: permission, format) */
+    VT_EXIT_EXEC = 127,      /* record: the command was not found */
 };
 
 /* Print "vramtrace: " + message + newline to stderr. */
