@@ -289,7 +289,11 @@ CUptiResult cuptiSetThreadIdType(CUpti_ActivityThreadIdType type)
 /*
  * CUPTI's activity buffers, as CUPTI 13 keeps them: one per thread that
  * records activity, requested from the library when that thread's first
- * record comes, handed back at a flush. Records are laid out as
+ * record comes, handed back at a flush, or as soon as it is full (a real
+ * CUPTI completes a full buffer and asks for the next one: a job of many
+ * records loses none while the library gives buffers). A record that finds
+ * no buffer (the library gave none) is dropped and counted, as
+ * cuptiActivityGetNumDroppedRecords then says. Records are laid out as
  * tests/core_rec.h lays them (cuptiActivityGetNextRecord below walks them).
  */
 #define MAX_HELD 16
@@ -301,9 +305,69 @@ static struct {
 static int g_nHeld;
 static _Thread_local int t_iHeld = -1;
 static atomic_int g_nFlushNormal, g_nFlushForced;
+static atomic_int g_nFullBuffers; /* buffers handed back because they were full */
 static atomic_int g_bHangForced; /* a forced flush never returns (a hung device) */
 static atomic_int g_bFatalSent;  /* CUPTI said it is finalizing: it must not be called any more */
 static atomic_int g_bTakenOver;  /* another client registered its buffer callbacks: ours get nothing */
+
+/* CUpti_BufferCallbackCompleteInfo of the V2 completion callback: structSize, threadId, ppRecordLayouts, numRecordLayouts. */
+struct harness_complete_info {
+    size_t structSize;
+    uint64_t threadId;
+    void *ppRecordLayouts;
+    size_t numRecordLayouts;
+};
+
+/*
+ * Lay rec into the buffer *pp (capacity *pCap, filled to *pOff), as CUPTI fills a buffer: a full
+ * buffer goes back through xDone(pDoneArg, buffer, cap, used) and the next is asked for with
+ * xNew(pNewArg, &p, &cap); a record no buffer takes is counted in g_nDropped. Caller holds g_heldMu.
+ */
+static void harness_lay(uint8_t **pp, size_t *pCap, size_t *pOff, const void *rec, size_t size,
+                        void (*xNew)(void *, uint8_t **, size_t *), void *pNewArg,
+                        void (*xDone)(void *, uint8_t *, size_t, size_t), void *pDoneArg)
+{
+    for (int iTry = 0; iTry < 2; iTry++) {
+        if (!*pp) {
+            *pCap = 0;
+            xNew(pNewArg, pp, pCap);
+            *pOff = 0;
+        }
+        if (!*pp) break;
+        if (core_lay(*pp, *pCap, pOff, rec, size) == 0) return;
+        if (*pOff == 0) break; /* larger than a whole buffer */
+        atomic_fetch_add(&g_nFullBuffers, 1);
+        xDone(pDoneArg, *pp, *pCap, *pOff);
+        *pp = NULL;
+    }
+    g_nDropped++;
+}
+
+static void held_new(void *pArg, uint8_t **pp, size_t *pCap)
+{
+    size_t nMax = 0;
+    (void)pArg;
+    if (g_request) g_request(pp, pCap, &nMax);
+}
+
+static void held_done(void *pArg, uint8_t *p, size_t cap, size_t used)
+{
+    (void)pArg;
+    if (g_complete) g_complete(NULL, 0, p, cap, used);
+}
+
+/* pArg: the subscriber's index in g_aSub. */
+static void sub_new(void *pArg, uint8_t **pp, size_t *pCap)
+{
+    size_t nMax = 0;
+    g_aSub[(intptr_t)pArg].xRequest(pp, pCap, &nMax, NULL);
+}
+
+static void sub_done(void *pArg, uint8_t *p, size_t cap, size_t used)
+{
+    struct harness_complete_info info = {32, 0, NULL, 0};
+    if (g_aSub[(intptr_t)pArg].xComplete) g_aSub[(intptr_t)pArg].xComplete(p, cap, used, &info);
+}
 
 /* CUPTI records an activity record of the calling thread into that thread's buffer. */
 static void fake_record(const void *rec, size_t size)
@@ -316,12 +380,8 @@ static void fake_record(const void *rec, size_t size)
         pthread_mutex_lock(&g_heldMu);
         for (int i = 0; i < g_nSub; i++) {
             if ((unsigned)kind >= 64 || !(g_aSub[i].kinds & ((uint64_t)1 << kind)) || !g_aSub[i].xRequest) continue;
-            if (!g_aSub[i].p) {
-                size_t nMax = 0;
-                g_aSub[i].xRequest(&g_aSub[i].p, &g_aSub[i].cap, &nMax, NULL);
-                g_aSub[i].off = 0;
-            }
-            if (g_aSub[i].p) core_lay(g_aSub[i].p, g_aSub[i].cap, &g_aSub[i].off, rec, size);
+            harness_lay(&g_aSub[i].p, &g_aSub[i].cap, &g_aSub[i].off, rec, size, sub_new, (void *)(intptr_t)i, sub_done,
+                        (void *)(intptr_t)i);
         }
         pthread_mutex_unlock(&g_heldMu);
         return;
@@ -329,13 +389,9 @@ static void fake_record(const void *rec, size_t size)
     if (g_bGateKinds && ((unsigned)kind >= 64 || !(atomic_load(&g_kindsOn) & ((uint_fast64_t)1 << kind)))) return;
     pthread_mutex_lock(&g_heldMu);
     if (t_iHeld < 0 && g_nHeld < MAX_HELD) t_iHeld = g_nHeld++;
-    if (t_iHeld >= 0 && !g_aHeld[t_iHeld].p && g_request) {
-        size_t nMax = 0;
-        g_request(&g_aHeld[t_iHeld].p, &g_aHeld[t_iHeld].cap, &nMax);
-        g_aHeld[t_iHeld].off = 0;
-    }
-    if (t_iHeld >= 0 && g_aHeld[t_iHeld].p)
-        core_lay(g_aHeld[t_iHeld].p, g_aHeld[t_iHeld].cap, &g_aHeld[t_iHeld].off, rec, size);
+    if (t_iHeld >= 0 && g_request)
+        harness_lay(&g_aHeld[t_iHeld].p, &g_aHeld[t_iHeld].cap, &g_aHeld[t_iHeld].off, rec, size, held_new, NULL,
+                    held_done, NULL);
     pthread_mutex_unlock(&g_heldMu);
 }
 
@@ -351,13 +407,7 @@ CUptiResult cuptiActivityFlushAll(uint32_t flag)
     }
     pthread_mutex_lock(&g_heldMu);
     for (int i = 0; i < g_nSub; i++) {
-        /* CUpti_BufferCallbackCompleteInfo: structSize, threadId, ppRecordLayouts, numRecordLayouts */
-        struct {
-            size_t structSize;
-            uint64_t threadId;
-            void *ppRecordLayouts;
-            size_t numRecordLayouts;
-        } info = {32, 0, NULL, 0};
+        struct harness_complete_info info = {32, 0, NULL, 0};
         if (!g_aSub[i].p || !g_aSub[i].off || !g_aSub[i].xComplete) continue;
         g_aSub[i].xComplete(g_aSub[i].p, g_aSub[i].cap, g_aSub[i].off, &info);
         g_aSub[i].p = NULL;

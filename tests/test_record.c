@@ -1252,6 +1252,32 @@ TEST(record_counts_summarized_kernels)
 }
 
 /*
+ * More kernels than one activity buffer holds (4 MiB: about 18,700 kernel records): CUPTI hands a
+ * full buffer back and takes the next, so every kernel is in the trace and none is counted lost
+ * (the scripted CUPTI kept the first buffer's 18,723 and dropped the rest without a word).
+ */
+TEST(record_kernels_beyond_one_buffer)
+{
+    const char *zDir = cli_tmpdir();
+    char zOut[PATH_MAX + 16], zErr[PATH_MAX + 16], zLib[PATH_MAX + 32], *z;
+    const char *azEnv[] = {zLib, NULL};
+    snprintf(zOut, sizeof zOut, "%s/out/", zDir);
+    snprintf(zErr, sizeof zErr, "%s/err.txt", zDir);
+    snprintf(zLib, sizeof zLib, "VRAMTRACE_LIB=%s", built_lib());
+    {
+        char *azArgv[] = {(char *)cli_vramtrace(), "record", "-o", zOut, "--", (char *)fake_job(), "kernels=50000",
+                          "leak", NULL};
+        ASSERT_EQ(0, cli_run(azArgv, azEnv, NULL, zErr));
+    }
+    z = cli_read(zErr);
+    ASSERT_CONTAINS(z, "    activity    0 copies (0 B), 50000 kernels, 0 OOMs\n");
+    ASSERT_CONTAINS(z, "    memory      1 allocation (1.00 MiB), 0 frees; level: allocations\n");
+    ASSERT_CONTAINS(z, "    dropped     none\n");
+    free(z);
+    cli_cleanup();
+}
+
+/*
  * A job killed with SIGKILL (as by the OOM killer) right after CUDA loaded the tracer, before the
  * writer's first commit: its trace names the process (pid, command line, host, tracer version)
  * all the same, in meta and in info, and info and analyze say it was not closed and recorded nothing.
@@ -1331,4 +1357,4 @@ VT_TEST_LIST(T(record_sets_environment) T(record_tensors_merges_alloc_conf) T(re
              T(record_finds_and_summarizes_traces) T(record_reports_missing_trace)
              T(record_from_installed_tree) T(record_reads_other_processes) T(record_nvml_other_pid_namespace)
              T(record_without_nvml) T(record_full_disk) T(record_trace_is_one_file)
-             T(record_counts_summarized_kernels) T(record_killed_at_once_names_the_job))
+             T(record_counts_summarized_kernels) T(record_kernels_beyond_one_buffer) T(record_killed_at_once_names_the_job))
