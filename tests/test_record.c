@@ -1314,6 +1314,17 @@ TEST(record_killed_at_once_names_the_job)
     ASSERT_STREQ(zWant, trace_meta(zTrace, "cmdline"));
     ASSERT(trace_meta(zTrace, "hostname") != NULL && trace_meta(zTrace, "tracer_version") != NULL);
     ASSERT_EQ(0, trace_meta_count(zTrace, "closed_cleanly"));
+    /* ... and when it started, on both clocks (written at the first commit before, so missing here) */
+    {
+        char zBase[32];
+        const char *z0 = trace_meta(zTrace, "time_base_ns");
+        ASSERT(z0 != NULL);
+        snprintf(zBase, sizeof zBase, "%s", z0);
+        ASSERT_STREQ(zBase, trace_meta(zTrace, "start_ns"));
+        ASSERT_STREQ(zBase, trace_meta(zTrace, "clock_anchor_cupti_ns"));
+        ASSERT(trace_meta(zTrace, "clock_anchor_wall_ns") != NULL &&
+               atoll(trace_meta(zTrace, "clock_anchor_wall_ns")) > 1700000000LL * 1000000000LL);
+    }
     {
         char *azInfo[] = {(char *)cli_vramtrace(), "info", zTrace, NULL};
         char *azAnalyze[] = {(char *)cli_vramtrace(), "analyze", zTrace, NULL};
@@ -1325,6 +1336,7 @@ TEST(record_killed_at_once_names_the_job)
         ASSERT_CONTAINS(z, "\nversions    tracer " VT_VERSION ", CUDA driver ?");
         ASSERT_CONTAINS(z, "\nstatus      WARNING: not closed cleanly (the process was killed, crashed or is still "
                            "running)");
+        ASSERT_CONTAINS(z, "\nduration    unknown (no event with a known time); tracing started 20"); /* the year */
         ASSERT(strstr(z, "\nprocess     vramtrace-") == NULL); /* was the file's name */
         ASSERT_CONTAINS(z, "\nnotes       the trace was not closed cleanly and holds only whose it is: the process "
                            "was killed (or is still running) before the tracer's first commit");

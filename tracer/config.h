@@ -29,6 +29,7 @@ struct vt_config {
     int lend_cupti;      /* VRAMTRACE_LEND_CUPTI (set by `record`): the record hook lends CUPTI to torch.profiler */
     long long time_base_ns; /* not from the environment: the caller sets it before
                              * vt__session_start (the CUPTI clock at start; 0 if unknown) */
+    long long anchor_wall_ns; /* ... and CLOCK_REALTIME read right after it (the clock anchor); 0 if unknown */
     int nWarn;           /* number of warnings in zWarn */
     char zWarn[2048];    /* warning lines ("vramtrace: ...\n" each), for the caller to print */
 };

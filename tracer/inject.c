@@ -580,14 +580,12 @@ static int check_versions(void)
     return 0;
 }
 
-/* Write the process-level meta rows only the glue knows (versions, clock anchor, start). */
+/* Write the process-level meta rows only the glue knows (versions, clock); start and anchor go with the file. */
 static void record_glue_meta(void)
 {
     char z[64];
     uint32_t v = 0;
     int iDrv = 0;
-    uint64_t cuptiNs;
-    struct timespec ts;
     if (cuptiGetVersion(&v) == CUPTI_SUCCESS) {
         snprintf(z, sizeof z, "%u", v);
         vt__session_meta("cupti_version", z);
@@ -601,14 +599,6 @@ static void record_glue_meta(void)
         snprintf(z, sizeof z, "%d", iDrv);
         vt__session_meta("cuda_driver_version", z);
     }
-    /* the clock anchor: both clocks read back to back */
-    cuptiNs = now_cupti();
-    clock_gettime(CLOCK_REALTIME, &ts);
-    snprintf(z, sizeof z, "%llu", (unsigned long long)cuptiNs);
-    vt__session_meta("clock_anchor_cupti_ns", z);
-    vt__session_meta("start_ns", z);
-    snprintf(z, sizeof z, "%lld", (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec);
-    vt__session_meta("clock_anchor_wall_ns", z);
 }
 
 /* Open call-site capture and the kernel-argument scanner as configured; warn when one cannot. */
@@ -848,7 +838,14 @@ VT_EXPORT int InitializeInjection(void)
     if (subscribe() != 0) goto done;
     own_clock(); /* CUPTI's timestamps on a host clock the tracer reads itself (no lending without) */
     zErr[0] = '\0';
-    g_cfg.time_base_ns = (long long)now_cupti(); /* rows store times relative to it */
+    {
+        /* rows store times relative to it; it is start_ns and, with the wall clock read right after
+         * it, the clock anchor: all three committed with the trace's first rows (vt__session_start) */
+        struct timespec ts;
+        g_cfg.time_base_ns = (long long)now_cupti();
+        clock_gettime(CLOCK_REALTIME, &ts);
+        g_cfg.anchor_wall_ns = (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+    }
     if (vt__session_start(&g_cfg, next_record, zErr, sizeof zErr) != 0) {
         say("tracing off: %s", zErr);
         goto fail;

@@ -92,15 +92,26 @@ struct start_meta_ctx {
 
 /*
  * The rows that say whose trace it is (tracer version, config.*, pid, command line, host, ranks,
- * allowed environment), for the writer to commit when it creates the file. Returns 0 or what xSet
- * returned.
+ * allowed environment) and when it started (start_ns and the clock anchor, from the time base and
+ * the wall clock read with it, when the caller set them), for the writer to commit when it creates
+ * the file: a job killed before the first commit still has them. Returns 0 or what xSet returned.
  */
 static int start_meta(void *pCtx, int (*xSet)(void *pSet, const char *zKey, const char *zValue), void *pSet)
 {
     const struct start_meta_ctx *c = pCtx;
+    char z[32];
     int rc = xSet(pSet, "tracer_version", VT_VERSION);
     if (rc == 0) rc = vt__config_meta(c->cfg, xSet, pSet);
     if (rc == 0) rc = vt__procinfo_meta(c->pi, vt__config_getenv, xSet, pSet);
+    if (rc == 0 && c->cfg->time_base_ns > 0) {
+        snprintf(z, sizeof z, "%lld", c->cfg->time_base_ns);
+        rc = xSet(pSet, "start_ns", z);
+        if (rc == 0 && c->cfg->anchor_wall_ns > 0) {
+            rc = xSet(pSet, "clock_anchor_cupti_ns", z);
+            snprintf(z, sizeof z, "%lld", c->cfg->anchor_wall_ns);
+            if (rc == 0) rc = xSet(pSet, "clock_anchor_wall_ns", z);
+        }
+    }
     return rc;
 }
 

@@ -88,7 +88,11 @@ static void print_duration(FILE *f, const struct trace_info *p, const char *zInd
     char zD[32], zW[48];
     int64_t wall = p->f.bTimes ? vt__read_wall(&p->f, p->f.t0) : -1;
     if (p->f.fig.duration < 0) {
-        fprintf(f, "%s%-11s unknown (no event with a known time)\n", zIndent, "duration");
+        /* no event: when tracing began all the same (the tracer's start_ns on the wall clock) */
+        wall = vt__read_wall(&p->f, vt__info_meta_int(p, "start_ns"));
+        fprintf(f, "%s%-11s unknown (no event with a known time)", zIndent, "duration");
+        if (wall >= 0) fprintf(f, "; tracing started %s", vt__fmt_wall(wall, zW, sizeof zW));
+        fputc('\n', f);
         return;
     }
     fprintf(f, "%s%-11s %s (first to last event)", zIndent, "duration", vt__fmt_ns(p->f.fig.duration, zD, sizeof zD));

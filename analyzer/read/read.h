@@ -300,12 +300,13 @@ static inline int vt__read_imported(const struct vt_tracefile *f)
 
 /*
  * 1 when f is a tracer's trace cut before the tracer's first commit: not closed cleanly and without
- * start_ns (written with the first flush), so it holds only whose trace it is (the meta rows committed
- * when the file was created) and nothing the process did.
+ * cupti_version (CUPTI's set-up rows come with the first commit; start_ns did too in traces of
+ * tracers that did not commit it with the file), so it holds only whose trace it is and when it
+ * began (the meta rows committed when the file was created) and nothing the process did.
  */
 static inline int vt__read_cut_at_start(const struct vt_tracefile *f)
 {
-    return !f->bCleanClose && !vt__read_imported(f) && !vt__read_meta_value(f, "start_ns");
+    return !f->bCleanClose && !vt__read_imported(f) && !vt__read_meta_value(f, "cupti_version");
 }
 
 /* vt__read_open flags */
