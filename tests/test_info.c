@@ -158,7 +158,7 @@ TEST(info_json)
                           "\"commits\":3,\"dropped_queue\":50,\"dropped_writer\":0,\"dropped_map\":0}");
     ASSERT_CONTAINS(zOut, "\"ooms\":[{\"ts\":2000000000,\"api\":\"cudaMalloc\",\"device\":0,\"bytes\":8589934592,"
                           "\"status\":2,\"free_bytes\":1073741824,\"total_bytes\":85520809984}]");
-    ASSERT_CONTAINS(zOut, "\"dropped\":{\"total\":150,\"by_source\":[{\"source\":\"cupti\",\"what\":\"activity "
+    ASSERT_CONTAINS(zOut, "\"dropped\":{\"total\":150,\"write_failed\":0,\"omitted\":0,\"by_source\":[{\"source\":\"cupti\",\"what\":\"activity "
                           "records\",\"count\":100},{\"source\":\"queue\",\"what\":\"host records\",\"count\":50}]}");
     ASSERT_CONTAINS(zOut, "{\"source\":\"vramtrace\",\"kind\":\"stack capture\",\"rows\":2,\"events\":50,"
                           "\"total_ns\":3000000}");
@@ -564,6 +564,21 @@ TEST(info_partial_trace)
     sqlite3_close(db);
     ASSERT_EQ(VT_EXIT_OK, run_info(azText, &zOut, &zErr));
     ASSERT_CONTAINS(zOut, "WARNING: partial from 900.0 ms after the start: CUPTI reported a fatal error");
+    free(zOut), free(zErr);
+
+    /* a mark after the trace's last event (2.50 s): the trace is partial from that event, the mark said beside it
+     * (was "partial from 9.00 s after the start" in a trace of 2.50 s) */
+    ASSERT_EQ(SQLITE_OK, sqlite3_open(zTrace, &db));
+    cli_exec(db, "UPDATE meta SET value = (SELECT min(ts) FROM memory_event) + 9000000000 WHERE key = 'cupti_fatal_error_ns'");
+    sqlite3_close(db);
+    ASSERT_EQ(VT_EXIT_OK, run_info(azText, &zOut, &zErr));
+    ASSERT_CONTAINS(zOut, "WARNING: partial from 2.50 s after the start (its last event; the cause marked at 9.00 s): "
+                          "CUPTI reported a fatal error");
+    ASSERT_CONTAINS(zOut, "\nnotes       partial trace from 2.50 s after the start (its last event; the cause marked at "
+                          "9.00 s): CUPTI");
+    free(zOut), free(zErr);
+    ASSERT_EQ(VT_EXIT_OK, run_info(azJson, &zOut, &zErr));
+    ASSERT_CONTAINS(zOut, "\"partial\":{\"from_ns\":3600000000,\"marked_ns\":10100000000,");
     free(zOut), free(zErr);
     cli_cleanup();
 }

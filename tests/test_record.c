@@ -1167,6 +1167,13 @@ TEST(record_full_disk)
     ASSERT_CONTAINS(z, ".db is incomplete: rows could not be written (a full disk or an I/O error, said above); "
                        "they are counted in its 'dropped' table\n");
     ASSERT(strstr(z, "closing failed") == NULL); /* was "(closing failed: -5)" */
+    /* rows lost to the full disk: the trace is not called closed cleanly (info said so, record's summary was silent) */
+    ASSERT(strstr(z, "\nstatus      closed cleanly\n") == NULL);
+    ASSERT(strstr(z, "rows could not be written (a full disk, an I/O error or the file-size limit)") != NULL);
+    if (strstr(z, "writer  rows (")) { /* the closing rows fit: the exit handler closed it, and info says how it is */
+        ASSERT_CONTAINS(z, "\nstatus      WARNING: closed, but incomplete: ");
+        ASSERT_CONTAINS(z, "; WARNING: closed, but incomplete: ");
+    }
     /* info: the losses' row says why (was "rows (SQLite error)"), where the closing rows still fit on the disk */
     ASSERT(strstr(z, "rows (SQLite error)") == NULL);
     if (strstr(z, "writer  rows (")) ASSERT_CONTAINS(z, "writer  rows (write failed: disk full, I/O or SQLite error)");
@@ -1248,6 +1255,61 @@ TEST(record_counts_summarized_kernels)
         ASSERT_CONTAINS(z, "\"kernels\":100,\"kernels_summarized\":100");
         free(z);
     }
+    cli_cleanup();
+}
+
+/* The number after zKey ("\"key\":") in JSON text z; INT64_MIN when absent or null. */
+static long long json_int_at(const char *z, const char *zKey)
+{
+    const char *p = strstr(z, zKey);
+    if (!p || !strncmp(p + strlen(zKey), "null", 4)) return INT64_MIN;
+    return atoll(p + strlen(zKey));
+}
+
+/*
+ * record --max-size: the records the bound left out as asked are reported apart, not as lost (they
+ * were "N records lost"), and the trace is partial from a time inside it: its last event when the
+ * bound was marked later (the writer's clock runs ahead of rows that wait for their activity
+ * records; "partial from 126.9 ms" was printed for a trace that ended at 32.3 ms).
+ */
+TEST(record_max_size_omits_not_loses)
+{
+    const char *zDir = cli_tmpdir();
+    char zOut[PATH_MAX + 16], zErr[PATH_MAX + 16], zJson[PATH_MAX + 16], zTrace[PATH_MAX + 64], zLib[PATH_MAX + 32];
+    char *z, *p;
+    const char *azEnv[] = {zLib, NULL};
+    long long from, last;
+    snprintf(zOut, sizeof zOut, "%s/out/", zDir);
+    snprintf(zErr, sizeof zErr, "%s/err.txt", zDir);
+    snprintf(zJson, sizeof zJson, "%s/info.json", zDir);
+    snprintf(zLib, sizeof zLib, "VRAMTRACE_LIB=%s", built_lib());
+    {
+        char *azArgv[] = {(char *)cli_vramtrace(), "record", "--max-size", "1M", "-o", zOut, "--", (char *)fake_job(),
+                          "leak", "kernels=30000", "leak", "pairs=20000", "kernels=20000", "leak", NULL};
+        ASSERT_EQ(0, cli_run(azArgv, azEnv, NULL, zErr));
+    }
+    z = cli_read(zErr);
+    ASSERT_CONTAINS(z, "vramtrace: the trace reached 90% of VRAMTRACE_MAX_BYTES");
+    ASSERT_CONTAINS(z, "\n    dropped     none\n");
+    ASSERT_CONTAINS(z, " records left out by the size bound, as asked (--max-size): not lost\n");
+    ASSERT(strstr(z, "lost;") == NULL);
+    p = strstr(z, "\n  /"); /* the trace's path, on its own line */
+    ASSERT(p != NULL);
+    snprintf(zTrace, sizeof zTrace, "%.*s", (int)strcspn(p + 3, "\n"), p + 3);
+    free(z);
+    {
+        char *azJson[] = {(char *)cli_vramtrace(), "info", "--json", zTrace, NULL};
+        ASSERT_EQ(0, cli_run(azJson, NULL, zJson, NULL));
+    }
+    z = cli_read(zJson);
+    ASSERT_CONTAINS(z, "\"dropped\":{\"total\":0,\"write_failed\":0,\"omitted\":");
+    ASSERT(json_int_at(z, "\"omitted\":") > 0);
+    from = json_int_at(z, "\"from_ns\":");
+    last = json_int_at(z, "\"last_ns\":");
+    ASSERT(from != INT64_MIN && last != INT64_MIN);
+    ASSERT(from <= last);                                  /* inside the trace */
+    ASSERT(json_int_at(z, "\"marked_ns\":") >= from);     /* the cause's own mark, never earlier */
+    free(z);
     cli_cleanup();
 }
 
@@ -1369,4 +1431,4 @@ VT_TEST_LIST(T(record_sets_environment) T(record_tensors_merges_alloc_conf) T(re
              T(record_finds_and_summarizes_traces) T(record_reports_missing_trace)
              T(record_from_installed_tree) T(record_reads_other_processes) T(record_nvml_other_pid_namespace)
              T(record_without_nvml) T(record_full_disk) T(record_trace_is_one_file)
-             T(record_counts_summarized_kernels) T(record_kernels_beyond_one_buffer) T(record_killed_at_once_names_the_job))
+             T(record_counts_summarized_kernels) T(record_kernels_beyond_one_buffer) T(record_max_size_omits_not_loses) T(record_killed_at_once_names_the_job))

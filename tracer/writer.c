@@ -282,11 +282,10 @@ static void write_drops(struct vt_writer *w, int bWithWriter)
         {VT_DROP_MAP, "open NVTX ranges (evicted, written without end)"},
         {VT_DROP_CUPTI, "malformed activity buffers"},
         {VT_DROP_QUEUE, "activity buffers not or only partly decoded at close (timeout)"},
-        {VT_DROP_WRITER, "rows (write failed: disk full, I/O or SQLite error)"},
-        {VT_DROP_WRITER, "records not written: the trace reached the largest file size allowed (tracing off)"},
-        {VT_DROP_WRITER, "records not written: the trace reached VRAMTRACE_MAX_BYTES (tracing off)"},
-        {VT_DROP_WRITER, "rows not written near VRAMTRACE_MAX_BYTES (kernels, uses, copies, sets, API calls, "
-                         "NVTX, syncs; allocations, frees, pools and OOMs kept)"},
+        {VT_DROP_WRITER, VT_DROP_WHAT_WRITE_FAILED},
+        {VT_DROP_WRITER, VT_DROP_WHAT_FSIZE_OFF},
+        {VT_DROP_WRITER, VT_DROP_WHAT_LIMIT_OFF},
+        {VT_DROP_WRITER, VT_DROP_WHAT_LIMIT_THIN},
     };
     uint64_t aNow[N_DROP_KIND];
     int i;

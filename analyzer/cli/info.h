@@ -20,6 +20,7 @@ struct info_oom {
 struct info_drop {
     int64_t source, count;
     char *zWhat;
+    enum vt_dropclass cls; /* lost, lost to a failed write, or omitted as asked (vt__read_drop_class) */
 };
 struct info_ovh {
     char *zSource, *zKind;
@@ -43,7 +44,8 @@ struct trace_info {
     struct info_ovh *aOvh;
     int nOvh;
     int64_t aCount[VT_INFO_NTABLE]; /* rows kept per table, -1 when absent */
-    int64_t nDropTotal;
+    int64_t nDropTotal;           /* records lost (never those omitted as asked) */
+    int64_t nOmitted;             /* records the size bound left out as asked (record --max-size) */
 };
 #define VT_INFO_MAX_OOM 100
 

@@ -66,6 +66,7 @@ void vt__info_json(FILE *f, const struct trace_info *p)
         c = 1;
         fputc('{', f);
         json_kv_int(f, &c, "from_ns", p->f.partialFrom);
+        json_kv_int(f, &c, "marked_ns", p->f.partialMark >= 0 ? p->f.partialMark : p->f.partialFrom);
         json_kv_str(f, &c, "reason", p->f.zPartialWhy);
         fputc('}', f);
     } else {
@@ -275,6 +276,8 @@ void vt__info_json(FILE *f, const struct trace_info *p)
     c = 1;
     fputc('{', f);
     json_kv_int(f, &c, "total", p->nDropTotal);
+    json_kv_int(f, &c, "write_failed", p->f.nWriteFailed);
+    json_kv_int(f, &c, "omitted", p->nOmitted);
     json_key(f, &c, "by_source");
     fputc('[', f);
     for (j = 0; j < p->nDrop; j++) {

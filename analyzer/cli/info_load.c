@@ -90,7 +90,8 @@ static int row_drop(struct trace_info *p, sqlite3_stmt *s)
     d->source = col_int(s, 0);
     d->zWhat = dup_text(s, 1);
     d->count = col_int(s, 2);
-    if (d->count != VT_INFO_NUL) p->nDropTotal += d->count;
+    d->cls = vt__read_drop_class(d->source, d->zWhat);
+    if (d->count != VT_INFO_NUL) *(d->cls == VT_DROPCLASS_OMITTED ? &p->nOmitted : &p->nDropTotal) += d->count;
     return 0;
 }
 
@@ -180,6 +181,7 @@ int vt__info_load(struct trace_info *p, const char *zPath, int bFull)
     }
     /* the writer's closing counters: trusted when they count more losses than the rows do */
     if (p->f.nLost > p->nDropTotal) p->nDropTotal = p->f.nLost;
+    if (p->f.nOmitted > p->nOmitted) p->nOmitted = p->f.nOmitted;
     /* counts, level and peaks: the figure source's pass, as analyze makes them (read/figures.h) */
     return vt__figures_pass(&p->f);
 }

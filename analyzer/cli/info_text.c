@@ -128,19 +128,43 @@ static void print_memory(FILE *f, const struct trace_info *p, const char *zInden
     }
 }
 
+/* The `dropped` rows of the trace that are (bOmitted 1) or are not (0) omitted as asked, one line each. */
+static void print_drop_rows(FILE *f, const struct trace_info *p, const char *zIndent, int bOmitted)
+{
+    for (int i = 0; i < p->nDrop; i++)
+        if ((p->aDrop[i].cls == VT_DROPCLASS_OMITTED) == bOmitted)
+            fprintf(f, "%s%-11s %-7s %-28s %lld\n", zIndent, "", vt__or(vt_drop_source_name(p->aDrop[i].source), "other"),
+                    p->aDrop[i].zWhat && *p->aDrop[i].zWhat ? p->aDrop[i].zWhat : "-",
+                    (long long)(p->aDrop[i].count == VT_INFO_NUL ? 0 : p->aDrop[i].count));
+}
+
+/*
+ * "dropped": records lost (none, or how many, each `dropped` row with bDetail); then "omitted" when the
+ * size bound left records out as asked (record --max-size), which are not lost.
+ */
 static void print_dropped(FILE *f, const struct trace_info *p, const char *zIndent, int bDetail)
 {
-    int i;
     if (p->nDropTotal == 0) {
         fprintf(f, "%s%-11s none\n", zIndent, "dropped");
-        return;
+    } else {
+        fprintf(f, "%s%-11s WARNING: %lld record%s lost; counts, peaks and findings are incomplete\n", zIndent,
+                "dropped", (long long)p->nDropTotal, p->nDropTotal == 1 ? "" : "s");
+        if (bDetail) print_drop_rows(f, p, zIndent, 0);
     }
-    fprintf(f, "%s%-11s WARNING: %lld record%s lost; counts, peaks and findings are incomplete\n", zIndent,
-            "dropped", (long long)p->nDropTotal, p->nDropTotal == 1 ? "" : "s");
-    for (i = 0; bDetail && i < p->nDrop; i++)
-        fprintf(f, "%s%-11s %-7s %-28s %lld\n", zIndent, "", vt__or(vt_drop_source_name(p->aDrop[i].source), "other"),
-                p->aDrop[i].zWhat && *p->aDrop[i].zWhat ? p->aDrop[i].zWhat : "-",
-                (long long)(p->aDrop[i].count == VT_INFO_NUL ? 0 : p->aDrop[i].count));
+    if (p->nOmitted > 0) {
+        fprintf(f, "%s%-11s %lld record%s left out by the size bound, as asked (--max-size): not lost\n", zIndent,
+                "omitted", (long long)p->nOmitted, p->nOmitted == 1 ? "" : "s");
+        if (bDetail) print_drop_rows(f, p, zIndent, 1);
+    }
+}
+
+/* "; WARNING: ..." for a trace closed by its exit handler that lost rows to failed writes, else "". */
+static const char *write_failed_text(const struct trace_info *p, char *z, size_t n)
+{
+    if (p->f.nWriteFailed <= 0) return "";
+    snprintf(z, n, "WARNING: closed, but incomplete: %lld row%s could not be written (a full disk, an I/O error or "
+             "the file-size limit)", (long long)p->f.nWriteFailed, p->f.nWriteFailed == 1 ? "" : "s");
+    return z;
 }
 
 /*
@@ -168,7 +192,7 @@ void vt__info_text(FILE *f, const struct trace_info *p)
     const char *zCmd = vt__info_meta(p, "cmdline"), *zExe = exe_of(p);
     const char *zClosed = vt__info_meta(p, "closed_cleanly");
     const char *zSource = vt__info_meta(p, "source_format"), *zFile = vt__info_meta(p, "source_file");
-    char zB[32], zProc[512], zT[32];
+    char zB[32], zProc[512], zT[32], zW[160];
     long long nCopy, copyBytes, nPageable;
     int i, j, bFirst;
 
@@ -192,7 +216,7 @@ void vt__info_text(FILE *f, const struct trace_info *p)
     if (zSource && strcmp(zSource, "cupti") != 0) { /* imported: another tool recorded it, nothing was traced */
         fprintf(f, "%-11s imported from %s file %s\n", "status", zSource, zFile ? zFile : "?");
     } else if (zClosed && !strcmp(zClosed, "1")) {
-        fprintf(f, "%-11s closed cleanly\n", "status");
+        fprintf(f, "%-11s %s\n", "status", p->f.nWriteFailed > 0 ? write_failed_text(p, zW, sizeof zW) : "closed cleanly");
     } else {
         fprintf(f, "%-11s WARNING: not closed cleanly (the process was killed, crashed or is still "
                    "running); the last events may be missing\n",
@@ -205,9 +229,7 @@ void vt__info_text(FILE *f, const struct trace_info *p)
                 vt__info_meta(p, "rows_written") ? vt__info_meta(p, "rows_written") : "?",
                 vt__info_meta(p, "commits") ? vt__info_meta(p, "commits") : "?",
                 vt__info_meta_int(p, "commits") == 1 ? "" : "s");
-    if (p->f.partialFrom >= 0)
-        fprintf(f, "%-11s WARNING: partial from %s after the start: %s\n", "",
-                vt__fig_fmt_at(&p->f, p->f.partialFrom, zT, sizeof zT), p->f.zPartialWhy);
+    if (p->f.partialFrom >= 0) fprintf(f, "%-11s WARNING: %s: %s\n", "", vt__read_partial_at(&p->f, zW, sizeof zW), p->f.zPartialWhy);
     print_devices(f, p, "devices");
     print_duration(f, p, "");
     print_memory(f, p, "");
@@ -306,7 +328,7 @@ static void print_others(FILE *f, const struct trace_info *p, const char *zInden
 int vt__info_summary(FILE *f, const char *zPath)
 {
     struct trace_info info;
-    char zB[32], zProc[512], zSum[48];
+    char zB[32], zProc[512], zSum[48], zW[160];
     const char *zClosed;
     long long nCopy, copyBytes, nPageable, nKernel, nOom;
     int64_t nSum;
@@ -315,8 +337,8 @@ int vt__info_summary(FILE *f, const char *zPath)
         zClosed = vt__info_meta(&info, "closed_cleanly");
         fmt_process(&info, zProc, sizeof zProc);
         fprintf(f, "  %s\n", zPath);
-        fprintf(f, "    %-11s %s%s\n", "process", zProc,
-                zClosed && !strcmp(zClosed, "1") ? "" : "; WARNING: trace not closed cleanly");
+        fprintf(f, "    %-11s %s%s%s\n", "process", zProc, zClosed && !strcmp(zClosed, "1") && !info.f.nWriteFailed ? "" : "; ",
+                !zClosed || strcmp(zClosed, "1") ? "WARNING: trace not closed cleanly" : write_failed_text(&info, zW, sizeof zW));
         if (info.nDev == 0) fprintf(f, "    %-11s none recorded\n", "devices");
         for (int i = 0; i < info.nDev; i++)
             fprintf(f, "    %-11s %lld  %s (%s)\n", i ? "" : "devices", (long long)info.aDev[i].id,

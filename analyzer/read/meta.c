@@ -330,14 +330,31 @@ static void subscription_note(struct vt_tracefile *f)
                          "single-subscriber API was refused by CUPTI in that mode");
 }
 
+/* ns from the one time origin (figures.h), which a reader of several traces sets after a note was made */
+static int64_t from_origin(const struct vt_tracefile *f, int64_t ts)
+{
+    return f->bTimes && ts > f->fig.origin ? ts - f->fig.origin : 0;
+}
+
+char *vt__read_partial_at(const struct vt_tracefile *f, char *z, size_t n)
+{
+    char zT[32], zM[32];
+    z[0] = 0;
+    if (f->partialFrom < 0) return z;
+    if (f->partialMark > f->partialFrom)
+        snprintf(z, n, "partial from %s after the start (its last event; the cause marked at %s)",
+                 vt__fmt_ns(from_origin(f, f->partialFrom), zT, sizeof zT), vt__fmt_ns(from_origin(f, f->partialMark), zM, sizeof zM));
+    else
+        snprintf(z, n, "partial from %s after the start", vt__fmt_ns(from_origin(f, f->partialFrom), zT, sizeof zT));
+    return z;
+}
+
 void vt__read_note_partial(struct vt_tracefile *f)
 {
-    char zT[32], *z;
-    /* from the one time origin (figures.h), which a reader of several traces sets after this note was made */
-    int64_t at = f->bTimes && f->partialFrom > f->fig.origin ? f->partialFrom - f->fig.origin : 0;
+    char zAt[128], *z;
     if (f->partialFrom < 0) return;
-    z = vt__strdupf("partial trace from %s after the start: %s; findings that depend on what is missing stop there",
-                    vt__fmt_ns(at, zT, sizeof zT), f->zPartialWhy);
+    z = vt__strdupf("%s trace %s: %s; findings that depend on what is missing stop there", "partial",
+                    vt__read_partial_at(f, zAt, sizeof zAt) + 8, f->zPartialWhy);
     if (!z) return;
     if (f->iNotePartial > 0 && f->iNotePartial <= f->nNote) {
         free(f->azNote[f->iNotePartial - 1]);
@@ -443,6 +460,10 @@ static void recording_notes(struct vt_tracefile *f, const char *zKernelArgs)
         vt__read_note(f, "%lld records were lost while tracing (see the 'dropped' table): counts, peaks and "
                          "findings are incomplete",
                       (long long)f->nLost);
+    if (f->nOmitted > 0)
+        vt__read_note(f, "%lld records were left out by the trace's size bound, as asked (record --max-size, "
+                         "VRAMTRACE_MAX_BYTES; the 'dropped' table counts them): not lost, and not counted as lost",
+                      (long long)f->nOmitted);
     if (!f->bHaveKernelUses && !f->bHaveTensors && f->aT[VT_T_MEM].nRow > 0) /* no allocation: nothing to use */
         vt__read_note(f, "no kernel buffer uses recorded%s: first/last use come from copies only, idle-allocation "
                          "checks are skipped and allocations live at exit cannot be told apart from buffers in "
@@ -483,12 +504,40 @@ static int window_notes(struct vt_tracefile *f)
 }
 
 /*
+ * The `dropped` rows by class (vt__read_drop_class) into f->nLost, nWriteFailed and nOmitted. The
+ * writer's closing counter dropped_writer (in *pnMeta, the closing counters' sum) counts the records
+ * the size bound left out once it was reached with the lost ones: they come off it. An SQLite code.
+ */
+static int read_drops(struct vt_tracefile *f, int64_t *pnMeta)
+{
+    sqlite3_stmt *p = NULL; /* total() cannot overflow */
+    int rc = sqlite3_prepare_v2(f->db,
+                                "SELECT source, what, CAST(min(total(count), 9e18) AS INTEGER) FROM dropped"
+                                " WHERE count > 0 GROUP BY source, what",
+                                -1, &p, NULL);
+    while (rc == SQLITE_OK && (rc = sqlite3_step(p)) == SQLITE_ROW) {
+        const char *zWhat = (const char *)sqlite3_column_text(p, 1);
+        int64_t n = sqlite3_column_int64(p, 2);
+        enum vt_dropclass c = vt__read_drop_class(sqlite3_column_int64(p, 0), zWhat);
+        rc = SQLITE_OK;
+        if (c == VT_DROPCLASS_OMITTED) {
+            f->nOmitted = n < INT64_MAX - f->nOmitted ? f->nOmitted + n : INT64_MAX;
+            if (!strcmp(zWhat, VT_DROP_WHAT_LIMIT_OFF)) *pnMeta = *pnMeta > n ? *pnMeta - n : 0;
+            continue;
+        }
+        if (c == VT_DROPCLASS_WRITE) f->nWriteFailed = n < INT64_MAX - f->nWriteFailed ? f->nWriteFailed + n : INT64_MAX;
+        f->nLost = n < INT64_MAX - f->nLost ? f->nLost + n : INT64_MAX;
+    }
+    sqlite3_finalize(p);
+    return rc == SQLITE_DONE ? SQLITE_OK : rc;
+}
+
+/*
  * Meta, devices, the time range and the notes, after the scan. Returns VT_EXIT_OK, or
  * VT_EXIT_CORRUPT / VT_EXIT_INTERNAL after printing one line.
  */
 int vt__read_meta(struct vt_tracefile *f)
 {
-    sqlite3 *db = f->db;
     char zVal[64], zArgs[8];
     int64_t nMeta = 0;
     int rc;
@@ -515,22 +564,20 @@ int vt__read_meta(struct vt_tracefile *f)
         int64_t v = vt__read_meta_int(f, azKey[k]);
         if (v > 0 && v < INT64_MAX - nMeta) nMeta += v;
     }
+    f->nLost = f->nWriteFailed = f->nOmitted = 0;
     rc = read_devices(f);
     if (rc == SQLITE_OK) rc = read_bounds(f);
+    /* a cause marked after the last event written: nothing after that event is in the trace, which is partial from it */
+    f->partialMark = -1;
+    if (f->partialFrom >= 0 && f->bTimes && f->partialFrom > f->t1) {
+        f->partialMark = f->partialFrom;
+        f->partialFrom = f->t1;
+    }
     /* the time figures (figures.h): one trace's own origin until a caller reads several together */
     f->fig.origin = f->bTimes ? f->t0 : 0;
     f->fig.shift = 0;
     f->fig.duration = f->bTimes ? f->t1 - f->t0 : -1;
-    if (rc == SQLITE_OK) {
-        sqlite3_stmt *p = NULL; /* total() cannot overflow */
-        rc = sqlite3_prepare_v2(db, "SELECT CAST(min(total(count), 9e18) AS INTEGER) FROM dropped WHERE count > 0",
-                                -1, &p, NULL);
-        if (rc == SQLITE_OK && (rc = sqlite3_step(p)) == SQLITE_ROW) {
-            f->nLost = sqlite3_column_int64(p, 0);
-            rc = SQLITE_OK;
-        }
-        sqlite3_finalize(p);
-    }
+    if (rc == SQLITE_OK) rc = read_drops(f, &nMeta);
     if (rc != SQLITE_OK) {
         vt__errorf("%s: cannot read trace: %s", f->zPath, sqlite3_errstr(rc));
         return vt__exit_for_sqlite(rc);

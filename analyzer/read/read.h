@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "util/errors.h"
+#include "vramtrace/schema.h"
 
 /*
  * One way into a trace for analyze, info, export and sql:
@@ -198,11 +199,16 @@ struct vt_tracefile {
     int64_t historyStart;
     int bUntimedBefore;     /* its rows of unknown time were allocated before the first event (a history with times
                              * that starts late): they stand from the trace's start (vt__live_untimed_ts) */
-    int64_t nLost;          /* records lost while recording */
+    int64_t nLost;          /* records lost while recording (nWriteFailed among them; never nOmitted) */
+    int64_t nWriteFailed;   /* ... of them lost to failed writes (a full disk, I/O errors) or the file-size limit */
+    int64_t nOmitted;       /* detail rows the size bound (record --max-size) left out as asked: not lost */
     /* a trace whose GPU activity stops early (another CUPTI client took the activity buffers
      * over, or CUPTI's fatal error): absolute ns from which kernels, copies, sets, CUPTI's own
      * allocation records and NVTX are missing; -1 when the trace is complete in that respect */
     int64_t partialFrom;
+    int64_t partialMark;    /* the time its cause was marked at (meta), when later than the trace's last event
+                             * (partialFrom is then that event: the writer's clock runs ahead of rows waiting for
+                             * their activity records); else -1 */
     char zPartialWhy[320];  /* why, for people: "" when partialFrom is -1 */
     int iNotePartial;       /* 1 + the index of the note saying so (vt__read_note_partial), 0 none */
     int64_t windowStart, windowStop; /* recording window relative to the start, ns (-1 or 0: none) */
@@ -296,6 +302,20 @@ static inline int64_t vt__read_meta_int(const struct vt_tracefile *f, const char
 static inline int vt__read_imported(const struct vt_tracefile *f)
 {
     return f->zSource[0] && strcmp(f->zSource, "cupti") != 0;
+}
+
+/* What a `dropped` row's records are to a reader (vt__read_drop_class). */
+enum vt_dropclass { VT_DROPCLASS_LOST = 0, VT_DROPCLASS_WRITE, VT_DROPCLASS_OMITTED };
+/*
+ * The class of a `dropped` row of source and what (may be NULL): omitted as asked (the size bound's
+ * rows, VT_DROP_WHAT_LIMIT_*), lost to a failed write or the file-size limit, or lost otherwise.
+ */
+static inline enum vt_dropclass vt__read_drop_class(int64_t source, const char *zWhat)
+{
+    if (source != VT_DROP_WRITER || !zWhat) return VT_DROPCLASS_LOST;
+    if (!strcmp(zWhat, VT_DROP_WHAT_LIMIT_THIN) || !strcmp(zWhat, VT_DROP_WHAT_LIMIT_OFF)) return VT_DROPCLASS_OMITTED;
+    if (!strcmp(zWhat, VT_DROP_WHAT_WRITE_FAILED) || !strcmp(zWhat, VT_DROP_WHAT_FSIZE_OFF)) return VT_DROPCLASS_WRITE;
+    return VT_DROPCLASS_LOST;
 }
 
 /*
@@ -395,6 +415,11 @@ int vt__read_meta(struct vt_tracefile *f);
 /* The note on a partial trace (partialFrom), made or remade with its time from f->fig.origin (set again when
  * several traces are read together: vt__figures_origin). */
 void vt__read_note_partial(struct vt_tracefile *f);
+/*
+ * "partial from TIME after the start[ (its last event; the cause marked at TIME)]" of f into z (n bytes), the times
+ * from f->fig.origin; "" when the trace is not partial. Returns z.
+ */
+char *vt__read_partial_at(const struct vt_tracefile *f, char *z, size_t n);
 
 /* ---- guard.c ---- */
 /* The columns of one table or view of main, read with one question (pragma_table_xinfo) for every column asked of it. */

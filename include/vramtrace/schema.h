@@ -75,6 +75,18 @@
     X(2, WRITER, "writer") /* a row failed to insert (SQLite error) */                                 \
     X(3, MAP, "map")       /* an auxiliary bounded map overflowed (correlation args, open NVTX ranges) */
 
+/*
+ * dropped.what of the writer's rows (source writer) that readers tell apart: rows lost because a
+ * write failed (a full disk, an I/O error) or the file reached the largest size allowed, and rows
+ * the size bound (VRAMTRACE_MAX_BYTES, record --max-size) left out as asked, which are not lost.
+ */
+#define VT_DROP_WHAT_WRITE_FAILED "rows (write failed: disk full, I/O or SQLite error)"
+#define VT_DROP_WHAT_FSIZE_OFF "records not written: the trace reached the largest file size allowed (tracing off)"
+#define VT_DROP_WHAT_LIMIT_OFF "records not written: the trace reached VRAMTRACE_MAX_BYTES (tracing off)"
+#define VT_DROP_WHAT_LIMIT_THIN                                                                                        \
+    "rows not written near VRAMTRACE_MAX_BYTES (kernels, uses, copies, sets, API calls, NVTX, syncs; allocations, " \
+    "frees, pools and OOMs kept)"
+
 /* buffer_use.kind */
 #define VT_USE_LIST(X)                                                                     \
     X(0, KERNEL_ARG, "kernel_arg") /* a kernel parameter word pointed into the allocation */ \
