@@ -1314,6 +1314,40 @@ TEST(record_max_size_omits_not_loses)
 }
 
 /*
+ * Two record runs writing into one directory at once: each lists only its own job's traces. Here
+ * the job itself runs another `vramtrace record` into the same directory first (whose trace is new
+ * to the outer run too: it listed both before), then a CUDA process of its own.
+ */
+TEST(record_lists_only_its_own_traces)
+{
+    const char *zDir = cli_tmpdir();
+    char zOut[PATH_MAX + 16], zErr[PATH_MAX + 16], zLib[PATH_MAX + 32], zScript[4 * PATH_MAX], *z, *p;
+    const char *azEnv[] = {zLib, NULL};
+    snprintf(zOut, sizeof zOut, "%s/out/", zDir);
+    snprintf(zErr, sizeof zErr, "%s/err.txt", zDir);
+    snprintf(zLib, sizeof zLib, "VRAMTRACE_LIB=%s", built_lib());
+    snprintf(zScript, sizeof zScript, "'%s' record -o '%s' -- '%s' leak pairs=3 2>'%s/inner.txt' && exec '%s' leak",
+             cli_vramtrace(), zOut, fake_job(), zDir, fake_job());
+    {
+        char *azArgv[] = {(char *)cli_vramtrace(), "record", "-o", zOut, "--", "/bin/sh", "-c", zScript, NULL};
+        ASSERT_EQ(0, cli_run(azArgv, azEnv, NULL, zErr));
+    }
+    z = cli_read(zErr);
+    ASSERT_CONTAINS(z, "vramtrace: 1 trace written:\n"); /* was 2: the other run's too */
+    ASSERT_CONTAINS(z, "    memory      1 allocation (1.00 MiB), 0 frees; level: allocations\n");
+    ASSERT(strstr(z, "3 frees") == NULL);
+    p = strstr(z, "  next: vramtrace analyze ");
+    ASSERT(p != NULL && count_of(p, ".db") == 1);
+    free(z);
+    snprintf(zScript, sizeof zScript, "%s/inner.txt", zDir);
+    z = cli_read(zScript);
+    ASSERT_CONTAINS(z, "vramtrace: 1 trace written:\n");
+    ASSERT_CONTAINS(z, "    memory      4 allocations (1.01 MiB), 3 frees; level: allocations\n");
+    free(z);
+    cli_cleanup();
+}
+
+/*
  * More kernels than one activity buffer holds (4 MiB: about 18,700 kernel records): CUPTI hands a
  * full buffer back and takes the next, so every kernel is in the trace and none is counted lost
  * (the scripted CUPTI kept the first buffer's 18,723 and dropped the rest without a word).
@@ -1430,5 +1464,5 @@ VT_TEST_LIST(T(record_sets_environment) T(record_tensors_merges_alloc_conf) T(re
              T(record_missing_command) T(record_command_not_executable) T(record_usage_errors) T(record_library_not_found)
              T(record_finds_and_summarizes_traces) T(record_reports_missing_trace)
              T(record_from_installed_tree) T(record_reads_other_processes) T(record_nvml_other_pid_namespace)
-             T(record_without_nvml) T(record_full_disk) T(record_trace_is_one_file)
+             T(record_without_nvml) T(record_full_disk) T(record_trace_is_one_file) T(record_lists_only_its_own_traces)
              T(record_counts_summarized_kernels) T(record_kernels_beyond_one_buffer) T(record_max_size_omits_not_loses) T(record_killed_at_once_names_the_job))

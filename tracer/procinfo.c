@@ -115,6 +115,12 @@ int vt__procinfo_meta(const struct vt_procinfo *pi, const char *(*xGetenv)(const
     if (rc == 0 && pi->zRank[0]) rc = xMeta(pCtx, "rank", pi->zRank);
     if (rc == 0 && pi->zLocalRank[0]) rc = xMeta(pCtx, "local_rank", pi->zLocalRank);
     if (rc == 0 && pi->zWorldSize[0]) rc = xMeta(pCtx, "world_size", pi->zWorldSize);
+    {
+        /* which `vramtrace record` run started the process (record lists only its own traces) */
+        const char *zId = xGetenv("VRAMTRACE_RECORD_ID");
+        if (rc == 0 && zId && *zId && strlen(zId) <= 64 && strspn(zId, "0123456789abcdefghijklmnopqrstuvwxyz-.") == strlen(zId))
+            rc = xMeta(pCtx, "record_id", zId);
+    }
     for (i = 0; rc == 0 && i < sizeof azEnvAllow / sizeof azEnvAllow[0]; i++) {
         const char *zVal = xGetenv(azEnvAllow[i]);
         if (!zVal) continue;

@@ -24,10 +24,11 @@ void vt__procinfo_load(struct vt_procinfo *pi, const char *(*xGetenv)(const char
 
 /*
  * Call xMeta(pCtx, key, value) for each meta row: pid, ppid, hostname, exe,
- * cmdline, rank, local_rank, world_size (when known), and
- * 'env.NAME' for each allow-listed variable that is set. Nothing outside the
- * allow-list is ever read into the trace. Returns the first non-zero xMeta
- * result, or 0.
+ * cmdline, rank, local_rank, world_size (when known), record_id (the
+ * VRAMTRACE_RECORD_ID `vramtrace record` sets, when set and made of [0-9a-z.-],
+ * at most 64 bytes), and 'env.NAME' for each allow-listed variable that is set.
+ * Nothing outside the allow-list is ever read into the trace. Returns the first
+ * non-zero xMeta result, or 0.
  */
 int vt__procinfo_meta(const struct vt_procinfo *pi, const char *(*xGetenv)(const char *zName),
                       int (*xMeta)(void *pCtx, const char *zKey, const char *zValue), void *pCtx);

@@ -331,7 +331,7 @@ static int tracing_disabled(void)
     return z && vt__parse_bool(z) == 1;
 }
 
-static int set_environment(const struct record_opts *pOpts, char *zPattern, size_t nPattern)
+static int set_environment(const struct record_opts *pOpts, char *zPattern, size_t nPattern, const char *zRecordId)
 {
     char zExe[PATH_MAX], zLib[PATH_MAX], zCupti[PATH_MAX], zWhy[PATH_MAX + 256], zNum[16];
     const char *zOld;
@@ -369,6 +369,7 @@ static int set_environment(const struct record_opts *pOpts, char *zPattern, size
         vt__errorf("record: %s; the tracer will use the libcupti the system resolves", zWhy);
     }
     if (set_var("VRAMTRACE_OUTPUT", zPattern)) return VT_EXIT_INTERNAL;
+    if (set_var("VRAMTRACE_RECORD_ID", zRecordId)) return VT_EXIT_INTERNAL; /* whose traces they are */
     if (pOpts->backtrace >= 0) {
         snprintf(zNum, sizeof zNum, "%d", pOpts->backtrace);
         if (set_var("VRAMTRACE_BACKTRACE", zNum)) return VT_EXIT_INTERNAL;
@@ -579,21 +580,30 @@ static void put_shell_word(FILE *f, const char *z)
 }
 
 /*
- * Report the traces matching zPattern that the job produced (not in pBefore),
- * stamping them (stamp_trace) first; with none, the snapshots of PyTorch's history
- * it wrote (report_snapshots). Prints to stderr; never changes the exit status.
+ * Report the traces matching zPattern that the job produced (not in pBefore, and not another record
+ * run's: a run writing into the same place at the same time, told by the trace's record_id),
+ * stamping them (stamp_trace) first; with none, the snapshots of PyTorch's history it wrote
+ * (report_snapshots). Prints to stderr; never changes the exit status.
  */
-static void report_traces(const char *zPattern, const struct vt_trace_set *pBefore, const char *zSnapPattern,
-                          const struct vt_trace_set *pSnapBefore, int bTensors, const struct vt_nvml *pNvml)
+static void report_traces(const char *zPattern, const struct vt_trace_set *pBefore, const char *zRecordId,
+                          const char *zSnapPattern, const struct vt_trace_set *pSnapBefore, int bTensors,
+                          const struct vt_nvml *pNvml)
 {
     struct vt_trace_set after;
-    size_t i, nNew = 0;
+    size_t i, j, nNew = 0;
 
     if (vt__trace_set_list(zPattern, &after) != 0) {
         vt__errorf("record: out of memory while listing traces matching %s", zPattern);
         return;
     }
-    for (i = 0; i < after.nFile; i++) nNew += vt__trace_set_is_new(pBefore, &after.aFile[i]);
+    /* this run's traces: new ones that are not another run's, kept in place (free the rest) */
+    for (i = j = 0; i < after.nFile; i++) {
+        if (vt__trace_set_is_new(pBefore, &after.aFile[i]) && !vt__trace_is_others(after.aFile[i].zPath, zRecordId))
+            after.aFile[j++] = after.aFile[i];
+        else
+            free(after.aFile[i].zPath);
+    }
+    after.nFile = nNew = j;
     if (nNew == 0) {
         char zWhy[512];
         vt__errorf("no trace was written (pattern %s).", zPattern);
@@ -613,15 +623,13 @@ static void report_traces(const char *zPattern, const struct vt_trace_set *pBefo
         size_t nLen = 0;
         vt__errorf("%zu trace%s written:", nNew, nNew == 1 ? "" : "s");
         for (i = 0; i < after.nFile; i++) {
-            if (!vt__trace_set_is_new(pBefore, &after.aFile[i])) continue;
             stamp_trace(after.aFile[i].zPath, bTensors, pNvml);
             vt__info_summary(stderr, after.aFile[i].zPath);
             nLen += strlen(after.aFile[i].zPath) + 1;
         }
         /* The next step, spelled out when it fits on a line. */
         fprintf(stderr, "  next: vramtrace analyze");
-        for (i = 0; i < after.nFile && nLen <= 160; i++)
-            if (vt__trace_set_is_new(pBefore, &after.aFile[i])) put_shell_word(stderr, after.aFile[i].zPath);
+        for (i = 0; i < after.nFile && nLen <= 160; i++) put_shell_word(stderr, after.aFile[i].zPath);
         fprintf(stderr, "%s\n", nLen <= 160 ? "" : " TRACE... (the paths above)");
     }
     vt__trace_set_free(&after);
@@ -632,13 +640,14 @@ int vt__cmd_record(int argc, char **argv)
     struct record_opts opts;
     struct vt_trace_set before = {NULL, 0}, snapBefore = {NULL, 0};
     struct vt_nvml *pNvml;
-    char zPattern[PATH_MAX], zSnapPattern[2 * PATH_MAX];
+    char zPattern[PATH_MAX], zSnapPattern[2 * PATH_MAX], zRecordId[48];
     int rc, bStarted = 0;
 
     rc = parse_args(argc, argv, &opts);
     if (rc == -1) return VT_EXIT_OK;
     if (rc != VT_EXIT_OK) return rc;
-    rc = set_environment(&opts, zPattern, sizeof zPattern);
+    vt__record_make_id(zRecordId, sizeof zRecordId);
+    rc = set_environment(&opts, zPattern, sizeof zPattern, zRecordId);
     if (rc != VT_EXIT_OK) return rc;
     snapshot_pattern(zSnapPattern, sizeof zSnapPattern);
     if (vt__trace_set_list(zPattern, &before) != 0 ||
@@ -653,7 +662,7 @@ int vt__cmd_record(int argc, char **argv)
         vt__errorf("record: VRAMTRACE_DISABLE=%s is set: the tracer will record nothing (unset it to trace)",
                    getenv("VRAMTRACE_DISABLE"));
     rc = run_job(opts.azCmd, pNvml, &bStarted);
-    if (bStarted) report_traces(zPattern, &before, zSnapPattern, &snapBefore, opts.bTensors, pNvml);
+    if (bStarted) report_traces(zPattern, &before, zRecordId, zSnapPattern, &snapBefore, opts.bTensors, pNvml);
     vt__nvml_close(pNvml);
     vt__trace_set_free(&before);
     vt__trace_set_free(&snapBefore);

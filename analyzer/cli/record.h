@@ -103,6 +103,18 @@ struct vt_trace_set {
  */
 int vt__trace_set_list(const char *zPattern, struct vt_trace_set *pSet);
 
+/*
+ * This record run's id for the traces of its job (VRAMTRACE_RECORD_ID; the tracer stores it as meta
+ * record_id): record's pid and the wall clock's ns, "PID-NS", into z.
+ */
+void vt__record_make_id(char *z, size_t n);
+
+/*
+ * 1 if the trace at zPath is another record run's: its meta record_id is there and is not zId. A
+ * file without one (a trace of a tracer that does not write it, one not readable) is not called another's.
+ */
+int vt__trace_is_others(const char *zPath, const char *zId);
+
 /* 1 if pFile is absent from pBefore or was replaced or written since (other inode, size or mtime). */
 int vt__trace_set_is_new(const struct vt_trace_set *pBefore, const struct vt_trace_file *pFile);
 

@@ -2,10 +2,13 @@
 #include "record.h"
 
 #include <glob.h>
+#include <stdio.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "vramtrace/outname.h"
 
@@ -52,6 +55,28 @@ int vt__trace_set_list(const char *zPattern, struct vt_trace_set *pSet)
     globfree(&g);
     if (rc != 0) vt__trace_set_free(pSet);
     return rc;
+}
+
+void vt__record_make_id(char *z, size_t n)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    snprintf(z, n, "%ld-%lld", (long)getpid(), (long long)ts.tv_sec * 1000000000LL + ts.tv_nsec);
+}
+
+int vt__trace_is_others(const char *zPath, const char *zId)
+{
+    sqlite3 *db = NULL;
+    sqlite3_stmt *p = NULL;
+    int bOthers = 0;
+    if (sqlite3_open_v2(zPath, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK && sqlite3_busy_timeout(db, 2000) == SQLITE_OK &&
+        sqlite3_prepare_v2(db, "SELECT value FROM meta WHERE key = 'record_id'", -1, &p, NULL) == SQLITE_OK) {
+        if (sqlite3_step(p) == SQLITE_ROW && sqlite3_column_text(p, 0))
+            bOthers = strcmp((const char *)sqlite3_column_text(p, 0), zId) != 0;
+    }
+    sqlite3_finalize(p);
+    sqlite3_close(db);
+    return bOthers;
 }
 
 int vt__trace_set_is_new(const struct vt_trace_set *pBefore, const struct vt_trace_file *pFile)
