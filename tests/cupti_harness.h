@@ -395,10 +395,28 @@ static void fake_record(const void *rec, size_t size)
     pthread_mutex_unlock(&g_heldMu);
 }
 
+/* The next forced flush brings CUPTI's fatal error first (a device lost while the trace is being closed). */
+static atomic_int g_bFatalInForced;
+
+/* CUPTI's fatal-error notification to the subscriber (CUPTI_CBID_STATE_FATAL_ERROR): CUPTI finalizes itself after it. */
+static void harness_fatal(const char *zMsg)
+{
+    CUpti_StateData sd;
+    memset(&sd, 0, sizeof sd);
+    sd.notification.result = CUPTI_ERROR_UNKNOWN;
+    sd.notification.message = zMsg;
+    atomic_store(&g_bFatalSent, 1);
+    if (g_callback) g_callback(NULL, CUPTI_CB_DOMAIN_STATE, CUPTI_CBID_STATE_FATAL_ERROR, &sd);
+}
+
 /* Every buffer holding records goes back to the library (the records here are all complete). */
 CUptiResult cuptiActivityFlushAll(uint32_t flag)
 {
     if (atomic_load(&g_bFatalSent)) fprintf(stderr, "fake CUPTI: called after its fatal error\n");
+    if ((flag & CUPTI_ACTIVITY_FLAG_FLUSH_FORCED) && atomic_exchange(&g_bFatalInForced, 0)) {
+        harness_fatal("device lost during the flush");
+        return CUPTI_ERROR_UNKNOWN; /* finalizing: no buffer comes back */
+    }
     if (flag & CUPTI_ACTIVITY_FLAG_FLUSH_FORCED) {
         atomic_fetch_add(&g_nFlushForced, 1);
         while (atomic_load(&g_bHangForced)) usleep(1000);

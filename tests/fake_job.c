@@ -10,6 +10,8 @@
  *   sleep=MS        sleep MS milliseconds
  *   exit=N          exit(N)
  *   kill=N          raise signal N
+ *   fatal           CUPTI's fatal error now (CUPTI finalizes itself: the tracer must not call it again)
+ *   fatal-at-close  CUPTI's fatal error inside the next forced flush (the one at exit: while the trace closes)
  * Exit status 90 when the library does not load or does not initialize, 91 for an unknown step.
  */
 #define VT_INJECT_SO getenv("CUDA_INJECTION64_PATH")
@@ -67,6 +69,10 @@ int main(int argc, char **argv)
             exit((int)n);
         } else if (!strncmp(z, "kill=", 5)) {
             raise((int)n);
+        } else if (!strcmp(z, "fatal")) {
+            harness_fatal("device lost");
+        } else if (!strcmp(z, "fatal-at-close")) {
+            atomic_store(&g_bFatalInForced, 1);
         } else {
             fprintf(stderr, "fake_job: unknown step '%s'\n", z);
             return 91;

@@ -1181,6 +1181,63 @@ TEST(record_full_disk)
     cli_cleanup();
 }
 
+/*
+ * CUPTI's fatal error while the flush thread closes the trace for it, on a disk that filled: the close's
+ * outcome is said all the same (it was said only when the exit handler closed the trace, and the flush
+ * thread's close raced the job's exit), and the job exits as it would.
+ */
+TEST(record_fatal_error_then_full_disk)
+{
+    const char *zDir = cli_tmpdir();
+    char zErr[PATH_MAX + 16], *z;
+    snprintf(zErr, sizeof zErr, "%s/err.txt", zDir);
+    ASSERT_EQ(0, record_on_tmpfs(zDir, "1m", "leak pairs=100000 fatal sleep=500 leak", zErr));
+    z = cli_read(zErr);
+    ASSERT_CONTAINS(z, "vramtrace: CUPTI reported a fatal error (CUPTI_ERROR_UNKNOWN: device lost); tracing stops");
+    ASSERT_CONTAINS(z, ".db is incomplete: rows could not be written (a full disk or an I/O error, said above); "
+                       "they are counted in its 'dropped' table\n");
+    ASSERT_EQ(1, count_of(z, "is incomplete: rows could not be written")); /* said once, by whoever closed it */
+    ASSERT(strstr(z, "called after its fatal error") == NULL);
+    free(z);
+    cli_cleanup();
+}
+
+/*
+ * CUPTI's fatal error inside the forced flush at exit (a device lost while the trace is being closed):
+ * no CUPTI call after it (the rest of the final flush called CUPTI again), one line, and the trace
+ * closed with what it holds and the error in meta (the activity buffers CUPTI held then never come
+ * back: their records are missing, as the trace's partial note says).
+ */
+TEST(record_fatal_error_while_closing)
+{
+    const char *zDir = cli_tmpdir();
+    char zOut[PATH_MAX + 16], zErr[PATH_MAX + 16], zTrace[PATH_MAX + 64], zLib[PATH_MAX + 32], *z, *p;
+    const char *azEnv[] = {zLib, NULL};
+    snprintf(zOut, sizeof zOut, "%s/out/", zDir);
+    snprintf(zErr, sizeof zErr, "%s/err.txt", zDir);
+    snprintf(zLib, sizeof zLib, "VRAMTRACE_LIB=%s", built_lib());
+    {
+        char *azArgv[] = {(char *)cli_vramtrace(), "record", "-o", zOut, "--", (char *)fake_job(), "pairs=10", "leak",
+                          "fatal-at-close", NULL};
+        ASSERT_EQ(0, cli_run(azArgv, azEnv, NULL, zErr));
+    }
+    z = cli_read(zErr);
+    ASSERT_CONTAINS(z, "vramtrace: CUPTI reported a fatal error (CUPTI_ERROR_UNKNOWN: device lost during the flush); "
+                       "tracing stops");
+    ASSERT(strstr(z, "called after its fatal error") == NULL);
+    ASSERT(strstr(z, "did not finish within") == NULL); /* no final flush said to hang */
+    ASSERT(strstr(z, "may be incomplete") == NULL);
+    ASSERT_CONTAINS(z, "vramtrace: 1 trace written:\n");
+    ASSERT(strstr(z, "WARNING: trace not closed cleanly") == NULL);
+    p = strstr(z, "\n  /"); /* the trace's path, on its own line */
+    ASSERT(p != NULL);
+    snprintf(zTrace, sizeof zTrace, "%.*s", (int)strcspn(p + 3, "\n"), p + 3);
+    free(z);
+    ASSERT_STREQ("CUPTI_ERROR_UNKNOWN: device lost during the flush", trace_meta(zTrace, "cupti_fatal_error"));
+    ASSERT_STREQ("1", trace_meta(zTrace, "closed_cleanly"));
+    cli_cleanup();
+}
+
 /* The scripted job recorded, then read by record's summary and by analyze: its trace is one file (no -wal, -shm beside it). */
 TEST(record_trace_is_one_file)
 {
@@ -1464,5 +1521,6 @@ VT_TEST_LIST(T(record_sets_environment) T(record_tensors_merges_alloc_conf) T(re
              T(record_missing_command) T(record_command_not_executable) T(record_usage_errors) T(record_library_not_found)
              T(record_finds_and_summarizes_traces) T(record_reports_missing_trace)
              T(record_from_installed_tree) T(record_reads_other_processes) T(record_nvml_other_pid_namespace)
-             T(record_without_nvml) T(record_full_disk) T(record_trace_is_one_file) T(record_lists_only_its_own_traces)
+             T(record_without_nvml) T(record_full_disk) T(record_fatal_error_then_full_disk) T(record_fatal_error_while_closing)
+             T(record_trace_is_one_file) T(record_lists_only_its_own_traces)
              T(record_counts_summarized_kernels) T(record_kernels_beyond_one_buffer) T(record_max_size_omits_not_loses) T(record_killed_at_once_names_the_job))

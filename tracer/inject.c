@@ -58,9 +58,11 @@ static atomic_int g_init;                  /* InitializeInjection ran (double in
 static CUpti_SubscriberHandle g_subscriber; /* valid when g_subscribed */
 static int g_subscribed;
 static struct vt_config g_cfg;             /* read once in InitializeInjection */
-static struct vt__flusher *g_flusher;      /* the periodic flush thread, or NULL */
+static struct vt__flusher *g_flusher;      /* the periodic flush thread, or NULL (under g_flusherMu) */
+static pthread_mutex_t g_flusherMu = PTHREAD_MUTEX_INITIALIZER; /* a kick from another thread vs the exit's stop */
 static atomic_int g_fatal;                 /* CUPTI reported a fatal error: no CUPTI call any more */
-static atomic_int g_fatalHandled;          /* ... and the trace was closed for it */
+static atomic_int g_closeState;            /* the trace's close (close_trace): 0 not begun, 1 under way, 2 done */
+static long g_pid;                         /* the process that started tracing (a forked child's exit is not its) */
 
 /*
  * The takeover watch (watch.h): buffer events and the calls whose MEMORY2
@@ -239,7 +241,9 @@ static void on_fatal(const CUpti_StateData *sd)
     vt__session_meta("cupti_fatal_error_ns", z);
     say("CUPTI reported a fatal error (%s%s%.300s); tracing stops, the trace %s keeps what was recorded",
         result_name(r), zMsg[0] ? ": " : "", zMsg, vt__session_path());
+    pthread_mutex_lock(&g_flusherMu); /* the exit may be stopping the thread: kick it only while it is there */
     vt__flusher_kick(g_flusher);
+    pthread_mutex_unlock(&g_flusherMu);
 }
 
 /* The one CUPTI callback: runtime and driver API enter/exit, resource events. */
@@ -382,6 +386,50 @@ static void report_takeover(void)
 }
 
 /*
+ * Close the trace, once, whoever comes first: the exit handler, or the flush thread after CUPTI's fatal
+ * error (bAtExit 0). The closer writes end_ns (the clock now, unless CUPTI reported a fatal error: then
+ * the writer's latest time) and says how the close went, in one line when it did not go well. A caller
+ * that finds the close under way returns, except the exit handler: it waits for that close to end (at
+ * most EXIT_TIMEOUT_MS and a second), so that the process never ends in the middle of it and its
+ * outcome is said.
+ */
+static void close_trace(int bAtExit)
+{
+    int expected = 0, rc;
+    uint64_t nDropped;
+    char z[32];
+    const char *zWhen = bAtExit ? "at exit" : "after CUPTI's fatal error";
+    struct timespec ms = {0, 1000000};
+    if (!atomic_compare_exchange_strong(&g_closeState, &expected, 1)) {
+        for (unsigned i = 0; bAtExit && i < EXIT_TIMEOUT_MS + 1000 && atomic_load(&g_closeState) != 2; i++)
+            nanosleep(&ms, NULL);
+        return;
+    }
+    if (vt__session_active()) {
+        if (!atomic_load(&g_fatal)) {
+            snprintf(z, sizeof z, "%llu", (unsigned long long)now_cupti());
+            vt__session_meta("end_ns", z);
+        }
+        nDropped = vt__session_dropped();
+        rc = vt__session_close(EXIT_TIMEOUT_MS);
+        if (rc == -EFBIG) {
+            /* tracing went off at the file-size limit: the writer said so then, once */
+        } else if (rc == -ETIMEDOUT)
+            say("trace %s may be incomplete: its last rows were not written within %u ms %s; everything "
+                "committed before is in it", vt__session_path(), EXIT_TIMEOUT_MS, zWhen);
+        else if (rc == -EIO)
+            say("trace %s is incomplete: rows could not be written (a full disk or an I/O error, said above); "
+                "they are counted in its 'dropped' table", vt__session_path());
+        else if (rc != 0)
+            say("trace %s may be incomplete (closing failed: %s)", vt__session_path(), strerror(-rc));
+        else if (nDropped)
+            say("%llu records were dropped (writer behind; see the 'dropped' table of %s)",
+                (unsigned long long)nDropped, vt__session_path());
+    }
+    atomic_store(&g_closeState, 2);
+}
+
+/*
  * The flush thread's periodic task: a non-forced flush hands the writer every
  * activity buffer whose records are complete, full or not, so the records of
  * a thread that makes few CUDA calls (CUPTI 13 keeps one buffer per thread)
@@ -394,8 +442,7 @@ static void flush_tick(void *pArg)
 {
     (void)pArg;
     if (atomic_load(&g_fatal)) {
-        /* end_ns: the latest time recorded (the writer's default), the clock is CUPTI's */
-        if (!atomic_exchange(&g_fatalHandled, 1) && vt__session_active()) vt__session_close(EXIT_TIMEOUT_MS);
+        close_trace(0);
         return;
     }
     if (!vt__session_active()) return;
@@ -434,7 +481,9 @@ static void disable_all(void)
 /*
  * The final task (on the flush thread): forced flush, stop CUPTI, forced flush
  * of what was left. Lent to a profiler that never stopped, the buffers are
- * that client's: only the callbacks and kinds are turned off.
+ * that client's: only the callbacks and kinds are turned off. A fatal CUPTI
+ * error met on the way (CUPTI finalizes itself, even inside the flush) ends it:
+ * CUPTI is not called after it.
  */
 static void final_flush(void *pArg)
 {
@@ -442,11 +491,11 @@ static void final_flush(void *pArg)
     (void)pArg;
     vt__lend_lock();
     bOurs = !vt__lend_lent();
-    if (bOurs) cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
-    disable_all();
-    if (bOurs) {
+    if (bOurs && !atomic_load(&g_fatal)) cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+    if (!atomic_load(&g_fatal)) disable_all();
+    if (bOurs && !atomic_load(&g_fatal)) {
         cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
-        report_cupti_drops(NULL, 0);
+        if (!atomic_load(&g_fatal)) report_cupti_drops(NULL, 0);
     }
     vt__lend_unlock();
 }
@@ -454,49 +503,33 @@ static void final_flush(void *pArg)
 /*
  * atexit: the final flush, waited for at most FINAL_FLUSH_MS (it runs on the
  * flush thread: a flush stuck on a hung device is left behind), then drain
- * and close the trace within EXIT_TIMEOUT_MS. After a fatal CUPTI error no
- * CUPTI function is called.
+ * and close the trace within EXIT_TIMEOUT_MS (close_trace). After a fatal
+ * CUPTI error no CUPTI function is called, and the flush thread may be closing
+ * the trace already: the exit waits for that close, which says its outcome.
  */
 static void at_exit(void)
 {
-    int saved = errno;
-    char z[32];
-    uint64_t nDropped;
-    int rc;
-    struct vt__flusher *f = g_flusher;
-    if (!vt__session_active()) goto done; /* never started, already closed, or a forked child */
+    int saved = errno, rcStop = 0;
+    struct vt__flusher *f;
+    if ((long)getpid() != g_pid) goto done; /* a forked child: the trace and the flush thread are the parent's */
+    if (!vt__session_active() && atomic_load(&g_closeState) != 1) goto done; /* never started, or closed */
+    pthread_mutex_lock(&g_flusherMu);
+    f = g_flusher;
     g_flusher = NULL;
-    if (atomic_load(&g_fatal)) {
-        /* the flush thread closes the trace (it may be doing so now) */
-        if (f) vt__flusher_stop(f, NULL, FINAL_FLUSH_MS + EXIT_TIMEOUT_MS);
-        if (!vt__session_active()) goto done;
-    } else if (!f) {
+    pthread_mutex_unlock(&g_flusherMu);
+    if (atomic_load(&g_fatal) || atomic_load(&g_closeState))
+        rcStop = vt__flusher_stop(f, NULL, FINAL_FLUSH_MS + EXIT_TIMEOUT_MS); /* it may be closing the trace */
+    else if (!f)
         final_flush(NULL); /* no flush thread could be started: unbounded, as before */
-    } else if (vt__flusher_stop(f, final_flush, FINAL_FLUSH_MS) != 0) {
+    else
+        rcStop = vt__flusher_stop(f, final_flush, FINAL_FLUSH_MS);
+    if (rcStop != 0 && !atomic_load(&g_fatal) && !atomic_load(&g_closeState)) {
         say("CUPTI's final flush did not finish within %u ms (a hung device?); activity records "
             "not delivered by then are missing from %s",
             FINAL_FLUSH_MS, vt__session_path());
         vt__session_meta("final_flush", "timeout");
     }
-    if (!atomic_load(&g_fatal)) {
-        snprintf(z, sizeof z, "%llu", (unsigned long long)now_cupti());
-        vt__session_meta("end_ns", z);
-    }
-    nDropped = vt__session_dropped();
-    rc = vt__session_close(EXIT_TIMEOUT_MS);
-    if (rc == -EFBIG) {
-        /* tracing went off at the file-size limit: the writer said so then, once */
-    } else if (rc == -ETIMEDOUT)
-        say("trace %s may be incomplete: its last rows were not written within %u ms at exit; everything "
-            "committed before is in it", vt__session_path(), EXIT_TIMEOUT_MS);
-    else if (rc == -EIO)
-        say("trace %s is incomplete: rows could not be written (a full disk or an I/O error, said above); "
-            "they are counted in its 'dropped' table", vt__session_path());
-    else if (rc != 0)
-        say("trace %s may be incomplete (closing failed: %s)", vt__session_path(), strerror(-rc));
-    else if (nDropped)
-        say("%llu records were dropped (writer behind; see the 'dropped' table of %s)",
-            (unsigned long long)nDropped, vt__session_path());
+    close_trace(1);
 done:
     errno = saved;
 }
@@ -873,14 +906,21 @@ VT_EXPORT int InitializeInjection(void)
     /* allocations waiting 20 flush intervals (10 s by default) for a buffer event: probe */
     glue_rewatch();
     if (!vt__subs_several()) start_lend(); /* one of several: nothing to lend, the profiler subscribes itself */
+    g_pid = (long)getpid();
+    pthread_mutex_lock(&g_flusherMu);
     g_flusher = vt__flusher_start(g_cfg.flush_ms, flush_tick, NULL);
+    pthread_mutex_unlock(&g_flusherMu);
     if (!g_flusher)
         say("cannot start the flush thread: records of threads that make few CUDA calls reach the "
             "trace only when their buffer fills or at exit");
     if (atexit(at_exit) != 0) {
+        struct vt__flusher *f;
         say("tracing off: cannot register the exit handler");
-        vt__flusher_stop(g_flusher, NULL, FINAL_FLUSH_MS);
+        pthread_mutex_lock(&g_flusherMu);
+        f = g_flusher;
         g_flusher = NULL;
+        pthread_mutex_unlock(&g_flusherMu);
+        vt__flusher_stop(f, NULL, FINAL_FLUSH_MS);
         disable_all();
         vt__session_abort();
         goto fail;
