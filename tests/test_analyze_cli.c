@@ -306,5 +306,33 @@ TEST(real_traces_in_test_data)
     tg_cleanup();
 }
 
+/* An OOM whose request size the file does not record (an Nsight export's failed cudaMalloc) says "unknown
+ * size" in every format, never "-1 B"; JSON gives null for each of its byte figures. */
+TEST(oom_of_unknown_size)
+{
+    const char *zData = getenv("VT_TEST_DATA");
+    char zPath[1024];
+    if (!zData) SKIP("VT_TEST_DATA not set (run under ctest)");
+    snprintf(zPath, sizeof zPath, "%s/import/nsys2022_two_processes.sqlite", zData);
+    ASSERT_EQ(0, run(zPath, NULL, NULL, NULL, NULL));
+    ASSERT_CONTAINS(zOut, "Out of memory: cudaMalloc of unknown size failed on device 0");
+    ASSERT_CONTAINS(zOut, "    size unknown, 1 event, 39 ns .. 39 ns");
+    ASSERT_CONTAINS(zOut, "a request of unknown size failed with");
+    ASSERT_CONTAINS(zOut, "  at the OOM at 39 ns (device 0, size requested unknown):");
+    ASSERT(!strstr(zOut, "-1 B"));
+    ASSERT_EQ(0, run("--format", "markdown", zPath, NULL, NULL));
+    ASSERT_CONTAINS(zOut, "| size unknown |");
+    ASSERT(!strstr(zOut, "-1 B"));
+    ASSERT_EQ(0, run("--format", "html", zPath, NULL, NULL));
+    ASSERT_CONTAINS(zOut, "; size unknown; 1 event; ");
+    ASSERT(!strstr(zOut, "-1 B"));
+    ASSERT_EQ(0, run("--format", "json", zPath, NULL, NULL));
+    ASSERT(tg_json_valid(zOut));
+    ASSERT_CONTAINS(zOut, "\"occurrences\": 1, \"bytes_min\": null, \"bytes_median\": null, \"bytes_max\": null");
+    ASSERT(!strstr(zOut, "-1 B"));
+    ASSERT(!strstr(zOut, ": -1"));
+}
+
 VT_TEST_LIST(T(usage_errors) T(bad_input_files) T(truncated_trace) T(missing_table_or_column) T(formats_output_file_and_fail_on)
-                 T(read_only_trace_and_several_processes) T(real_traces_in_test_data))
+                 T(read_only_trace_and_several_processes) T(real_traces_in_test_data)
+                 T(oom_of_unknown_size))

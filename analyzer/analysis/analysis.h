@@ -904,6 +904,9 @@ void vt__fmt_ranks(const struct vt_result *r, const struct vt_finding *f, char *
 /* For a grouped f, how often and the spread of its bytes ("39 times: 1.00 GiB min, 1.50 GiB median,
  * 1.80 GiB max", "once in each of 64 processes, 386 MiB each"); else empty. Into z (size n). */
 void vt__fmt_spread(const struct vt_finding *f, char *z, size_t n);
+/* f's bytes as its report line says them: "1.50 GiB", or "size unknown" where the file records none (an
+ * imported OOM whose request size is unknown). Into z (size n); returns z. */
+const char *vt__fmt_finding_bytes(const struct vt_finding *f, char *z, size_t n);
 
 /* ---- diff.c: two runs compared (vramtrace diff) ---- */
 enum { VT_DIFF_NEW = 1, VT_DIFF_GONE, VT_DIFF_GREW, VT_DIFF_SHRANK };

@@ -468,7 +468,7 @@ static void finding_div(FILE *f, const struct vt_result *r, int i)
     const struct vt_finding *x = &r->aFind[i];
     const struct vt_trace *t = &r->aTrace[x->trace];
     char zB[32], zA[80], zW[256];
-    vt__fmt_bytes(x->bytes, zB, sizeof zB);
+    vt__fmt_finding_bytes(x, zB, sizeof zB);
     vt__fig_fmt_window(&t->f, x->firstTs, x->lastTs, zA, sizeof zA); /* the window to paste into export --from/--to */
     fprintf(f, "<div class=\"finding %s\" id=\"f%d\" data-f=\"%d\"><h3><span class=\"sev %s\">%s</span> F%d %s: ",
             vt__sev_name(x->severity), i + 1, i, vt__sev_name(x->severity), vt__sev_name(x->severity), i + 1, x->zKind);
@@ -477,7 +477,8 @@ static void finding_div(FILE *f, const struct vt_result *r, int i)
     vt__fmt_ranks(r, x, zW, sizeof zW);
     if (zW[0]) vt__put_text(f, zW, VT_ESC_HTML);
     else vt__put_text(f, vt__fmt_process(t, zW, sizeof zW), VT_ESC_HTML);
-    fprintf(f, "; %s; %lld events; <span class=\"when\">%s</span>", zB, (long long)x->count, zA);
+    fprintf(f, "; %s; %lld event%s; <span class=\"when\">%s</span>", zB, (long long)x->count,
+            x->count == 1 ? "" : "s", zA);
     if (x->zPhase[0]) {
         fputs("; phase ", f);
         vt__put_text(f, x->zPhase, VT_ESC_HTML);

@@ -59,7 +59,7 @@ int vt__report_markdown(FILE *f, const struct vt_result *r)
         fprintf(f, "| # | severity | kind | process | finding | bytes | phase |\n|---|---|---|---|---|---|---|\n");
         for (int i = 0; i < r->nFind; i++) {
             const struct vt_finding *x = &r->aFind[i];
-            vt__fmt_bytes(x->bytes, zB, sizeof zB);
+            vt__fmt_finding_bytes(x, zB, sizeof zB);
             vt__fmt_ranks(r, x, zW, sizeof zW);
             if (!zW[0]) vt__fmt_process(&r->aTrace[x->trace], zW, sizeof zW);
             fprintf(f, "| %d | %s | %s | ", i + 1, vt__sev_name(x->severity), x->zKind);

@@ -45,7 +45,7 @@ static void finding(FILE *f, const struct vt_result *r, const struct vt_finding 
     for (i = 0; zSev[i]; i++) zSev[i] = (char)(zSev[i] >= 'a' && zSev[i] <= 'z' ? zSev[i] - 32 : zSev[i]);
     snprintf(zHead, sizeof zHead, "[%s] %s: ", zSev, x->zKind);
     wrap(f, zHead, 4, x->zTitle);
-    vt__fmt_bytes(x->bytes, zB, sizeof zB);
+    vt__fmt_finding_bytes(x, zB, sizeof zB);
     vt__fig_fmt_window(&t->f, x->firstTs, x->lastTs, zA, sizeof zA);
     vt__fmt_ranks(r, x, zW, sizeof zW);
     snprintf(zLine, sizeof zLine, "%s%s%s, %lld event%s, %s%s%s%s", zW, zW[0] ? "; " : "", zB,
@@ -151,7 +151,8 @@ static void trace_section(FILE *f, const struct vt_result *r, int iTrace)
         }
         vt__fmt_at(t, m->ts, zAt, sizeof zAt);
         vt__fmt_bytes(m->requested, zR, sizeof zR);
-        fprintf(f, "  at the OOM at %s (device %d, %s requested):\n", zAt, m->device, m->requested >= 0 ? zR : "?");
+        fprintf(f, "  at the OOM at %s (device %d, %s%s):\n", zAt, m->device, m->requested >= 0 ? zR : "size requested unknown",
+                m->requested >= 0 ? " requested" : "");
         breakdown_text(f, NULL, &m->bd, 4); /* its time: in the line above */
     }
     if (t->ph.n) {
