@@ -306,6 +306,28 @@ TEST(real_traces_in_test_data)
     tg_cleanup();
 }
 
+/* A directory without traces among other inputs is one input not read, as a missing file is: named on standard
+ * error, the others analyzed, exit 9; alone it is exit 3. */
+TEST(directory_without_traces_among_others)
+{
+    char zDir[600], zT[600];
+    snprintf(zDir, sizeof zDir, "%s", tg_path("nothing_here"));
+    snprintf(zT, sizeof zT, "%s", tg_path("leaky.db"));
+    ASSERT_EQ(0, mkdir(zDir, 0700));
+    build_leaky(zT);
+    ASSERT_EQ(3, run(zDir, NULL, NULL, NULL, NULL));
+    ASSERT_CONTAINS(zErr, "a directory without traces");
+    ASSERT_EQ(0, zOut[0]);
+    ASSERT_EQ(9, run("--no-write", zDir, zT, NULL, NULL));
+    ASSERT_CONTAINS(zErr, "nothing_here: a directory without traces");
+    ASSERT_CONTAINS(zOut, "vramtrace analyze: 1 trace");
+    ASSERT_EQ(9, run("--no-write", zT, zDir, NULL, NULL));
+    ASSERT_CONTAINS(zOut, "vramtrace analyze: 1 trace");
+    ASSERT_EQ(3, run("--no-write", zDir, zDir, NULL, NULL)); /* none read: the first failure's code */
+    rmdir(zDir);
+    tg_cleanup();
+}
+
 /* An OOM whose request size the file does not record (an Nsight export's failed cudaMalloc) says "unknown
  * size" in every format, never "-1 B"; JSON gives null for each of its byte figures. */
 TEST(oom_of_unknown_size)
@@ -335,4 +357,4 @@ TEST(oom_of_unknown_size)
 
 VT_TEST_LIST(T(usage_errors) T(bad_input_files) T(truncated_trace) T(missing_table_or_column) T(formats_output_file_and_fail_on)
                  T(read_only_trace_and_several_processes) T(real_traces_in_test_data)
-                 T(oom_of_unknown_size))
+                 T(oom_of_unknown_size) T(directory_without_traces_among_others))
