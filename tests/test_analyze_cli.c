@@ -328,6 +328,21 @@ TEST(directory_without_traces_among_others)
     tg_cleanup();
 }
 
+/* A PyTorch snapshot of the allocator's blocks alone (no segment rows: its ring buffer full, tests/data/import)
+ * knows allocated memory, not reserved: its breakdown sums the allocated bytes and says so, as its peak line does. */
+TEST(snapshot_of_blocks_alone_is_broken_down_as_allocated)
+{
+    const char *zData = getenv("VT_TEST_DATA");
+    char zPath[1024];
+    if (!zData) SKIP("VT_TEST_DATA not set (run under ctest)");
+    snprintf(zPath, sizeof zPath, "%s/import/snap_ring_full.pickle", zData);
+    ASSERT_EQ(0, run(zPath, NULL, NULL, NULL, NULL));
+    ASSERT_CONTAINS(zOut, "peak 1.00 KiB allocated at 2.0 us (reserved not known)");
+    ASSERT_CONTAINS(zOut, "what it was at 2.0 us (allocated, 1.00 KiB)");
+    ASSERT_EQ(0, run("--format", "json", zPath, NULL, NULL));
+    ASSERT_CONTAINS(zOut, "\"breakdown_basis\": \"allocated\"");
+}
+
 /* An OOM whose request size the file does not record (an Nsight export's failed cudaMalloc) says "unknown
  * size" in every format, never "-1 B"; JSON gives null for each of its byte figures. */
 TEST(oom_of_unknown_size)
@@ -357,4 +372,5 @@ TEST(oom_of_unknown_size)
 
 VT_TEST_LIST(T(usage_errors) T(bad_input_files) T(truncated_trace) T(missing_table_or_column) T(formats_output_file_and_fail_on)
                  T(read_only_trace_and_several_processes) T(real_traces_in_test_data)
-                 T(oom_of_unknown_size) T(directory_without_traces_among_others))
+                 T(oom_of_unknown_size) T(directory_without_traces_among_others)
+                 T(snapshot_of_blocks_alone_is_broken_down_as_allocated))
