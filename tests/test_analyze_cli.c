@@ -328,6 +328,19 @@ TEST(directory_without_traces_among_others)
     tg_cleanup();
 }
 
+/* A finding of an imported file without call stacks says that the file records none, not how to set up vramtrace's
+ * tracer (which did not record it). */
+TEST(imported_file_without_sites_is_not_told_to_set_the_tracer)
+{
+    const char *zData = getenv("VT_TEST_DATA");
+    char zPath[1024];
+    if (!zData) SKIP("VT_TEST_DATA not set (run under ctest)");
+    snprintf(zPath, sizeof zPath, "%s/import/nsys2022_two_processes.sqlite", zData);
+    ASSERT_EQ(0, run(zPath, NULL, NULL, NULL, NULL));
+    ASSERT_CONTAINS(zOut, "where:    site not recorded (the imported file records no call stack for it)");
+    ASSERT(!strstr(zOut, "VRAMTRACE_BACKTRACE"));
+}
+
 /* A PyTorch snapshot of the allocator's blocks alone (no segment rows: its ring buffer full, tests/data/import)
  * knows allocated memory, not reserved: its breakdown sums the allocated bytes and says so, as its peak line does. */
 TEST(snapshot_of_blocks_alone_is_broken_down_as_allocated)
@@ -373,4 +386,5 @@ TEST(oom_of_unknown_size)
 VT_TEST_LIST(T(usage_errors) T(bad_input_files) T(truncated_trace) T(missing_table_or_column) T(formats_output_file_and_fail_on)
                  T(read_only_trace_and_several_processes) T(real_traces_in_test_data)
                  T(oom_of_unknown_size) T(directory_without_traces_among_others)
-                 T(snapshot_of_blocks_alone_is_broken_down_as_allocated))
+                 T(snapshot_of_blocks_alone_is_broken_down_as_allocated)
+                 T(imported_file_without_sites_is_not_told_to_set_the_tracer))

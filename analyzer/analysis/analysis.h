@@ -469,6 +469,10 @@ extern const struct vt_detector vt__detector_leak, vt__detector_retained, vt__de
 
 /* ---- result.c: findings and the shared judgments ---- */
 const char *vt__sev_name(int sev);
+/* Why a finding of t names no call site, said after "site not recorded": the tracer's settings that record one
+ * (" (call sites are recorded by default: keep VRAMTRACE_BACKTRACE above 0 ...)"), or, for a file imported from
+ * another tool, that the file holds none (no setting of vramtrace's gives it one). */
+const char *vt__no_site_help(const struct vt_trace *t);
 int vt__sev_parse(const char *z);                      /* -1 if unknown */
 const char *vt__phase_kind_name(int kind);
 /* Append a zeroed finding (unknown times, stack and device = -1); strings are taken over. NULL on OOM. */

@@ -242,7 +242,7 @@ static int oom_end(void *st, struct vt_result *r, int iTrace)
         bCallPhase = bCallPhase >= 2 ? bCallPhase : 0;
         f->stackId = o->site >= 0 ? t->sites.a[o->site].stackId : -1;
         f->zSite = o->site >= 0 ? vt__strdupf("%s", t->sites.a[o->site].zSite)
-                                : vt__strdupf("site not recorded (keep VRAMTRACE_BACKTRACE above 0 and do not pass --no-python-stacks to vramtrace record)");
+                                : vt__strdupf("site not recorded%s", vt__no_site_help(t));
         if (pf->bRecovered) { /* the program saw no error: said, not a problem */
             f->severity = VT_SEV_INFO;
             zFix = "Nothing to fix: the request was retried at once and succeeded (PyTorch's allocator released its "
