@@ -596,6 +596,43 @@ TEST(export_csv_tables)
 }
 
 /*
+ * --csv of traces of different schema versions (bench-v5.db: version 5; example-train.db: the current one, whose
+ * memory_event has the folded call columns): one header with every column either has, and each row under it,
+ * empty where its trace's version has not the column (a row of the older one had 4 fields too few, its at_ns under
+ * call_dt).
+ */
+TEST(export_csv_across_versions)
+{
+    const char *zDir = vt_tmpdir(), *zData = getenv("VT_TEST_DATA");
+    char zOutDir[256], zFile[320], zArgs[2400], *zOut, *zErr, *zCsv;
+    int nHead = 0, nLine = 0;
+    if (!zData) SKIP("VT_TEST_DATA not set (run under ctest)");
+    snprintf(zOutDir, sizeof zOutDir, "%s/csv", zDir);
+    snprintf(zArgs, sizeof zArgs, "export --csv %s %s/example-train.db %s/bench-v5.db", zOutDir, zData, zData);
+    ASSERT_EQ(0, vt_run(zDir, zArgs, &zOut, &zErr));
+    free(zOut), free(zErr);
+    snprintf(zFile, sizeof zFile, "%s/memory_event.csv", zOutDir);
+    zCsv = vt_slurp(zFile);
+    ASSERT(!strncmp(zCsv, "trace,pid,rank,id,t,ts,op,", 26));
+    ASSERT_CONTAINS(zCsv, ",call_dt,call_dur,call_sig,call_id,at_ns\n");
+    for (const char *p = zCsv; *p; p++) { /* every line as many fields as the header (no quoted commas here) */
+        int n = 1;
+        const char *e = strchr(p, '\n');
+        ASSERT(e != NULL);
+        for (const char *q = p; q < e; q++) n += *q == ',';
+        if (!nHead) nHead = n;
+        ASSERT_EQ(nHead, n);
+        nLine++;
+        p = e;
+    }
+    ASSERT_EQ(1 + 409 + 200, nLine);
+    snprintf(zArgs, sizeof zArgs, "\n%s/bench-v5.db,", zData);
+    ASSERT_CONTAINS(zCsv, zArgs);
+    free(zCsv);
+    vt_cleanup(zDir);
+}
+
+/*
  * --csv's `trace` column is each trace's path as given: traces of one file name in different directories (a rank
  * per directory) stay apart (they were both "trace.db"), standard input is "-"; and a tensor_event.csv an earlier
  * export left in DIR is removed when no trace has tensor rows (it described other traces beside the new files).
@@ -845,5 +882,5 @@ TEST(imported_files_as_they_are)
 
 VT_TEST_LIST(T(export_one_trace) T(export_two_ranks_aligned) T(export_nvtx_kinds) T(export_to_fifo_and_symlink) T(export_errors)
                  T(export_streams_large_trace) T(export_unknown_values_left_out) T(export_time_window) T(export_gzip)
-                 T(export_demangled_kernel_names) T(export_csv_tables) T(export_csv_trace_names) T(export_symbolized_native_frames)
+                 T(export_demangled_kernel_names) T(export_csv_tables) T(export_csv_across_versions) T(export_csv_trace_names) T(export_symbolized_native_frames)
                  T(imported_files_as_they_are))
