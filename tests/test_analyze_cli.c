@@ -341,6 +341,24 @@ TEST(imported_file_without_sites_is_not_told_to_set_the_tracer)
     ASSERT(!strstr(zOut, "VRAMTRACE_BACKTRACE"));
 }
 
+/* Counts of one are said in the singular: "1 allocation", "1 iteration" (a one-step torch.profiler trace). */
+TEST(counts_of_one_in_the_singular)
+{
+    const char *zData = getenv("VT_TEST_DATA");
+    char zPath[1024];
+    if (!zData) SKIP("VT_TEST_DATA not set (run under ctest)");
+    snprintf(zPath, sizeof zPath, "%s/import/nsys2022_two_processes.sqlite", zData);
+    ASSERT_EQ(0, run(zPath, NULL, NULL, NULL, NULL));
+    ASSERT_CONTAINS(zOut, "duration 199 ns; 1 allocation, 1 freed, 0 live at exit (0 B)");
+    ASSERT_EQ(0, run("--format", "markdown", zPath, NULL, NULL));
+    ASSERT_CONTAINS(zOut, "- duration 199 ns; 1 allocation, 1 freed, 0 live at exit (0 B)");
+    snprintf(zPath, sizeof zPath, "%s/real/param_dlrm_v100_rank0_step.pt.trace.json", zData);
+    ASSERT_EQ(0, run(zPath, NULL, NULL, NULL, NULL));
+    ASSERT_CONTAINS(zOut, "  phases (from kernels, 1 iteration):\n");
+    ASSERT_CONTAINS(zOut, ", peak unknown, 1 iteration\n");
+    ASSERT(!strstr(zOut, " 1 iterations") && !strstr(zOut, " 1 allocations"));
+}
+
 /* A PyTorch snapshot of the allocator's blocks alone (no segment rows: its ring buffer full, tests/data/import)
  * knows allocated memory, not reserved: its breakdown sums the allocated bytes and says so, as its peak line does. */
 TEST(snapshot_of_blocks_alone_is_broken_down_as_allocated)
@@ -387,4 +405,5 @@ VT_TEST_LIST(T(usage_errors) T(bad_input_files) T(truncated_trace) T(missing_tab
                  T(read_only_trace_and_several_processes) T(real_traces_in_test_data)
                  T(oom_of_unknown_size) T(directory_without_traces_among_others)
                  T(snapshot_of_blocks_alone_is_broken_down_as_allocated)
-                 T(imported_file_without_sites_is_not_told_to_set_the_tracer))
+                 T(imported_file_without_sites_is_not_told_to_set_the_tracer)
+                 T(counts_of_one_in_the_singular))

@@ -112,8 +112,8 @@ int vt__report_markdown(FILE *f, const struct vt_result *r)
         vt__fmt_bytes(t->lc.liveEndBytes, zB, sizeof zB);
         if (vt__fig_counts_unknown(&t->f)) fprintf(f, "- duration %s; %s\n", zA, vt__fig_counts_unknown(&t->f));
         else
-            fprintf(f, "- duration %s; %lld allocations, %lld freed, %lld live %s (%s)\n", zA,
-                    (long long)t->lc.nAlloc, (long long)t->lc.nFree, (long long)t->lc.nLiveEnd, vt__end_said(t), zB);
+            fprintf(f, "- duration %s; %lld allocation%s, %lld freed, %lld live %s (%s)\n", zA,
+                    (long long)t->lc.nAlloc, t->lc.nAlloc == 1 ? "" : "s", (long long)t->lc.nFree, (long long)t->lc.nLiveEnd, vt__end_said(t), zB);
         if (vt__fig_blocks_text(&t->f, zLine, sizeof zLine)) fprintf(f, "- %s\n", zLine);
         fprintf(f, "- %s\n", vt__fmt_free_faults(t, zLine, sizeof zLine));
         fprintf(f, "- level: %s\n", vt__level_name(t->f.fig.level));

@@ -98,8 +98,8 @@ static void trace_section(FILE *f, const struct vt_result *r, int iTrace)
         snprintf(zLine, sizeof zLine, "duration %s; %s; level: %s", zT, vt__fig_counts_unknown(&t->f),
                  vt__level_name(t->f.fig.level));
     else
-        snprintf(zLine, sizeof zLine, "duration %s; %lld allocations, %lld freed, %lld live %s (%s); %s; level: %s", zT,
-                 (long long)t->lc.nAlloc, (long long)t->lc.nFree, (long long)t->lc.nLiveEnd, vt__end_said(t), zB,
+        snprintf(zLine, sizeof zLine, "duration %s; %lld allocation%s, %lld freed, %lld live %s (%s); %s; level: %s", zT,
+                 (long long)t->lc.nAlloc, t->lc.nAlloc == 1 ? "" : "s", (long long)t->lc.nFree, (long long)t->lc.nLiveEnd, vt__end_said(t), zB,
                  vt__fmt_free_faults(t, zB2, sizeof zB2), vt__level_name(t->f.fig.level));
     if (vt__fig_blocks_text(&t->f, zB2, sizeof zB2)) {
         size_t k = strlen(zLine);
@@ -156,15 +156,15 @@ static void trace_section(FILE *f, const struct vt_result *r, int iTrace)
         breakdown_text(f, NULL, &m->bd, 4); /* its time: in the line above */
     }
     if (t->ph.n) {
-        fprintf(f, "  phases (from %s, %d iterations):\n", t->ph.zSource, t->ph.nIter);
+        fprintf(f, "  phases (from %s, %d iteration%s):\n", t->ph.zSource, t->ph.nIter, t->ph.nIter == 1 ? "" : "s");
         for (int i = 0; i < t->ph.n && i < 12; i++) {
             const struct vt_phase *p = &t->ph.a[i];
             vt__fmt_phase_peak(t, p, zB, sizeof zB);
             size_t nName = vt__utf8_prefix(p->zName, strlen(p->zName), 20); /* an NVTX name: the trace's */
             fprintf(f, "    %-10s ", vt__phase_kind_name(p->kind));
             vt__put_esc(f, p->zName, nName, VT_ESC_LINE, VT_TEXT_NOCAP);
-            fprintf(f, "%*s %s, peak %s, %d iterations\n", (int)(20 - vt__utf8_chars(p->zName, nName)), "",
-                    vt__fig_fmt_window(&t->f, p->start, p->end, zW, sizeof zW), zB, p->nIter);
+            fprintf(f, "%*s %s, peak %s, %d iteration%s\n", (int)(20 - vt__utf8_chars(p->zName, nName)), "",
+                    vt__fig_fmt_window(&t->f, p->start, p->end, zW, sizeof zW), zB, p->nIter, p->nIter == 1 ? "" : "s");
             if (p->nGroup > 0) {
                 vt__fmt_group(t, &p->aGroup[0], zLine, sizeof zLine);
                 wrap(f, "      largest at its peak: ", 8, zLine);
