@@ -359,6 +359,21 @@ TEST(counts_of_one_in_the_singular)
     ASSERT(!strstr(zOut, " 1 iterations") && !strstr(zOut, " 1 allocations"));
 }
 
+/* A file whose allocations and frees are unknown (a torch.profiler trace without profile_memory) is not said to have
+ * "every free matched its allocation" in Markdown, as the text report does not say it either. */
+TEST(unknown_counts_claim_no_matched_frees)
+{
+    const char *zData = getenv("VT_TEST_DATA");
+    char zPath[1024];
+    if (!zData) SKIP("VT_TEST_DATA not set (run under ctest)");
+    snprintf(zPath, sizeof zPath, "%s/real/param_dlrm_v100_rank0_step.pt.trace.json", zData);
+    ASSERT_EQ(0, run("--format", "markdown", zPath, NULL, NULL));
+    ASSERT_CONTAINS(zOut, "allocations and frees unknown (the imported file records none with its address and size)");
+    ASSERT(!strstr(zOut, "every free matched"));
+    ASSERT_EQ(0, run(zPath, NULL, NULL, NULL, NULL));
+    ASSERT(!strstr(zOut, "every free matched"));
+}
+
 /* A PyTorch snapshot of the allocator's blocks alone (no segment rows: its ring buffer full, tests/data/import)
  * knows allocated memory, not reserved: its breakdown sums the allocated bytes and says so, as its peak line does. */
 TEST(snapshot_of_blocks_alone_is_broken_down_as_allocated)
@@ -406,4 +421,5 @@ VT_TEST_LIST(T(usage_errors) T(bad_input_files) T(truncated_trace) T(missing_tab
                  T(oom_of_unknown_size) T(directory_without_traces_among_others)
                  T(snapshot_of_blocks_alone_is_broken_down_as_allocated)
                  T(imported_file_without_sites_is_not_told_to_set_the_tracer)
-                 T(counts_of_one_in_the_singular))
+                 T(counts_of_one_in_the_singular)
+                 T(unknown_counts_claim_no_matched_frees))

@@ -115,7 +115,8 @@ int vt__report_markdown(FILE *f, const struct vt_result *r)
             fprintf(f, "- duration %s; %lld allocation%s, %lld freed, %lld live %s (%s)\n", zA,
                     (long long)t->lc.nAlloc, t->lc.nAlloc == 1 ? "" : "s", (long long)t->lc.nFree, (long long)t->lc.nLiveEnd, vt__end_said(t), zB);
         if (vt__fig_blocks_text(&t->f, zLine, sizeof zLine)) fprintf(f, "- %s\n", zLine);
-        fprintf(f, "- %s\n", vt__fmt_free_faults(t, zLine, sizeof zLine));
+        if (!vt__fig_counts_unknown(&t->f)) /* no free is known to be matched or not (as the text says none) */
+            fprintf(f, "- %s\n", vt__fmt_free_faults(t, zLine, sizeof zLine));
         fprintf(f, "- level: %s\n", vt__level_name(t->f.fig.level));
         if (t->ph.n) {
             fprintf(f, "- phases from %s (%d phase%s, %d iteration%s)\n", t->ph.zSource, t->ph.n, t->ph.n == 1 ? "" : "s",
