@@ -374,6 +374,23 @@ TEST(unknown_counts_claim_no_matched_frees)
     ASSERT(!strstr(zOut, "every free matched"));
 }
 
+/* The HTML report of a torch.profiler trace whose [memory] events carry no address (totals only) says why it has no
+ * chart as it is: its events have sizes but no addresses, so only their running sum is known; not that the file
+ * records no allocation with its size (a file without memory events). */
+TEST(html_chart_missing_for_totals_says_why)
+{
+    const char *zData = getenv("VT_TEST_DATA");
+    char zPath[1024];
+    if (!zData) SKIP("VT_TEST_DATA not set (run under ctest)");
+    snprintf(zPath, sizeof zPath, "%s/import/kineto_noaddr.json.gz", zData);
+    ASSERT_EQ(0, run("--format", "html", zPath, NULL, NULL));
+    ASSERT_CONTAINS(zOut, "No memory chart: this trace's memory events carry no address");
+    ASSERT(!strstr(zOut, "records no allocation with its size"));
+    snprintf(zPath, sizeof zPath, "%s/real/param_dlrm_v100_rank0_step.pt.trace.json", zData); /* no memory events */
+    ASSERT_EQ(0, run("--format", "html", zPath, NULL, NULL));
+    ASSERT_CONTAINS(zOut, "No memory chart: this trace records no allocation with its size");
+}
+
 /* A PyTorch snapshot of the allocator's blocks alone (no segment rows: its ring buffer full, tests/data/import)
  * knows allocated memory, not reserved: its breakdown sums the allocated bytes and says so, as its peak line does. */
 TEST(snapshot_of_blocks_alone_is_broken_down_as_allocated)
@@ -422,4 +439,5 @@ VT_TEST_LIST(T(usage_errors) T(bad_input_files) T(truncated_trace) T(missing_tab
                  T(snapshot_of_blocks_alone_is_broken_down_as_allocated)
                  T(imported_file_without_sites_is_not_told_to_set_the_tracer)
                  T(counts_of_one_in_the_singular)
-                 T(unknown_counts_claim_no_matched_frees))
+                 T(unknown_counts_claim_no_matched_frees)
+                 T(html_chart_missing_for_totals_says_why))

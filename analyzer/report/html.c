@@ -323,7 +323,12 @@ static void phases(FILE *f, const struct vt_trace *t)
 /* Why trace t's chart is missing or partial, said where the chart would be (nothing when it is whole). */
 static void chart_missing(FILE *f, const struct vt_trace *t)
 {
-    if (!vt__memory_known(t))
+    if (!vt__memory_known(t) && t->f.fig.level == VT_LEVEL_TOTALS)
+        fputs("<p class=\"missing\">No memory chart: this trace's memory events carry no address (torch.profiler "
+              "before 1.11), so no allocation can be paired with its free and its live memory over time is unknown: "
+              "only the running sum of their bytes, whose peak the table below gives. The notes below say what the "
+              "file holds.</p>\n", f);
+    else if (!vt__memory_known(t))
         fputs("<p class=\"missing\">No memory chart: this trace records no allocation with its size (an import from a "
               "file without memory events, such as a torch.profiler trace recorded without profile_memory=True or an "
               "Nsight export without --cuda-memory-usage), so its live memory is unknown. The notes below say what "
