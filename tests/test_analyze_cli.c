@@ -391,6 +391,20 @@ TEST(html_chart_missing_for_totals_says_why)
     ASSERT_CONTAINS(zOut, "No memory chart: this trace records no allocation with its size");
 }
 
+/* Findings left out by a --min-bytes above the default: "No problems found" says of what size, not that there are
+ * none (the example's 12.9 GiB validation spike is below 100 GiB). */
+TEST(no_findings_above_min_bytes_says_the_bound)
+{
+    const char *zData = getenv("VT_TEST_DATA");
+    char zPath[1024];
+    if (!zData) SKIP("VT_TEST_DATA not set (run under ctest)");
+    snprintf(zPath, sizeof zPath, "%s/example-train.db", zData);
+    ASSERT_EQ(0, run("--min-bytes", "100G", zPath, NULL, NULL));
+    ASSERT_CONTAINS(zOut, "\nNo problems found of at least 100 GiB (--min-bytes).\n");
+    ASSERT_EQ(0, run("--min-bytes", "100G", "--format", "markdown", zPath));
+    ASSERT_CONTAINS(zOut, "No problems found of at least 100 GiB (--min-bytes).");
+}
+
 /* A PyTorch snapshot of the allocator's blocks alone (no segment rows: its ring buffer full, tests/data/import)
  * knows allocated memory, not reserved: its breakdown sums the allocated bytes and says so, as its peak line does. */
 TEST(snapshot_of_blocks_alone_is_broken_down_as_allocated)
@@ -440,4 +454,5 @@ VT_TEST_LIST(T(usage_errors) T(bad_input_files) T(truncated_trace) T(missing_tab
                  T(imported_file_without_sites_is_not_told_to_set_the_tracer)
                  T(counts_of_one_in_the_singular)
                  T(unknown_counts_claim_no_matched_frees)
-                 T(html_chart_missing_for_totals_says_why))
+                 T(html_chart_missing_for_totals_says_why)
+                 T(no_findings_above_min_bytes_says_the_bound))
