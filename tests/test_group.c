@@ -653,6 +653,7 @@ TEST(runs_apart_count_from_their_own_start)
     ASSERT_EQ(2, r.nTrace);
     ASSERT(r.aTrace[0].f.fig.bWall && r.aTrace[1].f.fig.bWall);
     ASSERT_EQ(30 * 1000000000LL, vt__fig_at(&r.aTrace[1].f, r.aTrace[1].f.t0)); /* on one clock */
+    ASSERT(vt__result_one_job(&r));
     vt__result_free(&r);
     { /* a trace with no known time (a snapshot without history) has no anchors and nothing to place: still one clock */
         char zNone[512];
@@ -672,6 +673,7 @@ TEST(runs_apart_count_from_their_own_start)
     az[1] = zLater;
     run(az, 2, &r);
     ASSERT_EQ(2, r.nTrace);
+    ASSERT(!vt__result_one_job(&r)); /* runs an hour apart: no imbalance between ranks is told */
     for (int i = 0; i < 2; i++) {
         int bNote = 0;
         ASSERT(!r.aTrace[i].f.fig.bWall);

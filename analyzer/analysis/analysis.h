@@ -890,7 +890,8 @@ char *vt__finding_key(const struct vt_finding *f);
 /*
  * Whether r's traces may be processes of one job, whose device peaks should then be alike: 1 when
  * every one has a rank, or no two of them record different command lines; 0 for processes known to
- * run different programs (the imbalance of their peaks means nothing).
+ * run different programs, or read as runs apart in time (fig.bOtherRuns): the imbalance of their
+ * peaks means nothing.
  */
 int vt__result_one_job(const struct vt_result *r);
 /*

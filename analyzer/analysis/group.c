@@ -205,6 +205,8 @@ int vt__result_one_job(const struct vt_result *r)
 {
     int bRanks = 1;
     const char *zCmd = NULL;
+    for (int i = 0; i < r->nTrace; i++)
+        if (r->aTrace[i].f.fig.bOtherRuns) return 0; /* runs apart in time: not one job's processes */
     for (int i = 0; i < r->nTrace; i++) bRanks &= rank_number(&r->aTrace[i]) >= 0;
     if (bRanks) return 1;
     for (int i = 0; i < r->nTrace; i++) {

@@ -71,6 +71,7 @@ void vt__figures_origin(struct vt_tracefile *const *apF, int nF)
     for (int i = 0; i < nF; i++) {
         if (!apF[i]) continue;
         apF[i]->fig.origin = bHave && !bApart ? origin - apF[i]->fig.shift : apF[i]->t0;
+        apF[i]->fig.bOtherRuns = bApart;
         if (bApart && apF[i]->bTimes)
             vt__read_note(apF[i], bAnchored ? "read with traces of other runs (on the wall clock no two of them meet): "
                                               "its times count from its own first event"

@@ -449,7 +449,7 @@ static void ranks_section(FILE *f, const struct vt_result *r, const int64_t *aPe
     vt__fmt_bytes(aPeak[iMax] - aPeak[iMin], zS, sizeof zS);
     fprintf(f, "<section id=\"ranks\"><h2>All %d processes</h2>\n<p class=\"imbalance\">%s: lowest %s (", r->nTrace,
             vt__result_one_job(r) ? "Imbalance of the device peaks"
-                                  : "Device peaks (processes of different programs, which need not peak alike)",
+                                  : "Device peaks (processes of different programs or runs, which need not peak alike)",
             zMin);
     vt__put_text(f, vt__fmt_process(&r->aTrace[iMin], zP, sizeof zP), VT_ESC_HTML);
     fprintf(f, "), median %s, highest %s (", zMed, zMax);
