@@ -444,6 +444,17 @@ TEST(export_time_window)
     ASSERT_CONTAINS(zErr, "0 kernels, 0 copies, 0 memsets, 0 NVTX, 0 allocs, 0 frees, 0 OOM");
     ASSERT_CONTAINS(zErr, "note: no event lies between 1.00 s and the end; the trace lasts");
     free(zOut), free(zErr);
+    { /* a trace with no event of known time (a snapshot of the state at its dump): said, not "lasts no time" */
+        const char *zData = getenv("VT_TEST_DATA");
+        if (zData) {
+            snprintf(zArgs, sizeof zArgs, "export --from 1s --perfetto %s %s/import/snap_v1.pickle", zJson, zData);
+            ASSERT_EQ(0, vt_run(zDir, zArgs, &zOut, &zErr));
+            ASSERT_CONTAINS(zErr, "note: no event lies between 1.00 s and the end; no event of the trace has a known "
+                                  "time, so no window holds any");
+            ASSERT(!strstr(zErr, "lasts no time"));
+            free(zOut), free(zErr);
+        }
+    }
     snprintf(zArgs, sizeof zArgs, "export --from 2parsecs --perfetto %s %s", zJson, zTrace);
     ASSERT_EQ(2, vt_run(zDir, zArgs, &zOut, &zErr));
     ASSERT_CONTAINS(zErr, "--from: '2parsecs' is not a time");

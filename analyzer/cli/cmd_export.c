@@ -113,6 +113,11 @@ static void window_note(int nTrace, const struct vt_tracefile *aF, const struct 
     if (o->bFrom) vt__fmt_ns(o->from, zFrom, sizeof zFrom);
     if (o->bTo) vt__fmt_ns(o->to, zTo, sizeof zTo);
     if (dur >= 0) vt__fmt_ns(dur, zDur, sizeof zDur);
+    if (dur < 0) { /* nothing to place in a window (an imported snapshot of the state at its dump) */
+        vt__errorf("export: note: no event lies between %s and %s; no event of the trace%s has a known time, so no "
+                   "window holds any", zFrom, zTo, nTrace == 1 ? "" : "s");
+        return;
+    }
     vt__errorf("export: note: no event lies between %s and %s; the trace%s last%s %s from %s first event",
                zFrom, zTo, nTrace == 1 ? "" : "s", nTrace == 1 ? "s" : "", zDur, nTrace == 1 ? "its" : "their");
 }
