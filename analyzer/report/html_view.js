@@ -218,7 +218,7 @@
     T.ooms.forEach(function (m) {
       if (m.t == null || m.t < lo || m.t > hi) return;
       var x = X(m.t).toFixed(1);
-      o.push('<g class="marker oom" data-f="' + m.f + '"><title>out of memory: ' + fb(m.req) + ' requested at ' + fns(m.t) + '</title><line x1="' + x + '" x2="' + x + '" y1="' + (TOP - 8) + '" y2="' + (TOP + PH) + '" stroke="#d62728" stroke-width="2"/>' +
+      o.push('<g class="marker oom" data-f="' + m.f + '"><title>out of memory: ' + (m.req == null ? 'a request of unknown size' : fb(m.req) + ' requested') + ' at ' + fns(m.t) + '</title><line x1="' + x + '" x2="' + x + '" y1="' + (TOP - 8) + '" y2="' + (TOP + PH) + '" stroke="#d62728" stroke-width="2"/>' +
         '<text class="oom-label" x="' + (+x + 30 > W ? x - 3 : +x + 3) + '" y="' + (TOP - 10) + '" font-size="11"' + (+x + 30 > W ? ' text-anchor="end"' : '') + ' fill="#d62728">OOM</text></g>');
     });
     o.push(labels.join(''));
