@@ -444,6 +444,15 @@ TEST(export_time_window)
     ASSERT_CONTAINS(zErr, "0 kernels, 0 copies, 0 memsets, 0 NVTX, 0 allocs, 0 frees, 0 OOM");
     ASSERT_CONTAINS(zErr, "note: no event lies between 1.00 s and the end; the trace lasts");
     free(zOut), free(zErr);
+    { /* a torch.profiler trace whose memory events carry no address: why it has no memory counter is said */
+        const char *zData = getenv("VT_TEST_DATA");
+        if (zData) {
+            snprintf(zArgs, sizeof zArgs, "export --perfetto %s %s/import/kineto_noaddr.json.gz", zJson, zData);
+            ASSERT_EQ(0, vt_run(zDir, zArgs, &zOut, &zErr));
+            ASSERT_CONTAINS(zErr, "kineto_noaddr.json.gz: no memory counter: its memory events carry no address");
+            free(zOut), free(zErr);
+        }
+    }
     { /* a trace with no event of known time (a snapshot of the state at its dump): said, not "lasts no time" */
         const char *zData = getenv("VT_TEST_DATA");
         if (zData) {

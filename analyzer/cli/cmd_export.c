@@ -337,6 +337,12 @@ int vt__cmd_export(int argc, char **argv)
                 fprintf(stderr, "vramtrace: %lld event%s of unknown time, made before the history began: on the "
                                 "counters from the start (memory by category included), no instant\n",
                         nBefore, nBefore == 1 ? "" : "s");
+            for (i = 0; i < nOk; i++) /* totals only (figures.c's level rule): no counter, not in silence */
+                if (aF[i].aT[VT_T_MEM].nRow == 0 && aF[i].aT[VT_T_TENSOR].nRow == 0 &&
+                    vt__read_meta_int(&aF[i], "kineto.memory_events") > 0)
+                    fprintf(stderr, "vramtrace: %s: no memory counter: its memory events carry no address (torch.profiler "
+                                    "before 1.11), so no allocation's lifetime is known, only the running sum of their "
+                                    "bytes, whose peak 'vramtrace analyze' gives\n", aF[i].zPath);
         }
         if ((eo.bFrom || eo.bTo) && !(stats.nKernel || stats.nMemcpy || stats.nMemset || stats.nNvtx ||
                                       stats.nAlloc || stats.nFree || stats.nTensor || stats.nOom))
