@@ -249,6 +249,33 @@ TEST(union_views_across_versions)
     sqlite3_close(db);
 }
 
+/*
+ * One trace at a time (--per-trace) in CSV over traces of different schema versions: each later trace's rows lined
+ * up under the first trace's header (NULL in a column its version has not; its columns the header has not left out
+ * and named on standard error), never rows of another width under one header.
+ */
+TEST(per_trace_csv_across_versions)
+{
+    const char *zData = getenv("VT_TEST_DATA"), *zDir = vt_tmpdir();
+    char zArgs[2400], *zOut, *zErr;
+    if (!zData) SKIP("VT_TEST_DATA not set (run under ctest)");
+    snprintf(zArgs, sizeof zArgs, "sql --per-trace --format csv %s/example-train.db %s/bench-v5.db "
+             "\"SELECT * FROM memory_event WHERE id = 1 -- the first\"", zData, zData);
+    ASSERT_EQ(0, vt_run(zDir, zArgs, &zOut, &zErr));
+    ASSERT_CONTAINS(zOut, ",call_dt,call_dur,call_sig,call_id\n");
+    ASSERT_CONTAINS(zOut, "/bench-v5.db,1,3600000078000,1700000000000078000,1,3,139637976727552,2097152,0,1,,19,1,0,,,,,,,"
+                          "4242,1,,,,,\n");
+    free(zOut), free(zErr);
+    snprintf(zArgs, sizeof zArgs, "sql --per-trace --format csv %s/bench-v5.db %s/example-train.db "
+             "\"SELECT * FROM memory_event WHERE id = 1;\"", zData, zData);
+    ASSERT_EQ(0, vt_run(zDir, zArgs, &zOut, &zErr));
+    ASSERT_CONTAINS(zOut, "/example-train.db,1,182000000,1767225600180732837,1,3,139895674765312,2097152,0,1,,,,0,,,,,,,"
+                          ",,\n");
+    ASSERT_CONTAINS(zErr, "example-train.db: its columns call_dt, call_dur, call_sig, call_id are left out");
+    free(zOut), free(zErr);
+    vt_cleanup(zDir);
+}
+
 /* One trace that cannot be read among several: named and counted, the others queried as t0, ...; none left: its code. */
 TEST(multi_trace_one_unreadable)
 {
@@ -549,6 +576,6 @@ TEST(per_trace_beyond_attach_limit)
     vt_cleanup(zFixDir);
 }
 
-VT_TEST_LIST(T(union_views_across_versions) T(nsight_kernel_names) T(nsight_memcpy_enums) T(nsight_memory_usage_events)
+VT_TEST_LIST(T(union_views_across_versions) T(per_trace_csv_across_versions) T(nsight_kernel_names) T(nsight_memcpy_enums) T(nsight_memory_usage_events)
                  T(nsight_nvtx_and_api) T(site_view) T(multi_trace_views) T(multi_trace_one_unreadable) T(analysis_union_views) T(read_only_guard)
                      T(output_formats) T(cli_queries_and_errors) T(per_trace_beyond_attach_limit))

@@ -20,7 +20,7 @@ static void schema_name(int nTrace, int i, char *zOut, size_t nOut)
 /* Prepare "SELECT * FROM (zSel) LIMIT 0" on db: the statement whose columns are zSel's. */
 static int columns_of(sqlite3 *db, const char *zSel, sqlite3_stmt **pp)
 {
-    char *zSql = sqlite3_mprintf("SELECT * FROM (%s) LIMIT 0", zSel);
+    char *zSql = sqlite3_mprintf("SELECT * FROM (%s\n) LIMIT 0", zSel);
     int rc = zSql ? sqlite3_prepare_v2(db, zSql, -1, pp, NULL) : SQLITE_NOMEM;
     sqlite3_free(zSql);
     return rc;
@@ -63,7 +63,7 @@ int vt__sql_columns_select(sqlite3 *db, const char *zSel, char **azCol, int nCol
         if (i < n) sqlite3_str_appendf(pStr, "%s\"%w\"", j ? ", " : "", azCol[j]);
         else sqlite3_str_appendf(pStr, "%sNULL AS \"%w\"", j ? ", " : "", azCol[j]); /* not in its version */
     }
-    sqlite3_str_appendf(pStr, " FROM (%s)", zSel);
+    sqlite3_str_appendf(pStr, " FROM (%s\n)", zSel); /* a line comment ending zSel ends before the ')' */
     sqlite3_finalize(p);
     *pzOut = sqlite3_str_finish(pStr);
     if (rc == SQLITE_OK && !*pzOut) rc = SQLITE_NOMEM;
