@@ -40,6 +40,12 @@ if(Python3_Interpreter_FOUND)
     $<TARGET_FILE:vramtrace> ${CMAKE_CURRENT_SOURCE_DIR}/data/example-train.db
     ${CMAKE_CURRENT_SOURCE_DIR}/data/import/kineto_noaddr.json.gz ${CMAKE_CURRENT_SOURCE_DIR}/data/example-train-v1.db
     --browser)
+  # What the page's script draws as the text report says it (a phase's span, an OOM of unknown size), in headless
+  # Chromium (--dump-dom): skipped without Chromium.
+  add_test(NAME html_windows COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_SOURCE_DIR}/html/html_windows_test.py
+    $<TARGET_FILE:vramtrace> ${CMAKE_CURRENT_SOURCE_DIR}/data/example-train.db
+    ${CMAKE_CURRENT_SOURCE_DIR}/data/import/nsys2022_two_processes.sqlite)
+  set_tests_properties(html_windows PROPERTIES LABELS analyzer SKIP_RETURN_CODE 77 TIMEOUT 300)
   # slow (tests/README.md): about 20 s of CPU each, most of it the 1000-rank report.
   set_tests_properties(html_ranks html_browser PROPERTIES LABELS "analyzer;slow" SKIP_RETURN_CODE 77 TIMEOUT 900)
   get_property(VT_HAVE_ZLIB GLOBAL PROPERTY VT_HAVE_ZLIB)

@@ -306,5 +306,153 @@ TEST(real_traces_in_test_data)
     tg_cleanup();
 }
 
+/* A directory without traces among other inputs is one input not read, as a missing file is: named on standard
+ * error, the others analyzed, exit 9; alone it is exit 3. */
+TEST(directory_without_traces_among_others)
+{
+    char zDir[600], zT[600];
+    snprintf(zDir, sizeof zDir, "%s", tg_path("nothing_here"));
+    snprintf(zT, sizeof zT, "%s", tg_path("leaky.db"));
+    ASSERT_EQ(0, mkdir(zDir, 0700));
+    build_leaky(zT);
+    ASSERT_EQ(3, run(zDir, NULL, NULL, NULL, NULL));
+    ASSERT_CONTAINS(zErr, "a directory without traces");
+    ASSERT_EQ(0, zOut[0]);
+    ASSERT_EQ(9, run("--no-write", zDir, zT, NULL, NULL));
+    ASSERT_CONTAINS(zErr, "nothing_here: a directory without traces");
+    ASSERT_CONTAINS(zOut, "vramtrace analyze: 1 trace");
+    ASSERT_EQ(9, run("--no-write", zT, zDir, NULL, NULL));
+    ASSERT_CONTAINS(zOut, "vramtrace analyze: 1 trace");
+    ASSERT_EQ(3, run("--no-write", zDir, zDir, NULL, NULL)); /* none read: the first failure's code */
+    rmdir(zDir);
+    tg_cleanup();
+}
+
+/* A finding of an imported file without call stacks says that the file records none, not how to set up vramtrace's
+ * tracer (which did not record it). */
+TEST(imported_file_without_sites_is_not_told_to_set_the_tracer)
+{
+    const char *zData = getenv("VT_TEST_DATA");
+    char zPath[1024];
+    if (!zData) SKIP("VT_TEST_DATA not set (run under ctest)");
+    snprintf(zPath, sizeof zPath, "%s/import/nsys2022_two_processes.sqlite", zData);
+    ASSERT_EQ(0, run(zPath, NULL, NULL, NULL, NULL));
+    ASSERT_CONTAINS(zOut, "where:    site not recorded (the imported file records no call stack for it)");
+    ASSERT(!strstr(zOut, "VRAMTRACE_BACKTRACE"));
+}
+
+/* Counts of one are said in the singular: "1 allocation", "1 iteration" (a one-step torch.profiler trace). */
+TEST(counts_of_one_in_the_singular)
+{
+    const char *zData = getenv("VT_TEST_DATA");
+    char zPath[1024];
+    if (!zData) SKIP("VT_TEST_DATA not set (run under ctest)");
+    snprintf(zPath, sizeof zPath, "%s/import/nsys2022_two_processes.sqlite", zData);
+    ASSERT_EQ(0, run(zPath, NULL, NULL, NULL, NULL));
+    ASSERT_CONTAINS(zOut, "duration 199 ns; 1 allocation, 1 freed, 0 live at exit (0 B)");
+    ASSERT_EQ(0, run("--format", "markdown", zPath, NULL, NULL));
+    ASSERT_CONTAINS(zOut, "- duration 199 ns; 1 allocation, 1 freed, 0 live at exit (0 B)");
+    snprintf(zPath, sizeof zPath, "%s/real/param_dlrm_v100_rank0_step.pt.trace.json", zData);
+    ASSERT_EQ(0, run(zPath, NULL, NULL, NULL, NULL));
+    ASSERT_CONTAINS(zOut, "  phases (from kernels, 1 iteration):\n");
+    ASSERT_CONTAINS(zOut, ", peak unknown, 1 iteration\n");
+    ASSERT(!strstr(zOut, " 1 iterations") && !strstr(zOut, " 1 allocations"));
+}
+
+/* A file whose allocations and frees are unknown (a torch.profiler trace without profile_memory) is not said to have
+ * "every free matched its allocation" in Markdown, as the text report does not say it either. */
+TEST(unknown_counts_claim_no_matched_frees)
+{
+    const char *zData = getenv("VT_TEST_DATA");
+    char zPath[1024];
+    if (!zData) SKIP("VT_TEST_DATA not set (run under ctest)");
+    snprintf(zPath, sizeof zPath, "%s/real/param_dlrm_v100_rank0_step.pt.trace.json", zData);
+    ASSERT_EQ(0, run("--format", "markdown", zPath, NULL, NULL));
+    ASSERT_CONTAINS(zOut, "allocations and frees unknown (the imported file records none with its address and size)");
+    ASSERT(!strstr(zOut, "every free matched"));
+    ASSERT_EQ(0, run(zPath, NULL, NULL, NULL, NULL));
+    ASSERT(!strstr(zOut, "every free matched"));
+}
+
+/* The HTML report of a torch.profiler trace whose [memory] events carry no address (totals only) says why it has no
+ * chart as it is: its events have sizes but no addresses, so only their running sum is known; not that the file
+ * records no allocation with its size (a file without memory events). */
+TEST(html_chart_missing_for_totals_says_why)
+{
+    const char *zData = getenv("VT_TEST_DATA");
+    char zPath[1024];
+    if (!zData) SKIP("VT_TEST_DATA not set (run under ctest)");
+    snprintf(zPath, sizeof zPath, "%s/import/kineto_noaddr.json.gz", zData);
+    ASSERT_EQ(0, run("--format", "html", zPath, NULL, NULL));
+    ASSERT_CONTAINS(zOut, "No memory chart: this trace's memory events carry no address");
+    ASSERT(!strstr(zOut, "records no allocation with its size"));
+    snprintf(zPath, sizeof zPath, "%s/real/param_dlrm_v100_rank0_step.pt.trace.json", zData); /* no memory events */
+    ASSERT_EQ(0, run("--format", "html", zPath, NULL, NULL));
+    ASSERT_CONTAINS(zOut, "No memory chart: this trace records no allocation with its size");
+}
+
+/* Findings left out by a --min-bytes above the default: "No problems found" says of what size, not that there are
+ * none (the example's 12.9 GiB validation spike is below 100 GiB). */
+TEST(no_findings_above_min_bytes_says_the_bound)
+{
+    const char *zData = getenv("VT_TEST_DATA");
+    char zPath[1024];
+    if (!zData) SKIP("VT_TEST_DATA not set (run under ctest)");
+    snprintf(zPath, sizeof zPath, "%s/example-train.db", zData);
+    ASSERT_EQ(0, run("--min-bytes", "100G", zPath, NULL, NULL));
+    ASSERT_CONTAINS(zOut, "\nNo problems found of at least 100 GiB (--min-bytes).\n");
+    ASSERT_EQ(0, run("--min-bytes", "100G", "--format", "markdown", zPath));
+    ASSERT_CONTAINS(zOut, "No problems found of at least 100 GiB (--min-bytes).");
+}
+
+/* A PyTorch snapshot of the allocator's blocks alone (no segment rows: its ring buffer full, tests/data/import)
+ * knows allocated memory, not reserved: its breakdown sums the allocated bytes and says so, as its peak line does. */
+TEST(snapshot_of_blocks_alone_is_broken_down_as_allocated)
+{
+    const char *zData = getenv("VT_TEST_DATA");
+    char zPath[1024];
+    if (!zData) SKIP("VT_TEST_DATA not set (run under ctest)");
+    snprintf(zPath, sizeof zPath, "%s/import/snap_ring_full.pickle", zData);
+    ASSERT_EQ(0, run(zPath, NULL, NULL, NULL, NULL));
+    ASSERT_CONTAINS(zOut, "peak 1.00 KiB allocated at 2.0 us (reserved not known)");
+    ASSERT_CONTAINS(zOut, "what it was at 2.0 us (allocated, 1.00 KiB)");
+    ASSERT_EQ(0, run("--format", "json", zPath, NULL, NULL));
+    ASSERT_CONTAINS(zOut, "\"breakdown_basis\": \"allocated\"");
+}
+
+/* An OOM whose request size the file does not record (an Nsight export's failed cudaMalloc) says "unknown
+ * size" in every format, never "-1 B"; JSON gives null for each of its byte figures. */
+TEST(oom_of_unknown_size)
+{
+    const char *zData = getenv("VT_TEST_DATA");
+    char zPath[1024];
+    if (!zData) SKIP("VT_TEST_DATA not set (run under ctest)");
+    snprintf(zPath, sizeof zPath, "%s/import/nsys2022_two_processes.sqlite", zData);
+    ASSERT_EQ(0, run(zPath, NULL, NULL, NULL, NULL));
+    ASSERT_CONTAINS(zOut, "Out of memory: cudaMalloc of unknown size failed on device 0");
+    ASSERT_CONTAINS(zOut, "    size unknown, 1 event, 39 ns .. 39 ns");
+    ASSERT_CONTAINS(zOut, "a request of unknown size failed with");
+    ASSERT_CONTAINS(zOut, "  at the OOM at 39 ns (device 0, size requested unknown):");
+    ASSERT(!strstr(zOut, "-1 B"));
+    ASSERT_EQ(0, run("--format", "markdown", zPath, NULL, NULL));
+    ASSERT_CONTAINS(zOut, "| size unknown |");
+    ASSERT(!strstr(zOut, "-1 B"));
+    ASSERT_EQ(0, run("--format", "html", zPath, NULL, NULL));
+    ASSERT_CONTAINS(zOut, "; size unknown; 1 event; ");
+    ASSERT(!strstr(zOut, "-1 B"));
+    ASSERT_EQ(0, run("--format", "json", zPath, NULL, NULL));
+    ASSERT(tg_json_valid(zOut));
+    ASSERT_CONTAINS(zOut, "\"occurrences\": 1, \"bytes_min\": null, \"bytes_median\": null, \"bytes_max\": null");
+    ASSERT(!strstr(zOut, "-1 B"));
+    ASSERT(!strstr(zOut, ": -1"));
+}
+
 VT_TEST_LIST(T(usage_errors) T(bad_input_files) T(truncated_trace) T(missing_table_or_column) T(formats_output_file_and_fail_on)
-                 T(read_only_trace_and_several_processes) T(real_traces_in_test_data))
+                 T(read_only_trace_and_several_processes) T(real_traces_in_test_data)
+                 T(oom_of_unknown_size) T(directory_without_traces_among_others)
+                 T(snapshot_of_blocks_alone_is_broken_down_as_allocated)
+                 T(imported_file_without_sites_is_not_told_to_set_the_tracer)
+                 T(counts_of_one_in_the_singular)
+                 T(unknown_counts_claim_no_matched_frees)
+                 T(html_chart_missing_for_totals_says_why)
+                 T(no_findings_above_min_bytes_says_the_bound))

@@ -320,6 +320,20 @@ TEST(unknown_peak_said_unknown)
     ASSERT_EQ(0, diff(azG, &zOut, &zErr));
     ASSERT_CONTAINS(zErr, "--max-growth: no device peak could be compared");
     free(zOut), free(zErr);
+    /* a run that has the device but traced no allocation on it at all (a torch.profiler trace recorded without
+     * profile_memory, an Nsight export without memory events): its peak is unknown too, not "none" */
+    g = tg_open(zB);
+    ASSERT(g);
+    tg_device(g, 0, "Test GPU", 16 * GiB);
+    tg_nvtx(g, 1 * MS, 9 * MS, "train");
+    ASSERT_EQ(0, tg_close(g));
+    ASSERT_EQ(0, diff(az, &zOut, &zErr));
+    ASSERT_CONTAINS(zOut, "device 0 (Test GPU): unknown -> 2.42 GiB reserved; allocated unknown -> 2.42 GiB\n");
+    free(zOut), free(zErr);
+    ASSERT_EQ(0, diff(azJ, &zOut, &zErr));
+    ASSERT_CONTAINS(zOut, "\"base_peak_bytes\": null, \"new_peak_bytes\": 2602565632, \"growth_pct\": null, "
+                          "\"base_peak_of\": \"unknown\"");
+    free(zOut), free(zErr);
     cli_cleanup();
 }
 

@@ -444,6 +444,26 @@ TEST(export_time_window)
     ASSERT_CONTAINS(zErr, "0 kernels, 0 copies, 0 memsets, 0 NVTX, 0 allocs, 0 frees, 0 OOM");
     ASSERT_CONTAINS(zErr, "note: no event lies between 1.00 s and the end; the trace lasts");
     free(zOut), free(zErr);
+    { /* a torch.profiler trace whose memory events carry no address: why it has no memory counter is said */
+        const char *zData = getenv("VT_TEST_DATA");
+        if (zData) {
+            snprintf(zArgs, sizeof zArgs, "export --perfetto %s %s/import/kineto_noaddr.json.gz", zJson, zData);
+            ASSERT_EQ(0, vt_run(zDir, zArgs, &zOut, &zErr));
+            ASSERT_CONTAINS(zErr, "kineto_noaddr.json.gz: no memory counter: its memory events carry no address");
+            free(zOut), free(zErr);
+        }
+    }
+    { /* a trace with no event of known time (a snapshot of the state at its dump): said, not "lasts no time" */
+        const char *zData = getenv("VT_TEST_DATA");
+        if (zData) {
+            snprintf(zArgs, sizeof zArgs, "export --from 1s --perfetto %s %s/import/snap_v1.pickle", zJson, zData);
+            ASSERT_EQ(0, vt_run(zDir, zArgs, &zOut, &zErr));
+            ASSERT_CONTAINS(zErr, "note: no event lies between 1.00 s and the end; no event of the trace has a known "
+                                  "time, so no window holds any");
+            ASSERT(!strstr(zErr, "lasts no time"));
+            free(zOut), free(zErr);
+        }
+    }
     snprintf(zArgs, sizeof zArgs, "export --from 2parsecs --perfetto %s %s", zJson, zTrace);
     ASSERT_EQ(2, vt_run(zDir, zArgs, &zOut, &zErr));
     ASSERT_CONTAINS(zErr, "--from: '2parsecs' is not a time");
@@ -592,6 +612,43 @@ TEST(export_csv_tables)
     ASSERT_EQ(2, vt_run(zDir, zArgs, &zOut, &zErr));
     ASSERT_CONTAINS(zErr, "--csv DIR goes alone");
     free(zOut), free(zErr);
+    vt_cleanup(zDir);
+}
+
+/*
+ * --csv of traces of different schema versions (bench-v5.db: version 5; example-train.db: the current one, whose
+ * memory_event has the folded call columns): one header with every column either has, and each row under it,
+ * empty where its trace's version has not the column (a row of the older one had 4 fields too few, its at_ns under
+ * call_dt).
+ */
+TEST(export_csv_across_versions)
+{
+    const char *zDir = vt_tmpdir(), *zData = getenv("VT_TEST_DATA");
+    char zOutDir[256], zFile[320], zArgs[2400], *zOut, *zErr, *zCsv;
+    int nHead = 0, nLine = 0;
+    if (!zData) SKIP("VT_TEST_DATA not set (run under ctest)");
+    snprintf(zOutDir, sizeof zOutDir, "%s/csv", zDir);
+    snprintf(zArgs, sizeof zArgs, "export --csv %s %s/example-train.db %s/bench-v5.db", zOutDir, zData, zData);
+    ASSERT_EQ(0, vt_run(zDir, zArgs, &zOut, &zErr));
+    free(zOut), free(zErr);
+    snprintf(zFile, sizeof zFile, "%s/memory_event.csv", zOutDir);
+    zCsv = vt_slurp(zFile);
+    ASSERT(!strncmp(zCsv, "trace,pid,rank,id,t,ts,op,", 26));
+    ASSERT_CONTAINS(zCsv, ",call_dt,call_dur,call_sig,call_id,at_ns\n");
+    for (const char *p = zCsv; *p; p++) { /* every line as many fields as the header (no quoted commas here) */
+        int n = 1;
+        const char *e = strchr(p, '\n');
+        ASSERT(e != NULL);
+        for (const char *q = p; q < e; q++) n += *q == ',';
+        if (!nHead) nHead = n;
+        ASSERT_EQ(nHead, n);
+        nLine++;
+        p = e;
+    }
+    ASSERT_EQ(1 + 409 + 200, nLine);
+    snprintf(zArgs, sizeof zArgs, "\n%s/bench-v5.db,", zData);
+    ASSERT_CONTAINS(zCsv, zArgs);
+    free(zCsv);
     vt_cleanup(zDir);
 }
 
@@ -845,5 +902,5 @@ TEST(imported_files_as_they_are)
 
 VT_TEST_LIST(T(export_one_trace) T(export_two_ranks_aligned) T(export_nvtx_kinds) T(export_to_fifo_and_symlink) T(export_errors)
                  T(export_streams_large_trace) T(export_unknown_values_left_out) T(export_time_window) T(export_gzip)
-                 T(export_demangled_kernel_names) T(export_csv_tables) T(export_csv_trace_names) T(export_symbolized_native_frames)
+                 T(export_demangled_kernel_names) T(export_csv_tables) T(export_csv_across_versions) T(export_csv_trace_names) T(export_symbolized_native_frames)
                  T(imported_files_as_they_are))

@@ -653,6 +653,7 @@ TEST(runs_apart_count_from_their_own_start)
     ASSERT_EQ(2, r.nTrace);
     ASSERT(r.aTrace[0].f.fig.bWall && r.aTrace[1].f.fig.bWall);
     ASSERT_EQ(30 * 1000000000LL, vt__fig_at(&r.aTrace[1].f, r.aTrace[1].f.t0)); /* on one clock */
+    ASSERT(vt__result_one_job(&r));
     vt__result_free(&r);
     { /* a trace with no known time (a snapshot without history) has no anchors and nothing to place: still one clock */
         char zNone[512];
@@ -672,6 +673,7 @@ TEST(runs_apart_count_from_their_own_start)
     az[1] = zLater;
     run(az, 2, &r);
     ASSERT_EQ(2, r.nTrace);
+    ASSERT(!vt__result_one_job(&r)); /* runs an hour apart: no imbalance between ranks is told */
     for (int i = 0; i < 2; i++) {
         int bNote = 0;
         ASSERT(!r.aTrace[i].f.fig.bWall);
@@ -684,7 +686,60 @@ TEST(runs_apart_count_from_their_own_start)
     tg_cleanup();
 }
 
+/* A process of pid zPid without clock anchors (an older tracer's, or an import's trace) whose first event is at
+ * `start` ns on its own clock, with the same kept growth as build_process. */
+static void build_unanchored(const char *zPath, const char *zPid, int64_t start)
+{
+    struct tg *g = tg_open(zPath);
+    int64_t s;
+    ASSERT(g);
+    tg_meta(g, "pid", zPid);
+    tg_device(g, 0, "Test GPU", 16 * GiB);
+    s = tg_stack(g, "train.py", 77, "train_one_epoch");
+    for (int i = 0; i < 8; i++) tg_alloc(g, start + i * 100 * MS, 0, 3, KEPT + i * 0x10000000LL, 64 * MiB + 4096, s);
+    ASSERT_EQ(0, tg_close(g));
+}
+
+/*
+ * Where not every trace has clock anchors, the traces stay on their own clocks: those that meet there (one run's
+ * processes, on one machine's clock) share its origin, and one that lies a year from the others (another run) counts
+ * from its own first event, said, instead of printing its times as a year and more.
+ */
+TEST(unanchored_runs_apart_count_from_their_own_start)
+{
+    char zA[512], zB[512], zC[512];
+    const char *az[2];
+    struct vt_result r;
+    const int64_t year = 365LL * 86400 * 1000000000LL;
+    snprintf(zA, sizeof zA, "%s", tg_path("a.db"));
+    snprintf(zB, sizeof zB, "%s", tg_path("b.db"));
+    snprintf(zC, sizeof zC, "%s", tg_path("c.db"));
+    build_process(zA, "4242", 1700000000);          /* anchored */
+    build_unanchored(zB, "4243", 100 * MS + year);   /* a year later on its own clock */
+    build_unanchored(zC, "4244", 100 * MS + 30 * 1000000000LL); /* 30 s later: the same run */
+    az[0] = zA;
+    az[1] = zB;
+    run(az, 2, &r);
+    ASSERT_EQ(2, r.nTrace);
+    for (int i = 0; i < 2; i++) {
+        int bNote = 0;
+        ASSERT_EQ(0, vt__fig_at(&r.aTrace[i].f, r.aTrace[i].f.t0)); /* each from its own first event */
+        for (int k = 0; k < r.aTrace[i].f.nNote; k++)
+            bNote |= strstr(r.aTrace[i].f.azNote[k], "its times count from its own first event") != NULL;
+        ASSERT(bNote);
+    }
+    vt__result_free(&r);
+    az[1] = zC;
+    run(az, 2, &r);
+    ASSERT_EQ(2, r.nTrace);
+    ASSERT_EQ(30 * 1000000000LL, vt__fig_at(&r.aTrace[1].f, r.aTrace[1].f.t0)); /* one clock: the same run */
+    for (int k = 0; k < r.aTrace[1].f.nNote; k++) ASSERT(!strstr(r.aTrace[1].f.azNote[k], "its own first event"));
+    vt__result_free(&r);
+    tg_cleanup();
+}
+
 VT_TEST_LIST(T(generated_code_is_one_site_at_the_callers_line) T(findings_grouped_across_ranks) T(rank_list_wording)
              T(text_first_screen) T(native_only_stacks_named_by_node_or_operator) T(grouping_twice_is_grouping_once)
              T(grouped_findings_drawn_and_saved_per_process) T(same_process_twice_is_one_process)
-             T(runs_apart_count_from_their_own_start))
+             T(runs_apart_count_from_their_own_start)
+             T(unanchored_runs_apart_count_from_their_own_start))

@@ -225,6 +225,57 @@ TEST(multi_trace_views)
     vt_cleanup(zFixDir);
 }
 
+/*
+ * Traces of different schema versions together (bench-v5.db: version 5; example-train.db: the current one, whose
+ * memory_event has the folded call columns): each all_* view holds every column either has, NULL where a trace's
+ * version has not the column, and every row.
+ */
+TEST(union_views_across_versions)
+{
+    const char *zData = getenv("VT_TEST_DATA");
+    char zA[1024], zB[1024], *az[2] = {zA, zB}, *z;
+    sqlite3 *db = NULL;
+    int nFailed = -1;
+    if (!zData) SKIP("VT_TEST_DATA not set (run under ctest)");
+    snprintf(zA, sizeof zA, "%s/example-train.db", zData);
+    snprintf(zB, sizeof zB, "%s/bench-v5.db", zData);
+    ASSERT_EQ(VT_EXIT_OK, vt__sql_open(2, az, &db, &nFailed));
+    ASSERT_EQ(0, nFailed);
+    z = q_csv(db, "SELECT trace, count(*), count(call_sig), sum(bytes) FROM all_memory_event GROUP BY trace ORDER BY 1");
+    ASSERT_STREQ("0,409,0,25295847424\n1,200,0,419430400\n", z);
+    free(z);
+    ASSERT_EQ(409 + 200, q_int(db, "SELECT count(*) FROM all_memory_event", 0));
+    ASSERT_EQ(3340 + 1400, q_int(db, "SELECT count(*) FROM all_kernel", 0));
+    sqlite3_close(db);
+}
+
+/*
+ * One trace at a time (--per-trace) in CSV over traces of different schema versions: each later trace's rows lined
+ * up under the first trace's header (NULL in a column its version has not; its columns the header has not left out
+ * and named on standard error), never rows of another width under one header.
+ */
+TEST(per_trace_csv_across_versions)
+{
+    const char *zData = getenv("VT_TEST_DATA"), *zDir = vt_tmpdir();
+    char zArgs[2400], *zOut, *zErr;
+    if (!zData) SKIP("VT_TEST_DATA not set (run under ctest)");
+    snprintf(zArgs, sizeof zArgs, "sql --per-trace --format csv %s/example-train.db %s/bench-v5.db "
+             "\"SELECT * FROM memory_event WHERE id = 1 -- the first\"", zData, zData);
+    ASSERT_EQ(0, vt_run(zDir, zArgs, &zOut, &zErr));
+    ASSERT_CONTAINS(zOut, ",call_dt,call_dur,call_sig,call_id\n");
+    ASSERT_CONTAINS(zOut, "/bench-v5.db,1,3600000078000,1700000000000078000,1,3,139637976727552,2097152,0,1,,19,1,0,,,,,,,"
+                          "4242,1,,,,,\n");
+    free(zOut), free(zErr);
+    snprintf(zArgs, sizeof zArgs, "sql --per-trace --format csv %s/bench-v5.db %s/example-train.db "
+             "\"SELECT * FROM memory_event WHERE id = 1;\"", zData, zData);
+    ASSERT_EQ(0, vt_run(zDir, zArgs, &zOut, &zErr));
+    ASSERT_CONTAINS(zOut, "/example-train.db,1,182000000,1767225600180732837,1,3,139895674765312,2097152,0,1,,,,0,,,,,,,"
+                          ",,\n");
+    ASSERT_CONTAINS(zErr, "example-train.db: its columns call_dt, call_dur, call_sig, call_id are left out");
+    free(zOut), free(zErr);
+    vt_cleanup(zDir);
+}
+
 /* One trace that cannot be read among several: named and counted, the others queried as t0, ...; none left: its code. */
 TEST(multi_trace_one_unreadable)
 {
@@ -525,6 +576,6 @@ TEST(per_trace_beyond_attach_limit)
     vt_cleanup(zFixDir);
 }
 
-VT_TEST_LIST(T(nsight_kernel_names) T(nsight_memcpy_enums) T(nsight_memory_usage_events)
+VT_TEST_LIST(T(union_views_across_versions) T(per_trace_csv_across_versions) T(nsight_kernel_names) T(nsight_memcpy_enums) T(nsight_memory_usage_events)
                  T(nsight_nvtx_and_api) T(site_view) T(multi_trace_views) T(multi_trace_one_unreadable) T(analysis_union_views) T(read_only_guard)
                      T(output_formats) T(cli_queries_and_errors) T(per_trace_beyond_attach_limit))

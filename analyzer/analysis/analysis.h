@@ -469,6 +469,10 @@ extern const struct vt_detector vt__detector_leak, vt__detector_retained, vt__de
 
 /* ---- result.c: findings and the shared judgments ---- */
 const char *vt__sev_name(int sev);
+/* Why a finding of t names no call site, said after "site not recorded": the tracer's settings that record one
+ * (" (call sites are recorded by default: keep VRAMTRACE_BACKTRACE above 0 ...)"), or, for a file imported from
+ * another tool, that the file holds none (no setting of vramtrace's gives it one). */
+const char *vt__no_site_help(const struct vt_trace *t);
 int vt__sev_parse(const char *z);                      /* -1 if unknown */
 const char *vt__phase_kind_name(int kind);
 /* Append a zeroed finding (unknown times, stack and device = -1); strings are taken over. NULL on OOM. */
@@ -886,7 +890,8 @@ char *vt__finding_key(const struct vt_finding *f);
 /*
  * Whether r's traces may be processes of one job, whose device peaks should then be alike: 1 when
  * every one has a rank, or no two of them record different command lines; 0 for processes known to
- * run different programs (the imbalance of their peaks means nothing).
+ * run different programs, or read as runs apart in time (fig.bOtherRuns): the imbalance of their
+ * peaks means nothing.
  */
 int vt__result_one_job(const struct vt_result *r);
 /*
@@ -904,6 +909,9 @@ void vt__fmt_ranks(const struct vt_result *r, const struct vt_finding *f, char *
 /* For a grouped f, how often and the spread of its bytes ("39 times: 1.00 GiB min, 1.50 GiB median,
  * 1.80 GiB max", "once in each of 64 processes, 386 MiB each"); else empty. Into z (size n). */
 void vt__fmt_spread(const struct vt_finding *f, char *z, size_t n);
+/* f's bytes as its report line says them: "1.50 GiB", or "size unknown" where the file records none (an
+ * imported OOM whose request size is unknown). Into z (size n); returns z. */
+const char *vt__fmt_finding_bytes(const struct vt_finding *f, char *z, size_t n);
 
 /* ---- diff.c: two runs compared (vramtrace diff) ---- */
 enum { VT_DIFF_NEW = 1, VT_DIFF_GONE, VT_DIFF_GREW, VT_DIFF_SHRANK };

@@ -819,9 +819,11 @@ static int64_t before_trace(const struct vt_trace *t, int acct)
     return strtoll(zV, NULL, 10) > 0 ? strtoll(zV, NULL, 10) : 0;
 }
 
-/* What t's allocation rows measure, as a breakdown's basis: "reserved" (caching-allocator segments) or "allocated". */
+/* What t's allocation rows measure, as a breakdown's basis: "reserved" (caching-allocator segments) or "allocated"
+ * (a snapshot of the allocator's blocks alone, without its segments, knows only what was allocated). */
 static const char *level_basis(const struct vt_trace *t)
 {
+    if (t->f.fig.level == VT_LEVEL_TENSORS) return "allocated";
     if (t->f.bSegments || t->pBd->bTensorsIn || !strcmp(t->f.zSource, "pytorch_snapshot")) return "reserved";
     return "allocated";
 }

@@ -50,9 +50,6 @@ static const char *zFixLeak =
     "and run gc.collect() if reference cycles hold them. In CUDA C, pair every cudaMalloc with "
     "cudaFree.";
 
-static const char *zSiteHelp = " (call sites are recorded by default: keep VRAMTRACE_BACKTRACE above 0 and "
-                                "do not pass --no-python-stacks to vramtrace record)";
-
 /*
  * The severity of growth by `rise` bytes: high when it is 64 MiB or more, or beyond the high mark of
  * bytes (1 GiB, 10 % of the peak); else medium: a rise of 49 MiB in a 3 GiB job's profiler window
@@ -95,7 +92,7 @@ static int emit_end(struct vt_result *r, int iTrace, int64_t bytes, int64_t coun
     f->firstTs = first;
     f->lastTs = last;
     f->stackId = stackId;
-    f->zSite = vt__strdupf("%s%s", zSite, stackId < 0 ? zSiteHelp : "");
+    f->zSite = vt__strdupf("%s%s", zSite, stackId < 0 ? vt__no_site_help(t) : "");
     f->zTitle = vt__strdupf("%s never freed: %lld allocation%s still live %s", zB, (long long)count,
                             count == 1 ? "" : "s", vt__end_said(t));
     f->zEvidence = vt__strdupf(
@@ -578,7 +575,7 @@ static int growth_finding(const struct leak *L, struct vt_result *r, int iTrace,
     f->lastTs = e->lastBoundaryTs;
     f->stackId = s->stackId;
     if (!t->ph.bSliceBoundaries) snprintf(f->zPhase, sizeof f->zPhase, "training");
-    f->zSite = vt__strdupf("%s%s", s->zSite, s->stackId < 0 ? zSiteHelp : "");
+    f->zSite = vt__strdupf("%s%s", s->zSite, s->stackId < 0 ? vt__no_site_help(t) : "");
     if (t->ph.bSliceBoundaries)
         f->zTitle = vt__strdupf("Memory grows steadily: +%s over the run%s", zB,
                                 t->f.bSegments ? " (caching-allocator segments)" : "");

@@ -163,7 +163,8 @@ static int oom_end(void *st, struct vt_result *r, int iTrace)
         for (int k = i; k <= j; k++) oom_others_nvml(t, &t->aOom[k]);
         others = o->othersNvml >= 0 ? o->othersNvml : o->others;
         oom_attempts(t, pf, zRetry, sizeof zRetry);
-        vt__fmt_bytes(o->requested, zR, sizeof zR);
+        if (o->requested < 0) snprintf(zR, sizeof zR, "unknown size"); /* an import that lacks it, never "-1 B" */
+        else vt__fmt_bytes(o->requested, zR, sizeof zR);
         vt__fmt_bytes(o->freeBytes, zF, sizeof zF);
         vt__fmt_bytes(o->totalBytes, zT, sizeof zT);
         vt__fmt_bytes(o->held, zH, sizeof zH);
@@ -241,7 +242,7 @@ static int oom_end(void *st, struct vt_result *r, int iTrace)
         bCallPhase = bCallPhase >= 2 ? bCallPhase : 0;
         f->stackId = o->site >= 0 ? t->sites.a[o->site].stackId : -1;
         f->zSite = o->site >= 0 ? vt__strdupf("%s", t->sites.a[o->site].zSite)
-                                : vt__strdupf("site not recorded (keep VRAMTRACE_BACKTRACE above 0 and do not pass --no-python-stacks to vramtrace record)");
+                                : vt__strdupf("site not recorded%s", vt__no_site_help(t));
         if (pf->bRecovered) { /* the program saw no error: said, not a problem */
             f->severity = VT_SEV_INFO;
             zFix = "Nothing to fix: the request was retried at once and succeeded (PyTorch's allocator released its "
@@ -255,9 +256,10 @@ static int oom_end(void *st, struct vt_result *r, int iTrace)
                         : vt__strdupf("Out of memory: %s of %s failed on device %d (%s)",
                                       vt__or(vt_api_name(o->api), "allocation"), zR, o->device, o->zVerdict);
         f->zEvidence = vt__strdupf(
-            "At %s, %s was requested with %s free of %s; this process held %s in live allocations%s%s%s, "
+            "At %s, %s%s%s with %s free of %s; this process held %s in live allocations%s%s%s, "
             "and %s was in use by something else (other processes or contexts).%s Largest live: %s.%s%s%s%s%s",
-            zAt, zR, o->freeBytes >= 0 ? zF : "unknown", o->totalBytes > 0 ? zT : "unknown", zH,
+            zAt, o->requested < 0 ? "a request of " : "", zR, o->requested < 0 ? " failed" : " was requested",
+            o->freeBytes >= 0 ? zF : "unknown", o->totalBytes > 0 ? zT : "unknown", zH,
             o->poolCached > 0 ? " (pool caching " : "", o->poolCached > 0 ? zC : "",
             o->poolCached > 0 ? " freed)" : "", o->others >= 0 ? zO : "an unknown amount", zOthers,
             n ? zList : "none recorded",

@@ -112,6 +112,18 @@ static int pair_devices(struct vt_diff *d, int tb, int tn)
             if (add_cats(e, &dv->bd, side) != 0) return -1;
         }
     }
+    for (int j = 0; j < d->nDev; j++) { /* a side whose trace has the device but traced no allocation on it (a
+                                         * torch.profiler trace without profile_memory): its figures unknown */
+        struct vt_diffdev *e = &d->aDev[j];
+        if (e->iBase != tb || e->iNew != tn) continue;
+        for (int side = 0; side < 2; side++) {
+            const struct vt_result *r = side ? d->pNew : d->pBase;
+            int it = side ? tn : tb;
+            if (it < 0 || (side ? e->cur : e->base) != VT_DIFF_NONE || !vt__read_device(&r->aTrace[it].f, e->id)) continue;
+            e->aOf[side] = VT_HEAD_NONE;
+            *(side ? &e->cur : &e->base) = *(side ? &e->curAlloc : &e->baseAlloc) = *(side ? &e->curSum : &e->baseSum) = -1;
+        }
+    }
     return 0;
 }
 

@@ -205,6 +205,8 @@ int vt__result_one_job(const struct vt_result *r)
 {
     int bRanks = 1;
     const char *zCmd = NULL;
+    for (int i = 0; i < r->nTrace; i++)
+        if (r->aTrace[i].f.fig.bOtherRuns) return 0; /* runs apart in time: not one job's processes */
     for (int i = 0; i < r->nTrace; i++) bRanks &= rank_number(&r->aTrace[i]) >= 0;
     if (bRanks) return 1;
     for (int i = 0; i < r->nTrace; i++) {
@@ -275,6 +277,13 @@ void vt__fmt_ranks(const struct vt_result *r, const struct vt_finding *f, char *
     free(aR);
 }
 
+const char *vt__fmt_finding_bytes(const struct vt_finding *f, char *z, size_t n)
+{
+    if (f->bytes < 0) snprintf(z, n, "size unknown");
+    else vt__fmt_bytes(f->bytes, z, n);
+    return z;
+}
+
 void vt__fmt_spread(const struct vt_finding *f, char *z, size_t n)
 {
     char zMin[32], zMed[32], zMax[32], zHow[64];
@@ -289,6 +298,8 @@ void vt__fmt_spread(const struct vt_finding *f, char *z, size_t n)
     if (nT == f->nSame) snprintf(zHow, sizeof zHow, "once in each of %d processes", nT);
     else if (nT == 1) snprintf(zHow, sizeof zHow, "%d times", f->nSame);
     else snprintf(zHow, sizeof zHow, "%d times in %d processes", f->nSame, nT);
-    if (f->bytesMin == f->bytesMax) snprintf(z, n, "%s, %s each", zHow, zMax);
+    if (f->bytesMax < 0) snprintf(z, n, "%s, sizes unknown", zHow);
+    else if (f->bytesMin < 0) snprintf(z, n, "%s: up to %s (some of unknown size)", zHow, zMax);
+    else if (f->bytesMin == f->bytesMax) snprintf(z, n, "%s, %s each", zHow, zMax);
     else snprintf(z, n, "%s: %s min, %s median, %s max", zHow, zMin, zMed, zMax);
 }

@@ -26,6 +26,13 @@ const char *vt__sev_name(int sev)
     return sev >= 0 && sev <= VT_SEV_HIGH ? az[sev] : "?";
 }
 
+const char *vt__no_site_help(const struct vt_trace *t)
+{
+    if (vt__read_imported(&t->f)) return " (the imported file records no call stack for it)";
+    return " (call sites are recorded by default: keep VRAMTRACE_BACKTRACE above 0 and do not pass "
+           "--no-python-stacks to vramtrace record)";
+}
+
 int vt__sev_parse(const char *z)
 {
     for (int i = 0; i <= VT_SEV_HIGH; i++)

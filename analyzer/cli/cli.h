@@ -20,7 +20,8 @@ int vt__cmd_redact(int argc, char **argv);
  * The inputs of a command line, (*pazArg)[0 .. *pnArg - nTail) of the positional arguments (the last
  * nTail are passed through: the SQL of `sql`): a directory becomes the traces `vramtrace record -o
  * DIR/` writes there (vramtrace-HOST-PID.db), else its *.db files (`vramtrace import -o DIR/`), in name
- * order (none is an error), standard input ("-")
+ * order (none: said, and an error when it is the only input; among others it stays in the list as
+ * itself, for the reader to refuse as one input not read), standard input ("-")
  * and a pipe, FIFO or character device are read into a temporary file that readers read wherever the
  * name is used (vt__import_spool). *pazArg is replaced by a list freed as the one given was (one
  * block holding the names), *pnArg by its length. Returns an enum vt_exit code after one line on

@@ -113,6 +113,11 @@ static void window_note(int nTrace, const struct vt_tracefile *aF, const struct 
     if (o->bFrom) vt__fmt_ns(o->from, zFrom, sizeof zFrom);
     if (o->bTo) vt__fmt_ns(o->to, zTo, sizeof zTo);
     if (dur >= 0) vt__fmt_ns(dur, zDur, sizeof zDur);
+    if (dur < 0) { /* nothing to place in a window (an imported snapshot of the state at its dump) */
+        vt__errorf("export: note: no event lies between %s and %s; no event of the trace%s has a known time, so no "
+                   "window holds any", zFrom, zTo, nTrace == 1 ? "" : "s");
+        return;
+    }
     vt__errorf("export: note: no event lies between %s and %s; the trace%s last%s %s from %s first event",
                zFrom, zTo, nTrace == 1 ? "" : "s", nTrace == 1 ? "s" : "", zDur, nTrace == 1 ? "its" : "their");
 }
@@ -332,6 +337,12 @@ int vt__cmd_export(int argc, char **argv)
                 fprintf(stderr, "vramtrace: %lld event%s of unknown time, made before the history began: on the "
                                 "counters from the start (memory by category included), no instant\n",
                         nBefore, nBefore == 1 ? "" : "s");
+            for (i = 0; i < nOk; i++) /* totals only (figures.c's level rule): no counter, not in silence */
+                if (aF[i].aT[VT_T_MEM].nRow == 0 && aF[i].aT[VT_T_TENSOR].nRow == 0 &&
+                    vt__read_meta_int(&aF[i], "kineto.memory_events") > 0)
+                    fprintf(stderr, "vramtrace: %s: no memory counter: its memory events carry no address (torch.profiler "
+                                    "before 1.11), so no allocation's lifetime is known, only the running sum of their "
+                                    "bytes, whose peak 'vramtrace analyze' gives\n", aF[i].zPath);
         }
         if ((eo.bFrom || eo.bTo) && !(stats.nKernel || stats.nMemcpy || stats.nMemset || stats.nNvtx ||
                                       stats.nAlloc || stats.nFree || stats.nTensor || stats.nOom))

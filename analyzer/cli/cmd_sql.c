@@ -1,4 +1,5 @@
 /* The 'sql' subcommand: read-only SQL over one or more traces, printed as a table, CSV or JSON. */
+#include <ctype.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -256,13 +257,71 @@ static void report_limit(sqlite3 *db, int rc, const struct deadline *d)
         vt__errorf("sql: %s", sqlite3_errmsg(db));
 }
 
+/* The CSV header of a query run on each trace alone: the first trace's result columns, which every later trace's rows
+ * are lined up under (a trace of another schema version may give other columns to `SELECT *`). */
+struct headcols {
+    char **azCol;
+    int nCol, bSet;
+};
+
+/*
+ * Line the one result statement *ppStmt of trace opt->zTrace up under pHead's columns: the first trace sets them; a
+ * later one whose columns differ is prepared again as SELECT of those columns from it (NULL where it has not one), and
+ * the columns it has beyond them are named on standard error as left out. Returns an SQLite code.
+ */
+static int line_up(sqlite3 *db, sqlite3_stmt **ppStmt, struct headcols *pHead, const char *zTrace)
+{
+    sqlite3_stmt *p = *ppStmt, *pNew = NULL;
+    char **azHas = NULL, *zSel = NULL, *zLined = NULL;
+    int nHas = 0, nOwn, n = sqlite3_column_count(p), bSame = pHead->bSet && n == pHead->nCol, rc = SQLITE_OK, nLen;
+    for (int i = 0; bSame && i < n; i++) bSame = !strcmp(sqlite3_column_name(p, i), pHead->azCol[i]);
+    if (bSame) return SQLITE_OK;
+    if (!pHead->bSet) { /* the first trace's columns are the header (as its statement gives them: a pragma too) */
+        if (!(pHead->azCol = sqlite3_malloc64(sizeof *pHead->azCol * (size_t)(n ? n : 1)))) return SQLITE_NOMEM;
+        for (int i = 0; i < n; i++)
+            if (!(pHead->azCol[pHead->nCol++] = sqlite3_mprintf("%s", sqlite3_column_name(p, i)))) return SQLITE_NOMEM;
+        pHead->bSet = 1;
+        return SQLITE_OK;
+    }
+    zSel = sqlite3_mprintf("%s", sqlite3_sql(p));
+    if (!zSel) return SQLITE_NOMEM;
+    for (nLen = (int)strlen(zSel); nLen > 0 && (zSel[nLen - 1] == ';' || isspace((unsigned char)zSel[nLen - 1]));)
+        zSel[--nLen] = 0; /* the statement as a subquery: without its ';' */
+    rc = vt__sql_columns_union(db, zSel, &azHas, &nHas, &nOwn);
+    {
+        sqlite3_str *pOut = sqlite3_str_new(db); /* its columns the header has not, named once */
+        char *zOut;
+        for (int i = 0; rc == SQLITE_OK && i < nHas; i++) {
+            int j = 0;
+            while (j < pHead->nCol && strcmp(pHead->azCol[j], azHas[i])) j++;
+            if (j == pHead->nCol) sqlite3_str_appendf(pOut, "%s%s", sqlite3_str_length(pOut) ? ", " : "", azHas[i]);
+        }
+        zOut = sqlite3_str_finish(pOut);
+        if (zOut && zOut[0])
+            vt__errorf("sql: %s: its columns %s are left out: the first trace's rows have no such column (another "
+                       "schema version), and the CSV has one header", zTrace, zOut);
+        sqlite3_free(zOut);
+    }
+    if (rc == SQLITE_OK) rc = vt__sql_columns_select(db, zSel, pHead->azCol, pHead->nCol, &zLined);
+    if (rc == SQLITE_OK) rc = sqlite3_prepare_v2(db, zLined, -1, &pNew, NULL);
+    if (rc == SQLITE_OK) {
+        sqlite3_finalize(p);
+        *ppStmt = pNew;
+    }
+    vt__sql_columns_free(azHas, nHas);
+    sqlite3_free(zLined);
+    sqlite3_free(zSel);
+    return rc;
+}
+
 /*
  * Prepare every statement of zSql (so a refused or bad one stops the run before
  * anything is printed), then run and print each in order, all within timeoutS
- * seconds (0: no limit). Returns an enum vt_exit code, after one "vramtrace:"
+ * seconds (0: no limit). pHead: the header a CSV of one trace at a time lines its
+ * rows up under (NULL otherwise). Returns an enum vt_exit code, after one "vramtrace:"
  * line on stderr when it is not VT_EXIT_OK.
  */
-static int run_sql(sqlite3 *db, const char *zSql, const struct vt_sql_print *opt, double timeoutS)
+static int run_sql(sqlite3 *db, const char *zSql, const struct vt_sql_print *opt, double timeoutS, struct headcols *pHead)
 {
     sqlite3_stmt **apStmt = NULL, **apNew;
     const char *zTail = zSql, *zStart;
@@ -320,6 +379,12 @@ static int run_sql(sqlite3 *db, const char *zSql, const struct vt_sql_print *opt
         rc = VT_EXIT_USAGE;
         goto done;
     }
+    for (i = 0; pHead && i < nStmt; i++) /* the one statement that returns rows (checked above) */
+        if (sqlite3_column_count(apStmt[i]) > 0 && (src = line_up(db, &apStmt[i], pHead, opt->zTrace)) != SQLITE_OK) {
+            vt__errorf("sql: %s: %s", opt->zTrace, sqlite3_errmsg(db));
+            rc = exit_for(src);
+            goto done;
+        }
     /* Several result sets: blank-line separated; in JSON, an array of arrays. */
     if (opt->format == VT_SQL_JSON && nResult > 1) fputs("[", stdout);
     for (i = 0; i < nStmt; i++) {
@@ -363,6 +428,7 @@ done:
 static int run_per_trace(int nTrace, char **azPath, const char *zSql, const struct vt_sql_print *opt, double timeoutS)
 {
     struct vt_sql_print one = *opt;
+    struct headcols head = {NULL, 0, 0};
     long long nJson = 0;
     int rcFirst = VT_EXIT_OK, nBad = 0;
     if (opt->format == VT_SQL_JSON) {
@@ -375,7 +441,7 @@ static int run_per_trace(int nTrace, char **azPath, const char *zSql, const stru
         one.zTrace = azPath[i];
         if (rc == VT_EXIT_OK) {
             if (opt->format == VT_SQL_TABLE) printf("%s== %s\n", i ? "\n" : "", azPath[i]);
-            rc = run_sql(db, zSql, &one, timeoutS);
+            rc = run_sql(db, zSql, &one, timeoutS, opt->format == VT_SQL_CSV ? &head : NULL);
             /* CSV: one header for all; a query the SQL itself refuses fails the same on every trace */
             if (rc == VT_EXIT_OK && opt->format == VT_SQL_CSV) one.bHeader = 0;
         }
@@ -387,6 +453,7 @@ static int run_per_trace(int nTrace, char **azPath, const char *zSql, const stru
         if (rc != VT_EXIT_OK && !nBad++) rcFirst = rc;
     }
     if (opt->format == VT_SQL_JSON) fputs(nJson ? "\n]\n" : "]\n", stdout);
+    vt__sql_columns_free(head.azCol, head.nCol);
     if (rcFirst == VT_EXIT_OK || rcFirst == VT_EXIT_USAGE || rcFirst == VT_EXIT_LIMIT) return rcFirst;
     return nBad < nTrace ? VT_EXIT_PARTIAL : rcFirst;
 }
@@ -477,7 +544,7 @@ int vt__cmd_sql(int argc, char **argv)
     }
     rc = vt__sql_open(nTrace, azPos, &db, &nFailed);
     if (rc != VT_EXIT_OK) goto done;
-    rc = run_sql(db, zFile ? zSql : azPos[nPos - 1], &opt, (double)timeoutNs / 1e9);
+    rc = run_sql(db, zFile ? zSql : azPos[nPos - 1], &opt, (double)timeoutNs / 1e9, NULL);
     /* some traces not read (each named): the query ran over the others */
     if (rc == VT_EXIT_OK && nFailed > 0) rc = VT_EXIT_PARTIAL;
 done:

@@ -36,6 +36,8 @@ int vt__export_csv(const char *zDir, int nTrace, struct vt_tracefile *aF, char *
 {
     FILE *aOut[N_TABLE] = {NULL};
     int aDone[N_TABLE] = {0}; /* the header line written */
+    char **aazCol[N_TABLE] = {NULL}; /* each table's columns: every one a trace's version has (newer ones have more) */
+    int anCol[N_TABLE] = {0};
     char zPath[4200];
     int rc = SQLITE_OK, bTensors = 0;
     size_t k;
@@ -60,8 +62,17 @@ int vt__export_csv(const char *zDir, int nTrace, struct vt_tracefile *aF, char *
             rc = SQLITE_CANTOPEN;
         }
     }
+    for (int i = 0; i < nTrace && rc == SQLITE_OK; i++) /* one header over traces of different versions */
+        for (k = 0; k < N_TABLE && rc == SQLITE_OK; k++) {
+            int nHas;
+            if (!aOut[k] || !vt__read_has(&aF[i], aTable[k].zFile)) continue;
+            rc = vt__sql_columns_union(aF[i].db, aTable[k].zSelect, &aazCol[k], &anCol[k], &nHas);
+            if (rc != SQLITE_OK)
+                *pzErr = sqlite3_mprintf("%s: %s: %s", aF[i].zPath, aTable[k].zFile, sqlite3_errmsg(aF[i].db));
+        }
     for (int i = 0; i < nTrace && rc == SQLITE_OK; i++) {
         for (k = 0; k < N_TABLE && rc == SQLITE_OK; k++) {
+            char *zLined = NULL; /* its rows under the header's columns, NULL in those its version has not */
             if (!aOut[k]) continue; /* a table not written */
             /* pid and rank from meta, NULL when absent; the guard's views hide impossible rows */
             /* at_ns: the time from the one origin of the traces exported together (figures.h), NULL unknown */
@@ -69,20 +80,20 @@ int vt__export_csv(const char *zDir, int nTrace, struct vt_tracefile *aF, char *
             if (aTable[k].zTime)
                 snprintf(zAt, sizeof zAt, ", CASE WHEN t.\"%s\" > 0 THEN max(t.\"%s\" - %lld, 0) END AS at_ns",
                          aTable[k].zTime, aTable[k].zTime, (long long)aF[i].fig.origin);
-            char *zSql = sqlite3_mprintf("SELECT (SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'pid') AS pid,"
-                                         " (SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'rank') AS rank, t.*%s"
-                                         " FROM (%s) t",
-                                         zAt, aTable[k].zSelect);
+            if (!vt__read_has(&aF[i], aTable[k].zFile)) continue; /* an older trace */
+            rc = vt__sql_columns_select(aF[i].db, aTable[k].zSelect, aazCol[k], anCol[k], &zLined);
+            char *zSql = rc != SQLITE_OK ? NULL
+                         : sqlite3_mprintf("SELECT (SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'pid') AS pid,"
+                                           " (SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'rank') AS rank, t.*%s"
+                                           " FROM (%s) t",
+                                           zAt, zLined);
+            sqlite3_free(zLined);
             /* trace: its path as given (a directory's file DIR/NAME, "-" standard input): one file name in several
              * directories (a rank each) stays apart */
             struct vt_sql_print opt = {VT_SQL_CSV, 0, !aDone[k], aF[i].zPath, NULL};
             sqlite3_stmt *p = NULL;
             long long nRow;
-            if (!zSql) rc = SQLITE_NOMEM;
-            if (rc == SQLITE_OK && !vt__read_has(&aF[i], aTable[k].zFile)) { /* an older trace */
-                sqlite3_free(zSql);
-                continue;
-            }
+            if (rc == SQLITE_OK && !zSql) rc = SQLITE_NOMEM;
             if (rc == SQLITE_OK) rc = sqlite3_prepare_v2(aF[i].db, zSql, -1, &p, NULL);
             if (rc == SQLITE_OK) rc = vt__sql_print(p, aOut[k], &opt, &nRow);
             if (rc == SQLITE_OK) aDone[k] = 1;
@@ -93,6 +104,7 @@ int vt__export_csv(const char *zDir, int nTrace, struct vt_tracefile *aF, char *
             sqlite3_free(zSql);
         }
     }
+    for (k = 0; k < N_TABLE; k++) vt__sql_columns_free(aazCol[k], anCol[k]);
     for (k = 0; k < N_TABLE; k++)
         if (aOut[k] && fclose(aOut[k]) != 0 && rc == SQLITE_OK) {
             *pzErr = sqlite3_mprintf("cannot write %s/%s.csv: %s", zDir, aTable[k].zFile, strerror(errno));

@@ -107,7 +107,9 @@ int vt__inputs(const char *zCmd, char ***pazArg, int *pnArg, int nTail)
         if (rc == VT_EXIT_OK && aDir[i].n == 0) {
             vt__errorf("%s: a directory without traces (no *.db file, such as the vramtrace-HOST-PID.db that "
                        "'vramtrace record -o DIR/' writes): name the files to read", azIn[i]);
-            rc = VT_EXIT_NOFILE;
+            if (nIn - nTail == 1) rc = VT_EXIT_NOFILE;
+            else nOut++; /* one input of several not read, as a missing file: the reader names it, the others are read */
+            continue;
         }
         for (size_t j = 0; j < aDir[i].n; j++) nBytes += strlen(aDir[i].az[j]) + 1;
         nOut += aDir[i].n;
@@ -121,7 +123,7 @@ int vt__inputs(const char *zCmd, char ***pazArg, int *pnArg, int nTail)
         char *z = (char *)(azOut + nOut + 1);
         nOut = 0;
         for (i = 0; i < nIn; i++) {
-            if (!aDir[i].az) { /* not a directory */
+            if (!aDir[i].n) { /* not a directory, or one without traces */
                 azOut[nOut++] = azIn[i];
                 continue;
             }

@@ -42,6 +42,21 @@ int vt__sql_open(int nTrace, char **azPath, sqlite3 **pDb, int *pnFailed);
  */
 int vt__sql_create_views(sqlite3 *db, int nTrace, char **azPath, char **pzErr);
 
+/*
+ * The result columns of the SELECT zSel on db appended to *pazCol (*pnCol of them) where not there yet, in their
+ * order: the union of the columns of SELECTs of traces of different schema versions (a newer one's table has more).
+ * The list and its names are sqlite3_malloc'd (vt__sql_columns_free); *pnHas gets how many columns zSel has.
+ * Returns an SQLite code.
+ */
+int vt__sql_columns_union(sqlite3 *db, const char *zSel, char ***pazCol, int *pnCol, int *pnHas);
+/*
+ * "SELECT c1, c2, ... FROM (zSel)" over the columns azCol[0 .. nCol): each one zSel has, NULL AS it where zSel has
+ * not that column (its trace's version has not), so that the SELECTs of traces of different versions line up under
+ * one header or in one UNION ALL. Into *pzOut (sqlite3_malloc'd). Returns an SQLite code.
+ */
+int vt__sql_columns_select(sqlite3 *db, const char *zSel, char **azCol, int nCol, char **pzOut);
+void vt__sql_columns_free(char **azCol, int nCol);
+
 /* Printing options for vt__sql_print. */
 struct vt_sql_print {
     int format;     /* enum vt_sql_format */

@@ -17,32 +17,107 @@ static void schema_name(int nTrace, int i, char *zOut, size_t nOut)
     else snprintf(zOut, nOut, "t%d", i);
 }
 
+/* Prepare "SELECT * FROM (zSel) LIMIT 0" on db: the statement whose columns are zSel's. */
+static int columns_of(sqlite3 *db, const char *zSel, sqlite3_stmt **pp)
+{
+    char *zSql = sqlite3_mprintf("SELECT * FROM (%s\n) LIMIT 0", zSel);
+    int rc = zSql ? sqlite3_prepare_v2(db, zSql, -1, pp, NULL) : SQLITE_NOMEM;
+    sqlite3_free(zSql);
+    return rc;
+}
+
+int vt__sql_columns_union(sqlite3 *db, const char *zSel, char ***pazCol, int *pnCol, int *pnHas)
+{
+    sqlite3_stmt *p = NULL;
+    int rc = columns_of(db, zSel, &p);
+    *pnHas = rc == SQLITE_OK ? sqlite3_column_count(p) : 0;
+    for (int i = 0; rc == SQLITE_OK && i < sqlite3_column_count(p); i++) {
+        const char *zName = sqlite3_column_name(p, i);
+        int j = 0;
+        char **az;
+        while (j < *pnCol && strcmp((*pazCol)[j], zName)) j++;
+        if (j < *pnCol) continue; /* there already */
+        if (!(az = sqlite3_realloc64(*pazCol, sizeof *az * (size_t)(*pnCol + 1))) ||
+            !(az[*pnCol] = sqlite3_mprintf("%s", zName))) {
+            if (az) *pazCol = az;
+            rc = SQLITE_NOMEM;
+            break;
+        }
+        *pazCol = az;
+        (*pnCol)++;
+    }
+    sqlite3_finalize(p);
+    return rc;
+}
+
+int vt__sql_columns_select(sqlite3 *db, const char *zSel, char **azCol, int nCol, char **pzOut)
+{
+    sqlite3_stmt *p = NULL;
+    sqlite3_str *pStr = sqlite3_str_new(db);
+    int rc = columns_of(db, zSel, &p);
+    *pzOut = NULL;
+    sqlite3_str_appendall(pStr, "SELECT ");
+    for (int j = 0; rc == SQLITE_OK && j < nCol; j++) {
+        int i = 0, n = sqlite3_column_count(p);
+        while (i < n && strcmp(sqlite3_column_name(p, i), azCol[j])) i++;
+        if (i < n) sqlite3_str_appendf(pStr, "%s\"%w\"", j ? ", " : "", azCol[j]);
+        else sqlite3_str_appendf(pStr, "%sNULL AS \"%w\"", j ? ", " : "", azCol[j]); /* not in its version */
+    }
+    sqlite3_str_appendf(pStr, " FROM (%s\n)", zSel); /* a line comment ending zSel ends before the ')' */
+    sqlite3_finalize(p);
+    *pzOut = sqlite3_str_finish(pStr);
+    if (rc == SQLITE_OK && !*pzOut) rc = SQLITE_NOMEM;
+    if (rc != SQLITE_OK) sqlite3_free(*pzOut), *pzOut = NULL;
+    return rc;
+}
+
+void vt__sql_columns_free(char **azCol, int nCol)
+{
+    for (int j = 0; j < nCol; j++) sqlite3_free(azCol[j]);
+    sqlite3_free(azCol);
+}
+
 /*
  * Create one TEMP view: the UNION ALL of zTemplate expanded for every trace
  * (bPerTrace), or expanded once for the first trace. zExtra, if not NULL, is one
- * more SELECT template (first trace) appended to the union.
+ * more SELECT template (first trace) appended to the union. Traces of different
+ * schema versions, whose tables differ in columns, are lined up on every column
+ * any of them has (NULL where one has not: vt__sql_columns_select).
  */
 static int create_view(sqlite3 *db, const char *zName, const char *zTemplate, int bPerTrace,
                        const char *zExtra, int nTrace, char **azPath, char **pzErr)
 {
     sqlite3_str *pStr = sqlite3_str_new(db);
-    char zSchema[16], zIndex[16], *zSel, *zSql;
-    int i, rc = SQLITE_OK, n = bPerTrace ? nTrace : 1, bKn;
+    char zSchema[16], zIndex[16], *zSql, **azSel, **azCol = NULL;
+    int i, rc = SQLITE_OK, n = bPerTrace ? nTrace : 1, bKn, nCol = 0, bAlike = 1;
     /* the same GPU seen by several processes is one row of TARGET_INFO_GPU */
     const char *zUnion = strcmp(zName, "TARGET_INFO_GPU") ? " UNION ALL " : " UNION ";
 
-    sqlite3_str_appendf(pStr, "CREATE TEMP VIEW \"%w\" AS ", zName);
+    azSel = sqlite3_malloc64(sizeof *azSel * (size_t)n);
+    if (!azSel) rc = SQLITE_NOMEM;
+    else memset(azSel, 0, sizeof *azSel * (size_t)n);
     for (i = 0; i < n && rc == SQLITE_OK; i++) {
         schema_name(nTrace, i, zSchema, sizeof zSchema);
         snprintf(zIndex, sizeof zIndex, "%d", i);
         bKn = strstr(zTemplate, "$K") ? vt__views_has_kernel_names(db, zSchema) : 0;
-        zSel = bKn < 0 ? NULL : vt__views_expand(zTemplate, zSchema, zIndex, azPath[i], bKn);
+        azSel[i] = bKn < 0 ? NULL : vt__views_expand(zTemplate, zSchema, zIndex, azPath[i], bKn);
         if (bKn < 0) rc = SQLITE_ERROR;
-        else if (!zSel) rc = SQLITE_NOMEM;
-        else sqlite3_str_appendf(pStr, "%s%s", i ? zUnion : "", zSel);
-        sqlite3_free(zSel);
+        else if (!azSel[i]) rc = SQLITE_NOMEM;
     }
+    for (i = 0; i < n && n > 1 && rc == SQLITE_OK; i++) { /* alike when each has the columns of the first */
+        int nBefore = nCol, nHas;
+        rc = vt__sql_columns_union(db, azSel[i], &azCol, &nCol, &nHas);
+        if (i > 0 && (nCol != nBefore || nHas != nCol)) bAlike = 0;
+    }
+    for (i = 0; i < n && n > 1 && !bAlike && rc == SQLITE_OK; i++) { /* some version has columns others have not */
+        char *zLined = NULL;
+        rc = vt__sql_columns_select(db, azSel[i], azCol, nCol, &zLined);
+        if (rc == SQLITE_OK) sqlite3_free(azSel[i]), azSel[i] = zLined;
+    }
+    sqlite3_str_appendf(pStr, "CREATE TEMP VIEW \"%w\" AS ", zName);
+    for (i = 0; i < n && rc == SQLITE_OK; i++) sqlite3_str_appendf(pStr, "%s%s", i ? zUnion : "", azSel[i]);
     if (rc == SQLITE_OK && zExtra) {
+        char *zSel;
         schema_name(nTrace, 0, zSchema, sizeof zSchema);
         zSel = vt__views_expand(zExtra, zSchema, "0", azPath[0], 0); /* names no kernel table */
         if (!zSel) rc = SQLITE_NOMEM;
@@ -53,6 +128,9 @@ static int create_view(sqlite3 *db, const char *zName, const char *zTemplate, in
     if (rc == SQLITE_OK && !zSql) rc = SQLITE_NOMEM;
     if (rc == SQLITE_OK) rc = sqlite3_exec(db, zSql, NULL, NULL, pzErr);
     sqlite3_free(zSql);
+    for (i = 0; azSel && i < n; i++) sqlite3_free(azSel[i]);
+    sqlite3_free(azSel);
+    vt__sql_columns_free(azCol, nCol);
     return rc;
 }
 

@@ -17,8 +17,9 @@ static int wall_cmp(const void *a, const void *b)
 }
 
 /*
- * Whether the timed traces of apF (every one anchored, fig.shift set to its wall-clock offset) are of one run: on the
- * wall clock each begins before those before it have all ended, give or take a minute (ranks, a launcher's processes).
+ * Whether the timed traces of apF are of one run: on the wall clock (every one anchored, fig.shift set to its offset),
+ * or else on their own clocks (fig.shift 0), each begins before those before it have all ended, give or take a minute
+ * (ranks, a launcher's processes).
  * Traces of runs days apart are not: one clock would print their times as months. Without memory to sort them in,
  * they are taken as one run.
  */
@@ -42,7 +43,7 @@ static int one_run(struct vt_tracefile *const *apF, int nF)
 
 void vt__figures_origin(struct vt_tracefile *const *apF, int nF)
 {
-    int bAnchors = 1, nOpen = 0, bHave = 0, bApart = 0;
+    int bAnchors = 1, bAnchored, nOpen = 0, bHave = 0, bApart = 0;
     int64_t origin = 0;
     /* several traces are put on the wall clock when every one with a known time has the anchors to do it (a trace
      * without any, a snapshot with no history, has nothing to place): each one's offset to it first */
@@ -55,7 +56,11 @@ void vt__figures_origin(struct vt_tracefile *const *apF, int nF)
         apF[i]->fig.shift = cupti >= 0 && wall >= 0 ? wall - cupti : 0;
         if (apF[i]->bTimes && (cupti < 0 || wall < 0)) bAnchors = 0;
     }
-    if (nOpen > 1 && bAnchors && !one_run(apF, nF)) bAnchors = 0, bApart = 1;
+    if (nOpen > 1 && !bAnchors) /* not every one can be placed: judged on their own clocks (one machine's, for a run) */
+        for (int i = 0; i < nF; i++)
+            if (apF[i]) apF[i]->fig.shift = 0;
+    bAnchored = bAnchors;
+    if (nOpen > 1 && !one_run(apF, nF)) bAnchors = 0, bApart = 1;
     for (int i = 0; i < nF; i++) {
         struct vt_tracefile *f = apF[i];
         if (!f) continue;
@@ -66,9 +71,12 @@ void vt__figures_origin(struct vt_tracefile *const *apF, int nF)
     for (int i = 0; i < nF; i++) {
         if (!apF[i]) continue;
         apF[i]->fig.origin = bHave && !bApart ? origin - apF[i]->fig.shift : apF[i]->t0;
+        apF[i]->fig.bOtherRuns = bApart;
         if (bApart && apF[i]->bTimes)
-            vt__read_note(apF[i], "read with traces of other runs (on the wall clock no two of them meet): its times "
-                                  "count from its own first event");
+            vt__read_note(apF[i], bAnchored ? "read with traces of other runs (on the wall clock no two of them meet): "
+                                              "its times count from its own first event"
+                                            : "read with traces of other runs (on their clocks no two of them meet): "
+                                              "its times count from its own first event");
         vt__read_note_partial(apF[i]); /* its time from this origin */
     }
 }

@@ -149,6 +149,7 @@ struct vt_figures {
     int64_t shift;            /* ns added to this trace's times to put them on the clock of the traces read
                                * with it (wall-clock alignment of several traces), 0 for one trace */
     int bWall;                /* the traces read together are aligned on the wall clock (shift) */
+    int bOtherRuns;           /* read with traces of other runs (no two meet in time): its times from its own start */
     int64_t duration;         /* first to last event, -1 when no event has a known time */
     int level;                /* enum vt_level */
     struct vt_lifecounts lc;

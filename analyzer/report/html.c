@@ -323,7 +323,12 @@ static void phases(FILE *f, const struct vt_trace *t)
 /* Why trace t's chart is missing or partial, said where the chart would be (nothing when it is whole). */
 static void chart_missing(FILE *f, const struct vt_trace *t)
 {
-    if (!vt__memory_known(t))
+    if (!vt__memory_known(t) && t->f.fig.level == VT_LEVEL_TOTALS)
+        fputs("<p class=\"missing\">No memory chart: this trace's memory events carry no address (torch.profiler "
+              "before 1.11), so no allocation can be paired with its free and its live memory over time is unknown: "
+              "only the running sum of their bytes, whose peak the table below gives. The notes below say what the "
+              "file holds.</p>\n", f);
+    else if (!vt__memory_known(t))
         fputs("<p class=\"missing\">No memory chart: this trace records no allocation with its size (an import from a "
               "file without memory events, such as a torch.profiler trace recorded without profile_memory=True or an "
               "Nsight export without --cuda-memory-usage), so its live memory is unknown. The notes below say what "
@@ -444,7 +449,7 @@ static void ranks_section(FILE *f, const struct vt_result *r, const int64_t *aPe
     vt__fmt_bytes(aPeak[iMax] - aPeak[iMin], zS, sizeof zS);
     fprintf(f, "<section id=\"ranks\"><h2>All %d processes</h2>\n<p class=\"imbalance\">%s: lowest %s (", r->nTrace,
             vt__result_one_job(r) ? "Imbalance of the device peaks"
-                                  : "Device peaks (processes of different programs, which need not peak alike)",
+                                  : "Device peaks (processes of different programs or runs, which need not peak alike)",
             zMin);
     vt__put_text(f, vt__fmt_process(&r->aTrace[iMin], zP, sizeof zP), VT_ESC_HTML);
     fprintf(f, "), median %s, highest %s (", zMed, zMax);
@@ -468,7 +473,7 @@ static void finding_div(FILE *f, const struct vt_result *r, int i)
     const struct vt_finding *x = &r->aFind[i];
     const struct vt_trace *t = &r->aTrace[x->trace];
     char zB[32], zA[80], zW[256];
-    vt__fmt_bytes(x->bytes, zB, sizeof zB);
+    vt__fmt_finding_bytes(x, zB, sizeof zB);
     vt__fig_fmt_window(&t->f, x->firstTs, x->lastTs, zA, sizeof zA); /* the window to paste into export --from/--to */
     fprintf(f, "<div class=\"finding %s\" id=\"f%d\" data-f=\"%d\"><h3><span class=\"sev %s\">%s</span> F%d %s: ",
             vt__sev_name(x->severity), i + 1, i, vt__sev_name(x->severity), vt__sev_name(x->severity), i + 1, x->zKind);
@@ -477,7 +482,8 @@ static void finding_div(FILE *f, const struct vt_result *r, int i)
     vt__fmt_ranks(r, x, zW, sizeof zW);
     if (zW[0]) vt__put_text(f, zW, VT_ESC_HTML);
     else vt__put_text(f, vt__fmt_process(t, zW, sizeof zW), VT_ESC_HTML);
-    fprintf(f, "; %s; %lld events; <span class=\"when\">%s</span>", zB, (long long)x->count, zA);
+    fprintf(f, "; %s; %lld event%s; <span class=\"when\">%s</span>", zB, (long long)x->count,
+            x->count == 1 ? "" : "s", zA);
     if (x->zPhase[0]) {
         fputs("; phase ", f);
         vt__put_text(f, x->zPhase, VT_ESC_HTML);

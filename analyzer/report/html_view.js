@@ -31,6 +31,16 @@
     if (ns < 1e9) return (ns / 1e6).toFixed(1) + ' ms';
     return (ns / 1e9).toFixed(2) + ' s';
   }
+  // A window's bound as the text report prints it (vt__fig_fmt_bound): widened outward to its last digit (dir -1 down,
+  // +1 up), so that a window read off the page and pasted into export --from/--to holds every event of it; 0 is "0 s".
+  function fnsDir(ns, dir) {
+    if (ns == null || ns < 0) return '?';
+    if (ns === 0) return '0 s';
+    var step = ns < 1e3 ? 1 : ns < 1e6 ? 100 : ns < 1e9 ? 1e5 : 1e7, r = ns % step;
+    if (r && dir < 0) ns -= r;
+    else if (r && dir > 0) ns += step - r;
+    return fns(ns);
+  }
   function nice(raw) {
     var p = Math.pow(10, Math.floor(Math.log10(raw))), m = raw / p;
     return (m <= 1 ? 1 : m <= 2 ? 2 : m <= 5 ? 5 : 10) * p;
@@ -153,7 +163,7 @@
     T.phases.forEach(function (p) { // phases shaded, named where they fit
       if (p.t0 == null || p.t1 == null || p.t1 < lo || p.t0 > hi) return;
       var x0 = Math.max(L, X(p.t0)), x1 = Math.min(L + PW, X(p.t1)), col = p.kind === 'evaluation' ? '#ffbb78' : p.kind === 'training' ? '#aec7e8' : '#dddddd';
-      o.push('<rect class="phase" x="' + x0.toFixed(1) + '" y="' + TOP + '" width="' + Math.max(0.5, x1 - x0).toFixed(1) + '" height="' + PH + '" fill="' + col + '" opacity="0.45"><title>' + esc(p.name) + ' (' + p.kind + '): ' + fns(p.t0) + ' .. ' + fns(p.t1) + '</title></rect>');
+      o.push('<rect class="phase" x="' + x0.toFixed(1) + '" y="' + TOP + '" width="' + Math.max(0.5, x1 - x0).toFixed(1) + '" height="' + PH + '" fill="' + col + '" opacity="0.45"><title>' + esc(p.name) + ' (' + p.kind + '): ' + fnsDir(p.t0, -1) + ' .. ' + fnsDir(p.t1, +1) + '</title></rect>');
       if (x1 - x0 > 7 * p.name.length + 8) labels.push('<text class="phase-label" x="' + (x0 + 4).toFixed(1) + '" y="' + (TOP + 13) + '" font-size="11" fill="#555">' + esc(p.name) + '</text>');
     });
     if (this.span) { // the selected finding's span
@@ -208,7 +218,7 @@
     T.ooms.forEach(function (m) {
       if (m.t == null || m.t < lo || m.t > hi) return;
       var x = X(m.t).toFixed(1);
-      o.push('<g class="marker oom" data-f="' + m.f + '"><title>out of memory: ' + fb(m.req) + ' requested at ' + fns(m.t) + '</title><line x1="' + x + '" x2="' + x + '" y1="' + (TOP - 8) + '" y2="' + (TOP + PH) + '" stroke="#d62728" stroke-width="2"/>' +
+      o.push('<g class="marker oom" data-f="' + m.f + '"><title>out of memory: ' + (m.req == null ? 'a request of unknown size' : fb(m.req) + ' requested') + ' at ' + fns(m.t) + '</title><line x1="' + x + '" x2="' + x + '" y1="' + (TOP - 8) + '" y2="' + (TOP + PH) + '" stroke="#d62728" stroke-width="2"/>' +
         '<text class="oom-label" x="' + (+x + 30 > W ? x - 3 : +x + 3) + '" y="' + (TOP - 10) + '" font-size="11"' + (+x + 30 > W ? ' text-anchor="end"' : '') + ' fill="#d62728">OOM</text></g>');
     });
     o.push(labels.join(''));
@@ -243,7 +253,7 @@
     o.push('<line class="guide" x1="0" x2="0" y1="' + TOP + '" y2="' + (TOP + PH) + '" stroke="#444" stroke-dasharray="2 2" display="none"/></svg>');
     this.plot.innerHTML = o.join('');
     this.geom = {W: W, L: L, PW: PW, TOP: TOP, PH: PH};
-    this.info.textContent = (lo > 0 || hi < this.dur ? 'showing ' + fns(lo) + ' .. ' + fns(hi) + ' of ' + fns(this.dur - 1) : 'whole run: ' + fns(this.dur - 1)) +
+    this.info.textContent = (lo > 0 || hi < this.dur ? 'showing ' + fnsDir(lo, -1) + ' .. ' + fnsDir(hi, +1) + ' of ' + fns(this.dur - 1) : 'whole run: ' + fns(this.dur - 1)) +
       (this.site >= 0 ? '; highlighted: ' + T.sites[this.site] : '');
     this.wire();
   };
@@ -280,7 +290,7 @@
     var T = this.T, md = mainDev(T), h = [], self = this;
     if (md < 0) return;
     var n = T.devs[md].n, bw = this.bw(T.devs[md]), k = Math.max(0, Math.min(n - 1, Math.floor((p.t - this.off) / bw)));
-    h.push('<b>' + fns(this.off + k * bw) + ' .. ' + fns(this.off + (k + 1) * bw) + '</b>');
+    h.push('<b>' + fnsDir(this.off + k * bw, -1) + ' .. ' + fnsDir(this.off + (k + 1) * bw, +1) + '</b>');
     T.devs.forEach(function (dv) {
       var kk = Math.max(0, Math.min(dv.n - 1, Math.floor((p.t - self.off) / self.bw(dv))));
       if (dv.max[kk] != null) h.push(esc(dv.name) + ': <b>' + fb(dv.max[kk]) + '</b> highest, ' + fb(dv.last[kk]) + ' at the end');

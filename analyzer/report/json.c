@@ -376,9 +376,10 @@ static void group_json(FILE *f, const struct vt_result *r, const struct vt_findi
     fputs("], ", f);
     vt__fmt_ranks(r, x, zWhere, sizeof zWhere);
     jstr(f, "where", zWhere[0] ? zWhere : NULL, 1);
-    fprintf(f, "\"occurrences\": %d, \"bytes_min\": %lld, \"bytes_median\": %lld, \"bytes_max\": %lld", x->nSame,
-            (long long)(x->nSame > 1 ? x->bytesMin : x->bytes), (long long)(x->nSame > 1 ? x->bytesMed : x->bytes),
-            (long long)(x->nSame > 1 ? x->bytesMax : x->bytes));
+    fprintf(f, "\"occurrences\": %d, ", x->nSame); /* an unknown size (-1) is null, as "bytes" says it */
+    jint(f, "bytes_min", x->nSame > 1 ? x->bytesMin : x->bytes, 1);
+    jint(f, "bytes_median", x->nSame > 1 ? x->bytesMed : x->bytes, 1);
+    jint(f, "bytes_max", x->nSame > 1 ? x->bytesMax : x->bytes, 0);
 }
 
 /* The whole JSON report; 0, or -1 on a write error. */

@@ -59,7 +59,7 @@ int vt__report_markdown(FILE *f, const struct vt_result *r)
         fprintf(f, "| # | severity | kind | process | finding | bytes | phase |\n|---|---|---|---|---|---|---|\n");
         for (int i = 0; i < r->nFind; i++) {
             const struct vt_finding *x = &r->aFind[i];
-            vt__fmt_bytes(x->bytes, zB, sizeof zB);
+            vt__fmt_finding_bytes(x, zB, sizeof zB);
             vt__fmt_ranks(r, x, zW, sizeof zW);
             if (!zW[0]) vt__fmt_process(&r->aTrace[x->trace], zW, sizeof zW);
             fprintf(f, "| %d | %s | %s | ", i + 1, vt__sev_name(x->severity), x->zKind);
@@ -112,10 +112,11 @@ int vt__report_markdown(FILE *f, const struct vt_result *r)
         vt__fmt_bytes(t->lc.liveEndBytes, zB, sizeof zB);
         if (vt__fig_counts_unknown(&t->f)) fprintf(f, "- duration %s; %s\n", zA, vt__fig_counts_unknown(&t->f));
         else
-            fprintf(f, "- duration %s; %lld allocations, %lld freed, %lld live %s (%s)\n", zA,
-                    (long long)t->lc.nAlloc, (long long)t->lc.nFree, (long long)t->lc.nLiveEnd, vt__end_said(t), zB);
+            fprintf(f, "- duration %s; %lld allocation%s, %lld freed, %lld live %s (%s)\n", zA,
+                    (long long)t->lc.nAlloc, t->lc.nAlloc == 1 ? "" : "s", (long long)t->lc.nFree, (long long)t->lc.nLiveEnd, vt__end_said(t), zB);
         if (vt__fig_blocks_text(&t->f, zLine, sizeof zLine)) fprintf(f, "- %s\n", zLine);
-        fprintf(f, "- %s\n", vt__fmt_free_faults(t, zLine, sizeof zLine));
+        if (!vt__fig_counts_unknown(&t->f)) /* no free is known to be matched or not (as the text says none) */
+            fprintf(f, "- %s\n", vt__fmt_free_faults(t, zLine, sizeof zLine));
         fprintf(f, "- level: %s\n", vt__level_name(t->f.fig.level));
         if (t->ph.n) {
             fprintf(f, "- phases from %s (%d phase%s, %d iteration%s)\n", t->ph.zSource, t->ph.n, t->ph.n == 1 ? "" : "s",

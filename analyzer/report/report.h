@@ -81,8 +81,9 @@ const char *vt__fmt_phase_peak(const struct vt_trace *t, const struct vt_phase *
 
 /* What r's traces let the detectors judge: memory (an allocation or an OOM recorded), copies (a host-device copy). */
 void vt__report_judged(const struct vt_result *r, int *pbMemory, int *pbCopies);
-/* What every format says when r has no finding: "No problems found." only where memory could be judged, else
- * what was missing ("Nothing could be judged: ..."). Into z (size n); returns z. */
+/* What every format says when r has no finding: "No problems found." only where memory could be judged ("No problems
+ * found of at least 100 GiB (--min-bytes)." with a --min-bytes above the default), else what was missing ("Nothing
+ * could be judged: ..."). Into z (size n); returns z. */
 const char *vt__fmt_no_findings(const struct vt_result *r, char *z, size_t n);
 
 #endif

@@ -133,7 +133,11 @@ const char *vt__fmt_no_findings(const struct vt_result *r, char *z, size_t n)
 {
     int bMemory, bCopies;
     vt__report_judged(r, &bMemory, &bCopies);
-    if (bMemory) snprintf(z, n, "No problems found.");
+    if (bMemory && r->pOpts && r->pOpts->minBytes > ((int64_t)1 << 20)) { /* findings left out by their size */
+        char zB[32];
+        snprintf(z, n, "No problems found of at least %s (--min-bytes).", vt__fmt_bytes(r->pOpts->minBytes, zB, sizeof zB));
+    } else if (bMemory)
+        snprintf(z, n, "No problems found.");
     else if (bCopies)
         snprintf(z, n, "No problems found in the host-device copies. Memory could not be judged: no allocation was "
                        "recorded (the notes say why).");

@@ -45,7 +45,7 @@ static void finding(FILE *f, const struct vt_result *r, const struct vt_finding 
     for (i = 0; zSev[i]; i++) zSev[i] = (char)(zSev[i] >= 'a' && zSev[i] <= 'z' ? zSev[i] - 32 : zSev[i]);
     snprintf(zHead, sizeof zHead, "[%s] %s: ", zSev, x->zKind);
     wrap(f, zHead, 4, x->zTitle);
-    vt__fmt_bytes(x->bytes, zB, sizeof zB);
+    vt__fmt_finding_bytes(x, zB, sizeof zB);
     vt__fig_fmt_window(&t->f, x->firstTs, x->lastTs, zA, sizeof zA);
     vt__fmt_ranks(r, x, zW, sizeof zW);
     snprintf(zLine, sizeof zLine, "%s%s%s, %lld event%s, %s%s%s%s", zW, zW[0] ? "; " : "", zB,
@@ -98,8 +98,8 @@ static void trace_section(FILE *f, const struct vt_result *r, int iTrace)
         snprintf(zLine, sizeof zLine, "duration %s; %s; level: %s", zT, vt__fig_counts_unknown(&t->f),
                  vt__level_name(t->f.fig.level));
     else
-        snprintf(zLine, sizeof zLine, "duration %s; %lld allocations, %lld freed, %lld live %s (%s); %s; level: %s", zT,
-                 (long long)t->lc.nAlloc, (long long)t->lc.nFree, (long long)t->lc.nLiveEnd, vt__end_said(t), zB,
+        snprintf(zLine, sizeof zLine, "duration %s; %lld allocation%s, %lld freed, %lld live %s (%s); %s; level: %s", zT,
+                 (long long)t->lc.nAlloc, t->lc.nAlloc == 1 ? "" : "s", (long long)t->lc.nFree, (long long)t->lc.nLiveEnd, vt__end_said(t), zB,
                  vt__fmt_free_faults(t, zB2, sizeof zB2), vt__level_name(t->f.fig.level));
     if (vt__fig_blocks_text(&t->f, zB2, sizeof zB2)) {
         size_t k = strlen(zLine);
@@ -151,19 +151,20 @@ static void trace_section(FILE *f, const struct vt_result *r, int iTrace)
         }
         vt__fmt_at(t, m->ts, zAt, sizeof zAt);
         vt__fmt_bytes(m->requested, zR, sizeof zR);
-        fprintf(f, "  at the OOM at %s (device %d, %s requested):\n", zAt, m->device, m->requested >= 0 ? zR : "?");
+        fprintf(f, "  at the OOM at %s (device %d, %s%s):\n", zAt, m->device, m->requested >= 0 ? zR : "size requested unknown",
+                m->requested >= 0 ? " requested" : "");
         breakdown_text(f, NULL, &m->bd, 4); /* its time: in the line above */
     }
     if (t->ph.n) {
-        fprintf(f, "  phases (from %s, %d iterations):\n", t->ph.zSource, t->ph.nIter);
+        fprintf(f, "  phases (from %s, %d iteration%s):\n", t->ph.zSource, t->ph.nIter, t->ph.nIter == 1 ? "" : "s");
         for (int i = 0; i < t->ph.n && i < 12; i++) {
             const struct vt_phase *p = &t->ph.a[i];
             vt__fmt_phase_peak(t, p, zB, sizeof zB);
             size_t nName = vt__utf8_prefix(p->zName, strlen(p->zName), 20); /* an NVTX name: the trace's */
             fprintf(f, "    %-10s ", vt__phase_kind_name(p->kind));
             vt__put_esc(f, p->zName, nName, VT_ESC_LINE, VT_TEXT_NOCAP);
-            fprintf(f, "%*s %s, peak %s, %d iterations\n", (int)(20 - vt__utf8_chars(p->zName, nName)), "",
-                    vt__fig_fmt_window(&t->f, p->start, p->end, zW, sizeof zW), zB, p->nIter);
+            fprintf(f, "%*s %s, peak %s, %d iteration%s\n", (int)(20 - vt__utf8_chars(p->zName, nName)), "",
+                    vt__fig_fmt_window(&t->f, p->start, p->end, zW, sizeof zW), zB, p->nIter, p->nIter == 1 ? "" : "s");
             if (p->nGroup > 0) {
                 vt__fmt_group(t, &p->aGroup[0], zLine, sizeof zLine);
                 wrap(f, "      largest at its peak: ", 8, zLine);
