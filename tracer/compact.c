@@ -386,17 +386,23 @@ static int64_t sig_id(struct vt_compact *c, int iTab, const int64_t *aKey, uint3
     return m->aId[k];
 }
 
+/* The values of the caller's columns aCol[0..n) (-1: none) of row (aVal, nullMask) into aOut: a value, or 0 and its bit in the NULL mask returned. */
+static uint32_t gather(const signed char *aCol, int n, const int64_t *aVal, uint32_t nullMask, int64_t *aOut)
+{
+    uint32_t m = 0;
+    for (int k = 0; k < n; k++) {
+        int c = aCol[k];
+        uint32_t bNull = c < 0 || (nullMask >> c & 1);
+        aOut[k] = bNull ? 0 : aVal[c];
+        m |= bNull << k;
+    }
+    return m;
+}
+
 /* The signature values of a caller's row (aVal, nullMask) into aSig; returns their NULL mask. */
 static uint32_t sig_values(const struct vt_compact_map *pMap, const int64_t *aVal, uint32_t nullMask, int64_t *aSig)
 {
-    uint32_t mSig = 0;
-    for (int k = 0; k < vt__aCompact[pMap->iTab].nSig; k++) { /* a value, or 0 and its NULL bit */
-        int c = pMap->aSig[k];
-        uint32_t bNull = c < 0 || (nullMask >> c & 1);
-        aSig[k] = bNull ? 0 : aVal[c];
-        mSig |= bNull << k;
-    }
-    return mSig;
+    return gather(pMap->aSig, vt__aCompact[pMap->iTab].nSig, aVal, nullMask, aSig);
 }
 
 /* Part r: the signature row sig of table iTab with values aSig (NULL mask mSig). */
@@ -434,20 +440,14 @@ int vt__compact_add_id(struct vt_compact *c, const struct vt_compact_map *pMap, 
 {
     struct vt_compact_seq *q = &c->aSeq[pMap->iTab];
     const struct vt_compact_spec *p = &vt__aCompact[pMap->iTab];
-    int64_t aSig[VT_COMPACT_MAXSIG], aOwn[VT_COMPACT_MAXOWN], t = 0, dur = 0, corr = 0, block, sig;
-    uint32_t mSig = sig_values(pMap, aVal, nullMask, aSig), mOwn = 0;
+    int64_t aSig[VT_COMPACT_MAXSIG], t = 0, dur = 0, corr = 0, block, sig;
+    uint32_t mSig = sig_values(pMap, aVal, nullMask, aSig), mOwn;
     int bT = pMap->iT >= 0 && !(nullMask >> pMap->iT & 1), bDur = pMap->iDur >= 0 && !(nullMask >> pMap->iDur & 1);
     int bCorr = pMap->iCorr >= 0 && !(nullMask >> pMap->iCorr & 1), bNew = 0, n = 0;
     struct vt_compact_part *r;
     if (bT) t = aVal[pMap->iT];
     if (bDur) dur = aVal[pMap->iDur];
     if (bCorr) corr = aVal[pMap->iCorr];
-    for (int k = 0; k < p->nOwn; k++) {
-        int c = pMap->aOwn[k];
-        uint32_t bNull = c < 0 || (nullMask >> c & 1);
-        aOwn[k] = bNull ? 0 : aVal[c];
-        mOwn |= bNull << k;
-    }
     q->nextId = id + 1;
     block = id >> VT_BLOCK_SHIFT;
     if (block != q->block) { /* a new block: anchored at this event, or the last known values */
@@ -481,8 +481,8 @@ int vt__compact_add_id(struct vt_compact *c, const struct vt_compact_map *pMap, 
     r->a[2] = dur;
     r->a[3] = sig;
     r->a[4] = (int64_t)((uint64_t)corr - (uint64_t)q->blockCorr);
+    mOwn = gather(pMap->aOwn, p->nOwn, aVal, nullMask, &r->a[5]);
     r->nullMask = (bT ? 0 : 1u << 1) | (bDur ? 0 : 1u << 2) | (bCorr ? 0 : 1u << 4) | mOwn << 5;
-    memcpy(&r->a[5], aOwn, (size_t)p->nOwn * sizeof *aOwn);
     return n;
 }
 
