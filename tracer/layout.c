@@ -66,6 +66,8 @@ const struct vt__recfmt *vt__layout_structs(size_t *pN)
     return aStruct;
 }
 
+static void plans_ready(void);
+
 /* The table's struct named z, or NULL. */
 static const struct vt__recfmt *find_struct(const char *z)
 {
@@ -84,6 +86,7 @@ uint32_t vt__layout_newest(const char **pzName)
 void vt__layout_select(uint32_t v, struct vt__layout *pOut)
 {
     size_t i, k;
+    plans_ready(); /* vt__layout_read's */
     memset(pOut, 0, sizeof *pOut);
     pOut->version = v;
     if (v < aRelease[0].first) {
@@ -178,7 +181,7 @@ static struct {
     struct fldread a[VT_F_N];
 } aPlan[sizeof aStruct / sizeof aStruct[0]];
 
-/* Fill aPlan (once). */
+/* Fill aPlan (once: plans_ready). */
 static void init_plans(void)
 {
     static const uint8_t aWidth[4] = {8, 4, 2, 1};
@@ -195,9 +198,18 @@ static void init_plans(void)
     }
 }
 
-int vt__layout_read(const struct vt__layout *l, const void *pRec, struct vt__act *pOut)
+/*
+ * aPlan filled. vt__layout_select calls it too, so a tracer has its plans when it selects its
+ * layouts at start, before its writer thread reads a record or the host forks.
+ */
+static void plans_ready(void)
 {
     static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, init_plans);
+}
+
+int vt__layout_read(const struct vt__layout *l, const void *pRec, struct vt__act *pOut)
+{
     const unsigned char *p = pRec;
     const struct fldread *q, *e;
     const struct vt__recfmt *f;
@@ -210,7 +222,7 @@ int vt__layout_read(const struct vt__layout *l, const void *pRec, struct vt__act
     if (pOut->kind == VT_LK_N) return 1;
     f = l->aFmt[pOut->kind];
     if (!f) return 2;
-    pthread_once(&once, init_plans);
+    plans_ready();
     /* only the fields the struct has (a fifth to a third of VT_F_N), a loop per width: the others stay 0 */
     s = (size_t)(f - aStruct);
     q = aPlan[s].a;
