@@ -491,6 +491,51 @@ TEST(layout_each_release_decoded)
     }
 }
 
+/*
+ * Every struct of the table read from a record whose byte i is (i * 7 + 3) & 0xff: each field
+ * the struct has holds the bytes at its offset (little-endian, its width; the uuid its 16),
+ * each field it lacks 0, whatever kind the struct is.
+ */
+TEST(layout_read_every_field)
+{
+    size_t nStruct, s;
+    const struct vt__recfmt *a = vt__layout_structs(&nStruct);
+    ASSERT(nStruct > 10);
+    for (s = 0; s < nStruct; s++) {
+        static const uint32_t aCupti[VT_LK_N] = {
+            CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMCPY2,
+            CUPTI_ACTIVITY_KIND_MEMSET, CUPTI_ACTIVITY_KIND_MEMORY2, CUPTI_ACTIVITY_KIND_MEMORY_POOL,
+            CUPTI_ACTIVITY_KIND_MARKER, CUPTI_ACTIVITY_KIND_SYNCHRONIZATION, CUPTI_ACTIVITY_KIND_OVERHEAD,
+            CUPTI_ACTIVITY_KIND_DEVICE};
+        unsigned char rec[512], zero[16] = {0};
+        struct vt__layout l;
+        struct vt__act act;
+        int f, nRead = 0;
+        for (size_t i = 0; i < sizeof rec; i++) rec[i] = (unsigned char)((i * 7 + 3) & 0xff);
+        memcpy(rec, &aCupti[a[s].kind], 4);
+        memset(&l, 0, sizeof l);
+        l.aFmt[a[s].kind] = &a[s];
+        ASSERT_EQ(0, vt__layout_read(&l, rec, &act));
+        ASSERT_EQ((int)a[s].kind, (int)act.kind);
+        for (f = 0; f < VT_F_N; f++) {
+            uint64_t x = 0;
+            unsigned w = a[s].a[f].width;
+            if (f == VT_F_UUID) {
+                ASSERT(w == 0 || w == 16);
+                ASSERT_EQ(0, memcmp(act.uuid, w ? rec + a[s].a[f].off : zero, 16));
+                nRead += w != 0;
+                continue;
+            }
+            ASSERT(w <= 8);
+            if (w) memcpy(&x, rec + a[s].a[f].off, w); /* little-endian: the low bytes */
+            if (act.v[f] != x) VT__FAIL("%s field %d (width %u): read %llx, expected %llx", a[s].zStruct, f, w,
+                                        (unsigned long long)act.v[f], (unsigned long long)x);
+            nRead += w != 0;
+        }
+        ASSERT(nRead >= 3);
+    }
+}
+
 /* A CUPTI newer than the table: no record of a reduced kind becomes a row (nothing read at a guessed offset). */
 TEST(layout_newer_cupti_not_read)
 {
@@ -508,4 +553,4 @@ TEST(layout_newer_cupti_not_read)
 }
 
 VT_TEST_LIST(T(layout_table_matches_header) T(layout_table_matches_extract) T(layout_select_releases)
-             T(layout_each_release_decoded) T(layout_newer_cupti_not_read))
+             T(layout_each_release_decoded) T(layout_newer_cupti_not_read) T(layout_read_every_field))

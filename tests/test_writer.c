@@ -80,6 +80,48 @@ TEST(writer_batching)
     CORE_LEAK_CHECK();
 }
 
+/*
+ * Rows go in 16 to an INSERT, held per table until then; a commit (every 100 rows here) or the
+ * close inserts a table's partial batch. Across those boundaries every row keeps its id (the
+ * kernels' ids follow their correlation ids: one buffer after another), its block (id >> 6) and
+ * its values, and none is lost or written twice.
+ */
+TEST(writer_batch_ids)
+{
+    char zPath[128];
+    struct vt_writer_config cfg;
+    struct vt_writer *w;
+    sqlite3 *db;
+    uint32_t i;
+    core_tmp_path(zPath, sizeof zPath, "t.db");
+    core_config(&cfg);
+    cfg.batch_rows = 100;
+    cfg.flush_ms = 1000;
+    cfg.time_base_ns = 100000;
+    w = core_open(zPath, &cfg);
+    for (i = 1; i <= 77; i++) ASSERT_EQ(0, core_submit_api(w, 5000 + i)); /* no activity record: written alone */
+    for (i = 0; i < 3; i++) submit_kernels(w, 1 + i * 203, 203);
+    ASSERT_EQ(0, vt__writer_start(w));
+    ASSERT_EQ(0, vt__writer_close(w, 10000));
+    db = core_open_ro(zPath);
+    ASSERT_EQ(609, core_q_int(db, "SELECT count(*) FROM kernel"));
+    ASSERT_EQ(609, core_q_int(db, "SELECT count(*) FROM kernel WHERE id = correlation AND start = 100000 + correlation * 100"
+                                  " AND dur = 50 AND stream = 7 AND block_x = 32"));
+    ASSERT_EQ(609, core_q_int(db, "SELECT count(*) FROM kernel_row r JOIN kernel_block b ON b.id = r.id >> 6"));
+    ASSERT_EQ(10, core_q_int(db, "SELECT count(*) FROM kernel_block")); /* ids 1 to 609: blocks 0 to 9 */
+    ASSERT_EQ(77, core_q_int(db, "SELECT count(DISTINCT id) FROM api_call WHERE id BETWEEN 1 AND 77"
+                                 " AND start = 1000 + correlation * 10 AND dur = 5 AND bytes = 4096"));
+    ASSERT_EQ(77, core_q_int(db, "SELECT count(*) FROM api_call"));
+    /* every row counted once: the kernels, the calls, the 2 names' `string` and `kernel_name` rows */
+    ASSERT_EQ(2, core_q_int(db, "SELECT count(*) FROM string"));
+    ASSERT_EQ(2, core_q_int(db, "SELECT count(*) FROM kernel_name"));
+    ASSERT_EQ(609 + 77 + 2 + 2, meta_int(db, "rows_written"));
+    ASSERT_EQ(0, meta_int(db, "dropped_writer"));
+    ASSERT_EQ(1, meta_int(db, "closed_cleanly"));
+    sqlite3_close(db);
+    CORE_LEAK_CHECK();
+}
+
 TEST(writer_flush_at_close)
 {
     char zPath[160], zWal[200];
@@ -529,7 +571,7 @@ TEST(writer_disk_full)
     CORE_LEAK_CHECK();
 }
 
-VT_TEST_LIST(T(writer_batching) T(writer_flush_at_close) T(writer_timed_commit) T(writer_buffer_bound)
+VT_TEST_LIST(T(writer_batching) T(writer_batch_ids) T(writer_flush_at_close) T(writer_timed_commit) T(writer_buffer_bound)
                  T(writer_ring_drops_stalled) T(writer_ring_drops_concurrent) T(writer_fork_abandon)
                      T(writer_open_nonempty) T(writer_close_timeout_abort)
                          T(writer_close_timeout_orphan) T(writer_disk_full))

@@ -358,16 +358,12 @@ void vt__compact_forget(struct vt_compact *c)
     }
 }
 
-/* The signature id of (aKey, mNull) in table iTab: from the cache, or a new one (*pbNew set). */
-static int64_t sig_id(struct vt_compact *c, int iTab, const int64_t *aKey, uint32_t mNull, int *pbNew)
+/* The signature id of (aKey, mNull), whose hash is h (gather's), in table iTab: from the cache, or a new one (*pbNew set). */
+static int64_t sig_id(struct vt_compact *c, int iTab, const int64_t *aKey, uint32_t mNull, uint64_t h, int *pbNew)
 {
     struct vt_compact_sigmap *m = &c->aMap[iTab];
     int nSig = vt__aCompact[iTab].nSig;
-    uint64_t h = 0x9e3779b97f4a7c15ull ^ mNull;
     size_t k;
-    for (int i = 0; i < nSig; i++) h = (h ^ (uint64_t)aKey[i]) * 0x9e3779b97f4a7c15ull;
-    h ^= h >> 29;
-    if (!h) h = 1;
     for (k = (size_t)h & (m->nSlot - 1); m->aHash[k]; k = (k + 1) & (m->nSlot - 1))
         if (m->aHash[k] == h && m->aNull[k] == mNull && !memcmp(&m->aKey[k * (size_t)nSig], aKey, (size_t)nSig * sizeof *aKey))
             return m->aId[k];
@@ -386,17 +382,33 @@ static int64_t sig_id(struct vt_compact *c, int iTab, const int64_t *aKey, uint3
     return m->aId[k];
 }
 
-/* The signature values of a caller's row (aVal, nullMask) into aSig; returns their NULL mask. */
-static uint32_t sig_values(const struct vt_compact_map *pMap, const int64_t *aVal, uint32_t nullMask, int64_t *aSig)
+/*
+ * The values of the caller's columns aCol[0..n) (-1: none) of row (aVal, nullMask) into aOut: a
+ * value, or 0 and its bit in the NULL mask returned. Their hash with the mask into *pHash (never 0:
+ * sig_id's empty slot), in the same pass.
+ */
+static uint32_t gather(const signed char *aCol, int n, const int64_t *aVal, uint32_t nullMask, int64_t *aOut, uint64_t *pHash)
 {
-    uint32_t mSig = 0;
-    for (int k = 0; k < vt__aCompact[pMap->iTab].nSig; k++) { /* a value, or 0 and its NULL bit */
-        int c = pMap->aSig[k];
+    uint64_t h = 0x9e3779b97f4a7c15ull;
+    uint32_t m = 0;
+    for (int k = 0; k < n; k++) {
+        int c = aCol[k];
         uint32_t bNull = c < 0 || (nullMask >> c & 1);
-        aSig[k] = bNull ? 0 : aVal[c];
-        mSig |= bNull << k;
+        int64_t v = bNull ? 0 : aVal[c];
+        aOut[k] = v;
+        h = (h ^ (uint64_t)v) * 0x9e3779b97f4a7c15ull;
+        m |= bNull << k;
     }
-    return mSig;
+    h = (h ^ m) * 0x9e3779b97f4a7c15ull;
+    h ^= h >> 29;
+    *pHash = h ? h : 1;
+    return m;
+}
+
+/* The signature values of a caller's row (aVal, nullMask) into aSig and their hash into *pHash; returns their NULL mask. */
+static uint32_t sig_values(const struct vt_compact_map *pMap, const int64_t *aVal, uint32_t nullMask, int64_t *aSig, uint64_t *pHash)
+{
+    return gather(pMap->aSig, vt__aCompact[pMap->iTab].nSig, aVal, nullMask, aSig, pHash);
 }
 
 /* Part r: the signature row sig of table iTab with values aSig (NULL mask mSig). */
@@ -415,9 +427,10 @@ int vt__compact_fold(struct vt_compact *c, const struct vt_compact_map *pMap, co
                      int64_t *pSig, int64_t *pId, struct vt_compact_part *pOut)
 {
     int64_t aSig[VT_COMPACT_MAXSIG];
-    uint32_t mSig = sig_values(pMap, aVal, nullMask, aSig);
+    uint64_t h;
+    uint32_t mSig = sig_values(pMap, aVal, nullMask, aSig, &h);
     int bNew = 0;
-    *pSig = sig_id(c, pMap->iTab, aSig, mSig, &bNew);
+    *pSig = sig_id(c, pMap->iTab, aSig, mSig, h, &bNew);
     *pId = c->aSeq[pMap->iTab].nextId++;
     if (bNew) sig_part(pOut, pMap->iTab, *pSig, aSig, mSig);
     return bNew;
@@ -434,20 +447,15 @@ int vt__compact_add_id(struct vt_compact *c, const struct vt_compact_map *pMap, 
 {
     struct vt_compact_seq *q = &c->aSeq[pMap->iTab];
     const struct vt_compact_spec *p = &vt__aCompact[pMap->iTab];
-    int64_t aSig[VT_COMPACT_MAXSIG], aOwn[VT_COMPACT_MAXOWN], t = 0, dur = 0, corr = 0, block, sig;
-    uint32_t mSig = sig_values(pMap, aVal, nullMask, aSig), mOwn = 0;
+    int64_t aSig[VT_COMPACT_MAXSIG], t = 0, dur = 0, corr = 0, block, sig;
+    uint64_t h, hOwn;
+    uint32_t mSig = sig_values(pMap, aVal, nullMask, aSig, &h), mOwn;
     int bT = pMap->iT >= 0 && !(nullMask >> pMap->iT & 1), bDur = pMap->iDur >= 0 && !(nullMask >> pMap->iDur & 1);
     int bCorr = pMap->iCorr >= 0 && !(nullMask >> pMap->iCorr & 1), bNew = 0, n = 0;
     struct vt_compact_part *r;
     if (bT) t = aVal[pMap->iT];
     if (bDur) dur = aVal[pMap->iDur];
     if (bCorr) corr = aVal[pMap->iCorr];
-    for (int k = 0; k < p->nOwn; k++) {
-        int c = pMap->aOwn[k];
-        uint32_t bNull = c < 0 || (nullMask >> c & 1);
-        aOwn[k] = bNull ? 0 : aVal[c];
-        mOwn |= bNull << k;
-    }
     q->nextId = id + 1;
     block = id >> VT_BLOCK_SHIFT;
     if (block != q->block) { /* a new block: anchored at this event, or the last known values */
@@ -466,7 +474,7 @@ int vt__compact_add_id(struct vt_compact *c, const struct vt_compact_map *pMap, 
     }
     if (bT) q->lastT = t;
     if (bCorr) q->lastCorr = corr;
-    sig = sig_id(c, pMap->iTab, aSig, mSig, &bNew);
+    sig = sig_id(c, pMap->iTab, aSig, mSig, h, &bNew);
     if (bNew) sig_part(&aOut[n++], pMap->iTab, sig, aSig, mSig);
     r = &aOut[n++];
     r->kind = VT_CP_ROW;
@@ -481,8 +489,8 @@ int vt__compact_add_id(struct vt_compact *c, const struct vt_compact_map *pMap, 
     r->a[2] = dur;
     r->a[3] = sig;
     r->a[4] = (int64_t)((uint64_t)corr - (uint64_t)q->blockCorr);
+    mOwn = gather(pMap->aOwn, p->nOwn, aVal, nullMask, &r->a[5], &hOwn); /* the hash unused */
     r->nullMask = (bT ? 0 : 1u << 1) | (bDur ? 0 : 1u << 2) | (bCorr ? 0 : 1u << 4) | mOwn << 5;
-    memcpy(&r->a[5], aOwn, (size_t)p->nOwn * sizeof *aOwn);
     return n;
 }
 

@@ -66,6 +66,8 @@ const struct vt__recfmt *vt__layout_structs(size_t *pN)
     return aStruct;
 }
 
+static void plans_ready(void);
+
 /* The table's struct named z, or NULL. */
 static const struct vt__recfmt *find_struct(const char *z)
 {
@@ -84,6 +86,7 @@ uint32_t vt__layout_newest(const char **pzName)
 void vt__layout_select(uint32_t v, struct vt__layout *pOut)
 {
     size_t i, k;
+    plans_ready(); /* vt__layout_read's */
     memset(pOut, 0, sizeof *pOut);
     pOut->version = v;
     if (v < aRelease[0].first) {
@@ -163,12 +166,55 @@ enum vt__lkind vt__layout_kind(uint32_t cuptiKind)
     }
 }
 
+/* One field a record struct has: where vt__act keeps it, and its offset. */
+struct fldread {
+    uint16_t fld, off;
+};
+
+/*
+ * The fields each struct of aStruct has (width not 0), by width: 8-byte ones first, then 4, 2
+ * and 1 (an[0..3] of each), what vt__layout_read reads; the uuid's offset, or -1.
+ */
+static struct {
+    unsigned an[4];
+    int uuidOff;
+    struct fldread a[VT_F_N];
+} aPlan[sizeof aStruct / sizeof aStruct[0]];
+
+/* Fill aPlan (once: plans_ready). */
+static void init_plans(void)
+{
+    static const uint8_t aWidth[4] = {8, 4, 2, 1};
+    for (size_t s = 0; s < sizeof aStruct / sizeof aStruct[0]; s++) {
+        unsigned n = 0;
+        aPlan[s].uuidOff = -1;
+        for (int w = 0; w < 4; w++)
+            for (int i = 0; i < VT_F_N; i++)
+                if (aStruct[s].a[i].width == aWidth[w]) {
+                    aPlan[s].a[n++] = (struct fldread){(uint16_t)i, aStruct[s].a[i].off};
+                    aPlan[s].an[w]++;
+                }
+        if (aStruct[s].a[VT_F_UUID].width == 16) aPlan[s].uuidOff = aStruct[s].a[VT_F_UUID].off;
+    }
+}
+
+/*
+ * aPlan filled. vt__layout_select calls it too, so a tracer has its plans when it selects its
+ * layouts at start, before its writer thread reads a record or the host forks.
+ */
+static void plans_ready(void)
+{
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, init_plans);
+}
+
 int vt__layout_read(const struct vt__layout *l, const void *pRec, struct vt__act *pOut)
 {
     const unsigned char *p = pRec;
+    const struct fldread *q, *e;
     const struct vt__recfmt *f;
     uint32_t kind;
-    int i;
+    size_t s;
     memcpy(&kind, p, sizeof kind); /* CUpti_Activity.kind: offset 0 in every record */
     memset(pOut, 0, sizeof *pOut);
     pOut->cuptiKind = kind;
@@ -176,26 +222,22 @@ int vt__layout_read(const struct vt__layout *l, const void *pRec, struct vt__act
     if (pOut->kind == VT_LK_N) return 1;
     f = l->aFmt[pOut->kind];
     if (!f) return 2;
-    for (i = 0; i < VT_F_N; i++) {
-        const struct vt__fldpos *q = &f->a[i];
-        switch (q->width) {
-        case 1: pOut->v[i] = p[q->off]; break;
-        case 2: {
-            uint16_t x;
-            memcpy(&x, p + q->off, 2);
-            pOut->v[i] = x;
-            break;
-        }
-        case 4: {
-            uint32_t x;
-            memcpy(&x, p + q->off, 4);
-            pOut->v[i] = x;
-            break;
-        }
-        case 8: memcpy(&pOut->v[i], p + q->off, 8); break;
-        case 16: memcpy(pOut->uuid, p + q->off, 16); break;
-        default: break; /* 0: the struct has no such field */
-        }
+    plans_ready();
+    /* only the fields the struct has (a fifth to a third of VT_F_N), a loop per width: the others stay 0 */
+    s = (size_t)(f - aStruct);
+    q = aPlan[s].a;
+    for (e = q + aPlan[s].an[0]; q < e; q++) memcpy(&pOut->v[q->fld], p + q->off, 8);
+    for (e = q + aPlan[s].an[1]; q < e; q++) {
+        uint32_t x;
+        memcpy(&x, p + q->off, 4);
+        pOut->v[q->fld] = x;
     }
+    for (e = q + aPlan[s].an[2]; q < e; q++) {
+        uint16_t x;
+        memcpy(&x, p + q->off, 2);
+        pOut->v[q->fld] = x;
+    }
+    for (e = q + aPlan[s].an[3]; q < e; q++) pOut->v[q->fld] = p[q->off];
+    if (aPlan[s].uuidOff >= 0) memcpy(pOut->uuid, p + aPlan[s].uuidOff, 16);
     return 0;
 }

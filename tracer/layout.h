@@ -72,7 +72,7 @@ struct vt__layout {
     uint32_t version;                        /* cuptiGetVersion()'s answer */
     enum vt__lstatus status;
     const char *zRelease;                    /* "13.2": the listed release (KNOWN), else NULL */
-    const struct vt__recfmt *aFmt[VT_LK_N];  /* NULL: the kind is reduced (its layout is unknown) */
+    const struct vt__recfmt *aFmt[VT_LK_N];  /* the table's structs (vt__layout_structs); NULL: the kind is reduced (its layout is unknown) */
 };
 
 /* One activity record in version-neutral form. */
