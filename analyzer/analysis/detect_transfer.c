@@ -61,6 +61,9 @@ struct startup {
     int64_t limit;          /* a site whose last pageable copy ended by then copied only at start-up */
     int64_t count[2], bytes[2], ns[2]; /* by direction: 0 host to device, 1 device to host */
     int64_t last;           /* when the last of them ended; 0 none */
+    /* the first step's input (first_batch): pageable copies ending by the first kernel whose size recurs after
+     * it, by direction, counted as the run's, not start-up's; batchFirst their first start (0 none) */
+    int64_t batchCount[2], batchBytes[2], batchNs[2], batchFirst;
     struct pgroup *aGroup;  /* ordered by stack (none first), then kind */
     int nGroup;
 };
@@ -181,6 +184,47 @@ static int startup_sites(struct vt_trace *t, int64_t lo, struct startup *su)
 }
 
 /*
+ * The first step's input among the copies before the first kernel (lo its start): of each direction
+ * and size that at least nNeed pageable copies ending after lo have (a batch copied every step;
+ * weights are moved once), the last pageable copies ending by lo, one step's worth (nIter
+ * iterations: the copies after lo per iteration, at least one; one without iterations), into su's
+ * batch figures by direction. Returns an SQLite code (SQLITE_NOMEM only is an error; a trace
+ * without such columns gives zeros).
+ */
+static int first_batch(struct vt_trace *t, int64_t lo, int64_t nNeed, int nIter, struct startup *su)
+{
+    sqlite3_stmt *pStmt = NULL;
+    int rc;
+    char *zSql = vt__strdupf(
+        "WITH pre AS (SELECT m.copy_kind AS k, m.bytes AS b, m.start AS s, m.\"end\" AS e, row_number() OVER"
+        " (PARTITION BY m.copy_kind, m.bytes ORDER BY m.\"end\" DESC) AS rn FROM memcpy m WHERE m.\"end\" <= %lld"
+        " AND" PAGEABLE_SQL "), rec AS (SELECT m.copy_kind AS k, m.bytes AS b, count(*) AS n FROM memcpy m"
+        " WHERE m.\"end\" > %lld AND" PAGEABLE_SQL " GROUP BY m.copy_kind, m.bytes HAVING count(*) >= %lld)"
+        " SELECT pre.k, count(*), sum(pre.b), sum(max(pre.e - pre.s, 1)), min(pre.s) FROM pre JOIN rec"
+        " ON rec.k = pre.k AND rec.b = pre.b WHERE pre.rn <= max(1, rec.n / %d) GROUP BY pre.k",
+        (long long)lo, VT_COPY_HTOD, VT_MEMKIND_PAGEABLE, VT_COPY_DTOH, VT_MEMKIND_PAGEABLE, (long long)lo,
+        VT_COPY_HTOD, VT_MEMKIND_PAGEABLE, VT_COPY_DTOH, VT_MEMKIND_PAGEABLE, (long long)nNeed, nIter > 0 ? nIter : 1 << 30);
+    memset(su->batchCount, 0, sizeof su->batchCount);
+    memset(su->batchBytes, 0, sizeof su->batchBytes);
+    memset(su->batchNs, 0, sizeof su->batchNs);
+    su->batchFirst = 0;
+    if (!zSql) return SQLITE_NOMEM;
+    rc = sqlite3_prepare_v2(t->f.db, zSql, -1, &pStmt, NULL);
+    while (rc == SQLITE_OK && (rc = sqlite3_step(pStmt)) == SQLITE_ROW) {
+        int dir = sqlite3_column_int(pStmt, 0) == VT_COPY_HTOD ? 0 : 1;
+        int64_t first = sqlite3_column_int64(pStmt, 4);
+        rc = SQLITE_OK;
+        su->batchCount[dir] = sqlite3_column_int64(pStmt, 1);
+        su->batchBytes[dir] = sqlite3_column_int64(pStmt, 2);
+        su->batchNs[dir] = sqlite3_column_int64(pStmt, 3);
+        if (su->batchFirst == 0 || first < su->batchFirst) su->batchFirst = first;
+    }
+    sqlite3_finalize(pStmt);
+    free(zSql);
+    return rc == SQLITE_NOMEM ? rc : SQLITE_OK;
+}
+
+/*
  * The call site whose pageable host<->device copies took the most time, among the sites whose
  * last such copy ended after lastAfter: the copies ending after the first kernel (bStartup 0),
  * or after the trace's start and by su->limit (bStartup 1). Its stack id in *pStack and that
@@ -230,8 +274,8 @@ static int set_pageable_site(struct vt_trace *t, const struct startup *su, int b
     zSite = vt__stack_describe(t->f.db, stack, &rc);
     if (!zSite) return rc == SQLITE_NOMEM ? -1 : 0;
     vt__fmt_ns(ns, zT, sizeof zT);
-    zEv = vt__strdupf("%s Most of that time (%lld copies, %s) was issued from %s.", f->zEvidence, (long long)count, zT,
-                      zSite);
+    zEv = vt__strdupf("%s Most of that time (%lld %s, %s) was issued from %s.", f->zEvidence, (long long)count,
+                      count == 1 ? "copy" : "copies", zT, zSite);
     if (!zEv) {
         free(zSite);
         return -1;
@@ -257,8 +301,9 @@ static int set_pinned_site(struct vt_trace *t, int iDev, struct vt_finding *f)
     if (g->site < 0 || t->sites.a[g->site].stackId < 0) return 0;
     vt__fmt_bytes(g->bytes, zB, sizeof zB);
     zSite = vt__strdupf("%s", t->sites.a[g->site].zSite);
-    zEv = vt__strdupf("%s At the peak %lld pinned allocations (%s) were live from %s.", f->zEvidence,
-                      (long long)g->count, zB, t->sites.a[g->site].zSite);
+    zEv = vt__strdupf("%s At the peak %lld pinned %s (%s) %s live from %s.", f->zEvidence, (long long)g->count,
+                      g->count == 1 ? "allocation" : "allocations", zB, g->count == 1 ? "was" : "were",
+                      t->sites.a[g->site].zSite);
     if (!zSite || !zEv) {
         free(zSite);
         free(zEv);
@@ -339,10 +384,20 @@ static void fmt_directions(const struct vt_trace *t, const struct dirs *d, char 
         if (t->xf.x[dir].bestBw > 0)
             snprintf(zF, sizeof zF, "; the fastest %s copy of 64 KiB or more reached %.2f GB/s",
                      dir == 0 ? "host-to-device" : "device-to-host", t->xf.x[dir].bestBw);
-        snprintf(z[dir], sizeof z[dir], "%s%s: %lld pageable copies, %s in %s at %.2f GB/s%s.",
+        snprintf(z[dir], sizeof z[dir], "%s%s: %lld pageable %s, %s in %s at %.2f GB/s%s.",
                  dir == 1 && d->count[0] ? " " : "", dir == 0 ? "Host to device" : "Device to host",
-                 (long long)d->count[dir], zB, zT, bw, zF);
+                 (long long)d->count[dir], d->count[dir] == 1 ? "copy" : "copies", zB, zT, bw, zF);
     }
+}
+
+/* "The copy" or "The N copies", for n copies, into z. */
+static const char *the_copies(int64_t n, char *z, size_t nz)
+{
+    if (n == 1)
+        snprintf(z, nz, "The copy");
+    else
+        snprintf(z, nz, "The %lld copies", (long long)n);
+    return z;
 }
 
 /* Title words for the pageable copies of d: "N copies (B) to and from", "N host-to-device copies (B) from", ... into z. */
@@ -353,8 +408,9 @@ static void fmt_what(const struct dirs *d, char *z, size_t nz)
     if (d->count[0] && d->count[1])
         snprintf(z, nz, "%lld copies (%s) to and from", (long long)(d->count[0] + d->count[1]), zB);
     else
-        snprintf(z, nz, "%lld %s copies (%s) %s", (long long)(d->count[0] + d->count[1]),
-                 d->count[0] ? "host-to-device" : "device-to-host", zB, d->count[0] ? "from" : "to");
+        snprintf(z, nz, "%lld %s %s (%s) %s", (long long)(d->count[0] + d->count[1]),
+                 d->count[0] ? "host-to-device" : "device-to-host", d->count[0] + d->count[1] == 1 ? "copy" : "copies",
+                 zB, d->count[0] ? "from" : "to");
 }
 
 /*
@@ -400,24 +456,27 @@ static int pageable_finding(struct vt_result *r, int iTrace, const struct startu
     struct vt_trace *t = &r->aTrace[iTrace];
     const struct vt_transfers *xf = &t->xf;
     int64_t t0 = xf->firstKernelTs > 0 ? xf->firstKernelTs : t->f.t0;
-    int64_t span = t->f.t1 - t0 > 0 ? t->f.t1 - t0 : 1, dur = t->f.t1 - t->f.t0 > 0 ? t->f.t1 - t->f.t0 : 1;
+    int64_t nBatch = su->batchCount[0] + su->batchCount[1], span, dur = t->f.t1 - t->f.t0 > 0 ? t->f.t1 - t->f.t0 : 1;
     struct dirs all, pre, run;
     int64_t preCount, preBytes, preNs, nCount, nBytes, nNs, nSerial, a = -1, b = -1, bPre = su->last;
     int64_t needNs = 0, gapNs = 0, saveNs, ra, rb;
     double pct, pctSave;
-    char zDir[2][400], zWhat[96], zT[32], zS[32], zO[32], zAt[80], zPre[300] = "", zIter[120] = "";
+    char zDir[2][400], zWhat[96], zT[32], zS[32], zO[32], zAt[128], zPre[300] = "", zIter[120] = "";
     char zYard[300], zNeed[32], zSave[32];
     const char *zDev;
     const struct link *pLink = host_link(t, &zDev);
     int sev, bPinned = 0;
+    /* the run after start-up: from the first kernel on, its copies with the first step's input (first_batch)
+     * copied before it, which the per-step figures count as one step's */
+    span = t->f.t1 - t0 > 0 ? t->f.t1 - t0 : 1;
     /* every pageable copy, those of start-up (before the first kernel, or from sites that copied
      * only then) and those after it, by direction */
     for (int dir = 0; dir < 2; dir++) {
         const struct vt_xfer *x = &xf->x[dir];
         all.count[dir] = x->pageCount, all.bytes[dir] = x->pageBytes, all.ns[dir] = x->pageNs;
-        pre.count[dir] = x->prePageCount + su->count[dir];
-        pre.bytes[dir] = x->prePageBytes + su->bytes[dir];
-        pre.ns[dir] = x->prePageNs + su->ns[dir];
+        pre.count[dir] = x->prePageCount + su->count[dir] - su->batchCount[dir];
+        pre.bytes[dir] = x->prePageBytes + su->bytes[dir] - su->batchBytes[dir];
+        pre.ns[dir] = x->prePageNs + su->ns[dir] - su->batchNs[dir];
         run.count[dir] = all.count[dir] - pre.count[dir];
         run.bytes[dir] = all.bytes[dir] - pre.bytes[dir];
         run.ns[dir] = all.ns[dir] - pre.ns[dir];
@@ -461,23 +520,35 @@ static int pageable_finding(struct vt_result *r, int iTrace, const struct startu
         if (xf->firstKernelTs > 0) {
             char zK[32];
             vt__fmt_at(t, t0, zK, sizeof zK);
-            snprintf(zAt, sizeof zAt, "From the first kernel (at %s) on", zK);
+            snprintf(zAt, sizeof zAt, "From the first kernel (at %s) on%s", zK,
+                     nBatch > 0 ? ", with the first step's input copied before it" : "");
         } else
             snprintf(zAt, sizeof zAt, "With no kernel in the trace");
         if (preCount > 0) {
             char zB[32], zP[32];
             vt__fmt_bytes(preBytes, zB, sizeof zB);
             vt__fmt_ns(preNs, zP, sizeof zP);
-            snprintf(zPre, sizeof zPre, " The %lld %s (%s, %s) that ended before the first kernel%s %s start-up "
-                     "(moved once, such as weights) and not counted.", (long long)preCount,
-                     preCount == 1 ? "copy" : "copies", zB, zP,
+            char zN[40];
+            snprintf(zPre, sizeof zPre, " %s (%s, %s) that ended before the first kernel%s %s start-up "
+                     "(moved once, such as weights) and not counted.", the_copies(preCount, zN, sizeof zN), zB, zP,
                      su->count[0] + su->count[1] ? " or came from call sites that copied only at start-up" : "",
                      preCount == 1 ? "is" : "are");
+        }
+        if (nBatch > 0) {
+            char zB[32], zP[32];
+            vt__fmt_bytes(su->batchBytes[0] + su->batchBytes[1], zB, sizeof zB);
+            vt__fmt_ns(su->batchNs[0] + su->batchNs[1], zP, sizeof zP);
+            char zN[40], zL[300];
+            snprintf(zL, sizeof zL, " %s (%s, %s) before the first kernel, of sizes copied again in later steps, "
+                     "%s the first step's input and counted.%s", the_copies(nBatch, zN, sizeof zN), zB, zP,
+                     nBatch == 1 ? "is" : "are", zPre);
+            snprintf(zPre, sizeof zPre, "%s", zL);
         }
         if (t->ph.nIter > 0) {
             char zI[32];
             vt__fmt_ns(nNs / t->ph.nIter, zI, sizeof zI);
-            snprintf(zIter, sizeof zIter, ", about %s per iteration over %d iterations", zI, t->ph.nIter);
+            snprintf(zIter, sizeof zIter, ", about %s per iteration over %d %s", zI, t->ph.nIter,
+                     t->ph.nIter == 1 ? "iteration" : "iterations");
         }
         vt__fmt_ns(needNs, zNeed, sizeof zNeed);
         vt__fmt_ns(saveNs, zSave, sizeof zSave);
@@ -489,6 +560,7 @@ static int pageable_finding(struct vt_result *r, int iTrace, const struct startu
                      "%s: about %.0f GB/s from pinned memory) they would take %s", pLink->zLink, zDev, pLink->gbps,
                      zNeed);
         run_window(xf, su, nCount, &ra, &rb);
+        if (nBatch > 0 && (ra < 0 || su->batchFirst < ra)) ra = su->batchFirst;
         if (add(r, iTrace, sev, nBytes, nCount, ra, rb,
                 vt__strdupf("%s pageable host memory: %.1f%% of the run after start-up", zWhat, pct),
                 vt__strdupf("%s%s %s, they blocked the host thread for %s, %.1f%% of "
@@ -514,9 +586,10 @@ static int pageable_finding(struct vt_result *r, int iTrace, const struct startu
         vt__fmt_ns(preNs, zT, sizeof zT);
         if (add(r, iTrace, VT_SEV_INFO, preBytes, preCount, a, bPre > a ? bPre : b,
                 vt__strdupf("%s pageable host memory at start-up", zWhat),
-                vt__strdupf("%s%s They ended before the first kernel started%s: data moved to the GPU once (such "
+                vt__strdupf("%s%s %s before the first kernel started%s: data moved to the GPU once (such "
                             "as weights), %s, %.1f%% of the run, a one-time cost that is not paid per step.",
-                            zDir[0], zDir[1], su->count[0] + su->count[1] ? " or came from call sites that copied only at start-up" : "",
+                            zDir[0], zDir[1], preCount == 1 ? "It ended" : "They ended",
+                            su->count[0] + su->count[1] ? " or came from call sites that copied only at start-up" : "",
                             zT, 100.0 * (double)preNs / (double)dur),
                 "Only if start-up time matters: load weights straight to the GPU (torch.load(..., "
                 "map_location='cuda'), safetensors' load_file(..., device='cuda')) or from pinned memory.") != 0)
@@ -568,11 +641,16 @@ static int transfer_end(void *st, struct vt_result *r, int iTrace)
         for (int i = 1; i < t->ph.nIter; i++)
             if (t->ph.aIter[i].start < su.limit) su.limit = t->ph.aIter[i].start;
     }
-    if (startup_sites(t, t0, &su) != SQLITE_OK) {
+    /* a size copied before the first kernel and again in half the iterations or more (twice without
+     * iterations) is the first step's input */
+    if (startup_sites(t, t0, &su) != SQLITE_OK ||
+        first_batch(t, t->xf.firstKernelTs > 0 ? t->xf.firstKernelTs : t->f.t0 - 1,
+                    t->ph.nIter / 2 > 2 ? t->ph.nIter / 2 : 2, t->ph.nIter, &su) != SQLITE_OK) {
         free(su.aGroup);
         return -1;
     }
-    serial = t->xf.copySerialNs - t->xf.preNs - su.ns[0] - su.ns[1];
+    /* the first step's input ran with no kernel, as the run's copies */
+    serial = t->xf.copySerialNs - t->xf.preNs - su.ns[0] - su.ns[1] + su.batchNs[0] + su.batchNs[1];
     if (serial < 0) serial = 0;
     /* copy time with no kernel running, worth saying when it is a tenth of the run */
     bSerial = t->xf.copyNs > 0 && t->xf.kernelBusyNs > 0 && serial * 10 >= dur && serial >= 1000000;
@@ -589,8 +667,10 @@ static int transfer_end(void *st, struct vt_result *r, int iTrace)
         double pct = 100.0 * (double)serial / (double)dur;
         vt__fmt_ns(serial, zT, sizeof zT);
         /* the copies its time counts: those after start-up (the span from the first kernel holds them) */
-        int64_t nCopy = t->xf.x[0].count + t->xf.x[1].count - t->xf.preCount - su.count[0] - su.count[1];
-        int64_t nBytes = t->xf.x[0].bytes + t->xf.x[1].bytes - t->xf.preBytes - su.bytes[0] - su.bytes[1];
+        int64_t nCopy = t->xf.x[0].count + t->xf.x[1].count - t->xf.preCount - su.count[0] - su.count[1] +
+                        su.batchCount[0] + su.batchCount[1];
+        int64_t nBytes = t->xf.x[0].bytes + t->xf.x[1].bytes - t->xf.preBytes - su.bytes[0] - su.bytes[1] +
+                         su.batchBytes[0] + su.batchBytes[1];
         if (add(r, iTrace, pct >= 25 ? VT_SEV_MEDIUM : VT_SEV_LOW, nBytes, nCopy, t0, t->f.t1,
                 vt__strdupf("Copies serialized with compute: %s of copy time with no kernel running", zT),
                 vt__strdupf("%s The GPU waits for data instead of overlapping the next batch's copy with this "
