@@ -437,6 +437,9 @@ TEST(oom_of_unknown_size)
     ASSERT_EQ(0, run("--format", "markdown", zPath, NULL, NULL));
     ASSERT_CONTAINS(zOut, "| size unknown |");
     ASSERT(!strstr(zOut, "-1 B"));
+    /* the free memory is unknown, the device's total known: said so, not "unknown free of 40.0 GiB" */
+    ASSERT_CONTAINS(zOut, "failed with free memory unknown (the device has 40.0 GiB); this process held");
+    ASSERT(!strstr(zOut, "unknown free"));
     ASSERT_EQ(0, run("--format", "html", zPath, NULL, NULL));
     ASSERT_CONTAINS(zOut, "; size unknown; 1 event; ");
     ASSERT(!strstr(zOut, "-1 B"));

@@ -154,7 +154,7 @@ static int oom_end(void *st, struct vt_result *r, int iTrace)
         struct vt_oom *o = &t->aOom[pf->iJudged];
         struct vt_finding *f = vt__finding_add(r, iTrace, "oom", VT_SEV_HIGH);
         char zR[32], zF[32], zT[32], zH[32], zO[32], zC[32], zAt[32], zList[1600] = "", zRetry[900], zRecon[400];
-        char zOthers[1100];
+        char zOthers[1100], zFree[100];
         const char *zFix;
         size_t n = 0;
         int p, bCallPhase, bFull;
@@ -167,6 +167,13 @@ static int oom_end(void *st, struct vt_result *r, int iTrace)
         else vt__fmt_bytes(o->requested, zR, sizeof zR);
         vt__fmt_bytes(o->freeBytes, zF, sizeof zF);
         vt__fmt_bytes(o->totalBytes, zT, sizeof zT);
+        /* "with F free of T", or what of it is known */
+        if (o->freeBytes >= 0)
+            snprintf(zFree, sizeof zFree, "with %s free%s%s", zF, o->totalBytes > 0 ? " of " : "",
+                     o->totalBytes > 0 ? zT : "");
+        else
+            snprintf(zFree, sizeof zFree, "with free memory unknown%s%s%s", o->totalBytes > 0 ? " (the device has " : "",
+                     o->totalBytes > 0 ? zT : "", o->totalBytes > 0 ? ")" : "");
         vt__fmt_bytes(o->held, zH, sizeof zH);
         vt__fmt_bytes(o->others, zO, sizeof zO);
         vt__fmt_bytes(o->poolCached, zC, sizeof zC);
@@ -256,10 +263,10 @@ static int oom_end(void *st, struct vt_result *r, int iTrace)
                         : vt__strdupf("Out of memory: %s of %s failed on device %d (%s)",
                                       vt__or(vt_api_name(o->api), "allocation"), zR, o->device, o->zVerdict);
         f->zEvidence = vt__strdupf(
-            "At %s, %s%s%s with %s free of %s; this process held %s in live allocations%s%s%s, "
+            "At %s, %s%s%s %s; this process held %s in live allocations%s%s%s, "
             "and %s was in use by something else (other processes or contexts).%s Largest live: %s.%s%s%s%s%s",
             zAt, o->requested < 0 ? "a request of " : "", zR, o->requested < 0 ? " failed" : " was requested",
-            o->freeBytes >= 0 ? zF : "unknown", o->totalBytes > 0 ? zT : "unknown", zH,
+            zFree, zH,
             o->poolCached > 0 ? " (pool caching " : "", o->poolCached > 0 ? zC : "",
             o->poolCached > 0 ? " freed)" : "", o->others >= 0 ? zO : "an unknown amount", zOthers,
             n ? zList : "none recorded",
