@@ -61,6 +61,43 @@ TEST(planted_change_text)
     cli_cleanup();
 }
 
+/* A root cause in both runs at another severity (a leak of 4 MiB a step, then of 64 MiB) is listed as changed, not
+ * hidden under "the same root causes in both"; in every format. */
+TEST(severity_change_is_listed)
+{
+    const char *zDir = cli_tmpdir();
+    char zB[512], zN[512], *zOut, *zErr;
+    snprintf(zB, sizeof zB, "%s/small.db", zDir);
+    snprintf(zN, sizeof zN, "%s/large.db", zDir);
+    bd_job(zB, NULL, 256 * MiB, 1, NULL, 4 * MiB);
+    bd_job(zN, NULL, 256 * MiB, 1, NULL, 64 * MiB);
+    const char *az[] = {zB, zN, NULL};
+    ASSERT_EQ(0, diff(az, &zOut, &zErr));
+    ASSERT_CONTAINS(zOut, "== Findings that appeared, vanished or changed severity ==\n"
+                          "  changed: [low -> medium] leak: 256 MiB never freed");
+    ASSERT(!strstr(zOut, "none: the same root causes"));
+    free(zOut), free(zErr);
+    const char *azJ[] = {"--format", "json", zB, zN, NULL};
+    ASSERT_EQ(0, diff(azJ, &zOut, &zErr));
+    ASSERT_CONTAINS(zOut, "\"appeared\": [], \"vanished\": [], \"severity_changed\": [\n    {\"trace\": 0, \"kind\": "
+                          "\"leak\", \"base_trace\": 0, \"base_severity\": \"low\", \"severity\": \"medium\"");
+    free(zOut), free(zErr);
+    const char *azM[] = {"--format", "markdown", zB, zN, NULL};
+    ASSERT_EQ(0, diff(azM, &zOut, &zErr));
+    ASSERT_CONTAINS(zOut, "- **changed**: [low -> medium] leak: 256 MiB never freed");
+    free(zOut), free(zErr);
+    const char *azH[] = {"--format", "html", zB, zN, NULL};
+    ASSERT_EQ(0, diff(azH, &zOut, &zErr));
+    ASSERT_CONTAINS(zOut, "<li class=\"changed\">changed: [low -&gt; medium] leak: 256 MiB never freed");
+    free(zOut), free(zErr);
+    /* the same severities: none */
+    const char *azSame[] = {zN, zN, NULL};
+    ASSERT_EQ(0, diff(azSame, &zOut, &zErr));
+    ASSERT_CONTAINS(zOut, "  none: the same root causes at the same severities in both\n");
+    free(zOut), free(zErr);
+    cli_cleanup();
+}
+
 /* --max-growth: exit 1 when a device's peak grew by more than PCT percent, 0 when not; bad values are usage errors. */
 TEST(max_growth_gate)
 {
@@ -337,5 +374,5 @@ TEST(unknown_peak_said_unknown)
     cli_cleanup();
 }
 
-VT_TEST_LIST(T(unknown_peak_said_unknown) T(planted_change_text) T(max_growth_gate) T(json_markdown_html) T(sets_of_ranks) T(different_jobs_warned)
+VT_TEST_LIST(T(unknown_peak_said_unknown) T(planted_change_text) T(severity_change_is_listed) T(max_growth_gate) T(json_markdown_html) T(sets_of_ranks) T(different_jobs_warned)
                  T(process_peaks_of_an_import) T(totals_only_peaks))

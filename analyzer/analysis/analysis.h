@@ -949,8 +949,10 @@ struct vt_diffphase {
     int64_t base, cur;      /* peaks, -1 unknown, VT_DIFF_NONE not in that run */
 };
 struct vt_difffind {
-    const struct vt_finding *f; /* in NEW when bNew (appeared), else in BASE (vanished) */
+    const struct vt_finding *f; /* in NEW when bNew (appeared, or changed), else in BASE (vanished) */
     int bNew;
+    /* the same root cause at another severity: BASE's finding (f and bNew: NEW's); NULL for the others */
+    const struct vt_finding *pBaseF;
 };
 struct vt_diff {
     const struct vt_result *pBase, *pNew;

@@ -8,7 +8,8 @@
  * BASE and NEW are each one run (one trace, or one trace per rank). Processes are paired by rank
  * where every trace has one, else in the order given; devices within a pair by id. Sites are
  * compared by their description (stack ids differ between runs), each by its highest live bytes
- * in any process of the run; phases of a pair in order; findings by root cause (vt__finding_key).
+ * in any process of the run; phases of a pair in order; findings by root cause (vt__finding_key),
+ * with those whose severity changed.
  * Docs: docs/cli.md "diff".
  */
 
@@ -181,28 +182,37 @@ static int cmp_site(const void *pa, const void *pb)
     return strcmp(a->zSite, b->zSite);
 }
 
-/* Findings of r whose root cause the other run (q) has none of, as appeared (bNew) or vanished. 0 or -1. */
+/*
+ * Findings of r whose root cause the other run (q) has none of, as appeared (bNew) or vanished; and,
+ * comparing BASE (r, !bNew) with NEW, those whose root cause NEW has at other severities only, as
+ * changed (NEW's first finding of that root cause, with r's). 0 or -1.
+ */
 static int find_changes(struct vt_diff *d, const struct vt_result *r, const struct vt_result *q, int bNew)
 {
     for (int i = 0; i < r->nFind; i++) {
         char *zKey = vt__finding_key(&r->aFind[i]);
-        int bFound = 0;
+        int bSameSev = 0;
+        const struct vt_finding *pMatch = NULL;
         if (!zKey) return -1;
-        for (int k = 0; k < q->nFind && !bFound; k++) {
+        for (int k = 0; k < q->nFind && !bSameSev; k++) {
             char *z = vt__finding_key(&q->aFind[k]);
             if (!z) {
                 free(zKey);
                 return -1;
             }
-            bFound = !strcmp(z, zKey);
+            if (!strcmp(z, zKey)) {
+                if (!pMatch) pMatch = &q->aFind[k];
+                bSameSev = q->aFind[k].severity == r->aFind[i].severity;
+            }
             free(z);
         }
         free(zKey);
-        if (bFound) continue;
+        if (bSameSev || (pMatch && bNew)) continue;
         struct vt_difffind *f = push((void **)&d->aFind, &d->nFind, sizeof *f);
         if (!f) return -1;
-        f->f = &r->aFind[i];
-        f->bNew = bNew;
+        f->f = pMatch ? pMatch : &r->aFind[i];
+        f->bNew = pMatch ? 1 : bNew;
+        f->pBaseF = pMatch ? &r->aFind[i] : NULL;
     }
     return 0;
 }

@@ -106,14 +106,30 @@ static void fmt_max(const struct vt_diff *d, char *z, size_t n)
              fmt_dev(&d->aDev[d->iMaxGrowth], zD, sizeof zD));
 }
 
-/* The finding's one-line description: "[HIGH] leak: TITLE (where)". */
+/* Groups of changed findings, in the order they are listed, with their labels (text, JSON). */
+enum { FIND_APPEARED, FIND_VANISHED, FIND_CHANGED, FIND_GROUPS };
+static const char *const azFindLabel[FIND_GROUPS] = {"appeared", "vanished", "changed"};
+static const char *const azFindJson[FIND_GROUPS] = {"appeared", "vanished", "severity_changed"};
+
+/* Which group (FIND_*) changed finding x is listed in. */
+static int find_group(const struct vt_difffind *x)
+{
+    return x->pBaseF ? FIND_CHANGED : x->bNew ? FIND_APPEARED : FIND_VANISHED;
+}
+
+/* The finding's one-line description: "[high] leak: TITLE (where)", "[medium -> info] ..." for a severity that changed
+ * (NEW's title). */
 static void fmt_find(const struct vt_diff *d, const struct vt_difffind *x, char *z, size_t n)
 {
     const struct vt_result *r = x->bNew ? d->pNew : d->pBase;
-    char zW[256];
+    char zW[256], zS[40];
     vt__fmt_ranks(r, x->f, zW, sizeof zW);
     if (!zW[0]) vt__fmt_process(&r->aTrace[x->f->trace], zW, sizeof zW);
-    snprintf(z, n, "[%s] %s: %s (%s)", vt__sev_name(x->f->severity), x->f->zKind, x->f->zTitle ? x->f->zTitle : "", zW);
+    if (x->pBaseF)
+        snprintf(zS, sizeof zS, "%s -> %s", vt__sev_name(x->pBaseF->severity), vt__sev_name(x->f->severity));
+    else
+        snprintf(zS, sizeof zS, "%s", vt__sev_name(x->f->severity));
+    snprintf(z, n, "[%s] %s: %s (%s)", zS, x->f->zKind, x->f->zTitle ? x->f->zTitle : "", zW);
 }
 
 /* The runs' paths, comma-separated, into z. */
@@ -182,17 +198,17 @@ int vt__diff_text(FILE *f, const struct vt_diff *d, int nTop)
         vt__put_text(f, p->zName, VT_ESC_LINE);
         fprintf(f, "', peak %s\n", fmt_change(p->base, p->cur, zC, sizeof zC));
     }
-    fprintf(f, "\n== Findings that appeared or vanished ==\n");
-    for (int pass = 1; pass >= 0; pass--)
+    fprintf(f, "\n== Findings that appeared, vanished or changed severity ==\n");
+    for (int g = 0; g < FIND_GROUPS; g++)
         for (int i = 0; i < d->nFind; i++) {
-            if (d->aFind[i].bNew != pass) continue;
+            if (find_group(&d->aFind[i]) != g) continue;
             fmt_find(d, &d->aFind[i], zL, sizeof zL);
-            fputs(pass ? "  appeared: " : "  vanished: ", f);
+            fprintf(f, "  %s: ", azFindLabel[g]);
             vt__put_text(f, zL, VT_ESC_LINE);
             fputc('\n', f);
             nShown++;
         }
-    if (!nShown) fputs("  none: the same root causes in both\n", f);
+    if (!nShown) fputs("  none: the same root causes at the same severities in both\n", f);
     fmt_max(d, zL, sizeof zL);
     if (zL[0]) {
         fputc('\n', f);
@@ -313,14 +329,17 @@ int vt__diff_json(FILE *f, const struct vt_diff *d)
         fputc('}', f);
     }
     fputs("\n  ],\n  \"findings\": {", f);
-    for (int pass = 1; pass >= 0; pass--) {
+    for (int g = 0; g < FIND_GROUPS; g++) {
         int n = 0;
-        fprintf(f, "%s\"%s\": [", pass ? "" : ", ", pass ? "appeared" : "vanished");
+        fprintf(f, "%s\"%s\": [", g ? ", " : "", azFindJson[g]);
         for (int i = 0; i < d->nFind; i++) {
             const struct vt_finding *x = d->aFind[i].f;
-            if (d->aFind[i].bNew != pass) continue;
+            if (find_group(&d->aFind[i]) != g) continue;
             fprintf(f, "%s\n    {\"trace\": %d, \"kind\": ", n++ ? "," : "", x->trace);
             vt__json_str(f, x->zKind);
+            if (g == FIND_CHANGED)
+                fprintf(f, ", \"base_trace\": %d, \"base_severity\": \"%s\"", d->aFind[i].pBaseF->trace,
+                        vt__sev_name(d->aFind[i].pBaseF->severity));
             fprintf(f, ", \"severity\": \"%s\", \"title\": ", vt__sev_name(x->severity));
             vt__json_str(f, x->zTitle);
             fputs(", \"site\": ", f);
@@ -403,13 +422,13 @@ int vt__diff_markdown(FILE *f, const struct vt_diff *d, int nTop)
         vt__put_text(f, p->zName, VT_ESC_MD);
         fprintf(f, " | %s | %s |\n", vt__phase_kind_name(p->kind), fmt_change(p->base, p->cur, zC, sizeof zC));
     }
-    fputs("\n## Findings that appeared or vanished\n\n", f);
-    if (d->nFind == 0) fputs("None: the same root causes in both.\n", f);
-    for (int pass = 1; pass >= 0; pass--)
+    fputs("\n## Findings that appeared, vanished or changed severity\n\n", f);
+    if (d->nFind == 0) fputs("None: the same root causes at the same severities in both.\n", f);
+    for (int g = 0; g < FIND_GROUPS; g++)
         for (int i = 0; i < d->nFind; i++) {
-            if (d->aFind[i].bNew != pass) continue;
+            if (find_group(&d->aFind[i]) != g) continue;
             fmt_find(d, &d->aFind[i], zL, sizeof zL);
-            fputs(pass ? "- **appeared**: " : "- **vanished**: ", f);
+            fprintf(f, "- **%s**: ", azFindLabel[g]);
             vt__put_text(f, zL, VT_ESC_MD);
             fputc('\n', f);
         }
@@ -486,16 +505,17 @@ int vt__diff_html(FILE *f, const struct vt_diff *d, int nTop)
         fprintf(f, "</td><td>%s</td><td>%s</td></tr>\n", vt__phase_kind_name(p->kind), fmt_change(p->base, p->cur, zC, sizeof zC));
     }
     if (d->nPhase) fputs("</table>\n", f);
-    fputs("<h2>Findings that appeared or vanished</h2>\n<ul>\n", f);
-    for (int pass = 1; pass >= 0; pass--)
+    fputs("<h2>Findings that appeared, vanished or changed severity</h2>\n<ul>\n", f);
+    for (int g = 0; g < FIND_GROUPS; g++)
         for (int i = 0; i < d->nFind; i++) {
-            if (d->aFind[i].bNew != pass) continue;
+            if (find_group(&d->aFind[i]) != g) continue;
             fmt_find(d, &d->aFind[i], zL, sizeof zL);
-            fprintf(f, "<li class=\"%s\">%s: ", pass ? "new" : "gone", pass ? "appeared" : "vanished");
+            fprintf(f, "<li class=\"%s\">%s: ", g == FIND_APPEARED ? "new" : g == FIND_VANISHED ? "gone" : "changed",
+                    azFindLabel[g]);
             vt__put_text(f, zL, VT_ESC_HTML);
             fputs("</li>\n", f);
         }
-    if (d->nFind == 0) fputs("<li>none: the same root causes in both</li>\n", f);
+    if (d->nFind == 0) fputs("<li>none: the same root causes at the same severities in both</li>\n", f);
     fputs("</ul>\n</body></html>\n", f);
     return ferror(f) ? -1 : 0;
 }
