@@ -1,4 +1,6 @@
 /* Tests for 'vramtrace diff': pairs of runs with a planted change, sets of ranks, different jobs, the CI gate, formats. */
+#include <sqlite3.h>
+
 #include "bdjob.h"
 #include "cli_util.h"
 
@@ -94,6 +96,33 @@ TEST(severity_change_is_listed)
     const char *azSame[] = {zN, zN, NULL};
     ASSERT_EQ(0, diff(azSame, &zOut, &zErr));
     ASSERT_CONTAINS(zOut, "  none: the same root causes at the same severities in both\n");
+    free(zOut), free(zErr);
+    cli_cleanup();
+}
+
+/* Processes paired by rank whose pids differ (a later run of the job) are labelled by both sides' pids, not BASE's
+ * alone: "pid 1234 -> 40116, rank 0". */
+TEST(pair_labelled_by_both_pids)
+{
+    const char *zDir = cli_tmpdir();
+    char zB[512], zN[512], *zOut, *zErr;
+    sqlite3 *db = NULL;
+    snprintf(zB, sizeof zB, "%s/r0_old.db", zDir);
+    snprintf(zN, sizeof zN, "%s/r0_new.db", zDir);
+    bd_job(zB, "0", 256 * MiB, 1, NULL, 0);
+    bd_job(zN, "0", 512 * MiB, 1, NULL, 0);
+    ASSERT_EQ(SQLITE_OK, sqlite3_open(zN, &db));
+    ASSERT_EQ(SQLITE_OK, sqlite3_exec(db, "UPDATE meta SET value = '40116' WHERE key = 'pid'", NULL, NULL, NULL));
+    sqlite3_close(db);
+    const char *az[] = {zB, zN, NULL};
+    ASSERT_EQ(0, diff(az, &zOut, &zErr));
+    ASSERT_CONTAINS(zOut, "  pid 1234 -> 40116, rank 0, device 0 (Test GPU): ");
+    ASSERT(!strstr(zOut, "  pid 1234, rank 0"));
+    free(zOut), free(zErr);
+    /* the same pid: said once */
+    const char *azSame[] = {zB, zB, NULL};
+    ASSERT_EQ(0, diff(azSame, &zOut, &zErr));
+    ASSERT_CONTAINS(zOut, "  pid 1234, rank 0, device 0 (Test GPU): ");
     free(zOut), free(zErr);
     cli_cleanup();
 }
@@ -374,5 +403,5 @@ TEST(unknown_peak_said_unknown)
     cli_cleanup();
 }
 
-VT_TEST_LIST(T(unknown_peak_said_unknown) T(planted_change_text) T(severity_change_is_listed) T(max_growth_gate) T(json_markdown_html) T(sets_of_ranks) T(different_jobs_warned)
+VT_TEST_LIST(T(unknown_peak_said_unknown) T(planted_change_text) T(severity_change_is_listed) T(pair_labelled_by_both_pids) T(max_growth_gate) T(json_markdown_html) T(sets_of_ranks) T(different_jobs_warned)
                  T(process_peaks_of_an_import) T(totals_only_peaks))

@@ -927,7 +927,7 @@ struct vt_diffcat {
 struct vt_diffdev {
     int iBase, iNew;        /* the process in each run (trace index), -1: only in the other */
     int id;                 /* device id */
-    char zProc[96], zName[128];
+    char zProc[200], zName[128]; /* zProc: the pair's label (both sides' where they differ) */
     int64_t base, cur;      /* the peaks (vt__fig_headline), -1 unknown, VT_DIFF_NONE not in that run */
     int aOf[2];             /* which figure each is (enum vt_headof), base then new */
     int64_t baseAlloc, curAlloc; /* the allocated peaks beside them (said where a side's peak is a reserved one), -1
@@ -944,7 +944,7 @@ struct vt_diffsite {
     int change;             /* VT_DIFF_* */
 };
 struct vt_diffphase {
-    char zProc[96], zName[96];
+    char zProc[200], zName[96];
     int kind;
     int64_t base, cur;      /* peaks, -1 unknown, VT_DIFF_NONE not in that run */
 };

@@ -75,6 +75,25 @@ static int64_t alloc_peak(const struct vt_figdev *d)
 }
 
 /*
+ * The label of the pair of traces tb (of BASE, -1 none) and tn (of NEW, -1 none) into z: the process
+ * ("pid 1234, rank 0"), or both sides' where they differ: "pid 1234 -> 40116, rank 0" (the same rank
+ * or none), else "BASE's -> NEW's".
+ */
+static void pair_label(const struct vt_diff *d, int tb, int tn, char *z, size_t n)
+{
+    const struct vt_tracefile *b = tb >= 0 ? &d->pBase->aTrace[tb].f : NULL, *w = tn >= 0 ? &d->pNew->aTrace[tn].f : NULL;
+    char zB[96], zN[96];
+    if (b) vt__read_process_name(b, zB, sizeof zB);
+    if (w) vt__read_process_name(w, zN, sizeof zN);
+    if (!b || !w || !strcmp(zB, zN))
+        snprintf(z, n, "%s", b ? zB : zN);
+    else if (b->zPid[0] && w->zPid[0] && !strcmp(b->zRank, w->zRank))
+        snprintf(z, n, "pid %s -> %s%s%s", b->zPid, w->zPid, b->zRank[0] ? ", rank " : "", b->zRank);
+    else
+        snprintf(z, n, "%s -> %s", zB, zN);
+}
+
+/*
  * Device entries of traces tb (of BASE, -1 none) and tn (of NEW, -1 none), paired by id: each device's
  * peak is the figure source's headline (vt__fig_headline: what analyze and info print), the allocated peak
  * beside it, and its breakdown's parts with what they sum to. 0 or -1.
@@ -100,7 +119,7 @@ static int pair_devices(struct vt_diff *d, int tb, int tn)
                 e->iNew = tn;
                 e->id = fd->acct;
                 e->base = e->cur = e->baseAlloc = e->curAlloc = e->baseSum = e->curSum = VT_DIFF_NONE;
-                vt__fmt_process(t, e->zProc, sizeof e->zProc);
+                pair_label(d, tb, tn, e->zProc, sizeof e->zProc);
                 snprintf(e->zName, sizeof e->zName, "%s", di ? di->zName : "");
             }
             e->aOf[side] = vt__fig_headline_of(fd);
@@ -137,7 +156,7 @@ static int pair_phases(struct vt_diff *d, int tb, int tn)
         struct vt_diffphase *p = push((void **)&d->aPhase, &d->nPhase, sizeof *p);
         const struct vt_phase *pb = i < nb ? &b->ph.a[i] : NULL, *pn = i < nn ? &n->ph.a[i] : NULL;
         if (!p) return -1;
-        vt__fmt_process(b ? b : n, p->zProc, sizeof p->zProc);
+        pair_label(d, tb, tn, p->zProc, sizeof p->zProc);
         snprintf(p->zName, sizeof p->zName, "%s", pb ? pb->zName : pn->zName);
         p->kind = pb ? pb->kind : pn->kind;
         p->base = pb ? vt__phase_peak(b, pb) : VT_DIFF_NONE;

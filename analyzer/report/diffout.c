@@ -99,7 +99,7 @@ static const char *fmt_cat(const struct vt_diffcat *c, char *z, size_t n)
 /* "max growth of a device peak: +10.7% (pid 12, device 0)" into z; empty when no peak was compared. */
 static void fmt_max(const struct vt_diff *d, char *z, size_t n)
 {
-    char zD[300];
+    char zD[400];
     z[0] = 0;
     if (d->iMaxGrowth < 0) return;
     snprintf(z, n, "largest change of a device peak: %+.1f%% (%s)", d->maxGrowthPct,
@@ -146,7 +146,7 @@ static void fmt_paths(const struct vt_result *r, char *z, size_t n)
 
 int vt__diff_text(FILE *f, const struct vt_diff *d, int nTop)
 {
-    char zL[1400], zC[200], zN[300], zB[600], zNew[600];
+    char zL[1400], zC[200], zN[400], zB[600], zNew[600];
     int nShown = 0;
     fmt_paths(d->pBase, zB, sizeof zB);
     fmt_paths(d->pNew, zNew, sizeof zNew);
@@ -385,7 +385,7 @@ static void head(FILE *f, const struct vt_diff *d, int bHtml)
 
 int vt__diff_markdown(FILE *f, const struct vt_diff *d, int nTop)
 {
-    char zL[1400], zC[200], zN[300];
+    char zL[1400], zC[200], zN[400];
     fputs("# vramtrace diff\n\n", f);
     head(f, d, 0);
     fputs("\n## Device peaks\n\n| device | category | base -> new |\n|---|---|---|\n", f);
@@ -453,7 +453,7 @@ static int side_parts(const struct vt_diffdev *e, int bNew, struct vt_bdpart *a,
 
 int vt__diff_html(FILE *f, const struct vt_diff *d, int nTop)
 {
-    char zL[1400], zC[200], zN[300];
+    char zL[1400], zC[200], zN[400];
     struct vt_bdpart aPart[64];
     fputs("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>vramtrace diff</title>\n"
           "<style>body{font-family:sans-serif;max-width:1100px;margin:1em auto;color:#222}"
