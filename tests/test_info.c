@@ -363,6 +363,8 @@ TEST(info_bad_input)
     char *azText[] = {zText, NULL};
     char *azEmpty[] = {zEmpty, NULL};
     char *azMixed[] = {zMissing, zTrace, NULL};
+    char *azMissingJson[] = {"--json", zMissing, NULL};
+    char *azMixedJson[] = {"--json", zMissing, zTrace, NULL};
     char *azHelp[] = {"--help", NULL};
     snprintf(zText, sizeof zText, "%s/notes.txt", zDir);
     snprintf(zEmpty, sizeof zEmpty, "%s/empty.db", zDir);
@@ -393,6 +395,15 @@ TEST(info_bad_input)
     ASSERT_EQ(VT_EXIT_PARTIAL, run_info(azMixed, &zOut, &zErr));
     ASSERT_CONTAINS(zOut, "\nprocess     pid 4242 (parent 4200)");
     ASSERT_CONTAINS(zErr, "missing.db: No such file or directory");
+    free(zOut), free(zErr);
+    /* --json: nothing read, nothing on standard output (as analyze), not an empty list; some read, those */
+    ASSERT_EQ(VT_EXIT_NOFILE, run_info(azMissingJson, &zOut, &zErr));
+    ASSERT_STREQ("", zOut);
+    ASSERT_CONTAINS(zErr, "missing.db: No such file or directory");
+    free(zOut), free(zErr);
+    ASSERT_EQ(VT_EXIT_PARTIAL, run_info(azMixedJson, &zOut, &zErr));
+    ASSERT(!strncmp(zOut, "{\"format\":\"vramtrace-info\",\"format_version\":1,\"traces\":[{\"path\":", 60));
+    ASSERT(strlen(zOut) > 3 && !strcmp(zOut + strlen(zOut) - 3, "]}\n"));
     free(zOut), free(zErr);
     ASSERT_EQ(VT_EXIT_OK, run_info(azHelp, &zOut, &zErr));
     ASSERT_CONTAINS(zOut, "usage: vramtrace info [--json] TRACE...");

@@ -23,7 +23,8 @@ static const char zInfoUsage[] =
     "\n"
     "exit status: 0 ok, 2 usage, 3 missing or unreadable file, 4 not a trace,\n"
     "5 trace from a newer vramtrace, 6 damaged trace, 7 internal error; with several\n"
-    "traces, 9 when some could not be read (each is named; the others are shown).\n";
+    "traces, 9 when some could not be read (each is named; the others are shown).\n"
+    "When no trace could be read, nothing is written to standard output (no JSON).\n";
 
 int vt__cmd_info(int argc, char **argv)
 {
@@ -70,6 +71,9 @@ int vt__cmd_info(int argc, char **argv)
         apF[i] = aRc[i] == VT_EXIT_OK ? &aInfo[i].f : NULL;
     }
     vt__figures_origin(apF, nTrace);
+    for (i = 0; i < nTrace; i++) nFailed += aRc[i] != VT_EXIT_OK;
+    /* nothing read: nothing on standard output (as analyze), the errors on standard error */
+    bJson = bJson && nFailed < nTrace;
     if (bJson) printf("{\"format\":\"vramtrace-info\",\"format_version\":1,\"traces\":[");
     for (i = 0; i < nTrace; i++) {
         if (aRc[i] == VT_EXIT_OK && bJson) {
@@ -79,7 +83,6 @@ int vt__cmd_info(int argc, char **argv)
             if (nShown++) putchar('\n');
             vt__info_text(stdout, &aInfo[i]);
         }
-        if (aRc[i] != VT_EXIT_OK) nFailed++;
         if (aRc[i] != VT_EXIT_OK && rcAll == VT_EXIT_OK) rcAll = aRc[i];
     }
     if (bJson) printf("]}\n");
