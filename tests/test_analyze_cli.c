@@ -359,6 +359,22 @@ TEST(counts_of_one_in_the_singular)
     ASSERT(!strstr(zOut, " 1 iterations") && !strstr(zOut, " 1 allocations"));
 }
 
+/* --phase choosing some NVTX ranges: the phases' header says the iterations they hold, not the trace's (8 train and 6
+ * validation iterations twice: --phase valid keeps 12 of 28); without it, every iteration is in a phase. */
+TEST(phase_choice_counts_its_iterations)
+{
+    const char *zData = getenv("VT_TEST_DATA");
+    char zPath[1024];
+    if (!zData) SKIP("VT_TEST_DATA not set (run under ctest)");
+    snprintf(zPath, sizeof zPath, "%s/example-train.db", zData);
+    ASSERT_EQ(0, run("--phase", "valid", zPath, NULL, NULL));
+    ASSERT_CONTAINS(zOut, "  phases (from nvtx, 12 of the trace's 28 iterations):\n");
+    ASSERT_EQ(0, run("--format", "markdown", "--phase", "valid", zPath));
+    ASSERT_CONTAINS(zOut, "- phases from nvtx (2 phases, 12 of the trace's 28 iterations)\n");
+    ASSERT_EQ(0, run(zPath, NULL, NULL, NULL, NULL));
+    ASSERT_CONTAINS(zOut, "  phases (from nvtx, 28 iterations):\n");
+}
+
 /* A file whose allocations and frees are unknown (a torch.profiler trace without profile_memory) is not said to have
  * "every free matched its allocation" in Markdown, as the text report does not say it either. */
 TEST(unknown_counts_claim_no_matched_frees)
@@ -450,7 +466,7 @@ TEST(oom_of_unknown_size)
     ASSERT(!strstr(zOut, ": -1"));
 }
 
-VT_TEST_LIST(T(usage_errors) T(bad_input_files) T(truncated_trace) T(missing_table_or_column) T(formats_output_file_and_fail_on)
+VT_TEST_LIST(T(usage_errors) T(phase_choice_counts_its_iterations) T(bad_input_files) T(truncated_trace) T(missing_table_or_column) T(formats_output_file_and_fail_on)
                  T(read_only_trace_and_several_processes) T(real_traces_in_test_data)
                  T(oom_of_unknown_size) T(directory_without_traces_among_others)
                  T(snapshot_of_blocks_alone_is_broken_down_as_allocated)

@@ -119,8 +119,8 @@ int vt__report_markdown(FILE *f, const struct vt_result *r)
             fprintf(f, "- %s\n", vt__fmt_free_faults(t, zLine, sizeof zLine));
         fprintf(f, "- level: %s\n", vt__level_name(t->f.fig.level));
         if (t->ph.n) {
-            fprintf(f, "- phases from %s (%d phase%s, %d iteration%s)\n", t->ph.zSource, t->ph.n, t->ph.n == 1 ? "" : "s",
-                    t->ph.nIter, t->ph.nIter == 1 ? "" : "s");
+            fprintf(f, "- phases from %s (%d phase%s, %s)\n", t->ph.zSource, t->ph.n, t->ph.n == 1 ? "" : "s",
+                    vt__fmt_phase_iters(t, zLine, sizeof zLine));
         } else {
             char zP[600];
             vt__fmt_no_phases(t, zP, sizeof zP);

@@ -39,6 +39,9 @@ const char *vt__fmt_groups_more(const struct vt_result *r, const struct vt_devic
 int vt__report_sites(const struct vt_result *r, const struct vt_trace *t, int **paIdx);
 /* Why t has no phases (t->ph.n == 0): inferred without confidence, or none found; into z (size n). */
 void vt__fmt_no_phases(const struct vt_trace *t, char *z, size_t n);
+/* The iterations the phases of t hold, into z: "28 iterations", or, when some of the trace's lie outside them
+ * (--phase choosing some ranges), "12 of the trace's 28 iterations". Returns z. */
+const char *vt__fmt_phase_iters(const struct vt_trace *t, char *z, size_t n);
 /* A breakdown part's name for people: the category's, with the library's module ("other library (libfoo.so)"). */
 const char *vt__fmt_bdname(const struct vt_bdpart *p, char *z, size_t n);
 /* Its share of the breakdown's total as every format shows it ("57%", "<1%"); returns z. */

@@ -91,6 +91,17 @@ int vt__report_sites(const struct vt_result *r, const struct vt_trace *t, int **
     return n < r->pOpts->nTop ? n : r->pOpts->nTop;
 }
 
+const char *vt__fmt_phase_iters(const struct vt_trace *t, char *z, size_t n)
+{
+    int nIn = 0;
+    for (int i = 0; i < t->ph.nIter; i++) nIn += t->ph.aIter[i].phase >= 0;
+    if (nIn == t->ph.nIter)
+        snprintf(z, n, "%d iteration%s", t->ph.nIter, t->ph.nIter == 1 ? "" : "s");
+    else
+        snprintf(z, n, "%d of the trace's %d iterations", nIn, t->ph.nIter);
+    return z;
+}
+
 void vt__fmt_no_phases(const struct vt_trace *t, char *z, size_t n)
 {
     if (t->ph.zDoubt)

@@ -156,7 +156,7 @@ static void trace_section(FILE *f, const struct vt_result *r, int iTrace)
         breakdown_text(f, NULL, &m->bd, 4); /* its time: in the line above */
     }
     if (t->ph.n) {
-        fprintf(f, "  phases (from %s, %d iteration%s):\n", t->ph.zSource, t->ph.nIter, t->ph.nIter == 1 ? "" : "s");
+        fprintf(f, "  phases (from %s, %s):\n", t->ph.zSource, vt__fmt_phase_iters(t, zLine, sizeof zLine));
         for (int i = 0; i < t->ph.n && i < 12; i++) {
             const struct vt_phase *p = &t->ph.a[i];
             vt__fmt_phase_peak(t, p, zB, sizeof zB);
