@@ -320,6 +320,9 @@ TEST(directory_without_traces_among_others)
     ASSERT_EQ(0, zOut[0]);
     ASSERT_EQ(9, run("--no-write", zDir, zT, NULL, NULL));
     ASSERT_CONTAINS(zErr, "nothing_here: a directory without traces");
+    /* said once: not again by the reader ("is a directory, not a trace") */
+    ASSERT(!strstr(zErr, "is a directory"));
+    ASSERT(!strchr(strchr(zErr, '\n') + 1, '\n'));
     ASSERT_CONTAINS(zOut, "vramtrace analyze: 1 trace");
     ASSERT_EQ(9, run("--no-write", zT, zDir, NULL, NULL));
     ASSERT_CONTAINS(zOut, "vramtrace analyze: 1 trace");

@@ -108,7 +108,10 @@ int vt__inputs(const char *zCmd, char ***pazArg, int *pnArg, int nTail)
             vt__errorf("%s: a directory without traces (no *.db file, such as the vramtrace-HOST-PID.db that "
                        "'vramtrace record -o DIR/' writes): name the files to read", azIn[i]);
             if (nIn - nTail == 1) rc = VT_EXIT_NOFILE;
-            else nOut++; /* one input of several not read, as a missing file: the reader names it, the others are read */
+            else { /* one input of several not read, as a missing file; named above, not again by its reader */
+                vt__input_said(azIn[i]);
+                nOut++;
+            }
             continue;
         }
         for (size_t j = 0; j < aDir[i].n; j++) nBytes += strlen(aDir[i].az[j]) + 1;

@@ -291,7 +291,7 @@ int vt__import_input(const char *zName, struct vt_input *pIn)
     memset(pIn, 0, sizeof *pIn);
     pIn->zFile = zFile;
     if (stat(zFile, &st) == 0 && S_ISDIR(st.st_mode)) { /* a reader given one (redact): not "a file to import" */
-        vt__errorf("%s: is a directory, not a trace", zName);
+        if (!vt__input_was_said(zName)) vt__errorf("%s: is a directory, not a trace", zName);
         return VT_EXIT_NOFILE;
     }
     rc = vt__import_detect(zFile, &pIn->fmt, zErr, sizeof zErr);

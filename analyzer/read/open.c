@@ -20,7 +20,7 @@ int vt__read_check_file(const char *zFile, const char *zName)
         return VT_EXIT_NOFILE;
     }
     if (S_ISDIR(st.st_mode)) {
-        vt__errorf("%s: is a directory, not a trace", zName);
+        if (!vt__input_was_said(zName)) vt__errorf("%s: is a directory, not a trace", zName);
         return VT_EXIT_NOFILE;
     }
     if (st.st_size == 0) {

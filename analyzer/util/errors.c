@@ -18,6 +18,24 @@ void vt__errorf(const char *zFmt, ...)
     fputc('\n', stderr);
 }
 
+static const char *azSaid[16]; /* vt__input_said's names */
+
+void vt__input_said(const char *zName)
+{
+    for (size_t i = 0; i < sizeof azSaid / sizeof azSaid[0]; i++)
+        if (!azSaid[i]) {
+            azSaid[i] = zName;
+            return;
+        }
+}
+
+int vt__input_was_said(const char *zName)
+{
+    for (size_t i = 0; i < sizeof azSaid / sizeof azSaid[0] && azSaid[i]; i++)
+        if (!strcmp(azSaid[i], zName)) return 1;
+    return 0;
+}
+
 int vt__exit_for_sqlite(int rc)
 {
     rc &= 0xff; /* extended codes: their primary code */

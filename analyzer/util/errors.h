@@ -26,6 +26,13 @@ enum vt_exit {
 /* Print "vramtrace: " + message + newline to stderr. */
 void vt__errorf(const char *zFmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* An input already named on standard error as not read (a directory without traces, vt__inputs): its reader fails
+ * on it without naming it again. zName must live as long as the command (an argument); the first 16 are kept, set
+ * before any reader runs. */
+void vt__input_said(const char *zName);
+/* Whether input zName was said (vt__input_said). */
+int vt__input_was_said(const char *zName);
+
 /* The exit code for an SQLite error met while reading a trace: damaged (corrupt, not a database, a query its
  * schema does not answer) or internal (memory, I/O, locks). */
 int vt__exit_for_sqlite(int rc);
