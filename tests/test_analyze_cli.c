@@ -378,6 +378,23 @@ TEST(phase_choice_counts_its_iterations)
     ASSERT_CONTAINS(zOut, "  phases (from nvtx, 28 iterations):\n");
 }
 
+/* Segment level, a device too small for the peak (--fit-memory 16G, 8 GiB short): scaling every growing segment down
+ * is the most the batch can be, an upper bound, not "at least ... (no upper bound can be told)"; on the traced device
+ * the same trace's figure is the least, with the upper estimate. */
+TEST(fit_too_small_at_segment_level_is_an_upper_bound)
+{
+    const char *zData = getenv("VT_TEST_DATA");
+    char zPath[1024];
+    if (!zData) SKIP("VT_TEST_DATA not set (run under ctest)");
+    snprintf(zPath, sizeof zPath, "%s/example-train.db", zData);
+    ASSERT_EQ(0, run("--format", "json", "--fit-memory", "16G", zPath));
+    ASSERT_CONTAINS(zOut, "\"max_is_lower_bound\": false, \"max_is_upper_bound\": true, ");
+    ASSERT_EQ(0, run("--fit-memory", "16G", zPath, NULL, NULL));
+    ASSERT(!strstr(zOut, "no upper bound can be told"));
+    ASSERT_EQ(0, run("--format", "json", zPath, NULL, NULL));
+    ASSERT_CONTAINS(zOut, "\"max_is_lower_bound\": true, \"max_is_upper_bound\": false, ");
+}
+
 /* A file whose allocations and frees are unknown (a torch.profiler trace without profile_memory) is not said to have
  * "every free matched its allocation" in Markdown, as the text report does not say it either. */
 TEST(unknown_counts_claim_no_matched_frees)
@@ -469,7 +486,7 @@ TEST(oom_of_unknown_size)
     ASSERT(!strstr(zOut, ": -1"));
 }
 
-VT_TEST_LIST(T(usage_errors) T(phase_choice_counts_its_iterations) T(bad_input_files) T(truncated_trace) T(missing_table_or_column) T(formats_output_file_and_fail_on)
+VT_TEST_LIST(T(usage_errors) T(fit_too_small_at_segment_level_is_an_upper_bound) T(phase_choice_counts_its_iterations) T(bad_input_files) T(truncated_trace) T(missing_table_or_column) T(formats_output_file_and_fail_on)
                  T(read_only_trace_and_several_processes) T(real_traces_in_test_data)
                  T(oom_of_unknown_size) T(directory_without_traces_among_others)
                  T(snapshot_of_blocks_alone_is_broken_down_as_allocated)

@@ -170,6 +170,8 @@ struct vt_fit {
     double maxScale;        /* largest batch scale that fits (1 = the batch traced); -1 unknown */
     int64_t batch, maxBatch; /* --batch N, and the largest batch size that fits; -1 unknown */
     int bLowerBound;        /* segment level: maxScale and maxBatch are the least that fits, not a point */
+    int bUpperBound;        /* segment level, the peak too large: they are the most that fits (the cache and state in
+                             * the segments need not shrink with the batch) */
     double upScale;         /* segment level: the stated upper estimate of the largest scale (only the first forward
                              * pass's segments grow), -1 none */
     int64_t upBatch;        /* as a batch size, -1 unknown */

@@ -183,10 +183,19 @@ static int count_failed(const struct vt_trace *t, const struct vt_device *d, str
  * needs with its cache), the rest as traced: it over-states where the backward pass's temporaries
  * or later steps' activations also need new memory. Into f with the assumption. 0 or -1.
  */
+/* what segment level cannot tell, the start of every assumption below */
+#define SEG_HOLD                                                                                                  \
+    "segment level: the segments that grow also hold the allocator's cache and may hold optimizer state or "      \
+    "gradients made inside them"
 static int range_segments(struct vt_fit *f, const struct vt_breakdown *b)
 {
     char zB[32], zU[96] = "";
     if (!b->bSegment || f->maxScale < 0) return 0;
+    f->bUpperBound = f->capacity > 0 && f->headroom < 0;
+    if (f->bUpperBound) /* the batch must shrink: the cache and state in them need not */
+        return assume(f, vt__strdupf("%s", SEG_HOLD ", which a smaller batch need not shrink, so the largest batch "
+                                           "that fits is at most this (one trace at one batch size cannot tell how "
+                                           "much less; merge PyTorch's allocation history for a point)"));
     f->bLowerBound = 1;
     if (b->segFirstFwd > 0 && f->capacity > 0 && f->headroom > 0) {
         f->upScale = 1.0 + (double)f->headroom / (double)b->segFirstFwd;
@@ -195,10 +204,7 @@ static int range_segments(struct vt_fit *f, const struct vt_breakdown *b)
         if (f->upBatch >= 0) snprintf(zU, sizeof zU, "batch %lld", (long long)f->upBatch);
         else snprintf(zU, sizeof zU, "%.2fx the traced batch", f->upScale);
     }
-/* what segment level cannot tell, the start of both assumptions below */
-#define SEG_GROW                                                                                                  \
-    "segment level: the segments that grow also hold the allocator's cache and may hold optimizer state or "      \
-    "gradients made inside them, which a larger batch needs no more of"
+#define SEG_GROW SEG_HOLD ", which a larger batch needs no more of"
     if (f->upScale < 0)
         return assume(f, vt__strdupf("%s", SEG_GROW "; one trace at one batch size cannot tell how much, so the "
                                            "largest batch is at least this (no first forward pass in the trace to "
@@ -209,6 +215,7 @@ static int range_segments(struct vt_fit *f, const struct vt_breakdown *b)
                                  "for a point)",
                                  zU, vt__fmt_bytes(b->segFirstFwd, zB, sizeof zB)));
 #undef SEG_GROW
+#undef SEG_HOLD
 }
 
 /* The fragmentation of PyTorch's caching allocator seen on a device (frag_seen). */

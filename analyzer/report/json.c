@@ -132,6 +132,7 @@ static void fit_json(FILE *f, const struct vt_fit *x)
     jint(f, "batch", x->batch, 1);
     jint(f, "max_batch", x->maxBatch, 1);
     fprintf(f, "\"max_is_lower_bound\": %s, ", x->bLowerBound ? "true" : "false");
+    fprintf(f, "\"max_is_upper_bound\": %s, ", x->bUpperBound ? "true" : "false");
     if (x->upScale >= 0) fprintf(f, "\"upper_scale\": %.4f, ", x->upScale);
     else fputs("\"upper_scale\": null, ", f);
     jint(f, "upper_batch", x->upBatch, 1);

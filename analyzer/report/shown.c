@@ -226,6 +226,8 @@ int vt__fmt_fit(const struct vt_device *d, char *z, size_t n)
         snprintf(zScale, sizeof zScale, ": nothing at the peak grows with the batch");
     else
         zScale[0] = 0;
+    if (f->bUpperBound && f->maxScale >= 0) /* segment level, too large: the most that fits */
+        snprintf(zScale + strlen(zScale), sizeof zScale - strlen(zScale), " at most: segment level, an upper bound");
     if (f->bLowerBound && f->maxScale >= 0) { /* segment level, or a bounded replay: the least that fits, not a point */
         size_t m = strlen(zScale);
         const char *zWhy = f->bReplayed ? "the replays were bounded, a range" : "segment level, a range";
