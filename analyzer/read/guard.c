@@ -1,6 +1,7 @@
-/* The guard: what a trace can legally hold (schema.h VT_DOMAIN_LIST) as SQL, and the views hiding the rest. */
+/* The guard: what a trace can legally hold (schema.h VT_DOMAIN_LIST) as SQL, the views hiding the rest, and the small timed tables' bounds read with the count. */
 #include "read.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -114,5 +115,80 @@ int vt__guard_table(sqlite3 *db, const char *zTable, int bCount, int64_t *pnHidd
     }
     if (rc == SQLITE_OK && pzWhere) *pzWhere = zWhere;
     else sqlite3_free(zWhere);
+    return rc;
+}
+
+/* ---- the small timed tables: the guard's count and the time bounds in one read ---- */
+
+/*
+ * The trace's time range takes every timed table's rows with known times through the guard's
+ * views (meta.c). The large tables' come from the scan's pass; the small ones' (VT_SMALL_N of
+ * them, f->aSmall in this order) from one query each, which also counts the rows the guard
+ * hides: the bounds are those of the rows it lets through, exactly what a query of the table
+ * through its guard view, after the count, would give (a view of main reads main's tables, so
+ * no guard view of another table changes what it shows).
+ */
+static const struct {
+    const char *zTable, *zStart, *zEnd; /* the table, and its start and end as the bounds take them */
+} aSmall[VT_SMALL_N] = {
+    {"oom_event", "ts", "ts"},
+    {"nvtx_range", "start", "CASE WHEN \"end\" >= start THEN \"end\" ELSE start END"},
+    {"api_call", "start", "CASE WHEN \"end\" >= start THEN \"end\" ELSE start END"},
+    {"sync_event", "start", "CASE WHEN \"end\" >= start THEN \"end\" ELSE start END"},
+    {"pool_event", "ts", "ts"},
+};
+
+void vt__guard_bounds_reset(struct vt_tracefile *f)
+{
+    for (int i = 0; i < VT_SMALL_N; i++) {
+        f->aSmall[i].t0 = f->aSmall[i].t1 = -1;
+        f->aSmall[i].nNoTime = 0;
+    }
+}
+
+/*
+ * Table i of aSmall read once from zFrom (its rows: main's table, or a subquery of the same
+ * columns): its impossible rows (the guard's condition zWhere, NULL: none) added to *pnHidden,
+ * and min(start), max(end, or start where the end is before it) and the rows with no time after
+ * 0 of the others into f->aSmall[i]. The subquery's LIMIT keeps it a co-routine, so that the
+ * condition is computed once a row. An SQLite code.
+ */
+static int small_read(struct vt_tracefile *f, int i, const char *zFrom, const char *zWhere, int64_t *pnHidden)
+{
+    sqlite3_stmt *p = NULL;
+    char *zSql = sqlite3_mprintf("SELECT sum(NOT ok), min(CASE WHEN ok THEN s END), max(CASE WHEN ok THEN e END),"
+                                 " sum(CASE WHEN ok THEN NOT coalesce(s > 0, 0) ELSE 0 END)"
+                                 " FROM (SELECT coalesce(%s, 0) AS ok, %s AS s, %s AS e FROM %s LIMIT -1)",
+                                 zWhere ? zWhere : "1", aSmall[i].zStart, aSmall[i].zEnd, zFrom);
+    int rc = zSql ? sqlite3_prepare_v2(f->db, zSql, -1, &p, NULL) : SQLITE_NOMEM;
+    if (rc == SQLITE_OK && (rc = sqlite3_step(p)) == SQLITE_ROW) {
+        /* a real number the guard let through (in range) counts as its integer part */
+        *pnHidden += sqlite3_column_int64(p, 0);
+        f->aSmall[i].t0 = sqlite3_column_type(p, 1) != SQLITE_NULL ? sqlite3_column_int64(p, 1) : -1;
+        f->aSmall[i].t1 = sqlite3_column_type(p, 2) != SQLITE_NULL ? sqlite3_column_int64(p, 2) : -1;
+        f->aSmall[i].nNoTime = sqlite3_column_int64(p, 3);
+        rc = SQLITE_OK;
+    }
+    sqlite3_finalize(p);
+    sqlite3_free(zSql);
+    return rc;
+}
+
+int vt__guard_bounds(struct vt_tracefile *f, const char *zTable, int64_t *pnHidden)
+{
+    char *zWhere = NULL, *zFrom = NULL;
+    int i = 0, rc;
+    while (i < VT_SMALL_N && strcmp(aSmall[i].zTable, zTable) != 0) i++;
+    if (i == VT_SMALL_N) return vt__guard_table(f->db, zTable, 1, pnHidden, NULL); /* not timed: the count alone */
+    rc = vt__guard_where(f->db, zTable, &zWhere);
+    if (rc == SQLITE_OK) {
+        zFrom = sqlite3_mprintf("main.\"%w\"", zTable);
+        if (!zFrom) rc = SQLITE_NOMEM;
+    }
+    if (rc == SQLITE_OK) rc = small_read(f, i, zFrom, zWhere, pnHidden);
+    sqlite3_free(zWhere);
+    sqlite3_free(zFrom);
+    /* the guard's view, where the count found impossible rows */
+    if (rc == SQLITE_OK) rc = vt__guard_table(f->db, zTable, 0, pnHidden, NULL);
     return rc;
 }

@@ -771,6 +771,7 @@ int vt__scan(struct vt_tracefile *f, struct vt_kernel_feed *pFeed)
 {
     int rc = SQLITE_OK;
     f->nHidden = 0;
+    vt__guard_bounds_reset(f);
     if (pFeed) pFeed->bDone = 0;
     for (int k = 0; rc == SQLITE_OK && k < VT_T_N; k++) {
         figures_reset(f, k);
@@ -778,14 +779,13 @@ int vt__scan(struct vt_tracefile *f, struct vt_kernel_feed *pFeed)
         rc = scan_table(f, k, pFeed);
         f->nHidden += f->aT[k].nHidden;
     }
-    /* the small tables: the guard's own count, and a view where it hides rows */
+    /* the small tables: the guard's own count, a view where it hides rows, and the timed ones' bounds */
     for (int i = 0; rc == SQLITE_OK && vt__guard_tables[i]; i++) {
         int64_t nHidden = 0;
         int bLarge = 0;
         for (int k = 0; k < VT_T_N; k++) bLarge |= !strcmp(vt__guard_tables[i], aLarge[k].zTable);
         if (bLarge) continue;
-        if (vt__read_has(f, vt__guard_tables[i]))
-            rc = vt__guard_table(f->db, vt__guard_tables[i], 1, &nHidden, NULL);
+        if (vt__read_has(f, vt__guard_tables[i])) rc = vt__guard_bounds(f, vt__guard_tables[i], &nHidden);
         f->nHidden += nHidden;
     }
     return rc;
