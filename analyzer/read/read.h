@@ -90,6 +90,22 @@ struct vt_smallfacts {
     int64_t nNoTime;    /* rows whose start is unknown or not after 0 */
 };
 
+/*
+ * api_call's calls folded into memory_event (schema 6), judged in the scan's pass over memory_event
+ * (vt__guard_fold_row) as the api_call view and the guard would judge them, so that api_call's bounds read
+ * only the view's other arms (guard.c).
+ */
+struct vt_fold {
+    int bOn;            /* the view is the one this build writes: the pass calls vt__guard_fold_row where api_call_sig
+                         * has rows (nSig: else no call is folded) */
+    int bBad;           /* a value only SQL judges exactly: the whole view is read instead */
+    int64_t base;       /* the view's time base */
+    int64_t *aSig, nSig, iLast; /* api_call_sig's ids, ascending; the one found last */
+    char *zArms;        /* the view's arms but memory_event's (sqlite3_malloc'd) */
+    int64_t nHidden;    /* calls the guard hides */
+    struct vt_smallfacts b; /* the others' bounds */
+};
+
 #define VT_KIND_SLOTS 16 /* memory and copy kinds counted one by one; the last slot takes any other */
 struct vt_kindcount {
     int64_t n, bytes, pageable; /* pageable: copies from or to pageable memory */
@@ -233,6 +249,10 @@ struct vt_tracefile {
     int bKeep;              /* the scan keeps the rows the replay takes (VT_READ_KEEP) */
     struct vt_tblfacts aT[VT_T_N];
     struct vt_smallfacts aSmall[VT_SMALL_N];
+    struct vt_fold fold;    /* the pass's share of api_call (guard.c) */
+    int bCallsPassed;       /* api_call's bounds took the calls folded into memory_event from the pass */
+    char *zCallView;        /* the api_call view's text where it is exactly this build's of schema 6 for timeBase
+                             * (sqlite3_malloc'd; open.c), else NULL */
     int64_t aMemOp[16];     /* memory events by op (index op; 0 for unknown ops) */
     int64_t allocBytes;     /* bytes of op alloc */
     struct vt_kindcount aAllocKind[VT_KIND_SLOTS]; /* op alloc by mem_kind */
@@ -437,6 +457,18 @@ void vt__guard_bounds_reset(struct vt_tracefile *f);
  * read, its time bounds into f->aSmall. An SQLite code.
  */
 int vt__guard_bounds(struct vt_tracefile *f, const char *zTable, int64_t *pnHidden);
+
+/*
+ * Whether the pass over memory_event takes api_call's folded calls (f->fold.bOn: stored times, the api_call
+ * view exactly as this build writes it at schema 6 for f's base (f->zCallView), memory_event with every
+ * column its arm reads); then api_call_sig's ids are read. An SQLite code.
+ */
+int vt__guard_fold_begin(struct vt_tracefile *f);
+/* One memory_event row's folded call (pass arguments: stored t, call_dt, call_dur, call_sig, op, bytes). */
+void vt__guard_fold_row(struct vt_fold *p, sqlite3_value *pT, sqlite3_value *pDt, sqlite3_value *pDur,
+                        sqlite3_value *pSig, sqlite3_value *pOp, sqlite3_value *pBytes);
+/* Release what vt__guard_fold_begin took. */
+void vt__guard_fold_end(struct vt_fold *p);
 
 /* ---- scan.c ---- */
 /* The pass over every large table (and the guard's count of the small ones), filling f's facts. SQLite code. */
