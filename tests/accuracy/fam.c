@@ -290,11 +290,20 @@ static const char *oom_verdict(struct acc *a, struct js *j, int64_t demand, cons
     return zOk[0] ? zOk + 1 : "real demand";
 }
 
-/* Sites accepted for the allocation that failed at site (its user frame, and the line that called the model). */
+/*
+ * Sites accepted for the allocation that failed at site (its user frame, and the line that called the model).
+ * The autograd engine's thread runs no Python: a failure in loss.backward() is the backward pass's, or the
+ * line that called backward().
+ */
 static void oom_sites(struct js *j, int site, const char *zCaller, char *z, size_t n)
 {
     char zUser[300];
-    user_site(js_site_spec(j, site), zUser, sizeof zUser);
+    const char *zSpec = site >= 0 ? js_site_spec(j, site) : NULL;
+    if (zSpec && !zSpec[0]) {
+        snprintf(z, n, "backward pass|train.py:" S(L_BWD) " in train_one_epoch");
+        return;
+    }
+    user_site(zSpec, zUser, sizeof zUser);
     if (zUser[0] && zCaller && strcmp(zUser, zCaller)) snprintf(z, n, "%s|%s", zUser, zCaller);
     else snprintf(z, n, "%s", zUser[0] ? zUser : zCaller ? zCaller : "");
 }
@@ -3306,7 +3315,8 @@ static void p_serve_sessions(struct acc *a)
 
 /*
  * A batch-size finder (Lightning's Tuner.scale_batch_size, mode "power"): 2 or 3 training steps at each
- * batch, doubling from 1, 2 or 4 until one runs out of memory in the forward; the finder catches it,
+ * batch, doubling from 1, 2 or 4 until one runs out of memory in the forward or the backward (the logits'
+ * gradient is as large as the logits); the finder catches it,
  * collects garbage and empties the cache, and training runs at the last batch that fit.
  */
 static void p_oom_bs_finder(struct acc *a)
