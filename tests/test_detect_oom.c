@@ -783,9 +783,56 @@ static void history_failure_followed_by_cuda(int bSmaller)
 TEST(history_failure_recovered_at_cuda_level_is_info) { history_failure_followed_by_cuda(0); }
 TEST(history_failure_retried_smaller_stays_high) { history_failure_followed_by_cuda(1); }
 
+/*
+ * Tensor level: four steps each allocate 4 tensors of 1 GiB at model.py:94 over 1 GiB of weights (a peak
+ * of 5 GiB); the fifth, at four times the batch (bLarger: a batch-size finder's doubling twice), gets two
+ * of 4 GiB and its third fails with 6.5 GiB free. The memory for the request was there, but the step at
+ * its shape needs about 1 + 4 x 4 = 17 GiB, more than the 15.5 GiB the process could have had: real
+ * demand (it was "fragmentation/caching", whose fix, expandable segments, cannot help). Control
+ * (!bLarger): the fifth step at the usual shape fails at a 1 GiB request with 6.5 GiB free: fragmentation.
+ */
+static void larger_shape_than_before(int bLarger)
+{
+    const char *zPath = tg_path("larger.db");
+    const char *az[1] = {zPath};
+    struct tg *g = tg_open(zPath);
+    struct vt_result r;
+    struct vt_opts o;
+    int64_t sW, sM, unit = bLarger ? 4 * GiB : 1 * GiB;
+    ASSERT(g);
+    tg_meta(g, "config.tensors", "1");
+    tg_device(g, 0, "Test GPU", 16 * GiB);
+    sW = tg_stack(g, "train.py", 20, "main");
+    sM = tg_stack(g, "model.py", 94, "MLP.forward");
+    tg_alloc(g, 1 * MS, 0, 3, 0x100000000LL, 1 * GiB, sW);
+    for (int i = 0; i < 5; i++) tg_nvtx(g, 100 * MS * (i + 1), 100 * MS * (i + 2) - MS, "iter");
+    for (int i = 0; i < 4; i++) {
+        int64_t t0 = 100 * MS * (i + 1);
+        for (int k = 0; k < 4; k++) tg_alloc(g, t0 + (k + 1) * MS, 0, 3, 0x200000000LL + k * 0x100000000LL, 1 * GiB, sM);
+        for (int k = 0; k < 4; k++) tg_free(g, t0 + 50 * MS, 0, 3, 0x200000000LL + k * 0x100000000LL, 1 * GiB);
+    }
+    for (int k = 0; k < 2; k++) tg_alloc(g, 501 * MS + k * MS, 0, 3, 0x800000000LL + k * 0x200000000LL, unit, sM);
+    tg_oom(g, 510 * MS, 0, unit, 6 * GiB + 512 * MiB, 16 * GiB, sM);
+    ASSERT_EQ(0, tg_close(g));
+    vt__opts_default(&o);
+    o.bNoWrite = 1;
+    ASSERT_EQ(0, vt__analyze(az, 1, &o, &r));
+    ASSERT_EQ(1, r.aTrace[0].nOom);
+    ASSERT_STREQ(bLarger ? "real demand" : "fragmentation/caching", r.aTrace[0].aOom[0].zVerdict);
+    for (int i = 0; i < r.nFind; i++)
+        if (!strcmp(r.aFind[i].zKind, "oom") && bLarger)
+            ASSERT_CONTAINS(r.aFind[i].zEvidence, "The request is 4.0x the largest its call site made before");
+    vt__result_free(&r);
+    tg_cleanup();
+}
+
+TEST(step_at_a_larger_shape_than_before_is_real_demand) { larger_shape_than_before(1); }
+TEST(step_at_the_usual_shape_with_memory_free_is_fragmentation) { larger_shape_than_before(0); }
+
 VT_TEST_LIST(T(segment_level_cannot_tell_fragmentation) T(three_verdicts_three_processes) T(oom_sample_shape) T(retried_request_is_one_finding)
                  T(live_grouped_by_site_and_kind) T(job_ended_at_oom_is_no_leak) T(attempts_of_one_failure_are_one_finding)
                  T(recovered_requests_are_info) T(retry_with_a_smaller_batch_is_one_failure) T(device_full_of_live_tensors_is_real_demand)
                  T(others_by_nvml_readings) T(probes_before_a_step_and_its_failure_are_one)
                  T(probes_and_a_failure_a_step_later_are_two) T(history_failure_recovered_at_cuda_level_is_info)
-                 T(history_failure_retried_smaller_stays_high))
+                 T(history_failure_retried_smaller_stays_high)
+                 T(step_at_a_larger_shape_than_before_is_real_demand) T(step_at_the_usual_shape_with_memory_free_is_fragmentation))
