@@ -240,7 +240,7 @@ static int oom_end(void *st, struct vt_result *r, int iTrace)
         int p, bCallPhase, bFull, bScaled;
         int64_t others;         /* other processes' bytes as judged: NVML's where read, else device used less held */
         int64_t need, could;    /* the step at its larger shape, scaled from the steps before; what the process could have */
-        double k;
+        double ratio;           /* the request over its call site's largest before the step */
         if (!f) return -1;
         for (int k = i; k <= j; k++) oom_others_nvml(t, &t->aOom[k]);
         others = o->othersNvml >= 0 ? o->othersNvml : o->others;
@@ -261,7 +261,7 @@ static int oom_end(void *st, struct vt_result *r, int iTrace)
         /* the memory for this request was there (free, or cached in the pool), but the step asked for a shape larger
          * than the steps before by k, and scaled alike it needs more than the process could have had: the holes
          * were not what it lacked (a batch-size finder's doubled batch was "fragmentation/caching") */
-        need = scaled_need(t, s, pf->iJudged, &k);
+        need = scaled_need(t, s, pf->iJudged, &ratio);
         could = (o->freeBytes > 0 ? o->freeBytes : 0) + (o->held > 0 ? o->held : 0) + (o->poolCached > 0 ? o->poolCached : 0);
         bScaled = need > 0 && o->freeBytes >= 0 && need > could;
         if (bScaled) {
@@ -270,7 +270,7 @@ static int oom_end(void *st, struct vt_result *r, int iTrace)
                      " The request is %.1fx the largest its call site made before (a larger batch or a longer input "
                      "than the steps before); scaled alike from what those steps held, this step needs about %s, more "
                      "than the %s this process could have had (free, held and cached).",
-                     k, vt__fmt_bytes(need, zN, sizeof zN), vt__fmt_bytes(could, zP, sizeof zP));
+                     ratio, vt__fmt_bytes(need, zN, sizeof zN), vt__fmt_bytes(could, zP, sizeof zP));
         }
         if (o->requested < 0 || o->freeBytes < 0) {
             /* unknown is not real demand: without the request or the free memory there is no verdict */
