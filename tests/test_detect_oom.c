@@ -726,8 +726,113 @@ static void probes_then_failure(int bLater)
 TEST(probes_before_a_step_and_its_failure_are_one) { probes_then_failure(0); }
 TEST(probes_and_a_failure_a_step_later_are_two) { probes_then_failure(1); }
 
+/*
+ * PyTorch's history merged, its ring reaching back only to 500 ms: at 410 ms cuDNN asks for a
+ * workspace larger than the device could ever give (twice: the allocator's retry) and takes a 64 MiB
+ * one at once, a cudaMalloc of the same call site; no block of the history is that early. A failed
+ * cudaMalloc is followed at CUDA's level, so the request was recovered (info); it was a HIGH OOM,
+ * judged on the history's first block (another site, 90 ms later). bSmaller, the control: the
+ * request could have fit and the next cudaMalloc of its site gets half of it (a caller retrying a
+ * smaller batch): an error the program saw, high, at either level.
+ */
+static void history_failure_followed_by_cuda(int bSmaller)
+{
+    const char *zPath = tg_path("history_oom.db");
+    const char *az[1] = {zPath};
+    struct tg *g = tg_open(zPath);
+    struct vt_result r;
+    struct vt_opts o;
+    int64_t sW, sL, sC, ask = bSmaller ? 6 * GiB : 40 * GiB, got = bSmaller ? 3 * GiB : 64 * MiB;
+    int nOom = 0;
+    ASSERT(g);
+    tg_meta(g, "config.tensors", "0");
+    tg_device(g, 0, "Test GPU", 16 * GiB);
+    sW = tg_stack(g, "train.py", 20, "main");
+    sL = tg_stack(g, "model.py", 30, "Block.forward");
+    sC = tg_stack(g, "train.py", 66, "train_one_epoch");
+    tg_alloc(g, 1 * MS, 0, 3, 0x100000000LL, 8 * GiB, sW);
+    tg_alloc(g, 2 * MS, 0, 3, 0x400000000LL, 4 * GiB, sL);
+    for (int i = 0; i < 8; i++) tg_nvtx(g, 100 * MS * (i + 1), 100 * MS * (i + 2), "iter");
+    tg_oom(g, 410 * MS, 0, ask, 3 * GiB, 16 * GiB, sC);
+    tg_oom(g, 410 * MS + 1000, 0, ask, 3 * GiB, 16 * GiB, sC);
+    tg_alloc(g, 410 * MS + 2000, 0, 3, 0x600000000LL, got, sC);
+    tg_free(g, 420 * MS, 0, 3, 0x600000000LL, got);
+    for (int i = 4; i < 8; i++) { /* the history's ring: the blocks of the last steps only */
+        int64_t t0 = 100 * MS * (i + 1) + 10 * MS;
+        tg_block(g, t0, 1, 0x400000000LL, 2 * GiB, sL);
+        tg_block(g, t0 + 50 * MS, 2, 0x400000000LL, 2 * GiB, -1);
+    }
+    ASSERT_EQ(0, tg_close(g));
+    vt__opts_default(&o);
+    o.bNoWrite = 1;
+    ASSERT_EQ(0, vt__analyze(az, 1, &o, &r));
+    ASSERT_EQ(1, r.aTrace[0].nFail);
+    ASSERT_EQ(2, r.aTrace[0].aFail[0].nAttempt);
+    ASSERT_EQ(!bSmaller, r.aTrace[0].aFail[0].bRecovered);
+    for (int i = 0; i < r.nFind; i++)
+        if (!strcmp(r.aFind[i].zKind, "oom")) {
+            nOom++;
+            ASSERT_EQ(bSmaller ? VT_SEV_HIGH : VT_SEV_INFO, r.aFind[i].severity);
+            ASSERT_STREQ("train.py:66 in train_one_epoch", r.aFind[i].zSite);
+        }
+    ASSERT_EQ(1, nOom);
+    vt__result_free(&r);
+    tg_cleanup();
+}
+
+TEST(history_failure_recovered_at_cuda_level_is_info) { history_failure_followed_by_cuda(0); }
+TEST(history_failure_retried_smaller_stays_high) { history_failure_followed_by_cuda(1); }
+
+/*
+ * Tensor level: four steps each allocate 4 tensors of 1 GiB at model.py:94 over 1 GiB of weights (a peak
+ * of 5 GiB); the fifth, at four times the batch (bLarger: a batch-size finder's doubling twice), gets two
+ * of 4 GiB and its third fails with 6.5 GiB free. The memory for the request was there, but the step at
+ * its shape needs about 1 + 4 x 4 = 17 GiB, more than the 15.5 GiB the process could have had: real
+ * demand (it was "fragmentation/caching", whose fix, expandable segments, cannot help). Control
+ * (!bLarger): the fifth step at the usual shape fails at a 1 GiB request with 6.5 GiB free: fragmentation.
+ */
+static void larger_shape_than_before(int bLarger)
+{
+    const char *zPath = tg_path("larger.db");
+    const char *az[1] = {zPath};
+    struct tg *g = tg_open(zPath);
+    struct vt_result r;
+    struct vt_opts o;
+    int64_t sW, sM, unit = bLarger ? 4 * GiB : 1 * GiB;
+    ASSERT(g);
+    tg_meta(g, "config.tensors", "1");
+    tg_device(g, 0, "Test GPU", 16 * GiB);
+    sW = tg_stack(g, "train.py", 20, "main");
+    sM = tg_stack(g, "model.py", 94, "MLP.forward");
+    tg_alloc(g, 1 * MS, 0, 3, 0x100000000LL, 1 * GiB, sW);
+    for (int i = 0; i < 5; i++) tg_nvtx(g, 100 * MS * (i + 1), 100 * MS * (i + 2) - MS, "iter");
+    for (int i = 0; i < 4; i++) {
+        int64_t t0 = 100 * MS * (i + 1);
+        for (int k = 0; k < 4; k++) tg_alloc(g, t0 + (k + 1) * MS, 0, 3, 0x200000000LL + k * 0x100000000LL, 1 * GiB, sM);
+        for (int k = 0; k < 4; k++) tg_free(g, t0 + 50 * MS, 0, 3, 0x200000000LL + k * 0x100000000LL, 1 * GiB);
+    }
+    for (int k = 0; k < 2; k++) tg_alloc(g, 501 * MS + k * MS, 0, 3, 0x800000000LL + k * 0x200000000LL, unit, sM);
+    tg_oom(g, 510 * MS, 0, unit, 6 * GiB + 512 * MiB, 16 * GiB, sM);
+    ASSERT_EQ(0, tg_close(g));
+    vt__opts_default(&o);
+    o.bNoWrite = 1;
+    ASSERT_EQ(0, vt__analyze(az, 1, &o, &r));
+    ASSERT_EQ(1, r.aTrace[0].nOom);
+    ASSERT_STREQ(bLarger ? "real demand" : "fragmentation/caching", r.aTrace[0].aOom[0].zVerdict);
+    for (int i = 0; i < r.nFind; i++)
+        if (!strcmp(r.aFind[i].zKind, "oom") && bLarger)
+            ASSERT_CONTAINS(r.aFind[i].zEvidence, "The request is 4.0x the largest its call site made before");
+    vt__result_free(&r);
+    tg_cleanup();
+}
+
+TEST(step_at_a_larger_shape_than_before_is_real_demand) { larger_shape_than_before(1); }
+TEST(step_at_the_usual_shape_with_memory_free_is_fragmentation) { larger_shape_than_before(0); }
+
 VT_TEST_LIST(T(segment_level_cannot_tell_fragmentation) T(three_verdicts_three_processes) T(oom_sample_shape) T(retried_request_is_one_finding)
                  T(live_grouped_by_site_and_kind) T(job_ended_at_oom_is_no_leak) T(attempts_of_one_failure_are_one_finding)
                  T(recovered_requests_are_info) T(retry_with_a_smaller_batch_is_one_failure) T(device_full_of_live_tensors_is_real_demand)
                  T(others_by_nvml_readings) T(probes_before_a_step_and_its_failure_are_one)
-                 T(probes_and_a_failure_a_step_later_are_two))
+                 T(probes_and_a_failure_a_step_later_are_two) T(history_failure_recovered_at_cuda_level_is_info)
+                 T(history_failure_retried_smaller_stays_high)
+                 T(step_at_a_larger_shape_than_before_is_real_demand) T(step_at_the_usual_shape_with_memory_free_is_fragmentation))

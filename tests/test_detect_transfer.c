@@ -602,10 +602,59 @@ static void pinned_cache(int bStop)
 TEST(pinned_cache_that_stopped_growing_is_info) { pinned_cache(1); }
 TEST(pinned_memory_growing_to_the_end_is_medium) { pinned_cache(0); }
 
+/*
+ * An evaluation with a DataLoader of its own (pin_memory=True, 16 batches in flight) ends the run: training's
+ * loader pins a ring of 4 blocks of 16 MiB over its first 13 steps and reuses them over 24; the evaluation's
+ * 15 batches, 4 times training's, are each pinned in a block of 64 MiB the caching host allocator keeps. Its
+ * ring filling in the one pass that ends the run is said at info ("in the final evaluation"; it was a medium
+ * "keeps growing"). Control (bKeep): training keeps every batch's pinned block, a rise before the evaluation:
+ * medium.
+ */
+static void pinned_eval_loader(int bKeep)
+{
+    const char *zPath = tg_path("xfer_eval_loader.db");
+    struct tg *g = tg_open(zPath);
+    struct vt_result r;
+    const struct vt_finding *f;
+    int64_t sPin;
+    int nBlock = 0;
+    ASSERT(g);
+    sPin = tg_stack(g, "pin_memory.py", 90, "pin_memory");
+    tg_alloc(g, 0, 0, 3, DEV, 8 * MiB, -1);
+    tg_nvtx(g, 10 * MS, 250 * MS, "train");
+    for (int i = 0; i < 24; i++) {
+        int64_t t0 = 10 * MS + i * 10 * MS, host;
+        tg_nvtx(g, t0, t0 + 10 * MS, "step");
+        if ((i % 4 == 0 && i < 16) || bKeep) tg_alloc(g, t0, -1, 2, HOST + (nBlock++) * 0x1000000000LL, 16 * MiB, sPin);
+        host = HOST + (int64_t)(bKeep ? nBlock - 1 : i < 16 ? nBlock - 1 : i % 4) * 0x1000000000LL;
+        tg_memcpy(g, t0 + 1 * MS, t0 + 1 * MS + 400000, 1, 2, 3, 16 * MiB, host, DEV);
+        tg_kernel(g, t0 + 2 * MS, t0 + 9 * MS, "gemm");
+    }
+    tg_nvtx(g, 250 * MS, 400 * MS, "validation");
+    for (int b = 0; b < 15; b++) {
+        int64_t t0 = 250 * MS + b * 10 * MS, host = HOST + (int64_t)(nBlock++) * 0x1000000000LL;
+        tg_alloc(g, t0, -1, 2, host, 64 * MiB, sPin);
+        tg_memcpy(g, t0 + 1 * MS, t0 + 1 * MS + 2 * MS, 1, 2, 3, 64 * MiB, host, DEV);
+        tg_kernel(g, t0 + 4 * MS, t0 + 9 * MS, "gemm");
+    }
+    ASSERT_EQ(0, tg_close(g));
+    run(zPath, &r);
+    f = find(&r, "Pinned host memory");
+    ASSERT(f);
+    ASSERT_EQ(bKeep ? VT_SEV_MEDIUM : VT_SEV_INFO, f->severity);
+    ASSERT_CONTAINS(f->zTitle, bKeep ? "keeps growing" : "in the final evaluation");
+    vt__result_free(&r);
+    tg_cleanup();
+}
+
+TEST(pinned_ring_of_a_final_evaluation_is_info) { pinned_eval_loader(0); }
+TEST(pinned_batches_kept_in_training_before_it_are_medium) { pinned_eval_loader(1); }
+
 VT_TEST_LIST(T(small_pinned_ring_filling_is_info) T(startup_site_after_first_kernel) T(overlapped_pageable_copies_judged_by_the_link)
              T(light_pageable_batches_are_info) T(startup_only_pageable_copies_are_info)
              T(pageable_copies_at_their_call_site) T(pageable_copies_site_among_many_calls) T(one_off_pageable_copy_is_info)
              T(pinned_copies_serialized)
              T(copies_sample_shape) T(pageable_serialized_and_pinned_growth) T(pinned_overlapped_copies_are_fine)
              T(pinned_growth_site_with_allocation_history) T(pageable_copies_judged_against_the_host_link)
-             T(pinned_cache_that_stopped_growing_is_info) T(pinned_memory_growing_to_the_end_is_medium))
+             T(pinned_cache_that_stopped_growing_is_info) T(pinned_memory_growing_to_the_end_is_medium)
+             T(pinned_ring_of_a_final_evaluation_is_info) T(pinned_batches_kept_in_training_before_it_are_medium))

@@ -6,7 +6,9 @@
 #include "report/report.h"
 #include "util/errors.h"
 #include "tracegen.h"
+#include "v4_util.h"
 #include "vramtrace/compact.h"
+#include "vramtrace/migrate.h"
 #include "vt_test.h"
 
 #define DEV 0x100000000LL
@@ -638,9 +640,143 @@ TEST(unknown_times_stay_off_the_timeline)
     tg_cleanup();
 }
 
+/*
+ * API calls that bound the trace's time range: a cudaMalloc call (correlation 1) from 1 to 3 ms around
+ * its allocation at 2 ms, a launch call at 10 ms before its kernel from 11 to 20 ms, a cudaFree call
+ * (correlation 3) from 29 to 40 ms around its free at 30 ms: the range is 1 to 40 ms, the calls' own.
+ * bCalls 0 leaves the calls out (2 to 30 ms); bCopy adds a copy from 21 to 22 ms whose call (correlation
+ * 4) lasts from 20.5 to 50 ms; bFold folds the calls of the allocation, the free and the copy into their
+ * rows as the tracer's writer does (vt__fold_stored; the launch call stays a row).
+ */
+static void build_calls(const char *zPath, int bCalls, int bFold, int bCopy)
+{
+    struct tg *g = tg_open(zPath);
+    struct tg_memrow m = {.ts = 2 * MS, .op = 1, .memKind = 3, .address = DEV, .bytes = 8 * MiB, .device = 0,
+                          .context = 1, .stream = TG_NULL, .correlation = 1, .api = 1, .isAsync = 0,
+                          .poolType = TG_NULL, .poolAddress = TG_NULL, .poolThreshold = TG_NULL, .poolSize = TG_NULL,
+                          .poolUsed = TG_NULL, .pc = TG_NULL, .thread = 7, .stack = TG_NULL};
+    struct tg_apirow a = {.api = 1, .correlation = 1, .start = 1 * MS, .end = 3 * MS, .thread = 7, .device = 0,
+                          .status = 0, .bytes = 8 * MiB, .ptr = DEV, .src = TG_NULL, .dst = TG_NULL, .stream = TG_NULL,
+                          .stack = TG_NULL};
+    char *zErr = NULL;
+    ASSERT(g);
+    tg_device(g, 0, "GPU", 16 * GiB);
+    tg_memory_row(g, &m);
+    m.ts = 30 * MS, m.op = 2, m.correlation = 3, m.api = 2;
+    tg_memory_row(g, &m);
+    tg_kernel(g, 11 * MS, 20 * MS, "gemm");
+    if (bCalls) {
+        tg_api_row(g, &a);
+        a.api = 211, a.correlation = 2, a.start = 10 * MS, a.end = 10 * MS + 500, a.bytes = a.ptr = TG_NULL;
+        tg_api_row(g, &a);
+        a.api = 2, a.correlation = 3, a.start = 29 * MS, a.end = 40 * MS, a.ptr = DEV;
+        tg_api_row(g, &a);
+    }
+    if (bCopy) {
+        struct tg_copyrow c = {.start = 21 * MS, .end = 22 * MS, .device = 0, .context = 1, .stream = 7, .correlation = 4,
+                               .copyKind = 1, .srcKind = 1, .dstKind = 3, .bytes = MiB, .isAsync = 0, .src = HOST,
+                               .dst = DEV};
+        tg_copy_row(g, &c);
+        a.api = 30, a.correlation = 4, a.start = 20 * MS + 500000;
+        a.end = 50 * MS, a.bytes = MiB, a.ptr = TG_NULL, a.src = HOST, a.dst = DEV;
+        tg_api_row(g, &a);
+    }
+    if (bFold) ASSERT_EQ(SQLITE_OK, vt__fold_stored(g->db, &zErr));
+    ASSERT_EQ(0, tg_close(g));
+}
+
+/*
+ * The trace's time range, the impossible rows' note, the events without a time and whether the pass judged
+ * api_call's folded calls, checked.
+ */
+static void check_range(const char *zPath, int64_t t0, int64_t t1, int64_t nHidden, int64_t nNoTime, int bPassed)
+{
+    struct vt_result r;
+    run(zPath, &r);
+    ASSERT_EQ(t0, r.aTrace[0].f.t0);
+    ASSERT_EQ(t1, r.aTrace[0].f.t1);
+    ASSERT_EQ(nHidden, hidden_note(&r.aTrace[0]));
+    ASSERT_EQ(nNoTime, r.aTrace[0].f.nNoTime);
+    ASSERT_EQ(bPassed, r.aTrace[0].f.bCallsPassed);
+    vt__result_free(&r);
+}
+
+/*
+ * api_call's bounds: its rows and the calls folded into allocations and frees (schema 6), which the pass
+ * over memory_event judges as the api_call view and the guard would; the same range whether the calls
+ * are folded or not, absent, impossible, or in a trace of an older schema.
+ */
+TEST(api_call_bounds_folded_or_not)
+{
+    const char *zPath = tg_path("calls.db");
+    sqlite3 *db = NULL;
+    char zDone[64], *zErr = NULL;
+    int version = 0;
+    build_calls(zPath, 1, 0, 0); /* unfolded: every call a row */
+    ASSERT_EQ(3, tg_query(zPath, "SELECT count(*) FROM api_call_row"));
+    check_range(zPath, 1 * MS, 40 * MS, 0, 0, 1);
+    build_calls(zPath, 1, 1, 0); /* folded: the launch call alone a row */
+    ASSERT_EQ(1, tg_query(zPath, "SELECT count(*) FROM api_call_row"));
+    ASSERT_EQ(2, tg_query(zPath, "SELECT count(*) FROM memory_event WHERE call_sig IS NOT NULL"));
+    check_range(zPath, 1 * MS, 40 * MS, 0, 0, 1);
+    build_calls(zPath, 0, 0, 0); /* no calls */
+    check_range(zPath, 2 * MS, 30 * MS, 0, 0, 1);
+
+    /* a copy's call, folded or not; with no signature row every folded call is gone (the view's join) */
+    build_calls(zPath, 1, 0, 1);
+    check_range(zPath, 1 * MS, 50 * MS, 0, 0, 1);
+    build_calls(zPath, 1, 1, 1);
+    ASSERT_EQ(1, tg_query(zPath, "SELECT count(*) FROM memcpy_row WHERE call_sig IS NOT NULL"));
+    check_range(zPath, 1 * MS, 50 * MS, 0, 0, 1);
+    exec(zPath, "DELETE FROM api_call_sig");
+    check_range(zPath, 2 * MS, 30 * MS, 0, 0, 1); /* the launch call at 10 ms stays */
+    build_calls(zPath, 1, 0, 1);
+    exec(zPath, "DELETE FROM api_call_sig");
+    check_range(zPath, 1 * MS, 50 * MS, 0, 0, 1); /* calls stored as rows stay (left join) */
+
+    /* folded, damaged: the free's call beyond 2^62 is impossible (hidden, counted), its row stays */
+    build_calls(zPath, 1, 1, 0);
+    exec(zPath, "UPDATE memory_event SET call_dt = 4611686018427387904 WHERE op = 2");
+    check_range(zPath, 1 * MS, 30 * MS, 1, 0, 1);
+    /* a call whose signature is missing is no call (the view's join) */
+    build_calls(zPath, 1, 1, 0);
+    exec(zPath, "UPDATE memory_event SET call_sig = 999999 WHERE op = 2");
+    check_range(zPath, 1 * MS, 30 * MS, 0, 0, 1);
+    /* the free's call from 45 ms, ending before it starts: its start counts */
+    build_calls(zPath, 1, 1, 0);
+    exec(zPath, "UPDATE memory_event SET call_dt = 15000000, call_dur = -1 WHERE op = 2");
+    check_range(zPath, 1 * MS, 45 * MS, 0, 0, 1);
+    /* a size only the free's row holds (an allocation's call takes its bytes): impossible for the call too */
+    build_calls(zPath, 1, 1, 0);
+    exec(zPath, "DROP TRIGGER memory_event_call_update; UPDATE memory_event SET bytes = -1 WHERE op = 1");
+    check_range(zPath, 10 * MS, 40 * MS, 2, 0, 1); /* the allocation row and its call hidden: the launch call first */
+    /* a call of unknown time: counted, outside the range */
+    build_calls(zPath, 1, 1, 0);
+    exec(zPath, "UPDATE memory_event SET call_dt = NULL WHERE op = 1");
+    check_range(zPath, 2 * MS, 40 * MS, 0, 1, 1);
+    /* a real number only SQL adds exactly: the view is read instead, with the same answer */
+    build_calls(zPath, 1, 1, 0);
+    exec(zPath, "UPDATE memory_event SET call_dt = -999999.5 WHERE op = 1");
+    check_range(zPath, 1 * MS, 40 * MS, 0, 0, 0);
+
+    /* schema 4 (no folded calls, no view): the calls' rows; upgraded to 6, folded again */
+    build_calls(zPath, 1, 0, 0);
+    ASSERT_EQ(SQLITE_OK, sqlite3_open(zPath, &db));
+    ASSERT_EQ(SQLITE_OK, vt_test_make_v4(db));
+    ASSERT_EQ(SQLITE_OK, sqlite3_close(db));
+    check_range(zPath, 1 * MS, 40 * MS, 0, 0, 0);
+    ASSERT_EQ(SQLITE_OK, sqlite3_open(zPath, &db));
+    ASSERT_EQ(SQLITE_OK, vt__migrate(db, 4, &version, zDone, sizeof zDone, &zErr));
+    ASSERT_EQ(SQLITE_OK, sqlite3_close(db));
+    ASSERT_EQ(VT_SCHEMA_VERSION, version);
+    ASSERT_EQ(2, tg_query(zPath, "SELECT count(*) FROM memory_event WHERE call_sig IS NOT NULL"));
+    check_range(zPath, 1 * MS, 40 * MS, 0, 0, 1);
+    tg_cleanup();
+}
+
 VT_TEST_LIST(T(rowid_order_and_time_order_agree) T(kept_rows_of_all_traces_share_one_bound)
                  T(impossible_rows_counted_like_the_guard)
                  T(real_numbers_fall_back_to_sql)
                  T(jittered_rows_read_in_index_order) T(kernel_beyond_the_hold_left_to_the_transfer_pass)
                  T(stored_times_with_a_base) T(text_stored_time_is_impossible)
-                 T(unknown_times_stay_off_the_timeline))
+                 T(unknown_times_stay_off_the_timeline) T(api_call_bounds_folded_or_not))

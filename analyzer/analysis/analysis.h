@@ -612,6 +612,8 @@ int vt__carried_into(const struct vt_trace *t, const struct vt_life *l, int *pbH
 /* ---- timeline.c ---- */
 int vt__dev_index(struct vt_trace *t, int acct);      /* creates entries, -1 OOM */
 void vt__timeline_begin(struct vt_trace *t);
+/* The slice (0 .. VT_SLICES - 1) of [a, b) that ts falls in, the first or last beyond it; 0 when b <= a. */
+int vt__slice_of(int64_t ts, int64_t a, int64_t b);
 void vt__timeline_update(struct vt_trace *t, int iDev, int64_t ts);
 void vt__timeline_tensor(struct vt_trace *t, int iDev, int64_t ts); /* d->tensorLive changed at ts */
 void vt__timeline_snapshot(struct vt_trace *t, int iDev);

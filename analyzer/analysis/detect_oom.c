@@ -1,6 +1,7 @@
 /* Detector: out-of-memory events: what was asked, what was free, what was live, and why. */
 #include "analysis.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #define OTHERS_MIN ((int64_t)1 << 30)      /* beyond the ~0.3-0.5 GiB a CUDA context takes */
@@ -143,22 +144,103 @@ static void oom_attempts(const struct vt_trace *t, const struct vt_oomfail *p, c
     }
 }
 
+/* The replay's view the verdicts need: the largest allocation each call site had made before the iteration of
+ * each OOM began. */
+struct oomst {
+    int64_t *aSiteMax;      /* by site: its largest judged allocation before the current iteration began */
+    int64_t *aSiteNow;      /* by site: its largest since then */
+    int nSite;
+    int nextIter;           /* the next iteration whose start the replay has not passed */
+    int64_t *aBefore;       /* by OOM: its site's largest before its iteration began, 0 none */
+    int nBefore;
+};
+
+/*
+ * A lifetime begins: its site's largest; an OOM: its site's largest before its iteration began (its own
+ * step's earlier layers at the shape that fails do not count). 0, or -1 out of memory.
+ */
+static int oom_event(void *st, const struct vt_trace *t, const struct vt_event *e)
+{
+    struct oomst *s = st;
+    int site = e->type == VT_EV_OOM ? e->o->site : e->l->site;
+    if (site >= s->nSite) {
+        int n = site + 64;
+        int64_t *a = realloc(s->aSiteMax, sizeof *a * (size_t)n), *b;
+        if (!a) return -1;
+        s->aSiteMax = a;
+        if (!(b = realloc(s->aSiteNow, sizeof *b * (size_t)n))) return -1;
+        s->aSiteNow = b;
+        memset(a + s->nSite, 0, sizeof *a * (size_t)(n - s->nSite));
+        memset(b + s->nSite, 0, sizeof *b * (size_t)(n - s->nSite));
+        s->nSite = n;
+    }
+    if (s->nextIter < t->ph.nIter && e->ts >= t->ph.aIter[s->nextIter].start) { /* an iteration began */
+        for (int i = 0; i < s->nSite; i++) {
+            if (s->aSiteNow[i] > s->aSiteMax[i]) s->aSiteMax[i] = s->aSiteNow[i];
+            s->aSiteNow[i] = 0;
+        }
+        while (s->nextIter < t->ph.nIter && e->ts >= t->ph.aIter[s->nextIter].start) s->nextIter++;
+    }
+    if (e->type == VT_EV_OOM) {
+        int64_t *a = realloc(s->aBefore, sizeof *a * (size_t)(s->nBefore + 1));
+        if (!a) return -1;
+        s->aBefore = a;
+        a[s->nBefore++] = site >= 0 ? s->aSiteMax[site] : 0;
+    } else if (site >= 0 && e->l->acct >= 0 && e->l->bytes > s->aSiteNow[site]) {
+        s->aSiteNow[site] = e->l->bytes;
+    }
+    return 0;
+}
+
+static void oom_free(void *st)
+{
+    struct oomst *s = st;
+    free(s->aSiteMax);
+    free(s->aSiteNow);
+    free(s->aBefore);
+}
+
+/*
+ * What the step of OOM o (the iJudged'th) would need at the shape it asked for, where that shape is
+ * larger than before: its request k = 1.5 times or more the largest its call site made earlier (a larger
+ * batch or a longer input: a batch-size finder's doubling, a long document), the step inside an iteration
+ * with completed ones before it. The steps before peaked at P (device live bytes) over a floor F (the
+ * failing iteration's lowest: weights, optimizer state); scaled alike, the step needs F + k (P - F). 0
+ * when the shape is not larger or nothing ran before; *pK receives k.
+ */
+static int64_t scaled_need(const struct vt_trace *t, const struct oomst *s, int iOom, double *pK)
+{
+    const struct vt_oom *o = &t->aOom[iOom];
+    int64_t before = iOom < s->nBefore ? s->aBefore[iOom] : 0, peak = -1, floor;
+    int it = vt__iter_at(t, o->ts);
+    *pK = 0;
+    if (before <= 0 || o->requested < before * 3 / 2 || it < 1) return 0;
+    for (int i = 0; i < it; i++)
+        if (t->ph.aIter[i].end <= t->ph.aIter[it].start && t->ph.aIter[i].maxLive > peak) peak = t->ph.aIter[i].maxLive;
+    floor = t->ph.aIter[it].minLive;
+    if (peak <= 0 || floor < 0 || floor > peak) return 0;
+    *pK = (double)o->requested / (double)before;
+    return floor + (int64_t)(*pK * (double)(peak - floor));
+}
+
 /* One finding per failed request (its attempts grouped, vt__oom_failures), with its verdict (stored in each vt_oom too). */
 static int oom_end(void *st, struct vt_result *r, int iTrace)
 {
     struct vt_trace *t = &r->aTrace[iTrace];
-    (void)st;
+    const struct oomst *s = st;
     for (int q = 0; q < t->nFail; q++) {
         const struct vt_oomfail *pf = &t->aFail[q];
         int i = pf->iFirst, j = pf->iFirst + pf->nAttempt - 1;
         struct vt_oom *o = &t->aOom[pf->iJudged];
         struct vt_finding *f = vt__finding_add(r, iTrace, "oom", VT_SEV_HIGH);
         char zR[32], zF[32], zT[32], zH[32], zO[32], zC[32], zAt[32], zList[1600] = "", zRetry[900], zRecon[400];
-        char zOthers[1100], zFree[100];
+        char zOthers[1100], zFree[100], zScaled[400] = "";
         const char *zFix;
         size_t n = 0;
-        int p, bCallPhase, bFull;
+        int p, bCallPhase, bFull, bScaled;
         int64_t others;         /* other processes' bytes as judged: NVML's where read, else device used less held */
+        int64_t need, could;    /* the step at its larger shape, scaled from the steps before; what the process could have */
+        double ratio;           /* the request over its call site's largest before the step */
         if (!f) return -1;
         for (int k = i; k <= j; k++) oom_others_nvml(t, &t->aOom[k]);
         others = o->othersNvml >= 0 ? o->othersNvml : o->others;
@@ -184,6 +266,20 @@ static int oom_end(void *st, struct vt_result *r, int iTrace)
         bFull = o->freeBytes >= 0 && o->totalBytes > 0 && o->held > 0 &&
                 ((o->freeBytes + (o->poolCached > 0 ? o->poolCached : 0)) * 20 <
                  o->totalBytes - (others > 0 ? others : 0));
+        /* the memory for this request was there (free, or cached in the pool), but the step asked for a shape larger
+         * than the steps before by k, and scaled alike it needs more than the process could have had: the holes
+         * were not what it lacked (a batch-size finder's doubled batch was "fragmentation/caching") */
+        need = scaled_need(t, s, pf->iJudged, &ratio);
+        could = (o->freeBytes > 0 ? o->freeBytes : 0) + (o->held > 0 ? o->held : 0) + (o->poolCached > 0 ? o->poolCached : 0);
+        bScaled = need > 0 && o->freeBytes >= 0 && need > could;
+        if (bScaled) {
+            char zN[32], zP[32];
+            snprintf(zScaled, sizeof zScaled,
+                     " The request is %.1fx the largest its call site made before (a larger batch or a longer input "
+                     "than the steps before); scaled alike from what those steps held, this step needs about %s, more "
+                     "than the %s this process could have had (free, held and cached).",
+                     ratio, vt__fmt_bytes(need, zN, sizeof zN), vt__fmt_bytes(could, zP, sizeof zP));
+        }
         if (o->requested < 0 || o->freeBytes < 0) {
             /* unknown is not real demand: without the request or the free memory there is no verdict */
             o->zVerdict = "cause unknown";
@@ -193,13 +289,14 @@ static int oom_end(void *st, struct vt_result *r, int iTrace)
                          "(\"Tried to allocate ...\")."
                        : "The device's free memory at the failure was not recorded: record the job with "
                          "vramtrace (it asks the driver at the moment of the failure).";
-        } else if (o->freeBytes >= o->requested && !bFull) {
+        } else if (o->freeBytes >= o->requested && !bFull && !bScaled) {
             o->zVerdict = "fragmentation/caching";
             zFix = "The device had enough free memory in total but no block large enough: set "
                    "PYTORCH_ALLOC_CONF=expandable_segments:True to cut fragmentation, avoid tensors whose "
                    "sizes change every step (pad to a few bucket sizes), and free large temporaries "
                    "with del before the big allocation.";
-        } else if (o->poolCached > 0 && !bFull && (o->freeBytes > 0 ? o->freeBytes : 0) + o->poolCached >= o->requested) {
+        } else if (o->poolCached > 0 && !bFull && !bScaled &&
+                   (o->freeBytes > 0 ? o->freeBytes : 0) + o->poolCached >= o->requested) {
             o->zVerdict = "fragmentation/caching";
             zFix = "This process's memory pool was caching enough freed memory but could not hand it "
                    "out for this request: set PYTORCH_ALLOC_CONF=expandable_segments:True, lower the "
@@ -264,13 +361,13 @@ static int oom_end(void *st, struct vt_result *r, int iTrace)
                                       vt__or(vt_api_name(o->api), "allocation"), zR, o->device, o->zVerdict);
         f->zEvidence = vt__strdupf(
             "At %s, %s%s%s %s; this process held %s in live allocations%s%s%s, "
-            "and %s was in use by something else (other processes or contexts).%s Largest live: %s.%s%s%s%s%s",
+            "and %s was in use by something else (other processes or contexts).%s Largest live: %s.%s%s%s%s%s%s",
             zAt, o->requested < 0 ? "a request of " : "", zR, o->requested < 0 ? " failed" : " was requested",
             zFree, zH,
             o->poolCached > 0 ? " (pool caching " : "", o->poolCached > 0 ? zC : "",
             o->poolCached > 0 ? " freed)" : "", o->others >= 0 ? zO : "an unknown amount", zOthers,
             n ? zList : "none recorded",
-            zRetry, zRecon,
+            zRetry, zRecon, bScaled && !strcmp(o->zVerdict, "real demand") ? zScaled : "",
             o->totalBytes > 0 && o->requested > o->totalBytes ? " The request alone is larger than the device's "
                                                                  "total memory." : "",
             t->f.bSegments ? " At segment level the free space inside cached segments is not visible; "
@@ -286,4 +383,6 @@ static int oom_end(void *st, struct vt_result *r, int iTrace)
     return 0;
 }
 
-const struct vt_detector vt__detector_oom = {"oom", 0, 0, NULL, NULL, oom_end, NULL};
+const struct vt_detector vt__detector_oom = {
+    "oom", sizeof(struct oomst), 1u << VT_EV_BEGIN | 1u << VT_EV_OOM, NULL, oom_event, oom_end, oom_free,
+};

@@ -104,6 +104,20 @@ static int site_account(struct replay *r, const struct vt_life *l, int sign, int
     return vt__sitecurves_add(r->t, l->acct, l->site, sign * l->bytes, ts);
 }
 
+/*
+ * Whether lifetime l is of the level OOM o was recorded at, where what follows o is looked for (oomfail.c: a
+ * request that succeeded after it, its retry): a failed CUDA call (the tracer's oom_event, o->api known) is
+ * followed by CUDA's own allocations, not the runtime's (where PyTorch's history gives the blocks, the
+ * segment whose cudaMalloc failed is what its retry gets; the history's ring may not reach back to the
+ * failure, and the autograd thread's blocks carry no frame of the failing call's stack); an OOM of an
+ * imported history, or of a trace without CUDA allocations, by the lifetimes the detectors judge.
+ */
+static int oom_level(const struct replay *r, const struct vt_oom *o, const struct vt_life *l)
+{
+    if (vt_api_name(o->api) && !r->bTensorDevice && !r->bDetectCuda) return !l->bTensor && !l->bInternal;
+    return judged(r, l);
+}
+
 /* Live set hook: a lifetime begins. */
 static int on_begin(void *pArg, struct vt_life *l)
 {
@@ -117,7 +131,7 @@ static int on_begin(void *pArg, struct vt_life *l)
     snapshot_view(r);
     if (vt__bd_life_begin(t, l) != 0) return -1;
     if (timeline_account(r, l, l->allocTs >= 0 ? l->allocTs : r->tsUntimed) != 0) return -1;
-    if (judged(r, l) && t->nOom > 0 && l->acct >= 0 && l->allocTs >= t->aOom[t->nOom - 1].ts) {
+    if (t->nOom > 0 && l->acct >= 0 && l->allocTs >= t->aOom[t->nOom - 1].ts && oom_level(r, &t->aOom[t->nOom - 1], l)) {
         /* device memory allocated after the last OOM: a request succeeded (pinned host memory is the loader's
          * thread filling its queue, which a dying main thread does not stop) */
         struct vt_oom *o = &t->aOom[t->nOom - 1];

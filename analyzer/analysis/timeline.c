@@ -47,7 +47,7 @@ void vt__timeline_begin(struct vt_trace *t)
     t->tl.curPhase = t->tl.curIter = 0;
 }
 
-static int slice_of(int64_t ts, int64_t a, int64_t b)
+int vt__slice_of(int64_t ts, int64_t a, int64_t b)
 {
     int64_t k;
     if (b <= a) return 0;
@@ -83,8 +83,8 @@ void vt__timeline_phase_step(struct vt_trace *t, int64_t ts)
         if (p->startLive < 0) p->startLive = p->minLive = live, p->peak = live, p->peakTs = ts, p->bPeakDirty = 1;
         if (live > p->peak) p->peak = live, p->peakTs = ts, p->bPeakDirty = 1;
         lower(&p->minLive, live);
-        lower(&p->slice[slice_of(ts, p->start, p->end)], live);
-        lower(&p->tensorSlice[slice_of(ts, p->start, p->end)], tensors);
+        lower(&p->slice[vt__slice_of(ts, p->start, p->end)], live);
+        lower(&p->tensorSlice[vt__slice_of(ts, p->start, p->end)], tensors);
     }
     while (t->tl.curIter < t->ph.nIter && t->ph.aIter[t->tl.curIter].end <= ts) {
         struct vt_iter *it = &t->ph.aIter[t->tl.curIter++];
@@ -126,7 +126,7 @@ void vt__timeline_update(struct vt_trace *t, int iDev, int64_t ts)
     lower(&d->aMin[b], d->live);
     d->aLast[b] = d->live;
     if (d->poolReserved > 0) d->aPool[b] = d->poolReserved;
-    lower(&d->slice[slice_of(ts, t->f.t0, t->f.t1 + 1)], d->live);
+    lower(&d->slice[vt__slice_of(ts, t->f.t0, t->f.t1 + 1)], d->live);
     vt__cycle_step(&d->cycLo, &d->cycHi, &d->nCycle, d->live, d->peak);
     if (d->live > d->peak) {
         d->peak = d->live;
@@ -136,7 +136,7 @@ void vt__timeline_update(struct vt_trace *t, int iDev, int64_t ts)
         d->tensorAtPeak = d->tensorLive;
     }
     if (d->poolReserved > d->poolPeakReserved) d->poolPeakReserved = d->poolReserved;
-    if (d->id == VT_ACCT_PINNED) lower(&t->tl.pinnedSlice[slice_of(ts, t->f.t0, t->f.t1 + 1)], d->live);
+    if (d->id == VT_ACCT_PINNED) lower(&t->tl.pinnedSlice[vt__slice_of(ts, t->f.t0, t->f.t1 + 1)], d->live);
     if (d->id >= 0) {
         if (t->tl.totalLiveNow > t->tl.totalPeak) t->tl.totalPeak = t->tl.totalLiveNow, t->tl.totalPeakTs = ts;
         vt__timeline_phase_step(t, ts);
@@ -150,7 +150,7 @@ void vt__timeline_tensor(struct vt_trace *t, int iDev, int64_t ts)
     vt__cycle_step(&d->tensorCycLo, &d->tensorCycHi, &d->nTensorCycle, d->tensorLive, d->tensorPeak);
     if (d->tensorLive > d->tensorPeak) d->tensorPeak = d->tensorLive, d->tensorPeakTs = ts;
     if (d->peak > 0 && d->live == d->peak && d->tensorLive > d->tensorAtPeak) d->tensorAtPeak = d->tensorLive;
-    lower(&d->tensorSlice[slice_of(ts, t->f.t0, t->f.t1 + 1)], d->tensorLive);
+    lower(&d->tensorSlice[vt__slice_of(ts, t->f.t0, t->f.t1 + 1)], d->tensorLive);
 }
 
 /*

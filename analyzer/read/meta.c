@@ -88,24 +88,12 @@ static void bound(struct vt_tracefile *f, int64_t a, int64_t b)
 
 /*
  * The trace's time range: every timed table's events with known times (a time of 0 or NULL
- * is unknown), the large tables' from the scan, the small ones' by SQL through the guard's
- * views. buffer_use (launch times of uses already counted as kernels) adds nothing. An SQLite code.
+ * is unknown) through the guard, the large tables' from the scan's pass, the small ones' from
+ * the scan's read of each (guard.c). buffer_use (launch times of uses already counted as
+ * kernels) adds nothing.
  */
-static int read_bounds(struct vt_tracefile *f)
+static void read_bounds(struct vt_tracefile *f)
 {
-    static const struct {
-        const char *zTable, *zSql;
-    } aSmall[] = {
-        {"oom_event", "SELECT min(ts), max(ts), sum(NOT coalesce(ts > 0, 0)) FROM oom_event WHERE 1"},
-        {"nvtx_range", "SELECT min(start), max(CASE WHEN \"end\" >= start THEN \"end\" ELSE start END),"
-                       " sum(NOT coalesce(start > 0, 0)) FROM nvtx_range WHERE 1"},
-        {"api_call", "SELECT min(start), max(CASE WHEN \"end\" >= start THEN \"end\" ELSE start END),"
-                     " sum(NOT coalesce(start > 0, 0)) FROM api_call WHERE 1"},
-        {"sync_event", "SELECT min(start), max(CASE WHEN \"end\" >= start THEN \"end\" ELSE start END),"
-                       " sum(NOT coalesce(start > 0, 0)) FROM sync_event WHERE 1"},
-        {"pool_event", "SELECT min(ts), max(ts), sum(NOT coalesce(ts > 0, 0)) FROM pool_event WHERE 1"},
-    };
-    int rc = SQLITE_OK;
     f->bTimes = 0;
     f->t0 = f->t1 = 0;
     f->nNoTime = 0;
@@ -113,22 +101,10 @@ static int read_bounds(struct vt_tracefile *f)
         if (k != VT_T_USE) bound(f, f->aT[k].t0, f->aT[k].t1);
         f->nNoTime += f->aT[k].nNoTime;
     }
-    for (size_t i = 0; rc == SQLITE_OK && i < sizeof aSmall / sizeof aSmall[0]; i++) {
-        sqlite3_stmt *p = NULL;
-        if (!vt__read_has(f, aSmall[i].zTable)) continue;
-        /* "WHERE 1" keeps min/max from an index when there is one: each is a scan or a lookup */
-        rc = sqlite3_prepare_v2(f->db, aSmall[i].zSql, -1, &p, NULL);
-        if (rc == SQLITE_OK && (rc = sqlite3_step(p)) == SQLITE_ROW) {
-            /* a real number the guard let through (in range) counts as its integer part */
-            int64_t a = sqlite3_column_type(p, 0) != SQLITE_NULL ? sqlite3_column_int64(p, 0) : -1;
-            int64_t b = sqlite3_column_type(p, 1) != SQLITE_NULL ? sqlite3_column_int64(p, 1) : -1;
-            bound(f, a, b);
-            f->nNoTime += sqlite3_column_int64(p, 2);
-            rc = SQLITE_OK;
-        }
-        sqlite3_finalize(p);
+    for (int i = 0; i < VT_SMALL_N; i++) {
+        bound(f, f->aSmall[i].t0, f->aSmall[i].t1);
+        f->nNoTime += f->aSmall[i].nNoTime;
     }
-    return rc;
 }
 
 /*
@@ -566,7 +542,7 @@ int vt__read_meta(struct vt_tracefile *f)
     }
     f->nLost = f->nWriteFailed = f->nOmitted = 0;
     rc = read_devices(f);
-    if (rc == SQLITE_OK) rc = read_bounds(f);
+    read_bounds(f);
     /* a cause marked after the last event written: nothing after that event is in the trace, which is partial from it */
     f->partialMark = -1;
     if (f->partialFrom >= 0 && f->bTimes && f->partialFrom > f->t1) {

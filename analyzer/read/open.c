@@ -10,6 +10,7 @@
 
 #include "import.h"
 #include "util/sqlnames.h"
+#include "vramtrace/compact.h"
 #include "vramtrace/schema.h"
 
 int vt__read_check_file(const char *zFile, const char *zName)
@@ -112,6 +113,32 @@ static int read_meta_rows(struct vt_tracefile *f)
 }
 
 /*
+ * f->zCallView: the api_call view's text when it is exactly the one this build writes at schema 6 for
+ * f->timeBase (compact.c), so that the scan may judge its arm of folded allocations and frees in the
+ * pass over memory_event (guard.c). An SQLite code.
+ */
+static int read_call_view(struct vt_tracefile *f)
+{
+    sqlite3_stmt *p = NULL;
+    int rc;
+    if (!f->bStored || f->version < 6 || !vt__read_has(f, "api_call")) return SQLITE_OK;
+    rc = sqlite3_prepare_v2(f->db, "SELECT sql FROM main.sqlite_schema WHERE type = 'view' AND name = 'api_call'", -1,
+                            &p, NULL);
+    if (rc == SQLITE_OK && (rc = sqlite3_step(p)) == SQLITE_ROW) {
+        const char *zHave = (const char *)sqlite3_column_text(p, 0);
+        rc = SQLITE_OK;
+        f->zCallView = vt__compact_view_sql(VT_CT_api_call, f->timeBase);
+        if (!f->zCallView) rc = SQLITE_NOMEM;
+        else if (!zHave || strcmp(zHave, f->zCallView) != 0) {
+            sqlite3_free(f->zCallView);
+            f->zCallView = NULL;
+        }
+    }
+    sqlite3_finalize(p);
+    return rc == SQLITE_DONE ? SQLITE_OK : rc;
+}
+
+/*
  * What the later stages take from the trace besides its rows, read once, in the read's snapshot
  * when it has one: whether the large tables store times against a base (the schema stage's last
  * question), and, with bMeta (a read that scans), the meta rows, with the always-on mode's keys
@@ -128,6 +155,11 @@ static int read_layout(struct vt_tracefile *f, int bMeta)
         if ((f->aT[k].bPresent = vt__read_has(f, vt__tbl_name(k))) != 0) azLarge[nLarge++] = vt__tbl_name(k);
     f->bStored = vt__schema_time_base(f->db, azLarge, nLarge, &f->timeBase) == 1;
     if (!bMeta) return VT_EXIT_OK;
+    rc = read_call_view(f);
+    if (rc != SQLITE_OK) {
+        vt__errorf("%s: cannot read trace: %s", f->zPath, sqlite3_errstr(rc));
+        return vt__exit_for_sqlite(rc);
+    }
     rc = read_meta_rows(f);
     if (rc != SQLITE_OK) {
         vt__errorf("%s: cannot read the trace's meta table: %s", f->zPath, sqlite3_errstr(rc));
@@ -256,6 +288,7 @@ void vt__read_close(struct vt_tracefile *f)
         free(f->aMeta[i].zValue);
     }
     for (int k = 0; k < VT_T_N; k++) sqlite3_free(f->aT[k].zGuard);
+    sqlite3_free(f->zCallView); /* f->fold is released by the scan, which takes it */
     vt__kept_free(f);
     vt__figures_free(f);
     free(f->azTable);

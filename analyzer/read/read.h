@@ -18,7 +18,8 @@
  *   open.c   open a file (a trace, or another tool's file imported into a temporary trace),
  *            validate it, take one read snapshot, optionally make it writable for results;
  *   guard.c  the rows a trace can legally hold (schema.h VT_DOMAIN_LIST), hidden from every
- *            reader by temporary views where a table holds others, and the checks in C;
+ *            reader by temporary views where a table holds others, and the checks in C; the
+ *            small timed tables' time bounds, read with the guard's count;
  *   scan.c   one pass over each large event table in rowid order: the guard's count, how far
  *            the rows lie from time order, time bounds and the figures every reader needs;
  *   meta.c   meta, devices, the trace's time range and the notes about how it was recorded;
@@ -78,6 +79,32 @@ struct vt_tblfacts {
     int64_t nWorst;        /* how many */
     char *zGuard;          /* the guard's condition on its possible rows (sqlite3_malloc'd), NULL when none */
     struct vt_kept keep;   /* the rows the replay takes, when kept (memory_event, tensor_event, buffer_use) */
+};
+
+/*
+ * The small timed tables (guard.c: oom_event, nvtx_range, api_call, sync_event, pool_event, in that order):
+ * the time bounds of the rows the guard lets through, as the trace's time range takes them (meta.c).
+ */
+#define VT_SMALL_N 5
+struct vt_smallfacts {
+    int64_t t0, t1;     /* min(start) and max(end, or start where the end is before it); -1: none */
+    int64_t nNoTime;    /* rows whose start is unknown or not after 0 */
+};
+
+/*
+ * api_call's calls folded into memory_event (schema 6), judged in the scan's pass over memory_event
+ * (vt__guard_fold_row) as the api_call view and the guard would judge them, so that api_call's bounds read
+ * only the view's other arms (guard.c).
+ */
+struct vt_fold {
+    int bOn;            /* the view is the one this build writes: the pass calls vt__guard_fold_row where api_call_sig
+                         * has rows (nSig: else no call is folded) */
+    int bBad;           /* a value only SQL judges exactly: the whole view is read instead */
+    int64_t base;       /* the view's time base */
+    int64_t *aSig, nSig, iLast; /* api_call_sig's ids, ascending; the one found last */
+    char *zArms;        /* the view's arms but memory_event's (sqlite3_malloc'd) */
+    int64_t nHidden;    /* calls the guard hides */
+    struct vt_smallfacts b; /* the others' bounds */
 };
 
 #define VT_KIND_SLOTS 16 /* memory and copy kinds counted one by one; the last slot takes any other */
@@ -228,6 +255,11 @@ struct vt_tracefile {
     int64_t nHidden;        /* impossible rows hidden, every table */
     int bKeep;              /* the scan keeps the rows the replay takes (VT_READ_KEEP) */
     struct vt_tblfacts aT[VT_T_N];
+    struct vt_smallfacts aSmall[VT_SMALL_N];
+    struct vt_fold fold;    /* the pass's share of api_call (guard.c) */
+    int bCallsPassed;       /* api_call's bounds took the calls folded into memory_event from the pass */
+    char *zCallView;        /* the api_call view's text where it is exactly this build's of schema 6 for timeBase
+                             * (sqlite3_malloc'd; open.c), else NULL */
     int64_t aMemOp[16];     /* memory events by op (index op; 0 for unknown ops) */
     int64_t allocBytes;     /* bytes of op alloc */
     struct vt_kindcount aAllocKind[VT_KIND_SLOTS]; /* op alloc by mem_kind */
@@ -444,6 +476,26 @@ int vt__guard_where(sqlite3 *db, const char *zTable, char **pz);
 int vt__guard_table(sqlite3 *db, const char *zTable, int bCount, int64_t *pnHidden, char **pzWhere);
 /* The tables the guard covers, NULL-terminated. */
 extern const char *const vt__guard_tables[];
+
+/* f->aSmall emptied (no small table read yet). */
+void vt__guard_bounds_reset(struct vt_tracefile *f);
+/*
+ * The guard of small table zTable (vt__guard_table, counting): and for a timed one, in the same
+ * read, its time bounds into f->aSmall. An SQLite code.
+ */
+int vt__guard_bounds(struct vt_tracefile *f, const char *zTable, int64_t *pnHidden);
+
+/*
+ * Whether the pass over memory_event takes api_call's folded calls (f->fold.bOn: stored times, the api_call
+ * view exactly as this build writes it at schema 6 for f's base (f->zCallView), memory_event with every
+ * column its arm reads); then api_call_sig's ids are read. An SQLite code.
+ */
+int vt__guard_fold_begin(struct vt_tracefile *f);
+/* One memory_event row's folded call (pass arguments: stored t, call_dt, call_dur, call_sig, op, bytes). */
+void vt__guard_fold_row(struct vt_fold *p, sqlite3_value *pT, sqlite3_value *pDt, sqlite3_value *pDur,
+                        sqlite3_value *pSig, sqlite3_value *pOp, sqlite3_value *pBytes);
+/* Release what vt__guard_fold_begin took. */
+void vt__guard_fold_end(struct vt_fold *p);
 
 /* ---- scan.c ---- */
 /* The pass over every large table (and the guard's count of the small ones), filling f's facts. SQLite code. */

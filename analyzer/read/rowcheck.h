@@ -53,16 +53,14 @@ static inline int vt__stored_part(sqlite3_value *v, int64_t *p)
 }
 
 /*
- * The times the generated columns of a schema-2+ row hold, from its stored t (argv[0]) and,
- * when nTime is 2, dur (argv[1]), checked as the guard checks them: aTime[0] = t + base (the
- * start, or the instant), aTime[1] = t + dur + base (the end); aKnown[i] whether that time is
- * known. Returns 1 when the row's times are possible, 0 when impossible, -1 where only SQL can
- * judge (a real number, a sum beyond int64).
+ * The times of a row from its stored parts as vt__stored_part judged them (sT with t; sD with
+ * dur, VT_TIME_UNKNOWN when the row has no dur), checked as the guard checks them: aTime[0] =
+ * t + base (the start, or the instant), aTime[1] = t + dur + base (the end); aKnown[i] whether
+ * that time is known. Returns 1 when the row's times are possible, 0 when impossible, -1 where
+ * only SQL can judge (a real number, a sum beyond int64).
  */
-static inline int vt__stored_times(sqlite3_value **argv, int nTime, int64_t base, int64_t *aTime, int *aKnown)
+static inline int vt__part_times(int sT, int64_t t, int sD, int64_t dur, int64_t base, int64_t *aTime, int *aKnown)
 {
-    int64_t t = 0, dur = 0;
-    int sT = vt__stored_part(argv[0], &t), sD = nTime > 1 ? vt__stored_part(argv[1], &dur) : VT_TIME_UNKNOWN;
     if (sT == VT_TIME_SQL || sD == VT_TIME_SQL) return -1;
     aKnown[0] = aKnown[1] = 0;
     if (sT == VT_TIME_BAD) return 0;
@@ -70,12 +68,23 @@ static inline int vt__stored_times(sqlite3_value **argv, int nTime, int64_t base
     if (__builtin_add_overflow(t, base, &aTime[0])) return -1;
     if (aTime[0] < 0 || aTime[0] > VT__LIM62) return 0;
     aKnown[0] = 1;
-    if (nTime < 2 || sD == VT_TIME_UNKNOWN) return 1;
+    if (sD == VT_TIME_UNKNOWN) return 1;
     if (sD == VT_TIME_BAD) return 0;
     if (__builtin_add_overflow(aTime[0], dur, &aTime[1])) return -1; /* both within 2^62: cannot, but cheap */
     if (aTime[1] < 0 || aTime[1] > VT__LIM62) return 0;
     aKnown[1] = 1;
     return 1;
+}
+
+/*
+ * vt__part_times of a schema-2+ row from its stored t (argv[0]) and, when nTime is 2, dur
+ * (argv[1]): the times its generated columns hold.
+ */
+static inline int vt__stored_times(sqlite3_value **argv, int nTime, int64_t base, int64_t *aTime, int *aKnown)
+{
+    int64_t t = 0, dur = 0;
+    int sT = vt__stored_part(argv[0], &t), sD = nTime > 1 ? vt__stored_part(argv[1], &dur) : VT_TIME_UNKNOWN;
+    return vt__part_times(sT, t, sD, dur, base, aTime, aKnown);
 }
 
 #endif

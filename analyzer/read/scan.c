@@ -67,6 +67,8 @@ struct scan {
     int bIrregular;         /* a value only SQL can judge exactly: SQL decides instead */
     struct vt_kept *pKeep;  /* the rows the replay takes, kept here (NULL: not kept) */
     int aKeepArg[VT_ROW_MAXCOL]; /* the argument holding each of their columns after the time */
+    int nArg;               /* arguments of vt_scan_row */
+    int iFold;              /* memory_event: the arguments call_dt, call_dur, call_sig from here (f->fold), 0 none */
     /* order (see order_row) */
     int w;                  /* reorder window so far, -1 beyond VT_REORDER_CAP */
     int64_t nRow;           /* rows checked for order so far */
@@ -370,6 +372,10 @@ static void scan_row(sqlite3_context *ctx, int argc, sqlite3_value **argv)
     int64_t aTime[2] = {0, 0}, end;
     (void)argc;
     if (s->bIrregular) return;
+    /* before the guard: the view of calls reads every row of memory_event that holds a call (call_sig) */
+    if (s->iFold && sqlite3_value_type(argv[s->iFold + 2]) != SQLITE_NULL)
+        vt__guard_fold_row(&s->f->fold, argv[0], argv[s->iFold], argv[s->iFold + 1], argv[s->iFold + 2],
+                           extra(s, argv, 0), argv[nTime + s->iBytes]);
     if (s->bStored) {
         ok = vt__stored_times(argv, nTime, s->base, aTime, aKnown);
     } else {
@@ -628,7 +634,7 @@ static void block_t(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 static size_t keep_args(struct scan *s, const char *zKeep, const char *zExtra, const struct vt_columns *cols, char *zArgs,
                         size_t n, size_t nArgs)
 {
-    int nArg = aLarge[s->k].nTime + s->nGuard + aLarge[s->k].nExtra, iCol = 0;
+    int iCol = 0;
     for (const char *p = zKeep; *p && n < nArgs; iCol++) {
         size_t nName = strcspn(p, ","), nE;
         int iArg = -1, iE = 0;
@@ -647,7 +653,7 @@ static size_t keep_args(struct scan *s, const char *zKeep, const char *zExtra, c
                 return n;
             }
             n += (size_t)snprintf(zArgs + n, nArgs - n, ", %s", zName);
-            iArg = nArg++;
+            iArg = s->nArg++;
         }
         s->aKeepArg[iCol] = iArg; /* the time's (column 0) is the scan's own */
         p += nName;
@@ -695,6 +701,7 @@ static int scan_table(struct vt_tracefile *f, int k, struct vt_kernel_feed *pFee
                                    : (aLarge[k].nTime == 1 ? "ts" : "start, \"end\""));
     for (int i = 0; i < s.nGuard && n < sizeof zArgs; i++) n += (size_t)snprintf(zArgs + n, sizeof zArgs - n, ", \"%s\"", s.azGuard[i]);
     if (n < sizeof zArgs) n += (size_t)snprintf(zArgs + n, sizeof zArgs - n, ", %s", zExtra);
+    s.nArg = aLarge[k].nTime + s.nGuard + aLarge[k].nExtra;
     if (s.pKeep) {
         struct vt_columns cols;
         memset(&cols, 0, sizeof cols);
@@ -702,6 +709,13 @@ static int scan_table(struct vt_tracefile *f, int k, struct vt_kernel_feed *pFee
         if (rc == SQLITE_OK) n = keep_args(&s, azKeep[k], zExtra, &cols, zArgs, n, sizeof zArgs);
         vt__columns_free(&cols);
         if (rc != SQLITE_OK) return rc;
+    }
+    /* api_call's calls folded into memory_event, taken in this pass (guard.c) */
+    if (k == VT_T_MEM && s.bStored && s.iBytes >= 0 && (rc = vt__guard_fold_begin(f)) != SQLITE_OK) return rc;
+    if (k == VT_T_MEM && f->fold.bOn && f->fold.nSig > 0) { /* else no call is folded: nothing to take */
+        if (n < sizeof zArgs) n += (size_t)snprintf(zArgs + n, sizeof zArgs - n, ", call_dt, call_dur, call_sig");
+        s.iFold = s.nArg;
+        s.nArg += 3;
     }
     s.aPt = malloc(sizeof *s.aPt * RING); /* its pages are touched only as far as it fills */
     /* the kernels of schema 5 (a view over kernel_row: the pass reads only t and dur) straight from their rows,
@@ -747,6 +761,7 @@ static int scan_table(struct vt_tracefile *f, int k, struct vt_kernel_feed *pFee
     else vt__kept_drop(&s.t->keep);
     while (rc == SQLITE_OK && s.pFeed && !s.bIrregular && !s.bKerLost && s.nKer > 0) ker_feed(&s);
     if (s.pFeed) s.pFeed->bDone = rc == SQLITE_OK && !s.bIrregular && !s.bKerLost && s.rcFeed == SQLITE_OK;
+    if (s.iFold && s.bIrregular) f->fold.bBad = 1; /* rows after the irregular one were not judged */
     if (rc == SQLITE_OK && s.bIrregular) s.t->nHidden = 0;
     if (rc == SQLITE_OK) rc = vt__guard_table(f->db, aLarge[k].zTable, s.bIrregular, &s.t->nHidden, &s.t->zGuard);
     if (rc == SQLITE_OK && s.bIrregular) rc = scan_sql(f, k);
@@ -771,6 +786,7 @@ int vt__scan(struct vt_tracefile *f, struct vt_kernel_feed *pFeed)
 {
     int rc = SQLITE_OK;
     f->nHidden = 0;
+    vt__guard_bounds_reset(f);
     if (pFeed) pFeed->bDone = 0;
     for (int k = 0; rc == SQLITE_OK && k < VT_T_N; k++) {
         figures_reset(f, k);
@@ -778,15 +794,15 @@ int vt__scan(struct vt_tracefile *f, struct vt_kernel_feed *pFeed)
         rc = scan_table(f, k, pFeed);
         f->nHidden += f->aT[k].nHidden;
     }
-    /* the small tables: the guard's own count, and a view where it hides rows */
+    /* the small tables: the guard's own count, a view where it hides rows, and the timed ones' bounds */
     for (int i = 0; rc == SQLITE_OK && vt__guard_tables[i]; i++) {
         int64_t nHidden = 0;
         int bLarge = 0;
         for (int k = 0; k < VT_T_N; k++) bLarge |= !strcmp(vt__guard_tables[i], aLarge[k].zTable);
         if (bLarge) continue;
-        if (vt__read_has(f, vt__guard_tables[i]))
-            rc = vt__guard_table(f->db, vt__guard_tables[i], 1, &nHidden, NULL);
+        if (vt__read_has(f, vt__guard_tables[i])) rc = vt__guard_bounds(f, vt__guard_tables[i], &nHidden);
         f->nHidden += nHidden;
     }
+    vt__guard_fold_end(&f->fold);
     return rc;
 }

@@ -290,11 +290,20 @@ static const char *oom_verdict(struct acc *a, struct js *j, int64_t demand, cons
     return zOk[0] ? zOk + 1 : "real demand";
 }
 
-/* Sites accepted for the allocation that failed at site (its user frame, and the line that called the model). */
+/*
+ * Sites accepted for the allocation that failed at site (its user frame, and the line that called the model).
+ * The autograd engine's thread runs no Python: a failure in loss.backward() is the backward pass's, or the
+ * line that called backward().
+ */
 static void oom_sites(struct js *j, int site, const char *zCaller, char *z, size_t n)
 {
     char zUser[300];
-    user_site(js_site_spec(j, site), zUser, sizeof zUser);
+    const char *zSpec = site >= 0 ? js_site_spec(j, site) : NULL;
+    if (zSpec && !zSpec[0]) {
+        snprintf(z, n, "backward pass|train.py:" S(L_BWD) " in train_one_epoch");
+        return;
+    }
+    user_site(zSpec, zUser, sizeof zUser);
     if (zUser[0] && zCaller && strcmp(zUser, zCaller)) snprintf(z, n, "%s|%s", zUser, zCaller);
     else snprintf(z, n, "%s", zUser[0] ? zUser : zCaller ? zCaller : "");
 }
@@ -3306,7 +3315,8 @@ static void p_serve_sessions(struct acc *a)
 
 /*
  * A batch-size finder (Lightning's Tuner.scale_batch_size, mode "power"): 2 or 3 training steps at each
- * batch, doubling from 1, 2 or 4 until one runs out of memory in the forward; the finder catches it,
+ * batch, doubling from 1, 2 or 4 until one runs out of memory in the forward or the backward (the logits'
+ * gradient is as large as the logits); the finder catches it,
  * collects garbage and empties the cache, and training runs at the last batch that fit.
  */
 static void p_oom_bs_finder(struct acc *a)
@@ -3365,6 +3375,98 @@ static void p_oom_bs_finder(struct acc *a)
     oom_sites(j, fail, SITE_FWD, zSite, sizeof zSite);
     expect(a, "oom", "oom", zSite, "high", NULL, zVerdict ? zVerdict : "real demand", NULL, bOom,
            "a batch-size finder's planned OOM, caught", 1, zNot);
+    js_sync(j);
+    acc_end(a, j, 1, 1);
+}
+
+/*
+ * A gradient-accumulation fallback (accelerate's find_executable_batch_size, or a hand-written
+ * except torch.cuda.OutOfMemoryError): the configured micro-batch runs out of memory at the first
+ * step (in the forward or the backward); the handler empties the cache, halves the micro-batch and
+ * doubles the accumulation (the same samples per optimizer step), and runs the step again until it
+ * fits; the whole run then trains at that shape, with evaluation at the micro-batch that fit.
+ */
+static void p_oom_accum_fallback(struct acc *a)
+{
+    struct job jb;
+    struct js *j;
+    int bOom = 0, micro, cur, acc0, nTry = 0, aFail[8], nFail = 0, mult;
+    int64_t demand = 0, left;
+    const char *zVerdict = NULL, *zNot = NULL;
+    char zSite[1200];
+    draw_variant(a, M_ANY, P_ANY, 1);
+    draw_job(a, &jb, K_ANY, 0.0, acc_drawf(a, 0.3, 0.6));
+    jb.l.bPinned = 1;
+    jb.l.epochs = 1;
+    jb.l.iters = 10 + (int)acc_draw(a, 20);
+    micro = jb.micro;
+    acc0 = jb.l.accum;
+    acc_describe(a, "A training script whose configured micro-batch does not fit: the first step runs out of "
+                    "memory, the handler (accelerate's find_executable_batch_size, or an except "
+                    "torch.cuda.OutOfMemoryError) empties the cache, halves the micro-batch and doubles the gradient "
+                    "accumulation, and runs the step again until it fits; the run then trains at that shape. "
+                    "Expected: one OOM finding, high, at the failing line with its verdict; nothing else at severity "
+                    "low or above (the steps after it, with more micro-batches each, are healthy).");
+    allow_state(a);
+    j = job_open(a, &jb, &jb.l, 0);
+    if (!j) return;
+    /* the configured micro-batch: a power of two times the one that fits, beyond what the device holds */
+    left = js_device_free(j) + js_reserved(j) - js_allocated(j);
+    mult = (int)(left / (pt_act_bytes(&jb.l.m) * micro)) + 2;
+    for (cur = micro; cur < micro * mult;) cur *= 2;
+    loop_push(a, j, ACC_NVTX_NAMES, "train", 0);
+    {
+        int accNow = acc0;
+        set_micro(&jb, cur);
+        jb.l.accum = accNow;
+        jb.l.batch = cur * accNow;
+        jb.l.bZeroLast = accNow > 1;
+        for (;;) {
+            demand = js_allocated_blocks(j) + (pt_act_bytes(&jb.l.m) + jb.xSample) * cur;
+            if (loop_train_iter(a, &jb.l, j, 0) == 0) break;
+            if (!bOom) zVerdict = oom_verdict(a, j, demand, &zNot);
+            bOom = 1;
+            if (nFail < 8) aFail[nFail++] = jb.l.failSite;
+            nTry++;
+            js_here(j, js_site(j, "lib:accelerate/utils/memory.py:58:clear_device_cache|"
+                                  "lib:accelerate/utils/memory.py:152:find_executable_batch_size.<locals>.decorator|"
+                                  "train.py:205:main|train.py:231:<module>"));
+            js_empty_cache(j);
+            if (cur <= 1) break;
+            cur /= 2;
+            accNow *= 2;
+            set_micro(&jb, cur);
+            jb.l.accum = accNow;
+            jb.l.batch = cur * accNow;
+            jb.l.bZeroLast = 1;
+        }
+    }
+    acc_shape(a, "fallback", "configured micro-batch %d, %d failed attempt(s), training at %d x %d accumulation",
+              cur << nTry, nTry, cur, jb.l.accum);
+    shape_loop(a, &jb);
+    for (int i = 1; i < jb.l.iters; i++)
+        if (loop_train_iter(a, &jb.l, j, i) != 0) break;
+    loop_pop(a, j, ACC_NVTX_NAMES);
+    if (jb.l.valIters > 0) {
+        js_here(j, js_site(j, MAIN));
+        js_free(j, jb.l.lastX);
+        js_free(j, jb.l.lastOut);
+        jb.l.lastX = jb.l.lastOut = -1;
+        loop_push(a, j, ACC_NVTX_NAMES, "validation", 0);
+        for (int b = 0; b < jb.l.valIters; b++)
+            if (loop_val_batch(a, &jb.l, j, b) != 0) break;
+        loop_pop(a, j, ACC_NVTX_NAMES);
+    }
+    if (!bOom) fprintf(stderr, "accgen: oom_accum_fallback did not run out of memory\n");
+    zSite[0] = 0;
+    for (int i = 0; i < nFail; i++) {
+        char z[600];
+        size_t n = strlen(zSite);
+        oom_sites(j, aFail[i], i == 0 ? SITE_FWD : NULL, z, sizeof z);
+        if (z[0] && !strstr(zSite, z)) snprintf(zSite + n, sizeof zSite - n, "%s%s", n ? "|" : "", z);
+    }
+    expect(a, "oom", "oom", zSite, "high", NULL, zVerdict ? zVerdict : "real demand", NULL, bOom,
+           "an OOM caught, then gradient accumulation at a smaller micro-batch", 1, zNot);
     js_sync(j);
     acc_end(a, j, 1, 1);
 }
@@ -3430,5 +3532,7 @@ const struct acc_family acc_aFamily[] = {
     {"oom_bs_finder", "planted", "a batch-size finder's OOM, caught, then training at the size that fit", p_oom_bs_finder},
     {"lk_eval_loader", "healthy", "look-alike: validation_spike (evaluation from a loader of its own pinning larger image batches)",
      lk_eval_loader},
+    {"oom_accum_fallback", "planted", "an OOM at the first step, caught, then gradient accumulation at a smaller micro-batch",
+     p_oom_accum_fallback},
 };
 const int acc_nFamily = (int)(sizeof acc_aFamily / sizeof acc_aFamily[0]);

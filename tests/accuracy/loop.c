@@ -128,7 +128,17 @@ int loop_train_iter(struct acc *a, struct loop *l, struct js *j, int it)
             return oom_leave(l, j, f.failSite, depth);
         }
         js_here(j, js_site(j, U_TRAIN(69)));
-        pt_backward(j, &l->m, &f, b, l->aBucket, l->nBucket);
+        {
+            int fail = pt_backward(j, &l->m, &f, b, l->aBucket, l->nBucket);
+            if (fail >= 0) { /* the exception leaves loss.backward(): the step's batch, output and loss go with it */
+                if (!l->m.bOomKeep) {
+                    js_free(j, f.loss);
+                    js_free(j, f.out);
+                    js_free(j, x);
+                }
+                return oom_leave(l, j, fail, depth);
+            }
+        }
         js_here(j, js_site(j, U_TRAIN(67)));
         js_free(j, f.loss); /* the graph is gone after backward; loss stays referenced until item() */
         l->lastX = x;

@@ -246,19 +246,41 @@ struct pt_fwd pt_forward(struct js *j, struct pt_model *m, int x, int batch, int
     return f;
 }
 
-void pt_backward(struct js *j, struct pt_model *m, struct pt_fwd *f, int batch, const int *aBucket, int nBucket)
+/*
+ * loss.backward() ran out of memory at site, the layers from i down still to do: the exception
+ * leaves backward(), the gradients in flight (gOut, gIn) are freed as it unwinds, and the caller
+ * catching it drops the graph with the step's other tensors (their saved activations freed here;
+ * the first is the batch, the caller's). With bOomKeep the process dies with everything live.
+ * Returns site.
+ */
+static int backward_unwind(struct js *j, struct pt_model *m, struct pt_fwd *f, int i, int gOut, int gIn, int site)
+{
+    if (m->bOomKeep) return site;
+    js_free(j, gOut);
+    js_free(j, gIn);
+    for (int k = 1; k <= i && k < m->n; k++) {
+        js_free(j, f->saved[k]);
+        f->saved[k] = -1;
+    }
+    return site;
+}
+
+int pt_backward(struct js *j, struct pt_model *m, struct pt_fwd *f, int batch, const int *aBucket, int nBucket)
 {
     int gOut, bucket = nBucket - 1;
     int64_t bucketFill = 0, bucketCap = 25 * MiB;
     int site = js_site(j, ""); /* the autograd engine's thread runs no Python */
     gOut = js_alloc(j, m->a[m->n - 1].act * batch, site, JS_NAT_BACKWARD);
+    if (gOut < 0) return backward_unwind(j, m, f, m->n - 1, -1, -1, site);
     {
         int aT[3] = {f->loss, f->out, gOut};
         js_play(j, 'B', 0, m->n + 1, aT, 3);
     }
     for (int i = m->n - 1; i >= 0; i--) {
         int gIn = i > 0 ? js_alloc(j, m->a[i - 1].act * batch, site, JS_NAT_BACKWARD) : -1;
-        if (m->a[i].w && m->g[i] < 0) m->g[i] = js_alloc(j, m->a[i].w, site, JS_NAT_ACCGRAD); /* AccumulateGrad */
+        if (i > 0 && gIn < 0) return backward_unwind(j, m, f, i, gOut, -1, site);
+        if (m->a[i].w && m->g[i] < 0 && (m->g[i] = js_alloc(j, m->a[i].w, site, JS_NAT_ACCGRAD)) < 0) /* AccumulateGrad */
+            return backward_unwind(j, m, f, i, gOut, gIn, site);
         {
             int aT[6] = {gOut, f->saved[i], m->w[i], m->g[i], gIn, m->cublas};
             js_play(j, 'B', m->n - i, m->n + 1, aT, 6);
@@ -281,6 +303,7 @@ void pt_backward(struct js *j, struct pt_model *m, struct pt_fwd *f, int batch, 
             if (i > 0) break;
         }
     }
+    return -1;
 }
 
 int pt_step(struct js *j, struct pt_model *m, const char *zUser)

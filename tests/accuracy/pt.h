@@ -72,8 +72,10 @@ void pt_to_device(struct js *j, struct pt_model *m, const char *zUser);
 int pt_batch(struct js *j, int pin, int64_t xBytes, const char *zUser);
 /* Forward of `batch` samples from x; bGrad: save activations for backward. x is consumed (freed) unless keepX. */
 struct pt_fwd pt_forward(struct js *j, struct pt_model *m, int x, int batch, int bGrad, int keepX, const char *zUser);
-/* loss.backward(): frees the saved activations and the loss' graph; ddpBuckets > 0 all-reduces during it. */
-void pt_backward(struct js *j, struct pt_model *m, struct pt_fwd *f, int batch, const int *aBucket, int nBucket);
+/* loss.backward(): frees the saved activations and the loss' graph; ddpBuckets > 0 all-reduces during it. -1,
+ * or the site of the allocation that ran out of memory (the autograd thread's: the exception leaves backward()
+ * with the gradients in flight and the saved activations freed, unless the model keeps everything at an OOM). */
+int pt_backward(struct js *j, struct pt_model *m, struct pt_fwd *f, int batch, const int *aBucket, int nBucket);
 /* optimizer.step() at zUser (state created on the first call): -1, or the site of the allocation
  * that ran out of memory (the step stops there). optimizer.zero_grad(set_to_none). */
 int pt_step(struct js *j, struct pt_model *m, const char *zUser);
