@@ -418,10 +418,12 @@ TEST(html_chart_missing_for_totals_says_why)
     const char *zData = getenv("VT_TEST_DATA");
     char zPath[1024];
     if (!zData) SKIP("VT_TEST_DATA not set (run under ctest)");
-    snprintf(zPath, sizeof zPath, "%s/import/kineto_noaddr.json.gz", zData);
-    ASSERT_EQ(0, run("--format", "html", zPath, NULL, NULL));
-    ASSERT_CONTAINS(zOut, "No memory chart: this trace's memory events carry no address");
-    ASSERT(!strstr(zOut, "records no allocation with its size"));
+    if (VT_HAVE_ZLIB) { /* the fixture is gzip'd: a build without zlib refuses it, as test_import checks */
+        snprintf(zPath, sizeof zPath, "%s/import/kineto_noaddr.json.gz", zData);
+        ASSERT_EQ(0, run("--format", "html", zPath, NULL, NULL));
+        ASSERT_CONTAINS(zOut, "No memory chart: this trace's memory events carry no address");
+        ASSERT(!strstr(zOut, "records no allocation with its size"));
+    }
     snprintf(zPath, sizeof zPath, "%s/real/param_dlrm_v100_rank0_step.pt.trace.json", zData); /* no memory events */
     ASSERT_EQ(0, run("--format", "html", zPath, NULL, NULL));
     ASSERT_CONTAINS(zOut, "No memory chart: this trace records no allocation with its size");
