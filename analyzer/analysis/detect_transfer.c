@@ -460,7 +460,7 @@ static int pageable_finding(struct vt_result *r, int iTrace, const struct startu
     int64_t preCount, preBytes, preNs, nCount, nBytes, nNs, nSerial, a = -1, b = -1, bPre = su->last;
     int64_t needNs = 0, gapNs = 0, saveNs, ra, rb;
     double pct, pctSave;
-    char zDir[2][400], zWhat[96], zT[32], zS[32], zO[32], zAt[128], zPre[300] = "", zIter[120] = "";
+    char zDir[2][400], zWhat[96], zT[32], zS[32], zO[32], zAt[128], zPre[640] = "", zIter[120] = "";
     char zYard[300], zNeed[32], zSave[32];
     const char *zDev;
     const struct link *pLink = host_link(t, &zDev);
@@ -523,25 +523,25 @@ static int pageable_finding(struct vt_result *r, int iTrace, const struct startu
                      nBatch > 0 ? ", with the first step's input copied before it" : "");
         } else
             snprintf(zAt, sizeof zAt, "With no kernel in the trace");
+        /* the first step's input copied before the first kernel, then the start-up copies: one sentence each */
+        size_t nPre = 0;
+        if (nBatch > 0) {
+            char zB[32], zP[32], zN[40];
+            vt__fmt_bytes(su->batchBytes[0] + su->batchBytes[1], zB, sizeof zB);
+            vt__fmt_ns(su->batchNs[0] + su->batchNs[1], zP, sizeof zP);
+            int k = snprintf(zPre, sizeof zPre, " %s (%s, %s) before the first kernel, of sizes copied again in later "
+                             "steps, %s the first step's input and counted.", the_copies(nBatch, zN, sizeof zN), zB,
+                             zP, nBatch == 1 ? "is" : "are");
+            nPre = k < 0 ? 0 : (size_t)k < sizeof zPre ? (size_t)k : sizeof zPre - 1;
+        }
         if (preCount > 0) {
-            char zB[32], zP[32];
+            char zB[32], zP[32], zN[40];
             vt__fmt_bytes(preBytes, zB, sizeof zB);
             vt__fmt_ns(preNs, zP, sizeof zP);
-            char zN[40];
-            snprintf(zPre, sizeof zPre, " %s (%s, %s) that ended before the first kernel%s %s start-up "
+            snprintf(zPre + nPre, sizeof zPre - nPre, " %s (%s, %s) that ended before the first kernel%s %s start-up "
                      "(moved once, such as weights) and not counted.", the_copies(preCount, zN, sizeof zN), zB, zP,
                      su->count[0] + su->count[1] ? " or came from call sites that copied only at start-up" : "",
                      preCount == 1 ? "is" : "are");
-        }
-        if (nBatch > 0) {
-            char zB[32], zP[32];
-            vt__fmt_bytes(su->batchBytes[0] + su->batchBytes[1], zB, sizeof zB);
-            vt__fmt_ns(su->batchNs[0] + su->batchNs[1], zP, sizeof zP);
-            char zN[40], zL[300];
-            snprintf(zL, sizeof zL, " %s (%s, %s) before the first kernel, of sizes copied again in later steps, "
-                     "%s the first step's input and counted.%s", the_copies(nBatch, zN, sizeof zN), zB, zP,
-                     nBatch == 1 ? "is" : "are", zPre);
-            snprintf(zPre, sizeof zPre, "%s", zL);
         }
         if (t->ph.nIter > 0) {
             char zI[32];
